@@ -1,0 +1,26 @@
+"""Kernel tests run natively on a CUDA device, else in Triton's interpreter.
+
+TRITON_INTERPRET must be set before any module that defines a @triton.jit
+kernel is imported, so it is set here, at collection time.
+"""
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@pytest.fixture
+def device() -> str:
+    return DEVICE
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
