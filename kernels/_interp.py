@@ -1,0 +1,66 @@
+"""Interpreter flag and exact-rounding helpers shared by the kernels.
+
+Triton's CPU interpreter (TRITON_INTERPRET=1) has three bugs that matter here
+(see shared/reference/triton-on-cpu.md):
+
+* ``tl.dot`` on bf16 operands returns garbage -> kernels upcast to fp32 first
+  when ``INTERPRET`` is set (a ``tl.constexpr`` argument of each kernel);
+* fp32 -> bf16 casts truncate instead of rounding to nearest even;
+* fp32 -> fp8 e4m3 casts drop the rounding carry, do not round ties to even
+  and do not saturate.
+
+``round_to_e4m3`` and ``round_to_bf16`` below return an fp32 value that already
+lies exactly on the target grid (round-to-nearest-even, e4m3 saturates at
++-448), so the following cast is exact even under the interpreter. On a GPU the
+hardware conversion is already correct; kernels call these helpers only when
+their ``INTERPRET`` constexpr is true (e4m3 clamping to +-448 is done always).
+
+``INTERPRET`` is read from the environment when this module is imported; the
+variable must be set before any kernel module is imported.
+"""
+import os
+
+import triton
+import triton.language as tl
+
+INTERPRET: bool = os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+E4M3_MAX = 448.0
+
+
+@triton.jit
+def round_to_e4m3(x):
+    """fp32 -> fp32 on the e4m3fn grid: clamp to +-448, round to nearest even.
+
+    e4m3fn: 3 mantissa bits, smallest normal exponent -6 (subnormals share the
+    quantum 2**-9). For |x| with unbiased exponent e (e >= -6) the grid step is
+    2**(e-3); x / step is exact (power of two) and adding then subtracting
+    1.5 * 2**23 rounds it to an integer with ties to even. A carry into the next
+    binade (1.98 -> 2.0) comes out right because the product is formed in fp32.
+    """
+    x = x.to(tl.float32)
+    x = tl.minimum(tl.maximum(x, -448.0), 448.0)
+    ax = tl.abs(x)
+    bits = ax.to(tl.int32, bitcast=True)
+    e = ((bits >> 23) & 0xFF) - 127
+    e = tl.maximum(e, -6)
+    step = ((e - 3 + 127) << 23).to(tl.float32, bitcast=True)
+    r = ax / step
+    r = (r + 12582912.0) - 12582912.0
+    y = r * step
+    # copy the sign bit (keeps -0.0 and tiny negatives that round to -0.0)
+    sign = x.to(tl.int32, bitcast=True) & -2147483648
+    return (y.to(tl.int32, bitcast=True) | sign).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def round_to_bf16(x):
+    """fp32 -> fp32 whose low 16 bits are zero, rounded to nearest even (bf16 grid).
+
+    Integer form: add 0x7FFF plus the lowest kept bit, then clear the low half.
+    Overflow rounds to +-inf like torch; NaN payloads are not preserved.
+    """
+    bits = x.to(tl.float32).to(tl.int32, bitcast=True)
+    lsb = (bits >> 16) & 1
+    bits = (bits + 0x7FFF + lsb) & -65536
+    return bits.to(tl.float32, bitcast=True)
