@@ -64,3 +64,39 @@ def round_to_bf16(x):
     lsb = (bits >> 16) & 1
     bits = (bits + 0x7FFF + lsb) & -65536
     return bits.to(tl.float32, bitcast=True)
+
+
+def _rewrap_stdlib_for_interpreter() -> int:
+    """Make triton.language's own @jit helpers callable by the interpreter.
+
+    ``@triton.jit`` picks interpreter or compiler mode when a function is
+    *decorated*. If ``triton.language`` was imported before TRITON_INTERPRET was
+    set (tests/kernels/conftest.py imports triton first), its library functions
+    (``tl.max``, ``tl.sum``, ``tl.cdiv``, their combine functions ...) are
+    compiled-mode ``JITFunction`` objects and the interpreter refuses to call
+    them ("Cannot call @triton.jit'd outside of the scope of a kernel"). This
+    replaces each of them, in the triton.language modules, with the
+    interpreter-mode wrapper it would have had if the variable had been set
+    first. Only runs when INTERPRET is set; returns how many were replaced.
+    """
+    import sys
+
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    replaced: dict[int, object] = {}
+    mods = [m for name, m in list(sys.modules.items())
+            if m is not None and (name == "triton.language" or name.startswith("triton.language."))]
+    for mod in mods:
+        for attr, val in list(vars(mod).items()):
+            if type(val) is JITFunction:
+                new = replaced.get(id(val))
+                if new is None:
+                    new = InterpretedFunction(val.fn)
+                    replaced[id(val)] = new
+                setattr(mod, attr, new)
+    return len(replaced)
+
+
+if INTERPRET:
+    _rewrap_stdlib_for_interpreter()
