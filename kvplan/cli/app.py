@@ -1,4 +1,29 @@
-def main():
-    import importlib.resources as r
-    import kvplan.kernels
-    print(kvplan.kernels.__file__, [p.name for p in r.files("kvplan.model_specs").iterdir()])
+"""The `kvplan` command: wires one module per command; no arithmetic here."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from .estimate import estimate_command
+from .models import gpus_command, models_command, techniques_command
+
+app = typer.Typer(
+    name="kvplan",
+    help="Plan and validate the KV cache of LLM serving.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.command("estimate")(estimate_command)
+app.command("models")(models_command)
+app.command("techniques")(techniques_command)
+app.command("gpus")(gpus_command)
+
+
+def main() -> None:
+    from .common import run
+
+    sys.exit(run(app))

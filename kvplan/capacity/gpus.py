@@ -1,0 +1,57 @@
+"""A catalog of accelerators: memory, HBM bandwidth, host link and dense bf16 TFLOP/s.
+
+Figures are datasheet values. Memory is the datasheet capacity read as GiB
+(HBM stacks come in binary sizes; the driver reports slightly less: pass
+--gpu-memory with `nvidia-smi`'s figure for an exact plan). Bandwidths are
+decimal GB/s; the host link is one direction of the PCIe slot.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from ..errors import UsageError
+from ..units import GIB
+
+
+@dataclass(frozen=True)
+class Gpu:
+    name: str
+    memory_bytes: int
+    hbm_gbps: float
+    link_gbps: float
+    bf16_tflops: float
+    note: str = ""
+
+
+def _gpu(name, memory_gib, hbm, link, tflops, note=""):
+    return Gpu(name, int(memory_gib * GIB), float(hbm), float(link), float(tflops), note)
+
+
+CATALOG = {
+    g.name: g
+    for g in (
+        _gpu("h100-sxm", 80, 3350, 64, 989, "H100 SXM5 80GB, PCIe Gen5 host link"),
+        _gpu("h100-pcie", 80, 2000, 64, 756, "H100 PCIe 80GB"),
+        _gpu("h200", 141, 4800, 64, 989, "H200 SXM 141GB HBM3e"),
+        _gpu("b200", 180, 8000, 64, 2250, "B200 HGX 180GB"),
+        _gpu("a100-40gb", 40, 1555, 32, 312, "A100 SXM4 40GB, PCIe Gen4 host link"),
+        _gpu("a100-80gb", 80, 2039, 32, 312, "A100 SXM4 80GB"),
+        _gpu("l40s", 48, 864, 32, 362, "L40S 48GB GDDR6"),
+        _gpu("l4", 24, 300, 32, 121, "L4 24GB GDDR6"),
+        _gpu("rtx-4090", 24, 1008, 32, 165, "GeForce RTX 4090 24GB (bf16 with fp32 accumulate)"),
+        _gpu("mi300x", 192, 5300, 64, 1307, "AMD Instinct MI300X 192GB"),
+    )
+}
+_ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "4090": "rtx-4090", "rtx4090": "rtx-4090"}
+
+
+def lookup(name: str) -> Gpu:
+    key = name.strip().lower().replace("_", "-").replace(" ", "-")
+    key = _ALIASES.get(key, key)
+    if key in CATALOG:
+        return CATALOG[key]
+    close = difflib.get_close_matches(key, list(CATALOG), n=2)
+    hint = (f"did you mean {' or '.join(close)}? " if close else "") + f"known GPUs: {', '.join(CATALOG)}; or give --gpu-memory and --hbm-gbps"
+    raise UsageError(f"unknown GPU {name!r}", hint)

@@ -1,0 +1,63 @@
+"""The deployment a plan runs on: one GPU kind, parallelism and memory settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UsageError
+from ..units import GIB
+from .gpus import Gpu, lookup
+
+DEFAULT_MEM_UTIL = 0.9  # vLLM's gpu_memory_utilization default
+DEFAULT_RESERVE_BYTES = 2 * GIB  # activations, CUDA graphs, non-torch memory
+
+
+@dataclass(frozen=True)
+class Deployment:
+    gpu: Gpu | None = None
+    tp: int = 1
+    pp: int = 1
+    mem_util: float = DEFAULT_MEM_UTIL
+    reserve_bytes: int = DEFAULT_RESERVE_BYTES
+    weight_bytes: int | None = None  # whole model; None = parameter count x bytes
+    kv_memory_bytes: int | None = None  # pool per GPU given directly
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp
+
+
+def make_deployment(
+    gpu: str | None = None,
+    *,
+    gpu_memory: int | None = None,
+    hbm_gbps: float | None = None,
+    link_gbps: float | None = None,
+    tflops: float | None = None,
+    tp: int = 1,
+    pp: int = 1,
+    mem_util: float = DEFAULT_MEM_UTIL,
+    reserve_bytes: int = DEFAULT_RESERVE_BYTES,
+    weight_bytes: int | None = None,
+    kv_memory_bytes: int | None = None,
+) -> Deployment:
+    if not 0 < mem_util <= 1:
+        raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
+    if tp < 1 or pp < 1:
+        raise UsageError("--tp and --pp must be positive integers")
+    base = lookup(gpu) if gpu else None
+    if base is None and gpu_memory is None and kv_memory_bytes is None:
+        return Deployment(None, tp, pp, mem_util, reserve_bytes, weight_bytes, None)
+    if base is None:
+        base = Gpu("custom", gpu_memory or 0, hbm_gbps or 0.0, link_gbps or 32.0, tflops or 0.0, "from --gpu-memory")
+    else:
+        from dataclasses import replace
+
+        base = replace(
+            base,
+            memory_bytes=gpu_memory or base.memory_bytes,
+            hbm_gbps=hbm_gbps or base.hbm_gbps,
+            link_gbps=link_gbps or base.link_gbps,
+            bf16_tflops=tflops or base.bf16_tflops,
+        )
+    return Deployment(base, tp, pp, mem_util, reserve_bytes, weight_bytes, kv_memory_bytes)

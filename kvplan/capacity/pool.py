@@ -1,0 +1,143 @@
+"""Bytes per sequence (ideal or paged, with prefix sharing) and the KV pool they fill."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.model import ModelSpec
+from ..errors import PlanError
+from ..techniques.base import Plan
+from ..units import format_bytes
+from .hardware import Deployment
+from .shard import shard
+
+DEFAULT_PREFIX_BLOCK = 16  # vLLM's block size, used for prefix sharing without page:
+
+
+def _growing_owned(layer):
+    return layer.shares_cache_of is None
+
+
+def sequence_bytes(model: ModelSpec, tokens: int, block_tokens: int | None) -> tuple[int, int]:
+    """(KV bytes, fixed state bytes) of one sequence; block-rounded when paged."""
+    kv = state = 0
+    for layer, count in model.groups:
+        if layer.shares_cache_of is not None:
+            continue
+        for cache in layer.caches:
+            kv += count * (cache.paged_bytes(tokens, block_tokens) if block_tokens else cache.stored_bytes(tokens))
+        if layer.state is not None:
+            state += count * layer.state.bytes
+    return kv, state
+
+
+def prefix_shared_bytes(model: ModelSpec, tokens: int, prefix_tokens: int, block_tokens: int) -> int:
+    """Bytes of one copy of the shared prefix's full blocks that a sequence of
+    `tokens` still keeps (a window that moved past the prefix keeps none;
+    evicted or compressed caches are per-sequence and share nothing)."""
+    shared_tokens = (min(prefix_tokens, tokens) // block_tokens) * block_tokens
+    total = 0
+    for layer, count in model.groups:
+        if layer.shares_cache_of is not None:
+            continue
+        for cache in layer.caches:
+            p = cache.policy
+            if p.compress_ratio is not None or p.budget_fraction is not None or p.budget_tokens is not None:
+                continue
+            kept_from = tokens - p.retained_tokens(tokens)  # first position still kept
+            first_block = kept_from // block_tokens * block_tokens
+            overlap = max(0, shared_tokens - first_block)
+            total += count * cache.entry_bytes(overlap)
+    return total
+
+
+@dataclass(frozen=True)
+class BatchBytes:
+    kv_bytes_per_sequence: int  # as allocated (paged when paging is on)
+    state_bytes_per_sequence: int
+    ideal_kv_bytes_per_sequence: int
+    prefix_shared_bytes: int  # one copy of the shared prefix blocks
+    prefix_sharers: int  # sequences of the batch that share it
+    saved_bytes: int  # duplicates avoided by prefix sharing
+    total_bytes: int  # the batch, prefix shared once, before offloading
+
+    @property
+    def fragmentation_bytes(self) -> int:
+        return self.kv_bytes_per_sequence - self.ideal_kv_bytes_per_sequence
+
+
+def batch_bytes(plan: Plan, tokens: int, batch: int, model: ModelSpec | None = None) -> BatchBytes:
+    model = model or plan.model
+    block = plan.block_size
+    kv, state = sequence_bytes(model, tokens, block)
+    ideal, _ = sequence_bytes(model, tokens, None)
+    shared = sharers = saved = 0
+    if plan.prefix is not None:
+        sharers = min(plan.prefix.requests, batch)
+        shared = prefix_shared_bytes(model, tokens, plan.prefix.tokens, block or DEFAULT_PREFIX_BLOCK)
+        saved = max(sharers - 1, 0) * shared
+    fixed = sum(c.fixed_bytes() * n for layer, n in model.groups if layer.shares_cache_of is None for c in layer.caches)
+    total = batch * (kv + state) - saved + fixed
+    return BatchBytes(kv, state, ideal, shared, sharers, saved, total)
+
+
+@dataclass(frozen=True)
+class Capacity:
+    pool_bytes: int  # KV pool per GPU
+    weight_bytes_per_gpu: int
+    pool_tokens: int | None  # tokens the pool holds (None: no growing cache)
+    pool_blocks: int | None  # when paged
+    max_concurrency: int  # sequences of `tokens` tokens that fit at once
+    binding_stage: int  # pipeline stage that limits concurrency
+
+
+def pool_bytes_per_gpu(plan: Plan, deployment: Deployment) -> tuple[int, int]:
+    """(KV pool bytes per GPU, weight bytes per GPU)."""
+    model = plan.model
+    weights = deployment.weight_bytes if deployment.weight_bytes is not None else model.weight_bytes
+    per_gpu_weights = -(-weights // deployment.gpus)
+    if deployment.kv_memory_bytes is not None:
+        return deployment.kv_memory_bytes, per_gpu_weights
+    gpu = deployment.gpu
+    budget = int(gpu.memory_bytes * deployment.mem_util)
+    pool = budget - per_gpu_weights - deployment.reserve_bytes
+    if pool <= 0:
+        raise PlanError(
+            f"{model.name} does not fit on {deployment.gpus} x {gpu.name}: weights {format_bytes(per_gpu_weights)} "
+            f"+ reserve {format_bytes(deployment.reserve_bytes)} per GPU exceed the usable "
+            f"{format_bytes(budget)} by {format_bytes(-pool)}",
+            "use more GPUs (--tp/--pp), a bigger GPU, quantized weights (--weights), or a lower --reserve",
+        )
+    return pool, per_gpu_weights
+
+
+def capacity(plan: Plan, deployment: Deployment, tokens: int) -> Capacity:
+    pool, weights = pool_bytes_per_gpu(plan, deployment)
+    block = plan.block_size
+    best_tokens = best_blocks = None
+    concurrency, binding = None, 0
+    for index, stage in enumerate(shard(plan.model, deployment.tp, deployment.pp)):
+        per_token = sum(
+            (c.bytes_per_token() * n for layer, n in stage.groups if layer.shares_cache_of is None for c in layer.caches),
+            0,
+        )
+        fixed = sum(c.fixed_bytes() * n for layer, n in stage.groups if layer.shares_cache_of is None for c in layer.caches)
+        usable = pool - fixed
+        if per_token:
+            if block:
+                blocks = int(usable // (per_token * block))
+                stage_tokens = blocks * block
+            else:
+                blocks, stage_tokens = None, int(usable // per_token)
+            if best_tokens is None or stage_tokens < best_tokens:
+                best_tokens, best_blocks = stage_tokens, blocks
+        seq = batch_bytes(plan, tokens, 1, stage)
+        unique = seq.kv_bytes_per_sequence + seq.state_bytes_per_sequence
+        shared = seq.prefix_shared_bytes if plan.prefix is not None else 0
+        if plan.prefix is not None and plan.prefix.requests > 1 and usable >= unique:
+            fit = 1 + int((usable - unique) // max(unique - shared, 1))
+        else:
+            fit = int(usable // unique) if unique else 0
+        if concurrency is None or fit < concurrency:
+            concurrency, binding = fit, index
+    return Capacity(pool, weights, best_tokens, best_blocks, max(concurrency or 0, 0), binding)

@@ -1,0 +1,63 @@
+"""Tensor and pipeline parallelism: what one GPU of a (tp, pp) replica holds.
+
+TP: KV heads per rank = max(1, kv_heads // tp); heads are replicated when tp
+exceeds them. An MLA latent (and the V3.2 indexer) is replicated on every rank.
+Recurrent states split their heads across ranks (ceil). PP: layers are split
+into contiguous stages, the first stages taking one extra layer when uneven.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..core.layers import LayerSpec, RecurrentState
+from ..core.model import ModelSpec
+from ..errors import UsageError
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def shard_layer(layer: LayerSpec, tp: int) -> LayerSpec:
+    if tp == 1:
+        return layer
+    caches = tuple(replace(c, heads=max(1, c.heads // tp)) if c.kind == "attention" else c for c in layer.caches)
+    state = layer.state
+    if state is not None:
+        state = RecurrentState(state.kind, _ceil_div(state.conv_elements, tp), _ceil_div(state.ssm_elements, tp),
+                               state.conv_storage, state.ssm_storage)
+    return replace(layer, caches=caches, state=state)
+
+
+def stage_bounds(num_layers: int, pp: int) -> list[tuple[int, int]]:
+    if pp > num_layers:
+        raise UsageError(f"--pp {pp} exceeds the model's {num_layers} layers")
+    base, extra = divmod(num_layers, pp)
+    bounds, start = [], 0
+    for s in range(pp):
+        size = base + (1 if s < extra else 0)
+        bounds.append((start, start + size))
+        start += size
+    return bounds
+
+
+def shard(model: ModelSpec, tp: int = 1, pp: int = 1) -> list[ModelSpec]:
+    """One ModelSpec per pipeline stage, as seen by one TP rank of that stage.
+
+    A layer that reuses the cache of a layer on another stage becomes an owner
+    there (the stage must hold the cache itself).
+    """
+    if tp < 1 or pp < 1:
+        raise UsageError("--tp and --pp must be >= 1")
+    stages = []
+    for start, end in stage_bounds(model.num_layers, pp):
+        layers = []
+        for i in range(start, end):
+            layer = shard_layer(model.layers[i], tp)
+            if layer.shares_cache_of is not None and layer.shares_cache_of < start:
+                layer = replace(layer, shares_cache_of=None)
+            layers.append(layer)
+        stages.append(replace(model, layers=tuple(layers), param_count=model.param_count // (tp * pp),
+                              active_param_count=model.active_param_count // (tp * pp)))
+    return stages

@@ -1,0 +1,62 @@
+"""Shared CLI pieces: option parsing helpers, the output sink, the error map."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+from ..errors import KvplanError, UsageError
+from ..render import FORMATS, Report, render
+
+
+def check_format(fmt: str) -> str:
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def emit(report: Report, fmt: str) -> None:
+    render(report, check_format(fmt), sys.stdout)
+
+
+def error_line(message: str) -> None:
+    sys.stderr.write(f"kvplan: error: {message}\n")
+
+
+def _warning_line(message, category, filename, lineno, file=None, line=None):
+    sys.stderr.write(f"kvplan: warning: {message}\n")
+
+
+def run(app) -> int:
+    """Run the typer app; map every failure to one line and an exit code."""
+    import click
+
+    warnings.showwarning = _warning_line
+    debug = os.environ.get("KVPLAN_DEBUG", "") not in ("", "0")
+    try:
+        app(standalone_mode=False)
+        return 0
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        error_line("aborted")
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except KvplanError as exc:
+        if debug:
+            raise
+        error_line(exc.one_line())
+        return exc.exit_code
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        error_line("interrupted")
+        return 130
+    except Exception as exc:  # a bug: say so in one line unless debugging
+        if debug:
+            raise
+        error_line(f"internal error: {type(exc).__name__}: {exc} (set KVPLAN_DEBUG=1 for the traceback)")
+        return 1

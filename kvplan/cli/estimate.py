@@ -1,0 +1,65 @@
+"""`kvplan estimate`: bytes, techniques, capacity, decode cost for one model."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from .common import check_format, emit
+from .options import (
+    BatchOpt, ContextOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt, KvMemoryOpt,
+    MaxModelLenOpt, MemUtilOpt, ModelArg, PpOpt, ReserveOpt, RevisionOpt, SetOpt, TechniqueOpt, TpOpt, WeightsOpt,
+)
+
+
+def estimate_command(
+    model: ModelArg,
+    context: ContextOpt = "4096",
+    batch: BatchOpt = "1",
+    kv_dtype: KvDtypeOpt = "auto",
+    technique: TechniqueOpt = None,
+    gpu: GpuOpt = None,
+    gpu_memory: GpuMemoryOpt = None,
+    hbm_gbps: HbmOpt = None,
+    tp: TpOpt = 1,
+    pp: PpOpt = 1,
+    mem_util: MemUtilOpt = 0.9,
+    reserve: ReserveOpt = "2GiB",
+    weights: WeightsOpt = "auto",
+    kv_memory: KvMemoryOpt = None,
+    engine: EngineOpt = "ideal",
+    max_model_len: MaxModelLenOpt = None,
+    max_kv_gib: Annotated[Optional[float], typer.Option("--max-kv-gib", help="Fail (exit 1) when the batch's KV cache per GPU exceeds this many GiB.")] = None,
+    min_concurrency: Annotated[Optional[int], typer.Option("--min-concurrency", help="Fail (exit 1) when fewer sequences of --context fit.")] = None,
+    emit_flags: Annotated[Optional[str], typer.Option("--emit", help="Print the serving flags that realise the plan: vllm.")] = None,
+    set_: SetOpt = None,
+    revision: RevisionOpt = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Print the formula with the model's numbers substituted.")] = False,
+    fmt: FormatOpt = "table",
+) -> None:
+    """Bytes of the KV cache per token, per sequence and per batch, by layer kind.
+
+    Examples:
+
+      kvplan estimate llama-3.1-70b --context 128k
+
+      kvplan estimate llama-3.1-70b --context 128k -t cla:2 -t fp8 -t evict:0.5
+
+      kvplan estimate qwen3-8b --gpu h100 --context 32k -t fp8 -t prefix:tokens=2000,requests=32
+
+      kvplan estimate ./config.json --set num_key_value_heads=64 --format json
+    """
+    from ..workflows import estimate_workflow
+
+    check_format(fmt)
+    report, budgets_failed = estimate_workflow(
+        model=model, context=context, batch=batch, kv_dtype=kv_dtype, techniques=technique or [],
+        gpu=gpu, gpu_memory=gpu_memory, hbm_gbps=hbm_gbps, tp=tp, pp=pp, mem_util=mem_util, reserve=reserve,
+        weights=weights, kv_memory=kv_memory, engine=engine, max_model_len=max_model_len,
+        max_kv_gib=max_kv_gib, min_concurrency=min_concurrency, emit=emit_flags, overrides=set_ or [],
+        revision=revision, explain=explain,
+    )
+    emit(report, fmt)
+    if budgets_failed:
+        raise typer.Exit(1)

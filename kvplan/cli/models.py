@@ -1,0 +1,27 @@
+"""`kvplan models`, `kvplan techniques`, `kvplan gpus`: the catalogs."""
+
+from __future__ import annotations
+
+from .common import emit
+from .options import FormatOpt
+
+
+def models_command(fmt: FormatOpt = "table") -> None:
+    """List the bundled models: layers, KV heads, head dim, layer kinds, bytes per token."""
+    from ..reports.catalogs import models_report
+
+    emit(models_report(), fmt)
+
+
+def techniques_command(fmt: FormatOpt = "table") -> None:
+    """List the techniques, their spec syntax, the term each reduces and its caveat."""
+    from ..reports.catalogs import techniques_report
+
+    emit(techniques_report(), fmt)
+
+
+def gpus_command(fmt: FormatOpt = "table") -> None:
+    """List the GPU catalog: memory, HBM bandwidth, host link, dense bf16 TFLOP/s."""
+    from ..reports.catalogs import gpus_report
+
+    emit(gpus_report(), fmt)

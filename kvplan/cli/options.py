@@ -1,0 +1,27 @@
+"""Option aliases shared by commands (one definition, one help text)."""
+
+from __future__ import annotations
+
+from typing import Annotated, List, Optional
+
+import typer
+
+ModelArg = Annotated[str, typer.Argument(help="Bundled name or HF id (see 'kvplan models'), a config.json, a model folder, or a Hub repo id.")]
+ContextOpt = Annotated[str, typer.Option("--context", "-c", help="Tokens per sequence: 4096, 128k, 1m (k = 1024).")]
+BatchOpt = Annotated[str, typer.Option("--batch", "-b", help="Concurrent sequences.")]
+KvDtypeOpt = Annotated[str, typer.Option("--kv-dtype", help="KV storage: auto (the model's dtype), bf16, fp16, fp32, fp8, int8, int4, int2.")]
+TechniqueOpt = Annotated[Optional[List[str]], typer.Option("--technique", "-t", help="A technique spec, repeatable, applied in order (see 'kvplan techniques').")]
+GpuOpt = Annotated[Optional[str], typer.Option("--gpu", help="GPU kind from the catalog (see 'kvplan gpus').")]
+GpuMemoryOpt = Annotated[Optional[str], typer.Option("--gpu-memory", help="Memory per GPU, e.g. 80GiB (overrides the catalog).")]
+HbmOpt = Annotated[Optional[float], typer.Option("--hbm-gbps", help="HBM bandwidth in GB/s (overrides the catalog).")]
+TpOpt = Annotated[int, typer.Option("--tp", help="Tensor-parallel GPUs.")]
+PpOpt = Annotated[int, typer.Option("--pp", help="Pipeline-parallel stages.")]
+MemUtilOpt = Annotated[float, typer.Option("--mem-util", help="Fraction of GPU memory the engine may use.")]
+ReserveOpt = Annotated[str, typer.Option("--reserve", help="Activation/CUDA-graph reserve per GPU.")]
+WeightsOpt = Annotated[str, typer.Option("--weights", help="Weight bytes: auto (parameter count x dtype), a size such as 140GB, or a model.safetensors.index.json.")]
+KvMemoryOpt = Annotated[Optional[str], typer.Option("--kv-memory", help="KV pool per GPU given directly (vLLM's 'Available KV cache memory').")]
+EngineOpt = Annotated[str, typer.Option("--engine", help="Accounting: ideal (the formula) or vllm (vLLM v1's own).")]
+MaxModelLenOpt = Annotated[Optional[str], typer.Option("--max-model-len", help="Engine max model length (default: --context).")]
+SetOpt = Annotated[Optional[List[str]], typer.Option("--set", help="Override a config field: key=value (repeatable).")]
+RevisionOpt = Annotated[Optional[str], typer.Option("--revision", help="Hub revision (branch, tag or commit).")]
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="Output: table, json, csv, markdown.")]

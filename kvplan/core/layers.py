@@ -1,0 +1,204 @@
+"""The per-layer cache description: what one layer stores per token and per sequence.
+
+A model is a tuple of LayerSpec. Each layer holds zero or more token caches
+(growing with the sequence: attention K/V, an MLA latent, an indexer key cache)
+and at most one fixed recurrent state (Mamba, Gated DeltaNet), or it reuses the
+caches of an earlier layer and stores nothing itself.
+
+Byte sizes are derived, never stored: every number kvplan prints comes from
+`TokenCache.stored_bytes`, `TokenCache.read_bytes` and `RecurrentState.bytes`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from .storage import BF16, Storage
+
+
+@dataclass(frozen=True)
+class TokenPolicy:
+    """Which tokens a cache keeps and which a decode step reads.
+
+    window_tokens: keep only the newest W tokens (sliding window).
+    budget_fraction / budget_tokens: eviction (H2O, SnapKV) keeps this many of
+        the tokens it would otherwise keep, the newest `recent_tokens` included.
+    compress_ratio / compress_topk / compress_window: compressed sparse attention
+        stores ceil(n / m) compressed entries plus a local window of raw tokens and
+        reads k compressed entries plus the window.
+    read_page_tokens / read_topk_pages: Quest reads only the top-k pages.
+    """
+
+    window_tokens: int | None = None
+    budget_fraction: Fraction | None = None
+    budget_tokens: int | None = None
+    recent_tokens: int = 0
+    compress_ratio: int | None = None
+    compress_topk: int | None = None
+    compress_window: int = 0
+    read_page_tokens: int | None = None
+    read_topk_pages: int | None = None
+
+    def retained_tokens(self, tokens: int) -> int:
+        """Raw token entries kept for a sequence of `tokens` (before compression)."""
+        kept = tokens if self.window_tokens is None else min(tokens, self.window_tokens)
+        if self.budget_fraction is not None:
+            kept = min(kept, max(math.ceil(self.budget_fraction * tokens), self.recent_tokens))
+        if self.budget_tokens is not None:
+            kept = min(kept, self.budget_tokens)
+        return kept
+
+    def stored_entries(self, tokens: int) -> int:
+        kept = self.retained_tokens(tokens)
+        if self.compress_ratio is None:
+            return kept
+        return math.ceil(kept / self.compress_ratio) + min(kept, self.compress_window)
+
+    def read_entries(self, tokens: int) -> int:
+        kept = self.retained_tokens(tokens)
+        if self.compress_ratio is not None:
+            compressed = math.ceil(kept / self.compress_ratio)
+            return min(self.compress_topk or compressed, compressed) + min(kept, self.compress_window)
+        if self.read_topk_pages is not None:
+            pages = math.ceil(kept / self.read_page_tokens)
+            if pages <= self.read_topk_pages:
+                return kept
+            # top-k pages, the last (possibly partial) page always among them
+            last = kept - (pages - 1) * self.read_page_tokens
+            return (self.read_topk_pages - 1) * self.read_page_tokens + last
+        return kept
+
+    @property
+    def cap_tokens(self) -> int | None:
+        """Largest raw token count any sequence keeps (None = grows without bound)."""
+        caps = [c for c in (self.window_tokens, self.budget_tokens) if c is not None]
+        return min(caps) if caps else None
+
+
+@dataclass(frozen=True)
+class TokenCache:
+    """A cache that grows with every token: attention K/V, an MLA latent, indexer keys.
+
+    kind "attention": K of `heads x key_dim` and V of `heads x value_dim` per token.
+    kind "latent": ONE tensor of `key_dim` (= kv_lora_rank + rope_dim) per token;
+        value_dim is 0 because the first kv_lora_rank columns serve as V.
+    kind "indexer": ONE key tensor of `key_dim` per token (DeepSeek-V3.2 indexer).
+    """
+
+    kind: str
+    heads: int
+    key_dim: int
+    value_dim: int = 0
+    rope_dim: int = 0  # latent: the rope part of key_dim
+    storage: Storage = BF16
+    policy: TokenPolicy = field(default_factory=TokenPolicy)
+    # Quest keeps per-page min and max of K in this format.
+    quest_meta_storage: Storage = BF16
+
+    @property
+    def elements_per_token(self) -> int:
+        return self.heads * (self.key_dim + self.value_dim)
+
+    def _tensors(self):
+        if self.kind == "attention":
+            return (("key", self.heads, self.key_dim), ("value", self.heads, self.value_dim))
+        return (("latent" if self.kind == "latent" else "key", self.heads, self.key_dim),)
+
+    def entry_bytes(self, entries: int) -> int:
+        return sum(self.storage.tensor_bytes(entries, h, d, role) for role, h, d in self._tensors())
+
+    def bytes_per_token(self) -> Fraction:
+        """Marginal bytes of one more stored token (payload plus per-token scales)."""
+        return sum(
+            (self.storage.marginal_bytes_per_token(h, d, role) for role, h, d in self._tensors()),
+            Fraction(0),
+        )
+
+    def quest_meta_bytes(self, tokens: int) -> int:
+        if self.policy.read_page_tokens is None:
+            return 0
+        pages = math.ceil(self.policy.retained_tokens(tokens) / self.policy.read_page_tokens)
+        return pages * 2 * self.heads * self.quest_meta_storage.payload_bytes(self.key_dim)
+
+    def stored_bytes(self, tokens: int) -> int:
+        """Exact bytes one sequence of `tokens` tokens keeps in this cache."""
+        return self.entry_bytes(self.policy.stored_entries(tokens)) + self.quest_meta_bytes(tokens)
+
+    def paged_entries(self, tokens: int, block_tokens: int) -> int:
+        """Entry slots a paged allocator holds: whole blocks. A window's tokens
+        [n - W, n) span the blocks between them; blocks wholly outside are freed."""
+        policy = self.policy
+        entries = policy.stored_entries(tokens)
+        if entries == 0:
+            return 0
+        raw = policy.retained_tokens(tokens)
+        plain = policy.compress_ratio is None and policy.budget_fraction is None and policy.budget_tokens is None
+        if plain and raw < tokens:  # window-capped: count the blocks the window touches
+            first, last = (tokens - raw) // block_tokens, (tokens - 1) // block_tokens
+            return (last - first + 1) * block_tokens
+        return -(-entries // block_tokens) * block_tokens
+
+    def paged_bytes(self, tokens: int, block_tokens: int) -> int:
+        return self.entry_bytes(self.paged_entries(tokens, block_tokens)) + self.quest_meta_bytes(tokens)
+
+    def read_bytes(self, tokens: int) -> int:
+        """Bytes one decode step reads from this cache (Quest reads all page metadata)."""
+        return self.entry_bytes(self.policy.read_entries(tokens)) + self.quest_meta_bytes(tokens)
+
+    def fixed_bytes(self) -> int:
+        return sum(self.storage.fixed_bytes(h) for _, h, _ in self._tensors())
+
+
+@dataclass(frozen=True)
+class RecurrentState:
+    """A fixed per-sequence state (Mamba conv + SSM state, Gated DeltaNet state).
+
+    Its size does not depend on the context; the SSM part may use its own dtype
+    (Nemotron-H keeps it in float32).
+    """
+
+    kind: str  # "mamba", "mamba2", "gated_deltanet", "linear"
+    conv_elements: int
+    ssm_elements: int
+    conv_storage: Storage = BF16
+    ssm_storage: Storage = BF16
+
+    @property
+    def bytes(self) -> int:
+        return self.conv_storage.payload_bytes(self.conv_elements) + self.ssm_storage.payload_bytes(
+            self.ssm_elements
+        )
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    """What one decoder layer caches."""
+
+    caches: tuple[TokenCache, ...] = ()
+    state: RecurrentState | None = None
+    shares_cache_of: int | None = None  # reads layer N's caches, stores nothing
+
+    @property
+    def owns_cache(self) -> bool:
+        return self.shares_cache_of is None and bool(self.caches)
+
+    @property
+    def kind(self) -> str:
+        """A short human label: 'full attention', 'sliding window 4096', ..."""
+        if self.shares_cache_of is not None:
+            return "shared (reuses another layer's cache)"
+        parts = []
+        for cache in self.caches:
+            if cache.kind == "latent":
+                parts.append("latent (MLA)")
+            elif cache.kind == "indexer":
+                parts.append("indexer keys")
+            elif cache.policy.window_tokens is not None:
+                parts.append(f"sliding window {cache.policy.window_tokens}")
+            else:
+                parts.append("full attention")
+        if self.state is not None:
+            parts.append(f"{self.state.kind} state")
+        return " + ".join(parts) if parts else "no cache"

@@ -1,0 +1,124 @@
+"""Compose techniques in order and evaluate the plan: a waterfall of bytes, then
+capacity, decode cost and offload on the chosen deployment.
+
+This is the one code path behind `kvplan estimate`, `plan`, `sweep`, `compare`
+and the predictions `kvplan bench` checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .capacity.costs import DecodeCost, ResumeCost, decode_cost, resume_cost
+from .capacity.hardware import Deployment
+from .capacity.pool import BatchBytes, Capacity, batch_bytes, capacity
+from .capacity.shard import shard
+from .core.estimate import Estimate, estimate
+from .core.model import ModelSpec
+from .techniques.base import Plan, Technique
+
+
+@dataclass(frozen=True)
+class Step:
+    spec: str  # "baseline" or the technique as written
+    label: str
+    term: str
+    caveat: str
+    gpu_bytes: int  # the batch's cache resident on GPUs after this step
+    stored_bytes: int  # the batch's cache anywhere (GPU + CPU tier)
+    read_bytes_per_step: int  # KV one decode step reads for the batch
+    factor: float  # gpu_bytes / previous step's gpu_bytes
+
+
+@dataclass(frozen=True)
+class Offloaded:
+    offloaded_bytes: int
+    resident_bytes: int
+    sessions_on_cpu: int
+    resume: ResumeCost | None
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    plan: Plan
+    estimate: Estimate
+    batch: BatchBytes
+    steps: tuple[Step, ...]
+    deployment: Deployment | None
+    capacity: Capacity | None
+    decode: DecodeCost | None
+    offload: Offloaded | None
+
+    @property
+    def gpu_bytes(self) -> int:
+        return self.steps[-1].gpu_bytes
+
+
+def _offload(plan: Plan, b: BatchBytes, batch: int) -> tuple[int, int]:
+    """(offloaded bytes, sessions moved) for the batch under plan.offload."""
+    if plan.offload is None:
+        return 0, 0
+    per_seq = b.kv_bytes_per_sequence + b.state_bytes_per_sequence
+    movable = max(batch - plan.offload.active_sequences, 0)
+    sessions = min(movable, plan.offload.cpu_bytes // per_seq if per_seq else 0)
+    return sessions * per_seq, sessions
+
+
+def _step(plan: Plan, spec: str, label: str, term: str, caveat: str, tokens: int, batch: int, previous: int | None) -> Step:
+    b = batch_bytes(plan, tokens, batch)
+    offloaded, _ = _offload(plan, b, batch)
+    est = estimate(plan.model, tokens, batch)
+    gpu = b.total_bytes - offloaded
+    factor = gpu / previous if previous else 1.0
+    return Step(spec, label, term, caveat, gpu, b.total_bytes, est.read_bytes_per_step * batch, factor)
+
+
+def compose(model: ModelSpec, techniques: list[Technique]) -> list[Plan]:
+    plans = [Plan(model)]
+    for technique in techniques:
+        plans.append(technique.apply(plans[-1]))
+    return plans
+
+
+def evaluate(
+    model: ModelSpec,
+    techniques: list[Technique],
+    tokens: int,
+    batch: int = 1,
+    deployment: Deployment | None = None,
+) -> PlanResult:
+    plans = compose(model, techniques)
+    steps: list[Step] = []
+    for plan, technique in zip(plans, [None, *techniques]):
+        previous = steps[-1].gpu_bytes if steps else None
+        if technique is None:
+            steps.append(_step(plan, "baseline", "as configured", "-", "-", tokens, batch, None))
+        else:
+            steps.append(_step(plan, technique.spec, technique.label, technique.term, technique.caveat, tokens, batch, previous))
+    final = plans[-1]
+    b = batch_bytes(final, tokens, batch)
+    cap = dec = off = None
+    if deployment is not None and (deployment.gpu is not None or deployment.kv_memory_bytes is not None):
+        cap = capacity(final, deployment, tokens)
+        if deployment.gpu is not None and deployment.gpu.hbm_gbps:
+            weights = deployment.weight_bytes if deployment.weight_bytes is not None else final.model.weight_bytes
+            dec = decode_cost(final.model, deployment, tokens, batch, weights)
+    if final.offload is not None:
+        offloaded, sessions = _offload(final, b, batch)
+        resume = None
+        if deployment is not None and deployment.gpu is not None and deployment.gpu.bf16_tflops:
+            per_gpu = max(
+                sum(batch_bytes(final, tokens, 1, s).kv_bytes_per_sequence + batch_bytes(final, tokens, 1, s).state_bytes_per_sequence
+                    for s in shard(final.model, deployment.tp, deployment.pp)[i : i + 1])
+                for i in range(deployment.pp)
+            )
+            resume = resume_cost(final.model, deployment, tokens, per_gpu, final.offload.link_gbps, final.offload.mfu)
+        off = Offloaded(offloaded, b.total_bytes - offloaded, sessions, resume)
+    return PlanResult(final, estimate(final.model, tokens, batch), b, tuple(steps), deployment, cap, dec, off)
+
+
+def as_number(value: Fraction | int) -> int | float:
+    if isinstance(value, Fraction):
+        return int(value) if value.denominator == 1 else float(value)
+    return value

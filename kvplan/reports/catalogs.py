@@ -1,0 +1,45 @@
+"""Reports for the catalogs: bundled models, techniques, GPUs."""
+
+from __future__ import annotations
+
+from ..core.estimate import estimate
+from ..planner import as_number
+from ..render import Report, Table
+from ..units import GIB
+
+
+def models_report() -> Report:
+    from ..sources import bundled_index, load_model
+
+    rows, data = [], []
+    for alias, entry in sorted(bundled_index().items()):
+        model = load_model(alias)
+        shape = model.attention_shape()
+        kinds = {}
+        for layer in model.layers:
+            kinds[layer.kind] = kinds.get(layer.kind, 0) + 1
+        kind_text = ", ".join(f"{n} {k}" for k, n in kinds.items())
+        per_token = as_number(estimate(model, 1).bytes_per_token)
+        rows.append([alias, entry.hf_id, model.num_layers, shape[0] if shape else None, shape[1] if shape else None, kind_text, per_token])
+        data.append({"alias": alias, "hf_id": entry.hf_id, "model_type": model.model_type, "layers": model.num_layers,
+                     "kv_heads": shape[0] if shape else None, "head_dim": shape[1] if shape else None,
+                     "layer_kinds": kinds, "bytes_per_token": per_token, "param_count": model.param_count})
+    table = Table("bundled models (bytes per token at the model's dtype)",
+                  ["alias", "HF id", "layers", "KV heads", "head dim", "layer kinds", "B/token"], rows, {2, 3, 4, 6})
+    return Report({"models": data}, [table])
+
+
+def techniques_report() -> Report:
+    from ..techniques.registry import CATALOG
+
+    rows = [[name, syntax, term, caveat, text] for name, (syntax, term, caveat, text) in CATALOG.items()]
+    data = [dict(zip(["name", "syntax", "term", "caveat", "description"], r)) for r in rows]
+    return Report({"techniques": data}, [Table("techniques (-t SPEC, applied in order)", ["name", "syntax", "reduces", "caveat", "what it does"], rows)])
+
+
+def gpus_report() -> Report:
+    from ..capacity.gpus import CATALOG
+
+    rows = [[g.name, round(g.memory_bytes / GIB, 1), g.hbm_gbps, g.link_gbps, g.bf16_tflops, g.note] for g in CATALOG.values()]
+    data = [dict(zip(["name", "memory_gib", "hbm_gbps", "link_gbps", "bf16_tflops", "note"], r)) for r in rows]
+    return Report({"gpus": data}, [Table("GPU catalog", ["name", "memory GiB", "HBM GB/s", "host link GB/s", "bf16 TFLOP/s", "note"], rows, {1, 2, 3, 4})])
