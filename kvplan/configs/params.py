@@ -80,7 +80,9 @@ def count_params(f: Fields, num_layers: int, heads: int, kv: int, head_dim: int)
     """Attention decoders (llama-like, MoE variants, gemma, phi3, gpt-oss)."""
     mt = f.model_type
     hidden = f.int("hidden_size", "n_embd")
-    inter = f.int("intermediate_size", "n_inner", default=4 * hidden)
+    inter_raw = f.get("intermediate_size", "n_inner", default=4 * hidden)
+    inters = inter_raw if isinstance(inter_raw, list) else [inter_raw] * num_layers
+    inter = f.int("moe_intermediate_size", default=0, minimum=0) or int(inters[0])
     attn = _attention(f, hidden, heads, kv, head_dim)
     norms = (4 if mt in ("gemma2", "gemma3", "gemma3_text") else 2) * hidden
     if mt == "gpt_oss":
@@ -92,14 +94,14 @@ def count_params(f: Fields, num_layers: int, heads: int, kv: int, head_dim: int)
         if mt == "gpt_oss" and moe_total:
             experts = f.int("num_local_experts")
             top_k = f.int("num_experts_per_tok", "experts_per_token")
-            per_expert = 3 * hidden * inter + 2 * inter + hidden  # gate_up and down, with biases
+            per_expert = 3 * hidden * int(inters[i]) + 2 * int(inters[i]) + hidden  # gate_up and down, with biases
             moe_total = experts * per_expert + hidden * experts + experts
             moe_active = top_k * per_expert + hidden * experts + experts
         if moe_total:
             total += attn + norms + moe_total
             active += attn + norms + moe_active
         else:
-            dense = _gated_mlp(hidden, inter)
+            dense = _gated_mlp(hidden, int(inters[i]))
             total += attn + norms + dense
             active += attn + norms + dense
     return total, active
