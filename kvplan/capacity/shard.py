@@ -43,6 +43,10 @@ def stage_bounds(num_layers: int, pp: int) -> list[tuple[int, int]]:
 
 
 def shard(model: ModelSpec, tp: int = 1, pp: int = 1) -> list[ModelSpec]:
+    return model.memo(("shard", tp, pp), lambda: _shard(model, tp, pp))
+
+
+def _shard(model: ModelSpec, tp: int, pp: int) -> list[ModelSpec]:
     """One ModelSpec per pipeline stage, as seen by one TP rank of that stage.
 
     A layer that reuses the cache of a layer on another stage becomes an owner
@@ -51,10 +55,14 @@ def shard(model: ModelSpec, tp: int = 1, pp: int = 1) -> list[ModelSpec]:
     if tp < 1 or pp < 1:
         raise UsageError("--tp and --pp must be >= 1")
     stages = []
+    sharded = {}
     for start, end in stage_bounds(model.num_layers, pp):
         layers = []
         for i in range(start, end):
-            layer = shard_layer(model.layers[i], tp)
+            original = model.layers[i]
+            layer = sharded.get(id(original))
+            if layer is None:
+                layer = sharded[id(original)] = shard_layer(original, tp)
             if layer.shares_cache_of is not None and layer.shares_cache_of < start:
                 layer = replace(layer, shares_cache_of=None)
             layers.append(layer)

@@ -12,6 +12,7 @@ from typing import Callable
 
 from ..core.layers import LayerSpec
 from ..core.model import ModelSpec
+from ..core.transform import intern
 from ..errors import ConfigError
 from . import attention, hybrid, latent, params
 from .fields import Fields
@@ -208,7 +209,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     return ModelSpec(
         name=name,
         model_type=f.model_type,
-        layers=tuple(layers),
+        layers=intern(layers),
         param_count=total,
         active_param_count=active,
         weight_bytes_per_param=bytes_per_param,

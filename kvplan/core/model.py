@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -30,12 +29,24 @@ class ModelSpec:
 
         Estimates iterate over these few groups, not over every layer.
         """
-        counts = Counter(self.layers)
-        seen: dict[LayerSpec, int] = {}
-        for layer in self.layers:
-            if layer not in seen:
-                seen[layer] = counts[layer]
-        return tuple(seen.items())
+        by_id: dict[int, list] = {}
+        for layer in self.layers:  # identical objects first: cheap
+            entry = by_id.get(id(layer))
+            if entry is None:
+                by_id[id(layer)] = [layer, 1]
+            else:
+                entry[1] += 1
+        merged: dict[LayerSpec, int] = {}
+        for layer, count in by_id.values():  # then equal ones (a few hashes)
+            merged[layer] = merged.get(layer, 0) + count
+        return tuple(merged.items())
+
+    def memo(self, key, make):
+        """Per-instance cache for derived models (shards), keyed by `key`."""
+        cache = self.__dict__.setdefault("_memo", {})
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
 
     @property
     def num_layers(self) -> int:
