@@ -102,13 +102,13 @@ def _hub_config(repo_id: str, revision: str | None) -> tuple[dict, str]:
         ) from None
     except RevisionNotFoundError:
         raise SourceError(f"{where}: no such revision", "check --revision") from None
-    except EntryNotFoundError:
-        raise SourceError(f"{where}: the repository has no config.json") from None
     except LocalEntryNotFoundError:
         raise SourceError(
             f"{where}: not in the local Hugging Face cache and the Hub cannot be reached (offline)",
             "unset HF_HUB_OFFLINE, or download the config once, or pass a local config.json",
         ) from None
+    except EntryNotFoundError:
+        raise SourceError(f"{where}: the repository has no config.json") from None
     except HfHubHTTPError as exc:
         status = getattr(getattr(exc, "response", None), "status_code", None)
         if status == 401:

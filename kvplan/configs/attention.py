@@ -76,7 +76,7 @@ def window_of(f: Fields) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{f.source}: 'sliding_window' must be a positive integer or null, got {value!r}")
+        raise ConfigError(f"{f.source}: 'sliding_window' must be a positive integer or null, got {value!r} (model_type {f.model_type!r})")
     return value
 
 

@@ -22,6 +22,8 @@ from .fields import Fields
 def _dtypes(f: Fields):
     model = float_storage(f.get("torch_dtype", "dtype", default="bfloat16"))
     ssm_name = f.get("mamba_ssm_cache_dtype")
+    if ssm_name is None and f.model_type == "nemotron_h":
+        ssm_name = "float32"  # vLLM forces a float32 SSM cache for Nemotron-H
     ssm = model if ssm_name in (None, "auto") else float_storage(ssm_name)
     return model, ssm
 
