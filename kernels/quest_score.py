@@ -16,8 +16,8 @@ block table per sequence.) Pages past a sequence's end score -inf.
 
 Kernel: grid (batch, num_kv_heads, cdiv(max_pages, BLOCK_P)); a program loads the
 min/max tiles [BLOCK_P, head_dim] of its pages once and loops over the group's
-query heads. Reads 2 * 4 * head_dim bytes per page per kv head instead of
-block_size * head_dim * elem_bytes of keys.
+query heads. Reads 2 * meta_elem_bytes * head_dim bytes per page per kv head instead of
+block_size * head_dim * elem_bytes of keys (meta_elem_bytes 4 for fp32, 2 for bf16).
 """
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ def _quest_score_kernel(
     blk = tl.load(bt_ptr + b * stride_bt + pages, mask=mp, other=0).to(tl.int64)
     row = (blk * Hkv + g) * D
     m2 = mp[:, None] & md[None, :]
-    mn = tl.load(kmin_ptr + row[:, None] + offs_d[None, :], mask=m2, other=0.0)
-    mx = tl.load(kmax_ptr + row[:, None] + offs_d[None, :], mask=m2, other=0.0)
+    mn = tl.load(kmin_ptr + row[:, None] + offs_d[None, :], mask=m2, other=0.0).to(tl.float32)
+    mx = tl.load(kmax_ptr + row[:, None] + offs_d[None, :], mask=m2, other=0.0).to(tl.float32)
     best = tl.full([BLOCK_P], float("-inf"), tl.float32)
     for i in range(G):
         q = tl.load(q_ptr + b * stride_qb + (g * G + i) * stride_qh + offs_d, mask=md, other=0.0)
@@ -60,9 +60,9 @@ def _quest_score_kernel(
 
 
 def _check(q, k_min, k_max, block_table, seq_lens, block_size):
-    check_tensor("k_min", k_min, ndim=3, dtypes=(torch.float32,))
+    check_tensor("k_min", k_min, ndim=3, dtypes=(torch.float32, torch.bfloat16))
     dev = k_min.device
-    check_tensor("k_max", k_max, ndim=3, dtypes=(torch.float32,), device=dev)
+    check_tensor("k_max", k_max, ndim=3, dtypes=(k_min.dtype,), device=dev)
     if k_max.shape != k_min.shape:
         raise ValueError("k_max: shape differs from k_min")
     NB, Hkv, D = k_min.shape
@@ -85,7 +85,7 @@ def _check(q, k_min, k_max, block_table, seq_lens, block_size):
 
 def quest_score(q: torch.Tensor, k_min: torch.Tensor, k_max: torch.Tensor,
                 block_table: torch.Tensor, seq_lens: torch.Tensor, block_size: int) -> torch.Tensor:
-    """q [B, num_q_heads, D]; k_min/k_max fp32 [num_blocks, num_kv_heads, D];
+    """q [B, num_q_heads, D]; k_min/k_max fp32 or bf16 [num_blocks, num_kv_heads, D];
     block_table int32 [B, max_pages]; seq_lens int32 [B].
     Returns fp32 scores [B, num_kv_heads, max_pages] (-inf past each sequence's pages)."""
     B, Hq, Hkv, D = _check(q, k_min, k_max, block_table, seq_lens, block_size)

@@ -120,10 +120,10 @@ def quest_select_reference(scores, block_table, seq_lens, block_size, top_k_page
 
 def quest_read_fraction(sel: QuestSelection, seq_lens: torch.Tensor, block_size: int, *,
                         num_kv_heads: int | None = None, head_dim: int | None = None,
-                        kv_elem_bytes: int | None = None) -> dict:
+                        kv_elem_bytes: int | None = None, meta_elem_bytes: int = 4) -> dict:
     """Pages and tokens read by the sparse decode vs a full decode (whole batch).
     With num_kv_heads/head_dim/kv_elem_bytes also KV bytes (K+V) and Quest metadata
-    bytes read (2 * 4 * num_kv_heads * head_dim per page scored)."""
+    bytes read (2 * meta_elem_bytes * num_kv_heads * head_dim per page scored)."""
     n_pages = ((seq_lens.long() + block_size - 1) // block_size).sum().item()
     pages_read = int(sel.num_pages.sum())
     tok_full = int(seq_lens.long().sum())
@@ -136,7 +136,7 @@ def quest_read_fraction(sel: QuestSelection, seq_lens: torch.Tensor, block_size:
     }
     if num_kv_heads and head_dim and kv_elem_bytes:
         per_tok = 2 * num_kv_heads * head_dim * kv_elem_bytes
-        meta = int(n_pages) * 2 * 4 * num_kv_heads * head_dim
+        meta = int(n_pages) * 2 * meta_elem_bytes * num_kv_heads * head_dim
         out.update(kv_bytes_full=tok_full * per_tok, kv_bytes_read=tok_read * per_tok,
                    meta_bytes_read=meta,
                    byte_fraction=(tok_read * per_tok + meta) / max(1, tok_full * per_tok))

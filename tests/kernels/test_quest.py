@@ -69,12 +69,15 @@ def test_article_example_scores_and_top2(device):
     assert quest_read_fraction(sel, lens, 2)["token_fraction"] == 0.5
 
 
-@pytest.mark.parametrize("dtype,scale", [(torch.bfloat16, None), (torch.float8_e4m3fn, [0.02, 0.05])])
-def test_meta_update_prefill_then_decode(device, dtype, scale):
+@pytest.mark.parametrize("dtype,scale,meta", [(torch.bfloat16, None, torch.float32),
+                                              (torch.float8_e4m3fn, [0.02, 0.05], torch.float32),
+                                              (torch.float16, None, torch.bfloat16),
+                                              (torch.float8_e4m3fn, [0.03], torch.bfloat16)])
+def test_meta_update_prefill_then_decode(device, dtype, scale, meta):
     lens, bs, nb, H, D = [17, 5, 9], 4, 12, 2, 8
     k_cache, bt, sl, slots = _paged(lens, bs, nb, H, D, dtype, device, scale)
     ks = None if scale is None else torch.tensor(scale, device=device)
-    k_min, k_max = alloc_quest_meta(nb, H, D, device)
+    k_min, k_max = alloc_quest_meta(nb, H, D, device, meta)
     # prefill all but the last token of each sequence, then one decode token each
     starts = torch.cumsum(torch.tensor([0] + lens), 0)
     last_idx = (starts[1:] - 1).tolist()
@@ -83,19 +86,23 @@ def test_meta_update_prefill_then_decode(device, dtype, scale):
     pad = torch.tensor([-1], dtype=torch.int64, device=device)
     quest_meta_update(k_cache, k_min, k_max, torch.cat([pre_slots, pad]), k_scale=ks)
     quest_meta_update(k_cache, k_min, k_max, slots[torch.tensor(last_idx, device=device)], k_scale=ks)
-    ref_min, ref_max = quest_meta_reference(k_cache, bt, sl, k_scale=ks)
+    ref_min, ref_max = quest_meta_reference(k_cache, bt, sl, k_scale=ks, dtype=meta)
     used = bt[bt >= 0].long()
     assert torch.equal(k_min[used], ref_min[used])
     assert torch.equal(k_max[used], ref_max[used])
+    exact_min, exact_max = quest_meta_reference(k_cache, bt, sl, k_scale=ks)  # fp32
+    assert (k_min[used].float() <= exact_min[used]).all()  # bf16 rounds outward
+    assert (k_max[used].float() >= exact_max[used]).all()
     unused = torch.ones(nb, dtype=torch.bool, device=device)
     unused[used] = False
     assert torch.isnan(k_min[unused]).all()  # pages never written stay poisoned
 
 
-def test_scores_gqa_match_reference_and_bound(device):
+@pytest.mark.parametrize("meta", [torch.float32, torch.bfloat16])
+def test_scores_gqa_match_reference_and_bound(device, meta):
     lens, bs, nb, Hkv, G, D = [17, 6, 11], 4, 14, 2, 2, 8
     k_cache, bt, sl, slots = _paged(lens, bs, nb, Hkv, D, torch.bfloat16, device)
-    k_min, k_max = alloc_quest_meta(nb, Hkv, D, device)
+    k_min, k_max = alloc_quest_meta(nb, Hkv, D, device, meta)
     quest_meta_update(k_cache, k_min, k_max, slots)
     q = torch.randn(3, Hkv * G, D, device=device)
     scores = quest_score(q, k_min, k_max, bt, sl, bs)
@@ -161,6 +168,8 @@ def test_report_helpers(device):
     assert fr["pages_read"] == 4 and fr["pages_total"] == 5 + 3
     assert fr["tokens_read"] == int(part.seq_lens.sum())
     assert fr["meta_bytes_read"] == 8 * quest_meta_bytes_per_page(Hkv, D)
+    assert k_min.numel() * k_min.element_size() * 2 == nb * quest_meta_bytes_per_page(Hkv, D)
+    assert quest_meta_bytes_per_page(8, 128, 2) == 4096
     mass = attention_mass_captured(q, k_cache, bt, sl, part)
     assert ((mass > 0) & (mass < 1 + 1e-12)).all()
 
