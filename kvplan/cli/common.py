@@ -35,8 +35,9 @@ def run(app) -> int:
     warnings.showwarning = _warning_line
     debug = os.environ.get("KVPLAN_DEBUG", "") not in ("", "0")
     try:
-        app(standalone_mode=False)
-        return 0
+        result = app(standalone_mode=False)
+        # with standalone_mode off, click returns typer.Exit's code instead of raising
+        return result if isinstance(result, int) else 0
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.exceptions.Abort:

@@ -28,6 +28,15 @@ class Quantize(Technique):
                     if cache.kind in ("attention", "latent") and cache.key_dim % 2 and self.storage.bits < 8:
                         raise TechniqueError(f"technique {self.spec!r}: head width {cache.key_dim} cannot be packed")
 
+        for layer in plan.model.layers:
+            for cache in layer.caches:
+                if cache.kind in ("attention", "latent") and cache.storage.bits < self.storage.bits:
+                    raise TechniqueError(
+                        f"technique {self.spec!r}: the cache is already stored as {cache.storage.name} "
+                        f"({cache.storage.bits} bits); {self.storage.name} would widen it",
+                        "apply one quantization, or the narrower one last",
+                    )
+
         def where(i, layer, cache) -> bool:
             if cache.kind not in ("attention", "latent"):
                 return False

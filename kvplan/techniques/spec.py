@@ -76,7 +76,10 @@ def parse_spec(text: str) -> Spec:
     raw = text.strip()
     if not raw:
         raise TechniqueError("empty technique", "for example -t fp8 or -t cla:2")
-    name, _, rest = raw.partition(":")
+    cut = min((i for i in (raw.find(":"), raw.find(",")) if i >= 0), default=len(raw))
+    name, rest = raw[:cut], raw[cut + 1 :]
+    if cut < len(raw) and raw[cut] == ",":
+        rest = "," + rest  # no positional argument: options only
     name = name.strip().lower()
     arg = None
     options: dict[str, str] = {}
@@ -86,8 +89,10 @@ def parse_spec(text: str) -> Spec:
             if "=" in part:
                 key, value = part.split("=", 1)
                 options[key.strip().lower()] = value.strip()
-            elif i == 0:
+            elif i == 0 and part:
                 arg = part
+            elif not part and i == 0:
+                continue
             else:
                 raise TechniqueError(f"technique {raw!r}: expected key=value, got {part!r}")
     return Spec(raw, name, arg, options)

@@ -98,7 +98,11 @@ class Pyramid(Technique):
             if i not in fractions:
                 return layer
             frac = min(fractions[i], Fraction(1))
-            caches = tuple(with_policy(c, budget_fraction=frac) if _growing(c) else c for c in layer.caches)
+            # an earlier budget composes multiplicatively, as with evict
+            caches = tuple(
+                with_policy(c, budget_fraction=frac * (c.policy.budget_fraction or 1)) if _growing(c) else c
+                for c in layer.caches
+            )
             from dataclasses import replace
 
             return replace(layer, caches=caches)

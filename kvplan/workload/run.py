@@ -1,0 +1,179 @@
+"""Plan scenarios and check their budgets: the logic behind `kvplan plan`.
+
+Every scenario is evaluated with `kvplan.planner.evaluate` at context = prompt +
+output tokens and batch = concurrency, and printed with the estimate report.
+Budgets are then checked against that plan:
+
+- max_kv_gib_per_gpu: the KV cache the batch keeps on the fullest GPU (the
+  pipeline stage and tensor-parallel rank that holds most; heads replicated when
+  tp exceeds the KV heads and MLA latents count on every rank), after offloading.
+- min_concurrency: sequences of the full context that fit in the KV pool.
+- max_tpot_ms: the memory-bound decode floor for the sequences resident on GPU.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from ..capacity.costs import decode_cost
+from ..capacity.pool import batch_bytes
+from ..capacity.shard import shard
+from ..errors import KvplanError
+from ..planner import PlanResult, evaluate
+from ..render import Report, Table
+from ..units import GIB, format_bytes, format_tokens
+from .loader import Resolved
+from .schema import ScenarioError
+
+
+@dataclass(frozen=True)
+class Budget:
+    key: str  # the scenario key
+    limit: float
+    actual: float
+    unit: str
+    ok: bool
+
+    def describe(self) -> str:
+        if self.key == "min_concurrency":
+            return f"{self.key}: {self.actual:,.0f} sequences fit, fewer than the required {self.limit:,.0f}"
+        return f"{self.key}: planned {self.actual:,.2f} {self.unit} exceeds the limit {self.limit:,.2f} {self.unit}"
+
+
+@dataclass(frozen=True)
+class ScenarioPlan:
+    resolved: Resolved
+    result: PlanResult
+    resident_sequences: int  # sequences kept on GPU (offloading moves the rest)
+    kv_bytes_per_gpu: int  # on the fullest GPU
+    tpot_ms: float | None  # decode floor of the resident sequences
+    budgets: tuple[Budget, ...]
+
+    @property
+    def violations(self) -> list[Budget]:
+        return [b for b in self.budgets if not b.ok]
+
+
+def kv_bytes_per_gpu(result: PlanResult, resident: int) -> int:
+    """KV bytes of `resident` sequences on the fullest GPU of the deployment."""
+    dep = result.deployment
+    tokens = result.estimate.context_tokens
+    stages = shard(result.plan.model, dep.tp, dep.pp)
+    return max(batch_bytes(result.plan, tokens, resident, stage).total_bytes for stage in stages)
+
+
+def plan_one(resolved: Resolved) -> ScenarioPlan:
+    s = resolved.scenario
+    try:
+        result = evaluate(resolved.model, resolved.techniques, s.context_tokens, s.concurrency, resolved.deployment)
+    except KvplanError as exc:
+        raise type(exc)(f"scenario {s.name} ({s.source}): {exc.message}", exc.hint) from None
+    resident = s.concurrency - (result.offload.sessions_on_cpu if result.offload else 0)
+    per_gpu = kv_bytes_per_gpu(result, resident)
+    tpot = None
+    dep = resolved.deployment
+    if dep.gpu is not None and dep.gpu.hbm_gbps:
+        if resident == s.concurrency and result.decode is not None:
+            tpot = result.decode.step_ms
+        elif resident:
+            weights = dep.weight_bytes if dep.weight_bytes is not None else result.plan.model.weight_bytes
+            tpot = decode_cost(result.plan.model, dep, s.context_tokens, resident, weights).step_ms
+    budgets = []
+    if s.max_kv_gib_per_gpu is not None:
+        actual = per_gpu / GIB
+        budgets.append(Budget("max_kv_gib_per_gpu", s.max_kv_gib_per_gpu, actual, "GiB", actual <= s.max_kv_gib_per_gpu))
+    if s.min_concurrency is not None:
+        fit = result.capacity.max_concurrency
+        budgets.append(Budget("min_concurrency", s.min_concurrency, fit, "sequences", fit >= s.min_concurrency))
+    if s.max_tpot_ms is not None:
+        if tpot is None:
+            raise ScenarioError(f"{s.where('budgets.max_tpot_ms')}: budgets.max_tpot_ms needs a GPU with a known HBM bandwidth")
+        budgets.append(Budget("max_tpot_ms", s.max_tpot_ms, tpot, "ms", tpot <= s.max_tpot_ms))
+    return ScenarioPlan(resolved, result, resident, per_gpu, tpot, tuple(budgets))
+
+
+def scenario_report(p: ScenarioPlan) -> Report:
+    """The estimate report of one scenario, headed by the workload, with a budget table."""
+    from ..reports import estimate as estimate_report
+
+    s = p.resolved.scenario
+    report = estimate_report.build(p.result, kv_dtype=p.resolved.kv_dtype)
+    dep = p.resolved.deployment
+    workload = [
+        ["model", p.result.plan.model.name],
+        ["GPUs", f"{dep.gpus} x {dep.gpu.name} (tp {dep.tp}, pp {dep.pp})"],
+        ["prompt + output", f"{s.prompt_tokens:,} + {s.output_tokens:,} = {format_tokens(s.context_tokens)} tokens"],
+        ["concurrency (planned batch)", f"{s.concurrency:,}"],
+        ["shared prefix", f"{s.shared_prefix_tokens:,} tokens x {s.prefix_sharers or s.concurrency} requests" if s.shared_prefix_tokens else "none"],
+        ["techniques", ", ".join(p.resolved.scenario.technique_specs) or "none"],
+        ["KV on the fullest GPU", format_bytes(p.kv_bytes_per_gpu)],
+    ]
+    if p.resident_sequences != s.concurrency:
+        workload.append(["sequences resident on GPU", f"{p.resident_sequences:,} of {s.concurrency:,}"])
+    if p.tpot_ms is not None:
+        workload.append(["time per output token (floor)", f"{p.tpot_ms:,.2f} ms"])
+    tables = [Table(f"scenario {s.name}", ["", "value"], workload)]
+    for table in report.tables:
+        table.title = f"{s.name}: {table.title}"
+        tables.append(table)
+    if p.budgets:
+        rows = [[b.key, b.limit, round(b.actual, 4), b.unit, "ok" if b.ok else "BROKEN"] for b in p.budgets]
+        tables.append(Table(f"{s.name}: budgets", ["budget", "limit", "planned", "unit", "status"], rows, {1, 2}))
+    lines = [f"{s.name}: {s.description}"] if s.description else []
+    lines += [f"{s.name}: {line}" for line in report.lines]
+    lines += [f"{s.name}: BUDGET BROKEN: {b.describe()}" for b in p.violations]
+    data = {
+        "name": s.name,
+        "source": s.source,
+        "description": s.description,
+        "workload": {
+            "prompt_tokens": s.prompt_tokens, "output_tokens": s.output_tokens, "context_tokens": s.context_tokens,
+            "concurrency": s.concurrency, "shared_prefix_tokens": s.shared_prefix_tokens,
+            "prefix_sharers": (s.prefix_sharers or s.concurrency) if s.shared_prefix_tokens else 0,
+        },
+        "techniques": list(s.technique_specs),
+        "resident_sequences": p.resident_sequences,
+        "kv_bytes_per_gpu": p.kv_bytes_per_gpu,
+        "tpot_ms": None if p.tpot_ms is None else round(p.tpot_ms, 6),
+        "budgets": {
+            "ok": not p.violations,
+            "checks": [{"key": b.key, "limit": b.limit, "actual": b.actual, "unit": b.unit, "ok": b.ok} for b in p.budgets],
+            "violations": [b.describe() for b in p.violations],
+        },
+        "plan": report.data,
+    }
+    return Report(data, tables, lines)
+
+
+def plan_workflow(refs: list[str]) -> tuple[Report, list[str]]:
+    """(one report for every scenario, every broken budget as 'name: text')."""
+    from .loader import load
+
+    if not refs:
+        from .loader import bundled_names
+
+        raise ScenarioError("no scenario given", f"pass .yaml files or bundled names: {', '.join(bundled_names())}")
+    plans = [plan_one(r) for r in load(refs)]
+    reports = [scenario_report(p) for p in plans]
+    broken = [f"{p.resolved.scenario.name}: {b.describe()}" for p in plans for b in p.violations]
+    data = {"schema_version": 1, "scenarios": [r.data for r in reports], "ok": not broken, "violations": broken}
+    tables = [t for r in reports for t in r.tables]
+    lines = [line for r in reports for line in r.lines]
+    for line in broken:
+        sys.stderr.write(f"kvplan: budget exceeded: {line}\n")
+    return Report(data, tables, lines), broken
+
+
+def list_report() -> Report:
+    """The bundled scenarios: name, model, GPUs, context, concurrency, description."""
+    from .loader import bundled_names, read
+
+    rows, items = [], []
+    for name in bundled_names():
+        s = read(name)
+        rows.append([s.name, s.model, f"{s.tp * s.pp} x {s.gpu}", format_tokens(s.context_tokens), s.concurrency, s.description])
+        items.append({"name": s.name, "model": s.model, "gpu": s.gpu, "tp": s.tp, "pp": s.pp,
+                      "context_tokens": s.context_tokens, "concurrency": s.concurrency, "description": s.description})
+    table = Table("bundled scenarios (kvplan plan NAME)", ["name", "model", "GPUs", "context", "concurrency", "description"], rows, {4})
+    return Report({"schema_version": 1, "scenarios": items}, [table])

@@ -1,0 +1,133 @@
+"""Capacity on GPUs: pools, tokens, concurrency, parallelism, decode floor, offload."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvplan import load_model
+from kvplan.capacity.costs import attention_pairs
+from kvplan.capacity.hardware import make_deployment
+from kvplan.capacity.shard import shard
+from kvplan.core.estimate import estimate
+from kvplan.errors import PlanError, UsageError
+from kvplan.planner import evaluate
+from kvplan.techniques.registry import build_all
+
+GIB = 1024**3
+
+
+def test_article_pool_figures(cli):
+    # 8 GiB / 320 KiB = 26,214.4 tokens; / 160 KiB = 52,428.8
+    code, out, err = cli("estimate", "llama-3.1-70b", "--kv-memory", "8GiB", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["pool_tokens"] == 26_214
+    code, out, _ = cli("estimate", "llama-3.1-70b", "--kv-memory", "8GiB", "-t", "fp8", "--format", "json")
+    assert json.loads(out)["pool_tokens"] == 52_428
+
+
+def test_paged_pool_counts_whole_blocks(cli):
+    code, out, _ = cli("estimate", "llama-3.1-70b", "--kv-memory", "8GiB", "-t", "page:16", "--format", "json")
+    data = json.loads(out)
+    assert data["capacity"]["pool_blocks"] == 1638  # 8 GiB // (16 x 320 KiB)
+    assert data["pool_tokens"] == 1638 * 16
+
+
+def test_pool_from_gpu_memory_weights_and_reserve(cli):
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--context", "8192", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    weights = 8_030_261_248 * 2
+    pool = int(80 * GIB * 0.9) - weights - 2 * GIB
+    assert data["pool_bytes"] == pool
+    assert data["pool_tokens"] == pool // 131_072
+    assert data["max_concurrency"] == pool // (8192 * 131_072)
+
+
+def test_weights_from_size_and_safetensors_index(cli, tmp_path):
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text(json.dumps({"metadata": {"total_size": 10 * GIB}, "weight_map": {}}))
+    a = json.loads(cli("estimate", "llama-3.1-8b", "--gpu-memory", "40GiB", "--weights", str(index), "--reserve", "1GiB", "--format", "json")[1])
+    b = json.loads(cli("estimate", "llama-3.1-8b", "--gpu-memory", "40GiB", "--weights", "10GiB", "--reserve", "1GiB", "--format", "json")[1])
+    assert a["pool_bytes"] == b["pool_bytes"] == int(40 * GIB * 0.9) - 10 * GIB - GIB
+
+
+def test_tp_replicates_kv_heads_beyond_their_count():
+    model = load_model("llama-3.1-70b")
+    per_gpu = [estimate(s, 1).bytes_per_token for s in shard(model, tp=16)]
+    assert per_gpu == [80 * 2 * 1 * 128 * 2]  # 8 heads over 16 ranks: 1 head each, replicated
+    assert estimate(shard(model, tp=4)[0], 1).bytes_per_token == 80 * 2 * 2 * 128 * 2
+
+
+def test_mla_latent_replicated_on_every_rank():
+    model = load_model("deepseek-v3")
+    assert estimate(shard(model, tp=8)[0], 1).bytes_per_token == 61 * 576 * 2
+
+
+def test_pipeline_splits_layers():
+    model = load_model("llama-3.1-70b")
+    stages = shard(model, pp=3)
+    assert [s.num_layers for s in stages] == [27, 27, 26]
+    assert sum(estimate(s, 1).bytes_per_token for s in stages) == 327_680
+
+
+def test_weights_exceed_memory_says_by_how_much(cli):
+    code, out, err = cli("estimate", "llama-3.1-405b", "--gpu", "h100")
+    assert code == 1
+    assert "does not fit on 1 x h100-sxm" in err and "exceed the usable" in err and "by" in err
+    assert "Traceback" not in err
+
+
+def test_unknown_gpu_lists_known(cli):
+    code, _, err = cli("estimate", "llama-3.1-8b", "--gpu", "h300")
+    assert code == 2 and "known GPUs: h100-sxm" in err
+
+
+def test_decode_floor_llama_8b_on_h100():
+    d = make_deployment("h100")
+    r = evaluate(load_model("llama-3.1-8b"), [], 4096, 1, d)
+    expected_s = (8_030_261_248 * 2 + 4096 * 131_072) / 3350e9
+    assert r.decode.step_ms == pytest.approx(expected_s * 1e3, rel=1e-9)
+
+
+def test_offload_resume_vs_recompute():
+    d = make_deployment("h100")
+    r = evaluate(load_model("llama-3.1-8b"), build_all(["offload:cpu=64GiB,active=1"]), 32_768, 8, d)
+    seq = 32_768 * 131_072
+    assert r.offload.sessions_on_cpu == 7
+    assert r.offload.offloaded_bytes == 7 * seq
+    assert r.offload.resume.copy_ms == pytest.approx(seq / 64e9 * 1e3)
+    flops = 2 * 8_030_261_248 * 32_768 + 32 * 2 * 32 * 256 * (32_768 * 32_769 // 2)
+    assert r.offload.resume.recompute_ms == pytest.approx(flops / (989e12 * 0.5) * 1e3)
+    assert r.offload.resume.cheaper == "resume"
+    assert r.steps[-1].gpu_bytes == seq  # one active sequence stays
+
+
+def test_attention_pairs():
+    assert attention_pairs(4, None) == 10
+    assert attention_pairs(6, 2) == 3 + 4 * 2
+
+
+def test_budget_gate_exit_codes(cli):
+    code, _, err = cli("estimate", "llama-3.1-70b", "--context", "128k", "--max-kv-gib", "39")
+    assert code == 1 and "exceeds --max-kv-gib 39" in err
+    code, _, _ = cli("estimate", "llama-3.1-70b", "--context", "128k", "--max-kv-gib", "40")
+    assert code == 0
+    code, _, err = cli("estimate", "llama-3.1-8b", "--context", "128k", "--gpu", "h100", "--min-concurrency", "5")
+    assert code == 1 and "below --min-concurrency 5" in err
+
+
+def test_bad_mem_util():
+    with pytest.raises(UsageError):
+        make_deployment("h100", mem_util=1.5)
+
+
+def test_pp_beyond_layers():
+    with pytest.raises(UsageError, match="exceeds"):
+        shard(load_model("llama-3.1-8b"), pp=64)
+
+
+def test_plan_error_type():
+    with pytest.raises(PlanError):
+        evaluate(load_model("llama-3.1-405b"), [], 1024, 1, make_deployment("l4"))
