@@ -180,3 +180,17 @@ def test_bad_inputs(device):
     with pytest.raises(ValueError, match="quant.k_residual"):
         paged_decode(torch.randn(3, 2, 64, device=device), c.k_codes, c.v_codes,
                      bt.expand(3, 1).contiguous(), lens.expand(3).contiguous(), quant=c)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not ON_GPU, reason="needs CUDA")
+def test_large_gpu_int4(device):
+    seq_lens, h, d, bs = [2000, 1, 777, 4096], 8, 128, 16
+    bt, nb, _ = make_block_table(seq_lens, bs, device)
+    c = _poisoned_quant(nb + 1, bs, h, d, 4, 16, 32, 4, device)
+    bt, _ = _write_in_chunks(seq_lens, [c], quant_write, h, d, bs, device, chunks=(600, 1, 37))
+    lens = torch.tensor(seq_lens, dtype=torch.int32, device=device)
+    q = torch.randn(4, 32, d, device=device, dtype=torch.bfloat16)
+    out = paged_decode(q, c.k_codes, c.v_codes, bt, lens, quant=c)
+    want = paged_decode_reference(q.float(), c.k_codes, c.v_codes, bt, lens, quant=c)
+    torch.testing.assert_close(out.double(), want, atol=ATOL, rtol=0)
