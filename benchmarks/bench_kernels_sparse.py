@@ -127,14 +127,14 @@ def quest_section(copy_gbs):
         return paged_decode(q, k_cache, v_cache, bt, sl, check_bounds=False)
 
     def sparse():
-        sc = quest_score(q, k_min, k_max, bt, sl, bs)
+        sc = quest_score(q, k_min, k_max, bt, sl, bs, check_bounds=False)
         sel = quest_select(sc, bt, sl, bs, k_top)
         return paged_decode(q, k_cache, v_cache, sel.block_table, sel.seq_lens, check_bounds=False)
 
     sc = quest_score(q, k_min, k_max, bt, sl, bs)
     sel = quest_select(sc, bt, sl, bs, k_top)
     t_full, t_sparse = bench(full), bench(sparse)
-    t_score = bench(lambda: quest_score(q, k_min, k_max, bt, sl, bs))
+    t_score = bench(lambda: quest_score(q, k_min, k_max, bt, sl, bs, check_bounds=False))
     t_sel = bench(lambda: quest_select(sc, bt, sl, bs, k_top))
     t_dec = bench(lambda: paged_decode(q, k_cache, v_cache, sel.block_table, sel.seq_lens,
                                        check_bounds=False))
@@ -171,11 +171,11 @@ def mla_section(copy_gbs):
         cache = torch.randn(nb, bs, R + P, device=DEV).to(dtype)
         ql = torch.randn(B, H, R, device=DEV, dtype=torch.bfloat16)
         qr = torch.randn(B, H, P, device=DEV, dtype=torch.bfloat16)
-        splits = None if GPU else 2
-        fn = lambda: mla_decode(ql, qr, cache, bt, sl, scale=192 ** -0.5, cache_scale=cs,  # noqa: E731
-                                num_splits=splits)
+        ns = max(1, min(32, ctx // 1024)) if GPU else 2
+        cs_t = None if cs is None else torch.tensor([cs], device=DEV)
+        fn = lambda: mla_decode(ql, qr, cache, bt, sl, scale=192 ** -0.5, cache_scale=cs_t,  # noqa: E731
+                                num_splits=ns, check_bounds=False)
         t = bench(fn)
-        ns = splits or (max(1, min(32, ctx // 1024)))
         by = mla_decode_bytes(sl.tolist(), H, R, P, eb, block_size=bs, num_splits=ns)
         cache_b = mla_cache_bytes(B * ctx, R, P, eb)
         print(f"{str(dtype):22s} batch {B} ctx {ctx}: {fmt(t)}  latent cache {cache_b / 2**20:.1f} MiB, "
@@ -195,7 +195,7 @@ def csa_section():
     ck, cv, ng = csa_compress(k, v, sl, m)
     lk, lv, ll = csa_local_window(k, v, sl, window, m)
     q = torch.randn(B, Hkv * G, D, device=DEV, dtype=torch.bfloat16)
-    t_dec = bench(lambda: csa_decode(q, ck, cv, ng, lk, lv, ll, top_k=top_k))
+    t_dec = bench(lambda: csa_decode(q, ck, cv, ng, lk, lv, ll, top_k=top_k, check_bounds=False))
     c = csa_entry_counts(ctx, m, window, top_k)
     per_entry = 2 * Hkv * D * 2
     print(f"\n== CSA: batch {B}, context {ctx}, m {m}, window {window}, top-k {top_k}, Hkv {Hkv} D {D} bf16")
@@ -228,7 +228,9 @@ def recurrent_section():
     k = torch.randn(B, 1, H, dk, device=DEV)
     v = torch.randn(B, 1, H, dv, device=DEV)
     st = torch.zeros(B, H, dk, dv, device=DEV)
-    t = bench(lambda: recurrent_update(q, k, v, st, decay=0.99))
+    decay = torch.full((H,), 0.99, device=DEV)
+    lens = torch.ones(B, dtype=torch.int32, device=DEV)
+    t = bench(lambda: recurrent_update(q, k, v, st, decay=decay, seq_lens=lens, check_bounds=False))
     by = 2 * st.numel() * 4
     print(f"one decode step (batch {B}): {fmt(t)}  state read+write {by / 2**20:.1f} MiB -> "
           f"{by / (t[0] * 1e-3) / 1e9:.1f} GB/s")

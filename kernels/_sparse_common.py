@@ -1,75 +1,27 @@
 """Private helpers shared by the sparse / latent / eviction kernels (part 2).
 
-* ``INTERPRET``: True when Triton runs in its CPU interpreter (TRITON_INTERPRET=1
-  at import time). Kernels take it as a constexpr so the same kernel is correct
-  on CPU and on a GPU.
-* ``round_to_bf16`` / ``round_to_e4m3``: jit helpers that round an fp32 tensor
-  to the bf16 / float8_e4m3fn grid (round to nearest even, e4m3 saturating at
-  +-448) and return fp32; a following cast is then exact. The interpreter's own
-  fp32->bf16 cast truncates and its fp32->fp8 cast drops rounding carries and
-  does not saturate, so kernels call these only under ``INTERPRET``.
+* ``INTERPRET`` (re-exported from _interp.py): True when Triton runs in its CPU
+  interpreter. Kernels take it as a constexpr so the same kernel is correct on
+  CPU and on a GPU.
+* ``store_rounded``: store fp32 values as fp32 / bf16 / fp16 / e4m3, using
+  _interp.py's exact rounding helpers under the interpreter (its own fp32->bf16
+  cast truncates; its fp32->fp8 cast drops carries and does not saturate).
 * ``check_*``: launcher argument checks raising ValueError that names the argument.
 """
 from __future__ import annotations
-
-import os
 
 import torch
 import triton
 import triton.language as tl
 
-INTERPRET: bool = os.environ.get("TRITON_INTERPRET", "0") == "1"
-
-
-def _repair_interpreter_stdlib() -> None:
-    """If triton was imported before TRITON_INTERPRET=1 was set (tests/kernels/conftest.py
-    imports it first), the @jit functions of triton.language.standard (tl.max, tl.sum,
-    tl.zeros, tl.cdiv, ...) were built as compiled JITFunctions and raise "Cannot call
-    @triton.jit'd outside of the scope of a kernel" inside interpreted kernels. Re-wrap
-    them as interpreted functions. Tensor member forms (x.max()) keep the old objects,
-    so kernels here use the free-function forms only."""
-    import triton.language.standard as st
-    from triton.runtime.interpreter import InterpretedFunction
-    from triton.runtime.jit import JITFunction
-
-    fixed = {id(obj): InterpretedFunction(obj.fn)
-             for obj in vars(st).values() if isinstance(obj, JITFunction)}
-    if not fixed:
-        return
-    for mod in (st, tl):
-        for name, obj in list(vars(mod).items()):
-            if id(obj) in fixed:
-                setattr(mod, name, fixed[id(obj)])
-
-
-if INTERPRET:
-    _repair_interpreter_stdlib()
+# INTERPRET flag, exact bf16 / e4m3 rounding helpers and the repair of
+# triton.language's @jit helpers when triton was imported before
+# TRITON_INTERPRET was set all come from part 1's _interp.py.
+from ._interp import INTERPRET, round_to_bf16, round_to_e4m3  # noqa: E402,F401
 
 FP8_E4M3_MAX = 448.0
 CACHE_DTYPES = (torch.bfloat16, torch.float16, torch.float8_e4m3fn)
 FLOAT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
-
-
-@triton.jit
-def round_to_bf16(x):
-    """fp32 -> fp32 holding the nearest bf16 value (ties to even)."""
-    bits = x.to(tl.uint32, bitcast=True)
-    lsb = (bits >> 16) & 1
-    bits = (bits + 0x7FFF + lsb) & 0xFFFF0000
-    return bits.to(tl.float32, bitcast=True)
-
-
-@triton.jit
-def round_to_e4m3(x):
-    """fp32 -> fp32 holding the nearest float8_e4m3fn value (ties to even, saturating)."""
-    x = tl.minimum(tl.maximum(x, -448.0), 448.0)
-    bits = x.to(tl.int32, bitcast=True)
-    exp = ((bits >> 23) & 0xFF) - 127
-    exp = tl.maximum(exp, -6)  # subnormals share the spacing of the smallest normal
-    step = ((exp - 3 + 127) << 23).to(tl.float32, bitcast=True)  # 2^(exp-3): 3 mantissa bits
-    y = x / step  # exact: step is a power of two, |y| < 16
-    y = (y + 12582912.0) - 12582912.0  # 1.5 * 2^23: fp32 add rounds y to an integer, ties to even
-    return y * step
 
 
 @triton.jit
@@ -109,11 +61,13 @@ def check_scale(name: str, scale, n_heads: int, device) -> torch.Tensor | None:
     if scale is None:
         return None
     if not isinstance(scale, torch.Tensor):
+        if not float(scale) > 0:
+            raise ValueError(f"{name}: scales must be > 0")
         scale = torch.tensor([float(scale)], dtype=torch.float32, device=device)
     scale = scale.reshape(-1).to(device=device, dtype=torch.float32).contiguous()
     if scale.numel() not in (1, n_heads):
         raise ValueError(f"{name}: expected 1 or {n_heads} elements, got {scale.numel()}")
-    if not bool(torch.all(scale > 0)):
+    if scale.device.type == "cpu" and not bool(torch.all(scale > 0)):  # no device sync on GPU
         raise ValueError(f"{name}: scales must be > 0")
     return scale
 

@@ -122,7 +122,7 @@ def _csa_attn_kernel(
              o.to(out_ptr.dtype.element_ty), mask=mg[:, None] & md[None, :])
 
 
-def _check(q, comp_k, comp_v, num_groups, local_k, local_v, local_lens, top_k):
+def _check(q, comp_k, comp_v, num_groups, local_k, local_v, local_lens, top_k, check_bounds=True):
     check_tensor("q", q, ndim=3, dtypes=FLOAT_DTYPES)
     dev = q.device
     B, Hq, D = q.shape
@@ -141,9 +141,9 @@ def _check(q, comp_k, comp_v, num_groups, local_k, local_v, local_lens, top_k):
         raise ValueError(f"q: {Hq} query heads not a multiple of {Hkv} kv heads")
     if num_groups.shape[0] != B or local_lens.shape[0] != B:
         raise ValueError(f"num_groups/local_lens: expected [{B}]")
-    if B and (int(num_groups.max()) > G_MAX or int(num_groups.min()) < 0):
+    if check_bounds and B and (int(num_groups.max()) > G_MAX or int(num_groups.min()) < 0):
         raise ValueError(f"num_groups: must lie in [0, {G_MAX}]")
-    if B and (int(local_lens.max()) > local_k.shape[1] or int(local_lens.min()) < 0):
+    if check_bounds and B and (int(local_lens.max()) > local_k.shape[1] or int(local_lens.min()) < 0):
         raise ValueError(f"local_lens: must lie in [0, {local_k.shape[1]}]")
     if int(top_k) < 1 or int(top_k) > G_MAX:
         raise ValueError(f"top_k: must be in [1, max_groups={G_MAX}], got {top_k}")
@@ -164,11 +164,14 @@ def csa_select(q, comp_k, num_groups, top_k: int) -> torch.Tensor:
 
 
 def csa_decode(q, comp_k, comp_v, num_groups, local_k, local_v, local_lens, *, top_k: int,
-               scale: float | None = None, return_selection: bool = False):
+               scale: float | None = None, return_selection: bool = False,
+               check_bounds: bool = True):
     """q [B, Hq, D]; comp_k/comp_v [B, max_groups, Hkv, D] + num_groups int32 [B]
     (csa_compress); local_k/local_v [B, window, Hkv, D] + local_lens int32 [B]
-    (csa_local_window). Returns out [B, Hq, D] (q.dtype) [, selection int64 [B, Hkv, top_k]]."""
-    B, Hq, Hkv, D, G_MAX = _check(q, comp_k, comp_v, num_groups, local_k, local_v, local_lens, top_k)
+    (csa_local_window). Returns out [B, Hq, D] (q.dtype) [, selection int64 [B, Hkv, top_k]].
+    ``check_bounds=False`` skips the num_groups / local_lens range checks (device syncs)."""
+    B, Hq, Hkv, D, G_MAX = _check(q, comp_k, comp_v, num_groups, local_k, local_v, local_lens, top_k,
+                                  check_bounds)
     scale = D ** -0.5 if scale is None else float(scale)
     sel = csa_select(q, comp_k, num_groups, top_k).contiguous()
     out = torch.empty_like(q)

@@ -157,7 +157,8 @@ def _mla_merge_kernel(ws_acc_ptr, ws_lse_ptr, out_ptr, H, stride_ob, stride_oh,
              mask=offs_r < R)
 
 
-def _check(q_latent, q_rope, latent_cache, block_table, seq_lens, scale, cache_scale):
+def _check(q_latent, q_rope, latent_cache, block_table, seq_lens, scale, cache_scale,
+           check_bounds=True):
     check_tensor("latent_cache", latent_cache, ndim=3, dtypes=CACHE_DTYPES)
     dev = latent_cache.device
     check_tensor("q_latent", q_latent, ndim=3, dtypes=FLOAT_DTYPES, device=dev)
@@ -171,7 +172,11 @@ def _check(q_latent, q_rope, latent_cache, block_table, seq_lens, scale, cache_s
             f"latent_cache: width {latent_cache.shape[2]} != kv_lora_rank {R} (q_latent) + "
             f"rope_dim {P} (q_rope)")
     num_blocks, bs, _ = latent_cache.shape
-    check_paged_index(block_table, seq_lens, num_blocks, bs, dev)
+    if check_bounds:  # host syncs; pass check_bounds=False inside CUDA graphs / timing loops
+        check_paged_index(block_table, seq_lens, num_blocks, bs, dev)
+    else:
+        check_tensor("block_table", block_table, ndim=2, dtypes=(torch.int32,), device=dev)
+        check_tensor("seq_lens", seq_lens, ndim=1, dtypes=(torch.int32,), device=dev)
     if block_table.shape[0] != B:
         raise ValueError(f"block_table: batch {block_table.shape[0]} != q_latent batch {B}")
     if scale is None or not float(scale) > 0:
@@ -190,15 +195,17 @@ def _check(q_latent, q_rope, latent_cache, block_table, seq_lens, scale, cache_s
 def mla_decode(q_latent: torch.Tensor, q_rope: torch.Tensor, latent_cache: torch.Tensor,
                block_table: torch.Tensor, seq_lens: torch.Tensor, *, scale: float,
                cache_scale=None, num_splits: int | None = None, block_n: int = 16,
-               out: torch.Tensor | None = None) -> torch.Tensor:
+               out: torch.Tensor | None = None, check_bounds: bool = True) -> torch.Tensor:
     """Absorbed MLA decode.
 
     q_latent [B, H, kv_lora_rank], q_rope [B, H, rope_dim], latent_cache
     [num_blocks, block_size, kv_lora_rank + rope_dim], block_table int32 [B, max_blocks],
     seq_lens int32 [B]; ``scale`` is the softmax scale. Returns out [B, H, kv_lora_rank]
-    (dtype of q_latent); a sequence of length 0 gives zeros.
+    (dtype of q_latent); a sequence of length 0 gives zeros. ``check_bounds=False``
+    skips the host-side seq_lens / block_table range checks (device syncs).
     """
-    B, H, R, P, s = _check(q_latent, q_rope, latent_cache, block_table, seq_lens, scale, cache_scale)
+    B, H, R, P, s = _check(q_latent, q_rope, latent_cache, block_table, seq_lens, scale, cache_scale,
+                           check_bounds)
     bs = latent_cache.shape[1]
     if out is None:
         out = torch.empty(B, H, R, dtype=q_latent.dtype, device=q_latent.device)
@@ -207,8 +214,11 @@ def mla_decode(q_latent: torch.Tensor, q_rope: torch.Tensor, latent_cache: torch
     if B == 0 or H == 0:
         return out
     if num_splits is None:
-        max_len = int(seq_lens.max()) if B else 0
-        num_splits = 1 if INTERPRET else max(1, min(32, max_len // 1024))
+        if INTERPRET:
+            num_splits = 1
+        else:  # ~1024+ tokens per split, at most 32 splits (one sync unless given)
+            max_len = int(seq_lens.max()) if B else 0
+            num_splits = max(1, min(32, max_len // 1024))
     if num_splits < 1:
         raise ValueError("num_splits: must be >= 1")
     BLOCK_H = 16  # tl.dot needs >= 16 rows; padded heads are masked

@@ -59,7 +59,7 @@ def _quest_score_kernel(
     tl.store(out_ptr + b * stride_ob + g * stride_oh + pages, best, mask=pages < max_pages)
 
 
-def _check(q, k_min, k_max, block_table, seq_lens, block_size):
+def _check(q, k_min, k_max, block_table, seq_lens, block_size, check_bounds=True):
     check_tensor("k_min", k_min, ndim=3, dtypes=(torch.float32, torch.bfloat16))
     dev = k_min.device
     check_tensor("k_max", k_max, ndim=3, dtypes=(k_min.dtype,), device=dev)
@@ -78,17 +78,19 @@ def _check(q, k_min, k_max, block_table, seq_lens, block_size):
         raise ValueError(f"block_table/seq_lens: batch must be {B}")
     if int(block_size) <= 0:
         raise ValueError("block_size: must be > 0")
-    if B and int(seq_lens.max()) > block_table.shape[1] * block_size:
+    if check_bounds and B and int(seq_lens.max()) > block_table.shape[1] * block_size:
         raise ValueError("seq_lens: longer than block_table can address")
     return B, Hq, Hkv, D
 
 
 def quest_score(q: torch.Tensor, k_min: torch.Tensor, k_max: torch.Tensor,
-                block_table: torch.Tensor, seq_lens: torch.Tensor, block_size: int) -> torch.Tensor:
+                block_table: torch.Tensor, seq_lens: torch.Tensor, block_size: int, *,
+                check_bounds: bool = True) -> torch.Tensor:
     """q [B, num_q_heads, D]; k_min/k_max fp32 or bf16 [num_blocks, num_kv_heads, D];
     block_table int32 [B, max_pages]; seq_lens int32 [B].
-    Returns fp32 scores [B, num_kv_heads, max_pages] (-inf past each sequence's pages)."""
-    B, Hq, Hkv, D = _check(q, k_min, k_max, block_table, seq_lens, block_size)
+    Returns fp32 scores [B, num_kv_heads, max_pages] (-inf past each sequence's pages).
+    ``check_bounds=False`` skips the seq_lens range check (a device sync)."""
+    B, Hq, Hkv, D = _check(q, k_min, k_max, block_table, seq_lens, block_size, check_bounds)
     P = block_table.shape[1]
     out = torch.empty(B, Hkv, P, dtype=torch.float32, device=q.device)
     if B == 0 or P == 0:

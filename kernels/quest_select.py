@@ -78,7 +78,7 @@ def quest_select(scores: torch.Tensor, block_table: torch.Tensor, seq_lens: torc
         s = torch.where(idx[None, :] == (n_pages - 1)[:, None], float("inf"), s)
     # rank: live pages by score (ties -> lower index), dead pages last
     order = torch.sort(s, dim=1, descending=True, stable=True).indices[:, :k]  # [B, k]
-    n_sel = torch.minimum(n_pages, torch.tensor(k, device=dev))
+    n_sel = torch.clamp(n_pages, max=k)
     slot = torch.arange(k, device=dev)[None, :]
     chosen = torch.where(slot < n_sel[:, None], order, P)  # P = "none"
     chosen = torch.sort(chosen, dim=1).values

@@ -54,7 +54,7 @@ def _recurrent_kernel(q_ptr, k_ptr, v_ptr, s_ptr, decay_ptr, lens_ptr, o_ptr,
     tl.store(s_ptr + s_base + offs_k[:, None] * DV + offs_v[None, :], S, mask=m2)
 
 
-def _check(q, k, v, state, decay, seq_lens):
+def _check(q, k, v, state, decay, seq_lens, check_bounds=True):
     check_tensor("q", q, ndim=4, dtypes=FLOAT_DTYPES)
     dev = q.device
     check_tensor("k", k, ndim=4, dtypes=FLOAT_DTYPES, device=dev)
@@ -68,28 +68,34 @@ def _check(q, k, v, state, decay, seq_lens):
     check_tensor("state", state, ndim=4, dtypes=(torch.float32,), device=dev)
     if state.shape != (B, H, DK, DV):
         raise ValueError(f"state: expected fp32 [{B}, {H}, {DK}, {DV}], got {tuple(state.shape)}")
+    if isinstance(decay, (int, float)):
+        if not 0.0 <= float(decay) <= 1.0:
+            raise ValueError("decay: values must lie in [0, 1]")
     d = torch.as_tensor(decay, dtype=torch.float32, device=dev).reshape(-1)
     if d.numel() == 1:
         d = d.expand(H)
     if d.numel() != H:
         raise ValueError(f"decay: expected a float or [{H}] values, got {d.numel()}")
-    if not bool(((d >= 0) & (d <= 1)).all()):
+    if check_bounds and not bool(((d >= 0) & (d <= 1)).all()):
         raise ValueError("decay: values must lie in [0, 1]")
     if seq_lens is None:
         seq_lens = torch.full((B,), T, dtype=torch.int32, device=dev)
     check_tensor("seq_lens", seq_lens, ndim=1, dtypes=(torch.int32,), device=dev)
-    if seq_lens.shape[0] != B or (B and (int(seq_lens.min()) < 0 or int(seq_lens.max()) > T)):
+    if seq_lens.shape[0] != B:
+        raise ValueError(f"seq_lens: expected [{B}] values in [0, {T}]")
+    if check_bounds and B and (int(seq_lens.min()) < 0 or int(seq_lens.max()) > T):
         raise ValueError(f"seq_lens: expected [{B}] values in [0, {T}]")
     return B, T, H, DK, DV, d.contiguous(), seq_lens
 
 
 def recurrent_update(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, state: torch.Tensor, *,
                      decay=1.0, seq_lens: torch.Tensor | None = None,
-                     out: torch.Tensor | None = None) -> torch.Tensor:
+                     out: torch.Tensor | None = None, check_bounds: bool = True) -> torch.Tensor:
     """q, k [B, T, H, d_k], v [B, T, H, d_v]; state fp32 [B, H, d_k, d_v] updated in place;
     decay float or [H] in [0, 1]; seq_lens int32 [B] (default T). Returns o [B, T, H, d_v]
-    (dtype of v; positions t >= seq_lens[b] untouched)."""
-    B, T, H, DK, DV, d, lens = _check(q, k, v, state, decay, seq_lens)
+    (dtype of v; positions t >= seq_lens[b] untouched). ``check_bounds=False`` skips the
+    device-side range checks of decay / seq_lens (syncs)."""
+    B, T, H, DK, DV, d, lens = _check(q, k, v, state, decay, seq_lens, check_bounds)
     if out is None:
         out = torch.empty_like(v)
     elif out.shape != v.shape or not out.is_contiguous():
