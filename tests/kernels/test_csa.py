@@ -6,7 +6,6 @@ mean, so fp32 outputs agree to 1e-6 and bf16 outputs to one bf16 ulp (rtol 8e-3)
 decode runs fp32 math in the interpreter and matches float64 to 2e-5 (the GPU
 test, TF32 dots, to 2e-2).
 """
-import math
 
 import pytest
 import torch

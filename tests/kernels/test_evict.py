@@ -5,9 +5,10 @@ compaction is compared in float64 with attention over exactly the retained token
 of the uncompacted cache (1e-12), and with part 1's paged_decode when present
 (fp32 interpreter math, 2e-5).
 """
-import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch
 
 from kvplan.kernels._attn_ref import attention_ref, gather_tokens, paged_attention_ref
@@ -176,3 +177,18 @@ def test_compaction_bad_input(device):
         compact_sequence([(k_cache, v_cache)], alloc, 0, [0, 9])
     with pytest.raises(ValueError, match="caches"):
         compact_sequence([(k_cache[:2].contiguous(), v_cache[:2].contiguous())], alloc, 0, [0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(scores=st.lists(st.floats(-10, 10, allow_nan=False), min_size=0, max_size=40),
+       recent=st.integers(0, 6), extra=st.integers(0, 10))
+def test_h2o_property_matches_article_rule(scores, recent, extra):
+    budget = max(1, recent + extra)
+    got = h2o_select(scores, budget, recent).tolist()
+    n = len(scores)
+    if n <= budget:
+        assert got == list(range(n))
+        return
+    older = list(range(n - recent))
+    heavy = sorted(older, key=lambda p: scores[p], reverse=True)[: budget - recent]  # stable
+    assert got == sorted(heavy + list(range(n - recent, n)))

@@ -9,6 +9,8 @@ and part 1's paged_decode (fp32 math in the interpreter) to 2e-5.
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch
 
 from kvplan.kernels._attn_ref import attention_ref, gather_tokens, paged_attention_ref
@@ -189,3 +191,39 @@ def test_bad_inputs_raise(device):
         quest_meta_update(k_cache, k_min[:2].contiguous(), k_max, slots)
     with pytest.raises(ValueError, match="k_scale"):
         quest_meta_update(k_cache.to(torch.float8_e4m3fn), k_min, k_max, slots)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_quest_8k_gpu():
+    from kvplan.kernels.paged_decode import paged_decode
+
+    lens, bs, Hkv, G, D = [8192, 5000], 16, 8, 4, 128
+    nb = sum(math.ceil(n / bs) for n in lens) + 3
+    k_cache, bt, sl, slots = _paged(lens, bs, nb, Hkv, D, torch.bfloat16, "cuda")
+    v_cache = torch.randn(nb, bs, Hkv, D, device="cuda").bfloat16()
+    k_min, k_max = alloc_quest_meta(nb, Hkv, D, "cuda", torch.bfloat16)
+    quest_meta_update(k_cache, k_min, k_max, slots)
+    q = torch.randn(2, Hkv * G, D, device="cuda").bfloat16()
+    scores = quest_score(q, k_min, k_max, bt, sl, bs)
+    sel = quest_select(scores, bt, sl, bs, bt.shape[1] // 8)
+    got = paged_decode(q, k_cache, v_cache, sel.block_table, sel.seq_lens)
+    want = paged_attention_ref(q, k_cache, v_cache, sel.block_table, sel.seq_lens)
+    torch.testing.assert_close(got.double(), want, rtol=2e-2, atol=2e-2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(lens=st.lists(st.integers(0, 40), min_size=1, max_size=4), bs=st.sampled_from([1, 3, 4]),
+       k=st.integers(1, 12), keep_last=st.booleans(), seed=st.integers(0, 2**16))
+def test_select_property_matches_loop(lens, bs, k, keep_last, seed):
+    g = torch.Generator().manual_seed(seed)
+    P = max(1, max(math.ceil(n / bs) for n in lens))
+    if k > P:
+        k = P
+    bt = torch.randperm(len(lens) * P, generator=g).view(len(lens), P).int()
+    sl = torch.tensor(lens, dtype=torch.int32)
+    scores = torch.randn(len(lens), 2, P, generator=g)
+    a = quest_select(scores, bt, sl, bs, k, keep_last=keep_last)
+    b = quest_select_reference(scores, bt, sl, bs, k, keep_last=keep_last)
+    assert torch.equal(a.pages, b.pages) and torch.equal(a.block_table, b.block_table)
+    assert torch.equal(a.seq_lens, b.seq_lens) and torch.equal(a.num_pages, b.num_pages)

@@ -72,3 +72,15 @@ def test_bad_inputs_raise(device):
         recurrent_update(q, k, v, torch.zeros(1, 2, 8, 8, device=device), decay=1.5)
     with pytest.raises(ValueError, match="v"):
         recurrent_update(q, k, v[:, :2].contiguous(), torch.zeros(1, 2, 8, 8, device=device))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_large_gpu():
+    B, T, H, DK, DV = 2, 64, 4, 128, 128
+    q, k, v = _inputs(B, T, H, DK, DV, "cuda")
+    state = torch.zeros(B, H, DK, DV, device="cuda")
+    out = recurrent_update(q, k, v, state, decay=0.97)
+    ref_o, ref_s = recurrent_reference(q, k, v, torch.zeros_like(state), decay=0.97)
+    torch.testing.assert_close(out.double(), ref_o, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(state.double(), ref_s, rtol=1e-4, atol=1e-4)
