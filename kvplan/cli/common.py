@@ -30,7 +30,7 @@ def _warning_line(message, category, filename, lineno, file=None, line=None):
 
 def run(app) -> int:
     """Run the typer app; map every failure to one line and an exit code."""
-    import click
+    import typer
 
     warnings.showwarning = _warning_line
     debug = os.environ.get("KVPLAN_DEBUG", "") not in ("", "0")
@@ -38,14 +38,18 @@ def run(app) -> int:
         result = app(standalone_mode=False)
         # with standalone_mode off, click returns typer.Exit's code instead of raising
         return result if isinstance(result, int) else 0
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         return exc.exit_code
-    except click.exceptions.Abort:
+    except typer.Abort:
         error_line("aborted")
         return 1
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
+    except typer.TyperException as exc:  # usage errors from option parsing: exit 2
+        show = getattr(exc, "show", None)
+        if show is not None:
+            show()
+        else:
+            error_line(str(exc))
+        return getattr(exc, "exit_code", 2)
     except KvplanError as exc:
         if debug:
             raise

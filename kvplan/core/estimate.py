@@ -51,23 +51,27 @@ class Estimate:
 def estimate(model: ModelSpec, context_tokens: int, batch: int = 1) -> Estimate:
     """Exact cache bytes of `batch` sequences of `context_tokens` tokens each."""
     rows: dict[str, list] = {}
-    per_token = Fraction(0)
+    per_token = 0  # int, or a Fraction once KIVI's amortised scales appear
     kv_total = state_total = shared = read_total = 0
+    n = context_tokens
     for layer, count in model.groups:
-        owners = count if layer.owns_cache else 0
+        owners = 0 if layer.shares_cache_of is not None or not layer.caches else count
         kv = read = 0
-        layer_per_token = Fraction(0)
+        layer_per_token = 0
         cap = None
         retained = 0
         for cache in layer.caches:
-            read += cache.read_bytes(context_tokens)
+            policy = cache.policy
+            read += cache.read_bytes(n)
             if owners:
-                kv += cache.stored_bytes(context_tokens)
+                kv += cache.stored_bytes(n)
                 layer_per_token += cache.bytes_per_token()
                 shared += cache.fixed_bytes() * owners
-            policy_cap = cache.policy.cap_tokens
+            policy_cap = policy.cap_tokens
             cap = policy_cap if cap is None else (cap if policy_cap is None else max(cap, policy_cap))
-            retained = max(retained, cache.policy.retained_tokens(context_tokens))
+            kept = policy.retained_tokens(n)
+            if kept > retained:
+                retained = kept
         state = layer.state.bytes if layer.state is not None and layer.shares_cache_of is None else 0
         per_token += layer_per_token * owners
         kv_total += kv * owners

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 
 from .storage import BF16, Storage
 
@@ -106,15 +107,32 @@ class TokenCache:
             return (("key", self.heads, self.key_dim), ("value", self.heads, self.value_dim))
         return (("latent" if self.kind == "latent" else "key", self.heads, self.key_dim),)
 
+    @cached_property
+    def _linear_entry_bytes(self) -> int | None:
+        """Bytes per entry when bytes grow linearly with entries (all but KIVI)."""
+        if self.storage.granularity == "kivi":
+            return None
+        return sum(self.storage.tensor_bytes(1, h, d, role) for role, h, d in self._tensors())
+
     def entry_bytes(self, entries: int) -> int:
+        linear = self._linear_entry_bytes
+        if linear is not None:
+            return entries * linear if entries > 0 else 0
         return sum(self.storage.tensor_bytes(entries, h, d, role) for role, h, d in self._tensors())
 
-    def bytes_per_token(self) -> Fraction:
-        """Marginal bytes of one more stored token (payload plus per-token scales)."""
+    @cached_property
+    def _bytes_per_token(self) -> Fraction | int:
+        linear = self._linear_entry_bytes
+        if linear is not None:
+            return linear
         return sum(
             (self.storage.marginal_bytes_per_token(h, d, role) for role, h, d in self._tensors()),
             Fraction(0),
         )
+
+    def bytes_per_token(self) -> Fraction | int:
+        """Marginal bytes of one more stored token (payload plus per-token scales)."""
+        return self._bytes_per_token
 
     def quest_meta_bytes(self, tokens: int) -> int:
         if self.policy.read_page_tokens is None:
@@ -124,7 +142,8 @@ class TokenCache:
 
     def stored_bytes(self, tokens: int) -> int:
         """Exact bytes one sequence of `tokens` tokens keeps in this cache."""
-        return self.entry_bytes(self.policy.stored_entries(tokens)) + self.quest_meta_bytes(tokens)
+        meta = self.quest_meta_bytes(tokens) if self.policy.read_page_tokens is not None else 0
+        return self.entry_bytes(self.policy.stored_entries(tokens)) + meta
 
     def paged_entries(self, tokens: int, block_tokens: int) -> int:
         """Entry slots a paged allocator holds: whole blocks. A window's tokens
@@ -145,7 +164,8 @@ class TokenCache:
 
     def read_bytes(self, tokens: int) -> int:
         """Bytes one decode step reads from this cache (Quest reads all page metadata)."""
-        return self.entry_bytes(self.policy.read_entries(tokens)) + self.quest_meta_bytes(tokens)
+        meta = self.quest_meta_bytes(tokens) if self.policy.read_page_tokens is not None else 0
+        return self.entry_bytes(self.policy.read_entries(tokens)) + meta
 
     def fixed_bytes(self) -> int:
         return sum(self.storage.fixed_bytes(h) for _, h, _ in self._tensors())
@@ -184,7 +204,7 @@ class LayerSpec:
     def owns_cache(self) -> bool:
         return self.shares_cache_of is None and bool(self.caches)
 
-    @property
+    @cached_property
     def kind(self) -> str:
         """A short human label: 'full attention', 'sliding window 4096', ..."""
         if self.shares_cache_of is not None:

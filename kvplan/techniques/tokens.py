@@ -68,7 +68,9 @@ class Evict(Technique):
                 cache,
                 budget_fraction=fraction if self.fraction is not None else policy.budget_fraction,
                 budget_tokens=tokens if self.tokens is not None else policy.budget_tokens,
-                recent_tokens=max(policy.recent_tokens, self.recent),
+                # a later budget cannot bring back tokens an earlier one evicted,
+                # so its recent window only counts when no budget was set before
+                recent_tokens=policy.recent_tokens if (policy.budget_fraction or policy.budget_tokens) else self.recent,
             )
 
         return plan.with_model(map_caches(plan.model, evict, lambda i, l, c: _growing(c)))
