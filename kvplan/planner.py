@@ -55,11 +55,15 @@ class PlanResult:
         return self.steps[-1].gpu_bytes
 
 
+def _sequence_total(b: BatchBytes) -> int:
+    return b.kv_bytes_per_sequence + b.state_bytes_per_sequence
+
+
 def _offload(plan: Plan, b: BatchBytes, batch: int) -> tuple[int, int]:
     """(offloaded bytes, sessions moved) for the batch under plan.offload."""
     if plan.offload is None:
         return 0, 0
-    per_seq = b.kv_bytes_per_sequence + b.state_bytes_per_sequence
+    per_seq = _sequence_total(b)
     movable = max(batch - plan.offload.active_sequences, 0)
     sessions = min(movable, plan.offload.cpu_bytes // per_seq if per_seq else 0)
     return sessions * per_seq, sessions
@@ -108,10 +112,10 @@ def evaluate(
         offloaded, sessions = _offload(final, b, batch)
         resume = None
         if deployment is not None and deployment.gpu is not None and deployment.gpu.bf16_tflops:
+            # each GPU brings back its own shard in parallel: the largest stage decides
             per_gpu = max(
-                sum(batch_bytes(final, tokens, 1, s).kv_bytes_per_sequence + batch_bytes(final, tokens, 1, s).state_bytes_per_sequence
-                    for s in shard(final.model, deployment.tp, deployment.pp)[i : i + 1])
-                for i in range(deployment.pp)
+                _sequence_total(batch_bytes(final, tokens, 1, stage))
+                for stage in shard(final.model, deployment.tp, deployment.pp)
             )
             resume = resume_cost(final.model, deployment, tokens, per_gpu, final.offload.link_gbps, final.offload.mfu)
         off = Offloaded(offloaded, b.total_bytes - offloaded, sessions, resume)

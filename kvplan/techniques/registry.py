@@ -135,7 +135,7 @@ def build(text: str) -> Technique:
         return arch.LatentWhatIf(**_meta(name, spec, f"latent {rank} + rope {rope}"), rank=rank, rope=rope)
     if name == "hybrid":
         spec.known("state", "pattern")
-        pattern = spec.options.get("pattern") or (text.split(":", 1)[1].split(",")[0] if ":" in text and "=" not in text.split(":", 1)[1].split(",")[0] else "3:1")
+        pattern = spec.options.get("pattern") or _pattern_arg(text) or "3:1"
         try:
             rec, att = (int(p) for p in pattern.split(":"))
             assert rec > 0 and att >= 0
@@ -186,6 +186,13 @@ def build(text: str) -> Technique:
     except (ValueError, AssertionError):
         raise spec.fail("link must be a bandwidth in GB/s and mfu a fraction in (0, 1]") from None
     return serving.OffloadTier(**_meta("offload", spec, f"CPU tier {spec.options.get('cpu', spec.arg)}"), cpu_bytes=cpu, active=active, link_gbps=link_gbps, mfu=mfu)
+
+
+def _pattern_arg(text: str) -> str | None:
+    """'hybrid:3:1,state=1MiB' -> '3:1' (the spec parser splits at the first colon)."""
+    _, _, rest = text.partition(":")
+    first = rest.split(",")[0]
+    return first if first and "=" not in first else None
 
 
 def _size_arg(spec: Spec) -> int:
