@@ -126,7 +126,9 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report
         [f"total for batch {est.batch}", b.total_bytes, format_bytes(b.total_bytes)],
         ["KV read per decode step (1 seq)", est.read_bytes_per_step, format_bytes(est.read_bytes_per_step)],
     ]
-    tables = [Table(f"{model.name}: {kv_dtype} KV cache", ["quantity", "bytes", "size"], rows, {1})]
+    applied = len(result.steps) - 1
+    title = f"{model.name}: {kv_dtype} KV cache" + (f", after {applied} technique{'s' if applied > 1 else ''}" if applied else "")
+    tables = [Table(title, ["quantity", "bytes", "size"], rows, {1})]
     kind_rows = [
         [k["kind"], k["layers"], k["cache_layers"], k["bytes_per_token"], k["cap_tokens"], k["retained_tokens"],
          format_bytes(k["kv_bytes_per_sequence"]), format_bytes(k["state_bytes_per_sequence"])]
