@@ -21,6 +21,12 @@ app.command("estimate")(estimate_command)
 app.command("models")(models_command)
 app.command("techniques")(techniques_command)
 app.command("gpus")(gpus_command)
+from .plan import plan_command  # noqa: E402  (workload commands: plan, sweep, compare)
+app.command("plan")(plan_command)
+from .sweep import sweep_command  # noqa: E402
+app.command("sweep")(sweep_command)
+from .compare import compare_command  # noqa: E402
+app.command("compare")(compare_command)
 
 
 def main() -> None:

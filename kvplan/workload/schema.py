@@ -244,7 +244,7 @@ def build_scenario(data, source: str, lines: dict[str, int], default_name: str) 
         pp=dep["pp"],
         mem_util=dep["mem_util"],
         reserve_bytes=parse_size(dep["reserve"], "deployment.reserve") if isinstance(dep["reserve"], str) else dep["reserve"],
-        weight_bytes=dep["weights"],
+        weight_bytes=None if dep["weights"] == "auto" else dep["weights"],
         gpu_memory_bytes=dep["gpu_memory"],
         prompt_tokens=work["prompt_tokens"],
         output_tokens=work["output_tokens"],

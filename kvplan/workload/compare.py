@@ -1,0 +1,93 @@
+"""`kvplan compare`: several models side by side under the same workload
+(context, batch, KV dtype, techniques) on the same GPUs."""
+
+from __future__ import annotations
+
+from ..capacity.hardware import make_deployment
+from ..errors import PlanError, UsageError
+from ..planner import as_number, evaluate
+from ..render import Report, Table
+from ..sources import load_model
+from ..techniques.registry import build_all
+from ..units import format_bytes, format_tokens, parse_positive_int, parse_tokens
+from ..workflows import apply_kv_dtype
+
+
+def _column(name: str, spec, chain, tokens: int, batch: int, deployment) -> dict:
+    """One model's numbers; capacity stays empty when its weights do not fit."""
+    note = None
+    try:
+        result = evaluate(spec, chain, tokens, batch, deployment)
+    except PlanError as exc:
+        result = evaluate(spec, chain, tokens, batch, None)
+        note = exc.message
+    est, cap, dec = result.estimate, result.capacity, result.decode
+    return {
+        "model": name,
+        "name": result.plan.model.name,
+        "bytes_per_token": as_number(est.bytes_per_token),
+        "kv_bytes_per_sequence": est.kv_bytes_per_sequence,
+        "state_bytes_per_sequence": est.state_bytes_per_sequence,
+        "bytes_per_sequence": est.bytes_per_sequence,
+        "total_bytes": result.batch.total_bytes,
+        "read_bytes_per_step": est.read_bytes_per_step,
+        "weight_bytes_per_gpu": cap.weight_bytes_per_gpu if cap else None,
+        "pool_bytes": cap.pool_bytes if cap else None,
+        "pool_tokens": cap.pool_tokens if cap else None,
+        "max_concurrency": cap.max_concurrency if cap else None,
+        "step_ms": round(dec.step_ms, 6) if dec else None,
+        "fits": note is None,
+        "note": note,
+    }
+
+
+def compare_workflow(*, models, context, batch, kv_dtype, techniques, gpu, tp, pp, mem_util) -> Report:
+    if len(models) < 2:
+        raise UsageError(f"compare needs at least two models, got {len(models)}", "for example: kvplan compare llama-3.1-8b qwen3-8b")
+    tokens = parse_tokens(context, "--context")
+    batch_n = parse_positive_int(batch, "--batch")
+    chain = build_all(techniques)
+    deployment = make_deployment(gpu, tp=tp, pp=pp, mem_util=mem_util)
+    cols = []
+    for name in models:
+        spec, dtype = apply_kv_dtype(load_model(name), kv_dtype)
+        cols.append(_column(name, spec, chain, tokens, batch_n, deployment) | {"kv_dtype": dtype})
+    base = cols[0]
+
+    def cells(key, fmt):
+        return [None if c[key] is None else fmt(c[key]) for c in cols]
+
+    ratio = [
+        f"x{c['bytes_per_sequence'] / base['bytes_per_sequence']:.3f}" if base["bytes_per_sequence"] else "-" for c in cols
+    ]
+    ctx = format_tokens(tokens)
+    rows = [
+        ["KV dtype (before techniques)", *[c["kv_dtype"] for c in cols]],
+        ["bytes per token", *cells("bytes_per_token", lambda v: f"{v:,}")],
+        [f"KV per sequence at {ctx}", *cells("kv_bytes_per_sequence", format_bytes)],
+        ["fixed state per sequence", *cells("state_bytes_per_sequence", format_bytes)],
+        [f"per sequence vs {base['model']}", *ratio],
+        [f"batch of {batch_n}", *cells("total_bytes", format_bytes)],
+        ["KV read per decode step (1 seq)", *cells("read_bytes_per_step", format_bytes)],
+        ["weights per GPU", *cells("weight_bytes_per_gpu", format_bytes)],
+        ["KV pool per GPU", *cells("pool_bytes", format_bytes)],
+        ["tokens in the pool", *cells("pool_tokens", lambda v: f"{v:,}")],
+        [f"max concurrent sequences at {ctx}", *cells("max_concurrency", lambda v: f"{v:,}")],
+        [f"decode floor, batch {batch_n} (ms/token)", *cells("step_ms", lambda v: f"{v:,.2f}")],
+    ]
+    title = f"same workload: {ctx} tokens, batch {batch_n}, {deployment.gpus} x {deployment.gpu.name} (tp {tp}, pp {pp})"
+    if techniques:
+        title += ", techniques " + ", ".join(techniques)
+    table = Table(title, ["quantity", *[c["model"] for c in cols]], rows, set(range(1, len(cols) + 1)))
+    lines = [f"{c['model']}: does not fit: {c['note']}" for c in cols if not c["fits"]]
+    data = {
+        "schema_version": 1,
+        "context_tokens": tokens,
+        "batch": batch_n,
+        "gpu": deployment.gpu.name,
+        "tp": tp,
+        "pp": pp,
+        "techniques": list(techniques),
+        "models": cols,
+    }
+    return Report(data, [table], lines)
