@@ -155,7 +155,7 @@ def csa_select(q, comp_k, num_groups, top_k: int) -> torch.Tensor:
     B, Hq, D = q.shape
     _, G_MAX, Hkv, _ = comp_k.shape
     scores = torch.empty(B, Hkv, G_MAX, dtype=torch.float32, device=q.device)
-    BLOCK_E = min(64, next_pow2(G_MAX))
+    BLOCK_E = min(16, next_pow2(G_MAX))
     _csa_score_kernel[(B, Hkv, triton.cdiv(G_MAX, BLOCK_E))](
         q, comp_k, num_groups, scores, Hkv, G_MAX, q.stride(0), q.stride(1),
         D=D, GRP=Hq // Hkv, BLOCK_E=BLOCK_E, BLOCK_D=next_pow2(D))

@@ -95,7 +95,7 @@ def quest_score(q: torch.Tensor, k_min: torch.Tensor, k_max: torch.Tensor,
     out = torch.empty(B, Hkv, P, dtype=torch.float32, device=q.device)
     if B == 0 or P == 0:
         return out
-    BLOCK_P = min(next_pow2(P), 64)
+    BLOCK_P = min(next_pow2(P), 16)  # [16, D] min + max tiles: no register pressure
     _quest_score_kernel[(B, Hkv, triton.cdiv(P, BLOCK_P))](
         q, k_min, k_max, block_table, seq_lens, out,
         Hkv, P, q.stride(0), q.stride(1), block_table.stride(0), out.stride(0), out.stride(1),
