@@ -50,12 +50,21 @@ LOG2E = 1.4426950408889634
 
 
 @triton.jit
-def _unpack_codes(byte_ptrs, offs_d, mask, BITS: tl.constexpr):
-    """Load packed codes: channel d lives in byte d // (8 // BITS) at bit (d % (8 // BITS)) * BITS."""
-    PER_BYTE: tl.constexpr = 8 // BITS
-    raw = tl.load(byte_ptrs, mask=mask, other=0).to(tl.int32)
-    shift = (offs_d % PER_BYTE) * BITS
-    return ((raw >> shift[None, :]) & ((1 << BITS) - 1)).to(tl.float32)
+def _unpack_codes(row_ptrs, mask_n, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, BITS: tl.constexpr):
+    """Load packed rows [BLOCK_N, HEAD_DIM*BITS/8] (contiguous bytes) -> fp32 codes [BLOCK_N, HEAD_DIM].
+
+    Channel d lives in byte d // (8 // BITS) at bit (d % (8 // BITS)) * BITS; the
+    codes of one byte are split with shifts and interleaved back with tl.join.
+    """
+    ROW: tl.constexpr = HEAD_DIM * BITS // 8
+    MASK: tl.constexpr = (1 << BITS) - 1
+    raw = tl.load(row_ptrs[:, None] + tl.arange(0, ROW)[None, :], mask=mask_n[:, None], other=0).to(tl.int32)
+    if BITS == 4:
+        codes = tl.join(raw & MASK, (raw >> 4) & MASK)  # [BLOCK_N, ROW, 2]
+    else:
+        codes = tl.join(tl.join(raw & MASK, (raw >> 4) & MASK),
+                        tl.join((raw >> 2) & MASK, (raw >> 6) & MASK))  # [BLOCK_N, ROW, 2, 2]
+    return tl.reshape(codes, [BLOCK_N, HEAD_DIM]).to(tl.float32)
 
 
 @triton.jit
@@ -115,7 +124,6 @@ def _paged_decode_split_kernel(
 
     if KV_KIND == 2:
         ROW_BYTES: tl.constexpr = HEAD_DIM * BITS // 8
-        PER_BYTE: tl.constexpr = 8 // BITS
         quant_len = seq_len - seq_len % GROUP_K  # keys before this are packed codes
 
     m_i = tl.full([BLOCK_G], float("-inf"), tl.float32)
@@ -129,13 +137,13 @@ def _paged_decode_split_kernel(
         slot = blk * PAGE + offs_n % PAGE  # [BLOCK_N]
         mask_nd = mask_n[:, None] & mask_d[None, :]
         if KV_KIND == 2:
-            code_ptr = (slot * num_kv_heads + kvh)[:, None] * ROW_BYTES + (offs_d // PER_BYTE)[None, :]
+            row_off = (slot * num_kv_heads + kvh) * ROW_BYTES  # [BLOCK_N] start of each packed row
             # keys: per channel, one scale/zero per GROUP_K tokens of a block
             in_res = offs_n >= quant_len
             mk = mask_nd & ~in_res[:, None]
             kgrp = (blk * (PAGE // GROUP_K) + (offs_n % PAGE) // GROUP_K) * num_kv_heads + kvh
             kq = (kgrp[:, None] * HEAD_DIM + offs_d[None, :])
-            k = _unpack_codes(k_ptr + code_ptr, offs_d, mk, BITS) \
+            k = _unpack_codes(k_ptr + row_off, mask_n & ~in_res, BLOCK_N, HEAD_DIM, BITS) \
                 * tl.load(kq_scale_ptr + kq, mask=mk, other=0.0).to(tl.float32) \
                 + tl.load(kq_zero_ptr + kq, mask=mk, other=0.0).to(tl.float32)
             mr = mask_nd & in_res[:, None]
@@ -144,10 +152,12 @@ def _paged_decode_split_kernel(
             k_res = tl.load(k_res_ptr + res_ptr, mask=mr, other=0.0).to(tl.float32)
             k = tl.where(in_res[:, None], k_res, k)
             # values: per token, one scale/zero per GROUP_V channels
-            vq = (slot * num_kv_heads + kvh)[:, None] * (HEAD_DIM // GROUP_V) + (offs_d // GROUP_V)[None, :]
-            v = _unpack_codes(v_ptr + code_ptr, offs_d, mask_nd, BITS) \
-                * tl.load(vq_scale_ptr + vq, mask=mask_nd, other=0.0).to(tl.float32) \
-                + tl.load(vq_zero_ptr + vq, mask=mask_nd, other=0.0).to(tl.float32)
+            NGV: tl.constexpr = HEAD_DIM // GROUP_V
+            vq = ((slot * num_kv_heads + kvh) * NGV)[:, None] + tl.arange(0, NGV)[None, :]  # [BLOCK_N, NGV]
+            v_sc = tl.load(vq_scale_ptr + vq, mask=mask_n[:, None], other=0.0).to(tl.float32)
+            v_ze = tl.load(vq_zero_ptr + vq, mask=mask_n[:, None], other=0.0).to(tl.float32)
+            v = tl.reshape(_unpack_codes(v_ptr + row_off, mask_n, BLOCK_N, HEAD_DIM, BITS), [BLOCK_N, NGV, GROUP_V])
+            v = tl.reshape(v * v_sc[:, :, None] + v_ze[:, :, None], [BLOCK_N, HEAD_DIM])
         else:
             kv_off = (slot * num_kv_heads + kvh)[:, None] * HEAD_DIM + offs_d[None, :]
             k = tl.load(k_ptr + kv_off, mask=mask_nd, other=0.0)  # [BLOCK_N, BLOCK_D]
@@ -218,6 +228,7 @@ def paged_decode(q, k_cache, v_cache, block_table, seq_lens, *, scale=None, wind
         check_tensor(k_cache, "k_cache", ndim=4, dtypes=(torch.uint8,), contiguous=True)
         check_tensor(v_cache, "v_cache", ndim=4, dtypes=(torch.uint8,), contiguous=True)
         quant.check(k_cache, v_cache, head_dim=head_dim, batch=batch)
+        check(head_dim >= 16, "q", f"head_dim {head_dim} < 16 is not supported with packed codes")
     else:
         check_tensor(k_cache, "k_cache", ndim=4, dtypes=KV_DTYPES, contiguous=True)
         check_tensor(v_cache, "v_cache", ndim=4, dtypes=KV_DTYPES, contiguous=True)

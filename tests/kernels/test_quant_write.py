@@ -128,10 +128,11 @@ def test_decode_matches_reference_and_bf16_bound(device, bits):
     assert err.max() < max_bound and err.mean() < mean_bound, (err.max(), err.mean())
 
 
-def test_decode_window_with_quant(device):
+@pytest.mark.parametrize("bits,gv", [(4, 64), (2, 8)])
+def test_decode_window_with_quant(device, bits, gv):
     seq_lens, h, d, bs = [40, 9], 1, 64, 16
     bt, nb, _ = make_block_table(seq_lens, bs, device)
-    c = _poisoned_quant(nb + 1, bs, h, d, 4, 16, 32, 2, device)
+    c = _poisoned_quant(nb + 1, bs, h, d, bits, 16, gv, 2, device)
     bt, _ = _write_in_chunks(seq_lens, [c], quant_write, h, d, bs, device)
     lens = torch.tensor(seq_lens, dtype=torch.int32, device=device)
     q = torch.randn(2, 2, d, device=device)
