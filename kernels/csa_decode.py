@@ -165,7 +165,7 @@ def csa_select(q, comp_k, num_groups, top_k: int) -> torch.Tensor:
 
 def csa_decode(q, comp_k, comp_v, num_groups, local_k, local_v, local_lens, *, top_k: int,
                scale: float | None = None, return_selection: bool = False,
-               check_bounds: bool = True):
+               check_bounds: bool = True, out: torch.Tensor | None = None):
     """q [B, Hq, D]; comp_k/comp_v [B, max_groups, Hkv, D] + num_groups int32 [B]
     (csa_compress); local_k/local_v [B, window, Hkv, D] + local_lens int32 [B]
     (csa_local_window). Returns out [B, Hq, D] (q.dtype) [, selection int64 [B, Hkv, top_k]].
@@ -174,7 +174,10 @@ def csa_decode(q, comp_k, comp_v, num_groups, local_k, local_v, local_lens, *, t
                                   check_bounds)
     scale = D ** -0.5 if scale is None else float(scale)
     sel = csa_select(q, comp_k, num_groups, top_k).contiguous()
-    out = torch.empty_like(q)
+    if out is None:
+        out = torch.empty_like(q)
+    elif out.shape != q.shape or not out.is_contiguous():
+        raise ValueError(f"out: expected contiguous {tuple(q.shape)}")
     GRP = Hq // Hkv
     _csa_attn_kernel[(B, Hkv)](
         q, comp_k, comp_v, sel, local_k, local_v, local_lens, out,

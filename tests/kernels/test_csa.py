@@ -50,7 +50,8 @@ def test_decode_matches_reference(device, m, window, top_k):
     ck, cv, ng = csa_compress(k, v, sl, m)
     lk, lv, ll = csa_local_window(k, v, sl, window, m)
     q = torch.randn(3, Hkv * G, D, device=device)
-    out, sel = csa_decode(q, ck, cv, ng, lk, lv, ll, top_k=top_k, return_selection=True)
+    out = torch.full_like(q, float("nan"))
+    _, sel = csa_decode(q, ck, cv, ng, lk, lv, ll, top_k=top_k, return_selection=True, out=out)
     ref, ref_sel = csa_decode_reference(q, ck, cv, ng, lk, lv, ll, top_k=top_k)
     assert torch.isfinite(out).all()
     for b in range(3):
