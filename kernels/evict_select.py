@@ -121,7 +121,7 @@ def snapkv_select(q_obs: torch.Tensor, k: torch.Tensor, budget: int, *, scale: f
     [budget'] (shared), or [num_kv_heads, budget'] with ``per_kv_head``;
     budget' = min(budget, n)."""
     w = q_obs.shape[1] if isinstance(q_obs, torch.Tensor) and q_obs.dim() == 3 else 0
-    _check_budget(budget, w, "window")
+    _check_budget(budget, w, "observation")
     votes = snapkv_scores(q_obs, k, scale=scale, kernel_size=kernel_size, pool=pool)
     n = k.shape[0]
     if n <= budget:
