@@ -17,8 +17,10 @@ ON_GPU = torch.cuda.is_available()
 ATOL = 3e-2 if ON_GPU else 2e-5
 
 
-def _run(case, **kw):
+def _run(case, q_dtype=None, **kw):
     q = case["q"].to(torch.bfloat16) if ON_GPU else case["q"]
+    if q_dtype is not None:
+        q = q.to(q_dtype)
     out = torch.full(q.shape, float("nan"), device=q.device)
     got = paged_decode(q, case["k_cache"], case["v_cache"], case["block_table"], case["seq_lens"],
                        k_scale=case["k_scale"], v_scale=case["v_scale"], out=out, **kw)
@@ -44,7 +46,7 @@ def test_gqa_splits_block_size_odd(device, num_splits):
     # group of 3 query heads per kv head, block size 5 (odd, not a tile multiple)
     case = make_case([23, 1, 64], num_q_heads=6, num_kv_heads=2, head_dim=64, block_size=5,
                      dtype=torch.bfloat16, device=device)
-    out, want = _run(case, num_splits=num_splits, block_n=16)
+    out, want = _run(case, num_splits=num_splits, block_n=16, q_dtype=torch.bfloat16)
     torch.testing.assert_close(out.double(), want, atol=ATOL, rtol=0)
 
 
@@ -82,7 +84,7 @@ def test_sliding_window(device, window):
 def test_empty_sequence_and_custom_scale(device):
     case = make_case([0, 19], num_q_heads=2, num_kv_heads=2, head_dim=64, block_size=16,
                      dtype=torch.float16, device=device)
-    out, want = _run(case, scale=0.3, num_splits=3)
+    out, want = _run(case, scale=0.3, num_splits=3, q_dtype=torch.float16)
     assert (out[0] == 0).all()
     torch.testing.assert_close(out.double(), want, atol=ATOL, rtol=0)
 
