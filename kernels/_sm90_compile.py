@@ -40,6 +40,10 @@ def _cases():
             out.append(("mla", mla_decode._mla_decode_kernel, dict(mla_dec_types, cache_ptr=cache_t),
                         {"BS": 64, "R": 512, "P": 64, "BLOCK_H": 16, "BLOCK_N": 16, "BLOCK_R": 512,
                          "BLOCK_P": 64, "NUM_SPLITS": splits, "HAS_SCALE": has_scale, "INTERP": False}, 8))
+        for bh, warps in ((32, 8), (64, 16)):
+            out.append(("mla", mla_decode._mla_decode_kernel, dict(mla_dec_types, cache_ptr=cache_t),
+                        {"BS": 64, "R": 512, "P": 64, "BLOCK_H": bh, "BLOCK_N": 16, "BLOCK_R": 512,
+                         "BLOCK_P": 64, "NUM_SPLITS": 4, "HAS_SCALE": has_scale, "INTERP": False}, warps))
     out.append(("mla", mla_decode._mla_merge_kernel,
                 {"ws_acc_ptr": "*fp32", "ws_lse_ptr": "*fp32", "out_ptr": "*bf16"},
                 {"R": 512, "BLOCK_R": 512, "NUM_SPLITS": 4, "BLOCK_S": 4}, 4))

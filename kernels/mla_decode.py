@@ -13,7 +13,8 @@ mla_cache.py). The caller has absorbed W_uk into the query
 afterwards, so per-head K_nope and V are never materialised.
 
 Kernel: grid (batch, cdiv(num_heads, BLOCK_H), num_splits); a program packs
-BLOCK_H heads so every latent tile is read once per head block, walks its
+BLOCK_H heads (16 / 32 / 64, see mla_head_block) so every latent tile is read
+once per head block, walks its
 share of the context in BLOCK_N-token tiles through the block table (any
 block_size), and keeps an online softmax. With num_splits > 1 partial results
 (normalised acc + log-sum-exp) go to an fp32 workspace and a second small
@@ -157,6 +158,15 @@ def _mla_merge_kernel(ws_acc_ptr, ws_lse_ptr, out_ptr, H, stride_ob, stride_oh,
              mask=offs_r < R)
 
 
+def mla_head_block(num_heads: int) -> tuple[int, int]:
+    """(heads per program, num_warps). Every program re-reads the whole latent context,
+    so more heads per program means fewer passes over the cache: 16 (the tl.dot
+    minimum; 8 warps), 32 (8 warps) or 64 (16 warps: 128 registers/thread, no spills
+    for a 512-wide latent on sm_90, 128 KiB shared memory)."""
+    bh = min(64, max(16, triton.next_power_of_2(max(1, num_heads))))
+    return bh, (16 if bh == 64 else 8)
+
+
 def _check(q_latent, q_rope, latent_cache, block_table, seq_lens, scale, cache_scale,
            check_bounds=True):
     check_tensor("latent_cache", latent_cache, ndim=3, dtypes=CACHE_DTYPES)
@@ -221,7 +231,7 @@ def mla_decode(q_latent: torch.Tensor, q_rope: torch.Tensor, latent_cache: torch
             num_splits = max(1, min(32, max_len // 1024))
     if num_splits < 1:
         raise ValueError("num_splits: must be >= 1")
-    BLOCK_H = 16  # tl.dot needs >= 16 rows; padded heads are masked
+    BLOCK_H, warps = mla_head_block(H)
     grid = (B, triton.cdiv(H, BLOCK_H), num_splits)
     if num_splits > 1:
         ws_acc = torch.empty(B, H, num_splits, R, dtype=torch.float32, device=out.device)
@@ -236,7 +246,7 @@ def mla_decode(q_latent: torch.Tensor, q_rope: torch.Tensor, latent_cache: torch
         block_table.stride(0), out.stride(0), out.stride(1),
         BS=bs, R=R, P=P, BLOCK_H=BLOCK_H, BLOCK_N=block_n, BLOCK_R=next_pow2(R),
         BLOCK_P=next_pow2(P, 16), NUM_SPLITS=num_splits, HAS_SCALE=s is not None,
-        INTERP=INTERPRET, num_warps=8 if R >= 256 else 4,
+        INTERP=INTERPRET, num_warps=warps if R >= 256 else 4,
     )
     if num_splits > 1:
         _mla_merge_kernel[(B, H)](ws_acc, ws_lse, out, H, out.stride(0), out.stride(1),
@@ -293,13 +303,14 @@ def mla_unabsorbed_reference(q_nope, q_rope, latent_cache, block_table, seq_lens
 def mla_decode_bytes(seq_lens, num_heads: int, kv_lora_rank: int, rope_dim: int,
                      cache_elem_bytes: int, *, block_size: int, q_elem_bytes: int = 2,
                      num_splits: int = 1) -> int:
-    """Bytes one mla_decode call must move: latent rows read (once per head block of
-    16 heads), block-table entries (int32), seq_lens, q read, out written, and split
-    partials written and read back (fp32 acc + lse)."""
+    """Bytes one mla_decode call must move: latent rows read (once per head block, see
+    mla_head_block: ceil(num_heads / min(64, max(16, next_pow2(num_heads))))),
+    block-table entries (int32), seq_lens, q read, out written, and split partials
+    written and read back (fp32 acc + lse)."""
     lens = [int(x) for x in seq_lens]
     B = len(lens)
     W = kv_lora_rank + rope_dim
-    head_blocks = math.ceil(num_heads / 16)
+    head_blocks = math.ceil(num_heads / mla_head_block(num_heads)[0])
     kv = sum(lens) * W * cache_elem_bytes * head_blocks
     table = sum(math.ceil(n / block_size) for n in lens) * 4
     q_o = B * num_heads * (W + kv_lora_rank) * q_elem_bytes

@@ -97,6 +97,17 @@ def test_absorbed_decode_matches_unabsorbed_float64(device, dtype, scale, num_sp
     torch.testing.assert_close(projected, ref_un, atol=1e-4, rtol=1e-4)
 
 
+@pytest.mark.parametrize("H", [17, 40])
+def test_head_blocks_of_32_and_64(device, H):
+    cache, bt, sl, *_ = _fill([9, 4], 16, 16, 4, torch.bfloat16, device)
+    ql = torch.randn(2, H, 16, device=device)
+    qr = torch.randn(2, H, 16, device=device)
+    out = torch.full((2, H, 16), float("nan"), device=device)
+    mla_decode(ql, qr, cache, bt, sl, scale=0.3, num_splits=2, out=out)
+    ref = mla_decode_reference(ql, qr, cache, bt, sl, scale=0.3)
+    torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)
+
+
 def test_empty_sequence_gives_zeros(device):
     cache, bt, sl, *_ = _fill([9, 3], 16, 16, 4, torch.bfloat16, device)
     sl = torch.tensor([9, 0], dtype=torch.int32, device=device)
