@@ -19,22 +19,23 @@ from ..core.model import ModelSpec
 from ..core.storage import FP32, kv_storage
 from ..core.transform import map_caches
 from ..errors import TechniqueError
-from ..techniques import quantize, serving, tokens
+from ..techniques import architecture, quantize, serving, tokens
 from ..techniques.base import Technique
 from ..techniques.registry import CATALOG, build
 
 DEFAULT_BLOCK_TOKENS = 16
 
 
-def all_specs(context_tokens: int, batch: int) -> list[str]:
-    """`-t all`: every catalog technique, parameters scaled to the benched context."""
+def all_specs(context_tokens: int, batch: int, small: bool = False) -> list[str]:
+    """`-t all`: every catalog technique, parameters scaled to the benched context
+    (`small`: the CPU shrink, whose latent what-if is 128 + 32 wide)."""
     t = context_tokens
     return [
         "gqa:1",
         "mqa",
         "cla:2",
         f"window:{max(16, t // 4)}",
-        "mla",
+        "mla:rank=128,rope=32" if small else "mla",
         "hybrid:3:1",
         f"csa:m=4,k={max(1, t // 16)},window={max(4, t // 8)}",
         f"quest:page=16,topk={max(1, t // 64)}",
@@ -42,7 +43,7 @@ def all_specs(context_tokens: int, batch: int) -> list[str]:
         "int8",
         "int4:group=32",
         "int2:group=32",
-        "kivi:bits=2,group=16,residual=0",
+        "kivi:bits=2,group=16",
         "evict:0.5,recent=16",
         "pyramid:0.25",
         "page:32",
@@ -65,6 +66,23 @@ class BenchCase:
 
     def prepare(self, model: ModelSpec) -> ModelSpec:
         return self.model_fix(model) if self.model_fix else model
+
+
+@dataclass(frozen=True)
+class StateFp32(Technique):
+    """Kernel layout, not a technique: recurrent_state keeps the linear-attention
+    state [heads, d_k, d_v] in fp32, where HybridWhatIf assumes bf16."""
+
+    def apply(self, plan):
+        from ..core.storage import FP32 as _FP32
+
+        def fix(layer):
+            st = layer.state
+            if st is None or st.kind != "linear" or st.conv_elements:
+                return layer
+            return replace(layer, state=replace(st, ssm_storage=_FP32))
+
+        return plan.with_model(replace(plan.model, layers=tuple(fix(layer) for layer in plan.model.layers)))
 
 
 def _quest_meta_fp32(model: ModelSpec) -> ModelSpec:
@@ -110,9 +128,12 @@ def make_case(spec: str, default_block: int = DEFAULT_BLOCK_TOKENS) -> BenchCase
             notes.append(f"KIVI group {group}: key groups must not straddle a block, so page:{block}")
     elif isinstance(technique, tokens.Quest):
         block = technique.page
-        model_fix = _quest_meta_fp32
-        notes.append("Quest page = KV block; kernel keeps per-page min/max in fp32 (kvplan default bf16): "
-                     "predicted with TokenCache.quest_meta_storage = fp32")
+        notes.append("Quest page = KV block; per-page min/max kept in bf16 (quest_meta dtype=bf16, "
+                     "rounded outward), as TokenCache.quest_meta_storage assumes")
+    elif isinstance(technique, architecture.HybridWhatIf) and technique.state_bytes is None:
+        chain.append(StateFp32("kernel layout", "linear state in fp32", "state", "-"))
+        notes.append("hybrid: recurrent_state keeps the [q_heads, d_k, d_v] state in fp32 (HybridWhatIf assumes "
+                     "bf16): predicted with RecurrentState.ssm_storage = fp32")
     elif isinstance(technique, serving.Page):
         block = technique.block
         chain = []
@@ -132,11 +153,11 @@ def _catalog_name(technique: Technique) -> str:
     return ALIASES.get(head, head)
 
 
-def expand(specs: list[str], context_tokens: int, batch: int) -> list[str]:
+def expand(specs: list[str], context_tokens: int, batch: int, small: bool = False) -> list[str]:
     out: list[str] = []
     for s in specs:
         if s.strip().lower() == "all":
-            out.extend(all_specs(context_tokens, batch))
+            out.extend(all_specs(context_tokens, batch, small))
         else:
             out.append(s)
     seen: list[str] = []

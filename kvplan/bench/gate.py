@@ -1,0 +1,211 @@
+"""`kvplan gate`: compare a bench document with a baseline; torch-free.
+
+Checks, per technique (a row of `results`):
+
+1. The current run on its own: a prediction that differs from the measurement
+   (bytes, offloaded bytes or blocks), an out-of-memory or an error fails.
+   `accept_mismatch` names techniques whose known layout gap is waived; their
+   figures must still equal the baseline's (so the gap cannot drift).
+2. Against the baseline, when both ran the same shapes (model, shrink, context,
+   batch, blocks): predicted bytes, measured bytes and blocks must be equal.
+3. Accuracy, also across device kinds: error_rel may grow by `error_tolerance`
+   (relative) + `error_floor` (absolute); attention mass kept may drop by
+   `mass_tolerance`.
+4. Latency, only when both runs are on CUDA (the interpreter's wall clock says
+   nothing about a kernel): efficiency = memory-bound floor at the copy ceiling
+   measured in the same run / median step time, so a slower machine alone does
+   not fail. A drop beyond `max_regression` fails unless the two runs' spreads
+   (efficiency at p80..p20 latency) overlap.
+
+Bad input (missing file, not JSON, another schema version, not a bench
+document) raises GateInputError, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from ..errors import UsageError
+from .report import KIND, SCHEMA_VERSION, to_json, write_atomic
+
+
+class GateInputError(UsageError):
+    """A bench document that cannot be used (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    technique: str
+    check: str
+    verdict: str  # "fail" | "pass" | "note" | "waived"
+    detail: str
+
+
+def load(path: str, what: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise GateInputError(f"{what} {path}: no such file",
+                             "run 'kvplan bench --json FILE' first" if what == "current" else
+                             "create one with --update-baseline") from None
+    except OSError as exc:
+        raise GateInputError(f"{what} {path}: cannot read: {exc.strerror}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise GateInputError(f"{what} {path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(doc, dict) or doc.get("kind") != KIND:
+        raise GateInputError(f"{what} {path}: not a kvplan bench document")
+    version = doc.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise GateInputError(f"{what} {path}: schema_version {version!r}, this kvplan reads {SCHEMA_VERSION}",
+                             "rerun the bench with this kvplan version")
+    results = doc.get("results")
+    if not isinstance(results, list) or not all(isinstance(r, dict) and "technique" in r for r in results):
+        raise GateInputError(f"{what} {path}: 'results' must be a list of rows with a 'technique'")
+    for key in ("environment", "config", "shapes", "ceiling"):
+        if not isinstance(doc.get(key), dict):
+            raise GateInputError(f"{what} {path}: missing '{key}'")
+    return doc
+
+
+def _same_shapes(a: dict, b: dict) -> bool:
+    keys = ("model", "context_tokens", "batch", "block_tokens", "shrink")
+    return a["shapes"] == b["shapes"] and all(a["config"].get(k) == b["config"].get(k) for k in keys)
+
+
+def _internal(row: dict, waived: bool) -> list[Finding]:
+    t = row["technique"]
+    status = row.get("status")
+    if status == "ok":
+        problems = [f"{what}: predicted {row.get('predicted_' + what)} measured {row.get('measured_' + what)}"
+                    for what in ("bytes", "blocks", "offloaded_bytes")
+                    if row.get("predicted_" + what) != row.get("measured_" + what)]
+        if problems:  # the figures disagree whatever the status says
+            return [Finding(t, "prediction", "waived" if waived else "fail", "; ".join(problems))]
+        return [Finding(t, "prediction", "pass", f"bytes {row.get('measured_bytes')} = predicted"
+                        + (f", blocks {row.get('measured_blocks')}" if row.get("measured_blocks") is not None else ""))]
+    if status == "mismatch":
+        return [Finding(t, "prediction", "waived" if waived else "fail", row.get("message", ""))]
+    if status in ("oom", "error"):
+        return [Finding(t, status, "fail", row.get("message", ""))]
+    return [Finding(t, status or "?", "note", row.get("message", ""))]
+
+
+def compare(current: dict, baseline: dict, *, max_regression: float = 0.10, error_tolerance: float = 0.10,
+            error_floor: float = 1e-4, mass_tolerance: float = 0.01,
+            accept_mismatch: tuple[str, ...] = ()) -> tuple[list[Finding], list[str]]:
+    """(findings, notes). The gate fails when any finding's verdict is 'fail'."""
+    findings: list[Finding] = []
+    notes: list[str] = []
+    cur_env, base_env = current["environment"], baseline["environment"]
+    same_shapes = _same_shapes(current, baseline)
+    cur_kind, base_kind = cur_env.get("device_kind"), base_env.get("device_kind")
+    latency = cur_kind == base_kind == "cuda" and current["ceiling"].get("meaningful") and baseline["ceiling"].get("meaningful")
+    if cur_kind != base_kind:
+        notes.append(f"baseline ran on {base_kind} ({base_env.get('device_name')}), this run on {cur_kind} "
+                     f"({cur_env.get('device_name')}): bytes, blocks and accuracy compared, latency not")
+    elif not latency:
+        notes.append("latency not gated: interpreter wall clock (CPU) measures the interpreter, not the kernel")
+    if not same_shapes:
+        notes.append("shapes differ from the baseline (model, shrink, context, batch or block): bytes and blocks "
+                     "checked against this run's prediction only")
+    base_rows = {r["technique"]: r for r in baseline["results"]}
+    cur_rows = {r["technique"]: r for r in current["results"]}
+    for name in base_rows:
+        if name not in cur_rows:
+            findings.append(Finding(name, "missing", "fail", "in the baseline but not in this run"))
+    for name, row in cur_rows.items():
+        findings.extend(_internal(row, name in accept_mismatch))
+        base = base_rows.get(name)
+        if base is None:
+            findings.append(Finding(name, "baseline", "note", "new technique: no baseline row"))
+            continue
+        if base.get("status") in ("ok", "mismatch") and row.get("status") not in ("ok", "mismatch"):
+            findings.append(Finding(name, "status", "fail", f"{base.get('status')} in the baseline, {row.get('status')} now"))
+            continue
+        if row.get("status") not in ("ok", "mismatch") or base.get("status") not in ("ok", "mismatch"):
+            continue
+        if same_shapes:
+            for key in ("predicted_bytes", "measured_bytes", "predicted_blocks", "measured_blocks",
+                        "measured_offloaded_bytes"):
+                if row.get(key) != base.get(key):
+                    findings.append(Finding(name, key, "fail", f"baseline {base.get(key)}, now {row.get(key)}"))
+        findings.extend(_accuracy(name, row, base, error_tolerance, error_floor, mass_tolerance))
+        if latency:
+            findings.extend(_latency(name, row, base, max_regression))
+    return findings, notes
+
+
+def _accuracy(name, row, base, tol, floor, mass_tol) -> list[Finding]:
+    out = []
+    e, b = row.get("error_rel"), base.get("error_rel")
+    if e is not None and b is not None:
+        limit = b * (1 + tol) + floor
+        verdict = "fail" if e > limit else "pass"
+        out.append(Finding(name, "error_rel", verdict, f"{e:.4g} (baseline {b:.4g}, limit {limit:.4g})"))
+    elif b is not None and e is None:
+        out.append(Finding(name, "error_rel", "fail", "baseline has an error figure, this run none"))
+    m, bm = row.get("attention_mass"), base.get("attention_mass")
+    if m is not None and bm is not None:
+        verdict = "fail" if m < bm - mass_tol else "pass"
+        out.append(Finding(name, "attention_mass", verdict, f"{m:.4g} (baseline {bm:.4g}, tolerance {mass_tol})"))
+    return out
+
+
+def _latency(name, row, base, max_regression) -> list[Finding]:
+    e, b = row.get("efficiency"), base.get("efficiency")
+    if e is None or b is None or b <= 0:
+        return []
+    change = e / b - 1
+    detail = f"efficiency {100 * e:.3g}% vs baseline {100 * b:.3g}% ({100 * change:+.1f}%)"
+    if change >= -max_regression:
+        return [Finding(name, "efficiency", "pass", detail)]
+    fast_now = row.get("efficiency_p80")  # efficiency at the p20 (fast) latency
+    slow_base = base.get("efficiency_p20")  # efficiency at the p80 (slow) latency
+    if fast_now is not None and slow_base is not None and fast_now >= slow_base:
+        return [Finding(name, "efficiency", "note", detail + ": inside the measured spread (p20..p80), ignored")]
+    return [Finding(name, "efficiency", "fail", detail + f": beyond the {100 * max_regression:.3g}% threshold")]
+
+
+def failed(findings: list[Finding]) -> bool:
+    return any(f.verdict == "fail" for f in findings)
+
+
+def internally_consistent(current: dict, accept_mismatch=()) -> bool:
+    return not failed([f for r in current["results"] for f in _internal(r, r["technique"] in accept_mismatch)])
+
+
+def markdown(findings: list[Finding], notes: list[str], current: dict, baseline: dict | None,
+             verdict: str) -> str:
+    env = current["environment"]
+    lines = [f"## kvplan gate: {verdict}", ""]
+    lines.append(f"- current: {env.get('device_kind')} {env.get('device_name')}, kvplan {env.get('kvplan')}, "
+                 f"commit {str(env.get('git_commit'))[:12]}, {current.get('created')}")
+    if baseline is not None:
+        b = baseline["environment"]
+        lines.append(f"- baseline: {b.get('device_kind')} {b.get('device_name')}, kvplan {b.get('kvplan')}, "
+                     f"commit {str(b.get('git_commit'))[:12]}, {baseline.get('created')}")
+    for n in notes:
+        lines.append(f"- {n}")
+    lines += ["", "| technique | check | result | detail |", "|---|---|---|---|"]
+    order = {"fail": 0, "waived": 1, "note": 2, "pass": 3}
+    for f in sorted(findings, key=lambda f: order.get(f.verdict, 9)):
+        mark = {"fail": "FAIL", "waived": "waived", "note": "note", "pass": "ok"}[f.verdict]
+        detail = f.detail.replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {f.technique} | {f.check} | {mark} | {detail} |")
+    return "\n".join(lines) + "\n"
+
+
+def update_baseline(path: str, current: dict) -> None:
+    write_atomic(path, to_json(current))
+
+
+def append_step_summary(text: str) -> None:
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if target:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(text + "\n")

@@ -1,0 +1,151 @@
+"""Bench documents: the JSON schema (version 1), CSV rows and the terminal table.
+
+Torch-free, so `kvplan gate` can read bench files without the bench extra.
+
+Document (schema_version 1)::
+
+    {
+      "schema_version": 1, "kind": "kvplan-bench", "created": "2026-...Z",
+      "environment": {device_kind: cuda|cpu, device_name, interpreter, torch, triton,
+                      kvplan, python, git_commit},
+      "config": {model, techniques, context_tokens, batch, repeats, block_tokens, shrink, seed},
+      "shapes": {layers, q_heads, groups: [...], context_tokens, batch, shrink},
+      "ceiling": {copy_gbps, copy_bytes, meaningful},
+      "results": [ one row per technique, "baseline" first: see ROW_FIELDS ],
+      "summary": {ok, mismatch, unsupported, error, oom}
+    }
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from datetime import datetime, timezone
+
+SCHEMA_VERSION = 1
+KIND = "kvplan-bench"
+
+ROW_FIELDS = [
+    "technique", "status", "predicted_bytes", "measured_bytes", "bytes_match",
+    "predicted_blocks", "measured_blocks", "blocks_match", "blocks_shared", "blocks_free", "waste_slots",
+    "predicted_offloaded_bytes", "measured_offloaded_bytes", "pool_bytes", "block_table_bytes",
+    "cuda_allocated_delta", "latency_ms_median", "latency_ms_p20", "latency_ms_p80", "latency_method",
+    "prefill_ms", "resume_ms_median", "recompute_ms_predicted", "read_bytes_per_step", "floor_ms",
+    "achieved_gbps", "efficiency", "efficiency_p20", "efficiency_p80", "error_rel", "attention_mass",
+    "engine", "block_tokens", "message",
+]
+
+
+def document(run) -> dict:
+    statuses = [r["status"] for r in run.results]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": KIND,
+        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "environment": run.env,
+        "config": run.config,
+        "shapes": run.shapes,
+        "ceiling": run.ceiling,
+        "results": run.results,
+        "summary": {s: statuses.count(s) for s in ("ok", "mismatch", "unsupported", "error", "oom")},
+    }
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write via a temp file in the same folder and os.replace: never half a file."""
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".kvplan-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def to_json(doc: dict) -> str:
+    return json.dumps(doc, indent=2, sort_keys=False, default=str) + "\n"
+
+
+def to_csv(doc: dict) -> str:
+    env = doc["environment"]
+    extra = ["device_kind", "device_name", "torch", "triton", "kvplan", "model", "context_tokens", "batch"]
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(ROW_FIELDS + extra)
+    for row in doc["results"]:
+        writer.writerow([row.get(f) for f in ROW_FIELDS] + [
+            env.get("device_kind"), env.get("device_name"), env.get("torch"), env.get("triton"),
+            env.get("kvplan"), doc["config"].get("model"), doc["config"].get("context_tokens"),
+            doc["config"].get("batch"),
+        ])
+    return out.getvalue()
+
+
+def _fmt_bytes(n) -> str:
+    if n is None:
+        return "-"
+    from ..units import format_bytes
+
+    return format_bytes(n)
+
+
+def _num(x, digits=3) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{digits}g}"
+    return str(x)
+
+
+def table_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
+    cols = ["technique", "status", "predicted", "measured", "blocks pred/meas", "decode ms (p20-p80)",
+            "efficiency", "error", "mass kept"]
+    rows = []
+    for r in doc["results"]:
+        blocks = "-" if r.get("predicted_blocks") is None else f"{r['predicted_blocks']}/{r['measured_blocks']}"
+        lat = "-" if r.get("latency_ms_median") is None else (
+            f"{r['latency_ms_median']:.3g} ({r['latency_ms_p20']:.3g}-{r['latency_ms_p80']:.3g})")
+        eff = "-" if r.get("efficiency") is None else f"{100 * r['efficiency']:.3g}%"
+        rows.append([r["technique"], r["status"], _fmt_bytes(r.get("predicted_bytes")),
+                     _fmt_bytes(r.get("measured_bytes")), blocks, lat, eff, _num(r.get("error_rel")),
+                     _num(r.get("attention_mass"))])
+    return cols, rows
+
+
+def render_table(doc: dict, console) -> None:
+    from rich.table import Table
+
+    env = doc["environment"]
+    cfg = doc["config"]
+    title = (f"kvplan bench: {cfg['model']}{' (cpu shrink)' if cfg.get('shrink') else ''}, "
+             f"{cfg['context_tokens']} tokens x {cfg['batch']} on {env['device_name']} ({env['device_kind']})")
+    cols, rows = table_rows(doc)
+    table = Table(title=title)
+    for i, c in enumerate(cols):
+        table.add_column(c, justify="left" if i < 2 else "right")
+    styles = {"ok": "green", "mismatch": "bold red", "oom": "red", "error": "red", "unsupported": "yellow"}
+    for r, src in zip(rows, doc["results"]):
+        table.add_row(*r, style=styles.get(src["status"]))
+    console.print(table)
+    ceiling = doc["ceiling"]
+    method = next((r.get("latency_method") for r in doc["results"] if r.get("latency_method")), "-")
+    console.print(f"bytes: exact tensor bytes of pools in use, scales, metadata and per-sequence buffers "
+                  f"(block tables shown apart in JSON); predicted through planner.evaluate on the same ModelSpec.")
+    console.print(f"latency: {method}; efficiency = memory-bound floor (KV read bytes / "
+                  f"{ceiling['copy_gbps']:.3g} GB/s copy measured in this run) / median"
+                  + ("" if ceiling.get("meaningful") else " - not meaningful in the interpreter"))
+    for r in doc["results"]:
+        if r["status"] != "ok" and r.get("message"):
+            console.print(f"[{styles.get(r['status'], '')}]{r['technique']}: {r['status']}: {r['message']}[/]")
+        for note in r.get("layout_notes") or []:
+            console.print(f"  note {r['technique']}: {note}")

@@ -1,0 +1,98 @@
+"""`kvplan bench`: build each technique's cache with the Triton kernels, measure it,
+and print the prediction of `kvplan estimate` beside every figure."""
+
+from __future__ import annotations
+
+from typing import Annotated, List, Optional
+
+import typer
+
+from ..errors import UsageError
+
+DEFAULT_MODEL = "llama-3.1-8b"
+
+
+def bench_command(
+    model: Annotated[str, typer.Argument(help="Bundled model name or config (see 'kvplan models').")] = DEFAULT_MODEL,
+    technique: Annotated[Optional[List[str]], typer.Option(
+        "--technique", "-t", help="Technique spec to bench, repeatable; 'all' = every catalog technique.")] = None,
+    context: Annotated[Optional[str], typer.Option(
+        "--context", "-c", help="Tokens per sequence (default 256 on CPU, 4096 on CUDA).")] = None,
+    batch: Annotated[Optional[str], typer.Option("--batch", "-b", help="Sequences (default 2 on CPU, 8 on CUDA).")] = None,
+    device: Annotated[str, typer.Option("--device", help="auto, cuda or cpu (Triton interpreter).")] = "auto",
+    repeats: Annotated[Optional[int], typer.Option("--repeats", help="Timed decode steps (default 3 on CPU, 50 on CUDA).")] = None,
+    block: Annotated[int, typer.Option("--block", help="KV block size in tokens (Quest and KIVI may need larger).")] = 16,
+    shrink: Annotated[Optional[bool], typer.Option(
+        "--shrink/--no-shrink", help="CPU shrink of the model (default: on for CPU, off for CUDA).")] = None,
+    json_path: Annotated[Optional[str], typer.Option("--json", help="Write every figure as JSON to FILE.")] = None,
+    csv_path: Annotated[Optional[str], typer.Option("--csv", help="Write one CSV row per technique to FILE.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Measure real caches built by the kernels against kvplan's predictions.
+
+    For each technique: the cache of one layer of every distinct layer spec is
+    built and timed (bytes count every layer); predicted bytes and blocks come
+    from the same code path as `kvplan estimate` and must match exactly. Exit 1
+    when any technique mismatches, runs out of memory or fails; 2 on bad input.
+
+    Examples:
+
+      kvplan bench llama-3.1-8b -t fp8 -t int4 --device cpu
+
+      kvplan bench llama-3.1-8b -t all --context 32k --batch 16 --json bench.json
+
+      kvplan bench gemma-3-1b -t all --device cpu --json cpu.json --csv cpu.csv
+    """
+    import sys
+
+    from rich.console import Console
+
+    from ..bench.cases import expand, make_case
+    from ..bench.report import document, render_table, to_csv, to_json, write_atomic
+    from ..bench.runner import BenchConfig, resolve_device, run_bench
+    from ..units import parse_positive_int, parse_tokens
+
+    dev = resolve_device(device)
+    cpu = dev == "cpu"
+    tokens = parse_tokens(context, "--context") if context else (256 if cpu else 4096)
+    batch_n = parse_positive_int(batch, "--batch") if batch else (2 if cpu else 8)
+    reps = repeats if repeats is not None else (3 if cpu else 50)
+    if reps < 1:
+        raise UsageError(f"--repeats must be >= 1, got {reps}")
+    if block < 1:
+        raise UsageError(f"--block must be >= 1, got {block}")
+    small = cpu if shrink is None else shrink
+    specs = expand(technique or ["all"], tokens, batch_n, small)
+    for s in specs:  # unknown or malformed techniques fail before anything runs
+        make_case(s, block)
+    err = Console(stderr=True)
+    progress = None
+    bar = None
+    if not quiet:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                       TimeElapsedColumn(), console=err, transient=True)
+        task = bar.add_task("bench", total=len(specs) + 1)
+        bar.start()
+
+        def progress(done, total, label):
+            bar.update(task, completed=done, total=total, description=f"bench {label}")
+
+    try:
+        from ..sources import load_model
+
+        load_model(model)  # a bad model name is a usage error, before torch work
+        run = run_bench(BenchConfig(model, specs, tokens, batch_n, dev, reps, small, block, progress=progress))
+    finally:
+        if bar is not None:
+            bar.stop()
+    doc = document(run)
+    if json_path:
+        write_atomic(json_path, to_json(doc))
+    if csv_path:
+        write_atomic(csv_path, to_csv(doc))
+    render_table(doc, Console(file=sys.stdout, width=160))
+    bad = [r for r in doc["results"] if r["status"] in ("mismatch", "oom", "error")]
+    if bad:
+        raise typer.Exit(1)

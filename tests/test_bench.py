@@ -1,0 +1,98 @@
+"""kvplan bench on CPU (Triton interpreter): predictions equal measurements,
+bad input exits 2, an out-of-memory is reported with its shape and the run goes on.
+
+Tiny runs (context 32, batch 2, one repeat) keep these to a few seconds each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from kvplan.cli.app import app  # noqa: E402
+
+TINY = ["--context", "32", "--batch", "2", "--repeats", "1", "--device", "cpu", "--quiet"]
+
+
+def test_estimate_does_not_import_torch():
+    code = ("import sys; from kvplan.cli.app import app; from kvplan.workflows import estimate_workflow; "
+            "import kvplan.bench.cases, kvplan.bench.predict, kvplan.bench.gate, kvplan.bench.shrink; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('torch', 'triton')]; "
+            "sys.exit(1 if bad else 0)")
+    import subprocess
+
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_cpu_bench_predicted_equals_measured(tmp_path):
+    out = tmp_path / "bench.json"
+    csv_out = tmp_path / "bench.csv"
+    result = CliRunner().invoke(app, ["bench", "llama-3.1-8b", "-t", "fp8", "-t", "window:16", *TINY,
+                                      "--json", str(out), "--csv", str(csv_out)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    assert doc["schema_version"] == 1 and doc["environment"]["device_kind"] == "cpu"
+    assert doc["shapes"]["shrink"]["kv_heads"] == [8, 2]
+    rows = {r["technique"]: r for r in doc["results"]}
+    assert list(rows) == ["baseline", "fp8", "window:16"]
+    for r in rows.values():
+        assert r["status"] == "ok", r
+        assert r["predicted_bytes"] == r["measured_bytes"] > 0
+        assert r["predicted_blocks"] == r["measured_blocks"] > 0
+        assert r["latency_ms_p20"] <= r["latency_ms_median"] <= r["latency_ms_p80"]
+    assert (rows["fp8"]["measured_bytes"] - 4 * 2 * 4) * 2 == rows["baseline"]["measured_bytes"]  # fp32 scales: 4 layers x K,V
+    assert rows["window:16"]["attention_mass"] < 1.0
+    assert rows["baseline"]["error_rel"] < 1e-5 and 1e-3 < rows["fp8"]["error_rel"] < 0.1
+    lines = csv_out.read_text().splitlines()
+    assert len(lines) == 4 and lines[0].startswith("technique,status,predicted_bytes,measured_bytes")
+
+
+def test_kivi_layout_gap_is_reported_with_both_numbers(tmp_path):
+    out = tmp_path / "bench.json"
+    result = CliRunner().invoke(app, ["bench", "llama-3.1-8b", "-t", "int4:group=32", *TINY, "--json", str(out)])
+    assert result.exit_code == 1
+    row = json.loads(out.read_text())["results"][1]
+    assert row["status"] == "mismatch"
+    assert f"predicted {row['predicted_bytes']} measured {row['measured_bytes']}" in row["message"]
+    assert row["predicted_blocks"] == row["measured_blocks"]
+
+
+def test_unknown_technique_exits_2_before_running(cli, tmp_path):
+    out = tmp_path / "bench.json"
+    code, _, err = cli("bench", "llama-3.1-8b", "-t", "fp8", "-t", "turbo", *TINY, "--json", str(out))
+    assert code == 2 and "unknown technique 'turbo'" in err
+    assert not out.exists()
+
+
+def test_unknown_model_exits_2(cli):
+    code, _, err = cli("bench", "no-such-model-xyz", "-t", "fp8", *TINY)
+    assert code != 0 and "kvplan: error:" in err
+
+
+def test_out_of_memory_reported_with_shape_and_run_continues(tmp_path, monkeypatch):
+    from kvplan.bench import runner
+
+    def hook(spec, shapes):
+        if spec == "fp8":
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(runner, "BEFORE_TECHNIQUE_HOOKS", [hook])
+    out = tmp_path / "bench.json"
+    result = CliRunner().invoke(app, ["bench", "llama-3.1-8b", "-t", "fp8", "-t", "mqa", *TINY, "--json", str(out)])
+    assert result.exit_code == 1
+    rows = {r["technique"]: r for r in json.loads(out.read_text())["results"]}
+    assert rows["fp8"]["status"] == "oom"
+    assert "batch 2 x 32 tokens" in rows["fp8"]["message"] and "attention 2x128 fp8_e4m3" in rows["fp8"]["message"]
+    assert rows["mqa"]["status"] == "ok" and rows["mqa"]["predicted_bytes"] == rows["mqa"]["measured_bytes"]
+    assert rows["baseline"]["status"] == "ok"

@@ -1,0 +1,219 @@
+"""kvplan gate: exit codes, perturbations that must fail, atomic baseline updates.
+
+Synthetic bench documents (no torch): the gate reads JSON only.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+
+import pytest
+
+from kvplan.bench.report import SCHEMA_VERSION
+
+BLOCK_BYTES = 65536
+
+
+def _row(name, **over):
+    row = {
+        "technique": name, "status": "ok", "message": "",
+        "predicted_bytes": 32 * BLOCK_BYTES, "measured_bytes": 32 * BLOCK_BYTES, "bytes_match": True,
+        "predicted_blocks": 32, "measured_blocks": 32, "blocks_match": True,
+        "predicted_offloaded_bytes": None, "measured_offloaded_bytes": None,
+        "latency_ms_median": 1.00, "latency_ms_p20": 0.99, "latency_ms_p80": 1.01,
+        "floor_ms": 0.6, "efficiency": 0.60, "efficiency_p20": 0.60 / 1.01 * 1.0, "efficiency_p80": 0.60 / 0.99,
+        "error_rel": 0.03, "attention_mass": 0.95,
+    }
+    row.update(over)
+    return row
+
+
+def _doc(kind="cuda"):
+    return {
+        "schema_version": SCHEMA_VERSION, "kind": "kvplan-bench", "created": "2026-01-01T00:00:00Z",
+        "environment": {"device_kind": kind, "device_name": "NVIDIA H200" if kind == "cuda" else "x86_64",
+                        "torch": "2", "triton": "3", "kvplan": "0.1.0", "git_commit": "abc"},
+        "config": {"model": "llama-3.1-8b", "context_tokens": 4096, "batch": 8, "block_tokens": 16, "shrink": False},
+        "shapes": {"layers": 32, "groups": []},
+        "ceiling": {"copy_gbps": 4000.0, "meaningful": kind == "cuda"},
+        "results": [_row("baseline"), _row("fp8", error_rel=0.03), _row("evict:0.5", attention_mass=0.9)],
+    }
+
+
+@pytest.fixture
+def files(tmp_path):
+    def write(name, doc):
+        path = tmp_path / name
+        path.write_text(json.dumps(doc) if not isinstance(doc, str) else doc)
+        return str(path)
+
+    return write
+
+
+def _gate(cli, current, baseline, *extra):
+    return cli("gate", current, "--baseline", baseline, *extra)
+
+
+def test_unperturbed_rerun_passes(cli, files):
+    base = files("base.json", _doc())
+    cur = files("cur.json", _doc())
+    code, out, _ = _gate(cli, cur, base)
+    assert code == 0, out
+    assert "## kvplan gate: PASS" in out
+
+
+@pytest.mark.parametrize("perturb", ["bytes", "blocks", "accuracy", "mass", "efficiency", "oom", "missing"])
+def test_perturbed_result_fails(cli, files, perturb):
+    base = files("base.json", _doc())
+    doc = _doc()
+    row = doc["results"][1]
+    if perturb == "bytes":  # one block too many: the measurement no longer matches either
+        row.update(measured_bytes=row["measured_bytes"] + BLOCK_BYTES, bytes_match=False, status="mismatch",
+                   message=f"bytes: predicted {row['predicted_bytes']} measured {row['measured_bytes'] + BLOCK_BYTES}")
+    elif perturb == "blocks":
+        row.update(measured_blocks=33)
+    elif perturb == "accuracy":
+        row.update(error_rel=0.05)
+    elif perturb == "mass":
+        doc["results"][2].update(attention_mass=0.8)
+    elif perturb == "efficiency":  # 30% slower relative to the in-run ceiling
+        for key in ("efficiency", "efficiency_p20", "efficiency_p80"):
+            row[key] *= 0.7
+    elif perturb == "oom":
+        row.update(status="oom", message="out of memory on cuda for batch 8 x 4096 tokens")
+    elif perturb == "missing":
+        del doc["results"][1]
+    cur = files("cur.json", doc)
+    code, out, _ = _gate(cli, cur, base)
+    assert code == 1, out
+    assert "FAIL" in out
+    # and the same perturbation against itself as baseline is only a problem when
+    # the run is inconsistent on its own
+    code, _, _ = _gate(cli, cur, cur)
+    assert code == (1 if perturb in ("bytes", "blocks", "oom") else 0)
+
+
+def test_latency_change_inside_spread_is_ignored(cli, files):
+    base = _doc()
+    doc = copy.deepcopy(base)
+    row = doc["results"][0]
+    row.update(efficiency=0.5, efficiency_p20=0.45, efficiency_p80=0.62)  # -17%, noisy run
+    code, out, _ = _gate(cli, files("cur.json", doc), files("base.json", base))
+    assert code == 0, out
+    assert "inside the measured spread" in out
+
+
+def test_other_device_kind_compares_bytes_and_accuracy_only(cli, files):
+    base = _doc("cpu")
+    doc = _doc("cuda")
+    for key in ("efficiency", "efficiency_p20", "efficiency_p80"):
+        doc["results"][0][key] *= 0.1
+    code, out, _ = _gate(cli, files("cur.json", doc), files("base.json", base))
+    assert code == 0, out
+    assert "latency not" in out
+    doc["results"][1]["error_rel"] = 0.2
+    code, out, _ = _gate(cli, files("cur.json", doc), files("base.json", base))
+    assert code == 1
+
+
+def test_cpu_runs_do_not_gate_latency(cli, files):
+    base = _doc("cpu")
+    doc = _doc("cpu")
+    doc["results"][0]["efficiency"] = 1e-6
+    code, out, _ = _gate(cli, files("cur.json", doc), files("base.json", base))
+    assert code == 0 and "latency not gated" in out
+
+
+@pytest.mark.parametrize("case", ["missing", "corrupt", "schema", "not-bench", "no-results"])
+def test_bad_input_exit_2_and_nothing_overwritten(cli, files, tmp_path, case):
+    base = files("base.json", _doc())
+    before = open(base).read()
+    if case == "missing":
+        cur = str(tmp_path / "nope.json")
+    elif case == "corrupt":
+        cur = files("cur.json", '{"schema_version": 1, "results": [')
+    elif case == "schema":
+        doc = _doc()
+        doc["schema_version"] = SCHEMA_VERSION + 1
+        cur = files("cur.json", doc)
+    elif case == "not-bench":
+        cur = files("cur.json", {"hello": 1})
+    else:
+        doc = _doc()
+        doc["results"] = {"fp8": 1}
+        cur = files("cur.json", doc)
+    code, _, err = _gate(cli, cur, base, "--update-baseline")
+    assert code == 2, err
+    assert "kvplan: error:" in err
+    assert open(base).read() == before
+    # a corrupt baseline is unusable input too
+    code, _, _ = _gate(cli, files("good.json", _doc()), cur if case != "missing" else cur)
+    assert code == 2
+
+
+def test_unknown_waiver_is_usage_error(cli, files):
+    code, _, err = _gate(cli, files("cur.json", _doc()), files("base.json", _doc()), "--accept-mismatch", "nope")
+    assert code == 2 and "no such technique" in err
+
+
+def test_waived_mismatch_passes_only_while_figures_hold(cli, files):
+    doc = _doc()
+    doc["results"][1].update(status="mismatch", measured_bytes=doc["results"][1]["measured_bytes"] + 100,
+                             bytes_match=False, message="known layout gap")
+    base = files("base.json", doc)
+    cur = files("cur.json", doc)
+    assert _gate(cli, cur, base)[0] == 1
+    code, out, _ = _gate(cli, cur, base, "--accept-mismatch", "fp8")
+    assert code == 0 and "waived" in out
+    drift = copy.deepcopy(doc)
+    drift["results"][1]["measured_bytes"] += 1
+    assert _gate(cli, files("drift.json", drift), base, "--accept-mismatch", "fp8")[0] == 1
+
+
+def test_update_baseline_atomic(cli, files, tmp_path, monkeypatch):
+    base_doc = _doc()
+    base = files("base.json", base_doc)
+    doc = _doc()
+    doc["results"][0]["error_rel"] = 0.5  # a regression the user accepts
+    cur = files("cur.json", doc)
+    code, out, _ = _gate(cli, cur, base, "--update-baseline")
+    assert code == 0, out
+    assert json.load(open(base))["results"][0]["error_rel"] == 0.5
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".kvplan-")] == []
+    # an inconsistent run never replaces the baseline
+    bad = _doc()
+    bad["results"][1].update(status="mismatch", message="bytes: predicted 1 measured 2")
+    before = open(base).read()
+    code, _, _ = _gate(cli, files("bad.json", bad), base, "--update-baseline")
+    assert code == 1 and open(base).read() == before
+    # a crash while writing leaves the old file whole
+    import kvplan.bench.report as report
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(report.os, "replace", boom)
+    code, _, _ = _gate(cli, cur, base, "--update-baseline")
+    assert code != 0 and open(base).read() == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".kvplan-")] == []
+
+
+def test_missing_baseline_created_with_update(cli, files, tmp_path):
+    target = str(tmp_path / "new-baseline.json")
+    code, out, _ = _gate(cli, files("cur.json", _doc()), target, "--update-baseline")
+    assert code == 0 and os.path.exists(target)
+    assert json.load(open(target))["schema_version"] == SCHEMA_VERSION
+    code, _, _ = _gate(cli, files("cur.json", _doc()), str(tmp_path / "absent.json"))
+    assert code == 2
+
+
+def test_step_summary_appended(cli, files, tmp_path, monkeypatch):
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, out, _ = _gate(cli, files("cur.json", _doc()), files("base.json", _doc()))
+    assert code == 0
+    text = summary.read_text()
+    assert text.startswith("earlier step\n") and "## kvplan gate: PASS" in text
