@@ -275,3 +275,30 @@ def test_estimate_does_not_import_pandas():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "rc=0 heavy=[]" in proc.stderr, proc.stderr
+
+
+def test_csv_to_stdout_has_every_column(cli):
+    code, out, _ = cli("sweep", "qwen3-8b", "-c", "1k..2k", "-n", "2", "--format", "csv")
+    assert code == 0
+    header, first, second = out.strip().splitlines()
+    assert header.split(",") == sweep.COLUMNS
+    # Qwen3-8B: 147,456 B/token x 1,024 tokens
+    assert first.split(",")[sweep.COLUMNS.index("stored_bytes")] == str(147_456 * 1024)
+
+
+def test_context_points_properties():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.integers(1, 10**7), st.integers(1, 10**7), st.integers(2, 500))
+    def check(a, b, points):
+        if a == b:
+            return
+        low, high = min(a, b), max(a, b)
+        got = sweep.context_points(low, high, points).tolist()
+        assert got[0] == low and got[-1] == high
+        assert got == sorted(set(got))
+        assert 2 <= len(got) <= min(points, high - low + 1)
+
+    check()

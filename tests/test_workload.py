@@ -374,3 +374,13 @@ def test_a_bad_file_stops_before_any_plan_prints(tmp_path, cli):
 def test_schema_keys_are_the_documented_ones():
     assert list(SCHEMA) == ["name", "description", "model", "kv_dtype", "deployment", "workload", "techniques", "budgets"]
     assert set(SCHEMA["budgets"].children) == {"max_kv_gib_per_gpu", "min_concurrency", "max_tpot_ms"}
+
+
+def test_context_beyond_the_model_maximum_is_flagged(tmp_path, cli):
+    # Llama-3.1-8B's max_position_embeddings is 131,072
+    path = write(tmp_path, BASE.replace("prompt_tokens: 3000", "prompt_tokens: 131072").replace("concurrency: 10", "concurrency: 1"))
+    code, out, _ = cli("plan", path, "--format", "json")
+    assert code == 0
+    assert json.loads(out)["scenarios"][0]["exceeds_max_context"] is True
+    code, out, _ = cli("plan", path)
+    assert "WARNING: prompt + output = 132,168 tokens exceeds the model's maximum context of 131,072" in out

@@ -121,6 +121,9 @@ def scenario_report(p: ScenarioPlan) -> Report:
         rows = [[b.key, b.limit, round(b.actual, 4), b.unit, "ok" if b.ok else "BROKEN"] for b in p.budgets]
         tables.append(Table(f"{s.name}: budgets", ["budget", "limit", "planned", "unit", "status"], rows, {1, 2}))
     lines = [f"{s.name}: {s.description}"] if s.description else []
+    longest = p.result.plan.model.max_context_tokens
+    if longest and s.context_tokens > longest:
+        lines.append(f"{s.name}: WARNING: prompt + output = {s.context_tokens:,} tokens exceeds the model's maximum context of {longest:,}")
     lines += [f"{s.name}: {line}" for line in report.lines]
     lines += [f"{s.name}: BUDGET BROKEN: {b.describe()}" for b in p.violations]
     data = {
@@ -133,6 +136,7 @@ def scenario_report(p: ScenarioPlan) -> Report:
             "prefix_sharers": (s.prefix_sharers or s.concurrency) if s.shared_prefix_tokens else 0,
         },
         "techniques": list(s.technique_specs),
+        "exceeds_max_context": bool(longest and s.context_tokens > longest),
         "resident_sequences": p.resident_sequences,
         "kv_bytes_per_gpu": p.kv_bytes_per_gpu,
         "tpot_ms": None if p.tpot_ms is None else round(p.tpot_ms, 6),

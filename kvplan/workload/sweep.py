@@ -163,6 +163,9 @@ def sweep_report(df, fmt: str):
 
     data = {"schema_version": 1, "columns": COLUMNS, "rows": json.loads(df.to_json(orient="records"))}
     first = df.iloc[0]
+    if fmt == "csv":  # machines: every column, raw integers, as --out FILE.csv writes them
+        rows = [[None if pd.isna(v) else v for v in r] for r in df.itertuples(index=False)]
+        return Report(data, [Table("sweep", list(COLUMNS), rows)])
     title = f"{first['model']}: {first['kv_dtype']} KV, batch {first['batch']}, {first['tp'] * first['pp']} x {first['gpu']} (tp {first['tp']}, pp {first['pp']})"
     rows = []
     for r in df.itertuples(index=False):
