@@ -7,7 +7,6 @@ Llama-3.1-8B: 32 layers x 8 KV heads x head_dim 128; one layer stores
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 
@@ -75,8 +74,11 @@ def test_hybrid_what_if():
 
 def test_csa_stored_and_read():
     e = kv("llama-3.1-8b", ["csa:m=4,k=512,window=128"])
-    assert e.kv_bytes_per_sequence == 32 * (math.ceil(N / 4) + 128) * LAYER_TOKEN
-    assert e.read_bytes_per_step == 32 * (512 + 128) * LAYER_TOKEN
+    assert e.kv_bytes_per_sequence == 32 * (N // 4 + 128) * LAYER_TOKEN
+    # k compressed entries + the window, plus the selector reading every compressed key
+    assert e.read_bytes_per_step == 32 * ((512 + 128) * LAYER_TOKEN + (N // 4) * 8 * 128 * 2)
+    # a trailing partial group stays raw in the window: 1001 tokens -> 250 entries
+    assert kv("llama-3.1-8b", ["csa:m=4,k=512,window=128"], 1001).kv_bytes_per_sequence == 32 * (250 + 128) * LAYER_TOKEN
 
 
 def test_quest_stores_more_reads_less():
@@ -174,6 +176,7 @@ def test_sparse_reads_do_not_change_capacity(cli):
         ("gqa:3", "do not divide"),
         ("frobnicate", "unknown technique"),
         ("evict:100,recent=200", "smaller than recent"),
+        ("csa:m=8,window=4", "window >= m - 1"),
     ],
 )
 def test_bad_technique_parameters(spec, message):

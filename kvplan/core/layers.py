@@ -27,8 +27,10 @@ class TokenPolicy:
     budget_fraction / budget_tokens: eviction (H2O, SnapKV) keeps this many of
         the tokens it would otherwise keep, the newest `recent_tokens` included.
     compress_ratio / compress_topk / compress_window: compressed sparse attention
-        stores ceil(n / m) compressed entries plus a local window of raw tokens and
-        reads k compressed entries plus the window.
+        stores floor(n / m) compressed entries plus a local window of raw tokens
+        (the unfinished last group lives in the window, which must hold at least
+        m - 1 tokens) and reads k compressed entries plus the window; its selector
+        also reads every compressed key.
     read_page_tokens / read_topk_pages: Quest reads only the top-k pages.
     """
 
@@ -55,12 +57,12 @@ class TokenPolicy:
         kept = self.retained_tokens(tokens)
         if self.compress_ratio is None:
             return kept
-        return math.ceil(kept / self.compress_ratio) + min(kept, self.compress_window)
+        return kept // self.compress_ratio + min(kept, self.compress_window)
 
     def read_entries(self, tokens: int) -> int:
         kept = self.retained_tokens(tokens)
         if self.compress_ratio is not None:
-            compressed = math.ceil(kept / self.compress_ratio)
+            compressed = kept // self.compress_ratio
             return min(self.compress_topk or compressed, compressed) + min(kept, self.compress_window)
         if self.read_topk_pages is not None:
             pages = math.ceil(kept / self.read_page_tokens)
@@ -163,9 +165,14 @@ class TokenCache:
         return self.entry_bytes(self.paged_entries(tokens, block_tokens)) + self.quest_meta_bytes(tokens)
 
     def read_bytes(self, tokens: int) -> int:
-        """Bytes one decode step reads from this cache (Quest reads all page metadata)."""
-        meta = self.quest_meta_bytes(tokens) if self.policy.read_page_tokens is not None else 0
-        return self.entry_bytes(self.policy.read_entries(tokens)) + meta
+        """Bytes one decode step reads from this cache: Quest also reads every page's
+        metadata, the CSA selector every compressed key."""
+        policy = self.policy
+        extra = self.quest_meta_bytes(tokens) if policy.read_page_tokens is not None else 0
+        if policy.compress_ratio is not None:
+            compressed = policy.retained_tokens(tokens) // policy.compress_ratio
+            extra += self.storage.tensor_bytes(compressed, self.heads, self.key_dim, "key")
+        return self.entry_bytes(policy.read_entries(tokens)) + extra
 
     def fixed_bytes(self) -> int:
         return sum(self.storage.fixed_bytes(h) for _, h, _ in self._tensors())

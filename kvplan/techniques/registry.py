@@ -19,7 +19,7 @@ CATALOG = {
     "window": ("window:W[,pattern=L:G]", "tokens", NEEDS_TRAINING, "sliding window of W tokens on all layers or L local : G global"),
     "mla": ("mla[:rank=512,rope=64]", "width", NEEDS_TRAINING, "one latent of rank+rope elements replaces K and V"),
     "hybrid": ("hybrid[:R:A][,state=SIZE]", "state", NEEDS_TRAINING, "R of every R+A attention layers become a fixed recurrent state"),
-    "csa": ("csa:m=4,k=512,window=128", "tokens", NEEDS_TRAINING, "store ceil(n/m) compressed entries + window; read k + window"),
+    "csa": ("csa:m=4,k=512,window=128", "tokens", NEEDS_TRAINING, "store floor(n/m) compressed entries + a raw window; read k + window"),
     "quest": ("quest:page=16,topk=64", "reads", ENGINE_SUPPORT, "read only the top-k pages; per-page min/max keys stored"),
     "fp8": ("fp8[:e4m3|e5m2][,scales=tensor|head][,skip=sliding]", "bytes", QUALITY_RISK, "8-bit float K/V with fp32 scales"),
     "int8": ("int8[:group=64][,skip=sliding]", "bytes", QUALITY_RISK, "8-bit integer K/V, fp16 scale+zero per group"),
@@ -148,6 +148,8 @@ def build(text: str) -> Technique:
         m = spec.int("m", default=4, positional=True)
         k = spec.int("k", default=512)
         window = spec.int("window", default=128, minimum=0)
+        if window < m - 1:
+            raise spec.fail(f"window must hold the unfinished group: window >= m - 1 = {m - 1}, got {window}")
         return tokens.CompressedSparse(**_meta(name, spec, f"m={m}, top-{k}, window {window}"), ratio=m, topk=k, window=window)
     if name == "quest":
         spec.known("page", "topk")

@@ -114,8 +114,10 @@ class Pyramid(Technique):
 
 @dataclass(frozen=True)
 class CompressedSparse(Technique):
-    """Compressed sparse attention: ceil(n/m) compressed entries + a local window
-    stored; k entries + the window read per decode step (needs a model trained for it)."""
+    """Compressed sparse attention: floor(n/m) compressed entries + a local window of
+    raw tokens stored (the unfinished group lives in the window); k entries + the
+    window read per decode step, plus every compressed key for the selector
+    (needs a model trained for it)."""
 
     ratio: int = 4
     topk: int = 512
