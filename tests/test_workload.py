@@ -244,13 +244,23 @@ def test_wrong_types_and_negative_lengths(tmp_path, cli, old, new, line_no, expe
     [
         ("  tp: 0\n", 5, "deployment.tp: expected a positive integer, got 0"),
         ("  mem_util: 1.5\n", 5, "deployment.mem_util: expected a number in (0, 1], got 1.5"),
-        ("  reserve: lots\n", 5, "deployment.reserve: expected a size with a unit such as 2GiB or 80GB, got 'lots'"),
+        ("  reserve: lots\n", 5, "deployment.reserve: expected 0 or a size with a unit such as 2GiB, got 'lots'"),
+        ("  reserve: -2GiB\n", 5, "deployment.reserve: expected 0 or a size with a unit such as 2GiB, got '-2GiB'"),
+        ("  weights: heavy\n", 5, "deployment.weights: expected auto or a size with a unit such as 140GB, got 'heavy'"),
     ],
 )
 def test_bad_deployment_values(tmp_path, cli, extra, line_no, expected):
     path = write(tmp_path, BASE.replace("  gpu: h100\n", "  gpu: h100\n" + extra))
     line = bad(cli, path)
     assert f"{path}:{line_no}: {expected}" in line
+
+
+def test_zero_reserve_and_given_weights(tmp_path):
+    # no reserve: pool = 77,309,411,328 - weights; weights given as 8 GB (a quantized checkpoint)
+    path = write(tmp_path, BASE.replace("  gpu: h100\n", "  gpu: h100\n  reserve: 0\n  weights: 8GB\n"))
+    p = run.plan_one(loader.resolve(loader.read(path)))
+    assert p.result.capacity.pool_bytes == int(0.9 * 80 * GIB) - 8 * 10**9
+    assert p.result.capacity.max_concurrency == (int(0.9 * 80 * GIB) - 8 * 10**9) // SEQ_4K
 
 
 def test_bad_budget_value(tmp_path, cli):

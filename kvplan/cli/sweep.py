@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from .common import check_format, emit
-from .options import BatchOpt, FormatOpt, KvDtypeOpt, MemUtilOpt, ModelArg, PpOpt, TechniqueOpt, TpOpt
+from .options import BatchOpt, FormatOpt, KvDtypeOpt, MemUtilOpt, ModelArg, PpOpt, TpOpt
 
 
 def sweep_command(

@@ -23,7 +23,7 @@ class ScenarioError(UsageError):
 
 @dataclass(frozen=True)
 class Field:
-    kind: str  # text | tokens | count | ratio | number | size | weights | techniques | section
+    kind: str  # a key of EXPECT: text | tokens | tokens0 | count | ratio | number | size | size0 | weights | techniques | section
     doc: str
     required: bool = False
     default: object = None
@@ -38,6 +38,7 @@ EXPECT = {
     "ratio": "a number in (0, 1]",
     "number": "a positive number",
     "size": "a size with a unit such as 2GiB or 80GB",
+    "size0": "0 or a size with a unit such as 2GiB",
     "weights": "auto or a size with a unit such as 140GB",
     "techniques": "a list of technique specs such as [fp8, page:16]",
     "section": "a mapping of keys",
@@ -53,7 +54,7 @@ SCHEMA: dict[str, Field] = {
         "tp": Field("count", "Tensor-parallel GPUs per replica.", default=1),
         "pp": Field("count", "Pipeline-parallel stages per replica.", default=1),
         "mem_util": Field("ratio", "Fraction of GPU memory the engine may use (vLLM's gpu_memory_utilization).", default=0.9),
-        "reserve": Field("size", "Activations and CUDA graphs per GPU, kept out of the KV pool.", default="2GiB"),
+        "reserve": Field("size0", "Activations and CUDA graphs per GPU, kept out of the KV pool.", default="2GiB"),
         "weights": Field("weights", "Weight bytes of the whole model: auto (parameters x dtype) or a size (quantized weights).", default="auto"),
         "gpu_memory": Field("size", "Memory per GPU, overriding the catalog (for example nvidia-smi's figure)."),
     }),
@@ -185,9 +186,11 @@ class Checker:
             if kind == "ratio" and value > 1:
                 raise self.expect(key, kind, value)
             return float(value)
-        if kind in ("size", "weights"):
+        if kind in ("size", "size0", "weights"):
             if kind == "weights" and value == "auto":
                 return None
+            if kind == "size0" and value in (0, "0"):
+                return 0
             if isinstance(value, bool) or not isinstance(value, (str, int)):
                 raise self.expect(key, kind, value)
             try:
