@@ -8,10 +8,11 @@ import os
 import pytest
 
 torch = pytest.importorskip("torch")
-pytest.importorskip("triton")
 
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
+
+pytest.importorskip("triton")  # only after TRITON_INTERPRET is set
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
