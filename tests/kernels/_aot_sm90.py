@@ -1,13 +1,16 @@
 """Compile the part-1 kernels for sm_90 (H100/H200) without a GPU and report their PTX loads.
 
 Run as a script without TRITON_INTERPRET (tests/kernels/test_paged_decode.py does it in a
-subprocess). Prints one JSON object: {name: {"ok": bool, "error": str, "loads": {...}}}.
+subprocess). Prints one JSON object:
+{name: {"ok": bool, "error": str, "loads": {ptx load op: count}, "usage": {"regs", "local_bytes"}}}.
 Pointer arguments are given 16-byte divisibility, as Triton's JIT specialises them at launch.
 """
 import json
 import os
 import re
+import subprocess
 import sys
+import tempfile
 from collections import Counter
 
 os.environ.pop("TRITON_INTERPRET", None)
@@ -35,7 +38,23 @@ def compile_one(fn, types, consts):
     cx = {(fn.arg_names.index(n),): v for n, v in consts.items()}
     k = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=cx, attrs=attrs), target=TARGET,
                        options={"num_warps": 4})
-    return dict(Counter(PAT.findall(k.asm["ptx"])))
+    return dict(Counter(PAT.findall(k.asm["ptx"]))), _usage(k.asm["cubin"])
+
+
+def _usage(cubin: bytes) -> dict:
+    """Registers and local-memory (spill) bytes from cuobjdump, when triton ships it."""
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    if not os.path.exists(tool):
+        return {}
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(cubin)
+    try:
+        res = subprocess.run([tool, "--dump-resource-usage", f.name], capture_output=True, text=True).stdout
+    finally:
+        os.unlink(f.name)
+    reg = re.search(r"REG:(\d+)", res)
+    local = re.search(r"LOCAL:(\d+)", res)
+    return {"regs": int(reg.group(1)) if reg else None, "local_bytes": int(local.group(1)) if local else None}
 
 
 def cases():
@@ -71,7 +90,8 @@ def main():
     out = {}
     for name, fn, types, consts in cases():
         try:
-            out[name] = {"ok": True, "loads": compile_one(fn, types, consts)}
+            loads, usage = compile_one(fn, types, consts)
+            out[name] = {"ok": True, "loads": loads, "usage": usage}
         except Exception as e:  # report, the test decides
             out[name] = {"ok": False, "error": f"{type(e).__name__}: {str(e)[:2000]}"}
     json.dump(out, sys.stdout)

@@ -156,8 +156,8 @@ def test_large_gpu(device, dtype):
 
 
 def test_kernels_compile_for_sm90_with_wide_loads():
-    """Every part-1 kernel compiles for sm_90 (no GPU needed) and the decode paths stream
-    K/V with 16-byte cp.async (no per-byte / per-half gathers of the cache)."""
+    """Every part-1 kernel compiles for sm_90 (no GPU needed) without register spills, and
+    the decode paths stream K/V with 16-byte cp.async (no per-byte / per-half gathers)."""
     import json
     import os
     import subprocess
@@ -172,6 +172,8 @@ def test_kernels_compile_for_sm90_with_wide_loads():
     res = json.loads(r.stdout)
     bad = {n: v["error"] for n, v in res.items() if not v["ok"]}
     assert not bad, bad
+    spills = {n: v["usage"] for n, v in res.items() if v["usage"].get("local_bytes")}
+    assert not spills, spills
     for name in ("decode_bf16", "decode_fp8", "decode_int4", "decode_int2", "decode_fp16_gqa8"):
         loads = res[name]["loads"]
         assert loads.get("cp.async.cg.shared.global", 0) >= 8, (name, loads)
