@@ -49,6 +49,7 @@ class PlanResult:
     capacity: Capacity | None
     decode: DecodeCost | None
     offload: Offloaded | None
+    kv_bytes_per_gpu: int  # resident cache on the fullest GPU
 
     @property
     def gpu_bytes(self) -> int:
@@ -102,24 +103,27 @@ def evaluate(
             steps.append(_step(plan, technique.spec, technique.label, technique.term, technique.caveat, tokens, batch, previous))
     final = plans[-1]
     b = batch_bytes(final, tokens, batch)
+    offloaded, sessions = _offload(final, b, batch)
+    resident = batch - sessions  # sequences whose cache stays on the GPUs
+    tp, pp = (deployment.tp, deployment.pp) if deployment is not None else (1, 1)
+    stages = shard(final.model, tp, pp)
+    # the fullest GPU: its shard of every resident sequence (heads replicated past
+    # their count, MLA latents on every rank), prefix blocks once
+    per_gpu = max(batch_bytes(final, tokens, resident, stage).total_bytes if resident else 0 for stage in stages)
     cap = dec = off = None
     if deployment is not None and (deployment.gpu is not None or deployment.kv_memory_bytes is not None):
         cap = capacity(final, deployment, tokens)
         if deployment.gpu is not None and deployment.gpu.hbm_gbps:
             weights = deployment.weight_bytes if deployment.weight_bytes is not None else final.model.weight_bytes
-            dec = decode_cost(final.model, deployment, tokens, batch, weights)
+            dec = decode_cost(final.model, deployment, tokens, max(resident, 1), weights)
     if final.offload is not None:
-        offloaded, sessions = _offload(final, b, batch)
         resume = None
         if deployment is not None and deployment.gpu is not None and deployment.gpu.bf16_tflops:
             # each GPU brings back its own shard in parallel: the largest stage decides
-            per_gpu = max(
-                _sequence_total(batch_bytes(final, tokens, 1, stage))
-                for stage in shard(final.model, deployment.tp, deployment.pp)
-            )
-            resume = resume_cost(final.model, deployment, tokens, per_gpu, final.offload.link_gbps, final.offload.mfu)
+            seq_per_gpu = max(_sequence_total(batch_bytes(final, tokens, 1, stage)) for stage in stages)
+            resume = resume_cost(final.model, deployment, tokens, seq_per_gpu, final.offload.link_gbps, final.offload.mfu)
         off = Offloaded(offloaded, b.total_bytes - offloaded, sessions, resume)
-    return PlanResult(final, estimate(final.model, tokens, batch), b, tuple(steps), deployment, cap, dec, off)
+    return PlanResult(final, estimate(final.model, tokens, batch), b, tuple(steps), deployment, cap, dec, off, per_gpu)
 
 
 def as_number(value: Fraction | int) -> int | float:

@@ -89,8 +89,7 @@ def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_m
 def check_budgets(report: Report, result, max_kv_gib, min_concurrency) -> bool:
     broken = []
     if max_kv_gib is not None:
-        gpus = result.deployment.gpus if result.deployment else 1
-        per_gpu = result.gpu_bytes / gpus
+        per_gpu = result.kv_bytes_per_gpu
         if per_gpu > max_kv_gib * GIB:
             broken.append(f"KV per GPU {per_gpu / GIB:.2f} GiB exceeds --max-kv-gib {max_kv_gib}")
     if min_concurrency is not None:

@@ -131,3 +131,21 @@ def test_pp_beyond_layers():
 def test_plan_error_type():
     with pytest.raises(PlanError):
         evaluate(load_model("llama-3.1-405b"), [], 1024, 1, make_deployment("l4"))
+
+
+def test_kv_budget_counts_replicated_heads_and_latents(cli):
+    # 8 KV heads on tp 16: every rank keeps one head, 1/8 of the cache, not 1/16
+    code, _, err = cli("estimate", "llama-3.1-8b", "-c", "32k", "-b", "4", "--gpu", "h100", "--tp", "16", "--max-kv-gib", "1.5")
+    assert code == 1 and "KV per GPU 2.00 GiB" in err
+    # an MLA latent is replicated on every rank: 4 x 8192 x 70,272 B per GPU
+    code, out, _ = cli("estimate", "deepseek-v3", "-c", "8k", "-b", "4", "--gpu", "h200", "--tp", "8", "--pp", "1", "--format", "json", "--reserve", "0", "--weights", "100GiB")
+    assert json.loads(out)["kv_bytes_per_gpu"] == 4 * 8192 * 70_272
+
+
+def test_decode_floor_counts_only_resident_sequences():
+    d = make_deployment("h100", tp=4)
+    spec = ["fp8", "offload:cpu=512GiB,active=32"]
+    offloaded = evaluate(load_model("llama-3.1-70b"), build_all(spec), 7000, 96, d)
+    resident = evaluate(load_model("llama-3.1-70b"), build_all(["fp8"]), 7000, 32, d)
+    assert offloaded.offload.sessions_on_cpu == 64
+    assert offloaded.decode.step_ms == pytest.approx(resident.decode.step_ms)

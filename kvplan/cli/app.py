@@ -17,6 +17,23 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        print(f"kvplan {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", callback=_version, is_eager=True),
+) -> None:
+    """Plan and validate the KV cache of LLM serving."""
+
+
 app.command("estimate")(estimate_command)
 app.command("models")(models_command)
 app.command("techniques")(techniques_command)

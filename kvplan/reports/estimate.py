@@ -89,6 +89,7 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report
         "bytes_per_sequence": est.bytes_per_sequence,
         "total_bytes": b.total_bytes,
         "read_bytes_per_step": est.read_bytes_per_step,
+        "kv_bytes_per_gpu": result.kv_bytes_per_gpu,
         "layer_kinds": kinds,
         "techniques": [
             {
