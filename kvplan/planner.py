@@ -61,13 +61,18 @@ def _sequence_total(b: BatchBytes) -> int:
 
 
 def _offload(plan: Plan, b: BatchBytes, batch: int) -> tuple[int, int]:
-    """(offloaded bytes, sessions moved) for the batch under plan.offload."""
+    """(offloaded bytes, sessions moved) for the batch under plan.offload.
+
+    A moved sequence takes only its own blocks: shared prefix blocks stay on the
+    GPU for the sequences still running there.
+    """
     if plan.offload is None:
         return 0, 0
     per_seq = _sequence_total(b)
+    unique = per_seq - (b.prefix_shared_bytes if b.prefix_sharers > 1 else 0)
     movable = max(batch - plan.offload.active_sequences, 0)
-    sessions = min(movable, plan.offload.cpu_bytes // per_seq if per_seq else 0)
-    return sessions * per_seq, sessions
+    sessions = min(movable, plan.offload.cpu_bytes // unique if unique else 0)
+    return sessions * unique, sessions
 
 
 def _step(plan: Plan, spec: str, label: str, term: str, caveat: str, tokens: int, batch: int, previous: int | None) -> Step:

@@ -149,3 +149,12 @@ def test_decode_floor_counts_only_resident_sequences():
     resident = evaluate(load_model("llama-3.1-70b"), build_all(["fp8"]), 7000, 32, d)
     assert offloaded.offload.sessions_on_cpu == 64
     assert offloaded.decode.step_ms == pytest.approx(resident.decode.step_ms)
+
+
+def test_offloaded_sequences_leave_shared_prefix_blocks_behind():
+    specs = ["prefix:tokens=2000,requests=16", "offload:cpu=1TiB,active=1"]
+    r = evaluate(load_model("llama-3.1-8b"), build_all(specs), 4096, 16, make_deployment("h100"))
+    seq, shared = 4096 * 131_072, 2000 * 131_072
+    assert r.offload.sessions_on_cpu == 15
+    assert r.offload.offloaded_bytes == 15 * (seq - shared)
+    assert r.steps[-1].gpu_bytes == seq  # the active sequence, prefix included
