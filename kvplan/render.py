@@ -99,8 +99,8 @@ def _rich(report: Report, stream) -> None:
         for row in table.rows:
             rt.add_row(*[_cell(v) for v in row])
         console.print(rt)
-    for line in report.lines:
-        console.print(line, markup=False)
+    for line in report.lines:  # plain lines: never wrapped, so they stay greppable
+        stream.write(line + "\n")
 
 
 def render(report: Report, fmt: str = "table", stream=None) -> None:
