@@ -237,15 +237,17 @@ def run_attention(cache: TokenCache, setup: Setup) -> GroupMeasure:
         k_min, k_max = alloc_quest_meta(nb, H, D, device=dev, dtype=meta_dtype)
         block_tensors += [k_min, k_max]
     fixed_tensors = [k_scale, v_scale]
+    if mem0 is not None:  # the caching allocator's view of the cache tensors alone
+        mem_delta = torch.cuda.memory_allocated(dev) - mem0
     alloc = BlockAllocator(nb, BS, enable_prefix_cache=sharers > 1)
 
-    def write(tok_k, tok_v, slots, batch_index):
+    def write(tok_k, tok_v, slots, batch_index, check=True):
         if quant is not None:
             from ..kernels.quant_write import quant_write
 
             quant_write(tok_k, tok_v, quant, slots, batch_index)
         else:
-            paged_write(tok_k, tok_v, k_cache, v_cache, slots, k_scale=k_scale, v_scale=v_scale)
+            paged_write(tok_k, tok_v, k_cache, v_cache, slots, k_scale=k_scale, v_scale=v_scale, check_slots=check)
         if k_min is not None:
             from ..kernels.quest_meta import quest_meta_update
 
@@ -298,13 +300,16 @@ def run_attention(cache: TokenCache, setup: Setup) -> GroupMeasure:
         if quant is not None or k_min is not None:
             raise NotImplementedError("compaction of KIVI or Quest caches")
         retained = p.retained_tokens(T)
-        _, probs = _reference(q, k, v, kept_positions, H)
+        rlo = T - min(T, setup.reference_window) if setup.reference_window else 0
+        _, probs = _reference(q, k, v, [torch.arange(rlo, T, device=dev)] * B, H)
         masses = []
         for b in range(B):
-            scores = probs[b].sum(0)  # H2O: attention received, summed over heads
+            scores = torch.zeros(T, dtype=torch.float64, device=dev)
+            scores[rlo:] = probs[b].sum(0)  # H2O: attention received, summed over heads
             lo = T - min(T, window) if window is not None else 0
             sel = h2o_select(scores[lo:], budget=retained, recent=min(p.recent_tokens, retained)) + lo
-            masses.append(float(probs[b][:, sel].sum(-1).mean()))
+            seen = sel[sel >= rlo] - rlo
+            masses.append(float(probs[b][:, seen].sum(-1).mean()))
             compact_sequence([(k_cache, v_cache)], alloc, b, sel.cpu())
             kept_positions[b] = sel.to(dev)
         mass = sum(masses) / len(masses)
@@ -348,24 +353,24 @@ def run_attention(cache: TokenCache, setup: Setup) -> GroupMeasure:
 
         topk = p.read_topk_pages
 
-        def step():
-            write(act_k, act_v, act_slots, act_bidx)
+        def step(check=False):
+            write(act_k, act_v, act_slots, act_bidx, check)
             scores = quest_score(qa, k_min, k_max, bt, lens, BS)
             sel = quest_select(scores, bt, lens, BS, min(topk, bt.shape[1]))
             return paged_decode(qa, k_cache, v_cache, sel.block_table, sel.seq_lens,
-                                k_scale=k_scale, v_scale=v_scale), sel
+                                k_scale=k_scale, v_scale=v_scale, check_bounds=check), sel
 
-        out, sel = step()
+        out, sel = step(True)  # validated once; the timed steps skip the host-side checks
         mass = float(attention_mass_captured(qa, k_cache, bt, lens, sel, k_scale=k_scale).mean())
         measure.decode = time_fn(step, dev, setup.repeats)
     else:
-        def step():
+        def step(check=False):
             if not budget:
-                write(act_k, act_v, act_slots, act_bidx)
+                write(act_k, act_v, act_slots, act_bidx, check)
             return paged_decode(qa, k_cache, v_cache, bt, lens, window_tokens=window,
-                                k_scale=k_scale, v_scale=v_scale, quant=quant)
+                                k_scale=k_scale, v_scale=v_scale, quant=quant, check_bounds=check)
 
-        out = step()
+        out = step(True)
         measure.decode = time_fn(step, dev, setup.repeats)
     measure.prefill = prefill
     measure.error_rel = _rel_err(out, ref)
@@ -392,7 +397,7 @@ def run_attention(cache: TokenCache, setup: Setup) -> GroupMeasure:
     measure.breakdown = {"block_bytes": per_block, "fixed_bytes": nbytes(*fixed_tensors),
                          "per_sequence_buffer_bytes": seq_bytes, "num_blocks": nb}
     if mem0 is not None:
-        measure.cuda_allocated_delta = torch.cuda.memory_allocated(dev) - mem0
+        measure.cuda_allocated_delta = mem_delta
     return measure
 
 
@@ -418,6 +423,7 @@ def run_latent(cache: TokenCache, setup: Setup) -> GroupMeasure:
     mem0 = torch.cuda.memory_allocated(dev) if dev.type == "cuda" else None
     lat = alloc_mla_cache(nb, BS, R, P, dtype=torch.float8_e4m3fn if fp8 else FLOAT_DTYPES.get(cache.storage.name, torch.bfloat16), device=dev)
     scale = (rows.float().abs().amax() / 448.0).reshape(1).to(torch.float32) if fp8 else None
+    mem_delta = torch.cuda.memory_allocated(dev) - mem0 if mem0 is not None else None
     alloc = BlockAllocator(nb, BS, enable_prefix_cache=sharers > 1)
     owned: set[int] = set()
     slots, pos = [], []
@@ -485,8 +491,7 @@ def run_latent(cache: TokenCache, setup: Setup) -> GroupMeasure:
     measure.pool_bytes = nb * per_block + fixed
     measure.block_table_bytes = nbytes(bt)
     measure.breakdown = {"block_bytes": per_block, "fixed_bytes": fixed, "num_blocks": nb}
-    if mem0 is not None:
-        measure.cuda_allocated_delta = torch.cuda.memory_allocated(dev) - mem0
+    measure.cuda_allocated_delta = mem_delta
     return measure
 
 
@@ -505,6 +510,9 @@ def run_csa(cache: TokenCache, setup: Setup) -> GroupMeasure:
     gen = torch.Generator().manual_seed(setup.seed)
     k, v, qkv, _ = _structured_kv(gen, B, T, H, D, dev, 0, 0)
     q = _queries(qkv, Hq, H, gen, dev)
+    if p.window_tokens is not None and p.window_tokens < T:  # a windowed layer compresses its window only
+        k, v = k[:, T - p.window_tokens:].contiguous(), v[:, T - p.window_tokens:].contiguous()
+        T = p.window_tokens
     lens = torch.full((B,), T, dtype=torch.int32, device=dev)
     mem0 = torch.cuda.memory_allocated(dev) if dev.type == "cuda" else None
     start = time.perf_counter()

@@ -50,7 +50,7 @@ def document(run) -> dict:
         "shapes": run.shapes,
         "ceiling": run.ceiling,
         "results": run.results,
-        "summary": {s: statuses.count(s) for s in ("ok", "mismatch", "unsupported", "error", "oom")},
+        "summary": {s: statuses.count(s) for s in ("ok", "mismatch", "unsupported", "n/a", "error", "oom")},
     }
 
 
@@ -123,6 +123,7 @@ def table_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
 
 
 def render_table(doc: dict, console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     env = doc["environment"]
@@ -133,9 +134,10 @@ def render_table(doc: dict, console) -> None:
     table = Table(title=title)
     for i, c in enumerate(cols):
         table.add_column(c, justify="left" if i < 2 else "right")
-    styles = {"ok": "green", "mismatch": "bold red", "oom": "red", "error": "red", "unsupported": "yellow"}
+    styles = {"ok": "green", "mismatch": "bold red", "oom": "red", "error": "red", "unsupported": "yellow",
+              "n/a": "dim"}
     for r, src in zip(rows, doc["results"]):
-        table.add_row(*r, style=styles.get(src["status"]))
+        table.add_row(*(escape(c) for c in r), style=styles.get(src["status"]))
     console.print(table)
     ceiling = doc["ceiling"]
     method = next((r.get("latency_method") for r in doc["results"] if r.get("latency_method")), "-")
@@ -146,6 +148,7 @@ def render_table(doc: dict, console) -> None:
                   + ("" if ceiling.get("meaningful") else " - not meaningful in the interpreter"))
     for r in doc["results"]:
         if r["status"] != "ok" and r.get("message"):
-            console.print(f"[{styles.get(r['status'], '')}]{r['technique']}: {r['status']}: {r['message']}[/]")
+            console.print(f"{r['technique']}: {r['status']}: {r['message']}", style=styles.get(r["status"]),
+                          markup=False, highlight=False)
         for note in r.get("layout_notes") or []:
-            console.print(f"  note {r['technique']}: {note}")
+            console.print(f"  note {r['technique']}: {note}", markup=False, highlight=False)

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ..core.model import ModelSpec
-from ..errors import UsageError
+from ..errors import KvplanError, UsageError
 from .cases import BenchCase, check_cache_supported, make_case
 from .predict import predict
 
@@ -203,8 +203,8 @@ def run_case(case: BenchCase, model: ModelSpec, cfg: BenchConfig, dev, ceiling_g
         return row
     try:
         pred = predict(model, case, cfg.context_tokens, cfg.batch, deployment)
-    except Exception as exc:  # a technique that cannot apply to this model
-        row.update(status="error", message=f"{type(exc).__name__}: {getattr(exc, 'message', exc)}")
+    except KvplanError as exc:  # a technique that cannot apply to this model: not a failure
+        row.update(status="n/a", message=exc.one_line())
         return row
     final = pred.model
     row.update(predicted_bytes=pred.bytes, predicted_blocks=pred.blocks,
