@@ -73,6 +73,9 @@ def test_unknown_technique_exits_2_before_running(cli, tmp_path):
     code, _, err = cli("bench", "llama-3.1-8b", "-t", "fp8", "-t", "turbo", *TINY, "--json", str(out))
     assert code == 2 and "unknown technique 'turbo'" in err
     assert not out.exists()
+    out.write_text("previous results\n")  # an existing file is left alone on bad input
+    code, _, _ = cli("bench", "llama-3.1-8b", "-t", "fp8:e9m9", *TINY, "--json", str(out))
+    assert code == 2 and out.read_text() == "previous results\n"
 
 
 def test_unknown_model_exits_2(cli):

@@ -73,6 +73,23 @@ def time_fn(fn, device: torch.device, repeats: int) -> Timing:
     return Timing(med, p20, p80, "wall clock (interpreter)" if interp else "wall clock", repeats)
 
 
+def time_roundtrip(do, undo, device: torch.device, repeats: int) -> Timing:
+    """Time `do` alone, running `undo` (untimed) after each call: e.g. resume an
+    offloaded sequence, then offload it again for the next repeat."""
+    samples = []
+    for _ in range(max(1, repeats) + 1):  # the first call warms up
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        start = time.perf_counter()
+        do()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        samples.append((time.perf_counter() - start) * 1e3)
+        undo()
+    med, p20, p80 = _quantiles(samples[1:])
+    return Timing(med, p20, p80, "wall clock with device sync", repeats)
+
+
 def copy_ceiling_gbps(device: torch.device) -> tuple[float, int]:
     """Device-to-device copy bandwidth measured now (read + write bytes / time)."""
     nbytes = (256 if device.type == "cuda" else 32) * 2**20
@@ -327,13 +344,13 @@ def run_attention(cache: TokenCache, setup: Setup) -> GroupMeasure:
         active = list(range(B - setup.offload_sessions))
         measure.offloaded_bytes = sum(o.nbytes for o in offloaded)
 
-        def resume_once():
-            o = offloaded[0]
-            resume_sequence(alloc, o, block_tensors)
-            again = offload_sequence(alloc, o.seq_id, block_tensors)
-            offloaded[0] = again
+        def resume():
+            resume_sequence(alloc, offloaded[0], block_tensors)
 
-        measure.resume = time_fn(resume_once, dev, setup.repeats)
+        def offload_again():
+            offloaded[0] = offload_sequence(alloc, offloaded[0].seq_id, block_tensors)
+
+        measure.resume = time_roundtrip(resume, offload_again, dev, setup.repeats)
     # block tables (int32, -1 = released) and lengths as decode reads them
     tables = [alloc.block_table(b) for b in active]
     width = max(len(t) for t in tables)
@@ -457,12 +474,13 @@ def run_latent(cache: TokenCache, setup: Setup) -> GroupMeasure:
         active = list(range(B - setup.offload_sessions))
         measure.offloaded_bytes = sum(o.nbytes for o in offloaded)
 
-        def resume_once():
-            o = offloaded[0]
-            resume_sequence(alloc, o, [lat])
-            offloaded[0] = offload_sequence(alloc, o.seq_id, [lat])
+        def resume():
+            resume_sequence(alloc, offloaded[0], [lat])
 
-        measure.resume = time_fn(resume_once, dev, setup.repeats)
+        def offload_again():
+            offloaded[0] = offload_sequence(alloc, offloaded[0].seq_id, [lat])
+
+        measure.resume = time_roundtrip(resume, offload_again, dev, setup.repeats)
     dec = rows[active, T - 1].contiguous()
     dec_slots = torch.tensor([last[b] for b in active], dtype=torch.int64, device=dev)
     tables = [alloc.block_table(b) for b in active]

@@ -150,5 +150,12 @@ def render_table(doc: dict, console) -> None:
         if r["status"] != "ok" and r.get("message"):
             console.print(f"{r['technique']}: {r['status']}: {r['message']}", style=styles.get(r["status"]),
                           markup=False, highlight=False)
+        if r.get("resume_ms_median") is not None:
+            recompute = r.get("recompute_ms_predicted")
+            console.print(f"{r['technique']}: resume one sequence {r['resume_ms_median']:.3g} ms (measured, bulk copy "
+                          f"back + block scatter) vs recompute "
+                          + (f"{recompute:.3g} ms (planner prefill estimate)" if recompute is not None
+                             else "n/a (no catalog GPU; KV prefill writes alone took "
+                                  f"{r.get('prefill_ms') or 0:.3g} ms)"), markup=False, highlight=False)
         for note in r.get("layout_notes") or []:
             console.print(f"  note {r['technique']}: {note}", markup=False, highlight=False)
