@@ -307,7 +307,7 @@ def run_attention(cache: TokenCache, setup: Setup) -> GroupMeasure:
     measure = GroupMeasure(0, 0, 0)
     # which tokens each sequence keeps
     kept_positions = [torch.arange(T, device=dev) for _ in range(B)]
-    window = p.window_tokens
+    window = p.window_tokens if p.window_tokens is not None and p.window_tokens < T else None
     budget = p.budget_fraction is not None or p.budget_tokens is not None
     mass = None
     if budget:

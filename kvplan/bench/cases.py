@@ -167,9 +167,14 @@ def expand(specs: list[str], context_tokens: int, batch: int, small: bool = Fals
     return seen
 
 
-def check_cache_supported(cache: TokenCache) -> str | None:
-    """Why no kernel here can run this cache, or None."""
+def check_cache_supported(cache: TokenCache, tokens: int | None = None) -> str | None:
+    """Why no kernel here can run this cache at `tokens`, or None (a window at
+    least as long as the context drops nothing and counts as none)."""
     p = cache.policy
+    if p.window_tokens is not None and tokens is not None and p.window_tokens >= tokens:
+        from ..core.transform import with_policy
+
+        p = with_policy(cache, window_tokens=None).policy
     if cache.kind == "indexer":
         return "no kernel for DeepSeek-V3.2 indexer key caches"
     if cache.kind == "latent":

@@ -116,9 +116,11 @@ def _deployment(device: str):
     from ..capacity.hardware import make_deployment
 
     name = torch.cuda.get_device_name(0).lower()
-    for key in CATALOG:
+    for key, gpu in CATALOG.items():
         if key.split("-")[0] in name.replace(" ", "").replace("nvidia", ""):
-            return make_deployment(key)
+            # the pool is given directly: the bench needs the GPU's TFLOP/s for the
+            # recompute estimate, not a check that the model's weights fit on it
+            return make_deployment(key, kv_memory_bytes=gpu.memory_bytes)
     return None
 
 
@@ -262,7 +264,7 @@ def _run_groups(case, base_model, final: ModelSpec, pred, cfg: BenchConfig, dev)
     for gp in pred.groups:
         layer, count = final.groups[gp.index]
         for cache in layer.caches:
-            why = check_cache_supported(cache)
+            why = check_cache_supported(cache, cfg.context_tokens)
             if why:
                 raise NotImplementedError(why)
         setup = Setup(
