@@ -9,10 +9,8 @@
 # the interpreter runs programs in order); latency is not gated because the
 # interpreter's wall clock measures numpy, not the kernel (see docs/ci.md).
 #
-# Waived known gap (docs/ci.md, "Known layout gaps"): the KIVI kernel (int4, int2)
-# keeps a per-sequence fp16 buffer of the open key group that kvplan's kivi Storage
-# does not count. The waiver only accepts the prediction/measurement difference;
-# the figures must still equal the baseline's, so the gap cannot drift unnoticed.
+# No waivers: every technique the kernels can run must match its prediction
+# exactly (the KIVI kernel's open-key-group buffer is part of kvplan's layout).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,5 +45,4 @@ if [ ! -s "$OUT/bench-cpu.json" ]; then
     exit 2
 fi
 
-exec "${CMD[@]}" gate "$OUT/bench-cpu.json" --baseline benchmarks/baseline-cpu.json \
-    --accept-mismatch int4:group=32 --accept-mismatch int2:group=32 "$@"
+exec "${CMD[@]}" gate "$OUT/bench-cpu.json" --baseline benchmarks/baseline-cpu.json "$@"

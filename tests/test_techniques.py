@@ -109,9 +109,13 @@ def test_fp8_scales_are_fixed_bytes():
 
 def test_kivi_layout_exact():
     e = kv("llama-3.1-8b", ["kivi:bits=2,group=32,residual=128"], 1000)
-    keys = 864 * 256 + 27 * 1024 * 4 + 136 * 2048  # 27 key groups quantised, 136 tokens in fp16
-    values = 872 * (256 + 8 * 4 * 4) + 128 * 2048  # 872 tokens per-token quantised, 128 recent in fp16
+    # 872 tokens quantised (the newest 128 stay in 16-bit for K and V); a row is 8 x 128 channels
+    keys = 872 * 256 + 28 * 1024 * 4 + (128 + 32) * 2048  # codes, ceil(872/32) key groups, recent + open-group buffer
+    values = 872 * (256 + 8 * 4 * 4) + 128 * 2048  # codes + per-token scale/zero per 32 channels, recent
     assert e.kv_bytes_per_sequence == 32 * (keys + values)
+    # residual=0 is allowed: the kernel's layout (codes for all, one 32-row key buffer)
+    e0 = kv("llama-3.1-8b", ["kivi:bits=2,group=32,residual=0"], 1024)
+    assert e0.kv_bytes_per_sequence == 32 * (1024 * 256 + 32 * 1024 * 4 + 32 * 2048 + 1024 * (256 + 128))
 
 
 def test_fp8_skip_sliding_keeps_window_layers_native():

@@ -43,7 +43,7 @@ def all_specs(context_tokens: int, batch: int, small: bool = False) -> list[str]
         "int8",
         "int4:group=32",
         "int2:group=32",
-        "kivi:bits=2,group=16",
+        "kivi:bits=2,group=16,residual=0",
         "evict:0.5,recent=16",
         "pyramid:0.25",
         "page:32",
@@ -140,7 +140,7 @@ def make_case(spec: str, default_block: int = DEFAULT_BLOCK_TOKENS) -> BenchCase
     elif isinstance(technique, tokens.CompressedSparse):
         block = None
         notes.append("CSA kernel layout is contiguous per sequence (n // m compressed entries + a ring of "
-                     "`window` raw tokens), not paged: predicted without page:, context a multiple of m")
+                     "`window` raw tokens), not paged: predicted without page:")
     if block is not None:
         chain.append(serving.Page("page", "", "", "", block=block))
     return BenchCase(spec, name, tuple(chain), block, tuple(notes), unsupported, quant_groups, model_fix)

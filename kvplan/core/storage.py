@@ -11,8 +11,11 @@ tensor of `heads x dim` elements per token. Quantized formats carry scales
 - "group": one scale (+ zero point) per `group_size` channels of each token and
   head (int8/int4/int2 per token, and the DeepSeek-V3.2 indexer's fp8 keys).
 - "kivi": keys are grouped per channel over `group_size` tokens, values per
-  token over `group_size` channels; the newest `residual_tokens` tokens and the
-  tokens of an unfinished key group stay in 16-bit (KIVI's recent window).
+  token over `group_size` channels. Codes (and the scale slots of the open key
+  group) are allocated for every token; each sequence also keeps a 16-bit
+  buffer of `group_size` key rows for the open group, as kvplan's KIVI kernel
+  does (kernels/quant_write.py). The newest `residual_tokens` tokens stay in
+  16-bit for K and V (KIVI's recent window; the kernel does not implement it).
 """
 
 from __future__ import annotations
@@ -60,19 +63,16 @@ class Storage:
             groups = heads * math.ceil(dim / self.group_size)
             return tokens * (self.payload_bytes(row) + groups * self.metadata_bytes_per_group)
         # kivi
-        quantizable = max(tokens - self.residual_tokens, 0)
+        quantized = max(tokens - self.residual_tokens, 0)
+        recent = tokens - quantized
+        full_row = (row * self.residual_bits + 7) // 8
         if role == "key":
-            quantized = (quantizable // self.group_size) * self.group_size
-            meta = (quantized // self.group_size) * row * self.metadata_bytes_per_group
+            meta = math.ceil(quantized / self.group_size) * row * self.metadata_bytes_per_group
+            buffered = self.group_size  # the open key group, in 16-bit, per sequence
         else:
-            quantized = quantizable
             meta = quantized * heads * math.ceil(dim / self.group_size) * self.metadata_bytes_per_group
-        full_precision = tokens - quantized
-        return (
-            quantized * self.payload_bytes(row)
-            + meta
-            + full_precision * ((row * self.residual_bits + 7) // 8)
-        )
+            buffered = 0
+        return quantized * self.payload_bytes(row) + meta + (recent + buffered) * full_row
 
     def marginal_bytes_per_token(self, heads: int, dim: int, role: str) -> Fraction:
         """Bytes one more token adds in steady state (KIVI amortises key scales)."""

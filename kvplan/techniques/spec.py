@@ -43,9 +43,10 @@ class Spec:
                 raise self.fail(f"needs {key}=N")
             return default
         try:
-            value = parse_tokens(text, key)
+            value = 0 if minimum == 0 and text.strip() == "0" else parse_tokens(text, key)
         except Exception:
-            raise self.fail(f"{key} must be a positive integer, got {text!r}") from None
+            kind = "a non-negative" if minimum == 0 else "a positive"
+            raise self.fail(f"{key} must be {kind} integer, got {text!r}") from None
         if value < minimum:
             raise self.fail(f"{key} must be >= {minimum}, got {value}")
         return value
