@@ -58,14 +58,34 @@ def test_cpu_bench_predicted_equals_measured(tmp_path):
     assert len(lines) == 4 and lines[0].startswith("technique,status,predicted_bytes,measured_bytes")
 
 
-def test_kivi_layout_gap_is_reported_with_both_numbers(tmp_path):
+def test_kivi_kernel_layout_matches_its_prediction(tmp_path):
     out = tmp_path / "bench.json"
     result = CliRunner().invoke(app, ["bench", "llama-3.1-8b", "-t", "int4:group=32", *TINY, "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    row = json.loads(out.read_text())["results"][1]
+    assert row["status"] == "ok"
+    assert row["predicted_bytes"] == row["measured_bytes"] and row["predicted_blocks"] == row["measured_blocks"]
+
+
+def test_a_prediction_mismatch_is_reported_with_both_numbers(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from kvplan.bench import runner
+
+    real = runner.predict
+
+    def one_block_off(*args, **kwargs):
+        p = real(*args, **kwargs)
+        return replace(p, bytes=p.bytes + 4096)
+
+    monkeypatch.setattr(runner, "predict", one_block_off)
+    out = tmp_path / "bench.json"
+    result = CliRunner().invoke(app, ["bench", "llama-3.1-8b", "-t", "fp8", *TINY, "--json", str(out)])
     assert result.exit_code == 1
     row = json.loads(out.read_text())["results"][1]
     assert row["status"] == "mismatch"
     assert f"predicted {row['predicted_bytes']} measured {row['measured_bytes']}" in row["message"]
-    assert row["predicted_blocks"] == row["measured_blocks"]
+    assert row["predicted_bytes"] - row["measured_bytes"] == 4096
 
 
 def test_unknown_technique_exits_2_before_running(cli, tmp_path):
