@@ -51,13 +51,13 @@ def stored_entries(policy: TokenPolicy, n: Array) -> Array:
     kept = retained_tokens(policy, n)
     if policy.compress_ratio is None:
         return kept
-    return _ceil_div(kept, policy.compress_ratio) + np.minimum(kept, policy.compress_window)
+    return kept // policy.compress_ratio + np.minimum(kept, policy.compress_window)
 
 
 def read_entries(policy: TokenPolicy, n: Array) -> Array:
     kept = retained_tokens(policy, n)
     if policy.compress_ratio is not None:
-        compressed = _ceil_div(kept, policy.compress_ratio)
+        compressed = kept // policy.compress_ratio
         chosen = compressed if not policy.compress_topk else np.minimum(policy.compress_topk, compressed)
         return chosen + np.minimum(kept, policy.compress_window)
     if policy.read_topk_pages is not None:
@@ -79,15 +79,16 @@ def tensor_bytes(storage: Storage, t: Array, heads: int, dim: int, role: str) ->
         groups = heads * -(-dim // storage.group_size)
         return t * (storage.payload_bytes(row) + groups * storage.metadata_bytes_per_group)
     g = storage.group_size  # kivi
-    quantizable = np.maximum(t - storage.residual_tokens, 0)
+    quantized = np.maximum(t - storage.residual_tokens, 0)
+    recent = t - quantized
+    full_row = (row * storage.residual_bits + 7) // 8
     if role == "key":
-        quantized = (quantizable // g) * g
-        meta = (quantized // g) * row * storage.metadata_bytes_per_group
+        meta = _ceil_div(quantized, g) * row * storage.metadata_bytes_per_group
+        buffered = np.where(t > 0, g, 0)  # the open key group, per sequence
     else:
-        quantized = quantizable
         meta = quantized * heads * -(-dim // g) * storage.metadata_bytes_per_group
-    full = t - quantized
-    return quantized * storage.payload_bytes(row) + meta + full * ((row * storage.residual_bits + 7) // 8)
+        buffered = 0
+    return quantized * storage.payload_bytes(row) + meta + (recent + buffered) * full_row
 
 
 def entry_bytes(cache: TokenCache, entries: Array) -> Array:
@@ -123,7 +124,12 @@ def stored_bytes(cache: TokenCache, n: Array, block: int | None) -> Array:
 
 
 def read_bytes(cache: TokenCache, n: Array) -> Array:
-    return entry_bytes(cache, read_entries(cache.policy, n)) + quest_meta_bytes(cache, n)
+    policy = cache.policy
+    extra = quest_meta_bytes(cache, n)
+    if policy.compress_ratio is not None:  # the selector reads every compressed key
+        compressed = retained_tokens(policy, n) // policy.compress_ratio
+        extra = extra + tensor_bytes(cache.storage, compressed, cache.heads, cache.key_dim, "key")
+    return entry_bytes(cache, read_entries(policy, n)) + extra
 
 
 def sequence_bytes(model: ModelSpec, n: Array, block: int | None) -> tuple[Array, int]:
