@@ -21,7 +21,7 @@ from ..core.transform import map_caches
 from ..errors import TechniqueError
 from ..techniques import architecture, quantize, serving, tokens
 from ..techniques.base import Technique
-from ..techniques.registry import CATALOG, build
+from ..techniques.registry import build
 
 DEFAULT_BLOCK_TOKENS = 16
 

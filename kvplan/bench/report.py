@@ -141,8 +141,8 @@ def render_table(doc: dict, console) -> None:
     console.print(table)
     ceiling = doc["ceiling"]
     method = next((r.get("latency_method") for r in doc["results"] if r.get("latency_method")), "-")
-    console.print(f"bytes: exact tensor bytes of pools in use, scales, metadata and per-sequence buffers "
-                  f"(block tables shown apart in JSON); predicted through planner.evaluate on the same ModelSpec.")
+    console.print("bytes: exact tensor bytes of pools in use, scales, metadata and per-sequence buffers "
+                  "(block tables shown apart in JSON); predicted through planner.evaluate on the same ModelSpec.")
     console.print(f"latency: {method}; efficiency = memory-bound floor (KV read bytes / "
                   f"{ceiling['copy_gbps']:.3g} GB/s copy measured in this run) / median"
                   + ("" if ceiling.get("meaningful") else " - not meaningful in the interpreter"))

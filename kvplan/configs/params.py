@@ -82,7 +82,6 @@ def count_params(f: Fields, num_layers: int, heads: int, kv: int, head_dim: int)
     hidden = f.int("hidden_size", "n_embd")
     inter_raw = f.get("intermediate_size", "n_inner", default=4 * hidden)
     inters = inter_raw if isinstance(inter_raw, list) else [inter_raw] * num_layers
-    inter = f.int("moe_intermediate_size", default=0, minimum=0) or int(inters[0])
     attn = _attention(f, hidden, heads, kv, head_dim)
     norms = (4 if mt in ("gemma2", "gemma3", "gemma3_text") else 2) * hidden
     if mt == "gpt_oss":

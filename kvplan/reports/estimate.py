@@ -30,7 +30,7 @@ def explain_lines(result: PlanResult) -> list[str]:
                 shape = f"{cache.heads} KV heads x ({cache.key_dim} + {cache.value_dim}) x {cache.storage.bits}/8 B"
             else:
                 shape = f"{cache.key_dim} elements x {cache.storage.bits}/8 B"
-            extra = f" + scales" if cache.storage.is_quantized and cache.storage.granularity not in ("tensor", "head") else ""
+            extra = " + scales" if cache.storage.is_quantized and cache.storage.granularity not in ("tensor", "head") else ""
             cap = f"min({n:,}, {cache.policy.window_tokens:,})" if cache.policy.window_tokens else f"{n:,}"
             lines.append(
                 f"  {count} x [{cache.kind}] {shape}{extra} = {per:,} B/token; entries {cap} -> {kept:,}; "

@@ -1,5 +1,4 @@
 """The exact-rounding helpers of kvplan.kernels._interp against torch casts."""
-import pytest
 import torch
 import triton
 import triton.language as tl

@@ -5,8 +5,6 @@ fp32 q under the interpreter: 2e-5 abs; on a GPU (bf16 q, bf16/fp8 dots, bf16 P)
 3e-2 abs. Against the unquantized float32 source, fp8 (e4m3, 3 mantissa bits)
 stays within 0.1 abs for unit-variance inputs (see test_fp8_vs_bf16_error_bound).
 """
-import math
-
 import pytest
 import torch
 
