@@ -186,3 +186,35 @@ def test_every_bundled_model_loads_and_lists(cli):
     by_alias = {m["alias"]: m for m in models}
     assert by_alias["llama-3.1-70b"]["bytes_per_token"] == 327_680
     assert by_alias["llama-3.1-70b"]["kv_heads"] == 8 and by_alias["llama-3.1-70b"]["head_dim"] == 128
+
+
+def test_qwen_moe_families():
+    # qwen2_moe: head_dim from hidden 3584 / 28 heads = 128; the window is off
+    assert est("qwen2-57b-a14b").bytes_per_token == 2 * 28 * 4 * 128 * 2 == 57_344
+    assert est("qwen3-30b-a3b").bytes_per_token == 2 * 48 * 4 * 128 * 2 == 98_304
+
+
+def test_gemma_7b_multi_head():
+    assert est("gemma-7b", 8192).kv_bytes_per_sequence == 8192 * 2 * 28 * 16 * 256 * 2
+
+
+def test_gemma2_alternates_window_and_full():
+    e = est("gemma-2-9b", 8192)
+    per = 2 * 8 * 256 * 2
+    assert (kind(e, "sliding window 4096").layers, kind(e, "full attention").layers) == (21, 21)
+    assert e.kv_bytes_per_sequence == 21 * 4096 * per + 21 * 8192 * per
+
+
+def test_gemma3_text_pattern_from_the_config():
+    e = est("gemma-3-1b", 32_768)
+    per = 2 * 1 * 256 * 2
+    assert (kind(e, "sliding window 512").layers, kind(e, "full attention").layers) == (22, 4)
+    assert e.kv_bytes_per_sequence == 22 * 512 * per + 4 * 32_768 * per
+
+
+def test_mamba2_state():
+    e = est("mamba2-2.7b", 100_000)
+    conv = 3 * (128 * 64 + 2 * 8 * 128)
+    ssm = 128 * 64 * 128
+    assert e.kv_bytes_per_sequence == 0
+    assert e.state_bytes_per_sequence == 64 * (conv + ssm) * 2
