@@ -22,7 +22,21 @@ from ._checks import check
 from .paged_decode import paged_decode
 from .paged_write import paged_write
 
-__all__ = ["CrossLayerKV", "validate_owner_map", "owners", "resident_bytes"]
+__all__ = ["CrossLayerKV", "validate_owner_map", "owners", "owner_map_from_model", "resident_bytes"]
+
+
+def owner_map_from_model(model) -> list[int | None]:
+    """The ownership map of a kvplan ModelSpec: layer i reads its own cache,
+    the cache of `shares_cache_of`, or none (a layer with no growing cache)."""
+    out: list[int | None] = []
+    for i, layer in enumerate(model.layers):
+        if not layer.caches:
+            out.append(None)
+        elif layer.shares_cache_of is not None:
+            out.append(layer.shares_cache_of)
+        else:
+            out.append(i)
+    return out
 
 
 def validate_owner_map(owner_of_layer: list[int | None]) -> None:

@@ -53,3 +53,24 @@ def test_shared_decode_and_bytes(device, dtype):
         want = paged_decode_reference(q, kc, vc, bt, seq_lens, k_scale=ks, v_scale=vs)
         torch.testing.assert_close(outs[layer].double(), want, atol=ATOL, rtol=0)
     assert not torch.allclose(outs[1], outs[4])
+
+
+def test_owner_map_from_the_model_description():
+    """Gemma 3n: the last 15 of 35 layers reuse the last earlier layer of their type:
+    layer i is full when (i + 1) % 5 == 0, so the last full owner is 19 and the
+    last sliding owner 18."""
+    from kvplan import load_model
+    from kvplan.kernels.cross_layer import owner_map_from_model, owners
+
+    model = load_model("gemma-3n-e4b")
+    owner_map = owner_map_from_model(model)
+    assert len(owners(owner_map)) == 20
+    assert owner_map[:20] == list(range(20))
+    # layer types repeat 4 sliding + 1 full: 19 is the last full owner, 18 the last sliding one
+    assert owner_map[20:] == [19 if (i + 1) % 5 == 0 else 18 for i in range(20, 35)]
+    # CLA:2 on Llama: layer 2k+1 reads layer 2k
+    from kvplan.planner import compose
+    from kvplan.techniques.registry import build
+
+    cla = compose(load_model("llama-3.1-8b"), [build("cla:2")])[-1].model
+    assert owner_map_from_model(cla) == [i - i % 2 for i in range(32)]
