@@ -16,9 +16,6 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from ..capacity.costs import decode_cost
-from ..capacity.pool import batch_bytes
-from ..capacity.shard import shard
 from ..errors import KvplanError
 from ..planner import PlanResult, evaluate
 from ..render import Report, Table
@@ -55,14 +52,6 @@ class ScenarioPlan:
         return [b for b in self.budgets if not b.ok]
 
 
-def kv_bytes_per_gpu(result: PlanResult, resident: int) -> int:
-    """KV bytes of `resident` sequences on the fullest GPU of the deployment."""
-    dep = result.deployment
-    tokens = result.estimate.context_tokens
-    stages = shard(result.plan.model, dep.tp, dep.pp)
-    return max(batch_bytes(result.plan, tokens, resident, stage).total_bytes for stage in stages)
-
-
 def plan_one(resolved: Resolved) -> ScenarioPlan:
     s = resolved.scenario
     try:
@@ -70,15 +59,9 @@ def plan_one(resolved: Resolved) -> ScenarioPlan:
     except KvplanError as exc:
         raise type(exc)(f"scenario {s.name} ({s.source}): {exc.message}", exc.hint) from None
     resident = s.concurrency - (result.offload.sessions_on_cpu if result.offload else 0)
-    per_gpu = kv_bytes_per_gpu(result, resident)
-    tpot = None
-    dep = resolved.deployment
-    if dep.gpu is not None and dep.gpu.hbm_gbps:
-        if resident == s.concurrency and result.decode is not None:
-            tpot = result.decode.step_ms
-        elif resident:
-            weights = dep.weight_bytes if dep.weight_bytes is not None else result.plan.model.weight_bytes
-            tpot = decode_cost(result.plan.model, dep, s.context_tokens, resident, weights).step_ms
+    # the planner's figures already count only the sequences left on the GPUs
+    per_gpu = result.kv_bytes_per_gpu
+    tpot = result.decode.step_ms if result.decode is not None and resident else None
     budgets = []
     if s.max_kv_gib_per_gpu is not None:
         actual = per_gpu / GIB
