@@ -254,3 +254,15 @@ def test_cli_block_size_from_page_technique():
              "--context", "8192", "--format", "json")
     engine = json.loads(r.stdout)["engine"]
     assert (engine["block_size"], engine["num_blocks"], engine["gpu_kv_cache_tokens"]) == (32, 2_560, 81_920)
+
+
+def test_log_lines_reproduce_a_published_vllm_pair():
+    # vLLM PR #13596 shows the v1 log pair "GPU KV cache size: 2,042,016 tokens" /
+    # "Maximum concurrency for 2,048 tokens per request: 997.08x" (127,626 blocks of 16).
+    # Give Llama-3.1-8B exactly 127,626 blocks: 32 layers x 65,536 B = 2 MiB per block.
+    p = pool("llama-3.1-8b", 2048, kv=127_626 * 32 * 65_536)
+    assert p.num_blocks == 127_626
+    assert p.log_lines()[1:] == [
+        "GPU KV cache size: 2,042,016 tokens",
+        "Maximum concurrency for 2,048 tokens per request: 997.08x",
+    ]
