@@ -1,7 +1,7 @@
 """`kvplan bench`: build each technique's real cache with the kernels, measure
 it, and put the prediction of `kvplan estimate` beside every figure.
 
-Only this module (and caches.py) import torch / triton, and only when a bench
+Only this module (and timing, inputs, measure_*) import torch / triton, and only when a bench
 runs. On a machine without CUDA, TRITON_INTERPRET=1 is set here before any
 kernel module is imported.
 """
@@ -151,7 +151,7 @@ def run_bench(cfg: BenchConfig) -> BenchRun:
     cases = [make_case("baseline", cfg.block_tokens)] + [make_case(s, cfg.block_tokens) for s in cfg.specs]
     import torch
 
-    from .caches import copy_ceiling_gbps
+    from .timing import copy_ceiling_gbps
 
     dev = torch.device(cfg.device)
     gbps, copy_bytes = copy_ceiling_gbps(dev)
@@ -255,7 +255,9 @@ def _free(dev) -> None:
 
 
 def _run_groups(case, base_model, final: ModelSpec, pred, cfg: BenchConfig, dev) -> list[tuple]:
-    from .caches import Setup, run_attention, run_csa, run_latent, run_state
+    from .inputs import Setup
+    from .measure_attention import run_attention
+    from .measure_other import run_csa, run_latent, run_state
 
     plan = pred.result.plan
     prefix = plan.prefix

@@ -1,0 +1,84 @@
+"""Timing of bench steps: do_bench on CUDA, a synchronised wall clock elsewhere,
+and the device-to-device copy ceiling measured in the same run."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Timing:
+    median_ms: float
+    p20_ms: float
+    p80_ms: float
+    method: str  # "do_bench" (CUDA events) | "wall clock (interpreter)" | "wall clock"
+    repeats: int
+
+    def as_dict(self) -> dict:
+        return {"median_ms": self.median_ms, "p20_ms": self.p20_ms, "p80_ms": self.p80_ms,
+                "method": self.method, "repeats": self.repeats}
+
+
+def _quantiles(samples: list[float]) -> tuple[float, float, float]:
+    s = sorted(samples)
+
+    def q(p):
+        if len(s) == 1:
+            return s[0]
+        x = p * (len(s) - 1)
+        lo = math.floor(x)
+        hi = min(lo + 1, len(s) - 1)
+        return s[lo] + (s[hi] - s[lo]) * (x - lo)
+
+    return q(0.5), q(0.2), q(0.8)
+
+
+def time_fn(fn, device: torch.device, repeats: int) -> Timing:
+    """Median / p20 / p80 of `fn` in ms: do_bench on CUDA, a wall clock on CPU."""
+    if device.type == "cuda":
+        from triton.testing import do_bench
+
+        med, p20, p80 = do_bench(fn, warmup=10, rep=max(25, 10 * repeats), quantiles=[0.5, 0.2, 0.8])
+        return Timing(float(med), float(p20), float(p80), "do_bench", repeats)
+    import os
+
+    fn()  # warm-up (the interpreter has nothing to compile, torch allocators do)
+    samples = []
+    for _ in range(max(1, repeats)):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1e3)
+    med, p20, p80 = _quantiles(samples)
+    interp = os.environ.get("TRITON_INTERPRET") == "1"
+    return Timing(med, p20, p80, "wall clock (interpreter)" if interp else "wall clock", repeats)
+
+
+def time_roundtrip(do, undo, device: torch.device, repeats: int) -> Timing:
+    """Time `do` alone, running `undo` (untimed) after each call: e.g. resume an
+    offloaded sequence, then offload it again for the next repeat."""
+    samples = []
+    for _ in range(max(1, repeats) + 1):  # the first call warms up
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        start = time.perf_counter()
+        do()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        samples.append((time.perf_counter() - start) * 1e3)
+        undo()
+    med, p20, p80 = _quantiles(samples[1:])
+    return Timing(med, p20, p80, "wall clock with device sync", repeats)
+
+
+def copy_ceiling_gbps(device: torch.device) -> tuple[float, int]:
+    """Device-to-device copy bandwidth measured now (read + write bytes / time)."""
+    nbytes = (256 if device.type == "cuda" else 32) * 2**20
+    src = torch.empty(nbytes, dtype=torch.uint8, device=device).fill_(1)
+    dst = torch.empty_like(src)
+    t = time_fn(lambda: dst.copy_(src), device, 5)
+    del src, dst
+    return 2 * nbytes / (t.median_ms * 1e-3) / 1e9, nbytes
