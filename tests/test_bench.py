@@ -96,6 +96,9 @@ def test_unknown_technique_exits_2_before_running(cli, tmp_path):
     out.write_text("previous results\n")  # an existing file is left alone on bad input
     code, _, _ = cli("bench", "llama-3.1-8b", "-t", "fp8:e9m9", *TINY, "--json", str(out))
     assert code == 2 and out.read_text() == "previous results\n"
+    # and on good input too, unless --force
+    code, _, err = cli("bench", "llama-3.1-8b", "-t", "fp8", *TINY, "--json", str(out))
+    assert code == 2 and "the file exists" in err and out.read_text() == "previous results\n"
 
 
 def test_unknown_model_exits_2(cli):

@@ -8,6 +8,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import UsageError
+from .common import refuse_existing
 
 DEFAULT_MODEL = "llama-3.1-8b"
 
@@ -27,6 +28,7 @@ def bench_command(
     json_path: Annotated[Optional[str], typer.Option("--json", help="Write every figure as JSON to FILE.")] = None,
     csv_path: Annotated[Optional[str], typer.Option("--csv", help="Write one CSV row per technique to FILE.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --json/--csv files that exist.")] = False,
 ) -> None:
     """Measure real caches built by the kernels against kvplan's predictions.
 
@@ -62,6 +64,8 @@ def bench_command(
     if block < 1:
         raise UsageError(f"--block must be >= 1, got {block}")
     small = cpu if shrink is None else shrink
+    for flag, path in (("--json", json_path), ("--csv", csv_path)):
+        refuse_existing(path, flag, force)
     specs = expand(technique or ["all"], tokens, batch_n, small)
     for s in specs:  # unknown or malformed techniques fail before anything runs
         make_case(s, block)
