@@ -213,7 +213,7 @@ def test_gemma3_text_pattern_from_the_config():
 
 
 def test_mamba2_state():
-    e = est("mamba2-2.7b", 100_000)
+    e = est("mamba-codestral-7b", 100_000)
     conv = 3 * (128 * 64 + 2 * 8 * 128)
     ssm = 128 * 64 * 128
     assert e.kv_bytes_per_sequence == 0
