@@ -42,7 +42,7 @@ def prefix_shared_bytes(model: ModelSpec, tokens: int, prefix_tokens: int, block
             continue
         for cache in layer.caches:
             p = cache.policy
-            if p.compress_ratio is not None or p.budget_fraction is not None or p.budget_tokens is not None:
+            if p.per_sequence_selection:
                 continue
             kept_from = tokens - p.retained_tokens(tokens)  # first position still kept
             first_block = kept_from // block_tokens * block_tokens

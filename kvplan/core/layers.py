@@ -74,6 +74,12 @@ class TokenPolicy:
         return kept
 
     @property
+    def per_sequence_selection(self) -> bool:
+        """Eviction or compression picks each sequence's entries itself: they are
+        compacted (no window-aligned blocks) and never shared as a prefix."""
+        return self.compress_ratio is not None or self.budget_fraction is not None or self.budget_tokens is not None
+
+    @property
     def cap_tokens(self) -> int | None:
         """Largest raw token count any sequence keeps (None = grows without bound)."""
         caps = [c for c in (self.window_tokens, self.budget_tokens) if c is not None]
@@ -155,8 +161,7 @@ class TokenCache:
         if entries == 0:
             return 0
         raw = policy.retained_tokens(tokens)
-        plain = policy.compress_ratio is None and policy.budget_fraction is None and policy.budget_tokens is None
-        if plain and raw < tokens:  # window-capped: count the blocks the window touches
+        if not policy.per_sequence_selection and raw < tokens:  # window-capped: count the blocks the window touches
             first, last = (tokens - raw) // block_tokens, (tokens - 1) // block_tokens
             return (last - first + 1) * block_tokens
         return -(-entries // block_tokens) * block_tokens

@@ -109,7 +109,7 @@ def quest_meta_bytes(cache: TokenCache, n: Array) -> Array | int:
 def paged_entries(cache: TokenCache, n: Array, block: int) -> Array:
     policy = cache.policy
     entries = stored_entries(policy, n)
-    plain = policy.compress_ratio is None and policy.budget_fraction is None and policy.budget_tokens is None
+    plain = not policy.per_sequence_selection
     rounded = _ceil_div(entries, block) * block
     if plain:
         raw = retained_tokens(policy, n)
@@ -154,7 +154,7 @@ def prefix_shared_bytes(model: ModelSpec, n: Array, prefix_tokens: int, block: i
             continue
         for cache in layer.caches:
             p = cache.policy
-            if p.compress_ratio is not None or p.budget_fraction is not None or p.budget_tokens is not None:
+            if p.per_sequence_selection:
                 continue
             kept_from = n - retained_tokens(p, n)
             first_block = kept_from // block * block
