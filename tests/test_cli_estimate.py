@@ -136,6 +136,33 @@ def test_bad_input_is_one_line(cli, args, code, message):
     _one_line(err)
 
 
+def test_error_map_works_with_a_typer_older_than_0_26(cli, monkeypatch):
+    """typer < 0.26 has no TyperException and raises click's exceptions (the CUDA
+    image kvplan bench may run on is not bound by our pins): errors stay one line."""
+    import types
+
+    import typer
+
+    class ClickException(Exception):
+        exit_code = 2
+
+        def show(self):
+            sys.stderr.write(f"Error: {self}\n")
+
+    monkeypatch.delattr(typer, "TyperException")
+    monkeypatch.setitem(sys.modules, "click", types.SimpleNamespace(ClickException=ClickException))
+    code, _, err = cli("estimate", "lama-3.1-70b")
+    assert code == 1 and "did you mean llama-3.1-70b" in err
+    _one_line(err)
+
+    from kvplan.cli import common
+
+    def parse_failure(**_):
+        raise ClickException("No such option: --bogus")
+
+    assert common.run(parse_failure) == 2
+
+
 def test_malformed_json_and_missing_field(cli, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"model_type": "llama", ')

@@ -36,6 +36,20 @@ def _warning_line(message, category, filename, lineno, file=None, line=None):
     sys.stderr.write(f"kvplan: warning: {message}\n")
 
 
+def _usage_errors() -> tuple[type, ...]:
+    """Option-parsing errors: typer >= 0.26 vendors click and raises its own
+    TyperException; older typer raises click's ClickException. Checked only when
+    an exception reaches the map, so the cold start imports nothing more."""
+    import typer
+
+    own = getattr(typer, "TyperException", None)
+    if own is not None:
+        return (own,)
+    import click
+
+    return (click.ClickException,)
+
+
 def run(app) -> int:
     """Run the typer app; map every failure to one line and an exit code."""
     import typer
@@ -51,18 +65,18 @@ def run(app) -> int:
     except typer.Abort:
         error_line("aborted")
         return 1
-    except typer.TyperException as exc:  # usage errors from option parsing: exit 2
+    except KvplanError as exc:
+        if debug:
+            raise
+        error_line(exc.one_line())
+        return exc.exit_code
+    except _usage_errors() as exc:  # usage errors from option parsing: exit 2
         show = getattr(exc, "show", None)
         if show is not None:
             show()
         else:
             error_line(str(exc))
         return getattr(exc, "exit_code", 2)
-    except KvplanError as exc:
-        if debug:
-            raise
-        error_line(exc.one_line())
-        return exc.exit_code
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
