@@ -98,5 +98,38 @@ def _rewrap_stdlib_for_interpreter() -> int:
     return len(replaced)
 
 
+@triton.jit
+def _loop_bound_probe(ptr):
+    n = tl.load(ptr)
+    acc = 0
+    for _ in range(0, n):  # a loop bound read from memory, as every decode kernel has
+        acc += 1
+    tl.store(ptr, acc)
+
+
+def interpreter_problem() -> str | None:
+    """None when the interpreter can run these kernels, else one line saying why not.
+
+    Triton's interpreter before 3.9 (3.6 seen) turns a loop bound loaded from memory
+    into a Python int with ``int(array)`` on a one-element array, which NumPy 2.3 and
+    later refuse ("only 0-dimensional arrays can be converted to Python scalars").
+    The kernels themselves are fine; that pair of versions cannot interpret them.
+    """
+    if not INTERPRET:
+        return None
+    import numpy
+    import torch
+
+    cell = torch.tensor([3], dtype=torch.int32)
+    try:
+        _loop_bound_probe[(1,)](cell)
+    except Exception as exc:  # InterpreterError wraps the TypeError
+        return (f"Triton {triton.__version__}'s interpreter cannot run loops bounded by a loaded value "
+                f"with NumPy {numpy.__version__} ({exc}); install triton>=3.9 or numpy<2.3")
+    if int(cell.item()) != 3:
+        return f"Triton {triton.__version__}'s interpreter counted a 3-trip loop as {int(cell.item())}"
+    return None
+
+
 if INTERPRET:
     _rewrap_stdlib_for_interpreter()

@@ -75,6 +75,11 @@ def _check_interpreter() -> None:
     if mod is not None and not getattr(mod, "INTERPRET", False):
         raise UsageError("the kernels were imported before TRITON_INTERPRET=1 was set",
                          "set TRITON_INTERPRET=1 in the environment before starting")
+    from ..kernels._interp import interpreter_problem
+
+    problem = interpreter_problem()
+    if problem:
+        raise UsageError(f"--device cpu: {problem}")
 
 
 def environment(device: str) -> dict:

@@ -17,6 +17,14 @@ pytest.importorskip("triton")  # only after TRITON_INTERPRET is set
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def pytest_configure(config):
+    from kvplan.kernels._interp import interpreter_problem
+
+    problem = interpreter_problem()
+    if problem:  # one clear line instead of fifty identical failures
+        raise pytest.UsageError(problem)
+
+
 @pytest.fixture
 def device() -> str:
     return DEVICE
