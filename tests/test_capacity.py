@@ -158,3 +158,24 @@ def test_offloaded_sequences_leave_shared_prefix_blocks_behind():
     assert r.offload.sessions_on_cpu == 15
     assert r.offload.offloaded_bytes == 15 * (seq - shared)
     assert r.steps[-1].gpu_bytes == seq  # the active sequence, prefix included
+
+
+@pytest.mark.parametrize("device_name, key", [
+    # names as the drivers report them (torch.cuda.get_device_name / rocm-smi)
+    ("NVIDIA H200", "h200"),
+    ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+    ("NVIDIA H100 PCIe", "h100-pcie"),
+    ("NVIDIA A100-SXM4-40GB", "a100-40gb"),
+    ("NVIDIA A100-SXM4-80GB", "a100-80gb"),
+    ("NVIDIA L40S", "l40s"),
+    ("NVIDIA L4", "l4"),
+    ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+    ("AMD Instinct MI300X", "mi300x"),
+    ("NVIDIA B200", "b200"),
+    ("NVIDIA RTX 6000 Ada Generation", None),
+    ("NVIDIA A10", None),
+])
+def test_device_names_map_to_catalog_gpus(device_name, key):
+    from kvplan.capacity.gpus import match_device_name
+
+    assert match_device_name(device_name) == key

@@ -117,15 +117,15 @@ def _deployment(device: str):
         return None
     import torch
 
-    from ..capacity.gpus import CATALOG
+    from ..capacity.gpus import CATALOG, match_device_name
     from ..capacity.hardware import make_deployment
 
-    name = torch.cuda.get_device_name(0).lower()
-    for key, gpu in CATALOG.items():
-        if key.split("-")[0] in name.replace(" ", "").replace("nvidia", ""):
-            # the pool is given directly: the bench needs the GPU's TFLOP/s for the
-            # recompute estimate, not a check that the model's weights fit on it
-            return make_deployment(key, kv_memory_bytes=gpu.memory_bytes)
+    key = match_device_name(torch.cuda.get_device_name(0))
+    if key is None:
+        return None
+    # the pool is given directly: the bench needs the GPU's TFLOP/s for the
+    # recompute estimate, not a check that the model's weights fit on it
+    return make_deployment(key, kv_memory_bytes=CATALOG[key].memory_bytes)
     return None
 
 

@@ -9,6 +9,7 @@ decimal GB/s; the host link is one direction of the PCIe slot.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 
 from ..errors import UsageError
@@ -55,3 +56,25 @@ def lookup(name: str) -> Gpu:
     close = difflib.get_close_matches(key, list(CATALOG), n=2)
     hint = (f"did you mean {' or '.join(close)}? " if close else "") + f"known GPUs: {', '.join(CATALOG)}; or give --gpu-memory and --hbm-gbps"
     raise UsageError(f"unknown GPU {name!r}", hint)
+
+
+def match_device_name(device_name: str) -> str | None:
+    """The catalog key of a device as its driver names it ("NVIDIA H100 PCIe",
+    "NVIDIA A100-SXM4-80GB", "AMD Instinct MI300X"), or None.
+
+    A key matches when its model token (the first with a digit: h100, l40s,
+    4090) is a whole word of the name; among matches the key with the most other
+    tokens in the name wins ("pcie", "80gb"; "sxm" also matches "sxm4"), ties
+    going to catalog order. Whole words keep "L40S" from matching l4.
+    """
+    words = re.findall(r"[a-z0-9]+", device_name.lower())
+    best, best_score = None, -1
+    for key in CATALOG:
+        tokens = key.split("-")
+        model = next((t for t in tokens if any(c.isdigit() for c in t)), tokens[0])
+        if model not in words:
+            continue
+        score = sum(any(w.startswith(t) for w in words) for t in tokens if t != model)
+        if score > best_score:
+            best, best_score = key, score
+    return best
