@@ -16,13 +16,12 @@ must already be set on a machine without CUDA (runner.py does it).
 
 from __future__ import annotations
 
-import time
 
 import torch
 
 from ..core.layers import TokenCache
 from .inputs import FLOAT_DTYPES, GroupMeasure, Setup, _block_bytes, _queries, _reference, _rel_err, _structured_kv, _token_ids, nbytes
-from .timing import Timing, time_fn, time_roundtrip
+from .timing import time_fn, time_once, time_roundtrip
 
 
 def run_attention(cache: TokenCache, setup: Setup) -> GroupMeasure:
@@ -110,11 +109,8 @@ def run_attention(cache: TokenCache, setup: Setup) -> GroupMeasure:
     pre_k, pre_v = k[idx_b, idx_t].contiguous(), v[idx_b, idx_t].contiguous()
     pre_slots = torch.tensor(slots, dtype=torch.int64, device=dev)
     pre_bidx = torch.tensor(bidx, dtype=torch.int64, device=dev)
-    start = time.perf_counter()
-    write(pre_k, pre_v, pre_slots, pre_bidx)
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-    prefill = Timing(*( [(time.perf_counter() - start) * 1e3] * 3), method="wall clock, once", repeats=1)
+    prefill = time_once(lambda: write(pre_k, pre_v, pre_slots, pre_bidx), dev,
+                        warm=lambda: write(pre_k, pre_v, torch.full_like(pre_slots, -1), pre_bidx))
     # the decode token: position T-1 of every sequence
     last_slots = []
     for b in range(B):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 from dataclasses import dataclass
 
 import torch
@@ -57,6 +58,24 @@ def time_fn(fn, device: torch.device, repeats: int) -> Timing:
     return Timing(med, p20, p80, "wall clock (interpreter)" if interp else "wall clock", repeats)
 
 
+def time_once(fn, device: torch.device, warm=None) -> Timing:
+    """One synchronised call of `fn`, for work that cannot be repeated as is (a
+    prefill write). `warm`, run first and untimed, should launch the same kernels
+    with the same argument shapes but no effect (every slot padded), so that the
+    timed call measures the kernel, not Triton compiling it on first launch (CUDA
+    only: the interpreter compiles nothing)."""
+    if warm is not None and device.type == "cuda":
+        warm()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    fn()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    ms = (time.perf_counter() - start) * 1e3
+    return Timing(ms, ms, ms, "wall clock, once", 1)
+
+
 def time_roundtrip(do, undo, device: torch.device, repeats: int) -> Timing:
     """Time `do` alone, running `undo` (untimed) after each call: e.g. resume an
     offloaded sequence, then offload it again for the next repeat."""
@@ -79,6 +98,6 @@ def copy_ceiling_gbps(device: torch.device) -> tuple[float, int]:
     nbytes = (256 if device.type == "cuda" else 32) * 2**20
     src = torch.empty(nbytes, dtype=torch.uint8, device=device).fill_(1)
     dst = torch.empty_like(src)
-    t = time_fn(lambda: dst.copy_(src), device, 5)
+    t = time_fn(partial(dst.copy_, src), device, 5)
     del src, dst
     return 2 * nbytes / (t.median_ms * 1e-3) / 1e9, nbytes
