@@ -10,6 +10,8 @@ test, TF32 dots, to 2e-2).
 import pytest
 import torch
 
+from _tol import DOT_TOL
+
 from kvplan.kernels.csa_compress import (
     csa_bytes,
     csa_compress,
@@ -58,7 +60,7 @@ def test_decode_matches_reference(device, m, window, top_k):
         for g in range(Hkv):
             assert set(sel[b, g].tolist()) == set(ref_sel[b, g].tolist())
             assert (sel[b, g] >= 0).sum() == min(top_k, lens[b] // m)
-    torch.testing.assert_close(out.double(), ref, rtol=2e-5, atol=2e-5)
+    torch.testing.assert_close(out.double(), ref, **DOT_TOL)
     # the local window holds exactly the last min(n, window) raw tokens
     for b, n in enumerate(lens):
         w = min(n, window)

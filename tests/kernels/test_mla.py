@@ -12,6 +12,8 @@ import math
 import pytest
 import torch
 
+from _tol import DOT_TOL, ON_GPU
+
 from kvplan.kernels.mla_cache import alloc_mla_cache, mla_cache_bytes, mla_write, mla_write_reference
 from kvplan.kernels.mla_decode import (
     mla_decode,
@@ -89,12 +91,12 @@ def test_absorbed_decode_matches_unabsorbed_float64(device, dtype, scale, num_sp
                num_splits=num_splits, out=out)
     assert torch.isfinite(out).all()
     ref_abs = mla_decode_reference(q_latent, q_rope, cache, bt, sl, scale=sm, cache_scale=scale)
-    torch.testing.assert_close(out.double(), ref_abs, atol=2e-5, rtol=2e-5)
+    torch.testing.assert_close(out.double(), ref_abs, **DOT_TOL)
 
     ref_un = mla_unabsorbed_reference(q_nope, q_rope.double(), cache, bt, sl, w_uk, w_uv,
                                       scale=sm, cache_scale=scale)
     projected = torch.einsum("bhr,hrv->bhv", out.double(), w_uv)
-    torch.testing.assert_close(projected, ref_un, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(projected, ref_un, **(DOT_TOL if ON_GPU else {"atol": 1e-4, "rtol": 1e-4}))
 
 
 @pytest.mark.parametrize("H", [17, 40])
@@ -105,7 +107,7 @@ def test_head_blocks_of_32_and_64(device, H):
     out = torch.full((2, H, 16), float("nan"), device=device)
     mla_decode(ql, qr, cache, bt, sl, scale=0.3, num_splits=2, out=out)
     ref = mla_decode_reference(ql, qr, cache, bt, sl, scale=0.3)
-    torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)
+    torch.testing.assert_close(out.double(), ref, **DOT_TOL)
 
 
 def test_empty_sequence_gives_zeros(device):

@@ -11,8 +11,7 @@ import torch
 from _paged_case import make_case, poison_
 from kvplan.kernels.paged_decode import paged_decode, paged_decode_reference
 
-ON_GPU = torch.cuda.is_available()
-ATOL = 3e-2 if ON_GPU else 2e-5
+from _tol import ON_GPU, DOT_ATOL as ATOL
 
 
 def _run(case, q_dtype=None, **kw):

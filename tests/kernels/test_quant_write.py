@@ -23,8 +23,7 @@ from kvplan.kernels.quant_write import (
     quant_write_reference,
 )
 
-ON_GPU = torch.cuda.is_available()
-ATOL = 3e-2 if ON_GPU else 2e-5
+from _tol import ON_GPU, DOT_ATOL as ATOL
 
 
 def _poisoned_quant(nb, bs, h, d, bits, gk, gv, batch, device):

@@ -13,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import torch
 
+from _tol import DOT_TOL
+
 from kvplan.kernels._attn_ref import attention_ref, gather_tokens, paged_attention_ref
 from kvplan.kernels.quest_meta import (
     alloc_quest_meta,
@@ -151,7 +153,7 @@ def test_select_compact_table_decodes_selected_tokens(device, head_reduce):
         return
     got = torch.full_like(q, float("nan"))
     got = paged_decode(q, k_cache, v_cache, sel.block_table, sel.seq_lens)
-    torch.testing.assert_close(got.double(), out, rtol=2e-5, atol=2e-5)
+    torch.testing.assert_close(got.double(), out, **DOT_TOL)
 
 
 def test_report_helpers(device):
