@@ -117,7 +117,7 @@ for s in "${STEPS[@]}"; do
             --context 128 --batch 2 --repeats 1 --quiet --force --json "$OUTDIR/bench-gpu-shrunk.json"
         step gate-cpu-baseline 20 "$log" "${PY[@]}" -m kvplan gate "$OUTDIR/bench-gpu-shrunk.json" \
             --baseline benchmarks/baseline-cpu.json
-        grep -E "^## kvplan gate|\| FAIL \||^- (baseline ran|shapes differ|latency)|^kvplan: error" "$log" \
+        grep -E "^## kvplan gate|\| FAIL \||^- (baseline ran|shapes differ|latency)|^kvplan: error|one sequence, all layers" "$log" \
             | head -24 | sed 's/^/bench: /' | tee -a "$SUMMARY"
         ;;
     *)

@@ -122,3 +122,40 @@ def test_out_of_memory_reported_with_shape_and_run_continues(tmp_path, monkeypat
     assert "batch 2 x 32 tokens" in rows["fp8"]["message"] and "attention 2x128 fp8_e4m3" in rows["fp8"]["message"]
     assert rows["mqa"]["status"] == "ok" and rows["mqa"]["predicted_bytes"] == rows["mqa"]["measured_bytes"]
     assert rows["baseline"]["status"] == "ok"
+
+
+def test_offload_cycle_keeps_the_sequence_state_consistent():
+    """Each timed call is undone untimed; the cycle starts and ends offloaded, and the
+    first decode step only ever runs on a resident sequence."""
+    from kvplan.bench.timing import time_offload_cycle
+
+    state = {"resident": False, "steps": 0}
+
+    def offload():
+        assert state["resident"], "offloaded twice"
+        state["resident"] = False
+
+    def resume():
+        assert not state["resident"], "resumed twice"
+        state["resident"] = True
+
+    def first_step():
+        assert state["resident"], "decoded an offloaded sequence"
+        state["steps"] += 1
+
+    cycle = time_offload_cycle(offload, resume, first_step, torch.device("cpu"), repeats=3)
+    assert state == {"resident": False, "steps": 4}  # one warm-up + 3 timed
+    for t in (cycle.offload, cycle.resume, cycle.resume_first_step):
+        assert t.repeats == 3 and t.p20_ms <= t.median_ms <= t.p80_ms
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "deepseek-v2-lite"])  # paged K/V and an MLA latent
+def test_offload_row_reports_copy_out_copy_back_and_first_step(tmp_path, model):
+    out = tmp_path / "bench.json"
+    result = CliRunner().invoke(app, ["bench", model, "-t", "offload:cpu=1GiB,active=1", *TINY, "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    row = {r["technique"]: r for r in json.loads(out.read_text())["results"]}["offload:cpu=1GiB,active=1"]
+    assert row["status"] == "ok" and row["measured_offloaded_bytes"] == row["predicted_offloaded_bytes"] > 0
+    for key in ("offload_ms_median", "resume_ms_median", "resume_first_step_ms_median"):
+        assert row[key] > 0, key
+    assert "copy back + first decode step" in " ".join(result.output.split())  # the console wraps

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .timing import Timing
+from .timing import OffloadCycle, Timing
 
 FLOAT_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
@@ -38,7 +38,7 @@ class GroupMeasure:
     cuda_allocated_delta: int | None = None
     prefill: Timing | None = None
     decode: Timing | None = None
-    resume: Timing | None = None
+    offload_cycle: OffloadCycle | None = None
     error_rel: float | None = None
     attention_mass: float | None = None
     engine: str = "triton"

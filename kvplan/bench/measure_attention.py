@@ -16,12 +16,13 @@ must already be set on a machine without CUDA (runner.py does it).
 
 from __future__ import annotations
 
+from dataclasses import replace
 
 import torch
 
 from ..core.layers import TokenCache
 from .inputs import FLOAT_DTYPES, GroupMeasure, Setup, _block_bytes, _queries, _reference, _rel_err, _structured_kv, _token_ids, nbytes
-from .timing import time_fn, time_once, time_roundtrip
+from .timing import time_fn, time_offload_cycle, time_once
 
 
 def run_attention(cache: TokenCache, setup: Setup) -> GroupMeasure:
@@ -170,7 +171,15 @@ def run_attention(cache: TokenCache, setup: Setup) -> GroupMeasure:
         def offload_again():
             offloaded[0] = offload_sequence(alloc, offloaded[0].seq_id, block_tensors)
 
-        measure.resume = time_roundtrip(resume, offload_again, dev, setup.repeats)
+        def first_step():  # the resumed sequence alone, through its new blocks
+            sid = offloaded[0].seq_id
+            bt1 = torch.tensor([alloc.block_table(sid)], dtype=torch.int32, device=dev)
+            len1 = torch.tensor([alloc.seq_len(sid)], dtype=torch.int32, device=dev)
+            q1 = replace(quant, k_residual=quant.k_residual[sid:sid + 1]) if quant is not None else None
+            return paged_decode(q[sid:sid + 1], k_cache, v_cache, bt1, len1, window_tokens=window,
+                                k_scale=k_scale, v_scale=v_scale, quant=q1, check_bounds=False)
+
+        measure.offload_cycle = time_offload_cycle(offload_again, resume, first_step, dev, setup.repeats)
     # block tables (int32, -1 = released) and lengths as decode reads them
     tables = [alloc.block_table(b) for b in active]
     width = max(len(t) for t in tables)

@@ -12,7 +12,7 @@ import torch
 
 from ..core.layers import RecurrentState, TokenCache
 from .inputs import FLOAT_DTYPES, GroupMeasure, Setup, _block_bytes, _queries, _reference, _rel_err, _structured_kv, _token_ids, nbytes
-from .timing import time_fn, time_once, time_roundtrip
+from .timing import time_fn, time_offload_cycle, time_once
 
 
 # ------------------------------------------------------------------ MLA latent
@@ -78,7 +78,14 @@ def run_latent(cache: TokenCache, setup: Setup) -> GroupMeasure:
         def offload_again():
             offloaded[0] = offload_sequence(alloc, offloaded[0].seq_id, [lat])
 
-        measure.resume = time_roundtrip(resume, offload_again, dev, setup.repeats)
+        def first_step():  # the resumed sequence alone, through its new blocks
+            sid = offloaded[0].seq_id
+            bt1 = torch.tensor([alloc.block_table(sid)], dtype=torch.int32, device=dev)
+            len1 = torch.tensor([alloc.seq_len(sid)], dtype=torch.int32, device=dev)
+            return mla_decode(q[sid:sid + 1, :, :R].contiguous(), q[sid:sid + 1, :, R:].contiguous(), lat, bt1,
+                              len1, scale=1.0 / math.sqrt(R + P), cache_scale=scale)
+
+        measure.offload_cycle = time_offload_cycle(offload_again, resume, first_step, dev, setup.repeats)
     dec = rows[active, T - 1].contiguous()
     dec_slots = torch.tensor([last[b] for b in active], dtype=torch.int64, device=dev)
     tables = [alloc.block_table(b) for b in active]

@@ -33,7 +33,7 @@ ROW_FIELDS = [
     "predicted_blocks", "measured_blocks", "blocks_match", "blocks_shared", "blocks_free", "waste_slots",
     "predicted_offloaded_bytes", "measured_offloaded_bytes", "pool_bytes", "block_table_bytes",
     "cuda_allocated_delta", "latency_ms_median", "latency_ms_p20", "latency_ms_p80", "latency_method",
-    "prefill_ms", "resume_ms_median", "recompute_ms_predicted", "read_bytes_per_step", "floor_ms",
+    "prefill_ms", "offload_ms_median", "resume_ms_median", "resume_first_step_ms_median", "recompute_ms_predicted", "read_bytes_per_step", "floor_ms",
     "achieved_gbps", "efficiency", "efficiency_p20", "efficiency_p80", "error_rel", "attention_mass",
     "engine", "block_tokens", "message",
 ]
@@ -152,8 +152,10 @@ def render_table(doc: dict, console) -> None:
                           markup=False, highlight=False)
         if r.get("resume_ms_median") is not None:
             recompute = r.get("recompute_ms_predicted")
-            console.print(f"{r['technique']}: resume one sequence {r['resume_ms_median']:.3g} ms (measured, bulk copy "
-                          f"back + block scatter) vs recompute "
+            console.print(f"{r['technique']}: one sequence, all layers: copy out {r['offload_ms_median']:.3g} ms "
+                          f"(gather + to host), copy back {r['resume_ms_median']:.3g} ms (bulk copy + block "
+                          f"scatter), copy back + first decode step {r['resume_first_step_ms_median']:.3g} ms; "
+                          "recompute "
                           + (f"{recompute:.3g} ms (planner prefill estimate)" if recompute is not None
                              else "n/a (no catalog GPU; KV prefill writes alone took "
                                   f"{r.get('prefill_ms') or 0:.3g} ms)"), markup=False, highlight=False)

@@ -193,7 +193,8 @@ def _empty_row(case: BenchCase) -> dict:
         "predicted_offloaded_bytes": None, "measured_offloaded_bytes": None,
         "pool_bytes": None, "block_table_bytes": None, "cuda_allocated_delta": None,
         "latency_ms_median": None, "latency_ms_p20": None, "latency_ms_p80": None, "latency_method": None,
-        "prefill_ms": None, "resume_ms_median": None, "recompute_ms_predicted": None,
+        "prefill_ms": None, "offload_ms_median": None, "resume_ms_median": None,
+        "resume_first_step_ms_median": None, "recompute_ms_predicted": None,
         "read_bytes_per_step": None, "floor_ms": None, "achieved_gbps": None,
         "efficiency": None, "efficiency_p20": None, "efficiency_p80": None,
         "error_rel": None, "attention_mass": None, "accuracy_reference": None,
@@ -305,7 +306,7 @@ def _fill(row: dict, pred, groups, ceiling_gbps: float, case: BenchCase) -> None
     pool = tables = offloaded = 0
     cuda_delta = 0
     med = p20 = p80 = prefill = 0.0
-    resume = None
+    cycle = None  # offload, resume, resume + first step: summed over layers
     errors, masses, engines = [], [], set()
     method = None
     for gp, count, measures in groups:
@@ -329,8 +330,10 @@ def _fill(row: dict, pred, groups, ceiling_gbps: float, case: BenchCase) -> None
                 method = m.decode.method
             if m.prefill:
                 prefill += m.prefill.median_ms * count
-            if m.resume:
-                resume = (resume or 0.0) + m.resume.median_ms * count
+            if m.offload_cycle:
+                c = m.offload_cycle
+                got = (c.offload.median_ms, c.resume.median_ms, c.resume_first_step.median_ms)
+                cycle = [a + b * count for a, b in zip(cycle or (0.0, 0.0, 0.0), got)]
             if m.error_rel is not None:
                 errors.append(m.error_rel)
             if m.attention_mass is not None:
@@ -356,7 +359,9 @@ def _fill(row: dict, pred, groups, ceiling_gbps: float, case: BenchCase) -> None
         pool_bytes=pool, block_table_bytes=tables,
         cuda_allocated_delta=cuda_delta if any(m.cuda_allocated_delta is not None for _, _, ms in groups for m in ms) else None,
         latency_ms_median=med, latency_ms_p20=p20, latency_ms_p80=p80, latency_method=method,
-        prefill_ms=prefill, resume_ms_median=resume,
+        prefill_ms=prefill,
+        offload_ms_median=cycle[0] if cycle else None, resume_ms_median=cycle[1] if cycle else None,
+        resume_first_step_ms_median=cycle[2] if cycle else None,
         floor_ms=floor_ms,
         achieved_gbps=(pred.read_bytes_per_step / (med * 1e-3) / 1e9) if med else None,
         efficiency=(floor_ms / med) if med and floor_ms else None,

@@ -93,6 +93,32 @@ def time_roundtrip(do, undo, device: torch.device, repeats: int) -> Timing:
     return Timing(med, p20, p80, "wall clock with device sync", repeats)
 
 
+@dataclass
+class OffloadCycle:
+    """One sequence moved off the device and back, per layer: copy out (gather +
+    device-to-host), copy back (host-to-device + scatter), and copy back followed by
+    that sequence's first decode step (the figure to set beside recomputing it)."""
+
+    offload: Timing
+    resume: Timing
+    resume_first_step: Timing
+
+
+def time_offload_cycle(offload, resume, first_step, device: torch.device, repeats: int) -> OffloadCycle:
+    """Start and end with the sequence offloaded; each timed call undoes itself untimed."""
+
+    def resume_then_step():
+        resume()
+        first_step()
+
+    t_resume = time_roundtrip(resume, offload, device, repeats)
+    t_step = time_roundtrip(resume_then_step, offload, device, repeats)
+    resume()
+    t_offload = time_roundtrip(offload, resume, device, repeats)
+    offload()
+    return OffloadCycle(t_offload, t_resume, t_step)
+
+
 def copy_ceiling_gbps(device: torch.device) -> tuple[float, int]:
     """Device-to-device copy bandwidth measured now (read + write bytes / time)."""
     nbytes = (256 if device.type == "cuda" else 32) * 2**20
