@@ -159,3 +159,20 @@ def test_offload_row_reports_copy_out_copy_back_and_first_step(tmp_path, model):
     for key in ("offload_ms_median", "resume_ms_median", "resume_first_step_ms_median"):
         assert row[key] > 0, key
     assert "copy back + first decode step" in " ".join(result.output.split())  # the console wraps
+
+
+def test_device_capability_gates_bf16_and_fp8_kernels():
+    """An A100 (8.0) runs bf16 but not fp8 e4m3; a T4 (7.5) neither; the interpreter anything."""
+    from dataclasses import replace
+
+    from kvplan import load_model
+    from kvplan.bench.cases import check_device_supported
+    from kvplan.core.storage import kv_storage
+
+    bf16 = load_model("llama-3.1-8b").groups[0][0].caches[0]
+    fp8 = replace(bf16, storage=kv_storage("fp8_e4m3"))
+    assert check_device_supported(bf16, None) is None and check_device_supported(fp8, None) is None
+    assert check_device_supported(bf16, (8, 0)) is None and check_device_supported(fp8, (8, 9)) is None
+    assert check_device_supported(fp8, (9, 0)) is None
+    assert "8.0 or newer" in check_device_supported(bf16, (7, 5))
+    assert "8.9 or newer" in check_device_supported(fp8, (8, 0))

@@ -197,4 +197,20 @@ def check_cache_supported(cache: TokenCache, tokens: int | None = None) -> str |
     return None
 
 
-__all__ = ["BenchCase", "make_case", "expand", "all_specs", "check_cache_supported", "TechniqueError"]
+def check_device_supported(cache: TokenCache, capability: tuple[int, int] | None) -> str | None:
+    """Why this CUDA device cannot run the cache's kernels, or None. `capability` is
+    torch.cuda.get_device_capability() (None: the interpreter, which runs anything).
+    The bench feeds bf16 K/V and queries (tensor-core bf16: sm_80 and newer); fp8
+    e4m3 storage needs sm_89 (Ada) or newer."""
+    if capability is None:
+        return None
+    here = f"{capability[0]}.{capability[1]}"
+    if capability < (8, 0):
+        return f"the kernels take bf16 inputs, which need compute capability 8.0 or newer; this GPU is {here}"
+    if cache.storage.name.startswith("fp8") and capability < (8, 9):
+        return f"fp8 e4m3 needs compute capability 8.9 or newer (Ada, Hopper); this GPU is {here}"
+    return None
+
+
+__all__ = ["BenchCase", "make_case", "expand", "all_specs", "check_cache_supported", "check_device_supported",
+           "TechniqueError"]

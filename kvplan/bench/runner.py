@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..core.model import ModelSpec
 from ..errors import KvplanError, UsageError
-from .cases import BenchCase, check_cache_supported, make_case
+from .cases import BenchCase, check_cache_supported, check_device_supported, make_case
 from .predict import predict
 
 # Called with (technique spec, shapes dict) before a technique runs; tests
@@ -269,10 +269,15 @@ def _run_groups(case, base_model, final: ModelSpec, pred, cfg: BenchConfig, dev)
     prefix = plan.prefix
     out = []
     shape = base_model.attention_shape()
+    capability = None
+    if dev.type == "cuda":
+        import torch
+
+        capability = tuple(torch.cuda.get_device_capability(dev))
     for gp in pred.groups:
         layer, count = final.groups[gp.index]
         for cache in layer.caches:
-            why = check_cache_supported(cache, cfg.context_tokens)
+            why = check_cache_supported(cache, cfg.context_tokens) or check_device_supported(cache, capability)
             if why:
                 raise NotImplementedError(why)
         setup = Setup(
