@@ -58,6 +58,17 @@ def time_fn(fn, device: torch.device, repeats: int) -> Timing:
     return Timing(med, p20, p80, "wall clock (interpreter)" if interp else "wall clock", repeats)
 
 
+def _synced_ms(fn, device: torch.device) -> float:
+    """Wall-clock ms of one call, with the device idle before and finished after."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    fn()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return (time.perf_counter() - start) * 1e3
+
+
 def time_once(fn, device: torch.device, warm=None) -> Timing:
     """One synchronised call of `fn`, for work that cannot be repeated as is (a
     prefill write). `warm`, run first and untimed, should launch the same kernels
@@ -66,13 +77,7 @@ def time_once(fn, device: torch.device, warm=None) -> Timing:
     only: the interpreter compiles nothing)."""
     if warm is not None and device.type == "cuda":
         warm()
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    start = time.perf_counter()
-    fn()
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    ms = (time.perf_counter() - start) * 1e3
+    ms = _synced_ms(fn, device)
     return Timing(ms, ms, ms, "wall clock, once", 1)
 
 
@@ -81,13 +86,7 @@ def time_roundtrip(do, undo, device: torch.device, repeats: int) -> Timing:
     offloaded sequence, then offload it again for the next repeat."""
     samples = []
     for _ in range(max(1, repeats) + 1):  # the first call warms up
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        start = time.perf_counter()
-        do()
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        samples.append((time.perf_counter() - start) * 1e3)
+        samples.append(_synced_ms(do, device))
         undo()
     med, p20, p80 = _quantiles(samples[1:])
     return Timing(med, p20, p80, "wall clock with device sync", repeats)
