@@ -2,6 +2,7 @@
 
     python benchmarks/bench_kernels_paged.py              # CUDA device (H200 targets printed)
     python benchmarks/bench_kernels_paged.py --cpu-smoke  # tiny shape in Triton's interpreter
+    python benchmarks/bench_kernels_paged.py --predict 4300  # floors at a copy bandwidth, no GPU
 
 For every (KV dtype, batch, context) it prints the median time (p20-p80) from
 ``triton.testing.do_bench`` and the achieved bandwidth from an explicit byte
@@ -40,10 +41,51 @@ def _parse():
     p.add_argument("--block-size", type=int, default=16)
     p.add_argument("--layers", type=int, default=8, help="layers moved by offload/resume")
     p.add_argument("--offload-tokens", type=int, default=32768)
+    p.add_argument("--predict", type=float, metavar="GBPS",
+                   help="print the bytes each decode must move and its floor at GBPS (no GPU needed), then exit")
     return p.parse_args()
 
 
 ARGS = _parse()
+
+
+def decode_bytes(kind, B, L, hq, hkv, d, bs, splits, q_bytes=2):
+    """Bytes one paged decode must move at least once (the formula in the module docstring)."""
+    nblk = math.ceil(L / bs)
+    if kind == "bf16":
+        kv = B * L * hkv * 2 * d * 2
+    elif kind == "fp8":
+        kv = B * L * hkv * 2 * d + 8
+    else:
+        kv = (B * L * hkv * 2 * (d // 2) + 4 * B * (L // GK) * hkv * d
+              + 4 * B * L * hkv * (d // GV) + 2 * B * (L % GK) * hkv * d)
+    return kv + B * nblk * 4 + B * 4 + B * hq * d * q_bytes + B * hq * d * 4 + 2 * B * hq * splits * (d + 1) * 4
+
+
+GK, GV = 16, 32  # int4 groups: keys per channel over 16 tokens, values per token over 32 channels
+
+
+def predict(gbps):
+    """The floor of each decode shape at a copy bandwidth: what the GPU run is measured against."""
+    hq, hkv, d, bs = ARGS.q_heads, ARGS.kv_heads, ARGS.head_dim, ARGS.block_size
+    sms = 132  # H200; default_num_splits on CUDA: ceil(4 * SMs / (B * Hkv)), >= 256 tokens a split, <= 64
+    print(f"predicted floors at {gbps:g} GB/s (read + write counted, as the copy ceiling is): "
+          f"Hq={hq} Hkv={hkv} D={d} block={bs}, {sms} SMs")
+    print(f"{'kv':>5} {'batch':>6} {'ctx':>6} {'splits':>6} {'MB moved':>10} {'floor ms':>10} {'75% ms':>9}")
+    for B in (int(x) for x in ARGS.batches.split(",")):
+        for L in (int(x) for x in ARGS.contexts.split(",")):
+            S = int(max(1, min(-(-4 * sms // (B * hkv)), -(-L // 256), 64)))
+            for kind in ("bf16", "fp8", "int4"):
+                n = decode_bytes(kind, B, L, hq, hkv, d, bs, S)
+                floor = n / (gbps * 1e9) * 1e3
+                print(f"{kind:>5} {B:>6} {L:>6} {S:>6} {n / 1e6:>10.1f} {floor:>10.4f} {floor / 0.75:>9.4f}")
+    print("fp8 >= 1.7x bf16 needs fp8 within 85% of its floor when bf16 is at its floor "
+          "(fp8 moves about half the bytes)")
+
+
+if ARGS.predict:
+    predict(ARGS.predict)
+    sys.exit(0)
 if ARGS.cpu_smoke:
     os.environ["TRITON_INTERPRET"] = "1"
 
@@ -62,7 +104,6 @@ from kvplan.kernels.paged_decode import default_num_splits, paged_decode  # noqa
 from kvplan.kernels.quant_write import QuantKV  # noqa: E402
 
 DEV = "cpu" if ARGS.cpu_smoke else "cuda"
-GK, GV = 16, 32  # int4 groups: keys per channel over 16 tokens, values per token over 32 channels
 
 
 def bench(fn):
@@ -104,15 +145,13 @@ def build(kind, B, L, hq, hkv, d, bs):
     lens = torch.full((B,), L, dtype=torch.int32, device=DEV)
     q = torch.randn(B, hq, d, device=DEV, dtype=torch.bfloat16 if DEV == "cuda" else torch.float32)
     shape = (num_blocks, bs, hkv, d)
-    kw, extra_kv = {}, 0
+    kw = {}
     if kind == "bf16":
         kc = torch.empty(shape, dtype=torch.bfloat16, device=DEV).normal_()
         vc = torch.empty(shape, dtype=torch.bfloat16, device=DEV).normal_()
-        kv_bytes = B * L * hkv * 2 * d * 2
     elif kind == "fp8":
         kc, vc = _random_fp8(shape), _random_fp8(shape)
         kw = dict(k_scale=torch.ones(1, device=DEV) * 0.01, v_scale=torch.ones(1, device=DEV) * 0.01)
-        kv_bytes = B * L * hkv * 2 * d + 8
     else:
         qt = QuantKV.empty(num_blocks, bs, hkv, d, bits=4, group_k_tokens=GK, group_v_channels=GV,
                            max_batch=B, device=DEV)
@@ -124,14 +163,8 @@ def build(kind, B, L, hq, hkv, d, bs):
             t.normal_()
         kc, vc = qt.k_codes, qt.v_codes
         kw = dict(quant=qt)
-        kv_bytes = (B * L * hkv * 2 * (d // 2) + 4 * B * (L // GK) * hkv * d
-                    + 4 * B * L * hkv * (d // GV) + 2 * B * (L % GK) * hkv * d)
-        extra_kv = 0
     S = default_num_splits(B, hkv, nblk * bs, DEV)
-    q_bytes = q.element_size()
-    other = (B * nblk * 4 + B * 4 + B * hq * d * q_bytes + B * hq * d * 4
-             + 2 * B * hq * S * (d + 1) * 4)
-    return (q, kc, vc, bt, lens, kw), kv_bytes + extra_kv + other, S
+    return (q, kc, vc, bt, lens, kw), decode_bytes(kind, B, L, hq, hkv, d, bs, S, q.element_size()), S
 
 
 def run_decode(ceiling):
