@@ -117,8 +117,23 @@ for s in "${STEPS[@]}"; do
             --context 128 --batch 2 --repeats 1 --quiet --force --json "$OUTDIR/bench-gpu-shrunk.json"
         step gate-cpu-baseline 20 "$log" "${PY[@]}" -m kvplan gate "$OUTDIR/bench-gpu-shrunk.json" \
             --baseline benchmarks/baseline-cpu.json
-        grep -E "^## kvplan gate|\| FAIL \||^- (baseline ran|shapes differ|latency)|^kvplan: error|one sequence, all layers" "$log" \
+        grep -E "^## kvplan gate|\| FAIL \||^- (baseline ran|shapes differ|latency)|^kvplan: error" "$log" \
             | head -24 | sed 's/^/bench: /' | tee -a "$SUMMARY"
+        [ -s "$OUTDIR/bench-gpu.json" ] && "${PY[@]}" - "$OUTDIR/bench-gpu.json" <<'PYEOF' 2>&1 \
+            | sed 's/^/bench: /' | tee -a "$SUMMARY"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+print(f"copy ceiling {doc['ceiling'].get('copy_gbps', 0):.0f} GB/s; technique status efficiency error_rel"
+      " [offload / resume / resume+first step ms]")
+for r in doc["results"]:
+    eff = f"{100 * r['efficiency']:.1f}%" if r.get("efficiency") else "-"
+    err = f"{r['error_rel']:.3g}" if r.get("error_rel") is not None else "-"
+    off = ""
+    if r.get("resume_ms_median") is not None:
+        off = " [%.3g / %.3g / %.3g]" % (r["offload_ms_median"], r["resume_ms_median"],
+                                         r["resume_first_step_ms_median"])
+    print(f"{r['technique']} {r['status']} {eff} {err}{off}")
+PYEOF
         ;;
     *)
         note "gpu_check: unknown step '$s' (tests, paged, sparse, bench)"
