@@ -26,8 +26,8 @@ document) raises GateInputError, exit 2.
 
 from __future__ import annotations
 
-import json
 import os
+from pathlib import Path
 from dataclasses import dataclass
 
 from ..errors import UsageError
@@ -53,20 +53,18 @@ class Finding:
 
 
 def load(path: str, what: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
+    from ..errors import KvplanError
+    from ..sources import read_json_file
+
+    if not os.path.exists(path):
         raise GateInputError(f"{what} {path}: no such file",
                              "run 'kvplan bench --json FILE' first" if what == "current" else
-                             "create one with --update-baseline") from None
-    except OSError as exc:
-        raise GateInputError(f"{what} {path}: cannot read: {exc.strerror}") from None
+                             "create one with --update-baseline")
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise GateInputError(f"{what} {path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(doc, dict) or doc.get("kind") != KIND:
+        doc = read_json_file(Path(path))
+    except KvplanError as exc:  # unreadable, malformed, not an object: unusable input, exit 2
+        raise GateInputError(f"{what} {exc.message}") from None
+    if doc.get("kind") != KIND:
         raise GateInputError(f"{what} {path}: not a kvplan bench document")
     version = doc.get("schema_version")
     if version != SCHEMA_VERSION:
