@@ -27,10 +27,10 @@ document) raises GateInputError, exit 2.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import KvplanError, UsageError
 from .report import KIND, SCHEMA_VERSION, to_json, write_atomic
 
 
@@ -53,7 +53,6 @@ class Finding:
 
 
 def load(path: str, what: str) -> dict:
-    from ..errors import KvplanError
     from ..sources import read_json_file
 
     if not os.path.exists(path):

@@ -111,6 +111,12 @@ class Setup:
     seed: int = 0
 
 
+def one_sequence_table(alloc, seq_id, device):
+    """Block table [1, n] and length [1] (int32) of one sequence, as decode reads them."""
+    table = torch.tensor([alloc.block_table(seq_id)], dtype=torch.int32, device=device)
+    return table, torch.tensor([alloc.seq_len(seq_id)], dtype=torch.int32, device=device)
+
+
 def _token_ids(setup: Setup, b: int) -> list[int]:
     share = b < setup.prefix_requests and setup.prefix_requests > 1
     return [t if share and t < setup.prefix_tokens else (b + 1) * 10_000_000 + t for t in range(setup.tokens)]

@@ -21,7 +21,7 @@ from dataclasses import replace
 import torch
 
 from ..core.layers import TokenCache
-from .inputs import FLOAT_DTYPES, GroupMeasure, Setup, _block_bytes, _queries, _reference, _rel_err, _structured_kv, _token_ids, nbytes
+from .inputs import FLOAT_DTYPES, GroupMeasure, Setup, _block_bytes, _queries, _reference, _rel_err, _structured_kv, _token_ids, nbytes, one_sequence_table
 from .timing import time_fn, time_offload_cycle, time_once
 
 
@@ -110,8 +110,8 @@ def run_attention(cache: TokenCache, setup: Setup) -> GroupMeasure:
     pre_k, pre_v = k[idx_b, idx_t].contiguous(), v[idx_b, idx_t].contiguous()
     pre_slots = torch.tensor(slots, dtype=torch.int64, device=dev)
     pre_bidx = torch.tensor(bidx, dtype=torch.int64, device=dev)
-    prefill = time_once(lambda: write(pre_k, pre_v, pre_slots, pre_bidx), dev,
-                        warm=lambda: write(pre_k, pre_v, torch.full_like(pre_slots, -1), pre_bidx))
+    prefill, _ = time_once(lambda: write(pre_k, pre_v, pre_slots, pre_bidx), dev,
+                           warm=lambda: write(pre_k, pre_v, torch.full_like(pre_slots, -1), pre_bidx))
     # the decode token: position T-1 of every sequence
     last_slots = []
     for b in range(B):
@@ -173,8 +173,7 @@ def run_attention(cache: TokenCache, setup: Setup) -> GroupMeasure:
 
         def first_step():  # the resumed sequence alone, through its new blocks
             sid = offloaded[0].seq_id
-            bt1 = torch.tensor([alloc.block_table(sid)], dtype=torch.int32, device=dev)
-            len1 = torch.tensor([alloc.seq_len(sid)], dtype=torch.int32, device=dev)
+            bt1, len1 = one_sequence_table(alloc, sid, dev)
             q1 = replace(quant, k_residual=quant.k_residual[sid:sid + 1]) if quant is not None else None
             return paged_decode(q[sid:sid + 1], k_cache, v_cache, bt1, len1, window_tokens=window,
                                 k_scale=k_scale, v_scale=v_scale, quant=q1, check_bounds=False)

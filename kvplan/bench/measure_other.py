@@ -11,7 +11,7 @@ import math
 import torch
 
 from ..core.layers import RecurrentState, TokenCache
-from .inputs import FLOAT_DTYPES, GroupMeasure, Setup, _block_bytes, _queries, _reference, _rel_err, _structured_kv, _token_ids, nbytes
+from .inputs import FLOAT_DTYPES, GroupMeasure, Setup, _block_bytes, _queries, _reference, _rel_err, _structured_kv, _token_ids, nbytes, one_sequence_table
 from .timing import time_fn, time_offload_cycle, time_once
 
 
@@ -53,8 +53,8 @@ def run_latent(cache: TokenCache, setup: Setup) -> GroupMeasure:
     pre = rows[ib, it]
     pre_r, pre_p = pre[:, :R].contiguous(), pre[:, R:].contiguous()
     pre_slots = torch.tensor(slots, dtype=torch.int64, device=dev)
-    prefill = time_once(lambda: mla_write(pre_r, pre_p, lat, pre_slots, scale=scale), dev,
-                        warm=lambda: mla_write(pre_r, pre_p, lat, torch.full_like(pre_slots, -1), scale=scale))
+    prefill, _ = time_once(lambda: mla_write(pre_r, pre_p, lat, pre_slots, scale=scale), dev,
+                           warm=lambda: mla_write(pre_r, pre_p, lat, torch.full_like(pre_slots, -1), scale=scale))
     last = []
     for b in range(B):
         table = alloc.append(b, [_token_ids(setup, b)[T - 1]])
@@ -80,8 +80,7 @@ def run_latent(cache: TokenCache, setup: Setup) -> GroupMeasure:
 
         def first_step():  # the resumed sequence alone, through its new blocks
             sid = offloaded[0].seq_id
-            bt1 = torch.tensor([alloc.block_table(sid)], dtype=torch.int32, device=dev)
-            len1 = torch.tensor([alloc.seq_len(sid)], dtype=torch.int32, device=dev)
+            bt1, len1 = one_sequence_table(alloc, sid, dev)
             return mla_decode(q[sid:sid + 1, :, :R].contiguous(), q[sid:sid + 1, :, R:].contiguous(), lat, bt1,
                               len1, scale=1.0 / math.sqrt(R + P), cache_scale=scale)
 
@@ -138,12 +137,11 @@ def run_csa(cache: TokenCache, setup: Setup) -> GroupMeasure:
         T = p.window_tokens
     lens = torch.full((B,), T, dtype=torch.int32, device=dev)
     mem0 = torch.cuda.memory_allocated(dev) if dev.type == "cuda" else None
+
     def compress():  # pure: returns new tensors, so the warm-up may run it whole
         return csa_compress(k, v, lens, m), csa_local_window(k, v, lens, max(W, 1), m)
 
-    parts = []
-    prefill = time_once(lambda: parts.append(compress()), dev, warm=compress)
-    (ck, cv, ng), (lk, lv, ll) = parts[0]
+    prefill, ((ck, cv, ng), (lk, lv, ll)) = time_once(compress, dev, warm=compress)
     measure = GroupMeasure(0, 0, 0)
 
     def step():
@@ -192,8 +190,8 @@ def run_state(state: RecurrentState, setup: Setup, heads: int, key_dim: int, val
         q, k = qkv[0].to(dev), qkv[1].to(dev)
         v = (torch.randn(B, T, heads, value_dim, generator=gen) * 0.1).to(dev)
         qp, kp, vp = q[:, :-1].contiguous(), k[:, :-1].contiguous(), v[:, :-1].contiguous()
-        prefill = time_once(lambda: recurrent_update(qp, kp, vp, S, decay=0.99), dev,
-                            warm=lambda: recurrent_update(qp, kp, vp, S.clone(), decay=0.99))
+        prefill, _ = time_once(lambda: recurrent_update(qp, kp, vp, S, decay=0.99), dev,
+                               warm=lambda: recurrent_update(qp, kp, vp, S.clone(), decay=0.99))
         S_before = S.clone()
         o_ref, _ = recurrent_reference(q[:, -1:].contiguous(), k[:, -1:].contiguous(), v[:, -1:].contiguous(),
                                        S_before, decay=0.99)

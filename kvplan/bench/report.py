@@ -33,7 +33,8 @@ ROW_FIELDS = [
     "predicted_blocks", "measured_blocks", "blocks_match", "blocks_shared", "blocks_free", "waste_slots",
     "predicted_offloaded_bytes", "measured_offloaded_bytes", "pool_bytes", "block_table_bytes",
     "cuda_allocated_delta", "latency_ms_median", "latency_ms_p20", "latency_ms_p80", "latency_method",
-    "prefill_ms", "offload_ms_median", "resume_ms_median", "resume_first_step_ms_median", "recompute_ms_predicted", "read_bytes_per_step", "floor_ms",
+    "prefill_ms", "offload_ms_median", "resume_ms_median", "resume_first_step_ms_median",
+    "recompute_ms_predicted", "read_bytes_per_step", "floor_ms",
     "achieved_gbps", "efficiency", "efficiency_p20", "efficiency_p80", "error_rel", "attention_mass",
     "engine", "block_tokens", "message",
 ]

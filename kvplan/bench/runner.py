@@ -126,7 +126,6 @@ def _deployment(device: str):
     # the pool is given directly: the bench needs the GPU's TFLOP/s for the
     # recompute estimate, not a check that the model's weights fit on it
     return make_deployment(key, kv_memory_bytes=CATALOG[key].memory_bytes)
-    return None
 
 
 def _shapes(model: ModelSpec) -> dict:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 import time
-from functools import partial
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 
@@ -58,27 +58,27 @@ def time_fn(fn, device: torch.device, repeats: int) -> Timing:
     return Timing(med, p20, p80, "wall clock (interpreter)" if interp else "wall clock", repeats)
 
 
-def _synced_ms(fn, device: torch.device) -> float:
-    """Wall-clock ms of one call, with the device idle before and finished after."""
+def _synced(fn, device: torch.device):
+    """(wall-clock ms, result) of one call, the device idle before and finished after."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     start = time.perf_counter()
-    fn()
+    result = fn()
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-    return (time.perf_counter() - start) * 1e3
+    return (time.perf_counter() - start) * 1e3, result
 
 
-def time_once(fn, device: torch.device, warm=None) -> Timing:
-    """One synchronised call of `fn`, for work that cannot be repeated as is (a
+def time_once(fn, device: torch.device, warm=None):
+    """(Timing, fn's result) of one synchronised call of `fn`, for work that cannot be repeated as is (a
     prefill write). `warm`, run first and untimed, should launch the same kernels
     with the same argument shapes but no effect (every slot padded), so that the
     timed call measures the kernel, not Triton compiling it on first launch (CUDA
     only: the interpreter compiles nothing)."""
     if warm is not None and device.type == "cuda":
         warm()
-    ms = _synced_ms(fn, device)
-    return Timing(ms, ms, ms, "wall clock, once", 1)
+    ms, result = _synced(fn, device)
+    return Timing(ms, ms, ms, "wall clock, once", 1), result
 
 
 def time_roundtrip(do, undo, device: torch.device, repeats: int) -> Timing:
@@ -86,7 +86,7 @@ def time_roundtrip(do, undo, device: torch.device, repeats: int) -> Timing:
     offloaded sequence, then offload it again for the next repeat."""
     samples = []
     for _ in range(max(1, repeats) + 1):  # the first call warms up
-        samples.append(_synced_ms(do, device))
+        samples.append(_synced(do, device)[0])
         undo()
     med, p20, p80 = _quantiles(samples[1:])
     return Timing(med, p20, p80, "wall clock with device sync", repeats)
