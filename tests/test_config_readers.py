@@ -116,7 +116,7 @@ def test_unknown_model_type_without_fields_names_the_field():
         ({"num_hidden_layers": 2.5}, "'num_hidden_layers' must be an integer"),
         ({"num_hidden_layers": -3}, "'num_hidden_layers' must be >= 1"),
         ({"num_key_value_heads": 3}, "not a multiple"),
-        ({"sliding_window": -1}, "'sliding_window' must be a positive integer"),
+        ({"sliding_window": -1}, "'sliding_window' must be >= 1"),
     ],
 )
 def test_bad_fields_name_the_field_and_model_type(change, message):

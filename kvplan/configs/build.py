@@ -1,196 +1,240 @@
 """Turn a Hugging Face config dict into a ModelSpec (the per-layer cache description).
 
-One entry per model_type family; `layer_types` wins wherever a family allows it.
-An unknown model_type with the standard fields is read as a llama-like decoder,
-with a warning that names the assumption.
+The same steps for every family (families.py holds one record per model_type):
+1. find the family, unwrapping a nested text model (`text_config`);
+2. read the layer count and each layer's kind (`layer_types`, else the older
+   markers the family writes, else its rule: markers.py);
+3. turn each kind into what the layer caches (attention K/V with its window or
+   chunk, an MLA latent, a recurrent state, nothing);
+4. apply KV sharing between layers, and count parameters for the weights.
+
+An unknown model_type is read with transformers' generic cache rule only when
+every structural field it carries is understood; the reading is then marked
+"guessed". A field that hints at a structure kvplan cannot see (a per-layer
+list, a latent rank, a state size) is refused by name instead.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
-from typing import Callable
 
-from ..core.layers import LayerSpec
+from ..core.layers import LayerSpec, TokenCache
 from ..core.model import ModelSpec
 from ..core.transform import intern
 from ..errors import ConfigError
-from . import attention, hybrid, latent, params
+from . import kinds as K
+from .attention import attention_cache, head_dims
+from .family import Family
+from .families import FAMILIES, GENERIC
 from .fields import Fields
+from .latent import indexer_cache, latent_cache
+from .markers import MARKERS, marker_length, normalise
 
-# Gemma 3's text model defaults (transformers' Gemma3TextConfig), for the sparse
-# text_config of multimodal checkpoints.
-GEMMA3_TEXT_DEFAULTS = {
-    "vocab_size": 262208,
-    "hidden_size": 2304,
-    "intermediate_size": 9216,
-    "num_hidden_layers": 26,
-    "num_attention_heads": 8,
-    "num_key_value_heads": 4,
-    "head_dim": 256,
-    "max_position_embeddings": 131072,
-    "sliding_window": 4096,
-    "sliding_window_pattern": 6,
-    "tie_word_embeddings": True,
-}
+_INHERITED = ("torch_dtype", "dtype", "quantization_config", "tie_word_embeddings")
 
-STANDARD = {
-    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3",
-    "gemma", "gemma2", "gemma3_text", "gemma3n_text", "gpt_oss", "cohere2", "granite",
-    "olmo2", "starcoder2", "internlm2", "exaone", "phi", "stablelm",
+
+def resolve(raw: dict, source: str) -> tuple[Family, Fields, str]:
+    """(family, fields to read, reading) for a config dict; reading is 'exact' or 'guessed'."""
+    model_type = raw.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        raise ConfigError(f"{source}: config has no 'model_type'", "is this a Hugging Face config.json?")
+    family = FAMILIES.get(model_type)
+    if family is None:
+        check_generic(raw, source, model_type)
+        return GENERIC, Fields(raw, source, GENERIC.defaults, GENERIC.aliases, model_type), "guessed"
+    if family.text is not None and "text_config" in raw:
+        nested = raw["text_config"]
+        if not isinstance(nested, dict):
+            raise ConfigError(f"{source}: 'text_config' must be a JSON object, got {type(nested).__name__} "
+                              f"(model_type {model_type!r})")
+        text_type = nested.get("model_type") or family.text
+        text_family = FAMILIES.get(text_type) if isinstance(text_type, str) else None
+        if text_family is None:
+            raise ConfigError(f"{source}: text_config has model_type {text_type!r}, which kvplan does not read "
+                              f"(model_type {model_type!r})", "this family is not supported yet")
+        merged = dict(nested)
+        for key in _INHERITED:
+            if key in raw and key not in merged:
+                merged[key] = raw[key]
+        return text_family, Fields(merged, source, text_family.defaults, text_family.aliases, text_type), "exact"
+    if family.text is not None:  # a multimodal type saved flat: read the text model's fields
+        text_family = FAMILIES[family.text]
+        return text_family, Fields(raw, source, text_family.defaults, text_family.aliases, model_type), "exact"
+    return family, Fields(raw, source, family.defaults, family.aliases), "exact"
+
+
+# -- unknown model types ------------------------------------------------------
+
+# Fields an unknown decoder may carry that the generic reading understands.
+_GENERIC_UNDERSTOOD = {
+    "layer_types", "sliding_window", "attention_chunk_size", "use_sliding_window", "max_window_layers",
+    "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
+    "max_position_embeddings", "intermediate_size", "vocab_size", "tie_word_embeddings",
+    "mlp_layer_types", "layer_norm_eps", "rms_norm_eps",
 }
-LATENT = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2"}
-NESTED_TEXT = {"gemma3": ("gemma3_text", GEMMA3_TEXT_DEFAULTS), "gemma3n": ("gemma3n_text", {}),
-               "llava": ("llama", {}), "mistral3": ("mistral", {}), "qwen2_5_vl": ("qwen2", {})}
+# Names that say a layer keeps something the generic reading cannot see.
+_STRUCTURAL = re.compile(
+    r"lora_rank|rope_head_dim|state_size|ssm|conv|mamba|linear_|cross_attention|block_type|kv_shared|"
+    r"shared_layer|chunk|window_pattern|rope_layers|index_|indexer|attn_layer|attention_layer|full_attn|"
+    r"attn_type|hybrid|recurrent|rnn|lru|compress|global_head|global_key_value|kv_lora|v_head_dim|"
+    r"kv_channels|query_group|kv_n_heads|n_head_kv|num_kv_heads|multi_query|layers_block|window_size|"
+    r"sliding_window_|attention_window|kv_heads|_idxs|layer_period|layer_offset"
+)
+
+
+def check_generic(raw: dict, source: str, model_type: str) -> None:
+    for key, value in raw.items():
+        if key in _GENERIC_UNDERSTOOD:
+            continue
+        if key == "text_config" or _STRUCTURAL.search(key):
+            raise ConfigError(
+                f"{source}: unknown model_type {model_type!r} carries {key!r}, which kvplan cannot read "
+                "without knowing the family",
+                "this family is not supported yet: run 'kvplan models --family' for the ones that are",
+            )
+        layers = raw.get("num_hidden_layers")
+        if isinstance(value, list) and isinstance(layers, int) and layers > 1 and len(value) == layers:
+            raise ConfigError(
+                f"{source}: unknown model_type {model_type!r} carries a per-layer list {key!r}, which kvplan "
+                "cannot read without knowing the family",
+                "this family is not supported yet: run 'kvplan models --family' for the ones that are",
+            )
+    for need in ("num_hidden_layers", "num_attention_heads"):
+        if raw.get(need) is None:
+            raise ConfigError(
+                f"{source}: unknown model_type {model_type!r} and the config lacks {need!r}",
+                "kvplan reads unknown types only when they have the standard decoder fields",
+            )
+
+
+# -- layer kinds ----------------------------------------------------------------
+
+def layer_count(f: Fields, family: Family) -> int:
+    n = f.opt_int("num_hidden_layers")
+    if n is not None:
+        return n
+    for marker in family.markers:
+        length = marker_length(f, marker)
+        if length:
+            return f.check_int(marker, length)
+    raise ConfigError(
+        f"{f.source}: config (model_type {f.model_type!r}) has no 'num_hidden_layers'",
+        "add 'num_hidden_layers' to the config or pass --set num_hidden_layers=VALUE",
+    )
+
+
+def layer_kinds(f: Fields, family: Family, n: int) -> list[str]:
+    """Each layer's kind, with ATTENTION resolved to full or sliding."""
+    windows_on = family.window_gate is None or f.flag(family.window_gate)
+    if f.has("layer_types"):
+        kinds = normalise(f, "layer_types", f.list("layer_types", n), family.kinds)
+    else:
+        kinds = None
+        for marker in family.markers:
+            if f.has(marker):
+                kinds = MARKERS[marker](f, n, family.kinds, family.rest)
+                break
+        if kinds is None:
+            kinds = family.derive(f, n) if family.derive and windows_on else [K.ATTENTION] * n
+    window = f.opt_int("sliding_window") if windows_on else None
+    out = []
+    for i, kind in enumerate(kinds):
+        if kind == K.ATTENTION:
+            kind = K.SLIDING if window is not None and K.SLIDING in family.kinds else K.FULL
+        elif kind in (K.SLIDING, K.HYBRID_SLIDING) and window is None:
+            if not windows_on:
+                kind = K.FULL if kind == K.SLIDING else K.HYBRID  # use_sliding_window false: no window anywhere
+            else:
+                raise ConfigError(f"{f.source}: layer {i} is a sliding-window layer but 'sliding_window' is not set "
+                                  f"(model_type {f.model_type!r})", "set sliding_window or fix the layer types")
+        if kind not in family.kinds:
+            raise ConfigError(f"{f.source}: layer {i} is {kind!r}, which model_type {f.model_type!r} cannot have "
+                              f"(it has {', '.join(sorted(family.kinds))})", "fix the config's layer types")
+        out.append(kind)
+    return out
+
+
+# -- what each kind caches -----------------------------------------------------------
+
+class _LayerMaker:
+    """Builds (and shares) the LayerSpec of each kind for one config."""
+
+    def __init__(self, f: Fields, family: Family):
+        self.f, self.family = f, family
+        self._made: dict[str, LayerSpec] = {}
+        self._dims = None
+
+    def dims(self) -> tuple[int, int, int, int]:
+        if self._dims is None:
+            self._dims = head_dims(self.f, self.family.kv_rule)
+        return self._dims
+
+    def _attention(self, kind: str) -> tuple[TokenCache, ...]:
+        f = self.f
+        if self.family.attention == "latent":
+            caches = (latent_cache(f),)
+            return caches + (indexer_cache(f),) if kind == K.INDEXED else caches
+        _, kv, key_dim, value_dim = self.dims()
+        if kind == K.FULL and self.family.global_dims:
+            kv = f.opt_int("num_global_key_value_heads") or kv
+            key_dim = value_dim = f.opt_int("global_head_dim") or key_dim
+        window = f.int("sliding_window") if kind in (K.SLIDING, K.HYBRID_SLIDING) else None
+        chunk = None
+        if kind == K.CHUNKED:
+            chunk = f.int("attention_chunk_size")
+        return (attention_cache(kv, key_dim, value_dim, window, chunk),)
+
+    def _state(self, kind: str):
+        make = self.family.conv if kind == K.CONV and self.family.conv else self.family.state
+        if make is None:
+            raise ConfigError(f"{self.f.source}: model_type {self.f.model_type!r} has a {kind!r} layer but kvplan "
+                              "knows no state for it", "this layer kind is not supported for this family yet")
+        return make(self.f)
+
+    def layer(self, kind: str) -> LayerSpec:
+        made = self._made.get(kind)
+        if made is not None:
+            return made
+        if kind in (K.NONE, K.CROSS):
+            spec = LayerSpec()
+        elif kind in (K.LINEAR, K.CONV):
+            spec = LayerSpec(state=self._state(kind))
+        elif kind in (K.HYBRID, K.HYBRID_SLIDING):
+            spec = LayerSpec(caches=self._attention(K.SLIDING if kind == K.HYBRID_SLIDING else K.FULL),
+                             state=self._state(kind))
+        else:
+            spec = LayerSpec(caches=self._attention(kind))
+        self._made[kind] = spec
+        return spec
+
+
+def share_last_layers(layers: list[LayerSpec], kinds: list[str], shared: int, f: Fields) -> list[LayerSpec]:
+    """Gemma 3n: the last `shared` layers reuse the cache of the last earlier layer of the same kind."""
+    first_shared = len(layers) - shared
+    if first_shared <= 0:
+        raise ConfigError(f"{f.source}: num_kv_shared_layers {shared} leaves no layer that owns a cache")
+    out = list(layers)
+    for i in range(first_shared, len(layers)):
+        owner = max((j for j in range(first_shared) if kinds[j] == kinds[i]), default=None)
+        if owner is None:
+            raise ConfigError(f"{f.source}: shared layer {i} has no earlier {kinds[i]} layer to reuse")
+        out[i] = LayerSpec(caches=layers[i].caches, shares_cache_of=owner)
+    return out
 
 
 def _weight_format(f: Fields) -> tuple[str, float]:
     dtype = str(f.get("torch_dtype", "dtype", default="bfloat16"))
     bytes_per_param = {"float32": 4.0, "float16": 2.0, "bfloat16": 2.0}.get(dtype, 2.0)
-    quant = f.get("quantization_config")
-    if isinstance(quant, dict):
+    quant = f.obj("quantization_config") if isinstance(f.raw.get("quantization_config"), dict) else None
+    if quant:
         method = str(quant.get("quant_method", "")).lower()
+        bits = quant.get("bits")
         if method == "fp8":
             return "fp8", 1.0
-        if method in ("awq", "gptq") and quant.get("bits"):
-            return f"int{quant['bits']}", quant["bits"] / 8
+        if method in ("awq", "gptq") and isinstance(bits, int) and not isinstance(bits, bool) and 1 <= bits <= 16:
+            return f"int{bits}", bits / 8
     return dtype, bytes_per_param
-
-
-def _hybrid_params(f: Fields, layers: list[LayerSpec], heads: int, kv: int, head_dim: int) -> tuple[int, int]:
-    mt = f.model_type
-    hidden = f.int("hidden_size", "d_model")
-    total = active = params._vocab_embed(f, hidden) + hidden
-    inter = f.int("intermediate_size", default=0, minimum=0)
-    for i, layer in enumerate(layers):
-        block = 0
-        if layer.caches:
-            block += params._attention(f, hidden, heads, kv, head_dim)
-            if mt == "qwen3_next":
-                block += hidden * heads * head_dim  # output gate doubles q_proj
-        if layer.state is not None:
-            if mt in ("mamba", "jamba"):
-                d_inner = f.int("intermediate_size") if mt == "mamba" else int(f.get("mamba_expand", default=2) * hidden)
-                d_state = f.int("state_size", "mamba_d_state", default=16)
-                d_conv = f.int("conv_kernel", "mamba_d_conv", default=4)
-                dt_rank = f.get("time_step_rank", "mamba_dt_rank", default="auto")
-                dt_rank = -(-hidden // 16) if dt_rank == "auto" else int(dt_rank)
-                block += params.mamba1_block(hidden, d_inner, d_state, d_conv, dt_rank, mt == "jamba")
-            elif mt == "qwen3_next":
-                kh, vh = f.int("linear_num_key_heads"), f.int("linear_num_value_heads")
-                kd, vd = f.int("linear_key_head_dim"), f.int("linear_value_head_dim")
-                kernel = f.int("linear_conv_kernel_dim", default=4)
-                key_dim, value_dim = kh * kd, vh * vd
-                block += hidden * (2 * key_dim + 2 * value_dim) + hidden * 2 * vh
-                block += (2 * key_dim + value_dim) * kernel + 2 * vh + vd + value_dim * hidden
-            else:
-                p = "" if mt == "mamba2" else "mamba_"
-                nh = f.int(f"{p}n_heads", f"{p}num_heads", "num_heads")
-                hd = f.int(f"{p}d_head", f"{p}head_dim", "head_dim")
-                block += params.mamba2_block(
-                    hidden, nh, hd, f.int(f"{p}n_groups", "n_groups", default=1),
-                    f.int(f"{p}d_state", "ssm_state_size", "state_size", default=128),
-                    f.int(f"{p}d_conv", "conv_kernel", default=4), f.get(f"{p}d_ssm"),
-                )
-        norms = hidden if mt in ("mamba", "mamba2", "nemotron_h") else 2 * hidden
-        moe_t, moe_a = (params._moe(f, hidden) if mt in ("jamba", "qwen3_next") and params._is_moe_layer(f, i) else (0, 0))
-        if moe_t:
-            total += block + norms + moe_t
-            active += block + norms + moe_a
-            continue
-        mlp = 0
-        if mt in ("jamba", "falcon_h1") and inter:
-            mlp = params._gated_mlp(hidden, inter)
-        elif mt == "nemotron_h" and not layer.caches and layer.state is None:
-            mlp = 2 * hidden * inter  # squared-ReLU MLP: up and down
-            norms = hidden
-        if mt == "nemotron_h" and not layer.caches and layer.state is None and not inter:
-            norms = hidden
-        total += block + norms + mlp
-        active += block + norms + mlp
-    return total, active
-
-
-def _read_layers(f: Fields) -> tuple[list[LayerSpec], tuple[int, int]]:
-    mt = f.model_type
-    if mt in LATENT:
-        layers = latent.latent_layers(f)
-        return layers, params.count_latent_params(f, len(layers))
-    if mt == "falcon":
-        layers = attention.falcon_layers(f)
-        heads = f.int("num_attention_heads", "n_head")
-        return layers, _falcon_params(f, len(layers), heads, attention.falcon_kv_heads(f, heads))
-    if mt == "gpt_bigcode":
-        layers = attention.bigcode_layers(f)
-        return layers, _bigcode_params(f, len(layers))
-    hybrid_readers: dict[str, Callable[[Fields], list[LayerSpec]]] = {
-        "qwen3_next": hybrid.qwen3_next_layers,
-        "jamba": hybrid.jamba_layers,
-        "falcon_h1": hybrid.falcon_h1_layers,
-        "nemotron_h": hybrid.nemotron_h_layers,
-        "mamba": hybrid.mamba_layers,
-        "mamba2": hybrid.mamba_layers,
-    }
-    if mt in hybrid_readers:
-        layers = hybrid_readers[mt](f)
-        heads, kv, hd = attention.head_dims(f) if mt not in ("mamba", "mamba2") else (0, 0, 0)
-        return layers, _hybrid_params(f, layers, heads, kv, hd)
-    if mt not in STANDARD:
-        missing = [n for n in ("num_hidden_layers", "num_attention_heads", "hidden_size") if f.get(n) is None]
-        if missing:
-            raise ConfigError(
-                f"{f.source}: unknown model_type {mt!r} and the config lacks {missing[0]!r}",
-                "kvplan reads unknown types only when they have the standard llama fields",
-            )
-        warnings.warn(
-            f"unknown model_type {mt!r}: read as a llama-like decoder (num_key_value_heads, head_dim, "
-            "sliding_window on every layer); check the layer kinds",
-            stacklevel=2,
-        )
-    layers = attention.standard_layers(f)
-    heads, kv, hd = attention.head_dims(f)
-    return layers, params.count_params(f, len(layers), heads, kv, hd)
-
-
-def _falcon_params(f: Fields, num_layers: int, heads: int, kv: int) -> tuple[int, int]:
-    hidden = f.int("hidden_size")
-    hd = hidden // heads
-    ln = 2 * hidden
-    per_layer = hidden * (heads + 2 * kv) * hd + hidden * hidden + 8 * hidden * hidden
-    per_layer += (2 if f.flag("new_decoder_architecture") else 1) * ln
-    if f.flag("bias"):
-        per_layer += (heads + 2 * kv) * hd + hidden + 4 * hidden + hidden
-    n = params._vocab_embed(f, hidden) + ln + num_layers * per_layer
-    return n, n
-
-
-def _bigcode_params(f: Fields, num_layers: int) -> tuple[int, int]:
-    hidden = f.int("n_embd", "hidden_size")
-    heads = f.int("n_head", "num_attention_heads")
-    inner = f.int("n_inner", default=4 * hidden)
-    kv_width = (hidden // heads) * (1 if f.flag("multi_query", default=True) else heads)
-    per_layer = hidden * (hidden + 2 * kv_width) + hidden + 2 * kv_width  # c_attn
-    per_layer += hidden * hidden + hidden  # c_proj
-    per_layer += hidden * inner + inner + inner * hidden + hidden  # mlp
-    per_layer += 4 * hidden  # ln_1, ln_2
-    n = params._vocab_embed(f, hidden) + f.int("n_positions", default=0, minimum=0) * hidden + 2 * hidden
-    n += num_layers * per_layer
-    return n, n
-
-
-def unwrap(raw: dict, source: str) -> Fields:
-    """Multimodal checkpoints nest the text model under text_config (sparsely)."""
-    f = Fields(raw, source)
-    if f.model_type in NESTED_TEXT and isinstance(raw.get("text_config"), dict):
-        text_type, defaults = NESTED_TEXT[f.model_type]
-        nested = dict(raw["text_config"])
-        nested.setdefault("model_type", text_type)
-        for key in ("torch_dtype", "dtype", "quantization_config"):
-            if key in raw and key not in nested:
-                nested[key] = raw[key]
-        return Fields(nested, source, defaults)
-    if f.model_type == "gemma3_text":
-        return Fields(raw, source, GEMMA3_TEXT_DEFAULTS)
-    return f
 
 
 def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
@@ -198,14 +242,25 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     source = source or name
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config is not a JSON object")
-    if "model_type" not in raw:
-        raise ConfigError(f"{source}: config has no 'model_type'", "is this a Hugging Face config.json?")
-    f = unwrap(raw, source)
-    layers, (total, active) = _read_layers(f)
-    if not layers:
-        raise ConfigError(f"{source}: config describes no layers")
+    family, f, reading = resolve(raw, source)
+    n = layer_count(f, family)
+    kinds = layer_kinds(f, family, n)
+    maker = _LayerMaker(f, family)
+    layers = [maker.layer(kind) for kind in kinds]
+    shared = f.int("num_kv_shared_layers", default=0, minimum=0, maximum=n)
+    if shared:
+        layers = share_last_layers(layers, kinds, shared, f)
+    if not any(layer.caches or layer.state for layer in layers):
+        raise ConfigError(f"{source}: config describes no layer that caches anything (model_type {f.model_type!r})")
+    dims = maker.dims() if any(k in K.ATTENTION_KINDS for k in kinds) and family.attention == "kv" else None
+    total, active = family.params(f, layers, dims) if family.params else (0, 0)
     weight_dtype, bytes_per_param = _weight_format(f)
-    heads = f.get("num_attention_heads", "n_head", default=0) or 0
+    heads = f.opt_int("num_attention_heads") or 0
+    notes: tuple[str, ...] = ()
+    if reading == "guessed":
+        notes = (f"guessed: unknown model_type {f.model_type!r} read with transformers' generic rule "
+                 "(layer_types, else sliding_window on every layer, else full attention); check the layer kinds",)
+        warnings.warn(notes[0], stacklevel=2)
     return ModelSpec(
         name=name,
         model_type=f.model_type,
@@ -214,8 +269,11 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         active_param_count=active,
         weight_bytes_per_param=bytes_per_param,
         weight_dtype=weight_dtype,
-        max_context_tokens=f.get("max_position_embeddings", "n_positions", "max_seq_len"),
-        hidden_size=f.get("hidden_size", "n_embd", "d_model", default=0) or 0,
-        num_attention_heads=int(heads),
+        max_context_tokens=f.opt_int("max_position_embeddings"),
+        hidden_size=f.opt_int("hidden_size") or 0,
+        num_attention_heads=heads,
         source=source,
+        notes=notes,
+        reading=reading,
+        family=family.name,
     )

@@ -1,64 +1,202 @@
-"""Read fields of a Hugging Face config.json with errors that name the field."""
+"""Read fields of a Hugging Face config.json: the one validation layer every reader uses.
+
+A family names its fields with transformers' canonical names (`num_hidden_layers`,
+`num_key_value_heads`, ...); `aliases` maps a canonical name to the names a family
+really writes (GPT-2's `n_layer`, MPT's `attn_config.kv_n_heads`), the way
+transformers' `attribute_map` does, and `defaults` fills what a sparse config
+leaves out with transformers' defaults.
+
+Every value is checked where it is read: integers are real JSON integers (not
+booleans, floats, NaN or strings) within bounds, flags are booleans, lists and
+objects have the expected type, and each message names the field, the file, the
+model_type and the expected form. Nothing unchecked reaches arithmetic.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Mapping
 
 from ..errors import ConfigError
 
+_MISSING = object()
+
+# Upper bounds that no real model comes near; anything above is a typo or junk.
+MAX_LAYERS = 10_000
+MAX_WIDTH = 10_000_000
+MAX_TOKENS = 2**40
+MAXIMUM = {
+    "num_hidden_layers": MAX_LAYERS,
+    "hidden_size": MAX_WIDTH,
+    "intermediate_size": 10 * MAX_WIDTH,
+    "num_attention_heads": 100_000,
+    "num_key_value_heads": 100_000,
+    "head_dim": 1_000_000,
+    "vocab_size": 100_000_000,
+}
+DEFAULT_MAXIMUM = MAX_TOKENS
+
+
+def _lookup(raw: Mapping, name: str) -> Any:
+    """A value by name; a dotted name reads inside nested objects (attn_config.kv_n_heads)."""
+    if "." not in name:
+        return raw.get(name)
+    node: Any = raw
+    for part in name.split("."):
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(part)
+    return node
+
 
 class Fields:
-    """A config dict plus the model_type and source, for error messages."""
+    """A config dict with its family's aliases and defaults, for checked reads."""
 
-    def __init__(self, raw: dict, source: str, defaults: dict | None = None):
+    def __init__(self, raw: dict, source: str, defaults: Mapping | None = None,
+                 aliases: Mapping[str, tuple[str, ...]] | None = None, model_type: str | None = None):
         if not isinstance(raw, dict):
             raise ConfigError(f"{source}: the config is not a JSON object")
         self.raw = raw
-        self.defaults = defaults or {}
+        self.defaults = dict(defaults or {})
+        self.aliases = dict(aliases or {})
         self.source = source
-        self.model_type = str(raw.get("model_type", "unknown"))
+        self.model_type = model_type or str(raw.get("model_type", "unknown"))
+
+    # -- lookup ---------------------------------------------------------------
+    def _names(self, names: tuple[str, ...]) -> list[str]:
+        out: list[str] = []
+        for name in names:
+            for real in self.aliases.get(name, ()) + (name,):
+                if real not in out:
+                    out.append(real)
+        return out
+
+    def where(self, *names: str) -> str | None:
+        """The name under which the config really holds the first of `names`."""
+        for real in self._names(names):
+            if _lookup(self.raw, real) is not None:
+                return real
+        return None
 
     def has(self, *names: str) -> bool:
-        return any(self.raw.get(n) is not None for n in names)
+        return self.where(*names) is not None
 
     def get(self, *names: str, default: Any = None) -> Any:
-        for name in names:
-            if self.raw.get(name) is not None:
-                return self.raw[name]
+        """Raw value (unchecked): the config's, else the family default, else `default`."""
+        real = self.where(*names)
+        if real is not None:
+            return _lookup(self.raw, real)
         for name in names:
             if self.defaults.get(name) is not None:
                 return self.defaults[name]
         return default
 
-    def int(self, *names: str, default: Any = ..., minimum: int = 1) -> int:
+    def _fail(self, name: str, value: Any, expected: str) -> ConfigError:
+        shown = repr(value)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        return ConfigError(
+            f"{self.source}: {name!r} must be {expected}, got {shown} (model_type {self.model_type!r})",
+            f"fix the config or pass --set {name}=VALUE",
+        )
+
+    def _missing(self, name: str) -> ConfigError:
+        return ConfigError(
+            f"{self.source}: config (model_type {self.model_type!r}) has no {name!r}",
+            f"add {name!r} to the config or pass --set {name}=VALUE",
+        )
+
+    # -- typed reads ----------------------------------------------------------
+    def int(self, *names: str, default: Any = _MISSING, minimum: int = 1, maximum: int | None = None) -> int:
+        """A JSON integer within [minimum, maximum]."""
         value = self.get(*names)
+        name = self.where(*names) or names[0]
         if value is None:
-            if default is ...:
-                raise ConfigError(
-                    f"{self.source}: config (model_type {self.model_type!r}) has no {names[0]!r}",
-                    f"add {names[0]!r} to the config or pass --set {names[0]}=VALUE",
-                )
+            if default is _MISSING or default is ...:
+                raise self._missing(names[0])
             return default
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-            raise ConfigError(
-                f"{self.source}: {names[0]!r} must be an integer, got {value!r} (model_type {self.model_type!r})"
-            )
-        if int(value) < minimum:
-            raise ConfigError(
-                f"{self.source}: {names[0]!r} must be >= {minimum}, got {value!r} (model_type {self.model_type!r})"
-            )
-        return int(value)
+        return self.check_int(name, value, minimum, maximum)
+
+    def check_int(self, name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
+        if maximum is None:
+            maximum = MAXIMUM.get(name.split(".")[-1], DEFAULT_MAXIMUM)
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 2**53:
+                raise self._fail(name, value, "an integer (written without a decimal point)")
+            raise self._fail(name, value, "an integer")
+        if value < minimum:
+            raise self._fail(name, value, f">= {minimum}")
+        if value > maximum:
+            raise self._fail(name, value, f"<= {maximum:,}")
+        return value
+
+    def opt_int(self, *names: str, minimum: int = 1, maximum: int | None = None) -> int | None:
+        """An integer, or None when absent or null."""
+        return self.int(*names, default=None, minimum=minimum, maximum=maximum)
+
+    def number(self, *names: str, default: Any = _MISSING, minimum: float = 0.0, positive: bool = True) -> float:
+        """A finite JSON number (int or float)."""
+        value = self.get(*names)
+        name = self.where(*names) or names[0]
+        if value is None:
+            if default is _MISSING:
+                raise self._missing(names[0])
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self._fail(name, value, "a finite number")
+        if value < minimum or (positive and value <= 0) or value > MAX_WIDTH:
+            raise self._fail(name, value, "a positive number" if positive else f">= {minimum}")
+        return float(value)
 
     def flag(self, name: str, default: bool = False) -> bool:
         value = self.get(name)
-        return default if value is None else bool(value)
+        if value is None:
+            return default
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        raise self._fail(self.where(name) or name, value, "true or false")
 
-    def sub(self, name: str, defaults: dict | None = None) -> "Fields":
-        nested = self.raw.get(name)
-        if not isinstance(nested, dict):
-            nested = {}
-        merged_type = nested.get("model_type")
-        sub = Fields(nested, self.source, defaults)
-        if merged_type is None:
-            sub.model_type = self.model_type
-        return sub
+    def text(self, *names: str, default: Any = None) -> str | None:
+        value = self.get(*names)
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise self._fail(self.where(*names) or names[0], value, "a string")
+        return value
+
+    def list(self, name: str, length: int | None = None, default: Any = None) -> list | None:
+        """A JSON list (of `length` entries when given), or `default` when absent."""
+        value = self.get(name)
+        if value is None:
+            return default
+        real = self.where(name) or name
+        if not isinstance(value, list):
+            raise self._fail(real, value, "a list" + (f" of {length} entries" if length is not None else ""))
+        if length is not None and len(value) != length:
+            raise ConfigError(
+                f"{self.source}: {real!r} must list {length} entries (one per layer), got {len(value)} "
+                f"(model_type {self.model_type!r})",
+                f"fix the config or pass --set {real}=[...]",
+            )
+        return value
+
+    def int_list(self, name: str, length: int | None = None, minimum: int = 0, maximum: int | None = None) -> list[int] | None:
+        values = self.list(name, length)
+        if values is None:
+            return None
+        real = self.where(name) or name
+        return [self.check_int(f"{real}[{i}]", v, minimum, maximum) for i, v in enumerate(values)]
+
+    def obj(self, name: str) -> dict | None:
+        value = self.raw.get(name)
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self._fail(name, value, "a JSON object")
+        return value
+
+    def sub(self, name: str, defaults: Mapping | None = None) -> "Fields":
+        nested = self.obj(name) or {}
+        return Fields(nested, self.source, defaults, model_type=str(nested.get("model_type", self.model_type)))

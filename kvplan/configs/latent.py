@@ -7,7 +7,7 @@ configs equals num_attention_heads and means nothing for the cache: never use it
 
 from __future__ import annotations
 
-from ..core.layers import LayerSpec, TokenCache
+from ..core.layers import TokenCache
 from ..core.storage import Storage
 from .fields import Fields
 
@@ -22,10 +22,5 @@ def latent_cache(f: Fields) -> TokenCache:
     return TokenCache(kind="latent", heads=1, key_dim=rank + rope, value_dim=0, rope_dim=rope)
 
 
-def latent_layers(f: Fields) -> list[LayerSpec]:
-    num_layers = f.int("num_hidden_layers", "n_layers")
-    caches: tuple[TokenCache, ...] = (latent_cache(f),)
-    if f.model_type == "deepseek_v32" or f.has("index_head_dim"):
-        indexer = TokenCache(kind="indexer", heads=1, key_dim=f.int("index_head_dim"), storage=INDEXER_STORAGE)
-        caches = caches + (indexer,)
-    return [LayerSpec(caches=caches) for _ in range(num_layers)]
+def indexer_cache(f: Fields) -> TokenCache:
+    return TokenCache(kind="indexer", heads=1, key_dim=f.int("index_head_dim"), storage=INDEXER_STORAGE)

@@ -7,7 +7,32 @@ index, when given, overrides them. Returns (total, active per token).
 
 from __future__ import annotations
 
+from ..core.layers import LayerSpec
 from .fields import Fields
+
+
+# -- entry points named by the family records: (fields, layers, dims) -> (total, active)
+
+def attention_decoder(f: Fields, layers: list, dims) -> tuple[int, int]:
+    heads, kv, head_dim, _ = dims
+    return count_params(f, len(layers), heads, kv, head_dim)
+
+
+def latent(f: Fields, layers: list, dims) -> tuple[int, int]:
+    return count_latent_params(f, len(layers))
+
+
+def hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
+    heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
+    return _hybrid_params(f, layers, heads, kv, head_dim)
+
+
+def falcon(f: Fields, layers: list, dims) -> tuple[int, int]:
+    return _falcon_params(f, len(layers), dims[0], dims[1])
+
+
+def bigcode(f: Fields, layers: list, dims) -> tuple[int, int]:
+    return _bigcode_params(f, len(layers))
 
 
 def _vocab_embed(f: Fields, hidden: int) -> int:
@@ -162,3 +187,83 @@ def mamba2_block(hidden: int, n_heads: int, head_dim: int, n_groups: int, d_stat
     n += d_inner  # gated norm
     n += d_inner * hidden  # out_proj
     return n
+
+
+def _hybrid_params(f: Fields, layers: list[LayerSpec], heads: int, kv: int, head_dim: int) -> tuple[int, int]:
+    mt = f.model_type
+    hidden = f.int("hidden_size", "d_model")
+    total = active = _vocab_embed(f, hidden) + hidden
+    inter = f.int("intermediate_size", default=0, minimum=0)
+    for i, layer in enumerate(layers):
+        block = 0
+        if layer.caches:
+            block += _attention(f, hidden, heads, kv, head_dim)
+            if mt == "qwen3_next":
+                block += hidden * heads * head_dim  # output gate doubles q_proj
+        if layer.state is not None:
+            if layer.state.kind == "mamba":
+                d_inner = f.int("mamba_d_inner", default=int(f.number("mamba_expand", default=2) * hidden))
+                d_state = f.int("state_size", "mamba_d_state", default=16)
+                d_conv = f.int("conv_kernel", "mamba_d_conv", default=4)
+                dt_rank = f.get("time_step_rank", "mamba_dt_rank", default="auto")
+                dt_rank = -(-hidden // 16) if dt_rank == "auto" else f.int("time_step_rank", "mamba_dt_rank")
+                block += mamba1_block(hidden, d_inner, d_state, d_conv, dt_rank, mt == "jamba")
+            elif layer.state.kind == "gated_deltanet":
+                kh, vh = f.int("linear_num_key_heads"), f.int("linear_num_value_heads")
+                kd, vd = f.int("linear_key_head_dim"), f.int("linear_value_head_dim")
+                kernel = f.int("linear_conv_kernel_dim", default=4)
+                key_dim, value_dim = kh * kd, vh * vd
+                block += hidden * (2 * key_dim + 2 * value_dim) + hidden * 2 * vh
+                block += (2 * key_dim + value_dim) * kernel + 2 * vh + vd + value_dim * hidden
+            elif layer.state.kind == "mamba2":
+                p = "" if mt == "mamba2" else "mamba_"
+                nh = f.int(f"{p}n_heads", f"{p}num_heads", "num_heads")
+                hd = f.int(f"{p}d_head", f"{p}head_dim", "head_dim")
+                block += mamba2_block(
+                    hidden, nh, hd, f.int(f"{p}n_groups", "n_groups", default=1),
+                    f.int(f"{p}d_state", "ssm_state_size", "state_size", default=128),
+                    f.int(f"{p}d_conv", "conv_kernel", default=4), f.opt_int(f"{p}d_ssm"),
+                )
+        norms = hidden if mt in ("mamba", "mamba2", "nemotron_h") else 2 * hidden
+        moe_t, moe_a = (_moe(f, hidden) if mt in ("jamba", "qwen3_next") and _is_moe_layer(f, i) else (0, 0))
+        if moe_t:
+            total += block + norms + moe_t
+            active += block + norms + moe_a
+            continue
+        mlp = 0
+        if mt in ("jamba", "falcon_h1") and inter:
+            mlp = _gated_mlp(hidden, inter)
+        elif mt == "nemotron_h" and not layer.caches and layer.state is None:
+            mlp = 2 * hidden * inter  # squared-ReLU MLP: up and down
+            norms = hidden
+        if mt == "nemotron_h" and not layer.caches and layer.state is None and not inter:
+            norms = hidden
+        total += block + norms + mlp
+        active += block + norms + mlp
+    return total, active
+
+
+def _falcon_params(f: Fields, num_layers: int, heads: int, kv: int) -> tuple[int, int]:
+    hidden = f.int("hidden_size")
+    hd = hidden // heads
+    ln = 2 * hidden
+    per_layer = hidden * (heads + 2 * kv) * hd + hidden * hidden + 8 * hidden * hidden
+    per_layer += (2 if f.flag("new_decoder_architecture") else 1) * ln
+    if f.flag("bias"):
+        per_layer += (heads + 2 * kv) * hd + hidden + 4 * hidden + hidden
+    n = _vocab_embed(f, hidden) + ln + num_layers * per_layer
+    return n, n
+
+
+def _bigcode_params(f: Fields, num_layers: int) -> tuple[int, int]:
+    hidden = f.int("n_embd", "hidden_size")
+    heads = f.int("n_head", "num_attention_heads")
+    inner = f.int("n_inner", default=4 * hidden)
+    kv_width = (hidden // heads) * (1 if f.flag("multi_query", default=True) else heads)
+    per_layer = hidden * (hidden + 2 * kv_width) + hidden + 2 * kv_width  # c_attn
+    per_layer += hidden * hidden + hidden  # c_proj
+    per_layer += hidden * inner + inner + inner * hidden + hidden  # mlp
+    per_layer += 4 * hidden  # ln_1, ln_2
+    n = _vocab_embed(f, hidden) + f.int("n_positions", default=0, minimum=0) * hidden + 2 * hidden
+    n += num_layers * per_layer
+    return n, n

@@ -24,6 +24,8 @@ class TokenPolicy:
     """Which tokens a cache keeps and which a decode step reads.
 
     window_tokens: keep only the newest W tokens (sliding window).
+    chunk_tokens: chunked local attention (Llama 4): keep only the tokens of the
+        current chunk of C, i.e. (n - 1) % C + 1 of n tokens; never more than C.
     budget_fraction / budget_tokens: eviction (H2O, SnapKV) keeps this many of
         the tokens it would otherwise keep, the newest `recent_tokens` included.
     compress_ratio / compress_topk / compress_window: compressed sparse attention
@@ -35,6 +37,7 @@ class TokenPolicy:
     """
 
     window_tokens: int | None = None
+    chunk_tokens: int | None = None
     budget_fraction: Fraction | None = None
     budget_tokens: int | None = None
     recent_tokens: int = 0
@@ -47,6 +50,8 @@ class TokenPolicy:
     def retained_tokens(self, tokens: int) -> int:
         """Raw token entries kept for a sequence of `tokens` (before compression)."""
         kept = tokens if self.window_tokens is None else min(tokens, self.window_tokens)
+        if self.chunk_tokens is not None and tokens > 0:
+            kept = min(kept, (tokens - 1) % self.chunk_tokens + 1)
         if self.budget_fraction is not None:
             kept = min(kept, max(math.ceil(self.budget_fraction * tokens), self.recent_tokens))
         if self.budget_tokens is not None:
@@ -82,7 +87,7 @@ class TokenPolicy:
     @property
     def cap_tokens(self) -> int | None:
         """Largest raw token count any sequence keeps (None = grows without bound)."""
-        caps = [c for c in (self.window_tokens, self.budget_tokens) if c is not None]
+        caps = [c for c in (self.window_tokens, self.chunk_tokens, self.budget_tokens) if c is not None]
         return min(caps) if caps else None
 
 
@@ -161,7 +166,7 @@ class TokenCache:
         if entries == 0:
             return 0
         raw = policy.retained_tokens(tokens)
-        if not policy.per_sequence_selection and raw < tokens:  # window-capped: count the blocks the window touches
+        if not policy.per_sequence_selection and raw < tokens:  # window- or chunk-capped: the blocks [n - kept, n) touches
             first, last = (tokens - raw) // block_tokens, (tokens - 1) // block_tokens
             return (last - first + 1) * block_tokens
         return -(-entries // block_tokens) * block_tokens
@@ -229,6 +234,8 @@ class LayerSpec:
                 parts.append("indexer keys")
             elif cache.policy.window_tokens is not None:
                 parts.append(f"sliding window {cache.policy.window_tokens}")
+            elif cache.policy.chunk_tokens is not None:
+                parts.append(f"chunked attention {cache.policy.chunk_tokens}")
             else:
                 parts.append("full attention")
         if self.state is not None:

@@ -22,6 +22,8 @@ class ModelSpec:
     num_attention_heads: int = 0
     source: str = ""
     notes: tuple[str, ...] = field(default=())
+    reading: str = "exact"  # "guessed": an unknown model_type read by transformers' generic rule
+    family: str = ""  # the family record that read the config
 
     @cached_property
     def groups(self) -> tuple[tuple[LayerSpec, int], ...]:

@@ -1,0 +1,39 @@
+"""One record per model family: everything kvplan needs to read its configs.
+
+A family says which fields hold its layers, heads and widths (as aliases of
+transformers' canonical names), the defaults transformers fills in, which layer
+kinds it can have, which per-layer markers it writes, how kinds are derived when
+the config lists none, what a recurrent layer keeps, and whether the text model
+is nested. The builder (build.py) is the same for every family.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from . import kinds as K
+
+
+@dataclass(frozen=True)
+class Family:
+    types: tuple[str, ...]  # model_type values this record reads
+    kinds: frozenset[str] = frozenset({K.FULL})  # layer kinds the family can have
+    aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # canonical -> names written
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # transformers' defaults
+    markers: tuple[str, ...] = ()  # older per-layer markers honoured, in order (after layer_types)
+    derive: Callable | None = None  # (fields, n) -> kinds, when the config carries no marker
+    rest: str = K.LINEAR  # the kind of a layer an index-list marker does not list
+    attention: str = "kv"  # kv | latent: what an attention layer caches
+    kv_rule: Callable | None = None  # (fields, heads) -> KV heads, when not num_key_value_heads
+    window_gate: str | None = None  # a flag that must be true for the window to count (use_sliding_window)
+    global_dims: bool = False  # full layers use num_global_key_value_heads / global_head_dim when set
+    state: Callable | None = None  # fields -> RecurrentState of a linear_attention layer
+    conv: Callable | None = None  # fields -> RecurrentState of a conv layer
+    text: str | None = None  # model_type of the nested text model (text_config), when there is one
+    params: Callable | None = None  # (fields, layers, dims) -> (total, active) parameters
+    rules: tuple[str, ...] = ()  # how it caches, in words, for `kvplan models --family`
+
+    @property
+    def name(self) -> str:
+        return self.types[0]

@@ -1,0 +1,166 @@
+"""Per-layer kinds from a config: `layer_types`, the older per-family markers, family rules.
+
+Shared by every family: a family only names which markers it honours (in order)
+and, where the config carries none, which rule derives the kinds. Each marker is
+read by one function here, whatever family writes it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import ConfigError
+from . import kinds as K
+from .fields import Fields
+
+
+def _bad(f: Fields, field: str, message: str) -> ConfigError:
+    return ConfigError(f"{f.source}: {field!r} {message} (model_type {f.model_type!r})",
+                       "fix the config, or report the layer kind if it is real")
+
+
+def normalise(f: Fields, field: str, names: list, allowed: frozenset[str]) -> list[str]:
+    """Names written in a per-layer list -> kinds; unknown names are refused, naming the layer."""
+    out = []
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            raise _bad(f, f"{field}[{i}]", f"must be a layer-type name, got {name!r}")
+        kind = K.ALIASES.get(name.lower())
+        if kind is None:
+            what = K.UNSUPPORTED.get(name)
+            if what:
+                raise ConfigError(
+                    f"{f.source}: layer {i} is {name!r} ({what}), which kvplan cannot size yet",
+                    "this layer kind is not supported yet",
+                )
+            raise _bad(f, f"{field}[{i}]", f"is {name!r}, a layer kind kvplan does not know")
+        if kind not in allowed and not (kind == K.ATTENTION and allowed & {K.FULL, K.SLIDING}):
+            raise _bad(f, f"{field}[{i}]", f"is {name!r}, which model_type {f.model_type!r} cannot have "
+                       f"(it has {', '.join(sorted(allowed))})")
+        out.append(kind)
+    return out
+
+
+def _from_list(field: str) -> Callable:
+    def read(f: Fields, n: int | None, allowed, rest) -> list[str]:
+        return normalise(f, field, f.list(field, n), allowed)
+    return read
+
+
+def _hybrid_override_pattern(f: Fields, n, allowed, rest) -> list[str]:
+    """Nemotron-H: M = Mamba-2, * = attention, - = MLP, E = MoE (one symbol a layer)."""
+    pattern = f.get("hybrid_override_pattern")
+    if not isinstance(pattern, str) or not pattern:
+        raise _bad(f, "hybrid_override_pattern", "must be a non-empty string of M, *, - and E")
+    if n is not None and len(pattern) != n:
+        raise _bad(f, "hybrid_override_pattern", f"has {len(pattern)} symbols but the config has {n} layers")
+    symbols = {"M": K.LINEAR, "*": K.ATTENTION, "-": K.NONE, "E": K.NONE}
+    bad = sorted(set(pattern) - set(symbols))
+    if bad:
+        raise _bad(f, "hybrid_override_pattern", f"has unknown symbols {bad}; expected M, *, - or E")
+    return [symbols[s] for s in pattern]
+
+
+def _index_list(field: str) -> Callable:
+    """Listed layer indices are attention; every other layer is the family's other kind."""
+    def read(f: Fields, n, allowed, rest) -> list[str]:
+        if n is None:
+            raise _bad(f, field, "needs num_hidden_layers beside it")
+        indices = f.int_list(field, None, minimum=0, maximum=n - 1)
+        return [K.ATTENTION if i in set(indices) else rest for i in range(n)]
+    return read
+
+
+def _attn_type_list(f: Fields, n, allowed, rest) -> list[str]:
+    """MiniMax: 1 = softmax attention, 0 = lightning (linear) attention."""
+    values = f.int_list("attn_type_list", n, minimum=0, maximum=1)
+    return [K.ATTENTION if v == 1 else K.LINEAR for v in values]
+
+
+def _block_types(f: Fields, n, allowed, rest) -> list[str]:
+    """RecurrentGemma: the list repeats over the layers."""
+    names = f.list("block_types")
+    if not names:
+        raise _bad(f, "block_types", "must be a non-empty list")
+    cycle = normalise(f, "block_types", names, allowed)
+    return [cycle[i % len(cycle)] for i in range(n)]
+
+
+def _sliding_window_pattern(f: Fields, n, allowed, rest) -> list[str]:
+    """An int p: layer i is full when (i + 1) % p == 0 (Gemma 3, Cohere 2); a string
+    such as "LLLG": one letter a layer, repeated (L local, G global)."""
+    pattern = f.get("sliding_window_pattern")
+    if isinstance(pattern, str):
+        letters = {"L": K.SLIDING, "G": K.FULL}
+        if not pattern or set(pattern.upper()) - set(letters):
+            raise _bad(f, "sliding_window_pattern", "must be an integer or a string of L and G")
+        return [letters[pattern.upper()[i % len(pattern)]] for i in range(n)]
+    period = f.int("sliding_window_pattern")
+    return period_kinds(n, period)
+
+
+def period_kinds(n: int, period: int) -> list[str]:
+    return [K.FULL if (i + 1) % period == 0 else K.SLIDING for i in range(n)]
+
+
+def _no_rope_layers(f: Fields, n, allowed, rest) -> list[str]:
+    """Llama 4: 1 = the layer uses RoPE and chunked local attention, 0 = NoPE, full attention."""
+    values = f.int_list("no_rope_layers", n, minimum=0, maximum=1)
+    local = K.CHUNKED if f.has("attention_chunk_size") else K.FULL
+    return [local if v else K.FULL for v in values]
+
+
+MARKERS: dict[str, Callable] = {
+    "layers_block_type": _from_list("layers_block_type"),
+    "hybrid_override_pattern": _hybrid_override_pattern,
+    "attn_layer_indices": _index_list("attn_layer_indices"),
+    "full_attn_idxs": _index_list("full_attn_idxs"),
+    "attn_type_list": _attn_type_list,
+    "block_types": _block_types,
+    "sliding_window_pattern": _sliding_window_pattern,
+    "no_rope_layers": _no_rope_layers,
+}
+
+
+def marker_length(f: Fields, marker: str) -> int | None:
+    """Layers a marker implies by itself (a per-layer list or pattern)."""
+    value = f.get(marker)
+    if marker in ("layers_block_type", "hybrid_override_pattern", "attn_type_list", "no_rope_layers"):
+        if isinstance(value, (list, str)):
+            return len(value)
+    return None
+
+
+# -- family rules for configs that carry no per-layer marker ------------------
+
+def alternate_sliding_first(f: Fields, n: int) -> list[str]:
+    """Gemma 2, gpt-oss: even layers sliding, odd layers full."""
+    return [K.SLIDING if i % 2 == 0 else K.FULL for i in range(n)]
+
+
+def every_period(field: str, default: int, offset_field: str | None = None, default_offset: int = 0,
+                 hit: str = K.ATTENTION, miss: str = K.LINEAR, one_based: bool = False) -> Callable:
+    """Layer i is `hit` when i % period == offset (or (i + 1) % period == 0), else `miss`."""
+    def derive(f: Fields, n: int) -> list[str]:
+        period = f.int(field, default=default)
+        offset = f.int(offset_field, default=default_offset, minimum=0) if offset_field else default_offset
+        if offset >= period:
+            raise _bad(f, offset_field or field, f"offset {offset} must be below the period {period}")
+        if one_based:
+            return [hit if (i + 1) % period == 0 else miss for i in range(n)]
+        return [hit if i % period == offset else miss for i in range(n)]
+    return derive
+
+
+def from_max_window_layers(f: Fields, n: int) -> list[str]:
+    """Qwen 2/3 (+MoE): with use_sliding_window, layers with index >= max_window_layers
+    use the window (transformers' layer_types derivation)."""
+    first = f.int("max_window_layers", default=n, minimum=0, maximum=10**9)
+    return [K.SLIDING if i >= first else K.FULL for i in range(n)]
+
+
+def pattern_default(period: int) -> Callable:
+    """Gemma 3 / 3n: full every `period`-th layer when the config names no pattern."""
+    def derive(f: Fields, n: int) -> list[str]:
+        return period_kinds(n, period)
+    return derive
