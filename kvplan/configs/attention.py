@@ -46,6 +46,62 @@ def attention_layer(kv_heads: int, head_dim: int, window: int | None, value_dim:
     return LayerSpec(caches=(attention_cache(kv_heads, head_dim, head_dim if value_dim is None else value_dim, window),))
 
 
+# -- dimension rules of families that do not read head_dim / num_key_value_heads plainly
+
+def mha_from_hidden(f: Fields) -> tuple[int, int, int, int]:
+    """GPT-2, GPT-J, OPT, BLOOM, GPT-NeoX...: one KV head per query head, width hidden / heads;
+    the attention never reads a num_key_value_heads or head_dim key."""
+    heads = f.int("num_attention_heads")
+    width = _hidden_over_heads(f, heads)
+    return heads, heads, width, width
+
+
+def gqa_from_hidden(f: Fields) -> tuple[int, int, int, int]:
+    """StableLM, Qwen2.5-VL, Mllama: num_key_value_heads, but the width is always hidden / heads
+    (a head_dim key is not read by the attention)."""
+    heads = f.int("num_attention_heads")
+    kv = f.int("num_key_value_heads", default=heads)
+    width = _hidden_over_heads(f, heads)
+    if heads % kv:
+        raise ConfigError(f"{f.source}: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv} "
+                          f"(model_type {f.model_type!r})")
+    return heads, kv, width, width
+
+
+def _hidden_over_heads(f: Fields, heads: int) -> int:
+    hidden = f.int("hidden_size")
+    if hidden % heads:
+        raise ConfigError(f"{f.source}: hidden_size {hidden} is not divisible by num_attention_heads {heads} "
+                          f"(model_type {f.model_type!r})")
+    return hidden // heads
+
+
+def mpt_dims(f: Fields) -> tuple[int, int, int, int]:
+    """MPT: vLLM caches attn_config.kv_n_heads when the key exists (transformers' own MPT
+    always uses n_heads); width d_model / n_heads."""
+    heads = f.int("num_attention_heads")
+    kv = f.int("attn_config.kv_n_heads", default=heads)
+    width = _hidden_over_heads(f, heads)
+    return heads, kv, width, width
+
+
+def jetmoe_dims(f: Fields) -> tuple[int, int, int, int]:
+    """JetMoE: num_key_value_heads K/V heads of kv_channels; query heads are derived
+    (num_key_value_heads x num_experts_per_tok), never read."""
+    kv = f.int("num_key_value_heads")
+    width = f.int("head_dim")
+    heads = kv * f.int("num_experts_per_tok", default=2)
+    return heads, kv, width, width
+
+
+def decompressed_latent_dims(f: Fields) -> tuple[int, int, int, int]:
+    """MiniCPM3 as vLLM serves it: latent attention decompressed before the cache, so every
+    query head caches K of qk_nope + qk_rope and V zero-padded to the same width."""
+    heads = f.int("num_attention_heads")
+    width = f.int("qk_nope_head_dim") + f.int("qk_rope_head_dim")
+    return heads, heads, width, width
+
+
 # -- KV-head rules of families that do not use num_key_value_heads plainly ----
 
 def falcon_kv_heads(f: Fields, heads: int) -> int:

@@ -57,7 +57,8 @@ def resolve(raw: dict, source: str) -> tuple[Family, Fields, str]:
         for key in _INHERITED:
             if key in raw and key not in merged:
                 merged[key] = raw[key]
-        return text_family, Fields(merged, source, text_family.defaults, text_family.aliases, text_type), "exact"
+        defaults = {**text_family.nested_defaults, **text_family.defaults}
+        return text_family, Fields(merged, source, defaults, text_family.aliases, text_type), "exact"
     if family.text is not None:  # a multimodal type saved flat: read the text model's fields
         text_family = FAMILIES[family.text]
         return text_family, Fields(raw, source, text_family.defaults, text_family.aliases, model_type), "exact"
@@ -111,6 +112,8 @@ def check_generic(raw: dict, source: str, model_type: str) -> None:
 # -- layer kinds ----------------------------------------------------------------
 
 def layer_count(f: Fields, family: Family) -> int:
+    if family.layers_rule is not None:
+        return family.layers_rule(f)
     n = f.opt_int("num_hidden_layers")
     if n is not None:
         return n
@@ -152,7 +155,7 @@ def layer_kinds(f: Fields, family: Family, n: int) -> list[str]:
             raise ConfigError(f"{f.source}: layer {i} is {kind!r}, which model_type {f.model_type!r} cannot have "
                               f"(it has {', '.join(sorted(family.kinds))})", "fix the config's layer types")
         out.append(kind)
-    return out
+    return family.refine(f, out) if family.refine else out
 
 
 # -- what each kind caches -----------------------------------------------------------
@@ -167,7 +170,8 @@ class _LayerMaker:
 
     def dims(self) -> tuple[int, int, int, int]:
         if self._dims is None:
-            self._dims = head_dims(self.f, self.family.kv_rule)
+            rule = self.family.dims
+            self._dims = rule(self.f) if rule else head_dims(self.f, self.family.kv_rule)
         return self._dims
 
     def _attention(self, kind: str) -> tuple[TokenCache, ...]:
@@ -243,6 +247,10 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config is not a JSON object")
     family, f, reading = resolve(raw, source)
+    for flag, why in family.refuse:
+        if f.get(flag):
+            raise ConfigError(f"{source}: {flag!r} is set ({why}); kvplan does not size that (model_type "
+                              f"{f.model_type!r})", f"remove it or pass --set {flag}=null")
     n = layer_count(f, family)
     kinds = layer_kinds(f, family, n)
     maker = _LayerMaker(f, family)
@@ -253,14 +261,18 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     if not any(layer.caches or layer.state for layer in layers):
         raise ConfigError(f"{source}: config describes no layer that caches anything (model_type {f.model_type!r})")
     dims = maker.dims() if any(k in K.ATTENTION_KINDS for k in kinds) and family.attention == "kv" else None
-    total, active = family.params(f, layers, dims) if family.params else (0, 0)
+    notes: tuple[str, ...] = ()
+    try:
+        total, active = family.params(f, layers, dims) if family.params else (0, 0)
+    except ConfigError as exc:  # the cache is read; only the weights estimate lacks a field
+        total = active = 0
+        notes += (f"parameters not counted ({exc.message}); give the weights with --weights",)
     weight_dtype, bytes_per_param = _weight_format(f)
     heads = f.opt_int("num_attention_heads") or 0
-    notes: tuple[str, ...] = ()
     if reading == "guessed":
-        notes = (f"guessed: unknown model_type {f.model_type!r} read with transformers' generic rule "
+        notes += (f"guessed: unknown model_type {f.model_type!r} read with transformers' generic rule "
                  "(layer_types, else sliding_window on every layer, else full attention); check the layer kinds",)
-        warnings.warn(notes[0], stacklevel=2)
+        warnings.warn(notes[-1], stacklevel=2)
     return ModelSpec(
         name=name,
         model_type=f.model_type,

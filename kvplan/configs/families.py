@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from . import kinds as K
 from . import params
-from .attention import chatglm_kv_heads, falcon_kv_heads, multi_query_kv_heads
+from .attention import (chatglm_kv_heads, decompressed_latent_dims, falcon_kv_heads, gqa_from_hidden, jetmoe_dims,
+                        mha_from_hidden, mpt_dims, multi_query_kv_heads)
 from .family import Family
-from .hybrid import gated_deltanet_state, mamba1_state, mamba2_state
-from .markers import alternate_sliding_first, every_period, from_max_window_layers, pattern_default
+from .hybrid import gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state
+from .markers import (alternate_sliding_first, every_period, from_max_window_layers, glm_dsa_indexers,
+                      gpt_neo_attention_types, kimi_default, llama4_kinds, marker_length, pattern_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -36,12 +38,93 @@ GEMMA3_TEXT_DEFAULTS = {
     "sliding_window": 4096, "sliding_window_pattern": 6, "tie_word_embeddings": True,
 }
 
+GPT2_NAMES = {"num_hidden_layers": ("n_layer",), "num_attention_heads": ("n_head",), "hidden_size": ("n_embd",),
+              "max_position_embeddings": ("n_positions",), "intermediate_size": ("n_inner",)}
+MAMBA2_MIXER_DEFAULTS = {"mamba_n_heads": 128, "mamba_d_head": "auto", "mamba_n_groups": 1, "mamba_d_state": 256,
+                         "mamba_d_conv": 4, "mamba_expand": 2}
+FULL_ONLY = frozenset({K.FULL})
+CROSS_ATTENTION = ("add_cross_attention", "cross-attention to an encoder")
+
+
+def _longcat_layers(f) -> int:
+    """LongCat-Flash: every decoder layer holds two MLA sublayers, each with its own cache;
+    transformers counts num_hidden_layers = 2 x num_layers."""
+    if f.has("num_layers"):
+        return 2 * f.int("num_layers", maximum=5_000)
+    return 2 * (f.int("num_hidden_layers") // 2)
+
+
+def _marker_layers(*markers: str):
+    """The layer count a per-layer list or pattern implies (Nemotron-H ignores num_hidden_layers)."""
+    def count(f) -> int:
+        for marker in markers:
+            length = marker_length(f, marker) if f.has(marker) else None
+            if length:
+                return f.check_int(marker, length)
+        return f.int("num_hidden_layers")
+    return count
+
+
 _ROWS: list[Family] = [
     # -- decoders with one window for all layers or none (transformers' generic rule)
-    Family(("llama", "mistral", "mixtral", "phi3", "granite", "olmo2", "starcoder2", "internlm2", "exaone",
-            "phi", "stablelm", "gemma"),
+    Family(("llama",), kinds=ATTN, params=params.attention_decoder,
+           nested_defaults={"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+                            "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 2048},
+           rules=("K/V on every layer; sliding_window (when set) on every layer; LlamaConfig defaults fill a "
+                  "sparse text_config",)),
+    Family(("mixtral", "phi3", "phi4_multimodal", "granite", "olmo2", "starcoder2", "internlm2",
+            "exaone", "phi", "gemma", "glm4_moe", "ministral", "qwen3_vl_text"),
            kinds=ATTN, params=params.attention_decoder,
            rules=("K/V on every layer; sliding_window (when set) on every layer",)),
+    Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
+           rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
+    Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,
+           rules=("as mistral, with no default window",)),
+    Family(("glm", "glm4"), kinds=FULL_ONLY, defaults={"num_key_value_heads": 2, "head_dim": 128},
+           params=params.attention_decoder, rules=("GQA; an absent num_key_value_heads means 2 (GlmConfig)",)),
+    Family(("internlm3",), kinds=FULL_ONLY, defaults={"num_key_value_heads": 2, "head_dim": 128},
+           params=params.attention_decoder, rules=("an absent num_key_value_heads means 2 (InternLM3Config)",)),
+    Family(("minimax_m2",), kinds=FULL_ONLY, defaults={"head_dim": 128}, markers=("attn_type_list",),
+           params=params.attention_decoder,
+           rules=("full attention everywhere (attn_type_list must be all 1); head_dim 128 by default",)),
+    # -- MHA families whose attention reads neither num_key_value_heads nor head_dim
+    Family(("gpt2",), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden, refuse=(CROSS_ATTENTION,),
+           params=params.attention_decoder, rules=("MHA: n_head heads of n_embd / n_head",)),
+    Family(("gptj", "codegen"), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden,
+           params=params.attention_decoder, rules=("MHA: n_head heads of n_embd / n_head",)),
+    Family(("gpt_neox", "opt", "persimmon"), kinds=FULL_ONLY, dims=mha_from_hidden, params=params.attention_decoder,
+           rules=("MHA: num_attention_heads heads of hidden_size / heads",)),
+    Family(("baichuan",), kinds=FULL_ONLY, dims=mha_from_hidden, params=params.attention_decoder,
+           aliases={"max_position_embeddings": ("model_max_length",)},
+           rules=("MHA (fused W_pack); remote code",)),
+    Family(("bloom",), kinds=FULL_ONLY, dims=mha_from_hidden, params=params.attention_decoder,
+           aliases={"num_hidden_layers": ("n_layer",), "num_attention_heads": ("n_head",), "hidden_size": ("n_embed",)},
+           rules=("MHA with ALiBi: no position limit",)),
+    Family(("xglm",), kinds=FULL_ONLY, dims=mha_from_hidden, refuse=(CROSS_ATTENTION,), params=params.attention_decoder,
+           aliases={"num_hidden_layers": ("num_layers",), "num_attention_heads": ("attention_heads",),
+                    "hidden_size": ("d_model",), "intermediate_size": ("ffn_dim",)},
+           rules=("MHA: attention_heads heads of d_model / heads",)),
+    Family(("gpt_neo",), kinds=ATTN, dims=mha_from_hidden, derive=gpt_neo_attention_types,
+           params=params.attention_decoder,
+           aliases={"num_hidden_layers": ("num_layers",), "num_attention_heads": ("num_heads",),
+                    "sliding_window": ("window_size",)},
+           defaults={"sliding_window": 256},
+           rules=("attention_types: 'global' layers full, 'local' layers keep window_size tokens "
+                  "(transformers' cache keeps every token on local layers too: a parity rule)",)),
+    Family(("stablelm",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params.attention_decoder,
+           rules=("GQA; width hidden_size / heads (a head_dim key is not read)",)),
+    Family(("mpt",), kinds=FULL_ONLY, dims=mpt_dims, params=params.attention_decoder,
+           aliases={"num_hidden_layers": ("n_layers",), "num_attention_heads": ("n_heads",), "hidden_size": ("d_model",),
+                    "max_position_embeddings": ("max_seq_len",)},
+           rules=("KV heads attn_config.kv_n_heads when set (vLLM), else n_heads; width d_model / n_heads",)),
+    Family(("dbrx",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params.attention_decoder,
+           aliases={"num_hidden_layers": ("n_layers",), "num_attention_heads": ("n_heads",), "hidden_size": ("d_model",),
+                    "max_position_embeddings": ("max_seq_len",), "num_key_value_heads": ("attn_config.kv_n_heads",)},
+           defaults={"num_key_value_heads": 1},
+           rules=("KV heads attn_config.kv_n_heads (default 1); width d_model / n_heads",)),
+    Family(("jetmoe",), kinds=FULL_ONLY, dims=jetmoe_dims, params=params.attention_decoder,
+           aliases={"head_dim": ("kv_channels",)},
+           rules=("num_key_value_heads heads of kv_channels; query heads derived from the experts",)),
     Family(("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"),
            kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
            params=params.attention_decoder,
@@ -60,28 +143,71 @@ _ROWS: list[Family] = [
     # -- multimodal wrappers: the text model is nested under text_config
     Family(("gemma3",), text="gemma3_text", rules=("text model in text_config (gemma3_text defaults fill it)",)),
     Family(("gemma3n",), text="gemma3n_text", rules=("text model in text_config",)),
-    Family(("llava",), text="llama", rules=("text model in text_config",)),
-    Family(("mistral3",), text="mistral", rules=("text model in text_config",)),
-    Family(("qwen2_5_vl",), text="qwen2", rules=("text model in text_config, or flat",)),
+    Family(("llava",), text="llama", rules=("text model in text_config (llama by default)",)),
+    Family(("mistral3",), text="mistral", rules=("text model in text_config (mistral by default, or ministral3)",)),
+    Family(("qwen2_5_vl",), text="qwen2_5_vl_text", rules=("text model in text_config, or flat",)),
+    Family(("qwen2_5_vl_text",), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
+           dims=gqa_from_hidden, params=params.attention_decoder,
+           rules=("qwen2 window rules; width hidden_size / heads (a head_dim key is not read)",)),
+    Family(("qwen3_vl",), text="qwen3_vl_text", rules=("text model in text_config",)),
+    Family(("qwen3_vl_moe",), text="qwen3_vl_moe_text", rules=("text model in text_config",)),
+    Family(("qwen3_vl_moe_text",), kinds=FULL_ONLY, params=params.attention_decoder,
+           rules=("full attention on every layer (the config's sliding_window is forced to None)",)),
+    Family(("llava_next",), text="llama", rules=("text model in text_config (llama by default)",)),
+    Family(("llava_onevision",), text="qwen2", rules=("text model in text_config (qwen2 by default)",)),
+    Family(("llama4",), text="llama4_text", rules=("text model in text_config",)),
+    Family(("llama4_text",), kinds=frozenset({K.FULL, K.CHUNKED}), derive=llama4_kinds,
+           params=params.attention_decoder,
+           defaults={"num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+                     "hidden_size": 5120, "attention_chunk_size": 8192},
+           rules=("RoPE layers keep the current chunk of attention_chunk_size tokens; every "
+                  "no_rope_layer_interval-th (NoPE) layer is full",)),
+    Family(("mllama",), text="mllama_text_model", rules=("text model in text_config",)),
+    Family(("mllama_text_model",), kinds=frozenset({K.FULL, K.CROSS}), dims=gqa_from_hidden,
+           markers=("cross_attention_layers",), params=params.attention_decoder,
+           defaults={"cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38], "num_key_value_heads": 8},
+           rules=("cross_attention_layers cache image tokens only (a constant per image, not counted); "
+                  "the others are full self-attention",)),
     # -- other KV-head rules
-    Family(("falcon",), kinds=frozenset({K.FULL}), kv_rule=falcon_kv_heads, params=params.falcon,
+    Family(("falcon",), kinds=FULL_ONLY, kv_rule=falcon_kv_heads, params=params.falcon,
            aliases={"num_hidden_layers": ("n_layer",), "num_attention_heads": ("n_head",)},
            rules=("KV heads: num_kv_heads only with new_decoder_architecture; multi_query means 1",)),
-    Family(("gpt_bigcode",), kinds=frozenset({K.FULL}), kv_rule=multi_query_kv_heads, params=params.bigcode,
+    Family(("gpt_bigcode",), kinds=FULL_ONLY, kv_rule=multi_query_kv_heads, params=params.bigcode,
            aliases={"num_hidden_layers": ("n_layer",), "num_attention_heads": ("n_head",), "hidden_size": ("n_embd",),
                     "max_position_embeddings": ("n_positions",), "intermediate_size": ("n_inner",)},
            rules=("multi_query (default true): one KV head",)),
-    Family(("chatglm",), kinds=frozenset({K.FULL}), kv_rule=chatglm_kv_heads, params=params.attention_decoder,
+    Family(("chatglm",), kinds=FULL_ONLY, kv_rule=chatglm_kv_heads, params=params.attention_decoder,
+           refuse=(("pre_seq_len", "P-tuning prefix tokens on every layer"),),
            aliases={"num_hidden_layers": ("num_layers",), "head_dim": ("kv_channels",),
                     "intermediate_size": ("ffn_hidden_size",), "vocab_size": ("padded_vocab_size",),
                     "max_position_embeddings": ("seq_length",)},
            rules=("KV heads = multi_query_group_num when multi_query_attention; head width kv_channels",)),
     # -- latent attention (MLA)
-    Family(("deepseek_v2", "deepseek_v3", "kimi_k2"), kinds=frozenset({K.FULL}), attention="latent",
+    Family(("deepseek_v2", "deepseek_v3", "kimi_k2"), kinds=FULL_ONLY, attention="latent",
            params=params.latent, rules=("one latent of kv_lora_rank + qk_rope_head_dim per token and layer",)),
     Family(("deepseek_v32",), kinds=frozenset({K.INDEXED}), attention="latent", params=params.latent,
            derive=lambda f, n: [K.INDEXED] * n,
            rules=("MLA latent plus indexer keys (index_head_dim, fp8 + fp32 scale per 128) on every layer",)),
+    Family(("glm4_moe_lite",), kinds=FULL_ONLY, attention="latent", params=params.latent,
+           rules=("one latent of kv_lora_rank + qk_rope_head_dim per token and layer (head_dim is not a width)",)),
+    Family(("glm_moe_dsa",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.latent,
+           derive=lambda f, n: [K.INDEXED] * n, refine=glm_dsa_indexers,
+           rules=("MLA latent on every layer; indexer keys only on layers whose indexer_types is 'full'",)),
+    Family(("longcat_flash",), kinds=FULL_ONLY, attention="latent", params=params.latent, layers_rule=_longcat_layers,
+           aliases={"intermediate_size": ("ffn_hidden_size",), "moe_intermediate_size": ("expert_ffn_hidden_size",),
+                    "num_experts_per_tok": ("moe_topk",)},
+           rules=("two MLA sublayers per decoder layer: 2 x num_layers latent caches",)),
+    Family(("minicpm3",), kinds=FULL_ONLY, dims=decompressed_latent_dims, params=params.attention_decoder,
+           rules=("vLLM decompresses the latent: K and V of heads x (qk_nope + qk_rope) per token "
+                  "(transformers caches the 288-wide latent: a parity rule)",)),
+    Family(("kimi_linear",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=kda_state,
+           markers=("linear_attn_config.full_attn_layers",), derive=kimi_default, params=params.latent,
+           aliases={"max_position_embeddings": ("model_max_length",)},
+           rules=("MLA latent on full_attn_layers (1-based), KDA state (conv + fp32 recurrent) on kda_layers",)),
+    Family(("minimax", "minimax_m1", "minimax_text_01"), kinds=frozenset({K.FULL, K.LINEAR}), state=lightning_state,
+           markers=("attn_type_list",), derive=lambda f, n: [K.FULL if i % 2 == 0 else K.LINEAR for i in range(n)],
+           params=params.attention_decoder,
+           rules=("layer_types or attn_type_list (1 softmax, 0 lightning); lightning keeps heads x head_dim^2",)),
     # -- hybrids and recurrent models
     Family(("qwen3_next",), kinds=MAMBA_HYBRID, state=gated_deltanet_state, params=params.hybrid,
            derive=every_period("full_attention_interval", 4, hit=K.FULL, one_based=True),
@@ -93,8 +219,17 @@ _ROWS: list[Family] = [
            params=params.hybrid, derive=lambda f, n: [K.HYBRID] * n,
            rules=("every layer keeps attention K/V and a Mamba-2 state side by side",)),
     Family(("nemotron_h",), kinds=MAMBA_HYBRID, state=lambda f: mamba2_state(f, "mamba_"), params=params.hybrid,
-           markers=("hybrid_override_pattern", "layers_block_type"),
-           rules=("hybrid_override_pattern (M Mamba-2, * attention, - MLP, E MoE) or layers_block_type",)),
+           markers=("layers_block_type", "hybrid_override_pattern"),
+           layers_rule=_marker_layers("layer_types", "layers_block_type", "hybrid_override_pattern"),
+           defaults={"head_dim": 128, "mamba_ssm_cache_dtype": "float32"},
+           rules=("layers_block_type (or the older hybrid_override_pattern: M Mamba-2, * attention, - MLP, E MoE); "
+                  "NemotronHConfig's default SSM cache dtype is float32",)),
+    Family(("granitemoehybrid",), kinds=MAMBA_HYBRID, state=lambda f: mamba2_state(f, "mamba_"), params=params.hybrid,
+           derive=lambda f, n: [K.LINEAR] * n, defaults=MAMBA2_MIXER_DEFAULTS,
+           rules=("layer_types 'mamba' / 'attention'; absent: every layer Mamba-2",)),
+    Family(("bamba",), kinds=MAMBA_HYBRID, state=lambda f: mamba2_state(f, "mamba_"), params=params.hybrid,
+           markers=("attn_layer_indices",), derive=lambda f, n: [K.LINEAR] * n, defaults=MAMBA2_MIXER_DEFAULTS,
+           rules=("attention on attn_layer_indices, Mamba-2 elsewhere",)),
     Family(("mamba",), kinds=frozenset({K.LINEAR}), state=mamba1_state, params=params.hybrid,
            aliases={"mamba_d_inner": ("intermediate_size",), "mamba_expand": ("expand",)},
            derive=lambda f, n: [K.LINEAR] * n, rules=("a Mamba state on every layer",)),

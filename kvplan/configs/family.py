@@ -21,11 +21,16 @@ class Family:
     kinds: frozenset[str] = frozenset({K.FULL})  # layer kinds the family can have
     aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # canonical -> names written
     defaults: Mapping[str, Any] = field(default_factory=dict)  # transformers' defaults
+    nested_defaults: Mapping[str, Any] = field(default_factory=dict)  # its class defaults, for a sparse text_config
     markers: tuple[str, ...] = ()  # older per-layer markers honoured, in order (after layer_types)
     derive: Callable | None = None  # (fields, n) -> kinds, when the config carries no marker
     rest: str = K.LINEAR  # the kind of a layer an index-list marker does not list
     attention: str = "kv"  # kv | latent: what an attention layer caches
     kv_rule: Callable | None = None  # (fields, heads) -> KV heads, when not num_key_value_heads
+    dims: Callable | None = None  # fields -> (heads, kv heads, key width, value width), a whole rule
+    layers_rule: Callable | None = None  # fields -> layer count, when not num_hidden_layers
+    refine: Callable | None = None  # (fields, kinds) -> kinds, a last family-specific pass
+    refuse: tuple[tuple[str, str], ...] = ()  # (flag field, why): configs that set it are refused
     window_gate: str | None = None  # a flag that must be true for the window to count (use_sliding_window)
     global_dims: bool = False  # full layers use num_global_key_value_heads / global_head_dim when set
     state: Callable | None = None  # fields -> RecurrentState of a linear_attention layer

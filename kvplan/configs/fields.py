@@ -37,16 +37,14 @@ MAXIMUM = {
 DEFAULT_MAXIMUM = MAX_TOKENS
 
 
-def _lookup(raw: Mapping, name: str) -> Any:
-    """A value by name; a dotted name reads inside nested objects (attn_config.kv_n_heads)."""
-    if "." not in name:
-        return raw.get(name)
+def _lookup(raw: Mapping, name: str) -> tuple[bool, Any]:
+    """(present, value) by name; a dotted name reads inside nested objects (attn_config.kv_n_heads)."""
     node: Any = raw
     for part in name.split("."):
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(part)
-    return node
+        if not isinstance(node, Mapping) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
 
 
 class Fields:
@@ -72,9 +70,10 @@ class Fields:
         return out
 
     def where(self, *names: str) -> str | None:
-        """The name under which the config really holds the first of `names`."""
+        """The name under which the config really holds the first of `names` (not null)."""
         for real in self._names(names):
-            if _lookup(self.raw, real) is not None:
+            present, value = _lookup(self.raw, real)
+            if present and value is not None:
                 return real
         return None
 
@@ -82,13 +81,18 @@ class Fields:
         return self.where(*names) is not None
 
     def get(self, *names: str, default: Any = None) -> Any:
-        """Raw value (unchecked): the config's, else the family default, else `default`."""
-        real = self.where(*names)
-        if real is not None:
-            return _lookup(self.raw, real)
-        for name in names:
-            if self.defaults.get(name) is not None:
-                return self.defaults[name]
+        """Raw value (unchecked): the config's; else, when the config does not name the
+        field at all, the family default; else `default`. An explicit null stays null."""
+        written = False
+        for real in self._names(names):
+            present, value = _lookup(self.raw, real)
+            if present and value is not None:
+                return value
+            written = written or present
+        if not written:
+            for name in names:
+                if self.defaults.get(name) is not None:
+                    return self.defaults[name]
         return default
 
     def _fail(self, name: str, value: Any, expected: str) -> ConfigError:

@@ -55,8 +55,12 @@ def mamba1_state(f: Fields) -> RecurrentState:
 
 def mamba2_state(f: Fields, prefix: str = "mamba_") -> RecurrentState:
     n_heads = f.int(f"{prefix}n_heads", f"{prefix}num_heads", "num_heads")
-    head_dim = f.int(f"{prefix}d_head", f"{prefix}head_dim", "head_dim")
-    d_inner = f.int(f"{prefix}d_ssm", default=n_heads * head_dim)
+    if f.get(f"{prefix}d_head") == "auto":  # Bamba, Granite-4.0-H: expand x hidden / heads
+        d_inner = int(f.number(f"{prefix}expand", "expand", default=2) * f.int("hidden_size"))
+        head_dim = d_inner // n_heads
+    else:
+        head_dim = f.int(f"{prefix}d_head", f"{prefix}head_dim", "head_dim")
+        d_inner = f.int(f"{prefix}d_ssm", default=n_heads * head_dim)
     n_groups = f.int(f"{prefix}n_groups", "n_groups", default=1)
     d_state = f.int(f"{prefix}d_state", "ssm_state_size", "state_size", default=128)
     d_conv = f.int(f"{prefix}d_conv", "conv_kernel", default=4)
@@ -74,3 +78,23 @@ def gated_deltanet_state(f: Fields) -> RecurrentState:
     conv, ssm = _dtypes(f)
     conv_elements = (kernel - 1) * (2 * k_heads * k_dim + v_heads * v_dim)
     return RecurrentState("gated_deltanet", conv_elements, v_heads * k_dim * v_dim, conv, ssm)
+
+
+def kda_state(f: Fields) -> RecurrentState:
+    """Kimi Delta Attention: conv over q, k and v (3 x heads x head_dim channels, kernel - 1
+    columns) in the model dtype; the recurrent state heads x head_dim x head_dim is float32 in
+    both transformers and vLLM (the model code casts it)."""
+    heads = f.int("linear_attn_config.num_heads", "linear_num_heads")
+    head_dim = f.int("linear_attn_config.head_dim", "linear_head_dim")
+    kernel = f.int("linear_attn_config.short_conv_kernel_size", "linear_conv_kernel_dim", default=4)
+    conv = model_storage(f)
+    return RecurrentState("kda", (kernel - 1) * 3 * heads * head_dim, heads * head_dim * head_dim,
+                          conv, float_storage("float32"))
+
+
+def lightning_state(f: Fields) -> RecurrentState:
+    """MiniMax lightning attention: one heads x head_dim x head_dim state (no conv), model dtype."""
+    heads = f.int("num_attention_heads")
+    head_dim = f.opt_int("head_dim") or f.int("hidden_size") // heads
+    dtype = model_storage(f)
+    return RecurrentState("lightning", 0, heads * head_dim * head_dim, dtype, dtype)

@@ -110,7 +110,33 @@ def _no_rope_layers(f: Fields, n, allowed, rest) -> list[str]:
     return [local if v else K.FULL for v in values]
 
 
+def _cross_attention_layers(f: Fields, n, allowed, rest) -> list[str]:
+    """Mllama: listed layers cross-attend to image tokens; the others are self-attention."""
+    listed = set(f.int_list("cross_attention_layers", None, minimum=0, maximum=n - 1))
+    return [K.CROSS if i in listed else K.ATTENTION for i in range(n)]
+
+
+def _kimi_lists(f: Fields, n, allowed, rest) -> list[str]:
+    """Kimi-Linear: linear_attn_config lists its MLA and KDA layers, counting from 1;
+    every layer must be in exactly one of them."""
+    full = f.int_list("linear_attn_config.full_attn_layers", None, minimum=1, maximum=n)
+    kda = f.int_list("linear_attn_config.kda_layers", None, minimum=1, maximum=n) or []
+    kinds: list[str | None] = [None] * n
+    for index in full:
+        kinds[index - 1] = K.FULL
+    for index in kda:
+        if kinds[index - 1] is not None:
+            raise _bad(f, "linear_attn_config.kda_layers", f"lists layer {index}, which full_attn_layers lists too")
+        kinds[index - 1] = K.LINEAR
+    missing = [i + 1 for i, kind in enumerate(kinds) if kind is None]
+    if missing:
+        raise _bad(f, "linear_attn_config", f"puts layers {missing[:5]} in neither full_attn_layers nor kda_layers")
+    return kinds  # type: ignore[return-value]
+
+
 MARKERS: dict[str, Callable] = {
+    "cross_attention_layers": _cross_attention_layers,
+    "linear_attn_config.full_attn_layers": _kimi_lists,
     "layers_block_type": _from_list("layers_block_type"),
     "hybrid_override_pattern": _hybrid_override_pattern,
     "attn_layer_indices": _index_list("attn_layer_indices"),
@@ -125,7 +151,7 @@ MARKERS: dict[str, Callable] = {
 def marker_length(f: Fields, marker: str) -> int | None:
     """Layers a marker implies by itself (a per-layer list or pattern)."""
     value = f.get(marker)
-    if marker in ("layers_block_type", "hybrid_override_pattern", "attn_type_list", "no_rope_layers"):
+    if marker in ("layers_block_type", "layer_types", "hybrid_override_pattern", "attn_type_list", "no_rope_layers"):
         if isinstance(value, (list, str)):
             return len(value)
     return None
@@ -164,3 +190,65 @@ def pattern_default(period: int) -> Callable:
     def derive(f: Fields, n: int) -> list[str]:
         return period_kinds(n, period)
     return derive
+
+
+def gpt_neo_attention_types(f: Fields, n: int) -> list[str]:
+    """GPT-Neo: attention_types [[pattern, count], ...] expands to one name a layer
+    ("global" full, "local" windowed by window_size); the expansion must cover n layers."""
+    spec = f.list("attention_types")
+    if spec is None:
+        spec = [[["global", "local"], n // 2]]
+    names: list = []
+    for item in spec:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], list) and isinstance(item[1], int)
+                and not isinstance(item[1], bool) and 0 <= item[1] <= 10_000):
+            raise _bad(f, "attention_types", "must list [pattern, count] pairs such as [[\"global\", \"local\"], 12]")
+        names.extend(item[0] * item[1])
+    if len(names) != n:
+        raise _bad(f, "attention_types", f"expands to {len(names)} layers but the config has {n}")
+    return normalise(f, "attention_types", names, frozenset({K.FULL, K.SLIDING}))
+
+
+def llama4_kinds(f: Fields, n: int) -> list[str]:
+    """Llama 4: no_rope_layers (1 = RoPE, chunked local attention; 0 = NoPE, full) or, when it is
+    empty, every no_rope_layer_interval-th layer is NoPE. Without attention_chunk_size every
+    layer is full (vLLM's reading; transformers cannot run that config)."""
+    flags = f.get("no_rope_layers")
+    if flags:
+        values = f.int_list("no_rope_layers", n, minimum=0, maximum=1)
+    else:
+        interval = f.int("no_rope_layer_interval", default=4)
+        values = [int((i + 1) % interval != 0) for i in range(n)]
+    local = K.CHUNKED if f.has("attention_chunk_size") else K.FULL
+    return [local if v else K.FULL for v in values]
+
+
+def kimi_default(f: Fields, n: int) -> list[str]:
+    """Kimi-Linear with no lists: MLA on layers 4, 8, ... (i and i % 4 == 0), KDA elsewhere."""
+    return [K.FULL if i and i % 4 == 0 else K.LINEAR for i in range(n)]
+
+
+def glm_dsa_indexers(f: Fields, kinds: list[str]) -> list[str]:
+    """GLM MoE DSA: every layer is MLA (indexed_attention); only layers whose indexer_types entry
+    is "full" keep indexer keys, "shared" ones reuse another layer's selection. Without
+    indexer_types: index_topk_pattern (F/S letters), else layer i is full iff
+    max(i - offset + 1, 0) % freq == 0 (index_topk_freq, index_skip_topk_offset)."""
+    n = len(kinds)
+    types = f.list("indexer_types", n)
+    if types is None:
+        pattern = f.get("index_topk_pattern")
+        if isinstance(pattern, str):
+            letters = {"F": "full", "S": "shared"}
+            if len(pattern) != n or set(pattern) - set(letters):
+                raise _bad(f, "index_topk_pattern", f"must be {n} letters F or S")
+            types = [letters[c] for c in pattern]
+        else:
+            freq = max(f.int("index_topk_freq", default=1), 1)
+            offset = f.int("index_skip_topk_offset", default=2, minimum=0)
+            types = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(n)]
+    out = []
+    for i, (t, kind) in enumerate(zip(types, kinds)):
+        if t not in ("full", "shared"):
+            raise _bad(f, f"indexer_types[{i}]", f"must be 'full' or 'shared', got {t!r}")
+        out.append(K.FULL if kind == K.INDEXED and t == "shared" else kind)
+    return out
