@@ -165,7 +165,7 @@ class _LayerMaker:
 
     def __init__(self, f: Fields, family: Family):
         self.f, self.family = f, family
-        self._made: dict[str, LayerSpec] = {}
+        self._made: dict[tuple, LayerSpec] = {}
         self._dims = None
 
     def dims(self) -> tuple[int, int, int, int]:
@@ -174,15 +174,15 @@ class _LayerMaker:
             self._dims = rule(self.f) if rule else head_dims(self.f, self.family.kv_rule)
         return self._dims
 
-    def _attention(self, kind: str) -> tuple[TokenCache, ...]:
+    def _attention(self, kind: str, overrides: dict) -> tuple[TokenCache, ...]:
         f = self.f
         if self.family.attention == "latent":
             caches = (latent_cache(f),)
             return caches + (indexer_cache(f),) if kind == K.INDEXED else caches
         _, kv, key_dim, value_dim = self.dims()
-        if kind == K.FULL and self.family.global_dims:
-            kv = f.opt_int("num_global_key_value_heads") or kv
-            key_dim = value_dim = f.opt_int("global_head_dim") or key_dim
+        kv = overrides.get("num_key_value_heads", kv)
+        if "head_dim" in overrides:
+            key_dim = value_dim = overrides["head_dim"]
         window = f.int("sliding_window") if kind in (K.SLIDING, K.HYBRID_SLIDING) else None
         chunk = None
         if kind == K.CHUNKED:
@@ -196,8 +196,11 @@ class _LayerMaker:
                               "knows no state for it", "this layer kind is not supported for this family yet")
         return make(self.f)
 
-    def layer(self, kind: str) -> LayerSpec:
-        made = self._made.get(kind)
+    def layer(self, kind: str, index: int) -> LayerSpec:
+        per_layer = self.family.per_layer
+        overrides = per_layer(self.f, index, kind) if per_layer and kind in K.ATTENTION_KINDS else {}
+        key = (kind, tuple(sorted(overrides.items())))
+        made = self._made.get(key)
         if made is not None:
             return made
         if kind in (K.NONE, K.CROSS):
@@ -205,11 +208,11 @@ class _LayerMaker:
         elif kind in (K.LINEAR, K.CONV):
             spec = LayerSpec(state=self._state(kind))
         elif kind in (K.HYBRID, K.HYBRID_SLIDING):
-            spec = LayerSpec(caches=self._attention(K.SLIDING if kind == K.HYBRID_SLIDING else K.FULL),
+            spec = LayerSpec(caches=self._attention(K.SLIDING if kind == K.HYBRID_SLIDING else K.FULL, overrides),
                              state=self._state(kind))
         else:
-            spec = LayerSpec(caches=self._attention(kind))
-        self._made[kind] = spec
+            spec = LayerSpec(caches=self._attention(kind, overrides))
+        self._made[key] = spec
         return spec
 
 
@@ -254,7 +257,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     n = layer_count(f, family)
     kinds = layer_kinds(f, family, n)
     maker = _LayerMaker(f, family)
-    layers = [maker.layer(kind) for kind in kinds]
+    layers = [maker.layer(kind, i) for i, kind in enumerate(kinds)]
     shared = f.int("num_kv_shared_layers", default=0, minimum=0, maximum=n)
     if shared:
         layers = share_last_layers(layers, kinds, shared, f)

@@ -15,9 +15,11 @@ from . import params
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, falcon_kv_heads, gqa_from_hidden, jetmoe_dims,
                         mha_from_hidden, mpt_dims, multi_query_kv_heads)
 from .family import Family
-from .hybrid import gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state
-from .markers import (alternate_sliding_first, every_period, from_max_window_layers, glm_dsa_indexers,
-                      gpt_neo_attention_types, kimi_default, llama4_kinds, marker_length, pattern_default)
+from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state, rg_lru_state,
+                     short_conv_state)
+from .markers import (alternate_sliding_first, every_period, from_max_window_layers, gemma4_layer_dims,
+                      glm_dsa_indexers, gpt_neo_attention_types, kimi_default, last_layer_full, lfm2_kinds,
+                      llama4_kinds, marker_length, olmo3_windows, pattern_default, qwen2_moe_windows)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -125,10 +127,20 @@ _ROWS: list[Family] = [
     Family(("jetmoe",), kinds=FULL_ONLY, dims=jetmoe_dims, params=params.attention_decoder,
            aliases={"head_dim": ("kv_channels",)},
            rules=("num_key_value_heads heads of kv_channels; query heads derived from the experts",)),
-    Family(("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"),
+    Family(("qwen2", "qwen3"),
            kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
            params=params.attention_decoder,
            rules=("sliding_window counts only with use_sliding_window; then layers >= max_window_layers slide",)),
+    Family(("qwen2_moe",), kinds=ATTN, window_gate="use_sliding_window", derive=qwen2_moe_windows,
+           params=params.attention_decoder,
+           rules=("with use_sliding_window: even layers below max_window_layers slide, the rest are full",)),
+    Family(("qwen3_moe",), kinds=ATTN, window_gate="use_sliding_window", params=params.attention_decoder,
+           rules=("with use_sliding_window every layer slides (max_window_layers is not read)",)),
+    Family(("exaone4",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
+           params=params.attention_decoder,
+           rules=("sliding_window_pattern (int, or letters L local / G global); no window: all full",)),
+    Family(("olmo3",), kinds=ATTN, derive=olmo3_windows, params=params.attention_decoder,
+           rules=("layer_types; by default every 4th layer full, the rest sliding",)),
     Family(("gemma2",), kinds=ATTN, derive=alternate_sliding_first, params=params.attention_decoder,
            rules=("even layers slide, odd layers are full",)),
     Family(("gpt_oss",), kinds=ATTN, derive=alternate_sliding_first, params=params.attention_decoder,
@@ -141,6 +153,19 @@ _ROWS: list[Family] = [
     Family(("cohere2",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
            params=params.attention_decoder, rules=("layer i is full when (i + 1) % sliding_window_pattern == 0",)),
     # -- multimodal wrappers: the text model is nested under text_config
+    Family(("gemma4",), text="gemma4_text", rules=("text model in text_config",)),
+    Family(("gemma4_text",), kinds=ATTN, derive=pattern_default(6), refine=last_layer_full, per_layer=gemma4_layer_dims,
+           params=params.attention_decoder,
+           refuse=(("use_bidirectional_attention", "bidirectional (embedding) attention"),),
+           rules=("5 sliding : 1 full, last layer always full; full layers use global_head_dim (and "
+                  "num_global_key_value_heads with attention_k_eq_v) or per_layer_config; the last "
+                  "num_kv_shared_layers reuse earlier layers' caches",)),
+    Family(("recurrent_gemma",), kinds=frozenset({K.SLIDING, K.LINEAR}), state=rg_lru_state,
+           markers=("block_types", "_block_types"), params=params.attention_decoder,
+           aliases={"sliding_window": ("attention_window_size",)},
+           defaults={"block_types": ["recurrent", "recurrent", "attention"], "sliding_window": 2048},
+           rules=("block_types tiled over the layers: 'recurrent' RG-LRU state, 'attention' local attention "
+                  "of attention_window_size tokens",)),
     Family(("gemma3",), text="gemma3_text", rules=("text model in text_config (gemma3_text defaults fill it)",)),
     Family(("gemma3n",), text="gemma3n_text", rules=("text model in text_config",)),
     Family(("llava",), text="llama", rules=("text model in text_config (llama by default)",)),
@@ -212,9 +237,27 @@ _ROWS: list[Family] = [
     Family(("qwen3_next",), kinds=MAMBA_HYBRID, state=gated_deltanet_state, params=params.hybrid,
            derive=every_period("full_attention_interval", 4, hit=K.FULL, one_based=True),
            rules=("full attention when (i + 1) % full_attention_interval == 0, else Gated DeltaNet state",)),
-    Family(("jamba",), kinds=frozenset({K.FULL, K.SLIDING, K.LINEAR}), state=mamba1_state, params=params.hybrid,
+    Family(("jamba",), kinds=frozenset({K.FULL, K.LINEAR}), state=mamba1_state, params=params.hybrid,
            derive=every_period("attn_layer_period", 8, "attn_layer_offset", 4),
-           rules=("attention when i % attn_layer_period == attn_layer_offset, else Mamba state",)),
+           rules=("attention (always full: JambaConfig reads no sliding_window) when "
+                  "i % attn_layer_period == attn_layer_offset, else Mamba state",)),
+    Family(("qwen3_5", "qwen3_5_moe"), text="qwen3_5_text", rules=("text model in text_config",)),
+    Family(("qwen3_5_text", "qwen3_5_moe_text"), kinds=MAMBA_HYBRID, state=gated_deltanet_state, params=params.hybrid,
+           derive=every_period("full_attention_interval", 4, hit=K.FULL, one_based=True),
+           nested_defaults={"num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 4,
+                            "head_dim": 256, "hidden_size": 4096, "linear_conv_kernel_dim": 4,
+                            "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16,
+                            "linear_num_value_heads": 32},
+           rules=("layer_types; full every full_attention_interval-th layer, Gated DeltaNet state elsewhere "
+                  "(its SSM dtype from mamba_ssm_dtype)",)),
+    Family(("lfm2", "lfm2_moe"), kinds=frozenset({K.FULL, K.CONV}), conv=short_conv_state, derive=lfm2_kinds,
+           params=params.attention_decoder,
+           rules=("layer_types 'conv' / 'full_attention', or full_attn_idxs; conv layers keep a short-conv "
+                  "state of (conv_L_cache - 1) x hidden_size",)),
+    Family(("falcon_mamba",), kinds=frozenset({K.LINEAR}), state=mamba1_state, params=params.hybrid,
+           aliases={"mamba_d_inner": ("intermediate_size",), "mamba_expand": ("expand",)},
+           derive=lambda f, n: [K.LINEAR] * n,
+           rules=("a Mamba state on every layer; d_inner = intermediate_size when set (not expand x hidden)",)),
     Family(("falcon_h1",), kinds=frozenset({K.HYBRID}), state=lambda f: mamba2_state(f, "mamba_"),
            params=params.hybrid, derive=lambda f, n: [K.HYBRID] * n,
            rules=("every layer keeps attention K/V and a Mamba-2 state side by side",)),

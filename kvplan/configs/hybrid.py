@@ -39,7 +39,8 @@ def model_storage(f: Fields) -> Storage:
 
 def _dtypes(f: Fields) -> tuple[Storage, Storage]:
     model = model_storage(f)
-    ssm = _storage(f, "mamba_ssm_cache_dtype", default=model.name) if f.has("mamba_ssm_cache_dtype") else model
+    names = ("mamba_ssm_cache_dtype", "mamba_ssm_dtype")  # the second: Qwen3.5's hub files
+    ssm = _storage(f, *names, default=model.name) if f.has(*names) else model
     return model, ssm
 
 
@@ -98,3 +99,19 @@ def lightning_state(f: Fields) -> RecurrentState:
     head_dim = f.opt_int("head_dim") or f.int("hidden_size") // heads
     dtype = model_storage(f)
     return RecurrentState("lightning", 0, heads * head_dim * head_dim, dtype, dtype)
+
+
+def short_conv_state(f: Fields) -> RecurrentState:
+    """LFM2's short convolution: conv_L_cache is the kernel size; engines keep kernel - 1
+    columns of hidden_size channels (transformers keeps kernel columns); no recurrent state."""
+    kernel = f.int("conv_L_cache", default=3)
+    dtype = model_storage(f)
+    return RecurrentState("short_conv", (kernel - 1) * f.int("hidden_size"), 0, dtype, dtype)
+
+
+def rg_lru_state(f: Fields) -> RecurrentState:
+    """RecurrentGemma: a conv of (conv1d_width - 1) x lru_width in the model dtype and the
+    RG-LRU state of lru_width in float32 (the model keeps it in float32)."""
+    width = f.int("lru_width", default=f.int("hidden_size"))
+    kernel = f.int("conv1d_width", default=4)
+    return RecurrentState("rg_lru", (kernel - 1) * width, width, model_storage(f), float_storage("float32"))

@@ -77,19 +77,22 @@ def _attn_type_list(f: Fields, n, allowed, rest) -> list[str]:
     return [K.ATTENTION if v == 1 else K.LINEAR for v in values]
 
 
-def _block_types(f: Fields, n, allowed, rest) -> list[str]:
-    """RecurrentGemma: the list repeats over the layers."""
-    names = f.list("block_types")
+def _block_types(f: Fields, n, allowed, rest, field: str = "block_types") -> list[str]:
+    """RecurrentGemma: the list repeats over the layers (older files write _block_types)."""
+    names = f.list(field)
     if not names:
-        raise _bad(f, "block_types", "must be a non-empty list")
-    cycle = normalise(f, "block_types", names, allowed)
+        raise _bad(f, field, "must be a non-empty list")
+    cycle = normalise(f, field, names, allowed)
     return [cycle[i % len(cycle)] for i in range(n)]
 
 
 def _sliding_window_pattern(f: Fields, n, allowed, rest) -> list[str]:
-    """An int p: layer i is full when (i + 1) % p == 0 (Gemma 3, Cohere 2); a string
-    such as "LLLG": one letter a layer, repeated (L local, G global)."""
+    """An int p: layer i is full when (i + 1) % p == 0 (Gemma 3, Cohere 2, EXAONE 4); a string
+    such as "LLLG": one letter a layer, repeated (L local, G global). Without a window every
+    layer is full (EXAONE 4 sets the pattern to 0 then)."""
     pattern = f.get("sliding_window_pattern")
+    if not f.has("sliding_window"):
+        return [K.FULL] * n
     if isinstance(pattern, str):
         letters = {"L": K.SLIDING, "G": K.FULL}
         if not pattern or set(pattern.upper()) - set(letters):
@@ -143,6 +146,7 @@ MARKERS: dict[str, Callable] = {
     "full_attn_idxs": _index_list("full_attn_idxs"),
     "attn_type_list": _attn_type_list,
     "block_types": _block_types,
+    "_block_types": lambda f, n, allowed, rest: _block_types(f, n, allowed, rest, "_block_types"),
     "sliding_window_pattern": _sliding_window_pattern,
     "no_rope_layers": _no_rope_layers,
 }
@@ -251,4 +255,52 @@ def glm_dsa_indexers(f: Fields, kinds: list[str]) -> list[str]:
         if t not in ("full", "shared"):
             raise _bad(f, f"indexer_types[{i}]", f"must be 'full' or 'shared', got {t!r}")
         out.append(K.FULL if kind == K.INDEXED and t == "shared" else kind)
+    return out
+
+
+def qwen2_moe_windows(f: Fields, n: int) -> list[str]:
+    """Qwen2-MoE (with use_sliding_window): even layers below max_window_layers slide; odd
+    layers and every layer from max_window_layers on are full (Qwen2MoeConfig)."""
+    last = f.int("max_window_layers", default=28, minimum=0, maximum=10**9)
+    return [K.SLIDING if (i + 1) % 2 != 0 and i < last else K.FULL for i in range(n)]
+
+
+def olmo3_windows(f: Fields, n: int) -> list[str]:
+    """Olmo 3: every 4th layer full, the others sliding (the period is fixed in Olmo3Config)."""
+    return period_kinds(n, 4)
+
+
+def lfm2_kinds(f: Fields, n: int) -> list[str]:
+    """LFM2 with no layer_types: full_attn_idxs are attention, the rest short-conv; with neither,
+    transformers makes EVERY layer attention."""
+    listed = f.int_list("full_attn_idxs", None, minimum=0, maximum=n - 1)
+    if listed is None:
+        return [K.FULL] * n
+    return [K.FULL if i in set(listed) else K.CONV for i in range(n)]
+
+
+def last_layer_full(f: Fields, kinds: list[str]) -> list[str]:
+    """Gemma 4: the last layer is always full attention (the config forces it)."""
+    return kinds[:-1] + [K.FULL] if kinds and kinds[-1] == K.SLIDING else kinds
+
+
+def gemma4_layer_dims(f: Fields, index: int, kind: str) -> dict:
+    """Gemma 4's per-layer widths: a per_layer_config {"05": {"head_dim": .., "num_key_value_heads": ..}}
+    when the config has one; else full layers use global_head_dim (default 512) and, when
+    attention_k_eq_v, num_global_key_value_heads."""
+    table = f.obj("per_layer_config")
+    out: dict = {}
+    if table is not None:
+        for key, entry in table.items():
+            if not isinstance(key, str) or not key.isdigit() or not isinstance(entry, dict):
+                raise _bad(f, "per_layer_config", "must map layer indices (\"05\") to objects")
+            if int(key) == index:
+                for name in ("head_dim", "num_key_value_heads"):
+                    if name in entry:
+                        out[name] = f.check_int(f"per_layer_config.{key}.{name}", entry[name])
+        return out
+    if kind == K.FULL:
+        out["head_dim"] = f.int("global_head_dim", default=512)
+        if f.flag("attention_k_eq_v", default=True) and f.has("num_global_key_value_heads"):
+            out["num_key_value_heads"] = f.int("num_global_key_value_heads")
     return out
