@@ -13,13 +13,14 @@ from __future__ import annotations
 from . import kinds as K
 from . import params
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, falcon_kv_heads, gqa_from_hidden, jetmoe_dims,
-                        mha_from_hidden, mpt_dims, multi_query_kv_heads)
+                        mha_from_hidden, mpt_dims, multi_query_kv_heads, zamba_dims)
 from .family import Family
-from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state, rg_lru_state,
-                     short_conv_state)
+from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state,
+                     olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state)
 from .markers import (alternate_sliding_first, every_period, from_max_window_layers, gemma4_layer_dims,
                       glm_dsa_indexers, gpt_neo_attention_types, kimi_default, last_layer_full, lfm2_kinds,
-                      llama4_kinds, marker_length, olmo3_windows, pattern_default, qwen2_moe_windows)
+                      llama4_kinds, marker_length, olmo3_windows, olmo_hybrid_default, pattern_default,
+                      qwen2_moe_windows, zamba2_default, zamba_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -254,6 +255,26 @@ _ROWS: list[Family] = [
            params=params.attention_decoder,
            rules=("layer_types 'conv' / 'full_attention', or full_attn_idxs; conv layers keep a short-conv "
                   "state of (conv_L_cache - 1) x hidden_size",)),
+    Family(("olmo_hybrid",), kinds=MAMBA_HYBRID, state=olmo_hybrid_state, derive=olmo_hybrid_default,
+           params=params.attention_decoder,
+           rules=("layer_types; by default full attention where i % 4 == 3, Gated DeltaNet (fp32 state) elsewhere",)),
+    Family(("zamba",), kinds=frozenset({K.LINEAR, K.HYBRID}), state=mamba1_state, dims=zamba_dims,
+           markers=("layers_block_type",), derive=zamba_default, params=params.attention_decoder,
+           aliases={"head_dim": ("attention_head_dim",)},
+           rules=("a Mamba state on every layer; 'hybrid' layers also keep K/V of the shared attention block "
+                  "(each its own cache), heads attention_head_dim = 2 x hidden / heads wide",)),
+    Family(("zamba2",), kinds=frozenset({K.LINEAR, K.HYBRID}), state=lambda f: mamba2_state(f, "mamba_"),
+           dims=zamba_dims, markers=("layers_block_type",), derive=zamba2_default, params=params.attention_decoder,
+           aliases={"head_dim": ("attention_head_dim",), "mamba_n_heads": ("n_mamba_heads",),
+                    "mamba_d_head": ("mamba_headdim",), "mamba_n_groups": ("mamba_ngroups",)},
+           defaults={"mamba_d_head": "auto", "n_mamba_heads": 8, "mamba_d_state": 64, "mamba_d_conv": 4,
+                     "mamba_expand": 2},
+           rules=("a Mamba-2 state on every layer; 'hybrid' layers also keep K/V of a shared transformer "
+                  "block (each its own cache)",)),
+    Family(("rwkv",), kinds=frozenset({K.LINEAR}), state=rwkv_state, derive=lambda f, n: [K.LINEAR] * n,
+           aliases={"max_position_embeddings": ("context_length",)}, params=params.hybrid,
+           rules=("no KV cache: per layer two token-shift vectors (model dtype) and the WKV numerator, "
+                  "denominator and max (float32)",)),
     Family(("falcon_mamba",), kinds=frozenset({K.LINEAR}), state=mamba1_state, params=params.hybrid,
            aliases={"mamba_d_inner": ("intermediate_size",), "mamba_expand": ("expand",)},
            derive=lambda f, n: [K.LINEAR] * n,

@@ -70,13 +70,15 @@ def mamba2_state(f: Fields, prefix: str = "mamba_") -> RecurrentState:
     return RecurrentState("mamba2", (d_conv - 1) * conv_dim, n_heads * head_dim * d_state, conv, ssm)
 
 
-def gated_deltanet_state(f: Fields) -> RecurrentState:
+def gated_deltanet_state(f: Fields, fp32_state: bool = False) -> RecurrentState:
     k_heads = f.int("linear_num_key_heads")
     v_heads = f.int("linear_num_value_heads")
     k_dim = f.int("linear_key_head_dim")
     v_dim = f.int("linear_value_head_dim")
     kernel = f.int("linear_conv_kernel_dim", default=4)
     conv, ssm = _dtypes(f)
+    if fp32_state:
+        ssm = float_storage("float32")
     conv_elements = (kernel - 1) * (2 * k_heads * k_dim + v_heads * v_dim)
     return RecurrentState("gated_deltanet", conv_elements, v_heads * k_dim * v_dim, conv, ssm)
 
@@ -115,3 +117,24 @@ def rg_lru_state(f: Fields) -> RecurrentState:
     width = f.int("lru_width", default=f.int("hidden_size"))
     kernel = f.int("conv1d_width", default=4)
     return RecurrentState("rg_lru", (kernel - 1) * width, width, model_storage(f), float_storage("float32"))
+
+
+def olmo_hybrid_state(f: Fields) -> RecurrentState:
+    """OLMo-Hybrid's Gated DeltaNet: key/value heads default to the attention heads, the key
+    width to int(0.75 x hidden / key heads), the value width to twice it; the recurrent state is
+    built in float32 by the model code."""
+    heads = f.int("num_attention_heads")
+    k_heads = f.int("linear_num_key_heads", default=heads)
+    k_dim = f.int("linear_key_head_dim", default=int(0.75 * f.int("hidden_size") / k_heads))
+    defaults = {"linear_num_key_heads": k_heads, "linear_num_value_heads": heads,
+                "linear_key_head_dim": k_dim, "linear_value_head_dim": 2 * k_dim}
+    filled = Fields(f.raw, f.source, {**f.defaults, **defaults}, f.aliases, f.model_type)
+    return gated_deltanet_state(filled, fp32_state=True)
+
+
+def rwkv_state(f: Fields) -> RecurrentState:
+    """RWKV-4: two token-shift vectors of hidden_size in the model dtype and the WKV numerator,
+    denominator and running max of attention_hidden_size in float32, per layer."""
+    hidden = f.int("hidden_size")
+    width = f.int("attention_hidden_size", default=hidden)
+    return RecurrentState("rwkv", 2 * hidden, 3 * width, model_storage(f), float_storage("float32"))

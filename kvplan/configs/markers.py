@@ -304,3 +304,30 @@ def gemma4_layer_dims(f: Fields, index: int, kind: str) -> dict:
         if f.flag("attention_k_eq_v", default=True) and f.has("num_global_key_value_heads"):
             out["num_key_value_heads"] = f.int("num_global_key_value_heads")
     return out
+
+
+def zamba_default(f: Fields, n: int) -> list[str]:
+    """Zamba with no layers_block_type: layer 2 is hybrid, and layer j >= 3 is hybrid iff
+    (j - 3) % attn_layer_period == attn_layer_offset (ZambaConfig); the rest Mamba."""
+    period = f.int("attn_layer_period", default=6)
+    offset = f.int("attn_layer_offset", default=4, minimum=0)
+    head = [K.LINEAR, K.LINEAR, K.HYBRID][:n]
+    return head + [K.HYBRID if j % period == offset else K.LINEAR for j in range(n - len(head))]
+
+
+def zamba2_default(f: Fields, n: int) -> list[str]:
+    """Zamba2's default layer list (54 layers; hybrid at 6, 12, ..., 42, 47, 51)."""
+    default = ([K.LINEAR] + ([K.LINEAR] * 5 + [K.HYBRID]) * 7 + [K.LINEAR] * 4 + [K.HYBRID] + [K.LINEAR] * 3
+               + [K.HYBRID] + [K.LINEAR] * 2)
+    if n != len(default):
+        raise _bad(f, "layers_block_type", f"is needed: Zamba2's default list has {len(default)} layers, not {n}")
+    return default
+
+
+def olmo_hybrid_default(f: Fields, n: int) -> list[str]:
+    """OLMo-Hybrid: full attention where i % 4 == 3, Gated DeltaNet elsewhere; with fewer than
+    4 layers the last layer is full."""
+    kinds = [K.FULL if i % 4 == 3 else K.LINEAR for i in range(n)]
+    if K.FULL not in kinds:
+        kinds[-1] = K.FULL
+    return kinds
