@@ -39,6 +39,8 @@ def _ceil_div(a, b):
 
 def retained_tokens(policy: TokenPolicy, n: Array) -> Array:
     kept = n if policy.window_tokens is None else np.minimum(n, policy.window_tokens)
+    if policy.chunk_tokens is not None:
+        kept = np.minimum(kept, np.where(n > 0, (n - 1) % policy.chunk_tokens + 1, 0))
     if policy.budget_fraction is not None:
         f = policy.budget_fraction
         kept = np.minimum(kept, np.maximum(_ceil_div(f.numerator * n, f.denominator), policy.recent_tokens))
