@@ -9,7 +9,8 @@ Engines keep d_conv - 1 conv columns (the newest input completes the window);
 transformers keeps d_conv (tests/parity names that rule).
 
 The dtypes are the checkpoint's: the conv state in the model dtype, the SSM state
-in `mamba_ssm_cache_dtype` when the config sets one, else the model dtype. An
+in `mamba_ssm_cache_dtype` when the config (or its family's transformers default,
+float32 for Nemotron-H) sets one, else the model dtype. An
 engine that overrides them (vLLM's float32 SSM state for Nemotron-H) does so in
 kvplan/engines, not here.
 """
@@ -40,7 +41,7 @@ def model_storage(f: Fields) -> Storage:
 def _dtypes(f: Fields) -> tuple[Storage, Storage]:
     model = model_storage(f)
     names = ("mamba_ssm_cache_dtype", "mamba_ssm_dtype")  # the second: Qwen3.5's hub files
-    ssm = _storage(f, *names, default=model.name) if f.has(*names) else model
+    ssm = _storage(f, *names, default=model.name) if f.get(*names) is not None else model
     return model, ssm
 
 

@@ -91,15 +91,14 @@ def _sliding_window_pattern(f: Fields, n, allowed, rest) -> list[str]:
     such as "LLLG": one letter a layer, repeated (L local, G global). Without a window every
     layer is full (EXAONE 4 sets the pattern to 0 then)."""
     pattern = f.get("sliding_window_pattern")
-    if not f.has("sliding_window"):
-        return [K.FULL] * n
     if isinstance(pattern, str):
         letters = {"L": K.SLIDING, "G": K.FULL}
         if not pattern or set(pattern.upper()) - set(letters):
             raise _bad(f, "sliding_window_pattern", "must be an integer or a string of L and G")
-        return [letters[pattern.upper()[i % len(pattern)]] for i in range(n)]
-    period = f.int("sliding_window_pattern")
-    return period_kinds(n, period)
+        kinds = [letters[pattern.upper()[i % len(pattern)]] for i in range(n)]
+    else:
+        kinds = period_kinds(n, f.int("sliding_window_pattern"))
+    return kinds if f.get("sliding_window") is not None else [K.FULL] * n
 
 
 def period_kinds(n: int, period: int) -> list[str]:

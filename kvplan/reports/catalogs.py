@@ -29,6 +29,26 @@ def models_report() -> Report:
     return Report({"models": data}, [table])
 
 
+def families_report() -> Report:
+    """Every model_type the reader knows: its layer kinds and how it caches."""
+    from ..configs.families import FAMILIES
+
+    rows, data = [], []
+    for model_type, family in sorted(FAMILIES.items()):
+        if family.text is not None:
+            kinds, rules = f"(text model: {family.text})", "; ".join(family.rules)
+        else:
+            names = sorted("latent (MLA)" if k == "full_attention" and family.attention == "latent" else k
+                           for k in family.kinds)
+            kinds, rules = ", ".join(names), "; ".join(family.rules)
+        rows.append([model_type, kinds, rules])
+        data.append({"model_type": model_type, "text_model_type": family.text,
+                     "layer_kinds": sorted(family.kinds) if family.text is None else [], "rules": list(family.rules)})
+    table = Table(f"model families kvplan reads exactly ({len(rows)} model_types; others are refused or read as a "
+                  "guess and marked so)", ["model_type", "layer kinds", "how it caches"], rows)
+    return Report({"families": data}, [table])
+
+
 def techniques_report() -> Report:
     from ..techniques.registry import CATALOG
 

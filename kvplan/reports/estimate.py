@@ -19,6 +19,7 @@ def explain_lines(result: PlanResult) -> list[str]:
     est = result.estimate
     n = est.context_tokens
     lines = [f"KV bytes per sequence = sum over layer kinds of layers x entries kept x bytes per entry (n = {n:,} tokens)"]
+    lines += [f"  note: {note}" for note in result.plan.model.notes]
     for layer, count in result.plan.model.groups:
         if layer.shares_cache_of is not None:
             lines.append(f"  {count} x [{layer.kind}]: 0 B (reads another layer's cache)")
@@ -31,7 +32,12 @@ def explain_lines(result: PlanResult) -> list[str]:
             else:
                 shape = f"{cache.key_dim} elements x {cache.storage.bits}/8 B"
             extra = " + scales" if cache.storage.is_quantized and cache.storage.granularity not in ("tensor", "head") else ""
-            cap = f"min({n:,}, {cache.policy.window_tokens:,})" if cache.policy.window_tokens else f"{n:,}"
+            if cache.policy.window_tokens:
+                cap = f"min({n:,}, {cache.policy.window_tokens:,})"
+            elif cache.policy.chunk_tokens:
+                cap = f"current chunk: ({n:,} - 1) % {cache.policy.chunk_tokens:,} + 1"
+            else:
+                cap = f"{n:,}"
             lines.append(
                 f"  {count} x [{cache.kind}] {shape}{extra} = {per:,} B/token; entries {cap} -> {kept:,}; "
                 f"{count} x {kept:,} x {per:,} = {format_bytes(count * cache.stored_bytes(n))}"
@@ -79,6 +85,9 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report
             "weight_dtype": model.weight_dtype,
             "weight_bytes": model.weight_bytes,
             "max_context_tokens": model.max_context_tokens,
+            "family": model.family,
+            "reading": model.reading,
+            "notes": list(model.notes),
         },
         "context_tokens": est.context_tokens,
         "batch": est.batch,
@@ -129,6 +138,8 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report
     ]
     applied = len(result.steps) - 1
     title = f"{model.name}: {kv_dtype} KV cache" + (f", after {applied} technique{'s' if applied > 1 else ''}" if applied else "")
+    if model.reading == "guessed":
+        title += f" (GUESSED reading: unknown model_type {model.model_type!r})"
     tables = [Table(title, ["quantity", "bytes", "size"], rows, {1})]
     kind_rows = [
         [k["kind"], k["layers"], k["cache_layers"], k["bytes_per_token"], k["cap_tokens"], k["retained_tokens"],
