@@ -105,13 +105,6 @@ def period_kinds(n: int, period: int) -> list[str]:
     return [K.FULL if (i + 1) % period == 0 else K.SLIDING for i in range(n)]
 
 
-def _no_rope_layers(f: Fields, n, allowed, rest) -> list[str]:
-    """Llama 4: 1 = the layer uses RoPE and chunked local attention, 0 = NoPE, full attention."""
-    values = f.int_list("no_rope_layers", n, minimum=0, maximum=1)
-    local = K.CHUNKED if f.has("attention_chunk_size") else K.FULL
-    return [local if v else K.FULL for v in values]
-
-
 def _cross_attention_layers(f: Fields, n, allowed, rest) -> list[str]:
     """Mllama: listed layers cross-attend to image tokens; the others are self-attention."""
     listed = set(f.int_list("cross_attention_layers", None, minimum=0, maximum=n - 1))
@@ -147,14 +140,13 @@ MARKERS: dict[str, Callable] = {
     "block_types": _block_types,
     "_block_types": lambda f, n, allowed, rest: _block_types(f, n, allowed, rest, "_block_types"),
     "sliding_window_pattern": _sliding_window_pattern,
-    "no_rope_layers": _no_rope_layers,
 }
 
 
 def marker_length(f: Fields, marker: str) -> int | None:
     """Layers a marker implies by itself (a per-layer list or pattern)."""
     value = f.get(marker)
-    if marker in ("layers_block_type", "layer_types", "hybrid_override_pattern", "attn_type_list", "no_rope_layers"):
+    if marker in ("layers_block_type", "layer_types", "hybrid_override_pattern", "attn_type_list"):
         if isinstance(value, (list, str)):
             return len(value)
     return None
