@@ -26,7 +26,7 @@ from ..errors import ConfigError
 from . import kinds as K
 from .attention import attention_cache, head_dims
 from .family import Family
-from .families import FAMILIES, GENERIC
+from .families import FAMILIES, GENERIC, REFUSED
 from .fields import Fields
 from .latent import indexer_cache, latent_cache
 from .markers import MARKERS, marker_length, normalise
@@ -40,6 +40,9 @@ def resolve(raw: dict, source: str) -> tuple[Family, Fields, str]:
     if not isinstance(model_type, str) or not model_type:
         raise ConfigError(f"{source}: config has no 'model_type'", "is this a Hugging Face config.json?")
     family = FAMILIES.get(model_type)
+    if family is None and model_type in REFUSED:
+        raise ConfigError(f"{source}: model_type {model_type!r} is {REFUSED[model_type]}",
+                          "kvplan plans the KV cache of decoder LLMs; this family is not supported")
     if family is None:
         check_generic(raw, source, model_type)
         return GENERIC, Fields(raw, source, GENERIC.defaults, GENERIC.aliases, model_type), "guessed"
@@ -73,6 +76,10 @@ _GENERIC_UNDERSTOOD = {
     "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
     "max_position_embeddings", "intermediate_size", "vocab_size", "tie_word_embeddings",
     "mlp_layer_types", "layer_norm_eps", "rms_norm_eps",
+    # every transformers config carries these (PreTrainedConfig); none says anything about the cache
+    "_name_or_path", "architectures", "chunk_size_feed_forward", "dtype", "torch_dtype", "id2label", "label2id",
+    "model_type", "output_attentions", "output_hidden_states", "problem_type", "return_dict",
+    "transformers_version", "is_encoder_decoder",
 }
 # Names that say a layer keeps something the generic reading cannot see.
 _STRUCTURAL = re.compile(

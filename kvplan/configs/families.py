@@ -302,6 +302,24 @@ _ROWS: list[Family] = [
 ]
 
 
+_ENCODER = "an encoder model (transformers can run it as a decoder only for fine-tuning); nobody serves it with a KV cache"
+_SEQ2SEQ = "an encoder-decoder model: its cross-attention cache is sized by the input, not the generated tokens"
+# model_types refused with a reason rather than guessed: not decoder LLMs a serving engine plans.
+REFUSED: dict[str, str] = {
+    **dict.fromkeys(("bert", "bert-generation", "big_bird", "camembert", "data2vec-text", "electra", "ernie",
+                     "megatron-bert", "rembert", "roberta", "roberta-prelayernorm", "roc_bert", "roformer",
+                     "xlm-roberta", "xlm-roberta-xl", "xmod", "xlm"), _ENCODER),
+    **dict.fromkeys(("bart", "bigbird_pegasus", "blenderbot", "blenderbot-small", "marian", "mbart", "mvp",
+                     "pegasus", "plbart", "prophetnet", "trocr", "whisper", "musicgen", "musicgen_melody",
+                     "t5", "mt5", "umt5"), _SEQ2SEQ),
+    "xlnet": "a permutation language model with its own memory, not a KV cache",
+    "reformer": "LSH attention with its own bucketed cache",
+    "openai-gpt": "GPT-1: transformers' implementation keeps no KV cache",
+    "xlstm": "an xLSTM recurrent model whose state kvplan does not size yet",
+    "deepseek_v4": "DeepSeek-V4's compressed sparse attention, which kvplan cannot size yet",
+}
+
+
 def _table(rows: list[Family]) -> dict[str, Family]:
     table: dict[str, Family] = {}
     for row in rows:
