@@ -21,6 +21,7 @@ class Deployment:
     reserve_bytes: int = DEFAULT_RESERVE_BYTES
     weight_bytes: int | None = None  # whole model; None = parameter count x bytes
     kv_memory_bytes: int | None = None  # pool per GPU given directly
+    weights: object | None = None  # a kvplan.weights.Weights record (exact bytes, by role); wins over weight_bytes
 
     @property
     def gpus(self) -> int:
