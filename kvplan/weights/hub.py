@@ -27,6 +27,12 @@ def read_hub(repo_id: str, revision: str | None) -> tuple[list[TensorEntry], int
     except ImportError:  # older huggingface_hub keeps them in utils
         from huggingface_hub.utils import NotASafetensorsRepoError, SafetensorsParsingError
     where = f"hf://{repo_id}" + (f"@{revision}" if revision else "")
+    try:  # the data goes to stdout; a progress bar on stderr would break the one-line contract
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    except ImportError:  # pragma: no cover
+        pass
     try:
         meta = HfApi().get_safetensors_metadata(repo_id, revision=revision)
     except NotASafetensorsRepoError:
@@ -34,8 +40,8 @@ def read_hub(repo_id: str, revision: str | None) -> tuple[list[TensorEntry], int
     except SafetensorsParsingError as exc:
         raise WeightsError(f"{where}: {exc}") from None
     except EntryNotFoundError as exc:
-        name = getattr(getattr(exc, "response", None), "url", "") or str(exc)
-        shard = name.split("?")[0].rsplit("/", 1)[-1] if "/" in name else name
+        url = str(getattr(getattr(exc, "response", None), "url", "") or "")
+        shard = url.split("?")[0].rsplit("/", 1)[-1] if url else "a shard"
         raise WeightsError(f"{where}: shard {shard} listed in {INDEX_NAME} is missing on the Hub",
                            "the checkpoint is incomplete; pass --weights SIZE") from None
     except HfHubHTTPError as exc:
