@@ -174,7 +174,7 @@ def data_extra(result: PlanResult, data: dict, tables: list, lines: list) -> Non
             [f"max concurrent sequences at {format_tokens(result.estimate.context_tokens)}", f"{cap.max_concurrency:,}"],
         ]
         if cap.pool_blocks is not None:
-            rows.insert(3, ["blocks in the pool", f"{cap.pool_blocks:,}"])
+            rows.insert(4, ["blocks in the pool", f"{cap.pool_blocks:,}"])
         if dec is not None:
             rows.append([f"decode floor, batch {result.estimate.batch}", f"{dec.step_ms:.2f} ms/token, {dec.tokens_per_s:,.0f} tokens/s"])
         tables.append(Table("capacity", ["quantity", "value"], rows))
