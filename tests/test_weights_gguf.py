@@ -147,3 +147,27 @@ def test_gguf_as_weights_for_a_config(tmp_path, cli):
     code, out, err = cli("estimate", str(tmp_path / "config.json"), "--weights", str(tmp_path / "m.gguf"), "--format", "json")
     assert code == 0, err
     assert json.loads(out)["model"]["weight_bytes"] == written
+
+
+def test_split_gguf_is_read_whole(tmp_path):
+    """llama.cpp's gguf-split: every part carries split.count; the bytes are the sum of the parts'."""
+    total = 0
+    for i in (1, 2):
+        path = tmp_path / f"m-{i:05d}-of-00002.gguf"
+        w = gguf.GGUFWriter(str(path), "llama")
+        w.add_uint16("split.no", i - 1)
+        w.add_uint16("split.count", 2)
+        arr = np.zeros((8 * i, 64), np.float16)
+        w.add_tensor(f"blk.{i}.attn_q.weight", arr)
+        total += arr.nbytes
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+    rec = from_gguf(tmp_path / "m-00001-of-00002.gguf")
+    assert rec.files == 2 and rec.total_bytes == total
+    (tmp_path / "m-00002-of-00002.gguf").unlink()
+    from kvplan.errors import WeightsError
+
+    with pytest.raises(WeightsError, match="m-00002-of-00002.gguf"):
+        from_gguf(tmp_path / "m-00001-of-00002.gguf")

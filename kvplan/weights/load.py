@@ -18,7 +18,6 @@ from pathlib import Path
 from ..core.model import ModelSpec
 from ..errors import WeightsError
 from ..units import parse_size
-from . import gguf
 from .estimate import estimated, given
 from .quant import identify
 from .record import NO_LAYER, DtypeBytes, Weights
@@ -76,9 +75,23 @@ def from_index(path: Path, raw: dict | None = None) -> Weights:
 
 
 def from_gguf(path: Path) -> Weights:
+    """A GGUF file's tensor table; a split model (llama.cpp's gguf-split,
+    NAME-00001-of-0000N.gguf with split.count in the metadata) is read whole."""
+    import re
+
+    from . import gguf
+
     g = gguf.read(path)
-    entries = list(g.tensors)
-    w = fold(entries, source="gguf", origin=str(path), quantization="", files=1)
+    count = g.metadata.get("split.count", 1)
+    files = [path]
+    m = re.fullmatch(r"(.*)-(\d{5})-of-(\d{5})\.gguf", path.name)
+    if isinstance(count, int) and count > 1 and m:
+        files = [path.with_name(f"{m.group(1)}-{i:05d}-of-{m.group(3)}.gguf") for i in range(1, count + 1)]
+        for f in files:
+            if not f.is_file():
+                raise WeightsError(f"{f}: split GGUF part missing ({path.name} says split.count {count})")
+    entries = [t for f in files for t in (g if f == path else gguf.read(f)).tensors]
+    w = fold(entries, source="gguf", origin=str(path), quantization="", files=len(files))
     types = [d.dtype for d in w.by_dtype]
     return _replace(w, quantization="GGUF " + ", ".join(types) if types else "GGUF")
 

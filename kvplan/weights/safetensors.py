@@ -129,7 +129,8 @@ def local_files(path: Path) -> tuple[list[Path], Path | None]:
             if not f.is_file():
                 raise WeightsError(f"{f}: shard listed in {index.name} is missing", "download every shard, or pass --weights SIZE")
         return files, index
-    files = sorted(path.glob("*.safetensors"))
+    # a LoRA adapter is not the model; Mistral's consolidated.safetensors repeats the shards
+    files = sorted(f for f in path.glob("*.safetensors") if not f.name.startswith("adapter_"))
     plain = [f for f in files if not f.name.startswith("consolidated")]
     return (plain or files), None
 
@@ -137,4 +138,4 @@ def local_files(path: Path) -> tuple[list[Path], Path | None]:
 def has_safetensors(path: Path) -> bool:
     if path.is_file():
         return path.suffix == ".safetensors"
-    return path.is_dir() and ((path / INDEX_NAME).is_file() or any(path.glob("*.safetensors")))
+    return path.is_dir() and ((path / INDEX_NAME).is_file() or bool(local_files(path)[0]))
