@@ -42,10 +42,6 @@ class Weights:
             out[role] = out.get(role, 0) + n
         return {role: out[role] for role in ROLES if role in out}
 
-    @property
-    def exact(self) -> bool:
-        return self.source in ("safetensors", "gguf", "index", "bundled", "given")
-
     def to_json(self) -> dict:
         return {
             "source": self.source,
