@@ -50,7 +50,7 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
 
 def plan_weights(model: ModelSpec, deployment) -> Weights:
     """The record a deployment plans with: its own, a size it was given, or the config estimate."""
-    if deployment is not None and getattr(deployment, "weights", None) is not None:
+    if deployment is not None and deployment.weights is not None:
         return deployment.weights
     if deployment is not None and deployment.weight_bytes is not None:
         return given(deployment.weight_bytes)
