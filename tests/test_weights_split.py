@@ -93,3 +93,34 @@ def test_weights_size_option_still_works(cli):
     assert data["capacity"]["weight_bytes_per_gpu"] == 5 * GIB
     code, out, err = cli("estimate", "llama-3.1-8b", "--format", "json")
     assert json.loads(out)["model"]["weights"]["source"] == "estimated from config"
+
+
+def test_roles_from_tensor_names():
+    from kvplan.weights.roles import layer_of, role_of
+
+    expected = {
+        "model.embed_tokens.weight": "embeddings",
+        "lm_head.weight": "lm_head",
+        "model.norm.weight": "norms",
+        "model.layers.0.self_attn.q_norm.weight": "norms",
+        "model.layers.0.self_attn.sinks": "attention",
+        "model.layers.3.mlp.gate.weight": "router",
+        "model.layers.3.mlp.gate.e_score_correction_bias": "router",
+        "model.layers.0.block_sparse_moe.experts.7.w1.weight": "experts",
+        "model.layers.0.mlp.experts.gate_up_proj_blocks": "experts",
+        "model.layers.0.mlp.shared_experts.gate_proj.weight": "mlp",
+        "backbone.layers.1.mixer.in_proj.weight": "mixer",
+        "transformer.wte.weight": "embeddings",
+        "transformer.ln_f.weight": "norms",
+        "transformer.h.0.attn.c_attn.weight": "attention",
+        "vision_tower.encoder.layers.0.mlp.fc1.weight": "vision",
+        "token_embd.weight": "embeddings",
+        "output.weight": "lm_head",
+        "output_norm.weight": "norms",
+        "blk.0.ffn_gate_inp.weight": "router",
+        "blk.2.ffn_down_exps.weight": "experts",
+        "blk.2.attn_k.weight": "attention",
+    }
+    assert {n: role_of(n) for n in expected} == expected
+    assert layer_of("model.layers.12.mlp.up_proj.weight") == 12 and layer_of("blk.7.attn_q.weight") == 7
+    assert layer_of("lm_head.weight") == NO_LAYER

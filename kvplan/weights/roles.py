@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from .record import NO_LAYER, DtypeBytes, Weights
 
 _LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks|blk|layer|decoder_layers)\.(\d+)\.")
-_VISION = ("vision", "visual", "image_", "mm_projector", "multi_modal_projector", "audio", "vit.", "mm.", "v.blk", "a.blk")
+_VISION = ("vision", "visual", "image_", "mm_projector", "multi_modal_projector", "audio")
+_VISION_PREFIX = ("vit.", "mm.", "v.", "a.")  # GGUF projector files (mmproj) name towers so
 _EMBED = ("embed_tokens", "wte.", "wpe.", "word_embeddings", "token_embd", "embed_in", "tok_embeddings", "embeddings.")
 _LN = re.compile(r"ln(_\w+)?")
 _HEAD = ("lm_head", "embed_out", "output.weight", "output.bias")
@@ -31,7 +32,7 @@ def layer_of(name: str) -> int:
 
 def role_of(name: str) -> str:
     low = name.lower()
-    if any(key in low for key in _VISION):
+    if any(key in low for key in _VISION) or low.startswith(_VISION_PREFIX):
         return "vision"
     if low.startswith(_HEAD) or ".lm_head." in low:
         return "lm_head"
