@@ -49,7 +49,10 @@ def from_safetensors(path: Path, raw: dict | None = None) -> Weights:
 def _headers(files: list[Path], origin: str, raw: dict | None, declared: int | None = None, index_name: str = "") -> Weights:
     entries: list[TensorEntry] = []
     for f in files:
-        tensors, _ = read_file(f)
+        try:
+            tensors, _ = read_file(f)
+        except WeightsError as exc:
+            raise WeightsError(exc.message, exc.hint or "fix or remove the file, or pass --weights SIZE") from None
         entries.extend(tensors)
     w = fold(entries, source="safetensors", origin=origin, quantization=identify(_quant_config(raw), entries), files=len(files))
     if isinstance(declared, int) and declared != w.total_bytes:
