@@ -33,6 +33,8 @@ def write_gguf(path, arch: str, meta: dict, tensors: dict):
         w.add_value_length(meta["key_length"])
     if "window" in meta:
         w.add_sliding_window(meta["window"])
+    if "file_type" in meta:
+        w.add_file_type(meta["file_type"])
     written = 0
     for name, value in tensors.items():
         if isinstance(value, tuple):
@@ -63,7 +65,8 @@ def llama_tensors(layers: int, hidden: int, vocab: int = 256, tied: bool = False
 def test_bytes_read_back_equal_bytes_written(tmp_path):
     path = tmp_path / "m.gguf"
     layers, hidden = 2, 512
-    written = write_gguf(path, "llama", {"layers": layers, "hidden": hidden, "heads": 8, "kv": 2}, llama_tensors(layers, hidden))
+    written = write_gguf(path, "llama", {"layers": layers, "hidden": hidden, "heads": 8, "kv": 2, "file_type": 15},
+                         llama_tensors(layers, hidden))
     w = from_gguf(path)
     assert w.source == "gguf" and w.total_bytes == written
     by = {d.dtype: d.bytes for d in w.by_dtype}
@@ -71,7 +74,8 @@ def test_bytes_read_back_equal_bytes_written(tmp_path):
     assert by["Q4_K"] == (256 + layers * 2 * hidden) * (hidden // 256) * Q4_K_BLOCK
     assert by["F16"] == 256 * hidden * 2 and by["F32"] == (1 + layers) * hidden * 4
     assert w.by_role["lm_head"] == 256 * (hidden // 256) * Q4_K_BLOCK
-    assert "Q4_K" in w.quantization and not w.tied_embeddings
+    assert w.quantization == "GGUF Q4_K_M (Q4_K, Q8_0, F16, F32)"  # llama_ftype 15, types by bytes
+    assert not w.tied_embeddings
 
 
 def _kv(cli, model: str, context: int = 16384) -> dict:

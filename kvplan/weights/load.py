@@ -95,8 +95,12 @@ def from_gguf(path: Path) -> Weights:
                 raise WeightsError(f"{f}: split GGUF part missing ({path.name} says split.count {count})")
     entries = [t for f in files for t in (g if f == path else gguf.read(f)).tensors]
     w = fold(entries, source="gguf", origin=str(path), quantization="", files=len(files))
-    types = [d.dtype for d in w.by_dtype]
-    return _replace(w, quantization="GGUF " + ", ".join(types) if types else "GGUF")
+    from .dtypes import GGUF_FILE_TYPES
+
+    types = ", ".join(d.dtype for d in w.by_dtype)
+    recipe = GGUF_FILE_TYPES.get(g.metadata.get("general.file_type"))
+    label = f"GGUF {recipe} ({types})" if recipe else f"GGUF ({types})"
+    return _replace(w, quantization=label)
 
 
 @lru_cache(maxsize=1)
