@@ -124,3 +124,31 @@ def test_roles_from_tensor_names():
     assert {n: role_of(n) for n in expected} == expected
     assert layer_of("model.layers.12.mlp.up_proj.weight") == 12 and layer_of("blk.7.attn_q.weight") == 7
     assert layer_of("lm_head.weight") == NO_LAYER
+
+
+def test_stage_pools_follow_their_own_weights():
+    """PP 2 on H100s: stage 0 holds the embeddings, stage 1 the head and final norm,
+    18 layers each; each stage's pool is 72 GiB - its weights - 2 GiB, and the
+    vectorised sweep agrees with capacity()."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from kvplan.capacity.hardware import make_deployment
+    from kvplan.capacity.pool import capacity, pool_bytes_per_stage
+    from kvplan.sources import load_model
+    from kvplan.techniques.base import Plan
+    from kvplan.workload import vector
+
+    w = from_bundled("gpt-oss-120b")
+    per_layer = 53100288 + 1694269440 + 737536 + 11520  # attention, experts, router, norms (weights.json)
+    first, last = 1158266880 + 18 * per_layer, 1158266880 + 5760 + 18 * per_layer
+    assert stage_weight_bytes(w, 36, pp=2) == [first, last]
+    deployment = replace(make_deployment("h100", pp=2), weights=w)
+    plan = Plan(load_model("gpt-oss-120b"))
+    budget = int(80 * GIB * 0.9)
+    assert pool_bytes_per_stage(plan, deployment) == ([budget - first - 2 * GIB, budget - last - 2 * GIB], [first, last])
+    n = np.array([1, 4096, 131072], dtype=np.int64)
+    fit, pool, _ = vector.max_concurrency(plan, deployment, n)
+    assert pool == budget - last - 2 * GIB
+    assert [int(x) for x in fit] == [capacity(plan, deployment, int(t)).max_concurrency for t in n]
