@@ -11,6 +11,8 @@ record says so (source 'estimated from config').
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -18,6 +20,7 @@ from pathlib import Path
 from ..core.model import ModelSpec
 from ..errors import WeightsError
 from ..units import parse_size
+from .dtypes import GGUF_FILE_TYPES
 from .estimate import estimated, given
 from .quant import identify
 from .record import NO_LAYER, DtypeBytes, Weights
@@ -80,9 +83,7 @@ def from_index(path: Path, raw: dict | None = None) -> Weights:
 def from_gguf(path: Path) -> Weights:
     """A GGUF file's tensor table; a split model (llama.cpp's gguf-split,
     NAME-00001-of-0000N.gguf with split.count in the metadata) is read whole."""
-    import re
-
-    from . import gguf
+    from . import gguf  # only when a GGUF is read
 
     g = gguf.read(path)
     count = g.metadata.get("split.count", 1)
@@ -95,12 +96,10 @@ def from_gguf(path: Path) -> Weights:
                 raise WeightsError(f"{f}: split GGUF part missing ({path.name} says split.count {count})")
     entries = [t for f in files for t in (g if f == path else gguf.read(f)).tensors]
     w = fold(entries, source="gguf", origin=str(path), quantization="", files=len(files))
-    from .dtypes import GGUF_FILE_TYPES
-
     types = ", ".join(d.dtype for d in w.by_dtype)
     recipe = GGUF_FILE_TYPES.get(g.metadata.get("general.file_type"))
     label = f"GGUF {recipe} ({types})" if recipe else f"GGUF ({types})"
-    return _replace(w, quantization=label)
+    return replace(w, quantization=label)
 
 
 @lru_cache(maxsize=1)
@@ -143,8 +142,12 @@ def from_hub(repo_id: str, revision: str | None, raw: dict | None) -> Weights | 
     if found is None:
         return None
     entries, files, meta = found
-    return fold(entries, source="safetensors", origin=where, quantization=identify(_quant_config(raw), entries), files=files,
-                notes=("shard headers read over HTTP range requests",))
+    w = fold(entries, source="safetensors", origin=where, quantization=identify(_quant_config(raw), entries), files=files,
+             notes=("shard headers read over HTTP range requests",))
+    declared = (meta or {}).get("total_size")
+    if isinstance(declared, int) and declared != w.total_bytes:
+        w = _note(w, f"{INDEX_NAME} declares total_size {declared:,}; the shard headers sum to {w.total_bytes:,} (used)")
+    return w
 
 
 def resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: str, revision: str | None = None) -> Weights:
@@ -184,11 +187,5 @@ def resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: s
     return estimated(model, quant)
 
 
-def _replace(w: Weights, **changes) -> Weights:
-    from dataclasses import replace
-
-    return replace(w, **changes)
-
-
 def _note(w: Weights, note: str) -> Weights:
-    return _replace(w, notes=w.notes + (note,))
+    return replace(w, notes=w.notes + (note,))
