@@ -33,6 +33,10 @@ def write_gguf(path, arch: str, meta: dict, tensors: dict):
         w.add_value_length(meta["key_length"])
     if "window" in meta:
         w.add_sliding_window(meta["window"])
+    if "experts" in meta:
+        w.add_expert_count(meta["experts"])
+        w.add_expert_used_count(meta["used"])
+        w.add_expert_feed_forward_length(meta["expert_ffn"])
     if "file_type" in meta:
         w.add_file_type(meta["file_type"])
     written = 0
@@ -89,9 +93,18 @@ CASES = {
     "llama": ({"layers": 4, "hidden": 512, "heads": 8, "kv": 2},
               {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8,
                "num_key_value_heads": 2, "intermediate_size": 2048, "vocab_size": 256, "torch_dtype": "float16"}),
+    # Mistral 7B v0.1 GGUFs carry the llama architecture and its 4096-token window
+    "mistral": ({"layers": 4, "hidden": 512, "heads": 8, "kv": 2, "window": 4096},
+                {"model_type": "mistral", "num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8,
+                 "num_key_value_heads": 2, "sliding_window": 4096, "intermediate_size": 2048, "vocab_size": 256,
+                 "torch_dtype": "float16"}),
     "qwen3": ({"layers": 3, "hidden": 512, "heads": 8, "kv": 4, "key_length": 128},
               {"model_type": "qwen3", "num_hidden_layers": 3, "hidden_size": 512, "num_attention_heads": 8,
                "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 2048, "vocab_size": 256, "torch_dtype": "float16"}),
+    "qwen3moe": ({"layers": 2, "hidden": 512, "heads": 8, "kv": 4, "key_length": 128, "experts": 8, "used": 2, "expert_ffn": 256},
+                 {"model_type": "qwen3_moe", "num_hidden_layers": 2, "hidden_size": 512, "num_attention_heads": 8,
+                  "num_key_value_heads": 4, "head_dim": 128, "num_experts": 8, "num_experts_per_tok": 2,
+                  "moe_intermediate_size": 256, "intermediate_size": 2048, "vocab_size": 256, "torch_dtype": "float16"}),
     "gemma2": ({"layers": 4, "hidden": 512, "heads": 8, "kv": 4, "key_length": 256, "window": 4096},
                {"model_type": "gemma2", "num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8,
                 "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096, "intermediate_size": 2048,
@@ -103,10 +116,11 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("arch", list(CASES))
-def test_gguf_cache_equals_the_config_json_cache(tmp_path, cli, arch):
-    meta, config = CASES[arch]
-    path = tmp_path / f"{arch}.gguf"
+@pytest.mark.parametrize("case", list(CASES))
+def test_gguf_cache_equals_the_config_json_cache(tmp_path, cli, case):
+    meta, config = CASES[case]
+    arch = "llama" if case == "mistral" else case
+    path = tmp_path / f"{case}.gguf"
     written = write_gguf(path, arch, meta, llama_tensors(meta["layers"], meta["hidden"], tied=arch.startswith("gemma")))
     (tmp_path / "config.json").write_text(json.dumps(config))
     from_file, from_config = _kv(cli, str(path)), _kv(cli, str(tmp_path / "config.json"))
