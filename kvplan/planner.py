@@ -7,7 +7,7 @@ and the predictions `kvplan bench` checks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from .capacity.costs import DecodeCost, ResumeCost, decode_cost, resume_cost
@@ -16,7 +16,9 @@ from .capacity.pool import BatchBytes, Capacity, batch_bytes, capacity
 from .capacity.shard import shard
 from .core.estimate import Estimate, estimate
 from .core.model import ModelSpec
+from .capacity.weights import plan_weights
 from .techniques.base import Plan, Technique
+from .weights.record import Weights
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class PlanResult:
     decode: DecodeCost | None
     offload: Offloaded | None
     kv_bytes_per_gpu: int  # resident cache on the fullest GPU
+    weights: Weights | None = None  # the checkpoint's bytes the plan used (model.weights in the JSON)
 
     @property
     def gpu_bytes(self) -> int:
@@ -97,7 +100,13 @@ def evaluate(
     tokens: int,
     batch: int = 1,
     deployment: Deployment | None = None,
+    weights: Weights | None = None,
 ) -> PlanResult:
+    """weights: the checkpoint's bytes (kvplan.weights); default: the deployment's
+    record or size, else the config estimate."""
+    if weights is not None and deployment is not None:
+        deployment = replace(deployment, weights=weights)
+    weights = weights or plan_weights(model, deployment)
     plans = compose(model, techniques)
     steps: list[Step] = []
     for plan, technique in zip(plans, [None, *techniques]):
@@ -119,8 +128,7 @@ def evaluate(
     if deployment is not None and (deployment.gpu is not None or deployment.kv_memory_bytes is not None):
         cap = capacity(final, deployment, tokens)
         if deployment.gpu is not None and deployment.gpu.hbm_gbps:
-            weights = deployment.weight_bytes if deployment.weight_bytes is not None else final.model.weight_bytes
-            dec = decode_cost(final.model, deployment, tokens, max(resident, 1), weights)
+            dec = decode_cost(final.model, deployment, tokens, max(resident, 1), weights.total_bytes)
     if final.offload is not None:
         resume = None
         if deployment is not None and deployment.gpu is not None and deployment.gpu.bf16_tflops:
@@ -128,7 +136,7 @@ def evaluate(
             seq_per_gpu = max(_sequence_total(batch_bytes(final, tokens, 1, stage)) for stage in stages)
             resume = resume_cost(final.model, deployment, tokens, seq_per_gpu, final.offload.link_gbps, final.offload.mfu)
         off = Offloaded(offloaded, b.total_bytes - offloaded, sessions, resume)
-    return PlanResult(final, estimate(final.model, tokens, batch), b, tuple(steps), deployment, cap, dec, off, per_gpu)
+    return PlanResult(final, estimate(final.model, tokens, batch), b, tuple(steps), deployment, cap, dec, off, per_gpu, weights)
 
 
 def as_number(value: Fraction | int) -> int | float:

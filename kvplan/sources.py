@@ -1,4 +1,4 @@
-"""Where configs come from: bundled copies, local files or folders, the Hugging Face Hub.
+"""Where configs come from: bundled copies, local files or folders, GGUF files, the Hugging Face Hub.
 
 I/O lives here and nowhere else in the planning path. huggingface_hub is
 imported only when a Hub lookup is needed, to keep `kvplan estimate` fast.
@@ -125,6 +125,11 @@ def _hub_config(repo_id: str, revision: str | None) -> tuple[dict, str]:
 def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]:
     """(raw config, display name, source) for a bundled name, a path, or a Hub repo id."""
     path = Path(name).expanduser()
+    if path.suffix == ".gguf":
+        from .weights import gguf
+        from .weights.gguf_config import to_config
+
+        return to_config(gguf.read(path)), path.stem, str(path)
     if path.is_dir():
         config = path / "config.json"
         if not config.is_file():
@@ -175,6 +180,19 @@ def load_model(name: str, *, revision: str | None = None, overrides=()) -> Model
     if overrides:
         raw = apply_overrides(raw, overrides)
     return build_model(raw, display, source)
+
+
+def load_model_and_weights(name: str, *, revision: str | None = None, overrides=(), weights: str | None = "auto"):
+    """(ModelSpec, Weights): the cache description and the checkpoint's exact
+    bytes (kvplan.weights chooses the reader: GGUF, safetensors, index, bundled,
+    Hub headers, else the config estimate)."""
+    from .weights.load import resolve
+
+    raw, display, source = load_config(name, revision)
+    if overrides:
+        raw = apply_overrides(raw, overrides)
+    spec = build_model(raw, display, source)
+    return spec, resolve(weights, model=spec, raw=raw, source=source, revision=revision)
 
 
 def offline() -> bool:

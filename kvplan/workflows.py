@@ -5,9 +5,7 @@ Commands stay thin: each calls one function here.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
-from pathlib import Path
 
 from .capacity.hardware import make_deployment
 from .core.storage import KV_DTYPES, kv_storage
@@ -15,7 +13,7 @@ from .core.transform import map_caches
 from .errors import BudgetExceeded, UsageError
 from .planner import evaluate
 from .render import Report
-from .sources import load_model
+from .sources import load_model_and_weights
 from .techniques.registry import build_all
 from .units import GIB, parse_positive_int, parse_size, parse_tokens
 
@@ -31,21 +29,6 @@ def apply_kv_dtype(model, kv_dtype: str):
     return map_caches(model, lambda c: replace(c, storage=storage), lambda i, l, c: c.kind in ("attention", "latent")), storage.name
 
 
-def weight_bytes_from(weights: str) -> int | None:
-    if weights in (None, "", "auto"):
-        return None
-    path = Path(weights)
-    if path.suffix == ".json" or path.is_file():
-        try:
-            meta = json.loads(path.read_text(encoding="utf-8"))
-            return int(meta["metadata"]["total_size"])
-        except FileNotFoundError:
-            raise UsageError(f"--weights {weights}: no such file") from None
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-            raise UsageError(f"--weights {weights}: not a safetensors index (needs metadata.total_size)") from None
-    return parse_size(weights, "--weights")
-
-
 def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_memory, hbm_gbps, tp, pp, mem_util,
                       reserve, weights, kv_memory, engine, max_model_len, max_kv_gib, min_concurrency, emit,
                       overrides, revision, explain) -> tuple[Report, bool]:
@@ -57,7 +40,7 @@ def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_m
         raise UsageError(f"--engine {engine!r} is not one of ideal, vllm")
     if emit not in (None, "vllm"):
         raise UsageError(f"--emit {emit!r}: only 'vllm' is supported")
-    spec = load_model(model, revision=revision, overrides=overrides)
+    spec, weight_record = load_model_and_weights(model, revision=revision, overrides=overrides, weights=weights)
     spec, dtype_name = apply_kv_dtype(spec, kv_dtype)
     chain = build_all(techniques)
     deployment = None
@@ -67,12 +50,12 @@ def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_m
             gpu_memory=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
             hbm_gbps=hbm_gbps, tp=tp, pp=pp, mem_util=mem_util,
             reserve_bytes=parse_size(reserve, "--reserve") if reserve not in ("0", 0) else 0,
-            weight_bytes=weight_bytes_from(weights),
+            weight_bytes=weight_record.total_bytes,
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None,
         )
     elif tp != 1 or pp != 1:
         deployment = make_deployment(None, tp=tp, pp=pp)
-    result = evaluate(spec, chain, tokens, batch_n, deployment)
+    result = evaluate(spec, chain, tokens, batch_n, deployment, weights=weight_record)
     report = estimate_report.build(result, kv_dtype=dtype_name, explain=explain)
     if engine == "vllm":
         from .engines import vllm as vllm_engine

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..errors import UsageError
 from ..units import GIB
+from ..weights.record import Weights
 from .gpus import Gpu, lookup
 
 DEFAULT_MEM_UTIL = 0.9  # vLLM's gpu_memory_utilization default
@@ -21,6 +22,7 @@ class Deployment:
     reserve_bytes: int = DEFAULT_RESERVE_BYTES
     weight_bytes: int | None = None  # whole model; None = parameter count x bytes
     kv_memory_bytes: int | None = None  # pool per GPU given directly
+    weights: Weights | None = None  # the checkpoint's bytes by role (kvplan.weights); wins over weight_bytes
 
     @property
     def gpus(self) -> int:

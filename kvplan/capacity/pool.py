@@ -10,6 +10,7 @@ from ..techniques.base import Plan
 from ..units import format_bytes
 from .hardware import Deployment
 from .shard import shard
+from .weights import plan_weights, stage_weight_bytes
 
 DEFAULT_PREFIX_BLOCK = 16  # vLLM's block size, used for prefix sharing without page:
 
@@ -83,40 +84,48 @@ def batch_bytes(plan: Plan, tokens: int, batch: int, model: ModelSpec | None = N
 
 @dataclass(frozen=True)
 class Capacity:
-    pool_bytes: int  # KV pool per GPU
-    weight_bytes_per_gpu: int
+    pool_bytes: int  # KV pool on the fullest GPU (the smallest pool of the stages)
+    weight_bytes_per_gpu: int  # weights on the fullest GPU (the largest of the stages)
     pool_tokens: int | None  # tokens the pool holds (None: no growing cache)
     pool_blocks: int | None  # when paged
     max_concurrency: int  # sequences of `tokens` tokens that fit at once
     binding_stage: int  # pipeline stage that limits concurrency
 
 
-def pool_bytes_per_gpu(plan: Plan, deployment: Deployment) -> tuple[int, int]:
-    """(KV pool bytes per GPU, weight bytes per GPU)."""
+def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int], list[int]]:
+    """(KV pool bytes per GPU, weight bytes per GPU), one entry per pipeline stage."""
     model = plan.model
-    weights = deployment.weight_bytes if deployment.weight_bytes is not None else model.weight_bytes
-    per_gpu_weights = -(-weights // deployment.gpus)
+    stage_weights = stage_weight_bytes(plan_weights(model, deployment), model.num_layers, deployment.tp, deployment.pp)
     if deployment.kv_memory_bytes is not None:
-        return deployment.kv_memory_bytes, per_gpu_weights
+        return [deployment.kv_memory_bytes] * len(stage_weights), stage_weights
     gpu = deployment.gpu
     budget = int(gpu.memory_bytes * deployment.mem_util)
-    pool = budget - per_gpu_weights - deployment.reserve_bytes
-    if pool <= 0:
+    pools = [budget - w - deployment.reserve_bytes for w in stage_weights]
+    worst = min(range(len(pools)), key=lambda s: pools[s])
+    if pools[worst] <= 0:
+        stage = f" (pipeline stage {worst})" if len(pools) > 1 else ""
         raise PlanError(
-            f"{model.name} does not fit on {deployment.gpus} x {gpu.name}: weights {format_bytes(per_gpu_weights)} "
-            f"+ reserve {format_bytes(deployment.reserve_bytes)} per GPU exceed the usable "
-            f"{format_bytes(budget)} by {format_bytes(-pool)}",
+            f"{model.name} does not fit on {deployment.gpus} x {gpu.name}: weights {format_bytes(stage_weights[worst])} "
+            f"+ reserve {format_bytes(deployment.reserve_bytes)} per GPU{stage} exceed the usable "
+            f"{format_bytes(budget)} by {format_bytes(-pools[worst])}",
             "use more GPUs (--tp/--pp), a bigger GPU, quantized weights (--weights), or a lower --reserve",
         )
-    return pool, per_gpu_weights
+    return pools, stage_weights
+
+
+def pool_bytes_per_gpu(plan: Plan, deployment: Deployment) -> tuple[int, int]:
+    """(KV pool bytes, weight bytes) on the fullest GPU."""
+    pools, weights = pool_bytes_per_stage(plan, deployment)
+    return min(pools), max(weights)
 
 
 def capacity(plan: Plan, deployment: Deployment, tokens: int) -> Capacity:
-    pool, weights = pool_bytes_per_gpu(plan, deployment)
+    pools, stage_weights = pool_bytes_per_stage(plan, deployment)
     block = plan.block_size
     best_tokens = best_blocks = None
     concurrency, binding = None, 0
     for index, stage in enumerate(shard(plan.model, deployment.tp, deployment.pp)):
+        pool = pools[index]
         per_token = sum(
             (c.bytes_per_token() * n for layer, n in stage.groups if layer.shares_cache_of is None for c in layer.caches),
             0,
@@ -140,4 +149,4 @@ def capacity(plan: Plan, deployment: Deployment, tokens: int) -> Capacity:
             fit = int(usable // unique) if unique else 0
         if concurrency is None or fit < concurrency:
             concurrency, binding = fit, index
-    return Capacity(pool, weights, best_tokens, best_blocks, max(concurrency or 0, 0), binding)
+    return Capacity(min(pools), max(stage_weights), best_tokens, best_blocks, max(concurrency or 0, 0), binding)

@@ -48,6 +48,8 @@ from .sweep import sweep_command  # noqa: E402
 app.command("sweep")(sweep_command)
 from .compare import compare_command  # noqa: E402
 app.command("compare")(compare_command)
+from .weights import weights_command  # noqa: E402  (kvplan weights: checkpoint bytes by dtype and role)
+app.command("weights")(weights_command)
 
 
 def main() -> None:

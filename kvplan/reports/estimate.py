@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..planner import PlanResult, as_number
 from ..render import Report, Table
 from ..units import GIB, format_bytes, format_tokens
+from ..weights.estimate import estimated
 
 SCHEMA_VERSION = 1
 
@@ -58,6 +59,7 @@ def explain_lines(result: PlanResult) -> list[str]:
 def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report:
     est = result.estimate
     model = result.plan.model
+    weights = result.weights or estimated(model)
     b = result.batch
     kinds = [
         {
@@ -83,7 +85,8 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report
             "param_count": model.param_count,
             "active_param_count": model.active_param_count,
             "weight_dtype": model.weight_dtype,
-            "weight_bytes": model.weight_bytes,
+            "weight_bytes": weights.total_bytes,
+            "weights": weights.to_json(),
             "max_context_tokens": model.max_context_tokens,
             "family": model.family,
             "reading": model.reading,
@@ -175,13 +178,14 @@ def data_extra(result: PlanResult, data: dict, tables: list, lines: list) -> Non
         }
         rows = [
             ["GPUs", f"{dep.gpus} x {dep.gpu.name if dep.gpu else 'given pool'} (tp {dep.tp}, pp {dep.pp})"],
+            ["weights (whole model)", _weights_origin(result)],
             ["weights per GPU", format_bytes(cap.weight_bytes_per_gpu)],
             ["KV pool per GPU", format_bytes(cap.pool_bytes)],
             ["tokens in the pool", "-" if cap.pool_tokens is None else f"{cap.pool_tokens:,}"],
             [f"max concurrent sequences at {format_tokens(result.estimate.context_tokens)}", f"{cap.max_concurrency:,}"],
         ]
         if cap.pool_blocks is not None:
-            rows.insert(3, ["blocks in the pool", f"{cap.pool_blocks:,}"])
+            rows.insert(4, ["blocks in the pool", f"{cap.pool_blocks:,}"])
         if dec is not None:
             rows.append([f"decode floor, batch {result.estimate.batch}", f"{dec.step_ms:.2f} ms/token, {dec.tokens_per_s:,.0f} tokens/s"])
         tables.append(Table("capacity", ["quantity", "value"], rows))
@@ -209,3 +213,11 @@ def data_extra(result: PlanResult, data: dict, tables: list, lines: list) -> Non
                 f"recompute = {r.recompute_ms:,.1f} ms -> {r.cheaper} is cheaper"
             )
         lines.append(f"offloaded to CPU: {format_bytes(off.offloaded_bytes)} ({off.sessions_on_cpu} sequences); resident on GPU: {format_bytes(off.resident_bytes)}")
+
+
+def _weights_origin(result: PlanResult) -> str:
+    w = result.weights
+    if w is None:
+        return "estimated from config"
+    total = format_bytes(w.total_bytes)
+    return f"{total}, {w.source}" + (f", {w.quantization}" if w.quantization not in ("none", "") else "")

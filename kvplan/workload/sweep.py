@@ -14,13 +14,13 @@ pandas and numpy are imported here, never by `kvplan estimate`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..capacity.hardware import make_deployment
 from ..errors import KvplanError, UsageError
 from ..planner import compose
-from ..sources import load_model
+from ..sources import load_model_and_weights
 from ..techniques.registry import build_all
 from ..units import parse_tokens
 from ..workflows import apply_kv_dtype
@@ -106,8 +106,9 @@ def sweep_frame(model_name: str, *, low: int, high: int, points: int = 32, serie
     if batch < 1:
         raise UsageError(f"--batch must be a positive integer, got {batch}")
     n = context_points(low, high, points)
-    spec, dtype = apply_kv_dtype(load_model(model_name), kv_dtype)
-    deployment = make_deployment(gpu, tp=tp, pp=pp, mem_util=mem_util)
+    spec, weights = load_model_and_weights(model_name)
+    spec, dtype = apply_kv_dtype(spec, kv_dtype)
+    deployment = replace(make_deployment(gpu, tp=tp, pp=pp, mem_util=mem_util), weights=weights)
     frames = []
     for s in parse_series(series):
         plan = compose(spec, build_all(s.specs))[-1]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..capacity.hardware import Deployment
-from ..capacity.pool import DEFAULT_PREFIX_BLOCK, capacity
+from ..capacity.pool import DEFAULT_PREFIX_BLOCK, capacity, pool_bytes_per_stage
 from ..capacity.shard import shard
 from ..core.layers import TokenCache, TokenPolicy
 from ..core.model import ModelSpec
@@ -193,11 +193,12 @@ def read_bytes_per_step(model: ModelSpec, n: Array) -> Array:
 
 def max_concurrency(plan: Plan, deployment: Deployment, n: Array) -> tuple[Array, int, int | None]:
     """(sequences of n tokens that fit, pool bytes per GPU, pool tokens), as pool.capacity."""
-    first = capacity(plan, deployment, int(n[0]))  # pool size and tokens do not depend on n
+    first = capacity(plan, deployment, int(n[0]))  # pool sizes and tokens do not depend on n
     pool = first.pool_bytes
+    pools, _ = pool_bytes_per_stage(plan, deployment)  # each stage's GPU holds its own weights
     best = None
-    for stage in shard(plan.model, deployment.tp, deployment.pp):
-        usable = pool - fixed_bytes(stage)
+    for stage, stage_pool in zip(shard(plan.model, deployment.tp, deployment.pp), pools):
+        usable = stage_pool - fixed_bytes(stage)
         seq = batch_bytes(plan, n, 1, stage)
         unique = seq["kv"] + seq["state"]
         safe = np.maximum(unique, 1)
