@@ -1,7 +1,9 @@
-"""`--engine vllm`: vLLM v1's own KV pool accounting, checked against values worked by hand.
+"""`--engine vllm[@VERSION]`: vLLM's own KV pool accounting, checked against values worked by hand.
 
 Every expected number below is derived in the comment next to it from the
-model's config, not read from kvplan's output.
+model's config and the release's rules (kvplan/engines/vllm_rules.py), not
+read from kvplan's output. The first half models vLLM 0.11, the second the
+newest release (0.33).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from kvplan.capacity.hardware import make_deployment
 from kvplan.cli.app import app
 from kvplan.engines import vllm
 from kvplan.engines.vllm import PageSpec, simulate
+from kvplan.engines.vllm_rules import V0_11
 from kvplan.errors import UsageError
 from kvplan.planner import evaluate
 from kvplan.render import Report
@@ -27,6 +30,7 @@ KV_10_GIB = 10 * GIB  # 10,737,418,240 B
 
 def pool(name: str, max_len: int, kv_dtype: str = "auto", **kwargs):
     model, _ = apply_kv_dtype(load_model(name), kv_dtype)
+    kwargs.setdefault("rules", V0_11)
     return simulate(model, kv_memory_bytes=kwargs.pop("kv", KV_10_GIB), max_model_len=max_len, **kwargs)
 
 
@@ -198,18 +202,19 @@ def test_too_little_memory_for_one_request():
 def test_default_batched_tokens_follow_the_gpu():
     from kvplan.capacity.gpus import lookup
 
-    assert vllm.default_max_num_batched_tokens(None) == 8192
-    assert vllm.default_max_num_batched_tokens(lookup("h100")) == 8192
-    assert vllm.default_max_num_batched_tokens(lookup("a100")) == 2048
+    assert vllm.default_max_num_batched_tokens(None, V0_11) == 8192
+    assert vllm.default_max_num_batched_tokens(lookup("h100"), V0_11) == 8192
+    assert vllm.default_max_num_batched_tokens(lookup("a100"), V0_11) == 2048
+    assert vllm.default_max_num_batched_tokens(lookup("b200"), V0_11) == 8192  # no 160 GiB tier in 0.11
 
 
 def test_python_api_add_to_report():
     model = load_model("llama-3.1-8b")
     result = evaluate(model, [], 8192, 1, make_deployment(None, kv_memory_bytes=KV_10_GIB))
     report = Report({})
-    vllm.add_to_report(report, result, 8192)
+    vllm.add_to_report(report, result, 8192, rules=V0_11)
     engine = report.data["engine"]
-    assert engine["name"] == "vllm" and engine["version_modelled"] == vllm.VERSION_MODELLED
+    assert engine["name"] == "vllm" and engine["version"] == "0.11"
     assert (engine["gpu_kv_cache_tokens"], engine["num_blocks"], engine["block_size"], engine["page_bytes"]) == (
         81_920, 5_120, 16, 65_536)
     assert engine["max_concurrency"] == 10.0
@@ -220,7 +225,7 @@ def test_python_api_add_to_report():
 def test_python_api_needs_kv_memory():
     result = evaluate(load_model("llama-3.1-8b"), [], 8192)
     with pytest.raises(UsageError):
-        vllm.add_to_report(Report({}), result, 8192)
+        vllm.add_to_report(Report({}), result, 8192, rules=V0_11)
 
 
 def _run(*args):
@@ -229,7 +234,7 @@ def _run(*args):
 
 
 def test_cli_json():
-    r = _run("estimate", "llama-3.1-8b", "--engine", "vllm", "--kv-memory", "10GiB", "--max-model-len", "8192",
+    r = _run("estimate", "llama-3.1-8b", "--engine", "vllm@0.11", "--kv-memory", "10GiB", "--max-model-len", "8192",
              "--format", "json")
     assert r.exit_code == 0, r.output
     engine = json.loads(r.stdout)["engine"]
@@ -242,7 +247,7 @@ def test_cli_json():
 
 
 def test_cli_table_prints_the_log_lines():
-    r = _run("estimate", "mistral-7b-v0.1", "--engine", "vllm", "--kv-memory", "10GiB", "--max-model-len", "32k")
+    r = _run("estimate", "mistral-7b-v0.1", "--engine", "vllm@0.11", "--kv-memory", "10GiB", "--max-model-len", "32k")
     assert r.exit_code == 0, r.output
     assert "GPU KV cache size: 81,920 tokens" in r.stdout
     assert "Maximum concurrency for 32,768 tokens per request: 6.66x" in r.stdout
@@ -250,7 +255,7 @@ def test_cli_table_prints_the_log_lines():
 
 def test_cli_block_size_from_page_technique():
     # page:32 -> 32 x 8 x 256 x 2 = 131,072 B; 10 GiB // (131,072 x 32) = 2,560 blocks = 81,920 tokens
-    r = _run("estimate", "llama-3.1-8b", "--engine", "vllm", "--kv-memory", "10GiB", "-t", "page:32",
+    r = _run("estimate", "llama-3.1-8b", "--engine", "vllm@0.11", "--kv-memory", "10GiB", "-t", "page:32",
              "--context", "8192", "--format", "json")
     engine = json.loads(r.stdout)["engine"]
     assert (engine["block_size"], engine["num_blocks"], engine["gpu_kv_cache_tokens"]) == (32, 2_560, 81_920)
