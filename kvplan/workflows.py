@@ -56,8 +56,14 @@ def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_m
     from .engines.vllm_rules import parse_engine
 
     engine, engine_rules, engine_note = parse_engine(engine)
-    if emit not in (None, "vllm"):
-        raise UsageError(f"--emit {emit!r}: only 'vllm' is supported")
+    emit_rules = None
+    if emit is not None:
+        emit_text = emit
+        if emit.partition("@")[0].strip().lower() != "vllm":
+            raise UsageError(f"--emit {emit!r}: only 'vllm' or 'vllm@VERSION' is supported")
+        emit, emit_rules, _ = parse_engine(emit)
+        if "@" not in emit_text and engine_rules is not None:  # --engine vllm@0.11 --emit vllm: one release
+            emit_rules = engine_rules
     spec = load_model(model, revision=revision, overrides=overrides)
     spec, dtype_name = apply_kv_dtype(spec, kv_dtype)
     chain = build_all(techniques)
@@ -84,7 +90,7 @@ def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_m
         from .engines import vllm_flags
 
         vllm_flags.add_to_report(report, result, chain, dtype_name, parse_tokens(max_model_len, "--max-model-len") if max_model_len else tokens,
-                                 rules=engine_rules)
+                                 rules=emit_rules)
     failed = check_budgets(report, result, max_kv_gib, min_concurrency)
     return report, failed
 

@@ -478,9 +478,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         if not allow_long_max_model_len:
             raise UsageError(
                 f"vLLM refuses --max-model-len {max_model_len:,}: above {model.name}'s maximum of {limit:,} tokens "
-                "(max_position_embeddings)",
-                "lower --max-model-len, or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 as vLLM asks "
-                "(kvplan: --allow-long-max-model-len)")
+                "(max_position_embeddings) unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+                "lower --max-model-len, or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in kvplan's environment as in vLLM's")
         notes.append(f"max_model_len {max_model_len:,} exceeds the model's {limit:,}: "
                      "vLLM starts only with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
     fixed, state_notes = engine_model(model, rules)

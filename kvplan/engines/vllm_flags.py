@@ -108,7 +108,6 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
     plan, dep, cap = result.plan, result.deployment, result.capacity
     model = plan.model
     argv = ["vllm", "serve", model.name]
-    env: list[str] = []
     dtype, skip_windows, notes = _kv_cache_dtype(model, kv_dtype_name, rules)
     argv += ["--kv-cache-dtype", dtype]
     if skip_windows:
@@ -123,17 +122,16 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             notes.append(f"--block-size {plan.block_size} is rejected by vLLM {rules.version} "
                          f"(choices {', '.join(map(str, rules.block_sizes))})")
     argv += ["--max-model-len", str(max_model_len_tokens)]
-    limit = model.max_context_tokens
-    if limit and max_model_len_tokens > limit:
-        env.append("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
+    if long_context_env(model, max_model_len_tokens):
+        limit = model.max_context_tokens
         notes.append(f"--max-model-len {max_model_len_tokens:,} exceeds the model's maximum {limit:,}: vLLM "
                      "refuses to start unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (set in the command; positions "
                      "past the trained length may give garbage)")
     if cap is not None:
         if cap.max_concurrency >= 1:
             argv += ["--max-num-seqs", str(cap.max_concurrency)]
-            default_seqs = rules.max_num_seqs(dep.gpu.memory_bytes if dep and dep.gpu else None,
-                                              dep.gpu.name if dep and dep.gpu else "")
+            gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
+            default_seqs = rules.max_num_seqs(gpu.memory_bytes if gpu else None, gpu.name if gpu else "")
             notes.append(f"warning: --max-num-seqs {cap.max_concurrency} is how many --context-long sequences fit; "
                          "it also caps shorter requests, which could run more at once. Drop it to let the KV "
                          f"pool decide (vLLM {rules.version}'s default is {default_seqs})")
@@ -159,7 +157,14 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
     skipped = [NotApplied(t.spec, reason) for t in techniques if (reason := _unsupported(t, rules)) is not None]
     if skipped and "--max-num-seqs" in argv:
         notes.append("--max-num-seqs comes from kvplan's capacity, which counts the techniques vLLM does not apply")
-    return env + argv, skipped, notes
+    return argv, skipped, notes
+
+
+def long_context_env(model: ModelSpec, max_model_len_tokens: int) -> list[str]:
+    """The environment vLLM needs to start with a max_model_len above the model's
+    (vllm/config/model.py: _get_and_verify_max_len)."""
+    limit = model.max_context_tokens
+    return ["VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"] if limit and max_model_len_tokens > limit else []
 
 
 def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
@@ -167,10 +172,12 @@ def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_mo
     """`--emit vllm`: the command under report.data["emit"] and as lines."""
     rules = rules or LATEST
     argv, skipped, notes = command(result, techniques, kv_dtype_name, max_model_len_tokens, rules)
-    text = shlex.join(argv)
+    env = long_context_env(result.plan.model, max_model_len_tokens)
+    text = " ".join(env + [shlex.join(argv)])
     report.data["emit"] = {
         "engine": "vllm",
         "version": rules.version,
+        "env": env,
         "command": text,
         "argv": argv,
         "not_applied": [{"spec": s.spec, "reason": s.reason} for s in skipped],

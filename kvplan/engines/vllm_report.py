@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from ..errors import UsageError
 from ..render import Report, Table
 from ..units import format_bytes
@@ -24,8 +26,13 @@ def _mixed_label(pool: VllmPool) -> str:
 
 def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_batched_tokens: int | None = None,
                   hybrid_manager: bool | None = None, rules: VllmRules = LATEST, note: str | None = None,
-                  allow_long_max_model_len: bool = False) -> VllmPool:
-    """vLLM's blocks, its log lines and the groups, under report.data["engine"] and as lines."""
+                  allow_long_max_model_len: bool | None = None) -> VllmPool:
+    """vLLM's blocks, its log lines and the groups, under report.data["engine"] and as lines.
+
+    allow_long_max_model_len: None reads VLLM_ALLOW_LONG_MAX_MODEL_LEN from the
+    environment, as vLLM does."""
+    if allow_long_max_model_len is None:
+        allow_long_max_model_len = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
     dep = result.deployment
     plan = result.plan
     mnbt = max_num_batched_tokens or default_max_num_batched_tokens(dep.gpu if dep else None, rules)
