@@ -48,6 +48,7 @@ from .sweep import sweep_command  # noqa: E402
 app.command("sweep")(sweep_command)
 from .compare import compare_command  # noqa: E402
 app.command("compare")(compare_command)
+from .calibrate import calibrate_command; app.command("calibrate")(calibrate_command)  # noqa: E402,E702
 
 
 def main() -> None:
