@@ -134,9 +134,11 @@ def _pct(logged: float, predicted: float) -> float | None:
 
 
 def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = None, overrides=(),
-              what_if: dict | None = None) -> Calibration:
+              what_if: dict | None = None, tp: int | None = None) -> Calibration:
     from ..sources import load_model
 
+    if tp is not None:
+        log.tp = tp
     rules, notes = _rules_for(log, version)
     alias = model or match_bundled(log.model)
     cal = Calibration(log, rules, alias, notes=notes)
@@ -151,16 +153,20 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
         cal.problem = SourceError(f"the log's model {log.model!r} is not one kvplan can read" if log.model else
                                   "the log names no model", "give --model (a bundled name, a config.json or a Hub id)")
         return cal
-    max_len = log.max_model_len
-    if not max_len:
-        cal.problem = UsageError("the log gives no max_model_len (no config line, no 'Maximum concurrency' line)",
-                                 "give --max-model-len")
-        return cal
     try:
         spec = load_model(alias, overrides=overrides)
     except KvplanError as exc:
         cal.problem = exc
         return cal
+    max_len = log.max_model_len
+    if not max_len:
+        max_len = spec.max_context_tokens
+        if not max_len:
+            cal.problem = UsageError("the log gives no max_model_len (no config line, no 'Maximum concurrency' line)",
+                                     "give --set max_position_embeddings=N")
+            return cal
+        log.max_model_len = max_len
+        cal.notes.append(f"max_model_len not in the log: vLLM's default, the model's {max_len:,}")
     kv_dtype = _vllm_kv_dtype(log.kv_cache_dtype)
     block = log.block_size
     mnbt = log.max_num_batched_tokens
@@ -241,7 +247,13 @@ def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dty
     probe = _simulate(spec, log, rules, GIB, max_len, kv_dtype, block, mnbt)
     cal.notes.extend(probe.notes)
     bpb = probe.bytes_per_block
-    if rng is None or rng[1] <= 0:
+    if log.available_kv_gib is not None and log.available_kv_gib <= 0:
+        cal.figures.append(Figure("start check", f"no memory for the KV cache ({log.available_kv_text} GiB)",
+                                  "refused: no memory for the cache blocks", None, True))
+        cal.pool = probe
+        cal.notes.append("vLLM raises 'No available memory for the cache blocks' when the available memory is <= 0")
+        return
+    if rng is None:
         if log.gpu_kv_cache_tokens is None:
             if log.refused:
                 raise UsageError("the log's KV memory is negative or absent: vLLM had no memory for the cache",
@@ -313,7 +325,7 @@ def _explain(cal: Calibration, figure: str) -> str:
         reasons.append(f"vLLM {log.version}'s rules were not read; {cal.rules.version}'s were used")
     if _has(log, "speculative"):
         reasons.append("the speculative-decoding draft's KV cache shares the pool")
-    if _has(log, "connector"):
+    if _has(log, "connector") and cal.pool is not None and len(cal.pool.groups) > 1:
         reasons.append("a KV connector turns the hybrid KV cache manager off")
     return "; ".join(reasons) or f"the {figure} differ beyond the log's rounding: kvplan's model of this layer mix"
 
@@ -396,7 +408,7 @@ __all__ = ["calibrate", "build_report", "match_bundled", "Calibration", "Figure"
 
 
 def calibrate_workflow(path: str, *, model=None, version=None, kv_dtype=None, max_model_len=None, block_size=None,
-                       as_version=None, overrides=()) -> tuple[Report, KvplanError | None]:
+                       as_version=None, overrides=(), tp=None) -> tuple[Report, KvplanError | None]:
     """(report, the problem that stopped the reproduction or None) for `kvplan calibrate`."""
     from ..units import parse_tokens
     from .vllm_log import read_log
@@ -415,5 +427,7 @@ def calibrate_workflow(path: str, *, model=None, version=None, kv_dtype=None, ma
     if version:
         resolve(version)  # an unknown version is a usage error before anything is read
     log = read_log(path)
-    cal = calibrate(log, model=model, version=version, overrides=overrides, what_if=what or None)
+    if tp is not None and tp < 1:
+        raise UsageError(f"--tp {tp}: must be at least 1")
+    cal = calibrate(log, model=model, version=version, overrides=overrides, what_if=what or None, tp=tp)
     return build_report(cal), cal.problem

@@ -96,9 +96,10 @@ _INT_KEYS = {"max_model_len", "tp", "pp", "block_size", "max_num_batched_tokens"
 
 _MODEL = [
     r"with config: model='([^']+)'",
+    r"Namespace\(.*?\bmodel='([^']+)'",
     r"'model': '([^']+)'",
     r"'model_tag': '([^']+)'",
-    r"vllm serve\s+([^\s\\]+)",
+    r"vllm serve\s+(?:\\\n\s*)?([^\s\\]+)",
     r"--model[ =]([^\s\\]+)",
     r"█\s+model\s+(\S+)",
 ]
