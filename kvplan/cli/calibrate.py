@@ -18,6 +18,7 @@ def calibrate_command(
     max_model_len: Annotated[Optional[str], typer.Option("--max-model-len", help="What-if: another max_model_len (64k, 131072).")] = None,
     block_size: Annotated[Optional[int], typer.Option("--block-size", help="What-if: another --block-size.")] = None,
     what_if_version: Annotated[Optional[str], typer.Option("--as-version", help="What-if: the same deployment under another vLLM release's rules (0.11, 0.33).")] = None,
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU kind (see 'kvplan gpus'), when the log does not print it: predicts the available KV memory.")] = None,
     tp: Annotated[Optional[int], typer.Option("--tp", help="Tensor-parallel size, when the log does not print it.")] = None,
     set_: SetOpt = None,
     fmt: FormatOpt = "table",
@@ -37,7 +38,7 @@ def calibrate_command(
     check_format(fmt)
     report, problem = calibrate_workflow(log, model=model, version=version, kv_dtype=kv_dtype,
                                          max_model_len=max_model_len, block_size=block_size,
-                                         as_version=what_if_version, overrides=set_ or [], tp=tp)
+                                         as_version=what_if_version, overrides=set_ or [], tp=tp, gpu=gpu)
     emit(report, fmt)
     if problem is not None:
         raise problem

@@ -67,6 +67,7 @@ class Figure:
     deviation_pct: float | None
     within_rounding: bool | None
     explanation: str = ""
+    kind: str = "reproduction"  # reproduction | prediction (from the GPU, item 6: not a rounding check)
 
 
 @dataclass
@@ -134,7 +135,7 @@ def _pct(logged: float, predicted: float) -> float | None:
 
 
 def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = None, overrides=(),
-              what_if: dict | None = None, tp: int | None = None) -> Calibration:
+              what_if: dict | None = None, tp: int | None = None, gpu: str | None = None) -> Calibration:
     from ..sources import load_model
 
     if tp is not None:
@@ -179,11 +180,43 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
             _reproduce_v0(cal, spec, max_len, kv_dtype, block)
         else:
             _reproduce_v1(cal, spec, rules, max_len, kv_dtype, block, mnbt)
+        _predict_from_gpu(cal, spec, gpu, rules, mnbt)
         if what_if:
             _what_if(cal, spec, what_if, kv_dtype, block, mnbt)
     except KvplanError as exc:
         cal.problem = exc
     return cal
+
+
+def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules | None, mnbt: int | None):
+    """Item 6: the available KV memory predicted from the GPU alone (and with the log's weights)."""
+    from ..capacity.gpus import lookup, match_device_name
+    from .vllm_profile import predict_available
+
+    log = cal.log
+    total = int(log.total_gpu_memory_gib * GIB) if log.total_gpu_memory_gib else None
+    name = gpu or (match_device_name(log.gpu_name) if log.gpu_name else None)
+    if total is None and name:
+        total = lookup(name).memory_bytes
+        cal.notes.append(f"GPU memory from the catalog ({name}): the driver reports about 1% less")
+    if total is None or log.available_kv_gib is None:
+        return
+    util = log.gpu_memory_utilization or (rules or V0_11).gpu_memory_utilization
+    v0 = rules is None
+    batched = mnbt or (rules or V0_11).max_num_batched_tokens(total, name or "")
+    runs = [("from the GPU and the model", None)]
+    if log.weights_gib is not None:
+        runs.append(("from the GPU and the logged weights", int(log.weights_gib * GIB)))
+    for label, weights in runs:
+        est = predict_available(spec, total_bytes=total, gpu_memory_utilization=util, tp=log.tp or 1,
+                                pp=log.pp or 1, max_num_batched_tokens=batched, max_model_len=log.max_model_len,
+                                weight_bytes=weights, v0_engine=v0)
+        gib = est.available_bytes / GIB
+        dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
+        cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",
+                                  f"{gib:.2f} GiB", dev, None, est.lines()[0], kind="prediction"))
+        if weights is None:
+            cal.predicted_available_gib = round(gib, 3)
 
 
 def _has(log: VllmLog, what: str) -> bool:
@@ -376,7 +409,8 @@ def build_report(cal: Calibration) -> Report:
         "engine": {"name": "vllm", "version": cal.rules.version if cal.rules else "v0"},
         "kv_memory_bytes": cal.kv_memory_bytes,
         "figures": [f.__dict__ for f in cal.figures],
-        "reproduced": all(f.within_rounding for f in cal.figures) if cal.figures else False,
+        "reproduced": (all(f.within_rounding for f in cal.figures if f.kind == "reproduction")
+                       if any(f.kind == "reproduction" for f in cal.figures) else False),
         "predicted_available_gib": cal.predicted_available_gib,
         "what_if": cal.what_if,
         "notes": cal.notes,
@@ -390,7 +424,8 @@ def build_report(cal: Calibration) -> Report:
     if cal.figures:
         rows = [[f.name, f.logged, f.predicted,
                  "" if f.deviation_pct is None else f"{f.deviation_pct:+.3f}%",
-                 {True: "yes", False: "NO", None: ""}[f.within_rounding], f.explanation] for f in cal.figures]
+                 {True: "yes", False: "NO", None: "(prediction)"}[f.within_rounding], f.explanation]
+                for f in cal.figures]
         report.tables.append(Table("logged vs kvplan", ["figure", "logged", "kvplan", "deviation",
                                                         "within rounding", "why"], rows))
     if cal.what_if:
@@ -408,7 +443,7 @@ __all__ = ["calibrate", "build_report", "match_bundled", "Calibration", "Figure"
 
 
 def calibrate_workflow(path: str, *, model=None, version=None, kv_dtype=None, max_model_len=None, block_size=None,
-                       as_version=None, overrides=(), tp=None) -> tuple[Report, KvplanError | None]:
+                       as_version=None, overrides=(), tp=None, gpu=None) -> tuple[Report, KvplanError | None]:
     """(report, the problem that stopped the reproduction or None) for `kvplan calibrate`."""
     from ..units import parse_tokens
     from .vllm_log import read_log
@@ -426,8 +461,12 @@ def calibrate_workflow(path: str, *, model=None, version=None, kv_dtype=None, ma
         what["version"] = as_version
     if version:
         resolve(version)  # an unknown version is a usage error before anything is read
+    if gpu:
+        from ..capacity.gpus import lookup
+
+        lookup(gpu)
     log = read_log(path)
     if tp is not None and tp < 1:
         raise UsageError(f"--tp {tp}: must be at least 1")
-    cal = calibrate(log, model=model, version=version, overrides=overrides, what_if=what or None, tp=tp)
+    cal = calibrate(log, model=model, version=version, overrides=overrides, what_if=what or None, tp=tp, gpu=gpu)
     return build_report(cal), cal.problem

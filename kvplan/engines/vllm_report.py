@@ -11,12 +11,28 @@ from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
 from .vllm_rules import LATEST, VllmRules
 
 
-def kv_memory_of(result) -> int:
+def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None) -> tuple[int, str | None]:
+    """(KV memory per GPU, how it was found): --kv-memory, else vLLM's profile
+    predicted from the GPU (kvplan.engines.vllm_profile)."""
     dep = result.deployment
     if dep is not None and dep.kv_memory_bytes is not None:
-        return dep.kv_memory_bytes
+        return dep.kv_memory_bytes, None
+    if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes:
+        from .vllm_profile import predict_available
+
+        ranks = dep.tp * dep.pp
+        weights = dep.weight_bytes // ranks if dep.weight_bytes is not None else None
+        est = predict_available(result.plan.model, total_bytes=dep.gpu.memory_bytes,
+                                gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
+                                max_num_batched_tokens=mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes,
+                                                                                            dep.gpu.name),
+                                weight_bytes=weights)
+        if est.available_bytes <= 0:
+            raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {est.lines()[0]}",
+                             "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
+        return est.available_bytes, "available KV memory predicted from the GPU: " + est.lines()[0]
     if result.capacity is not None:
-        return result.capacity.pool_bytes
+        return result.capacity.pool_bytes, None
     raise UsageError("--engine vllm needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
 
 
@@ -38,11 +54,12 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     mnbt = max_num_batched_tokens or default_max_num_batched_tokens(dep.gpu if dep else None, rules)
     if hybrid_manager is None:  # a KV connector (CPU offloading) turns the hybrid manager off
         hybrid_manager = plan.offload is None
-    pool = simulate(plan.model, kv_memory_bytes=kv_memory_of(result), max_model_len=max_model_len_tokens,
+    kv_memory, how = kv_memory_of(result, rules, mnbt)
+    pool = simulate(plan.model, kv_memory_bytes=kv_memory, max_model_len=max_model_len_tokens,
                     block_tokens=plan.block_size, tp=dep.tp if dep else 1, pp=dep.pp if dep else 1,
                     max_num_batched_tokens=mnbt, hybrid_manager=hybrid_manager, rules=rules,
                     allow_long_max_model_len=allow_long_max_model_len)
-    notes = ([note] if note else []) + list(pool.notes)
+    notes = ([note] if note else []) + ([how] if how else []) + list(pool.notes)
     group_rows = []
     for g in pool.groups:
         group_rows.append({
@@ -58,6 +75,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
         "version_modelled": rules.version,
         "kv_cache_dtype": pool.kv_cache_dtype,
         "kv_memory_bytes": pool.kv_memory_bytes,
+        "kv_memory_source": "--kv-memory" if how is None else "predicted from the GPU (vLLM profile model)",
         "max_model_len": pool.max_model_len,
         "max_num_batched_tokens": mnbt,
         "gpu_memory_utilization_default": rules.gpu_memory_utilization,
