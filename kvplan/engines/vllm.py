@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..capacity.shard import shard, stage_bounds
-from ..core.layers import RecurrentState, TokenCache
+from ..core.layers import TokenCache
 from ..core.model import ModelSpec
 from ..core.storage import BF16, FP16, FP32, Storage
 from ..core.transform import map_layers

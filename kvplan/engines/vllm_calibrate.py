@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..errors import KvplanError, SourceError, UsageError
 from ..render import Report, Table
 from ..units import GIB
-from .vllm import VllmPool, cdiv, simulate
+from .vllm import VllmPool, simulate
 from .vllm_log import VllmLog
 from .vllm_rules import V0_11, V0_33, VllmRules, resolve
 
