@@ -181,11 +181,23 @@ def test_available_memory_predicted_from_the_gpu(cli):
 
 
 def test_estimate_with_a_gpu_predicts_the_pool(cli):
-    # H100 (catalog 80 GiB) x 0.9 = 77,309,411,328 B; weights 16,060,522,496 B; activation 8,192 x 4,096 x 26
-    # = 872,415,232 B; non-torch int(0.35 GiB) = 375,809,638 B -> 60,000,663,962 B -> // 2 MiB = 28,610 blocks
+    # H100 as its driver reports it, 79.18 GiB = 85,018,877,624 B; x 0.9 = 76,516,989,861 B
+    # weights 8,030,261,248 x 2 = 16,060,522,496 B; activation: the v1 sampler run dominates,
+    # 9.6 x 1,024 seqs x 128,256 vocab x 4 B = 5,043,231,129 B (> 8,192 x 4,096 x 26); non-torch 0.13 GiB =
+    # 139,586,437 B -> 55,273,649,799 B -> // 2 MiB = 26,356 blocks
     code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
                          "--format", "json")
     assert code == 0, err
     engine = json.loads(out)["engine"]
-    assert engine["kv_memory_bytes"] == 60_000_663_962 and engine["num_blocks"] == 28_610
+    assert engine["kv_memory_bytes"] == 55_273_649_799 and engine["num_blocks"] == 26_356
     assert engine["kv_memory_source"].startswith("predicted")
+    # llm-d-benchmark's H100 log of this model printed 51.38 GiB: 55,273,649,799 B = 51.48 GiB, +0.2%
+    assert abs(55_273_649_799 / 2**30 - 51.38) / 51.38 < 0.005
+
+
+def test_gpt_oss_120b_h100_prediction_with_the_logged_weights(cli):
+    # 79.18 GiB x 0.9 = 71.262 GiB - 65.9651 GiB weights (logged, MXFP4) - sampler 9.6 x 1,024 x 201,088 x 4 B
+    # (7.364 GiB) - 0.13 GiB non-torch = -2.197 GiB: "-2.20 GiB" against the logged -2.14 GiB
+    code, data, _ = calibrate(cli, "v010_gpt_oss_120b_h100_no_memory.log", "--model", "gpt-oss-120b", "--gpu", "h100")
+    pred = figures(data)["Available KV cache memory (from the GPU and the logged weights)"]
+    assert pred["predicted"] == "-2.20 GiB" and abs(pred["deviation_pct"]) < 5

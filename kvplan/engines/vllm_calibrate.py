@@ -195,10 +195,13 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
 
     log = cal.log
     total = int(log.total_gpu_memory_gib * GIB) if log.total_gpu_memory_gib else None
-    name = gpu or (match_device_name(log.gpu_name) if log.gpu_name else None)
+    name = lookup(gpu).name if gpu else (match_device_name(log.gpu_name) if log.gpu_name else None)
     if total is None and name:
-        total = lookup(name).memory_bytes
-        cal.notes.append(f"GPU memory from the catalog ({name}): the driver reports about 1% less")
+        from .vllm_profile import DRIVER_TOTAL_BYTES
+
+        total = DRIVER_TOTAL_BYTES.get(name) or lookup(name).memory_bytes
+        if name not in DRIVER_TOTAL_BYTES:
+            cal.notes.append(f"GPU memory from the catalog ({name}): the driver reports about 1% less")
     if total is None or log.available_kv_gib is None:
         return
     util = log.gpu_memory_utilization or (rules or V0_11).gpu_memory_utilization
@@ -210,7 +213,8 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
     for label, weights in runs:
         est = predict_available(spec, total_bytes=total, gpu_memory_utilization=util, tp=log.tp or 1,
                                 pp=log.pp or 1, max_num_batched_tokens=batched, max_model_len=log.max_model_len,
-                                weight_bytes=weights, v0_engine=v0)
+                                weight_bytes=weights, v0_engine=v0,
+                                max_num_seqs=(rules or V0_11).max_num_seqs(total, name or ""))
         gib = est.available_bytes / GIB
         dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
         cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",

@@ -22,11 +22,18 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None) -> 
 
         ranks = dep.tp * dep.pp
         weights = dep.weight_bytes // ranks if dep.weight_bytes is not None else None
-        est = predict_available(result.plan.model, total_bytes=dep.gpu.memory_bytes,
+        total = dep.gpu.memory_bytes
+        from .vllm_profile import DRIVER_TOTAL_BYTES
+        from ..capacity.gpus import CATALOG
+
+        if dep.gpu.name in DRIVER_TOTAL_BYTES and total == CATALOG[dep.gpu.name].memory_bytes:
+            total = DRIVER_TOTAL_BYTES[dep.gpu.name]  # what the driver reports, not the datasheet
+        est = predict_available(result.plan.model, total_bytes=total,
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
                                 max_num_batched_tokens=mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes,
                                                                                             dep.gpu.name),
-                                weight_bytes=weights)
+                                weight_bytes=weights,
+                                max_num_seqs=rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name))
         if est.available_bytes <= 0:
             raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {est.lines()[0]}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
