@@ -28,7 +28,7 @@ def figures(data):
 
 def test_every_log_names_its_source():
     logs = sorted(LOGS.glob("*.log"))
-    assert len(logs) >= 7
+    assert len(logs) >= 8
     for path in logs:
         head = path.read_text(encoding="utf-8").splitlines()[0]
         assert head.startswith("# source: https://github.com/"), path.name
@@ -201,3 +201,12 @@ def test_gpt_oss_120b_h100_prediction_with_the_logged_weights(cli):
     code, data, _ = calibrate(cli, "v010_gpt_oss_120b_h100_no_memory.log", "--model", "gpt-oss-120b", "--gpu", "h100")
     pred = figures(data)["Available KV cache memory (from the GPU and the logged weights)"]
     assert pred["predicted"] == "-2.20 GiB" and abs(pred["deviation_pct"]) < 5
+
+
+def test_v1_blocks_tokens_and_concurrency_agree(cli):
+    # PR #13596: 127,626 blocks x 16 = 2,042,016 tokens; 127,626 / (2,048 / 16 = 128) = 997.08x
+    code, data, _ = calibrate(cli, "v07_v1_blocks_to_tokens_pr13596.log", "--model", "llama-3.1-8b")
+    assert code == 0 and data["reproduced"]
+    f = figures(data)
+    assert f["GPU blocks (from the KV cache size)"]["predicted"] == "127,626"
+    assert f["Maximum concurrency for 2,048 tokens"]["predicted"] == "997.08x"

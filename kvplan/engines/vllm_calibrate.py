@@ -327,6 +327,10 @@ def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dty
                                   _pct(log.num_gpu_blocks, mid_b), within, "" if within else _explain(cal, "blocks")))
         if chosen is None:
             chosen = _simulate(spec, log, rules, log.num_gpu_blocks * bpb, max_len, kv_dtype, block, mnbt)
+    if log.num_gpu_blocks is not None and not pools and chosen is not None:
+        same = chosen.num_blocks == log.num_gpu_blocks
+        cal.figures.append(Figure("GPU blocks (from the KV cache size)", f"{log.num_gpu_blocks:,}",
+                                  f"{chosen.num_blocks:,}", _pct(log.num_gpu_blocks, chosen.num_blocks), same))
     reference = chosen or pools.get("mid")
     if reference is None:
         raise UsageError(f"no block count reproduces the logged {log.gpu_kv_cache_tokens:,} tokens under vLLM "
