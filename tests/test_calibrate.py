@@ -210,3 +210,26 @@ def test_v1_blocks_tokens_and_concurrency_agree(cli):
     f = figures(data)
     assert f["GPU blocks (from the KV cache size)"]["predicted"] == "127,626"
     assert f["Maximum concurrency for 2,048 tokens"]["predicted"] == "997.08x"
+
+
+def test_0_33_one_line_log_is_reproduced(cli, tmp_path):
+    # lines as vLLM 0.33 formats them (not a collected log): Llama-3.1-8B, max_model_len 3,000
+    # 10.00 GiB -> [5,117.4, 5,122.6] blocks of 2 MiB; 0.33 prints int(n / cdiv(3000, 16) x 3000):
+    # n = 5,120 -> int(5,120 / 188 x 3,000) = int(81,702.1) = 81,702 and 27.23x; n = 5,119 would print 81,686
+    path = tmp_path / "v033.log"
+    path.write_text(
+        "INFO [core.py:114] Initializing a V1 LLM engine (v0.33.0) with config: model='meta-llama/Llama-3.1-8B', "
+        "dtype=torch.bfloat16, max_seq_len=3000, tensor_parallel_size=1, kv_cache_dtype=auto\n"
+        "INFO [gpu_worker.py:772] Available KV cache memory: 10.00 GiB\n"
+        "INFO [kv_cache_utils.py:1147] GPU KV cache size: 81,702 tokens, Maximum concurrency for 3,000 tokens per "
+        "request: 27.23x\n", encoding="utf-8")
+    code, out, err = cli("calibrate", str(path), "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["engine"]["version"] == "0.33" and data["model"] == "llama-3.1-8b" and data["reproduced"]
+    f = figures(data)
+    assert f["GPU KV cache size (tokens)"]["within_rounding"]
+    assert f["Maximum concurrency for 3,000 tokens"]["predicted"] == "27.23x"
+    # under 0.11's rules the same pool would have printed 5,120 x 16 = 81,920 tokens: outside, flagged
+    code, out, _ = cli("calibrate", str(path), "--version", "0.11", "--format", "json")
+    assert not json.loads(out)["reproduced"]
