@@ -36,10 +36,17 @@ def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_m
 
     tokens = parse_tokens(context, "--context")
     batch_n = parse_positive_int(batch, "--batch")
-    if engine not in ("ideal", "vllm"):
-        raise UsageError(f"--engine {engine!r} is not one of ideal, vllm")
-    if emit not in (None, "vllm"):
-        raise UsageError(f"--emit {emit!r}: only 'vllm' is supported")
+    from .engines.vllm_rules import parse_engine
+
+    engine, engine_rules, engine_note = parse_engine(engine)
+    emit_rules = None
+    if emit is not None:
+        emit_text = emit
+        if emit.partition("@")[0].strip().lower() != "vllm":
+            raise UsageError(f"--emit {emit!r}: only 'vllm' or 'vllm@VERSION' is supported")
+        emit, emit_rules, _ = parse_engine(emit)
+        if "@" not in emit_text and engine_rules is not None:  # --engine vllm@0.11 --emit vllm: one release
+            emit_rules = engine_rules
     spec, weight_record = load_model_and_weights(model, revision=revision, overrides=overrides, weights=weights)
     spec, dtype_name = apply_kv_dtype(spec, kv_dtype)
     chain = build_all(techniques)
@@ -58,13 +65,15 @@ def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_m
     result = evaluate(spec, chain, tokens, batch_n, deployment, weights=weight_record)
     report = estimate_report.build(result, kv_dtype=dtype_name, explain=explain)
     if engine == "vllm":
-        from .engines import vllm as vllm_engine
+        from .engines import vllm_report
 
-        vllm_engine.add_to_report(report, result, parse_tokens(max_model_len, "--max-model-len") if max_model_len else tokens)
+        vllm_report.add_to_report(report, result, parse_tokens(max_model_len, "--max-model-len") if max_model_len else tokens,
+                                  rules=engine_rules, note=engine_note)
     if emit == "vllm":
         from .engines import vllm_flags
 
-        vllm_flags.add_to_report(report, result, chain, dtype_name, parse_tokens(max_model_len, "--max-model-len") if max_model_len else tokens)
+        vllm_flags.add_to_report(report, result, chain, dtype_name, parse_tokens(max_model_len, "--max-model-len") if max_model_len else tokens,
+                                 rules=emit_rules)
     failed = check_budgets(report, result, max_kv_gib, min_concurrency)
     return report, failed
 

@@ -2,7 +2,8 @@
 
 TP: KV heads per rank = max(1, kv_heads // tp); heads are replicated when tp
 exceeds them. An MLA latent (and the V3.2 indexer) is replicated on every rank.
-Recurrent states split their heads across ranks (ceil). PP: layers are split
+Recurrent states split their heads across ranks (ceil); Mamba-2 groups are
+first padded to a multiple of TP (a single group is replicated). PP: layers are split
 into contiguous stages, the first stages taking one extra layer when uneven.
 """
 
@@ -25,9 +26,32 @@ def shard_layer(layer: LayerSpec, tp: int) -> LayerSpec:
     caches = tuple(replace(c, heads=max(1, c.heads // tp)) if c.kind == "attention" else c for c in layer.caches)
     state = layer.state
     if state is not None:
-        state = RecurrentState(state.kind, _ceil_div(state.conv_elements, tp), _ceil_div(state.ssm_elements, tp),
-                               state.conv_storage, state.ssm_storage)
+        state = shard_state(state, tp)
     return replace(layer, caches=caches, state=state)
+
+
+def extra_groups_for_head_shards(n_groups: int, tp: int) -> int:
+    """Groups vLLM adds so every head's group lands on its rank: 0 when TP
+    divides the groups, else tp - n_groups (vLLM's MambaStateShapeCalculator
+    .extra_groups_for_head_shards, exact for n_groups == 1)."""
+    return 0 if n_groups % tp == 0 else tp - n_groups
+
+
+def shard_state(state: RecurrentState, tp: int) -> RecurrentState:
+    """One rank's share of a recurrent state. Mamba-2 with a known shape pads
+    its groups to TP before splitting the conv channels (a single group is
+    replicated on every rank); other states split their elements (ceil)."""
+    if tp == 1:
+        return state
+    if state.kind == "mamba2" and None not in (state.n_groups, state.d_state, state.d_inner, state.heads,
+                                               state.head_dim, state.conv_kernel):
+        groups = state.n_groups + extra_groups_for_head_shards(state.n_groups, tp)
+        conv_dim = state.d_inner + 2 * groups * state.d_state
+        conv = (state.conv_kernel - 1) * _ceil_div(conv_dim, tp)
+        ssm = _ceil_div(state.heads, tp) * state.head_dim * state.d_state
+        return replace(state, conv_elements=conv, ssm_elements=ssm)
+    return replace(state, conv_elements=_ceil_div(state.conv_elements, tp),
+                   ssm_elements=_ceil_div(state.ssm_elements, tp))
 
 
 def stage_bounds(num_layers: int, pp: int) -> list[tuple[int, int]]:

@@ -50,6 +50,8 @@ from .compare import compare_command  # noqa: E402
 app.command("compare")(compare_command)
 from .weights import weights_command  # noqa: E402  (kvplan weights: checkpoint bytes by dtype and role)
 app.command("weights")(weights_command)
+from .calibrate import calibrate_command  # noqa: E402  (kvplan calibrate: a vLLM start-up log replayed)
+app.command("calibrate")(calibrate_command)
 
 
 def main() -> None:

@@ -68,7 +68,9 @@ def mamba2_state(f: Fields, prefix: str = "mamba_") -> RecurrentState:
     d_conv = f.int(f"{prefix}d_conv", "conv_kernel", default=4)
     conv, ssm = _dtypes(f)
     conv_dim = d_inner + 2 * n_groups * d_state
-    return RecurrentState("mamba2", (d_conv - 1) * conv_dim, n_heads * head_dim * d_state, conv, ssm)
+    return RecurrentState("mamba2", (d_conv - 1) * conv_dim, n_heads * head_dim * d_state, conv, ssm,
+                          n_groups=n_groups, d_state=d_state, d_inner=d_inner, heads=n_heads, head_dim=head_dim,
+                          conv_kernel=d_conv)
 
 
 def gated_deltanet_state(f: Fields, fp32_state: bool = False) -> RecurrentState:

@@ -201,6 +201,14 @@ class RecurrentState:
     ssm_elements: int
     conv_storage: Storage = BF16
     ssm_storage: Storage = BF16
+    # Mamba-2 shape, when known: lets TP sharding pad the groups as engines do
+    # (conv_elements = (conv_kernel - 1) x (d_inner + 2 x n_groups x d_state)).
+    n_groups: int | None = None
+    d_state: int | None = None
+    d_inner: int | None = None
+    heads: int | None = None
+    head_dim: int | None = None
+    conv_kernel: int | None = None
 
     @property
     def bytes(self) -> int:
