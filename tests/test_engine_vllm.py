@@ -520,3 +520,20 @@ def test_grid_matches_vllms_formulas(name):
         got = (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits)
         assert got == reference(cfg, tp, dtype == "fp8", gib * GIB, max_len, rules.version), (
             name, tp, dtype, gib, max_len, rules.version)
+
+
+def test_chunked_local_attention_by_release():
+    # Llama-4 Scout: 36 chunked layers (C 8,192) + 12 full, 8 KV x 128 bf16: 4,096 B per token and layer,
+    # page 16 x 4,096 = 65,536 B; 10 GiB, max_model_len 131,072, 8,192 batched tokens (no GPU: H100 class)
+    # 0.33 (hybrid manager on): counts 36 / 12 -> groups of 12: 3 chunked + 1 full; a block costs 12 pages
+    # = 786,432 B -> 10,737,418,240 // 786,432 = 13,653 blocks; a request needs 3 x cdiv(min(8,192 +
+    # 2 x 8,192, 131,072), 16) = 3 x 1,536 plus 131,072 / 16 = 8,192 -> 12,800 blocks;
+    # tokens int(13,653 x 131,072 / 12,800) = int(139,806.72) = 139,806
+    p = pool33("llama-4-scout", 131_072)
+    assert (p.num_blocks, p.blocks_per_request, p.gpu_kv_cache_tokens) == (13_653, 12_800, 139_806)
+    assert sorted(g.spec.kind for g in p.groups) == ["chunked", "chunked", "chunked", "full"]
+    # 0.11: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0 turns the hybrid manager off: 48 full layers,
+    # one block 48 x 65,536 = 3,145,728 B -> 3,413 blocks; tokens 3,413 x 16 = 54,608; a request 8,192 blocks
+    p = pool("llama-4-scout", 131_072)
+    assert (p.num_blocks, p.blocks_per_request, p.gpu_kv_cache_tokens) == (3_413, 8_192, 54_608)
+    assert any("chunked layers are sized as full attention" in n for n in p.notes)

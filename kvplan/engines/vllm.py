@@ -141,11 +141,11 @@ def latent_token_bytes(cache: TokenCache, kv_dtype: str, serving: Storage, spars
 class PageSpec:
     """One layer's cache as vLLM's KV cache manager sees it (its KVCacheSpec)."""
 
-    kind: str  # full | sliding | mla | indexer | mamba
+    kind: str  # full | sliding | chunked | mla | indexer | mamba
     block_tokens: int
     token_bytes: int = 0  # one token of this layer (token caches)
     state_bytes: int = 0  # mamba: conv + SSM state of one sequence
-    window_tokens: int | None = None
+    window_tokens: int | None = None  # sliding: W; chunked: the chunk C
     padded_page_bytes: int | None = None
     state_pages: int = 1  # mamba: pages one request holds (align mode: 2 or 3)
 
@@ -161,6 +161,8 @@ class PageSpec:
     def label(self) -> str:
         if self.kind == "sliding":
             return f"sliding window {self.window_tokens}"
+        if self.kind == "chunked":
+            return f"chunked attention {self.window_tokens}"
         return {"full": "full attention", "mla": "latent (MLA)", "indexer": "indexer keys", MAMBA: "mamba state"}[self.kind]
 
     def with_block(self, block_tokens: int) -> "PageSpec":
@@ -180,6 +182,8 @@ class PageSpec:
         if self.kind == "sliding":
             tokens = min(self.window_tokens - 1 + in_flight_tokens, max_len)
             return (cdiv(tokens, self.block_tokens) + 1) * self.page_bytes
+        if self.kind == "chunked":  # ChunkedLocalAttentionSpec: one chunk plus the tokens in flight
+            return cdiv(min(self.window_tokens + in_flight_tokens, max_len), self.block_tokens) * self.page_bytes
         return cdiv(max_len, self.block_tokens) * self.page_bytes
 
 
@@ -319,14 +323,19 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         if layer.state is not None:
             specs.append((i, PageSpec(MAMBA, max_model_len, state_bytes=layer.state.bytes)))
     kinds = {s.kind for _, s in specs}
-    attention = [s for _, s in specs if s.kind in ("full", "sliding")]
+    attention = [s for _, s in specs if s.kind in ("full", "sliding", "chunked")]
     if MAMBA in kinds and attention:
         state_kind = next(layer.state.kind for layer in model.layers if layer.state is not None)
         specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind)
         notes.extend(note)
-    if not hybrid_manager and "sliding" in kinds and kinds & set(FULL_LIKE):
-        specs = [(i, replace(s, kind="full", window_tokens=None) if s.kind == "sliding" else s) for i, s in specs]
-        notes.append("hybrid KV cache manager off: sliding-window layers are sized as full attention")
+    if "chunked" in kinds and not rules.chunked_hybrid_manager:
+        hybrid_manager = False
+        notes.append(f"vLLM {rules.version} turns the hybrid KV cache manager off for chunked local attention "
+                     "(VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0 by default)")
+    local = {"sliding", "chunked"} & kinds
+    if not hybrid_manager and local and kinds & set(FULL_LIKE):
+        specs = [(i, replace(s, kind="full", window_tokens=None) if s.kind in local else s) for i, s in specs]
+        notes.append(f"hybrid KV cache manager off: {' and '.join(sorted(local))} layers are sized as full attention")
     if sparse:
         used = {"auto": rules.v32_auto_kv_dtype}.get(kv_cache_dtype, rules.v32_fp8_kv_dtype
                                                      if kv_cache_dtype.startswith("fp8") else kv_cache_dtype)
@@ -350,6 +359,8 @@ def _token_cache_spec(cache: TokenCache, block: int, kv_dtype: str, serving: Sto
     window = cache.policy.window_tokens
     if window is not None:
         return PageSpec("sliding", block, token_bytes=per_token, window_tokens=window)
+    if cache.policy.chunk_tokens is not None:
+        return PageSpec("chunked", block, token_bytes=per_token, window_tokens=cache.policy.chunk_tokens)
     return PageSpec("full", block, token_bytes=per_token)
 
 
@@ -396,8 +407,8 @@ def _uniform_type(specs: list[PageSpec]) -> bool:
         return False
     if first.kind in FULL_LIKE:
         return all(s.kind in FULL_LIKE for s in specs)
-    if first.kind == "sliding":
-        return all(s.kind == "sliding" and s.window_tokens == first.window_tokens for s in specs)
+    if first.kind in ("sliding", "chunked"):
+        return all(s.kind == first.kind and s.window_tokens == first.window_tokens for s in specs)
     return all(s.kind == MAMBA and s.state_pages == first.state_pages for s in specs)
 
 

@@ -71,6 +71,10 @@ class VllmRules:
     mamba_align_pages: tuple[tuple[str, int], ...] = _src(
         "0.33 vllm/v1/kv_cache_interface.py: MambaSpec.max_memory_usage_bytes (2 + num_prefill_checkpoint_blocks); "
         "vllm/model_executor/layers/mamba/mamba_mixer2.py: get_kv_cache_spec (Mamba-2: 1 checkpoint block)")
+    chunked_hybrid_manager: bool = _src(
+        "vllm/envs.py: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE (0.11 default 0, 0.33 default 1); "
+        "vllm/config/vllm.py: a model with attention_chunk_size turns the hybrid KV cache manager off "
+        "when it is 0, so every local layer is sized as full attention")
     null_block_in_check: bool = _src(
         "0.33 vllm/v1/core/kv_cache_planning.py: get_kv_cache_configs (check_memory = available - bytes_per_block)")
     batched_tokens_tiers: tuple[tuple[int, bool, int], ...] = _src(
@@ -125,6 +129,7 @@ V0_11 = VllmRules(
     mla_block_sparse=64,
     mamba_align_mode=False,
     mamba_align_pages=(),
+    chunked_hybrid_manager=False,
     null_block_in_check=False,
     batched_tokens_tiers=((70 * GIB, True, 8192), (0, False, 2048)),
     max_num_seqs_tiers=((70 * GIB, True, 1024), (0, False, 256)),
@@ -147,6 +152,7 @@ V0_33 = VllmRules(
     mla_block_sparse=64,
     mamba_align_mode=True,
     mamba_align_pages=(("mamba", 2), ("mamba2", 3), ("gated_deltanet", 2), ("linear", 2)),
+    chunked_hybrid_manager=True,
     null_block_in_check=True,
     batched_tokens_tiers=((160 * GIB, False, 16384), (70 * GIB, True, 8192), (0, False, 2048)),
     max_num_seqs_tiers=((70 * GIB, True, 1024), (0, False, 256)),
