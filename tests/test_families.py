@@ -321,3 +321,73 @@ def test_nan_and_float_fields_never_reach_arithmetic():
             build_model(dict(STANDARD, model_type="llama", num_hidden_layers=value), "cfg.json")
     with pytest.raises(ConfigError, match="<= 10,000"):
         build_model(dict(STANDARD, model_type="llama", num_hidden_layers=10**8), "cfg.json")
+
+
+# (alias, context, KV bytes per token worked by hand from the config: layers x 2 (K, V) x KV heads x width x 2 B)
+ATTENTION_ONLY = [
+    ("gpt-j-6b", 2048, 28 * 2 * 16 * (4096 // 16) * 2),  # n_layer 28, n_head 16 (MHA), n_embd 4096
+    ("pythia-1b", 2048, 16 * 2 * 8 * (2048 // 8) * 2),  # gpt_neox: MHA, hidden / heads
+    ("bloom", 2048, 70 * 2 * 112 * (14336 // 112) * 2),  # n_layer 70, n_head 112, hidden 14336
+    ("opt-6.7b", 2048, 32 * 2 * 32 * 128 * 2),
+    ("xglm-1.7b", 2048, 24 * 2 * 16 * (2048 // 16) * 2),  # num_layers, attention_heads, d_model
+    ("baichuan2-7b-chat", 4096, 32 * 2 * 32 * 128 * 2),  # MHA (fused W_pack)
+    ("internlm2.5-7b-chat", 4096, 32 * 2 * 8 * 128 * 2),
+    ("internlm3-8b-instruct", 4096, 48 * 2 * 2 * 128 * 2),
+    ("stablelm-2-1.6b", 4096, 24 * 2 * 32 * (2048 // 32) * 2),
+    ("persimmon-8b-base", 4096, 36 * 2 * 64 * (4096 // 64) * 2),
+    ("chatglm3-6b", 8192, 28 * 2 * 2 * 128 * 2),  # multi_query_group_num 2, kv_channels 128 (default)
+    ("qwen3-vl-4b", 4096, 36 * 2 * 8 * 128 * 2),
+    ("qwen3-vl-8b", 4096, 36 * 2 * 8 * 128 * 2),
+    ("phi-4", 4096, 40 * 2 * 10 * (5120 // 40) * 2),
+    ("glm-4.7", 4096, 92 * 2 * 8 * 128 * 2),  # head_dim 128 (5120 / 96 is not an integer)
+    ("glm-4.5-air", 4096, 46 * 2 * 8 * 128 * 2),
+]
+
+
+@pytest.mark.parametrize("alias, context, per_token", ATTENTION_ONLY)
+def test_attention_only_bundled_models(alias, context, per_token):
+    e = est(alias, context)
+    assert e.bytes_per_token == per_token
+    assert e.kv_bytes_per_sequence == per_token * context
+
+
+def test_windowed_bundled_models():
+    # command-r7b (cohere2): sliding_window_pattern 4 -> 8 full + 24 sliding (4096), 8 KV x 128
+    per = 2 * 8 * 128 * 2
+    assert est("command-r7b").kv_bytes_per_sequence == 8 * K128 * per + 24 * 4096 * per
+    # olmo-3-7b: layer_types 24 sliding (4096) + 8 full, MHA 32 x 128
+    per = 2 * 32 * 128 * 2
+    assert est("olmo-3-7b").kv_bytes_per_sequence == 8 * K128 * per + 24 * 4096 * per
+    # gemma-3-4b: sparse text_config; Gemma3TextConfig defaults 4 KV x 256, pattern 6 over 34 layers -> 5 full
+    per = 2 * 4 * 256 * 2
+    assert est("gemma-3-4b").kv_bytes_per_sequence == 5 * K128 * per + 29 * 1024 * per
+    # gemma-3-12b: 48 layers -> 8 full, 40 sliding; 8 KV x 256
+    per = 2 * 8 * 256 * 2
+    assert est("gemma-3-12b").kv_bytes_per_sequence == 8 * K128 * per + 40 * 1024 * per
+
+
+def test_recurrent_only_bundled_models():
+    # falcon-mamba-7b: d_inner = intermediate_size 8192 (not expand 16 x 4096); conv 3 x 8192, SSM 8192 x 16, bf16
+    e = est("falcon-mamba-7b")
+    assert e.bytes_per_token == 0
+    assert e.state_bytes_per_sequence == 64 * (3 * 8192 + 8192 * 16) * 2
+    # rwkv-4-430m (float32 checkpoint): per layer 2 x 1024 token shifts + 3 x 1024 WKV values, all 4 B here
+    assert est("rwkv-4-430m-pile").state_bytes_per_sequence == 24 * (2 * 1024 * 4 + 3 * 1024 * 4)
+    # rwkv-4-world-169m names no dtype: token shifts in bf16, WKV in float32
+    assert est("rwkv-4-world-169m").state_bytes_per_sequence == 12 * (2 * 768 * 2 + 3 * 768 * 4)
+
+
+def test_other_hybrids():
+    # olmo-hybrid-7b: 8 full (30 KV x 3840/30 = 128) + 24 GDN: conv 3 x (2 x 30 x 96 + 30 x 192) bf16,
+    # SSM 30 x 96 x 192 in float32
+    e = est("olmo-hybrid-7b")
+    assert e.bytes_per_token == 8 * 2 * 30 * 128 * 2
+    assert e.state_bytes_per_sequence == 24 * (3 * (2 * 30 * 96 + 30 * 192) * 2 + 30 * 96 * 192 * 4)
+    # lfm2-8b-a1b: 6 attention (8 KV x 2048/32) + 18 conv layers of (3 - 1) x 2048
+    e = est("lfm2-8b-a1b")
+    assert e.bytes_per_token == 6 * 2 * 8 * 64 * 2
+    assert e.state_bytes_per_sequence == 18 * 2 * 2048 * 2
+    # qwen3.5-35b-a3b: 10 full (2 KV x 256) + 30 GDN: conv 3 x (2 x 16 x 128 + 32 x 128), SSM 32 x 128 x 128 fp32
+    e = est("qwen3.5-35b-a3b")
+    assert e.bytes_per_token == 10 * 2 * 2 * 256 * 2
+    assert e.state_bytes_per_sequence == 30 * (3 * (2 * 16 * 128 + 32 * 128) * 2 + 32 * 128 * 128 * 4)
