@@ -52,6 +52,8 @@ from .weights import weights_command  # noqa: E402  (kvplan weights: checkpoint 
 app.command("weights")(weights_command)
 from .calibrate import calibrate_command  # noqa: E402  (kvplan calibrate: a vLLM start-up log replayed)
 app.command("calibrate")(calibrate_command)
+from .fit import fit_command  # noqa: E402  (kvplan fit: the cheapest deployment that meets the budgets)
+app.command("fit")(fit_command)
 
 
 def main() -> None:
