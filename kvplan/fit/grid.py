@@ -66,7 +66,10 @@ def parse_gpus(text: str | None) -> list[Gpu]:
     out = []
     for name in text.split(","):
         if name.strip():
-            gpu = lookup(name)
+            try:
+                gpu = lookup(name)
+            except UsageError as exc:
+                raise UsageError(f"--gpu: {exc.message}", f"known GPUs: {', '.join(CATALOG)}, or all") from None
             if gpu not in out:
                 out.append(gpu)
     if not out:

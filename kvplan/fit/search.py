@@ -57,6 +57,11 @@ class FitRequest:
     prices: dict = field(default_factory=dict)  # --price overrides: catalog name -> USD per GPU hour
     overrides: tuple[str, ...] = ()
     revision: str | None = None
+    batch: int | None = None  # sequences planned for KV per GPU and decode (default: concurrency)
+
+    @property
+    def batch_size(self) -> int:
+        return self.batch or self.concurrency
 
 
 @dataclass
@@ -141,11 +146,13 @@ def rank_key(c: Candidate, objective: str, quality_first: bool = True):
     cost = c.cost_per_hour if c.cost_per_hour is not None else math.inf
     conc = -(c.max_concurrency or 0)
     tier = c.quality_tier if quality_first else 0
+    decode = c.decode_ms_per_token if c.decode_ms_per_token is not None else math.inf
+    rest = (c.pp, c.tp, c.gpu.name, c.set_label)
     if objective == "cost":
-        return (tier, cost, c.gpus, conc, c.pp, c.tp, c.gpu.name, c.set_label)
+        return (tier, cost, c.gpus, conc, decode, *rest)
     if objective == "headroom":
-        return (tier, conc, c.gpus, cost, c.pp, c.tp, c.gpu.name, c.set_label)
-    return (tier, c.gpus, cost, conc, c.pp, c.tp, c.gpu.name, c.set_label)
+        return (tier, conc, c.gpus, cost, decode, *rest)
+    return (tier, c.gpus, cost, conc, decode, *rest)
 
 
 def objective_value(c: Candidate, objective: str) -> float:
@@ -325,11 +332,12 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
 
 def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens, need, out, weights_by_split):
     model = plan.model
-    resident = need
+    batch = req.batch_size
+    resident = batch  # the sequences planned that stay on the GPUs
     if plan.offload is not None:
         from ..planner import _offload
 
-        resident = need - _offload(plan, batch_bytes(plan, tokens, need), need)[1]
+        resident = batch - _offload(plan, batch_bytes(plan, tokens, batch), batch)[1]
     layers_by_tp: dict[int, _Layers] = {}
     read_by_tp: dict[int, int] = {}
     for tp, pp in grid:
@@ -428,7 +436,7 @@ def _verify(req, base, record, engine, passing, top):
             continue  # vLLM's accounting holds fewer sequences
         model, _ = apply_kv_dtype(base, c.kv_dtype)
         try:
-            result = evaluate(model, build_all(list(c.techniques)), req.context_tokens, req.concurrency,
+            result = evaluate(model, build_all(list(c.techniques)), req.context_tokens, req.batch_size,
                               deployment_for(req, c, record), weights=record)
         except KvplanError as exc:
             dropped.append((c, exc.message))
@@ -475,7 +483,7 @@ def closest(result: FitResult) -> Candidate | None:
         return None
     fits = [c for c in pool if c.constraint != "weights"]
     pick = fits or pool
-    return min(pick, key=lambda c: (score(c), c.gpus, c.quality_tier))
+    return min(pick, key=lambda c: (score(c), rank_key(c, result.request.objective, result.request.quality_first)))
 
 
 def cheaper_failures(result: FitResult, winner: Candidate) -> list[Candidate]:

@@ -54,7 +54,7 @@ def option_data(c: Candidate, rank: int, req) -> dict:
 
 def estimate_argv(req, c: Candidate) -> list[str]:
     """The `kvplan estimate` arguments that plan this option with the same settings and check its concurrency."""
-    argv = ["estimate", req.model, "--context", str(req.context_tokens), "--batch", str(req.concurrency),
+    argv = ["estimate", req.model, "--context", str(req.context_tokens), "--batch", str(req.batch_size),
             "--gpu", c.gpu.name, "--tp", str(c.tp), "--pp", str(c.pp), "--kv-dtype", c.kv_dtype,
             "--mem-util", f"{req.mem_util:g}", "--reserve", f"{req.reserve_bytes}B", "--weights", req.weights,
             "--min-concurrency", str(req.concurrency)]
