@@ -174,6 +174,7 @@ class _Engine:
         self.tokens = tokens
         self.allow_long = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
         self._pools: dict = {}
+        self._memory: dict = {}
 
     @property
     def on(self) -> bool:
@@ -185,7 +186,12 @@ class _Engine:
         from ..engines.vllm_report import kv_memory_of
 
         mnbt = default_max_num_batched_tokens(deployment.gpu, self.rules)
-        kv_memory, _ = kv_memory_of(SimpleNamespace(deployment=deployment, plan=plan, capacity=None), self.rules, mnbt)
+        # vLLM's profile sees the model's shape and the weights, not the KV techniques: one per GPU and split
+        memory_key = (deployment.gpu.name, deployment.tp, deployment.pp, mnbt)
+        kv_memory = self._memory.get(memory_key)
+        if kv_memory is None:
+            kv_memory, _ = kv_memory_of(SimpleNamespace(deployment=deployment, plan=plan, capacity=None), self.rules, mnbt)
+            self._memory[memory_key] = kv_memory
         pool_key = (key, mnbt)
         pool = self._pools.get(pool_key)
         if pool is None:
@@ -499,27 +505,47 @@ def cheaper_failures(result: FitResult, winner: Candidate) -> list[Candidate]:
                                          c.quality_tier, c.gpu.name, c.tp, c.pp, c.set_label))
 
 
+def achievable(c: Candidate) -> int:
+    """Sequences that fit under both the planner's and (when checked) vLLM's accounting."""
+    if c.engine_concurrency is not None:
+        return min(c.max_concurrency, math.floor(c.engine_concurrency))
+    return c.max_concurrency
+
+
 def pareto(result: FitResult, x: str = "gpus") -> dict[str, list[Candidate]]:
     """Per technique set: the candidates no other beats on both x (GPUs or cost)
-    and concurrency, among those meeting every budget but concurrency."""
+    and concurrency, among those meeting every budget but concurrency. Under an
+    engine each point is checked with its accounting as the walk reaches it."""
     out: dict[str, list[Candidate]] = {}
     by_set: dict[str, list[Candidate]] = {}
     for c in result.candidates:
-        if c.max_concurrency is None or any(m[0] in ("kv", "decode") for m in c.misses) or c.constraint == "engine":
+        if c.max_concurrency is None or any(m[0] in ("kv", "decode") for m in c.misses):
             continue
         if x == "cost" and c.cost_per_hour is None:
             continue
         by_set.setdefault(c.set_label, []).append(c)
+    xs = (lambda c: c.cost_per_hour) if x == "cost" else (lambda c: c.gpus)
     for label, cands in by_set.items():
-        def conc(c):
-            return min(c.max_concurrency, math.floor(c.engine_concurrency)) if c.engine_concurrency is not None else c.max_concurrency
-        xs = (lambda c: c.cost_per_hour) if x == "cost" else (lambda c: c.gpus)
-        cands.sort(key=lambda c: (xs(c), -conc(c), c.pp, c.tp, c.gpu.name))
+        cands.sort(key=lambda c: (xs(c), -c.max_concurrency, c.pp, c.tp, c.gpu.name))
         front, best = [], -1
-        for c in cands:
-            if conc(c) > best:
-                front.append(c)
-                best = conc(c)
+        i = 0
+        while i < len(cands):  # one x value at a time: its best point joins the front if it beats the last
+            j = i
+            top = None
+            while j < len(cands) and xs(cands[j]) == xs(cands[i]):
+                c = cands[j]
+                j += 1
+                if c.max_concurrency <= max(best, achievable(top) if top else -1):
+                    continue  # vLLM's accounting can only lower it
+                result.check_engine(c)
+                if c.constraint == "engine" and c.engine_concurrency is None:
+                    continue  # vLLM would not start
+                if top is None or achievable(c) > achievable(top):
+                    top = c
+            if top is not None and achievable(top) > best:
+                front.append(top)
+                best = achievable(top)
+            i = j
         out[label] = front
     return out
 

@@ -187,15 +187,7 @@ def _cheaper(result: FitResult, c: Candidate, winner: Candidate) -> bool:
 
 
 def pareto_points(result: FitResult) -> dict[str, list[Candidate]]:
-    """The fronts, every point checked under the engine's accounting when one is chosen."""
-    while True:
-        fronts = pareto(result, _axis(result))
-        unchecked = [c for cands in fronts.values() for c in cands if result.engine and result.engine.on
-                     and not c.engine_checked]
-        if not unchecked:
-            return fronts
-        for c in unchecked:
-            result.check_engine(c)
+    return pareto(result, _axis(result))
 
 
 def _pareto(report: Report, result: FitResult) -> None:
@@ -218,9 +210,9 @@ def _pareto(report: Report, result: FitResult) -> None:
 
 
 def _achievable(c: Candidate) -> int:
-    if c.engine_concurrency is not None:
-        return min(c.max_concurrency, math.floor(c.engine_concurrency))
-    return c.max_concurrency
+    from ..fit.search import achievable
+
+    return achievable(c)
 
 
 __all__ = ["build", "option_data", "pareto_points", "CONSTRAINTS"]
