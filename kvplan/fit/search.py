@@ -27,9 +27,9 @@ from ..capacity.hardware import Deployment, make_deployment
 from ..capacity.pool import batch_bytes
 from ..capacity.shard import shard
 from ..capacity.weights import stage_weight_bytes
-from ..errors import KvplanError, PlanError
+from ..errors import KvplanError
 from ..planner import PlanResult, compose, evaluate
-from ..techniques.registry import build, build_all
+from ..techniques.registry import build_all
 from ..units import GIB
 from .grid import CAVEAT_RANK, Caveat, kv_dtype_caveat, split_reason, splits
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 
 from ..capacity.gpus import LIST_PRICES
-from ..fit.search import Candidate, FitResult, cheaper_failures, pareto
+from ..fit.search import Candidate, FitResult, cheaper_failures, pareto, rank_key
 from ..render import Report, Table
 from ..units import GIB, format_tokens
 
@@ -52,11 +51,15 @@ def option_data(c: Candidate, rank: int, req) -> dict:
     }
 
 
+def _size(n: int) -> str:
+    return f"{n // GIB}GiB" if n % GIB == 0 else f"{n}B"
+
+
 def estimate_argv(req, c: Candidate) -> list[str]:
     """The `kvplan estimate` arguments that plan this option with the same settings and check its concurrency."""
     argv = ["estimate", req.model, "--context", str(req.context_tokens), "--batch", str(req.batch_size),
             "--gpu", c.gpu.name, "--tp", str(c.tp), "--pp", str(c.pp), "--kv-dtype", c.kv_dtype,
-            "--mem-util", f"{req.mem_util:g}", "--reserve", f"{req.reserve_bytes}B", "--weights", req.weights,
+            "--mem-util", f"{req.mem_util:g}", "--reserve", _size(req.reserve_bytes), "--weights", req.weights,
             "--min-concurrency", str(req.concurrency)]
     for t in c.techniques:
         argv += ["-t", t]
@@ -173,11 +176,14 @@ def _explain(report: Report, result: FitResult, winner: Candidate, limit: int = 
     if len(failures) > limit:
         report.lines.append(f"explain: {len(failures) - limit:,} more cheaper options fail; by constraint: "
                             + ", ".join(f"{CONSTRAINTS.get(k, k)} {v:,}" for k, v in sorted(counts.items())))
-    cheaper_passing = [c for c in result.options if c is not winner and c.quality_tier > winner.quality_tier
-                       and _cheaper(result, c, winner)]
+    cheaper_passing = [c for c in result.passing if c.quality_tier > winner.quality_tier and _cheaper(result, c, winner)]
+    for c in cheaper_passing:
+        result.check_engine(c)
+    cheaper_passing = [c for c in cheaper_passing if c.ok]
     if cheaper_passing:
+        first = min(cheaper_passing, key=lambda c: rank_key(c, result.request.objective, False))
         report.lines.append(f"explain: {len(cheaper_passing)} cheaper option(s) pass only with a quality caveat "
-                            f"(ranked after the winner): e.g. {cheaper_passing[0].label()}: {cheaper_passing[0].caveat_text}")
+                            f"(ranked after the winner), the best: {first.label()}: {first.caveat_text}")
 
 
 def _cheaper(result: FitResult, c: Candidate, winner: Candidate) -> bool:
