@@ -211,3 +211,25 @@ def test_unknown_gpu_names_the_catalog():
     with pytest.raises(UsageError) as err:
         parse_gpus("h100,h900")
     assert err.value.exit_code == 2 and "h200" in err.value.hint and "mi300x" in err.value.hint
+
+
+def test_headroom_ranks_the_most_sequences_first():
+    # DeepSeek-V2-Lite at 32K on L40S, 32 GB of weights: PP divides the latent layers, TP does not
+    layer_seq = 576 * 2 * 32768
+    l40 = usable("l40s") - RESERVE
+    pp4 = (l40 - 8_000_000_000) // (7 * layer_seq)  # 27 layers over 4 stages: 7, 7, 7, 6
+    result = search(req("deepseek-v2-lite", 32768, 40, "l40s", weights="32GB", max_gpus=4, objective="headroom"))
+    best = result.options[0]
+    assert (best.tp, best.pp, best.max_concurrency) == (1, 4, pp4)
+    assert [c.max_concurrency for c in result.options] == sorted((c.max_concurrency for c in result.options), reverse=True)
+
+
+def test_fewer_caveated_techniques_rank_first_at_equal_gpus():
+    result = search(req("llama-3.1-8b", 131072, 64, "h100", allowed=("kivi", "evict"), engine="vllm"))
+    first = result.options[0]
+    assert first.techniques == ("kivi",)
+    # eviction is not in vLLM's accounting: kivi + evict holds no more sequences there
+    both = next(c for c in result.options if c.techniques == ("kivi", "evict:0.5") and c.gpus == first.gpus
+                and (c.tp, c.pp) == (first.tp, first.pp))
+    assert both.engine_concurrency == pytest.approx(first.engine_concurrency)
+    assert both.max_concurrency > first.max_concurrency

@@ -111,3 +111,18 @@ def test_plan_scenario_fit(cli, tmp_path):
                    "  output_tokens: 2048\n  concurrency: 1000\n")
     code, out, err = cli("plan", str(bad), "--fit")
     assert code == 1 and "scenario huge" in err and "closest:" in err
+
+
+def test_fit_imports_no_heavy_module():
+    import subprocess
+    import sys
+
+    code = ("import sys; from kvplan.cli.app import app; from kvplan.cli import common; "
+            "sys.argv = ['kvplan', 'fit', 'llama-3.1-70b', '-c', '128k', '-n', '16', '--gpu', 'h200', '--engine', 'vllm', "
+            "'--format', 'json']; rc = common.run(app); "
+            "bad = [m for m in ('torch', 'triton', 'pandas', 'huggingface_hub', 'matplotlib') if m in sys.modules]; "
+            "sys.stderr.write(repr(bad)); sys.exit(rc or (1 if bad else 0))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"HF_HUB_OFFLINE": "1",
+                          "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stderr.endswith("[]")

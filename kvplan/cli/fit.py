@@ -27,7 +27,7 @@ def fit_command(
     reserve: ReserveOpt = "2GiB",
     weights: WeightsOpt = "auto",
     quality_first: Annotated[bool, typer.Option("--quality-first/--any-quality", help="Rank options without quality caveats first (default), or by the objective alone.")] = True,
-    top: Annotated[int, typer.Option("--top", help="Options to print (0: all that pass).")] = 10,
+    top: Annotated[int, typer.Option("--top", help="Options to print (0: all that pass; each is evaluated again, slow on a large grid).")] = 10,
     explain: Annotated[bool, typer.Option("--explain", help="Say why each cheaper option failed (its binding constraint).")] = False,
     plot: Annotated[Optional[str], typer.Option("--plot", help="Draw the Pareto view to FILE.png or FILE.svg (needs matplotlib).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --plot file if it exists.")] = False,

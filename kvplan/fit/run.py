@@ -31,6 +31,9 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
 
 def nothing_meets(result: FitResult) -> BudgetExceeded:
     best = closest(result)
+    if not result.candidates and result.skipped_sets:
+        label, why = result.skipped_sets[0]
+        return BudgetExceeded(f"no technique set applies to {result.model_name}: {label}: {why}")
     searched = f"none of the {len(result.candidates):,} deployments searched meets every budget"
     if best is None:
         return BudgetExceeded(searched + " (no valid TP/PP split of the model within --max-gpus)",

@@ -143,16 +143,42 @@ def price_of(gpu: Gpu, overrides: dict) -> float | None:
 
 
 def rank_key(c: Candidate, objective: str, quality_first: bool = True):
+    """Best first: the quality tier (when quality_first), the objective, fewer
+    caveated techniques, then the other figures. Concurrency is the achievable
+    one (vLLM's when checked), so an unchecked candidate's key is optimistic."""
     cost = c.cost_per_hour if c.cost_per_hour is not None else math.inf
-    conc = -(c.max_concurrency or 0)
+    conc = -(achievable(c) if c.max_concurrency is not None else 0)
     tier = c.quality_tier if quality_first else 0
+    caveated = sum(1 for x in c.caveats if x.caveat != "none")
     decode = c.decode_ms_per_token if c.decode_ms_per_token is not None else math.inf
     rest = (c.pp, c.tp, c.gpu.name, c.set_label)
     if objective == "cost":
-        return (tier, cost, c.gpus, conc, decode, *rest)
+        return (tier, cost, caveated, c.gpus, conc, decode, *rest)
     if objective == "headroom":
-        return (tier, conc, c.gpus, cost, decode, *rest)
-    return (tier, c.gpus, cost, conc, decode, *rest)
+        return (tier, conc, caveated, c.gpus, cost, decode, *rest)
+    return (tier, c.gpus, caveated, cost, conc, decode, *rest)
+
+
+def _ranked(req: FitRequest, engine: "_Engine", record, passing: list[Candidate], top: int | None) -> list[Candidate]:
+    """The passing candidates best first. Under an engine, vLLM's accounting is
+    run in order of the optimistic key until `top` survive and no unchecked
+    candidate could still rank among them (the first two key fields bound it)."""
+    def key(c):
+        return rank_key(c, req.objective, req.quality_first)
+
+    order = sorted(passing, key=key)
+    if not engine.on:
+        return order
+    kept: list[Candidate] = []
+    for c in order:
+        if top is not None and len(kept) >= top:
+            bound = sorted(kept, key=key)[top - 1]
+            if key(c)[:2] > key(bound)[:2]:
+                break
+        check_engine(req, engine, c, record)
+        if c.ok:
+            kept.append(c)
+    return sorted(kept, key=key)
 
 
 def objective_value(c: Candidate, objective: str) -> float:
@@ -330,7 +356,7 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
             caveats = (dtype_caveat, *(Caveat(t.spec, t.caveat) for t in chain))
             _screen(req, plan, record, engine, grid, dtype, tuple(chain_specs), caveats, tokens, need, candidates,
                     weights_by_split)
-    passing = sorted((c for c in candidates if c.ok), key=lambda c: rank_key(c, req.objective, req.quality_first))
+    passing = _ranked(req, engine, record, [c for c in candidates if c.ok], verify_top)
     options, dropped = _verify(req, base, record, engine, passing, verify_top)
     return FitResult(req, base.name, options, candidates, engine.rules.version if engine.on else None, dropped, skipped,
                      engine, record)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from ..capacity.gpus import LIST_PRICES
 from ..fit.search import Candidate, FitResult, cheaper_failures, pareto, rank_key
 from ..render import Report, Table
@@ -122,8 +121,9 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         data["skipped_technique_sets"] = [{"set": s, "why": why} for s, why in result.skipped_sets]
     if result.dropped:
         data["dropped"] = [{"option": c.label(), "why": why} for c, why in result.dropped]
+    meet = "meet every budget" if not engine else f"meet every budget under the planner (vLLM {result.rules_version}'s checked as listed)"
     headline = (f"{result.model_name}: {req.concurrency} sequences of {format_tokens(req.context_tokens)} tokens; "
-                f"{len(result.passing):,} of {len(result.candidates):,} deployments meet every budget "
+                f"{len(result.passing):,} of {len(result.candidates):,} deployments {meet} "
                 f"(objective: {req.objective}{', options without caveats first' if req.quality_first else ''})")
     columns = ["#", "gpu", "gpus", "tp x pp", "kv", "techniques", "conc"]
     if engine:
