@@ -126,3 +126,10 @@ def test_fit_imports_no_heavy_module():
                           "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr[-500:]
     assert done.stderr.endswith("[]")
+
+
+def test_vllm_refusing_every_option_says_why(cli):
+    code, _, err = cli("fit", "llama-3.1-8b", "-c", "1m", "-n", "1", "--gpu", "h200", "--engine", "vllm")
+    assert code == 1
+    assert "meet the planner's budgets but vLLM would not start them" in err
+    assert "max_position_embeddings" in err

@@ -35,6 +35,13 @@ def nothing_meets(result: FitResult) -> BudgetExceeded:
         label, why = result.skipped_sets[0]
         return BudgetExceeded(f"no technique set applies to {result.model_name}: {label}: {why}")
     searched = f"none of the {len(result.candidates):,} deployments searched meets every budget"
+    refused = [c for c in result.candidates if c.constraint == "engine" and c.engine_concurrency is None]
+    if refused:  # they meet the planner's budgets; vLLM itself would not start them
+        from .search import rank_key
+
+        first = min(refused, key=lambda c: rank_key(c, result.request.objective, result.request.quality_first))
+        return BudgetExceeded(f"{searched}; {len(refused):,} meet the planner's budgets but vLLM would not start them, "
+                              f"e.g. {first.label()}: {first.reason.removeprefix('vLLM would not start: ')}")
     if best is None:
         return BudgetExceeded(searched + " (no valid TP/PP split of the model within --max-gpus)",
                               "raise --max-gpus or add GPU kinds")
