@@ -7,9 +7,9 @@ and the predictions `kvplan bench` checks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
+from ._record import record
 from .capacity.costs import DecodeCost, ResumeCost, decode_cost, resume_cost
 from .capacity.hardware import Deployment
 from .capacity.pool import BatchBytes, Capacity, batch_bytes, capacity
@@ -19,7 +19,7 @@ from .core.model import ModelSpec
 from .techniques.base import Plan, Technique
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     spec: str  # "baseline" or the technique as written
     label: str
@@ -31,7 +31,7 @@ class Step:
     factor: float  # gpu_bytes / previous step's gpu_bytes
 
 
-@dataclass(frozen=True)
+@record
 class Offloaded:
     offloaded_bytes: int
     resident_bytes: int
@@ -39,7 +39,7 @@ class Offloaded:
     resume: ResumeCost | None
 
 
-@dataclass(frozen=True)
+@record
 class PlanResult:
     plan: Plan
     estimate: Estimate

@@ -9,17 +9,18 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from dataclasses import dataclass
+
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from ._record import record
 from .configs import build_model
 from .core.model import ModelSpec
 from .errors import ConfigError, SourceError, UsageError
 
 
-@dataclass(frozen=True)
+@record
 class BundledEntry:
     alias: str
     hf_id: str

@@ -16,7 +16,6 @@ from .errors import BudgetExceeded, UsageError
 from .planner import evaluate
 from .render import Report
 from .sources import load_model
-from .techniques.registry import build_all
 from .units import GIB, parse_positive_int, parse_size, parse_tokens
 
 
@@ -59,7 +58,11 @@ def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_m
         raise UsageError(f"--emit {emit!r}: only 'vllm' is supported")
     spec = load_model(model, revision=revision, overrides=overrides)
     spec, dtype_name = apply_kv_dtype(spec, kv_dtype)
-    chain = build_all(techniques)
+    chain = []
+    if techniques:
+        from .techniques.registry import build_all
+
+        chain = build_all(techniques)
     deployment = None
     if gpu or gpu_memory or kv_memory:
         deployment = make_deployment(

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
 
+from .._record import record
 from ..errors import UsageError
 from ..units import GIB
 
 
-@dataclass(frozen=True)
+@record
 class Gpu:
     name: str
     memory_bytes: int

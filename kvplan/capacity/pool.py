@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .._record import record
 from ..core.model import ModelSpec
 from ..errors import PlanError
 from ..techniques.base import Plan
@@ -51,7 +50,7 @@ def prefix_shared_bytes(model: ModelSpec, tokens: int, prefix_tokens: int, block
     return total
 
 
-@dataclass(frozen=True)
+@record
 class BatchBytes:
     kv_bytes_per_sequence: int  # as allocated (paged when paging is on)
     state_bytes_per_sequence: int
@@ -81,7 +80,7 @@ def batch_bytes(plan: Plan, tokens: int, batch: int, model: ModelSpec | None = N
     return BatchBytes(kv, state, ideal, shared, sharers, saved, total)
 
 
-@dataclass(frozen=True)
+@record
 class Capacity:
     pool_bytes: int  # KV pool per GPU
     weight_bytes_per_gpu: int

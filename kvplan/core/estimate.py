@@ -8,13 +8,13 @@ is the special case of identical full-attention layers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
+from .._record import record
 from .model import ModelSpec
 
 
-@dataclass(frozen=True)
+@record
 class KindRow:
     kind: str
     layers: int  # layers of this kind
@@ -27,7 +27,7 @@ class KindRow:
     read_bytes_per_step: int  # one sequence's decode step, all layers of this kind
 
 
-@dataclass(frozen=True)
+@record
 class Estimate:
     model: ModelSpec
     context_tokens: int

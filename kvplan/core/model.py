@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 
+from .._record import record
 from .layers import LayerSpec
 
 
-@dataclass(frozen=True)
+@record
 class ModelSpec:
     name: str
     model_type: str

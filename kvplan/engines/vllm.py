@@ -42,8 +42,9 @@ the profiling run that decides the available memory itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
+from .._record import record
 from ..capacity.shard import shard, stage_bounds
 from ..core.layers import TokenCache
 from ..core.model import ModelSpec
@@ -76,7 +77,7 @@ def default_max_num_batched_tokens(gpu=None) -> int:
     return MAX_NUM_BATCHED_TOKENS_SMALL_GPU
 
 
-@dataclass(frozen=True)
+@record
 class PageSpec:
     """One layer's cache as vLLM's KV cache manager sees it (its KVCacheSpec)."""
 
@@ -118,7 +119,7 @@ class PageSpec:
         return cdiv(max_len, self.block_tokens) * self.page_bytes
 
 
-@dataclass(frozen=True)
+@record
 class CacheGroup:
     """Layers sharing one block table (vLLM's KVCacheGroupSpec)."""
 
@@ -127,7 +128,7 @@ class CacheGroup:
     padding_layers: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class VllmPool:
     kv_memory_bytes: int
     max_model_len: int

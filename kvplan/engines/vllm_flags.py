@@ -10,8 +10,8 @@ KIVI formats are not vLLM KV cache dtypes.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 
+from .._record import record
 from ..core.model import ModelSpec
 from ..render import Report
 from ..techniques.architecture import HybridWhatIf, LatentWhatIf, RegroupHeads, ShareLayers
@@ -27,7 +27,7 @@ NO_ENGINE = "needs engine support that vLLM does not have"
 NOT_A_DTYPE = "is not a vLLM KV cache dtype (vLLM offers auto, fp8 = fp8_e4m3, fp8_e5m2)"
 
 
-@dataclass(frozen=True)
+@record
 class NotApplied:
     spec: str
     reason: str

@@ -14,9 +14,9 @@ pandas and numpy are imported here, never by `kvplan estimate`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from .._record import record
 from ..capacity.hardware import make_deployment
 from ..errors import KvplanError, UsageError
 from ..planner import compose
@@ -62,7 +62,7 @@ def context_points(low: int, high: int, points: int):
     return np.unique(raw)
 
 
-@dataclass(frozen=True)
+@record
 class Series:
     label: str  # "baseline" or the -t value as written
     specs: tuple[str, ...]  # the techniques, '+' split

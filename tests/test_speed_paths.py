@@ -1,0 +1,121 @@
+"""The cheap paths behind cold start and throughput: `record` classes behave as
+frozen dataclasses, the CLI builds only the command it runs, -h and shell
+completion work, and JSON output never imports rich."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from dataclasses import field
+from functools import cached_property
+
+import pytest
+
+from kvplan._record import record
+
+
+@record
+class Point:
+    x: int
+    y: int = 0
+    tags: list = field(default_factory=list, compare=False, repr=False)
+
+    @cached_property
+    def norm1(self) -> int:
+        return abs(self.x) + abs(self.y)
+
+
+@dataclasses.dataclass(frozen=True)
+class RefPoint:
+    x: int
+    y: int = 0
+    tags: list = field(default_factory=list, compare=False, repr=False)
+
+
+def test_record_matches_a_frozen_dataclass():
+    for args, kwargs in [((1,), {}), ((1, 2), {}), ((), {"x": 3}), ((1,), {"y": 5}), ((1, 2, [7]), {})]:
+        ours, ref = Point(*args, **kwargs), RefPoint(*args, **kwargs)
+        assert repr(ours) == repr(ref).replace("RefPoint", "Point")
+        assert vars(ours) == vars(ref) and list(vars(ours)) == list(vars(ref))  # same keys, same order
+        assert dataclasses.asdict(ours) == dataclasses.asdict(ref)
+    assert Point(1, 2) == Point(1, 2, ["ignored: compare=False"]) and Point(1, 2) != Point(2, 1)
+    assert hash(Point(1, 2)) == hash(Point(1, 2, ["x"]))
+    assert Point(1, 2) != (1, 2) and Point(1, 2) != RefPoint(1, 2)
+    assert Point(3, -4).norm1 == 7  # cached_property writes to the instance dict
+    assert dataclasses.replace(Point(1, 2), y=9) == Point(1, 9)
+    assert [f.name for f in dataclasses.fields(Point)] == ["x", "y", "tags"]
+    assert Point(1).tags == [] and Point(1).tags is not Point(1).tags  # a fresh default per instance
+
+
+def test_record_is_immutable_and_checks_its_arguments():
+    p = Point(1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.x = 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del p.x
+    for bad in (lambda: Point(), lambda: Point(1, 2, [], 4), lambda: Point(1, x=2), lambda: Point(1, z=2)):
+        with pytest.raises(TypeError):
+            bad()
+
+
+def test_a_frozen_dataclass_may_extend_a_record():
+    @dataclasses.dataclass(frozen=True)
+    class Point3(Point):
+        z: int = 0
+
+    @record
+    class Point4(Point):
+        w: int = 0
+
+    assert Point3(1, 2, z=3) == Point3(1, 2, [], 3) and Point3(1).z == 0
+    assert Point4(1, w=4).w == 4 and Point4(1) != Point(1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Point4(1).w = 1
+
+
+def test_only_the_named_command_is_built():
+    from kvplan.cli.app import COMMANDS, commands_needed
+
+    assert commands_needed(["estimate", "llama-3.1-8b", "-c", "4k"]) == ["estimate"]
+    assert commands_needed(["--version"]) == []
+    assert commands_needed([]) is None and commands_needed(["-h"]) is None and commands_needed(["nope"]) is None
+    assert list(COMMANDS)[:4] == ["estimate", "models", "techniques", "gpus"]
+
+
+def _kvplan(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "kvplan", *args], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, **(env or {})))
+
+
+def test_h_is_help_on_the_root_and_on_commands():
+    for args in (["-h"], ["estimate", "-h"], ["sweep", "-h"]):
+        short, long = _kvplan(*args), _kvplan(*args[:-1], "--help")
+        assert short.returncode == 0 and short.stdout == long.stdout and "Usage: " in short.stdout
+
+
+def test_shell_completion_lists_commands_and_options():
+    env = {"_KVPLAN_COMPLETE": "complete_bash", "COMP_WORDS": "kvplan est", "COMP_CWORD": "1"}
+    proc = subprocess.run([sys.executable, "-c", "import sys; sys.argv[0] = 'kvplan'; from kvplan.cli.app import main; main()"],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, **env))
+    assert proc.stdout.split() == ["estimate"], proc.stderr
+    env.update(COMP_WORDS="kvplan estimate --for", COMP_CWORD="2")
+    proc = subprocess.run([sys.executable, "-c", "import sys; sys.argv[0] = 'kvplan'; from kvplan.cli.app import main; main()"],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, **env))
+    assert proc.stdout.split() == ["--format"], proc.stderr
+    shown = _kvplan("--show-completion", "bash")
+    assert shown.returncode == 0 and "_KVPLAN_COMPLETE" in shown.stdout
+
+
+def test_json_output_imports_no_rich_and_no_techniques():
+    code = (
+        "import sys; sys.argv = ['kvplan', 'estimate', 'llama-3.1-8b', '--format', 'json']\n"
+        "from kvplan.cli.app import main\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    rc = e.code\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] == 'rich' or m.startswith(('kvplan.techniques.tokens', "
+        "'kvplan.techniques.architecture', 'kvplan.engines', 'kvplan.workload')))\n"
+        "sys.stderr.write(f'rc={rc} heavy={heavy}\\n')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "rc=0 heavy=[]" in proc.stderr, proc.stderr
