@@ -4,7 +4,6 @@ JSON, CSV or Markdown. Data goes to stdout, diagnostics to stderr.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import sys
@@ -74,6 +73,8 @@ def _markdown(report: Report) -> str:
 
 
 def _csv(report: Report) -> str:
+    import csv
+
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     for i, table in enumerate(report.tables):
