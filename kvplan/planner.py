@@ -8,15 +8,18 @@ and the predictions `kvplan bench` checks.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from ._record import record
-from .capacity.costs import DecodeCost, ResumeCost, decode_cost, resume_cost
-from .capacity.hardware import Deployment
 from .capacity.pool import BatchBytes, Capacity, batch_bytes, capacity
 from .capacity.shard import shard
 from .core.estimate import Estimate, estimate
 from .core.model import ModelSpec
 from .techniques.base import Plan, Technique
+
+if TYPE_CHECKING:  # annotations only: costs and the GPU catalog load when a deployment is given
+    from .capacity.costs import DecodeCost, ResumeCost
+    from .capacity.hardware import Deployment
 
 
 @record
@@ -120,12 +123,16 @@ def evaluate(
         cap = capacity(final, deployment, tokens)
         if deployment.gpu is not None and deployment.gpu.hbm_gbps:
             weights = deployment.weight_bytes if deployment.weight_bytes is not None else final.model.weight_bytes
+            from .capacity.costs import decode_cost
+
             dec = decode_cost(final.model, deployment, tokens, max(resident, 1), weights)
     if final.offload is not None:
         resume = None
         if deployment is not None and deployment.gpu is not None and deployment.gpu.bf16_tflops:
             # each GPU brings back its own shard in parallel: the largest stage decides
             seq_per_gpu = max(_sequence_total(batch_bytes(final, tokens, 1, stage)) for stage in stages)
+            from .capacity.costs import resume_cost
+
             resume = resume_cost(final.model, deployment, tokens, seq_per_gpu, final.offload.link_gbps, final.offload.mfu)
         off = Offloaded(offloaded, b.total_bytes - offloaded, sessions, resume)
     return PlanResult(final, estimate(final.model, tokens, batch), b, tuple(steps), deployment, cap, dec, off, per_gpu)

@@ -9,9 +9,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from .capacity.hardware import make_deployment
 from .core.storage import KV_DTYPES, kv_storage
-from .core.transform import map_caches
 from .errors import BudgetExceeded, UsageError
 from .planner import evaluate
 from .render import Report
@@ -26,6 +24,8 @@ def apply_kv_dtype(model, kv_dtype: str):
         return model, {"float32": "fp32", "float16": "fp16"}.get(model.weight_dtype, "bf16")
     if name not in KV_DTYPES:
         raise UsageError(f"--kv-dtype {kv_dtype!r} is not one of auto, {', '.join(KV_DTYPES)}")
+    from .core.transform import map_caches
+
     storage = kv_storage(name)
     return map_caches(model, lambda c: replace(c, storage=storage), lambda i, l, c: c.kind in ("attention", "latent")), storage.name
 
@@ -64,6 +64,8 @@ def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_m
 
         chain = build_all(techniques)
     deployment = None
+    if gpu or gpu_memory or kv_memory or tp != 1 or pp != 1:
+        from .capacity.hardware import make_deployment
     if gpu or gpu_memory or kv_memory:
         deployment = make_deployment(
             gpu,

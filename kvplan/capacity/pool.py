@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .._record import record
 from ..core.model import ModelSpec
 from ..errors import PlanError
 from ..techniques.base import Plan
 from ..units import format_bytes
-from .hardware import Deployment
 from .shard import shard
+
+if TYPE_CHECKING:
+    from .hardware import Deployment
 
 DEFAULT_PREFIX_BLOCK = 16  # vLLM's block size, used for prefix sharing without page:
 
