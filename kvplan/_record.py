@@ -7,7 +7,9 @@ compiler). The planning path defines a few dozen such classes, so creating them
 was a large part of `kvplan estimate`'s cold start. `record` lets dataclasses
 collect the fields (so `dataclasses.fields`, `replace`, `asdict` and a subclass
 declared with `@dataclass(frozen=True)` behave as before) and installs methods
-built from closures over the field names instead: nothing is compiled. Instances
+built from closures over the field names instead: nothing is compiled at import.
+A class constructed many times (an estimate per call in a loop) compiles the
+__init__ a dataclass would have after its 200th instance. Instances
 are immutable like a frozen dataclass's (assigning or deleting an attribute
 raises dataclasses.FrozenInstanceError) and equal, hashed and shown the same way.
 
@@ -50,11 +52,43 @@ def _getter(names):
     return get if len(names) > 1 else (lambda obj: (get(obj),))
 
 
-def _init(cls_name, names, defaults, factories):
+_COMPILE_AFTER = 200  # constructions of one class before its __init__ is compiled
+
+
+def _compiled_init(names, defaults, factories):
+    """The __init__ a dataclass would compile, storing into the instance dict."""
+    ns: dict = {"__MISSING": dataclasses.MISSING}
+    params, body = [], []
+    for i, name in enumerate(names):
+        if name in defaults:
+            ns[f"__d{i}"] = defaults[name]
+            params.append(f"{name}=__d{i}")
+        elif name in factories:
+            ns[f"__f{i}"] = factories[name]
+            params.append(f"{name}=__MISSING")
+            body.append(f"    if {name} is __MISSING: {name} = __f{i}()")
+        else:
+            params.append(name)
+    body.append("    __d = self.__dict__")
+    body.extend(f"    __d[{name!r}] = {name}" for name in names)
+    exec(f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body), ns)  # noqa: S102 - field names only
+    return ns["__init__"]
+
+
+def _init(cls, names, defaults, factories):
+    """A generic __init__ (nothing compiled at import); a class constructed often
+    (an estimate per call in a loop) swaps in a compiled one after a while."""
+    cls_name = cls.__name__
     count = len(names)
     known = frozenset(names)
+    made = [0]
 
     def __init__(self, *args, **kwargs):
+        made[0] += 1
+        if made[0] == _COMPILE_AFTER and cls.__dict__.get("__init__") is __init__:
+            fast = _compiled_init(names, defaults, factories)
+            fast.__qualname__ = f"{cls.__qualname__}.__init__"
+            type.__setattr__(cls, "__init__", fast)
         d = self.__dict__
         if not kwargs and len(args) == count:  # the common case: every field, in order
             d.update(zip(names, args))
@@ -121,7 +155,7 @@ def record(cls):
     names = tuple(f.name for f in fields)
     defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
     factories = {f.name: f.default_factory for f in fields if f.default_factory is not dataclasses.MISSING}
-    cls.__init__ = _init(cls.__name__, names, defaults, factories)
+    cls.__init__ = _init(cls, names, defaults, factories)
     shown = tuple(f.name for f in fields if f.repr)
     compared = tuple(f.name for f in fields if f.compare)
     hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))

@@ -78,20 +78,34 @@ def _offload(plan: Plan, b: BatchBytes, batch: int) -> tuple[int, int]:
     return sessions * unique, sessions
 
 
-def _step(plan: Plan, spec: str, label: str, term: str, caveat: str, tokens: int, batch: int, previous: int | None) -> Step:
+def _step(plan: Plan, spec: str, label: str, term: str, caveat: str, tokens: int, batch: int, previous: int | None):
+    """(the waterfall step, the plan's batch bytes, its estimate)."""
     b = batch_bytes(plan, tokens, batch)
     offloaded, _ = _offload(plan, b, batch)
     est = estimate(plan.model, tokens, batch)
     gpu = b.total_bytes - offloaded
     factor = gpu / previous if previous else 1.0
-    return Step(spec, label, term, caveat, gpu, b.total_bytes, est.read_bytes_per_step * batch, factor)
+    return Step(spec, label, term, caveat, gpu, b.total_bytes, est.read_bytes_per_step * batch, factor), b, est
 
 
-def compose(model: ModelSpec, techniques: list[Technique]) -> list[Plan]:
+def _compose(model: ModelSpec, techniques) -> tuple[Plan, ...]:
     plans = [Plan(model)]
     for technique in techniques:
         plans.append(technique.apply(plans[-1]))
-    return plans
+    return tuple(plans)
+
+
+def compose(model: ModelSpec, techniques: list[Technique]) -> list[Plan]:
+    """The plan after each technique, in order (the first is the model as configured).
+
+    Applied once per (model, chain) and kept on the model: evaluating the same
+    chain at many contexts and batches reuses the transformed models, and with
+    them their groups, estimate terms and shards."""
+    key = ("compose", tuple(techniques))
+    try:
+        return list(model.memo(key, lambda: _compose(model, techniques)))
+    except TypeError:  # a technique holding something unhashable: apply it afresh
+        return list(_compose(model, techniques))
 
 
 def evaluate(
@@ -103,14 +117,15 @@ def evaluate(
 ) -> PlanResult:
     plans = compose(model, techniques)
     steps: list[Step] = []
+    b = est = None
     for plan, technique in zip(plans, [None, *techniques]):
         previous = steps[-1].gpu_bytes if steps else None
         if technique is None:
-            steps.append(_step(plan, "baseline", "as configured", "-", "-", tokens, batch, None))
+            step, b, est = _step(plan, "baseline", "as configured", "-", "-", tokens, batch, None)
         else:
-            steps.append(_step(plan, technique.spec, technique.label, technique.term, technique.caveat, tokens, batch, previous))
+            step, b, est = _step(plan, technique.spec, technique.label, technique.term, technique.caveat, tokens, batch, previous)
+        steps.append(step)
     final = plans[-1]
-    b = batch_bytes(final, tokens, batch)
     offloaded, sessions = _offload(final, b, batch)
     resident = batch - sessions  # sequences whose cache stays on the GPUs
     tp, pp = (deployment.tp, deployment.pp) if deployment is not None else (1, 1)
@@ -122,20 +137,20 @@ def evaluate(
     if deployment is not None and (deployment.gpu is not None or deployment.kv_memory_bytes is not None):
         cap = capacity(final, deployment, tokens)
         if deployment.gpu is not None and deployment.gpu.hbm_gbps:
-            weights = deployment.weight_bytes if deployment.weight_bytes is not None else final.model.weight_bytes
             from .capacity.costs import decode_cost
 
+            weights = deployment.weight_bytes if deployment.weight_bytes is not None else final.model.weight_bytes
             dec = decode_cost(final.model, deployment, tokens, max(resident, 1), weights)
     if final.offload is not None:
         resume = None
         if deployment is not None and deployment.gpu is not None and deployment.gpu.bf16_tflops:
-            # each GPU brings back its own shard in parallel: the largest stage decides
-            seq_per_gpu = max(_sequence_total(batch_bytes(final, tokens, 1, stage)) for stage in stages)
             from .capacity.costs import resume_cost
 
+            # each GPU brings back its own shard in parallel: the largest stage decides
+            seq_per_gpu = max(_sequence_total(batch_bytes(final, tokens, 1, stage)) for stage in stages)
             resume = resume_cost(final.model, deployment, tokens, seq_per_gpu, final.offload.link_gbps, final.offload.mfu)
         off = Offloaded(offloaded, b.total_bytes - offloaded, sessions, resume)
-    return PlanResult(final, estimate(final.model, tokens, batch), b, tuple(steps), deployment, cap, dec, off, per_gpu)
+    return PlanResult(final, est, b, tuple(steps), deployment, cap, dec, off, per_gpu)
 
 
 def as_number(value: Fraction | int) -> int | float:

@@ -119,3 +119,20 @@ def test_json_output_imports_no_rich_and_no_techniques():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "rc=0 heavy=[]" in proc.stderr, proc.stderr
+
+
+def test_record_keeps_its_behaviour_after_compiling_init():
+    @record
+    class Hot:
+        a: int
+        b: int = 2
+        c: list = field(default_factory=list)
+
+    for _ in range(450):  # past the point where __init__ is compiled
+        assert vars(Hot(1)) == {"a": 1, "b": 2, "c": []}
+    assert vars(Hot(1, 5, [3])) == {"a": 1, "b": 5, "c": [3]} and vars(Hot(b=0, a=4)) == {"a": 4, "b": 0, "c": []}
+    assert Hot(1).c is not Hot(1).c
+    with pytest.raises(TypeError):
+        Hot()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Hot(1).a = 2

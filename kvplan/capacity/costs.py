@@ -14,13 +14,14 @@ of (query, key) pairs, pairs = sum over positions of the keys each sees.
 from __future__ import annotations
 
 from .._record import record
+from ..core.estimate import terms
 from ..core.model import ModelSpec
 from .hardware import Deployment
 from .shard import shard
 
 
 def _stage_read(stage: ModelSpec, tokens: int) -> int:
-    return sum(c.read_bytes(tokens) * n for layer, n in stage.groups for c in layer.caches)
+    return terms(stage).read_bytes(tokens)
 
 
 @record

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._record import record
+from ..core.estimate import terms
 from ..core.model import ModelSpec
 from ..errors import PlanError
 from ..techniques.base import Plan
@@ -23,15 +24,16 @@ def _growing_owned(layer):
 
 def sequence_bytes(model: ModelSpec, tokens: int, block_tokens: int | None) -> tuple[int, int]:
     """(KV bytes, fixed state bytes) of one sequence; block-rounded when paged."""
-    kv = state = 0
+    t = terms(model)
+    if not block_tokens:
+        return t.kv_bytes(tokens), t.state
+    kv = 0
     for layer, count in model.groups:
         if layer.shares_cache_of is not None:
             continue
         for cache in layer.caches:
-            kv += count * (cache.paged_bytes(tokens, block_tokens) if block_tokens else cache.stored_bytes(tokens))
-        if layer.state is not None:
-            state += count * layer.state.bytes
-    return kv, state
+            kv += count * cache.paged_bytes(tokens, block_tokens)
+    return kv, t.state
 
 
 def prefix_shared_bytes(model: ModelSpec, tokens: int, prefix_tokens: int, block_tokens: int) -> int:
@@ -72,15 +74,16 @@ class BatchBytes:
 def batch_bytes(plan: Plan, tokens: int, batch: int, model: ModelSpec | None = None) -> BatchBytes:
     model = model or plan.model
     block = plan.block_size
-    kv, state = sequence_bytes(model, tokens, block)
-    ideal, _ = sequence_bytes(model, tokens, None)
+    t = terms(model)
+    ideal = t.kv_bytes(tokens)
+    kv = sequence_bytes(model, tokens, block)[0] if block else ideal
+    state = t.state
     shared = sharers = saved = 0
     if plan.prefix is not None:
         sharers = min(plan.prefix.requests, batch)
         shared = prefix_shared_bytes(model, tokens, plan.prefix.tokens, block or DEFAULT_PREFIX_BLOCK)
         saved = max(sharers - 1, 0) * shared
-    fixed = sum(c.fixed_bytes() * n for layer, n in model.groups if layer.shares_cache_of is None for c in layer.caches)
-    total = batch * (kv + state) - saved + fixed
+    total = batch * (kv + state) - saved + t.shared  # per-tensor scales once
     return BatchBytes(kv, state, ideal, shared, sharers, saved, total)
 
 
@@ -120,11 +123,8 @@ def capacity(plan: Plan, deployment: Deployment, tokens: int) -> Capacity:
     best_tokens = best_blocks = None
     concurrency, binding = None, 0
     for index, stage in enumerate(shard(plan.model, deployment.tp, deployment.pp)):
-        per_token = sum(
-            (c.bytes_per_token() * n for layer, n in stage.groups if layer.shares_cache_of is None for c in layer.caches),
-            0,
-        )
-        fixed = sum(c.fixed_bytes() * n for layer, n in stage.groups if layer.shares_cache_of is None for c in layer.caches)
+        t = terms(stage)
+        per_token, fixed = t.per_token, t.shared
         usable = pool - fixed
         if per_token:
             if block:
