@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ._record import record
 from .capacity.pool import BatchBytes, Capacity, batch_bytes, capacity
 from .capacity.shard import shard
-from .core.estimate import Estimate, estimate
+from .core.estimate import Estimate, estimate, terms
 from .core.model import ModelSpec
 from .techniques.base import Plan, Technique
 
@@ -79,13 +79,13 @@ def _offload(plan: Plan, b: BatchBytes, batch: int) -> tuple[int, int]:
 
 
 def _step(plan: Plan, spec: str, label: str, term: str, caveat: str, tokens: int, batch: int, previous: int | None):
-    """(the waterfall step, the plan's batch bytes, its estimate)."""
+    """(the waterfall step, the plan's batch bytes)."""
     b = batch_bytes(plan, tokens, batch)
     offloaded, _ = _offload(plan, b, batch)
-    est = estimate(plan.model, tokens, batch)
     gpu = b.total_bytes - offloaded
     factor = gpu / previous if previous else 1.0
-    return Step(spec, label, term, caveat, gpu, b.total_bytes, est.read_bytes_per_step * batch, factor), b, est
+    read = terms(plan.model).read_bytes(tokens) * batch  # the estimate's read_bytes_per_step x batch
+    return Step(spec, label, term, caveat, gpu, b.total_bytes, read, factor), b
 
 
 def _compose(model: ModelSpec, techniques) -> tuple[Plan, ...]:
@@ -101,11 +101,17 @@ def compose(model: ModelSpec, techniques: list[Technique]) -> list[Plan]:
     Applied once per (model, chain) and kept on the model: evaluating the same
     chain at many contexts and batches reuses the transformed models, and with
     them their groups, estimate terms and shards."""
-    key = ("compose", tuple(techniques))
+    chain = tuple(techniques)
+    # by identity first (the same Technique objects: no hashing of their fields)
+    seen = model.memo(("compose-by-id", tuple(map(id, chain))), lambda: None)
+    if seen is not None and all(a is b for a, b in zip(seen[0], chain)):
+        return list(seen[1])
     try:
-        return list(model.memo(key, lambda: _compose(model, techniques)))
+        plans = model.memo(("compose", chain), lambda: _compose(model, chain))
     except TypeError:  # a technique holding something unhashable: apply it afresh
-        return list(_compose(model, techniques))
+        return list(_compose(model, chain))
+    model.__dict__["_memo"][("compose-by-id", tuple(map(id, chain)))] = (chain, plans)  # holds chain: ids stay valid
+    return list(plans)
 
 
 def evaluate(
@@ -117,15 +123,16 @@ def evaluate(
 ) -> PlanResult:
     plans = compose(model, techniques)
     steps: list[Step] = []
-    b = est = None
+    b = None
     for plan, technique in zip(plans, [None, *techniques]):
         previous = steps[-1].gpu_bytes if steps else None
         if technique is None:
-            step, b, est = _step(plan, "baseline", "as configured", "-", "-", tokens, batch, None)
+            step, b = _step(plan, "baseline", "as configured", "-", "-", tokens, batch, None)
         else:
-            step, b, est = _step(plan, technique.spec, technique.label, technique.term, technique.caveat, tokens, batch, previous)
+            step, b = _step(plan, technique.spec, technique.label, technique.term, technique.caveat, tokens, batch, previous)
         steps.append(step)
     final = plans[-1]
+    est = estimate(final.model, tokens, batch)
     offloaded, sessions = _offload(final, b, batch)
     resident = batch - sessions  # sequences whose cache stays on the GPUs
     tp, pp = (deployment.tp, deployment.pp) if deployment is not None else (1, 1)

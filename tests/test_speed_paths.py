@@ -136,3 +136,87 @@ def test_record_keeps_its_behaviour_after_compiling_init():
         Hot()
     with pytest.raises(dataclasses.FrozenInstanceError):
         Hot(1).a = 2
+
+
+# --- the estimator's precomputed terms against the per-layer formula ---------------------------------
+
+
+def _reference(model, tokens: int, block: int | None):
+    """Layer by layer (no groups, no precomputed terms), straight from the cache
+    methods every number comes from: (stored KV, paged KV, read, state, fixed)."""
+    kv = paged = read = state = fixed = 0
+    for layer in model.layers:
+        own = layer.shares_cache_of is None
+        for cache in layer.caches:
+            read += cache.read_bytes(tokens)
+            if own:
+                kv += cache.stored_bytes(tokens)
+                paged += cache.paged_bytes(tokens, block) if block else cache.stored_bytes(tokens)
+                fixed += cache.fixed_bytes()
+        if own and layer.state is not None:
+            state += layer.state.bytes
+    return kv, paged, read, state, fixed
+
+
+COMBOS = [[], ["fp8"], ["window:1000"], ["window:512,pattern=3:1", "page:16"], ["evict:0.3,recent=64"],
+          ["evict:700,recent=32", "page:16"], ["pyramid:0.2"], ["kivi"], ["int4", "page:32"], ["quest:page=16,topk=8"],
+          ["csa:m=4,k=64,window=32"], ["cla:2", "fp8"], ["mla"], ["gqa:1", "prefix:tokens=3000,requests=4"]]
+
+
+@pytest.mark.parametrize("alias", ["llama-3.1-8b", "gemma-3-27b", "deepseek-v3", "qwen3-next-80b-a3b", "gemma-3n-e4b"])
+def test_estimate_terms_equal_the_per_layer_formula(alias):
+    import random
+
+    from kvplan.capacity.pool import batch_bytes
+    from kvplan.core.estimate import estimate
+    from kvplan.errors import KvplanError
+    from kvplan.planner import compose
+    from kvplan.sources import load_model
+    from kvplan.techniques.registry import build_all
+
+    rng = random.Random(alias)
+    model = load_model(alias)
+    checked = 0
+    for combo in COMBOS:
+        try:
+            plan = compose(model, build_all(combo))[-1]
+        except KvplanError:
+            continue  # does not apply to this model
+        for tokens in sorted({1, 2, 15, 16, 17, 511, 512, 513, 1000, 4096, *(rng.randint(1, 3_000_000) for _ in range(6))}):
+            kv, paged, read, state, fixed = _reference(plan.model, tokens, plan.block_size)
+            est = estimate(plan.model, tokens, 3)
+            assert (est.kv_bytes_per_sequence, est.read_bytes_per_step, est.state_bytes_per_sequence, est.shared_bytes) == (
+                kv, read, state, fixed), (combo, tokens)
+            assert sum(k.kv_bytes_per_sequence for k in est.kinds) == kv and sum(k.read_bytes_per_step for k in est.kinds) == read
+            b = batch_bytes(plan, tokens, 3)
+            assert (b.ideal_kv_bytes_per_sequence, b.kv_bytes_per_sequence) == (kv, paged), (combo, tokens)
+            checked += 1
+    assert checked > 50
+
+
+def test_a_chain_is_applied_once_and_reused():
+    from kvplan.planner import compose, evaluate
+    from kvplan.sources import load_model
+    from kvplan.techniques.registry import build_all
+
+    model = load_model("llama-3.1-8b")
+    chain = build_all(["fp8", "evict:0.5"])
+    first = compose(model, chain)[-1]
+    assert compose(model, chain)[-1] is first  # the same objects: no re-application
+    assert compose(model, build_all(["fp8", "evict:0.5"]))[-1] is first  # equal techniques, new objects
+    assert evaluate(model, chain, 4096).plan is first
+    assert compose(model, build_all(["fp8"]))[-1] is not first
+
+
+def test_cla_keeps_identical_layers_in_few_groups():
+    from kvplan.planner import compose
+    from kvplan.sources import load_model
+    from kvplan.techniques.registry import build_all
+
+    model = load_model("llama-3.1-70b")  # 80 identical layers
+    shared = compose(model, build_all(["cla:2"]))[-1].model
+    # one group of owners, and the sharing layers (each pointing at its own owner) grouped by kind
+    assert len(model.groups) == 1
+    assert len(shared.groups) == 2 and sum(count for _, count in shared.groups) == 80
+    owners = [layer for layer, _ in shared.groups if layer.shares_cache_of is None]
+    assert len(owners) == 1 and dict((l.kind, c) for l, c in shared.groups)[owners[0].kind] == 40

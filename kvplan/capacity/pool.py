@@ -27,13 +27,7 @@ def sequence_bytes(model: ModelSpec, tokens: int, block_tokens: int | None) -> t
     t = terms(model)
     if not block_tokens:
         return t.kv_bytes(tokens), t.state
-    kv = 0
-    for layer, count in model.groups:
-        if layer.shares_cache_of is not None:
-            continue
-        for cache in layer.caches:
-            kv += count * cache.paged_bytes(tokens, block_tokens)
-    return kv, t.state
+    return t.paged_kv_bytes(tokens, block_tokens), t.state
 
 
 def prefix_shared_bytes(model: ModelSpec, tokens: int, prefix_tokens: int, block_tokens: int) -> int:
@@ -76,7 +70,7 @@ def batch_bytes(plan: Plan, tokens: int, batch: int, model: ModelSpec | None = N
     block = plan.block_size
     t = terms(model)
     ideal = t.kv_bytes(tokens)
-    kv = sequence_bytes(model, tokens, block)[0] if block else ideal
+    kv = t.paged_kv_bytes(tokens, block) if block else ideal
     state = t.state
     shared = sharers = saved = 0
     if plan.prefix is not None:

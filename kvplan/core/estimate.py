@@ -151,6 +151,30 @@ class _Terms:
                     total += count * cache.read_bytes(n)
         return total
 
+    def paged_kv_bytes(self, n: int, block: int) -> int:
+        """KV bytes one sequence of n tokens holds in whole blocks of `block` tokens
+        (TokenCache.paged_bytes summed over the caches a sequence stores)."""
+        total = 0
+        for _, _, _, owners, caches in self.groups:
+            if owners:
+                for linear, window, budget, cap, cache in caches:
+                    if linear is None:
+                        total += owners * cache.paged_bytes(n, block)
+                        continue
+                    kept = n if window is None or n < window else window
+                    if budget is not None:
+                        kept = _budget(kept, n, budget)
+                    if cap is not None and cap < kept:
+                        kept = cap
+                    if kept <= 0:
+                        continue
+                    if budget is None and cap is None and kept < n:  # a window: the blocks it touches
+                        entries = ((n - 1) // block - (n - kept) // block + 1) * block
+                    else:
+                        entries = -(-kept // block) * block
+                    total += owners * entries * linear
+        return total
+
 
 def terms(model: ModelSpec) -> _Terms:
     """The context-independent part of `model`'s estimate, computed once per model."""
