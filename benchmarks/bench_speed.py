@@ -160,7 +160,8 @@ def api(seconds: float) -> None:
 def sweep(rows_list: list[int], runs: int) -> None:
     kvplan = _exe("kvplan") or "kvplan"
     series = ["fp8", "fp8+page:16", "fp8+evict:0.5+page:16"]
-    print(f"\n== sweep: kvplan sweep {MODEL} --gpu h200 --tp 4 with {1 + len(series)} series, fresh process, median of {runs}")
+    print(f"\n== sweep: kvplan sweep {MODEL} --gpu h200 --tp 4 --context 1m..1024m -t {' -t '.join(series)} "
+          f"--points ROWS/{1 + len(series)} --out FILE, fresh process (imports included), median of {runs}, peak RSS")
     print(f"{'rows':>10} {'format':>6} {'wall s':>8} {'peak MiB':>9}")
     result = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -168,7 +169,7 @@ def sweep(rows_list: list[int], runs: int) -> None:
             points = rows // (1 + len(series))
             for fmt in ("csv", "json"):
                 out = os.path.join(tmp, f"sweep.{fmt}")
-                cmd = [kvplan, "sweep", MODEL, "--gpu", "h200", "--tp", "4", "--context", f"1k..{max(points * 4, 10**7)}",
+                cmd = [kvplan, "sweep", MODEL, "--gpu", "h200", "--tp", "4", "--context", "1m..1024m",
                        "--points", str(points), *sum((["-t", s] for s in series), []), "--out", out, "--force"]
                 walls, peaks = [], []
                 for _ in range(runs):

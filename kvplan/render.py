@@ -1,5 +1,7 @@
 """The one renderer: every command builds a Report; this prints it as a table,
 JSON, CSV or Markdown. Data goes to stdout, diagnostics to stderr.
+
+rich is imported only to draw a terminal table: JSON, CSV and Markdown never load it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ class Report:
     tables: list[Table] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)  # plain lines shown under the tables
     headline: str = ""
+    # documents too large to hold as rows (a sweep of a million points): format ->
+    # a function writing the whole document to a stream, in pieces
+    streams: dict = field(default_factory=dict)
 
 
 def _json_default(value):
@@ -106,7 +111,9 @@ def _rich(report: Report, stream) -> None:
 
 def render(report: Report, fmt: str = "table", stream=None) -> None:
     stream = stream or sys.stdout
-    if fmt == "json":
+    if fmt in report.streams:
+        report.streams[fmt](stream)
+    elif fmt == "json":
         stream.write(to_json(report.data) + "\n")
     elif fmt == "csv":
         stream.write(_csv(report))
