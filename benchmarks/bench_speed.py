@@ -151,6 +151,19 @@ def api(seconds: float) -> None:
         for i, r in enumerate(rates):
             worst[(kind, i)] = r
         print(f"{kind + ' ' + name:<28} {rates[0]:>10,.0f} {rates[1]:>11,.0f} {rates[2]:>10,.0f} {rates[3]:>12,.0f} {rates[4]:>16,.0f}")
+    import numpy as np
+
+    import kvplan
+
+    contexts_many = np.arange(1, 1_000_001, dtype=np.int64) * 7
+    for kind, name in models:
+        model = load_model(name)
+        kvplan.estimate_many(model, contexts_many[:10], 8)
+        start = time.perf_counter()
+        kvplan.estimate_many(model, contexts_many, 8)
+        took = time.perf_counter() - start
+        print(f"kvplan.estimate_many, {kind} {name}: 1,000,000 contexts in {took * 1e3:.0f} ms "
+              f"({len(contexts_many) / took / 1e6:.1f} million contexts/s)")
     dense = worst[("dense", 0)], worst[("dense", 1)], worst[("dense", 4)]
     print(f"target: dense estimate >= 200,000/s: {dense[0]:,.0f} {'OK' if dense[0] >= 2e5 else 'MISSED'}; "
           f"with a chain applied >= 200,000/s: {dense[1]:,.0f} {'OK' if dense[1] >= 2e5 else 'MISSED'}; "

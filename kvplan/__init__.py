@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-__all__ = ["Estimate", "estimate", "load_model", "__version__"]
+__all__ = ["Estimate", "estimate", "estimate_many", "load_model", "__version__"]
 
 
 def __getattr__(name: str):
@@ -12,6 +12,8 @@ def __getattr__(name: str):
         from .core import estimate as _module
 
         value = getattr(_module, name)
+    elif name == "estimate_many":  # numpy: many contexts at once
+        from .workload.vector import estimate_many as value
     elif name == "load_model":
         from .sources import load_model as value
     else:

@@ -220,3 +220,24 @@ def test_cla_keeps_identical_layers_in_few_groups():
     assert len(shared.groups) == 2 and sum(count for _, count in shared.groups) == 80
     owners = [layer for layer, _ in shared.groups if layer.shares_cache_of is None]
     assert len(owners) == 1 and dict((l.kind, c) for l, c in shared.groups)[owners[0].kind] == 40
+
+
+def test_estimate_many_equals_estimate_at_every_context():
+    import random
+
+    import kvplan
+    from kvplan.planner import compose
+    from kvplan.techniques.registry import build_all
+
+    rng = random.Random(7)
+    for alias, chain in (("llama-3.1-70b", []), ("gemma-3-27b", ["kivi"]), ("deepseek-v3", ["evict:0.3"]),
+                         ("qwen3-next-80b-a3b", ["quest:page=16,topk=8"])):
+        model = compose(kvplan.load_model(alias), build_all(chain))[-1].model
+        contexts = [1, 17, 4096, *(rng.randint(1, 5_000_000) for _ in range(20))]
+        many = kvplan.estimate_many(model, contexts, batch=3)
+        for i, n in enumerate(contexts):
+            one = kvplan.estimate(model, n, 3)
+            assert int(many["kv_bytes_per_sequence"][i]) == one.kv_bytes_per_sequence
+            assert int(many["state_bytes_per_sequence"][i]) == one.state_bytes_per_sequence
+            assert int(many["total_bytes"][i]) == one.total_bytes
+            assert int(many["read_bytes_per_step"][i]) == one.read_bytes_per_step
