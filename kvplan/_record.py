@@ -14,9 +14,9 @@ are immutable like a frozen dataclass's (assigning or deleting an attribute
 raises dataclasses.FrozenInstanceError) and equal, hashed and shown the same way.
 
 Supported: plain fields, defaults, `field(default_factory=...)`,
-`field(compare=False)`, `field(repr=False)`, inheritance between records.
-Not supported (use `@dataclass` for those): __post_init__, InitVar, kw_only,
-init=False fields, slots.
+`field(compare=False)`, `field(repr=False)`, __post_init__, inheritance between
+records, and `@record(frozen=False)` for a mutable one. Not supported (use
+`@dataclass` for those): InitVar, kw_only, init=False fields, slots.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _getter(names):
 _COMPILE_AFTER = 200  # constructions of one class before its __init__ is compiled
 
 
-def _compiled_init(names, defaults, factories):
+def _compiled_init(names, defaults, factories, post_init):
     """The __init__ a dataclass would compile, storing into the instance dict."""
     ns: dict = {"__MISSING": dataclasses.MISSING}
     params, body = [], []
@@ -71,11 +71,13 @@ def _compiled_init(names, defaults, factories):
             params.append(name)
     body.append("    __d = self.__dict__")
     body.extend(f"    __d[{name!r}] = {name}" for name in names)
+    if post_init:
+        body.append("    self.__post_init__()")
     exec(f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body), ns)  # noqa: S102 - field names only
     return ns["__init__"]
 
 
-def _init(cls, names, defaults, factories):
+def _init(cls, names, defaults, factories, post_init):
     """A generic __init__ (nothing compiled at import); a class constructed often
     (an estimate per call in a loop) swaps in a compiled one after a while."""
     cls_name = cls.__name__
@@ -86,12 +88,14 @@ def _init(cls, names, defaults, factories):
     def __init__(self, *args, **kwargs):
         made[0] += 1
         if made[0] == _COMPILE_AFTER and cls.__dict__.get("__init__") is __init__:
-            fast = _compiled_init(names, defaults, factories)
+            fast = _compiled_init(names, defaults, factories, post_init)
             fast.__qualname__ = f"{cls.__qualname__}.__init__"
             type.__setattr__(cls, "__init__", fast)
         d = self.__dict__
         if not kwargs and len(args) == count:  # the common case: every field, in order
             d.update(zip(names, args))
+            if post_init:
+                self.__post_init__()
             return
         if len(args) > count:
             raise TypeError(f"{cls_name}() takes {count} positional arguments but {len(args)} were given")
@@ -111,6 +115,8 @@ def _init(cls, names, defaults, factories):
                 d[name] = factories[name]()
             else:
                 raise TypeError(f"{cls_name}() missing required argument {name!r}")
+        if post_init:
+            self.__post_init__()
 
     return __init__
 
@@ -138,15 +144,22 @@ def _hash(get):
     return __hash__
 
 
-def record(cls):
-    """Class decorator: `cls` becomes a frozen dataclass (see the module docstring)."""
+def record(cls=None, /, *, frozen: bool = True):
+    """Class decorator: `cls` becomes a frozen dataclass (see the module docstring);
+    `@record(frozen=False)`: a plain mutable dataclass (eq, no hash), equally cheap."""
+    if cls is None:
+        return lambda c: _record(c, frozen)
+    return _record(cls, frozen)
+
+
+def _record(cls, frozen: bool):
     if not cls.__dict__.get("__doc__"):
         cls.__doc__ = cls.__name__  # dataclasses would call inspect.signature for one
-    if "__post_init__" in cls.__dict__:
-        raise TypeError(f"{cls.__name__}: record does not run __post_init__; use @dataclass")
     # a base that is already a frozen dataclass makes dataclasses insist on frozen=True
     # (which compiles __setattr__/__delattr__; only subclasses of records pay it)
     frozen_base = any(getattr(getattr(b, "__dataclass_params__", None), "frozen", False) for b in cls.__mro__[1:])
+    if frozen_base and not frozen:
+        raise TypeError(f"{cls.__name__}: a mutable record cannot extend a frozen one")
     cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=frozen_base)
     fields = dataclasses.fields(cls)
     for f in fields:
@@ -155,12 +168,15 @@ def record(cls):
     names = tuple(f.name for f in fields)
     defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
     factories = {f.name: f.default_factory for f in fields if f.default_factory is not dataclasses.MISSING}
-    cls.__init__ = _init(cls, names, defaults, factories)
+    cls.__init__ = _init(cls, names, defaults, factories, "__post_init__" in dir(cls))
     shown = tuple(f.name for f in fields if f.repr)
     compared = tuple(f.name for f in fields if f.compare)
     hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
     cls.__repr__ = _repr(shown)
     cls.__eq__ = _eq(_getter(compared))
+    if not frozen:  # as @dataclass(eq=True): mutable, so unhashable
+        cls.__hash__ = None
+        return cls
     cls.__hash__ = _hash(_getter(hashed))
     if not frozen_base:
         cls.__setattr__ = _frozen_setattr

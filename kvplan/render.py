@@ -9,14 +9,16 @@ from __future__ import annotations
 import io
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Any
+
+from ._record import record
 
 FORMATS = ("table", "json", "csv", "markdown")
 
 
-@dataclass
+@record(frozen=False)
 class Table:
     title: str
     columns: list[str]
@@ -25,7 +27,7 @@ class Table:
     numeric: set[int] = field(default_factory=set)
 
 
-@dataclass
+@record(frozen=False)
 class Report:
     data: dict  # the JSON document: stable, documented keys
     tables: list[Table] = field(default_factory=list)

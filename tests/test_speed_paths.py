@@ -241,3 +241,24 @@ def test_estimate_many_equals_estimate_at_every_context():
             assert int(many["state_bytes_per_sequence"][i]) == one.state_bytes_per_sequence
             assert int(many["total_bytes"][i]) == one.total_bytes
             assert int(many["read_bytes_per_step"][i]) == one.read_bytes_per_step
+
+
+def test_mutable_record_and_post_init():
+    seen = []
+
+    @record(frozen=False)
+    class Box:
+        items: list = field(default_factory=list)
+        title: str = ""
+
+        def __post_init__(self):
+            seen.append(self.title)
+
+    b = Box(title="a")
+    b.title = "b"  # mutable
+    assert b == Box([], "b") and seen == ["a", "b"]
+    with pytest.raises(TypeError):
+        hash(b)
+    for _ in range(250):  # the compiled __init__ runs __post_init__ too
+        Box(title="x")
+    assert seen[-1] == "x" and len(seen) == 252

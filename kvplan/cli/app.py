@@ -92,6 +92,11 @@ def __getattr__(name: str):
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--version"]:  # answered before typer loads
+        from .. import __version__
+
+        print(f"kvplan {__version__}")
+        sys.exit(0)
     from .common import run
 
     completing = "_KVPLAN_COMPLETE" in os.environ  # the shell asks for completions: it needs every command
