@@ -111,12 +111,21 @@ def pool_bytes_per_gpu(plan: Plan, deployment: Deployment) -> tuple[int, int]:
     return pool, per_gpu_weights
 
 
-def capacity(plan: Plan, deployment: Deployment, tokens: int) -> Capacity:
+def _pool_terms(plan: Plan, deployment: Deployment) -> tuple:
+    """What capacity() needs that does not depend on the context: the pool and
+    weights per GPU, the tokens (and blocks) the pool holds, and each pipeline
+    stage with its usable bytes. Kept on the plan's model per (plan, deployment),
+    held by identity (the objects are kept with the entry, so ids stay valid)."""
+    memo = plan.model.__dict__.setdefault("_memo", {})
+    key = ("pool-terms", id(plan), id(deployment))
+    entry = memo.get(key)
+    if entry is not None and entry[0] is plan and entry[1] is deployment:
+        return entry[2]
     pool, weights = pool_bytes_per_gpu(plan, deployment)
     block = plan.block_size
     best_tokens = best_blocks = None
-    concurrency, binding = None, 0
-    for index, stage in enumerate(shard(plan.model, deployment.tp, deployment.pp)):
+    stages = []
+    for stage in shard(plan.model, deployment.tp, deployment.pp):
         t = terms(stage)
         per_token, fixed = t.per_token, t.shared
         usable = pool - fixed
@@ -128,6 +137,16 @@ def capacity(plan: Plan, deployment: Deployment, tokens: int) -> Capacity:
                 blocks, stage_tokens = None, int(usable // per_token)
             if best_tokens is None or stage_tokens < best_tokens:
                 best_tokens, best_blocks = stage_tokens, blocks
+        stages.append((stage, usable))
+    value = (pool, weights, best_tokens, best_blocks, tuple(stages))
+    memo[key] = (plan, deployment, value)
+    return value
+
+
+def capacity(plan: Plan, deployment: Deployment, tokens: int) -> Capacity:
+    pool, weights, best_tokens, best_blocks, stages = _pool_terms(plan, deployment)
+    concurrency, binding = None, 0
+    for index, (stage, usable) in enumerate(stages):
         seq = batch_bytes(plan, tokens, 1, stage)
         unique = seq.kv_bytes_per_sequence + seq.state_bytes_per_sequence
         shared = seq.prefix_shared_bytes if plan.prefix is not None else 0
