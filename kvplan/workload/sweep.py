@@ -202,7 +202,7 @@ def _chunks(result: SweepResult, row_format):
             stop = start + CHUNK_ROWS
             columns = (result.contexts[start:stop].tolist(), s.kv[start:stop].tolist(), s.stored[start:stop].tolist(),
                        s.read[start:stop].tolist(), s.max_concurrency[start:stop].tolist())
-            yield [fmt % row for row in zip(*columns)]
+            yield map(fmt.__mod__, zip(*columns))
 
 
 def write_csv(result: SweepResult, stream) -> None:
