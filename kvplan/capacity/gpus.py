@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
 
+from .._record import record
 from ..errors import UsageError
 from ..units import GIB
 
 
-@dataclass(frozen=True)
+@record
 class Gpu:
     name: str
     memory_bytes: int
@@ -45,7 +45,7 @@ CATALOG = {
         _gpu("mi300x", 192, 5300, 64, 1307, "AMD Instinct MI300X 192GB"),
     )
 }
-@dataclass(frozen=True)
+@record
 class Price:
     usd_per_gpu_hour: float
     source: str
