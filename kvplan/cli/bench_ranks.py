@@ -15,7 +15,7 @@ from .common import refuse_existing
 
 def _child_args(cfg, tp: int, pp: int, timeout: float, json_path, csv_path, quiet: bool, force: bool) -> list[str]:
     args = [cfg.model_name]
-    for spec in cfg.specs:
+    for spec in cfg.specs or ["baseline"]:  # none: the baseline alone (no -t would mean all)
         args += ["-t", spec]
     args += ["--context", str(cfg.context_tokens), "--batch", str(cfg.batch), "--device", cfg.device,
              "--repeats", str(cfg.repeats), "--block", str(cfg.block_tokens),
@@ -40,6 +40,7 @@ def bench_ranks(cfg, tp: int, pp: int, launch: int | None, timeout: float, json_
     if timeout <= 0:
         raise UsageError(f"--timeout must be > 0 seconds, got {timeout:g}")
     check_sizes(tp, pp)
+    cfg.specs = [s for s in cfg.specs if s != "baseline"]  # it always runs first; -t baseline runs it alone
     if launch is not None:
         if launch != tp * pp:
             raise UsageError(f"--launch {launch} differs from --tp {tp} x --pp {pp} = {tp * pp}",
