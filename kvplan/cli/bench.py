@@ -118,10 +118,7 @@ def bench_command(
 
 
 def _distributed(tp: int, pp: int, launch: int | None) -> bool:
+    """--tp/--pp/--launch, or started by torchrun (WORLD_SIZE set, even to 1)."""
     import os
 
-    try:
-        world = int(os.environ.get("WORLD_SIZE") or 1)
-    except ValueError:
-        world = 2  # malformed: the distributed path says so in one line
-    return launch is not None or tp != 1 or pp != 1 or world != 1
+    return launch is not None or tp != 1 or pp != 1 or bool(os.environ.get("WORLD_SIZE"))
