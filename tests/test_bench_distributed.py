@@ -149,6 +149,10 @@ def _rank_main(rank: int, n: int, port: int, args: list[str], log: str, fail: st
             def hook(spec, shapes):
                 if rank == 1 and fail == "die":
                     os._exit(3)
+                if rank == 1 and fail == "hang":
+                    import time
+
+                    time.sleep(PROC_TIMEOUT_S)
                 if rank == 1:
                     raise MemoryError("injected on rank 1")
 
@@ -175,9 +179,10 @@ def _spawn(n: int, args: list[str], tmp_path, fail: str | None = None) -> list[t
     for p in procs:
         p.start()
     try:
-        for p in procs:
+        waited = procs[:1] if fail == "hang" else procs  # "hang": rank 1 is stuck on purpose
+        for p in waited:
             p.join(PROC_TIMEOUT_S)
-        assert all(p.exitcode is not None for p in procs), "a rank hung"
+        assert all(p.exitcode is not None for p in waited), "a rank hung"
     finally:
         for p in procs:
             if p.exitcode is None:
@@ -257,12 +262,19 @@ def test_hybrid_mamba2_padded_groups_and_uneven_pp(tmp_path):
     assert total["fullest_rank"] == 0 and total["bytes_imbalance"] == pytest.approx(stage0 / mean - 1)
 
 
-@pytest.mark.parametrize("how", ["raise", "die"])
+@pytest.mark.parametrize("how", ["raise", "die", "hang"])
 def test_failing_rank_fails_the_run_without_hanging(how, tmp_path):
-    ranks = _spawn(2, ["llama-3.1-8b", "--tp", "2", *TINY, "--timeout", "30"], tmp_path, fail=how)
+    import time
+
+    start = time.monotonic()
+    ranks = _spawn(2, ["llama-3.1-8b", "--tp", "2", *TINY, "--timeout", "30" if how != "hang" else "4"],
+                   tmp_path, fail=how)
     (rc0, out0), (rc1, _) = ranks
     assert rc0 == 1, out0
     if how == "raise":  # caught in its row: rank 0 reports the rank and its message
         assert "rank 1: MemoryError: injected on rank 1" in out0
-    else:  # the rank vanished: rank 0's gather fails (peer gone or timeout) instead of waiting
-        assert rc1 == 3 and "gathering the results failed" in out0 and "rank 0" in out0
+    elif how == "die":  # the rank vanished: rank 0's gather fails on the lost peer instead of waiting
+        assert rc1 == 3 and "gathering the results failed" in out0
+    else:  # rank 1 never reaches the gather: rank 0 gives up after --timeout 4 s
+        assert "gathering the results failed" in out0 and "within 4 s" in out0
+        assert time.monotonic() - start < PROC_TIMEOUT_S / 2

@@ -105,13 +105,18 @@ def run(prep: Prepared, timeout_s: float) -> dict | None:
 
     place = prep.place
     timeout = timedelta(seconds=timeout_s)
-    if prep.cfg.device == "cuda":
-        torch.cuda.set_device(place.local_rank)
-        dist.init_process_group("nccl", timeout=timeout, device_id=torch.device(place.device))
-        objects = dist.new_group(backend="gloo", timeout=timeout)
-    else:
-        dist.init_process_group("gloo", timeout=timeout)
-        objects = None
+    try:
+        if prep.cfg.device == "cuda":
+            torch.cuda.set_device(place.local_rank)
+            dist.init_process_group("nccl", timeout=timeout, device_id=torch.device(place.device))
+            objects = dist.new_group(backend="gloo", timeout=timeout)  # result objects: CPU, no NCCL stream
+        else:
+            dist.init_process_group("gloo", timeout=timeout)
+            objects = None
+    except Exception as exc:
+        where = f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}"
+        raise RankFailure(f"rank {place.rank}: could not join the process group at {where} "
+                          f"({_first_line(exc)})", "are all ranks started with the same rendezvous?") from None
     payload = {"placement": place.as_dict(), "failure": None}
     try:
         payload.update(_bench_rank(prep))
