@@ -278,3 +278,21 @@ def test_failing_rank_fails_the_run_without_hanging(how, tmp_path):
     else:  # rank 1 never reaches the gather: rank 0 gives up after --timeout 4 s
         assert "gathering the results failed" in out0 and "within 4 s" in out0
         assert time.monotonic() - start < PROC_TIMEOUT_S / 2
+
+
+def test_a_disagreement_with_the_planner_is_a_mismatch():
+    """One rank benched in-process (no process group needed): PP 3 over the
+    shrunk llama's 4 layers. vLLM's get_pp_indices gives stage 0 one layer
+    (1, 2, 1); kvplan's capacity.shard gives it two (2, 1, 1): the rank builds
+    one layer, 2 x 2 heads x 128 x 2 B x 16 tokens = 16384 B, against a
+    prediction of two. This is a known gap in the planner (docs/bench-distributed.md);
+    when shard follows vLLM, this test must change with it."""
+    from kvplan.bench.distributed import _bench_rank, prepare
+    from kvplan.bench.runner import BenchConfig
+
+    cfg = BenchConfig("llama-3.1-8b", [], 16, 1, "cpu", 1, True, 16)
+    env = {"RANK": "0", "WORLD_SIZE": "3", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1"}
+    row = _bench_rank(prepare(cfg, 1, 3, env))["rows"][0]
+    assert row["status"] == "mismatch"
+    assert (row["predicted_bytes"], row["measured_bytes"]) == (32768, 16384)
+    assert "bytes: predicted 32768 measured 16384" in row["message"]

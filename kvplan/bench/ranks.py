@@ -45,12 +45,12 @@ def _sum(rows: list[dict], key: str):
     return None if any(v is None for v in vals) else sum(vals)
 
 
-def _failed_row(spec: str, place: dict, failure: str) -> dict:
-    from .runner import _empty_row  # torch-free: runner imports torch only inside functions
+def _failed_row(spec: str, place: dict, failure: str, block_tokens: int) -> dict:
     from .cases import make_case
+    from .runner import _empty_row  # torch-free: runner imports torch only inside functions
 
     try:
-        row = _empty_row(make_case(spec, 16))
+        row = _empty_row(make_case(spec, block_tokens))
     except Exception:
         row = {"technique": spec, "groups": []}
     row.update(status="error", message=f"rank {place['rank']}: {failure}")
@@ -115,7 +115,8 @@ def merge(payloads: list[dict], prep, timeout_s: float) -> dict:
             failures.append(f"rank {pl['rank']}: {p['failure']}")
         rows = p.get("rows") or []
         for i, spec in enumerate(specs):
-            row = dict(rows[i]) if i < len(rows) else _failed_row(spec, pl, p.get("failure") or "no result")
+            row = dict(rows[i]) if i < len(rows) else _failed_row(spec, pl, p.get("failure") or "no result",
+                                                                          cfg.block_tokens)
             row.update(technique=f"{spec} @ rank {pl['rank']}", spec=spec, scope="rank", rank=pl["rank"],
                        world_size=place.world_size, tp_rank=pl["tp_rank"], pp_stage=pl["pp_stage"])
             by_spec[spec].append(row)
