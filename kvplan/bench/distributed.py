@@ -19,7 +19,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from ..errors import KvplanError
+from ..errors import KvplanError, UsageError
 from .placement import Placement, check_parallel, make_placement, rank_model, rendezvous
 from .predict import Prediction, predict_rank
 from .runner import BenchConfig
@@ -53,6 +53,13 @@ def prepare(cfg: BenchConfig, tp: int, pp: int, env=None) -> Prepared:
 
     rank, world, local = rendezvous(env)
     place = make_placement(rank, world, local, tp, pp, cfg.device)
+    if cfg.device == "cuda":
+        import torch
+
+        visible = torch.cuda.device_count()
+        if local >= visible:
+            raise UsageError(f"LOCAL_RANK {local}, but this node shows {visible} CUDA devices",
+                             "start at most one rank per GPU on each node (--nproc-per-node)")
     base = load_model(cfg.model_name)
     check_parallel(base, tp, pp, base.name)
     model, info = base, None
