@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -63,63 +62,33 @@ def read_json_file(path: Path) -> dict:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SourceError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SourceError(f"{path}: is a folder, not a JSON file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
     except OSError as exc:
         raise SourceError(f"{path}: cannot read ({exc.strerror})") from None
+    return parse_json_text(text, str(path))
+
+
+def parse_json_text(text: str, where: str) -> dict:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raise ConfigError(f"{where}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: JSON nested too deeply") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a JSON object, found {type(data).__name__}")
+        raise ConfigError(f"{where}: expected a JSON object, found {type(data).__name__}")
     return data
 
 
 def _hub_config(repo_id: str, revision: str | None) -> tuple[dict, str]:
-    try:
-        from huggingface_hub import hf_hub_download
-        from huggingface_hub.errors import (
-            EntryNotFoundError,
-            GatedRepoError,
-            HfHubHTTPError,
-            LocalEntryNotFoundError,
-            RepositoryNotFoundError,
-            RevisionNotFoundError,
-        )
-    except ImportError:  # pragma: no cover - a runtime dependency
-        raise SourceError("huggingface_hub is not installed", "pip install huggingface-hub") from None
-    where = f"{repo_id}@{revision}" if revision else repo_id
-    try:
-        path = hf_hub_download(repo_id, "config.json", revision=revision)
-    except GatedRepoError:
-        raise SourceError(
-            f"{where}: the repository is gated and this token has no access",
-            "accept its licence on huggingface.co and log in (hf auth login) or set HF_TOKEN",
-        ) from None
-    except RepositoryNotFoundError:
-        raise SourceError(
-            f"{where}: no such repository on the Hub (or it is private)",
-            "check the name, or log in / set HF_TOKEN for a private repository",
-        ) from None
-    except RevisionNotFoundError:
-        raise SourceError(f"{where}: no such revision", "check --revision") from None
-    except LocalEntryNotFoundError:
-        raise SourceError(
-            f"{where}: not in the local Hugging Face cache and the Hub cannot be reached (offline)",
-            "unset HF_HUB_OFFLINE, or download the config once, or pass a local config.json",
-        ) from None
-    except EntryNotFoundError:
-        raise SourceError(f"{where}: the repository has no config.json") from None
-    except HfHubHTTPError as exc:
-        status = getattr(getattr(exc, "response", None), "status_code", None)
-        if status == 401:
-            raise SourceError(
-                f"{where}: the Hub refused access (401: gated or private repository)",
-                "log in (hf auth login) or set HF_TOKEN with access to it",
-            ) from None
-        raise SourceError(f"{where}: the Hub answered an error ({status or exc})") from None
-    except OSError as exc:
-        raise SourceError(f"{where}: cannot reach the Hub ({exc})", "check the network or set HF_HUB_OFFLINE=1") from None
-    return read_json_file(Path(path)), f"hf://{where}"
+    """A Hub repo's config.json: one bounded request, or the local HF cache (kvplan/hub.py)."""
+    from .hub import config_text
+
+    text, source = config_text(repo_id, revision)
+    return parse_json_text(text, source), source
 
 
 def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]:
@@ -178,4 +147,6 @@ def load_model(name: str, *, revision: str | None = None, overrides=()) -> Model
 
 
 def offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
+    from .hub import offline as hub_offline
+
+    return hub_offline()
