@@ -7,8 +7,8 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from ..errors import UsageError
-from .common import refuse_existing
+from ..errors import KvplanError, UsageError
+from ..files import check_output
 
 DEFAULT_MODEL = "llama-3.1-8b"
 
@@ -45,12 +45,14 @@ def bench_command(
 
       kvplan bench gemma-3-1b -t all --device cpu --json cpu.json --csv cpu.csv
     """
+    import os
     import sys
 
     from rich.console import Console
 
     from ..bench.cases import expand, make_case
-    from ..bench.report import document, render_table, to_csv, to_json, write_atomic
+    from ..bench.report import document, render_table, to_csv, to_json
+    from ..files import save_or_rescue
     from ..bench.runner import BenchConfig, resolve_device, run_bench
     from ..units import parse_positive_int, parse_tokens
 
@@ -59,13 +61,15 @@ def bench_command(
     tokens = parse_tokens(context, "--context") if context else (256 if cpu else 4096)
     batch_n = parse_positive_int(batch, "--batch") if batch else (2 if cpu else 8)
     reps = repeats if repeats is not None else (3 if cpu else 50)
-    if reps < 1:
-        raise UsageError(f"--repeats must be >= 1, got {reps}")
-    if block < 1:
-        raise UsageError(f"--block must be >= 1, got {block}")
+    if not 1 <= reps <= 100_000:
+        raise UsageError(f"--repeats must be in 1..100000, got {reps}")
+    if not 1 <= block <= 1 << 20:
+        raise UsageError(f"--block must be in 1..1048576 tokens, got {block}")
     small = cpu if shrink is None else shrink
     for flag, path in (("--json", json_path), ("--csv", csv_path)):
-        refuse_existing(path, flag, force)
+        check_output(path, flag, force)  # folder exists and takes a file, no clobbering: before any work
+    if json_path and csv_path and os.path.realpath(json_path) == os.path.realpath(csv_path):
+        raise UsageError(f"--json and --csv name the same file {json_path}")
     specs = expand(technique or ["all"], tokens, batch_n, small)
     for s in specs:  # unknown or malformed techniques fail before anything runs
         make_case(s, block)
@@ -92,11 +96,12 @@ def bench_command(
         if bar is not None:
             bar.stop()
     doc = document(run)
-    if json_path:
-        write_atomic(json_path, to_json(doc))
-    if csv_path:
-        write_atomic(csv_path, to_csv(doc))
     render_table(doc, Console(file=sys.stdout, width=160))
+    # a write that still fails (disk full, folder removed meanwhile) never loses the run
+    lost = [line for flag, path, make in (("--json", json_path, to_json), ("--csv", csv_path, to_csv)) if path
+            for line in [save_or_rescue(path, make(doc), flag)] if line]
+    if lost:
+        raise KvplanError("; ".join(lost))
     bad = [r for r in doc["results"] if r["status"] in ("mismatch", "oom", "error")]
     if bad:
         raise typer.Exit(1)
