@@ -44,3 +44,8 @@ class PlanError(KvplanError):
 
 class BudgetExceeded(KvplanError):
     """A plan that breaks a budget given on the command line or in a scenario."""
+
+
+class KvplanWarning(UserWarning):
+    """Something the user should know that does not stop the command (one stderr line,
+    every time: the CLI shows these with the 'always' filter)."""

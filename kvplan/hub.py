@@ -33,7 +33,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from .errors import SourceError, UsageError
+from .errors import KvplanWarning, SourceError, UsageError
 
 BUDGET_ENV = "KVPLAN_HUB_TIMEOUT"
 DEFAULT_BUDGET_S = 30.0
@@ -282,7 +282,7 @@ def config_text(repo_id: str, revision: str | None) -> tuple[str, str]:
         cached = cached_config(repo_id, revision) if failure.unreachable else None
         if cached is None:
             raise SourceError(message, hint) from None
-        warnings.warn(f"{message}; using the copy in the local Hugging Face cache", stacklevel=2)
+        warnings.warn(f"{message}; using the copy in the local Hugging Face cache", KvplanWarning, stacklevel=2)
         return _read_cached(cached, where), source
     body, headers = result
     _store(repo_id, revision or "main", headers, body)

@@ -112,38 +112,86 @@ def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]
     raise SourceError(f"unknown model {name!r}: not a bundled name, a file, or a Hub repo id (owner/name)", hint)
 
 
-def parse_override(item: str) -> tuple[str, object]:
+def parse_override(item: str, flag: str = "--set") -> tuple[str, object]:
     if "=" not in item:
-        raise UsageError(f"--set {item!r}: expected key=value", "for example --set num_key_value_heads=64")
+        raise UsageError(f"{flag} {item!r}: expected key=value", "for example --set num_key_value_heads=64")
     key, text = item.split("=", 1)
     key = key.strip()
     if not key:
-        raise UsageError(f"--set {item!r}: empty key")
+        raise UsageError(f"{flag} {item!r}: empty key")
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         value = text
     return key, value
 
 
-def apply_overrides(raw: dict, overrides: list[str] | tuple[str, ...]) -> dict:
-    """--set key=value on the config; keys nested under text_config go there."""
+@dataclass(frozen=True)
+class Override:
+    """One --set / --set-new, as applied: recorded in every report."""
+
+    key: str
+    value: object
+    section: str  # "" (top level) or "text_config"
+    new: bool
+
+    def describe(self) -> str:
+        where = f"{self.section}." if self.section else ""
+        return f"{where}{self.key}={json.dumps(self.value)}"
+
+    def as_dict(self) -> dict:
+        return {"key": self.key, "value": self.value, "section": self.section or None, "new": self.new}
+
+
+def apply_overrides(raw: dict, overrides=(), new=()) -> tuple[dict, list[Override]]:
+    """--set key=value (the key must exist, at the top level or under text_config, where
+    multimodal configs keep the language model's fields) and --set-new key=value (a
+    key the config lacks, added where the model's fields live). A key set twice is refused."""
     out = dict(raw)
-    for item in overrides:
-        key, value = parse_override(item)
-        nested = out.get("text_config")
-        if isinstance(nested, dict) and key not in out:
-            out["text_config"] = {**nested, key: value}
-        else:
-            out[key] = value
-    return out
+    nested = out.get("text_config") if isinstance(out.get("text_config"), dict) else None
+    applied: list[Override] = []
+    seen: dict[str, str] = {}
+    for flag, items in (("--set", overrides), ("--set-new", new)):
+        for item in items:
+            key, value = parse_override(item, flag)
+            if key in seen:
+                raise UsageError(f"{flag} {key}: the key is given twice ({seen[key]} and {item})", "give each key once")
+            seen[key] = item
+            if flag == "--set":
+                if key in out:
+                    section = ""
+                elif nested is not None and key in nested:
+                    section = "text_config"
+                else:
+                    known = list(out) + list(nested or {})
+                    close = difflib.get_close_matches(key, known, n=2, cutoff=0.6)
+                    hint = (f"did you mean {' or '.join(close)}? " if close else "") + \
+                        f"to add a field the config lacks, use --set-new {key}=..."
+                    raise UsageError(f"--set {key}: the config has no field {key!r}", hint)
+            else:
+                if key in out or (nested is not None and key in nested):
+                    raise UsageError(f"--set-new {key}: the config already has {key!r}", f"use --set {key}=... to change it")
+                section = "text_config" if nested is not None else ""
+            if section:
+                nested = {**nested, key: value}
+                out["text_config"] = nested
+            else:
+                out[key] = value
+            applied.append(Override(key, value, section, flag == "--set-new"))
+    return out, applied
 
 
-def load_model(name: str, *, revision: str | None = None, overrides=()) -> ModelSpec:
+def load_model(name: str, *, revision: str | None = None, overrides=(), new=()) -> ModelSpec:
+    return load_model_with_overrides(name, revision=revision, overrides=overrides, new=new)[0]
+
+
+def load_model_with_overrides(name: str, *, revision: str | None = None, overrides=(), new=()) -> tuple[ModelSpec, list[Override]]:
+    """The model and the overrides applied to its config (for the report)."""
     raw, display, source = load_config(name, revision)
-    if overrides:
-        raw = apply_overrides(raw, overrides)
-    return build_model(raw, display, source)
+    applied: list[Override] = []
+    if overrides or new:
+        raw, applied = apply_overrides(raw, overrides, new)
+    return build_model(raw, display, source), applied
 
 
 def offline() -> bool:

@@ -10,14 +10,47 @@ from dataclasses import replace
 from pathlib import Path
 
 from .capacity.hardware import make_deployment
+from .capacity.shard import check_tp
 from .core.storage import KV_DTYPES, kv_storage
 from .core.transform import map_caches
-from .errors import BudgetExceeded, UsageError
-from .planner import evaluate
+from .errors import BudgetExceeded, KvplanWarning, UsageError
+from .planner import compose, evaluate
 from .render import Report
-from .sources import load_model
+from .sources import load_model_with_overrides
 from .techniques.registry import build_all
-from .units import GIB, parse_positive_int, parse_size, parse_tokens
+from .units import GIB, check_number, parse_positive_int, parse_size, parse_tokens
+
+
+def warn_above_max_context(model, tokens: int, what: str = "--context") -> None:
+    """A context longer than the model was trained for is planned, with a warning."""
+    import warnings
+
+    longest = model.max_context_tokens
+    if longest and tokens > longest:
+        warnings.warn(f"{what} {tokens:,} tokens is above the maximum context of {model.name}, "
+                      f"{longest:,} tokens (max_position_embeddings): the plan is for a length the model "
+                      "was not trained for", KvplanWarning, stacklevel=2)
+
+
+def check_tp_after(model, chain, tp: int) -> None:
+    """--tp against the heads the engine would see: after the techniques (gqa/mqa regroup KV heads)."""
+    if tp != 1:
+        check_tp(compose(model, chain)[-1].model, tp)
+
+
+def check_number_options(*, hbm_gbps=None, max_kv_gib=None, min_concurrency=None, mem_util=None) -> None:
+    """Finite, in range, else a usage error (exit 2) naming the option."""
+    check_number(hbm_gbps, "--hbm-gbps", minimum=0, strict=True, maximum=1e6)
+    check_number(max_kv_gib, "--max-kv-gib", minimum=0, strict=True, maximum=2**30)
+    check_number(min_concurrency, "--min-concurrency", minimum=1, maximum=2**40)
+    check_number(mem_util, "--mem-util", minimum=0, strict=True, maximum=1)
+
+
+def record_overrides(report: Report, applied) -> None:
+    """Every --set / --set-new in the JSON (`overrides`) and in the first table's title."""
+    report.data["overrides"] = [o.as_dict() for o in applied]
+    if applied and report.tables:
+        report.tables[0].title += " (config overridden: " + ", ".join(o.describe() for o in applied) + ")"
 
 
 def apply_kv_dtype(model, kv_dtype: str):
@@ -48,40 +81,45 @@ def weight_bytes_from(weights: str) -> int | None:
 
 def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_memory, hbm_gbps, tp, pp, mem_util,
                       reserve, weights, kv_memory, engine, max_model_len, max_kv_gib, min_concurrency, emit,
-                      overrides, revision, explain) -> tuple[Report, bool]:
+                      overrides, revision, explain, new_overrides=()) -> tuple[Report, bool]:
     from .reports import estimate as estimate_report
 
     tokens = parse_tokens(context, "--context")
     batch_n = parse_positive_int(batch, "--batch")
+    check_number_options(hbm_gbps=hbm_gbps, max_kv_gib=max_kv_gib, min_concurrency=min_concurrency, mem_util=mem_util)
+    engine_len = parse_tokens(max_model_len, "--max-model-len") if max_model_len else tokens
     if engine not in ("ideal", "vllm"):
         raise UsageError(f"--engine {engine!r} is not one of ideal, vllm")
     if emit not in (None, "vllm"):
         raise UsageError(f"--emit {emit!r}: only 'vllm' is supported")
-    spec = load_model(model, revision=revision, overrides=overrides)
+    spec, applied = load_model_with_overrides(model, revision=revision, overrides=overrides, new=new_overrides)
     spec, dtype_name = apply_kv_dtype(spec, kv_dtype)
     chain = build_all(techniques)
+    warn_above_max_context(spec, tokens)
     deployment = None
     if gpu or gpu_memory or kv_memory:
         deployment = make_deployment(
             gpu,
             gpu_memory=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
             hbm_gbps=hbm_gbps, tp=tp, pp=pp, mem_util=mem_util,
-            reserve_bytes=parse_size(reserve, "--reserve") if reserve not in ("0", 0) else 0,
+            reserve_bytes=parse_size(reserve, "--reserve") if str(reserve).strip() not in ("0", "0B") else 0,
             weight_bytes=weight_bytes_from(weights),
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None,
         )
     elif tp != 1 or pp != 1:
         deployment = make_deployment(None, tp=tp, pp=pp)
+    check_tp_after(spec, chain, tp)
     result = evaluate(spec, chain, tokens, batch_n, deployment)
     report = estimate_report.build(result, kv_dtype=dtype_name, explain=explain)
+    record_overrides(report, applied)
     if engine == "vllm":
         from .engines import vllm as vllm_engine
 
-        vllm_engine.add_to_report(report, result, parse_tokens(max_model_len, "--max-model-len") if max_model_len else tokens)
+        vllm_engine.add_to_report(report, result, engine_len)
     if emit == "vllm":
         from .engines import vllm_flags
 
-        vllm_flags.add_to_report(report, result, chain, dtype_name, parse_tokens(max_model_len, "--max-model-len") if max_model_len else tokens)
+        vllm_flags.add_to_report(report, result, chain, dtype_name, engine_len)
     failed = check_budgets(report, result, max_kv_gib, min_concurrency)
     return report, failed
 

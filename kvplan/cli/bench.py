@@ -90,7 +90,9 @@ def bench_command(
     try:
         from ..sources import load_model
 
-        load_model(model)  # a bad model name is a usage error, before torch work
+        from ..workflows import warn_above_max_context
+
+        warn_above_max_context(load_model(model), tokens)  # a bad model name is a usage error, before torch work
         run = run_bench(BenchConfig(model, specs, tokens, batch_n, dev, reps, small, block, progress=progress))
     finally:
         if bar is not None:

@@ -18,6 +18,7 @@ import yaml
 
 from ..capacity.gpus import lookup
 from ..capacity.hardware import Deployment, make_deployment
+from ..capacity.shard import check_tp
 from ..core.model import ModelSpec
 from ..errors import KvplanError
 from ..sources import load_model
@@ -136,6 +137,10 @@ def resolve(scenario: Scenario) -> Resolved:
         except KvplanError as exc:
             raise _rewrap(scenario, key, exc) from None
         chain.append(technique)
+    try:
+        check_tp(plan.model, scenario.tp)
+    except KvplanError as exc:
+        raise _rewrap(scenario, "deployment.tp", exc) from None
     try:
         lookup(scenario.gpu)
     except KvplanError as exc:

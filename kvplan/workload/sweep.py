@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..capacity.hardware import make_deployment
+from ..capacity.shard import check_tp
 from ..errors import KvplanError, UsageError
 from ..planner import compose
 from ..sources import load_model
 from ..techniques.registry import build_all
 from ..units import parse_tokens
-from ..workflows import apply_kv_dtype
+from ..workflows import apply_kv_dtype, warn_above_max_context
 
 MAX_POINTS = 1_000_000
 OUT_SUFFIXES = (".csv", ".parquet", ".json")
@@ -107,10 +108,13 @@ def sweep_frame(model_name: str, *, low: int, high: int, points: int = 32, serie
         raise UsageError(f"--batch must be a positive integer, got {batch}")
     n = context_points(low, high, points)
     spec, dtype = apply_kv_dtype(load_model(model_name), kv_dtype)
+    warn_above_max_context(spec, high, "--context (high end)")
     deployment = make_deployment(gpu, tp=tp, pp=pp, mem_util=mem_util)
     frames = []
     for s in parse_series(series):
         plan = compose(spec, build_all(s.specs))[-1]
+        check_tp(plan.model, tp)
+        _check_int64(plan, high, batch, s.label)
         b = vector.batch_bytes(plan, n, batch)
         read = vector.read_bytes_per_step(plan.model, n) * batch
         try:
@@ -175,6 +179,21 @@ def sweep_report(df, fmt: str):
         rows.append([r.series, int(r.context_tokens), stored, read, pool, int(r.max_concurrency)])
     table = Table(title, ["series", "context tokens", "stored", "read per step", "pool tokens", "max concurrency"], rows, {1, 2, 3, 4, 5})
     return Report(data, [table])
+
+
+INT64_SAFE = 2**62  # the vectorised columns are int64: refuse what they cannot hold
+
+
+def _check_int64(plan, high: int, batch: int, series: str) -> None:
+    """The largest figure of the sweep, in exact Python ints, must fit the int64 columns
+    (a silent overflow would print 0 B or a negative size)."""
+    from ..capacity.pool import batch_bytes
+    from ..core.estimate import estimate
+
+    largest = max(batch_bytes(plan, high, batch).total_bytes, estimate(plan.model, high, batch).read_bytes_per_step)
+    if largest >= INT64_SAFE:
+        raise UsageError(f"series {series}: {largest:,} bytes at {high:,} tokens x batch {batch:,} is beyond what "
+                         "the sweep's 64-bit columns hold", "lower --batch or the high end of --context")
 
 
 def sweep_workflow(*, model, context, points, techniques, gpu, tp, pp, kv_dtype, batch, mem_util, out, plot, force, fmt):
