@@ -26,7 +26,7 @@ def warn_above_max_context(model, tokens: int, what: str = "--context") -> None:
     import warnings
 
     longest = model.max_context_tokens
-    if longest and tokens > longest:
+    if isinstance(longest, int) and not isinstance(longest, bool) and 0 < longest < tokens:
         warnings.warn(f"{what} {tokens:,} tokens is above the maximum context of {model.name}, "
                       f"{longest:,} tokens (max_position_embeddings): the plan is for a length the model "
                       "was not trained for", KvplanWarning, stacklevel=2)
