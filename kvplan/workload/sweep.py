@@ -91,8 +91,9 @@ def check_output_path(path_text: str, suffixes: tuple[str, ...], what: str, forc
         raise UsageError(f"{what} {path_text}: folder {str(path.parent)!r} does not exist", "create it first")
     if path.is_dir():
         raise UsageError(f"{what} {path_text}: is a folder")
-    if path.exists() and not force:
-        raise UsageError(f"{what} {path_text}: the file exists", "pass --force to overwrite it")
+    from ..files import check_output
+
+    check_output(str(path), what, force)  # exists without --force, a file that cannot be written, an unwritable folder
     return path
 
 
