@@ -146,3 +146,30 @@ def test_bad_budget_is_a_usage_error(tmp_path, value):
     code, out, err = run_kvplan(["estimate", "acme/tiny"], tmp_path, "http://127.0.0.1:9", KVPLAN_HUB_TIMEOUT=value)
     line = _one_line(err)
     assert code == 2 and "KVPLAN_HUB_TIMEOUT" in line
+
+
+def test_default_budget_bounds_every_wait(monkeypatch):
+    """With default settings no Hub lookup can wait past 35 s: the whole lookup is
+    cut at the 30 s budget (connect and each read at 10 s inside it)."""
+    from kvplan import hub
+
+    monkeypatch.delenv("KVPLAN_HUB_TIMEOUT", raising=False)
+    assert hub.budget_s() == 30.0 and hub.REQUEST_TIMEOUT_S == 10.0
+    monkeypatch.setenv("KVPLAN_HUB_TIMEOUT", "2.5")
+    assert hub.budget_s() == 2.5
+
+
+def test_the_budget_cuts_a_stuck_lookup_in_process(monkeypatch):
+    import time
+
+    from kvplan import hub
+    from kvplan.errors import SourceError
+
+    monkeypatch.setenv("KVPLAN_HUB_TIMEOUT", "0.3")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(hub, "_fetch", lambda *a: time.sleep(5))  # a DNS lookup that never returns
+    monkeypatch.setattr(hub, "cached_config", lambda *a: None)
+    start = time.monotonic()
+    with pytest.raises(SourceError, match="no answer from the Hub within 0.3 s"):
+        hub.config_text("acme/tiny", None)
+    assert time.monotonic() - start < 1.5
