@@ -390,3 +390,10 @@ def test_sigterm_while_writing_leaves_no_temp_file(tmp_path, monkeypatch):
     assert target.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json"]
     assert signal.getsignal(signal.SIGTERM) == previous
+
+
+def test_an_unwritable_step_summary_is_a_warning_not_a_crash(cli, files, tmp_path, monkeypatch):
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "no-such-folder" / "summary.md"))
+    code, out, err = _gate(cli, files("cur.json", _doc()), files("base.json", _doc()))
+    assert code == 0 and "## kvplan gate: PASS" in out
+    assert err.startswith("kvplan: warning: GITHUB_STEP_SUMMARY") and "internal error" not in err

@@ -301,7 +301,16 @@ def update_baseline(path: str, current: dict) -> str:
 
 
 def append_step_summary(text: str) -> None:
+    """Append to $GITHUB_STEP_SUMMARY when set; a summary that cannot be written is a
+    warning (the verdict, already on stdout, decides the exit code)."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
-        with open(target, "a", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        try:
+            with open(target, "a", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        except OSError as exc:
+            import warnings
+
+            from ..errors import KvplanWarning
+
+            warnings.warn(f"GITHUB_STEP_SUMMARY {target}: cannot append ({exc.strerror or exc})", KvplanWarning)
