@@ -56,6 +56,10 @@ def bench_command(
     from ..bench.runner import BenchConfig, resolve_device, run_bench
     from ..units import parse_positive_int, parse_tokens
 
+    for flag, path in (("--json", json_path), ("--csv", csv_path)):
+        check_output(path, flag, force)  # folder exists and takes a file, no clobbering: before any work
+    if json_path and csv_path and os.path.realpath(json_path) == os.path.realpath(csv_path):
+        raise UsageError(f"--json and --csv name the same file {json_path}")
     dev = resolve_device(device)
     cpu = dev == "cpu"
     tokens = parse_tokens(context, "--context") if context else (256 if cpu else 4096)
@@ -66,10 +70,6 @@ def bench_command(
     if not 1 <= block <= 1 << 20:
         raise UsageError(f"--block must be in 1..1048576 tokens, got {block}")
     small = cpu if shrink is None else shrink
-    for flag, path in (("--json", json_path), ("--csv", csv_path)):
-        check_output(path, flag, force)  # folder exists and takes a file, no clobbering: before any work
-    if json_path and csv_path and os.path.realpath(json_path) == os.path.realpath(csv_path):
-        raise UsageError(f"--json and --csv name the same file {json_path}")
     specs = expand(technique or ["all"], tokens, batch_n, small)
     for s in specs:  # unknown or malformed techniques fail before anything runs
         make_case(s, block)
