@@ -237,7 +237,7 @@ def _align_attention_to_mamba(specs, block: int, attn_token_bytes: int):
             out.append((i, s.with_block(new_block)))
         else:
             out.append((i, s))
-    pad_pct = 100 * (attn_page - mamba_page) / mamba_page
+    pad_pct = 100 * (attn_page - mamba_page) / mamba_page if mamba_page else 0.0  # an empty state: nothing to pad
     note = (f"hybrid Mamba: attention block {block} -> {new_block} tokens so a page ({attn_page:,} B) holds the "
             f"Mamba state ({mamba_page:,} B); Mamba page padded by {pad_pct:.2f}%")
     return out, note
