@@ -90,3 +90,15 @@ def test_a_hang_is_detected(tmp_path, monkeypatch):
     monkeypatch.setattr(workflows, "check_budgets", lambda *a: time.sleep(5))
     outcome = config_fuzz.run_estimate(config_fuzz.bundled("llama-3.1-8b"), (), tmp_path)
     assert outcome.crash is not None and outcome.site.startswith("timeout at") and outcome.seconds < 1
+
+
+@pytest.mark.parametrize("name, mutation", [
+    # found by benchmarks/fuzz_configs.py; crashed outside kvplan/configs/ (fixed there)
+    ("jamba-v0.1", config_fuzz.Mutation(("mamba_expand",), "set", 0)),  # engines/vllm.py: empty Mamba page
+    ("llama-3.1-8b", config_fuzz.Mutation(("max_position_embeddings",), "set", [1, 2])),  # context warning
+])
+def test_former_crashes_outside_configs(name, mutation, tmp_path):
+    config = config_fuzz.apply(config_fuzz.bundled(name), mutation)
+    for variant in config_fuzz.VARIANTS:
+        outcome = config_fuzz.run_estimate(config, variant, tmp_path)
+        assert outcome.crash is None, f"{name} {mutation.describe()} {' '.join(variant)}: {outcome.crash} at {outcome.site}"
