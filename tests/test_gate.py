@@ -213,8 +213,10 @@ def test_update_baseline_atomic(cli, files, tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(files.os, "replace", boom)
-    code, _, _ = _gate(cli, cur, base, "--update-baseline")
-    assert code != 0 and open(base).read() == before
+    code, _, err = _gate(cli, cur, base, "--update-baseline")
+    assert code == 1 and open(base).read() == before
+    assert err.strip() == (f"kvplan: error: --update-baseline {base}: cannot write (disk full); the old baseline "
+                           f"is unchanged and this run stays in {cur}")
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".kvplan-")] == []
 
 

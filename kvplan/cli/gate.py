@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from ..errors import UsageError
+from ..errors import KvplanError, UsageError
 
 
 def _fraction(text: str, what: str) -> float:
@@ -113,7 +113,11 @@ def _update(gate, cur, current, baseline, reg, tol, mass_tolerance, waived) -> N
     else:
         findings, more = gate.compare(cur, base, max_regression=reg, error_tolerance=tol,
                                       mass_tolerance=mass_tolerance, accept_mismatch=waived)
-    written = gate.update_baseline(baseline, cur)
+    try:
+        written = gate.update_baseline(baseline, cur)
+    except OSError as exc:
+        raise KvplanError(f"--update-baseline {baseline}: cannot write ({exc.strerror or exc}); the old baseline "
+                          f"is unchanged and this run stays in {current}") from None
     where = baseline if os.path.abspath(baseline) == written else f"{baseline} (-> {written})"
     if base is None and not notes:
         verdict = "baseline created"
