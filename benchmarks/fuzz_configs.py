@@ -33,7 +33,17 @@ def main(argv=None) -> int:
     parser.add_argument("-n", "--examples", type=int, default=10_000, help="mutated configs (default 10,000)")
     parser.add_argument("--seed", type=int, default=0, help="hypothesis seed (default 0)")
     parser.add_argument("--show", type=int, default=12, help="distinct crash sites to print (default 12)")
+    parser.add_argument("--memory-gib", type=float, default=3.0,
+                        help="address-space limit of this process (default 3 GiB): a config that makes kvplan "
+                             "allocate without bound raises MemoryError (a crash) instead of waking the OOM killer")
     args = parser.parse_args(argv)
+    try:
+        import resource
+
+        limit = int(args.memory_gib * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    except (ImportError, ValueError, OSError):  # not on this platform
+        pass
 
     runs = Counter()
     sites: dict[str, tuple[str, str, str, tuple]] = {}
@@ -48,6 +58,11 @@ def main(argv=None) -> int:
     def one(case):
         name, mutations, config = case
         runs["configs"] += 1
+        if runs["configs"] % 500 == 0:
+            done = runs["runs"]
+            print(f"... {runs['configs']:,} configs, {done:,} runs, {runs['crashes']:,} crashes "
+                  f"({1000 * runs['crashes'] / max(done, 1):.2f} per thousand), {time.perf_counter() - start:.0f} s",
+                  file=sys.stderr, flush=True)
         for variant in config_fuzz.VARIANTS:
             outcome = config_fuzz.run_estimate(config, variant, folder)
             runs["runs"] += 1
