@@ -1,0 +1,78 @@
+"""One model_type through both sides: transformers' cache against kvplan's reading."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+from . import harness, rules
+
+MATCH, RULES, MISMATCH, GUESSED, REFUSED, SKIPPED = "match", "match-with-rules", "mismatch", "guessed", "refused", \
+    "skipped"
+
+
+@dataclass
+class Outcome:
+    model_type: str
+    status: str
+    detail: str = ""
+    rules: list[str] = field(default_factory=list)
+    rows: list[tuple] = field(default_factory=list)  # (layer, transformers, kvplan, expected by rules, rules)
+    tokens: int = harness.PROMPT_TOKENS
+
+
+def evaluate(model_type: str) -> Outcome:
+    try:
+        built = harness.run(model_type)
+    except harness.Skip as exc:
+        return Outcome(model_type, SKIPPED, str(exc))
+    return compare(built)
+
+
+def compare(built: harness.Built) -> Outcome:
+    from kvplan.configs import build_model
+    from kvplan.errors import ConfigError
+
+    mt = built.model_type
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            spec = build_model(built.raw, mt, f"parity:{mt}")
+    except ConfigError as exc:
+        return Outcome(mt, REFUSED, exc.message if hasattr(exc, "message") else str(exc))
+    text = built.config.get_text_config(decoder=True).to_dict()
+    if spec.reading == "guessed":
+        judged = _judge(built, spec, text, mt)
+        agree = "agree" if judged.status in (MATCH, RULES) else f"do NOT agree ({judged.detail})"
+        return Outcome(mt, GUESSED, f"kvplan reads it by the generic rule; its numbers {agree}", judged.rules,
+                       judged.rows)
+    return _judge(built, spec, text, mt)
+
+
+def _judge(built, spec, text, mt) -> Outcome:
+    n = harness.PROMPT_TOKENS
+    rows, used = [], []
+    if len(spec.layers) != len(built.layers):
+        return Outcome(mt, MISMATCH, f"kvplan reads {len(spec.layers)} layers, transformers caches "
+                                     f"{len(built.layers)}", rows=_rows(built, spec, n, text, mt))
+    rows = _rows(built, spec, n, text, mt)
+    bad = [r for r in rows if r[1] != r[3]]
+    for r in rows:
+        used += [u for u in r[4] if u not in used]
+    if bad:
+        first = bad[0]
+        return Outcome(mt, MISMATCH, f"{len(bad)} of {len(rows)} layers differ; first: layer {first[0]} "
+                                     f"transformers {first[1]}, kvplan {first[2]} (by the rules {first[3]})",
+                       used, rows)
+    return Outcome(mt, RULES if used else MATCH, "", used, rows)
+
+
+def _rows(built, spec, n, text, mt):
+    rows = []
+    for i, layer in enumerate(spec.layers):
+        ours, expected, used = rules.explain(mt, layer, n, text)
+        theirs = built.layers[i] if i < len(built.layers) else None
+        rows.append((i, theirs, ours, expected, used))
+    for i in range(len(spec.layers), len(built.layers)):
+        rows.append((i, built.layers[i], None, None, []))
+    return rows

@@ -1,0 +1,298 @@
+"""Build a transformers causal LM from its default config, shrunk, and count its cache.
+
+Everything here is generic over model_type: the shrink sets the fields a config
+has (by transformers' own names and aliases) and never a per-family value; the
+count walks every tensor the returned cache object holds, per layer.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+import warnings
+from dataclasses import dataclass, field
+
+PROMPT_TOKENS = 21  # longer than every window and chunk the shrink sets (8)
+WINDOW = 8
+VOCAB = 128
+
+# Widths: 4 query heads, 2 KV heads, head_dim 16 -> hidden 64.
+_SET_INT = {
+    "hidden_size": 64, "num_attention_heads": 4, "head_dim": 16,
+    "intermediate_size": 64, "ffn_hidden_size": 64, "n_inner": 64, "ffn_dim": 64, "d_ff": 64,
+    "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32, "expert_intermediate_size": 32,
+    "dense_intermediate_size": 64, "shared_intermediate_size": 32, "moe_shared_expert_intermediate_size": 32,
+    "num_experts": 4, "num_local_experts": 4, "n_routed_experts": 4, "moe_num_experts": 4,
+    "num_experts_per_tok": 2, "moe_topk": 2, "moe_k": 2, "num_experts_per_token": 2,
+    "n_group": 1, "topk_group": 1, "n_shared_experts": 1, "num_shared_experts": 1,
+    # latent attention
+    "q_lora_rank": 32, "kv_lora_rank": 16, "qk_rope_head_dim": 8, "qk_nope_head_dim": 8, "v_head_dim": 16,
+    "index_head_dim": 16, "index_n_heads": 2, "index_topk": 8,
+    # recurrent states
+    "state_size": 8, "ssm_state_size": 8, "mamba_d_state": 8, "mamba_d_head": 8, "mamba_head_dim": 8,
+    "mamba_n_heads": 8, "mamba_expand": 2, "expand": 2, "n_groups": 1, "mamba_n_groups": 1,
+    "time_step_rank": 4, "mamba_dt_rank": 4,
+    "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8, "linear_value_head_dim": 8,
+    "lru_width": 64, "num_heads": 4, "linear_num_heads": 4, "linear_head_dim": 16,
+    # windows and chunks
+    "sliding_window": WINDOW, "attention_chunk_size": WINDOW, "attention_window_size": WINDOW,
+    "window_size": WINDOW, "local_window_size": WINDOW, "sliding_window_size": WINDOW,
+    "vocab_size": VOCAB, "encoder_hash_byte_group_vocab": VOCAB, "vocab_size_per_layer_input": VOCAB, "hidden_size_per_layer_input": 16,
+}
+_KV_HEADS = 2
+_TOKEN_IDS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "sep_token_id",
+              "cls_token_id", "mask_token_id", "unk_token_id", "image_token_id", "image_token_index",
+              "video_token_id", "boi_token_id", "eoi_token_id")
+
+
+@dataclass
+class Built:
+    model_type: str
+    config: object  # the shrunk top-level config the model was built from
+    raw: dict  # config.to_dict(): what kvplan reads
+    layers: list[int] = field(default_factory=list)  # cached elements per decoder layer
+    tensors: list[list[tuple]] = field(default_factory=list)  # per layer: (name, shape)
+
+
+class Skip(Exception):
+    """transformers cannot build or run this model_type from its defaults."""
+
+
+def _kv_heads(old_kv, old_heads, new_heads):
+    if old_kv == old_heads:
+        return new_heads  # multi-head: stays multi-head
+    if old_kv == 1:
+        return 1  # multi-query stays multi-query
+    return _KV_HEADS
+
+
+def shrink_dict(d: dict, attribute_map: dict | None = None) -> dict:
+    """A shrunk copy of a config dict (sub-config dicts shrunk too)."""
+    d = copy.deepcopy(d)
+    _shrink_dict(d, attribute_map or {})
+    return d
+
+
+_WIDTH_KEY = re.compile(r"hidden|embd|embed|width|d_model|conv_dim|model_dim")
+
+
+def _shrink_dict(d: dict, amap: dict) -> None:
+    def key(name):  # transformers' own name for a standard field (gpt2: n_embd for hidden_size)
+        return amap.get(name, name) if amap.get(name, name) in d else name
+
+    def old(name):
+        value = d.get(key(name))
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    old_hidden, old_heads, old_kv = old("hidden_size"), old("num_attention_heads"), old("num_key_value_heads")
+    old_head, old_rope, old_nope = old("head_dim"), old("qk_rope_head_dim"), old("qk_nope_head_dim")
+    done = set()
+    for name, value in _SET_INT.items():
+        k = key(name)
+        if k in d and isinstance(d[k], int) and not isinstance(d[k], bool):
+            d[k] = value
+            done.add(k)
+        elif k in d and isinstance(d[k], list) and d[k] and all(isinstance(v, int) for v in d[k]):
+            d[k] = [value] * len(d[k])  # a per-layer width (gemma3n intermediate_size)
+            done.add(k)
+    # other widths that equal the hidden size (rwkv attention_hidden_size, zamba mamba widths, ...)
+    for k, v in list(d.items()):
+        if k not in done and _WIDTH_KEY.search(k) and old_hidden and v == old_hidden and not isinstance(v, bool):
+            d[k] = _SET_INT["hidden_size"]
+    if old_kv is not None:
+        d[key("num_key_value_heads")] = (d.get(key("num_attention_heads")) if old_kv == old_heads
+                                         else 1 if old_kv == 1 else _KV_HEADS)
+    # head_dim in latent configs: keep its relation to the rope/nope dims
+    if old_head is not None and old_rope is not None:
+        if old_head == old_rope:
+            d[key("head_dim")] = d["qk_rope_head_dim"]
+        elif old_nope is not None and old_head == old_rope + old_nope:
+            d[key("head_dim")] = d["qk_rope_head_dim"] + d["qk_nope_head_dim"]
+    if "rotary_dim" in d and isinstance(d["rotary_dim"], int):
+        d["rotary_dim"] = 8
+    # Mamba-2 heads must tile expand x hidden
+    for heads, head, expand in (("mamba_n_heads", "mamba_d_head", "mamba_expand"), ("num_heads", "head_dim", "expand")):
+        if all(isinstance(d.get(x), int) for x in (heads, head, expand)) and "hidden_size" in d:
+            d[heads] = d[expand] * d["hidden_size"] // d[head]
+    if "is_decoder" in d:
+        d["is_decoder"] = True
+    for name in _TOKEN_IDS:
+        value = d.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= VOCAB:
+            d[name] = VOCAB - 1 - _TOKEN_IDS.index(name)
+        elif isinstance(value, list):
+            d[name] = [v if not isinstance(v, int) or v < VOCAB else VOCAB - 1 for v in value]
+    for name in ("rope_parameters", "rope_scaling"):
+        rope = d.get(name)
+        heads = d.get(key("num_attention_heads"))
+        if isinstance(rope, dict) and rope.get("mrope_section") and heads:
+            head = d.get(key("head_dim")) or d[key("hidden_size")] // heads
+            rope["mrope_section"] = _scale_sections(rope["mrope_section"], head // 2)
+    for value in d.values():
+        if isinstance(value, dict) and ("model_type" in value or "hidden_size" in value):
+            _shrink_dict(value, _attribute_map(value.get("model_type")))
+        elif isinstance(value, dict) and any(k in value for k in ("head_dim", "num_heads")):
+            _shrink_dict(value, {})  # a structural sub-dict (kimi_linear linear_attn_config)
+
+
+def _attribute_map(model_type) -> dict:
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+    try:
+        return dict(getattr(CONFIG_MAPPING[model_type], "attribute_map", {}) or {})
+    except KeyError:
+        return {}
+
+
+def _scale_sections(sections: list[int], total: int) -> list[int]:
+    old = sum(sections)
+    out = [max(1, s * total // old) for s in sections]
+    out[0] += total - sum(out)
+    return out
+
+
+# -- build and run --------------------------------------------------------------------
+
+def default_config(model_type: str):
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+    try:
+        return CONFIG_MAPPING[model_type]()
+    except Exception as exc:  # noqa: BLE001 - any failure means "transformers cannot build it"
+        raise Skip(f"default config fails: {type(exc).__name__}: {_short(exc)}") from None
+
+
+def _short(exc) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else "")[:160]
+
+
+def shrunk_config(model_type: str):
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+    base = default_config(model_type)
+    d = shrink_dict(base.to_dict(), _attribute_map(model_type))
+    d.pop("model_type", None)
+    d.pop("transformers_version", None)
+    try:
+        return CONFIG_MAPPING[model_type](**d)
+    except Exception as exc:  # noqa: BLE001
+        raise Skip(f"harness: the shrunk config is invalid: {type(exc).__name__}: {_short(exc.__cause__ or exc)}") \
+            from None
+
+
+def run(model_type: str) -> Built:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    cfg = shrunk_config(model_type)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = AutoModelForCausalLM.from_config(cfg)
+    except Exception as exc:  # noqa: BLE001
+        raise Skip(f"model build fails: {type(exc).__name__}: {_short(exc)}") from None
+    model.eval()
+    text = cfg.get_text_config(decoder=True)
+    vocab = getattr(text, "vocab_size", VOCAB) or VOCAB
+    gen = torch.Generator().manual_seed(0)
+    ids = torch.randint(3, min(vocab, VOCAB) - 16, (1, PROMPT_TOKENS), generator=gen)
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = model(input_ids=ids, use_cache=True)
+    except Exception as exc:  # noqa: BLE001
+        raise Skip(f"forward fails: {type(exc).__name__}: {_short(exc)}") from None
+    cache = next((getattr(out, k) for k in ("past_key_values", "cache_params", "state")
+                  if getattr(out, k, None) is not None), None)
+    n_layers = _decoder_layers(text)
+    if cache is None:  # recurrent_gemma: pass a cache for the attention layers; states live on modules
+        from transformers import DynamicCache
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cache = DynamicCache(config=cfg)
+            model(input_ids=ids, use_cache=True, past_key_values=cache)
+    counts, shapes = count_cache(cache, n_layers)
+    _add_module_states(model, n_layers, counts, shapes)
+    # what save_pretrained writes to config.json (the diff against the base defaults), as kvplan reads it
+    raw = json.loads(cfg.to_json_string(use_diff=True))
+    return Built(model_type, cfg, raw, counts, shapes)
+
+
+def _decoder_layers(text) -> int:
+    for name in ("num_hidden_layers", "n_layer", "num_layers", "n_layers"):
+        value = getattr(text, name, None)
+        if isinstance(value, int):
+            return value
+    raise Skip("no layer count on the text config")
+
+
+def count_cache(cache, n_layers: int):
+    """Elements of every tensor the cache holds, per decoder layer (shared tensors counted once)."""
+    import torch
+
+    seen: set = set()
+    counts = [0] * n_layers
+    shapes: list[list[tuple]] = [[] for _ in range(n_layers)]
+
+    def walk(obj, path, layer, depth=0):
+        if depth > 6 or obj is None:
+            return
+        if isinstance(obj, torch.Tensor):
+            if obj.dim() == 0:
+                return  # bookkeeping scalars (a sliding layer's window size), not cached tokens
+            key = (obj.untyped_storage().data_ptr(), obj.storage_offset(), tuple(obj.shape)) if obj.numel() else None
+            if key is not None and key in seen:
+                return
+            if key is not None:
+                seen.add(key)
+            counts[layer] += obj.numel()
+            shapes[layer].append((path, tuple(obj.shape)))
+            return
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                walk(v, f"{path}[{k}]", layer, depth + 1)
+        elif isinstance(obj, (list, tuple)):
+            for k, v in enumerate(obj):
+                walk(v, f"{path}[{k}]", layer, depth + 1)
+        elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+            for k, v in vars(obj).items():
+                walk(v, f"{path}.{k}", layer, depth + 1)
+
+    if isinstance(cache, (tuple, list)) and cache and all(
+            isinstance(t, torch.Tensor) and t.shape[-1] == n_layers for t in cache):
+        for i, t in enumerate(cache):  # rwkv: a few tensors, the last axis the layer
+            for layer in range(n_layers):
+                counts[layer] += t[..., layer].numel()
+                shapes[layer].append((f"state[{i}]", tuple(t[..., layer].shape)))
+        return counts, shapes
+    if isinstance(cache, (tuple, list)):  # legacy tuples: one entry per layer
+        per_layer = {"layers": cache}
+    else:
+        if getattr(cache, "self_attention_cache", None) is not None:  # encoder-decoder wrapper
+            cache = cache.self_attention_cache
+        # DynamicCache.layers, plus any other per-layer list a model-specific cache keeps
+        # (MiniMaxCache.linear_cache); lazily built lists may be shorter than the model.
+        per_layer = {name: value for name, value in vars(cache).items()
+                     if isinstance(value, (list, tuple)) and 0 < len(value) <= n_layers}
+    if not per_layer:
+        raise Skip(f"cache {type(cache).__name__} has no per-layer structure the count understands")
+    for name, value in per_layer.items():
+        for i, item in enumerate(value):
+            walk(item, f"{name}[{i}]", i)
+    return counts, shapes
+
+
+def _add_module_states(model, n_layers: int, counts: list, shapes: list) -> None:
+    """Tensors a decoder layer keeps as plain attributes after a cached forward (not weights, not
+    buffers): recurrent_gemma keeps its conv and RG-LRU states on the modules, not in the cache."""
+    import torch
+
+    stack = next((m for m in model.modules() if isinstance(m, torch.nn.ModuleList) and len(m) == n_layers), None)
+    if stack is None:
+        return
+    for i, layer in enumerate(stack):
+        for path, module in layer.named_modules():
+            for name, value in vars(module).items():
+                if isinstance(value, torch.Tensor) and value.dim() > 0 and not name.startswith("_"):
+                    counts[i] += value.numel()
+                    shapes[i].append((f"module[{i}].{path}.{name}", tuple(value.shape)))
