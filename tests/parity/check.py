@@ -21,25 +21,26 @@ class Outcome:
     tokens: int = harness.PROMPT_TOKENS
 
 
-def evaluate(model_type: str) -> Outcome:
-    try:
-        built = harness.run(model_type)
-    except harness.Skip as exc:
-        return Outcome(model_type, SKIPPED, str(exc))
-    return compare(built)
-
-
-def compare(built: harness.Built) -> Outcome:
+def evaluate(model_type: str, wrapper: bool = False) -> Outcome:
+    """kvplan's reading first (a refused config needs no model run), then transformers' cache."""
     from kvplan.configs import build_model
     from kvplan.errors import ConfigError
 
-    mt = built.model_type
+    mt = model_type
+    try:
+        top = harness.shrunk_config(mt)
+    except harness.Skip as exc:
+        return Outcome(mt, SKIPPED, str(exc))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            spec = build_model(built.raw, mt, f"parity:{mt}")
+            spec = build_model(harness.saved_form(top), mt, f"parity:{mt}")
     except ConfigError as exc:
         return Outcome(mt, REFUSED, exc.message if hasattr(exc, "message") else str(exc))
+    try:
+        built = harness.run(mt, wrapper, top)
+    except harness.Skip as exc:
+        return Outcome(mt, SKIPPED, str(exc) + ("; kvplan guesses it" if spec.reading == "guessed" else ""))
     text = built.config.get_text_config(decoder=True).to_dict()
     if spec.reading == "guessed":
         judged = _judge(built, spec, text, mt)

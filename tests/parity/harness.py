@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 PROMPT_TOKENS = 21  # longer than every window and chunk the shrink sets (8)
 WINDOW = 8
 VOCAB = 128
+MAX_PARAMS = 20_000_000  # a shrunk model above this is a shrink the harness does not understand
 
 # Widths: 4 query heads, 2 KV heads, head_dim 16 -> hidden 64.
 _SET_INT = {
@@ -35,13 +36,39 @@ _SET_INT = {
     "mamba_n_heads": 8, "mamba_expand": 2, "expand": 2, "n_groups": 1, "mamba_n_groups": 1,
     "time_step_rank": 4, "mamba_dt_rank": 4,
     "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8, "linear_value_head_dim": 8,
-    "lru_width": 64, "num_heads": 4, "linear_num_heads": 4, "linear_head_dim": 16,
+    "lru_width": 64, "embed_dim": 64, "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 64,
+    "decoder_ffn_dim": 64, "num_heads": 4, "linear_num_heads": 4, "linear_head_dim": 16,
     # windows and chunks
     "sliding_window": WINDOW, "attention_chunk_size": WINDOW, "attention_window_size": WINDOW,
     "window_size": WINDOW, "local_window_size": WINDOW, "sliding_window_size": WINDOW,
     "vocab_size": VOCAB, "encoder_hash_byte_group_vocab": VOCAB, "vocab_size_per_layer_input": VOCAB, "hidden_size_per_layer_input": 16,
 }
 _KV_HEADS = 2
+
+# Per-type settings the generic shrink cannot derive, each with why. Structure is changed only where
+# transformers' own default cannot run a cached forward; everything else is widths.
+OVERRIDES: dict[str, dict] = {
+    # The default has no attention layer at all, and transformers' mask code then fails on a cache of
+    # only linear layers (get_seq_length). Put attention on 2 of the 32 layers, as the released models do.
+    "bamba": {"attn_layer_indices": [5, 21]},
+    "granitemoehybrid": {"layer_types": ["full_attention" if i in (5, 21) else "linear_attention"
+                                         for i in range(32)]},
+    # The default routes to num_experts_per_tok = None experts (topk fails); DeepSeek-V2 uses 6 of 160.
+    "deepseek_v2": {"num_experts_per_tok": 2},
+    # transformers' defaults that cannot build at all: attn_config without rope_theta (DBRX's is 500000),
+    # head_dim None (Ministral-8B's is 128; here the shrunk 16).
+    "dbrx": {"attn_config": {"rope_theta": 500000.0}},
+    "ministral": {"head_dim": 16},
+    # Multimodal RoPE: the modeling code falls back to sections sized for the default head_dim
+    # ([16, 24, 24] = 128 / 2); the shrunk head_dim 16 needs sections summing to its rotary half.
+    **dict.fromkeys(("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm_ocr", "glmga"),
+                    {"rope_parameters": {"mrope_section": [2, 3, 3]}}),
+    "glm4v_moe": {"rope_parameters": {"mrope_section": [1, 1, 2]}},
+    # Widths derived from hidden_size at config time (2 x hidden for attention, hidden / 16 for dt rank).
+    "zamba": {"attention_hidden_size": 128, "attention_head_dim": 32, "mamba_dt_rank": 4},
+    "zamba2": {"attention_hidden_size": 128, "attention_head_dim": 32, "kv_channels": 16, "num_query_groups": 4,
+               "mamba_headdim": 16, "adapter_rank": 8},
+}
 _TOKEN_IDS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "sep_token_id",
               "cls_token_id", "mask_token_id", "unk_token_id", "image_token_id", "image_token_index",
               "video_token_id", "boi_token_id", "eoi_token_id")
@@ -110,6 +137,10 @@ def _shrink_dict(d: dict, amap: dict) -> None:
             d[key("head_dim")] = d["qk_rope_head_dim"]
         elif old_nope is not None and old_head == old_rope + old_nope:
             d[key("head_dim")] = d["qk_rope_head_dim"] + d["qk_nope_head_dim"]
+    if isinstance(d.get("qk_head_dim"), int) and "qk_rope_head_dim" in d and "qk_nope_head_dim" in d:
+        d["qk_head_dim"] = d["qk_rope_head_dim"] + d["qk_nope_head_dim"]
+    if isinstance(d.get("mamba_d_ssm"), int) and isinstance(d.get("mamba_expand"), int):
+        d["mamba_d_ssm"] = d["mamba_expand"] * d["hidden_size"]
     if "rotary_dim" in d and isinstance(d["rotary_dim"], int):
         d["rotary_dim"] = 8
     # Mamba-2 heads must tile expand x hidden
@@ -171,6 +202,8 @@ def shrunk_config(model_type: str):
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
     base = default_config(model_type)
     d = shrink_dict(base.to_dict(), _attribute_map(model_type))
+    target = d.get("text_config") if isinstance(d.get("text_config"), dict) else d
+    _merge(target, copy.deepcopy(OVERRIDES.get(model_type, {})))
     d.pop("model_type", None)
     d.pop("transformers_version", None)
     try:
@@ -180,17 +213,36 @@ def shrunk_config(model_type: str):
             from None
 
 
-def run(model_type: str) -> Built:
+def saved_form(config) -> dict:
+    """What save_pretrained writes to config.json (the diff against the base defaults): what kvplan reads."""
+    return json.loads(config.to_json_string(use_diff=True))
+
+
+def run(model_type: str, wrapper: bool = False, top=None) -> Built:
+    """Build, run and count one model_type. wrapper: an image-text-to-text type, built whole
+    (AutoModelForImageTextToText) and run on text tokens only (no image). top: its shrunk config."""
     import torch
     from transformers import AutoModelForCausalLM
 
-    cfg = shrunk_config(model_type)
+    top = top if top is not None else shrunk_config(model_type)
+    cfg = top
+    if wrapper:
+        from transformers import AutoModelForImageTextToText as auto
+    else:
+        auto = AutoModelForCausalLM
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = AutoModelForCausalLM.from_config(cfg)
+            if wrapper:  # vision towers keep sizes the shrink does not know: weigh on the meta device first
+                with torch.device("meta"):
+                    params = sum(p.numel() for p in auto.from_config(cfg).parameters())
+                if params > MAX_PARAMS:
+                    raise Skip(f"harness: the shrunk model still has {params:,} parameters (limit {MAX_PARAMS:,})")
+            model = auto.from_config(cfg)
+    except Skip:
+        raise
     except Exception as exc:  # noqa: BLE001
-        raise Skip(f"model build fails: {type(exc).__name__}: {_short(exc)}") from None
+        raise Skip(_build_failure(model_type, exc)) from None
     model.eval()
     text = cfg.get_text_config(decoder=True)
     vocab = getattr(text, "vocab_size", VOCAB) or VOCAB
@@ -213,9 +265,21 @@ def run(model_type: str) -> Built:
             model(input_ids=ids, use_cache=True, past_key_values=cache)
     counts, shapes = count_cache(cache, n_layers)
     _add_module_states(model, n_layers, counts, shapes)
-    # what save_pretrained writes to config.json (the diff against the base defaults), as kvplan reads it
-    raw = json.loads(cfg.to_json_string(use_diff=True))
-    return Built(model_type, cfg, raw, counts, shapes)
+    return Built(model_type, cfg, saved_form(top), counts, shapes)
+
+
+def causal_types() -> list[str]:
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    return sorted(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
+
+
+def wrapper_types() -> list[str]:
+    """Image-text-to-text types that are not causal-LM types themselves."""
+    from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+                                                         MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES)
+
+    return sorted(set(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) - set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES))
 
 
 def _decoder_layers(text) -> int:
@@ -296,3 +360,25 @@ def _add_module_states(model, n_layers: int, counts: list, shapes: list) -> None
                 if isinstance(value, torch.Tensor) and value.dim() > 0 and not name.startswith("_"):
                     counts[i] += value.numel()
                     shapes[i].append((f"module[{i}].{path}.{name}", tuple(value.shape)))
+
+
+def _merge(into: dict, extra: dict) -> None:
+    for k, v in extra.items():
+        if isinstance(v, dict) and isinstance(into.get(k), dict):
+            _merge(into[k], v)
+        else:
+            into[k] = v
+
+
+def _build_failure(model_type: str, exc: Exception) -> str:
+    """Say whether transformers' own default config fails to build too (on the meta device: no memory)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    try:
+        with torch.device("meta"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            AutoModelForCausalLM.from_config(default_config(model_type))
+    except Exception as default_exc:  # noqa: BLE001
+        return f"transformers cannot build its default config: {type(default_exc).__name__}: {_short(default_exc)}"
+    return f"harness: the shrunk model fails to build (the default builds): {type(exc).__name__}: {_short(exc)}"

@@ -15,11 +15,12 @@ import pytest
 pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES  # noqa: E402
+from . import check, gaps, harness  # noqa: E402
 
-from . import check, gaps  # noqa: E402
-
-MODEL_TYPES = sorted(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
+# (model_type, built as an image-text-to-text wrapper): every causal-LM type, then the
+# image-text-to-text types that are not causal-LM types themselves, run on text tokens only.
+CASES = [pytest.param(mt, False, id=mt) for mt in harness.causal_types()] + [
+    pytest.param(mt, True, id=f"{mt}[image-text]") for mt in harness.wrapper_types()]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -43,9 +44,9 @@ def _table(outcome: check.Outcome) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("model_type", MODEL_TYPES)
-def test_cache_matches_transformers(model_type):
-    outcome = check.evaluate(model_type)
+@pytest.mark.parametrize(("model_type", "wrapper"), CASES)
+def test_cache_matches_transformers(model_type, wrapper):
+    outcome = check.evaluate(model_type, wrapper)
     if outcome.status == check.SKIPPED:
         pytest.skip(f"transformers cannot build/run {model_type} here: {outcome.detail}")
     gap = gaps.KNOWN_GAPS.get(model_type)
