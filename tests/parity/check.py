@@ -21,14 +21,15 @@ class Outcome:
     tokens: int = harness.PROMPT_TOKENS
 
 
-def evaluate(model_type: str, wrapper: bool = False) -> Outcome:
-    """kvplan's reading first (a refused config needs no model run), then transformers' cache."""
+def evaluate(model_type: str, wrapper: bool = False, variant: str | None = None) -> Outcome:
+    """kvplan's reading first (a refused config needs no model run), then transformers' cache.
+    variant: an id of harness.VARIANTS (model_type is then its base type)."""
     from kvplan.configs import build_model
     from kvplan.errors import ConfigError
 
     mt = model_type
     try:
-        top = harness.shrunk_config(mt)
+        top = harness.shrunk_config(mt, variant)
     except harness.Skip as exc:
         return Outcome(mt, SKIPPED, str(exc))
     try:
@@ -42,12 +43,13 @@ def evaluate(model_type: str, wrapper: bool = False) -> Outcome:
     except harness.Skip as exc:
         return Outcome(mt, SKIPPED, str(exc) + ("; kvplan guesses it" if spec.reading == "guessed" else ""))
     text = built.config.get_text_config(decoder=True).to_dict()
+    judged = _judge(built, spec, text, mt)  # the rules see the base model_type
     if spec.reading == "guessed":
-        judged = _judge(built, spec, text, mt)
         agree = "agree" if judged.status in (MATCH, RULES) else f"do NOT agree ({judged.detail})"
-        return Outcome(mt, GUESSED, f"kvplan reads it by the generic rule; its numbers {agree}", judged.rules,
-                       judged.rows)
-    return _judge(built, spec, text, mt)
+        judged = Outcome(mt, GUESSED, f"kvplan reads it by the generic rule; its numbers {agree}", judged.rules,
+                         judged.rows)
+    judged.model_type = variant or mt
+    return judged
 
 
 def _judge(built, spec, text, mt) -> Outcome:

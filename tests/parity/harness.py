@@ -198,12 +198,14 @@ def _short(exc) -> str:
     return (text[0] if text else "")[:160]
 
 
-def shrunk_config(model_type: str):
+def shrunk_config(model_type: str, variant: str | None = None):
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
     base = default_config(model_type)
     d = shrink_dict(base.to_dict(), _attribute_map(model_type))
     target = d.get("text_config") if isinstance(d.get("text_config"), dict) else d
     _merge(target, copy.deepcopy(OVERRIDES.get(model_type, {})))
+    if variant is not None:
+        _merge(target, copy.deepcopy(VARIANTS[variant][1]))
     d.pop("model_type", None)
     d.pop("transformers_version", None)
     try:
@@ -360,6 +362,27 @@ def _add_module_states(model, n_layers: int, counts: list, shapes: list) -> None
                 if isinstance(value, torch.Tensor) and value.dim() > 0 and not name.startswith("_"):
                     counts[i] += value.numel()
                     shapes[i].append((f"module[{i}].{path}.{name}", tuple(value.shape)))
+
+
+# Non-default forms of a model_type that transformers' defaults do not exercise: windows turned on
+# (issue 11: jamba, qwen2_moe and qwen3_moe apply them by their own rules), Falcon's new decoder.
+# id -> (model_type, settings on the shrunk config). "layer_types": None lets the config recompute them.
+VARIANTS: dict[str, tuple[str, dict]] = {
+    "qwen2[use_sliding_window]": ("qwen2", {"use_sliding_window": True, "sliding_window": WINDOW,
+                                            "max_window_layers": 12, "layer_types": None}),
+    "qwen2_moe[use_sliding_window]": ("qwen2_moe", {"use_sliding_window": True, "sliding_window": WINDOW,
+                                                    "max_window_layers": 12, "layer_types": None}),
+    "qwen3[use_sliding_window]": ("qwen3", {"use_sliding_window": True, "sliding_window": WINDOW,
+                                            "max_window_layers": 12, "layer_types": None}),
+    "qwen3_moe[use_sliding_window]": ("qwen3_moe", {"use_sliding_window": True, "sliding_window": WINDOW,
+                                                    "layer_types": None}),
+    "jamba[sliding_window]": ("jamba", {"sliding_window": WINDOW}),
+    "mixtral[sliding_window]": ("mixtral", {"sliding_window": WINDOW}),
+    "phi3[sliding_window]": ("phi3", {"sliding_window": WINDOW}),
+    "starcoder2[sliding_window]": ("starcoder2", {"sliding_window": WINDOW}),
+    "mistral[no window]": ("mistral", {"sliding_window": None}),
+    "falcon[new_decoder_architecture]": ("falcon", {"new_decoder_architecture": True, "num_kv_heads": 2}),
+}
 
 
 def _merge(into: dict, extra: dict) -> None:

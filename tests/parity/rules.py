@@ -106,7 +106,17 @@ MINICPM3_LATENT = Rule(
     lambda c, n, text: (text["kv_lora_rank"] + text["qk_rope_head_dim"]) * n,
 )
 
-RULES: tuple[Rule, ...] = (GPT_NEO_LOCAL_FULL, MINICPM3_LATENT, CHUNK_C_MINUS_1, WINDOW_W_MINUS_1, CONV_D_MINUS_1)
+FALCON_BROADCAST_KV = Rule(
+    "falcon new_decoder_architecture: broadcast K/V",
+    "Falcon's new decoder (Falcon-40B/180B) has num_kv_heads K/V heads, which serving engines cache as such and "
+    "kvplan counts; transformers' FalconAttention._split_heads broadcasts K and V to all num_attention_heads "
+    "(torch.broadcast_to(key, query.shape)) before the cache update, so its cache holds num_attention_heads heads",
+    lambda mt, c, text: mt == "falcon" and bool(text.get("new_decoder_architecture")) and c[0] == "tokens"
+    and c[1].kind == "attention",
+    lambda c, n, text: text["num_attention_heads"] * (c[1].key_dim + c[1].value_dim) * c[1].policy.retained_tokens(n),
+)
+
+RULES: tuple[Rule, ...] = (GPT_NEO_LOCAL_FULL, MINICPM3_LATENT, FALCON_BROADCAST_KV, CHUNK_C_MINUS_1, WINDOW_W_MINUS_1, CONV_D_MINUS_1)
 
 
 def components(layer) -> list[tuple]:

@@ -19,8 +19,9 @@ from . import check, gaps, harness  # noqa: E402
 
 # (model_type, built as an image-text-to-text wrapper): every causal-LM type, then the
 # image-text-to-text types that are not causal-LM types themselves, run on text tokens only.
-CASES = [pytest.param(mt, False, id=mt) for mt in harness.causal_types()] + [
-    pytest.param(mt, True, id=f"{mt}[image-text]") for mt in harness.wrapper_types()]
+CASES = [pytest.param(mt, False, None, id=mt) for mt in harness.causal_types()] + [
+    pytest.param(mt, True, None, id=f"{mt}[image-text]") for mt in harness.wrapper_types()] + [
+    pytest.param(base, False, variant, id=variant) for variant, (base, _) in harness.VARIANTS.items()]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -44,9 +45,10 @@ def _table(outcome: check.Outcome) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize(("model_type", "wrapper"), CASES)
-def test_cache_matches_transformers(model_type, wrapper):
-    outcome = check.evaluate(model_type, wrapper)
+@pytest.mark.parametrize(("model_type", "wrapper", "variant"), CASES)
+def test_cache_matches_transformers(model_type, wrapper, variant):
+    outcome = check.evaluate(model_type, wrapper, variant)
+    model_type = variant or model_type
     if outcome.status == check.SKIPPED:
         pytest.skip(f"transformers cannot build/run {model_type} here: {outcome.detail}")
     gap = gaps.KNOWN_GAPS.get(model_type)
