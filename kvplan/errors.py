@@ -44,3 +44,7 @@ class PlanError(KvplanError):
 
 class BudgetExceeded(KvplanError):
     """A plan that breaks a budget given on the command line or in a scenario."""
+
+
+class WeightsError(KvplanError):
+    """A checkpoint file (safetensors, GGUF, index) that cannot be read as exact weights."""

@@ -1,21 +1,24 @@
 """The one renderer: every command builds a Report; this prints it as a table,
 JSON, CSV or Markdown. Data goes to stdout, diagnostics to stderr.
+
+rich is imported only to draw a terminal table: JSON, CSV and Markdown never load it.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Any
+
+from ._record import record
 
 FORMATS = ("table", "json", "csv", "markdown")
 
 
-@dataclass
+@record(frozen=False)
 class Table:
     title: str
     columns: list[str]
@@ -24,12 +27,15 @@ class Table:
     numeric: set[int] = field(default_factory=set)
 
 
-@dataclass
+@record(frozen=False)
 class Report:
     data: dict  # the JSON document: stable, documented keys
     tables: list[Table] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)  # plain lines shown under the tables
     headline: str = ""
+    # documents too large to hold as rows (a sweep of a million points): format ->
+    # a function writing the whole document to a stream, in pieces
+    streams: dict = field(default_factory=dict)
 
 
 def _json_default(value):
@@ -74,6 +80,8 @@ def _markdown(report: Report) -> str:
 
 
 def _csv(report: Report) -> str:
+    import csv
+
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     for i, table in enumerate(report.tables):
@@ -105,7 +113,9 @@ def _rich(report: Report, stream) -> None:
 
 def render(report: Report, fmt: str = "table", stream=None) -> None:
     stream = stream or sys.stdout
-    if fmt == "json":
+    if fmt in report.streams:
+        report.streams[fmt](stream)
+    elif fmt == "json":
         stream.write(to_json(report.data) + "\n")
     elif fmt == "csv":
         stream.write(_csv(report))

@@ -1,4 +1,4 @@
-"""Where configs come from: bundled copies, local files or folders, the Hugging Face Hub.
+"""Where configs come from: bundled copies, local files or folders, GGUF files, the Hugging Face Hub.
 
 I/O lives here and nowhere else in the planning path. huggingface_hub is
 imported only when a Hub lookup is needed, to keep `kvplan estimate` fast.
@@ -9,17 +9,17 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from dataclasses import dataclass
+
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
+from ._record import record
 from .configs import build_model
 from .core.model import ModelSpec
 from .errors import ConfigError, SourceError, UsageError
 
 
-@dataclass(frozen=True)
+@record
 class BundledEntry:
     alias: str
     hf_id: str
@@ -27,6 +27,14 @@ class BundledEntry:
 
 
 def _specs_dir():
+    """The bundled configs' folder (importlib.resources only for an unusual install:
+    importing it costs the cold start a few milliseconds)."""
+    from . import model_specs
+
+    if getattr(model_specs, "__file__", None):
+        return Path(model_specs.__file__).parent
+    from importlib import resources
+
     return resources.files("kvplan.model_specs")
 
 
@@ -125,6 +133,11 @@ def _hub_config(repo_id: str, revision: str | None) -> tuple[dict, str]:
 def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]:
     """(raw config, display name, source) for a bundled name, a path, or a Hub repo id."""
     path = Path(name).expanduser()
+    if path.suffix == ".gguf":
+        from .weights import gguf
+        from .weights.gguf_config import to_config
+
+        return to_config(gguf.read(path)), path.stem, str(path)
     if path.is_dir():
         config = path / "config.json"
         if not config.is_file():
@@ -175,6 +188,19 @@ def load_model(name: str, *, revision: str | None = None, overrides=()) -> Model
     if overrides:
         raw = apply_overrides(raw, overrides)
     return build_model(raw, display, source)
+
+
+def load_model_and_weights(name: str, *, revision: str | None = None, overrides=(), weights: str | None = "auto"):
+    """(ModelSpec, Weights): the cache description and the checkpoint's exact
+    bytes (kvplan.weights chooses the reader: GGUF, safetensors, index, bundled,
+    Hub headers, else the config estimate)."""
+    from .weights.load import resolve
+
+    raw, display, source = load_config(name, revision)
+    if overrides:
+        raw = apply_overrides(raw, overrides)
+    spec = build_model(raw, display, source)
+    return spec, resolve(weights, model=spec, raw=raw, source=source, revision=revision)
 
 
 def offline() -> bool:

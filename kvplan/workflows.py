@@ -5,18 +5,13 @@ Commands stay thin: each calls one function here.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
-from pathlib import Path
 
-from .capacity.hardware import make_deployment
 from .core.storage import KV_DTYPES, kv_storage
-from .core.transform import map_caches
 from .errors import BudgetExceeded, UsageError
 from .planner import evaluate
 from .render import Report
-from .sources import load_model
-from .techniques.registry import build_all
+from .sources import load_model_and_weights
 from .units import GIB, parse_positive_int, parse_size, parse_tokens
 
 
@@ -27,23 +22,10 @@ def apply_kv_dtype(model, kv_dtype: str):
         return model, {"float32": "fp32", "float16": "fp16"}.get(model.weight_dtype, "bf16")
     if name not in KV_DTYPES:
         raise UsageError(f"--kv-dtype {kv_dtype!r} is not one of auto, {', '.join(KV_DTYPES)}")
+    from .core.transform import map_caches
+
     storage = kv_storage(name)
     return map_caches(model, lambda c: replace(c, storage=storage), lambda i, l, c: c.kind in ("attention", "latent")), storage.name
-
-
-def weight_bytes_from(weights: str) -> int | None:
-    if weights in (None, "", "auto"):
-        return None
-    path = Path(weights)
-    if path.suffix == ".json" or path.is_file():
-        try:
-            meta = json.loads(path.read_text(encoding="utf-8"))
-            return int(meta["metadata"]["total_size"])
-        except FileNotFoundError:
-            raise UsageError(f"--weights {weights}: no such file") from None
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-            raise UsageError(f"--weights {weights}: not a safetensors index (needs metadata.total_size)") from None
-    return parse_size(weights, "--weights")
 
 
 def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_memory, hbm_gbps, tp, pp, mem_util,
@@ -53,35 +35,53 @@ def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_m
 
     tokens = parse_tokens(context, "--context")
     batch_n = parse_positive_int(batch, "--batch")
-    if engine not in ("ideal", "vllm"):
-        raise UsageError(f"--engine {engine!r} is not one of ideal, vllm")
-    if emit not in (None, "vllm"):
-        raise UsageError(f"--emit {emit!r}: only 'vllm' is supported")
-    spec = load_model(model, revision=revision, overrides=overrides)
+    engine_rules = engine_note = emit_rules = None
+    if engine.strip().lower() != "ideal" or emit is not None:  # the engine modules load only when used
+        from .engines.vllm_rules import parse_engine
+
+        engine, engine_rules, engine_note = parse_engine(engine)
+    else:
+        engine = "ideal"
+    if emit is not None:
+        emit_text = emit
+        if emit.partition("@")[0].strip().lower() != "vllm":
+            raise UsageError(f"--emit {emit!r}: only 'vllm' or 'vllm@VERSION' is supported")
+        emit, emit_rules, _ = parse_engine(emit)
+        if "@" not in emit_text and engine_rules is not None:  # --engine vllm@0.11 --emit vllm: one release
+            emit_rules = engine_rules
+    spec, weight_record = load_model_and_weights(model, revision=revision, overrides=overrides, weights=weights)
     spec, dtype_name = apply_kv_dtype(spec, kv_dtype)
-    chain = build_all(techniques)
+    chain = []
+    if techniques:
+        from .techniques.registry import build_all
+
+        chain = build_all(techniques)
     deployment = None
+    if gpu or gpu_memory or kv_memory or tp != 1 or pp != 1:
+        from .capacity.hardware import make_deployment
     if gpu or gpu_memory or kv_memory:
         deployment = make_deployment(
             gpu,
             gpu_memory=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
             hbm_gbps=hbm_gbps, tp=tp, pp=pp, mem_util=mem_util,
             reserve_bytes=parse_size(reserve, "--reserve") if reserve not in ("0", 0) else 0,
-            weight_bytes=weight_bytes_from(weights),
+            weight_bytes=weight_record.total_bytes,
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None,
         )
     elif tp != 1 or pp != 1:
         deployment = make_deployment(None, tp=tp, pp=pp)
-    result = evaluate(spec, chain, tokens, batch_n, deployment)
+    result = evaluate(spec, chain, tokens, batch_n, deployment, weights=weight_record)
     report = estimate_report.build(result, kv_dtype=dtype_name, explain=explain)
     if engine == "vllm":
-        from .engines import vllm as vllm_engine
+        from .engines import vllm_report
 
-        vllm_engine.add_to_report(report, result, parse_tokens(max_model_len, "--max-model-len") if max_model_len else tokens)
+        vllm_report.add_to_report(report, result, parse_tokens(max_model_len, "--max-model-len") if max_model_len else tokens,
+                                  rules=engine_rules, note=engine_note)
     if emit == "vllm":
         from .engines import vllm_flags
 
-        vllm_flags.add_to_report(report, result, chain, dtype_name, parse_tokens(max_model_len, "--max-model-len") if max_model_len else tokens)
+        vllm_flags.add_to_report(report, result, chain, dtype_name, parse_tokens(max_model_len, "--max-model-len") if max_model_len else tokens,
+                                 rules=emit_rules)
     failed = check_budgets(report, result, max_kv_gib, min_concurrency)
     return report, failed
 

@@ -1,14 +1,18 @@
 """A tiny stand-in for the Hugging Face Hub on loopback, for real HTTP tests.
 
 Serves `/{owner}/{name}/resolve/{revision}/config.json` for the repos it is
-given; answers 401 for gated repos and 404 for unknown ones, with the headers
-huggingface_hub reads (X-Error-Code, X-Repo-Commit, ETag).
+given, and any other file given in `files` (safetensors shards, the index),
+answering HTTP Range requests with 206 and the slice; answers 401 for gated
+repos and 404 for unknown ones, with the headers huggingface_hub reads
+(X-Error-Code, X-Repo-Commit, ETag). Every request is logged in `requests`,
+every Range request also in `ranges` as (path, range header).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -16,10 +20,12 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 class HubServer:
-    def __init__(self, repos: dict[str, dict], gated: set[str] = frozenset()):
+    def __init__(self, repos: dict[str, dict], gated: set[str] = frozenset(), files: dict[str, dict[str, bytes]] | None = None):
         self.repos = repos
         self.gated = set(gated)
+        self.files = files or {}
         self.requests: list[tuple[str, str, str | None]] = []
+        self.ranges: list[tuple[str, str]] = []
         handler = self._handler()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -54,17 +60,33 @@ class HubServer:
                     return self._error(401, "GatedRepo", body, f"Access to model {repo} is restricted.")
                 if repo not in server.repos:
                     return self._error(404, "RepoNotFound", body, "Repository Not Found")
-                if filename != "config.json":
+                if filename == "config.json":
+                    payload = json.dumps(server.repos[repo]).encode()
+                elif filename in server.files.get(repo, {}):
+                    payload = server.files[repo][filename]
+                else:
                     return self._error(404, "EntryNotFound", body, "Entry not found")
-                payload = json.dumps(server.repos[repo]).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.send_header("ETag", '"' + hashlib.sha1(payload).hexdigest() + '"')
+                etag = '"' + hashlib.sha1(payload).hexdigest() + '"'
+                wanted = self.headers.get("range")
+                status, start, end = 200, 0, len(payload)
+                if wanted:
+                    server.ranges.append((self.path.split("?")[0], wanted))
+                    m = re.fullmatch(r"bytes=(\d+)-(\d*)", wanted.strip())
+                    if m:
+                        start = int(m.group(1))
+                        end = min(len(payload), int(m.group(2)) + 1 if m.group(2) else len(payload))
+                        status = 206
+                chunk = payload[start:end]
+                self.send_response(status)
+                self.send_header("Content-Type", "application/octet-stream" if filename != "config.json" else "application/json")
+                self.send_header("Content-Length", str(len(chunk)))
+                if status == 206:
+                    self.send_header("Content-Range", f"bytes {start}-{max(end - 1, start)}/{len(payload)}")
+                self.send_header("ETag", etag)
                 self.send_header("X-Repo-Commit", COMMIT)
                 self.end_headers()
                 if body:
-                    self.wfile.write(payload)
+                    self.wfile.write(chunk)
 
             def _error(self, status, code, body, message="error"):
                 payload = json.dumps({"error": message}).encode()

@@ -84,16 +84,68 @@ def test_skip_sliding_layers():
     ("evict:0.5", "engine support"),
     ("pyramid:0.12", "engine support"),
     ("quest:page=16,topk=64", "engine support"),
-    ("int4", "not a vLLM KV cache dtype"),
-    ("int2", "not a vLLM KV cache dtype"),
-    ("kivi", "not a vLLM KV cache dtype"),
+    ("int2", "not a vLLM 0.33 KV cache dtype"),
+    ("kivi", "not a vLLM 0.33 KV cache dtype"),
 ])
 def test_techniques_vllm_cannot_apply(technique, words):
     out = emit("llama-3.1-8b", "-t", technique)
     assert [s["spec"] for s in out["not_applied"]] == [technique]
     assert words in out["not_applied"][0]["reason"]
-    if technique in ("int4", "int2", "kivi"):
+    if technique in ("int2", "kivi"):
         assert flag(out["argv"], "--kv-cache-dtype") == "auto"
+
+
+@pytest.mark.parametrize("technique, value", [("int8", "int8_per_token_head"), ("int4", "int4_per_token_head")])
+def test_integer_kv_dtypes_by_release(technique, value):
+    # 0.33 has per-token-head integer caches (vllm/config/cache.py CacheDType); 0.11 has none
+    out = emit("llama-3.1-8b", "-t", technique)
+    assert flag(out["argv"], "--kv-cache-dtype") == value and out["not_applied"] == []
+    old = CliRunner().invoke(app, ["estimate", "llama-3.1-8b", "-t", technique, "--emit", "vllm@0.11", "--format", "json"])
+    data = json.loads(old.stdout)["emit"]
+    assert data["version"] == "0.11"
+    assert flag(data["argv"], "--kv-cache-dtype") == "auto"
+    assert "not a vLLM 0.11 KV cache dtype" in data["not_applied"][0]["reason"]
+
+
+def test_block_size_checked_against_the_release():
+    # 0.11's BlockSize Literal is 1, 8, 16, 32, 64, 128; 0.33 takes any positive size
+    assert not any("block-size" in n for n in emit("llama-3.1-8b", "-t", "page:20")["notes"])
+    old = json.loads(CliRunner().invoke(app, ["estimate", "llama-3.1-8b", "-t", "page:20", "--emit", "vllm@0.11",
+                                              "--format", "json"]).stdout)["emit"]
+    assert any("--block-size 20 is rejected by vLLM 0.11" in n for n in old["notes"])
+
+
+def test_engine_version_carries_to_emit():
+    r = CliRunner().invoke(app, ["estimate", "gpt-oss-20b", "-t", "fp8:skip=sliding", "--engine", "vllm@0.11",
+                                 "--kv-memory", "10GiB", "--emit", "vllm", "--format", "json"])
+    data = json.loads(r.stdout)["emit"]
+    assert data["version"] == "0.11"
+    assert "--kv-cache-dtype-skip-layers" not in data["argv"]  # not a 0.11 flag
+    assert any("not a vLLM 0.11 flag" in n for n in data["notes"])
+
+
+def test_long_max_model_len_names_the_variable():
+    # Llama-3.1-8B: max_position_embeddings 131,072 -> 262,144 needs VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
+    out = emit("llama-3.1-8b", "--max-model-len", "256k")
+    assert out["env"] == ["VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"]
+    assert out["command"].startswith("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve ")
+    assert any("exceeds the model's maximum 131,072" in n for n in out["notes"])
+    assert emit("llama-3.1-8b", "--max-model-len", "128k")["env"] == []
+
+
+def test_max_num_seqs_warns_that_it_caps_short_requests():
+    out = emit("llama-3.1-8b", "--context", "8192", "--kv-memory", "10GiB")
+    assert flag(out["argv"], "--max-num-seqs") == "10"
+    warning = [n for n in out["notes"] if n.startswith("warning: --max-num-seqs 10")]
+    assert warning and "shorter requests" in warning[0] and "default is 1024" in warning[0]
+
+
+def test_offloading_is_not_a_0_11_flag():
+    r = CliRunner().invoke(app, ["estimate", "llama-3.1-8b", "-t", "offload:cpu=64GiB", "--emit", "vllm@0.11",
+                                 "--format", "json"])
+    data = json.loads(r.stdout)["emit"]
+    assert "--kv-offloading-size" not in data["argv"]
+    assert [s["spec"] for s in data["not_applied"]] == ["offload:cpu=64GiB"]
 
 
 def test_table_output_prints_the_command():

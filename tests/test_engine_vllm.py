@@ -1,7 +1,9 @@
-"""`--engine vllm`: vLLM v1's own KV pool accounting, checked against values worked by hand.
+"""`--engine vllm[@VERSION]`: vLLM's own KV pool accounting, checked against values worked by hand.
 
 Every expected number below is derived in the comment next to it from the
-model's config, not read from kvplan's output.
+model's config and the release's rules (kvplan/engines/vllm_rules.py), not
+read from kvplan's output. The first half models vLLM 0.11, the second the
+newest release (0.33).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from kvplan.capacity.hardware import make_deployment
 from kvplan.cli.app import app
 from kvplan.engines import vllm
 from kvplan.engines.vllm import PageSpec, simulate
+from kvplan.engines.vllm_rules import V0_11
 from kvplan.errors import UsageError
 from kvplan.planner import evaluate
 from kvplan.render import Report
@@ -27,6 +30,7 @@ KV_10_GIB = 10 * GIB  # 10,737,418,240 B
 
 def pool(name: str, max_len: int, kv_dtype: str = "auto", **kwargs):
     model, _ = apply_kv_dtype(load_model(name), kv_dtype)
+    kwargs.setdefault("rules", V0_11)
     return simulate(model, kv_memory_bytes=kwargs.pop("kv", KV_10_GIB), max_model_len=max_len, **kwargs)
 
 
@@ -198,18 +202,19 @@ def test_too_little_memory_for_one_request():
 def test_default_batched_tokens_follow_the_gpu():
     from kvplan.capacity.gpus import lookup
 
-    assert vllm.default_max_num_batched_tokens(None) == 8192
-    assert vllm.default_max_num_batched_tokens(lookup("h100")) == 8192
-    assert vllm.default_max_num_batched_tokens(lookup("a100")) == 2048
+    assert vllm.default_max_num_batched_tokens(None, V0_11) == 8192
+    assert vllm.default_max_num_batched_tokens(lookup("h100"), V0_11) == 8192
+    assert vllm.default_max_num_batched_tokens(lookup("a100"), V0_11) == 2048
+    assert vllm.default_max_num_batched_tokens(lookup("b200"), V0_11) == 8192  # no 160 GiB tier in 0.11
 
 
 def test_python_api_add_to_report():
     model = load_model("llama-3.1-8b")
     result = evaluate(model, [], 8192, 1, make_deployment(None, kv_memory_bytes=KV_10_GIB))
     report = Report({})
-    vllm.add_to_report(report, result, 8192)
+    vllm.add_to_report(report, result, 8192, rules=V0_11)
     engine = report.data["engine"]
-    assert engine["name"] == "vllm" and engine["version_modelled"] == vllm.VERSION_MODELLED
+    assert engine["name"] == "vllm" and engine["version"] == "0.11"
     assert (engine["gpu_kv_cache_tokens"], engine["num_blocks"], engine["block_size"], engine["page_bytes"]) == (
         81_920, 5_120, 16, 65_536)
     assert engine["max_concurrency"] == 10.0
@@ -220,7 +225,7 @@ def test_python_api_add_to_report():
 def test_python_api_needs_kv_memory():
     result = evaluate(load_model("llama-3.1-8b"), [], 8192)
     with pytest.raises(UsageError):
-        vllm.add_to_report(Report({}), result, 8192)
+        vllm.add_to_report(Report({}), result, 8192, rules=V0_11)
 
 
 def _run(*args):
@@ -229,7 +234,7 @@ def _run(*args):
 
 
 def test_cli_json():
-    r = _run("estimate", "llama-3.1-8b", "--engine", "vllm", "--kv-memory", "10GiB", "--max-model-len", "8192",
+    r = _run("estimate", "llama-3.1-8b", "--engine", "vllm@0.11", "--kv-memory", "10GiB", "--max-model-len", "8192",
              "--format", "json")
     assert r.exit_code == 0, r.output
     engine = json.loads(r.stdout)["engine"]
@@ -242,7 +247,7 @@ def test_cli_json():
 
 
 def test_cli_table_prints_the_log_lines():
-    r = _run("estimate", "mistral-7b-v0.1", "--engine", "vllm", "--kv-memory", "10GiB", "--max-model-len", "32k")
+    r = _run("estimate", "mistral-7b-v0.1", "--engine", "vllm@0.11", "--kv-memory", "10GiB", "--max-model-len", "32k")
     assert r.exit_code == 0, r.output
     assert "GPU KV cache size: 81,920 tokens" in r.stdout
     assert "Maximum concurrency for 32,768 tokens per request: 6.66x" in r.stdout
@@ -250,7 +255,7 @@ def test_cli_table_prints_the_log_lines():
 
 def test_cli_block_size_from_page_technique():
     # page:32 -> 32 x 8 x 256 x 2 = 131,072 B; 10 GiB // (131,072 x 32) = 2,560 blocks = 81,920 tokens
-    r = _run("estimate", "llama-3.1-8b", "--engine", "vllm", "--kv-memory", "10GiB", "-t", "page:32",
+    r = _run("estimate", "llama-3.1-8b", "--engine", "vllm@0.11", "--kv-memory", "10GiB", "-t", "page:32",
              "--context", "8192", "--format", "json")
     engine = json.loads(r.stdout)["engine"]
     assert (engine["block_size"], engine["num_blocks"], engine["gpu_kv_cache_tokens"]) == (32, 2_560, 81_920)
@@ -266,3 +271,269 @@ def test_log_lines_reproduce_a_published_vllm_pair():
         "GPU KV cache size: 2,042,016 tokens",
         "Maximum concurrency for 2,048 tokens per request: 997.08x",
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# vLLM 0.33 (the default, `--engine vllm`): the rules that changed since 0.11 (vllm_rules.py).
+
+from kvplan.capacity.shard import shard  # noqa: E402
+from kvplan.engines.vllm_rules import LATEST, V0_33, parse_engine, resolve  # noqa: E402
+
+
+def pool33(name: str, max_len: int, kv_dtype: str = "auto", **kwargs):
+    kwargs.setdefault("rules", V0_33)
+    return pool(name, max_len, kv_dtype, **kwargs)
+
+
+def test_latest_is_0_33():
+    assert LATEST is V0_33 and parse_engine("vllm")[1] is V0_33 and parse_engine("vllm@0.11")[1] is V0_11
+    # every field names the vLLM file it comes from
+    assert all("vllm/" in source or field == "version" for field, source in V0_33.sources().items())
+
+
+def test_0_33_one_log_line_and_tokens_from_concurrency():
+    # same pool as 0.11 (5,120 blocks, 512 per request) but ONE line
+    p = pool33("llama-3.1-8b", 8192)
+    assert p.log_lines()[1:] == ["GPU KV cache size: 81,920 tokens, Maximum concurrency for 8,192 tokens per request: 10.00x"]
+    # max_len 3,000: cdiv(3000, 16) = 188 blocks per request -> 5,120 / 188 = 27.234x
+    # 0.11: 5,120 x 16 = 81,920 tokens; 0.33: int(5,120 / 188 x 3,000) = int(81,702.13) = 81,702
+    assert pool("llama-3.1-8b", 3000).gpu_kv_cache_tokens == 81_920
+    p = pool33("llama-3.1-8b", 3000)
+    assert p.num_blocks == 5_120 and p.blocks_per_request == 188
+    assert p.gpu_kv_cache_tokens == 81_702 and p.concurrency_text == "27.23x"
+
+
+def test_0_33_sliding_window_counts_two_batches_in_flight():
+    # async scheduling: min(4,096 - 1 + 2 x 8,192, 32,768) = 20,479 -> cdiv(20,479, 16) + 1 = 1,281
+    # 5,120 / 1,281 = 3.997x; tokens int(5,120 x 32,768 / 1,281) = int(130,969.68) = 130,969
+    p = pool33("mistral-7b-v0.1", 32_768)
+    assert p.blocks_per_request == 1_281 and p.concurrency_text == "4.00x"
+    assert p.gpu_kv_cache_tokens == 130_969
+    # gpt-oss-20b at 131,072: 8,192 full + (cdiv(min(127 + 16,384, 131,072), 16) + 1 = 1,033) = 9,225
+    # 27,306 / 9,225 = 2.96x; tokens int(27,306 x 131,072 / 9,225) = int(387,973.09) = 387,973
+    p = pool33("gpt-oss-20b", 131_072)
+    assert (p.num_blocks, p.blocks_per_request, p.gpu_kv_cache_tokens) == (27_306, 9_225, 387_973)
+
+
+def test_0_33_mla_block_follows_the_backend():
+    # bf16 -> FLASH_ATTN_MLA, block 16: page 16 x 576 x 2 = 18,432 B; x 61 layers = 1,124,352 B per block
+    # 10 GiB // 1,124,352 = 9,549 blocks; 8,192 / 16 = 512 per request -> 18.65x; tokens 9,549 x 16 = 152,784
+    p = pool33("deepseek-v3", 8192)
+    assert (p.block_size, p.page_bytes, p.num_blocks, p.gpu_kv_cache_tokens) == (16, 18_432, 9_549, 152_784)
+    # fp8 -> FlashMLA, block 64: page 64 x 576 = 36,864 B; 10 GiB // (36,864 x 61) = 4,774; 128 per request
+    # -> 37.30x; tokens 4,774 x 64 = 305,536
+    p = pool33("deepseek-v3", 8192, "fp8")
+    assert (p.block_size, p.page_bytes, p.num_blocks, p.gpu_kv_cache_tokens) == (64, 36_864, 4_774, 305_536)
+    assert p.concurrency_text == "37.30x"
+
+
+def test_0_33_deepseek_v32_auto_is_bf16_fp8_is_ds_mla():
+    # auto: bf16 latent 576 x 2 = 1,152 B + indexer 128 + 4 = 132 B -> 1,284 B/token/layer, sparse block 64
+    # page = 64 x 1,284 x 61 = 5,012,736 B; 10 GiB // 5,012,736 = 2,142 -> 2,142 x 64 = 137,088 tokens, 16.73x
+    p = pool33("deepseek-v3.2-exp", 8192)
+    assert (p.page_bytes, p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text) == (
+        5_012_736, 2_142, 137_088, "16.73x")
+    # fp8 -> fp8_ds_mla (656 B) as in 0.11: 3,490 blocks; 0.11's auto was fp8_ds_mla already
+    assert pool33("deepseek-v3.2-exp", 8192, "fp8").num_blocks == 3_490
+    assert pool("deepseek-v3.2-exp", 8192).num_blocks == 3_490
+
+
+def test_0_33_hybrid_align_mode_pages_per_request():
+    # Jamba (Mamba-1): block 80 and page 327,680 B as in 0.11; 'align' mode: 2 state pages per request
+    # 103 attention blocks + 7 Mamba groups x 2 = 117 -> 8,192 / 117 = 70.02x
+    # tokens int(8,192 x 8,192 / 117) = int(573,580.03) = 573,580
+    p = pool33("jamba-v0.1", 8192)
+    assert (p.num_blocks, p.block_size, p.blocks_per_request) == (8_192, 80, 117)
+    assert p.concurrency_text == "70.02x" and p.gpu_kv_cache_tokens == 573_580
+
+
+def test_nemotron_h_ssm_state_by_release():
+    # Mamba-2: d_inner 128 x 64 = 8,192, conv (4 - 1) x (8,192 + 2 x 8 x 128) = 30,720 elements x 2 B = 61,440 B
+    # SSM 128 x 64 x 128 = 1,048,576 elements; attention 8 x 256 x 2 B = 4,096 B per token
+    # 0.11 (SSM bf16): 2,097,152 + 61,440 = 2,158,592 B -> block 16 x cdiv(2,158,592, 65,536) = 528
+    assert pool("nemotron-h-8b", 8192).block_size == 528
+    # 0.33 (SSM fp32): 4,194,304 + 61,440 = 4,255,744 B -> block 16 x 65 = 1,040, page 4,259,840 B
+    # 4 attention + 24 Mamba layers -> 7 groups of 4: 10 GiB // (4,259,840 x 4) = 630 blocks
+    # request: cdiv(8,192, 1,040) = 8 + 6 Mamba groups x 3 pages (Mamba-2 keeps a checkpoint page) = 26
+    # -> 24.23x; tokens int(630 x 8,192 / 26) = int(198,498.46) = 198,498
+    p = pool33("nemotron-h-8b", 8192)
+    assert (p.block_size, p.page_bytes, p.num_blocks, p.blocks_per_request) == (1_040, 4_259_840, 630, 26)
+    assert p.gpu_kv_cache_tokens == 198_498 and p.concurrency_text == "24.23x"
+
+
+def test_float32_checkpoint_state_is_served_in_bf16():
+    # mamba-2.8b's checkpoint is float32; vLLM serves it in bf16 and keeps the state in bf16:
+    # conv 3 x 5,120 + SSM 5,120 x 16 = 97,280 elements x 2 B = 194,560 B per layer (float32 would be 389,120)
+    # 64 layers, one group: 10 GiB // (64 x 194,560) = 862 blocks, one per request
+    for rules in (V0_11, V0_33):
+        p = pool("mamba-2.8b", 8192, rules=rules)
+        assert p.layer_specs[0].page_bytes == 194_560
+        assert p.num_blocks == 862 and p.max_concurrency == 862.0
+
+
+def test_mamba2_groups_padded_for_tp():
+    # Falcon-H1-7B: d_ssm 3,072, ONE group of d_state 256, 24 heads x 128, conv 4.
+    # tp 2: groups padded 1 -> 2: conv (3,072 + 2 x 2 x 256) / 2 = 2,048 channels x 3 = 6,144 elements
+    #       (unpadded it would be (3,072 + 512) x 3 / 2 = 5,376); SSM 12 x 128 x 256 = 393,216
+    # tp 4: 1 -> 4 groups: (3,072 + 2 x 4 x 256) / 4 = 1,280 x 3 = 3,840; SSM 6 x 128 x 256 = 196,608
+    model = load_model("falcon-h1-7b")
+    s2 = shard(model, 2)[0].layers[0].state
+    s4 = shard(model, 4)[0].layers[0].state
+    assert (s2.conv_elements, s2.ssm_elements) == (6_144, 393_216)
+    assert (s4.conv_elements, s4.ssm_elements) == (3_840, 196_608)
+    # Nemotron-H's 8 groups divide tp 8: no padding, (8,192 + 2,048) x 3 / 8 = 3,840
+    assert shard(load_model("nemotron-h-8b"), 8)[0].layers[0].state.conv_elements == 3_840
+
+
+def test_0_33_start_check_holds_back_the_null_block():
+    # one 8,192-token request: 512 blocks x 2 MiB (32 layers x 65,536 B) = 1 GiB
+    # 0.11: needs 1 GiB <= 1 GiB -> starts; 0.33: 1 GiB - one block < 512 blocks -> refuses;
+    # the largest length that fits 511 blocks is 511 x 16 = 8,176
+    assert pool("llama-3.1-8b", 8192, kv=GIB).fits
+    p = pool33("llama-3.1-8b", 8192, kv=GIB)
+    assert p.num_blocks == 512 and not p.fits and p.estimated_max_model_len == 8_176
+
+
+@pytest.mark.parametrize("dtype, token_bytes", [
+    # 8 KV heads per layer: fp8 1 B x 256; per token head: + 4 B scale for K and V;
+    # int4: 64 + 64 + 8; nvfp4: 2 slots x (64 + 128 / 16) = 144 per head
+    ("fp8", 8 * 256), ("int8_per_token_head", 8 * 264), ("fp8_per_token_head", 8 * 264),
+    ("int4_per_token_head", 8 * 136), ("nvfp4", 8 * 144),
+])
+def test_0_33_kv_dtype_pages(dtype, token_bytes):
+    p = pool33("llama-3.1-8b", 8192, kv_cache_dtype=dtype)
+    assert p.page_bytes == 16 * token_bytes
+    assert p.num_blocks == KV_10_GIB // (16 * token_bytes * 32)
+
+
+def test_0_11_rejects_the_new_kv_dtypes_and_block_sizes():
+    with pytest.raises(UsageError, match="0.11"):
+        pool("llama-3.1-8b", 8192, kv_cache_dtype="int8_per_token_head")
+    with pytest.raises(UsageError, match="block-size 20"):
+        pool("llama-3.1-8b", 8192, block_tokens=20)
+    # 0.33 takes any positive block: 20 x 8 x 256 x 2 = 81,920 B
+    assert pool33("llama-3.1-8b", 8192, block_tokens=20).page_bytes == 81_920
+
+
+def test_max_model_len_above_the_model_is_refused_unless_allowed():
+    with pytest.raises(UsageError, match="VLLM_ALLOW_LONG_MAX_MODEL_LEN"):
+        pool33("llama-3.1-8b", 262_144)
+    assert pool33("llama-3.1-8b", 262_144, kv=40 * GIB, allow_long_max_model_len=True).fits
+
+
+def test_0_33_batched_tokens_by_gpu_size():
+    from kvplan.capacity.gpus import lookup
+
+    # >= 160 GiB -> 16,384; >= 70 GiB and not A100 -> 8,192; else 2,048
+    assert vllm.default_max_num_batched_tokens(lookup("b200"), V0_33) == 16_384
+    assert vllm.default_max_num_batched_tokens(lookup("h200"), V0_33) == 8_192
+    assert vllm.default_max_num_batched_tokens(lookup("a100"), V0_33) == 2_048
+    assert V0_33.gpu_memory_utilization == 0.92 and V0_11.gpu_memory_utilization == 0.9
+
+
+@pytest.mark.parametrize("text, version, noted", [
+    ("0.11", "0.11", False), ("0.11.2", "0.11", False), ("v0.33.0", "0.33", False), ("latest", "0.33", False),
+    ("0.20.1", "0.11", True), ("0.7.3", "0.11", True),
+])
+def test_version_resolution(text, version, noted):
+    rules, note = resolve(text)
+    assert rules.version == version and bool(note) == noted
+
+
+@pytest.mark.parametrize("engine", ["vllm@0.99", "vllm@banana", "vllm@", "sglang"])
+def test_unknown_engine_version_is_one_line_exit_2(cli, engine):
+    code, out, err = cli("estimate", "llama-3.1-8b", "--engine", engine, "--kv-memory", "10GiB")
+    assert code == 2 and out == ""
+    assert err.startswith("kvplan: error: ") and err.count("\n") == 1, err
+
+
+def test_cli_default_engine_is_latest_and_json_has_version():
+    r = _run("estimate", "llama-3.1-8b", "--engine", "vllm", "--kv-memory", "10GiB", "--max-model-len", "3000",
+             "--format", "json")
+    assert r.exit_code == 0, r.output
+    engine = json.loads(r.stdout)["engine"]
+    assert engine["version"] == "0.33"
+    assert (engine["num_blocks"], engine["gpu_kv_cache_tokens"], engine["fits"]) == (5_120, 81_702, True)
+    assert engine["max_concurrency"] == round(5120 / 188, 6)
+
+
+def test_cli_mamba_state_in_bf16():
+    # the issue's acceptance line: 194,560 B per layer (bf16), not 389,120 (float32)
+    r = _run("estimate", "mamba-2.8b", "--engine", "vllm", "--kv-memory", "10GiB", "--max-model-len", "8192",
+             "--format", "json")
+    assert r.exit_code == 0, r.output
+    engine = json.loads(r.stdout)["engine"]
+    assert engine["page_bytes"] == 194_560 and engine["num_blocks"] == 862
+
+
+# ---------------------------------------------------------------------------------------------
+# The grid the issue asks for: every bundled full-attention and MLA family x TP {1, 2, 4, 8} x KV dtype
+# {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x release {0.11, 0.33}. The expected values come
+# from a direct transcription of vLLM's formulas applied to the raw config.json numbers (not kvplan's
+# reader): AttentionSpec / MLAAttentionSpec page sizes, get_kv_cache_config's num_blocks, the
+# concurrency of get_max_concurrency_for_kv_cache_config and each release's token figure and start check.
+# Anchors checked by hand above: Llama-3.1-8B (5,120 blocks), DeepSeek-V3 (2,387 / 9,549 / 4,774 blocks).
+
+import itertools  # noqa: E402
+import json as _json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+SPECS = Path(__file__).resolve().parents[1] / "model_specs"
+DENSE = ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "qwen3-8b", "qwen2.5-7b", "mistral-7b-v0.3",
+         "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-llm-67b", "llama-2-7b", "gemma-7b", "qwen2-57b-a14b"]
+MLA = ["deepseek-v3", "kimi-k2", "deepseek-v2-lite"]
+SLIDING = ["mistral-7b-v0.1", "phi-3-mini-4k"]  # every layer one window: one group
+
+
+def reference(cfg: dict, tp: int, fp8: bool, mem: int, max_len: int, release: str):
+    layers = cfg["num_hidden_layers"]
+    elem = 1 if fp8 else 2  # every family here is bf16/fp16
+    if cfg.get("kv_lora_rank"):
+        block = 64 if (release == "0.11" or fp8) else 16
+        token = (cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]) * elem  # one latent, on every rank
+    else:
+        head = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+        token = max(1, cfg["num_key_value_heads"] // tp) * 2 * head * elem
+        block = 16
+    per_block = block * token * layers
+    blocks = mem // per_block
+    per_request = -(-max_len // block)
+    window = cfg.get("sliding_window") if cfg.get("use_sliding_window", True) is not False else None
+    if window:  # SlidingWindowSpec: W - 1 + in-flight tokens (8,192 x 1 in 0.11, x 2 under 0.33's async scheduling)
+        in_flight = 8192 * (1 if release == "0.11" else 2)
+        per_request = -(-min(window - 1 + in_flight, max_len) // block) + 1
+    concurrency = blocks / per_request
+    tokens = blocks * block if release == "0.11" else int(concurrency * max_len)
+    fits = per_block * per_request <= (mem if release == "0.11" else mem - per_block)
+    return blocks, tokens, f"{concurrency:.2f}x", fits
+
+
+@pytest.mark.parametrize("name", DENSE + MLA + SLIDING)
+def test_grid_matches_vllms_formulas(name):
+    cfg = _json.loads((SPECS / f"{name}.json").read_text(encoding="utf-8"))
+    base = load_model(name)
+    for tp, dtype, gib, max_len, rules in itertools.product((1, 2, 4, 8), ("auto", "fp8"), (10, 40),
+                                                            (8192, 131072), (V0_11, V0_33)):
+        model, _ = apply_kv_dtype(base, dtype)
+        p = simulate(model, kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp, rules=rules,
+                     allow_long_max_model_len=True)
+        got = (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits)
+        assert got == reference(cfg, tp, dtype == "fp8", gib * GIB, max_len, rules.version), (
+            name, tp, dtype, gib, max_len, rules.version)
+
+
+def test_chunked_local_attention_by_release():
+    # Llama-4 Scout: 36 chunked layers (C 8,192) + 12 full, 8 KV x 128 bf16: 4,096 B per token and layer,
+    # page 16 x 4,096 = 65,536 B; 10 GiB, max_model_len 131,072, 8,192 batched tokens (no GPU: H100 class)
+    # 0.33 (hybrid manager on): counts 36 / 12 -> groups of 12: 3 chunked + 1 full; a block costs 12 pages
+    # = 786,432 B -> 10,737,418,240 // 786,432 = 13,653 blocks; a request needs 3 x cdiv(min(8,192 +
+    # 2 x 8,192, 131,072), 16) = 3 x 1,536 plus 131,072 / 16 = 8,192 -> 12,800 blocks;
+    # tokens int(13,653 x 131,072 / 12,800) = int(139,806.72) = 139,806
+    p = pool33("llama-4-scout", 131_072)
+    assert (p.num_blocks, p.blocks_per_request, p.gpu_kv_cache_tokens) == (13_653, 12_800, 139_806)
+    assert sorted(g.spec.kind for g in p.groups) == ["chunked", "chunked", "chunked", "full"]
+    # 0.11: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0 turns the hybrid manager off: 48 full layers,
+    # one block 48 x 65,536 = 3,145,728 B -> 3,413 blocks; tokens 3,413 x 16 = 54,608; a request 8,192 blocks
+    p = pool("llama-4-scout", 131_072)
+    assert (p.num_blocks, p.blocks_per_request, p.gpu_kv_cache_tokens) == (3_413, 8_192, 54_608)
+    assert any("chunked layers are sized as full attention" in n for n in p.notes)

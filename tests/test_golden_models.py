@@ -118,16 +118,16 @@ def test_starcoder_multi_query():
     assert est("starcoder").bytes_per_token == 2 * 40 * 1 * 128 * 2
 
 
-def test_nemotron_h_four_attention_layers_checkpoint_state_dtype():
+def test_nemotron_h_four_attention_layers_fp32_state():
     e = est("nemotron-h-8b", 8192)
     assert kind(e, "full attention").layers == 4
     assert e.bytes_per_token == 4 * 2 * 8 * 128 * 2
     conv = 3 * (128 * 64 + 2 * 8 * 128) * 2  # bf16 conv state
-    ssm = 128 * 64 * 128 * 2  # the config names no mamba_ssm_cache_dtype: the model dtype, bf16
+    ssm = 128 * 64 * 128 * 4  # float32: NemotronHConfig's default mamba_ssm_cache_dtype (the file names none)
     assert e.state_bytes_per_sequence == 24 * (conv + ssm)
-    # a config that asks for a float32 SSM cache gets one (vLLM's own default lives in kvplan/engines)
-    fp32 = est("nemotron-h-8b", 8192, overrides=["mamba_ssm_cache_dtype=float32"])
-    assert fp32.state_bytes_per_sequence == 24 * (conv + 128 * 64 * 128 * 4)
+    # a config that asks for a bf16 SSM cache gets one
+    bf16 = est("nemotron-h-8b", 8192, overrides=["mamba_ssm_cache_dtype=bfloat16"])
+    assert bf16.state_bytes_per_sequence == 24 * (conv + 128 * 64 * 128 * 2)
 
 
 def test_falcon_h1_both_caches_every_layer():

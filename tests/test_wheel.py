@@ -37,6 +37,7 @@ def test_wheel_contents(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "kvplan/model_specs/index.json" in names
     assert "kvplan/model_specs/llama-3.1-70b.json" in names
+    assert "kvplan/model_specs/weights.json" in names and "kvplan/weights/gguf.py" in names
     assert any(n.startswith("kvplan/scenarios/") and n.endswith(".yaml") for n in names)
     assert any(n.startswith("kvplan/kernels/") and n.endswith(".py") for n in names)
     assert not any(n.startswith("kernels/") for n in names), "no top-level 'kernels' package"

@@ -175,6 +175,8 @@ def check_cache_supported(cache: TokenCache, tokens: int | None = None) -> str |
         from ..core.transform import with_policy
 
         p = with_policy(cache, window_tokens=None).policy
+    if p.chunk_tokens is not None and (tokens is None or p.chunk_tokens < tokens):
+        return "no kernel keeps the current chunk of chunked local attention (Llama 4's layers)"
     if cache.kind == "indexer":
         return "no kernel for DeepSeek-V3.2 indexer key caches"
     if cache.kind == "latent":

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .._record import record
 from ..errors import UsageError
 from ..units import GIB
+from ..weights.record import Weights
 from .gpus import Gpu, lookup
 
 DEFAULT_MEM_UTIL = 0.9  # vLLM's gpu_memory_utilization default
 DEFAULT_RESERVE_BYTES = 2 * GIB  # activations, CUDA graphs, non-torch memory
 
 
-@dataclass(frozen=True)
+@record
 class Deployment:
     gpu: Gpu | None = None
     tp: int = 1
@@ -21,6 +21,7 @@ class Deployment:
     reserve_bytes: int = DEFAULT_RESERVE_BYTES
     weight_bytes: int | None = None  # whole model; None = parameter count x bytes
     kv_memory_bytes: int | None = None  # pool per GPU given directly
+    weights: Weights | None = None  # the checkpoint's bytes by role (kvplan.weights); wins over weight_bytes
 
     @property
     def gpus(self) -> int:

@@ -2,8 +2,10 @@
 
 TP: KV heads per rank = max(1, kv_heads // tp); heads are replicated when tp
 exceeds them. An MLA latent (and the V3.2 indexer) is replicated on every rank.
-Recurrent states split their heads across ranks (ceil). PP: layers are split
-into contiguous stages, the first stages taking one extra layer when uneven.
+Recurrent states split their heads across ranks (ceil); Mamba-2 groups are
+first padded to a multiple of TP (a single group is replicated). PP: layers are split
+into contiguous stages as vLLM splits them (the extra layers of an uneven split go
+to the stages before the last).
 """
 
 from __future__ import annotations
@@ -25,18 +27,46 @@ def shard_layer(layer: LayerSpec, tp: int) -> LayerSpec:
     caches = tuple(replace(c, heads=max(1, c.heads // tp)) if c.kind == "attention" else c for c in layer.caches)
     state = layer.state
     if state is not None:
-        state = RecurrentState(state.kind, _ceil_div(state.conv_elements, tp), _ceil_div(state.ssm_elements, tp),
-                               state.conv_storage, state.ssm_storage)
+        state = shard_state(state, tp)
     return replace(layer, caches=caches, state=state)
 
 
+def extra_groups_for_head_shards(n_groups: int, tp: int) -> int:
+    """Groups vLLM adds so every head's group lands on its rank: 0 when TP
+    divides the groups, else tp - n_groups (vLLM's MambaStateShapeCalculator
+    .extra_groups_for_head_shards, exact for n_groups == 1)."""
+    return 0 if n_groups % tp == 0 else tp - n_groups
+
+
+def shard_state(state: RecurrentState, tp: int) -> RecurrentState:
+    """One rank's share of a recurrent state. Mamba-2 with a known shape pads
+    its groups to TP before splitting the conv channels (a single group is
+    replicated on every rank); other states split their elements (ceil)."""
+    if tp == 1:
+        return state
+    if state.kind == "mamba2" and None not in (state.n_groups, state.d_state, state.d_inner, state.heads,
+                                               state.head_dim, state.conv_kernel):
+        groups = state.n_groups + extra_groups_for_head_shards(state.n_groups, tp)
+        conv_dim = state.d_inner + 2 * groups * state.d_state
+        conv = (state.conv_kernel - 1) * _ceil_div(conv_dim, tp)
+        ssm = _ceil_div(state.heads, tp) * state.head_dim * state.d_state
+        return replace(state, conv_elements=conv, ssm_elements=ssm)
+    return replace(state, conv_elements=_ceil_div(state.conv_elements, tp),
+                   ssm_elements=_ceil_div(state.ssm_elements, tp))
+
+
 def stage_bounds(num_layers: int, pp: int) -> list[tuple[int, int]]:
+    """Contiguous layer ranges per pipeline stage, as vLLM splits them
+    (vllm/distributed/utils.py: get_pp_indices): num_layers // pp each, and the
+    remaining layers one each to the stages counted back from the second-to-last
+    (the last stage holds the final norm and head, the first the embeddings)."""
     if pp > num_layers:
         raise UsageError(f"--pp {pp} exceeds the model's {num_layers} layers")
-    base, extra = divmod(num_layers, pp)
+    sizes = [num_layers // pp] * pp
+    for i in range(2, num_layers % pp + 2):
+        sizes[-i] += 1
     bounds, start = [], 0
-    for s in range(pp):
-        size = base + (1 if s < extra else 0)
+    for size in sizes:
         bounds.append((start, start + size))
         start += size
     return bounds

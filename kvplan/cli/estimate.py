@@ -1,7 +1,5 @@
 """`kvplan estimate`: bytes, techniques, capacity, decode cost for one model."""
 
-from __future__ import annotations
-
 from typing import Annotated, Optional
 
 import typer
@@ -32,7 +30,7 @@ def estimate_command(
     max_model_len: MaxModelLenOpt = None,
     max_kv_gib: Annotated[Optional[float], typer.Option("--max-kv-gib", help="Fail (exit 1) when the batch's KV cache per GPU exceeds this many GiB.")] = None,
     min_concurrency: Annotated[Optional[int], typer.Option("--min-concurrency", help="Fail (exit 1) when fewer sequences of --context fit.")] = None,
-    emit_flags: Annotated[Optional[str], typer.Option("--emit", help="Print the serving flags that realise the plan: vllm.")] = None,
+    emit_flags: Annotated[Optional[str], typer.Option("--emit", help="Print the serving flags that realise the plan: vllm or vllm@VERSION.")] = None,
     set_: SetOpt = None,
     revision: RevisionOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Print the formula with the model's numbers substituted.")] = False,

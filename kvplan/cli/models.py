@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import typer
+
 from .common import emit
 from .options import FormatOpt
 
 
-def models_command(fmt: FormatOpt = "table") -> None:
+def models_command(
+    fmt: FormatOpt = "table",
+    family: bool = typer.Option(False, "--family", help="List every model_type kvplan reads, with its layer kinds."),
+) -> None:
     """List the bundled models: layers, KV heads, head dim, layer kinds, bytes per token."""
-    from ..reports.catalogs import models_report
+    from ..reports.catalogs import families_report, models_report
 
-    emit(models_report(), fmt)
+    emit(families_report() if family else models_report(), fmt)
 
 
 def techniques_command(fmt: FormatOpt = "table") -> None:

@@ -6,7 +6,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-ModelArg = Annotated[str, typer.Argument(help="Bundled name or HF id (see 'kvplan models'), a config.json, a model folder, or a Hub repo id.")]
+ModelArg = Annotated[str, typer.Argument(help="Bundled name or HF id (see 'kvplan models'), a config.json, a model folder, a .gguf file, or a Hub repo id.")]
 ContextOpt = Annotated[str, typer.Option("--context", "-c", help="Tokens per sequence: 4096, 128k, 1m (k = 1024).")]
 BatchOpt = Annotated[str, typer.Option("--batch", "-b", help="Concurrent sequences.")]
 KvDtypeOpt = Annotated[str, typer.Option("--kv-dtype", help="KV storage: auto (the model's dtype), bf16, fp16, fp32, fp8, int8, int4, int2.")]
@@ -18,9 +18,9 @@ TpOpt = Annotated[int, typer.Option("--tp", help="Tensor-parallel GPUs.")]
 PpOpt = Annotated[int, typer.Option("--pp", help="Pipeline-parallel stages.")]
 MemUtilOpt = Annotated[float, typer.Option("--mem-util", help="Fraction of GPU memory the engine may use.")]
 ReserveOpt = Annotated[str, typer.Option("--reserve", help="Activation/CUDA-graph reserve per GPU.")]
-WeightsOpt = Annotated[str, typer.Option("--weights", help="Weight bytes: auto (parameter count x dtype), a size such as 140GB, or a model.safetensors.index.json.")]
+WeightsOpt = Annotated[str, typer.Option("--weights", help="Weight bytes: auto (read from the checkpoint, else parameter count x dtype), a size such as 140GB, or a path: safetensors file or folder, model.safetensors.index.json, .gguf.")]
 KvMemoryOpt = Annotated[Optional[str], typer.Option("--kv-memory", help="KV pool per GPU given directly (vLLM's 'Available KV cache memory').")]
-EngineOpt = Annotated[str, typer.Option("--engine", help="Accounting: ideal (the formula) or vllm (vLLM v1's own).")]
+EngineOpt = Annotated[str, typer.Option("--engine", help="Accounting: ideal (the formula), vllm (vLLM's own, newest modelled release) or vllm@VERSION (e.g. vllm@0.11).")]
 MaxModelLenOpt = Annotated[Optional[str], typer.Option("--max-model-len", help="Engine max model length (default: --context).")]
 SetOpt = Annotated[Optional[List[str]], typer.Option("--set", help="Override a config field: key=value (repeatable).")]
 RevisionOpt = Annotated[Optional[str], typer.Option("--revision", help="Hub revision (branch, tag or commit).")]

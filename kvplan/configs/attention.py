@@ -102,6 +102,15 @@ def decompressed_latent_dims(f: Fields) -> tuple[int, int, int, int]:
     return heads, heads, width, width
 
 
+def zamba_dims(f: Fields) -> tuple[int, int, int, int]:
+    """Zamba / Zamba2: the shared attention block works on 2 x hidden_size; its heads are
+    attention_head_dim (default 2 x hidden_size / heads) wide."""
+    heads = f.int("num_attention_heads")
+    kv = f.int("num_key_value_heads", default=heads)
+    width = f.int("head_dim", default=2 * f.int("hidden_size") // heads)
+    return heads, kv, width, width
+
+
 # -- KV-head rules of families that do not use num_key_value_heads plainly ----
 
 def falcon_kv_heads(f: Fields, heads: int) -> int:

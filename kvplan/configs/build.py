@@ -26,7 +26,7 @@ from ..errors import ConfigError
 from . import kinds as K
 from .attention import attention_cache, head_dims
 from .family import Family
-from .families import FAMILIES, GENERIC
+from .families import FAMILIES, GENERIC, REFUSED
 from .fields import Fields
 from .latent import indexer_cache, latent_cache
 from .markers import MARKERS, marker_length, normalise
@@ -40,6 +40,9 @@ def resolve(raw: dict, source: str) -> tuple[Family, Fields, str]:
     if not isinstance(model_type, str) or not model_type:
         raise ConfigError(f"{source}: config has no 'model_type'", "is this a Hugging Face config.json?")
     family = FAMILIES.get(model_type)
+    if family is None and model_type in REFUSED:
+        raise ConfigError(f"{source}: model_type {model_type!r} is {REFUSED[model_type]}",
+                          "kvplan plans the KV cache of decoder LLMs; this family is not supported")
     if family is None:
         check_generic(raw, source, model_type)
         return GENERIC, Fields(raw, source, GENERIC.defaults, GENERIC.aliases, model_type), "guessed"
@@ -73,6 +76,10 @@ _GENERIC_UNDERSTOOD = {
     "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
     "max_position_embeddings", "intermediate_size", "vocab_size", "tie_word_embeddings",
     "mlp_layer_types", "layer_norm_eps", "rms_norm_eps",
+    # every transformers config carries these (PreTrainedConfig); none says anything about the cache
+    "_name_or_path", "architectures", "chunk_size_feed_forward", "dtype", "torch_dtype", "id2label", "label2id",
+    "model_type", "output_attentions", "output_hidden_states", "problem_type", "return_dict",
+    "transformers_version", "is_encoder_decoder",
 }
 # Names that say a layer keeps something the generic reading cannot see.
 _STRUCTURAL = re.compile(
@@ -165,7 +172,7 @@ class _LayerMaker:
 
     def __init__(self, f: Fields, family: Family):
         self.f, self.family = f, family
-        self._made: dict[str, LayerSpec] = {}
+        self._made: dict[tuple, LayerSpec] = {}
         self._dims = None
 
     def dims(self) -> tuple[int, int, int, int]:
@@ -174,15 +181,15 @@ class _LayerMaker:
             self._dims = rule(self.f) if rule else head_dims(self.f, self.family.kv_rule)
         return self._dims
 
-    def _attention(self, kind: str) -> tuple[TokenCache, ...]:
+    def _attention(self, kind: str, overrides: dict) -> tuple[TokenCache, ...]:
         f = self.f
         if self.family.attention == "latent":
             caches = (latent_cache(f),)
             return caches + (indexer_cache(f),) if kind == K.INDEXED else caches
         _, kv, key_dim, value_dim = self.dims()
-        if kind == K.FULL and self.family.global_dims:
-            kv = f.opt_int("num_global_key_value_heads") or kv
-            key_dim = value_dim = f.opt_int("global_head_dim") or key_dim
+        kv = overrides.get("num_key_value_heads", kv)
+        if "head_dim" in overrides:
+            key_dim = value_dim = overrides["head_dim"]
         window = f.int("sliding_window") if kind in (K.SLIDING, K.HYBRID_SLIDING) else None
         chunk = None
         if kind == K.CHUNKED:
@@ -196,8 +203,11 @@ class _LayerMaker:
                               "knows no state for it", "this layer kind is not supported for this family yet")
         return make(self.f)
 
-    def layer(self, kind: str) -> LayerSpec:
-        made = self._made.get(kind)
+    def layer(self, kind: str, index: int) -> LayerSpec:
+        per_layer = self.family.per_layer
+        overrides = per_layer(self.f, index, kind) if per_layer and kind in K.ATTENTION_KINDS else {}
+        key = (kind, tuple(sorted(overrides.items())))
+        made = self._made.get(key)
         if made is not None:
             return made
         if kind in (K.NONE, K.CROSS):
@@ -205,11 +215,11 @@ class _LayerMaker:
         elif kind in (K.LINEAR, K.CONV):
             spec = LayerSpec(state=self._state(kind))
         elif kind in (K.HYBRID, K.HYBRID_SLIDING):
-            spec = LayerSpec(caches=self._attention(K.SLIDING if kind == K.HYBRID_SLIDING else K.FULL),
+            spec = LayerSpec(caches=self._attention(K.SLIDING if kind == K.HYBRID_SLIDING else K.FULL, overrides),
                              state=self._state(kind))
         else:
-            spec = LayerSpec(caches=self._attention(kind))
-        self._made[kind] = spec
+            spec = LayerSpec(caches=self._attention(kind, overrides))
+        self._made[key] = spec
         return spec
 
 
@@ -254,7 +264,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     n = layer_count(f, family)
     kinds = layer_kinds(f, family, n)
     maker = _LayerMaker(f, family)
-    layers = [maker.layer(kind) for kind in kinds]
+    layers = [maker.layer(kind, i) for i, kind in enumerate(kinds)]
     shared = f.int("num_kv_shared_layers", default=0, minimum=0, maximum=n)
     if shared:
         layers = share_last_layers(layers, kinds, shared, f)

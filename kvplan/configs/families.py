@@ -13,11 +13,14 @@ from __future__ import annotations
 from . import kinds as K
 from . import params
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, falcon_kv_heads, gqa_from_hidden, jetmoe_dims,
-                        mha_from_hidden, mpt_dims, multi_query_kv_heads)
+                        mha_from_hidden, mpt_dims, multi_query_kv_heads, zamba_dims)
 from .family import Family
-from .hybrid import gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state
-from .markers import (alternate_sliding_first, every_period, from_max_window_layers, glm_dsa_indexers,
-                      gpt_neo_attention_types, kimi_default, llama4_kinds, marker_length, pattern_default)
+from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state,
+                     olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state)
+from .markers import (alternate_sliding_first, every_period, from_max_window_layers, gemma4_layer_dims,
+                      glm_dsa_indexers, gpt_neo_attention_types, kimi_default, last_layer_full, lfm2_kinds,
+                      llama4_kinds, marker_length, olmo3_windows, olmo_hybrid_default, pattern_default,
+                      qwen2_moe_windows, smollm3_windows, zamba2_default, zamba_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -76,6 +79,20 @@ _ROWS: list[Family] = [
             "exaone", "phi", "gemma", "glm4_moe", "ministral", "qwen3_vl_text"),
            kinds=ATTN, params=params.attention_decoder,
            rules=("K/V on every layer; sliding_window (when set) on every layer",)),
+    # decoders whose cache follows transformers' generic rule exactly (layer_types, else sliding_window on
+    # every layer, else full), each checked against the cache transformers builds by tests/parity
+    Family(("afmoe", "apertus", "arcee", "aria_text", "beam", "biogpt", "bitnet", "cohere", "cwm", "diffllama",
+            "ernie4_5", "ernie4_5_moe", "flex_olmo", "flint", "git", "gpt_neox_japanese", "granitemoe",
+            "granitemoeshared", "helium", "hrm_text", "hy_v3", "hyperclovax", "iquestcoder", "jais2", "kolibri1",
+            "mellum", "modernbert-decoder", "nanochat", "olmo", "olmoe", "phimoe", "seed_oss", "solar_open",
+            "vaultgemma"),
+           kinds=ATTN_CHUNKED, params=params.attention_decoder,
+           rules=("transformers' generic cache rule (layer_types, else sliding_window on every layer), "
+                  "checked against transformers' own cache by tests/parity",)),
+    Family(("smollm3",), kinds=ATTN, window_gate="use_sliding_window", derive=smollm3_windows,
+           params=params.attention_decoder,
+           rules=("with use_sliding_window the NoPE layers (every no_rope_layer_interval-th) slide",)),
+    Family(("fuyu",), text="persimmon", rules=("text model (persimmon) in text_config, or flat",)),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
     Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,
@@ -90,7 +107,7 @@ _ROWS: list[Family] = [
     # -- MHA families whose attention reads neither num_key_value_heads nor head_dim
     Family(("gpt2",), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden, refuse=(CROSS_ATTENTION,),
            params=params.attention_decoder, rules=("MHA: n_head heads of n_embd / n_head",)),
-    Family(("gptj", "codegen"), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden,
+    Family(("gptj", "codegen", "ctrl"), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden,
            params=params.attention_decoder, rules=("MHA: n_head heads of n_embd / n_head",)),
     Family(("gpt_neox", "opt", "persimmon"), kinds=FULL_ONLY, dims=mha_from_hidden, params=params.attention_decoder,
            rules=("MHA: num_attention_heads heads of hidden_size / heads",)),
@@ -125,10 +142,20 @@ _ROWS: list[Family] = [
     Family(("jetmoe",), kinds=FULL_ONLY, dims=jetmoe_dims, params=params.attention_decoder,
            aliases={"head_dim": ("kv_channels",)},
            rules=("num_key_value_heads heads of kv_channels; query heads derived from the experts",)),
-    Family(("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"),
+    Family(("qwen2", "qwen3"),
            kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
            params=params.attention_decoder,
            rules=("sliding_window counts only with use_sliding_window; then layers >= max_window_layers slide",)),
+    Family(("qwen2_moe",), kinds=ATTN, window_gate="use_sliding_window", derive=qwen2_moe_windows,
+           params=params.attention_decoder,
+           rules=("with use_sliding_window: even layers below max_window_layers slide, the rest are full",)),
+    Family(("qwen3_moe",), kinds=ATTN, window_gate="use_sliding_window", params=params.attention_decoder,
+           rules=("with use_sliding_window every layer slides (max_window_layers is not read)",)),
+    Family(("exaone4", "exaone_moe"), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
+           params=params.attention_decoder,
+           rules=("sliding_window_pattern (int, or letters L local / G global); no window: all full",)),
+    Family(("olmo3",), kinds=ATTN, derive=olmo3_windows, params=params.attention_decoder,
+           rules=("layer_types; by default every 4th layer full, the rest sliding",)),
     Family(("gemma2",), kinds=ATTN, derive=alternate_sliding_first, params=params.attention_decoder,
            rules=("even layers slide, odd layers are full",)),
     Family(("gpt_oss",), kinds=ATTN, derive=alternate_sliding_first, params=params.attention_decoder,
@@ -141,6 +168,19 @@ _ROWS: list[Family] = [
     Family(("cohere2",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
            params=params.attention_decoder, rules=("layer i is full when (i + 1) % sliding_window_pattern == 0",)),
     # -- multimodal wrappers: the text model is nested under text_config
+    Family(("gemma4",), text="gemma4_text", rules=("text model in text_config",)),
+    Family(("gemma4_text",), kinds=ATTN, derive=pattern_default(6), refine=last_layer_full, per_layer=gemma4_layer_dims,
+           params=params.attention_decoder,
+           refuse=(("use_bidirectional_attention", "bidirectional (embedding) attention"),),
+           rules=("5 sliding : 1 full, last layer always full; full layers use global_head_dim (and "
+                  "num_global_key_value_heads with attention_k_eq_v) or per_layer_config; the last "
+                  "num_kv_shared_layers reuse earlier layers' caches",)),
+    Family(("recurrent_gemma",), kinds=frozenset({K.SLIDING, K.LINEAR}), state=rg_lru_state,
+           markers=("block_types", "_block_types"), params=params.attention_decoder,
+           aliases={"sliding_window": ("attention_window_size",)},
+           defaults={"block_types": ["recurrent", "recurrent", "attention"], "sliding_window": 2048},
+           rules=("block_types tiled over the layers: 'recurrent' RG-LRU state, 'attention' local attention "
+                  "of attention_window_size tokens",)),
     Family(("gemma3",), text="gemma3_text", rules=("text model in text_config (gemma3_text defaults fill it)",)),
     Family(("gemma3n",), text="gemma3n_text", rules=("text model in text_config",)),
     Family(("llava",), text="llama", rules=("text model in text_config (llama by default)",)),
@@ -212,9 +252,47 @@ _ROWS: list[Family] = [
     Family(("qwen3_next",), kinds=MAMBA_HYBRID, state=gated_deltanet_state, params=params.hybrid,
            derive=every_period("full_attention_interval", 4, hit=K.FULL, one_based=True),
            rules=("full attention when (i + 1) % full_attention_interval == 0, else Gated DeltaNet state",)),
-    Family(("jamba",), kinds=frozenset({K.FULL, K.SLIDING, K.LINEAR}), state=mamba1_state, params=params.hybrid,
+    Family(("jamba",), kinds=frozenset({K.FULL, K.LINEAR}), state=mamba1_state, params=params.hybrid,
            derive=every_period("attn_layer_period", 8, "attn_layer_offset", 4),
-           rules=("attention when i % attn_layer_period == attn_layer_offset, else Mamba state",)),
+           rules=("attention (always full: JambaConfig reads no sliding_window) when "
+                  "i % attn_layer_period == attn_layer_offset, else Mamba state",)),
+    Family(("qwen3_5", "qwen3_5_moe"), text="qwen3_5_text", rules=("text model in text_config",)),
+    Family(("qwen3_5_text", "qwen3_5_moe_text"), kinds=MAMBA_HYBRID, state=gated_deltanet_state, params=params.hybrid,
+           derive=every_period("full_attention_interval", 4, hit=K.FULL, one_based=True),
+           nested_defaults={"num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 4,
+                            "head_dim": 256, "hidden_size": 4096, "linear_conv_kernel_dim": 4,
+                            "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16,
+                            "linear_num_value_heads": 32},
+           rules=("layer_types; full every full_attention_interval-th layer, Gated DeltaNet state elsewhere "
+                  "(its SSM dtype from mamba_ssm_dtype)",)),
+    Family(("lfm2", "lfm2_moe"), kinds=frozenset({K.FULL, K.CONV}), conv=short_conv_state, derive=lfm2_kinds,
+           params=params.attention_decoder,
+           rules=("layer_types 'conv' / 'full_attention', or full_attn_idxs; conv layers keep a short-conv "
+                  "state of (conv_L_cache - 1) x hidden_size",)),
+    Family(("olmo_hybrid",), kinds=MAMBA_HYBRID, state=olmo_hybrid_state, derive=olmo_hybrid_default,
+           params=params.attention_decoder,
+           rules=("layer_types; by default full attention where i % 4 == 3, Gated DeltaNet (fp32 state) elsewhere",)),
+    Family(("zamba",), kinds=frozenset({K.LINEAR, K.HYBRID}), state=mamba1_state, dims=zamba_dims,
+           markers=("layers_block_type",), derive=zamba_default, params=params.attention_decoder,
+           aliases={"head_dim": ("attention_head_dim",)},
+           rules=("a Mamba state on every layer; 'hybrid' layers also keep K/V of the shared attention block "
+                  "(each its own cache), heads attention_head_dim = 2 x hidden / heads wide",)),
+    Family(("zamba2",), kinds=frozenset({K.LINEAR, K.HYBRID}), state=lambda f: mamba2_state(f, "mamba_"),
+           dims=zamba_dims, markers=("layers_block_type",), derive=zamba2_default, params=params.attention_decoder,
+           aliases={"head_dim": ("attention_head_dim",), "mamba_n_heads": ("n_mamba_heads",),
+                    "mamba_d_head": ("mamba_headdim",), "mamba_n_groups": ("mamba_ngroups",)},
+           defaults={"mamba_d_head": "auto", "n_mamba_heads": 8, "mamba_d_state": 64, "mamba_d_conv": 4,
+                     "mamba_expand": 2},
+           rules=("a Mamba-2 state on every layer; 'hybrid' layers also keep K/V of a shared transformer "
+                  "block (each its own cache)",)),
+    Family(("rwkv",), kinds=frozenset({K.LINEAR}), state=rwkv_state, derive=lambda f, n: [K.LINEAR] * n,
+           aliases={"max_position_embeddings": ("context_length",)}, params=params.hybrid,
+           rules=("no KV cache: per layer two token-shift vectors (model dtype) and the WKV numerator, "
+                  "denominator and max (float32)",)),
+    Family(("falcon_mamba",), kinds=frozenset({K.LINEAR}), state=mamba1_state, params=params.hybrid,
+           aliases={"mamba_d_inner": ("intermediate_size",), "mamba_expand": ("expand",)},
+           derive=lambda f, n: [K.LINEAR] * n,
+           rules=("a Mamba state on every layer; d_inner = intermediate_size when set (not expand x hidden)",)),
     Family(("falcon_h1",), kinds=frozenset({K.HYBRID}), state=lambda f: mamba2_state(f, "mamba_"),
            params=params.hybrid, derive=lambda f, n: [K.HYBRID] * n,
            rules=("every layer keeps attention K/V and a Mamba-2 state side by side",)),
@@ -236,6 +314,26 @@ _ROWS: list[Family] = [
     Family(("mamba2",), kinds=frozenset({K.LINEAR}), state=lambda f: mamba2_state(f, ""), params=params.hybrid,
            derive=lambda f, n: [K.LINEAR] * n, rules=("a Mamba-2 state on every layer",)),
 ]
+
+
+_ENCODER = "an encoder model (transformers can run it as a decoder only for fine-tuning); nobody serves it with a KV cache"
+_SEQ2SEQ = "an encoder-decoder model: its cross-attention cache is sized by the input, not the generated tokens"
+# model_types refused with a reason rather than guessed: not decoder LLMs a serving engine plans.
+REFUSED: dict[str, str] = {
+    **dict.fromkeys(("bert", "bert-generation", "big_bird", "camembert", "data2vec-text", "electra", "ernie",
+                     "megatron-bert", "rembert", "roberta", "roberta-prelayernorm", "roc_bert", "roformer",
+                     "xlm-roberta", "xlm-roberta-xl", "xmod", "xlm"), _ENCODER),
+    **dict.fromkeys(("bart", "bigbird_pegasus", "blenderbot", "blenderbot-small", "marian", "mbart", "mvp",
+                     "pegasus", "plbart", "prophetnet", "trocr", "whisper", "musicgen", "musicgen_melody",
+                     "t5", "mt5", "umt5"), _SEQ2SEQ),
+    "xlnet": "a permutation language model with its own memory, not a KV cache",
+    "reformer": "LSH attention with its own bucketed cache",
+    "openai-gpt": "GPT-1: transformers' implementation keeps no KV cache",
+    "xlstm": "an xLSTM recurrent model whose state kvplan does not size yet",
+    "deepseek_v4": "DeepSeek-V4's compressed sparse attention, which kvplan cannot size yet",
+    "cpmant": "CPM-Ant: its cache (prompt and segment positions) is not the per-token K/V kvplan sizes",
+    "moshi": "a speech-text model whose depth decoder keeps a second cache kvplan does not size",
+}
 
 
 def _table(rows: list[Family]) -> dict[str, Family]:

@@ -32,7 +32,7 @@ class Family:
     refine: Callable | None = None  # (fields, kinds) -> kinds, a last family-specific pass
     refuse: tuple[tuple[str, str], ...] = ()  # (flag field, why): configs that set it are refused
     window_gate: str | None = None  # a flag that must be true for the window to count (use_sliding_window)
-    global_dims: bool = False  # full layers use num_global_key_value_heads / global_head_dim when set
+    per_layer: Callable | None = None  # (fields, index, kind) -> {"num_key_value_heads": .., "head_dim": ..} overrides
     state: Callable | None = None  # fields -> RecurrentState of a linear_attention layer
     conv: Callable | None = None  # fields -> RecurrentState of a conv layer
     text: str | None = None  # model_type of the nested text model (text_config), when there is one

@@ -9,7 +9,8 @@ Engines keep d_conv - 1 conv columns (the newest input completes the window);
 transformers keeps d_conv (tests/parity names that rule).
 
 The dtypes are the checkpoint's: the conv state in the model dtype, the SSM state
-in `mamba_ssm_cache_dtype` when the config sets one, else the model dtype. An
+in `mamba_ssm_cache_dtype` when the config (or its family's transformers default,
+float32 for Nemotron-H) sets one, else the model dtype. An
 engine that overrides them (vLLM's float32 SSM state for Nemotron-H) does so in
 kvplan/engines, not here.
 """
@@ -39,7 +40,8 @@ def model_storage(f: Fields) -> Storage:
 
 def _dtypes(f: Fields) -> tuple[Storage, Storage]:
     model = model_storage(f)
-    ssm = _storage(f, "mamba_ssm_cache_dtype", default=model.name) if f.has("mamba_ssm_cache_dtype") else model
+    names = ("mamba_ssm_cache_dtype", "mamba_ssm_dtype")  # the second: Qwen3.5's hub files
+    ssm = _storage(f, *names, default=model.name) if f.get(*names) is not None else model
     return model, ssm
 
 
@@ -66,16 +68,20 @@ def mamba2_state(f: Fields, prefix: str = "mamba_") -> RecurrentState:
     d_conv = f.int(f"{prefix}d_conv", "conv_kernel", default=4)
     conv, ssm = _dtypes(f)
     conv_dim = d_inner + 2 * n_groups * d_state
-    return RecurrentState("mamba2", (d_conv - 1) * conv_dim, n_heads * head_dim * d_state, conv, ssm)
+    return RecurrentState("mamba2", (d_conv - 1) * conv_dim, n_heads * head_dim * d_state, conv, ssm,
+                          n_groups=n_groups, d_state=d_state, d_inner=d_inner, heads=n_heads, head_dim=head_dim,
+                          conv_kernel=d_conv)
 
 
-def gated_deltanet_state(f: Fields) -> RecurrentState:
+def gated_deltanet_state(f: Fields, fp32_state: bool = False) -> RecurrentState:
     k_heads = f.int("linear_num_key_heads")
     v_heads = f.int("linear_num_value_heads")
     k_dim = f.int("linear_key_head_dim")
     v_dim = f.int("linear_value_head_dim")
     kernel = f.int("linear_conv_kernel_dim", default=4)
     conv, ssm = _dtypes(f)
+    if fp32_state:
+        ssm = float_storage("float32")
     conv_elements = (kernel - 1) * (2 * k_heads * k_dim + v_heads * v_dim)
     return RecurrentState("gated_deltanet", conv_elements, v_heads * k_dim * v_dim, conv, ssm)
 
@@ -98,3 +104,40 @@ def lightning_state(f: Fields) -> RecurrentState:
     head_dim = f.opt_int("head_dim") or f.int("hidden_size") // heads
     dtype = model_storage(f)
     return RecurrentState("lightning", 0, heads * head_dim * head_dim, dtype, dtype)
+
+
+def short_conv_state(f: Fields) -> RecurrentState:
+    """LFM2's short convolution: conv_L_cache is the kernel size; engines keep kernel - 1
+    columns of hidden_size channels (transformers keeps kernel columns); no recurrent state."""
+    kernel = f.int("conv_L_cache", default=3)
+    dtype = model_storage(f)
+    return RecurrentState("short_conv", (kernel - 1) * f.int("hidden_size"), 0, dtype, dtype)
+
+
+def rg_lru_state(f: Fields) -> RecurrentState:
+    """RecurrentGemma: a conv of (conv1d_width - 1) x lru_width in the model dtype and the
+    RG-LRU state of lru_width in float32 (the model keeps it in float32)."""
+    width = f.int("lru_width", default=f.int("hidden_size"))
+    kernel = f.int("conv1d_width", default=4)
+    return RecurrentState("rg_lru", (kernel - 1) * width, width, model_storage(f), float_storage("float32"))
+
+
+def olmo_hybrid_state(f: Fields) -> RecurrentState:
+    """OLMo-Hybrid's Gated DeltaNet: key/value heads default to the attention heads, the key
+    width to int(0.75 x hidden / key heads), the value width to twice it; the recurrent state is
+    built in float32 by the model code."""
+    heads = f.int("num_attention_heads")
+    k_heads = f.int("linear_num_key_heads", default=heads)
+    k_dim = f.int("linear_key_head_dim", default=int(0.75 * f.int("hidden_size") / k_heads))
+    defaults = {"linear_num_key_heads": k_heads, "linear_num_value_heads": heads,
+                "linear_key_head_dim": k_dim, "linear_value_head_dim": 2 * k_dim}
+    filled = Fields(f.raw, f.source, {**f.defaults, **defaults}, f.aliases, f.model_type)
+    return gated_deltanet_state(filled, fp32_state=True)
+
+
+def rwkv_state(f: Fields) -> RecurrentState:
+    """RWKV-4: two token-shift vectors of hidden_size in the model dtype and the WKV numerator,
+    denominator and running max of attention_hidden_size in float32, per layer."""
+    hidden = f.int("hidden_size")
+    width = f.int("attention_hidden_size", default=hidden)
+    return RecurrentState("rwkv", 2 * hidden, 3 * width, model_storage(f), float_storage("float32"))

@@ -77,37 +77,32 @@ def _attn_type_list(f: Fields, n, allowed, rest) -> list[str]:
     return [K.ATTENTION if v == 1 else K.LINEAR for v in values]
 
 
-def _block_types(f: Fields, n, allowed, rest) -> list[str]:
-    """RecurrentGemma: the list repeats over the layers."""
-    names = f.list("block_types")
+def _block_types(f: Fields, n, allowed, rest, field: str = "block_types") -> list[str]:
+    """RecurrentGemma: the list repeats over the layers (older files write _block_types)."""
+    names = f.list(field)
     if not names:
-        raise _bad(f, "block_types", "must be a non-empty list")
-    cycle = normalise(f, "block_types", names, allowed)
+        raise _bad(f, field, "must be a non-empty list")
+    cycle = normalise(f, field, names, allowed)
     return [cycle[i % len(cycle)] for i in range(n)]
 
 
 def _sliding_window_pattern(f: Fields, n, allowed, rest) -> list[str]:
-    """An int p: layer i is full when (i + 1) % p == 0 (Gemma 3, Cohere 2); a string
-    such as "LLLG": one letter a layer, repeated (L local, G global)."""
+    """An int p: layer i is full when (i + 1) % p == 0 (Gemma 3, Cohere 2, EXAONE 4); a string
+    such as "LLLG": one letter a layer, repeated (L local, G global). Without a window every
+    layer is full (EXAONE 4 sets the pattern to 0 then)."""
     pattern = f.get("sliding_window_pattern")
     if isinstance(pattern, str):
         letters = {"L": K.SLIDING, "G": K.FULL}
         if not pattern or set(pattern.upper()) - set(letters):
             raise _bad(f, "sliding_window_pattern", "must be an integer or a string of L and G")
-        return [letters[pattern.upper()[i % len(pattern)]] for i in range(n)]
-    period = f.int("sliding_window_pattern")
-    return period_kinds(n, period)
+        kinds = [letters[pattern.upper()[i % len(pattern)]] for i in range(n)]
+    else:
+        kinds = period_kinds(n, f.int("sliding_window_pattern"))
+    return kinds if f.get("sliding_window") is not None else [K.FULL] * n
 
 
 def period_kinds(n: int, period: int) -> list[str]:
     return [K.FULL if (i + 1) % period == 0 else K.SLIDING for i in range(n)]
-
-
-def _no_rope_layers(f: Fields, n, allowed, rest) -> list[str]:
-    """Llama 4: 1 = the layer uses RoPE and chunked local attention, 0 = NoPE, full attention."""
-    values = f.int_list("no_rope_layers", n, minimum=0, maximum=1)
-    local = K.CHUNKED if f.has("attention_chunk_size") else K.FULL
-    return [local if v else K.FULL for v in values]
 
 
 def _cross_attention_layers(f: Fields, n, allowed, rest) -> list[str]:
@@ -143,15 +138,15 @@ MARKERS: dict[str, Callable] = {
     "full_attn_idxs": _index_list("full_attn_idxs"),
     "attn_type_list": _attn_type_list,
     "block_types": _block_types,
+    "_block_types": lambda f, n, allowed, rest: _block_types(f, n, allowed, rest, "_block_types"),
     "sliding_window_pattern": _sliding_window_pattern,
-    "no_rope_layers": _no_rope_layers,
 }
 
 
 def marker_length(f: Fields, marker: str) -> int | None:
     """Layers a marker implies by itself (a per-layer list or pattern)."""
     value = f.get(marker)
-    if marker in ("layers_block_type", "layer_types", "hybrid_override_pattern", "attn_type_list", "no_rope_layers"):
+    if marker in ("layers_block_type", "layer_types", "hybrid_override_pattern", "attn_type_list"):
         if isinstance(value, (list, str)):
             return len(value)
     return None
@@ -252,3 +247,88 @@ def glm_dsa_indexers(f: Fields, kinds: list[str]) -> list[str]:
             raise _bad(f, f"indexer_types[{i}]", f"must be 'full' or 'shared', got {t!r}")
         out.append(K.FULL if kind == K.INDEXED and t == "shared" else kind)
     return out
+
+
+def qwen2_moe_windows(f: Fields, n: int) -> list[str]:
+    """Qwen2-MoE (with use_sliding_window): even layers below max_window_layers slide; odd
+    layers and every layer from max_window_layers on are full (Qwen2MoeConfig)."""
+    last = f.int("max_window_layers", default=28, minimum=0, maximum=10**9)
+    return [K.SLIDING if (i + 1) % 2 != 0 and i < last else K.FULL for i in range(n)]
+
+
+def olmo3_windows(f: Fields, n: int) -> list[str]:
+    """Olmo 3: every 4th layer full, the others sliding (the period is fixed in Olmo3Config)."""
+    return period_kinds(n, 4)
+
+
+def lfm2_kinds(f: Fields, n: int) -> list[str]:
+    """LFM2 with no layer_types: full_attn_idxs are attention, the rest short-conv; with neither,
+    transformers makes EVERY layer attention."""
+    listed = f.int_list("full_attn_idxs", None, minimum=0, maximum=n - 1)
+    if listed is None:
+        return [K.FULL] * n
+    return [K.FULL if i in set(listed) else K.CONV for i in range(n)]
+
+
+def last_layer_full(f: Fields, kinds: list[str]) -> list[str]:
+    """Gemma 4: the last layer is always full attention (the config forces it)."""
+    return kinds[:-1] + [K.FULL] if kinds and kinds[-1] == K.SLIDING else kinds
+
+
+def gemma4_layer_dims(f: Fields, index: int, kind: str) -> dict:
+    """Gemma 4's per-layer widths: a per_layer_config {"05": {"head_dim": .., "num_key_value_heads": ..}}
+    when the config has one; else full layers use global_head_dim (default 512) and, when
+    attention_k_eq_v, num_global_key_value_heads."""
+    table = f.obj("per_layer_config")
+    out: dict = {}
+    if table is not None:
+        for key, entry in table.items():
+            if not isinstance(key, str) or not key.isdigit() or not isinstance(entry, dict):
+                raise _bad(f, "per_layer_config", "must map layer indices (\"05\") to objects")
+            if int(key) == index:
+                for name in ("head_dim", "num_key_value_heads"):
+                    if name in entry:
+                        out[name] = f.check_int(f"per_layer_config.{key}.{name}", entry[name])
+        return out
+    if kind == K.FULL:
+        out["head_dim"] = f.int("global_head_dim", default=512)
+        if f.flag("attention_k_eq_v", default=True) and f.has("num_global_key_value_heads"):
+            out["num_key_value_heads"] = f.int("num_global_key_value_heads")
+    return out
+
+
+def zamba_default(f: Fields, n: int) -> list[str]:
+    """Zamba with no layers_block_type: layer 2 is hybrid, and layer j >= 3 is hybrid iff
+    (j - 3) % attn_layer_period == attn_layer_offset (ZambaConfig); the rest Mamba."""
+    period = f.int("attn_layer_period", default=6)
+    offset = f.int("attn_layer_offset", default=4, minimum=0)
+    head = [K.LINEAR, K.LINEAR, K.HYBRID][:n]
+    return head + [K.HYBRID if j % period == offset else K.LINEAR for j in range(n - len(head))]
+
+
+def zamba2_default(f: Fields, n: int) -> list[str]:
+    """Zamba2's default layer list (54 layers; hybrid at 6, 12, ..., 42, 47, 51)."""
+    default = ([K.LINEAR] + ([K.LINEAR] * 5 + [K.HYBRID]) * 7 + [K.LINEAR] * 4 + [K.HYBRID] + [K.LINEAR] * 3
+               + [K.HYBRID] + [K.LINEAR] * 2)
+    if n != len(default):
+        raise _bad(f, "layers_block_type", f"is needed: Zamba2's default list has {len(default)} layers, not {n}")
+    return default
+
+
+def olmo_hybrid_default(f: Fields, n: int) -> list[str]:
+    """OLMo-Hybrid: full attention where i % 4 == 3, Gated DeltaNet elsewhere; with fewer than
+    4 layers the last layer is full."""
+    kinds = [K.FULL if i % 4 == 3 else K.LINEAR for i in range(n)]
+    if K.FULL not in kinds:
+        kinds[-1] = K.FULL
+    return kinds
+
+
+def smollm3_windows(f: Fields, n: int) -> list[str]:
+    """SmolLM3 (with use_sliding_window): the NoPE layers (no_rope_layers 0, by default every
+    no_rope_layer_interval-th layer) slide, the RoPE layers are full."""
+    flags = f.int_list("no_rope_layers", n, minimum=0, maximum=1)
+    if flags is None:
+        interval = f.int("no_rope_layer_interval", default=4)
+        flags = [int((i + 1) % interval != 0) for i in range(n)]
+    return [K.FULL if rope else K.SLIDING for rope in flags]

@@ -1,91 +1,154 @@
-"""vLLM v1's own KV pool accounting, reproduced without torch or vllm.
+"""vLLM v1's own KV pool accounting, reproduced without torch or vllm, per release.
 
 Given the KV memory one GPU may fill (vLLM's "Available KV cache memory") and
-max_model_len, this computes the number of blocks vLLM allocates and the two
-lines it logs at start-up:
-
-    GPU KV cache size: 81,920 tokens
-    Maximum concurrency for 8,192 tokens per request: 10.00x
-
-Modelled behaviour: vLLM v0.11 (the v1 engine), read from
-vllm/v1/kv_cache_interface.py, vllm/v1/core/kv_cache_utils.py,
-vllm/model_executor/models/config.py (HybridAttentionMambaModelConfig),
-vllm/config/cache.py and the CUDA platform's MLA block-size rule:
+max_model_len, this computes the number of blocks vLLM allocates and what it
+logs at start-up. The rules that differ between releases live in
+kvplan.engines.vllm_rules (one frozen object per release, each field citing
+vLLM's file and function); this module applies them:
 
 - Page = bytes of one block of one layer. Full or sliding attention:
-  block x kv_heads x (head_k + head_v) x dtype bytes (fp8 scales are separate
-  per-tensor parameters, not in the page). MLA: ONE tensor of
-  block x (kv_lora_rank + rope) x dtype bytes; DeepSeek-V3.2's fp8 format
-  ("fp8_ds_mla") is 656 B per token. V3.2 indexer keys: block x
-  (index_head_dim + index_head_dim / 128 x 4) bytes. Mamba / Gated DeltaNet:
-  the whole conv + SSM state of one sequence.
-- KV heads per rank = max(1, kv_heads // tp); the MLA latent and the indexer
-  are replicated on every rank (kvplan.capacity.shard does this).
+  block x kv_heads x per-head bytes of the KV dtype (auto: the serving dtype;
+  fp8: 1 B; *_per_token_head: + one fp32 scale for K and for V; nvfp4: packed
+  fp4 + fp8 scale per 16). MLA: ONE tensor of block x (kv_lora_rank + rope) x
+  dtype bytes; fp8_ds_mla (DeepSeek-V3.2) 656 B/token. V3.2 indexer keys:
+  block x (index_head_dim + index_head_dim / 128 x 4) bytes. Mamba / Gated
+  DeltaNet: the whole conv + SSM state of one sequence, in the serving dtype
+  (a float32 checkpoint is served in bf16), Nemotron-H's SSM in float32 where
+  the release says so.
+- KV heads per rank = max(1, kv_heads // tp); MLA latent and indexer are
+  replicated; Mamba-2 groups are padded to TP (kvplan.capacity.shard).
 - Worst case per request and layer: full cdiv(max_len, block) pages; sliding
-  window (cdiv(min(W - 1 + max_num_batched_tokens, max_len), block) + 1) pages
-  (the +1: a window need not start on a block boundary); Mamba one page.
-- One group when every layer has the same spec; one group with summed pages
-  when all layers are of one type but differ in size (V3.2: MLA + indexer);
-  otherwise page sizes are unified (smaller pages get a larger block) and
-  layers are split into groups of equal size, the last group of a type padded.
-- Hybrid attention + Mamba: the attention block becomes the smallest multiple
-  of 16 whose page holds the Mamba state, then the Mamba page is padded to it.
-- MLA on Hopper (FlashMLA) forces the block size to a multiple of 64.
-- num_blocks = available // page // layers_per_group, the minimum over PP
-  stages; "GPU KV cache size" = num_blocks // groups x smallest block;
-  concurrency = num_blocks / blocks one max_model_len request needs.
+  window cdiv(min(W - 1 + in-flight tokens, max_len), block) + 1 pages;
+  Mamba one page, or in the "align" prefix-caching mode 2 (Mamba-2: 3).
+- Groups: one when every layer has the same spec; one with summed pages when
+  all layers need the same token slots (V3.2: MLA + indexer); otherwise page
+  sizes are unified and layers split into groups of equal size.
+- Hybrid attention + Mamba: the attention block grows until a page holds the
+  Mamba state; the Mamba page is padded to it.
+- num_blocks = available // (page x layers per group), the minimum over PP
+  stages. Concurrency = num_blocks / (sum over groups of the pages one
+  max_model_len request needs). Tokens: 0.11 num_blocks // groups x block;
+  0.33 int(concurrency x max_model_len).
+- Start check: every layer's worst case must fit (0.33: in memory less one
+  block, the null block the pool holds back).
 
 Not modelled: token eviction, compressed sparse attention and Quest (vLLM
-allocates every token), speculative-decoding blocks, DCP/PCP, CUDA graphs and
-the profiling run that decides the available memory itself.
+allocates every token), speculative-decoding blocks, DCP/PCP, 0.33's
+block-outermost packing of groups with mixed page sizes, non-Hopper backends
+(Blackwell MLA uses other block sizes).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
+from .._record import record
 from ..capacity.shard import shard, stage_bounds
 from ..core.layers import TokenCache
 from ..core.model import ModelSpec
+from ..core.storage import BF16, FP16, FP32, Storage
+from ..core.transform import map_layers
 from ..errors import PlanError, UsageError
-from ..render import Report, Table
-from ..units import GIB, format_bytes
+from ..units import GIB
+from .vllm_rules import LATEST, VllmRules
 
-VERSION_MODELLED = "0.11"
-DEFAULT_BLOCK_TOKENS = 16  # CacheConfig.DEFAULT_BLOCK_SIZE
-MLA_BLOCK_ALIGN_TOKENS = 64  # FlashMLA: block_size % 64 == 0, else forced to 64
-MAMBA_ATTN_BLOCK_ALIGN_TOKENS = 16  # hybrid Mamba: attention block a multiple of 16
-FP8_DS_MLA_BYTES_PER_TOKEN = 656  # V3.2: 512 fp8 latent + 4 fp32 scales + 64 bf16 rope
-# `vllm serve` defaults: 8192 on GPUs with >= 70 GiB that are not A100, else 2048.
-MAX_NUM_BATCHED_TOKENS_LARGE_GPU = 8192
-MAX_NUM_BATCHED_TOKENS_SMALL_GPU = 2048
+DEFAULT_BLOCK_TOKENS = 16  # CacheConfig.DEFAULT_BLOCK_SIZE (every modelled release)
+KERNEL_BLOCK_ALIGN_TOKENS = 16  # FlashAttention / FlashInfer kernel block: a multiple of 16
+FP8_DS_MLA_BYTES_PER_TOKEN = 656  # V3.2: 512 fp8 latent + 4 x 4 B fp32 scales + 64 bf16 rope
+PER_TOKEN_HEAD_SCALE_BYTES = 4  # one fp32 scale per token, head and side (K, V)
 MAMBA = "mamba"
 FULL_LIKE = ("full", "mla", "indexer")
+VERSION_MODELLED = LATEST.version
+
+# kept for callers of the 0.11-era API
+MAX_NUM_BATCHED_TOKENS_LARGE_GPU = 8192
+MAX_NUM_BATCHED_TOKENS_SMALL_GPU = 2048
 
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def default_max_num_batched_tokens(gpu=None) -> int:
-    """vLLM's `vllm serve` default; without a GPU, the large-GPU value (H100-class)."""
+def default_max_num_batched_tokens(gpu=None, rules: VllmRules = LATEST) -> int:
+    """vLLM's `vllm serve` default; without a GPU, that of an 80 GiB H100-class one."""
     if gpu is None or not gpu.memory_bytes:
-        return MAX_NUM_BATCHED_TOKENS_LARGE_GPU
-    if gpu.memory_bytes >= 70 * GIB and "a100" not in gpu.name.lower():
-        return MAX_NUM_BATCHED_TOKENS_LARGE_GPU
-    return MAX_NUM_BATCHED_TOKENS_SMALL_GPU
+        return rules.max_num_batched_tokens(None)
+    return rules.max_num_batched_tokens(gpu.memory_bytes, gpu.name)
 
 
-@dataclass(frozen=True)
+def serving_storage(model: ModelSpec) -> Storage:
+    """vLLM's dtype "auto": the checkpoint's, a float32 checkpoint downcast to bf16
+    (vllm/config/model.py: _resolve_auto_dtype; bf16 is CUDA's first supported dtype)."""
+    return FP16 if model.weight_dtype in ("float16", "fp16", "half") else BF16
+
+
+# ---------------------------------------------------------------- KV dtypes
+
+def vllm_kv_dtype_for(cache: TokenCache, rules: VllmRules) -> tuple[str, str | None]:
+    """(vLLM --kv-cache-dtype, note) that stores a cache as kvplan's storage says."""
+    s = cache.storage
+    if s.granularity == "none":
+        return "auto", None
+    if s.name.startswith("fp8"):
+        return ("fp8_e5m2" if s.name == "fp8_e5m2" else "fp8"), None
+    if s.granularity == "group" and s.bits in (8, 4):
+        name = f"int{s.bits}_per_token_head"
+        if name in rules.kv_cache_dtypes:
+            return name, (f"--kv-dtype {s.name}: vLLM {rules.version} stores it as {name} "
+                          "(one fp32 scale per token and head for K and for V), not kvplan's group layout")
+    return "", (f"{s.name}{' (KIVI)' if s.granularity == 'kivi' else ''} is not a vLLM {rules.version} KV dtype: "
+                "pages use kvplan's layout with scales")
+
+
+def attention_token_bytes(heads: int, head_k: int, head_v: int, kv_dtype: str, serving: Storage,
+                          rules: VllmRules) -> int:
+    """One token of one attention layer (all its KV heads on this rank) in vLLM's page."""
+    if kv_dtype not in rules.kv_cache_dtypes and kv_dtype not in ("float32",):
+        raise UsageError(f"--kv-cache-dtype {kv_dtype!r} is not a vLLM {rules.version} KV dtype",
+                         f"vLLM {rules.version} offers {', '.join(rules.kv_cache_dtypes)}")
+    if kv_dtype in ("auto",):
+        return heads * (head_k + head_v) * serving.bits // 8
+    if kv_dtype in ("bfloat16", "float16"):
+        return heads * (head_k + head_v) * 2
+    if kv_dtype.startswith("fp8") and kv_dtype != "fp8_per_token_head" and kv_dtype != "fp8_ds_mla":
+        return heads * (head_k + head_v)  # per-tensor scales live outside the page
+    if kv_dtype in ("int8_per_token_head", "fp8_per_token_head"):  # TritonAttentionBackend.customize_spec
+        return heads * (head_k + head_v + 2 * PER_TOKEN_HEAD_SCALE_BYTES)
+    if kv_dtype == "int4_per_token_head":
+        return heads * (head_k // 2 + head_v // 2 + 2 * PER_TOKEN_HEAD_SCALE_BYTES)
+    if kv_dtype == "nvfp4":  # FlashInferBackend.customize_spec: 2 slots of head/2 + head/16 bytes
+        return 2 * heads * (head_k // 2 + head_k // 16)
+    raise UsageError(f"--kv-cache-dtype {kv_dtype}: kvplan does not model this vLLM KV dtype's page for attention")
+
+
+def latent_token_bytes(cache: TokenCache, kv_dtype: str, serving: Storage, sparse: bool, rules: VllmRules) -> int:
+    if sparse and kv_dtype in ("auto", "fp8", "fp8_e4m3", "fp8_ds_mla"):
+        kv_dtype = {"auto": rules.v32_auto_kv_dtype}.get(kv_dtype, rules.v32_fp8_kv_dtype)
+    if kv_dtype == "fp8_ds_mla":
+        return FP8_DS_MLA_BYTES_PER_TOKEN
+    width = cache.heads * cache.key_dim
+    if kv_dtype == "auto":
+        return width * serving.bits // 8
+    if kv_dtype in ("bfloat16", "float16"):
+        return width * 2
+    if kv_dtype in ("fp8", "fp8_e4m3", "fp8_e5m2"):
+        return width
+    raise UsageError(f"--kv-cache-dtype {kv_dtype}: not an MLA KV dtype kvplan models (auto, fp8, fp8_ds_mla)")
+
+
+# ---------------------------------------------------------------- specs
+
+@record
 class PageSpec:
     """One layer's cache as vLLM's KV cache manager sees it (its KVCacheSpec)."""
 
-    kind: str  # full | sliding | mla | indexer | mamba
+    kind: str  # full | sliding | chunked | mla | indexer | mamba
     block_tokens: int
     token_bytes: int = 0  # one token of this layer (token caches)
     state_bytes: int = 0  # mamba: conv + SSM state of one sequence
-    window_tokens: int | None = None
+    window_tokens: int | None = None  # sliding: W; chunked: the chunk C
     padded_page_bytes: int | None = None
+    state_pages: int = 1  # mamba: pages one request holds (align mode: 2 or 3)
 
     @property
     def page_bytes(self) -> int:
@@ -99,6 +162,8 @@ class PageSpec:
     def label(self) -> str:
         if self.kind == "sliding":
             return f"sliding window {self.window_tokens}"
+        if self.kind == "chunked":
+            return f"chunked attention {self.window_tokens}"
         return {"full": "full attention", "mla": "latent (MLA)", "indexer": "indexer keys", MAMBA: "mamba state"}[self.kind]
 
     def with_block(self, block_tokens: int) -> "PageSpec":
@@ -108,17 +173,22 @@ class PageSpec:
             padded = padded * block_tokens // self.block_tokens
         return replace(self, block_tokens=block_tokens, padded_page_bytes=padded)
 
-    def max_memory_bytes(self, max_len: int, max_num_batched_tokens: int) -> int:
-        """Bytes one request of max_len tokens may hold in this layer, at worst."""
+    def max_memory_bytes(self, max_len: int, in_flight_tokens: int) -> int:
+        """Bytes one request of max_len tokens may hold in this layer, at worst.
+
+        in_flight_tokens: tokens scheduled but not yet freed (0.11:
+        max_num_batched_tokens; 0.33: x2 under async scheduling)."""
         if self.kind == MAMBA:
-            return self.page_bytes
+            return self.page_bytes * self.state_pages
         if self.kind == "sliding":
-            tokens = min(self.window_tokens - 1 + max_num_batched_tokens, max_len)
+            tokens = min(self.window_tokens - 1 + in_flight_tokens, max_len)
             return (cdiv(tokens, self.block_tokens) + 1) * self.page_bytes
+        if self.kind == "chunked":  # ChunkedLocalAttentionSpec: one chunk plus the tokens in flight
+            return cdiv(min(self.window_tokens + in_flight_tokens, max_len), self.block_tokens) * self.page_bytes
         return cdiv(max_len, self.block_tokens) * self.page_bytes
 
 
-@dataclass(frozen=True)
+@record
 class CacheGroup:
     """Layers sharing one block table (vLLM's KVCacheGroupSpec)."""
 
@@ -127,7 +197,7 @@ class CacheGroup:
     padding_layers: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class VllmPool:
     kv_memory_bytes: int
     max_model_len: int
@@ -143,6 +213,11 @@ class VllmPool:
     estimated_max_model_len: int | None
     notes: tuple[str, ...] = field(default=())
     layer_specs: tuple[PageSpec, ...] = field(default=())  # one per vLLM cache layer, after unification
+    version: str = LATEST.version
+    one_log_line: bool = True
+    kv_cache_dtype: str = "auto"
+    bytes_per_block: int = 0  # page x layers per group: what one block costs the pool
+    in_flight_tokens: int = 0  # tokens a sliding window may hold beyond W - 1
 
     @property
     def block_size(self) -> int:
@@ -153,49 +228,90 @@ class VllmPool:
         return f"{self.max_concurrency:.2f}x"
 
     def log_lines(self) -> list[str]:
-        """The lines vLLM prints, formatted as vLLM formats them."""
-        return [
-            f"Available KV cache memory: {self.kv_memory_bytes / GIB:.2f} GiB",
-            f"GPU KV cache size: {self.gpu_kv_cache_tokens:,} tokens",
-            f"Maximum concurrency for {self.max_model_len:,} tokens per request: {self.concurrency_text}",
-        ]
+        """The lines vLLM prints, formatted as this release formats them."""
+        size = f"GPU KV cache size: {self.gpu_kv_cache_tokens:,} tokens"
+        conc = f"Maximum concurrency for {self.max_model_len:,} tokens per request: {self.concurrency_text}"
+        head = f"Available KV cache memory: {self.kv_memory_bytes / GIB:.2f} GiB"
+        if self.one_log_line:
+            return [head, f"{size}, {conc}"]
+        return [head, size, conc]
 
 
-def _token_cache_spec(cache: TokenCache, block: int, v32: bool) -> PageSpec:
-    storage = cache.storage
-    if cache.kind == "indexer":  # fp8 keys + fp32 scale per 128 channels, as stored
-        return PageSpec("indexer", block, token_bytes=cache.entry_bytes(1))
-    if cache.kind == "latent":
-        if v32 and storage.bits == 8:
-            per_token = FP8_DS_MLA_BYTES_PER_TOKEN
-        else:
-            per_token = storage.payload_bytes(cache.heads * cache.key_dim)
-        return PageSpec("mla", block, token_bytes=per_token)
-    if storage.granularity in ("none", "tensor", "head"):
-        per_token = storage.payload_bytes(cache.heads * (cache.key_dim + cache.value_dim))
-    else:  # int8/int4/int2/KIVI are not vLLM v0.11 KV dtypes: kvplan's layout
-        per_token = -(-cache.bytes_per_token().numerator // cache.bytes_per_token().denominator)
-    window = cache.policy.window_tokens
-    if window is not None:
-        return PageSpec("sliding", block, token_bytes=per_token, window_tokens=window)
-    return PageSpec("full", block, token_bytes=per_token)
+def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[str]]:
+    """The model with the engine's own state dtypes: conv and SSM state in the
+    serving dtype (MambaStateDtypeCalculator with mamba_cache_dtype 'auto'),
+    Nemotron-H's SSM state in float32 from 0.33 unless its config names another."""
+    serving = serving_storage(model)
+    checkpoint = FP32 if model.weight_dtype in ("float32", "fp32") else serving
+    notes: list[str] = []
+    nemotron = model.model_type == "nemotron_h" and rules.nemotron_h_fp32_ssm
+    changed = set()
+
+    def fix(_i, layer):
+        state = layer.state
+        if state is None:
+            return layer
+        ssm = serving
+        if nemotron:
+            named = state.ssm_storage if state.ssm_storage not in (checkpoint, serving) else None
+            ssm = named or FP32
+        new = replace(state, conv_storage=serving, ssm_storage=ssm)
+        if new != state:
+            changed.add((state.conv_storage.name, state.ssm_storage.name, serving.name, ssm.name))
+        return replace(layer, state=new)
+
+    out = map_layers(model, fix) if any(layer.state is not None for layer in model.layers) else model
+    for old_conv, old_ssm, conv, ssm in sorted(changed):
+        notes.append(f"state dtype: vLLM {rules.version} keeps the conv state in {conv} and the SSM state in {ssm} "
+                     f"(the config reads {old_conv}/{old_ssm})")
+    if nemotron:
+        notes.append("Nemotron-H: vLLM >= 0.33 keeps the SSM state in float32 unless the config's "
+                     "mamba_ssm_cache_dtype says otherwise (--mamba-ssm-cache-dtype overrides)")
+    return out, notes
 
 
-def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int,
-                hybrid_manager: bool = True) -> tuple[list[tuple[int, PageSpec]], list[str]]:
-    """(model layer index, spec) for every cache vLLM allocates, and notes.
+def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, hybrid_manager: bool = True,
+                rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
+                ) -> tuple[list[tuple[int, PageSpec]], list[str], str]:
+    """(model layer index, spec) for every cache vLLM allocates, notes, and the KV dtype used.
 
-    A model layer may give several (V3.2: latent and indexer; Falcon-H1:
+    `model` is one TP rank's (already sharded, engine dtypes applied). A model
+    layer may give several specs (V3.2: latent and indexer; Falcon-H1:
     attention and Mamba). Layers that reuse another layer's cache give none.
     """
     notes: list[str] = []
+    serving = serving_storage(model)
     caches = [c for layer in model.layers if layer.shares_cache_of is None for c in layer.caches]
     has_latent = any(c.kind == "latent" for c in caches)
-    v32 = has_latent and any(c.kind == "indexer" for c in caches)
-    block = block_tokens or DEFAULT_BLOCK_TOKENS
-    if has_latent and block % MLA_BLOCK_ALIGN_TOKENS:
-        notes.append(f"MLA: block size {block} -> {MLA_BLOCK_ALIGN_TOKENS} (FlashMLA on Hopper needs a multiple of 64)")
-        block = MLA_BLOCK_ALIGN_TOKENS
+    sparse = has_latent and any(c.kind == "indexer" for c in caches)
+    if kv_cache_dtype is None:  # from kvplan's storage of the first K/V or latent cache
+        kv_cache_dtype = "auto"
+        for c in caches:
+            if c.kind in ("attention", "latent"):
+                kv_cache_dtype, note = vllm_kv_dtype_for(c, rules)
+                if note:
+                    notes.append(note)
+                break
+    elif kv_cache_dtype not in rules.kv_cache_dtypes:
+        raise UsageError(f"--kv-cache-dtype {kv_cache_dtype!r} is not a vLLM {rules.version} KV dtype",
+                         f"vLLM {rules.version} offers {', '.join(rules.kv_cache_dtypes)}")
+    if rules.block_sizes is not None and block_tokens is not None and block_tokens not in rules.block_sizes:
+        raise UsageError(f"--block-size {block_tokens} is not accepted by vLLM {rules.version}",
+                         f"use one of {', '.join(map(str, rules.block_sizes))}")
+    block = block_tokens or rules.default_block_tokens
+    if has_latent:
+        quantized = kv_cache_dtype not in ("auto", "bfloat16", "float16")
+        wanted = rules.mla_block_sparse if sparse else (rules.mla_block_fp8 if quantized else rules.mla_block_bf16)
+        backend = "FlashMLA sparse" if sparse else ("FlashMLA" if quantized else "FlashAttention MLA")
+        if rules.version == "0.11":  # check_and_update_config forces the size, user's or not
+            if block != wanted:
+                notes.append(f"MLA: block size {block} -> {wanted} (vLLM 0.11 forces it for {backend} on Hopper)")
+                block = wanted
+        elif block_tokens is None and block != wanted:
+            notes.append(f"MLA: block size {block} -> {wanted} ({backend}'s preferred size on Hopper)")
+            block = wanted
+        elif block_tokens is None:
+            notes.append(f"MLA: block size {block} ({backend} on Hopper)")
     if any(c.policy.budget_fraction or c.policy.budget_tokens or c.policy.compress_ratio or c.policy.read_page_tokens
            for c in caches):
         notes.append("eviction, compressed sparse attention and Quest are not vLLM features: every token is allocated")
@@ -204,43 +320,85 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int,
         if layer.shares_cache_of is not None:
             continue
         for cache in layer.caches:
-            specs.append((i, _token_cache_spec(cache, block, v32)))
+            specs.append((i, _token_cache_spec(cache, block, kv_cache_dtype, serving, sparse, rules)))
         if layer.state is not None:
             specs.append((i, PageSpec(MAMBA, max_model_len, state_bytes=layer.state.bytes)))
     kinds = {s.kind for _, s in specs}
-    attention = [s for _, s in specs if s.kind in ("full", "sliding")]
+    attention = [s for _, s in specs if s.kind in ("full", "sliding", "chunked")]
     if MAMBA in kinds and attention:
-        specs, note = _align_attention_to_mamba(specs, block, attention[0].token_bytes)
-        notes.append(note)
-    if not hybrid_manager and "sliding" in kinds and kinds & set(FULL_LIKE):
-        specs = [(i, replace(s, kind="full", window_tokens=None) if s.kind == "sliding" else s) for i, s in specs]
-        notes.append("hybrid KV cache manager off: sliding-window layers are sized as full attention")
-    if v32:
-        notes.append("DeepSeek-V3.2: vLLM's default KV format is fp8_ds_mla (656 B/token); --kv-dtype fp8 models it")
-    if any(c.storage.granularity in ("group", "kivi") and c.kind != "indexer" for c in caches):
-        notes.append("int8/int4/int2/KIVI are not vLLM v0.11 KV dtypes: pages use kvplan's layout with scales")
-    return specs, notes
+        state_kind = next(layer.state.kind for layer in model.layers if layer.state is not None)
+        specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind)
+        notes.extend(note)
+    if "chunked" in kinds and not rules.chunked_hybrid_manager:
+        hybrid_manager = False
+        notes.append(f"vLLM {rules.version} turns the hybrid KV cache manager off for chunked local attention "
+                     "(VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0 by default)")
+    local = {"sliding", "chunked"} & kinds
+    if not hybrid_manager and local and kinds & set(FULL_LIKE):
+        specs = [(i, replace(s, kind="full", window_tokens=None) if s.kind in local else s) for i, s in specs]
+        notes.append(f"hybrid KV cache manager off: {' and '.join(sorted(local))} layers are sized as full attention")
+    if sparse:
+        used = {"auto": rules.v32_auto_kv_dtype}.get(kv_cache_dtype, rules.v32_fp8_kv_dtype
+                                                     if kv_cache_dtype.startswith("fp8") else kv_cache_dtype)
+        notes.append(f"DeepSeek-V3.2: --kv-cache-dtype {kv_cache_dtype} is stored as "
+                     f"{'bf16' if used == 'auto' else used} in vLLM {rules.version}")
+    return specs, notes, kv_cache_dtype
 
 
-def _align_attention_to_mamba(specs, block: int, attn_token_bytes: int):
-    """HybridAttentionMambaModelConfig: attention page >= Mamba page, Mamba padded to it."""
+def _token_cache_spec(cache: TokenCache, block: int, kv_dtype: str, serving: Storage, sparse: bool,
+                      rules: VllmRules) -> PageSpec:
+    if cache.kind == "indexer":  # fp8 keys + fp32 scale per 128 channels, as stored
+        return PageSpec("indexer", block, token_bytes=cache.entry_bytes(1))
+    if cache.kind == "latent":
+        return PageSpec("mla", block, token_bytes=latent_token_bytes(cache, kv_dtype, serving, sparse, rules))
+    if kv_dtype == "":  # not a vLLM dtype: kvplan's own layout
+        per_token = -(-cache.bytes_per_token().numerator // cache.bytes_per_token().denominator)
+    elif kv_dtype == "auto" and cache.storage.granularity == "none":
+        per_token = cache.storage.payload_bytes(cache.heads * (cache.key_dim + cache.value_dim))
+    else:
+        per_token = attention_token_bytes(cache.heads, cache.key_dim, cache.value_dim, kv_dtype, serving, rules)
+    window = cache.policy.window_tokens
+    if window is not None:
+        return PageSpec("sliding", block, token_bytes=per_token, window_tokens=window)
+    if cache.policy.chunk_tokens is not None:
+        return PageSpec("chunked", block, token_bytes=per_token, window_tokens=cache.policy.chunk_tokens)
+    return PageSpec("full", block, token_bytes=per_token)
+
+
+def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_token_bytes: int, rules: VllmRules,
+                              state_kind: str):
+    """Attention page >= Mamba page, the Mamba page padded to it.
+
+    0.11 HybridAttentionMambaModelConfig: block = 16 x cdiv(mamba, 16 x token page).
+    0.33 Platform._align_hybrid_block_size: the alignment is max(16, block size),
+    and with prefix caching ('align' mode) the Mamba block equals the attention
+    block and one request holds 2 (Mamba-2: 3) state pages."""
     mamba_page = max(s.page_bytes for _, s in specs if s.kind == MAMBA)
-    align = MAMBA_ATTN_BLOCK_ALIGN_TOKENS
+    if rules.version == "0.11":
+        align = KERNEL_BLOCK_ALIGN_TOKENS
+    else:
+        align = max(KERNEL_BLOCK_ALIGN_TOKENS, block)
     needed = align * cdiv(mamba_page, align * attn_token_bytes)
+    needed = KERNEL_BLOCK_ALIGN_TOKENS * cdiv(needed, KERNEL_BLOCK_ALIGN_TOKENS)
     new_block = max(block, needed)
     attn_page = new_block * attn_token_bytes
+    pages = rules.mamba_pages(state_kind) if rules.mamba_align_mode else 1
     out = []
     for i, s in specs:
         if s.kind == MAMBA:
-            out.append((i, replace(s, padded_page_bytes=attn_page)))
+            out.append((i, replace(s, padded_page_bytes=attn_page, state_pages=pages,
+                                   block_tokens=new_block if rules.mamba_align_mode else s.block_tokens)))
         elif s.kind != "indexer":
             out.append((i, s.with_block(new_block)))
         else:
             out.append((i, s))
     pad_pct = 100 * (attn_page - mamba_page) / mamba_page
-    note = (f"hybrid Mamba: attention block {block} -> {new_block} tokens so a page ({attn_page:,} B) holds the "
-            f"Mamba state ({mamba_page:,} B); Mamba page padded by {pad_pct:.2f}%")
-    return out, note
+    notes = [f"hybrid Mamba: attention block {block} -> {new_block} tokens so a page ({attn_page:,} B) holds the "
+             f"Mamba state ({mamba_page:,} B); Mamba page padded by {pad_pct:.2f}%"]
+    if rules.mamba_align_mode:
+        notes.append(f"prefix caching on (vLLM {rules.version} default for hybrids): Mamba cache mode 'align', "
+                     f"{pages} state pages per request")
+    return out, notes
 
 
 def _uniform_type(specs: list[PageSpec]) -> bool:
@@ -250,9 +408,9 @@ def _uniform_type(specs: list[PageSpec]) -> bool:
         return False
     if first.kind in FULL_LIKE:
         return all(s.kind in FULL_LIKE for s in specs)
-    if first.kind == "sliding":
-        return all(s.kind == "sliding" and s.window_tokens == first.window_tokens for s in specs)
-    return all(s.kind == MAMBA for s in specs)
+    if first.kind in ("sliding", "chunked"):
+        return all(s.kind == first.kind and s.window_tokens == first.window_tokens for s in specs)
+    return all(s.kind == MAMBA and s.state_pages == first.state_pages for s in specs)
 
 
 def _unify_page_sizes(specs: list[PageSpec]) -> list[PageSpec]:
@@ -262,7 +420,10 @@ def _unify_page_sizes(specs: list[PageSpec]) -> list[PageSpec]:
         if s.page_bytes == largest:
             out.append(s)
             continue
-        if s.kind == MAMBA or largest % s.page_bytes:
+        if s.kind == MAMBA:
+            out.append(replace(s, padded_page_bytes=largest))
+            continue
+        if largest % s.page_bytes:
             raise PlanError(
                 f"vLLM cannot unify page sizes: {s.label} page {s.page_bytes:,} B does not divide {largest:,} B",
                 "vLLM raises NotImplementedError for this layer mix",
@@ -293,34 +454,51 @@ def kv_cache_groups(specs: list[PageSpec]) -> tuple[tuple[CacheGroup, ...], bool
     return tuple(CacheGroup(spec, layers, width - len(layers)) for spec, layers in split), False
 
 
-def _stage_blocks(groups, uniform_type: bool, specs, stage_layers: set[int], available: int) -> int | None:
+def _stage_block_bytes(groups, uniform_type: bool, specs, stage_layers: set[int]) -> int:
+    """Bytes one block costs a stage's pool (0: the stage holds no cache)."""
     if uniform_type:
-        page = sum(specs[i].page_bytes for i in groups[0].layers if i in stage_layers)
-        return available // page if page else None
+        return sum(specs[i].page_bytes for i in groups[0].layers if i in stage_layers)
     per_group = max(sum(1 for i in g.layers if i in stage_layers) for g in groups)
-    if per_group == 0:
-        return None
-    return max(available // groups[0].spec.page_bytes // per_group, 0)
+    return groups[0].spec.page_bytes * per_group
 
 
-def _needed_bytes(specs: list[PageSpec], stage_layers: set[int], max_len: int, mnbt: int) -> int:
-    """check_enough_kv_cache_memory: the sum of every layer's worst case on one stage."""
-    return sum(specs[i].max_memory_bytes(max_len, mnbt) for i in stage_layers)
+def _blocks_per_request(groups, uniform_type: bool, specs, max_len: int, in_flight: int) -> int:
+    if uniform_type:
+        return max(cdiv(specs[i].max_memory_bytes(max_len, in_flight), specs[i].page_bytes) for i in groups[0].layers)
+    return sum(cdiv(g.spec.max_memory_bytes(max_len, in_flight), g.spec.page_bytes) for g in groups)
 
 
 def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None = None,
-             tp: int = 1, pp: int = 1, max_num_batched_tokens: int = MAX_NUM_BATCHED_TOKENS_LARGE_GPU,
-             hybrid_manager: bool = True) -> VllmPool:
-    """vLLM's KV cache config for `model` on one (tp, pp) replica.
+             tp: int = 1, pp: int = 1, max_num_batched_tokens: int | None = None,
+             hybrid_manager: bool = True, rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
+             allow_long_max_model_len: bool = False) -> VllmPool:
+    """vLLM's KV cache config for `model` on one (tp, pp) replica under `rules`.
 
     kv_memory_bytes: memory for the KV cache per GPU. max_num_batched_tokens:
-    the scheduler's token budget per step, which bounds a sliding window's
-    worst case (default 8192, `vllm serve` on an H100-class GPU).
+    the scheduler's token budget per step (default: `vllm serve` on an
+    H100-class GPU). kv_cache_dtype: vLLM's --kv-cache-dtype (default: from
+    the model's cache storage).
     """
     if kv_memory_bytes <= 0:
         raise PlanError("vLLM: no memory left for the KV cache", "raise --mem-util or give --kv-memory")
-    ranked = shard(model, tp, 1)[0]  # TP-sharded, all layers
-    pairs, notes = layer_specs(ranked, block_tokens, max_model_len, hybrid_manager)
+    if max_model_len <= 0:
+        raise UsageError("--max-model-len must be positive")
+    mnbt = max_num_batched_tokens or rules.max_num_batched_tokens(None)
+    notes: list[str] = []
+    limit = model.max_context_tokens
+    if limit and max_model_len > limit:
+        if not allow_long_max_model_len:
+            raise UsageError(
+                f"vLLM refuses --max-model-len {max_model_len:,}: above {model.name}'s maximum of {limit:,} tokens "
+                "(max_position_embeddings) unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+                "lower --max-model-len, or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in kvplan's environment as in vLLM's")
+        notes.append(f"max_model_len {max_model_len:,} exceeds the model's {limit:,}: "
+                     "vLLM starts only with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
+    fixed, state_notes = engine_model(model, rules)
+    ranked = shard(fixed, tp, 1)[0]  # TP-sharded, all layers
+    pairs, spec_notes, kv_dtype = layer_specs(ranked, block_tokens, max_model_len, hybrid_manager, rules,
+                                              kv_cache_dtype)
+    notes += state_notes + spec_notes
     if not pairs:
         raise PlanError(f"{model.name} has no KV cache: vLLM allocates one null block")
     owners = [i for i, _ in pairs]
@@ -331,24 +509,29 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         for g in groups:
             for i in g.layers:
                 grouped_specs[i] = g.spec
-    stages = []
-    for start, end in stage_bounds(model.num_layers, pp):
-        stages.append({k for k, owner in enumerate(owners) if start <= owner < end})
-    blocks = [b for st in stages if (b := _stage_blocks(groups, uniform_type, grouped_specs, st, kv_memory_bytes)) is not None]
-    num_blocks = min(blocks)
-    if uniform_type:
-        page = sum(s.page_bytes for s in specs)
-        per_request = max(cdiv(s.max_memory_bytes(max_model_len, max_num_batched_tokens), s.page_bytes) for s in specs)
-    else:
-        page = groups[0].spec.page_bytes
-        worst = sum(g.spec.max_memory_bytes(max_model_len, max_num_batched_tokens) for g in groups)
-        per_request = cdiv(worst, page)
-    tokens = num_blocks // len(groups) * min(g.spec.block_tokens for g in groups)
+    stages = [{k for k, owner in enumerate(owners) if start <= owner < end}
+              for start, end in stage_bounds(model.num_layers, pp)]
+    # 0.33 VllmConfig.max_in_flight_tokens: max_concurrent_batches (2 under async
+    # scheduling; the PP size with PP and the V1 model runner) x max_num_batched_tokens
+    in_flight = mnbt if rules.sliding_in_flight_batches == 1 else mnbt * (rules.sliding_in_flight_batches if pp == 1 else pp)
+    stage_bytes = [b for st in stages if (b := _stage_block_bytes(groups, uniform_type, grouped_specs, st))]
+    num_blocks = min(kv_memory_bytes // b for b in stage_bytes)
+    page = sum(s.page_bytes for s in specs) if uniform_type else groups[0].spec.page_bytes
+    per_request = _blocks_per_request(groups, uniform_type, grouped_specs, max_model_len, in_flight)
     concurrency = num_blocks / per_request
+    if rules.tokens_from_concurrency:
+        tokens = int(concurrency * max_model_len)
+    else:
+        tokens = num_blocks // len(groups) * min(g.spec.block_tokens for g in groups)
 
-    def fits(length: int) -> bool:
-        return all(_needed_bytes(grouped_specs, st, length, max_num_batched_tokens) <= kv_memory_bytes
-                   for st in stages if st)
+    if rules.null_block_in_check:
+        def fits(length: int) -> bool:  # bytes_per_block x blocks a request needs <= available - one block
+            need = _blocks_per_request(groups, uniform_type, grouped_specs, length, in_flight)
+            return all(b * need <= kv_memory_bytes - b for b in stage_bytes)
+    else:
+        def fits(length: int) -> bool:  # check_enough_kv_cache_memory: every layer's worst case, summed
+            return all(sum(grouped_specs[i].max_memory_bytes(length, in_flight) for i in st) <= kv_memory_bytes
+                       for st in stages if st)
 
     ok = fits(max_model_len)
     estimate = None
@@ -360,76 +543,17 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                 estimate, lo = mid, mid + 1
             else:
                 hi = mid - 1
-    return VllmPool(kv_memory_bytes, max_model_len, max_num_batched_tokens, groups, uniform_type, page, num_blocks,
-                    per_request, tokens, concurrency, ok, estimate, tuple(notes), tuple(grouped_specs))
+    return VllmPool(kv_memory_bytes, max_model_len, mnbt, groups, uniform_type, page, num_blocks,
+                    per_request, tokens, concurrency, ok, estimate, tuple(notes), tuple(grouped_specs),
+                    rules.version, rules.one_log_line, kv_dtype, max(stage_bytes), in_flight)
 
 
-def _kv_memory(result) -> int:
-    dep = result.deployment
-    if dep is not None and dep.kv_memory_bytes is not None:
-        return dep.kv_memory_bytes
-    if result.capacity is not None:
-        return result.capacity.pool_bytes
-    raise UsageError("--engine vllm needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
+def add_to_report(*args, **kwargs):
+    """kvplan.engines.vllm_report.add_to_report (kept here for callers of the old API)."""
+    from .vllm_report import add_to_report as add
+
+    return add(*args, **kwargs)
 
 
-def _mixed_label(pool: VllmPool) -> str:
-    return " + ".join(dict.fromkeys(s.label for s in pool.layer_specs))
-
-
-def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_batched_tokens: int | None = None,
-                  hybrid_manager: bool | None = None) -> VllmPool:
-    """`--engine vllm`: vLLM's blocks, its two log lines, and the groups, in the report."""
-    dep = result.deployment
-    plan = result.plan
-    mnbt = max_num_batched_tokens or default_max_num_batched_tokens(dep.gpu if dep else None)
-    if hybrid_manager is None:  # a KV connector (CPU offloading) turns the hybrid manager off
-        hybrid_manager = plan.offload is None
-    pool = simulate(plan.model, kv_memory_bytes=_kv_memory(result), max_model_len=max_model_len_tokens,
-                    block_tokens=plan.block_size, tp=dep.tp if dep else 1, pp=dep.pp if dep else 1,
-                    max_num_batched_tokens=mnbt, hybrid_manager=hybrid_manager)
-    group_rows = []
-    for g in pool.groups:
-        group_rows.append({
-            "kind": g.spec.label if not pool.uniform_type else _mixed_label(pool), "layers": len(g.layers), "padding_layers": g.padding_layers,
-            "block_size": g.spec.block_tokens, "page_bytes": g.spec.page_bytes,
-            "window_tokens": g.spec.window_tokens,
-            "blocks_per_request": cdiv(g.spec.max_memory_bytes(pool.max_model_len, mnbt), g.spec.page_bytes),
-        })
-    report.data["engine"] = {
-        "name": "vllm",
-        "version_modelled": VERSION_MODELLED,
-        "kv_memory_bytes": pool.kv_memory_bytes,
-        "max_model_len": pool.max_model_len,
-        "max_num_batched_tokens": mnbt,
-        "gpu_kv_cache_tokens": pool.gpu_kv_cache_tokens,
-        "max_concurrency": round(pool.max_concurrency, 6),
-        "max_concurrency_text": pool.concurrency_text,
-        "num_blocks": pool.num_blocks,
-        "block_size": pool.block_size,
-        "page_bytes": pool.page_bytes,
-        "uniform_type": pool.uniform_type,
-        "blocks_per_request": pool.blocks_per_request,
-        "groups": group_rows,
-        "fits": pool.fits,
-        "estimated_max_model_len": pool.estimated_max_model_len,
-        "log": pool.log_lines(),
-        "notes": list(pool.notes),
-    }
-    rows = [[r["kind"], r["layers"], r["padding_layers"], r["block_size"], format_bytes(r["page_bytes"]),
-             r["blocks_per_request"]] for r in group_rows]
-    report.tables.append(Table(f"vLLM {VERSION_MODELLED} KV cache groups ({pool.num_blocks:,} blocks)",
-                               ["group", "layers", "padding", "block", "page", "blocks/request"], rows, {1, 2, 3, 5}))
-    report.lines.append(f"vLLM {VERSION_MODELLED} (modelled) would log:")
-    report.lines.extend(f"  {line}" for line in pool.log_lines())
-    if not pool.fits:
-        report.lines.append(
-            f"  vLLM would refuse to start: one {pool.max_model_len:,}-token request needs more than "
-            f"{format_bytes(pool.kv_memory_bytes)}; the estimated maximum model length is {pool.estimated_max_model_len:,}"
-        )
-    report.lines.extend(f"  note: {n}" for n in pool.notes)
-    return pool
-
-
-__all__ = ["PageSpec", "CacheGroup", "VllmPool", "simulate", "add_to_report", "layer_specs", "kv_cache_groups",
-           "default_max_num_batched_tokens", "VERSION_MODELLED"]
+__all__ = ["PageSpec", "CacheGroup", "VllmPool", "simulate", "layer_specs", "kv_cache_groups", "engine_model",
+           "default_max_num_batched_tokens", "serving_storage", "VERSION_MODELLED", "add_to_report"]

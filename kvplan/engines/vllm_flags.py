@@ -1,39 +1,43 @@
-"""`--emit vllm`: the `vllm serve` command that realises a plan, and what it cannot.
+"""`--emit vllm[@VERSION]`: the `vllm serve` command that realises a plan, and what it cannot.
 
 vLLM applies at runtime only serving settings and its own KV dtypes: fp8
-(e4m3, per-tensor scales), fp8_e5m2, paging (block size), prefix caching, CPU
-offloading and parallelism. Architecture what-ifs need a checkpoint trained for
-them; eviction and Quest need engine support vLLM does not have; integer and
-KIVI formats are not vLLM KV cache dtypes.
+(e4m3, per-tensor scales), fp8_e5m2, from 0.33 int8/int4 per token and head,
+paging (block size), prefix caching, CPU offloading (not in 0.11) and
+parallelism. Architecture what-ifs need a checkpoint trained for them;
+eviction and Quest need engine support vLLM does not have; KIVI and int2 are
+not vLLM KV cache dtypes. The flags are checked against the selected
+release's rules (kvplan.engines.vllm_rules).
 """
 
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 
+from .._record import record
 from ..core.model import ModelSpec
 from ..render import Report
 from ..techniques.architecture import HybridWhatIf, LatentWhatIf, RegroupHeads, ShareLayers
 from ..techniques.quantize import Quantize
+from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
 from ..units import GIB
+from .vllm_rules import LATEST, VllmRules
 
-# vLLM's --block-size choices on CUDA
+# vLLM 0.11's --block-size choices on CUDA (0.33 takes any positive size)
 VLLM_BLOCK_SIZES = (1, 8, 16, 32, 64, 128)
 TRAINED = "needs a checkpoint trained for it; vLLM serves the architecture a checkpoint has"
 UPTRAINED = "needs an uptrained checkpoint with fewer KV heads (GQA/MQA)"
 NO_ENGINE = "needs engine support that vLLM does not have"
-NOT_A_DTYPE = "is not a vLLM KV cache dtype (vLLM offers auto, fp8 = fp8_e4m3, fp8_e5m2)"
+NOT_A_DTYPE = "is not a vLLM {version} KV cache dtype (vLLM {version} offers {offered})"
 
 
-@dataclass(frozen=True)
+@record
 class NotApplied:
     spec: str
     reason: str
 
 
-def _unsupported(technique) -> str | None:
+def _unsupported(technique, rules: VllmRules = LATEST) -> str | None:
     """Why vLLM cannot realise this technique at serving time (None: it can)."""
     if isinstance(technique, (ShareLayers, LatentWhatIf, HybridWhatIf, CompressedSparse)):
         return TRAINED
@@ -46,11 +50,24 @@ def _unsupported(technique) -> str | None:
     if isinstance(technique, Quest):
         return NO_ENGINE + " (Quest page selection)"
     if isinstance(technique, Quantize) and not technique.storage.name.startswith("fp8"):
-        return f"{technique.storage.name}{' (KIVI layout)' if technique.storage.granularity == 'kivi' else ''} {NOT_A_DTYPE}"
+        if _per_token_head(technique.storage, rules):
+            return None
+        not_a_dtype = NOT_A_DTYPE.format(version=rules.version, offered=", ".join(rules.kv_cache_dtypes))
+        return f"{technique.storage.name}{' (KIVI layout)' if technique.storage.granularity == 'kivi' else ''} {not_a_dtype}"
+    if isinstance(technique, OffloadTier) and rules.version == "0.11":
+        return "CPU offloading (--kv-offloading-size) is not a vLLM 0.11 flag"
     return None
 
 
-def _kv_cache_dtype(model: ModelSpec, kv_dtype_name: str) -> tuple[str, bool, list[str]]:
+def _per_token_head(storage, rules: VllmRules) -> str | None:
+    """vLLM's name for an int8/int4 cache when the release has per-token-head scales."""
+    if storage.granularity == "group" and storage.bits in (8, 4):
+        name = f"int{storage.bits}_per_token_head"
+        return name if name in rules.kv_cache_dtypes else None
+    return None
+
+
+def _kv_cache_dtype(model: ModelSpec, kv_dtype_name: str, rules: VllmRules = LATEST) -> tuple[str, bool, list[str]]:
     """(--kv-cache-dtype value, skip sliding-window layers?, notes) from the final caches."""
     notes: list[str] = []
     quantized, native_windows = set(), False
@@ -59,10 +76,15 @@ def _kv_cache_dtype(model: ModelSpec, kv_dtype_name: str) -> tuple[str, bool, li
             if cache.kind not in ("attention", "latent"):
                 continue
             name = cache.storage.name
+            per_token_head = _per_token_head(cache.storage, rules)
             if name.startswith("fp8"):
                 quantized.add(name)
                 if cache.storage.granularity == "head":
                     notes.append("vLLM's fp8 KV cache uses per-tensor scales, not per-head ones")
+            elif per_token_head:
+                quantized.add(per_token_head)
+                notes.append(f"vLLM's {per_token_head} keeps one fp32 scale per token and head, "
+                             "not kvplan's per-group scales")
             elif cache.policy.window_tokens is not None:
                 native_windows = True
     if not quantized:
@@ -71,33 +93,55 @@ def _kv_cache_dtype(model: ModelSpec, kv_dtype_name: str) -> tuple[str, bool, li
             notes.append(f"vLLM's auto KV dtype follows the model dtype ({model.weight_dtype}); "
                          f"use --dtype to store the cache as {kv_dtype_name}")
         return "auto", False, notes
-    value = "fp8_e5m2" if quantized == {"fp8_e5m2"} else "fp8"
+    per_token_head = sorted(q for q in quantized if q.endswith("per_token_head"))
+    if per_token_head:
+        value = per_token_head[0]
+    else:
+        value = "fp8_e5m2" if quantized == {"fp8_e5m2"} else "fp8"
     return value, native_windows, sorted(set(notes))
 
 
-def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int) -> tuple[list[str], list[NotApplied], list[str]]:
-    """(argv of `vllm serve`, techniques vLLM cannot apply, notes)."""
+def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
+            rules: VllmRules | None = None) -> tuple[list[str], list[NotApplied], list[str]]:
+    """(argv of `vllm serve`, techniques vLLM cannot apply, notes) for the release `rules` model."""
+    rules = rules or LATEST
     plan, dep, cap = result.plan, result.deployment, result.capacity
     model = plan.model
     argv = ["vllm", "serve", model.name]
-    dtype, skip_windows, notes = _kv_cache_dtype(model, kv_dtype_name)
+    dtype, skip_windows, notes = _kv_cache_dtype(model, kv_dtype_name, rules)
     argv += ["--kv-cache-dtype", dtype]
     if skip_windows:
-        argv += ["--kv-cache-dtype-skip-layers", "sliding_window"]
-        notes.append("--kv-cache-dtype-skip-layers needs a vLLM release newer than 0.11")
+        if rules.version == "0.11":
+            notes.append("--kv-cache-dtype-skip-layers is not a vLLM 0.11 flag: the sliding-window layers "
+                         "would be quantized too")
+        else:
+            argv += ["--kv-cache-dtype-skip-layers", "sliding_window"]
     if plan.block_size is not None:
         argv += ["--block-size", str(plan.block_size)]
-        if plan.block_size not in VLLM_BLOCK_SIZES:
-            notes.append(f"--block-size {plan.block_size} is not one of vLLM's choices {VLLM_BLOCK_SIZES}")
+        if rules.block_sizes is not None and plan.block_size not in rules.block_sizes:
+            notes.append(f"--block-size {plan.block_size} is rejected by vLLM {rules.version} "
+                         f"(choices {', '.join(map(str, rules.block_sizes))})")
     argv += ["--max-model-len", str(max_model_len_tokens)]
+    if long_context_env(model, max_model_len_tokens):
+        limit = model.max_context_tokens
+        notes.append(f"--max-model-len {max_model_len_tokens:,} exceeds the model's maximum {limit:,}: vLLM "
+                     "refuses to start unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (set in the command; positions "
+                     "past the trained length may give garbage)")
     if cap is not None:
         if cap.max_concurrency >= 1:
             argv += ["--max-num-seqs", str(cap.max_concurrency)]
+            gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
+            default_seqs = rules.max_num_seqs(gpu.memory_bytes if gpu else None, gpu.name if gpu else "")
+            notes.append(f"warning: --max-num-seqs {cap.max_concurrency} is how many --context-long sequences fit; "
+                         "it also caps shorter requests, which could run more at once. Drop it to let the KV "
+                         f"pool decide (vLLM {rules.version}'s default is {default_seqs})")
         else:
             notes.append("not one sequence of --context fits the KV pool: vLLM would refuse to start")
     if plan.prefix is not None:
         argv.append("--enable-prefix-caching")
-    if plan.offload is not None:
+    if plan.offload is not None and rules.version == "0.11":
+        notes.append("CPU offloading: vLLM 0.11 has no --kv-offloading-size (use a newer release)")
+    elif plan.offload is not None:
         argv += ["--kv-offloading-size", f"{plan.offload.cpu_bytes / GIB:g}", "--kv-offloading-backend", "native"]
         notes.append("--kv-offloading-size is in GiB, summed over TP ranks; the offloading connector "
                      "turns vLLM's hybrid KV cache manager off")
@@ -110,18 +154,30 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int) -
             argv += ["--kv-cache-memory-bytes", str(dep.kv_memory_bytes)]
         elif dep.gpu is not None:
             argv += ["--gpu-memory-utilization", f"{dep.mem_util:g}"]
-    skipped = [NotApplied(t.spec, reason) for t in techniques if (reason := _unsupported(t)) is not None]
+    skipped = [NotApplied(t.spec, reason) for t in techniques if (reason := _unsupported(t, rules)) is not None]
     if skipped and "--max-num-seqs" in argv:
         notes.append("--max-num-seqs comes from kvplan's capacity, which counts the techniques vLLM does not apply")
     return argv, skipped, notes
 
 
-def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_model_len_tokens: int) -> None:
+def long_context_env(model: ModelSpec, max_model_len_tokens: int) -> list[str]:
+    """The environment vLLM needs to start with a max_model_len above the model's
+    (vllm/config/model.py: _get_and_verify_max_len)."""
+    limit = model.max_context_tokens
+    return ["VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"] if limit and max_model_len_tokens > limit else []
+
+
+def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
+                  rules: VllmRules | None = None) -> None:
     """`--emit vllm`: the command under report.data["emit"] and as lines."""
-    argv, skipped, notes = command(result, techniques, kv_dtype_name, max_model_len_tokens)
-    text = shlex.join(argv)
+    rules = rules or LATEST
+    argv, skipped, notes = command(result, techniques, kv_dtype_name, max_model_len_tokens, rules)
+    env = long_context_env(result.plan.model, max_model_len_tokens)
+    text = " ".join(env + [shlex.join(argv)])
     report.data["emit"] = {
         "engine": "vllm",
+        "version": rules.version,
+        "env": env,
         "command": text,
         "argv": argv,
         "not_applied": [{"spec": s.spec, "reason": s.reason} for s in skipped],

@@ -29,6 +29,26 @@ def models_report() -> Report:
     return Report({"models": data}, [table])
 
 
+def families_report() -> Report:
+    """Every model_type the reader knows: its layer kinds and how it caches."""
+    from ..configs.families import FAMILIES
+
+    rows, data = [], []
+    for model_type, family in sorted(FAMILIES.items()):
+        if family.text is not None:
+            kinds, rules = f"(text model: {family.text})", "; ".join(family.rules)
+        else:
+            names = sorted("latent (MLA)" if k == "full_attention" and family.attention == "latent" else k
+                           for k in family.kinds)
+            kinds, rules = ", ".join(names), "; ".join(family.rules)
+        rows.append([model_type, kinds, rules])
+        data.append({"model_type": model_type, "text_model_type": family.text,
+                     "layer_kinds": sorted(family.kinds) if family.text is None else [], "rules": list(family.rules)})
+    table = Table(f"model families kvplan reads exactly ({len(rows)} model_types; others are refused or read as a "
+                  "guess and marked so)", ["model_type", "layer kinds", "how it caches"], rows)
+    return Report({"families": data}, [table])
+
+
 def techniques_report() -> Report:
     from ..techniques.registry import CATALOG
 
@@ -38,8 +58,15 @@ def techniques_report() -> Report:
 
 
 def gpus_report() -> Report:
-    from ..capacity.gpus import CATALOG
+    from ..capacity.gpus import CATALOG, LIST_PRICES
 
     rows = [[g.name, round(g.memory_bytes / GIB, 1), g.hbm_gbps, g.link_gbps, g.bf16_tflops, g.note] for g in CATALOG.values()]
     data = [dict(zip(["name", "memory_gib", "hbm_gbps", "link_gbps", "bf16_tflops", "note"], r)) for r in rows]
-    return Report({"gpus": data}, [Table("GPU catalog", ["name", "memory GiB", "HBM GB/s", "host link GB/s", "bf16 TFLOP/s", "note"], rows, {1, 2, 3, 4})])
+    for row, item in zip(rows, data):  # the list price `kvplan fit --objective cost` uses (docs/fit.md)
+        price = LIST_PRICES.get(item["name"])
+        row.insert(5, price.usd_per_gpu_hour if price else None)
+        item["usd_per_gpu_hour"] = price.usd_per_gpu_hour if price else None
+        item["price_source"] = f"{price.source}, {price.date}" if price else None
+    columns = ["name", "memory GiB", "HBM GB/s", "host link GB/s", "bf16 TFLOP/s", "USD/GPU hour", "note"]
+    lines = ["USD/GPU hour: on-demand list prices, sources and dates in docs/fit.md; kvplan fit --price GPU=USD overrides"]
+    return Report({"gpus": data}, [Table("GPU catalog", columns, rows, {1, 2, 3, 4, 5})], lines)

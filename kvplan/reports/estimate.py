@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..planner import PlanResult, as_number
 from ..render import Report, Table
 from ..units import GIB, format_bytes, format_tokens
+from ..weights.estimate import estimated
 
 SCHEMA_VERSION = 1
 
@@ -19,6 +20,7 @@ def explain_lines(result: PlanResult) -> list[str]:
     est = result.estimate
     n = est.context_tokens
     lines = [f"KV bytes per sequence = sum over layer kinds of layers x entries kept x bytes per entry (n = {n:,} tokens)"]
+    lines += [f"  note: {note}" for note in result.plan.model.notes]
     for layer, count in result.plan.model.groups:
         if layer.shares_cache_of is not None:
             lines.append(f"  {count} x [{layer.kind}]: 0 B (reads another layer's cache)")
@@ -31,7 +33,12 @@ def explain_lines(result: PlanResult) -> list[str]:
             else:
                 shape = f"{cache.key_dim} elements x {cache.storage.bits}/8 B"
             extra = " + scales" if cache.storage.is_quantized and cache.storage.granularity not in ("tensor", "head") else ""
-            cap = f"min({n:,}, {cache.policy.window_tokens:,})" if cache.policy.window_tokens else f"{n:,}"
+            if cache.policy.window_tokens:
+                cap = f"min({n:,}, {cache.policy.window_tokens:,})"
+            elif cache.policy.chunk_tokens:
+                cap = f"current chunk: ({n:,} - 1) % {cache.policy.chunk_tokens:,} + 1"
+            else:
+                cap = f"{n:,}"
             lines.append(
                 f"  {count} x [{cache.kind}] {shape}{extra} = {per:,} B/token; entries {cap} -> {kept:,}; "
                 f"{count} x {kept:,} x {per:,} = {format_bytes(count * cache.stored_bytes(n))}"
@@ -52,6 +59,7 @@ def explain_lines(result: PlanResult) -> list[str]:
 def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report:
     est = result.estimate
     model = result.plan.model
+    weights = result.weights or estimated(model)
     b = result.batch
     kinds = [
         {
@@ -77,8 +85,12 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report
             "param_count": model.param_count,
             "active_param_count": model.active_param_count,
             "weight_dtype": model.weight_dtype,
-            "weight_bytes": model.weight_bytes,
+            "weight_bytes": weights.total_bytes,
+            "weights": weights.to_json(),
             "max_context_tokens": model.max_context_tokens,
+            "family": model.family,
+            "reading": model.reading,
+            "notes": list(model.notes),
         },
         "context_tokens": est.context_tokens,
         "batch": est.batch,
@@ -129,6 +141,8 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report
     ]
     applied = len(result.steps) - 1
     title = f"{model.name}: {kv_dtype} KV cache" + (f", after {applied} technique{'s' if applied > 1 else ''}" if applied else "")
+    if model.reading == "guessed":
+        title += f" (GUESSED reading: unknown model_type {model.model_type!r})"
     tables = [Table(title, ["quantity", "bytes", "size"], rows, {1})]
     kind_rows = [
         [k["kind"], k["layers"], k["cache_layers"], k["bytes_per_token"], k["cap_tokens"], k["retained_tokens"],
@@ -164,13 +178,14 @@ def data_extra(result: PlanResult, data: dict, tables: list, lines: list) -> Non
         }
         rows = [
             ["GPUs", f"{dep.gpus} x {dep.gpu.name if dep.gpu else 'given pool'} (tp {dep.tp}, pp {dep.pp})"],
+            ["weights (whole model)", _weights_origin(result)],
             ["weights per GPU", format_bytes(cap.weight_bytes_per_gpu)],
             ["KV pool per GPU", format_bytes(cap.pool_bytes)],
             ["tokens in the pool", "-" if cap.pool_tokens is None else f"{cap.pool_tokens:,}"],
             [f"max concurrent sequences at {format_tokens(result.estimate.context_tokens)}", f"{cap.max_concurrency:,}"],
         ]
         if cap.pool_blocks is not None:
-            rows.insert(3, ["blocks in the pool", f"{cap.pool_blocks:,}"])
+            rows.insert(4, ["blocks in the pool", f"{cap.pool_blocks:,}"])
         if dec is not None:
             rows.append([f"decode floor, batch {result.estimate.batch}", f"{dec.step_ms:.2f} ms/token, {dec.tokens_per_s:,.0f} tokens/s"])
         tables.append(Table("capacity", ["quantity", "value"], rows))
@@ -198,3 +213,11 @@ def data_extra(result: PlanResult, data: dict, tables: list, lines: list) -> Non
                 f"recompute = {r.recompute_ms:,.1f} ms -> {r.cheaper} is cheaper"
             )
         lines.append(f"offloaded to CPU: {format_bytes(off.offloaded_bytes)} ({off.sessions_on_cpu} sequences); resident on GPU: {format_bytes(off.resident_bytes)}")
+
+
+def _weights_origin(result: PlanResult) -> str:
+    w = result.weights
+    if w is None:
+        return "estimated from config"
+    total = format_bytes(w.total_bytes)
+    return f"{total}, {w.source}" + (f", {w.quantization}" if w.quantization not in ("none", "") else "")

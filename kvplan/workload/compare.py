@@ -7,19 +7,19 @@ from ..capacity.hardware import make_deployment
 from ..errors import PlanError, UsageError
 from ..planner import as_number, evaluate
 from ..render import Report, Table
-from ..sources import load_model
+from ..sources import load_model_and_weights
 from ..techniques.registry import build_all
 from ..units import format_bytes, format_tokens, parse_positive_int, parse_tokens
 from ..workflows import apply_kv_dtype
 
 
-def _column(name: str, spec, chain, tokens: int, batch: int, deployment) -> dict:
+def _column(name: str, spec, chain, tokens: int, batch: int, deployment, weights=None) -> dict:
     """One model's numbers; capacity stays empty when its weights do not fit."""
     note = None
     try:
-        result = evaluate(spec, chain, tokens, batch, deployment)
+        result = evaluate(spec, chain, tokens, batch, deployment, weights=weights)
     except PlanError as exc:
-        result = evaluate(spec, chain, tokens, batch, None)
+        result = evaluate(spec, chain, tokens, batch, None, weights=weights)
         note = exc.message
     est, cap, dec = result.estimate, result.capacity, result.decode
     return {
@@ -31,6 +31,8 @@ def _column(name: str, spec, chain, tokens: int, batch: int, deployment) -> dict
         "bytes_per_sequence": est.bytes_per_sequence,
         "total_bytes": result.batch.total_bytes,
         "read_bytes_per_step": est.read_bytes_per_step,
+        "weight_bytes": result.weights.total_bytes,
+        "weights_source": result.weights.source,
         "weight_bytes_per_gpu": cap.weight_bytes_per_gpu if cap else None,
         "pool_bytes": cap.pool_bytes if cap else None,
         "pool_tokens": cap.pool_tokens if cap else None,
@@ -50,8 +52,9 @@ def compare_workflow(*, models, context, batch, kv_dtype, techniques, gpu, tp, p
     deployment = make_deployment(gpu, tp=tp, pp=pp, mem_util=mem_util)
     cols = []
     for name in models:
-        spec, dtype = apply_kv_dtype(load_model(name), kv_dtype)
-        cols.append(_column(name, spec, chain, tokens, batch_n, deployment) | {"kv_dtype": dtype})
+        spec, weights = load_model_and_weights(name)
+        spec, dtype = apply_kv_dtype(spec, kv_dtype)
+        cols.append(_column(name, spec, chain, tokens, batch_n, deployment, weights) | {"kv_dtype": dtype})
     base = cols[0]
 
     def cells(key, fmt):
@@ -69,6 +72,7 @@ def compare_workflow(*, models, context, batch, kv_dtype, techniques, gpu, tp, p
         [f"per sequence vs {base['model']}", *ratio],
         [f"batch of {batch_n}", *cells("total_bytes", format_bytes)],
         ["KV read per decode step (1 seq)", *cells("read_bytes_per_step", format_bytes)],
+        ["weights (whole model)", *[f"{format_bytes(c['weight_bytes'])}, {c['weights_source']}" for c in cols]],
         ["weights per GPU", *cells("weight_bytes_per_gpu", format_bytes)],
         ["KV pool per GPU", *cells("pool_bytes", format_bytes)],
         ["tokens in the pool", *cells("pool_tokens", lambda v: f"{v:,}")],

@@ -10,7 +10,7 @@ typo in any of them is reported against its own line before anything is planned.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from ..capacity.gpus import lookup
 from ..capacity.hardware import Deployment, make_deployment
 from ..core.model import ModelSpec
 from ..errors import KvplanError
-from ..sources import load_model
+from ..sources import load_model_and_weights
 from ..techniques.base import Plan, Technique
 from ..techniques.registry import build_all
 from ..workflows import apply_kv_dtype
@@ -120,7 +120,7 @@ def _rewrap(scenario: Scenario, key: str, exc: KvplanError) -> ScenarioError:
 def resolve(scenario: Scenario) -> Resolved:
     """Build the model, the techniques and the deployment; errors name their line."""
     try:
-        model = load_model(scenario.model)
+        model, weights = load_model_and_weights(scenario.model)
     except KvplanError as exc:
         raise _rewrap(scenario, "model", exc) from None
     try:
@@ -145,6 +145,8 @@ def resolve(scenario: Scenario) -> Resolved:
             scenario.gpu, gpu_memory=scenario.gpu_memory_bytes, tp=scenario.tp, pp=scenario.pp,
             mem_util=scenario.mem_util, reserve_bytes=scenario.reserve_bytes, weight_bytes=scenario.weight_bytes,
         )
+        if scenario.weight_bytes is None:  # weights: auto -> the checkpoint's own bytes (kvplan.weights)
+            deployment = replace(deployment, weights=weights)
     except KvplanError as exc:
         raise _rewrap(scenario, "deployment", exc) from None
     return Resolved(scenario, model, dtype, chain, deployment)

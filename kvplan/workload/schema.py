@@ -55,7 +55,7 @@ SCHEMA: dict[str, Field] = {
         "pp": Field("count", "Pipeline-parallel stages per replica.", default=1),
         "mem_util": Field("ratio", "Fraction of GPU memory the engine may use (vLLM's gpu_memory_utilization).", default=0.9),
         "reserve": Field("size0", "Activations and CUDA graphs per GPU, kept out of the KV pool.", default="2GiB"),
-        "weights": Field("weights", "Weight bytes of the whole model: auto (parameters x dtype) or a size (quantized weights).", default="auto"),
+        "weights": Field("weights", "Weight bytes of the whole model: auto (read from the checkpoint, else parameters x dtype) or a size.", default="auto"),
         "gpu_memory": Field("size", "Memory per GPU, overriding the catalog (for example nvidia-smi's figure)."),
     }),
     "workload": Field("section", "What the requests look like.", required=True, children={

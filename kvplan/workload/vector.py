@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..capacity.hardware import Deployment
-from ..capacity.pool import DEFAULT_PREFIX_BLOCK, capacity
+from ..capacity.pool import DEFAULT_PREFIX_BLOCK, capacity, pool_bytes_per_stage
 from ..capacity.shard import shard
 from ..core.layers import TokenCache, TokenPolicy
 from ..core.model import ModelSpec
@@ -39,6 +39,8 @@ def _ceil_div(a, b):
 
 def retained_tokens(policy: TokenPolicy, n: Array) -> Array:
     kept = n if policy.window_tokens is None else np.minimum(n, policy.window_tokens)
+    if policy.chunk_tokens is not None:
+        kept = np.minimum(kept, np.where(n > 0, (n - 1) % policy.chunk_tokens + 1, 0))
     if policy.budget_fraction is not None:
         f = policy.budget_fraction
         kept = np.minimum(kept, np.maximum(_ceil_div(f.numerator * n, f.denominator), policy.recent_tokens))
@@ -191,11 +193,12 @@ def read_bytes_per_step(model: ModelSpec, n: Array) -> Array:
 
 def max_concurrency(plan: Plan, deployment: Deployment, n: Array) -> tuple[Array, int, int | None]:
     """(sequences of n tokens that fit, pool bytes per GPU, pool tokens), as pool.capacity."""
-    first = capacity(plan, deployment, int(n[0]))  # pool size and tokens do not depend on n
+    first = capacity(plan, deployment, int(n[0]))  # pool sizes and tokens do not depend on n
     pool = first.pool_bytes
+    pools, _ = pool_bytes_per_stage(plan, deployment)  # each stage's GPU holds its own weights
     best = None
-    for stage in shard(plan.model, deployment.tp, deployment.pp):
-        usable = pool - fixed_bytes(stage)
+    for stage, stage_pool in zip(shard(plan.model, deployment.tp, deployment.pp), pools):
+        usable = stage_pool - fixed_bytes(stage)
         seq = batch_bytes(plan, n, 1, stage)
         unique = seq["kv"] + seq["state"]
         safe = np.maximum(unique, 1)
@@ -205,3 +208,18 @@ def max_concurrency(plan: Plan, deployment: Deployment, n: Array) -> tuple[Array
             fit = np.where(usable >= unique, shared_fit, fit)
         best = fit if best is None else np.minimum(best, fit)
     return np.maximum(best, 0), pool, first.pool_tokens
+
+
+def estimate_many(model: ModelSpec, contexts, batch: int = 1) -> dict[str, Array]:
+    """core.estimate for many contexts at once: int64 arrays of the estimate's
+    per-sequence bytes, the batch's total and one sequence's decode-step read,
+    equal to `estimate(model, n, batch)` at every n (`kvplan.estimate_many`)."""
+    n = np.asarray(contexts, dtype=np.int64)
+    b = batch_bytes(Plan(model), n, batch)
+    return {
+        "context_tokens": n,
+        "kv_bytes_per_sequence": b["kv"],
+        "state_bytes_per_sequence": b["state"],
+        "total_bytes": b["total"],
+        "read_bytes_per_step": read_bytes_per_step(model, n),
+    }

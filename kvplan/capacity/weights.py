@@ -1,0 +1,57 @@
+"""Weight bytes on one GPU of a (tp, pp) replica, split by role.
+
+TP: every tensor is divided across the ranks (rounded up), except the roles in
+REPLICATED (norms, MoE routers), which each rank holds whole; embeddings and
+lm_head are vocabulary-parallel (vLLM's VocabParallelEmbedding / ParallelLMHead).
+PP: a decoder layer's tensors sit on the stage that runs the layer (the split
+of capacity/shard.stage_bounds); the embeddings, vision tower and anything
+outside the layers sit on the first stage, the final norm and lm_head on the
+last, and layers past num_layers (MTP heads) on the last. Tied embeddings are
+held on the last stage too when pp > 1 (vLLM builds embed_tokens on the first
+rank and, when tie_word_embeddings, on the last).
+
+A record with no tensor table (a given size, an index total, the config
+estimate) is split evenly: total / (tp x pp), rounded up.
+"""
+
+from __future__ import annotations
+
+from ..core.model import ModelSpec
+from ..weights.estimate import estimated, given
+from ..weights.record import NO_LAYER, REPLICATED, Weights
+from .shard import stage_bounds
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int = 1) -> list[int]:
+    """Weight bytes on one GPU of each pipeline stage."""
+    if not weights.parts:
+        return [_ceil_div(weights.total_bytes, tp * pp)] * pp
+    bounds = stage_bounds(num_layers, pp)
+    stage_of_layer = {}
+    for s, (start, end) in enumerate(bounds):
+        for i in range(start, end):
+            stage_of_layer[i] = s
+    out = [0] * pp
+    for role, layer, n in weights.parts:
+        per_rank = n if role in REPLICATED else _ceil_div(n, tp)
+        if layer == NO_LAYER:
+            stage = pp - 1 if role in ("lm_head", "norms") else 0
+            if role == "embeddings" and weights.tied_embeddings and pp > 1:
+                out[pp - 1] += per_rank
+        else:
+            stage = stage_of_layer.get(layer, pp - 1)
+        out[stage] += per_rank
+    return out
+
+
+def plan_weights(model: ModelSpec, deployment) -> Weights:
+    """The record a deployment plans with: its own, a size it was given, or the config estimate."""
+    if deployment is not None and deployment.weights is not None:
+        return deployment.weights
+    if deployment is not None and deployment.weight_bytes is not None:
+        return given(deployment.weight_bytes)
+    return estimated(model)

@@ -1,0 +1,44 @@
+"""`kvplan calibrate LOG`: reproduce a vLLM start-up log, then answer what-ifs on that deployment."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from .common import check_format, emit
+from .options import FormatOpt, SetOpt
+
+
+def calibrate_command(
+    log: Annotated[str, typer.Argument(help="A vLLM start-up log (the server's output up to 'Application startup complete').")],
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="The model, when the log's name is not one kvplan can read: a bundled name, a config.json or a Hub id.")] = None,
+    version: Annotated[Optional[str], typer.Option("--version", help="vLLM release whose rules reproduce the log (default: the version the log prints).")] = None,
+    kv_dtype: Annotated[Optional[str], typer.Option("--kv-dtype", "-t", help="What-if: another vLLM --kv-cache-dtype (fp8, fp8_e5m2, int8_per_token_head, ...).")] = None,
+    max_model_len: Annotated[Optional[str], typer.Option("--max-model-len", help="What-if: another max_model_len (64k, 131072).")] = None,
+    block_size: Annotated[Optional[int], typer.Option("--block-size", help="What-if: another --block-size.")] = None,
+    what_if_version: Annotated[Optional[str], typer.Option("--as-version", help="What-if: the same deployment under another vLLM release's rules (0.11, 0.33).")] = None,
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU kind (see 'kvplan gpus'), when the log does not print it: predicts the available KV memory.")] = None,
+    tp: Annotated[Optional[int], typer.Option("--tp", help="Tensor-parallel size, when the log does not print it.")] = None,
+    set_: SetOpt = None,
+    fmt: FormatOpt = "table",
+) -> None:
+    """Reproduce every figure of a vLLM start-up log and print predicted vs logged.
+
+    Examples:
+
+      kvplan calibrate server.log
+
+      kvplan calibrate server.log -t fp8 --max-model-len 64k
+
+      kvplan calibrate server.log --model llama-3.1-8b --as-version 0.11
+    """
+    from ..engines.vllm_calibrate import calibrate_workflow
+
+    check_format(fmt)
+    report, problem = calibrate_workflow(log, model=model, version=version, kv_dtype=kv_dtype,
+                                         max_model_len=max_model_len, block_size=block_size,
+                                         as_version=what_if_version, overrides=set_ or [], tp=tp, gpu=gpu)
+    emit(report, fmt)
+    if problem is not None:
+        raise problem

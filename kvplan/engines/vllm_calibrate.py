@@ -1,0 +1,480 @@
+"""`kvplan calibrate LOG`: reproduce a vLLM start-up log with kvplan's engine model.
+
+For each figure the log printed (blocks, KV cache tokens, concurrency, the
+refusal's estimated maximum length) kvplan predicts it from the model, the
+deployment the log describes and the "Available KV cache memory" it printed.
+That memory is printed to 0.01 GiB, so a figure is "within the log's
+rounding" when it lies between kvplan's predictions at the two ends of that
+interval; kvplan then picks the pool in the interval that reproduces the
+logged block count and checks the concurrency text exactly. A difference is
+explained by the rule or input it comes from.
+
+What-ifs (`-t fp8 --max-model-len 64k --version 0.11`) replay the same
+deployment (same KV memory per GPU) under the changed settings and print what
+that server would log.
+
+v0-engine logs (0.7 and older, "# GPU blocks") use 0.11's page rules with the
+v0 accounting: blocks = kv_cache_size // (block x layers x page), concurrency =
+blocks x block_size / max_model_len (vllm/worker/worker.py, v0.6-0.7).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from ..errors import KvplanError, SourceError, UsageError
+from ..render import Report, Table
+from ..units import GIB
+from .vllm import VllmPool, simulate
+from .vllm_log import VllmLog
+from .vllm_rules import V0_11, V0_33, VllmRules, resolve
+
+_SUFFIXES = re.compile(r"[-_.](instruct|chat|it|hf|base|fp8|fp16|bf16|awq|gptq|int4|int8|w4a16|w8a8|dynamic|"
+                       r"\d+k|2507|0528|v\d(\.\d)?)$", re.I)
+
+
+def match_bundled(name: str | None) -> str | None:
+    """A bundled model alias for a model path or repo id printed in a log
+    ("/models/Meta-Llama-3.1-8B-Instruct", "Qwen/Qwen3-30B-A3B-FP8"): the last
+    path part with serving suffixes (-Instruct, -FP8, -AWQ, ...) removed."""
+    from ..sources import bundled_index
+
+    if not name:
+        return None
+    base = name.rstrip("/").split("/")[-1].lower()
+    base = re.sub(r"^models--[^-]+--", "", base).replace("meta-llama-", "llama-")
+    index = bundled_index()
+    keys = {alias: {alias, e.hf_id.split("/")[-1].lower()} for alias, e in index.items()}
+    candidate = base
+    for _ in range(4):
+        for alias, names in keys.items():
+            if candidate in names:
+                return alias
+        stripped = _SUFFIXES.sub("", candidate)
+        if stripped == candidate:
+            break
+        candidate = stripped
+    return None
+
+
+@dataclass
+class Figure:
+    name: str
+    logged: str
+    predicted: str
+    deviation_pct: float | None
+    within_rounding: bool | None
+    explanation: str = ""
+    kind: str = "reproduction"  # reproduction | prediction (from the GPU, item 6: not a rounding check)
+
+
+@dataclass
+class Calibration:
+    log: VllmLog
+    rules: VllmRules | None
+    model_alias: str | None
+    figures: list[Figure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    kv_memory_bytes: int | None = None  # the pool that reproduces the log
+    pool: VllmPool | None = None
+    problem: KvplanError | None = None  # what stopped the reproduction (figures read are still shown)
+    what_if: dict | None = None
+    predicted_available_gib: float | None = None
+
+
+def _rules_for(log: VllmLog, version: str | None) -> tuple[VllmRules | None, list[str]]:
+    notes = []
+    text = version or log.version
+    if text:
+        rules, note = resolve(text)
+        if note:
+            notes.append(note)
+        return rules, notes
+    if log.era == "v0":
+        notes.append("no version printed; '# GPU blocks' is the v0 engine's (<= 0.7) line: v0 accounting")
+        return None, notes
+    if log.gpu_kv_cache_tokens is not None and log.concurrency is not None and _one_line(log):
+        notes.append("no version printed; the one-line KV cache size is 0.33's: its rules")
+        return V0_33, notes
+    notes.append("no version printed; two-line KV cache size (0.8-0.32): 0.11's rules (the closest modelled)")
+    return V0_11, notes
+
+
+def _one_line(log: VllmLog) -> bool:
+    return log.one_line
+
+
+def _simulate(model, log: VllmLog, rules: VllmRules, kv: int, max_len: int, kv_dtype, block, mnbt):
+    return simulate(model, kv_memory_bytes=kv, max_model_len=max_len, block_tokens=block, tp=log.tp or 1,
+                    pp=log.pp or 1, max_num_batched_tokens=mnbt, rules=rules, kv_cache_dtype=kv_dtype,
+                    allow_long_max_model_len=True)
+
+
+def _vllm_kv_dtype(name: str | None) -> str | None:
+    if name in (None, "auto", "bfloat16", "float16", "half"):
+        return None if name in (None, "auto") else name
+    return {"fp8_e4m3": "fp8"}.get(name, name)
+
+
+def _v0_pool(model, log: VllmLog, kv: int, max_len: int, kv_dtype, block):
+    """v0 engine: every layer full attention, blocks = kv // (block x all layers' page)."""
+    pool = simulate(model, kv_memory_bytes=max(kv, 1), max_model_len=max_len, block_tokens=block, tp=log.tp or 1,
+                    pp=log.pp or 1, rules=V0_11, kv_cache_dtype=kv_dtype, hybrid_manager=False,
+                    allow_long_max_model_len=True)
+    per_block = sum(s.page_bytes for s in pool.layer_specs)
+    blocks = kv // per_block
+    return pool, blocks, per_block
+
+
+def _pct(logged: float, predicted: float) -> float | None:
+    if not logged:
+        return None
+    return round(100 * (predicted - logged) / logged, 3)
+
+
+def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = None, overrides=(),
+              what_if: dict | None = None, tp: int | None = None, gpu: str | None = None) -> Calibration:
+    from ..sources import load_model
+
+    if tp is not None:
+        log.tp = tp
+    rules, notes = _rules_for(log, version)
+    alias = model or match_bundled(log.model)
+    cal = Calibration(log, rules, alias, notes=notes)
+    read_any = any(v is not None for v in (log.available_kv_gib, log.num_gpu_blocks, log.gpu_kv_cache_tokens,
+                                           log.concurrency)) or log.refused
+    if not read_any:
+        cal.problem = UsageError(f"{log.path or 'the log'}: no vLLM start-up lines found (no 'Available KV cache "
+                                 "memory', 'GPU KV cache size', '# GPU blocks' or 'Maximum concurrency')",
+                                 "give the log of a vLLM server start (the lines before 'Application startup complete')")
+        return cal
+    if alias is None:
+        cal.problem = SourceError(f"the log's model {log.model!r} is not one kvplan can read" if log.model else
+                                  "the log names no model", "give --model (a bundled name, a config.json or a Hub id)")
+        return cal
+    try:
+        spec = load_model(alias, overrides=overrides)
+    except KvplanError as exc:
+        cal.problem = exc
+        return cal
+    max_len = log.max_model_len
+    if not max_len:
+        max_len = spec.max_context_tokens
+        if not max_len:
+            cal.problem = UsageError("the log gives no max_model_len (no config line, no 'Maximum concurrency' line)",
+                                     "give --set max_position_embeddings=N")
+            return cal
+        log.max_model_len = max_len
+        cal.notes.append(f"max_model_len not in the log: vLLM's default, the model's {max_len:,}")
+    kv_dtype = _vllm_kv_dtype(log.kv_cache_dtype)
+    block = log.block_size
+    mnbt = log.max_num_batched_tokens
+    if log.tp is None:
+        cal.notes.append("tensor_parallel_size not in the log: 1 assumed")
+    if _has(log, "speculative"):
+        cal.notes.append("speculative decoding is on: its draft layers' KV cache is not modelled")
+    try:
+        if rules is None:
+            _reproduce_v0(cal, spec, max_len, kv_dtype, block)
+        else:
+            _reproduce_v1(cal, spec, rules, max_len, kv_dtype, block, mnbt)
+        _predict_from_gpu(cal, spec, gpu, rules, mnbt)
+        if what_if:
+            _what_if(cal, spec, what_if, kv_dtype, block, mnbt)
+    except KvplanError as exc:
+        cal.problem = exc
+    return cal
+
+
+def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules | None, mnbt: int | None):
+    """Item 6: the available KV memory predicted from the GPU alone (and with the log's weights)."""
+    from ..capacity.gpus import lookup, match_device_name
+    from .vllm_profile import predict_available
+
+    log = cal.log
+    total = int(log.total_gpu_memory_gib * GIB) if log.total_gpu_memory_gib else None
+    name = lookup(gpu).name if gpu else (match_device_name(log.gpu_name) if log.gpu_name else None)
+    if total is None and name:
+        from .vllm_profile import DRIVER_TOTAL_BYTES
+
+        total = DRIVER_TOTAL_BYTES.get(name) or lookup(name).memory_bytes
+        if name not in DRIVER_TOTAL_BYTES:
+            cal.notes.append(f"GPU memory from the catalog ({name}): the driver reports about 1% less")
+    if total is None or log.available_kv_gib is None:
+        return
+    util = log.gpu_memory_utilization or (rules or V0_11).gpu_memory_utilization
+    v0 = rules is None
+    batched = mnbt or (rules or V0_11).max_num_batched_tokens(total, name or "")
+    runs = [("from the GPU and the model", None)]
+    if log.weights_gib is not None:
+        runs.append(("from the GPU and the logged weights", int(log.weights_gib * GIB)))
+    for label, weights in runs:
+        est = predict_available(spec, total_bytes=total, gpu_memory_utilization=util, tp=log.tp or 1,
+                                pp=log.pp or 1, max_num_batched_tokens=batched, max_model_len=log.max_model_len,
+                                weight_bytes=weights, v0_engine=v0,
+                                max_num_seqs=(rules or V0_11).max_num_seqs(total, name or ""))
+        gib = est.available_bytes / GIB
+        dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
+        cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",
+                                  f"{gib:.2f} GiB", dev, None, est.lines()[0], kind="prediction"))
+        if weights is None:
+            cal.predicted_available_gib = round(gib, 3)
+
+
+def _has(log: VllmLog, what: str) -> bool:
+    return what in log.flags
+
+
+def _reproduce_v0(cal: Calibration, spec, max_len: int, kv_dtype, block):
+    log = cal.log
+    rng = log.available_kv_bytes_range
+    if rng is None:
+        if log.num_gpu_blocks is None:
+            raise UsageError("the log has neither the KV cache size nor the block count: nothing to reproduce")
+        pool, _, per_block = _v0_pool(spec, log, GIB, max_len, kv_dtype, block)
+        low = high = log.num_gpu_blocks * per_block
+        cal.notes.append("no memory figure in the log: the pool is inferred from the block count")
+    else:
+        low, high = rng
+    pool, blocks_low, per_block = _v0_pool(spec, log, low, max_len, kv_dtype, block)
+    _, blocks_high, _ = _v0_pool(spec, log, high, max_len, kv_dtype, block)
+    block_tokens = pool.block_size
+    mid = (low + high) // 2
+    blocks_mid = mid // per_block
+    if log.num_gpu_blocks is not None:
+        within = blocks_low <= log.num_gpu_blocks <= blocks_high
+        cal.figures.append(Figure("GPU blocks", f"{log.num_gpu_blocks:,}",
+                                  f"{blocks_mid:,} ({blocks_low:,}-{blocks_high:,})",
+                                  _pct(log.num_gpu_blocks, blocks_mid), within,
+                                  "" if within else _explain(cal, "blocks")))
+        blocks = log.num_gpu_blocks
+    else:
+        blocks = blocks_mid
+    cal.kv_memory_bytes = blocks * per_block
+    if log.concurrency is not None:
+        conc = blocks * block_tokens / max_len
+        text = f"{conc:.2f}"
+        cal.figures.append(Figure(f"Maximum concurrency for {max_len:,} tokens", f"{log.concurrency:.2f}x",
+                                  f"{text}x", _pct(log.concurrency, conc), text == f"{log.concurrency:.2f}"))
+    if log.refused and log.refused_estimate is not None:
+        tokens = blocks * block_tokens
+        cal.figures.append(Figure("tokens the cache can hold (refusal)", f"{log.refused_estimate:,}", f"{tokens:,}",
+                                  _pct(log.refused_estimate, tokens), tokens == log.refused_estimate))
+    cal.pool = pool
+
+
+def _candidates(pool: VllmPool, log: VllmLog, max_len: int) -> list[int]:
+    """Block counts that could have printed the logged token figure."""
+    tokens = log.gpu_kv_cache_tokens
+    if tokens is None:
+        return []
+    groups, block = len(pool.groups), pool.block_size
+    if pool.version == "0.11" or not V0_33.tokens_from_concurrency:
+        base = tokens // block * groups
+        return list(range(max(base - groups, 1), base + groups + 1))
+    base = tokens * pool.blocks_per_request // max_len
+    return list(range(max(base - 2, 1), base + 3))
+
+
+def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dtype, block, mnbt):
+    log = cal.log
+    rng = log.available_kv_bytes_range
+    probe = _simulate(spec, log, rules, GIB, max_len, kv_dtype, block, mnbt)
+    cal.notes.extend(probe.notes)
+    bpb = probe.bytes_per_block
+    if log.available_kv_gib is not None and log.available_kv_gib <= 0:
+        cal.figures.append(Figure("start check", f"no memory for the KV cache ({log.available_kv_text} GiB)",
+                                  "refused: no memory for the cache blocks", None, True))
+        cal.pool = probe
+        cal.notes.append("vLLM raises 'No available memory for the cache blocks' when the available memory is <= 0")
+        return
+    if rng is None:
+        if log.gpu_kv_cache_tokens is None:
+            if log.refused:
+                raise UsageError("the log's KV memory is negative or absent: vLLM had no memory for the cache",
+                                 "raise --gpu-memory-utilization or lower --max-model-len")
+            raise UsageError("the log has neither 'Available KV cache memory' nor 'GPU KV cache size'")
+        low, high = 0, None
+        cal.notes.append("no 'Available KV cache memory' in the log: the pool is inferred from the KV cache size")
+    else:
+        low, high = rng
+    pools = {}
+    if high is not None:
+        for name, kv in (("low", low), ("high", high), ("mid", (low + high) // 2)):
+            pools[name] = _simulate(spec, log, rules, kv, max_len, kv_dtype, block, mnbt)
+    # the block count that reproduces the logged tokens, inside the printed interval
+    chosen = None
+    for n in _candidates(probe, log, max_len):
+        kv = n * bpb
+        if high is not None and not (low - bpb < kv <= high):
+            continue
+        p = _simulate(spec, log, rules, kv, max_len, kv_dtype, block, mnbt)
+        if p.gpu_kv_cache_tokens == log.gpu_kv_cache_tokens:
+            chosen = p
+            break
+    if log.gpu_kv_cache_tokens is not None and pools:
+        lo_t, hi_t, mid_t = (pools[k].gpu_kv_cache_tokens for k in ("low", "high", "mid"))
+        within = lo_t <= log.gpu_kv_cache_tokens <= hi_t
+        cal.figures.append(Figure("GPU KV cache size (tokens)", f"{log.gpu_kv_cache_tokens:,}",
+                                  f"{mid_t:,} ({lo_t:,}-{hi_t:,})", _pct(log.gpu_kv_cache_tokens, mid_t), within,
+                                  "" if within else _explain(cal, "tokens")))
+    if log.num_gpu_blocks is not None and pools:
+        lo_b, hi_b, mid_b = (pools[k].num_blocks for k in ("low", "high", "mid"))
+        within = lo_b <= log.num_gpu_blocks <= hi_b
+        cal.figures.append(Figure("GPU blocks", f"{log.num_gpu_blocks:,}", f"{mid_b:,} ({lo_b:,}-{hi_b:,})",
+                                  _pct(log.num_gpu_blocks, mid_b), within, "" if within else _explain(cal, "blocks")))
+        if chosen is None:
+            chosen = _simulate(spec, log, rules, log.num_gpu_blocks * bpb, max_len, kv_dtype, block, mnbt)
+    if log.num_gpu_blocks is not None and not pools and chosen is not None:
+        same = chosen.num_blocks == log.num_gpu_blocks
+        cal.figures.append(Figure("GPU blocks (from the KV cache size)", f"{log.num_gpu_blocks:,}",
+                                  f"{chosen.num_blocks:,}", _pct(log.num_gpu_blocks, chosen.num_blocks), same))
+    reference = chosen or pools.get("mid")
+    if reference is None:
+        raise UsageError(f"no block count reproduces the logged {log.gpu_kv_cache_tokens:,} tokens under vLLM "
+                         f"{rules.version}'s rules for {cal.model_alias}",
+                         "check --model, --version, the KV dtype and TP the server ran with")
+    if chosen is None and log.gpu_kv_cache_tokens is not None:
+        cal.notes.append("no block count inside the printed memory interval reproduces the logged tokens: "
+                         "the concurrency below uses the interval's middle")
+    cal.pool = reference
+    cal.kv_memory_bytes = reference.num_blocks * bpb + bpb // 2 if chosen else (low + high) // 2
+    if log.concurrency is not None:
+        text = f"{reference.max_concurrency:.2f}"
+        cal.figures.append(Figure(f"Maximum concurrency for {max_len:,} tokens", f"{log.concurrency:.2f}x", f"{text}x",
+                                  _pct(log.concurrency, reference.max_concurrency), text == f"{log.concurrency:.2f}",
+                                  "" if text == f"{log.concurrency:.2f}" else _explain(cal, "concurrency")))
+    if log.refused:
+        predicted = reference.estimated_max_model_len
+        logged = log.refused_estimate
+        ok = (not reference.fits) and (logged is None or predicted == logged)
+        cal.figures.append(Figure("start check (refusal)", "refused" + (f", estimate {logged:,}" if logged else ""),
+                                  ("refused" if not reference.fits else "starts") +
+                                  (f", estimate {predicted:,}" if predicted else ""),
+                                  _pct(logged, predicted) if logged and predicted else None, ok))
+
+
+def _explain(cal: Calibration, figure: str) -> str:
+    log = cal.log
+    reasons = []
+    if (log.tp or 1) > 1 or (log.pp or 1) > 1:
+        reasons.append("with TP/PP the printed 'Available KV cache memory' is one worker's, the blocks the minimum "
+                       "over all workers")
+    if cal.rules is not None and log.version and resolve(log.version)[1]:
+        reasons.append(f"vLLM {log.version}'s rules were not read; {cal.rules.version}'s were used")
+    if _has(log, "speculative"):
+        reasons.append("the speculative-decoding draft's KV cache shares the pool")
+    if _has(log, "connector") and cal.pool is not None and len(cal.pool.groups) > 1:
+        reasons.append("a KV connector turns the hybrid KV cache manager off")
+    return "; ".join(reasons) or f"the {figure} differ beyond the log's rounding: kvplan's model of this layer mix"
+
+
+def _what_if(cal: Calibration, spec, what: dict, kv_dtype, block, mnbt):
+    log = cal.log
+    kv = cal.kv_memory_bytes
+    if kv is None:
+        raise UsageError("what-ifs need the KV memory of the logged server, which the log does not give")
+    rules = cal.rules
+    if what.get("version"):
+        rules, note = resolve(what["version"])
+        if note:
+            cal.notes.append(note)
+    rules = rules or V0_11
+    new_dtype = what.get("kv_cache_dtype") or kv_dtype
+    new_len = what.get("max_model_len") or log.max_model_len
+    new_block = what.get("block_size") or block
+    pool = simulate(spec, kv_memory_bytes=kv, max_model_len=new_len, block_tokens=new_block, tp=log.tp or 1,
+                    pp=log.pp or 1, max_num_batched_tokens=what.get("max_num_batched_tokens") or mnbt, rules=rules,
+                    kv_cache_dtype=new_dtype, allow_long_max_model_len=bool(
+                        os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")))
+    cal.what_if = {
+        "version": rules.version,
+        "kv_cache_dtype": pool.kv_cache_dtype,
+        "max_model_len": new_len,
+        "block_size": pool.block_size,
+        "kv_memory_bytes": kv,
+        "num_blocks": pool.num_blocks,
+        "gpu_kv_cache_tokens": pool.gpu_kv_cache_tokens,
+        "max_concurrency": round(pool.max_concurrency, 6),
+        "fits": pool.fits,
+        "estimated_max_model_len": pool.estimated_max_model_len,
+        "log": pool.log_lines(),
+        "notes": list(pool.notes),
+    }
+
+
+def build_report(cal: Calibration) -> Report:
+    log = cal.log
+    read = {k: getattr(log, k) for k in (
+        "version", "model", "dtype", "max_model_len", "tp", "pp", "kv_cache_dtype", "block_size",
+        "gpu_memory_utilization", "max_num_batched_tokens", "gpu_name", "total_gpu_memory_gib", "weights_gib",
+        "available_kv_gib", "num_gpu_blocks", "gpu_kv_cache_tokens", "concurrency", "refused", "refused_estimate")}
+    data = {
+        "log": {"path": log.path, **read},
+        "model": cal.model_alias,
+        "engine": {"name": "vllm", "version": cal.rules.version if cal.rules else "v0"},
+        "kv_memory_bytes": cal.kv_memory_bytes,
+        "figures": [f.__dict__ for f in cal.figures],
+        "reproduced": (all(f.within_rounding for f in cal.figures if f.kind == "reproduction")
+                       if any(f.kind == "reproduction" for f in cal.figures) else False),
+        "predicted_available_gib": cal.predicted_available_gib,
+        "what_if": cal.what_if,
+        "notes": cal.notes,
+        "problem": cal.problem.one_line() if cal.problem else None,
+    }
+    report = Report(data)
+    report.headline = (f"vLLM start-up log {log.path}: {cal.model_alias or log.model or 'model unknown'}, "
+                       f"rules of vLLM {data['engine']['version']}")
+    shown = [[k.replace("_", " "), v] for k, v in read.items() if v not in (None, False)]
+    report.tables.append(Table("read from the log", ["setting", "value"], shown))
+    if cal.figures:
+        rows = [[f.name, f.logged, f.predicted,
+                 "" if f.deviation_pct is None else f"{f.deviation_pct:+.3f}%",
+                 {True: "yes", False: "NO", None: "(prediction)"}[f.within_rounding], f.explanation]
+                for f in cal.figures]
+        report.tables.append(Table("logged vs kvplan", ["figure", "logged", "kvplan", "deviation",
+                                                        "within rounding", "why"], rows))
+    if cal.what_if:
+        report.lines.append(f"what-if: vLLM {cal.what_if['version']} on this deployment would log:")
+        report.lines.extend(f"  {line}" for line in cal.what_if["log"])
+        if not cal.what_if["fits"]:
+            report.lines.append(f"  and refuse to start: the estimated maximum model length is "
+                                f"{cal.what_if['estimated_max_model_len']:,}")
+        report.lines.extend(f"  note: {n}" for n in cal.what_if["notes"])
+    report.lines.extend(f"note: {n}" for n in cal.notes)
+    return report
+
+
+__all__ = ["calibrate", "build_report", "match_bundled", "Calibration", "Figure"]
+
+
+def calibrate_workflow(path: str, *, model=None, version=None, kv_dtype=None, max_model_len=None, block_size=None,
+                       as_version=None, overrides=(), tp=None, gpu=None) -> tuple[Report, KvplanError | None]:
+    """(report, the problem that stopped the reproduction or None) for `kvplan calibrate`."""
+    from ..units import parse_tokens
+    from .vllm_log import read_log
+
+    if block_size is not None and block_size <= 0:
+        raise UsageError(f"--block-size {block_size}: must be positive")
+    what = {}
+    if kv_dtype:
+        what["kv_cache_dtype"] = kv_dtype
+    if max_model_len:
+        what["max_model_len"] = parse_tokens(max_model_len, "--max-model-len")
+    if block_size:
+        what["block_size"] = block_size
+    if as_version:
+        what["version"] = as_version
+    if version:
+        resolve(version)  # an unknown version is a usage error before anything is read
+    if gpu:
+        from ..capacity.gpus import lookup
+
+        lookup(gpu)
+    log = read_log(path)
+    if tp is not None and tp < 1:
+        raise UsageError(f"--tp {tp}: must be at least 1")
+    cal = calibrate(log, model=model, version=version, overrides=overrides, what_if=what or None, tp=tp, gpu=gpu)
+    return build_report(cal), cal.problem

@@ -1,0 +1,208 @@
+"""Read a vLLM start-up log: the deployment it describes and the figures it printed.
+
+Formats read (the wording of each release, from its source):
+- v0 engine (<= 0.7): "Loading model weights took 14.9888 GB" (GiB values),
+  "Memory profiling results: total_gpu_memory=... kv_cache_size=3.81GiB
+  gpu_memory_utilization=0.90", or the 0.7 sentence "... the rest of the memory
+  reserved for KV Cache is 54.90GiB", "# GPU blocks: 1952, # CPU blocks: 2048",
+  "Maximum concurrency for 20000 tokens per request: 1.56x".
+- v1 engine 0.7-0.8: "# GPU blocks: N" then the concurrency line.
+- v1 0.8-0.32: "Model loading took X GiB", "Available KV cache memory: X GiB",
+  "GPU KV cache size: N tokens", "Maximum concurrency for L tokens per request: Cx".
+- 0.33: "GPU KV cache size: N tokens, Maximum concurrency for L tokens per request: Cx".
+- the settings: "Initializing a V1 LLM engine (v0.10.1) with config: model='...',
+  dtype=torch.bfloat16, max_seq_len=8192, ... tensor_parallel_size=1, ...
+  kv_cache_dtype=auto", "non-default args: {...}", a `vllm serve` command line,
+  and the refusal "To serve at least one request with the model's max seq len
+  (L) ... the estimated maximum model length is N" / v0's "The model's max seq
+  len (L) is larger than the maximum number of tokens that can be stored in KV
+  cache (N)".
+
+Every figure is kept as printed (text) and as a number; None when absent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from ..units import GIB
+
+
+def _num(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+@dataclass
+class VllmLog:
+    path: str = ""
+    version: str | None = None
+    model: str | None = None
+    dtype: str | None = None
+    max_model_len: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+    kv_cache_dtype: str | None = None
+    block_size: int | None = None
+    gpu_memory_utilization: float | None = None
+    max_num_batched_tokens: int | None = None
+    enable_prefix_caching: bool | None = None
+    gpu_name: str | None = None
+    total_gpu_memory_gib: float | None = None
+    weights_gib: float | None = None
+    available_kv_gib: float | None = None  # as printed: 2 decimals
+    available_kv_text: str | None = None
+    num_gpu_blocks: int | None = None
+    gpu_kv_cache_tokens: int | None = None
+    concurrency: float | None = None  # as printed: 2 decimals
+    concurrency_len: int | None = None
+    refused: bool = False
+    refused_estimate: int | None = None  # v1: estimated maximum model length; v0: tokens the cache holds
+    era: str = "v1"  # v0 (# GPU blocks, V0 engine or early V1) | v1
+    one_line: bool = False  # 0.33's "GPU KV cache size: N tokens, Maximum concurrency ..."
+    flags: tuple[str, ...] = ()  # speculative | connector | quantized
+    found: list[str] = field(default_factory=list)  # which figures were read
+
+    @property
+    def available_kv_bytes_range(self) -> tuple[int, int] | None:
+        """Bytes consistent with the printed GiB figure (rounded to 0.01 GiB)."""
+        if self.available_kv_gib is None:
+            return None
+        low = int((self.available_kv_gib - 0.005) * GIB)
+        high = int((self.available_kv_gib + 0.005) * GIB)
+        return max(low, 0), high
+
+
+_SETTINGS = {
+    # key: (regex on the config line / non-default args / command line, converter)
+    "max_model_len": [r"max_seq_len=(\d+)", r"'max_model_len': (\d+)", r"--max[-_]model[-_]len[ =](\d+)",
+                      r"max_model_len=(\d+)"],
+    "tp": [r"tensor_parallel_size=(\d+)", r"'tensor_parallel_size': (\d+)",
+           r"(?:--tensor[-_]parallel[-_]size|\s-tp)[ =](\d+)"],
+    "pp": [r"pipeline_parallel_size=(\d+)", r"'pipeline_parallel_size': (\d+)",
+           r"(?:--pipeline[-_]parallel[-_]size|\s-pp)[ =](\d+)"],
+    "kv_cache_dtype": [r"kv_cache_dtype=([A-Za-z0-9_]+)", r"'kv_cache_dtype': '([A-Za-z0-9_]+)'",
+                       r"--kv[-_]cache[-_]dtype[ =]([A-Za-z0-9_]+)"],
+    "block_size": [r"'block_size': (\d+)", r"--block[-_]size[ =](\d+)"],
+    "gpu_memory_utilization": [r"'gpu_memory_utilization': ([0-9.]+)", r"--gpu[-_]memory[-_]utilization[ =]([0-9.]+)",
+                               r"gpu_memory_utilization=([0-9.]+)", r"gpu_memory_utilization \(([0-9.]+)\)"],
+    "max_num_batched_tokens": [r"'max_num_batched_tokens': (\d+)", r"--max[-_]num[-_]batched[-_]tokens[ =](\d+)",
+                               r"max_num_batched_tokens=(\d+)"],
+    "dtype": [r"dtype=torch\.(\w+)", r"'dtype': '(\w+)'", r"--dtype[ =](\w+)"],
+}
+
+_INT_KEYS = {"max_model_len", "tp", "pp", "block_size", "max_num_batched_tokens"}
+
+_MODEL = [
+    r"with config: model='([^']+)'",
+    r"Namespace\(.*?\bmodel='([^']+)'",
+    r"'model': '([^']+)'",
+    r"'model_tag': '([^']+)'",
+    r"vllm serve\s+(?:\\\n\s*)?([^\s\\]+)",
+    r"--model[ =]([^\s\\]+)",
+    r"█\s+model\s+(\S+)",
+]
+_VERSION = [
+    r"LLM engine \(v([0-9][0-9A-Za-z.+\-]*)\)",
+    r"vLLM API server version ([0-9][0-9A-Za-z.+\-]*)",
+    r"█\s+version\s+([0-9][0-9A-Za-z.+\-]*)",
+    r"vLLM Version\s*:\s*([0-9][0-9A-Za-z.+\-]*)",
+    r"\bvllm[=-]v?(0\.\d+\.\d+[0-9A-Za-z.+\-]*)",
+]
+
+
+def _first(patterns, text):
+    for pattern in patterns:
+        match = re.search(pattern, text)
+        if match:
+            return match.group(1)
+    return None
+
+
+def parse_log(text: str, path: str = "") -> VllmLog:
+    log = VllmLog(path=path)
+    for key, patterns in _SETTINGS.items():
+        value = _first(patterns, text)
+        if value is None:
+            continue
+        setattr(log, key, int(value) if key in _INT_KEYS else (float(value) if key == "gpu_memory_utilization" else value))
+    if re.search(r"'enable_prefix_caching': False|--no-enable-prefix-caching|enable_prefix_caching=False", text):
+        log.enable_prefix_caching = False
+    elif re.search(r"'enable_prefix_caching': True|--enable-prefix-caching|enable_prefix_caching=True", text):
+        log.enable_prefix_caching = True
+    log.model = _first(_MODEL, text)
+    version = _first(_VERSION, text)
+    if version:
+        log.version = version.rstrip(".")
+    gpu = re.search(r"(NVIDIA [A-Z][A-Za-z0-9 \-]*?\d+[A-Za-z0-9 \-]*?)(?:\s{2,}|,|\||\n|$)", text)
+    if gpu:
+        log.gpu_name = gpu.group(1).strip()
+    total = _first([r"total_gpu_memory[=\s(]+([0-9.]+)\s*GiB", r"total memory:?\s*([0-9.]+)\s*GiB"], text)
+    if total:
+        log.total_gpu_memory_gib = float(total)
+    weights = _first([r"Model loading took ([0-9.]+) ?GiB", r"Loading model weights took ([0-9.]+) ?GB",
+                      r"model weights take ([0-9.]+) ?GiB"], text)
+    if weights:
+        log.weights_gib = float(weights)
+        log.found.append("weights")
+    available = re.search(r"Available KV cache memory: (-?[0-9.]+) GiB", text) or \
+        re.search(r"kv_cache_size=(-?[0-9.]+)GiB", text) or \
+        re.search(r"the rest of the memory reserved for KV Cache is (-?[0-9.]+) ?GiB", text)
+    if available:
+        log.available_kv_text = available.group(1)
+        log.available_kv_gib = float(available.group(1))
+        log.found.append("available KV memory")
+    blocks = re.search(r"#? ?GPU blocks: ([0-9,]+)", text) or re.search(r"num_gpu_blocks(?: is)?[=:] ?([0-9,]+)", text)
+    if blocks:
+        log.num_gpu_blocks = int(_num(blocks.group(1)))
+        log.era = "v0"
+        log.found.append("GPU blocks")
+    tokens = re.search(r"KV cache size: ([0-9,]+) tokens(, Maximum concurrency)?", text)
+    if tokens:
+        log.one_line = tokens.group(2) is not None
+        log.gpu_kv_cache_tokens = int(_num(tokens.group(1)))
+        log.era = "v1"
+        log.found.append("KV cache size")
+    conc = re.search(r"Maximum concurrency for ([0-9,]+) tokens per request: ([0-9.]+)x", text)
+    if conc:
+        log.concurrency_len = int(_num(conc.group(1)))
+        log.concurrency = float(conc.group(2))
+        log.found.append("maximum concurrency")
+        if log.max_model_len is None:
+            log.max_model_len = log.concurrency_len
+    refusal = re.search(r"estimated maximum model length is (\d+)", text)
+    if refusal:
+        log.refused, log.refused_estimate = True, int(refusal.group(1))
+    old = re.search(r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in KV "
+                    r"cache \((\d+)\)", text)
+    if old:
+        log.refused, log.refused_estimate = True, int(old.group(2))
+        log.max_model_len = log.max_model_len or int(old.group(1))
+    if re.search(r"To serve at least one request with the model'?s max seq len \((\d+)\)", text):
+        log.refused = True
+        log.max_model_len = log.max_model_len or int(
+            re.search(r"max seq len \((\d+)\)", text).group(1))
+    flags = []
+    if re.search(r"speculative_config=SpeculativeConfig|'speculative_config': \{|--speculative[-_]config", text):
+        flags.append("speculative")
+    if re.search(r"kv_transfer_config|KVConnector|LMCacheConnector|OffloadingConnector", text):
+        flags.append("connector")
+    if re.search(r"quantization=(?!None)\w+|'quantization': '", text):
+        flags.append("quantized")
+    log.flags = tuple(flags)
+    return log
+
+
+def read_log(path: str) -> VllmLog:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such log file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a folder, not a log file") from None
+    return parse_log(text, path)
+
+
+__all__ = ["VllmLog", "parse_log", "read_log"]

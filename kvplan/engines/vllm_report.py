@@ -1,0 +1,119 @@
+"""`--engine vllm[@VERSION]`: vLLM's blocks and log lines in the estimate report."""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import UsageError
+from ..render import Report, Table
+from ..units import format_bytes
+from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
+from .vllm_rules import LATEST, VllmRules
+
+
+def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None) -> tuple[int, str | None]:
+    """(KV memory per GPU, how it was found): --kv-memory, else vLLM's profile
+    predicted from the GPU (kvplan.engines.vllm_profile)."""
+    dep = result.deployment
+    if dep is not None and dep.kv_memory_bytes is not None:
+        return dep.kv_memory_bytes, None
+    if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes:
+        from .vllm_profile import predict_available
+
+        ranks = dep.tp * dep.pp
+        weights = dep.weight_bytes // ranks if dep.weight_bytes is not None else None
+        total = dep.gpu.memory_bytes
+        from .vllm_profile import DRIVER_TOTAL_BYTES
+        from ..capacity.gpus import CATALOG
+
+        if dep.gpu.name in DRIVER_TOTAL_BYTES and total == CATALOG[dep.gpu.name].memory_bytes:
+            total = DRIVER_TOTAL_BYTES[dep.gpu.name]  # what the driver reports, not the datasheet
+        est = predict_available(result.plan.model, total_bytes=total,
+                                gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
+                                max_num_batched_tokens=mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes,
+                                                                                            dep.gpu.name),
+                                weight_bytes=weights,
+                                max_num_seqs=rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name))
+        if est.available_bytes <= 0:
+            raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {est.lines()[0]}",
+                             "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
+        return est.available_bytes, "available KV memory predicted from the GPU: " + est.lines()[0]
+    if result.capacity is not None:
+        return result.capacity.pool_bytes, None
+    raise UsageError("--engine vllm needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
+
+
+def _mixed_label(pool: VllmPool) -> str:
+    return " + ".join(dict.fromkeys(s.label for s in pool.layer_specs))
+
+
+def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_batched_tokens: int | None = None,
+                  hybrid_manager: bool | None = None, rules: VllmRules = LATEST, note: str | None = None,
+                  allow_long_max_model_len: bool | None = None) -> VllmPool:
+    """vLLM's blocks, its log lines and the groups, under report.data["engine"] and as lines.
+
+    allow_long_max_model_len: None reads VLLM_ALLOW_LONG_MAX_MODEL_LEN from the
+    environment, as vLLM does."""
+    if allow_long_max_model_len is None:
+        allow_long_max_model_len = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
+    dep = result.deployment
+    plan = result.plan
+    mnbt = max_num_batched_tokens or default_max_num_batched_tokens(dep.gpu if dep else None, rules)
+    if hybrid_manager is None:  # a KV connector (CPU offloading) turns the hybrid manager off
+        hybrid_manager = plan.offload is None
+    kv_memory, how = kv_memory_of(result, rules, mnbt)
+    pool = simulate(plan.model, kv_memory_bytes=kv_memory, max_model_len=max_model_len_tokens,
+                    block_tokens=plan.block_size, tp=dep.tp if dep else 1, pp=dep.pp if dep else 1,
+                    max_num_batched_tokens=mnbt, hybrid_manager=hybrid_manager, rules=rules,
+                    allow_long_max_model_len=allow_long_max_model_len)
+    notes = ([note] if note else []) + ([how] if how else []) + list(pool.notes)
+    group_rows = []
+    for g in pool.groups:
+        group_rows.append({
+            "kind": g.spec.label if not pool.uniform_type else _mixed_label(pool), "layers": len(g.layers),
+            "padding_layers": g.padding_layers, "block_size": g.spec.block_tokens, "page_bytes": g.spec.page_bytes,
+            "window_tokens": g.spec.window_tokens,
+            "blocks_per_request": cdiv(g.spec.max_memory_bytes(pool.max_model_len, pool.in_flight_tokens),
+                                       g.spec.page_bytes),
+        })
+    report.data["engine"] = {
+        "name": "vllm",
+        "version": rules.version,
+        "version_modelled": rules.version,
+        "kv_cache_dtype": pool.kv_cache_dtype,
+        "kv_memory_bytes": pool.kv_memory_bytes,
+        "kv_memory_source": "--kv-memory" if how is None else "predicted from the GPU (vLLM profile model)",
+        "max_model_len": pool.max_model_len,
+        "max_num_batched_tokens": mnbt,
+        "gpu_memory_utilization_default": rules.gpu_memory_utilization,
+        "gpu_kv_cache_tokens": pool.gpu_kv_cache_tokens,
+        "max_concurrency": round(pool.max_concurrency, 6),
+        "max_concurrency_text": pool.concurrency_text,
+        "num_blocks": pool.num_blocks,
+        "block_size": pool.block_size,
+        "page_bytes": pool.page_bytes,
+        "bytes_per_block": pool.bytes_per_block,
+        "uniform_type": pool.uniform_type,
+        "blocks_per_request": pool.blocks_per_request,
+        "groups": group_rows,
+        "fits": pool.fits,
+        "estimated_max_model_len": pool.estimated_max_model_len,
+        "log": pool.log_lines(),
+        "notes": notes,
+    }
+    rows = [[r["kind"], r["layers"], r["padding_layers"], r["block_size"], format_bytes(r["page_bytes"]),
+             r["blocks_per_request"]] for r in group_rows]
+    report.tables.append(Table(f"vLLM {rules.version} KV cache groups ({pool.num_blocks:,} blocks)",
+                               ["group", "layers", "padding", "block", "page", "blocks/request"], rows, {1, 2, 3, 5}))
+    report.lines.append(f"vLLM {rules.version} (modelled) would log:")
+    report.lines.extend(f"  {line}" for line in pool.log_lines())
+    if not pool.fits:
+        report.lines.append(
+            f"  vLLM would refuse to start: one {pool.max_model_len:,}-token request needs more than "
+            f"{format_bytes(pool.kv_memory_bytes)}; the estimated maximum model length is {pool.estimated_max_model_len:,}"
+        )
+    report.lines.extend(f"  note: {n}" for n in notes)
+    return pool
+
+
+__all__ = ["add_to_report", "kv_memory_of"]

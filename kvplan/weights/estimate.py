@@ -1,0 +1,27 @@
+"""Weights records that need no file: the config estimate and a size given by the user."""
+
+from __future__ import annotations
+
+from ..core.model import ModelSpec
+from .record import DtypeBytes, Weights
+
+
+def estimated(model: ModelSpec, quantization: str = "none", note: str | None = None) -> Weights:
+    """Parameter count x bytes per parameter (kvplan/configs/params.py), the last resort."""
+    total = model.weight_bytes
+    notes = (f"parameter count {model.param_count:,} x {model.weight_bytes_per_param:g} B ({model.weight_dtype});"
+             " not read from a checkpoint",)
+    if note:
+        notes += (note,)
+    return Weights(
+        total_bytes=total,
+        source="estimated from config",
+        origin=model.source,
+        quantization=quantization,
+        by_dtype=(DtypeBytes(model.weight_dtype, total, model.param_count, 0),),
+        notes=notes,
+    )
+
+
+def given(total_bytes: int, origin: str = "--weights") -> Weights:
+    return Weights(total_bytes=int(total_bytes), source="given", origin=origin, notes=("size given on the command line or in a scenario",))

@@ -1,0 +1,191 @@
+"""Choose and run the reader that gives a model's exact weight bytes.
+
+Order for `--weights auto`: a .gguf model file -> its tensor table; a local
+folder or config.json beside safetensors -> their headers (or the index total
+when only the index is there); a bundled name -> model_specs/weights.json when
+it lists the model; a Hub repo -> the shard headers over HTTP range requests
+(offline: the cached index or file). Otherwise the config estimate, and the
+record says so (source 'estimated from config').
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from ..core.model import ModelSpec
+from ..errors import WeightsError
+from ..units import parse_size
+from .dtypes import GGUF_FILE_TYPES
+from .estimate import estimated, given
+from .quant import identify
+from .record import NO_LAYER, DtypeBytes, Weights
+from .roles import TensorEntry, fold
+from .safetensors import INDEX_NAME, has_safetensors, index_total, local_files, read_file, read_index, shard_names
+
+
+def _quant_config(raw: dict | None) -> dict | None:
+    if not isinstance(raw, dict):
+        return None
+    q = raw.get("quantization_config")
+    if q is None and isinstance(raw.get("text_config"), dict):
+        q = raw["text_config"].get("quantization_config")
+    return q if isinstance(q, dict) else None
+
+
+def from_safetensors(path: Path, raw: dict | None = None) -> Weights:
+    """Every shard's header of a local .safetensors file, folder or index."""
+    if path.is_file() and path.name.endswith(".json"):
+        return from_index(path, raw)
+    if path.is_dir() and (path / INDEX_NAME).is_file():
+        return from_index(path / INDEX_NAME, raw)
+    files, _ = local_files(path)
+    if not files:
+        raise WeightsError(f"{path}: no .safetensors files here")
+    return _headers(files, str(path), raw)
+
+
+def _headers(files: list[Path], origin: str, raw: dict | None, declared: int | None = None, index_name: str = "") -> Weights:
+    entries: list[TensorEntry] = []
+    for f in files:
+        try:
+            tensors, _ = read_file(f)
+        except WeightsError as exc:
+            raise WeightsError(exc.message, exc.hint or "fix or remove the file, or pass --weights SIZE") from None
+        entries.extend(tensors)
+    w = fold(entries, source="safetensors", origin=origin, quantization=identify(_quant_config(raw), entries), files=len(files))
+    if isinstance(declared, int) and declared != w.total_bytes:
+        w = _note(w, f"{index_name} declares total_size {declared:,}; the shard headers sum to {w.total_bytes:,} (used)")
+    return w
+
+
+def from_index(path: Path, raw: dict | None = None) -> Weights:
+    """A model.safetensors.index.json: its shards' headers when they all lie beside
+    it, its metadata.total_size when none does; a partial set is an error."""
+    data = read_index(path)
+    names = shard_names(data, str(path)) if data.get("weight_map") else []
+    present = [n for n in names if (path.parent / n).is_file()]
+    if names and len(present) == len(names):
+        declared = (data.get("metadata") or {}).get("total_size") if isinstance(data.get("metadata"), dict) else None
+        return _headers([path.parent / n for n in names], str(path.parent), raw, declared, path.name)
+    if present:
+        missing = next(n for n in names if n not in present)
+        raise WeightsError(f"{path.parent / missing}: shard listed in {path.name} is missing",
+                           "download every shard, or keep only the index to use its total_size")
+    return Weights(total_bytes=index_total(data, str(path)), source="index", origin=str(path),
+                   quantization=identify(_quant_config(raw)), notes=("metadata.total_size of the index; no shard headers read",))
+
+
+def from_gguf(path: Path) -> Weights:
+    """A GGUF file's tensor table; a split model (llama.cpp's gguf-split,
+    NAME-00001-of-0000N.gguf with split.count in the metadata) is read whole."""
+    from . import gguf  # only when a GGUF is read
+
+    g = gguf.read(path)
+    count = g.metadata.get("split.count", 1)
+    files = [path]
+    m = re.fullmatch(r"(.*)-(\d{5})-of-(\d{5})\.gguf", path.name)
+    if isinstance(count, int) and count > 1 and m:
+        files = [path.with_name(f"{m.group(1)}-{i:05d}-of-{m.group(3)}.gguf") for i in range(1, count + 1)]
+        for f in files:
+            if not f.is_file():
+                raise WeightsError(f"{f}: split GGUF part missing ({path.name} says split.count {count})")
+    entries = [t for f in files for t in (g if f == path else gguf.read(f)).tensors]
+    w = fold(entries, source="gguf", origin=str(path), quantization="", files=len(files))
+    types = ", ".join(d.dtype for d in w.by_dtype)
+    recipe = GGUF_FILE_TYPES.get(g.metadata.get("general.file_type"))
+    label = f"GGUF {recipe} ({types})" if recipe else f"GGUF ({types})"
+    return replace(w, quantization=label)
+
+
+@lru_cache(maxsize=1)
+def bundled_table() -> dict:
+    text = (resources.files("kvplan.model_specs") / "weights.json").read_text(encoding="utf-8")
+    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+
+
+def from_bundled(alias: str) -> Weights | None:
+    entry = bundled_table().get(alias)
+    if entry is None:
+        return None
+    parts = []
+    for layer in range(int(entry.get("layers", 0))):
+        parts.extend((role, layer, n) for role, n in entry.get("per_layer", {}).items())
+    parts.extend((role, NO_LAYER, n) for role, n in entry.get("outside_layers", {}).items())
+    total = int(entry["total_bytes"])
+    if parts and sum(n for _, _, n in parts) != total:
+        raise WeightsError(f"model_specs/weights.json: {alias}: the role split does not sum to total_bytes")
+    by_dtype = tuple(DtypeBytes(k, int(v), 0, 0) for k, v in entry.get("by_dtype", {}).items())
+    return Weights(total_bytes=total, source="bundled", origin=f"bundled:{alias}", quantization=entry.get("quantization", "none"),
+                   by_dtype=by_dtype, parts=tuple(parts), notes=(entry.get("source", ""),))
+
+
+def from_hub(repo_id: str, revision: str | None, raw: dict | None) -> Weights | None:
+    from ..sources import offline
+    from .hub import read_hub, read_hub_cached
+
+    where = f"hf://{repo_id}" + (f"@{revision}" if revision else "")
+    if offline():
+        cached = read_hub_cached(repo_id, revision)
+        if cached is None:
+            return None
+        kind, value = cached
+        if kind == "index":
+            return Weights(total_bytes=value, source="index", origin=f"{where}/{INDEX_NAME} (cache)",
+                           quantization=identify(_quant_config(raw)), notes=("offline: the cached index's metadata.total_size",))
+        return from_safetensors(value, raw)
+    found = read_hub(repo_id, revision)
+    if found is None:
+        return None
+    entries, files, meta = found
+    w = fold(entries, source="safetensors", origin=where, quantization=identify(_quant_config(raw), entries), files=files,
+             notes=("shard headers read over HTTP range requests",))
+    declared = (meta or {}).get("total_size")
+    if isinstance(declared, int) and declared != w.total_bytes:
+        w = _note(w, f"{INDEX_NAME} declares total_size {declared:,}; the shard headers sum to {w.total_bytes:,} (used)")
+    return w
+
+
+def resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: str, revision: str | None = None) -> Weights:
+    """The Weights for `--weights OPTION` (auto, a size, or a path) of a loaded model.
+
+    source: where the config came from (sources.load_config's third value).
+    """
+    if option not in (None, "", "auto"):
+        path = Path(option).expanduser()
+        if path.suffix == ".gguf":
+            return from_gguf(path)
+        if path.exists():
+            if path.suffix == ".json":
+                return from_index(path, raw)
+            if has_safetensors(path):
+                return from_safetensors(path, raw)
+            raise WeightsError(f"--weights {option}: not a safetensors file or folder, an index.json or a .gguf")
+        if path.suffix in (".json", ".safetensors") or "/" in option:
+            raise WeightsError(f"--weights {option}: no such file or folder")
+        return given(parse_size(option, "--weights"), f"--weights {option}")
+    quant = identify(_quant_config(raw))
+    if source.startswith("bundled:"):
+        w = from_bundled(source.split(":", 1)[1])
+        return w or estimated(model, quant)
+    if source.startswith("hf://"):
+        repo = source[len("hf://"):].split("@", 1)[0]
+        w = from_hub(repo, revision, raw)
+        return w or estimated(model, quant, "no safetensors weights found on the Hub (or offline with none cached)")
+    path = Path(source)
+    if path.suffix == ".gguf":
+        return from_gguf(path)
+    folder = path.parent if path.is_file() else path
+    if has_safetensors(folder):
+        return from_safetensors(folder, raw)
+    if (folder / INDEX_NAME).is_file():
+        return from_index(folder / INDEX_NAME, raw)
+    return estimated(model, quant)
+
+
+def _note(w: Weights, note: str) -> Weights:
+    return replace(w, notes=w.notes + (note,))

@@ -1,0 +1,59 @@
+"""The weights of a checkpoint: exact bytes by dtype and by role, and where they came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# where a Weights record's bytes come from, most exact first
+SOURCES = ("safetensors", "gguf", "index", "bundled", "given", "estimated from config")
+
+# roles of tensors; under tensor parallelism REPLICATED roles sit whole on every rank
+ROLES = ("embeddings", "attention", "mlp", "experts", "router", "mixer", "norms", "lm_head", "vision", "other")
+REPLICATED = frozenset({"norms", "router"})
+NO_LAYER = -1
+
+
+@dataclass(frozen=True)
+class DtypeBytes:
+    dtype: str  # as the file names it: BF16, F8_E4M3, U8, Q4_K, ...
+    bytes: int
+    elements: int  # stored elements (a packed U8 byte holding two FP4 values is one)
+    tensors: int
+
+
+@dataclass(frozen=True)
+class Weights:
+    total_bytes: int
+    source: str  # one of SOURCES
+    origin: str = ""  # file, folder, URL or bundled alias the bytes were read from
+    quantization: str = "none"  # the format, e.g. "MXFP4 (experts)", "AWQ int4, group 128"
+    by_dtype: tuple[DtypeBytes, ...] = ()
+    # (role, decoder layer index or NO_LAYER, bytes): the tensor table folded by role and layer
+    parts: tuple[tuple[str, int, int], ...] = ()
+    tied_embeddings: bool = False  # no separate lm_head tensor: the head reuses the embedding
+    files: int = 0
+    tensors: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def by_role(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for role, _, n in self.parts:
+            out[role] = out.get(role, 0) + n
+        return {role: out[role] for role in ROLES if role in out}
+
+    def to_json(self) -> dict:
+        return {
+            "source": self.source,
+            "origin": self.origin,
+            "total_bytes": self.total_bytes,
+            "quantization": self.quantization,
+            "by_dtype": [
+                {"dtype": d.dtype, "bytes": d.bytes, "elements": d.elements, "tensors": d.tensors} for d in self.by_dtype
+            ],
+            "by_role": self.by_role,
+            "tied_embeddings": self.tied_embeddings,
+            "files": self.files,
+            "tensors": self.tensors,
+            "notes": list(self.notes),
+        }

@@ -1,0 +1,88 @@
+"""What a tensor is for, read from its name (Hugging Face and GGUF naming), and
+the fold of a tensor table into a Weights record."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .record import NO_LAYER, DtypeBytes, Weights
+
+_LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks|blk|layer|decoder_layers)\.(\d+)\.")
+_VISION = ("vision", "visual", "image_", "mm_projector", "multi_modal_projector", "audio")
+_VISION_PREFIX = ("vit.", "mm.", "v.", "a.")  # GGUF projector files (mmproj) name towers so
+_EMBED = ("embed_tokens", "wte.", "wpe.", "word_embeddings", "token_embd", "embed_in", "tok_embeddings", "embeddings.")
+_LN = re.compile(r"ln(_\w+)?")
+_HEAD = ("lm_head", "embed_out", "output.weight", "output.bias")
+
+
+@dataclass(frozen=True)
+class TensorEntry:
+    name: str
+    dtype: str
+    elements: int
+    bytes: int
+    shape: tuple[int, ...] = ()
+
+
+def layer_of(name: str) -> int:
+    m = _LAYER.search(name)
+    return int(m.group(1)) if m else NO_LAYER
+
+
+def role_of(name: str) -> str:
+    low = name.lower()
+    if any(key in low for key in _VISION) or low.startswith(_VISION_PREFIX):
+        return "vision"
+    if low.startswith(_HEAD) or ".lm_head." in low:
+        return "lm_head"
+    if any(key in low for key in _EMBED):
+        return "embeddings"
+    if any("norm" in c or _LN.fullmatch(c) for c in low.split(".")[-2:]):
+        return "norms"
+    if ".router." in low or "ffn_gate_inp" in low or re.search(r"\.(mlp|block_sparse_moe|moe)\.gate\.(weight|bias|e_score)", low):
+        return "router"
+    if ".experts." in low or "_exps" in low or ".experts_" in low:
+        return "experts"
+    if any(k in low for k in ("attn", "attention", "q_proj", "k_proj", "v_proj", "o_proj", "qkv", "query_key_value")):
+        return "attention"
+    if any(k in low for k in ("mixer", "ssm", "mamba", "conv1d", "linear_attn")):
+        return "mixer"
+    if any(k in low for k in ("mlp", "ffn", "feed_forward", "shared_expert", "gate_proj", "up_proj", "down_proj")):
+        return "mlp"
+    if "norm" in low:
+        return "norms"
+    return "other"
+
+
+def fold(entries: list[TensorEntry], *, source: str, origin: str, quantization: str, files: int,
+         notes: tuple[str, ...] = ()) -> Weights:
+    """One Weights record from a tensor table: totals by dtype, by (role, layer)."""
+    dtypes: dict[str, list[int]] = {}
+    parts: dict[tuple[str, int], int] = {}
+    has_head = has_embed = False
+    for t in entries:
+        d = dtypes.setdefault(t.dtype, [0, 0, 0])
+        d[0] += t.bytes
+        d[1] += t.elements
+        d[2] += 1
+        role = role_of(t.name)
+        has_head |= role == "lm_head"
+        has_embed |= role == "embeddings"
+        layer = NO_LAYER if role == "vision" else layer_of(t.name)
+        parts[(role, layer)] = parts.get((role, layer), 0) + t.bytes
+    by_dtype = tuple(
+        sorted((DtypeBytes(k, v[0], v[1], v[2]) for k, v in dtypes.items()), key=lambda d: (-d.bytes, d.dtype))
+    )
+    return Weights(
+        total_bytes=sum(t.bytes for t in entries),
+        source=source,
+        origin=origin,
+        quantization=quantization,
+        by_dtype=by_dtype,
+        parts=tuple((role, layer, n) for (role, layer), n in sorted(parts.items(), key=lambda kv: (kv[0][1], kv[0][0]))),
+        tied_embeddings=has_embed and not has_head,
+        files=files,
+        tensors=len(entries),
+        notes=notes,
+    )

@@ -1,0 +1,393 @@
+"""Golden tests for the family table: bundled published configs, worked out by hand.
+
+Every expected figure is computed below from the config's own numbers and the
+family's rule (see the comment on each), in bf16 (2 bytes) unless stated, not read
+from kvplan's output. Engine conventions: a window keeps W tokens, a chunked layer
+the (n - 1) % C + 1 tokens of the current chunk, a conv state d_conv - 1 columns.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+from kvplan import estimate, load_model
+from kvplan.configs import build_model
+from kvplan.errors import ConfigError
+
+GIB = 1024**3
+K128 = 131072
+
+
+def est(name, tokens=K128, overrides=()):
+    return estimate(load_model(name, overrides=overrides), tokens)
+
+
+def rows(e):
+    return {k.kind: k for k in e.kinds}
+
+
+def test_llama4_scout_chunked_and_full_layers():
+    # 48 layers, no_rope_layers [] -> interval 4: layer i full (NoPE) iff (i + 1) % 4 == 0 -> 12 full,
+    # 36 chunked (RoPE) layers of attention_chunk_size 8192; 8 KV heads x 128
+    e = est("llama-4-scout")
+    per_layer = 2 * 8 * 128 * 2  # 4,096 B per token and layer
+    r = rows(e)
+    assert r["full attention"].layers == 12 and r["full attention"].retained_tokens == K128
+    assert r["chunked attention 8192"].layers == 36 and r["chunked attention 8192"].retained_tokens == 8192
+    assert e.kv_bytes_per_sequence == 12 * K128 * per_layer + 36 * 8192 * per_layer
+    # one token into a new chunk: the chunked layers hold just that token
+    e2 = est("llama-4-scout", K128 + 1)
+    assert rows(e2)["chunked attention 8192"].retained_tokens == 1
+    assert e2.kv_bytes_per_sequence == 12 * (K128 + 1) * per_layer + 36 * 1 * per_layer
+
+
+def test_llama4_explicit_no_rope_layers_and_no_chunk():
+    from kvplan.sources import bundled_config, resolve_bundled
+
+    cfg = bundled_config(resolve_bundled("llama-4-scout"))
+    text = dict(cfg["text_config"], num_hidden_layers=4, no_rope_layers=[1, 0, 1, 1])
+    kinds = [layer.kind for layer in build_model(dict(cfg, text_config=text), "t").layers]
+    assert kinds == ["chunked attention 8192", "full attention", "chunked attention 8192", "chunked attention 8192"]
+    # without attention_chunk_size every layer is full (vLLM's reading)
+    text = dict(text, attention_chunk_size=None)
+    assert {layer.kind for layer in build_model(dict(cfg, text_config=text), "t").layers} == {"full attention"}
+
+
+def test_glm4_9b_two_kv_heads_from_multi_query_group_num():
+    # chatglm: multi_query_attention true -> multi_query_group_num 2 KV heads of kv_channels 128, 40 layers
+    assert est("glm-4-9b-chat").bytes_per_token == 40 * 2 * 2 * 128 * 2 == 40_960
+    # the transformers port (model_type glm) names them num_key_value_heads
+    assert est("glm-4-9b-chat-hf").bytes_per_token == 40_960
+    assert est("glm-4-9b-0414").bytes_per_token == 40_960
+
+
+def test_legacy_names_gpt2_mpt_dbrx():
+    assert est("gpt2", 1024).bytes_per_token == 12 * 2 * 12 * (768 // 12) * 2  # n_layer, n_head, n_embd
+    # MPT: n_layers 32, n_heads 32, d_model 4096, no kv_n_heads -> MHA of 128
+    assert est("mpt-7b-instruct", 2048).bytes_per_token == 32 * 2 * 32 * 128 * 2
+    # DBRX: attn_config.kv_n_heads 8 of d_model / n_heads = 6144 / 48 = 128, 40 layers
+    assert est("dbrx-instruct", 2048).bytes_per_token == 40 * 2 * 8 * 128 * 2 == 163_840
+
+
+def test_mpt_reads_kv_n_heads_when_set():
+    from kvplan.sources import bundled_config, resolve_bundled
+
+    cfg = bundled_config(resolve_bundled("mpt-7b-instruct"))
+    cfg = dict(cfg, attn_config=dict(cfg["attn_config"], kv_n_heads=8))
+    assert estimate(build_model(cfg, "t"), 1).bytes_per_token == 32 * 2 * 8 * 128 * 2
+
+
+def test_latent_beyond_deepseek():
+    # GLM-4.7-Flash: kv_lora_rank 512 + qk_rope_head_dim 64 per token, 47 layers (head_dim is NOT a width)
+    assert est("glm-4.7-flash").bytes_per_token == 47 * (512 + 64) * 2
+    # LongCat-Flash: two MLA sublayers per decoder layer: 2 x num_layers 28 = 56 latent caches
+    assert est("longcat-flash-chat").bytes_per_token == 56 * (512 + 64) * 2 == 64_512
+    # MiniCPM3 as vLLM stores it: K and V of 40 heads x (qk_nope 64 + qk_rope 32), V zero-padded to 96
+    assert est("minicpm3-4b").bytes_per_token == 62 * 2 * 40 * 96 * 2 == 952_320
+
+
+def test_kimi_linear_mla_on_listed_layers_kda_state_elsewhere():
+    # linear_attn_config: full_attn_layers [4, 8, 12, 16, 20, 24, 27] (1-based) -> 7 MLA, 20 KDA
+    e = est("kimi-linear-48b-a3b")
+    assert e.bytes_per_token == 7 * (512 + 64) * 2 == 8_064
+    # KDA: conv (4 - 1) x 3 x 32 x 128 in bf16 + recurrent 32 x 128 x 128 in float32, per layer
+    per_layer = 3 * 3 * 32 * 128 * 2 + 32 * 128 * 128 * 4
+    assert e.state_bytes_per_sequence == 20 * per_layer == 43_417_600
+
+
+def test_minimax_m1_lightning_layers():
+    # attn_type_list: 1 (softmax) on 10 of 80 layers; 8 KV heads x head_dim 128 (NOT 6144 / 64 = 96)
+    for name in ("minimax-m1", "minimax-text-01", "minimax-m1-hf"):
+        e = est(name)
+        assert e.bytes_per_token == 10 * 2 * 8 * 128 * 2 == 40_960
+        # lightning state: 64 heads x 128 x 128 in the model dtype, on 70 layers
+        assert e.state_bytes_per_sequence == 70 * 64 * 128 * 128 * 2 == 146_800_640
+
+
+def test_minimax_m2_plain_gqa():
+    assert est("minimax-m2").bytes_per_token == 62 * 2 * 8 * 128 * 2
+
+
+def test_granite_4_h_and_bamba_mamba2():
+    # granite-4.0-h-small: layer_types 4 attention (8 KV x 4096/32) + 36 Mamba-2:
+    # d_inner 2 x 4096 = 8192, conv (4-1) x (8192 + 2 x 1 x 128), SSM 128 heads x 64 x 128, bf16
+    e = est("granite-4.0-h-small")
+    assert e.bytes_per_token == 4 * 2 * 8 * 128 * 2
+    assert e.state_bytes_per_sequence == 36 * (3 * (8192 + 2 * 128) + 128 * 64 * 128) * 2 == 77_322_240
+    t = est("granite-4.0-h-tiny")
+    assert t.bytes_per_token == 4 * 2 * 4 * 128 * 2
+    assert t.state_bytes_per_sequence == 36 * (3 * (3072 + 2 * 128) + 48 * 64 * 128) * 2 == 29_030_400
+    # Bamba-9B: attn_layer_indices [9, 18, 27] -> 3 attention layers, 29 Mamba-2 layers
+    b = est("bamba-9b")
+    assert b.bytes_per_token == 3 * 2 * 8 * 128 * 2 == 12_288
+    assert b.state_bytes_per_sequence == 29 * (3 * 8448 + 128 * 64 * 128) * 2 == 62_287_360
+
+
+def test_nemotron_both_config_forms_agree():
+    # the transformers-5 form (layers_block_type) of the bundled Nemotron-H-8B config
+    tf5 = json.load(open("tests/data/configs/nemotron-h-8b-tf5.json"))
+    old = load_model("nemotron-h-8b")
+    new = build_model(tf5, "tf5")
+    assert [layer.kind for layer in new.layers] == [layer.kind for layer in old.layers]
+    assert estimate(new, 4096).bytes_per_sequence == estimate(old, 4096).bytes_per_sequence
+
+
+def test_nemotron_3_nano_fp32_ssm_state():
+    # 6 '*' attention layers (2 KV x 128), 23 'M' Mamba-2 layers; d_inner 64 x 64 = 4096,
+    # conv (4-1) x (4096 + 2 x 8 x 128) bf16, SSM 64 x 64 x 128 in float32 (mamba_ssm_cache_dtype)
+    e = est("nemotron-3-nano-30b-a3b")
+    assert e.bytes_per_token == 6 * 2 * 2 * 128 * 2
+    assert e.state_bytes_per_sequence == 23 * (3 * (4096 + 2 * 8 * 128) * 2 + 64 * 64 * 128 * 4) == 49_082_368
+
+
+def test_lfm2_short_conv_state():
+    # full_attn_idxs [2, 5, 8, 10, 12, 14]: 6 attention layers (8 KV x 2048/32), 10 conv layers of
+    # (conv_L_cache 3 - 1) x hidden 2048 in bf16
+    e = est("lfm2-1.2b")
+    assert e.bytes_per_token == 6 * 2 * 8 * 64 * 2 == 12_288
+    assert e.state_bytes_per_sequence == 10 * 2 * 2048 * 2 == 81_920
+
+
+def test_recurrentgemma_local_attention_and_rg_lru():
+    # block_types (recurrent, recurrent, attention) tiled over 26 layers -> 8 attention layers,
+    # 1 KV head x 256, window attention_window_size 2048; RG-LRU: conv 3 x 2560 bf16 + 2560 float32
+    e = est("recurrentgemma-2b-it")
+    assert e.kv_bytes_per_sequence == 8 * 2048 * 2 * 1 * 256 * 2
+    assert e.state_bytes_per_sequence == 18 * (3 * 2560 * 2 + 2560 * 4) == 460_800
+
+
+def test_zamba2_hybrid_layers_each_keep_a_cache():
+    # 9 'hybrid' layers keep K/V of 32 heads x attention_head_dim 2 x 2560 / 32 = 160; Mamba-2 on all 54:
+    # d_inner 5120 (80 heads x 64), conv 3 x (5120 + 2 x 64), SSM 80 x 64 x 64
+    e = est("zamba2-2.7b", 4096)
+    assert e.bytes_per_token == 9 * 2 * 32 * 160 * 2 == 184_320
+    assert e.state_bytes_per_sequence == 54 * (3 * 5248 + 80 * 64 * 64) * 2 == 37_089_792
+    # Zamba-7B: 13 hybrid layers of 16 heads x 2 x 3712 / 16 = 464
+    assert est("zamba-7b-v1", 4096).bytes_per_token == 13 * 2 * 16 * 464 * 2
+
+
+def test_qwen35_gated_deltanet():
+    # Qwen3.6-27B (model_type qwen3_5): 64 layers, full every 4th -> 16 full (4 KV x 256) + 48 GDN;
+    # GDN conv (4-1) x (2 x 16 x 128 + 48 x 128) bf16, SSM 48 x 128 x 128 in float32 (mamba_ssm_dtype)
+    e = est("qwen3.6-27b")
+    assert e.bytes_per_token == 16 * 2 * 4 * 256 * 2 == 65_536
+    assert e.state_bytes_per_sequence == 48 * (3 * (2 * 16 * 128 + 48 * 128) * 2 + 48 * 128 * 128 * 4)
+
+
+def test_gemma4_global_layers_have_their_own_width():
+    # 60 layers, 5 sliding : 1 full -> 50 sliding (16 KV x 256, window 1024), 10 full
+    # (num_global_key_value_heads 4 x global_head_dim 512, attention_k_eq_v)
+    e = est("gemma-4-31b")
+    assert e.kv_bytes_per_sequence == 50 * 1024 * 2 * 16 * 256 * 2 + 10 * K128 * 2 * 4 * 512 * 2
+
+
+def test_gemma4_per_layer_config_form():
+    cfg = {"model_type": "gemma4_text", "num_hidden_layers": 6, "num_attention_heads": 8, "num_key_value_heads": 4,
+           "head_dim": 64, "hidden_size": 512, "sliding_window": 16,
+           "per_layer_config": {"05": {"head_dim": 128, "num_key_value_heads": 2}}}
+    e = estimate(build_model(cfg, "t"), 100)
+    assert e.kv_bytes_per_sequence == 5 * 16 * 2 * 4 * 64 * 2 + 100 * 2 * 2 * 128 * 2
+
+
+def test_exaone4_letter_pattern():
+    # sliding_window_pattern "LLLG": every 4th layer global, 64 layers -> 48 sliding (4096) + 16 full, 8 KV x 128
+    e = est("exaone-4.0-32b")
+    per = 2 * 8 * 128 * 2
+    assert e.kv_bytes_per_sequence == 48 * 4096 * per + 16 * K128 * per
+
+
+def test_window_rules_as_transformers_applies_them():
+    base = dict(hidden_size=256, num_hidden_layers=6, num_attention_heads=4, num_key_value_heads=2,
+                sliding_window=8, use_sliding_window=True, max_window_layers=4)
+
+    def windows(cfg):
+        return [c.policy.window_tokens for layer in build_model(cfg, "t").layers for c in layer.caches]
+
+    # qwen2_moe: even layers below max_window_layers slide
+    assert windows(dict(base, model_type="qwen2_moe")) == [8, None, 8, None, None, None]
+    # qwen3_moe: every layer slides; max_window_layers is not read
+    assert windows(dict(base, model_type="qwen3_moe")) == [8] * 6
+    # dense qwen2: layers >= max_window_layers slide
+    assert windows(dict(base, model_type="qwen2")) == [None] * 4 + [8, 8]
+    for mt in ("qwen2", "qwen2_moe", "qwen3_moe"):
+        assert windows(dict(base, model_type=mt, use_sliding_window=False)) == [None] * 6
+    # jamba: transformers reads no sliding_window: the attention layer stays full
+    jamba = dict(base, model_type="jamba", num_hidden_layers=8, sliding_window=8)
+    assert windows(jamba) == [None]
+
+
+def test_nested_text_models():
+    # Qwen2.5-VL (flat file): 28 layers, 4 KV heads, width hidden 3584 / 28 = 128; use_sliding_window false
+    assert est("qwen2.5-vl-7b").bytes_per_token == 28 * 2 * 4 * 128 * 2
+    # Qwen3-VL-30B-A3B: text_config 48 layers, 4 KV x head_dim 128
+    assert est("qwen3-vl-30b-a3b").bytes_per_token == 48 * 2 * 4 * 128 * 2
+    # llava-1.5-7b: a sparse llama text_config; LlamaConfig defaults fill 32 layers, 32 KV heads x 128
+    assert est("llava-1.5-7b", 4096).bytes_per_token == 32 * 2 * 32 * 128 * 2
+    # Mistral-Small-3.1: text_config mistral, sliding_window null -> full, 40 layers, 8 KV x 128
+    assert est("mistral-small-3.1-24b").bytes_per_token == 40 * 2 * 8 * 128 * 2
+
+
+def test_mllama_cross_attention_layers_hold_no_text_tokens():
+    # 40 layers, cross_attention_layers [3, 8, ..., 38]: 32 self-attention layers of 8 KV x 4096/32
+    e = est("llama-3.2-11b-vision")
+    assert e.bytes_per_token == 32 * 2 * 8 * 128 * 2
+
+
+def test_gpt_neo_local_layers_keep_the_window():
+    # attention_types [[["global", "local"], 6]]: 6 global, 6 local (window_size 256), MHA 12 x 64
+    e = est("gpt-neo-125m", 2048)
+    per = 2 * 12 * 64 * 2
+    assert e.kv_bytes_per_sequence == 6 * 2048 * per + 6 * 256 * per
+
+
+def test_every_bundled_config_is_read_exactly():
+    from kvplan.sources import bundled_index
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for alias in bundled_index():
+            assert load_model(alias).reading == "exact", alias
+
+
+# -- unknown model types and bad input ---------------------------------------------
+
+STANDARD = dict(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("kv_lora_rank", 512), ("mamba_d_state", 16), ("cross_attention_layers", [1]), ("block_types", ["a"]),
+    ("attn_layer_indices", [1]), ("layer_pattern", [0, 1, 0, 1]), ("text_config", {"model_type": "llama"}),
+])
+def test_unknown_type_with_a_structural_marker_is_refused(field, value):
+    with pytest.raises(ConfigError, match=repr(field)) as info:
+        build_model(dict(STANDARD, model_type="mystery", **{field: value}), "cfg.json")
+    assert "not supported yet" in info.value.one_line()
+
+
+def test_unknown_type_guess_is_marked_everywhere(cli, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(dict(STANDARD, model_type="mystery")))
+    with pytest.warns(UserWarning, match="guessed"):
+        model = build_model(json.loads(path.read_text()), "t")
+    assert model.reading == "guessed"
+    code, out, _ = cli("estimate", str(path), "--context", "1k", "--format", "json")
+    assert code == 0
+    assert json.loads(out)["model"]["reading"] == "guessed"
+    code, out, _ = cli("estimate", str(path), "--context", "1k")
+    assert code == 0 and "GUESSED" in out
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"layer_types": ["full_attention", "mystery_attention", "full_attention", "full_attention"]}, "layer_types[1]"),
+    ({"layer_types": ["full_attention"] * 3}, "layer_types"),
+    ({"layer_types": ["full_attention", "compressed_sparse_attention"] * 2}, "compressed_sparse_attention"),
+    ({"sliding_window": 0, "layer_types": ["sliding_attention"] * 4}, "sliding_window"),
+    ({"sliding_window": -8}, "sliding_window"),
+])
+def test_bad_layer_markers_name_the_field(cli, tmp_path, change, field):
+    cfg = dict(STANDARD, model_type="olmo3", **change)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    code, _, err = cli("estimate", str(path), "--context", "1k")
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and field in lines[0] and "config.json" in lines[0], err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("cfg, field", [
+    ({"model_type": "llama4", "text_config": [1, 2]}, "text_config"),
+    ({"model_type": "llama4", "text_config": {"attention_chunk_size": 0}}, "attention_chunk_size"),
+    ({"model_type": "nemotron_h", "hybrid_override_pattern": "M*X", **STANDARD}, "hybrid_override_pattern"),
+    ({"model_type": "nemotron_h", **STANDARD, "hybrid_override_pattern": 5}, "hybrid_override_pattern"),
+    ({"model_type": "nemotron_h", **STANDARD, "layers_block_type": ["mamba", "attention", "ssm"]}, "layers_block_type"),
+    ({"model_type": "bamba", "attn_layer_indices": [1, 9], **STANDARD}, "attn_layer_indices"),
+    ({"model_type": "gemma3_text", "sliding_window_pattern": 0, **STANDARD}, "sliding_window_pattern"),
+    ({"model_type": "kimi_linear", **STANDARD, "kv_lora_rank": 8, "qk_rope_head_dim": 4,
+      "linear_attn_config": {"full_attn_layers": [1, 2], "kda_layers": [3], "num_heads": 2, "head_dim": 8}},
+     "linear_attn_config"),
+])
+def test_bad_family_markers_name_the_field(cfg, field):
+    with pytest.raises(ConfigError, match=field):
+        build_model(cfg, "cfg.json")
+
+
+def test_nan_and_float_fields_never_reach_arithmetic():
+    for value in (float("nan"), float("inf"), 32.0, "32", [32], {"n": 32}, True):
+        with pytest.raises(ConfigError, match="num_hidden_layers"):
+            build_model(dict(STANDARD, model_type="llama", num_hidden_layers=value), "cfg.json")
+    with pytest.raises(ConfigError, match="<= 10,000"):
+        build_model(dict(STANDARD, model_type="llama", num_hidden_layers=10**8), "cfg.json")
+
+
+# (alias, context, KV bytes per token worked by hand from the config: layers x 2 (K, V) x KV heads x width x 2 B)
+ATTENTION_ONLY = [
+    ("gpt-j-6b", 2048, 28 * 2 * 16 * (4096 // 16) * 2),  # n_layer 28, n_head 16 (MHA), n_embd 4096
+    ("pythia-1b", 2048, 16 * 2 * 8 * (2048 // 8) * 2),  # gpt_neox: MHA, hidden / heads
+    ("bloom", 2048, 70 * 2 * 112 * (14336 // 112) * 2),  # n_layer 70, n_head 112, hidden 14336
+    ("opt-6.7b", 2048, 32 * 2 * 32 * 128 * 2),
+    ("xglm-1.7b", 2048, 24 * 2 * 16 * (2048 // 16) * 2),  # num_layers, attention_heads, d_model
+    ("baichuan2-7b-chat", 4096, 32 * 2 * 32 * 128 * 2),  # MHA (fused W_pack)
+    ("internlm2.5-7b-chat", 4096, 32 * 2 * 8 * 128 * 2),
+    ("internlm3-8b-instruct", 4096, 48 * 2 * 2 * 128 * 2),
+    ("stablelm-2-1.6b", 4096, 24 * 2 * 32 * (2048 // 32) * 2),
+    ("persimmon-8b-base", 4096, 36 * 2 * 64 * (4096 // 64) * 2),
+    ("chatglm3-6b", 8192, 28 * 2 * 2 * 128 * 2),  # multi_query_group_num 2, kv_channels 128 (default)
+    ("qwen3-vl-4b", 4096, 36 * 2 * 8 * 128 * 2),
+    ("qwen3-vl-8b", 4096, 36 * 2 * 8 * 128 * 2),
+    ("phi-4", 4096, 40 * 2 * 10 * (5120 // 40) * 2),
+    ("glm-4.7", 4096, 92 * 2 * 8 * 128 * 2),  # head_dim 128 (5120 / 96 is not an integer)
+    ("glm-4.5-air", 4096, 46 * 2 * 8 * 128 * 2),
+]
+
+
+@pytest.mark.parametrize("alias, context, per_token", ATTENTION_ONLY)
+def test_attention_only_bundled_models(alias, context, per_token):
+    e = est(alias, context)
+    assert e.bytes_per_token == per_token
+    assert e.kv_bytes_per_sequence == per_token * context
+
+
+def test_windowed_bundled_models():
+    # command-r7b (cohere2): sliding_window_pattern 4 -> 8 full + 24 sliding (4096), 8 KV x 128
+    per = 2 * 8 * 128 * 2
+    assert est("command-r7b").kv_bytes_per_sequence == 8 * K128 * per + 24 * 4096 * per
+    # olmo-3-7b: layer_types 24 sliding (4096) + 8 full, MHA 32 x 128
+    per = 2 * 32 * 128 * 2
+    assert est("olmo-3-7b").kv_bytes_per_sequence == 8 * K128 * per + 24 * 4096 * per
+    # gemma-3-4b: sparse text_config; Gemma3TextConfig defaults 4 KV x 256, pattern 6 over 34 layers -> 5 full
+    per = 2 * 4 * 256 * 2
+    assert est("gemma-3-4b").kv_bytes_per_sequence == 5 * K128 * per + 29 * 1024 * per
+    # gemma-3-12b: 48 layers -> 8 full, 40 sliding; 8 KV x 256
+    per = 2 * 8 * 256 * 2
+    assert est("gemma-3-12b").kv_bytes_per_sequence == 8 * K128 * per + 40 * 1024 * per
+
+
+def test_recurrent_only_bundled_models():
+    # falcon-mamba-7b: d_inner = intermediate_size 8192 (not expand 16 x 4096); conv 3 x 8192, SSM 8192 x 16, bf16
+    e = est("falcon-mamba-7b")
+    assert e.bytes_per_token == 0
+    assert e.state_bytes_per_sequence == 64 * (3 * 8192 + 8192 * 16) * 2
+    # rwkv-4-430m (float32 checkpoint): per layer 2 x 1024 token shifts + 3 x 1024 WKV values, all 4 B here
+    assert est("rwkv-4-430m-pile").state_bytes_per_sequence == 24 * (2 * 1024 * 4 + 3 * 1024 * 4)
+    # rwkv-4-world-169m names no dtype: token shifts in bf16, WKV in float32
+    assert est("rwkv-4-world-169m").state_bytes_per_sequence == 12 * (2 * 768 * 2 + 3 * 768 * 4)
+
+
+def test_other_hybrids():
+    # olmo-hybrid-7b: 8 full (30 KV x 3840/30 = 128) + 24 GDN: conv 3 x (2 x 30 x 96 + 30 x 192) bf16,
+    # SSM 30 x 96 x 192 in float32
+    e = est("olmo-hybrid-7b")
+    assert e.bytes_per_token == 8 * 2 * 30 * 128 * 2
+    assert e.state_bytes_per_sequence == 24 * (3 * (2 * 30 * 96 + 30 * 192) * 2 + 30 * 96 * 192 * 4)
+    # lfm2-8b-a1b: 6 attention (8 KV x 2048/32) + 18 conv layers of (3 - 1) x 2048
+    e = est("lfm2-8b-a1b")
+    assert e.bytes_per_token == 6 * 2 * 8 * 64 * 2
+    assert e.state_bytes_per_sequence == 18 * 2 * 2048 * 2
+    # qwen3.5-35b-a3b: 10 full (2 KV x 256) + 30 GDN: conv 3 x (2 x 16 x 128 + 32 x 128), SSM 32 x 128 x 128 fp32
+    e = est("qwen3.5-35b-a3b")
+    assert e.bytes_per_token == 10 * 2 * 2 * 256 * 2
+    assert e.state_bytes_per_sequence == 30 * (3 * (2 * 16 * 128 + 32 * 128) * 2 + 32 * 128 * 128 * 4)
