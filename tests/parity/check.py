@@ -19,6 +19,7 @@ class Outcome:
     rules: list[str] = field(default_factory=list)
     rows: list[tuple] = field(default_factory=list)  # (layer, transformers, kvplan, expected by rules, rules)
     tokens: int = harness.PROMPT_TOKENS
+    reading: str = ""  # kvplan's ModelSpec.reading when it read the config ("exact" or "guessed")
 
 
 def evaluate(model_type: str, wrapper: bool = False, variant: str | None = None) -> Outcome:
@@ -31,17 +32,18 @@ def evaluate(model_type: str, wrapper: bool = False, variant: str | None = None)
     try:
         top = harness.shrunk_config(mt, variant)
     except harness.Skip as exc:
-        return Outcome(mt, SKIPPED, str(exc))
+        return Outcome(variant or mt, SKIPPED, str(exc))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             spec = build_model(harness.saved_form(top), mt, f"parity:{mt}")
     except ConfigError as exc:
-        return Outcome(mt, REFUSED, exc.message if hasattr(exc, "message") else str(exc))
+        return Outcome(variant or mt, REFUSED, exc.message if hasattr(exc, "message") else str(exc))
     try:
         built = harness.run(mt, wrapper, top)
     except harness.Skip as exc:
-        return Outcome(mt, SKIPPED, str(exc) + ("; kvplan guesses it" if spec.reading == "guessed" else ""))
+        return Outcome(variant or mt, SKIPPED, str(exc) + ("; kvplan guesses it" if spec.reading == "guessed" else ""),
+                       reading=spec.reading)
     text = built.config.get_text_config(decoder=True).to_dict()
     judged = _judge(built, spec, text, mt)  # the rules see the base model_type
     if spec.reading == "guessed":
@@ -49,6 +51,7 @@ def evaluate(model_type: str, wrapper: bool = False, variant: str | None = None)
         judged = Outcome(mt, GUESSED, f"kvplan reads it by the generic rule; its numbers {agree}", judged.rules,
                          judged.rows)
     judged.model_type = variant or mt
+    judged.reading = spec.reading
     return judged
 
 

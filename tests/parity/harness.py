@@ -30,13 +30,14 @@ _SET_INT = {
     "n_group": 1, "topk_group": 1, "n_shared_experts": 1, "num_shared_experts": 1,
     # latent attention
     "q_lora_rank": 32, "kv_lora_rank": 16, "qk_rope_head_dim": 8, "qk_nope_head_dim": 8, "v_head_dim": 16,
-    "index_head_dim": 16, "index_n_heads": 2, "index_topk": 8,
+    "index_head_dim": 16, "index_n_heads": 2, "index_topk": 16,
     # recurrent states
     "state_size": 8, "ssm_state_size": 8, "mamba_d_state": 8, "mamba_d_head": 8, "mamba_head_dim": 8,
     "mamba_n_heads": 8, "mamba_expand": 2, "expand": 2, "n_groups": 1, "mamba_n_groups": 1,
     "time_step_rank": 4, "mamba_dt_rank": 4,
     "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8, "linear_value_head_dim": 8,
-    "lru_width": 64, "embed_dim": 64, "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 64,
+    "lru_width": 64, "embed_dim": 64, "d_head": 16, "out_hidden_size": 64, "text_hidden_size": 64,
+    "adapter_in_dim": 64, "adapter_out_dim": 64, "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 64,
     "decoder_ffn_dim": 64, "num_heads": 4, "linear_num_heads": 4, "linear_head_dim": 16,
     # windows and chunks
     "sliding_window": WINDOW, "attention_chunk_size": WINDOW, "attention_window_size": WINDOW,
@@ -57,7 +58,10 @@ OVERRIDES: dict[str, dict] = {
     "deepseek_v2": {"num_experts_per_tok": 2},
     # transformers' defaults that cannot build at all: attn_config without rope_theta (DBRX's is 500000),
     # head_dim None (Ministral-8B's is 128; here the shrunk 16).
-    "dbrx": {"attn_config": {"rope_theta": 500000.0}},
+    # (and clip_qkv None, which DBRX's attention clamps with: DBRX's is 8)
+    "dbrx": {"attn_config": {"rope_theta": 500000.0, "clip_qkv": 8}},
+    # ZAYA's validator accepts only one expert per token.
+    "zaya": {"num_experts_per_tok": 1},
     "ministral": {"head_dim": 16},
     # Multimodal RoPE: the modeling code falls back to sections sized for the default head_dim
     # ([16, 24, 24] = 128 / 2); the shrunk head_dim 16 needs sections summing to its rotary half.
@@ -119,6 +123,8 @@ def _shrink_dict(d: dict, amap: dict) -> None:
     for name, value in _SET_INT.items():
         k = key(name)
         if k in d and isinstance(d[k], int) and not isinstance(d[k], bool):
+            if d[k] == 0:
+                continue  # 0 means "none" (a NoPE layer's rope dim, no shared expert): keep it
             d[k] = value
             done.add(k)
         elif k in d and isinstance(d[k], list) and d[k] and all(isinstance(v, int) for v in d[k]):
@@ -164,6 +170,9 @@ def _shrink_dict(d: dict, amap: dict) -> None:
     for value in d.values():
         if isinstance(value, dict) and ("model_type" in value or "hidden_size" in value):
             _shrink_dict(value, _attribute_map(value.get("model_type")))
+        elif isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+            for entry in value.values():  # per_layer_config: {"02": {...}, ...}
+                _shrink_dict(entry, amap)
         elif isinstance(value, dict) and any(k in value for k in ("head_dim", "num_heads")):
             _shrink_dict(value, {})  # a structural sub-dict (kimi_linear linear_attn_config)
 

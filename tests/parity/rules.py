@@ -79,11 +79,16 @@ CHUNK_C_MINUS_1 = Rule(
     lambda c, n, text: per_token(c[1]) * min(n, _chunk(c) - 1),
 )
 
+# Types whose transformers code keeps d_conv - 1 columns itself (no LinearAttentionLayer): recurrent_gemma
+# holds conv1d_state (batch, lru_width, conv1d_width - 1) on its modules (research/families/recurrent_gemma.md).
+_CONV_ALREADY_D_MINUS_1 = frozenset({"recurrent_gemma"})
+
 CONV_D_MINUS_1 = Rule(
     "conv state d_conv-1 vs d_conv columns",
     "kvplan sizes a causal-conv state as vLLM does, (d_conv - 1) columns per channel; transformers' "
     "LinearAttentionLayer keeps the last conv_kernel_size = d_conv columns",
-    lambda mt, c, text: c[0] == "state" and c[1].conv_elements > 0 and conv_width(text) is not None
+    lambda mt, c, text: mt not in _CONV_ALREADY_D_MINUS_1 and c[0] == "state" and c[1].conv_elements > 0
+    and conv_width(text) is not None
     and c[1].conv_elements % (conv_width(text) - 1) == 0,
     lambda c, n, text: c[1].conv_elements // (conv_width(text) - 1) * conv_width(text) + c[1].ssm_elements,
 )
