@@ -57,6 +57,10 @@ def evaluate(model_type: str, wrapper: bool = False, variant: str | None = None)
 
 def _judge(built, spec, text, mt) -> Outcome:
     n = harness.PROMPT_TOKENS
+    caps = {c.policy.cap_tokens for layer in spec.layers for c in layer.caches} - {None}
+    if caps and max(caps) >= n:  # a window the prompt never fills would hide a wrong window reading
+        return Outcome(mt, MISMATCH, f"harness: kvplan reads a window or chunk of {max(caps)} tokens, not shorter "
+                                     f"than the {n}-token prompt: shrink the field that sets it")
     rows, used = [], []
     if len(spec.layers) != len(built.layers):
         return Outcome(mt, MISMATCH, f"kvplan reads {len(spec.layers)} layers, transformers caches "

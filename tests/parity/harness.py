@@ -42,6 +42,7 @@ _SET_INT = {
     # windows and chunks
     "sliding_window": WINDOW, "attention_chunk_size": WINDOW, "attention_window_size": WINDOW,
     "window_size": WINDOW, "local_window_size": WINDOW, "sliding_window_size": WINDOW,
+    "local_attention": 2 * WINDOW,  # modernbert-decoder: sliding_window = local_attention // 2
     "vocab_size": VOCAB, "encoder_hash_byte_group_vocab": VOCAB, "vocab_size_per_layer_input": VOCAB, "hidden_size_per_layer_input": 16,
 }
 _KV_HEADS = 2
