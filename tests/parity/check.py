@@ -36,7 +36,7 @@ def evaluate(model_type: str, wrapper: bool = False, variant: str | None = None)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            spec = build_model(harness.saved_form(top), mt, f"parity:{mt}")
+            spec = build_model(harness.saved_form(top, variant), mt, f"parity:{variant or mt}")
     except ConfigError as exc:
         return Outcome(variant or mt, REFUSED, exc.message if hasattr(exc, "message") else str(exc))
     try:

@@ -225,9 +225,14 @@ def shrunk_config(model_type: str, variant: str | None = None):
             from None
 
 
-def saved_form(config) -> dict:
-    """What save_pretrained writes to config.json (the diff against the base defaults): what kvplan reads."""
-    return json.loads(config.to_json_string(use_diff=True))
+def saved_form(config, variant: str | None = None) -> dict:
+    """What save_pretrained writes to config.json (the diff against the base defaults): what kvplan reads;
+    for a legacy-form variant, edited back to the older form of the file."""
+    raw = json.loads(config.to_json_string(use_diff=True))
+    edit = VARIANTS[variant][2] if variant is not None else None
+    if edit is not None:
+        edit(raw["text_config"] if isinstance(raw.get("text_config"), dict) else raw)
+    return raw
 
 
 def run(model_type: str, wrapper: bool = False, top=None) -> Built:
@@ -375,23 +380,62 @@ def _add_module_states(model, n_layers: int, counts: list, shapes: list) -> None
 
 
 # Non-default forms of a model_type that transformers' defaults do not exercise: windows turned on
-# (issue 11: jamba, qwen2_moe and qwen3_moe apply them by their own rules), Falcon's new decoder.
-# id -> (model_type, settings on the shrunk config). "layer_types": None lets the config recompute them.
-VARIANTS: dict[str, tuple[str, dict]] = {
-    "qwen2[use_sliding_window]": ("qwen2", {"use_sliding_window": True, "sliding_window": WINDOW,
-                                            "max_window_layers": 12, "layer_types": None}),
-    "qwen2_moe[use_sliding_window]": ("qwen2_moe", {"use_sliding_window": True, "sliding_window": WINDOW,
-                                                    "max_window_layers": 12, "layer_types": None}),
-    "qwen3[use_sliding_window]": ("qwen3", {"use_sliding_window": True, "sliding_window": WINDOW,
-                                            "max_window_layers": 12, "layer_types": None}),
+# (issue 11: jamba, qwen2_moe and qwen3_moe apply them by their own rules), Falcon's new decoder, LFM2's
+# conv layers; and the older config.json forms of hub files (per-family markers instead of `layer_types`),
+# which kvplan must read to the same layers as transformers builds.
+# id -> (model_type, settings on the shrunk config, edit of the saved text config kvplan reads or None).
+# "layer_types": None lets the config recompute them from the settings.
+def _drop(*keys):
+    def edit(text: dict) -> None:
+        for key in keys:
+            text.pop(key, None)
+    return edit
+
+
+def _legacy(drop: tuple, **put):
+    def edit(text: dict) -> None:
+        made = {key: make(text) if callable(make) else make for key, make in put.items()}
+        for key in drop:
+            text.pop(key, None)
+        text.update(made)
+    return edit
+
+
+_NEMOTRON_SYMBOL = {"linear_attention": "M", "mamba": "M", "full_attention": "*", "attention": "*", "mlp": "-",
+                    "moe": "E"}
+_WINDOW_ON = {"use_sliding_window": True, "sliding_window": WINDOW, "max_window_layers": 12, "layer_types": None}
+VARIANTS: dict[str, tuple[str, dict, object]] = {
+    "qwen2[use_sliding_window]": ("qwen2", _WINDOW_ON, None),
+    "qwen2_moe[use_sliding_window]": ("qwen2_moe", _WINDOW_ON, None),
+    "qwen3[use_sliding_window]": ("qwen3", _WINDOW_ON, None),
     "qwen3_moe[use_sliding_window]": ("qwen3_moe", {"use_sliding_window": True, "sliding_window": WINDOW,
-                                                    "layer_types": None}),
-    "jamba[sliding_window]": ("jamba", {"sliding_window": WINDOW}),
-    "mixtral[sliding_window]": ("mixtral", {"sliding_window": WINDOW}),
-    "phi3[sliding_window]": ("phi3", {"sliding_window": WINDOW}),
-    "starcoder2[sliding_window]": ("starcoder2", {"sliding_window": WINDOW}),
-    "mistral[no window]": ("mistral", {"sliding_window": None}),
-    "falcon[new_decoder_architecture]": ("falcon", {"new_decoder_architecture": True, "num_kv_heads": 2}),
+                                                    "layer_types": None}, None),
+    "jamba[sliding_window]": ("jamba", {"sliding_window": WINDOW}, None),
+    "mixtral[sliding_window]": ("mixtral", {"sliding_window": WINDOW}, None),
+    "phi3[sliding_window]": ("phi3", {"sliding_window": WINDOW}, None),
+    "starcoder2[sliding_window]": ("starcoder2", {"sliding_window": WINDOW}, None),
+    "mistral[no window]": ("mistral", {"sliding_window": None}, None),
+    "falcon[new_decoder_architecture]": ("falcon", {"new_decoder_architecture": True, "num_kv_heads": 2}, None),
+    # LFM2's default puts attention on all 32 layers; LFM2-1.2B's full_attn_idxs leave 26 conv layers.
+    "lfm2[conv layers]": ("lfm2", {"full_attn_idxs": [2, 5, 8, 10, 12, 14], "layer_types": None}, None),
+    # -- older hub forms: transformers builds the same model; kvplan reads the legacy markers
+    "qwen2[use_sliding_window, file without layer_types]": ("qwen2", _WINDOW_ON, _drop("layer_types")),
+    "qwen2_moe[use_sliding_window, file without layer_types]": ("qwen2_moe", _WINDOW_ON, _drop("layer_types")),
+    "qwen3[use_sliding_window, file without layer_types]": ("qwen3", _WINDOW_ON, _drop("layer_types")),
+    "gemma3_text[sliding_window_pattern]": ("gemma3_text", {}, _legacy(("layer_types", "_sliding_window_pattern"),
+                                                                       sliding_window_pattern=6)),
+    "exaone4[sliding_window_pattern]": ("exaone4", {}, _drop("layer_types")),
+    "llama4_text[no_rope_layers]": ("llama4_text", {}, _drop("layer_types")),
+    # Llama-4 Scout and Maverick publish "no_rope_layers": [] (transformers then uses no_rope_layer_interval)
+    "llama4_text[no_rope_layers empty]": ("llama4_text", {}, _legacy(("layer_types",), no_rope_layers=[])),
+    # real EXAONE 4 files write the pattern as a string, "LLLG" (3 local, 1 global) = 4
+    "exaone4[sliding_window_pattern LLLG]": ("exaone4", {}, _legacy(("layer_types",), sliding_window_pattern="LLLG")),
+    "lfm2[full_attn_idxs]": ("lfm2", {"full_attn_idxs": [2, 5, 8, 10, 12, 14], "layer_types": None},
+                             _drop("layer_types")),
+    "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
+        ("layers_block_type", "layer_types"),
+        num_hidden_layers=lambda t: len(t["layers_block_type"]),
+        hybrid_override_pattern=lambda t: "".join(_NEMOTRON_SYMBOL[k] for k in t["layers_block_type"]))),
 }
 
 

@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     outcomes = [check.evaluate(mt, mt in wrappers) for mt in types]
     if not argv[1:]:
-        outcomes += [check.evaluate(base, False, variant) for variant, (base, _) in harness.VARIANTS.items()]
+        outcomes += [check.evaluate(base, False, variant) for variant, (base, *_) in harness.VARIANTS.items()]
     wall_s = time.perf_counter() - start
     counts = Counter(o.status for o in outcomes)
     lines = [
