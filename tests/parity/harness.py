@@ -61,6 +61,15 @@ OVERRIDES: dict[str, dict] = {
     # head_dim None (Ministral-8B's is 128; here the shrunk 16).
     # (and clip_qkv None, which DBRX's attention clamps with: DBRX's is 8)
     "dbrx": {"attn_config": {"rope_theta": 500000.0, "clip_qkv": 8}},
+    # None where the model code needs a number: KV heads (Nemotron-4 uses 8 of 48), head_dim (Hunyuan's
+    # is 128), the expert counts (dots.llm1: 128 routed, 6 per token, 2 shared); here shrunk values.
+    "nemotron": {"num_key_value_heads": 2},
+    "hunyuan_v1_dense": {"head_dim": 16},
+    "hunyuan_v1_moe": {"head_dim": 16},
+    "dots1": {"n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1},
+    # LFM2-MoE's default has no layer_types and its model indexes them: conv layers with attention on
+    # every fourth (both kinds present, as in the released models).
+    "lfm2_moe": {"layer_types": ["full_attention" if i % 4 == 2 else "conv" for i in range(32)]},
     # ZAYA's validator accepts only one expert per token.
     "zaya": {"num_experts_per_tok": 1},
     "ministral": {"head_dim": 16},
@@ -259,7 +268,7 @@ def run(model_type: str, wrapper: bool = False, top=None) -> Built:
     except Skip:
         raise
     except Exception as exc:  # noqa: BLE001
-        raise Skip(_build_failure(model_type, exc)) from None
+        raise Skip(_build_failure(model_type, exc, auto)) from None
     model.eval()
     text = cfg.get_text_config(decoder=True)
     vocab = getattr(text, "vocab_size", VOCAB) or VOCAB
@@ -447,15 +456,14 @@ def _merge(into: dict, extra: dict) -> None:
             into[k] = v
 
 
-def _build_failure(model_type: str, exc: Exception) -> str:
+def _build_failure(model_type: str, exc: Exception, auto) -> str:
     """Say whether transformers' own default config fails to build too (on the meta device: no memory)."""
     import torch
-    from transformers import AutoModelForCausalLM
 
     try:
         with torch.device("meta"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            AutoModelForCausalLM.from_config(default_config(model_type))
+            auto.from_config(default_config(model_type))
     except Exception as default_exc:  # noqa: BLE001
         return f"transformers cannot build its default config: {type(default_exc).__name__}: {_short(default_exc)}"
     return f"harness: the shrunk model fails to build (the default builds): {type(exc).__name__}: {_short(exc)}"
