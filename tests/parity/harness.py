@@ -37,7 +37,7 @@ _SET_INT = {
     "time_step_rank": 4, "mamba_dt_rank": 4,
     "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8, "linear_value_head_dim": 8,
     "lru_width": 64, "embed_dim": 64, "d_head": 16, "out_hidden_size": 64, "text_hidden_size": 64,
-    "adapter_in_dim": 64, "adapter_out_dim": 64, "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 64,
+    "adapter_in_dim": 64, "adapter_out_dim": 64, "adapter_input_size": 64, "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 64,
     "decoder_ffn_dim": 64, "num_heads": 4, "linear_num_heads": 4, "linear_head_dim": 16,
     # windows and chunks
     "sliding_window": WINDOW, "attention_chunk_size": WINDOW, "attention_window_size": WINDOW,
