@@ -1,15 +1,16 @@
 """Build a transformers causal LM from its default config, shrunk, and count its cache.
 
-Everything here is generic over model_type: the shrink sets the fields a config
-has (by transformers' own names and aliases) and never a per-family value; the
-count walks every tensor the returned cache object holds, per layer.
+The shrink is generic over model_type: it sets the fields a config has (by
+transformers' own names and aliases) to small values; OVERRIDES lists, with
+reasons, the few types whose defaults transformers cannot run as they are, and
+VARIANTS the non-default and older config forms worth checking too. The count
+walks every tensor the returned cache object holds, per decoder layer.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import math
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -37,13 +38,15 @@ _SET_INT = {
     "time_step_rank": 4, "mamba_dt_rank": 4,
     "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8, "linear_value_head_dim": 8,
     "lru_width": 64, "embed_dim": 64, "d_head": 16, "out_hidden_size": 64, "text_hidden_size": 64,
-    "adapter_in_dim": 64, "adapter_out_dim": 64, "adapter_input_size": 64, "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 64,
-    "decoder_ffn_dim": 64, "num_heads": 4, "linear_num_heads": 4, "linear_head_dim": 16,
+    "adapter_in_dim": 64, "adapter_out_dim": 64, "adapter_input_size": 64,
+    "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64,
+    "num_heads": 4, "linear_num_heads": 4, "linear_head_dim": 16,
     # windows and chunks
     "sliding_window": WINDOW, "attention_chunk_size": WINDOW, "attention_window_size": WINDOW,
     "window_size": WINDOW, "local_window_size": WINDOW, "sliding_window_size": WINDOW,
     "local_attention": 2 * WINDOW,  # modernbert-decoder: sliding_window = local_attention // 2
-    "vocab_size": VOCAB, "encoder_hash_byte_group_vocab": VOCAB, "vocab_size_per_layer_input": VOCAB, "hidden_size_per_layer_input": 16,
+    "vocab_size": VOCAB, "encoder_hash_byte_group_vocab": VOCAB, "vocab_size_per_layer_input": VOCAB,
+    "hidden_size_per_layer_input": 16,
 }
 _KV_HEADS = 2
 
@@ -57,9 +60,8 @@ OVERRIDES: dict[str, dict] = {
                                          for i in range(32)]},
     # The default routes to num_experts_per_tok = None experts (topk fails); DeepSeek-V2 uses 6 of 160.
     "deepseek_v2": {"num_experts_per_tok": 2},
-    # transformers' defaults that cannot build at all: attn_config without rope_theta (DBRX's is 500000),
-    # head_dim None (Ministral-8B's is 128; here the shrunk 16).
-    # (and clip_qkv None, which DBRX's attention clamps with: DBRX's is 8)
+    # transformers' defaults that cannot build or run: DBRX's attn_config lacks rope_theta (DBRX's is
+    # 500000) and has clip_qkv None, which its attention clamps with (DBRX's is 8).
     "dbrx": {"attn_config": {"rope_theta": 500000.0, "clip_qkv": 8}},
     # None where the model code needs a number: KV heads (Nemotron-4 uses 8 of 48), head_dim (Hunyuan's
     # is 128), the expert counts (dots.llm1: 128 routed, 6 per token, 2 shared); here shrunk values.
@@ -72,6 +74,7 @@ OVERRIDES: dict[str, dict] = {
     "lfm2_moe": {"layer_types": ["full_attention" if i % 4 == 2 else "conv" for i in range(32)]},
     # ZAYA's validator accepts only one expert per token.
     "zaya": {"num_experts_per_tok": 1},
+    # head_dim None in the default (Ministral-8B's is 128; here the shrunk 16).
     "ministral": {"head_dim": 16},
     # Multimodal RoPE: the modeling code falls back to sections sized for the default head_dim
     # ([16, 24, 24] = 128 / 2); the shrunk head_dim 16 needs sections summing to its rotary half.
@@ -92,13 +95,14 @@ _TOKEN_IDS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_tok
 class Built:
     model_type: str
     config: object  # the shrunk top-level config the model was built from
-    raw: dict  # config.to_dict(): what kvplan reads
+    raw: dict  # the saved config.json form kvplan reads (saved_form)
     layers: list[int] = field(default_factory=list)  # cached elements per decoder layer
     tensors: list[list[tuple]] = field(default_factory=list)  # per layer: (name, shape)
 
 
 class Skip(Exception):
-    """transformers cannot build or run this model_type from its defaults."""
+    """transformers cannot build or run this model_type (its defaults fail, a dependency is missing, or
+    the shrink does not fit it: the message says which)."""
 
 
 def _kv_heads(old_kv, old_heads, new_heads):

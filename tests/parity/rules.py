@@ -118,10 +118,13 @@ FALCON_BROADCAST_KV = Rule(
     "(torch.broadcast_to(key, query.shape)) before the cache update, so its cache holds num_attention_heads heads",
     lambda mt, c, text: mt == "falcon" and bool(text.get("new_decoder_architecture")) and c[0] == "tokens"
     and c[1].kind == "attention",
-    lambda c, n, text: text["num_attention_heads"] * (c[1].key_dim + c[1].value_dim) * c[1].policy.retained_tokens(n),
+    lambda c, n, text: (text["num_attention_heads"] * (c[1].key_dim + c[1].value_dim)
+                        * c[1].policy.retained_tokens(n)),
 )
 
-RULES: tuple[Rule, ...] = (GPT_NEO_LOCAL_FULL, MINICPM3_LATENT, FALCON_BROADCAST_KV, CHUNK_C_MINUS_1, WINDOW_W_MINUS_1, CONV_D_MINUS_1)
+# Model-specific rules first: the first rule that applies to a component decides it.
+RULES: tuple[Rule, ...] = (GPT_NEO_LOCAL_FULL, MINICPM3_LATENT, FALCON_BROADCAST_KV, CHUNK_C_MINUS_1,
+                           WINDOW_W_MINUS_1, CONV_D_MINUS_1)
 
 
 def components(layer) -> list[tuple]:
