@@ -55,6 +55,34 @@ def evaluate(model_type: str, wrapper: bool = False, variant: str | None = None)
     return judged
 
 
+def evaluate_file(path) -> Outcome:
+    """A bundled config.json: kvplan reads the shrunk file as saved, transformers builds the same dict."""
+    from kvplan.configs import build_model
+    from kvplan.errors import ConfigError
+
+    name = f"file:{path.stem}"
+    try:
+        raw, config = harness.shrunk_file(path)
+    except harness.Skip as exc:
+        return Outcome(name, SKIPPED, str(exc))
+    mt = raw["model_type"]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            spec = build_model(raw, path.stem, f"parity:{path.name}")
+    except ConfigError as exc:
+        return Outcome(name, REFUSED, exc.message if hasattr(exc, "message") else str(exc))
+    try:
+        built = harness.run(mt, not harness.is_causal(mt), config)
+    except harness.Skip as exc:
+        return Outcome(name, SKIPPED, str(exc), reading=spec.reading)
+    judged = _judge(built, spec, built.config.get_text_config(decoder=True).to_dict(), mt)
+    if spec.reading == "guessed":
+        judged.status, judged.detail = GUESSED, f"kvplan guesses it; {judged.status} {judged.detail}".strip()
+    judged.model_type, judged.reading = name, spec.reading
+    return judged
+
+
 def _judge(built, spec, text, mt) -> Outcome:
     n = harness.PROMPT_TOKENS
     caps = {c.policy.cap_tokens for layer in spec.layers for c in layer.caches} - {None}

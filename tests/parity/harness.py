@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 PROMPT_TOKENS = 21  # longer than every window and chunk the shrink sets (8)
 WINDOW = 8
 VOCAB = 128
-MAX_PARAMS = 20_000_000  # a shrunk model above this is a shrink the harness does not understand
+MAX_PARAMS = 100_000_000  # a shrunk model above this is a shrink the harness does not understand
 
 # Widths: 4 query heads, 2 KV heads, head_dim 16 -> hidden 64.
 _SET_INT = {
     "hidden_size": 64, "num_attention_heads": 4, "head_dim": 16,
-    "intermediate_size": 64, "ffn_hidden_size": 64, "n_inner": 64, "ffn_dim": 64, "d_ff": 64,
+    "intermediate_size": 64, "intermediate_size_mlp": 64, "block_ff_dim": 64, "ffn_hidden_size": 64, "n_inner": 64, "ffn_dim": 64, "d_ff": 64,
     "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32, "expert_intermediate_size": 32,
     "dense_intermediate_size": 64, "shared_intermediate_size": 32, "moe_shared_expert_intermediate_size": 32,
     "num_experts": 4, "num_local_experts": 4, "n_routed_experts": 4, "moe_num_experts": 4,
@@ -40,7 +40,8 @@ _SET_INT = {
     "lru_width": 64, "embed_dim": 64, "d_head": 16, "out_hidden_size": 64, "text_hidden_size": 64,
     "adapter_in_dim": 64, "adapter_out_dim": 64, "adapter_input_size": 64,
     "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64,
-    "num_heads": 4, "linear_num_heads": 4, "linear_head_dim": 16,
+    "num_heads": 4, "linear_num_heads": 4, "linear_head_dim": 16, "global_head_dim": 32,
+    "num_global_key_value_heads": 1,
     # windows and chunks
     "sliding_window": WINDOW, "attention_chunk_size": WINDOW, "attention_window_size": WINDOW,
     "window_size": WINDOW, "local_window_size": WINDOW, "sliding_window_size": WINDOW,
@@ -81,10 +82,13 @@ OVERRIDES: dict[str, dict] = {
     **dict.fromkeys(("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm_ocr", "glmga"),
                     {"rope_parameters": {"mrope_section": [2, 3, 3]}}),
     "glm4v_moe": {"rope_parameters": {"mrope_section": [1, 1, 2]}},
-    # Widths derived from hidden_size at config time (2 x hidden for attention, hidden / 16 for dt rank).
+}
+# Widths derived from hidden_size at config time (2 x hidden for attention, hidden / 16 for dt rank):
+# applied to default configs and to bundled files alike.
+WIDTH_FIXES: dict[str, dict] = {
     "zamba": {"attention_hidden_size": 128, "attention_head_dim": 32, "mamba_dt_rank": 4},
     "zamba2": {"attention_hidden_size": 128, "attention_head_dim": 32, "kv_channels": 16, "num_query_groups": 4,
-               "mamba_headdim": 16, "adapter_rank": 8},
+               "mamba_headdim": 16, "n_mamba_heads": 8, "adapter_rank": 8},
 }
 _TOKEN_IDS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "sep_token_id",
               "cls_token_id", "mask_token_id", "unk_token_id", "image_token_id", "image_token_index",
@@ -151,6 +155,10 @@ def _shrink_dict(d: dict, amap: dict) -> None:
     if old_kv is not None:
         d[key("num_key_value_heads")] = (d.get(key("num_attention_heads")) if old_kv == old_heads
                                          else 1 if old_kv == 1 else _KV_HEADS)
+    for alias in ("num_kv_heads", "n_head_kv"):  # Falcon's names, not in its attribute_map
+        if isinstance(d.get(alias), int) and alias != key("num_key_value_heads"):
+            d[alias] = d.get(key("num_attention_heads")) if d[alias] == old_heads else 1 if d[alias] == 1 \
+                else _KV_HEADS
     # head_dim in latent configs: keep its relation to the rope/nope dims
     if old_head is not None and old_rope is not None:
         if old_head == old_rope:
@@ -227,6 +235,7 @@ def shrunk_config(model_type: str, variant: str | None = None):
     d = shrink_dict(base.to_dict(), _attribute_map(model_type))
     target = d.get("text_config") if isinstance(d.get("text_config"), dict) else d
     _merge(target, copy.deepcopy(OVERRIDES.get(model_type, {})))
+    _merge(target, copy.deepcopy(WIDTH_FIXES.get(model_type, {})))
     if variant is not None:
         _merge(target, copy.deepcopy(VARIANTS[variant][1]))
     d.pop("model_type", None)
@@ -248,6 +257,12 @@ def saved_form(config, variant: str | None = None) -> dict:
     return raw
 
 
+def is_causal(model_type: str) -> bool:
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    return model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+
 def run(model_type: str, wrapper: bool = False, top=None) -> Built:
     """Build, run and count one model_type. wrapper: an image-text-to-text type, built whole
     (AutoModelForImageTextToText) and run on text tokens only (no image). top: its shrunk config."""
@@ -263,11 +278,11 @@ def run(model_type: str, wrapper: bool = False, top=None) -> Built:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if wrapper:  # vision towers keep sizes the shrink does not know: weigh on the meta device first
-                with torch.device("meta"):
-                    params = sum(p.numel() for p in auto.from_config(cfg).parameters())
-                if params > MAX_PARAMS:
-                    raise Skip(f"harness: the shrunk model still has {params:,} parameters (limit {MAX_PARAMS:,})")
+            # vision towers and sizes the shrink does not know: weigh on the meta device first
+            with torch.device("meta"):
+                params = sum(p.numel() for p in auto.from_config(cfg).parameters())
+            if params > MAX_PARAMS:
+                raise Skip(f"harness: the shrunk model still has {params:,} parameters (limit {MAX_PARAMS:,})")
             model = auto.from_config(cfg)
     except Skip:
         raise
@@ -296,6 +311,66 @@ def run(model_type: str, wrapper: bool = False, top=None) -> Built:
     counts, shapes = count_cache(cache, n_layers)
     _add_module_states(model, n_layers, counts, shapes)
     return Built(model_type, cfg, saved_form(top), counts, shapes)
+
+
+# -- kvplan's bundled configs (real published config.json files) ---------------------------------
+
+def bundled_files() -> list:
+    """kvplan's bundled model configs: real hub files, in the forms their authors saved."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "model_specs"
+    return sorted(p for p in root.glob("*.json") if '"model_type"' in p.read_text())
+
+
+# Keys that change how transformers builds weights, not what the cache holds.
+_BUILD_ONLY = ("quantization_config", "auto_map", "torch_dtype", "dtype")
+
+
+def shrunk_file(path) -> tuple[dict, object]:
+    """(the shrunk file as kvplan reads it, the transformers config built from that same dict).
+
+    A file that leaves a width to its class default (llava-1.5's text_config has no hidden_size) gets that
+    field written in with its shrunk value: the default itself is what the shrink must change."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    raw = json.loads(path.read_text())
+    model_type = raw.get("model_type")
+    if model_type not in CONFIG_MAPPING:
+        raise Skip(f"transformers has no built-in model_type {model_type!r} (remote code)")
+    build = {k: v for k, v in raw.items() if k not in _BUILD_ONLY + ("model_type", "transformers_version")}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            full = CONFIG_MAPPING[model_type](**copy.deepcopy(build)).to_dict()
+    except Exception as exc:  # noqa: BLE001
+        raise Skip(f"transformers cannot read this file: {type(exc).__name__}: {_short(exc.__cause__ or exc)}") \
+            from None
+    amap = _attribute_map(model_type)
+    shrunk = shrink_dict(raw, amap)
+    _write_changed_defaults(shrunk, full, shrink_dict(full, amap))
+    _merge(shrunk, copy.deepcopy(WIDTH_FIXES.get(model_type, {})))
+    d = {k: v for k, v in copy.deepcopy(shrunk).items() if k not in _BUILD_ONLY + ("model_type",
+                                                                                    "transformers_version")}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            config = CONFIG_MAPPING[model_type](**d)
+    except Exception as exc:  # noqa: BLE001
+        raise Skip(f"harness: the shrunk file is invalid for transformers: {type(exc).__name__}: "
+                   f"{_short(exc.__cause__ or exc)}") from None
+    return shrunk, config
+
+
+def _write_changed_defaults(shrunk: dict, full: dict, full_shrunk: dict) -> None:
+    for key, value in full_shrunk.items():
+        if isinstance(value, dict) and isinstance(full.get(key), dict):
+            if isinstance(shrunk.get(key), dict):
+                _write_changed_defaults(shrunk[key], full[key], value)
+            elif key not in shrunk and value != full[key]:
+                shrunk[key] = value  # a whole sub-config the file leaves to defaults
+        elif key not in shrunk and value != full.get(key) and key not in ("layer_types",):
+            shrunk[key] = value
 
 
 def causal_types() -> list[str]:

@@ -6,6 +6,8 @@ elements of every cached tensor per layer, and compare with kvplan's reading of
 the same config at the same token count. Deltas must be explained exactly, layer
 by layer, by the named rules in rules.py; types kvplan refuses or guesses must be
 listed in gaps.py. Types transformers cannot build or run are skipped with the reason.
+The same comparison runs on harness.VARIANTS (windows on, older file forms) and on
+every config kvplan bundles (model_specs/*.json, real hub files, shrunk in place).
 """
 
 from __future__ import annotations
@@ -43,6 +45,16 @@ def _table(outcome: check.Outcome) -> str:
         mark = "" if theirs == expected else "   <-- differs"
         lines.append(f"{layer:5d}  {theirs!s:>12}  {ours!s:>6}  {expected!s:>12}  {', '.join(used)}{mark}")
     return "\n".join(lines)
+
+
+@pytest.mark.parametrize("path", harness.bundled_files(), ids=lambda p: f"file:{p.stem}")
+def test_bundled_config_matches_transformers(path):
+    """kvplan's bundled configs (real hub files, in their authors' forms), shrunk, against transformers."""
+    outcome = check.evaluate_file(path)
+    if outcome.status == check.SKIPPED:
+        pytest.skip(f"transformers cannot build/run {path.name} here: {outcome.detail}")
+    assert outcome.status in (check.MATCH, check.RULES), (
+        f"{path.name}: kvplan {outcome.status} ({outcome.detail})\n{_table(outcome)}")
 
 
 @pytest.mark.parametrize(("model_type", "wrapper", "variant"), CASES)
