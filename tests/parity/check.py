@@ -40,7 +40,8 @@ def evaluate(model_type: str, wrapper: bool = False, variant: str | None = None)
     except ConfigError as exc:
         return Outcome(variant or mt, REFUSED, exc.message if hasattr(exc, "message") else str(exc))
     try:
-        built = harness.run(mt, wrapper, top)
+        # default configs of causal LMs are all small once shrunk: weigh only wrappers (vision towers)
+        built = harness.run(mt, wrapper, top, weigh=wrapper)
     except harness.Skip as exc:
         return Outcome(variant or mt, SKIPPED, str(exc) + ("; kvplan guesses it" if spec.reading == "guessed" else ""),
                        reading=spec.reading)

@@ -263,9 +263,10 @@ def is_causal(model_type: str) -> bool:
     return model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
 
-def run(model_type: str, wrapper: bool = False, top=None) -> Built:
+def run(model_type: str, wrapper: bool = False, top=None, weigh: bool = True) -> Built:
     """Build, run and count one model_type. wrapper: an image-text-to-text type, built whole
-    (AutoModelForImageTextToText) and run on text tokens only (no image). top: its shrunk config."""
+    (AutoModelForImageTextToText) and run on text tokens only (no image). top: its shrunk config.
+    weigh: count the parameters on the meta device first and skip a model the shrink left large."""
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -278,11 +279,12 @@ def run(model_type: str, wrapper: bool = False, top=None) -> Built:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            # vision towers and sizes the shrink does not know: weigh on the meta device first
-            with torch.device("meta"):
-                params = sum(p.numel() for p in auto.from_config(cfg).parameters())
-            if params > MAX_PARAMS:
-                raise Skip(f"harness: the shrunk model still has {params:,} parameters (limit {MAX_PARAMS:,})")
+            if weigh:  # vision towers and sizes the shrink does not know: weigh on the meta device first
+                with torch.device("meta"):
+                    params = sum(p.numel() for p in auto.from_config(cfg).parameters())
+                if params > MAX_PARAMS:
+                    raise Skip(f"harness: the shrunk model still has {params:,} parameters "
+                               f"(limit {MAX_PARAMS:,})")
             model = auto.from_config(cfg)
     except Skip:
         raise
