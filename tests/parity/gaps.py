@@ -34,30 +34,9 @@ _DECODERS_REFUSED = (
     "zaya",
 )
 
-# Decoder families kvplan GUESSES (plain fields, generic rule, marked "guessed"). The suite still compares
-# the guess where transformers can run them: dots1, hunyuan_v1_dense/_moe and nemotron agree today
-# (cohere_compass_text cannot be built by transformers), so a family record for each is cheap.
-_DECODERS_GUESSED = ("cohere_compass_text", "dots1", "hunyuan_v1_dense", "hunyuan_v1_moe", "nemotron")
-
-# Image-text-to-text wrappers whose text model kvplan ALREADY reads (its model_type in the comment):
-# a family record with `text=` would read them; run on text tokens only, they cache what their text model does.
-_WRAPPERS_OF_READ_TEXT = (
-    "aya_vision", "cohere2_vision",  # cohere2
-    "blip-2", "instructblip", "instructblipvideo",  # opt (need pixel_values to run: transformers skips them)
-    "cosmos3_omni",  # qwen3_vl_text
-    "deepseek_vl", "deepseek_vl_hybrid", "idefics3", "janus", "llava_next_video", "perception_lm", "smolvlm",
-    "video_llava", "vipllava",  # llama
-    "fast_vlm", "internvl", "ovis2", "pp_chart2table", "video_llama_3",  # qwen2
-    "idefics2",  # mistral
-    "kimi_k25",  # deepseek_v3
-    "lighton_ocr", "qianfan_ocr",  # qwen3
-    "nemotron_h_omni",  # nemotron_h
-    "paligemma",  # gemma
-    "shieldgemma2",  # gemma3_text
-    "exaone4_5",  # exaone4
-    "lfm2_vl",  # lfm2
-    "minicpm_ocr", "minicpmv4_6", "minicpmv4_7",  # qwen3_5_text
-)
+# Decoder families kvplan GUESSES (plain fields, generic rule, marked "guessed"); transformers cannot build
+# cohere_compass_text's default, so the guess is not compared either.
+_DECODERS_GUESSED = ("cohere_compass_text",)
 
 # Image-text-to-text wrappers of text models kvplan does not read (refused; chameleon and idefics guessed).
 _WRAPPERS_OF_UNREAD_TEXT = (
@@ -74,6 +53,5 @@ KNOWN_GAPS: dict[str, str] = {
     **dict.fromkeys(_LEGACY_OR_MULTIMODAL, "non-text or byte-level decoder: no kvplan family"),
     **dict.fromkeys(_DECODERS_REFUSED, "decoder family not read yet"),
     **dict.fromkeys(_DECODERS_GUESSED, "decoder family read by the generic rule (guessed)"),
-    **dict.fromkeys(_WRAPPERS_OF_READ_TEXT, "wrapper of a text model kvplan reads: family entry missing"),
     **dict.fromkeys(_WRAPPERS_OF_UNREAD_TEXT, "wrapper of a text model kvplan does not read"),
 }

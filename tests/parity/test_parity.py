@@ -66,6 +66,8 @@ def test_cache_matches_transformers(model_type, wrapper, variant):
         if outcome.reading == "guessed" and gap is None:  # nothing to compare, but a guess is never silent
             pytest.fail(f"kvplan guesses model_type {model_type!r} (transformers cannot run it here: "
                         f"{outcome.detail}); add the family, or list it in tests/parity/gaps.py with a reason")
+        assert not (gap and outcome.reading == "exact"), (
+            f"{model_type} is listed in gaps.py ({gap}) but kvplan now reads it: remove it from the list")
         pytest.skip(f"transformers cannot build/run {model_type} here: {outcome.detail}")
     if outcome.status in (check.GUESSED, check.REFUSED):
         if gap is None:
