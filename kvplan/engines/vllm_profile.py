@@ -94,8 +94,12 @@ def vocab_size(model) -> int | None:
             return None
     except (OSError, ValueError, KeyError):
         return None
-    value = raw.get("vocab_size") or (raw.get("text_config") or {}).get("vocab_size")
-    return int(value) if isinstance(value, (int, float)) else None
+    nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    value = raw.get("vocab_size") or nested.get("vocab_size")
+    # the reader checked the fields it uses, not this one: only a plain, sane integer counts
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 100_000_000:
+        return value
+    return None
 
 
 def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float, tp: int = 1, pp: int = 1,
