@@ -24,4 +24,4 @@ EngineOpt = Annotated[str, typer.Option("--engine", help="Accounting: ideal (the
 MaxModelLenOpt = Annotated[Optional[str], typer.Option("--max-model-len", help="Engine max model length (default: --context).")]
 SetOpt = Annotated[Optional[List[str]], typer.Option("--set", help="Override a config field: key=value (repeatable).")]
 RevisionOpt = Annotated[Optional[str], typer.Option("--revision", help="Hub revision (branch, tag or commit).")]
-FormatOpt = Annotated[str, typer.Option("--format", "-f", help="Output: table, json, csv, markdown.")]
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="Output: table, json, csv (one tidy table, raw numbers), ndjson (its rows as JSON lines), markdown.")]

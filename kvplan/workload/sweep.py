@@ -144,8 +144,10 @@ def write_frame(df, path: Path) -> None:
     suffix = path.suffix.lower()
     if suffix == ".csv":
         df.to_csv(path, index=False)
-    elif suffix == ".json":
-        df.to_json(path, orient="records", indent=1)
+    elif suffix == ".json":  # the very document --format json prints: one shape
+        import json
+
+        path.write_text(json.dumps(sweep_document(df), indent=1) + "\n", encoding="utf-8")
     else:
         try:
             df.to_parquet(path, index=False)
@@ -153,20 +155,26 @@ def write_frame(df, path: Path) -> None:
             raise KvplanError(f"--out {path}: writing parquet needs pyarrow", "pip install pyarrow, or use .csv or .json") from None
 
 
+def sweep_document(df) -> dict:
+    """The sweep's JSON document, printed (--format json) or written (--out FILE.json) alike."""
+    import json
+
+    return {"schema_version": 1, "columns": COLUMNS, "rows": json.loads(df.to_json(orient="records"))}
+
+
 def sweep_report(df, fmt: str):
     """A Report of the sweep for the terminal (table, csv, markdown, json)."""
-    import json
 
     import pandas as pd
 
     from ..render import Report, Table
     from ..units import format_bytes
 
-    data = {"schema_version": 1, "columns": COLUMNS, "rows": json.loads(df.to_json(orient="records"))}
+    data = sweep_document(df)
     first = df.iloc[0]
-    if fmt == "csv":  # machines: every column, raw integers, as --out FILE.csv writes them
-        rows = [[None if pd.isna(v) else v for v in r] for r in df.itertuples(index=False)]
-        return Report(data, [Table("sweep", list(COLUMNS), rows)])
+    if fmt in ("csv", "ndjson"):  # machines: every column, raw integers, as --out FILE.csv writes them
+        rows = [[None if pd.isna(v) else (v.item() if hasattr(v, "item") else v) for v in r] for r in df.itertuples(index=False)]
+        return Report(data, [], tidy=Table("sweep", list(COLUMNS), rows))
     title = f"{first['model']}: {first['kv_dtype']} KV, batch {first['batch']}, {first['tp'] * first['pp']} x {first['gpu']} (tp {first['tp']}, pp {first['pp']})"
     rows = []
     for r in df.itertuples(index=False):
