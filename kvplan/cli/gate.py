@@ -20,6 +20,18 @@ def _fraction(text: str, what: str) -> float:
     return value
 
 
+def _escape(text: str, prop: bool = False) -> str:
+    """GitHub workflow-command escaping (% CR LF, and : , in properties)."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def _annotations(findings, current: str) -> str:
+    """One '::error' workflow command per failed check (GitHub shows them on the run)."""
+    return "".join(f"::error file={_escape(current, True)},title={_escape(f'kvplan gate: {f.technique} {f.check}', True)}"
+                   f"::{_escape(f.detail)}\n" for f in findings if f.verdict == "fail")
+
+
 def gate_command(
     current: Annotated[str, typer.Argument(help="The bench JSON of this run (kvplan bench --json).")],
     baseline: Annotated[str, typer.Option("--baseline", help="The baseline bench JSON.")],
@@ -32,6 +44,11 @@ def gate_command(
     accept_mismatch: Annotated[Optional[List[str]], typer.Option(
         "--accept-mismatch", help="Waive a known prediction/measurement gap for this technique (repeatable); "
                                   "its figures must still equal the baseline's.")] = None,
+    p_value: Annotated[float, typer.Option(
+        "--p-value", help="Significance level of the latency test on raw samples (CUDA runs only).")] = 0.01,
+    annotate: Annotated[Optional[bool], typer.Option(
+        "--annotate/--no-annotate", help="Print a GitHub '::error' line per failed check (default: when "
+                                         "$GITHUB_ACTIONS is true).", show_default=False)] = None,
     update: Annotated[bool, typer.Option(
         "--update-baseline", help="Replace the baseline with this run (atomically) when the run is "
                                   "self-consistent; a missing baseline is created.")] = False,
@@ -60,6 +77,10 @@ def gate_command(
     tol = _fraction(error_tolerance, "--error-tolerance")
     if mass_tolerance < 0:
         raise UsageError(f"--mass-tolerance must be >= 0, got {mass_tolerance}")
+    if not 0 < p_value < 1:
+        raise UsageError(f"--p-value must be between 0 and 1, got {p_value}")
+    if annotate is None:
+        annotate = os.environ.get("GITHUB_ACTIONS") == "true"
     waived = tuple(accept_mismatch or ())
     cur = gate.load(current, "current")
     known = {r["technique"] for r in cur["results"]}
@@ -74,14 +95,16 @@ def gate_command(
             sys.stdout.write(text)
             gate.append_step_summary(text)
             raise typer.Exit(1)
+        os.makedirs(os.path.dirname(os.path.abspath(baseline)), exist_ok=True)
         gate.update_baseline(baseline, cur)
-        text = f"## kvplan gate: baseline created\n\n- wrote {baseline} from {current}\n"
+        text = (f"## kvplan gate: baseline created\n\n- wrote {baseline} from {current}\n"
+                "- first run: nothing was compared; keep this file as the baseline of the next runs\n")
         sys.stdout.write(text)
         gate.append_step_summary(text)
         return
     base = gate.load(baseline, "baseline")
     findings, notes = gate.compare(cur, base, max_regression=reg, error_tolerance=tol,
-                                   mass_tolerance=mass_tolerance, accept_mismatch=waived)
+                                   mass_tolerance=mass_tolerance, accept_mismatch=waived, latency_alpha=p_value)
     bad = gate.failed(findings)
     if update:
         if gate.internally_consistent(cur, waived):
@@ -96,5 +119,7 @@ def gate_command(
     text = gate.markdown(findings, notes, cur, base, verdict)
     sys.stdout.write(text)
     gate.append_step_summary(text)
+    if annotate and bad:
+        sys.stdout.write(_annotations(findings, current))
     if bad:
         raise typer.Exit(1)
