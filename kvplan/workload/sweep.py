@@ -110,12 +110,13 @@ def sweep_frame(model_name: str, *, low: int, high: int, points: int = 32, serie
     spec, dtype = apply_kv_dtype(spec, kv_dtype)
     deployment = replace(make_deployment(gpu, tp=tp, pp=pp, mem_util=mem_util), weights=weights)
     frames = []
+    pool_bytes = None
     for s in parse_series(series):
         plan = compose(spec, build_all(s.specs))[-1]
         b = vector.batch_bytes(plan, n, batch)
         read = vector.read_bytes_per_step(plan.model, n) * batch
         try:
-            fit, _, pool_tokens = vector.max_concurrency(plan, deployment, n)
+            fit, pool_bytes, pool_tokens = vector.max_concurrency(plan, deployment, n)
         except KvplanError as exc:
             raise type(exc)(f"series {s.label}: {exc.message}", exc.hint) from None
         frames.append(pd.DataFrame({
@@ -137,7 +138,11 @@ def sweep_frame(model_name: str, *, low: int, high: int, points: int = 32, serie
     df.insert(3, "pp", pp)
     df.insert(4, "kv_dtype", dtype)
     df.insert(7, "batch", batch)
-    return df[COLUMNS]
+    df = df[COLUMNS]
+    # for --plot's reference lines (not columns: constant over the sweep)
+    df.attrs["max_context_tokens"] = spec.max_context_tokens
+    df.attrs["pool_bytes_per_gpu"] = pool_bytes
+    return df
 
 
 def write_frame(df, path: Path) -> None:
