@@ -113,8 +113,9 @@ def plot_panels(path: Path, panels: list[Panel], *, title: str, xlabel: str = "c
         ax.xaxis.set_major_formatter(FuncFormatter(_token_label))
         if xs:
             ax.set_xlim(min(xs) / 1.15, max(xs) * 1.15)
-        if panel.yscale == "symlog":
+        if panel.yscale == "symlog":  # counts that reach 0: linear below 1, never negative
             ax.set_yscale("symlog", linthresh=1)
+            ax.set_ylim(bottom=0)
         else:
             ax.set_yscale(panel.yscale)
         ax.set_title(panel.title, fontsize="medium")
