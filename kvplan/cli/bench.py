@@ -96,7 +96,7 @@ def bench_command(
         write_atomic(json_path, to_json(doc))
     if csv_path:
         write_atomic(csv_path, to_csv(doc))
-    render_table(doc, Console(file=sys.stdout, width=160))
+    render_table(doc, Console(file=sys.stdout))  # the terminal's width ($COLUMNS honoured); cells fold
     bad = [r for r in doc["results"] if r["status"] in ("mismatch", "oom", "error")]
     if bad:
         raise typer.Exit(1)
