@@ -140,3 +140,16 @@ def test_models_json_carries_provenance(cli):
     assert models["bloom"]["provenance"] == "rebuilt from published values"
     assert models["bamba-9b"]["provenance"] == "published config.json (copy)"
     assert models["bamba-9b"]["hf_id"] == "ibm-ai-platform/Bamba-9B"
+
+
+def test_sweep_ndjson_and_csv_are_the_same_rows(cli):
+    pd = pytest.importorskip("pandas")
+    code, out, _ = cli("sweep", "qwen3-8b", "-c", "4k..16k", "-n", "3", "-t", "fp8", "--format", "ndjson")
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    code, csv_out, _ = cli("sweep", "qwen3-8b", "-c", "4k..16k", "-n", "3", "-t", "fp8", "--format", "csv")
+    df = pd.read_csv(io.StringIO(csv_out))
+    assert len(rows) == len(df) == 6 and list(rows[0]) == list(df.columns)
+    # Qwen3-8B at 8K, fp8: 36 x 8 x 256 x 1 B x 8192 tokens
+    fp8 = next(r for r in rows if r["series"] == "fp8" and r["context_tokens"] == 8192)
+    assert fp8["kv_bytes_per_sequence"] == 36 * 8 * 256 * 8192 and isinstance(fp8["stored_bytes"], int)
