@@ -137,6 +137,9 @@ def test_cpu_workflow_passes_then_fails_on_a_planted_regression(tmp_path):
     assert str(venv) in where
     bench = json.loads((temp / "kvplan-out" / "bench.json").read_text())
     assert bench["config"]["model"] == "llama-3.1-8b" and bench["summary"]["ok"] >= 10
+    assert all(len(r["latency_samples_ms"]) == 1 for r in bench["results"] if r["status"] == "ok")  # --repeats 1
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(bench, json.loads((ROOT / "docs" / "schema" / "bench.schema.json").read_text()))
     summary = runner.summary.read_text()
     assert "## kvplan gate: PASS" in summary and "latency not gated" in summary
 

@@ -65,3 +65,14 @@ def test_a_new_command_registers_its_schema(monkeypatch):
     assert s["properties"]["points"]["items"]["properties"]["y"]["type"] == "number"
     assert s["properties"]["note"]["type"] == "null"
     assert "demo" in schemas.names()
+
+
+def test_a_cuda_bench_row_validates():
+    doc = json.loads((ROOT / "benchmarks" / "baseline-cpu.json").read_text())
+    row = doc["results"][0]
+    row.update(cuda_allocated_delta=2_097_152, recompute_ms_predicted=1.5, latency_samples_ms=[0.25, 0.26, 0.24])
+    doc["environment"]["device_kind"] = "cuda"
+    jsonschema.validate(doc, _schema("bench"))
+    row["latency_samples_ms"] = ["0.25 ms"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, _schema("bench"))
