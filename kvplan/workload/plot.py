@@ -82,8 +82,9 @@ def style(i: int) -> dict:
 
 def plot_panels(path: Path, panels: list[Panel], *, title: str, xlabel: str = "context (tokens per sequence)",
                 x_refs: Sequence[Ref] = (), columns: int | None = None, width_in: float = 5.0,
-                height_in: float = 4.2, dpi: int = 100):
+                height_in: float = 4.2, dpi: int = 100, x_tokens: bool = True):
     """Draw the panels side by side to path (.png or .svg); x_refs go on every panel.
+    x_tokens: x is a token count (log2 axis, ticks 4K, 128K, 1M); else a plain linear axis.
     Returns the matplotlib Figure (already saved)."""
     require_matplotlib()
     from matplotlib.figure import Figure
@@ -107,12 +108,13 @@ def plot_panels(path: Path, panels: list[Panel], *, title: str, xlabel: str = "c
                 ax.axvline(ref.value, color=color, linestyle=dash, linewidth=1.3, label=ref.label, zorder=2)
             else:
                 ax.axhline(ref.value / scale, color=color, linestyle=dash, linewidth=1.3, label=ref.label, zorder=2)
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_locator(FixedLocator(ticks))
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.xaxis.set_major_formatter(FuncFormatter(_token_label))
-        if xs:
-            ax.set_xlim(min(xs) / 1.15, max(xs) * 1.15)
+        if x_tokens:
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_locator(FixedLocator(ticks))
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.xaxis.set_major_formatter(FuncFormatter(_token_label))
+            if xs:
+                ax.set_xlim(min(xs) / 1.15, max(xs) * 1.15)
         if panel.yscale == "symlog":  # counts that reach 0: linear below 1, never negative
             ax.set_yscale("symlog", linthresh=1)
             ax.set_ylim(bottom=0)
