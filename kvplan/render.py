@@ -119,6 +119,7 @@ def _ndjson(report: Report) -> str:
 
 def _rich(report: Report, stream) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table as RichTable
 
     # width=None: rich measures the terminal, honours $COLUMNS, else 80 columns
@@ -126,12 +127,12 @@ def _rich(report: Report, stream) -> None:
     if report.headline:
         console.print(report.headline, markup=False)
     for table in report.tables:
-        rt = RichTable(title=table.title, title_justify="left")
+        rt = RichTable(title=escape(table.title), title_justify="left")
         for i, col in enumerate(table.columns):
             # fold: a cell too wide for its column continues on the next line, never cut
             rt.add_column(col, justify="right" if i in table.numeric else "left", overflow="fold")
         for row in table.rows:
-            rt.add_row(*[_cell(v) for v in row])
+            rt.add_row(*[escape(_cell(v)) for v in row])  # cells print as written: no [markup]
         console.print(rt)
     for line in report.lines:  # plain lines: never wrapped, so they stay greppable
         stream.write(line + "\n")

@@ -153,3 +153,12 @@ def test_sweep_ndjson_and_csv_are_the_same_rows(cli):
     # Qwen3-8B at 8K, fp8: 36 x 8 x 256 x 1 B x 8192 tokens
     fp8 = next(r for r in rows if r["series"] == "fp8" and r["context_tokens"] == 8192)
     assert fp8["kv_bytes_per_sequence"] == 36 * 8 * 256 * 8192 and isinstance(fp8["stored_bytes"], int)
+
+
+def test_cells_print_as_written_not_as_markup(tmp_path, monkeypatch):
+    from kvplan.render import Report, Table, render
+
+    monkeypatch.setenv("COLUMNS", "100")
+    buf = io.StringIO()
+    render(Report({}, [Table("[bold]t[/bold]", ["spec"], [["fp8[e4m3] [red]x[/red]"]])]), "table", buf)
+    assert "fp8[e4m3] [red]x[/red]" in buf.getvalue() and "[bold]t[/bold]" in buf.getvalue()
