@@ -30,8 +30,7 @@ def models_report() -> Report:
     table = Table("bundled models (bytes per token at the model's dtype)",
                   ["alias", "HF id", "config", "layers", "KV heads", "head dim", "layer kinds", "B/token"], rows,
                   {3, 4, 5, 7})
-    lines = ["config: 'published config.json (copy)' is the model's own file as published; 'rebuilt from published "
-             "values' was written from the published figures where the file itself could not be copied "
+    lines = ["config: a copy of the published file, or rebuilt from its published values "
              "(model_specs/index.json says from what)"]
     return Report({"models": data}, [table], lines, tidy=tidy.catalog("models", data))
 
