@@ -200,6 +200,9 @@ def names() -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     write = "--write" in argv
+    if not (SCHEMA_DIR.parents[1] / "pyproject.toml").is_file():
+        print("kvplan.schemas: run this from a kvplan checkout (it writes docs/schema/)", file=sys.stderr)
+        return 2
     stale = []
     SCHEMA_DIR.mkdir(parents=True, exist_ok=True)
     for name in names():
