@@ -178,7 +178,8 @@ register("plan", _plan_samples, title="kvplan plan --format json",
 register("sweep", _sweep_samples, title="kvplan sweep --format json (and --out FILE.json)")
 register("bench", _bench_samples, title="kvplan bench --json FILE", maps=("summary",),
          # the committed sample is a CPU run: figures only CUDA (or other shapes) fill are typed here
-         types={"shapes.groups[].caches[].window_tokens": INT_OR_NULL, "shapes.groups[].state": {"type": ["object", "null"]},
+         types={"environment.git_commit": {"type": ["string", "null"]},  # null outside a git checkout
+                "shapes.groups[].caches[].window_tokens": INT_OR_NULL, "shapes.groups[].state": {"type": ["object", "null"]},
                 "shapes.groups[].shares_cache_of": INT_OR_NULL, "results[].cuda_allocated_delta": INT_OR_NULL,
                 "results[].recompute_ms_predicted": NUMBER_OR_NULL, "results[].offload_ms_median": NUMBER_OR_NULL,
                 "results[].resume_ms_median": NUMBER_OR_NULL, "results[].resume_first_step_ms_median": NUMBER_OR_NULL,
