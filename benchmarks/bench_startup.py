@@ -4,6 +4,10 @@ Targets on a 2-core machine: cold start under 0.25 s median, at least 50,000
 estimates per second from the Python API. Prints figures; asserts nothing.
 
     python benchmarks/bench_startup.py [--runs 15]
+
+benchmarks/bench_speed.py prints the fuller picture in one interleaved run
+(JSON and table cold start against the typer + rich floor and hf-mem, API
+throughput with techniques, sweeps up to a million rows) with issue 18's targets.
 """
 
 from __future__ import annotations

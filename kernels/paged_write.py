@@ -13,7 +13,8 @@ Slot -1 marks a padding token: nothing is written for it.
 
 Layout: ``k``, ``v``: ``[num_tokens, num_kv_heads, head_dim]`` (any float
 dtype, any strides); caches ``[num_blocks, block_size, num_kv_heads, head_dim]``
-contiguous. One program per token writes all its heads (a [heads, head_dim] tile).
+contiguous. One program per token writes all its heads (a [heads, head_dim] tile);
+under the interpreter one program writes up to 64 tokens at once.
 """
 from __future__ import annotations
 
@@ -50,40 +51,47 @@ def _paged_write_kernel(
     k_ptr, v_ptr, k_cache_ptr, v_cache_ptr, slot_ptr, k_scale_ptr, v_scale_ptr,
     stride_kt, stride_kh, stride_kd,
     stride_vt, stride_vh, stride_vd,
-    num_kv_heads,
+    num_tokens, num_kv_heads,
     HEAD_DIM: tl.constexpr,
+    BLOCK_T: tl.constexpr,  # tokens per program: 1 on a GPU, many under the interpreter
     BLOCK_H: tl.constexpr,
     BLOCK_D: tl.constexpr,
     CACHE_KIND: tl.constexpr,  # 0 fp16/fp32, 1 fp8, 2 bf16
     SCALE_PER_HEAD: tl.constexpr,
     INTERPRET: tl.constexpr,
 ):
-    tok = tl.program_id(0)
-    slot = tl.load(slot_ptr + tok)
-    if slot >= 0:
-        offs_h = tl.arange(0, BLOCK_H)
-        offs_d = tl.arange(0, BLOCK_D)
-        mask = (offs_h[:, None] < num_kv_heads) & (offs_d[None, :] < HEAD_DIM)
-        # [BLOCK_H, BLOCK_D] tile of this token
-        k = tl.load(k_ptr + tok * stride_kt + offs_h[:, None] * stride_kh
-                    + offs_d[None, :] * stride_kd, mask=mask, other=0.0).to(tl.float32)
-        v = tl.load(v_ptr + tok * stride_vt + offs_h[:, None] * stride_vh
-                    + offs_d[None, :] * stride_vd, mask=mask, other=0.0).to(tl.float32)
-        ks = 1.0
-        vs = 1.0
-        if CACHE_KIND == 1:
-            if SCALE_PER_HEAD:
-                ks = tl.load(k_scale_ptr + offs_h, mask=offs_h < num_kv_heads, other=1.0)[:, None]
-                vs = tl.load(v_scale_ptr + offs_h, mask=offs_h < num_kv_heads, other=1.0)[:, None]
-            else:
-                ks = tl.load(k_scale_ptr)
-                vs = tl.load(v_scale_ptr)
-        k = _store_value(k, ks, CACHE_KIND, INTERPRET)
-        v = _store_value(v, vs, CACHE_KIND, INTERPRET)
-        # cache is contiguous: slot * (heads * dim) addresses [block, offset]
-        dst = slot * (num_kv_heads * HEAD_DIM) + offs_h[:, None] * HEAD_DIM + offs_d[None, :]
-        tl.store(k_cache_ptr + dst, k.to(k_cache_ptr.dtype.element_ty), mask=mask)
-        tl.store(v_cache_ptr + dst, v.to(v_cache_ptr.dtype.element_ty), mask=mask)
+    offs_t = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    slot = tl.load(slot_ptr + offs_t, mask=offs_t < num_tokens, other=-1)  # -1: padding, or past the end
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_d = tl.arange(0, BLOCK_D)
+    mask = ((slot >= 0)[:, None, None] & (offs_h[None, :, None] < num_kv_heads)
+            & (offs_d[None, None, :] < HEAD_DIM))
+    tok = offs_t[:, None, None]
+    k = tl.load(k_ptr + tok * stride_kt + offs_h[None, :, None] * stride_kh
+                + offs_d[None, None, :] * stride_kd, mask=mask, other=0.0).to(tl.float32)
+    v = tl.load(v_ptr + tok * stride_vt + offs_h[None, :, None] * stride_vh
+                + offs_d[None, None, :] * stride_vd, mask=mask, other=0.0).to(tl.float32)
+    ks = 1.0
+    vs = 1.0
+    if CACHE_KIND == 1:
+        if SCALE_PER_HEAD:
+            ks = tl.load(k_scale_ptr + offs_h, mask=offs_h < num_kv_heads, other=1.0)[None, :, None]
+            vs = tl.load(v_scale_ptr + offs_h, mask=offs_h < num_kv_heads, other=1.0)[None, :, None]
+        else:
+            ks = tl.load(k_scale_ptr)
+            vs = tl.load(v_scale_ptr)
+    k = _store_value(k, ks, CACHE_KIND, INTERPRET)
+    v = _store_value(v, vs, CACHE_KIND, INTERPRET)
+    dst = slot[:, None, None] * (num_kv_heads * HEAD_DIM) + offs_h[None, :, None] * HEAD_DIM + offs_d[None, None, :]
+    tl.store(k_cache_ptr + dst, k.to(k_cache_ptr.dtype.element_ty), mask=mask)
+    tl.store(v_cache_ptr + dst, v.to(v_cache_ptr.dtype.element_ty), mask=mask)
+
+
+# Under the interpreter each program runs as Python over numpy tiles: a program per
+# token made a 254-token prefill 254 interpreted programs. One program takes up to
+# this many tokens there (a [tokens, heads, head_dim] tile); a GPU keeps one token
+# per program, the layout vLLM's reshape_and_cache uses.
+INTERPRET_TOKENS_PER_PROGRAM = 64
 
 
 def _cache_kind(dtype: torch.dtype) -> int:
@@ -133,13 +141,15 @@ def paged_write(k, v, k_cache, v_cache, slot_mapping, *, k_scale=None, v_scale=N
     _, _, num_kv_heads, head_dim = k_cache.shape
     fp8 = k_cache.dtype == torch.float8_e4m3fn
     dummy = slot_mapping  # never read when not fp8
-    _paged_write_kernel[(num_tokens,)](
+    block_t = min(triton.next_power_of_2(num_tokens), INTERPRET_TOKENS_PER_PROGRAM) if INTERPRET else 1
+    _paged_write_kernel[(triton.cdiv(num_tokens, block_t),)](
         k, v, k_cache, v_cache, slot_mapping,
         k_scale if fp8 else dummy, v_scale if fp8 else dummy,
         k.stride(0), k.stride(1), k.stride(2),
         v.stride(0), v.stride(1), v.stride(2),
-        num_kv_heads,
+        num_tokens, num_kv_heads,
         HEAD_DIM=head_dim,
+        BLOCK_T=block_t,
         BLOCK_H=triton.next_power_of_2(num_kv_heads),
         BLOCK_D=triton.next_power_of_2(head_dim),
         CACHE_KIND=_cache_kind(k_cache.dtype),

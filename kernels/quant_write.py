@@ -48,7 +48,7 @@ import triton
 import triton.language as tl
 
 from ._checks import check, check_shape, check_tensor
-from ._interp import INTERPRET  # noqa: F401  (interpreter fix-ups)
+from ._interp import INTERPRET  # interpreter fix-ups; many tokens per program there
 
 __all__ = ["QuantKV", "quant_write", "quant_write_reference", "quant_cache_bytes",
            "quant_bytes_per_token", "quant_dequant_reference", "quantize_groups_reference"]
@@ -191,26 +191,34 @@ def _quant_pack(x, valid, ROWS: tl.constexpr, COLS: tl.constexpr, AXIS: tl.const
 @triton.jit
 def _quant_values_kernel(
     v_ptr, slot_ptr, codes_ptr, scale_ptr, zero_ptr,
-    stride_vt, stride_vh, num_kv_heads,
+    stride_vt, stride_vh, num_tokens, num_kv_heads,
     HEAD_DIM: tl.constexpr, GROUP_V: tl.constexpr, BITS: tl.constexpr,
+    BLOCK_T: tl.constexpr,  # tokens per program: 1 on a GPU, many under the interpreter
 ):
-    tok = tl.program_id(0)
     h = tl.program_id(1)
-    slot = tl.load(slot_ptr + tok)
-    if slot >= 0:
-        NG: tl.constexpr = HEAD_DIM // GROUP_V
-        ROW: tl.constexpr = HEAD_DIM * BITS // 8
-        offs_g = tl.arange(0, NG)
-        offs_c = tl.arange(0, GROUP_V)
-        # [NG, GROUP_V] this token's channels, one row per channel group
-        x = tl.load(v_ptr + tok * stride_vt + h * stride_vh + offs_g[:, None] * GROUP_V
-                    + offs_c[None, :]).to(tl.float32)
-        packed, sc, ze = _quant_pack(x, x == x, NG, GROUP_V, 1, BITS)
-        PB: tl.constexpr = GROUP_V * BITS // 8
-        row = (slot * num_kv_heads + h)
-        tl.store(codes_ptr + row * ROW + offs_g[:, None] * PB + tl.arange(0, PB)[None, :], packed)
-        tl.store(scale_ptr + row * NG + offs_g, sc)
-        tl.store(zero_ptr + row * NG + offs_g, ze)
+    NG: tl.constexpr = HEAD_DIM // GROUP_V
+    ROW: tl.constexpr = HEAD_DIM * BITS // 8
+    PB: tl.constexpr = GROUP_V * BITS // 8
+    # one row per (token, channel group): [BLOCK_T * NG, GROUP_V]
+    offs_r = tl.arange(0, BLOCK_T * NG)
+    tok = tl.program_id(0) * BLOCK_T + offs_r // NG
+    grp = offs_r % NG
+    offs_c = tl.arange(0, GROUP_V)
+    slot = tl.load(slot_ptr + tok, mask=tok < num_tokens, other=-1)  # -1: padding, or past the end
+    live = slot >= 0
+    x = tl.load(v_ptr + tok[:, None] * stride_vt + h * stride_vh + grp[:, None] * GROUP_V + offs_c[None, :],
+                mask=live[:, None], other=0.0).to(tl.float32)
+    packed, sc, ze = _quant_pack(x, x == x, BLOCK_T * NG, GROUP_V, 1, BITS)
+    row = slot * num_kv_heads + h
+    tl.store(codes_ptr + row[:, None] * ROW + grp[:, None] * PB + tl.arange(0, PB)[None, :], packed,
+             mask=live[:, None])
+    tl.store(scale_ptr + row * NG + grp, sc, mask=live)
+    tl.store(zero_ptr + row * NG + grp, ze, mask=live)
+
+
+# Under the interpreter each program runs as Python over numpy tiles; one program
+# quantizes up to this many tokens there, one on a GPU.
+INTERPRET_TOKENS_PER_PROGRAM = 64
 
 
 @triton.jit
@@ -297,10 +305,12 @@ def quant_write(k, v, cache: QuantKV, slot_mapping, batch_index) -> None:
     nb, bs, h, d = cache.shape
     if k.shape[0] == 0:
         return
-    _quant_values_kernel[(k.shape[0], h)](
+    num_tokens = k.shape[0]
+    block_t = min(triton.next_power_of_2(num_tokens), INTERPRET_TOKENS_PER_PROGRAM) if INTERPRET else 1
+    _quant_values_kernel[(triton.cdiv(num_tokens, block_t), h)](
         v, slot_mapping, cache.v_codes, cache.v_scale, cache.v_zero,
-        v.stride(0), v.stride(1), h,
-        HEAD_DIM=d, GROUP_V=cache.group_v_channels, BITS=cache.bits,
+        v.stride(0), v.stride(1), num_tokens, h,
+        HEAD_DIM=d, GROUP_V=cache.group_v_channels, BITS=cache.bits, BLOCK_T=block_t,
     )
     staged, first = _stage_key_groups(k, cache, slot_mapping, batch_index)
     if staged.shape[0]:

@@ -26,14 +26,16 @@ from pathlib import Path
 WIDTH = 100  # help text wrap width, fixed so the file does not depend on the terminal
 ROOT = Path(__file__).resolve().parent.parent
 CLI_DOC = ROOT / "docs" / "cli.md"
-EXAMPLE_DOCS = ("docs/techniques/*.md", "docs/reading-the-numbers.md", "docs/scenarios.md", "docs/models.md")
+EXAMPLE_DOCS = ("docs/techniques/*.md", "docs/reading-the-numbers.md", "docs/scenarios.md", "docs/models.md",
+                "docs/fit.md")
 EXAMPLE_RE = re.compile(r"(<!-- example: (?P<cmd>.+?) -->\n)(?P<body>.*?)(<!-- /example -->)", re.S)
 
 
 def _help(command, name: str, parent=None) -> str:
     import click
 
-    ctx = click.Context(command, info_name=name, parent=parent, terminal_width=WIDTH, max_content_width=WIDTH)
+    settings = {k: v for k, v in (command.context_settings or {}).items() if k == "help_option_names"}  # -h, --help
+    ctx = click.Context(command, info_name=name, parent=parent, terminal_width=WIDTH, max_content_width=WIDTH, **settings)
     return command.get_help(ctx).rstrip()
 
 
@@ -45,7 +47,8 @@ def render_cli_docs() -> str:
     from .cli.app import app
 
     group = typer.main.get_command(app)
-    root = click.Context(group, info_name="kvplan", terminal_width=WIDTH, max_content_width=WIDTH)
+    root = click.Context(group, info_name="kvplan", terminal_width=WIDTH, max_content_width=WIDTH,
+                         help_option_names=(group.context_settings or {}).get("help_option_names", ["--help"]))
     out = [
         "# kvplan command reference",
         "",

@@ -7,21 +7,25 @@ and the predictions `kvplan bench` checks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-from .capacity.costs import DecodeCost, ResumeCost, decode_cost, resume_cost
-from .capacity.hardware import Deployment
+from ._record import record
 from .capacity.pool import BatchBytes, Capacity, batch_bytes, capacity
 from .capacity.shard import shard
-from .core.estimate import Estimate, estimate
+from .core.estimate import Estimate, estimate, terms
 from .core.model import ModelSpec
 from .capacity.weights import plan_weights
 from .techniques.base import Plan, Technique
 from .weights.record import Weights
 
+if TYPE_CHECKING:  # annotations only: costs and the GPU catalog load when a deployment is given
+    from .capacity.costs import DecodeCost, ResumeCost
+    from .capacity.hardware import Deployment
 
-@dataclass(frozen=True)
+
+@record
 class Step:
     spec: str  # "baseline" or the technique as written
     label: str
@@ -33,7 +37,7 @@ class Step:
     factor: float  # gpu_bytes / previous step's gpu_bytes
 
 
-@dataclass(frozen=True)
+@record
 class Offloaded:
     offloaded_bytes: int
     resident_bytes: int
@@ -41,7 +45,7 @@ class Offloaded:
     resume: ResumeCost | None
 
 
-@dataclass(frozen=True)
+@record
 class PlanResult:
     plan: Plan
     estimate: Estimate
@@ -78,20 +82,40 @@ def _offload(plan: Plan, b: BatchBytes, batch: int) -> tuple[int, int]:
     return sessions * unique, sessions
 
 
-def _step(plan: Plan, spec: str, label: str, term: str, caveat: str, tokens: int, batch: int, previous: int | None) -> Step:
+def _step(plan: Plan, spec: str, label: str, term: str, caveat: str, tokens: int, batch: int, previous: int | None):
+    """(the waterfall step, the plan's batch bytes)."""
     b = batch_bytes(plan, tokens, batch)
     offloaded, _ = _offload(plan, b, batch)
-    est = estimate(plan.model, tokens, batch)
     gpu = b.total_bytes - offloaded
     factor = gpu / previous if previous else 1.0
-    return Step(spec, label, term, caveat, gpu, b.total_bytes, est.read_bytes_per_step * batch, factor)
+    read = terms(plan.model).read_bytes(tokens) * batch  # the estimate's read_bytes_per_step x batch
+    return Step(spec, label, term, caveat, gpu, b.total_bytes, read, factor), b
 
 
-def compose(model: ModelSpec, techniques: list[Technique]) -> list[Plan]:
+def _compose(model: ModelSpec, techniques) -> tuple[Plan, ...]:
     plans = [Plan(model)]
     for technique in techniques:
         plans.append(technique.apply(plans[-1]))
-    return plans
+    return tuple(plans)
+
+
+def compose(model: ModelSpec, techniques: list[Technique]) -> list[Plan]:
+    """The plan after each technique, in order (the first is the model as configured).
+
+    Applied once per (model, chain) and kept on the model: evaluating the same
+    chain at many contexts and batches reuses the transformed models, and with
+    them their groups, estimate terms and shards."""
+    chain = tuple(techniques)
+    # by identity first (the same Technique objects: no hashing of their fields)
+    seen = model.memo(("compose-by-id", tuple(map(id, chain))), lambda: None)
+    if seen is not None and all(a is b for a, b in zip(seen[0], chain)):
+        return list(seen[1])
+    try:
+        plans = model.memo(("compose", chain), lambda: _compose(model, chain))
+    except TypeError:  # a technique holding something unhashable: apply it afresh
+        return list(_compose(model, chain))
+    model.__dict__["_memo"][("compose-by-id", tuple(map(id, chain)))] = (chain, plans)  # holds chain: ids stay valid
+    return list(plans)
 
 
 def evaluate(
@@ -109,14 +133,16 @@ def evaluate(
     weights = weights or plan_weights(model, deployment)
     plans = compose(model, techniques)
     steps: list[Step] = []
+    b = None
     for plan, technique in zip(plans, [None, *techniques]):
         previous = steps[-1].gpu_bytes if steps else None
         if technique is None:
-            steps.append(_step(plan, "baseline", "as configured", "-", "-", tokens, batch, None))
+            step, b = _step(plan, "baseline", "as configured", "-", "-", tokens, batch, None)
         else:
-            steps.append(_step(plan, technique.spec, technique.label, technique.term, technique.caveat, tokens, batch, previous))
+            step, b = _step(plan, technique.spec, technique.label, technique.term, technique.caveat, tokens, batch, previous)
+        steps.append(step)
     final = plans[-1]
-    b = batch_bytes(final, tokens, batch)
+    est = estimate(final.model, tokens, batch)
     offloaded, sessions = _offload(final, b, batch)
     resident = batch - sessions  # sequences whose cache stays on the GPUs
     tp, pp = (deployment.tp, deployment.pp) if deployment is not None else (1, 1)
@@ -128,15 +154,19 @@ def evaluate(
     if deployment is not None and (deployment.gpu is not None or deployment.kv_memory_bytes is not None):
         cap = capacity(final, deployment, tokens)
         if deployment.gpu is not None and deployment.gpu.hbm_gbps:
+            from .capacity.costs import decode_cost
+
             dec = decode_cost(final.model, deployment, tokens, max(resident, 1), weights.total_bytes)
     if final.offload is not None:
         resume = None
         if deployment is not None and deployment.gpu is not None and deployment.gpu.bf16_tflops:
+            from .capacity.costs import resume_cost
+
             # each GPU brings back its own shard in parallel: the largest stage decides
             seq_per_gpu = max(_sequence_total(batch_bytes(final, tokens, 1, stage)) for stage in stages)
             resume = resume_cost(final.model, deployment, tokens, seq_per_gpu, final.offload.link_gbps, final.offload.mfu)
         off = Offloaded(offloaded, b.total_bytes - offloaded, sessions, resume)
-    return PlanResult(final, estimate(final.model, tokens, batch), b, tuple(steps), deployment, cap, dec, off, per_gpu, weights)
+    return PlanResult(final, est, b, tuple(steps), deployment, cap, dec, off, per_gpu, weights)
 
 
 def as_number(value: Fraction | int) -> int | float:

@@ -1,6 +1,8 @@
 """The one renderer: every command builds a Report; this prints it as a table,
 JSON, CSV, NDJSON or Markdown. Data goes to stdout, diagnostics to stderr.
 
+rich is imported only to draw a terminal table: JSON, CSV and Markdown never load it.
+
 Terminal tables follow the terminal: rich's own width detection (a terminal's
 size, else $COLUMNS, else 80 columns), and cells fold onto more lines instead of
 being cut, so technique specs, HF ids and flags always print whole.
@@ -15,14 +17,16 @@ from __future__ import annotations
 import io
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Any
+
+from ._record import record
 
 FORMATS = ("table", "json", "csv", "ndjson", "markdown")
 
 
-@dataclass
+@record(frozen=False)
 class Table:
     title: str
     columns: list[str]
@@ -31,12 +35,15 @@ class Table:
     numeric: set[int] = field(default_factory=set)
 
 
-@dataclass
+@record(frozen=False)
 class Report:
     data: dict  # the JSON document: stable, documented keys
     tables: list[Table] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)  # plain lines shown under the tables
     headline: str = ""
+    # documents too large to hold as rows (a sweep of a million points): format ->
+    # a function writing the whole document to a stream, in pieces
+    streams: dict = field(default_factory=dict)
     # the one machine table (--format csv / ndjson): raw values, stable column names;
     # None = the only table, when a report has exactly one and its cells are raw
     tidy: Table | None = None
@@ -140,7 +147,9 @@ def _rich(report: Report, stream) -> None:
 
 def render(report: Report, fmt: str = "table", stream=None) -> None:
     stream = stream or sys.stdout
-    if fmt == "json":
+    if fmt in report.streams:
+        report.streams[fmt](stream)
+    elif fmt == "json":
         stream.write(to_json(report.data) + "\n")
     elif fmt == "csv":
         stream.write(_csv(report))

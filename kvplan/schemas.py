@@ -186,6 +186,20 @@ register("bench", _bench_samples, title="kvplan bench --json FILE", maps=("summa
                 "results[].latency_samples_ms": {"type": ["array", "null"], "items": {"type": "number"}}})
 
 
+def _fit_samples() -> list[dict]:
+    return [run_json("fit", "llama-3.1-70b", "-c", "128k", "-n", "16", "--gpu", "h200", "--engine", "vllm", "--top", "4"),
+            run_json("fit", "qwen3-8b", "-c", "32k", "-n", "64", "--gpu", "h100,h200", "--allow", "kivi,evict:0.5",
+                     "--objective", "cost", "--explain", "--top", "3")]
+
+
+register("fit", _fit_samples, title="kvplan fit --format json",
+         maps=("explain.by_constraint", "pareto.sets"),
+         types={"options[].engine_max_concurrency": NUMBER_OR_NULL, "options[].decode_ms_per_token": NUMBER_OR_NULL,
+                "options[].usd_per_hour": NUMBER_OR_NULL, "options[].usd_per_gpu_hour": NUMBER_OR_NULL,
+                "options[].price_source": {"type": ["string", "null"]}, "engine.version": {"type": "string"},
+                "budgets.max_kv_gib_per_gpu": NUMBER_OR_NULL, "budgets.max_decode_ms_per_token": NUMBER_OR_NULL})
+
+
 def _load_extras() -> None:
     try:
         from . import schemas_extra  # noqa: F401  (commands outside this module register here)

@@ -9,17 +9,17 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from dataclasses import dataclass
+
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
+from ._record import record
 from .configs import build_model
 from .core.model import ModelSpec
 from .errors import ConfigError, SourceError, UsageError
 
 
-@dataclass(frozen=True)
+@record
 class BundledEntry:
     alias: str
     hf_id: str
@@ -33,6 +33,14 @@ class BundledEntry:
 
 
 def _specs_dir():
+    """The bundled configs' folder (importlib.resources only for an unusual install:
+    importing it costs the cold start a few milliseconds)."""
+    from . import model_specs
+
+    if getattr(model_specs, "__file__", None):
+        return Path(model_specs.__file__).parent
+    from importlib import resources
+
     return resources.files("kvplan.model_specs")
 
 

@@ -7,14 +7,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .capacity.hardware import make_deployment
 from .core.storage import KV_DTYPES, kv_storage
-from .core.transform import map_caches
 from .errors import BudgetExceeded, UsageError
 from .planner import evaluate
 from .render import Report
 from .sources import load_model_and_weights
-from .techniques.registry import build_all
 from .units import GIB, parse_positive_int, parse_size, parse_tokens
 
 
@@ -25,6 +22,8 @@ def apply_kv_dtype(model, kv_dtype: str):
         return model, {"float32": "fp32", "float16": "fp16"}.get(model.weight_dtype, "bf16")
     if name not in KV_DTYPES:
         raise UsageError(f"--kv-dtype {kv_dtype!r} is not one of auto, {', '.join(KV_DTYPES)}")
+    from .core.transform import map_caches
+
     storage = kv_storage(name)
     return map_caches(model, lambda c: replace(c, storage=storage), lambda i, l, c: c.kind in ("attention", "latent")), storage.name
 
@@ -36,10 +35,13 @@ def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_m
 
     tokens = parse_tokens(context, "--context")
     batch_n = parse_positive_int(batch, "--batch")
-    from .engines.vllm_rules import parse_engine
+    engine_rules = engine_note = emit_rules = None
+    if engine.strip().lower() != "ideal" or emit is not None:  # the engine modules load only when used
+        from .engines.vllm_rules import parse_engine
 
-    engine, engine_rules, engine_note = parse_engine(engine)
-    emit_rules = None
+        engine, engine_rules, engine_note = parse_engine(engine)
+    else:
+        engine = "ideal"
     if emit is not None:
         emit_text = emit
         if emit.partition("@")[0].strip().lower() != "vllm":
@@ -49,8 +51,14 @@ def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_m
             emit_rules = engine_rules
     spec, weight_record = load_model_and_weights(model, revision=revision, overrides=overrides, weights=weights)
     spec, dtype_name = apply_kv_dtype(spec, kv_dtype)
-    chain = build_all(techniques)
+    chain = []
+    if techniques:
+        from .techniques.registry import build_all
+
+        chain = build_all(techniques)
     deployment = None
+    if gpu or gpu_memory or kv_memory or tp != 1 or pp != 1:
+        from .capacity.hardware import make_deployment
     if gpu or gpu_memory or kv_memory:
         deployment = make_deployment(
             gpu,

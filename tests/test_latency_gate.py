@@ -124,7 +124,10 @@ def test_every_timed_call_is_kept():
 
     calls = []
     t = time_fn(lambda: calls.append(1), torch.device("cpu"), 7)
-    assert len(t.samples_ms) == 7 and len(calls) == 8  # one untimed warm-up
+    import os
+
+    warm = 0 if os.environ.get("TRITON_INTERPRET") == "1" else 1  # one untimed warm-up off the interpreter
+    assert len(t.samples_ms) == 7 and len(calls) == 7 + warm
     assert t.as_dict()["samples_ms"] == list(t.samples_ms)
     assert sorted(t.samples_ms)[3] == t.median_ms
     # a model step: 30 layers of one spec + 2 of another, sample by sample, shortest run

@@ -106,6 +106,8 @@ def test_ndjson_rows_are_the_csv_rows(cli):
 @pytest.mark.parametrize("args", [
     ["models"], ["models", "--family"], ["techniques"], ["gpus"], ["plan", "--list"], ["plan", "chat-shared-prompt"],
     ["weights", "llama-3.1-8b"], ["estimate", "qwen3-8b", "--engine", "vllm", "--gpu", "h100"],
+    ["fit", "qwen3-8b", "-c", "32k", "-n", "64", "--gpu", "h100,h200", "--explain", "--top", "3"],
+    ["plan", "rag-128k", "--fit"],
 ])
 def test_every_command_prints_one_csv_table(cli, args):
     import csv

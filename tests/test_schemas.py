@@ -18,7 +18,7 @@ def _schema(name: str) -> dict:
     return json.loads((ROOT / "docs" / "schema" / f"{name}.schema.json").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("name", ["estimate", "plan", "sweep", "bench"])
+@pytest.mark.parametrize("name", ["estimate", "plan", "sweep", "bench", "fit"])
 def test_committed_schema_is_the_generated_one(name):
     assert schemas.dumps(schemas.generate(name)) == (ROOT / "docs" / "schema" / f"{name}.schema.json").read_text(
         encoding="utf-8"), f"docs/schema/{name}.schema.json is stale: run python -m kvplan.schemas --write"

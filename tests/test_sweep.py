@@ -304,3 +304,55 @@ def test_context_points_properties():
         assert 2 <= len(got) <= min(points, high - low + 1)
 
     check()
+
+
+# --- writing: columnar, in chunks, no pandas -------------------------------------------------------
+
+
+def test_written_csv_and_json_equal_pandas_own_writers(tmp_path, monkeypatch):
+    """The chunked writers against pandas' to_csv / to_json on the same rows, with
+    chunks smaller than a series so that every boundary is crossed."""
+    import io
+
+    import pandas as pd
+
+    monkeypatch.setattr(sweep, "CHUNK_ROWS", 4)
+    result = sweep.sweep_columns("qwen3-next-80b-a3b", low=1000, high=300_000, points=11, gpu="h200", tp=4,
+                                 series=["fp8", "prefix:tokens=2000,requests=32", "fp8+page:16"])
+    frame = sweep.to_frame(result)
+    buf = io.StringIO()
+    sweep.write_csv(result, buf)
+    assert buf.getvalue() == frame.to_csv(index=False)
+    buf = io.StringIO()
+    sweep.write_json_rows(result, buf)
+    assert json.loads(buf.getvalue()) == json.loads(frame.to_json(orient="records"))
+    buf = io.StringIO()
+    sweep.write_json_document(result, buf)
+    doc = json.loads(buf.getvalue())
+    assert doc["columns"] == sweep.COLUMNS and len(doc["rows"]) == 44
+
+
+def test_csv_out_imports_no_pandas(tmp_path):
+    out = tmp_path / "s.csv"
+    code = (
+        "import sys\n"
+        f"sys.argv = ['kvplan', 'sweep', 'llama-3.1-8b', '-n', '50', '-t', 'fp8', '--out', {str(out)!r}]\n"
+        "from kvplan.cli.app import main\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    rc = e.code\n"
+        "sys.stderr.write(f'rc={rc} pandas={\"pandas\" in sys.modules}\\n')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "rc=0 pandas=False" in proc.stderr, proc.stderr
+    assert len(out.read_text().splitlines()) == 1 + 100
+
+
+def test_terminal_table_is_a_summary_that_says_how_to_get_every_row(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # wide enough that no cell folds: one line per row
+    code, out, err = cli("sweep", "llama-3.1-8b", "-c", "1k..1m", "-n", "1000", "-t", "fp8")
+    assert code == 0, err
+    body = [line for line in out.splitlines() if line.startswith("│")]
+    assert len(body) == 2 * sweep.SUMMARY_CONTEXTS  # 9 contexts x 2 series, not 2,000 rows
+    assert "1,024 " in out and "1,048,576" in out  # both ends shown
+    assert "showing 9 of 1,000 contexts per series (2,000 rows in all)" in out and "--format csv" in out
+    code, out, _ = cli("sweep", "llama-3.1-8b", "-c", "1k..1m", "-n", "5")
+    assert len([line for line in out.splitlines() if line.startswith("│")]) == 5 and "showing" not in out

@@ -92,3 +92,42 @@ def predict(model: ModelSpec, case: BenchCase, tokens: int, batch: int,
         sessions_offloaded=sessions, blocks=blocks_total,
         read_bytes_per_step=result.steps[-1].read_bytes_per_step, groups=tuple(groups),
     )
+
+
+def predict_rank(model: ModelSpec, case: BenchCase, tokens: int, batch: int, tp: int, pp: int, pp_stage: int,
+                 deployment: Deployment | None = None) -> Prediction:
+    """One GPU's prediction in a (tp, pp) replica: the techniques applied to the
+    whole model (as `kvplan estimate` does), then the planner's own
+    `capacity.shard` for this rank's stage, and the per-GPU bytes line of
+    `planner.evaluate` (its shard of every resident sequence, prefix once)."""
+    from ..capacity.shard import shard
+
+    full = predict(model, case, tokens, batch, deployment)
+    plan = full.result.plan
+    stage = shard(plan.model, tp, pp)[pp_stage]
+    splan = replace(plan, model=stage)
+    sessions = full.sessions_offloaded
+    resident_seqs = batch - sessions
+    resident = batch_bytes(plan, tokens, resident_seqs, stage).total_bytes if resident_seqs else 0
+    groups = []
+    blocks_total: int | None = 0 if plan.block_size else None
+    for index, (layer, count) in enumerate(stage.groups):
+        if layer.shares_cache_of is not None or (not layer.caches and layer.state is None):
+            continue
+        gplan = _group_plan(splan, layer, count)
+        g_all = batch_bytes(gplan, tokens, batch).total_bytes
+        g_res = batch_bytes(gplan, tokens, resident_seqs).total_bytes if sessions else g_all
+        per_layer = _blocks_per_layer(splan, layer, tokens, resident_seqs) if layer.caches else 0
+        if blocks_total is not None and per_layer is not None:
+            blocks_total += per_layer * count
+        read = sum(c.read_bytes(tokens) for c in layer.caches) * count * batch
+        groups.append(GroupPrediction(index, layer.kind, count, g_all, g_res, per_layer, read))
+    offloaded = 0
+    if sessions:
+        b = batch_bytes(plan, tokens, batch, stage)  # planner._offload's per-sequence share, on this stage
+        shared = b.prefix_shared_bytes if b.prefix_sharers > 1 else 0
+        offloaded = sessions * (b.kv_bytes_per_sequence + b.state_bytes_per_sequence - shared)
+    return Prediction(
+        result=full.result, model=stage, bytes=resident, offloaded_bytes=offloaded, sessions_offloaded=sessions,
+        blocks=blocks_total, read_bytes_per_step=sum(g.read_bytes_per_step for g in groups), groups=tuple(groups),
+    )

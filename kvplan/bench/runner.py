@@ -202,7 +202,11 @@ def _empty_row(case: BenchCase) -> dict:
     }
 
 
-def run_case(case: BenchCase, model: ModelSpec, cfg: BenchConfig, dev, ceiling_gbps: float, deployment) -> dict:
+def run_case(case: BenchCase, model: ModelSpec, cfg: BenchConfig, dev, ceiling_gbps: float, deployment,
+             rank=None) -> dict:
+    """rank: None on one device; in a distributed run an object whose
+    predict(model, case, tokens, batch, deployment) gives this rank's Prediction
+    and build(final model) the model of the caches it holds (bench.distributed)."""
     import torch
 
     row = _empty_row(case)
@@ -210,11 +214,14 @@ def run_case(case: BenchCase, model: ModelSpec, cfg: BenchConfig, dev, ceiling_g
         row.update(status="unsupported", message=case.unsupported)
         return row
     try:
-        pred = predict(model, case, cfg.context_tokens, cfg.batch, deployment)
+        if rank is None:
+            pred = predict(model, case, cfg.context_tokens, cfg.batch, deployment)
+        else:
+            pred = rank.predict(model, case, cfg.context_tokens, cfg.batch, deployment)
     except KvplanError as exc:  # a technique that cannot apply to this model: not a failure
         row.update(status="n/a", message=exc.one_line())
         return row
-    final = pred.model
+    final = pred.model if rank is None else rank.build(pred.result.plan.model)
     row.update(predicted_bytes=pred.bytes, predicted_blocks=pred.blocks,
                predicted_offloaded_bytes=pred.offloaded_bytes if pred.sessions_offloaded else None,
                read_bytes_per_step=pred.read_bytes_per_step)

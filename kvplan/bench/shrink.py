@@ -15,7 +15,10 @@ What shrinks:
   the interpreter; the latent stays one row per token).
 - sliding windows: at most a quarter of the benched context (at least one
   block), so a window still drops blocks at the shrunk context.
-- recurrent states: at most `MAX_STATE_ELEMENTS` elements per part.
+- recurrent states: at most `MAX_STATE_ELEMENTS` elements per part; a Mamba-2
+  state with a known shape keeps its groups and shrinks heads, head_dim and
+  d_state instead, so its elements still follow from its shape (TP pads and
+  splits that shape).
 
 Pure and torch-free: the bench predicts with it and builds the real caches
 from it, so prediction and measurement see the same shapes.
@@ -35,6 +38,8 @@ MAX_GROUP = 4
 MAX_LATENT_RANK = 128
 MAX_ROPE = 32
 MAX_STATE_ELEMENTS = 16384
+MAX_MAMBA2_HEADS = 8
+MAX_MAMBA2_DIM = 16
 
 
 @dataclass(frozen=True)
@@ -105,11 +110,29 @@ def _shrink_cache(cache: TokenCache, kv_heads: int, window_cap: int | None) -> T
 def _shrink_state(state: RecurrentState | None) -> RecurrentState | None:
     if state is None:
         return None
+    shape = (state.n_groups, state.d_state, state.d_inner, state.heads, state.head_dim, state.conv_kernel)
+    if state.kind == "mamba2" and None not in shape:
+        return _shrink_mamba2(state)
     return replace(
         state,
         conv_elements=min(state.conv_elements, MAX_STATE_ELEMENTS),
         ssm_elements=min(state.ssm_elements, MAX_STATE_ELEMENTS),
     )
+
+
+def _shrink_mamba2(state: RecurrentState) -> RecurrentState:
+    """A smaller Mamba-2 shape, consistent with its element counts so TP can
+    still pad and split it: the groups stay (they decide the padding), heads
+    become 8 (a multiple of the groups), head_dim and d_state at most
+    MAX_MAMBA2_DIM."""
+    groups = state.n_groups
+    heads = groups * max(1, min(state.heads // groups, MAX_MAMBA2_HEADS // groups))
+    head_dim = min(state.head_dim, MAX_MAMBA2_DIM)
+    d_state = min(state.d_state, MAX_MAMBA2_DIM)
+    d_inner = heads * head_dim
+    conv = (state.conv_kernel - 1) * (d_inner + 2 * groups * d_state)
+    return replace(state, conv_elements=conv, ssm_elements=heads * head_dim * d_state, heads=heads,
+                   head_dim=head_dim, d_state=d_state, d_inner=d_inner)
 
 
 def shrink_model(model: ModelSpec, context_tokens: int, block_tokens: int = 16) -> tuple[ModelSpec, Shrink]:

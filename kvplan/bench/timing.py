@@ -49,14 +49,15 @@ def time_fn(fn, device: torch.device, repeats: int) -> Timing:
         return Timing(med, p20, p80, "do_bench", repeats, tuple(samples))
     import os
 
-    fn()  # warm-up (the interpreter has nothing to compile, torch allocators do)
+    interp = os.environ.get("TRITON_INTERPRET") == "1"
+    if not interp:  # warm-up (torch allocators); the interpreter compiles nothing and its clock is ungated
+        fn()
     samples = []
     for _ in range(max(1, repeats)):
         start = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - start) * 1e3)
     med, p20, p80 = _quantiles(samples)
-    interp = os.environ.get("TRITON_INTERPRET") == "1"
     return Timing(med, p20, p80, "wall clock (interpreter)" if interp else "wall clock", repeats, tuple(samples))
 
 

@@ -13,18 +13,18 @@ of (query, key) pairs, pairs = sum over positions of the keys each sees.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .._record import record
+from ..core.estimate import terms
 from ..core.model import ModelSpec
 from .hardware import Deployment
 from .shard import shard
 
 
 def _stage_read(stage: ModelSpec, tokens: int) -> int:
-    return sum(c.read_bytes(tokens) * n for layer, n in stage.groups for c in layer.caches)
+    return terms(stage).read_bytes(tokens)
 
 
-@dataclass(frozen=True)
+@record
 class DecodeCost:
     weight_read_bytes_per_gpu: int
     kv_read_bytes_per_gpu: int  # the whole batch, one step
@@ -62,7 +62,7 @@ def prefill_flops(model: ModelSpec, tokens: int) -> int:
     return flops
 
 
-@dataclass(frozen=True)
+@record
 class ResumeCost:
     bytes_per_gpu: int  # one sequence's cache on one GPU
     copy_ms: float  # bring it back over the host link

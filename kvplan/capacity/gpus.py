@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
 
+from .._record import record
 from ..errors import UsageError
 from ..units import GIB
 
 
-@dataclass(frozen=True)
+@record
 class Gpu:
     name: str
     memory_bytes: int
@@ -45,6 +45,31 @@ CATALOG = {
         _gpu("mi300x", 192, 5300, 64, 1307, "AMD Instinct MI300X 192GB"),
     )
 }
+@record
+class Price:
+    usd_per_gpu_hour: float
+    source: str
+    date: str  # when the source gave this figure (ISO date)
+
+
+# On-demand list prices per GPU hour, one provider where it lists the GPU, for
+# ranking by cost (`kvplan fit --objective cost`). Prices move: pass
+# `--price GPU=USD` for your own. No sourced on-demand figure was found for
+# the MI300X, so it has none (cost ranking needs --price mi300x=USD).
+_RUNPOD = "RunPod on-demand, as tabled by deploybase.ai 'RunPod GPU Pricing: 2026 Comprehensive Pricing Guide'"
+LIST_PRICES = {
+    "rtx-4090": Price(0.60, _RUNPOD, "2026-03-10"),
+    "l4": Price(0.78, _RUNPOD, "2026-03-10"),
+    "l40s": Price(1.40, _RUNPOD, "2026-03-10"),
+    "a100-80gb": Price(2.45, _RUNPOD + " (A100 SXM 80GB)", "2026-03-10"),
+    "h100-pcie": Price(3.51, _RUNPOD, "2026-03-10"),
+    "h100-sxm": Price(4.76, _RUNPOD, "2026-03-10"),
+    "h200": Price(6.35, _RUNPOD, "2026-03-10"),
+    "b200": Price(10.57, _RUNPOD, "2026-03-10"),
+    "a100-40gb": Price(1.48, "Lambda on-demand 1x A100 40GB, as listed by techbytes.app 'Serverless GPU Pricing Matrix'",
+                       "2026-05-07"),
+}
+
 _ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "4090": "rtx-4090", "rtx4090": "rtx-4090"}
 
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .._record import record
 from ..errors import UsageError
 from ..units import GIB
 from ..weights.record import Weights
@@ -13,7 +12,7 @@ DEFAULT_MEM_UTIL = 0.9  # vLLM's gpu_memory_utilization default
 DEFAULT_RESERVE_BYTES = 2 * GIB  # activations, CUDA graphs, non-torch memory
 
 
-@dataclass(frozen=True)
+@record
 class Deployment:
     gpu: Gpu | None = None
     tp: int = 1

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from .._record import record
+from ..core.estimate import terms
 from ..core.model import ModelSpec
 from ..errors import PlanError
 from ..techniques.base import Plan
 from ..units import format_bytes
-from .hardware import Deployment
 from .shard import shard
 from .weights import plan_weights, stage_weight_bytes
+
+if TYPE_CHECKING:
+    from .hardware import Deployment
 
 DEFAULT_PREFIX_BLOCK = 16  # vLLM's block size, used for prefix sharing without page:
 
@@ -21,15 +25,10 @@ def _growing_owned(layer):
 
 def sequence_bytes(model: ModelSpec, tokens: int, block_tokens: int | None) -> tuple[int, int]:
     """(KV bytes, fixed state bytes) of one sequence; block-rounded when paged."""
-    kv = state = 0
-    for layer, count in model.groups:
-        if layer.shares_cache_of is not None:
-            continue
-        for cache in layer.caches:
-            kv += count * (cache.paged_bytes(tokens, block_tokens) if block_tokens else cache.stored_bytes(tokens))
-        if layer.state is not None:
-            state += count * layer.state.bytes
-    return kv, state
+    t = terms(model)
+    if not block_tokens:
+        return t.kv_bytes(tokens), t.state
+    return t.paged_kv_bytes(tokens, block_tokens), t.state
 
 
 def prefix_shared_bytes(model: ModelSpec, tokens: int, prefix_tokens: int, block_tokens: int) -> int:
@@ -52,7 +51,7 @@ def prefix_shared_bytes(model: ModelSpec, tokens: int, prefix_tokens: int, block
     return total
 
 
-@dataclass(frozen=True)
+@record
 class BatchBytes:
     kv_bytes_per_sequence: int  # as allocated (paged when paging is on)
     state_bytes_per_sequence: int
@@ -70,19 +69,20 @@ class BatchBytes:
 def batch_bytes(plan: Plan, tokens: int, batch: int, model: ModelSpec | None = None) -> BatchBytes:
     model = model or plan.model
     block = plan.block_size
-    kv, state = sequence_bytes(model, tokens, block)
-    ideal, _ = sequence_bytes(model, tokens, None)
+    t = terms(model)
+    ideal = t.kv_bytes(tokens)
+    kv = t.paged_kv_bytes(tokens, block) if block else ideal
+    state = t.state
     shared = sharers = saved = 0
     if plan.prefix is not None:
         sharers = min(plan.prefix.requests, batch)
         shared = prefix_shared_bytes(model, tokens, plan.prefix.tokens, block or DEFAULT_PREFIX_BLOCK)
         saved = max(sharers - 1, 0) * shared
-    fixed = sum(c.fixed_bytes() * n for layer, n in model.groups if layer.shares_cache_of is None for c in layer.caches)
-    total = batch * (kv + state) - saved + fixed
+    total = batch * (kv + state) - saved + t.shared  # per-tensor scales once
     return BatchBytes(kv, state, ideal, shared, sharers, saved, total)
 
 
-@dataclass(frozen=True)
+@record
 class Capacity:
     pool_bytes: int  # KV pool on the fullest GPU (the smallest pool of the stages)
     weight_bytes_per_gpu: int  # weights on the fullest GPU (the largest of the stages)
@@ -119,19 +119,25 @@ def pool_bytes_per_gpu(plan: Plan, deployment: Deployment) -> tuple[int, int]:
     return min(pools), max(weights)
 
 
-def capacity(plan: Plan, deployment: Deployment, tokens: int) -> Capacity:
+def _pool_terms(plan: Plan, deployment: Deployment) -> tuple:
+    """What capacity() needs that does not depend on the context: the pool and
+    weights on the fullest GPU, the tokens (and blocks) the pool holds, and each
+    pipeline stage with its usable bytes (its own GPU memory minus its own
+    weights). Kept on the plan's model per (plan, deployment), held by identity
+    (the objects are kept with the entry, so ids stay valid)."""
+    memo = plan.model.__dict__.setdefault("_memo", {})
+    key = ("pool-terms", id(plan), id(deployment))
+    entry = memo.get(key)
+    if entry is not None and entry[0] is plan and entry[1] is deployment:
+        return entry[2]
     pools, stage_weights = pool_bytes_per_stage(plan, deployment)
     block = plan.block_size
     best_tokens = best_blocks = None
-    concurrency, binding = None, 0
+    stages = []
     for index, stage in enumerate(shard(plan.model, deployment.tp, deployment.pp)):
-        pool = pools[index]
-        per_token = sum(
-            (c.bytes_per_token() * n for layer, n in stage.groups if layer.shares_cache_of is None for c in layer.caches),
-            0,
-        )
-        fixed = sum(c.fixed_bytes() * n for layer, n in stage.groups if layer.shares_cache_of is None for c in layer.caches)
-        usable = pool - fixed
+        t = terms(stage)
+        per_token, fixed = t.per_token, t.shared
+        usable = pools[index] - fixed
         if per_token:
             if block:
                 blocks = int(usable // (per_token * block))
@@ -140,6 +146,16 @@ def capacity(plan: Plan, deployment: Deployment, tokens: int) -> Capacity:
                 blocks, stage_tokens = None, int(usable // per_token)
             if best_tokens is None or stage_tokens < best_tokens:
                 best_tokens, best_blocks = stage_tokens, blocks
+        stages.append((stage, usable))
+    value = (min(pools), max(stage_weights), best_tokens, best_blocks, tuple(stages))
+    memo[key] = (plan, deployment, value)
+    return value
+
+
+def capacity(plan: Plan, deployment: Deployment, tokens: int) -> Capacity:
+    pool, weights, best_tokens, best_blocks, stages = _pool_terms(plan, deployment)
+    concurrency, binding = None, 0
+    for index, (stage, usable) in enumerate(stages):
         seq = batch_bytes(plan, tokens, 1, stage)
         unique = seq.kv_bytes_per_sequence + seq.state_bytes_per_sequence
         shared = seq.prefix_shared_bytes if plan.prefix is not None else 0
@@ -149,4 +165,4 @@ def capacity(plan: Plan, deployment: Deployment, tokens: int) -> Capacity:
             fit = int(usable // unique) if unique else 0
         if concurrency is None or fit < concurrency:
             concurrency, binding = fit, index
-    return Capacity(min(pools), max(stage_weights), best_tokens, best_blocks, max(concurrency or 0, 0), binding)
+    return Capacity(pool, weights, best_tokens, best_blocks, max(concurrency or 0, 0), binding)

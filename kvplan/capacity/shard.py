@@ -4,7 +4,8 @@ TP: KV heads per rank = max(1, kv_heads // tp); heads are replicated when tp
 exceeds them. An MLA latent (and the V3.2 indexer) is replicated on every rank.
 Recurrent states split their heads across ranks (ceil); Mamba-2 groups are
 first padded to a multiple of TP (a single group is replicated). PP: layers are split
-into contiguous stages, the first stages taking one extra layer when uneven.
+into contiguous stages as vLLM splits them (the extra layers of an uneven split go
+to the stages before the last).
 """
 
 from __future__ import annotations
@@ -55,12 +56,17 @@ def shard_state(state: RecurrentState, tp: int) -> RecurrentState:
 
 
 def stage_bounds(num_layers: int, pp: int) -> list[tuple[int, int]]:
+    """Contiguous layer ranges per pipeline stage, as vLLM splits them
+    (vllm/distributed/utils.py: get_pp_indices): num_layers // pp each, and the
+    remaining layers one each to the stages counted back from the second-to-last
+    (the last stage holds the final norm and head, the first the embeddings)."""
     if pp > num_layers:
         raise UsageError(f"--pp {pp} exceeds the model's {num_layers} layers")
-    base, extra = divmod(num_layers, pp)
+    sizes = [num_layers // pp] * pp
+    for i in range(2, num_layers % pp + 2):
+        sizes[-i] += 1
     bounds, start = [], 0
-    for s in range(pp):
-        size = base + (1 if s < extra else 0)
+    for size in sizes:
         bounds.append((start, start + size))
         start += size
     return bounds

@@ -29,6 +29,12 @@ def bench_command(
     csv_path: Annotated[Optional[str], typer.Option("--csv", help="Write one CSV row per technique to FILE.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --json/--csv files that exist.")] = False,
+    tp: Annotated[int, typer.Option("--tp", help="Tensor-parallel ranks: run under torchrun with TP x PP processes.")] = 1,
+    pp: Annotated[int, typer.Option("--pp", help="Pipeline stages: run under torchrun with TP x PP processes.")] = 1,
+    launch: Annotated[Optional[int], typer.Option(
+        "--launch", help="Start N = TP x PP ranks on this node with torchrun (see docs/bench-distributed.md).")] = None,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", help="Seconds a rank waits in a collective before the run fails (distributed runs).")] = 600.0,
 ) -> None:
     """Measure real caches built by the kernels against kvplan's predictions.
 
@@ -44,6 +50,10 @@ def bench_command(
       kvplan bench llama-3.1-8b -t all --context 32k --batch 16 --json bench.json
 
       kvplan bench gemma-3-1b -t all --device cpu --json cpu.json --csv cpu.csv
+
+      torchrun --nproc-per-node 8 -m kvplan bench llama-3.1-70b -t fp8 --tp 4 --pp 2 --json tp4pp2.json
+
+      kvplan bench llama-3.1-8b -t fp8 --tp 2 --launch 2 --device cpu
     """
     import sys
 
@@ -69,6 +79,11 @@ def bench_command(
     specs = expand(technique or ["all"], tokens, batch_n, small)
     for s in specs:  # unknown or malformed techniques fail before anything runs
         make_case(s, block)
+    if _distributed(tp, pp, launch):
+        from .bench_ranks import bench_ranks
+
+        return bench_ranks(BenchConfig(model, specs, tokens, batch_n, dev, reps, small, block), tp, pp, launch,
+                           timeout, json_path, csv_path, quiet, force)
     err = Console(stderr=True)
     progress = None
     bar = None
@@ -100,3 +115,10 @@ def bench_command(
     bad = [r for r in doc["results"] if r["status"] in ("mismatch", "oom", "error")]
     if bad:
         raise typer.Exit(1)
+
+
+def _distributed(tp: int, pp: int, launch: int | None) -> bool:
+    """--tp/--pp/--launch, or started by torchrun (WORLD_SIZE set, even to 1)."""
+    import os
+
+    return launch is not None or tp != 1 or pp != 1 or bool(os.environ.get("WORLD_SIZE"))

@@ -57,7 +57,7 @@ def run(app) -> int:
     warnings.showwarning = _warning_line
     debug = os.environ.get("KVPLAN_DEBUG", "") not in ("", "0")
     try:
-        result = app(standalone_mode=False)
+        result = app(prog_name="kvplan", standalone_mode=False)  # the same name under `python -m kvplan`
         # with standalone_mode off, click returns typer.Exit's code instead of raising
         return result if isinstance(result, int) else 0
     except typer.Exit as exc:

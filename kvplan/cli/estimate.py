@@ -1,7 +1,5 @@
 """`kvplan estimate`: bytes, techniques, capacity, decode cost for one model."""
 
-from __future__ import annotations
-
 from typing import Annotated, Optional
 
 import typer

@@ -13,6 +13,7 @@ from .options import FormatOpt
 def plan_command(
     scenarios: Annotated[Optional[List[str]], typer.Argument(help="Scenario .yaml files or bundled scenario names.", show_default=False)] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the bundled scenarios and exit.")] = False,
+    fit: Annotated[bool, typer.Option("--fit", help="Search GPU kinds, counts and TP/PP for the deployments that meet the scenario's budgets (as `kvplan fit`).")] = False,
     fmt: FormatOpt = "table",
 ) -> None:
     """Plan each scenario (model, GPUs, workload, techniques) and check its budgets.
@@ -30,12 +31,19 @@ def plan_command(
       kvplan plan scenarios/*.yaml --format json
 
       kvplan plan my-service.yaml
+
+      kvplan plan rag-128k --fit
     """
     from ..workload import run
 
     check_format(fmt)
     if list_:
         emit(run.list_report(), fmt)
+        return
+    if fit:
+        from ..workload.fit import fit_workflow
+
+        emit(fit_workflow(scenarios or []), fmt)
         return
     report, broken = run.plan_workflow(scenarios or [])
     emit(report, fmt)

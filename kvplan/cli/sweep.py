@@ -29,6 +29,9 @@ def sweep_command(
     """Sweep one model over log-spaced contexts: stored bytes, read bytes, pool tokens
     and max concurrency, for a baseline and each technique combination.
 
+    On a terminal the table shows a few contexts per series; --format csv or json,
+    or --out, give every row (a million rows take seconds).
+
     Examples:
 
       kvplan sweep llama-3.1-70b --context 1k..1m --points 12 -t fp8 -t fp8+evict:0.5 --gpu h200 --tp 4

@@ -20,7 +20,7 @@ from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_st
 from .markers import (alternate_sliding_first, every_period, from_max_window_layers, gemma4_layer_dims,
                       glm_dsa_indexers, gpt_neo_attention_types, kimi_default, last_layer_full, lfm2_kinds,
                       llama4_kinds, marker_length, olmo3_windows, olmo_hybrid_default, pattern_default,
-                      qwen2_moe_windows, zamba2_default, zamba_default)
+                      qwen2_moe_windows, smollm3_windows, zamba2_default, zamba_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -79,6 +79,20 @@ _ROWS: list[Family] = [
             "exaone", "phi", "gemma", "glm4_moe", "ministral", "qwen3_vl_text"),
            kinds=ATTN, params=params.attention_decoder,
            rules=("K/V on every layer; sliding_window (when set) on every layer",)),
+    # decoders whose cache follows transformers' generic rule exactly (layer_types, else sliding_window on
+    # every layer, else full), each checked against the cache transformers builds by tests/parity
+    Family(("afmoe", "apertus", "arcee", "aria_text", "beam", "biogpt", "bitnet", "cohere", "cwm", "diffllama",
+            "ernie4_5", "ernie4_5_moe", "flex_olmo", "flint", "git", "gpt_neox_japanese", "granitemoe",
+            "granitemoeshared", "helium", "hrm_text", "hy_v3", "hyperclovax", "iquestcoder", "jais2", "kolibri1",
+            "mellum", "modernbert-decoder", "nanochat", "olmo", "olmoe", "phimoe", "seed_oss", "solar_open",
+            "vaultgemma"),
+           kinds=ATTN_CHUNKED, params=params.attention_decoder,
+           rules=("transformers' generic cache rule (layer_types, else sliding_window on every layer), "
+                  "checked against transformers' own cache by tests/parity",)),
+    Family(("smollm3",), kinds=ATTN, window_gate="use_sliding_window", derive=smollm3_windows,
+           params=params.attention_decoder,
+           rules=("with use_sliding_window the NoPE layers (every no_rope_layer_interval-th) slide",)),
+    Family(("fuyu",), text="persimmon", rules=("text model (persimmon) in text_config, or flat",)),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
     Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,
@@ -93,7 +107,7 @@ _ROWS: list[Family] = [
     # -- MHA families whose attention reads neither num_key_value_heads nor head_dim
     Family(("gpt2",), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden, refuse=(CROSS_ATTENTION,),
            params=params.attention_decoder, rules=("MHA: n_head heads of n_embd / n_head",)),
-    Family(("gptj", "codegen"), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden,
+    Family(("gptj", "codegen", "ctrl"), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden,
            params=params.attention_decoder, rules=("MHA: n_head heads of n_embd / n_head",)),
     Family(("gpt_neox", "opt", "persimmon"), kinds=FULL_ONLY, dims=mha_from_hidden, params=params.attention_decoder,
            rules=("MHA: num_attention_heads heads of hidden_size / heads",)),
@@ -137,7 +151,7 @@ _ROWS: list[Family] = [
            rules=("with use_sliding_window: even layers below max_window_layers slide, the rest are full",)),
     Family(("qwen3_moe",), kinds=ATTN, window_gate="use_sliding_window", params=params.attention_decoder,
            rules=("with use_sliding_window every layer slides (max_window_layers is not read)",)),
-    Family(("exaone4",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
+    Family(("exaone4", "exaone_moe"), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
            params=params.attention_decoder,
            rules=("sliding_window_pattern (int, or letters L local / G global); no window: all full",)),
     Family(("olmo3",), kinds=ATTN, derive=olmo3_windows, params=params.attention_decoder,
@@ -317,6 +331,8 @@ REFUSED: dict[str, str] = {
     "openai-gpt": "GPT-1: transformers' implementation keeps no KV cache",
     "xlstm": "an xLSTM recurrent model whose state kvplan does not size yet",
     "deepseek_v4": "DeepSeek-V4's compressed sparse attention, which kvplan cannot size yet",
+    "cpmant": "CPM-Ant: its cache (prompt and segment positions) is not the per-token K/V kvplan sizes",
+    "moshi": "a speech-text model whose depth decoder keeps a second cache kvplan does not size",
 }
 
 

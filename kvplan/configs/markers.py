@@ -322,3 +322,13 @@ def olmo_hybrid_default(f: Fields, n: int) -> list[str]:
     if K.FULL not in kinds:
         kinds[-1] = K.FULL
     return kinds
+
+
+def smollm3_windows(f: Fields, n: int) -> list[str]:
+    """SmolLM3 (with use_sliding_window): the NoPE layers (no_rope_layers 0, by default every
+    no_rope_layer_interval-th layer) slide, the RoPE layers are full."""
+    flags = f.int_list("no_rope_layers", n, minimum=0, maximum=1)
+    if flags is None:
+        interval = f.int("no_rope_layer_interval", default=4)
+        flags = [int((i + 1) % interval != 0) for i in range(n)]
+    return [K.FULL if rope else K.SLIDING for rope in flags]

@@ -12,14 +12,15 @@ Byte sizes are derived, never stored: every number kvplan prints comes from
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from functools import cached_property
 
+from .._record import record  # a frozen dataclass that compiles nothing at import
 from .storage import BF16, Storage
 
 
-@dataclass(frozen=True)
+@record
 class TokenPolicy:
     """Which tokens a cache keeps and which a decode step reads.
 
@@ -91,7 +92,7 @@ class TokenPolicy:
         return min(caps) if caps else None
 
 
-@dataclass(frozen=True)
+@record
 class TokenCache:
     """A cache that grows with every token: attention K/V, an MLA latent, indexer keys.
 
@@ -188,7 +189,7 @@ class TokenCache:
         return sum(self.storage.fixed_bytes(h) for _, h, _ in self._tensors())
 
 
-@dataclass(frozen=True)
+@record
 class RecurrentState:
     """A fixed per-sequence state (Mamba conv + SSM state, Gated DeltaNet state).
 
@@ -217,7 +218,7 @@ class RecurrentState:
         )
 
 
-@dataclass(frozen=True)
+@record
 class LayerSpec:
     """What one decoder layer caches."""
 

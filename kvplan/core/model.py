@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field, replace
 from functools import cached_property
 
+from .._record import record
 from .layers import LayerSpec
 
 
-@dataclass(frozen=True)
+@record
 class ModelSpec:
     name: str
     model_type: str
@@ -27,7 +28,9 @@ class ModelSpec:
 
     @cached_property
     def groups(self) -> tuple[tuple[LayerSpec, int], ...]:
-        """Distinct layer specs with their counts, in first-seen order.
+        """Distinct layer specs with their counts, in first-seen order (layers that
+        reuse another layer's cache: one group per distinct cache they read, its
+        first layer standing for all).
 
         Estimates iterate over these few groups, not over every layer.
         """
@@ -38,10 +41,18 @@ class ModelSpec:
                 by_id[id(layer)] = [layer, 1]
             else:
                 entry[1] += 1
-        merged: dict[LayerSpec, int] = {}
+        merged: dict = {}
         for layer, count in by_id.values():  # then equal ones (a few hashes)
-            merged[layer] = merged.get(layer, 0) + count
-        return tuple(merged.items())
+            # a layer that reuses another's cache stores nothing and reads what its
+            # owner stores: which layer that is does not change any byte, so CLA's
+            # sharers group together instead of one group per owner
+            key = layer if layer.shares_cache_of is None else replace(layer, shares_cache_of=-1)
+            entry = merged.get(key)
+            if entry is None:
+                merged[key] = [layer, count]
+            else:
+                entry[1] += count
+        return tuple((layer, count) for layer, count in merged.values())
 
     def memo(self, key, make):
         """Per-instance cache for derived models (shards), keyed by `key`."""

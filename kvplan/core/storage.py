@@ -21,16 +21,17 @@ tensor of `heads x dim` elements per token. Quantized formats carry scales
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 
+from .._record import record
 from ..errors import UsageError
 
 FP32_SCALE_BYTES = 4
 FP16_SCALE_BYTES = 2
 
 
-@dataclass(frozen=True)
+@record
 class Storage:
     name: str  # "bf16", "fp8_e4m3", "int4", ...
     bits: int

@@ -40,8 +40,9 @@ block-outermost packing of groups with mixed page sizes, non-Hopper backends
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
+from .._record import record
 from ..capacity.shard import shard, stage_bounds
 from ..core.layers import TokenCache
 from ..core.model import ModelSpec
@@ -137,7 +138,7 @@ def latent_token_bytes(cache: TokenCache, kv_dtype: str, serving: Storage, spars
 
 # ---------------------------------------------------------------- specs
 
-@dataclass(frozen=True)
+@record
 class PageSpec:
     """One layer's cache as vLLM's KV cache manager sees it (its KVCacheSpec)."""
 
@@ -187,7 +188,7 @@ class PageSpec:
         return cdiv(max_len, self.block_tokens) * self.page_bytes
 
 
-@dataclass(frozen=True)
+@record
 class CacheGroup:
     """Layers sharing one block table (vLLM's KVCacheGroupSpec)."""
 
@@ -196,7 +197,7 @@ class CacheGroup:
     padding_layers: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class VllmPool:
     kv_memory_bytes: int
     max_model_len: int

@@ -12,8 +12,8 @@ release's rules (kvplan.engines.vllm_rules).
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 
+from .._record import record
 from ..core.model import ModelSpec
 from ..render import Report
 from ..techniques.architecture import HybridWhatIf, LatentWhatIf, RegroupHeads, ShareLayers
@@ -31,7 +31,7 @@ NO_ENGINE = "needs engine support that vLLM does not have"
 NOT_A_DTYPE = "is not a vLLM {version} KV cache dtype (vLLM {version} offers {offered})"
 
 
-@dataclass(frozen=True)
+@record
 class NotApplied:
     spec: str
     reason: str

@@ -102,3 +102,21 @@ def catalog(title: str, items: list[dict]) -> Table:
     """The catalogs (models, techniques, GPUs, families): every scalar key of the records."""
     columns = [k for k, v in items[0].items() if not isinstance(v, dict)] if items else []
     return records(title, items, columns)
+
+
+FIT_COLUMNS = ["rank", "gpu", "gpus", "tp", "pp", "kv_dtype", "techniques", "max_concurrency", "engine_max_concurrency",
+               "kv_bytes_per_gpu", "kv_pool_bytes_per_gpu", "weight_bytes_per_gpu", "decode_ms_per_token",
+               "usd_per_hour", "usd_per_gpu_hour", "price_source", "quality", "estimate_command"]
+
+
+def fit(docs: list[dict]) -> Table:
+    """`kvplan fit` (and `plan --fit`): one row per option listed, the search's
+    workload in front (`scenario` empty outside `plan --fit`)."""
+    rows = []
+    for doc in docs:
+        lead = [doc.get("scenario"), doc["model"], doc["context_tokens"], doc["concurrency"], doc["objective"],
+                doc["engine"]["name"], doc["engine"].get("version")]
+        for option in doc["options"]:
+            rows.append(lead + [" ".join(option[c]) if c == "techniques" else option.get(c) for c in FIT_COLUMNS])
+    return Table("fit", ["scenario", "model", "context_tokens", "concurrency", "objective", "engine", "engine_version",
+                         *FIT_COLUMNS], rows)

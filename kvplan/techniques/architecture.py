@@ -3,8 +3,9 @@ recurrent layers. Each needs a checkpoint trained (or uptrained) for it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from .._record import record
 from ..core.layers import LayerSpec, RecurrentState, TokenCache
 from ..core.storage import BF16, Storage
 from ..core.transform import map_caches
@@ -22,7 +23,7 @@ def _attention_caches(plan: Plan, spec: str) -> None:
         )
 
 
-@dataclass(frozen=True)
+@record
 class RegroupHeads(Technique):
     """GQA/MQA: K and V with `kv_heads` heads per layer (uptraining, about 5% of pretraining)."""
 
@@ -42,7 +43,7 @@ class RegroupHeads(Technique):
         return plan.with_model(map_caches(plan.model, regroup, lambda i, l, c: c.kind == "attention"))
 
 
-@dataclass(frozen=True)
+@record
 class ShareLayers(Technique):
     """Cross-layer attention: every `factor` adjacent cache-owning layers share one cache.
 
@@ -73,7 +74,7 @@ class ShareLayers(Technique):
         return plan.with_model(replace(plan.model, layers=tuple(out)))
 
 
-@dataclass(frozen=True)
+@record
 class LatentWhatIf(Technique):
     """MLA what-if: K and V replaced by one latent of `rank` + `rope` elements per token."""
 
@@ -94,7 +95,7 @@ class LatentWhatIf(Technique):
         return plan.with_model(map_caches(plan.model, to_latent, lambda i, l, c: c.kind == "attention"))
 
 
-@dataclass(frozen=True)
+@record
 class HybridWhatIf(Technique):
     """Replace `recurrent` of every `recurrent + attention` attention layers by a fixed state.
 

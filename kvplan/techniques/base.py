@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from .._record import record
 from ..core.model import ModelSpec
 
 # What each technique needs before it can be used.
@@ -13,13 +14,13 @@ ENGINE_SUPPORT = "needs engine support"
 NONE = "none"
 
 
-@dataclass(frozen=True)
+@record
 class PrefixShare:
     tokens: int  # shared prefix length P
     requests: int  # concurrent requests R sharing it
 
 
-@dataclass(frozen=True)
+@record
 class Offload:
     cpu_bytes: int  # size of the CPU tier
     active_sequences: int  # sequences that must stay resident on the GPU
@@ -27,7 +28,7 @@ class Offload:
     mfu: float  # achievable fraction of dense TFLOP/s for the recompute estimate
 
 
-@dataclass(frozen=True)
+@record
 class Plan:
     """A model description plus serving-level settings the techniques set."""
 
@@ -40,7 +41,7 @@ class Plan:
         return replace(self, model=model)
 
 
-@dataclass(frozen=True)
+@record
 class Technique:
     spec: str  # as the user wrote it
     label: str  # what it does, with its parameters

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from .._record import record
 from ..core.storage import Storage
 from ..core.transform import map_caches
 from ..errors import TechniqueError
 from .base import Plan, Technique
 
 
-@dataclass(frozen=True)
+@record
 class Quantize(Technique):
     """Store K/V (or the MLA latent) as `storage`. With skip_windowed, sliding-window
     layers keep their native dtype (vLLM's --kv-cache-dtype-skip-layers sliding_window).

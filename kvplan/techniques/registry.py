@@ -1,4 +1,7 @@
-"""Spec text -> Technique. One builder per technique name; `CATALOG` documents them."""
+"""Spec text -> Technique. One builder per technique name; `CATALOG` documents them.
+
+The technique modules load only when a spec names one of theirs, so a run
+without -t imports none of them."""
 
 from __future__ import annotations
 
@@ -6,8 +9,6 @@ from fractions import Fraction
 
 from ..core.storage import kv_storage
 from ..errors import TechniqueError
-from . import architecture as arch
-from . import quantize, serving, tokens
 from .base import ENGINE_SUPPORT, NEEDS_TRAINING, NONE, QUALITY_RISK, Technique
 from .spec import Spec, parse_spec
 
@@ -78,7 +79,9 @@ def _quant(name: str, spec: Spec) -> Technique:
     skip = _skip(spec)
     if skip:
         label += ", sliding layers native"
-    return quantize.Quantize(**_meta("kivi" if name == "kivi" else name, spec, label), storage=storage, skip_windowed=skip)
+    from .quantize import Quantize
+
+    return Quantize(**_meta("kivi" if name == "kivi" else name, spec, label), storage=storage, skip_windowed=skip)
 
 
 def _fraction_or_count(spec: Spec) -> tuple[Fraction | None, int | None]:
@@ -106,6 +109,12 @@ def build(text: str) -> Technique:
         raise TechniqueError(f"unknown technique {spec.name!r}", hint)
     if name in ("fp8", "int8", "int4", "int2", "kivi"):
         return _quant(name, spec)
+    if name in ("gqa", "mqa", "cla", "mla", "hybrid"):
+        from . import architecture as arch
+    elif name in ("window", "csa", "quest", "evict", "pyramid"):
+        from . import tokens
+    else:
+        from . import serving
     if name in ("gqa", "mqa"):
         spec.known("heads")
         heads = 1 if name == "mqa" else spec.int("heads", positional=True)

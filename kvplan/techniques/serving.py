@@ -3,13 +3,14 @@ engine allocates, shares and places the cache, not what one layer stores."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from .._record import record
 from ..errors import TechniqueError
 from .base import Offload, Plan, PrefixShare, Technique
 
 
-@dataclass(frozen=True)
+@record
 class Page(Technique):
     """PagedAttention: the cache is allocated in blocks of `block` tokens."""
 
@@ -19,7 +20,7 @@ class Page(Technique):
         return replace(plan, block_size=self.block)
 
 
-@dataclass(frozen=True)
+@record
 class Prefix(Technique):
     """Prefix caching: R concurrent requests share a P-token prefix; only full
     blocks are shared (block size from page:, else 16)."""
@@ -33,7 +34,7 @@ class Prefix(Technique):
         return replace(plan, prefix=PrefixShare(self.tokens, self.requests))
 
 
-@dataclass(frozen=True)
+@record
 class OffloadTier(Technique):
     """A CPU tier of `cpu_bytes`: idle sequences move there, `active` stay on the GPU."""
 

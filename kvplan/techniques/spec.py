@@ -8,14 +8,15 @@ offload:cpu=64GiB, page:16.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 
+from .._record import record
 from ..errors import TechniqueError
 from ..units import parse_size, parse_tokens
 
 
-@dataclass(frozen=True)
+@record
 class Spec:
     text: str
     name: str

@@ -3,9 +3,9 @@ compressed sparse attention, Quest."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
+from .._record import record
 from ..core.transform import map_caches, map_layers, with_policy
 from ..errors import TechniqueError
 from .base import Plan, Technique
@@ -15,7 +15,7 @@ def _growing(cache) -> bool:
     return cache.kind in ("attention", "latent")
 
 
-@dataclass(frozen=True)
+@record
 class Window(Technique):
     """Sliding window of `window` tokens on all attention layers, or a local:global
     pattern (`local` windowed layers then `global_` full ones, repeating)."""
@@ -45,7 +45,7 @@ class Window(Technique):
         )
 
 
-@dataclass(frozen=True)
+@record
 class Evict(Technique):
     """H2O / SnapKV: keep a budget (a fraction of the tokens, or a count) including
     the newest `recent` tokens; evicted tokens are gone for good."""
@@ -84,7 +84,7 @@ def pyramid_fractions(average: Fraction, layers: int) -> list[Fraction]:
     return [average * (Fraction(3, 2) - Fraction(i, layers - 1)) for i in range(layers)]
 
 
-@dataclass(frozen=True)
+@record
 class Pyramid(Technique):
     """PyramidKV: larger budgets in lower layers, smaller in higher ones, same total."""
 
@@ -112,7 +112,7 @@ class Pyramid(Technique):
         return plan.with_model(map_layers(plan.model, one))
 
 
-@dataclass(frozen=True)
+@record
 class CompressedSparse(Technique):
     """Compressed sparse attention: floor(n/m) compressed entries + a local window of
     raw tokens stored (the unfinished group lives in the window); k entries + the
@@ -133,7 +133,7 @@ class CompressedSparse(Technique):
         ))
 
 
-@dataclass(frozen=True)
+@record
 class Quest(Technique):
     """Quest: per-page min/max key metadata; a step reads only the top-k pages.
     Stored bytes grow by the metadata; read bytes shrink."""

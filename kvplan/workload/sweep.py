@@ -1,5 +1,5 @@
 """`kvplan sweep`: one model over a log-spaced range of contexts, one series per
-technique combination, as a pandas DataFrame (tidy: one row per context x series).
+technique combination (tidy: one row per context x series).
 
 Columns (bytes are integers; GiB = 2^30 bytes):
   model, gpu, tp, pp, kv_dtype, series, context_tokens, batch,
@@ -9,7 +9,12 @@ Columns (bytes are integers; GiB = 2^30 bytes):
   pool_tokens      tokens the KV pool of one GPU holds (constant per series)
   max_concurrency  sequences of context_tokens that fit in the pool at once
 
-pandas and numpy are imported here, never by `kvplan estimate`.
+The rows are computed as numpy columns (workload/vector.py) and written from
+them in chunks: CSV and JSON at a million rows take seconds and a bounded amount
+of memory, and need no pandas (sweep_frame builds a DataFrame for the API and
+--plot; Parquet goes through pyarrow). numpy is imported here, never by
+`kvplan estimate`. On a terminal the table is a summary: a few contexts per
+series, and a line saying how to get every row.
 """
 
 from __future__ import annotations
@@ -17,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .._record import record
 from ..capacity.hardware import make_deployment
 from ..errors import KvplanError, UsageError
 from ..planner import compose
 from ..sources import load_model_and_weights
-from ..techniques.registry import build_all
 from ..units import parse_tokens
 from ..workflows import apply_kv_dtype
 
@@ -62,7 +67,7 @@ def context_points(low: int, high: int, points: int):
     return np.unique(raw)
 
 
-@dataclass(frozen=True)
+@record
 class Series:
     label: str  # "baseline" or the -t value as written
     specs: tuple[str, ...]  # the techniques, '+' split
@@ -95,12 +100,45 @@ def check_output_path(path_text: str, suffixes: tuple[str, ...], what: str, forc
     return path
 
 
-def sweep_frame(model_name: str, *, low: int, high: int, points: int = 32, series=(), gpu: str = "h100",
-                tp: int = 1, pp: int = 1, kv_dtype: str = "auto", batch: int = 1, mem_util: float = 0.9):
-    """The sweep as a DataFrame (see the module docstring for the columns)."""
-    import numpy as np
-    import pandas as pd
+SUMMARY_CONTEXTS = 9  # contexts per series in the terminal table when there are more
+CHUNK_ROWS = 65_536  # rows formatted at a time when writing CSV or JSON
 
+
+@dataclass
+class SweepSeries:
+    label: str
+    kv: object  # numpy int64 arrays, one entry per context
+    state_bytes: int
+    stored: object
+    read: object
+    pool_tokens: int | None  # constant over the series (None: no growing cache)
+    max_concurrency: object
+
+
+@dataclass
+class SweepResult:
+    """The sweep as columns: shared values once, one set of arrays per series."""
+
+    model: str
+    gpu: str
+    tp: int
+    pp: int
+    kv_dtype: str
+    batch: int
+    contexts: object  # numpy int64 array
+    series: list[SweepSeries]
+    # for --plot's reference lines (constant over the sweep, so not columns)
+    max_context_tokens: int | None = None
+    pool_bytes_per_gpu: int | None = None
+
+    @property
+    def rows(self) -> int:
+        return len(self.series) * len(self.contexts)
+
+
+def sweep_columns(model_name: str, *, low: int, high: int, points: int = 32, series=(), gpu: str = "h100",
+                  tp: int = 1, pp: int = 1, kv_dtype: str = "auto", batch: int = 1, mem_util: float = 0.9) -> SweepResult:
+    """The sweep's numbers (see the module docstring for the columns)."""
     from . import vector
 
     if batch < 1:
@@ -109,86 +147,190 @@ def sweep_frame(model_name: str, *, low: int, high: int, points: int = 32, serie
     spec, weights = load_model_and_weights(model_name)
     spec, dtype = apply_kv_dtype(spec, kv_dtype)
     deployment = replace(make_deployment(gpu, tp=tp, pp=pp, mem_util=mem_util), weights=weights)
-    frames = []
+    out = []
     pool_bytes = None
     for s in parse_series(series):
-        plan = compose(spec, build_all(s.specs))[-1]
+        chain = []
+        if s.specs:
+            from ..techniques.registry import build_all
+
+            chain = build_all(s.specs)
+        plan = compose(spec, chain)[-1]
         b = vector.batch_bytes(plan, n, batch)
         read = vector.read_bytes_per_step(plan.model, n) * batch
         try:
             fit, pool_bytes, pool_tokens = vector.max_concurrency(plan, deployment, n)
         except KvplanError as exc:
             raise type(exc)(f"series {s.label}: {exc.message}", exc.hint) from None
+        out.append(SweepSeries(s.label, b["kv"], int(b["state"][0]) if len(n) else 0, b["total"], read, pool_tokens, fit))
+    return SweepResult(spec.name, deployment.gpu.name, tp, pp, dtype, batch, n, out, spec.max_context_tokens,
+                       None if pool_bytes is None else int(pool_bytes))
+
+
+def sweep_frame(model_name: str, **kwargs):
+    """The sweep as a pandas DataFrame, one row per context x series (the API, --plot)."""
+    return to_frame(sweep_columns(model_name, **kwargs))
+
+
+def to_frame(result: SweepResult):
+    import numpy as np
+    import pandas as pd
+
+    frames = []
+    for s in result.series:
+        count = len(result.contexts)
         frames.append(pd.DataFrame({
             "series": s.label,
-            "context_tokens": n,
-            "kv_bytes_per_sequence": b["kv"],
-            "state_bytes_per_sequence": b["state"],
-            "stored_bytes": b["total"],
-            "read_bytes": read,
-            "pool_tokens": pd.array(np.full(len(n), -1 if pool_tokens is None else pool_tokens), dtype="Int64"),
-            "max_concurrency": fit,
+            "context_tokens": result.contexts,
+            "kv_bytes_per_sequence": s.kv,
+            "state_bytes_per_sequence": np.full(count, s.state_bytes, dtype=np.int64),
+            "stored_bytes": s.stored,
+            "read_bytes": s.read,
+            "pool_tokens": pd.array([s.pool_tokens] * count, dtype="Int64"),
+            "max_concurrency": s.max_concurrency,
         }))
     df = pd.concat(frames, ignore_index=True)
-    if (df["pool_tokens"] < 0).any():
-        df.loc[df["pool_tokens"] < 0, "pool_tokens"] = pd.NA  # no growing cache: the pool holds no tokens
-    df.insert(0, "model", spec.name)
-    df.insert(1, "gpu", deployment.gpu.name)
-    df.insert(2, "tp", tp)
-    df.insert(3, "pp", pp)
-    df.insert(4, "kv_dtype", dtype)
-    df.insert(7, "batch", batch)
+    df.insert(0, "model", result.model)
+    df.insert(1, "gpu", result.gpu)
+    df.insert(2, "tp", result.tp)
+    df.insert(3, "pp", result.pp)
+    df.insert(4, "kv_dtype", result.kv_dtype)
+    df.insert(7, "batch", result.batch)
     df = df[COLUMNS]
-    # for --plot's reference lines (not columns: constant over the sweep)
-    df.attrs["max_context_tokens"] = spec.max_context_tokens
-    df.attrs["pool_bytes_per_gpu"] = pool_bytes
+    df.attrs["max_context_tokens"] = result.max_context_tokens  # --plot's reference lines
+    df.attrs["pool_bytes_per_gpu"] = result.pool_bytes_per_gpu
     return df
 
 
-def write_frame(df, path: Path) -> None:
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        df.to_csv(path, index=False)
-    elif suffix == ".json":  # the very document --format json prints: one shape
-        import json
-
-        path.write_text(json.dumps(sweep_document(df), indent=1) + "\n", encoding="utf-8")
-    else:
-        try:
-            df.to_parquet(path, index=False)
-        except ImportError:
-            raise KvplanError(f"--out {path}: writing parquet needs pyarrow", "pip install pyarrow, or use .csv or .json") from None
+def _chunks(result: SweepResult, row_format):
+    """Text of every row, CHUNK_ROWS at a time: row_format(series) gives a
+    %-format taking (context, kv, stored, read, max concurrency)."""
+    for s in result.series:
+        fmt = row_format(s)
+        for start in range(0, len(result.contexts), CHUNK_ROWS):
+            stop = start + CHUNK_ROWS
+            columns = (result.contexts[start:stop].tolist(), s.kv[start:stop].tolist(), s.stored[start:stop].tolist(),
+                       s.read[start:stop].tolist(), s.max_concurrency[start:stop].tolist())
+            yield map(fmt.__mod__, zip(*columns))
 
 
-def sweep_document(df) -> dict:
-    """The sweep's JSON document, printed (--format json) or written (--out FILE.json) alike."""
+def write_csv(result: SweepResult, stream) -> None:
+    """Every row as CSV with a header (what pandas' to_csv writes: no index, empty for a missing pool)."""
+    import csv
+    import io
+
+    def quoted(*values) -> str:
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="").writerow(values)
+        return buf.getvalue().replace("%", "%%")
+
+    def row_format(s: SweepSeries) -> str:
+        shared = quoted(result.model, result.gpu, result.tp, result.pp, result.kv_dtype, s.label)
+        pool = "" if s.pool_tokens is None else s.pool_tokens
+        return f"{shared},%d,{result.batch},%d,{s.state_bytes},%d,%d,{pool},%d"
+
+    stream.write(",".join(COLUMNS) + "\n")
+    for lines in _chunks(result, row_format):
+        stream.write("\n".join(lines))
+        stream.write("\n")
+
+
+def _json_row_format(result: SweepResult):
     import json
 
-    return {"schema_version": 1, "columns": COLUMNS, "rows": json.loads(df.to_json(orient="records"))}
+    def row_format(s: SweepSeries) -> str:
+        fixed = {"model": result.model, "gpu": result.gpu, "tp": result.tp, "pp": result.pp, "kv_dtype": result.kv_dtype,
+                 "series": s.label}
+        head = json.dumps(fixed)[:-1].replace("%", "%%")
+        pool = "null" if s.pool_tokens is None else s.pool_tokens
+        return (f'{head}, "context_tokens": %d, "batch": {result.batch}, "kv_bytes_per_sequence": %d, '
+                f'"state_bytes_per_sequence": {s.state_bytes}, "stored_bytes": %d, "read_bytes": %d, '
+                f'"pool_tokens": {pool}, "max_concurrency": %d}}')
+
+    return row_format
 
 
-def sweep_report(df, fmt: str):
-    """A Report of the sweep for the terminal (table, csv, markdown, json)."""
+def write_json_rows(result: SweepResult, stream) -> None:
+    """The rows as a JSON list of objects, one per line."""
+    first = True
+    stream.write("[")
+    for lines in _chunks(result, _json_row_format(result)):
+        stream.write(("\n" if first else ",\n") + ",\n".join(lines))
+        first = False
+    stream.write("\n]\n")
 
-    import pandas as pd
 
+def write_ndjson(result: SweepResult, stream) -> None:
+    """The rows as NDJSON: one JSON object per line, keys = COLUMNS (what --format ndjson prints)."""
+    for lines in _chunks(result, _json_row_format(result)):
+        stream.write("\n".join(lines))
+        stream.write("\n")
+
+
+def write_json_document(result: SweepResult, stream) -> None:
+    """What `--format json` prints: {"schema_version", "columns", "rows": [...]}."""
+    import json
+
+    stream.write(f'{{"schema_version": 1, "columns": {json.dumps(COLUMNS)}, "rows": ')
+    write_json_rows(result, stream)
+    stream.write("}\n")
+
+
+def write_parquet(result: SweepResult, path: Path) -> None:
+    """Parquet through pandas and pyarrow (columnar already: one frame, one write)."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise KvplanError(f"--out {path}: writing parquet needs pyarrow", "pip install pyarrow, or use .csv or .json") from None
+    to_frame(result).to_parquet(path, index=False)
+
+
+def write_out(result: SweepResult, path: Path) -> None:
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        write_parquet(result, path)
+        return
+    with open(path, "w", encoding="utf-8", newline="") as f:  # .json: the document --format json prints
+        (write_csv if suffix == ".csv" else write_json_document)(result, f)
+
+
+def _summary_indices(count: int) -> list[int]:
+    """Which contexts the terminal table shows: all of a short sweep, else
+    SUMMARY_CONTEXTS spread evenly over the (log-spaced) range, both ends included."""
+    if count <= SUMMARY_CONTEXTS + 3:
+        return list(range(count))
+    step = (count - 1) / (SUMMARY_CONTEXTS - 1)
+    return sorted({round(i * step) for i in range(SUMMARY_CONTEXTS)})
+
+
+def sweep_report(result: SweepResult, fmt: str):
+    """A Report of the sweep: every row for csv and json (streamed), a summary table
+    for the terminal and markdown."""
     from ..render import Report, Table
     from ..units import format_bytes
 
-    data = sweep_document(df)
-    first = df.iloc[0]
-    if fmt in ("csv", "ndjson"):  # machines: every column, raw integers, as --out FILE.csv writes them
-        rows = [[None if pd.isna(v) else (v.item() if hasattr(v, "item") else v) for v in r] for r in df.itertuples(index=False)]
-        return Report(data, [], tidy=Table("sweep", list(COLUMNS), rows))
-    title = f"{first['model']}: {first['kv_dtype']} KV, batch {first['batch']}, {first['tp'] * first['pp']} x {first['gpu']} (tp {first['tp']}, pp {first['pp']})"
+    if fmt in ("csv", "json", "ndjson"):
+        writer = {"csv": write_csv, "json": write_json_document, "ndjson": write_ndjson}[fmt]
+        return Report({}, streams={fmt: lambda stream: writer(result, stream)})
+    human = fmt == "table"
+    title = (f"{result.model}: {result.kv_dtype} KV, batch {result.batch}, {result.tp * result.pp} x {result.gpu} "
+             f"(tp {result.tp}, pp {result.pp})")
+    shown = _summary_indices(len(result.contexts))
+    contexts = result.contexts.tolist()
     rows = []
-    for r in df.itertuples(index=False):
-        stored = r.stored_bytes if fmt != "table" else format_bytes(r.stored_bytes)
-        read = r.read_bytes if fmt != "table" else format_bytes(r.read_bytes)
-        pool = None if pd.isna(r.pool_tokens) else int(r.pool_tokens)
-        rows.append([r.series, int(r.context_tokens), stored, read, pool, int(r.max_concurrency)])
-    table = Table(title, ["series", "context tokens", "stored", "read per step", "pool tokens", "max concurrency"], rows, {1, 2, 3, 4, 5})
-    return Report(data, [table])
+    for s in result.series:
+        for i in shown:
+            stored, read = int(s.stored[i]), int(s.read[i])
+            rows.append([s.label, contexts[i], format_bytes(stored) if human else stored, format_bytes(read) if human else read,
+                         s.pool_tokens, int(s.max_concurrency[i])])
+    table = Table(title, ["series", "context tokens", "stored", "read per step", "pool tokens", "max concurrency"], rows,
+                  {1, 2, 3, 4, 5})
+    lines = []
+    if len(shown) < len(contexts):
+        lines.append(f"showing {len(shown)} of {len(contexts):,} contexts per series ({result.rows:,} rows in all); "
+                     f"every row: --format csv, ndjson or json, or --out FILE.csv / FILE.parquet / FILE.json")
+    data = {"schema_version": 1, "columns": COLUMNS, "rows_total": result.rows}
+    return Report(data, [table], lines)
 
 
 def sweep_workflow(*, model, context, points, techniques, gpu, tp, pp, kv_dtype, batch, mem_util, out, plot, force, fmt):
@@ -202,16 +344,17 @@ def sweep_workflow(*, model, context, points, techniques, gpu, tp, pp, kv_dtype,
         from .plot import require_matplotlib
 
         require_matplotlib()
-    df = sweep_frame(model, low=low, high=high, points=points, series=techniques, gpu=gpu, tp=tp, pp=pp,
-                     kv_dtype=kv_dtype, batch=batch, mem_util=mem_util)
+    result = sweep_columns(model, low=low, high=high, points=points, series=techniques, gpu=gpu, tp=tp, pp=pp,
+                           kv_dtype=kv_dtype, batch=batch, mem_util=mem_util)
     if out_path is not None:
-        write_frame(df, out_path)
-        sys.stderr.write(f"kvplan: wrote {len(df):,} rows ({df['series'].nunique()} series x {df['context_tokens'].nunique()} contexts) to {out_path}\n")
+        write_out(result, out_path)
+        sys.stderr.write(f"kvplan: wrote {result.rows:,} rows ({len(result.series)} series x {len(result.contexts):,} "
+                         f"contexts) to {out_path}\n")
     if plot_path is not None:
         from .plot import plot_sweep
 
-        plot_sweep(df, plot_path)
+        plot_sweep(to_frame(result), plot_path)
         sys.stderr.write(f"kvplan: wrote the plot to {plot_path}\n")
     if out_path is None and plot_path is None:
-        return sweep_report(df, fmt)
+        return sweep_report(result, fmt)
     return None

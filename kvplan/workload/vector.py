@@ -208,3 +208,18 @@ def max_concurrency(plan: Plan, deployment: Deployment, n: Array) -> tuple[Array
             fit = np.where(usable >= unique, shared_fit, fit)
         best = fit if best is None else np.minimum(best, fit)
     return np.maximum(best, 0), pool, first.pool_tokens
+
+
+def estimate_many(model: ModelSpec, contexts, batch: int = 1) -> dict[str, Array]:
+    """core.estimate for many contexts at once: int64 arrays of the estimate's
+    per-sequence bytes, the batch's total and one sequence's decode-step read,
+    equal to `estimate(model, n, batch)` at every n (`kvplan.estimate_many`)."""
+    n = np.asarray(contexts, dtype=np.int64)
+    b = batch_bytes(Plan(model), n, batch)
+    return {
+        "context_tokens": n,
+        "kv_bytes_per_sequence": b["kv"],
+        "state_bytes_per_sequence": b["state"],
+        "total_bytes": b["total"],
+        "read_bytes_per_step": read_bytes_per_step(model, n),
+    }

@@ -71,13 +71,13 @@ def cases():
     for name, cache, kind in (("write_bf16", "*bf16", 2), ("write_fp8", "*fp8e4nv", 1)):
         t = dict(k_ptr="*bf16", v_ptr="*bf16", k_cache_ptr=cache, v_cache_ptr=cache, slot_ptr="*i64",
                  k_scale_ptr="*fp32", v_scale_ptr="*fp32")
-        yield name, pw._paged_write_kernel, t, dict(HEAD_DIM=128, BLOCK_H=8, BLOCK_D=128, CACHE_KIND=kind,
+        yield name, pw._paged_write_kernel, t, dict(HEAD_DIM=128, BLOCK_T=1, BLOCK_H=8, BLOCK_D=128, CACHE_KIND=kind,
                                                     SCALE_PER_HEAD=True, INTERPRET=False)
     yield "lse_merge", lm._lse_merge_kernel, dict(part_out_ptr="*fp32", part_lse_ptr="*fp32", out_ptr="*fp32",
                                                  lse_ptr="*fp32"), dict(BLOCK_S=8, BLOCK_D=128)
     yield "quant_values", qw._quant_values_kernel, dict(v_ptr="*bf16", slot_ptr="*i64", codes_ptr="*u8",
                                                        scale_ptr="*fp16", zero_ptr="*fp16"), \
-        dict(HEAD_DIM=128, GROUP_V=32, BITS=4)
+        dict(HEAD_DIM=128, GROUP_V=32, BITS=4, BLOCK_T=1)
     yield "quant_keys", qw._quant_key_groups_kernel, dict(x_ptr="*fp32", first_slot_ptr="*i64", codes_ptr="*u8",
                                                          scale_ptr="*fp16", zero_ptr="*fp16"), \
         dict(HEAD_DIM=128, GROUP_K=16, BLOCK_GK=16, BITS=2)

@@ -110,3 +110,13 @@ def test_bad_inputs(device):
     with pytest.raises(ValueError, match="k_scale"):
         paged_write(k, k, f8, f8.clone(), s, k_scale=torch.ones(3, device=device),
                     v_scale=torch.ones(1, device=device))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float8_e4m3fn])
+def test_many_tokens_per_program_match_the_reference(device, dtype):
+    # more tokens than one interpreted program takes (64): a full program, a partial
+    # last one, padding slots in both, per-head fp8 scales
+    k, v, kc, vc, kr, vr, slots, ks, vs = _case(device, dtype, num_tokens=150, heads=2, head_dim=64, num_blocks=12,
+                                                 per_head=True, pad_every=7)
+    assert torch.equal(kc.view(torch.uint8), kr.view(torch.uint8))
+    assert torch.equal(vc.view(torch.uint8), vr.view(torch.uint8))

@@ -1,0 +1,57 @@
+"""`kvplan fit`: the cheapest deployment that meets a workload's budgets."""
+
+from __future__ import annotations
+
+from typing import Annotated, List, Optional
+
+import typer
+
+from .common import check_format, emit
+from .options import ContextOpt, EngineOpt, FormatOpt, MemUtilOpt, ModelArg, ReserveOpt, RevisionOpt, SetOpt, WeightsOpt
+
+
+def fit_command(
+    model: ModelArg,
+    context: ContextOpt = "4096",
+    concurrency: Annotated[str, typer.Option("--concurrency", "-n", help="Sequences of --context that must fit at once.")] = "1",
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU kinds to search, comma separated (h100,h200,b200,mi300x), or all (default).")] = None,
+    max_gpus: Annotated[str, typer.Option("--max-gpus", help="Most GPUs in one replica (tp x pp).")] = "8",
+    allow: Annotated[Optional[List[str]], typer.Option("--allow", help="Techniques the search may add, comma separated or repeated: fp8,kivi,evict:0.5,offload:cpu=256GiB (see 'kvplan techniques').")] = None,
+    kv_dtype: Annotated[str, typer.Option("--kv-dtype", help="KV dtypes to search, comma separated (auto = the model's dtype).")] = "auto,fp8",
+    engine: EngineOpt = "ideal",
+    objective: Annotated[str, typer.Option("--objective", help="Rank by gpus (fewest), cost (USD per hour) or headroom (most sequences).")] = "gpus",
+    price: Annotated[Optional[List[str]], typer.Option("--price", help="USD per GPU hour, overriding the catalog: h100=2.49 (repeatable).")] = None,
+    max_kv_gib: Annotated[Optional[float], typer.Option("--max-kv-gib", help="Budget: most KV cache per GPU (GiB) for the batch.")] = None,
+    max_decode_ms: Annotated[Optional[float], typer.Option("--max-decode-ms", help="Budget: slowest memory-bound decode floor per output token (ms).")] = None,
+    mem_util: MemUtilOpt = 0.9,
+    reserve: ReserveOpt = "2GiB",
+    weights: WeightsOpt = "auto",
+    quality_first: Annotated[bool, typer.Option("--quality-first/--any-quality", help="Rank options without quality caveats first (default), or by the objective alone.")] = True,
+    top: Annotated[int, typer.Option("--top", help="Options to print (0: all that pass; each is evaluated again, slow on a large grid).")] = 10,
+    explain: Annotated[bool, typer.Option("--explain", help="Say why each cheaper option failed (its binding constraint).")] = False,
+    plot: Annotated[Optional[str], typer.Option("--plot", help="Draw the Pareto view to FILE.png or FILE.svg (needs matplotlib).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the --plot file if it exists.")] = False,
+    set_: SetOpt = None,
+    revision: RevisionOpt = None,
+    fmt: FormatOpt = "table",
+) -> None:
+    """Search GPU kind x count x TP x PP x KV dtype x techniques for the deployments
+    that meet the budgets, ranked best first. Exits 1 when nothing meets them.
+
+    Examples:
+
+      kvplan fit llama-3.1-70b --context 128k --concurrency 16 --gpu h200 --engine vllm
+
+      kvplan fit llama-3.1-70b -c 128k -n 64 --gpu h100,h200,b200 --allow kivi,evict --objective cost --explain
+
+      kvplan fit qwen3-8b -c 32k -n 128 --gpu all --max-gpus 4 --format markdown --plot fit.png
+    """
+    from ..fit.run import fit_report, request_from_options
+
+    check_format(fmt)
+    req = request_from_options(
+        model=model, context=context, concurrency=concurrency, gpu=gpu, max_gpus=max_gpus, allow=allow,
+        kv_dtypes=kv_dtype, engine=engine, objective=objective, prices=price, max_kv_gib=max_kv_gib,
+        max_decode_ms=max_decode_ms, mem_util=mem_util, reserve=reserve, weights=weights, overrides=set_,
+        revision=revision, quality_first=quality_first)
+    emit(fit_report(req, explain=explain, top=top, plot=plot, force=force), fmt)

@@ -1,0 +1,78 @@
+"""From command-line or scenario values to the fit report (commands stay thin)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import BudgetExceeded, UsageError
+from ..render import Report
+from ..units import parse_positive_int, parse_size, parse_tokens
+from .grid import parse_gpus, parse_prices, split_allow
+from .search import OBJECTIVES, FitRequest, FitResult, closest, search
+
+
+def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, kv_dtypes, engine, objective, prices,
+                         max_kv_gib, max_decode_ms, mem_util, reserve, weights, overrides, revision,
+                         quality_first) -> FitRequest:
+    if objective not in OBJECTIVES:
+        raise UsageError(f"--objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
+    if not 0 < mem_util <= 1:
+        raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
+    dtypes = tuple(d.strip() for d in (kv_dtypes or "auto").split(",") if d.strip()) or ("auto",)
+    return FitRequest(
+        model=model, context_tokens=parse_tokens(context, "--context"),
+        concurrency=parse_positive_int(concurrency, "--concurrency"), gpus=tuple(parse_gpus(gpu)),
+        max_gpus=parse_positive_int(max_gpus, "--max-gpus"), allowed=tuple(split_allow(allow)), kv_dtypes=dtypes,
+        engine=engine, objective=objective, quality_first=quality_first, mem_util=mem_util,
+        reserve_bytes=parse_size(reserve, "--reserve") if str(reserve) != "0" else 0, weights=weights,
+        max_kv_gib=max_kv_gib, max_decode_ms=max_decode_ms, prices=parse_prices(prices), overrides=tuple(overrides or ()),
+        revision=revision)
+
+
+def nothing_meets(result: FitResult) -> BudgetExceeded:
+    best = closest(result)
+    if not result.candidates and result.skipped_sets:
+        label, why = result.skipped_sets[0]
+        return BudgetExceeded(f"no technique set applies to {result.model_name}: {label}: {why}")
+    searched = f"none of the {len(result.candidates):,} deployments searched meets every budget"
+    refused = [c for c in result.candidates if c.constraint == "engine" and c.engine_concurrency is None]
+    if refused:  # they meet the planner's budgets; vLLM itself would not start them
+        from .search import rank_key
+
+        first = min(refused, key=lambda c: rank_key(c, result.request.objective, result.request.quality_first))
+        return BudgetExceeded(f"{searched}; {len(refused):,} meet the planner's budgets but vLLM would not start them, "
+                              f"e.g. {first.label()}: {first.reason.removeprefix('vLLM would not start: ')}")
+    if best is None:
+        return BudgetExceeded(searched + " (no valid TP/PP split of the model within --max-gpus)",
+                              "raise --max-gpus or add GPU kinds")
+    from .search import _miss_text
+
+    misses = "; ".join(
+        _miss_text(*m) if m[0] != "weights" else
+        f"weights + reserve {m[1]:,.2f} GiB per GPU exceed the usable {m[2]:,.2f} GiB by {m[1] - m[2]:,.2f} GiB"
+        for m in best.misses)
+    return BudgetExceeded(f"{searched}; closest: {best.label()}: {misses}",
+                          "relax a budget, raise --max-gpus, add GPU kinds (--gpu all) or allow techniques (--allow)")
+
+
+def fit_report(req: FitRequest, *, explain: bool, top: int, plot: str | None, force: bool) -> Report:
+    from ..reports import fit as fit_report_module
+
+    if plot:
+        from ..cli.common import refuse_existing
+        from ..workload.plot import require_matplotlib
+
+        refuse_existing(plot, "--plot", force)
+        require_matplotlib()
+    result = search(req, verify_top=top or None)
+    if not result.options:
+        raise nothing_meets(result)
+    report = fit_report_module.build(result, explain=explain, top=top)
+    if plot:
+        from .plot import plot_pareto
+
+        axis = "cost" if req.objective == "cost" else "gpus"
+        plot_pareto(fit_report_module.pareto_points(result), req.concurrency, axis,
+                    f"{result.model_name}: {req.concurrency} x {req.context_tokens:,} tokens", Path(plot))
+        report.lines.append(f"wrote {plot}")
+    return report

@@ -1,0 +1,580 @@
+"""The exhaustive search behind `kvplan fit`.
+
+Two passes. The screen walks the whole grid (GPU kind x count x TP x PP x KV
+dtype x technique set) with the planner's own pieces, computed once per
+(technique set, split) and reused across GPU kinds: the shard of each
+pipeline stage (capacity.shard), a sequence's bytes on it (capacity.pool
+.batch_bytes), the weights on each stage (capacity.weights.stage_weight_bytes),
+the decode bytes (capacity.costs.decode_cost) and, under --engine vllm,
+vLLM's blocks (engines.vllm.simulate) and its predicted KV memory
+(engines.vllm_report.kv_memory_of). The pool and concurrency per GPU kind are
+then the same few lines of arithmetic `capacity.pool.capacity` does.
+The options printed are evaluated again with `planner.evaluate` (and vLLM's
+report) exactly as `kvplan estimate` evaluates them; an option whose
+evaluation disagrees with the screen is dropped, never printed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
+
+from ..capacity.costs import decode_cost
+from ..capacity.gpus import Gpu, LIST_PRICES
+from ..capacity.hardware import Deployment, make_deployment
+from ..capacity.pool import batch_bytes
+from ..capacity.shard import shard
+from ..capacity.weights import stage_weight_bytes
+from ..errors import KvplanError
+from ..planner import PlanResult, compose, evaluate
+from ..techniques.registry import build_all
+from ..units import GIB
+from .grid import CAVEAT_RANK, Caveat, kv_dtype_caveat, split_reason, splits
+
+OBJECTIVES = ("gpus", "cost", "headroom")
+
+
+@dataclass(frozen=True)
+class FitRequest:
+    model: str
+    context_tokens: int
+    concurrency: int  # sequences of context_tokens that must fit at once
+    gpus: tuple[Gpu, ...]
+    max_gpus: int = 8
+    allowed: tuple[str, ...] = ()  # technique specs the search may add
+    kv_dtypes: tuple[str, ...] = ("auto", "fp8")
+    base_techniques: tuple[str, ...] = ()  # applied to every option (a scenario's own list)
+    engine: str = "ideal"  # ideal | vllm | vllm@VERSION
+    objective: str = "gpus"
+    quality_first: bool = True  # options without caveats rank before cheaper ones with caveats
+    mem_util: float = 0.9
+    reserve_bytes: int = 2 * GIB
+    weights: str = "auto"
+    max_kv_gib: float | None = None
+    max_decode_ms: float | None = None
+    prices: dict = field(default_factory=dict)  # --price overrides: catalog name -> USD per GPU hour
+    overrides: tuple[str, ...] = ()
+    revision: str | None = None
+    batch: int | None = None  # sequences planned for KV per GPU and decode (default: concurrency)
+
+    @property
+    def batch_size(self) -> int:
+        return self.batch or self.concurrency
+
+
+@dataclass
+class Candidate:
+    gpu: Gpu
+    tp: int
+    pp: int
+    kv_dtype: str
+    techniques: tuple[str, ...]
+    caveats: tuple[Caveat, ...]
+    price_per_gpu_hour: float | None
+    reason: str | None = None  # the binding constraint when the candidate fails
+    constraint: str | None = None  # its short name: heads | weights | engine | pool | kv | decode
+    max_concurrency: int | None = None
+    engine_concurrency: float | None = None
+    kv_bytes_per_gpu: int | None = None
+    weight_bytes_per_gpu: int | None = None
+    pool_bytes_per_gpu: int | None = None
+    decode_ms_per_token: float | None = None
+    misses: tuple[tuple[str, float, float], ...] = ()  # (budget, actual, limit) it misses
+    result: PlanResult | None = None  # set once verified through planner.evaluate
+    engine_checked: bool = False
+    _plan: object = None
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+    @property
+    def cost_per_hour(self) -> float | None:
+        return None if self.price_per_gpu_hour is None else self.price_per_gpu_hour * self.gpus
+
+    @property
+    def set_label(self) -> str:
+        return " + ".join([f"kv {self.kv_dtype}", *self.techniques])
+
+    @property
+    def quality_tier(self) -> int:
+        return max((CAVEAT_RANK.get(c.caveat, 0) for c in self.caveats), default=0)
+
+    @property
+    def caveat_text(self) -> str:
+        worst = [c for c in self.caveats if c.caveat != "none"]
+        return "; ".join(f"{c.what}: {c.caveat}" for c in worst) or "none"
+
+    def label(self) -> str:
+        return f"{self.gpus} x {self.gpu.name} (tp {self.tp}, pp {self.pp}), {self.set_label}"
+
+
+@dataclass
+class FitResult:
+    request: FitRequest
+    model_name: str
+    options: list[Candidate]  # passing, ranked best first, verified
+    candidates: list[Candidate]  # the whole screened grid
+    rules_version: str | None
+    dropped: list[tuple[Candidate, str]]  # screened ok but the evaluation disagreed (should stay empty)
+    skipped_sets: list[tuple[str, str]]  # (technique set, why it cannot apply to the model)
+    engine: object = None
+    record: object = None
+
+    def check_engine(self, c: Candidate) -> None:
+        check_engine(self.request, self.engine, c, self.record)
+
+    @property
+    def passing(self) -> list[Candidate]:
+        return [c for c in self.candidates if c.ok]
+
+
+def price_of(gpu: Gpu, overrides: dict) -> float | None:
+    if gpu.name in overrides:
+        return overrides[gpu.name]
+    entry = LIST_PRICES.get(gpu.name)
+    return entry.usd_per_gpu_hour if entry else None
+
+
+def rank_key(c: Candidate, objective: str, quality_first: bool = True):
+    """Best first: the quality tier (when quality_first), the objective, fewer
+    caveated techniques, then the other figures. Concurrency is the achievable
+    one (vLLM's when checked), so an unchecked candidate's key is optimistic."""
+    cost = c.cost_per_hour if c.cost_per_hour is not None else math.inf
+    conc = -(achievable(c) if c.max_concurrency is not None else 0)
+    tier = c.quality_tier if quality_first else 0
+    caveated = sum(1 for x in c.caveats if x.caveat != "none")
+    decode = c.decode_ms_per_token if c.decode_ms_per_token is not None else math.inf
+    rest = (c.pp, c.tp, c.gpu.name, c.set_label)
+    if objective == "cost":
+        return (tier, cost, caveated, c.gpus, conc, decode, *rest)
+    if objective == "headroom":
+        return (tier, conc, caveated, c.gpus, cost, decode, *rest)
+    return (tier, c.gpus, caveated, cost, conc, decode, *rest)
+
+
+def _ranked(req: FitRequest, engine: "_Engine", record, passing: list[Candidate], top: int | None) -> list[Candidate]:
+    """The passing candidates best first. Under an engine, vLLM's accounting is
+    run in order of the optimistic key until `top` survive and no unchecked
+    candidate could still rank among them (the first two key fields bound it)."""
+    def key(c):
+        return rank_key(c, req.objective, req.quality_first)
+
+    order = sorted(passing, key=key)
+    if not engine.on:
+        return order
+    kept: list[Candidate] = []
+    for c in order:
+        if top is not None and len(kept) >= top:
+            bound = sorted(kept, key=key)[top - 1]
+            if key(c)[:2] > key(bound)[:2]:
+                break
+        check_engine(req, engine, c, record)
+        if c.ok:
+            kept.append(c)
+    return sorted(kept, key=key)
+
+
+def objective_value(c: Candidate, objective: str) -> float:
+    """The figure the objective minimises (headroom: minus the concurrency)."""
+    if objective == "cost":
+        return c.cost_per_hour if c.cost_per_hour is not None else math.inf
+    if objective == "headroom":
+        return -(c.max_concurrency or 0)
+    return c.gpus
+
+
+class _Engine:
+    """vLLM's accounting for the screen, cached per (plan, split, batched tokens)."""
+
+    def __init__(self, engine: str, tokens: int):
+        from ..engines.vllm_rules import parse_engine
+
+        self.name, self.rules, self.note = parse_engine(engine)
+        self.tokens = tokens
+        self.allow_long = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
+        self._pools: dict = {}
+        self._memory: dict = {}
+
+    @property
+    def on(self) -> bool:
+        return self.name == "vllm"
+
+    def concurrency(self, plan, deployment: Deployment, key) -> float:
+        """vLLM's max concurrency for `plan` on `deployment` (raises KvplanError when vLLM would refuse)."""
+        from ..engines.vllm import default_max_num_batched_tokens, simulate
+        from ..engines.vllm_report import kv_memory_of
+
+        mnbt = default_max_num_batched_tokens(deployment.gpu, self.rules)
+        # vLLM's profile sees the model's shape and the weights, not the KV techniques: one per GPU and split
+        memory_key = (deployment.gpu.name, deployment.tp, deployment.pp, mnbt)
+        kv_memory = self._memory.get(memory_key)
+        if kv_memory is None:
+            kv_memory, _ = kv_memory_of(SimpleNamespace(deployment=deployment, plan=plan, capacity=None), self.rules, mnbt)
+            self._memory[memory_key] = kv_memory
+        pool_key = (key, mnbt)
+        pool = self._pools.get(pool_key)
+        if pool is None:
+            pool = self._pools[pool_key] = simulate(
+                plan.model, kv_memory_bytes=kv_memory, max_model_len=self.tokens, block_tokens=plan.block_size,
+                tp=deployment.tp, pp=deployment.pp, max_num_batched_tokens=mnbt,
+                hybrid_manager=plan.offload is None, rules=self.rules, allow_long_max_model_len=self.allow_long)
+        return (kv_memory // pool.bytes_per_block) / pool.blocks_per_request
+
+
+@dataclass
+class _Stage:
+    unique: int  # one sequence's own bytes on this stage's GPU
+    shared: int  # its prefix blocks shared with other sequences
+    fixed: int  # bytes held once whatever the batch
+    per_token: int
+    prefix: bool
+
+
+class _Layers:
+    """One TP rank's per-layer bytes for a plan, summed into stages by prefix sums.
+
+    Every term capacity.pool.batch_bytes and capacity.capacity add up is a sum
+    over layers, so a stage's figure is the sum over its layers; each distinct
+    layer is measured once with batch_bytes on a one-layer model. A model with
+    layers that reuse another layer's cache goes through capacity.shard
+    instead (a stage boundary turns such a layer into an owner)."""
+
+    def __init__(self, plan, tokens: int, tp: int):
+        self.plan, self.tokens, self.tp = plan, tokens, tp
+        model = plan.model
+        self.exact = any(layer.shares_cache_of is not None for layer in model.layers)
+        if self.exact:
+            return
+        from ..capacity.shard import shard_layer
+
+        measured: dict[int, tuple[int, int, int, int]] = {}
+        cums = [[0], [0], [0], [0]]
+        for layer in model.layers:
+            key = id(layer)
+            row = measured.get(key)
+            if row is None:
+                one = replace(model, layers=(shard_layer(layer, tp),))
+                seq = batch_bytes(plan, tokens, 1, one)
+                caches = one.layers[0].caches
+                row = measured[key] = (seq.kv_bytes_per_sequence + seq.state_bytes_per_sequence,
+                                       seq.prefix_shared_bytes if plan.prefix is not None else 0,
+                                       sum(c.fixed_bytes() for c in caches), sum(c.bytes_per_token() for c in caches))
+            for cum, value in zip(cums, row):
+                cum.append(cum[-1] + value)
+        self.cums = cums
+
+    def stages(self, pp: int) -> list[_Stage]:
+        plan = self.plan
+        prefix = plan.prefix is not None and plan.prefix.requests > 1
+        if self.exact:
+            out = []
+            for stage in shard(plan.model, self.tp, pp):
+                seq = batch_bytes(plan, self.tokens, 1, stage)
+                owned = [(c, n) for layer, n in stage.groups if layer.shares_cache_of is None for c in layer.caches]
+                out.append(_Stage(seq.kv_bytes_per_sequence + seq.state_bytes_per_sequence,
+                                  seq.prefix_shared_bytes if plan.prefix is not None else 0,
+                                  sum(c.fixed_bytes() * n for c, n in owned),
+                                  sum(c.bytes_per_token() * n for c, n in owned), prefix))
+            return out
+        from ..capacity.shard import stage_bounds
+
+        u, sh, fx, pt = self.cums
+        return [_Stage(u[b] - u[a], sh[b] - sh[a], fx[b] - fx[a], pt[b] - pt[a], prefix)
+                for a, b in stage_bounds(plan.model.num_layers, pp)]
+
+    def batch_total(self, stage: _Stage, batch: int) -> int:
+        """batch_bytes(plan, tokens, batch, stage).total_bytes from the stage's sums."""
+        if not batch:
+            return 0
+        saved = 0
+        if self.plan.prefix is not None:
+            saved = max(min(self.plan.prefix.requests, batch) - 1, 0) * stage.shared
+        return batch * stage.unique - saved + stage.fixed
+
+
+def _fit(stage: _Stage, usable: int) -> int:
+    """Sequences a stage's pool holds (capacity.pool.capacity's rule)."""
+    if stage.prefix and usable >= stage.unique:
+        return 1 + int((usable - stage.unique) // max(stage.unique - stage.shared, 1))
+    return int(usable // stage.unique) if stage.unique else 0
+
+
+def _miss_text(name: str, actual: float, limit: float) -> str:
+    if name == "concurrency":
+        return f"pool too small: {actual:,.0f} sequences fit, {limit - actual:,.0f} short of {limit:,.0f}"
+    if name == "kv":
+        return f"KV per GPU {actual:,.2f} GiB is {actual - limit:,.2f} GiB above the budget {limit:,.2f} GiB"
+    if name == "engine":
+        return f"vLLM's pool holds {actual:,.2f} sequences, {limit - actual:,.2f} short of {limit:,.0f}"
+    return f"decode floor {actual:,.2f} ms/token is {actual - limit:,.2f} ms above the budget {limit:,.2f} ms"
+
+
+def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
+    """Screen the grid, rank what passes, evaluate the top options as `kvplan estimate` does."""
+    from ..sources import load_model_and_weights
+    from ..workflows import apply_kv_dtype
+
+    if req.objective not in OBJECTIVES:
+        from ..errors import UsageError
+
+        raise UsageError(f"--objective {req.objective!r} is not one of {', '.join(OBJECTIVES)}")
+    base, record = load_model_and_weights(req.model, revision=req.revision, overrides=list(req.overrides),
+                                          weights=req.weights)
+    engine = _Engine(req.engine, req.context_tokens)
+    tokens, need = req.context_tokens, req.concurrency
+    from .grid import technique_sets
+
+    sets = technique_sets(list(req.allowed))
+    grid = splits(req.max_gpus)
+    candidates: list[Candidate] = []
+    skipped: list[tuple[str, str]] = []
+    seen_dtypes = []
+    weights_by_split: dict = {}
+    for dtype_text in req.kv_dtypes:
+        model, dtype = apply_kv_dtype(base, dtype_text)
+        if dtype in seen_dtypes:
+            continue
+        seen_dtypes.append(dtype)
+        dtype_caveat = Caveat(f"kv {dtype}", kv_dtype_caveat(dtype))
+        for tset in sets:
+            if dtype_caveat.caveat != "none" and any(s.split(":")[0].split(",")[0] in ("fp8", "int8", "int4", "int2", "kivi") for s in tset):
+                continue  # a quantizer technique replaces the KV dtype: searched on auto only
+            chain_specs = (*req.base_techniques, *tset)
+            try:
+                chain = build_all(list(chain_specs))
+                plan = compose(model, chain)[-1]
+            except KvplanError as exc:
+                skipped.append((" + ".join([f"kv {dtype}", *tset]) , exc.message))
+                continue
+            caveats = (dtype_caveat, *(Caveat(t.spec, t.caveat) for t in chain))
+            _screen(req, plan, record, engine, grid, dtype, tuple(chain_specs), caveats, tokens, need, candidates,
+                    weights_by_split)
+    passing = _ranked(req, engine, record, [c for c in candidates if c.ok], verify_top)
+    options, dropped = _verify(req, base, record, engine, passing, verify_top)
+    return FitResult(req, base.name, options, candidates, engine.rules.version if engine.on else None, dropped, skipped,
+                     engine, record)
+
+
+def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens, need, out, weights_by_split):
+    model = plan.model
+    batch = req.batch_size
+    resident = batch  # the sequences planned that stay on the GPUs
+    if plan.offload is not None:
+        from ..planner import _offload
+
+        resident = batch - _offload(plan, batch_bytes(plan, tokens, batch), batch)[1]
+    layers_by_tp: dict[int, _Layers] = {}
+    read_by_tp: dict[int, int] = {}
+    for tp, pp in grid:
+        bad = split_reason(model, tp, pp)
+        if bad is not None:
+            for gpu in req.gpus:
+                out.append(Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices),
+                                     reason=bad, constraint="heads" if "heads" in bad else "split"))
+            continue
+        stage_w = weights_by_split.get((tp, pp))
+        if stage_w is None:
+            stage_w = weights_by_split[(tp, pp)] = stage_weight_bytes(record, model.num_layers, tp, pp)
+        heaviest = max(stage_w)
+        stages = None
+        for gpu in req.gpus:
+            c = Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices))
+            out.append(c)
+            budget = int(gpu.memory_bytes * req.mem_util)
+            pool = budget - heaviest - req.reserve_bytes  # the smallest pool: the heaviest stage's
+            c.weight_bytes_per_gpu = heaviest
+            if pool <= 0:
+                c.reason = (f"weights do not fit: {heaviest / GIB:,.2f} GiB + reserve {req.reserve_bytes / GIB:,.2f} GiB "
+                            f"per GPU exceed the usable {budget / GIB:,.2f} GiB by {-pool / GIB:,.2f} GiB")
+                c.constraint = "weights"
+                c.misses = (("weights", (heaviest + req.reserve_bytes) / GIB, budget / GIB),)
+                continue
+            if stages is None:
+                table = layers_by_tp.get(tp)
+                if table is None:
+                    table = layers_by_tp[tp] = _Layers(plan, tokens, tp)
+                    # the decode bytes per GPU do not depend on pp: every stage's reads are summed
+                    unit = decode_cost(model, Deployment(gpu=replace(gpu, hbm_gbps=1.0), tp=tp, pp=1, weights=record),
+                                       tokens, max(resident, 1), record.total_bytes)
+                    read_by_tp[tp] = unit.weight_read_bytes_per_gpu + unit.kv_read_bytes_per_gpu
+                stages = table.stages(pp)
+                kv_gpu = max(table.batch_total(st, resident) for st in stages)
+                read_bytes = read_by_tp[tp]
+                # stages alike in bytes and weights give the same fit: keep one of each
+                distinct = list({(st.unique, st.shared, st.fixed, st.prefix, w): (st, w)
+                                 for st, w in zip(stages, stage_w)}.values())
+            c.pool_bytes_per_gpu = pool
+            c.max_concurrency = max(min(_fit(st, budget - w - req.reserve_bytes - st.fixed)
+                                        for st, w in distinct), 0)
+            c.kv_bytes_per_gpu = kv_gpu
+            c.decode_ms_per_token = read_bytes / (gpu.hbm_gbps * 1e9) * 1e3 if gpu.hbm_gbps else None
+            c._plan = plan  # for the engine check
+            misses = []
+            if c.max_concurrency < need:
+                misses.append(("concurrency", c.max_concurrency, need))
+            if req.max_kv_gib is not None and kv_gpu > req.max_kv_gib * GIB:
+                misses.append(("kv", kv_gpu / GIB, req.max_kv_gib))
+            if req.max_decode_ms is not None and (c.decode_ms_per_token is None or c.decode_ms_per_token > req.max_decode_ms):
+                misses.append(("decode", c.decode_ms_per_token or math.inf, req.max_decode_ms))
+            if misses:
+                c.misses = tuple(misses)
+                c.constraint = {"concurrency": "pool"}.get(misses[0][0], misses[0][0])
+                c.reason = _miss_text(*misses[0])
+
+
+def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> None:
+    """vLLM's accounting for a candidate the planner passed (lazy: the screen
+    runs it only on the candidates it ranks, explains or draws)."""
+    if not engine.on or c.engine_checked or c.max_concurrency is None:
+        return
+    c.engine_checked = True
+    plan = c._plan
+    dep = Deployment(c.gpu, c.tp, c.pp, req.mem_util, req.reserve_bytes, record.total_bytes, None, record)
+    try:
+        c.engine_concurrency = engine.concurrency(plan, dep, (id(plan), c.tp, c.pp))
+    except KvplanError as exc:
+        c.misses = (("engine", 0.0, req.concurrency), *c.misses)
+        c.reason, c.constraint = f"vLLM would not start: {exc.message}", "engine"
+        return
+    if c.engine_concurrency < req.concurrency:
+        c.misses = (("engine", c.engine_concurrency, req.concurrency), *c.misses)
+        if c.reason is None:
+            c.reason, c.constraint = _miss_text(*c.misses[0]), "engine"
+
+
+def deployment_for(req: FitRequest, c: Candidate, record) -> Deployment:
+    """The deployment `kvplan estimate --gpu G --tp T --pp P --mem-util --reserve` builds."""
+    return make_deployment(c.gpu.name, tp=c.tp, pp=c.pp, mem_util=req.mem_util, reserve_bytes=req.reserve_bytes,
+                           weight_bytes=record.total_bytes)
+
+
+def _verify(req, base, record, engine, passing, top):
+    """Evaluate the best `top` passing candidates (all when None) through planner.evaluate."""
+    from ..workflows import apply_kv_dtype
+
+    options, dropped = [], []
+    for c in passing:
+        if top is not None and len(options) >= top:
+            break
+        check_engine(req, engine, c, record)
+        if not c.ok:
+            continue  # vLLM's accounting holds fewer sequences
+        model, _ = apply_kv_dtype(base, c.kv_dtype)
+        try:
+            result = evaluate(model, build_all(list(c.techniques)), req.context_tokens, req.batch_size,
+                              deployment_for(req, c, record), weights=record)
+        except KvplanError as exc:
+            dropped.append((c, exc.message))
+            continue
+        problems = []
+        if result.capacity.max_concurrency != c.max_concurrency:
+            problems.append(f"concurrency {result.capacity.max_concurrency} (screen {c.max_concurrency})")
+        if result.kv_bytes_per_gpu != c.kv_bytes_per_gpu:
+            problems.append(f"KV per GPU {result.kv_bytes_per_gpu} (screen {c.kv_bytes_per_gpu})")
+        if result.capacity.weight_bytes_per_gpu != c.weight_bytes_per_gpu:
+            problems.append(f"weights per GPU {result.capacity.weight_bytes_per_gpu} (screen {c.weight_bytes_per_gpu})")
+        if engine.on:
+            from ..engines import vllm_report
+            from ..render import Report
+
+            pool = vllm_report.add_to_report(Report({}), result, req.context_tokens, rules=engine.rules)
+            if abs(pool.max_concurrency - c.engine_concurrency) > 1e-9 or not pool.fits:
+                problems.append(f"vLLM concurrency {pool.max_concurrency:.4f} (screen {c.engine_concurrency:.4f})")
+        if result.decode is not None and c.decode_ms_per_token is not None \
+                and abs(result.decode.step_ms - c.decode_ms_per_token) > 1e-6 * max(1.0, c.decode_ms_per_token):
+            problems.append(f"decode {result.decode.step_ms} ms (screen {c.decode_ms_per_token})")
+        if problems:
+            dropped.append((c, "; ".join(problems)))
+            continue
+        c.result = result
+        if result.decode is not None:
+            c.decode_ms_per_token = result.decode.step_ms
+        options.append(c)
+    return options, dropped
+
+
+def closest(result: FitResult) -> Candidate | None:
+    """The candidate nearest to meeting every budget: the smallest worst relative miss."""
+    def score(c: Candidate) -> float:
+        worst = 0.0
+        for name, actual, limit in c.misses:
+            if name in ("concurrency", "engine"):
+                worst = max(worst, (limit - actual) / limit if limit else 1.0)
+            else:
+                worst = max(worst, (actual - limit) / limit if limit else math.inf)
+        return worst
+    pool = [c for c in result.candidates if c.misses and c.constraint not in ("heads", "split")]
+    if not pool:
+        return None
+    fits = [c for c in pool if c.constraint != "weights"]
+    pick = fits or pool
+    return min(pick, key=lambda c: (score(c), rank_key(c, result.request.objective, result.request.quality_first)))
+
+
+def cheaper_failures(result: FitResult, winner: Candidate) -> list[Candidate]:
+    """The failed candidates whose objective figure beats the winner's, best first."""
+    objective = result.request.objective
+    target = objective_value(winner, objective)
+    failed = [c for c in result.candidates if not c.ok and c.constraint is not None]
+    if objective == "headroom":
+        failed = [c for c in failed if c.gpus <= winner.gpus]
+    else:
+        failed = [c for c in failed if objective_value(c, objective) < target]
+    return sorted(failed, key=lambda c: (objective_value(c, objective) if objective != "headroom" else c.gpus,
+                                         c.quality_tier, c.gpu.name, c.tp, c.pp, c.set_label))
+
+
+def achievable(c: Candidate) -> int:
+    """Sequences that fit under both the planner's and (when checked) vLLM's accounting."""
+    if c.engine_concurrency is not None:
+        return min(c.max_concurrency, math.floor(c.engine_concurrency))
+    return c.max_concurrency
+
+
+def pareto(result: FitResult, x: str = "gpus") -> dict[str, list[Candidate]]:
+    """Per technique set: the candidates no other beats on both x (GPUs or cost)
+    and concurrency, among those meeting every budget but concurrency. Under an
+    engine each point is checked with its accounting as the walk reaches it."""
+    out: dict[str, list[Candidate]] = {}
+    by_set: dict[str, list[Candidate]] = {}
+    for c in result.candidates:
+        if c.max_concurrency is None or any(m[0] in ("kv", "decode") for m in c.misses):
+            continue
+        if x == "cost" and c.cost_per_hour is None:
+            continue
+        by_set.setdefault(c.set_label, []).append(c)
+    xs = (lambda c: c.cost_per_hour) if x == "cost" else (lambda c: c.gpus)
+    for label, cands in by_set.items():
+        cands.sort(key=lambda c: (xs(c), -c.max_concurrency, c.pp, c.tp, c.gpu.name))
+        front, best = [], -1
+        i = 0
+        while i < len(cands):  # one x value at a time: its best point joins the front if it beats the last
+            j = i
+            top = None
+            while j < len(cands) and xs(cands[j]) == xs(cands[i]):
+                c = cands[j]
+                j += 1
+                if c.max_concurrency <= max(best, achievable(top) if top else -1):
+                    continue  # vLLM's accounting can only lower it
+                result.check_engine(c)
+                if c.constraint == "engine" and c.engine_concurrency is None:
+                    continue  # vLLM would not start
+                if top is None or achievable(c) > achievable(top):
+                    top = c
+            if top is not None and achievable(top) > best:
+                front.append(top)
+                best = achievable(top)
+            i = j
+        out[label] = front
+    return out
+
+
+__all__ = ["FitRequest", "FitResult", "Candidate", "search", "closest", "cheaper_failures", "pareto", "rank_key",
+           "OBJECTIVES", "price_of", "deployment_for"]

@@ -1,0 +1,228 @@
+"""The report of `kvplan fit`: ranked options, the explanation, the Pareto view."""
+
+from __future__ import annotations
+
+from ..capacity.gpus import LIST_PRICES
+from ..fit.search import Candidate, FitResult, cheaper_failures, pareto, rank_key
+from ..render import Report, Table
+from ..units import GIB, format_tokens
+
+CONSTRAINTS = {
+    "heads": "heads not divisible",
+    "split": "split not possible",
+    "weights": "weights do not fit",
+    "pool": "pool too small",
+    "engine": "vLLM's pool too small",
+    "kv": "KV per GPU above budget",
+    "decode": "decode floor above budget",
+}
+
+
+def _price_source(c: Candidate, overrides: dict) -> str | None:
+    if c.gpu.name in overrides:
+        return "--price"
+    entry = LIST_PRICES.get(c.gpu.name)
+    return f"{entry.source}, {entry.date}" if entry else None
+
+
+def option_data(c: Candidate, rank: int, req) -> dict:
+    overrides = req.prices
+    return {
+        "rank": rank,
+        "gpu": c.gpu.name,
+        "gpus": c.gpus,
+        "tp": c.tp,
+        "pp": c.pp,
+        "kv_dtype": c.kv_dtype,
+        "techniques": list(c.techniques),
+        "max_concurrency": c.max_concurrency,
+        "engine_max_concurrency": None if c.engine_concurrency is None else round(c.engine_concurrency, 6),
+        "kv_bytes_per_gpu": c.kv_bytes_per_gpu,
+        "kv_pool_bytes_per_gpu": c.pool_bytes_per_gpu,
+        "weight_bytes_per_gpu": c.weight_bytes_per_gpu,
+        "decode_ms_per_token": None if c.decode_ms_per_token is None else round(c.decode_ms_per_token, 4),
+        "usd_per_hour": None if c.cost_per_hour is None else round(c.cost_per_hour, 4),
+        "usd_per_gpu_hour": c.price_per_gpu_hour,
+        "price_source": _price_source(c, overrides),
+        "caveats": [{"what": x.what, "caveat": x.caveat} for x in c.caveats],
+        "quality": c.caveat_text,
+        "estimate_command": estimate_command(req, c),
+    }
+
+
+def _size(n: int) -> str:
+    return f"{n // GIB}GiB" if n % GIB == 0 else f"{n}B"
+
+
+def estimate_argv(req, c: Candidate) -> list[str]:
+    """The `kvplan estimate` arguments that plan this option with the same settings and check its concurrency."""
+    argv = ["estimate", req.model, "--context", str(req.context_tokens), "--batch", str(req.batch_size),
+            "--gpu", c.gpu.name, "--tp", str(c.tp), "--pp", str(c.pp), "--kv-dtype", c.kv_dtype,
+            "--mem-util", f"{req.mem_util:g}", "--reserve", _size(req.reserve_bytes), "--weights", req.weights,
+            "--min-concurrency", str(req.concurrency)]
+    for t in c.techniques:
+        argv += ["-t", t]
+    if req.engine != "ideal":
+        argv += ["--engine", req.engine]
+    if req.max_kv_gib is not None:
+        argv += ["--max-kv-gib", f"{req.max_kv_gib:g}"]
+    for o in req.overrides:
+        argv += ["--set", o]
+    if req.revision:
+        argv += ["--revision", req.revision]
+    return argv
+
+
+def estimate_command(req, c: Candidate) -> str:
+    import shlex
+
+    return "kvplan " + " ".join(shlex.quote(a) for a in estimate_argv(req, c))
+
+
+def _money(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.2f}"
+
+
+def _option_row(i: int, c: Candidate, engine: bool) -> list:
+    row = [i, c.gpu.name, c.gpus, f"{c.tp} x {c.pp}", c.kv_dtype, ", ".join(c.techniques) or "-", c.max_concurrency]
+    if engine:
+        row.append(round(c.engine_concurrency, 2) if c.engine_concurrency is not None else None)
+    row += [round(c.kv_bytes_per_gpu / GIB, 2), round(c.weight_bytes_per_gpu / GIB, 2),
+            None if c.decode_ms_per_token is None else round(c.decode_ms_per_token, 2), _money(c.cost_per_hour),
+            c.caveat_text]
+    return row
+
+
+def _axis(result: FitResult) -> str:
+    return "cost" if result.request.objective == "cost" else "gpus"
+
+
+def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_view: bool = True) -> Report:
+    req = result.request
+    engine = result.rules_version is not None
+    options = result.options[:top] if top else result.options
+    data = {
+        "schema_version": 1,
+        "model": result.model_name,
+        "context_tokens": req.context_tokens,
+        "concurrency": req.concurrency,
+        "objective": req.objective,
+        "quality_first": req.quality_first,
+        "engine": {"name": "vllm", "version": result.rules_version} if engine else {"name": "ideal"},
+        "budgets": {"min_concurrency": req.concurrency, "max_kv_gib_per_gpu": req.max_kv_gib,
+                    "max_decode_ms_per_token": req.max_decode_ms},
+        "settings": {"mem_util": req.mem_util, "reserve_bytes": req.reserve_bytes, "weights": req.weights,
+                     "max_gpus": req.max_gpus, "gpus": [g.name for g in req.gpus], "kv_dtypes": list(req.kv_dtypes),
+                     "allowed": list(req.allowed), "base_techniques": list(req.base_techniques)},
+        "searched": len(result.candidates),
+        "passing": len(result.passing),
+        "options": [option_data(c, i + 1, req) for i, c in enumerate(options)],
+    }
+    if result.skipped_sets:
+        data["skipped_technique_sets"] = [{"set": s, "why": why} for s, why in result.skipped_sets]
+    if result.dropped:
+        data["dropped"] = [{"option": c.label(), "why": why} for c, why in result.dropped]
+    meet = "meet every budget" if not engine else f"meet every budget under the planner (vLLM {result.rules_version}'s checked as listed)"
+    headline = (f"{result.model_name}: {req.concurrency} sequences of {format_tokens(req.context_tokens)} tokens; "
+                f"{len(result.passing):,} of {len(result.candidates):,} deployments {meet} "
+                f"(objective: {req.objective}{', options without caveats first' if req.quality_first else ''})")
+    columns = ["#", "gpu", "gpus", "tp x pp", "kv", "techniques", "conc"]
+    if engine:
+        columns.append(f"vLLM {result.rules_version}")
+    columns += ["KV/GPU GiB", "W/GPU GiB", "decode ms", "$/hour", "quality"]
+    numeric = set(range(len(columns) - 1)) - {1, 3, 4, 5}
+    rows = [_option_row(i + 1, c, engine) for i, c in enumerate(options)]
+    if not any(c.techniques for c in options):  # nothing to show: drop the column
+        columns.pop(5)
+        rows = [r[:5] + r[6:] for r in rows]
+        numeric = {i - (i > 5) for i in numeric}
+    report = Report(data, [Table("Deployments that meet every budget, best first", columns, rows, numeric)], [], headline)
+    if options:
+        report.lines.append("each option was evaluated by the planner of `kvplan estimate`; check the first with: "
+                            + estimate_command(req, options[0]))
+    for c, why in result.dropped:
+        report.lines.append(f"dropped (the screen and the planner disagree, please report): {c.label()}: {why}")
+    for label, why in result.skipped_sets:
+        report.lines.append(f"technique set {label} skipped: {why}")
+    if any(g.name not in req.prices and g.name not in LIST_PRICES for g in req.gpus):
+        missing = [g.name for g in req.gpus if g.name not in req.prices and g.name not in LIST_PRICES]
+        report.lines.append(f"no list price for {', '.join(missing)}: give --price GPU=USD to rank them by cost")
+    if explain and options:
+        _explain(report, result, options[0])
+    if pareto_view:
+        _pareto(report, result)
+    from . import tidy
+
+    report.tidy = tidy.fit([data])
+    return report
+
+
+def _explain(report: Report, result: FitResult, winner: Candidate, limit: int = 20) -> None:
+    failures = cheaper_failures(result, winner)
+    for c in failures:
+        result.check_engine(c)
+    counts: dict[str, int] = {}
+    for c in failures:
+        counts[c.constraint] = counts.get(c.constraint, 0) + 1
+    rows = [[c.gpu.name, c.gpus, f"{c.tp} x {c.pp}", c.set_label, CONSTRAINTS.get(c.constraint, c.constraint), c.reason]
+            for c in failures[:limit]]
+    what = {"cost": "cost less per hour", "headroom": "use no more GPUs"}.get(result.request.objective, "use fewer GPUs")
+    report.tables.append(Table(f"Why the {len(failures):,} options that {what} than the winner fail",
+                               ["gpu", "gpus", "tp x pp", "set", "binding constraint", "detail"], rows, {1}))
+    report.data["explain"] = {
+        "winner": winner.label(),
+        "cheaper_failed": len(failures),
+        "by_constraint": {CONSTRAINTS.get(k, k): v for k, v in sorted(counts.items())},
+        "failures": [{"gpu": c.gpu.name, "gpus": c.gpus, "tp": c.tp, "pp": c.pp, "kv_dtype": c.kv_dtype,
+                      "techniques": list(c.techniques), "constraint": CONSTRAINTS.get(c.constraint, c.constraint),
+                      "reason": c.reason} for c in failures[:limit]],
+    }
+    if len(failures) > limit:
+        report.lines.append(f"explain: {len(failures) - limit:,} more cheaper options fail; by constraint: "
+                            + ", ".join(f"{CONSTRAINTS.get(k, k)} {v:,}" for k, v in sorted(counts.items())))
+    cheaper_passing = [c for c in result.passing if c.quality_tier > winner.quality_tier and _cheaper(result, c, winner)]
+    for c in cheaper_passing:
+        result.check_engine(c)
+    cheaper_passing = [c for c in cheaper_passing if c.ok]
+    if cheaper_passing:
+        first = min(cheaper_passing, key=lambda c: rank_key(c, result.request.objective, False))
+        report.lines.append(f"explain: {len(cheaper_passing)} cheaper option(s) pass only with a quality caveat "
+                            f"(ranked after the winner), the best: {first.label()}: {first.caveat_text}")
+
+
+def _cheaper(result: FitResult, c: Candidate, winner: Candidate) -> bool:
+    from ..fit.search import objective_value
+
+    return objective_value(c, result.request.objective) < objective_value(winner, result.request.objective)
+
+
+def pareto_points(result: FitResult) -> dict[str, list[Candidate]]:
+    return pareto(result, _axis(result))
+
+
+def _pareto(report: Report, result: FitResult) -> None:
+    axis = _axis(result)
+    fronts = pareto_points(result)
+    rows = []
+    data = {}
+    for label, cands in fronts.items():
+        data[label] = []
+        for c in cands:
+            conc = _achievable(c)
+            rows.append([label, c.gpu.name, c.gpus, f"{c.tp} x {c.pp}", conc, _money(c.cost_per_hour),
+                         "meets" if conc >= result.request.concurrency else "below"])
+            data[label].append({"gpu": c.gpu.name, "gpus": c.gpus, "tp": c.tp, "pp": c.pp, "max_concurrency": conc,
+                                "usd_per_hour": c.cost_per_hour})
+    title = (f"Pareto: {'cost' if axis == 'cost' else 'GPUs'} against achievable concurrency by technique set "
+             f"(budget {result.request.concurrency})")
+    report.tables.append(Table(title, ["set", "gpu", "gpus", "tp x pp", "conc", "$/hour", "budget"], rows, {2, 4, 5}))
+    report.data["pareto"] = {"x": axis, "budget": result.request.concurrency, "sets": data}
+
+
+def _achievable(c: Candidate) -> int:
+    from ..fit.search import achievable
+
+    return achievable(c)
+
+
+__all__ = ["build", "option_data", "pareto_points", "CONSTRAINTS"]
