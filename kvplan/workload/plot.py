@@ -6,7 +6,8 @@ stay visible, one drawn over the other), reference lines (the model's maximum
 context, the KV pool) are labelled in the legend, and ticks read as 4K, 128K,
 1M. matplotlib is optional (`pip install 'kvplan[plot]'`) and imported here only.
 
-For another command: build Series, Ref and Panel values and call plot_panels.
+For another command: build Series, Ref and Panel values and call plot_panels
+(x_tokens=False for an axis that is not a context; kvplan fit's Pareto view does).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class Series:
     label: str
     x: Sequence[float]
     y: Sequence[float]
+    steps: bool = False  # a step line (the value holds until the next x), as fit's Pareto fronts
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,8 @@ def plot_panels(path: Path, panels: list[Panel], *, title: str, xlabel: str = "c
     for ax, panel in zip(axes, panels):
         scale = GIB if panel.y_gib else 1
         for i, s in enumerate(panel.series):
-            ax.plot(list(s.x), [v / scale for v in s.y], label=s.label, zorder=3 + i, **style(i))
+            ax.plot(list(s.x), [v / scale for v in s.y], label=s.label, zorder=3 + i,
+                    drawstyle="steps-post" if s.steps else "default", **style(i))
         refs = [r for r in x_refs] + [r for r in panel.refs]
         for j, ref in enumerate(refs):
             color, dash = ref_styles[j % len(ref_styles)]
@@ -115,6 +118,10 @@ def plot_panels(path: Path, panels: list[Panel], *, title: str, xlabel: str = "c
             ax.xaxis.set_major_formatter(FuncFormatter(_token_label))
             if xs:
                 ax.set_xlim(min(xs) / 1.15, max(xs) * 1.15)
+        elif xs and all(float(v).is_integer() for v in xs):  # counts (GPUs): whole-number ticks
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if panel.yscale == "symlog":  # counts that reach 0: linear below 1, never negative
             ax.set_yscale("symlog", linthresh=1)
             ax.set_ylim(bottom=0)
