@@ -67,10 +67,26 @@ def render_cli_docs() -> str:
         if command is None or getattr(command, "hidden", False):
             continue
         out += [f"## kvplan {name}", "", "```text", _help(command, name, root), "```", ""]
+    out += ENVIRONMENT
     return "\n".join(out)
 
 
 DOC_COLUMNS = 120
+
+
+ENVIRONMENT = [
+    "## Environment",
+    "",
+    "| variable | effect |",
+    "|---|---|",
+    "| `KVPLAN_HUB_TIMEOUT` | seconds a Hub lookup of a config.json may take in all, DNS, connect and "
+    "download included (default 30; connect and each read also time out after 10 s); no retries |",
+    "| `HF_TOKEN` | the Hub token (else the one `hf auth login` stored); sent only to the Hub's host, never printed |",
+    "| `HF_HUB_OFFLINE` | `1`: read Hub configs only from the local Hugging Face cache |",
+    "| `HF_ENDPOINT` | another Hub address (a mirror) |",
+    "| `KVPLAN_DEBUG` | `1`: a traceback instead of the one-line internal-error message |",
+    "",
+]
 
 
 def run_cli(argv: list[str]) -> tuple[int, str]:

@@ -48,3 +48,8 @@ class BudgetExceeded(KvplanError):
 
 class WeightsError(KvplanError):
     """A checkpoint file (safetensors, GGUF, index) that cannot be read as exact weights."""
+
+
+class KvplanWarning(UserWarning):
+    """Something the user should know that does not stop the command (one stderr line,
+    every time: the CLI shows these with the 'always' filter)."""

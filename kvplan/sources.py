@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
-
 from functools import lru_cache
 from pathlib import Path
 
@@ -78,63 +76,33 @@ def read_json_file(path: Path) -> dict:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SourceError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SourceError(f"{path}: is a folder, not a JSON file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
     except OSError as exc:
         raise SourceError(f"{path}: cannot read ({exc.strerror})") from None
+    return parse_json_text(text, str(path))
+
+
+def parse_json_text(text: str, where: str) -> dict:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raise ConfigError(f"{where}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: JSON nested too deeply") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a JSON object, found {type(data).__name__}")
+        raise ConfigError(f"{where}: expected a JSON object, found {type(data).__name__}")
     return data
 
 
 def _hub_config(repo_id: str, revision: str | None) -> tuple[dict, str]:
-    try:
-        from huggingface_hub import hf_hub_download
-        from huggingface_hub.errors import (
-            EntryNotFoundError,
-            GatedRepoError,
-            HfHubHTTPError,
-            LocalEntryNotFoundError,
-            RepositoryNotFoundError,
-            RevisionNotFoundError,
-        )
-    except ImportError:  # pragma: no cover - a runtime dependency
-        raise SourceError("huggingface_hub is not installed", "pip install huggingface-hub") from None
-    where = f"{repo_id}@{revision}" if revision else repo_id
-    try:
-        path = hf_hub_download(repo_id, "config.json", revision=revision)
-    except GatedRepoError:
-        raise SourceError(
-            f"{where}: the repository is gated and this token has no access",
-            "accept its licence on huggingface.co and log in (hf auth login) or set HF_TOKEN",
-        ) from None
-    except RepositoryNotFoundError:
-        raise SourceError(
-            f"{where}: no such repository on the Hub (or it is private)",
-            "check the name, or log in / set HF_TOKEN for a private repository",
-        ) from None
-    except RevisionNotFoundError:
-        raise SourceError(f"{where}: no such revision", "check --revision") from None
-    except LocalEntryNotFoundError:
-        raise SourceError(
-            f"{where}: not in the local Hugging Face cache and the Hub cannot be reached (offline)",
-            "unset HF_HUB_OFFLINE, or download the config once, or pass a local config.json",
-        ) from None
-    except EntryNotFoundError:
-        raise SourceError(f"{where}: the repository has no config.json") from None
-    except HfHubHTTPError as exc:
-        status = getattr(getattr(exc, "response", None), "status_code", None)
-        if status == 401:
-            raise SourceError(
-                f"{where}: the Hub refused access (401: gated or private repository)",
-                "log in (hf auth login) or set HF_TOKEN with access to it",
-            ) from None
-        raise SourceError(f"{where}: the Hub answered an error ({status or exc})") from None
-    except OSError as exc:
-        raise SourceError(f"{where}: cannot reach the Hub ({exc})", "check the network or set HF_HUB_OFFLINE=1") from None
-    return read_json_file(Path(path)), f"hf://{where}"
+    """A Hub repo's config.json: one bounded request, or the local HF cache (kvplan/hub.py)."""
+    from .hub import config_text
+
+    text, source = config_text(repo_id, revision)
+    return parse_json_text(text, source), source
 
 
 def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]:
@@ -163,52 +131,110 @@ def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]
     raise SourceError(f"unknown model {name!r}: not a bundled name, a file, or a Hub repo id (owner/name)", hint)
 
 
-def parse_override(item: str) -> tuple[str, object]:
+def parse_override(item: str, flag: str = "--set") -> tuple[str, object]:
     if "=" not in item:
-        raise UsageError(f"--set {item!r}: expected key=value", "for example --set num_key_value_heads=64")
+        raise UsageError(f"{flag} {item!r}: expected key=value", "for example --set num_key_value_heads=64")
     key, text = item.split("=", 1)
     key = key.strip()
     if not key:
-        raise UsageError(f"--set {item!r}: empty key")
+        raise UsageError(f"{flag} {item!r}: empty key")
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         value = text
     return key, value
 
 
-def apply_overrides(raw: dict, overrides: list[str] | tuple[str, ...]) -> dict:
-    """--set key=value on the config; keys nested under text_config go there."""
+@record
+class Override:
+    """One --set / --set-new, as applied: recorded in every report."""
+
+    key: str
+    value: object
+    section: str  # "" (top level) or "text_config"
+    new: bool
+
+    def describe(self) -> str:
+        where = f"{self.section}." if self.section else ""
+        return f"{where}{self.key}={json.dumps(self.value)}"
+
+    def as_dict(self) -> dict:
+        return {"key": self.key, "value": self.value, "section": self.section or None, "new": self.new}
+
+
+def apply_overrides(raw: dict, overrides=(), new=()) -> tuple[dict, list[Override]]:
+    """--set key=value (the key must exist, at the top level or under text_config, where
+    multimodal configs keep the language model's fields) and --set-new key=value (a
+    key the config lacks, added where the model's fields live). A key set twice is refused."""
     out = dict(raw)
-    for item in overrides:
-        key, value = parse_override(item)
-        nested = out.get("text_config")
-        if isinstance(nested, dict) and key not in out:
-            out["text_config"] = {**nested, key: value}
-        else:
-            out[key] = value
-    return out
+    nested = out.get("text_config") if isinstance(out.get("text_config"), dict) else None
+    applied: list[Override] = []
+    seen: dict[str, str] = {}
+    for flag, items in (("--set", overrides), ("--set-new", new)):
+        for item in items:
+            key, value = parse_override(item, flag)
+            if key in seen:
+                raise UsageError(f"{flag} {key}: the key is given twice ({seen[key]} and {item})", "give each key once")
+            seen[key] = item
+            if flag == "--set":
+                if key in out:
+                    section = ""
+                elif nested is not None and key in nested:
+                    section = "text_config"
+                else:
+                    known = list(out) + list(nested or {})
+                    close = difflib.get_close_matches(key, known, n=2, cutoff=0.6)
+                    hint = (f"did you mean {' or '.join(close)}? " if close else "") + \
+                        f"to add a field the config lacks, use --set-new {key}=..."
+                    raise UsageError(f"--set {key}: the config has no field {key!r}", hint)
+            else:
+                if key in out or (nested is not None and key in nested):
+                    raise UsageError(f"--set-new {key}: the config already has {key!r}", f"use --set {key}=... to change it")
+                section = "text_config" if nested is not None else ""
+            if section:
+                nested = {**nested, key: value}
+                out["text_config"] = nested
+            else:
+                out[key] = value
+            applied.append(Override(key, value, section, flag == "--set-new"))
+    return out, applied
 
 
-def load_model(name: str, *, revision: str | None = None, overrides=()) -> ModelSpec:
+def load_model(name: str, *, revision: str | None = None, overrides=(), new=()) -> ModelSpec:
+    return load_model_with_overrides(name, revision=revision, overrides=overrides, new=new)[0]
+
+
+def load_model_with_overrides(name: str, *, revision: str | None = None, overrides=(), new=()) -> tuple[ModelSpec, list[Override]]:
+    """The model and the overrides applied to its config (for the report)."""
     raw, display, source = load_config(name, revision)
-    if overrides:
-        raw = apply_overrides(raw, overrides)
-    return build_model(raw, display, source)
+    applied: list[Override] = []
+    if overrides or new:
+        raw, applied = apply_overrides(raw, overrides, new)
+    return build_model(raw, display, source), applied
 
 
-def load_model_and_weights(name: str, *, revision: str | None = None, overrides=(), weights: str | None = "auto"):
+def load_model_and_weights(name: str, *, revision: str | None = None, overrides=(), new=(),
+                           weights: str | None = "auto"):
     """(ModelSpec, Weights): the cache description and the checkpoint's exact
     bytes (kvplan.weights chooses the reader: GGUF, safetensors, index, bundled,
     Hub headers, else the config estimate)."""
+    spec, record_, _ = load_everything(name, revision=revision, overrides=overrides, new=new, weights=weights)
+    return spec, record_
+
+
+def load_everything(name: str, *, revision: str | None = None, overrides=(), new=(), weights: str | None = "auto"):
+    """(ModelSpec, Weights, overrides applied): what an estimate reports."""
     from .weights.load import resolve
 
     raw, display, source = load_config(name, revision)
-    if overrides:
-        raw = apply_overrides(raw, overrides)
+    applied: list[Override] = []
+    if overrides or new:
+        raw, applied = apply_overrides(raw, overrides, new)
     spec = build_model(raw, display, source)
-    return spec, resolve(weights, model=spec, raw=raw, source=source, revision=revision)
+    return spec, resolve(weights, model=spec, raw=raw, source=source, revision=revision), applied
 
 
 def offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
+    from .hub import offline as hub_offline
+
+    return hub_offline()

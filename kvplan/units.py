@@ -3,12 +3,19 @@
 Token counts: plain integers or a k/m suffix, binary (k = 1024, m = 1024*1024),
 because context windows are quoted that way (128k = 131,072).
 Byte sizes: an explicit unit; GiB/MiB/KiB are binary, GB/MB/KB decimal; a bare
-"G" or "GB" is decimal, as vendors quote memory. Bytes are integers everywhere.
+"G" or "GB" is decimal, as vendors quote memory; "B" is bytes. A number without
+a unit is refused (80 meant as 80GB would silently be 80 bytes). Bytes are
+integers everywhere.
+
+Bounds: at most 2^40 tokens (a trillion: nothing longer is a context), at most
+2^60 bytes (an exbibyte), counts at most 2^40. Values are read exactly (no float
+step), so a thousand-digit number is an error, not an overflow.
 """
 
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 from .errors import UsageError
 
@@ -16,10 +23,13 @@ KIB = 1024
 MIB = 1024**2
 GIB = 1024**3
 TIB = 1024**4
+MAX_TOKENS = 2**40
+MAX_BYTES = 2**60
+MAX_COUNT = 2**40
+_MAX_DIGITS = 24  # more digits than any bound above needs
 
 _TOKEN_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
 _SIZE_UNITS = {
-    "": 1,
     "b": 1,
     "kib": KIB,
     "mib": MIB,
@@ -34,6 +44,12 @@ _SIZE_UNITS = {
     "g": 1000**3,
     "t": 1000**4,
 }
+def _shown(text) -> str:
+    """The value as written, clipped: a megabyte of digits is not echoed back."""
+    shown = repr(text)
+    return shown if len(shown) <= 40 else shown[:32] + "...(" + f"{len(str(text)):,} characters)"
+
+
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
@@ -45,46 +61,75 @@ def parse_tokens(text: str | int, what: str = "context") -> int:
         match = _TOKEN_RE.match(str(text))
         if not match:
             raise UsageError(
-                f"{what}: cannot read {text!r} as a token count",
+                f"{what}: cannot read {_shown(text)} as a token count",
                 "use an integer such as 4096, or a k/m suffix such as 128k or 1m",
             )
         number, suffix = match.groups()
+        if len(number) > _MAX_DIGITS:
+            raise UsageError(f"{what}: {_shown(text)} is too large (at most 2^40 = {MAX_TOKENS:,} tokens)")
         scale = {"": 1, "k": 1024, "m": 1024 * 1024}[suffix.lower()]
-        exact = float(number) * scale
-        if exact != int(exact):
-            raise UsageError(f"{what}: {text!r} is not a whole number of tokens")
+        exact = Fraction(number) * scale
+        if exact.denominator != 1:
+            raise UsageError(f"{what}: {_shown(text)} is not a whole number of tokens")
         value = int(exact)
     if value <= 0:
-        raise UsageError(f"{what}: must be a positive number of tokens, got {text!r}")
+        raise UsageError(f"{what}: must be a positive number of tokens, got {_shown(text)}")
+    if value > MAX_TOKENS:
+        raise UsageError(f"{what}: {_shown(text)} is {value:,} tokens, above the limit of 2^40 = {MAX_TOKENS:,}")
     return value
 
 
 def parse_size(text: str | int, what: str = "size") -> int:
-    """'64GiB' -> 68719476736, '80GB' -> 80e9, '8 GiB' -> 8589934592 (integer bytes)."""
-    if isinstance(text, int) and not isinstance(text, bool):
-        value = text
-    else:
-        match = _SIZE_RE.match(str(text))
-        unit = match.group(2).lower() if match else None
-        if not match or unit not in _SIZE_UNITS:
-            raise UsageError(
-                f"{what}: cannot read {text!r} as a size",
-                "use a number with a unit such as 64GiB, 80GB or 512MiB",
-            )
-        value = int(round(float(match.group(1)) * _SIZE_UNITS[unit]))
+    """'64GiB' -> 68719476736, '80GB' -> 80e9, '8 GiB' -> 8589934592 (integer bytes).
+
+    A unit is required: a bare number (a string or an int) is refused.
+    """
+    match = None if isinstance(text, bool) else _SIZE_RE.match(str(text))
+    unit = match.group(2).lower() if match else None
+    if match and unit == "":
+        raise UsageError(f"{what}: {_shown(text)} has no unit",
+                         f"add one: {match.group(1)}GiB (binary), {match.group(1)}GB (decimal) or {match.group(1)}B (bytes)")
+    if not match or unit not in _SIZE_UNITS:
+        raise UsageError(
+            f"{what}: cannot read {_shown(text)} as a size",
+            "use a number with a unit such as 64GiB, 80GB or 512MiB",
+        )
+    number = match.group(1)
+    if len(number) > _MAX_DIGITS:
+        raise UsageError(f"{what}: {_shown(text)} is too large (at most 2^60 bytes)")
+    value = round(Fraction(number) * _SIZE_UNITS[unit])
     if value <= 0:
-        raise UsageError(f"{what}: must be positive, got {text!r}")
+        raise UsageError(f"{what}: must be positive, got {_shown(text)}")
+    if value > MAX_BYTES:
+        raise UsageError(f"{what}: {_shown(text)} is above the limit of 2^60 bytes (1 EiB)")
     return value
 
 
-def parse_positive_int(text: str | int, what: str) -> int:
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise UsageError(f"{what}: expected a positive integer, got {text!r}") from None
+def parse_positive_int(text: str | int, what: str, maximum: int = MAX_COUNT) -> int:
+    raw = str(text).strip()
+    if isinstance(text, bool) or not re.fullmatch(r"[+-]?\d{1,24}", raw):
+        raise UsageError(f"{what}: expected a positive integer, got {_shown(text)}")
+    value = int(raw)
     if value <= 0:
-        raise UsageError(f"{what}: must be a positive integer, got {text!r}")
+        raise UsageError(f"{what}: must be a positive integer, got {_shown(text)}")
+    if value > maximum:
+        raise UsageError(f"{what}: {value:,} is above the limit of {maximum:,}")
     return value
+
+
+def check_number(value: float | int | None, what: str, *, minimum: float = 0.0, strict: bool = False,
+                 maximum: float | None = None) -> None:
+    """A number option (--hbm-gbps, --max-kv-gib, ...): finite and within bounds, else exit 2."""
+    import math
+
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UsageError(f"{what}: expected a finite number, got {value!r}")
+    if value < minimum or (strict and value == minimum):
+        raise UsageError(f"{what}: must be {'>' if strict else '>='} {minimum:g}, got {value:g}")
+    if maximum is not None and value > maximum:
+        raise UsageError(f"{what}: must be at most {maximum:g}, got {value:g}")
 
 
 def gib(num_bytes: float) -> float:

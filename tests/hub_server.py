@@ -3,9 +3,12 @@
 Serves `/{owner}/{name}/resolve/{revision}/config.json` for the repos it is
 given, and any other file given in `files` (safetensors shards, the index),
 answering HTTP Range requests with 206 and the slice; answers 401 for gated
-repos and 404 for unknown ones, with the headers huggingface_hub reads
-(X-Error-Code, X-Repo-Commit, ETag). Every request is logged in `requests`,
-every Range request also in `ranges` as (path, range header).
+repos and 404 for unknown ones, with the headers the Hub sends (X-Error-Code,
+X-Repo-Commit, ETag). Every request is logged in `requests`, every Range request
+also in `ranges` as (path, range header). Misbehaviour on demand, per repo:
+`status` answers a fixed HTTP status (and X-Error-Code), `hang` accepts the
+connection and never answers (until the server stops), `cut` announces the full
+Content-Length, sends half the body and closes the connection.
 """
 
 from __future__ import annotations
@@ -20,10 +23,17 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 class HubServer:
-    def __init__(self, repos: dict[str, dict], gated: set[str] = frozenset(), files: dict[str, dict[str, bytes]] | None = None):
+    def __init__(self, repos: dict[str, dict], gated: set[str] = frozenset(),
+                 files: dict[str, dict[str, bytes]] | None = None,
+                 status: dict[str, tuple[int, str]] | None = None, hang: set[str] = frozenset(),
+                 cut: set[str] = frozenset()):
         self.repos = repos
         self.gated = set(gated)
         self.files = files or {}
+        self.status = dict(status or {})
+        self.hang = set(hang)
+        self.cut = set(cut)
+        self.release = threading.Event()  # set on exit: hanging handlers return
         self.requests: list[tuple[str, str, str | None]] = []
         self.ranges: list[tuple[str, str]] = []
         handler = self._handler()
@@ -40,6 +50,7 @@ class HubServer:
         return self
 
     def __exit__(self, *exc):
+        self.release.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -56,6 +67,12 @@ class HubServer:
                 if len(parts) < 5 or parts[2] != "resolve":
                     return self._error(404, "EntryNotFound", body)
                 repo, filename = f"{parts[0]}/{parts[1]}", "/".join(parts[4:])
+                if repo in server.hang:
+                    server.release.wait(60)
+                    return None
+                if repo in server.status:
+                    code, kind = server.status[repo]
+                    return self._error(code, kind, body, f"status {code}")
                 if repo in server.gated:
                     return self._error(401, "GatedRepo", body, f"Access to model {repo} is restricted.")
                 if repo not in server.repos:
@@ -85,6 +102,11 @@ class HubServer:
                 self.send_header("ETag", etag)
                 self.send_header("X-Repo-Commit", COMMIT)
                 self.end_headers()
+                if body and repo in server.cut:
+                    self.wfile.write(payload[: len(payload) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return None
                 if body:
                     self.wfile.write(chunk)
 
@@ -93,7 +115,8 @@ class HubServer:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
-                self.send_header("X-Error-Code", code)
+                if code:
+                    self.send_header("X-Error-Code", code)
                 self.send_header("X-Error-Message", message)
                 self.end_headers()
                 if body:

@@ -176,3 +176,93 @@ def test_device_capability_gates_bf16_and_fp8_kernels():
     assert check_device_supported(fp8, (9, 0)) is None
     assert "8.0 or newer" in check_device_supported(bf16, (7, 5))
     assert "8.9 or newer" in check_device_supported(fp8, (8, 0))
+
+
+# Output paths are checked before any work; results are never lost; NaN fails a run.
+
+@pytest.mark.parametrize("where, words", [
+    ("missing/bench.json", ["the folder", "does not exist"]),
+    (".", ["is a folder"]),
+    ("file.txt/bench.json", ["the folder", "does not exist"]),
+])
+def test_unusable_output_paths_exit_2_before_any_work(cli, tmp_path, monkeypatch, where, words):
+    from kvplan.bench import runner
+
+    (tmp_path / "file.txt").write_text("mine\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runner, "run_bench", lambda cfg: pytest.fail("the bench ran"))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, out, err = cli("bench", "llama-3.1-8b", "-t", "fp8", *TINY, "--json", where)
+    line = err.strip()
+    assert code == 2 and "\n" not in line and "--json" in line and "Traceback" not in err, err
+    for word in words:
+        assert word in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert (tmp_path / "file.txt").read_text() == "mine\n"
+
+
+def test_json_and_csv_on_the_same_file_is_refused(cli, tmp_path):
+    path = str(tmp_path / "out")
+    code, _, err = cli("bench", "llama-3.1-8b", "-t", "fp8", *TINY, "--json", path, "--csv", path)
+    assert code == 2 and "same file" in err and not os.path.exists(path)
+
+
+def test_a_failed_final_write_keeps_the_results(cli, tmp_path, monkeypatch):
+    import kvplan.files as kfiles
+
+    out = tmp_path / "bench.json"
+    real_replace = os.replace
+
+    def refuse_target(src, dst):
+        if os.path.basename(dst) == "bench.json":
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(kfiles.os, "replace", refuse_target)
+    code, stdout, err = cli("bench", "llama-3.1-8b", "-t", "fp8", *TINY, "--json", str(out))
+    assert code == 1 and not out.exists()
+    rescued = [p for p in tmp_path.iterdir() if p.name.startswith("bench.json.rescued-")]
+    assert len(rescued) == 1, list(tmp_path.iterdir())
+    assert f"saved to {rescued[0]}" in err and "No space left on device" in err
+    doc = json.loads(rescued[0].read_text())
+    assert [r["technique"] for r in doc["results"]] == ["baseline", "fp8"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".kvplan-")]
+
+
+def test_nothing_writable_prints_the_results(tmp_path, monkeypatch, capsys):
+    import kvplan.files as kfiles
+
+    monkeypatch.setattr(kfiles, "write_atomic", lambda *a, **k: (_ for _ in ()).throw(OSError(30, "Read-only file system")))
+    line = kfiles.save_or_rescue(str(tmp_path / "bench.json"), '{"results": []}\n', "--json")
+    assert "printed on stdout" in line and "Read-only file system" in line
+    assert capsys.readouterr().out == '{"results": []}\n'
+
+
+def test_a_nan_error_fails_the_run(tmp_path, monkeypatch):
+    from kvplan.bench import runner
+
+    real_fill = runner._fill
+
+    def nan_error(row, *args):
+        real_fill(row, *args)
+        if row["technique"] == "fp8":
+            row["error_rel"] = float("nan")
+            row["groups"][0]["error_rel"] = float("nan")
+
+    monkeypatch.setattr(runner, "_fill", nan_error)
+    out = tmp_path / "bench.json"
+    result = CliRunner().invoke(app, ["bench", "llama-3.1-8b", "-t", "fp8", *TINY, "--json", str(out)])
+    assert result.exit_code == 1, result.output
+    text = out.read_text()
+    rows = {r["technique"]: r for r in json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in JSON"))["results"]}
+    assert rows["fp8"]["status"] == "error" and rows["fp8"]["error_rel"] is None
+    assert "error_rel" in rows["fp8"]["message"] and "groups[0].error_rel" in rows["fp8"]["message"]
+    assert rows["baseline"]["status"] == "ok"
+
+
+def test_worst_never_skips_a_nan():
+    from kvplan.bench.runner import _worst
+
+    assert _worst([0.1, float("nan")], max) != _worst([0.1, float("nan")], max)  # NaN, wherever it stands
+    assert _worst([float("nan"), 0.1], min) != _worst([float("nan"), 0.1], min)
+    assert _worst([0.1, 0.3], max) == 0.3 and _worst([], max) is None

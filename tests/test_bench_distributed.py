@@ -13,7 +13,7 @@ Shapes after the CPU shrink (kvplan.bench.shrink), written out here:
   head_dim 16, d_state 16, conv kernel 4, bf16 conv and SSM.
 At 16 tokens and 16-token blocks every sequence holds one block per layer.
 
-Ranks are processes forked from the test (torch already imported) with
+Ranks are processes forked from a forkserver (torch already imported) with
 torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT);
 one case goes through torchrun itself (`--launch 2`, fresh interpreters). Each
 process has a hard timeout, so a hang fails the test.
@@ -26,6 +26,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -169,10 +170,13 @@ def _rank_main(rank: int, n: int, port: int, args: list[str], log: str, fail: st
 
 def _spawn(n: int, args: list[str], tmp_path, fail: str | None = None) -> list[tuple[int, str]]:
     """n ranks of `kvplan bench ARGS` with torchrun's variables; (exit code, output) per rank.
-    Forked (start-up of a fresh interpreter per rank would dominate the test time)."""
+    Forked from a preloaded forkserver (start-up of a fresh interpreter per rank would dominate the test time)."""
     import multiprocessing
 
-    ctx = multiprocessing.get_context("fork")
+    # forkserver: ranks fork from a fresh server process that has imported torch and kvplan but run
+    # nothing (forking this test process could inherit OpenMP or gloo threads and deadlock)
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["torch", "torch.distributed", "kvplan.bench.runner", "kvplan.cli.app"])
     port = _free_port()
     logs = [str(tmp_path / f"rank{r}.log") for r in range(n)]
     procs = [ctx.Process(target=_rank_main, args=(r, n, port, args, logs[r], fail)) for r in range(n)]
@@ -180,8 +184,9 @@ def _spawn(n: int, args: list[str], tmp_path, fail: str | None = None) -> list[t
         p.start()
     try:
         waited = procs[:1] if fail == "hang" else procs  # "hang": rank 1 is stuck on purpose
+        deadline = time.monotonic() + PROC_TIMEOUT_S  # one deadline for all ranks, not one per rank
         for p in waited:
-            p.join(PROC_TIMEOUT_S)
+            p.join(max(0.0, deadline - time.monotonic()))
         assert all(p.exitcode is not None for p in waited), "a rank hung"
     finally:
         for p in procs:

@@ -64,7 +64,7 @@ def test_unperturbed_rerun_passes(cli, files):
     assert "## kvplan gate: PASS" in out
 
 
-@pytest.mark.parametrize("perturb", ["bytes", "blocks", "accuracy", "mass", "efficiency", "oom", "missing"])
+@pytest.mark.parametrize("perturb", ["bytes", "blocks", "accuracy", "mass", "efficiency", "oom"])
 def test_perturbed_result_fails(cli, files, perturb):
     base = files("base.json", _doc())
     doc = _doc()
@@ -83,8 +83,6 @@ def test_perturbed_result_fails(cli, files, perturb):
             row[key] *= 0.7
     elif perturb == "oom":
         row.update(status="oom", message="out of memory on cuda for batch 8 x 4096 tokens")
-    elif perturb == "missing":
-        del doc["results"][1]
     cur = files("cur.json", doc)
     code, out, _ = _gate(cli, cur, base)
     assert code == 1, out
@@ -209,14 +207,16 @@ def test_update_baseline_atomic(cli, files, tmp_path, monkeypatch):
     code, _, _ = _gate(cli, files("bad.json", bad), base, "--update-baseline")
     assert code == 1 and open(base).read() == before
     # a crash while writing leaves the old file whole
-    import kvplan.bench.report as report
+    import kvplan.files as files
 
     def boom(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(report.os, "replace", boom)
-    code, _, _ = _gate(cli, cur, base, "--update-baseline")
-    assert code != 0 and open(base).read() == before
+    monkeypatch.setattr(files.os, "replace", boom)
+    code, _, err = _gate(cli, cur, base, "--update-baseline")
+    assert code == 1 and open(base).read() == before
+    assert err.strip() == (f"kvplan: error: --update-baseline {base}: cannot write (disk full); the old baseline "
+                           f"is unchanged and this run stays in {cur}")
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".kvplan-")] == []
 
 
@@ -237,3 +237,165 @@ def test_step_summary_appended(cli, files, tmp_path, monkeypatch):
     assert code == 0
     text = summary.read_text()
     assert text.startswith("earlier step\n") and "## kvplan gate: PASS" in text
+
+
+# A gate that cannot be fooled: documents that could pass by accident are refused (exit 2),
+# naming what is wrong, and nothing is written.
+
+def _refused(cli, files, tmp_path, cur_doc, base_doc, *words):
+    base = files("base.json", base_doc)
+    cur = files("cur.json", cur_doc)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    code, out, err = _gate(cli, cur, base)
+    assert code == 2, out + err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kvplan: error:") and "Traceback" not in err, err
+    for word in words:
+        assert word in lines[0], lines[0]
+    assert out == ""
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    return lines[0]
+
+
+def _with(mutate, doc=None):
+    doc = copy.deepcopy(doc or _doc())
+    mutate(doc)
+    return doc
+
+
+@pytest.mark.parametrize("side", ["current", "baseline"])
+@pytest.mark.parametrize("field, value, words", [
+    ("error_rel", float("nan"), ["results[1] (fp8).error_rel", "NaN"]),
+    ("attention_mass", float("inf"), ["attention_mass", "inf"]),
+    ("measured_bytes", "2097152", ["measured_bytes is not a number", "'2097152'"]),
+    ("predicted_blocks", True, ["predicted_blocks is not a number"]),
+    ("efficiency", [0.6], ["efficiency is not a number"]),
+    ("status", "fine", ["status 'fine'"]),
+])
+def test_nan_and_non_numeric_figures_are_refused_naming_the_field(cli, files, tmp_path, side, field, value, words):
+    bad = _with(lambda d: d["results"][1].update({field: value}))
+    cur, base = (bad, _doc()) if side == "current" else (_doc(), bad)
+    line = _refused(cli, files, tmp_path, cur, base, *words)
+    assert side in line
+
+
+def test_a_planted_nan_in_both_files_is_still_refused(cli, files, tmp_path):
+    bad = _with(lambda d: d["results"][0].update(error_rel=float("nan")))
+    _refused(cli, files, tmp_path, bad, bad, "error_rel", "NaN")
+
+
+@pytest.mark.parametrize("mutate, words", [
+    (lambda d: d["config"].update(model="qwen3-8b"), ["model 'llama-3.1-8b' in the baseline, 'qwen3-8b'"]),
+    (lambda d: d["config"].update(context_tokens=8192), ["context_tokens 4096 in the baseline, 8192"]),
+    (lambda d: d["config"].update(batch=4), ["batch"]),
+    (lambda d: d["config"].update(block_tokens=32), ["block_tokens"]),
+    (lambda d: d["config"].update(shrink=True), ["shrink"]),
+    (lambda d: d["shapes"].update(layers=16), ["layer shapes differ"]),
+    (lambda d: d["results"].pop(1), ["technique set differs", "only in the baseline: fp8"]),
+    (lambda d: d["results"].append(_row("int4")), ["only in this run: int4"]),
+])
+def test_a_baseline_of_another_run_is_refused(cli, files, tmp_path, mutate, words):
+    _refused(cli, files, tmp_path, _with(mutate), _doc(), "not a run of the same bench", *words)
+
+
+def test_empty_and_duplicated_results_are_refused(cli, files, tmp_path):
+    empty = _with(lambda d: d.update(results=[]))
+    _refused(cli, files, tmp_path, empty, empty, "no results")
+    twice = _with(lambda d: d["results"].append(_row("fp8")))
+    _refused(cli, files, tmp_path, twice, twice, "(fp8)", "appears twice")
+
+
+def test_a_changed_byte_fails(cli, files):
+    base = files("base.json", _doc())
+    doc = _doc()
+    doc["results"][1]["predicted_bytes"] += 1  # one byte: prediction and measurement disagree
+    code, out, _ = _gate(cli, files("cur.json", doc), base)
+    assert code == 1 and "FAIL" in out
+    doc = _doc()
+    doc["results"][1]["predicted_bytes"] += 1
+    doc["results"][1]["measured_bytes"] += 1  # both moved together: the baseline catches it
+    code, out, _ = _gate(cli, files("cur.json", doc), base)
+    assert code == 1 and "| fp8 | predicted_bytes | FAIL |" in out
+
+
+@pytest.mark.parametrize("option, value", [("--max-regression", "nan"), ("--error-tolerance", "-5%"),
+                                           ("--mass-tolerance", "nan"), ("--mass-tolerance", "-0.1")])
+def test_bad_tolerances_are_usage_errors(cli, files, option, value):
+    code, out, err = _gate(cli, files("cur.json", _doc()), files("base.json", _doc()), option, value)
+    assert code == 2 and option in err and len(err.strip().splitlines()) == 1
+
+
+# --update-baseline: folders, permissions, symlinks, SIGTERM
+
+def test_update_creates_missing_folders(cli, files, tmp_path):
+    target = tmp_path / "ci" / "baselines" / "cpu.json"
+    code, out, err = _gate(cli, files("cur.json", _doc()), str(target), "--update-baseline")
+    assert code == 0, err
+    assert json.loads(target.read_text())["results"][0]["technique"] == "baseline"
+    assert oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_update_keeps_permissions_and_follows_a_symlink(cli, files, tmp_path):
+    real_dir = tmp_path / "real"
+    real_dir.mkdir()
+    real = real_dir / "baseline.json"
+    real.write_text(json.dumps(_doc()))
+    os.chmod(real, 0o640)
+    link = tmp_path / "baseline.json"
+    link.symlink_to(real)
+    doc = _doc()
+    doc["results"][1]["error_rel"] = 0.04
+    code, out, err = _gate(cli, files("cur.json", doc), str(link), "--update-baseline")
+    assert code == 0, err
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert json.loads(real.read_text())["results"][1]["error_rel"] == 0.04
+    assert real.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in real_dir.iterdir()] == ["baseline.json"]
+
+
+def test_update_replaces_a_baseline_of_another_run_but_never_a_stranger_file(cli, files, tmp_path):
+    other = _with(lambda d: d["config"].update(model="qwen3-8b"))
+    base = files("base.json", other)
+    code, out, err = _gate(cli, files("cur.json", _doc()), base, "--update-baseline")
+    assert code == 0, err
+    assert "model 'qwen3-8b' in the baseline" in out and json.load(open(base))["config"]["model"] == "llama-3.1-8b"
+    stranger = files("package.json", {"name": "mine"})
+    code, out, err = _gate(cli, files("cur.json", _doc()), stranger, "--update-baseline")
+    assert code == 2 and "not a kvplan bench document" in err
+    assert json.load(open(stranger)) == {"name": "mine"}
+
+
+def test_sigterm_while_writing_leaves_no_temp_file(tmp_path, monkeypatch):
+    import signal
+
+    import kvplan.files as kfiles
+
+    target = tmp_path / "baseline.json"
+    target.write_text("old\n")
+    real_fsync = os.fsync
+
+    def fsync_then_term(fd):
+        real_fsync(fd)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    previous = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(kfiles.os, "fsync", fsync_then_term)
+    with pytest.raises(SystemExit) as exc:
+        kfiles.write_atomic(str(target), "new\n")
+    assert exc.value.code == 128 + signal.SIGTERM
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json"]
+    assert signal.getsignal(signal.SIGTERM) == previous
+
+
+def test_an_unwritable_step_summary_is_a_warning_not_a_crash(cli, files, tmp_path, monkeypatch):
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "no-such-folder" / "summary.md"))
+    code, out, err = _gate(cli, files("cur.json", _doc()), files("base.json", _doc()))
+    assert code == 0 and "## kvplan gate: PASS" in out
+    assert err.startswith("kvplan: warning: GITHUB_STEP_SUMMARY") and "internal error" not in err

@@ -126,7 +126,7 @@ def test_nemotron_h_four_attention_layers_fp32_state():
     ssm = 128 * 64 * 128 * 4  # float32: NemotronHConfig's default mamba_ssm_cache_dtype (the file names none)
     assert e.state_bytes_per_sequence == 24 * (conv + ssm)
     # a config that asks for a bf16 SSM cache gets one
-    bf16 = est("nemotron-h-8b", 8192, overrides=["mamba_ssm_cache_dtype=bfloat16"])
+    bf16 = estimate(load_model("nemotron-h-8b", new=["mamba_ssm_cache_dtype=bfloat16"]), 8192)
     assert bf16.state_bytes_per_sequence == 24 * (conv + 128 * 64 * 128 * 2)
 
 

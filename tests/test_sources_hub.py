@@ -73,3 +73,109 @@ def test_offline_with_empty_cache(tmp_path):
     code, out, err = run_kvplan(["estimate", "acme/tiny"], tmp_path, "http://127.0.0.1:9", HF_HUB_OFFLINE="1")
     assert code == 1
     assert "offline" in err and "Traceback" not in err
+
+
+# Misbehaving Hubs: every cause gets its own one-line message, within the budget.
+
+def _one_line(err):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.fixture
+def bad_hub():
+    with HubServer({"acme/tiny": TINY, "acme/slow": TINY, "acme/cut": TINY},
+                   status={"acme/private": (401, ""), "acme/terms": (403, "GatedRepo"),
+                           "acme/down": (500, ""), "acme/busy": (503, ""), "acme/limited": (429, ""),
+                           "acme/forbidden": (403, "")},
+                   hang={"acme/slow"}, cut={"acme/cut"}) as server:
+        yield server
+
+
+@pytest.mark.parametrize("repo, words", [
+    ("acme/private", ["refused the credentials", "401", "hf auth login"]),
+    ("acme/terms", ["gated", "403", "accept its terms"]),
+    ("acme/forbidden", ["no access", "403"]),
+    ("acme/down", ["failing", "500", "try again later"]),
+    ("acme/busy", ["failing", "503"]),
+    ("acme/limited", ["rate-limiting", "429"]),
+    ("acme/cut", ["cut mid-file"]),
+])
+def test_each_hub_failure_has_its_own_message(bad_hub, tmp_path, repo, words):
+    code, out, err = run_kvplan(["estimate", repo], tmp_path, bad_hub.url, HF_TOKEN="hf_topsecret123",
+                                KVPLAN_HUB_TIMEOUT="5")
+    line = _one_line(err)
+    assert code == 1 and out == ""
+    for word in words:
+        assert word in line, line
+    assert "hf_topsecret123" not in err + out
+    # exactly one request: no retry storm
+    assert len([r for r in bad_hub.requests if r[1].startswith(f"/{repo}/")]) == 1
+
+
+def test_a_hub_that_never_answers_is_bounded_by_the_budget(bad_hub, tmp_path):
+    import time
+
+    start = time.monotonic()
+    code, out, err = run_kvplan(["estimate", "acme/slow"], tmp_path, bad_hub.url, KVPLAN_HUB_TIMEOUT="1.5")
+    elapsed = time.monotonic() - start
+    line = _one_line(err)
+    assert code == 1 and "did not answer within 1.5 s" in line or "no answer from the Hub within 1.5 s" in line, line
+    assert elapsed < 1.5 + 8, elapsed  # the budget plus interpreter start-up, not minutes
+
+
+def test_a_failing_hub_falls_back_to_the_cached_copy(bad_hub, tmp_path):
+    code, out, err = run_kvplan(["estimate", "acme/tiny", "--format", "json"], tmp_path, bad_hub.url)
+    assert code == 0, err
+    bad_hub.status["acme/tiny"] = (500, "")
+    code, out, err = run_kvplan(["estimate", "acme/tiny", "--format", "json"], tmp_path, bad_hub.url)
+    assert code == 0, err
+    assert json.loads(out)["bytes_per_token"] == TINY_BYTES_PER_TOKEN
+    # one warning for the config (the cached copy stands in) and one for the weights, whose shard
+    # headers the failing Hub cannot give either (the config estimate stands in); no traceback
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("kvplan: warning:") for line in lines), err
+    assert "500" in lines[0] and "local Hugging Face cache" in lines[0]
+    assert "safetensors headers (500)" in lines[1] and "estimated from the config" in lines[1]
+    assert json.loads(out)["model"]["weights"]["source"] == "estimated from config"
+
+
+def test_unreachable_hub_says_so(tmp_path):
+    code, out, err = run_kvplan(["estimate", "acme/tiny"], tmp_path, "http://127.0.0.1:9", KVPLAN_HUB_TIMEOUT="3")
+    line = _one_line(err)
+    assert code == 1 and "cannot reach the Hub" in line and "HF_HUB_OFFLINE" in line
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
+def test_bad_budget_is_a_usage_error(tmp_path, value):
+    code, out, err = run_kvplan(["estimate", "acme/tiny"], tmp_path, "http://127.0.0.1:9", KVPLAN_HUB_TIMEOUT=value)
+    line = _one_line(err)
+    assert code == 2 and "KVPLAN_HUB_TIMEOUT" in line
+
+
+def test_default_budget_bounds_every_wait(monkeypatch):
+    """With default settings no Hub lookup can wait past 35 s: the whole lookup is
+    cut at the 30 s budget (connect and each read at 10 s inside it)."""
+    from kvplan import hub
+
+    monkeypatch.delenv("KVPLAN_HUB_TIMEOUT", raising=False)
+    assert hub.budget_s() == 30.0 and hub.REQUEST_TIMEOUT_S == 10.0
+    monkeypatch.setenv("KVPLAN_HUB_TIMEOUT", "2.5")
+    assert hub.budget_s() == 2.5
+
+
+def test_the_budget_cuts_a_stuck_lookup_in_process(monkeypatch):
+    import time
+
+    from kvplan import hub
+    from kvplan.errors import SourceError
+
+    monkeypatch.setenv("KVPLAN_HUB_TIMEOUT", "0.3")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(hub, "_fetch", lambda *a: time.sleep(5))  # a DNS lookup that never returns
+    monkeypatch.setattr(hub, "cached_config", lambda *a: None)
+    start = time.monotonic()
+    with pytest.raises(SourceError, match="no answer from the Hub within 0.3 s"):
+        hub.config_text("acme/tiny", None)
+    assert time.monotonic() - start < 1.5

@@ -394,3 +394,81 @@ def test_context_beyond_the_model_maximum_is_flagged(tmp_path, cli):
     assert json.loads(out)["scenarios"][0]["exceeds_max_context"] is True
     code, out, _ = cli("plan", path)
     assert "WARNING: prompt + output = 132,168 tokens exceeds the model's maximum context of 131,072" in out
+
+
+# --- YAML: parsed once, aliases limited, lines without walking expansions (issue 12 item 4) ---
+
+def _bomb(levels: int) -> str:
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for i in range(1, levels):
+        refs = ", ".join([f"*a{i - 1}"] * 9)
+        lines.append(f"a{i}: &a{i} [{refs}]")
+    return BASE + "\n".join(lines) + "\n"
+
+
+def test_an_alias_bomb_is_refused_at_once(tmp_path, cli):
+    import time
+
+    path = tmp_path / "bomb.yaml"
+    path.write_text(_bomb(12))  # 9^12 = 282 billion strings if expanded
+    start = time.monotonic()
+    code, out, err = cli("plan", str(path))
+    elapsed = time.monotonic() - start
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "aliases expand to" in lines[0] and str(path) in lines[0], err
+    assert elapsed < 2, elapsed
+
+
+def test_expanded_size_counts_without_expanding():
+    import yaml
+
+    # a0 is a 10-node sequence (itself + 9 scalars); each level adds 1 + 9 x the level below
+    root = yaml.compose(_bomb(4), Loader=loader.LOADER)
+    sizes = [10]
+    for _ in range(3):
+        sizes.append(1 + 9 * sizes[-1])
+    base_nodes = loader.expanded_size(yaml.compose(BASE, Loader=loader.LOADER))
+    # the mapping adds each a_i key scalar and value: total = base mapping + 4 keys + the four levels
+    assert loader.expanded_size(root) == base_nodes + 4 + sum(sizes)
+
+
+def test_a_few_aliases_are_fine_and_lines_stay_right(tmp_path):
+    text = BASE + "techniques: &t\n  - fp8\n  - page:16\nnotes: *t\n"
+    path = tmp_path / "alias.yaml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError) as exc:  # 'notes' is not a key: reported at its own line
+        loader.read(str(path))
+    assert f"{path}:{text.splitlines().index('notes: *t') + 1}" in exc.value.message
+    good = tmp_path / "good.yaml"
+    good.write_text(BASE + "techniques: &t [fp8, page:16]\n")
+    assert tuple(loader.read(str(good)).techniques) == ("fp8", "page:16")
+
+
+def test_yaml_is_parsed_once_with_the_c_loader(monkeypatch):
+    import yaml
+
+    if getattr(yaml, "__with_libyaml__", False):
+        assert loader.LOADER is yaml.CSafeLoader
+    for name in ("safe_load", "load", "compose"):
+        monkeypatch.setattr(yaml, name, lambda *a, **k: pytest.fail("a second parse"))
+    scenario = loader.parse(BASE, "x.yaml", "x")
+    assert scenario.concurrency == 10
+
+
+def test_deep_nesting_and_huge_files_are_one_line(tmp_path, cli):
+    deep = tmp_path / "deep.yaml"
+    deep.write_text(BASE + "techniques: " + "[" * 5000 + "]" * 5000 + "\n")
+    code, _, err = cli("plan", str(deep))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    huge = tmp_path / "huge.yaml"
+    huge.write_text(BASE + "#" * (1024 * 1024 + 1) + "\n")
+    code, _, err = cli("plan", str(huge))
+    assert code == 2 and "not a scenario file" in err
+
+
+def test_a_technique_twice_in_a_scenario_names_its_line(tmp_path, cli):
+    path = tmp_path / "twice.yaml"
+    path.write_text(BASE + "techniques:\n  - fp8\n  - fp8\n")
+    code, _, err = cli("plan", str(path))
+    assert code == 2 and "'fp8' is given twice" in err and f"{path}:" in err

@@ -23,18 +23,23 @@ Checks, per technique (a row of `results`):
    `max_regression` fails unless the two runs' spreads (efficiency at p80..p20
    latency) overlap.
 
-Bad input (missing file, not JSON, another schema version, not a bench
-document) raises GateInputError, exit 2.
+Bad input raises GateInputError, exit 2: a missing file, not JSON, not a bench
+document, another schema version, no results, a row twice, an unknown status,
+a NaN, infinite or non-numeric figure (the field is named), and a baseline of
+another model, shape (shrink, context, batch, block, layer shapes) or technique
+set (`check_comparable`; --update-baseline replaces such a baseline instead).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import KvplanError, UsageError
-from .report import KIND, SCHEMA_VERSION, to_json, write_atomic
+from ..files import write_atomic
+from .report import KIND, NUMERIC_FIELDS, SCHEMA_VERSION, STATUSES, to_json
 
 
 # bf16 operands give 1e-3..1e-2 relative error; emulating the CUDA kernels' bf16
@@ -55,7 +60,8 @@ class Finding:
     detail: str
 
 
-def load(path: str, what: str) -> dict:
+def read_document(path: str, what: str) -> dict:
+    """The JSON object of a kvplan bench document; GateInputError when it is none."""
     from ..sources import read_json_file
 
     if not os.path.exists(path):
@@ -68,22 +74,100 @@ def load(path: str, what: str) -> dict:
         raise GateInputError(f"{what} {exc.message}") from None
     if doc.get("kind") != KIND:
         raise GateInputError(f"{what} {path}: not a kvplan bench document")
+    return doc
+
+
+def validate(doc: dict, path: str, what: str) -> dict:
+    """Every field the gate reads has its type: a document that could pass by accident
+    (no rows, a NaN, a number written as text, a row twice) is refused, naming the field."""
     version = doc.get("schema_version")
     if version != SCHEMA_VERSION:
         raise GateInputError(f"{what} {path}: schema_version {version!r}, this kvplan reads {SCHEMA_VERSION}",
                              "rerun the bench with this kvplan version")
-    results = doc.get("results")
-    if not isinstance(results, list) or not all(isinstance(r, dict) and "technique" in r for r in results):
-        raise GateInputError(f"{what} {path}: 'results' must be a list of rows with a 'technique'")
     for key in ("environment", "config", "shapes", "ceiling"):
         if not isinstance(doc.get(key), dict):
             raise GateInputError(f"{what} {path}: missing '{key}'")
+    results = doc.get("results")
+    if not isinstance(results, list) or not all(isinstance(r, dict) and "technique" in r for r in results):
+        raise GateInputError(f"{what} {path}: 'results' must be a list of rows with a 'technique'")
+    if not results:
+        raise GateInputError(f"{what} {path}: no results (an empty bench run proves nothing)",
+                             "rerun the bench with at least one technique")
+    seen = set()
+    for i, row in enumerate(results):
+        name = row["technique"]
+        if not isinstance(name, str) or not name:
+            raise GateInputError(f"{what} {path}: results[{i}].technique must be a non-empty string, got {name!r}")
+        where = f"{what} {path}: results[{i}] ({name})"
+        if name in seen:
+            raise GateInputError(f"{where}: the technique appears twice")
+        seen.add(name)
+        if row.get("status") not in STATUSES:
+            raise GateInputError(f"{where}: status {row.get('status')!r} is not one of {', '.join(STATUSES)}")
+        for key in NUMERIC_FIELDS:
+            _check_number(row.get(key), f"{where}.{key}")
+    _check_number(doc["ceiling"].get("copy_gbps"), f"{what} {path}: ceiling.copy_gbps")
     return doc
 
 
+def _check_number(value, where: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise GateInputError(f"{where} is not a number: {value!r}")
+    if not math.isfinite(value):
+        raise GateInputError(f"{where} is {value!r}: NaN or infinite figures cannot be gated",
+                             "the run that wrote it is broken; rerun the bench")
+
+
+def load(path: str, what: str) -> dict:
+    """A bench document checked field by field (exit 2 when unusable)."""
+    return validate(read_document(path, what), path, what)
+
+
+# What must be equal for two runs to be compared at all: (label, getter).
+_IDENTITY = (
+    ("model", lambda d: d["config"].get("model")),
+    ("shrink", lambda d: d["config"].get("shrink")),
+    ("context_tokens", lambda d: d["config"].get("context_tokens")),
+    ("batch", lambda d: d["config"].get("batch")),
+    ("block_tokens", lambda d: d["config"].get("block_tokens")),
+    ("layer shapes", lambda d: d["shapes"]),
+    ("technique set", lambda d: sorted(r["technique"] for r in d["results"])),
+)
+
+
+def differences(current: dict, baseline: dict) -> list[str]:
+    """Why two documents are not runs of the same bench ([] when they are)."""
+    out = []
+    for label, get in _IDENTITY:
+        now, then = get(current), get(baseline)
+        if now == then:
+            continue
+        if label == "technique set":
+            gone = sorted(set(then) - set(now))
+            new = sorted(set(now) - set(then))
+            out.append("technique set differs (" + "; ".join(
+                part for part in (f"only in the baseline: {', '.join(gone)}" if gone else "",
+                                  f"only in this run: {', '.join(new)}" if new else "") if part) + ")")
+        elif label == "layer shapes":
+            out.append("layer shapes differ")
+        else:
+            out.append(f"{label} {then!r} in the baseline, {now!r} in this run")
+    return out
+
+
+def check_comparable(current: dict, baseline: dict, current_path: str, baseline_path: str) -> None:
+    """Refuse (exit 2) a baseline of another model, shape or technique set."""
+    diff = differences(current, baseline)
+    if diff:
+        raise GateInputError(f"baseline {baseline_path} is not a run of the same bench as {current_path}: "
+                             + "; ".join(diff), "gate against a baseline made with the same arguments, "
+                             "or replace it with --update-baseline")
+
+
 def _same_shapes(a: dict, b: dict) -> bool:
-    keys = ("model", "context_tokens", "batch", "block_tokens", "shrink")
-    return a["shapes"] == b["shapes"] and all(a["config"].get(k) == b["config"].get(k) for k in keys)
+    return not [d for d in differences(a, b) if not d.startswith("technique set")]
 
 
 def _internal(row: dict, waived: bool) -> list[Finding]:
@@ -216,12 +300,24 @@ def markdown(findings: list[Finding], notes: list[str], current: dict, baseline:
     return "\n".join(lines) + "\n"
 
 
-def update_baseline(path: str, current: dict) -> None:
-    write_atomic(path, to_json(current))
+def update_baseline(path: str, current: dict) -> str:
+    """Write the run as the baseline: missing folders created, a symlink followed to
+    its target, the old file's permissions kept, folder fsynced (kvplan/files.py).
+    Returns the file written."""
+    return write_atomic(path, to_json(current), make_folders=True)
 
 
 def append_step_summary(text: str) -> None:
+    """Append to $GITHUB_STEP_SUMMARY when set; a summary that cannot be written is a
+    warning (the verdict, already on stdout, decides the exit code)."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
-        with open(target, "a", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        try:
+            with open(target, "a", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        except OSError as exc:
+            import warnings
+
+            from ..errors import KvplanWarning
+
+            warnings.warn(f"GITHUB_STEP_SUMMARY {target}: cannot append ({exc.strerror or exc})", KvplanWarning)

@@ -21,9 +21,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from datetime import datetime, timezone
+
+from ..files import write_atomic  # noqa: F401  (re-exported: bench and gate write through it)
 
 SCHEMA_VERSION = 1
 KIND = "kvplan-bench"
@@ -38,6 +38,10 @@ ROW_FIELDS = [
     "achieved_gbps", "efficiency", "efficiency_p20", "efficiency_p80", "error_rel", "attention_mass",
     "engine", "block_tokens", "message",
 ]
+# Row fields that are numbers or null; anything else there (NaN, a string) makes a document unusable.
+TEXT_FIELDS = ("technique", "status", "latency_method", "engine", "message", "bytes_match", "blocks_match")
+NUMERIC_FIELDS = tuple(f for f in ROW_FIELDS if f not in TEXT_FIELDS)
+STATUSES = ("ok", "mismatch", "unsupported", "n/a", "error", "oom")
 
 
 def document(run) -> dict:
@@ -51,26 +55,8 @@ def document(run) -> dict:
         "shapes": run.shapes,
         "ceiling": run.ceiling,
         "results": run.results,
-        "summary": {s: statuses.count(s) for s in ("ok", "mismatch", "unsupported", "n/a", "error", "oom")},
+        "summary": {s: statuses.count(s) for s in STATUSES},
     }
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Write via a temp file in the same folder and os.replace: never half a file."""
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".kvplan-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def to_json(doc: dict) -> str:

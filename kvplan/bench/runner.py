@@ -8,6 +8,7 @@ kernel module is imported.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -246,7 +247,40 @@ def run_case(case: BenchCase, model: ModelSpec, cfg: BenchConfig, dev, ceiling_g
         return row
     _fill(row, pred, measures, ceiling_gbps, case)
     _free(dev)
+    fail_on_non_finite(row)
     return row
+
+
+def _worst(values: list[float], pick):
+    """max/min that cannot skip a NaN (max([0.1, nan]) is 0.1): a NaN anywhere is the answer."""
+    if not values:
+        return None
+    if any(v != v for v in values):
+        return math.nan
+    return pick(values)
+
+
+def fail_on_non_finite(row: dict) -> None:
+    """A NaN or infinite figure (a kernel that produced NaN, a zero-time step) fails the
+    row: the figures become null, so the JSON stays standard and the gate sees an error."""
+    bad: list[str] = []
+
+    def clean(value, where):
+        if isinstance(value, float) and not math.isfinite(value):
+            bad.append(where)
+            return None
+        if isinstance(value, dict):
+            return {k: clean(v, f"{where}.{k}" if where else k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return value
+
+    cleaned = clean(row, "")
+    if bad:
+        row.clear()
+        row.update(cleaned)
+        row.update(status="error", message=f"non-finite figures (NaN or inf): {', '.join(bad[:6])}"
+                   + (f" and {len(bad) - 6} more" if len(bad) > 6 else ""))
 
 
 def _shape_line(shapes: dict, cfg: BenchConfig) -> str:
@@ -360,7 +394,7 @@ def _fill(row: dict, pred, groups, ceiling_gbps: float, case: BenchCase) -> None
             "measured_blocks": g_blocks if paged else None,
             "latency_ms_median_per_layer": sum(m.decode.median_ms for m in measures if m.decode),
             "latency_samples_ms_per_layer": [list(m.decode.samples_ms) for m in measures if m.decode],
-            "error_rel": max((m.error_rel for m in measures if m.error_rel is not None), default=None),
+            "error_rel": _worst([m.error_rel for m in measures if m.error_rel is not None], max),
             "breakdown": [m.breakdown for m in measures],
         })
     floor_ms = pred.read_bytes_per_step / (ceiling_gbps * 1e9) * 1e3 if ceiling_gbps else None
@@ -383,8 +417,8 @@ def _fill(row: dict, pred, groups, ceiling_gbps: float, case: BenchCase) -> None
         efficiency=(floor_ms / med) if med and floor_ms else None,
         efficiency_p20=(floor_ms / p80) if p80 and floor_ms else None,  # slow end
         efficiency_p80=(floor_ms / p20) if p20 and floor_ms else None,  # fast end
-        error_rel=max(errors) if errors else None,
-        attention_mass=min(masses) if masses else None,
+        error_rel=_worst(errors, max),
+        attention_mass=_worst(masses, min),
         accuracy_reference=("own architecture, bf16 full cache (float64 math)"
                             if case.name in ("gqa", "mqa", "mla", "hybrid", "cla") else
                             "bf16 full cache of the model (float64 math)"),

@@ -76,6 +76,25 @@ def shard(model: ModelSpec, tp: int = 1, pp: int = 1) -> list[ModelSpec]:
     return model.memo(("shard", tp, pp), lambda: _shard(model, tp, pp))
 
 
+def check_tp(model: ModelSpec, tp: int) -> None:
+    """Called by the commands (not by `shard`, which stays the formula for any tp):
+    refuse a TP degree the engines refuse (vLLM's ModelConfig.verify_with_parallel_config:
+    the attention heads must divide evenly; QKVParallelLinear: the KV heads must
+    divide tp, or tp divide them, since they are split or replicated whole)."""
+    if tp == 1:
+        return
+    heads = model.num_attention_heads
+    if heads and heads % tp:
+        fits = [d for d in range(2, min(heads, 64) + 1) if heads % d == 0][:6]
+        raise UsageError(f"--tp {tp} does not divide the {heads} attention heads of {model.name}",
+                         "serving engines refuse it; " + (f"use --tp {', '.join(map(str, fits))}" if fits else "use --tp 1"))
+    kv_heads = sorted({c.heads for layer, _ in model.groups for c in layer.caches if c.kind == "attention"})
+    for kv in kv_heads:
+        if kv and kv % tp and tp % kv:
+            raise UsageError(f"--tp {tp} and the {kv} KV heads of {model.name} do not divide one another",
+                             "serving engines split KV heads evenly across ranks or replicate them whole")
+
+
 def _shard(model: ModelSpec, tp: int, pp: int) -> list[ModelSpec]:
     """One ModelSpec per pipeline stage, as seen by one TP rank of that stage.
 

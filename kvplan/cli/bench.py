@@ -7,8 +7,8 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from ..errors import UsageError
-from .common import refuse_existing
+from ..errors import KvplanError, UsageError
+from ..files import check_output
 
 DEFAULT_MODEL = "llama-3.1-8b"
 
@@ -55,27 +55,31 @@ def bench_command(
 
       kvplan bench llama-3.1-8b -t fp8 --tp 2 --launch 2 --device cpu
     """
+    import os
     import sys
 
     from rich.console import Console
 
     from ..bench.cases import expand, make_case
-    from ..bench.report import document, render_table, to_csv, to_json, write_atomic
+    from ..bench.report import document, render_table, to_csv, to_json
+    from ..files import save_or_rescue
     from ..bench.runner import BenchConfig, resolve_device, run_bench
     from ..units import parse_positive_int, parse_tokens
 
+    for flag, path in (("--json", json_path), ("--csv", csv_path)):
+        check_output(path, flag, force)  # folder exists and takes a file, no clobbering: before any work
+    if json_path and csv_path and os.path.realpath(json_path) == os.path.realpath(csv_path):
+        raise UsageError(f"--json and --csv name the same file {json_path}")
     dev = resolve_device(device)
     cpu = dev == "cpu"
     tokens = parse_tokens(context, "--context") if context else (256 if cpu else 4096)
     batch_n = parse_positive_int(batch, "--batch") if batch else (2 if cpu else 8)
     reps = repeats if repeats is not None else (3 if cpu else 50)
-    if reps < 1:
-        raise UsageError(f"--repeats must be >= 1, got {reps}")
-    if block < 1:
-        raise UsageError(f"--block must be >= 1, got {block}")
+    if not 1 <= reps <= 100_000:
+        raise UsageError(f"--repeats must be in 1..100000, got {reps}")
+    if not 1 <= block <= 1 << 20:
+        raise UsageError(f"--block must be in 1..1048576 tokens, got {block}")
     small = cpu if shrink is None else shrink
-    for flag, path in (("--json", json_path), ("--csv", csv_path)):
-        refuse_existing(path, flag, force)
     specs = expand(technique or ["all"], tokens, batch_n, small)
     for s in specs:  # unknown or malformed techniques fail before anything runs
         make_case(s, block)
@@ -101,17 +105,20 @@ def bench_command(
     try:
         from ..sources import load_model
 
-        load_model(model)  # a bad model name is a usage error, before torch work
+        from ..workflows import warn_above_max_context
+
+        warn_above_max_context(load_model(model), tokens)  # a bad model name is a usage error, before torch work
         run = run_bench(BenchConfig(model, specs, tokens, batch_n, dev, reps, small, block, progress=progress))
     finally:
         if bar is not None:
             bar.stop()
     doc = document(run)
-    if json_path:
-        write_atomic(json_path, to_json(doc))
-    if csv_path:
-        write_atomic(csv_path, to_csv(doc))
     render_table(doc, Console(file=sys.stdout))  # the terminal's width ($COLUMNS honoured); cells fold
+    # a write that still fails (disk full, folder removed meanwhile) never loses the run
+    lost = [line for flag, path, make in (("--json", json_path, to_json), ("--csv", csv_path, to_csv)) if path
+            for line in [save_or_rescue(path, make(doc), flag)] if line]
+    if lost:
+        raise KvplanError("; ".join(lost))
     bad = [r for r in doc["results"] if r["status"] in ("mismatch", "oom", "error")]
     if bad:
         raise typer.Exit(1)

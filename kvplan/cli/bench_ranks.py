@@ -10,7 +10,7 @@ import sys
 import typer
 
 from ..errors import UsageError
-from .common import refuse_existing
+from ..files import check_output
 
 
 def _child_args(cfg, tp: int, pp: int, timeout: float, json_path, csv_path, quiet: bool, force: bool) -> list[str]:
@@ -46,7 +46,7 @@ def bench_ranks(cfg, tp: int, pp: int, launch: int | None, timeout: float, json_
             raise UsageError(f"--launch {launch} differs from --tp {tp} x --pp {pp} = {tp * pp}",
                              f"use --launch {tp * pp}")
         for flag, path in (("--json", json_path), ("--csv", csv_path)):
-            refuse_existing(path, flag, force)
+            check_output(path, flag, force)
         # every check a rank makes, here once, before torchrun starts anything
         prepare(cfg, tp, pp, env={"RANK": "0", "WORLD_SIZE": str(launch), "LOCAL_RANK": "0",
                                   "MASTER_ADDR": "localhost", "MASTER_PORT": "0"})
@@ -55,7 +55,7 @@ def bench_ranks(cfg, tp: int, pp: int, launch: int | None, timeout: float, json_
     try:
         if os.environ.get("RANK", "0") in ("", "0"):
             for flag, path in (("--json", json_path), ("--csv", csv_path)):
-                refuse_existing(path, flag, force)
+                check_output(path, flag, force)
         prep = prepare(cfg, tp, pp)
     except UsageError:
         if not first_on_node:  # every rank fails alike: one line per node, not one per rank

@@ -20,14 +20,6 @@ def emit(report: Report, fmt: str) -> None:
     render(report, check_format(fmt), sys.stdout)
 
 
-def refuse_existing(path: str | None, flag: str, force: bool) -> None:
-    """Never overwrite a file the user has unless they said --force."""
-    import os
-
-    if path and os.path.exists(path) and not force:
-        raise UsageError(f"{flag} {path}: the file exists", "pass --force to overwrite it")
-
-
 def error_line(message: str) -> None:
     sys.stderr.write(f"kvplan: error: {message}\n")
 
@@ -55,6 +47,9 @@ def run(app) -> int:
     import typer
 
     warnings.showwarning = _warning_line
+    from ..errors import KvplanWarning
+
+    warnings.filterwarnings("always", category=KvplanWarning)
     debug = os.environ.get("KVPLAN_DEBUG", "") not in ("", "0")
     try:
         result = app(prog_name="kvplan", standalone_mode=False)  # the same name under `python -m kvplan`

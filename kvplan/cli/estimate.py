@@ -7,7 +7,8 @@ import typer
 from .common import check_format, emit
 from .options import (
     BatchOpt, ContextOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt, KvMemoryOpt,
-    MaxModelLenOpt, MemUtilOpt, ModelArg, PpOpt, ReserveOpt, RevisionOpt, SetOpt, TechniqueOpt, TpOpt, WeightsOpt,
+    MaxModelLenOpt, MemUtilOpt, ModelArg, PpOpt, ReserveOpt, RevisionOpt, SetNewOpt, SetOpt, TechniqueOpt, TpOpt,
+    WeightsOpt,
 )
 
 
@@ -28,10 +29,11 @@ def estimate_command(
     kv_memory: KvMemoryOpt = None,
     engine: EngineOpt = "ideal",
     max_model_len: MaxModelLenOpt = None,
-    max_kv_gib: Annotated[Optional[float], typer.Option("--max-kv-gib", help="Fail (exit 1) when the batch's KV cache per GPU exceeds this many GiB.")] = None,
-    min_concurrency: Annotated[Optional[int], typer.Option("--min-concurrency", help="Fail (exit 1) when fewer sequences of --context fit.")] = None,
+    max_kv_gib: Annotated[Optional[float], typer.Option("--max-kv-gib", help="Fail (exit 1) when the batch's KV cache per GPU exceeds this many GiB (> 0).")] = None,
+    min_concurrency: Annotated[Optional[int], typer.Option("--min-concurrency", help="Fail (exit 1) when fewer sequences of --context fit (>= 1).")] = None,
     emit_flags: Annotated[Optional[str], typer.Option("--emit", help="Print the serving flags that realise the plan: vllm or vllm@VERSION.")] = None,
     set_: SetOpt = None,
+    set_new: SetNewOpt = None,
     revision: RevisionOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Print the formula with the model's numbers substituted.")] = False,
     fmt: FormatOpt = "table",
@@ -56,7 +58,7 @@ def estimate_command(
         gpu=gpu, gpu_memory=gpu_memory, hbm_gbps=hbm_gbps, tp=tp, pp=pp, mem_util=mem_util, reserve=reserve,
         weights=weights, kv_memory=kv_memory, engine=engine, max_model_len=max_model_len,
         max_kv_gib=max_kv_gib, min_concurrency=min_concurrency, emit=emit_flags, overrides=set_ or [],
-        revision=revision, explain=explain,
+        revision=revision, explain=explain, new_overrides=set_new or [],
     )
     emit(report, fmt)
     if budgets_failed:

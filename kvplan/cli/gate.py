@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, List, Optional
 
 import typer
 
-from ..errors import UsageError
+from ..errors import KvplanError, UsageError
 
 
 def _fraction(text: str, what: str) -> float:
@@ -15,7 +16,7 @@ def _fraction(text: str, what: str) -> float:
         value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
     except ValueError:
         raise UsageError(f"{what} {text!r} is not a fraction such as 10% or 0.1") from None
-    if not 0 <= value < 1:
+    if not math.isfinite(value) or not 0 <= value < 1:
         raise UsageError(f"{what} must be in [0%, 100%), got {text}")
     return value
 
@@ -68,18 +69,17 @@ def gate_command(
 
       kvplan gate bench.json --baseline benchmarks/baseline-cpu.json --update-baseline
     """
-    import os
-    import sys
-
     from ..bench import gate
 
     reg = _fraction(max_regression, "--max-regression")
     tol = _fraction(error_tolerance, "--error-tolerance")
-    if mass_tolerance < 0:
-        raise UsageError(f"--mass-tolerance must be >= 0, got {mass_tolerance}")
-    if not 0 < p_value < 1:
+    if not math.isfinite(mass_tolerance) or not 0 <= mass_tolerance <= 1:
+        raise UsageError(f"--mass-tolerance must be in [0, 1], got {mass_tolerance}")
+    if not math.isfinite(p_value) or not 0 < p_value < 1:
         raise UsageError(f"--p-value must be between 0 and 1, got {p_value}")
     if annotate is None:
+        import os
+
         annotate = os.environ.get("GITHUB_ACTIONS") == "true"
     waived = tuple(accept_mismatch or ())
     cur = gate.load(current, "current")
@@ -88,38 +88,70 @@ def gate_command(
         if name not in known:
             raise UsageError(f"--accept-mismatch {name!r}: no such technique in {current}",
                              f"techniques in this run: {', '.join(sorted(known))}")
-    if update and not os.path.exists(baseline):
-        if not gate.internally_consistent(cur, waived):
-            findings, notes = gate.compare(cur, cur, accept_mismatch=waived)
-            text = gate.markdown(findings, notes, cur, None, "FAIL (baseline not created)")
-            sys.stdout.write(text)
-            gate.append_step_summary(text)
-            raise typer.Exit(1)
-        os.makedirs(os.path.dirname(os.path.abspath(baseline)), exist_ok=True)
-        gate.update_baseline(baseline, cur)
-        text = (f"## kvplan gate: baseline created\n\n- wrote {baseline} from {current}\n"
-                "- first run: nothing was compared; keep this file as the baseline of the next runs\n")
-        sys.stdout.write(text)
-        gate.append_step_summary(text)
+    if update:
+        _update(gate, cur, current, baseline, reg, tol, mass_tolerance, waived)
         return
     base = gate.load(baseline, "baseline")
+    gate.check_comparable(cur, base, current, baseline)
     findings, notes = gate.compare(cur, base, max_regression=reg, error_tolerance=tol,
                                    mass_tolerance=mass_tolerance, accept_mismatch=waived, latency_alpha=p_value)
     bad = gate.failed(findings)
-    if update:
-        if gate.internally_consistent(cur, waived):
-            gate.update_baseline(baseline, cur)
-            verdict = "baseline updated" + (" (differences above accepted)" if bad else "")
-            bad = False
-        else:
-            verdict = "FAIL (baseline not updated: this run does not match its own prediction)"
-            bad = True
-    else:
-        verdict = "FAIL" if bad else "PASS"
-    text = gate.markdown(findings, notes, cur, base, verdict)
-    sys.stdout.write(text)
-    gate.append_step_summary(text)
+    _report(gate, findings, notes, cur, base, "FAIL" if bad else "PASS")
     if annotate and bad:
+        import sys
+
         sys.stdout.write(_annotations(findings, current))
     if bad:
         raise typer.Exit(1)
+
+
+def _report(gate, findings, notes, cur, base, verdict) -> None:
+    import sys
+
+    text = gate.markdown(findings, notes, cur, base, verdict)
+    sys.stdout.write(text)
+    gate.append_step_summary(text)
+
+
+def _update(gate, cur, current, baseline, reg, tol, mass_tolerance, waived) -> None:
+    """--update-baseline: replace (or create) the baseline when this run matches its own
+    predictions. The old file must be a kvplan bench document (never overwrite
+    someone else's file); one of another schema, model, shape or technique set is
+    replaced, and the summary says so."""
+    import os
+
+    base, notes = None, []
+    if os.path.exists(baseline):
+        old = gate.read_document(baseline, "baseline")
+        try:
+            base = gate.validate(old, baseline, "baseline")
+        except gate.GateInputError as exc:
+            notes.append(f"the old baseline was unusable and is replaced: {exc.message}")
+        else:
+            notes += [f"the old baseline differs and is replaced: {d}" for d in gate.differences(cur, base)]
+    if not gate.internally_consistent(cur, waived):
+        findings, more = gate.compare(cur, cur, accept_mismatch=waived)
+        verdict = "FAIL (baseline not " + ("updated" if base is not None or notes else "created") + \
+                  ": this run does not match its own prediction)"
+        _report(gate, findings, notes + more, cur, base, verdict)
+        raise typer.Exit(1)
+    if base is None:
+        findings, more = [], []
+    else:
+        findings, more = gate.compare(cur, base, max_regression=reg, error_tolerance=tol,
+                                      mass_tolerance=mass_tolerance, accept_mismatch=waived)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(baseline)), exist_ok=True)  # a first run's new folder
+        written = gate.update_baseline(baseline, cur)
+    except OSError as exc:
+        raise KvplanError(f"--update-baseline {baseline}: cannot write ({exc.strerror or exc}); the old baseline "
+                          f"is unchanged and this run stays in {current}") from None
+    where = baseline if os.path.abspath(baseline) == written else f"{baseline} (-> {written})"
+    if base is None and not notes:
+        verdict = "baseline created"
+        notes.append(f"wrote {where} from {current}")
+        notes.append("first run: nothing was compared; keep this file as the baseline of the next runs")
+    else:
+        verdict = "baseline updated" + (" (differences above accepted)" if gate.failed(findings) or notes else "")
+        notes.append(f"wrote {where} from {current}")
+    _report(gate, findings, notes + more, cur, base, verdict)

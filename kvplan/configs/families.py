@@ -85,7 +85,7 @@ _ROWS: list[Family] = [
             "ernie4_5", "ernie4_5_moe", "flex_olmo", "flint", "git", "gpt_neox_japanese", "granitemoe",
             "granitemoeshared", "helium", "hrm_text", "hy_v3", "hyperclovax", "iquestcoder", "jais2", "kolibri1",
             "mellum", "modernbert-decoder", "nanochat", "olmo", "olmoe", "phimoe", "seed_oss", "solar_open",
-            "vaultgemma"),
+            "vaultgemma", "dots1", "hunyuan_v1_dense", "hunyuan_v1_moe", "nemotron"),
            kinds=ATTN_CHUNKED, params=params.attention_decoder,
            rules=("transformers' generic cache rule (layer_types, else sliding_window on every layer), "
                   "checked against transformers' own cache by tests/parity",)),
@@ -93,6 +93,18 @@ _ROWS: list[Family] = [
            params=params.attention_decoder,
            rules=("with use_sliding_window the NoPE layers (every no_rope_layer_interval-th) slide",)),
     Family(("fuyu",), text="persimmon", rules=("text model (persimmon) in text_config, or flat",)),
+    # image-text wrappers: the text model in text_config is read by its own family (its model_type, or the
+    # wrapper's default below); image tokens are ordinary cached tokens
+    *(Family((name,), text=text, rules=(f"text model in text_config ({text} by default)",)) for name, text in (
+        ("aya_vision", "cohere2"), ("cohere2_vision", "cohere2"), ("blip-2", "opt"), ("instructblip", "opt"),
+        ("instructblipvideo", "opt"), ("cosmos3_omni", "qwen3_vl_text"), ("deepseek_vl", "llama"),
+        ("deepseek_vl_hybrid", "llama"), ("idefics3", "llama"), ("janus", "llama"), ("llava_next_video", "llama"),
+        ("perception_lm", "llama"), ("smolvlm", "llama"), ("video_llava", "llama"), ("vipllava", "llama"),
+        ("fast_vlm", "qwen2"), ("internvl", "qwen2"), ("ovis2", "qwen2"), ("pp_chart2table", "qwen2"),
+        ("video_llama_3", "qwen2"), ("idefics2", "mistral"), ("kimi_k25", "deepseek_v3"),
+        ("lighton_ocr", "qwen3"), ("qianfan_ocr", "qwen3"), ("nemotron_h_omni", "nemotron_h"),
+        ("paligemma", "gemma"), ("shieldgemma2", "gemma3_text"), ("exaone4_5", "exaone4"), ("lfm2_vl", "lfm2"),
+        ("minicpm_ocr", "qwen3_5_text"), ("minicpmv4_6", "qwen3_5_text"), ("minicpmv4_7", "qwen3_5_text"))),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
     Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,

@@ -90,7 +90,7 @@ def _is_moe_layer(f: Fields, i: int) -> bool:
         freq = f.int("moe_layer_freq", default=1)
         return i >= k and i % freq == 0
     if mt in ("qwen2_moe", "qwen3_moe", "qwen3_next"):
-        if i in (f.get("mlp_only_layers") or []):
+        if i in (f.int_list("mlp_only_layers", minimum=0, maximum=10**6) or []):
             return False
         step = f.int("decoder_sparse_step", default=1)
         return (i + 1) % step == 0
@@ -105,8 +105,10 @@ def count_params(f: Fields, num_layers: int, heads: int, kv: int, head_dim: int)
     """Attention decoders (llama-like, MoE variants, gemma, phi3, gpt-oss)."""
     mt = f.model_type
     hidden = f.int("hidden_size", "n_embd")
-    inter_raw = f.get("intermediate_size", "n_inner", default=4 * hidden)
-    inters = inter_raw if isinstance(inter_raw, list) else [inter_raw] * num_layers
+    if isinstance(f.get("intermediate_size", "n_inner"), list):  # one width per layer (Gemma 3n)
+        inters = f.int_list("intermediate_size", num_layers, minimum=1, maximum=10**8)
+    else:
+        inters = [f.int("intermediate_size", "n_inner", default=4 * hidden, maximum=10**8)] * num_layers
     attn = _attention(f, hidden, heads, kv, head_dim)
     norms = (4 if mt in ("gemma2", "gemma3", "gemma3_text") else 2) * hidden
     if mt == "gpt_oss":

@@ -392,7 +392,7 @@ def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_to
             out.append((i, s.with_block(new_block)))
         else:
             out.append((i, s))
-    pad_pct = 100 * (attn_page - mamba_page) / mamba_page
+    pad_pct = 100 * (attn_page - mamba_page) / mamba_page if mamba_page else 0.0  # an empty state: nothing to pad
     notes = [f"hybrid Mamba: attention block {block} -> {new_block} tokens so a page ({attn_page:,} B) holds the "
              f"Mamba state ({mamba_page:,} B); Mamba page padded by {pad_pct:.2f}%"]
     if rules.mamba_align_mode:

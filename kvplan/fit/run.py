@@ -59,10 +59,10 @@ def fit_report(req: FitRequest, *, explain: bool, top: int, plot: str | None, fo
     from ..reports import fit as fit_report_module
 
     if plot:
-        from ..cli.common import refuse_existing
+        from ..files import check_output
         from ..workload.plot import require_matplotlib
 
-        refuse_existing(plot, "--plot", force)
+        check_output(plot, "--plot", force)
         require_matplotlib()
     result = search(req, verify_top=top or None)
     if not result.options:

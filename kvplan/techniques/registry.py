@@ -216,5 +216,20 @@ def _size_arg(spec: Spec) -> int:
 
 
 def build_all(texts) -> list[Technique]:
-    """Every -t value, expanding 'all' is the caller's business."""
+    """Every -t value, expanding 'all' is the caller's business. A technique given
+    twice is refused: applying fp8 twice, or two windows, is a typo, never a plan."""
+    check_unique(texts)
     return [build(t) for t in texts]
+
+
+def check_unique(texts) -> None:
+    seen: dict[str, str] = {}
+    for text in texts:
+        spec = parse_spec(text)
+        name = ALIASES.get(spec.name, spec.name)
+        if spec.name in ("fp8_e4m3", "fp8_e5m2"):
+            name = "fp8"
+        if name in seen:
+            raise TechniqueError(f"technique {name!r} is given twice ({seen[name]!r} and {text.strip()!r})",
+                                 "give each technique once")
+        seen[name] = text.strip()

@@ -34,6 +34,8 @@ class Spec:
 
     def value(self, key: str, positional: bool = False) -> str | None:
         if key in self.options:
+            if positional and self.arg is not None:
+                raise self.fail(f"{key} is given twice (as {self.arg!r} and as {key}={self.options[key]!r})")
             return self.options[key]
         return self.arg if positional else None
 
@@ -90,7 +92,13 @@ def parse_spec(text: str) -> Spec:
             part = part.strip()
             if "=" in part:
                 key, value = part.split("=", 1)
-                options[key.strip().lower()] = value.strip()
+                key = key.strip().lower()
+                if not key:
+                    raise TechniqueError(f"technique {raw!r}: empty option name in {part!r}")
+                if key in options:
+                    raise TechniqueError(f"technique {raw!r}: option {key!r} is given twice",
+                                         "give each option once")
+                options[key] = value.strip()
             elif i == 0 and part:
                 arg = part
             elif not part and i == 0:

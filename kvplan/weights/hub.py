@@ -14,6 +14,11 @@ from .roles import TensorEntry
 from .safetensors import INDEX_NAME, SINGLE_NAME, index_total, read_file, read_index, tensor_entry
 
 
+class HubUnavailable(WeightsError):
+    """The Hub failed or did not answer in time (5xx, 429, a timeout, no connection): the
+    config estimate may stand in, with a warning. A missing shard or a bad header is not this."""
+
+
 def read_hub(repo_id: str, revision: str | None) -> tuple[list[TensorEntry], int, dict | None] | None:
     """(tensors, shard count, index metadata) of the repo's safetensors, or None
     when the repo has no safetensors weights."""
@@ -46,9 +51,10 @@ def read_hub(repo_id: str, revision: str | None) -> tuple[list[TensorEntry], int
                            "the checkpoint is incomplete; pass --weights SIZE") from None
     except HfHubHTTPError as exc:
         status = getattr(getattr(exc, "response", None), "status_code", None)
-        raise WeightsError(f"{where}: the Hub answered an error while reading the safetensors headers ({status or exc})") from None
+        kind = HubUnavailable if status is None or status == 429 or status >= 500 else WeightsError
+        raise kind(f"{where}: the Hub answered an error while reading the safetensors headers ({status or exc})") from None
     except OSError as exc:
-        raise WeightsError(f"{where}: cannot read the safetensors headers ({exc})") from None
+        raise HubUnavailable(f"{where}: cannot read the safetensors headers ({exc})") from None
     entries = []
     for filename, fmeta in meta.files_metadata.items():
         for name, info in fmeta.tensors.items():

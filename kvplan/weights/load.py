@@ -138,7 +138,14 @@ def from_hub(repo_id: str, revision: str | None, raw: dict | None) -> Weights | 
             return Weights(total_bytes=value, source="index", origin=f"{where}/{INDEX_NAME} (cache)",
                            quantization=identify(_quant_config(raw)), notes=("offline: the cached index's metadata.total_size",))
         return from_safetensors(value, raw)
-    found = read_hub(repo_id, revision)
+    from ..hub import BUDGET_ENV, _within, budget_s
+    from .hub import HubUnavailable
+
+    budget = budget_s()  # the same bound as the config lookup: a stuck Hub cannot hold the command
+    found, timed_out = _within(budget, lambda: read_hub(repo_id, revision))
+    if timed_out:
+        raise HubUnavailable(f"{where}: no answer from the Hub within {budget:g} s ({BUDGET_ENV}) "
+                             "while reading the safetensors headers")
     if found is None:
         return None
     entries, files, meta = found
@@ -173,8 +180,18 @@ def resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: s
         w = from_bundled(source.split(":", 1)[1])
         return w or estimated(model, quant)
     if source.startswith("hf://"):
+        from .hub import HubUnavailable
+
         repo = source[len("hf://"):].split("@", 1)[0]
-        w = from_hub(repo, revision, raw)
+        try:
+            w = from_hub(repo, revision, raw)
+        except HubUnavailable as exc:  # the config came (perhaps from the cache): plan with the estimate, say so
+            import warnings
+
+            from ..errors import KvplanWarning
+
+            warnings.warn(f"{exc.message}; the weights are estimated from the config", KvplanWarning, stacklevel=2)
+            return estimated(model, quant, f"the Hub failed while reading the weights ({exc.message})")
         return w or estimated(model, quant, "no safetensors weights found on the Hub (or offline with none cached)")
     path = Path(source)
     if path.suffix == ".gguf":

@@ -10,7 +10,7 @@ from ..render import Report, Table
 from ..sources import load_model_and_weights
 from ..techniques.registry import build_all
 from ..units import format_bytes, format_tokens, parse_positive_int, parse_tokens
-from ..workflows import apply_kv_dtype
+from ..workflows import apply_kv_dtype, check_tp_after, warn_above_max_context
 
 
 def _column(name: str, spec, chain, tokens: int, batch: int, deployment, weights=None) -> dict:
@@ -54,6 +54,8 @@ def compare_workflow(*, models, context, batch, kv_dtype, techniques, gpu, tp, p
     for name in models:
         spec, weights = load_model_and_weights(name)
         spec, dtype = apply_kv_dtype(spec, kv_dtype)
+        warn_above_max_context(spec, tokens)
+        check_tp_after(spec, chain, tp)
         cols.append(_column(name, spec, chain, tokens, batch_n, deployment, weights) | {"kv_dtype": dtype})
     base = cols[0]
 

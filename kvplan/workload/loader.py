@@ -1,8 +1,12 @@
 """Read scenario files: a path, or the name of a bundled scenario.
 
-YAML is parsed with `yaml.safe_load` (no Python objects are ever built from a
-file); a second pass over the node tree (`yaml.compose` with the safe loader)
-only records the line of every key, so errors can say file:line.
+YAML is parsed once, with libyaml's CSafeLoader when PyYAML has it (else the pure
+Python SafeLoader; no Python objects are ever built from a file): the node tree
+is composed, checked, then constructed. Aliases may only be used so far: a
+document whose nodes, with every alias expanded, would exceed MAX_EXPANDED_NODES
+is refused before anything is built or walked (a "billion laughs" alias bomb
+grows ninefold per level). The line of every key comes from the node tree,
+visiting each node once (an alias is not walked again).
 After the schema check, the model, GPU and techniques are resolved here, so a
 typo in any of them is reported against its own line before anything is planned.
 """
@@ -18,11 +22,12 @@ import yaml
 
 from ..capacity.gpus import lookup
 from ..capacity.hardware import Deployment, make_deployment
+from ..capacity.shard import check_tp
 from ..core.model import ModelSpec
 from ..errors import KvplanError
 from ..sources import load_model_and_weights
 from ..techniques.base import Plan, Technique
-from ..techniques.registry import build_all
+from ..techniques.registry import build_all, check_unique
 from ..workflows import apply_kv_dtype
 from .schema import Scenario, ScenarioError, build_scenario
 
@@ -44,37 +49,97 @@ def _bundled_text(name: str) -> str | None:
     return None
 
 
+MAX_EXPANDED_NODES = 100_000  # a real scenario has a few dozen
+MAX_TEXT_BYTES = 1024 * 1024
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _children(node) -> list:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def expanded_size(root) -> int:
+    """Nodes the document would have with every alias expanded, counted per distinct
+    node (memoised, iterative): linear in the file however the aliases nest."""
+    size: dict[int, int] = {}
+    stack = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        key = id(node)
+        if key in size:
+            continue
+        if ready:
+            size[key] = min(1 + sum(size[id(c)] for c in _children(node)), 2**62)
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in size)
+    return size[id(root)]
+
+
 def line_map(node, prefix: str = "", out: dict | None = None) -> dict[str, int]:
-    """Dotted key ('workload.prompt_tokens', 'techniques[1]') -> 1-based line."""
+    """Dotted key ('workload.prompt_tokens', 'techniques[1]') -> 1-based line.
+
+    Each node is visited once: a node reached again through an alias keeps the
+    lines of its first place (no walk through expansions)."""
     out = {} if out is None else out
     if prefix == "" and "" not in out:
         out[""] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        seen = set()
-        for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.start_mark)
-            dotted = f"{prefix}.{key}" if prefix else key
-            if dotted in seen:
-                raise ScenarioError(f"{{file}}:{key_node.start_mark.line + 1}: duplicate key {dotted!r}")
-            seen.add(dotted)
-            out[dotted] = key_node.start_mark.line + 1
-            line_map(value_node, dotted, out)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            out[f"{prefix}[{i}]"] = item.start_mark.line + 1
-            line_map(item, f"{prefix}[{i}]", out)
+    visited: set[int] = set()
+    stack = [(node, prefix)]
+    while stack:
+        current, where = stack.pop()
+        if id(current) in visited:
+            continue
+        visited.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            seen = set()
+            for key_node, value_node in current.value:
+                key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.start_mark)
+                dotted = f"{where}.{key}" if where else key
+                if dotted in seen:
+                    raise ScenarioError(f"{{file}}:{key_node.start_mark.line + 1}: duplicate key {dotted!r}")
+                seen.add(dotted)
+                out.setdefault(dotted, key_node.start_mark.line + 1)
+                stack.append((value_node, dotted))
+        elif isinstance(current, yaml.SequenceNode):
+            for i, item in enumerate(current.value):
+                out.setdefault(f"{where}[{i}]", item.start_mark.line + 1)
+                stack.append((item, f"{where}[{i}]"))
     return out
 
 
-def parse(text: str, source: str, default_name: str) -> Scenario:
+def _compose_once(text: str, source: str):
+    """(root node, data) from one parse; ScenarioError for bad YAML or an alias bomb."""
+    loader = LOADER(text)
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = loader.get_single_node()
+        if root is None:
+            return None, None
+        nodes = expanded_size(root)
+        if nodes > MAX_EXPANDED_NODES:
+            raise ScenarioError(f"{source}: YAML aliases expand to {nodes:,} nodes (at most {MAX_EXPANDED_NODES:,})",
+                                "write the values out instead of nesting aliases")
+        return root, loader.construct_document(root)
+    finally:
+        loader.dispose()
+
+
+def parse(text: str, source: str, default_name: str) -> Scenario:
+    if len(text) > MAX_TEXT_BYTES:
+        raise ScenarioError(f"{source}: {len(text):,} characters is not a scenario file (at most {MAX_TEXT_BYTES:,})")
+    try:
+        root, data = _compose_once(text, source)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ScenarioError(f"{where}: not valid YAML: {problem}") from None
+    except RecursionError:
+        raise ScenarioError(f"{source}: not valid YAML: nested too deeply") from None
     try:
         lines = line_map(root) if root is not None else {}
     except ScenarioError as exc:
@@ -127,6 +192,10 @@ def resolve(scenario: Scenario) -> Resolved:
         model, dtype = apply_kv_dtype(model, scenario.kv_dtype)
     except KvplanError as exc:
         raise _rewrap(scenario, "kv_dtype", exc) from None
+    try:
+        check_unique(scenario.technique_specs)
+    except KvplanError as exc:
+        raise _rewrap(scenario, "techniques", exc) from None
     chain, plan = [], Plan(model)
     for i, spec in enumerate(scenario.technique_specs):
         key = f"techniques[{i}]" if i < len(scenario.techniques) else "workload.shared_prefix_tokens"
@@ -136,6 +205,10 @@ def resolve(scenario: Scenario) -> Resolved:
         except KvplanError as exc:
             raise _rewrap(scenario, key, exc) from None
         chain.append(technique)
+    try:
+        check_tp(plan.model, scenario.tp)
+    except KvplanError as exc:
+        raise _rewrap(scenario, "deployment.tp", exc) from None
     try:
         lookup(scenario.gpu)
     except KvplanError as exc:

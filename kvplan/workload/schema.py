@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
-from ..units import parse_size, parse_tokens
+from ..units import MAX_COUNT, parse_size, parse_tokens
 
 
 class ScenarioError(UsageError):
@@ -177,7 +177,7 @@ class Checker:
             except UsageError:
                 raise self.expect(key, kind, value) from None
         if kind == "count":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
                 raise self.expect(key, kind, value)
             return value
         if kind in ("ratio", "number"):

@@ -24,11 +24,12 @@ from pathlib import Path
 
 from .._record import record
 from ..capacity.hardware import make_deployment
+from ..capacity.shard import check_tp
 from ..errors import KvplanError, UsageError
 from ..planner import compose
 from ..sources import load_model_and_weights
 from ..units import parse_tokens
-from ..workflows import apply_kv_dtype
+from ..workflows import apply_kv_dtype, warn_above_max_context
 
 MAX_POINTS = 1_000_000
 OUT_SUFFIXES = (".csv", ".parquet", ".json")
@@ -95,8 +96,9 @@ def check_output_path(path_text: str, suffixes: tuple[str, ...], what: str, forc
         raise UsageError(f"{what} {path_text}: folder {str(path.parent)!r} does not exist", "create it first")
     if path.is_dir():
         raise UsageError(f"{what} {path_text}: is a folder")
-    if path.exists() and not force:
-        raise UsageError(f"{what} {path_text}: the file exists", "pass --force to overwrite it")
+    from ..files import check_output
+
+    check_output(str(path), what, force)  # exists without --force, a file that cannot be written, an unwritable folder
     return path
 
 
@@ -146,6 +148,7 @@ def sweep_columns(model_name: str, *, low: int, high: int, points: int = 32, ser
     n = context_points(low, high, points)
     spec, weights = load_model_and_weights(model_name)
     spec, dtype = apply_kv_dtype(spec, kv_dtype)
+    warn_above_max_context(spec, high, "--context (high end)")
     deployment = replace(make_deployment(gpu, tp=tp, pp=pp, mem_util=mem_util), weights=weights)
     out = []
     pool_bytes = None
@@ -156,6 +159,8 @@ def sweep_columns(model_name: str, *, low: int, high: int, points: int = 32, ser
 
             chain = build_all(s.specs)
         plan = compose(spec, chain)[-1]
+        check_tp(plan.model, tp)
+        _check_int64(plan, high, batch, s.label)
         b = vector.batch_bytes(plan, n, batch)
         read = vector.read_bytes_per_step(plan.model, n) * batch
         try:
@@ -331,6 +336,21 @@ def sweep_report(result: SweepResult, fmt: str):
                      f"every row: --format csv, ndjson or json, or --out FILE.csv / FILE.parquet / FILE.json")
     data = {"schema_version": 1, "columns": COLUMNS, "rows_total": result.rows}
     return Report(data, [table], lines)
+
+
+INT64_SAFE = 2**62  # the vectorised columns are int64: refuse what they cannot hold
+
+
+def _check_int64(plan, high: int, batch: int, series: str) -> None:
+    """The largest figure of the sweep, in exact Python ints, must fit the int64 columns
+    (a silent overflow would print 0 B or a negative size)."""
+    from ..capacity.pool import batch_bytes
+    from ..core.estimate import estimate
+
+    largest = max(batch_bytes(plan, high, batch).total_bytes, estimate(plan.model, high, batch).read_bytes_per_step)
+    if largest >= INT64_SAFE:
+        raise UsageError(f"series {series}: {largest:,} bytes at {high:,} tokens x batch {batch:,} is beyond what "
+                         "the sweep's 64-bit columns hold", "lower --batch or the high end of --context")
 
 
 def sweep_workflow(*, model, context, points, techniques, gpu, tp, pp, kv_dtype, batch, mem_util, out, plot, force, fmt):

@@ -1,0 +1,149 @@
+"""Files kvplan writes for the user: checked before any work, written whole or not at all.
+
+- `check_output`: before a long run, the target's folder must exist and take a
+  file, the target must not be a folder, and an existing file is replaced only
+  with --force.
+- `write_atomic`: a temp file in the target's folder, fsynced, moved over the
+  target with os.replace, then the folder fsynced; the existing file's
+  permissions are kept (a new file gets the usual umask mode, not mkstemp's
+  0600); a symlink is followed, so the file it names is replaced and the link
+  stays; SIGTERM while writing removes the temp file before the process ends.
+- `save_or_rescue`: when the final write still fails, the text goes next to the
+  requested path, else to the temp folder, else to stdout: results are never lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import tempfile
+import threading
+from datetime import datetime, timezone
+
+from .errors import UsageError
+
+
+def check_output(path: str | None, flag: str, force: bool) -> None:
+    """Refuse an output path that cannot be written, before any work starts."""
+    if not path:
+        return
+    if os.path.isdir(path):
+        raise UsageError(f"{flag} {path}: is a folder", "give a file name inside it")
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target) or "."
+    if not os.path.isdir(folder):
+        raise UsageError(f"{flag} {path}: the folder {os.path.dirname(path) or '.'} does not exist",
+                         "create it first (mkdir -p), or give another path")
+    if os.path.exists(target):
+        if not force:
+            raise UsageError(f"{flag} {path}: the file exists", "pass --force to overwrite it")
+        if not os.access(target, os.W_OK):
+            raise UsageError(f"{flag} {path}: the file is not writable")
+    try:  # the only reliable test of a folder (ACLs, read-only mounts, root)
+        fd, probe = tempfile.mkstemp(prefix=".kvplan-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot write in {folder} ({exc.strerror or exc})") from None
+
+
+def _default_mode() -> int:
+    with _UMASK_LOCK:
+        mask = os.umask(0)
+        os.umask(mask)
+    return 0o666 & ~mask
+
+
+_UMASK_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _exit_on_sigterm():
+    """While writing, turn SIGTERM into SystemExit so `finally` blocks remove temp files."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):  # not settable here (embedded interpreter)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _fsync_folder(folder: str) -> None:
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+    try:
+        fd = os.open(folder, flags)
+    except OSError:  # not possible on this platform (Windows): the rename is still atomic
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: str, text: str | bytes, *, make_folders: bool = False) -> str:
+    """Replace `path` (or the file its symlink names) with `text`, whole or not at all.
+
+    Returns the path actually written (the symlink's target when `path` is a link).
+    """
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target) or "."
+    if make_folders:
+        os.makedirs(folder, exist_ok=True)
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = _default_mode()
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    tmp = None
+    with _exit_on_sigterm():
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".kvplan-", suffix=".tmp", dir=folder)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
+            tmp = None
+            _fsync_folder(folder)
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+    return target
+
+
+def save_or_rescue(path: str, text: str, flag: str) -> str | None:
+    """Write `text` to `path`; None when that worked, else one line saying where it went instead."""
+    try:
+        write_atomic(path, text)
+        return None
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    base = os.path.basename(path) or "kvplan-output"
+    for candidate in (f"{path}.rescued-{stamp}", os.path.join(tempfile.gettempdir(), f"{base}.rescued-{stamp}")):
+        try:
+            if os.path.exists(candidate):
+                continue
+            write_atomic(candidate, text)
+            return f"{flag} {path}: cannot write ({why}); the results were saved to {candidate}"
+        except OSError:
+            continue
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()
+    return f"{flag} {path}: cannot write ({why}); the results were printed on stdout above"

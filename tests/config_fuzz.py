@@ -1,0 +1,208 @@
+"""Fuzzing the whole estimate path with mutated copies of every bundled config.
+
+Shared by tests/test_fuzz_configs.py (a few hundred examples in the suite) and
+benchmarks/fuzz_configs.py (10,000 by default, crashes per thousand).
+
+A mutation picks a place in a bundled config.json (any key or list item, nested
+ones included) and drops it or replaces it with a value of another JSON type:
+null, a boolean, a huge, negative or zero integer, NaN, Infinity, a float, a
+string, a list, nested junk. The mutated config is written to a file and run
+through `kvplan estimate` in-process (kvplan.cli.common.run, as the console
+script runs it), with and without a GPU and vLLM's accounting. Allowed outcomes:
+exit 0 with output, or kvplan's own error, exit 1 or 2, in one line. Anything
+else (an internal error, a traceback, more than TIME_LIMIT_S) is a crash, kept
+with the innermost kvplan frame of its traceback.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "model_specs"
+CONFIG_NAMES = sorted(p.stem for p in SPECS.glob("*.json") if p.name != "index.json")
+TIME_LIMIT_S = 2.0
+VARIANTS = (
+    (),
+    ("--gpu", "h100", "--engine", "vllm"),
+    ("--gpu", "h100", "--engine", "vllm", "--weights", "1GiB", "-t", "fp8", "-t", "page:16"),
+)
+
+
+def bundled(name: str) -> dict:
+    return json.loads((SPECS / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def paths(config, prefix=()):
+    """Every place in the config: key paths into objects and index paths into lists."""
+    out = []
+    if isinstance(config, dict):
+        for key, value in config.items():
+            out.append(prefix + (key,))
+            out.extend(paths(value, prefix + (key,)))
+    elif isinstance(config, list):
+        for i, value in enumerate(config[:8]):
+            out.append(prefix + (i,))
+            out.extend(paths(value, prefix + (i,)))
+    return out
+
+
+JUNK_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.sampled_from([0, -1, -(2**31), 1, 2, 3, 7, 2**31, 2**53 + 1, 10**8, 10**12, 10**30, 10**400]),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.sampled_from([math.nan, math.inf, -math.inf, 0.5, -0.5, 1e-300, 1e308, 1.0, 64.0, 4096.0, 1e8]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["", "0", "4096", "nan", "Infinity", "bfloat16", "float8", "llama", "full_attention", "x" * 300]),
+    st.text(max_size=12),
+)
+JUNK = st.recursive(
+    JUNK_SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.text(max_size=6), inner, max_size=4)),
+    max_leaves=8,
+)
+
+
+@dataclass(frozen=True)
+class Mutation:
+    path: tuple
+    op: str  # "drop" | "set"
+    value: object = None
+
+    def describe(self) -> str:
+        where = ".".join(str(p) for p in self.path)
+        if self.op == "drop":
+            return f"drop {where}"
+        text = json.dumps(self.value)
+        return f"{where}={text if len(text) <= 60 else text[:57] + '...'}"
+
+
+@st.composite
+def mutated_configs(draw, names=CONFIG_NAMES):
+    """(bundled name, mutations, mutated config)."""
+    name = draw(st.sampled_from(names))
+    config = bundled(name)
+    mutations = []
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        places = paths(config)
+        if not places:
+            break
+        path = draw(st.sampled_from(places))
+        if draw(st.booleans()) and draw(st.booleans()):
+            mutation = Mutation(path, "drop")
+        else:
+            mutation = Mutation(path, "set", draw(JUNK))
+        config = apply(config, mutation)
+        mutations.append(mutation)
+    return name, tuple(mutations), config
+
+
+def apply(config, mutation: Mutation):
+    """A copy of config with the mutation applied."""
+    config = json.loads(json.dumps(config))  # deep copy (NaN survives the round trip)
+    node = config
+    for step in mutation.path[:-1]:
+        node = node[step]
+    last = mutation.path[-1]
+    if mutation.op == "drop":
+        del node[last]
+    else:
+        node[last] = mutation.value
+    return config
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int
+    seconds: float
+    stdout: str
+    stderr: str
+    crash: str | None  # None when the outcome is allowed; else what went wrong
+    site: str | None  # innermost kvplan frame of the traceback, "file:line in function"
+
+
+class _TooSlow(BaseException):  # not an Exception: kvplan's error map must not swallow it
+    pass
+
+
+def _alarm(signum, frame):
+    raise _TooSlow()
+
+
+def _invoke(argv: list[str], debug: bool) -> tuple[int, str, str, BaseException | None]:
+    from kvplan.cli import common
+    from kvplan.cli.app import app
+
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.argv, sys.stdout, sys.stderr, os.environ.get("KVPLAN_DEBUG")
+    sys.argv, sys.stdout, sys.stderr = ["kvplan", *argv], out, err
+    if debug:
+        os.environ["KVPLAN_DEBUG"] = "1"
+    raised = None
+    try:
+        code = common.run(app)
+    except _TooSlow:
+        raise
+    except BaseException as exc:  # only with debug: the exception itself, for its site
+        code, raised = -1, exc
+    finally:
+        sys.argv, sys.stdout, sys.stderr = old[:3]
+        if old[3] is None:
+            os.environ.pop("KVPLAN_DEBUG", None)
+        else:
+            os.environ["KVPLAN_DEBUG"] = old[3]
+    return code, out.getvalue(), err.getvalue(), raised
+
+
+def _site(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if "/kvplan/" in f.filename.replace("\\", "/") and "/cli/common.py" not in f.filename]
+    frame = (ours or frames)[-1]
+    path = frame.filename.replace("\\", "/")
+    short = path[path.rfind("/kvplan/") + 1:] if "/kvplan/" in path else path
+    return f"{short}:{frame.lineno} in {frame.name}: {type(exc).__name__}"
+
+
+def run_estimate(config: dict, variant: tuple, folder: Path) -> Outcome:
+    """`kvplan estimate CONFIG --context 4096 --format json VARIANT`, classified."""
+    path = folder / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    argv = ["estimate", str(path), "--context", "4096", "--format", "json", *variant]
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT_S)
+    start = time.perf_counter()
+    try:
+        code, out, err, _ = _invoke(argv, debug=False)
+    except _TooSlow as slow:
+        return Outcome(-1, time.perf_counter() - start, "", "", f"no answer within {TIME_LIMIT_S:g} s",
+                       "timeout at " + _site(slow))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    seconds = time.perf_counter() - start
+    lines = err.strip().splitlines()
+    errors = [line for line in lines if line.startswith("kvplan: error:")]
+    if code == 0 and out.strip():
+        crash = None
+    elif code in (1, 2) and len(errors) == 1 and "internal error" not in errors[0] and "Traceback" not in err:
+        crash = None
+    else:
+        crash = f"exit {code}: {errors[0] if errors else (lines[-1] if lines else 'no output')}"
+    site = None
+    if crash is not None:
+        _, _, _, raised = _invoke(argv, debug=True)
+        site = _site(raised) if raised is not None else "?"
+    return Outcome(code, seconds, out, err, crash, site)
