@@ -71,6 +71,9 @@ def render_cli_docs() -> str:
     return "\n".join(out)
 
 
+DOC_COLUMNS = 120
+
+
 ENVIRONMENT = [
     "## Environment",
     "",
@@ -91,13 +94,22 @@ def run_cli(argv: list[str]) -> tuple[int, str]:
     from .cli import common
     from .cli.app import app
 
+    import os
+
     buf = io.StringIO()
     old = sys.argv, sys.stdout, sys.stderr
+    old_columns = os.environ.get("COLUMNS")
+    # the documented examples print at a fixed 120 columns, whatever the terminal
+    os.environ["COLUMNS"] = str(DOC_COLUMNS)
     sys.argv, sys.stdout, sys.stderr = ["kvplan", *argv], buf, buf
     try:
         code = common.run(app)
     finally:
         sys.argv, sys.stdout, sys.stderr = old
+        if old_columns is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old_columns
     return code, buf.getvalue()
 
 

@@ -1,7 +1,15 @@
 """The one renderer: every command builds a Report; this prints it as a table,
-JSON, CSV or Markdown. Data goes to stdout, diagnostics to stderr.
+JSON, CSV, NDJSON or Markdown. Data goes to stdout, diagnostics to stderr.
 
 rich is imported only to draw a terminal table: JSON, CSV and Markdown never load it.
+
+Terminal tables follow the terminal: rich's own width detection (a terminal's
+size, else $COLUMNS, else 80 columns), and cells fold onto more lines instead of
+being cut, so technique specs, HF ids and flags always print whole.
+
+CSV and NDJSON print the report's one tidy table (`Report.tidy`): one header,
+one row per observation, raw integers and plain numbers (bytes, tokens, ms),
+never the human strings of the terminal tables. docs/json.md lists the columns.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from typing import Any
 
 from ._record import record
 
-FORMATS = ("table", "json", "csv", "markdown")
+FORMATS = ("table", "json", "csv", "ndjson", "markdown")
 
 
 @record(frozen=False)
@@ -36,6 +44,9 @@ class Report:
     # documents too large to hold as rows (a sweep of a million points): format ->
     # a function writing the whole document to a stream, in pieces
     streams: dict = field(default_factory=dict)
+    # the one machine table (--format csv / ndjson): raw values, stable column names;
+    # None = the only table, when a report has exactly one and its cells are raw
+    tidy: Table | None = None
 
 
 def _json_default(value):
@@ -79,33 +90,56 @@ def _markdown(report: Report) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def tidy_table(report: Report) -> Table:
+    """The table --format csv / ndjson print (see Report.tidy)."""
+    if report.tidy is not None:
+        return report.tidy
+    if len(report.tables) == 1:
+        return report.tables[0]
+    raise ValueError("this report has no tidy table for csv/ndjson")  # a bug: every command builds one
+
+
+def _raw(value: Any) -> Any:
+    if isinstance(value, Fraction):
+        return int(value) if value.denominator == 1 else float(value)
+    return value
+
+
 def _csv(report: Report) -> str:
     import csv
 
+    table = tidy_table(report)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    for i, table in enumerate(report.tables):
-        if i:
-            buf.write("\n")
-        writer.writerow(table.columns)
-        for row in table.rows:
-            writer.writerow(["" if v is None else (float(v) if isinstance(v, Fraction) else v) for v in row])
+    writer.writerow(table.columns)
+    for row in table.rows:
+        writer.writerow(["" if v is None else _raw(v) for v in row])
     return buf.getvalue()
+
+
+def _ndjson(report: Report) -> str:
+    """One JSON object per row of the tidy table, keys = its columns."""
+    table = tidy_table(report)
+    return "".join(json.dumps(dict(zip(table.columns, (_raw(v) for v in row))), default=_json_default) + "\n"
+                   for row in table.rows)
 
 
 def _rich(report: Report, stream) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table as RichTable
 
-    console = Console(file=stream, highlight=False, soft_wrap=False, width=max(120, 0))
+    # width=None: rich measures the terminal, honours $COLUMNS, else 80 columns
+    console = Console(file=stream, highlight=False, soft_wrap=False)
     if report.headline:
         console.print(report.headline, markup=False)
     for table in report.tables:
-        rt = RichTable(title=table.title, title_justify="left")
+        rt = RichTable(title=escape(table.title), title_justify="left")
         for i, col in enumerate(table.columns):
-            rt.add_column(col, justify="right" if i in table.numeric else "left")
+            # fold: a cell too wide for its column continues on the next line, never cut
+            rt.add_column(col, justify="right" if i in table.numeric else "left", overflow="fold")
         for row in table.rows:
-            rt.add_row(*[_cell(v) for v in row])
+            rt.add_row(*[escape(_cell(v)) for v in row])  # cells print as written: no [markup]
         console.print(rt)
     for line in report.lines:  # plain lines: never wrapped, so they stay greppable
         stream.write(line + "\n")
@@ -119,6 +153,8 @@ def render(report: Report, fmt: str = "table", stream=None) -> None:
         stream.write(to_json(report.data) + "\n")
     elif fmt == "csv":
         stream.write(_csv(report))
+    elif fmt == "ndjson":
+        stream.write(_ndjson(report))
     elif fmt == "markdown":
         stream.write(_markdown(report))
     else:

@@ -22,6 +22,12 @@ class BundledEntry:
     alias: str
     hf_id: str
     notes: str = ""
+    source: str = ""  # where the bundled config.json came from (model_specs/index.json)
+
+    @property
+    def provenance(self) -> str:
+        """In words: a copy of the published config.json, or rebuilt from published values."""
+        return "rebuilt from published values" if self.source.startswith("reconstructed:") else "published config.json (copy)"
 
 
 def _specs_dir():
@@ -40,7 +46,8 @@ def _specs_dir():
 def bundled_index() -> dict[str, BundledEntry]:
     """alias -> entry, from model_specs/index.json."""
     raw = json.loads((_specs_dir() / "index.json").read_text(encoding="utf-8"))
-    return {alias: BundledEntry(alias, meta.get("hf_id", alias), meta.get("notes", "")) for alias, meta in raw.items()}
+    return {alias: BundledEntry(alias, meta.get("hf_id", alias), meta.get("notes", ""), meta.get("source", ""))
+            for alias, meta in raw.items()}
 
 
 def resolve_bundled(name: str) -> BundledEntry | None:

@@ -120,6 +120,9 @@ def estimate_workflow(*, model, context, batch, kv_dtype, techniques, gpu, gpu_m
 
         vllm_flags.add_to_report(report, result, chain, dtype_name, engine_len, rules=emit_rules)
     failed = check_budgets(report, result, max_kv_gib, min_concurrency)
+    from .reports import tidy
+
+    report.tidy = tidy.estimate(report.data)
     return report, failed
 
 

@@ -186,7 +186,9 @@ def test_out_json(tmp_path, cli):
     out = tmp_path / "s.json"
     code, _, err = cli("sweep", "qwen3-8b", "-c", "4k..8k", "-n", "2", "--out", str(out))
     assert code == 0, err
-    rows = json.loads(out.read_text())
+    doc = json.loads(out.read_text())
+    rows = doc["rows"]  # the same document --format json prints
+    assert doc["schema_version"] == 1 and list(rows[0]) == doc["columns"]
     # Qwen3-8B: 36 x 8 x 128 x 2 x 2 = 147,456 B/token
     assert [r["stored_bytes"] for r in rows] == [147_456 * 4096, 147_456 * 8192]
 
@@ -344,7 +346,8 @@ def test_csv_out_imports_no_pandas(tmp_path):
     assert len(out.read_text().splitlines()) == 1 + 100
 
 
-def test_terminal_table_is_a_summary_that_says_how_to_get_every_row(cli):
+def test_terminal_table_is_a_summary_that_says_how_to_get_every_row(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # wide enough that no cell folds: one line per row
     code, out, err = cli("sweep", "llama-3.1-8b", "-c", "1k..1m", "-n", "1000", "-t", "fp8")
     assert code == 0, err
     body = [line for line in out.splitlines() if line.startswith("│")]

@@ -17,8 +17,11 @@ Checks, per technique (a row of `results`):
 4. Latency, only when both runs are on CUDA (the interpreter's wall clock says
    nothing about a kernel): efficiency = memory-bound floor at the copy ceiling
    measured in the same run / median step time, so a slower machine alone does
-   not fail. A drop beyond `max_regression` fails unless the two runs' spreads
-   (efficiency at p80..p20 latency) overlap.
+   not fail. With raw samples in both runs (`latency_samples_ms`) the decision
+   is kvplan.bench.latency's one-sided Mann-Whitney U test (threshold and
+   p-value in the summary); older documents fall back to: a drop beyond
+   `max_regression` fails unless the two runs' spreads (efficiency at p80..p20
+   latency) overlap.
 
 Bad input raises GateInputError, exit 2: a missing file, not JSON, not a bench
 document, another schema version, no results, a row twice, an unknown status,
@@ -187,7 +190,7 @@ def _internal(row: dict, waived: bool) -> list[Finding]:
 
 def compare(current: dict, baseline: dict, *, max_regression: float = 0.10, error_tolerance: float = 0.10,
             error_floor: float = 1e-4, mass_tolerance: float = 0.01,
-            accept_mismatch: tuple[str, ...] = ()) -> tuple[list[Finding], list[str]]:
+            accept_mismatch: tuple[str, ...] = (), latency_alpha: float | None = None) -> tuple[list[Finding], list[str]]:
     """(findings, notes). The gate fails when any finding's verdict is 'fail'."""
     findings: list[Finding] = []
     notes: list[str] = []
@@ -229,7 +232,7 @@ def compare(current: dict, baseline: dict, *, max_regression: float = 0.10, erro
                     findings.append(Finding(name, key, "fail", f"baseline {base.get(key)}, now {row.get(key)}"))
         findings.extend(_accuracy(name, row, base, error_tolerance, error_floor, mass_tolerance))
         if latency:
-            findings.extend(_latency(name, row, base, max_regression))
+            findings.extend(_latency(name, row, base, max_regression, latency_alpha))
     return findings, notes
 
 
@@ -249,7 +252,11 @@ def _accuracy(name, row, base, tol, floor, mass_tol) -> list[Finding]:
     return out
 
 
-def _latency(name, row, base, max_regression) -> list[Finding]:
+def _latency(name, row, base, max_regression, alpha=None) -> list[Finding]:
+    if row.get("latency_samples_ms") and base.get("latency_samples_ms"):  # raw samples: a statistical test
+        from .latency import ALPHA, gate_samples
+
+        return [Finding(name, "latency", *gate_samples(row, base, max_regression, alpha or ALPHA))]
     e, b = row.get("efficiency"), base.get("efficiency")
     if e is None or b is None or b <= 0:
         return []

@@ -120,7 +120,7 @@ def render_table(doc: dict, console) -> None:
     cols, rows = table_rows(doc)
     table = Table(title=title)
     for i, c in enumerate(cols):
-        table.add_column(c, justify="left" if i < 2 else "right")
+        table.add_column(c, justify="left" if i < 2 else "right", overflow="fold")
     styles = {"ok": "green", "mismatch": "bold red", "oom": "red", "error": "red", "unsupported": "yellow",
               "n/a": "dim"}
     for r, src in zip(rows, doc["results"]):

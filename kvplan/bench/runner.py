@@ -193,6 +193,7 @@ def _empty_row(case: BenchCase) -> dict:
         "predicted_offloaded_bytes": None, "measured_offloaded_bytes": None,
         "pool_bytes": None, "block_table_bytes": None, "cuda_allocated_delta": None,
         "latency_ms_median": None, "latency_ms_p20": None, "latency_ms_p80": None, "latency_method": None,
+        "latency_samples_ms": None,
         "prefill_ms": None, "offload_ms_median": None, "resume_ms_median": None,
         "resume_first_step_ms_median": None, "recompute_ms_predicted": None,
         "read_bytes_per_step": None, "floor_ms": None, "achieved_gbps": None,
@@ -352,6 +353,7 @@ def _fill(row: dict, pred, groups, ceiling_gbps: float, case: BenchCase) -> None
     cuda_delta = 0
     med = p20 = p80 = prefill = 0.0
     cycle = None  # offload, resume, resume + first step: summed over layers
+    step_samples: list[tuple[int, tuple[float, ...]]] = []  # (layer count, one layer's timed decode steps)
     errors, masses, engines = [], [], set()
     method = None
     for gp, count, measures in groups:
@@ -370,6 +372,7 @@ def _fill(row: dict, pred, groups, ceiling_gbps: float, case: BenchCase) -> None
                 cuda_delta += m.cuda_allocated_delta * count
             if m.decode:
                 med += m.decode.median_ms * count
+                step_samples.append((count, m.decode.samples_ms))
                 p20 += m.decode.p20_ms * count
                 p80 += m.decode.p80_ms * count
                 method = m.decode.method
@@ -390,6 +393,7 @@ def _fill(row: dict, pred, groups, ceiling_gbps: float, case: BenchCase) -> None
             "predicted_blocks": None if gp.blocks is None else gp.blocks * count,
             "measured_blocks": g_blocks if paged else None,
             "latency_ms_median_per_layer": sum(m.decode.median_ms for m in measures if m.decode),
+            "latency_samples_ms_per_layer": [list(m.decode.samples_ms) for m in measures if m.decode],
             "error_rel": _worst([m.error_rel for m in measures if m.error_rel is not None], max),
             "breakdown": [m.breakdown for m in measures],
         })
@@ -404,6 +408,7 @@ def _fill(row: dict, pred, groups, ceiling_gbps: float, case: BenchCase) -> None
         pool_bytes=pool, block_table_bytes=tables,
         cuda_allocated_delta=cuda_delta if any(m.cuda_allocated_delta is not None for _, _, ms in groups for m in ms) else None,
         latency_ms_median=med, latency_ms_p20=p20, latency_ms_p80=p80, latency_method=method,
+        latency_samples_ms=_step_samples(step_samples),
         prefill_ms=prefill,
         offload_ms_median=cycle[0] if cycle else None, resume_ms_median=cycle[1] if cycle else None,
         resume_first_step_ms_median=cycle[2] if cycle else None,
@@ -436,3 +441,14 @@ def _fill(row: dict, pred, groups, ceiling_gbps: float, case: BenchCase) -> None
         problems.append(f"blocks: predicted {pred.blocks} measured {blocks}")
     if problems:
         row.update(status="mismatch", message="; ".join(problems))
+
+
+def _step_samples(parts: list[tuple[int, tuple[float, ...]]]) -> list[float] | None:
+    """Whole-model decode steps from the per-layer timings: the i-th sample of every
+    timed layer spec, times its layer count, summed (as the median is), over the
+    shortest run of samples. None when nothing was timed."""
+    if not parts or any(not s for _, s in parts):
+        return None
+    n = min(len(s) for _, s in parts)
+    return [sum(count * s[i] for count, s in parts) for i in range(n)]
+

@@ -18,10 +18,11 @@ class Timing:
     p80_ms: float
     method: str  # "do_bench" (CUDA events) | "wall clock (interpreter)" | "wall clock"
     repeats: int
+    samples_ms: tuple[float, ...] = ()  # every timed call, in order (the gate tests on these)
 
     def as_dict(self) -> dict:
         return {"median_ms": self.median_ms, "p20_ms": self.p20_ms, "p80_ms": self.p80_ms,
-                "method": self.method, "repeats": self.repeats}
+                "method": self.method, "repeats": self.repeats, "samples_ms": list(self.samples_ms)}
 
 
 def _quantiles(samples: list[float]) -> tuple[float, float, float]:
@@ -43,8 +44,9 @@ def time_fn(fn, device: torch.device, repeats: int) -> Timing:
     if device.type == "cuda":
         from triton.testing import do_bench
 
-        med, p20, p80 = do_bench(fn, warmup=10, rep=max(25, 10 * repeats), quantiles=[0.5, 0.2, 0.8])
-        return Timing(float(med), float(p20), float(p80), "do_bench", repeats)
+        samples = [float(x) for x in do_bench(fn, warmup=10, rep=max(25, 10 * repeats), return_mode="all")]
+        med, p20, p80 = _quantiles(samples)  # linear interpolation, as do_bench's quantiles
+        return Timing(med, p20, p80, "do_bench", repeats, tuple(samples))
     import os
 
     interp = os.environ.get("TRITON_INTERPRET") == "1"
@@ -56,7 +58,7 @@ def time_fn(fn, device: torch.device, repeats: int) -> Timing:
         fn()
         samples.append((time.perf_counter() - start) * 1e3)
     med, p20, p80 = _quantiles(samples)
-    return Timing(med, p20, p80, "wall clock (interpreter)" if interp else "wall clock", repeats)
+    return Timing(med, p20, p80, "wall clock (interpreter)" if interp else "wall clock", repeats, tuple(samples))
 
 
 def _synced(fn, device: torch.device):
@@ -90,7 +92,7 @@ def time_roundtrip(do, undo, device: torch.device, repeats: int) -> Timing:
         samples.append(_synced(do, device)[0])
         undo()
     med, p20, p80 = _quantiles(samples[1:])
-    return Timing(med, p20, p80, "wall clock with device sync", repeats)
+    return Timing(med, p20, p80, "wall clock with device sync", repeats, tuple(samples[1:]))
 
 
 @dataclass

@@ -113,7 +113,7 @@ def bench_command(
         if bar is not None:
             bar.stop()
     doc = document(run)
-    render_table(doc, Console(file=sys.stdout, width=160))
+    render_table(doc, Console(file=sys.stdout))  # the terminal's width ($COLUMNS honoured); cells fold
     # a write that still fails (disk full, folder removed meanwhile) never loses the run
     lost = [line for flag, path, make in (("--json", json_path, to_json), ("--csv", csv_path, to_csv)) if path
             for line in [save_or_rescue(path, make(doc), flag)] if line]

@@ -39,6 +39,9 @@ def calibrate_command(
     report, problem = calibrate_workflow(log, model=model, version=version, kv_dtype=kv_dtype,
                                          max_model_len=max_model_len, block_size=block_size,
                                          as_version=what_if_version, overrides=set_ or [], tp=tp, gpu=gpu)
+    from ..reports import tidy
+
+    report.tidy = tidy.calibrate(report.data)
     emit(report, fmt)
     if problem is not None:
         raise problem

@@ -21,6 +21,18 @@ def _fraction(text: str, what: str) -> float:
     return value
 
 
+def _escape(text: str, prop: bool = False) -> str:
+    """GitHub workflow-command escaping (% CR LF, and : , in properties)."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def _annotations(findings, current: str) -> str:
+    """One '::error' workflow command per failed check (GitHub shows them on the run)."""
+    return "".join(f"::error file={_escape(current, True)},title={_escape(f'kvplan gate: {f.technique} {f.check}', True)}"
+                   f"::{_escape(f.detail)}\n" for f in findings if f.verdict == "fail")
+
+
 def gate_command(
     current: Annotated[str, typer.Argument(help="The bench JSON of this run (kvplan bench --json).")],
     baseline: Annotated[str, typer.Option("--baseline", help="The baseline bench JSON.")],
@@ -33,6 +45,11 @@ def gate_command(
     accept_mismatch: Annotated[Optional[List[str]], typer.Option(
         "--accept-mismatch", help="Waive a known prediction/measurement gap for this technique (repeatable); "
                                   "its figures must still equal the baseline's.")] = None,
+    p_value: Annotated[float, typer.Option(
+        "--p-value", help="Significance level of the latency test on raw samples (CUDA runs only).")] = 0.01,
+    annotate: Annotated[Optional[bool], typer.Option(
+        "--annotate/--no-annotate", help="Print a GitHub '::error' line per failed check (default: when "
+                                         "$GITHUB_ACTIONS is true).", show_default=False)] = None,
     update: Annotated[bool, typer.Option(
         "--update-baseline", help="Replace the baseline with this run (atomically) when the run is "
                                   "self-consistent; a missing baseline is created.")] = False,
@@ -58,6 +75,12 @@ def gate_command(
     tol = _fraction(error_tolerance, "--error-tolerance")
     if not math.isfinite(mass_tolerance) or not 0 <= mass_tolerance <= 1:
         raise UsageError(f"--mass-tolerance must be in [0, 1], got {mass_tolerance}")
+    if not math.isfinite(p_value) or not 0 < p_value < 1:
+        raise UsageError(f"--p-value must be between 0 and 1, got {p_value}")
+    if annotate is None:
+        import os
+
+        annotate = os.environ.get("GITHUB_ACTIONS") == "true"
     waived = tuple(accept_mismatch or ())
     cur = gate.load(current, "current")
     known = {r["technique"] for r in cur["results"]}
@@ -71,9 +94,13 @@ def gate_command(
     base = gate.load(baseline, "baseline")
     gate.check_comparable(cur, base, current, baseline)
     findings, notes = gate.compare(cur, base, max_regression=reg, error_tolerance=tol,
-                                   mass_tolerance=mass_tolerance, accept_mismatch=waived)
+                                   mass_tolerance=mass_tolerance, accept_mismatch=waived, latency_alpha=p_value)
     bad = gate.failed(findings)
     _report(gate, findings, notes, cur, base, "FAIL" if bad else "PASS")
+    if annotate and bad:
+        import sys
+
+        sys.stdout.write(_annotations(findings, current))
     if bad:
         raise typer.Exit(1)
 
@@ -114,6 +141,7 @@ def _update(gate, cur, current, baseline, reg, tol, mass_tolerance, waived) -> N
         findings, more = gate.compare(cur, base, max_regression=reg, error_tolerance=tol,
                                       mass_tolerance=mass_tolerance, accept_mismatch=waived)
     try:
+        os.makedirs(os.path.dirname(os.path.abspath(baseline)), exist_ok=True)  # a first run's new folder
         written = gate.update_baseline(baseline, cur)
     except OSError as exc:
         raise KvplanError(f"--update-baseline {baseline}: cannot write ({exc.strerror or exc}); the old baseline "
@@ -122,6 +150,7 @@ def _update(gate, cur, current, baseline, reg, tol, mass_tolerance, waived) -> N
     if base is None and not notes:
         verdict = "baseline created"
         notes.append(f"wrote {where} from {current}")
+        notes.append("first run: nothing was compared; keep this file as the baseline of the next runs")
     else:
         verdict = "baseline updated" + (" (differences above accepted)" if gate.failed(findings) or notes else "")
         notes.append(f"wrote {where} from {current}")

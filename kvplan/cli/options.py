@@ -25,4 +25,4 @@ MaxModelLenOpt = Annotated[Optional[str], typer.Option("--max-model-len", help="
 SetOpt = Annotated[Optional[List[str]], typer.Option("--set", help="Override a config field the config has: key=value (repeatable); recorded in the output.")]
 SetNewOpt = Annotated[Optional[List[str]], typer.Option("--set-new", help="Add a field the config lacks: key=value (repeatable); recorded in the output.")]
 RevisionOpt = Annotated[Optional[str], typer.Option("--revision", help="Hub revision (branch, tag or commit).")]
-FormatOpt = Annotated[str, typer.Option("--format", "-f", help="Output: table, json, csv, markdown.")]
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="Output: table, json, csv (one tidy table, raw numbers), ndjson (its rows as JSON lines), markdown.")]

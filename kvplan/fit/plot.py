@@ -8,25 +8,15 @@ from pathlib import Path
 
 
 def plot_pareto(fronts: dict, budget: int, axis: str, title: str, path: Path) -> None:
-    from ..workload.plot import require_matplotlib
-
-    require_matplotlib()
-    from matplotlib.figure import Figure
-
+    """One step line per technique set through the shared plotting module
+    (kvplan.workload.plot: distinct colour, marker and dash per series)."""
     from ..reports.fit import _achievable
+    from ..workload.plot import Panel, Ref, Series, plot_panels
 
-    fig = Figure(figsize=(8, 5), layout="constrained")
-    ax = fig.subplots()
-    for label, cands in fronts.items():
-        if not cands:
-            continue
-        xs = [c.cost_per_hour if axis == "cost" else c.gpus for c in cands]
-        ys = [_achievable(c) for c in cands]
-        ax.step(xs, ys, where="post", marker="o", linewidth=1.5, label=label)
-    ax.axhline(budget, color="black", linestyle="--", linewidth=1, label=f"budget: {budget} sequences")
-    ax.set_xlabel("USD per hour (list prices)" if axis == "cost" else "GPUs")
-    ax.set_ylabel("sequences that fit at the context")
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.savefig(path)
+    series = [Series(label, [c.cost_per_hour if axis == "cost" else c.gpus for c in cands],
+                     [_achievable(c) for c in cands], steps=True)
+              for label, cands in fronts.items() if cands]
+    xlabel = "USD per hour (list prices)" if axis == "cost" else "GPUs"
+    panel = Panel("sequences that fit at the context", "sequences", series,
+                  [Ref(budget, f"budget: {budget} sequences")], "linear")
+    plot_panels(path, [panel], title=title, xlabel=xlabel, x_tokens=False, width_in=8.0, height_in=5.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..core.estimate import estimate
 from ..planner import as_number
 from ..render import Report, Table
+from . import tidy
 from ..units import GIB
 
 
@@ -20,13 +21,18 @@ def models_report() -> Report:
             kinds[layer.kind] = kinds.get(layer.kind, 0) + 1
         kind_text = ", ".join(f"{n} {k}" for k, n in kinds.items())
         per_token = as_number(estimate(model, 1).bytes_per_token)
-        rows.append([alias, entry.hf_id, model.num_layers, shape[0] if shape else None, shape[1] if shape else None, kind_text, per_token])
-        data.append({"alias": alias, "hf_id": entry.hf_id, "model_type": model.model_type, "layers": model.num_layers,
+        rows.append([alias, entry.hf_id, entry.provenance, model.num_layers, shape[0] if shape else None,
+                     shape[1] if shape else None, kind_text, per_token])
+        data.append({"alias": alias, "hf_id": entry.hf_id, "provenance": entry.provenance,
+                     "config_source": entry.source, "model_type": model.model_type, "layers": model.num_layers,
                      "kv_heads": shape[0] if shape else None, "head_dim": shape[1] if shape else None,
                      "layer_kinds": kinds, "bytes_per_token": per_token, "param_count": model.param_count})
     table = Table("bundled models (bytes per token at the model's dtype)",
-                  ["alias", "HF id", "layers", "KV heads", "head dim", "layer kinds", "B/token"], rows, {2, 3, 4, 6})
-    return Report({"models": data}, [table])
+                  ["alias", "HF id", "config", "layers", "KV heads", "head dim", "layer kinds", "B/token"], rows,
+                  {3, 4, 5, 7})
+    lines = ["config: a copy of the published file, or rebuilt from its published values "
+             "(model_specs/index.json says from what)"]
+    return Report({"models": data}, [table], lines, tidy=tidy.catalog("models", data))
 
 
 def families_report() -> Report:
@@ -46,7 +52,7 @@ def families_report() -> Report:
                      "layer_kinds": sorted(family.kinds) if family.text is None else [], "rules": list(family.rules)})
     table = Table(f"model families kvplan reads exactly ({len(rows)} model_types; others are refused or read as a "
                   "guess and marked so)", ["model_type", "layer kinds", "how it caches"], rows)
-    return Report({"families": data}, [table])
+    return Report({"families": data}, [table], tidy=tidy.catalog("families", data))
 
 
 def techniques_report() -> Report:
@@ -54,7 +60,7 @@ def techniques_report() -> Report:
 
     rows = [[name, syntax, term, caveat, text] for name, (syntax, term, caveat, text) in CATALOG.items()]
     data = [dict(zip(["name", "syntax", "term", "caveat", "description"], r)) for r in rows]
-    return Report({"techniques": data}, [Table("techniques (-t SPEC, applied in order)", ["name", "syntax", "reduces", "caveat", "what it does"], rows)])
+    return Report({"techniques": data}, tidy=tidy.catalog("techniques", data), tables=[Table("techniques (-t SPEC, applied in order)", ["name", "syntax", "reduces", "caveat", "what it does"], rows)])
 
 
 def gpus_report() -> Report:
@@ -69,4 +75,5 @@ def gpus_report() -> Report:
         item["price_source"] = f"{price.source}, {price.date}" if price else None
     columns = ["name", "memory GiB", "HBM GB/s", "host link GB/s", "bf16 TFLOP/s", "USD/GPU hour", "note"]
     lines = ["USD/GPU hour: on-demand list prices, sources and dates in docs/fit.md; kvplan fit --price GPU=USD overrides"]
-    return Report({"gpus": data}, [Table("GPU catalog", columns, rows, {1, 2, 3, 4, 5})], lines)
+    return Report({"gpus": data}, [Table("GPU catalog", columns, rows, {1, 2, 3, 4, 5})], lines,
+                  tidy=tidy.catalog("gpus", data))

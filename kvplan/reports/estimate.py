@@ -157,6 +157,7 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report
         ]
         tables.append(Table("techniques, in order (batch on GPU)", ["step", "what", "term", "GPU bytes", "factor", "read/step", "caveat"], wf, {3, 4, 5}))
     lines = explain_lines(result) if explain else []
+    data["explain"] = list(lines)  # --explain's lines; [] without it
     data_extra(result, data, tables, lines)
     return Report(data, tables, lines)
 

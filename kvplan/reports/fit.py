@@ -102,6 +102,7 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
     engine = result.rules_version is not None
     options = result.options[:top] if top else result.options
     data = {
+        "schema_version": 1,
         "model": result.model_name,
         "context_tokens": req.context_tokens,
         "concurrency": req.concurrency,
@@ -150,6 +151,9 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         _explain(report, result, options[0])
     if pareto_view:
         _pareto(report, result)
+    from . import tidy
+
+    report.tidy = tidy.fit([data])
     return report
 
 

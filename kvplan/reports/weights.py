@@ -46,4 +46,6 @@ def build(model: ModelSpec, weights: Weights, tp: int = 1, pp: int = 1) -> Repor
                 for role, n in roles.items()]
         tables.append(Table("by role", ["role", "bytes", "size", "share", "under TP"], rows, {1, 3}))
     lines = [note for note in weights.notes if note]
-    return Report(data, tables, lines)
+    from . import tidy
+
+    return Report(data, tables, lines, tidy=tidy.weights(data))

@@ -96,4 +96,9 @@ def compare_workflow(*, models, context, batch, kv_dtype, techniques, gpu, tp, p
         "techniques": list(techniques),
         "models": cols,
     }
-    return Report(data, [table], lines)
+    from ..reports import tidy
+
+    machine = tidy.records("compare", [c | {"context_tokens": tokens, "batch": batch_n, "gpu": deployment.gpu.name, "tp": tp, "pp": pp,
+                                            "techniques": " ".join(techniques)} for c in cols],
+                           ["model", *[k for k in cols[0] if k != "model"], "context_tokens", "batch", "gpu", "tp", "pp", "techniques"])
+    return Report(data, [table], lines, tidy=machine)

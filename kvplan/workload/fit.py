@@ -52,4 +52,7 @@ def fit_workflow(refs: list[str], *, explain: bool = False, top: int = 10) -> Re
         reports.append(report)
     tables = [t for r in reports for t in r.tables]
     lines = [line for r in reports for line in [r.headline, *r.lines]]
-    return Report({"schema_version": 1, "fits": [r.data for r in reports]}, tables, lines)
+    from ..reports import tidy
+
+    data = {"schema_version": 1, "fits": [r.data for r in reports]}
+    return Report(data, tables, lines, tidy=tidy.fit(data["fits"]))

@@ -149,7 +149,9 @@ def plan_workflow(refs: list[str]) -> tuple[Report, list[str]]:
     lines = [line for r in reports for line in r.lines]
     for line in broken:
         sys.stderr.write(f"kvplan: budget exceeded: {line}\n")
-    return Report(data, tables, lines), broken
+    from ..reports import tidy
+
+    return Report(data, tables, lines, tidy=tidy.plan(data)), broken
 
 
 def list_report() -> Report:
@@ -163,4 +165,7 @@ def list_report() -> Report:
         items.append({"name": s.name, "model": s.model, "gpu": s.gpu, "tp": s.tp, "pp": s.pp,
                       "context_tokens": s.context_tokens, "concurrency": s.concurrency, "description": s.description})
     table = Table("bundled scenarios (kvplan plan NAME)", ["name", "model", "GPUs", "context", "concurrency", "description"], rows, {4})
-    return Report({"schema_version": 1, "scenarios": items}, [table])
+    from ..reports import tidy
+
+    machine = tidy.records("scenarios", items, ["name", "model", "gpu", "tp", "pp", "context_tokens", "concurrency", "description"])
+    return Report({"schema_version": 1, "scenarios": items}, [table], tidy=machine)

@@ -129,6 +129,9 @@ class SweepResult:
     batch: int
     contexts: object  # numpy int64 array
     series: list[SweepSeries]
+    # for --plot's reference lines (constant over the sweep, so not columns)
+    max_context_tokens: int | None = None
+    pool_bytes_per_gpu: int | None = None
 
     @property
     def rows(self) -> int:
@@ -148,6 +151,7 @@ def sweep_columns(model_name: str, *, low: int, high: int, points: int = 32, ser
     warn_above_max_context(spec, high, "--context (high end)")
     deployment = replace(make_deployment(gpu, tp=tp, pp=pp, mem_util=mem_util), weights=weights)
     out = []
+    pool_bytes = None
     for s in parse_series(series):
         chain = []
         if s.specs:
@@ -160,11 +164,12 @@ def sweep_columns(model_name: str, *, low: int, high: int, points: int = 32, ser
         b = vector.batch_bytes(plan, n, batch)
         read = vector.read_bytes_per_step(plan.model, n) * batch
         try:
-            fit, _, pool_tokens = vector.max_concurrency(plan, deployment, n)
+            fit, pool_bytes, pool_tokens = vector.max_concurrency(plan, deployment, n)
         except KvplanError as exc:
             raise type(exc)(f"series {s.label}: {exc.message}", exc.hint) from None
         out.append(SweepSeries(s.label, b["kv"], int(b["state"][0]) if len(n) else 0, b["total"], read, pool_tokens, fit))
-    return SweepResult(spec.name, deployment.gpu.name, tp, pp, dtype, batch, n, out)
+    return SweepResult(spec.name, deployment.gpu.name, tp, pp, dtype, batch, n, out, spec.max_context_tokens,
+                       None if pool_bytes is None else int(pool_bytes))
 
 
 def sweep_frame(model_name: str, **kwargs):
@@ -196,7 +201,10 @@ def to_frame(result: SweepResult):
     df.insert(3, "pp", result.pp)
     df.insert(4, "kv_dtype", result.kv_dtype)
     df.insert(7, "batch", result.batch)
-    return df[COLUMNS]
+    df = df[COLUMNS]
+    df.attrs["max_context_tokens"] = result.max_context_tokens  # --plot's reference lines
+    df.attrs["pool_bytes_per_gpu"] = result.pool_bytes_per_gpu
+    return df
 
 
 def _chunks(result: SweepResult, row_format):
@@ -257,6 +265,13 @@ def write_json_rows(result: SweepResult, stream) -> None:
     stream.write("\n]\n")
 
 
+def write_ndjson(result: SweepResult, stream) -> None:
+    """The rows as NDJSON: one JSON object per line, keys = COLUMNS (what --format ndjson prints)."""
+    for lines in _chunks(result, _json_row_format(result)):
+        stream.write("\n".join(lines))
+        stream.write("\n")
+
+
 def write_json_document(result: SweepResult, stream) -> None:
     """What `--format json` prints: {"schema_version", "columns", "rows": [...]}."""
     import json
@@ -280,8 +295,8 @@ def write_out(result: SweepResult, path: Path) -> None:
     if suffix == ".parquet":
         write_parquet(result, path)
         return
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        (write_csv if suffix == ".csv" else write_json_rows)(result, f)
+    with open(path, "w", encoding="utf-8", newline="") as f:  # .json: the document --format json prints
+        (write_csv if suffix == ".csv" else write_json_document)(result, f)
 
 
 def _summary_indices(count: int) -> list[int]:
@@ -299,8 +314,8 @@ def sweep_report(result: SweepResult, fmt: str):
     from ..render import Report, Table
     from ..units import format_bytes
 
-    if fmt in ("csv", "json"):
-        writer = write_csv if fmt == "csv" else write_json_document
+    if fmt in ("csv", "json", "ndjson"):
+        writer = {"csv": write_csv, "json": write_json_document, "ndjson": write_ndjson}[fmt]
         return Report({}, streams={fmt: lambda stream: writer(result, stream)})
     human = fmt == "table"
     title = (f"{result.model}: {result.kv_dtype} KV, batch {result.batch}, {result.tp * result.pp} x {result.gpu} "
@@ -318,7 +333,7 @@ def sweep_report(result: SweepResult, fmt: str):
     lines = []
     if len(shown) < len(contexts):
         lines.append(f"showing {len(shown)} of {len(contexts):,} contexts per series ({result.rows:,} rows in all); "
-                     f"every row: --format csv or json, or --out FILE.csv / FILE.parquet / FILE.json")
+                     f"every row: --format csv, ndjson or json, or --out FILE.csv / FILE.parquet / FILE.json")
     data = {"schema_version": 1, "columns": COLUMNS, "rows_total": result.rows}
     return Report(data, [table], lines)
 
