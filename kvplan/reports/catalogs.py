@@ -50,9 +50,15 @@ def families_report() -> Report:
         rows.append([model_type, kinds, rules])
         data.append({"model_type": model_type, "text_model_type": family.text,
                      "layer_kinds": sorted(family.kinds) if family.text is None else [], "rules": list(family.rules)})
-    table = Table(f"model families kvplan reads exactly ({len(rows)} model_types; others are refused or read as a "
-                  "guess and marked so)", ["model_type", "layer kinds", "how it caches"], rows)
-    return Report({"families": data}, [table], tidy=tidy.catalog("families", data))
+    from ..configs.families import REFUSED
+
+    table = Table(f"model families kvplan reads exactly ({len(rows)} model_types; another model_type is read as a "
+                  "guess, marked so, only when nothing in it hints at another structure)",
+                  ["model_type", "layer kinds", "how it caches"], rows)
+    refused = [[model_type, why] for model_type, why in sorted(REFUSED.items())]
+    refused_table = Table(f"model_types refused with a reason ({len(refused)})", ["model_type", "why"], refused)
+    return Report({"families": data, "refused": [{"model_type": m, "reason": r} for m, r in refused]},
+                  [table, refused_table], tidy=tidy.catalog("families", data))
 
 
 def techniques_report() -> Report:
