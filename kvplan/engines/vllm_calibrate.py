@@ -349,10 +349,19 @@ def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dty
     if log.refused:
         predicted = reference.estimated_max_model_len
         logged = log.refused_estimate
-        ok = (not reference.fits) and (logged is None or predicted == logged)
+        shown = f", estimate {predicted:,}" if predicted else ""
+        if logged is not None and pools and None not in (pools["low"].estimated_max_model_len,
+                                                         pools["high"].estimated_max_model_len):
+            # the estimate, like the blocks, is within the log's rounding when it lies between the
+            # estimates at the two ends of the printed memory interval
+            lo_e, hi_e = pools["low"].estimated_max_model_len, pools["high"].estimated_max_model_len
+            same = lo_e <= logged <= hi_e
+            shown += f" ({lo_e:,}-{hi_e:,})"
+        else:
+            same = logged is None or predicted == logged
+        ok = (not reference.fits) and same
         cal.figures.append(Figure("start check (refusal)", "refused" + (f", estimate {logged:,}" if logged else ""),
-                                  ("refused" if not reference.fits else "starts") +
-                                  (f", estimate {predicted:,}" if predicted else ""),
+                                  ("refused" if not reference.fits else "starts") + shown,
                                   _pct(logged, predicted) if logged and predicted else None, ok))
 
 

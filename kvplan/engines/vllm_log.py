@@ -83,7 +83,7 @@ _SETTINGS = {
     "pp": [r"pipeline_parallel_size=(\d+)", r"'pipeline_parallel_size': (\d+)",
            r"(?:--pipeline[-_]parallel[-_]size|\s-pp)[ =](\d+)"],
     "kv_cache_dtype": [r"kv_cache_dtype=([A-Za-z0-9_]+)", r"'kv_cache_dtype': '([A-Za-z0-9_]+)'",
-                       r"--kv[-_]cache[-_]dtype[ =]([A-Za-z0-9_]+)"],
+                       r"--kv[-_]cache[-_]dtype[ =]([A-Za-z0-9_]+)", r"\bkv-cache-dtype ([A-Za-z0-9_]+)"],
     "block_size": [r"'block_size': (\d+)", r"--block[-_]size[ =](\d+)"],
     "gpu_memory_utilization": [r"'gpu_memory_utilization': ([0-9.]+)", r"--gpu[-_]memory[-_]utilization[ =]([0-9.]+)",
                                r"gpu_memory_utilization=([0-9.]+)", r"gpu_memory_utilization \(([0-9.]+)\)"],
@@ -148,7 +148,8 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         log.found.append("weights")
     available = re.search(r"Available KV cache memory: (-?[0-9.]+) GiB", text) or \
         re.search(r"kv_cache_size=(-?[0-9.]+)GiB", text) or \
-        re.search(r"the rest of the memory reserved for KV Cache is (-?[0-9.]+) ?GiB", text)
+        re.search(r"the rest of the memory reserved for KV Cache is (-?[0-9.]+) ?GiB", text) or \
+        re.search(r"larger than the available KV cache memory \((-?[0-9.]+) GiB\)", text)
     if available:
         log.available_kv_text = available.group(1)
         log.available_kv_gib = float(available.group(1))
@@ -179,7 +180,8 @@ def parse_log(text: str, path: str = "") -> VllmLog:
     if old:
         log.refused, log.refused_estimate = True, int(old.group(2))
         log.max_model_len = log.max_model_len or int(old.group(1))
-    if re.search(r"To serve at least one request with the model'?s max seq len \((\d+)\)", text):
+    # 0.8-0.10 print "the models's max seq len", later releases "the model's"
+    if re.search(r"To serve at least one request with the models?'?s max seq len \((\d+)\)", text):
         log.refused = True
         log.max_model_len = log.max_model_len or int(
             re.search(r"max seq len \((\d+)\)", text).group(1))
