@@ -58,6 +58,17 @@ def _budget(kept: int, n: int, budget: tuple[int, int, int]) -> int:
     return share if share < kept else kept
 
 
+def _kept(n: int, window: int | None, budget: tuple[int, int, int] | None, cap: int | None) -> int:
+    """Tokens a plain cache keeps at n (TokenPolicy.retained_tokens for a window, a
+    fraction budget and a token cap, in integers): the one place the hot loops ask."""
+    kept = n if window is None or n < window else window
+    if budget is not None:
+        kept = _budget(kept, n, budget)
+    if cap is not None and cap < kept:
+        kept = cap
+    return kept
+
+
 class _Terms:
     """What an estimate needs from one model that does not depend on the context:
     counts, owners, marginal and fixed bytes, caps, states, and for each cache
@@ -123,11 +134,7 @@ class _Terms:
             if owners:
                 for linear, window, budget, cap, cache in caches:
                     if linear is not None:
-                        kept = n if window is None or n < window else window
-                        if budget is not None:
-                            kept = _budget(kept, n, budget)
-                        if cap is not None and cap < kept:
-                            kept = cap
+                        kept = _kept(n, window, budget, cap)
                         if kept > 0:
                             total += owners * kept * linear
                     else:
@@ -140,11 +147,7 @@ class _Terms:
         for _, _, count, _, caches in self.groups:
             for linear, window, budget, cap, cache in caches:
                 if linear is not None:
-                    kept = n if window is None or n < window else window
-                    if budget is not None:
-                        kept = _budget(kept, n, budget)
-                    if cap is not None and cap < kept:
-                        kept = cap
+                    kept = _kept(n, window, budget, cap)
                     if kept > 0:
                         total += count * kept * linear
                 else:
@@ -161,11 +164,7 @@ class _Terms:
                     if linear is None:
                         total += owners * cache.paged_bytes(n, block)
                         continue
-                    kept = n if window is None or n < window else window
-                    if budget is not None:
-                        kept = _budget(kept, n, budget)
-                    if cap is not None and cap < kept:
-                        kept = cap
+                    kept = _kept(n, window, budget, cap)
                     if kept <= 0:
                         continue
                     if budget is None and cap is None and kept < n:  # a window: the blocks it touches
@@ -196,11 +195,7 @@ def estimate(model: ModelSpec, context_tokens: int, batch: int = 1) -> Estimate:
         kv = read = retained = 0
         for linear, window, budget, cap, cache in caches:
             if linear is not None:  # entries = the tokens kept; bytes = entries x bytes per entry
-                kept = n if window is None or n < window else window
-                if budget is not None:
-                    kept = _budget(kept, n, budget)
-                if cap is not None and cap < kept:
-                    kept = cap
+                kept = _kept(n, window, budget, cap)
                 if kept > 0:
                     read += kept * linear
                     if owners:
