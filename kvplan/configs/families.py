@@ -345,6 +345,11 @@ REFUSED: dict[str, str] = {
     "deepseek_v4": "DeepSeek-V4's compressed sparse attention, which kvplan cannot size yet",
     "cpmant": "CPM-Ant: its cache (prompt and segment positions) is not the per-token K/V kvplan sizes",
     "moshi": "a speech-text model whose depth decoder keeps a second cache kvplan does not size",
+    "idefics": "IDEFICS (v1): gated cross-attention layers to image tokens, whose cache kvplan does not size yet",
+    "chameleon": "Chameleon: its cache has not been checked against transformers (5.23 cannot run its default "
+                 "config through the image-text path), so kvplan does not read it",
+    "cohere_compass_text": "Cohere Compass's text model: transformers 5.23 cannot build its default config, so how "
+                           "it caches has not been checked",
 }
 
 
