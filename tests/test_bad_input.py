@@ -193,3 +193,18 @@ def test_tp_that_engines_accept_still_plans(cli):
     assert code == 0, err
     assert json.loads(out)["kv_bytes_per_gpu"] == 4096 * 32 * 1 * 128 * 2 * 2  # 1 KV head per rank
     assert os.environ.get("KVPLAN_DEBUG", "") in ("", "0")
+
+
+@pytest.mark.parametrize("technique, words", [
+    ("window:4096,pattern=0:1", "pattern must be LOCAL:GLOBAL"),
+    ("hybrid:pattern=0:1", "pattern must be RECURRENT:ATTENTION"),
+    ("offload:cpu=64GiB,mfu=1.5", "mfu a fraction in (0, 1]"),
+])
+def test_technique_checks_survive_python_O(technique, words):
+    # the checks were asserts once: `python -O` strips those and let 0:1 patterns and mfu 1.5 through
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-O", "-m", "kvplan", "estimate", "llama-3.1-8b", "-t", technique],
+                       capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=60)
+    assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr

@@ -19,10 +19,6 @@ if TYPE_CHECKING:
 DEFAULT_PREFIX_BLOCK = 16  # vLLM's block size, used for prefix sharing without page:
 
 
-def _growing_owned(layer):
-    return layer.shares_cache_of is None
-
-
 def sequence_bytes(model: ModelSpec, tokens: int, block_tokens: int | None) -> tuple[int, int]:
     """(KV bytes, fixed state bytes) of one sequence; block-rounded when paged."""
     t = terms(model)

@@ -5,14 +5,10 @@ from __future__ import annotations
 
 from ..planner import PlanResult, as_number
 from ..render import Report, Table
-from ..units import GIB, format_bytes, format_tokens
+from ..units import format_bytes, format_tokens
 from ..weights.estimate import estimated
 
 SCHEMA_VERSION = 1
-
-
-def _gib(n: float) -> float:
-    return round(n / GIB, 4)
 
 
 def explain_lines(result: PlanResult) -> list[str]:

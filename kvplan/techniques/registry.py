@@ -133,8 +133,9 @@ def build(text: str) -> Technique:
         if pattern:
             try:
                 local, glob = (int(p) for p in pattern.split(":"))
-                assert local > 0 and glob >= 0
-            except (ValueError, AssertionError):
+                if local <= 0 or glob < 0:
+                    raise ValueError(pattern)
+            except ValueError:
                 raise spec.fail(f"pattern must be LOCAL:GLOBAL such as 5:1, got {pattern!r}") from None
         label = f"window {window}" + (f", {local} local : {glob} global" if pattern else " on every layer")
         return tokens.Window(**_meta(name, spec, label), window=window, local=local, global_=glob)
@@ -147,8 +148,9 @@ def build(text: str) -> Technique:
         pattern = spec.options.get("pattern") or _pattern_arg(text) or "3:1"
         try:
             rec, att = (int(p) for p in pattern.split(":"))
-            assert rec > 0 and att >= 0
-        except (ValueError, AssertionError):
+            if rec <= 0 or att < 0:
+                raise ValueError(pattern)
+        except ValueError:
             raise spec.fail(f"pattern must be RECURRENT:ATTENTION such as 3:1, got {pattern!r}") from None
         state = spec.size("state") if "state" in spec.options else None
         return arch.HybridWhatIf(**_meta(name, spec, f"{rec} recurrent : {att} attention"), recurrent=rec, attention=att, state_bytes=state)
@@ -193,8 +195,9 @@ def build(text: str) -> Technique:
     try:
         link_gbps = float(link.lower().replace("gb/s", "")) if link else None
         mfu = float(spec.options.get("mfu", 0.5))
-        assert 0 < mfu <= 1 and (link_gbps is None or link_gbps > 0)
-    except (ValueError, AssertionError):
+        if not (0 < mfu <= 1 and (link_gbps is None or link_gbps > 0)):
+            raise ValueError(link)
+    except ValueError:
         raise spec.fail("link must be a bandwidth in GB/s and mfu a fraction in (0, 1]") from None
     return serving.OffloadTier(**_meta("offload", spec, f"CPU tier {spec.options.get('cpu', spec.arg)}"), cpu_bytes=cpu, active=active, link_gbps=link_gbps, mfu=mfu)
 
