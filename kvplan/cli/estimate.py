@@ -50,16 +50,18 @@ def estimate_command(
 
       kvplan estimate ./config.json --set num_key_value_heads=64 --format json
     """
+    from ..request import EstimateRequest
     from ..workflows import estimate_workflow
 
     check_format(fmt)
-    report, budgets_failed = estimate_workflow(
+    request = EstimateRequest.from_options(
         model=model, context=context, batch=batch, kv_dtype=kv_dtype, techniques=technique or [],
         gpu=gpu, gpu_memory=gpu_memory, hbm_gbps=hbm_gbps, tp=tp, pp=pp, mem_util=mem_util, reserve=reserve,
         weights=weights, kv_memory=kv_memory, engine=engine, max_model_len=max_model_len,
         max_kv_gib=max_kv_gib, min_concurrency=min_concurrency, emit=emit_flags, overrides=set_ or [],
         revision=revision, explain=explain, new_overrides=set_new or [],
     )
+    report, budgets_failed = estimate_workflow(request)
     emit(report, fmt)
     if budgets_failed:
         raise typer.Exit(1)

@@ -14,20 +14,21 @@ typo in any of them is reported against its own line before anything is planned.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import yaml
 
 from ..capacity.gpus import lookup
-from ..capacity.hardware import Deployment, make_deployment
+from ..capacity.hardware import Deployment
 from ..capacity.shard import check_tp
 from ..core.model import ModelSpec
 from ..errors import KvplanError
 from ..sources import load_model_and_weights
 from ..techniques.base import Plan, Technique
 from ..techniques.registry import build_all, check_unique
+from ..request import DeploymentRequest
 from ..workflows import apply_kv_dtype
 from .schema import Scenario, ScenarioError, build_scenario
 
@@ -214,12 +215,10 @@ def resolve(scenario: Scenario) -> Resolved:
     except KvplanError as exc:
         raise _rewrap(scenario, "deployment.gpu", exc) from None
     try:
-        deployment = make_deployment(
-            scenario.gpu, gpu_memory=scenario.gpu_memory_bytes, tp=scenario.tp, pp=scenario.pp,
-            mem_util=scenario.mem_util, reserve_bytes=scenario.reserve_bytes, weight_bytes=scenario.weight_bytes,
-        )
-        if scenario.weight_bytes is None:  # weights: auto -> the checkpoint's own bytes (kvplan.weights)
-            deployment = replace(deployment, weights=weights)
+        request = DeploymentRequest(  # weights: auto -> the checkpoint's own bytes (kvplan.weights)
+            gpu=scenario.gpu, gpu_memory_bytes=scenario.gpu_memory_bytes, tp=scenario.tp, pp=scenario.pp,
+            mem_util=scenario.mem_util, reserve_bytes=scenario.reserve_bytes, weight_bytes=scenario.weight_bytes)
+        deployment = request.build(weights)
     except KvplanError as exc:
         raise _rewrap(scenario, "deployment", exc) from None
     return Resolved(scenario, model, dtype, chain, deployment)

@@ -19,14 +19,14 @@ series, and a line saying how to get every row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from .._record import record
-from ..capacity.hardware import make_deployment
 from ..capacity.shard import check_tp
 from ..errors import KvplanError, UsageError
 from ..planner import compose
+from ..request import DeploymentRequest
 from ..sources import load_model_and_weights
 from ..units import parse_tokens
 from ..workflows import apply_kv_dtype, warn_above_max_context
@@ -149,7 +149,7 @@ def sweep_columns(model_name: str, *, low: int, high: int, points: int = 32, ser
     spec, weights = load_model_and_weights(model_name)
     spec, dtype = apply_kv_dtype(spec, kv_dtype)
     warn_above_max_context(spec, high, "--context (high end)")
-    deployment = replace(make_deployment(gpu, tp=tp, pp=pp, mem_util=mem_util), weights=weights)
+    deployment = DeploymentRequest(gpu=gpu, tp=tp, pp=pp, mem_util=mem_util).build(weights)
     out = []
     pool_bytes = None
     for s in parse_series(series):

@@ -1,0 +1,162 @@
+"""What a user asks for, as small typed requests built once from options or YAML.
+
+An estimate used to travel as 22 keyword arguments, and each command (estimate,
+compare, sweep, scenarios) built its deployment and fed the checkpoint's weights
+into it in its own way. Here:
+
+- `ModelRef`: which model (name or path, revision, --set/--set-new, --weights);
+- `DeploymentRequest`: GPU, parallelism and memory settings; `build(weights)`
+  makes the `Deployment` with the checkpoint's bytes in it (estimate, sweep
+  and scenarios share it);
+- `EngineRequest`: the engine and release to model (`--engine`, `--emit`,
+  `--max-model-len`);
+- `Budgets`: the CI limits (`--max-kv-gib`, `--min-concurrency`);
+- `EstimateRequest`: all of the above with the context, batch, KV dtype and
+  techniques; `from_options` parses command-line strings and checks them before
+  anything is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from .capacity.hardware import DEFAULT_MEM_UTIL, DEFAULT_RESERVE_BYTES
+from .errors import UsageError
+from .units import check_number, parse_positive_int, parse_size, parse_tokens
+
+if TYPE_CHECKING:
+    from .capacity.hardware import Deployment
+    from .weights.record import Weights
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    name: str
+    revision: str | None = None
+    overrides: tuple[str, ...] = ()
+    new_overrides: tuple[str, ...] = ()
+    weights: str | None = "auto"  # "auto", a size, or a checkpoint path (kvplan.weights)
+
+    def load(self):
+        """(ModelSpec, Weights, overrides applied)."""
+        from .sources import load_everything
+
+        return load_everything(self.name, revision=self.revision, overrides=self.overrides,
+                               new=self.new_overrides, weights=self.weights)
+
+
+@dataclass(frozen=True)
+class DeploymentRequest:
+    gpu: str | None = None
+    gpu_memory_bytes: int | None = None
+    hbm_gbps: float | None = None
+    tp: int = 1
+    pp: int = 1
+    mem_util: float = DEFAULT_MEM_UTIL
+    reserve_bytes: int = DEFAULT_RESERVE_BYTES
+    kv_memory_bytes: int | None = None
+    weight_bytes: int | None = None  # a whole-model size given by the user; wins over the checkpoint's
+
+    @property
+    def has_memory(self) -> bool:
+        return bool(self.gpu or self.gpu_memory_bytes or self.kv_memory_bytes)
+
+    def build(self, weights: Weights | None = None) -> Deployment | None:
+        """The deployment, None when nothing about the hardware was asked.
+
+        Checks come first (a bad GPU name or --mem-util fails before any plan).
+        The checkpoint's `weights` are used unless the request gives a size.
+        """
+        from .capacity.hardware import make_deployment
+
+        if not self.has_memory and self.tp == 1 and self.pp == 1:
+            return None
+        if not self.has_memory:
+            return make_deployment(None, tp=self.tp, pp=self.pp)
+        deployment = make_deployment(self.gpu, gpu_memory=self.gpu_memory_bytes, hbm_gbps=self.hbm_gbps,
+                                     tp=self.tp, pp=self.pp, mem_util=self.mem_util,
+                                     reserve_bytes=self.reserve_bytes, weight_bytes=self.weight_bytes,
+                                     kv_memory_bytes=self.kv_memory_bytes)
+        if self.weight_bytes is None and weights is not None:
+            deployment = replace(deployment, weights=weights, weight_bytes=weights.total_bytes)
+        return deployment
+
+
+@dataclass(frozen=True)
+class EngineRequest:
+    name: str = "ideal"  # "ideal" | "vllm"
+    rules: object | None = None  # engines.vllm_rules.VllmRules for vllm
+    note: str | None = None  # e.g. a version between two modelled releases
+    emit: str | None = None  # "vllm" for --emit
+    emit_rules: object | None = None
+    max_model_len: int | None = None  # None: the context
+
+    @classmethod
+    def parse(cls, engine: str = "ideal", emit: str | None = None, max_model_len: str | None = None) -> EngineRequest:
+        length = parse_tokens(max_model_len, "--max-model-len") if max_model_len else None
+        rules = note = emit_rules = None
+        if engine.strip().lower() != "ideal" or emit is not None:  # the engine modules load only when used
+            from .engines.vllm_rules import parse_engine
+
+            engine, rules, note = parse_engine(engine)
+        else:
+            engine = "ideal"
+        if emit is not None:
+            if emit.partition("@")[0].strip().lower() != "vllm":
+                raise UsageError(f"--emit {emit!r}: only 'vllm' or 'vllm@VERSION' is supported")
+            pinned = "@" in emit
+            emit, emit_rules, _ = parse_engine(emit)
+            if not pinned and rules is not None:  # --engine vllm@0.11 --emit vllm: one release
+                emit_rules = rules
+        return cls(engine, rules, note, emit, emit_rules, length)
+
+
+@dataclass(frozen=True)
+class Budgets:
+    max_kv_gib: float | None = None
+    min_concurrency: int | None = None
+
+
+@dataclass(frozen=True)
+class EstimateRequest:
+    model: ModelRef
+    context_tokens: int
+    batch: int = 1
+    kv_dtype: str = "auto"
+    techniques: tuple[str, ...] = ()
+    deployment: DeploymentRequest = DeploymentRequest()
+    engine: EngineRequest = EngineRequest()
+    budgets: Budgets = Budgets()
+    explain: bool = False
+
+    @classmethod
+    def from_options(cls, *, model, context="4096", batch="1", kv_dtype="auto", techniques=(), gpu=None,
+                     gpu_memory=None, hbm_gbps=None, tp=1, pp=1, mem_util=DEFAULT_MEM_UTIL, reserve="2GiB",
+                     weights="auto", kv_memory=None, engine="ideal", max_model_len=None, max_kv_gib=None,
+                     min_concurrency=None, emit=None, overrides=(), new_overrides=(), revision=None,
+                     explain=False) -> EstimateRequest:
+        """Command-line strings parsed and checked (exit 2 on a bad one), nothing loaded yet."""
+        tokens = parse_tokens(context, "--context")
+        batch_n = parse_positive_int(batch, "--batch")
+        check_number(hbm_gbps, "--hbm-gbps", minimum=0, strict=True, maximum=1e6)
+        check_number(max_kv_gib, "--max-kv-gib", minimum=0, strict=True, maximum=2**30)
+        check_number(min_concurrency, "--min-concurrency", minimum=1, maximum=2**40)
+        check_number(mem_util, "--mem-util", minimum=0, strict=True, maximum=1)
+        engine_request = EngineRequest.parse(engine, emit, max_model_len)
+        reserve_bytes = parse_size(reserve, "--reserve") if str(reserve).strip() not in ("0", "0B") else 0
+        deployment = DeploymentRequest(
+            gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
+            hbm_gbps=hbm_gbps, tp=tp, pp=pp, mem_util=mem_util, reserve_bytes=reserve_bytes,
+            kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None)
+        return cls(ModelRef(model, revision, tuple(overrides or ()), tuple(new_overrides or ()), weights),
+                   tokens, batch_n, kv_dtype, tuple(techniques or ()), deployment, engine_request,
+                   Budgets(max_kv_gib, min_concurrency), explain)
+
+    @property
+    def engine_tokens(self) -> int:
+        """vLLM's max_model_len: --max-model-len, else the context."""
+        return self.engine.max_model_len or self.context_tokens
+
+
+__all__ = ["ModelRef", "DeploymentRequest", "EngineRequest", "Budgets", "EstimateRequest"]

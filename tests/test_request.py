@@ -1,0 +1,40 @@
+"""The typed requests (kvplan/request.py): options parsed before anything loads,
+and one way the checkpoint's weights enter a deployment."""
+
+import pytest
+
+from kvplan.errors import UsageError
+from kvplan.request import DeploymentRequest, EngineRequest, EstimateRequest
+from kvplan.units import GIB
+from kvplan.weights.record import Weights
+
+
+def test_nothing_about_hardware_means_no_deployment():
+    assert DeploymentRequest().build() is None
+    dep = DeploymentRequest(tp=2).build()
+    assert dep.gpu is None and (dep.tp, dep.pp) == (2, 1)
+
+
+def test_checkpoint_weights_enter_the_deployment_unless_a_size_is_given():
+    ckpt = Weights(total_bytes=65_248_815_744, source="bundled")
+    dep = DeploymentRequest(gpu="h100").build(ckpt)
+    assert dep.weights is ckpt and dep.weight_bytes == 65_248_815_744
+    given = DeploymentRequest(gpu="h100", weight_bytes=10 * GIB).build(ckpt)
+    assert given.weights is None and given.weight_bytes == 10 * GIB
+
+
+def test_options_are_parsed_and_checked_before_any_model_loads():
+    r = EstimateRequest.from_options(model="no/such-model-anywhere", context="128k", batch="4", gpu="h100",
+                                     reserve="0", kv_memory="10GiB", engine="vllm@0.11", max_model_len="64k")
+    assert (r.context_tokens, r.batch, r.deployment.reserve_bytes, r.deployment.kv_memory_bytes) == (
+        131_072, 4, 0, 10 * GIB)
+    assert (r.engine.name, r.engine.rules.version, r.engine_tokens) == ("vllm", "0.11", 65_536)
+    with pytest.raises(UsageError, match="--mem-util"):
+        EstimateRequest.from_options(model="no/such-model-anywhere", mem_util=1.5)
+
+
+def test_emit_follows_a_pinned_engine_release():
+    assert EngineRequest.parse("vllm@0.11", "vllm").emit_rules.version == "0.11"
+    assert EngineRequest.parse("ideal", None).rules is None
+    with pytest.raises(UsageError, match="--emit"):
+        EngineRequest.parse("ideal", "sglang")
