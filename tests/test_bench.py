@@ -245,9 +245,9 @@ def test_a_nan_error_fails_the_run(tmp_path, monkeypatch):
 
     def nan_error(row, *args):
         real_fill(row, *args)
-        if row["technique"] == "fp8":
-            row["error_rel"] = float("nan")
-            row["groups"][0]["error_rel"] = float("nan")
+        if row.technique == "fp8":
+            row.accuracy.error_rel = float("nan")
+            row.groups[0]["error_rel"] = float("nan")
 
     monkeypatch.setattr(runner, "_fill", nan_error)
     out = tmp_path / "bench.json"

@@ -399,3 +399,17 @@ def test_an_unwritable_step_summary_is_a_warning_not_a_crash(cli, files, tmp_pat
     code, out, err = _gate(cli, files("cur.json", _doc()), files("base.json", _doc()))
     assert code == 0 and "## kvplan gate: PASS" in out
     assert err.startswith("kvplan: warning: GITHUB_STEP_SUMMARY") and "internal error" not in err
+
+
+def test_bench_row_maps_every_figure_to_one_json_key_and_round_trips():
+    from kvplan.bench.row import BenchRow, unmapped
+
+    assert unmapped() == []
+    row = {"technique": "fp8", "status": "ok", "predicted_bytes": 4096, "measured_bytes": 4096,
+           "predicted_blocks": 4, "measured_blocks": 5, "latency_samples_ms": [1.0, 2.0],
+           "rank": 3, "scope": "rank"}
+    back = BenchRow.from_json(row)
+    assert (back.bytes.measured, back.blocks.measured, back.latency.samples_ms) == (4096, 5, [1.0, 2.0])
+    assert back.mismatches() == ["blocks: predicted 4 measured 5"]
+    out = back.to_json()
+    assert {k: out[k] for k in row} == row and list(out)[-2:] == ["rank", "scope"]

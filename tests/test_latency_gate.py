@@ -11,13 +11,14 @@ import pytest
 
 from kvplan.bench import gate
 from kvplan.bench.latency import gate_samples, smallest_p
+from kvplan.bench.row import LatencyFigures
 
 pytest.importorskip("scipy")
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _row(samples, floor_ms=1.0):
-    return {"floor_ms": floor_ms, "latency_samples_ms": list(samples)}
+    return LatencyFigures(floor_ms=floor_ms, samples_ms=list(samples))
 
 
 def test_smallest_p_is_one_over_the_arrangements():

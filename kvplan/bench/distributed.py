@@ -96,7 +96,7 @@ def _bench_rank(prep: Prepared) -> dict:
     for i, case in enumerate(cases):
         if cfg.progress:
             cfg.progress(i, len(cases), case.spec)
-        rows.append(run_case(case, prep.model, cfg, dev, gbps, deployment, rank=shard))
+        rows.append(run_case(case, prep.model, cfg, dev, gbps, deployment, rank=shard).to_json())
     mine = rank_model(prep.model, place)
     return {"rows": rows, "shapes": _shapes(mine), "environment": environment(cfg.device),
             "ceiling": {"copy_gbps": gbps, "copy_bytes": copy_bytes, "meaningful": cfg.device == "cuda"}}

@@ -40,6 +40,7 @@ from pathlib import Path
 from ..errors import KvplanError, UsageError
 from ..files import write_atomic
 from .report import KIND, NUMERIC_FIELDS, SCHEMA_VERSION, STATUSES, to_json
+from .row import AccuracyFigures, BenchRow, LatencyFigures
 
 
 # bf16 operands give 1e-3..1e-2 relative error; emulating the CUDA kernels' bf16
@@ -170,22 +171,32 @@ def _same_shapes(a: dict, b: dict) -> bool:
     return not [d for d in differences(a, b) if not d.startswith("technique set")]
 
 
-def _internal(row: dict, waived: bool) -> list[Finding]:
-    t = row["technique"]
-    status = row.get("status")
+def _internal(row: BenchRow, waived: bool) -> list[Finding]:
+    t, status = row.technique, row.status
     if status == "ok":
-        problems = [f"{what}: predicted {row.get('predicted_' + what)} measured {row.get('measured_' + what)}"
-                    for what in ("bytes", "blocks", "offloaded_bytes")
-                    if row.get("predicted_" + what) != row.get("measured_" + what)]
+        problems = row.mismatches()
         if problems:  # the figures disagree whatever the status says
             return [Finding(t, "prediction", "waived" if waived else "fail", "; ".join(problems))]
-        return [Finding(t, "prediction", "pass", f"bytes {row.get('measured_bytes')} = predicted"
-                        + (f", blocks {row.get('measured_blocks')}" if row.get("measured_blocks") is not None else ""))]
+        return [Finding(t, "prediction", "pass", f"bytes {row.bytes.measured} = predicted"
+                        + (f", blocks {row.blocks.measured}" if row.blocks.measured is not None else ""))]
     if status == "mismatch":
-        return [Finding(t, "prediction", "waived" if waived else "fail", row.get("message", ""))]
+        return [Finding(t, "prediction", "waived" if waived else "fail", row.message or "")]
     if status in ("oom", "error"):
-        return [Finding(t, status, "fail", row.get("message", ""))]
-    return [Finding(t, status or "?", "note", row.get("message", ""))]
+        return [Finding(t, status, "fail", row.message or "")]
+    return [Finding(t, status or "?", "note", row.message or "")]
+
+
+def _rows(doc: dict) -> dict[str, BenchRow]:
+    return {r["technique"]: BenchRow.from_json(r) for r in doc["results"]}
+
+
+# figures two runs of the same shapes must share exactly: (JSON key, getter)
+_SAME = (
+    ("predicted_bytes", lambda r: r.bytes.predicted), ("measured_bytes", lambda r: r.bytes.measured),
+    ("predicted_blocks", lambda r: r.blocks.predicted), ("measured_blocks", lambda r: r.blocks.measured),
+    ("measured_offloaded_bytes", lambda r: r.bytes.measured_offloaded),
+)
+_GATED = ("ok", "mismatch")
 
 
 def compare(current: dict, baseline: dict, *, max_regression: float = 0.10, error_tolerance: float = 0.10,
@@ -209,8 +220,7 @@ def compare(current: dict, baseline: dict, *, max_regression: float = 0.10, erro
     if not same_shapes:
         notes.append("shapes differ from the baseline (model, shrink, context, batch or block): bytes and blocks "
                      "checked against this run's prediction only")
-    base_rows = {r["technique"]: r for r in baseline["results"]}
-    cur_rows = {r["technique"]: r for r in current["results"]}
+    base_rows, cur_rows = _rows(baseline), _rows(current)
     for name in base_rows:
         if name not in cur_rows:
             findings.append(Finding(name, "missing", "fail", "in the baseline but not in this run"))
@@ -220,52 +230,51 @@ def compare(current: dict, baseline: dict, *, max_regression: float = 0.10, erro
         if base is None:
             findings.append(Finding(name, "baseline", "note", "new technique: no baseline row"))
             continue
-        if base.get("status") in ("ok", "mismatch") and row.get("status") not in ("ok", "mismatch"):
-            findings.append(Finding(name, "status", "fail", f"{base.get('status')} in the baseline, {row.get('status')} now"))
+        if base.status in _GATED and row.status not in _GATED:
+            findings.append(Finding(name, "status", "fail", f"{base.status} in the baseline, {row.status} now"))
             continue
-        if row.get("status") not in ("ok", "mismatch") or base.get("status") not in ("ok", "mismatch"):
+        if row.status not in _GATED or base.status not in _GATED:
             continue
         if same_shapes:
-            for key in ("predicted_bytes", "measured_bytes", "predicted_blocks", "measured_blocks",
-                        "measured_offloaded_bytes"):
-                if row.get(key) != base.get(key):
-                    findings.append(Finding(name, key, "fail", f"baseline {base.get(key)}, now {row.get(key)}"))
-        findings.extend(_accuracy(name, row, base, error_tolerance, error_floor, mass_tolerance))
+            for key, get in _SAME:
+                if get(row) != get(base):
+                    findings.append(Finding(name, key, "fail", f"baseline {get(base)}, now {get(row)}"))
+        findings.extend(_accuracy(name, row.accuracy, base.accuracy, error_tolerance, error_floor, mass_tolerance))
         if latency:
-            findings.extend(_latency(name, row, base, max_regression, latency_alpha))
+            findings.extend(_latency(name, row.latency, base.latency, max_regression, latency_alpha))
     return findings, notes
 
 
-def _accuracy(name, row, base, tol, floor, mass_tol) -> list[Finding]:
+def _accuracy(name, row: AccuracyFigures, base: AccuracyFigures, tol, floor, mass_tol) -> list[Finding]:
     out = []
-    e, b = row.get("error_rel"), base.get("error_rel")
+    e, b = row.error_rel, base.error_rel
     if e is not None and b is not None:
         limit = b * (1 + tol) + floor
         verdict = "fail" if e > limit else "pass"
         out.append(Finding(name, "error_rel", verdict, f"{e:.4g} (baseline {b:.4g}, limit {limit:.4g})"))
     elif b is not None and e is None:
         out.append(Finding(name, "error_rel", "fail", "baseline has an error figure, this run none"))
-    m, bm = row.get("attention_mass"), base.get("attention_mass")
+    m, bm = row.attention_mass, base.attention_mass
     if m is not None and bm is not None:
         verdict = "fail" if m < bm - mass_tol else "pass"
         out.append(Finding(name, "attention_mass", verdict, f"{m:.4g} (baseline {bm:.4g}, tolerance {mass_tol})"))
     return out
 
 
-def _latency(name, row, base, max_regression, alpha=None) -> list[Finding]:
-    if row.get("latency_samples_ms") and base.get("latency_samples_ms"):  # raw samples: a statistical test
+def _latency(name, row: LatencyFigures, base: LatencyFigures, max_regression, alpha=None) -> list[Finding]:
+    if row.samples_ms and base.samples_ms:  # raw samples: a statistical test
         from .latency import ALPHA, gate_samples
 
         return [Finding(name, "latency", *gate_samples(row, base, max_regression, alpha or ALPHA))]
-    e, b = row.get("efficiency"), base.get("efficiency")
+    e, b = row.efficiency, base.efficiency
     if e is None or b is None or b <= 0:
         return []
     change = e / b - 1
     detail = f"efficiency {100 * e:.3g}% vs baseline {100 * b:.3g}% ({100 * change:+.1f}%)"
     if change >= -max_regression:
         return [Finding(name, "efficiency", "pass", detail)]
-    fast_now = row.get("efficiency_p80")  # efficiency at the p20 (fast) latency
-    slow_base = base.get("efficiency_p20")  # efficiency at the p80 (slow) latency
+    fast_now = row.efficiency_p80  # efficiency at the p20 (fast) latency
+    slow_base = base.efficiency_p20  # efficiency at the p80 (slow) latency
     if fast_now is not None and slow_base is not None and fast_now >= slow_base:
         return [Finding(name, "efficiency", "note", detail + ": inside the measured spread (p20..p80), ignored")]
     return [Finding(name, "efficiency", "fail", detail + f": beyond the {100 * max_regression:.3g}% threshold")]
@@ -276,7 +285,7 @@ def failed(findings: list[Finding]) -> bool:
 
 
 def internally_consistent(current: dict, accept_mismatch=()) -> bool:
-    return not failed([f for r in current["results"] for f in _internal(r, r["technique"] in accept_mismatch)])
+    return not failed([f for name, r in _rows(current).items() for f in _internal(r, name in accept_mismatch)])
 
 
 def markdown(findings: list[Finding], notes: list[str], current: dict, baseline: dict | None,

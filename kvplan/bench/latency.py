@@ -25,13 +25,15 @@ from __future__ import annotations
 from math import comb
 from statistics import median
 
+from .row import LatencyFigures
+
 ALPHA = 0.01
 METHOD = "Mann-Whitney U, one-sided, on per-step efficiency samples"
 
 
-def efficiency_samples(row: dict) -> list[float]:
-    floor = row.get("floor_ms")
-    samples = row.get("latency_samples_ms") or []
+def efficiency_samples(latency: LatencyFigures) -> list[float]:
+    floor = latency.floor_ms
+    samples = latency.samples_ms or []
     if not floor or not samples:
         return []
     return [floor / s for s in samples if s and s > 0]
@@ -42,7 +44,8 @@ def smallest_p(n_current: int, n_baseline: int) -> float:
     return 1 / comb(n_current + n_baseline, n_current)
 
 
-def gate_samples(row: dict, base: dict, max_regression: float, alpha: float = ALPHA) -> tuple[str, str]:
+def gate_samples(row: LatencyFigures, base: LatencyFigures, max_regression: float,
+                 alpha: float = ALPHA) -> tuple[str, str]:
     """(verdict 'pass' | 'fail' | 'note', detail with the threshold and the p-value)."""
     cur, ref = efficiency_samples(row), efficiency_samples(base)
     if not cur or not ref:

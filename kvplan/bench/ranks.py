@@ -49,12 +49,11 @@ def _failed_row(spec: str, place: dict, failure: str, block_tokens: int) -> dict
     from .cases import make_case
     from .runner import _empty_row  # torch-free: runner imports torch only inside functions
 
+    message = f"rank {place['rank']}: {failure}"
     try:
-        row = _empty_row(make_case(spec, block_tokens))
+        return _empty_row(make_case(spec, block_tokens)).fail("error", message).to_json()
     except Exception:
-        row = {"technique": spec, "groups": []}
-    row.update(status="error", message=f"rank {place['rank']}: {failure}")
-    return row
+        return {"technique": spec, "groups": [], "status": "error", "message": message}
 
 
 def total_row(spec: str, rows: list[dict], world_size: int) -> dict:

@@ -45,7 +45,10 @@ STATUSES = ("ok", "mismatch", "unsupported", "n/a", "error", "oom")
 
 
 def document(run) -> dict:
-    statuses = [r["status"] for r in run.results]
+    """The JSON document of a run: its results are BenchRows, or JSON rows already
+    (a distributed run's merged rows, bench.ranks)."""
+    results = [r if isinstance(r, dict) else r.to_json() for r in run.results]
+    statuses = [r["status"] for r in results]
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": KIND,
@@ -54,7 +57,7 @@ def document(run) -> dict:
         "config": run.config,
         "shapes": run.shapes,
         "ceiling": run.ceiling,
-        "results": run.results,
+        "results": results,
         "summary": {s: statuses.count(s) for s in STATUSES},
     }
 
@@ -95,17 +98,18 @@ def _num(x, digits=3) -> str:
 
 
 def table_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
+    from .row import BenchRow
+
     cols = ["technique", "status", "predicted", "measured", "blocks pred/meas", "decode ms (p20-p80)",
             "efficiency", "error", "mass kept"]
     rows = []
-    for r in doc["results"]:
-        blocks = "-" if r.get("predicted_blocks") is None else f"{r['predicted_blocks']}/{r['measured_blocks']}"
-        lat = "-" if r.get("latency_ms_median") is None else (
-            f"{r['latency_ms_median']:.3g} ({r['latency_ms_p20']:.3g}-{r['latency_ms_p80']:.3g})")
-        eff = "-" if r.get("efficiency") is None else f"{100 * r['efficiency']:.3g}%"
-        rows.append([r["technique"], r["status"], _fmt_bytes(r.get("predicted_bytes")),
-                     _fmt_bytes(r.get("measured_bytes")), blocks, lat, eff, _num(r.get("error_rel")),
-                     _num(r.get("attention_mass"))])
+    for r in map(BenchRow.from_json, doc["results"]):
+        blocks = "-" if r.blocks.predicted is None else f"{r.blocks.predicted}/{r.blocks.measured}"
+        lat = r.latency
+        timing = "-" if lat.median_ms is None else f"{lat.median_ms:.3g} ({lat.p20_ms:.3g}-{lat.p80_ms:.3g})"
+        eff = "-" if lat.efficiency is None else f"{100 * lat.efficiency:.3g}%"
+        rows.append([r.technique, r.status, _fmt_bytes(r.bytes.predicted), _fmt_bytes(r.bytes.measured), blocks,
+                     timing, eff, _num(r.accuracy.error_rel), _num(r.accuracy.attention_mass)])
     return cols, rows
 
 

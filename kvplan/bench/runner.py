@@ -17,6 +17,7 @@ from ..core.model import ModelSpec
 from ..errors import KvplanError, UsageError
 from .cases import BenchCase, check_cache_supported, check_device_supported, make_case
 from .predict import predict
+from .row import BenchRow
 
 # Called with (technique spec, shapes dict) before a technique runs; tests
 # inject one that raises torch.OutOfMemoryError.
@@ -43,7 +44,7 @@ class BenchRun:
     config: dict
     shapes: dict
     ceiling: dict
-    results: list[dict] = field(default_factory=list)
+    results: list[BenchRow | dict] = field(default_factory=list)  # dict: JSON rows merged from ranks
 
 
 def resolve_device(requested: str) -> str:
@@ -183,28 +184,13 @@ def run_bench(cfg: BenchConfig) -> BenchRun:
     return run
 
 
-def _empty_row(case: BenchCase) -> dict:
-    return {
-        "technique": case.spec, "name": case.name, "status": "ok", "message": "",
-        "block_tokens": case.block_tokens, "layout_notes": list(case.layout_notes),
-        "predicted_bytes": None, "measured_bytes": None, "bytes_match": None,
-        "predicted_blocks": None, "measured_blocks": None, "blocks_match": None,
-        "blocks_shared": None, "blocks_free": None, "waste_slots": None,
-        "predicted_offloaded_bytes": None, "measured_offloaded_bytes": None,
-        "pool_bytes": None, "block_table_bytes": None, "cuda_allocated_delta": None,
-        "latency_ms_median": None, "latency_ms_p20": None, "latency_ms_p80": None, "latency_method": None,
-        "latency_samples_ms": None,
-        "prefill_ms": None, "offload_ms_median": None, "resume_ms_median": None,
-        "resume_first_step_ms_median": None, "recompute_ms_predicted": None,
-        "read_bytes_per_step": None, "floor_ms": None, "achieved_gbps": None,
-        "efficiency": None, "efficiency_p20": None, "efficiency_p80": None,
-        "error_rel": None, "attention_mass": None, "accuracy_reference": None,
-        "engine": "triton", "groups": [],
-    }
+def _empty_row(case: BenchCase) -> BenchRow:
+    return BenchRow(technique=case.spec, name=case.name, block_tokens=case.block_tokens,
+                    layout_notes=list(case.layout_notes))
 
 
 def run_case(case: BenchCase, model: ModelSpec, cfg: BenchConfig, dev, ceiling_gbps: float, deployment,
-             rank=None) -> dict:
+             rank=None) -> BenchRow:
     """rank: None on one device; in a distributed run an object whose
     predict(model, case, tokens, batch, deployment) gives this rank's Prediction
     and build(final model) the model of the caches it holds (bench.distributed)."""
@@ -212,22 +198,20 @@ def run_case(case: BenchCase, model: ModelSpec, cfg: BenchConfig, dev, ceiling_g
 
     row = _empty_row(case)
     if case.unsupported:
-        row.update(status="unsupported", message=case.unsupported)
-        return row
+        return row.fail("unsupported", case.unsupported)
     try:
         if rank is None:
             pred = predict(model, case, cfg.context_tokens, cfg.batch, deployment)
         else:
             pred = rank.predict(model, case, cfg.context_tokens, cfg.batch, deployment)
     except KvplanError as exc:  # a technique that cannot apply to this model: not a failure
-        row.update(status="n/a", message=exc.one_line())
-        return row
+        return row.fail("n/a", exc.one_line())
     final = pred.model if rank is None else rank.build(pred.result.plan.model)
-    row.update(predicted_bytes=pred.bytes, predicted_blocks=pred.blocks,
-               predicted_offloaded_bytes=pred.offloaded_bytes if pred.sessions_offloaded else None,
-               read_bytes_per_step=pred.read_bytes_per_step)
+    row.bytes.predicted, row.blocks.predicted = pred.bytes, pred.blocks
+    row.bytes.predicted_offloaded = pred.offloaded_bytes if pred.sessions_offloaded else None
+    row.latency.read_bytes_per_step = pred.read_bytes_per_step
     if pred.result.offload is not None and pred.result.offload.resume is not None:
-        row["recompute_ms_predicted"] = pred.result.offload.resume.recompute_ms
+        row.offload.recompute_ms_predicted = pred.result.offload.resume.recompute_ms
     shapes = _shapes(final)
     try:
         for hook in BEFORE_TECHNIQUE_HOOKS:
@@ -235,20 +219,16 @@ def run_case(case: BenchCase, model: ModelSpec, cfg: BenchConfig, dev, ceiling_g
         measures = _run_groups(case, model, final, pred, cfg, dev)
     except torch.OutOfMemoryError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "out of memory"
-        row.update(status="oom", message=f"out of memory on {cfg.device} for {_shape_line(shapes, cfg)}: {first}")
         _free(dev)
-        return row
+        return row.fail("oom", f"out of memory on {cfg.device} for {_shape_line(shapes, cfg)}: {first}")
     except NotImplementedError as exc:
-        row.update(status="unsupported", message=str(exc))
-        return row
+        return row.fail("unsupported", str(exc))
     except Exception as exc:
-        row.update(status="error", message=f"{type(exc).__name__}: {exc}")
         _free(dev)
-        return row
+        return row.fail("error", f"{type(exc).__name__}: {exc}")
     _fill(row, pred, measures, ceiling_gbps, case)
     _free(dev)
-    fail_on_non_finite(row)
-    return row
+    return fail_on_non_finite(row)
 
 
 def _worst(values: list[float], pick):
@@ -260,7 +240,7 @@ def _worst(values: list[float], pick):
     return pick(values)
 
 
-def fail_on_non_finite(row: dict) -> None:
+def fail_on_non_finite(row: BenchRow) -> BenchRow:
     """A NaN or infinite figure (a kernel that produced NaN, a zero-time step) fails the
     row: the figures become null, so the JSON stays standard and the gate sees an error."""
     bad: list[str] = []
@@ -275,12 +255,12 @@ def fail_on_non_finite(row: dict) -> None:
             return [clean(v, f"{where}[{i}]") for i, v in enumerate(value)]
         return value
 
-    cleaned = clean(row, "")
-    if bad:
-        row.clear()
-        row.update(cleaned)
-        row.update(status="error", message=f"non-finite figures (NaN or inf): {', '.join(bad[:6])}"
-                   + (f" and {len(bad) - 6} more" if len(bad) > 6 else ""))
+    cleaned = clean(row.to_json(), "")
+    if not bad:
+        return row
+    return BenchRow.from_json(cleaned).fail(
+        "error", f"non-finite figures (NaN or inf): {', '.join(bad[:6])}"
+        + (f" and {len(bad) - 6} more" if len(bad) > 6 else ""))
 
 
 def _shape_line(shapes: dict, cfg: BenchConfig) -> str:
@@ -345,7 +325,7 @@ def _run_groups(case, base_model, final: ModelSpec, pred, cfg: BenchConfig, dev)
     return out
 
 
-def _fill(row: dict, pred, groups, ceiling_gbps: float, case: BenchCase) -> None:
+def _fill(row: BenchRow, pred, groups, ceiling_gbps: float, case: BenchCase) -> None:
     measured = blocks = 0
     paged = pred.blocks is not None
     shared = free = waste = 0
@@ -387,7 +367,7 @@ def _fill(row: dict, pred, groups, ceiling_gbps: float, case: BenchCase) -> None
             if m.attention_mass is not None:
                 masses.append(m.attention_mass)
             engines.add(m.engine)
-        row["groups"].append({
+        row.groups.append({
             "kind": gp.kind, "layers": count,
             "predicted_bytes": gp.resident_bytes, "measured_bytes": g_bytes,
             "predicted_blocks": None if gp.blocks is None else gp.blocks * count,
@@ -397,50 +377,46 @@ def _fill(row: dict, pred, groups, ceiling_gbps: float, case: BenchCase) -> None
             "error_rel": _worst([m.error_rel for m in measures if m.error_rel is not None], max),
             "breakdown": [m.breakdown for m in measures],
         })
+    b, k = row.bytes, row.blocks
+    b.measured, b.match = measured, measured == pred.bytes
+    b.measured_offloaded = offloaded if pred.sessions_offloaded else None
+    b.pool, b.block_table = pool, tables
+    if any(m.cuda_allocated_delta is not None for _, _, ms in groups for m in ms):
+        b.cuda_allocated_delta = cuda_delta
+    if paged:
+        k.measured, k.match, k.shared, k.free, k.waste_slots = blocks, blocks == pred.blocks, shared, free, waste
+    lat = row.latency
     floor_ms = pred.read_bytes_per_step / (ceiling_gbps * 1e9) * 1e3 if ceiling_gbps else None
-    row.update(
-        measured_bytes=measured, bytes_match=measured == pred.bytes,
-        measured_blocks=blocks if paged else None,
-        blocks_match=(blocks == pred.blocks) if paged else None,
-        blocks_shared=shared if paged else None, blocks_free=free if paged else None,
-        waste_slots=waste if paged else None,
-        measured_offloaded_bytes=offloaded if pred.sessions_offloaded else None,
-        pool_bytes=pool, block_table_bytes=tables,
-        cuda_allocated_delta=cuda_delta if any(m.cuda_allocated_delta is not None for _, _, ms in groups for m in ms) else None,
-        latency_ms_median=med, latency_ms_p20=p20, latency_ms_p80=p80, latency_method=method,
-        latency_samples_ms=_step_samples(step_samples),
-        prefill_ms=prefill,
-        offload_ms_median=cycle[0] if cycle else None, resume_ms_median=cycle[1] if cycle else None,
-        resume_first_step_ms_median=cycle[2] if cycle else None,
-        floor_ms=floor_ms,
-        achieved_gbps=(pred.read_bytes_per_step / (med * 1e-3) / 1e9) if med else None,
-        efficiency=(floor_ms / med) if med and floor_ms else None,
-        efficiency_p20=(floor_ms / p80) if p80 and floor_ms else None,  # slow end
-        efficiency_p80=(floor_ms / p20) if p20 and floor_ms else None,  # fast end
-        error_rel=_worst(errors, max),
-        attention_mass=_worst(masses, min),
-        accuracy_reference=("own architecture, bf16 full cache (float64 math)"
-                            if case.name in ("gqa", "mqa", "mla", "hybrid", "cla") else
-                            "bf16 full cache of the model (float64 math)"),
-        engine=", ".join(sorted(engines)) or "triton",
-    )
-    if pred.sessions_offloaded and row["measured_offloaded_bytes"] != row["predicted_offloaded_bytes"]:
-        row["bytes_match"] = False
+    lat.median_ms, lat.p20_ms, lat.p80_ms, lat.method = med, p20, p80, method
+    lat.samples_ms, lat.prefill_ms, lat.floor_ms = _step_samples(step_samples), prefill, floor_ms
+    lat.achieved_gbps = (pred.read_bytes_per_step / (med * 1e-3) / 1e9) if med else None
+    lat.efficiency = (floor_ms / med) if med and floor_ms else None
+    lat.efficiency_p20 = (floor_ms / p80) if p80 and floor_ms else None  # slow end
+    lat.efficiency_p80 = (floor_ms / p20) if p20 and floor_ms else None  # fast end
+    if cycle:
+        row.offload.offload_ms_median, row.offload.resume_ms_median, row.offload.resume_first_step_ms_median = cycle
+    row.accuracy.error_rel, row.accuracy.attention_mass = _worst(errors, max), _worst(masses, min)
+    row.accuracy.reference = ("own architecture, bf16 full cache (float64 math)"
+                              if case.name in ("gqa", "mqa", "mla", "hybrid", "cla") else
+                              "bf16 full cache of the model (float64 math)")
+    row.engine = ", ".join(sorted(engines)) or "triton"
+    if pred.sessions_offloaded and b.measured_offloaded != b.predicted_offloaded:
+        b.match = False
     problems = []
-    if not row["bytes_match"]:
+    if not b.match:
         problems.append(f"bytes: predicted {pred.bytes} measured {measured} (diff {measured - pred.bytes:+d})")
         if pred.sessions_offloaded:
-            problems.append(f"offloaded: predicted {row['predicted_offloaded_bytes']} measured {row['measured_offloaded_bytes']}")
+            problems.append(f"offloaded: predicted {b.predicted_offloaded} measured {b.measured_offloaded}")
     buffers = sum(
         m.breakdown.get("per_sequence_buffer_bytes", 0) * count for _, count, ms in groups for m in ms)
-    if not row["bytes_match"] and buffers and measured - pred.bytes == buffers:
+    if not b.match and buffers and measured - pred.bytes == buffers:
         problems.append(f"the difference is exactly the KIVI kernel's per-sequence fp16 buffer of the open key "
                         f"group (QuantKV.k_residual: batch x group x kv_heads x head_dim x 2 B per layer, "
                         f"{buffers} B here), which kvplan's paged kivi Storage does not count")
-    if paged and not row["blocks_match"]:
+    if paged and not k.match:
         problems.append(f"blocks: predicted {pred.blocks} measured {blocks}")
     if problems:
-        row.update(status="mismatch", message="; ".join(problems))
+        row.fail("mismatch", "; ".join(problems))
 
 
 def _step_samples(parts: list[tuple[int, tuple[float, ...]]]) -> list[float] | None:
