@@ -180,6 +180,9 @@ def test_cuda_graph_estimate_from_0_20():
     assert not any("CUDA-graph" in n for n in predict_available(spec, version="0.19.1", **kwargs).notes)
     given_graphs = predict_available(spec, version="0.24.0", cuda_graph_bytes=int(0.36 * GIB), **kwargs)
     assert base.available_bytes - given_graphs.available_bytes == int(0.36 * GIB)
+    # config/vllm.py use_v2_model_runner: the V2 runner (another sampler) is the default from 0.30.0
+    assert any("Model Runner V2" in n for n in predict_available(spec, version="0.30.0", **kwargs).notes)
+    assert not any("Model Runner V2" in n for n in base.notes)
 
 
 def test_estimate_uses_the_exact_checkpoint(cli):

@@ -43,7 +43,9 @@ The terms, and where each comes from:
   v0 defaults (256 sequences) logged 1.26 GiB, and 9.6 x 256 x 128,256 x 4 B
   = 1.17 GiB (-7%; the forward, 0.81 GiB, is smaller).
   Blind to MoE workspaces, vision encoders and attention backends that keep
-  per-token buffers.
+  per-token buffers. Model Runner V2 (the default from 0.30.0,
+  MODEL_RUNNER_V2_DEFAULT_FROM) samples with another pipeline; the term is
+  not checked against it and the line says so.
 - non-torch memory (CUDA context growth, NCCL and custom all-reduce buffers):
   0.35 GiB on v0 (#10517, TP 1), 0.13 GiB on v1 at TP 1 (llm-d H100 logs).
   It grows with TP (PR #10511's H100 checks: 1.79 GiB at TP 1, 3.58 at TP 2
@@ -72,6 +74,11 @@ NON_TORCH_BYTES = int(0.35 * GIB)  # v0 engine, TP 1: #10517's "non_torch_memory
 NON_TORCH_BYTES_V1 = int(0.13 * GIB)  # v1 engine, TP 1: llm-d-benchmark's H100 logs
 V0_MAX_NUM_SEQS = 256  # vllm 0.6.6 engine/arg_utils.py: max_num_seqs = 256 unless VLLM_USE_V1
 CUDA_GRAPH_ESTIMATE_FROM = (0, 20, 0)  # first release whose envs.py defaults the estimate on
+# config/vllm.py VllmConfig.use_v2_model_runner: Model Runner V2 (its own sampler, profiled in two
+# passes, v1/worker/gpu/model_runner._dummy_sampler_run) is the default for every model it supports
+# from 0.30.0; in 0.22-0.29 only for dense unquantized Qwen3ForCausalLM. The sampler term above is
+# the v1 runner's, not checked against V2.
+MODEL_RUNNER_V2_DEFAULT_FROM = (0, 30, 0)
 # what the driver reports (torch.cuda.mem_get_info total), as printed in public logs
 DRIVER_TOTAL_BYTES = {
     "h100-sxm": int(79.18 * GIB),  # llm-d-benchmark H100 logs: "Free memory on device (78.57/79.18 GiB)"
@@ -100,8 +107,12 @@ def version_key(version: str | None) -> tuple[int, ...] | None:
 
 def subtracts_cuda_graphs(version: str | None) -> bool:
     """Whether this vLLM release subtracts its CUDA-graph estimate before the KV cache (default env)."""
+    return _at_least(version, CUDA_GRAPH_ESTIMATE_FROM)
+
+
+def _at_least(version: str | None, first: tuple[int, ...]) -> bool:
     key = version_key(version)
-    return key is not None and key + (0,) * (3 - len(key)) >= CUDA_GRAPH_ESTIMATE_FROM
+    return key is not None and key + (0,) * (3 - len(key)) >= first
 
 
 def forward_bytes(tokens: int, hidden_size: int) -> int:
@@ -240,6 +251,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     elif not v0_engine and subtracts_cuda_graphs(version):
         notes.append(f"vLLM {version} also subtracts its measured CUDA-graph estimate (not modelled; "
                      "public logs print 0.17-0.36 GiB)")
+    if not v0_engine and _at_least(version, MODEL_RUNNER_V2_DEFAULT_FROM) and activation_from != "forward":
+        notes.append(f"vLLM {version} profiles the sampler in Model Runner V2; the sampler term is the v1 runner's")
     if ranks > 1:
         notes.append(f"non-torch memory at TP x PP = {ranks} is the TP 1 figure (NCCL buffers not modelled)")
     return ProfileEstimate(total_bytes, gpu_memory_utilization, per_gpu, activation, non_torch, graphs, tokens,
@@ -248,5 +261,5 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
 
 __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_HIDDEN", "NON_TORCH_BYTES",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
-           "CUDA_GRAPH_ESTIMATE_FROM", "vocab_size", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
+           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "vocab_size", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
            "sampler_bytes", "subtracts_cuda_graphs", "version_key"]
