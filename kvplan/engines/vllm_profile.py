@@ -42,6 +42,10 @@ The terms, and where each comes from:
   it was not fitted on: vLLM PR #10511's H100 start of Meta-Llama-3-8B at the
   v0 defaults (256 sequences) logged 1.26 GiB, and 9.6 x 256 x 128,256 x 4 B
   = 1.17 GiB (-7%; the forward, 0.81 GiB, is smaller).
+  Under TP the sampler still sees the whole vocabulary: v1 all-gathers the
+  logits to every rank (platforms/interface.py use_all_gather), v0 gathers them
+  to rank 0, whose figure is the minimum vLLM takes over the workers; the
+  forward term is not divided by TP either (the residual stream is replicated).
   Blind to MoE workspaces, vision encoders and attention backends that keep
   per-token buffers. Model Runner V2 (the default from 0.30.0,
   MODEL_RUNNER_V2_DEFAULT_FROM) samples with another pipeline; the term is
