@@ -44,7 +44,7 @@ The terms, and where each comes from:
   = 1.17 GiB (-7%; the forward, 0.81 GiB, is smaller).
   Under TP the sampler still sees the whole vocabulary: v1 all-gathers the
   logits to every rank (platforms/interface.py use_all_gather), v0 gathers them
-  to rank 0, whose figure is the minimum vLLM takes over the workers; the
+  to rank 0, and vLLM keeps the smallest figure over the workers; the
   forward term is not divided by TP either (the residual stream is replicated).
   Blind to MoE workspaces, vision encoders and attention backends that keep
   per-token buffers. Model Runner V2 (the default from 0.30.0,
