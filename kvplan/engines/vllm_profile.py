@@ -1,53 +1,130 @@
 """vLLM's "Available KV cache memory", predicted from the GPU before any log exists.
 
-vLLM (vllm/v1/worker/gpu_worker.py: Worker.determine_available_memory; the v0
-worker.py before it) measures, after loading the weights, one profiling
-forward pass of max_num_batched_tokens dummy tokens and sets
+Every vLLM release measures, after loading the weights, one profiling run of
+dummy inputs and sets (v0: vllm/worker/worker.py determine_num_available_blocks
+with utils.memory_profiling; v1: vllm/v1/worker/gpu_worker.py
+Worker.determine_available_memory)
 
     available = total_gpu_memory x gpu_memory_utilization
                 - (weights + peak activation of the profiling run + non-torch memory)
-                [- the CUDA-graph estimate, from 0.21]
+                - the CUDA-graph estimate (from 0.20.0, see below)
 
-This module models each term; only the first two are known exactly:
-- total: the driver's figure (pass --gpu-memory with nvidia-smi's value; the
-  catalog's datasheet GiB is about 1% above what the driver reports:
-  DRIVER_TOTAL_BYTES holds the figures public logs print);
-- weights: the checkpoint's bytes per TP rank (kvplan's parameter count x
-  dtype unless --weights or the log gives them: quantized checkpoints differ);
-- peak activation, the larger of two heuristics:
-  forward: PROFILE_BYTES_PER_TOKEN_PER_HIDDEN x hidden_size x the profiled
-  tokens (26 B, about 13 bf16 hidden-size tensors per token, from the two
-  Llama-3.1-8B runs of vLLM issue #10517, whose peak grew by 0.92 GiB for 9,000
-  more profiled tokens);
-  sampler (v1 engine): SAMPLER_LOGIT_COPIES x max_num_seqs x vocab x 4 B. The
-  v1 profile ends with a dummy sampler run over max_num_seqs fp32 logit rows;
-  on the H100 logs of llm-d-benchmark (config_explorer/empirical-vllm-memory-
-  results.md) the peak is 9.6-9.7 times those logits for gpt-oss-20b,
-  Llama-3.1-8B and Qwen3-0.6B alike, so 9.6 is used;
-  blind to MoE workspaces and vision encoders;
-- non-torch memory: 0.13 GiB on the v1 engine at TP 1 (the same llm-d logs),
-  0.35 GiB on v0 (#10517).
-The profiled tokens: max_num_batched_tokens for the v1 engine; the v0 engine
-without chunked prefill profiled max(max_model_len, max_num_batched_tokens).
+The terms, and where each comes from:
+- total: what the driver reports (torch.cuda.mem_get_info); the catalog's
+  datasheet GiB is about 1% above it, DRIVER_TOTAL_BYTES holds the figures
+  public logs print.
+- weights: what the profile subtracts is the memory the load took
+  ("Loading model weights took" / "Model loading took" in the log); when the
+  log gives it, it is used as is. Otherwise the checkpoint's exact bytes per
+  GPU (kvplan.weights: bundled totals, safetensors headers; split by role over
+  the TP/PP ranks by capacity.weights.stage_weight_bytes), else parameter count
+  x dtype. Quantized kernels may re-lay the checkpoint when loading (gpt-oss
+  MXFP4 on Hopper took 5.2 GiB more than its file), which no config shows.
+- peak activation: the larger of the forward pass and the sampler run, since
+  the sampler runs after the forward's activations are freed:
+  forward: PROFILE_BYTES_PER_TOKEN_PER_HIDDEN (26 B) x hidden_size x the
+  profiled tokens, fitted on the two Llama-3.1-8B RTX 3090 logs of vLLM issue
+  #10517 (peak 2.07 GiB at 20,000 tokens, 2.99 GiB at 29,000: 0.92 GiB for
+  9,000 tokens). Profiled tokens: max_num_batched_tokens (v1); the v0 engine
+  without chunked prefill profiled max(max_model_len, max_num_batched_tokens).
+  sampler: both engines sample one logit row per dummy sequence, max_num_seqs
+  of them, over the whole vocabulary, with top-k = vocab - 1 and top-p set so
+  that the full sort runs (v0 0.6.6 model_runner.profile_run: max_num_seqs
+  dummy prompts, LogitsProcessor._prune_hidden_states keeps each one's last
+  token, Sampler._apply_top_k_top_p; v1 gpu_model_runner._dummy_sampler_run).
+  Reading that code, the rows live at once at its peak are: the bf16 logits
+  (0.5 fp32 copy), their fp32 copy (1), the sorted values (1) and int64 indices
+  (2), two bool masks (0.5), the softmax and its cumsum (2) and the scattered
+  result (1): 8 fp32 copies, plus the sort's scratch. SAMPLER_LOGIT_COPIES =
+  9.6 fp32 copies of max_num_seqs x vocab is fitted on the H100 logs of
+  llm-d-benchmark (config_explorer/empirical-vllm-memory-results.md: 9.6-9.7
+  for gpt-oss-20b, Llama-3.1-8B, Qwen3-0.6B, all v1) and tested on a v0 run
+  it was not fitted on: vLLM PR #10511's H100 start of Meta-Llama-3-8B at the
+  v0 defaults (256 sequences) logged 1.26 GiB, and 9.6 x 256 x 128,256 x 4 B
+  = 1.17 GiB (-7%; the forward, 0.81 GiB, is smaller).
+  Under TP the sampler still sees the whole vocabulary: v1 all-gathers the
+  logits to every rank (platforms/interface.py use_all_gather), v0 gathers them
+  to rank 0, and vLLM keeps the smallest figure over the workers; the
+  forward term is not divided by TP either (the residual stream is replicated).
+  Blind to MoE workspaces, vision encoders and attention backends that keep
+  per-token buffers. Model Runner V2 (the default from 0.30.0,
+  MODEL_RUNNER_V2_DEFAULT_FROM) samples with another pipeline; the term is
+  not checked against it and the line says so.
+- non-torch memory (CUDA context growth, NCCL and custom all-reduce buffers):
+  0.35 GiB on v0 (#10517, TP 1), 0.13 GiB on v1 at TP 1 (llm-d H100 logs).
+  It grows with TP (PR #10511's H100 checks: 1.79 GiB at TP 1, 3.58 at TP 2
+  on a 0.6.5 build); kvplan does not model that growth.
+- CUDA graphs: from 0.20.0 (CUDA_GRAPH_ESTIMATE_FROM; the env
+  VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "1" in envs.py from
+  0.20.0, "0" in 0.18-0.19, absent before) v1 also subtracts an estimate it
+  measures by capturing two graphs per mode (gpu_model_runner.
+  profile_cudagraph_memory: the first capture + the second's increase x the
+  remaining capture sizes). The number of graphs follows from the config, the
+  bytes per graph only from the driver, so kvplan takes it as an input
+  (cuda_graph_bytes) and otherwise leaves it out and says so; public logs
+  print 0.17-0.36 GiB ("Estimated CUDA graph memory: X GiB total").
 docs/engines.md lists the error per collected log.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..units import GIB
 
-PROFILE_BYTES_PER_TOKEN_PER_HIDDEN = 26
-SAMPLER_LOGIT_COPIES = 9.6
-NON_TORCH_BYTES = int(0.35 * GIB)  # v0 engine
-NON_TORCH_BYTES_V1 = int(0.13 * GIB)
-CUDA_GRAPH_BYTES = 0  # 0.21+ subtracts its own estimate; not modelled (see docs/engines.md)
+PROFILE_BYTES_PER_TOKEN_PER_HIDDEN = 26  # fitted on vLLM #10517's two RTX 3090 logs (see the module doc)
+SAMPLER_LOGIT_COPIES = 9.6  # fitted on llm-d-benchmark's H100 logs; tested on PR #10511 (v0)
+NON_TORCH_BYTES = int(0.35 * GIB)  # v0 engine, TP 1: #10517's "non_torch_memory=0.35GiB"
+NON_TORCH_BYTES_V1 = int(0.13 * GIB)  # v1 engine, TP 1: llm-d-benchmark's H100 logs
+V0_MAX_NUM_SEQS = 256  # vllm 0.6.6 engine/arg_utils.py: max_num_seqs = 256 unless VLLM_USE_V1
+CUDA_GRAPH_ESTIMATE_FROM = (0, 20, 0)  # first release whose envs.py defaults the estimate on
+# config/vllm.py VllmConfig.use_v2_model_runner: Model Runner V2 (its own sampler, profiled in two
+# passes, v1/worker/gpu/model_runner._dummy_sampler_run) is the default for every model it supports
+# from 0.30.0; in 0.22-0.29 only for dense unquantized Qwen3ForCausalLM. The sampler term above is
+# the v1 runner's, not checked against V2.
+MODEL_RUNNER_V2_DEFAULT_FROM = (0, 30, 0)
 # what the driver reports (torch.cuda.mem_get_info total), as printed in public logs
 DRIVER_TOTAL_BYTES = {
     "h100-sxm": int(79.18 * GIB),  # llm-d-benchmark H100 logs: "Free memory on device (78.57/79.18 GiB)"
     "a100-40gb": int(39.50 * GIB),  # vLLM issue #12330: "total_gpu_memory (39.50GiB)"
 }
+
+
+def version_key(version: str | None) -> tuple[int, ...] | None:
+    """(0, 24, 0) for "0.24.0", "v0.10.1.dev101+gbda9d0535" -> (0, 10, 1); None when unreadable."""
+    if not version:
+        return None
+    parts = []
+    for piece in version.strip().lstrip("v").split("."):
+        digits = ""
+        for ch in piece:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            break
+        parts.append(int(digits))
+        if digits != piece:
+            break
+    return tuple(parts) if parts else None
+
+
+def subtracts_cuda_graphs(version: str | None) -> bool:
+    """Whether this vLLM release subtracts its CUDA-graph estimate before the KV cache (default env)."""
+    return _at_least(version, CUDA_GRAPH_ESTIMATE_FROM)
+
+
+def _at_least(version: str | None, first: tuple[int, ...]) -> bool:
+    key = version_key(version)
+    return key is not None and key + (0,) * (3 - len(key)) >= first
+
+
+def forward_bytes(tokens: int, hidden_size: int) -> int:
+    return tokens * hidden_size * PROFILE_BYTES_PER_TOKEN_PER_HIDDEN
+
+
+def sampler_bytes(rows: int, vocab: int) -> int:
+    return int(SAMPLER_LOGIT_COPIES * rows * vocab * 4)
 
 
 @dataclass(frozen=True)
@@ -59,6 +136,9 @@ class ProfileEstimate:
     non_torch_bytes: int
     cuda_graph_bytes: int
     profiled_tokens: int
+    weights_from: str = "parameter count x dtype"
+    activation_from: str = "forward"
+    notes: tuple[str, ...] = field(default=())
 
     @property
     def requested_bytes(self) -> int:
@@ -71,10 +151,12 @@ class ProfileEstimate:
 
     def lines(self) -> list[str]:
         g = GIB
+        graphs = f"; CUDA graphs {self.cuda_graph_bytes / g:.2f} GiB" if self.cuda_graph_bytes else ""
         return [f"requested {self.total_bytes / g:.2f} GiB x {self.gpu_memory_utilization:g} = {self.requested_bytes / g:.2f} GiB; "
-                f"weights {self.weight_bytes / g:.2f} GiB; peak activation {self.activation_bytes / g:.2f} GiB "
-                f"({self.profiled_tokens:,} profiled tokens, heuristic); non-torch {self.non_torch_bytes / g:.2f} GiB; "
-                f"available {self.available_bytes / g:.2f} GiB"]
+                f"weights {self.weight_bytes / g:.2f} GiB ({self.weights_from}); peak activation "
+                f"{self.activation_bytes / g:.2f} GiB ({self.activation_from}, {self.profiled_tokens:,} profiled tokens, "
+                f"heuristic); non-torch {self.non_torch_bytes / g:.2f} GiB{graphs}; "
+                f"available {self.available_bytes / g:.2f} GiB" + "".join(f"; {n}" for n in self.notes)]
 
 
 def vocab_size(model) -> int | None:
@@ -102,25 +184,86 @@ def vocab_size(model) -> int | None:
     return None
 
 
+def checkpoint_weights(model):
+    """The checkpoint's exact bytes when kvplan can read them without the network (a bundled
+    model's totals, safetensors beside a local config.json), else None."""
+    from pathlib import Path
+
+    from ..errors import KvplanError
+    from ..weights.load import from_bundled, from_index, from_safetensors
+    from ..weights.safetensors import INDEX_NAME, has_safetensors
+
+    source = model.source or ""
+    try:
+        if source.startswith("bundled:"):
+            return from_bundled(source.split(":", 1)[1])
+        path = Path(source)
+        if source and path.is_file():
+            if has_safetensors(path.parent):
+                return from_safetensors(path.parent)
+            if (path.parent / INDEX_NAME).is_file():
+                return from_index(path.parent / INDEX_NAME)
+    except (KvplanError, OSError, ValueError):
+        return None
+    return None
+
+
+def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1) -> int:
+    """Bytes on the fullest GPU of a (tp, pp) replica for a kvplan.weights record."""
+    from ..capacity.weights import stage_weight_bytes
+
+    return max(stage_weight_bytes(weights, model.num_layers, max(tp, 1), max(pp, 1)))
+
+
 def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float, tp: int = 1, pp: int = 1,
                       max_num_batched_tokens: int = 8192, max_model_len: int | None = None,
-                      weight_bytes: int | None = None, v0_engine: bool = False,
-                      max_num_seqs: int = 1024) -> ProfileEstimate:
-    """vLLM's available KV memory per GPU for `model` under these settings (see the module doc)."""
+                      weight_bytes: int | None = None, weights=None, v0_engine: bool = False,
+                      max_num_seqs: int | None = None, version: str | None = None,
+                      cuda_graph_bytes: int | None = None) -> ProfileEstimate:
+    """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
+
+    weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
+    over the ranks); else `weights` (a kvplan.weights record of the whole checkpoint); else the
+    checkpoint kvplan can read offline; else parameter count x dtype.
+    max_num_seqs: the dummy sequences the sampler runs over (None: 256 on v0, 1024 on v1).
+    version: the vLLM release, for the CUDA-graph term (from CUDA_GRAPH_ESTIMATE_FROM)."""
     ranks = max(tp, 1) * max(pp, 1)
-    weights = weight_bytes if weight_bytes is not None else model.weight_bytes // ranks
+    if weight_bytes is not None:
+        per_gpu, weights_from = weight_bytes, "given"
+    else:
+        record = weights if weights is not None else checkpoint_weights(model)
+        if record is not None and record.source != "estimated from config":
+            per_gpu, weights_from = weights_per_gpu(model, record, tp, pp), f"checkpoint, {record.source}"
+        else:
+            per_gpu, weights_from = model.weight_bytes // ranks, "parameter count x dtype"
     tokens = max_num_batched_tokens
     if v0_engine and max_model_len:
         tokens = max(max_model_len, max_num_batched_tokens)
-    activation = tokens * (model.hidden_size or 0) * PROFILE_BYTES_PER_TOKEN_PER_HIDDEN
-    if not v0_engine:
-        vocab = vocab_size(model)
-        if vocab:
-            activation = max(activation, int(SAMPLER_LOGIT_COPIES * max_num_seqs * vocab * 4))
+    forward = forward_bytes(tokens, model.hidden_size or 0)
+    activation, activation_from = forward, "forward"
+    rows = max_num_seqs if max_num_seqs is not None else (V0_MAX_NUM_SEQS if v0_engine else 1024)
+    vocab = vocab_size(model)
+    if vocab:
+        sampler = sampler_bytes(rows, vocab)
+        if sampler > forward:
+            activation, activation_from = sampler, f"sampler over {rows:,} x {vocab:,} logits"
     non_torch = NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1
-    return ProfileEstimate(total_bytes, gpu_memory_utilization, weights, activation, non_torch,
-                           CUDA_GRAPH_BYTES, tokens)
+    notes = []
+    graphs = 0
+    if cuda_graph_bytes is not None:
+        graphs = cuda_graph_bytes
+    elif not v0_engine and subtracts_cuda_graphs(version):
+        notes.append(f"vLLM {version} also subtracts its measured CUDA-graph estimate (not modelled; "
+                     "public logs print 0.17-0.36 GiB)")
+    if not v0_engine and _at_least(version, MODEL_RUNNER_V2_DEFAULT_FROM) and activation_from != "forward":
+        notes.append(f"vLLM {version} profiles the sampler in Model Runner V2; the sampler term is the v1 runner's")
+    if ranks > 1:
+        notes.append(f"non-torch memory at TP x PP = {ranks} is the TP 1 figure (NCCL buffers not modelled)")
+    return ProfileEstimate(total_bytes, gpu_memory_utilization, per_gpu, activation, non_torch, graphs, tokens,
+                           weights_from, activation_from, tuple(notes))
 
 
 __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_HIDDEN", "NON_TORCH_BYTES",
-           "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "vocab_size"]
+           "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
+           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "vocab_size", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
+           "sampler_bytes", "subtracts_cuda_graphs", "version_key"]

@@ -18,21 +18,21 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None) -> 
     if dep is not None and dep.kv_memory_bytes is not None:
         return dep.kv_memory_bytes, None
     if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes:
-        from .vllm_profile import predict_available
-
-        ranks = dep.tp * dep.pp
-        weights = dep.weight_bytes // ranks if dep.weight_bytes is not None else None
-        total = dep.gpu.memory_bytes
-        from .vllm_profile import DRIVER_TOTAL_BYTES
         from ..capacity.gpus import CATALOG
+        from .vllm_profile import DRIVER_TOTAL_BYTES, predict_available
 
+        # the record the plan used (exact checkpoint bytes, or --weights): split by role over the ranks
+        record = getattr(result, "weights", None) or dep.weights
+        ranks = dep.tp * dep.pp
+        per_gpu = dep.weight_bytes // ranks if record is None and dep.weight_bytes is not None else None
+        total = dep.gpu.memory_bytes
         if dep.gpu.name in DRIVER_TOTAL_BYTES and total == CATALOG[dep.gpu.name].memory_bytes:
             total = DRIVER_TOTAL_BYTES[dep.gpu.name]  # what the driver reports, not the datasheet
         est = predict_available(result.plan.model, total_bytes=total,
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
                                 max_num_batched_tokens=mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes,
                                                                                             dep.gpu.name),
-                                weight_bytes=weights,
+                                weight_bytes=per_gpu, weights=record, version=rules.version,
                                 max_num_seqs=rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name))
         if est.available_bytes <= 0:
             raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {est.lines()[0]}",

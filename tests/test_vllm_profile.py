@@ -1,0 +1,208 @@
+"""vLLM's profile model (kvplan/engines/vllm_profile.py) against the public start-up logs that
+state the GPU (tests/data/vllm_logs/, each with its source URL) and PR #10511's H100 check.
+
+Every expected figure is worked out by hand in the comments from the log's own numbers and
+the module's documented terms; GiB = 2**30 B. What each term is and where its constant comes
+from is in the module doc; the two fitted constants (26 B per token per hidden unit, 9.6
+logit copies) are judged here on logs they were not fitted on, except where a comment says so.
+Logs where the prediction is still more than 5% off are asserted as such, with the reason, so a
+change that closes (or widens) the gap has to update this file and docs/engines.md together.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvplan.engines.vllm_profile import (
+    CUDA_GRAPH_ESTIMATE_FROM,
+    V0_MAX_NUM_SEQS,
+    checkpoint_weights,
+    predict_available,
+    subtracts_cuda_graphs,
+    version_key,
+    weights_per_gpu,
+)
+from kvplan.sources import load_model
+from kvplan.weights.estimate import given
+
+GIB = 2**30
+
+
+def err_pct(logged_gib: float, predicted_bytes: int) -> float:
+    return 100 * (predicted_bytes / GIB - logged_gib) / logged_gib
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return load_model("llama-3.1-8b")  # hidden 4,096, vocab 128,256, 8,030,261,248 parameters (bf16)
+
+
+def v0_3090(llama, max_model_len, weight_bytes=None):
+    # vLLM 0.6.4 (#10517): total_gpu_memory=23.58GiB, gpu_memory_utilization=0.90, no chunked prefill
+    return predict_available(llama, total_bytes=int(23.58 * GIB), gpu_memory_utilization=0.9,
+                             max_num_batched_tokens=2048, max_model_len=max_model_len, v0_engine=True,
+                             weight_bytes=weight_bytes)
+
+
+def test_v0_rtx3090_20k_within_5_percent(llama):
+    # 23.58 GiB x 0.9 = 21.222 GiB. v0 without chunked prefill profiles max(20,000, 2,048) = 20,000
+    # tokens: forward 20,000 x 4,096 x 26 B = 2,129,920,000 B = 1.984 GiB, above the sampler's
+    # 9.6 x 256 x 128,256 x 4 B = 1.174 GiB. Non-torch 0.35 GiB.
+    # logged weights 14.9888 GiB: 21.222 - 14.989 - 1.984 - 0.35 = 3.900 GiB vs 3.81 logged: +2.4%
+    est = v0_3090(llama, 20_000, int(14.9888 * GIB))
+    assert est.activation_bytes == 2_129_920_000 and est.activation_from == "forward"
+    assert abs(est.available_bytes / GIB - 3.900) < 0.005
+    assert 0 < err_pct(3.81, est.available_bytes) < 5
+    # kvplan's weights, 8,030,261,248 x 2 B = 14.958 GiB: 3.931 GiB, +3.2%
+    est = v0_3090(llama, 20_000)
+    assert est.weight_bytes == 16_060_522_496
+    assert abs(est.available_bytes / GIB - 3.931) < 0.005 and 0 < err_pct(3.81, est.available_bytes) < 5
+
+
+def test_v0_rtx3090_29k(llama):
+    # forward 29,000 x 4,096 x 26 B = 2.876 GiB; logged weights: 21.222 - 14.989 - 2.876 - 0.35 = 3.007 GiB
+    # vs 2.89 logged: +4.0%. With kvplan's weights (0.03 GiB lighter than what vLLM's load took):
+    # 3.038 GiB, +5.1%: just above 5% (the 26 B per token is fitted on this pair of logs)
+    est = v0_3090(llama, 29_000, int(14.9888 * GIB))
+    assert abs(est.available_bytes / GIB - 3.007) < 0.005 and 0 < err_pct(2.89, est.available_bytes) < 5
+    est = v0_3090(llama, 29_000)
+    assert abs(est.available_bytes / GIB - 3.038) < 0.005 and 5 < err_pct(2.89, est.available_bytes) < 5.3
+
+
+def test_v0_sampler_term_on_pr10511_h100_run(llama):
+    # Not fitted on: vLLM PR #10511's H100 check of `vllm serve meta-llama/Meta-Llama-3-8B` (v0, 0.6.5
+    # build, 256 sequences by default): total 79.22 GiB x 0.9 = 71.298 GiB, weights 14.96 GiB,
+    # activation 1.26 GiB, available 53.29 GiB. Model: 8,192 tokens -> forward 0.8125 GiB; sampler
+    # 9.6 x 256 x 128,256 x 4 B = 1,260,807,782 B = 1.174 GiB (-6.8% on the activation alone);
+    # 71.298 - 14.96 - 1.174 - 0.35 = 54.81 GiB vs 53.29: +2.9% (that run's non-torch was 1.79 GiB)
+    est = predict_available(llama, total_bytes=int(79.22 * GIB), gpu_memory_utilization=0.9,
+                            max_num_batched_tokens=8192, max_model_len=8192, v0_engine=True,
+                            weight_bytes=int(14.96 * GIB))
+    assert V0_MAX_NUM_SEQS == 256 and est.activation_bytes == 1_260_807_782
+    assert est.activation_from.startswith("sampler over 256 x 128,256")
+    assert abs(err_pct(1.26, est.activation_bytes)) < 10
+    assert 0 < err_pct(53.29, est.available_bytes) < 5
+
+
+def test_v06_a100_at_the_defaults_is_still_far_off(llama):
+    # vLLM 0.6.6 (the log's worker.py:241 and model_runner.py:1099 match that release's lines):
+    # 39.50 GiB x 0.9 = 35.55 GiB; weights 14.9595 GiB (logged); 256 default sequences ->
+    # sampler 1.174 GiB (> forward 0.8125 GiB); 35.55 - 14.96 - 1.174 - 0.35 = 19.07 GiB against the
+    # 11.12 logged (+71%): the log's activation peak is 9.37 GiB, not 1.2
+    est = predict_available(llama, total_bytes=int(39.50 * GIB), gpu_memory_utilization=0.9,
+                            max_num_batched_tokens=8192, max_model_len=8192, v0_engine=True,
+                            weight_bytes=int(14.9595 * GIB))
+    assert abs(est.available_bytes / GIB - 19.07) < 0.005 and err_pct(11.12, est.available_bytes) > 70
+
+
+def test_v06_a100_peak_is_the_sampler_over_2048_sequences(llama):
+    # Inference, not a reading of the log: 0.6.6's profile samples one row per dummy sequence, so
+    # 9.37 GiB / (9.6 x 128,256 x 4 B = 0.004587 GiB per row) = 2,043 rows, i.e. max_num_seqs 2,048
+    # (the excerpt does not print it). With 2,048: 9.6 x 2,048 x 128,256 x 4 B = 9.394 GiB (+0.3% on
+    # the logged 9.37); 35.55 - 14.96 - 9.394 - 0.35 = 10.847 GiB vs 11.12: -2.5% (the log's own
+    # non-torch figure is 0.10 GiB, ours 0.35)
+    est = predict_available(llama, total_bytes=int(39.50 * GIB), gpu_memory_utilization=0.9,
+                            max_num_batched_tokens=8192, max_model_len=8192, v0_engine=True,
+                            weight_bytes=int(14.9595 * GIB), max_num_seqs=2048)
+    assert abs(err_pct(9.37, est.activation_bytes)) < 1
+    assert abs(est.available_bytes / GIB - 10.847) < 0.005 and abs(err_pct(11.12, est.available_bytes)) < 5
+
+
+def test_gpt_oss_120b_exact_checkpoint_weights_not_the_bf16_count():
+    # gpt-oss-120b's bundled checkpoint (MXFP4 experts, the rest BF16) is 65,248,815,744 B; the
+    # parameter count x 2 B would be about 2x that. One H100, vLLM 0.10.1, v1 defaults for 80 GB:
+    # 1,024 sequences, 8,192 tokens. 79.18 GiB = 85,018,877,624 B x 0.9 = 76,516,989,861 B;
+    # sampler 9.6 x 1,024 x 201,088 x 4 B = 7,907,101,900 B (> forward 8,192 x 2,880 x 26 B);
+    # non-torch int(0.13 GiB) = 139,586,437 B
+    spec = load_model("gpt-oss-120b")
+    record = checkpoint_weights(spec)
+    assert record is not None and record.total_bytes == 65_248_815_744
+    est = predict_available(spec, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9,
+                            max_num_batched_tokens=8192, max_num_seqs=1024, version="0.10.1")
+    assert est.weight_bytes == 65_248_815_744 and est.weights_from == "checkpoint, bundled"
+    # 76,516,989,861 - 65,248,815,744 - 7,907,101,900 - 139,586,437 = 3,221,485,780 B = 3.00 GiB: the log
+    # says -2.14 GiB. The load took 65.9651 GiB, 5.20 GiB above the file (the Hopper MXFP4 path
+    # re-lays the experts, triton_kernels convert_layout): no config shows it
+    assert est.available_bytes == 3_221_485_780
+    # with the logged weights: 76,516,989,861 - int(65.9651 GiB) - 7,907,101,900 - 139,586,437
+    # = -2.197 GiB vs -2.14: 0.06 GiB (+2.7%)
+    est = predict_available(spec, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9,
+                            max_num_batched_tokens=8192, max_num_seqs=1024, weight_bytes=int(65.9651 * GIB))
+    assert abs(est.available_bytes / GIB - (-2.197)) < 0.005 and abs(err_pct(-2.14, est.available_bytes)) < 5
+
+
+def test_weights_split_by_role_over_tp():
+    # a record without a tensor table is split evenly, rounded up: 10 B over 4 ranks -> 3 B
+    spec = load_model("llama-3.1-8b")
+    assert weights_per_gpu(spec, given(10), tp=4) == 3
+    # gpt-oss-120b at TP 2: routers and norms are held whole on each rank, the rest halved, so one GPU
+    # holds more than half the checkpoint and less than half + every replicated byte
+    oss = load_model("gpt-oss-120b")
+    record = checkpoint_weights(oss)
+    replicated = sum(n for role, _, n in record.parts if role in ("norms", "router"))
+    half = weights_per_gpu(oss, record, tp=2)
+    assert record.total_bytes // 2 < half <= record.total_bytes // 2 + replicated + len(record.parts)
+
+
+def test_qwen3_235b_fp8_tp4_is_still_above_5_percent():
+    # Qwen3-235B-A22B-FP8 at TP 4 on H100 (issue #21348, 0.9/0.10, LMCache connector); no weights in the
+    # log. By hand from its config (94 layers, hidden 4,096, 64 q / 4 kv heads x 128, 128 experts x
+    # 1,536, vocab 151,936), FP8 linear weights with 128x128 fp32 block scales, BF16 embeddings,
+    # lm_head, routers and norms: per layer 71,303,168 (attention) + 17,408 (its scales) +
+    # 2,415,919,104 (experts) + 589,824 (their scales) + 1,048,576 (router) + 16,896 (norms)
+    # = 2,488,894,976 B; x 94 + 2 x 1,244,659,712 (embeddings, lm_head) + 8,192 = 236,445,455,360 B.
+    # Per GPU: routers and norms whole (100,162,560 B), the rest / 4 -> 59,186,485,760 B = 55.12 GiB.
+    # 71.262 - 55.122 - sampler 9.6 x 1,024 x 151,936 x 4 B (5.564 GiB) - 0.13 = 10.446 GiB vs 8.11
+    # logged: +29%. 2.3 GiB per GPU is not modelled: TP 4's NCCL/all-reduce buffers and the LMCache
+    # connector's GPU buffers are the suspects; the log gives neither.
+    proxy = load_model("qwen3-30b-a3b", overrides=["num_hidden_layers=94"])  # vocab 151,936 (shape only)
+    est = predict_available(proxy, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, tp=4,
+                            max_num_batched_tokens=8192, max_num_seqs=1024, weight_bytes=59_186_485_760)
+    assert abs(est.available_bytes / GIB - 10.446) < 0.005
+    assert 25 < err_pct(8.11, est.available_bytes) < 35
+    assert any("NCCL" in n for n in est.notes)
+
+
+def test_cuda_graph_estimate_from_0_20():
+    # envs.py: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS absent before 0.18, default "0" in 0.18.0-0.19.1,
+    # "1" from 0.20.0 (the log line itself says "default since v0.21.0")
+    assert CUDA_GRAPH_ESTIMATE_FROM == (0, 20, 0)
+    assert not subtracts_cuda_graphs("0.19.1") and subtracts_cuda_graphs("0.20.0")
+    assert subtracts_cuda_graphs("0.24") and not subtracts_cuda_graphs("0.10.1.dev101+gbda9d0535")
+    assert version_key("v0.10.1.dev101+gbda9d0535") == (0, 10, 1) and version_key(None) is None
+    spec = load_model("llama-3.1-8b")
+    kwargs = dict(total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, max_num_batched_tokens=8192,
+                  max_num_seqs=1024)
+    base = predict_available(spec, version="0.24.0", **kwargs)
+    assert base.cuda_graph_bytes == 0 and any("CUDA-graph" in n for n in base.notes)
+    assert not any("CUDA-graph" in n for n in predict_available(spec, version="0.19.1", **kwargs).notes)
+    given_graphs = predict_available(spec, version="0.24.0", cuda_graph_bytes=int(0.36 * GIB), **kwargs)
+    assert base.available_bytes - given_graphs.available_bytes == int(0.36 * GIB)
+    # config/vllm.py use_v2_model_runner: the V2 runner (another sampler) is the default from 0.30.0
+    assert any("Model Runner V2" in n for n in predict_available(spec, version="0.30.0", **kwargs).notes)
+    assert not any("Model Runner V2" in n for n in base.notes)
+
+
+def test_estimate_uses_the_exact_checkpoint(cli):
+    # `kvplan estimate gpt-oss-120b --gpu h100 --engine vllm`: the pool is the 3,221,485,780 B worked out
+    # above (MXFP4 checkpoint bytes, not the bf16 parameter count that leaves nothing)
+    code, out, err = cli("estimate", "gpt-oss-120b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
+                         "--format", "json")
+    assert code == 0, err
+    engine = json.loads(out)["engine"]
+    assert engine["kv_memory_bytes"] == 3_221_485_780
+    assert any("checkpoint, bundled" in n for n in engine["notes"])
+
+
+def test_calibrate_judges_gpt_oss_with_kvplan_weights(cli):
+    # the calibrate path reads the same bundled checkpoint: 3.00 GiB "from the GPU and the model"
+    from pathlib import Path
+
+    log = Path(__file__).parent / "data" / "vllm_logs" / "v010_gpt_oss_120b_h100_no_memory.log"
+    code, out, _ = cli("calibrate", str(log), "--model", "gpt-oss-120b", "--gpu", "h100", "--format", "json")
+    assert code == 0
+    figs = {f["name"]: f for f in json.loads(out)["figures"]}
+    assert figs["Available KV cache memory (from the GPU and the model)"]["predicted"] == "3.00 GiB"
+    assert figs["Available KV cache memory (from the GPU and the logged weights)"]["predicted"] == "-2.20 GiB"
