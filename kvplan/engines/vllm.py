@@ -27,13 +27,14 @@ vLLM's file and function); this module applies them:
   Mamba state; the Mamba page is padded to it.
 - num_blocks = available // (page x layers per group), the minimum over PP
   stages. Concurrency = num_blocks / (sum over groups of the pages one
-  max_model_len request needs). Tokens: 0.11 num_blocks // groups x block;
-  0.33 int(concurrency x max_model_len).
-- Start check: every layer's worst case must fit (0.33: in memory less one
-  block, the null block the pool holds back).
+  max_model_len request needs). Tokens: num_blocks // groups x block until
+  0.20.0; int(concurrency x max_model_len) from 0.20.1.
+- Start check: every layer's worst case must fit (0.11-0.13); 0.14-0.18 the
+  first group's blocks x bytes per block; 0.19+ the blocks of all groups x
+  bytes per block; 0.29+ in memory less one block (the null block).
 
 Not modelled: token eviction, compressed sparse attention and Quest (vLLM
-allocates every token), speculative-decoding blocks, DCP/PCP, 0.33's
+allocates every token), speculative-decoding blocks, DCP/PCP, 0.29+'s
 block-outermost packing of groups with mixed page sizes, non-Hopper backends
 (Blackwell MLA uses other block sizes).
 """
@@ -176,8 +177,8 @@ class PageSpec:
     def max_memory_bytes(self, max_len: int, in_flight_tokens: int) -> int:
         """Bytes one request of max_len tokens may hold in this layer, at worst.
 
-        in_flight_tokens: tokens scheduled but not yet freed (0.11:
-        max_num_batched_tokens; 0.33: x2 under async scheduling)."""
+        in_flight_tokens: tokens scheduled but not yet freed (until 0.25:
+        max_num_batched_tokens; 0.26+: x2 under async scheduling)."""
         if self.kind == MAMBA:
             return self.page_bytes * self.state_pages
         if self.kind == "sliding":
@@ -218,6 +219,8 @@ class VllmPool:
     kv_cache_dtype: str = "auto"
     bytes_per_block: int = 0  # page x layers per group: what one block costs the pool
     in_flight_tokens: int = 0  # tokens a sliding window may hold beyond W - 1
+    gib_text_rounded: bool = True  # 0.14+: "Available KV cache memory" as round(x, 2), not %.2f
+    tokens_from_concurrency: bool = True  # 0.20.1+: tokens = int(concurrency x max_model_len)
 
     @property
     def block_size(self) -> int:
@@ -231,7 +234,8 @@ class VllmPool:
         """The lines vLLM prints, formatted as this release formats them."""
         size = f"GPU KV cache size: {self.gpu_kv_cache_tokens:,} tokens"
         conc = f"Maximum concurrency for {self.max_model_len:,} tokens per request: {self.concurrency_text}"
-        head = f"Available KV cache memory: {self.kv_memory_bytes / GIB:.2f} GiB"
+        gib = self.kv_memory_bytes / GIB
+        head = f"Available KV cache memory: {round(gib, 2) if self.gib_text_rounded else f'{gib:.2f}'} GiB"
         if self.one_log_line:
             return [head, f"{size}, {conc}"]
         return [head, size, conc]
@@ -240,11 +244,13 @@ class VllmPool:
 def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[str]]:
     """The model with the engine's own state dtypes: conv and SSM state in the
     serving dtype (MambaStateDtypeCalculator with mamba_cache_dtype 'auto'),
-    Nemotron-H's SSM state in float32 from 0.33 unless its config names another."""
+    Nemotron-H's SSM state in the config's mamba_ssm_cache_dtype, else float16
+    (0.13-0.19) or float32 (0.20 on)."""
     serving = serving_storage(model)
     checkpoint = FP32 if model.weight_dtype in ("float32", "fp32") else serving
     notes: list[str] = []
-    nemotron = model.model_type == "nemotron_h" and rules.nemotron_h_fp32_ssm
+    nemotron_default = {"float32": FP32, "float16": FP16}.get(rules.nemotron_h_ssm_dtype or "")
+    nemotron = model.model_type == "nemotron_h" and nemotron_default is not None
     changed = set()
 
     def fix(_i, layer):
@@ -254,7 +260,7 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
         ssm = serving
         if nemotron:
             named = state.ssm_storage if state.ssm_storage not in (checkpoint, serving) else None
-            ssm = named or FP32
+            ssm = named or nemotron_default
         new = replace(state, conv_storage=serving, ssm_storage=ssm)
         if new != state:
             changed.add((state.conv_storage.name, state.ssm_storage.name, serving.name, ssm.name))
@@ -265,8 +271,8 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
         notes.append(f"state dtype: vLLM {rules.version} keeps the conv state in {conv} and the SSM state in {ssm} "
                      f"(the config reads {old_conv}/{old_ssm})")
     if nemotron:
-        notes.append("Nemotron-H: vLLM >= 0.33 keeps the SSM state in float32 unless the config's "
-                     "mamba_ssm_cache_dtype says otherwise (--mamba-ssm-cache-dtype overrides)")
+        notes.append(f"Nemotron-H: vLLM {rules.version} keeps the SSM state in {rules.nemotron_h_ssm_dtype} unless "
+                     "the config's mamba_ssm_cache_dtype says otherwise (--mamba-ssm-cache-dtype overrides)")
     return out, notes
 
 
@@ -303,9 +309,16 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         quantized = kv_cache_dtype not in ("auto", "bfloat16", "float16")
         wanted = rules.mla_block_sparse if sparse else (rules.mla_block_fp8 if quantized else rules.mla_block_bf16)
         backend = "FlashMLA sparse" if sparse else ("FlashMLA" if quantized else "FlashAttention MLA")
-        if rules.version == "0.11":  # check_and_update_config forces the size, user's or not
+        forced = rules.mla_block_forced
+        if forced == "exact" or (forced == "multiple" and sparse):  # check_and_update_config: any other size -> 64
             if block != wanted:
-                notes.append(f"MLA: block size {block} -> {wanted} (vLLM 0.11 forces it for {backend} on Hopper)")
+                notes.append(f"MLA: block size {block} -> {wanted} (vLLM {rules.version} forces it for {backend} "
+                             "on Hopper)")
+                block = wanted
+        elif forced == "multiple":  # 0.11.1-0.17: a multiple of 64 is kept, anything else -> 64
+            if block % wanted:
+                notes.append(f"MLA: block size {block} -> {wanted} (vLLM {rules.version} forces a multiple of "
+                             f"{wanted} for {backend} on Hopper)")
                 block = wanted
         elif block_tokens is None and block != wanted:
             notes.append(f"MLA: block size {block} -> {wanted} ({backend}'s preferred size on Hopper)")
@@ -329,6 +342,11 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         state_kind = next(layer.state.kind for layer in model.layers if layer.state is not None)
         specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind)
         notes.extend(note)
+        if model.model_type in rules.mamba_all_mode_types:
+            notes.append(f"not modelled: vLLM {rules.version} uses Mamba cache mode 'all' for {model.model_type} "
+                         "(a state page per block of tokens, the block aligned to the Mamba chunk size); "
+                         "kvplan sizes it as 'align' (pass --no-enable-prefix-caching to vLLM to match kvplan's "
+                         "one page, or use 0.28+)")
     if "chunked" in kinds and not rules.chunked_hybrid_manager:
         hybrid_manager = False
         notes.append(f"vLLM {rules.version} turns the hybrid KV cache manager off for chunked local attention "
@@ -369,15 +387,15 @@ def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_to
                               state_kind: str):
     """Attention page >= Mamba page, the Mamba page padded to it.
 
-    0.11 HybridAttentionMambaModelConfig: block = 16 x cdiv(mamba, 16 x token page).
-    0.33 Platform._align_hybrid_block_size: the alignment is max(16, block size),
-    and with prefix caching ('align' mode) the Mamba block equals the attention
-    block and one request holds 2 (Mamba-2: 3) state pages."""
+    0.11-0.19 HybridAttentionMambaModelConfig: block = 16 x cdiv(mamba, 16 x token page).
+    0.20+ Platform._align_hybrid_block_size: the alignment is max(16, block size).
+    With prefix caching (hybrids from 0.26: 'align' mode) the Mamba block equals
+    the attention block and one request holds 2 (Mamba-2 from 0.32: 3) state pages."""
     mamba_page = max(s.page_bytes for _, s in specs if s.kind == MAMBA)
-    if rules.version == "0.11":
-        align = KERNEL_BLOCK_ALIGN_TOKENS
-    else:
+    if rules.hybrid_align_to_block:
         align = max(KERNEL_BLOCK_ALIGN_TOKENS, block)
+    else:
+        align = KERNEL_BLOCK_ALIGN_TOKENS
     needed = align * cdiv(mamba_page, align * attn_token_bytes)
     needed = KERNEL_BLOCK_ALIGN_TOKENS * cdiv(needed, KERNEL_BLOCK_ALIGN_TOKENS)
     new_block = max(block, needed)
@@ -511,7 +529,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                 grouped_specs[i] = g.spec
     stages = [{k for k, owner in enumerate(owners) if start <= owner < end}
               for start, end in stage_bounds(model.num_layers, pp)]
-    # 0.33 VllmConfig.max_in_flight_tokens: max_concurrent_batches (2 under async
+    # 0.26+ VllmConfig.max_in_flight_tokens: max_concurrent_batches (2 under async
     # scheduling; the PP size with PP and the V1 model runner) x max_num_batched_tokens
     in_flight = mnbt if rules.sliding_in_flight_batches == 1 else mnbt * (rules.sliding_in_flight_batches if pp == 1 else pp)
     stage_bytes = [b for st in stages if (b := _stage_block_bytes(groups, uniform_type, grouped_specs, st))]
@@ -524,10 +542,17 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     else:
         tokens = num_blocks // len(groups) * min(g.spec.block_tokens for g in groups)
 
-    if rules.null_block_in_check:
-        def fits(length: int) -> bool:  # bytes_per_block x blocks a request needs <= available - one block
-            need = _blocks_per_request(groups, uniform_type, grouped_specs, length, in_flight)
-            return all(b * need <= kv_memory_bytes - b for b in stage_bytes)
+    if rules.start_check == "groups" or (rules.start_check == "first_group" and not uniform_type):
+        held_back = 1 if rules.null_block_in_check else 0
+        first_only = rules.start_check == "first_group"
+
+        def fits(length: int) -> bool:  # bytes_per_block x blocks a request needs <= available (- the null block)
+            if first_only:  # 0.14-0.18 _max_memory_usage_bytes_from_groups: the first group's blocks only
+                spec = groups[0].spec
+                need = cdiv(spec.max_memory_bytes(length, in_flight), spec.page_bytes)
+            else:
+                need = _blocks_per_request(groups, uniform_type, grouped_specs, length, in_flight)
+            return all(b * need <= kv_memory_bytes - held_back * b for b in stage_bytes)
     else:
         def fits(length: int) -> bool:  # check_enough_kv_cache_memory: every layer's worst case, summed
             return all(sum(grouped_specs[i].max_memory_bytes(length, in_flight) for i in st) <= kv_memory_bytes
@@ -545,7 +570,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                 hi = mid - 1
     return VllmPool(kv_memory_bytes, max_model_len, mnbt, groups, uniform_type, page, num_blocks,
                     per_request, tokens, concurrency, ok, estimate, tuple(notes), tuple(grouped_specs),
-                    rules.version, rules.one_log_line, kv_dtype, max(stage_bytes), in_flight)
+                    rules.version, rules.one_log_line, kv_dtype, max(stage_bytes), in_flight,
+                    gib_text_rounded=rules.gib_text_rounded, tokens_from_concurrency=rules.tokens_from_concurrency)
 
 
 def add_to_report(*args, **kwargs):

@@ -96,9 +96,9 @@ def _rules_for(log: VllmLog, version: str | None) -> tuple[VllmRules | None, lis
         notes.append("no version printed; '# GPU blocks' is the v0 engine's (<= 0.7) line: v0 accounting")
         return None, notes
     if log.gpu_kv_cache_tokens is not None and log.concurrency is not None and _one_line(log):
-        notes.append("no version printed; the one-line KV cache size is 0.33's: its rules")
+        notes.append("no version printed; the one-line KV cache size is 0.28-0.33's: 0.33's rules")
         return V0_33, notes
-    notes.append("no version printed; two-line KV cache size (0.8-0.32): 0.11's rules (the closest modelled)")
+    notes.append("no version printed; two-line KV cache size (0.8-0.27): 0.11's rules (the oldest modelled)")
     return V0_11, notes
 
 
@@ -271,7 +271,7 @@ def _candidates(pool: VllmPool, log: VllmLog, max_len: int) -> list[int]:
     if tokens is None:
         return []
     groups, block = len(pool.groups), pool.block_size
-    if pool.version == "0.11" or not V0_33.tokens_from_concurrency:
+    if not pool.tokens_from_concurrency:
         base = tokens // block * groups
         return list(range(max(base - groups, 1), base + groups + 1))
     base = tokens * pool.blocks_per_request // max_len
