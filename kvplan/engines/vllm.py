@@ -245,12 +245,14 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
     """The model with the engine's own state dtypes: conv and SSM state in the
     serving dtype (MambaStateDtypeCalculator with mamba_cache_dtype 'auto'),
     Nemotron-H's SSM state in the config's mamba_ssm_cache_dtype, else float16
-    (0.13-0.19) or float32 (0.20 on)."""
+    (0.13-0.19) or float32 (0.20 on); Qwen3.5's (0.17 on) in the config's
+    mamba_ssm_dtype (float32 in the published checkpoints)."""
     serving = serving_storage(model)
     checkpoint = FP32 if model.weight_dtype in ("float32", "fp32") else serving
     notes: list[str] = []
     nemotron_default = {"float32": FP32, "float16": FP16}.get(rules.nemotron_h_ssm_dtype or "")
     nemotron = model.model_type == "nemotron_h" and nemotron_default is not None
+    qwen35 = model.model_type.startswith("qwen3_5") and rules.qwen35_config_ssm_dtype
     changed = set()
 
     def fix(_i, layer):
@@ -261,6 +263,8 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
         if nemotron:
             named = state.ssm_storage if state.ssm_storage not in (checkpoint, serving) else None
             ssm = named or nemotron_default
+        elif qwen35:  # Qwen3_5ForConditionalGenerationConfig: mamba_ssm_cache_dtype = hf_text_config.mamba_ssm_dtype
+            ssm = state.ssm_storage if state.ssm_storage not in (checkpoint, serving) else serving
         new = replace(state, conv_storage=serving, ssm_storage=ssm)
         if new != state:
             changed.add((state.conv_storage.name, state.ssm_storage.name, serving.name, ssm.name))
@@ -273,17 +277,21 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
     if nemotron:
         notes.append(f"Nemotron-H: vLLM {rules.version} keeps the SSM state in {rules.nemotron_h_ssm_dtype} unless "
                      "the config's mamba_ssm_cache_dtype says otherwise (--mamba-ssm-cache-dtype overrides)")
+    if qwen35:
+        notes.append(f"Qwen3.5: vLLM {rules.version} keeps the SSM state in the config's mamba_ssm_dtype "
+                     "(--mamba-ssm-cache-dtype overrides)")
     return out, notes
 
 
 def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, hybrid_manager: bool = True,
-                rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
+                rules: VllmRules = LATEST, kv_cache_dtype: str | None = None, prefix_caching: bool | None = None,
                 ) -> tuple[list[tuple[int, PageSpec]], list[str], str]:
     """(model layer index, spec) for every cache vLLM allocates, notes, and the KV dtype used.
 
     `model` is one TP rank's (already sharded, engine dtypes applied). A model
     layer may give several specs (V3.2: latent and indexer; Falcon-H1:
     attention and Mamba). Layers that reuse another layer's cache give none.
+    prefix_caching: vLLM's --enable-prefix-caching (None: the release's default).
     """
     notes: list[str] = []
     serving = serving_storage(model)
@@ -340,13 +348,18 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
     attention = [s for _, s in specs if s.kind in ("full", "sliding", "chunked")]
     if MAMBA in kinds and attention:
         state_kind = next(layer.state.kind for layer in model.layers if layer.state is not None)
-        specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind)
+        prefix = rules.mamba_align_mode if prefix_caching is None else prefix_caching
+        align_mode = prefix and rules.mamba_cache_modes
+        specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind,
+                                                align_mode)
         notes.extend(note)
-        if model.model_type in rules.mamba_all_mode_types:
-            notes.append(f"not modelled: vLLM {rules.version} uses Mamba cache mode 'all' for {model.model_type} "
-                         "(a state page per block of tokens, the block aligned to the Mamba chunk size); "
-                         "kvplan sizes it as 'align' (pass --no-enable-prefix-caching to vLLM to match kvplan's "
-                         "one page, or use 0.28+)")
+        if prefix and model.model_type in rules.mamba_all_mode_types:
+            notes.append(f"not modelled: with prefix caching vLLM {rules.version} uses Mamba cache mode 'all' for "
+                         f"{model.model_type} (a state page per block of tokens, the block aligned to the Mamba "
+                         f"chunk size); kvplan sizes {'2 pages (align)' if align_mode else 'one page'}")
+        elif prefix and not rules.mamba_cache_modes:
+            notes.append(f"prefix caching: vLLM {rules.version} turns it off for this hybrid "
+                         "(MambaModelConfig: no SupportsMambaPrefixCaching): one state page per request")
     if "chunked" in kinds and not rules.chunked_hybrid_manager:
         hybrid_manager = False
         notes.append(f"vLLM {rules.version} turns the hybrid KV cache manager off for chunked local attention "
@@ -384,7 +397,7 @@ def _token_cache_spec(cache: TokenCache, block: int, kv_dtype: str, serving: Sto
 
 
 def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_token_bytes: int, rules: VllmRules,
-                              state_kind: str):
+                              state_kind: str, align_mode: bool | None = None):
     """Attention page >= Mamba page, the Mamba page padded to it.
 
     0.11-0.19 HybridAttentionMambaModelConfig: block = 16 x cdiv(mamba, 16 x token page).
@@ -400,12 +413,13 @@ def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_to
     needed = KERNEL_BLOCK_ALIGN_TOKENS * cdiv(needed, KERNEL_BLOCK_ALIGN_TOKENS)
     new_block = max(block, needed)
     attn_page = new_block * attn_token_bytes
-    pages = rules.mamba_pages(state_kind) if rules.mamba_align_mode else 1
+    align_mode = rules.mamba_align_mode if align_mode is None else align_mode
+    pages = rules.mamba_pages(state_kind) if align_mode else 1
     out = []
     for i, s in specs:
         if s.kind == MAMBA:
             out.append((i, replace(s, padded_page_bytes=attn_page, state_pages=pages,
-                                   block_tokens=new_block if rules.mamba_align_mode else s.block_tokens)))
+                                   block_tokens=new_block if align_mode else s.block_tokens)))
         elif s.kind != "indexer":
             out.append((i, s.with_block(new_block)))
         else:
@@ -413,9 +427,9 @@ def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_to
     pad_pct = 100 * (attn_page - mamba_page) / mamba_page if mamba_page else 0.0  # an empty state: nothing to pad
     notes = [f"hybrid Mamba: attention block {block} -> {new_block} tokens so a page ({attn_page:,} B) holds the "
              f"Mamba state ({mamba_page:,} B); Mamba page padded by {pad_pct:.2f}%"]
-    if rules.mamba_align_mode:
-        notes.append(f"prefix caching on (vLLM {rules.version} default for hybrids): Mamba cache mode 'align', "
-                     f"{pages} state pages per request")
+    if align_mode:
+        why = f"vLLM {rules.version} default for hybrids" if rules.mamba_align_mode else "--enable-prefix-caching"
+        notes.append(f"prefix caching on ({why}): Mamba cache mode 'align', {pages} state pages per request")
     return out, notes
 
 
@@ -489,7 +503,7 @@ def _blocks_per_request(groups, uniform_type: bool, specs, max_len: int, in_flig
 def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None = None,
              tp: int = 1, pp: int = 1, max_num_batched_tokens: int | None = None,
              hybrid_manager: bool = True, rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
-             allow_long_max_model_len: bool = False) -> VllmPool:
+             allow_long_max_model_len: bool = False, prefix_caching: bool | None = None) -> VllmPool:
     """vLLM's KV cache config for `model` on one (tp, pp) replica under `rules`.
 
     kv_memory_bytes: memory for the KV cache per GPU. max_num_batched_tokens:
@@ -515,7 +529,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     fixed, state_notes = engine_model(model, rules)
     ranked = shard(fixed, tp, 1)[0]  # TP-sharded, all layers
     pairs, spec_notes, kv_dtype = layer_specs(ranked, block_tokens, max_model_len, hybrid_manager, rules,
-                                              kv_cache_dtype)
+                                              kv_cache_dtype, prefix_caching)
     notes += state_notes + spec_notes
     if not pairs:
         raise PlanError(f"{model.name} has no KV cache: vLLM allocates one null block")

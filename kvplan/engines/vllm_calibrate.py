@@ -109,7 +109,7 @@ def _one_line(log: VllmLog) -> bool:
 def _simulate(model, log: VllmLog, rules: VllmRules, kv: int, max_len: int, kv_dtype, block, mnbt):
     return simulate(model, kv_memory_bytes=kv, max_model_len=max_len, block_tokens=block, tp=log.tp or 1,
                     pp=log.pp or 1, max_num_batched_tokens=mnbt, rules=rules, kv_cache_dtype=kv_dtype,
-                    allow_long_max_model_len=True)
+                    allow_long_max_model_len=True, prefix_caching=log.enable_prefix_caching)
 
 
 def _vllm_kv_dtype(name: str | None) -> str | None:
@@ -397,7 +397,7 @@ def _what_if(cal: Calibration, spec, what: dict, kv_dtype, block, mnbt):
     pool = simulate(spec, kv_memory_bytes=kv, max_model_len=new_len, block_tokens=new_block, tp=log.tp or 1,
                     pp=log.pp or 1, max_num_batched_tokens=what.get("max_num_batched_tokens") or mnbt, rules=rules,
                     kv_cache_dtype=new_dtype, allow_long_max_model_len=bool(
-                        os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")))
+                        os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")), prefix_caching=log.enable_prefix_caching)
     cal.what_if = {
         "version": rules.version,
         "kv_cache_dtype": pool.kv_cache_dtype,

@@ -21,7 +21,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | sliding window in-flight tokens       | max_num_batched_tokens; x max_concurrent_batches (2, async scheduling) from 0.26.0 |
 | MLA block on Hopper                   | 64 forced for every block (0.11.0); 64 unless the block is a multiple of 64 (0.11.1); bf16 16 (FLASH_ATTN_MLA), fp8 64, sparse 64, the user's block kept, from 0.18.0 |
 | hybrid attention block alignment      | 16; max(16, block size) from 0.20.0                                         |
-| hybrid Mamba prefix caching           | off (one state page per request); on from 0.26.0: 'align' (2 pages; 'all' for Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 in 0.26-0.27, not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
+| hybrid Mamba prefix caching           | off by default (one state page per request), on by default from 0.26.0. On (default or --enable-prefix-caching): 0.11.1-0.14 vLLM turns it off for most hybrids (one page); from 0.15.0 'align' (2 pages); 'all' for Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 until 0.27 (not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
 | chunked local attention + hybrid manager | off (env default 0); on (default 1) from 0.14.0                          |
 | start check                           | every layer's worst case <= available; from 0.14.0 the first group's blocks x layers per group x page; from 0.19.0 the sum over groups; from 0.29.0 in memory less one block (the null block) |
 | --block-size                          | 1, 8, 16, 32, 64, 128; + 256 from 0.11.1; any int from 0.18.0 (> 0 from 0.23.0) |
@@ -29,6 +29,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | KV dtypes (the ones kvplan sizes)     | auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc; + fp8_ds_mla 0.11.1; + float16 0.18.0; + int8/fp8_per_token_head, nvfp4 0.20.0; + int4_per_token_head 0.25.0 |
 | --kv-offloading-size / skip layers    | offloading from 0.11.1; --kv-cache-dtype-skip-layers from 0.19.0            |
 | Nemotron-H SSM state                  | serving dtype; config's mamba_ssm_cache_dtype or float16 from 0.13.0; or float32 from 0.20.0 |
+| Qwen3.5 / 3.6 GDN SSM state          | serving dtype; the config's mamba_ssm_dtype (float32) from 0.17.0          |
 | DeepSeek-V3.2 auto KV dtype           | fp8_ds_mla (0.11.0); bf16 from 0.11.1; fp8 -> fp8_ds_mla in every release   |
 
 Rules that hold in every release read: block 16 by default; Mamba / Mamba-2 /
@@ -97,9 +98,14 @@ class VllmRules:
         "vllm/config/model.py: ModelConfig.is_prefix_caching_supported (hybrid: False until 0.25.1, True from "
         "0.26.0) -> vllm/model_executor/models/config.py: MambaModelConfig.verify_and_update_config "
         "(mamba_cache_mode 'align', mamba_block_size = block_size)")
+    mamba_cache_modes: bool = _src(
+        "vllm/config/cache.py: CacheConfig.mamba_cache_mode (from 0.15.0): --enable-prefix-caching on a hybrid "
+        "gives 'align' (2 state pages); until 0.14.1 MambaModelConfig.verify_and_update_config turns prefix "
+        "caching off for a model without SupportsMambaPrefixCaching (one page)")
     mamba_all_mode_types: tuple[str, ...] = _src(
-        "0.26.0-0.27.1 vllm/model_executor/models/config.py: MambaModelConfig.verify_and_update_config "
-        "('all' if model_config.supports_mamba_prefix_caching: the SupportsMambaPrefixCaching models)")
+        "0.15.0-0.27.1 vllm/model_executor/models/config.py: MambaModelConfig.verify_and_update_config "
+        "('all' if model_config.supports_mamba_prefix_caching: the SupportsMambaPrefixCaching models; "
+        "0.11.1-0.14.1 the same models with mamba_block_size = block_size); from 0.28.0 'align' for every model")
     mamba_align_pages: tuple[tuple[str, int], ...] = _src(
         "vllm/v1/kv_cache_interface.py: MambaSpec.max_memory_usage_bytes (2 + num_prefill_checkpoint_blocks); "
         "from 0.32.0 vllm/model_executor/layers/mamba/mamba_mixer2.py: get_kv_cache_spec (Mamba-2: 1 checkpoint)")
@@ -129,6 +135,9 @@ class VllmRules:
         "vllm/model_executor/models/config.py: NemotronHForCausalLMConfig (absent until 0.12.0: serving dtype; "
         "0.13.0-0.19.1: the config's mamba_ssm_cache_dtype or float16; from 0.20.0 "
         "update_mamba_ssm_cache_dtype: or DEFAULT_MAMBA_SSM_CACHE_DTYPE = float32)")
+    qwen35_config_ssm_dtype: bool = _src(
+        "from 0.17.0 vllm/model_executor/models/config.py: Qwen3_5ForConditionalGenerationConfig."
+        "verify_and_update_config (mamba_ssm_cache_dtype 'auto' -> hf_text_config.mamba_ssm_dtype)")
     v32_auto_kv_dtype: str = _src(
         "vllm/model_executor/models/config.py: DeepseekV32ForCausalLM.verify_and_update_config "
         "(0.11.0: auto -> fp8_ds_mla; from 0.11.1 auto stays auto, bf16)")
@@ -184,6 +193,7 @@ V0_11 = VllmRules(
     mla_block_forced="exact",
     hybrid_align_to_block=False,
     mamba_align_mode=False,
+    mamba_cache_modes=False,
     mamba_all_mode_types=(),
     mamba_align_pages=(),
     chunked_hybrid_manager=False,
@@ -195,15 +205,19 @@ V0_11 = VllmRules(
     kv_cache_dtype_skip_layers=False,
     kv_offloading=False,
     nemotron_h_ssm_dtype=None,
+    qwen35_config_ssm_dtype=False,
     v32_auto_kv_dtype="fp8_ds_mla",
     v32_fp8_kv_dtype="fp8_ds_mla",
 )
 
 V0_11_1 = replace(V0_11, version="0.11.1", block_sizes=(1, 8, 16, 32, 64, 128, 256), mla_block_forced="multiple",
-                  kv_cache_dtypes=_COMMON_DTYPES + ("fp8_ds_mla",), kv_offloading=True, v32_auto_kv_dtype="auto")
+                  kv_cache_dtypes=_COMMON_DTYPES + ("fp8_ds_mla",), kv_offloading=True, v32_auto_kv_dtype="auto",
+                  mamba_all_mode_types=_ALL_MODE_TYPES)
 V0_13 = replace(V0_11_1, version="0.13", nemotron_h_ssm_dtype="float16")
 V0_14 = replace(V0_13, version="0.14", gib_text_rounded=True, chunked_hybrid_manager=True, start_check="first_group")
-V0_18 = replace(V0_14, version="0.18", block_sizes=None, mla_block_bf16=16, mla_block_forced="",
+V0_15 = replace(V0_14, version="0.15", mamba_cache_modes=True)
+V0_17 = replace(V0_15, version="0.17", qwen35_config_ssm_dtype=True)
+V0_18 = replace(V0_17, version="0.18", block_sizes=None, mla_block_bf16=16, mla_block_forced="",
                 kv_cache_dtypes=_COMMON_DTYPES + ("float16", "fp8_ds_mla"))
 V0_19 = replace(V0_18, version="0.19", start_check="groups", kv_cache_dtype_skip_layers=True)
 V0_20 = replace(V0_19, version="0.20", gpu_memory_utilization=0.92, hybrid_align_to_block=True,
@@ -211,8 +225,7 @@ V0_20 = replace(V0_19, version="0.20", gpu_memory_utilization=0.92, hybrid_align
                 kv_cache_dtypes=V0_19.kv_cache_dtypes + ("int8_per_token_head", "fp8_per_token_head", "nvfp4"))
 V0_20_1 = replace(V0_20, version="0.20.1", tokens_from_concurrency=True)
 V0_25 = replace(V0_20_1, version="0.25", kv_cache_dtypes=V0_20_1.kv_cache_dtypes + ("int4_per_token_head",))
-V0_26 = replace(V0_25, version="0.26", sliding_in_flight_batches=2, mamba_align_mode=True,
-                mamba_all_mode_types=_ALL_MODE_TYPES)
+V0_26 = replace(V0_25, version="0.26", sliding_in_flight_batches=2, mamba_align_mode=True)
 V0_28 = replace(V0_26, version="0.28", one_log_line=True, mamba_all_mode_types=(),
                 batched_tokens_tiers=((160 * GIB, False, 16384),) + V0_26.batched_tokens_tiers)
 V0_29 = replace(V0_28, version="0.29", null_block_in_check=True)
@@ -233,6 +246,7 @@ V0_33 = VllmRules(
     mla_block_forced="",
     hybrid_align_to_block=True,
     mamba_align_mode=True,
+    mamba_cache_modes=True,
     mamba_all_mode_types=(),
     mamba_align_pages=(("mamba", 2), ("mamba2", 3), ("gated_deltanet", 2), ("linear", 2)),
     chunked_hybrid_manager=True,
@@ -245,11 +259,12 @@ V0_33 = VllmRules(
     kv_cache_dtype_skip_layers=True,
     kv_offloading=True,
     nemotron_h_ssm_dtype="float32",
+    qwen35_config_ssm_dtype=True,
     v32_auto_kv_dtype="auto",
     v32_fp8_kv_dtype="fp8_ds_mla",
 )
 
-RULES = (V0_11, V0_11_1, V0_13, V0_14, V0_18, V0_19, V0_20, V0_20_1, V0_25, V0_26, V0_28, V0_29, V0_32, V0_33)
+RULES = (V0_11, V0_11_1, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_25, V0_26, V0_28, V0_29, V0_32, V0_33)
 LATEST = V0_33
 OLDEST_READ = (0, 11, 0)  # releases before this one were not read
 
@@ -303,5 +318,5 @@ def parse_engine(engine: str) -> tuple[str, VllmRules | None, str | None]:
     return name, rules, note
 
 
-__all__ = ["VllmRules", "V0_11", "V0_11_1", "V0_13", "V0_14", "V0_18", "V0_19", "V0_20", "V0_20_1", "V0_25",
+__all__ = ["VllmRules", "V0_11", "V0_11_1", "V0_13", "V0_14", "V0_15", "V0_17", "V0_18", "V0_19", "V0_20", "V0_20_1", "V0_25",
            "V0_26", "V0_28", "V0_29", "V0_32", "V0_33", "LATEST", "RULES", "resolve", "parse_engine"]
