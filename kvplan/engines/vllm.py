@@ -464,8 +464,12 @@ def _unify_page_sizes(specs: list[PageSpec]) -> list[PageSpec]:
     return out
 
 
-def kv_cache_groups(specs: list[PageSpec]) -> tuple[tuple[CacheGroup, ...], bool]:
-    """(groups, uniform_type) as vLLM's get_kv_cache_groups forms them."""
+def kv_cache_groups(specs: list[PageSpec], close_ratio: float = 1.5) -> tuple[tuple[CacheGroup, ...], bool]:
+    """(groups, uniform_type) as vLLM's get_kv_cache_groups forms them.
+
+    close_ratio: layers per group is the largest count of one spec when it is
+    below close_ratio x the smallest (0.18+: 1.5; 0.12-0.17: 1.25), else the
+    smallest (0.11: always the smallest, close_ratio 0)."""
     everyone = tuple(range(len(specs)))
     if all(s == specs[0] for s in specs):
         return (CacheGroup(specs[0], everyone),), False
@@ -476,8 +480,8 @@ def kv_cache_groups(specs: list[PageSpec]) -> tuple[tuple[CacheGroup, ...], bool
     for index, spec in enumerate(specs):
         by_spec.setdefault(spec, []).append(index)
     counts = [len(v) for v in by_spec.values()]
-    # the "1" of an n:1 pattern, unless the counts are close (12 sliding + 13 full -> 13)
-    group_size = max(counts) if max(counts) < min(counts) * 1.5 else min(counts)
+    # the "1" of an n:1 pattern, unless the counts are close (12 sliding + 13 full -> 13 from 0.12)
+    group_size = max(counts) if max(counts) < min(counts) * close_ratio else min(counts)
     split = []
     for spec, layers in by_spec.items():
         n_groups = cdiv(len(layers), group_size)
@@ -535,7 +539,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         raise PlanError(f"{model.name} has no KV cache: vLLM allocates one null block")
     owners = [i for i, _ in pairs]
     specs = [s for _, s in pairs]
-    groups, uniform_type = kv_cache_groups(specs)
+    groups, uniform_type = kv_cache_groups(specs, rules.group_close_ratio)
     grouped_specs = list(specs)  # after page unification
     if not uniform_type:
         for g in groups:

@@ -23,6 +23,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | hybrid attention block alignment      | 16; max(16, block size) from 0.20.0                                         |
 | hybrid Mamba prefix caching           | off by default (one state page per request), on by default from 0.26.0. On (default or --enable-prefix-caching): 0.11.1-0.14 vLLM turns it off for most hybrids (one page); from 0.15.0 'align' (2 pages); 'all' for Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 until 0.27 (not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
 | chunked local attention + hybrid manager | off (env default 0); on (default 1) from 0.14.0                          |
+| layers per group (close counts)       | the smallest count (0.11); the largest when < 1.25 x the smallest from 0.12.0; < 1.5 x from 0.18.0 |
 | start check                           | every layer's worst case <= available; from 0.14.0 the first group's blocks x layers per group x page; from 0.19.0 the sum over groups; from 0.29.0 in memory less one block (the null block) |
 | --block-size                          | 1, 8, 16, 32, 64, 128; + 256 from 0.11.1; any int from 0.18.0 (> 0 from 0.23.0) |
 | max_num_batched_tokens (`vllm serve`) | 8192 if >= 70 GiB and not A100, else 2048; 16384 if >= 160 GiB from 0.28.0 |
@@ -113,6 +114,9 @@ class VllmRules:
         "vllm/envs.py: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE (default '0' until 0.13.0, '1' from "
         "0.14.0); vllm/config/vllm.py: a model with attention_chunk_size turns the hybrid KV cache manager off "
         "when it is 0, so every local layer is sized as full attention")
+    group_close_ratio: float = _src(
+        "vllm/v1/core/kv_cache_utils.py: _get_kv_cache_groups_uniform_page_size (0.11: group_size = the smallest "
+        "count of layers of one spec; 0.12.0: the largest when max < 1.25 x min; 0.18.0: 1.5 x min)")
     start_check: str = _src(
         "vllm/v1/core/kv_cache_utils.py: 'layers' (until 0.13.0 check_enough_kv_cache_memory: every layer's "
         "max_memory_usage_bytes summed); 'first_group' (0.14.0-0.18.1 _max_memory_usage_bytes_from_groups: "
@@ -197,6 +201,7 @@ V0_11 = VllmRules(
     mamba_all_mode_types=(),
     mamba_align_pages=(),
     chunked_hybrid_manager=False,
+    group_close_ratio=0.0,
     start_check="layers",
     null_block_in_check=False,
     batched_tokens_tiers=((70 * GIB, True, 8192), (0, False, 2048)),
@@ -213,11 +218,12 @@ V0_11 = VllmRules(
 V0_11_1 = replace(V0_11, version="0.11.1", block_sizes=(1, 8, 16, 32, 64, 128, 256), mla_block_forced="multiple",
                   kv_cache_dtypes=_COMMON_DTYPES + ("fp8_ds_mla",), kv_offloading=True, v32_auto_kv_dtype="auto",
                   mamba_all_mode_types=_ALL_MODE_TYPES)
-V0_13 = replace(V0_11_1, version="0.13", nemotron_h_ssm_dtype="float16")
+V0_12 = replace(V0_11_1, version="0.12", group_close_ratio=1.25)
+V0_13 = replace(V0_12, version="0.13", nemotron_h_ssm_dtype="float16")
 V0_14 = replace(V0_13, version="0.14", gib_text_rounded=True, chunked_hybrid_manager=True, start_check="first_group")
 V0_15 = replace(V0_14, version="0.15", mamba_cache_modes=True)
 V0_17 = replace(V0_15, version="0.17", qwen35_config_ssm_dtype=True)
-V0_18 = replace(V0_17, version="0.18", block_sizes=None, mla_block_bf16=16, mla_block_forced="",
+V0_18 = replace(V0_17, version="0.18", group_close_ratio=1.5, block_sizes=None, mla_block_bf16=16, mla_block_forced="",
                 kv_cache_dtypes=_COMMON_DTYPES + ("float16", "fp8_ds_mla"))
 V0_19 = replace(V0_18, version="0.19", start_check="groups", kv_cache_dtype_skip_layers=True)
 V0_20 = replace(V0_19, version="0.20", gpu_memory_utilization=0.92, hybrid_align_to_block=True,
@@ -250,6 +256,7 @@ V0_33 = VllmRules(
     mamba_all_mode_types=(),
     mamba_align_pages=(("mamba", 2), ("mamba2", 3), ("gated_deltanet", 2), ("linear", 2)),
     chunked_hybrid_manager=True,
+    group_close_ratio=1.5,
     start_check="groups",
     null_block_in_check=True,
     batched_tokens_tiers=((160 * GIB, False, 16384), (70 * GIB, True, 8192), (0, False, 2048)),
@@ -264,7 +271,7 @@ V0_33 = VllmRules(
     v32_fp8_kv_dtype="fp8_ds_mla",
 )
 
-RULES = (V0_11, V0_11_1, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_25, V0_26, V0_28, V0_29, V0_32, V0_33)
+RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_25, V0_26, V0_28, V0_29, V0_32, V0_33)
 LATEST = V0_33
 OLDEST_READ = (0, 11, 0)  # releases before this one were not read
 
@@ -318,5 +325,5 @@ def parse_engine(engine: str) -> tuple[str, VllmRules | None, str | None]:
     return name, rules, note
 
 
-__all__ = ["VllmRules", "V0_11", "V0_11_1", "V0_13", "V0_14", "V0_15", "V0_17", "V0_18", "V0_19", "V0_20", "V0_20_1", "V0_25",
+__all__ = ["VllmRules", "V0_11", "V0_11_1", "V0_12", "V0_13", "V0_14", "V0_15", "V0_17", "V0_18", "V0_19", "V0_20", "V0_20_1", "V0_25",
            "V0_26", "V0_28", "V0_29", "V0_32", "V0_33", "LATEST", "RULES", "resolve", "parse_engine"]
