@@ -29,7 +29,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | max_num_batched_tokens (`vllm serve`) | 8192 if >= 70 GiB and not A100, else 2048; 16384 if >= 160 GiB from 0.28.0 |
 | KV dtypes (the ones kvplan sizes)     | auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc; + fp8_ds_mla 0.11.1; + float16 0.18.0; + int8/fp8_per_token_head, nvfp4 0.20.0; + int4_per_token_head 0.25.0 |
 | --kv-offloading-size / skip layers    | offloading from 0.11.1; --kv-cache-dtype-skip-layers from 0.19.0            |
-| Nemotron-H SSM state                  | serving dtype; config's mamba_ssm_cache_dtype or float16 from 0.13.0; or float32 from 0.20.0 |
+| Nemotron-H SSM state                  | serving dtype; from 0.13.0 the config's mamba_ssm_cache_dtype (NemotronHConfig's default float32), else float16; else float32 from 0.20.0 |
 | Qwen3.5 / 3.6 GDN SSM state          | serving dtype; the config's mamba_ssm_dtype (float32) from 0.17.0          |
 | DeepSeek-V3.2 auto KV dtype           | fp8_ds_mla (0.11.0); bf16 from 0.11.1; fp8 -> fp8_ds_mla in every release   |
 
@@ -137,8 +137,8 @@ class VllmRules:
                                "(from 0.11.1)")
     nemotron_h_ssm_dtype: str | None = _src(
         "vllm/model_executor/models/config.py: NemotronHForCausalLMConfig (absent until 0.12.0: serving dtype; "
-        "0.13.0-0.19.1: the config's mamba_ssm_cache_dtype or float16; from 0.20.0 "
-        "update_mamba_ssm_cache_dtype: or DEFAULT_MAMBA_SSM_CACHE_DTYPE = float32)")
+        "0.13.0-0.19.1: getattr(hf_config, 'mamba_ssm_cache_dtype', 'float16'), and transformers' NemotronHConfig "
+        "defaults that attribute to float32; from 0.20.0 update_mamba_ssm_cache_dtype: fallback float32)")
     qwen35_config_ssm_dtype: bool = _src(
         "from 0.17.0 vllm/model_executor/models/config.py: Qwen3_5ForConditionalGenerationConfig."
         "verify_and_update_config (mamba_ssm_cache_dtype 'auto' -> hf_text_config.mamba_ssm_dtype)")
