@@ -65,12 +65,13 @@ class VllmRules:
         "vllm/config/cache.py: BlockSize Literal (0.11.0; + 256 from 0.11.1); from 0.18.0 block_size: int "
         "(SkipValidation, Field(gt=0) from 0.23.0); None: any positive size")
     tokens_from_concurrency: bool = _src(
-        "until 0.20.0 vllm/v1/core/kv_cache_utils.py: get_kv_cache_config / _report_kv_cache_config "
-        "(num_blocks // len(groups) * min_block); from 0.20.1 _report_kv_cache_config, from 0.24.0 "
-        "get_kv_cache_capacity (int(max_concurrency * max_model_len))")
+        "until 0.20.0 vllm/v1/core/kv_cache_utils.py: get_kv_cache_config_from_groups (0.11.0) / "
+        "_report_kv_cache_config (0.11.1+) (num_blocks // len(groups) * min_block); from 0.20.1 "
+        "_report_kv_cache_config, from 0.24.0 get_kv_cache_capacity (int(max_concurrency * max_model_len))")
     one_log_line: bool = _src(
-        "vllm/v1/core/kv_cache_utils.py: _report_kv_cache_config (two logger calls) until 0.27.1; "
-        "update_kv_cache_capacity (one call) from 0.28.0")
+        "vllm/v1/core/kv_cache_utils.py: two logger calls until 0.27.1 (get_kv_cache_config_from_groups 0.11.0, "
+        "_report_kv_cache_config 0.11.1-0.23.0, get_kv_cache_configs 0.24.0-0.27.1); one call in "
+        "update_kv_cache_capacity from 0.28.0")
     gib_text_rounded: bool = _src(
         "vllm/v1/worker/gpu_worker.py: determine_available_memory ('%.2f' until 0.13.0; "
         "vllm/utils/mem_utils.py: format_gib = str(round(b / GiB, 2)) from 0.14.0)")
