@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from kvplan.capacity.hardware import lookup
 from kvplan.cli.app import app
 from kvplan.engines.vllm import PageSpec, kv_cache_groups, simulate
-from kvplan.engines.vllm_rules import LATEST, RULES, V0_33, _key, resolve
+from kvplan.engines.vllm_rules import LATEST, RULES, V0_33, _key, parse_engine, resolve
 from kvplan.errors import UsageError
 from kvplan.sources import load_model
 from kvplan.workflows import apply_kv_dtype
@@ -296,3 +296,10 @@ def test_emit_offloading_0_11_0_vs_0_11_1_and_skip_layers_0_18_vs_0_19():
     assert "--kv-offloading-size" in _emit("0.11.1", "llama-3.1-8b", "-t", "offload:cpu=64GiB")["argv"]
     assert "--kv-cache-dtype-skip-layers" not in _emit("0.18.1", "gpt-oss-20b", "-t", "fp8:skip=sliding")["argv"]
     assert "--kv-cache-dtype-skip-layers" in _emit("0.19.0", "gpt-oss-20b", "-t", "fp8:skip=sliding")["argv"]
+
+
+def test_engine_names_the_release_whose_rules_apply():
+    # --engine vllm@0.24.0: read, no "not read" note, but the report says 0.20.1's object applies
+    name, found, note = parse_engine("vllm@0.24.0")
+    assert (name, found.version) == ("vllm", "0.20.1") and "rules of 0.20.1" in note and "not read" not in note
+    assert parse_engine("vllm@0.20.1")[2] is None and parse_engine("vllm@0.11")[2] is None

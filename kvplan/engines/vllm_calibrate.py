@@ -29,7 +29,7 @@ from ..render import Report, Table
 from ..units import GIB
 from .vllm import VllmPool, simulate
 from .vllm_log import VllmLog
-from .vllm_rules import V0_11, V0_33, VllmRules, resolve
+from .vllm_rules import V0_11, V0_33, VllmRules, parse_engine, resolve
 
 _SUFFIXES = re.compile(r"[-_.](instruct|chat|it|hf|base|fp8|fp16|bf16|awq|gptq|int4|int8|w4a16|w8a8|dynamic|"
                        r"\d+k|2507|0528|v\d(\.\d)?)$", re.I)
@@ -88,7 +88,7 @@ def _rules_for(log: VllmLog, version: str | None) -> tuple[VllmRules | None, lis
     notes = []
     text = version or log.version
     if text:
-        rules, note = resolve(text)
+        _, rules, note = parse_engine(f"vllm@{text}")
         if note:
             notes.append(note)
         return rules, notes

@@ -323,7 +323,16 @@ def parse_engine(engine: str) -> tuple[str, VllmRules | None, str | None]:
     if "@" in engine and not version.strip():
         raise UsageError(f"--engine {engine!r}: give a version after @, e.g. vllm@0.11")
     rules, note = resolve(version or None)
+    wanted = version.strip().lstrip("v")
+    if note is None and wanted and wanted != "latest" and _key(rules.version) != _release(wanted):
+        note = (f"vLLM {wanted}: modelled with the rules of {rules.version}, the newest release at or before it "
+                "where a rule kvplan models changed")
     return name, rules, note
+
+
+def _release(text: str) -> tuple[int, ...]:
+    match = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)) if match else ()
 
 
 __all__ = ["VllmRules", "V0_11", "V0_11_1", "V0_12", "V0_13", "V0_14", "V0_15", "V0_17", "V0_18", "V0_19", "V0_20", "V0_20_1", "V0_25",
