@@ -303,3 +303,16 @@ def test_engine_names_the_release_whose_rules_apply():
     name, found, note = parse_engine("vllm@0.24.0")
     assert (name, found.version) == ("vllm", "0.20.1") and "rules of 0.20.1" in note and "not read" not in note
     assert parse_engine("vllm@0.20.1")[2] is None and parse_engine("vllm@0.11")[2] is None
+
+
+def test_gdn_prefill_checkpoint_0_32_vs_0_33():
+    # Qwen3.5-35B-A3B, bf16 KV (2,048 B per token), GDN state 2,146,304 B (float32 SSM), 'align' mode (default)
+    # 0.32.0: block 16 x cdiv(2,146,304, 32,768) = 1,056; 131,072 tokens: 125 + 3 GDN groups x 2 = 131
+    # 0.33.0 on Hopper: FlashInfer's GDN prefill exports a checkpoint -> 3 pages, and the block is aligned to
+    # lcm(16, 64) = 64: 64 x cdiv(2,146,304, 131,072) = 64 x 17 = 1,088; cdiv(131,072, 1,088) = 121 + 3 x 3 = 130
+    old, new = pool("qwen3.5-35b-a3b", "0.32.0", 131_072), pool("qwen3.5-35b-a3b", "0.33.0", 131_072)
+    assert (old.block_size, old.blocks_per_request) == (1_056, 131)
+    assert (new.block_size, new.blocks_per_request, new.page_bytes) == (1_088, 130, 1_088 * 2_048)
+    # without prefix caching there is no checkpoint: one page, the 16-token alignment
+    off = pool("qwen3.5-35b-a3b", "0.33.0", 131_072, prefix_caching=False)
+    assert (off.block_size, off.blocks_per_request) == (1_056, 128)

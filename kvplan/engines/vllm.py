@@ -41,6 +41,7 @@ block-outermost packing of groups with mixed page sizes, non-Hopper backends
 
 from __future__ import annotations
 
+import math
 from dataclasses import field, replace
 
 from .._record import record
@@ -405,15 +406,17 @@ def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_to
     With prefix caching (hybrids from 0.26: 'align' mode) the Mamba block equals
     the attention block and one request holds 2 (Mamba-2 from 0.32: 3) state pages."""
     mamba_page = max(s.page_bytes for _, s in specs if s.kind == MAMBA)
+    align_mode = rules.mamba_align_mode if align_mode is None else align_mode
     if rules.hybrid_align_to_block:
         align = max(KERNEL_BLOCK_ALIGN_TOKENS, block)
     else:
         align = KERNEL_BLOCK_ALIGN_TOKENS
+    if align_mode and state_kind == "gated_deltanet" and rules.gdn_checkpoint_align:
+        align = math.lcm(align, rules.gdn_checkpoint_align)  # 0.33: checkpoints land on block boundaries
     needed = align * cdiv(mamba_page, align * attn_token_bytes)
     needed = KERNEL_BLOCK_ALIGN_TOKENS * cdiv(needed, KERNEL_BLOCK_ALIGN_TOKENS)
     new_block = max(block, needed)
     attn_page = new_block * attn_token_bytes
-    align_mode = rules.mamba_align_mode if align_mode is None else align_mode
     pages = rules.mamba_pages(state_kind) if align_mode else 1
     out = []
     for i, s in specs:

@@ -22,6 +22,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | MLA block on Hopper                   | 64 forced for every block (0.11.0); 64 unless the block is a multiple of 64 (0.11.1); bf16 16 (FLASH_ATTN_MLA), fp8 64, sparse 64, the user's block kept, from 0.18.0 |
 | hybrid attention block alignment      | 16; max(16, block size) from 0.20.0                                         |
 | hybrid Mamba prefix caching           | off by default (one state page per request), on by default from 0.26.0. On (default or --enable-prefix-caching): 0.11.1-0.14 vLLM turns it off for most hybrids (one page); from 0.15.0 'align' (2 pages); 'all' for Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 until 0.27 (not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
+| Gated DeltaNet (Qwen3-Next, Qwen3.5) in 'align' mode | 2 pages, block aligned to max(16, block); 0.33.0: 3 pages (FlashInfer's GDN prefill checkpoint, the Hopper default) and the block aligned to lcm(that, 64) |
 | chunked local attention + hybrid manager | off (env default 0); on (default 1) from 0.14.0                          |
 | layers per group (close counts)       | the smallest count (0.11); the largest when < 1.25 x the smallest from 0.12.0; < 1.5 x from 0.18.0 |
 | start check                           | every layer's worst case <= available; from 0.14.0 the first group's blocks x layers per group x page; from 0.19.0 the sum over groups; from 0.29.0 in memory less one block (the null block) |
@@ -111,6 +112,11 @@ class VllmRules:
     mamba_align_pages: tuple[tuple[str, int], ...] = _src(
         "vllm/v1/kv_cache_interface.py: MambaSpec.max_memory_usage_bytes (2 + num_prefill_checkpoint_blocks); "
         "from 0.32.0 vllm/model_executor/layers/mamba/mamba_mixer2.py: get_kv_cache_spec (Mamba-2: 1 checkpoint)")
+    gdn_checkpoint_align: int = _src(
+        "0.33 vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py: QwenGatedDeltaNetAttention "
+        "(_resolve_gdn_prefill_backend: FlashInfer on Hopper by default; in 'align' mode get_kv_cache_spec adds "
+        "num_prefill_checkpoint_blocks=1) and vllm/platforms/interface.py: _align_hybrid_block_size "
+        "(block aligned to lcm(alignment, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64)); 0: no checkpoint")
     chunked_hybrid_manager: bool = _src(
         "vllm/envs.py: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE (default '0' until 0.13.0, '1' from "
         "0.14.0); vllm/config/vllm.py: a model with attention_chunk_size turns the hybrid KV cache manager off "
@@ -201,6 +207,7 @@ V0_11 = VllmRules(
     mamba_cache_modes=False,
     mamba_all_mode_types=(),
     mamba_align_pages=(),
+    gdn_checkpoint_align=0,
     chunked_hybrid_manager=False,
     group_close_ratio=0.0,
     start_check="layers",
@@ -255,7 +262,8 @@ V0_33 = VllmRules(
     mamba_align_mode=True,
     mamba_cache_modes=True,
     mamba_all_mode_types=(),
-    mamba_align_pages=(("mamba", 2), ("mamba2", 3), ("gated_deltanet", 2), ("linear", 2)),
+    mamba_align_pages=(("mamba", 2), ("mamba2", 3), ("gated_deltanet", 3), ("linear", 2)),
+    gdn_checkpoint_align=64,
     chunked_hybrid_manager=True,
     group_close_ratio=1.5,
     start_check="groups",
