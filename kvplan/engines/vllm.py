@@ -13,18 +13,22 @@ vLLM's file and function); this module applies them:
   dtype bytes; fp8_ds_mla (DeepSeek-V3.2) 656 B/token. V3.2 indexer keys:
   block x (index_head_dim + index_head_dim / 128 x 4) bytes. Mamba / Gated
   DeltaNet: the whole conv + SSM state of one sequence, in the serving dtype
-  (a float32 checkpoint is served in bf16), Nemotron-H's SSM in float32 where
-  the release says so.
+  (a float32 checkpoint is served in bf16), Nemotron-H's (0.13+) and
+  Qwen3.5's (0.17+) SSM in the config's dtype (float32).
 - KV heads per rank = max(1, kv_heads // tp); MLA latent and indexer are
   replicated; Mamba-2 groups are padded to TP (kvplan.capacity.shard).
 - Worst case per request and layer: full cdiv(max_len, block) pages; sliding
   window cdiv(min(W - 1 + in-flight tokens, max_len), block) + 1 pages;
-  Mamba one page, or in the "align" prefix-caching mode 2 (Mamba-2: 3).
+  Mamba one page, or with prefix caching ("align" mode: --enable-prefix-caching
+  from 0.15, the hybrid default from 0.26) 2 (Mamba-2 from 0.32, Gated DeltaNet
+  from 0.33: 3, a prefill checkpoint).
 - Groups: one when every layer has the same spec; one with summed pages when
   all layers need the same token slots (V3.2: MLA + indexer); otherwise page
-  sizes are unified and layers split into groups of equal size.
+  sizes are unified and layers split into groups of equal size (the smallest
+  count per spec; 0.12+ the largest when the counts are within 1.25x, 0.18+ 1.5x).
 - Hybrid attention + Mamba: the attention block grows until a page holds the
-  Mamba state; the Mamba page is padded to it.
+  Mamba state (aligned to 16; 0.20+ to max(16, block); 0.33 GDN to 64); the
+  Mamba page is padded to it.
 - num_blocks = available // (page x layers per group), the minimum over PP
   stages. Concurrency = num_blocks / (sum over groups of the pages one
   max_model_len request needs). Tokens: num_blocks // groups x block until
