@@ -316,3 +316,21 @@ def test_gdn_prefill_checkpoint_0_32_vs_0_33():
     # without prefix caching there is no checkpoint: one page, the 16-token alignment
     off = pool("qwen3.5-35b-a3b", "0.33.0", 131_072, prefix_caching=False)
     assert (off.block_size, off.blocks_per_request) == (1_056, 128)
+
+
+@pytest.mark.parametrize("line, one_line", [
+    # 0.11-0.27: two logger calls; 0.28-0.29: "GPU KV cache size: ..., Maximum concurrency ...";
+    # 0.30+: the device first ("GPU" on CUDA, device_type.upper() elsewhere); 0.33: " + host" with HiSparse
+    ("GPU KV cache size: 12,345 tokens\nMaximum concurrency for 1,000 tokens per request: 12.35x", False),
+    ("GPU KV cache size: 12,345 tokens, Maximum concurrency for 1,000 tokens per request: 12.35x", True),
+    ("XPU KV cache size: 12,345 tokens, Maximum concurrency for 1,000 tokens per request: 12.35x", True),
+    ("GPU + host KV cache size: 12,345 tokens, Maximum concurrency for 1,000 tokens per request: 12.35x", True),
+])
+def test_parser_reads_every_release_wording(line, one_line):
+    from kvplan.engines.vllm_log import parse_log
+
+    # 0.14+ prints the memory with format_gib = str(round(x, 2)): "5.9", not "5.90"
+    log = parse_log("INFO [gpu_worker.py:773] Available KV cache memory: 5.9 GiB\nINFO [kv_cache_utils.py:1148] " + line)
+    assert (log.gpu_kv_cache_tokens, log.concurrency, log.concurrency_len, log.one_line) == (12_345, 12.35, 1_000,
+                                                                                           one_line)
+    assert log.available_kv_gib == 5.9 and log.available_kv_bytes_range == (int(5.895 * GIB), int(5.905 * GIB))
