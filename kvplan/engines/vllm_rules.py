@@ -35,7 +35,8 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | DeepSeek-V3.2 auto KV dtype           | fp8_ds_mla (0.11.0); bf16 from 0.11.1; fp8 -> fp8_ds_mla in every release   |
 
 Rules that hold in every release read: block 16 by default; Mamba / Mamba-2 /
-GDN states in the serving dtype (a float32 checkpoint is served in bf16);
+GDN states in the serving dtype unless a rule above says otherwise (a float32
+checkpoint is served in bf16);
 Mamba-2 groups padded to a multiple of TP when they do not divide it; V3.2
 indexer page 132 B/token in fp8 + fp32 scales; sliding window worst case
 cdiv(min(W - 1 + in-flight, L), block) + 1 pages; max_num_seqs 1024 / 256;
@@ -280,7 +281,8 @@ V0_33 = VllmRules(
     v32_fp8_kv_dtype="fp8_ds_mla",
 )
 
-RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_25, V0_26, V0_28, V0_29, V0_32, V0_33)
+RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_25, V0_26, V0_28,
+         V0_29, V0_32, V0_33)
 LATEST = V0_33
 OLDEST_READ = (0, 11, 0)  # releases before this one were not read
 
