@@ -4,9 +4,10 @@ vLLM applies at runtime only serving settings and its own KV dtypes: fp8
 (e4m3, per-tensor scales), fp8_e5m2, int8 per token and head (from 0.20),
 int4 per token and head (from 0.25), paging (block size: 1-128 in 0.11.0,
 + 256 from 0.11.1, any from 0.18), prefix caching, CPU offloading (from
-0.11.1), --kv-cache-dtype-skip-layers (from 0.19) and parallelism. Architecture what-ifs need a checkpoint trained for them;
-eviction and Quest need engine support vLLM does not have; KIVI and int2 are
-not vLLM KV cache dtypes. The flags are checked against the selected
+0.11.1), --kv-cache-dtype-skip-layers (from 0.19) and parallelism.
+Architecture what-ifs need a checkpoint trained for them; eviction and Quest
+need engine support vLLM does not have; KIVI and int2 are not vLLM KV cache
+dtypes. The flags are checked against the selected
 release's rules (kvplan.engines.vllm_rules).
 """
 
