@@ -310,19 +310,24 @@ def test_v071_v1_blocks_and_concurrency_llama_70b(cli):
     assert data["log"]["gpu_memory_utilization"] == 0.98 and data["log"]["weights_gib"] == 67.7229
 
 
-def test_v024_hybrid_gdn_is_not_reproduced_and_says_why(cli):
-    # Qwen3.6-35B-A3B (replayed with the bundled qwen3.5-35b-a3b config), fp8 KV, prefix caching, vLLM 0.24.0:
-    # the log prints 567,978 tokens = int(4.333... x 131,072), i.e. tokens from the concurrency as 0.33 does.
-    # Under 0.11's rules (the release kvplan falls back to for 0.24) the tokens are blocks x block size and far
-    # off; under 0.33's rules kvplan predicts 593,380-594,396 (+4.5%) and 4.53x against 4.33x. Not reproduced:
-    # the releases between 0.11 and 0.33 were not read, and the checkpoint is a stand-in.
+def test_v024_hybrid_gdn_fp32_ssm_prefix_caching_reproduced(cli):
+    # Qwen3.6-35B-A3B (published layout: 40 layers, 10 x (3 GDN + 1 attention), GDN 16 QK / 32 V heads of 128,
+    # attention 2 KV heads of 256: the same cache shape as the bundled qwen3.5-35b-a3b), vLLM 0.24.0, fp8 KV,
+    # --enable-prefix-caching, max_model_len 131,072. vLLM 0.24's rules:
+    # - SSM state in the config's mamba_ssm_dtype (float32; Qwen3_5ForConditionalGenerationConfig, 0.17+):
+    #   conv 3 x (2 x 16 x 128 + 32 x 128) x 2 B = 49,152 + SSM 32 x 128 x 128 x 4 B = 2,097,152 -> 2,146,304 B
+    # - attention page per token (fp8): 2 x (256 + 256) x 1 B = 1,024 B; block 16 x cdiv(2,146,304, 16,384)
+    #   = 16 x 131 = 2,096 tokens, page 2,096 x 1,024 = 2,146,304 B (the state fills it exactly)
+    # - 4 groups of 10 layers (3 GDN + 1 full): 21,463,040 B per block; 5.98 GiB +- 0.005 -> 298-299 blocks
+    # - per request: full cdiv(131,072, 2,096) = 63 + 3 GDN groups x 2 pages ('align', prefix caching on) = 69
+    # - 299 / 69 = 4.3333 -> "4.33x", tokens int(4.3333 x 131,072) = 567,978 (0.20.1+); 298 -> 566,079
     code, data, _ = calibrate(cli, "v024_qwen36_35b_a3b_nvfp4_fp8kv_club3090_612.log", "--model", "qwen3.5-35b-a3b")
-    assert code == 0 and not data["reproduced"] and data["log"]["version"] == "0.24.0"
-    f = figures(data)["GPU KV cache size (tokens)"]
-    assert f["within_rounding"] is False and "0.24.0's rules were not read" in f["explanation"]
-    code, data, _ = calibrate(cli, "v024_qwen36_35b_a3b_nvfp4_fp8kv_club3090_612.log", "--model", "qwen3.5-35b-a3b",
-                              "--version", "0.33")
+    assert code == 0 and data["reproduced"] and data["log"]["version"] == "0.24.0"
     f = figures(data)
-    assert not data["reproduced"] and "(593,380-594,396)" in f["GPU KV cache size (tokens)"]["predicted"]
-    assert 4 < f["GPU KV cache size (tokens)"]["deviation_pct"] < 5
-    assert f["Maximum concurrency for 131,072 tokens"]["predicted"] == "4.53x"
+    assert f["GPU KV cache size (tokens)"]["predicted"] == "567,978 (566,079-567,978)"
+    assert f["Maximum concurrency for 131,072 tokens"]["predicted"] == "4.33x"
+    # the SSM state in bf16 (kvplan's rule before, and vLLM < 0.17's) gives 1,097,728 B, block 16 x 67 = 1,072,
+    # 584 blocks / (123 + 6) = 4.53x: the +4.5% kvplan printed before
+    code, data, _ = calibrate(cli, "v024_qwen36_35b_a3b_nvfp4_fp8kv_club3090_612.log", "--model", "qwen3.5-35b-a3b",
+                              "--version", "0.16")
+    assert not data["reproduced"] and figures(data)["Maximum concurrency for 131,072 tokens"]["predicted"] == "4.53x"

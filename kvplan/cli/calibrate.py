@@ -17,7 +17,7 @@ def calibrate_command(
     kv_dtype: Annotated[Optional[str], typer.Option("--kv-dtype", "-t", help="What-if: another vLLM --kv-cache-dtype (fp8, fp8_e5m2, int8_per_token_head, ...).")] = None,
     max_model_len: Annotated[Optional[str], typer.Option("--max-model-len", help="What-if: another max_model_len (64k, 131072).")] = None,
     block_size: Annotated[Optional[int], typer.Option("--block-size", help="What-if: another --block-size.")] = None,
-    what_if_version: Annotated[Optional[str], typer.Option("--as-version", help="What-if: the same deployment under another vLLM release's rules (0.11, 0.33).")] = None,
+    what_if_version: Annotated[Optional[str], typer.Option("--as-version", help="What-if: the same deployment under another vLLM release's rules (any of 0.11-0.33, e.g. 0.24).")] = None,
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU kind (see 'kvplan gpus'), when the log does not print it: predicts the available KV memory.")] = None,
     tp: Annotated[Optional[int], typer.Option("--tp", help="Tensor-parallel size, when the log does not print it.")] = None,
     set_: SetOpt = None,

@@ -20,7 +20,7 @@ MemUtilOpt = Annotated[float, typer.Option("--mem-util", help="Fraction of GPU m
 ReserveOpt = Annotated[str, typer.Option("--reserve", help="Activation/CUDA-graph reserve per GPU.")]
 WeightsOpt = Annotated[str, typer.Option("--weights", help="Weight bytes: auto (read from the checkpoint, else parameter count x dtype), a size such as 140GB, or a path: safetensors file or folder, model.safetensors.index.json, .gguf.")]
 KvMemoryOpt = Annotated[Optional[str], typer.Option("--kv-memory", help="KV pool per GPU given directly (vLLM's 'Available KV cache memory').")]
-EngineOpt = Annotated[str, typer.Option("--engine", help="Accounting: ideal (the formula), vllm (vLLM's own, newest modelled release) or vllm@VERSION (e.g. vllm@0.11).")]
+EngineOpt = Annotated[str, typer.Option("--engine", help="Accounting: ideal (the formula), vllm (vLLM's own, newest modelled release) or vllm@VERSION (any release 0.11-0.33, e.g. vllm@0.24).")]
 MaxModelLenOpt = Annotated[Optional[str], typer.Option("--max-model-len", help="Engine max model length (default: --context).")]
 SetOpt = Annotated[Optional[List[str]], typer.Option("--set", help="Override a config field the config has: key=value (repeatable); recorded in the output.")]
 SetNewOpt = Annotated[Optional[List[str]], typer.Option("--set-new", help="Add a field the config lacks: key=value (repeatable); recorded in the output.")]

@@ -13,33 +13,39 @@ vLLM's file and function); this module applies them:
   dtype bytes; fp8_ds_mla (DeepSeek-V3.2) 656 B/token. V3.2 indexer keys:
   block x (index_head_dim + index_head_dim / 128 x 4) bytes. Mamba / Gated
   DeltaNet: the whole conv + SSM state of one sequence, in the serving dtype
-  (a float32 checkpoint is served in bf16), Nemotron-H's SSM in float32 where
-  the release says so.
+  (a float32 checkpoint is served in bf16), Nemotron-H's (0.13+) and
+  Qwen3.5's (0.17+) SSM in the config's dtype (float32).
 - KV heads per rank = max(1, kv_heads // tp); MLA latent and indexer are
   replicated; Mamba-2 groups are padded to TP (kvplan.capacity.shard).
 - Worst case per request and layer: full cdiv(max_len, block) pages; sliding
   window cdiv(min(W - 1 + in-flight tokens, max_len), block) + 1 pages;
-  Mamba one page, or in the "align" prefix-caching mode 2 (Mamba-2: 3).
+  Mamba one page, or with prefix caching ("align" mode: --enable-prefix-caching
+  from 0.15, the hybrid default from 0.26) 2 (Mamba-2 from 0.32, Gated DeltaNet
+  from 0.33: 3, a prefill checkpoint).
 - Groups: one when every layer has the same spec; one with summed pages when
   all layers need the same token slots (V3.2: MLA + indexer); otherwise page
-  sizes are unified and layers split into groups of equal size.
+  sizes are unified and layers split into groups of equal size (the smallest
+  count per spec; 0.12+ the largest when the counts are within 1.25x, 0.18+ 1.5x).
 - Hybrid attention + Mamba: the attention block grows until a page holds the
-  Mamba state; the Mamba page is padded to it.
+  Mamba state (aligned to 16; 0.20+ to max(16, block); 0.33 GDN to 64); the
+  Mamba page is padded to it.
 - num_blocks = available // (page x layers per group), the minimum over PP
   stages. Concurrency = num_blocks / (sum over groups of the pages one
-  max_model_len request needs). Tokens: 0.11 num_blocks // groups x block;
-  0.33 int(concurrency x max_model_len).
-- Start check: every layer's worst case must fit (0.33: in memory less one
-  block, the null block the pool holds back).
+  max_model_len request needs). Tokens: num_blocks // groups x block until
+  0.20.0; int(concurrency x max_model_len) from 0.20.1.
+- Start check: every layer's worst case must fit (0.11-0.13); 0.14-0.18 the
+  first group's blocks x bytes per block; 0.19+ the blocks of all groups x
+  bytes per block; 0.29+ in memory less one block (the null block).
 
 Not modelled: token eviction, compressed sparse attention and Quest (vLLM
-allocates every token), speculative-decoding blocks, DCP/PCP, 0.33's
+allocates every token), speculative-decoding blocks, DCP/PCP, 0.29+'s
 block-outermost packing of groups with mixed page sizes, non-Hopper backends
 (Blackwell MLA uses other block sizes).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import field, replace
 
 from .._record import record
@@ -176,8 +182,8 @@ class PageSpec:
     def max_memory_bytes(self, max_len: int, in_flight_tokens: int) -> int:
         """Bytes one request of max_len tokens may hold in this layer, at worst.
 
-        in_flight_tokens: tokens scheduled but not yet freed (0.11:
-        max_num_batched_tokens; 0.33: x2 under async scheduling)."""
+        in_flight_tokens: tokens scheduled but not yet freed (until 0.25:
+        max_num_batched_tokens; 0.26+: x2 under async scheduling)."""
         if self.kind == MAMBA:
             return self.page_bytes * self.state_pages
         if self.kind == "sliding":
@@ -218,6 +224,8 @@ class VllmPool:
     kv_cache_dtype: str = "auto"
     bytes_per_block: int = 0  # page x layers per group: what one block costs the pool
     in_flight_tokens: int = 0  # tokens a sliding window may hold beyond W - 1
+    gib_text_rounded: bool = True  # 0.14+: "Available KV cache memory" as round(x, 2), not %.2f
+    tokens_from_concurrency: bool = True  # 0.20.1+: tokens = int(concurrency x max_model_len)
 
     @property
     def block_size(self) -> int:
@@ -231,7 +239,8 @@ class VllmPool:
         """The lines vLLM prints, formatted as this release formats them."""
         size = f"GPU KV cache size: {self.gpu_kv_cache_tokens:,} tokens"
         conc = f"Maximum concurrency for {self.max_model_len:,} tokens per request: {self.concurrency_text}"
-        head = f"Available KV cache memory: {self.kv_memory_bytes / GIB:.2f} GiB"
+        gib = self.kv_memory_bytes / GIB
+        head = f"Available KV cache memory: {round(gib, 2) if self.gib_text_rounded else f'{gib:.2f}'} GiB"
         if self.one_log_line:
             return [head, f"{size}, {conc}"]
         return [head, size, conc]
@@ -240,11 +249,15 @@ class VllmPool:
 def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[str]]:
     """The model with the engine's own state dtypes: conv and SSM state in the
     serving dtype (MambaStateDtypeCalculator with mamba_cache_dtype 'auto'),
-    Nemotron-H's SSM state in float32 from 0.33 unless its config names another."""
+    Nemotron-H's SSM state in the config's mamba_ssm_cache_dtype, else float16
+    (0.13-0.19) or float32 (0.20 on); Qwen3.5's (0.17 on) in the config's
+    mamba_ssm_dtype (float32 in the published checkpoints)."""
     serving = serving_storage(model)
     checkpoint = FP32 if model.weight_dtype in ("float32", "fp32") else serving
     notes: list[str] = []
-    nemotron = model.model_type == "nemotron_h" and rules.nemotron_h_fp32_ssm
+    nemotron_default = {"float32": FP32, "float16": FP16}.get(rules.nemotron_h_ssm_dtype or "")
+    nemotron = model.model_type == "nemotron_h" and nemotron_default is not None
+    qwen35 = model.model_type.startswith("qwen3_5") and rules.qwen35_config_ssm_dtype
     changed = set()
 
     def fix(_i, layer):
@@ -254,7 +267,9 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
         ssm = serving
         if nemotron:
             named = state.ssm_storage if state.ssm_storage not in (checkpoint, serving) else None
-            ssm = named or FP32
+            ssm = named or nemotron_default
+        elif qwen35:  # Qwen3_5ForConditionalGenerationConfig: mamba_ssm_cache_dtype = hf_text_config.mamba_ssm_dtype
+            ssm = state.ssm_storage if state.ssm_storage not in (checkpoint, serving) else serving
         new = replace(state, conv_storage=serving, ssm_storage=ssm)
         if new != state:
             changed.add((state.conv_storage.name, state.ssm_storage.name, serving.name, ssm.name))
@@ -265,19 +280,23 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
         notes.append(f"state dtype: vLLM {rules.version} keeps the conv state in {conv} and the SSM state in {ssm} "
                      f"(the config reads {old_conv}/{old_ssm})")
     if nemotron:
-        notes.append("Nemotron-H: vLLM >= 0.33 keeps the SSM state in float32 unless the config's "
-                     "mamba_ssm_cache_dtype says otherwise (--mamba-ssm-cache-dtype overrides)")
+        notes.append(f"Nemotron-H: vLLM {rules.version} keeps the SSM state in {rules.nemotron_h_ssm_dtype} unless "
+                     "the config's mamba_ssm_cache_dtype says otherwise (--mamba-ssm-cache-dtype overrides)")
+    if qwen35:
+        notes.append(f"Qwen3.5: vLLM {rules.version} keeps the SSM state in the config's mamba_ssm_dtype "
+                     "(--mamba-ssm-cache-dtype overrides)")
     return out, notes
 
 
 def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, hybrid_manager: bool = True,
-                rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
+                rules: VllmRules = LATEST, kv_cache_dtype: str | None = None, prefix_caching: bool | None = None,
                 ) -> tuple[list[tuple[int, PageSpec]], list[str], str]:
     """(model layer index, spec) for every cache vLLM allocates, notes, and the KV dtype used.
 
     `model` is one TP rank's (already sharded, engine dtypes applied). A model
     layer may give several specs (V3.2: latent and indexer; Falcon-H1:
     attention and Mamba). Layers that reuse another layer's cache give none.
+    prefix_caching: vLLM's --enable-prefix-caching (None: the release's default).
     """
     notes: list[str] = []
     serving = serving_storage(model)
@@ -303,9 +322,16 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         quantized = kv_cache_dtype not in ("auto", "bfloat16", "float16")
         wanted = rules.mla_block_sparse if sparse else (rules.mla_block_fp8 if quantized else rules.mla_block_bf16)
         backend = "FlashMLA sparse" if sparse else ("FlashMLA" if quantized else "FlashAttention MLA")
-        if rules.version == "0.11":  # check_and_update_config forces the size, user's or not
+        forced = rules.mla_block_forced
+        if forced == "exact" or (forced == "multiple" and sparse):  # check_and_update_config: any other size -> 64
             if block != wanted:
-                notes.append(f"MLA: block size {block} -> {wanted} (vLLM 0.11 forces it for {backend} on Hopper)")
+                notes.append(f"MLA: block size {block} -> {wanted} (vLLM {rules.version} forces it for {backend} "
+                             "on Hopper)")
+                block = wanted
+        elif forced == "multiple":  # 0.11.1-0.17: a multiple of 64 is kept, anything else -> 64
+            if block % wanted:
+                notes.append(f"MLA: block size {block} -> {wanted} (vLLM {rules.version} forces a multiple of "
+                             f"{wanted} for {backend} on Hopper)")
                 block = wanted
         elif block_tokens is None and block != wanted:
             notes.append(f"MLA: block size {block} -> {wanted} ({backend}'s preferred size on Hopper)")
@@ -327,8 +353,18 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
     attention = [s for _, s in specs if s.kind in ("full", "sliding", "chunked")]
     if MAMBA in kinds and attention:
         state_kind = next(layer.state.kind for layer in model.layers if layer.state is not None)
-        specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind)
+        prefix = rules.mamba_align_mode if prefix_caching is None else prefix_caching
+        align_mode = prefix and rules.mamba_cache_modes
+        specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind,
+                                                align_mode)
         notes.extend(note)
+        if prefix and model.model_type in rules.mamba_all_mode_types:
+            notes.append(f"not modelled: with prefix caching vLLM {rules.version} uses Mamba cache mode 'all' for "
+                         f"{model.model_type} (a state page per block of tokens, the block aligned to the Mamba "
+                         f"chunk size); kvplan sizes {'2 pages (align)' if align_mode else 'one page'}")
+        elif prefix and not rules.mamba_cache_modes:
+            notes.append(f"prefix caching: vLLM {rules.version} turns it off for this hybrid "
+                         "(MambaModelConfig: no SupportsMambaPrefixCaching): one state page per request")
     if "chunked" in kinds and not rules.chunked_hybrid_manager:
         hybrid_manager = False
         notes.append(f"vLLM {rules.version} turns the hybrid KV cache manager off for chunked local attention "
@@ -366,28 +402,31 @@ def _token_cache_spec(cache: TokenCache, block: int, kv_dtype: str, serving: Sto
 
 
 def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_token_bytes: int, rules: VllmRules,
-                              state_kind: str):
+                              state_kind: str, align_mode: bool | None = None):
     """Attention page >= Mamba page, the Mamba page padded to it.
 
-    0.11 HybridAttentionMambaModelConfig: block = 16 x cdiv(mamba, 16 x token page).
-    0.33 Platform._align_hybrid_block_size: the alignment is max(16, block size),
-    and with prefix caching ('align' mode) the Mamba block equals the attention
-    block and one request holds 2 (Mamba-2: 3) state pages."""
+    0.11-0.19 HybridAttentionMambaModelConfig: block = 16 x cdiv(mamba, 16 x token page).
+    0.20+ Platform._align_hybrid_block_size: the alignment is max(16, block size).
+    With prefix caching (hybrids from 0.26: 'align' mode) the Mamba block equals
+    the attention block and one request holds 2 (Mamba-2 from 0.32: 3) state pages."""
     mamba_page = max(s.page_bytes for _, s in specs if s.kind == MAMBA)
-    if rules.version == "0.11":
-        align = KERNEL_BLOCK_ALIGN_TOKENS
-    else:
+    align_mode = rules.mamba_align_mode if align_mode is None else align_mode
+    if rules.hybrid_align_to_block:
         align = max(KERNEL_BLOCK_ALIGN_TOKENS, block)
+    else:
+        align = KERNEL_BLOCK_ALIGN_TOKENS
+    if align_mode and state_kind == "gated_deltanet" and rules.gdn_checkpoint_align:
+        align = math.lcm(align, rules.gdn_checkpoint_align)  # 0.33: checkpoints land on block boundaries
     needed = align * cdiv(mamba_page, align * attn_token_bytes)
     needed = KERNEL_BLOCK_ALIGN_TOKENS * cdiv(needed, KERNEL_BLOCK_ALIGN_TOKENS)
     new_block = max(block, needed)
     attn_page = new_block * attn_token_bytes
-    pages = rules.mamba_pages(state_kind) if rules.mamba_align_mode else 1
+    pages = rules.mamba_pages(state_kind) if align_mode else 1
     out = []
     for i, s in specs:
         if s.kind == MAMBA:
             out.append((i, replace(s, padded_page_bytes=attn_page, state_pages=pages,
-                                   block_tokens=new_block if rules.mamba_align_mode else s.block_tokens)))
+                                   block_tokens=new_block if align_mode else s.block_tokens)))
         elif s.kind != "indexer":
             out.append((i, s.with_block(new_block)))
         else:
@@ -395,9 +434,9 @@ def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_to
     pad_pct = 100 * (attn_page - mamba_page) / mamba_page if mamba_page else 0.0  # an empty state: nothing to pad
     notes = [f"hybrid Mamba: attention block {block} -> {new_block} tokens so a page ({attn_page:,} B) holds the "
              f"Mamba state ({mamba_page:,} B); Mamba page padded by {pad_pct:.2f}%"]
-    if rules.mamba_align_mode:
-        notes.append(f"prefix caching on (vLLM {rules.version} default for hybrids): Mamba cache mode 'align', "
-                     f"{pages} state pages per request")
+    if align_mode:
+        why = f"vLLM {rules.version} default for hybrids" if rules.mamba_align_mode else "--enable-prefix-caching"
+        notes.append(f"prefix caching on ({why}): Mamba cache mode 'align', {pages} state pages per request")
     return out, notes
 
 
@@ -432,8 +471,12 @@ def _unify_page_sizes(specs: list[PageSpec]) -> list[PageSpec]:
     return out
 
 
-def kv_cache_groups(specs: list[PageSpec]) -> tuple[tuple[CacheGroup, ...], bool]:
-    """(groups, uniform_type) as vLLM's get_kv_cache_groups forms them."""
+def kv_cache_groups(specs: list[PageSpec], close_ratio: float = 1.5) -> tuple[tuple[CacheGroup, ...], bool]:
+    """(groups, uniform_type) as vLLM's get_kv_cache_groups forms them.
+
+    close_ratio: layers per group is the largest count of one spec when it is
+    below close_ratio x the smallest (0.18+: 1.5; 0.12-0.17: 1.25), else the
+    smallest (0.11: always the smallest, close_ratio 0)."""
     everyone = tuple(range(len(specs)))
     if all(s == specs[0] for s in specs):
         return (CacheGroup(specs[0], everyone),), False
@@ -444,8 +487,8 @@ def kv_cache_groups(specs: list[PageSpec]) -> tuple[tuple[CacheGroup, ...], bool
     for index, spec in enumerate(specs):
         by_spec.setdefault(spec, []).append(index)
     counts = [len(v) for v in by_spec.values()]
-    # the "1" of an n:1 pattern, unless the counts are close (12 sliding + 13 full -> 13)
-    group_size = max(counts) if max(counts) < min(counts) * 1.5 else min(counts)
+    # the "1" of an n:1 pattern, unless the counts are close (12 sliding + 13 full -> 13 from 0.12)
+    group_size = max(counts) if max(counts) < min(counts) * close_ratio else min(counts)
     split = []
     for spec, layers in by_spec.items():
         n_groups = cdiv(len(layers), group_size)
@@ -471,7 +514,7 @@ def _blocks_per_request(groups, uniform_type: bool, specs, max_len: int, in_flig
 def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None = None,
              tp: int = 1, pp: int = 1, max_num_batched_tokens: int | None = None,
              hybrid_manager: bool = True, rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
-             allow_long_max_model_len: bool = False) -> VllmPool:
+             allow_long_max_model_len: bool = False, prefix_caching: bool | None = None) -> VllmPool:
     """vLLM's KV cache config for `model` on one (tp, pp) replica under `rules`.
 
     kv_memory_bytes: memory for the KV cache per GPU. max_num_batched_tokens:
@@ -497,13 +540,13 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     fixed, state_notes = engine_model(model, rules)
     ranked = shard(fixed, tp, 1)[0]  # TP-sharded, all layers
     pairs, spec_notes, kv_dtype = layer_specs(ranked, block_tokens, max_model_len, hybrid_manager, rules,
-                                              kv_cache_dtype)
+                                              kv_cache_dtype, prefix_caching)
     notes += state_notes + spec_notes
     if not pairs:
         raise PlanError(f"{model.name} has no KV cache: vLLM allocates one null block")
     owners = [i for i, _ in pairs]
     specs = [s for _, s in pairs]
-    groups, uniform_type = kv_cache_groups(specs)
+    groups, uniform_type = kv_cache_groups(specs, rules.group_close_ratio)
     grouped_specs = list(specs)  # after page unification
     if not uniform_type:
         for g in groups:
@@ -511,7 +554,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                 grouped_specs[i] = g.spec
     stages = [{k for k, owner in enumerate(owners) if start <= owner < end}
               for start, end in stage_bounds(model.num_layers, pp)]
-    # 0.33 VllmConfig.max_in_flight_tokens: max_concurrent_batches (2 under async
+    # 0.26+ VllmConfig.max_in_flight_tokens: max_concurrent_batches (2 under async
     # scheduling; the PP size with PP and the V1 model runner) x max_num_batched_tokens
     in_flight = mnbt if rules.sliding_in_flight_batches == 1 else mnbt * (rules.sliding_in_flight_batches if pp == 1 else pp)
     stage_bytes = [b for st in stages if (b := _stage_block_bytes(groups, uniform_type, grouped_specs, st))]
@@ -524,10 +567,17 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     else:
         tokens = num_blocks // len(groups) * min(g.spec.block_tokens for g in groups)
 
-    if rules.null_block_in_check:
-        def fits(length: int) -> bool:  # bytes_per_block x blocks a request needs <= available - one block
-            need = _blocks_per_request(groups, uniform_type, grouped_specs, length, in_flight)
-            return all(b * need <= kv_memory_bytes - b for b in stage_bytes)
+    if rules.start_check == "groups" or (rules.start_check == "first_group" and not uniform_type):
+        held_back = 1 if rules.null_block_in_check else 0
+        first_only = rules.start_check == "first_group"
+
+        def fits(length: int) -> bool:  # bytes_per_block x blocks a request needs <= available (- the null block)
+            if first_only:  # 0.14-0.18 _max_memory_usage_bytes_from_groups: the first group's blocks only
+                spec = groups[0].spec
+                need = cdiv(spec.max_memory_bytes(length, in_flight), spec.page_bytes)
+            else:
+                need = _blocks_per_request(groups, uniform_type, grouped_specs, length, in_flight)
+            return all(b * need <= kv_memory_bytes - held_back * b for b in stage_bytes)
     else:
         def fits(length: int) -> bool:  # check_enough_kv_cache_memory: every layer's worst case, summed
             return all(sum(grouped_specs[i].max_memory_bytes(length, in_flight) for i in st) <= kv_memory_bytes
@@ -545,7 +595,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                 hi = mid - 1
     return VllmPool(kv_memory_bytes, max_model_len, mnbt, groups, uniform_type, page, num_blocks,
                     per_request, tokens, concurrency, ok, estimate, tuple(notes), tuple(grouped_specs),
-                    rules.version, rules.one_log_line, kv_dtype, max(stage_bytes), in_flight)
+                    rules.version, rules.one_log_line, kv_dtype, max(stage_bytes), in_flight,
+                    gib_text_rounded=rules.gib_text_rounded, tokens_from_concurrency=rules.tokens_from_concurrency)
 
 
 def add_to_report(*args, **kwargs):

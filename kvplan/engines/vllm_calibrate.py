@@ -29,7 +29,7 @@ from ..render import Report, Table
 from ..units import GIB
 from .vllm import VllmPool, simulate
 from .vllm_log import VllmLog
-from .vllm_rules import V0_11, V0_33, VllmRules, resolve
+from .vllm_rules import V0_11, V0_33, VllmRules, parse_engine, resolve
 
 _SUFFIXES = re.compile(r"[-_.](instruct|chat|it|hf|base|fp8|fp16|bf16|awq|gptq|int4|int8|w4a16|w8a8|dynamic|"
                        r"\d+k|2507|0528|v\d(\.\d)?)$", re.I)
@@ -88,7 +88,7 @@ def _rules_for(log: VllmLog, version: str | None) -> tuple[VllmRules | None, lis
     notes = []
     text = version or log.version
     if text:
-        rules, note = resolve(text)
+        _, rules, note = parse_engine(f"vllm@{text}")
         if note:
             notes.append(note)
         return rules, notes
@@ -96,9 +96,9 @@ def _rules_for(log: VllmLog, version: str | None) -> tuple[VllmRules | None, lis
         notes.append("no version printed; '# GPU blocks' is the v0 engine's (<= 0.7) line: v0 accounting")
         return None, notes
     if log.gpu_kv_cache_tokens is not None and log.concurrency is not None and _one_line(log):
-        notes.append("no version printed; the one-line KV cache size is 0.33's: its rules")
+        notes.append("no version printed; the one-line KV cache size is 0.28-0.33's: 0.33's rules")
         return V0_33, notes
-    notes.append("no version printed; two-line KV cache size (0.8-0.32): 0.11's rules (the closest modelled)")
+    notes.append("no version printed; two-line KV cache size (0.8-0.27): 0.11's rules (the oldest modelled)")
     return V0_11, notes
 
 
@@ -109,7 +109,7 @@ def _one_line(log: VllmLog) -> bool:
 def _simulate(model, log: VllmLog, rules: VllmRules, kv: int, max_len: int, kv_dtype, block, mnbt):
     return simulate(model, kv_memory_bytes=kv, max_model_len=max_len, block_tokens=block, tp=log.tp or 1,
                     pp=log.pp or 1, max_num_batched_tokens=mnbt, rules=rules, kv_cache_dtype=kv_dtype,
-                    allow_long_max_model_len=True)
+                    allow_long_max_model_len=True, prefix_caching=log.enable_prefix_caching)
 
 
 def _vllm_kv_dtype(name: str | None) -> str | None:
@@ -273,7 +273,7 @@ def _candidates(pool: VllmPool, log: VllmLog, max_len: int) -> list[int]:
     if tokens is None:
         return []
     groups, block = len(pool.groups), pool.block_size
-    if pool.version == "0.11" or not V0_33.tokens_from_concurrency:
+    if not pool.tokens_from_concurrency:
         base = tokens // block * groups
         return list(range(max(base - groups, 1), base + groups + 1))
     base = tokens * pool.blocks_per_request // max_len
@@ -399,7 +399,7 @@ def _what_if(cal: Calibration, spec, what: dict, kv_dtype, block, mnbt):
     pool = simulate(spec, kv_memory_bytes=kv, max_model_len=new_len, block_tokens=new_block, tp=log.tp or 1,
                     pp=log.pp or 1, max_num_batched_tokens=what.get("max_num_batched_tokens") or mnbt, rules=rules,
                     kv_cache_dtype=new_dtype, allow_long_max_model_len=bool(
-                        os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")))
+                        os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")), prefix_caching=log.enable_prefix_caching)
     cal.what_if = {
         "version": rules.version,
         "kv_cache_dtype": pool.kv_cache_dtype,

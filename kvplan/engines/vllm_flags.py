@@ -1,11 +1,13 @@
 """`--emit vllm[@VERSION]`: the `vllm serve` command that realises a plan, and what it cannot.
 
 vLLM applies at runtime only serving settings and its own KV dtypes: fp8
-(e4m3, per-tensor scales), fp8_e5m2, from 0.33 int8/int4 per token and head,
-paging (block size), prefix caching, CPU offloading (not in 0.11) and
-parallelism. Architecture what-ifs need a checkpoint trained for them;
-eviction and Quest need engine support vLLM does not have; KIVI and int2 are
-not vLLM KV cache dtypes. The flags are checked against the selected
+(e4m3, per-tensor scales), fp8_e5m2, int8 per token and head (from 0.20),
+int4 per token and head (from 0.25), paging (block size: 1-128 in 0.11.0,
++ 256 from 0.11.1, any from 0.18), prefix caching, CPU offloading (from
+0.11.1), --kv-cache-dtype-skip-layers (from 0.19) and parallelism.
+Architecture what-ifs need a checkpoint trained for them; eviction and Quest
+need engine support vLLM does not have; KIVI and int2 are not vLLM KV cache
+dtypes. The flags are checked against the selected
 release's rules (kvplan.engines.vllm_rules).
 """
 
@@ -23,7 +25,7 @@ from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
 from ..units import GIB
 from .vllm_rules import LATEST, VllmRules
 
-# vLLM 0.11's --block-size choices on CUDA (0.33 takes any positive size)
+# vLLM 0.11.0's --block-size choices on CUDA (0.11.1-0.17 add 256; 0.18+ take any positive size)
 VLLM_BLOCK_SIZES = (1, 8, 16, 32, 64, 128)
 TRAINED = "needs a checkpoint trained for it; vLLM serves the architecture a checkpoint has"
 UPTRAINED = "needs an uptrained checkpoint with fewer KV heads (GQA/MQA)"
@@ -54,8 +56,8 @@ def _unsupported(technique, rules: VllmRules = LATEST) -> str | None:
             return None
         not_a_dtype = NOT_A_DTYPE.format(version=rules.version, offered=", ".join(rules.kv_cache_dtypes))
         return f"{technique.storage.name}{' (KIVI layout)' if technique.storage.granularity == 'kivi' else ''} {not_a_dtype}"
-    if isinstance(technique, OffloadTier) and rules.version == "0.11":
-        return "CPU offloading (--kv-offloading-size) is not a vLLM 0.11 flag"
+    if isinstance(technique, OffloadTier) and not rules.kv_offloading:
+        return f"CPU offloading (--kv-offloading-size) is not a vLLM {rules.version} flag (from 0.11.1)"
     return None
 
 
@@ -111,9 +113,9 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
     dtype, skip_windows, notes = _kv_cache_dtype(model, kv_dtype_name, rules)
     argv += ["--kv-cache-dtype", dtype]
     if skip_windows:
-        if rules.version == "0.11":
-            notes.append("--kv-cache-dtype-skip-layers is not a vLLM 0.11 flag: the sliding-window layers "
-                         "would be quantized too")
+        if not rules.kv_cache_dtype_skip_layers:
+            notes.append(f"--kv-cache-dtype-skip-layers is not a vLLM {rules.version} flag (from 0.19): the "
+                         "sliding-window layers would be quantized too")
         else:
             argv += ["--kv-cache-dtype-skip-layers", "sliding_window"]
     if plan.block_size is not None:
@@ -139,8 +141,8 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             notes.append("not one sequence of --context fits the KV pool: vLLM would refuse to start")
     if plan.prefix is not None:
         argv.append("--enable-prefix-caching")
-    if plan.offload is not None and rules.version == "0.11":
-        notes.append("CPU offloading: vLLM 0.11 has no --kv-offloading-size (use a newer release)")
+    if plan.offload is not None and not rules.kv_offloading:
+        notes.append(f"CPU offloading: vLLM {rules.version} has no --kv-offloading-size (0.11.1 and newer have it)")
     elif plan.offload is not None:
         argv += ["--kv-offloading-size", f"{plan.offload.cpu_bytes / GIB:g}", "--kv-offloading-backend", "native"]
         notes.append("--kv-offloading-size is in GiB, summed over TP ranks; the offloading connector "

@@ -7,9 +7,12 @@ Formats read (the wording of each release, from its source):
   reserved for KV Cache is 54.90GiB", "# GPU blocks: 1952, # CPU blocks: 2048",
   "Maximum concurrency for 20000 tokens per request: 1.56x".
 - v1 engine 0.7-0.8: "# GPU blocks: N" then the concurrency line.
-- v1 0.8-0.32: "Model loading took X GiB", "Available KV cache memory: X GiB",
-  "GPU KV cache size: N tokens", "Maximum concurrency for L tokens per request: Cx".
-- 0.33: "GPU KV cache size: N tokens, Maximum concurrency for L tokens per request: Cx".
+- v1 0.8-0.27: "Model loading took X GiB", "Available KV cache memory: X GiB"
+  (%.2f until 0.13, round(x, 2) from 0.14: "5.9"), "GPU KV cache size: N tokens",
+  "Maximum concurrency for L tokens per request: Cx" (two lines).
+- 0.28-0.33: "GPU KV cache size: N tokens, Maximum concurrency for L tokens per
+  request: Cx" (one line; from 0.30 the first word is the device, "GPU" on CUDA,
+  "XPU" ..., 0.33 may add " + host").
 - the settings: "Initializing a V1 LLM engine (v0.10.1) with config: model='...',
   dtype=torch.bfloat16, max_seq_len=8192, ... tensor_parallel_size=1, ...
   kv_cache_dtype=auto", "non-default args: {...}", a `vllm serve` command line,
@@ -60,7 +63,7 @@ class VllmLog:
     refused: bool = False
     refused_estimate: int | None = None  # v1: estimated maximum model length; v0: tokens the cache holds
     era: str = "v1"  # v0 (# GPU blocks, V0 engine or early V1) | v1
-    one_line: bool = False  # 0.33's "GPU KV cache size: N tokens, Maximum concurrency ..."
+    one_line: bool = False  # 0.28+'s "GPU KV cache size: N tokens, Maximum concurrency ..."
     flags: tuple[str, ...] = ()  # speculative | connector | quantized
     found: list[str] = field(default_factory=list)  # which figures were read
 

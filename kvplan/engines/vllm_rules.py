@@ -2,38 +2,52 @@
 
 Every field cites the vLLM file and function it was read from (the field's
 `source` metadata; `VllmRules.sources()` lists them). Read from the released
-wheels' sources: vllm==0.11.0 and vllm==0.33.0 (the newest release on the
-package index when this was written). Releases in between were not read: a
-version between two modelled ones uses the older rules and says so.
+wheels' Python sources of every release from 0.11.0 to 0.33.0 (0.11.0, 0.11.1,
+0.11.2, 0.12.0, 0.13.0, 0.14.0, 0.14.1, 0.15.0, 0.15.1, 0.16.0, 0.17.0, 0.17.1,
+0.18.0, 0.18.1, 0.19.0, 0.19.1, 0.20.0, 0.20.1, 0.20.2, 0.21.0, 0.22.0, 0.22.1,
+0.23.0, 0.24.0, 0.25.0, 0.25.1, 0.26.0, 0.27.0, 0.27.1, 0.28.0, 0.29.0, 0.30.0,
+0.31.0, 0.32.0, 0.33.0): each rule was bisected over all of them. One object
+exists per release where a modelled rule changes; a release maps to the newest
+object at or before it. Releases before 0.11 keep 0.11.0's rules with a note.
 
-The rules kvplan models (the version table in docs/engines.md repeats them):
+Which rule holds from which release (docs/engines.md repeats the table):
 
-| rule                                  | 0.11                         | 0.33                                  |
-|---------------------------------------|------------------------------|---------------------------------------|
-| gpu_memory_utilization default        | 0.90                         | 0.92                                  |
-| "GPU KV cache size" token figure      | blocks // groups x block     | int(concurrency x max_model_len)      |
-| log line                              | two lines                    | one line, "GPU KV cache size: N tokens, Maximum concurrency ..." |
-| sliding window in-flight tokens       | max_num_batched_tokens       | 2 x max_num_batched_tokens (async scheduling) |
-| MLA block on Hopper                   | 64 (FlashMLA), bf16 and fp8  | bf16 16 (FLASH_ATTN_MLA), fp8 64 (FlashMLA), sparse 64 |
-| hybrid Mamba prefix caching           | off: one state per request   | "align": Mamba block = attention block, 2 pages (Mamba-2: 3) per request |
-| start check                           | all memory                   | memory less one block (the null block) |
-| --block-size                          | 1, 8, 16, 32, 64, 128        | any > 0                               |
-| max_num_batched_tokens (`vllm serve`) | 8192 if >= 70 GiB and not A100, else 2048 | + 16384 if >= 160 GiB    |
-| KV dtypes                             | auto, fp8, fp8_e4m3, fp8_e5m2 | + fp8_ds_mla, int8/fp8/int4_per_token_head, nvfp4 |
-| Nemotron-H SSM state                  | serving dtype                | float32 (or the config's mamba_ssm_cache_dtype) |
-| DeepSeek-V3.2 auto KV dtype           | fp8_ds_mla (656 B/token)     | bf16 (1,152 B/token); fp8 -> fp8_ds_mla |
+| rule                                  | value, and the first release it holds in                                   |
+|---------------------------------------|-----------------------------------------------------------------------------|
+| gpu_memory_utilization default        | 0.90; 0.92 from 0.20.0                                                      |
+| "GPU KV cache size" token figure      | blocks // groups x block; int(concurrency x max_model_len) from 0.20.1      |
+| log lines                             | two ("GPU KV cache size: N tokens" + "Maximum concurrency for L tokens per request: C.CCx"); one from 0.28.0 ("GPU KV cache size: N tokens, Maximum concurrency ..."; 0.30.0+ prints the device name, "GPU" on CUDA) |
+| "Available KV cache memory: X GiB"    | %.2f; round(x, 2) from 0.14.0 ("5.9", not "5.90")                           |
+| sliding window in-flight tokens       | max_num_batched_tokens; x max_concurrent_batches (2, async scheduling) from 0.26.0 |
+| MLA block on Hopper                   | 64 forced for every block (0.11.0); 64 unless the block is a multiple of 64 (0.11.1); bf16 16 (FLASH_ATTN_MLA), fp8 64, sparse 64, the user's block kept, from 0.18.0 |
+| hybrid attention block alignment      | 16; max(16, block size) from 0.20.0                                         |
+| hybrid Mamba prefix caching           | off by default (one state page per request), on by default from 0.26.0. On (default or --enable-prefix-caching): 0.11.1-0.14 vLLM turns it off for most hybrids (one page); from 0.15.0 'align' (2 pages); 'all' for Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 until 0.27 (not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
+| Gated DeltaNet (Qwen3-Next, Qwen3.5) in 'align' mode | 2 pages, block aligned to max(16, block); 0.33.0: 3 pages (FlashInfer's GDN prefill checkpoint, the Hopper default) and the block aligned to lcm(that, 64) |
+| chunked local attention + hybrid manager | off (env default 0); on (default 1) from 0.14.0                          |
+| layers per group (close counts)       | the smallest count (0.11); the largest when < 1.25 x the smallest from 0.12.0; < 1.5 x from 0.18.0 |
+| start check                           | every layer's worst case <= available; from 0.14.0 the first group's blocks x layers per group x page; from 0.19.0 the sum over groups; from 0.29.0 in memory less one block (the null block) |
+| --block-size                          | 1, 8, 16, 32, 64, 128; + 256 from 0.11.1; any int from 0.18.0 (> 0 from 0.23.0) |
+| max_num_batched_tokens (`vllm serve`) | 8192 if >= 70 GiB and not A100, else 2048; 16384 if >= 160 GiB from 0.28.0 |
+| KV dtypes (the ones kvplan sizes)     | auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc; + fp8_ds_mla 0.11.1; + float16 0.18.0; + int8/fp8_per_token_head, nvfp4 0.20.0; + int4_per_token_head 0.25.0 |
+| --kv-offloading-size / skip layers    | offloading from 0.11.1; --kv-cache-dtype-skip-layers from 0.19.0            |
+| Nemotron-H SSM state                  | serving dtype; from 0.13.0 the config's mamba_ssm_cache_dtype (NemotronHConfig's default float32), else float16; else float32 from 0.20.0 |
+| Qwen3.5 / 3.6 GDN SSM state          | serving dtype; the config's mamba_ssm_dtype (float32) from 0.17.0          |
+| DeepSeek-V3.2 auto KV dtype           | fp8_ds_mla (0.11.0); bf16 from 0.11.1; fp8 -> fp8_ds_mla in every release   |
 
-Rules that hold in both: block 16; Mamba / Mamba-2 / GDN states in the serving
-dtype (a float32 checkpoint is served in bf16); Mamba-2 groups padded to a
-multiple of TP when they do not divide it; V3.2 indexer page 132 B/token in
-fp8 + fp32 scales; --max-model-len above the model's maximum refused unless
+Rules that hold in every release read: block 16 by default; Mamba / Mamba-2 /
+GDN states in the serving dtype unless a rule above says otherwise (a float32
+checkpoint is served in bf16);
+Mamba-2 groups padded to a multiple of TP when they do not divide it; V3.2
+indexer page 132 B/token in fp8 + fp32 scales; sliding window worst case
+cdiv(min(W - 1 + in-flight, L), block) + 1 pages; max_num_seqs 1024 / 256;
+--max-model-len above the model's maximum refused unless
 VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from ..errors import UsageError
 from ..units import GIB
@@ -45,51 +59,108 @@ def _src(text: str):
 
 @dataclass(frozen=True)
 class VllmRules:
-    version: str = _src("the release these rules were read from")
-    gpu_memory_utilization: float = _src("vllm/config/cache.py: CacheConfig.gpu_memory_utilization")
+    version: str = _src("the release these rules were read from (the first release they hold in)")
+    gpu_memory_utilization: float = _src(
+        "vllm/config/cache.py: CacheConfig.gpu_memory_utilization (0.90 until 0.19.1, 0.92 from 0.20.0)")
     default_block_tokens: int = _src("vllm/config/cache.py: CacheConfig.DEFAULT_BLOCK_SIZE / Platform.check_and_update_config")
     block_sizes: tuple[int, ...] | None = _src(
-        "vllm/config/cache.py: BlockSize Literal (None: Field(gt=0), any positive size)")
+        "vllm/config/cache.py: BlockSize Literal (0.11.0; + 256 from 0.11.1); from 0.18.0 block_size: int "
+        "(SkipValidation, Field(gt=0) from 0.23.0); None: any positive size")
     tokens_from_concurrency: bool = _src(
-        "0.11 vllm/v1/core/kv_cache_utils.py: get_kv_cache_config (num_blocks // len(groups) * min_block); "
-        "0.33 vllm/v1/core/kv_cache_utils.py: get_kv_cache_capacity (int(max_concurrency * max_model_len))")
-    one_log_line: bool = _src("vllm/v1/core/kv_cache_utils.py: update_kv_cache_capacity (0.33) / get_kv_cache_config (0.11)")
+        "until 0.20.0 vllm/v1/core/kv_cache_utils.py: get_kv_cache_config_from_groups (0.11.0) / "
+        "_report_kv_cache_config (0.11.1+) (num_blocks // len(groups) * min_block); from 0.20.1 "
+        "_report_kv_cache_config, from 0.24.0 get_kv_cache_capacity (int(max_concurrency * max_model_len))")
+    one_log_line: bool = _src(
+        "vllm/v1/core/kv_cache_utils.py: two logger calls until 0.27.1 (get_kv_cache_config_from_groups 0.11.0, "
+        "_report_kv_cache_config 0.11.1-0.23.0, get_kv_cache_configs 0.24.0-0.27.1); one call in "
+        "update_kv_cache_capacity from 0.28.0")
+    gib_text_rounded: bool = _src(
+        "vllm/v1/worker/gpu_worker.py: determine_available_memory ('%.2f' until 0.13.0; "
+        "vllm/utils/mem_utils.py: format_gib = str(round(b / GiB, 2)) from 0.14.0)")
     sliding_in_flight_batches: int = _src(
-        "vllm/v1/kv_cache_interface.py: SlidingWindowSpec.max_memory_usage_bytes; "
-        "0.33 vllm/config/vllm.py: VllmConfig.max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens "
-        "(2 with async scheduling, the default)")
+        "vllm/v1/kv_cache_interface.py: SlidingWindowSpec.max_memory_usage_bytes (max_num_batched_tokens until "
+        "0.25.1); from 0.26.0 vllm/config/vllm.py: VllmConfig.max_in_flight_tokens = max_concurrent_batches x "
+        "max_num_batched_tokens (2 with async scheduling, the default)")
     mla_block_bf16: int = _src(
-        "0.11 vllm/platforms/cuda.py: CudaPlatformBase.check_and_update_config (FlashMLA forces 64); "
-        "0.33 vllm/v1/attention/backends/mla/flashattn_mla.py: get_supported_kernel_block_sizes MultipleOf(16)")
-    mla_block_fp8: int = _src("vllm/v1/attention/backends/mla/flashmla.py: get_supported_kernel_block_sizes [64]")
+        "until 0.17.1 vllm/platforms/cuda.py: CudaPlatformBase.check_and_update_config (FlashMLA forces 64); "
+        "from 0.18.0 Platform.update_block_size_for_backend -> FLASH_ATTN_MLA (first in _get_backend_priorities "
+        "on Hopper) get_preferred_block_size: MultipleOf(16) -> 16")
+    mla_block_fp8: int = _src("vllm/v1/attention/backends/mla/flashmla.py: get_supported_kernel_block_sizes [64] "
+                              "(FLASH_ATTN_MLA has no fp8)")
     mla_block_sparse: int = _src(
-        "0.11 vllm/platforms/cuda.py (FlashMLASparse forces 64); "
-        "0.33 vllm/v1/attention/backends/mla/flashmla_sparse.py: get_supported_kernel_block_sizes")
+        "until 0.17.1 vllm/platforms/cuda.py (FlashMLASparse forces 64); "
+        "from 0.18.0 vllm/v1/attention/backends/mla/flashmla_sparse.py: get_supported_kernel_block_sizes")
+    mla_block_forced: str = _src(
+        "vllm/platforms/cuda.py: CudaPlatformBase.check_and_update_config: 'exact' (0.11.0: block != 64 -> 64), "
+        "'multiple' (0.11.1-0.17.1: block % 64 != 0 -> 64; sparse != 64 -> 64), '' (0.18.0+: a user's "
+        "--block-size is kept, user_specified_block_size)")
+    hybrid_align_to_block: bool = _src(
+        "until 0.19.1 vllm/model_executor/models/config.py: HybridAttentionMambaModelConfig "
+        "(kernel_block_alignment_size = 16); from 0.20.0 vllm/platforms/interface.py: "
+        "Platform._align_hybrid_block_size (max(backend's smallest kernel block, block_size))")
     mamba_align_mode: bool = _src(
-        "0.33 vllm/model_executor/models/config.py: MambaModelConfig.verify_and_update_config "
-        "(prefix caching on for hybrids -> mamba_cache_mode 'align', mamba_block_size = block_size)")
+        "vllm/config/model.py: ModelConfig.is_prefix_caching_supported (hybrid: False until 0.25.1, True from "
+        "0.26.0) -> vllm/model_executor/models/config.py: MambaModelConfig.verify_and_update_config "
+        "(mamba_cache_mode 'align', mamba_block_size = block_size)")
+    mamba_cache_modes: bool = _src(
+        "vllm/config/cache.py: CacheConfig.mamba_cache_mode (from 0.15.0): --enable-prefix-caching on a hybrid "
+        "gives 'align' (2 state pages); until 0.14.1 MambaModelConfig.verify_and_update_config turns prefix "
+        "caching off for a model without SupportsMambaPrefixCaching (one page)")
+    mamba_all_mode_types: tuple[str, ...] = _src(
+        "0.15.0-0.27.1 vllm/model_executor/models/config.py: MambaModelConfig.verify_and_update_config "
+        "('all' if model_config.supports_mamba_prefix_caching: the SupportsMambaPrefixCaching models; "
+        "0.11.1-0.14.1 the same models with mamba_block_size = block_size); from 0.28.0 'align' for every model")
     mamba_align_pages: tuple[tuple[str, int], ...] = _src(
-        "0.33 vllm/v1/kv_cache_interface.py: MambaSpec.max_memory_usage_bytes (2 + num_prefill_checkpoint_blocks); "
-        "vllm/model_executor/layers/mamba/mamba_mixer2.py: get_kv_cache_spec (Mamba-2: 1 checkpoint block)")
+        "vllm/v1/kv_cache_interface.py: MambaSpec.max_memory_usage_bytes (2 + num_prefill_checkpoint_blocks); "
+        "from 0.32.0 vllm/model_executor/layers/mamba/mamba_mixer2.py: get_kv_cache_spec (Mamba-2: 1 checkpoint)")
+    gdn_checkpoint_align: int = _src(
+        "0.33 vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py: QwenGatedDeltaNetAttention "
+        "(_resolve_gdn_prefill_backend: FlashInfer on Hopper by default; in 'align' mode get_kv_cache_spec adds "
+        "num_prefill_checkpoint_blocks=1) and vllm/platforms/interface.py: _align_hybrid_block_size "
+        "(block aligned to lcm(alignment, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64)); 0: no checkpoint")
     chunked_hybrid_manager: bool = _src(
-        "vllm/envs.py: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE (0.11 default 0, 0.33 default 1); "
-        "vllm/config/vllm.py: a model with attention_chunk_size turns the hybrid KV cache manager off "
+        "vllm/envs.py: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE (default '0' until 0.13.0, '1' from "
+        "0.14.0); vllm/config/vllm.py: a model with attention_chunk_size turns the hybrid KV cache manager off "
         "when it is 0, so every local layer is sized as full attention")
+    group_close_ratio: float = _src(
+        "vllm/v1/core/kv_cache_utils.py: _get_kv_cache_groups_uniform_page_size (0.11: group_size = the smallest "
+        "count of layers of one spec; 0.12.0: the largest when max < 1.25 x min; 0.18.0: 1.5 x min)")
+    start_check: str = _src(
+        "vllm/v1/core/kv_cache_utils.py: 'layers' (until 0.13.0 check_enough_kv_cache_memory: every layer's "
+        "max_memory_usage_bytes summed); 'first_group' (0.14.0-0.18.1 _max_memory_usage_bytes_from_groups: "
+        "layers per group x page x cdiv(the FIRST group's worst case, page)); 'groups' (from 0.19.0: the sum "
+        "over groups)")
     null_block_in_check: bool = _src(
-        "0.33 vllm/v1/core/kv_cache_planning.py: get_kv_cache_configs (check_memory = available - bytes_per_block)")
+        "from 0.29.0 vllm/v1/core/kv_cache_utils.py: get_kv_cache_configs / check_enough_kv_cache_memory "
+        "(check_memory = available - _pool_bytes_per_block); 0.33 vllm/v1/core/kv_cache_planning.py")
     batched_tokens_tiers: tuple[tuple[int, bool, int], ...] = _src(
         "vllm/engine/arg_utils.py: EngineArgs.get_batch_defaults (OPENAI_API_SERVER): "
-        "(min device memory, excludes A100, max_num_batched_tokens)")
+        "(min device memory, excludes A100, max_num_batched_tokens); the 160 GiB tier from 0.28.0")
     max_num_seqs_tiers: tuple[tuple[int, bool, int], ...] = _src(
         "vllm/engine/arg_utils.py: EngineArgs.get_batch_defaults default_max_num_seqs")
-    kv_cache_dtypes: tuple[str, ...] = _src("vllm/config/cache.py: CacheDType Literal")
-    nemotron_h_fp32_ssm: bool = _src(
-        "0.33 vllm/model_executor/models/config.py: NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype")
+    kv_cache_dtypes: tuple[str, ...] = _src("vllm/config/cache.py: CacheDType Literal (the names kvplan sizes)")
+    kv_cache_dtype_skip_layers: bool = _src(
+        "vllm/engine/arg_utils.py: EngineArgs.kv_cache_dtype_skip_layers (from 0.19.0)")
+    kv_offloading: bool = _src("vllm/engine/arg_utils.py: EngineArgs.kv_offloading_size / kv_offloading_backend "
+                               "(from 0.11.1)")
+    nemotron_h_ssm_dtype: str | None = _src(
+        "vllm/model_executor/models/config.py: NemotronHForCausalLMConfig (absent until 0.12.0: serving dtype; "
+        "0.13.0-0.19.1: getattr(hf_config, 'mamba_ssm_cache_dtype', 'float16'), and transformers' NemotronHConfig "
+        "defaults that attribute to float32; from 0.20.0 update_mamba_ssm_cache_dtype: fallback float32)")
+    qwen35_config_ssm_dtype: bool = _src(
+        "from 0.17.0 vllm/model_executor/models/config.py: Qwen3_5ForConditionalGenerationConfig."
+        "verify_and_update_config (mamba_ssm_cache_dtype 'auto' -> hf_text_config.mamba_ssm_dtype)")
     v32_auto_kv_dtype: str = _src(
-        "vllm/model_executor/models/config.py: DeepseekV32ForCausalLM.verify_and_update_config")
+        "vllm/model_executor/models/config.py: DeepseekV32ForCausalLM.verify_and_update_config "
+        "(0.11.0: auto -> fp8_ds_mla; from 0.11.1 auto stays auto, bf16)")
     v32_fp8_kv_dtype: str = _src(
-        "0.11 DeepseekV32ForCausalLM.verify_and_update_config; "
-        "0.33 vllm/v1/attention/backends/mla/flashmla_sparse.py: supported_kv_cache_dtypes ('fp8' alias of fp8_ds_mla)")
+        "until 0.17.1 DeepseekV32ForCausalLM.verify_and_update_config; "
+        "from 0.18.0 vllm/v1/attention/backends/mla/flashmla_sparse.py: supported_kv_cache_dtypes "
+        "('fp8' alias of fp8_ds_mla)")
+
+    @property
+    def nemotron_h_fp32_ssm(self) -> bool:
+        return self.nemotron_h_ssm_dtype == "float32"
 
     def mamba_pages(self, kind: str) -> int:
         return dict(self.mamba_align_pages).get(kind, 2)
@@ -115,6 +186,9 @@ def _tier(tiers, memory_bytes: int | None, gpu_name: str) -> int:
 
 
 _COMMON_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc")
+# SupportsMambaPrefixCaching in 0.26/0.27 (jamba.py, nemotron_h.py, falcon_h1.py, zamba2.py,
+# granitemoehybrid.py; mamba.py / mamba2.py are attention-free: prefix caching stays off)
+_ALL_MODE_TYPES = ("jamba", "nemotron_h", "falcon_h1", "zamba2", "granitemoehybrid")
 
 V0_11 = VllmRules(
     version="0.11",
@@ -123,21 +197,54 @@ V0_11 = VllmRules(
     block_sizes=(1, 8, 16, 32, 64, 128),
     tokens_from_concurrency=False,
     one_log_line=False,
+    gib_text_rounded=False,
     sliding_in_flight_batches=1,
     mla_block_bf16=64,
     mla_block_fp8=64,
     mla_block_sparse=64,
+    mla_block_forced="exact",
+    hybrid_align_to_block=False,
     mamba_align_mode=False,
+    mamba_cache_modes=False,
+    mamba_all_mode_types=(),
     mamba_align_pages=(),
+    gdn_checkpoint_align=0,
     chunked_hybrid_manager=False,
+    group_close_ratio=0.0,
+    start_check="layers",
     null_block_in_check=False,
     batched_tokens_tiers=((70 * GIB, True, 8192), (0, False, 2048)),
     max_num_seqs_tiers=((70 * GIB, True, 1024), (0, False, 256)),
     kv_cache_dtypes=_COMMON_DTYPES,
-    nemotron_h_fp32_ssm=False,
+    kv_cache_dtype_skip_layers=False,
+    kv_offloading=False,
+    nemotron_h_ssm_dtype=None,
+    qwen35_config_ssm_dtype=False,
     v32_auto_kv_dtype="fp8_ds_mla",
     v32_fp8_kv_dtype="fp8_ds_mla",
 )
+
+V0_11_1 = replace(V0_11, version="0.11.1", block_sizes=(1, 8, 16, 32, 64, 128, 256), mla_block_forced="multiple",
+                  kv_cache_dtypes=_COMMON_DTYPES + ("fp8_ds_mla",), kv_offloading=True, v32_auto_kv_dtype="auto",
+                  mamba_all_mode_types=_ALL_MODE_TYPES)
+V0_12 = replace(V0_11_1, version="0.12", group_close_ratio=1.25)
+V0_13 = replace(V0_12, version="0.13", nemotron_h_ssm_dtype="float16")
+V0_14 = replace(V0_13, version="0.14", gib_text_rounded=True, chunked_hybrid_manager=True, start_check="first_group")
+V0_15 = replace(V0_14, version="0.15", mamba_cache_modes=True)
+V0_17 = replace(V0_15, version="0.17", qwen35_config_ssm_dtype=True)
+V0_18 = replace(V0_17, version="0.18", group_close_ratio=1.5, block_sizes=None, mla_block_bf16=16, mla_block_forced="",
+                kv_cache_dtypes=_COMMON_DTYPES + ("float16", "fp8_ds_mla"))
+V0_19 = replace(V0_18, version="0.19", start_check="groups", kv_cache_dtype_skip_layers=True)
+V0_20 = replace(V0_19, version="0.20", gpu_memory_utilization=0.92, hybrid_align_to_block=True,
+                nemotron_h_ssm_dtype="float32",
+                kv_cache_dtypes=V0_19.kv_cache_dtypes + ("int8_per_token_head", "fp8_per_token_head", "nvfp4"))
+V0_20_1 = replace(V0_20, version="0.20.1", tokens_from_concurrency=True)
+V0_25 = replace(V0_20_1, version="0.25", kv_cache_dtypes=V0_20_1.kv_cache_dtypes + ("int4_per_token_head",))
+V0_26 = replace(V0_25, version="0.26", sliding_in_flight_batches=2, mamba_align_mode=True)
+V0_28 = replace(V0_26, version="0.28", one_log_line=True, mamba_all_mode_types=(),
+                batched_tokens_tiers=((160 * GIB, False, 16384),) + V0_26.batched_tokens_tiers)
+V0_29 = replace(V0_28, version="0.29", null_block_in_check=True)
+V0_32 = replace(V0_29, version="0.32", mamba_align_pages=(("mamba2", 3),))
 
 V0_33 = VllmRules(
     version="0.33",
@@ -146,36 +253,51 @@ V0_33 = VllmRules(
     block_sizes=None,
     tokens_from_concurrency=True,
     one_log_line=True,
+    gib_text_rounded=True,
     sliding_in_flight_batches=2,
     mla_block_bf16=16,
     mla_block_fp8=64,
     mla_block_sparse=64,
+    mla_block_forced="",
+    hybrid_align_to_block=True,
     mamba_align_mode=True,
-    mamba_align_pages=(("mamba", 2), ("mamba2", 3), ("gated_deltanet", 2), ("linear", 2)),
+    mamba_cache_modes=True,
+    mamba_all_mode_types=(),
+    mamba_align_pages=(("mamba", 2), ("mamba2", 3), ("gated_deltanet", 3), ("linear", 2)),
+    gdn_checkpoint_align=64,
     chunked_hybrid_manager=True,
+    group_close_ratio=1.5,
+    start_check="groups",
     null_block_in_check=True,
     batched_tokens_tiers=((160 * GIB, False, 16384), (70 * GIB, True, 8192), (0, False, 2048)),
     max_num_seqs_tiers=((70 * GIB, True, 1024), (0, False, 256)),
     kv_cache_dtypes=_COMMON_DTYPES + ("float16", "fp8_ds_mla", "int8_per_token_head", "int4_per_token_head",
                                       "fp8_per_token_head", "nvfp4"),
-    nemotron_h_fp32_ssm=True,
+    kv_cache_dtype_skip_layers=True,
+    kv_offloading=True,
+    nemotron_h_ssm_dtype="float32",
+    qwen35_config_ssm_dtype=True,
     v32_auto_kv_dtype="auto",
     v32_fp8_kv_dtype="fp8_ds_mla",
 )
 
-RULES = (V0_11, V0_33)
+RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_25, V0_26, V0_28,
+         V0_29, V0_32, V0_33)
 LATEST = V0_33
+OLDEST_READ = (0, 11, 0)  # releases before this one were not read
 
 
 def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
+    parts = tuple(int(p) for p in version.split("."))
+    return parts + (0,) * (3 - len(parts))
 
 
 def resolve(version: str | None) -> tuple[VllmRules, str | None]:
-    """(rules, note) for a vLLM version such as "0.11", "0.11.2", "0.33.0" or "latest".
+    """(rules, note) for a vLLM version such as "0.11", "0.11.2", "0.24.0" or "latest".
 
-    A version between two modelled releases gets the older one's rules and a
-    note; one older than the oldest modelled release gets 0.11's with a note.
+    Every release from 0.11.0 to 0.33 was read: the newest modelled object at
+    or before the version applies, without a note. One older than 0.11 gets
+    0.11.0's rules with a note.
     """
     if version in (None, "", "latest"):
         return LATEST, None
@@ -184,20 +306,18 @@ def resolve(version: str | None) -> tuple[VllmRules, str | None]:
     if not match:
         raise UsageError(f"unknown vLLM version {version!r}",
                          f"give a release such as 0.11 or 0.33 (modelled: {', '.join(r.version for r in RULES)})")
-    wanted = (int(match.group(1)), int(match.group(2)))
-    if wanted > _key(LATEST.version):
+    wanted = (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+    if wanted[:2] > _key(LATEST.version)[:2]:
         raise UsageError(f"vLLM {version} is newer than the newest release kvplan models ({LATEST.version})",
                          f"use --engine vllm (= {LATEST.version}) or --engine vllm@{LATEST.version}")
     chosen = RULES[0]
     for rules in RULES:
         if _key(rules.version) <= wanted:
             chosen = rules
-    if _key(chosen.version) == wanted:
-        return chosen, None
-    if wanted < _key(RULES[0].version):
+    if wanted < OLDEST_READ:
         return chosen, (f"vLLM {text}: rules read from {chosen.version} (the oldest release kvplan models); "
                         "older releases may differ")
-    return chosen, f"vLLM {text}: releases between {chosen.version} and the next modelled one were not read; using {chosen.version}'s rules"
+    return chosen, None
 
 
 def parse_engine(engine: str) -> tuple[str, VllmRules | None, str | None]:
@@ -213,7 +333,17 @@ def parse_engine(engine: str) -> tuple[str, VllmRules | None, str | None]:
     if "@" in engine and not version.strip():
         raise UsageError(f"--engine {engine!r}: give a version after @, e.g. vllm@0.11")
     rules, note = resolve(version or None)
+    wanted = version.strip().lstrip("v")
+    if note is None and wanted and wanted != "latest" and _key(rules.version) != _release(wanted):
+        note = (f"vLLM {wanted}: modelled with the rules of {rules.version}, the newest release at or before it "
+                "where a rule kvplan models changed")
     return name, rules, note
 
 
-__all__ = ["VllmRules", "V0_11", "V0_33", "LATEST", "RULES", "resolve", "parse_engine"]
+def _release(text: str) -> tuple[int, ...]:
+    match = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)) if match else ()
+
+
+__all__ = ["VllmRules", "V0_11", "V0_11_1", "V0_12", "V0_13", "V0_14", "V0_15", "V0_17", "V0_18", "V0_19", "V0_20", "V0_20_1", "V0_25",
+           "V0_26", "V0_28", "V0_29", "V0_32", "V0_33", "LATEST", "RULES", "resolve", "parse_engine"]
