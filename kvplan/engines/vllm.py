@@ -271,9 +271,13 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
 
 
 def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, hybrid_manager: bool = True,
-                rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
+                rules: VllmRules = LATEST, kv_cache_dtype: str | None = None, *, local_as_full: bool = True,
                 ) -> tuple[list[tuple[int, PageSpec]], list[str], str]:
     """(model layer index, spec) for every cache vLLM allocates, notes, and the KV dtype used.
+
+    local_as_full=False keeps sliding and chunked layers as the model runner
+    makes them even when the hybrid KV cache manager is off (what 0.11's start
+    check sees, before get_kv_cache_groups unifies them).
 
     `model` is one TP rank's (already sharded, engine dtypes applied). A model
     layer may give several specs (V3.2: latent and indexer; Falcon-H1:
@@ -334,7 +338,7 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         notes.append(f"vLLM {rules.version} turns the hybrid KV cache manager off for chunked local attention "
                      "(VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0 by default)")
     local = {"sliding", "chunked"} & kinds
-    if not hybrid_manager and local and kinds & set(FULL_LIKE):
+    if local_as_full and not hybrid_manager and local and kinds & set(FULL_LIKE):
         specs = [(i, replace(s, kind="full", window_tokens=None) if s.kind in local else s) for i, s in specs]
         notes.append(f"hybrid KV cache manager off: {' and '.join(sorted(local))} layers are sized as full attention")
     if sparse:
@@ -529,8 +533,17 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
             need = _blocks_per_request(groups, uniform_type, grouped_specs, length, in_flight)
             return all(b * need <= kv_memory_bytes - b for b in stage_bytes)
     else:
+        # 0.11 get_kv_cache_configs runs check_enough_kv_cache_memory on each worker's specs as the
+        # model runner made them, BEFORE get_kv_cache_groups -> unify_hybrid_kv_cache_specs turns
+        # chunked / sliding layers into full ones (it edits the merged dict, not the worker's): with
+        # the hybrid manager off (Llama-4 in 0.11) local layers are checked at their local worst case
+        checked = grouped_specs
+        if any("sized as full attention" in n for n in spec_notes):
+            checked = [s for _, s in layer_specs(ranked, block_tokens, max_model_len, hybrid_manager, rules,
+                                                 kv_cache_dtype, local_as_full=False)[0]]
+
         def fits(length: int) -> bool:  # check_enough_kv_cache_memory: every layer's worst case, summed
-            return all(sum(grouped_specs[i].max_memory_bytes(length, in_flight) for i in st) <= kv_memory_bytes
+            return all(sum(checked[i].max_memory_bytes(length, in_flight) for i in st) <= kv_memory_bytes
                        for st in stages if st)
 
     ok = fits(max_model_len)
