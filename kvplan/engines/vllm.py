@@ -41,6 +41,7 @@ block-outermost packing of groups with mixed page sizes, non-Hopper backends
 from __future__ import annotations
 
 from dataclasses import field, replace
+from math import lcm
 
 from .._record import record
 from ..capacity.shard import shard, stage_bounds
@@ -59,6 +60,20 @@ PER_TOKEN_HEAD_SCALE_BYTES = 4  # one fp32 scale per token, head and side (K, V)
 MAMBA = "mamba"
 FULL_LIKE = ("full", "mla", "indexer")
 VERSION_MODELLED = LATEST.version
+
+# Qwen3.5 (dense and MoE): Qwen3_5ForConditionalGenerationConfig.verify_and_update_config sets
+# --mamba-ssm-cache-dtype from the config's mamba_ssm_dtype (every release that serves Qwen3.5, 0.17 on)
+SSM_DTYPE_FROM_CONFIG = ("qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text")
+# Qwen's Gated DeltaNet layers on Hopper prefill with FlashInfer (qwen_gdn_linear_attn.py:
+# _resolve_gdn_prefill_backend, SM90), which from 0.33 exports mid-prefill checkpoints in 'align' mode:
+# get_prefill_checkpoint_alignment = FLASHINFER_GDN_CHECKPOINT_ALIGNMENT (64), so
+# Platform._align_hybrid_block_size aligns the block to lcm(max(16, block), 64), and get_kv_cache_spec
+# adds one prefill-checkpoint block (MambaSpec.max_memory_usage_bytes: 2 + 1 pages per request).
+# OLMo-Hybrid's GDN (olmo_gdn_linear_attn.py) declares no checkpoint alignment.
+GDN_CHECKPOINT_TYPES = ("qwen3_next",) + SSM_DTYPE_FROM_CONFIG
+GDN_CHECKPOINT_SINCE = (0, 33)
+GDN_CHECKPOINT_ALIGN_TOKENS = 64
+GDN_CHECKPOINT_PAGES = 3
 
 # kept for callers of the 0.11-era API
 MAX_NUM_BATCHED_TOKENS_LARGE_GPU = 8192
@@ -245,6 +260,7 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
     checkpoint = FP32 if model.weight_dtype in ("float32", "fp32") else serving
     notes: list[str] = []
     nemotron = model.model_type == "nemotron_h" and rules.nemotron_h_fp32_ssm
+    from_config = model.model_type in SSM_DTYPE_FROM_CONFIG
     changed = set()
 
     def fix(_i, layer):
@@ -255,6 +271,8 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
         if nemotron:
             named = state.ssm_storage if state.ssm_storage not in (checkpoint, serving) else None
             ssm = named or FP32
+        elif from_config and state.ssm_storage not in (checkpoint, serving):
+            ssm = state.ssm_storage  # the config's mamba_ssm_dtype (float32 in the hub files)
         new = replace(state, conv_storage=serving, ssm_storage=ssm)
         if new != state:
             changed.add((state.conv_storage.name, state.ssm_storage.name, serving.name, ssm.name))
@@ -331,7 +349,11 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
     attention = [s for _, s in specs if s.kind in ("full", "sliding", "chunked")]
     if MAMBA in kinds and attention:
         state_kind = next(layer.state.kind for layer in model.layers if layer.state is not None)
-        specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind)
+        gdn_checkpoint = (model.model_type in GDN_CHECKPOINT_TYPES and state_kind == "gated_deltanet"
+                          and rules.mamba_align_mode
+                          and tuple(int(p) for p in rules.version.split(".")[:2]) >= GDN_CHECKPOINT_SINCE)
+        specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind,
+                                                gdn_checkpoint)
         notes.extend(note)
     if "chunked" in kinds and not rules.chunked_hybrid_manager:
         hybrid_manager = False
@@ -370,23 +392,28 @@ def _token_cache_spec(cache: TokenCache, block: int, kv_dtype: str, serving: Sto
 
 
 def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_token_bytes: int, rules: VllmRules,
-                              state_kind: str):
+                              state_kind: str, gdn_checkpoint: bool = False):
     """Attention page >= Mamba page, the Mamba page padded to it.
 
     0.11 HybridAttentionMambaModelConfig: block = 16 x cdiv(mamba, 16 x token page).
     0.33 Platform._align_hybrid_block_size: the alignment is max(16, block size),
     and with prefix caching ('align' mode) the Mamba block equals the attention
-    block and one request holds 2 (Mamba-2: 3) state pages."""
+    block and one request holds 2 (Mamba-2: 3) state pages; Qwen's GDN from 0.33
+    (gdn_checkpoint): alignment lcm(that, 64) and 3 pages (GDN_CHECKPOINT_TYPES)."""
     mamba_page = max(s.page_bytes for _, s in specs if s.kind == MAMBA)
     if rules.version == "0.11":
         align = KERNEL_BLOCK_ALIGN_TOKENS
     else:
         align = max(KERNEL_BLOCK_ALIGN_TOKENS, block)
+    if gdn_checkpoint:
+        align = lcm(align, GDN_CHECKPOINT_ALIGN_TOKENS)
     needed = align * cdiv(mamba_page, align * attn_token_bytes)
     needed = KERNEL_BLOCK_ALIGN_TOKENS * cdiv(needed, KERNEL_BLOCK_ALIGN_TOKENS)
     new_block = max(block, needed)
     attn_page = new_block * attn_token_bytes
     pages = rules.mamba_pages(state_kind) if rules.mamba_align_mode else 1
+    if gdn_checkpoint:
+        pages = GDN_CHECKPOINT_PAGES
     out = []
     for i, s in specs:
         if s.kind == MAMBA:
