@@ -460,3 +460,79 @@ def test_grouped_grid_matches_vllms_formulas(name):
         assert got == expected, (name, tp, dtype, gib, max_len, rules.version)
         checked += 1
     assert checked >= 16, (name, checked)  # at least TP 1 and 2 in both dtypes, sizes and lengths
+
+
+# ------------------------------------------------------------------ anchors worked by hand
+# Each line: (family, release, GiB, max_model_len) -> (num_blocks, tokens, concurrency, starts), TP 1, KV auto,
+# 8,192 batched tokens. The arithmetic, from the raw config.json numbers:
+#
+# gemma-3-12b, 0.33, 40 GiB, 131,072: token = 2 x 8 KV heads x 256 (Gemma3TextConfig default head_dim) x 2 B
+#   = 8,192 B; page = 16 x 8,192 = 131,072 B. 48 layers, pattern 6: 40 sliding (W 1,024) + 8 full -> group
+#   size 8 -> 5 sliding groups + 1 full. A block costs 8 x 131,072 = 1 MiB -> 40 GiB / 1 MiB = 40,960 blocks.
+#   A request: sliding cdiv(min(1,023 + 2 x 8,192, 131,072), 16) + 1 = cdiv(17,407, 16) + 1 = 1,089, x 5 =
+#   5,445; full 131,072 / 16 = 8,192 -> 13,637. 40,960 / 13,637 = 3.0036 -> "3.00x"; tokens
+#   int(40,960 x 131,072 / 13,637) = int(393,686.96) = 393,686; 13,637 x 1 MiB <= 40 GiB - 1 MiB: starts.
+# gpt-oss-20b, 0.11, 10 GiB, 131,072: token = 2 x 8 x 64 x 2 = 2,048 B, page 32,768 B; 12 sliding (W 128) +
+#   12 full -> 2 groups of 12; a block 12 x 32,768 = 393,216 B -> 10,737,418,240 // 393,216 = 27,306.
+#   A request: cdiv(min(127 + 8,192, 131,072), 16) + 1 = 520 + 1 = 521, plus 8,192 -> 8,713;
+#   27,306 / 8,713 = 3.134 -> "3.13x"; tokens 27,306 // 2 groups x 16 = 218,448; every layer's worst case
+#   12 x 8,713 x 32,768 = 3,426,025,472 B <= 10 GiB: starts.
+# jamba-v0.1, 0.11, 10 GiB, 8,192: Mamba-1 state, I = 2 x 4,096 = 8,192: conv (3, 8,192) + SSM (8,192, 16) =
+#   155,648 elements x 2 B = 311,296 B; attention token 2 x 8 x 128 x 2 = 4,096 B -> block 16 x cdiv(311,296,
+#   16 x 4,096) = 16 x 5 = 80, page 80 x 4,096 = 327,680 B (the state padded to it). Layers i % 8 == 4 attend:
+#   4 attention + 28 Mamba -> group size 4: 1 + 7 groups; a block 4 x 327,680 = 1,310,720 B -> 8,192 blocks.
+#   A request: cdiv(8,192, 80) = 103 + 7 x 1 = 110 -> 74.47x; tokens 8,192 // 8 x min(80, 8,192) = 81,920.
+# qwen3-next-80b-a3b, 0.33, 10 GiB, 131,072: GDN conv dim 128 x 16 x 2 + 128 x 32 = 8,192 -> conv 3 x 8,192
+#   = 24,576 + SSM 32 x 128 x 128 = 524,288 elements x 2 B = 1,097,728 B; attention token 2 x 2 x 256 x 2 =
+#   2,048 B; FlashInfer's checkpoint alignment: lcm(16, 64) = 64 -> block 64 x cdiv(1,097,728, 64 x 2,048) =
+#   64 x 9 = 576, page 1,179,648 B. 12 full + 36 GDN -> 1 + 3 groups of 12; a block 12 x 1,179,648 =
+#   14,155,776 B -> 758 blocks. A request: cdiv(131,072, 576) = 228 + 3 groups x 3 pages = 237 -> 3.20x;
+#   tokens int(758 x 131,072 / 237) = int(419,209.3) = 419,209.
+# nemotron-h-8b, 0.33, 10 GiB, 8,192: Mamba-2, I = 128 x 64 = 8,192, 8 groups: conv dim 8,192 + 2 x 8 x 128
+#   = 10,240 -> conv 3 x 10,240 x 2 B = 61,440 B; SSM 128 x 64 x 128 x 4 B (float32 from 0.33) = 4,194,304 B;
+#   state 4,255,744 B. Token 2 x 8 x 128 x 2 = 4,096 -> block 16 x cdiv(4,255,744, 65,536) = 16 x 65 = 1,040,
+#   page 4,259,840 B. 24 'M' + 4 '*' -> 6 + 1 groups of 4; a block 17,039,360 B -> 630 blocks. A request:
+#   cdiv(8,192, 1,040) = 8 + 6 x 3 = 26 -> 24.23x; tokens int(630 x 8,192 / 26) = 198,498.
+# granite-4.0-h-tiny, 0.33, 10 GiB, 131,072: Mamba-2, I = 2 x 1,536 = 3,072, 1 group: conv dim 3,072 + 2 x
+#   128 = 3,328 -> 3 x 3,328 = 9,984 + SSM 48 x 64 x 128 = 393,216 elements x 2 B = 806,400 B; token 2 x 4 x
+#   128 x 2 = 2,048 -> block 16 x cdiv(806,400, 32,768) = 400, page 819,200 B; 4 attention + 36 Mamba ->
+#   1 + 9 groups of 4, a block 3,276,800 B -> 3,276 blocks; a request cdiv(131,072, 400) = 328 + 9 x 3 = 355
+#   -> 9.23x; tokens int(3,276 x 131,072 / 355) = int(1,209,554.6) = 1,209,554.
+# llama-4-scout, 0.11, 10 GiB, 131,072: hybrid manager off (chunked attention), 48 layers x 65,536 B per
+#   block = 3,145,728 B -> 3,413 blocks; a request 8,192 blocks -> 0.42x; tokens 3,413 x 16 = 54,608. vLLM
+#   still starts: check_enough_kv_cache_memory runs before the unification, on 36 chunked layers x
+#   cdiv(min(8,192 + 8,192, 131,072), 16) = 1,024 pages + 12 full x 8,192 pages, x 65,536 B = 8,858,370,048 B
+#   <= 10,737,418,240 B.
+ANCHORS = [
+    ("gemma-3-12b", V0_33, 40, 131_072, (40_960, 393_686, "3.00x", True)),
+    ("gpt-oss-20b", V0_11, 10, 131_072, (27_306, 218_448, "3.13x", True)),
+    ("jamba-v0.1", V0_11, 10, 8_192, (8_192, 81_920, "74.47x", True)),
+    ("qwen3-next-80b-a3b", V0_33, 10, 131_072, (758, 419_209, "3.20x", True)),
+    ("nemotron-h-8b", V0_33, 10, 8_192, (630, 198_498, "24.23x", True)),
+    ("granite-4.0-h-tiny", V0_33, 10, 131_072, (3_276, 1_209_554, "9.23x", True)),
+    ("llama-4-scout", V0_11, 10, 131_072, (3_413, 54_608, "0.42x", True)),
+]
+
+
+@pytest.mark.parametrize("name, rules, gib, max_len, expected", ANCHORS, ids=[a[0] for a in ANCHORS])
+def test_hand_worked_anchors(name, rules, gib, max_len, expected):
+    rel = release(rules)
+    assert reference(family_layers(name, 1, False, rel), rel, False, gib * GIB, max_len) == expected
+    p = simulate(load_model(name), kv_memory_bytes=gib * GIB, max_model_len=max_len, rules=rules,
+                 allow_long_max_model_len=True)
+    assert (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits) == expected
+
+
+def test_close_layer_counts_group_by_release():
+    # 12 sliding + 13 full layers (gpt-oss-20b + an EAGLE draft layer, vLLM's own example):
+    # 0.11 takes the smallest count as the group size: 12 -> sliding 1 group, full cdiv(13, 12) = 2 groups
+    # (7 + 6 layers, padded to 12); 0.18 on: 13 < 1.5 x 12, so 13 -> 2 groups, the sliding one padded by 1
+    from kvplan.engines.vllm import PageSpec, kv_cache_groups
+
+    sliding = PageSpec("sliding", 16, token_bytes=2_048, window_tokens=128)
+    specs = [sliding] * 12 + [PageSpec("full", 16, token_bytes=2_048)] * 13
+    old, _ = kv_cache_groups(specs, V0_11)
+    new, _ = kv_cache_groups(specs, V0_33)
+    assert [(g.spec.kind, len(g.layers), g.padding_layers) for g in old] == [("sliding", 12, 0), ("full", 7, 5),
+                                                                           ("full", 6, 6)]
+    assert [(g.spec.kind, len(g.layers), g.padding_layers) for g in new] == [("sliding", 12, 1), ("full", 13, 0)]

@@ -75,6 +75,15 @@ GDN_CHECKPOINT_SINCE = (0, 33)
 GDN_CHECKPOINT_ALIGN_TOKENS = 64
 GDN_CHECKPOINT_PAGES = 3
 
+# _get_kv_cache_groups_uniform_page_size's 1.5 heuristic first appears in 0.18 (absent from 0.11 to 0.17.1)
+GROUP_SIZE_HEURISTIC_SINCE = (0, 18)
+
+
+def _version_key(rules: VllmRules) -> tuple[int, int]:
+    major, minor = rules.version.split(".")[:2]
+    return int(major), int(minor)
+
+
 # kept for callers of the 0.11-era API
 MAX_NUM_BATCHED_TOKENS_LARGE_GPU = 8192
 MAX_NUM_BATCHED_TOKENS_SMALL_GPU = 2048
@@ -350,8 +359,7 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
     if MAMBA in kinds and attention:
         state_kind = next(layer.state.kind for layer in model.layers if layer.state is not None)
         gdn_checkpoint = (model.model_type in GDN_CHECKPOINT_TYPES and state_kind == "gated_deltanet"
-                          and rules.mamba_align_mode
-                          and tuple(int(p) for p in rules.version.split(".")[:2]) >= GDN_CHECKPOINT_SINCE)
+                          and rules.mamba_align_mode and _version_key(rules) >= GDN_CHECKPOINT_SINCE)
         specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind,
                                                 gdn_checkpoint)
         notes.extend(note)
@@ -463,7 +471,7 @@ def _unify_page_sizes(specs: list[PageSpec]) -> list[PageSpec]:
     return out
 
 
-def kv_cache_groups(specs: list[PageSpec]) -> tuple[tuple[CacheGroup, ...], bool]:
+def kv_cache_groups(specs: list[PageSpec], rules: VllmRules = LATEST) -> tuple[tuple[CacheGroup, ...], bool]:
     """(groups, uniform_type) as vLLM's get_kv_cache_groups forms them."""
     everyone = tuple(range(len(specs)))
     if all(s == specs[0] for s in specs):
@@ -475,8 +483,11 @@ def kv_cache_groups(specs: list[PageSpec]) -> tuple[tuple[CacheGroup, ...], bool
     for index, spec in enumerate(specs):
         by_spec.setdefault(spec, []).append(index)
     counts = [len(v) for v in by_spec.values()]
-    # the "1" of an n:1 pattern, unless the counts are close (12 sliding + 13 full -> 13)
-    group_size = max(counts) if max(counts) < min(counts) * 1.5 else min(counts)
+    # the "1" of an n:1 pattern; from 0.18 (_get_kv_cache_groups_uniform_page_size) the largest count
+    # when the counts are close (12 sliding + 13 full -> 13); 0.11 always takes the smallest (-> 12)
+    group_size = min(counts)
+    if _version_key(rules) >= GROUP_SIZE_HEURISTIC_SINCE and max(counts) < min(counts) * 1.5:
+        group_size = max(counts)
     split = []
     for spec, layers in by_spec.items():
         n_groups = cdiv(len(layers), group_size)
@@ -534,7 +545,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         raise PlanError(f"{model.name} has no KV cache: vLLM allocates one null block")
     owners = [i for i, _ in pairs]
     specs = [s for _, s in pairs]
-    groups, uniform_type = kv_cache_groups(specs)
+    groups, uniform_type = kv_cache_groups(specs, rules)
     grouped_specs = list(specs)  # after page unification
     if not uniform_type:
         for g in groups:
