@@ -1,9 +1,9 @@
-"""Issue 14's grid for the families whose layers form several KV cache groups or carry states.
+"""Issue 14's grid: every bundled family vLLM serves, against a transcription of vLLM's code.
 
-For every bundled family vLLM serves that mixes layer kinds (sliding + full, chunked + full,
-attention + Mamba / Mamba-2 / Gated DeltaNet / short-conv states, pure Mamba, DeepSeek-V3.2's
-latent + indexer) x TP {1, 2, 4, 8} x KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K}
-x release {0.11, 0.33}: kvplan's blocks, "GPU KV cache size" tokens, concurrency and start check
+For every bundled family vLLM serves (dense and MLA; one window; layer kinds that form several KV
+cache groups: sliding + full, chunked + full, attention + Mamba / Mamba-2 / Gated DeltaNet /
+short-conv / lightning states, pure Mamba, DeepSeek-V3.2's latent + indexer) x TP {1, 2, 4, 8} x
+KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x release {0.11, 0.33}: kvplan's blocks, "GPU KV cache size" tokens, concurrency and start check
 equal a transcription of vLLM's own code applied to the RAW config.json numbers (not kvplan's
 reader, not kvplan's engine). Where vLLM refuses a combination (heads that do not divide the TP
 size, a family the release does not register), the grid skips it and says why.
@@ -303,7 +303,13 @@ def family_layers(name: str, tp: int, fp8: bool, rel: Release) -> list[Layer]:
         token = attn()
         return [Layer("full", token) if a else Layer("mamba", state_bytes=state, state_kind="short_conv")
                 for a in is_attn]
-    raise AssertionError(f"no transcription for {name}")
+    if t.get("kv_lora_rank"):  # MLAAttentionSpec: one latent (kv_lora_rank + rope) per token, on every rank
+        div(t["num_attention_heads"], tp, "num_attention_heads")
+        return [Layer("mla", (t["kv_lora_rank"] + t["qk_rope_head_dim"]) * kv_elem)] * n
+    window = t.get("sliding_window") if t.get("use_sliding_window", True) is not False else None
+    if window:  # every layer the same window: one group
+        return [Layer("sliding", attn(), window)] * n
+    return [Layer("full", attn())] * n
 
 
 # ------------------------------------------------------------------ vLLM's accounting, transcribed
@@ -429,6 +435,12 @@ def reference(layers: list[Layer], rel: Release, fp8: bool, mem: int, max_len: i
 
 
 # ------------------------------------------------------------------ the families
+# one kind of layer (one group): anchors by hand in tests/test_engine_vllm.py (Llama-3.1-8B 5,120 blocks,
+# DeepSeek-V3 2,387 / 9,549 / 4,774 blocks)
+DENSE = ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "qwen3-8b", "qwen2.5-7b", "mistral-7b-v0.3",
+         "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-llm-67b", "llama-2-7b", "gemma-7b", "qwen2-57b-a14b"]
+MLA = ["deepseek-v3", "kimi-k2", "deepseek-v2-lite"]
+SLIDING = ["mistral-7b-v0.1", "phi-3-mini-4k"]
 SLIDING_HYBRID = ["gemma-2-9b", "gemma-3-1b", "gemma-3-4b", "gemma-3-12b", "gemma-3-27b", "gemma-3n-e4b",
                   "command-r7b", "exaone-4.0-32b", "olmo-3-7b", "gpt-oss-20b", "gpt-oss-120b"]
 CHUNKED = ["llama-4-scout", "llama-4-maverick"]
@@ -455,7 +467,8 @@ SERVED_BY = {"qwen3.5-35b-a3b": ("0.33",), "qwen3.6-27b": ("0.33",), "lfm2-8b-a1
 # - kimi-linear-48b-a3b (0.33 only, vllm/models/kimi_k3): MLA + KDA; _align_hybrid_block_size aligns
 #   MLA hybrids to 128 tokens and KDA's prefill checkpoint depends on its prefill backend. Not
 #   transcribed; kvplan's engine refuses it ("MLA page does not divide"), a known gap.
-FAMILIES = SLIDING_HYBRID + CHUNKED + MAMBA_HYBRID + PURE_MAMBA + GDN + SHORT_CONV + SPARSE_MLA + LIGHTNING
+FAMILIES = (DENSE + MLA + SLIDING + SLIDING_HYBRID + CHUNKED + MAMBA_HYBRID + PURE_MAMBA + GDN + SHORT_CONV + SPARSE_MLA
+            + LIGHTNING)
 
 
 def grid_cases(name: str):
@@ -465,7 +478,7 @@ def grid_cases(name: str):
 
 
 @pytest.mark.parametrize("name", FAMILIES)
-def test_grouped_grid_matches_vllms_formulas(name):
+def test_grid_matches_vllms_formulas(name):
     base = load_model(name)
     checked = 0
     for tp, dtype, gib, max_len, rules in grid_cases(name):
