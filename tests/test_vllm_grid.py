@@ -3,8 +3,8 @@
 For every bundled family vLLM serves (dense and MLA; one window; layer kinds that form several KV
 cache groups: sliding + full, chunked + full, attention + Mamba / Mamba-2 / Gated DeltaNet /
 short-conv / lightning states, pure Mamba, DeepSeek-V3.2's latent + indexer) x TP {1, 2, 4, 8} x
-KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x release {0.11, 0.33}: kvplan's blocks, "GPU KV cache size" tokens, concurrency and start check
-equal a transcription of vLLM's own code applied to the RAW config.json numbers (not kvplan's
+KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x release {0.11, 0.33}: kvplan's blocks,
+"GPU KV cache size" tokens, concurrency and start check equal a transcription of vLLM's own code applied to the RAW config.json numbers (not kvplan's
 reader, not kvplan's engine). Where vLLM refuses a combination (heads that do not divide the TP
 size, a family the release does not register), the grid skips it and says why.
 
@@ -77,22 +77,31 @@ class Release:
     v32_auto: str
     v32_fp8: str
     nemotron_fp32_ssm: bool
+    align_pages: dict  # state kind -> pages one request holds in 'align' mode (MambaSpec.max_memory_usage_bytes)
     # _get_kv_cache_groups_uniform_page_size: group size = the largest count when it is < 1.5 x the
-    # smallest (added in 0.18; 0.11 always takes the smallest count)
+    # smallest (from 0.18; 0.11 to 0.17 always take the smallest count)
     group_size_heuristic: bool
-    # 0.33 unify_kv_cache_spec_page_size; 0.11 get_kv_cache_groups raises NotImplementedError
+    # unify_kv_cache_spec_page_size (from 0.12); 0.11's get_kv_cache_groups raises NotImplementedError
     unify_page_sizes: bool
-    # 0.33 Qwen3_5ForConditionalGenerationConfig: SSM state in the config's mamba_ssm_dtype
+    # Qwen3_5ForConditionalGenerationConfig (from 0.17, with Qwen3.5): SSM state in the config's mamba_ssm_dtype
     qwen35_ssm_from_config: bool
-    # align mode, per state kind: (prefill-checkpoint blocks per request, checkpoint alignment).
-    # 0.33 mamba_mixer2.get_kv_cache_spec: 1 block, alignment 1; qwen_gdn_linear_attn: on Hopper the
-    # GDN prefill backend is FlashInfer (_resolve_gdn_prefill_backend: SM90) -> 1 block, alignment
-    # FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64; Mamba-1 and short conv declare none (0 blocks).
-    checkpoints: tuple[tuple[str, int, int], ...]
+    # from 0.33, Qwen's GDN on Hopper prefills with FlashInfer (qwen_gdn_linear_attn.py
+    # _resolve_gdn_prefill_backend: SM90) and exports checkpoints: get_prefill_checkpoint_alignment =
+    # FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64, and get_kv_cache_spec adds one prefill-checkpoint block
+    qwen_gdn_checkpoint: bool
+
+
+def _since(rules: VllmRules, version: tuple[int, int]) -> bool:
+    return tuple(int(p) for p in rules.version.split(".")[:2]) >= version
+
+
+# this file's state kinds -> the names VllmRules.mamba_align_pages uses (Mamba-1 and short conv declare no
+# prefill checkpoint: 2 pages; Mamba-2's mamba_mixer2.get_kv_cache_spec adds one: 3)
+RULE_KIND = {"mamba1": "mamba", "mamba2": "mamba2", "gdn": "gated_deltanet", "gdn_olmo": "gated_deltanet",
+             "short_conv": "short_conv", "linear": "linear"}
 
 
 def release(rules: VllmRules) -> Release:
-    newer = rules.version != "0.11"
     return Release(
         version=rules.version,
         in_flight_batches=rules.sliding_in_flight_batches,
@@ -106,10 +115,11 @@ def release(rules: VllmRules) -> Release:
         v32_auto=rules.v32_auto_kv_dtype,
         v32_fp8=rules.v32_fp8_kv_dtype,
         nemotron_fp32_ssm=rules.nemotron_h_fp32_ssm,
-        group_size_heuristic=newer,
-        unify_page_sizes=newer,
-        qwen35_ssm_from_config=newer,
-        checkpoints=(("mamba2", 1, 1), ("gdn", 1, 64)) if newer else (),
+        align_pages={kind: rules.mamba_pages(name) for kind, name in RULE_KIND.items()},
+        group_size_heuristic=_since(rules, (0, 18)),
+        unify_page_sizes=_since(rules, (0, 12)),
+        qwen35_ssm_from_config=_since(rules, (0, 17)),
+        qwen_gdn_checkpoint=_since(rules, (0, 33)),
     )
 
 
@@ -344,18 +354,18 @@ def specs_of(layers: list[Layer], rel: Release, fp8: bool, max_len: int) -> list
         state_page = max(x.state_bytes for x in states)
         token = attention[0].token_bytes
         kind = states[0].state_kind
-        ckpt_blocks, ckpt_align = next(((b, a) for k, b, a in rel.checkpoints if k == kind), (0, 1))
-        if rel.version == "0.11":
+        gdn_checkpoint = kind == "gdn" and rel.align_mode and rel.qwen_gdn_checkpoint
+        if rel.version == "0.11":  # HybridAttentionMambaModelConfig: 16 x cdiv(mamba page, 16 x token page)
             block = max(block, 16 * cdiv(state_page, 16 * token))
-        else:
+        else:  # Platform._align_hybrid_block_size
             align = max(16, block)
-            if rel.align_mode:
-                align = lcm(align, ckpt_align)
+            if gdn_checkpoint:  # lcm with get_mamba_prefill_checkpoint_alignment (Mamba-2's 1 changes nothing)
+                align = lcm(align, 64)
             need = align * cdiv(state_page, align * token)
             block = max(block, 16 * cdiv(need, 16))
         mamba_page = block * token
-        if rel.align_mode:
-            mamba_block, pages = block, 2 + ckpt_blocks
+        if rel.align_mode:  # mamba_block_size = block_size; 2 + prefill-checkpoint blocks per request
+            mamba_block, pages = block, 3 if gdn_checkpoint else rel.align_pages[kind]
     out = []
     for x in layers:
         if x.kind == "mamba":
