@@ -3,10 +3,11 @@
 For every bundled family vLLM serves (dense and MLA; one window; layer kinds that form several KV
 cache groups: sliding + full, chunked + full, attention + Mamba / Mamba-2 / Gated DeltaNet /
 short-conv / lightning states, pure Mamba, DeepSeek-V3.2's latent + indexer) x TP {1, 2, 4, 8} x
-KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x release {0.11, 0.33}: kvplan's blocks,
-"GPU KV cache size" tokens, concurrency and start check equal a transcription of vLLM's own code
-applied to the RAW config.json numbers (not kvplan's reader, not kvplan's engine). Where vLLM refuses a combination (heads that do not divide the TP
-size, a family the release does not register), the grid skips it and says why.
+KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x release {0.11, 0.33}: kvplan's
+blocks, "GPU KV cache size" tokens, concurrency and start check equal a transcription of vLLM's
+own code applied to the RAW config.json numbers (not kvplan's reader, not kvplan's engine).
+Where vLLM refuses a combination (heads that do not divide the TP size, a family the release
+does not register), the grid skips it and says why.
 
 What is transcribed (file: function, per release):
 - page sizes: vllm/v1/kv_cache_interface.py AttentionSpec.page_size_bytes (2 x block x kv heads
