@@ -584,3 +584,16 @@ def test_close_layer_counts_group_by_release():
     assert [(g.spec.kind, len(g.layers), g.padding_layers) for g in old] == [("sliding", 12, 0), ("full", 7, 5),
                                                                            ("full", 6, 6)]
     assert [(g.spec.kind, len(g.layers), g.padding_layers) for g in new] == [("sliding", 12, 1), ("full", 13, 0)]
+
+
+def test_0_11_refuses_pages_it_cannot_group():
+    # Gemma 4 31B: sliding layers 2 x 16 KV heads x 256 x 2 B x 16 = 262,144 B, global layers 2 x 4 x 512 x 2 x 16
+    # = 131,072 B. 0.11's get_kv_cache_groups has no unify_kv_cache_spec_page_size (0.12 on): NotImplementedError.
+    # 0.33 doubles the global layers' block to 32 (131,072 x 2 = 262,144) and groups them.
+    from kvplan.errors import PlanError
+
+    with pytest.raises(PlanError, match="vLLM 0.11 cannot group layers whose pages differ"):
+        simulate(load_model("gemma-4-31b"), kv_memory_bytes=10 * GIB, max_model_len=8192, rules=V0_11)
+    p = simulate(load_model("gemma-4-31b"), kv_memory_bytes=10 * GIB, max_model_len=8192, rules=V0_33)
+    assert {(g.spec.kind, g.spec.block_tokens, g.spec.page_bytes) for g in p.groups} == {
+        ("sliding", 16, 262_144), ("full", 32, 262_144)}

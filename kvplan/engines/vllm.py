@@ -77,6 +77,8 @@ GDN_CHECKPOINT_PAGES = 3
 
 # _get_kv_cache_groups_uniform_page_size's 1.5 heuristic first appears in 0.18 (absent from 0.11 to 0.17.1)
 GROUP_SIZE_HEURISTIC_SINCE = (0, 18)
+# unify_kv_cache_spec_page_size first appears in 0.12; 0.11's get_kv_cache_groups raises NotImplementedError
+PAGE_UNIFY_SINCE = (0, 12)
 
 
 def _version_key(rules: VllmRules) -> tuple[int, int]:
@@ -478,6 +480,10 @@ def kv_cache_groups(specs: list[PageSpec], rules: VllmRules = LATEST) -> tuple[t
         return (CacheGroup(specs[0], everyone),), False
     if _uniform_type(specs):
         return (CacheGroup(specs[0], everyone),), True
+    if _version_key(rules) < PAGE_UNIFY_SINCE and len({s.page_bytes for s in specs}) > 1:
+        raise PlanError(f"vLLM {rules.version} cannot group layers whose pages differ "
+                        f"({', '.join(sorted({f'{s.label} {s.page_bytes:,} B' for s in specs}))})",
+                        "vLLM raises NotImplementedError in get_kv_cache_groups; page sizes are unified from 0.12")
     specs = _unify_page_sizes(specs)
     by_spec: dict[PageSpec, list[int]] = {}
     for index, spec in enumerate(specs):
