@@ -195,12 +195,12 @@ def family_layers(name: str, tp: int, fp8: bool, rel: Release) -> list[Layer]:
     elem = 2  # every family here is served in bf16 (bf16 checkpoints; mamba-2.8b's float32 -> bf16)
     kv_elem = 1 if fp8 else elem
     mt = cfg["model_type"]
-    n = t["num_hidden_layers"]
+    n = t.get("num_hidden_layers", 0)
 
-    def attn(kv_key="num_key_value_heads", head_dim=None):
-        heads = t.get("num_attention_heads", 8)
-        hd = head_dim or t.get("head_dim") or t["hidden_size"] // heads
-        return attention_token(t.get(kv_key, 4), heads, hd, tp, kv_elem)
+    def attn():  # no num_key_value_heads: multi-head attention (get_total_num_kv_heads' default)
+        heads = t["num_attention_heads"]
+        hd = t.get("head_dim") or t["hidden_size"] // heads
+        return attention_token(t.get("num_key_value_heads", heads), heads, hd, tp, kv_elem)
 
     if mt == "gemma2":  # layer_types default: even layers slide
         return sliding_full(["sliding" if (i + 1) % 2 else "full" for i in range(n)], t["sliding_window"], attn())
@@ -314,6 +314,29 @@ def family_layers(name: str, tp: int, fp8: bool, rel: Release) -> list[Layer]:
         token = attn()
         return [Layer("full", token) if a else Layer("mamba", state_bytes=state, state_kind="short_conv")
                 for a in is_attn]
+    # families whose configs name their fields otherwise; KV heads as each vLLM model file sets them
+    if mt in ("bloom", "gpt2", "gptj", "mpt", "dbrx", "chatglm", "falcon", "gpt_bigcode"):
+        layers = t.get("n_layer") or t.get("n_layers") or t.get("num_layers") or t["num_hidden_layers"]
+        heads = t.get("n_head") or t.get("n_heads") or t["num_attention_heads"]
+        hidden = t.get("n_embd") or t.get("d_model") or t["hidden_size"]
+        kv = heads  # bloom.py, gpt2.py, gpt_j.py: multi-head
+        if mt in ("mpt", "dbrx"):  # mpt.py / dbrx.py: attn_config.kv_n_heads when present
+            kv = t["attn_config"].get("kv_n_heads", heads)
+        elif mt == "chatglm":  # chatglm.py: multi_query_group_num under multi_query_attention
+            kv = t["multi_query_group_num"] if t.get("multi_query_attention") else heads
+        elif mt == "falcon":  # falcon.py: num_kv_heads (new decoder), 1 (multi-query), else heads
+            kv = t["num_kv_heads"] if t.get("new_decoder_architecture") else (1 if t.get("multi_query") else heads)
+        elif mt == "gpt_bigcode":  # 0.11 gpt_bigcode.py: one KV head under multi_query, replicated
+            kv = 1 if t.get("multi_query") else heads
+        return [Layer("full", attention_token(kv, heads, hidden // heads, tp, kv_elem))] * layers
+    if mt == "llava" and "num_hidden_layers" not in t:  # text_config: LlamaConfig's defaults
+        return [Layer("full", attention_token(32, 32, 4096 // 32, tp, kv_elem))] * 32
+    if mt == "minicpm3":  # minicpm3.py: Attention(heads, qk_nope + qk_rope, num_kv_heads = heads), V padded to it
+        width = t["qk_nope_head_dim"] + t["qk_rope_head_dim"]
+        return [Layer("full", 2 * div(t["num_attention_heads"], tp, "num_attention_heads") * width * kv_elem)] * n
+    if mt == "longcat_flash":  # longcat_flash.py: two MLA attentions (self_attn[0], [1]) in each of num_layers
+        div(t["num_attention_heads"], tp, "num_attention_heads")
+        return [Layer("mla", (t["kv_lora_rank"] + t["qk_rope_head_dim"]) * kv_elem)] * (2 * t["num_layers"])
     if t.get("kv_lora_rank"):  # MLAAttentionSpec: one latent (kv_lora_rank + rope) per token, on every rank
         div(t["num_attention_heads"], tp, "num_attention_heads")
         return [Layer("mla", (t["kv_lora_rank"] + t["qk_rope_head_dim"]) * kv_elem)] * n
@@ -450,7 +473,13 @@ def reference(layers: list[Layer], rel: Release, fp8: bool, mem: int, max_len: i
 # DeepSeek-V3 2,387 / 9,549 / 4,774 blocks)
 DENSE = ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "qwen3-8b", "qwen2.5-7b", "mistral-7b-v0.3",
          "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-llm-67b", "llama-2-7b", "gemma-7b", "qwen2-57b-a14b"]
-MLA = ["deepseek-v3", "kimi-k2", "deepseek-v2-lite"]
+MLA = ["deepseek-v3", "kimi-k2", "deepseek-v2-lite", "longcat-flash-chat"]
+MORE_DENSE = ["deepseek-v2", "glm-4-9b-0414", "glm-4-9b-chat-hf", "glm-4.5-air", "glm-4.7-flash", "glm-4.7",
+              "internlm2.5-7b-chat", "internlm3-8b-instruct", "minimax-m2", "mistral-small-3.1-24b", "phi-4",
+              "qwen2.5-vl-7b", "qwen3-vl-30b-a3b", "qwen3-vl-4b", "qwen3-vl-8b", "stablelm-2-1.6b", "opt-6.7b",
+              "pythia-1b", "baichuan2-7b-chat", "persimmon-8b-base", "bloom", "gpt2", "gpt-j-6b", "mpt-7b-instruct",
+              "dbrx-instruct", "chatglm3-6b", "glm-4-9b-chat", "falcon-7b", "falcon-40b", "starcoder", "llava-1.5-7b",
+              "minicpm3-4b"]
 SLIDING = ["mistral-7b-v0.1", "phi-3-mini-4k"]
 SLIDING_HYBRID = ["gemma-2-9b", "gemma-3-1b", "gemma-3-4b", "gemma-3-12b", "gemma-3-27b", "gemma-3n-e4b",
                   "command-r7b", "exaone-4.0-32b", "olmo-3-7b", "gpt-oss-20b", "gpt-oss-120b"]
@@ -462,30 +491,51 @@ GDN = ["qwen3-next-80b-a3b", "qwen3.5-35b-a3b", "qwen3.6-27b", "olmo-hybrid-7b"]
 SHORT_CONV = ["lfm2-1.2b", "lfm2-8b-a1b"]
 SPARSE_MLA = ["deepseek-v3.2-exp"]
 LIGHTNING = ["minimax-text-01", "minimax-m1", "minimax-m1-hf"]
-# vllm/model_executor/models/registry.py: Qwen3.5, LFM2-MoE and OLMo-Hybrid are registered in 0.33, not in 0.11;
-# BambaForCausalLM and the MiniMax(-Text-01/-M1)ForCausalLM architectures sit in 0.33's table of removed
-# models ("0.23.0"), so only 0.11 serves them
+# vllm/model_executor/models/registry.py: Qwen3.5, LFM2-MoE, OLMo-Hybrid, GLM-4.7-Flash (Glm4MoeLite) and
+# MiniMax-M2 are registered in 0.33, not in 0.11; Bamba, Baichuan, the MiniMax(-Text-01/-M1) architectures
+# (removed "0.23.0"), Persimmon ("0.25.0") and MPT ("0.28.0") sit in 0.33's table of removed models, so only
+# 0.11 serves them
 SERVED_BY = {"qwen3.5-35b-a3b": ("0.33",), "qwen3.6-27b": ("0.33",), "lfm2-8b-a1b": ("0.33",),
-             "olmo-hybrid-7b": ("0.33",),
+             "olmo-hybrid-7b": ("0.33",), "glm-4.7-flash": ("0.33",), "minimax-m2": ("0.33",),
+             "baichuan2-7b-chat": ("0.11",), "persimmon-8b-base": ("0.11",), "mpt-7b-instruct": ("0.11",),
+             # 0.33 serves GPTBigCode through the Transformers backend (registry: "transformers"), whose KV
+             # heads for multi_query configs were not read
+             "starcoder": ("0.11",),
              "bamba-9b": ("0.11",), "minimax-text-01": ("0.11",), "minimax-m1": ("0.11",),
              "minimax-m1-hf": ("0.11",)}
 # Not in this grid:
-# - gpt-neo-125m, recurrentgemma-*, rwkv-*, zamba-7b-v1: no vLLM architecture (GPTNeoForCausalLM,
-#   RecurrentGemmaForCausalLM, RwkvForCausalLM, ZambaForCausalLM are in neither registry).
+# - gpt-neo-125m, xglm-1.7b, recurrentgemma-*, rwkv-*, zamba-7b-v1: no vLLM architecture (GPTNeoForCausalLM,
+#   XGLMForCausalLM, RecurrentGemmaForCausalLM, RwkvForCausalLM, ZambaForCausalLM are in neither registry);
+#   llama-3.2-11b-vision: MllamaForConditionalGeneration was removed in 0.10.2 (0.33's removed-models table).
 # - gemma-4-31b (0.33 only): its global layers have head size 512, which FlashAttention serves only
 #   with FA4 (flash_attn.py supports_head_size); which backend, and so which block size, Hopper gets
 #   was not settled, so its pages are not transcribed.
 # - kimi-linear-48b-a3b (0.33 only, vllm/models/kimi_k3): MLA + KDA; _align_hybrid_block_size aligns
 #   MLA hybrids to 128 tokens and KDA's prefill checkpoint depends on its prefill backend. Not
 #   transcribed; kvplan's engine refuses it ("MLA page does not divide"), a known gap.
-FAMILIES = (DENSE + MLA + SLIDING + SLIDING_HYBRID + CHUNKED + MAMBA_HYBRID + PURE_MAMBA + GDN + SHORT_CONV + SPARSE_MLA
-            + LIGHTNING)
+NOT_IN_GRID = {
+    "gpt-neo-125m": "no vLLM architecture", "xglm-1.7b": "no vLLM architecture",
+    "recurrentgemma-2b-it": "no vLLM architecture", "recurrentgemma-9b": "no vLLM architecture",
+    "rwkv-4-430m-pile": "no vLLM architecture", "rwkv-4-7b-pile": "no vLLM architecture",
+    "rwkv-4-world-169m": "no vLLM architecture", "zamba-7b-v1": "no vLLM architecture",
+    "llama-3.2-11b-vision": "Mllama removed in 0.10.2",
+    "gemma-4-31b": "attention backend for head 512 not settled",
+    "kimi-linear-48b-a3b": "MLA + KDA not transcribed; kvplan refuses it",
+}
+FAMILIES = (DENSE + MLA + MORE_DENSE + SLIDING + SLIDING_HYBRID + CHUNKED + MAMBA_HYBRID + PURE_MAMBA + GDN
+            + SHORT_CONV + SPARSE_MLA + LIGHTNING)
 
 
 def grid_cases(name: str):
     for tp, dtype, gib, max_len, rules in itertools.product((1, 2, 4, 8), ("auto", "fp8"), (10, 40),
                                                             (8192, 131072), (V0_11, V0_33)):
         yield tp, dtype, gib, max_len, rules
+
+
+def test_every_bundled_family_is_in_the_grid_or_says_why_not():
+    bundled = {p.stem for p in SPECS.glob("*.json")} - {"index", "weights"}
+    assert bundled == set(FAMILIES) | set(NOT_IN_GRID), sorted(bundled ^ (set(FAMILIES) | set(NOT_IN_GRID)))
+    assert len(FAMILIES) == len(set(FAMILIES))
 
 
 @pytest.mark.parametrize("name", FAMILIES)
