@@ -233,7 +233,7 @@ def _specs(sliding: int, full: int) -> list[PageSpec]:
     (8, 11, "0.17.1", [5, 6, 8]), (8, 11, "0.18.0", [8, 11]),
 ])
 def test_layers_per_group_by_release(sliding, full, version, sizes):
-    groups, _ = kv_cache_groups(_specs(sliding, full), rules(version).group_close_ratio)
+    groups, _ = kv_cache_groups(_specs(sliding, full), rules(version))
     assert sorted(len(g.layers) for g in groups) == sizes
 
 

@@ -71,6 +71,13 @@ MAX_NUM_BATCHED_TOKENS_LARGE_GPU = 8192
 MAX_NUM_BATCHED_TOKENS_SMALL_GPU = 2048
 
 
+# Only Qwen's Gated DeltaNet layers export prefill checkpoints (0.33 qwen_gdn_linear_attn.py:
+# QwenGatedDeltaNetAttention.get_prefill_checkpoint_alignment / get_kv_cache_spec adds
+# num_prefill_checkpoint_blocks=1); OLMo-Hybrid's (olmo_gdn_linear_attn.py) inherits
+# MambaBase.get_prefill_checkpoint_alignment -> None: 2 pages, no checkpoint alignment.
+GDN_CHECKPOINT_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text")
+
+
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -290,13 +297,16 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
 
 def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, hybrid_manager: bool = True,
                 rules: VllmRules = LATEST, kv_cache_dtype: str | None = None, prefix_caching: bool | None = None,
-                ) -> tuple[list[tuple[int, PageSpec]], list[str], str]:
+                *, local_as_full: bool = True) -> tuple[list[tuple[int, PageSpec]], list[str], str]:
     """(model layer index, spec) for every cache vLLM allocates, notes, and the KV dtype used.
 
     `model` is one TP rank's (already sharded, engine dtypes applied). A model
     layer may give several specs (V3.2: latent and indexer; Falcon-H1:
     attention and Mamba). Layers that reuse another layer's cache give none.
     prefix_caching: vLLM's --enable-prefix-caching (None: the release's default).
+    local_as_full=False keeps sliding and chunked layers as the model runner
+    makes them even when the hybrid KV cache manager is off (what the start
+    check of releases before 0.14 sees, before get_kv_cache_groups unifies them).
     """
     notes: list[str] = []
     serving = serving_storage(model)
@@ -355,6 +365,8 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         state_kind = next(layer.state.kind for layer in model.layers if layer.state is not None)
         prefix = rules.mamba_align_mode if prefix_caching is None else prefix_caching
         align_mode = prefix and rules.mamba_cache_modes
+        if state_kind == "gated_deltanet" and model.model_type not in GDN_CHECKPOINT_TYPES:
+            state_kind = "gated_deltanet_plain"  # no prefill checkpoints: MambaSpec's 2 pages, no extra alignment
         specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind,
                                                 align_mode)
         notes.extend(note)
@@ -370,7 +382,7 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         notes.append(f"vLLM {rules.version} turns the hybrid KV cache manager off for chunked local attention "
                      "(VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0 by default)")
     local = {"sliding", "chunked"} & kinds
-    if not hybrid_manager and local and kinds & set(FULL_LIKE):
+    if local_as_full and not hybrid_manager and local and kinds & set(FULL_LIKE):
         specs = [(i, replace(s, kind="full", window_tokens=None) if s.kind in local else s) for i, s in specs]
         notes.append(f"hybrid KV cache manager off: {' and '.join(sorted(local))} layers are sized as full attention")
     if sparse:
@@ -471,24 +483,29 @@ def _unify_page_sizes(specs: list[PageSpec]) -> list[PageSpec]:
     return out
 
 
-def kv_cache_groups(specs: list[PageSpec], close_ratio: float = 1.5) -> tuple[tuple[CacheGroup, ...], bool]:
+def kv_cache_groups(specs: list[PageSpec], rules: VllmRules = LATEST) -> tuple[tuple[CacheGroup, ...], bool]:
     """(groups, uniform_type) as vLLM's get_kv_cache_groups forms them.
 
-    close_ratio: layers per group is the largest count of one spec when it is
-    below close_ratio x the smallest (0.18+: 1.5; 0.12-0.17: 1.25), else the
-    smallest (0.11: always the smallest, close_ratio 0)."""
+    rules.group_close_ratio: layers per group is the largest count of one spec
+    when it is below close_ratio x the smallest (0.18+: 1.5; 0.12-0.17: 1.25),
+    else the smallest (0.11: always the smallest, close_ratio 0).
+    rules.unify_page_sizes: pages that differ are unified (0.12+) or refused."""
     everyone = tuple(range(len(specs)))
     if all(s == specs[0] for s in specs):
         return (CacheGroup(specs[0], everyone),), False
     if _uniform_type(specs):
         return (CacheGroup(specs[0], everyone),), True
+    if not rules.unify_page_sizes and len({s.page_bytes for s in specs}) > 1:
+        raise PlanError(f"vLLM {rules.version} cannot group layers whose pages differ "
+                        f"({', '.join(sorted({f'{s.kind} {s.page_bytes:,} B' for s in specs}))})",
+                        "its get_kv_cache_groups raises NotImplementedError; page sizes are unified from 0.12")
     specs = _unify_page_sizes(specs)
     by_spec: dict[PageSpec, list[int]] = {}
     for index, spec in enumerate(specs):
         by_spec.setdefault(spec, []).append(index)
     counts = [len(v) for v in by_spec.values()]
     # the "1" of an n:1 pattern, unless the counts are close (12 sliding + 13 full -> 13 from 0.12)
-    group_size = max(counts) if max(counts) < min(counts) * close_ratio else min(counts)
+    group_size = max(counts) if max(counts) < min(counts) * rules.group_close_ratio else min(counts)
     split = []
     for spec, layers in by_spec.items():
         n_groups = cdiv(len(layers), group_size)
@@ -546,7 +563,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         raise PlanError(f"{model.name} has no KV cache: vLLM allocates one null block")
     owners = [i for i, _ in pairs]
     specs = [s for _, s in pairs]
-    groups, uniform_type = kv_cache_groups(specs, rules.group_close_ratio)
+    groups, uniform_type = kv_cache_groups(specs, rules)
     grouped_specs = list(specs)  # after page unification
     if not uniform_type:
         for g in groups:
@@ -579,8 +596,17 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                 need = _blocks_per_request(groups, uniform_type, grouped_specs, length, in_flight)
             return all(b * need <= kv_memory_bytes - held_back * b for b in stage_bytes)
     else:
+        # get_kv_cache_configs runs check_enough_kv_cache_memory on each worker's specs as the model
+        # runner made them, BEFORE get_kv_cache_groups -> unify_hybrid_kv_cache_specs turns chunked /
+        # sliding layers into full ones (it edits the merged dict, not the worker's): with the hybrid
+        # manager off (Llama-4 before 0.14) local layers are checked at their local worst case
+        checked = grouped_specs
+        if any("sized as full attention" in n for n in spec_notes):
+            checked = [s for _, s in layer_specs(ranked, block_tokens, max_model_len, hybrid_manager, rules,
+                                                 kv_cache_dtype, prefix_caching, local_as_full=False)[0]]
+
         def fits(length: int) -> bool:  # check_enough_kv_cache_memory: every layer's worst case, summed
-            return all(sum(grouped_specs[i].max_memory_bytes(length, in_flight) for i in st) <= kv_memory_bytes
+            return all(sum(checked[i].max_memory_bytes(length, in_flight) for i in st) <= kv_memory_bytes
                        for st in stages if st)
 
     ok = fits(max_model_len)

@@ -23,6 +23,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | hybrid attention block alignment      | 16; max(16, block size) from 0.20.0                                         |
 | hybrid Mamba prefix caching           | off by default (one state page per request), on by default from 0.26.0. On (default or --enable-prefix-caching): 0.11.1-0.14 vLLM turns it off for most hybrids (one page); from 0.15.0 'align' (2 pages); 'all' for Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 until 0.27 (not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
 | Gated DeltaNet (Qwen3-Next, Qwen3.5) in 'align' mode | 2 pages, block aligned to max(16, block); 0.33.0: 3 pages (FlashInfer's GDN prefill checkpoint, the Hopper default) and the block aligned to lcm(that, 64) |
+| layers whose page sizes differ       | refused (NotImplementedError); unified from 0.12.0 (unify_kv_cache_spec_page_size) |
 | chunked local attention + hybrid manager | off (env default 0); on (default 1) from 0.14.0                          |
 | layers per group (close counts)       | the smallest count (0.11); the largest when < 1.25 x the smallest from 0.12.0; < 1.5 x from 0.18.0 |
 | start check                           | every layer's worst case <= available; from 0.14.0 the first group's blocks x layers per group x page; from 0.19.0 the sum over groups; from 0.29.0 in memory less one block (the null block) |
@@ -125,6 +126,9 @@ class VllmRules:
     group_close_ratio: float = _src(
         "vllm/v1/core/kv_cache_utils.py: _get_kv_cache_groups_uniform_page_size (0.11: group_size = the smallest "
         "count of layers of one spec; 0.12.0: the largest when max < 1.25 x min; 0.18.0: 1.5 x min)")
+    unify_page_sizes: bool = _src(
+        "vllm/v1/core/kv_cache_utils.py: unify_kv_cache_spec_page_size (from 0.12.0; 0.11.x get_kv_cache_groups "
+        "raises NotImplementedError for layers whose page sizes differ)")
     start_check: str = _src(
         "vllm/v1/core/kv_cache_utils.py: 'layers' (until 0.13.0 check_enough_kv_cache_memory: every layer's "
         "max_memory_usage_bytes summed); 'first_group' (0.14.0-0.18.1 _max_memory_usage_bytes_from_groups: "
@@ -211,6 +215,7 @@ V0_11 = VllmRules(
     gdn_checkpoint_align=0,
     chunked_hybrid_manager=False,
     group_close_ratio=0.0,
+    unify_page_sizes=False,
     start_check="layers",
     null_block_in_check=False,
     batched_tokens_tiers=((70 * GIB, True, 8192), (0, False, 2048)),
@@ -227,7 +232,7 @@ V0_11 = VllmRules(
 V0_11_1 = replace(V0_11, version="0.11.1", block_sizes=(1, 8, 16, 32, 64, 128, 256), mla_block_forced="multiple",
                   kv_cache_dtypes=_COMMON_DTYPES + ("fp8_ds_mla",), kv_offloading=True, v32_auto_kv_dtype="auto",
                   mamba_all_mode_types=_ALL_MODE_TYPES)
-V0_12 = replace(V0_11_1, version="0.12", group_close_ratio=1.25)
+V0_12 = replace(V0_11_1, version="0.12", group_close_ratio=1.25, unify_page_sizes=True)
 V0_13 = replace(V0_12, version="0.13", nemotron_h_ssm_dtype="float16")
 V0_14 = replace(V0_13, version="0.14", gib_text_rounded=True, chunked_hybrid_manager=True, start_check="first_group")
 V0_15 = replace(V0_14, version="0.15", mamba_cache_modes=True)
@@ -267,6 +272,7 @@ V0_33 = VllmRules(
     gdn_checkpoint_align=64,
     chunked_hybrid_manager=True,
     group_close_ratio=1.5,
+    unify_page_sizes=True,
     start_check="groups",
     null_block_in_check=True,
     batched_tokens_tiers=((160 * GIB, False, 16384), (70 * GIB, True, 8192), (0, False, 2048)),

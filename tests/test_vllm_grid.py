@@ -1,0 +1,652 @@
+"""Issue 14's grid: every bundled family vLLM serves, against a transcription of vLLM's code.
+
+For every bundled family vLLM serves (dense and MLA; one window; layer kinds that form several KV
+cache groups: sliding + full, chunked + full, attention + Mamba / Mamba-2 / Gated DeltaNet /
+short-conv / lightning states, pure Mamba, DeepSeek-V3.2's latent + indexer) x TP {1, 2, 4, 8} x
+KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x release {0.11, 0.33}: kvplan's
+blocks, "GPU KV cache size" tokens, concurrency and start check equal a transcription of vLLM's
+own code applied to the RAW config.json numbers (not kvplan's reader, not kvplan's engine).
+Where vLLM refuses a combination (heads that do not divide the TP size, a family the release
+does not register), the grid skips it and says why.
+
+What is transcribed (file: function, per release):
+- page sizes: vllm/v1/kv_cache_interface.py AttentionSpec.page_size_bytes (2 x block x kv heads
+  per rank x head size x dtype bytes), MLAAttentionSpec (one latent; fp8_ds_mla 656 B/token),
+  MambaSpec.page_size_bytes (sum of the state tensors, padded to the attention page);
+  state shapes: vllm/model_executor/layers/mamba/mamba_utils.py MambaStateShapeCalculator
+  (mamba1 / mamba2 (groups padded to TP) / gated_delta_net / short_conv), fed with the fields
+  each model's get_mamba_state_shape_from_config reads.
+- worst case per request: FullAttentionSpec cdiv(len, block); SlidingWindowSpec
+  cdiv(min(W - 1 + in-flight, len), block) + 1; ChunkedLocalAttentionSpec cdiv(min(C + in-flight,
+  len), block); MambaSpec 1 page (0.11, and 0.33 without prefix caching), 2 + prefill-checkpoint
+  blocks in 0.33's "align" mode.
+- hybrid Mamba block: 0.11 vllm/model_executor/models/config.py
+  HybridAttentionMambaModelConfig.verify_and_update_config (16 x cdiv(mamba page, 16 x attention
+  page of one token)); 0.33 vllm/platforms/interface.py Platform._align_hybrid_block_size (the
+  same with the alignment lcm(max(16, block), prefill-checkpoint alignment of the Mamba layers)).
+- groups: 0.11 vllm/v1/core/kv_cache_utils.py get_kv_cache_groups; 0.33
+  vllm/v1/core/kv_cache_planning.py get_kv_cache_groups (unify_kv_cache_spec_page_size, the 1.5
+  heuristic of _get_kv_cache_groups_uniform_page_size). The FlashAttention backend declares no
+  layout, so 0.33 resolves LBNHC (layer-outermost): _get_packed_kv_cache_groups returns None and
+  _get_kv_cache_bytes_per_block is the largest group's summed pages (kernel block 16 divides
+  every block here, so the stride alignment is 1).
+- blocks, concurrency, tokens, start check: 0.11 get_kv_cache_config_from_groups /
+  get_max_concurrency_for_kv_cache_config / check_enough_kv_cache_memory (per-layer worst cases
+  of the specs BEFORE the hybrid manager's unification); 0.33 get_kv_cache_configs (memory less
+  one block), get_max_concurrency_for_kv_cache_config, get_kv_cache_capacity.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass
+from math import lcm
+from pathlib import Path
+
+import pytest
+
+from kvplan.engines.vllm import simulate
+from kvplan.engines.vllm_rules import V0_11, V0_33, VllmRules
+from kvplan.sources import load_model
+from kvplan.workflows import apply_kv_dtype
+
+GIB = 1024**3
+SPECS = Path(__file__).resolve().parents[1] / "model_specs"
+MNBT = 8192  # max_num_batched_tokens of `vllm serve` on an H100-class GPU (the engine's default without a GPU)
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+# ------------------------------------------------------------------ the release's rules
+@dataclass(frozen=True)
+class Release:
+    """The rule values the transcription needs; those in VllmRules are read from it, the rest are
+    facts of the two releases read here (file and function given), keyed by version."""
+
+    version: str
+    in_flight_batches: int  # SlidingWindowSpec / ChunkedLocalAttentionSpec in-flight tokens = this x MNBT
+    tokens_from_concurrency: bool
+    null_block_in_check: bool
+    align_mode: bool  # hybrids: prefix caching on -> mamba_cache_mode 'align'
+    chunked_hybrid_manager: bool
+    mla_block_bf16: int
+    mla_block_fp8: int
+    mla_block_sparse: int
+    v32_auto: str
+    v32_fp8: str
+    nemotron_fp32_ssm: bool
+    align_pages: dict  # state kind -> pages one request holds in 'align' mode (MambaSpec.max_memory_usage_bytes)
+    # _get_kv_cache_groups_uniform_page_size: group size = the largest count when it is < 1.5 x the
+    # smallest (from 0.18; 0.11 to 0.17 always take the smallest count)
+    group_size_heuristic: bool
+    # unify_kv_cache_spec_page_size (from 0.12); 0.11's get_kv_cache_groups raises NotImplementedError
+    unify_page_sizes: bool
+    # Qwen3_5ForConditionalGenerationConfig (from 0.17, with Qwen3.5): SSM state in the config's mamba_ssm_dtype
+    qwen35_ssm_from_config: bool
+    # from 0.33, Qwen's GDN on Hopper prefills with FlashInfer (qwen_gdn_linear_attn.py
+    # _resolve_gdn_prefill_backend: SM90) and exports checkpoints: get_prefill_checkpoint_alignment =
+    # FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64, and get_kv_cache_spec adds one prefill-checkpoint block
+    qwen_gdn_checkpoint: bool
+
+
+def _since(rules: VllmRules, version: tuple[int, int]) -> bool:
+    return tuple(int(p) for p in rules.version.split(".")[:2]) >= version
+
+
+# this file's state kinds -> the names VllmRules.mamba_align_pages uses (Mamba-1 and short conv declare no
+# prefill checkpoint: 2 pages; Mamba-2's mamba_mixer2.get_kv_cache_spec adds one: 3)
+RULE_KIND = {"mamba1": "mamba", "mamba2": "mamba2", "gdn": "gated_deltanet", "gdn_olmo": "gated_deltanet",
+             "short_conv": "short_conv", "linear": "linear"}
+
+
+def release(rules: VllmRules) -> Release:
+    return Release(
+        version=rules.version,
+        in_flight_batches=rules.sliding_in_flight_batches,
+        tokens_from_concurrency=rules.tokens_from_concurrency,
+        null_block_in_check=rules.null_block_in_check,
+        align_mode=rules.mamba_align_mode,
+        chunked_hybrid_manager=rules.chunked_hybrid_manager,
+        mla_block_bf16=rules.mla_block_bf16,
+        mla_block_fp8=rules.mla_block_fp8,
+        mla_block_sparse=rules.mla_block_sparse,
+        v32_auto=rules.v32_auto_kv_dtype,
+        v32_fp8=rules.v32_fp8_kv_dtype,
+        nemotron_fp32_ssm=rules.nemotron_h_fp32_ssm,
+        # OLMo-Hybrid's GDN exports no prefill checkpoint (olmo_gdn_linear_attn.py keeps MambaBase's
+        # get_prefill_checkpoint_alignment -> None): MambaSpec's 2 pages in 'align' mode, in every release
+        align_pages={kind: 2 if kind == "gdn_olmo" else rules.mamba_pages(name) for kind, name in RULE_KIND.items()},
+        group_size_heuristic=_since(rules, (0, 18)),
+        unify_page_sizes=_since(rules, (0, 12)),
+        qwen35_ssm_from_config=_since(rules, (0, 17)),
+        qwen_gdn_checkpoint=_since(rules, (0, 33)),
+    )
+
+
+# ------------------------------------------------------------------ layers, from the raw config
+class Refused(Exception):
+    """vLLM refuses this combination (the reason is the message)."""
+
+
+@dataclass(frozen=True)
+class Layer:
+    kind: str  # full | sliding | chunked | mla | indexer | mamba
+    token_bytes: int = 0  # attention kinds: one token's K and V on this rank
+    window: int = 0  # sliding W / chunk C
+    state_bytes: int = 0  # mamba: the state tensors of one sequence on this rank
+    state_kind: str = ""  # mamba1 | mamba2 | gdn | short_conv
+
+
+def div(a: int, b: int, what: str) -> int:
+    """vllm.distributed.utils.divide: asserts the TP size divides."""
+    if a % b:
+        raise Refused(f"{what} {a} is not divisible by TP {b}")
+    return a // b
+
+
+def kv_heads_on_rank(kv: int, heads: int, tp: int) -> int:
+    """ModelConfig.verify_with_parallel_config (heads % tp) and QKVParallelLinear (kv heads divide
+    TP or are replicated: ModelConfig.get_num_kv_heads = max(1, kv // tp))."""
+    div(heads, tp, "num_attention_heads")
+    if kv >= tp:
+        div(kv, tp, "num_key_value_heads")
+    elif tp % kv:
+        raise Refused(f"TP {tp} is not a multiple of num_key_value_heads {kv}")
+    return max(1, kv // tp)
+
+
+def attention_token(kv: int, heads: int, head_dim: int, tp: int, elem: int) -> int:
+    return 2 * kv_heads_on_rank(kv, heads, tp) * head_dim * elem
+
+
+def mamba1_state(tp, intermediate, d_state, d_conv, elem):
+    inner = div(intermediate, tp, "mamba intermediate size")
+    return (inner * (d_conv - 1) + inner * d_state) * elem  # conv (K-1, I/tp) + ssm (I/tp, N)
+
+
+def mamba2_state(tp, intermediate, groups, heads, head_dim, d_state, d_conv, conv_elem, ssm_elem):
+    groups = groups if groups % tp == 0 else groups + (tp - groups)  # extra_groups_for_head_shards
+    conv_dim = div(intermediate + 2 * groups * d_state, tp, "mamba2 conv dim")
+    return (d_conv - 1) * conv_dim * conv_elem + div(heads, tp, "mamba2 heads") * head_dim * d_state * ssm_elem
+
+
+def gdn_state(tp, k_heads, v_heads, k_dim, v_dim, d_conv, conv_elem, ssm_elem):
+    conv_dim = div(k_dim * k_heads * 2 + v_dim * v_heads, tp, "GDN conv dim")
+    return (d_conv - 1) * conv_dim * conv_elem + div(v_heads, tp, "GDN value heads") * v_dim * k_dim * ssm_elem
+
+
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+
+
+def raw(name: str) -> tuple[dict, dict]:
+    cfg = json.loads((SPECS / f"{name}.json").read_text(encoding="utf-8"))
+    return cfg, cfg.get("text_config", cfg)
+
+
+def sliding_full(types: list[str], window: int, token: int) -> list[Layer]:
+    return [Layer("sliding", token, window) if t == "sliding" else Layer("full", token) for t in types]
+
+
+def family_layers(name: str, tp: int, fp8: bool, rel: Release) -> list[Layer]:
+    """vLLM's cache layers of one TP rank, from the raw config (transformers' defaults where the
+    file omits a field, named in the comment)."""
+    cfg, t = raw(name)
+    elem = 2  # every family here is served in bf16 (bf16 checkpoints; mamba-2.8b's float32 -> bf16)
+    kv_elem = 1 if fp8 else elem
+    mt = cfg["model_type"]
+    n = t.get("num_hidden_layers", 0)
+
+    def attn():  # no num_key_value_heads: multi-head attention (get_total_num_kv_heads' default)
+        heads = t["num_attention_heads"]
+        hd = t.get("head_dim") or t["hidden_size"] // heads
+        return attention_token(t.get("num_key_value_heads", heads), heads, hd, tp, kv_elem)
+
+    if mt == "gemma2":  # layer_types default: even layers slide
+        return sliding_full(["sliding" if (i + 1) % 2 else "full" for i in range(n)], t["sliding_window"], attn())
+    if mt in ("gemma3", "gemma3_text"):
+        # Gemma3TextConfig defaults: 8 heads, 4 KV heads, head_dim 256, pattern 6 (layer i full when (i+1) % 6 == 0)
+        pattern = t.get("sliding_window_pattern", 6)
+        types = ["sliding" if (i + 1) % pattern else "full" for i in range(n)]
+        return sliding_full(types, t["sliding_window"], attention_token(
+            t.get("num_key_value_heads", 4), t.get("num_attention_heads", 8), t.get("head_dim", 256), tp, kv_elem))
+    if mt == "gemma3n":
+        # gemma3n.py: layers from num_hidden_layers - num_kv_shared_layers on reuse an earlier layer's cache
+        # (kv_sharing_target_layer_name: no spec of their own); the rest slide or not by layer_types
+        own = n - t["num_kv_shared_layers"]
+        types = ["sliding" if x == "sliding_attention" else "full" for x in t["layer_types"][:own]]
+        return sliding_full(types, t["sliding_window"], attn())
+    if mt == "cohere2":
+        types = ["sliding" if (i + 1) % t["sliding_window_pattern"] else "full" for i in range(n)]
+        return sliding_full(types, t["sliding_window"], attn())
+    if mt == "exaone4":  # "LLLG": L = local (sliding), G = global
+        p = t["sliding_window_pattern"]
+        return sliding_full(["sliding" if p[i % len(p)] == "L" else "full" for i in range(n)],
+                            t["sliding_window"], attn())
+    if mt in ("olmo3", "gpt_oss"):
+        types = ["sliding" if x == "sliding_attention" else "full" for x in t["layer_types"]]
+        return sliding_full(types, t["sliding_window"], attn())
+    if mt == "llama4":  # no_rope_layers empty -> every 4th layer (i+1) % 4 == 0 is global, the rest chunked
+        token = attn()
+        return [Layer("full", token) if (i + 1) % 4 == 0 else Layer("chunked", token, t["attention_chunk_size"])
+                for i in range(n)]
+    if mt == "deepseek_v32":
+        dtype = rel.v32_fp8 if fp8 else rel.v32_auto
+        latent = 656 if dtype == "fp8_ds_mla" else (t["kv_lora_rank"] + t["qk_rope_head_dim"]) * 2
+        index = t["index_head_dim"] + t["index_head_dim"] // 128 * 4  # fp8 keys + one fp32 scale per 128
+        return [Layer("mla", latent), Layer("indexer", index)] * n
+    if mt in ("mamba", "falcon_mamba"):
+        state = mamba1_state(tp, t["intermediate_size"], t["state_size"], t["conv_kernel"], elem)
+        return [Layer("mamba", state_bytes=state, state_kind="mamba1")] * n
+    if mt == "mamba2":
+        state = mamba2_state(tp, t["expand"] * t["hidden_size"], t["n_groups"], t["num_heads"],
+                             t["head_dim"], t["state_size"], t["conv_kernel"], elem, elem)
+        return [Layer("mamba", state_bytes=state, state_kind="mamba2")] * n
+    if mt == "jamba":
+        state = mamba1_state(tp, t["mamba_expand"] * t["hidden_size"], t["mamba_d_state"], t["mamba_d_conv"], elem)
+        token = attn()
+        return [Layer("full", token) if i % t["attn_layer_period"] == t["attn_layer_offset"]
+                else Layer("mamba", state_bytes=state, state_kind="mamba1") for i in range(n)]
+    if mt in ("bamba", "granitemoehybrid"):
+        state = mamba2_state(tp, t["mamba_expand"] * t["hidden_size"], t["mamba_n_groups"], t["mamba_n_heads"],
+                             t["mamba_d_head"], t["mamba_d_state"], t["mamba_d_conv"], elem, elem)
+        token = attn()
+        is_attn = ([i in t["attn_layer_indices"] for i in range(n)] if mt == "bamba"
+                   else [x == "attention" for x in t["layer_types"]])
+        return [Layer("full", token) if a else Layer("mamba", state_bytes=state, state_kind="mamba2") for a in is_attn]
+    if mt == "nemotron_h":
+        ssm_elem = elem
+        if rel.nemotron_fp32_ssm:  # the config's mamba_ssm_cache_dtype, else float32
+            ssm_elem = DTYPE_BYTES[t.get("mamba_ssm_cache_dtype", "float32")]
+        state = mamba2_state(tp, t["mamba_num_heads"] * t["mamba_head_dim"], t["n_groups"], t["mamba_num_heads"],
+                             t["mamba_head_dim"], t["ssm_state_size"], t["conv_kernel"], elem, ssm_elem)
+        token = attn()
+        out = []
+        for c in t["hybrid_override_pattern"]:  # M: Mamba-2, *: attention, - and E: MLP / MoE (no cache)
+            if c == "M":
+                out.append(Layer("mamba", state_bytes=state, state_kind="mamba2"))
+            elif c == "*":
+                out.append(Layer("full", token))
+        return out
+    if mt == "falcon_h1":  # every layer: attention and Mamba-2 side by side
+        inner = t.get("mamba_d_ssm") or int(t["mamba_expand"] * t["hidden_size"])
+        state = mamba2_state(tp, inner, t["mamba_n_groups"], t["mamba_n_heads"], t["mamba_d_head"],
+                             t["mamba_d_state"], t["mamba_d_conv"], elem, elem)
+        token = attn()
+        return [Layer("full", token), Layer("mamba", state_bytes=state, state_kind="mamba2")] * n
+    if mt == "zamba2":  # 'hybrid' layers: the shared attention block (own KV cache) + Mamba-2
+        state = mamba2_state(tp, t["mamba_expand"] * t["hidden_size"], t["mamba_ngroups"], t["n_mamba_heads"],
+                             t["mamba_headdim"], t["mamba_d_state"], t["mamba_d_conv"], elem, elem)
+        token = attention_token(t["num_key_value_heads"], t["num_attention_heads"], t["attention_head_dim"], tp,
+                                kv_elem)  # get_head_size: attention_head_dim
+        out = []
+        for kind in t["layers_block_type"]:
+            if kind == "hybrid":
+                out.append(Layer("full", token))
+            out.append(Layer("mamba", state_bytes=state, state_kind="mamba2"))
+        return out
+    if mt in ("qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid"):
+        ssm_elem = elem
+        if mt != "qwen3_next" and rel.qwen35_ssm_from_config and t.get("mamba_ssm_dtype"):
+            ssm_elem = DTYPE_BYTES[t["mamba_ssm_dtype"]]
+        state = gdn_state(tp, t["linear_num_key_heads"], t["linear_num_value_heads"], t["linear_key_head_dim"],
+                          t["linear_value_head_dim"], t["linear_conv_kernel_dim"], elem, ssm_elem)
+        types = t.get("layer_types") or ["full_attention" if (i + 1) % t["full_attention_interval"] == 0
+                                         else "linear_attention" for i in range(n)]
+        token = attn()
+        # OLMo-Hybrid's GDN (olmo_gdn_linear_attn.py) is not Qwen's: no prefill-checkpoint alignment (2 pages)
+        kind = "gdn_olmo" if mt == "olmo_hybrid" else "gdn"
+        return [Layer("full", token) if x == "full_attention" else Layer("mamba", state_bytes=state, state_kind=kind)
+                for x in types]
+    if mt in ("minimax", "minimax_m1", "minimax_text_01"):
+        # minimax_text_01.py: attn_type_list (1 full, 0 linear) or HF layer_types; the lightning state is
+        # linear_attention_state_shape (heads // tp, head_dim, head_dim) in the serving dtype
+        kinds = t.get("attn_type_list") or [1 if x == "full_attention" else 0 for x in t["layer_types"]]
+        state = t["num_attention_heads"] // tp * t["head_dim"] * t["head_dim"] * elem
+        token = attn()
+        return [Layer("full", token) if a == 1 else Layer("mamba", state_bytes=state, state_kind="linear")
+                for a in kinds]
+    if mt in ("lfm2", "lfm2_moe"):
+        conv = t["conv_dim"] if mt == "lfm2" else t["hidden_size"]  # short_conv_state_shape(intermediate_size=...)
+        state = (t["conv_L_cache"] - 1) * div(conv, tp, "short conv dim") * elem
+        is_attn = ([i in t["full_attn_idxs"] for i in range(n)] if mt == "lfm2"
+                   else [x == "full_attention" for x in t["layer_types"]])
+        token = attn()
+        return [Layer("full", token) if a else Layer("mamba", state_bytes=state, state_kind="short_conv")
+                for a in is_attn]
+    # families whose configs name their fields otherwise; KV heads as each vLLM model file sets them
+    if mt in ("bloom", "gpt2", "gptj", "mpt", "dbrx", "chatglm", "falcon", "gpt_bigcode"):
+        layers = t.get("n_layer") or t.get("n_layers") or t.get("num_layers") or t["num_hidden_layers"]
+        heads = t.get("n_head") or t.get("n_heads") or t["num_attention_heads"]
+        hidden = t.get("n_embd") or t.get("d_model") or t["hidden_size"]
+        kv = heads  # bloom.py, gpt2.py, gpt_j.py: multi-head
+        if mt in ("mpt", "dbrx"):  # mpt.py / dbrx.py: attn_config.kv_n_heads when present
+            kv = t["attn_config"].get("kv_n_heads", heads)
+        elif mt == "chatglm":  # chatglm.py: multi_query_group_num under multi_query_attention
+            kv = t["multi_query_group_num"] if t.get("multi_query_attention") else heads
+        elif mt == "falcon":  # falcon.py: num_kv_heads (new decoder), 1 (multi-query), else heads
+            kv = t["num_kv_heads"] if t.get("new_decoder_architecture") else (1 if t.get("multi_query") else heads)
+        elif mt == "gpt_bigcode":  # 0.11 gpt_bigcode.py: one KV head under multi_query, replicated
+            kv = 1 if t.get("multi_query") else heads
+        return [Layer("full", attention_token(kv, heads, hidden // heads, tp, kv_elem))] * layers
+    if mt == "llava" and "num_hidden_layers" not in t:  # text_config: LlamaConfig's defaults
+        return [Layer("full", attention_token(32, 32, 4096 // 32, tp, kv_elem))] * 32
+    if mt == "minicpm3":  # minicpm3.py: Attention(heads, qk_nope + qk_rope, num_kv_heads = heads), V padded to it
+        width = t["qk_nope_head_dim"] + t["qk_rope_head_dim"]
+        return [Layer("full", 2 * div(t["num_attention_heads"], tp, "num_attention_heads") * width * kv_elem)] * n
+    if mt == "longcat_flash":  # longcat_flash.py: two MLA attentions (self_attn[0], [1]) in each of num_layers
+        div(t["num_attention_heads"], tp, "num_attention_heads")
+        return [Layer("mla", (t["kv_lora_rank"] + t["qk_rope_head_dim"]) * kv_elem)] * (2 * t["num_layers"])
+    if t.get("kv_lora_rank"):  # MLAAttentionSpec: one latent (kv_lora_rank + rope) per token, on every rank
+        div(t["num_attention_heads"], tp, "num_attention_heads")
+        return [Layer("mla", (t["kv_lora_rank"] + t["qk_rope_head_dim"]) * kv_elem)] * n
+    window = t.get("sliding_window") if t.get("use_sliding_window", True) is not False else None
+    if window:  # every layer the same window: one group
+        return [Layer("sliding", attn(), window)] * n
+    return [Layer("full", attn())] * n
+
+
+# ------------------------------------------------------------------ vLLM's accounting, transcribed
+@dataclass(frozen=True)
+class Spec:
+    kind: str
+    block: int
+    page: int
+    window: int = 0
+    pages_per_request: int = 1  # mamba
+
+    def worst_pages(self, max_len: int, in_flight: int) -> int:
+        """cdiv(max_memory_usage_bytes, page_size_bytes)."""
+        if self.kind == "mamba":
+            return self.pages_per_request
+        if self.kind == "sliding":
+            return cdiv(min(self.window - 1 + in_flight, max_len), self.block) + 1
+        if self.kind == "chunked":
+            return cdiv(min(self.window + in_flight, max_len), self.block)
+        return cdiv(max_len, self.block)
+
+
+def specs_of(layers: list[Layer], rel: Release, fp8: bool, max_len: int) -> list[Spec]:
+    kinds = {x.kind for x in layers}
+    block = 16
+    if "mla" in kinds:
+        block = rel.mla_block_sparse if "indexer" in kinds else (rel.mla_block_fp8 if fp8 else rel.mla_block_bf16)
+    attention = [x for x in layers if x.kind in ("full", "sliding", "chunked")]
+    states = [x for x in layers if x.kind == "mamba"]
+    mamba_block, mamba_page, pages = max_len, None, 1
+    if states and attention:
+        state_page = max(x.state_bytes for x in states)
+        token = attention[0].token_bytes
+        kind = states[0].state_kind
+        gdn_checkpoint = kind == "gdn" and rel.align_mode and rel.qwen_gdn_checkpoint
+        if rel.version == "0.11":  # HybridAttentionMambaModelConfig: 16 x cdiv(mamba page, 16 x token page)
+            block = max(block, 16 * cdiv(state_page, 16 * token))
+        else:  # Platform._align_hybrid_block_size
+            align = max(16, block)
+            if gdn_checkpoint:  # lcm with get_mamba_prefill_checkpoint_alignment (Mamba-2's 1 changes nothing)
+                align = lcm(align, 64)
+            need = align * cdiv(state_page, align * token)
+            block = max(block, 16 * cdiv(need, 16))
+        mamba_page = block * token
+        if rel.align_mode:  # mamba_block_size = block_size; 2 + prefill-checkpoint blocks per request
+            mamba_block, pages = block, 3 if gdn_checkpoint else rel.align_pages[kind]
+    out = []
+    for x in layers:
+        if x.kind == "mamba":
+            out.append(Spec("mamba", mamba_block, mamba_page or x.state_bytes, pages_per_request=pages))
+        else:
+            out.append(Spec(x.kind, block, block * x.token_bytes, x.window))
+    return out
+
+
+FULL_LIKE = ("full", "mla", "indexer")
+
+
+def uniform_type(specs: list[Spec]) -> bool:
+    """UniformTypeKVCacheSpecs.is_uniform_type."""
+    if len({s.block for s in specs}) > 1:
+        return False
+    first = specs[0]
+    if first.kind in FULL_LIKE:
+        return all(s.kind in FULL_LIKE for s in specs)
+    if first.kind == "mamba":
+        return all(s.kind == "mamba" and s.page == first.page for s in specs)
+    return all(s.kind == first.kind and s.window == first.window for s in specs)
+
+
+def reference(layers: list[Layer], rel: Release, fp8: bool, mem: int, max_len: int):
+    """(num_blocks, tokens, concurrency text, fits) as the release computes them."""
+    in_flight = rel.in_flight_batches * MNBT
+    specs = specs_of(layers, rel, fp8, max_len)
+    check_specs = list(specs)  # 0.11 checks the specs before the hybrid manager's unification
+    kinds = {s.kind for s in specs}
+    if "chunked" in kinds and "full" in kinds and not rel.chunked_hybrid_manager:
+        # hybrid KV cache manager off: unify_hybrid_kv_cache_specs turns chunked layers into full ones
+        specs = [Spec("full", s.block, s.page) if s.kind == "chunked" else s for s in specs]
+    if all(s == specs[0] for s in specs):
+        groups = [(specs[0], len(specs))]
+        bytes_per_block = specs[0].page * len(specs)
+        per_request = specs[0].worst_pages(max_len, in_flight)
+    elif uniform_type(specs):
+        groups = [(specs[0], len(specs))]
+        bytes_per_block = sum(s.page for s in specs)
+        per_request = max(s.worst_pages(max_len, in_flight) for s in specs)
+    else:
+        largest = max(s.page for s in specs)
+        if any(s.page != largest for s in specs):
+            if not rel.unify_page_sizes:
+                raise Refused(f"vLLM {rel.version}: page sizes differ, get_kv_cache_groups raises NotImplementedError")
+            unified = []
+            for s in specs:  # unify_kv_cache_spec_page_size: larger block, or a padded Mamba page
+                if s.page == largest or s.kind == "mamba":
+                    unified.append(Spec(s.kind, s.block, largest, s.window, s.pages_per_request))
+                else:
+                    assert largest % s.page == 0, "vLLM pads such a page (not met in this grid)"
+                    unified.append(Spec(s.kind, s.block * (largest // s.page), largest, s.window))
+            specs = unified
+        counts: dict[Spec, int] = {}
+        for s in specs:
+            counts[s] = counts.get(s, 0) + 1
+        size = min(counts.values())
+        if rel.group_size_heuristic and max(counts.values()) < size * 1.5:
+            size = max(counts.values())
+        groups = []
+        for spec, count in counts.items():
+            groups += [(spec, size)] * cdiv(count, size)
+        bytes_per_block = largest * size
+        per_request = sum(spec.worst_pages(max_len, in_flight) for spec, _ in groups)
+    blocks = mem // bytes_per_block
+    concurrency = blocks / per_request
+    if rel.tokens_from_concurrency:
+        tokens = int(concurrency * max_len)
+    else:
+        tokens = blocks // len(groups) * min(spec.block for spec, _ in groups)
+    if rel.null_block_in_check:
+        fits = bytes_per_block * per_request <= mem - bytes_per_block
+    else:
+        fits = sum(s.worst_pages(max_len, in_flight) * s.page for s in check_specs) <= mem
+    return blocks, tokens, f"{concurrency:.2f}x", fits
+
+
+# ------------------------------------------------------------------ the families
+# one kind of layer (one group): anchors by hand in tests/test_engine_vllm.py (Llama-3.1-8B 5,120 blocks,
+# DeepSeek-V3 2,387 / 9,549 / 4,774 blocks)
+DENSE = ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "qwen3-8b", "qwen2.5-7b", "mistral-7b-v0.3",
+         "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-llm-67b", "llama-2-7b", "gemma-7b", "qwen2-57b-a14b"]
+MLA = ["deepseek-v3", "kimi-k2", "deepseek-v2-lite", "longcat-flash-chat"]
+MORE_DENSE = ["deepseek-v2", "glm-4-9b-0414", "glm-4-9b-chat-hf", "glm-4.5-air", "glm-4.7-flash", "glm-4.7",
+              "internlm2.5-7b-chat", "internlm3-8b-instruct", "minimax-m2", "mistral-small-3.1-24b", "phi-4",
+              "qwen2.5-vl-7b", "qwen3-vl-30b-a3b", "qwen3-vl-4b", "qwen3-vl-8b", "stablelm-2-1.6b", "opt-6.7b",
+              "pythia-1b", "baichuan2-7b-chat", "persimmon-8b-base", "bloom", "gpt2", "gpt-j-6b", "mpt-7b-instruct",
+              "dbrx-instruct", "chatglm3-6b", "glm-4-9b-chat", "falcon-7b", "falcon-40b", "starcoder", "llava-1.5-7b",
+              "minicpm3-4b"]
+SLIDING = ["mistral-7b-v0.1", "phi-3-mini-4k"]
+SLIDING_HYBRID = ["gemma-2-9b", "gemma-3-1b", "gemma-3-4b", "gemma-3-12b", "gemma-3-27b", "gemma-3n-e4b",
+                  "command-r7b", "exaone-4.0-32b", "olmo-3-7b", "gpt-oss-20b", "gpt-oss-120b"]
+CHUNKED = ["llama-4-scout", "llama-4-maverick"]
+MAMBA_HYBRID = ["jamba-v0.1", "bamba-9b", "granite-4.0-h-tiny", "granite-4.0-h-small", "nemotron-h-8b",
+                "nemotron-3-nano-30b-a3b", "falcon-h1-7b", "zamba2-2.7b"]
+PURE_MAMBA = ["mamba-2.8b", "mamba-codestral-7b", "falcon-mamba-7b"]
+GDN = ["qwen3-next-80b-a3b", "qwen3.5-35b-a3b", "qwen3.6-27b", "olmo-hybrid-7b"]
+SHORT_CONV = ["lfm2-1.2b", "lfm2-8b-a1b"]
+SPARSE_MLA = ["deepseek-v3.2-exp"]
+LIGHTNING = ["minimax-text-01", "minimax-m1", "minimax-m1-hf"]
+# vllm/model_executor/models/registry.py: Qwen3.5, LFM2-MoE, OLMo-Hybrid, GLM-4.7-Flash (Glm4MoeLite) and
+# MiniMax-M2 are registered in 0.33, not in 0.11; Bamba, Baichuan, the MiniMax(-Text-01/-M1) architectures
+# (removed "0.23.0"), Persimmon ("0.25.0") and MPT ("0.28.0") sit in 0.33's table of removed models, so only
+# 0.11 serves them
+SERVED_BY = {"qwen3.5-35b-a3b": ("0.33",), "qwen3.6-27b": ("0.33",), "lfm2-8b-a1b": ("0.33",),
+             "olmo-hybrid-7b": ("0.33",), "glm-4.7-flash": ("0.33",), "minimax-m2": ("0.33",),
+             "baichuan2-7b-chat": ("0.11",), "persimmon-8b-base": ("0.11",), "mpt-7b-instruct": ("0.11",),
+             # 0.33 serves GPTBigCode through the Transformers backend (registry: "transformers"), whose KV
+             # heads for multi_query configs were not read
+             "starcoder": ("0.11",),
+             "bamba-9b": ("0.11",), "minimax-text-01": ("0.11",), "minimax-m1": ("0.11",),
+             "minimax-m1-hf": ("0.11",)}
+# Not in this grid:
+# - gpt-neo-125m, xglm-1.7b, recurrentgemma-*, rwkv-*, zamba-7b-v1: no vLLM architecture (GPTNeoForCausalLM,
+#   XGLMForCausalLM, RecurrentGemmaForCausalLM, RwkvForCausalLM, ZambaForCausalLM are in neither registry);
+#   llama-3.2-11b-vision: MllamaForConditionalGeneration was removed in 0.10.2 (0.33's removed-models table).
+# - gemma-4-31b (0.33 only): its global layers have head size 512, which FlashAttention serves only
+#   with FA4 (flash_attn.py supports_head_size); which backend, and so which block size, Hopper gets
+#   was not settled, so its pages are not transcribed.
+# - kimi-linear-48b-a3b (0.33 only, vllm/models/kimi_k3): MLA + KDA; _align_hybrid_block_size aligns
+#   MLA hybrids to 128 tokens and KDA's prefill checkpoint depends on its prefill backend. Not
+#   transcribed; kvplan's engine refuses it ("MLA page does not divide"), a known gap.
+NOT_IN_GRID = {
+    "gpt-neo-125m": "no vLLM architecture", "xglm-1.7b": "no vLLM architecture",
+    "recurrentgemma-2b-it": "no vLLM architecture", "recurrentgemma-9b": "no vLLM architecture",
+    "rwkv-4-430m-pile": "no vLLM architecture", "rwkv-4-7b-pile": "no vLLM architecture",
+    "rwkv-4-world-169m": "no vLLM architecture", "zamba-7b-v1": "no vLLM architecture",
+    "llama-3.2-11b-vision": "Mllama removed in 0.10.2",
+    "gemma-4-31b": "attention backend for head 512 not settled",
+    "kimi-linear-48b-a3b": "MLA + KDA not transcribed; kvplan refuses it",
+}
+FAMILIES = (DENSE + MLA + MORE_DENSE + SLIDING + SLIDING_HYBRID + CHUNKED + MAMBA_HYBRID + PURE_MAMBA + GDN
+            + SHORT_CONV + SPARSE_MLA + LIGHTNING)
+
+
+def grid_cases(name: str):
+    for tp, dtype, gib, max_len, rules in itertools.product((1, 2, 4, 8), ("auto", "fp8"), (10, 40),
+                                                            (8192, 131072), (V0_11, V0_33)):
+        yield tp, dtype, gib, max_len, rules
+
+
+def test_every_bundled_family_is_in_the_grid_or_says_why_not():
+    bundled = {p.stem for p in SPECS.glob("*.json")} - {"index", "weights"}
+    assert bundled == set(FAMILIES) | set(NOT_IN_GRID), sorted(bundled ^ (set(FAMILIES) | set(NOT_IN_GRID)))
+    assert len(FAMILIES) == len(set(FAMILIES))
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_grid_matches_vllms_formulas(name):
+    base = load_model(name)
+    checked = 0
+    for tp, dtype, gib, max_len, rules in grid_cases(name):
+        rel = release(rules)
+        if rel.version not in SERVED_BY.get(name, (rel.version,)):
+            continue
+        try:
+            expected = reference(family_layers(name, tp, dtype == "fp8", rel), rel, dtype == "fp8", gib * GIB,
+                                 max_len)
+        except Refused:
+            continue
+        model, _ = apply_kv_dtype(base, dtype)
+        p = simulate(model, kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp, rules=rules,
+                     allow_long_max_model_len=True)
+        got = (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits)
+        assert got == expected, (name, tp, dtype, gib, max_len, rules.version)
+        checked += 1
+    assert checked >= 16, (name, checked)  # at least TP 1 and 2 in both dtypes, sizes and lengths (one release)
+
+
+# ------------------------------------------------------------------ anchors worked by hand
+# Each line: (family, release, GiB, max_model_len) -> (num_blocks, tokens, concurrency, starts), TP 1, KV auto,
+# 8,192 batched tokens. The arithmetic, from the raw config.json numbers:
+#
+# gemma-3-12b, 0.33, 40 GiB, 131,072: token = 2 x 8 KV heads x 256 (Gemma3TextConfig default head_dim) x 2 B
+#   = 8,192 B; page = 16 x 8,192 = 131,072 B. 48 layers, pattern 6: 40 sliding (W 1,024) + 8 full -> group
+#   size 8 -> 5 sliding groups + 1 full. A block costs 8 x 131,072 = 1 MiB -> 40 GiB / 1 MiB = 40,960 blocks.
+#   A request: sliding cdiv(min(1,023 + 2 x 8,192, 131,072), 16) + 1 = cdiv(17,407, 16) + 1 = 1,089, x 5 =
+#   5,445; full 131,072 / 16 = 8,192 -> 13,637. 40,960 / 13,637 = 3.0036 -> "3.00x"; tokens
+#   int(40,960 x 131,072 / 13,637) = int(393,686.96) = 393,686; 13,637 x 1 MiB <= 40 GiB - 1 MiB: starts.
+# gpt-oss-20b, 0.11, 10 GiB, 131,072: token = 2 x 8 x 64 x 2 = 2,048 B, page 32,768 B; 12 sliding (W 128) +
+#   12 full -> 2 groups of 12; a block 12 x 32,768 = 393,216 B -> 10,737,418,240 // 393,216 = 27,306.
+#   A request: cdiv(min(127 + 8,192, 131,072), 16) + 1 = 520 + 1 = 521, plus 8,192 -> 8,713;
+#   27,306 / 8,713 = 3.134 -> "3.13x"; tokens 27,306 // 2 groups x 16 = 218,448; every layer's worst case
+#   12 x 8,713 x 32,768 = 3,426,025,472 B <= 10 GiB: starts.
+# jamba-v0.1, 0.11, 10 GiB, 8,192: Mamba-1 state, I = 2 x 4,096 = 8,192: conv (3, 8,192) + SSM (8,192, 16) =
+#   155,648 elements x 2 B = 311,296 B; attention token 2 x 8 x 128 x 2 = 4,096 B -> block 16 x cdiv(311,296,
+#   16 x 4,096) = 16 x 5 = 80, page 80 x 4,096 = 327,680 B (the state padded to it). Layers i % 8 == 4 attend:
+#   4 attention + 28 Mamba -> group size 4: 1 + 7 groups; a block 4 x 327,680 = 1,310,720 B -> 8,192 blocks.
+#   A request: cdiv(8,192, 80) = 103 + 7 x 1 = 110 -> 74.47x; tokens 8,192 // 8 x min(80, 8,192) = 81,920.
+# qwen3-next-80b-a3b, 0.33, 10 GiB, 131,072: GDN conv dim 128 x 16 x 2 + 128 x 32 = 8,192 -> conv 3 x 8,192
+#   = 24,576 + SSM 32 x 128 x 128 = 524,288 elements x 2 B = 1,097,728 B; attention token 2 x 2 x 256 x 2 =
+#   2,048 B; FlashInfer's checkpoint alignment: lcm(16, 64) = 64 -> block 64 x cdiv(1,097,728, 64 x 2,048) =
+#   64 x 9 = 576, page 1,179,648 B. 12 full + 36 GDN -> 1 + 3 groups of 12; a block 12 x 1,179,648 =
+#   14,155,776 B -> 758 blocks. A request: cdiv(131,072, 576) = 228 + 3 groups x 3 pages = 237 -> 3.20x;
+#   tokens int(758 x 131,072 / 237) = int(419,209.3) = 419,209.
+# nemotron-h-8b, 0.33, 10 GiB, 8,192: Mamba-2, I = 128 x 64 = 8,192, 8 groups: conv dim 8,192 + 2 x 8 x 128
+#   = 10,240 -> conv 3 x 10,240 x 2 B = 61,440 B; SSM 128 x 64 x 128 x 4 B (float32 from 0.33) = 4,194,304 B;
+#   state 4,255,744 B. Token 2 x 8 x 128 x 2 = 4,096 -> block 16 x cdiv(4,255,744, 65,536) = 16 x 65 = 1,040,
+#   page 4,259,840 B. 24 'M' + 4 '*' -> 6 + 1 groups of 4; a block 17,039,360 B -> 630 blocks. A request:
+#   cdiv(8,192, 1,040) = 8 + 6 x 3 = 26 -> 24.23x; tokens int(630 x 8,192 / 26) = 198,498.
+# granite-4.0-h-tiny, 0.33, 10 GiB, 131,072: Mamba-2, I = 2 x 1,536 = 3,072, 1 group: conv dim 3,072 + 2 x
+#   128 = 3,328 -> 3 x 3,328 = 9,984 + SSM 48 x 64 x 128 = 393,216 elements x 2 B = 806,400 B; token 2 x 4 x
+#   128 x 2 = 2,048 -> block 16 x cdiv(806,400, 32,768) = 400, page 819,200 B; 4 attention + 36 Mamba ->
+#   1 + 9 groups of 4, a block 3,276,800 B -> 3,276 blocks; a request cdiv(131,072, 400) = 328 + 9 x 3 = 355
+#   -> 9.23x; tokens int(3,276 x 131,072 / 355) = int(1,209,554.6) = 1,209,554.
+# llama-4-scout, 0.11, 10 GiB, 131,072: hybrid manager off (chunked attention), 48 layers x 65,536 B per
+#   block = 3,145,728 B -> 3,413 blocks; a request 8,192 blocks -> 0.42x; tokens 3,413 x 16 = 54,608. vLLM
+#   still starts: check_enough_kv_cache_memory runs before the unification, on 36 chunked layers x
+#   cdiv(min(8,192 + 8,192, 131,072), 16) = 1,024 pages + 12 full x 8,192 pages, x 65,536 B = 8,858,370,048 B
+#   <= 10,737,418,240 B.
+ANCHORS = [
+    ("gemma-3-12b", V0_33, 40, 131_072, (40_960, 393_686, "3.00x", True)),
+    ("gpt-oss-20b", V0_11, 10, 131_072, (27_306, 218_448, "3.13x", True)),
+    ("jamba-v0.1", V0_11, 10, 8_192, (8_192, 81_920, "74.47x", True)),
+    ("qwen3-next-80b-a3b", V0_33, 10, 131_072, (758, 419_209, "3.20x", True)),
+    ("nemotron-h-8b", V0_33, 10, 8_192, (630, 198_498, "24.23x", True)),
+    ("granite-4.0-h-tiny", V0_33, 10, 131_072, (3_276, 1_209_554, "9.23x", True)),
+    ("llama-4-scout", V0_11, 10, 131_072, (3_413, 54_608, "0.42x", True)),
+]
+
+
+@pytest.mark.parametrize("name, rules, gib, max_len, expected", ANCHORS, ids=[a[0] for a in ANCHORS])
+def test_hand_worked_anchors(name, rules, gib, max_len, expected):
+    rel = release(rules)
+    assert reference(family_layers(name, 1, False, rel), rel, False, gib * GIB, max_len) == expected
+    p = simulate(load_model(name), kv_memory_bytes=gib * GIB, max_model_len=max_len, rules=rules,
+                 allow_long_max_model_len=True)
+    assert (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits) == expected
+
+
+def test_close_layer_counts_group_by_release():
+    # 12 sliding + 13 full layers (gpt-oss-20b + an EAGLE draft layer, vLLM's own example):
+    # 0.11 takes the smallest count as the group size: 12 -> sliding 1 group, full cdiv(13, 12) = 2 groups
+    # (7 + 6 layers, padded to 12); 0.18 on: 13 < 1.5 x 12, so 13 -> 2 groups, the sliding one padded by 1
+    from kvplan.engines.vllm import PageSpec, kv_cache_groups
+
+    sliding = PageSpec("sliding", 16, token_bytes=2_048, window_tokens=128)
+    specs = [sliding] * 12 + [PageSpec("full", 16, token_bytes=2_048)] * 13
+    old, _ = kv_cache_groups(specs, V0_11)
+    new, _ = kv_cache_groups(specs, V0_33)
+    assert [(g.spec.kind, len(g.layers), g.padding_layers) for g in old] == [("sliding", 12, 0), ("full", 7, 5),
+                                                                           ("full", 6, 6)]
+    assert [(g.spec.kind, len(g.layers), g.padding_layers) for g in new] == [("sliding", 12, 1), ("full", 13, 0)]
+
+
+def test_0_11_refuses_pages_it_cannot_group():
+    # Gemma 4 31B: sliding layers 2 x 16 KV heads x 256 x 2 B x 16 = 262,144 B, global layers 2 x 4 x 512 x 2 x 16
+    # = 131,072 B. 0.11's get_kv_cache_groups has no unify_kv_cache_spec_page_size (0.12 on): NotImplementedError.
+    # 0.33 doubles the global layers' block to 32 (131,072 x 2 = 262,144) and groups them (kvplan's block 16;
+    # which backend serves head 512 on Hopper, and its block, is not settled: see the list above).
+    from kvplan.errors import PlanError
+
+    with pytest.raises(PlanError, match="vLLM 0.11 cannot group layers whose pages differ"):
+        simulate(load_model("gemma-4-31b"), kv_memory_bytes=10 * GIB, max_model_len=8192, rules=V0_11)
+    p = simulate(load_model("gemma-4-31b"), kv_memory_bytes=10 * GIB, max_model_len=8192, rules=V0_33)
+    assert {(g.spec.kind, g.spec.block_tokens, g.spec.page_bytes) for g in p.groups} == {
+        ("sliding", 16, 262_144), ("full", 32, 262_144)}
