@@ -132,7 +132,7 @@ class EstimateRequest:
 
     @classmethod
     def from_options(cls, *, model, context="4096", batch="1", kv_dtype="auto", techniques=(), gpu=None,
-                     gpu_memory=None, hbm_gbps=None, tp=1, pp=1, mem_util=DEFAULT_MEM_UTIL, reserve="2GiB",
+                     gpu_memory=None, hbm_gbps=None, tp=1, pp=1, mem_util=None, reserve="2GiB",
                      weights="auto", kv_memory=None, engine="ideal", max_model_len=None, max_kv_gib=None,
                      min_concurrency=None, emit=None, overrides=(), new_overrides=(), revision=None,
                      explain=False) -> EstimateRequest:
@@ -144,6 +144,9 @@ class EstimateRequest:
         check_number(min_concurrency, "--min-concurrency", minimum=1, maximum=2**40)
         check_number(mem_util, "--mem-util", minimum=0, strict=True, maximum=1)
         engine_request = EngineRequest.parse(engine, emit, max_model_len)
+        if mem_util is None:  # the engine's own default: vLLM's changed from 0.90 to 0.92 in 0.20
+            rules = engine_request.rules
+            mem_util = rules.gpu_memory_utilization if rules is not None else DEFAULT_MEM_UTIL
         reserve_bytes = parse_size(reserve, "--reserve") if str(reserve).strip() not in ("0", "0B") else 0
         deployment = DeploymentRequest(
             gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,

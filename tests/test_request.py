@@ -38,3 +38,15 @@ def test_emit_follows_a_pinned_engine_release():
     assert EngineRequest.parse("ideal", None).rules is None
     with pytest.raises(UsageError, match="--emit"):
         EngineRequest.parse("ideal", "sglang")
+
+
+@pytest.mark.parametrize("engine, given, expected", [
+    ("ideal", None, 0.9),  # kvplan's default
+    ("vllm", None, 0.92),  # vLLM's CacheConfig.gpu_memory_utilization from 0.20.0
+    ("vllm@0.19", None, 0.9),
+    ("vllm@0.11", None, 0.9),
+    ("vllm", 0.8, 0.8),  # --mem-util wins
+])
+def test_mem_util_defaults_to_the_engines_own(engine, given, expected):
+    r = EstimateRequest.from_options(model="llama-3.1-8b", gpu="h100", engine=engine, mem_util=given)
+    assert r.deployment.mem_util == expected

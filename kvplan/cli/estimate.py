@@ -23,7 +23,7 @@ def estimate_command(
     hbm_gbps: HbmOpt = None,
     tp: TpOpt = 1,
     pp: PpOpt = 1,
-    mem_util: MemUtilOpt = 0.9,
+    mem_util: Annotated[Optional[float], typer.Option("--mem-util", help="Fraction of GPU memory the engine may use (default: 0.9; with --engine vllm, that release's gpu_memory_utilization default).")] = None,
     reserve: ReserveOpt = "2GiB",
     weights: WeightsOpt = "auto",
     kv_memory: KvMemoryOpt = None,
