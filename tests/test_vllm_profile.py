@@ -112,25 +112,36 @@ def test_v06_a100_peak_is_the_sampler_over_2048_sequences(llama):
 
 def test_gpt_oss_120b_exact_checkpoint_weights_not_the_bf16_count():
     # gpt-oss-120b's bundled checkpoint (MXFP4 experts, the rest BF16) is 65,248,815,744 B; the
-    # parameter count x 2 B would be about 2x that. One H100, vLLM 0.10.1, v1 defaults for 80 GB:
-    # 1,024 sequences, 8,192 tokens. 79.18 GiB = 85,018,877,624 B x 0.9 = 76,516,989,861 B;
-    # sampler 9.6 x 1,024 x 201,088 x 4 B = 7,907,101,900 B (> forward 8,192 x 2,880 x 26 B);
-    # non-torch int(0.13 GiB) = 139,586,437 B
+    # parameter count x 2 B would be about 2x that. One H100, v1 defaults for 80 GB: 1,024 sequences,
+    # 8,192 tokens. 79.18 GiB = 85,018,877,624 B x 0.9 = 76,516,989,861 B; sampler 9.6 x 1,024 x 201,088
+    # x 4 B = 7,907,101,900 B (> forward 8,192 x 2,880 x 26 B); non-torch int(0.13 GiB) = 139,586,437 B.
+    # Without a GPU (or for a release whose MXFP4 load is not read) the checkpoint's bytes are used:
+    # 76,516,989,861 - 65,248,815,744 - 7,907,101,900 - 139,586,437 = 3,221,485,780 B = 3.00 GiB
     spec = load_model("gpt-oss-120b")
     record = checkpoint_weights(spec)
     assert record is not None and record.total_bytes == 65_248_815_744
-    est = predict_available(spec, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9,
-                            max_num_batched_tokens=8192, max_num_seqs=1024, version="0.10.1")
+    kwargs = dict(total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, max_num_batched_tokens=8192,
+                  max_num_seqs=1024)
+    est = predict_available(spec, version="0.10.1", **kwargs)
     assert est.weight_bytes == 65_248_815_744 and est.weights_from == "checkpoint, bundled"
-    # 76,516,989,861 - 65,248,815,744 - 7,907,101,900 - 139,586,437 = 3,221,485,780 B = 3.00 GiB: the log
-    # says -2.14 GiB. The load took 65.9651 GiB, 5.20 GiB above the file (the Hopper MXFP4 path
-    # re-lays the experts, triton_kernels convert_layout): no config shows it
     assert est.available_bytes == 3_221_485_780
     # with the logged weights: 76,516,989,861 - int(65.9651 GiB) - 7,907,101,900 - 139,586,437
     # = -2.197 GiB vs -2.14: 0.06 GiB (+2.7%)
-    est = predict_available(spec, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9,
-                            max_num_batched_tokens=8192, max_num_seqs=1024, weight_bytes=int(65.9651 * GIB))
+    est = predict_available(spec, weight_bytes=int(65.9651 * GIB), **kwargs)
     assert abs(est.available_bytes / GIB - (-2.197)) < 0.005 and abs(err_pct(-2.14, est.available_bytes)) < 5
+
+
+def test_gpt_oss_120b_h100_0_10_1_loads_marlin_padded_experts():
+    # vLLM 0.10.1 on an H100 uses Marlin (it pins torch 2.7.1; the log prints the Marlin warning), which pads
+    # I to 2,944 and H to 3,072: the load holds 70,756,592,256 B (tests/test_vllm_mxfp4.py works it out;
+    # 65.897 GiB against the 65.9651 logged). 76,516,989,861 - 70,756,592,256 - 7,907,101,900 - 139,586,437
+    # = -2,286,290,732 B = -2.129 GiB vs -2.14 logged: 0.011 GiB (-0.5%); it was 5.14 GiB too high
+    spec = load_model("gpt-oss-120b")
+    est = predict_available(spec, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9,
+                            max_num_batched_tokens=8192, max_num_seqs=1024, version="0.10.1", gpu="h100-sxm")
+    assert est.weight_bytes == 70_756_592_256 and est.available_bytes == -2_286_290_732
+    assert abs(err_pct(-2.14, est.available_bytes)) < 1
+    assert any("marlin" in n for n in est.notes)
 
 
 def test_weights_split_by_role_over_tp():
@@ -197,12 +208,13 @@ def test_estimate_uses_the_exact_checkpoint(cli):
 
 
 def test_calibrate_judges_gpt_oss_with_kvplan_weights(cli):
-    # the calibrate path reads the same bundled checkpoint: 3.00 GiB "from the GPU and the model"
+    # the calibrate path reads the same bundled checkpoint and applies vLLM's MXFP4 load layout
     from pathlib import Path
 
     log = Path(__file__).parent / "data" / "vllm_logs" / "v010_gpt_oss_120b_h100_no_memory.log"
     code, out, _ = cli("calibrate", str(log), "--model", "gpt-oss-120b", "--gpu", "h100", "--format", "json")
     assert code == 0
     figs = {f["name"]: f for f in json.loads(out)["figures"]}
-    assert figs["Available KV cache memory (from the GPU and the model)"]["predicted"] == "3.00 GiB"
+    # the log prints 0.10.1 and the GPU is an H100: Marlin's padded experts, -2,286,290,732 B = "-2.13 GiB"
+    assert figs["Available KV cache memory (from the GPU and the model)"]["predicted"] == "-2.13 GiB"
     assert figs["Available KV cache memory (from the GPU and the logged weights)"]["predicted"] == "-2.20 GiB"

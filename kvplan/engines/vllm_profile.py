@@ -159,8 +159,9 @@ class ProfileEstimate:
                 f"available {self.available_bytes / g:.2f} GiB" + "".join(f"; {n}" for n in self.notes)]
 
 
-def vocab_size(model) -> int | None:
-    """The vocabulary of a bundled or local model's config (the ModelSpec does not keep it)."""
+def raw_config(model) -> dict | None:
+    """The config.json of a bundled or local model as a dict (the ModelSpec keeps only what
+    planning needs), else None."""
     import json
     from pathlib import Path
 
@@ -175,6 +176,14 @@ def vocab_size(model) -> int | None:
         else:
             return None
     except (OSError, ValueError, KeyError):
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def vocab_size(model) -> int | None:
+    """The vocabulary of a bundled or local model's config (the ModelSpec does not keep it)."""
+    raw = raw_config(model)
+    if raw is None:
         return None
     nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
     value = raw.get("vocab_size") or nested.get("vocab_size")
@@ -219,21 +228,32 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                       max_num_batched_tokens: int = 8192, max_model_len: int | None = None,
                       weight_bytes: int | None = None, weights=None, v0_engine: bool = False,
                       max_num_seqs: int | None = None, version: str | None = None,
-                      cuda_graph_bytes: int | None = None) -> ProfileEstimate:
+                      cuda_graph_bytes: int | None = None, gpu: str | None = None) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
     over the ranks); else `weights` (a kvplan.weights record of the whole checkpoint); else the
     checkpoint kvplan can read offline; else parameter count x dtype.
     max_num_seqs: the dummy sequences the sampler runs over (None: 256 on v0, 1024 on v1).
-    version: the vLLM release, for the CUDA-graph term (from CUDA_GRAPH_ESTIMATE_FROM)."""
+    version: the vLLM release, for the CUDA-graph term (from CUDA_GRAPH_ESTIMATE_FROM) and the
+    MXFP4 load layout. gpu: the catalog name (h100-sxm, a100-80gb, ...), for the MXFP4 kernel
+    vLLM picks by compute capability (kvplan.weights.vllm_mxfp4)."""
     ranks = max(tp, 1) * max(pp, 1)
+    notes = []
     if weight_bytes is not None:
         per_gpu, weights_from = weight_bytes, "given"
     else:
         record = weights if weights is not None else checkpoint_weights(model)
         if record is not None and record.source != "estimated from config":
-            per_gpu, weights_from = weights_per_gpu(model, record, tp, pp), f"checkpoint, {record.source}"
+            weights_from = f"checkpoint, {record.source}"
+            raw = raw_config(model) if record.source != "given" else None
+            if raw is not None:
+                from ..weights.vllm_mxfp4 import loaded_by_vllm
+
+                record, load_note = loaded_by_vllm(record, raw, tp=tp, version=version_key(version), gpu=gpu)
+                if load_note is not None:
+                    notes.append(load_note)
+            per_gpu = weights_per_gpu(model, record, tp, pp)
         else:
             per_gpu, weights_from = model.weight_bytes // ranks, "parameter count x dtype"
     tokens = max_num_batched_tokens
@@ -248,7 +268,6 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         if sampler > forward:
             activation, activation_from = sampler, f"sampler over {rows:,} x {vocab:,} logits"
     non_torch = NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1
-    notes = []
     graphs = 0
     if cuda_graph_bytes is not None:
         graphs = cuda_graph_bytes
@@ -265,5 +284,5 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
 
 __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_HIDDEN", "NON_TORCH_BYTES",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
-           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "vocab_size", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
+           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "vocab_size", "raw_config", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
            "sampler_bytes", "subtracts_cuda_graphs", "version_key"]
