@@ -76,6 +76,15 @@ PROFILE_BYTES_PER_TOKEN_PER_HIDDEN = 26  # fitted on vLLM #10517's two RTX 3090 
 SAMPLER_LOGIT_COPIES = 9.6  # fitted on llm-d-benchmark's H100 logs; tested on PR #10511 (v0)
 NON_TORCH_BYTES = int(0.35 * GIB)  # v0 engine, TP 1: #10517's "non_torch_memory=0.35GiB"
 NON_TORCH_BYTES_V1 = int(0.13 * GIB)  # v1 engine, TP 1: llm-d-benchmark's H100 logs
+# per GPU when TP > 1 (NCCL communicators and their ring/tree buffers, custom all-reduce): empirical,
+# fitted on llm-d-benchmark's H100 pair of one model and build (Llama-3.3-70B-FP8: non-torch 0.14 GiB at
+# TP 1, 0.55 GiB at TP 2); see the module doc for what source explains and why the rest stays empirical
+NON_TORCH_TP_BYTES = int(0.41 * GIB)
+# NCCL NVLS (NVLink SHARP) buffers, from NCCL's src/transport/nvls.cc (2.21 and later): only with more
+# than 2 GPUs on an NVSwitch system that supports multicast (H100/H200/B200 SXM); per communicator
+# nvlsTotalSize = NVLS channels x 2 x (NVLS_CHUNKSIZE 128 KiB x NCCL_STEPS 8) x nHeads (= TP ranks)
+NVLS_CHANNELS = {"h100-sxm": 16, "h200": 16, "b200": 24}  # NVLS_NCHANNELS_SM90 16; SM100 single node 24 (2.27+)
+NVLS_BUFFER_BYTES = 128 * 1024 * 8  # NVLS_CHUNKSIZE x NCCL_STEPS
 V0_MAX_NUM_SEQS = 256  # vllm 0.6.6 engine/arg_utils.py: max_num_seqs = 256 unless VLLM_USE_V1
 CUDA_GRAPH_ESTIMATE_FROM = (0, 20, 0)  # first release whose envs.py defaults the estimate on
 # config/vllm.py VllmConfig.use_v2_model_runner: Model Runner V2 (its own sampler, profiled in two
@@ -117,6 +126,21 @@ def subtracts_cuda_graphs(version: str | None) -> bool:
 def _at_least(version: str | None, first: tuple[int, ...]) -> bool:
     key = version_key(version)
     return key is not None and key + (0,) * (3 - len(key)) >= first
+
+
+def nvls_bytes(tp: int, gpu: str | None) -> int:
+    """NCCL's NVLS buffers per GPU for one communicator (vLLM's pynccl all-reduce), 0 where NVLS is off."""
+    channels = NVLS_CHANNELS.get(gpu or "")
+    if not channels or tp <= 2:
+        return 0
+    return channels * 2 * NVLS_BUFFER_BYTES * tp
+
+
+def tp_non_torch_bytes(tp: int, gpu: str | None = None) -> int:
+    """What TP adds to one GPU's non-torch memory: the empirical figure plus the NVLS buffers."""
+    if tp <= 1:
+        return 0
+    return NON_TORCH_TP_BYTES + nvls_bytes(tp, gpu)
 
 
 def forward_bytes(tokens: int, hidden_size: int) -> int:
@@ -267,7 +291,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         sampler = sampler_bytes(rows, vocab)
         if sampler > forward:
             activation, activation_from = sampler, f"sampler over {rows:,} x {vocab:,} logits"
-    non_torch = NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1
+    non_torch = (NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1) + tp_non_torch_bytes(tp, gpu)
     graphs = 0
     if cuda_graph_bytes is not None:
         graphs = cuda_graph_bytes
@@ -276,13 +300,19 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                      "public logs print 0.17-0.36 GiB)")
     if not v0_engine and _at_least(version, MODEL_RUNNER_V2_DEFAULT_FROM) and activation_from != "forward":
         notes.append(f"vLLM {version} profiles the sampler in Model Runner V2; the sampler term is the v1 runner's")
-    if ranks > 1:
-        notes.append(f"non-torch memory at TP x PP = {ranks} is the TP 1 figure (NCCL buffers not modelled)")
+    if max(tp, 1) > 1:
+        nvls = nvls_bytes(tp, gpu)
+        notes.append(f"non-torch memory at TP {tp}: + {NON_TORCH_TP_BYTES / GIB:.2f} GiB for NCCL and all-reduce "
+                     "buffers (empirical, one H100 TP 2 pair; public TP > 1 logs add 0.4-1.8 GiB)"
+                     + (f" + {nvls / GIB:.3f} GiB NCCL NVLS buffers" if nvls else ""))
+    if max(pp, 1) > 1:
+        notes.append(f"non-torch memory at PP {pp}: pipeline NCCL buffers not modelled")
     return ProfileEstimate(total_bytes, gpu_memory_utilization, per_gpu, activation, non_torch, graphs, tokens,
                            weights_from, activation_from, tuple(notes))
 
 
 __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_HIDDEN", "NON_TORCH_BYTES",
+           "NON_TORCH_TP_BYTES", "NVLS_CHANNELS", "nvls_bytes", "tp_non_torch_bytes",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
            "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "vocab_size", "raw_config", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
            "sampler_bytes", "subtracts_cuda_graphs", "version_key"]
