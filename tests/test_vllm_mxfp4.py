@@ -42,14 +42,22 @@ def test_triton_keeps_both_scale_copies_and_fp32_biases():
 
 def test_backend_per_release_and_gpu():
     # 0.10.1 pins torch 2.7.1 (< 2.8.0): Marlin on Hopper; 0.10.2-0.11.x lack triton_kernels by default;
-    # 0.12.0 bundles it; below capability 9.0 always Marlin; Blackwell and 0.19+ are not read
+    # 0.12.0 bundles it; below capability 9.0 always Marlin; 0.25.0 frees the original scales;
+    # Blackwell, ROCm and releases after 0.33 are not read
     assert backend((0, 10, 1), "h100-sxm") == "marlin"
     assert backend((0, 11, 2), "h200") == "marlin"
-    assert backend((0, 12, 0), "h100-sxm") == "triton" and backend((0, 18, 1), "h100-sxm") == "triton"
-    assert backend((0, 14, 1), "a100-80gb") == "marlin" and backend((0, 14, 1), "l40s") == "marlin"
-    assert backend((0, 14, 1), "b200") is None and backend((0, 19, 0), "h100-sxm") is None
+    assert backend((0, 12, 0), "h100-sxm") == "triton" and backend((0, 24, 0), "h100-sxm") == "triton"
+    assert backend((0, 25, 0), "h100-sxm") == "triton-freed" and backend((0, 33, 0), "h200") == "triton-freed"
+    assert backend((0, 14, 1), "a100-80gb") == "marlin" and backend((0, 30, 0), "l40s") == "marlin"
+    assert backend((0, 14, 1), "b200") is None and backend((0, 34, 0), "h100-sxm") is None
     assert backend((0, 10, 0), "h100-sxm") is None and backend(None, "h100-sxm") is None
     assert backend((0, 14, 1), "mi300x") is None
+
+
+def test_triton_from_0_25_holds_only_the_swizzled_scales():
+    # 1,799,700,480 less the original scales (66,355,200 + 33,177,600): 1,700,167,680 per 120b layer,
+    # 5,898,240 B over the checkpoint (the padded swizzled scales 3,686,400 + FP32 biases 2,211,840)
+    assert expert_layer_bytes("triton-freed", 128, 2880, 2880) == 1_700_167_680
 
 
 def test_gpt_oss_loaded_bytes_against_public_logs():
@@ -59,12 +67,12 @@ def test_gpt_oss_loaded_bytes_against_public_logs():
     record = Weights(65_248_815_744, "bundled", parts=tuple(("experts", i, 1_694_269_440) for i in range(36))
                      + (("other", -1, 65_248_815_744 - 36 * 1_694_269_440),))
     marlin, note = loaded_by_vllm(record, OSS, tp=1, version=(0, 10, 1), gpu="h100-sxm")
-    assert marlin.total_bytes == 70_756_592_256 and "marlin" in note
+    assert marlin.total_bytes == 70_756_592_256 and "Marlin" in note
     assert abs(marlin.total_bytes / GIB - 65.9651) / 65.9651 < 0.002
     # Triton: + 105,431,040 x 36 = 3,795,517,440 B -> 69,044,333,184 B = 64.303 GiB; llm-d-benchmark's H100
     # run and issue #33155 (0.14.1, "Using Triton backend") logged 64.38 GiB (-0.12%)
     triton, note = loaded_by_vllm(record, OSS, tp=1, version=(0, 14, 1), gpu="h100-sxm")
-    assert triton.total_bytes == 69_044_333_184 and "triton" in note
+    assert triton.total_bytes == 69_044_333_184 and "beside the originals" in note
     assert abs(triton.total_bytes / GIB - 64.38) / 64.38 < 0.002
     # 20b (32 experts, 24 layers; checkpoint 13,761,264,768 B, no tensor table here: the difference is
     # added per layer): Marlin + (461,815,808 - 423,567,360) x 24 = 917,962,752 -> 13.671 GiB vs 13.7194 logged
@@ -88,8 +96,8 @@ def test_tp_split_gives_the_per_rank_layout():
 
 def test_no_rule_leaves_the_checkpoint_and_says_why():
     record = Weights(100, "bundled")
-    same, note = loaded_by_vllm(record, OSS, tp=1, version=(0, 24, 0), gpu="h100-sxm")
-    assert same is record and "0.10.1-0.18.x" in note
+    same, note = loaded_by_vllm(record, OSS, tp=1, version=(0, 24, 0), gpu="b200")
+    assert same is record and "0.10.1-0.33.x" in note
     # not MXFP4 (or no MoE fields): nothing to say
     assert loaded_by_vllm(record, {"hidden_size": 8}, tp=1, version=(0, 14, 1), gpu="h100-sxm") == (record, None)
     assert mxfp4_moe_shape(dict(OSS, num_local_experts=True)) is None
