@@ -147,6 +147,36 @@ def test_gpt_oss_120b_h100_0_10_1_loads_marlin_padded_experts():
     assert any("Marlin" in n for n in est.notes)
 
 
+def test_llm_d_gpt_oss_20b_h100_with_the_triton_layout():
+    # llm-d-benchmark's H100 summary (config_explorer/empirical-vllm-memory-results.md): gpt-oss-20b, TP 1,
+    # "Model loading took 13.47 GiB", available 50.28 GiB; its release prints "Free memory on device" (0.11+)
+    # and the 13.47 GiB is the Triton layout with both scale copies (0.12-0.24), not Marlin's 13.67 or
+    # 0.25+'s 12.85. Checkpoint 13,761,264,768 + 632,586,240 (tests/test_vllm_mxfp4.py) = 14,393,851,008 B;
+    # sampler 9.6 x 1,024 x 201,088 x 4 B = 7,907,101,900 (fitted on these llm-d logs);
+    # 76,516,989,861 - 14,393,851,008 - 7,907,101,900 - 139,586,437 = 54,076,450,516 B = 50.36 GiB (+0.2%)
+    spec = load_model("gpt-oss-20b")
+    est = predict_available(spec, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9,
+                            max_num_batched_tokens=8192, max_num_seqs=1024, version="0.14.1", gpu="h100-sxm")
+    assert est.weight_bytes == 14_393_851_008 and est.available_bytes == 54_076_450_516
+    assert abs(err_pct(50.28, est.available_bytes)) < 0.5
+
+
+def test_llm_d_llama_70b_fp8_tp1_and_tp2_with_logged_weights():
+    # Same summary, RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic (Llama-3.1-70B's shapes: hidden 8,192, vocab
+    # 128,256). Sampler 9.6 x 1,024 x 128,256 x 4 B = 5,043,231,129 B (4.70 GiB; logged peak 4.84) above the
+    # forward 8,192 x 8,192 x 26 B. TP 2, weights 33.88 GiB/GPU: 76,516,989,861 - int(33.88 GiB) - 5,043,231,129
+    # - (139,586,437 + 440,234,147) = 32.145 GiB vs 32.0 logged (+0.45%; the TP term is fitted on this pair)
+    spec = load_model("llama-3.1-70b")
+    kwargs = dict(total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, max_num_batched_tokens=8192,
+                  max_num_seqs=1024, gpu="h100-sxm")
+    tp2 = predict_available(spec, tp=2, weight_bytes=int(33.88 * GIB), **kwargs)
+    assert tp2.activation_bytes == 5_043_231_129
+    assert abs(tp2.available_bytes / GIB - 32.145) < 0.005 and abs(err_pct(32.0, tp2.available_bytes)) < 1
+    # TP 1, weights 67.72 GiB: -1.285 GiB vs -1.44 logged: 0.16 GiB high (activation 0.14 GiB under the log's)
+    tp1 = predict_available(spec, tp=1, weight_bytes=int(67.72 * GIB), **kwargs)
+    assert abs(tp1.available_bytes / GIB - (-1.285)) < 0.005
+
+
 def test_weights_split_by_role_over_tp():
     # a record without a tensor table is split evenly, rounded up: 10 B over 4 ranks -> 3 B
     spec = load_model("llama-3.1-8b")
