@@ -18,8 +18,12 @@ The terms, and where each comes from:
   log gives it, it is used as is. Otherwise the checkpoint's exact bytes per
   GPU (kvplan.weights: bundled totals, safetensors headers; split by role over
   the TP/PP ranks by capacity.weights.stage_weight_bytes), else parameter count
-  x dtype. Quantized kernels may re-lay the checkpoint when loading (gpt-oss
-  MXFP4 on Hopper took 5.2 GiB more than its file), which no config shows.
+  x dtype. MXFP4 MoE experts are re-laid by vLLM's kernel when loading: with
+  the release and the GPU (`gpu`), kvplan.weights.vllm_mxfp4 gives the bytes
+  (Marlin pads I to 128 and H to 256; Triton on Hopper adds padded swizzled
+  scales, keeps the originals until 0.24, FP32 biases): gpt-oss-120b on an H100
+  with 0.10.1 (Marlin) 65.90 GiB against the logged 65.97. Other quantized
+  kernels may re-lay too; kvplan keeps their checkpoint bytes.
 - peak activation: the larger of the forward pass and the sampler run, since
   the sampler runs after the forward's activations are freed:
   forward: PROFILE_BYTES_PER_TOKEN_PER_HIDDEN (26 B) x hidden_size x the
@@ -52,8 +56,31 @@ The terms, and where each comes from:
   not checked against it and the line says so.
 - non-torch memory (CUDA context growth, NCCL and custom all-reduce buffers):
   0.35 GiB on v0 (#10517, TP 1), 0.13 GiB on v1 at TP 1 (llm-d H100 logs).
-  It grows with TP (PR #10511's H100 checks: 1.79 GiB at TP 1, 3.58 at TP 2
-  on a 0.6.5 build); kvplan does not model that growth.
+  vLLM counts what was allocated outside torch since its first memory
+  snapshot. v0 (worker.py init_device: init_gpu_memory) and v1 before 0.11.0
+  (v1/worker/gpu_worker.py init_device: init_snapshot) take it before
+  init_worker_distributed_environment, so every communication buffer counts;
+  from 0.11.0 it is taken after, and only what the profile run allocates
+  (NCCL connections made lazily for the algorithms its collectives use, kernel
+  loading) counts. Read in source, per GPU: custom all-reduce (distributed/
+  device_communicators/custom_all_reduce.py) cudaMallocs an 8 MiB IPC buffer
+  and meta_size() + 8 MiB of metadata (its 8 MiB rank_data is torch's); the
+  symmetric-memory all-reduce (0.11+ default, all_reduce_utils.
+  SYMM_MEM_ALL_REDUCE_MAX_SIZES) 32-64 MiB on Hopper; NCCL's NVLS buffers above
+  2 GPUs on NVSwitch systems (NCCL src/transport/nvls.cc, 2.21+: 16 channels
+  on SM90 x 2 x 1 MiB x TP per communicator, 128 MiB at TP 4; nvls_bytes,
+  counted for pynccl's all-reduce communicator). The rest, NCCL's ring/tree
+  buffers (NCCL_BUFFSIZE 4 MiB for SIMPLE, about 4.7 MiB LL128 and 0.5 MiB LL
+  per channel and peer, for each of pynccl's and torch's communicators), grows
+  with the channel count NCCL picks from the topology at run time, so it is an
+  empirical figure per GPU for any TP > 1: NON_TORCH_TP_BYTES = 0.41 GiB from
+  0.11.0 (fitted on llm-d's H100 pair of one model and build: 0.14 GiB at TP 1,
+  0.55 at TP 2; the summary does not print the release, its log line exists
+  from 0.10.2) and NON_TORCH_TP_BYTES_EARLY = 1.25 GiB before (fitted on a
+  0.10.2 log on 2 x H200: 1.38 GiB). Logs they were not fitted on: 4 x B200
+  on 0.26.0 logged 0.95 GiB (0.22 above the model), PR #10511's v0 build added
+  1.79 GiB at TP 2 (0.54 above), and the Qwen3-235B TP 4 log (0.9/0.10) is
+  still 0.96 GiB per GPU short. PP's buffers are not modelled.
 - CUDA graphs: from 0.20.0 (CUDA_GRAPH_ESTIMATE_FROM; the env
   VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "1" in envs.py from
   0.20.0, "0" in 0.18-0.19, absent before) v1 also subtracts an estimate it
@@ -76,10 +103,15 @@ PROFILE_BYTES_PER_TOKEN_PER_HIDDEN = 26  # fitted on vLLM #10517's two RTX 3090 
 SAMPLER_LOGIT_COPIES = 9.6  # fitted on llm-d-benchmark's H100 logs; tested on PR #10511 (v0)
 NON_TORCH_BYTES = int(0.35 * GIB)  # v0 engine, TP 1: #10517's "non_torch_memory=0.35GiB"
 NON_TORCH_BYTES_V1 = int(0.13 * GIB)  # v1 engine, TP 1: llm-d-benchmark's H100 logs
-# per GPU when TP > 1 (NCCL communicators and their ring/tree buffers, custom all-reduce): empirical,
-# fitted on llm-d-benchmark's H100 pair of one model and build (Llama-3.3-70B-FP8: non-torch 0.14 GiB at
-# TP 1, 0.55 GiB at TP 2); see the module doc for what source explains and why the rest stays empirical
+# per GPU when TP > 1 (NCCL communicators and their ring/tree buffers, custom all-reduce): empirical; see
+# the module doc for what source explains and why the rest stays empirical. Two figures, because where
+# vLLM takes its first memory snapshot moved: before the distributed init (v0; v1 before 0.11.0, so every
+# communication buffer counts) or after it (v1 from 0.11.0: only what the profile run allocates lazily).
+# After: llm-d-benchmark's H100 pair of one model and build (Llama-3.3-70B-FP8: 0.14 GiB at TP 1, 0.55 at TP 2)
 NON_TORCH_TP_BYTES = int(0.41 * GIB)
+# before: a public vLLM 0.10.2 log on 2 x H200 (Qwen3-Next-80B-A3B, TP 2): 1.38 GiB less the TP 1 base 0.13
+NON_TORCH_TP_BYTES_EARLY = int(1.25 * GIB)
+SNAPSHOT_AFTER_DIST_INIT_FROM = (0, 11, 0)  # v1/worker/gpu_worker.py init_device: init_snapshot moved below
 # NCCL NVLS (NVLink SHARP) buffers, from NCCL's src/transport/nvls.cc (2.21 and later): only with more
 # than 2 GPUs on an NVSwitch system that supports multicast (H100/H200/B200 SXM); per communicator
 # nvlsTotalSize = NVLS channels x 2 x (NVLS_CHUNKSIZE 128 KiB x NCCL_STEPS 8) x nHeads (= TP ranks)
@@ -136,11 +168,19 @@ def nvls_bytes(tp: int, gpu: str | None) -> int:
     return channels * 2 * NVLS_BUFFER_BYTES * tp
 
 
-def tp_non_torch_bytes(tp: int, gpu: str | None = None) -> int:
+def snapshot_before_dist_init(version: str | None, v0_engine: bool = False) -> bool:
+    """Whether vLLM's first memory snapshot precedes the distributed init, so that every buffer NCCL and
+    the custom all-reduce allocate counts as non-torch (v0; v1 before 0.11.0). Unknown v1 release: no."""
+    key = version_key(version)
+    return v0_engine or (key is not None and key + (0,) * (3 - len(key)) < SNAPSHOT_AFTER_DIST_INIT_FROM)
+
+
+def tp_non_torch_bytes(tp: int, gpu: str | None = None, version: str | None = None, v0_engine: bool = False) -> int:
     """What TP adds to one GPU's non-torch memory: the empirical figure plus the NVLS buffers."""
     if tp <= 1:
         return 0
-    return NON_TORCH_TP_BYTES + nvls_bytes(tp, gpu)
+    early = snapshot_before_dist_init(version, v0_engine)
+    return (NON_TORCH_TP_BYTES_EARLY if early else NON_TORCH_TP_BYTES) + nvls_bytes(tp, gpu)
 
 
 def forward_bytes(tokens: int, hidden_size: int) -> int:
@@ -291,7 +331,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         sampler = sampler_bytes(rows, vocab)
         if sampler > forward:
             activation, activation_from = sampler, f"sampler over {rows:,} x {vocab:,} logits"
-    non_torch = (NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1) + tp_non_torch_bytes(tp, gpu)
+    non_torch = (NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1) + tp_non_torch_bytes(tp, gpu, version, v0_engine)
     graphs = 0
     if cuda_graph_bytes is not None:
         graphs = cuda_graph_bytes
@@ -302,8 +342,11 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         notes.append(f"vLLM {version} profiles the sampler in Model Runner V2; the sampler term is the v1 runner's")
     if max(tp, 1) > 1:
         nvls = nvls_bytes(tp, gpu)
-        notes.append(f"non-torch memory at TP {tp}: + {NON_TORCH_TP_BYTES / GIB:.2f} GiB for NCCL and all-reduce "
-                     "buffers (empirical, one H100 TP 2 pair; public TP > 1 logs add 0.4-1.8 GiB)"
+        early = snapshot_before_dist_init(version, v0_engine)
+        fitted = NON_TORCH_TP_BYTES_EARLY if early else NON_TORCH_TP_BYTES
+        notes.append(f"non-torch memory at TP {tp}: + {fitted / GIB:.2f} GiB for NCCL and all-reduce buffers "
+                     f"(empirical, one TP 2 log; {'the profile counts the distributed init' if early else 'from 0.11 the distributed init is outside the profile'};"
+                     " public TP > 1 logs add 0.4-1.8 GiB)"
                      + (f" + {nvls / GIB:.3f} GiB NCCL NVLS buffers" if nvls else ""))
     if max(pp, 1) > 1:
         notes.append(f"non-torch memory at PP {pp}: pipeline NCCL buffers not modelled")
@@ -312,7 +355,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
 
 
 __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_HIDDEN", "NON_TORCH_BYTES",
-           "NON_TORCH_TP_BYTES", "NVLS_CHANNELS", "nvls_bytes", "tp_non_torch_bytes",
+           "NON_TORCH_TP_BYTES", "NON_TORCH_TP_BYTES_EARLY", "SNAPSHOT_AFTER_DIST_INIT_FROM", "NVLS_CHANNELS",
+           "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
            "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "vocab_size", "raw_config", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
            "sampler_bytes", "subtracts_cuda_graphs", "version_key"]
