@@ -58,6 +58,8 @@ def test_triton_from_0_25_holds_only_the_swizzled_scales():
     # 1,799,700,480 less the original scales (66,355,200 + 33,177,600): 1,700,167,680 per 120b layer,
     # 5,898,240 B over the checkpoint (the padded swizzled scales 3,686,400 + FP32 biases 2,211,840)
     assert expert_layer_bytes("triton-freed", 128, 2880, 2880) == 1_700_167_680
+    # TP 2: 921,288,704 less the original scales 33,914,880 + 16,957,440
+    assert expert_layer_bytes("triton-freed", 128, 2880, 1440) == 870_416_384
 
 
 def test_gpt_oss_loaded_bytes_against_public_logs():

@@ -141,7 +141,8 @@ def loaded_by_vllm(record: Weights, config: dict, *, tp: int, version: tuple[int
     how = {"marlin": "Marlin, I padded to 128 and H to 256",
            "triton": "Triton, swizzled scales beside the originals, FP32 biases",
            "triton-freed": "Triton, swizzled scales, FP32 biases"}[kind]
-    note = f"MXFP4 experts as vLLM loads them ({how}): {extra / 2**30:+.2f} GiB over the checkpoint"
+    per_gpu = f" per GPU at TP {tp}" if tp > 1 else ""
+    note = f"MXFP4 experts as vLLM loads them ({how}): {extra / tp / 2**30:+.2f} GiB over the checkpoint{per_gpu}"
     adjusted = replace(record, total_bytes=record.total_bytes + extra, parts=new_parts,
                        notes=record.notes + (note,))
     return adjusted, note
