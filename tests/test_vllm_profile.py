@@ -17,10 +17,13 @@ import pytest
 
 from kvplan.engines.vllm_profile import (
     CUDA_GRAPH_ESTIMATE_FROM,
+    NON_TORCH_TP_BYTES,
     V0_MAX_NUM_SEQS,
     checkpoint_weights,
+    nvls_bytes,
     predict_available,
     subtracts_cuda_graphs,
+    tp_non_torch_bytes,
     version_key,
     weights_per_gpu,
 )
@@ -112,25 +115,67 @@ def test_v06_a100_peak_is_the_sampler_over_2048_sequences(llama):
 
 def test_gpt_oss_120b_exact_checkpoint_weights_not_the_bf16_count():
     # gpt-oss-120b's bundled checkpoint (MXFP4 experts, the rest BF16) is 65,248,815,744 B; the
-    # parameter count x 2 B would be about 2x that. One H100, vLLM 0.10.1, v1 defaults for 80 GB:
-    # 1,024 sequences, 8,192 tokens. 79.18 GiB = 85,018,877,624 B x 0.9 = 76,516,989,861 B;
-    # sampler 9.6 x 1,024 x 201,088 x 4 B = 7,907,101,900 B (> forward 8,192 x 2,880 x 26 B);
-    # non-torch int(0.13 GiB) = 139,586,437 B
+    # parameter count x 2 B would be about 2x that. One H100, v1 defaults for 80 GB: 1,024 sequences,
+    # 8,192 tokens. 79.18 GiB = 85,018,877,624 B x 0.9 = 76,516,989,861 B; sampler 9.6 x 1,024 x 201,088
+    # x 4 B = 7,907,101,900 B (> forward 8,192 x 2,880 x 26 B); non-torch int(0.13 GiB) = 139,586,437 B.
+    # Without a GPU (or for a release whose MXFP4 load is not read) the checkpoint's bytes are used:
+    # 76,516,989,861 - 65,248,815,744 - 7,907,101,900 - 139,586,437 = 3,221,485,780 B = 3.00 GiB
     spec = load_model("gpt-oss-120b")
     record = checkpoint_weights(spec)
     assert record is not None and record.total_bytes == 65_248_815_744
-    est = predict_available(spec, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9,
-                            max_num_batched_tokens=8192, max_num_seqs=1024, version="0.10.1")
+    kwargs = dict(total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, max_num_batched_tokens=8192,
+                  max_num_seqs=1024)
+    est = predict_available(spec, version="0.10.1", **kwargs)
     assert est.weight_bytes == 65_248_815_744 and est.weights_from == "checkpoint, bundled"
-    # 76,516,989,861 - 65,248,815,744 - 7,907,101,900 - 139,586,437 = 3,221,485,780 B = 3.00 GiB: the log
-    # says -2.14 GiB. The load took 65.9651 GiB, 5.20 GiB above the file (the Hopper MXFP4 path
-    # re-lays the experts, triton_kernels convert_layout): no config shows it
     assert est.available_bytes == 3_221_485_780
     # with the logged weights: 76,516,989,861 - int(65.9651 GiB) - 7,907,101,900 - 139,586,437
     # = -2.197 GiB vs -2.14: 0.06 GiB (+2.7%)
-    est = predict_available(spec, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9,
-                            max_num_batched_tokens=8192, max_num_seqs=1024, weight_bytes=int(65.9651 * GIB))
+    est = predict_available(spec, weight_bytes=int(65.9651 * GIB), **kwargs)
     assert abs(est.available_bytes / GIB - (-2.197)) < 0.005 and abs(err_pct(-2.14, est.available_bytes)) < 5
+
+
+def test_gpt_oss_120b_h100_0_10_1_loads_marlin_padded_experts():
+    # vLLM 0.10.1 on an H100 uses Marlin (it pins torch 2.7.1; the log prints the Marlin warning), which pads
+    # I to 2,944 and H to 3,072: the load holds 70,756,592,256 B (tests/test_vllm_mxfp4.py works it out;
+    # 65.897 GiB against the 65.9651 logged). 76,516,989,861 - 70,756,592,256 - 7,907,101,900 - 139,586,437
+    # = -2,286,290,732 B = -2.129 GiB vs -2.14 logged: 0.011 GiB (-0.5%); it was 5.14 GiB too high
+    spec = load_model("gpt-oss-120b")
+    est = predict_available(spec, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9,
+                            max_num_batched_tokens=8192, max_num_seqs=1024, version="0.10.1", gpu="h100-sxm")
+    assert est.weight_bytes == 70_756_592_256 and est.available_bytes == -2_286_290_732
+    assert abs(err_pct(-2.14, est.available_bytes)) < 1
+    assert any("Marlin" in n for n in est.notes)
+
+
+def test_llm_d_gpt_oss_20b_h100_with_the_triton_layout():
+    # llm-d-benchmark's H100 summary (config_explorer/empirical-vllm-memory-results.md): gpt-oss-20b, TP 1,
+    # "Model loading took 13.47 GiB", available 50.28 GiB; its release prints "Free memory on device" (0.11+)
+    # and the 13.47 GiB is the Triton layout with both scale copies (0.12-0.24), not Marlin's 13.67 or
+    # 0.25+'s 12.85. Checkpoint 13,761,264,768 + 632,586,240 (tests/test_vllm_mxfp4.py) = 14,393,851,008 B;
+    # sampler 9.6 x 1,024 x 201,088 x 4 B = 7,907,101,900 (fitted on these llm-d logs);
+    # 76,516,989,861 - 14,393,851,008 - 7,907,101,900 - 139,586,437 = 54,076,450,516 B = 50.36 GiB (+0.2%)
+    spec = load_model("gpt-oss-20b")
+    est = predict_available(spec, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9,
+                            max_num_batched_tokens=8192, max_num_seqs=1024, version="0.14.1", gpu="h100-sxm")
+    assert est.weight_bytes == 14_393_851_008 and est.available_bytes == 54_076_450_516
+    assert abs(err_pct(50.28, est.available_bytes)) < 0.5
+
+
+def test_llm_d_llama_70b_fp8_tp1_and_tp2_with_logged_weights():
+    # Same summary, RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic (Llama-3.1-70B's shapes: hidden 8,192, vocab
+    # 128,256). Sampler 9.6 x 1,024 x 128,256 x 4 B = 5,043,231,129 B (4.70 GiB; logged peak 4.84) above the
+    # forward 8,192 x 8,192 x 26 B. TP 2, weights 33.88 GiB/GPU: 76,516,989,861 - int(33.88 GiB) - 5,043,231,129
+    # - (139,586,437 + 440,234,147) = 32.145 GiB vs 32.0 logged (+0.45%; the TP term is fitted on this pair)
+    spec = load_model("llama-3.1-70b")
+    kwargs = dict(total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, max_num_batched_tokens=8192,
+                  max_num_seqs=1024, gpu="h100-sxm", version="0.14.1")
+    tp2 = predict_available(spec, tp=2, weight_bytes=int(33.88 * GIB), **kwargs)
+    assert tp2.activation_bytes == 5_043_231_129
+    assert abs(tp2.available_bytes / GIB - 32.145) < 0.005 and abs(err_pct(32.0, tp2.available_bytes)) < 1
+    # (the summary does not print the release: its log line exists from 0.10.2; taken as 0.11+ here)
+    # TP 1, weights 67.72 GiB: -1.285 GiB vs -1.44 logged: 0.16 GiB high (activation 0.14 GiB under the log's)
+    tp1 = predict_available(spec, tp=1, weight_bytes=int(67.72 * GIB), **kwargs)
+    assert abs(tp1.available_bytes / GIB - (-1.285)) < 0.005
 
 
 def test_weights_split_by_role_over_tp():
@@ -146,23 +191,73 @@ def test_weights_split_by_role_over_tp():
     assert record.total_bytes // 2 < half <= record.total_bytes // 2 + replicated + len(record.parts)
 
 
+def test_non_torch_memory_grows_with_tp():
+    # TP 1: the base figures. TP > 1 adds an empirical figure that depends on where vLLM takes its first
+    # snapshot: from 0.11.0 after the distributed init, int(0.41 GiB) = 440,234,147 B (fitted on llm-d's H100
+    # pair: Llama-3.3-70B-FP8 0.14 GiB at TP 1, 0.55 at TP 2); v0 and v1 before 0.11.0 count the init too,
+    # int(1.25 GiB) = 1,342,177,280 B (fitted on a 0.10.2 2 x H200 log: 1.38 - 0.13). NVLS only above 2 GPUs on
+    # NVSwitch systems: NCCL nvls.cc, 16 channels (SM90) x 2 x (128 KiB x 8 steps) x 4 ranks = 134,217,728 B
+    assert tp_non_torch_bytes(1, "h100-sxm") == 0 and NON_TORCH_TP_BYTES == 440_234_147
+    assert tp_non_torch_bytes(2, "h100-sxm", "0.11.0") == 440_234_147  # NCCL turns NVLS off at 2 GPUs
+    assert tp_non_torch_bytes(2, "h100-sxm", "0.10.2") == 1_342_177_280
+    assert tp_non_torch_bytes(2, "h100-sxm", None, v0_engine=True) == 1_342_177_280
+    assert tp_non_torch_bytes(2, "h100-sxm", None) == 440_234_147  # an unknown v1 release: 0.11+
+    assert nvls_bytes(4, "h100-sxm") == 134_217_728 and nvls_bytes(8, "h200") == 268_435_456
+    assert nvls_bytes(4, "h100-pcie") == 0 and nvls_bytes(8, "a100-80gb") == 0  # no NVSwitch multicast
+    assert nvls_bytes(4, "b200") == 24 * 2 * 1_048_576 * 4  # SM100 single node: 24 channels (NCCL 2.27+)
+    spec = load_model("llama-3.1-8b")
+    kwargs = dict(total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, max_num_batched_tokens=8192,
+                  max_num_seqs=1024, weight_bytes=GIB, gpu="h100-sxm", version="0.14.1")
+    one = predict_available(spec, tp=1, **kwargs)
+    four = predict_available(spec, tp=4, **kwargs)
+    assert four.non_torch_bytes - one.non_torch_bytes == 440_234_147 + 134_217_728
+    assert any("NVLS" in n for n in four.notes) and not one.notes
+
+
+def test_tp_non_torch_on_logs_it_was_not_fitted_on():
+    # Each logged non-torch figure against base + the TP term (GiB); the spread is why the term is
+    # empirical: NCCL's channel count and which algorithms connect during the profile are chosen at
+    # run time, not in any config.
+    def v1(tp, gpu, version):
+        return (int(0.13 * GIB) + tp_non_torch_bytes(tp, gpu, version)) / GIB
+    # fitted (0.11+ figure): llm-d H100 TP 2 logged 0.55: 0.13 + 0.41 = 0.54
+    assert abs(v1(2, "h100-sxm", "0.14.1") - 0.55) < 0.02
+    # fitted (before-0.11 figure): vLLM 0.10.2 on 2 x H200 (Qwen3-Next-80B) logged 1.38: 0.13 + 1.25
+    assert abs(v1(2, "h200", "0.10.2") - 1.38) < 0.01
+    # not fitted: vLLM 0.26.0 on 4 x B200 (GLM-5.2-NVFP4, TP 4 + EP, FlashInfer MNNVL all-reduce workspace):
+    # 0.13 + 0.41 + 24 x 2 x 1 MiB x 4 (0.1875) = 0.73 vs 0.95 logged: 0.22 GiB low
+    assert abs((0.95 - v1(4, "b200", "0.26.0")) - 0.22) < 0.01
+    # not fitted, v0: PR #10511's 0.6.5 build on H100, 1.79 GiB at TP 1 and 3.58 at TP 2: TP 2 adds 1.79,
+    # the model 1.25 (0.54 GiB low)
+    v0_added = tp_non_torch_bytes(2, "h100-sxm", "0.6.5", v0_engine=True) / GIB
+    assert abs((1.79 - v0_added) - 0.54) < 0.01
+
+
 def test_qwen3_235b_fp8_tp4_is_still_above_5_percent():
-    # Qwen3-235B-A22B-FP8 at TP 4 on H100 (issue #21348, 0.9/0.10, LMCache connector); no weights in the
-    # log. By hand from its config (94 layers, hidden 4,096, 64 q / 4 kv heads x 128, 128 experts x
-    # 1,536, vocab 151,936), FP8 linear weights with 128x128 fp32 block scales, BF16 embeddings,
+    # Qwen3-235B-A22B-FP8 at TP 4 on H100 (issue #21348, July 2025: 0.9.x/0.10.0, LMCache connector); no
+    # weights in the log. By hand from its config (94 layers, hidden 4,096, 64 q / 4 kv heads x 128, 128
+    # experts x 1,536, vocab 151,936), FP8 linear weights with 128x128 fp32 block scales, BF16 embeddings,
     # lm_head, routers and norms: per layer 71,303,168 (attention) + 17,408 (its scales) +
     # 2,415,919,104 (experts) + 589,824 (their scales) + 1,048,576 (router) + 16,896 (norms)
     # = 2,488,894,976 B; x 94 + 2 x 1,244,659,712 (embeddings, lm_head) + 8,192 = 236,445,455,360 B.
     # Per GPU: routers and norms whole (100,162,560 B), the rest / 4 -> 59,186,485,760 B = 55.12 GiB.
-    # 71.262 - 55.122 - sampler 9.6 x 1,024 x 151,936 x 4 B (5.564 GiB) - 0.13 = 10.446 GiB vs 8.11
-    # logged: +29%. 2.3 GiB per GPU is not modelled: TP 4's NCCL/all-reduce buffers and the LMCache
-    # connector's GPU buffers are the suspects; the log gives neither.
+    # Non-torch at TP 4 on an H100 SXM, a release before 0.11: int(0.13 GiB) 139,586,437 + 1,342,177,280
+    # + NVLS 134,217,728 = 1,615,981,445 B (1.505 GiB). 76,516,989,861 - 59,186,485,760 - sampler
+    # 9.6 x 1,024 x 151,936 x 4 B (5,974,366,617) - 1,615,981,445 = 9,740,156,039 B = 9.071 GiB vs 8.11
+    # logged: +11.9% (was +29%). About 0.96 GiB per GPU is still unexplained: NCCL at TP 4 beyond the TP 2
+    # fit, and the LMCache connector's GPU buffers; the log gives neither.
     proxy = load_model("qwen3-30b-a3b", overrides=["num_hidden_layers=94"])  # vocab 151,936 (shape only)
     est = predict_available(proxy, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, tp=4,
-                            max_num_batched_tokens=8192, max_num_seqs=1024, weight_bytes=59_186_485_760)
-    assert abs(est.available_bytes / GIB - 10.446) < 0.005
-    assert 25 < err_pct(8.11, est.available_bytes) < 35
+                            max_num_batched_tokens=8192, max_num_seqs=1024, weight_bytes=59_186_485_760,
+                            gpu="h100-sxm", version="0.10.0")
+    assert est.non_torch_bytes == 1_615_981_445 and est.available_bytes == 9_740_156_039
+    assert 10 < err_pct(8.11, est.available_bytes) < 13
     assert any("NCCL" in n for n in est.notes)
+    # with 0.11+'s figure (if the release were later) it would be +22%
+    late = predict_available(proxy, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, tp=4,
+                             max_num_batched_tokens=8192, max_num_seqs=1024, weight_bytes=59_186_485_760,
+                             gpu="h100-sxm", version="0.11.0")
+    assert 20 < err_pct(8.11, late.available_bytes) < 25
 
 
 def test_cuda_graph_estimate_from_0_20():
@@ -186,23 +281,25 @@ def test_cuda_graph_estimate_from_0_20():
 
 
 def test_estimate_uses_the_exact_checkpoint(cli):
-    # `kvplan estimate gpt-oss-120b --gpu h100 --engine vllm`: the pool is the 3,221,485,780 B worked out
-    # above (MXFP4 checkpoint bytes, not the bf16 parameter count that leaves nothing)
+    # `kvplan estimate gpt-oss-120b --gpu h100 --engine vllm` (0.33's rules): the 3,221,485,780 B worked out
+    # above from the MXFP4 checkpoint, less what 0.25+'s Triton layout adds on Hopper (swizzled scales padded
+    # to 256 rows, FP32 biases): 5,898,240 B x 36 layers = 212,336,640 B -> 3,009,149,140 B
     code, out, err = cli("estimate", "gpt-oss-120b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
                          "--format", "json")
     assert code == 0, err
     engine = json.loads(out)["engine"]
-    assert engine["kv_memory_bytes"] == 3_221_485_780
-    assert any("checkpoint, bundled" in n for n in engine["notes"])
+    assert engine["kv_memory_bytes"] == 3_009_149_140
+    assert any("checkpoint, bundled" in n and "Triton" in n for n in engine["notes"])
 
 
 def test_calibrate_judges_gpt_oss_with_kvplan_weights(cli):
-    # the calibrate path reads the same bundled checkpoint: 3.00 GiB "from the GPU and the model"
+    # the calibrate path reads the same bundled checkpoint and applies vLLM's MXFP4 load layout
     from pathlib import Path
 
     log = Path(__file__).parent / "data" / "vllm_logs" / "v010_gpt_oss_120b_h100_no_memory.log"
     code, out, _ = cli("calibrate", str(log), "--model", "gpt-oss-120b", "--gpu", "h100", "--format", "json")
     assert code == 0
     figs = {f["name"]: f for f in json.loads(out)["figures"]}
-    assert figs["Available KV cache memory (from the GPU and the model)"]["predicted"] == "3.00 GiB"
+    # the log prints 0.10.1 and the GPU is an H100: Marlin's padded experts, -2,286,290,732 B = "-2.13 GiB"
+    assert figs["Available KV cache memory (from the GPU and the model)"]["predicted"] == "-2.13 GiB"
     assert figs["Available KV cache memory (from the GPU and the logged weights)"]["predicted"] == "-2.20 GiB"

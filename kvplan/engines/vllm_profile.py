@@ -18,8 +18,12 @@ The terms, and where each comes from:
   log gives it, it is used as is. Otherwise the checkpoint's exact bytes per
   GPU (kvplan.weights: bundled totals, safetensors headers; split by role over
   the TP/PP ranks by capacity.weights.stage_weight_bytes), else parameter count
-  x dtype. Quantized kernels may re-lay the checkpoint when loading (gpt-oss
-  MXFP4 on Hopper took 5.2 GiB more than its file), which no config shows.
+  x dtype. MXFP4 MoE experts are re-laid by vLLM's kernel when loading: with
+  the release and the GPU (`gpu`), kvplan.weights.vllm_mxfp4 gives the bytes
+  (Marlin pads I to 128 and H to 256; Triton on Hopper adds padded swizzled
+  scales, keeps the originals until 0.24, FP32 biases): gpt-oss-120b on an H100
+  with 0.10.1 (Marlin) 65.90 GiB against the logged 65.97. Other quantized
+  kernels may re-lay too; kvplan keeps their checkpoint bytes.
 - peak activation: the larger of the forward pass and the sampler run, since
   the sampler runs after the forward's activations are freed:
   forward: PROFILE_BYTES_PER_TOKEN_PER_HIDDEN (26 B) x hidden_size x the
@@ -52,8 +56,31 @@ The terms, and where each comes from:
   not checked against it and the line says so.
 - non-torch memory (CUDA context growth, NCCL and custom all-reduce buffers):
   0.35 GiB on v0 (#10517, TP 1), 0.13 GiB on v1 at TP 1 (llm-d H100 logs).
-  It grows with TP (PR #10511's H100 checks: 1.79 GiB at TP 1, 3.58 at TP 2
-  on a 0.6.5 build); kvplan does not model that growth.
+  vLLM counts what was allocated outside torch since its first memory
+  snapshot. v0 (worker.py init_device: init_gpu_memory) and v1 before 0.11.0
+  (v1/worker/gpu_worker.py init_device: init_snapshot) take it before
+  init_worker_distributed_environment, so every communication buffer counts;
+  from 0.11.0 it is taken after, and only what the profile run allocates
+  (NCCL connections made lazily for the algorithms its collectives use, kernel
+  loading) counts. Read in source, per GPU: custom all-reduce (distributed/
+  device_communicators/custom_all_reduce.py) cudaMallocs an 8 MiB IPC buffer
+  and meta_size() + 8 MiB of metadata (its 8 MiB rank_data is torch's); the
+  symmetric-memory all-reduce (0.11+ default, all_reduce_utils.
+  SYMM_MEM_ALL_REDUCE_MAX_SIZES) 32-64 MiB on Hopper; NCCL's NVLS buffers above
+  2 GPUs on NVSwitch systems (NCCL src/transport/nvls.cc, 2.21+: 16 channels
+  on SM90 x 2 x 1 MiB x TP per communicator, 128 MiB at TP 4; nvls_bytes,
+  counted for pynccl's all-reduce communicator). The rest, NCCL's ring/tree
+  buffers (NCCL_BUFFSIZE 4 MiB for SIMPLE, about 4.7 MiB LL128 and 0.5 MiB LL
+  per channel and peer, for each of pynccl's and torch's communicators), grows
+  with the channel count NCCL picks from the topology at run time, so it is an
+  empirical figure per GPU for any TP > 1: NON_TORCH_TP_BYTES = 0.41 GiB from
+  0.11.0 (fitted on llm-d's H100 pair of one model and build: 0.14 GiB at TP 1,
+  0.55 at TP 2; the summary does not print the release, its log line exists
+  from 0.10.2) and NON_TORCH_TP_BYTES_EARLY = 1.25 GiB before (fitted on a
+  0.10.2 log on 2 x H200: 1.38 GiB). Logs they were not fitted on: 4 x B200
+  on 0.26.0 logged 0.95 GiB (0.22 above the model), PR #10511's v0 build added
+  1.79 GiB at TP 2 (0.54 above), and the Qwen3-235B TP 4 log (0.9/0.10) is
+  still 0.96 GiB per GPU short. PP's buffers are not modelled.
 - CUDA graphs: from 0.20.0 (CUDA_GRAPH_ESTIMATE_FROM; the env
   VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "1" in envs.py from
   0.20.0, "0" in 0.18-0.19, absent before) v1 also subtracts an estimate it
@@ -76,6 +103,20 @@ PROFILE_BYTES_PER_TOKEN_PER_HIDDEN = 26  # fitted on vLLM #10517's two RTX 3090 
 SAMPLER_LOGIT_COPIES = 9.6  # fitted on llm-d-benchmark's H100 logs; tested on PR #10511 (v0)
 NON_TORCH_BYTES = int(0.35 * GIB)  # v0 engine, TP 1: #10517's "non_torch_memory=0.35GiB"
 NON_TORCH_BYTES_V1 = int(0.13 * GIB)  # v1 engine, TP 1: llm-d-benchmark's H100 logs
+# per GPU when TP > 1 (NCCL communicators and their ring/tree buffers, custom all-reduce): empirical; see
+# the module doc for what source explains and why the rest stays empirical. Two figures, because where
+# vLLM takes its first memory snapshot moved: before the distributed init (v0; v1 before 0.11.0, so every
+# communication buffer counts) or after it (v1 from 0.11.0: only what the profile run allocates lazily).
+# After: llm-d-benchmark's H100 pair of one model and build (Llama-3.3-70B-FP8: 0.14 GiB at TP 1, 0.55 at TP 2)
+NON_TORCH_TP_BYTES = int(0.41 * GIB)
+# before: a public vLLM 0.10.2 log on 2 x H200 (Qwen3-Next-80B-A3B, TP 2): 1.38 GiB less the TP 1 base 0.13
+NON_TORCH_TP_BYTES_EARLY = int(1.25 * GIB)
+SNAPSHOT_AFTER_DIST_INIT_FROM = (0, 11, 0)  # v1/worker/gpu_worker.py init_device: init_snapshot moved below
+# NCCL NVLS (NVLink SHARP) buffers, from NCCL's src/transport/nvls.cc (2.21 and later): only with more
+# than 2 GPUs on an NVSwitch system that supports multicast (H100/H200/B200 SXM); per communicator
+# nvlsTotalSize = NVLS channels x 2 x (NVLS_CHUNKSIZE 128 KiB x NCCL_STEPS 8) x nHeads (= TP ranks)
+NVLS_CHANNELS = {"h100-sxm": 16, "h200": 16, "b200": 24}  # NVLS_NCHANNELS_SM90 16; SM100 single node 24 (2.27+)
+NVLS_BUFFER_BYTES = 128 * 1024 * 8  # NVLS_CHUNKSIZE x NCCL_STEPS
 V0_MAX_NUM_SEQS = 256  # vllm 0.6.6 engine/arg_utils.py: max_num_seqs = 256 unless VLLM_USE_V1
 CUDA_GRAPH_ESTIMATE_FROM = (0, 20, 0)  # first release whose envs.py defaults the estimate on
 # config/vllm.py VllmConfig.use_v2_model_runner: Model Runner V2 (its own sampler, profiled in two
@@ -119,6 +160,29 @@ def _at_least(version: str | None, first: tuple[int, ...]) -> bool:
     return key is not None and key + (0,) * (3 - len(key)) >= first
 
 
+def nvls_bytes(tp: int, gpu: str | None) -> int:
+    """NCCL's NVLS buffers per GPU for one communicator (vLLM's pynccl all-reduce), 0 where NVLS is off."""
+    channels = NVLS_CHANNELS.get(gpu or "")
+    if not channels or tp <= 2:
+        return 0
+    return channels * 2 * NVLS_BUFFER_BYTES * tp
+
+
+def snapshot_before_dist_init(version: str | None, v0_engine: bool = False) -> bool:
+    """Whether vLLM's first memory snapshot precedes the distributed init, so that every buffer NCCL and
+    the custom all-reduce allocate counts as non-torch (v0; v1 before 0.11.0). Unknown v1 release: no."""
+    key = version_key(version)
+    return v0_engine or (key is not None and key + (0,) * (3 - len(key)) < SNAPSHOT_AFTER_DIST_INIT_FROM)
+
+
+def tp_non_torch_bytes(tp: int, gpu: str | None = None, version: str | None = None, v0_engine: bool = False) -> int:
+    """What TP adds to one GPU's non-torch memory: the empirical figure plus the NVLS buffers."""
+    if tp <= 1:
+        return 0
+    early = snapshot_before_dist_init(version, v0_engine)
+    return (NON_TORCH_TP_BYTES_EARLY if early else NON_TORCH_TP_BYTES) + nvls_bytes(tp, gpu)
+
+
 def forward_bytes(tokens: int, hidden_size: int) -> int:
     return tokens * hidden_size * PROFILE_BYTES_PER_TOKEN_PER_HIDDEN
 
@@ -159,8 +223,9 @@ class ProfileEstimate:
                 f"available {self.available_bytes / g:.2f} GiB" + "".join(f"; {n}" for n in self.notes)]
 
 
-def vocab_size(model) -> int | None:
-    """The vocabulary of a bundled or local model's config (the ModelSpec does not keep it)."""
+def raw_config(model) -> dict | None:
+    """The config.json of a bundled or local model as a dict (the ModelSpec keeps only what
+    planning needs), else None."""
     import json
     from pathlib import Path
 
@@ -175,6 +240,14 @@ def vocab_size(model) -> int | None:
         else:
             return None
     except (OSError, ValueError, KeyError):
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def vocab_size(model) -> int | None:
+    """The vocabulary of a bundled or local model's config (the ModelSpec does not keep it)."""
+    raw = raw_config(model)
+    if raw is None:
         return None
     nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
     value = raw.get("vocab_size") or nested.get("vocab_size")
@@ -219,21 +292,32 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                       max_num_batched_tokens: int = 8192, max_model_len: int | None = None,
                       weight_bytes: int | None = None, weights=None, v0_engine: bool = False,
                       max_num_seqs: int | None = None, version: str | None = None,
-                      cuda_graph_bytes: int | None = None) -> ProfileEstimate:
+                      cuda_graph_bytes: int | None = None, gpu: str | None = None) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
     over the ranks); else `weights` (a kvplan.weights record of the whole checkpoint); else the
     checkpoint kvplan can read offline; else parameter count x dtype.
     max_num_seqs: the dummy sequences the sampler runs over (None: 256 on v0, 1024 on v1).
-    version: the vLLM release, for the CUDA-graph term (from CUDA_GRAPH_ESTIMATE_FROM)."""
+    version: the vLLM release, for the CUDA-graph term (from CUDA_GRAPH_ESTIMATE_FROM) and the
+    MXFP4 load layout. gpu: the catalog name (h100-sxm, a100-80gb, ...), for the MXFP4 kernel
+    vLLM picks by compute capability (kvplan.weights.vllm_mxfp4)."""
     ranks = max(tp, 1) * max(pp, 1)
+    notes = []
     if weight_bytes is not None:
         per_gpu, weights_from = weight_bytes, "given"
     else:
         record = weights if weights is not None else checkpoint_weights(model)
         if record is not None and record.source != "estimated from config":
-            per_gpu, weights_from = weights_per_gpu(model, record, tp, pp), f"checkpoint, {record.source}"
+            weights_from = f"checkpoint, {record.source}"
+            raw = raw_config(model) if record.source != "given" else None
+            if raw is not None:
+                from ..weights.vllm_mxfp4 import loaded_by_vllm
+
+                record, load_note = loaded_by_vllm(record, raw, tp=tp, version=version_key(version), gpu=gpu)
+                if load_note is not None:
+                    notes.append(load_note)
+            per_gpu = weights_per_gpu(model, record, tp, pp)
         else:
             per_gpu, weights_from = model.weight_bytes // ranks, "parameter count x dtype"
     tokens = max_num_batched_tokens
@@ -247,8 +331,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         sampler = sampler_bytes(rows, vocab)
         if sampler > forward:
             activation, activation_from = sampler, f"sampler over {rows:,} x {vocab:,} logits"
-    non_torch = NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1
-    notes = []
+    non_torch = (NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1) + tp_non_torch_bytes(tp, gpu, version, v0_engine)
     graphs = 0
     if cuda_graph_bytes is not None:
         graphs = cuda_graph_bytes
@@ -257,13 +340,23 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                      "public logs print 0.17-0.36 GiB)")
     if not v0_engine and _at_least(version, MODEL_RUNNER_V2_DEFAULT_FROM) and activation_from != "forward":
         notes.append(f"vLLM {version} profiles the sampler in Model Runner V2; the sampler term is the v1 runner's")
-    if ranks > 1:
-        notes.append(f"non-torch memory at TP x PP = {ranks} is the TP 1 figure (NCCL buffers not modelled)")
+    if max(tp, 1) > 1:
+        nvls = nvls_bytes(tp, gpu)
+        early = snapshot_before_dist_init(version, v0_engine)
+        fitted = NON_TORCH_TP_BYTES_EARLY if early else NON_TORCH_TP_BYTES
+        notes.append(f"non-torch memory at TP {tp}: + {fitted / GIB:.2f} GiB for NCCL and all-reduce buffers "
+                     f"(empirical, one TP 2 log; {'the profile counts the distributed init' if early else 'from 0.11 the distributed init is outside the profile'};"
+                     " public TP > 1 logs add 0.4-1.8 GiB)"
+                     + (f" + {nvls / GIB:.3f} GiB NCCL NVLS buffers" if nvls else ""))
+    if max(pp, 1) > 1:
+        notes.append(f"non-torch memory at PP {pp}: pipeline NCCL buffers not modelled")
     return ProfileEstimate(total_bytes, gpu_memory_utilization, per_gpu, activation, non_torch, graphs, tokens,
                            weights_from, activation_from, tuple(notes))
 
 
 __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_HIDDEN", "NON_TORCH_BYTES",
+           "NON_TORCH_TP_BYTES", "NON_TORCH_TP_BYTES_EARLY", "SNAPSHOT_AFTER_DIST_INIT_FROM", "NVLS_CHANNELS",
+           "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
-           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "vocab_size", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
+           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "vocab_size", "raw_config", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
            "sampler_bytes", "subtracts_cuda_graphs", "version_key"]

@@ -33,7 +33,8 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None) -> 
                                 max_num_batched_tokens=mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes,
                                                                                             dep.gpu.name),
                                 weight_bytes=per_gpu, weights=record, version=rules.version,
-                                max_num_seqs=rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name))
+                                max_num_seqs=rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
+                                gpu=dep.gpu.name)
         if est.available_bytes <= 0:
             raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {est.lines()[0]}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
