@@ -284,11 +284,15 @@ def test_estimate_uses_the_exact_checkpoint(cli):
     # `kvplan estimate gpt-oss-120b --gpu h100 --engine vllm` (0.33's rules): the 3,221,485,780 B worked out
     # above from the MXFP4 checkpoint, less what 0.25+'s Triton layout adds on Hopper (swizzled scales padded
     # to 256 rows, FP32 biases): 5,898,240 B x 36 layers = 212,336,640 B -> 3,009,149,140 B
+    # (with --mem-util 0.9; without it 0.33's default 0.92 adds int(85,018,877,624 x 0.92) - int(x 0.9) = 78,217,367,414 - 76,516,989,861 = 1,700,377,553 B)
     code, out, err = cli("estimate", "gpt-oss-120b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
-                         "--format", "json")
+                         "--mem-util", "0.9", "--format", "json")
     assert code == 0, err
     engine = json.loads(out)["engine"]
     assert engine["kv_memory_bytes"] == 3_009_149_140
+    code, out, err = cli("estimate", "gpt-oss-120b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
+                         "--format", "json")
+    assert json.loads(out)["engine"]["kv_memory_bytes"] == 3_009_149_140 + 1_700_377_553
     assert any("checkpoint, bundled" in n and "Triton" in n for n in engine["notes"])
 
 
