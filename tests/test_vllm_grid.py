@@ -47,7 +47,8 @@ from pathlib import Path
 import pytest
 
 from kvplan.engines.vllm import simulate
-from kvplan.engines.vllm_rules import RULES, V0_11, V0_33, VllmRules
+from kvplan.engines.vllm_rules import (RULES, V0_11, V0_13, V0_14, V0_19, V0_20, V0_25, V0_26, V0_28, V0_32, V0_33,
+                                      VllmRules)
 from kvplan.sources import load_model
 from kvplan.workflows import apply_kv_dtype
 
@@ -405,9 +406,10 @@ class Spec:
         return cdiv(max_len, self.block)
 
 
-def specs_of(layers: list[Layer], rel: Release, fp8: bool, max_len: int) -> list[Spec]:
+def specs_of(layers: list[Layer], rel: Release, fp8: bool, max_len: int, block: int = 16) -> list[Spec]:
+    """block: --block-size (CacheConfig.DEFAULT_BLOCK_SIZE 16; a user's size is not transcribed for MLA)."""
     kinds = {x.kind for x in layers}
-    block = 16
+    assert block == 16 or "mla" not in kinds
     if "mla" in kinds:
         block = rel.mla_block_sparse if "indexer" in kinds else (rel.mla_block_fp8 if fp8 else rel.mla_block_bf16)
     attention = [x for x in layers if x.kind in ("full", "sliding", "chunked")]
@@ -453,10 +455,10 @@ def uniform_type(specs: list[Spec]) -> bool:
     return all(s.kind == first.kind and s.window == first.window for s in specs)
 
 
-def reference(layers: list[Layer], rel: Release, fp8: bool, mem: int, max_len: int):
+def reference(layers: list[Layer], rel: Release, fp8: bool, mem: int, max_len: int, block: int = 16):
     """(num_blocks, tokens, concurrency text, fits) as the release computes them."""
     in_flight = rel.in_flight_batches * MNBT
-    specs = specs_of(layers, rel, fp8, max_len)
+    specs = specs_of(layers, rel, fp8, max_len, block)
     check_specs = list(specs)  # 0.11 checks the specs before the hybrid manager's unification
     kinds = {s.kind for s in specs}
     if "chunked" in kinds and "full" in kinds and not rel.chunked_hybrid_manager:
@@ -647,6 +649,8 @@ def test_grid_matches_vllms_formulas(name):
         p = simulate(models[dtype], kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp, rules=rules,
                      allow_long_max_model_len=True)
         got = (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits)
+        if any(n.startswith("not modelled") for n in p.notes):
+            got += ("kvplan says not modelled",)
         if got != expected:
             wrong.append((rules.version, tp, dtype, gib, max_len, got, expected))
         checked += 1
@@ -716,6 +720,61 @@ def test_hand_worked_anchors(name, rules, gib, max_len, expected):
     assert (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits) == expected
 
 
+# ------------------------------------------------------------------ anchors at the boundaries between releases
+# TP 1, KV auto, 8,192 batched tokens; (family, rule object, GiB, max_model_len, --block-size) -> (num_blocks,
+# tokens, concurrency, starts). Worked by hand from the raw config.json numbers:
+#
+# gpt-oss-20b, 2 GiB, 131,072 (start check: 0.13 'layers', 0.14 'first_group', 0.19 'groups'): token 2 x 8 KV
+#   heads x 64 x 2 B = 2,048 B, page 32,768 B; 12 sliding (W 128) + 12 full, layer 0 sliding -> 2 groups of 12,
+#   the sliding one first; a block costs 12 x 32,768 = 393,216 B -> 2,147,483,648 // 393,216 = 5,461 blocks.
+#   A request: sliding cdiv(min(127 + 8,192, 131,072), 16) + 1 = 520 + 1 = 521, full 131,072 / 16 = 8,192 ->
+#   8,713; 5,461 / 8,713 = 0.6268 -> "0.63x"; tokens 5,461 // 2 x 16 = 43,680 (all three before 0.20.1).
+#   0.13: every layer's worst case 12 x 521 x 32,768 + 12 x 8,192 x 32,768 = 204,865,536 + 3,221,225,472 =
+#   3,426,091,008 B > 2 GiB: refuses. 0.14: only the first (sliding) group, 393,216 x 521 = 204,865,536 B:
+#   starts. 0.19: every group, 393,216 x 8,713 = 3,426,091,008 B: refuses again.
+# qwen3-next-80b-a3b, 10 GiB, 131,072, --block-size 64 (hybrid block alignment: 16 until 0.19, max(16, block)
+#   from 0.20): GDN state 1,097,728 B (see the 0.33 anchor above), attention token 2 x 2 x 256 x 2 = 2,048 B.
+#   0.19: 16 x cdiv(1,097,728, 16 x 2,048) = 16 x 34 = 544 > 64 -> block 544, page 1,114,112 B; 12 full + 36
+#   GDN -> 1 + 3 groups of 12, a block 13,369,344 B -> 803 blocks; a request cdiv(131,072, 544) = 241 + 3 x 1
+#   (prefix caching off) = 244 -> 803 / 244 = 3.291 -> "3.29x"; tokens 803 // 4 x 544 = 200 x 544 = 108,800;
+#   13,369,344 x 244 = 3,262,119,936 B <= 10 GiB: starts.
+#   0.20: 64 x cdiv(1,097,728, 64 x 2,048) = 64 x 9 = 576 -> page 1,179,648 B, a block 14,155,776 B -> 758
+#   blocks; a request cdiv(131,072, 576) = 228 + 3 = 231 -> 3.2814 -> "3.28x"; tokens 758 // 4 x 576 = 189 x
+#   576 = 108,864; 14,155,776 x 231 = 3,269,984,256 B: starts.
+# qwen3-next-80b-a3b, 10 GiB, 131,072, block 16 (prefix caching: off for hybrids until 0.25, on from 0.26 ->
+#   Mamba cache mode 'align', 2 state pages): block 544, 803 blocks as above. 0.25: a request 241 + 3 x 1 = 244
+#   -> "3.29x", tokens int(803 x 131,072 / 244) = int(431,355.8) = 431,355. 0.26: 241 + 3 x 2 = 247 -> 803 / 247
+#   = 3.2510 -> "3.25x", tokens int(105,250,816 / 247) = int(426,116.7) = 426,116. Both start (3.3 GB).
+# granite-4.0-h-tiny, 10 GiB, 131,072 (Mamba-2 in 'align' mode: 2 pages from 0.28, where every model gets
+#   'align'; 3 from 0.32, a prefill checkpoint): block 400, page 819,200 B, 1 + 9 groups of 4, 3,276 blocks (the
+#   0.33 anchor above). 0.25 (prefix caching off): a request cdiv(131,072, 400) = 328 + 9 = 337 -> 3,276 / 337 =
+#   9.721 -> "9.72x", tokens int(429,391,872 / 337) = int(1,274,159.9) = 1,274,159. 0.28: 328 + 9 x 2 = 346 ->
+#   9.468 -> "9.47x", tokens int(429,391,872 / 346) = int(1,241,016.97) = 1,241,016. 0.32: 328 + 27 = 355 ->
+#   "9.23x", 1,209,554 (as 0.33). All start.
+BOUNDARY_ANCHORS = [
+    ("gpt-oss-20b", V0_13, 2, 131_072, 16, (5_461, 43_680, "0.63x", False)),
+    ("gpt-oss-20b", V0_14, 2, 131_072, 16, (5_461, 43_680, "0.63x", True)),
+    ("gpt-oss-20b", V0_19, 2, 131_072, 16, (5_461, 43_680, "0.63x", False)),
+    ("qwen3-next-80b-a3b", V0_19, 10, 131_072, 64, (803, 108_800, "3.29x", True)),
+    ("qwen3-next-80b-a3b", V0_20, 10, 131_072, 64, (758, 108_864, "3.28x", True)),
+    ("qwen3-next-80b-a3b", V0_25, 10, 131_072, 16, (803, 431_355, "3.29x", True)),
+    ("qwen3-next-80b-a3b", V0_26, 10, 131_072, 16, (803, 426_116, "3.25x", True)),
+    ("granite-4.0-h-tiny", V0_25, 10, 131_072, 16, (3_276, 1_274_159, "9.72x", True)),
+    ("granite-4.0-h-tiny", V0_28, 10, 131_072, 16, (3_276, 1_241_016, "9.47x", True)),
+    ("granite-4.0-h-tiny", V0_32, 10, 131_072, 16, (3_276, 1_209_554, "9.23x", True)),
+]
+
+
+@pytest.mark.parametrize("name, rules, gib, max_len, block, expected", BOUNDARY_ANCHORS,
+                         ids=[f"{a[0]}@{a[1].version}" for a in BOUNDARY_ANCHORS])
+def test_boundary_anchors(name, rules, gib, max_len, block, expected):
+    rel = release(rules)
+    assert reference(family_layers(name, 1, False, rel), rel, False, gib * GIB, max_len, block) == expected
+    p = simulate(load_model(name), kv_memory_bytes=gib * GIB, max_model_len=max_len, rules=rules,
+                 block_tokens=None if block == 16 else block, allow_long_max_model_len=True)
+    assert (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits) == expected
+
+
 def test_close_layer_counts_group_by_release():
     # 12 sliding + 13 full layers (gpt-oss-20b + an EAGLE draft layer, vLLM's own example):
     # 0.11 takes the smallest count as the group size: 12 -> sliding 1 group, full cdiv(13, 12) = 2 groups
@@ -743,3 +802,25 @@ def test_0_11_refuses_pages_it_cannot_group():
     p = simulate(load_model("gemma-4-31b"), kv_memory_bytes=10 * GIB, max_model_len=8192, rules=V0_33)
     assert {(g.spec.kind, g.spec.block_tokens, g.spec.page_bytes) for g in p.groups} == {
         ("sliding", 16, 262_144), ("full", 32, 262_144)}
+
+
+@pytest.mark.parametrize("rules", RULES, ids=[r.version for r in RULES])
+def test_close_layer_counts_in_every_release(rules):
+    # _get_kv_cache_groups_uniform_page_size, per release: 0.11.x the smallest count; 0.12-0.17 the largest when
+    # it is < 1.25 x the smallest; 0.18 on < 1.5 x. 12 sliding + 13 full (1.08x) and 12 sliding + 16 full (1.33x):
+    from kvplan.engines.vllm import PageSpec, kv_cache_groups
+
+    ratio = release(rules).group_close_ratio
+    sliding = PageSpec("sliding", 16, token_bytes=2_048, window_tokens=128)
+    full = PageSpec("full", 16, token_bytes=2_048)
+    close, _ = kv_cache_groups([sliding] * 12 + [full] * 13, rules)
+    closer, _ = kv_cache_groups([sliding] * 12 + [full] * 16, rules)
+    shape = lambda groups: [(g.spec.kind, len(g.layers), g.padding_layers) for g in groups]  # noqa: E731
+    if ratio == 0.0:  # size 12: full cdiv(13, 12) = 2 groups of 7 + 6 layers, padded to 12
+        assert shape(close) == [("sliding", 12, 0), ("full", 7, 5), ("full", 6, 6)]
+    else:  # 13 < 1.25 x 12 = 15: size 13, the sliding group padded by 1
+        assert shape(close) == [("sliding", 12, 1), ("full", 13, 0)]
+    if ratio < 1.5:  # 16 >= 15: size 12, full cdiv(16, 12) = 2 groups of 8, padded to 12
+        assert shape(closer) == [("sliding", 12, 0), ("full", 8, 4), ("full", 8, 4)]
+    else:  # 16 < 18: size 16
+        assert shape(closer) == [("sliding", 12, 4), ("full", 16, 0)]
