@@ -1,13 +1,19 @@
-"""Issue 14's grid: every bundled family vLLM serves, against a transcription of vLLM's code.
+"""Issue 14's grid: every bundled family vLLM serves, against a transcription of vLLM's code, per release.
 
 For every bundled family vLLM serves (dense and MLA; one window; layer kinds that form several KV
 cache groups: sliding + full, chunked + full, attention + Mamba / Mamba-2 / Gated DeltaNet /
 short-conv / lightning states, pure Mamba, DeepSeek-V3.2's latent + indexer) x TP {1, 2, 4, 8} x
-KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x release {0.11, 0.33}: kvplan's
-blocks, "GPU KV cache size" tokens, concurrency and start check equal a transcription of vLLM's
-own code applied to the RAW config.json numbers (not kvplan's reader, not kvplan's engine).
-Where vLLM refuses a combination (heads that do not divide the TP size, a family the release
-does not register), the grid skips it and says why.
+KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x every modelled release (the 17
+VllmRules objects, 0.11 ... 0.33; the whole product, about 17 s on this 2-core machine): kvplan's
+blocks, "GPU KV cache size" tokens, concurrency and start check equal a transcription of vLLM's own
+code applied to the RAW config.json numbers (not kvplan's reader, not kvplan's engine). The
+release's behaviour is transcribed here (`release`, keyed by the version string; nothing but the
+version is read from the rule object under test), from /tmp/vsrc/s<version>/vllm.
+Skipped, each with its reason: combinations vLLM refuses (heads that do not divide the TP size, page
+sizes 0.11 cannot group), releases whose registry lacks the family (`SERVED`), and what kvplan says it
+does not model (`not_modelled`: 0.26/0.27's Mamba cache mode 'all' for Jamba, Nemotron-H, Falcon-H1,
+Zamba2, Granite-4.0-H, where kvplan's "not modelled" note is asserted instead; Nemotron-H-8B's SSM
+dtype in 0.13-0.19, which depends on the config class, not on config.json).
 
 What is transcribed (file: function, per release):
 - page sizes: vllm/v1/kv_cache_interface.py AttentionSpec.page_size_bytes (2 x block x kv heads
@@ -18,22 +24,20 @@ What is transcribed (file: function, per release):
   each model's get_mamba_state_shape_from_config reads.
 - worst case per request: FullAttentionSpec cdiv(len, block); SlidingWindowSpec
   cdiv(min(W - 1 + in-flight, len), block) + 1; ChunkedLocalAttentionSpec cdiv(min(C + in-flight,
-  len), block); MambaSpec 1 page (0.11, and 0.33 without prefix caching), 2 + prefill-checkpoint
-  blocks in 0.33's "align" mode.
-- hybrid Mamba block: 0.11 vllm/model_executor/models/config.py
+  len), block) (in-flight: max_num_batched_tokens, x 2 from 0.26); MambaSpec 1 page, in 'align'
+  mode 2 + prefill-checkpoint blocks (prefix caching on by default for hybrids from 0.26).
+- hybrid Mamba block: until 0.19 vllm/model_executor/models/config.py
   HybridAttentionMambaModelConfig.verify_and_update_config (16 x cdiv(mamba page, 16 x attention
-  page of one token)); 0.33 vllm/platforms/interface.py Platform._align_hybrid_block_size (the
-  same with the alignment lcm(max(16, block), prefill-checkpoint alignment of the Mamba layers)).
-- groups: 0.11 vllm/v1/core/kv_cache_utils.py get_kv_cache_groups; 0.33
-  vllm/v1/core/kv_cache_planning.py get_kv_cache_groups (unify_kv_cache_spec_page_size, the 1.5
-  heuristic of _get_kv_cache_groups_uniform_page_size). The FlashAttention backend declares no
-  layout, so 0.33 resolves LBNHC (layer-outermost): _get_packed_kv_cache_groups returns None and
-  _get_kv_cache_bytes_per_block is the largest group's summed pages (kernel block 16 divides
-  every block here, so the stride alignment is 1).
-- blocks, concurrency, tokens, start check: 0.11 get_kv_cache_config_from_groups /
-  get_max_concurrency_for_kv_cache_config / check_enough_kv_cache_memory (per-layer worst cases
-  of the specs BEFORE the hybrid manager's unification); 0.33 get_kv_cache_configs (memory less
-  one block), get_max_concurrency_for_kv_cache_config, get_kv_cache_capacity.
+  page of one token)); from 0.20 vllm/platforms/interface.py Platform._align_hybrid_block_size (the
+  alignment max(16, block), in 0.33 lcm'd with the Qwen GDN prefill-checkpoint alignment 64).
+- groups: vllm/v1/core/kv_cache_utils.py (0.33: kv_cache_planning.py) get_kv_cache_groups
+  (unify_kv_cache_spec_page_size from 0.12; _get_kv_cache_groups_uniform_page_size's group size:
+  the smallest count, the largest within 1.25x from 0.12, 1.5x from 0.18). Groups follow the KV
+  cache spec dict, i.e. the order the model builds its attention / Mamba modules in.
+- blocks, concurrency, tokens, start check: memory // bytes per block; concurrency = blocks / the
+  blocks one max-length request needs; tokens blocks // groups x block, int(concurrency x len) from
+  0.20.1; start check: every layer's worst case (until 0.13), the first group's (0.14-0.18), every
+  group's (0.19 on), in memory less one block from 0.29.
 """
 
 from __future__ import annotations
