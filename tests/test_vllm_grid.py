@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import lcm
 from pathlib import Path
 
@@ -78,7 +78,8 @@ class Release:
     start_check: str  # layers | first_group | groups
     null_block_in_check: bool
     prefix_caching_hybrid: bool  # `vllm serve`'s default for a hybrid model (attention + states)
-    all_mode_types: tuple  # model types given Mamba cache mode 'all' when prefix caching is on
+    all_mode_types: tuple  # model types whose Mamba state is kept per block of tokens when prefix caching is on
+    prefix_caching_for_hybrids: bool  # --enable-prefix-caching stays on for a hybrid outside all_mode_types
     chunked_hybrid_manager: bool
     mla_block_bf16: int
     mla_block_fp8: int
@@ -103,9 +104,10 @@ def _v(version: str) -> tuple[int, ...]:
     return parts + (0,) * (3 - len(parts))
 
 
-# the models with SupportsMambaPrefixCaching in 0.26.0 and 0.27.1 (jamba.py, nemotron_h.py, falcon_h1.py,
-# zamba2.py, granitemoehybrid.py; mamba.py / mamba2.py too, but they are attention-free: no prefix caching)
-ALL_MODE_TYPES = ("jamba", "nemotron_h", "falcon_h1", "zamba2", "granitemoehybrid")
+# the hybrids with SupportsMambaPrefixCaching from 0.11.1 (none in 0.11.0) to 0.27.1: bamba.py (until the
+# architecture's removal), falcon_h1.py, granitemoehybrid.py, jamba.py, nemotron_h.py, zamba2.py (mamba.py and
+# mamba2.py too, but they are attention-free: no prefix caching by default, and not in this check)
+ALL_MODE_TYPES = ("bamba", "jamba", "nemotron_h", "falcon_h1", "zamba2", "granitemoehybrid")
 
 
 def release(rules: VllmRules | str) -> Release:
@@ -131,7 +133,11 @@ def release(rules: VllmRules | str) -> Release:
         prefix_caching_hybrid=v >= (0, 26, 0),
         # models/config.py MambaModelConfig.verify_and_update_config: 0.15.0-0.27.1 mamba_cache_mode "all" if
         # supports_mamba_prefix_caching else "align"; 0.28.0 "align" for every model
-        all_mode_types=ALL_MODE_TYPES if (0, 15, 0) <= v < (0, 28, 0) else (),
+        # 0.11.1-0.14.1: supports_mamba_prefix_caching -> mamba_block_size = block_size (MambaSpec keeps
+        # cdiv(max_model_len, block) pages), else prefix caching is turned off; 0.11.0 turns it off for every
+        # hybrid ("not yet supported")
+        all_mode_types=ALL_MODE_TYPES if (0, 11, 1) <= v < (0, 28, 0) else (),
+        prefix_caching_for_hybrids=v >= (0, 15, 0),
         # envs.py VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE: default "0" in 0.13.0, "1" in 0.14.0
         chunked_hybrid_manager=v >= (0, 14, 0),
         # platforms/cuda.py check_and_update_config on Hopper: FlashMLA (dense supported) forces 64 for any block
@@ -828,3 +834,41 @@ def test_close_layer_counts_in_every_release(rules):
         assert shape(closer) == [("sliding", 12, 0), ("full", 8, 4), ("full", 8, 4)]
     else:  # 16 < 18: size 16
         assert shape(closer) == [("sliding", 12, 4), ("full", 16, 0)]
+
+
+HYBRIDS = [name for name in FAMILIES if hybrid_of(name)]
+
+
+@pytest.mark.parametrize("name", HYBRIDS)
+def test_enable_prefix_caching_on_hybrids(name):
+    # --enable-prefix-caching where it is not the default (0.11 - 0.25): 0.11.0 turns it off for every hybrid
+    # (one state page); 0.11.1-0.14.1 keeps it only for SupportsMambaPrefixCaching models (state per block of
+    # tokens: kvplan says "not modelled") and turns it off for the rest; 0.15.0 on: mode 'all' for those models
+    # (not modelled), 'align' (2 state pages per request, the Mamba block = the attention block) for the rest
+    base = load_model(name)
+    model_type = raw(name)[0]["model_type"]
+    checked = 0
+    for rules in RULES:
+        rel = release(rules)
+        if rel.prefix_caching_hybrid or not_served(name, rel):
+            continue
+        for tp, dtype, gib, max_len in itertools.product((1, 2), ("auto", "fp8"), (10,), (8192, 131072)):
+            model, _ = apply_kv_dtype(base, dtype)
+            p = simulate(model, kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp, rules=rules,
+                         allow_long_max_model_len=True, prefix_caching=True)
+            if model_type in rel.all_mode_types:
+                assert any(n.startswith("not modelled: with prefix caching") for n in p.notes), (name, rel.version)
+                continue
+            if not_modelled(name, rel):
+                continue
+            explicit = replace(rel, prefix_caching_hybrid=rel.prefix_caching_for_hybrids)
+            try:
+                expected = reference(family_layers(name, tp, dtype == "fp8", explicit), explicit, dtype == "fp8",
+                                     gib * GIB, max_len)
+            except Refused:
+                continue
+            got = (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits)
+            assert got == expected, (name, rel.version, tp, dtype, max_len)
+            assert not any(n.startswith("not modelled") for n in p.notes), (name, rel.version)
+            checked += 1
+    assert checked or model_type in ALL_MODE_TYPES, name
