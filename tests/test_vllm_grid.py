@@ -45,6 +45,7 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from math import lcm
 from pathlib import Path
 
@@ -229,7 +230,8 @@ def gdn_state(tp, k_heads, v_heads, k_dim, v_dim, d_conv, conv_elem, ssm_elem):
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 
 
-def raw(name: str) -> tuple[dict, dict]:
+@lru_cache(maxsize=None)
+def raw(name: str) -> tuple[dict, dict]:  # read-only: the callers never change the dicts
     cfg = json.loads((SPECS / f"{name}.json").read_text(encoding="utf-8"))
     return cfg, cfg.get("text_config", cfg)
 
@@ -607,6 +609,7 @@ def grid_cases(name: str):
             yield tp, dtype, gib, max_len, rules
 
 
+@lru_cache(maxsize=None)
 def hybrid_of(name: str) -> bool:
     kinds = {x.kind for x in family_layers(name, 1, False, release(V0_33))}
     return "mamba" in kinds and bool(kinds & {"full", "sliding", "chunked"})
