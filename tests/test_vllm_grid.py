@@ -418,12 +418,20 @@ class Spec:
         return cdiv(max_len, self.block)
 
 
-def specs_of(layers: list[Layer], rel: Release, fp8: bool, max_len: int, block: int = 16) -> list[Spec]:
-    """block: --block-size (CacheConfig.DEFAULT_BLOCK_SIZE 16; a user's size is not transcribed for MLA)."""
+def specs_of(layers: list[Layer], rel: Release, fp8: bool, max_len: int, user_block: int | None = None) -> list[Spec]:
+    """user_block: --block-size (None: CacheConfig.DEFAULT_BLOCK_SIZE 16)."""
     kinds = {x.kind for x in layers}
-    assert block == 16 or "mla" not in kinds
+    block = user_block or 16
     if "mla" in kinds:
-        block = rel.mla_block_sparse if "indexer" in kinds else (rel.mla_block_fp8 if fp8 else rel.mla_block_bf16)
+        sparse = "indexer" in kinds
+        wanted = rel.mla_block_sparse if sparse else (rel.mla_block_fp8 if fp8 else rel.mla_block_bf16)
+        v = _v(rel.version)
+        if user_block is None or v < (0, 11, 1):  # 0.11.0 cuda.py: FlashMLA(Sparse) turns any block != 64 into 64
+            block = wanted
+        elif v < (0, 18, 0):  # 0.11.1-0.17.1: FlashMLA keeps a multiple of 64; FlashMLASparse exactly 64
+            block = 64 if (sparse and block != 64) or block % 64 else block
+        else:  # 0.18.0 update_block_size_for_backend: user_specified_block_size -> kept
+            assert not sparse, "a user's block for FlashMLASparse from 0.18 is not transcribed"
     attention = [x for x in layers if x.kind in ("full", "sliding", "chunked")]
     states = [x for x in layers if x.kind == "mamba"]
     mamba_block, mamba_page, pages = max_len, None, 1
@@ -467,7 +475,7 @@ def uniform_type(specs: list[Spec]) -> bool:
     return all(s.kind == first.kind and s.window == first.window for s in specs)
 
 
-def reference(layers: list[Layer], rel: Release, fp8: bool, mem: int, max_len: int, block: int = 16):
+def reference(layers: list[Layer], rel: Release, fp8: bool, mem: int, max_len: int, block: int | None = None):
     """(num_blocks, tokens, concurrency text, fits) as the release computes them."""
     in_flight = rel.in_flight_batches * MNBT
     specs = specs_of(layers, rel, fp8, max_len, block)
@@ -734,7 +742,7 @@ def test_hand_worked_anchors(name, rules, gib, max_len, expected):
 
 
 # ------------------------------------------------------------------ anchors at the boundaries between releases
-# TP 1, KV auto, 8,192 batched tokens; (family, rule object, GiB, max_model_len, --block-size) -> (num_blocks,
+# TP 1, KV auto, 8,192 batched tokens; (family, rule object, GiB, max_model_len, --block-size or None) -> (num_blocks,
 # tokens, concurrency, starts). Worked by hand from the raw config.json numbers:
 #
 # gpt-oss-20b, 2 GiB, 131,072 (start check: 0.13 'layers', 0.14 'first_group', 0.19 'groups'): token 2 x 8 KV
@@ -765,16 +773,16 @@ def test_hand_worked_anchors(name, rules, gib, max_len, expected):
 #   9.468 -> "9.47x", tokens int(429,391,872 / 346) = int(1,241,016.97) = 1,241,016. 0.32: 328 + 27 = 355 ->
 #   "9.23x", 1,209,554 (as 0.33). All start.
 BOUNDARY_ANCHORS = [
-    ("gpt-oss-20b", V0_13, 2, 131_072, 16, (5_461, 43_680, "0.63x", False)),
-    ("gpt-oss-20b", V0_14, 2, 131_072, 16, (5_461, 43_680, "0.63x", True)),
-    ("gpt-oss-20b", V0_19, 2, 131_072, 16, (5_461, 43_680, "0.63x", False)),
+    ("gpt-oss-20b", V0_13, 2, 131_072, None, (5_461, 43_680, "0.63x", False)),
+    ("gpt-oss-20b", V0_14, 2, 131_072, None, (5_461, 43_680, "0.63x", True)),
+    ("gpt-oss-20b", V0_19, 2, 131_072, None, (5_461, 43_680, "0.63x", False)),
     ("qwen3-next-80b-a3b", V0_19, 10, 131_072, 64, (803, 108_800, "3.29x", True)),
     ("qwen3-next-80b-a3b", V0_20, 10, 131_072, 64, (758, 108_864, "3.28x", True)),
-    ("qwen3-next-80b-a3b", V0_25, 10, 131_072, 16, (803, 431_355, "3.29x", True)),
-    ("qwen3-next-80b-a3b", V0_26, 10, 131_072, 16, (803, 426_116, "3.25x", True)),
-    ("granite-4.0-h-tiny", V0_25, 10, 131_072, 16, (3_276, 1_274_159, "9.72x", True)),
-    ("granite-4.0-h-tiny", V0_28, 10, 131_072, 16, (3_276, 1_241_016, "9.47x", True)),
-    ("granite-4.0-h-tiny", V0_32, 10, 131_072, 16, (3_276, 1_209_554, "9.23x", True)),
+    ("qwen3-next-80b-a3b", V0_25, 10, 131_072, None, (803, 431_355, "3.29x", True)),
+    ("qwen3-next-80b-a3b", V0_26, 10, 131_072, None, (803, 426_116, "3.25x", True)),
+    ("granite-4.0-h-tiny", V0_25, 10, 131_072, None, (3_276, 1_274_159, "9.72x", True)),
+    ("granite-4.0-h-tiny", V0_28, 10, 131_072, None, (3_276, 1_241_016, "9.47x", True)),
+    ("granite-4.0-h-tiny", V0_32, 10, 131_072, None, (3_276, 1_209_554, "9.23x", True)),
 ]
 
 
@@ -784,7 +792,7 @@ def test_boundary_anchors(name, rules, gib, max_len, block, expected):
     rel = release(rules)
     assert reference(family_layers(name, 1, False, rel), rel, False, gib * GIB, max_len, block) == expected
     p = simulate(load_model(name), kv_memory_bytes=gib * GIB, max_model_len=max_len, rules=rules,
-                 block_tokens=None if block == 16 else block, allow_long_max_model_len=True)
+                 block_tokens=block, allow_long_max_model_len=True)
     assert (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits) == expected
 
 
@@ -875,3 +883,26 @@ def test_enable_prefix_caching_on_hybrids(name):
             assert not any(n.startswith("not modelled") for n in p.notes), (name, rel.version)
             checked += 1
     assert checked or model_type in ALL_MODE_TYPES, name
+
+
+MLA_USER_BLOCK_RELEASES = ("0.11", "0.11.1", "0.17", "0.18", "0.33")
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3", "deepseek-v2-lite"])
+@pytest.mark.parametrize("block", [32, 128])
+def test_mla_user_block_size_by_release(name, block):
+    # --block-size on an MLA model (Hopper): 0.11.0 forces 64 for any other size; 0.11.1-0.17 keeps a multiple
+    # of 64 (128) and turns anything else (32) into 64; 0.18 keeps the user's size for every backend
+    base = load_model(name)
+    for rules in RULES:
+        if rules.version not in MLA_USER_BLOCK_RELEASES:
+            continue
+        rel = release(rules)
+        for dtype, max_len in itertools.product(("auto", "fp8"), (8192, 131072)):
+            expected = reference(family_layers(name, 1, dtype == "fp8", rel), rel, dtype == "fp8", 10 * GIB, max_len,
+                                 block)
+            p = simulate(apply_kv_dtype(base, dtype)[0], kv_memory_bytes=10 * GIB, max_model_len=max_len,
+                         rules=rules, block_tokens=block, allow_long_max_model_len=True)
+            assert (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits) == expected, (rules.version, dtype)
+            kept = _v(rel.version) >= (0, 18, 0) or (_v(rel.version) >= (0, 11, 1) and block % 64 == 0)
+            assert p.block_size == (block if kept else 64), (rules.version, dtype)
