@@ -77,6 +77,14 @@ MAX_NUM_BATCHED_TOKENS_SMALL_GPU = 2048
 # MambaBase.get_prefill_checkpoint_alignment -> None: 2 pages, no checkpoint alignment.
 GDN_CHECKPOINT_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text")
 
+# vLLM's KV cache spec dict follows the order the model's Attention / Mamba modules are built in
+# (they register in the static forward context in __init__), and its groups follow that dict, so
+# the first group, the only one 0.14-0.18's start check sizes (_max_memory_usage_bytes_from_groups:
+# kv_cache_groups[0]), is the first module built. Zamba2Model.__init__ (zamba2.py, every modelled
+# release) builds its shared Zamba2AttentionDecoderLayer blocks, one Attention per hybrid layer,
+# before the loop over layers_block_type that builds the Mamba layers: attention comes first.
+ATTENTION_REGISTERED_FIRST = ("zamba2",)
+
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
@@ -359,6 +367,8 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
             specs.append((i, _token_cache_spec(cache, block, kv_cache_dtype, serving, sparse, rules)))
         if layer.state is not None:
             specs.append((i, PageSpec(MAMBA, max_model_len, state_bytes=layer.state.bytes)))
+    if model.model_type in ATTENTION_REGISTERED_FIRST:  # a stable sort: attention specs first, in layer order
+        specs.sort(key=lambda pair: pair[1].kind == MAMBA)
     kinds = {s.kind for _, s in specs}
     attention = [s for _, s in specs if s.kind in ("full", "sliding", "chunked")]
     if MAMBA in kinds and attention:

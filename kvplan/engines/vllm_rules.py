@@ -21,7 +21,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | sliding window in-flight tokens       | max_num_batched_tokens; x max_concurrent_batches (2, async scheduling) from 0.26.0 |
 | MLA block on Hopper                   | 64 forced for every block (0.11.0); 64 unless the block is a multiple of 64 (0.11.1); bf16 16 (FLASH_ATTN_MLA), fp8 64, sparse 64, the user's block kept, from 0.18.0 |
 | hybrid attention block alignment      | 16; max(16, block size) from 0.20.0                                         |
-| hybrid Mamba prefix caching           | off by default (one state page per request), on by default from 0.26.0. On (default or --enable-prefix-caching): 0.11.1-0.14 vLLM turns it off for most hybrids (one page); from 0.15.0 'align' (2 pages); 'all' for Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 until 0.27 (not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
+| hybrid Mamba prefix caching           | off by default (one state page per request), on by default from 0.26.0. On (default or --enable-prefix-caching): 0.11.1-0.14 vLLM turns it off for most hybrids (one page); from 0.15.0 'align' (2 pages); 'all' for Bamba, Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 until 0.27 (not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
 | Gated DeltaNet (Qwen3-Next, Qwen3.5) in 'align' mode | 2 pages, block aligned to max(16, block); 0.33.0: 3 pages (FlashInfer's GDN prefill checkpoint, the Hopper default) and the block aligned to lcm(that, 64) |
 | layers whose page sizes differ       | refused (NotImplementedError); unified from 0.12.0 (unify_kv_cache_spec_page_size) |
 | chunked local attention + hybrid manager | off (env default 0); on (default 1) from 0.14.0                          |
@@ -190,9 +190,10 @@ def _tier(tiers, memory_bytes: int | None, gpu_name: str) -> int:
 
 
 _COMMON_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc")
-# SupportsMambaPrefixCaching in 0.26/0.27 (jamba.py, nemotron_h.py, falcon_h1.py, zamba2.py,
-# granitemoehybrid.py; mamba.py / mamba2.py are attention-free: prefix caching stays off)
-_ALL_MODE_TYPES = ("jamba", "nemotron_h", "falcon_h1", "zamba2", "granitemoehybrid")
+# SupportsMambaPrefixCaching from 0.11.1 to 0.27.1 (jamba.py, nemotron_h.py, falcon_h1.py, zamba2.py,
+# granitemoehybrid.py, and bamba.py while BambaForCausalLM is registered (until 0.22.x); mamba.py / mamba2.py
+# are attention-free: prefix caching stays off)
+_ALL_MODE_TYPES = ("bamba", "jamba", "nemotron_h", "falcon_h1", "zamba2", "granitemoehybrid")
 
 V0_11 = VllmRules(
     version="0.11",
