@@ -334,3 +334,15 @@ def test_parser_reads_every_release_wording(line, one_line):
     assert (log.gpu_kv_cache_tokens, log.concurrency, log.concurrency_len, log.one_line) == (12_345, 12.35, 1_000,
                                                                                            one_line)
     assert log.available_kv_gib == 5.9 and log.available_kv_bytes_range == (int(5.895 * GIB), int(5.905 * GIB))
+
+
+def test_nemotron_h_state_dtype_at_0_13_to_0_19_says_it_is_uncertain():
+    # vLLM 0.13-0.19: getattr(hf_config, "mamba_ssm_cache_dtype", "float16") depends on the config class
+    from kvplan.engines.vllm import simulate as sim
+    from kvplan.engines.vllm_rules import resolve
+    from kvplan.sources import load_model as load
+
+    notes = sim(load("nemotron-h-8b"), kv_memory_bytes=10 * 2**30, max_model_len=8192, rules=resolve("0.16")[0]).notes
+    assert any(n.startswith("uncertain: when config.json does not name mamba_ssm_cache_dtype") for n in notes)
+    notes = sim(load("nemotron-h-8b"), kv_memory_bytes=10 * 2**30, max_model_len=8192, rules=resolve("0.20")[0]).notes
+    assert not any(n.startswith("uncertain:") for n in notes)

@@ -297,6 +297,13 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
     if nemotron:
         notes.append(f"Nemotron-H: vLLM {rules.version} keeps the SSM state in {rules.nemotron_h_ssm_dtype} unless "
                      "the config's mamba_ssm_cache_dtype says otherwise (--mamba-ssm-cache-dtype overrides)")
+        if rules.nemotron_h_ssm_dtype == "float16":
+            # 0.13-0.19 read getattr(hf_config, "mamba_ssm_cache_dtype", "float16"): which config class loaded
+            # the checkpoint decides it when config.json does not name the field, and kvplan cannot tell
+            notes.append("uncertain: when config.json does not name mamba_ssm_cache_dtype, vLLM "
+                         f"{rules.version} gets float16 from the checkpoint's remote-code config class and float32 "
+                         "from transformers' NemotronHConfig (kvplan reads the latter's default, float32): "
+                         "pass --set mamba_ssm_cache_dtype=float16 for the former")
     if qwen35:
         notes.append(f"Qwen3.5: vLLM {rules.version} keeps the SSM state in the config's mamba_ssm_dtype "
                      "(--mamba-ssm-cache-dtype overrides)")
