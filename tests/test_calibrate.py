@@ -324,6 +324,9 @@ def test_v024_hybrid_gdn_fp32_ssm_prefix_caching_reproduced(cli):
     # - 299 / 69 = 4.3333 -> "4.33x", tokens int(4.3333 x 131,072) = 567,978 (0.20.1+); 298 -> 566,079
     code, data, _ = calibrate(cli, "v024_qwen36_35b_a3b_nvfp4_fp8kv_club3090_612.log", "--model", "qwen3.5-35b-a3b")
     assert code == 0 and data["reproduced"] and data["log"]["version"] == "0.24.0"
+    # 'max_num_seqs': 1 in its non-default args: 299 blocks cover it (0.20+ refuses a Mamba model with fewer
+    # blocks than max_num_seqs; at the default 1,024 this server would not have started)
+    assert data["log"]["max_num_seqs"] == 1
     f = figures(data)
     assert f["GPU KV cache size (tokens)"]["predicted"] == "567,978 (566,079-567,978)"
     assert f["Maximum concurrency for 131,072 tokens"]["predicted"] == "4.33x"

@@ -77,6 +77,9 @@ class Release:
     in_flight_batches: int  # SlidingWindowSpec / ChunkedLocalAttentionSpec in-flight tokens = this x MNBT
     tokens_from_concurrency: bool
     start_check: str  # layers | first_group | groups
+    # 0.20.0 config/compilation.py resolve_cudagraph_mode_and_sizes: a model with Mamba layers and FULL decode
+    # CUDA graphs (the default) needs num_blocks >= max_num_seqs (1,024: the H100-class default) or vLLM raises
+    mamba_blocks_cover_seqs: bool
     null_block_in_check: bool
     prefix_caching_hybrid: bool  # `vllm serve`'s default for a hybrid model (attention + states)
     all_mode_types: tuple  # model types whose Mamba state is kept per block of tokens when prefix caching is on
@@ -130,6 +133,7 @@ def release(rules: VllmRules | str) -> Release:
         start_check="layers" if v < (0, 14, 0) else ("first_group" if v < (0, 19, 0) else "groups"),
         # 0.29.0 get_kv_cache_configs: check_memory = avail_mem - _pool_bytes_per_block(groups)
         null_block_in_check=v >= (0, 29, 0),
+        mamba_blocks_cover_seqs=v >= (0, 20, 0),
         # config/model.py is_prefix_caching_supported: attn_type "hybrid" False until 0.25.1, True from 0.26.0
         prefix_caching_hybrid=v >= (0, 26, 0),
         # models/config.py MambaModelConfig.verify_and_update_config: 0.15.0-0.27.1 mamba_cache_mode "all" if
@@ -475,8 +479,10 @@ def uniform_type(specs: list[Spec]) -> bool:
     return all(s.kind == first.kind and s.window == first.window for s in specs)
 
 
-def reference(layers: list[Layer], rel: Release, fp8: bool, mem: int, max_len: int, block: int | None = None):
-    """(num_blocks, tokens, concurrency text, fits) as the release computes them."""
+def reference(layers: list[Layer], rel: Release, fp8: bool, mem: int, max_len: int, block: int | None = None,
+              max_num_seqs: int = 1024):
+    """(num_blocks, tokens, concurrency text, fits) as the release computes them (max_num_seqs: the
+    `vllm serve` default on an H100-class GPU unless given)."""
     in_flight = rel.in_flight_batches * MNBT
     specs = specs_of(layers, rel, fp8, max_len, block)
     check_specs = list(specs)  # 0.11 checks the specs before the hybrid manager's unification
@@ -530,6 +536,8 @@ def reference(layers: list[Layer], rel: Release, fp8: bool, mem: int, max_len: i
         else:  # one group: its layers' sum; several: the sum over groups, x bytes per block
             need = bytes_per_block * per_request
         fits = need <= mem - (bytes_per_block if rel.null_block_in_check else 0)
+    if fits and rel.mamba_blocks_cover_seqs and "mamba" in kinds and blocks < max_num_seqs:
+        fits = False  # "max_num_seqs (1024) exceeds available Mamba cache blocks"
     return blocks, tokens, f"{concurrency:.2f}x", fits
 
 
@@ -734,10 +742,11 @@ ANCHORS = [
 
 @pytest.mark.parametrize("name, rules, gib, max_len, expected", ANCHORS, ids=[a[0] for a in ANCHORS])
 def test_hand_worked_anchors(name, rules, gib, max_len, expected):
+    # --max-num-seqs 256: the anchors are about memory; the 0.20+ Mamba rule (blocks >= max_num_seqs) has its own
     rel = release(rules)
-    assert reference(family_layers(name, 1, False, rel), rel, False, gib * GIB, max_len) == expected
+    assert reference(family_layers(name, 1, False, rel), rel, False, gib * GIB, max_len, max_num_seqs=256) == expected
     p = simulate(load_model(name), kv_memory_bytes=gib * GIB, max_model_len=max_len, rules=rules,
-                 allow_long_max_model_len=True)
+                 allow_long_max_model_len=True, max_num_seqs=256)
     assert (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits) == expected
 
 
@@ -789,10 +798,10 @@ BOUNDARY_ANCHORS = [
 @pytest.mark.parametrize("name, rules, gib, max_len, block, expected", BOUNDARY_ANCHORS,
                          ids=[f"{a[0]}@{a[1].version}" for a in BOUNDARY_ANCHORS])
 def test_boundary_anchors(name, rules, gib, max_len, block, expected):
-    rel = release(rules)
-    assert reference(family_layers(name, 1, False, rel), rel, False, gib * GIB, max_len, block) == expected
+    rel = release(rules)  # --max-num-seqs 256, as above
+    assert reference(family_layers(name, 1, False, rel), rel, False, gib * GIB, max_len, block, 256) == expected
     p = simulate(load_model(name), kv_memory_bytes=gib * GIB, max_model_len=max_len, rules=rules,
-                 block_tokens=block, allow_long_max_model_len=True)
+                 block_tokens=block, allow_long_max_model_len=True, max_num_seqs=256)
     assert (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits) == expected
 
 
@@ -906,3 +915,26 @@ def test_mla_user_block_size_by_release(name, block):
             assert (p.num_blocks, p.gpu_kv_cache_tokens, p.concurrency_text, p.fits) == expected, (rules.version, dtype)
             kept = _v(rel.version) >= (0, 18, 0) or (_v(rel.version) >= (0, 11, 1) and block % 64 == 0)
             assert p.block_size == (block if kept else 64), (rules.version, dtype)
+
+
+def test_mamba_models_need_a_block_per_sequence_from_0_20():
+    # nemotron-h-8b at 10 GiB, 8,192 tokens: 630 blocks (the hand-worked anchor above). From 0.20.0,
+    # CompilationConfig.resolve_cudagraph_mode_and_sizes raises "max_num_seqs (N) exceeds available Mamba cache
+    # blocks (630)" when N > 630 under FULL decode CUDA graphs; 0.19 capped the capture sizes and started.
+    from kvplan.engines.vllm_rules import resolve
+
+    model = load_model("nemotron-h-8b")
+
+    def start(version, **kw):
+        p = simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=resolve(version)[0], **kw)
+        assert p.num_blocks == 630
+        return p
+
+    assert not start("0.20").fits and "max_num_seqs (1,024) exceeds the 630 blocks" in start("0.20").refusal
+    assert start("0.20", max_num_seqs=630).fits and not start("0.20", max_num_seqs=631).fits
+    assert start("0.20", enforce_eager=True).fits
+    assert start("0.19").fits and start("0.33", max_num_seqs=256).fits
+    # a model without Mamba layers is not concerned: llama-3.1-8b, a block 32 layers x 16 x 4,096 B = 2 MiB,
+    # 1.5 GiB -> 768 blocks < 1,024 max_num_seqs, and a request's 512 blocks + the null block fit
+    p = simulate(load_model("llama-3.1-8b"), kv_memory_bytes=3 * GIB // 2, max_model_len=8192)
+    assert p.num_blocks == 768 and p.fits

@@ -241,6 +241,8 @@ class VllmPool:
     in_flight_tokens: int = 0  # tokens a sliding window may hold beyond W - 1
     gib_text_rounded: bool = True  # 0.14+: "Available KV cache memory" as round(x, 2), not %.2f
     tokens_from_concurrency: bool = True  # 0.20.1+: tokens = int(concurrency x max_model_len)
+    max_num_seqs: int = 0  # the --max-num-seqs the start check assumed
+    refusal: str | None = None  # why vLLM would refuse to start (fits is False), in one sentence
 
     @property
     def block_size(self) -> int:
@@ -548,13 +550,15 @@ def _blocks_per_request(groups, uniform_type: bool, specs, max_len: int, in_flig
 def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None = None,
              tp: int = 1, pp: int = 1, max_num_batched_tokens: int | None = None,
              hybrid_manager: bool = True, rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
-             allow_long_max_model_len: bool = False, prefix_caching: bool | None = None) -> VllmPool:
+             allow_long_max_model_len: bool = False, prefix_caching: bool | None = None,
+             max_num_seqs: int | None = None, enforce_eager: bool = False) -> VllmPool:
     """vLLM's KV cache config for `model` on one (tp, pp) replica under `rules`.
 
     kv_memory_bytes: memory for the KV cache per GPU. max_num_batched_tokens:
     the scheduler's token budget per step (default: `vllm serve` on an
     H100-class GPU). kv_cache_dtype: vLLM's --kv-cache-dtype (default: from
-    the model's cache storage).
+    the model's cache storage). max_num_seqs: vLLM's --max-num-seqs (default:
+    the release's, for an H100-class GPU); enforce_eager: no CUDA graphs.
     """
     if kv_memory_bytes <= 0:
         raise PlanError("vLLM: no memory left for the KV cache", "raise --mem-util or give --kv-memory")
@@ -636,10 +640,23 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                 estimate, lo = mid, mid + 1
             else:
                 hi = mid - 1
+    seqs = max_num_seqs if max_num_seqs is not None else rules.max_num_seqs(None)
+    refusal = None
+    if not ok:
+        refusal = (f"one {max_model_len:,}-token request needs more than the KV memory; the estimated maximum "
+                   f"model length is {estimate:,}")
+    elif (rules.mamba_seqs_within_blocks and not enforce_eager and any(s.kind == MAMBA for s in specs)
+          and seqs > num_blocks):
+        ok = False
+        refusal = (f"max_num_seqs ({seqs:,}) exceeds the {num_blocks:,} blocks, and with FULL decode CUDA graphs "
+                   f"each decode sequence of a model with Mamba layers needs one (CompilationConfig."
+                   f"resolve_cudagraph_mode_and_sizes, 0.20+): lower --max-num-seqs to at most {num_blocks:,}, "
+                   "give the cache more memory, or pass --enforce-eager")
     return VllmPool(kv_memory_bytes, max_model_len, mnbt, groups, uniform_type, page, num_blocks,
                     per_request, tokens, concurrency, ok, estimate, tuple(notes), tuple(grouped_specs),
                     rules.version, rules.one_log_line, kv_dtype, max(stage_bytes), in_flight,
-                    gib_text_rounded=rules.gib_text_rounded, tokens_from_concurrency=rules.tokens_from_concurrency)
+                    gib_text_rounded=rules.gib_text_rounded, tokens_from_concurrency=rules.tokens_from_concurrency,
+                    max_num_seqs=seqs, refusal=refusal)
 
 
 def add_to_report(*args, **kwargs):

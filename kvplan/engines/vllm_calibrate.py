@@ -109,7 +109,8 @@ def _one_line(log: VllmLog) -> bool:
 def _simulate(model, log: VllmLog, rules: VllmRules, kv: int, max_len: int, kv_dtype, block, mnbt):
     return simulate(model, kv_memory_bytes=kv, max_model_len=max_len, block_tokens=block, tp=log.tp or 1,
                     pp=log.pp or 1, max_num_batched_tokens=mnbt, rules=rules, kv_cache_dtype=kv_dtype,
-                    allow_long_max_model_len=True, prefix_caching=log.enable_prefix_caching)
+                    allow_long_max_model_len=True, prefix_caching=log.enable_prefix_caching,
+                    max_num_seqs=log.max_num_seqs, enforce_eager=log.enforce_eager)
 
 
 def _vllm_kv_dtype(name: str | None) -> str | None:
@@ -399,7 +400,8 @@ def _what_if(cal: Calibration, spec, what: dict, kv_dtype, block, mnbt):
     pool = simulate(spec, kv_memory_bytes=kv, max_model_len=new_len, block_tokens=new_block, tp=log.tp or 1,
                     pp=log.pp or 1, max_num_batched_tokens=what.get("max_num_batched_tokens") or mnbt, rules=rules,
                     kv_cache_dtype=new_dtype, allow_long_max_model_len=bool(
-                        os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")), prefix_caching=log.enable_prefix_caching)
+                        os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")), prefix_caching=log.enable_prefix_caching,
+                    max_num_seqs=log.max_num_seqs, enforce_eager=log.enforce_eager)
     cal.what_if = {
         "version": rules.version,
         "kv_cache_dtype": pool.kv_cache_dtype,
@@ -410,6 +412,7 @@ def _what_if(cal: Calibration, spec, what: dict, kv_dtype, block, mnbt):
         "gpu_kv_cache_tokens": pool.gpu_kv_cache_tokens,
         "max_concurrency": round(pool.max_concurrency, 6),
         "fits": pool.fits,
+        "start_refusal": pool.refusal,
         "estimated_max_model_len": pool.estimated_max_model_len,
         "log": pool.log_lines(),
         "notes": list(pool.notes),
@@ -420,7 +423,8 @@ def build_report(cal: Calibration) -> Report:
     log = cal.log
     read = {k: getattr(log, k) for k in (
         "version", "model", "dtype", "max_model_len", "tp", "pp", "kv_cache_dtype", "block_size",
-        "gpu_memory_utilization", "max_num_batched_tokens", "gpu_name", "total_gpu_memory_gib", "weights_gib",
+        "gpu_memory_utilization", "max_num_batched_tokens", "max_num_seqs", "enforce_eager", "gpu_name",
+        "total_gpu_memory_gib", "weights_gib",
         "available_kv_gib", "num_gpu_blocks", "gpu_kv_cache_tokens", "concurrency", "refused", "refused_estimate")}
     data = {
         "log": {"path": log.path, **read},
@@ -451,8 +455,7 @@ def build_report(cal: Calibration) -> Report:
         report.lines.append(f"what-if: vLLM {cal.what_if['version']} on this deployment would log:")
         report.lines.extend(f"  {line}" for line in cal.what_if["log"])
         if not cal.what_if["fits"]:
-            report.lines.append(f"  and refuse to start: the estimated maximum model length is "
-                                f"{cal.what_if['estimated_max_model_len']:,}")
+            report.lines.append(f"  and refuse to start: {cal.what_if['start_refusal']}")
         report.lines.extend(f"  note: {n}" for n in cal.what_if["notes"])
     report.lines.extend(f"note: {n}" for n in cal.notes)
     return report

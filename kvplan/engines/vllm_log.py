@@ -51,6 +51,8 @@ class VllmLog:
     gpu_memory_utilization: float | None = None
     max_num_batched_tokens: int | None = None
     enable_prefix_caching: bool | None = None
+    max_num_seqs: int | None = None
+    enforce_eager: bool = False
     gpu_name: str | None = None
     total_gpu_memory_gib: float | None = None
     weights_gib: float | None = None
@@ -93,9 +95,10 @@ _SETTINGS = {
     "max_num_batched_tokens": [r"'max_num_batched_tokens': (\d+)", r"--max[-_]num[-_]batched[-_]tokens[ =](\d+)",
                                r"max_num_batched_tokens=(\d+)"],
     "dtype": [r"dtype=torch\.(\w+)", r"'dtype': '(\w+)'", r"--dtype[ =](\w+)"],
+    "max_num_seqs": [r"'max_num_seqs': (\d+)", r"--max[-_]num[-_]seqs[ =](\d+)", r"max_num_seqs=(\d+)"],
 }
 
-_INT_KEYS = {"max_model_len", "tp", "pp", "block_size", "max_num_batched_tokens"}
+_INT_KEYS = {"max_model_len", "tp", "pp", "block_size", "max_num_batched_tokens", "max_num_seqs"}
 
 _MODEL = [
     r"with config: model='([^']+)'",
@@ -130,6 +133,8 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         if value is None:
             continue
         setattr(log, key, int(value) if key in _INT_KEYS else (float(value) if key == "gpu_memory_utilization" else value))
+    if re.search(r"'enforce_eager': True|--enforce-eager\b|enforce_eager=True", text):
+        log.enforce_eager = True
     if re.search(r"'enable_prefix_caching': False|--no-enable-prefix-caching|enable_prefix_caching=False", text):
         log.enable_prefix_caching = False
     elif re.search(r"'enable_prefix_caching': True|--enable-prefix-caching|enable_prefix_caching=True", text):

@@ -63,10 +63,12 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     if hybrid_manager is None:  # a KV connector (CPU offloading) turns the hybrid manager off
         hybrid_manager = plan.offload is None
     kv_memory, how = kv_memory_of(result, rules, mnbt)
+    gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
     pool = simulate(plan.model, kv_memory_bytes=kv_memory, max_model_len=max_model_len_tokens,
                     block_tokens=plan.block_size, tp=dep.tp if dep else 1, pp=dep.pp if dep else 1,
                     max_num_batched_tokens=mnbt, hybrid_manager=hybrid_manager, rules=rules,
-                    allow_long_max_model_len=allow_long_max_model_len)
+                    allow_long_max_model_len=allow_long_max_model_len,
+                    max_num_seqs=rules.max_num_seqs(gpu.memory_bytes if gpu else None, gpu.name if gpu else ""))
     notes = ([note] if note else []) + ([how] if how else []) + list(pool.notes)
     group_rows = []
     for g in pool.groups:
@@ -98,6 +100,8 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
         "blocks_per_request": pool.blocks_per_request,
         "groups": group_rows,
         "fits": pool.fits,
+        "start_refusal": pool.refusal,
+        "max_num_seqs": pool.max_num_seqs,
         "estimated_max_model_len": pool.estimated_max_model_len,
         "log": pool.log_lines(),
         "notes": notes,
@@ -109,10 +113,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     report.lines.append(f"vLLM {rules.version} (modelled) would log:")
     report.lines.extend(f"  {line}" for line in pool.log_lines())
     if not pool.fits:
-        report.lines.append(
-            f"  vLLM would refuse to start: one {pool.max_model_len:,}-token request needs more than "
-            f"{format_bytes(pool.kv_memory_bytes)}; the estimated maximum model length is {pool.estimated_max_model_len:,}"
-        )
+        report.lines.append(f"  vLLM would refuse to start: {pool.refusal}")
     report.lines.extend(f"  note: {n}" for n in notes)
     return pool
 

@@ -27,6 +27,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | chunked local attention + hybrid manager | off (env default 0); on (default 1) from 0.14.0                          |
 | layers per group (close counts)       | the smallest count (0.11); the largest when < 1.25 x the smallest from 0.12.0; < 1.5 x from 0.18.0 |
 | start check                           | every layer's worst case <= available; from 0.14.0 the first group's blocks x layers per group x page; from 0.19.0 the sum over groups; from 0.29.0 in memory less one block (the null block) |
+| Mamba layers: max_num_seqs <= blocks  | not checked; from 0.20.0 vLLM refuses to start when max_num_seqs > num_blocks (FULL decode CUDA graphs, the default; --enforce-eager lifts it) |
 | --block-size                          | 1, 8, 16, 32, 64, 128; + 256 from 0.11.1; any int from 0.18.0 (> 0 from 0.23.0) |
 | max_num_batched_tokens (`vllm serve`) | 8192 if >= 70 GiB and not A100, else 2048; 16384 if >= 160 GiB from 0.28.0 |
 | KV dtypes (the ones kvplan sizes)     | auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc; + fp8_ds_mla 0.11.1; + float16 0.18.0; + int8/fp8_per_token_head, nvfp4 0.20.0; + int4_per_token_head 0.25.0 |
@@ -137,6 +138,11 @@ class VllmRules:
     null_block_in_check: bool = _src(
         "from 0.29.0 vllm/v1/core/kv_cache_utils.py: get_kv_cache_configs / check_enough_kv_cache_memory "
         "(check_memory = available - _pool_bytes_per_block); 0.33 vllm/v1/core/kv_cache_planning.py")
+    mamba_seqs_within_blocks: bool = _src(
+        "from 0.20.0 vllm/config/compilation.py: CompilationConfig.resolve_cudagraph_mode_and_sizes raises "
+        "ValueError when a model with Mamba layers has FULL decode CUDA graphs (the default) and max_num_seqs > "
+        "num_blocks: each decode sequence needs one Mamba block (0.18-0.19 capped the capture sizes instead, "
+        "with a warning; vllm/v1/worker/gpu_model_runner.py adjust_cudagraph_sizes_for_mamba_cache)")
     batched_tokens_tiers: tuple[tuple[int, bool, int], ...] = _src(
         "vllm/engine/arg_utils.py: EngineArgs.get_batch_defaults (OPENAI_API_SERVER): "
         "(min device memory, excludes A100, max_num_batched_tokens); the 160 GiB tier from 0.28.0")
@@ -219,6 +225,7 @@ V0_11 = VllmRules(
     unify_page_sizes=False,
     start_check="layers",
     null_block_in_check=False,
+    mamba_seqs_within_blocks=False,
     batched_tokens_tiers=((70 * GIB, True, 8192), (0, False, 2048)),
     max_num_seqs_tiers=((70 * GIB, True, 1024), (0, False, 256)),
     kv_cache_dtypes=_COMMON_DTYPES,
@@ -242,6 +249,7 @@ V0_18 = replace(V0_17, version="0.18", group_close_ratio=1.5, block_sizes=None, 
                 kv_cache_dtypes=_COMMON_DTYPES + ("float16", "fp8_ds_mla"))
 V0_19 = replace(V0_18, version="0.19", start_check="groups", kv_cache_dtype_skip_layers=True)
 V0_20 = replace(V0_19, version="0.20", gpu_memory_utilization=0.92, hybrid_align_to_block=True,
+                mamba_seqs_within_blocks=True,
                 nemotron_h_ssm_dtype="float32",
                 kv_cache_dtypes=V0_19.kv_cache_dtypes + ("int8_per_token_head", "fp8_per_token_head", "nvfp4"))
 V0_20_1 = replace(V0_20, version="0.20.1", tokens_from_concurrency=True)
@@ -276,6 +284,7 @@ V0_33 = VllmRules(
     unify_page_sizes=True,
     start_check="groups",
     null_block_in_check=True,
+    mamba_seqs_within_blocks=True,
     batched_tokens_tiers=((160 * GIB, False, 16384), (70 * GIB, True, 8192), (0, False, 2048)),
     max_num_seqs_tiers=((70 * GIB, True, 1024), (0, False, 256)),
     kv_cache_dtypes=_COMMON_DTYPES + ("float16", "fp8_ds_mla", "int8_per_token_head", "int4_per_token_head",
