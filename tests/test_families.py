@@ -391,3 +391,89 @@ def test_other_hybrids():
     e = est("qwen3.5-35b-a3b")
     assert e.bytes_per_token == 10 * 2 * 2 * 256 * 2
     assert e.state_bytes_per_sequence == 30 * (3 * (2 * 16 * 128 + 32 * 128) * 2 + 32 * 128 * 128 * 4)
+
+
+# -- image-text wrappers whose text models kvplan reads (tests/parity checks each against transformers) --------
+
+def _bpt(config, tokens=1):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return estimate(build_model(config, "t"), tokens).bytes_per_token
+
+
+def test_qwen2_vl_flat_and_windows():
+    # Qwen2-VL-7B-Instruct (flat file): 28 layers, hidden 3584 / 28 heads = 128 wide, 4 KV heads (k_proj
+    # 3584 -> 512 in the published module dump); use_sliding_window false -> every layer full
+    cfg = {"model_type": "qwen2_vl", "hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
+           "num_key_value_heads": 4, "use_sliding_window": False, "sliding_window": 32768, "max_window_layers": 28,
+           "torch_dtype": "bfloat16"}
+    assert _bpt(cfg) == 28 * 2 * 4 * 128 * 2 == 57_344
+    # a head_dim key is not read (Qwen2VLAttention: head_dim = hidden_size // num_heads)
+    assert _bpt(dict(cfg, head_dim=64)) == 57_344
+    # with the window on, layers >= max_window_layers slide; absent, Qwen2VLTextConfig's 80 (> 28: none slides)
+    on = dict(cfg, use_sliding_window=True, sliding_window=4096, max_window_layers=20)
+    kinds = [layer.kind for layer in build_model(on, "t").layers]
+    assert kinds == ["full attention"] * 20 + ["sliding window 4096"] * 8
+    on.pop("max_window_layers")
+    assert {layer.kind for layer in build_model(on, "t").layers} == {"full attention"}
+
+
+def test_glm_vision_text_models():
+    # GLM-4.1V-9B: glm4v_text 40 layers, 32 heads of 4096 / 32 = 128, 2 KV heads; head_dim is not read
+    text = {"model_type": "glm4v_text", "hidden_size": 4096, "num_hidden_layers": 40, "num_attention_heads": 32,
+            "num_key_value_heads": 2}
+    assert _bpt({"model_type": "glm4v", "text_config": text}) == 40 * 2 * 2 * 128 * 2 == 40_960
+    assert _bpt({"model_type": "glm4v", "text_config": dict(text, head_dim=64)}) == 40_960
+    # an absent num_key_value_heads means Glm4vTextConfig's 2; GLM-4.6V and glmga wrap the same text model
+    text.pop("num_key_value_heads")
+    for wrapper in ("glm4v", "glm46v", "glmga"):
+        assert _bpt({"model_type": wrapper, "text_config": text}) == 40_960
+    # GLM-4.5V (published config): glm4v_moe_text 46 layers, 8 KV heads of head_dim 128 (not 4096 / 96):
+    # k_proj 4096 -> 1024 in its module dump
+    moe = {"model_type": "glm4v_moe_text", "hidden_size": 4096, "num_hidden_layers": 46, "num_attention_heads": 96,
+           "num_key_value_heads": 8, "head_dim": 128}
+    assert _bpt({"model_type": "glm4v_moe", "text_config": moe}) == 46 * 2 * 8 * 128 * 2 == 188_416
+    # GLM-OCR (transformers' GlmOcrTextConfig defaults): 16 layers, 8 KV heads of 1024 / 16 = 64
+    ocr = {"model_type": "glm_ocr_text", "hidden_size": 1024, "num_hidden_layers": 16, "num_attention_heads": 16}
+    assert _bpt({"model_type": "glm_ocr", "text_config": ocr}) == 16 * 2 * 8 * 64 * 2 == 32_768
+
+
+@pytest.mark.parametrize(("wrapper", "text", "per_token"), [
+    # ERNIE-4.5-VL-28B-A3B (Ernie4_5_VLMoeTextConfig defaults): 28 layers, 2560 / 20 = 128, KV 4 by default
+    ("ernie4_5_vl_moe", {"hidden_size": 2560, "num_hidden_layers": 28, "num_attention_heads": 20},
+     28 * 2 * 4 * 128 * 2),
+    # Granite-4 Vision's text model (its defaults): 32 layers, KV heads default to the 32 query heads, 4096 / 32
+    ("granite4_vision", {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32},
+     32 * 2 * 32 * 128 * 2),
+    # granite-docling (its defaults): 28 layers, 1024 / 16 = 64, KV 4 by default
+    ("granite_docling", {"hidden_size": 1024, "num_hidden_layers": 28, "num_attention_heads": 16},
+     28 * 2 * 4 * 64 * 2),
+    # PaddleOCR-VL (PaddleOCRTextConfig defaults): 18 layers, KV 2 and head_dim 128 by default
+    ("paddleocr_vl", {"hidden_size": 1024, "num_hidden_layers": 18, "num_attention_heads": 16},
+     18 * 2 * 2 * 128 * 2),
+    # HunyuanOCR's published text_config: 24 layers, 8 KV heads of head_dim 128 (not 1024 / 16)
+    ("hunyuan_vl", {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
+                    "num_key_value_heads": 8, "head_dim": 128}, 24 * 2 * 8 * 128 * 2),
+    # Aria (AriaTextConfig defaults written out): 32 layers, head_dim 4096 / 32, KV heads = query heads
+    ("aria", {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}, 32 * 2 * 32 * 128 * 2),
+])
+def test_wrapped_full_attention_text_models(wrapper, text, per_token):
+    assert _bpt({"model_type": wrapper, "text_config": text}) == per_token
+    assert _bpt({"model_type": wrapper, "text_config": text}, 1000) == per_token
+
+
+def test_hunyuan_vl_needs_head_dim():
+    # HunYuanVLTextAttention reads config.head_dim with no fallback: a config without it is refused
+    text = {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16}
+    with pytest.raises(ConfigError, match="head_dim"):
+        build_model({"model_type": "hunyuan_vl", "text_config": text}, "t")
+
+
+def test_mistral_small_4_latent():
+    # Mistral-Small-4 (a mistral3 wrapper around a mistral4 text model): MLA caches the latent, kv_lora_rank 256
+    # + qk_rope_head_dim 64 per token and layer, 36 layers; num_key_value_heads 32 means nothing for the cache
+    text = {"model_type": "mistral4", "hidden_size": 4096, "num_hidden_layers": 36, "num_attention_heads": 32,
+            "num_key_value_heads": 32, "kv_lora_rank": 256, "q_lora_rank": 1024, "qk_rope_head_dim": 64,
+            "qk_nope_head_dim": 64, "v_head_dim": 128}
+    assert _bpt({"model_type": "mistral3", "text_config": text}) == 36 * (256 + 64) * 2 == 23_040
+    assert _bpt(text) == 23_040

@@ -76,6 +76,15 @@ def _hidden_over_heads(f: Fields, heads: int) -> int:
     return hidden // heads
 
 
+def explicit_head_dim(f: Fields) -> tuple[int, int, int, int]:
+    """HunYuan-VL's text model: its attention reads config.head_dim with no fallback (transformers'
+    default, None, cannot run), so the config must give it; KV heads default to the query heads."""
+    if f.opt_int("head_dim") is None:
+        raise ConfigError(f"{f.source}: config (model_type {f.model_type!r}) has no 'head_dim', which its attention "
+                          "needs (transformers has no fallback for it)", "add 'head_dim' or pass --set head_dim=VALUE")
+    return head_dims(f)
+
+
 def mpt_dims(f: Fields) -> tuple[int, int, int, int]:
     """MPT: vLLM caches attn_config.kv_n_heads when the key exists (transformers' own MPT
     always uses n_heads); width d_model / n_heads."""

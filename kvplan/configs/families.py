@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from . import kinds as K
 from . import params
-from .attention import (chatglm_kv_heads, decompressed_latent_dims, falcon_kv_heads, gqa_from_hidden, jetmoe_dims,
-                        mha_from_hidden, mpt_dims, multi_query_kv_heads, zamba_dims)
+from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
+                        gqa_from_hidden, jetmoe_dims, mha_from_hidden, mpt_dims, multi_query_kv_heads, zamba_dims)
 from .family import Family
 from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state,
                      olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state)
@@ -198,9 +198,36 @@ _ROWS: list[Family] = [
     Family(("llava",), text="llama", rules=("text model in text_config (llama by default)",)),
     Family(("mistral3",), text="mistral", rules=("text model in text_config (mistral by default, or ministral3)",)),
     Family(("qwen2_5_vl",), text="qwen2_5_vl_text", rules=("text model in text_config, or flat",)),
-    Family(("qwen2_5_vl_text",), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
-           dims=gqa_from_hidden, params=params.attention_decoder,
-           rules=("qwen2 window rules; width hidden_size / heads (a head_dim key is not read)",)),
+    Family(("qwen2_vl",), text="qwen2_vl_text", rules=("text model in text_config, or flat",)),
+    Family(("qwen2_5_vl_text", "qwen2_vl_text"), kinds=ATTN, window_gate="use_sliding_window",
+           derive=from_max_window_layers, dims=gqa_from_hidden, params=params.attention_decoder,
+           defaults={"max_window_layers": 80},
+           rules=("qwen2 window rules (max_window_layers 80 by default); width hidden_size / heads (a head_dim "
+                  "key is not read)",)),
+    # -- text models of image-text wrappers: full attention on every layer; the attention reads no window
+    Family(("glm4v",), text="glm4v_text", rules=("text model in text_config (glm4v_text by default)",)),
+    Family(("glm46v", "glmga"), text="glm4v_text", rules=("text model in text_config (glm4v_text by default)",)),
+    Family(("glm4v_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, defaults={"num_key_value_heads": 2},
+           params=params.attention_decoder,
+           rules=("full attention; num_key_value_heads (2 by default) heads of hidden_size / heads (a head_dim key "
+                  "is not read)",)),
+    *(Family((name,), text=f"{name}_text", rules=(f"text model in text_config ({name}_text by default)",))
+      for name in ("glm4v_moe", "glm_ocr", "ernie4_5_vl_moe", "granite4_vision", "granite_docling", "paddleocr_vl",
+                   "hunyuan_vl")),
+    *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.attention_decoder,
+             rules=(f"full attention; num_key_value_heads ({kv} by default) heads of head_dim "
+                    f"({dim} by default)",))
+      for name, defaults, kv, dim in (
+          ("glm4v_moe_text", {"num_key_value_heads": 8}, "8", "hidden_size / heads"),
+          ("glm_ocr_text", {"num_key_value_heads": 8}, "8", "hidden_size / heads"),
+          ("ernie4_5_vl_moe_text", {"num_key_value_heads": 4}, "4", "hidden_size / heads"),
+          ("granite4_vision_text", {}, "num_attention_heads", "hidden_size / heads"),
+          ("granite_docling_text", {"num_key_value_heads": 4}, "4", "hidden_size / heads"),
+          ("paddleocr_vl_text", {"num_key_value_heads": 2, "head_dim": 128}, "2", "128"))),
+    Family(("hunyuan_vl_text",), kinds=FULL_ONLY, dims=explicit_head_dim, params=params.attention_decoder,
+           rules=("full attention; num_key_value_heads (default num_attention_heads) heads of head_dim, which "
+                  "the config must give (transformers' attention reads it and has no fallback)",)),
+    Family(("aria",), text="aria_text", rules=("text model in text_config (aria_text by default)",)),
     Family(("qwen3_vl",), text="qwen3_vl_text", rules=("text model in text_config",)),
     Family(("qwen3_vl_moe",), text="qwen3_vl_moe_text", rules=("text model in text_config",)),
     Family(("qwen3_vl_moe_text",), kinds=FULL_ONLY, params=params.attention_decoder,
@@ -235,7 +262,7 @@ _ROWS: list[Family] = [
                     "max_position_embeddings": ("seq_length",)},
            rules=("KV heads = multi_query_group_num when multi_query_attention; head width kv_channels",)),
     # -- latent attention (MLA)
-    Family(("deepseek_v2", "deepseek_v3", "kimi_k2"), kinds=FULL_ONLY, attention="latent",
+    Family(("deepseek_v2", "deepseek_v3", "kimi_k2", "mistral4"), kinds=FULL_ONLY, attention="latent",
            params=params.latent, rules=("one latent of kv_lora_rank + qk_rope_head_dim per token and layer",)),
     Family(("deepseek_v32",), kinds=frozenset({K.INDEXED}), attention="latent", params=params.latent,
            derive=lambda f, n: [K.INDEXED] * n,

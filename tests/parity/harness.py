@@ -79,9 +79,19 @@ OVERRIDES: dict[str, dict] = {
     "ministral": {"head_dim": 16},
     # Multimodal RoPE: the modeling code falls back to sections sized for the default head_dim
     # ([16, 24, 24] = 128 / 2); the shrunk head_dim 16 needs sections summing to its rotary half.
-    **dict.fromkeys(("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm_ocr", "glmga"),
+    **dict.fromkeys(("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm_ocr", "glmga", "paddleocr_vl"),
                     {"rope_parameters": {"mrope_section": [2, 3, 3]}}),
     "glm4v_moe": {"rope_parameters": {"mrope_section": [1, 1, 2]}},
+    # ERNIE-4.5-VL falls back to sections [22, 22, 20] (its head_dim 128 / 2) when none is given; HunYuan-VL
+    # has no fallback (its default cannot run): sections for the shrunk rotary half, 8.
+    "ernie4_5_vl_moe": {"rope_parameters": {"mrope_section": [3, 3, 2]}},
+    "hunyuan_vl": {"head_dim": 16, "rope_parameters": {"mrope_section": [2, 2, 2, 2]}},
+}
+# The same for settings of a wrapper's top-level config (OVERRIDES go to its text_config).
+TOP_OVERRIDES: dict[str, dict] = {
+    # Granite-4 Vision's model indexes deepstack_layer_map and parses downsample_rate, both None by default
+    # (its default cannot build): one vision layer injected at text layer 0, a 1/2 window Q-Former.
+    "granite4_vision": {"deepstack_layer_map": [[-1, 0]], "downsample_rate": "1/2"},
 }
 # Widths derived from hidden_size at config time (2 x hidden for attention, hidden / 16 for dt rank):
 # applied to default configs and to bundled files alike.
@@ -235,6 +245,8 @@ def shrunk_config(model_type: str, variant: str | None = None):
     d = shrink_dict(base.to_dict(), _attribute_map(model_type))
     target = d.get("text_config") if isinstance(d.get("text_config"), dict) else d
     _merge(target, copy.deepcopy(OVERRIDES.get(model_type, {})))
+    if target is not d:
+        _merge(d, copy.deepcopy(TOP_OVERRIDES.get(model_type, {})))
     _merge(target, copy.deepcopy(WIDTH_FIXES.get(model_type, {})))
     if variant is not None:
         _merge(target, copy.deepcopy(VARIANTS[variant][1]))
