@@ -477,3 +477,20 @@ def test_mistral_small_4_latent():
             "qk_nope_head_dim": 64, "v_head_dim": 128}
     assert _bpt({"model_type": "mistral3", "text_config": text}) == 36 * (256 + 64) * 2 == 23_040
     assert _bpt(text) == 23_040
+
+
+def test_cohere2_moe_windows():
+    # Cohere2MoeConfig defaults: 40 layers, 64 heads, KV heads default to 64, head_dim 128, sliding_window 4096,
+    # pattern 4 -> layers 3, 7, ..., 39 full (10), 30 sliding; 2 x 64 x 128 x 2 = 32,768 B per token and layer
+    cfg = {"model_type": "cohere2_moe", "hidden_size": 8192, "num_hidden_layers": 40, "num_attention_heads": 64}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e = estimate(build_model(cfg, "t"), K128)
+    per_layer = 2 * 64 * 128 * 2
+    assert rows(e)["full attention"].layers == 10 and rows(e)["sliding window 4096"].layers == 30
+    assert e.kv_bytes_per_sequence == 10 * K128 * per_layer + 30 * 4096 * per_layer
+    # first_k_dense_replace 3 with prefix pattern 2: S F S, then the rest counted afresh (layer 3 + 3 = 6 full)
+    kinds = [layer.kind for layer in build_model(dict(cfg, num_hidden_layers=8, first_k_dense_replace=3,
+                                                      prefix_dense_sliding_window_pattern=2), "t").layers]
+    full = [i for i, kind in enumerate(kinds) if kind == "full attention"]
+    assert full == [1, 6]

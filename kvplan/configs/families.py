@@ -17,9 +17,9 @@ from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_hea
 from .family import Family
 from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state,
                      olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state)
-from .markers import (alternate_sliding_first, every_period, from_max_window_layers, gemma4_layer_dims,
-                      glm_dsa_indexers, gpt_neo_attention_types, kimi_default, last_layer_full, lfm2_kinds,
-                      llama4_kinds, marker_length, olmo3_windows, olmo_hybrid_default, pattern_default,
+from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period, from_max_window_layers,
+                      gemma4_layer_dims, glm_dsa_indexers, gpt_neo_attention_types, kimi_default, last_layer_full,
+                      lfm2_kinds, llama4_kinds, marker_length, olmo3_windows, olmo_hybrid_default, pattern_default,
                       qwen2_moe_windows, smollm3_windows, zamba2_default, zamba_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
@@ -177,6 +177,11 @@ _ROWS: list[Family] = [
            rules=("layer i is full when (i + 1) % sliding_window_pattern == 0 (default 6), else sliding",)),
     Family(("gemma3n_text",), kinds=ATTN, derive=pattern_default(5), params=params.attention_decoder,
            rules=("full every 5th layer; the last num_kv_shared_layers reuse an earlier layer's cache",)),
+    Family(("cohere2_moe",), kinds=ATTN, derive=cohere2_moe_windows, params=params.attention_decoder,
+           defaults={"head_dim": 128, "sliding_window": 4096},
+           rules=("layer_types; else the first first_k_dense_replace layers by prefix_dense_sliding_window_pattern "
+                  "(default 1: full), the rest full when (i + 1) % sliding_window_pattern == 0 (default 4); "
+                  "head_dim 128 and sliding_window 4096 by default",)),
     Family(("cohere2",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
            params=params.attention_decoder, rules=("layer i is full when (i + 1) % sliding_window_pattern == 0",)),
     # -- multimodal wrappers: the text model is nested under text_config

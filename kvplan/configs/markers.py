@@ -256,6 +256,15 @@ def qwen2_moe_windows(f: Fields, n: int) -> list[str]:
     return [K.SLIDING if (i + 1) % 2 != 0 and i < last else K.FULL for i in range(n)]
 
 
+def cohere2_moe_windows(f: Fields, n: int) -> list[str]:
+    """Cohere2-MoE with no layer_types (Cohere2MoeConfig): the first first_k_dense_replace (dense) layers
+    follow prefix_dense_sliding_window_pattern (default 1: all full), the rest sliding_window_pattern
+    (default 4) counted again from their first layer; layer i of a run is full when (i + 1) % pattern == 0."""
+    first = f.int("first_k_dense_replace", default=0, minimum=0, maximum=n)
+    prefix = period_kinds(first, f.int("prefix_dense_sliding_window_pattern", default=1))
+    return prefix + period_kinds(n - first, f.int("sliding_window_pattern", default=4))
+
+
 def olmo3_windows(f: Fields, n: int) -> list[str]:
     """Olmo 3: every 4th layer full, the others sliding (the period is fixed in Olmo3Config)."""
     return period_kinds(n, 4)

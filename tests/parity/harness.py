@@ -534,6 +534,11 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
     "exaone4[sliding_window_pattern LLLG]": ("exaone4", {}, _legacy(("layer_types",), sliding_window_pattern="LLLG")),
     "lfm2[full_attn_idxs]": ("lfm2", {"full_attn_idxs": [2, 5, 8, 10, 12, 14], "layer_types": None},
                              _drop("layer_types")),
+    # Cohere2-MoE files may give first_k_dense_replace instead of layer_types (Cohere2MoeConfig pops it): the
+    # dense prefix follows its own pattern
+    "cohere2_moe[first_k_dense_replace, file without layer_types]": (
+        "cohere2_moe", {"first_k_dense_replace": 3, "prefix_dense_sliding_window_pattern": 2, "layer_types": None},
+        _legacy(("layer_types",), first_k_dense_replace=3)),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),
