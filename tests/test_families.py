@@ -494,3 +494,16 @@ def test_cohere2_moe_windows():
                                                       prefix_dense_sliding_window_pattern=2), "t").layers]
     full = [i for i, kind in enumerate(kinds) if kind == "full attention"]
     assert full == [1, 6]
+
+
+def test_granite_swa_every_fourth_layer_full():
+    # GraniteSWAConfig defaults: 24 layers, 20 heads of 2560 / 20 = 128, 4 KV heads; layers 0, 4, ..., 20 full
+    # (6), 18 sliding of 128 tokens; 2 x 4 x 128 x 2 = 2,048 B per token and layer
+    cfg = {"model_type": "granite_swa", "hidden_size": 2560, "num_hidden_layers": 24, "num_attention_heads": 20}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert rows(e)["full attention"].layers == 6 and rows(e)["sliding window 128"].layers == 18
+    assert e.kv_bytes_per_sequence == 6 * K128 * 2048 + 18 * 128 * 2048
+    # GraniteMoeSWAConfig: KV heads default to the query heads (32 of 4096 / 32 = 128), 32 layers: 8 full
+    moe = {"model_type": "granitemoe_swa", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}
+    e = estimate(build_model(moe, "t"), K128)
+    assert e.kv_bytes_per_sequence == (8 * K128 + 24 * 128) * 2 * 32 * 128 * 2

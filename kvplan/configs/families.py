@@ -17,8 +17,8 @@ from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_hea
 from .family import Family
 from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state,
                      olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state)
-from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period, from_max_window_layers,
-                      gemma4_layer_dims, glm_dsa_indexers, gpt_neo_attention_types, kimi_default, last_layer_full,
+from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period, first_of_four_full,
+                      from_max_window_layers, gemma4_layer_dims, glm_dsa_indexers, gpt_neo_attention_types, kimi_default, last_layer_full,
                       lfm2_kinds, llama4_kinds, marker_length, olmo3_windows, olmo_hybrid_default, pattern_default,
                       qwen2_moe_windows, smollm3_windows, zamba2_default, zamba_default)
 
@@ -182,6 +182,12 @@ _ROWS: list[Family] = [
            rules=("layer_types; else the first first_k_dense_replace layers by prefix_dense_sliding_window_pattern "
                   "(default 1: full), the rest full when (i + 1) % sliding_window_pattern == 0 (default 4); "
                   "head_dim 128 and sliding_window 4096 by default",)),
+    *(Family((name,), kinds=ATTN, derive=first_of_four_full, params=params.attention_decoder,
+             defaults={"sliding_window": 128, **kv},
+             rules=("layer_types; else layer i full when i % 4 == 0, the rest sliding (sliding_window 128 by "
+                    f"default); KV heads {kv_text} by default (the attention sink is a weight, not cached)",))
+      for name, kv, kv_text in (("granite_swa", {"num_key_value_heads": 4}, "4"),
+                                ("granitemoe_swa", {}, "= query heads"))),
     Family(("cohere2",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
            params=params.attention_decoder, rules=("layer i is full when (i + 1) % sliding_window_pattern == 0",)),
     # -- multimodal wrappers: the text model is nested under text_config

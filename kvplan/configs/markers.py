@@ -265,6 +265,11 @@ def cohere2_moe_windows(f: Fields, n: int) -> list[str]:
     return prefix + period_kinds(n - first, f.int("sliding_window_pattern", default=4))
 
 
+def first_of_four_full(f: Fields, n: int) -> list[str]:
+    """Granite-SWA (dense and MoE) with no layer_types: layer i is full when i % 4 == 0, else sliding."""
+    return [K.FULL if i % 4 == 0 else K.SLIDING for i in range(n)]
+
+
 def olmo3_windows(f: Fields, n: int) -> list[str]:
     """Olmo 3: every 4th layer full, the others sliding (the period is fixed in Olmo3Config)."""
     return period_kinds(n, 4)

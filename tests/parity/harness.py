@@ -539,6 +539,8 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
     "cohere2_moe[first_k_dense_replace, file without layer_types]": (
         "cohere2_moe", {"first_k_dense_replace": 3, "prefix_dense_sliding_window_pattern": 2, "layer_types": None},
         _legacy(("layer_types",), first_k_dense_replace=3)),
+    "granite_swa[file without layer_types]": ("granite_swa", {}, _drop("layer_types")),
+    "granitemoe_swa[file without layer_types]": ("granitemoe_swa", {}, _drop("layer_types")),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),
