@@ -507,3 +507,30 @@ def test_granite_swa_every_fourth_layer_full():
     moe = {"model_type": "granitemoe_swa", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}
     e = estimate(build_model(moe, "t"), K128)
     assert e.kv_bytes_per_sequence == (8 * K128 + 24 * 128) * 2 * 32 * 128 * 2
+
+
+MIMO_V2_FLASH_HUB = {
+    # XiaomiMiMo/MiMo-V2-Flash's config.json as published (the cache fields)
+    "model_type": "mimo_v2_flash", "hidden_size": 4096, "num_hidden_layers": 48, "num_attention_heads": 64,
+    "num_key_value_heads": 4, "head_dim": 192, "v_head_dim": 128, "swa_num_attention_heads": 64,
+    "swa_num_key_value_heads": 8, "swa_head_dim": 192, "swa_v_head_dim": 128, "sliding_window": 128,
+    "sliding_window_size": 128, "max_position_embeddings": 262144,
+    "hybrid_layer_pattern": [0 if i == 0 or (i + 1) % 6 == 0 else 1 for i in range(48)],
+}
+
+
+def test_mimo_v2_flash_hub_config():
+    # layer 0 and 5, 11, ..., 47 full (9): 4 KV heads x (K 192 + V 128) x 2 B = 2,560 B per token and layer;
+    # 39 sliding layers: twice the KV heads (8) = 5,120 B, window sliding_window_size 128 + 1 = 129 tokens
+    e = estimate(build_model(MIMO_V2_FLASH_HUB, "t"), K128)
+    r = rows(e)
+    assert r["full attention"].layers == 9 and r["sliding window 129"].layers == 39
+    assert e.kv_bytes_per_sequence == 9 * K128 * 2560 + 39 * 129 * 5120
+    assert estimate(build_model(MIMO_V2_FLASH_HUB, "t"), 1).bytes_per_token == 9 * 2560 + 39 * 5120 == 222_720
+
+
+@pytest.mark.parametrize("change", [{"swa_num_key_value_heads": 4}, {"swa_v_head_dim": 64},
+                                    {"hybrid_layer_pattern": [1] * 48}])
+def test_mimo_v2_flash_fields_transformers_ignores_must_agree(change):
+    with pytest.raises(ConfigError, match=next(iter(change))):
+        build_model(dict(MIMO_V2_FLASH_HUB, **change), "t")

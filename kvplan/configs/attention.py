@@ -120,6 +120,13 @@ def zamba_dims(f: Fields) -> tuple[int, int, int, int]:
     return heads, kv, width, width
 
 
+def mimo_v2_flash_window(f: Fields) -> int | None:
+    """MiMo-V2-Flash: hub files give sliding_window_size, the tokens attended before the query;
+    MiMoV2FlashConfig then sets sliding_window = sliding_window_size + 1 (129 by default)."""
+    size = f.opt_int("sliding_window_size")
+    return size + 1 if size is not None else f.opt_int("sliding_window")
+
+
 # -- KV-head rules of families that do not use num_key_value_heads plainly ----
 
 def falcon_kv_heads(f: Fields, heads: int) -> int:

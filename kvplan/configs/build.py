@@ -134,6 +134,11 @@ def layer_count(f: Fields, family: Family) -> int:
     )
 
 
+def window_tokens(f: Fields, family: Family) -> int | None:
+    """The sliding window in tokens: the family's rule, else sliding_window."""
+    return family.window(f) if family.window is not None else f.opt_int("sliding_window")
+
+
 def layer_kinds(f: Fields, family: Family, n: int) -> list[str]:
     """Each layer's kind, with ATTENTION resolved to full or sliding."""
     windows_on = family.window_gate is None or f.flag(family.window_gate)
@@ -147,7 +152,7 @@ def layer_kinds(f: Fields, family: Family, n: int) -> list[str]:
                 break
         if kinds is None:
             kinds = family.derive(f, n) if family.derive and windows_on else [K.ATTENTION] * n
-    window = f.opt_int("sliding_window") if windows_on else None
+    window = window_tokens(f, family) if windows_on else None
     out = []
     for i, kind in enumerate(kinds):
         if kind == K.ATTENTION:
@@ -190,7 +195,7 @@ class _LayerMaker:
         kv = overrides.get("num_key_value_heads", kv)
         if "head_dim" in overrides:
             key_dim = value_dim = overrides["head_dim"]
-        window = f.int("sliding_window") if kind in (K.SLIDING, K.HYBRID_SLIDING) else None
+        window = window_tokens(f, self.family) if kind in (K.SLIDING, K.HYBRID_SLIDING) else None
         chunk = None
         if kind == K.CHUNKED:
             chunk = f.int("attention_chunk_size")

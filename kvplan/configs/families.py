@@ -13,14 +13,16 @@ from __future__ import annotations
 from . import kinds as K
 from . import params
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
-                        gqa_from_hidden, jetmoe_dims, mha_from_hidden, mpt_dims, multi_query_kv_heads, zamba_dims)
+                        gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
+                        multi_query_kv_heads, zamba_dims)
 from .family import Family
 from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state,
                      olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state)
 from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period, first_of_four_full,
-                      from_max_window_layers, gemma4_layer_dims, glm_dsa_indexers, gpt_neo_attention_types, kimi_default, last_layer_full,
-                      lfm2_kinds, llama4_kinds, marker_length, olmo3_windows, olmo_hybrid_default, pattern_default,
-                      qwen2_moe_windows, smollm3_windows, zamba2_default, zamba_default)
+                      from_max_window_layers, gemma4_layer_dims, glm_dsa_indexers, gpt_neo_attention_types,
+                      kimi_default, last_layer_full, lfm2_kinds, llama4_kinds, marker_length, mimo_v2_flash_dims,
+                      mimo_v2_flash_kinds, olmo3_windows, olmo_hybrid_default, pattern_default, qwen2_moe_windows,
+                      smollm3_windows, zamba2_default, zamba_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -188,6 +190,12 @@ _ROWS: list[Family] = [
                     f"default); KV heads {kv_text} by default (the attention sink is a weight, not cached)",))
       for name, kv, kv_text in (("granite_swa", {"num_key_value_heads": 4}, "4"),
                                 ("granitemoe_swa", {}, "= query heads"))),
+    Family(("mimo_v2_flash",), kinds=ATTN, derive=mimo_v2_flash_kinds, per_layer=mimo_v2_flash_dims,
+           window=mimo_v2_flash_window, params=params.attention_decoder, aliases={"value_head_dim": ("v_head_dim",)},
+           defaults={"num_key_value_heads": 4, "head_dim": 192, "value_head_dim": 128, "sliding_window": 129},
+           rules=("layer_types; else layer 0 and every 6th layer full, the rest sliding; sliding layers keep "
+                  "2 x num_key_value_heads; K head_dim (192) and V v_head_dim (128) wide; window "
+                  "sliding_window_size + 1 when given, else sliding_window (129)",)),
     Family(("cohere2",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
            params=params.attention_decoder, rules=("layer i is full when (i + 1) % sliding_window_pattern == 0",)),
     # -- multimodal wrappers: the text model is nested under text_config

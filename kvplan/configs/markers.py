@@ -311,6 +311,32 @@ def gemma4_layer_dims(f: Fields, index: int, kind: str) -> dict:
     return out
 
 
+def mimo_v2_flash_kinds(f: Fields, n: int) -> list[str]:
+    """MiMo-V2-Flash with no layer_types (MiMoV2FlashConfig): layer 0 and every 6th layer ((i + 1) % 6 == 0)
+    full, the rest sliding. Hub files also write hybrid_layer_pattern (1 sliding, 0 full), which transformers
+    does not read: it must agree with that rule, or the reading would depend on the engine."""
+    kinds = [K.FULL if i == 0 or (i + 1) % 6 == 0 else K.SLIDING for i in range(n)]
+    if f.has("hybrid_layer_pattern"):
+        pattern = f.int_list("hybrid_layer_pattern", n, minimum=0, maximum=1)
+        if [K.SLIDING if v else K.FULL for v in pattern] != kinds:
+            raise _bad(f, "hybrid_layer_pattern", "disagrees with transformers' rule for this family (layer 0 and "
+                       "every 6th layer full), which ignores it; give layer_types to say which layers slide")
+    return kinds
+
+
+def mimo_v2_flash_dims(f: Fields, index: int, kind: str) -> dict:
+    """MiMo-V2-Flash's sliding layers have twice num_key_value_heads (MiMoV2FlashAttention); hub files also
+    write swa_num_key_value_heads / swa_head_dim / swa_v_head_dim, which transformers does not read: each must
+    agree with what it builds."""
+    expected = {"swa_num_key_value_heads": 2 * f.int("num_key_value_heads"), "swa_head_dim": f.int("head_dim"),
+                "swa_v_head_dim": f.int("value_head_dim")}
+    for name, value in expected.items():
+        if f.has(name) and f.int(name) != value:
+            raise _bad(f, name, f"is {f.int(name)}, but transformers builds the sliding layers with {value} "
+                       "(it does not read this field); kvplan cannot tell which one the checkpoint holds")
+    return {"num_key_value_heads": expected["swa_num_key_value_heads"]} if kind == K.SLIDING else {}
+
+
 def zamba_default(f: Fields, n: int) -> list[str]:
     """Zamba with no layers_block_type: layer 2 is hybrid, and layer j >= 3 is hybrid iff
     (j - 3) % attn_layer_period == attn_layer_offset (ZambaConfig); the rest Mamba."""

@@ -541,6 +541,12 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
         _legacy(("layer_types",), first_k_dense_replace=3)),
     "granite_swa[file without layer_types]": ("granite_swa", {}, _drop("layer_types")),
     "granitemoe_swa[file without layer_types]": ("granitemoe_swa", {}, _drop("layer_types")),
+    # MiMo-V2-Flash's hub form: V narrower than K, sliding_window_size (transformers adds 1), hybrid_layer_pattern
+    # and swa_* widths that transformers does not read (they agree with what it builds) instead of layer_types
+    "mimo_v2_flash[hub form]": ("mimo_v2_flash", {"v_head_dim": 8, "sliding_window_size": 6}, _legacy(
+        ("layer_types",), hybrid_layer_pattern=lambda t: [0 if i == 0 or (i + 1) % 6 == 0 else 1
+                                                          for i in range(t.get("num_hidden_layers", 48))],
+        swa_num_key_value_heads=4, swa_head_dim=16, swa_v_head_dim=8)),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),
