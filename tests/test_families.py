@@ -534,3 +534,17 @@ def test_mimo_v2_flash_hub_config():
 def test_mimo_v2_flash_fields_transformers_ignores_must_agree(change):
     with pytest.raises(ConfigError, match=next(iter(change))):
         build_model(dict(MIMO_V2_FLASH_HUB, **change), "t")
+
+
+def test_laguna_per_layer_query_heads_leave_kv_alone():
+    # Laguna-XS.2's form: 40 layers, full when i % 4 == 0 (10), 30 sliding of 512; 48 / 64 query heads per layer
+    # but K/V 8 heads x head_dim 128 everywhere: 2 x 8 x 128 x 2 = 4,096 B per token and layer
+    cfg = {"model_type": "laguna", "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 48,
+           "num_key_value_heads": 8, "head_dim": 128, "sliding_window": 512,
+           "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(40)],
+           "num_attention_heads_per_layer": [48 if i % 4 == 0 else 64 for i in range(40)]}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == (10 * K128 + 30 * 512) * 4096
+    # LagunaConfig without layer_types: every layer full, although sliding_window defaults to 512
+    plain = {k: v for k, v in cfg.items() if k not in ("layer_types", "sliding_window")}
+    assert estimate(build_model(plain, "t"), K128).kv_bytes_per_sequence == 40 * K128 * 4096

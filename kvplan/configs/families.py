@@ -196,6 +196,11 @@ _ROWS: list[Family] = [
            rules=("layer_types; else layer 0 and every 6th layer full, the rest sliding; sliding layers keep "
                   "2 x num_key_value_heads; K head_dim (192) and V v_head_dim (128) wide; window "
                   "sliding_window_size + 1 when given, else sliding_window (129)",)),
+    Family(("laguna",), kinds=ATTN, derive=lambda f, n: [K.FULL] * n, params=params.attention_decoder,
+           defaults={"num_key_value_heads": 8, "head_dim": 128, "sliding_window": 512},
+           rules=("layer_types (absent: every layer full); sliding layers keep sliding_window (512 by default); "
+                  "num_attention_heads_per_layer varies the query heads only: K/V num_key_value_heads (8) x "
+                  "head_dim (128) on every layer",)),
     Family(("cohere2",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
            params=params.attention_decoder, rules=("layer i is full when (i + 1) % sliding_window_pattern == 0",)),
     # -- multimodal wrappers: the text model is nested under text_config

@@ -547,6 +547,10 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
         ("layer_types",), hybrid_layer_pattern=lambda t: [0 if i == 0 or (i + 1) % 6 == 0 else 1
                                                           for i in range(t.get("num_hidden_layers", 48))],
         swa_num_key_value_heads=4, swa_head_dim=16, swa_v_head_dim=8)),
+    # Laguna-XS.2's form: every 4th layer full, the rest sliding, more query heads on the sliding layers
+    "laguna[sliding layers, per-layer heads]": ("laguna", {
+        "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(40)],
+        "num_attention_heads_per_layer": [4 if i % 4 == 0 else 8 for i in range(40)]}, None),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),
