@@ -548,3 +548,14 @@ def test_laguna_per_layer_query_heads_leave_kv_alone():
     # LagunaConfig without layer_types: every layer full, although sliding_window defaults to 512
     plain = {k: v for k, v in cfg.items() if k not in ("layer_types", "sliding_window")}
     assert estimate(build_model(plain, "t"), K128).kv_bytes_per_sequence == 40 * K128 * 4096
+
+
+def test_doge_keep_window_size_evicts_nothing():
+    # DogeConfig defaults: 32 layers, 8 heads of 1024 / 8 = 128, KV heads = query heads: 2 x 8 x 128 x 2 = 4,096 B
+    # per token and layer; keep_window_size 2048 masks attention but the cache keeps every token
+    cfg = {"model_type": "doge", "hidden_size": 1024, "num_hidden_layers": 32, "num_attention_heads": 8,
+           "keep_window_size": 2048}
+    assert estimate(build_model(cfg, "t"), K128).kv_bytes_per_sequence == 32 * K128 * 4096
+    # a sliding_window applies to every layer
+    e = estimate(build_model(dict(cfg, sliding_window=4096), "t"), K128)
+    assert e.kv_bytes_per_sequence == 32 * 4096 * 4096

@@ -91,6 +91,9 @@ _ROWS: list[Family] = [
            kinds=ATTN_CHUNKED, params=params.attention_decoder,
            rules=("transformers' generic cache rule (layer_types, else sliding_window on every layer), "
                   "checked against transformers' own cache by tests/parity",)),
+    Family(("doge",), kinds=ATTN, params=params.attention_decoder,
+           rules=("K/V of every token on every layer (sliding_window, when set, on every layer); keep_window_size "
+                  "only picks which cached keys a query attends to (dynamic mask attention), it evicts nothing",)),
     Family(("smollm3",), kinds=ATTN, window_gate="use_sliding_window", derive=smollm3_windows,
            params=params.attention_decoder,
            rules=("with use_sliding_window the NoPE layers (every no_rope_layer_interval-th) slide",)),

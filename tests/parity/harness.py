@@ -516,6 +516,9 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
     "mixtral[sliding_window]": ("mixtral", {"sliding_window": WINDOW}, None),
     "phi3[sliding_window]": ("phi3", {"sliding_window": WINDOW}, None),
     "starcoder2[sliding_window]": ("starcoder2", {"sliding_window": WINDOW}, None),
+    "doge[sliding_window]": ("doge", {"sliding_window": WINDOW}, None),
+    # Doge's keep_window_size selects the keys a query attends to; the cache still holds every token
+    "doge[keep_window_size]": ("doge", {"keep_window_size": 4}, None),
     "mistral[no window]": ("mistral", {"sliding_window": None}, None),
     "falcon[new_decoder_architecture]": ("falcon", {"new_decoder_architecture": True, "num_kv_heads": 2}, None),
     # LFM2's default puts attention on all 32 layers; LFM2-1.2B's full_attn_idxs leave 26 conv layers.
