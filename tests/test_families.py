@@ -559,3 +559,17 @@ def test_doge_keep_window_size_evicts_nothing():
     # a sliding_window applies to every layer
     e = estimate(build_model(dict(cfg, sliding_window=4096), "t"), K128)
     assert e.kv_bytes_per_sequence == 32 * 4096 * 4096
+
+
+def test_lfm3_conv_sliding_and_full_layers():
+    # Lfm3Config defaults: 24 layers; full when i % 4 == 2 (6), sliding when i % 4 == 0 and i > 0 (5), else conv
+    # (13); attention 4 KV heads x head_dim 128 = 2,048 B per token and layer, sliding_window 256; conv state
+    # (conv_L_cache 7 - 1) x hidden 2048 x 2 B = 24,576 B per layer and sequence
+    cfg = {"model_type": "lfm3", "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16,
+           "torch_dtype": "bfloat16"}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == (6 * K128 + 5 * 256) * 2048
+    assert e.state_bytes_per_sequence == 13 * 6 * 2048 * 2 == 319_488
+    # the image-text wrapper reads the same text model
+    assert estimate(build_model({"model_type": "lfm3_vl", "text_config": cfg}, "t"), K128).bytes_per_sequence \
+        == e.bytes_per_sequence

@@ -20,9 +20,9 @@ from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_st
                      olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state)
 from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period, first_of_four_full,
                       from_max_window_layers, gemma4_layer_dims, glm_dsa_indexers, gpt_neo_attention_types,
-                      kimi_default, last_layer_full, lfm2_kinds, llama4_kinds, marker_length, mimo_v2_flash_dims,
-                      mimo_v2_flash_kinds, olmo3_windows, olmo_hybrid_default, pattern_default, qwen2_moe_windows,
-                      smollm3_windows, zamba2_default, zamba_default)
+                      kimi_default, last_layer_full, lfm2_kinds, lfm3_kinds, llama4_kinds, marker_length,
+                      mimo_v2_flash_dims, mimo_v2_flash_kinds, olmo3_windows, olmo_hybrid_default, pattern_default,
+                      qwen2_moe_windows, smollm3_windows, zamba2_default, zamba_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -109,6 +109,7 @@ _ROWS: list[Family] = [
         ("video_llama_3", "qwen2"), ("idefics2", "mistral"), ("kimi_k25", "deepseek_v3"),
         ("lighton_ocr", "qwen3"), ("qianfan_ocr", "qwen3"), ("nemotron_h_omni", "nemotron_h"),
         ("paligemma", "gemma"), ("shieldgemma2", "gemma3_text"), ("exaone4_5", "exaone4"), ("lfm2_vl", "lfm2"),
+        ("lfm3_vl", "lfm3"),
         ("minicpm_ocr", "qwen3_5_text"), ("minicpmv4_6", "qwen3_5_text"), ("minicpmv4_7", "qwen3_5_text"))),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
@@ -335,6 +336,12 @@ _ROWS: list[Family] = [
            params=params.attention_decoder,
            rules=("layer_types 'conv' / 'full_attention', or full_attn_idxs; conv layers keep a short-conv "
                   "state of (conv_L_cache - 1) x hidden_size",)),
+    Family(("lfm3",), kinds=frozenset({K.FULL, K.SLIDING, K.CONV}), conv=short_conv_state, derive=lfm3_kinds,
+           params=params.attention_decoder,
+           defaults={"num_key_value_heads": 4, "head_dim": 128, "sliding_window": 256, "conv_L_cache": 7},
+           rules=("layer_types 'conv' / 'sliding_attention' / 'full_attention'; absent: full when i % 4 == 2, "
+                  "sliding (256) when i % 4 == 0 and i > 0, else conv; conv layers keep (conv_L_cache - 1) x "
+                  "hidden_size (conv_L_cache 7 by default)",)),
     Family(("olmo_hybrid",), kinds=MAMBA_HYBRID, state=olmo_hybrid_state, derive=olmo_hybrid_default,
            params=params.attention_decoder,
            rules=("layer_types; by default full attention where i % 4 == 3, Gated DeltaNet (fp32 state) elsewhere",)),

@@ -284,6 +284,12 @@ def lfm2_kinds(f: Fields, n: int) -> list[str]:
     return [K.FULL if i in set(listed) else K.CONV for i in range(n)]
 
 
+def lfm3_kinds(f: Fields, n: int) -> list[str]:
+    """LFM3 with no layer_types (Lfm3Config): layer i is full when i % 4 == 2, sliding when i % 4 == 0 and
+    i > 0, else a short-conv layer."""
+    return [K.FULL if i % 4 == 2 else K.SLIDING if i % 4 == 0 and i > 0 else K.CONV for i in range(n)]
+
+
 def last_layer_full(f: Fields, kinds: list[str]) -> list[str]:
     """Gemma 4: the last layer is always full attention (the config forces it)."""
     return kinds[:-1] + [K.FULL] if kinds and kinds[-1] == K.SLIDING else kinds

@@ -30,7 +30,7 @@ _LEGACY_OR_MULTIMODAL = ("blt", "emu3", "got_ocr2", "moss_transcribe_diarize", "
 _DECODERS_REFUSED = (
     "axk1", "axk2", "bailing_hybrid", "dots3_note", "dots3_note_text", "gemma4_unified",
     "gemma4_unified_assistant", "gemma4_unified_text", "hy_v4", "inkling2_text",
-    "inkling_text", "lfm3", "minimax_m3_vl_text", "qwen4_exp", "qwen4_exp_text", "youtu",
+    "inkling_text", "minimax_m3_vl_text", "qwen4_exp", "qwen4_exp_text", "youtu",
     "zaya",
 )
 
@@ -41,7 +41,7 @@ _DECODERS_UNCHECKED = ("cohere_compass_text", "chameleon", "idefics")
 # Image-text-to-text wrappers of text models kvplan does not read (refused).
 _WRAPPERS_OF_UNREAD_TEXT = (
     "cohere_compass", "cosmos3_edge", "deepseek_ocr2", "diffusion_gemma", "glm5_next", "hyperclovax_vision_v2",
-    "inkling2", "inkling_mm_model", "lfm3_vl", "minimax_m3_vl", "mistral_large4", "molmo2", "muse_glimmer",
+    "inkling2", "inkling_mm_model", "minimax_m3_vl", "mistral_large4", "molmo2", "muse_glimmer",
     "muse_spark", "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "step3p7", "unlimited_ocr",
 )
 

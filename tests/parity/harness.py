@@ -554,6 +554,7 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
     "laguna[sliding layers, per-layer heads]": ("laguna", {
         "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(40)],
         "num_attention_heads_per_layer": [4 if i % 4 == 0 else 8 for i in range(40)]}, None),
+    "lfm3[file without layer_types]": ("lfm3", {}, _drop("layer_types")),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),
