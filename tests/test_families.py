@@ -573,3 +573,12 @@ def test_lfm3_conv_sliding_and_full_layers():
     # the image-text wrapper reads the same text model
     assert estimate(build_model({"model_type": "lfm3_vl", "text_config": cfg}, "t"), K128).bytes_per_sequence \
         == e.bytes_per_sequence
+
+
+def test_youtu_llm_latent():
+    # Youtu-LLM-2B's config (tencent): 32 layers of MLA, kv_lora_rank 512 + qk_rope_head_dim 64 = 576 per token
+    # and layer, 2 B each: 32 x 576 x 2 = 36,864 B per token (num_key_value_heads 16 means nothing here)
+    cfg = {"model_type": "youtu", "hidden_size": 2048, "num_hidden_layers": 32, "num_attention_heads": 16,
+           "num_key_value_heads": 16, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128,
+           "qk_rope_head_dim": 64, "v_head_dim": 128, "intermediate_size": 6144, "vocab_size": 128256}
+    assert estimate(build_model(cfg, "t"), 1).bytes_per_token == 32 * 576 * 2 == 36_864
