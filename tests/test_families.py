@@ -582,3 +582,10 @@ def test_youtu_llm_latent():
            "num_key_value_heads": 16, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128,
            "qk_rope_head_dim": 64, "v_head_dim": 128, "intermediate_size": 6144, "vocab_size": 128256}
     assert estimate(build_model(cfg, "t"), 1).bytes_per_token == 32 * 576 * 2 == 36_864
+
+
+def test_hyperclovax_vision_v2_reads_its_text_model():
+    # HyperCLOVA X vision v2 wraps a hyperclovax text model (transformers' generic rule): 4 layers, 2 KV x 128
+    text = {"model_type": "hyperclovax", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+            "num_key_value_heads": 2, "head_dim": 128}
+    assert _bpt({"model_type": "hyperclovax_vision_v2", "text_config": text}) == 4 * 2 * 2 * 128 * 2
