@@ -589,3 +589,46 @@ def test_hyperclovax_vision_v2_reads_its_text_model():
     text = {"model_type": "hyperclovax", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
             "num_key_value_heads": 2, "head_dim": 128}
     assert _bpt({"model_type": "hyperclovax_vision_v2", "text_config": text}) == 4 * 2 * 2 * 128 * 2
+
+
+@pytest.mark.parametrize(("wrapper", "text", "per_token"), [
+    # Qwen3-Omni-30B-A3B's thinker text_config (published): 48 layers, 4 KV heads of head_dim 128 (not 2048 / 32)
+    ("qwen3_omni_moe_thinker", {"hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 32,
+                                "num_key_value_heads": 4, "head_dim": 128}, 48 * 2 * 4 * 128 * 2),
+    # Molmo2 (Molmo2TextConfig defaults): 36 layers, 8 KV heads and head_dim 128 by default
+    ("molmo2", {"hidden_size": 4096, "num_hidden_layers": 36, "num_attention_heads": 32}, 36 * 2 * 8 * 128 * 2),
+    # Cosmos3-Edge (its defaults): 28 layers, 8 KV heads and head_dim 128 by default
+    ("cosmos3_edge", {"hidden_size": 2048, "num_hidden_layers": 28, "num_attention_heads": 16},
+     28 * 2 * 8 * 128 * 2),
+    # DeepSeek-OCR-2 (its defaults): 32 layers, KV heads = query heads, head_dim forced to 4096 / 32 = 128
+    ("deepseek_ocr2", {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "head_dim": 64},
+     32 * 2 * 32 * 128 * 2),
+])
+def test_more_wrapped_full_attention_text_models(wrapper, text, per_token):
+    assert _bpt({"model_type": wrapper, "text_config": text}) == per_token
+    assert _bpt({"model_type": wrapper, "text_config": text}, 5000) == per_token
+
+
+def test_qwen2_5_omni_thinker_windows():
+    # Qwen2.5-Omni-7B's thinker text model: 28 layers, 3584 / 28 = 128 wide, 4 KV heads; use_sliding_window false
+    text = {"hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+            "use_sliding_window": False, "sliding_window": 32768}
+    assert _bpt({"model_type": "qwen2_5_omni_thinker", "text_config": text}) == 28 * 2 * 4 * 128 * 2
+    # with the window on and max_window_layers absent (Qwen2_5OmniTextConfig's 28), no layer slides
+    on = dict(text, use_sliding_window=True, sliding_window=4096)
+    kinds = {layer.kind for layer in build_model({"model_type": "qwen2_5_omni_thinker", "text_config": on}, "t").layers}
+    assert kinds == {"full attention"}
+
+
+def test_muse_text_models_full_every_fourth_from_the_last():
+    # MuseGlimmerTextConfig defaults: 52 layers, full when (51 - i) % 4 == 0 -> layers 3, 7, ..., 51 (13), 39
+    # sliding of 2048; 2 KV heads x head_dim 128 = 1,024 B per token and layer
+    text = {"hidden_size": 6656, "num_hidden_layers": 52, "num_attention_heads": 32}
+    model = build_model({"model_type": "muse_glimmer", "text_config": text}, "t")
+    full = [i for i, layer in enumerate(model.layers) if layer.kind == "full attention"]
+    assert full == list(range(3, 52, 4))
+    assert estimate(model, K128).kv_bytes_per_sequence == (13 * K128 + 39 * 2048) * 1024
+    # MuseSparkTextConfig defaults: 62 layers -> full at 1, 5, ..., 61 (16), 46 sliding; 16 KV x 64 = 4,096 B
+    spark = {"hidden_size": 8192, "num_hidden_layers": 62, "num_attention_heads": 128}
+    e = estimate(build_model({"model_type": "muse_spark", "text_config": spark}, "t"), K128)
+    assert e.kv_bytes_per_sequence == (16 * K128 + 46 * 2048) * 4096

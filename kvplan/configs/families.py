@@ -20,7 +20,7 @@ from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_st
                      olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state)
 from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period, first_of_four_full,
                       from_max_window_layers, gemma4_layer_dims, glm_dsa_indexers, gpt_neo_attention_types,
-                      kimi_default, last_layer_full, lfm2_kinds, lfm3_kinds, llama4_kinds, marker_length,
+                      kimi_default, last_layer_full, last_of_four_full, lfm2_kinds, lfm3_kinds, llama4_kinds, marker_length,
                       mimo_v2_flash_dims, mimo_v2_flash_kinds, olmo3_windows, olmo_hybrid_default, pattern_default,
                       qwen2_moe_windows, smollm3_windows, zamba2_default, zamba_default)
 
@@ -256,6 +256,30 @@ _ROWS: list[Family] = [
            rules=("full attention; num_key_value_heads (default num_attention_heads) heads of head_dim, which "
                   "the config must give (transformers' attention reads it and has no fallback)",)),
     Family(("aria",), text="aria_text", rules=("text model in text_config (aria_text by default)",)),
+    *(Family((name,), text=text, rules=(f"text model in text_config ({text} by default)",)) for name, text in (
+        ("qwen2_5_omni_thinker", "qwen2_5_omni_text"), ("qwen3_omni_moe_thinker", "qwen3_omni_moe_text"),
+        ("molmo2", "molmo2_text"), ("cosmos3_edge", "cosmos3_edge_text"), ("deepseek_ocr2", "deepseek_ocr2_text"),
+        ("muse_spark", "muse_spark_text"), ("muse_glimmer", "muse_glimmer_text"))),
+    Family(("qwen2_5_omni_text",), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
+           params=params.attention_decoder, defaults={"num_key_value_heads": 4, "max_window_layers": 28},
+           rules=("qwen2 window rules (max_window_layers 28 by default); 4 KV heads by default",)),
+    *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.attention_decoder,
+             rules=(f"full attention (the attention reads no window); num_key_value_heads ({kv} by default) heads "
+                    f"of head_dim ({dim} by default)",))
+      for name, defaults, kv, dim in (
+          ("qwen3_omni_moe_text", {"num_key_value_heads": 4}, "4", "hidden_size / heads"),
+          ("molmo2_text", {"num_key_value_heads": 8, "head_dim": 128}, "8", "128"),
+          ("cosmos3_edge_text", {"num_key_value_heads": 8, "head_dim": 128}, "8", "128"))),
+    Family(("deepseek_ocr2_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params.attention_decoder,
+           rules=("full attention; num_key_value_heads (default num_attention_heads) heads of hidden_size / heads "
+                  "(DeepseekOcr2TextConfig overwrites head_dim with it)",)),
+    *(Family((name,), kinds=ATTN, derive=last_of_four_full, defaults=defaults, params=params.attention_decoder,
+             rules=("layer_types; else full when (n - 1 - i) % 4 == 0 (every 4th counted back from the last), "
+                    f"the rest sliding ({defaults['sliding_window']}); {defaults['num_key_value_heads']} KV heads of "
+                    f"{defaults['head_dim']} by default",))
+      for name, defaults in (
+          ("muse_spark_text", {"num_key_value_heads": 16, "head_dim": 64, "sliding_window": 2048}),
+          ("muse_glimmer_text", {"num_key_value_heads": 2, "head_dim": 128, "sliding_window": 2048}))),
     Family(("qwen3_vl",), text="qwen3_vl_text", rules=("text model in text_config",)),
     Family(("qwen3_vl_moe",), text="qwen3_vl_moe_text", rules=("text model in text_config",)),
     Family(("qwen3_vl_moe_text",), kinds=FULL_ONLY, params=params.attention_decoder,

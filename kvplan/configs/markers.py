@@ -270,6 +270,12 @@ def first_of_four_full(f: Fields, n: int) -> list[str]:
     return [K.FULL if i % 4 == 0 else K.SLIDING for i in range(n)]
 
 
+def last_of_four_full(f: Fields, n: int) -> list[str]:
+    """Muse Spark / Glimmer text models with no layer_types: full when (n - 1 - i) % 4 == 0 (every 4th layer
+    counted back from the last), sliding otherwise."""
+    return [K.FULL if (n - 1 - i) % 4 == 0 else K.SLIDING for i in range(n)]
+
+
 def olmo3_windows(f: Fields, n: int) -> list[str]:
     """Olmo 3: every 4th layer full, the others sliding (the period is fixed in Olmo3Config)."""
     return period_kinds(n, 4)

@@ -73,13 +73,19 @@ OVERRIDES: dict[str, dict] = {
     # LFM2-MoE's default has no layer_types and its model indexes them: conv layers with attention on
     # every fourth (both kinds present, as in the released models).
     "lfm2_moe": {"layer_types": ["full_attention" if i % 4 == 2 else "conv" for i in range(32)]},
+    # Muse Spark's expert width (moe_hidden_size) is a name the generic shrink does not know.
+    "muse_spark": {"moe_hidden_size": 32},
+    # DeepSeek-OCR-2's default has no mlp_layer_types (its model indexes them) and routes to
+    # num_experts_per_tok = None experts: one dense layer, then MoE with 2 experts per token.
+    "deepseek_ocr2": {"mlp_layer_types": ["dense"] + ["sparse"] * 31, "num_experts_per_tok": 2},
     # ZAYA's validator accepts only one expert per token.
     "zaya": {"num_experts_per_tok": 1},
     # head_dim None in the default (Ministral-8B's is 128; here the shrunk 16).
     "ministral": {"head_dim": 16},
     # Multimodal RoPE: the modeling code falls back to sections sized for the default head_dim
     # ([16, 24, 24] = 128 / 2); the shrunk head_dim 16 needs sections summing to its rotary half.
-    **dict.fromkeys(("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm_ocr", "glmga", "paddleocr_vl"),
+    **dict.fromkeys(("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm_ocr", "glmga", "paddleocr_vl",
+                     "qwen2_5_omni_thinker"),
                     {"rope_parameters": {"mrope_section": [2, 3, 3]}}),
     "glm4v_moe": {"rope_parameters": {"mrope_section": [1, 1, 2]}},
     # ERNIE-4.5-VL falls back to sections [22, 22, 20] (its head_dim 128 / 2) when none is given; HunYuan-VL
@@ -92,6 +98,8 @@ TOP_OVERRIDES: dict[str, dict] = {
     # Granite-4 Vision's model indexes deepstack_layer_map and parses downsample_rate, both None by default
     # (its default cannot build): one vision layer injected at text layer 0, a 1/2 window Q-Former.
     "granite4_vision": {"deepstack_layer_map": [[-1, 0]], "downsample_rate": "1/2"},
+    # Muse Spark's audio tower widths are a list the generic shrink leaves alone (the model weighs 250M)
+    "muse_spark": {"audio_config": {"hidden_sizes": [16, 16, 16, 16]}},
 }
 # Widths derived from hidden_size at config time (2 x hidden for attention, hidden / 16 for dt rank):
 # applied to default configs and to bundled files alike.
