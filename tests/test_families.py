@@ -632,3 +632,9 @@ def test_muse_text_models_full_every_fourth_from_the_last():
     spark = {"hidden_size": 8192, "num_hidden_layers": 62, "num_attention_heads": 128}
     e = estimate(build_model({"model_type": "muse_spark", "text_config": spark}, "t"), K128)
     assert e.kv_bytes_per_sequence == (16 * K128 + 46 * 2048) * 4096
+
+
+def test_axk1_latent_defaults():
+    # AXK1Config defaults: 61 layers of MLA, kv_lora_rank 512 + qk_rope_head_dim 64 by default: 61 x 576 x 2 B
+    cfg = {"model_type": "axk1", "hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 64}
+    assert estimate(build_model(cfg, "t"), 1).bytes_per_token == 61 * 576 * 2 == 70_272

@@ -316,7 +316,7 @@ _ROWS: list[Family] = [
     # -- latent attention (MLA)
     Family(("deepseek_v2", "deepseek_v3", "kimi_k2", "mistral4"), kinds=FULL_ONLY, attention="latent",
            params=params.latent, rules=("one latent of kv_lora_rank + qk_rope_head_dim per token and layer",)),
-    Family(("youtu",), kinds=FULL_ONLY, attention="latent", params=params.latent,
+    Family(("youtu", "axk1"), kinds=FULL_ONLY, attention="latent", params=params.latent,
            defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64},
            rules=("one latent of kv_lora_rank (512) + qk_rope_head_dim (64) per token and layer",)),
     Family(("deepseek_v32",), kinds=frozenset({K.INDEXED}), attention="latent", params=params.latent,
