@@ -638,3 +638,10 @@ def test_axk1_latent_defaults():
     # AXK1Config defaults: 61 layers of MLA, kv_lora_rank 512 + qk_rope_head_dim 64 by default: 61 x 576 x 2 B
     cfg = {"model_type": "axk1", "hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 64}
     assert estimate(build_model(cfg, "t"), 1).bytes_per_token == 61 * 576 * 2 == 70_272
+
+
+def test_axk2_latent_and_indexer_keys():
+    # AXK2Config defaults: 48 layers, each an MLA latent of kv_lora_rank 128 + qk_rope_head_dim 32 (bf16: 320 B)
+    # plus indexer keys of index_head_dim 128 (fp8: 128 B + one fp32 scale per 128 channels: 4 B) = 452 B
+    cfg = {"model_type": "axk2", "hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 32}
+    assert estimate(build_model(cfg, "t"), 1).bytes_per_token == 48 * ((128 + 32) * 2 + 128 + 4) == 21_696

@@ -322,6 +322,11 @@ _ROWS: list[Family] = [
     Family(("deepseek_v32",), kinds=frozenset({K.INDEXED}), attention="latent", params=params.latent,
            derive=lambda f, n: [K.INDEXED] * n,
            rules=("MLA latent plus indexer keys (index_head_dim, fp8 + fp32 scale per 128) on every layer",)),
+    Family(("axk2",), kinds=frozenset({K.INDEXED}), attention="latent", params=params.latent,
+           derive=lambda f, n: [K.INDEXED] * n,
+           defaults={"kv_lora_rank": 128, "qk_rope_head_dim": 32, "index_head_dim": 128},
+           rules=("as deepseek_v32: MLA latent (kv_lora_rank 128 + qk_rope_head_dim 32 by default) plus indexer "
+                  "keys (index_head_dim 128, fp8 + fp32 scale per 128) on every layer",)),
     Family(("glm4_moe_lite",), kinds=FULL_ONLY, attention="latent", params=params.latent,
            rules=("one latent of kv_lora_rank + qk_rope_head_dim per token and layer (head_dim is not a width)",)),
     Family(("glm_moe_dsa",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.latent,
