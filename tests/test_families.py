@@ -645,3 +645,17 @@ def test_axk2_latent_and_indexer_keys():
     # plus indexer keys of index_head_dim 128 (fp8: 128 B + one fp32 scale per 128 channels: 4 B) = 452 B
     cfg = {"model_type": "axk2", "hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 32}
     assert estimate(build_model(cfg, "t"), 1).bytes_per_token == 48 * ((128 + 32) * 2 + 128 + 4) == 21_696
+
+
+def test_zaya_kv_plus_cca_state():
+    # ZayaConfig defaults: 40 'hybrid' layers, 8 heads, 2 KV heads x head_dim 128: K/V 2 x 2 x 128 x 2 = 1,024 B
+    # per token and layer; CCA state per layer: conv (2 - 1) + (2 - 1) = 2 columns of (8 + 2) x 128 channels
+    # = 2,560 plus the delayed value half 2 x 128 / 2 = 128 elements, bf16
+    cfg = {"model_type": "zaya", "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 8,
+           "torch_dtype": "bfloat16"}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == 40 * K128 * 1024
+    assert e.state_bytes_per_sequence == 40 * (2 * 10 * 128 + 128) * 2 == 215_040
+    # hybrid_sliding layers keep the window
+    cfg = dict(cfg, sliding_window=4096, layer_types=["hybrid_sliding" if i % 2 else "hybrid" for i in range(40)])
+    assert estimate(build_model(cfg, "t"), K128).kv_bytes_per_sequence == 20 * (K128 + 4096) * 1024

@@ -17,7 +17,7 @@ from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_hea
                         multi_query_kv_heads, zamba_dims)
 from .family import Family
 from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state,
-                     olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state)
+                     olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state, zaya_cca_state)
 from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period, first_of_four_full,
                       from_max_window_layers, gemma4_layer_dims, glm_dsa_indexers, gpt_neo_attention_types,
                       kimi_default, last_layer_full, last_of_four_full, lfm2_kinds, lfm3_kinds, llama4_kinds, marker_length,
@@ -390,6 +390,12 @@ _ROWS: list[Family] = [
                      "mamba_expand": 2},
            rules=("a Mamba-2 state on every layer; 'hybrid' layers also keep K/V of a shared transformer "
                   "block (each its own cache)",)),
+    Family(("zaya",), kinds=frozenset({K.HYBRID, K.HYBRID_SLIDING}), state=zaya_cca_state,
+           derive=lambda f, n: [K.HYBRID] * n, params=params.attention_decoder,
+           defaults={"num_key_value_heads": 2, "head_dim": 128, "cca_time0": 2, "cca_time1": 2},
+           rules=("layer_types 'hybrid' / 'hybrid_sliding' (absent: all 'hybrid'): K/V of num_key_value_heads x "
+                  "head_dim (full, or sliding_window) plus the CCA state: (cca_time0 - 1) + (cca_time1 - 1) conv "
+                  "columns of (heads + KV heads) x head_dim and the delayed value half, KV heads x head_dim / 2",)),
     Family(("rwkv",), kinds=frozenset({K.LINEAR}), state=rwkv_state, derive=lambda f, n: [K.LINEAR] * n,
            aliases={"max_position_embeddings": ("context_length",)}, params=params.hybrid,
            rules=("no KV cache: per layer two token-shift vectors (model dtype) and the WKV numerator, "

@@ -141,3 +141,15 @@ def rwkv_state(f: Fields) -> RecurrentState:
     hidden = f.int("hidden_size")
     width = f.int("attention_hidden_size", default=hidden)
     return RecurrentState("rwkv", 2 * hidden, 3 * width, model_storage(f), float_storage("float32"))
+
+
+def zaya_cca_state(f: Fields) -> RecurrentState:
+    """ZAYA's compressed convolutional attention, beside each layer's K/V: the causal convs over the
+    concatenated q and k projections ((heads + KV heads) x head_dim channels) keep
+    (cca_time0 - 1) + (cca_time1 - 1) past columns, and the delayed half of the value projection keeps
+    the last token's KV heads x head_dim / 2; both in the model dtype (ZayaCCAProjection)."""
+    head_dim = f.int("head_dim")
+    channels = (f.int("num_attention_heads") + f.int("num_key_value_heads")) * head_dim
+    columns = (f.int("cca_time0", default=2) - 1) + (f.int("cca_time1", default=2) - 1)
+    dtype = model_storage(f)
+    return RecurrentState("cca", columns * channels, f.int("num_key_value_heads") * head_dim // 2, dtype, dtype)

@@ -563,6 +563,8 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
         "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(40)],
         "num_attention_heads_per_layer": [4 if i % 4 == 0 else 8 for i in range(40)]}, None),
     "lfm3[file without layer_types]": ("lfm3", {}, _drop("layer_types")),
+    "zaya[hybrid_sliding]": ("zaya", {"sliding_window": WINDOW, "layer_types": [
+        "hybrid_sliding" if i % 2 else "hybrid" for i in range(40)]}, None),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),
