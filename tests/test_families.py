@@ -659,3 +659,14 @@ def test_zaya_kv_plus_cca_state():
     # hybrid_sliding layers keep the window
     cfg = dict(cfg, sliding_window=4096, layer_types=["hybrid_sliding" if i % 2 else "hybrid" for i in range(40)])
     assert estimate(build_model(cfg, "t"), K128).kv_bytes_per_sequence == 20 * (K128 + 4096) * 1024
+
+
+def test_bailing_hybrid_mla_and_kda_layers():
+    # BailingHybridConfig defaults: 42 layers, full when (i + 1) % 6 == 0 (7 MLA layers: (512 + 64) x 2 B =
+    # 1,152 B per token); 35 Kimi Delta Attention layers with 32 heads of head_dim 128: conv (4 - 1) x 3 x 32 x
+    # 128 bf16 = 73,728 B and a float32 state 32 x 128 x 128 = 2,097,152 B per layer and sequence
+    cfg = {"model_type": "bailing_hybrid", "hidden_size": 2560, "num_hidden_layers": 42, "num_attention_heads": 32,
+           "torch_dtype": "bfloat16"}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == 7 * K128 * 1152
+    assert e.state_bytes_per_sequence == 35 * (73_728 + 2_097_152) == 75_980_800

@@ -16,7 +16,7 @@ from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_hea
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, zamba_dims)
 from .family import Family
-from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state,
+from .hybrid import (bailing_hybrid_state, gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state,
                      olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state, zaya_cca_state)
 from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period, first_of_four_full,
                       from_max_window_layers, gemma4_layer_dims, glm_dsa_indexers, gpt_neo_attention_types,
@@ -343,6 +343,12 @@ _ROWS: list[Family] = [
            markers=("linear_attn_config.full_attn_layers",), derive=kimi_default, params=params.latent,
            aliases={"max_position_embeddings": ("model_max_length",)},
            rules=("MLA latent on full_attn_layers (1-based), KDA state (conv + fp32 recurrent) on kda_layers",)),
+    Family(("bailing_hybrid",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=bailing_hybrid_state,
+           derive=every_period("layer_group_size", 6, hit=K.FULL, one_based=True), params=params.latent,
+           defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64},
+           rules=("layer_types; else full when (i + 1) % layer_group_size == 0 (6): MLA latent (kv_lora_rank + "
+                  "qk_rope_head_dim); the rest Kimi Delta Attention: conv (short_conv_kernel_size - 1) x 3 x heads x "
+                  "linear_head_dim, fp32 state heads x linear_head_dim^2 (linear_head_dim = head_dim, 128)",)),
     Family(("minimax", "minimax_m1", "minimax_text_01"), kinds=frozenset({K.FULL, K.LINEAR}), state=lightning_state,
            markers=("attn_type_list",), derive=lambda f, n: [K.FULL if i % 2 == 0 else K.LINEAR for i in range(n)],
            params=params.attention_decoder,

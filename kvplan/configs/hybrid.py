@@ -153,3 +153,15 @@ def zaya_cca_state(f: Fields) -> RecurrentState:
     columns = (f.int("cca_time0", default=2) - 1) + (f.int("cca_time1", default=2) - 1)
     dtype = model_storage(f)
     return RecurrentState("cca", columns * channels, f.int("num_key_value_heads") * head_dim // 2, dtype, dtype)
+
+
+def bailing_hybrid_state(f: Fields) -> RecurrentState:
+    """Bailing-Hybrid's linear layers (Kimi Delta Attention): BailingHybridConfig sets linear_num_heads =
+    num_attention_heads, linear_head_dim = head_dim (128 by default; the config then overwrites head_dim with
+    qk_rope_head_dim, so files it saves carry linear_head_dim) and linear_conv_kernel_dim =
+    short_conv_kernel_size (4). Conv over q, k and v in the model dtype, recurrent state in float32."""
+    heads = f.int("linear_num_heads", "num_attention_heads")
+    head_dim = f.int("linear_head_dim", "head_dim", default=128)
+    kernel = f.int("linear_conv_kernel_dim", "short_conv_kernel_size", default=4)
+    return RecurrentState("kda", (kernel - 1) * 3 * heads * head_dim, heads * head_dim * head_dim,
+                          model_storage(f), float_storage("float32"))

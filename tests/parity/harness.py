@@ -565,6 +565,11 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
     "lfm3[file without layer_types]": ("lfm3", {}, _drop("layer_types")),
     "zaya[hybrid_sliding]": ("zaya", {"sliding_window": WINDOW, "layer_types": [
         "hybrid_sliding" if i % 2 else "hybrid" for i in range(40)]}, None),
+    # Bailing-Hybrid's hub form: no layer_types and no linear_* fields; head_dim is the linear head width
+    # (BailingHybridConfig derives linear_head_dim from it, then overwrites head_dim with qk_rope_head_dim)
+    "bailing_hybrid[hub form]": ("bailing_hybrid", {}, _legacy(
+        ("layer_types", "linear_head_dim", "linear_num_heads", "linear_conv_kernel_dim", "qk_head_dim"),
+        head_dim=lambda t: t["linear_head_dim"])),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),
