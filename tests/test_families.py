@@ -670,3 +670,13 @@ def test_bailing_hybrid_mla_and_kda_layers():
     e = estimate(build_model(cfg, "t"), K128)
     assert e.kv_bytes_per_sequence == 7 * K128 * 1152
     assert e.state_bytes_per_sequence == 35 * (73_728 + 2_097_152) == 75_980_800
+
+
+def test_hy_v4_indexers_on_full_layers_only():
+    # HYV4Config defaults: 34 MLA layers, (512 + 64) x 2 B = 1,152 B per token each; indexer keys (128 fp8 + one
+    # fp32 scale = 132 B) only on 'full' indexer layers: 0 and 1, 5, ..., 33 ((i - 1) % 4 == 0) = 10 layers
+    cfg = {"model_type": "hy_v4", "hidden_size": 2816, "num_hidden_layers": 34, "num_attention_heads": 32}
+    assert estimate(build_model(cfg, "t"), 1).bytes_per_token == 34 * 1152 + 10 * 132 == 40_488
+    # an explicit indexer_types wins
+    types = ["full"] * 2 + ["shared"] * 32
+    assert estimate(build_model(dict(cfg, indexer_types=types), "t"), 1).bytes_per_token == 34 * 1152 + 2 * 132

@@ -20,9 +20,10 @@ from .hybrid import (bailing_hybrid_state, gated_deltanet_state, kda_state, ligh
                      olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state, zaya_cca_state)
 from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period, first_of_four_full,
                       from_max_window_layers, gemma4_layer_dims, glm_dsa_indexers, gpt_neo_attention_types,
-                      kimi_default, last_layer_full, last_of_four_full, lfm2_kinds, lfm3_kinds, llama4_kinds, marker_length,
-                      mimo_v2_flash_dims, mimo_v2_flash_kinds, olmo3_windows, olmo_hybrid_default, pattern_default,
-                      qwen2_moe_windows, smollm3_windows, zamba2_default, zamba_default)
+                      hy_v4_indexers, kimi_default, last_layer_full, last_of_four_full, lfm2_kinds, lfm3_kinds,
+                      llama4_kinds, marker_length, mimo_v2_flash_dims, mimo_v2_flash_kinds, olmo3_windows,
+                      olmo_hybrid_default, pattern_default, qwen2_moe_windows, smollm3_windows, zamba2_default,
+                      zamba_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -332,6 +333,11 @@ _ROWS: list[Family] = [
     Family(("glm_moe_dsa",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.latent,
            derive=lambda f, n: [K.INDEXED] * n, refine=glm_dsa_indexers,
            rules=("MLA latent on every layer; indexer keys only on layers whose indexer_types is 'full'",)),
+    Family(("hy_v4",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.latent,
+           derive=lambda f, n: [K.INDEXED] * n, refine=hy_v4_indexers,
+           defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64, "index_head_dim": 128},
+           rules=("MLA latent on every layer; indexer keys only where indexer_types is 'full' (absent: layer 0 "
+                  "and every layer with (i - 1) % 4 == 0)",)),
     Family(("longcat_flash",), kinds=FULL_ONLY, attention="latent", params=params.latent, layers_rule=_longcat_layers,
            aliases={"intermediate_size": ("ffn_hidden_size",), "moe_intermediate_size": ("expert_ffn_hidden_size",),
                     "num_experts_per_tok": ("moe_topk",)},

@@ -241,6 +241,20 @@ def glm_dsa_indexers(f: Fields, kinds: list[str]) -> list[str]:
             freq = max(f.int("index_topk_freq", default=1), 1)
             offset = f.int("index_skip_topk_offset", default=2, minimum=0)
             types = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(n)]
+    return _indexer_kinds(f, kinds, types)
+
+
+def hy_v4_indexers(f: Fields, kinds: list[str]) -> list[str]:
+    """HY-V4: as GLM MoE DSA (MLA on every layer, indexer keys where indexer_types is "full"); without
+    indexer_types, HYV4Config makes layer 0 and every layer with (i - 1) % 4 == 0 full."""
+    n = len(kinds)
+    types = f.list("indexer_types", n)
+    if types is None:
+        types = ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(n)]
+    return _indexer_kinds(f, kinds, types)
+
+
+def _indexer_kinds(f: Fields, kinds: list[str], types: list) -> list[str]:
     out = []
     for i, (t, kind) in enumerate(zip(types, kinds)):
         if t not in ("full", "shared"):

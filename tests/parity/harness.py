@@ -570,6 +570,7 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
     "bailing_hybrid[hub form]": ("bailing_hybrid", {}, _legacy(
         ("layer_types", "linear_head_dim", "linear_num_heads", "linear_conv_kernel_dim", "qk_head_dim"),
         head_dim=lambda t: t["linear_head_dim"])),
+    "hy_v4[file without indexer_types]": ("hy_v4", {}, _drop("indexer_types")),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),
