@@ -680,3 +680,31 @@ def test_hy_v4_indexers_on_full_layers_only():
     # an explicit indexer_types wins
     types = ["full"] * 2 + ["shared"] * 32
     assert estimate(build_model(dict(cfg, indexer_types=types), "t"), 1).bytes_per_token == 34 * 1152 + 2 * 132
+
+
+def test_inkling_kv_and_four_conv_states():
+    # InklingTextConfig defaults: 66 'hybrid' layers, sliding when (i + 1) % 6 != 0 (55), full otherwise (11).
+    # Full: 8 KV x 128 -> 4,096 B per token; sliding: swa 16 KV x 128 -> 8,192 B, window sliding_window_size 512.
+    # Four short convs (kernel 4: 3 columns) on K, V and twice hidden 6144: full 3 x (2 x 1024 + 2 x 6144) x 2 B
+    # = 86,016 B, sliding 3 x (2 x 2048 + 2 x 6144) x 2 B = 98,304 B per layer and sequence
+    cfg = {"model_type": "inkling_text", "hidden_size": 6144, "num_hidden_layers": 66, "num_attention_heads": 64,
+           "torch_dtype": "bfloat16"}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == 11 * K128 * 4096 + 55 * 512 * 8192
+    assert e.state_bytes_per_sequence == 11 * 86_016 + 55 * 98_304 == 6_352_896
+    # local_layer_ids name the sliding layers when layer_types is absent
+    kinds = [layer.kind for layer in build_model(dict(cfg, num_hidden_layers=4, local_layer_ids=[1]), "t").layers]
+    assert [("sliding" in kind) for kind in kinds] == [False, True, False, False]
+
+
+def test_inkling2_defaults():
+    # Inkling2TextConfig defaults: 48 layers, 'hybrid' (full) when (i + 1) % 6 == 0 (8), else sliding (40, window
+    # 1024); 8 KV x 128 on both kinds = 4,096 B per token; convs 3 x (2 x 1024 + 2 x 4608) x 2 B = 67,584 B a layer
+    cfg = {"model_type": "inkling2_text", "hidden_size": 4608, "num_hidden_layers": 48, "num_attention_heads": 48,
+           "torch_dtype": "bfloat16"}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == (8 * K128 + 40 * 1024) * 4096
+    assert e.state_bytes_per_sequence == 48 * 67_584
+    # local_layer_ids is not an Inkling-2 field: transformers ignores it, and so does kvplan
+    assert estimate(build_model(dict(cfg, local_layer_ids=[0]), "t"), K128).kv_bytes_per_sequence \
+        == e.kv_bytes_per_sequence

@@ -202,6 +202,8 @@ class _LayerMaker:
         return (attention_cache(kv, key_dim, value_dim, window, chunk),)
 
     def _state(self, kind: str):
+        if self.family.kind_state is not None:
+            return self.family.kind_state(self.f, kind)
         make = self.family.conv if kind == K.CONV and self.family.conv else self.family.state
         if make is None:
             raise ConfigError(f"{self.f.source}: model_type {self.f.model_type!r} has a {kind!r} layer but kvplan "

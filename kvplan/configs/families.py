@@ -16,14 +16,15 @@ from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_hea
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, zamba_dims)
 from .family import Family
-from .hybrid import (bailing_hybrid_state, gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state,
-                     olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state, zaya_cca_state)
+from .hybrid import (bailing_hybrid_state, gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
+                     mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
+                     zaya_cca_state)
 from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period, first_of_four_full,
                       from_max_window_layers, gemma4_layer_dims, glm_dsa_indexers, gpt_neo_attention_types,
-                      hy_v4_indexers, kimi_default, last_layer_full, last_of_four_full, lfm2_kinds, lfm3_kinds,
-                      llama4_kinds, marker_length, mimo_v2_flash_dims, mimo_v2_flash_kinds, olmo3_windows,
-                      olmo_hybrid_default, pattern_default, qwen2_moe_windows, smollm3_windows, zamba2_default,
-                      zamba_default)
+                      hy_v4_indexers, inkling2_kinds, inkling_dims, inkling_kinds, kimi_default, last_layer_full,
+                      last_of_four_full, lfm2_kinds, lfm3_kinds, llama4_kinds, marker_length, mimo_v2_flash_dims,
+                      mimo_v2_flash_kinds, olmo3_windows, olmo_hybrid_default, pattern_default, qwen2_moe_windows,
+                      smollm3_windows, zamba2_default, zamba_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -110,7 +111,8 @@ _ROWS: list[Family] = [
         ("video_llama_3", "qwen2"), ("idefics2", "mistral"), ("kimi_k25", "deepseek_v3"),
         ("lighton_ocr", "qwen3"), ("qianfan_ocr", "qwen3"), ("nemotron_h_omni", "nemotron_h"),
         ("paligemma", "gemma"), ("shieldgemma2", "gemma3_text"), ("exaone4_5", "exaone4"), ("lfm2_vl", "lfm2"),
-        ("lfm3_vl", "lfm3"), ("hyperclovax_vision_v2", "hyperclovax"),
+        ("lfm3_vl", "lfm3"), ("hyperclovax_vision_v2", "hyperclovax"), ("inkling_mm_model", "inkling_text"),
+        ("inkling2", "inkling2_text"),
         ("minicpm_ocr", "qwen3_5_text"), ("minicpmv4_6", "qwen3_5_text"), ("minicpmv4_7", "qwen3_5_text"))),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
@@ -408,6 +410,23 @@ _ROWS: list[Family] = [
            rules=("layer_types 'hybrid' / 'hybrid_sliding' (absent: all 'hybrid'): K/V of num_key_value_heads x "
                   "head_dim (full, or sliding_window) plus the CCA state: (cca_time0 - 1) + (cca_time1 - 1) conv "
                   "columns of (heads + KV heads) x head_dim and the delayed value half, KV heads x head_dim / 2",)),
+    Family(("inkling_text",), kinds=frozenset({K.HYBRID, K.HYBRID_SLIDING}), kind_state=inkling_conv_state,
+           derive=inkling_kinds, per_layer=inkling_dims, params=params.attention_decoder,
+           aliases={"sliding_window": ("sliding_window_size",)},
+           defaults={"num_key_value_heads": 8, "head_dim": 128, "swa_num_key_value_heads": 16, "swa_head_dim": 128,
+                     "sliding_window": 512, "conv_kernel_size": 4},
+           rules=("layer_types 'hybrid' / 'hybrid_sliding' (else local_layer_ids, else sliding when (i + 1) % 6 "
+                  "!= 0): K/V of num_key_value_heads x head_dim, or on sliding layers swa_num_key_value_heads x "
+                  "swa_head_dim over sliding_window_size tokens; plus four short-conv states (K, V and twice "
+                  "hidden_size), conv_kernel_size - 1 columns each",)),
+    Family(("inkling2_text",), kinds=frozenset({K.HYBRID, K.HYBRID_SLIDING}), kind_state=inkling_conv_state,
+           derive=inkling2_kinds, per_layer=inkling_dims, params=params.attention_decoder,
+           aliases={"sliding_window": ("sliding_window_size",)},
+           defaults={"num_key_value_heads": 8, "head_dim": 128, "swa_num_key_value_heads": 8, "swa_head_dim": 128,
+                     "sliding_window": 1024, "conv_kernel_size": 4},
+           rules=("as inkling_text (K/V plus four short-conv states a layer; the full layers' K/V convolutions "
+                  "are dynamic, the same state); absent layer_types: 'hybrid' when (i + 1) % 6 == 0, else "
+                  "'hybrid_sliding' over sliding_window_size (1024) tokens",)),
     Family(("rwkv",), kinds=frozenset({K.LINEAR}), state=rwkv_state, derive=lambda f, n: [K.LINEAR] * n,
            aliases={"max_position_embeddings": ("context_length",)}, params=params.hybrid,
            rules=("no KV cache: per layer two token-shift vectors (model dtype) and the WKV numerator, "

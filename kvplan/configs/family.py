@@ -36,6 +36,7 @@ class Family:
     per_layer: Callable | None = None  # (fields, index, kind) -> {"num_key_value_heads": .., "head_dim": ..} overrides
     state: Callable | None = None  # fields -> RecurrentState of a linear_attention layer
     conv: Callable | None = None  # fields -> RecurrentState of a conv layer
+    kind_state: Callable | None = None  # (fields, kind) -> RecurrentState, when it differs by layer kind
     text: str | None = None  # model_type of the nested text model (text_config), when there is one
     params: Callable | None = None  # (fields, layers, dims) -> (total, active) parameters
     rules: tuple[str, ...] = ()  # how it caches, in words, for `kvplan models --family`

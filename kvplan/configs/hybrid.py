@@ -165,3 +165,16 @@ def bailing_hybrid_state(f: Fields) -> RecurrentState:
     kernel = f.int("linear_conv_kernel_dim", "short_conv_kernel_size", default=4)
     return RecurrentState("kda", (kernel - 1) * 3 * heads * head_dim, heads * head_dim * head_dim,
                           model_storage(f), float_storage("float32"))
+
+
+def inkling_conv_state(f: Fields, kind: str) -> RecurrentState:
+    """Inkling's four short convolutions per layer (InklingShortConvolution, conv_kernel_size wide; checkpoints
+    call it sconv_kernel_size): on K and on V (the layer's KV heads x head width, swa_* on sliding layers) and
+    two on hidden_size; engines keep kernel - 1 columns of each, in the model dtype. No recurrent state."""
+    sliding = kind == "hybrid_sliding"
+    kv = f.int("swa_num_key_value_heads" if sliding else "num_key_value_heads")
+    head_dim = f.int("swa_head_dim" if sliding else "head_dim")
+    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
+    dtype = model_storage(f)
+    return RecurrentState("short_conv", (kernel - 1) * (2 * kv * head_dim + 2 * f.int("hidden_size")), 0,
+                          dtype, dtype)

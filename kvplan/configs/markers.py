@@ -363,6 +363,27 @@ def mimo_v2_flash_dims(f: Fields, index: int, kind: str) -> dict:
     return {"num_key_value_heads": expected["swa_num_key_value_heads"]} if kind == K.SLIDING else {}
 
 
+def inkling_kinds(f: Fields, n: int) -> list[str]:
+    """Inkling with no layer_types: local_layer_ids are 'hybrid_sliding', the rest 'hybrid'; without them
+    every layer with (i + 1) % 6 != 0 slides (InklingTextConfig)."""
+    listed = f.int_list("local_layer_ids", None, minimum=0, maximum=n - 1)
+    local = set(listed) if listed is not None else {i for i in range(n) if (i + 1) % 6}
+    return [K.HYBRID_SLIDING if i in local else K.HYBRID for i in range(n)]
+
+
+def inkling2_kinds(f: Fields, n: int) -> list[str]:
+    """Inkling-2 with no layer_types (Inkling2TextConfig; it has no local_layer_ids): 'hybrid' when
+    (i + 1) % 6 == 0, else 'hybrid_sliding'."""
+    return [K.HYBRID if (i + 1) % 6 == 0 else K.HYBRID_SLIDING for i in range(n)]
+
+
+def inkling_dims(f: Fields, index: int, kind: str) -> dict:
+    """Inkling's sliding layers use their own KV heads and head width (swa_num_key_value_heads, swa_head_dim)."""
+    if kind == K.HYBRID_SLIDING:
+        return {"num_key_value_heads": f.int("swa_num_key_value_heads"), "head_dim": f.int("swa_head_dim")}
+    return {}
+
+
 def zamba_default(f: Fields, n: int) -> list[str]:
     """Zamba with no layers_block_type: layer 2 is hybrid, and layer j >= 3 is hybrid iff
     (j - 3) % attn_layer_period == attn_layer_offset (ZambaConfig); the rest Mamba."""

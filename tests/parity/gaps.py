@@ -29,7 +29,7 @@ _LEGACY_OR_MULTIMODAL = ("blt", "emu3", "got_ocr2", "moss_transcribe_diarize", "
 # Decoder LLM families transformers 5.23 ships that kvplan refuses (a structural field it does not know).
 _DECODERS_REFUSED = (
     "dots3_note", "dots3_note_text", "gemma4_unified", "gemma4_unified_assistant",
-    "gemma4_unified_text", "inkling2_text", "inkling_text", "minimax_m3_vl_text", "qwen4_exp",
+    "gemma4_unified_text", "minimax_m3_vl_text", "qwen4_exp",
     "qwen4_exp_text",
 )
 
@@ -39,7 +39,7 @@ _DECODERS_UNCHECKED = ("cohere_compass_text", "chameleon", "idefics")
 
 # Image-text-to-text wrappers of text models kvplan does not read (refused).
 _WRAPPERS_OF_UNREAD_TEXT = (
-    "cohere_compass", "diffusion_gemma", "glm5_next", "inkling2", "inkling_mm_model", "minimax_m3_vl",
+    "cohere_compass", "diffusion_gemma", "glm5_next", "minimax_m3_vl",
     "mistral_large4", "step3p7", "unlimited_ocr",
 )
 

@@ -571,6 +571,9 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
         ("layer_types", "linear_head_dim", "linear_num_heads", "linear_conv_kernel_dim", "qk_head_dim"),
         head_dim=lambda t: t["linear_head_dim"])),
     "hy_v4[file without indexer_types]": ("hy_v4", {}, _drop("indexer_types")),
+    "inkling_text[local_layer_ids, file without layer_types]": (
+        "inkling_text", {"local_layer_ids": [0, 2, 3], "layer_types": None}, _drop("layer_types")),
+    "inkling2_text[file without layer_types]": ("inkling2_text", {}, _drop("layer_types")),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),
