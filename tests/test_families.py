@@ -708,3 +708,16 @@ def test_inkling2_defaults():
     # local_layer_ids is not an Inkling-2 field: transformers ignores it, and so does kvplan
     assert estimate(build_model(dict(cfg, local_layer_ids=[0]), "t"), K128).kv_bytes_per_sequence \
         == e.kv_bytes_per_sequence
+
+
+def test_gemma4_unified_text_defaults():
+    # Gemma4UnifiedTextConfig defaults (saved form): 30 layers, 5 sliding : 1 full (5, 11, ..., 29), window 1024;
+    # 4 KV heads of head_dim 256 on sliding layers (4,096 B per token), per_layer_config head_dim 512 on the
+    # full layers (8,192 B per token)
+    cfg = {"model_type": "gemma4_unified_text", "hidden_size": 2304, "num_hidden_layers": 30, "num_attention_heads": 8,
+           "num_key_value_heads": 4, "head_dim": 256, "use_bidirectional_attention": "vision",
+           "per_layer_config": {f"{i:02d}": {"head_dim": 512} for i in (5, 11, 17, 23, 29)}}
+    e = estimate(build_model({"model_type": "gemma4_unified", "text_config": cfg}, "t"), K128)
+    assert e.kv_bytes_per_sequence == 25 * 1024 * 4096 + 5 * K128 * 8192
+    with pytest.raises(ConfigError, match="use_bidirectional_attention"):
+        build_model(dict(cfg, use_bidirectional_attention="all"), "t")

@@ -20,11 +20,11 @@ from .hybrid import (bailing_hybrid_state, gated_deltanet_state, inkling_conv_st
                      mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
                      zaya_cca_state)
 from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period, first_of_four_full,
-                      from_max_window_layers, gemma4_layer_dims, glm_dsa_indexers, gpt_neo_attention_types,
-                      hy_v4_indexers, inkling2_kinds, inkling_dims, inkling_kinds, kimi_default, last_layer_full,
-                      last_of_four_full, lfm2_kinds, lfm3_kinds, llama4_kinds, marker_length, mimo_v2_flash_dims,
-                      mimo_v2_flash_kinds, olmo3_windows, olmo_hybrid_default, pattern_default, qwen2_moe_windows,
-                      smollm3_windows, zamba2_default, zamba_default)
+                      from_max_window_layers, gemma4_layer_dims, gemma4_unified_kinds, glm_dsa_indexers,
+                      gpt_neo_attention_types, hy_v4_indexers, inkling2_kinds, inkling_dims, inkling_kinds,
+                      kimi_default, last_layer_full, last_of_four_full, lfm2_kinds, lfm3_kinds, llama4_kinds,
+                      marker_length, mimo_v2_flash_dims, mimo_v2_flash_kinds, olmo3_windows, olmo_hybrid_default,
+                      pattern_default, qwen2_moe_windows, smollm3_windows, zamba2_default, zamba_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -218,6 +218,12 @@ _ROWS: list[Family] = [
            rules=("5 sliding : 1 full, last layer always full; full layers use global_head_dim (and "
                   "num_global_key_value_heads with attention_k_eq_v) or per_layer_config; the last "
                   "num_kv_shared_layers reuse earlier layers' caches",)),
+    Family(("gemma4_unified",), text="gemma4_unified_text", rules=("text model in text_config",)),
+    Family(("gemma4_unified_text",), kinds=ATTN, derive=pattern_default(6), refine=gemma4_unified_kinds,
+           per_layer=gemma4_layer_dims, params=params.attention_decoder, defaults={"sliding_window": 1024},
+           rules=("as gemma4_text (5 sliding : 1 full, last layer full, global_head_dim on full layers, shared "
+                  "last layers), sliding_window 1024 by default; use_bidirectional_attention 'vision' (the "
+                  "default) leaves the text cache causal, 'all' is refused",)),
     Family(("recurrent_gemma",), kinds=frozenset({K.SLIDING, K.LINEAR}), state=rg_lru_state,
            markers=("block_types", "_block_types"), params=params.attention_decoder,
            aliases={"sliding_window": ("attention_window_size",)},

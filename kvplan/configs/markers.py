@@ -315,6 +315,15 @@ def last_layer_full(f: Fields, kinds: list[str]) -> list[str]:
     return kinds[:-1] + [K.FULL] if kinds and kinds[-1] == K.SLIDING else kinds
 
 
+def gemma4_unified_kinds(f: Fields, kinds: list[str]) -> list[str]:
+    """Gemma 4 Unified: Gemma 4's layers (last layer full). use_bidirectional_attention "vision" (its default)
+    lets image tokens attend both ways and leaves the text cache causal; "all" makes an encoder, refused."""
+    if f.get("use_bidirectional_attention") == "all":
+        raise _bad(f, "use_bidirectional_attention", "is 'all': bidirectional (embedding) attention, not a "
+                   "decoder with a KV cache")
+    return last_layer_full(f, kinds)
+
+
 def gemma4_layer_dims(f: Fields, index: int, kind: str) -> dict:
     """Gemma 4's per-layer widths: a per_layer_config {"05": {"head_dim": .., "num_key_value_heads": ..}}
     when the config has one; else full layers use global_head_dim (default 512) and, when
