@@ -721,3 +721,16 @@ def test_gemma4_unified_text_defaults():
     assert e.kv_bytes_per_sequence == 25 * 1024 * 4096 + 5 * K128 * 8192
     with pytest.raises(ConfigError, match="use_bidirectional_attention"):
         build_model(dict(cfg, use_bidirectional_attention="all"), "t")
+
+
+def test_mistral_large4_nope_layers_and_indexers():
+    # MistralLarge4TextConfig defaults: 72 MLA layers; every 4th ((i + 1) % 4 == 0: 18) is NoPE and caches the
+    # latent without its rope key (512 x 2 B = 1,024 B), the other 54 cache (512 + 64) x 2 B = 1,152 B; indexer
+    # keys on every layer (index_topk_freq 1): 128 fp8 + one fp32 scale = 132 B
+    text = {"hidden_size": 6144, "num_hidden_layers": 72, "num_attention_heads": 64}
+    e = estimate(build_model({"model_type": "mistral_large4", "text_config": text}, "t"), 1)
+    assert e.bytes_per_token == 54 * 1152 + 18 * 1024 + 72 * 132 == 90_144
+    # KV sharing between layers is refused by name
+    with pytest.raises(ConfigError, match="kv_source_layers"):
+        build_model({"model_type": "mistral_large4",
+                     "text_config": dict(text, kv_source_layers=[0, 0] + list(range(2, 72)))}, "t")

@@ -189,7 +189,7 @@ class _LayerMaker:
     def _attention(self, kind: str, overrides: dict) -> tuple[TokenCache, ...]:
         f = self.f
         if self.family.attention == "latent":
-            caches = (latent_cache(f),)
+            caches = (latent_cache(f, overrides.get("qk_rope_head_dim")),)
             return caches + (indexer_cache(f),) if kind == K.INDEXED else caches
         _, kv, key_dim, value_dim = self.dims()
         kv = overrides.get("num_key_value_heads", kv)

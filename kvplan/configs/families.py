@@ -23,8 +23,9 @@ from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period
                       from_max_window_layers, gemma4_layer_dims, gemma4_unified_kinds, glm_dsa_indexers,
                       gpt_neo_attention_types, hy_v4_indexers, inkling2_kinds, inkling_dims, inkling_kinds,
                       kimi_default, last_layer_full, last_of_four_full, lfm2_kinds, lfm3_kinds, llama4_kinds,
-                      marker_length, mimo_v2_flash_dims, mimo_v2_flash_kinds, olmo3_windows, olmo_hybrid_default,
-                      pattern_default, qwen2_moe_windows, smollm3_windows, zamba2_default, zamba_default)
+                      marker_length, mimo_v2_flash_dims, mimo_v2_flash_kinds, mistral_large4_indexers,
+                      mistral_large4_rope, olmo3_windows, olmo_hybrid_default, pattern_default, qwen2_moe_windows,
+                      smollm3_windows, zamba2_default, zamba_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -346,6 +347,13 @@ _ROWS: list[Family] = [
            defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64, "index_head_dim": 128},
            rules=("MLA latent on every layer; indexer keys only where indexer_types is 'full' (absent: layer 0 "
                   "and every layer with (i - 1) % 4 == 0)",)),
+    Family(("mistral_large4",), text="mistral_large4_text", rules=("text model in text_config",)),
+    Family(("mistral_large4_text",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.latent,
+           derive=lambda f, n: [K.INDEXED] * n, refine=mistral_large4_indexers, per_layer=mistral_large4_rope,
+           defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64, "index_head_dim": 128},
+           rules=("as glm_moe_dsa: MLA latent on every layer, indexer keys where indexer_types is 'full'; NoPE "
+                  "layers (no_rope_layers 0, else every 4th) cache the latent without the rope key; KV sharing "
+                  "between layers (kv_source_layers) is refused",)),
     Family(("longcat_flash",), kinds=FULL_ONLY, attention="latent", params=params.latent, layers_rule=_longcat_layers,
            aliases={"intermediate_size": ("ffn_hidden_size",), "moe_intermediate_size": ("expert_ffn_hidden_size",),
                     "num_experts_per_tok": ("moe_topk",)},

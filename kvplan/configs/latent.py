@@ -16,9 +16,10 @@ from .fields import Fields
 INDEXER_STORAGE = Storage("fp8_e4m3", 8, granularity="group", group_size=128, scale_bytes=4)
 
 
-def latent_cache(f: Fields) -> TokenCache:
+def latent_cache(f: Fields, rope: int | None = None) -> TokenCache:
+    """rope: this layer's rope key width when it differs from qk_rope_head_dim (0 on a NoPE layer)."""
     rank = f.int("kv_lora_rank")
-    rope = f.int("qk_rope_head_dim")
+    rope = f.int("qk_rope_head_dim") if rope is None else rope
     return TokenCache(kind="latent", heads=1, key_dim=rank + rope, value_dim=0, rope_dim=rope)
 
 

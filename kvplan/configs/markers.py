@@ -244,6 +244,33 @@ def glm_dsa_indexers(f: Fields, kinds: list[str]) -> list[str]:
     return _indexer_kinds(f, kinds, types)
 
 
+def mistral_large4_indexers(f: Fields, kinds: list[str]) -> list[str]:
+    """Mistral Large 4: GLM MoE DSA's indexer rule (index_topk_pattern may also be a list of 'full' /
+    'shared'). KV sharing between layers (kv_source_layers naming an earlier layer) is refused: a sharing
+    layer can still keep its own indexer keys, which kvplan cannot describe yet."""
+    n = len(kinds)
+    sources = f.int_list("kv_source_layers", n, minimum=0, maximum=n - 1)
+    if sources is not None and any(source != i for i, source in enumerate(sources)):
+        raise ConfigError(f"{f.source}: kv_source_layers shares latent caches between layers, where sharing layers "
+                          "may keep their own indexer keys; kvplan cannot size that yet "
+                          f"(model_type {f.model_type!r})", "this layer-sharing form is not supported yet")
+    pattern = f.get("index_topk_pattern")
+    if f.list("indexer_types", n) is None and isinstance(pattern, list):
+        return _indexer_kinds(f, kinds, f.list("index_topk_pattern", n))
+    return glm_dsa_indexers(f, kinds)
+
+
+def mistral_large4_rope(f: Fields, index: int, kind: str) -> dict:
+    """Mistral Large 4's NoPE layers (no_rope_layers 0; absent: every no_rope_layer_interval-th, 4) cache a
+    latent without the rope key: kv_lora_rank wide only."""
+    n = f.int("num_hidden_layers")
+    flags = f.int_list("no_rope_layers", n, minimum=0, maximum=1)
+    if flags is None:
+        interval = f.int("no_rope_layer_interval", default=4)
+        flags = [int((i + 1) % interval != 0) for i in range(n)]
+    return {} if flags[index] else {"qk_rope_head_dim": 0}
+
+
 def hy_v4_indexers(f: Fields, kinds: list[str]) -> list[str]:
     """HY-V4: as GLM MoE DSA (MLA on every layer, indexer keys where indexer_types is "full"); without
     indexer_types, HYV4Config makes layer 0 and every layer with (i - 1) % 4 == 0 full."""

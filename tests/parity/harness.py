@@ -574,6 +574,10 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
     "inkling_text[local_layer_ids, file without layer_types]": (
         "inkling_text", {"local_layer_ids": [0, 2, 3], "layer_types": None}, _drop("layer_types")),
     "inkling2_text[file without layer_types]": ("inkling2_text", {}, _drop("layer_types")),
+    # indexer keys on some layers only, explicit no_rope_layers
+    "mistral_large4[indexer schedule, no_rope_layers]": ("mistral_large4", {
+        "index_topk_freq": 3, "no_rope_layers": [int(i % 5 != 0) for i in range(72)], "indexer_types": None,
+        "layer_types": None}, None),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),
