@@ -734,3 +734,26 @@ def test_mistral_large4_nope_layers_and_indexers():
     with pytest.raises(ConfigError, match="kv_source_layers"):
         build_model({"model_type": "mistral_large4",
                      "text_config": dict(text, kv_source_layers=[0, 0] + list(range(2, 72)))}, "t")
+
+
+def test_step3p5_legacy_mtp_entries_and_per_layer_config():
+    # Step3p7TextConfig's legacy form: layer_types lists 45 decoder layers + num_nextn_predict_layers 3 MTP
+    # entries (dropped); 8 KV heads x head_dim 128 = 4,096 B per token and layer; full when i % 4 == 0 (12 of
+    # 45), 33 sliding of 512; the sliding layers' extra query heads (per_layer_config) change no cache
+    types = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(48)]
+    text = {"model_type": "step3p5", "hidden_size": 4096, "num_hidden_layers": 45, "num_attention_heads": 64,
+            "num_key_value_heads": 8, "head_dim": 128, "sliding_window": 512, "layer_types": types,
+            "num_nextn_predict_layers": 3,
+            "per_layer_config": {str(i): {"num_attention_heads": 96} for i in range(45) if i % 4}}
+    e = estimate(build_model({"model_type": "step3p7", "text_config": text}, "t"), K128)
+    assert e.kv_bytes_per_sequence == (12 * K128 + 33 * 512) * 4096
+    # a per-layer KV width is read; a per-layer key kvplan does not read is refused by name
+    wide = dict(text, per_layer_config={"1": {"num_key_value_heads": 16}})
+    e = estimate(build_model(wide, "t"), K128)
+    assert e.kv_bytes_per_sequence == (12 * K128 + 33 * 512) * 4096 + 512 * 4096
+    with pytest.raises(ConfigError, match="sliding_window"):
+        build_model(dict(text, per_layer_config={"1": {"sliding_window": 64}}), "t")
+    # lightning-index sparse layers are refused
+    sparse = {k: v for k, v in text.items() if k != "layer_types"}
+    with pytest.raises(ConfigError, match="sparse"):
+        build_model(dict(sparse, sparse_attention_config={"sparse_attention_freq": [1, 0] * 24}), "t")

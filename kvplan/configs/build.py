@@ -143,7 +143,13 @@ def layer_kinds(f: Fields, family: Family, n: int) -> list[str]:
     """Each layer's kind, with ATTENTION resolved to full or sliding."""
     windows_on = family.window_gate is None or f.flag(family.window_gate)
     if f.has("layer_types"):
-        kinds = normalise(f, "layer_types", f.list("layer_types", n), family.kinds)
+        names = f.list("layer_types")
+        extra = f.int(family.trailing, default=0, minimum=0) if family.trailing else 0
+        if extra and len(names) == n + extra:  # legacy files list the MTP layers after the decoder's
+            names = names[:n]
+        else:
+            names = f.list("layer_types", n)
+        kinds = normalise(f, "layer_types", names, family.kinds)
     else:
         kinds = None
         for marker in family.markers:

@@ -24,8 +24,8 @@ from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period
                       gpt_neo_attention_types, hy_v4_indexers, inkling2_kinds, inkling_dims, inkling_kinds,
                       kimi_default, last_layer_full, last_of_four_full, lfm2_kinds, lfm3_kinds, llama4_kinds,
                       marker_length, mimo_v2_flash_dims, mimo_v2_flash_kinds, mistral_large4_indexers,
-                      mistral_large4_rope, olmo3_windows, olmo_hybrid_default, pattern_default, qwen2_moe_windows,
-                      smollm3_windows, zamba2_default, zamba_default)
+                      mistral_large4_rope, olmo3_windows, olmo_hybrid_default, pattern_default, per_layer_config_dims,
+                      qwen2_moe_windows, smollm3_windows, step3p5_kinds, zamba2_default, zamba_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -225,6 +225,12 @@ _ROWS: list[Family] = [
            rules=("as gemma4_text (5 sliding : 1 full, last layer full, global_head_dim on full layers, shared "
                   "last layers), sliding_window 1024 by default; use_bidirectional_attention 'vision' (the "
                   "default) leaves the text cache causal, 'all' is refused",)),
+    Family(("step3p7",), text="step3p5", rules=("text model in text_config (step3p5 by default)",)),
+    Family(("step3p5",), kinds=ATTN, derive=step3p5_kinds, per_layer=per_layer_config_dims,
+           trailing="num_nextn_predict_layers", params=params.attention_decoder, defaults={"num_key_value_heads": 8, "head_dim": 128},
+           rules=("layer_types (legacy files: trailing num_nextn_predict_layers MTP entries dropped; absent: all "
+                  "full); per_layer_config may change a layer's KV heads or head_dim (sliding layers usually only "
+                  "their query heads); lightning-index sparse layers are refused",)),
     Family(("recurrent_gemma",), kinds=frozenset({K.SLIDING, K.LINEAR}), state=rg_lru_state,
            markers=("block_types", "_block_types"), params=params.attention_decoder,
            aliases={"sliding_window": ("attention_window_size",)},

@@ -29,6 +29,7 @@ class Family:
     kv_rule: Callable | None = None  # (fields, heads) -> KV heads, when not num_key_value_heads
     dims: Callable | None = None  # fields -> (heads, kv heads, key width, value width), a whole rule
     layers_rule: Callable | None = None  # fields -> layer count, when not num_hidden_layers
+    trailing: str | None = None  # a field counting extra trailing layer_types entries (MTP layers) to drop
     refine: Callable | None = None  # (fields, kinds) -> kinds, a last family-specific pass
     refuse: tuple[tuple[str, str], ...] = ()  # (flag field, why): configs that set it are refused
     window_gate: str | None = None  # a flag that must be true for the window to count (use_sliding_window)

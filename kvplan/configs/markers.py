@@ -351,6 +351,39 @@ def gemma4_unified_kinds(f: Fields, kinds: list[str]) -> list[str]:
     return last_layer_full(f, kinds)
 
 
+def step3p5_kinds(f: Fields, n: int) -> list[str]:
+    """Step 3.5 / 3.7 text model with no layer_types: sparse_attention_config.sparse_attention_freq makes
+    MiniMax-M3-style sparse layers (refused: kvplan cannot size them yet), else every layer is full."""
+    sparse = f.obj("sparse_attention_config") or {}
+    if any(sparse.get("sparse_attention_freq") or []):
+        raise ConfigError(f"{f.source}: sparse_attention_config.sparse_attention_freq makes lightning-index sparse "
+                          f"attention layers, which kvplan cannot size yet (model_type {f.model_type!r})",
+                          "this layer kind is not supported yet")
+    return [K.FULL] * n
+
+
+_PER_LAYER_CACHE_KEYS = ("head_dim", "num_key_value_heads")
+_PER_LAYER_OTHER_KEYS = ("num_attention_heads",)
+
+
+def per_layer_config_dims(f: Fields, index: int, kind: str) -> dict:
+    """transformers' per_layer_config ({"3": {...}}): a layer's own num_key_value_heads / head_dim; query heads
+    do not change the cache; any other key is refused by name (kvplan does not read it per layer)."""
+    table = f.obj("per_layer_config") or {}
+    out: dict = {}
+    for key, entry in table.items():
+        if not isinstance(key, str) or not key.isdigit() or not isinstance(entry, dict):
+            raise _bad(f, "per_layer_config", "must map layer indices (\"3\") to objects")
+        if int(key) != index:
+            continue
+        for name, value in entry.items():
+            if name in _PER_LAYER_CACHE_KEYS:
+                out[name] = f.check_int(f"per_layer_config.{key}.{name}", value)
+            elif name not in _PER_LAYER_OTHER_KEYS:
+                raise _bad(f, f"per_layer_config.{key}.{name}", "is a per-layer setting kvplan does not read")
+    return out
+
+
 def gemma4_layer_dims(f: Fields, index: int, kind: str) -> dict:
     """Gemma 4's per-layer widths: a per_layer_config {"05": {"head_dim": .., "num_key_value_heads": ..}}
     when the config has one; else full layers use global_head_dim (default 512) and, when

@@ -40,7 +40,7 @@ _DECODERS_UNCHECKED = ("cohere_compass_text", "chameleon", "idefics")
 # Image-text-to-text wrappers of text models kvplan does not read (refused).
 _WRAPPERS_OF_UNREAD_TEXT = (
     "cohere_compass", "diffusion_gemma", "glm5_next", "minimax_m3_vl",
-    "step3p7", "unlimited_ocr",
+    "unlimited_ocr",
 )
 
 KNOWN_GAPS: dict[str, str] = {

@@ -78,6 +78,9 @@ OVERRIDES: dict[str, dict] = {
     # DeepSeek-OCR-2's default has no mlp_layer_types (its model indexes them) and routes to
     # num_experts_per_tok = None experts: one dense layer, then MoE with 2 experts per token.
     "deepseek_ocr2": {"mlp_layer_types": ["dense"] + ["sparse"] * 31, "num_experts_per_tok": 2},
+    # Step 3.7's text model builds a sliding-window mask whether or not a layer slides: its default (None)
+    # cannot run a forward; the default layers stay full.
+    "step3p7": {"sliding_window": WINDOW},
     # ZAYA's validator accepts only one expert per token.
     "zaya": {"num_experts_per_tok": 1},
     # head_dim None in the default (Ministral-8B's is 128; here the shrunk 16).
@@ -578,6 +581,10 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
     "mistral_large4[indexer schedule, no_rope_layers]": ("mistral_large4", {
         "index_topk_freq": 3, "no_rope_layers": [int(i % 5 != 0) for i in range(72)], "indexer_types": None,
         "layer_types": None}, None),
+    # Step 3.5's released form: 3 sliding : 1 full, more query heads on the sliding layers (per_layer_config)
+    "step3p7[sliding layers, per-layer heads]": ("step3p7", {
+        "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(45)],
+        "num_sliding_attention_heads": 8}, None),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),
