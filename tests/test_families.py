@@ -757,3 +757,21 @@ def test_step3p5_legacy_mtp_entries_and_per_layer_config():
     sparse = {k: v for k, v in text.items() if k != "layer_types"}
     with pytest.raises(ConfigError, match="sparse"):
         build_model(dict(sparse, sparse_attention_config={"sparse_attention_freq": [1, 0] * 24}), "t")
+
+
+def test_dots3_note_dsa_and_sliding_latents():
+    # Dots3NoteTextConfig defaults, legacy form (no layer_types, no per_layer_config): 46 layers; DSA where i < 2
+    # or i % 4 == 1 (0, 1, 5, 9, ..., 45: 13 layers): latent 512 + 64 (1,152 B) + indexer keys 128 fp8 + one
+    # fp32 scale (132 B); the other 33 are sliding MLA over sliding_window_size 512 with swa_kv_lora_rank 1024 +
+    # swa_head_dim 256 - swa_qk_nope_head_dim 192 = 64 -> (1024 + 64) x 2 = 2,176 B per token
+    cfg = {"model_type": "dots3_note_text", "hidden_size": 5120, "num_hidden_layers": 46, "num_attention_heads": 128}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == 13 * K128 * (1152 + 132) + 33 * 512 * 2176
+    # use_dsa false: the full layers are plain MLA (no indexer keys)
+    e = estimate(build_model(dict(cfg, use_dsa=False), "t"), K128)
+    assert e.kv_bytes_per_sequence == 13 * K128 * 1152 + 33 * 512 * 2176
+    # a canonical file's per_layer_config gives the sliding layers' widths, and "full_attention" stays full
+    canon = dict(cfg, sliding_window=1024, layer_types=["full_attention", "sliding_attention"] * 23,
+                 per_layer_config={str(i): {"kv_lora_rank": 256, "qk_rope_head_dim": 32} for i in range(1, 46, 2)})
+    e = estimate(build_model(canon, "t"), K128)
+    assert e.kv_bytes_per_sequence == 23 * K128 * 1152 + 23 * 1024 * (256 + 32) * 2

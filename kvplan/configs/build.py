@@ -195,7 +195,8 @@ class _LayerMaker:
     def _attention(self, kind: str, overrides: dict) -> tuple[TokenCache, ...]:
         f = self.f
         if self.family.attention == "latent":
-            caches = (latent_cache(f, overrides.get("qk_rope_head_dim")),)
+            window = window_tokens(f, self.family) if kind == K.SLIDING else None
+            caches = (latent_cache(f, overrides.get("qk_rope_head_dim"), overrides.get("kv_lora_rank"), window),)
             return caches + (indexer_cache(f),) if kind == K.INDEXED else caches
         _, kv, key_dim, value_dim = self.dims()
         kv = overrides.get("num_key_value_heads", kv)

@@ -19,13 +19,14 @@ from .family import Family
 from .hybrid import (bailing_hybrid_state, gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
                      mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
                      zaya_cca_state)
-from .markers import (alternate_sliding_first, cohere2_moe_windows, every_period, first_of_four_full,
-                      from_max_window_layers, gemma4_layer_dims, gemma4_unified_kinds, glm_dsa_indexers,
-                      gpt_neo_attention_types, hy_v4_indexers, inkling2_kinds, inkling_dims, inkling_kinds,
-                      kimi_default, last_layer_full, last_of_four_full, lfm2_kinds, lfm3_kinds, llama4_kinds,
-                      marker_length, mimo_v2_flash_dims, mimo_v2_flash_kinds, mistral_large4_indexers,
-                      mistral_large4_rope, olmo3_windows, olmo_hybrid_default, pattern_default, per_layer_config_dims,
-                      qwen2_moe_windows, smollm3_windows, step3p5_kinds, zamba2_default, zamba_default)
+from .markers import (alternate_sliding_first, cohere2_moe_windows, dots3_dsa, dots3_kinds, dots3_layer_dims,
+                      every_period, first_of_four_full, from_max_window_layers, gemma4_layer_dims,
+                      gemma4_unified_kinds, glm_dsa_indexers, gpt_neo_attention_types, hy_v4_indexers,
+                      inkling2_kinds, inkling_dims, inkling_kinds, kimi_default, last_layer_full, last_of_four_full,
+                      lfm2_kinds, lfm3_kinds, llama4_kinds, marker_length, mimo_v2_flash_dims, mimo_v2_flash_kinds,
+                      mistral_large4_indexers, mistral_large4_rope, olmo3_windows, olmo_hybrid_default,
+                      pattern_default, per_layer_config_dims, qwen2_moe_windows, smollm3_windows, step3p5_kinds,
+                      zamba2_default, zamba_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -360,6 +361,14 @@ _ROWS: list[Family] = [
            rules=("as glm_moe_dsa: MLA latent on every layer, indexer keys where indexer_types is 'full'; NoPE "
                   "layers (no_rope_layers 0, else every 4th) cache the latent without the rope key; KV sharing "
                   "between layers (kv_source_layers) is refused",)),
+    Family(("dots3_note",), text="dots3_note_text", rules=("text model in text_config, or flat",)),
+    Family(("dots3_note_text",), kinds=frozenset({K.INDEXED, K.FULL, K.SLIDING}), attention="latent",
+           params=params.latent, derive=dots3_kinds, refine=dots3_dsa, per_layer=dots3_layer_dims,
+           window=lambda f: f.opt_int("sliding_window") or f.int("sliding_window_size", default=512),
+           defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64, "index_head_dim": 128},
+           rules=("MLA on every layer: DSA layers (latent + indexer keys; 'full_attention' with use_dsa) where "
+                  "i < 2 or i % 4 == 1, sliding-window latents (sliding_window, else sliding_window_size 512) "
+                  "elsewhere, their own kv_lora_rank / qk_rope_head_dim (per_layer_config, else swa_* fields)",)),
     Family(("longcat_flash",), kinds=FULL_ONLY, attention="latent", params=params.latent, layers_rule=_longcat_layers,
            aliases={"intermediate_size": ("ffn_hidden_size",), "moe_intermediate_size": ("expert_ffn_hidden_size",),
                     "num_experts_per_tok": ("moe_topk",)},

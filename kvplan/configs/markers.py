@@ -384,6 +384,57 @@ def per_layer_config_dims(f: Fields, index: int, kind: str) -> dict:
     return out
 
 
+def _dots3_use_dsa(f: Fields) -> bool | None:
+    """Dots3NoteTextConfig's use_dsa: as written; absent, None when the file has per_layer_config (a canonical
+    file), else True (legacy files call their DSA layers "full_attention")."""
+    if "use_dsa" in f.raw:
+        return f.flag("use_dsa")
+    return None if "per_layer_config" in f.raw else True
+
+
+def dots3_kinds(f: Fields, n: int) -> list[str]:
+    """Dots3-Note with no layer_types: DSA (or, with use_dsa false, plain MLA) layers where i < 2 or
+    i % 4 == 1 (every layer without use_sliding_window), sliding-window MLA elsewhere."""
+    full = K.FULL if _dots3_use_dsa(f) is False else K.INDEXED
+    sliding = f.flag("use_sliding_window", default=True)
+    return [full if not sliding or i < 2 or i % 4 == 1 else K.SLIDING for i in range(n)]
+
+
+def dots3_dsa(f: Fields, kinds: list[str]) -> list[str]:
+    """Dots3-Note's use_dsa renames the layer types: true makes "full_attention" layers DSA (latent + indexer
+    keys), false makes "indexed_attention" layers plain MLA."""
+    use_dsa = _dots3_use_dsa(f)
+    if use_dsa is None:
+        return kinds
+    old, new = (K.FULL, K.INDEXED) if use_dsa else (K.INDEXED, K.FULL)
+    return [new if kind == old else kind for kind in kinds]
+
+
+_DOTS3_SWA_DEFAULTS = {"kv_lora_rank": 1024, "head_dim": 256, "qk_nope_head_dim": 192}
+
+
+def dots3_layer_dims(f: Fields, index: int, kind: str) -> dict:
+    """Dots3-Note's per-layer latent widths: per_layer_config entries (kv_lora_rank, qk_rope_head_dim) when the
+    file has them; else its sliding layers take swa_kv_lora_rank (1024) and swa_qk_rope_head_dim (default
+    swa_head_dim 256 - swa_qk_nope_head_dim 192 = 64), as Dots3NoteTextConfig builds them."""
+    table = f.obj("per_layer_config")
+    if table is not None:
+        out: dict = {}
+        for key, entry in table.items():
+            if not isinstance(key, str) or not key.isdigit() or not isinstance(entry, dict):
+                raise _bad(f, "per_layer_config", "must map layer indices (\"3\") to objects")
+            if int(key) == index:
+                for name in ("kv_lora_rank", "qk_rope_head_dim"):
+                    if name in entry:
+                        out[name] = f.check_int(f"per_layer_config.{key}.{name}", entry[name], minimum=0)
+        return out
+    if kind != K.SLIDING:
+        return {}
+    swa = {name: f.int(f"swa_{name}", default=default) for name, default in _DOTS3_SWA_DEFAULTS.items()}
+    rope = f.int("swa_qk_rope_head_dim", default=swa["head_dim"] - swa["qk_nope_head_dim"], minimum=0)
+    return {"kv_lora_rank": swa["kv_lora_rank"], "qk_rope_head_dim": rope}
+
+
 def gemma4_layer_dims(f: Fields, index: int, kind: str) -> dict:
     """Gemma 4's per-layer widths: a per_layer_config {"05": {"head_dim": .., "num_key_value_heads": ..}}
     when the config has one; else full layers use global_head_dim (default 512) and, when

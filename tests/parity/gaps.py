@@ -28,7 +28,7 @@ _LEGACY_OR_MULTIMODAL = ("blt", "emu3", "got_ocr2", "moss_transcribe_diarize", "
 
 # Decoder LLM families transformers 5.23 ships that kvplan refuses (a structural field it does not know).
 _DECODERS_REFUSED = (
-    "dots3_note", "dots3_note_text", "gemma4_unified_assistant",
+    "gemma4_unified_assistant",
     "minimax_m3_vl_text", "qwen4_exp",
     "qwen4_exp_text",
 )

@@ -585,6 +585,7 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
     "step3p7[sliding layers, per-layer heads]": ("step3p7", {
         "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(45)],
         "num_sliding_attention_heads": 8}, None),
+    "dots3_note_text[file without layer_types]": ("dots3_note_text", {}, _drop("layer_types")),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),
