@@ -775,3 +775,12 @@ def test_dots3_note_dsa_and_sliding_latents():
                  per_layer_config={str(i): {"kv_lora_rank": 256, "qk_rope_head_dim": 32} for i in range(1, 46, 2)})
     e = estimate(build_model(canon, "t"), K128)
     assert e.kv_bytes_per_sequence == 23 * K128 * 1152 + 23 * 1024 * (256 + 32) * 2
+
+
+def test_minimax_m3_full_layers_read_sparse_layers_refused():
+    # MiniMaxM3VLTextConfig defaults: 60 full layers of 4 KV heads x 128 = 2,048 B per token and layer
+    text = {"hidden_size": 6144, "num_hidden_layers": 60, "num_attention_heads": 64}
+    assert _bpt({"model_type": "minimax_m3_vl", "text_config": text}) == 60 * 2048
+    sparse = dict(text, layer_types=["minimax_m3_sparse"] + ["full_attention"] * 59)
+    with pytest.raises(ConfigError, match="minimax_m3_sparse"):
+        build_model({"model_type": "minimax_m3_vl", "text_config": sparse}, "t")

@@ -232,6 +232,11 @@ _ROWS: list[Family] = [
            rules=("layer_types (legacy files: trailing num_nextn_predict_layers MTP entries dropped; absent: all "
                   "full); per_layer_config may change a layer's KV heads or head_dim (sliding layers usually only "
                   "their query heads); lightning-index sparse layers are refused",)),
+    Family(("minimax_m3_vl",), text="minimax_m3_vl_text", rules=("text model in text_config",)),
+    Family(("minimax_m3_vl_text",), kinds=FULL_ONLY, derive=step3p5_kinds, params=params.attention_decoder,
+           defaults={"num_key_value_heads": 4, "head_dim": 128},
+           rules=("full attention (4 KV heads x 128 by default); lightning-index sparse layers "
+                  "('minimax_m3_sparse', or sparse_attention_config) are refused",)),
     Family(("recurrent_gemma",), kinds=frozenset({K.SLIDING, K.LINEAR}), state=rg_lru_state,
            markers=("block_types", "_block_types"), params=params.attention_decoder,
            aliases={"sliding_window": ("attention_window_size",)},

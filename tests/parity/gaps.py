@@ -27,21 +27,14 @@ _ENCODER_DECODER_WRAPPERS = (
 _LEGACY_OR_MULTIMODAL = ("blt", "emu3", "got_ocr2", "moss_transcribe_diarize", "pi0")
 
 # Decoder LLM families transformers 5.23 ships that kvplan refuses (a structural field it does not know).
-_DECODERS_REFUSED = (
-    "gemma4_unified_assistant",
-    "minimax_m3_vl_text", "qwen4_exp",
-    "qwen4_exp_text",
-)
+_DECODERS_REFUSED = ("gemma4_unified_assistant", "qwen4_exp", "qwen4_exp_text")
 
 # Decoder families kvplan refuses because their cache could not be checked: transformers 5.23 cannot
 # build or run their defaults here (kvplan would otherwise read them by the generic rule, as a guess).
 _DECODERS_UNCHECKED = ("cohere_compass_text", "chameleon", "idefics")
 
 # Image-text-to-text wrappers of text models kvplan does not read (refused).
-_WRAPPERS_OF_UNREAD_TEXT = (
-    "cohere_compass", "diffusion_gemma", "glm5_next", "minimax_m3_vl",
-    "unlimited_ocr",
-)
+_WRAPPERS_OF_UNREAD_TEXT = ("cohere_compass", "diffusion_gemma", "glm5_next", "unlimited_ocr")
 
 KNOWN_GAPS: dict[str, str] = {
     **dict.fromkeys(_REFUSED_BY_DESIGN, "refused by design: not a decoder with a per-token KV cache"),
