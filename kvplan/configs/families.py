@@ -514,6 +514,20 @@ REFUSED: dict[str, str] = {
                  "config through the image-text path), so kvplan does not read it",
     "cohere_compass_text": "Cohere Compass's text model: transformers 5.23 cannot build its default config, so how "
                            "it caches has not been checked",
+    "cohere_compass": "Cohere Compass, whose text model (cohere_compass_text) transformers 5.23 cannot build, so how "
+                      "it caches has not been checked",
+    **dict.fromkeys(("qwen4_exp", "qwen4_exp_text"),
+                    "Qwen4-Exp: its compressed sparse indexer (indexer_compress_ratio) and per-layer-embedding "
+                    "convolutions have not been read, and transformers 5.23 cannot build its default config to "
+                    "check them"),
+    "gemma4_unified_assistant": "Gemma 4 Unified's assistant (draft) model, which attends to the target model's "
+                                "cache; transformers 5.23 cannot build its default config",
+    "glm5_next": "GLM-5-Next: its pooled sparse indexer (index_kpool) keeps per token an index key, gate scores "
+                 "and a mask channel in transformers; what a serving engine keeps for it is not settled",
+    "unlimited_ocr": "Unlimited-OCR: its 'reference_sliding_attention' layers keep the whole prompt plus a ring "
+                     "window of generated tokens, a policy kvplan cannot size yet",
+    "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "
+                       "before committing them, which kvplan does not size",
 }
 
 

@@ -26,14 +26,18 @@ _ENCODER_DECODER_WRAPPERS = (
 # Other non-text or byte-level decoders kvplan has no family for.
 _LEGACY_OR_MULTIMODAL = ("blt", "emu3", "got_ocr2", "moss_transcribe_diarize", "pi0")
 
-# Decoder LLM families transformers 5.23 ships that kvplan refuses (a structural field it does not know).
+# Decoder LLM families transformers 5.23 ships that kvplan refuses, each with its reason in
+# kvplan/configs/families.py REFUSED: transformers cannot build their defaults (qwen4_exp's compressed indexer,
+# gemma4_unified_assistant's draft model that reads the target's cache).
 _DECODERS_REFUSED = ("gemma4_unified_assistant", "qwen4_exp", "qwen4_exp_text")
 
 # Decoder families kvplan refuses because their cache could not be checked: transformers 5.23 cannot
 # build or run their defaults here (kvplan would otherwise read them by the generic rule, as a guess).
 _DECODERS_UNCHECKED = ("cohere_compass_text", "chameleon", "idefics")
 
-# Image-text-to-text wrappers of text models kvplan does not read (refused).
+# Image-text-to-text wrappers of text models kvplan does not read (refused, each with its reason in REFUSED):
+# an unchecked text model (cohere_compass), block diffusion (diffusion_gemma), a pooled indexer whose
+# engine form is unsettled (glm5_next), prompt-plus-ring windows (unlimited_ocr).
 _WRAPPERS_OF_UNREAD_TEXT = ("cohere_compass", "diffusion_gemma", "glm5_next", "unlimited_ocr")
 
 KNOWN_GAPS: dict[str, str] = {
