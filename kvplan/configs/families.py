@@ -228,7 +228,8 @@ _ROWS: list[Family] = [
                   "default) leaves the text cache causal, 'all' is refused",)),
     Family(("step3p7",), text="step3p5", rules=("text model in text_config (step3p5 by default)",)),
     Family(("step3p5",), kinds=ATTN, derive=step3p5_kinds, per_layer=per_layer_config_dims,
-           trailing="num_nextn_predict_layers", params=params.attention_decoder, defaults={"num_key_value_heads": 8, "head_dim": 128},
+           trailing="num_nextn_predict_layers", params=params.attention_decoder,
+           defaults={"num_key_value_heads": 8, "head_dim": 128},
            rules=("layer_types (legacy files: trailing num_nextn_predict_layers MTP entries dropped; absent: all "
                   "full); per_layer_config may change a layer's KV heads or head_dim (sliding layers usually only "
                   "their query heads); lightning-index sparse layers are refused",)),
