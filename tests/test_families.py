@@ -784,3 +784,17 @@ def test_minimax_m3_full_layers_read_sparse_layers_refused():
     sparse = dict(text, layer_types=["minimax_m3_sparse"] + ["full_attention"] * 59)
     with pytest.raises(ConfigError, match="minimax_m3_sparse"):
         build_model({"model_type": "minimax_m3_vl", "text_config": sparse}, "t")
+
+
+@pytest.mark.parametrize(("wrapper", "text", "per_token"), [
+    # GOT-OCR 2.0 and MOSS-Transcribe-Diarize wrap Qwen2 / Qwen3 text models kvplan reads: their own rules apply
+    ("got_ocr2", {"model_type": "qwen2", "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
+                  "num_key_value_heads": 16}, 24 * 2 * 16 * 64 * 2),
+    ("moss_transcribe_diarize", {"model_type": "qwen3", "hidden_size": 2048, "num_hidden_layers": 28,
+                                 "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128},
+     28 * 2 * 8 * 128 * 2),
+    # Emu3 (Emu3TextConfig defaults): 32 layers, 8 KV heads of 4096 / 32 = 128
+    ("emu3", {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}, 32 * 2 * 8 * 128 * 2),
+])
+def test_other_wrappers_of_read_text_models(wrapper, text, per_token):
+    assert _bpt({"model_type": wrapper, "text_config": text}) == per_token

@@ -114,6 +114,7 @@ _ROWS: list[Family] = [
         ("lighton_ocr", "qwen3"), ("qianfan_ocr", "qwen3"), ("nemotron_h_omni", "nemotron_h"),
         ("paligemma", "gemma"), ("shieldgemma2", "gemma3_text"), ("exaone4_5", "exaone4"), ("lfm2_vl", "lfm2"),
         ("lfm3_vl", "lfm3"), ("hyperclovax_vision_v2", "hyperclovax"), ("inkling_mm_model", "inkling_text"),
+        ("got_ocr2", "qwen2"), ("moss_transcribe_diarize", "qwen3"), ("emu3", "emu3_text_model"),
         ("inkling2", "inkling2_text"),
         ("minicpm_ocr", "qwen3_5_text"), ("minicpmv4_6", "qwen3_5_text"), ("minicpmv4_7", "qwen3_5_text"))),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
@@ -292,7 +293,8 @@ _ROWS: list[Family] = [
       for name, defaults, kv, dim in (
           ("qwen3_omni_moe_text", {"num_key_value_heads": 4}, "4", "hidden_size / heads"),
           ("molmo2_text", {"num_key_value_heads": 8, "head_dim": 128}, "8", "128"),
-          ("cosmos3_edge_text", {"num_key_value_heads": 8, "head_dim": 128}, "8", "128"))),
+          ("cosmos3_edge_text", {"num_key_value_heads": 8, "head_dim": 128}, "8", "128"),
+          ("emu3_text_model", {"num_key_value_heads": 8}, "8", "hidden_size / heads"))),
     Family(("deepseek_ocr2_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params.attention_decoder,
            rules=("full attention; num_key_value_heads (default num_attention_heads) heads of hidden_size / heads "
                   "(DeepseekOcr2TextConfig overwrites head_dim with it)",)),

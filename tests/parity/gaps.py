@@ -24,7 +24,7 @@ _ENCODER_DECODER_WRAPPERS = (
 )
 
 # Other non-text or byte-level decoders kvplan has no family for.
-_LEGACY_OR_MULTIMODAL = ("blt", "emu3", "got_ocr2", "moss_transcribe_diarize", "pi0")
+_LEGACY_OR_MULTIMODAL = ("blt", "pi0")
 
 # Decoder LLM families transformers 5.23 ships that kvplan refuses, each with its reason in
 # kvplan/configs/families.py REFUSED: transformers cannot build their defaults (qwen4_exp's compressed indexer,
