@@ -586,6 +586,10 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
         "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(45)],
         "num_sliding_attention_heads": 8}, None),
     "dots3_note_text[file without layer_types]": ("dots3_note_text", {}, _drop("layer_types")),
+    "muse_glimmer[file without layer_types]": ("muse_glimmer", {}, _drop("layer_types")),
+    "qwen2_5_omni_thinker[use_sliding_window, file without layer_types]": (
+        "qwen2_5_omni_thinker", _WINDOW_ON, _drop("layer_types")),
+    "qwen2_vl[use_sliding_window, file without layer_types]": ("qwen2_vl", _WINDOW_ON, _drop("layer_types")),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),
