@@ -391,3 +391,410 @@ def test_other_hybrids():
     e = est("qwen3.5-35b-a3b")
     assert e.bytes_per_token == 10 * 2 * 2 * 256 * 2
     assert e.state_bytes_per_sequence == 30 * (3 * (2 * 16 * 128 + 32 * 128) * 2 + 32 * 128 * 128 * 4)
+
+
+# -- image-text wrappers whose text models kvplan reads (tests/parity checks each against transformers) --------
+
+def _bpt(config, tokens=1):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return estimate(build_model(config, "t"), tokens).bytes_per_token
+
+
+def test_qwen2_vl_flat_and_windows():
+    # Qwen2-VL-7B-Instruct (flat file): 28 layers, hidden 3584 / 28 heads = 128 wide, 4 KV heads (k_proj
+    # 3584 -> 512 in the published module dump); use_sliding_window false -> every layer full
+    cfg = {"model_type": "qwen2_vl", "hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
+           "num_key_value_heads": 4, "use_sliding_window": False, "sliding_window": 32768, "max_window_layers": 28,
+           "torch_dtype": "bfloat16"}
+    assert _bpt(cfg) == 28 * 2 * 4 * 128 * 2 == 57_344
+    # a head_dim key is not read (Qwen2VLAttention: head_dim = hidden_size // num_heads)
+    assert _bpt(dict(cfg, head_dim=64)) == 57_344
+    # with the window on, layers >= max_window_layers slide; absent, Qwen2VLTextConfig's 80 (> 28: none slides)
+    on = dict(cfg, use_sliding_window=True, sliding_window=4096, max_window_layers=20)
+    kinds = [layer.kind for layer in build_model(on, "t").layers]
+    assert kinds == ["full attention"] * 20 + ["sliding window 4096"] * 8
+    on.pop("max_window_layers")
+    assert {layer.kind for layer in build_model(on, "t").layers} == {"full attention"}
+
+
+def test_glm_vision_text_models():
+    # GLM-4.1V-9B: glm4v_text 40 layers, 32 heads of 4096 / 32 = 128, 2 KV heads; head_dim is not read
+    text = {"model_type": "glm4v_text", "hidden_size": 4096, "num_hidden_layers": 40, "num_attention_heads": 32,
+            "num_key_value_heads": 2}
+    assert _bpt({"model_type": "glm4v", "text_config": text}) == 40 * 2 * 2 * 128 * 2 == 40_960
+    assert _bpt({"model_type": "glm4v", "text_config": dict(text, head_dim=64)}) == 40_960
+    # an absent num_key_value_heads means Glm4vTextConfig's 2; GLM-4.6V and glmga wrap the same text model
+    text.pop("num_key_value_heads")
+    for wrapper in ("glm4v", "glm46v", "glmga"):
+        assert _bpt({"model_type": wrapper, "text_config": text}) == 40_960
+    # GLM-4.5V (published config): glm4v_moe_text 46 layers, 8 KV heads of head_dim 128 (not 4096 / 96):
+    # k_proj 4096 -> 1024 in its module dump
+    moe = {"model_type": "glm4v_moe_text", "hidden_size": 4096, "num_hidden_layers": 46, "num_attention_heads": 96,
+           "num_key_value_heads": 8, "head_dim": 128}
+    assert _bpt({"model_type": "glm4v_moe", "text_config": moe}) == 46 * 2 * 8 * 128 * 2 == 188_416
+    # GLM-OCR (transformers' GlmOcrTextConfig defaults): 16 layers, 8 KV heads of 1024 / 16 = 64
+    ocr = {"model_type": "glm_ocr_text", "hidden_size": 1024, "num_hidden_layers": 16, "num_attention_heads": 16}
+    assert _bpt({"model_type": "glm_ocr", "text_config": ocr}) == 16 * 2 * 8 * 64 * 2 == 32_768
+
+
+@pytest.mark.parametrize(("wrapper", "text", "per_token"), [
+    # ERNIE-4.5-VL-28B-A3B (Ernie4_5_VLMoeTextConfig defaults): 28 layers, 2560 / 20 = 128, KV 4 by default
+    ("ernie4_5_vl_moe", {"hidden_size": 2560, "num_hidden_layers": 28, "num_attention_heads": 20},
+     28 * 2 * 4 * 128 * 2),
+    # Granite-4 Vision's text model (its defaults): 32 layers, KV heads default to the 32 query heads, 4096 / 32
+    ("granite4_vision", {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32},
+     32 * 2 * 32 * 128 * 2),
+    # granite-docling (its defaults): 28 layers, 1024 / 16 = 64, KV 4 by default
+    ("granite_docling", {"hidden_size": 1024, "num_hidden_layers": 28, "num_attention_heads": 16},
+     28 * 2 * 4 * 64 * 2),
+    # PaddleOCR-VL (PaddleOCRTextConfig defaults): 18 layers, KV 2 and head_dim 128 by default
+    ("paddleocr_vl", {"hidden_size": 1024, "num_hidden_layers": 18, "num_attention_heads": 16},
+     18 * 2 * 2 * 128 * 2),
+    # HunyuanOCR's published text_config: 24 layers, 8 KV heads of head_dim 128 (not 1024 / 16)
+    ("hunyuan_vl", {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
+                    "num_key_value_heads": 8, "head_dim": 128}, 24 * 2 * 8 * 128 * 2),
+    # Aria (AriaTextConfig defaults written out): 32 layers, head_dim 4096 / 32, KV heads = query heads
+    ("aria", {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}, 32 * 2 * 32 * 128 * 2),
+])
+def test_wrapped_full_attention_text_models(wrapper, text, per_token):
+    assert _bpt({"model_type": wrapper, "text_config": text}) == per_token
+    assert _bpt({"model_type": wrapper, "text_config": text}, 1000) == per_token
+
+
+def test_hunyuan_vl_needs_head_dim():
+    # HunYuanVLTextAttention reads config.head_dim with no fallback: a config without it is refused
+    text = {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16}
+    with pytest.raises(ConfigError, match="head_dim"):
+        build_model({"model_type": "hunyuan_vl", "text_config": text}, "t")
+
+
+def test_mistral_small_4_latent():
+    # Mistral-Small-4 (a mistral3 wrapper around a mistral4 text model): MLA caches the latent, kv_lora_rank 256
+    # + qk_rope_head_dim 64 per token and layer, 36 layers; num_key_value_heads 32 means nothing for the cache
+    text = {"model_type": "mistral4", "hidden_size": 4096, "num_hidden_layers": 36, "num_attention_heads": 32,
+            "num_key_value_heads": 32, "kv_lora_rank": 256, "q_lora_rank": 1024, "qk_rope_head_dim": 64,
+            "qk_nope_head_dim": 64, "v_head_dim": 128}
+    assert _bpt({"model_type": "mistral3", "text_config": text}) == 36 * (256 + 64) * 2 == 23_040
+    assert _bpt(text) == 23_040
+
+
+def test_cohere2_moe_windows():
+    # Cohere2MoeConfig defaults: 40 layers, 64 heads, KV heads default to 64, head_dim 128, sliding_window 4096,
+    # pattern 4 -> layers 3, 7, ..., 39 full (10), 30 sliding; 2 x 64 x 128 x 2 = 32,768 B per token and layer
+    cfg = {"model_type": "cohere2_moe", "hidden_size": 8192, "num_hidden_layers": 40, "num_attention_heads": 64}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e = estimate(build_model(cfg, "t"), K128)
+    per_layer = 2 * 64 * 128 * 2
+    assert rows(e)["full attention"].layers == 10 and rows(e)["sliding window 4096"].layers == 30
+    assert e.kv_bytes_per_sequence == 10 * K128 * per_layer + 30 * 4096 * per_layer
+    # first_k_dense_replace 3 with prefix pattern 2: S F S, then the rest counted afresh (layer 3 + 3 = 6 full)
+    kinds = [layer.kind for layer in build_model(dict(cfg, num_hidden_layers=8, first_k_dense_replace=3,
+                                                      prefix_dense_sliding_window_pattern=2), "t").layers]
+    full = [i for i, kind in enumerate(kinds) if kind == "full attention"]
+    assert full == [1, 6]
+
+
+def test_granite_swa_every_fourth_layer_full():
+    # GraniteSWAConfig defaults: 24 layers, 20 heads of 2560 / 20 = 128, 4 KV heads; layers 0, 4, ..., 20 full
+    # (6), 18 sliding of 128 tokens; 2 x 4 x 128 x 2 = 2,048 B per token and layer
+    cfg = {"model_type": "granite_swa", "hidden_size": 2560, "num_hidden_layers": 24, "num_attention_heads": 20}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert rows(e)["full attention"].layers == 6 and rows(e)["sliding window 128"].layers == 18
+    assert e.kv_bytes_per_sequence == 6 * K128 * 2048 + 18 * 128 * 2048
+    # GraniteMoeSWAConfig: KV heads default to the query heads (32 of 4096 / 32 = 128), 32 layers: 8 full
+    moe = {"model_type": "granitemoe_swa", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}
+    e = estimate(build_model(moe, "t"), K128)
+    assert e.kv_bytes_per_sequence == (8 * K128 + 24 * 128) * 2 * 32 * 128 * 2
+
+
+MIMO_V2_FLASH_HUB = {
+    # XiaomiMiMo/MiMo-V2-Flash's config.json as published (the cache fields)
+    "model_type": "mimo_v2_flash", "hidden_size": 4096, "num_hidden_layers": 48, "num_attention_heads": 64,
+    "num_key_value_heads": 4, "head_dim": 192, "v_head_dim": 128, "swa_num_attention_heads": 64,
+    "swa_num_key_value_heads": 8, "swa_head_dim": 192, "swa_v_head_dim": 128, "sliding_window": 128,
+    "sliding_window_size": 128, "max_position_embeddings": 262144,
+    "hybrid_layer_pattern": [0 if i == 0 or (i + 1) % 6 == 0 else 1 for i in range(48)],
+}
+
+
+def test_mimo_v2_flash_hub_config():
+    # layer 0 and 5, 11, ..., 47 full (9): 4 KV heads x (K 192 + V 128) x 2 B = 2,560 B per token and layer;
+    # 39 sliding layers: twice the KV heads (8) = 5,120 B, window sliding_window_size 128 + 1 = 129 tokens
+    e = estimate(build_model(MIMO_V2_FLASH_HUB, "t"), K128)
+    r = rows(e)
+    assert r["full attention"].layers == 9 and r["sliding window 129"].layers == 39
+    assert e.kv_bytes_per_sequence == 9 * K128 * 2560 + 39 * 129 * 5120
+    assert estimate(build_model(MIMO_V2_FLASH_HUB, "t"), 1).bytes_per_token == 9 * 2560 + 39 * 5120 == 222_720
+
+
+@pytest.mark.parametrize("change", [{"swa_num_key_value_heads": 4}, {"swa_v_head_dim": 64},
+                                    {"hybrid_layer_pattern": [1] * 48}])
+def test_mimo_v2_flash_fields_transformers_ignores_must_agree(change):
+    with pytest.raises(ConfigError, match=next(iter(change))):
+        build_model(dict(MIMO_V2_FLASH_HUB, **change), "t")
+
+
+def test_laguna_per_layer_query_heads_leave_kv_alone():
+    # Laguna-XS.2's form: 40 layers, full when i % 4 == 0 (10), 30 sliding of 512; 48 / 64 query heads per layer
+    # but K/V 8 heads x head_dim 128 everywhere: 2 x 8 x 128 x 2 = 4,096 B per token and layer
+    cfg = {"model_type": "laguna", "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 48,
+           "num_key_value_heads": 8, "head_dim": 128, "sliding_window": 512,
+           "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(40)],
+           "num_attention_heads_per_layer": [48 if i % 4 == 0 else 64 for i in range(40)]}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == (10 * K128 + 30 * 512) * 4096
+    # LagunaConfig without layer_types: every layer full, although sliding_window defaults to 512
+    plain = {k: v for k, v in cfg.items() if k not in ("layer_types", "sliding_window")}
+    assert estimate(build_model(plain, "t"), K128).kv_bytes_per_sequence == 40 * K128 * 4096
+
+
+def test_doge_keep_window_size_evicts_nothing():
+    # DogeConfig defaults: 32 layers, 8 heads of 1024 / 8 = 128, KV heads = query heads: 2 x 8 x 128 x 2 = 4,096 B
+    # per token and layer; keep_window_size 2048 masks attention but the cache keeps every token
+    cfg = {"model_type": "doge", "hidden_size": 1024, "num_hidden_layers": 32, "num_attention_heads": 8,
+           "keep_window_size": 2048}
+    assert estimate(build_model(cfg, "t"), K128).kv_bytes_per_sequence == 32 * K128 * 4096
+    # a sliding_window applies to every layer
+    e = estimate(build_model(dict(cfg, sliding_window=4096), "t"), K128)
+    assert e.kv_bytes_per_sequence == 32 * 4096 * 4096
+
+
+def test_lfm3_conv_sliding_and_full_layers():
+    # Lfm3Config defaults: 24 layers; full when i % 4 == 2 (6), sliding when i % 4 == 0 and i > 0 (5), else conv
+    # (13); attention 4 KV heads x head_dim 128 = 2,048 B per token and layer, sliding_window 256; conv state
+    # (conv_L_cache 7 - 1) x hidden 2048 x 2 B = 24,576 B per layer and sequence
+    cfg = {"model_type": "lfm3", "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16,
+           "torch_dtype": "bfloat16"}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == (6 * K128 + 5 * 256) * 2048
+    assert e.state_bytes_per_sequence == 13 * 6 * 2048 * 2 == 319_488
+    # the image-text wrapper reads the same text model
+    assert estimate(build_model({"model_type": "lfm3_vl", "text_config": cfg}, "t"), K128).bytes_per_sequence \
+        == e.bytes_per_sequence
+
+
+def test_youtu_llm_latent():
+    # Youtu-LLM-2B's config (tencent): 32 layers of MLA, kv_lora_rank 512 + qk_rope_head_dim 64 = 576 per token
+    # and layer, 2 B each: 32 x 576 x 2 = 36,864 B per token (num_key_value_heads 16 means nothing here)
+    cfg = {"model_type": "youtu", "hidden_size": 2048, "num_hidden_layers": 32, "num_attention_heads": 16,
+           "num_key_value_heads": 16, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128,
+           "qk_rope_head_dim": 64, "v_head_dim": 128, "intermediate_size": 6144, "vocab_size": 128256}
+    assert estimate(build_model(cfg, "t"), 1).bytes_per_token == 32 * 576 * 2 == 36_864
+
+
+def test_hyperclovax_vision_v2_reads_its_text_model():
+    # HyperCLOVA X vision v2 wraps a hyperclovax text model (transformers' generic rule): 4 layers, 2 KV x 128
+    text = {"model_type": "hyperclovax", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+            "num_key_value_heads": 2, "head_dim": 128}
+    assert _bpt({"model_type": "hyperclovax_vision_v2", "text_config": text}) == 4 * 2 * 2 * 128 * 2
+
+
+@pytest.mark.parametrize(("wrapper", "text", "per_token"), [
+    # Qwen3-Omni-30B-A3B's thinker text_config (published): 48 layers, 4 KV heads of head_dim 128 (not 2048 / 32)
+    ("qwen3_omni_moe_thinker", {"hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 32,
+                                "num_key_value_heads": 4, "head_dim": 128}, 48 * 2 * 4 * 128 * 2),
+    # Molmo2 (Molmo2TextConfig defaults): 36 layers, 8 KV heads and head_dim 128 by default
+    ("molmo2", {"hidden_size": 4096, "num_hidden_layers": 36, "num_attention_heads": 32}, 36 * 2 * 8 * 128 * 2),
+    # Cosmos3-Edge (its defaults): 28 layers, 8 KV heads and head_dim 128 by default
+    ("cosmos3_edge", {"hidden_size": 2048, "num_hidden_layers": 28, "num_attention_heads": 16},
+     28 * 2 * 8 * 128 * 2),
+    # DeepSeek-OCR-2 (its defaults): 32 layers, KV heads = query heads, head_dim forced to 4096 / 32 = 128
+    ("deepseek_ocr2", {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "head_dim": 64},
+     32 * 2 * 32 * 128 * 2),
+])
+def test_more_wrapped_full_attention_text_models(wrapper, text, per_token):
+    assert _bpt({"model_type": wrapper, "text_config": text}) == per_token
+    assert _bpt({"model_type": wrapper, "text_config": text}, 5000) == per_token
+
+
+def test_qwen2_5_omni_thinker_windows():
+    # Qwen2.5-Omni-7B's thinker text model: 28 layers, 3584 / 28 = 128 wide, 4 KV heads; use_sliding_window false
+    text = {"hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+            "use_sliding_window": False, "sliding_window": 32768}
+    assert _bpt({"model_type": "qwen2_5_omni_thinker", "text_config": text}) == 28 * 2 * 4 * 128 * 2
+    # with the window on and max_window_layers absent (Qwen2_5OmniTextConfig's 28), no layer slides
+    on = dict(text, use_sliding_window=True, sliding_window=4096)
+    kinds = {layer.kind for layer in build_model({"model_type": "qwen2_5_omni_thinker", "text_config": on}, "t").layers}
+    assert kinds == {"full attention"}
+
+
+def test_muse_text_models_full_every_fourth_from_the_last():
+    # MuseGlimmerTextConfig defaults: 52 layers, full when (51 - i) % 4 == 0 -> layers 3, 7, ..., 51 (13), 39
+    # sliding of 2048; 2 KV heads x head_dim 128 = 1,024 B per token and layer
+    text = {"hidden_size": 6656, "num_hidden_layers": 52, "num_attention_heads": 32}
+    model = build_model({"model_type": "muse_glimmer", "text_config": text}, "t")
+    full = [i for i, layer in enumerate(model.layers) if layer.kind == "full attention"]
+    assert full == list(range(3, 52, 4))
+    assert estimate(model, K128).kv_bytes_per_sequence == (13 * K128 + 39 * 2048) * 1024
+    # MuseSparkTextConfig defaults: 62 layers -> full at 1, 5, ..., 61 (16), 46 sliding; 16 KV x 64 = 4,096 B
+    spark = {"hidden_size": 8192, "num_hidden_layers": 62, "num_attention_heads": 128}
+    e = estimate(build_model({"model_type": "muse_spark", "text_config": spark}, "t"), K128)
+    assert e.kv_bytes_per_sequence == (16 * K128 + 46 * 2048) * 4096
+
+
+def test_axk1_latent_defaults():
+    # AXK1Config defaults: 61 layers of MLA, kv_lora_rank 512 + qk_rope_head_dim 64 by default: 61 x 576 x 2 B
+    cfg = {"model_type": "axk1", "hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 64}
+    assert estimate(build_model(cfg, "t"), 1).bytes_per_token == 61 * 576 * 2 == 70_272
+
+
+def test_axk2_latent_and_indexer_keys():
+    # AXK2Config defaults: 48 layers, each an MLA latent of kv_lora_rank 128 + qk_rope_head_dim 32 (bf16: 320 B)
+    # plus indexer keys of index_head_dim 128 (fp8: 128 B + one fp32 scale per 128 channels: 4 B) = 452 B
+    cfg = {"model_type": "axk2", "hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 32}
+    assert estimate(build_model(cfg, "t"), 1).bytes_per_token == 48 * ((128 + 32) * 2 + 128 + 4) == 21_696
+
+
+def test_zaya_kv_plus_cca_state():
+    # ZayaConfig defaults: 40 'hybrid' layers, 8 heads, 2 KV heads x head_dim 128: K/V 2 x 2 x 128 x 2 = 1,024 B
+    # per token and layer; CCA state per layer: conv (2 - 1) + (2 - 1) = 2 columns of (8 + 2) x 128 channels
+    # = 2,560 plus the delayed value half 2 x 128 / 2 = 128 elements, bf16
+    cfg = {"model_type": "zaya", "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 8,
+           "torch_dtype": "bfloat16"}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == 40 * K128 * 1024
+    assert e.state_bytes_per_sequence == 40 * (2 * 10 * 128 + 128) * 2 == 215_040
+    # hybrid_sliding layers keep the window
+    cfg = dict(cfg, sliding_window=4096, layer_types=["hybrid_sliding" if i % 2 else "hybrid" for i in range(40)])
+    assert estimate(build_model(cfg, "t"), K128).kv_bytes_per_sequence == 20 * (K128 + 4096) * 1024
+
+
+def test_bailing_hybrid_mla_and_kda_layers():
+    # BailingHybridConfig defaults: 42 layers, full when (i + 1) % 6 == 0 (7 MLA layers: (512 + 64) x 2 B =
+    # 1,152 B per token); 35 Kimi Delta Attention layers with 32 heads of head_dim 128: conv (4 - 1) x 3 x 32 x
+    # 128 bf16 = 73,728 B and a float32 state 32 x 128 x 128 = 2,097,152 B per layer and sequence
+    cfg = {"model_type": "bailing_hybrid", "hidden_size": 2560, "num_hidden_layers": 42, "num_attention_heads": 32,
+           "torch_dtype": "bfloat16"}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == 7 * K128 * 1152
+    assert e.state_bytes_per_sequence == 35 * (73_728 + 2_097_152) == 75_980_800
+
+
+def test_hy_v4_indexers_on_full_layers_only():
+    # HYV4Config defaults: 34 MLA layers, (512 + 64) x 2 B = 1,152 B per token each; indexer keys (128 fp8 + one
+    # fp32 scale = 132 B) only on 'full' indexer layers: 0 and 1, 5, ..., 33 ((i - 1) % 4 == 0) = 10 layers
+    cfg = {"model_type": "hy_v4", "hidden_size": 2816, "num_hidden_layers": 34, "num_attention_heads": 32}
+    assert estimate(build_model(cfg, "t"), 1).bytes_per_token == 34 * 1152 + 10 * 132 == 40_488
+    # an explicit indexer_types wins
+    types = ["full"] * 2 + ["shared"] * 32
+    assert estimate(build_model(dict(cfg, indexer_types=types), "t"), 1).bytes_per_token == 34 * 1152 + 2 * 132
+
+
+def test_inkling_kv_and_four_conv_states():
+    # InklingTextConfig defaults: 66 'hybrid' layers, sliding when (i + 1) % 6 != 0 (55), full otherwise (11).
+    # Full: 8 KV x 128 -> 4,096 B per token; sliding: swa 16 KV x 128 -> 8,192 B, window sliding_window_size 512.
+    # Four short convs (kernel 4: 3 columns) on K, V and twice hidden 6144: full 3 x (2 x 1024 + 2 x 6144) x 2 B
+    # = 86,016 B, sliding 3 x (2 x 2048 + 2 x 6144) x 2 B = 98,304 B per layer and sequence
+    cfg = {"model_type": "inkling_text", "hidden_size": 6144, "num_hidden_layers": 66, "num_attention_heads": 64,
+           "torch_dtype": "bfloat16"}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == 11 * K128 * 4096 + 55 * 512 * 8192
+    assert e.state_bytes_per_sequence == 11 * 86_016 + 55 * 98_304 == 6_352_896
+    # local_layer_ids name the sliding layers when layer_types is absent
+    kinds = [layer.kind for layer in build_model(dict(cfg, num_hidden_layers=4, local_layer_ids=[1]), "t").layers]
+    assert [("sliding" in kind) for kind in kinds] == [False, True, False, False]
+
+
+def test_inkling2_defaults():
+    # Inkling2TextConfig defaults: 48 layers, 'hybrid' (full) when (i + 1) % 6 == 0 (8), else sliding (40, window
+    # 1024); 8 KV x 128 on both kinds = 4,096 B per token; convs 3 x (2 x 1024 + 2 x 4608) x 2 B = 67,584 B a layer
+    cfg = {"model_type": "inkling2_text", "hidden_size": 4608, "num_hidden_layers": 48, "num_attention_heads": 48,
+           "torch_dtype": "bfloat16"}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == (8 * K128 + 40 * 1024) * 4096
+    assert e.state_bytes_per_sequence == 48 * 67_584
+    # local_layer_ids is not an Inkling-2 field: transformers ignores it, and so does kvplan
+    assert estimate(build_model(dict(cfg, local_layer_ids=[0]), "t"), K128).kv_bytes_per_sequence \
+        == e.kv_bytes_per_sequence
+
+
+def test_gemma4_unified_text_defaults():
+    # Gemma4UnifiedTextConfig defaults (saved form): 30 layers, 5 sliding : 1 full (5, 11, ..., 29), window 1024;
+    # 4 KV heads of head_dim 256 on sliding layers (4,096 B per token), per_layer_config head_dim 512 on the
+    # full layers (8,192 B per token)
+    cfg = {"model_type": "gemma4_unified_text", "hidden_size": 2304, "num_hidden_layers": 30, "num_attention_heads": 8,
+           "num_key_value_heads": 4, "head_dim": 256, "use_bidirectional_attention": "vision",
+           "per_layer_config": {f"{i:02d}": {"head_dim": 512} for i in (5, 11, 17, 23, 29)}}
+    e = estimate(build_model({"model_type": "gemma4_unified", "text_config": cfg}, "t"), K128)
+    assert e.kv_bytes_per_sequence == 25 * 1024 * 4096 + 5 * K128 * 8192
+    with pytest.raises(ConfigError, match="use_bidirectional_attention"):
+        build_model(dict(cfg, use_bidirectional_attention="all"), "t")
+
+
+def test_mistral_large4_nope_layers_and_indexers():
+    # MistralLarge4TextConfig defaults: 72 MLA layers; every 4th ((i + 1) % 4 == 0: 18) is NoPE and caches the
+    # latent without its rope key (512 x 2 B = 1,024 B), the other 54 cache (512 + 64) x 2 B = 1,152 B; indexer
+    # keys on every layer (index_topk_freq 1): 128 fp8 + one fp32 scale = 132 B
+    text = {"hidden_size": 6144, "num_hidden_layers": 72, "num_attention_heads": 64}
+    e = estimate(build_model({"model_type": "mistral_large4", "text_config": text}, "t"), 1)
+    assert e.bytes_per_token == 54 * 1152 + 18 * 1024 + 72 * 132 == 90_144
+    # KV sharing between layers is refused by name
+    with pytest.raises(ConfigError, match="kv_source_layers"):
+        build_model({"model_type": "mistral_large4",
+                     "text_config": dict(text, kv_source_layers=[0, 0] + list(range(2, 72)))}, "t")
+
+
+def test_step3p5_legacy_mtp_entries_and_per_layer_config():
+    # Step3p7TextConfig's legacy form: layer_types lists 45 decoder layers + num_nextn_predict_layers 3 MTP
+    # entries (dropped); 8 KV heads x head_dim 128 = 4,096 B per token and layer; full when i % 4 == 0 (12 of
+    # 45), 33 sliding of 512; the sliding layers' extra query heads (per_layer_config) change no cache
+    types = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(48)]
+    text = {"model_type": "step3p5", "hidden_size": 4096, "num_hidden_layers": 45, "num_attention_heads": 64,
+            "num_key_value_heads": 8, "head_dim": 128, "sliding_window": 512, "layer_types": types,
+            "num_nextn_predict_layers": 3,
+            "per_layer_config": {str(i): {"num_attention_heads": 96} for i in range(45) if i % 4}}
+    e = estimate(build_model({"model_type": "step3p7", "text_config": text}, "t"), K128)
+    assert e.kv_bytes_per_sequence == (12 * K128 + 33 * 512) * 4096
+    # a per-layer KV width is read; a per-layer key kvplan does not read is refused by name
+    wide = dict(text, per_layer_config={"1": {"num_key_value_heads": 16}})
+    e = estimate(build_model(wide, "t"), K128)
+    assert e.kv_bytes_per_sequence == (12 * K128 + 33 * 512) * 4096 + 512 * 4096
+    with pytest.raises(ConfigError, match="sliding_window"):
+        build_model(dict(text, per_layer_config={"1": {"sliding_window": 64}}), "t")
+    # lightning-index sparse layers are refused
+    sparse = {k: v for k, v in text.items() if k != "layer_types"}
+    with pytest.raises(ConfigError, match="sparse"):
+        build_model(dict(sparse, sparse_attention_config={"sparse_attention_freq": [1, 0] * 24}), "t")
+
+
+def test_dots3_note_dsa_and_sliding_latents():
+    # Dots3NoteTextConfig defaults, legacy form (no layer_types, no per_layer_config): 46 layers; DSA where i < 2
+    # or i % 4 == 1 (0, 1, 5, 9, ..., 45: 13 layers): latent 512 + 64 (1,152 B) + indexer keys 128 fp8 + one
+    # fp32 scale (132 B); the other 33 are sliding MLA over sliding_window_size 512 with swa_kv_lora_rank 1024 +
+    # swa_head_dim 256 - swa_qk_nope_head_dim 192 = 64 -> (1024 + 64) x 2 = 2,176 B per token
+    cfg = {"model_type": "dots3_note_text", "hidden_size": 5120, "num_hidden_layers": 46, "num_attention_heads": 128}
+    e = estimate(build_model(cfg, "t"), K128)
+    assert e.kv_bytes_per_sequence == 13 * K128 * (1152 + 132) + 33 * 512 * 2176
+    # use_dsa false: the full layers are plain MLA (no indexer keys)
+    e = estimate(build_model(dict(cfg, use_dsa=False), "t"), K128)
+    assert e.kv_bytes_per_sequence == 13 * K128 * 1152 + 33 * 512 * 2176
+    # a canonical file's per_layer_config gives the sliding layers' widths, and "full_attention" stays full
+    canon = dict(cfg, sliding_window=1024, layer_types=["full_attention", "sliding_attention"] * 23,
+                 per_layer_config={str(i): {"kv_lora_rank": 256, "qk_rope_head_dim": 32} for i in range(1, 46, 2)})
+    e = estimate(build_model(canon, "t"), K128)
+    assert e.kv_bytes_per_sequence == 23 * K128 * 1152 + 23 * 1024 * (256 + 32) * 2
+
+
+def test_minimax_m3_full_layers_read_sparse_layers_refused():
+    # MiniMaxM3VLTextConfig defaults: 60 full layers of 4 KV heads x 128 = 2,048 B per token and layer
+    text = {"hidden_size": 6144, "num_hidden_layers": 60, "num_attention_heads": 64}
+    assert _bpt({"model_type": "minimax_m3_vl", "text_config": text}) == 60 * 2048
+    sparse = dict(text, layer_types=["minimax_m3_sparse"] + ["full_attention"] * 59)
+    with pytest.raises(ConfigError, match="minimax_m3_sparse"):
+        build_model({"model_type": "minimax_m3_vl", "text_config": sparse}, "t")
+
+
+@pytest.mark.parametrize(("wrapper", "text", "per_token"), [
+    # GOT-OCR 2.0 and MOSS-Transcribe-Diarize wrap Qwen2 / Qwen3 text models kvplan reads: their own rules apply
+    ("got_ocr2", {"model_type": "qwen2", "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
+                  "num_key_value_heads": 16}, 24 * 2 * 16 * 64 * 2),
+    ("moss_transcribe_diarize", {"model_type": "qwen3", "hidden_size": 2048, "num_hidden_layers": 28,
+                                 "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128},
+     28 * 2 * 8 * 128 * 2),
+    # Emu3 (Emu3TextConfig defaults): 32 layers, 8 KV heads of 4096 / 32 = 128
+    ("emu3", {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}, 32 * 2 * 8 * 128 * 2),
+])
+def test_other_wrappers_of_read_text_models(wrapper, text, per_token):
+    assert _bpt({"model_type": wrapper, "text_config": text}) == per_token

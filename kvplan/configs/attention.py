@@ -76,6 +76,15 @@ def _hidden_over_heads(f: Fields, heads: int) -> int:
     return hidden // heads
 
 
+def explicit_head_dim(f: Fields) -> tuple[int, int, int, int]:
+    """HunYuan-VL's text model: its attention reads config.head_dim with no fallback (transformers'
+    default, None, cannot run), so the config must give it; KV heads default to the query heads."""
+    if f.opt_int("head_dim") is None:
+        raise ConfigError(f"{f.source}: config (model_type {f.model_type!r}) has no 'head_dim', which its attention "
+                          "needs (transformers has no fallback for it)", "add 'head_dim' or pass --set head_dim=VALUE")
+    return head_dims(f)
+
+
 def mpt_dims(f: Fields) -> tuple[int, int, int, int]:
     """MPT: vLLM caches attn_config.kv_n_heads when the key exists (transformers' own MPT
     always uses n_heads); width d_model / n_heads."""
@@ -109,6 +118,13 @@ def zamba_dims(f: Fields) -> tuple[int, int, int, int]:
     kv = f.int("num_key_value_heads", default=heads)
     width = f.int("head_dim", default=2 * f.int("hidden_size") // heads)
     return heads, kv, width, width
+
+
+def mimo_v2_flash_window(f: Fields) -> int | None:
+    """MiMo-V2-Flash: hub files give sliding_window_size, the tokens attended before the query;
+    MiMoV2FlashConfig then sets sliding_window = sliding_window_size + 1 (129 by default)."""
+    size = f.opt_int("sliding_window_size")
+    return size + 1 if size is not None else f.opt_int("sliding_window")
 
 
 # -- KV-head rules of families that do not use num_key_value_heads plainly ----

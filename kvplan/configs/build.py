@@ -134,11 +134,22 @@ def layer_count(f: Fields, family: Family) -> int:
     )
 
 
+def window_tokens(f: Fields, family: Family) -> int | None:
+    """The sliding window in tokens: the family's rule, else sliding_window."""
+    return family.window(f) if family.window is not None else f.opt_int("sliding_window")
+
+
 def layer_kinds(f: Fields, family: Family, n: int) -> list[str]:
     """Each layer's kind, with ATTENTION resolved to full or sliding."""
     windows_on = family.window_gate is None or f.flag(family.window_gate)
     if f.has("layer_types"):
-        kinds = normalise(f, "layer_types", f.list("layer_types", n), family.kinds)
+        names = f.list("layer_types")
+        extra = f.int(family.trailing, default=0, minimum=0) if family.trailing else 0
+        if extra and len(names) == n + extra:  # legacy files list the MTP layers after the decoder's
+            names = names[:n]
+        else:
+            names = f.list("layer_types", n)
+        kinds = normalise(f, "layer_types", names, family.kinds)
     else:
         kinds = None
         for marker in family.markers:
@@ -147,7 +158,7 @@ def layer_kinds(f: Fields, family: Family, n: int) -> list[str]:
                 break
         if kinds is None:
             kinds = family.derive(f, n) if family.derive and windows_on else [K.ATTENTION] * n
-    window = f.opt_int("sliding_window") if windows_on else None
+    window = window_tokens(f, family) if windows_on else None
     out = []
     for i, kind in enumerate(kinds):
         if kind == K.ATTENTION:
@@ -184,19 +195,22 @@ class _LayerMaker:
     def _attention(self, kind: str, overrides: dict) -> tuple[TokenCache, ...]:
         f = self.f
         if self.family.attention == "latent":
-            caches = (latent_cache(f),)
+            window = window_tokens(f, self.family) if kind == K.SLIDING else None
+            caches = (latent_cache(f, overrides.get("qk_rope_head_dim"), overrides.get("kv_lora_rank"), window),)
             return caches + (indexer_cache(f),) if kind == K.INDEXED else caches
         _, kv, key_dim, value_dim = self.dims()
         kv = overrides.get("num_key_value_heads", kv)
         if "head_dim" in overrides:
             key_dim = value_dim = overrides["head_dim"]
-        window = f.int("sliding_window") if kind in (K.SLIDING, K.HYBRID_SLIDING) else None
+        window = window_tokens(f, self.family) if kind in (K.SLIDING, K.HYBRID_SLIDING) else None
         chunk = None
         if kind == K.CHUNKED:
             chunk = f.int("attention_chunk_size")
         return (attention_cache(kv, key_dim, value_dim, window, chunk),)
 
     def _state(self, kind: str):
+        if self.family.kind_state is not None:
+            return self.family.kind_state(self.f, kind)
         make = self.family.conv if kind == K.CONV and self.family.conv else self.family.state
         if make is None:
             raise ConfigError(f"{self.f.source}: model_type {self.f.model_type!r} has a {kind!r} layer but kvplan "

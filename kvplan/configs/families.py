@@ -12,15 +12,21 @@ from __future__ import annotations
 
 from . import kinds as K
 from . import params
-from .attention import (chatglm_kv_heads, decompressed_latent_dims, falcon_kv_heads, gqa_from_hidden, jetmoe_dims,
-                        mha_from_hidden, mpt_dims, multi_query_kv_heads, zamba_dims)
+from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
+                        gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
+                        multi_query_kv_heads, zamba_dims)
 from .family import Family
-from .hybrid import (gated_deltanet_state, kda_state, lightning_state, mamba1_state, mamba2_state,
-                     olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state)
-from .markers import (alternate_sliding_first, every_period, from_max_window_layers, gemma4_layer_dims,
-                      glm_dsa_indexers, gpt_neo_attention_types, kimi_default, last_layer_full, lfm2_kinds,
-                      llama4_kinds, marker_length, olmo3_windows, olmo_hybrid_default, pattern_default,
-                      qwen2_moe_windows, smollm3_windows, zamba2_default, zamba_default)
+from .hybrid import (bailing_hybrid_state, gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
+                     mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
+                     zaya_cca_state)
+from .markers import (alternate_sliding_first, cohere2_moe_windows, dots3_dsa, dots3_kinds, dots3_layer_dims,
+                      every_period, first_of_four_full, from_max_window_layers, gemma4_layer_dims,
+                      gemma4_unified_kinds, glm_dsa_indexers, gpt_neo_attention_types, hy_v4_indexers,
+                      inkling2_kinds, inkling_dims, inkling_kinds, kimi_default, last_layer_full, last_of_four_full,
+                      lfm2_kinds, lfm3_kinds, llama4_kinds, marker_length, mimo_v2_flash_dims, mimo_v2_flash_kinds,
+                      mistral_large4_indexers, mistral_large4_rope, olmo3_windows, olmo_hybrid_default,
+                      pattern_default, per_layer_config_dims, qwen2_moe_windows, smollm3_windows, step3p5_kinds,
+                      zamba2_default, zamba_default)
 
 ATTN = frozenset({K.FULL, K.SLIDING})
 ATTN_CHUNKED = frozenset({K.FULL, K.SLIDING, K.CHUNKED})
@@ -89,6 +95,9 @@ _ROWS: list[Family] = [
            kinds=ATTN_CHUNKED, params=params.attention_decoder,
            rules=("transformers' generic cache rule (layer_types, else sliding_window on every layer), "
                   "checked against transformers' own cache by tests/parity",)),
+    Family(("doge",), kinds=ATTN, params=params.attention_decoder,
+           rules=("K/V of every token on every layer (sliding_window, when set, on every layer); keep_window_size "
+                  "only picks which cached keys a query attends to (dynamic mask attention), it evicts nothing",)),
     Family(("smollm3",), kinds=ATTN, window_gate="use_sliding_window", derive=smollm3_windows,
            params=params.attention_decoder,
            rules=("with use_sliding_window the NoPE layers (every no_rope_layer_interval-th) slide",)),
@@ -104,6 +113,9 @@ _ROWS: list[Family] = [
         ("video_llama_3", "qwen2"), ("idefics2", "mistral"), ("kimi_k25", "deepseek_v3"),
         ("lighton_ocr", "qwen3"), ("qianfan_ocr", "qwen3"), ("nemotron_h_omni", "nemotron_h"),
         ("paligemma", "gemma"), ("shieldgemma2", "gemma3_text"), ("exaone4_5", "exaone4"), ("lfm2_vl", "lfm2"),
+        ("lfm3_vl", "lfm3"), ("hyperclovax_vision_v2", "hyperclovax"), ("inkling_mm_model", "inkling_text"),
+        ("got_ocr2", "qwen2"), ("moss_transcribe_diarize", "qwen3"), ("emu3", "emu3_text_model"),
+        ("inkling2", "inkling2_text"),
         ("minicpm_ocr", "qwen3_5_text"), ("minicpmv4_6", "qwen3_5_text"), ("minicpmv4_7", "qwen3_5_text"))),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
@@ -177,6 +189,28 @@ _ROWS: list[Family] = [
            rules=("layer i is full when (i + 1) % sliding_window_pattern == 0 (default 6), else sliding",)),
     Family(("gemma3n_text",), kinds=ATTN, derive=pattern_default(5), params=params.attention_decoder,
            rules=("full every 5th layer; the last num_kv_shared_layers reuse an earlier layer's cache",)),
+    Family(("cohere2_moe",), kinds=ATTN, derive=cohere2_moe_windows, params=params.attention_decoder,
+           defaults={"head_dim": 128, "sliding_window": 4096},
+           rules=("layer_types; else the first first_k_dense_replace layers by prefix_dense_sliding_window_pattern "
+                  "(default 1: full), the rest full when (i + 1) % sliding_window_pattern == 0 (default 4); "
+                  "head_dim 128 and sliding_window 4096 by default",)),
+    *(Family((name,), kinds=ATTN, derive=first_of_four_full, params=params.attention_decoder,
+             defaults={"sliding_window": 128, **kv},
+             rules=("layer_types; else layer i full when i % 4 == 0, the rest sliding (sliding_window 128 by "
+                    f"default); KV heads {kv_text} by default (the attention sink is a weight, not cached)",))
+      for name, kv, kv_text in (("granite_swa", {"num_key_value_heads": 4}, "4"),
+                                ("granitemoe_swa", {}, "= query heads"))),
+    Family(("mimo_v2_flash",), kinds=ATTN, derive=mimo_v2_flash_kinds, per_layer=mimo_v2_flash_dims,
+           window=mimo_v2_flash_window, params=params.attention_decoder, aliases={"value_head_dim": ("v_head_dim",)},
+           defaults={"num_key_value_heads": 4, "head_dim": 192, "value_head_dim": 128, "sliding_window": 129},
+           rules=("layer_types; else layer 0 and every 6th layer full, the rest sliding; sliding layers keep "
+                  "2 x num_key_value_heads; K head_dim (192) and V v_head_dim (128) wide; window "
+                  "sliding_window_size + 1 when given, else sliding_window (129)",)),
+    Family(("laguna",), kinds=ATTN, derive=lambda f, n: [K.FULL] * n, params=params.attention_decoder,
+           defaults={"num_key_value_heads": 8, "head_dim": 128, "sliding_window": 512},
+           rules=("layer_types (absent: every layer full); sliding layers keep sliding_window (512 by default); "
+                  "num_attention_heads_per_layer varies the query heads only: K/V num_key_value_heads (8) x "
+                  "head_dim (128) on every layer",)),
     Family(("cohere2",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
            params=params.attention_decoder, rules=("layer i is full when (i + 1) % sliding_window_pattern == 0",)),
     # -- multimodal wrappers: the text model is nested under text_config
@@ -187,6 +221,24 @@ _ROWS: list[Family] = [
            rules=("5 sliding : 1 full, last layer always full; full layers use global_head_dim (and "
                   "num_global_key_value_heads with attention_k_eq_v) or per_layer_config; the last "
                   "num_kv_shared_layers reuse earlier layers' caches",)),
+    Family(("gemma4_unified",), text="gemma4_unified_text", rules=("text model in text_config",)),
+    Family(("gemma4_unified_text",), kinds=ATTN, derive=pattern_default(6), refine=gemma4_unified_kinds,
+           per_layer=gemma4_layer_dims, params=params.attention_decoder, defaults={"sliding_window": 1024},
+           rules=("as gemma4_text (5 sliding : 1 full, last layer full, global_head_dim on full layers, shared "
+                  "last layers), sliding_window 1024 by default; use_bidirectional_attention 'vision' (the "
+                  "default) leaves the text cache causal, 'all' is refused",)),
+    Family(("step3p7",), text="step3p5", rules=("text model in text_config (step3p5 by default)",)),
+    Family(("step3p5",), kinds=ATTN, derive=step3p5_kinds, per_layer=per_layer_config_dims,
+           trailing="num_nextn_predict_layers", params=params.attention_decoder,
+           defaults={"num_key_value_heads": 8, "head_dim": 128},
+           rules=("layer_types (legacy files: trailing num_nextn_predict_layers MTP entries dropped; absent: all "
+                  "full); per_layer_config may change a layer's KV heads or head_dim (sliding layers usually only "
+                  "their query heads); lightning-index sparse layers are refused",)),
+    Family(("minimax_m3_vl",), text="minimax_m3_vl_text", rules=("text model in text_config",)),
+    Family(("minimax_m3_vl_text",), kinds=FULL_ONLY, derive=step3p5_kinds, params=params.attention_decoder,
+           defaults={"num_key_value_heads": 4, "head_dim": 128},
+           rules=("full attention (4 KV heads x 128 by default); lightning-index sparse layers "
+                  "('minimax_m3_sparse', or sparse_attention_config) are refused",)),
     Family(("recurrent_gemma",), kinds=frozenset({K.SLIDING, K.LINEAR}), state=rg_lru_state,
            markers=("block_types", "_block_types"), params=params.attention_decoder,
            aliases={"sliding_window": ("attention_window_size",)},
@@ -198,9 +250,61 @@ _ROWS: list[Family] = [
     Family(("llava",), text="llama", rules=("text model in text_config (llama by default)",)),
     Family(("mistral3",), text="mistral", rules=("text model in text_config (mistral by default, or ministral3)",)),
     Family(("qwen2_5_vl",), text="qwen2_5_vl_text", rules=("text model in text_config, or flat",)),
-    Family(("qwen2_5_vl_text",), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
-           dims=gqa_from_hidden, params=params.attention_decoder,
-           rules=("qwen2 window rules; width hidden_size / heads (a head_dim key is not read)",)),
+    Family(("qwen2_vl",), text="qwen2_vl_text", rules=("text model in text_config, or flat",)),
+    Family(("qwen2_5_vl_text", "qwen2_vl_text"), kinds=ATTN, window_gate="use_sliding_window",
+           derive=from_max_window_layers, dims=gqa_from_hidden, params=params.attention_decoder,
+           defaults={"max_window_layers": 80},
+           rules=("qwen2 window rules (max_window_layers 80 by default); width hidden_size / heads (a head_dim "
+                  "key is not read)",)),
+    # -- text models of image-text wrappers: full attention on every layer; the attention reads no window
+    Family(("glm4v",), text="glm4v_text", rules=("text model in text_config (glm4v_text by default)",)),
+    Family(("glm46v", "glmga"), text="glm4v_text", rules=("text model in text_config (glm4v_text by default)",)),
+    Family(("glm4v_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, defaults={"num_key_value_heads": 2},
+           params=params.attention_decoder,
+           rules=("full attention; num_key_value_heads (2 by default) heads of hidden_size / heads (a head_dim key "
+                  "is not read)",)),
+    *(Family((name,), text=f"{name}_text", rules=(f"text model in text_config ({name}_text by default)",))
+      for name in ("glm4v_moe", "glm_ocr", "ernie4_5_vl_moe", "granite4_vision", "granite_docling", "paddleocr_vl",
+                   "hunyuan_vl")),
+    *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.attention_decoder,
+             rules=(f"full attention; num_key_value_heads ({kv} by default) heads of head_dim "
+                    f"({dim} by default)",))
+      for name, defaults, kv, dim in (
+          ("glm4v_moe_text", {"num_key_value_heads": 8}, "8", "hidden_size / heads"),
+          ("glm_ocr_text", {"num_key_value_heads": 8}, "8", "hidden_size / heads"),
+          ("ernie4_5_vl_moe_text", {"num_key_value_heads": 4}, "4", "hidden_size / heads"),
+          ("granite4_vision_text", {}, "num_attention_heads", "hidden_size / heads"),
+          ("granite_docling_text", {"num_key_value_heads": 4}, "4", "hidden_size / heads"),
+          ("paddleocr_vl_text", {"num_key_value_heads": 2, "head_dim": 128}, "2", "128"))),
+    Family(("hunyuan_vl_text",), kinds=FULL_ONLY, dims=explicit_head_dim, params=params.attention_decoder,
+           rules=("full attention; num_key_value_heads (default num_attention_heads) heads of head_dim, which "
+                  "the config must give (transformers' attention reads it and has no fallback)",)),
+    Family(("aria",), text="aria_text", rules=("text model in text_config (aria_text by default)",)),
+    *(Family((name,), text=text, rules=(f"text model in text_config ({text} by default)",)) for name, text in (
+        ("qwen2_5_omni_thinker", "qwen2_5_omni_text"), ("qwen3_omni_moe_thinker", "qwen3_omni_moe_text"),
+        ("molmo2", "molmo2_text"), ("cosmos3_edge", "cosmos3_edge_text"), ("deepseek_ocr2", "deepseek_ocr2_text"),
+        ("muse_spark", "muse_spark_text"), ("muse_glimmer", "muse_glimmer_text"))),
+    Family(("qwen2_5_omni_text",), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
+           params=params.attention_decoder, defaults={"num_key_value_heads": 4, "max_window_layers": 28},
+           rules=("qwen2 window rules (max_window_layers 28 by default); 4 KV heads by default",)),
+    *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.attention_decoder,
+             rules=(f"full attention (the attention reads no window); num_key_value_heads ({kv} by default) heads "
+                    f"of head_dim ({dim} by default)",))
+      for name, defaults, kv, dim in (
+          ("qwen3_omni_moe_text", {"num_key_value_heads": 4}, "4", "hidden_size / heads"),
+          ("molmo2_text", {"num_key_value_heads": 8, "head_dim": 128}, "8", "128"),
+          ("cosmos3_edge_text", {"num_key_value_heads": 8, "head_dim": 128}, "8", "128"),
+          ("emu3_text_model", {"num_key_value_heads": 8}, "8", "hidden_size / heads"))),
+    Family(("deepseek_ocr2_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params.attention_decoder,
+           rules=("full attention; num_key_value_heads (default num_attention_heads) heads of hidden_size / heads "
+                  "(DeepseekOcr2TextConfig overwrites head_dim with it)",)),
+    *(Family((name,), kinds=ATTN, derive=last_of_four_full, defaults=defaults, params=params.attention_decoder,
+             rules=("layer_types; else full when (n - 1 - i) % 4 == 0 (every 4th counted back from the last), "
+                    f"the rest sliding ({defaults['sliding_window']}); {defaults['num_key_value_heads']} KV heads of "
+                    f"{defaults['head_dim']} by default",))
+      for name, defaults in (
+          ("muse_spark_text", {"num_key_value_heads": 16, "head_dim": 64, "sliding_window": 2048}),
+          ("muse_glimmer_text", {"num_key_value_heads": 2, "head_dim": 128, "sliding_window": 2048}))),
     Family(("qwen3_vl",), text="qwen3_vl_text", rules=("text model in text_config",)),
     Family(("qwen3_vl_moe",), text="qwen3_vl_moe_text", rules=("text model in text_config",)),
     Family(("qwen3_vl_moe_text",), kinds=FULL_ONLY, params=params.attention_decoder,
@@ -235,16 +339,44 @@ _ROWS: list[Family] = [
                     "max_position_embeddings": ("seq_length",)},
            rules=("KV heads = multi_query_group_num when multi_query_attention; head width kv_channels",)),
     # -- latent attention (MLA)
-    Family(("deepseek_v2", "deepseek_v3", "kimi_k2"), kinds=FULL_ONLY, attention="latent",
+    Family(("deepseek_v2", "deepseek_v3", "kimi_k2", "mistral4"), kinds=FULL_ONLY, attention="latent",
            params=params.latent, rules=("one latent of kv_lora_rank + qk_rope_head_dim per token and layer",)),
+    Family(("youtu", "axk1"), kinds=FULL_ONLY, attention="latent", params=params.latent,
+           defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64},
+           rules=("one latent of kv_lora_rank (512) + qk_rope_head_dim (64) per token and layer",)),
     Family(("deepseek_v32",), kinds=frozenset({K.INDEXED}), attention="latent", params=params.latent,
            derive=lambda f, n: [K.INDEXED] * n,
            rules=("MLA latent plus indexer keys (index_head_dim, fp8 + fp32 scale per 128) on every layer",)),
+    Family(("axk2",), kinds=frozenset({K.INDEXED}), attention="latent", params=params.latent,
+           derive=lambda f, n: [K.INDEXED] * n,
+           defaults={"kv_lora_rank": 128, "qk_rope_head_dim": 32, "index_head_dim": 128},
+           rules=("as deepseek_v32: MLA latent (kv_lora_rank 128 + qk_rope_head_dim 32 by default) plus indexer "
+                  "keys (index_head_dim 128, fp8 + fp32 scale per 128) on every layer",)),
     Family(("glm4_moe_lite",), kinds=FULL_ONLY, attention="latent", params=params.latent,
            rules=("one latent of kv_lora_rank + qk_rope_head_dim per token and layer (head_dim is not a width)",)),
     Family(("glm_moe_dsa",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.latent,
            derive=lambda f, n: [K.INDEXED] * n, refine=glm_dsa_indexers,
            rules=("MLA latent on every layer; indexer keys only on layers whose indexer_types is 'full'",)),
+    Family(("hy_v4",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.latent,
+           derive=lambda f, n: [K.INDEXED] * n, refine=hy_v4_indexers,
+           defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64, "index_head_dim": 128},
+           rules=("MLA latent on every layer; indexer keys only where indexer_types is 'full' (absent: layer 0 "
+                  "and every layer with (i - 1) % 4 == 0)",)),
+    Family(("mistral_large4",), text="mistral_large4_text", rules=("text model in text_config",)),
+    Family(("mistral_large4_text",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.latent,
+           derive=lambda f, n: [K.INDEXED] * n, refine=mistral_large4_indexers, per_layer=mistral_large4_rope,
+           defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64, "index_head_dim": 128},
+           rules=("as glm_moe_dsa: MLA latent on every layer, indexer keys where indexer_types is 'full'; NoPE "
+                  "layers (no_rope_layers 0, else every 4th) cache the latent without the rope key; KV sharing "
+                  "between layers (kv_source_layers) is refused",)),
+    Family(("dots3_note",), text="dots3_note_text", rules=("text model in text_config, or flat",)),
+    Family(("dots3_note_text",), kinds=frozenset({K.INDEXED, K.FULL, K.SLIDING}), attention="latent",
+           params=params.latent, derive=dots3_kinds, refine=dots3_dsa, per_layer=dots3_layer_dims,
+           window=lambda f: f.opt_int("sliding_window") or f.int("sliding_window_size", default=512),
+           defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64, "index_head_dim": 128},
+           rules=("MLA on every layer: DSA layers (latent + indexer keys; 'full_attention' with use_dsa) where "
+                  "i < 2 or i % 4 == 1, sliding-window latents (sliding_window, else sliding_window_size 512) "
+                  "elsewhere, their own kv_lora_rank / qk_rope_head_dim (per_layer_config, else swa_* fields)",)),
     Family(("longcat_flash",), kinds=FULL_ONLY, attention="latent", params=params.latent, layers_rule=_longcat_layers,
            aliases={"intermediate_size": ("ffn_hidden_size",), "moe_intermediate_size": ("expert_ffn_hidden_size",),
                     "num_experts_per_tok": ("moe_topk",)},
@@ -256,6 +388,12 @@ _ROWS: list[Family] = [
            markers=("linear_attn_config.full_attn_layers",), derive=kimi_default, params=params.latent,
            aliases={"max_position_embeddings": ("model_max_length",)},
            rules=("MLA latent on full_attn_layers (1-based), KDA state (conv + fp32 recurrent) on kda_layers",)),
+    Family(("bailing_hybrid",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=bailing_hybrid_state,
+           derive=every_period("layer_group_size", 6, hit=K.FULL, one_based=True), params=params.latent,
+           defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64},
+           rules=("layer_types; else full when (i + 1) % layer_group_size == 0 (6): MLA latent (kv_lora_rank + "
+                  "qk_rope_head_dim); the rest Kimi Delta Attention: conv (short_conv_kernel_size - 1) x 3 x heads x "
+                  "linear_head_dim, fp32 state heads x linear_head_dim^2 (linear_head_dim = head_dim, 128)",)),
     Family(("minimax", "minimax_m1", "minimax_text_01"), kinds=frozenset({K.FULL, K.LINEAR}), state=lightning_state,
            markers=("attn_type_list",), derive=lambda f, n: [K.FULL if i % 2 == 0 else K.LINEAR for i in range(n)],
            params=params.attention_decoder,
@@ -281,6 +419,12 @@ _ROWS: list[Family] = [
            params=params.attention_decoder,
            rules=("layer_types 'conv' / 'full_attention', or full_attn_idxs; conv layers keep a short-conv "
                   "state of (conv_L_cache - 1) x hidden_size",)),
+    Family(("lfm3",), kinds=frozenset({K.FULL, K.SLIDING, K.CONV}), conv=short_conv_state, derive=lfm3_kinds,
+           params=params.attention_decoder,
+           defaults={"num_key_value_heads": 4, "head_dim": 128, "sliding_window": 256, "conv_L_cache": 7},
+           rules=("layer_types 'conv' / 'sliding_attention' / 'full_attention'; absent: full when i % 4 == 2, "
+                  "sliding (256) when i % 4 == 0 and i > 0, else conv; conv layers keep (conv_L_cache - 1) x "
+                  "hidden_size (conv_L_cache 7 by default)",)),
     Family(("olmo_hybrid",), kinds=MAMBA_HYBRID, state=olmo_hybrid_state, derive=olmo_hybrid_default,
            params=params.attention_decoder,
            rules=("layer_types; by default full attention where i % 4 == 3, Gated DeltaNet (fp32 state) elsewhere",)),
@@ -297,6 +441,29 @@ _ROWS: list[Family] = [
                      "mamba_expand": 2},
            rules=("a Mamba-2 state on every layer; 'hybrid' layers also keep K/V of a shared transformer "
                   "block (each its own cache)",)),
+    Family(("zaya",), kinds=frozenset({K.HYBRID, K.HYBRID_SLIDING}), state=zaya_cca_state,
+           derive=lambda f, n: [K.HYBRID] * n, params=params.attention_decoder,
+           defaults={"num_key_value_heads": 2, "head_dim": 128, "cca_time0": 2, "cca_time1": 2},
+           rules=("layer_types 'hybrid' / 'hybrid_sliding' (absent: all 'hybrid'): K/V of num_key_value_heads x "
+                  "head_dim (full, or sliding_window) plus the CCA state: (cca_time0 - 1) + (cca_time1 - 1) conv "
+                  "columns of (heads + KV heads) x head_dim and the delayed value half, KV heads x head_dim / 2",)),
+    Family(("inkling_text",), kinds=frozenset({K.HYBRID, K.HYBRID_SLIDING}), kind_state=inkling_conv_state,
+           derive=inkling_kinds, per_layer=inkling_dims, params=params.attention_decoder,
+           aliases={"sliding_window": ("sliding_window_size",)},
+           defaults={"num_key_value_heads": 8, "head_dim": 128, "swa_num_key_value_heads": 16, "swa_head_dim": 128,
+                     "sliding_window": 512, "conv_kernel_size": 4},
+           rules=("layer_types 'hybrid' / 'hybrid_sliding' (else local_layer_ids, else sliding when (i + 1) % 6 "
+                  "!= 0): K/V of num_key_value_heads x head_dim, or on sliding layers swa_num_key_value_heads x "
+                  "swa_head_dim over sliding_window_size tokens; plus four short-conv states (K, V and twice "
+                  "hidden_size), conv_kernel_size - 1 columns each",)),
+    Family(("inkling2_text",), kinds=frozenset({K.HYBRID, K.HYBRID_SLIDING}), kind_state=inkling_conv_state,
+           derive=inkling2_kinds, per_layer=inkling_dims, params=params.attention_decoder,
+           aliases={"sliding_window": ("sliding_window_size",)},
+           defaults={"num_key_value_heads": 8, "head_dim": 128, "swa_num_key_value_heads": 8, "swa_head_dim": 128,
+                     "sliding_window": 1024, "conv_kernel_size": 4},
+           rules=("as inkling_text (K/V plus four short-conv states a layer; the full layers' K/V convolutions "
+                  "are dynamic, the same state); absent layer_types: 'hybrid' when (i + 1) % 6 == 0, else "
+                  "'hybrid_sliding' over sliding_window_size (1024) tokens",)),
     Family(("rwkv",), kinds=frozenset({K.LINEAR}), state=rwkv_state, derive=lambda f, n: [K.LINEAR] * n,
            aliases={"max_position_embeddings": ("context_length",)}, params=params.hybrid,
            rules=("no KV cache: per layer two token-shift vectors (model dtype) and the WKV numerator, "
@@ -350,6 +517,20 @@ REFUSED: dict[str, str] = {
                  "config through the image-text path), so kvplan does not read it",
     "cohere_compass_text": "Cohere Compass's text model: transformers 5.23 cannot build its default config, so how "
                            "it caches has not been checked",
+    "cohere_compass": "Cohere Compass, whose text model (cohere_compass_text) transformers 5.23 cannot build, so how "
+                      "it caches has not been checked",
+    **dict.fromkeys(("qwen4_exp", "qwen4_exp_text"),
+                    "Qwen4-Exp: its compressed sparse indexer (indexer_compress_ratio) and per-layer-embedding "
+                    "convolutions have not been read, and transformers 5.23 cannot build its default config to "
+                    "check them"),
+    "gemma4_unified_assistant": "Gemma 4 Unified's assistant (draft) model, which attends to the target model's "
+                                "cache; transformers 5.23 cannot build its default config",
+    "glm5_next": "GLM-5-Next: its pooled sparse indexer (index_kpool) keeps per token an index key, gate scores "
+                 "and a mask channel in transformers; what a serving engine keeps for it is not settled",
+    "unlimited_ocr": "Unlimited-OCR: its 'reference_sliding_attention' layers keep the whole prompt plus a ring "
+                     "window of generated tokens, a policy kvplan cannot size yet",
+    "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "
+                       "before committing them, which kvplan does not size",
 }
 
 

@@ -29,12 +29,15 @@ class Family:
     kv_rule: Callable | None = None  # (fields, heads) -> KV heads, when not num_key_value_heads
     dims: Callable | None = None  # fields -> (heads, kv heads, key width, value width), a whole rule
     layers_rule: Callable | None = None  # fields -> layer count, when not num_hidden_layers
+    trailing: str | None = None  # a field counting extra trailing layer_types entries (MTP layers) to drop
     refine: Callable | None = None  # (fields, kinds) -> kinds, a last family-specific pass
     refuse: tuple[tuple[str, str], ...] = ()  # (flag field, why): configs that set it are refused
     window_gate: str | None = None  # a flag that must be true for the window to count (use_sliding_window)
+    window: Callable | None = None  # fields -> sliding window tokens (or None), when not plainly sliding_window
     per_layer: Callable | None = None  # (fields, index, kind) -> {"num_key_value_heads": .., "head_dim": ..} overrides
     state: Callable | None = None  # fields -> RecurrentState of a linear_attention layer
     conv: Callable | None = None  # fields -> RecurrentState of a conv layer
+    kind_state: Callable | None = None  # (fields, kind) -> RecurrentState, when it differs by layer kind
     text: str | None = None  # model_type of the nested text model (text_config), when there is one
     params: Callable | None = None  # (fields, layers, dims) -> (total, active) parameters
     rules: tuple[str, ...] = ()  # how it caches, in words, for `kvplan models --family`

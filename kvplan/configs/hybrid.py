@@ -141,3 +141,40 @@ def rwkv_state(f: Fields) -> RecurrentState:
     hidden = f.int("hidden_size")
     width = f.int("attention_hidden_size", default=hidden)
     return RecurrentState("rwkv", 2 * hidden, 3 * width, model_storage(f), float_storage("float32"))
+
+
+def zaya_cca_state(f: Fields) -> RecurrentState:
+    """ZAYA's compressed convolutional attention, beside each layer's K/V: the causal convs over the
+    concatenated q and k projections ((heads + KV heads) x head_dim channels) keep
+    (cca_time0 - 1) + (cca_time1 - 1) past columns, and the delayed half of the value projection keeps
+    the last token's KV heads x head_dim / 2; both in the model dtype (ZayaCCAProjection)."""
+    head_dim = f.int("head_dim")
+    channels = (f.int("num_attention_heads") + f.int("num_key_value_heads")) * head_dim
+    columns = (f.int("cca_time0", default=2) - 1) + (f.int("cca_time1", default=2) - 1)
+    dtype = model_storage(f)
+    return RecurrentState("cca", columns * channels, f.int("num_key_value_heads") * head_dim // 2, dtype, dtype)
+
+
+def bailing_hybrid_state(f: Fields) -> RecurrentState:
+    """Bailing-Hybrid's linear layers (Kimi Delta Attention): BailingHybridConfig sets linear_num_heads =
+    num_attention_heads, linear_head_dim = head_dim (128 by default; the config then overwrites head_dim with
+    qk_rope_head_dim, so files it saves carry linear_head_dim) and linear_conv_kernel_dim =
+    short_conv_kernel_size (4). Conv over q, k and v in the model dtype, recurrent state in float32."""
+    heads = f.int("linear_num_heads", "num_attention_heads")
+    head_dim = f.int("linear_head_dim", "head_dim", default=128)
+    kernel = f.int("linear_conv_kernel_dim", "short_conv_kernel_size", default=4)
+    return RecurrentState("kda", (kernel - 1) * 3 * heads * head_dim, heads * head_dim * head_dim,
+                          model_storage(f), float_storage("float32"))
+
+
+def inkling_conv_state(f: Fields, kind: str) -> RecurrentState:
+    """Inkling's four short convolutions per layer (InklingShortConvolution, conv_kernel_size wide; checkpoints
+    call it sconv_kernel_size): on K and on V (the layer's KV heads x head width, swa_* on sliding layers) and
+    two on hidden_size; engines keep kernel - 1 columns of each, in the model dtype. No recurrent state."""
+    sliding = kind == "hybrid_sliding"
+    kv = f.int("swa_num_key_value_heads" if sliding else "num_key_value_heads")
+    head_dim = f.int("swa_head_dim" if sliding else "head_dim")
+    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
+    dtype = model_storage(f)
+    return RecurrentState("short_conv", (kernel - 1) * (2 * kv * head_dim + 2 * f.int("hidden_size")), 0,
+                          dtype, dtype)

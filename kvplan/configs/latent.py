@@ -7,7 +7,7 @@ configs equals num_attention_heads and means nothing for the cache: never use it
 
 from __future__ import annotations
 
-from ..core.layers import TokenCache
+from ..core.layers import TokenCache, TokenPolicy
 from ..core.storage import Storage
 from .fields import Fields
 
@@ -16,10 +16,14 @@ from .fields import Fields
 INDEXER_STORAGE = Storage("fp8_e4m3", 8, granularity="group", group_size=128, scale_bytes=4)
 
 
-def latent_cache(f: Fields) -> TokenCache:
-    rank = f.int("kv_lora_rank")
-    rope = f.int("qk_rope_head_dim")
-    return TokenCache(kind="latent", heads=1, key_dim=rank + rope, value_dim=0, rope_dim=rope)
+def latent_cache(f: Fields, rope: int | None = None, rank: int | None = None,
+                 window: int | None = None) -> TokenCache:
+    """rope / rank: this layer's rope key width and latent rank when they differ from qk_rope_head_dim and
+    kv_lora_rank (rope 0 on a NoPE layer); window: a sliding-window MLA layer keeps that many tokens."""
+    rank = f.int("kv_lora_rank") if rank is None else rank
+    rope = f.int("qk_rope_head_dim") if rope is None else rope
+    return TokenCache(kind="latent", heads=1, key_dim=rank + rope, value_dim=0, rope_dim=rope,
+                      policy=TokenPolicy(window_tokens=window))
 
 
 def indexer_cache(f: Fields) -> TokenCache:

@@ -241,6 +241,47 @@ def glm_dsa_indexers(f: Fields, kinds: list[str]) -> list[str]:
             freq = max(f.int("index_topk_freq", default=1), 1)
             offset = f.int("index_skip_topk_offset", default=2, minimum=0)
             types = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(n)]
+    return _indexer_kinds(f, kinds, types)
+
+
+def mistral_large4_indexers(f: Fields, kinds: list[str]) -> list[str]:
+    """Mistral Large 4: GLM MoE DSA's indexer rule (index_topk_pattern may also be a list of 'full' /
+    'shared'). KV sharing between layers (kv_source_layers naming an earlier layer) is refused: a sharing
+    layer can still keep its own indexer keys, which kvplan cannot describe yet."""
+    n = len(kinds)
+    sources = f.int_list("kv_source_layers", n, minimum=0, maximum=n - 1)
+    if sources is not None and any(source != i for i, source in enumerate(sources)):
+        raise ConfigError(f"{f.source}: kv_source_layers shares latent caches between layers, where sharing layers "
+                          "may keep their own indexer keys; kvplan cannot size that yet "
+                          f"(model_type {f.model_type!r})", "this layer-sharing form is not supported yet")
+    pattern = f.get("index_topk_pattern")
+    if f.list("indexer_types", n) is None and isinstance(pattern, list):
+        return _indexer_kinds(f, kinds, f.list("index_topk_pattern", n))
+    return glm_dsa_indexers(f, kinds)
+
+
+def mistral_large4_rope(f: Fields, index: int, kind: str) -> dict:
+    """Mistral Large 4's NoPE layers (no_rope_layers 0; absent: every no_rope_layer_interval-th, 4) cache a
+    latent without the rope key: kv_lora_rank wide only."""
+    n = f.int("num_hidden_layers")
+    flags = f.int_list("no_rope_layers", n, minimum=0, maximum=1)
+    if flags is None:
+        interval = f.int("no_rope_layer_interval", default=4)
+        flags = [int((i + 1) % interval != 0) for i in range(n)]
+    return {} if flags[index] else {"qk_rope_head_dim": 0}
+
+
+def hy_v4_indexers(f: Fields, kinds: list[str]) -> list[str]:
+    """HY-V4: as GLM MoE DSA (MLA on every layer, indexer keys where indexer_types is "full"); without
+    indexer_types, HYV4Config makes layer 0 and every layer with (i - 1) % 4 == 0 full."""
+    n = len(kinds)
+    types = f.list("indexer_types", n)
+    if types is None:
+        types = ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(n)]
+    return _indexer_kinds(f, kinds, types)
+
+
+def _indexer_kinds(f: Fields, kinds: list[str], types: list) -> list[str]:
     out = []
     for i, (t, kind) in enumerate(zip(types, kinds)):
         if t not in ("full", "shared"):
@@ -254,6 +295,26 @@ def qwen2_moe_windows(f: Fields, n: int) -> list[str]:
     layers and every layer from max_window_layers on are full (Qwen2MoeConfig)."""
     last = f.int("max_window_layers", default=28, minimum=0, maximum=10**9)
     return [K.SLIDING if (i + 1) % 2 != 0 and i < last else K.FULL for i in range(n)]
+
+
+def cohere2_moe_windows(f: Fields, n: int) -> list[str]:
+    """Cohere2-MoE with no layer_types (Cohere2MoeConfig): the first first_k_dense_replace (dense) layers
+    follow prefix_dense_sliding_window_pattern (default 1: all full), the rest sliding_window_pattern
+    (default 4) counted again from their first layer; layer i of a run is full when (i + 1) % pattern == 0."""
+    first = f.int("first_k_dense_replace", default=0, minimum=0, maximum=n)
+    prefix = period_kinds(first, f.int("prefix_dense_sliding_window_pattern", default=1))
+    return prefix + period_kinds(n - first, f.int("sliding_window_pattern", default=4))
+
+
+def first_of_four_full(f: Fields, n: int) -> list[str]:
+    """Granite-SWA (dense and MoE) with no layer_types: layer i is full when i % 4 == 0, else sliding."""
+    return [K.FULL if i % 4 == 0 else K.SLIDING for i in range(n)]
+
+
+def last_of_four_full(f: Fields, n: int) -> list[str]:
+    """Muse Spark / Glimmer text models with no layer_types: full when (n - 1 - i) % 4 == 0 (every 4th layer
+    counted back from the last), sliding otherwise."""
+    return [K.FULL if (n - 1 - i) % 4 == 0 else K.SLIDING for i in range(n)]
 
 
 def olmo3_windows(f: Fields, n: int) -> list[str]:
@@ -270,9 +331,109 @@ def lfm2_kinds(f: Fields, n: int) -> list[str]:
     return [K.FULL if i in set(listed) else K.CONV for i in range(n)]
 
 
+def lfm3_kinds(f: Fields, n: int) -> list[str]:
+    """LFM3 with no layer_types (Lfm3Config): layer i is full when i % 4 == 2, sliding when i % 4 == 0 and
+    i > 0, else a short-conv layer."""
+    return [K.FULL if i % 4 == 2 else K.SLIDING if i % 4 == 0 and i > 0 else K.CONV for i in range(n)]
+
+
 def last_layer_full(f: Fields, kinds: list[str]) -> list[str]:
     """Gemma 4: the last layer is always full attention (the config forces it)."""
     return kinds[:-1] + [K.FULL] if kinds and kinds[-1] == K.SLIDING else kinds
+
+
+def gemma4_unified_kinds(f: Fields, kinds: list[str]) -> list[str]:
+    """Gemma 4 Unified: Gemma 4's layers (last layer full). use_bidirectional_attention "vision" (its default)
+    lets image tokens attend both ways and leaves the text cache causal; "all" makes an encoder, refused."""
+    if f.get("use_bidirectional_attention") == "all":
+        raise _bad(f, "use_bidirectional_attention", "is 'all': bidirectional (embedding) attention, not a "
+                   "decoder with a KV cache")
+    return last_layer_full(f, kinds)
+
+
+def step3p5_kinds(f: Fields, n: int) -> list[str]:
+    """Step 3.5 / 3.7 and MiniMax-M3 text models with no layer_types: sparse_attention_config's
+    sparse_attention_freq makes MiniMax-M3-style sparse layers (refused: kvplan cannot size them yet), else
+    every layer is full."""
+    sparse = f.obj("sparse_attention_config") or {}
+    if any(sparse.get("sparse_attention_freq") or []):
+        raise ConfigError(f"{f.source}: sparse_attention_config.sparse_attention_freq makes lightning-index sparse "
+                          f"attention layers, which kvplan cannot size yet (model_type {f.model_type!r})",
+                          "this layer kind is not supported yet")
+    return [K.FULL] * n
+
+
+_PER_LAYER_CACHE_KEYS = ("head_dim", "num_key_value_heads")
+_PER_LAYER_OTHER_KEYS = ("num_attention_heads",)
+
+
+def per_layer_config_dims(f: Fields, index: int, kind: str) -> dict:
+    """transformers' per_layer_config ({"3": {...}}): a layer's own num_key_value_heads / head_dim; query heads
+    do not change the cache; any other key is refused by name (kvplan does not read it per layer)."""
+    table = f.obj("per_layer_config") or {}
+    out: dict = {}
+    for key, entry in table.items():
+        if not isinstance(key, str) or not key.isdigit() or not isinstance(entry, dict):
+            raise _bad(f, "per_layer_config", "must map layer indices (\"3\") to objects")
+        if int(key) != index:
+            continue
+        for name, value in entry.items():
+            if name in _PER_LAYER_CACHE_KEYS:
+                out[name] = f.check_int(f"per_layer_config.{key}.{name}", value)
+            elif name not in _PER_LAYER_OTHER_KEYS:
+                raise _bad(f, f"per_layer_config.{key}.{name}", "is a per-layer setting kvplan does not read")
+    return out
+
+
+def _dots3_use_dsa(f: Fields) -> bool | None:
+    """Dots3NoteTextConfig's use_dsa: as written; absent, None when the file has per_layer_config (a canonical
+    file), else True (legacy files call their DSA layers "full_attention")."""
+    if "use_dsa" in f.raw:
+        return f.flag("use_dsa")
+    return None if "per_layer_config" in f.raw else True
+
+
+def dots3_kinds(f: Fields, n: int) -> list[str]:
+    """Dots3-Note with no layer_types: DSA (or, with use_dsa false, plain MLA) layers where i < 2 or
+    i % 4 == 1 (every layer without use_sliding_window), sliding-window MLA elsewhere."""
+    full = K.FULL if _dots3_use_dsa(f) is False else K.INDEXED
+    sliding = f.flag("use_sliding_window", default=True)
+    return [full if not sliding or i < 2 or i % 4 == 1 else K.SLIDING for i in range(n)]
+
+
+def dots3_dsa(f: Fields, kinds: list[str]) -> list[str]:
+    """Dots3-Note's use_dsa renames the layer types: true makes "full_attention" layers DSA (latent + indexer
+    keys), false makes "indexed_attention" layers plain MLA."""
+    use_dsa = _dots3_use_dsa(f)
+    if use_dsa is None:
+        return kinds
+    old, new = (K.FULL, K.INDEXED) if use_dsa else (K.INDEXED, K.FULL)
+    return [new if kind == old else kind for kind in kinds]
+
+
+_DOTS3_SWA_DEFAULTS = {"kv_lora_rank": 1024, "head_dim": 256, "qk_nope_head_dim": 192}
+
+
+def dots3_layer_dims(f: Fields, index: int, kind: str) -> dict:
+    """Dots3-Note's per-layer latent widths: per_layer_config entries (kv_lora_rank, qk_rope_head_dim) when the
+    file has them; else its sliding layers take swa_kv_lora_rank (1024) and swa_qk_rope_head_dim (default
+    swa_head_dim 256 - swa_qk_nope_head_dim 192 = 64), as Dots3NoteTextConfig builds them."""
+    table = f.obj("per_layer_config")
+    if table is not None:
+        out: dict = {}
+        for key, entry in table.items():
+            if not isinstance(key, str) or not key.isdigit() or not isinstance(entry, dict):
+                raise _bad(f, "per_layer_config", "must map layer indices (\"3\") to objects")
+            if int(key) == index:
+                for name in ("kv_lora_rank", "qk_rope_head_dim"):
+                    if name in entry:
+                        out[name] = f.check_int(f"per_layer_config.{key}.{name}", entry[name], minimum=0)
+        return out
+    if kind != K.SLIDING:
+        return {}
+    swa = {name: f.int(f"swa_{name}", default=default) for name, default in _DOTS3_SWA_DEFAULTS.items()}
+    rope = f.int("swa_qk_rope_head_dim", default=swa["head_dim"] - swa["qk_nope_head_dim"], minimum=0)
+    return {"kv_lora_rank": swa["kv_lora_rank"], "qk_rope_head_dim": rope}
 
 
 def gemma4_layer_dims(f: Fields, index: int, kind: str) -> dict:
@@ -295,6 +456,53 @@ def gemma4_layer_dims(f: Fields, index: int, kind: str) -> dict:
         if f.flag("attention_k_eq_v", default=True) and f.has("num_global_key_value_heads"):
             out["num_key_value_heads"] = f.int("num_global_key_value_heads")
     return out
+
+
+def mimo_v2_flash_kinds(f: Fields, n: int) -> list[str]:
+    """MiMo-V2-Flash with no layer_types (MiMoV2FlashConfig): layer 0 and every 6th layer ((i + 1) % 6 == 0)
+    full, the rest sliding. Hub files also write hybrid_layer_pattern (1 sliding, 0 full), which transformers
+    does not read: it must agree with that rule, or the reading would depend on the engine."""
+    kinds = [K.FULL if i == 0 or (i + 1) % 6 == 0 else K.SLIDING for i in range(n)]
+    if f.has("hybrid_layer_pattern"):
+        pattern = f.int_list("hybrid_layer_pattern", n, minimum=0, maximum=1)
+        if [K.SLIDING if v else K.FULL for v in pattern] != kinds:
+            raise _bad(f, "hybrid_layer_pattern", "disagrees with transformers' rule for this family (layer 0 and "
+                       "every 6th layer full), which ignores it; give layer_types to say which layers slide")
+    return kinds
+
+
+def mimo_v2_flash_dims(f: Fields, index: int, kind: str) -> dict:
+    """MiMo-V2-Flash's sliding layers have twice num_key_value_heads (MiMoV2FlashAttention); hub files also
+    write swa_num_key_value_heads / swa_head_dim / swa_v_head_dim, which transformers does not read: each must
+    agree with what it builds."""
+    expected = {"swa_num_key_value_heads": 2 * f.int("num_key_value_heads"), "swa_head_dim": f.int("head_dim"),
+                "swa_v_head_dim": f.int("value_head_dim")}
+    for name, value in expected.items():
+        if f.has(name) and f.int(name) != value:
+            raise _bad(f, name, f"is {f.int(name)}, but transformers builds the sliding layers with {value} "
+                       "(it does not read this field); kvplan cannot tell which one the checkpoint holds")
+    return {"num_key_value_heads": expected["swa_num_key_value_heads"]} if kind == K.SLIDING else {}
+
+
+def inkling_kinds(f: Fields, n: int) -> list[str]:
+    """Inkling with no layer_types: local_layer_ids are 'hybrid_sliding', the rest 'hybrid'; without them
+    every layer with (i + 1) % 6 != 0 slides (InklingTextConfig)."""
+    listed = f.int_list("local_layer_ids", None, minimum=0, maximum=n - 1)
+    local = set(listed) if listed is not None else {i for i in range(n) if (i + 1) % 6}
+    return [K.HYBRID_SLIDING if i in local else K.HYBRID for i in range(n)]
+
+
+def inkling2_kinds(f: Fields, n: int) -> list[str]:
+    """Inkling-2 with no layer_types (Inkling2TextConfig; it has no local_layer_ids): 'hybrid' when
+    (i + 1) % 6 == 0, else 'hybrid_sliding'."""
+    return [K.HYBRID if (i + 1) % 6 == 0 else K.HYBRID_SLIDING for i in range(n)]
+
+
+def inkling_dims(f: Fields, index: int, kind: str) -> dict:
+    """Inkling's sliding layers use their own KV heads and head width (swa_num_key_value_heads, swa_head_dim)."""
+    if kind == K.HYBRID_SLIDING:
+        return {"num_key_value_heads": f.int("swa_num_key_value_heads"), "head_dim": f.int("swa_head_dim")}
+    return {}
 
 
 def zamba_default(f: Fields, n: int) -> list[str]:

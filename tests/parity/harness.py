@@ -73,15 +73,36 @@ OVERRIDES: dict[str, dict] = {
     # LFM2-MoE's default has no layer_types and its model indexes them: conv layers with attention on
     # every fourth (both kinds present, as in the released models).
     "lfm2_moe": {"layer_types": ["full_attention" if i % 4 == 2 else "conv" for i in range(32)]},
+    # Muse Spark's expert width (moe_hidden_size) is a name the generic shrink does not know.
+    "muse_spark": {"moe_hidden_size": 32},
+    # DeepSeek-OCR-2's default has no mlp_layer_types (its model indexes them) and routes to
+    # num_experts_per_tok = None experts: one dense layer, then MoE with 2 experts per token.
+    "deepseek_ocr2": {"mlp_layer_types": ["dense"] + ["sparse"] * 31, "num_experts_per_tok": 2},
+    # Step 3.7's text model builds a sliding-window mask whether or not a layer slides: its default (None)
+    # cannot run a forward; the default layers stay full.
+    "step3p7": {"sliding_window": WINDOW},
     # ZAYA's validator accepts only one expert per token.
     "zaya": {"num_experts_per_tok": 1},
     # head_dim None in the default (Ministral-8B's is 128; here the shrunk 16).
     "ministral": {"head_dim": 16},
     # Multimodal RoPE: the modeling code falls back to sections sized for the default head_dim
     # ([16, 24, 24] = 128 / 2); the shrunk head_dim 16 needs sections summing to its rotary half.
-    **dict.fromkeys(("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm_ocr", "glmga"),
+    **dict.fromkeys(("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm_ocr", "glmga", "paddleocr_vl",
+                     "qwen2_5_omni_thinker"),
                     {"rope_parameters": {"mrope_section": [2, 3, 3]}}),
     "glm4v_moe": {"rope_parameters": {"mrope_section": [1, 1, 2]}},
+    # ERNIE-4.5-VL falls back to sections [22, 22, 20] (its head_dim 128 / 2) when none is given; HunYuan-VL
+    # has no fallback (its default cannot run): sections for the shrunk rotary half, 8.
+    "ernie4_5_vl_moe": {"rope_parameters": {"mrope_section": [3, 3, 2]}},
+    "hunyuan_vl": {"head_dim": 16, "rope_parameters": {"mrope_section": [2, 2, 2, 2]}},
+}
+# The same for settings of a wrapper's top-level config (OVERRIDES go to its text_config).
+TOP_OVERRIDES: dict[str, dict] = {
+    # Granite-4 Vision's model indexes deepstack_layer_map and parses downsample_rate, both None by default
+    # (its default cannot build): one vision layer injected at text layer 0, a 1/2 window Q-Former.
+    "granite4_vision": {"deepstack_layer_map": [[-1, 0]], "downsample_rate": "1/2"},
+    # Muse Spark's audio tower widths are a list the generic shrink leaves alone (the model weighs 250M)
+    "muse_spark": {"audio_config": {"hidden_sizes": [16, 16, 16, 16]}},
 }
 # Widths derived from hidden_size at config time (2 x hidden for attention, hidden / 16 for dt rank):
 # applied to default configs and to bundled files alike.
@@ -235,6 +256,8 @@ def shrunk_config(model_type: str, variant: str | None = None):
     d = shrink_dict(base.to_dict(), _attribute_map(model_type))
     target = d.get("text_config") if isinstance(d.get("text_config"), dict) else d
     _merge(target, copy.deepcopy(OVERRIDES.get(model_type, {})))
+    if target is not d:
+        _merge(d, copy.deepcopy(TOP_OVERRIDES.get(model_type, {})))
     _merge(target, copy.deepcopy(WIDTH_FIXES.get(model_type, {})))
     if variant is not None:
         _merge(target, copy.deepcopy(VARIANTS[variant][1]))
@@ -504,6 +527,9 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
     "mixtral[sliding_window]": ("mixtral", {"sliding_window": WINDOW}, None),
     "phi3[sliding_window]": ("phi3", {"sliding_window": WINDOW}, None),
     "starcoder2[sliding_window]": ("starcoder2", {"sliding_window": WINDOW}, None),
+    "doge[sliding_window]": ("doge", {"sliding_window": WINDOW}, None),
+    # Doge's keep_window_size selects the keys a query attends to; the cache still holds every token
+    "doge[keep_window_size]": ("doge", {"keep_window_size": 4}, None),
     "mistral[no window]": ("mistral", {"sliding_window": None}, None),
     "falcon[new_decoder_architecture]": ("falcon", {"new_decoder_architecture": True, "num_kv_heads": 2}, None),
     # LFM2's default puts attention on all 32 layers; LFM2-1.2B's full_attn_idxs leave 26 conv layers.
@@ -522,6 +548,48 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
     "exaone4[sliding_window_pattern LLLG]": ("exaone4", {}, _legacy(("layer_types",), sliding_window_pattern="LLLG")),
     "lfm2[full_attn_idxs]": ("lfm2", {"full_attn_idxs": [2, 5, 8, 10, 12, 14], "layer_types": None},
                              _drop("layer_types")),
+    # Cohere2-MoE files may give first_k_dense_replace instead of layer_types (Cohere2MoeConfig pops it): the
+    # dense prefix follows its own pattern
+    "cohere2_moe[first_k_dense_replace, file without layer_types]": (
+        "cohere2_moe", {"first_k_dense_replace": 3, "prefix_dense_sliding_window_pattern": 2, "layer_types": None},
+        _legacy(("layer_types",), first_k_dense_replace=3)),
+    "granite_swa[file without layer_types]": ("granite_swa", {}, _drop("layer_types")),
+    "granitemoe_swa[file without layer_types]": ("granitemoe_swa", {}, _drop("layer_types")),
+    # MiMo-V2-Flash's hub form: V narrower than K, sliding_window_size (transformers adds 1), hybrid_layer_pattern
+    # and swa_* widths that transformers does not read (they agree with what it builds) instead of layer_types
+    "mimo_v2_flash[hub form]": ("mimo_v2_flash", {"v_head_dim": 8, "sliding_window_size": 6}, _legacy(
+        ("layer_types",), hybrid_layer_pattern=lambda t: [0 if i == 0 or (i + 1) % 6 == 0 else 1
+                                                          for i in range(t.get("num_hidden_layers", 48))],
+        swa_num_key_value_heads=4, swa_head_dim=16, swa_v_head_dim=8)),
+    # Laguna-XS.2's form: every 4th layer full, the rest sliding, more query heads on the sliding layers
+    "laguna[sliding layers, per-layer heads]": ("laguna", {
+        "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(40)],
+        "num_attention_heads_per_layer": [4 if i % 4 == 0 else 8 for i in range(40)]}, None),
+    "lfm3[file without layer_types]": ("lfm3", {}, _drop("layer_types")),
+    "zaya[hybrid_sliding]": ("zaya", {"sliding_window": WINDOW, "layer_types": [
+        "hybrid_sliding" if i % 2 else "hybrid" for i in range(40)]}, None),
+    # Bailing-Hybrid's hub form: no layer_types and no linear_* fields; head_dim is the linear head width
+    # (BailingHybridConfig derives linear_head_dim from it, then overwrites head_dim with qk_rope_head_dim)
+    "bailing_hybrid[hub form]": ("bailing_hybrid", {}, _legacy(
+        ("layer_types", "linear_head_dim", "linear_num_heads", "linear_conv_kernel_dim", "qk_head_dim"),
+        head_dim=lambda t: t["linear_head_dim"])),
+    "hy_v4[file without indexer_types]": ("hy_v4", {}, _drop("indexer_types")),
+    "inkling_text[local_layer_ids, file without layer_types]": (
+        "inkling_text", {"local_layer_ids": [0, 2, 3], "layer_types": None}, _drop("layer_types")),
+    "inkling2_text[file without layer_types]": ("inkling2_text", {}, _drop("layer_types")),
+    # indexer keys on some layers only, explicit no_rope_layers
+    "mistral_large4[indexer schedule, no_rope_layers]": ("mistral_large4", {
+        "index_topk_freq": 3, "no_rope_layers": [int(i % 5 != 0) for i in range(72)], "indexer_types": None,
+        "layer_types": None}, None),
+    # Step 3.5's released form: 3 sliding : 1 full, more query heads on the sliding layers (per_layer_config)
+    "step3p7[sliding layers, per-layer heads]": ("step3p7", {
+        "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(45)],
+        "num_sliding_attention_heads": 8}, None),
+    "dots3_note_text[file without layer_types]": ("dots3_note_text", {}, _drop("layer_types")),
+    "muse_glimmer[file without layer_types]": ("muse_glimmer", {}, _drop("layer_types")),
+    "qwen2_5_omni_thinker[use_sliding_window, file without layer_types]": (
+        "qwen2_5_omni_thinker", _WINDOW_ON, _drop("layer_types")),
+    "qwen2_vl[use_sliding_window, file without layer_types]": ("qwen2_vl", _WINDOW_ON, _drop("layer_types")),
     "nemotron_h[hybrid_override_pattern]": ("nemotron_h", {}, _legacy(
         ("layers_block_type", "layer_types"),
         num_hidden_layers=lambda t: len(t["layers_block_type"]),

@@ -17,7 +17,7 @@ from typing import Callable
 
 # The conv kernel width, by the names transformers' configs give it.
 _CONV_FIELDS = ("conv_kernel", "mamba_d_conv", "linear_conv_kernel_dim", "conv_L_cache", "short_conv_kernel_size",
-                "conv1d_width", "d_conv")
+                "conv1d_width", "d_conv", "conv_kernel_size")
 
 
 def token_elements(cache, tokens: int) -> int:

@@ -23,7 +23,8 @@ from . import check, gaps, harness  # noqa: E402
 # image-text-to-text types that are not causal-LM types themselves, run on text tokens only.
 CASES = [pytest.param(mt, False, None, id=mt) for mt in harness.causal_types()] + [
     pytest.param(mt, True, None, id=f"{mt}[image-text]") for mt in harness.wrapper_types()] + [
-    pytest.param(base, False, variant, id=variant) for variant, (base, *_) in harness.VARIANTS.items()]
+    pytest.param(base, not harness.is_causal(base), variant, id=variant)
+    for variant, (base, *_) in harness.VARIANTS.items()]
 
 
 @pytest.fixture(scope="module", autouse=True)
