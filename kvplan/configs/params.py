@@ -77,7 +77,7 @@ def _moe(f: Fields, hidden: int) -> tuple[int, int]:
     n_shared = f.int("n_shared_experts", default=0, minimum=0)
     if n_shared:
         shared = n_shared * per_expert
-    extra = experts if f.model_type in ("deepseek_v3", "deepseek_v32", "kimi_k2") else 0  # e_score_correction_bias
+    extra = experts if f.model_type in ("deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe") else 0  # e_score_correction_bias
     total = experts * per_expert + router + shared + extra
     active = top_k * per_expert + router + shared + extra
     return total, active
@@ -85,7 +85,7 @@ def _moe(f: Fields, hidden: int) -> tuple[int, int]:
 
 def _is_moe_layer(f: Fields, i: int) -> bool:
     mt = f.model_type
-    if mt in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2"):
+    if mt in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe"):
         k = f.int("first_k_dense_replace", default=0, minimum=0)
         freq = f.int("moe_layer_freq", default=1)
         return i >= k and i % freq == 0
