@@ -192,10 +192,11 @@ _ROWS: list[Family] = [
     Family(("gemma3_text",), kinds=ATTN, defaults=GEMMA3_TEXT_DEFAULTS, markers=("sliding_window_pattern",),
            derive=pattern_default(6), params=params.attention_decoder,
            rules=("layer i is full when (i + 1) % sliding_window_pattern == 0 (default 6), else sliding",)),
-    Family(("gemma3n_text",), kinds=ATTN, derive=pattern_default(5), params=params.attention_decoder,
+    Family(("gemma3n_text",), kinds=ATTN, derive=pattern_default(5), params=params.gemma3n,
            rules=("full every 5th layer; the last num_kv_shared_layers reuse an earlier layer's cache",)),
     Family(("cohere2",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
-           params=params.decoder(norm_bias=False, norms=1), rules=("layer i is full when (i + 1) % sliding_window_pattern == 0",)),
+           params=params.decoder(norm_bias=False, norms=1),
+           rules=("layer i is full when (i + 1) % sliding_window_pattern == 0",)),
     # -- multimodal wrappers: the text model is nested under text_config
     Family(("gemma4",), text="gemma4_text", rules=("text model in text_config",)),
     Family(("gemma4_text",), kinds=ATTN, derive=pattern_default(6), refine=last_layer_full, per_layer=gemma4_layer_dims,
@@ -266,7 +267,7 @@ _ROWS: list[Family] = [
            aliases={"intermediate_size": ("ffn_hidden_size",), "moe_intermediate_size": ("expert_ffn_hidden_size",),
                     "num_experts_per_tok": ("moe_topk",)},
            rules=("two MLA sublayers per decoder layer: 2 x num_layers latent caches",)),
-    Family(("minicpm3",), kinds=FULL_ONLY, dims=decompressed_latent_dims, params=params.attention_decoder,
+    Family(("minicpm3",), kinds=FULL_ONLY, dims=decompressed_latent_dims, params=params.minicpm3,
            rules=("vLLM decompresses the latent: K and V of heads x (qk_nope + qk_rope) per token "
                   "(transformers caches the 288-wide latent: a parity rule)",)),
     Family(("kimi_linear",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=kda_state,

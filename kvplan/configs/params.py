@@ -596,12 +596,13 @@ def llama4(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
-def _mla(f: Fields, hidden: int) -> int:
+def _mla(f: Fields, hidden: int, v_dim: int | None = None) -> int:
     """One MLA attention (DeepSeek-V2 layout) with its q_a / kv_a norms."""
     heads = f.int("num_attention_heads")
     q_lora = f.int("q_lora_rank", default=0, minimum=0)
     rank = f.int("kv_lora_rank")
-    rope, nope, v_dim = f.int("qk_rope_head_dim"), f.int("qk_nope_head_dim"), f.int("v_head_dim")
+    rope, nope = f.int("qk_rope_head_dim"), f.int("qk_nope_head_dim")
+    v_dim = v_dim or f.int("v_head_dim")
     q_head = nope + rope
     q = hidden * q_lora + q_lora + q_lora * heads * q_head if q_lora else hidden * heads * q_head
     return q + hidden * (rank + rope) + rank + rank * heads * (nope + v_dim) + heads * v_dim * hidden
@@ -706,3 +707,46 @@ def lfm2(f: Fields, layers: list, dims) -> tuple[int, int]:
         total += base + t
         active += base + a
     return total, active
+
+
+def gemma3n(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Gemma 3n text model: besides attention (q/k norms; the last num_kv_shared_layers have no k/v
+    projections) and a GeGLU MLP of the layer's width, each layer holds LAuReL (a rank-laurel_rank
+    residual), AltUp (coefficients, router, norms) and a per-layer-input gate and projection; the model
+    holds a second embedding table of hidden_size_per_layer_input per layer (vocab_size_per_layer_input
+    rows), its projection from the hidden state, and the AltUp (un)embedding projections."""
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    n = len(layers)
+    if isinstance(f.get("intermediate_size"), list):
+        inters = f.int_list("intermediate_size", n, minimum=1, maximum=10**8)
+    else:
+        inters = [f.int("intermediate_size")] * n
+    per_input = f.int("hidden_size_per_layer_input", default=256)
+    altup = f.int("altup_num_inputs", default=4)
+    rank = f.int("laurel_rank", default=64)
+    shared = f.int("num_kv_shared_layers", default=0, minimum=0, maximum=n)
+    total = _embeddings(f, hidden, True) + hidden
+    total += f.int("vocab_size_per_layer_input", default=262144) * n * per_input + hidden * n * per_input + per_input
+    total += 2 * (altup - 1) * hidden * hidden
+    for i in range(n):
+        layer = hidden * heads * head_dim + head_dim + heads * head_dim * hidden
+        if i < n - shared:
+            layer += 2 * hidden * kv * head_dim + head_dim
+        layer += 3 * hidden * int(inters[i]) + 4 * hidden
+        layer += 2 * hidden * rank + hidden
+        layer += hidden + altup * altup + altup ** 3 + hidden * altup + hidden
+        layer += 2 * hidden * per_input + hidden
+        total += layer
+    return total, total
+
+
+def minicpm3(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """MiniCPM3: MLA projections (v_head_dim defaults to hidden / heads), a SwiGLU MLP and two norms a
+    layer; embeddings tied by default. (The cache is read decompressed, as vLLM keeps it; the weights
+    are the compressed projections.)"""
+    hidden = f.int("hidden_size")
+    v_dim = f.int("v_head_dim", default=hidden // f.int("num_attention_heads"))
+    per_layer = _mla(f, hidden, v_dim) + _gated_mlp(hidden, f.int("intermediate_size")) + 2 * hidden
+    n = _embeddings(f, hidden, True) + hidden + len(layers) * per_layer
+    return n, n
