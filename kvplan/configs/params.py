@@ -49,16 +49,21 @@ def _gated_mlp(hidden: int, inter: int, bias: bool = False) -> int:
 
 
 def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> int:
-    qkv_bias = f.flag("attention_bias") or f.model_type in ("qwen2", "qwen2_moe")
-    o_bias = f.flag("attention_bias") and f.model_type not in ("qwen2", "qwen2_moe")
+    qkv_bias = f.flag("attention_bias") or f.model_type in _QKV_BIAS_ONLY
+    o_bias = f.flag("attention_bias") and f.model_type not in _QKV_BIAS_ONLY
     n = hidden * heads * head_dim + 2 * hidden * kv * head_dim + heads * head_dim * hidden
     if qkv_bias:
         n += heads * head_dim + 2 * kv * head_dim
     if o_bias:
         n += hidden
-    if f.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "gemma3n_text", "gemma3n", "qwen3_next"):
+    if f.model_type in _QK_NORM:
         n += 2 * head_dim  # q_norm and k_norm
     return n
+
+
+_QKV_BIAS_ONLY = ("qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text")  # q/k/v projections biased, o_proj not
+_QK_NORM = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "gemma3n_text", "gemma3n", "qwen3_next",
+            "qwen3_vl_text", "qwen3_vl_moe_text")  # per-head RMSNorm on q and k
 
 
 def _moe(f: Fields, hidden: int) -> tuple[int, int]:
