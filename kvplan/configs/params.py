@@ -231,7 +231,7 @@ def _hybrid_params(f: Fields, layers: list[LayerSpec], heads: int, kv: int, head
                     f.int(f"{p}d_state", "ssm_state_size", "state_size", default=128),
                     f.int(f"{p}d_conv", "conv_kernel", default=4), f.opt_int(f"{p}d_ssm"),
                 )
-        norms = hidden if mt in ("mamba", "mamba2", "nemotron_h") else 2 * hidden
+        norms = hidden if mt in ("mamba", "mamba2") else 2 * hidden
         moe_t, moe_a = (_moe(f, hidden) if mt in ("jamba", "qwen3_next") and _is_moe_layer(f, i) else (0, 0))
         if moe_t:
             total += block + norms + moe_t
@@ -240,11 +240,6 @@ def _hybrid_params(f: Fields, layers: list[LayerSpec], heads: int, kv: int, head
         mlp = 0
         if mt in ("jamba", "falcon_h1") and inter:
             mlp = _gated_mlp(hidden, inter)
-        elif mt == "nemotron_h" and not layer.caches and layer.state is None:
-            mlp = 2 * hidden * inter  # squared-ReLU MLP: up and down
-            norms = hidden
-        if mt == "nemotron_h" and not layer.caches and layer.state is None and not inter:
-            norms = hidden
         total += block + norms + mlp
         active += block + norms + mlp
     return total, active
