@@ -49,16 +49,21 @@ def _gated_mlp(hidden: int, inter: int, bias: bool = False) -> int:
 
 
 def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> int:
-    qkv_bias = f.flag("attention_bias") or f.model_type in ("qwen2", "qwen2_moe")
-    o_bias = f.flag("attention_bias") and f.model_type not in ("qwen2", "qwen2_moe")
+    qkv_bias = f.flag("attention_bias") or f.model_type in _QKV_BIAS_ONLY
+    o_bias = f.flag("attention_bias") and f.model_type not in _QKV_BIAS_ONLY
     n = hidden * heads * head_dim + 2 * hidden * kv * head_dim + heads * head_dim * hidden
     if qkv_bias:
         n += heads * head_dim + 2 * kv * head_dim
     if o_bias:
         n += hidden
-    if f.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "gemma3n_text", "gemma3n", "qwen3_next"):
+    if f.model_type in _QK_NORM:
         n += 2 * head_dim  # q_norm and k_norm
     return n
+
+
+_QKV_BIAS_ONLY = ("qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text")  # q/k/v projections biased, o_proj not
+_QK_NORM = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "gemma3n_text", "gemma3n", "qwen3_next",
+            "qwen3_vl_text", "qwen3_vl_moe_text")  # per-head RMSNorm on q and k
 
 
 def _moe(f: Fields, hidden: int) -> tuple[int, int]:
@@ -77,7 +82,7 @@ def _moe(f: Fields, hidden: int) -> tuple[int, int]:
     n_shared = f.int("n_shared_experts", default=0, minimum=0)
     if n_shared:
         shared = n_shared * per_expert
-    extra = experts if f.model_type in ("deepseek_v3", "deepseek_v32", "kimi_k2") else 0  # e_score_correction_bias
+    extra = experts if f.model_type in ("deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe") else 0  # e_score_correction_bias
     total = experts * per_expert + router + shared + extra
     active = top_k * per_expert + router + shared + extra
     return total, active
@@ -85,7 +90,7 @@ def _moe(f: Fields, hidden: int) -> tuple[int, int]:
 
 def _is_moe_layer(f: Fields, i: int) -> bool:
     mt = f.model_type
-    if mt in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2"):
+    if mt in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe"):
         k = f.int("first_k_dense_replace", default=0, minimum=0)
         freq = f.int("moe_layer_freq", default=1)
         return i >= k and i % freq == 0
@@ -226,7 +231,7 @@ def _hybrid_params(f: Fields, layers: list[LayerSpec], heads: int, kv: int, head
                     f.int(f"{p}d_state", "ssm_state_size", "state_size", default=128),
                     f.int(f"{p}d_conv", "conv_kernel", default=4), f.opt_int(f"{p}d_ssm"),
                 )
-        norms = hidden if mt in ("mamba", "mamba2", "nemotron_h") else 2 * hidden
+        norms = hidden if mt in ("mamba", "mamba2") else 2 * hidden
         moe_t, moe_a = (_moe(f, hidden) if mt in ("jamba", "qwen3_next") and _is_moe_layer(f, i) else (0, 0))
         if moe_t:
             total += block + norms + moe_t
@@ -235,11 +240,6 @@ def _hybrid_params(f: Fields, layers: list[LayerSpec], heads: int, kv: int, head
         mlp = 0
         if mt in ("jamba", "falcon_h1") and inter:
             mlp = _gated_mlp(hidden, inter)
-        elif mt == "nemotron_h" and not layer.caches and layer.state is None:
-            mlp = 2 * hidden * inter  # squared-ReLU MLP: up and down
-            norms = hidden
-        if mt == "nemotron_h" and not layer.caches and layer.state is None and not inter:
-            norms = hidden
         total += block + norms + mlp
         active += block + norms + mlp
     return total, active
@@ -268,4 +268,485 @@ def _bigcode_params(f: Fields, num_layers: int) -> tuple[int, int]:
     per_layer += 4 * hidden  # ln_1, ln_2
     n = _vocab_embed(f, hidden) + f.int("n_positions", default=0, minimum=0) * hidden + 2 * hidden
     n += num_layers * per_layer
+    return n, n
+
+
+# -- family counters: each names what its model's layers hold (transformers 5.23 modeling code) ---------------
+
+def _tied(f: Fields, default: bool) -> bool:
+    return f.flag("tie_word_embeddings", default=default)
+
+
+def _embeddings(f: Fields, hidden: int, tied: bool, head_bias: bool = False) -> int:
+    """Token embeddings, plus an output head of its own unless tied (with a bias when the head has one)."""
+    vocab = f.int("vocab_size", default=0, minimum=0)
+    return vocab * hidden * (1 if _tied(f, tied) else 2) + (vocab if head_bias else 0)
+
+
+def _kinds_of(layers: list[LayerSpec]) -> list[str]:
+    """'attention', 'state' or 'none' per layer, from what it caches."""
+    return ["attention" if layer.caches else "state" if layer.state is not None else "none" for layer in layers]
+
+
+def decoder(*, mlp: str = "gated", qkv_bias: bool = False, o_bias: bool = False, mlp_bias: bool = False,
+            norm_bias: bool = True, norms: int = 2, positions: str | None = None, position_offset: int = 0,
+            embed_norm: bool = False, head_bias: bool = False, qk_norm_bias: bool | None = None,
+            tied: bool = True, inter: tuple[str, ...] = ("intermediate_size",), expansion: str | None = None):
+    """A dense decoder described by its parts (GPT-2, GPT-J, OPT, BLOOM, MPT, ...).
+
+    mlp 'gated' (three matrices) or 'plain' (up and down); biases on the QKV, output and MLP
+    projections; `norms` LayerNorms per layer (1 for parallel blocks), with bias or weight only;
+    learned `positions` (a field naming their count, plus `position_offset`: OPT keeps two more);
+    a LayerNorm on the embeddings (BLOOM); per-head q/k LayerNorms (Persimmon); the default of
+    tie_word_embeddings in the family's config class; `inter` the MLP width field (default 4 x hidden)
+    or `expansion` a ratio field (MPT).
+    """
+    def count(f: Fields, layers: list, dims) -> tuple[int, int]:
+        heads, kv, head_dim, _ = dims
+        hidden = f.int("hidden_size")
+        width = f.int(*inter, default=None, maximum=10**8) if inter else None
+        if width is None:
+            width = int(f.number(expansion, default=4)) * hidden if expansion else 4 * hidden
+        q_width, kv_width = heads * head_dim, kv * head_dim
+        attn = hidden * (q_width + 2 * kv_width) + q_width * hidden
+        attn += (q_width + 2 * kv_width if qkv_bias else 0) + (hidden if o_bias else 0)
+        if qk_norm_bias is not None:
+            attn += 2 * head_dim * (2 if qk_norm_bias else 1)
+        ffn = (3 if mlp == "gated" else 2) * hidden * width
+        if mlp_bias:
+            ffn += (2 if mlp == "gated" else 1) * width + hidden
+        norm = hidden * (2 if norm_bias else 1)
+        per_layer = attn + ffn + norms * norm
+        n = _embeddings(f, hidden, tied, head_bias) + norm + len(layers) * per_layer
+        if positions:
+            n += (f.int(positions) + position_offset) * hidden
+        if embed_norm:
+            n += norm
+        return n, n
+    return count
+
+
+def _ffn_moe(hidden: int, experts: int, top_k: int, inter: int, *, matrices: int = 3, router_bias: int = 0,
+             shared: int = 0) -> tuple[int, int]:
+    """(total, active) of a routed MoE block: experts of `matrices` hidden x inter matrices, a router
+    (hidden x experts, plus `router_bias` extra vectors such as e_score_correction_bias), and `shared`
+    parameters that every token uses."""
+    per_expert = matrices * hidden * inter
+    router = hidden * experts + router_bias
+    return experts * per_expert + router + shared, top_k * per_expert + router + shared
+
+
+def _gdn_block(f: Fields, hidden: int) -> int:
+    """Gated DeltaNet mixer (Qwen3-Next, Qwen3.5): qkv, z, b, a projections, conv, dt_bias, A_log, gated norm, out."""
+    kh, vh = f.int("linear_num_key_heads"), f.int("linear_num_value_heads")
+    kd, vd = f.int("linear_key_head_dim"), f.int("linear_value_head_dim")
+    kernel = f.int("linear_conv_kernel_dim", default=4)
+    key_dim, value_dim = kh * kd, vh * vd
+    n = hidden * (2 * key_dim + 2 * value_dim) + hidden * 2 * vh
+    return n + (2 * key_dim + value_dim) * kernel + 2 * vh + vd + value_dim * hidden
+
+
+def qwen3_5(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Qwen3.5 text model: Gated DeltaNet or gated attention (q_proj doubled for the output gate when
+    attn_output_gate, q/k norms), then a dense SwiGLU MLP (qwen3_5_text) or a MoE block with a gated
+    shared expert (qwen3_5_moe_text) on every layer. The MTP module and vision tower are not counted."""
+    heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
+    hidden = f.int("hidden_size")
+    attn = hidden * heads * head_dim * (2 if f.flag("attn_output_gate", default=True) else 1)
+    attn += 2 * hidden * kv * head_dim + heads * head_dim * hidden + 2 * head_dim
+    experts = f.int("num_experts", default=0, minimum=0)
+    if experts:
+        shared_inter = f.int("shared_expert_intermediate_size", default=0, minimum=0)
+        ffn_t, ffn_a = _ffn_moe(hidden, experts, f.int("num_experts_per_tok"), f.int("moe_intermediate_size"),
+                                shared=3 * hidden * shared_inter + hidden if shared_inter else 0)
+    else:
+        ffn_t = ffn_a = _gated_mlp(hidden, f.int("intermediate_size"))
+    total = active = _embeddings(f, hidden, False) + hidden
+    gdn = None
+    for kind in _kinds_of(layers):
+        if kind == "attention":
+            mixer = attn
+        else:
+            gdn = _gdn_block(f, hidden) if gdn is None else gdn
+            mixer = gdn
+        total += mixer + 2 * hidden + ffn_t
+        active += mixer + 2 * hidden + ffn_a
+    return total, active
+
+
+def _mamba2_mixer(f: Fields, hidden: int) -> int:
+    """A Mamba-2 mixer read from the mamba_* fields (Bamba, Granite-4.0-H, Nemotron-H, Zamba2)."""
+    nh = f.int("mamba_n_heads", "mamba_num_heads", "num_heads")
+    if f.get("mamba_d_head") == "auto":  # transformers: expand x hidden / heads
+        hd = int(f.number("mamba_expand", default=2) * hidden) // nh
+    else:
+        hd = f.int("mamba_d_head", "mamba_head_dim", "head_dim")
+    return mamba2_block(hidden, nh, hd, f.int("mamba_n_groups", "n_groups", default=1),
+                        f.int("mamba_d_state", "ssm_state_size", "state_size", default=128),
+                        f.int("mamba_d_conv", "conv_kernel", default=4), f.opt_int("mamba_d_ssm"))
+
+
+def _attention_plain(hidden: int, heads: int, kv: int, head_dim: int) -> int:
+    return hidden * heads * head_dim + 2 * hidden * kv * head_dim + heads * head_dim * hidden
+
+
+def _mamba2_hybrid(f: Fields, layers: list, dims, ffn: tuple[int, int]) -> tuple[int, int]:
+    """Mamba-2 / attention layers, each followed by the same feed-forward block; two RMSNorms a layer."""
+    heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
+    hidden = f.int("hidden_size")
+    attn = _attention_plain(hidden, heads, kv, head_dim) if dims else 0
+    mamba = _mamba2_mixer(f, hidden)
+    total = active = _embeddings(f, hidden, False) + hidden
+    for kind in _kinds_of(layers):
+        mixer = attn if kind == "attention" else mamba
+        total += mixer + 2 * hidden + ffn[0]
+        active += mixer + 2 * hidden + ffn[1]
+    return total, active
+
+
+def bamba(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Bamba: Mamba-2 or attention, then a SwiGLU MLP (feed_forward) on every layer."""
+    hidden = f.int("hidden_size")
+    mlp = _gated_mlp(hidden, f.int("intermediate_size"))
+    return _mamba2_hybrid(f, layers, dims, (mlp, mlp))
+
+
+def granite_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Granite-4.0-H: Mamba-2 or attention, then (when num_local_experts > 0) a routed MoE plus the
+    shared_mlp (input_linear to 2 x shared_intermediate_size, output_linear back) on every layer."""
+    hidden = f.int("hidden_size")
+    shared = 3 * hidden * f.int("shared_intermediate_size", default=1024)
+    experts = f.int("num_local_experts", default=8, minimum=0)
+    if experts:
+        ffn = _ffn_moe(hidden, experts, f.int("num_experts_per_tok", default=2), f.int("intermediate_size"),
+                       shared=shared)
+    else:
+        ffn = (shared, shared)
+    return _mamba2_hybrid(f, layers, dims, ffn)
+
+
+def _nemotron_blocks(f: Fields, n: int) -> list[str]:
+    """Nemotron-H block letters (M Mamba-2, * attention, - MLP, E MoE) from layers_block_type /
+    layer_types or hybrid_override_pattern."""
+    names = {"mamba": "M", "attention": "*", "full_attention": "*", "mlp": "-", "moe": "E"}
+    for field in ("layer_types", "layers_block_type"):
+        values = f.list(field, n)
+        if values is not None:
+            return [names.get(str(v), "-") for v in values]
+    pattern = f.text("hybrid_override_pattern", default="")
+    return list(pattern) if len(pattern) == n else ["-"] * n
+
+
+def nemotron_h(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Nemotron-H: one RMSNorm and one mixer per block; a Mamba-2, attention, squared-ReLU MLP (up, down)
+    or MoE block (non-gated experts, a router with e_score_correction_bias, a shared expert, and the
+    latent projections when moe_latent_size is set)."""
+    heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
+    hidden = f.int("hidden_size")
+    total = active = _embeddings(f, hidden, False) + hidden
+    blocks = _nemotron_blocks(f, len(layers))
+    moe = None
+    for letter in blocks:
+        if letter == "M":
+            t = a = _mamba2_mixer(f, hidden)
+        elif letter == "*":
+            t = a = _attention_plain(hidden, heads, kv, head_dim)
+        elif letter == "E":
+            if moe is None:
+                latent_size = f.opt_int("moe_latent_size")
+                width = latent_size or hidden
+                shared = 2 * hidden * f.int("moe_shared_expert_intermediate_size", default=0, minimum=0)
+                if latent_size:
+                    shared += 2 * hidden * latent_size
+                experts = f.int("n_routed_experts")
+                per_expert = 2 * width * f.int("moe_intermediate_size")
+                router = hidden * experts + experts
+                top_k = f.int("num_experts_per_tok")
+                moe = (experts * per_expert + router + shared, top_k * per_expert + router + shared)
+            t, a = moe
+        else:
+            t = a = 2 * hidden * f.int("intermediate_size")
+        total += t + hidden
+        active += a + hidden
+    return total, active
+
+
+def rwkv(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """RWKV-4: per block two LayerNorms, time-mix (time_decay, time_first, three mix vectors; key, value,
+    receptance, output) and channel-mix (two mix vectors; key to intermediate, receptance, value back);
+    a LayerNorm before the first block, ln_out, embeddings and an untied head."""
+    hidden = f.int("hidden_size")
+    attn_width = f.int("attention_hidden_size", default=hidden)
+    inter = f.int("intermediate_size", default=4 * hidden, maximum=10**8)
+    time_mix = 2 * attn_width + 3 * hidden + 3 * hidden * attn_width + attn_width * hidden
+    channel_mix = 2 * hidden + 2 * hidden * inter + hidden * hidden
+    per_block = time_mix + channel_mix + 2 * 2 * hidden
+    n = _embeddings(f, hidden, False) + 2 * hidden + 2 * hidden + len(layers) * per_block
+    return n, n
+
+
+def _mamba1_heads(f: Fields, hidden: int) -> int:
+    """Zamba's Mamba mixer: in_proj, conv with bias, per-head x_proj and dt_proj (+ bias), A_log, D, out_proj."""
+    d_inner = int(f.number("mamba_expand", default=2) * hidden)
+    d_state = f.int("mamba_d_state", default=16)
+    d_conv = f.int("mamba_d_conv", default=4)
+    dt_rank = f.get("mamba_dt_rank", default="auto")
+    dt_rank = -(-hidden // 16) if dt_rank == "auto" else f.int("mamba_dt_rank")
+    n = hidden * 2 * d_inner + d_inner * d_conv + (d_inner if f.flag("mamba_conv_bias", default=True) else 0)
+    n += d_inner * (dt_rank + 2 * d_state) + d_inner * dt_rank + d_inner
+    n += d_inner * d_state + d_inner + d_inner * hidden
+    return n
+
+
+def zamba(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Zamba: a Mamba layer (norm + mixer) everywhere; 'hybrid' layers add a hidden x hidden linear and
+    call ONE shared transformer block (counted once): attention over the 2 x hidden concatenation,
+    a SwiGLU MLP and two norms."""
+    heads, kv, head_dim = dims[:3]
+    hidden = f.int("hidden_size")
+    attn_in = f.int("attention_hidden_size", default=2 * hidden)
+    shared = attn_in * (heads + 2 * kv) * head_dim + heads * head_dim * hidden
+    shared += _gated_mlp(hidden, f.int("intermediate_size")) + attn_in + hidden
+    per_mamba = hidden + _mamba1_heads(f, hidden)
+    hybrid = sum(1 for layer in layers if layer.caches)
+    n = _embeddings(f, hidden, True) + hidden + len(layers) * per_mamba + hybrid * hidden * hidden
+    n += shared if hybrid else 0
+    return n, n
+
+
+def zamba2(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Zamba2: a Mamba-2 layer everywhere; 'hybrid' layers add a linear and call one of num_mem_blocks
+    shared transformer blocks (each counted once), whose per-call LoRA adapters are not shared: on the
+    MLP's gate_up always, on q/k/v with use_shared_attention_adapter."""
+    heads, kv, head_dim = dims[:3]
+    hidden = f.int("hidden_size")
+    attn_in = f.int("attention_hidden_size", default=2 * hidden)
+    inter = f.int("intermediate_size")
+    rank = f.int("adapter_rank", default=128)
+    bias = f.flag("add_bias_linear")
+    block = attn_in * (heads + 2 * kv) * head_dim + heads * head_dim * hidden
+    block += 3 * hidden * inter + ((2 * inter + hidden) if bias else 0) + attn_in + hidden
+    adapter = hidden * rank + rank * 2 * inter
+    if f.flag("use_shared_attention_adapter"):
+        adapter += 3 * (attn_in * rank + rank * attn_in)
+    hybrid = sum(1 for layer in layers if layer.caches)
+    blocks = min(hybrid, f.int("num_mem_blocks", default=1))
+    per_mamba = hidden + _mamba2_mixer(f, hidden)
+    n = _embeddings(f, hidden, True) + hidden + len(layers) * per_mamba
+    n += hybrid * (hidden * hidden + adapter) + blocks * block
+    return n, n
+
+
+def recurrent_gemma(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """RecurrentGemma: per layer two RMSNorms and a biased GeGLU MLP of intermediate_size / 2; the temporal
+    block is local attention (o_proj with bias) or the recurrent block (linear_x, linear_y, linear_out
+    with biases, a depthwise conv with bias, the RG-LRU's block-diagonal gates and recurrent_param)."""
+    heads, kv, head_dim = dims[:3]
+    hidden = f.int("hidden_size")
+    lru = f.int("lru_width", default=hidden)
+    width = f.int("conv1d_width", default=4)
+    bias = f.flag("attention_bias")
+    attn = _attention_plain(hidden, heads, kv, head_dim) + hidden
+    attn += (heads + 2 * kv) * head_dim if bias else 0
+    block_width = lru // heads
+    recurrent = 2 * (hidden * lru + lru) + lru * hidden + hidden + lru * width + lru
+    recurrent += lru + 2 * (heads * block_width * block_width + lru)
+    mlp = _gated_mlp(hidden, f.int("intermediate_size") // 2, bias=True)
+    n = _embeddings(f, hidden, True) + hidden
+    for kind in _kinds_of(layers):
+        n += (attn if kind == "attention" else recurrent) + mlp + 2 * hidden
+    return n, n
+
+
+def dbrx(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """DBRX: fused Wqkv and out_proj (no biases), two bias-free LayerNorms, and a MoE of
+    ffn_config.moe_num_experts GLU experts (w1, v1, w2 of ffn_hidden_size) with a router."""
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    ffn = f.sub("ffn_config")
+    experts = ffn.int("moe_num_experts", default=4)
+    moe = _ffn_moe(hidden, experts, ffn.int("moe_top_k", default=1), ffn.int("ffn_hidden_size", default=3584))
+    attn = _attention_plain(hidden, heads, kv, head_dim)
+    total = active = _embeddings(f, hidden, False) + hidden
+    total += len(layers) * (attn + 2 * hidden + moe[0])
+    active += len(layers) * (attn + 2 * hidden + moe[1])
+    return total, active
+
+
+def llama4(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Llama 4 text model: MoE on the layers moe_layers lists (by default every interleave_moe_layer_step-th,
+    from step - 1), each a router, num_local_experts experts of intermediate_size and one shared expert of
+    the same width; the other layers a dense MLP of intermediate_size_mlp. The qk norm has no weights."""
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    n = len(layers)
+    step = f.int("interleave_moe_layer_step", default=1)
+    moe_layers = f.int_list("moe_layers", None, maximum=n - 1)
+    moe_set = set(moe_layers) if moe_layers is not None else set(range(step - 1, n, step))
+    inter = f.int("intermediate_size", default=8192)
+    moe = _ffn_moe(hidden, f.int("num_local_experts", default=16), f.int("num_experts_per_tok", default=1), inter,
+                   shared=3 * hidden * inter)
+    dense = _gated_mlp(hidden, f.int("intermediate_size_mlp", default=16384))
+    base = _attention_plain(hidden, heads, kv, head_dim) + 2 * hidden
+    total = active = _embeddings(f, hidden, False) + hidden
+    for i in range(n):
+        t, a = moe if i in moe_set else (dense, dense)
+        total += base + t
+        active += base + a
+    return total, active
+
+
+def _mla(f: Fields, hidden: int, v_dim: int | None = None) -> int:
+    """One MLA attention (DeepSeek-V2 layout) with its q_a / kv_a norms."""
+    heads = f.int("num_attention_heads")
+    q_lora = f.int("q_lora_rank", default=0, minimum=0)
+    rank = f.int("kv_lora_rank")
+    rope, nope = f.int("qk_rope_head_dim"), f.int("qk_nope_head_dim")
+    v_dim = v_dim or f.int("v_head_dim")
+    q_head = nope + rope
+    q = hidden * q_lora + q_lora + q_lora * heads * q_head if q_lora else hidden * heads * q_head
+    return q + hidden * (rank + rope) + rank + rank * heads * (nope + v_dim) + heads * v_dim * hidden
+
+
+def longcat(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """LongCat-Flash: each of num_layers decoder layers holds two MLA sublayers with two dense MLPs and
+    four norms, and ONE shortcut MoE of n_routed_experts experts plus zero_expert_num identity experts
+    (no weights; the router scores them, with an e_score_correction_bias)."""
+    hidden = f.int("hidden_size")
+    decoder_layers = len(layers) // 2
+    experts = f.int("n_routed_experts")
+    zero = f.int("zero_expert_num", default=0, minimum=0)
+    top_k = f.int("num_experts_per_tok")
+    per_expert = 3 * hidden * f.int("moe_intermediate_size")
+    router = (hidden + 1) * (experts + zero)
+    # a token routed to an identity expert uses no weights: at most top_k real experts are active
+    moe_t, moe_a = experts * per_expert + router, top_k * per_expert + router
+    sub = _mla(f, hidden) + _gated_mlp(hidden, f.int("intermediate_size")) + 2 * hidden
+    total = active = _embeddings(f, hidden, False) + hidden
+    total += decoder_layers * (2 * sub + moe_t)
+    active += decoder_layers * (2 * sub + moe_a)
+    return total, active
+
+
+def kimi_linear(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Kimi-Linear: MLA on full-attention layers, Kimi Delta Attention (q, k, v, a depthwise conv, the
+    forget gate's low-rank f_a/f_b with dt_bias and A_log, b_proj, low-rank output gate, gated norm,
+    o_proj) elsewhere; a dense MLP on the first first_k_dense_replace layers, then MoE with shared experts
+    and an e_score_correction_bias."""
+    hidden = f.int("hidden_size")
+    lin = f.sub("linear_attn_config")
+    nh = lin.int("num_heads", default=32)
+    hd = lin.int("head_dim", default=128)
+    kernel = lin.int("short_conv_kernel_size", default=4)
+    qkv = nh * hd
+    kda = 3 * hidden * qkv + 3 * qkv * kernel + (hidden * hd + hd * qkv + qkv + nh)
+    kda += hidden * nh + hidden * hd + hd * qkv + hd + qkv * hidden
+    mla = _mla(f, hidden)
+    first_dense = f.int("first_k_dense_replace", default=1, minimum=0)
+    experts = f.int("num_experts", "n_routed_experts")
+    inter = f.int("moe_intermediate_size")
+    shared = 3 * hidden * inter * f.int("num_shared_experts", "n_shared_experts", default=1, minimum=0)
+    moe = _ffn_moe(hidden, experts, f.int("num_experts_per_tok", default=8), inter, router_bias=experts,
+                   shared=shared)
+    dense = _gated_mlp(hidden, f.int("intermediate_size"))
+    total = active = _embeddings(f, hidden, False) + hidden
+    for i, kind in enumerate(_kinds_of(layers)):
+        base = (mla if kind == "attention" else kda) + 2 * hidden
+        t, a = (dense, dense) if i < first_dense else moe
+        total += base + t
+        active += base + a
+    return total, active
+
+
+def minimax(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """MiniMax-Text-01 / M1: softmax attention or lightning attention (fused qkv of heads x head_dim,
+    an output gate, an RMSNorm over heads x head_dim, out_proj), then a MoE of num_local_experts SwiGLU
+    experts with a router on every layer."""
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    width = heads * head_dim
+    softmax = _attention_plain(hidden, heads, kv, head_dim)
+    lightning = 3 * hidden * width + width * hidden + hidden * width + width
+    moe = _ffn_moe(hidden, f.int("num_local_experts"), f.int("num_experts_per_tok", default=2),
+                   f.int("intermediate_size"))
+    total = active = _embeddings(f, hidden, False) + hidden
+    for layer in layers:
+        mixer = softmax if layer.state is None else lightning
+        total += mixer + 2 * hidden + moe[0]
+        active += mixer + 2 * hidden + moe[1]
+    return total, active
+
+
+def lfm2(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """LFM2 / LFM2-MoE: a short-conv operator (in_proj to 3 x hidden, depthwise conv of conv_L_cache,
+    out_proj) or GQA attention with q/k RMSNorms; then a SwiGLU MLP (LFM2: intermediate_size, shrunk to
+    2/3 and rounded up to block_multiple_of when block_auto_adjust_ff_dim) or, after num_dense_layers,
+    a MoE with an expert_bias; two RMSNorms a layer; embeddings tied by default."""
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    bias = f.flag("conv_bias")
+    conv = 3 * hidden * hidden + hidden * f.int("conv_L_cache", default=3) + hidden * hidden
+    conv += (3 * hidden + hidden + hidden) if bias else 0
+    attn = _attention_plain(hidden, heads, kv, head_dim) + 2 * head_dim
+    inter = f.int("intermediate_size", "block_ff_dim", default=12288, maximum=10**8)
+    experts = f.int("num_experts", default=0, minimum=0)
+    if not experts and f.flag("block_auto_adjust_ff_dim", default=True):
+        inter = int(2 * inter / 3)
+        if f.get("block_ffn_dim_multiplier", default=1.0) is not None:
+            inter = int(f.number("block_ffn_dim_multiplier", default=1.0) * inter)
+            step = f.int("block_multiple_of", default=256)
+            inter = step * ((inter + step - 1) // step)
+    dense = _gated_mlp(hidden, inter)
+    first_dense = f.int("num_dense_layers", default=2, minimum=0) if experts else len(layers)
+    moe = (_ffn_moe(hidden, experts, f.int("num_experts_per_tok", default=4), f.int("moe_intermediate_size"),
+                    router_bias=experts if f.flag("use_expert_bias", default=True) else 0) if experts else None)
+    total = active = _embeddings(f, hidden, True) + hidden
+    for i, layer in enumerate(layers):
+        base = (attn if layer.caches else conv) + 2 * hidden
+        t, a = (dense, dense) if i < first_dense else moe
+        total += base + t
+        active += base + a
+    return total, active
+
+
+def gemma3n(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Gemma 3n text model: besides attention (q/k norms; the last num_kv_shared_layers have no k/v
+    projections) and a GeGLU MLP of the layer's width, each layer holds LAuReL (a rank-laurel_rank
+    residual), AltUp (coefficients, router, norms) and a per-layer-input gate and projection; the model
+    holds a second embedding table of hidden_size_per_layer_input per layer (vocab_size_per_layer_input
+    rows), its projection from the hidden state, and the AltUp (un)embedding projections."""
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    n = len(layers)
+    if isinstance(f.get("intermediate_size"), list):
+        inters = f.int_list("intermediate_size", n, minimum=1, maximum=10**8)
+    else:
+        inters = [f.int("intermediate_size")] * n
+    per_input = f.int("hidden_size_per_layer_input", default=256)
+    altup = f.int("altup_num_inputs", default=4)
+    rank = f.int("laurel_rank", default=64)
+    shared = f.int("num_kv_shared_layers", default=0, minimum=0, maximum=n)
+    total = _embeddings(f, hidden, True) + hidden
+    total += f.int("vocab_size_per_layer_input", default=262144) * n * per_input + hidden * n * per_input + per_input
+    total += 2 * (altup - 1) * hidden * hidden
+    for i in range(n):
+        layer = hidden * heads * head_dim + head_dim + heads * head_dim * hidden
+        if i < n - shared:
+            layer += 2 * hidden * kv * head_dim + head_dim
+        layer += 3 * hidden * int(inters[i]) + 4 * hidden
+        layer += 2 * hidden * rank + hidden
+        layer += hidden + altup * altup + altup ** 3 + hidden * altup + hidden
+        layer += 2 * hidden * per_input + hidden
+        total += layer
+    return total, total
+
+
+def minicpm3(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """MiniCPM3: MLA projections (v_head_dim defaults to hidden / heads), a SwiGLU MLP and two norms a
+    layer; embeddings tied by default. (The cache is read decompressed, as vLLM keeps it; the weights
+    are the compressed projections.)"""
+    hidden = f.int("hidden_size")
+    v_dim = f.int("v_head_dim", default=hidden // f.int("num_attention_heads"))
+    per_layer = _mla(f, hidden, v_dim) + _gated_mlp(hidden, f.int("intermediate_size")) + 2 * hidden
+    n = _embeddings(f, hidden, True) + hidden + len(layers) * per_layer
     return n, n
