@@ -282,7 +282,9 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
         if state is None:
             return layer
         ssm = serving
-        if nemotron:
+        if state.kind == "kda":  # MambaStateDtypeCalculator.kda_state_dtype: the recurrent state is float32
+            ssm = FP32           # in every release (0.32+: mamba_ssm_cache_dtype 'auto' -> float32)
+        elif nemotron:
             named = state.ssm_storage if state.ssm_storage not in (checkpoint, serving) else None
             ssm = named or nemotron_default
         elif qwen35:  # Qwen3_5ForConditionalGenerationConfig: mamba_ssm_cache_dtype = hf_text_config.mamba_ssm_dtype
@@ -380,6 +382,8 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         specs.sort(key=lambda pair: pair[1].kind == MAMBA)
     kinds = {s.kind for _, s in specs}
     attention = [s for _, s in specs if s.kind in ("full", "sliding", "chunked")]
+    if not attention:  # Kimi-Linear: MLA + KDA states; vLLM aligns the MLA block to the state (use_mla)
+        attention = [s for _, s in specs if s.kind == "mla"]
     if MAMBA in kinds and attention:
         state_kind = next(layer.state.kind for layer in model.layers if layer.state is not None)
         prefix = rules.mamba_align_mode if prefix_caching is None else prefix_caching
@@ -446,6 +450,11 @@ def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_to
         align = max(KERNEL_BLOCK_ALIGN_TOKENS, block)
     else:
         align = KERNEL_BLOCK_ALIGN_TOKENS
+    mla = any(s.kind == "mla" for _, s in specs)
+    if mla and rules.mla_hybrid_align:
+        # until 0.19 HybridAttentionMambaModelConfig: 64 for MLA (not max'd with the block: FlashMLA's 64 or
+        # FLASH_ATTN_MLA's 16 are both below); 0.27+ _align_hybrid_block_size: max(alignment, 128)
+        align = rules.mla_hybrid_align if not rules.hybrid_align_to_block else max(align, rules.mla_hybrid_align)
     if align_mode and state_kind == "gated_deltanet" and rules.gdn_checkpoint_align:
         align = math.lcm(align, rules.gdn_checkpoint_align)  # 0.33: checkpoints land on block boundaries
     needed = align * cdiv(mamba_page, align * attn_token_bytes)
