@@ -408,6 +408,11 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
     if local_as_full and not hybrid_manager and local and kinds & set(FULL_LIKE):
         specs = [(i, replace(s, kind="full", window_tokens=None) if s.kind in local else s) for i, s in specs]
         notes.append(f"hybrid KV cache manager off: {' and '.join(sorted(local))} layers are sized as full attention")
+    if (rules.fp8_head512_kernel_block and kv_cache_dtype.startswith("fp8")
+            and any(c.kind == "attention" and c.key_dim == 512 for c in caches)):
+        notes.append(f"not modelled: vLLM {rules.version} on Hopper serves fp8 KV at head size 512 with FA4's "
+                     f"{rules.fp8_head512_kernel_block}-token kernel page (flash_attn.py "
+                     "_get_sm90_fa4_fp8_kv_block_size); kvplan keeps the block manager's sizes")
     if sparse:
         used = {"auto": rules.v32_auto_kv_dtype}.get(kv_cache_dtype, rules.v32_fp8_kv_dtype
                                                      if kv_cache_dtype.startswith("fp8") else kv_cache_dtype)
