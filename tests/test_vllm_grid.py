@@ -3,8 +3,8 @@
 For every bundled family vLLM serves (dense and MLA; one window; layer kinds that form several KV
 cache groups: sliding + full, chunked + full, attention + Mamba / Mamba-2 / Gated DeltaNet /
 short-conv / lightning states, pure Mamba, DeepSeek-V3.2's latent + indexer) x TP {1, 2, 4, 8} x
-KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x every modelled release (the 17
-VllmRules objects, 0.11 ... 0.33; the whole product, about 17 s on this 2-core machine): kvplan's
+KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x every modelled release (the 19
+VllmRules objects, 0.11 ... 0.33; the whole product, about 22 s on this 2-core machine): kvplan's
 blocks, "GPU KV cache size" tokens, concurrency and start check equal a transcription of vLLM's own
 code applied to the RAW config.json numbers (not kvplan's reader, not kvplan's engine). The
 release's behaviour is transcribed here (`release`, keyed by the version string; nothing but the
@@ -772,7 +772,21 @@ def test_grid_matches_vllms_formulas(name):
 #   still starts: check_enough_kv_cache_memory runs before the unification, on 36 chunked layers x
 #   cdiv(min(8,192 + 8,192, 131,072), 16) = 1,024 pages + 12 full x 8,192 pages, x 65,536 B = 8,858,370,048 B
 #   <= 10,737,418,240 B.
+# kimi-linear-48b-a3b, 0.33, 10 GiB, 131,072: KDA state: conv 3 x (4,096 + 2 x 4,096) = 36,864 x 2 B = 73,728 B
+#   + recurrent 32 x 128 x 128 x 4 B (float32) = 2,097,152 B -> 2,170,880 B. MLA token (512 + 64) x 2 = 1,152 B.
+#   Alignment: FLASH_ATTN_MLA's 16, max(16, 128) = 128 (use_mla); 'align' mode, no KDA checkpoint (no
+#   gate_lower_bound: Triton prefill) -> block 128 x cdiv(2,170,880, 128 x 1,152 = 147,456) = 128 x 15 = 1,920,
+#   page 2,211,840 B. 7 MLA + 20 KDA -> 1 + 3 groups of 7; a block 7 x 2,211,840 = 15,482,880 B ->
+#   10,737,418,240 // 15,482,880 = 693 blocks. A request cdiv(131,072, 1,920) = 69 + 3 x 2 = 75 -> 9.24x;
+#   tokens int(693 x 131,072 / 75) = int(1,211,105.3) = 1,211,105; 75 blocks fit.
+# gemma-4-31b, 0.33, 40 GiB, 131,072: sliding token 2 x 16 x 256 x 2 = 16,384 B (page 262,144 B), global
+#   token 2 x 4 x 512 x 2 = 8,192 B (page 131,072 B -> block 32, page 262,144 B). 50 sliding + 10 full ->
+#   5 + 1 groups of 10, a block 2,621,440 B -> 42,949,672,960 // 2,621,440 = 16,384 blocks. A request: sliding
+#   cdiv(min(1,023 + 16,384, 131,072), 16) + 1 = 1,089 x 5 = 5,445, full 131,072 / 32 = 4,096 -> 9,541;
+#   16,384 / 9,541 = 1.717 -> "1.72x"; tokens int(2,147,483,648 / 9,541) = 225,079; starts.
 ANCHORS = [
+    ("kimi-linear-48b-a3b", V0_33, 10, 131_072, (693, 1_211_105, "9.24x", True)),
+    ("gemma-4-31b", V0_33, 40, 131_072, (16_384, 225_079, "1.72x", True)),
     ("gemma-3-12b", V0_33, 40, 131_072, (40_960, 393_686, "3.00x", True)),
     ("gpt-oss-20b", V0_11, 10, 131_072, (27_306, 218_448, "3.13x", True)),
     ("jamba-v0.1", V0_11, 10, 8_192, (8_192, 81_920, "74.47x", True)),
@@ -824,7 +838,15 @@ def test_hand_worked_anchors(name, rules, gib, max_len, expected):
 #   9.721 -> "9.72x", tokens int(429,391,872 / 337) = int(1,274,159.9) = 1,274,159. 0.28: 328 + 9 x 2 = 346 ->
 #   9.468 -> "9.47x", tokens int(429,391,872 / 346) = int(1,241,016.97) = 1,241,016. 0.32: 328 + 27 = 355 ->
 #   "9.23x", 1,209,554 (as 0.33). All start.
+# kimi-linear-48b-a3b, 10 GiB, 131,072 (MLA hybrid alignment: 64 until 0.19, the backend's 16 from 0.20, 128
+#   from 0.27): 0.19: 64 x cdiv(2,170,880, 64 x 1,152 = 73,728) = 64 x 30 = 1,920 -> 693 blocks (as above); a
+#   request 69 + 3 x 1 (prefix caching off) = 72 -> 693 / 72 = 9.625 -> "9.62x"; tokens 693 // 4 x 1,920 =
+#   173 x 1,920 = 332,160. 0.20: 16 x cdiv(2,170,880, 18,432) = 16 x 118 = 1,888, page 2,174,976 B, a block
+#   15,224,832 B -> 705 blocks; a request cdiv(131,072, 1,888) = 70 + 3 = 73 -> 9.658 -> "9.66x"; tokens
+#   705 // 4 x 1,888 = 176 x 1,888 = 332,288.
 BOUNDARY_ANCHORS = [
+    ("kimi-linear-48b-a3b", V0_19, 10, 131_072, None, (693, 332_160, "9.62x", True)),
+    ("kimi-linear-48b-a3b", V0_20, 10, 131_072, None, (705, 332_288, "9.66x", True)),
     ("gpt-oss-20b", V0_13, 2, 131_072, None, (5_461, 43_680, "0.63x", False)),
     ("gpt-oss-20b", V0_14, 2, 131_072, None, (5_461, 43_680, "0.63x", True)),
     ("gpt-oss-20b", V0_19, 2, 131_072, None, (5_461, 43_680, "0.63x", False)),
@@ -866,8 +888,8 @@ def test_close_layer_counts_group_by_release():
 def test_0_11_refuses_pages_it_cannot_group():
     # Gemma 4 31B: sliding layers 2 x 16 KV heads x 256 x 2 B x 16 = 262,144 B, global layers 2 x 4 x 512 x 2 x 16
     # = 131,072 B. 0.11's get_kv_cache_groups has no unify_kv_cache_spec_page_size (0.12 on): NotImplementedError.
-    # 0.33 doubles the global layers' block to 32 (131,072 x 2 = 262,144) and groups them (kvplan's block 16;
-    # which backend serves head 512 on Hopper, and its block, is not settled: see the list above).
+    # 0.33 doubles the global layers' block to 32 (131,072 x 2 = 262,144) and groups them (Gemma4Config: FA4 or
+    # Triton for every layer, both any multiple of 16). (0.11's registry has no Gemma 4: this is the rule alone.)
     from kvplan.errors import PlanError
 
     with pytest.raises(PlanError, match="vLLM 0.11 cannot group layers whose pages differ"):
