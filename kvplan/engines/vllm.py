@@ -28,7 +28,9 @@ vLLM's file and function); this module applies them:
   count per spec; 0.12+ the largest when the counts are within 1.25x, 0.18+ 1.5x).
 - Hybrid attention + Mamba: the attention block grows until a page holds the
   Mamba state (aligned to 16; 0.20+ to max(16, block); 0.33 GDN to 64); the
-  Mamba page is padded to it.
+  Mamba page is padded to it. MLA + KDA (Kimi-Linear): the MLA block is aligned
+  (64 until 0.19; the MLA backend's kernel block from 0.20; >= 128 from 0.27),
+  KDA's recurrent state is float32.
 - num_blocks = available // (page x layers per group), the minimum over PP
   stages. Concurrency = num_blocks / (sum over groups of the pages one
   max_model_len request needs). Tokens: num_blocks // groups x block until
@@ -40,7 +42,9 @@ vLLM's file and function); this module applies them:
 Not modelled: token eviction, compressed sparse attention and Quest (vLLM
 allocates every token), speculative-decoding blocks, DCP/PCP, 0.29+'s
 block-outermost packing of groups with mixed page sizes, non-Hopper backends
-(Blackwell MLA uses other block sizes).
+(Blackwell MLA uses other block sizes), FA4's 64-token kernel page for fp8 KV at
+head size 512 on Hopper (0.31+, Gemma 4: a note), FlashKDA's prefill checkpoint
+(a KDA config with gate_lower_bound).
 """
 
 from __future__ import annotations
