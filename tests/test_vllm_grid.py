@@ -3,8 +3,8 @@
 For every bundled family vLLM serves (dense and MLA; one window; layer kinds that form several KV
 cache groups: sliding + full, chunked + full, attention + Mamba / Mamba-2 / Gated DeltaNet /
 short-conv / lightning states, pure Mamba, DeepSeek-V3.2's latent + indexer) x TP {1, 2, 4, 8} x
-KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x every modelled release (the 17
-VllmRules objects, 0.11 ... 0.33; the whole product, about 17 s on this 2-core machine): kvplan's
+KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x every modelled release (the 19
+VllmRules objects, 0.11 ... 0.33; the whole product, about 22 s on this 2-core machine): kvplan's
 blocks, "GPU KV cache size" tokens, concurrency and start check equal a transcription of vLLM's own
 code applied to the RAW config.json numbers (not kvplan's reader, not kvplan's engine). The
 release's behaviour is transcribed here (`release`, keyed by the version string; nothing but the
@@ -164,7 +164,7 @@ def release(rules: VllmRules | str) -> Release:
         # 0.33 qwen_gdn_linear_attn.py get_kv_cache_spec the same for Qwen's GDN (FlashInfer prefill on SM90);
         # OLMo-Hybrid's GDN, Mamba-1, short conv and lightning states declare none (2 pages)
         align_pages={"mamba1": 2, "mamba2": 3 if v >= (0, 32, 0) else 2, "gdn": 3 if v >= (0, 33, 0) else 2,
-                     "gdn_olmo": 2, "short_conv": 2, "linear": 2},
+                     "gdn_olmo": 2, "short_conv": 2, "linear": 2, "kda": 2},
         # _get_kv_cache_groups_uniform_page_size: 0.11.x the smallest count; 0.12.0 "max < min * 1.25";
         # 0.18.0 "max < min * 1.5"
         group_close_ratio=0.0 if v < (0, 12, 0) else (1.25 if v < (0, 18, 0) else 1.5),
@@ -354,6 +354,30 @@ def family_layers(name: str, tp: int, fp8: bool, rel: Release) -> list[Layer]:
         kind = "gdn_olmo" if mt == "olmo_hybrid" else "gdn"
         return [Layer("full", token) if x == "full_attention" else Layer("mamba", state_bytes=state, state_kind=kind)
                 for x in types]
+    if mt == "kimi_linear":
+        # kimi_linear.py (0.11.1-0.26) / vllm/models/kimi_k3 (0.27+): layer i is KDA when i + 1 is in
+        # linear_attn_config["kda_layers"] (KimiLinearConfig.is_kda_layer), else MLA (one latent of kv_lora_rank +
+        # qk_rope_head_dim, replicated). KDA state (mamba_utils.py kda_state_shape / kda_state_dtype): conv
+        # (K - 1) x (H x D + 2 x H x D) / tp in the serving dtype, recurrent (H / tp, D, D) in float32
+        la = t["linear_attn_config"]
+        heads, hd = la["num_heads"], la["head_dim"]
+        div(t["num_attention_heads"], tp, "num_attention_heads")
+        state = ((la["short_conv_kernel_size"] - 1) * div(3 * heads * hd, tp, "KDA conv dim") * elem
+                 + div(heads, tp, "KDA heads") * hd * hd * 4)
+        latent = (t["kv_lora_rank"] + t["qk_rope_head_dim"]) * kv_elem
+        return [Layer("mamba", state_bytes=state, state_kind="kda") if i + 1 in la["kda_layers"] else Layer("mla", latent)
+                for i in range(n)]
+    if mt == "gemma4":
+        # gemma4.py Gemma4DecoderLayer: full layers use global_head_dim and, under attention_k_eq_v,
+        # num_global_key_value_heads (K and V both cached: a plain Attention); sliding layers head_dim and
+        # num_key_value_heads
+        def gemma4(kind):
+            if kind == "full_attention":
+                kv = t["num_global_key_value_heads"] if t.get("attention_k_eq_v") else t["num_key_value_heads"]
+                return Layer("full", attention_token(kv, t["num_attention_heads"], t["global_head_dim"], tp, kv_elem))
+            return Layer("sliding", attention_token(t["num_key_value_heads"], t["num_attention_heads"], t["head_dim"],
+                                                    tp, kv_elem), t["sliding_window"])
+        return [gemma4(x) for x in t["layer_types"][:n - t.get("num_kv_shared_layers", 0)]]
     if mt in ("minimax", "minimax_m1", "minimax_text_01"):
         # minimax_text_01.py: attn_type_list (1 full, 0 linear) or HF layer_types; the lightning state is
         # linear_attention_state_shape (heads // tp, head_dim, head_dim) in the serving dtype
@@ -436,7 +460,8 @@ def specs_of(layers: list[Layer], rel: Release, fp8: bool, max_len: int, user_bl
             block = 64 if (sparse and block != 64) or block % 64 else block
         else:  # 0.18.0 update_block_size_for_backend: user_specified_block_size -> kept
             assert not sparse, "a user's block for FlashMLASparse from 0.18 is not transcribed"
-    attention = [x for x in layers if x.kind in ("full", "sliding", "chunked")]
+    # Kimi-Linear: no K/V attention, the MLA layers are the attention the state is aligned to (use_mla)
+    attention = [x for x in layers if x.kind in ("full", "sliding", "chunked")] or [x for x in layers if x.kind == "mla"]
     states = [x for x in layers if x.kind == "mamba"]
     mamba_block, mamba_page, pages = max_len, None, 1
     if states and attention:
@@ -449,6 +474,15 @@ def specs_of(layers: list[Layer], rel: Release, fp8: bool, max_len: int, user_bl
         # block raised to it when smaller; align 16, from 0.20 max(16, block_size), in 0.33 with Qwen's GDN
         # checkpoint lcm(that, 64)
         align = max(16, block) if rel.hybrid_align_to_block else 16
+        if attention[0].kind == "mla":
+            v = _v(rel.version)
+            if v < (0, 20, 0):  # HybridAttentionMambaModelConfig, use_mla: 64 (128 only under CUTLASS_MLA)
+                align = 64
+            else:  # _align_hybrid_block_size: max(MLA backend's smallest kernel block (FLASH_ATTN_MLA 16,
+                # FLASHMLA 64 = the block chosen above), block size); 0.27.0 adds max(that, 128) for use_mla
+                align = max(128, block) if v >= (0, 27, 0) else block
+            # KDA's prefill checkpoint (0.32+ get_kv_cache_spec): FlashKDA only, which needs gate_lower_bound in
+            # linear_attn_config (resolve_kda_prefill_backend); without it Triton: no checkpoint, 2 pages
         if gdn_checkpoint:
             align = lcm(align, 64)
         block = max(block, align * cdiv(state_page, align * token))
@@ -563,6 +597,11 @@ PURE_MAMBA = ["mamba-2.8b", "mamba-codestral-7b", "falcon-mamba-7b"]
 GDN = ["qwen3-next-80b-a3b", "qwen3.5-35b-a3b", "qwen3.6-27b", "olmo-hybrid-7b"]
 SHORT_CONV = ["lfm2-1.2b", "lfm2-8b-a1b"]
 SPARSE_MLA = ["deepseek-v3.2-exp"]
+# Gemma 4 (0.19+): 256-wide sliding + 512-wide global layers. models/config.py Gemma4Config forces TRITON_ATTN
+# (0.19-0.25) or FA4 for every layer (0.26+, Triton without FA4); both take any multiple of 16, so the default
+# block 16 stays and the global layers' block doubles when pages unify. 0.31+ fp8 on SM90: see not_modelled.
+# Kimi-Linear (0.11.1+): MLA + KDA, see family_layers and specs_of.
+MIXED = ["gemma-4-31b", "kimi-linear-48b-a3b"]
 LIGHTNING = ["minimax-text-01", "minimax-m1", "minimax-m1-hf"]
 # vllm/model_executor/models/registry.py of each modelled release: (first release whose registry maps the
 # architecture to its own model file, first release that no longer does); None: open. Read for every release the
@@ -578,7 +617,8 @@ SERVED = {"minimax-m2": ("0.11.1", None), "lfm2-8b-a1b": ("0.11.1", None), "glm-
           "qwen3.5-35b-a3b": ("0.17", None), "qwen3.6-27b": ("0.17", None), "olmo-hybrid-7b": ("0.18", None),
           "baichuan2-7b-chat": ("0.11", "0.25"), "bamba-9b": ("0.11", "0.25"), "minimax-text-01": ("0.11", "0.25"),
           "minimax-m1": ("0.11", "0.25"), "minimax-m1-hf": ("0.11", "0.25"), "persimmon-8b-base": ("0.11", "0.26"),
-          "mpt-7b-instruct": ("0.11", "0.29"), "starcoder": ("0.11", "0.25")}
+          "mpt-7b-instruct": ("0.11", "0.29"), "starcoder": ("0.11", "0.25"),
+          "kimi-linear-48b-a3b": ("0.11.1", None), "gemma-4-31b": ("0.19", None)}
 
 
 def not_served(name: str, rel: Release) -> str | None:
@@ -595,23 +635,15 @@ def not_served(name: str, rel: Release) -> str | None:
 # - gpt-neo-125m, xglm-1.7b, recurrentgemma-*, rwkv-*, zamba-7b-v1: no vLLM architecture (GPTNeoForCausalLM,
 #   XGLMForCausalLM, RecurrentGemmaForCausalLM, RwkvForCausalLM, ZambaForCausalLM are in neither registry);
 #   llama-3.2-11b-vision: MllamaForConditionalGeneration was removed in 0.10.2 (0.33's removed-models table).
-# - gemma-4-31b (0.33 only): its global layers have head size 512, which FlashAttention serves only
-#   with FA4 (flash_attn.py supports_head_size); which backend, and so which block size, Hopper gets
-#   was not settled, so its pages are not transcribed.
-# - kimi-linear-48b-a3b (0.33 only, vllm/models/kimi_k3): MLA + KDA; _align_hybrid_block_size aligns
-#   MLA hybrids to 128 tokens and KDA's prefill checkpoint depends on its prefill backend. Not
-#   transcribed; kvplan's engine refuses it ("MLA page does not divide"), a known gap.
 NOT_IN_GRID = {
     "gpt-neo-125m": "no vLLM architecture", "xglm-1.7b": "no vLLM architecture",
     "recurrentgemma-2b-it": "no vLLM architecture", "recurrentgemma-9b": "no vLLM architecture",
     "rwkv-4-430m-pile": "no vLLM architecture", "rwkv-4-7b-pile": "no vLLM architecture",
     "rwkv-4-world-169m": "no vLLM architecture", "zamba-7b-v1": "no vLLM architecture",
     "llama-3.2-11b-vision": "Mllama removed in 0.10.2",
-    "gemma-4-31b": "attention backend for head 512 not settled",
-    "kimi-linear-48b-a3b": "MLA + KDA not transcribed; kvplan refuses it",
 }
 FAMILIES = (DENSE + MLA + MORE_DENSE + SLIDING + SLIDING_HYBRID + CHUNKED + MAMBA_HYBRID + PURE_MAMBA + GDN
-            + SHORT_CONV + SPARSE_MLA + LIGHTNING)
+            + SHORT_CONV + SPARSE_MLA + LIGHTNING + MIXED)
 
 
 FULL_AXES = ((1, 2, 4, 8), ("auto", "fp8"), (10, 40), (8192, 131072))
@@ -628,13 +660,18 @@ def grid_cases(name: str):
 @lru_cache(maxsize=None)
 def hybrid_of(name: str) -> bool:
     kinds = {x.kind for x in family_layers(name, 1, False, release(V0_33))}
-    return "mamba" in kinds and bool(kinds & {"full", "sliding", "chunked"})
+    return "mamba" in kinds and bool(kinds & {"full", "sliding", "chunked", "mla"})
 
 
-def not_modelled(name: str, rel: Release) -> str | None:
+def not_modelled(name: str, rel: Release, fp8: bool = False) -> str | None:
     """Why kvplan does not model this family at this release (None: it does)."""
     cfg, t = raw(name)
     model_type = cfg["model_type"]
+    if model_type == "gemma4" and fp8 and _v(rel.version) >= (0, 31, 0):
+        # 0.31.0 flash_attn.py _get_sm90_fa4_fp8_kv_block_size: SM90 + fp8 KV + head 512 under FA4 -> a 64-token
+        # kernel page for the global layers (Gemma4Config: per-layer FA3/FA4 on SM90 with fp8); how the block
+        # manager meets it (the global layers' block is 32 after unification) was not read to the end
+        return f"vLLM {rel.version}: fp8 KV at head size 512 on Hopper uses FA4's 64-token kernel page"
     if model_type == "nemotron_h" and "mamba_ssm_cache_dtype" not in t and rel.nemotron_ssm_default == "float16":
         # 0.13.0-0.19.x: getattr(hf_config, "mamba_ssm_cache_dtype", "float16"). The attribute's presence depends on
         # the config class that loads the checkpoint, not on config.json: the Hub's remote-code NemotronHConfig
@@ -663,7 +700,13 @@ def test_grid_matches_vllms_formulas(name):
         rel = release(rules)
         if not_served(name, rel):
             continue
-        if (why := not_modelled(name, rel)) and "Mamba cache mode 'all'" not in why:
+        why = not_modelled(name, rel, dtype == "fp8")
+        if why and "kernel page" in why:  # kvplan says so in a note
+            p = simulate(models[dtype], kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp, rules=rules,
+                         allow_long_max_model_len=True)
+            assert any(n.startswith("not modelled: vLLM") and "head size 512" in n for n in p.notes), rel.version
+            continue
+        if why and "Mamba cache mode 'all'" not in why:
             continue
         if why:
             p = simulate(models[dtype], kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp, rules=rules,
@@ -729,7 +772,21 @@ def test_grid_matches_vllms_formulas(name):
 #   still starts: check_enough_kv_cache_memory runs before the unification, on 36 chunked layers x
 #   cdiv(min(8,192 + 8,192, 131,072), 16) = 1,024 pages + 12 full x 8,192 pages, x 65,536 B = 8,858,370,048 B
 #   <= 10,737,418,240 B.
+# kimi-linear-48b-a3b, 0.33, 10 GiB, 131,072: KDA state: conv 3 x (4,096 + 2 x 4,096) = 36,864 x 2 B = 73,728 B
+#   + recurrent 32 x 128 x 128 x 4 B (float32) = 2,097,152 B -> 2,170,880 B. MLA token (512 + 64) x 2 = 1,152 B.
+#   Alignment: FLASH_ATTN_MLA's 16, max(16, 128) = 128 (use_mla); 'align' mode, no KDA checkpoint (no
+#   gate_lower_bound: Triton prefill) -> block 128 x cdiv(2,170,880, 128 x 1,152 = 147,456) = 128 x 15 = 1,920,
+#   page 2,211,840 B. 7 MLA + 20 KDA -> 1 + 3 groups of 7; a block 7 x 2,211,840 = 15,482,880 B ->
+#   10,737,418,240 // 15,482,880 = 693 blocks. A request cdiv(131,072, 1,920) = 69 + 3 x 2 = 75 -> 9.24x;
+#   tokens int(693 x 131,072 / 75) = int(1,211,105.3) = 1,211,105; 75 blocks fit.
+# gemma-4-31b, 0.33, 40 GiB, 131,072: sliding token 2 x 16 x 256 x 2 = 16,384 B (page 262,144 B), global
+#   token 2 x 4 x 512 x 2 = 8,192 B (page 131,072 B -> block 32, page 262,144 B). 50 sliding + 10 full ->
+#   5 + 1 groups of 10, a block 2,621,440 B -> 42,949,672,960 // 2,621,440 = 16,384 blocks. A request: sliding
+#   cdiv(min(1,023 + 16,384, 131,072), 16) + 1 = 1,089 x 5 = 5,445, full 131,072 / 32 = 4,096 -> 9,541;
+#   16,384 / 9,541 = 1.717 -> "1.72x"; tokens int(2,147,483,648 / 9,541) = 225,079; starts.
 ANCHORS = [
+    ("kimi-linear-48b-a3b", V0_33, 10, 131_072, (693, 1_211_105, "9.24x", True)),
+    ("gemma-4-31b", V0_33, 40, 131_072, (16_384, 225_079, "1.72x", True)),
     ("gemma-3-12b", V0_33, 40, 131_072, (40_960, 393_686, "3.00x", True)),
     ("gpt-oss-20b", V0_11, 10, 131_072, (27_306, 218_448, "3.13x", True)),
     ("jamba-v0.1", V0_11, 10, 8_192, (8_192, 81_920, "74.47x", True)),
@@ -781,7 +838,15 @@ def test_hand_worked_anchors(name, rules, gib, max_len, expected):
 #   9.721 -> "9.72x", tokens int(429,391,872 / 337) = int(1,274,159.9) = 1,274,159. 0.28: 328 + 9 x 2 = 346 ->
 #   9.468 -> "9.47x", tokens int(429,391,872 / 346) = int(1,241,016.97) = 1,241,016. 0.32: 328 + 27 = 355 ->
 #   "9.23x", 1,209,554 (as 0.33). All start.
+# kimi-linear-48b-a3b, 10 GiB, 131,072 (MLA hybrid alignment: 64 until 0.19, the backend's 16 from 0.20, 128
+#   from 0.27): 0.19: 64 x cdiv(2,170,880, 64 x 1,152 = 73,728) = 64 x 30 = 1,920 -> 693 blocks (as above); a
+#   request 69 + 3 x 1 (prefix caching off) = 72 -> 693 / 72 = 9.625 -> "9.62x"; tokens 693 // 4 x 1,920 =
+#   173 x 1,920 = 332,160. 0.20: 16 x cdiv(2,170,880, 18,432) = 16 x 118 = 1,888, page 2,174,976 B, a block
+#   15,224,832 B -> 705 blocks; a request cdiv(131,072, 1,888) = 70 + 3 = 73 -> 9.658 -> "9.66x"; tokens
+#   705 // 4 x 1,888 = 176 x 1,888 = 332,288.
 BOUNDARY_ANCHORS = [
+    ("kimi-linear-48b-a3b", V0_19, 10, 131_072, None, (693, 332_160, "9.62x", True)),
+    ("kimi-linear-48b-a3b", V0_20, 10, 131_072, None, (705, 332_288, "9.66x", True)),
     ("gpt-oss-20b", V0_13, 2, 131_072, None, (5_461, 43_680, "0.63x", False)),
     ("gpt-oss-20b", V0_14, 2, 131_072, None, (5_461, 43_680, "0.63x", True)),
     ("gpt-oss-20b", V0_19, 2, 131_072, None, (5_461, 43_680, "0.63x", False)),
@@ -823,8 +888,8 @@ def test_close_layer_counts_group_by_release():
 def test_0_11_refuses_pages_it_cannot_group():
     # Gemma 4 31B: sliding layers 2 x 16 KV heads x 256 x 2 B x 16 = 262,144 B, global layers 2 x 4 x 512 x 2 x 16
     # = 131,072 B. 0.11's get_kv_cache_groups has no unify_kv_cache_spec_page_size (0.12 on): NotImplementedError.
-    # 0.33 doubles the global layers' block to 32 (131,072 x 2 = 262,144) and groups them (kvplan's block 16;
-    # which backend serves head 512 on Hopper, and its block, is not settled: see the list above).
+    # 0.33 doubles the global layers' block to 32 (131,072 x 2 = 262,144) and groups them (Gemma4Config: FA4 or
+    # Triton for every layer, both any multiple of 16). (0.11's registry has no Gemma 4: this is the rule alone.)
     from kvplan.errors import PlanError
 
     with pytest.raises(PlanError, match="vLLM 0.11 cannot group layers whose pages differ"):

@@ -28,7 +28,9 @@ vLLM's file and function); this module applies them:
   count per spec; 0.12+ the largest when the counts are within 1.25x, 0.18+ 1.5x).
 - Hybrid attention + Mamba: the attention block grows until a page holds the
   Mamba state (aligned to 16; 0.20+ to max(16, block); 0.33 GDN to 64); the
-  Mamba page is padded to it.
+  Mamba page is padded to it. MLA + KDA (Kimi-Linear): the MLA block is aligned
+  (64 until 0.19; the MLA backend's kernel block from 0.20; >= 128 from 0.27),
+  KDA's recurrent state is float32.
 - num_blocks = available // (page x layers per group), the minimum over PP
   stages. Concurrency = num_blocks / (sum over groups of the pages one
   max_model_len request needs). Tokens: num_blocks // groups x block until
@@ -40,7 +42,9 @@ vLLM's file and function); this module applies them:
 Not modelled: token eviction, compressed sparse attention and Quest (vLLM
 allocates every token), speculative-decoding blocks, DCP/PCP, 0.29+'s
 block-outermost packing of groups with mixed page sizes, non-Hopper backends
-(Blackwell MLA uses other block sizes).
+(Blackwell MLA uses other block sizes), FA4's 64-token kernel page for fp8 KV at
+head size 512 on Hopper (0.31+, Gemma 4: a note), FlashKDA's prefill checkpoint
+(a KDA config with gate_lower_bound).
 """
 
 from __future__ import annotations
@@ -282,7 +286,9 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
         if state is None:
             return layer
         ssm = serving
-        if nemotron:
+        if state.kind == "kda":  # MambaStateDtypeCalculator.kda_state_dtype: the recurrent state is float32
+            ssm = FP32           # in every release (0.32+: mamba_ssm_cache_dtype 'auto' -> float32)
+        elif nemotron:
             named = state.ssm_storage if state.ssm_storage not in (checkpoint, serving) else None
             ssm = named or nemotron_default
         elif qwen35:  # Qwen3_5ForConditionalGenerationConfig: mamba_ssm_cache_dtype = hf_text_config.mamba_ssm_dtype
@@ -380,6 +386,8 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         specs.sort(key=lambda pair: pair[1].kind == MAMBA)
     kinds = {s.kind for _, s in specs}
     attention = [s for _, s in specs if s.kind in ("full", "sliding", "chunked")]
+    if not attention:  # Kimi-Linear: MLA + KDA states; vLLM aligns the MLA block to the state (use_mla)
+        attention = [s for _, s in specs if s.kind == "mla"]
     if MAMBA in kinds and attention:
         state_kind = next(layer.state.kind for layer in model.layers if layer.state is not None)
         prefix = rules.mamba_align_mode if prefix_caching is None else prefix_caching
@@ -404,6 +412,11 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
     if local_as_full and not hybrid_manager and local and kinds & set(FULL_LIKE):
         specs = [(i, replace(s, kind="full", window_tokens=None) if s.kind in local else s) for i, s in specs]
         notes.append(f"hybrid KV cache manager off: {' and '.join(sorted(local))} layers are sized as full attention")
+    if (rules.fp8_head512_kernel_block and kv_cache_dtype.startswith("fp8")
+            and any(c.kind == "attention" and c.key_dim == 512 for c in caches)):
+        notes.append(f"not modelled: vLLM {rules.version} on Hopper serves fp8 KV at head size 512 with FA4's "
+                     f"{rules.fp8_head512_kernel_block}-token kernel page (flash_attn.py "
+                     "_get_sm90_fa4_fp8_kv_block_size); kvplan keeps the block manager's sizes")
     if sparse:
         used = {"auto": rules.v32_auto_kv_dtype}.get(kv_cache_dtype, rules.v32_fp8_kv_dtype
                                                      if kv_cache_dtype.startswith("fp8") else kv_cache_dtype)
@@ -446,6 +459,11 @@ def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_to
         align = max(KERNEL_BLOCK_ALIGN_TOKENS, block)
     else:
         align = KERNEL_BLOCK_ALIGN_TOKENS
+    mla = any(s.kind == "mla" for _, s in specs)
+    if mla and rules.mla_hybrid_align:
+        # until 0.19 HybridAttentionMambaModelConfig: 64 for MLA (not max'd with the block: FlashMLA's 64 or
+        # FLASH_ATTN_MLA's 16 are both below); 0.27+ _align_hybrid_block_size: max(alignment, 128)
+        align = rules.mla_hybrid_align if not rules.hybrid_align_to_block else max(align, rules.mla_hybrid_align)
     if align_mode and state_kind == "gated_deltanet" and rules.gdn_checkpoint_align:
         align = math.lcm(align, rules.gdn_checkpoint_align)  # 0.33: checkpoints land on block boundaries
     needed = align * cdiv(mamba_page, align * attn_token_bytes)

@@ -23,6 +23,8 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | hybrid attention block alignment      | 16; max(16, block size) from 0.20.0                                         |
 | hybrid Mamba prefix caching           | off by default (one state page per request), on by default from 0.26.0. On (default or --enable-prefix-caching): 0.11.1-0.14 vLLM turns it off for most hybrids (one page); from 0.15.0 'align' (2 pages); 'all' for Bamba, Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 until 0.27 (not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
 | Gated DeltaNet (Qwen3-Next, Qwen3.5) in 'align' mode | 2 pages, block aligned to max(16, block); 0.33.0: 3 pages (FlashInfer's GDN prefill checkpoint, the Hopper default) and the block aligned to lcm(that, 64) |
+| hybrid block alignment, MLA + states (Kimi-Linear) | 64 (HybridAttentionMambaModelConfig); the MLA backend's smallest kernel block or the block size (16 bf16, 64 fp8) from 0.20.0; at least 128 from 0.27.0 |
+| fp8 KV, head size 512 (Gemma 4's global layers) | FlashAttention / Triton, kernel block a multiple of 16; from 0.31.0 FA4 on SM90 uses a 64-token kernel page (not modelled: a note) |
 | layers whose page sizes differ       | refused (NotImplementedError); unified from 0.12.0 (unify_kv_cache_spec_page_size) |
 | chunked local attention + hybrid manager | off (env default 0); on (default 1) from 0.14.0                          |
 | layers per group (close counts)       | the smallest count (0.11); the largest when < 1.25 x the smallest from 0.12.0; < 1.5 x from 0.18.0 |
@@ -120,6 +122,17 @@ class VllmRules:
         "(_resolve_gdn_prefill_backend: FlashInfer on Hopper by default; in 'align' mode get_kv_cache_spec adds "
         "num_prefill_checkpoint_blocks=1) and vllm/platforms/interface.py: _align_hybrid_block_size "
         "(block aligned to lcm(alignment, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64)); 0: no checkpoint")
+    mla_hybrid_align: int = _src(
+        "attention + Mamba models whose attention is MLA (Kimi-Linear): until 0.19.1 vllm/model_executor/models/"
+        "config.py: HybridAttentionMambaModelConfig (kernel_block_alignment_size 64 for MLA, 128 only under "
+        "CUTLASS_MLA, Blackwell); 0.20.0-0.26.0 vllm/platforms/interface.py: Platform._align_hybrid_block_size "
+        "(no MLA case: max(the MLA backend's smallest kernel block, block size)); from 0.27.0 the same with "
+        "max(that, 128) (TRTLLM/FlashInfer MLA decode kernels); 0: no MLA-specific alignment")
+    fp8_head512_kernel_block: int = _src(
+        "from 0.31.0 vllm/v1/attention/backends/flash_attn.py: FlashAttentionBackend._get_sm90_fa4_fp8_kv_block_size "
+        "(SM90, fp8 KV, head size 512 under FA4: a 64-token kernel page) with vllm/model_executor/models/config.py: "
+        "Gemma4Config (per-layer FA3/FA4 for fp8 KV on SM90); 0: no such kernel. kvplan does not model how the "
+        "block manager meets it: a note says so")
     chunked_hybrid_manager: bool = _src(
         "vllm/envs.py: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE (default '0' until 0.13.0, '1' from "
         "0.14.0); vllm/config/vllm.py: a model with attention_chunk_size turns the hybrid KV cache manager off "
@@ -220,6 +233,8 @@ V0_11 = VllmRules(
     mamba_all_mode_types=(),
     mamba_align_pages=(),
     gdn_checkpoint_align=0,
+    mla_hybrid_align=64,
+    fp8_head512_kernel_block=0,
     chunked_hybrid_manager=False,
     group_close_ratio=0.0,
     unify_page_sizes=False,
@@ -248,17 +263,19 @@ V0_17 = replace(V0_15, version="0.17", qwen35_config_ssm_dtype=True)
 V0_18 = replace(V0_17, version="0.18", group_close_ratio=1.5, block_sizes=None, mla_block_bf16=16, mla_block_forced="",
                 kv_cache_dtypes=_COMMON_DTYPES + ("float16", "fp8_ds_mla"))
 V0_19 = replace(V0_18, version="0.19", start_check="groups", kv_cache_dtype_skip_layers=True)
-V0_20 = replace(V0_19, version="0.20", gpu_memory_utilization=0.92, hybrid_align_to_block=True,
+V0_20 = replace(V0_19, version="0.20", gpu_memory_utilization=0.92, hybrid_align_to_block=True, mla_hybrid_align=0,
                 mamba_seqs_within_blocks=True,
                 nemotron_h_ssm_dtype="float32",
                 kv_cache_dtypes=V0_19.kv_cache_dtypes + ("int8_per_token_head", "fp8_per_token_head", "nvfp4"))
 V0_20_1 = replace(V0_20, version="0.20.1", tokens_from_concurrency=True)
 V0_25 = replace(V0_20_1, version="0.25", kv_cache_dtypes=V0_20_1.kv_cache_dtypes + ("int4_per_token_head",))
 V0_26 = replace(V0_25, version="0.26", sliding_in_flight_batches=2, mamba_align_mode=True)
-V0_28 = replace(V0_26, version="0.28", one_log_line=True, mamba_all_mode_types=(),
+V0_27 = replace(V0_26, version="0.27", mla_hybrid_align=128)
+V0_28 = replace(V0_27, version="0.28", one_log_line=True, mamba_all_mode_types=(),
                 batched_tokens_tiers=((160 * GIB, False, 16384),) + V0_26.batched_tokens_tiers)
 V0_29 = replace(V0_28, version="0.29", null_block_in_check=True)
-V0_32 = replace(V0_29, version="0.32", mamba_align_pages=(("mamba2", 3),))
+V0_31 = replace(V0_29, version="0.31", fp8_head512_kernel_block=64)
+V0_32 = replace(V0_31, version="0.32", mamba_align_pages=(("mamba2", 3),))
 
 V0_33 = VllmRules(
     version="0.33",
@@ -279,6 +296,8 @@ V0_33 = VllmRules(
     mamba_all_mode_types=(),
     mamba_align_pages=(("mamba", 2), ("mamba2", 3), ("gated_deltanet", 3), ("linear", 2)),
     gdn_checkpoint_align=64,
+    mla_hybrid_align=128,
+    fp8_head512_kernel_block=64,
     chunked_hybrid_manager=True,
     group_close_ratio=1.5,
     unify_page_sizes=True,
@@ -297,8 +316,8 @@ V0_33 = VllmRules(
     v32_fp8_kv_dtype="fp8_ds_mla",
 )
 
-RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_25, V0_26, V0_28,
-         V0_29, V0_32, V0_33)
+RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_25, V0_26, V0_27,
+         V0_28, V0_29, V0_31, V0_32, V0_33)
 LATEST = V0_33
 OLDEST_READ = (0, 11, 0)  # releases before this one were not read
 
@@ -362,4 +381,4 @@ def _release(text: str) -> tuple[int, ...]:
 
 
 __all__ = ["VllmRules", "V0_11", "V0_11_1", "V0_12", "V0_13", "V0_14", "V0_15", "V0_17", "V0_18", "V0_19", "V0_20", "V0_20_1", "V0_25",
-           "V0_26", "V0_28", "V0_29", "V0_32", "V0_33", "LATEST", "RULES", "resolve", "parse_engine"]
+           "V0_26", "V0_27", "V0_28", "V0_29", "V0_31", "V0_32", "V0_33", "LATEST", "RULES", "resolve", "parse_engine"]
