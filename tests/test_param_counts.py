@@ -290,3 +290,26 @@ def test_kimi_linear_experts_by_hand():
     floor = 26 * 256 * 3 * 2304 * 1024 + 2 * 163_840 * 2304
     got = load_model("kimi-linear-48b-a3b").param_count
     assert floor < got < floor + 2 * B
+
+
+@pytest.mark.parametrize("name, edit", [
+    # found by benchmarks/fuzz_configs.py: a model with no attention layer gave the counters no dims
+    ("recurrentgemma-9b", lambda c: c.update(block_types=["recurrent"])),
+    ("zamba2-2.7b", lambda c: c.update(hybrid_layer_ids=[], layers_block_type=["mamba"] * c["num_hidden_layers"])),
+])
+def test_models_without_attention_layers_are_counted(name, edit):
+    from kvplan.sources import bundled_config, bundled_index
+
+    raw = bundled_config(bundled_index()[name])
+    edit(raw)
+    spec = build_model(raw, name, "test")
+    assert not any(layer.caches for layer in spec.layers)
+    delta = spec.param_count - load_model(name).param_count
+    if name == "recurrentgemma-9b":
+        # the 12 local-attention layers (of 38, pattern r r a) become recurrent blocks, by hand (h = lru = 4,096,
+        # 16 heads of 256, 1 KV head, conv width 4, gate blocks 256): recurrent 2 x (h x lru + lru) + lru x h + h
+        # + lru x 4 + lru + lru + 2 x (16 x 256^2 + lru) = 52,473,856; attention q + k + v + o = 16,777,216 +
+        # 2,097,152 + 16,777,216 + o bias 4,096 = 35,655,680; 12 x (52,473,856 - 35,655,680) = 201,818,112
+        assert delta == 201_818_112
+    else:  # Zamba2 without hybrid layers: no shared transformer block, no per-call linears or adapters
+        assert delta < 0 and spec.param_count > 0

@@ -502,7 +502,7 @@ def zamba(f: Fields, layers: list, dims) -> tuple[int, int]:
     """Zamba: a Mamba layer (norm + mixer) everywhere; 'hybrid' layers add a hidden x hidden linear and
     call ONE shared transformer block (counted once): attention over the 2 x hidden concatenation,
     a SwiGLU MLP and two norms."""
-    heads, kv, head_dim = dims[:3]
+    heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)  # no hybrid layer: no shared block
     hidden = f.int("hidden_size")
     attn_in = f.int("attention_hidden_size", default=2 * hidden)
     shared = attn_in * (heads + 2 * kv) * head_dim + heads * head_dim * hidden
@@ -518,7 +518,7 @@ def zamba2(f: Fields, layers: list, dims) -> tuple[int, int]:
     """Zamba2: a Mamba-2 layer everywhere; 'hybrid' layers add a linear and call one of num_mem_blocks
     shared transformer blocks (each counted once), whose per-call LoRA adapters are not shared: on the
     MLP's gate_up always, on q/k/v with use_shared_attention_adapter."""
-    heads, kv, head_dim = dims[:3]
+    heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)  # no hybrid layer: no shared block
     hidden = f.int("hidden_size")
     attn_in = f.int("attention_hidden_size", default=2 * hidden)
     inter = f.int("intermediate_size")
@@ -541,8 +541,9 @@ def recurrent_gemma(f: Fields, layers: list, dims) -> tuple[int, int]:
     """RecurrentGemma: per layer two RMSNorms and a biased GeGLU MLP of intermediate_size / 2; the temporal
     block is local attention (o_proj with bias) or the recurrent block (linear_x, linear_y, linear_out
     with biases, a depthwise conv with bias, the RG-LRU's block-diagonal gates and recurrent_param)."""
-    heads, kv, head_dim = dims[:3]
     hidden = f.int("hidden_size")
+    # no attention layer (block_types all 'recurrent'): the gates' blocks still follow the heads
+    heads, kv, head_dim = dims[:3] if dims else (f.int("num_attention_heads"), 0, 0)
     lru = f.int("lru_width", default=hidden)
     width = f.int("conv1d_width", default=4)
     bias = f.flag("attention_bias")
