@@ -18,9 +18,10 @@ into it in its own way. Here:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ._record import record
 from .capacity.hardware import DEFAULT_MEM_UTIL, DEFAULT_RESERVE_BYTES
 from .errors import UsageError
 from .units import check_number, parse_positive_int, parse_size, parse_tokens
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from .weights.record import Weights
 
 
-@dataclass(frozen=True)
+@record
 class ModelRef:
     name: str
     revision: str | None = None
@@ -46,7 +47,7 @@ class ModelRef:
                                new=self.new_overrides, weights=self.weights)
 
 
-@dataclass(frozen=True)
+@record
 class DeploymentRequest:
     gpu: str | None = None
     gpu_memory_bytes: int | None = None
@@ -83,7 +84,7 @@ class DeploymentRequest:
         return deployment
 
 
-@dataclass(frozen=True)
+@record
 class EngineRequest:
     name: str = "ideal"  # "ideal" | "vllm"
     rules: object | None = None  # engines.vllm_rules.VllmRules for vllm
@@ -112,13 +113,13 @@ class EngineRequest:
         return cls(engine, rules, note, emit, emit_rules, length)
 
 
-@dataclass(frozen=True)
+@record
 class Budgets:
     max_kv_gib: float | None = None
     min_concurrency: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class EstimateRequest:
     model: ModelRef
     context_tokens: int
