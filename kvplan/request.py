@@ -92,14 +92,17 @@ class EngineRequest:
     emit: str | None = None  # "vllm" for --emit
     emit_rules: object | None = None
     max_model_len: int | None = None  # None: the context
+    release: str | None = None  # the vLLM release asked for ("0.11.0"; None: the rules' own, i.e. latest)
 
     @classmethod
     def parse(cls, engine: str = "ideal", emit: str | None = None, max_model_len: str | None = None) -> EngineRequest:
         length = parse_tokens(max_model_len, "--max-model-len") if max_model_len else None
-        rules = note = emit_rules = None
+        rules = note = emit_rules = release = None
         if engine.strip().lower() != "ideal" or emit is not None:  # the engine modules load only when used
             from .engines.vllm_rules import parse_engine
 
+            asked = engine.partition("@")[2].strip().lstrip("v")
+            release = asked if asked and asked != "latest" else None
             engine, rules, note = parse_engine(engine)
         else:
             engine = "ideal"
@@ -110,7 +113,7 @@ class EngineRequest:
             emit, emit_rules, _ = parse_engine(emit)
             if not pinned and rules is not None:  # --engine vllm@0.11 --emit vllm: one release
                 emit_rules = rules
-        return cls(engine, rules, note, emit, emit_rules, length)
+        return cls(engine, rules, note, emit, emit_rules, length, release)
 
 
 @record

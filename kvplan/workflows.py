@@ -75,7 +75,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     if engine.name == "vllm":
         from .engines import vllm_report
 
-        vllm_report.add_to_report(report, result, request.engine_tokens, rules=engine.rules, note=engine.note)
+        vllm_report.add_to_report(report, result, request.engine_tokens, rules=engine.rules, note=engine.note,
+                                  release=engine.release)
     if engine.emit == "vllm":
         from .engines import vllm_flags
 

@@ -265,6 +265,14 @@ def _weight_format(f: Fields) -> tuple[str, float]:
     return dtype, bytes_per_param
 
 
+def _architecture(raw: dict) -> str | None:
+    """The config's first architecture name (None when it names none)."""
+    names = raw.get("architectures")
+    if isinstance(names, list) and names and isinstance(names[0], str) and names[0].strip():
+        return names[0].strip()
+    return None
+
+
 def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     """The per-layer description of the model a config dict describes."""
     source = source or name
@@ -312,4 +320,5 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         notes=notes,
         reading=reading,
         family=family.name,
+        architecture=_architecture(raw),
     )

@@ -25,6 +25,7 @@ class ModelSpec:
     notes: tuple[str, ...] = field(default=())
     reading: str = "exact"  # "guessed": an unknown model_type read by transformers' generic rule
     family: str = ""  # the family record that read the config
+    architecture: str | None = None  # the config's architectures[0] (what vLLM looks up in its registry)
 
     @cached_property
     def groups(self) -> tuple[tuple[LayerSpec, int], ...]:

@@ -9,6 +9,7 @@ from ..render import Report, Table
 from ..units import format_bytes
 from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
 from .vllm_rules import LATEST, VllmRules
+from .vllm_served import check
 
 
 def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None) -> tuple[int, str | None]:
@@ -50,8 +51,12 @@ def _mixed_label(pool: VllmPool) -> str:
 
 def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_batched_tokens: int | None = None,
                   hybrid_manager: bool | None = None, rules: VllmRules = LATEST, note: str | None = None,
-                  allow_long_max_model_len: bool | None = None) -> VllmPool:
+                  allow_long_max_model_len: bool | None = None, release: str | None = None) -> VllmPool:
     """vLLM's blocks, its log lines and the groups, under report.data["engine"] and as lines.
+
+    release: the vLLM release asked for (e.g. "0.11.0"; None: rules.version), whose model registry
+    says whether it serves the model's architecture (kvplan.engines.vllm_served); the figures are
+    given either way.
 
     allow_long_max_model_len: None reads VLLM_ALLOW_LONG_MAX_MODEL_LEN from the
     environment, as vLLM does."""
@@ -69,7 +74,9 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
                     max_num_batched_tokens=mnbt, hybrid_manager=hybrid_manager, rules=rules,
                     allow_long_max_model_len=allow_long_max_model_len,
                     max_num_seqs=rules.max_num_seqs(gpu.memory_bytes if gpu else None, gpu.name if gpu else ""))
-    notes = ([note] if note else []) + ([how] if how else []) + list(pool.notes)
+    served = check(plan.model.architecture, release or rules.version)
+    notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([how] if how else []) \
+        + list(pool.notes)
     group_rows = []
     for g in pool.groups:
         group_rows.append({
@@ -83,6 +90,11 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
         "name": "vllm",
         "version": rules.version,
         "version_modelled": rules.version,
+        "architecture": plan.model.architecture,
+        "served": served.served,
+        "served_by": served.by,
+        "served_reason": served.reason,
+        "registry_release": served.release,
         "kv_cache_dtype": pool.kv_cache_dtype,
         "kv_memory_bytes": pool.kv_memory_bytes,
         "kv_memory_source": "--kv-memory" if how is None else "predicted from the GPU (vLLM profile model)",

@@ -85,6 +85,7 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report
             "weights": weights.to_json(),
             "max_context_tokens": model.max_context_tokens,
             "family": model.family,
+            "architecture": model.architecture,
             "reading": model.reading,
             "notes": list(model.notes),
         },
