@@ -160,6 +160,7 @@ def _sweep_samples() -> list[dict]:
 
 INT_OR_NULL = {"type": ["integer", "null"]}
 NUMBER_OR_NULL = {"type": ["number", "null"]}
+STR_OR_NULL = {"type": ["string", "null"]}
 
 
 def _bench_samples() -> list[dict]:
@@ -169,7 +170,10 @@ def _bench_samples() -> list[dict]:
 
 register("estimate", _estimate_samples, title="kvplan estimate --format json",
          maps=("model.weights.by_role", "emit.env"),
-         types={"engine.groups[].window_tokens": INT_OR_NULL, "engine.estimated_max_model_len": INT_OR_NULL},
+         types={"engine.groups[].window_tokens": INT_OR_NULL, "engine.estimated_max_model_len": INT_OR_NULL,
+                "model.architecture": STR_OR_NULL, "engine.architecture": STR_OR_NULL,
+                "engine.served": {"type": ["boolean", "null"]}, "engine.served_by": STR_OR_NULL,
+                "engine.served_reason": STR_OR_NULL, "engine.registry_release": STR_OR_NULL},
          numbers=("bytes_per_token", "layer_kinds[].bytes_per_token"))
 register("plan", _plan_samples, title="kvplan plan --format json",
          maps=("scenarios[].plan.model.weights.by_role", "scenarios[].plan.emit.env"),
