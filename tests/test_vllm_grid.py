@@ -10,7 +10,7 @@ code applied to the RAW config.json numbers (not kvplan's reader, not kvplan's e
 release's behaviour is transcribed here (`release`, keyed by the version string; nothing but the
 version is read from the rule object under test), from /tmp/vsrc/s<version>/vllm.
 Skipped, each with its reason: combinations vLLM refuses (heads that do not divide the TP size, page
-sizes 0.11 cannot group), releases whose registry lacks the family (`SERVED`), and what kvplan says it
+sizes 0.11 cannot group), releases whose registry lacks the family (the generated registry table), and what kvplan says it
 does not model (`not_modelled`: 0.26/0.27's Mamba cache mode 'all' for Jamba, Nemotron-H, Falcon-H1,
 Zamba2, Granite-4.0-H, where kvplan's "not modelled" note is asserted instead; Nemotron-H-8B's SSM
 dtype in 0.13-0.19, which depends on the config class, not on config.json).
@@ -52,6 +52,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.engines.vllm import simulate
+from kvplan.engines.vllm_registry_data import REGISTRY
 from kvplan.engines.vllm_rules import (RULES, V0_11, V0_13, V0_14, V0_19, V0_20, V0_25, V0_26, V0_28, V0_32, V0_33,
                                       VllmRules)
 from kvplan.sources import load_model
@@ -603,32 +604,27 @@ SPARSE_MLA = ["deepseek-v3.2-exp"]
 # Kimi-Linear (0.11.1+): MLA + KDA, see family_layers and specs_of.
 MIXED = ["gemma-4-31b", "kimi-linear-48b-a3b"]
 LIGHTNING = ["minimax-text-01", "minimax-m1", "minimax-m1-hf"]
-# vllm/model_executor/models/registry.py of each modelled release: (first release whose registry maps the
-# architecture to its own model file, first release that no longer does); None: open. Read for every release the
-# grid runs (0.11.0 ... 0.32.0 and 0.33):
-# - added: MiniMaxM2ForCausalLM, Lfm2MoeForCausalLM (0.11.1), Glm4MoeLiteForCausalLM (0.15.0),
-#   Qwen3_5(Moe)ForConditionalGeneration (0.17.0), OlmoHybridForCausalLM (0.18.0);
-# - moved to the removed-models table: Baichuan, Bamba, MiniMax-Text-01 / M1 ("0.23.0": gone from 0.25.0's
-#   registry, still in 0.20.1's), Persimmon ("0.25.0": in 0.25.0's, gone from 0.26.0's), MPT ("0.28.0": in
-#   0.28.0's, gone from 0.29.0's);
-# - GPTBigCodeForCausalLM maps to ("transformers", "TransformersForCausalLM") in 0.25.0's registry (gpt_bigcode.py
-#   up to 0.20.1's): the Transformers backend's KV heads for multi_query configs were not transcribed.
-SERVED = {"minimax-m2": ("0.11.1", None), "lfm2-8b-a1b": ("0.11.1", None), "glm-4.7-flash": ("0.15", None),
-          "qwen3.5-35b-a3b": ("0.17", None), "qwen3.6-27b": ("0.17", None), "olmo-hybrid-7b": ("0.18", None),
-          "baichuan2-7b-chat": ("0.11", "0.25"), "bamba-9b": ("0.11", "0.25"), "minimax-text-01": ("0.11", "0.25"),
-          "minimax-m1": ("0.11", "0.25"), "minimax-m1-hf": ("0.11", "0.25"), "persimmon-8b-base": ("0.11", "0.26"),
-          "mpt-7b-instruct": ("0.11", "0.29"), "starcoder": ("0.11", "0.25"),
-          "kimi-linear-48b-a3b": ("0.11.1", None), "gemma-4-31b": ("0.19", None)}
-
-
+# Which release serves which family: kvplan/engines/vllm_registry_data.py, generated from
+# vllm/model_executor/models/registry.py of every release 0.11.0 ... 0.33.0 by benchmarks/vllm_registry_table.py
+# (data read from vLLM, not from kvplan's accounting; test_vllm_registry.py checks entries against the registry
+# text). A family is in the grid at a release whose registry maps its config's architectures[0] to a vLLM model
+# file ('native'); the Transformers backend (e.g. GPTBigCodeForCausalLM from 0.25.0) is not transcribed.
+# E.g. Kimi-Linear from 0.11.1, Qwen3.5 from 0.17.0, OLMo-Hybrid from 0.18.0, Gemma 4 from 0.19.0; Bamba and
+# MiniMax-Text-01 / M1 gone from 0.24.0, Baichuan and StarCoder from 0.25.0, Persimmon 0.26.0, MPT 0.29.0.
 def not_served(name: str, rel: Release) -> str | None:
     """Why vLLM `rel` does not serve the family natively (None: it does)."""
-    first, gone = SERVED.get(name, ("0.11", None))
-    if _v(rel.version) < _v(first):
-        return f"vLLM {rel.version}'s registry does not have {name}'s architecture (added in {first})"
-    if gone is not None and _v(rel.version) >= _v(gone):
-        return f"{name}'s architecture is removed (or served by the Transformers backend) by vLLM {rel.version}"
-    return None
+    arch = raw(name)[0]["architectures"][0]
+    native, _backend = REGISTRY[arch]  # KeyError: a grid family's architecture missing from the generated table
+    v = _v(rel.version)
+    if any(_v(first) <= v and (end is None or v < _v(end)) for first, end in native):
+        return None
+    return f"vLLM {rel.version}'s registry does not map {arch} to a vLLM model file (native: {native})"
+
+
+def test_grid_families_are_in_the_registry_table():
+    # every family the grid checks is native in some release (else the grid would skip it everywhere)
+    for name in FAMILIES:
+        assert REGISTRY[raw(name)[0]["architectures"][0]][0], name
 
 
 # Not in this grid:
