@@ -10,6 +10,7 @@ tolerance stated per model below.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -88,7 +89,7 @@ def test_every_entry_agrees_with_its_config(alias):
 
 
 def test_every_entry_names_its_source_and_matches_its_alias():
-    index = json.loads((__import__("pathlib").Path(__file__).parents[1] / "model_specs" / "index.json").read_text())
+    index = json.loads((Path(__file__).parents[1] / "model_specs" / "index.json").read_text())
     for alias, entry in bundled_table().items():
         assert alias in index, alias
         assert entry["hf_id"] == index[alias]["hf_id"], alias
