@@ -92,6 +92,8 @@ def test_weights_size_option_still_works(cli):
     assert data["model"]["weight_bytes"] == 10 * GIB and data["model"]["weights"]["source"] == "given"
     assert data["capacity"]["weight_bytes_per_gpu"] == 5 * GIB
     code, out, err = cli("estimate", "llama-3.1-8b", "--format", "json")
+    assert json.loads(out)["model"]["weights"]["source"] == "bundled"  # model_specs/weights.json lists it
+    code, out, err = cli("estimate", "gemma-2-9b", "--format", "json")  # a bundled model weights.json does not list
     assert json.loads(out)["model"]["weights"]["source"] == "estimated from config"
 
 
