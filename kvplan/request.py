@@ -93,11 +93,12 @@ class EngineRequest:
     emit_rules: object | None = None
     max_model_len: int | None = None  # None: the context
     release: str | None = None  # the vLLM release asked for ("0.11.0"; None: the rules' own, i.e. latest)
+    emit_release: str | None = None  # the same for --emit
 
     @classmethod
     def parse(cls, engine: str = "ideal", emit: str | None = None, max_model_len: str | None = None) -> EngineRequest:
         length = parse_tokens(max_model_len, "--max-model-len") if max_model_len else None
-        rules = note = emit_rules = release = None
+        rules = note = emit_rules = release = emit_release = None
         if engine.strip().lower() != "ideal" or emit is not None:  # the engine modules load only when used
             from .engines.vllm_rules import parse_engine
 
@@ -110,10 +111,11 @@ class EngineRequest:
             if emit.partition("@")[0].strip().lower() != "vllm":
                 raise UsageError(f"--emit {emit!r}: only 'vllm' or 'vllm@VERSION' is supported")
             pinned = "@" in emit
+            emit_release = emit.partition("@")[2].strip().lstrip("v") or None
             emit, emit_rules, _ = parse_engine(emit)
             if not pinned and rules is not None:  # --engine vllm@0.11 --emit vllm: one release
-                emit_rules = rules
-        return cls(engine, rules, note, emit, emit_rules, length, release)
+                emit_rules, emit_release = rules, release
+        return cls(engine, rules, note, emit, emit_rules, length, release, emit_release)
 
 
 @record

@@ -80,7 +80,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     if engine.emit == "vllm":
         from .engines import vllm_flags
 
-        vllm_flags.add_to_report(report, result, chain, dtype_name, request.engine_tokens, rules=engine.emit_rules)
+        vllm_flags.add_to_report(report, result, chain, dtype_name, request.engine_tokens, rules=engine.emit_rules,
+                                 release=engine.emit_release)
     failed = check_budgets(report, result, request.budgets.max_kv_gib, request.budgets.min_concurrency)
     from .reports import tidy
 

@@ -165,3 +165,15 @@ def test_python_api():
     assert flag(data["argv"], "--block-size") == "16"
     assert [s["spec"] for s in data["not_applied"]] == ["evict:0.5"]
     assert any(line.strip().startswith("vllm serve") for line in report.lines)
+
+
+@pytest.mark.parametrize("release, served", [("0.11.0", False), ("0.11.1", True), (None, True)])
+def test_emit_says_when_the_release_does_not_serve_the_model(release, served):
+    # KimiLinearForCausalLM enters vLLM's registry in 0.11.1 (model_executor/models/registry.py)
+    engine = "vllm" if release is None else f"vllm@{release}"
+    r = CliRunner().invoke(app, ["estimate", "kimi-linear-48b-a3b", "--emit", engine, "--context", "32k",
+                                 "--format", "json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)["emit"]
+    assert out["served"] is served
+    assert any("does not register KimiLinearForCausalLM (added in 0.11.1)" in n for n in out["notes"]) is not served

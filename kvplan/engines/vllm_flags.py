@@ -170,10 +170,16 @@ def long_context_env(model: ModelSpec, max_model_len_tokens: int) -> list[str]:
 
 
 def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
-                  rules: VllmRules | None = None) -> None:
-    """`--emit vllm`: the command under report.data["emit"] and as lines."""
+                  rules: VllmRules | None = None, release: str | None = None) -> None:
+    """`--emit vllm`: the command under report.data["emit"] and as lines. release: the vLLM
+    release asked for (its registry says whether it serves the architecture; default: the rules')."""
+    from .vllm_served import check
+
     rules = rules or LATEST
     argv, skipped, notes = command(result, techniques, kv_dtype_name, max_model_len_tokens, rules)
+    served = check(result.plan.model.architecture, release or rules.version)
+    if served.reason:
+        notes.insert(0, served.reason)
     env = long_context_env(result.plan.model, max_model_len_tokens)
     text = " ".join(env + [shlex.join(argv)])
     report.data["emit"] = {
@@ -183,6 +189,7 @@ def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_mo
         "command": text,
         "argv": argv,
         "not_applied": [{"spec": s.spec, "reason": s.reason} for s in skipped],
+        "served": served.served,
         "notes": notes,
     }
     report.lines.append("vLLM command that realises the plan:")
