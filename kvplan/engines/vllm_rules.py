@@ -277,44 +277,9 @@ V0_29 = replace(V0_28, version="0.29", null_block_in_check=True)
 V0_31 = replace(V0_29, version="0.31", fp8_head512_kernel_block=64)
 V0_32 = replace(V0_31, version="0.32", mamba_align_pages=(("mamba2", 3),))
 
-V0_33 = VllmRules(
-    version="0.33",
-    gpu_memory_utilization=0.92,
-    default_block_tokens=16,
-    block_sizes=None,
-    tokens_from_concurrency=True,
-    one_log_line=True,
-    gib_text_rounded=True,
-    sliding_in_flight_batches=2,
-    mla_block_bf16=16,
-    mla_block_fp8=64,
-    mla_block_sparse=64,
-    mla_block_forced="",
-    hybrid_align_to_block=True,
-    mamba_align_mode=True,
-    mamba_cache_modes=True,
-    mamba_all_mode_types=(),
-    mamba_align_pages=(("mamba", 2), ("mamba2", 3), ("gated_deltanet", 3), ("linear", 2)),
-    gdn_checkpoint_align=64,
-    mla_hybrid_align=128,
-    fp8_head512_kernel_block=64,
-    chunked_hybrid_manager=True,
-    group_close_ratio=1.5,
-    unify_page_sizes=True,
-    start_check="groups",
-    null_block_in_check=True,
-    mamba_seqs_within_blocks=True,
-    batched_tokens_tiers=((160 * GIB, False, 16384), (70 * GIB, True, 8192), (0, False, 2048)),
-    max_num_seqs_tiers=((70 * GIB, True, 1024), (0, False, 256)),
-    kv_cache_dtypes=_COMMON_DTYPES + ("float16", "fp8_ds_mla", "int8_per_token_head", "int4_per_token_head",
-                                      "fp8_per_token_head", "nvfp4"),
-    kv_cache_dtype_skip_layers=True,
-    kv_offloading=True,
-    nemotron_h_ssm_dtype="float32",
-    qwen35_config_ssm_dtype=True,
-    v32_auto_kv_dtype="auto",
-    v32_fp8_kv_dtype="fp8_ds_mla",
-)
+# 0.33: Qwen's Gated DeltaNet exports a prefill checkpoint on Hopper (a third state page, 64-token alignment)
+V0_33 = replace(V0_32, version="0.33", mamba_align_pages=(("mamba2", 3), ("gated_deltanet", 3)),
+                gdn_checkpoint_align=64)
 
 RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_25, V0_26, V0_27,
          V0_28, V0_29, V0_31, V0_32, V0_33)
