@@ -392,10 +392,10 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         state_kind = next(layer.state.kind for layer in model.layers if layer.state is not None)
         prefix = rules.mamba_align_mode if prefix_caching is None else prefix_caching
         align_mode = prefix and rules.mamba_cache_modes
-        if state_kind == "gated_deltanet" and model.model_type not in GDN_CHECKPOINT_TYPES:
-            state_kind = "gated_deltanet_plain"  # no prefill checkpoints: MambaSpec's 2 pages, no extra alignment
+        # only Qwen's Gated DeltaNet exports prefill checkpoints (OLMo-Hybrid's does not)
+        checkpoints = state_kind != "gated_deltanet" or model.model_type in GDN_CHECKPOINT_TYPES
         specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind,
-                                                align_mode)
+                                                align_mode, checkpoints)
         notes.extend(note)
         if prefix and model.model_type in rules.mamba_all_mode_types:
             notes.append(f"not modelled: with prefix caching vLLM {rules.version} uses Mamba cache mode 'all' for "
@@ -446,8 +446,12 @@ def _token_cache_spec(cache: TokenCache, block: int, kv_dtype: str, serving: Sto
 
 
 def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_token_bytes: int, rules: VllmRules,
-                              state_kind: str, align_mode: bool | None = None):
+                              state_kind: str, align_mode: bool | None = None, checkpoints: bool = True):
     """Attention page >= Mamba page, the Mamba page padded to it.
+
+    checkpoints: the state layers export prefill checkpoints where the release
+    gives their kind some (rules.mamba_align_pages, gdn_checkpoint_align); False:
+    MambaSpec's own 2 pages in 'align' mode and no extra alignment.
 
     0.11-0.19 HybridAttentionMambaModelConfig: block = 16 x cdiv(mamba, 16 x token page).
     0.20+ Platform._align_hybrid_block_size: the alignment is max(16, block size).
@@ -464,13 +468,13 @@ def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_to
         # until 0.19 HybridAttentionMambaModelConfig: 64 for MLA (not max'd with the block: FlashMLA's 64 or
         # FLASH_ATTN_MLA's 16 are both below); 0.27+ _align_hybrid_block_size: max(alignment, 128)
         align = rules.mla_hybrid_align if not rules.hybrid_align_to_block else max(align, rules.mla_hybrid_align)
-    if align_mode and state_kind == "gated_deltanet" and rules.gdn_checkpoint_align:
+    if align_mode and checkpoints and state_kind == "gated_deltanet" and rules.gdn_checkpoint_align:
         align = math.lcm(align, rules.gdn_checkpoint_align)  # 0.33: checkpoints land on block boundaries
     needed = align * cdiv(mamba_page, align * attn_token_bytes)
     needed = KERNEL_BLOCK_ALIGN_TOKENS * cdiv(needed, KERNEL_BLOCK_ALIGN_TOKENS)
     new_block = max(block, needed)
     attn_page = new_block * attn_token_bytes
-    pages = rules.mamba_pages(state_kind) if align_mode else 1
+    pages = (rules.mamba_pages(state_kind) if checkpoints else 2) if align_mode else 1
     out = []
     for i, s in specs:
         if s.kind == MAMBA:
