@@ -102,8 +102,7 @@ class EngineRequest:
         if engine.strip().lower() != "ideal" or emit is not None:  # the engine modules load only when used
             from .engines.vllm_rules import parse_engine
 
-            asked = engine.partition("@")[2].strip().lstrip("v")
-            release = asked if asked and asked != "latest" else None
+            release = _asked_release(engine)
             engine, rules, note = parse_engine(engine)
         else:
             engine = "ideal"
@@ -111,11 +110,17 @@ class EngineRequest:
             if emit.partition("@")[0].strip().lower() != "vllm":
                 raise UsageError(f"--emit {emit!r}: only 'vllm' or 'vllm@VERSION' is supported")
             pinned = "@" in emit
-            emit_release = emit.partition("@")[2].strip().lstrip("v") or None
+            emit_release = _asked_release(emit)
             emit, emit_rules, _ = parse_engine(emit)
             if not pinned and rules is not None:  # --engine vllm@0.11 --emit vllm: one release
                 emit_rules, emit_release = rules, release
         return cls(engine, rules, note, emit, emit_rules, length, release, emit_release)
+
+
+def _asked_release(engine: str) -> str | None:
+    """'vllm@0.11.0' -> '0.11.0'; None for 'vllm', 'vllm@latest' (the rules' own release)."""
+    asked = engine.partition("@")[2].strip().lstrip("v")
+    return asked if asked and asked != "latest" else None
 
 
 @record
