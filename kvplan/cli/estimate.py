@@ -7,7 +7,7 @@ import typer
 from .common import check_format, emit
 from .options import (
     BatchOpt, ContextOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt, KvMemoryOpt,
-    MaxModelLenOpt, MemUtilOpt, ModelArg, PpOpt, ReserveOpt, RevisionOpt, SetNewOpt, SetOpt, TechniqueOpt, TpOpt,
+    MaxModelLenOpt, ModelArg, PpOpt, ReserveOpt, RevisionOpt, SetNewOpt, SetOpt, TechniqueOpt, TpOpt,
     WeightsOpt,
 )
 
