@@ -167,12 +167,24 @@ def _invoke(argv: list[str], debug: bool) -> tuple[int, str, str, BaseException 
     return code, out.getvalue(), err.getvalue(), raised
 
 
+# the installed package's folder: a frame is kvplan's when its file lies below it (matching "/kvplan/" in the
+# path also took the tests of a checkout that is itself named kvplan)
+_PACKAGE = Path(__import__("kvplan").__file__).resolve().parent
+
+
+def _ours(filename: str) -> str | None:
+    """'kvplan/x/y.py' for a file of the package, else None."""
+    try:
+        return "kvplan/" + Path(filename).resolve().relative_to(_PACKAGE).as_posix()
+    except ValueError:
+        return None
+
+
 def _site(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
-    ours = [f for f in frames if "/kvplan/" in f.filename.replace("\\", "/") and "/cli/common.py" not in f.filename]
+    ours = [f for f in frames if _ours(f.filename) and not f.filename.replace("\\", "/").endswith("/cli/common.py")]
     frame = (ours or frames)[-1]
-    path = frame.filename.replace("\\", "/")
-    short = path[path.rfind("/kvplan/") + 1:] if "/kvplan/" in path else path
+    short = _ours(frame.filename) or frame.filename.replace("\\", "/")
     return f"{short}:{frame.lineno} in {frame.name}: {type(exc).__name__}"
 
 
