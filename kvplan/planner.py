@@ -155,8 +155,9 @@ def evaluate(
         cap = capacity(final, deployment, tokens)
         if deployment.gpu is not None and deployment.gpu.hbm_gbps:
             from .capacity.costs import decode_cost
+            from .capacity.weights import served_bytes
 
-            dec = decode_cost(final.model, deployment, tokens, max(resident, 1), weights.total_bytes)
+            dec = decode_cost(final.model, deployment, tokens, max(resident, 1), served_bytes(weights, final.model.num_layers))
     if final.offload is not None:
         resume = None
         if deployment is not None and deployment.gpu is not None and deployment.gpu.bf16_tflops:

@@ -6,9 +6,17 @@ lm_head are vocabulary-parallel (vLLM's VocabParallelEmbedding / ParallelLMHead)
 PP: a decoder layer's tensors sit on the stage that runs the layer (the split
 of capacity/shard.stage_bounds); the embeddings, vision tower and anything
 outside the layers sit on the first stage, the final norm and lm_head on the
-last, and layers past num_layers (MTP heads) on the last. Tied embeddings are
-held on the last stage too when pp > 1 (vLLM builds embed_tokens on the first
-rank and, when tie_word_embeddings, on the last).
+last. Tied embeddings are held on the last stage too when pp > 1 (vLLM builds
+embed_tokens on the first rank and, when tie_word_embeddings, on the last).
+
+MTP: a checkpoint's multi-token-prediction module (decoder layers past
+num_layers, as DeepSeek-V3's model.layers.61, or tensors in an `mtp` namespace,
+role "mtp") is not loaded by a serving engine unless MTP speculative decoding
+is on: vLLM's main models skip it when loading (deepseek_v2.py load_weights:
+get_spec_layer_idx_from_weight_name; qwen3_next.py: the `mtp.` prefix mapped to
+None) and load it in a separate draft model (deepseek_mtp.py, qwen3_next_mtp.py).
+So served_bytes and stage_weight_bytes leave it out unless include_mtp; a
+record without a tensor table cannot tell it apart and keeps its total.
 
 A record with no tensor table (a given size, an index total, the config
 estimate) is split evenly: total / (tp x pp), rounded up.
@@ -26,8 +34,23 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int = 1) -> list[int]:
-    """Weight bytes on one GPU of each pipeline stage."""
+def _is_mtp(role: str, layer: int, num_layers: int) -> bool:
+    return role == "mtp" or layer >= num_layers
+
+
+def mtp_bytes(weights: Weights, num_layers: int) -> int:
+    """Bytes of the checkpoint's multi-token-prediction module (0 when it has none, or no tensor table)."""
+    return sum(n for role, layer, n in weights.parts if _is_mtp(role, layer, num_layers))
+
+
+def served_bytes(weights: Weights, num_layers: int, include_mtp: bool = False) -> int:
+    """The bytes a serving engine loads: the checkpoint less its MTP module unless include_mtp."""
+    return weights.total_bytes - (0 if include_mtp else mtp_bytes(weights, num_layers))
+
+
+def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int = 1,
+                       include_mtp: bool = False) -> list[int]:
+    """Weight bytes on one GPU of each pipeline stage (the MTP module, when loaded, on the last)."""
     if not weights.parts:
         return [_ceil_div(weights.total_bytes, tp * pp)] * pp
     bounds = stage_bounds(num_layers, pp)
@@ -37,13 +60,18 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
             stage_of_layer[i] = s
     out = [0] * pp
     for role, layer, n in weights.parts:
+        mtp = _is_mtp(role, layer, num_layers)
+        if mtp and not include_mtp:
+            continue
         per_rank = n if role in REPLICATED else _ceil_div(n, tp)
-        if layer == NO_LAYER:
+        if mtp:
+            stage = pp - 1
+        elif layer == NO_LAYER:
             stage = pp - 1 if role in ("lm_head", "norms") else 0
             if role == "embeddings" and weights.tied_embeddings and pp > 1:
                 out[pp - 1] += per_rank
         else:
-            stage = stage_of_layer.get(layer, pp - 1)
+            stage = stage_of_layer[layer]
         out[stage] += per_rank
     return out
 

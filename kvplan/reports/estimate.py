@@ -3,6 +3,7 @@ docs/json.md) and the tables people read."""
 
 from __future__ import annotations
 
+from ..capacity.weights import mtp_bytes
 from ..planner import PlanResult, as_number
 from ..render import Report, Table
 from ..units import format_bytes, format_tokens
@@ -82,6 +83,7 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report
             "active_param_count": model.active_param_count,
             "weight_dtype": model.weight_dtype,
             "weight_bytes": weights.total_bytes,
+            "mtp_weight_bytes": mtp_bytes(weights, model.num_layers),  # in weight_bytes, not loaded (see capacity.weights)
             "weights": weights.to_json(),
             "max_context_tokens": model.max_context_tokens,
             "family": model.family,
@@ -218,4 +220,6 @@ def _weights_origin(result: PlanResult) -> str:
     if w is None:
         return "estimated from config"
     total = format_bytes(w.total_bytes)
-    return f"{total}, {w.source}" + (f", {w.quantization}" if w.quantization not in ("none", "") else "")
+    mtp = mtp_bytes(w, result.plan.model.num_layers)
+    served = f" ({format_bytes(mtp)} MTP module not loaded: only MTP speculative decoding loads it)" if mtp else ""
+    return f"{total}, {w.source}" + (f", {w.quantization}" if w.quantization not in ("none", "") else "") + served

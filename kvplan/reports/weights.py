@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..capacity.weights import stage_weight_bytes
+from ..capacity.weights import mtp_bytes, stage_weight_bytes
 from ..core.model import ModelSpec
 from ..render import Report, Table
 from ..units import format_bytes
@@ -16,6 +16,7 @@ def _share(n: int, total: int) -> str:
 def build(model: ModelSpec, weights: Weights, tp: int = 1, pp: int = 1) -> Report:
     total = weights.total_bytes
     stages = stage_weight_bytes(weights, model.num_layers, tp, pp)
+    mtp = mtp_bytes(weights, model.num_layers)
     data = {
         "model": {"name": model.name, "source": model.source, "model_type": model.model_type, "layers": model.num_layers,
                   "param_count_from_config": model.param_count},
@@ -23,6 +24,7 @@ def build(model: ModelSpec, weights: Weights, tp: int = 1, pp: int = 1) -> Repor
         "tp": tp, "pp": pp,
         "weight_bytes_per_gpu_by_stage": stages,
         "weight_bytes_per_gpu": max(stages),
+        "mtp_bytes": mtp,
     }
     summary = [
         ["source", weights.source],
@@ -34,7 +36,10 @@ def build(model: ModelSpec, weights: Weights, tp: int = 1, pp: int = 1) -> Repor
         summary.append(["files / tensors", f"{weights.files:,} / {weights.tensors:,}"])
     if weights.parts:
         summary.append(["tied embeddings", weights.tied_embeddings])
-    summary.append([f"per GPU (tp {tp}, pp {pp})", " | ".join(format_bytes(s) for s in stages)])
+    if mtp:
+        summary.append(["MTP module", f"{mtp:,} B = {format_bytes(mtp)}, not loaded unless MTP speculative decoding is on"])
+    summary.append([f"per GPU (tp {tp}, pp {pp})" + (", without MTP" if mtp else ""),
+                    " | ".join(format_bytes(s) for s in stages)])
     tables = [Table(f"{model.name}: weights", ["quantity", "value"], summary)]
     if weights.by_dtype:
         rows = [[d.dtype, d.bytes, format_bytes(d.bytes), d.elements or None, d.tensors or None, _share(d.bytes, total)]

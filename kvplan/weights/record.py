@@ -8,8 +8,11 @@ from dataclasses import dataclass, field
 SOURCES = ("safetensors", "gguf", "index", "bundled", "given", "estimated from config")
 
 # roles of tensors; under tensor parallelism REPLICATED roles sit whole on every rank
-ROLES = ("embeddings", "attention", "mlp", "experts", "router", "mixer", "norms", "lm_head", "vision", "other")
+ROLES = ("embeddings", "attention", "mlp", "experts", "router", "mixer", "norms", "lm_head", "vision", "mtp", "other")
 REPLICATED = frozenset({"norms", "router"})
+# "mtp": a multi-token-prediction module stored in its own namespace (Qwen3-Next's `mtp.*`, MiMo's
+# `model.mtp_layers.*`, GGUF `nextn` tensors). DeepSeek-style checkpoints store it as decoder layers past
+# num_hidden_layers instead (model.layers.61 of DeepSeek-V3); capacity.weights counts both as MTP.
 NO_LAYER = -1
 
 

@@ -14,6 +14,9 @@ _VISION_PREFIX = ("vit.", "mm.", "v.", "a.")  # GGUF projector files (mmproj) na
 _EMBED = ("embed_tokens", "wte.", "wpe.", "word_embeddings", "token_embd", "embed_in", "tok_embeddings", "embeddings.")
 _LN = re.compile(r"ln(_\w+)?")
 _HEAD = ("lm_head", "embed_out", "output.weight", "output.bias")
+# a multi-token-prediction module's own namespace: `mtp.` (Qwen3-Next, Qwen3.5, Nemotron-H), `mtp_layers.`
+# (MiMo), GGUF's `nextn.` tensors (llama.cpp's GLM-4.5 conversion)
+_MTP = re.compile(r"(?:^|\.)(?:mtp|mtp_layers|nextn)\.")
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ def layer_of(name: str) -> int:
 
 def role_of(name: str) -> str:
     low = name.lower()
+    if _MTP.search(low):
+        return "mtp"
     if any(key in low for key in _VISION) or low.startswith(_VISION_PREFIX):
         return "vision"
     if low.startswith(_HEAD) or ".lm_head." in low:
@@ -69,7 +74,7 @@ def fold(entries: list[TensorEntry], *, source: str, origin: str, quantization: 
         role = role_of(t.name)
         has_head |= role == "lm_head"
         has_embed |= role == "embeddings"
-        layer = NO_LAYER if role == "vision" else layer_of(t.name)
+        layer = NO_LAYER if role in ("vision", "mtp") else layer_of(t.name)
         parts[(role, layer)] = parts.get((role, layer), 0) + t.bytes
     by_dtype = tuple(
         sorted((DtypeBytes(k, v[0], v[1], v[2]) for k, v in dtypes.items()), key=lambda d: (-d.bytes, d.dtype))
