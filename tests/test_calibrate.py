@@ -31,7 +31,8 @@ def test_every_log_names_its_source():
     assert len(logs) >= 16
     for path in logs:
         head = path.read_text(encoding="utf-8").splitlines()[0]
-        assert head.startswith("# source: https://github.com/"), path.name
+        # a public thread (GitHub issue or PR) or, for a post quoting its own server's log, the post's address
+        assert head.startswith("# source: https://"), path.name
 
 
 def test_v0_llama_8b_rtx3090_20k(cli):
@@ -335,3 +336,19 @@ def test_v024_hybrid_gdn_fp32_ssm_prefix_caching_reproduced(cli):
     code, data, _ = calibrate(cli, "v024_qwen36_35b_a3b_nvfp4_fp8kv_club3090_612.log", "--model", "qwen3.5-35b-a3b",
                               "--version", "0.16")
     assert not data["reproduced"] and figures(data)["Maximum concurrency for 131,072 tokens"]["predicted"] == "4.53x"
+
+
+def test_prediction_uses_the_logs_max_num_seqs(cli, tmp_path):
+    # The sampler's dummy run has one logit row per sequence: with the log's 'max_num_seqs': 6 (added here to the
+    # A100 log) the sampler (9.6 x 6 x 201,088 x 4 B = 46 MB) falls below the forward, 2,048 x 2,880 x 26 B =
+    # 153,354,240 B. 55,834,574,848 (80 GiB x 0.65) - int(13.72 GiB) 14,731,737,825 - 153,354,240 - 139,586,437
+    # = 40,809,896,346 B = 38.01 GiB (the server's default 256 sequences gave 36.31)
+    text = (LOGS / "v019_gpt_oss_20b_a100_myoceane.log").read_text(encoding="utf-8")
+    log = tmp_path / "seqs.log"
+    log.write_text(text.replace("'gpu_memory_utilization': 0.65}", "'gpu_memory_utilization': 0.65, "
+                                "'max_num_seqs': 6}"), encoding="utf-8")
+    code, out, err = cli("calibrate", str(log), "--gpu", "a100-80gb", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    fig = figures(data)["Available KV cache memory (from the GPU and the logged weights)"]
+    assert fig["predicted"] == "38.01 GiB" and "(forward," in fig["explanation"]

@@ -25,6 +25,9 @@ def calibrate_command(
 ) -> None:
     """Reproduce every figure of a vLLM start-up log and print predicted vs logged.
 
+    When the log has vLLM's profile breakdown ("Free memory on device ... Actual usage is ..."),
+    each profile term (weights, peak activation, non-torch, CUDA graphs) is shown beside kvplan's.
+
     Examples:
 
       kvplan calibrate server.log

@@ -82,6 +82,8 @@ class Calibration:
     problem: KvplanError | None = None  # what stopped the reproduction (figures read are still shown)
     what_if: dict | None = None
     predicted_available_gib: float | None = None
+    terms: list = field(default_factory=list)  # vllm_terms.TermRow: each profile term logged vs predicted
+    logged_terms: object | None = None  # vllm_terms.LoggedTerms when the log has the profile breakdown
 
 
 def _rules_for(log: VllmLog, version: str | None) -> tuple[VllmRules | None, list[str]]:
@@ -196,6 +198,9 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
 
     log = cal.log
     total = int(log.total_gpu_memory_gib * GIB) if log.total_gpu_memory_gib else None
+    if total is not None and log.device_total_gib is not None:
+        cal.notes.append(f"GPU memory: the driver's {log.device_total_gib:.2f} GiB from the profile breakdown "
+                         "('Free memory on device (A/B GiB)')")
     name = lookup(gpu).name if gpu else (match_device_name(log.gpu_name) if log.gpu_name else None)
     if total is None and name:
         from .vllm_profile import DRIVER_TOTAL_BYTES
@@ -208,12 +213,14 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
     util = log.gpu_memory_utilization or (rules or V0_11).gpu_memory_utilization
     v0 = rules is None
     batched = mnbt or (rules or V0_11).max_num_batched_tokens(total, name or "")
-    # v0 profiled 256 dummy sequences by default (V0_MAX_NUM_SEQS); v1 the rules' default for this GPU
-    seqs = None if v0 else (rules or V0_11).max_num_seqs(total, name or "")
+    # v0 profiled 256 dummy sequences by default (V0_MAX_NUM_SEQS); v1 the server's max_num_seqs (the
+    # log's, else the rules' default for this GPU): the sampler's dummy run has one row per sequence
+    seqs = None if v0 else (log.max_num_seqs or (rules or V0_11).max_num_seqs(total, name or ""))
     version = log.version or (rules.version if rules else None)
     runs = [("from the GPU and the model", None)]
     if log.weights_gib is not None:
         runs.append(("from the GPU and the logged weights", int(log.weights_gib * GIB)))
+    est = None
     for label, weights in runs:
         est = predict_available(spec, total_bytes=total, gpu_memory_utilization=util, tp=log.tp or 1,
                                 pp=log.pp or 1, max_num_batched_tokens=batched, max_model_len=log.max_model_len,
@@ -224,6 +231,27 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
                                   f"{gib:.2f} GiB", dev, None, est.lines()[0], kind="prediction"))
         if weights is None:
             cal.predicted_available_gib = round(gib, 3)
+    _compare_terms(cal, est)
+
+
+def _compare_terms(cal: Calibration, est) -> None:
+    """With the profile breakdown in the log: each term of the last prediction (the logged weights' when
+    the log gives them) beside the logged one, so the term that is off shows (kvplan.engines.vllm_terms)."""
+    from .vllm_terms import compare, largest_term_gap, logged_terms
+
+    logged = logged_terms(cal.log)
+    if logged is None or est is None:
+        return
+    cal.logged_terms = logged
+    cal.terms = compare(est, logged)
+    cal.notes.extend(logged.notes)
+    gap = largest_term_gap(cal.terms)
+    if gap is not None and abs(gap.difference_gib) >= 0.05:
+        cal.notes.append(f"largest gap in the profile terms: {gap.name}, kvplan {gap.difference_gib:+.2f} GiB "
+                         "against the log")
+    if logged.unexplained_gib is not None and abs(logged.unexplained_gib) > 0.03:
+        cal.notes.append(f"the logged terms leave {logged.unexplained_gib:+.2f} GiB of the requested memory "
+                         "unaccounted (more than the 2-decimal printing explains)")
 
 
 def _has(log: VllmLog, what: str) -> bool:
@@ -425,7 +453,11 @@ def build_report(cal: Calibration) -> Report:
         "version", "model", "dtype", "max_model_len", "tp", "pp", "kv_cache_dtype", "block_size",
         "gpu_memory_utilization", "max_num_batched_tokens", "max_num_seqs", "enforce_eager", "gpu_name",
         "total_gpu_memory_gib", "weights_gib",
-        "available_kv_gib", "num_gpu_blocks", "gpu_kv_cache_tokens", "concurrency", "refused", "refused_estimate")}
+        "available_kv_gib", "num_gpu_blocks", "gpu_kv_cache_tokens", "concurrency", "refused", "refused_estimate",
+        "device_free_gib", "device_total_gib", "requested_gib", "breakdown", "breakdown_weights_gib",
+        "breakdown_consumed_gib", "breakdown_activation_gib", "breakdown_non_torch_gib", "breakdown_cuda_graph_gib",
+        "kv_in_use_gib", "cuda_graph_estimate_gib", "cuda_graph_modes", "cuda_graph_estimate_applied",
+        "cuda_graph_actual_gib")}
     data = {
         "log": {"path": log.path, **read},
         "model": cal.model_alias,
@@ -435,6 +467,10 @@ def build_report(cal: Calibration) -> Report:
         "reproduced": (all(f.within_rounding for f in cal.figures if f.kind == "reproduction")
                        if any(f.kind == "reproduction" for f in cal.figures) else False),
         "predicted_available_gib": cal.predicted_available_gib,
+        "profile_terms": [{"name": r.name, "logged_gib": r.logged_gib,
+                           "predicted_gib": None if r.predicted_gib is None else round(r.predicted_gib, 3),
+                           "difference_gib": r.difference_gib, "source": r.source} for r in cal.terms],
+        "profile_terms_unexplained_gib": cal.logged_terms.unexplained_gib if cal.logged_terms else None,
         "what_if": cal.what_if,
         "notes": cal.notes,
         "problem": cal.problem.one_line() if cal.problem else None,
@@ -442,7 +478,7 @@ def build_report(cal: Calibration) -> Report:
     report = Report(data)
     report.headline = (f"vLLM start-up log {log.path}: {cal.model_alias or log.model or 'model unknown'}, "
                        f"rules of vLLM {data['engine']['version']}")
-    shown = [[k.replace("_", " "), v] for k, v in read.items() if v not in (None, False)]
+    shown = [[k.replace("_", " "), _shown(v)] for k, v in read.items() if v not in (None, False) and v != {}]
     report.tables.append(Table("read from the log", ["setting", "value"], shown))
     if cal.figures:
         rows = [[f.name, f.logged, f.predicted,
@@ -451,6 +487,10 @@ def build_report(cal: Calibration) -> Report:
                 for f in cal.figures]
         report.tables.append(Table("logged vs kvplan", ["figure", "logged", "kvplan", "deviation",
                                                         "within rounding", "why"], rows))
+    if cal.terms:
+        from .vllm_report import profile_terms_table
+
+        report.tables.append(profile_terms_table(cal.terms))
     if cal.what_if:
         report.lines.append(f"what-if: vLLM {cal.what_if['version']} on this deployment would log:")
         report.lines.extend(f"  {line}" for line in cal.what_if["log"])
@@ -459,6 +499,12 @@ def build_report(cal: Calibration) -> Report:
         report.lines.extend(f"  note: {n}" for n in cal.what_if["notes"])
     report.lines.extend(f"note: {n}" for n in cal.notes)
     return report
+
+
+def _shown(value):
+    if isinstance(value, dict):  # the CUDA-graph modes: {"PIECEWISE": (51, 512)} -> "PIECEWISE 51 (largest 512)"
+        return ", ".join(f"{k} {n} (largest {m})" for k, (n, m) in value.items())
+    return value
 
 
 __all__ = ["calibrate", "build_report", "match_bundled", "Calibration", "Figure"]

@@ -13,6 +13,21 @@ Formats read (the wording of each release, from its source):
 - 0.28-0.33: "GPU KV cache size: N tokens, Maximum concurrency for L tokens per
   request: Cx" (one line; from 0.30 the first word is the device, "GPU" on CUDA,
   "XPU" ..., 0.33 may add " + host").
+- the profile breakdown (v1/worker/gpu_worker.py compile_or_warm_up_model, printed after the
+  CUDA-graph capture; INFO in 0.10.2 and from 0.26.0, DEBUG in 0.11-0.25): "Free memory on
+  device (A/B GiB) on startup. Desired GPU memory utilization is (U, C GiB). Actual usage is W
+  GiB for weight, P GiB for peak activation, N GiB for non-torch memory, and G GiB for CUDAGraph
+  memory. ... Current kv cache memory in use is K GiB." (0.10.2-0.26; 0.10.2/0.11 end "... is
+  N bytes."); from 0.27.0 "Actual usage is X GiB for consumed memory (weights + non-torch), P
+  GiB for peak activation, and G GiB for CUDAGraph memory." Figures are round(x, 2), so "78.6".
+  The start-up refusal "Free memory on device cuda:0 (A/B GiB) on startup is less than desired
+  GPU memory utilization (U, C GiB)" gives the same first four figures.
+- the CUDA-graph estimate (v1/worker/gpu_model_runner.py profile_cudagraph_memory, 0.18+):
+  "Profiling CUDA graph memory: PIECEWISE=N (largest=M), FULL=K (largest=L)" (ENCODER=E too),
+  "Estimated CUDA graph memory: X GiB total", and whether the profile subtracted it: "CUDA
+  graph memory profiling is enabled (default since v0.21.0)" / "... is disabled". After the
+  capture: "CUDA graph pool memory: X GiB (actual), Y GiB (estimated)" (0.20+) and "Graph
+  capturing finished in S secs, took X GiB".
 - the settings: "Initializing a V1 LLM engine (v0.10.1) with config: model='...',
   dtype=torch.bfloat16, max_seq_len=8192, ... tensor_parallel_size=1, ...
   kv_cache_dtype=auto", "non-default args: {...}", a `vllm serve` command line,
@@ -64,6 +79,23 @@ class VllmLog:
     concurrency_len: int | None = None
     refused: bool = False
     refused_estimate: int | None = None  # v1: estimated maximum model length; v0: tokens the cache holds
+    # the breakdown line (see the module doc); GiB as printed (2 decimals)
+    device_free_gib: float | None = None  # "Free memory on device (A/B GiB)": A, the free memory at start
+    device_total_gib: float | None = None  # B: what the driver reports (torch.cuda.mem_get_info)
+    requested_gib: float | None = None  # "Desired GPU memory utilization is (U, C GiB)": C
+    breakdown: str | None = None  # "weight" (0.10.2-0.26 wording) | "consumed" (0.27+)
+    breakdown_weights_gib: float | None = None
+    breakdown_consumed_gib: float | None = None  # weights + non-torch (0.27+)
+    breakdown_activation_gib: float | None = None
+    breakdown_non_torch_gib: float | None = None
+    breakdown_cuda_graph_gib: float | None = None  # the capture's pool, after the KV cache was allocated
+    kv_in_use_gib: float | None = None  # "Current kv cache memory in use is ..."
+    # the CUDA-graph estimate (0.18+)
+    cuda_graph_estimate_gib: float | None = None
+    cuda_graph_modes: dict[str, tuple[int, int]] = field(default_factory=dict)  # mode: (graphs, largest size)
+    cuda_graph_estimate_applied: bool | None = None  # "profiling is enabled" / "is disabled"; None: not printed
+    cuda_graph_actual_gib: float | None = None  # "CUDA graph pool memory: X GiB (actual)" / "Graph capturing ... took"
+    total_memory_from: str | None = None  # which line gave total_gpu_memory_gib
     era: str = "v1"  # v0 (# GPU blocks, V0 engine or early V1) | v1
     one_line: bool = False  # 0.28+'s "GPU KV cache size: N tokens, Maximum concurrency ..."
     flags: tuple[str, ...] = ()  # speculative | connector | quantized
@@ -149,6 +181,9 @@ def parse_log(text: str, path: str = "") -> VllmLog:
     total = _first([r"total_gpu_memory[=\s(]+([0-9.]+)\s*GiB", r"total memory:?\s*([0-9.]+)\s*GiB"], text)
     if total:
         log.total_gpu_memory_gib = float(total)
+        log.total_memory_from = "v0 memory profiling line"
+    _read_breakdown(log, text)
+    _read_cuda_graphs(log, text)
     weights = _first([r"Model loading took ([0-9.]+) ?GiB", r"Loading model weights took ([0-9.]+) ?GB",
                       r"model weights take ([0-9.]+) ?GiB"], text)
     if weights:
@@ -202,6 +237,66 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         flags.append("quantized")
     log.flags = tuple(flags)
     return log
+
+
+_G = r"(-?[0-9]+(?:\.[0-9]+)?)"  # a GiB figure as round(x, 2) prints it: "78.6", "-3.58", "0.0"
+
+
+def _read_breakdown(log: VllmLog, text: str) -> None:
+    """The first worker's profile breakdown (every TP rank prints its own; the first one logged is read)."""
+    start = re.search(r"Free memory on device(?: \S+)? \(" + _G + "/" + _G + r" GiB\) on startup"
+                      r"(?:\.| is less than)(?: desired GPU memory utilization| Desired GPU memory utilization is)"
+                      r"\s*\(([0-9.]+), " + _G + r" GiB\)", text, re.I)
+    if not start:
+        return
+    log.device_free_gib, log.device_total_gib = float(start.group(1)), float(start.group(2))
+    log.requested_gib = float(start.group(4))
+    if log.gpu_memory_utilization is None:
+        log.gpu_memory_utilization = float(start.group(3))
+    # the driver's total is the best source of the GPU's memory (the v0 line printed the same figure)
+    log.total_gpu_memory_gib = log.device_total_gib
+    log.total_memory_from = "driver total ('Free memory on device (A/B GiB)')"
+    rest = text[start.end():start.end() + 2000]
+    old = re.match(r"\s*\.?\s*Actual usage is " + _G + r" GiB for weight,\s*" + _G + r" GiB for peak activation,\s*"
+                   + _G + r" GiB for non-torch memory,\s*and " + _G + r" GiB for CUDAGraph memory", rest)
+    new = re.match(r"\s*\.?\s*Actual usage is " + _G + r" GiB for consumed memory \(weights \+ non-torch\),\s*"
+                   + _G + r" GiB for peak activation,\s*and " + _G + r" GiB for CUDAGraph memory", rest)
+    if old:
+        log.breakdown = "weight"
+        (log.breakdown_weights_gib, log.breakdown_activation_gib, log.breakdown_non_torch_gib,
+         log.breakdown_cuda_graph_gib) = (float(g) for g in old.groups())
+    elif new:
+        log.breakdown = "consumed"
+        log.breakdown_consumed_gib, log.breakdown_activation_gib, log.breakdown_cuda_graph_gib = (
+            float(g) for g in new.groups())
+    if log.breakdown:
+        log.found.append("profile breakdown")
+        in_use = re.search(r"Current kv cache memory in use is " + _G + r" GiB", rest) or \
+            re.search(r"Current kv cache memory in use is (\d+) bytes", rest)
+        if in_use:
+            value = float(in_use.group(1))
+            log.kv_in_use_gib = value if "GiB" in in_use.group(0) else value / GIB
+    if log.weights_gib is None and log.breakdown_weights_gib is not None:
+        log.weights_gib = log.breakdown_weights_gib
+
+
+def _read_cuda_graphs(log: VllmLog, text: str) -> None:
+    modes = re.search(r"Profiling CUDA graph memory: ((?:[A-Z_]+=\d+ \(largest=\d+\)(?:, )?)+)", text)
+    if modes:
+        log.cuda_graph_modes = {m: (int(n), int(largest)) for m, n, largest in
+                                re.findall(r"([A-Z_]+)=(\d+) \(largest=(\d+)\)", modes.group(1))}
+    estimate = re.search(r"Estimated CUDA graph memory: " + _G + r" GiB total", text)
+    if estimate:
+        log.cuda_graph_estimate_gib = float(estimate.group(1))
+        log.found.append("CUDA graph estimate")
+    if re.search(r"CUDA graph memory profiling is enabled", text):
+        log.cuda_graph_estimate_applied = True
+    elif re.search(r"CUDA graph memory profiling is disabled", text):
+        log.cuda_graph_estimate_applied = False
+    actual = re.search(r"CUDA graph pool memory:? " + _G + r" GiB \(actual\)", text) or \
+        re.search(r"Graph capturing finished in [0-9.]+ secs, took " + _G + r" GiB", text)
+    if actual:
+        log.cuda_graph_actual_gib = float(actual.group(1))
 
 
 def read_log(path: str) -> VllmLog:

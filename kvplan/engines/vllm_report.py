@@ -130,4 +130,16 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     return pool
 
 
-__all__ = ["add_to_report", "kv_memory_of"]
+def profile_terms_table(rows) -> Table:
+    """`kvplan calibrate`: vLLM's profile terms as the log's breakdown gives them beside kvplan's
+    (kvplan.engines.vllm_terms.TermRow), GiB."""
+    def gib(value):
+        return "" if value is None else f"{value:.2f}"
+
+    body = [[r.name, gib(r.logged_gib), gib(r.predicted_gib),
+             "" if r.difference_gib is None else f"{r.difference_gib:+.2f}", r.source] for r in rows]
+    return Table("vLLM profile terms: logged vs kvplan (GiB)", ["term", "logged", "kvplan", "kvplan - logged",
+                                                               "kvplan's source"], body, {1, 2, 3})
+
+
+__all__ = ["add_to_report", "kv_memory_of", "profile_terms_table"]
