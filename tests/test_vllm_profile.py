@@ -351,3 +351,15 @@ def test_v011_gpt_oss_120b_h100_issue27508_is_7_percent_high(cli):
     assert model["logged"] == "1.71 GiB" and model["predicted"] == "1.83 GiB"
     assert 6 < model["deviation_pct"] < 8
     assert "Marlin" in model["explanation"] and "1,024 x 201,088" in model["explanation"]
+
+
+def test_vocabulary_of_configs_that_leave_it_out():
+    from kvplan.engines.vllm_profile import vocab_size
+    from kvplan.sources import load_model
+
+    # Gemma 3's published config nests a text_config without vocab_size: transformers' Gemma3TextConfig
+    # default 262,208 (models/gemma3/configuration_gemma3.py) is what the checkpoint's embedding has
+    assert vocab_size(load_model("gemma-3-4b")) == 262_208
+    # ChatGLM: the output layer has padded_vocab_size rows (151,552 in THUDM/glm-4-9b-chat's config.json)
+    assert vocab_size(load_model("glm-4-9b-chat")) == 151_552
+    assert vocab_size(load_model("llama-3.1-8b")) == 128_256  # the config's own field

@@ -133,9 +133,10 @@ def test_weight_wording_terms_and_comparison():
 def test_calibrate_shows_the_terms_gemma3_b200(cli, tmp_path):
     # PR #21489's line plus the available memory vLLM's arithmetic gives it (160.53 - 8.58 - 9.96 - 0.07 = 141.92;
     # an added line, the PR quotes none). kvplan, by hand: requested int(178.36 GiB) x 0.9 = 172,361,332,555 B
-    # (160.52 GiB); weights 8.58 (given); the bundled gemma-3-4b config has no vocab_size, so no sampler term: the
-    # forward, 8,192 tokens x 2,560 hidden x 26 B = 545,259,520 B (0.51 GiB); non-torch int(0.13 GiB);
-    # available 172,361,332,555 - int(8.58 GiB) - 545,259,520 - 139,586,437 = 151.31 GiB
+    # (160.52 GiB); weights 8.58 (given); the sampler over 1,024 rows of Gemma 3's 262,208-token vocabulary
+    # (transformers' Gemma3TextConfig default: the bundled config leaves vocab_size out): int(9.6 x 1,024 x
+    # 262,208 x 4) = 10,310,438,092 B (9.602 GiB) > the forward (8,192 x 2,560 x 26 B); non-torch int(0.13 GiB);
+    # available 172,361,332,555 - 9,212,704,849 - 10,310,438,092 - 139,586,437 = 142.21 GiB (+0.2% on 141.92)
     log = tmp_path / "gemma.log"
     log.write_text(PR21489.read_text(encoding="utf-8") + "Available KV cache memory: 141.92 GiB\n", encoding="utf-8")
     code, out, err = cli("calibrate", str(log), "--model", "gemma-3-4b", "--gpu", "b200", "--format", "json")
@@ -144,10 +145,10 @@ def test_calibrate_shows_the_terms_gemma3_b200(cli, tmp_path):
     terms = {t["name"]: t for t in data["profile_terms"]}
     assert terms["requested (total x utilization)"]["logged_gib"] == 160.53
     assert abs(terms["requested (total x utilization)"]["predicted_gib"] - 160.524) < 0.001
-    assert terms["peak activation"]["logged_gib"] == 9.96 and terms["peak activation"]["predicted_gib"] == 0.508
+    assert terms["peak activation"]["logged_gib"] == 9.96 and terms["peak activation"]["predicted_gib"] == 9.602
     assert terms["non-torch"]["difference_gib"] == 0.06
     assert terms["available KV cache memory"]["logged_gib"] == 141.92
-    assert abs(terms["available KV cache memory"]["predicted_gib"] - 151.306) < 0.001
+    assert abs(terms["available KV cache memory"]["predicted_gib"] - 142.212) < 0.001
     assert terms["CUDA graphs captured (after the KV cache; not subtracted)"]["logged_gib"] == 0.65
     assert data["profile_terms_unexplained_gib"] == 0.0
     assert any("largest gap in the profile terms: peak activation" in n for n in data["notes"])

@@ -244,13 +244,27 @@ def raw_config(model) -> dict | None:
     return raw if isinstance(raw, dict) else None
 
 
+# the vocabulary transformers gives a config that leaves vocab_size out (its configuration_<family>.py
+# default, transformers 5.23): Gemma 3's published configs nest a text_config without one
+VOCAB_DEFAULTS = {
+    "gemma3_text": 262_208,  # models/gemma3/configuration_gemma3.py Gemma3TextConfig
+    "glm4": 151_552,  # models/glm4/configuration_glm4.py Glm4Config
+}
+
+
 def vocab_size(model) -> int | None:
-    """The vocabulary of a bundled or local model's config (the ModelSpec does not keep it)."""
+    """The vocabulary of a bundled or local model's config (the ModelSpec does not keep it): the
+    config's vocab_size (top level or text_config), ChatGLM's padded_vocab_size (the rows of its output
+    layer), else transformers' default for the model type, else None."""
     raw = raw_config(model)
     if raw is None:
         return None
     nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
-    value = raw.get("vocab_size") or nested.get("vocab_size")
+    text_type = nested.get("model_type") or raw.get("model_type")
+    if raw.get("model_type") == "gemma3" and not nested.get("model_type"):
+        text_type = "gemma3_text"
+    value = (raw.get("vocab_size") or nested.get("vocab_size") or raw.get("padded_vocab_size")
+             or VOCAB_DEFAULTS.get(text_type))
     # the reader checked the fields it uses, not this one: only a plain, sane integer counts
     if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 100_000_000:
         return value
