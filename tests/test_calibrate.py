@@ -188,10 +188,10 @@ def test_estimate_with_a_gpu_predicts_the_pool(cli):
     # (--mem-util 0.9 as llm-d's run; without it 0.33's default 0.92 applies)
     # 0.33 (the latest rules) also subtracts the CUDA-graph estimate (0.20+): Model Runner V2 (0.29+) profiles;
     # 51 PIECEWISE + 51 FULL graphs on an H100 at 1,024 sequences (sizes up to 512), 100 beyond the first of
-    # each mode, modelled as first capture + 100 x per graph (kvplan.engines.vllm_cudagraph)
-    from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_GRAPH_BYTES
+    # each mode, modelled as first capture + 32 layers x 100 x per layer-graph (kvplan.engines.vllm_cudagraph)
+    from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
 
-    graphs = GRAPH_FIRST_BYTES + 100 * GRAPH_PER_GRAPH_BYTES
+    graphs = GRAPH_FIRST_BYTES + 32 * 100 * GRAPH_PER_LAYER_GRAPH_BYTES
     code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
                          "--mem-util", "0.9", "--format", "json")
     assert code == 0, err

@@ -299,10 +299,10 @@ def test_estimate_uses_the_exact_checkpoint(cli):
     # and, from 0.20, the modelled CUDA-graph estimate (kvplan.engines.vllm_cudagraph): on an H100 with 0.33's
     # 1,024 sequences the sizes stop at min(2 x 1,024, 512) = 512: 1, 2, 4, 8..248 by 8 (31), 256..512 by 16 (17)
     # = 51 PIECEWISE graphs and, all <= 1,024, 51 FULL ones; 0.29+ runs it in Model Runner V2, which profiles.
-    # 51 + 51 - 2 modes = 100 further graphs: first capture + 100 x per graph
-    from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_GRAPH_BYTES
+    # 51 + 51 - 2 modes = 100 further graphs, 36 layers: first capture + 36 x 100 x per layer-graph
+    from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
 
-    graphs = GRAPH_FIRST_BYTES + 100 * GRAPH_PER_GRAPH_BYTES
+    graphs = GRAPH_FIRST_BYTES + 36 * 100 * GRAPH_PER_LAYER_GRAPH_BYTES
     code, out, err = cli("estimate", "gpt-oss-120b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
                          "--mem-util", "0.9", "--format", "json")
     assert code == 0, err

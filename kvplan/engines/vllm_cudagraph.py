@@ -228,68 +228,94 @@ def graph_plan(version, *, max_num_seqs: int, max_num_batched_tokens: int, gpu: 
 # --- the bytes -----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class GraphFigure:
-    """A public "Estimated CUDA graph memory" with the graphs its own log line counted."""
+    """A public "Estimated CUDA graph memory" with the graphs its own "Profiling CUDA graph memory" line
+    counted (the counts are the log's, not kvplan's)."""
 
     source: str
     model: str
+    layers: int  # the model's decoder layers (its config's num_hidden_layers)
     gpu: str
     release: str
-    tp: int
     piecewise_graphs: int
     full_graphs: int
     estimate_gib: float  # as printed, 2 decimals
-    fitted: bool  # used to fit GRAPH_FIRST_BYTES / GRAPH_PER_GRAPH_BYTES, else a test
-    kind: str = "dense"  # dense | hybrid (Gated DeltaNet) | pooling | unknown
+    kind: str = "dense"  # dense | moe | hybrid (Gated DeltaNet + attention) | other
+    fitted: bool = False  # the dense TP 1 v1-runner figures fit the model; the rest test it
 
     @property
     def extra_graphs(self) -> int:
-        return (max(self.piecewise_graphs - 1, 0) + max(self.full_graphs - 1, 0))
+        """Graphs beyond the first of each mode: what vLLM multiplies by the per-graph increase."""
+        return max(self.piecewise_graphs - 1, 0) + max(self.full_graphs - 1, 0)
+
+    @property
+    def layer_graphs(self) -> int:
+        return self.layers * self.extra_graphs
 
 
-# Every public figure found with its "Profiling CUDA graph memory" line (the graph counts are the log's own,
-# not kvplan's). Searched: vLLM issues/PRs and downstream repos for "Estimated CUDA graph memory"; no public
-# debug line ("Estimated PIECEWISE CUDA graph memory: A MiB first-capture + ...") was found, so the first
-# capture and the per-graph increase cannot be separated per mode: the model below is on the total.
+# Public figures found (vLLM issues/PRs, logs committed to public repos; searched for "Estimated CUDA graph
+# memory" and "Profiling CUDA graph memory"). All TP 1, the v1 runner, default FULL_AND_PIECEWISE unless
+# said. No public debug line ("Estimated PIECEWISE CUDA graph memory: A MiB first-capture + ...") was found,
+# so the first capture and the per-graph increase are fitted on the totals.
 GRAPH_FIGURES = (
-    GraphFigure("LMCache issue #3430 (RTX A5000 24 GB, Qwen/Qwen3-8B, vllm 0.21.0)", "Qwen3-8B", "rtx-a5000",
-                "0.21.0", 1, 51, 35, 0.52, True, "dense"),
-    GraphFigure("club-3090 PR #44 (4x RTX 3090, Qwen3.6-27B, MTP: mode downgraded to PIECEWISE, largest 32)",
-                "Qwen3.6-27B", "rtx-3090", "0.2x", 4, 7, 0, 0.17, True, "hybrid"),
-    GraphFigure("vLLM PR #48214 (a pooling model: PIECEWISE only, largest 512)", "unknown pooling model", "unknown",
-                "0.2x", 1, 51, 0, 0.44, False, "pooling"),
-    GraphFigure("gpustack/runner PR #251 (vllm 0.27.1, TP 2, PIECEWISE=16 largest=16)", "unknown", "unknown",
-                "0.27.1", 2, 16, 0, 0.36, False, "unknown"),
-    GraphFigure("vLLM PR #39559 (Qwen3.5 GGUF, hybrid GDN, 0.18/0.19 build with the env set)", "Qwen3.5 (GGUF)",
-                "unknown", "0.19.0.dev", 1, 51, 35, 1.62, False, "hybrid"),
+    # dense, fitted
+    GraphFigure("LMCache issue #3430 (RTX A5000, vllm 0.21.0)", "Qwen/Qwen3-8B", 36, "rtx-a5000", "0.21.0",
+                51, 35, 0.52, "dense", True),
+    GraphFigure("public lm-eval run log, Qwen_Qwen3-0.6B-W4A16 (vllm 0.19.1; actual pool 0.46 GiB)",
+                "Qwen3-0.6B (W4A16)", 28, "unknown", "0.19.1", 51, 35, 0.55, "dense", True),
+    GraphFigure("public docker log, Qwen2.5-VL-7B-Instruct (vllm 0.23.0)", "Qwen/Qwen2.5-VL-7B-Instruct", 28,
+                "unknown", "0.23.0", 51, 35, 0.53, "dense", True),
+    GraphFigure("public AsyncLLMEngine abort test log (vllm 0.22.0, max_num_seqs 128, 2,048 tokens; actual "
+                "0.31 GiB)", "Qwen/Qwen2.5-7B-Instruct", 28, "unknown", "0.22.0", 35, 19, 0.37, "dense", True),
+    GraphFigure("public B300 notes, gemma-4-31B-it with VLLM_USE_V2_MODEL_RUNNER=0 (vllm 0.26.0, 1,024 seqs)",
+                "google/gemma-4-31B-it", 60, "b300", "0.26.0", 51, 51, 0.76, "dense", True),
+    # MoE with attention only: tests
+    GraphFigure("public vLLM write-up, gemma-4-26B-A4B FP8 on an L40S (vllm 0.25.1; actual 0.65 GiB)",
+                "google/gemma-4-26B-A4B (FP8)", 30, "l40s", "0.25.1", 51, 35, 0.66, "moe"),
+    GraphFigure("public docker log, RedHatAI/gemma-4-26B-A4B-it-NVFP4 (WSL, vllm 0.19.2rc1, 2,048 tokens)",
+                "gemma-4-26B-A4B (NVFP4)", 30, "unknown", "0.19.2", 51, 35, 0.83, "moe"),
+    # hybrid Gated DeltaNet: tests
+    GraphFigure("public notebook log, Qwen/Qwen3.5-9B on an L40S (vllm 0.19.0; actual 0.65 GiB)", "Qwen/Qwen3.5-9B",
+                32, "l40s", "0.19.0", 51, 35, 0.78, "hybrid"),
+    GraphFigure("public FastAPI log, Qwen3.5-4B (vllm 0.22.0; actual 0.55 GiB)", "Qwen3.5-4B", 32, "unknown",
+                "0.22.0", 51, 35, 0.64, "hybrid"),
+    GraphFigure("public lm-eval run log, kaitchup/Qwen3.5-2B-autoround-W4A16 on an 80 GB card (vllm 0.19.1, "
+                "16,384 tokens; actual 0.34 GiB)", "Qwen3.5-2B (W4A16)", 24, "unknown", "0.19.1", 51, 51, 0.33,
+                "hybrid"),
+    GraphFigure("public DGX Spark log, nvidia/Qwen3.6-27B-NVFP4 (GB10, 0.23.1 dev, 8 seqs, 65,536 tokens)",
+                "Qwen3.6-27B (NVFP4)", 64, "gb10", "0.23.1", 5, 4, 0.61, "hybrid"),
+    GraphFigure("public docker log, RedHatAI/Qwen3.6-35B-A3B-NVFP4 (vllm 0.20.0, 1 seq, capture size 1)",
+                "Qwen3.6-35B-A3B (NVFP4)", 40, "unknown", "0.20.0", 1, 1, 0.36, "hybrid"),
+    GraphFigure("public docker log, RedHatAI/Qwen3.6-35B-A3B-NVFP4 (vllm 0.19.2rc1, 32 seqs)",
+                "Qwen3.6-35B-A3B (NVFP4)", 40, "unknown", "0.19.2", 11, 7, 1.21, "hybrid"),
 )
 
 
 def _fit() -> tuple[int, int]:
-    """Least squares of estimate on extra graphs over the fitted figures (two: the line through them)."""
-    points = [(f.extra_graphs, f.estimate_gib) for f in GRAPH_FIGURES if f.fitted]
+    """Least squares of the estimate on layers x further graphs over the fitted figures:
+    (first-capture bytes, bytes per layer per further graph)."""
+    points = [(f.layer_graphs, f.estimate_gib) for f in GRAPH_FIGURES if f.fitted]
     n = len(points)
     mx = sum(x for x, _ in points) / n
     my = sum(y for _, y in points) / n
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    slope = sum((x - mx) * (y - my) for x, y in points) / sxx
+    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
     return int((my - slope * mx) * GIB), int(slope * GIB)
 
 
-# The model: estimate = GRAPH_FIRST_BYTES + GRAPH_PER_GRAPH_BYTES x (graphs - modes), i.e. vLLM's own
-# arithmetic (one first capture, every further graph one increase) with both figures constant across models.
-# Fitted on the two GRAPH_FIGURES marked fitted (0.52 GiB at 84 extra graphs, 0.17 GiB at 6):
-# about 146 MiB first capture + 4.6 MiB per graph. The first capture should grow with the activations of the
-# largest batch (hidden size x tokens) and the per-graph figure with the kernel nodes (layers), but the public
-# figures do not name enough models to fit either dependence; see docs/engines.md for the residuals.
-GRAPH_FIRST_BYTES, GRAPH_PER_GRAPH_BYTES = _fit()
+# The model, vLLM's own arithmetic with two constants:
+#     estimate = GRAPH_FIRST_BYTES + GRAPH_PER_LAYER_GRAPH_BYTES x layers x (graphs - modes)
+# The per-graph increase is driver memory for the captured kernels (graph nodes), which grow with the layers
+# (every layer adds its kernels to every graph); the first capture is the pool's first segments (activations of
+# the largest batch, workspaces), about flat over these models. Fitted on the five dense figures above:
+# about 0.32 GiB + 0.077 MiB per layer per graph (Qwen3-8B at 84 graphs: 0.32 + 36 x 84 x 0.077 MiB = 0.55 GiB).
+GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES = _fit()
 MIN_PER_GRAPH_BYTES = MIB  # gpu_model_runner.py: max(second capture, 1 MiB)
 
 
-def graph_bytes(plan: GraphPlan) -> int:
-    """The modelled estimate for a plan (0 without graphs)."""
+def graph_bytes(plan: GraphPlan, layers: int) -> int:
+    """The modelled estimate for a plan on a model of `layers` decoder layers (0 without graphs)."""
     if plan.graphs == 0:
         return 0
-    per_graph = max(GRAPH_PER_GRAPH_BYTES, MIN_PER_GRAPH_BYTES)
+    per_graph = max(GRAPH_PER_LAYER_GRAPH_BYTES * max(layers, 1), MIN_PER_GRAPH_BYTES)
     return GRAPH_FIRST_BYTES + per_graph * (plan.graphs - plan.modes)
 
 
@@ -300,7 +326,7 @@ class GraphEstimate:
     note: str
 
 
-def estimate(version, *, max_num_seqs: int, max_num_batched_tokens: int, gpu: str | None = None,
+def estimate(version, *, max_num_seqs: int, max_num_batched_tokens: int, layers: int, gpu: str | None = None,
              enforce_eager: bool = False, architecture: str | None = None, is_moe: bool = False,
              is_hybrid: bool = False, is_quantized: bool = False, attention_cg_never: bool = False) -> GraphEstimate:
     """What vLLM `version` subtracts for CUDA graphs by default, with the line that explains it."""
@@ -315,21 +341,23 @@ def estimate(version, *, max_num_seqs: int, max_num_batched_tokens: int, gpu: st
     if v2 and not _at_least(version, RUNNER_V2_PROFILES_FROM):
         return GraphEstimate(0, plan, f"vLLM {version} runs {architecture or 'this model'} in Model Runner V2, whose "
                                       "profile_cudagraph_memory returns 0 before 0.29: no CUDA-graph estimate")
-    total = graph_bytes(plan)
+    total = graph_bytes(plan, layers)
     counts = ", ".join(f"{n} {name}" for name, n in (("PIECEWISE", plan.piecewise_graphs),
                                                      ("FULL", plan.full_graphs)) if n)
-    note = (f"CUDA-graph estimate {total / GIB:.2f} GiB modelled (empirical: {GRAPH_FIRST_BYTES / MIB:.0f} MiB + "
-            f"{GRAPH_PER_GRAPH_BYTES / MIB:.1f} MiB x {plan.graphs - plan.modes} further graphs; {counts} graphs "
-            f"from the config, largest {max(plan.piecewise_largest, plan.full_largest)}; public logs 0.17-0.52 GiB "
-            "for dense models")
+    note = (f"CUDA-graph estimate {total / GIB:.2f} GiB modelled (empirical: {GRAPH_FIRST_BYTES / GIB:.2f} GiB + "
+            f"{GRAPH_PER_LAYER_GRAPH_BYTES / MIB:.3f} MiB x {layers} layers x {plan.graphs - plan.modes} further "
+            f"graphs; {counts} graphs from the config, largest {max(plan.piecewise_largest, plan.full_largest)}; "
+            "fitted on dense public logs, within 0.06 GiB of them")
     if is_hybrid:
-        note += "; hybrid Gated DeltaNet models log 1-2 GiB more (a profiling transient, vLLM #50780)"
+        note += "; hybrid Gated DeltaNet models logged 0.17 GiB less to 0.85 GiB more (vLLM #50780)"
+    elif is_moe:
+        note += "; MoE models logged 0.15-0.32 GiB more"
     if v2:
         note += "; Model Runner V2 measures every PIECEWISE graph, the model is fitted on the v1 runner's figures"
     return GraphEstimate(total, plan, note + ")")
 
 
 __all__ = ["capture_sizes", "resolve_mode", "graph_plan", "GraphPlan", "uses_model_runner_v2", "graph_bytes",
-           "estimate", "GraphEstimate", "GraphFigure", "GRAPH_FIGURES", "GRAPH_FIRST_BYTES", "GRAPH_PER_GRAPH_BYTES",
+           "estimate", "GraphEstimate", "GraphFigure", "GRAPH_FIGURES", "GRAPH_FIRST_BYTES", "GRAPH_PER_LAYER_GRAPH_BYTES",
            "CUDA_GRAPH_ESTIMATE_FROM", "RUNNER_V2_PROFILES_FROM", "FULL_AND_PIECEWISE", "PIECEWISE",
            "FULL_DECODE_ONLY", "NONE", "SM100_FAMILY"]

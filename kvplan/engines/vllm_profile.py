@@ -92,10 +92,10 @@ The terms, and where each comes from:
   0.29), the mode (FULL_AND_PIECEWISE unless --enforce-eager, pooling or an
   attention backend without graph support) and the graphs per mode from
   max_num_seqs and max_num_batched_tokens; the bytes are an empirical
-  first capture + a per-graph figure fitted on public "Estimated CUDA graph
-  memory" lines (about 0.15 GiB + 4.6 MiB per graph; dense public figures
-  0.17-0.52 GiB, hybrid GDN models 1-2 GiB more). cuda_graph_bytes (a logged
-  figure) replaces it.
+  first capture + a per-layer-per-graph figure fitted on five dense public
+  "Estimated CUDA graph memory" lines (0.32 GiB + 0.077 MiB x layers x
+  further graphs, within 0.06 GiB of them; MoE and hybrid GDN models logged
+  up to 0.85 GiB more). cuda_graph_bytes (a logged figure) replaces it.
 docs/engines.md lists the error per collected log.
 """
 
@@ -378,8 +378,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     elif not v0_engine and subtracts_cuda_graphs(version):
         from .vllm_cudagraph import estimate as graph_estimate
 
-        modelled = graph_estimate(version, max_num_seqs=rows, max_num_batched_tokens=max_num_batched_tokens, gpu=gpu,
-                                  enforce_eager=enforce_eager, **kind)
+        modelled = graph_estimate(version, max_num_seqs=rows, max_num_batched_tokens=max_num_batched_tokens,
+                                  layers=model.num_layers, gpu=gpu, enforce_eager=enforce_eager, **kind)
         graphs = modelled.bytes
         if modelled.note:
             notes.append(modelled.note)
