@@ -252,41 +252,47 @@ class GraphFigure:
         return self.layers * self.extra_graphs
 
 
-# Public figures found (vLLM issues/PRs, logs committed to public repos; searched for "Estimated CUDA graph
-# memory" and "Profiling CUDA graph memory"). All TP 1, the v1 runner, default FULL_AND_PIECEWISE unless
-# said. No public debug line ("Estimated PIECEWISE CUDA graph memory: A MiB first-capture + ...") was found,
-# so the first capture and the per-graph increase are fitted on the totals.
+# Public figures found (a vLLM-adjacent issue, logs committed to public repositories: "file N" is the id of
+# the file in the public-code search index it was read from; searched for "Estimated CUDA graph memory" and
+# "Profiling CUDA graph memory"). All TP 1, the v1 runner (0.19-0.26 runs these architectures there; the 31B
+# run forces it), FULL_AND_PIECEWISE unless said. Before 0.20 the estimate is logged but not subtracted; the
+# arithmetic is the same (0.18+). Layers: the bundled configs (Qwen3-8B, Qwen2.5-7B/-VL-7B, gemma-4-31B,
+# Qwen3.6-27B, Qwen3.6-35B-A3B), transformers' Gemma4TextConfig (30), the model cards (Qwen3-0.6B 28,
+# Qwen3.5-9B/-4B 32, -2B 24; not checked here, test figures only). Not kept: TP > 1, speculative decoding
+# (it rounds the sizes), and where the model is not named (0.36 GiB gpustack/runner PR #251, 0.44 GiB vLLM
+# PR #48214's pooling model, 1.62 GiB vLLM PR #39559's Qwen3.5 GGUF of unprinted size). No public debug
+# line ("Estimated PIECEWISE CUDA graph memory: A MiB first-capture + ...") was found, so the first capture
+# and the per-graph increase are fitted on totals.
 GRAPH_FIGURES = (
     # dense, fitted
-    GraphFigure("LMCache issue #3430 (RTX A5000, vllm 0.21.0)", "Qwen/Qwen3-8B", 36, "rtx-a5000", "0.21.0",
-                51, 35, 0.52, "dense", True),
-    GraphFigure("public lm-eval run log, Qwen_Qwen3-0.6B-W4A16 (vllm 0.19.1; actual pool 0.46 GiB)",
+    GraphFigure("LMCache issue #3430 (RTX A5000, vllm 0.21.0)",
+                "Qwen/Qwen3-8B", 36, "rtx-a5000", "0.21.0", 51, 35, 0.52, "dense", True),
+    GraphFigure("lm-eval run log, Qwen_Qwen3-0.6B-W4A16 (vllm 0.19.1; actual pool 0.46 GiB; file 54187866445)",
                 "Qwen3-0.6B (W4A16)", 28, "unknown", "0.19.1", 51, 35, 0.55, "dense", True),
-    GraphFigure("public docker log, Qwen2.5-VL-7B-Instruct (vllm 0.23.0)", "Qwen/Qwen2.5-VL-7B-Instruct", 28,
-                "unknown", "0.23.0", 51, 35, 0.53, "dense", True),
-    GraphFigure("public AsyncLLMEngine abort test log (vllm 0.22.0, max_num_seqs 128, 2,048 tokens; actual "
-                "0.31 GiB)", "Qwen/Qwen2.5-7B-Instruct", 28, "unknown", "0.22.0", 35, 19, 0.37, "dense", True),
-    GraphFigure("public B300 notes, gemma-4-31B-it with VLLM_USE_V2_MODEL_RUNNER=0 (vllm 0.26.0, 1,024 seqs)",
+    GraphFigure("docker log, Qwen2.5-VL-7B-Instruct (vllm 0.23.0; file 55021192520)",
+                "Qwen/Qwen2.5-VL-7B-Instruct", 28, "unknown", "0.23.0", 51, 35, 0.53, "dense", True),
+    GraphFigure("AsyncLLMEngine abort test (vllm 0.22.0, 128 seqs, 2,048 tokens; actual 0.31 GiB; file 67144197265)",
+                "Qwen/Qwen2.5-7B-Instruct", 28, "unknown", "0.22.0", 35, 19, 0.37, "dense", True),
+    GraphFigure("B300 notes, VLLM_USE_V2_MODEL_RUNNER=0 (vllm 0.26.0, 1,024 seqs; file 63390294774)",
                 "google/gemma-4-31B-it", 60, "b300", "0.26.0", 51, 51, 0.76, "dense", True),
     # MoE with attention only: tests
-    GraphFigure("public vLLM write-up, gemma-4-26B-A4B FP8 on an L40S (vllm 0.25.1; actual 0.65 GiB)",
+    GraphFigure("vLLM write-up, L40S (vllm 0.25.1; actual 0.65 GiB; file 60491628666)",
                 "google/gemma-4-26B-A4B (FP8)", 30, "l40s", "0.25.1", 51, 35, 0.66, "moe"),
-    GraphFigure("public docker log, RedHatAI/gemma-4-26B-A4B-it-NVFP4 (WSL, vllm 0.19.2rc1, 2,048 tokens)",
-                "gemma-4-26B-A4B (NVFP4)", 30, "unknown", "0.19.2", 51, 35, 0.83, "moe"),
+    GraphFigure("docker log, WSL (vllm 0.19.2rc1, 2,048 tokens; file 52072816508)",
+                "RedHatAI/gemma-4-26B-A4B-it-NVFP4", 30, "unknown", "0.19.2", 51, 35, 0.83, "moe"),
     # hybrid Gated DeltaNet: tests
-    GraphFigure("public notebook log, Qwen/Qwen3.5-9B on an L40S (vllm 0.19.0; actual 0.65 GiB)", "Qwen/Qwen3.5-9B",
-                32, "l40s", "0.19.0", 51, 35, 0.78, "hybrid"),
-    GraphFigure("public FastAPI log, Qwen3.5-4B (vllm 0.22.0; actual 0.55 GiB)", "Qwen3.5-4B", 32, "unknown",
-                "0.22.0", 51, 35, 0.64, "hybrid"),
-    GraphFigure("public lm-eval run log, kaitchup/Qwen3.5-2B-autoround-W4A16 on an 80 GB card (vllm 0.19.1, "
-                "16,384 tokens; actual 0.34 GiB)", "Qwen3.5-2B (W4A16)", 24, "unknown", "0.19.1", 51, 51, 0.33,
-                "hybrid"),
-    GraphFigure("public DGX Spark log, nvidia/Qwen3.6-27B-NVFP4 (GB10, 0.23.1 dev, 8 seqs, 65,536 tokens)",
-                "Qwen3.6-27B (NVFP4)", 64, "gb10", "0.23.1", 5, 4, 0.61, "hybrid"),
-    GraphFigure("public docker log, RedHatAI/Qwen3.6-35B-A3B-NVFP4 (vllm 0.20.0, 1 seq, capture size 1)",
-                "Qwen3.6-35B-A3B (NVFP4)", 40, "unknown", "0.20.0", 1, 1, 0.36, "hybrid"),
-    GraphFigure("public docker log, RedHatAI/Qwen3.6-35B-A3B-NVFP4 (vllm 0.19.2rc1, 32 seqs)",
-                "Qwen3.6-35B-A3B (NVFP4)", 40, "unknown", "0.19.2", 11, 7, 1.21, "hybrid"),
+    GraphFigure("notebook log, L40S (vllm 0.19.0; actual 0.65 GiB; file 51781852921)",
+                "Qwen/Qwen3.5-9B", 32, "l40s", "0.19.0", 51, 35, 0.78, "hybrid"),
+    GraphFigure("FastAPI log (vllm 0.22.0; actual 0.55 GiB; file 55770092662)",
+                "Qwen3.5-4B", 32, "unknown", "0.22.0", 51, 35, 0.64, "hybrid"),
+    GraphFigure("lm-eval run log, 80 GB card (vllm 0.19.1, 16,384 tokens; actual 0.34 GiB; file 54064687355)",
+                "kaitchup/Qwen3.5-2B-autoround-W4A16", 24, "unknown", "0.19.1", 51, 51, 0.33, "hybrid"),
+    GraphFigure("DGX Spark log (GB10, 0.23.1 dev, 8 seqs, 65,536 tokens; file 61544841280)",
+                "nvidia/Qwen3.6-27B-NVFP4", 64, "gb10", "0.23.1", 5, 4, 0.61, "hybrid"),
+    GraphFigure("docker log (vllm 0.20.0, 1 seq, --max-cudagraph-capture-size 1; file 52377383460)",
+                "RedHatAI/Qwen3.6-35B-A3B-NVFP4", 40, "unknown", "0.20.0", 1, 1, 0.36, "hybrid"),
+    GraphFigure("docker log (vllm 0.19.2rc1, 32 seqs; file 52221836498)",
+                "RedHatAI/Qwen3.6-35B-A3B-NVFP4", 40, "unknown", "0.19.2", 11, 7, 1.21, "hybrid"),
 )
 
 
@@ -358,6 +364,7 @@ def estimate(version, *, max_num_seqs: int, max_num_batched_tokens: int, layers:
 
 
 __all__ = ["capture_sizes", "resolve_mode", "graph_plan", "GraphPlan", "uses_model_runner_v2", "graph_bytes",
-           "estimate", "GraphEstimate", "GraphFigure", "GRAPH_FIGURES", "GRAPH_FIRST_BYTES", "GRAPH_PER_LAYER_GRAPH_BYTES",
+           "estimate", "GraphEstimate", "GraphFigure", "GRAPH_FIGURES", "GRAPH_FIRST_BYTES",
+           "GRAPH_PER_LAYER_GRAPH_BYTES",
            "CUDA_GRAPH_ESTIMATE_FROM", "RUNNER_V2_PROFILES_FROM", "FULL_AND_PIECEWISE", "PIECEWISE",
            "FULL_DECODE_ONLY", "NONE", "SM100_FAMILY"]
