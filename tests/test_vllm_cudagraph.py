@@ -158,3 +158,22 @@ def test_the_model_beats_a_flat_median_out_of_sample():
     # mean absolute error 0.072 GiB against 0.091 GiB for the flat figure
     assert sum(model_err) / 5 == pytest.approx(0.072, abs=0.002)
     assert sum(flat_err) / 5 == pytest.approx(0.091, abs=0.002)
+
+
+def test_what_the_profile_reads_of_bundled_models():
+    from kvplan.engines.vllm_profile import model_kind, predict_available
+    from kvplan.sources import load_model
+
+    scout = load_model("llama-4-scout")
+    kind = model_kind(scout)
+    # config attention_chunk_size: vLLM's llama4.py builds ChunkedLocalAttention, whose builder reports NEVER
+    assert kind["attention_cg_never"] and kind["is_moe"] and not kind["is_hybrid"]
+    assert model_kind(load_model("qwen3.6-27b"))["is_hybrid"]  # Gated DeltaNet + attention
+    gpt = model_kind(load_model("gpt-oss-120b"))
+    assert gpt["is_moe"] and gpt["is_quantized"] and gpt["architecture"] == "GptOssForCausalLM"
+    assert not any(model_kind(load_model("llama-3.1-8b"))[k] for k in ("is_moe", "is_hybrid", "is_quantized"))
+    # so Llama 4 captures PIECEWISE graphs only: 51 at 1,024 sequences on an H100
+    est = predict_available(scout, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, max_num_seqs=1024,
+                            version="0.33.0", weight_bytes=10 * GIB, gpu="h100-sxm")
+    assert any("51 PIECEWISE graphs" in n for n in est.notes)
+    assert est.cuda_graph_bytes == GRAPH_FIRST_BYTES + scout.num_layers * 50 * GRAPH_PER_LAYER_GRAPH_BYTES
