@@ -285,6 +285,8 @@ GRAPH_FIGURES = (
                 "Qwen/Qwen3.5-9B", 32, "l40s", "0.19.0", 51, 35, 0.78, "hybrid"),
     GraphFigure("FastAPI log (vllm 0.22.0; actual 0.55 GiB; file 55770092662)",
                 "Qwen3.5-4B", 32, "unknown", "0.22.0", 51, 35, 0.64, "hybrid"),
+    GraphFigure("FastAPI streaming log (vllm 0.22.0, 128 seqs, 2,048 tokens; actual 0.35 GiB; file 56036894944)",
+                "Qwen3.5-4B", 32, "unknown", "0.22.0", 35, 19, 0.40, "hybrid"),
     GraphFigure("lm-eval run log, 80 GB card (vllm 0.19.1, 16,384 tokens; actual 0.34 GiB; file 54064687355)",
                 "kaitchup/Qwen3.5-2B-autoround-W4A16", 24, "unknown", "0.19.1", 51, 51, 0.33, "hybrid"),
     GraphFigure("DGX Spark log (GB10, 0.23.1 dev, 8 seqs, 65,536 tokens; file 61544841280)",
