@@ -121,12 +121,12 @@ def test_estimate_per_release_and_runner():
 
 
 def test_fitted_constants_by_hand():
-    # least squares of the logged GiB on layers x further graphs over the five dense figures:
-    # x = 36x84 = 3,024, 28x84 = 2,352, 2,352, 28x52 = 1,456, 60x100 = 6,000 (mean 3,036.8)
-    # y = 0.52, 0.55, 0.53, 0.37, 0.76 (mean 0.546)
-    # Sxx = 12,217,549, Sxy = 920.9 -> slope 7.537e-5 GiB = 0.0772 MiB; intercept 0.546 - 0.2289 = 0.3171 GiB
-    assert GRAPH_FIRST_BYTES / GIB == pytest.approx(0.3171, rel=2e-3)
-    assert GRAPH_PER_LAYER_GRAPH_BYTES / MIB == pytest.approx(0.0772, rel=2e-3)
+    # least squares of the logged GiB on layers x further graphs over the six dense figures:
+    # x = 36x84 = 3,024, 28x84 = 2,352, 2,352, 28x52 = 1,456, 60x100 = 6,000, 2,352 (mean 2,922.67)
+    # y = 0.52, 0.55, 0.53, 0.37, 0.76, 0.62 (mean 0.55833)
+    # Sxx = 12,608,341.3, Sxy = 878.667 -> slope 6.969e-5 GiB = 0.07136 MiB; intercept 0.55833 - 0.20368 = 0.35465
+    assert GRAPH_FIRST_BYTES / GIB == pytest.approx(0.35465, rel=2e-3)
+    assert GRAPH_PER_LAYER_GRAPH_BYTES / MIB == pytest.approx(0.07136, rel=2e-3)
 
 
 def _predicted_gib(fig) -> float:
@@ -135,16 +135,19 @@ def _predicted_gib(fig) -> float:
 
 def test_residuals_on_the_public_figures():
     dense = [f for f in GRAPH_FIGURES if f.fitted]
-    assert len(dense) == 5 and all(f.kind == "dense" for f in dense)
-    # within 0.06 GiB of every dense figure it was fitted on
-    assert max(abs(_predicted_gib(f) - f.estimate_gib) for f in dense) < 0.065
-    # the MoE and hybrid figures were not fitted: the model is low for 7 of 9, by up to 0.84 GiB
-    rest = [_predicted_gib(f) - f.estimate_gib for f in GRAPH_FIGURES if not f.fitted]
+    assert len(dense) == 6 and all(f.kind == "dense" for f in dense)
+    # within 0.11 GiB of every dense figure it was fitted on (the Omni thinker: 0.52 against 0.62)
+    assert max(abs(_predicted_gib(f) - f.estimate_gib) for f in dense) < 0.105
+    # the dense test figure (Qwen2.5-7B on an RTX 4090, counts inferred): 0.52 against 0.53
+    held = [f for f in GRAPH_FIGURES if f.kind == "dense" and not f.fitted]
+    assert len(held) == 1 and abs(_predicted_gib(held[0]) - held[0].estimate_gib) < 0.02
+    # the MoE and hybrid figures were not fitted: the model is low for 7 of 9, by up to 0.81 GiB
+    rest = [_predicted_gib(f) - f.estimate_gib for f in GRAPH_FIGURES if f.kind != "dense"]
     assert len(rest) == 9 and sum(r < 0 for r in rest) == 7 and min(rest) > -0.85 and max(rest) < 0.2
 
 
 def test_the_model_beats_a_flat_median_out_of_sample():
-    # leave one dense figure out, fit on the other four, predict it; the same for the median of the four
+    # leave one dense figure out, fit on the other five, predict it; the same for the median of the five
     dense = [(f.layer_graphs, f.estimate_gib) for f in GRAPH_FIGURES if f.fitted]
     model_err, flat_err = [], []
     for i, (x, y) in enumerate(dense):
@@ -153,11 +156,10 @@ def test_the_model_beats_a_flat_median_out_of_sample():
         my = sum(b for _, b in rest) / len(rest)
         slope = sum((a - mx) * (b - my) for a, b in rest) / sum((a - mx) ** 2 for a, _ in rest)
         model_err.append(abs(my + slope * (x - mx) - y))
-        ys = sorted(b for _, b in rest)
-        flat_err.append(abs((ys[1] + ys[2]) / 2 - y))
-    # mean absolute error 0.072 GiB against 0.091 GiB for the flat figure
-    assert sum(model_err) / 5 == pytest.approx(0.072, abs=0.002)
-    assert sum(flat_err) / 5 == pytest.approx(0.091, abs=0.002)
+        flat_err.append(abs(sorted(b for _, b in rest)[2] - y))
+    # mean absolute error 0.086 GiB against 0.095 GiB for the flat figure: a little better, not much
+    assert sum(model_err) / 6 == pytest.approx(0.086, abs=0.002)
+    assert sum(flat_err) / 6 == pytest.approx(0.095, abs=0.002)
 
 
 def test_what_the_profile_reads_of_bundled_models():

@@ -92,10 +92,10 @@ The terms, and where each comes from:
   0.29), the mode (FULL_AND_PIECEWISE unless --enforce-eager, pooling or an
   attention backend without graph support) and the graphs per mode from
   max_num_seqs and max_num_batched_tokens; the bytes are an empirical
-  first capture + a per-layer-per-graph figure fitted on five dense public
-  "Estimated CUDA graph memory" lines (0.32 GiB + 0.077 MiB x layers x
-  further graphs, within 0.06 GiB of them; MoE and hybrid GDN models logged
-  up to 0.85 GiB more). cuda_graph_bytes (a logged figure) replaces it.
+  first capture + a per-layer-per-graph figure fitted on six dense public
+  "Estimated CUDA graph memory" lines (0.355 GiB + 0.071 MiB x layers x
+  further graphs, within 0.1 GiB of them; MoE and hybrid GDN models logged
+  up to 0.81 GiB more). cuda_graph_bytes (a logged figure) replaces it.
 docs/engines.md lists the error per collected log.
 """
 
