@@ -382,7 +382,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                                   layers=model.num_layers, gpu=gpu, enforce_eager=enforce_eager, **kind)
         graphs = modelled.bytes
         if modelled.note:
-            notes.append(modelled.note)
+            notes.append(modelled.note + (f"; fitted at TP 1, not checked at TP {tp}" if graphs and tp > 1 else ""))
     if not v0_engine and runs_model_runner_v2(version, kind) and activation_from != "forward":
         notes.append(f"vLLM {version} profiles the sampler in Model Runner V2; the sampler term is the v1 runner's")
     if max(tp, 1) > 1:
