@@ -283,7 +283,8 @@ def test_cuda_graph_estimate_from_0_20():
     eager = predict_available(spec, version="0.21.0", enforce_eager=True, **kwargs)
     assert v1.cuda_graph_bytes > 0 and eager.cuda_graph_bytes == 0
     assert eager.available_bytes - v1.available_bytes == v1.cuda_graph_bytes
-    assert any("modelled" in n for n in v1.notes) and "CUDA graphs" in v1.lines()[0]
+    assert any("modelled" in n for n in v1.notes) and "CUDA graphs 0." in v1.lines()[0]
+    assert "GiB (modelled, empirical)" in v1.lines()[0] and "GiB (given)" in given_graphs.lines()[0]
     # config/vllm.py use_v2_model_runner: the V2 runner (another sampler) serves Llama from 0.23 (its list)
     # and every model from 0.29; 0.21 has no V2 default
     assert any("Model Runner V2" in n for n in predict_available(spec, version="0.30.0", **kwargs).notes)

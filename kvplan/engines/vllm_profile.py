@@ -210,6 +210,7 @@ class ProfileEstimate:
     weights_from: str = "parameter count x dtype"
     activation_from: str = "forward"
     notes: tuple[str, ...] = field(default=())
+    cuda_graph_from: str = ""  # "given" (a logged estimate) or "modelled, empirical" (vllm_cudagraph)
 
     @property
     def requested_bytes(self) -> int:
@@ -222,7 +223,8 @@ class ProfileEstimate:
 
     def lines(self) -> list[str]:
         g = GIB
-        graphs = f"; CUDA graphs {self.cuda_graph_bytes / g:.2f} GiB" if self.cuda_graph_bytes else ""
+        source = f" ({self.cuda_graph_from})" if self.cuda_graph_from else ""
+        graphs = f"; CUDA graphs {self.cuda_graph_bytes / g:.2f} GiB{source}" if self.cuda_graph_bytes else ""
         return [f"requested {self.total_bytes / g:.2f} GiB x {self.gpu_memory_utilization:g} = {self.requested_bytes / g:.2f} GiB; "
                 f"weights {self.weight_bytes / g:.2f} GiB ({self.weights_from}); peak activation "
                 f"{self.activation_bytes / g:.2f} GiB ({self.activation_from}, {self.profiled_tokens:,} profiled tokens, "
@@ -371,16 +373,16 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         if sampler > forward:
             activation, activation_from = sampler, f"sampler over {rows:,} x {vocab:,} logits"
     non_torch = (NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1) + tp_non_torch_bytes(tp, gpu, version, v0_engine)
-    graphs = 0
+    graphs, graphs_from = 0, ""
     kind = model_kind(model)
     if cuda_graph_bytes is not None:
-        graphs = cuda_graph_bytes
+        graphs, graphs_from = cuda_graph_bytes, "given"
     elif not v0_engine and subtracts_cuda_graphs(version):
         from .vllm_cudagraph import estimate as graph_estimate
 
         modelled = graph_estimate(version, max_num_seqs=rows, max_num_batched_tokens=max_num_batched_tokens,
                                   layers=model.num_layers, gpu=gpu, enforce_eager=enforce_eager, **kind)
-        graphs = modelled.bytes
+        graphs, graphs_from = modelled.bytes, "modelled, empirical"
         if modelled.note:
             notes.append(modelled.note + (f"; fitted at TP 1, not checked at TP {tp}" if graphs and tp > 1 else ""))
     if not v0_engine and runs_model_runner_v2(version, kind) and activation_from != "forward":
@@ -396,7 +398,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     if max(pp, 1) > 1:
         notes.append(f"non-torch memory at PP {pp}: pipeline NCCL buffers not modelled")
     return ProfileEstimate(total_bytes, gpu_memory_utilization, per_gpu, activation, non_torch, graphs, tokens,
-                           weights_from, activation_from, tuple(notes))
+                           weights_from, activation_from, tuple(notes), graphs_from)
 
 
 __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_HIDDEN", "NON_TORCH_BYTES",
