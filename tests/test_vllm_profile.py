@@ -270,14 +270,26 @@ def test_cuda_graph_estimate_from_0_20():
     spec = load_model("llama-3.1-8b")
     kwargs = dict(total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, max_num_batched_tokens=8192,
                   max_num_seqs=1024)
+    # 0.24.0 runs LlamaForCausalLM in Model Runner V2 (config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES),
+    # whose profile_cudagraph_memory returns 0 before 0.29: nothing subtracted, and the line says why
     base = predict_available(spec, version="0.24.0", **kwargs)
-    assert base.cuda_graph_bytes == 0 and any("CUDA-graph" in n for n in base.notes)
+    assert base.cuda_graph_bytes == 0 and any("CUDA-graph" in n and "returns 0" in n for n in base.notes)
     assert not any("CUDA-graph" in n for n in predict_available(spec, version="0.19.1", **kwargs).notes)
     given_graphs = predict_available(spec, version="0.24.0", cuda_graph_bytes=int(0.36 * GIB), **kwargs)
     assert base.available_bytes - given_graphs.available_bytes == int(0.36 * GIB)
-    # config/vllm.py use_v2_model_runner: the V2 runner (another sampler) is the default from 0.30.0
+    # 0.21.0: the v1 runner, which does profile: the modelled estimate is subtracted (values in
+    # tests/test_vllm_cudagraph.py), --enforce-eager takes it away again
+    v1 = predict_available(spec, version="0.21.0", **kwargs)
+    eager = predict_available(spec, version="0.21.0", enforce_eager=True, **kwargs)
+    assert v1.cuda_graph_bytes > 0 and eager.cuda_graph_bytes == 0
+    assert eager.available_bytes - v1.available_bytes == v1.cuda_graph_bytes
+    assert any("modelled" in n for n in v1.notes) and "CUDA graphs 0." in v1.lines()[0]
+    assert "GiB (modelled, empirical)" in v1.lines()[0] and "GiB (given)" in given_graphs.lines()[0]
+    # config/vllm.py use_v2_model_runner: the V2 runner (another sampler) serves Llama from 0.23 (its list)
+    # and every model from 0.29; 0.21 has no V2 default
     assert any("Model Runner V2" in n for n in predict_available(spec, version="0.30.0", **kwargs).notes)
-    assert not any("Model Runner V2" in n for n in base.notes)
+    assert any("Model Runner V2" in n for n in base.notes)
+    assert not any("Model Runner V2" in n for n in v1.notes)
 
 
 def test_estimate_uses_the_exact_checkpoint(cli):
@@ -285,14 +297,22 @@ def test_estimate_uses_the_exact_checkpoint(cli):
     # above from the MXFP4 checkpoint, less what 0.25+'s Triton layout adds on Hopper (swizzled scales padded
     # to 256 rows, FP32 biases): 5,898,240 B x 36 layers = 212,336,640 B -> 3,009,149,140 B
     # (with --mem-util 0.9; without it 0.33's default 0.92 adds int(85,018,877,624 x 0.92) - int(x 0.9) = 78,217,367,414 - 76,516,989,861 = 1,700,377,553 B)
+    # and, from 0.20, the modelled CUDA-graph estimate (kvplan.engines.vllm_cudagraph): on an H100 with 0.33's
+    # 1,024 sequences the sizes stop at min(2 x 1,024, 512) = 512: 1, 2, 4, 8..248 by 8 (31), 256..512 by 16 (17)
+    # = 51 PIECEWISE graphs and, all <= 1,024, 51 FULL ones; 0.29+ runs it in Model Runner V2, which profiles.
+    # 51 + 51 - 2 modes = 100 further graphs, 36 layers: first capture + 36 x 100 x per layer-graph
+    from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
+
+    graphs = GRAPH_FIRST_BYTES + 36 * 100 * GRAPH_PER_LAYER_GRAPH_BYTES
     code, out, err = cli("estimate", "gpt-oss-120b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
                          "--mem-util", "0.9", "--format", "json")
     assert code == 0, err
     engine = json.loads(out)["engine"]
-    assert engine["kv_memory_bytes"] == 3_009_149_140
+    assert engine["kv_memory_bytes"] == 3_009_149_140 - graphs
     code, out, err = cli("estimate", "gpt-oss-120b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
                          "--format", "json")
-    assert json.loads(out)["engine"]["kv_memory_bytes"] == 3_009_149_140 + 1_700_377_553
+    assert json.loads(out)["engine"]["kv_memory_bytes"] == 3_009_149_140 + 1_700_377_553 - graphs
+    assert any("51 PIECEWISE, 51 FULL" in n for n in engine["notes"])
     assert any("checkpoint, bundled" in n and "Triton" in n for n in engine["notes"])
 
 

@@ -213,8 +213,8 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
     util = log.gpu_memory_utilization or (rules or V0_11).gpu_memory_utilization
     v0 = rules is None
     batched = mnbt or (rules or V0_11).max_num_batched_tokens(total, name or "")
-    # v0 profiled 256 dummy sequences by default (V0_MAX_NUM_SEQS); v1 the server's max_num_seqs (the
-    # log's, else the rules' default for this GPU): the sampler's dummy run has one row per sequence
+    # v0 profiled 256 dummy sequences by default (V0_MAX_NUM_SEQS); v1 the log's --max-num-seqs, else the
+    # rules' default for this GPU (also what sizes the CUDA graphs, with --enforce-eager)
     seqs = None if v0 else (log.max_num_seqs or (rules or V0_11).max_num_seqs(total, name or ""))
     version = log.version or (rules.version if rules else None)
     runs = [("from the GPU and the model", None)]
@@ -224,7 +224,8 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
     for label, weights in runs:
         est = predict_available(spec, total_bytes=total, gpu_memory_utilization=util, tp=log.tp or 1,
                                 pp=log.pp or 1, max_num_batched_tokens=batched, max_model_len=log.max_model_len,
-                                weight_bytes=weights, v0_engine=v0, max_num_seqs=seqs, version=version, gpu=name)
+                                weight_bytes=weights, v0_engine=v0, max_num_seqs=seqs, version=version, gpu=name,
+                                enforce_eager=log.enforce_eager)
         gib = est.available_bytes / GIB
         dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
         cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",

@@ -51,9 +51,10 @@ The terms, and where each comes from:
   to rank 0, and vLLM keeps the smallest figure over the workers; the
   forward term is not divided by TP either (the residual stream is replicated).
   Blind to MoE workspaces, vision encoders and attention backends that keep
-  per-token buffers. Model Runner V2 (the default from 0.30.0,
-  MODEL_RUNNER_V2_DEFAULT_FROM) samples with another pipeline; the term is
-  not checked against it and the line says so.
+  per-token buffers. Model Runner V2 (the default for every model from 0.29.0,
+  MODEL_RUNNER_V2_DEFAULT_FROM, and for some architectures from 0.22:
+  vllm_cudagraph.uses_model_runner_v2) samples with another pipeline; the term
+  is not checked against it and the line says so.
 - non-torch memory (CUDA context growth, NCCL and custom all-reduce buffers):
   0.35 GiB on v0 (#10517, TP 1), 0.13 GiB on v1 at TP 1 (llm-d H100 logs).
   vLLM counts what was allocated outside torch since its first memory
@@ -86,10 +87,15 @@ The terms, and where each comes from:
   0.20.0, "0" in 0.18-0.19, absent before) v1 also subtracts an estimate it
   measures by capturing two graphs per mode (gpu_model_runner.
   profile_cudagraph_memory: the first capture + the second's increase x the
-  remaining capture sizes). The number of graphs follows from the config, the
-  bytes per graph only from the driver, so kvplan takes it as an input
-  (cuda_graph_bytes) and otherwise leaves it out and says so; public logs
-  print 0.17-0.36 GiB ("Estimated CUDA graph memory: X GiB total").
+  remaining capture sizes). kvplan.engines.vllm_cudagraph works out from
+  source which runner serves the model (Model Runner V2 returns 0 before
+  0.29), the mode (FULL_AND_PIECEWISE unless --enforce-eager, pooling or an
+  attention backend without graph support) and the graphs per mode from
+  max_num_seqs and max_num_batched_tokens; the bytes are an empirical
+  first capture + a per-layer-per-graph figure fitted on six dense public
+  "Estimated CUDA graph memory" lines (0.355 GiB + 0.071 MiB x layers x
+  further graphs, within 0.1 GiB of them; MoE and hybrid GDN models logged
+  up to 0.81 GiB more). cuda_graph_bytes (a logged figure) replaces it.
 docs/engines.md lists the error per collected log.
 """
 
@@ -121,9 +127,10 @@ V0_MAX_NUM_SEQS = 256  # vllm 0.6.6 engine/arg_utils.py: max_num_seqs = 256 unle
 CUDA_GRAPH_ESTIMATE_FROM = (0, 20, 0)  # first release whose envs.py defaults the estimate on
 # config/vllm.py VllmConfig.use_v2_model_runner: Model Runner V2 (its own sampler, profiled in two
 # passes, v1/worker/gpu/model_runner._dummy_sampler_run) is the default for every model it supports
-# from 0.30.0; in 0.22-0.29 only for dense unquantized Qwen3ForCausalLM. The sampler term above is
-# the v1 runner's, not checked against V2.
-MODEL_RUNNER_V2_DEFAULT_FROM = (0, 30, 0)
+# from 0.29.0 (its use_v2_model_runner no longer calls _is_default_v2_model_runner_model); in 0.22-0.28
+# for an architecture list and, from 0.25, every dense model (vllm_cudagraph.uses_model_runner_v2 has the
+# rule per release). The sampler term above is the v1 runner's, not checked against V2.
+MODEL_RUNNER_V2_DEFAULT_FROM = (0, 29, 0)
 # what the driver reports (torch.cuda.mem_get_info total), as printed in public logs
 DRIVER_TOTAL_BYTES = {
     "h100-sxm": int(79.18 * GIB),  # llm-d-benchmark H100 logs: "Free memory on device (78.57/79.18 GiB)"
@@ -203,6 +210,7 @@ class ProfileEstimate:
     weights_from: str = "parameter count x dtype"
     activation_from: str = "forward"
     notes: tuple[str, ...] = field(default=())
+    cuda_graph_from: str = ""  # "given" (a logged estimate) or "modelled, empirical" (vllm_cudagraph)
 
     @property
     def requested_bytes(self) -> int:
@@ -215,7 +223,8 @@ class ProfileEstimate:
 
     def lines(self) -> list[str]:
         g = GIB
-        graphs = f"; CUDA graphs {self.cuda_graph_bytes / g:.2f} GiB" if self.cuda_graph_bytes else ""
+        source = f" ({self.cuda_graph_from})" if self.cuda_graph_from else ""
+        graphs = f"; CUDA graphs {self.cuda_graph_bytes / g:.2f} GiB{source}" if self.cuda_graph_bytes else ""
         return [f"requested {self.total_bytes / g:.2f} GiB x {self.gpu_memory_utilization:g} = {self.requested_bytes / g:.2f} GiB; "
                 f"weights {self.weight_bytes / g:.2f} GiB ({self.weights_from}); peak activation "
                 f"{self.activation_bytes / g:.2f} GiB ({self.activation_from}, {self.profiled_tokens:,} profiled tokens, "
@@ -302,11 +311,41 @@ def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1) -> int:
     return max(stage_weight_bytes(weights, model.num_layers, max(tp, 1), max(pp, 1)))
 
 
+def model_kind(model) -> dict:
+    """What vLLM's runner and CUDA-graph rules read of a model (kvplan.engines.vllm_cudagraph.estimate):
+    its architecture, MoE (experts: fewer active than total parameters), hybrid (attention and a recurrent
+    state), quantized (a quantization_config, or a weight dtype other than 16/32-bit floats), and chunked
+    local attention (Llama 4's attention_chunk_size, whose builder has no CUDA-graph support)."""
+    raw = raw_config(model) or {}
+    nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    layers = getattr(model, "layers", ()) or ()
+    has_state = any(getattr(layer, "state", None) is not None for layer in layers)
+    has_cache = any(getattr(layer, "caches", ()) for layer in layers)
+    dtype = (getattr(model, "weight_dtype", "") or "").lower()
+    return {
+        "architecture": getattr(model, "architecture", None),
+        "is_moe": bool(model.param_count and model.active_param_count and model.active_param_count < model.param_count),
+        "is_hybrid": has_state and has_cache,
+        "is_quantized": bool(raw.get("quantization_config") or nested.get("quantization_config"))
+        or dtype not in ("", "bfloat16", "float16", "float32", "bf16", "fp16", "fp32"),
+        "attention_cg_never": bool(raw.get("attention_chunk_size") or nested.get("attention_chunk_size")),
+    }
+
+
+def runs_model_runner_v2(version: str | None, kind: dict) -> bool:
+    """Whether this release runs the model in Model Runner V2 by default (vllm_cudagraph.uses_model_runner_v2)."""
+    from .vllm_cudagraph import uses_model_runner_v2
+
+    return bool(uses_model_runner_v2(version, kind["architecture"], is_moe=kind["is_moe"],
+                                     is_hybrid=kind["is_hybrid"], is_quantized=kind["is_quantized"]))
+
+
 def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float, tp: int = 1, pp: int = 1,
                       max_num_batched_tokens: int = 8192, max_model_len: int | None = None,
                       weight_bytes: int | None = None, weights=None, v0_engine: bool = False,
                       max_num_seqs: int | None = None, version: str | None = None,
-                      cuda_graph_bytes: int | None = None, gpu: str | None = None) -> ProfileEstimate:
+                      cuda_graph_bytes: int | None = None, gpu: str | None = None,
+                      enforce_eager: bool = False) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
@@ -315,7 +354,9 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     max_num_seqs: the dummy sequences the sampler runs over (None: 256 on v0, 1024 on v1).
     version: the vLLM release, for the CUDA-graph term (from CUDA_GRAPH_ESTIMATE_FROM) and the
     MXFP4 load layout. gpu: the catalog name (h100-sxm, a100-80gb, ...), for the MXFP4 kernel
-    vLLM picks by compute capability (kvplan.weights.vllm_mxfp4)."""
+    vLLM picks by compute capability (kvplan.weights.vllm_mxfp4).
+    cuda_graph_bytes: vLLM's logged "Estimated CUDA graph memory"; else, from CUDA_GRAPH_ESTIMATE_FROM on
+    the v1 engine, the modelled estimate (kvplan.engines.vllm_cudagraph; enforce_eager: none)."""
     ranks = max(tp, 1) * max(pp, 1)
     notes = []
     if weight_bytes is not None:
@@ -346,13 +387,19 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         if sampler > forward:
             activation, activation_from = sampler, f"sampler over {rows:,} x {vocab:,} logits"
     non_torch = (NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1) + tp_non_torch_bytes(tp, gpu, version, v0_engine)
-    graphs = 0
+    graphs, graphs_from = 0, ""
+    kind = model_kind(model)
     if cuda_graph_bytes is not None:
-        graphs = cuda_graph_bytes
+        graphs, graphs_from = cuda_graph_bytes, "given"
     elif not v0_engine and subtracts_cuda_graphs(version):
-        notes.append(f"vLLM {version} also subtracts its measured CUDA-graph estimate (not modelled; "
-                     "public logs print 0.17-0.36 GiB)")
-    if not v0_engine and _at_least(version, MODEL_RUNNER_V2_DEFAULT_FROM) and activation_from != "forward":
+        from .vllm_cudagraph import estimate as graph_estimate
+
+        modelled = graph_estimate(version, max_num_seqs=rows, max_num_batched_tokens=max_num_batched_tokens,
+                                  layers=model.num_layers, gpu=gpu, enforce_eager=enforce_eager, **kind)
+        graphs, graphs_from = modelled.bytes, "modelled, empirical"
+        if modelled.note:
+            notes.append(modelled.note + (f"; fitted at TP 1, not checked at TP {tp}" if graphs and tp > 1 else ""))
+    if not v0_engine and runs_model_runner_v2(version, kind) and activation_from != "forward":
         notes.append(f"vLLM {version} profiles the sampler in Model Runner V2; the sampler term is the v1 runner's")
     if max(tp, 1) > 1:
         nvls = nvls_bytes(tp, gpu)
@@ -365,12 +412,12 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     if max(pp, 1) > 1:
         notes.append(f"non-torch memory at PP {pp}: pipeline NCCL buffers not modelled")
     return ProfileEstimate(total_bytes, gpu_memory_utilization, per_gpu, activation, non_torch, graphs, tokens,
-                           weights_from, activation_from, tuple(notes))
+                           weights_from, activation_from, tuple(notes), graphs_from)
 
 
 __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_HIDDEN", "NON_TORCH_BYTES",
            "NON_TORCH_TP_BYTES", "NON_TORCH_TP_BYTES_EARLY", "SNAPSHOT_AFTER_DIST_INIT_FROM", "NVLS_CHANNELS",
            "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
-           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "vocab_size", "raw_config", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
+           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
            "sampler_bytes", "subtracts_cuda_graphs", "version_key"]

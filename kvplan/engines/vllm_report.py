@@ -12,15 +12,17 @@ from .vllm_rules import LATEST, VllmRules
 from .vllm_served import check
 
 
-def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None) -> tuple[int, str | None]:
+def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
+                 release: str | None = None) -> tuple[int, str | None]:
     """(KV memory per GPU, how it was found): --kv-memory, else vLLM's profile
-    predicted from the GPU (kvplan.engines.vllm_profile)."""
+    predicted from the GPU (kvplan.engines.vllm_profile). release: the vLLM release asked for
+    (its runner and CUDA-graph rules are per release, finer than the rules' objects); else rules.version."""
     dep = result.deployment
     if dep is not None and dep.kv_memory_bytes is not None:
         return dep.kv_memory_bytes, None
     if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes:
         from ..capacity.gpus import CATALOG
-        from .vllm_profile import DRIVER_TOTAL_BYTES, predict_available
+        from .vllm_profile import DRIVER_TOTAL_BYTES, predict_available, version_key
 
         # the record the plan used (exact checkpoint bytes, or --weights): split by role over the ranks
         record = getattr(result, "weights", None) or dep.weights
@@ -33,7 +35,8 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None) -> 
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
                                 max_num_batched_tokens=mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes,
                                                                                             dep.gpu.name),
-                                weight_bytes=per_gpu, weights=record, version=rules.version,
+                                weight_bytes=per_gpu, weights=record,
+                                version=release if version_key(release) else rules.version,
                                 max_num_seqs=rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
                                 gpu=dep.gpu.name)
         if est.available_bytes <= 0:
@@ -67,7 +70,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     mnbt = max_num_batched_tokens or default_max_num_batched_tokens(dep.gpu if dep else None, rules)
     if hybrid_manager is None:  # a KV connector (CPU offloading) turns the hybrid manager off
         hybrid_manager = plan.offload is None
-    kv_memory, how = kv_memory_of(result, rules, mnbt)
+    kv_memory, how = kv_memory_of(result, rules, mnbt, release)
     gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
     pool = simulate(plan.model, kv_memory_bytes=kv_memory, max_model_len=max_model_len_tokens,
                     block_tokens=plan.block_size, tp=dep.tp if dep else 1, pp=dep.pp if dep else 1,
