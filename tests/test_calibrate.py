@@ -183,13 +183,16 @@ def test_available_memory_predicted_from_the_gpu(cli):
 
 def test_estimate_with_a_gpu_predicts_the_pool(cli):
     # H100 as its driver reports it, 79.18 GiB = 85,018,877,624 B; x 0.9 = 76,516,989,861 B
-    # weights 8,030,261,248 x 2 = 16,060,522,496 B; activation: the v1 sampler run dominates,
-    # 9.6 x 1,024 seqs x 128,256 vocab x 4 B = 5,043,231,129 B (> 8,192 x 4,096 x 26); non-torch 0.13 GiB =
-    # 139,586,437 B -> 55,273,649,799 B -> // 2 MiB = 26,356 blocks
+    # weights 8,030,261,248 x 2 = 16,060,522,496 B; non-torch 0.13 GiB = 139,586,437 B
     # (--mem-util 0.9 as llm-d's run; without it 0.33's default 0.92 applies)
-    # 0.33 (the latest rules) also subtracts the CUDA-graph estimate (0.20+): Model Runner V2 (0.29+) profiles;
-    # 51 PIECEWISE + 51 FULL graphs on an H100 at 1,024 sequences (sizes up to 512), 100 beyond the first of
-    # each mode, modelled as first capture + 32 layers x 100 x per layer-graph (kvplan.engines.vllm_cudagraph)
+    # 0.33 (the latest rules) runs Model Runner V2 (0.29+): its dummy sampler, read in source, keeps the bf16
+    # logits, their fp32 copy and FlashInfer's masked fp32 logits and fp32 probs: 1,024 x 128,256 x 14 B =
+    # 1,838,678,016 B (> the forward, 8,192 x 4,096 x 26 = 872,415,232), plus the int32 penalty bin counts
+    # 1,024 x 128,256 x 4 = 525,336,576 B -> 76,516,989,861 - 16,060,522,496 - 1,838,678,016 - 525,336,576
+    # - 139,586,437 = 57,952,866,336 B before the CUDA graphs.
+    # It also subtracts the CUDA-graph estimate (0.20+): 51 PIECEWISE + 51 FULL graphs on an H100 at 1,024
+    # sequences (sizes up to 512), 100 beyond the first of each mode, modelled as first capture + 32 layers x
+    # 100 x per layer-graph (kvplan.engines.vllm_cudagraph)
     from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
 
     graphs = GRAPH_FIRST_BYTES + 32 * 100 * GRAPH_PER_LAYER_GRAPH_BYTES
@@ -197,11 +200,16 @@ def test_estimate_with_a_gpu_predicts_the_pool(cli):
                          "--mem-util", "0.9", "--format", "json")
     assert code == 0, err
     engine = json.loads(out)["engine"]
-    assert engine["kv_memory_bytes"] == 55_273_649_799 - graphs
-    assert engine["num_blocks"] == (55_273_649_799 - graphs) // (2 * 2**20)
+    assert engine["kv_memory_bytes"] == 57_952_866_336 - graphs
+    assert engine["num_blocks"] == (57_952_866_336 - graphs) // (2 * 2**20)
     assert engine["kv_memory_source"].startswith("predicted")
-    # llm-d-benchmark's H100 log of this model (a release before the estimate, which it does not print)
-    # printed 51.38 GiB: 55,273,649,799 B before the graphs = 51.48 GiB, +0.2%
+    # the v1 runner (llm-d-benchmark's H100 log of this model, a release before both V2 and the graph
+    # estimate) printed 51.38 GiB; the v1 sampler, 9.6 x 1,024 x 128,256 x 4 B = 5,043,231,129 B, gives
+    # 76,516,989,861 - 16,060,522,496 - 5,043,231,129 - 139,586,437 = 55,273,649,799 B = 51.48 GiB, +0.2%
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm@0.11", "--max-model-len",
+                         "8192", "--mem-util", "0.9", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["engine"]["kv_memory_bytes"] == 55_273_649_799
     assert abs(55_273_649_799 / 2**30 - 51.38) / 51.38 < 0.005
 
 

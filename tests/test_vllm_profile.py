@@ -300,7 +300,11 @@ def test_estimate_uses_the_exact_checkpoint(cli):
     # and, from 0.20, the modelled CUDA-graph estimate (kvplan.engines.vllm_cudagraph): on an H100 with 0.33's
     # 1,024 sequences the sizes stop at min(2 x 1,024, 512) = 512: 1, 2, 4, 8..248 by 8 (31), 256..512 by 16 (17)
     # = 51 PIECEWISE graphs and, all <= 1,024, 51 FULL ones; 0.29+ runs it in Model Runner V2, which profiles.
-    # 51 + 51 - 2 modes = 100 further graphs, 36 layers: first capture + 36 x 100 x per layer-graph
+    # 51 + 51 - 2 modes = 100 further graphs, 36 layers: first capture + 36 x 100 x per layer-graph.
+    # Model Runner V2's sampler (read in source) replaces the v1 runner's 7,907,101,900 B: 1,024 x 201,088 x
+    # 14 B (bf16 logits, fp32 copy, FlashInfer's masked logits and probs) = 2,882,797,568 B (> the forward,
+    # 8,192 x 2,880 x 26 = 613,416,960) + int32 bin counts 1,024 x 201,088 x 4 = 823,656,448 B:
+    # 3,009,149,140 + 7,907,101,900 - 2,882,797,568 - 823,656,448 = 7,209,797,024 B before the graphs
     from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
 
     graphs = GRAPH_FIRST_BYTES + 36 * 100 * GRAPH_PER_LAYER_GRAPH_BYTES
@@ -308,10 +312,10 @@ def test_estimate_uses_the_exact_checkpoint(cli):
                          "--mem-util", "0.9", "--format", "json")
     assert code == 0, err
     engine = json.loads(out)["engine"]
-    assert engine["kv_memory_bytes"] == 3_009_149_140 - graphs
+    assert engine["kv_memory_bytes"] == 7_209_797_024 - graphs
     code, out, err = cli("estimate", "gpt-oss-120b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
                          "--format", "json")
-    assert json.loads(out)["engine"]["kv_memory_bytes"] == 3_009_149_140 + 1_700_377_553 - graphs
+    assert json.loads(out)["engine"]["kv_memory_bytes"] == 7_209_797_024 + 1_700_377_553 - graphs
     assert any("51 PIECEWISE, 51 FULL" in n for n in engine["notes"])
     assert any("checkpoint, bundled" in n and "Triton" in n for n in engine["notes"])
 
@@ -383,3 +387,25 @@ def test_vocabulary_of_configs_that_leave_it_out():
     # ChatGLM: the output layer has padded_vocab_size rows (151,552 in THUDM/glm-4-9b-chat's config.json)
     assert vocab_size(load_model("glm-4-9b-chat")) == 151_552
     assert vocab_size(load_model("llama-3.1-8b")) == 128_256  # the config's own field
+
+
+def test_model_runner_v2_sampler_by_release():
+    # Llama-3.1-8B (vocab 128,256) on an H100 at 1,024 sequences, 8,192 batched tokens:
+    # forward 8,192 x 4,096 x 26 = 872,415,232 B.
+    # 0.28 (V2 for every dense model from 0.25): one default pass, bf16 logits 1,024 x 128,256 x 2 =
+    # 262,668,288 B < the forward, so the forward decides; the int32 bin counts 1,024 x 128,256 x 4 =
+    # 525,336,576 B count from 0.27 -> 1,397,751,808 B
+    # 0.26: the same pass, but the bin counts are not measured (the profile sees only its own peak) -> forward
+    # 0.33: the warm-up pass, 1,024 x 128,256 x 14 = 1,838,678,016 B, + bin counts -> 2,364,014,592 B
+    # 0.21 (no V2 default): the v1 runner's 9.6 x 1,024 x 128,256 x 4 = 5,043,231,129 B
+    spec = load_model("llama-3.1-8b")
+    kwargs = dict(total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, max_num_batched_tokens=8192,
+                  max_num_seqs=1024, weight_bytes=16_060_522_496, gpu="h100-sxm")
+    act = {v: predict_available(spec, version=v, **kwargs) for v in ("0.21.0", "0.26.0", "0.28.0", "0.33.0")}
+    assert act["0.21.0"].activation_bytes == 5_043_231_129
+    assert act["0.26.0"].activation_bytes == 872_415_232 and act["0.26.0"].activation_from == "forward"
+    assert act["0.28.0"].activation_bytes == 1_397_751_808
+    assert act["0.33.0"].activation_bytes == 2_364_014_592
+    assert "V2 sampler warm-up pass" in act["0.33.0"].activation_from
+    assert any("Model Runner V2" in n and "not checked" in n for n in act["0.33.0"].notes)
+    assert not any("Model Runner V2" in n for n in act["0.21.0"].notes)

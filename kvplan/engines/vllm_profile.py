@@ -53,8 +53,23 @@ The terms, and where each comes from:
   Blind to MoE workspaces, vision encoders and attention backends that keep
   per-token buffers. Model Runner V2 (the default for every model from 0.29.0,
   MODEL_RUNNER_V2_DEFAULT_FROM, and for some architectures from 0.22:
-  vllm_cudagraph.uses_model_runner_v2) samples with another pipeline; the term
-  is not checked against it and the line says so.
+  vllm_cudagraph.uses_model_runner_v2) samples with another pipeline, read in
+  source (v1/worker/gpu/model_runner.py _dummy_sampler_run, sample/sampler.py,
+  sample/penalties.py) and not checked against any log:
+  * 0.22-0.32: one pass with the dummy batch's default sampling states (the
+    code's own note: it "may skip top_k, top_p, and logprobs"): no fp32 copy,
+    no top-k/top-p; the peak is the model-dtype logits, rows x vocab x 2 B,
+    so the forward usually decides the activation term;
+  * 0.33: a second pass with SamplingParams.for_sampler_warmup (top-k 50,
+    top-p 0.9, penalties, logprobs): the fp32 copy of the logits
+    (apply_sampling_params), then FlashInfer's top_k_top_p_sampling_from_logits
+    (topk_topp_sampler.flashinfer_sample), which keeps a masked fp32 copy and
+    its fp32 softmax alive together: 2 + 3 x 4 = 14 B per logit
+    (V2_WARMUP_BYTES_PER_LOGIT);
+  * and a persistent buffer, PenaltiesState.output_bin_counts (int32, rows x
+    vocab), allocated with the sampler: vLLM counts it from 0.27.0, when the
+    profile measures everything consumed since its first snapshot
+    (utils/mem_utils.py memory_profiling: total_consumed).
 - non-torch memory (CUDA context growth, NCCL and custom all-reduce buffers):
   0.35 GiB on v0 (#10517, TP 1), 0.13 GiB on v1 at TP 1 (llm-d H100 logs).
   vLLM counts what was allocated outside torch since its first memory
@@ -131,6 +146,12 @@ CUDA_GRAPH_ESTIMATE_FROM = (0, 20, 0)  # first release whose envs.py defaults th
 # for an architecture list and, from 0.25, every dense model (vllm_cudagraph.uses_model_runner_v2 has the
 # rule per release). The sampler term above is the v1 runner's, not checked against V2.
 MODEL_RUNNER_V2_DEFAULT_FROM = (0, 29, 0)
+# Model Runner V2's dummy sampler run, read in source (see the module doc); no log checks these
+V2_DEFAULT_PASS_BYTES_PER_LOGIT = 2  # 0.22-0.32: the model-dtype (bf16) logits only
+V2_WARMUP_PASS_FROM = (0, 33, 0)  # model_runner._dummy_sampler_run: SamplingParams.for_sampler_warmup pass
+V2_WARMUP_BYTES_PER_LOGIT = 2 + 3 * 4  # bf16 logits + fp32 copy + FlashInfer's masked fp32 logits + fp32 probs
+V2_BIN_COUNTS_COUNTED_FROM = (0, 27, 0)  # memory_profiling measures total_consumed from the first snapshot
+V2_BIN_COUNT_BYTES = 4  # PenaltiesState.output_bin_counts: int32, max_num_reqs x vocab
 # what the driver reports (torch.cuda.mem_get_info total), as printed in public logs
 DRIVER_TOTAL_BYTES = {
     "h100-sxm": int(79.18 * GIB),  # llm-d-benchmark H100 logs: "Free memory on device (78.57/79.18 GiB)"
@@ -196,6 +217,13 @@ def forward_bytes(tokens: int, hidden_size: int) -> int:
 
 def sampler_bytes(rows: int, vocab: int) -> int:
     return int(SAMPLER_LOGIT_COPIES * rows * vocab * 4)
+
+
+def v2_sampler_bytes(rows: int, vocab: int, version: str | None) -> tuple[int, str]:
+    """Model Runner V2's dummy sampler peak (see the module doc) and what it is."""
+    if _at_least(version, V2_WARMUP_PASS_FROM):
+        return rows * vocab * V2_WARMUP_BYTES_PER_LOGIT, "V2 sampler warm-up pass"
+    return rows * vocab * V2_DEFAULT_PASS_BYTES_PER_LOGIT, "V2 sampler default pass"
 
 
 @dataclass(frozen=True)
@@ -382,13 +410,21 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     activation, activation_from = forward, "forward"
     rows = max_num_seqs if max_num_seqs is not None else (V0_MAX_NUM_SEQS if v0_engine else 1024)
     vocab = vocab_size(model)
+    kind = model_kind(model)
+    v2 = not v0_engine and runs_model_runner_v2(version, kind)
     if vocab:
-        sampler = sampler_bytes(rows, vocab)
+        if v2:
+            sampler, sampler_from = v2_sampler_bytes(rows, vocab, version)
+        else:
+            sampler, sampler_from = sampler_bytes(rows, vocab), "sampler"
         if sampler > forward:
-            activation, activation_from = sampler, f"sampler over {rows:,} x {vocab:,} logits"
+            activation, activation_from = sampler, f"{sampler_from} over {rows:,} x {vocab:,} logits"
+        if v2 and _at_least(version, V2_BIN_COUNTS_COUNTED_FROM):
+            bins = rows * vocab * V2_BIN_COUNT_BYTES
+            activation += bins
+            activation_from += f" + {bins / GIB:.2f} GiB of V2's penalty bin counts"
     non_torch = (NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1) + tp_non_torch_bytes(tp, gpu, version, v0_engine)
     graphs, graphs_from = 0, ""
-    kind = model_kind(model)
     if cuda_graph_bytes is not None:
         graphs, graphs_from = cuda_graph_bytes, "given"
     elif not v0_engine and subtracts_cuda_graphs(version):
@@ -399,8 +435,9 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         graphs, graphs_from = modelled.bytes, "modelled, empirical"
         if modelled.note:
             notes.append(modelled.note + (f"; fitted at TP 1, not checked at TP {tp}" if graphs and tp > 1 else ""))
-    if not v0_engine and runs_model_runner_v2(version, kind) and activation_from != "forward":
-        notes.append(f"vLLM {version} profiles the sampler in Model Runner V2; the sampler term is the v1 runner's")
+    if v2 and vocab:
+        notes.append(f"vLLM {version} runs Model Runner V2: its sampler profile is read from source, "
+                     "not checked against a log")
     if max(tp, 1) > 1:
         nvls = nvls_bytes(tp, gpu)
         early = snapshot_before_dist_init(version, v0_engine)
@@ -420,4 +457,4 @@ __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_
            "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
            "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
-           "sampler_bytes", "subtracts_cuda_graphs", "version_key"]
+           "sampler_bytes", "v2_sampler_bytes", "subtracts_cuda_graphs", "version_key"]
