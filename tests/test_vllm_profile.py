@@ -29,6 +29,7 @@ from kvplan.engines.vllm_profile import (
 )
 from kvplan.sources import load_model
 from kvplan.weights.estimate import given
+from test_calibrate import calibrate, figures
 
 GIB = 2**30
 
@@ -394,9 +395,9 @@ def test_model_runner_v2_sampler_by_release():
     # forward 8,192 x 4,096 x 26 = 872,415,232 B.
     # 0.28 (V2 for every dense model from 0.25): one default pass, bf16 logits 1,024 x 128,256 x 2 =
     # 262,668,288 B < the forward, so the forward decides; the int32 bin counts 1,024 x 128,256 x 4 =
-    # 525,336,576 B count from 0.27 -> 1,397,751,808 B
+    # 525,336,576 B, a buffer kept from before the profile, count from 0.27 (inside "consumed")
     # 0.26: the same pass, but the bin counts are not measured (the profile sees only its own peak) -> forward
-    # 0.33: the warm-up pass, 1,024 x 128,256 x 14 = 1,838,678,016 B, + bin counts -> 2,364,014,592 B
+    # 0.33: the warm-up pass, 1,024 x 128,256 x 14 = 1,838,678,016 B, + the bin counts
     # 0.21 (no V2 default): the v1 runner's 9.6 x 1,024 x 128,256 x 4 = 5,043,231,129 B
     spec = load_model("llama-3.1-8b")
     kwargs = dict(total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, max_num_batched_tokens=8192,
@@ -404,8 +405,72 @@ def test_model_runner_v2_sampler_by_release():
     act = {v: predict_available(spec, version=v, **kwargs) for v in ("0.21.0", "0.26.0", "0.28.0", "0.33.0")}
     assert act["0.21.0"].activation_bytes == 5_043_231_129
     assert act["0.26.0"].activation_bytes == 872_415_232 and act["0.26.0"].activation_from == "forward"
-    assert act["0.28.0"].activation_bytes == 1_397_751_808
-    assert act["0.33.0"].activation_bytes == 2_364_014_592
+    assert act["0.26.0"].buffer_bytes == 0
+    assert act["0.28.0"].activation_bytes == 872_415_232 and act["0.28.0"].buffer_bytes == 525_336_576
+    assert act["0.33.0"].activation_bytes == 1_838_678_016 and act["0.33.0"].buffer_bytes == 525_336_576
+    # available: everything subtracted, the buffer included
+    a = act["0.33.0"]
+    assert a.available_bytes == (a.requested_bytes - 16_060_522_496 - 1_838_678_016 - 525_336_576
+                                 - a.non_torch_bytes - a.cuda_graph_bytes)
     assert "V2 sampler warm-up pass" in act["0.33.0"].activation_from
     assert any("Model Runner V2" in n and "not checked" in n for n in act["0.33.0"].notes)
     assert not any("Model Runner V2" in n for n in act["0.21.0"].notes)
+
+
+# Qwen/Qwen2.5-0.5B-Instruct's config.json, the fields kvplan reads, as a public copy of it quotes them
+# (code-search file id 17073276014: "I simply change the config.json after duplicate the
+# Qwen/Qwen2.5-0.5B-Instruct", architectures and model_type put back)
+QWEN25_05B = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 896,
+              "intermediate_size": 4864, "max_position_embeddings": 32768, "max_window_layers": 21,
+              "num_attention_heads": 14, "num_hidden_layers": 24, "num_key_value_heads": 2, "rms_norm_eps": 1e-06,
+              "rope_theta": 1000000.0, "sliding_window": 32768, "tie_word_embeddings": True,
+              "torch_dtype": "bfloat16", "use_sliding_window": False, "vocab_size": 151936}
+
+
+def test_model_runner_v2_logs_qwen25_05b_0271(cli, tmp_path):
+    # vLLM 0.27.1, Model Runner V2 (model_runner.py), a 24 GB card: 256 sequences, 2,048 batched tokens.
+    # total int(23.99 GiB) = 25,759,066,357 B (the breakdown's driver figure), x 0.85 = 21,895,206,403;
+    # weights int(0.93 GiB) = 998,579,896 (logged); V2's one default sampler pass: the bf16 logits,
+    # 256 x 151,936 x 2 = 77,791,232 B (> the forward 2,048 x 896 x 26 = 47,710,208); the int32 penalty bin
+    # counts 256 x 151,936 x 4 = 155,582,464 B (counted from 0.27); non-torch 139,586,437; no CUDA-graph
+    # estimate (V2 profiles none before 0.29): 21,895,206,403 - 998,579,896 - 77,791,232 - 155,582,464
+    # - 139,586,437 = 20,523,666,374 B = 19.11 GiB against the logged 18.65: +2.5%.
+    # The breakdown: peak activation 0.25 logged, 0.07 modelled; consumed - weights 0.56 logged, 0.13 +
+    # 0.14 modelled. With the v1 runner's 9.6 sort copies (1.39 GiB) it would be -3.8%: the V2 reading's
+    # activation is the closer one (0.25 logged).
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(QWEN25_05B), encoding="utf-8")
+    code, data, err = calibrate(cli, "v0271_qwen25_05b_24gb_wsl_notes.log", "--model", str(config))
+    assert code == 0, err
+    pred = figures(data)["Available KV cache memory (from the GPU and the logged weights)"]
+    assert pred["predicted"] == "19.11 GiB" and 2 < pred["deviation_pct"] < 3
+    terms = {t["name"]: t for t in data["profile_terms"]}
+    assert terms["peak activation"]["predicted_gib"] == round(77_791_232 / GIB, 3)
+    assert terms["non-torch"]["predicted_gib"] == round((139_586_437 + 155_582_464) / GIB, 3)
+
+
+def test_model_runner_v2_log_llama31_8b_a100_031(cli):
+    # vLLM 0.31.0 (the notes' docker image; the excerpt prints no version, hence --version), A100 80 GB:
+    # vLLM's defaults below H100 class, 256 sequences and 2,048 batched tokens.
+    # total int(79.25 GiB) = 85,094,039,552 B, x 0.92 = 78,286,516,387; weights int(15.0 GiB) =
+    # 16,106,127,360 (logged); V2's default pass 256 x 128,256 x 2 = 65,667,072 B < the forward
+    # 2,048 x 4,096 x 26 = 218,103,808; bin counts 256 x 128,256 x 4 = 131,334,144; non-torch 139,586,437
+    # -> 61,691,364,638 B before the CUDA-graph estimate, which 0.29+'s V2 profiles: modelled for
+    # 51 PIECEWISE + 35 FULL graphs (sizes to min(2 x 256, 512), FULL <= 256), 84 beyond the first of
+    # each mode, 32 layers.
+    from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
+
+    graphs = GRAPH_FIRST_BYTES + 32 * 84 * GRAPH_PER_LAYER_GRAPH_BYTES
+    code, data, err = calibrate(cli, "v031_llama31_8b_a100_80gb_notes.log", "--model", "llama-3.1-8b",
+                                "--gpu", "a100-80gb", "--version", "0.31.0")
+    assert code == 0, err
+    pred = figures(data)["Available KV cache memory (from the GPU and the logged weights)"]
+    assert pred["predicted"] == f"{(61_691_364_638 - graphs) / GIB:.2f} GiB"
+    # 56.91 against the logged 56.21: +1.2%. The breakdown's peak activation (1.44 GiB, the graph estimate
+    # inside) is 0.57 GiB above the forward + graphs kvplan models; consumed - weights agrees (0.26 logged,
+    # 0.13 + 0.12 modelled). The v1 runner's 9.6 copies (1.17 GiB at 256 sequences) would land at -0.3%:
+    # at 256 sequences this log cannot tell the two sampler readings apart.
+    assert 0 < pred["deviation_pct"] < 2
+    terms = {t["name"]: t for t in data["profile_terms"]}
+    assert terms["non-torch"]["logged_gib"] == 0.26
+    assert abs(terms["non-torch"]["predicted_gib"] - (139_586_437 + 131_334_144) / GIB) < 0.001

@@ -156,6 +156,7 @@ V2_BIN_COUNT_BYTES = 4  # PenaltiesState.output_bin_counts: int32, max_num_reqs 
 DRIVER_TOTAL_BYTES = {
     "h100-sxm": int(79.18 * GIB),  # llm-d-benchmark H100 logs: "Free memory on device (78.57/79.18 GiB)"
     "a100-40gb": int(39.50 * GIB),  # vLLM issue #12330: "total_gpu_memory (39.50GiB)"
+    "a100-80gb": int(79.25 * GIB),  # a 0.31.0 log's breakdown: "Free memory on device (78.84/79.25 GiB)"
 }
 
 
@@ -239,6 +240,9 @@ class ProfileEstimate:
     activation_from: str = "forward"
     notes: tuple[str, ...] = field(default=())
     cuda_graph_from: str = ""  # "given" (a logged estimate) or "modelled, empirical" (vllm_cudagraph)
+    # buffers the runner keeps from before the profile, which vLLM counts from 0.27 (inside "consumed"):
+    # Model Runner V2's penalty bin counts
+    buffer_bytes: int = 0
 
     @property
     def requested_bytes(self) -> int:
@@ -247,12 +251,14 @@ class ProfileEstimate:
     @property
     def available_bytes(self) -> int:
         return (self.requested_bytes - self.weight_bytes - self.activation_bytes - self.non_torch_bytes
-                - self.cuda_graph_bytes)
+                - self.cuda_graph_bytes - self.buffer_bytes)
 
     def lines(self) -> list[str]:
         g = GIB
         source = f" ({self.cuda_graph_from})" if self.cuda_graph_from else ""
         graphs = f"; CUDA graphs {self.cuda_graph_bytes / g:.2f} GiB{source}" if self.cuda_graph_bytes else ""
+        if self.buffer_bytes:
+            graphs = f"; V2 sampler's penalty bin counts {self.buffer_bytes / g:.2f} GiB" + graphs
         return [f"requested {self.total_bytes / g:.2f} GiB x {self.gpu_memory_utilization:g} = {self.requested_bytes / g:.2f} GiB; "
                 f"weights {self.weight_bytes / g:.2f} GiB ({self.weights_from}); peak activation "
                 f"{self.activation_bytes / g:.2f} GiB ({self.activation_from}, {self.profiled_tokens:,} profiled tokens, "
@@ -410,6 +416,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     activation, activation_from = forward, "forward"
     rows = max_num_seqs if max_num_seqs is not None else (V0_MAX_NUM_SEQS if v0_engine else 1024)
     vocab = vocab_size(model)
+    buffers = 0
     kind = model_kind(model)
     v2 = not v0_engine and runs_model_runner_v2(version, kind)
     if vocab:
@@ -420,9 +427,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         if sampler > forward:
             activation, activation_from = sampler, f"{sampler_from} over {rows:,} x {vocab:,} logits"
         if v2 and _at_least(version, V2_BIN_COUNTS_COUNTED_FROM):
-            bins = rows * vocab * V2_BIN_COUNT_BYTES
-            activation += bins
-            activation_from += f" + {bins / GIB:.2f} GiB of V2's penalty bin counts"
+            buffers = rows * vocab * V2_BIN_COUNT_BYTES
     non_torch = (NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1) + tp_non_torch_bytes(tp, gpu, version, v0_engine)
     graphs, graphs_from = 0, ""
     if cuda_graph_bytes is not None:
@@ -449,7 +454,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     if max(pp, 1) > 1:
         notes.append(f"non-torch memory at PP {pp}: pipeline NCCL buffers not modelled")
     return ProfileEstimate(total_bytes, gpu_memory_utilization, per_gpu, activation, non_torch, graphs, tokens,
-                           weights_from, activation_from, tuple(notes), graphs_from)
+                           weights_from, activation_from, tuple(notes), graphs_from, buffers)
 
 
 __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_HIDDEN", "NON_TORCH_BYTES",

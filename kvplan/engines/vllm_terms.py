@@ -51,6 +51,7 @@ class LoggedTerms:
     graph_captured_gib: float | None  # the capture's pool, not subtracted
     available_gib: float | None
     notes: tuple[str, ...] = field(default=())
+    activation_holds_estimate: bool = False  # the printed peak still holds an estimate the excerpt does not print
 
     @property
     def unexplained_gib(self) -> float | None:
@@ -93,10 +94,12 @@ def logged_terms(log: VllmLog) -> LoggedTerms | None:
     estimate = (log.cuda_graph_estimate_gib if applied else 0.0) if applied is not None else None
     peak_has_estimate = log.breakdown == "consumed" or _in(key, ESTIMATE_IN_PEAK)
     activation = log.breakdown_activation_gib
+    holds = False
     if activation is not None and peak_has_estimate:
-        if estimate is None and _at_least(key, ESTIMATE_DEFAULT_ON_FROM):
+        if estimate is None and (log.version is None or _at_least(key, ESTIMATE_DEFAULT_ON_FROM)):
+            holds = True
             notes.append("the printed peak activation includes the CUDA-graph estimate, which this excerpt "
-                         "does not print: the activation below still holds it")
+                         "does not print: both sides of the activation row hold it")
         else:
             activation = round(activation - (estimate or 0.0), 2)
             if estimate:
@@ -116,7 +119,7 @@ def logged_terms(log: VllmLog) -> LoggedTerms | None:
         requested = round(log.device_total_gib * log.gpu_memory_utilization, 2)
     return LoggedTerms(log.device_total_gib, requested, weights, activation, non_torch, estimate,
                        log.breakdown_cuda_graph_gib if log.breakdown_cuda_graph_gib is not None
-                       else log.cuda_graph_actual_gib, log.available_kv_gib, tuple(notes))
+                       else log.cuda_graph_actual_gib, log.available_kv_gib, tuple(notes), holds)
 
 
 @dataclass(frozen=True)
@@ -136,13 +139,18 @@ class TermRow:
 def compare(estimate: ProfileEstimate, logged: LoggedTerms) -> list[TermRow]:
     """One row per profile term: logged (from the breakdown) vs predicted (vllm_profile), GiB."""
     g = GIB
-    graph_note = "given" if estimate.cuda_graph_bytes else "not modelled"
+    graph_note = (estimate.cuda_graph_from or "given") if estimate.cuda_graph_bytes else "not modelled"
+    activation, activation_from = estimate.activation_bytes, estimate.activation_from
+    if logged.activation_holds_estimate:
+        activation += estimate.cuda_graph_bytes
+        activation_from += " + the CUDA-graph estimate, as the log prints it"
     rows = [
         TermRow("requested (total x utilization)", logged.requested_gib, estimate.requested_bytes / g,
                 f"{estimate.total_bytes / g:.2f} GiB x {estimate.gpu_memory_utilization:g}"),
         TermRow("weights", logged.weights_gib, estimate.weight_bytes / g, estimate.weights_from),
-        TermRow("peak activation", logged.activation_gib, estimate.activation_bytes / g, estimate.activation_from),
-        TermRow("non-torch", logged.non_torch_gib, estimate.non_torch_bytes / g, "per-release constant + TP term"),
+        TermRow("peak activation", logged.activation_gib, activation / g, activation_from),
+        TermRow("non-torch", logged.non_torch_gib, (estimate.non_torch_bytes + estimate.buffer_bytes) / g,
+                "per-release constant + TP term" + (" + V2's penalty bin counts" if estimate.buffer_bytes else "")),
         TermRow("CUDA-graph estimate (subtracted)", logged.graph_estimate_gib, estimate.cuda_graph_bytes / g,
                 graph_note),
         TermRow("available KV cache memory", logged.available_gib, estimate.available_bytes / g, "the difference"),
