@@ -152,6 +152,12 @@ V2_WARMUP_PASS_FROM = (0, 33, 0)  # model_runner._dummy_sampler_run: SamplingPar
 V2_WARMUP_BYTES_PER_LOGIT = 2 + 3 * 4  # bf16 logits + fp32 copy + FlashInfer's masked fp32 logits + fp32 probs
 V2_BIN_COUNTS_COUNTED_FROM = (0, 27, 0)  # memory_profiling measures total_consumed from the first snapshot
 V2_BIN_COUNT_BYTES = 4  # PenaltiesState.output_bin_counts: int32, max_num_reqs x vocab
+# the v1 runner's sampler from 0.17.0: top-k/top-p masked in place by a Triton kernel (v1/sample/ops/
+# topk_topp_sampler.py apply_top_k_top_p, batches of 8 or more; FlashInfer's sampler from 0.23 where
+# supported holds as much), no sort: the bf16 logits, their fp32 copy, the fp32 softmax and random_sample's
+# exponential draws alive together. Read in source; one public log (0.19.0, A100) leaves room for 5.7 copies.
+V1_TRITON_SAMPLER_FROM = (0, 17, 0)
+V1_TRITON_BYTES_PER_LOGIT = 2 + 3 * 4
 # what the driver reports (torch.cuda.mem_get_info total), as printed in public logs
 DRIVER_TOTAL_BYTES = {
     "h100-sxm": int(79.18 * GIB),  # llm-d-benchmark H100 logs: "Free memory on device (78.57/79.18 GiB)"
@@ -218,6 +224,14 @@ def forward_bytes(tokens: int, hidden_size: int) -> int:
 
 def sampler_bytes(rows: int, vocab: int) -> int:
     return int(SAMPLER_LOGIT_COPIES * rows * vocab * 4)
+
+
+def v1_sampler_bytes(rows: int, vocab: int, version: str | None) -> tuple[int, str]:
+    """The v1 runner's dummy sampler peak: the sort pipeline's fitted copies before 0.17, the Triton
+    in-place masking's read from source after (see V1_TRITON_SAMPLER_FROM)."""
+    if _at_least(version, V1_TRITON_SAMPLER_FROM):
+        return rows * vocab * V1_TRITON_BYTES_PER_LOGIT, "sampler (Triton top-k/top-p, read from source)"
+    return sampler_bytes(rows, vocab), "sampler"
 
 
 def v2_sampler_bytes(rows: int, vocab: int, version: str | None) -> tuple[int, str]:
@@ -422,8 +436,10 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     if vocab:
         if v2:
             sampler, sampler_from = v2_sampler_bytes(rows, vocab, version)
-        else:
+        elif v0_engine:
             sampler, sampler_from = sampler_bytes(rows, vocab), "sampler"
+        else:
+            sampler, sampler_from = v1_sampler_bytes(rows, vocab, version)
         if sampler > forward:
             activation, activation_from = sampler, f"{sampler_from} over {rows:,} x {vocab:,} logits"
         if v2 and _at_least(version, V2_BIN_COUNTS_COUNTED_FROM):
@@ -462,4 +478,4 @@ __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_
            "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
            "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
-           "sampler_bytes", "v2_sampler_bytes", "subtracts_cuda_graphs", "version_key"]
+           "sampler_bytes", "v1_sampler_bytes", "v2_sampler_bytes", "subtracts_cuda_graphs", "version_key"]
