@@ -162,6 +162,25 @@ def resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: s
 
     source: where the config came from (sources.load_config's third value).
     """
+    w = _resolve(option, model=model, raw=raw, source=source, revision=revision)
+    return _mtp_note(w, raw)
+
+
+def _mtp_note(w: Weights, raw: dict | None) -> Weights:
+    """A total without a tensor table cannot leave out an MTP module the config declares: say so."""
+    if w.parts or w.source in ("given", "estimated from config") or not isinstance(raw, dict):
+        return w
+    nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    mtp = raw.get("num_nextn_predict_layers") or nested.get("num_nextn_predict_layers")
+    if isinstance(mtp, int) and not isinstance(mtp, bool) and mtp > 0:
+        return _note(w, f"the config declares {mtp} multi-token-prediction layer(s) (num_nextn_predict_layers); "
+                        "a checkpoint total includes them, and without a tensor table kvplan cannot leave them out, "
+                        "so the served weights are overstated by their size (read the safetensors headers, e.g. "
+                        "--weights hf://REPO, to split them out)")
+    return w
+
+
+def _resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: str, revision: str | None = None) -> Weights:
     if option not in (None, "", "auto"):
         path = Path(option).expanduser()
         if path.suffix == ".gguf":
