@@ -94,10 +94,14 @@ class EngineRequest:
     max_model_len: int | None = None  # None: the context
     release: str | None = None  # the vLLM release asked for ("0.11.0"; None: the rules' own, i.e. latest)
     emit_release: str | None = None  # the same for --emit
+    max_num_seqs: int | None = None  # vLLM's --max-num-seqs (None: the release's default for the GPU)
+    enforce_eager: bool = False  # vLLM's --enforce-eager
 
     @classmethod
-    def parse(cls, engine: str = "ideal", emit: str | None = None, max_model_len: str | None = None) -> EngineRequest:
+    def parse(cls, engine: str = "ideal", emit: str | None = None, max_model_len: str | None = None,
+              max_num_seqs: int | None = None, enforce_eager: bool = False) -> EngineRequest:
         length = parse_tokens(max_model_len, "--max-model-len") if max_model_len else None
+        check_number(max_num_seqs, "--max-num-seqs", minimum=1, maximum=2**31 - 1)
         rules = note = emit_rules = release = emit_release = None
         if engine.strip().lower() != "ideal" or emit is not None:  # the engine modules load only when used
             from .engines.vllm_rules import parse_engine
@@ -114,7 +118,11 @@ class EngineRequest:
             emit, emit_rules, _ = parse_engine(emit)
             if not pinned and rules is not None:  # --engine vllm@0.11 --emit vllm: one release
                 emit_rules, emit_release = rules, release
-        return cls(engine, rules, note, emit, emit_rules, length, release, emit_release)
+        if (max_num_seqs is not None or enforce_eager) and rules is None and emit_rules is None:
+            raise UsageError(f"{'--max-num-seqs' if max_num_seqs is not None else '--enforce-eager'} is a vLLM setting: "
+                             "it needs --engine vllm or --emit vllm (or vllm@VERSION)")
+        return cls(engine, rules, note, emit, emit_rules, length, release, emit_release, max_num_seqs,
+                   enforce_eager)
 
 
 def _asked_release(engine: str) -> str | None:
@@ -144,7 +152,8 @@ class EstimateRequest:
     @classmethod
     def from_options(cls, *, model, context="4096", batch="1", kv_dtype="auto", techniques=(), gpu=None,
                      gpu_memory=None, hbm_gbps=None, tp=1, pp=1, mem_util=None, reserve="2GiB",
-                     weights="auto", kv_memory=None, engine="ideal", max_model_len=None, max_kv_gib=None,
+                     weights="auto", kv_memory=None, engine="ideal", max_model_len=None, max_num_seqs=None,
+                     enforce_eager=False, max_kv_gib=None,
                      min_concurrency=None, emit=None, overrides=(), new_overrides=(), revision=None,
                      explain=False) -> EstimateRequest:
         """Command-line strings parsed and checked (exit 2 on a bad one), nothing loaded yet."""
@@ -154,7 +163,7 @@ class EstimateRequest:
         check_number(max_kv_gib, "--max-kv-gib", minimum=0, strict=True, maximum=2**30)
         check_number(min_concurrency, "--min-concurrency", minimum=1, maximum=2**40)
         check_number(mem_util, "--mem-util", minimum=0, strict=True, maximum=1)
-        engine_request = EngineRequest.parse(engine, emit, max_model_len)
+        engine_request = EngineRequest.parse(engine, emit, max_model_len, max_num_seqs, enforce_eager)
         if mem_util is None:  # the engine's own default: vLLM's changed from 0.90 to 0.92 in 0.20
             rules = engine_request.rules
             mem_util = rules.gpu_memory_utilization if rules is not None else DEFAULT_MEM_UTIL

@@ -177,3 +177,13 @@ def test_emit_says_when_the_release_does_not_serve_the_model(release, served):
     out = json.loads(r.stdout)["emit"]
     assert out["served"] is served
     assert any("does not register KimiLinearForCausalLM (added in 0.11.1)" in n for n in out["notes"]) is not served
+
+
+def test_emit_passes_the_users_max_num_seqs_and_enforce_eager(cli):
+    # the user's own --max-num-seqs replaces kvplan's capacity figure; --enforce-eager is passed on
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--context", "32k", "--emit", "vllm",
+                         "--max-num-seqs", "64", "--enforce-eager", "--format", "json")
+    assert code == 0, err
+    argv = json.loads(out)["emit"]["argv"]
+    assert argv[argv.index("--max-num-seqs") + 1] == "64" and "--enforce-eager" in argv
+    assert argv.count("--max-num-seqs") == 1

@@ -478,3 +478,27 @@ def test_model_runner_v2_log_llama31_8b_a100_031(cli):
     terms = {t["name"]: t for t in data["profile_terms"]}
     assert terms["non-torch"]["logged_gib"] == 0.26
     assert abs(terms["non-torch"]["predicted_gib"] - (139_586_437 + 131_334_144) / GIB) < 0.001
+
+
+def test_estimate_takes_max_num_seqs_and_enforce_eager(cli):
+    # `kvplan estimate llama-3.1-8b --gpu h100 --engine vllm --mem-util 0.9 --max-num-seqs 256` (0.33, V2):
+    # the warm-up sampler pass 256 x 128,256 x 14 = 459,669,504 B falls below the forward 8,192 x 4,096 x 26 =
+    # 872,415,232; bin counts 256 x 128,256 x 4 = 131,334,144; 76,516,989,861 - 16,060,522,496 - 872,415,232
+    # - 131,334,144 - 139,586,437 = 59,313,131,552 B before the graphs: 51 PIECEWISE (sizes to min(2 x 256,
+    # 512)) + 35 FULL (<= 256) -> 84 beyond the first of each mode. --enforce-eager: no graphs at all.
+    from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
+
+    base = ("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
+            "--mem-util", "0.9", "--max-num-seqs", "256", "--format", "json")
+    code, out, err = cli(*base)
+    assert code == 0, err
+    engine = json.loads(out)["engine"]
+    assert engine["max_num_seqs"] == 256
+    assert engine["kv_memory_bytes"] == 59_313_131_552 - (GRAPH_FIRST_BYTES + 32 * 84 * GRAPH_PER_LAYER_GRAPH_BYTES)
+    code, out, err = cli(*base, "--enforce-eager")
+    assert json.loads(out)["engine"]["kv_memory_bytes"] == 59_313_131_552
+    # a vLLM setting without --engine vllm is a usage error (exit 2), as is a count below 1
+    code, out, err = cli("estimate", "llama-3.1-8b", "--enforce-eager")
+    assert code == 2 and "--engine vllm" in err
+    code, out, err = cli(*base[:-4], "--max-num-seqs", "0")
+    assert code == 2 and "--max-num-seqs" in err

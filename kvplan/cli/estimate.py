@@ -6,9 +6,9 @@ import typer
 
 from .common import check_format, emit
 from .options import (
-    BatchOpt, ContextOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt, KvMemoryOpt,
-    MaxModelLenOpt, ModelArg, PpOpt, ReserveOpt, RevisionOpt, SetNewOpt, SetOpt, TechniqueOpt, TpOpt,
-    WeightsOpt,
+    BatchOpt, ContextOpt, EnforceEagerOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt,
+    KvMemoryOpt, MaxModelLenOpt, MaxNumSeqsOpt, ModelArg, PpOpt, ReserveOpt, RevisionOpt, SetNewOpt, SetOpt,
+    TechniqueOpt, TpOpt, WeightsOpt,
 )
 
 
@@ -29,6 +29,8 @@ def estimate_command(
     kv_memory: KvMemoryOpt = None,
     engine: EngineOpt = "ideal",
     max_model_len: MaxModelLenOpt = None,
+    max_num_seqs: MaxNumSeqsOpt = None,
+    enforce_eager: EnforceEagerOpt = False,
     max_kv_gib: Annotated[Optional[float], typer.Option("--max-kv-gib", help="Fail (exit 1) when the batch's KV cache per GPU exceeds this many GiB (> 0).")] = None,
     min_concurrency: Annotated[Optional[int], typer.Option("--min-concurrency", help="Fail (exit 1) when fewer sequences of --context fit (>= 1).")] = None,
     emit_flags: Annotated[Optional[str], typer.Option("--emit", help="Print the serving flags that realise the plan: vllm or vllm@VERSION.")] = None,
@@ -58,7 +60,7 @@ def estimate_command(
         model=model, context=context, batch=batch, kv_dtype=kv_dtype, techniques=technique or [],
         gpu=gpu, gpu_memory=gpu_memory, hbm_gbps=hbm_gbps, tp=tp, pp=pp, mem_util=mem_util, reserve=reserve,
         weights=weights, kv_memory=kv_memory, engine=engine, max_model_len=max_model_len,
-        max_kv_gib=max_kv_gib, min_concurrency=min_concurrency, emit=emit_flags, overrides=set_ or [],
+        max_num_seqs=max_num_seqs, enforce_eager=enforce_eager, max_kv_gib=max_kv_gib, min_concurrency=min_concurrency, emit=emit_flags, overrides=set_ or [],
         revision=revision, explain=explain, new_overrides=set_new or [],
     )
     report, budgets_failed = estimate_workflow(request)

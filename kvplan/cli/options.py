@@ -22,6 +22,8 @@ WeightsOpt = Annotated[str, typer.Option("--weights", help="Weight bytes: auto (
 KvMemoryOpt = Annotated[Optional[str], typer.Option("--kv-memory", help="KV pool per GPU given directly (vLLM's 'Available KV cache memory').")]
 EngineOpt = Annotated[str, typer.Option("--engine", help="Accounting: ideal (the formula), vllm (vLLM's own, newest modelled release) or vllm@VERSION (any release 0.11-0.33, e.g. vllm@0.24).")]
 MaxModelLenOpt = Annotated[Optional[str], typer.Option("--max-model-len", help="Engine max model length (default: --context).")]
+MaxNumSeqsOpt = Annotated[Optional[int], typer.Option("--max-num-seqs", help="With --engine vllm: vLLM's --max-num-seqs (default: the release's for the GPU); sizes the profile's sampler run, the CUDA graphs and the Mamba start check.")]
+EnforceEagerOpt = Annotated[bool, typer.Option("--enforce-eager", help="With --engine vllm: vLLM's --enforce-eager (no CUDA graphs: no graph estimate, no Mamba start check).")]
 SetOpt = Annotated[Optional[List[str]], typer.Option("--set", help="Override a config field the config has: key=value (repeatable); recorded in the output.")]
 SetNewOpt = Annotated[Optional[List[str]], typer.Option("--set-new", help="Add a field the config lacks: key=value (repeatable); recorded in the output.")]
 RevisionOpt = Annotated[Optional[str], typer.Option("--revision", help="Hub revision (branch, tag or commit).")]

@@ -104,8 +104,10 @@ def _kv_cache_dtype(model: ModelSpec, kv_dtype_name: str, rules: VllmRules = LAT
 
 
 def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
-            rules: VllmRules | None = None) -> tuple[list[str], list[NotApplied], list[str]]:
-    """(argv of `vllm serve`, techniques vLLM cannot apply, notes) for the release `rules` model."""
+            rules: VllmRules | None = None, max_num_seqs: int | None = None,
+            enforce_eager: bool = False) -> tuple[list[str], list[NotApplied], list[str]]:
+    """(argv of `vllm serve`, techniques vLLM cannot apply, notes) for the release `rules` model.
+    max_num_seqs / enforce_eager: the user's own settings (--max-num-seqs, --enforce-eager), passed on."""
     rules = rules or LATEST
     plan, dep, cap = result.plan, result.deployment, result.capacity
     model = plan.model
@@ -129,7 +131,12 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
         notes.append(f"--max-model-len {max_model_len_tokens:,} exceeds the model's maximum {limit:,}: vLLM "
                      "refuses to start unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (set in the command; positions "
                      "past the trained length may give garbage)")
-    if cap is not None:
+    if max_num_seqs is not None:
+        argv += ["--max-num-seqs", str(max_num_seqs)]
+        if cap is not None and 1 <= cap.max_concurrency < max_num_seqs:
+            notes.append(f"--max-num-seqs {max_num_seqs}: only {cap.max_concurrency} sequences of --context fit the "
+                         "KV pool at once; more run when requests are shorter")
+    elif cap is not None:
         if cap.max_concurrency >= 1:
             argv += ["--max-num-seqs", str(cap.max_concurrency)]
             gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
@@ -139,6 +146,8 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
                          f"pool decide (vLLM {rules.version}'s default is {default_seqs})")
         else:
             notes.append("not one sequence of --context fits the KV pool: vLLM would refuse to start")
+    if enforce_eager:
+        argv.append("--enforce-eager")
     if plan.prefix is not None:
         argv.append("--enable-prefix-caching")
     if plan.offload is not None and not rules.kv_offloading:
@@ -170,13 +179,15 @@ def long_context_env(model: ModelSpec, max_model_len_tokens: int) -> list[str]:
 
 
 def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
-                  rules: VllmRules | None = None, release: str | None = None) -> None:
+                  rules: VllmRules | None = None, release: str | None = None, max_num_seqs: int | None = None,
+                  enforce_eager: bool = False) -> None:
     """`--emit vllm`: the command under report.data["emit"] and as lines. release: the vLLM
     release asked for (its registry says whether it serves the architecture; default: the rules')."""
     from .vllm_served import check
 
     rules = rules or LATEST
-    argv, skipped, notes = command(result, techniques, kv_dtype_name, max_model_len_tokens, rules)
+    argv, skipped, notes = command(result, techniques, kv_dtype_name, max_model_len_tokens, rules, max_num_seqs,
+                                   enforce_eager)
     served = check(result.plan.model.architecture, release or rules.version)
     if served.reason:
         notes.insert(0, served.reason)

@@ -13,7 +13,8 @@ from .vllm_served import check
 
 
 def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
-                 release: str | None = None) -> tuple[int, str | None]:
+                 release: str | None = None, max_num_seqs: int | None = None,
+                 enforce_eager: bool = False) -> tuple[int, str | None]:
     """(KV memory per GPU, how it was found): --kv-memory, else vLLM's profile
     predicted from the GPU (kvplan.engines.vllm_profile). release: the vLLM release asked for
     (its runner and CUDA-graph rules are per release, finer than the rules' objects); else rules.version."""
@@ -37,8 +38,8 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                                                                             dep.gpu.name),
                                 weight_bytes=per_gpu, weights=record,
                                 version=release if version_key(release) else rules.version,
-                                max_num_seqs=rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
-                                gpu=dep.gpu.name)
+                                max_num_seqs=max_num_seqs or rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
+                                gpu=dep.gpu.name, enforce_eager=enforce_eager)
         if est.available_bytes <= 0:
             raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {est.lines()[0]}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
@@ -54,7 +55,8 @@ def _mixed_label(pool: VllmPool) -> str:
 
 def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_batched_tokens: int | None = None,
                   hybrid_manager: bool | None = None, rules: VllmRules = LATEST, note: str | None = None,
-                  allow_long_max_model_len: bool | None = None, release: str | None = None) -> VllmPool:
+                  allow_long_max_model_len: bool | None = None, release: str | None = None,
+                  max_num_seqs: int | None = None, enforce_eager: bool = False) -> VllmPool:
     """vLLM's blocks, its log lines and the groups, under report.data["engine"] and as lines.
 
     release: the vLLM release asked for (e.g. "0.11.0"; None: rules.version), whose model registry
@@ -70,13 +72,15 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     mnbt = max_num_batched_tokens or default_max_num_batched_tokens(dep.gpu if dep else None, rules)
     if hybrid_manager is None:  # a KV connector (CPU offloading) turns the hybrid manager off
         hybrid_manager = plan.offload is None
-    kv_memory, how = kv_memory_of(result, rules, mnbt, release)
+    kv_memory, how = kv_memory_of(result, rules, mnbt, release, max_num_seqs, enforce_eager)
     gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
     pool = simulate(plan.model, kv_memory_bytes=kv_memory, max_model_len=max_model_len_tokens,
                     block_tokens=plan.block_size, tp=dep.tp if dep else 1, pp=dep.pp if dep else 1,
                     max_num_batched_tokens=mnbt, hybrid_manager=hybrid_manager, rules=rules,
                     allow_long_max_model_len=allow_long_max_model_len,
-                    max_num_seqs=rules.max_num_seqs(gpu.memory_bytes if gpu else None, gpu.name if gpu else ""))
+                    max_num_seqs=max_num_seqs or rules.max_num_seqs(gpu.memory_bytes if gpu else None,
+                                                                    gpu.name if gpu else ""),
+                    enforce_eager=enforce_eager)
     served = check(plan.model.architecture, release or rules.version)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([how] if how else []) \
         + list(pool.notes)
