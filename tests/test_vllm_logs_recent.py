@@ -96,3 +96,59 @@ def test_v0102_qwen3_next_80b_tp2_h200(cli):
     assert terms["peak activation"]["logged_gib"] == 5.58
     assert terms["peak activation"]["predicted_gib"] == round(5_974_366_617 / GIB, 3)
     assert terms["non-torch"]["logged_gib"] == 1.38
+
+
+# Qwen/Qwen3-235B-A22B(-Instruct/-Thinking)-2507's config.json fields, as a public copy quotes the Thinking-2507 one
+# (code-search file id 20223843278: "demo config for Qwen3-235B-A22B-Thinking-2507"; the Instruct-2507 release has the
+# same architecture), with the block-wise FP8 quantization_config Qwen's FP8 checkpoints carry (quant_method fp8,
+# e4m3, 128 x 128 blocks, dynamic activations: the layout a public Qwen FP8 config quotes, file id 61491744622)
+QWEN3_235B_2507_FP8 = {
+    "architectures": ["Qwen3MoeForCausalLM"], "attention_bias": False, "decoder_sparse_step": 1, "head_dim": 128,
+    "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 12288, "max_position_embeddings": 262144,
+    "max_window_layers": 94, "mlp_only_layers": [], "model_type": "qwen3_moe", "moe_intermediate_size": 1536,
+    "norm_topk_prob": True, "num_attention_heads": 64, "num_experts": 128, "num_experts_per_tok": 8,
+    "num_hidden_layers": 94, "num_key_value_heads": 4, "rms_norm_eps": 1e-06, "rope_theta": 5000000,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_sliding_window": False, "vocab_size": 151936,
+    "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                            "weight_block_size": [128, 128]},
+}
+
+
+def test_v027_qwen3_235b_fp8_tp4_rtx_pro_6000(cli, tmp_path):
+    # vLLM 0.27.x (the file:line tags; --version 0.27.1), Qwen3-235B-A22B-Instruct-2507-FP8 on four RTX PRO 6000
+    # (95.01 GiB driver total), TP 4, utilization 0.9, max_num_seqs 32; max_num_batched_tokens not set: 8,192 (the
+    # API server's default for a card of 70 GiB or more). v1 runner (a quantized MoE: not V2's in 0.27).
+    # total int(95.01 GiB) = 102,016,210,698 B x 0.9 = 91,814,589,628 B
+    # weights int(55.19 GiB) = 59,259,811,266 B (logged, one rank)
+    # forward 8,192 x 4,096 x 26 = 872,415,232 B; the v1 sampler from 0.17 (14 B per logit) over 32 x 151,936 =
+    # 68,067,328 B is smaller, so the forward is the activation
+    # non-torch int(0.13 GiB) + int(0.41 GiB) (TP > 1 from 0.11) = 579,820,584 B (no NVLS: no NVSwitch)
+    # CUDA-graph estimate (0.20+, the log does not print it): capture sizes 1, 2, 4, 8, ..., 64 (2 x 32) = 11
+    # PIECEWISE, the 7 of them <= 32 FULL: first capture + 94 layers x (10 + 6) further graphs x the per-layer figure
+    # -> 380,807,580 + 94 x 16 x 74,828 = 493,348,892 B (0.46 GiB)
+    # 91,814,589,628 - 59,259,811,266 - 872,415,232 - 579,820,584 - 493,348,892 = 30,609,193,654 B = 28.51 GiB
+    # vs 27.85 logged: +2.4%
+    from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
+
+    assert GRAPH_FIRST_BYTES + 94 * 16 * GRAPH_PER_LAYER_GRAPH_BYTES == 493_348_892
+    code, data, err = calibrate(cli, "v027_qwen3_235b_a22b_fp8_tp4_rtxpro6000_runbook.log", "--model",
+                                _config(tmp_path, QWEN3_235B_2507_FP8), "--version", "0.27.1")
+    assert code == 0, err
+    f = figures(data)
+    logged = f["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "27.85 GiB" and logged["predicted"] == "28.51 GiB"
+    assert 2.2 < logged["deviation_pct"] < 2.5
+    # kvplan's own weights: no checkpoint beside the config, so its parameter count at the FP8 width (not derived
+    # here) lands within 0.5 GiB of the load's 55.19 GiB, and the pool within 5%
+    model = f["Available KV cache memory (from the GPU and the model)"]
+    assert 0 < model["deviation_pct"] < 5
+    # The 0.27 breakdown. consumed - weights = 56.89 - 55.19 = 1.70 GiB against kvplan's 0.54 at TP 4: the non-torch
+    # term is 1.16 GiB low (NCCL at TP 4 on PCIe cards; cf. the Qwen3-235B TP 4 log of 0.9/0.10, 0.96 GiB short).
+    # The printed peak, 0.76 GiB, holds the graph estimate the excerpt does not print; kvplan's forward + estimate is
+    # 0.872 + 0.459 = 1.27 GiB, 0.51 high (the capture itself took 0.32 GiB, so the estimate is at most 0.76).
+    # The two errors cancel to 0.66 GiB on the pool.
+    terms = _terms(data)
+    assert terms["non-torch"]["logged_gib"] == 1.7
+    assert terms["non-torch"]["predicted_gib"] == round(579_820_584 / GIB, 3)
+    assert terms["peak activation"]["logged_gib"] == 0.76
+    assert terms["peak activation"]["predicted_gib"] == round((872_415_232 + 493_348_892) / GIB, 3)
