@@ -152,3 +152,31 @@ def test_v027_qwen3_235b_fp8_tp4_rtx_pro_6000(cli, tmp_path):
     assert terms["non-torch"]["predicted_gib"] == round(579_820_584 / GIB, 3)
     assert terms["peak activation"]["logged_gib"] == 0.76
     assert terms["peak activation"]["predicted_gib"] == round((872_415_232 + 493_348_892) / GIB, 3)
+
+
+def test_v0102_qwen3_8b_fp8_24gb_card(cli):
+    # vLLM 0.10.2 (file:line tags; --version 0.10.2), Qwen3-8B-FP8 (the bundled qwen3-8b gives the architecture:
+    # hidden 4,096, vocab 151,936), TP 1, utilization 0.8, max_model_len 1,024; a 24 GB-class card: vLLM's defaults
+    # below the 70 GiB tier, 256 sequences and 2,048 batched tokens. No CUDA-graph estimate before 0.20.
+    # total int(23.53 GiB) = 25,265,145,118 B x 0.8 = 20,212,116,094 B (the breakdown's 18.82 GiB)
+    # weights int(8.8 GiB) = 9,448,928,051 B (logged)
+    # the v1 sampler before 0.17, int(9.6 x 256 x 151,936 x 4) = 1,493,591,654 B, above the forward
+    # 2,048 x 4,096 x 26 = 218,103,808 B; non-torch 139,586,437 B
+    # 20,212,116,094 - 9,448,928,051 - 1,493,591,654 - 139,586,437 = 9,130,009,952 B = 8.50 GiB vs 8.60: -1.1%
+    code, data, err = calibrate(cli, "v0102_qwen3_8b_fp8_24gb_notes.log", "--model", "qwen3-8b", "--version", "0.10.2")
+    assert code == 0, err
+    logged = figures(data)["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "8.60 GiB" and logged["predicted"] == "8.50 GiB"
+    assert -1.3 < logged["deviation_pct"] < -1.0
+    # kvplan's own weights are the bundled bf16 checkpoint's (15.26 GiB), not this FP8 one: not a prediction of
+    # this start, so not asserted beyond being far off
+    model = figures(data)["Available KV cache memory (from the GPU and the model)"]
+    assert model["deviation_pct"] < -50
+    # The breakdown (0.10.2 wording): the 9.6 sort copies give 1.391 GiB against the printed 1.40 (the sampler term,
+    # fitted on H100 logs of other models, lands within the printing's rounding); non-torch is 0.02 GiB printed
+    # against the v1 constant 0.13: the whole 0.10 GiB of error is the non-torch term.
+    terms = _terms(data)
+    assert terms["peak activation"]["logged_gib"] == 1.4
+    assert terms["peak activation"]["predicted_gib"] == round(1_493_591_654 / GIB, 3)
+    assert terms["non-torch"]["logged_gib"] == 0.02
+    assert terms["non-torch"]["predicted_gib"] == round(NON_TORCH_V1 / GIB, 3)
