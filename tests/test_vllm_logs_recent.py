@@ -180,3 +180,42 @@ def test_v0102_qwen3_8b_fp8_24gb_card(cli):
     assert terms["peak activation"]["predicted_gib"] == round(1_493_591_654 / GIB, 3)
     assert terms["non-torch"]["logged_gib"] == 0.02
     assert terms["non-torch"]["predicted_gib"] == round(NON_TORCH_V1 / GIB, 3)
+
+
+def test_overriding_num_gpu_blocks_is_not_the_block_count():
+    # 0.18+ prints "Overriding num_gpu_blocks=0 with num_gpu_blocks_override=512" (kv_cache_utils.py) for the
+    # minimal KV cache its CUDA-graph memory profile allocates; it is not the cache the engine sized
+    from kvplan.engines.vllm_log import parse_log
+
+    log = parse_log("(EngineCore pid=1) INFO 06-25 17:21:57 [kv_cache_utils.py:829] Overriding num_gpu_blocks=0 with "
+                    "num_gpu_blocks_override=512\n"
+                    "(EngineCore pid=1) INFO 06-25 17:21:58 [kv_cache_utils.py:1319] GPU KV cache size: 140,960 tokens\n")
+    assert log.num_gpu_blocks is None and log.gpu_kv_cache_tokens == 140_960 and log.era == "v1"
+    # the loggers.py line still gives the blocks
+    assert parse_log("Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: 7162\n"
+                     ).num_gpu_blocks == 7162
+
+
+def test_v0191_qwen3_8b_a100_40gb(cli):
+    # vLLM 0.19.1, Qwen3-8B (bundled: hidden 4,096, vocab 151,936), one A100-SXM4-40GB, every setting default:
+    # utilization 0.9, 2,048 batched tokens and 256 sequences (an A100 is never in the 80 GB tier). The 2.35 GiB
+    # CUDA-graph estimate is printed but not subtracted in 0.19 (its own line: "will be enabled by default").
+    # The log prints no driver total: the A100 40 GB's 39.50 GiB (DRIVER_TOTAL_BYTES, vLLM #12330's
+    # "total_gpu_memory (39.50GiB)"): int(39.50 GiB) = 42,412,802,048 B x 0.9 = 38,171,521,843 B
+    # weights int(15.27 GiB) = 16,396,037,652 B (logged)
+    # the v1 sampler from 0.17, 256 x 151,936 x 14 B = 544,538,624 B, above the forward 2,048 x 4,096 x 26 =
+    # 218,103,808 B; non-torch 139,586,437 B
+    # 38,171,521,843 - 16,396,037,652 - 544,538,624 - 139,586,437 = 21,091,359,130 B = 19.64 GiB vs 19.36: +1.5%
+    # (the sort pipeline's 9.6 copies, 1.39 GiB, would give -2.9%)
+    code, data, err = calibrate(cli, "v0191_qwen3_8b_a100_40gb_tokenkaki.log", "--model", "qwen3-8b",
+                                "--gpu", "a100-40gb")
+    assert code == 0, err
+    f = figures(data)
+    assert "GPU blocks" not in f  # the override line is not read as the engine's blocks
+    logged = f["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "19.36 GiB" and logged["predicted"] == "19.64 GiB"
+    assert 1.3 < logged["deviation_pct"] < 1.6
+    # kvplan's weights: the bundled checkpoint's 16,381,470,720 B (15.26 GiB, 0.01 under the load):
+    # 38,171,521,843 - 16,381,470,720 - 544,538,624 - 139,586,437 = 21,105,926,062 B = 19.66 GiB, +1.5%
+    model = f["Available KV cache memory (from the GPU and the model)"]
+    assert model["predicted"] == "19.66 GiB" and 1.3 < model["deviation_pct"] < 1.7
