@@ -219,3 +219,34 @@ def test_v0191_qwen3_8b_a100_40gb(cli):
     # 38,171,521,843 - 16,381,470,720 - 544,538,624 - 139,586,437 = 21,105,926,062 B = 19.66 GiB, +1.5%
     model = f["Available KV cache memory (from the GPU and the model)"]
     assert model["predicted"] == "19.66 GiB" and 1.3 < model["deviation_pct"] < 1.7
+
+
+# Qwen/Qwen3-0.6B's config.json, the fields kvplan reads, as a public model report prints the original file
+# (code-search file id 62516112186: "原始 config.json" of .../opensource/Qwen3-0.6B)
+QWEN3_06B = {"architectures": ["Qwen3ForCausalLM"], "attention_bias": False, "head_dim": 128, "hidden_act": "silu",
+             "hidden_size": 1024, "intermediate_size": 3072, "max_position_embeddings": 40960, "max_window_layers": 28,
+             "model_type": "qwen3", "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 8,
+             "rms_norm_eps": 1e-06, "rope_theta": 1000000, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+             "use_sliding_window": False, "vocab_size": 151936}
+
+
+def test_v0190_qwen3_06b_rtx3060_eager(cli, tmp_path):
+    # vLLM 0.19.0, Qwen3-0.6B on an RTX 3060 12 GB (11.63 GiB, the driver total the same card's refused first start
+    # prints), utilization 0.6, max_num_seqs 8, max_num_batched_tokens 1,024, --enforce-eager.
+    # total int(11.63 GiB) = 12,487,617,413 B x 0.6 = 7,492,570,447 B
+    # weights int(1.12 GiB) = 1,202,590,842 B (logged)
+    # forward 1,024 x 1,024 x 26 = 27,262,976 B, above the v1 sampler from 0.17, 8 x 151,936 x 14 B = 17,016,832 B;
+    # non-torch 139,586,437 B; no CUDA-graph estimate (eager, and 0.19 does not subtract it)
+    # 7,492,570,447 - 1,202,590,842 - 27,262,976 - 139,586,437 = 6,123,130,192 B = 5.70 GiB vs 5.68: +0.4%
+    code, data, err = calibrate(cli, "v0190_qwen3_06b_rtx3060_retriva.log", "--model", _config(tmp_path, QWEN3_06B))
+    assert code == 0, err
+    f = figures(data)
+    logged = f["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "5.68 GiB" and logged["predicted"] == "5.70 GiB"
+    assert 0.2 < logged["deviation_pct"] < 0.6
+    # kvplan's weights without a checkpoint: the parameters x 2 B. Per layer q 1,024 x 2,048 + k, v 1,024 x 1,024
+    # each + o 2,048 x 1,024 + q/k norms 2 x 128 + MLP 3 x 1,024 x 3,072 + 2 norms x 1,024 = 15,730,944; x 28 layers
+    # + the tied embedding 151,936 x 1,024 + the final norm 1,024 = 596,049,920 parameters = 1,192,099,840 B:
+    # 7,492,570,447 - 1,192,099,840 - 27,262,976 - 139,586,437 = 6,133,621,194 B = 5.71 GiB, +0.6%
+    model = f["Available KV cache memory (from the GPU and the model)"]
+    assert model["predicted"] == "5.71 GiB" and 0.4 < model["deviation_pct"] < 0.8
