@@ -197,7 +197,10 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         log.available_kv_text = available.group(1)
         log.available_kv_gib = float(available.group(1))
         log.found.append("available KV memory")
-    blocks = re.search(r"#? ?GPU blocks: ([0-9,]+)", text) or re.search(r"num_gpu_blocks(?: is)?[=:] ?([0-9,]+)", text)
+    # not "Overriding num_gpu_blocks=0 with num_gpu_blocks_override=512" (kv_cache_utils.py): 0.18+ prints it for the
+    # minimal KV cache its CUDA-graph memory profile allocates (gpu_model_runner.py profile_cudagraph_memory)
+    blocks = re.search(r"#? ?GPU blocks: ([0-9,]+)", text) or \
+        re.search(r"(?<!Overriding )num_gpu_blocks(?: is)?[=:] ?([0-9,]+)", text)
     if blocks:
         log.num_gpu_blocks = int(_num(blocks.group(1)))
         log.era = "v0"

@@ -1,0 +1,286 @@
+"""vLLM's "Available KV cache memory" predicted from the GPU (kvplan/engines/vllm_profile.py) against public
+start-up logs of recent releases (tests/data/vllm_logs/, each with its source in its header), issue 14 item 6.
+
+Every expected figure is worked out by hand in the comments from the log's own numbers and the rules and
+constants of the vllm_profile module doc (GiB = 2**30 B; a logged x GiB enters as int(x x GiB) bytes):
+
+    available = int(driver total x utilization) - weights - peak activation - non-torch
+                [- V2's penalty bin counts, 0.27+] [- the CUDA-graph estimate, 0.20+]
+
+forward = 26 B x hidden x profiled tokens; the sampler as the runner and release decide (v1 before 0.17: 9.6
+fp32 copies of max_num_seqs x vocab; v1 from 0.17: 14 B per logit; V2 0.22-0.32: 2 B per logit); non-torch
+int(0.13 GiB) = 139,586,437 B on v1 at TP 1, + int(1.25 GiB) = 1,342,177,280 B per GPU at TP > 1 before 0.11.
+Where a log prints vLLM's profile breakdown, the terms are compared too (vllm_terms) and the comment says which
+term is off. Errors above 5% are asserted as such, so a change that moves them updates this file and
+docs/engines.md together.
+"""
+
+from __future__ import annotations
+
+import json
+
+from test_calibrate import calibrate, figures
+from test_vllm_profile import QWEN25_05B
+
+GIB = 2**30
+NON_TORCH_V1 = 139_586_437  # int(0.13 GiB)
+
+
+def _terms(data):
+    return {t["name"]: t for t in data["profile_terms"]}
+
+
+def _config(tmp_path, raw):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    return str(path)
+
+
+def test_v026_qwen25_05b_16gb_model_runner_v2(cli, tmp_path):
+    # vLLM 0.26.0, Qwen/Qwen2.5-0.5B in float16 (the base model: the same config fields as the Instruct copy
+    # QWEN25_05B quotes: hidden 896, 24 layers, vocab 151,936, tied embeddings), Model Runner V2, TP 1; the
+    # script sets max_num_batched_tokens 32,768, max_num_seqs 256, utilization 0.9.
+    # total int(15.55 GiB) = 16,696,685,363 B x 0.9 = 15,027,016,826 B (the breakdown's own 13.99 GiB)
+    # weights int(0.93 GiB) = 998,579,896 B (logged)
+    # forward 32,768 x 896 x 26 = 763,363,328 B; V2's one default sampler pass 256 x 151,936 x 2 B = 77,791,232 B
+    # is smaller, so the forward is the activation; no bin counts (counted from 0.27); no CUDA-graph estimate
+    # (V2 profiles none before 0.29); non-torch 139,586,437 B.
+    # 15,027,016,826 - 998,579,896 - 763,363,328 - 139,586,437 = 13,125,487,165 B = 12.224 GiB vs 11.94: +2.4%
+    code, data, err = calibrate(cli, "v026_qwen25_05b_16gb_v2_streaming_notes.log", "--model",
+                                _config(tmp_path, QWEN25_05B))
+    assert code == 0, err
+    f = figures(data)
+    logged = f["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "11.94 GiB" and logged["predicted"] == "12.22 GiB"
+    assert 2.2 < logged["deviation_pct"] < 2.6
+    # kvplan's own weights (no checkpoint beside the config: parameter count x 2 B) are 0.92 GiB: 12.23 GiB, +2.5%
+    model = f["Available KV cache memory (from the GPU and the model)"]
+    assert model["predicted"] == "12.23 GiB" and 2.2 < model["deviation_pct"] < 2.7
+    # The breakdown (0.26 wording: weight / peak activation / non-torch): requested 13.99 logged, 13.995 modelled;
+    # weights equal (given); peak activation 1.06 GiB logged against the forward's 0.711 (763,363,328 B): the
+    # forward term is 0.35 GiB low at 32,768 tokens on a 896-wide model (26 B/token/hidden fitted on an 8B model;
+    # the logged peak is 39 B per token per hidden unit here); non-torch 0.07 logged against 0.13 (0.06 high).
+    # The two errors partly cancel: +0.28 GiB on the pool.
+    terms = _terms(data)
+    assert terms["peak activation"]["logged_gib"] == 1.06
+    assert terms["peak activation"]["predicted_gib"] == round(763_363_328 / GIB, 3)
+    assert terms["non-torch"]["logged_gib"] == 0.07
+    assert terms["non-torch"]["predicted_gib"] == round(NON_TORCH_V1 / GIB, 3)
+    assert terms["requested (total x utilization)"]["difference_gib"] == 0.0
+
+
+def test_v0102_qwen3_next_80b_tp2_h200(cli):
+    # vLLM 0.10.2, Qwen3-Next-80B-A3B-Instruct (bundled: hidden 2,048, vocab 151,936) on two H200, TP 2, the
+    # defaults: utilization 0.9, 8,192 batched tokens, 1,024 sequences (an H200 is in vLLM's 80 GB+ tier).
+    # total int(139.81 GiB) = 150,119,844,413 B x 0.9 = 135,107,859,971 B
+    # weights int(74.2812 GiB) = 79,758,831,176 B (logged, one rank)
+    # v1 runner before 0.17: the sort pipeline's int(9.6 x 1,024 x 151,936 x 4) = 5,974,366,617 B, above the
+    # forward 8,192 x 2,048 x 26 = 436,207,616 B
+    # non-torch 139,586,437 + 1,342,177,280 (TP 2, snapshot before the distributed init before 0.11) = 1,481,763,717
+    # 0.10.2 subtracts no CUDA-graph estimate.
+    # 135,107,859,971 - 79,758,831,176 - 5,974,366,617 - 1,481,763,717 = 47,892,898,461 B = 44.604 GiB
+    # vs 44.59 logged: +0.03%. NOT an independent check of the non-torch term: NON_TORCH_TP_BYTES_EARLY was fitted
+    # on this very log's 1.38 GiB. It is one of the activation term: the 9.6 copies give 5.56 GiB against the
+    # breakdown's 5.58 on a model the copies were not fitted on (the hybrid GDN / MoE forward stays below it).
+    code, data, err = calibrate(cli, "v0102_qwen3_next_80b_tp2_h200_legalai.log", "--model", "qwen3-next-80b-a3b")
+    assert code == 0, err
+    f = figures(data)
+    logged = f["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "44.59 GiB" and logged["predicted"] == "44.60 GiB"
+    assert 0 < logged["deviation_pct"] < 0.1
+    # kvplan's weights for the bundled model are 74.20 GiB (parameter count x 2 B over 2 ranks; 0.08 GiB under the
+    # load's 74.28): 44.68 GiB, +0.2%
+    model = f["Available KV cache memory (from the GPU and the model)"]
+    assert model["predicted"] == "44.68 GiB" and 0.1 < model["deviation_pct"] < 0.3
+    terms = _terms(data)
+    assert terms["peak activation"]["logged_gib"] == 5.58
+    assert terms["peak activation"]["predicted_gib"] == round(5_974_366_617 / GIB, 3)
+    assert terms["non-torch"]["logged_gib"] == 1.38
+
+
+# Qwen/Qwen3-235B-A22B(-Instruct/-Thinking)-2507's config.json fields, as a public copy quotes the Thinking-2507 one
+# (code-search file id 20223843278: "demo config for Qwen3-235B-A22B-Thinking-2507"; the Instruct-2507 release has the
+# same architecture), with the block-wise FP8 quantization_config Qwen's FP8 checkpoints carry (quant_method fp8,
+# e4m3, 128 x 128 blocks, dynamic activations: the layout a public Qwen FP8 config quotes, file id 61491744622)
+QWEN3_235B_2507_FP8 = {
+    "architectures": ["Qwen3MoeForCausalLM"], "attention_bias": False, "decoder_sparse_step": 1, "head_dim": 128,
+    "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 12288, "max_position_embeddings": 262144,
+    "max_window_layers": 94, "mlp_only_layers": [], "model_type": "qwen3_moe", "moe_intermediate_size": 1536,
+    "norm_topk_prob": True, "num_attention_heads": 64, "num_experts": 128, "num_experts_per_tok": 8,
+    "num_hidden_layers": 94, "num_key_value_heads": 4, "rms_norm_eps": 1e-06, "rope_theta": 5000000,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_sliding_window": False, "vocab_size": 151936,
+    "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                            "weight_block_size": [128, 128]},
+}
+
+
+def test_v027_qwen3_235b_fp8_tp4_rtx_pro_6000(cli, tmp_path):
+    # vLLM 0.27.x (the file:line tags; --version 0.27.1), Qwen3-235B-A22B-Instruct-2507-FP8 on four RTX PRO 6000
+    # (95.01 GiB driver total), TP 4, utilization 0.9, max_num_seqs 32; max_num_batched_tokens not set: 8,192 (the
+    # API server's default for a card of 70 GiB or more). v1 runner (a quantized MoE: not V2's in 0.27).
+    # total int(95.01 GiB) = 102,016,210,698 B x 0.9 = 91,814,589,628 B
+    # weights int(55.19 GiB) = 59,259,811,266 B (logged, one rank)
+    # forward 8,192 x 4,096 x 26 = 872,415,232 B; the v1 sampler from 0.17 (14 B per logit) over 32 x 151,936 =
+    # 68,067,328 B is smaller, so the forward is the activation
+    # non-torch int(0.13 GiB) + int(0.41 GiB) (TP > 1 from 0.11) = 579,820,584 B (no NVLS: no NVSwitch)
+    # CUDA-graph estimate (0.20+, the log does not print it): capture sizes 1, 2, 4, 8, ..., 64 (2 x 32) = 11
+    # PIECEWISE, the 7 of them <= 32 FULL: first capture + 94 layers x (10 + 6) further graphs x the per-layer figure
+    # -> 380,807,580 + 94 x 16 x 74,828 = 493,348,892 B (0.46 GiB)
+    # 91,814,589,628 - 59,259,811,266 - 872,415,232 - 579,820,584 - 493,348,892 = 30,609,193,654 B = 28.51 GiB
+    # vs 27.85 logged: +2.4%
+    from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
+
+    assert GRAPH_FIRST_BYTES + 94 * 16 * GRAPH_PER_LAYER_GRAPH_BYTES == 493_348_892
+    code, data, err = calibrate(cli, "v027_qwen3_235b_a22b_fp8_tp4_rtxpro6000_runbook.log", "--model",
+                                _config(tmp_path, QWEN3_235B_2507_FP8), "--version", "0.27.1")
+    assert code == 0, err
+    f = figures(data)
+    logged = f["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "27.85 GiB" and logged["predicted"] == "28.51 GiB"
+    assert 2.2 < logged["deviation_pct"] < 2.5
+    # kvplan's own weights: no checkpoint beside the config, so its parameter count at the FP8 width (not derived
+    # here) lands within 0.5 GiB of the load's 55.19 GiB, and the pool within 5%
+    model = f["Available KV cache memory (from the GPU and the model)"]
+    assert 0 < model["deviation_pct"] < 5
+    # The 0.27 breakdown. consumed - weights = 56.89 - 55.19 = 1.70 GiB against kvplan's 0.54 at TP 4: the non-torch
+    # term is 1.16 GiB low (NCCL at TP 4 on PCIe cards; cf. the Qwen3-235B TP 4 log of 0.9/0.10, 0.96 GiB short).
+    # The printed peak, 0.76 GiB, holds the graph estimate the excerpt does not print; kvplan's forward + estimate is
+    # 0.872 + 0.459 = 1.27 GiB, 0.51 high (the capture itself took 0.32 GiB, so the estimate is at most 0.76).
+    # The two errors cancel to 0.66 GiB on the pool.
+    terms = _terms(data)
+    assert terms["non-torch"]["logged_gib"] == 1.7
+    assert terms["non-torch"]["predicted_gib"] == round(579_820_584 / GIB, 3)
+    assert terms["peak activation"]["logged_gib"] == 0.76
+    assert terms["peak activation"]["predicted_gib"] == round((872_415_232 + 493_348_892) / GIB, 3)
+
+
+def test_v0102_qwen3_8b_fp8_24gb_card(cli):
+    # vLLM 0.10.2 (file:line tags; --version 0.10.2), Qwen3-8B-FP8 (the bundled qwen3-8b gives the architecture:
+    # hidden 4,096, vocab 151,936), TP 1, utilization 0.8, max_model_len 1,024; a 24 GB-class card: vLLM's defaults
+    # below the 70 GiB tier, 256 sequences and 2,048 batched tokens. No CUDA-graph estimate before 0.20.
+    # total int(23.53 GiB) = 25,265,145,118 B x 0.8 = 20,212,116,094 B (the breakdown's 18.82 GiB)
+    # weights int(8.8 GiB) = 9,448,928,051 B (logged)
+    # the v1 sampler before 0.17, int(9.6 x 256 x 151,936 x 4) = 1,493,591,654 B, above the forward
+    # 2,048 x 4,096 x 26 = 218,103,808 B; non-torch 139,586,437 B
+    # 20,212,116,094 - 9,448,928,051 - 1,493,591,654 - 139,586,437 = 9,130,009,952 B = 8.50 GiB vs 8.60: -1.1%
+    code, data, err = calibrate(cli, "v0102_qwen3_8b_fp8_24gb_notes.log", "--model", "qwen3-8b", "--version", "0.10.2")
+    assert code == 0, err
+    logged = figures(data)["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "8.60 GiB" and logged["predicted"] == "8.50 GiB"
+    assert -1.3 < logged["deviation_pct"] < -1.0
+    # kvplan's own weights are the bundled bf16 checkpoint's (15.26 GiB), not this FP8 one: not a prediction of
+    # this start, so not asserted beyond being far off
+    model = figures(data)["Available KV cache memory (from the GPU and the model)"]
+    assert model["deviation_pct"] < -50
+    # The breakdown (0.10.2 wording): the 9.6 sort copies give 1.391 GiB against the printed 1.40 (the sampler term,
+    # fitted on H100 logs of other models, lands within the printing's rounding); non-torch is 0.02 GiB printed
+    # against the v1 constant 0.13: the whole 0.10 GiB of error is the non-torch term.
+    terms = _terms(data)
+    assert terms["peak activation"]["logged_gib"] == 1.4
+    assert terms["peak activation"]["predicted_gib"] == round(1_493_591_654 / GIB, 3)
+    assert terms["non-torch"]["logged_gib"] == 0.02
+    assert terms["non-torch"]["predicted_gib"] == round(NON_TORCH_V1 / GIB, 3)
+
+
+def test_overriding_num_gpu_blocks_is_not_the_block_count():
+    # 0.18+ prints "Overriding num_gpu_blocks=0 with num_gpu_blocks_override=512" (kv_cache_utils.py) for the
+    # minimal KV cache its CUDA-graph memory profile allocates; it is not the cache the engine sized
+    from kvplan.engines.vllm_log import parse_log
+
+    log = parse_log("(EngineCore pid=1) INFO 06-25 17:21:57 [kv_cache_utils.py:829] Overriding num_gpu_blocks=0 with "
+                    "num_gpu_blocks_override=512\n"
+                    "(EngineCore pid=1) INFO 06-25 17:21:58 [kv_cache_utils.py:1319] GPU KV cache size: 140,960 tokens\n")
+    assert log.num_gpu_blocks is None and log.gpu_kv_cache_tokens == 140_960 and log.era == "v1"
+    # the loggers.py line still gives the blocks
+    assert parse_log("Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: 7162\n"
+                     ).num_gpu_blocks == 7162
+
+
+def test_v0191_qwen3_8b_a100_40gb(cli):
+    # vLLM 0.19.1, Qwen3-8B (bundled: hidden 4,096, vocab 151,936), one A100-SXM4-40GB, every setting default:
+    # utilization 0.9, 2,048 batched tokens and 256 sequences (an A100 is never in the 80 GB tier). The 2.35 GiB
+    # CUDA-graph estimate is printed but not subtracted in 0.19 (its own line: "will be enabled by default").
+    # The log prints no driver total: the A100 40 GB's 39.50 GiB (DRIVER_TOTAL_BYTES, vLLM #12330's
+    # "total_gpu_memory (39.50GiB)"): int(39.50 GiB) = 42,412,802,048 B x 0.9 = 38,171,521,843 B
+    # weights int(15.27 GiB) = 16,396,037,652 B (logged)
+    # the v1 sampler from 0.17, 256 x 151,936 x 14 B = 544,538,624 B, above the forward 2,048 x 4,096 x 26 =
+    # 218,103,808 B; non-torch 139,586,437 B
+    # 38,171,521,843 - 16,396,037,652 - 544,538,624 - 139,586,437 = 21,091,359,130 B = 19.64 GiB vs 19.36: +1.5%
+    # (the sort pipeline's 9.6 copies, 1.39 GiB, would give -2.9%)
+    code, data, err = calibrate(cli, "v0191_qwen3_8b_a100_40gb_tokenkaki.log", "--model", "qwen3-8b",
+                                "--gpu", "a100-40gb")
+    assert code == 0, err
+    f = figures(data)
+    assert "GPU blocks" not in f  # the override line is not read as the engine's blocks
+    logged = f["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "19.36 GiB" and logged["predicted"] == "19.64 GiB"
+    assert 1.3 < logged["deviation_pct"] < 1.6
+    # kvplan's weights: the bundled checkpoint's 16,381,470,720 B (15.26 GiB, 0.01 under the load):
+    # 38,171,521,843 - 16,381,470,720 - 544,538,624 - 139,586,437 = 21,105,926,062 B = 19.66 GiB, +1.5%
+    model = f["Available KV cache memory (from the GPU and the model)"]
+    assert model["predicted"] == "19.66 GiB" and 1.3 < model["deviation_pct"] < 1.7
+
+
+# Qwen/Qwen3-0.6B's config.json, the fields kvplan reads, as a public model report prints the original file
+# (code-search file id 62516112186: "原始 config.json" of .../opensource/Qwen3-0.6B)
+QWEN3_06B = {"architectures": ["Qwen3ForCausalLM"], "attention_bias": False, "head_dim": 128, "hidden_act": "silu",
+             "hidden_size": 1024, "intermediate_size": 3072, "max_position_embeddings": 40960, "max_window_layers": 28,
+             "model_type": "qwen3", "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 8,
+             "rms_norm_eps": 1e-06, "rope_theta": 1000000, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+             "use_sliding_window": False, "vocab_size": 151936}
+
+
+def test_v0190_qwen3_06b_rtx3060_eager(cli, tmp_path):
+    # vLLM 0.19.0, Qwen3-0.6B on an RTX 3060 12 GB (11.63 GiB, the driver total the same card's refused first start
+    # prints), utilization 0.6, max_num_seqs 8, max_num_batched_tokens 1,024, --enforce-eager.
+    # total int(11.63 GiB) = 12,487,617,413 B x 0.6 = 7,492,570,447 B
+    # weights int(1.12 GiB) = 1,202,590,842 B (logged)
+    # forward 1,024 x 1,024 x 26 = 27,262,976 B, above the v1 sampler from 0.17, 8 x 151,936 x 14 B = 17,016,832 B;
+    # non-torch 139,586,437 B; no CUDA-graph estimate (eager, and 0.19 does not subtract it)
+    # 7,492,570,447 - 1,202,590,842 - 27,262,976 - 139,586,437 = 6,123,130,192 B = 5.70 GiB vs 5.68: +0.4%
+    code, data, err = calibrate(cli, "v0190_qwen3_06b_rtx3060_retriva.log", "--model", _config(tmp_path, QWEN3_06B))
+    assert code == 0, err
+    f = figures(data)
+    logged = f["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "5.68 GiB" and logged["predicted"] == "5.70 GiB"
+    assert 0.2 < logged["deviation_pct"] < 0.6
+    # kvplan's weights without a checkpoint: the parameters x 2 B. Per layer q 1,024 x 2,048 + k, v 1,024 x 1,024
+    # each + o 2,048 x 1,024 + q/k norms 2 x 128 + MLP 3 x 1,024 x 3,072 + 2 norms x 1,024 = 15,730,944; x 28 layers
+    # + the tied embedding 151,936 x 1,024 + the final norm 1,024 = 596,049,920 parameters = 1,192,099,840 B:
+    # 7,492,570,447 - 1,192,099,840 - 27,262,976 - 139,586,437 = 6,133,621,194 B = 5.71 GiB, +0.6%
+    model = f["Available KV cache memory (from the GPU and the model)"]
+    assert model["predicted"] == "5.71 GiB" and 0.4 < model["deviation_pct"] < 0.8
+
+
+def test_v0271_qwen25_05b_4090_model_runner_v2_llm_class(cli, tmp_path):
+    # vLLM 0.27.1 (the notes; --version), Qwen2.5-0.5B through the offline LLM() class at its defaults on an RTX 4090
+    # (23.99 GiB): utilization 0.92, 8,192 batched tokens (printed), 256 sequences (below the 70 GiB tier).
+    # Model Runner V2 (model_runner.py), no CUDA-graph estimate before 0.29.
+    # total int(23.99 GiB) = 25,759,066,357 B x 0.92 = 23,698,341,048 B (the breakdown's 22.07 GiB)
+    # weights int(0.93 GiB) = 998,579,896 B (logged)
+    # forward 8,192 x 896 x 26 = 190,840,832 B, above V2's default sampler pass 256 x 151,936 x 2 B = 77,791,232;
+    # the int32 penalty bin counts 256 x 151,936 x 4 = 155,582,464 B (counted from 0.27); non-torch 139,586,437 B
+    # 23,698,341,048 - 998,579,896 - 190,840,832 - 139,586,437 - 155,582,464 = 22,213,751,419 B = 20.69 GiB
+    # vs 20.52 logged: +0.8%
+    code, data, err = calibrate(cli, "v0271_qwen25_05b_4090_llm_class_notes.log", "--model",
+                                _config(tmp_path, QWEN25_05B), "--version", "0.27.1")
+    assert code == 0, err
+    f = figures(data)
+    logged = f["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "20.52 GiB" and logged["predicted"] == "20.69 GiB"
+    assert 0.7 < logged["deviation_pct"] < 0.9
+    # kvplan's weights without a checkpoint, the parameters x 2 B: per layer q 896 x 896 + 896 bias, k and v
+    # 896 x 128 + 128 each, o 896 x 896, MLP 3 x 896 x 4,864, 2 norms x 896 = 14,912,384; x 24 + the tied
+    # embedding 151,936 x 896 + the final norm 896 = 494,032,768 parameters = 988,065,536 B:
+    # 23,698,341,048 - 988,065,536 - 190,840,832 - 139,586,437 - 155,582,464 = 22,224,265,779 B = 20.70 GiB, +0.9%
+    model = f["Available KV cache memory (from the GPU and the model)"]
+    assert model["predicted"] == "20.70 GiB" and 0.7 < model["deviation_pct"] < 1.0
+    # The 0.27 breakdown: consumed - weights = 1.23 - 0.93 = 0.30 GiB against kvplan's non-torch 0.13 + the bin
+    # counts 0.145 = 0.275 (0.03 low: the V2 bin-count reading holds); the printed peak, 0.31 GiB (no estimate in
+    # it: V2 profiles none before 0.29), against the forward's 0.178: the activation term is 0.13 GiB low, as on
+    # the 0.26 and 0.27 Qwen2.5-0.5B logs (1.06 vs 0.71 at 32,768 tokens; 0.25 vs 0.07 at 2,048).
+    terms = _terms(data)
+    assert terms["non-torch"]["logged_gib"] == 0.3
+    assert terms["non-torch"]["predicted_gib"] == round((139_586_437 + 155_582_464) / GIB, 3)
+    assert terms["peak activation"]["logged_gib"] == 0.31
+    assert terms["peak activation"]["predicted_gib"] == round(190_840_832 / GIB, 3)
