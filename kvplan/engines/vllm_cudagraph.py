@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..units import GIB, MIB
+from .vllm_release import at_least as _at_least, release_key as _key
 
 # --- the modes --------------------------------------------------------------------------------------
 # config/vllm.py OPTIMIZATION_LEVEL_02/_03 "cudagraph_mode": FULL_AND_PIECEWISE; VllmConfig.optimization_level
@@ -50,23 +51,8 @@ SM100_FAMILY = frozenset({"b200", "gb200", "b300", "gb300"})  # compute capabili
 APPEND_MAX_SEQS_FROM = (0, 31, 0)
 # v1/worker/gpu/model_runner.py profile_cudagraph_memory: "return 0" up to 0.28.0
 RUNNER_V2_PROFILES_FROM = (0, 29, 0)
-
-
-def _key(version) -> tuple[int, ...] | None:
-    if version is None:
-        return None
-    if isinstance(version, tuple):
-        key = version
-    else:
-        from .vllm_profile import version_key
-
-        key = version_key(version)
-    return None if key is None else key + (0,) * (3 - len(key))
-
-
-def _at_least(version, first: tuple[int, int, int]) -> bool:
-    key = _key(version)
-    return key is not None and key >= first
+# config/vllm.py use_v2_model_runner: no architecture list left, every model runs V2 by default
+MODEL_RUNNER_V2_DEFAULT_FROM = (0, 29, 0)
 
 
 # --- which runner ------------------------------------------------------------------------------------
@@ -106,7 +92,7 @@ def uses_model_runner_v2(version, architecture: str | None, *, is_moe: bool = Fa
         return None
     if key < (0, 22, 0):
         return False
-    if key >= (0, 29, 0):
+    if key >= MODEL_RUNNER_V2_DEFAULT_FROM:
         return True
     listed = max(k for k in _V2_ARCHS if k <= key)
     in_list = architecture in _V2_ARCHS[listed]
@@ -376,5 +362,5 @@ def estimate(version, *, max_num_seqs: int, max_num_batched_tokens: int, layers:
 __all__ = ["capture_sizes", "resolve_mode", "graph_plan", "GraphPlan", "uses_model_runner_v2", "graph_bytes",
            "estimate", "GraphEstimate", "GraphFigure", "GRAPH_FIGURES", "GRAPH_FIRST_BYTES",
            "GRAPH_PER_LAYER_GRAPH_BYTES",
-           "CUDA_GRAPH_ESTIMATE_FROM", "RUNNER_V2_PROFILES_FROM", "FULL_AND_PIECEWISE", "PIECEWISE",
+           "CUDA_GRAPH_ESTIMATE_FROM", "RUNNER_V2_PROFILES_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "FULL_AND_PIECEWISE", "PIECEWISE",
            "FULL_DECODE_ONLY", "NONE", "SM100_FAMILY"]

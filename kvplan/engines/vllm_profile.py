@@ -119,6 +119,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..units import GIB
+from .vllm_cudagraph import CUDA_GRAPH_ESTIMATE_FROM, MODEL_RUNNER_V2_DEFAULT_FROM
+from .vllm_release import at_least as _at_least, release_key as version_key
 
 PROFILE_BYTES_PER_TOKEN_PER_HIDDEN = 26  # fitted on vLLM #10517's two RTX 3090 logs (see the module doc)
 SAMPLER_LOGIT_COPIES = 9.6  # fitted on llm-d-benchmark's H100 logs; tested on PR #10511 (v0)
@@ -139,13 +141,8 @@ SNAPSHOT_AFTER_DIST_INIT_FROM = (0, 11, 0)  # v1/worker/gpu_worker.py init_devic
 NVLS_CHANNELS = {"h100-sxm": 16, "h200": 16, "b200": 24}  # NVLS_NCHANNELS_SM90 16; SM100 single node 24 (2.27+)
 NVLS_BUFFER_BYTES = 128 * 1024 * 8  # NVLS_CHUNKSIZE x NCCL_STEPS
 V0_MAX_NUM_SEQS = 256  # vllm 0.6.6 engine/arg_utils.py: max_num_seqs = 256 unless VLLM_USE_V1
-CUDA_GRAPH_ESTIMATE_FROM = (0, 20, 0)  # first release whose envs.py defaults the estimate on
-# config/vllm.py VllmConfig.use_v2_model_runner: Model Runner V2 (its own sampler, profiled in two
-# passes, v1/worker/gpu/model_runner._dummy_sampler_run) is the default for every model it supports
-# from 0.29.0 (its use_v2_model_runner no longer calls _is_default_v2_model_runner_model); in 0.22-0.28
-# for an architecture list and, from 0.25, every dense model (vllm_cudagraph.uses_model_runner_v2 has the
-# rule per release). The sampler term above is the v1 runner's, not checked against V2.
-MODEL_RUNNER_V2_DEFAULT_FROM = (0, 29, 0)
+# Which models run Model Runner V2 (every model from MODEL_RUNNER_V2_DEFAULT_FROM, a list before) is
+# vllm_cudagraph.uses_model_runner_v2's rule per release.
 # Model Runner V2's dummy sampler run, read in source (see the module doc); no log checks these
 V2_DEFAULT_PASS_BYTES_PER_LOGIT = 2  # 0.22-0.32: the model-dtype (bf16) logits only
 V2_WARMUP_PASS_FROM = (0, 33, 0)  # model_runner._dummy_sampler_run: SamplingParams.for_sampler_warmup pass
@@ -166,33 +163,9 @@ DRIVER_TOTAL_BYTES = {
 }
 
 
-def version_key(version: str | None) -> tuple[int, ...] | None:
-    """(0, 24, 0) for "0.24.0", "v0.10.1.dev101+gbda9d0535" -> (0, 10, 1); None when unreadable."""
-    if not version:
-        return None
-    parts = []
-    for piece in version.strip().lstrip("v").split("."):
-        digits = ""
-        for ch in piece:
-            if not ch.isdigit():
-                break
-            digits += ch
-        if not digits:
-            break
-        parts.append(int(digits))
-        if digits != piece:
-            break
-    return tuple(parts) if parts else None
-
-
 def subtracts_cuda_graphs(version: str | None) -> bool:
     """Whether this vLLM release subtracts its CUDA-graph estimate before the KV cache (default env)."""
     return _at_least(version, CUDA_GRAPH_ESTIMATE_FROM)
-
-
-def _at_least(version: str | None, first: tuple[int, ...]) -> bool:
-    key = version_key(version)
-    return key is not None and key + (0,) * (3 - len(key)) >= first
 
 
 def nvls_bytes(tp: int, gpu: str | None) -> int:

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from ..errors import UsageError
 from ..units import GIB
+from .vllm_release import release_key as _key
 
 
 def _src(text: str):
@@ -287,11 +288,6 @@ LATEST = V0_33
 OLDEST_READ = (0, 11, 0)  # releases before this one were not read
 
 
-def _key(version: str) -> tuple[int, ...]:
-    parts = tuple(int(p) for p in version.split("."))
-    return parts + (0,) * (3 - len(parts))
-
-
 def resolve(version: str | None) -> tuple[VllmRules, str | None]:
     """(rules, note) for a vLLM version such as "0.11", "0.11.2", "0.24.0" or "latest".
 
@@ -334,15 +330,10 @@ def parse_engine(engine: str) -> tuple[str, VllmRules | None, str | None]:
         raise UsageError(f"--engine {engine!r}: give a version after @, e.g. vllm@0.11")
     rules, note = resolve(version or None)
     wanted = version.strip().lstrip("v")
-    if note is None and wanted and wanted != "latest" and _key(rules.version) != _release(wanted):
+    if note is None and wanted and wanted != "latest" and _key(rules.version) != _key(wanted):
         note = (f"vLLM {wanted}: modelled with the rules of {rules.version}, the newest release at or before it "
                 "where a rule kvplan models changed")
     return name, rules, note
-
-
-def _release(text: str) -> tuple[int, ...]:
-    match = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
-    return (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)) if match else ()
 
 
 __all__ = ["VllmRules", "V0_11", "V0_11_1", "V0_12", "V0_13", "V0_14", "V0_15", "V0_17", "V0_18", "V0_19", "V0_20", "V0_20_1", "V0_25",

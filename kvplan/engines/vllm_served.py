@@ -9,9 +9,8 @@ kvplan does not model. kvplan still sizes the model: the answer is "what if it w
 
 from __future__ import annotations
 
-import re
-
 from .._record import record
+from .vllm_release import release_key as _key
 
 
 @record
@@ -20,11 +19,6 @@ class Served:
     by: str | None  # "vllm" (a native implementation) | "transformers backend" | None
     release: str | None  # the registry release read (the newest in the table at or before the one asked)
     reason: str | None  # a note for the report (None when vLLM serves it natively)
-
-
-def _key(text: str) -> tuple[int, int, int] | None:
-    match = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", text.strip().lstrip("v"))
-    return (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)) if match else None
 
 
 def _inside(spans, key) -> bool:

@@ -31,11 +31,12 @@ from dataclasses import dataclass, field
 
 from ..units import GIB
 from .vllm_log import VllmLog
-from .vllm_profile import ProfileEstimate, version_key
+from .vllm_cudagraph import CUDA_GRAPH_ESTIMATE_FROM as ESTIMATE_DEFAULT_ON_FROM
+from .vllm_profile import ProfileEstimate
+from .vllm_release import at_least, release_key, within
 
 ESTIMATE_IN_PEAK = ((0, 18, 0), (0, 19, 0))  # 0.18.x: peak_activation_memory = torch peak + applied estimate
 CONSUMED_FROM = (0, 27, 0)  # the "consumed memory (weights + non-torch)" wording and accounting
-ESTIMATE_DEFAULT_ON_FROM = (0, 20, 0)  # envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "1"
 
 
 @dataclass(frozen=True)
@@ -65,14 +66,6 @@ class LoggedTerms:
                      - (self.graph_estimate_gib or 0.0) - self.available_gib, 2)
 
 
-def _in(key, span) -> bool:
-    return key is not None and span[0] <= key + (0,) * (3 - len(key)) < span[1]
-
-
-def _at_least(key, first) -> bool:
-    return key is not None and key + (0,) * (3 - len(key)) >= first
-
-
 def estimate_applied(log: VllmLog) -> bool | None:
     """Whether the profile subtracted the printed CUDA-graph estimate: the log's own line when it
     printed one, else the release's default (on from 0.20.0); None when no estimate was printed."""
@@ -80,23 +73,21 @@ def estimate_applied(log: VllmLog) -> bool | None:
         return None
     if log.cuda_graph_estimate_applied is not None:
         return log.cuda_graph_estimate_applied
-    key = version_key(log.version)
-    return _at_least(key, ESTIMATE_DEFAULT_ON_FROM) if key is not None else None
+    return at_least(log.version, ESTIMATE_DEFAULT_ON_FROM) if release_key(log.version) is not None else None
 
 
 def logged_terms(log: VllmLog) -> LoggedTerms | None:
     """The terms a log with the profile breakdown gives; None without the breakdown."""
     if log.breakdown is None:
         return None
-    key = version_key(log.version)
     notes = []
     applied = estimate_applied(log)
     estimate = (log.cuda_graph_estimate_gib if applied else 0.0) if applied is not None else None
-    peak_has_estimate = log.breakdown == "consumed" or _in(key, ESTIMATE_IN_PEAK)
+    peak_has_estimate = log.breakdown == "consumed" or within(log.version, *ESTIMATE_IN_PEAK)
     activation = log.breakdown_activation_gib
     holds = False
     if activation is not None and peak_has_estimate:
-        if estimate is None and (log.version is None or _at_least(key, ESTIMATE_DEFAULT_ON_FROM)):
+        if estimate is None and (log.version is None or at_least(log.version, ESTIMATE_DEFAULT_ON_FROM)):
             holds = True
             notes.append("the printed peak activation includes the CUDA-graph estimate, which this excerpt "
                          "does not print: both sides of the activation row hold it")
