@@ -147,7 +147,10 @@ V0_MAX_NUM_SEQS = 256  # vllm 0.6.6 engine/arg_utils.py: max_num_seqs = 256 unle
 V2_DEFAULT_PASS_BYTES_PER_LOGIT = 2  # 0.22-0.32: the model-dtype (bf16) logits only
 V2_WARMUP_PASS_FROM = (0, 33, 0)  # model_runner._dummy_sampler_run: SamplingParams.for_sampler_warmup pass
 V2_WARMUP_BYTES_PER_LOGIT = 2 + 3 * 4  # bf16 logits + fp32 copy + FlashInfer's masked fp32 logits + fp32 probs
-V2_BIN_COUNTS_COUNTED_FROM = (0, 27, 0)  # memory_profiling measures total_consumed from the first snapshot
+# utils/mem_utils.py memory_profiling from 0.27.0: total_consumed (free memory at the first snapshot less free
+# memory after the profile) replaces weights + torch peak increase, so buffers kept from before the profile
+# count; the log's breakdown says "consumed memory (weights + non-torch)" from then on
+CONSUMED_FROM = (0, 27, 0)
 V2_BIN_COUNT_BYTES = 4  # PenaltiesState.output_bin_counts: int32, max_num_reqs x vocab
 # the v1 runner's sampler from 0.17.0: top-k/top-p masked in place by a Triton kernel (v1/sample/ops/
 # topk_topp_sampler.py apply_top_k_top_p, batches of 8 or more; FlashInfer's sampler from 0.23 where
@@ -415,7 +418,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             sampler, sampler_from = v1_sampler_bytes(rows, vocab, version)
         if sampler > forward:
             activation, activation_from = sampler, f"{sampler_from} over {rows:,} x {vocab:,} logits"
-        if v2 and _at_least(version, V2_BIN_COUNTS_COUNTED_FROM):
+        if v2 and _at_least(version, CONSUMED_FROM):
             buffers = rows * vocab * V2_BIN_COUNT_BYTES
     non_torch = (NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1) + tp_non_torch_bytes(tp, gpu, version, v0_engine)
     graphs, graphs_from = 0, ""

@@ -32,11 +32,10 @@ from dataclasses import dataclass, field
 from ..units import GIB
 from .vllm_log import VllmLog
 from .vllm_cudagraph import CUDA_GRAPH_ESTIMATE_FROM as ESTIMATE_DEFAULT_ON_FROM
-from .vllm_profile import ProfileEstimate
+from .vllm_profile import CONSUMED_FROM, ProfileEstimate
 from .vllm_release import at_least, release_key, within
 
 ESTIMATE_IN_PEAK = ((0, 18, 0), (0, 19, 0))  # 0.18.x: peak_activation_memory = torch peak + applied estimate
-CONSUMED_FROM = (0, 27, 0)  # the "consumed memory (weights + non-torch)" wording and accounting
 
 
 @dataclass(frozen=True)
