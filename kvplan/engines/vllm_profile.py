@@ -23,7 +23,11 @@ The terms, and where each comes from:
   (Marlin pads I to 128 and H to 256; Triton on Hopper adds padded swizzled
   scales, keeps the originals until 0.24, FP32 biases): gpt-oss-120b on an H100
   with 0.10.1 (Marlin) 65.90 GiB against the logged 65.97. Other quantized
-  kernels may re-lay too; kvplan keeps their checkpoint bytes.
+  kernels may re-lay too; kvplan keeps their checkpoint bytes. The load also
+  builds the rotary cos/sin tables, whole on every rank (vllm_rope_cache:
+  32 MiB for Llama-3.1-8B, whose 0.6.4 load logs 14.9888 GiB for 14.9575 GiB
+  of parameters; 0.56 GiB for Gemma 3 4B's two ropes); they are added to a
+  checkpoint's or parameter count's bytes, not to a logged load.
 - peak activation: the larger of the forward pass and the sampler run, since
   the sampler runs after the forward's activations are freed:
   forward: PROFILE_BYTES_PER_TOKEN_PER_HIDDEN (26 B) x hidden_size x the
@@ -328,6 +332,23 @@ def checkpoint_weights(model):
     return None
 
 
+def rope_bytes(model) -> int | None:
+    """The rotary cos/sin tables vLLM builds while loading `model`, whole on every rank
+    (vllm_rope_cache); None where the family's rope is not read."""
+    from ..configs.build import resolve
+    from ..errors import KvplanError
+    from .vllm_rope_cache import rope_cache_bytes
+
+    raw = raw_config(model)
+    if raw is None:
+        return None
+    try:
+        _, fields, _ = resolve(raw, model.source or model.name)
+    except KvplanError:
+        return None
+    return rope_cache_bytes(fields)
+
+
 def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1) -> int:
     """Bytes on the fullest GPU of a (tp, pp) replica for a kvplan.weights record."""
     from ..capacity.weights import stage_weight_bytes
@@ -399,6 +420,12 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             per_gpu = weights_per_gpu(model, record, tp, pp)
         else:
             per_gpu, weights_from = model.weight_bytes // ranks, "parameter count x dtype"
+        rope = rope_bytes(model)
+        if rope is None:
+            notes.append("vLLM's rotary cos/sin tables (counted in its load) are not modelled for this family")
+        elif rope:
+            per_gpu += rope
+            weights_from += f", + {rope / 2**20:,.0f} MiB of rotary cos/sin tables (vllm_rope_cache)"
     tokens = max_num_batched_tokens
     if v0_engine and max_model_len:
         tokens = max(max_model_len, max_num_batched_tokens)
@@ -453,5 +480,5 @@ __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_
            "NON_TORCH_TP_BYTES", "NON_TORCH_TP_BYTES_EARLY", "SNAPSHOT_AFTER_DIST_INIT_FROM", "NVLS_CHANNELS",
            "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
-           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "weights_per_gpu", "forward_bytes",
+           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "rope_bytes", "weights_per_gpu", "forward_bytes",
            "sampler_bytes", "v1_sampler_bytes", "v2_sampler_bytes", "subtracts_cuda_graphs", "version_key"]
