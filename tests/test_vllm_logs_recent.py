@@ -289,3 +289,60 @@ def test_v0271_qwen25_05b_4090_model_runner_v2_llm_class(cli, tmp_path):
     assert terms["non-torch"]["predicted_gib"] == round((139_586_437 + 155_582_464) / GIB, 3)
     assert terms["peak activation"]["logged_gib"] == 0.31
     assert terms["peak activation"]["predicted_gib"] == round(190_840_832 / GIB, 3)
+
+
+def test_v0102_qwen3_235b_fp8_tp8_ep_l40s_pcie(cli, tmp_path):
+    # vLLM 0.10.2, Qwen3-235B-A22B-Instruct-2507-FP8 on eight L40S (PCIe only: the log's custom all-reduce warning),
+    # TP 8 with expert parallelism, utilization 0.9, 2,048 batched tokens (printed), 256 sequences (below the
+    # 70 GiB tier). Eight workers print their own "Available KV cache memory": rank 0 10.68 GiB, the smallest 10.64.
+    # Before 0.12 each worker's config reports the token line from its own memory, the first worker's first, and
+    # only then are the blocks cut to the smallest: 238,208 tokens is rank 0's, 14,834 blocks the minimum's.
+    # Per GPU 1 KV head (4 over 8 ranks) x 128 x 2 x 2 B x 94 layers = 48,128 B per token, 770,048 B per block:
+    #   int(10.68 GiB) = 11,467,562,680 B // 770,048 = 14,892 blocks; 10.675-10.685 GiB gives 14,885-14,898,
+    #   so 238,160-238,368 tokens, holding the logged 238,208 (14,888 blocks); concurrency 238,208 / 32,768 = 7.27x
+    #   int(10.64 GiB) = 11,424,613,007 B // 770,048 = 14,836 (10.635-10.645 GiB: 14,829-14,843), holding 14,834
+    # The profile, rank 0 (0.10.x wording, no CUDA-graph estimate): total int(44.42 GiB) = 47,695,611,822 B x 0.9
+    # = 42,926,050,639 B; weights int(27.72 GiB) = 29,764,123,361 B (logged); the v1 sort pipeline before 0.17,
+    # int(9.6 x 256 x 151,936 x 4) = 1,493,591,654 B (the breakdown prints 1.40); non-torch int(0.13 GiB)
+    # 139,586,437 + the PCIe-only TP term int(0.05 GiB) 53,687,091 = 193,273,528 B (printed 0.18 on rank 0: the PCIe
+    # figure was fitted on this log, so the term is not an independent check). 42,926,050,639 - 29,764,123,361
+    # - 1,493,591,654 - 193,273,528 = 11,475,062,096 B = 10.687 GiB vs 10.68: +0.1%. With the NVLink term kvplan
+    # used before (1.25 GiB before 0.11) it was 9.49 GiB, -11%.
+    code, data, err = calibrate(cli, "v0102_qwen3_235b_fp8_tp8_ep_l40s_note.log", "--model",
+                                _config(tmp_path, QWEN3_235B_2507_FP8))
+    assert code == 0, err
+    assert data["reproduced"]
+    f = figures(data)
+    tokens = f["GPU KV cache size (tokens)"]
+    assert tokens["logged"] == "238,208" and tokens["within_rounding"]
+    assert tokens["predicted"] == "238,272 (238,160-238,368)"
+    assert f["GPU blocks"]["logged"] == "14,834" and f["GPU blocks"]["predicted"] == "14,836 (14,829-14,843)"
+    assert f["GPU blocks"]["within_rounding"]
+    assert f["Maximum concurrency for 32,768 tokens"]["predicted"] == "7.27x"
+    logged = f["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "10.68 GiB" and logged["predicted"] == "10.69 GiB"
+    assert 0 < logged["deviation_pct"] < 0.2
+    assert "over PCIe only" in logged["explanation"]
+    terms = _terms(data)
+    assert terms["non-torch"]["logged_gib"] == 0.18
+    assert terms["non-torch"]["predicted_gib"] == round(193_273_528 / GIB, 3)
+    assert terms["peak activation"]["predicted_gib"] == round(1_493_591_654 / GIB, 3)
+
+
+def test_workers_printing_their_own_memory():
+    from kvplan.engines.vllm_log import parse_log
+
+    lines = ("(Worker_TP1_EP1 pid=2) INFO [gpu_worker.py:298] Available KV cache memory: 10.64 GiB\n"
+             "(Worker_TP0_EP0 pid=1) INFO [gpu_worker.py:298] Available KV cache memory: 10.68 GiB\n"
+             "(Worker_TP2_EP2 pid=3) INFO [gpu_worker.py:298] Available KV cache memory: 10.65 GiB\n")
+    log = parse_log(lines)
+    # the first worker's figure is the log's, the smallest is what every worker's blocks are cut to
+    assert log.available_kv_gib == 10.68 and log.available_kv_min_gib == 10.64
+    assert log.available_kv_by_worker == {"TP1": 10.64, "TP0": 10.68, "TP2": 10.65}
+    # one unnamed worker: nothing per worker
+    single = parse_log("INFO [gpu_worker.py:298] Available KV cache memory: 3.5 GiB\n")
+    assert single.available_kv_by_worker == {} and single.available_kv_min_gib == 3.5
+    # a log that says its GPUs talk over PCIe only
+    assert parse_log("WARNING [custom_all_reduce.py:144] Custom allreduce is disabled because it's not supported on "
+                     "more than two PCIe-only GPUs.\n").pcie_only is True
+    assert parse_log(lines).pcie_only is None

@@ -215,6 +215,12 @@ def test_non_torch_memory_grows_with_tp():
     assert nvls_bytes(4, "h100-sxm") == 134_217_728 and nvls_bytes(8, "h200") == 268_435_456
     assert nvls_bytes(4, "h100-pcie") == 0 and nvls_bytes(8, "a100-80gb") == 0  # no NVSwitch multicast
     assert nvls_bytes(4, "b200") == 24 * 2 * 1_048_576 * 4  # SM100 single node: 24 channels (NCCL 2.27+)
+    # PCIe-only GPUs: int(0.05 GiB) = 53,687,091 B in both snapshot regimes (one 8 x L40S log), no NVLS; a log's
+    # custom all-reduce warning (pcie_only) overrides the catalog GPU's usual form
+    assert tp_non_torch_bytes(8, "l40s", "0.10.2") == 53_687_091 == tp_non_torch_bytes(2, "h100-pcie", "0.14.1")
+    assert tp_non_torch_bytes(4, "h100-sxm", "0.14.1", pcie_only=True) == 53_687_091
+    assert tp_non_torch_bytes(2, "l40s", "0.14.1", pcie_only=False) == 440_234_147
+    assert tp_non_torch_bytes(4, None, "0.10.2") == 1_342_177_280  # an unknown GPU: the NVLink figure
     spec = load_model("llama-3.1-8b")
     kwargs = dict(total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, max_num_batched_tokens=8192,
                   max_num_seqs=1024, weight_bytes=GIB, gpu="h100-sxm", version="0.14.1")

@@ -28,7 +28,8 @@ from ..errors import KvplanError, SourceError, UsageError
 from ..render import Report, Table
 from ..units import GIB
 from .vllm import VllmPool, simulate
-from .vllm_log import VllmLog
+from .vllm_log import VllmLog, printed_range
+from .vllm_release import at_least
 from .vllm_rules import V0_11, V0_33, VllmRules, parse_engine, resolve
 
 _SUFFIXES = re.compile(r"[-_.](instruct|chat|it|hf|base|fp8|fp16|bf16|awq|gptq|int4|int8|w4a16|w8a8|dynamic|"
@@ -225,7 +226,7 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
         est = predict_available(spec, total_bytes=total, gpu_memory_utilization=util, tp=log.tp or 1,
                                 pp=log.pp or 1, max_num_batched_tokens=batched, max_model_len=log.max_model_len,
                                 weight_bytes=weights, v0_engine=v0, max_num_seqs=seqs, version=version, gpu=name,
-                                enforce_eager=log.enforce_eager)
+                                enforce_eager=log.enforce_eager, pcie_only=log.pcie_only)
         gib = est.available_bytes / GIB
         dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
         cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",
@@ -310,9 +311,22 @@ def _candidates(pool: VllmPool, log: VllmLog, max_len: int) -> list[int]:
     return list(range(max(base - 2, 1), base + 3))
 
 
+# kv_cache_utils.py: before 0.12.0 each worker's config reports "GPU KV cache size" (and the concurrency) from its
+# own memory, the first worker's printed first, and only then are the block counts cut to the smallest
+# (get_kv_cache_config / get_kv_cache_configs); from 0.12.0 _report_kv_cache_config runs after the cut
+TOKENS_AFTER_MIN_FROM = (0, 12, 0)
+
+
+def _ranges(log, version: str | None):
+    """(bytes range for the token and concurrency lines, bytes range for the block count)."""
+    blocks = printed_range(log.available_kv_min_gib)
+    first = log.available_kv_bytes_range
+    return (first if first is not None and not at_least(version, TOKENS_AFTER_MIN_FROM) else blocks), blocks
+
+
 def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dtype, block, mnbt):
     log = cal.log
-    rng = log.available_kv_bytes_range
+    rng, block_rng = _ranges(log, log.version or rules.version)
     probe = _simulate(spec, log, rules, GIB, max_len, kv_dtype, block, mnbt)
     cal.notes.extend(probe.notes)
     bpb = probe.bytes_per_block
@@ -332,10 +346,15 @@ def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dty
         cal.notes.append("no 'Available KV cache memory' in the log: the pool is inferred from the KV cache size")
     else:
         low, high = rng
-    pools = {}
-    if high is not None:
-        for name, kv in (("low", low), ("high", high), ("mid", (low + high) // 2)):
-            pools[name] = _simulate(spec, log, rules, kv, max_len, kv_dtype, block, mnbt)
+    def simulated(bounds):
+        if bounds is None:
+            return {}
+        lo, hi = bounds
+        return {name: _simulate(spec, log, rules, kv, max_len, kv_dtype, block, mnbt)
+                for name, kv in (("low", lo), ("high", hi), ("mid", (lo + hi) // 2))}
+
+    pools = simulated(rng if high is not None else None)
+    block_pools = pools if block_rng == rng else simulated(block_rng)
     # the block count that reproduces the logged tokens, inside the printed interval
     chosen = None
     for n in _candidates(probe, log, max_len):
@@ -352,8 +371,8 @@ def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dty
         cal.figures.append(Figure("GPU KV cache size (tokens)", f"{log.gpu_kv_cache_tokens:,}",
                                   f"{mid_t:,} ({lo_t:,}-{hi_t:,})", _pct(log.gpu_kv_cache_tokens, mid_t), within,
                                   "" if within else _explain(cal, "tokens")))
-    if log.num_gpu_blocks is not None and pools:
-        lo_b, hi_b, mid_b = (pools[k].num_blocks for k in ("low", "high", "mid"))
+    if log.num_gpu_blocks is not None and block_pools:
+        lo_b, hi_b, mid_b = (block_pools[k].num_blocks for k in ("low", "high", "mid"))
         within = lo_b <= log.num_gpu_blocks <= hi_b
         cal.figures.append(Figure("GPU blocks", f"{log.num_gpu_blocks:,}", f"{mid_b:,} ({lo_b:,}-{hi_b:,})",
                                   _pct(log.num_gpu_blocks, mid_b), within, "" if within else _explain(cal, "blocks")))

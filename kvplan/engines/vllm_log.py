@@ -68,11 +68,14 @@ class VllmLog:
     enable_prefix_caching: bool | None = None
     max_num_seqs: int | None = None
     enforce_eager: bool = False
+    pcie_only: bool | None = None  # True: vLLM's custom all-reduce says the GPUs lack NVLink / P2P
     gpu_name: str | None = None
     total_gpu_memory_gib: float | None = None
     weights_gib: float | None = None
     available_kv_gib: float | None = None  # as printed: 2 decimals
     available_kv_text: str | None = None
+    # TP/PP workers that each print their own figure: worker tag ("TP0", "PP1_TP0", "rank=2") -> GiB
+    available_kv_by_worker: dict[str, float] = field(default_factory=dict)
     num_gpu_blocks: int | None = None
     gpu_kv_cache_tokens: int | None = None
     concurrency: float | None = None  # as printed: 2 decimals
@@ -104,11 +107,24 @@ class VllmLog:
     @property
     def available_kv_bytes_range(self) -> tuple[int, int] | None:
         """Bytes consistent with the printed GiB figure (rounded to 0.01 GiB)."""
-        if self.available_kv_gib is None:
-            return None
-        low = int((self.available_kv_gib - 0.005) * GIB)
-        high = int((self.available_kv_gib + 0.005) * GIB)
-        return max(low, 0), high
+        return printed_range(self.available_kv_gib)
+
+    @property
+    def available_kv_min_gib(self) -> float | None:
+        """The smallest figure any worker printed: every worker's block count is cut to it."""
+        values = list(self.available_kv_by_worker.values())
+        return min(values) if values else self.available_kv_gib
+
+
+def printed_range(gib: float | None) -> tuple[int, int] | None:
+    if gib is None:
+        return None
+    return max(int((gib - 0.005) * GIB), 0), int((gib + 0.005) * GIB)
+
+
+# the worker prefixes vLLM prints: "(Worker_TP3_EP3 pid=...)", "(Worker_PP1_TP0 pid=...)", "(VllmWorker TP2 pid=...)",
+# "(VllmWorker rank=1 pid=...)"
+_WORKER_TAG = re.compile(r"\((?:Worker_|VllmWorker[ _])((?:PP\d+_)?TP\d+|rank=\d+)")
 
 
 _SETTINGS = {
@@ -167,6 +183,9 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         setattr(log, key, int(value) if key in _INT_KEYS else (float(value) if key == "gpu_memory_utilization" else value))
     if re.search(r"'enforce_eager': True|--enforce-eager\b|enforce_eager=True", text):
         log.enforce_eager = True
+    # custom_all_reduce.py's warnings when the TP group has no NVLink
+    if re.search(r"not supported on more than two PCIe-only GPUs|lacks GPU P2P capability", text):
+        log.pcie_only = True
     if re.search(r"'enable_prefix_caching': False|--no-enable-prefix-caching|enable_prefix_caching=False", text):
         log.enable_prefix_caching = False
     elif re.search(r"'enable_prefix_caching': True|--enable-prefix-caching|enable_prefix_caching=True", text):
@@ -197,6 +216,15 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         log.available_kv_text = available.group(1)
         log.available_kv_gib = float(available.group(1))
         log.found.append("available KV memory")
+        for line in re.finditer(r"^.*Available KV cache memory: (-?[0-9.]+) GiB.*$", text, re.M):
+            tag = _WORKER_TAG.search(line.group(0))
+            if tag:
+                log.available_kv_by_worker.setdefault(tag.group(1).replace("PP0_", ""), float(line.group(1)))
+        # the figure the engine's first worker printed (what its own logs and the pre-0.12 token line use)
+        for first in ("TP0", "rank=0"):
+            if first in log.available_kv_by_worker:
+                log.available_kv_text = f"{log.available_kv_by_worker[first]:.2f}"
+                log.available_kv_gib = log.available_kv_by_worker[first]
     # not "Overriding num_gpu_blocks=0 with num_gpu_blocks_override=512" (kv_cache_utils.py): 0.18+ prints it for the
     # minimal KV cache its CUDA-graph memory profile allocates (gpu_model_runner.py profile_cudagraph_memory)
     blocks = re.search(r"#? ?GPU blocks: ([0-9,]+)", text) or \

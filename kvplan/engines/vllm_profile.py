@@ -138,6 +138,14 @@ NON_TORCH_BYTES_V1 = int(0.13 * GIB)  # v1 engine, TP 1: llm-d-benchmark's H100 
 NON_TORCH_TP_BYTES = int(0.41 * GIB)
 # before: a public vLLM 0.10.2 log on 2 x H200 (Qwen3-Next-80B-A3B, TP 2): 1.38 GiB less the TP 1 base 0.13
 NON_TORCH_TP_BYTES_EARLY = int(1.25 * GIB)
+# PCIe-only GPUs (no NVLink between them): NCCL picks a few channels (ring buffers scale with them) and vLLM
+# turns its custom all-reduce off above 2 GPUs ("not supported on more than two PCIe-only GPUs",
+# custom_all_reduce.py): a 0.10.2 log of 8 x L40S (TP 8, snapshot before the distributed init, so every
+# buffer counts) prints 0.17-0.21 GiB of non-torch per GPU, 0.18 on rank 0, against 1.38 on 2 x H200 (NVLink).
+# One log: the figure is its rank 0 less the TP 1 base, used for both snapshot regimes.
+NON_TORCH_TP_BYTES_PCIE = int(0.05 * GIB)
+# catalog GPUs without NVLink in their usual form (the datasheets: H100 PCIe, L40S, L4, RTX 4090)
+PCIE_ONLY_GPUS = ("h100-pcie", "l40s", "l4", "rtx-4090")
 SNAPSHOT_AFTER_DIST_INIT_FROM = (0, 11, 0)  # v1/worker/gpu_worker.py init_device: init_snapshot moved below
 # NCCL NVLS (NVLink SHARP) buffers, from NCCL's src/transport/nvls.cc (2.21 and later): only with more
 # than 2 GPUs on an NVSwitch system that supports multicast (H100/H200/B200 SXM); per communicator
@@ -190,10 +198,19 @@ def snapshot_before_dist_init(version: str | None, v0_engine: bool = False) -> b
     return v0_engine or (key is not None and key + (0,) * (3 - len(key)) < SNAPSHOT_AFTER_DIST_INIT_FROM)
 
 
-def tp_non_torch_bytes(tp: int, gpu: str | None = None, version: str | None = None, v0_engine: bool = False) -> int:
-    """What TP adds to one GPU's non-torch memory: the empirical figure plus the NVLS buffers."""
+def is_pcie_only(gpu: str | None, pcie_only: bool | None = None) -> bool:
+    """Whether the TP group talks over PCIe only: what a log says (pcie_only), else the catalog GPU's form."""
+    return pcie_only if pcie_only is not None else (gpu or "") in PCIE_ONLY_GPUS
+
+
+def tp_non_torch_bytes(tp: int, gpu: str | None = None, version: str | None = None, v0_engine: bool = False,
+                       pcie_only: bool | None = None) -> int:
+    """What TP adds to one GPU's non-torch memory: the empirical figure (NVLink or PCIe-only) plus the NVLS
+    buffers."""
     if tp <= 1:
         return 0
+    if is_pcie_only(gpu, pcie_only):
+        return NON_TORCH_TP_BYTES_PCIE
     early = snapshot_before_dist_init(version, v0_engine)
     return (NON_TORCH_TP_BYTES_EARLY if early else NON_TORCH_TP_BYTES) + nvls_bytes(tp, gpu)
 
@@ -390,7 +407,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                       weight_bytes: int | None = None, weights=None, v0_engine: bool = False,
                       max_num_seqs: int | None = None, version: str | None = None,
                       cuda_graph_bytes: int | None = None, gpu: str | None = None,
-                      enforce_eager: bool = False) -> ProfileEstimate:
+                      enforce_eager: bool = False, pcie_only: bool | None = None) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
@@ -401,7 +418,9 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     MXFP4 load layout. gpu: the catalog name (h100-sxm, a100-80gb, ...), for the MXFP4 kernel
     vLLM picks by compute capability (kvplan.weights.vllm_mxfp4).
     cuda_graph_bytes: vLLM's logged "Estimated CUDA graph memory"; else, from CUDA_GRAPH_ESTIMATE_FROM on
-    the v1 engine, the modelled estimate (kvplan.engines.vllm_cudagraph; enforce_eager: none)."""
+    the v1 engine, the modelled estimate (kvplan.engines.vllm_cudagraph; enforce_eager: none).
+    pcie_only: whether the TP group has no NVLink (a log's custom all-reduce warning says so); None: the
+    catalog GPU's usual form (PCIE_ONLY_GPUS)."""
     ranks = max(tp, 1) * max(pp, 1)
     notes = []
     if weight_bytes is not None:
@@ -447,7 +466,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             activation, activation_from = sampler, f"{sampler_from} over {rows:,} x {vocab:,} logits"
         if v2 and _at_least(version, CONSUMED_FROM):
             buffers = rows * vocab * V2_BIN_COUNT_BYTES
-    non_torch = (NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1) + tp_non_torch_bytes(tp, gpu, version, v0_engine)
+    non_torch = ((NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1)
+                 + tp_non_torch_bytes(tp, gpu, version, v0_engine, pcie_only))
     graphs, graphs_from = 0, ""
     if cuda_graph_bytes is not None:
         graphs, graphs_from = cuda_graph_bytes, "given"
@@ -462,7 +482,10 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     if v2 and vocab:
         notes.append(f"vLLM {version} runs Model Runner V2: its sampler profile is read from source, "
                      "not checked against a log")
-    if max(tp, 1) > 1:
+    if max(tp, 1) > 1 and is_pcie_only(gpu, pcie_only):
+        notes.append(f"non-torch memory at TP {tp} over PCIe only: + {NON_TORCH_TP_BYTES_PCIE / GIB:.2f} GiB "
+                     "(empirical, one 8 x L40S log; NVLink systems add 0.4-1.3 GiB)")
+    elif max(tp, 1) > 1:
         nvls = nvls_bytes(tp, gpu)
         early = snapshot_before_dist_init(version, v0_engine)
         fitted = NON_TORCH_TP_BYTES_EARLY if early else NON_TORCH_TP_BYTES
@@ -477,7 +500,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
 
 
 __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_HIDDEN", "NON_TORCH_BYTES",
-           "NON_TORCH_TP_BYTES", "NON_TORCH_TP_BYTES_EARLY", "SNAPSHOT_AFTER_DIST_INIT_FROM", "NVLS_CHANNELS",
+           "NON_TORCH_TP_BYTES", "NON_TORCH_TP_BYTES_EARLY", "NON_TORCH_TP_BYTES_PCIE", "PCIE_ONLY_GPUS", "is_pcie_only", "SNAPSHOT_AFTER_DIST_INIT_FROM", "NVLS_CHANNELS",
            "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
            "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "rope_bytes", "weights_per_gpu", "forward_bytes",
