@@ -61,6 +61,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..weights.vllm_mxfp4 import CUDA_CAPABILITY as MXFP4_CUDA_CAPABILITY
 from .vllm_release import release_key
 
 READ_FROM = (0, 10, 1)
@@ -80,12 +81,9 @@ MARLIN_HIDDEN_PAD = 256
 TRITON_MXFP4_INTERMEDIATE_PAD = 64
 DTYPE_BYTES = 2  # workspace_dtype: the activations' dtype (bf16 / fp16)
 
-# compute capability by the names kvplan uses for GPUs (the catalog's, plus cards it does not list)
-CUDA_CAPABILITY = {
-    "h100-sxm": (9, 0), "h100-pcie": (9, 0), "h200": (9, 0), "b200": (10, 0),
-    "a100-40gb": (8, 0), "a100-80gb": (8, 0), "l40s": (8, 9), "l4": (8, 9), "rtx-4090": (8, 9),
-    "rtx-pro-6000": (12, 0),  # RTX PRO 6000 Blackwell (not in the catalog: pass it to predict_available)
-}
+# compute capability by the names kvplan uses for GPUs: the MXFP4 module's (the catalog's CUDA GPUs) and a card
+# the catalog does not list, which predict_available(gpu=...) accepts: the RTX PRO 6000 Blackwell (SM120)
+CUDA_CAPABILITY = {**MXFP4_CUDA_CAPABILITY, "rtx-pro-6000": (12, 0)}
 
 
 @dataclass(frozen=True)
