@@ -23,11 +23,15 @@ TP rank, H = hidden size; model dtype, 2 B):
     FlashInfer CUTLASS first but moved behind Triton on Hopper and needing 9.0 on Ampere): PERSISTENT.
 - FP8 with 128 x 128 block scales (Qwen3-235B-A22B-FP8), VLLM_USE_DEEP_GEMM=0 (or DeepGEMM absent):
   * SM120 (RTX PRO 6000): 0.10.1-0.13 Fp8MoEMethod.apply -> fused_experts: TRANSIENT (DeepGEMM
-    supports SM90/SM100 only); 0.14-0.33 the FP8 oracle's TRITON backend, TritonExperts in a modular
-    kernel (FlashInfer CUTLASS's block-FP8 path needs capability 9.0 exactly): PERSISTENT;
-  * Hopper: 0.17-0.33 the oracle moves TRITON to the front for block FP8 without EP: TritonExperts,
-    PERSISTENT; before 0.17 DeepGEMM (its own modular kernel, persistent in 0.11+) or Triton
-    (transient before 0.14) depending on the install: not modelled (None).
+    supports SM90/SM100 only there); 0.14-0.33 the FP8 oracle's TRITON backend, TritonExperts in a
+    modular kernel (FlashInfer CUTLASS's block-FP8 path needs capability 9.0 exactly): PERSISTENT.
+    This assumes DeepGEMM off: platforms/cuda.py support_deep_gemm takes SM120 in 0.26 (not in 0.19),
+    and with DeepGEMM installed and VLLM_USE_DEEP_GEMM left at 1 the oracle would pick
+    TritonOrDeepGemmExperts, whose rows are aligned per expert (not modelled);
+  * Hopper: 0.17-0.33 the oracle moves TRITON to the front for block FP8 without EP, so TritonExperts
+    runs unless VLLM_USE_DEEP_GEMM=1 is set explicitly: PERSISTENT; before 0.17 DeepGEMM (its own
+    modular kernel, persistent in 0.11+) or Triton (transient before 0.14) depending on the install:
+    not modelled (None).
 - MXFP4 (gpt-oss), with kvplan.weights.vllm_mxfp4.backend()'s choice of kernel:
   * Marlin (below Hopper; Hopper to 0.11): 0.10.1-0.16 Mxfp4MoEMethod.apply calls fused_marlin_moe,
     which torch.empty's cache13 (M x topk x max(2N, K)) and cache2 (M x topk x N), N = I padded to 128,
@@ -230,7 +234,8 @@ def workspace(version, gpu: str | None, config: dict, *, tp: int = 1, tokens: in
         if cap >= (12, 0):
             if key >= FP8_SM120_MODULAR_FROM:
                 return MoeWorkspace(triton_experts_bytes(tokens, shape, tp, modular_chunk), True,
-                                    "TritonExperts (FP8 block, DeepGEMM off), modular kernel's persistent workspace")
+                                    "TritonExperts (FP8 block, assuming DeepGEMM off), modular kernel's persistent "
+                                    "workspace")
             return MoeWorkspace(fused_experts_impl_bytes(tokens, shape, tp, chunk), False,
                                 "fused_experts (FP8 block), per call")
         if cap == (9, 0):
