@@ -180,7 +180,8 @@ def test_v027_qwen3_235b_fp8_tp4_with_the_moe_workspace(tmp_path):
     assert -1.3 < 100 * (est.available_bytes / GIB - 27.85) / 27.85 < -1.1
     from pathlib import Path
 
-    log = read_log(str(Path(__file__).parent / "data" / "vllm_logs" / "v027_qwen3_235b_a22b_fp8_tp4_rtxpro6000_runbook.log"))
+    logs = Path(__file__).parent / "data" / "vllm_logs"
+    log = read_log(str(logs / "v027_qwen3_235b_a22b_fp8_tp4_rtxpro6000_runbook.log"))
     rows = {r.name: r for r in compare(est, logged_terms(log))}
     assert rows["non-torch"].logged_gib == 1.7 and rows["non-torch"].difference_gib == -0.16
     assert "fused-MoE workspace" in rows["non-torch"].source
