@@ -367,20 +367,23 @@ def test_v019_gpt_oss_20b_a100_80gb_within_5_percent(cli):
     # defaults exclude the A100 from the 80 GB tier: 256 sequences, 2,048 batched tokens. 0.19's v1 sampler
     # masks top-k/top-p in place (Triton, from 0.17): 256 x 201,088 x 14 B = 720,699,392 B > forward
     # 2,048 x 2,880 x 26 B. Non-torch int(0.13 GiB) = 139,586,437 B.
-    # Logged weights int(13.72 GiB) = 14,731,737,825 B: 55,311,125,708 - 14,731,737,825 - 720,699,392
-    # - 139,586,437 = 39,719,102,054 B = 36.99 GiB against 36.56 logged: +1.2% (the sort pipeline's 9.6 copies,
-    # 1.84 GiB, would give -2.0%)
+    # The MoE layers run MarlinExperts in 0.19's modular kernel, whose workspace persists (v1/worker/workspace.py),
+    # so it is live beside the sampler: 146,800,640 B (tests/test_vllm_moe_workspace.py: 2,048 x 4 rows,
+    # N 2,944, K 3,072). Activation 720,699,392 + 146,800,640 = 867,500,032 B.
+    # Logged weights int(13.72 GiB) = 14,731,737,825 B: 55,311,125,708 - 14,731,737,825 - 867,500,032
+    # - 139,586,437 = 39,572,301,414 B = 36.854 GiB against 36.56 logged: +0.8% (+1.2% without the workspace;
+    # the sort pipeline's 9.6 copies, 1.84 GiB, would give -2.0%)
     figs = _figures(cli, "v019_gpt_oss_20b_a100_myoceane.log", "--gpu", "a100-80gb")
     logged = figs["Available KV cache memory (from the GPU and the logged weights)"]
-    assert logged["logged"] == "36.56 GiB" and logged["predicted"] == "36.99 GiB"
-    assert 1 < logged["deviation_pct"] < 1.5
+    assert logged["logged"] == "36.56 GiB" and logged["predicted"] == "36.85 GiB"
+    assert 0.7 < logged["deviation_pct"] < 0.9
     # kvplan's weights (A100: Marlin pads the MXFP4 experts, kvplan.weights.vllm_mxfp4): 13,761,264,768 +
     # 917,962,752 = 14,679,227,520 B, with the float32 rotary table (131,072 x 64 x 4 = 33,554,432 B)
     # 14,712,781,952 B = 13.70 GiB against the logged 13.72 GiB, so the pool is 55,311,125,708 - 14,712,781,952
-    # - 720,699,392 - 139,586,437 = 39,738,057,927 B = 37.01 GiB, +1.2%
+    # - 867,500,032 - 139,586,437 = 39,591,257,287 B = 36.87 GiB, +0.85%
     model = figs["Available KV cache memory (from the GPU and the model)"]
-    assert model["predicted"] == "37.01 GiB" and 1 < model["deviation_pct"] < 1.5
-    assert "Marlin" in model["explanation"]
+    assert model["predicted"] == "36.87 GiB" and 0.8 < model["deviation_pct"] < 0.9
+    assert "Marlin" in model["explanation"] and "fused-MoE workspace 0.14 GiB" in model["explanation"]
 
 
 def test_v011_gpt_oss_120b_h100_issue27508_is_5_percent_high(cli):

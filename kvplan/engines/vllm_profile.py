@@ -54,8 +54,22 @@ The terms, and where each comes from:
   logits to every rank (platforms/interface.py use_all_gather), v0 gathers them
   to rank 0, and vLLM keeps the smallest figure over the workers; the
   forward term is not divided by TP either (the residual stream is replicated).
-  Blind to MoE workspaces, vision encoders and attention backends that keep
-  per-token buffers. Model Runner V2 (the default for every model from 0.29.0,
+  MoE models add the fused-MoE workspace of the profiling run
+  (kvplan.engines.vllm_moe_workspace, read in source per release, GPU and
+  quantization): where the layers run through the modular kernel (TritonExperts
+  for unquantized MoE from 0.14 and block FP8 on SM120 from 0.14 / Hopper from
+  0.17, MarlinExperts for MXFP4 below Hopper from 0.17), the workspace is
+  persistent (v1/worker/workspace.py: grown to the largest request, never
+  freed), so it is live while the sampler runs: peak = workspace + max(forward,
+  sampler); from 0.27.0 (CONSUMED_FROM) it is still allocated after the run and
+  vLLM counts it inside "consumed", so it joins the kept buffers instead. The
+  older per-call caches (fused_experts, fused_marlin_moe, triton_kernels) are
+  freed after each layer and count only where larger than the forward and the
+  sampler. Where the path is not read (the GPU unknown, SM100, Hopper FP8 before
+  0.17, other quantizations) the line says so. gpt-oss-20b on an A100 with 0.19
+  (Marlin, 2,048 tokens): 0.14 GiB; Qwen3-235B-A22B-FP8 at TP 4 on SM120 with
+  0.27 (8,192 tokens): 1.00 GiB.
+  Blind to vision encoders and attention backends that keep per-token buffers. Model Runner V2 (the default for every model from 0.29.0,
   MODEL_RUNNER_V2_DEFAULT_FROM, and for some architectures from 0.22:
   vllm_cudagraph.uses_model_runner_v2) samples with another pipeline, read in
   source (v1/worker/gpu/model_runner.py _dummy_sampler_run, sample/sampler.py,
@@ -251,9 +265,10 @@ class ProfileEstimate:
     activation_from: str = "forward"
     notes: tuple[str, ...] = field(default=())
     cuda_graph_from: str = ""  # "given" (a logged estimate) or "modelled, empirical" (vllm_cudagraph)
-    # buffers the runner keeps from before the profile, which vLLM counts from 0.27 (inside "consumed"):
-    # Model Runner V2's penalty bin counts
+    # buffers that stay allocated after the profile run, which vLLM counts from 0.27 (inside "consumed"):
+    # Model Runner V2's penalty bin counts, the fused-MoE workspace (vllm_moe_workspace)
     buffer_bytes: int = 0
+    buffers_from: str = ""
 
     @property
     def requested_bytes(self) -> int:
@@ -269,7 +284,7 @@ class ProfileEstimate:
         source = f" ({self.cuda_graph_from})" if self.cuda_graph_from else ""
         graphs = f"; CUDA graphs {self.cuda_graph_bytes / g:.2f} GiB{source}" if self.cuda_graph_bytes else ""
         if self.buffer_bytes:
-            graphs = f"; V2 sampler's penalty bin counts {self.buffer_bytes / g:.2f} GiB" + graphs
+            graphs = f"; kept after the profile ({self.buffers_from}) {self.buffer_bytes / g:.2f} GiB" + graphs
         return [f"requested {self.total_bytes / g:.2f} GiB x {self.gpu_memory_utilization:g} = {self.requested_bytes / g:.2f} GiB; "
                 f"weights {self.weight_bytes / g:.2f} GiB ({self.weights_from}); peak activation "
                 f"{self.activation_bytes / g:.2f} GiB ({self.activation_from}, {self.profiled_tokens:,} profiled tokens, "
@@ -452,7 +467,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     activation, activation_from = forward, "forward"
     rows = max_num_seqs if max_num_seqs is not None else (V0_MAX_NUM_SEQS if v0_engine else 1024)
     vocab = vocab_size(model)
-    buffers = 0
+    buffers, buffers_from = 0, []
     kind = model_kind(model)
     v2 = not v0_engine and runs_model_runner_v2(version, kind)
     if vocab:
@@ -466,6 +481,10 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             activation, activation_from = sampler, f"{sampler_from} over {rows:,} x {vocab:,} logits"
         if v2 and _at_least(version, CONSUMED_FROM):
             buffers = rows * vocab * V2_BIN_COUNT_BYTES
+            buffers_from.append("V2's penalty bin counts")
+    if kind["is_moe"]:
+        activation, activation_from, buffers = _with_moe_workspace(
+            model, version, gpu, tp, tokens, activation, activation_from, buffers, buffers_from, notes)
     non_torch = ((NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1)
                  + tp_non_torch_bytes(tp, gpu, version, v0_engine, pcie_only))
     graphs, graphs_from = 0, ""
@@ -496,7 +515,34 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     if max(pp, 1) > 1:
         notes.append(f"non-torch memory at PP {pp}: pipeline NCCL buffers not modelled")
     return ProfileEstimate(total_bytes, gpu_memory_utilization, per_gpu, activation, non_torch, graphs, tokens,
-                           weights_from, activation_from, tuple(notes), graphs_from, buffers)
+                           weights_from, activation_from, tuple(notes), graphs_from, buffers,
+                           " + ".join(buffers_from))
+
+
+def _with_moe_workspace(model, version, gpu, tp, tokens, activation, activation_from, buffers, buffers_from,
+                        notes):
+    """The activation and kept buffers with the fused-MoE workspace of the profiling run (vllm_moe_workspace):
+    a persistent one is live beside the sampler (before 0.27) or stays allocated into "consumed" (0.27+);
+    a transient one only counts where it is larger than the forward and the sampler."""
+    from .vllm_moe_workspace import workspace
+
+    raw = raw_config(model)
+    ws = workspace(version, gpu, raw, tp=tp, tokens=tokens) if raw is not None else None
+    if ws is None:
+        return activation, activation_from, buffers
+    if ws.bytes is None:
+        notes.append(f"fused-MoE workspace not modelled: {ws.path}")
+        return activation, activation_from, buffers
+    gib = ws.bytes / GIB
+    if ws.persistent and _at_least(version, CONSUMED_FROM):
+        buffers_from.append(f"fused-MoE workspace, {ws.path}")
+        return activation, activation_from, buffers + ws.bytes
+    if ws.persistent:
+        return (activation + ws.bytes,
+                f"{activation_from} + the fused-MoE workspace {gib:.2f} GiB ({ws.path})", buffers)
+    if ws.bytes > activation:
+        return ws.bytes, f"fused-MoE caches {gib:.2f} GiB ({ws.path})", buffers
+    return activation, activation_from, buffers
 
 
 __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_HIDDEN", "NON_TORCH_BYTES",

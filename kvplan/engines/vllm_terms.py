@@ -140,7 +140,7 @@ def compare(estimate: ProfileEstimate, logged: LoggedTerms) -> list[TermRow]:
         TermRow("weights", logged.weights_gib, estimate.weight_bytes / g, estimate.weights_from),
         TermRow("peak activation", logged.activation_gib, activation / g, activation_from),
         TermRow("non-torch", logged.non_torch_gib, (estimate.non_torch_bytes + estimate.buffer_bytes) / g,
-                "per-release constant + TP term" + (" + V2's penalty bin counts" if estimate.buffer_bytes else "")),
+                "per-release constant + TP term" + (f" + {estimate.buffers_from}" if estimate.buffer_bytes else "")),
         TermRow("CUDA-graph estimate (subtracted)", logged.graph_estimate_gib, estimate.cuda_graph_bytes / g,
                 graph_note),
         TermRow("available KV cache memory", logged.available_gib, estimate.available_bytes / g, "the difference"),

@@ -1,0 +1,252 @@
+"""The fused-MoE workspace vLLM's profiling run allocates, per release, read in vLLM's source.
+
+Which kernel runs a MoE layer decides whether its intermediate caches are transient (allocated and freed
+inside each layer's call) or persistent (a workspace that outlives the layer, the run and the profile).
+Read in model_executor/layers/fused_moe/ (fused_moe.py fused_experts_impl, fused_marlin_moe.py,
+modular_kernel.py _allocate_buffers, oracle/*.py, experts/*.py), quantization/fp8.py and mxfp4.py, and
+v1/worker/workspace.py, in the wheels of 0.10.1.1, 0.10.2, 0.11.0, 0.12.0, 0.13.0, 0.14.0, 0.16.0,
+0.17.0, 0.19.0, 0.26.0, 0.27.1, 0.31.0 and 0.33.0. A rule holds over a range whose read releases agree;
+the releases between two read ones (0.15, 0.18, 0.20-0.25, 0.28-0.30, 0.32) are taken to follow it
+where both neighbours do, and 0.18 is not used where the chunking (0.17) and its removal (0.19) differ.
+TP only (no expert parallelism, no data-parallel all-to-all), default environment.
+
+Paths, per release (M = the dummy run's tokens, topk = experts per token, I = intermediate size per
+TP rank, H = hidden size; model dtype, 2 B):
+
+- unquantized bf16/fp16 MoE on CUDA (Ampere, Hopper):
+  * 0.10.1-0.13: UnquantizedFusedMoEMethod.forward_cuda calls fused_experts (fused_moe.py
+    fused_experts_impl), which torch.empty's cache13 (M' x topk x max(2I, H)) and cache2
+    (M' x topk x I) per call, M' = min(M, VLLM_FUSED_MOE_CHUNK_SIZE: 32,768 to 0.11, 16,384 from 0.12):
+    TRANSIENT;
+  * 0.14-0.33: a FusedMoEModularKernel with TritonExperts (0.14 unquantized_fused_moe_method.py; from
+    0.16 oracle/unquantized.py: FlashInfer only with VLLM_USE_FLASHINFER_MOE_FP16 to 0.19, from 0.26
+    FlashInfer CUTLASS first but moved behind Triton on Hopper and needing 9.0 on Ampere): PERSISTENT.
+- FP8 with 128 x 128 block scales (Qwen3-235B-A22B-FP8), VLLM_USE_DEEP_GEMM=0 (or DeepGEMM absent):
+  * SM120 (RTX PRO 6000): 0.10.1-0.13 Fp8MoEMethod.apply -> fused_experts: TRANSIENT (DeepGEMM
+    supports SM90/SM100 only there); 0.14-0.33 the FP8 oracle's TRITON backend, TritonExperts in a
+    modular kernel (FlashInfer CUTLASS's block-FP8 path needs capability 9.0 exactly): PERSISTENT.
+    This assumes DeepGEMM off: platforms/cuda.py support_deep_gemm takes SM120 in 0.26 (not in 0.19),
+    and with DeepGEMM installed and VLLM_USE_DEEP_GEMM left at 1 the oracle would pick
+    TritonOrDeepGemmExperts, whose rows are aligned per expert (not modelled);
+  * Hopper: 0.17-0.33 the oracle moves TRITON to the front for block FP8 without EP, so TritonExperts
+    runs unless VLLM_USE_DEEP_GEMM=1 is set explicitly: PERSISTENT; before 0.17 DeepGEMM (its own
+    modular kernel, persistent in 0.11+) or Triton (transient before 0.14) depending on the install:
+    not modelled (None).
+- MXFP4 (gpt-oss), with kvplan.weights.vllm_mxfp4.backend()'s choice of kernel:
+  * Marlin (below Hopper; Hopper to 0.11): 0.10.1-0.16 Mxfp4MoEMethod.apply calls fused_marlin_moe,
+    which torch.empty's cache13 (M x topk x max(2N, K)) and cache2 (M x topk x N), N = I padded to 128,
+    K = H padded to 256: TRANSIENT; 0.17-0.33 MarlinExperts in a modular kernel (0.17 mxfp4.py
+    process_weights_after_loading; oracle/mxfp4.py from 0.19): PERSISTENT;
+  * Triton (triton_kernels, Hopper from 0.12): triton_kernel_moe_forward, called directly (0.12-0.17)
+    or wrapped by OAITritonMxfp4ExpertsMonolithic (0.19-0.33, which the oracle prefers to the modular
+    OAITritonExperts): an intermediate (M x topk, I) and an output (M, H) per call, plus matmul_ogs'
+    own scratch (not read): TRANSIENT.
+- anything else (other quantizations, Blackwell SM100, ROCm, expert parallelism): None.
+
+Persistent workspace (v1/worker/workspace.py WorkspaceManager, from 0.14): get_simultaneous carves each
+tensor from one buffer, each rounded up to 256 B, grown to the largest request and never freed.
+modular_kernel.py _allocate_buffers asks for
+  one chunk (M <= chunk size, or 0.19+ where M_full is passed as the chunk): max(workspace13, output)
+      (the output shares workspace13's memory) and workspace2;
+  several chunks (0.14-0.17, VLLM_FUSED_MOE_CHUNK_SIZE 16,384 and activation chunking on by default):
+      workspace13 and workspace2 of one chunk and the whole output.
+TritonExperts.workspace_shapes: workspace13 (M, topk, max(I, H)) (N = 2I halved by the gated
+activation), workspace2 (M, topk, max(2I, H)), output (M, H). MarlinExperts: workspace13
+(M x topk, max(N, K)), workspace2 (M x topk x max(2N, K)), output (M, K).
+
+What the profile sees: a persistent workspace stays allocated from the first MoE layer on, so it is
+live when the sampler runs after the forward: peak = workspace + max(forward, sampler). From 0.27.0
+(vllm_profile.CONSUMED_FROM) the profile counts what stays allocated after the run as "consumed", and
+its printed peak is the transient headroom: the workspace moves there. A transient one only matters
+where it is larger than the forward and the sampler.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..weights.vllm_mxfp4 import CUDA_CAPABILITY as MXFP4_CUDA_CAPABILITY
+from .vllm_release import release_key
+
+READ_FROM = (0, 10, 1)
+READ_UNTIL = (0, 34, 0)  # read up to 0.33.0
+UNQUANTIZED_MODULAR_FROM = (0, 14, 0)  # 0.13: fused_experts; 0.14: FusedMoEModularKernel(TritonExperts)
+FP8_SM120_MODULAR_FROM = (0, 14, 0)  # 0.13: fused_experts; 0.14: oracle/fp8.py TRITON
+FP8_HOPPER_TRITON_FROM = (0, 17, 0)  # oracle/fp8.py: TRITON moved to the front on SM90 (block FP8, no EP)
+MARLIN_MODULAR_FROM = (0, 17, 0)  # 0.16: fused_marlin_moe; 0.17: FusedMoEKernel(MarlinExperts)
+TRITON_MXFP4_FROM = (0, 12, 0)  # vllm_mxfp4.TRITON_BUNDLED_FROM
+UNCHUNKED_FROM = (0, 19, 0)  # 0.19 passes M_full as the chunk; 0.17 chunks; 0.18 not read
+CHUNK_SMALLER_FROM = (0, 12, 0)  # envs.py VLLM_FUSED_MOE_CHUNK_SIZE: 32,768 to 0.11, 16,384 from 0.12
+CHUNK_TOKENS_EARLY = 32768
+CHUNK_TOKENS = 16384
+WORKSPACE_ALIGN_BYTES = 256  # workspace.py get_simultaneous: round_up(bytes, 256)
+MARLIN_INTERMEDIATE_PAD = 128
+MARLIN_HIDDEN_PAD = 256
+TRITON_MXFP4_INTERMEDIATE_PAD = 64
+DTYPE_BYTES = 2  # workspace_dtype: the activations' dtype (bf16 / fp16)
+
+# compute capability by the names kvplan uses for GPUs: the MXFP4 module's (the catalog's CUDA GPUs) and a card
+# the catalog does not list, which predict_available(gpu=...) accepts: the RTX PRO 6000 Blackwell (SM120)
+CUDA_CAPABILITY = {**MXFP4_CUDA_CAPABILITY, "rtx-pro-6000": (12, 0)}
+
+
+@dataclass(frozen=True)
+class MoeShape:
+    top_k: int
+    intermediate: int  # per expert, whole (before the TP split)
+    hidden: int
+    quant: str  # "unquantized", "fp8-block", "mxfp4", or the quant_method as given
+
+
+@dataclass(frozen=True)
+class MoeWorkspace:
+    bytes: int | None  # None: the path is not read
+    persistent: bool
+    path: str  # the kernel and the source it was read in, or why there is no figure
+
+
+def _round_up(x: int, m: int) -> int:
+    return (x + m - 1) // m * m
+
+
+def _aligned(elements: int) -> int:
+    return _round_up(elements * DTYPE_BYTES, WORKSPACE_ALIGN_BYTES)
+
+
+def moe_shape(config: dict) -> MoeShape | None:
+    """The MoE fields of a config.json (top level or text_config), None when it has no routed experts."""
+    nested = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+
+    def get(*keys):
+        for k in keys:
+            for src in (config, nested):
+                v = src.get(k)
+                if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                    return v
+        return None
+
+    top_k = get("num_experts_per_tok", "experts_per_token")
+    inter = get("moe_intermediate_size", "intermediate_size")
+    hidden = get("hidden_size")
+    if not (top_k and inter and hidden):
+        return None
+    quant = config.get("quantization_config") or nested.get("quantization_config")
+    if not quant:
+        kind = "unquantized"
+    elif isinstance(quant, dict):
+        method = str(quant.get("quant_method", "")).lower()
+        if method == "fp8" and list(quant.get("weight_block_size") or []) == [128, 128]:
+            kind = "fp8-block"
+        else:
+            kind = method or "unknown"
+    else:
+        kind = "unknown"
+    return MoeShape(top_k, inter, hidden, kind)
+
+
+def triton_experts_bytes(tokens: int, shape: MoeShape, tp: int, chunk: int | None) -> int:
+    """TritonExperts' persistent workspace on one rank (chunk: the chunk size, None: one chunk)."""
+    i, h, k = shape.intermediate // tp, shape.hidden, shape.top_k
+    m = tokens if chunk is None else min(tokens, chunk)
+    ws13, ws2, out = m * k * max(i, h), m * k * max(2 * i, h), tokens * h
+    if m == tokens:
+        return _aligned(max(ws13, out)) + _aligned(ws2)
+    return _aligned(ws13) + _aligned(ws2) + _aligned(out)
+
+
+def marlin_experts_bytes(tokens: int, shape: MoeShape, tp: int, chunk: int | None) -> int:
+    """MarlinExperts' persistent workspace on one rank (MXFP4: I padded to 128, H to 256)."""
+    n = _round_up(shape.intermediate // tp, MARLIN_INTERMEDIATE_PAD)
+    kk = _round_up(shape.hidden, MARLIN_HIDDEN_PAD)
+    m = tokens if chunk is None else min(tokens, chunk)
+    ws13, ws2, out = m * shape.top_k * max(n, kk), m * shape.top_k * max(2 * n, kk), tokens * kk
+    if m == tokens:
+        return _aligned(max(ws13, out)) + _aligned(ws2)
+    return _aligned(ws13) + _aligned(ws2) + _aligned(out)
+
+
+def fused_experts_impl_bytes(tokens: int, shape: MoeShape, tp: int, chunk: int) -> int:
+    """fused_experts_impl's transient caches: cache13 (M' x topk x max(2I, H)) + cache2 (M' x topk x I)."""
+    i, m = shape.intermediate // tp, min(tokens, chunk)
+    return (m * shape.top_k * max(2 * i, shape.hidden) + m * shape.top_k * i) * DTYPE_BYTES
+
+
+def fused_marlin_moe_bytes(tokens: int, shape: MoeShape, tp: int) -> int:
+    """fused_marlin_moe's transient caches (MXFP4 padding): M x topk x (max(2N, K) + N)."""
+    n = _round_up(shape.intermediate // tp, MARLIN_INTERMEDIATE_PAD)
+    kk = _round_up(shape.hidden, MARLIN_HIDDEN_PAD)
+    return tokens * shape.top_k * (max(2 * n, kk) + n) * DTYPE_BYTES
+
+
+def triton_kernels_mxfp4_bytes(tokens: int, shape: MoeShape, tp: int) -> int:
+    """triton_kernel_moe_forward's intermediate (M x topk, I) and output (M, H); matmul_ogs' scratch not read."""
+    i = _round_up(shape.intermediate // tp, TRITON_MXFP4_INTERMEDIATE_PAD)
+    return (tokens * shape.top_k * i + tokens * shape.hidden) * DTYPE_BYTES
+
+
+def _none(why: str) -> MoeWorkspace:
+    return MoeWorkspace(None, False, why)
+
+
+def workspace(version, gpu: str | None, config: dict, *, tp: int = 1, tokens: int) -> MoeWorkspace | None:
+    """The fused-MoE workspace of one rank in vLLM's profiling run (see the module doc); None for a config
+    without routed experts; bytes None (with why) where the path is not read."""
+    shape = moe_shape(config)
+    if shape is None:
+        return None
+    key = release_key(version)
+    cap = CUDA_CAPABILITY.get(gpu or "")
+    if key is None or not (READ_FROM <= key < READ_UNTIL):
+        return _none("the fused-MoE path is read for vLLM 0.10.1-0.33 only")
+    if cap is None:
+        return _none("the fused-MoE kernel depends on the GPU, which is not known here")
+    tp = max(tp, 1)
+    if shape.intermediate % tp:
+        return _none("the experts' intermediate size does not split evenly over the TP ranks")
+    chunk = CHUNK_TOKENS_EARLY if key < CHUNK_SMALLER_FROM else CHUNK_TOKENS
+    modular_chunk = None if key >= UNCHUNKED_FROM else chunk
+    if (0, 18, 0) <= key < UNCHUNKED_FROM and tokens > chunk:
+        return _none("vLLM 0.18's MoE chunking is not read (0.17 chunks at 16,384 tokens, 0.19 does not)")
+    if shape.quant == "mxfp4":
+        from ..weights.vllm_mxfp4 import backend
+
+        kind = backend(key, gpu)
+        if kind == "marlin":
+            if key >= MARLIN_MODULAR_FROM:
+                return MoeWorkspace(marlin_experts_bytes(tokens, shape, tp, modular_chunk), True,
+                                    "MarlinExperts, modular kernel's persistent workspace")
+            return MoeWorkspace(fused_marlin_moe_bytes(tokens, shape, tp), False, "fused_marlin_moe, per call")
+        if kind in ("triton", "triton-freed"):
+            return MoeWorkspace(triton_kernels_mxfp4_bytes(tokens, shape, tp), False,
+                                "triton_kernels' MoE (OAI Triton), per call")
+        return _none("MXFP4 MoE kernel not read for this GPU")
+    if cap >= (10, 0) and cap < (12, 0):
+        return _none("Blackwell SM100's MoE kernels (FlashInfer) are not read")
+    if shape.quant == "unquantized":
+        if not (8, 0) <= cap < (10, 0):
+            return _none("unquantized MoE kernels are read for Ampere, Ada and Hopper only (FlashInfer CUTLASS "
+                         "can take Blackwell from 0.26)")
+        if key >= UNQUANTIZED_MODULAR_FROM:
+            return MoeWorkspace(triton_experts_bytes(tokens, shape, tp, modular_chunk), True,
+                                "TritonExperts, modular kernel's persistent workspace")
+        return MoeWorkspace(fused_experts_impl_bytes(tokens, shape, tp, chunk), False, "fused_experts, per call")
+    if shape.quant == "fp8-block":
+        if cap >= (12, 0):
+            if key >= FP8_SM120_MODULAR_FROM:
+                return MoeWorkspace(triton_experts_bytes(tokens, shape, tp, modular_chunk), True,
+                                    "TritonExperts (FP8 block, assuming DeepGEMM off), modular kernel's persistent "
+                                    "workspace")
+            return MoeWorkspace(fused_experts_impl_bytes(tokens, shape, tp, chunk), False,
+                                "fused_experts (FP8 block), per call")
+        if cap == (9, 0):
+            if key >= FP8_HOPPER_TRITON_FROM:
+                return MoeWorkspace(triton_experts_bytes(tokens, shape, tp, modular_chunk), True,
+                                    "TritonExperts (FP8 block), modular kernel's persistent workspace")
+            return _none("FP8 block MoE on Hopper before 0.17 runs DeepGEMM or Triton by the install: not modelled")
+        return _none("FP8 block MoE kernels on this GPU are not read")
+    return _none(f"the {shape.quant} MoE kernels are not read")
+
+
+__all__ = ["MoeShape", "MoeWorkspace", "moe_shape", "workspace", "triton_experts_bytes", "marlin_experts_bytes",
+           "fused_experts_impl_bytes", "fused_marlin_moe_bytes", "triton_kernels_mxfp4_bytes", "CUDA_CAPABILITY",
+           "WORKSPACE_ALIGN_BYTES"]
