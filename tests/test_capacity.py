@@ -173,6 +173,7 @@ def test_offloaded_sequences_leave_shared_prefix_blocks_behind():
     ("AMD Instinct MI300X", "mi300x"),
     ("NVIDIA B200", "b200"),
     ("NVIDIA RTX 6000 Ada Generation", None),
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"),
     ("NVIDIA A10", None),
 ])
 def test_device_names_map_to_catalog_gpus(device_name, key):

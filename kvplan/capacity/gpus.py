@@ -42,6 +42,10 @@ CATALOG = {
         _gpu("l40s", 48, 864, 32, 362, "L40S 48GB GDDR6"),
         _gpu("l4", 24, 300, 32, 121, "L4 24GB GDDR6"),
         _gpu("rtx-4090", 24, 1008, 32, 165, "GeForce RTX 4090 24GB (bf16 with fp32 accumulate)"),
+        # 96 GB GDDR7 at 1,792 GB/s, PCIe Gen5 x16 (NVIDIA's announcement, GTC 2025); NVIDIA quotes 4,000 AI TOPS
+        # (FP4 with sparsity), so dense bf16 is derived: 4,000 / 2 (sparsity) / 4 (FP4 -> bf16) = 500
+        _gpu("rtx-pro-6000", 96, 1792, 64, 500,
+             "RTX PRO 6000 Blackwell 96GB GDDR7 (SM120, no NVLink); bf16 derived from 4,000 FP4 sparse TOPS"),
         _gpu("mi300x", 192, 5300, 64, 1307, "AMD Instinct MI300X 192GB"),
     )
 }
@@ -70,7 +74,8 @@ LIST_PRICES = {
                        "2026-05-07"),
 }
 
-_ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "4090": "rtx-4090", "rtx4090": "rtx-4090"}
+_ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "4090": "rtx-4090", "rtx4090": "rtx-4090",
+            "rtxpro6000": "rtx-pro-6000", "rtx-pro-6000-blackwell": "rtx-pro-6000"}
 
 
 def lookup(name: str) -> Gpu:
@@ -81,6 +86,11 @@ def lookup(name: str) -> Gpu:
     close = difflib.get_close_matches(key, list(CATALOG), n=2)
     hint = (f"did you mean {' or '.join(close)}? " if close else "") + f"known GPUs: {', '.join(CATALOG)}; or give --gpu-memory and --hbm-gbps"
     raise UsageError(f"unknown GPU {name!r}", hint)
+
+
+# key tokens a device name must hold as whole words, beyond the model token: "NVIDIA RTX 6000 Ada Generation"
+# is not the "NVIDIA RTX PRO 6000 Blackwell ..."
+_REQUIRED_WORDS = ("pro",)
 
 
 def match_device_name(device_name: str) -> str | None:
@@ -97,7 +107,7 @@ def match_device_name(device_name: str) -> str | None:
     for key in CATALOG:
         tokens = key.split("-")
         model = next((t for t in tokens if any(c.isdigit() for c in t)), tokens[0])
-        if model not in words:
+        if model not in words or any(t in _REQUIRED_WORDS and t not in words for t in tokens):
             continue
         score = sum(any(w.startswith(t) for w in words) for t in tokens if t != model)
         if score > best_score:

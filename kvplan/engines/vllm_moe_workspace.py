@@ -65,7 +65,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..weights.vllm_mxfp4 import CUDA_CAPABILITY as MXFP4_CUDA_CAPABILITY
+from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
 from .vllm_release import release_key
 
 READ_FROM = (0, 10, 1)
@@ -85,9 +85,7 @@ MARLIN_HIDDEN_PAD = 256
 TRITON_MXFP4_INTERMEDIATE_PAD = 64
 DTYPE_BYTES = 2  # workspace_dtype: the activations' dtype (bf16 / fp16)
 
-# compute capability by the names kvplan uses for GPUs: the MXFP4 module's (the catalog's CUDA GPUs) and a card
-# the catalog does not list, which predict_available(gpu=...) accepts: the RTX PRO 6000 Blackwell (SM120)
-CUDA_CAPABILITY = {**MXFP4_CUDA_CAPABILITY, "rtx-pro-6000": (12, 0)}
+# compute capability by the catalog's GPU names: kvplan.weights.vllm_mxfp4.CUDA_CAPABILITY
 
 
 @dataclass(frozen=True)

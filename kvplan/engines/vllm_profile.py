@@ -158,8 +158,8 @@ NON_TORCH_TP_BYTES_EARLY = int(1.25 * GIB)
 # buffer counts) prints 0.17-0.21 GiB of non-torch per GPU, 0.18 on rank 0, against 1.38 on 2 x H200 (NVLink).
 # One log: the figure is its rank 0 less the TP 1 base, used for both snapshot regimes.
 NON_TORCH_TP_BYTES_PCIE = int(0.05 * GIB)
-# catalog GPUs without NVLink in their usual form (the datasheets: H100 PCIe, L40S, L4, RTX 4090)
-PCIE_ONLY_GPUS = ("h100-pcie", "l40s", "l4", "rtx-4090")
+# catalog GPUs without NVLink in their usual form (the datasheets: H100 PCIe, L40S, L4, RTX 4090, RTX PRO 6000)
+PCIE_ONLY_GPUS = ("h100-pcie", "l40s", "l4", "rtx-4090", "rtx-pro-6000")
 SNAPSHOT_AFTER_DIST_INIT_FROM = (0, 11, 0)  # v1/worker/gpu_worker.py init_device: init_snapshot moved below
 # NCCL NVLS (NVLink SHARP) buffers, from NCCL's src/transport/nvls.cc (2.21 and later): only with more
 # than 2 GPUs on an NVSwitch system that supports multicast (H100/H200/B200 SXM); per communicator
@@ -189,6 +189,9 @@ DRIVER_TOTAL_BYTES = {
     "h100-sxm": int(79.18 * GIB),  # llm-d-benchmark H100 logs: "Free memory on device (78.57/79.18 GiB)"
     "a100-40gb": int(39.50 * GIB),  # vLLM issue #12330: "total_gpu_memory (39.50GiB)"
     "a100-80gb": int(79.25 * GIB),  # a 0.31.0 log's breakdown: "Free memory on device (78.84/79.25 GiB)"
+    # a 0.27 runbook's breakdown (4 x RTX PRO 6000): "Free memory on device (94.05/95.01 GiB)"; other public
+    # logs of the card print 94.97
+    "rtx-pro-6000": int(95.01 * GIB),
 }
 
 

@@ -50,6 +50,7 @@ from .record import Weights
 CUDA_CAPABILITY = {
     "h100-sxm": (9, 0), "h100-pcie": (9, 0), "h200": (9, 0), "b200": (10, 0),
     "a100-40gb": (8, 0), "a100-80gb": (8, 0), "l40s": (8, 9), "l4": (8, 9), "rtx-4090": (8, 9),
+    "rtx-pro-6000": (12, 0),
 }
 MXFP4_READ_FROM = (0, 10, 1)  # first release with mxfp4.py
 MXFP4_READ_UNTIL = (0, 34, 0)  # read up to 0.33.0
