@@ -26,6 +26,8 @@ from .capacity.hardware import DEFAULT_MEM_UTIL, DEFAULT_RESERVE_BYTES
 from .errors import UsageError
 from .units import check_number, parse_positive_int, parse_size, parse_tokens
 
+DEFAULT_CONTEXT_TOKENS = 4096  # `kvplan estimate` without --context (capped at the model's maximum)
+
 if TYPE_CHECKING:
     from .capacity.hardware import Deployment
     from .weights.record import Weights
@@ -148,16 +150,17 @@ class EstimateRequest:
     engine: EngineRequest = EngineRequest()
     budgets: Budgets = Budgets()
     explain: bool = False
+    context_given: bool = True  # False: the default 4,096, which the workflow caps at the model's maximum
 
     @classmethod
-    def from_options(cls, *, model, context="4096", batch="1", kv_dtype="auto", techniques=(), gpu=None,
+    def from_options(cls, *, model, context=None, batch="1", kv_dtype="auto", techniques=(), gpu=None,
                      gpu_memory=None, hbm_gbps=None, tp=1, pp=1, mem_util=None, reserve="2GiB",
                      weights="auto", kv_memory=None, engine="ideal", max_model_len=None, max_num_seqs=None,
                      enforce_eager=False, max_kv_gib=None,
                      min_concurrency=None, emit=None, overrides=(), new_overrides=(), revision=None,
                      explain=False) -> EstimateRequest:
         """Command-line strings parsed and checked (exit 2 on a bad one), nothing loaded yet."""
-        tokens = parse_tokens(context, "--context")
+        tokens = parse_tokens(context if context is not None else str(DEFAULT_CONTEXT_TOKENS), "--context")
         batch_n = parse_positive_int(batch, "--batch")
         check_number(hbm_gbps, "--hbm-gbps", minimum=0, strict=True, maximum=1e6)
         check_number(max_kv_gib, "--max-kv-gib", minimum=0, strict=True, maximum=2**30)
@@ -174,7 +177,7 @@ class EstimateRequest:
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None)
         return cls(ModelRef(model, revision, tuple(overrides or ()), tuple(new_overrides or ()), weights),
                    tokens, batch_n, kv_dtype, tuple(techniques or ()), deployment, engine_request,
-                   Budgets(max_kv_gib, min_concurrency), explain)
+                   Budgets(max_kv_gib, min_concurrency), explain, context_given=context is not None)
 
     @property
     def engine_tokens(self) -> int:
@@ -182,4 +185,4 @@ class EstimateRequest:
         return self.engine.max_model_len or self.context_tokens
 
 
-__all__ = ["ModelRef", "DeploymentRequest", "EngineRequest", "Budgets", "EstimateRequest"]
+__all__ = ["ModelRef", "DeploymentRequest", "EngineRequest", "Budgets", "EstimateRequest", "DEFAULT_CONTEXT_TOKENS"]

@@ -12,7 +12,7 @@ from .core.storage import KV_DTYPES, kv_storage
 from .errors import BudgetExceeded, KvplanWarning, UsageError
 from .planner import compose, evaluate
 from .render import Report
-from .request import EstimateRequest
+from .request import DEFAULT_CONTEXT_TOKENS, EstimateRequest
 from .units import GIB
 
 
@@ -65,11 +65,24 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
 
         chain = build_all(list(request.techniques))
     tokens = request.context_tokens
+    longest = spec.max_context_tokens
+    default_capped = (not request.context_given and isinstance(longest, int) and not isinstance(longest, bool)
+                      and 0 < longest < tokens)
+    if default_capped:  # the default length is longer than the model's: plan the model's maximum instead
+        from dataclasses import replace
+
+        tokens = longest
+        request = replace(request, context_tokens=tokens)
     warn_above_max_context(spec, tokens)
     deployment = request.deployment.build(weight_record)
     check_tp_after(spec, chain, request.deployment.tp)
     result = evaluate(spec, chain, tokens, request.batch, deployment, weights=weight_record)
     report = estimate_report.build(result, kv_dtype=dtype_name, explain=request.explain)
+    report.data["context_from"] = ("--context" if request.context_given else
+                                   "default, capped at the model's maximum" if default_capped else "default")
+    if default_capped:
+        report.lines.append(f"--context not given: {tokens:,} tokens, {spec.name}'s maximum "
+                            f"(max_position_embeddings; the default {DEFAULT_CONTEXT_TOKENS:,} is longer)")
     record_overrides(report, applied)
     engine = request.engine
     if engine.name == "vllm":

@@ -485,3 +485,21 @@ def test_chunked_local_attention_by_release():
     p = pool("llama-4-scout", 131_072)
     assert (p.num_blocks, p.blocks_per_request, p.gpu_kv_cache_tokens) == (3_413, 8_192, 54_608)
     assert any("chunked layers are sized as full attention" in n for n in p.notes)
+
+
+def test_default_context_is_capped_at_a_short_models_maximum(cli):
+    # gpt2's max_position_embeddings is 1,024: without --context, `kvplan estimate gpt2 --engine vllm` plans 1,024
+    # tokens (vLLM would refuse the default 4,096 as max_model_len); with --context 4096 given, the user's length
+    # stands and vLLM's refusal is reported (exit 2)
+    code, out, err = cli("estimate", "gpt2", "--gpu", "h100", "--engine", "vllm", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["context_tokens"] == 1024 and data["context_from"] == "default, capped at the model's maximum"
+    # 12 layers x 12 heads x 64 x 2 (K, V) x 2 B = 36,864 B per token
+    assert data["kv_bytes_per_sequence"] == 1024 * 36_864
+    code, out, err = cli("estimate", "gpt2", "--gpu", "h100", "--engine", "vllm", "--context", "4096")
+    assert code == 2 and "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in err
+    # a model trained for more keeps the 4,096 default
+    code, out, err = cli("estimate", "llama-3.1-8b", "--format", "json")
+    data = json.loads(out)
+    assert data["context_tokens"] == 4096 and data["context_from"] == "default"

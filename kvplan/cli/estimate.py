@@ -6,7 +6,7 @@ import typer
 
 from .common import check_format, emit
 from .options import (
-    BatchOpt, ContextOpt, EnforceEagerOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt,
+    BatchOpt, ContextOrDefaultOpt, EnforceEagerOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt,
     KvMemoryOpt, MaxModelLenOpt, MaxNumSeqsOpt, ModelArg, PpOpt, ReserveOpt, RevisionOpt, SetNewOpt, SetOpt,
     TechniqueOpt, TpOpt, WeightsOpt,
 )
@@ -14,7 +14,7 @@ from .options import (
 
 def estimate_command(
     model: ModelArg,
-    context: ContextOpt = "4096",
+    context: ContextOrDefaultOpt = None,
     batch: BatchOpt = "1",
     kv_dtype: KvDtypeOpt = "auto",
     technique: TechniqueOpt = None,

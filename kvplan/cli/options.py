@@ -8,6 +8,8 @@ import typer
 
 ModelArg = Annotated[str, typer.Argument(help="Bundled name or HF id (see 'kvplan models'), a config.json, a model folder, a .gguf file, or a Hub repo id.")]
 ContextOpt = Annotated[str, typer.Option("--context", "-c", help="Tokens per sequence: 4096, 128k, 1m (k = 1024); at most 2^40, a warning above the model's maximum.")]
+# estimate's: without it, 4,096 tokens or the model's maximum if that is shorter (what vLLM would accept)
+ContextOrDefaultOpt = Annotated[Optional[str], typer.Option("--context", "-c", help="Tokens per sequence: 4096, 128k, 1m (k = 1024); at most 2^40, a warning above the model's maximum. Default: 4096, or the model's maximum if shorter.")]
 BatchOpt = Annotated[str, typer.Option("--batch", "-b", help="Concurrent sequences.")]
 KvDtypeOpt = Annotated[str, typer.Option("--kv-dtype", help="KV storage: auto (the model's dtype), bf16, fp16, fp32, fp8, int8, int4, int2.")]
 TechniqueOpt = Annotated[Optional[List[str]], typer.Option("--technique", "-t", help="A technique spec, repeatable, applied in order (see 'kvplan techniques').")]
