@@ -233,3 +233,16 @@ def test_fewer_caveated_techniques_rank_first_at_equal_gpus():
                 and (c.tp, c.pp) == (first.tp, first.pp))
     assert both.engine_concurrency == pytest.approx(first.engine_concurrency)
     assert both.max_concurrency > first.max_concurrency
+
+
+def test_default_context_is_capped_at_a_short_models_maximum(cli):
+    # as in `kvplan estimate`: gpt2 is trained for 1,024 tokens, so fit without --context plans 1,024 (vLLM refuses a
+    # max_model_len of 4,096 for it); an explicit --context 4096 keeps the user's length, and vLLM's refusal
+    import json
+
+    code, out, err = cli("fit", "gpt2", "--engine", "vllm", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["context_tokens"] == 1024 and data["passing"] > 0
+    code, out, err = cli("fit", "gpt2", "--engine", "vllm", "--context", "4096")
+    assert code == 1 and "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in err

@@ -7,12 +7,12 @@ from typing import Annotated, List, Optional
 import typer
 
 from .common import check_format, emit
-from .options import ContextOpt, EngineOpt, FormatOpt, MemUtilOpt, ModelArg, ReserveOpt, RevisionOpt, SetOpt, WeightsOpt
+from .options import ContextOrDefaultOpt, EngineOpt, FormatOpt, MemUtilOpt, ModelArg, ReserveOpt, RevisionOpt, SetOpt, WeightsOpt
 
 
 def fit_command(
     model: ModelArg,
-    context: ContextOpt = "4096",
+    context: ContextOrDefaultOpt = None,
     concurrency: Annotated[str, typer.Option("--concurrency", "-n", help="Sequences of --context that must fit at once.")] = "1",
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU kinds to search, comma separated (h100,h200,b200,mi300x), or all (default).")] = None,
     max_gpus: Annotated[str, typer.Option("--max-gpus", help="Most GPUs in one replica (tp x pp).")] = "8",

@@ -7,6 +7,7 @@ from pathlib import Path
 from ..errors import BudgetExceeded, UsageError
 from ..render import Report
 from ..units import parse_positive_int, parse_size, parse_tokens
+from ..request import DEFAULT_CONTEXT_TOKENS
 from .grid import parse_gpus, parse_prices, split_allow
 from .search import OBJECTIVES, FitRequest, FitResult, closest, search
 
@@ -20,7 +21,8 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
         raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
     dtypes = tuple(d.strip() for d in (kv_dtypes or "auto").split(",") if d.strip()) or ("auto",)
     return FitRequest(
-        model=model, context_tokens=parse_tokens(context, "--context"),
+        model=model, context_tokens=parse_tokens(context if context is not None else str(DEFAULT_CONTEXT_TOKENS),
+                                                  "--context"), context_given=context is not None,
         concurrency=parse_positive_int(concurrency, "--concurrency"), gpus=tuple(parse_gpus(gpu)),
         max_gpus=parse_positive_int(max_gpus, "--max-gpus"), allowed=tuple(split_allow(allow)), kv_dtypes=dtypes,
         engine=engine, objective=objective, quality_first=quality_first, mem_util=mem_util,
@@ -68,11 +70,14 @@ def fit_report(req: FitRequest, *, explain: bool, top: int, plot: str | None, fo
     if not result.options:
         raise nothing_meets(result)
     report = fit_report_module.build(result, explain=explain, top=top)
+    if result.request.context_tokens != req.context_tokens:
+        report.lines.append(f"--context not given: {result.request.context_tokens:,} tokens, {result.model_name}'s "
+                            f"maximum (max_position_embeddings; the default {DEFAULT_CONTEXT_TOKENS:,} is longer)")
     if plot:
         from .plot import plot_pareto
 
         axis = "cost" if req.objective == "cost" else "gpus"
         plot_pareto(fit_report_module.pareto_points(result), req.concurrency, axis,
-                    f"{result.model_name}: {req.concurrency} x {req.context_tokens:,} tokens", Path(plot))
+                    f"{result.model_name}: {req.concurrency} x {result.request.context_tokens:,} tokens", Path(plot))
         report.lines.append(f"wrote {plot}")
     return report

@@ -58,6 +58,7 @@ class FitRequest:
     overrides: tuple[str, ...] = ()
     revision: str | None = None
     batch: int | None = None  # sequences planned for KV per GPU and decode (default: concurrency)
+    context_given: bool = True  # False: the default 4,096 tokens, capped at the model's maximum once it is read
 
     @property
     def batch_size(self) -> int:
@@ -327,6 +328,12 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
         raise UsageError(f"--objective {req.objective!r} is not one of {', '.join(OBJECTIVES)}")
     base, record = load_model_and_weights(req.model, revision=req.revision, overrides=list(req.overrides),
                                           weights=req.weights)
+    longest = base.max_context_tokens
+    if (not req.context_given and isinstance(longest, int) and not isinstance(longest, bool)
+            and 0 < longest < req.context_tokens):
+        from dataclasses import replace
+
+        req = replace(req, context_tokens=longest)  # as `kvplan estimate` does without --context
     engine = _Engine(req.engine, req.context_tokens)
     tokens, need = req.context_tokens, req.concurrency
     from .grid import technique_sets
