@@ -114,7 +114,12 @@ The terms, and where each comes from:
   0.10.2 log on 2 x H200: 1.38 GiB). Logs they were not fitted on: 4 x B200
   on 0.26.0 logged 0.95 GiB (0.22 above the model), PR #10511's v0 build added
   1.79 GiB at TP 2 (0.54 above), and the Qwen3-235B TP 4 log (0.9/0.10) is
-  still 0.96 GiB per GPU short. PP's buffers are not modelled.
+  still 0.96 GiB per GPU short. Those are NVLink systems: on PCIe-only GPUs
+  (no NVLink; vLLM's custom all-reduce is off above two of them and NCCL picks
+  a few channels) a 0.10.2 log of 8 x L40S prints 0.17-0.21 GiB in all, so
+  NON_TORCH_TP_BYTES_PCIE = 0.05 GiB (fitted on it) for the catalog's PCIe
+  cards and any log whose custom all-reduce says so (pcie_only). PP's buffers
+  are not modelled.
 - CUDA graphs: from 0.20.0 (CUDA_GRAPH_ESTIMATE_FROM; the env
   VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "1" in envs.py from
   0.20.0, "0" in 0.18-0.19, absent before) v1 also subtracts an estimate it
