@@ -387,6 +387,11 @@ def test_workers_printing_their_own_memory():
     # the first worker's figure is the log's, the smallest is what every worker's blocks are cut to
     assert log.available_kv_gib == 10.68 and log.available_kv_min_gib == 10.64
     assert log.available_kv_by_worker == {"TP1": 10.64, "TP0": 10.68, "TP2": 10.65}
+    # Ray's workers carry no TP tag: the first line is the log's, the smallest still cuts the blocks
+    ray = parse_log("(RayWorkerWrapper pid=1) INFO [gpu_worker.py:276] Available KV cache memory: 76.15 GiB\n"
+                    "(RayWorkerWrapper pid=2, ip=10.0.0.2) INFO [gpu_worker.py:276] Available KV cache memory: "
+                    "70.58 GiB [repeated 7x across cluster]\n")
+    assert ray.available_kv_gib == 76.15 and ray.available_kv_min_gib == 70.58
     # one unnamed worker: nothing per worker
     single = parse_log("INFO [gpu_worker.py:298] Available KV cache memory: 3.5 GiB\n")
     assert single.available_kv_by_worker == {} and single.available_kv_min_gib == 3.5

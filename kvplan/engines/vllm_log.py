@@ -76,6 +76,7 @@ class VllmLog:
     available_kv_text: str | None = None
     # TP/PP workers that each print their own figure: worker tag ("TP0", "PP1_TP0", "rank=2") -> GiB
     available_kv_by_worker: dict[str, float] = field(default_factory=dict)
+    available_kv_all: tuple[float, ...] = ()  # every "Available KV cache memory" line, tagged or not (Ray's are not)
     num_gpu_blocks: int | None = None
     gpu_kv_cache_tokens: int | None = None
     concurrency: float | None = None  # as printed: 2 decimals
@@ -112,7 +113,7 @@ class VllmLog:
     @property
     def available_kv_min_gib(self) -> float | None:
         """The smallest figure any worker printed: every worker's block count is cut to it."""
-        values = list(self.available_kv_by_worker.values())
+        values = list(self.available_kv_by_worker.values()) + list(self.available_kv_all)
         return min(values) if values else self.available_kv_gib
 
 
@@ -216,7 +217,9 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         log.available_kv_text = available.group(1)
         log.available_kv_gib = float(available.group(1))
         log.found.append("available KV memory")
-        for line in re.finditer(r"^.*Available KV cache memory: (-?[0-9.]+) GiB.*$", text, re.M):
+        every = list(re.finditer(r"^.*Available KV cache memory: (-?[0-9.]+) GiB.*$", text, re.M))
+        log.available_kv_all = tuple(float(line.group(1)) for line in every)
+        for line in every:
             tag = _WORKER_TAG.search(line.group(0))
             if tag:
                 log.available_kv_by_worker.setdefault(tag.group(1).replace("PP0_", ""), float(line.group(1)))
