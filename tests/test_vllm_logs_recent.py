@@ -399,3 +399,31 @@ def test_workers_printing_their_own_memory():
     assert parse_log("WARNING [custom_all_reduce.py:144] Custom allreduce is disabled because it's not supported on "
                      "more than two PCIe-only GPUs.\n").pcie_only is True
     assert parse_log(lines).pcie_only is None
+
+
+def test_v0101_qwen3_30b_a3b_pp2_tp4_ray_workers(cli):
+    # vLLM 0.10.1.2.dev (before 0.12: each worker's config prints its own token line before the cut), Qwen3-30B-A3B-
+    # Instruct-2507 (the bundled qwen3-30b-a3b's layout with 262,144 positions), PP 2 x TP 4, Ray workers (no TP tags).
+    # Per GPU: 24 layers (48 / 2 stages) x 1 KV head (4 / 4) x 128 x 2 (K, V) x 2 B = 12,288 B per token, 196,608 B
+    # per 16-token block. The first worker printed 76.15 GiB: int(76.145 x 2^30) // 196,608 = 415,853 blocks to
+    # int(76.155 x 2^30) // 196,608 = 415,907, i.e. 6,653,648-6,654,512 tokens, holding the logged 6,654,432
+    # (415,902 blocks); concurrency 6,654,432 / 262,144 = 25.38x.
+    low, high = int(76.145 * 2**30) // 196_608 * 16, int(76.155 * 2**30) // 196_608 * 16
+    assert (low, high) == (6_653_648, 6_654_512) and low <= 6_654_432 <= high
+    code, data, err = calibrate(cli, "v0101_qwen3_30b_a3b_2507_pp2_tp4_gh200_ray.log", "--model", "qwen3-30b-a3b",
+                                "--set", "max_position_embeddings=262144")
+    assert code == 0, err
+    assert data["reproduced"]
+    f = figures(data)
+    assert f["GPU KV cache size (tokens)"]["predicted"] == "6,654,080 (6,653,648-6,654,512)"
+    assert f["Maximum concurrency for 262,144 tokens"]["predicted"] == "25.38x"
+    # The stages differ by 76.15 - 70.58 = 5.57 GiB: only the last PP rank runs the dummy sampler, whose 9.6 fp32
+    # copies of 1,024 x 151,936 logits are int(9.6 x 1,024 x 151,936 x 4) = 5,974,366,617 B = 5.564 GiB (vLLM's
+    # default 1,024 sequences on a card of 70 GiB or more). kvplan's profile has one activation term for all
+    # stages, so the per-stage figure is not predicted; the blocks take the smallest, as vLLM's do.
+    from kvplan.engines.vllm_log import read_log
+    from pathlib import Path
+
+    log = read_log(str(Path(__file__).parent / "data" / "vllm_logs" / "v0101_qwen3_30b_a3b_2507_pp2_tp4_gh200_ray.log"))
+    assert log.pp == 2 and log.tp == 4 and log.available_kv_gib == 76.15 and log.available_kv_min_gib == 70.58
+    assert abs((76.15 - 70.58) - 5_974_366_617 / 2**30) < 0.01
