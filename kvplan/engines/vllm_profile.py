@@ -367,9 +367,10 @@ def checkpoint_weights(model):
     return None
 
 
-def rope_bytes(model) -> int | None:
-    """The rotary cos/sin tables vLLM builds while loading `model`, whole on every rank
-    (vllm_rope_cache); None where the family's rope is not read."""
+def rope_bytes(model, version: str | None = None, max_model_len: int | None = None) -> int | None:
+    """The rotary cos/sin tables vLLM `version` builds while loading `model` for `max_model_len`, whole
+    on every rank (vllm_rope_cache); None where the family's rope is not read, or its rows depend on
+    the release and none is given."""
     from ..configs.build import resolve
     from ..errors import KvplanError
     from .vllm_rope_cache import rope_cache_bytes
@@ -381,7 +382,7 @@ def rope_bytes(model) -> int | None:
         _, fields, _ = resolve(raw, model.source or model.name)
     except KvplanError:
         return None
-    return rope_cache_bytes(fields)
+    return rope_cache_bytes(fields, version=version, max_model_len=max_model_len)
 
 
 def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1) -> int:
@@ -457,9 +458,10 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             per_gpu = weights_per_gpu(model, record, tp, pp)
         else:
             per_gpu, weights_from = model.weight_bytes // ranks, "parameter count x dtype"
-        rope = rope_bytes(model)
+        rope = rope_bytes(model, version, max_model_len)
         if rope is None:
-            notes.append("vLLM's rotary cos/sin tables (counted in its load) are not modelled for this family")
+            notes.append("vLLM's rotary cos/sin tables (counted in its load) are not modelled for this family"
+                         + ("" if version else ", or depend on the vLLM release, which was not given"))
         elif rope:
             per_gpu += rope
             weights_from += f", + {rope / 2**20:,.0f} MiB of rotary cos/sin tables (vllm_rope_cache)"
