@@ -26,8 +26,9 @@ The terms, and where each comes from:
   kernels may re-lay too; kvplan keeps their checkpoint bytes. The load also
   builds the rotary cos/sin tables, whole on every rank (vllm_rope_cache:
   32 MiB for Llama-3.1-8B, whose 0.6.4 load logs 14.9888 GiB for 14.9575 GiB
-  of parameters; 0.56 GiB for Gemma 3 4B's two ropes); they are added to a
-  checkpoint's or parameter count's bytes, not to a logged load.
+  of parameters; 0.56 GiB for Gemma 3 4B's two ropes; rows that changed between
+  releases follow `version`, MiniMax's follow `max_model_len`); they are added
+  to a checkpoint's or parameter count's bytes, not to a logged load.
 - peak activation: the larger of the forward pass and the sampler run, since
   the sampler runs after the forward's activations are freed:
   forward: PROFILE_BYTES_PER_TOKEN_PER_HIDDEN (26 B) x hidden_size x the

@@ -24,10 +24,15 @@ rows, by the rope type `get_rope` dispatches on:
 - longrope (Phi3LongRoPEScaledRotaryEmbedding): three buffers up to 0.6.6.post1 (short:
   original rows, long: max_position rows, and their concatenation), only the
   concatenation (original + max_position rows) from 0.7.0;
-- M-RoPE (mrope_section): not modelled (None): max_position rows up to 0.7.0, x 4 from
-  0.8.0, and in recent releases x 1 unless video pruning is on (qwen3_vl.py
-  mrope_positions_factor), beside the vision tower's own get_rope table.
-A release-dependent answer needs the release: without one it is None.
+- M-RoPE (mrope_section): not modelled (None): max_position rows in 0.7.0, x 4 in 0.8.0
+  to 0.31.0, and in 0.33.0 x 1 for Qwen3-VL / Qwen3.5 unless video pruning is on
+  (qwen3_vl.py mrope_positions_factor), beside the vision tower's own get_rope table.
+A release-dependent answer needs the release: without one it is None. Where vLLM serves a
+family with its Transformers backend, HF's rotary embedding keeps no table: 0 bytes.
+Not modelled: from 0.14.0 DeepseekScalingRotaryEmbedding keeps its table in float32 when
+FlashInfer is installed and the rotary custom op is on (not by default under torch.compile;
+on with enforce_eager), which doubles the MLA tables; vision towers' own tables (Llama 4's
+577 x 44) are under 1 MiB.
 
 FAMILY_RULES below holds one rule per model_type, each naming the vLLM file(s) whose
 `get_rope` call was read (0.33.0 and at least one older release, or the releases that
@@ -38,7 +43,11 @@ model_type not in the table, or whose rule is unread, returns None.
 Checked against logged loads: Llama-3.1-8B on 0.6.4 logs 14.9888 GiB, its parameters are
 14.9575 GiB and its table 32 MiB (131,072 x 128 x 2 B); Meta-Llama-3-8B on 0.6.6 logs
 14.9595 GiB with a 2 MiB table (8,192 rows); gemma-3-4b-it (PR #21489) logs 8.58 GiB for
-8.01 GiB of parameters and 0.56 GiB of tables.
+8.01 GiB of parameters and 0.56 GiB of tables; a merged Phi-4-mini on 0.7.3 logs 7.1694 GiB
+for 7.1451 GiB of parameters and its one LongRoPE buffer (135,168 x 96 x 2 B), 7.1693.
+The large ones: Llama 4 Scout's 10,485,760 positions make 2.5 GiB on every rank, MiniMax-
+Text-01's float32 table 2.44 GiB at its 10,240,000 positions (less at a shorter
+max_model_len, which its file passes).
 """
 
 from __future__ import annotations
@@ -206,8 +215,8 @@ FAMILY_RULES: dict[str, Rule] = {
     "mamba2": Rule("mamba2.py (0.10.2, 0.19.0, 0.33.0): no attention", kind="none"),
     "jamba": Rule("jamba.py (0.10.2, 0.19.0, 0.33.0): attention without positions", kind="none"),
     "nemotron_h": Rule("nemotron_h.py (0.10.2, 0.19.0, 0.33.0): attention without positions", kind="none"),
-    "kimi_linear": Rule("kimi_linear.py (0.19.0: MLA with rotary_emb=None); models/kimi_k3 (0.33.0)",
-                        kind="none"),
+    "kimi_linear": Rule("kimi_linear.py (0.19.0: MLA with rotary_emb=None); models/kimi_k3/nvidia/mla.py "
+                        "(0.33.0: use_rope is off but for the DSpark draft)", kind="none"),
     # -- not modelled
     "olmo_hybrid": Rule("olmo_hybrid.py (0.19.0, 0.33.0) builds a rope only when rope_parameters has a theta; "
                         "a config's null rope_parameters is filled or not by the transformers release",
