@@ -226,9 +226,32 @@ def test_families_without_a_rope_hold_no_table():
     assert rope_cache_bytes(bundled("glm-4-9b-chat-hf"), version="0.31.0") == 131_072 * 64 * 2
 
 
+def test_mrope_rows_per_release():
+    # MRotaryEmbedding: max_position rows up to 0.7.1, x 4 from 0.7.2. Qwen2.5-VL-7B (qwen2.py, 3,584 / 28 = 128):
+    # 128,000 x 128 x 2 B = 32,768,000 B, then 512,000 rows = 131,072,000 B
+    vl = bundled("qwen2.5-vl-7b")
+    assert rope_cache_bytes(vl, version="0.7.1") == 128_000 * 128 * 2
+    assert rope_cache_bytes(vl, version="0.7.2") == rope_cache_bytes(vl, version="0.33.0") == 131_072_000
+    assert rope_cache_bytes(vl) is None
+    # Public v1 logs of Qwen2.5-VL-7B print "Model loading took 15.6271 GiB" (0.9-0.10) and 15.6269 GiB (0.10.1,
+    # an RTX 5090): 8,292,166,656 parameters (text 7,615,616,512: 2 x 152,064 x 3,584 untied + 28 x 233,057,792 +
+    # 3,584; vision 676,550,144: patch 1,505,280 + 32 x 19,702,200 + merger 44,574,464) x 2 B = 16,584,333,312 B
+    # (15.4454 GiB); with the x 4 table 16,715,405,312 B = 15.5674 GiB, 0.060 GiB under the print (not explained
+    # here); with an x 1 table 15.4759, 0.151 under
+    assert round((16_584_333_312 + 131_072_000) / GIB, 4) == 15.5674
+    # Qwen3-VL-8B (qwen3_vl.py): 262,144 x 4 = 1,048,576 rows x 128 (256 MiB) up to 0.31.0; from 0.32.0 the file
+    # passes mrope_positions_factor 1 without video pruning: 262,144 rows (64 MiB)
+    q3 = bundled("qwen3-vl-8b")
+    assert rope_cache_bytes(q3, version="0.31.0") == 1_048_576 * 128 * 2 == 256 * 2**20
+    assert rope_cache_bytes(q3, version="0.32.0") == 262_144 * 128 * 2 == 64 * 2**20
+    # Qwen3.5 (qwen3_5.py): head_dim 256 x partial 0.25 (in rope_parameters) = 64 wide
+    assert rope_cache_bytes(bundled("qwen3.5-35b-a3b"), version="0.33.0") == 262_144 * 64 * 2
+    assert rope_cache_bytes(bundled("qwen3.6-27b"), version="0.19.0") == 1_048_576 * 64 * 2
+
+
 def test_unread_ropes_and_families_are_none():
-    # families whose rope was not read through, M-RoPE, families vLLM has no file for
-    for name in ("gemma-4-31b", "olmo-hybrid-7b", "qwen2.5-vl-7b", "qwen3-vl-8b", "qwen3.5-35b-a3b", "gpt-neo-125m",
+    # families whose rope was not read through, families vLLM has no file for
+    for name in ("gemma-4-31b", "olmo-hybrid-7b", "gpt-neo-125m",
                  "rwkv-4-7b-pile", "zamba-7b-v1", "recurrentgemma-2b-it", "xglm-1.7b"):
         assert rope_cache_bytes(bundled(name), version="0.19.0") is None, name
     raw = json.loads((SPECS / "llama-3.1-8b.json").read_text())

@@ -24,15 +24,15 @@ rows, by the rope type `get_rope` dispatches on:
 - longrope (Phi3LongRoPEScaledRotaryEmbedding): three buffers up to 0.6.6.post1 (short:
   original rows, long: max_position rows, and their concatenation), only the
   concatenation (original + max_position rows) from 0.7.0;
-- M-RoPE (mrope_section): not modelled (None): max_position rows in 0.7.0, x 4 in 0.8.0
-  to 0.31.0, and in 0.33.0 x 1 for Qwen3-VL / Qwen3.5 unless video pruning is on
-  (qwen3_vl.py mrope_positions_factor), beside the vision tower's own get_rope table.
+- M-RoPE (mrope_section, MRotaryEmbedding): max_position rows up to 0.7.1, x 4 from 0.7.2;
+  from 0.32.0 Qwen3-VL and Qwen3.5 pass x 1 unless video pruning is on (qwen3_vl.py
+  mrope_positions_factor; kvplan takes it as off). M-RoPE with a scaled rope: None.
 A release-dependent answer needs the release: without one it is None. Where vLLM serves a
 family with its Transformers backend, HF's rotary embedding keeps no table: 0 bytes.
 Not modelled: from 0.14.0 DeepseekScalingRotaryEmbedding keeps its table in float32 when
 FlashInfer is installed and the rotary custom op is on (not by default under torch.compile;
 on with enforce_eager), which doubles the MLA tables; vision towers' own tables (Llama 4's
-577 x 44) are under 1 MiB.
+577 x 44, Qwen-VL's 8,192 x 40) are under 1 MiB.
 
 FAMILY_RULES below holds one rule per model_type, each naming the vLLM file(s) whose
 `get_rope` call was read (0.33.0 and at least one older release, or the releases that
@@ -62,6 +62,7 @@ ROW_RULES = ("default", "llama3", "linear", "yarn", "deepseek_yarn", "deepseek_l
              "longrope")
 DYNAMIC_ROWS_UNSCALED_FROM = (0, 22, 0)  # dynamic_ntk_scaling_rope.py: arange(max_position) from 0.22.0
 LONGROPE_ONE_BUFFER_FROM = (0, 7, 0)  # Phi3LongRoPEScaledRotaryEmbedding: one concatenated buffer from 0.7.0
+MROPE_X4_FROM = (0, 7, 2)  # MRotaryEmbedding: max_position x 4 rows from 0.7.2 (x 1 up to 0.7.1)
 PARTIAL_NAMES = ("partial_rotary_factor", "rotary_pct", "rotary_emb_fraction")  # patch_rope_parameters
 
 
@@ -97,6 +98,8 @@ class Rule:
     deepseek_rewrite: the MLA file turns any scaled rope into deepseek_yarn (rows: original x factor).
     max_model_len: "max" / "min": the file compares max_position with the served max_model_len.
     indexer_rope_from: the release from which the DSA indexer builds its own (neox) rope: a second table.
+    mrope_unit_from: the release from which the file passes M-RoPE positions_factor 1 (x 4 only with
+      video pruning, a serving option kvplan takes as off).
     """
 
     read: str
@@ -115,6 +118,7 @@ class Rule:
     deepseek_rewrite: bool = True
     max_model_len: str | None = None
     indexer_rope_from: tuple[int, ...] | None = None
+    mrope_unit_from: tuple[int, ...] | None = None
 
 
 def _llama(read: str = "llama.py (0.19.0, 0.33.0)", **kw) -> Rule:
@@ -223,11 +227,13 @@ FAMILY_RULES: dict[str, Rule] = {
                         kind="unread"),
     "gemma4_text": Rule("gemma4.py (0.19.0, 0.33.0): per-layer-type heads and 'proportional' rope, not read "
                         "through", kind="unread"),
-    **{name: Rule("M-RoPE: rows changed between releases and, in recent ones, follow a serving option "
-                  "(qwen3_vl.py mrope_positions_factor); the vision tower adds its own get_rope table",
-                  kind="unread")
-       for name in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_5_text",
-                    "qwen3_5_moe_text")},
+    # -- M-RoPE (mrope_section): max_position rows up to 0.7.1, x 4 from 0.7.2 (MRotaryEmbedding); the vision
+    # tower's own 8,192-row get_rope table (under 1 MiB, and absent when no modality is enabled) is left out
+    **{name: Rule("qwen2_5_vl.py / qwen2_vl.py build qwen2.py's model (0.19.0, 0.33.0): M-RoPE x 4")
+       for name in ("qwen2_vl", "qwen2_5_vl")},
+    **{name: Rule("qwen3_vl.py (Qwen3 attention), qwen3_5.py (Qwen3-Next attention), 0.19.0, 0.31.0: M-RoPE x 4; "
+                  "0.32.0, 0.33.0: mrope_positions_factor 1 unless video pruning", mrope_unit_from=(0, 32, 0))
+       for name in ("qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_5_text", "qwen3_5_moe_text")},
     **{name: Rule("no vLLM model file (registry.py of 0.6.4, 0.10.2, 0.19.0, 0.33.0)", kind="unread")
        for name in ("gpt_neo", "xglm", "rwkv", "zamba", "recurrent_gemma")},
 }
@@ -272,14 +278,19 @@ def _ceil(end: float) -> int:
     return int(end) if float(end).is_integer() else int(end) + 1
 
 
-def _rows(rope: dict, max_position: int, version) -> tuple[int, ...] | None:
+def _rows(rope: dict, max_position: int, version, mrope_unit_from=None) -> tuple[int, ...] | None:
     """Rows of each buffer the rope builds; None where not modelled or the release decides."""
     kind = rope.get("rope_type") or "default"
-    if kind not in ROW_RULES or "mrope_section" in rope:
+    key = release_key(version)
+    if "mrope_section" in rope:
+        if kind != "default" or key is None:
+            return None
+        unit = key < MROPE_X4_FROM or (mrope_unit_from is not None and key >= mrope_unit_from)
+        return (max_position if unit else max_position * 4,)
+    if kind not in ROW_RULES:
         return None
     if kind in ("default", "llama3"):
         return (max_position,)
-    key = release_key(version)
     if kind == "longrope":
         original = rope.get("original_max_position_embeddings")
         if not isinstance(original, int) or isinstance(original, bool) or original <= 0 or key is None:
@@ -406,7 +417,7 @@ def _tables(fields, rule: Rule, dtype_bytes: int, version, max_model_len) -> tup
         if key in seen:
             continue  # get_rope hands the same instance back
         seen.append(key)
-        rows = _rows(rope, max_position, version)
+        rows = _rows(rope, max_position, version, rule.mrope_unit_from)
         width = _rotary_dim(fields, rule, head, rope)
         if rows is None or width is None:
             return None
