@@ -86,7 +86,8 @@ class Rule:
       "none" (no rotary embedding: 0 bytes; `read` says why), "unread" (None; `read` says why).
     positions: config fields the file passes as max_position, first present wins; else `positions_default`
       (the file's or transformers' default).
-    head: "head_dim" (head_dim, else hidden / heads) or "hidden" (hidden / heads: the file ignores head_dim).
+    head: "head_dim" (head_dim, else hidden / heads), "hidden" (hidden / heads: the file ignores head_dim),
+      or another config field holding the head size (Zamba2's attention_head_dim).
     rotary: None: the config's partial factor (default `partial_default`); a float: fixed by the file;
       a field name: the config field holding the rotary width (the file passes width / head size).
     layer_ropes: sliding and full layers each build their rope (the sliding one unscaled, with `local_theta`,
@@ -121,17 +122,13 @@ class Rule:
     mrope_unit_from: tuple[int, ...] | None = None
 
 
-def _llama(read: str = "llama.py (0.19.0, 0.33.0)", **kw) -> Rule:
-    return Rule(read, **kw)
-
-
 FAMILY_RULES: dict[str, Rule] = {
     # -- head_dim (else hidden / heads) x the config's partial factor, max_position_embeddings rows
-    "llama": _llama("llama.py (0.6.4, 0.10.2, 0.19.0, 0.33.0)"),
-    "mistral": _llama("llama.py (0.10.2); mistral.py inherits llama.py's rope (0.19.0, 0.33.0)"),
-    "internlm3": _llama("llama.py (InternLM3ForCausalLM, 0.10.2, 0.19.0, 0.33.0); dynamic rope"),
-    "phi3": _llama("phi3.py subclasses llama.py (0.10.2, 0.19.0, 0.33.0); longrope for the 128k configs"),
-    "mllama_text_model": _llama("mllama.py's self-attention layers are llama.py's (0.6.4, 0.10.2; dropped "
+    "llama": Rule("llama.py (0.6.4, 0.10.2, 0.19.0, 0.33.0)"),
+    "mistral": Rule("llama.py (0.10.2); mistral.py inherits llama.py's rope (0.19.0, 0.33.0)"),
+    "internlm3": Rule("llama.py (InternLM3ForCausalLM, 0.10.2, 0.19.0, 0.33.0); dynamic rope"),
+    "phi3": Rule("phi3.py subclasses llama.py (0.10.2, 0.19.0, 0.33.0); longrope for the 128k configs"),
+    "mllama_text_model": Rule("mllama.py's self-attention layers are llama.py's (0.6.4, 0.10.2; dropped "
                                 "later); cross-attention layers have no rope"),
     "qwen2": Rule("qwen2.py (0.10.2, 0.19.0, 0.33.0)"),
     "qwen3": Rule("qwen3.py (0.10.2, 0.19.0, 0.33.0)"),
