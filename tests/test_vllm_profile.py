@@ -525,3 +525,21 @@ def test_estimate_takes_max_num_seqs_and_enforce_eager(cli):
     assert code == 2 and "--engine vllm" in err
     code, out, err = cli(*base[:-4], "--max-num-seqs", "0")
     assert code == 2 and "--max-num-seqs" in err
+
+
+def test_rope_table_follows_the_release_and_max_model_len():
+    # InternLM2.5-7B's dynamic rope: up to 0.21.0, 32,768 x 2 = 65,536 rows x 128 x 2 B = 16 MiB; from 0.22.0
+    # 32,768 rows = 8 MiB; without a release the table is left out with a note. MiniMax-Text-01's float32 table
+    # is min(10,240,000, max_model_len) rows x 64 x 4 B: 131,072 tokens -> 32 MiB (by default 2,500 MiB)
+    spec = load_model("internlm2.5-7b-chat")
+    kwargs = dict(total_bytes=80 * GIB, gpu_memory_utilization=0.9)
+    base = predict_available(spec, version="0.22.0", **kwargs).weight_bytes - 32_768 * 128 * 2
+    assert predict_available(spec, version="0.21.0", **kwargs).weight_bytes == base + 65_536 * 128 * 2
+    est = predict_available(spec, **kwargs)
+    assert est.weight_bytes == base
+    assert any("depend on the vLLM release, which was not given" in n for n in est.notes)
+    mm = load_model("minimax-text-01")
+    kwargs = dict(total_bytes=141 * GIB, gpu_memory_utilization=0.9, tp=8)
+    short = predict_available(mm, max_model_len=131_072, **kwargs)
+    assert "32 MiB of rotary cos/sin tables" in short.weights_from
+    assert "2,500 MiB of rotary cos/sin tables" in predict_available(mm, **kwargs).weights_from

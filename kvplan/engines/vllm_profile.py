@@ -26,8 +26,9 @@ The terms, and where each comes from:
   kernels may re-lay too; kvplan keeps their checkpoint bytes. The load also
   builds the rotary cos/sin tables, whole on every rank (vllm_rope_cache:
   32 MiB for Llama-3.1-8B, whose 0.6.4 load logs 14.9888 GiB for 14.9575 GiB
-  of parameters; 0.56 GiB for Gemma 3 4B's two ropes); they are added to a
-  checkpoint's or parameter count's bytes, not to a logged load.
+  of parameters; 0.56 GiB for Gemma 3 4B's two ropes; rows that changed between
+  releases follow `version`, MiniMax's follow `max_model_len`); they are added
+  to a checkpoint's or parameter count's bytes, not to a logged load.
 - peak activation: the larger of the forward pass and the sampler run, since
   the sampler runs after the forward's activations are freed:
   forward: PROFILE_BYTES_PER_TOKEN_PER_HIDDEN (26 B) x hidden_size x the
@@ -372,9 +373,10 @@ def checkpoint_weights(model):
     return None
 
 
-def rope_bytes(model) -> int | None:
-    """The rotary cos/sin tables vLLM builds while loading `model`, whole on every rank
-    (vllm_rope_cache); None where the family's rope is not read."""
+def rope_bytes(model, version: str | None = None, max_model_len: int | None = None) -> int | None:
+    """The rotary cos/sin tables vLLM `version` builds while loading `model` for `max_model_len`, whole
+    on every rank (vllm_rope_cache); None where the family's rope is not read, or its rows depend on
+    the release and none is given."""
     from ..configs.build import resolve
     from ..errors import KvplanError
     from .vllm_rope_cache import rope_cache_bytes
@@ -386,7 +388,7 @@ def rope_bytes(model) -> int | None:
         _, fields, _ = resolve(raw, model.source or model.name)
     except KvplanError:
         return None
-    return rope_cache_bytes(fields)
+    return rope_cache_bytes(fields, version=version, max_model_len=max_model_len)
 
 
 def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1) -> int:
@@ -462,9 +464,10 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             per_gpu = weights_per_gpu(model, record, tp, pp)
         else:
             per_gpu, weights_from = model.weight_bytes // ranks, "parameter count x dtype"
-        rope = rope_bytes(model)
+        rope = rope_bytes(model, version, max_model_len)
         if rope is None:
-            notes.append("vLLM's rotary cos/sin tables (counted in its load) are not modelled for this family")
+            notes.append("vLLM's rotary cos/sin tables (counted in its load) are not modelled for this family"
+                         + ("" if version else ", or depend on the vLLM release, which was not given"))
         elif rope:
             per_gpu += rope
             weights_from += f", + {rope / 2**20:,.0f} MiB of rotary cos/sin tables (vllm_rope_cache)"
