@@ -5,7 +5,8 @@ rich is imported only to draw a terminal table: JSON, CSV and Markdown never loa
 
 Terminal tables follow the terminal: rich's own width detection (a terminal's
 size, else $COLUMNS, else 80 columns), and cells fold onto more lines instead of
-being cut, so technique specs, HF ids and flags always print whole.
+being cut, so technique specs, HF ids and flags always print whole; a table wider
+than the terminal breaks its cells between words, never inside a number.
 
 CSV and NDJSON print the report's one tidy table (`Report.tidy`): one header,
 one row per observation, raw integers and plain numbers (bytes, tokens, ms),
@@ -22,6 +23,11 @@ from fractions import Fraction
 from typing import Any
 
 from ._record import record
+
+# the widest a column is kept for one word on a narrow terminal (longer words fold)
+WORD_WIDTH_MAX = 16
+# a cell this short is kept on one line ("0 B", "40.00 GiB")
+SHORT_CELL = 10
 
 FORMATS = ("table", "json", "csv", "ndjson", "markdown")
 
@@ -124,6 +130,39 @@ def _ndjson(report: Report) -> str:
                    for row in table.rows)
 
 
+def _longest_word(texts: list[str]) -> int:
+    """The narrowest a column may be: its longest word, a short cell ("0 B",
+    "40.00 GiB") counting as one word, at most WORD_WIDTH_MAX."""
+    words = [len(text) if len(text) <= SHORT_CELL else max(map(len, text.split()), default=0) for text in texts]
+    return min(max(words, default=1), WORD_WIDTH_MAX)
+
+
+def _column_widths(table: Table, cells: list[list[str]], width: int) -> list[int | None]:
+    """Widths for a table wider than the terminal. No cell word is broken (a
+    number split over two lines misreads: "131,0" / "72"), header words are kept
+    whole where room allows (the columns needing least first), and the columns
+    widen to their natural width, those needing least first. None (rich's own folding)
+    when the table fits, or when even the cells' words do not."""
+    count = len(table.columns)
+    budget = width - (3 * count + 1)  # rich's borders and one space of padding each side
+    columns = [[row[i] for row in cells] for i in range(count)]
+    natural = [max(len(line) for text in [head] + column for line in text.splitlines() or [""])
+               for head, column in zip(table.columns, columns)]
+    floor = [_longest_word(column) for column in columns]
+    if sum(natural) <= budget or sum(floor) > budget:
+        return [None] * count
+    head = [max(f, _longest_word([h])) for f, h in zip(floor, table.columns)]
+    for i in sorted(range(count), key=lambda i: head[i] - floor[i]):
+        if sum(floor) - floor[i] + head[i] <= budget:
+            floor[i] = head[i]
+    spare = budget - sum(floor)
+    for i in sorted(range(count), key=lambda i: natural[i] - floor[i]):  # as many whole columns as fit
+        grow = min(natural[i] - floor[i], spare)
+        floor[i] += grow
+        spare -= grow
+    return floor
+
+
 def _rich(report: Report, stream) -> None:
     from rich.console import Console
     from rich.markup import escape
@@ -135,11 +174,14 @@ def _rich(report: Report, stream) -> None:
         console.print(report.headline, markup=False)
     for table in report.tables:
         rt = RichTable(title=escape(table.title), title_justify="left")
+        cells = [[_cell(v) for v in row] for row in table.rows]
+        widths = _column_widths(table, cells, console.width)
         for i, col in enumerate(table.columns):
             # fold: a cell too wide for its column continues on the next line, never cut
-            rt.add_column(col, justify="right" if i in table.numeric else "left", overflow="fold")
-        for row in table.rows:
-            rt.add_row(*[escape(_cell(v)) for v in row])  # cells print as written: no [markup]
+            rt.add_column(col, justify="right" if i in table.numeric else "left", overflow="fold",
+                          width=widths[i])
+        for row in cells:
+            rt.add_row(*[escape(text) for text in row])  # cells print as written: no [markup]
         console.print(rt)
     for line in report.lines:  # plain lines: never wrapped, so they stay greppable
         stream.write(line + "\n")

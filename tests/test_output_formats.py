@@ -60,6 +60,22 @@ def test_narrow_terminal_folds_the_cell_onto_more_lines(cli, monkeypatch):
     assert "fp8[:e4m3|e5m2][,scales=tensor|head][,skip=sliding]" in col
 
 
+@pytest.mark.parametrize("columns", ["60", "80"])
+def test_narrow_terminal_breaks_cells_between_words_not_inside_them(cli, monkeypatch, columns):
+    # the README's command: its "by layer kind" table is wider than 80 columns;
+    # rich alone folded "attention" into "attentio" / "n" and could split a number
+    # ("131,0" / "72"). Every word of a cell must appear whole on one line.
+    monkeypatch.setenv("COLUMNS", columns)
+    code, out, _ = cli("estimate", "llama-3.1-70b", "--context", "128k")
+    assert code == 0
+    cells = [cell.strip() for line in out.splitlines() if line.startswith("│") for cell in line.split("│")[1:-1]]
+    assert "attention" in " ".join(cells).split()  # whole on some line of the kind column
+    assert "131,072" in cells  # 128K tokens kept: 131,072, never folded
+    assert "4,096" in cells  # 8 KV heads x 128 x 2 (K, V) x 2 B = 4,096 B per token per layer
+    for line in _table_lines(out):
+        assert len(line) <= int(columns), line
+
+
 def test_estimate_csv_is_one_tidy_table_with_numeric_columns(cli):
     pd = pytest.importorskip("pandas")
     code, out, _ = cli("estimate", "llama-3.1-8b", "-c", "4096", "-b", "2", "-t", "fp8", "--gpu", "h100", "--format", "csv")
