@@ -130,10 +130,10 @@ def _ndjson(report: Report) -> str:
                    for row in table.rows)
 
 
-def _longest_word(texts: list[str]) -> int:
-    """The narrowest a column may be: its longest word, a short cell ("0 B",
-    "40.00 GiB") counting as one word, at most WORD_WIDTH_MAX."""
-    words = [len(text) if len(text) <= SHORT_CELL else max(map(len, text.split()), default=0) for text in texts]
+def _longest_word(texts: list[str], short_cell: int = SHORT_CELL) -> int:
+    """The narrowest a column may be: its longest word, a cell of at most
+    `short_cell` characters ("0 B", "40.00 GiB") counting as one, at most WORD_WIDTH_MAX."""
+    words = [len(text) if len(text) <= short_cell else max(map(len, text.split()), default=0) for text in texts]
     return min(max(words, default=1), WORD_WIDTH_MAX)
 
 
@@ -151,7 +151,7 @@ def _column_widths(table: Table, cells: list[list[str]], width: int) -> list[int
     floor = [_longest_word(column) for column in columns]
     if sum(natural) <= budget or sum(floor) > budget:
         return [None] * count
-    head = [max(f, _longest_word([h])) for f, h in zip(floor, table.columns)]
+    head = [max(f, _longest_word([h], short_cell=0)) for f, h in zip(floor, table.columns)]
     for i in sorted(range(count), key=lambda i: head[i] - floor[i]):
         if sum(floor) - floor[i] + head[i] <= budget:
             floor[i] = head[i]
