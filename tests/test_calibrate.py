@@ -12,6 +12,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 
 from kvplan.engines.vllm_log import parse_log
 
@@ -376,3 +378,21 @@ def test_prediction_uses_the_logs_max_num_seqs(cli, tmp_path):
     data = json.loads(out)
     fig = figures(data)["Available KV cache memory (from the GPU and the logged weights)"]
     assert fig["predicted"] == "37.38 GiB" and "(forward + the fused-MoE workspace 0.14 GiB" in fig["explanation"]
+
+
+@pytest.mark.parametrize("line", [
+    "image vllm/vllm-openai:v0.31.0, `--model meta-llama/Llama-3.1-8B-Instruct`, no other flags",
+    'vllm serve "meta-llama/Llama-3.1-8B-Instruct" --max-model-len 8192',
+    "(vllm serve meta-llama/Llama-3.1-8B-Instruct)",
+])
+def test_model_quoted_in_prose_is_read_without_its_quotes(line):
+    # the v031 A100 notes quote the command in markdown; the model was read as
+    # "meta-llama/Llama-3.1-8B-Instruct`," and calibrate without --model refused it
+    assert parse_log(line).model == "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def test_version_from_the_docker_image_tag():
+    # `docker run ... vllm/vllm-openai:v0.31.0-ubuntu2404 ...`: the release is the tag's, without the OS suffix
+    assert parse_log("image vllm/vllm-openai:v0.31.0-ubuntu2404, `--model x/y`").version == "0.31.0"
+    assert parse_log("docker run vllm/vllm-openai:v0.10.1.post1 --model x/y").version == "0.10.1.post1"
+    assert parse_log("docker run vllm/vllm-openai:latest --model x/y").version is None

@@ -164,6 +164,7 @@ _VERSION = [
     r"█\s+version\s+([0-9][0-9A-Za-z.+\-]*)",
     r"vLLM Version\s*:\s*([0-9][0-9A-Za-z.+\-]*)",
     r"\bvllm[=-]v?(0\.\d+\.\d+[0-9A-Za-z.+\-]*)",
+    r"vllm/vllm-openai:v?(0\.\d+\.\d+(?:\.post\d+|rc\d+)?)",  # the Docker image's tag on a `docker run` line
 ]
 
 
@@ -191,7 +192,10 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         log.enable_prefix_caching = False
     elif re.search(r"'enable_prefix_caching': True|--enable-prefix-caching|enable_prefix_caching=True", text):
         log.enable_prefix_caching = True
-    log.model = _first(_MODEL, text)
+    model = _first(_MODEL, text)
+    # a command line quoted in prose or markdown: `--model org/name`, "org/name",
+    # (org/name); no Hub id or path ends in these
+    log.model = model.strip("'\"`,;:()[]") or None if model else None
     version = _first(_VERSION, text)
     if version:
         log.version = version.rstrip(".")
