@@ -396,3 +396,37 @@ def test_version_from_the_docker_image_tag():
     assert parse_log("image vllm/vllm-openai:v0.31.0-ubuntu2404, `--model x/y`").version == "0.31.0"
     assert parse_log("docker run vllm/vllm-openai:v0.10.1.post1 --model x/y").version == "0.10.1.post1"
     assert parse_log("docker run vllm/vllm-openai:latest --model x/y").version is None
+
+
+def test_log_model_not_bundled_says_why_it_cannot_be_read(cli, monkeypatch):
+    # Qwen/Qwen3-0.6B is not bundled; offline and not cached, the reason is the Hub's, not "cannot read"
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", "/nonexistent-kvplan-cache")
+    code, _, err = cli("calibrate", str(LOGS / "v0190_qwen3_06b_rtx3060_retriva.log"))
+    assert code == 1
+    line = err.strip().splitlines()[-1]
+    assert "'Qwen/Qwen3-0.6B' is not bundled" in line and "offline" in line and "--model" in line
+
+
+def test_log_model_read_from_its_local_folder(cli, tmp_path):
+    # a server started with `--model /srv/tiny` on this machine: calibrate reads that folder's config.
+    # 4 layers x 2 KV heads x 64 x 2 (K, V) x 2 B = 2,048 B per token; 1.00 GiB / 2,048 B = 524,288 tokens
+    # = 32,768 blocks of 16; 524,288 / 4,096 = 128.00x
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 512, "num_hidden_layers": 4, "num_attention_heads": 8,
+        "num_key_value_heads": 2, "head_dim": 64, "intermediate_size": 1024, "vocab_size": 1000,
+        "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}))
+    log = tmp_path / "server.log"
+    log.write_text(
+        f"INFO Initializing a V1 LLM engine (v0.10.1.1) with config: model='{folder}', max_seq_len=4096, "
+        "tensor_parallel_size=1\n"
+        "INFO Available KV cache memory: 1.00 GiB\n"
+        "INFO GPU KV cache size: 524,288 tokens\n"
+        "INFO Maximum concurrency for 4,096 tokens per request: 128.00x\n")
+    code, out, err = cli("calibrate", str(log), "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    f = figures(data)
+    assert data["reproduced"] and f["Maximum concurrency for 4,096 tokens"]["predicted"] == "128.00x"

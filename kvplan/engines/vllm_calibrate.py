@@ -154,15 +154,19 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
                                  "memory', 'GPU KV cache size', '# GPU blocks' or 'Maximum concurrency')",
                                  "give the log of a vLLM server start (the lines before 'Application startup complete')")
         return cal
-    if alias is None:
-        cal.problem = SourceError(f"the log's model {log.model!r} is not one kvplan can read" if log.model else
-                                  "the log names no model", "give --model (a bundled name, a config.json or a Hub id)")
+    if alias is None and not log.model:
+        cal.problem = SourceError("the log names no model", "give --model (a bundled name, a config.json or a Hub id)")
         return cal
     try:
-        spec = load_model(alias, overrides=overrides)
+        # not bundled: the log's own name, as a Hub id or a local folder, the way estimate reads it
+        spec = load_model(alias or log.model, overrides=overrides)
     except KvplanError as exc:
-        cal.problem = exc
+        cal.problem = exc if alias else SourceError(
+            f"the log's model {log.model!r} is not bundled and cannot be read here: {exc.message}",
+            "give --model (a bundled name, a config.json or a Hub id)")
         return cal
+    if alias is None:
+        cal.model_alias = log.model
     max_len = log.max_model_len
     if not max_len:
         max_len = spec.max_context_tokens
