@@ -137,6 +137,14 @@ def test_log_without_vllm_lines_exits_2(cli, tmp_path):
     assert code == 2 and "no vLLM start-up lines" in err and err.count("\n") == 1
 
 
+def test_profile_excerpt_without_kv_lines_says_what_it_read(cli):
+    # PR #21489 quotes only the profile breakdown of gemma-3-4b on a B200: the weights (8.58 GiB) and the
+    # breakdown are shown, and the line says the KV lines are what is missing, not that nothing was found
+    code, out, err = cli("calibrate", str(LOGS / "v010dev_gemma3_4b_b200_breakdown_pr21489.log"))
+    assert code == 2 and err.count("\n") == 1
+    assert "8.58" in out and "no KV cache lines found" in err and "shown above" in err
+
+
 def test_truncated_log_says_what_is_missing(cli, tmp_path):
     # only the memory line made it into the file
     path = tmp_path / "cut.log"

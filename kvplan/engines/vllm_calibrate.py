@@ -150,8 +150,12 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
     read_any = any(v is not None for v in (log.available_kv_gib, log.num_gpu_blocks, log.gpu_kv_cache_tokens,
                                            log.concurrency)) or log.refused
     if not read_any:
-        cal.problem = UsageError(f"{log.path or 'the log'}: no vLLM start-up lines found (no 'Available KV cache "
-                                 "memory', 'GPU KV cache size', '# GPU blocks' or 'Maximum concurrency')",
+        # a profile excerpt (weights, the breakdown) without the KV lines: what was read is shown, not "nothing"
+        partial = log.weights_gib is not None or log.breakdown is not None
+        found = "no KV cache lines" if partial else "no vLLM start-up lines"
+        cal.problem = UsageError(f"{log.path or 'the log'}: {found} found (no 'Available KV cache memory', "
+                                 "'GPU KV cache size', '# GPU blocks' or 'Maximum concurrency')"
+                                 + ("; the figures read are shown above" if partial else ""),
                                  "give the log of a vLLM server start (the lines before 'Application startup complete')")
         return cal
     if alias is None and not log.model:
