@@ -1,4 +1,9 @@
-"""Files kvplan writes for the user: checked before any work, written whole or not at all.
+"""Files the user gives kvplan, read bounded; files kvplan writes for the user:
+checked before any work, written whole or not at all.
+
+- `read_bounded`: a regular file only (a device, pipe or socket would block or
+  never end: /dev/zero, a FIFO), and at most a stated number of bytes (a 5 GB
+  file given by mistake is refused at once, not read into memory).
 
 - `check_output`: before a long run, the target's folder must exist and take a
   file, the target must not be a folder, and an existing file is replaced only
@@ -16,13 +21,51 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import signal
 import sys
 import tempfile
 import threading
 from datetime import datetime, timezone
 
-from .errors import UsageError
+from .errors import KvplanError, UsageError
+
+MIB = 1024**2
+
+
+def regular_file_size(path, what: str, error: type[KvplanError] = UsageError) -> int:
+    """The size of `path`, refused (one `error` line) unless it is a regular file;
+    checked with stat, which does not block on a pipe the way open does."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise error(f"{path}: is a folder, not {what}")
+    if not stat.S_ISREG(info.st_mode):
+        raise error(f"{path}: not a regular file (a device, pipe or socket), not {what}",
+                    "copy what it gives into a file first, and give that file's path")
+    return info.st_size
+
+
+def read_bounded(path, what: str, limit_bytes: int, error: type[KvplanError] = UsageError,
+                 hint: str | None = None) -> bytes:
+    """The bytes of a regular file of at most `limit_bytes`."""
+    size = regular_file_size(path, what, error)
+    if size > limit_bytes:
+        raise error(f"{path}: {size:,} bytes, above the {limit_bytes // MIB} MiB limit for {what}",
+                    hint or f"check that the path names {what}")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit_bytes + 1)
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > limit_bytes:  # grew while being read
+        raise error(f"{path}: above the {limit_bytes // MIB} MiB limit for {what}",
+                    hint or f"check that the path names {what}")
+    return data
 
 
 def check_output(path: str | None, flag: str, force: bool) -> None:

@@ -71,17 +71,19 @@ def suggest(name: str) -> list[str]:
     return [lowered[m] for m in difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.5)]
 
 
+# the largest JSON a user gives kvplan: a config, a safetensors index or a bench
+# document is kilobytes to a few MiB
+JSON_LIMIT_BYTES = 64 * 1024**2
+
+
 def read_json_file(path: Path) -> dict:
+    from .files import read_bounded
+
+    data = read_bounded(path, "a JSON file", JSON_LIMIT_BYTES, SourceError)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SourceError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise SourceError(f"{path}: is a folder, not a JSON file") from None
+        text = data.decode("utf-8-sig")  # a byte-order mark, as some editors save, is not an error
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise SourceError(f"{path}: cannot read ({exc.strerror})") from None
     return parse_json_text(text, str(path))
 
 
@@ -93,7 +95,8 @@ def parse_json_text(text: str, where: str) -> dict:
     except RecursionError:
         raise ConfigError(f"{where}: JSON nested too deeply") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected a JSON object, found {type(data).__name__}")
+        found = {list: "a list", str: "a string", bool: "true/false", type(None): "null"}.get(type(data), "a number")
+        raise ConfigError(f"{where}: expected a JSON object ({{...}}), found {found}")
     return data
 
 

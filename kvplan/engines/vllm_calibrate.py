@@ -145,6 +145,9 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
     if tp is not None:
         log.tp = tp
     rules, notes = _rules_for(log, version)
+    if log.head_only_bytes:
+        notes.insert(0, f"the log is larger than {log.head_only_bytes // 1024**2} MiB: its first "
+                        f"{log.head_only_bytes // 1024**2} MiB were read (the start-up lines come first)")
     alias = model or match_bundled(log.model)
     cal = Calibration(log, rules, alias, notes=notes)
     read_any = any(v is not None for v in (log.available_kv_gib, log.num_gpu_blocks, log.gpu_kv_cache_tokens,
@@ -155,7 +158,8 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
         found = "no KV cache lines" if partial else "no vLLM start-up lines"
         cal.problem = UsageError(f"{log.path or 'the log'}: {found} found (no 'Available KV cache memory', "
                                  "'GPU KV cache size', '# GPU blocks' or 'Maximum concurrency')"
-                                 + ("; the figures read are shown above" if partial else ""),
+                                 + ("; the figures read are shown above" if partial else "")
+                                 + (f" in its first {log.head_only_bytes // 1024**2} MiB" if log.head_only_bytes else ""),
                                  "give the log of a vLLM server start (the lines before 'Application startup complete')")
         return cal
     if alias is None and not log.model:

@@ -55,6 +55,7 @@ def _num(text: str) -> float:
 @dataclass
 class VllmLog:
     path: str = ""
+    head_only_bytes: int | None = None  # a log larger than LOG_HEAD_BYTES: only its first bytes were read
     version: str | None = None
     model: str | None = None
     dtype: str | None = None
@@ -337,15 +338,24 @@ def _read_cuda_graphs(log: VllmLog, text: str) -> None:
         log.cuda_graph_actual_gib = float(actual.group(1))
 
 
+# how much of a log is read: vLLM prints its start-up lines in the first
+# megabytes; a server's log of days is not read whole
+LOG_HEAD_BYTES = 64 * 1024**2
+
+
 def read_log(path: str) -> VllmLog:
+    from ..files import regular_file_size
+
+    size = regular_file_size(path, "a log file", UsageError)
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such log file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a folder, not a log file") from None
-    return parse_log(text, path)
+        with open(path, "rb") as handle:
+            data = handle.read(LOG_HEAD_BYTES)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    log = parse_log(data.decode("utf-8", errors="replace"), path)
+    if size > LOG_HEAD_BYTES:
+        log.head_only_bytes = LOG_HEAD_BYTES
+    return log
 
 
 __all__ = ["VllmLog", "parse_log", "read_log"]

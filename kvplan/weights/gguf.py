@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..files import regular_file_size
 from ..errors import WeightsError
 from .dtypes import GGML_TYPES
 from .roles import TensorEntry
@@ -83,8 +84,8 @@ class _Reader:
 
 def parse(path: Path) -> GgufFile:
     where = str(path)
+    size = regular_file_size(path, "a GGUF file", WeightsError)
     try:
-        size = path.stat().st_size
         with path.open("rb") as fh:
             if size < 24:
                 raise WeightsError(f"{where}: truncated GGUF file ({size} bytes)")

@@ -12,6 +12,8 @@ import json
 import struct
 from pathlib import Path
 
+from ..files import read_bounded, regular_file_size
+from ..sources import JSON_LIMIT_BYTES
 from ..errors import WeightsError
 from .dtypes import SAFETENSORS_BITS
 from .roles import TensorEntry
@@ -79,8 +81,8 @@ def tensor_entry(name: str, info, where: str, data_bytes: int | None = None) -> 
 
 def read_file(path: Path) -> tuple[list[TensorEntry], dict]:
     """The header of one local .safetensors file."""
+    size = regular_file_size(path, "a safetensors file", WeightsError)
     try:
-        size = path.stat().st_size
         with path.open("rb") as fh:
             n = header_length(fh.read(8), str(path), size)
             raw = fh.read(n)
@@ -92,11 +94,10 @@ def read_file(path: Path) -> tuple[list[TensorEntry], dict]:
 
 
 def read_index(path: Path) -> dict:
+    raw = read_bounded(path, "a safetensors index", JSON_LIMIT_BYTES, WeightsError)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise WeightsError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise WeightsError(f"{path}: not a readable safetensors index ({exc})") from None
     if not isinstance(data, dict):
         raise WeightsError(f"{path}: not a safetensors index (expected a JSON object)")

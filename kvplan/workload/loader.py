@@ -151,11 +151,14 @@ def parse(text: str, source: str, default_name: str) -> Scenario:
 def read(ref: str) -> Scenario:
     """A scenario from a file path or a bundled name (see `bundled_names`)."""
     path = Path(ref).expanduser()
-    if path.is_file():
+    if path.exists() and not path.is_dir():  # a device or a pipe is refused, not opened
+        from ..files import read_bounded
+
+        raw = read_bounded(path, "a scenario file", MAX_TEXT_BYTES, ScenarioError)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ScenarioError(f"{path}: cannot read ({exc})") from None
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ScenarioError(f"{path}: not UTF-8 text") from None
         return parse(text, str(path), path.name.rsplit(".", 1)[0])
     if path.is_dir():
         raise ScenarioError(f"{ref}: is a folder, not a scenario file", f"pass the .yaml files inside it, e.g. {ref.rstrip('/')}/*.yaml")

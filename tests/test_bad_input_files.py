@@ -1,0 +1,117 @@
+"""Files that are not what a command reads: a device, a pipe, a file far too large.
+Each gets one line and an exit code at once; nothing blocks on a pipe or reads
+gigabytes into memory (each of these hung or was read whole before)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+LOGS = Path(__file__).parent / "data" / "vllm_logs"
+SPECS = Path(__file__).parent.parent / "model_specs"
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err and "internal error" not in err, err
+    return lines[0]
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+
+    def make(name):
+        path = tmp_path / name
+        os.mkfifo(path)
+        return str(path)
+    return make
+
+
+def sparse(path: Path, size: int) -> str:
+    with open(path, "wb") as fh:  # no disk used: a hole of `size` bytes
+        fh.truncate(size)
+    return str(path)
+
+
+@pytest.mark.parametrize("args, code, what", [
+    (["estimate", "{pipe}.json"], 1, "not a JSON file"),
+    (["estimate", "{pipe}.gguf"], 1, "not a GGUF file"),
+    (["weights", "llama-3.1-8b", "--weights", "{pipe}.index.json"], 1, "not a safetensors index"),
+    (["calibrate", "{pipe}.log"], 2, "not a log file"),
+    (["plan", "{pipe}.yaml"], 2, "not a scenario file"),
+])
+def test_a_pipe_is_refused_not_opened(cli, fifo, args, code, what):
+    # opening a FIFO with no writer blocks for ever; stat tells it apart first
+    got, _, err = cli(*[fifo(a.replace("{pipe}", "p")) if "{pipe}" in a else a for a in args])
+    line = one_line(err)
+    assert got == code and "not a regular file" in line and what in line, line
+
+
+@pytest.mark.parametrize("args, code", [
+    (["estimate", "/dev/zero"], 1),
+    (["calibrate", "/dev/zero"], 2),
+    (["plan", "/dev/zero"], 2),
+])
+def test_a_device_is_refused(cli, args, code):
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero")
+    got, _, err = cli(*args)
+    assert got == code and "not a regular file" in one_line(err)
+
+
+def test_a_config_larger_than_64_mib_is_refused_unread(cli, tmp_path):
+    # 64 MiB + 1 byte: one past the limit; the size is printed with its digits grouped
+    path = sparse(tmp_path / "config.json", 64 * 1024**2 + 1)
+    code, _, err = cli("estimate", path)
+    line = one_line(err)
+    assert code == 1 and "67,108,865 bytes" in line and "64 MiB" in line
+
+
+def test_a_scenario_larger_than_1_mib_is_refused_unread(cli, tmp_path):
+    path = sparse(tmp_path / "big.yaml", 3 * 1024**3)  # 3 GiB of nothing
+    code, _, err = cli("plan", path)
+    line = one_line(err)
+    assert code == 2 and "3,221,225,472 bytes" in line and "1 MiB" in line
+
+
+def test_a_log_larger_than_the_head_is_read_from_its_start(cli, tmp_path, monkeypatch):
+    # the start-up lines come first: a long log is read to LOG_HEAD_BYTES and says so
+    from kvplan.engines import vllm_log
+
+    text = (LOGS / "v0191_qwen3_8b_a100_40gb_tokenkaki.log").read_bytes()
+    monkeypatch.setattr(vllm_log, "LOG_HEAD_BYTES", 2 * 1024**2)
+    path = tmp_path / "long.log"
+    path.write_bytes(text + b"x" * (3 * 1024**2))
+    code, out, err = cli("calibrate", str(path), "--model", "qwen3-8b", "--format", "json")
+    data = json.loads(out)
+    assert code == 0, err
+    assert data["log"]["available_kv_gib"] == 19.36  # the log's "Available KV cache memory: 19.36 GiB"
+    assert any("first 2 MiB were read" in note for note in data["notes"])
+    # with the start-up lines after the head, the line says where it looked
+    path.write_bytes(b"x" * (3 * 1024**2) + text)
+    code, _, err = cli("calibrate", str(path), "--model", "qwen3-8b")
+    assert code == 2 and "in its first 2 MiB" in one_line(err)
+
+
+@pytest.mark.parametrize("body, found", [("null", "found null"), ("[1, 2]", "found a list"),
+                                         ('"llama"', "found a string"), ("3", "found a number")])
+def test_json_that_is_not_an_object_names_what_it_is(cli, tmp_path, body, found):
+    path = tmp_path / "config.json"
+    path.write_text(body)
+    code, _, err = cli("estimate", str(path))
+    assert code == 1 and found in one_line(err)
+
+
+def test_a_config_saved_with_a_byte_order_mark_reads(cli, tmp_path):
+    # some Windows editors write UTF-8 with a BOM; json.loads refused it
+    path = tmp_path / "config.json"
+    path.write_bytes(b"\xef\xbb\xbf" + (SPECS / "llama-3.1-8b.json").read_bytes())
+    code, out, err = cli("estimate", str(path), "--context", "1024", "--format", "json")
+    assert code == 0, err
+    # Llama 3.1 8B: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 131,072 B per token
+    assert json.loads(out)["bytes_per_token"] == 131_072
