@@ -161,7 +161,7 @@ def test_truncated_log_says_what_is_missing(cli, tmp_path):
 
 def test_missing_file_and_unknown_version(cli):
     code, _, err = cli("calibrate", str(LOGS / "nope.log"))
-    assert code == 2 and "no such log file" in err
+    assert code == 2 and "nope.log: no such file" in err
     code, _, err = cli("calibrate", str(LOGS / "v085_qwen3_30b_a3b_tp4_a10.log"), "--version", "9.9")
     assert code == 2 and err.count("\n") == 1
 
