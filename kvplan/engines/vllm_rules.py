@@ -288,6 +288,13 @@ LATEST = V0_33
 OLDEST_READ = (0, 11, 0)  # releases before this one were not read
 
 
+# a PEP 440 vLLM version: X.Y[.Z][.N], then a pre-release (rc1, a2), a .postN, a .devN, a +local
+# label ("0.11.0rc1", "0.9.2rc2.dev45+g1234", "0.6.4.post2.dev394+g1234", "0.11.0+cu128");
+# nothing else may follow
+_VERSION_FORM = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?(?:\.\d+)*(?P<pre>[.-]?(?:a|b|rc)\d*)?(?P<post>[.-]?post\d*)?"
+                           r"(?P<dev>[.-]?dev\d*)?(?:\+[0-9A-Za-z.]+)?", re.IGNORECASE)
+
+
 def resolve(version: str | None) -> tuple[VllmRules, str | None]:
     """(rules, note) for a vLLM version such as "0.11", "0.11.2", "0.24.0" or "latest".
 
@@ -298,7 +305,7 @@ def resolve(version: str | None) -> tuple[VllmRules, str | None]:
     if version in (None, "", "latest"):
         return LATEST, None
     text = version.strip().lstrip("v")
-    match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?(?:[.+-]?(?:post|rc|dev)?\d*.*)?", text)
+    match = _VERSION_FORM.fullmatch(text)
     if not match:
         raise UsageError(f"unknown vLLM version {version!r}",
                          f"give a release such as 0.11 or 0.33 (modelled: {', '.join(r.version for r in RULES)})")
@@ -313,6 +320,9 @@ def resolve(version: str | None) -> tuple[VllmRules, str | None]:
     if wanted < OLDEST_READ:
         return chosen, (f"vLLM {text}: rules read from {chosen.version} (the oldest release kvplan models); "
                         "older releases may differ")
+    if match.group("pre") or (match.group("dev") and not match.group("post")):
+        return chosen, (f"vLLM {text}: a pre-release, modelled with the rules of {chosen.version} "
+                        f"(its release {wanted[0]}.{wanted[1]}.{wanted[2]} or the newest modelled before it)")
     return chosen, None
 
 

@@ -1,0 +1,37 @@
+"""Option values read exactly or refused with one line (exit 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvplan.engines.vllm_rules import resolve
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err and "internal error" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("engine", ["vllm@0.11@0.12", "vllm@0.11x", "vllm@0.11.0;rm", "vllm@0.11.0+", "vllm@.11"])
+def test_engine_version_with_trailing_junk_is_refused(cli, engine):
+    # 'vllm@0.11@0.12' ran as 0.11 without a word: anything after a PEP 440 version is an error now
+    code, _, err = cli("estimate", "llama-3.1-8b", "--engine", engine, "--kv-memory", "10GiB")
+    assert code == 2 and "unknown vLLM version" in one_line(err)
+
+
+@pytest.mark.parametrize("version, rules, note", [
+    ("0.11.0", "0.11", None),
+    ("0.11.0.post1", "0.11", None),  # a post-release is its release
+    ("0.11.0+cu128", "0.11", None),  # a local build label changes no rule
+    ("0.11.0rc1", "0.11", "pre-release"),  # read as its release, and said
+    ("0.12.0.dev3", "0.12", "pre-release"),
+    ("0.24.0.dev3+g1234", "0.20.1", "pre-release"),  # a dev build before 0.24.0: 0.20.1's rules, with a note
+    ("0.11.1rc6.dev42+g2b2d4c6d1.d20251120", "0.11.1", "pre-release"),  # a nightly's full string
+    ("0.9.2rc2.dev45+g1234", "0.11", "oldest release"),  # logs of older builds print these
+    ("0.6.4.post2.dev394+g1234", "0.11", "oldest release"),
+])
+def test_pep440_version_tails(version, rules, note):
+    got, said = resolve(version)
+    assert got.version == rules
+    assert (said is None) if note is None else (note in said)
