@@ -35,3 +35,20 @@ def test_pep440_version_tails(version, rules, note):
     got, said = resolve(version)
     assert got.version == rules
     assert (said is None) if note is None else (note in said)
+
+
+LOG = "tests/data/vllm_logs/v0191_qwen3_8b_a100_40gb_tokenkaki.log"
+
+
+@pytest.mark.parametrize("args, words", [
+    # Qwen3-8B: 32 query heads, 8 KV heads; Llama-3.1-8B: 32 layers. Both ran before: calibrate
+    # printed a what-if at --tp 3 and weights split 32 heads three ways or 32 layers into 40 stages
+    (["calibrate", LOG, "--model", "qwen3-8b", "--tp", "3"], ["--tp 3 does not divide the 32 attention heads"]),
+    (["calibrate", LOG, "--model", "qwen3-8b", "--tp", "1000000"], ["--tp 1000000"]),
+    (["weights", "llama-3.1-8b", "--tp", "3"], ["--tp 3 does not divide the 32 attention heads"]),
+    (["weights", "llama-3.1-8b", "--pp", "40"], ["--pp 40 exceeds the model's 32 layers"]),
+])
+def test_parallelism_the_engines_refuse_is_refused_everywhere(cli, args, words):
+    code, _, err = cli(*args)
+    line = one_line(err)
+    assert code == 2 and all(w in line for w in words), line

@@ -41,4 +41,8 @@ def weights_command(
 
         raise UsageError("--tp and --pp must be >= 1")
     spec, record = load_model_and_weights(model, revision=revision, overrides=set_ or [], weights=weights or "auto")
+    from ..capacity.shard import check_tp, stage_bounds
+
+    check_tp(spec, tp)  # the split vLLM would refuse is not shown as a plan
+    stage_bounds(spec.num_layers, pp)
     emit(build(spec, record, tp, pp), fmt)

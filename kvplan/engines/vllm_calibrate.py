@@ -140,6 +140,7 @@ def _pct(logged: float, predicted: float) -> float | None:
 
 def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = None, overrides=(),
               what_if: dict | None = None, tp: int | None = None, gpu: str | None = None) -> Calibration:
+    from ..capacity.shard import check_tp
     from ..sources import load_model
 
     if tp is not None:
@@ -175,6 +176,12 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
         return cal
     if alias is None:
         cal.model_alias = log.model
+    if tp is not None:  # a what-if TP: refused as estimate refuses it (the log's own TP ran)
+        try:
+            check_tp(spec, tp)
+        except KvplanError as exc:
+            cal.problem = exc
+            return cal
     max_len = log.max_model_len
     if not max_len:
         max_len = spec.max_context_tokens
