@@ -52,3 +52,25 @@ def test_parallelism_the_engines_refuse_is_refused_everywhere(cli, args, words):
     code, _, err = cli(*args)
     line = one_line(err)
     assert code == 2 and all(w in line for w in words), line
+
+
+@pytest.mark.parametrize("spec, words", [
+    # each ran before: mqa:2 planned ONE head without a word, cla:33 "33 layers per cache" on a
+    # 32-layer model, offload with no active sequence put 0 B on the GPU while decode read 512 MiB
+    ("mqa:2", ["takes no value", "gqa:N"]),
+    ("mqa:heads=2", ["takes no value"]),
+    ("cla:33", ["33 layers per cache", "32 layers", "from 2 to 32"]),
+    ("offload:cpu=64GiB,active=0", ["active must be a positive integer"]),
+])
+def test_technique_values_that_mean_nothing_are_refused(cli, spec, words):
+    code, _, err = cli("estimate", "llama-3.1-8b", "-t", spec, "--gpu", "h100")
+    line = one_line(err)
+    assert code == 2 and all(w in line for w in words), line
+
+
+def test_cla_at_the_layer_count_is_one_cache(cli):
+    # cla:32 on Llama-3.1-8B's 32 layers: one layer's cache, 8 KV heads x 128 x 2 x 2 B = 4,096 B per token
+    code, out, err = cli("estimate", "llama-3.1-8b", "-t", "cla:32", "--context", "1024", "--format", "json")
+    assert code == 0, err
+    import json
+    assert json.loads(out)["bytes_per_token"] == 4_096

@@ -58,6 +58,11 @@ class ShareLayers(Technique):
             raise TechniqueError(
                 f"technique {self.spec!r} cannot apply to {plan.model.name}: no layer owns a growing cache"
             )
+        owners = sum(layer.owns_cache for layer in plan.model.layers)
+        if self.factor > owners:
+            raise TechniqueError(f"technique {self.spec!r}: {self.factor} layers per cache is more than the "
+                                 f"{owners} layers of {plan.model.name} that own a cache",
+                                 f"give a factor from 2 to {owners}")
         out: list[LayerSpec] = []
         owner = None
         in_group = 0

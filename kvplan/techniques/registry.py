@@ -117,6 +117,8 @@ def build(text: str) -> Technique:
         from . import serving
     if name in ("gqa", "mqa"):
         spec.known("heads")
+        if name == "mqa" and (spec.arg is not None or "heads" in spec.options):
+            raise spec.fail("mqa is one KV head and takes no value; for N heads use gqa:N")
         heads = 1 if name == "mqa" else spec.int("heads", positional=True)
         return arch.RegroupHeads(**_meta(name, spec, f"{heads} KV head{'s' if heads > 1 else ''} per layer"), kv_heads=heads)
     if name == "cla":
@@ -190,7 +192,7 @@ def build(text: str) -> Technique:
     # offload
     spec.known("cpu", "active", "link", "mfu")
     cpu = spec.size("cpu") if "cpu" in spec.options or spec.arg is None else _size_arg(spec)
-    active = spec.int("active", default=1, minimum=0)
+    active = spec.int("active", default=1)  # the sequences decoding now stay on the GPU: at least one
     link = spec.options.get("link")
     try:
         link_gbps = float(link.lower().replace("gb/s", "")) if link else None
