@@ -68,10 +68,14 @@ def read_bounded(path, what: str, limit_bytes: int, error: type[KvplanError] = U
     return data
 
 
-def check_output(path: str | None, flag: str, force: bool) -> None:
-    """Refuse an output path that cannot be written, before any work starts."""
+def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, ...] | None = None) -> None:
+    """Refuse an output path that cannot be written (or, given suffixes, of a type not
+    written), before any work starts."""
     if not path:
         return
+    if suffixes is not None and os.path.splitext(path)[1].lower() not in suffixes:
+        kind = os.path.splitext(path)[1] or "(none)"
+        raise UsageError(f"{flag} {path}: unsupported file type {kind!r}", f"use one of {', '.join(suffixes)}")
     if os.path.isdir(path):
         raise UsageError(f"{flag} {path}: is a folder", "give a file name inside it")
     target = os.path.realpath(path)

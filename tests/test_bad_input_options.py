@@ -74,3 +74,27 @@ def test_cla_at_the_layer_count_is_one_cache(cli):
     assert code == 0, err
     import json
     assert json.loads(out)["bytes_per_token"] == 4_096
+
+
+@pytest.mark.parametrize("args, words", [
+    # each ran before: --timeout 0 and nan were accepted (a distributed rank would fail at once or
+    # wait forever); fit --plot x.txt ended in an internal error after the search, --plot x wrote
+    # x.png; --max-gpus 100000 searched for hours; --price h100=nan ranked by NaN; --top -1 said
+    # "no valid TP/PP split"; --max-kv-gib 0 and --max-decode-ms -1 said no deployment meets them
+    (["bench", "--technique", "fp8", "--timeout", "0"], ["--timeout", "must be > 0"]),
+    (["bench", "--technique", "fp8", "--timeout", "nan"], ["--timeout", "finite"]),
+    (["fit", "llama-3.1-8b", "--gpu", "h100", "--plot", "fit.txt"], ["--plot fit.txt", "unsupported file type '.txt'", ".png, .svg"]),
+    (["fit", "llama-3.1-8b", "--gpu", "h100", "--plot", "fit"], ["unsupported file type '(none)'"]),
+    (["fit", "llama-3.1-8b", "--gpu", "h100", "--max-gpus", "100000"], ["--max-gpus 100,000", "at most 1,024"]),
+    (["fit", "llama-3.1-8b", "--gpu", "h100", "--price", "h100=nan"], ["--price 'h100=nan'", "finite"]),
+    (["fit", "llama-3.1-8b", "--gpu", "h100", "--price", "h100=-1"], ["0 or more"]),
+    (["fit", "llama-3.1-8b", "--gpu", "h100", "--top", "-1"], ["--top -1"]),
+    (["fit", "llama-3.1-8b", "--gpu", "h100", "--max-kv-gib", "0"], ["--max-kv-gib", "must be > 0"]),
+    (["fit", "llama-3.1-8b", "--gpu", "h100", "--max-decode-ms", "-1"], ["--max-decode-ms", "must be > 0"]),
+])
+def test_bench_and_fit_numbers_that_mean_nothing_are_refused(cli, tmp_path, monkeypatch, args, words):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(*args)
+    line = one_line(err)
+    assert code == 2 and all(w in line for w in words), line
+    assert list(tmp_path.iterdir()) == []  # nothing written

@@ -233,7 +233,7 @@ def test_plot_without_matplotlib_says_how_to_install(tmp_path, cli, monkeypatch)
         (["-c", "1k..lots"], "cannot read 'lots' as a token count"),
         (["-n", "1"], "--points must be at least 2"),
         (["--out", "x.xlsx"], "unsupported file type '.xlsx'"),
-        (["--out", "no/such/folder/x.csv"], "folder 'no/such/folder' does not exist"),
+        (["--out", "no/such/folder/x.csv"], "the folder no/such/folder does not exist"),
         (["--plot", "x.pdf"], "unsupported file type '.pdf'"),
         (["--plot", "no/such/folder/x.png"], "does not exist"),
         (["-t", "fp9"], "unknown technique 'fp9'"),

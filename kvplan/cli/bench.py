@@ -64,7 +64,9 @@ def bench_command(
     from ..bench.report import document, render_table, to_csv, to_json
     from ..files import save_or_rescue
     from ..bench.runner import BenchConfig, resolve_device, run_bench
-    from ..units import parse_positive_int, parse_tokens
+    from ..units import check_number, parse_positive_int, parse_tokens
+
+    check_number(timeout, "--timeout", strict=True)  # seconds: finite and > 0, checked with or without ranks
 
     for flag, path in (("--json", json_path), ("--csv", csv_path)):
         check_output(path, flag, force)  # folder exists and takes a file, no clobbering: before any work

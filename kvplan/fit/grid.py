@@ -8,6 +8,8 @@ cannot exceed the layers.
 
 from __future__ import annotations
 
+import math
+
 import itertools
 from dataclasses import dataclass
 
@@ -142,8 +144,8 @@ def parse_prices(values) -> dict[str, float]:
                 price = float(usd)
             except ValueError:
                 raise UsageError(f"--price {item!r}: {usd!r} is not a number of USD per GPU hour") from None
-            if price < 0:
-                raise UsageError(f"--price {item!r}: a price cannot be negative")
+            if not math.isfinite(price) or price < 0:
+                raise UsageError(f"--price {item!r}: a price is a finite number of USD per GPU hour, 0 or more")
             out[lookup(name).name] = price
     return out
 

@@ -6,10 +6,12 @@ from pathlib import Path
 
 from ..errors import BudgetExceeded, UsageError
 from ..render import Report
-from ..units import parse_positive_int, parse_size, parse_tokens
+from ..units import check_number, parse_positive_int, parse_size, parse_tokens
 from ..request import DEFAULT_CONTEXT_TOKENS
 from .grid import parse_gpus, parse_prices, split_allow
 from .search import OBJECTIVES, FitRequest, FitResult, closest, search
+
+MAX_GPUS_LIMIT = 1024  # most GPUs in one replica (tp x pp) that --max-gpus may ask for
 
 
 def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, kv_dtypes, engine, objective, prices,
@@ -19,12 +21,18 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
         raise UsageError(f"--objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
     if not 0 < mem_util <= 1:
         raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
+    check_number(max_kv_gib, "--max-kv-gib", strict=True)
+    check_number(max_decode_ms, "--max-decode-ms", strict=True)
+    gpus_most = parse_positive_int(max_gpus, "--max-gpus")
+    if gpus_most > MAX_GPUS_LIMIT:  # the split grid grows as n log n: 100,000 ran for hours
+        raise UsageError(f"--max-gpus {gpus_most:,}: at most {MAX_GPUS_LIMIT:,} GPUs in one replica are searched",
+                         "a replica this large is split by data parallelism: plan one replica, then count replicas")
     dtypes = tuple(d.strip() for d in (kv_dtypes or "auto").split(",") if d.strip()) or ("auto",)
     return FitRequest(
         model=model, context_tokens=parse_tokens(context if context is not None else str(DEFAULT_CONTEXT_TOKENS),
                                                   "--context"), context_given=context is not None,
         concurrency=parse_positive_int(concurrency, "--concurrency"), gpus=tuple(parse_gpus(gpu)),
-        max_gpus=parse_positive_int(max_gpus, "--max-gpus"), allowed=tuple(split_allow(allow)), kv_dtypes=dtypes,
+        max_gpus=gpus_most, allowed=tuple(split_allow(allow)), kv_dtypes=dtypes,
         engine=engine, objective=objective, quality_first=quality_first, mem_util=mem_util,
         reserve_bytes=parse_size(reserve, "--reserve") if str(reserve) != "0" else 0, weights=weights,
         max_kv_gib=max_kv_gib, max_decode_ms=max_decode_ms, prices=parse_prices(prices), overrides=tuple(overrides or ()),
@@ -60,11 +68,14 @@ def nothing_meets(result: FitResult) -> BudgetExceeded:
 def fit_report(req: FitRequest, *, explain: bool, top: int, plot: str | None, force: bool) -> Report:
     from ..reports import fit as fit_report_module
 
+    if top < 0:
+        raise UsageError(f"--top {top}: give the number of options to print, or 0 for all that pass")
+
     if plot:
         from ..files import check_output
-        from ..workload.plot import require_matplotlib
+        from ..workload.plot import PLOT_SUFFIXES, require_matplotlib
 
-        check_output(plot, "--plot", force)
+        check_output(plot, "--plot", force, PLOT_SUFFIXES)
         require_matplotlib()
     result = search(req, verify_top=top or None)
     if not result.options:

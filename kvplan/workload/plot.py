@@ -19,6 +19,7 @@ from typing import Sequence
 from ..errors import KvplanError
 from ..units import GIB, format_bytes, format_tokens
 
+PLOT_SUFFIXES = (".png", ".svg")  # the file types --plot writes (sweep, fit)
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 LINESTYLES = ("-", "--", "-.", ":")
 COLORS = ("#1b6fb5", "#d9541e", "#2a9d4a", "#8e44ad", "#c0392b", "#7f6000", "#e377c2", "#17becf", "#555555", "#bcbd22")

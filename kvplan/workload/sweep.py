@@ -30,10 +30,10 @@ from ..request import DeploymentRequest
 from ..sources import load_model_and_weights
 from ..units import parse_tokens
 from ..workflows import apply_kv_dtype, warn_above_max_context
+from .plot import PLOT_SUFFIXES
 
 MAX_POINTS = 1_000_000
 OUT_SUFFIXES = (".csv", ".parquet", ".json")
-PLOT_SUFFIXES = (".png", ".svg")
 COLUMNS = [
     "model", "gpu", "tp", "pp", "kv_dtype", "series", "context_tokens", "batch",
     "kv_bytes_per_sequence", "state_bytes_per_sequence", "stored_bytes", "read_bytes",
@@ -89,16 +89,10 @@ def parse_series(values) -> list[Series]:
 
 
 def check_output_path(path_text: str, suffixes: tuple[str, ...], what: str, force: bool) -> Path:
-    path = Path(path_text).expanduser()
-    if path.suffix.lower() not in suffixes:
-        raise UsageError(f"{what} {path_text}: unsupported file type {path.suffix or '(none)'!r}", f"use one of {', '.join(suffixes)}")
-    if not path.parent.is_dir():
-        raise UsageError(f"{what} {path_text}: folder {str(path.parent)!r} does not exist", "create it first")
-    if path.is_dir():
-        raise UsageError(f"{what} {path_text}: is a folder")
     from ..files import check_output
 
-    check_output(str(path), what, force)  # exists without --force, a file that cannot be written, an unwritable folder
+    path = Path(path_text).expanduser()
+    check_output(str(path), what, force, suffixes)  # type, folder, exists without --force, unwritable
     return path
 
 
