@@ -98,3 +98,11 @@ def test_bench_and_fit_numbers_that_mean_nothing_are_refused(cli, tmp_path, monk
     line = one_line(err)
     assert code == 2 and all(w in line for w in words), line
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize("spec", ["window:100000000000000000000", "window:" + "9" * 40, "evict:2000000000000"])
+def test_a_technique_count_too_large_says_so(cli, spec):
+    # "tokens must be a positive integer, got '100000000000000000000'" said the number was not positive
+    code, _, err = cli("estimate", "llama-3.1-8b", "-t", spec)
+    line = one_line(err)
+    assert code == 2 and "is above the limit of 2^40 = 1,099,511,627,776 tokens" in line, line

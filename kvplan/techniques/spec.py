@@ -13,7 +13,7 @@ from fractions import Fraction
 
 from .._record import record
 from ..errors import TechniqueError
-from ..units import parse_size, parse_tokens
+from ..units import MAX_TOKENS, parse_size, parse_tokens
 
 
 @record
@@ -47,7 +47,9 @@ class Spec:
             return default
         try:
             value = 0 if minimum == 0 and text.strip() == "0" else parse_tokens(text, key)
-        except Exception:
+        except Exception as exc:
+            if "above the limit" in str(exc) or "too large" in str(exc):  # a whole number, too large for a count
+                raise self.fail(f"{key} {text.strip()} is above the limit of 2^40 = {MAX_TOKENS:,} tokens") from None
             kind = "a non-negative" if minimum == 0 else "a positive"
             raise self.fail(f"{key} must be {kind} integer, got {text!r}") from None
         if value < minimum:
