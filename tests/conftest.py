@@ -37,7 +37,7 @@ def cli():
 
 def pytest_collection_modifyitems(config, items):
     """Tests marked slow (minutes: a fresh venv install, a whole bench) run only
-    with KVPLAN_SLOW=1, so `pytest -q` stays within a few minutes; .ci/run runs
+    with KVPLAN_SLOW=1, so `pytest -q -n auto` stays within a few minutes; .ci/run runs
     them as a second step (`KVPLAN_SLOW=1 pytest -q -m slow`)."""
     import os
 
