@@ -115,3 +115,20 @@ def test_a_config_saved_with_a_byte_order_mark_reads(cli, tmp_path):
     assert code == 0, err
     # Llama 3.1 8B: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 131,072 B per token
     assert json.loads(out)["bytes_per_token"] == 131_072
+
+
+@pytest.mark.parametrize("text, words", [
+    # each was an internal error (ValueError from float) or reproduced as if real
+    ("INFO Available KV cache memory: 1.2.3 GiB\n", ["reads '1.2.3' here", "edited or cut"]),
+    ("INFO Model loading took 1.2.3 GiB\nGPU KV cache size: 1,000 tokens\n", ["reads '1.2.3' here"]),
+    ("Maximum concurrency for 8,192 tokens per request: 1..5x\nGPU KV cache size: 1,000 tokens\n", ["reads '1..5' here"]),
+    ("INFO Available KV cache memory: 123456.00 GiB\n", ["123,456.00 GiB (available kv) is more than any GPU holds"]),
+    ("INFO GPU KV cache size: 2,000,000,000,000 tokens\n", ["2,000,000,000,000 (gpu kv cache tokens) is above the limit of 2^40"]),
+])
+def test_a_log_with_figures_no_server_prints_is_one_line(cli, tmp_path, text, words):
+    path = tmp_path / "edited.log"
+    path.write_text(text, encoding="utf-8")
+    code, out, err = cli("calibrate", str(path), "--model", "llama-3.1-8b")
+    lines = err.strip().splitlines()
+    assert code == 2 and out == "" and len(lines) == 1 and "internal error" not in err, err
+    assert str(path) in lines[0] and all(w in lines[0] for w in words), lines[0]

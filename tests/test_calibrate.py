@@ -145,6 +145,24 @@ def test_profile_excerpt_without_kv_lines_says_what_it_read(cli):
     assert "8.58" in out and "no KV cache lines found" in err and "shown above" in err
 
 
+@pytest.mark.parametrize("text", ["", "\x00\x01binary\xff", "hello\nworld\n"])
+def test_a_log_with_nothing_read_is_one_line_and_no_table(cli, tmp_path, text):
+    # an empty file printed an empty 'read from the log' table and a note on 0.11's rules before the error
+    path = tmp_path / "other.log"
+    path.write_bytes(text.encode("latin-1"))
+    code, out, err = cli("calibrate", str(path))
+    assert code == 2 and out == "" and "no vLLM start-up lines" in err and err.count("\n") == 1, (out, err)
+
+
+def test_a_log_cut_after_its_config_line_shows_the_settings_read(cli, tmp_path):
+    path = tmp_path / "cut.log"
+    path.write_text("INFO 01-01 12:00:00 [core.py:1] Initializing a V1 LLM engine (v0.11.0) with config: "
+                    "model='meta-llama/Llama-3.1-8B', max_seq_len=8192, tensor_parallel_size=1\n", encoding="utf-8")
+    code, out, err = cli("calibrate", str(path))
+    assert code == 2 and "0.11.0" in out and "8,192" in out
+    assert "no KV cache lines found" in err and "what was read is shown above" in err and err.count("\n") == 1
+
+
 def test_truncated_log_says_what_is_missing(cli, tmp_path):
     # only the memory line made it into the file
     path = tmp_path / "cut.log"

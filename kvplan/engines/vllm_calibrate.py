@@ -154,12 +154,13 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
     read_any = any(v is not None for v in (log.available_kv_gib, log.num_gpu_blocks, log.gpu_kv_cache_tokens,
                                            log.concurrency)) or log.refused
     if not read_any:
-        # a profile excerpt (weights, the breakdown) without the KV lines: what was read is shown, not "nothing"
-        partial = log.weights_gib is not None or log.breakdown is not None
+        # an excerpt (settings, the weights, the breakdown) without the KV lines: what was read is shown,
+        # not "nothing"; a log with nothing read at all is the one line (calibrate_workflow)
+        partial = not log.read_nothing
         found = "no KV cache lines" if partial else "no vLLM start-up lines"
         cal.problem = UsageError(f"{log.path or 'the log'}: {found} found (no 'Available KV cache memory', "
                                  "'GPU KV cache size', '# GPU blocks' or 'Maximum concurrency')"
-                                 + ("; the figures read are shown above" if partial else "")
+                                 + ("; what was read is shown above" if partial else "")
                                  + (f" in its first {log.head_only_bytes // 1024**2} MiB" if log.head_only_bytes else ""),
                                  "give the log of a vLLM server start (the lines before 'Application startup complete')")
         return cal
@@ -576,4 +577,6 @@ def calibrate_workflow(path: str, *, model=None, version=None, kv_dtype=None, ma
     if tp is not None and tp < 1:
         raise UsageError(f"--tp {tp}: must be at least 1")
     cal = calibrate(log, model=model, version=version, overrides=overrides, what_if=what or None, tp=tp, gpu=gpu)
+    if log.read_nothing and cal.problem is not None:
+        raise cal.problem  # nothing to show: the one line, not an empty table and a note on rules
     return build_report(cal), cal.problem

@@ -48,8 +48,15 @@ from ..errors import UsageError
 from ..units import GIB
 
 
+class _NotANumber(ValueError):
+    """A figure vLLM prints as a number that does not read as one ('1.2.3 GiB'): the log was edited or cut."""
+
+
 def _num(text: str) -> float:
-    return float(text.replace(",", ""))
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        raise _NotANumber(text) from None
 
 
 @dataclass
@@ -105,6 +112,19 @@ class VllmLog:
     one_line: bool = False  # 0.28+'s "GPU KV cache size: N tokens, Maximum concurrency ..."
     flags: tuple[str, ...] = ()  # speculative | connector | quantized
     found: list[str] = field(default_factory=list)  # which figures were read
+
+    @property
+    def read_nothing(self) -> bool:
+        """No setting and no figure was read: not a vLLM log (or a log cut before its first line)."""
+        from dataclasses import MISSING, fields
+
+        for f in fields(self):
+            if f.name in ("path", "head_only_bytes", "era", "found"):
+                continue
+            default = f.default_factory() if f.default_factory is not MISSING else f.default
+            if getattr(self, f.name) != default:
+                return False
+        return True
 
     @property
     def available_kv_bytes_range(self) -> tuple[int, int] | None:
@@ -183,7 +203,7 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         value = _first(patterns, text)
         if value is None:
             continue
-        setattr(log, key, int(value) if key in _INT_KEYS else (float(value) if key == "gpu_memory_utilization" else value))
+        setattr(log, key, int(_num(value)) if key in _INT_KEYS else (_num(value) if key == "gpu_memory_utilization" else value))
     if re.search(r"'enforce_eager': True|--enforce-eager\b|enforce_eager=True", text):
         log.enforce_eager = True
     # custom_all_reduce.py's warnings when the TP group has no NVLink
@@ -205,14 +225,14 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         log.gpu_name = gpu.group(1).strip()
     total = _first([r"total_gpu_memory[=\s(]+([0-9.]+)\s*GiB", r"total memory:?\s*([0-9.]+)\s*GiB"], text)
     if total:
-        log.total_gpu_memory_gib = float(total)
+        log.total_gpu_memory_gib = _num(total)
         log.total_memory_from = "v0 memory profiling line"
     _read_breakdown(log, text)
     _read_cuda_graphs(log, text)
     weights = _first([r"Model loading took ([0-9.]+) ?GiB", r"Loading model weights took ([0-9.]+) ?GB",
                       r"model weights take ([0-9.]+) ?GiB"], text)
     if weights:
-        log.weights_gib = float(weights)
+        log.weights_gib = _num(weights)
         log.found.append("weights")
     available = re.search(r"Available KV cache memory: (-?[0-9.]+) GiB", text) or \
         re.search(r"kv_cache_size=(-?[0-9.]+)GiB", text) or \
@@ -220,14 +240,14 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         re.search(r"larger than the available KV cache memory \((-?[0-9.]+) GiB\)", text)
     if available:
         log.available_kv_text = available.group(1)
-        log.available_kv_gib = float(available.group(1))
+        log.available_kv_gib = _num(available.group(1))
         log.found.append("available KV memory")
         every = list(re.finditer(r"^.*Available KV cache memory: (-?[0-9.]+) GiB.*$", text, re.M))
-        log.available_kv_all = tuple(float(line.group(1)) for line in every)
+        log.available_kv_all = tuple(_num(line.group(1)) for line in every)
         for line in every:
             tag = _WORKER_TAG.search(line.group(0))
             if tag:
-                log.available_kv_by_worker.setdefault(tag.group(1).replace("PP0_", ""), float(line.group(1)))
+                log.available_kv_by_worker.setdefault(tag.group(1).replace("PP0_", ""), _num(line.group(1)))
         # the figure the engine's first worker printed (what its own logs and the pre-0.12 token line use)
         for first in ("TP0", "rank=0"):
             if first in log.available_kv_by_worker:
@@ -250,7 +270,7 @@ def parse_log(text: str, path: str = "") -> VllmLog:
     conc = re.search(r"Maximum concurrency for ([0-9,]+) tokens per request: ([0-9.]+)x", text)
     if conc:
         log.concurrency_len = int(_num(conc.group(1)))
-        log.concurrency = float(conc.group(2))
+        log.concurrency = _num(conc.group(2))
         log.found.append("maximum concurrency")
         if log.max_model_len is None:
             log.max_model_len = log.concurrency_len
@@ -288,10 +308,10 @@ def _read_breakdown(log: VllmLog, text: str) -> None:
                       r"\s*\(([0-9.]+), " + _G + r" GiB\)", text, re.I)
     if not start:
         return
-    log.device_free_gib, log.device_total_gib = float(start.group(1)), float(start.group(2))
-    log.requested_gib = float(start.group(4))
+    log.device_free_gib, log.device_total_gib = _num(start.group(1)), _num(start.group(2))
+    log.requested_gib = _num(start.group(4))
     if log.gpu_memory_utilization is None:
-        log.gpu_memory_utilization = float(start.group(3))
+        log.gpu_memory_utilization = _num(start.group(3))
     # the driver's total is the best source of the GPU's memory (the v0 line printed the same figure)
     log.total_gpu_memory_gib = log.device_total_gib
     log.total_memory_from = "driver total ('Free memory on device (A/B GiB)')"
@@ -303,17 +323,17 @@ def _read_breakdown(log: VllmLog, text: str) -> None:
     if old:
         log.breakdown = "weight"
         (log.breakdown_weights_gib, log.breakdown_activation_gib, log.breakdown_non_torch_gib,
-         log.breakdown_cuda_graph_gib) = (float(g) for g in old.groups())
+         log.breakdown_cuda_graph_gib) = (_num(g) for g in old.groups())
     elif new:
         log.breakdown = "consumed"
         log.breakdown_consumed_gib, log.breakdown_activation_gib, log.breakdown_cuda_graph_gib = (
-            float(g) for g in new.groups())
+            _num(g) for g in new.groups())
     if log.breakdown:
         log.found.append("profile breakdown")
         in_use = re.search(r"Current kv cache memory in use is " + _G + r" GiB", rest) or \
             re.search(r"Current kv cache memory in use is (\d+) bytes", rest)
         if in_use:
-            value = float(in_use.group(1))
+            value = _num(in_use.group(1))
             log.kv_in_use_gib = value if "GiB" in in_use.group(0) else value / GIB
     if log.weights_gib is None and log.breakdown_weights_gib is not None:
         log.weights_gib = log.breakdown_weights_gib
@@ -326,7 +346,7 @@ def _read_cuda_graphs(log: VllmLog, text: str) -> None:
                                 re.findall(r"([A-Z_]+)=(\d+) \(largest=(\d+)\)", modes.group(1))}
     estimate = re.search(r"Estimated CUDA graph memory: " + _G + r" GiB total", text)
     if estimate:
-        log.cuda_graph_estimate_gib = float(estimate.group(1))
+        log.cuda_graph_estimate_gib = _num(estimate.group(1))
         log.found.append("CUDA graph estimate")
     if re.search(r"CUDA graph memory profiling is enabled", text):
         log.cuda_graph_estimate_applied = True
@@ -335,12 +355,34 @@ def _read_cuda_graphs(log: VllmLog, text: str) -> None:
     actual = re.search(r"CUDA graph pool memory:? " + _G + r" GiB \(actual\)", text) or \
         re.search(r"Graph capturing finished in [0-9.]+ secs, took " + _G + r" GiB", text)
     if actual:
-        log.cuda_graph_actual_gib = float(actual.group(1))
+        log.cuda_graph_actual_gib = _num(actual.group(1))
 
 
 # how much of a log is read: vLLM prints its start-up lines in the first
 # megabytes; a server's log of days is not read whole
 LOG_HEAD_BYTES = 64 * 1024**2
+
+
+# no GPU (or TP group's worker) holds 100,000 GiB, and kvplan counts tokens to 2^40: a log past
+# either was edited, and reproducing it would only print noise
+MOST_GIB = 100_000.0
+MOST_COUNT = 2**40
+
+
+def _implausible(log: VllmLog) -> str | None:
+    for name in ("total_gpu_memory_gib", "weights_gib", "available_kv_gib", "device_free_gib", "device_total_gib",
+                 "requested_gib", "breakdown_weights_gib", "breakdown_consumed_gib", "breakdown_activation_gib",
+                 "breakdown_non_torch_gib", "breakdown_cuda_graph_gib", "kv_in_use_gib", "cuda_graph_estimate_gib",
+                 "cuda_graph_actual_gib"):
+        value = getattr(log, name)
+        if value is not None and abs(value) > MOST_GIB:
+            return f"{value:,.2f} GiB ({name.removesuffix('_gib').replace('_', ' ')}) is more than any GPU holds"
+    for name in ("num_gpu_blocks", "gpu_kv_cache_tokens", "concurrency_len", "max_model_len", "max_num_batched_tokens",
+                 "max_num_seqs", "block_size", "tp", "pp"):
+        value = getattr(log, name)
+        if value is not None and value > MOST_COUNT:
+            return f"{value:,} ({name.replace('_', ' ')}) is above the limit of 2^40"
+    return None
 
 
 def read_log(path: str) -> VllmLog:
@@ -352,7 +394,14 @@ def read_log(path: str) -> VllmLog:
             data = handle.read(LOG_HEAD_BYTES)
     except OSError as exc:
         raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    log = parse_log(data.decode("utf-8", errors="replace"), path)
+    try:
+        log = parse_log(data.decode("utf-8", errors="replace"), path)
+    except _NotANumber as exc:
+        raise UsageError(f"{path}: a figure vLLM prints as a number reads {str(exc)!r} here",
+                         "the log was edited or cut mid-line: give the server's log as it printed it") from None
+    wrong = _implausible(log)
+    if wrong:
+        raise UsageError(f"{path}: {wrong}", "the log was edited: give the server's log as it printed it")
     if size > LOG_HEAD_BYTES:
         log.head_only_bytes = LOG_HEAD_BYTES
     return log
