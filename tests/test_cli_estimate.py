@@ -36,6 +36,19 @@ def test_kv_dtype(cli, dtype, bytes_per_token):
     assert json.loads(out)["bytes_per_token"] == bytes_per_token
 
 
+@pytest.mark.parametrize("model, label, bytes_per_token", [
+    # StarCoder's float32 checkpoint: 40 layers x 1 KV head (multi-query) x 128 x (K + V) x 2 B = 20,480,
+    # sized at 2 B as engines serve it; the title said "fp32 KV cache" over these bf16 bytes
+    ("starcoder", "bf16", 40 * 1 * 128 * 2 * 2),
+    # Mamba has no K/V: the label names its fixed state, float32 as the config says
+    ("mamba-2.8b", "fp32", 0),
+])
+def test_auto_kv_dtype_of_a_float32_checkpoint_names_the_bytes_sized(cli, model, label, bytes_per_token):
+    code, out, err = cli("estimate", model, "--context", "8k", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["kv_dtype"] == label and data["bytes_per_token"] == bytes_per_token, err
+
+
 def test_int4_counts_scales_and_zero_points(cli):
     code, out, _ = cli("estimate", "llama-3.1-8b", "--kv-dtype", "int4", "--format", "json")
     # per token per layer, K and V each: 8 heads x 128 x 4 bits = 512 B, plus

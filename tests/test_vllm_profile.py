@@ -543,3 +543,52 @@ def test_rope_table_follows_the_release_and_max_model_len():
     short = predict_available(mm, max_model_len=131_072, **kwargs)
     assert "32 MiB of rotary cos/sin tables" in short.weights_from
     assert "2,500 MiB of rotary cos/sin tables" in predict_available(mm, **kwargs).weights_from
+
+
+def test_a_float32_checkpoint_loads_at_2_bytes_a_parameter():
+    # vLLM's dtype auto downcasts a float32 config to bf16 (vllm/config/model.py _resolve_auto_dtype,
+    # "Downcast for float32 models"): StarCoder's 15.5B parameters (BigCode's figure) load as
+    # 2 B each, about 28.9 GiB, where its float32 checkpoint is 4 B each (~57.8 GiB); kvplan counted 4 B
+    spec = load_model("starcoder")
+    params = spec.weight_bytes // 4
+    assert abs(params / 15.5e9 - 1) < 0.01
+    est = predict_available(spec, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9, version="0.33.0")
+    assert est.weight_bytes == params * 2
+    assert "served in bf16" in est.weights_from
+    # the available memory moves by exactly the 2 B per parameter no longer counted
+    assert est.available_bytes > 40 * GIB
+
+
+def test_a_float32_safetensors_checkpoint_is_downcast_as_it_loads(tmp_path):
+    import struct
+
+    # a two-layer llama in float32: hidden 64, 4 heads x 16, 2 KV heads, MLP 128, vocab 256, untied head.
+    # Per layer: q 64x64, k 64x32, v 64x32, o 64x64, gate/up 64x128 each, down 128x64, two norms of 64
+    # = 4,096 + 2,048 + 2,048 + 4,096 + 3 x 8,192 + 128 = 36,992 elements; + embed and head 2 x 16,384
+    # + final norm 64 = 106,816 elements: 427,264 B stored (F32), 213,632 B as vLLM loads them (bf16)
+    cfg = dict(model_type="llama", architectures=["LlamaForCausalLM"], hidden_size=64, intermediate_size=128,
+               num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, vocab_size=256,
+               max_position_embeddings=512, torch_dtype="float32", tie_word_embeddings=False)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    shapes = {"model.embed_tokens.weight": [256, 64], "lm_head.weight": [256, 64], "model.norm.weight": [64]}
+    for i in range(2):
+        p = f"model.layers.{i}."
+        shapes.update({p + "self_attn.q_proj.weight": [64, 64], p + "self_attn.k_proj.weight": [32, 64],
+                       p + "self_attn.v_proj.weight": [32, 64], p + "self_attn.o_proj.weight": [64, 64],
+                       p + "mlp.gate_proj.weight": [128, 64], p + "mlp.up_proj.weight": [128, 64],
+                       p + "mlp.down_proj.weight": [64, 128], p + "input_layernorm.weight": [64],
+                       p + "post_attention_layernorm.weight": [64]})
+    header, offset = {}, 0
+    for name, shape in shapes.items():
+        n = 4 * (shape[0] * (shape[1] if len(shape) > 1 else 1))
+        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + n]}
+        offset += n
+    assert offset == 427_264
+    raw = json.dumps(header).encode()
+    (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(offset))
+    spec = load_model(str(tmp_path / "config.json"))
+    est = predict_available(spec, total_bytes=8 * GIB, gpu_memory_utilization=0.9, version="0.33.0",
+                            max_model_len=512)
+    rope = 512 * 16 * 2  # vLLM's rotary cos/sin table (docs/engines.md): max_position x rotary_dim 16 x 2 B
+    assert est.weight_bytes == 213_632 + rope, est.weights_from
+    assert any("float32 checkpoint served in bf16" in n for n in est.notes)

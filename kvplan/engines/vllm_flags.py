@@ -90,9 +90,10 @@ def _kv_cache_dtype(model: ModelSpec, kv_dtype_name: str, rules: VllmRules = LAT
             elif cache.policy.window_tokens is not None:
                 native_windows = True
     if not quantized:
-        expected = {"float32": "fp32", "float16": "fp16"}.get(model.weight_dtype, "bf16")
+        # dtype auto: the model's, a float32 checkpoint downcast to bf16 (engines.vllm.serving_storage)
+        expected = {"float16": "fp16"}.get(model.weight_dtype, "bf16")
         if kv_dtype_name in ("bf16", "fp16", "fp32") and kv_dtype_name != expected:
-            notes.append(f"vLLM's auto KV dtype follows the model dtype ({model.weight_dtype}); "
+            notes.append(f"vLLM's auto KV dtype follows the dtype it serves the model in ({expected}); "
                          f"use --dtype to store the cache as {kv_dtype_name}")
         return "auto", False, notes
     per_token_head = sorted(q for q in quantized if q.endswith("per_token_head"))

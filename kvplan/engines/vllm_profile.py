@@ -312,6 +312,34 @@ def rope_bytes(model, version: str | None = None, max_model_len: int | None = No
     return rope_cache_bytes(fields, version=version, max_model_len=max_model_len)
 
 
+def served_from_float32(model) -> bool:
+    """Whether vLLM's dtype "auto" downcasts this checkpoint: a config dtype of float32 is served in
+    the platform's first dtype, bf16 on CUDA (vllm/config/model.py `_resolve_auto_dtype`, "Downcast
+    for float32 models"; before it `_get_and_verify_dtype` chose float16, also 2 B). The model is
+    built in that dtype and each float32 tensor is copied into a 16-bit parameter as it loads."""
+    return getattr(model, "weight_dtype", None) in ("float32", "fp32")
+
+
+def downcast_float32(record):
+    """(record as vLLM loads a float32 checkpoint: F32 tensors at 2 B, note)."""
+    from dataclasses import replace
+
+    from ..weights.record import DtypeBytes
+
+    f32 = sum(d.bytes for d in record.by_dtype if d.dtype.upper() in ("F32", "FLOAT32"))
+    if not f32:
+        return record, None
+    by_dtype = tuple(DtypeBytes("BF16", d.elements * 2, d.elements, d.tensors)
+                     if d.dtype.upper() in ("F32", "FLOAT32") else d for d in record.by_dtype)
+    total = record.total_bytes - f32 // 2
+    exact = f32 == record.total_bytes  # all float32: every role halves exactly
+    parts = tuple((role, layer, n // 2 if exact else n * total // record.total_bytes)
+                  for role, layer, n in record.parts)
+    note = (f"float32 checkpoint served in bf16 (vLLM's dtype auto): its {f32 / 2**30:,.2f} GiB of F32 tensors "
+            f"load as {f32 / 2 / 2**30:,.2f} GiB" + ("" if exact else ", split over the roles in proportion"))
+    return replace(record, total_bytes=total, by_dtype=by_dtype, parts=parts, notes=record.notes + (note,)), note
+
+
 def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1) -> int:
     """Bytes on the fullest GPU of a (tp, pp) replica for a kvplan.weights record."""
     from ..capacity.weights import stage_weight_bytes
@@ -382,7 +410,14 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                 record, load_note = loaded_by_vllm(record, raw, tp=tp, version=version_key(version), gpu=gpu)
                 if load_note is not None:
                     notes.append(load_note)
+            if served_from_float32(model):
+                record, cast_note = downcast_float32(record)
+                if cast_note is not None:
+                    notes.append(cast_note)
             per_gpu = weights_per_gpu(model, record, tp, pp)
+        elif served_from_float32(model):  # 4 B per parameter as stored, 2 B as vLLM loads it
+            per_gpu = model.weight_bytes // 2 // ranks
+            weights_from = "parameter count x 2 B: a float32 checkpoint, served in bf16 (vLLM's dtype auto)"
         else:
             per_gpu, weights_from = model.weight_bytes // ranks, "parameter count x dtype"
         rope = rope_bytes(model, version, max_model_len)
@@ -481,5 +516,5 @@ __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_
            "NON_TORCH_TP_BYTES", "NON_TORCH_TP_BYTES_EARLY", "NON_TORCH_TP_BYTES_PCIE", "PCIE_ONLY_GPUS", "is_pcie_only", "SNAPSHOT_AFTER_DIST_INIT_FROM", "NVLS_CHANNELS",
            "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
-           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "rope_bytes", "weights_per_gpu", "forward_bytes",
+           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "rope_bytes", "served_from_float32", "downcast_float32", "weights_per_gpu", "forward_bytes",
            "sampler_bytes", "v1_sampler_bytes", "v2_sampler_bytes", "subtracts_cuda_graphs", "version_key"]
