@@ -246,3 +246,17 @@ def test_default_context_is_capped_at_a_short_models_maximum(cli):
     assert data["context_tokens"] == 1024 and data["passing"] > 0
     code, out, err = cli("fit", "gpt2", "--engine", "vllm", "--context", "4096")
     assert code == 1 and "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in err
+
+
+def test_vllm_holds_a_float32_checkpoint_in_bf16_so_one_gpu_fits_it():
+    # StarCoder's checkpoint is float32: 15.5B parameters x 4 B = 57.8 GiB, more than an L40S's 48 GB, so
+    # the planner (the checkpoint as stored) needs two GPUs. vLLM's dtype auto loads it in bf16 (2 B a
+    # parameter, 28.9 GiB), and fit under --engine vllm found the 2-GPU plan where one L40S serves it.
+    req = FitRequest(model="starcoder", context_tokens=8192, concurrency=4, gpus=(CATALOG["l40s"],))
+    ideal = search(req).options[0]
+    served = search(FitRequest(model="starcoder", context_tokens=8192, concurrency=4, gpus=(CATALOG["l40s"],),
+                               engine="vllm")).options[0]
+    params = ideal.weight_bytes_per_gpu * ideal.pp // 4  # the stored bytes over two stages, 4 B each
+    assert abs(params / 15.5e9 - 1) < 0.01
+    assert (ideal.gpus, served.gpus) == (2, 1)
+    assert served.weight_bytes_per_gpu == params * 2
