@@ -63,6 +63,12 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     from .reports import estimate as estimate_report
 
     spec, weight_record, applied = request.model.load()
+    cast_note = None
+    if request.engine.name == "vllm" and weight_record is not None:
+        from .engines.vllm_profile import downcast_float32, served_from_float32
+
+        if served_from_float32(spec):  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
+            weight_record, cast_note = downcast_float32(weight_record)
     spec, dtype_name = apply_kv_dtype(spec, request.kv_dtype)
     chain = []
     if request.techniques:
@@ -89,6 +95,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         report.lines.append(f"--context not given: {tokens:,} tokens, {spec.name}'s maximum "
                             f"(max_position_embeddings; the default {DEFAULT_CONTEXT_TOKENS:,} is longer)")
     record_overrides(report, applied)
+    if cast_note is not None and deployment is not None:
+        report.lines.append(f"weights: {cast_note}")
     engine = request.engine
     if engine.name == "vllm":
         from .engines import vllm_report

@@ -592,3 +592,14 @@ def test_a_float32_safetensors_checkpoint_is_downcast_as_it_loads(tmp_path):
     rope = 512 * 16 * 2  # vLLM's rotary cos/sin table (docs/engines.md): max_position x rotary_dim 16 x 2 B
     assert est.weight_bytes == 213_632 + rope, est.weights_from
     assert any("float32 checkpoint served in bf16" in n for n in est.notes)
+
+
+def test_estimate_under_vllm_plans_a_float32_checkpoint_at_its_served_bytes(cli):
+    # the capacity table, the pool and the decode floor under --engine vllm use the weights vLLM holds:
+    # StarCoder's parameters x 2 B; the planner alone keeps the checkpoint as stored (x 4 B)
+    code, out, _ = cli("estimate", "starcoder", "--gpu", "h100", "--context", "8k", "--format", "json")
+    stored = json.loads(out)["capacity"]["weight_bytes_per_gpu"]
+    code, out, err = cli("estimate", "starcoder", "--gpu", "h100", "--context", "8k", "--engine", "vllm",
+                         "--format", "json")
+    served = json.loads(out)["capacity"]["weight_bytes_per_gpu"]
+    assert code == 0 and stored == 2 * served and abs(served / 2 / 15.5e9 - 1) < 0.01, err
