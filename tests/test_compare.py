@@ -109,3 +109,18 @@ def test_bad_input(cli, args, code, message):
 def test_no_models_is_a_usage_error(cli):
     code, _, err = cli("compare")
     assert code == 2 and "Missing argument" in err
+
+
+def test_more_than_four_models_are_a_row_each(cli):
+    # 95 models made 95 columns of width 0; past four the table turns: a row per model. Figures by
+    # hand: Llama-3.1-8B 32 layers x 8 KV heads x 128 x (K + V) x 2 B = 131,072 B/token, x 32K = 4.00 GiB;
+    # Qwen3-8B 36 layers, the same heads: 147,456 B/token, 4.50 GiB
+    names = ["llama-3.1-8b", "qwen3-8b", "gemma-3-4b", "mistral-7b-v0.3", "gpt-oss-20b"]
+    code, out, err = cli("compare", *names, "--format", "markdown")
+    assert code == 0, err
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("| ") and not line.startswith("| model")]
+    assert [r[0].lstrip("| ") for r in rows] == names
+    assert rows[0][1:3] == ["131,072", "4.00 GiB"] and rows[1][1:3] == ["147,456", "4.50 GiB"]
+    assert "KV dtype" not in out  # the same for all five: not a column
+    code, out, _ = cli("compare", *names[:4], "--format", "markdown")
+    assert "| quantity |" in out  # four or fewer stay side by side

@@ -26,7 +26,8 @@ def compare_command(
     tokens and max concurrency on the same GPUs.
 
     Models whose weights do not fit still get their byte counts; their capacity
-    cells stay empty and a line says why.
+    cells stay empty and a line says why. Up to four models are columns side by
+    side; more are listed a row each (JSON and CSV keep every field).
 
     Examples:
 

@@ -43,6 +43,32 @@ def _column(name: str, spec, chain, tokens: int, batch: int, deployment, weights
     }
 
 
+SIDE_BY_SIDE_MOST = 4  # models shown as columns; more are listed a row each (95 made 95 empty columns)
+
+
+def _rows_per_model(title: str, cols: list[dict], ctx: str, batch_n: int) -> Table:
+    """The same numbers a row per model, binary units only; the KV dtype and the fixed state only where
+    they tell the models apart (the JSON and CSV keep every field)."""
+    def size(v):
+        return "-" if v is None else format_bytes(v).split(" (")[0]
+
+    def count(v):
+        return "-" if v is None else f"{v:,}"
+
+    columns = [("model", lambda c: c["model"])]
+    if len({c["kv_dtype"] for c in cols}) > 1:
+        columns.append(("KV dtype", lambda c: c["kv_dtype"]))
+    columns += [("B/token", lambda c: count(c["bytes_per_token"])), (f"KV/seq {ctx}", lambda c: size(c["kv_bytes_per_sequence"]))]
+    if any(c["state_bytes_per_sequence"] for c in cols):
+        columns.append(("state/seq", lambda c: size(c["state_bytes_per_sequence"])))
+    columns += [("weights/GPU", lambda c: size(c["weight_bytes_per_gpu"])), ("pool/GPU", lambda c: size(c["pool_bytes"])),
+                (f"seqs {ctx}", lambda c: count(c["max_concurrency"])),
+                ("decode ms", lambda c: "-" if c["step_ms"] is None else f"{c['step_ms']:,.2f}")]
+    title += f"; seqs: most concurrent sequences, decode ms: floor at batch {batch_n}"
+    return Table(title, [h for h, _ in columns], [[f(c) for _, f in columns] for c in cols],
+                 set(range(1, len(columns))))
+
+
 def compare_workflow(*, models, context, batch, kv_dtype, techniques, gpu, tp, pp, mem_util) -> Report:
     if len(models) < 2:
         raise UsageError(f"compare needs at least two models, got {len(models)}", "for example: kvplan compare llama-3.1-8b qwen3-8b")
@@ -84,7 +110,10 @@ def compare_workflow(*, models, context, batch, kv_dtype, techniques, gpu, tp, p
     title = f"same workload: {ctx} tokens, batch {batch_n}, {deployment.gpus} x {deployment.gpu.name} (tp {tp}, pp {pp})"
     if techniques:
         title += ", techniques " + ", ".join(techniques)
-    table = Table(title, ["quantity", *[c["model"] for c in cols]], rows, set(range(1, len(cols) + 1)))
+    if len(cols) <= SIDE_BY_SIDE_MOST:
+        table = Table(title, ["quantity", *[c["model"] for c in cols]], rows, set(range(1, len(cols) + 1)))
+    else:  # a column per model stops being readable: a row per model, the quantities across
+        table = _rows_per_model(title, cols, ctx, batch_n)
     lines = [f"{c['model']}: does not fit: {c['note']}" for c in cols if not c["fits"]]
     data = {
         "schema_version": 1,
