@@ -133,3 +133,18 @@ def test_vllm_refusing_every_option_says_why(cli):
     assert code == 1
     assert "meet the planner's budgets but vLLM would not start them" in err
     assert "max_position_embeddings" in err
+
+
+def test_options_table_names_the_gpus_in_one_column_and_drops_a_column_of_none(cli):
+    # Llama-3.1-70B, 16 x 32K on H200s: 80 layers x 8 KV heads x 128 x 2 x 2 B = 320 KiB/token, 10 GiB a
+    # sequence, 160 GiB for the batch; 141 GiB H200s at 0.9 less 2 GiB and 131.4 GiB of weights: three hold it
+    code, out, err = cli("fit", "llama-3.1-70b", "-c", "32k", "-n", "16", "--gpu", "h200", "--kv-dtype", "auto",
+                         "--top", "2", "--format", "markdown")
+    assert code == 0, err
+    head = next(line for line in out.splitlines() if line.startswith("| # |"))
+    assert head.startswith("| # | GPUs | tp x pp | kv |") and "quality" not in head
+    assert "| 1 | 3 x h200 | 1 x 3 | bf16 |" in out and "(none with a quality caveat)" in out
+    # with an fp8 option among those shown, the quality column stays, with the caveat in it
+    code, out, err = cli("fit", "llama-3.1-70b", "-c", "128k", "-n", "16", "--gpu", "h200", "--top", "6",
+                         "--format", "markdown")
+    assert "| quality |" in out and "kv fp8_e4m3: quality risk" in out

@@ -84,7 +84,8 @@ def _money(value: float | None) -> str:
 
 
 def _option_row(i: int, c: Candidate, engine: bool) -> list:
-    row = [i, c.gpu.name, c.gpus, f"{c.tp} x {c.pp}", c.kv_dtype, ", ".join(c.techniques) or "-", c.max_concurrency]
+    row = [i, f"{c.gpus} x {c.gpu.name}", f"{c.tp} x {c.pp}", c.kv_dtype, ", ".join(c.techniques) or "-",
+           c.max_concurrency]
     if engine:
         row.append(round(c.engine_concurrency, 2) if c.engine_concurrency is not None else None)
     row += [round(c.kv_bytes_per_gpu / GIB, 2), round(c.weight_bytes_per_gpu / GIB, 2),
@@ -126,17 +127,23 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
     headline = (f"{result.model_name}: {req.concurrency} sequences of {format_tokens(req.context_tokens)} tokens; "
                 f"{len(result.passing):,} of {len(result.candidates):,} deployments {meet} "
                 f"(objective: {req.objective}{', options without caveats first' if req.quality_first else ''})")
-    columns = ["#", "gpu", "gpus", "tp x pp", "kv", "techniques", "conc"]
+    # one column for the GPUs ("3 x h200"): the table fits 80 columns with its headers whole
+    columns = ["#", "GPUs", "tp x pp", "kv", "techniques", "conc"]
     if engine:
         columns.append(f"vLLM {result.rules_version}")
     columns += ["KV/GPU GiB", "W/GPU GiB", "decode ms", "$/hour", "quality"]
-    numeric = set(range(len(columns) - 1)) - {1, 3, 4, 5}
+    numeric = set(range(len(columns) - 1)) - {1, 2, 3, 4}
     rows = [_option_row(i + 1, c, engine) for i, c in enumerate(options)]
     if not any(c.techniques for c in options):  # nothing to show: drop the column
-        columns.pop(5)
-        rows = [r[:5] + r[6:] for r in rows]
-        numeric = {i - (i > 5) for i in numeric}
-    report = Report(data, [Table("Deployments that meet every budget, best first", columns, rows, numeric)], [], headline)
+        columns.pop(4)
+        rows = [r[:4] + r[5:] for r in rows]
+        numeric = {i - (i > 4) for i in numeric}
+    title = "Deployments that meet every budget, best first"
+    if rows and all(c.caveat_text == "none" for c in options):  # a column of "none": said once, in the title
+        columns.pop()
+        rows = [r[:-1] for r in rows]
+        title += " (none with a quality caveat)"
+    report = Report(data, [Table(title, columns, rows, numeric)], [], headline)
     if options:
         report.lines.append("each option was evaluated by the planner of `kvplan estimate`; check the first with: "
                             + estimate_command(req, options[0]))
