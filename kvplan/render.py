@@ -149,6 +149,8 @@ def _column_widths(table: Table, cells: list[list[str]], width: int) -> list[int
     natural = [max(len(line) for text in [head] + column for line in text.splitlines() or [""])
                for head, column in zip(table.columns, columns)]
     floor = [_longest_word(column) for column in columns]
+    if sum(floor) > budget:  # short cells kept whole do not fit: they may break between words too
+        floor = [_longest_word(column, short_cell=0) for column in columns]
     if sum(natural) <= budget or sum(floor) > budget:
         return [None] * count
     head = [max(f, _longest_word([h], short_cell=0)) for f, h in zip(floor, table.columns)]

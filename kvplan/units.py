@@ -140,11 +140,12 @@ def gb(num_bytes: float) -> float:
     return num_bytes / 1e9
 
 
-def format_bytes(num_bytes: float) -> str:
-    """Binary units for people, with decimal GB beside GiB-scale values."""
+def format_bytes(num_bytes: float, decimal: bool = True) -> str:
+    """Binary units for people, with decimal GB beside GiB-scale values (decimal=False: without,
+    for the cells of wide tables, where the two-column summaries above carry both)."""
     value = float(num_bytes)
     if abs(value) >= GIB:
-        return f"{value / GIB:,.2f} GiB ({value / 1e9:,.2f} GB)"
+        return f"{value / GIB:,.2f} GiB" + (f" ({value / 1e9:,.2f} GB)" if decimal else "")
     if abs(value) >= MIB:
         return f"{value / MIB:,.2f} MiB"
     if abs(value) >= KIB:

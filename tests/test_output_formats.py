@@ -180,3 +180,12 @@ def test_cells_print_as_written_not_as_markup(tmp_path, monkeypatch):
     buf = io.StringIO()
     render(Report({}, [Table("[bold]t[/bold]", ["spec"], [["fp8[e4m3] [red]x[/red]"]])]), "table", buf)
     assert "fp8[e4m3] [red]x[/red]" in buf.getvalue() and "[bold]t[/bold]" in buf.getvalue()
+
+
+def test_wide_tables_show_binary_units_only(cli):
+    # the summary keeps "40.00 GiB (42.95 GB)"; the eight-column layer table shows 40.00 GiB (80 layers x
+    # 4,096 B x 131,072 tokens = 40 GiB), so at 80 columns its cell is one line
+    code, out, _ = cli("estimate", "llama-3.1-70b", "--context", "128k", "--format", "markdown")
+    assert code == 0
+    assert "| KV per sequence at 128K | 42,949,672,960 | 40.00 GiB (42.95 GB) |" in out
+    assert "| full attention | 80 | 80 | 4,096 | - | 131,072 | 40.00 GiB | 0 B |" in out

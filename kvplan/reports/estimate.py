@@ -145,13 +145,14 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report
     tables = [Table(title, ["quantity", "bytes", "size"], rows, {1})]
     kind_rows = [
         [k["kind"], k["layers"], k["cache_layers"], k["bytes_per_token"], k["cap_tokens"], k["retained_tokens"],
-         format_bytes(k["kv_bytes_per_sequence"]), format_bytes(k["state_bytes_per_sequence"])]
+         format_bytes(k["kv_bytes_per_sequence"], decimal=False), format_bytes(k["state_bytes_per_sequence"], decimal=False)]
         for k in kinds
     ]
-    tables.append(Table("by layer kind", ["kind", "layers", "own cache", "B/token/layer", "cap", "kept tokens", "KV/seq", "state/seq"], kind_rows, {1, 2, 3, 4, 5}))
+    tables.append(Table("by layer kind", ["kind", "layers", "own cache", "B/token per layer", "cap", "kept tokens", "KV/seq", "state/seq"], kind_rows, {1, 2, 3, 4, 5}))
     if len(result.steps) > 1:
         wf = [
-            [s.spec, s.label, s.term, format_bytes(s.gpu_bytes), f"x{s.factor:.3f}" if s.spec != "baseline" else "", format_bytes(s.read_bytes_per_step), s.caveat]
+            [s.spec, s.label, s.term, format_bytes(s.gpu_bytes, decimal=False), f"x{s.factor:.3f}" if s.spec != "baseline" else "",
+             format_bytes(s.read_bytes_per_step, decimal=False), s.caveat]
             for s in result.steps
         ]
         tables.append(Table("techniques, in order (batch on GPU)", ["step", "what", "term", "GPU bytes", "factor", "read/step", "caveat"], wf, {3, 4, 5}))

@@ -50,7 +50,7 @@ def _rows_per_model(title: str, cols: list[dict], ctx: str, batch_n: int) -> Tab
     """The same numbers a row per model, binary units only; the KV dtype and the fixed state only where
     they tell the models apart (the JSON and CSV keep every field)."""
     def size(v):
-        return "-" if v is None else format_bytes(v).split(" (")[0]
+        return "-" if v is None else format_bytes(v, decimal=False)
 
     def count(v):
         return "-" if v is None else f"{v:,}"
