@@ -64,11 +64,10 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
 
     spec, weight_record, applied = request.model.load()
     cast_note = None
-    if request.engine.name == "vllm" and weight_record is not None:
-        from .engines.vllm_profile import downcast_float32, served_from_float32
+    if request.engine.name == "vllm":  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
+        from .engines.vllm_profile import vllm_loaded
 
-        if served_from_float32(spec):  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
-            weight_record, cast_note = downcast_float32(weight_record)
+        weight_record, cast_note = vllm_loaded(spec, weight_record)
     spec, dtype_name = apply_kv_dtype(spec, request.kv_dtype)
     chain = []
     if request.techniques:

@@ -370,12 +370,11 @@ MOST_COUNT = 2**40
 
 
 def _implausible(log: VllmLog) -> str | None:
-    for name in ("total_gpu_memory_gib", "weights_gib", "available_kv_gib", "device_free_gib", "device_total_gib",
-                 "requested_gib", "breakdown_weights_gib", "breakdown_consumed_gib", "breakdown_activation_gib",
-                 "breakdown_non_torch_gib", "breakdown_cuda_graph_gib", "kv_in_use_gib", "cuda_graph_estimate_gib",
-                 "cuda_graph_actual_gib"):
+    from dataclasses import fields
+
+    for name in (f.name for f in fields(log) if f.name.endswith("_gib")):
         value = getattr(log, name)
-        if value is not None and abs(value) > MOST_GIB:
+        if isinstance(value, float) and abs(value) > MOST_GIB:
             return f"{value:,.2f} GiB ({name.removesuffix('_gib').replace('_', ' ')}) is more than any GPU holds"
     for name in ("num_gpu_blocks", "gpu_kv_cache_tokens", "concurrency_len", "max_model_len", "max_num_batched_tokens",
                  "max_num_seqs", "block_size", "tp", "pp"):

@@ -340,6 +340,13 @@ def downcast_float32(record):
     return replace(record, total_bytes=total, by_dtype=by_dtype, parts=parts, notes=record.notes + (note,)), note
 
 
+def vllm_loaded(model, record):
+    """(record as vLLM's dtype auto loads it, note or None): a float32 checkpoint's F32 tensors at 2 B."""
+    if record is None or not served_from_float32(model):
+        return record, None
+    return downcast_float32(record)
+
+
 def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1) -> int:
     """Bytes on the fullest GPU of a (tp, pp) replica for a kvplan.weights record."""
     from ..capacity.weights import stage_weight_bytes
@@ -410,10 +417,9 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                 record, load_note = loaded_by_vllm(record, raw, tp=tp, version=version_key(version), gpu=gpu)
                 if load_note is not None:
                     notes.append(load_note)
-            if served_from_float32(model):
-                record, cast_note = downcast_float32(record)
-                if cast_note is not None:
-                    notes.append(cast_note)
+            record, cast_note = vllm_loaded(model, record)
+            if cast_note is not None:
+                notes.append(cast_note)
             per_gpu = weights_per_gpu(model, record, tp, pp)
         elif served_from_float32(model):  # 4 B per parameter as stored, 2 B as vLLM loads it
             per_gpu = model.weight_bytes // 2 // ranks
@@ -516,5 +522,5 @@ __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_
            "NON_TORCH_TP_BYTES", "NON_TORCH_TP_BYTES_EARLY", "NON_TORCH_TP_BYTES_PCIE", "PCIE_ONLY_GPUS", "is_pcie_only", "SNAPSHOT_AFTER_DIST_INIT_FROM", "NVLS_CHANNELS",
            "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
-           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "rope_bytes", "served_from_float32", "downcast_float32", "weights_per_gpu", "forward_bytes",
+           "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "rope_bytes", "served_from_float32", "downcast_float32", "vllm_loaded", "weights_per_gpu", "forward_bytes",
            "sampler_bytes", "v1_sampler_bytes", "v2_sampler_bytes", "subtracts_cuda_graphs", "version_key"]

@@ -8,9 +8,8 @@ cannot exceed the layers.
 
 from __future__ import annotations
 
-import math
-
 import itertools
+import math
 from dataclasses import dataclass
 
 from ..capacity.gpus import CATALOG, Gpu, lookup

@@ -335,11 +335,10 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
 
         req = replace(req, context_tokens=longest)  # as `kvplan estimate` does without --context
     engine = _Engine(req.engine, req.context_tokens)
-    if engine.on and record is not None:
-        from ..engines.vllm_profile import downcast_float32, served_from_float32
+    if engine.on:  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
+        from ..engines.vllm_profile import vllm_loaded
 
-        if served_from_float32(base):  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
-            record, _ = downcast_float32(record)
+        record, _ = vllm_loaded(base, record)
     tokens, need = req.context_tokens, req.concurrency
     from .grid import technique_sets
 

@@ -47,8 +47,8 @@ class Spec:
             return default
         try:
             value = 0 if minimum == 0 and text.strip() == "0" else parse_tokens(text, key)
-        except Exception as exc:
-            if "above the limit" in str(exc) or "too large" in str(exc):  # a whole number, too large for a count
+        except Exception:
+            if text.strip().isdigit() and int(text.strip()) > MAX_TOKENS:  # whole, but too large for a count
                 raise self.fail(f"{key} {text.strip()} is above the limit of 2^40 = {MAX_TOKENS:,} tokens") from None
             kind = "a non-negative" if minimum == 0 else "a positive"
             raise self.fail(f"{key} must be {kind} integer, got {text!r}") from None
