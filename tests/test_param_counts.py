@@ -81,6 +81,9 @@ PUBLISHED = [
     ("lfm2-8b-a1b", 8.3 * B, 0.01, "LFM2-8B-A1B: 8.3B total, 1.5B active [recalled]"),
     ("lfm2-1.2b", 1.2 * B, 0.05 / 1.2, "LFM2-1.2B (rounded name) [recalled]"),
     ("deepseek-v3", 671 * B, 0.01, "DeepSeek-V3: 671B (685B on HF with the 14B MTP module) [recalled]"),
+    ("deepseek-v4-flash", 284_332_230_231, 0, "DeepSeek-V4-Flash as transformers 5.25 builds it (meta device, "
+                                              "sum of numel); published: 284B without the MTP layer"),
+    ("deepseek-v4-pro", 1_572_997_179_491, 0, "DeepSeek-V4-Pro as transformers 5.25 builds it; published: 1.6T"),
     ("deepseek-v3.2-exp", 671 * B, 0.01, "DeepSeek-V3.2-Exp: V3's 671B plus the indexer (685B with MTP) [recalled]"),
     ("deepseek-v2", 236 * B, 0.01, "DeepSeek-V2: 236B total, 21B active [recalled]"),
     ("deepseek-v2-lite", 15.7 * B, 0.01, "DeepSeek-V2-Lite: 15.7B total, 2.4B active [recalled]"),

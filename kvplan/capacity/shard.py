@@ -2,7 +2,8 @@
 
 TP: KV heads per rank = max(1, kv_heads // tp); heads are replicated when tp
 exceeds them. An MLA latent (and the V3.2 indexer) is replicated on every rank.
-Recurrent states split their heads across ranks (ceil); Mamba-2 groups are
+Recurrent states split their heads across ranks (ceil; DeepSeek-V4's compressor
+state, like its single shared K/V head, is replicated); Mamba-2 groups are
 first padded to a multiple of TP (a single group is replicated). PP: layers are split
 into contiguous stages as vLLM splits them (the extra layers of an uneven split go
 to the stages before the last).
@@ -42,7 +43,7 @@ def shard_state(state: RecurrentState, tp: int) -> RecurrentState:
     """One rank's share of a recurrent state. Mamba-2 with a known shape pads
     its groups to TP before splitting the conv channels (a single group is
     replicated on every rank); other states split their elements (ceil)."""
-    if tp == 1:
+    if tp == 1 or state.kind == "compressor":  # DeepSeek-V4's compressor state belongs to its one KV head
         return state
     if state.kind == "mamba2" and None not in (state.n_groups, state.d_state, state.d_inner, state.heads,
                                                state.head_dim, state.conv_kernel):

@@ -26,6 +26,8 @@ from ..errors import ConfigError
 from . import kinds as K
 from .attention import attention_cache, head_dims
 from .family import Family
+from .compressed import compressed_layer
+from .compressed import weight_format as compressed_weight_format
 from .families import FAMILIES, GENERIC, REFUSED
 from .fields import Fields
 from .latent import indexer_cache, latent_cache
@@ -224,7 +226,9 @@ class _LayerMaker:
         made = self._made.get(key)
         if made is not None:
             return made
-        if kind in (K.NONE, K.CROSS):
+        if self.family.attention == "compressed" and kind in (K.SLIDING, K.CSA, K.HCA):
+            spec = compressed_layer(self.f, kind)
+        elif kind in (K.NONE, K.CROSS):
             spec = LayerSpec()
         elif kind in (K.LINEAR, K.CONV):
             spec = LayerSpec(state=self._state(kind))
@@ -300,6 +304,8 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         total = active = 0
         notes += (f"parameters not counted ({exc.message}); give the weights with --weights",)
     weight_dtype, bytes_per_param = _weight_format(f)
+    if family.attention == "compressed":  # DeepSeek-V4: experts in their own dtype
+        weight_dtype, bytes_per_param = compressed_weight_format(f, total, n, weight_dtype, bytes_per_param)
     heads = f.opt_int("num_attention_heads") or 0
     if reading == "guessed":
         notes += (f"guessed: unknown model_type {f.model_type!r} read with transformers' generic rule "

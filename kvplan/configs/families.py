@@ -11,7 +11,7 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import params
+from . import compressed, params
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, zamba_dims)
@@ -365,6 +365,14 @@ _ROWS: list[Family] = [
     Family(("deepseek_v32",), kinds=frozenset({K.INDEXED}), attention="latent", params=params.latent,
            derive=lambda f, n: [K.INDEXED] * n,
            rules=("MLA latent plus indexer keys (index_head_dim, fp8 + fp32 scale per 128) on every layer",)),
+    Family(("deepseek_v4",), kinds=frozenset({K.SLIDING, K.CSA, K.HCA}), attention="compressed",
+           markers=("compress_ratios",), derive=compressed.default_kinds, trailing="num_nextn_predict_layers",
+           defaults=compressed.DEFAULTS, params=params.deepseek_v4,
+           rules=("one shared K/V head (head_dim, rope in its last qk_rope_head_dim columns) for the newest "
+                  "sliding_window tokens on every layer; compressed sparse layers (compress_ratios 4) add one "
+                  "entry per 4 tokens plus indexer keys (index_head_dim) per entry and read index_topk of them; "
+                  "heavily compressed layers (128) add one entry per 128 tokens, all read; compressor state "
+                  "float32 as vLLM keeps it; the MTP layer is not cached",)),
     Family(("axk2",), kinds=frozenset({K.INDEXED}), attention="latent", params=params.latent,
            derive=lambda f, n: [K.INDEXED] * n,
            defaults={"kv_lora_rank": 128, "qk_rope_head_dim": 32, "index_head_dim": 128},
@@ -528,7 +536,6 @@ REFUSED: dict[str, str] = {
     "reformer": "LSH attention with its own bucketed cache",
     "openai-gpt": "GPT-1: transformers' implementation keeps no KV cache",
     "xlstm": "an xLSTM recurrent model whose state kvplan does not size yet",
-    "deepseek_v4": "DeepSeek-V4's compressed sparse attention, which kvplan cannot size yet",
     "cpmant": "CPM-Ant: its cache (prompt and segment positions) is not the per-token K/V kvplan sizes",
     "moshi": "a speech-text model whose depth decoder keeps a second cache kvplan does not size",
     "idefics": "IDEFICS (v1): gated cross-attention layers to image tokens, whose cache kvplan does not size yet",

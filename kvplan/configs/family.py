@@ -25,7 +25,7 @@ class Family:
     markers: tuple[str, ...] = ()  # older per-layer markers honoured, in order (after layer_types)
     derive: Callable | None = None  # (fields, n) -> kinds, when the config carries no marker
     rest: str = K.LINEAR  # the kind of a layer an index-list marker does not list
-    attention: str = "kv"  # kv | latent: what an attention layer caches
+    attention: str = "kv"  # kv | latent | compressed (DeepSeek-V4): what an attention layer caches
     kv_rule: Callable | None = None  # (fields, heads) -> KV heads, when not num_key_value_heads
     dims: Callable | None = None  # fields -> (heads, kv heads, key width, value width), a whole rule
     layers_rule: Callable | None = None  # fields -> layer count, when not num_hidden_layers

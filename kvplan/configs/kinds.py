@@ -16,11 +16,13 @@ CONV = "conv"  # a short-convolution state (LFM2)
 HYBRID = "hybrid"  # attention and a recurrent state side by side in one layer (Falcon-H1, Zamba2)
 HYBRID_SLIDING = "hybrid_sliding"  # the same with windowed attention
 INDEXED = "indexed_attention"  # latent attention plus indexer keys (DeepSeek-V3.2 sparse attention)
+CSA = "compressed_sparse_attention"  # DeepSeek-V4: 1/m compressed entries + indexer keys + a raw window
+HCA = "heavily_compressed_attention"  # DeepSeek-V4: 1/m' compressed entries + a raw window, no indexer
 NONE = "none"  # an MLP or MoE block: caches nothing
 CROSS = "cross_attention"  # attends to image/encoder tokens: nothing grows with the text
 
-ALL = (FULL, SLIDING, CHUNKED, ATTENTION, LINEAR, CONV, HYBRID, HYBRID_SLIDING, INDEXED, NONE, CROSS)
-ATTENTION_KINDS = frozenset({FULL, SLIDING, CHUNKED, ATTENTION, HYBRID, HYBRID_SLIDING, INDEXED})
+ALL = (FULL, SLIDING, CHUNKED, ATTENTION, LINEAR, CONV, HYBRID, HYBRID_SLIDING, INDEXED, CSA, HCA, NONE, CROSS)
+ATTENTION_KINDS = frozenset({FULL, SLIDING, CHUNKED, ATTENTION, HYBRID, HYBRID_SLIDING, INDEXED, CSA, HCA})
 STATE_KINDS = frozenset({LINEAR, CONV, HYBRID, HYBRID_SLIDING})
 
 # Names configs write, in `layer_types` and the older per-layer lists, mapped to kinds.
@@ -36,6 +38,8 @@ ALIASES = {
     "hybrid_sliding": HYBRID_SLIDING,
     "indexed_attention": INDEXED,
     "deepseek_sparse_attention": INDEXED,
+    "compressed_sparse_attention": CSA,
+    "heavily_compressed_attention": HCA,
     "moe": NONE,
     "mlp": NONE,
     "dense": NONE,
@@ -57,8 +61,6 @@ ALIASES = {
 
 # Layer types transformers knows that kvplan cannot size yet: refused with their name.
 UNSUPPORTED = {
-    "compressed_sparse_attention": "DeepSeek-V4's compressed sparse attention",
-    "heavily_compressed_attention": "DeepSeek-V4's heavily compressed attention",
     "minimax_m3_sparse": "MiniMax-M3's lightning-index sparse attention",
     "reference_sliding_attention": "full attention over the prompt plus a ring window over generated tokens",
     "window_attention": "non-overlapping windows (vision encoders)",

@@ -11,6 +11,7 @@ from typing import Callable
 
 from ..errors import ConfigError
 from . import kinds as K
+from .compressed import compress_ratio_kinds
 from .fields import Fields
 
 
@@ -140,6 +141,7 @@ MARKERS: dict[str, Callable] = {
     "block_types": _block_types,
     "_block_types": lambda f, n, allowed, rest: _block_types(f, n, allowed, rest, "_block_types"),
     "sliding_window_pattern": _sliding_window_pattern,
+    "compress_ratios": compress_ratio_kinds,
 }
 
 

@@ -751,3 +751,43 @@ def minicpm3(f: Fields, layers: list, dims) -> tuple[int, int]:
     per_layer = _mla(f, hidden, v_dim) + _gated_mlp(hidden, f.int("intermediate_size")) + 2 * hidden
     n = _embeddings(f, hidden, True) + hidden + len(layers) * per_layer
     return n, n
+
+
+def deepseek_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """DeepSeek-V4 as transformers 5.25 builds it (modeling_deepseek_v4.py; 284,332,230,231 for
+    V4-Flash, 1,572,997,179,491 for V4-Pro: the published 284B and 1.6T without the MTP layer).
+    Every layer: low-rank q (q_a, q_a_norm, q_b), one shared K/V projection and its norm, the grouped
+    output projection (o_a over o_groups, o_b), attention sinks, a MoE block (routed experts, one shared
+    expert, the router), two hyper-connection mixers (attn_hc, ffn_hc) and two norms. Compressed layers
+    add their compressor (kv and gate projections to coff x head_dim, position bias, norm; coff = 2 on
+    CSA's overlapping windows); CSA adds the indexer (its own compressor at index_head_dim, q_b and the
+    head-weight projection). Hash-routed layers differ only in a buffer (tid2eid), not a parameter."""
+    hidden, heads, head = f.int("hidden_size"), f.int("num_attention_heads"), f.int("head_dim")
+    q_rank, o_rank, groups = f.int("q_lora_rank"), f.int("o_lora_rank"), f.int("o_groups")
+    experts, top_k = f.int("n_routed_experts"), f.int("num_experts_per_tok")
+    inter, shared = f.int("moe_intermediate_size"), f.int("n_shared_experts", default=1, minimum=0)
+    hc = f.int("hc_mult", default=4)
+    index, index_heads = f.int("index_head_dim"), f.int("index_n_heads", default=64)
+    per_expert = 3 * hidden * inter
+    mixer = (2 + hc) * hc * (hc * hidden + 1) + 3  # hc fn, base and scale
+    layer = (hidden * q_rank + q_rank + q_rank * heads * head + hidden * head + head
+             + heads * head // groups * o_rank * groups + groups * o_rank * hidden + heads
+             + experts * per_expert + shared * per_expert + experts * hidden + 2 * mixer + 2 * hidden)
+
+    def compressor(width: int, coff: int, ratio: int) -> int:
+        return 2 * hidden * coff * width + ratio * coff * width + width
+
+    total = f.int("vocab_size") * hidden * (1 if f.flag("tie_word_embeddings") else 2)
+    total += hc * hc * hidden + hc + 1 + hidden  # hc_head and the final norm
+    for spec in layers:
+        total += layer
+        ratio = next((c.policy.compress_ratio for c in spec.caches if c.policy.compress_ratio), None)
+        if ratio is None:
+            continue
+        if any(c.kind == "indexer" for c in spec.caches):  # CSA
+            total += compressor(head, 2, ratio) + compressor(index, 2, ratio)
+            total += q_rank * index_heads * index + hidden * index_heads
+        else:
+            total += compressor(head, 1, ratio)
+    active = total - len(layers) * (experts - top_k) * per_expert
+    return total, active

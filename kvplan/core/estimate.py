@@ -93,7 +93,7 @@ class _Terms:
             for cache in layer.caches:
                 policy = cache.policy
                 if owners:
-                    layer_per_token += cache.bytes_per_token()
+                    layer_per_token += cache.growth_per_token()
                     shared += cache.fixed_bytes() * owners
                 policy_cap = policy.cap_tokens
                 cap = policy_cap if cap is None else (cap if policy_cap is None else max(cap, policy_cap))

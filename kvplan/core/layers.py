@@ -32,8 +32,12 @@ class TokenPolicy:
     compress_ratio / compress_topk / compress_window: compressed sparse attention
         stores floor(n / m) compressed entries plus a local window of raw tokens
         (the unfinished last group lives in the window, which must hold at least
-        m - 1 tokens) and reads k compressed entries plus the window; its selector
-        also reads every compressed key.
+        m - 1 tokens) and reads k compressed entries plus the window (all of them
+        when k is None).
+    compress_selector_keys: the selector scores this cache's own compressed keys,
+        so a step also reads all of them (the csa technique); False when a
+        separate indexer cache selects (DeepSeek-V4 CSA) or nothing is selected
+        (DeepSeek-V4 HCA reads every compressed entry).
     read_page_tokens / read_topk_pages: Quest reads only the top-k pages.
     """
 
@@ -45,6 +49,7 @@ class TokenPolicy:
     compress_ratio: int | None = None
     compress_topk: int | None = None
     compress_window: int = 0
+    compress_selector_keys: bool = True
     read_page_tokens: int | None = None
     read_topk_pages: int | None = None
 
@@ -111,6 +116,7 @@ class TokenCache:
     policy: TokenPolicy = field(default_factory=TokenPolicy)
     # Quest keeps per-page min and max of K in this format.
     quest_meta_storage: Storage = BF16
+    label: str = ""  # how tables name it, when its family's name says more than its kind (DeepSeek-V4's CSA)
 
     @property
     def elements_per_token(self) -> int:
@@ -145,8 +151,14 @@ class TokenCache:
         )
 
     def bytes_per_token(self) -> Fraction | int:
-        """Marginal bytes of one more stored token (payload plus per-token scales)."""
+        """Marginal bytes of one more stored entry (payload plus per-token scales)."""
         return self._bytes_per_token
+
+    def growth_per_token(self) -> Fraction | int:
+        """Marginal bytes of one more token of context below any cap: a compressed
+        cache adds one entry per compress_ratio tokens."""
+        ratio = self.policy.compress_ratio
+        return self._bytes_per_token if ratio is None else Fraction(self._bytes_per_token) / ratio
 
     def quest_meta_bytes(self, tokens: int) -> int:
         if self.policy.read_page_tokens is None:
@@ -180,7 +192,7 @@ class TokenCache:
         metadata, the CSA selector every compressed key."""
         policy = self.policy
         extra = self.quest_meta_bytes(tokens) if policy.read_page_tokens is not None else 0
-        if policy.compress_ratio is not None:
+        if policy.compress_ratio is not None and policy.compress_selector_keys:
             compressed = policy.retained_tokens(tokens) // policy.compress_ratio
             extra += self.storage.tensor_bytes(compressed, self.heads, self.key_dim, "key")
         return self.entry_bytes(policy.read_entries(tokens)) + extra
@@ -197,7 +209,7 @@ class RecurrentState:
     (Nemotron-H keeps it in float32).
     """
 
-    kind: str  # "mamba", "mamba2", "gated_deltanet", "linear"
+    kind: str  # "mamba", "mamba2", "gated_deltanet", "linear", "compressor" (DeepSeek-V4, replicated under TP)
     conv_elements: int
     ssm_elements: int
     conv_storage: Storage = BF16
@@ -237,7 +249,9 @@ class LayerSpec:
             return "shared (reuses another layer's cache)"
         parts = []
         for cache in self.caches:
-            if cache.kind == "latent":
+            if cache.label:
+                parts.append(cache.label)
+            elif cache.kind == "latent":
                 parts.append("latent (MLA)")
             elif cache.kind == "indexer":
                 parts.append("indexer keys")

@@ -267,6 +267,15 @@ class VllmPool:
         return [head, size, conc]
 
 
+def check_modelled(model: ModelSpec) -> None:
+    """Refuse what kvplan knows vLLM sizes by rules it has not modelled."""
+    if any(layer.state is not None and layer.state.kind == "compressor" for layer in model.layers):
+        raise UsageError(
+            f"vLLM's DeepSeek-V4 pool (five cache groups on 256-token pages, 584-byte fp8_ds_mla entries, float32 "
+            f"compressor states) is not modelled yet, so {model.name} cannot be planned or emitted for vLLM",
+            "plan without --engine vllm / --emit vllm (the model's own layout; -t fp8 for fp8 entries)")
+
+
 def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[str]]:
     """The model with the engine's own state dtypes: conv and SSM state in the
     serving dtype (MambaStateDtypeCalculator with mamba_cache_dtype 'auto'),
@@ -582,6 +591,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     the model's cache storage). max_num_seqs: vLLM's --max-num-seqs (default:
     the release's, for an H100-class GPU); enforce_eager: no CUDA graphs.
     """
+    check_modelled(model)
     if kv_memory_bytes <= 0:
         raise PlanError("vLLM: no memory left for the KV cache", "raise --mem-util or give --kv-memory")
     if max_model_len <= 0:

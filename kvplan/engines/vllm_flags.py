@@ -184,8 +184,10 @@ def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_mo
                   enforce_eager: bool = False) -> None:
     """`--emit vllm`: the command under report.data["emit"] and as lines. release: the vLLM
     release asked for (its registry says whether it serves the architecture; default: the rules')."""
+    from .vllm import check_modelled
     from .vllm_served import check
 
+    check_modelled(result.plan.model)
     rules = rules or LATEST
     argv, skipped, notes = command(result, techniques, kv_dtype_name, max_model_len_tokens, rules, max_num_seqs,
                                    enforce_eager)

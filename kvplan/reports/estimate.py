@@ -30,21 +30,29 @@ def explain_lines(result: PlanResult) -> list[str]:
             else:
                 shape = f"{cache.key_dim} elements x {cache.storage.bits}/8 B"
             extra = " + scales" if cache.storage.is_quantized and cache.storage.granularity not in ("tensor", "head") else ""
-            if cache.policy.window_tokens:
+            policy = cache.policy
+            unit = "B/token"
+            if policy.compress_ratio and not policy.window_tokens and not policy.chunk_tokens:
+                unit = "B/entry"
+                cap = f"{n:,} // {policy.compress_ratio}" + (
+                    f" + min({n:,}, {policy.compress_window:,})" if policy.compress_window else "")
+            elif cache.policy.window_tokens:
                 cap = f"min({n:,}, {cache.policy.window_tokens:,})"
             elif cache.policy.chunk_tokens:
                 cap = f"current chunk: ({n:,} - 1) % {cache.policy.chunk_tokens:,} + 1"
             else:
                 cap = f"{n:,}"
             lines.append(
-                f"  {count} x [{cache.kind}] {shape}{extra} = {per:,} B/token; entries {cap} -> {kept:,}; "
+                f"  {count} x [{cache.label or cache.kind}] {shape}{extra} = {per:,} {unit}; entries {cap} -> {kept:,}; "
                 f"{count} x {kept:,} x {per:,} = {format_bytes(count * cache.stored_bytes(n))}"
             )
         if layer.state is not None:
             s = layer.state
+            parts = f"{s.ssm_elements:,} x {s.ssm_storage.bits}/8" if not s.conv_elements else (
+                f"{s.conv_elements:,} conv x {s.conv_storage.bits}/8 + {s.ssm_elements:,} ssm x {s.ssm_storage.bits}/8")
             lines.append(
-                f"  {count} x [{s.kind} state] ({s.conv_elements:,} conv x {s.conv_storage.bits}/8 + "
-                f"{s.ssm_elements:,} ssm x {s.ssm_storage.bits}/8) B = {count} x {s.bytes:,} B = {format_bytes(count * s.bytes)} per sequence"
+                f"  {count} x [{s.kind} state] ({parts}) B = {count} x {s.bytes:,} B = "
+                f"{format_bytes(count * s.bytes)} per sequence"
             )
     lines.append(
         f"  total for batch {est.batch}: {est.batch} x ({est.kv_bytes_per_sequence:,} + {est.state_bytes_per_sequence:,})"

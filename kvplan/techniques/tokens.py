@@ -126,6 +126,9 @@ class CompressedSparse(Technique):
     def apply(self, plan: Plan) -> Plan:
         if not any(_growing(c) for layer in plan.model.layers for c in layer.caches):
             raise TechniqueError(f"technique {self.spec!r} cannot apply to {plan.model.name}: no attention layer")
+        if any(c.policy.compress_ratio is not None for layer in plan.model.layers for c in layer.caches):
+            raise TechniqueError(f"technique {self.spec!r} cannot apply to {plan.model.name}: its caches are already "
+                                 "compressed (DeepSeek-V4's CSA/HCA, or csa given twice)")
         return plan.with_model(map_caches(
             plan.model,
             lambda c: with_policy(c, compress_ratio=self.ratio, compress_topk=self.topk, compress_window=self.window),

@@ -128,7 +128,7 @@ def stored_bytes(cache: TokenCache, n: Array, block: int | None) -> Array:
 def read_bytes(cache: TokenCache, n: Array) -> Array:
     policy = cache.policy
     extra = quest_meta_bytes(cache, n)
-    if policy.compress_ratio is not None:  # the selector reads every compressed key
+    if policy.compress_ratio is not None and policy.compress_selector_keys:  # the selector reads every compressed key
         compressed = retained_tokens(policy, n) // policy.compress_ratio
         extra = extra + tensor_bytes(cache.storage, compressed, cache.heads, cache.key_dim, "key")
     return entry_bytes(cache, read_entries(policy, n)) + extra

@@ -11,7 +11,7 @@ Shrink this list by adding families to kvplan/configs/families.py.
 # causal head, encoder-decoder models, and models whose memory is not a per-token KV cache.
 _REFUSED_BY_DESIGN = (
     "bart", "bert", "bert-generation", "big_bird", "bigbird_pegasus", "blenderbot", "blenderbot-small", "camembert",
-    "cpmant", "data2vec-text", "deepseek_v4", "electra", "ernie", "marian", "mbart", "megatron-bert", "moshi",
+    "cpmant", "data2vec-text", "electra", "ernie", "marian", "mbart", "megatron-bert", "moshi",
     "musicgen", "musicgen_melody", "mvp", "openai-gpt", "pegasus", "plbart", "prophetnet", "reformer", "rembert",
     "roberta", "roberta-prelayernorm", "roc_bert", "roformer", "trocr", "whisper", "xlm", "xlm-roberta",
     "xlm-roberta-xl", "xlnet", "xlstm", "xmod",

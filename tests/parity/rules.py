@@ -22,7 +22,7 @@ _CONV_FIELDS = ("conv_kernel", "mamba_d_conv", "linear_conv_kernel_dim", "conv_L
 
 def token_elements(cache, tokens: int) -> int:
     """kvplan's elements for a token cache: K and V of every head, or one latent / indexer key."""
-    kept = cache.policy.retained_tokens(tokens)
+    kept = cache.policy.stored_entries(tokens)
     if cache.kind == "attention":
         return cache.heads * (cache.key_dim + cache.value_dim) * kept
     return cache.key_dim * kept
@@ -122,8 +122,38 @@ FALCON_BROADCAST_KV = Rule(
                         * c[1].policy.retained_tokens(n)),
 )
 
+def _deepseek_v4(c, n: int, text: dict) -> int:
+    """What transformers' DeepSeek-V4 cache holds for one kvplan component after n tokens
+    (modeling_deepseek_v4.py: DynamicSlidingWindowLayer, DeepseekV4HCACache, DeepseekV4CSACache)."""
+    kind, obj = c
+    head, index = text["head_dim"], text["index_head_dim"]
+    if kind == "tokens":
+        policy = obj.policy
+        if obj.kind == "indexer":  # compressed indexer keys, floor(n / m) of them
+            return index * (n // policy.compress_ratio)
+        if policy.compress_ratio is None:  # sliding-only layer: K and V stored as two copies, W-1 tokens
+            return 2 * head * min(n, policy.window_tokens - 1)
+        return head * (min(n, policy.compress_window - 1) + n // policy.compress_ratio)  # shared K=V window
+    rates = text["compress_rates"]
+    m, big = rates["compressed_sparse_attention"], rates["heavily_compressed_attention"]
+    if obj.ssm_elements == 8 * m * (head + index):  # CSA: kv + gate buffers of 2 x width, the overlap pair
+        return 2 * (n % m) * 2 * (head + index) + (2 * m * (head + index) if n >= m else 0)
+    assert obj.ssm_elements == 2 * big * head, "not a DeepSeek-V4 compressor state"
+    return 2 * (n % big) * head  # HCA: kv + gate buffers of the unfinished group
+
+
+DEEPSEEK_V4_BUFFERS = Rule(
+    "deepseek_v4: vLLM's shared K/V window and fixed compressor state vs transformers' buffers",
+    "kvplan keeps one K=V vector per token for the W-token window of every layer and sizes the compressor "
+    "state as vLLM's CompressorStateCache does, a fixed coff x m tokens of kv and score; transformers 5.23 "
+    "stores the window's W-1 tokens (as two copies, K and V, on sliding-only layers) and buffers only the "
+    "unfinished group's projected kv and gate (plus CSA's overlap kv and gate of the previous group)",
+    lambda mt, c, text: mt == "deepseek_v4",
+    _deepseek_v4,
+)
+
 # Model-specific rules first: the first rule that applies to a component decides it.
-RULES: tuple[Rule, ...] = (GPT_NEO_LOCAL_FULL, MINICPM3_LATENT, FALCON_BROADCAST_KV, CHUNK_C_MINUS_1,
+RULES: tuple[Rule, ...] = (DEEPSEEK_V4_BUFFERS, GPT_NEO_LOCAL_FULL, MINICPM3_LATENT, FALCON_BROADCAST_KV, CHUNK_C_MINUS_1,
                            WINDOW_W_MINUS_1, CONV_D_MINUS_1)
 
 

@@ -1,0 +1,136 @@
+"""DeepSeek-V4's hybrid compressed attention: what each layer caches.
+
+Read from transformers' configuration_deepseek_v4.py / modeling_deepseek_v4.py
+(5.25) and vLLM's DeepSeek-V4 cache specs (0.20-0.33). Every layer keeps ONE
+K/V head of head_dim (K and V are the same vector; its last qk_rope_head_dim
+columns carry the rope) for the newest sliding_window tokens. On top of that:
+
+- compressed sparse attention (CSA, ratio m = 4): one entry of head_dim per m
+  tokens, each pooled from an overlapping window of 2m tokens, plus indexer keys
+  of index_head_dim per entry; a step reads the index_topk entries the indexer
+  picks (after scoring every indexer key) plus the window;
+- heavily compressed attention (HCA, ratio m' = 128): one entry per m' tokens
+  (non-overlapping), all read every step, plus the window; no indexer.
+
+Compressed lengths are floor(n / m): the unfinished group waits in the
+compressor's state. That state is a fixed per-sequence buffer: for each
+compressor (CSA also compresses its indexer keys) vLLM keeps coff x m tokens
+(coff = 2 where windows overlap, else 1) of projected kv and score, coff x width
+each, in float32 (CompressorStateCache: state_dim = 2 x coff x head_dim).
+transformers keeps the same tokens in the model dtype (its overlap gate in
+float32); kvplan sizes vLLM's float32 buffer.
+
+The checkpoint lists one ratio per layer (compress_ratios: 0 = sliding only,
+4 = CSA, 128 = HCA; one extra entry for the MTP layer, which is not cached);
+transformers 5 writes layer_types and compress_rates instead.
+"""
+
+from __future__ import annotations
+
+from ..core.layers import LayerSpec, RecurrentState, TokenCache, TokenPolicy
+from ..core.storage import FP32
+from ..errors import ConfigError
+from . import kinds as K
+from .fields import Fields
+
+# transformers' _COMPRESS_RATIO_TO_LAYER_TYPE and default_compress_rates
+RATIO_KINDS = {0: K.SLIDING, 4: K.CSA, 128: K.HCA}
+DEFAULT_RATES = {K.CSA: 4, K.HCA: 128}
+LEGACY_RATE_FIELDS = {K.CSA: "compress_rate_csa", K.HCA: "compress_rate_hca"}
+DEFAULTS = {"head_dim": 512, "sliding_window": 128, "index_head_dim": 128, "index_topk": 512,
+            "num_key_value_heads": 1}
+
+
+def compress_ratio_kinds(f: Fields, n: int, allowed, rest) -> list[str]:
+    """The checkpoint's compress_ratios (n entries, or n + the MTP layers) -> kinds."""
+    ratios = f.list("compress_ratios")
+    mtp = f.int("num_nextn_predict_layers", default=0, minimum=0)
+    if len(ratios) not in (n, n + mtp):
+        raise ConfigError(f"{f.source}: 'compress_ratios' has {len(ratios)} entries for {n} layers "
+                          f"(model_type {f.model_type!r})", f"give {n} entries (or {n + mtp} with the MTP layers)")
+    out = []
+    for i, ratio in enumerate(ratios[:n]):
+        kind = RATIO_KINDS.get(ratio) if isinstance(ratio, int) and not isinstance(ratio, bool) else None
+        if kind is None:
+            raise ConfigError(f"{f.source}: compress_ratios[{i}] is {ratio!r}; DeepSeek-V4 layers use 0 (sliding "
+                              "window only), 4 (compressed sparse) or 128 (heavily compressed)",
+                              "fix the config's compress_ratios")
+        out.append(kind)
+    return out
+
+
+def default_kinds(f: Fields, n: int) -> list[str]:
+    """transformers' default schedule: two HCA layers, then CSA and HCA alternating."""
+    return [K.HCA] * min(n, 2) + [K.CSA if i % 2 else K.HCA for i in range(max(n - 2, 0))]
+
+
+def compress_rate(f: Fields, kind: str) -> int:
+    """compress_rates[kind], else the legacy compress_rate_csa / _hca, else 4 / 128."""
+    rates = f.get("compress_rates")
+    if isinstance(rates, dict) and kind in rates:
+        return f.check_int(f"compress_rates.{kind}", rates[kind], minimum=1)
+    return f.int(LEGACY_RATE_FIELDS[kind], default=DEFAULT_RATES[kind], minimum=1)
+
+
+def rope_dim(f: Fields) -> int:
+    """qk_rope_head_dim (the checkpoint's field), else head_dim x partial_rotary_factor (64 of 512)."""
+    head = f.int("head_dim")
+    if f.has("qk_rope_head_dim"):
+        return f.int("qk_rope_head_dim", minimum=0, maximum=head)
+    factor = f.get("partial_rotary_factor")
+    if isinstance(factor, (int, float)) and not isinstance(factor, bool) and 0 <= factor <= 1:
+        return int(head * factor)
+    return head // 8
+
+
+def _shared_kv(f: Fields, policy: TokenPolicy, label: str) -> TokenCache:
+    """One K/V vector of head_dim per entry (K and V are the same tensor)."""
+    return TokenCache(kind="latent", heads=1, key_dim=f.int("head_dim"), rope_dim=rope_dim(f), policy=policy,
+                      label=label)
+
+
+def _compressor_state(f: Fields, kind: str, ratio: int) -> RecurrentState:
+    """vLLM's CompressorStateCache: coff x ratio tokens of kv and score (coff x width each), float32;
+    CSA's indexer has its own compressor over index_head_dim."""
+    coff = 2 if kind == K.CSA else 1
+    widths = (f.int("head_dim"), f.int("index_head_dim")) if kind == K.CSA else (f.int("head_dim"),)
+    elements = sum(coff * ratio * 2 * coff * width for width in widths)
+    return RecurrentState("compressor", 0, elements, conv_storage=FP32, ssm_storage=FP32)
+
+
+def compressed_layer(f: Fields, kind: str) -> LayerSpec:
+    window = f.int("sliding_window", minimum=1)
+    if f.int("num_key_value_heads", minimum=1) != 1:
+        raise ConfigError(f"{f.source}: DeepSeek-V4 attention has one shared K/V head, but num_key_value_heads is "
+                          f"{f.int('num_key_value_heads')}", "fix the config (num_key_value_heads 1)")
+    if kind == K.SLIDING:
+        return LayerSpec(caches=(_shared_kv(f, TokenPolicy(window_tokens=window), f"shared K/V window {window}"),))
+    ratio = compress_rate(f, kind)
+    if kind == K.CSA:
+        topk = f.int("index_topk", minimum=1)
+        main = _shared_kv(f, TokenPolicy(compress_ratio=ratio, compress_topk=topk, compress_window=window,
+                                         compress_selector_keys=False), f"CSA 1/{ratio} + window {window}")
+        indexer = TokenCache(kind="indexer", heads=1, key_dim=f.int("index_head_dim", minimum=1),
+                             policy=TokenPolicy(compress_ratio=ratio, compress_selector_keys=False),
+                             label=f"indexer keys 1/{ratio}")
+        return LayerSpec(caches=(main, indexer), state=_compressor_state(f, kind, ratio))
+    main = _shared_kv(f, TokenPolicy(compress_ratio=ratio, compress_window=window, compress_selector_keys=False),
+                      f"HCA 1/{ratio} + window {window}")
+    return LayerSpec(caches=(main,), state=_compressor_state(f, kind, ratio))
+
+
+# Bytes per parameter of a routed expert by the checkpoint's expert_dtype: FP4 with one E8M0 scale per
+# 32 values (MXFP4), FP8, BF16.
+EXPERT_BYTES = {"fp4": 0.5 + 1 / 32, "fp8": 1.0, "bf16": 2.0}
+
+
+def weight_format(f: Fields, total: int, num_layers: int, rest_dtype: str, rest_bytes: float) -> tuple[str, float]:
+    """(label, average bytes per parameter): the routed experts in expert_dtype (absent: FP4, as
+    the model cards say of V4-Flash and V4-Pro: 'MoE expert weights in FP4, most other parameters in
+    FP8'), the rest as the quantization_config says."""
+    expert_dtype = (f.text("expert_dtype") or "fp4").lower()
+    if expert_dtype not in EXPERT_BYTES or not total:
+        return rest_dtype, rest_bytes
+    experts = num_layers * f.int("n_routed_experts") * 3 * f.int("hidden_size") * f.int("moe_intermediate_size")
+    average = (experts * EXPERT_BYTES[expert_dtype] + (total - experts) * rest_bytes) / total
+    return f"{expert_dtype} experts + {rest_dtype}", average

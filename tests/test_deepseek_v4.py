@@ -1,0 +1,162 @@
+"""DeepSeek-V4 (model_type deepseek_v4): hybrid compressed attention.
+
+Expected values are worked out by hand from the layout in transformers'
+modeling_deepseek_v4.py and vLLM's DeepSeek-V4 cache specs, or are published
+figures: V4-Flash 284B / V4-Pro 1.6T parameters; V4-Pro's KV cache at 1M tokens,
+9.62 GiB per sequence in bf16. Bytes are bf16 (2 B) unless said otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kvplan.capacity.shard import shard_layer
+from kvplan.configs.build import build_model
+from kvplan.core.estimate import estimate
+from kvplan.errors import ConfigError
+from kvplan.sources import load_model
+
+GIB = 2**30
+MIB = 2**20
+N = 2**20  # 1M tokens
+D, DI, W = 512, 128, 128  # head_dim, index_head_dim, sliding_window of both checkpoints
+
+
+def _flash_config() -> dict:
+    from importlib import resources
+
+    return json.loads((resources.files("kvplan.model_specs") / "deepseek-v4-flash.json").read_text())
+
+
+def test_flash_layer_kinds_follow_compress_ratios_and_drop_the_mtp_entry():
+    model = load_model("deepseek-v4-flash")
+    kinds = [layer.kind for layer in model.layers]
+    assert len(kinds) == 43  # compress_ratios has 44 entries: the last is the MTP layer's
+    assert kinds[:2] == ["shared K/V window 128"] * 2
+    assert kinds[2] == "CSA 1/4 + window 128 + indexer keys 1/4 + compressor state"
+    assert kinds[3] == "HCA 1/128 + window 128 + compressor state"
+    assert kinds.count(kinds[2]) == 21 and kinds.count(kinds[3]) == 20
+    assert kinds[42] == kinds[2]  # ratio 4 on the last decoder layer, 0 on the MTP entry
+
+
+def test_flash_growth_per_token_and_kv_at_1m_by_hand():
+    model = load_model("deepseek-v4-flash")
+    est = estimate(model, N)
+    # CSA: (512 + 128) x 2 B per 4 tokens = 320 B/token; HCA: 512 x 2 B per 128 tokens = 8 B/token;
+    # the two sliding layers grow 1,024 B/token below their 128-token cap
+    assert est.bytes_per_token == 21 * 320 + 20 * 8 + 2 * 1024 == 8928
+    csa = (N // 4 + W) * D * 2 + (N // 4) * DI * 2  # entries + window of shared K/V, indexer keys
+    hca = (N // 128 + W) * D * 2
+    sliding = W * D * 2
+    assert est.kv_bytes_per_sequence == 21 * csa + 20 * hca + 2 * sliding == 7_219_838_976
+    # compressor state, float32 (vLLM CompressorStateCache): CSA 8 tokens x 2 x 2 x (512 + 128) x 4 B,
+    # HCA 128 tokens x 2 x 512 x 4 B
+    assert est.state_bytes_per_sequence == 21 * 8 * 4 * (D + DI) * 4 + 20 * 128 * 2 * D * 4
+    assert est.state_bytes_per_sequence == 21 * 81_920 + 20 * 524_288
+
+
+def test_pro_reproduces_the_published_9_62_gib_at_1m():
+    est = estimate(load_model("deepseek-v4-pro"), N)
+    # 30 CSA x 320 + 31 HCA x 8 = 9,848 B/token, plus 61 windows of 128 tokens
+    assert est.kv_bytes_per_sequence == 9848 * N + 61 * W * D * 2
+    assert round(est.kv_bytes_per_sequence / GIB, 2) == 9.62
+
+
+def test_decode_reads_topk_entries_plus_window_and_every_indexer_key():
+    model = load_model("deepseek-v4-flash")
+    n = 100_000
+    csa = (512 + W) * D * 2 + (n // 4) * DI * 2  # index_topk 512 chosen entries + window; indexer scores all
+    hca = (n // 128 + W) * D * 2  # HCA reads every compressed entry
+    assert estimate(model, n).read_bytes_per_step == 21 * csa + 20 * hca + 2 * W * D * 2
+
+
+def test_parameters_match_transformers_and_the_published_totals():
+    flash, pro = load_model("deepseek-v4-flash"), load_model("deepseek-v4-pro")
+    # transformers 5.25 DeepseekV4ForCausalLM built on the meta device, sum of numel
+    assert flash.param_count == 284_332_230_231
+    assert pro.param_count == 1_572_997_179_491
+    assert round(flash.param_count / 1e9) == 284 and round(pro.param_count / 1e12, 1) == 1.6
+    # active: all but the routed experts, plus 6 of them per layer (published 13B and 49B)
+    per_expert_flash = 3 * 4096 * 2048
+    assert flash.active_param_count == flash.param_count - 43 * 250 * per_expert_flash
+    assert round(flash.active_param_count / 1e9) == 14 and round(pro.active_param_count / 1e9) == 50
+
+
+def test_weights_hold_the_experts_in_fp4():
+    flash = load_model("deepseek-v4-flash")
+    experts = 43 * 256 * 3 * 4096 * 2048
+    expected = experts * (0.5 + 1 / 32) + (flash.param_count - experts) * 1.0  # MXFP4 experts, FP8 rest
+    assert flash.weight_bytes_per_param * flash.param_count == pytest.approx(expected, rel=1e-12)
+    assert flash.weight_dtype == "fp4 experts + fp8"
+
+
+def test_transformers_5_layer_types_and_compress_rates_read_the_same():
+    raw = _flash_config()
+    ratios = raw.pop("compress_ratios")[:43]
+    names = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
+    raw["layer_types"] = [names[r] for r in ratios]
+    raw["compress_rates"] = {"compressed_sparse_attention": 4, "heavily_compressed_attention": 128}
+    new = build_model(raw, "v4")
+    old = load_model("deepseek-v4-flash")
+    assert estimate(new, N).kv_bytes_per_sequence == estimate(old, N).kv_bytes_per_sequence
+    assert [l.kind for l in new.layers] == [l.kind for l in old.layers]
+
+
+def test_default_schedule_without_a_per_layer_list():
+    raw = _flash_config()
+    del raw["compress_ratios"]
+    raw["num_hidden_layers"] = 6
+    kinds = [layer.kind.split(" ")[0] for layer in build_model(raw, "v4").layers]
+    # transformers' default: two HCA layers, then CSA and HCA alternating, starting with HCA
+    assert kinds == ["HCA", "HCA", "HCA", "CSA", "HCA", "CSA"]
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda r: r["compress_ratios"].__setitem__(5, 8), "compress_ratios[5] is 8"),
+    (lambda r: r.__setitem__("compress_ratios", r["compress_ratios"][:40]), "has 40 entries for 43 layers"),
+    (lambda r: r.__setitem__("num_key_value_heads", 2), "one shared K/V head"),
+])
+def test_bad_configs_are_refused_with_one_line(edit, needle):
+    raw = _flash_config()
+    edit(raw)
+    with pytest.raises(ConfigError, match=needle.replace("[", r"\[").replace("]", r"\]")):
+        build_model(raw, "v4")
+
+
+def test_tensor_parallel_replicates_the_single_kv_head_and_the_compressor_state():
+    csa = load_model("deepseek-v4-flash").layers[2]
+    sharded = shard_layer(csa, 8)
+    assert sharded.state.bytes == csa.state.bytes == 81_920
+    assert [c.stored_bytes(1000) for c in sharded.caches] == [c.stored_bytes(1000) for c in csa.caches]
+
+
+def _kvplan(*args):
+    return subprocess.run([sys.executable, "-m", "kvplan", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_vllm_engine_and_emit_refuse_in_one_line():
+    for args in (["estimate", "deepseek-v4-flash", "--engine", "vllm", "--kv-memory", "10GiB"],
+                 ["estimate", "deepseek-v4-flash", "--emit", "vllm", "--gpu", "h200", "--tp", "2"]):
+        out = _kvplan(*args)
+        assert out.returncode == 2, out.stderr
+        assert "DeepSeek-V4 pool" in out.stderr and "not modelled yet" in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_csa_technique_is_refused_on_already_compressed_caches():
+    out = _kvplan("estimate", "deepseek-v4-flash", "-t", "csa")
+    assert out.returncode != 0 and "already compressed" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_csa_technique_growth_per_token_counts_one_entry_per_ratio():
+    # the csa technique on Llama-3.1-8B: 32 layers x 8 KV heads x (128 + 128) x 2 B = 131,072 B per
+    # entry, one entry per 4 tokens: 32,768 B per token of context
+    from kvplan.planner import compose
+    from kvplan.techniques.registry import build
+
+    planned = compose(load_model("llama-3.1-8b"), [build("csa:4")])[-1]
+    assert estimate(planned.model, 10**6).bytes_per_token == 131_072 // 4
