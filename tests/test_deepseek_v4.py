@@ -160,3 +160,16 @@ def test_csa_technique_growth_per_token_counts_one_entry_per_ratio():
 
     planned = compose(load_model("llama-3.1-8b"), [build("csa:4")])[-1]
     assert estimate(planned.model, 10**6).bytes_per_token == 131_072 // 4
+
+
+def test_calibrate_shows_what_it_read_then_refuses_in_one_line(tmp_path):
+    from pathlib import Path
+
+    src = Path(__file__).parent / "data" / "vllm_logs" / "v0191_qwen3_8b_a100_40gb_tokenkaki.log"
+    log = tmp_path / "v4.log"
+    log.write_text(src.read_text().replace("Qwen/Qwen3-8B", "deepseek-ai/DeepSeek-V4-Flash"))
+    out = _kvplan("calibrate", str(log))
+    assert out.returncode == 2
+    errors = [line for line in out.stderr.splitlines() if line.startswith("kvplan: error:")]
+    assert len(errors) == 1 and "DeepSeek-V4 pool" in errors[0]
+    assert "Available KV cache memory" in out.stdout or "available" in out.stdout.lower()
