@@ -13,6 +13,8 @@ def estimated(model: ModelSpec, quantization: str = "none", note: str | None = N
              " not read from a checkpoint",)
     if note:
         notes += (note,)
+    if " experts + " in model.weight_dtype:  # DeepSeek-V4: the routed experts in their own dtype
+        quantization = f"{quantization}; routed experts {model.weight_dtype.split()[0]}"
     return Weights(
         total_bytes=total,
         source="estimated from config",
