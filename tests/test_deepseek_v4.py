@@ -173,3 +173,12 @@ def test_calibrate_shows_what_it_read_then_refuses_in_one_line(tmp_path):
     errors = [line for line in out.stderr.splitlines() if line.startswith("kvplan: error:")]
     assert len(errors) == 1 and "DeepSeek-V4 pool" in errors[0]
     assert "Available KV cache memory" in out.stdout or "available" in out.stdout.lower()
+
+
+def test_compressed_attention_pairs_by_brute_force():
+    from kvplan.capacity.costs import compressed_pairs
+
+    for n in (0, 1, 3, 4, 5, 17, 100, 513):
+        for ratio, topk, window in ((4, 8, 3), (4, None, 0), (128, None, 128), (2, 1, 5)):
+            brute = sum(min(topk if topk is not None else t, t // ratio) + min(t, window) for t in range(1, n + 1))
+            assert compressed_pairs(n, ratio, topk, window) == brute, (n, ratio, topk, window)

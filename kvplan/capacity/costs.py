@@ -49,6 +49,22 @@ def attention_pairs(tokens: int, window: int | None) -> int:
     return window * (window + 1) // 2 + (tokens - window) * window
 
 
+def _floor_sum(n: int, m: int) -> int:
+    """Sum over t = 1..n of floor(t / m)."""
+    q, r = divmod(n, m)
+    return m * q * (q - 1) // 2 + q * (r + 1)
+
+
+def compressed_pairs(tokens: int, ratio: int, topk: int | None, window: int) -> int:
+    """Sum over positions t = 1..n of the entries position t attends to in a compressed cache:
+    min(k, floor(t / m)) compressed entries (all of them when k is None) plus min(t, window) raw ones."""
+    if topk is None or tokens < topk * ratio:
+        chosen = _floor_sum(tokens, ratio)
+    else:
+        chosen = _floor_sum(topk * ratio - 1, ratio) + topk * (tokens - topk * ratio + 1)
+    return chosen + (attention_pairs(tokens, window) if window else 0)
+
+
 def prefill_flops(model: ModelSpec, tokens: int) -> int:
     flops = 2 * model.active_param_count * tokens
     q_heads = model.num_attention_heads or 1
@@ -57,7 +73,12 @@ def prefill_flops(model: ModelSpec, tokens: int) -> int:
             if cache.kind == "indexer":
                 continue
             value = cache.key_dim - cache.rope_dim if cache.kind == "latent" else cache.value_dim
-            pairs = attention_pairs(tokens, cache.policy.window_tokens)
+            policy = cache.policy
+            if policy.compress_ratio is not None:
+                pairs = compressed_pairs(policy.retained_tokens(tokens), policy.compress_ratio, policy.compress_topk,
+                                         policy.compress_window)
+            else:
+                pairs = attention_pairs(tokens, policy.window_tokens)
             flops += count * 2 * q_heads * (cache.key_dim + value) * pairs
     return flops
 

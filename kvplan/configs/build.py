@@ -26,6 +26,7 @@ from ..errors import ConfigError
 from . import kinds as K
 from .attention import attention_cache, head_dims
 from .family import Family
+from .block_sparse import block_sparse_caches
 from .compressed import compressed_layer
 from .compressed import weight_format as compressed_weight_format
 from .families import FAMILIES, GENERIC, REFUSED
@@ -208,7 +209,8 @@ class _LayerMaker:
         chunk = None
         if kind == K.CHUNKED:
             chunk = f.int("attention_chunk_size")
-        return (attention_cache(kv, key_dim, value_dim, window, chunk),)
+        cache = attention_cache(kv, key_dim, value_dim, window, chunk)
+        return block_sparse_caches(f, cache) if kind == K.BLOCK_SPARSE else (cache,)
 
     def _state(self, kind: str):
         if self.family.kind_state is not None:

@@ -11,7 +11,7 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import compressed, params
+from . import block_sparse, compressed, params
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, zamba_dims)
@@ -253,10 +253,13 @@ _ROWS: list[Family] = [
                   "full); per_layer_config may change a layer's KV heads or head_dim (sliding layers usually only "
                   "their query heads); lightning-index sparse layers are refused",)),
     Family(("minimax_m3_vl",), text="minimax_m3_vl_text", rules=("text model in text_config",)),
-    Family(("minimax_m3_vl_text",), kinds=FULL_ONLY, derive=step3p5_kinds, params=params.attention_decoder,
+    Family(("minimax_m3_vl_text",), kinds=frozenset({K.FULL, K.BLOCK_SPARSE}), derive=block_sparse.minimax_m3_kinds,
+           refine=block_sparse.check_index_values, params=params.minimax_m3,
            defaults={"num_key_value_heads": 4, "head_dim": 128},
-           rules=("full attention (4 KV heads x 128 by default); lightning-index sparse layers "
-                  "('minimax_m3_sparse', or sparse_attention_config) are refused",)),
+           rules=("full attention (4 KV heads x 128 by default); block-sparse layers ('minimax_m3_sparse', or "
+                  "sparse_attention_config.sparse_attention_freq non-zero) also cache one index key of "
+                  "index_head_dim (128) per token and read the index_topk_blocks (16) best blocks of "
+                  "index_block_size (128) tokens, the current block among them",)),
     Family(("recurrent_gemma",), kinds=frozenset({K.SLIDING, K.LINEAR}), state=rg_lru_state,
            markers=("block_types", "_block_types"), params=params.recurrent_gemma,
            aliases={"sliding_window": ("attention_window_size",)},

@@ -18,11 +18,14 @@ HYBRID_SLIDING = "hybrid_sliding"  # the same with windowed attention
 INDEXED = "indexed_attention"  # latent attention plus indexer keys (DeepSeek-V3.2 sparse attention)
 CSA = "compressed_sparse_attention"  # DeepSeek-V4: 1/m compressed entries + indexer keys + a raw window
 HCA = "heavily_compressed_attention"  # DeepSeek-V4: 1/m' compressed entries + a raw window, no indexer
+BLOCK_SPARSE = "block_sparse_attention"  # MiniMax-M3: K/V + index keys of every token; a step reads top-k blocks
 NONE = "none"  # an MLP or MoE block: caches nothing
 CROSS = "cross_attention"  # attends to image/encoder tokens: nothing grows with the text
 
-ALL = (FULL, SLIDING, CHUNKED, ATTENTION, LINEAR, CONV, HYBRID, HYBRID_SLIDING, INDEXED, CSA, HCA, NONE, CROSS)
-ATTENTION_KINDS = frozenset({FULL, SLIDING, CHUNKED, ATTENTION, HYBRID, HYBRID_SLIDING, INDEXED, CSA, HCA})
+ALL = (FULL, SLIDING, CHUNKED, ATTENTION, LINEAR, CONV, HYBRID, HYBRID_SLIDING, INDEXED, CSA, HCA, BLOCK_SPARSE, NONE,
+       CROSS)
+ATTENTION_KINDS = frozenset({FULL, SLIDING, CHUNKED, ATTENTION, HYBRID, HYBRID_SLIDING, INDEXED, CSA, HCA,
+                             BLOCK_SPARSE})
 STATE_KINDS = frozenset({LINEAR, CONV, HYBRID, HYBRID_SLIDING})
 
 # Names configs write, in `layer_types` and the older per-layer lists, mapped to kinds.
@@ -40,6 +43,8 @@ ALIASES = {
     "deepseek_sparse_attention": INDEXED,
     "compressed_sparse_attention": CSA,
     "heavily_compressed_attention": HCA,
+    "block_sparse_attention": BLOCK_SPARSE,
+    "minimax_m3_sparse": BLOCK_SPARSE,
     "moe": NONE,
     "mlp": NONE,
     "dense": NONE,
@@ -61,7 +66,6 @@ ALIASES = {
 
 # Layer types transformers knows that kvplan cannot size yet: refused with their name.
 UNSUPPORTED = {
-    "minimax_m3_sparse": "MiniMax-M3's lightning-index sparse attention",
     "reference_sliding_attention": "full attention over the prompt plus a ring window over generated tokens",
     "window_attention": "non-overlapping windows (vision encoders)",
 }

@@ -354,9 +354,8 @@ def gemma4_unified_kinds(f: Fields, kinds: list[str]) -> list[str]:
 
 
 def step3p5_kinds(f: Fields, n: int) -> list[str]:
-    """Step 3.5 / 3.7 and MiniMax-M3 text models with no layer_types: sparse_attention_config's
-    sparse_attention_freq makes MiniMax-M3-style sparse layers (refused: kvplan cannot size them yet), else
-    every layer is full."""
+    """Step 3.5 / 3.7 with no layer_types: sparse_attention_config's sparse_attention_freq makes
+    MiniMax-M3-style sparse layers, which Step's record does not read (refused), else every layer is full."""
     sparse = f.obj("sparse_attention_config") or {}
     if any(sparse.get("sparse_attention_freq") or []):
         raise ConfigError(f"{f.source}: sparse_attention_config.sparse_attention_freq makes lightning-index sparse "

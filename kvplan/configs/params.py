@@ -791,3 +791,13 @@ def deepseek_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
             total += compressor(head, 1, ratio)
     active = total - len(layers) * (experts - top_k) * per_expert
     return total, active
+
+
+def minimax_m3(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """attention_decoder's count, plus each block-sparse layer's indexer (its q and k projections and norms)."""
+    from .block_sparse import index_params
+
+    total, active = attention_decoder(f, layers, dims)
+    extra = sum(index_params(f, f.int("hidden_size")) for layer in layers
+                if any(c.kind == "indexer" for c in layer.caches))
+    return total + extra, active + extra

@@ -39,6 +39,8 @@ class TokenPolicy:
         separate indexer cache selects (DeepSeek-V4 CSA) or nothing is selected
         (DeepSeek-V4 HCA reads every compressed entry).
     read_page_tokens / read_topk_pages: Quest reads only the top-k pages.
+    read_page_meta: Quest keeps each page's min and max key to score it; False
+        when a separate index-key cache scores the pages (MiniMax-M3).
     """
 
     window_tokens: int | None = None
@@ -52,6 +54,7 @@ class TokenPolicy:
     compress_selector_keys: bool = True
     read_page_tokens: int | None = None
     read_topk_pages: int | None = None
+    read_page_meta: bool = True
 
     def retained_tokens(self, tokens: int) -> int:
         """Raw token entries kept for a sequence of `tokens` (before compression)."""
@@ -161,7 +164,7 @@ class TokenCache:
         return self._bytes_per_token if ratio is None else Fraction(self._bytes_per_token) / ratio
 
     def quest_meta_bytes(self, tokens: int) -> int:
-        if self.policy.read_page_tokens is None:
+        if self.policy.read_page_tokens is None or not self.policy.read_page_meta:
             return 0
         pages = math.ceil(self.policy.retained_tokens(tokens) / self.policy.read_page_tokens)
         return pages * 2 * self.heads * self.quest_meta_storage.payload_bytes(self.key_dim)

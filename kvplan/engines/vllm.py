@@ -90,6 +90,11 @@ GDN_CHECKPOINT_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", 
 ATTENTION_REGISTERED_FIRST = ("zamba2",)
 
 
+# MiniMax-M3's sparse attention and indexer backends: get_supported_kernel_block_sizes -> [128]
+# (one sparse block per KV page; models/minimax_m3/common/*.py, read in 0.26.0 and 0.33.0)
+MINIMAX_M3_BLOCK = 128
+
+
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -380,8 +385,16 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
             block = wanted
         elif block_tokens is None:
             notes.append(f"MLA: block size {block} ({backend} on Hopper)")
-    if any(c.policy.budget_fraction or c.policy.budget_tokens or c.policy.compress_ratio or c.policy.read_page_tokens
-           for c in caches):
+    block_sparse = [c for c in caches if c.policy.read_page_tokens and not c.policy.read_page_meta]
+    if block_sparse and block != MINIMAX_M3_BLOCK:  # MiniMax-M3: update_block_size_for_backend
+        notes.append(f"MiniMax-M3: block size {block} -> {MINIMAX_M3_BLOCK} (its sparse attention and indexer "
+                     f"backends support only {MINIMAX_M3_BLOCK}: models/minimax_m3/common, 0.26-0.33)")
+        block = MINIMAX_M3_BLOCK
+    if any(c.policy.read_page_tokens != MINIMAX_M3_BLOCK for c in block_sparse):
+        notes.append(f"MiniMax-M3: vLLM's kernels select {MINIMAX_M3_BLOCK}-token blocks; a config's other "
+                     "sparse block size is not served as written")
+    if any(c.policy.budget_fraction or c.policy.budget_tokens or c.policy.compress_ratio
+           or (c.policy.read_page_tokens and c.policy.read_page_meta) for c in caches):
         notes.append("eviction, compressed sparse attention and Quest are not vLLM features: every token is allocated")
     specs: list[tuple[int, PageSpec]] = []
     for i, layer in enumerate(model.layers):

@@ -147,6 +147,9 @@ class Quest(Technique):
     def apply(self, plan: Plan) -> Plan:
         if not any(c.kind == "attention" for layer in plan.model.layers for c in layer.caches):
             raise TechniqueError(f"technique {self.spec!r} cannot apply to {plan.model.name}: no attention K/V cache")
+        if any(c.policy.read_page_tokens is not None for layer in plan.model.layers for c in layer.caches):
+            raise TechniqueError(f"technique {self.spec!r} cannot apply to {plan.model.name}: its layers already read "
+                                 "a top-k of blocks (MiniMax-M3's block-sparse attention, or quest given twice)")
         return plan.with_model(map_caches(
             plan.model,
             lambda c: with_policy(c, read_page_tokens=self.page, read_topk_pages=self.topk),

@@ -102,7 +102,7 @@ def entry_bytes(cache: TokenCache, entries: Array) -> Array:
 
 def quest_meta_bytes(cache: TokenCache, n: Array) -> Array | int:
     page = cache.policy.read_page_tokens
-    if page is None:
+    if page is None or not cache.policy.read_page_meta:
         return 0
     pages = _ceil_div(retained_tokens(cache.policy, n), page)
     return pages * 2 * cache.heads * cache.quest_meta_storage.payload_bytes(cache.key_dim)

@@ -517,6 +517,8 @@ def _legacy(drop: tuple, **put):
 _NEMOTRON_SYMBOL = {"linear_attention": "M", "mamba": "M", "full_attention": "*", "attention": "*", "mlp": "-",
                     "moe": "E"}
 _WINDOW_ON = {"use_sliding_window": True, "sliding_window": WINDOW, "max_window_layers": 12, "layer_types": None}
+_M3_SPARSE = {"sparse_attention_freq": [0, 0, 0] + [1] * 57, "sparse_disable_index_value": [0, 0, 0] + [1] * 57,
+              "sparse_index_dim": 8, "sparse_block_size": 4, "sparse_topk_blocks": 2}
 VARIANTS: dict[str, tuple[str, dict, object]] = {
     "qwen2[use_sliding_window]": ("qwen2", _WINDOW_ON, None),
     "qwen2_moe[use_sliding_window]": ("qwen2_moe", _WINDOW_ON, None),
@@ -585,6 +587,14 @@ VARIANTS: dict[str, tuple[str, dict, object]] = {
     "step3p7[sliding layers, per-layer heads]": ("step3p7", {
         "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(45)],
         "num_sliding_attention_heads": 8}, None),
+    # MiniMax-M3's released schedule: 3 full layers, then block-sparse layers with index keys
+    "minimax_m3_vl_text[sparse layers]": ("minimax_m3_vl_text", {
+        "layer_types": ["full_attention"] * 3 + ["minimax_m3_sparse"] * 57}, None),
+    # the checkpoint's form: sparse_attention_config (legacy sparse_* names) instead of layer_types
+    "minimax_m3_vl_text[sparse_attention_config, file without layer_types]": (
+        "minimax_m3_vl_text", {"layer_types": None, "sparse_attention_config": _M3_SPARSE},
+        _legacy(("layer_types", "index_head_dim", "index_block_size", "index_topk_blocks"),
+                sparse_attention_config=_M3_SPARSE)),
     "dots3_note_text[file without layer_types]": ("dots3_note_text", {}, _drop("layer_types")),
     "muse_glimmer[file without layer_types]": ("muse_glimmer", {}, _drop("layer_types")),
     "qwen2_5_omni_thinker[use_sliding_window, file without layer_types]": (
