@@ -182,3 +182,11 @@ def test_compressed_attention_pairs_by_brute_force():
         for ratio, topk, window in ((4, 8, 3), (4, None, 0), (128, None, 128), (2, 1, 5)):
             brute = sum(min(topk if topk is not None else t, t // ratio) + min(t, window) for t in range(1, n + 1))
             assert compressed_pairs(n, ratio, topk, window) == brute, (n, ratio, topk, window)
+
+
+def test_pro_is_8_7_times_smaller_than_v3_2_in_bf16():
+    # published with the 9.62 GiB figure: "an 8.7x reduction compared to DeepSeek V3.2" in bf16, i.e. V3.2's
+    # 61 layers of a bf16 latent (512 + 64) x 2 B plus bf16 indexer keys 128 x 2 B per token
+    v32_bf16 = 61 * ((512 + 64) * 2 + 128 * 2) * N
+    v4 = estimate(load_model("deepseek-v4-pro"), N).kv_bytes_per_sequence
+    assert round(v32_bf16 / v4, 1) == 8.7
