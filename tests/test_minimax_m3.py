@@ -106,6 +106,20 @@ def test_vllm_forces_128_token_blocks_and_sums_the_pages():
 def test_tp4_shards_the_kv_heads_and_replicates_the_index_key():
     rank = shard(model(), tp=4)[0]
     assert estimate(rank, 1).bytes_per_token == 3 * 512 + 57 * (512 + 256) == 45_312
+    pool = simulate(model(), kv_memory_bytes=40 * GIB, max_model_len=131072, tp=4)
+    assert pool.num_blocks == 40 * GIB // (128 * 45_312) == 7405
+
+
+# vLLM 0.33.0's own get_kv_cache_groups + get_kv_cache_config_from_groups, run on CPU from its sdist on the
+# specs MiniMax-M3 registers (FullAttentionSpec(block 128, 4 or 1 heads, 128/128) per layer, MLAAttentionSpec(block
+# 128, 1 head, 128, bf16, INDEXER) per sparse layer), 40 GiB: one UniformTypeKVCacheSpecs group and these blocks
+VLLM_0_33_BLOCKS = {("auto", 1): 2440, ("fp8", 1): 4413, ("auto", 4): 7405}
+
+
+@pytest.mark.parametrize("kv_dtype, tp", sorted(VLLM_0_33_BLOCKS))
+def test_blocks_agree_with_vllm_0_33s_own_planner(kv_dtype, tp):
+    pool = simulate(model(), kv_memory_bytes=40 * GIB, max_model_len=131072, tp=tp, kv_cache_dtype=kv_dtype)
+    assert len(pool.groups) == 1 and pool.num_blocks == VLLM_0_33_BLOCKS[(kv_dtype, tp)]
 
 
 def test_quest_is_refused_on_layers_that_already_read_selected_blocks(tmp_path):
