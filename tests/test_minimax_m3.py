@@ -110,7 +110,7 @@ def test_tp4_shards_the_kv_heads_and_replicates_the_index_key():
     assert pool.num_blocks == 40 * GIB // (128 * 45_312) == 7405
 
 
-# vLLM 0.33.0's own get_kv_cache_groups + get_kv_cache_config_from_groups, run on CPU from its sdist on the
+# vLLM 0.33.0's own get_kv_cache_groups + get_kv_cache_config_from_groups (benchmarks/vllm_oracle.py), run on the
 # specs MiniMax-M3 registers (FullAttentionSpec(block 128, 4 or 1 heads, 128/128) per layer, MLAAttentionSpec(block
 # 128, 1 head, 128, bf16, INDEXER) per sparse layer), 40 GiB: one UniformTypeKVCacheSpecs group and these blocks
 VLLM_0_33_BLOCKS = {("auto", 1): 2440, ("fp8", 1): 4413, ("auto", 4): 7405}

@@ -1,0 +1,92 @@
+"""Run vLLM's own KV cache planner (no GPU) on the specs some models register; print groups, blocks, tokens.
+
+kvplan models vLLM from its source; this script asks vLLM itself, for the figures
+tests/test_vllm_oracle.py and tests/test_minimax_m3.py assert. It needs an unpacked vLLM sdist
+and vLLM's pure-Python imports, none of which kvplan depends on:
+
+    # unpack vllm-0.33.0.tar.gz (the sdist on PyPI) into /tmp/vsd, then:
+    pip install --target /tmp/vdeps pydantic msgspec cachetools cloudpickle psutil pyzmq prometheus_client cbor2 \\
+        aiohttp openai-harmony openai pybase64 uvloop py-cpuinfo xgrammar fastapi partial-json-parser llguidance
+    PYTHONPATH=/tmp/vsd/vllm-0.33.0:/tmp/vdeps .venv/bin/python benchmarks/vllm_oracle.py
+
+The specs are what the layers register in 0.33.0: FullAttentionSpec / SlidingWindowSpec (block 16, KV heads,
+head size, bf16, the window) for Llama-3.1-8B, gpt-oss-20b (sliding 128 on even layers) and Gemma-3-12B
+(sliding 1024, every 6th layer full); for MiniMax-M3 (models/minimax_m3/nvidia/model.py, common/indexer.py)
+FullAttentionSpec(block 128, KV heads per rank, 128 + 128) on each of the 60 layers and, on the 57 sparse ones,
+MLAAttentionSpec(block 128, one head of 128, bf16, the INDEXER role). The scheduler settings are `vllm serve`'s
+on an H100: 8,192 batched tokens, two batches in flight (async scheduling).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import torch
+import vllm.v1.core.kv_cache_planning as planning
+from vllm.config.cache import CacheConfig
+from vllm.v1.core.kv_cache_utils import get_kv_cache_capacity
+from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec, SlidingWindowSpec, SparseCacheRole
+
+GIB = 2**30
+
+
+def minimax_m3(kv_dtype: torch.dtype, heads: int) -> dict:
+    out = {}
+    for i in range(60):
+        out[f"model.layers.{i}.self_attn.attn"] = FullAttentionSpec(
+            block_size=128, num_kv_heads=heads, head_size=128, head_size_v=128, dtype=kv_dtype)
+        if i >= 3:
+            out[f"model.layers.{i}.self_attn.indexer.k_cache"] = MLAAttentionSpec(
+                block_size=128, num_kv_heads=1, head_size=128, dtype=torch.bfloat16, cache_role=SparseCacheRole.INDEXER)
+    return out
+
+
+def dense_and_sliding() -> dict[str, dict]:
+    bf16 = torch.bfloat16
+
+    def full(heads, dim):
+        return FullAttentionSpec(block_size=16, num_kv_heads=heads, head_size=dim, dtype=bf16)
+
+    def sliding(heads, dim, window):
+        return SlidingWindowSpec(block_size=16, num_kv_heads=heads, head_size=dim, dtype=bf16, sliding_window=window)
+
+    return {
+        "llama-3.1-8b": {f"l{i}": full(8, 128) for i in range(32)},
+        "gpt-oss-20b": {f"l{i}": sliding(8, 64, 128) if i % 2 == 0 else full(8, 64) for i in range(24)},
+        "gemma-3-12b": {f"l{i}": full(8, 256) if i % 6 == 5 else sliding(8, 256, 1024) for i in range(48)},
+    }
+
+
+def config(max_model_len: int):
+    cache = CacheConfig()
+    cache.kv_cache_layout = "LBNHC"  # the default preference (no backend narrows it for these models)
+    return SimpleNamespace(
+        scheduler_config=SimpleNamespace(disable_hybrid_kv_cache_manager=False, max_num_batched_tokens=8192),
+        cache_config=cache, attention_config=SimpleNamespace(hisparse_config=None),
+        parallel_config=SimpleNamespace(decode_context_parallel_size=1, prefill_context_parallel_size=1),
+        model_config=SimpleNamespace(max_model_len=max_model_len), speculative_config=None,
+        max_in_flight_tokens=2 * 8192, num_gpu_blocks_override=None,
+        device_config=SimpleNamespace(device_type="cuda"))
+
+
+def report(label: str, specs: dict, memory_gib: int, max_model_len: int) -> None:
+    cfg = config(max_model_len)
+    groups = planning.get_kv_cache_groups(cfg, specs)
+    kv = planning.get_kv_cache_config_from_groups(cfg, groups, memory_gib * GIB)
+    tokens, concurrency = get_kv_cache_capacity(cfg, kv)
+    kinds = [f"{type(g.kv_cache_spec).__name__} x {len(g.layer_names)}" for g in groups]
+    print(f"{label} at {memory_gib} GiB, max_model_len {max_model_len:,}: {kinds}, {kv.num_blocks:,} blocks, "
+          f"{tokens:,} tokens, {concurrency:.4f}x")
+
+
+def main() -> None:
+    for name, layers in dense_and_sliding().items():
+        report(name, layers, 10, 32768)
+    for label, dtype, heads in (("minimax-m3 auto, tp 1", torch.bfloat16, 4),
+                                ("minimax-m3 fp8, tp 1", torch.float8_e4m3fn, 4),
+                                ("minimax-m3 auto, tp 4", torch.bfloat16, 1)):
+        report(label, minimax_m3(dtype, heads), 40, 131072)
+
+
+if __name__ == "__main__":
+    main()
