@@ -25,7 +25,9 @@ import torch
 import vllm.v1.core.kv_cache_planning as planning
 from vllm.config.cache import CacheConfig
 from vllm.v1.core.kv_cache_utils import get_kv_cache_capacity
-from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec, SlidingWindowSpec, SparseCacheRole
+from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum
+from vllm.v1.kv_cache_interface import (FullAttentionSpec, MambaSpec, MLAAttentionSpec, SlidingWindowSpec,
+                                        SparseCacheRole)
 
 GIB = 2**30
 
@@ -57,9 +59,30 @@ def dense_and_sliding() -> dict[str, dict]:
     }
 
 
+def latent_and_hybrid() -> dict[str, dict]:
+    """DeepSeek-V3 (bf16 latent of 576, block 16), V3.2 (bf16 latent + 132-byte fp8 indexer keys, block 64) and
+    Qwen3-Next-80B (36 Gated DeltaNet layers and every 4th full, block 576, the state page padded to the attention
+    page and one prefill checkpoint page: kvplan's inputs, so this checks the grouping and counting only)."""
+    bf16 = torch.bfloat16
+    v32 = {}
+    for i in range(61):
+        v32[f"l{i}.attn"] = MLAAttentionSpec(block_size=64, num_kv_heads=1, head_size=576, dtype=bf16)
+        v32[f"l{i}.indexer"] = MLAAttentionSpec(block_size=64, num_kv_heads=1, head_size=132, dtype=torch.uint8)
+    gdn = dict(block_size=576, shapes=((8192, 3), (32, 128, 128)), dtypes=(bf16, bf16), page_size_padded=1179648,
+               mamba_type=MambaAttentionBackendEnum.GDN_ATTN, mamba_cache_mode="align", num_prefill_checkpoint_blocks=1)
+    return {
+        "deepseek-v3": {f"l{i}": MLAAttentionSpec(block_size=16, num_kv_heads=1, head_size=576, dtype=bf16)
+                        for i in range(61)},
+        "deepseek-v3.2-exp": v32,
+        "qwen3-next-80b-a3b": {f"l{i}": FullAttentionSpec(block_size=576, num_kv_heads=2, head_size=256, dtype=bf16)
+                               if i % 4 == 3 else MambaSpec(**gdn) for i in range(48)},
+    }
+
+
 def config(max_model_len: int):
     cache = CacheConfig()
     cache.kv_cache_layout = "LBNHC"  # the default preference (no backend narrows it for these models)
+    cache.mamba_cache_mode = "align"  # 0.33's default with prefix caching on
     return SimpleNamespace(
         scheduler_config=SimpleNamespace(disable_hybrid_kv_cache_manager=False, max_num_batched_tokens=8192),
         cache_config=cache, attention_config=SimpleNamespace(hisparse_config=None),
@@ -80,7 +103,7 @@ def report(label: str, specs: dict, memory_gib: int, max_model_len: int) -> None
 
 
 def main() -> None:
-    for name, layers in dense_and_sliding().items():
+    for name, layers in {**dense_and_sliding(), **latent_and_hybrid()}.items():
         report(name, layers, 10, 32768)
     for label, dtype, heads in (("minimax-m3 auto, tp 1", torch.bfloat16, 4),
                                 ("minimax-m3 fp8, tp 1", torch.float8_e4m3fn, 4),

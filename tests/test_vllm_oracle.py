@@ -21,6 +21,12 @@ VLLM_0_33 = {
     "llama-3.1-8b": ([("full", 32)], 5120, 81_920),
     "gpt-oss-20b": ([("sliding", 12), ("full", 12)], 27_306, 290_413),
     "gemma-3-12b": ([("sliding", 8)] * 5 + [("full", 8)], 10_240, 44_781),
+    "deepseek-v3": ([("mla", 61)], 9549, 152_784),
+    # latent + indexer keys in one uniform-type group (vLLM: UniformTypeKVCacheSpecs x 122)
+    "deepseek-v3.2-exp": ([("mla", 122)], 2142, 137_088),
+    # block 576, the state page padded to the attention page, one prefill checkpoint page: kvplan's own inputs
+    # to vLLM's planner here, so this checks the grouping and the counting
+    "qwen3-next-80b-a3b": ([("mamba", 12)] * 3 + [("full", 12)], 758, 376_335),
 }
 
 
