@@ -1,0 +1,116 @@
+"""kvplan's vLLM model against vLLM's own planner, release by release (no GPU).
+
+For each bundled model and release, kvplan's engine model gives the caches vLLM
+registers (kind, block size, bytes per token or state page, window). This script
+turns them into vLLM's own spec classes (FullAttentionSpec, SlidingWindowSpec,
+ChunkedLocalAttentionSpec, MLAAttentionSpec, MambaSpec) with the same page bytes,
+runs that release's get_kv_cache_groups and get_kv_cache_config_from_groups, and
+compares groups, blocks and tokens. The block sizes, page paddings and state pages
+are kvplan's: what this checks is the grouping and the counting of each release.
+
+    PYTHONPATH=/tmp/vsd_full/vllm-0.26.0:/tmp/vdeps .venv/bin/python benchmarks/vllm_oracle_versions.py 0.26
+
+(see benchmarks/vllm_oracle.py for the packages vLLM's planner imports). Prints one
+line per model and "agree" or the first difference.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from types import SimpleNamespace
+
+import torch
+
+from kvplan.engines.vllm import simulate
+from kvplan.engines.vllm_rules import resolve
+from kvplan.sources import load_model
+
+GIB = 2**30
+MODELS = ("llama-3.1-8b", "gpt-oss-20b", "gemma-3-12b", "deepseek-v3", "deepseek-v3.2-exp", "qwen3-next-80b-a3b",
+          "llama-4-scout", "mistral-7b-v0.1")
+
+
+def vllm_specs(pool, iface):
+    """One vLLM spec per kvplan page spec, uint8 elements sized to kvplan's bytes."""
+    out = {}
+    u8 = torch.uint8
+    for i, spec in enumerate(pool.layer_specs):
+        block = spec.block_tokens
+        if spec.kind in ("full", "sliding", "chunked"):
+            half = spec.token_bytes // 2
+            common = dict(block_size=block, num_kv_heads=1, head_size=half, dtype=u8)
+            if spec.padded_page_bytes is not None:
+                common["page_size_padded"] = spec.padded_page_bytes
+            if spec.kind == "full":
+                out[f"l{i}"] = iface.FullAttentionSpec(**common)
+            elif spec.kind == "sliding":
+                out[f"l{i}"] = iface.SlidingWindowSpec(sliding_window=spec.window_tokens, **common)
+            else:
+                out[f"l{i}"] = iface.ChunkedLocalAttentionSpec(attention_chunk_size=spec.window_tokens, **common)
+        elif spec.kind in ("mla", "indexer"):
+            # MLAAttention's spec names the KV dtype (cache_dtype_str); the V3.2 indexer's names none, so the two
+            # never merge into one uniform spec (releases before 0.33 compare nothing else when merging)
+            dtype_str = pool.kv_cache_dtype if spec.kind == "mla" else None
+            out[f"l{i}"] = iface.MLAAttentionSpec(block_size=block, num_kv_heads=1, head_size=spec.token_bytes, dtype=u8,
+                                                  cache_dtype_str=dtype_str)
+        elif spec.kind == "mamba":
+            fields = dict(block_size=block, shapes=((spec.state_bytes,),), dtypes=(u8,),
+                          page_size_padded=spec.page_bytes)
+            names = {f.name for f in __import__("dataclasses").fields(iface.MambaSpec)}
+            if "mamba_cache_mode" in names:
+                fields["mamba_cache_mode"] = "align" if spec.state_pages > 1 else "none"
+            if "num_prefill_checkpoint_blocks" in names and spec.state_pages > 2:
+                fields["num_prefill_checkpoint_blocks"] = spec.state_pages - 2
+            out[f"l{i}"] = iface.MambaSpec(**fields)
+        else:
+            raise SystemExit(f"no vLLM spec for kvplan kind {spec.kind!r}")
+    return out
+
+
+def config(max_model_len: int, mnbt: int, in_flight: int, mamba_align: bool):
+    from vllm.config.cache import CacheConfig
+
+    cache = CacheConfig()
+    if hasattr(cache, "kv_cache_layout"):
+        cache.kv_cache_layout = "LBNHC"
+    if hasattr(cache, "mamba_cache_mode"):
+        cache.mamba_cache_mode = "align" if mamba_align else "none"
+    return SimpleNamespace(
+        scheduler_config=SimpleNamespace(disable_hybrid_kv_cache_manager=False, max_num_batched_tokens=mnbt,
+                                         max_model_len=max_model_len),
+        cache_config=cache, attention_config=SimpleNamespace(hisparse_config=None),
+        parallel_config=SimpleNamespace(decode_context_parallel_size=1, prefill_context_parallel_size=1,
+                                        pipeline_parallel_size=1),
+        model_config=SimpleNamespace(max_model_len=max_model_len), speculative_config=None,
+        max_in_flight_tokens=in_flight, num_gpu_blocks_override=None, device_config=SimpleNamespace(device_type="cuda"),
+        kv_transfer_config=None, kv_events_config=None)
+
+
+def main() -> None:
+    version = sys.argv[1] if len(sys.argv) > 1 else "0.33"
+    rules, _ = resolve(version)
+    iface = importlib.import_module("vllm.v1.kv_cache_interface")
+    try:
+        planning = importlib.import_module("vllm.v1.core.kv_cache_planning")
+    except ModuleNotFoundError:
+        planning = importlib.import_module("vllm.v1.core.kv_cache_utils")
+    utils = importlib.import_module("vllm.v1.core.kv_cache_utils")
+    for name in MODELS:
+        pool = simulate(load_model(name), kv_memory_bytes=10 * GIB, max_model_len=32768, rules=rules)
+        mamba = [s for s in pool.layer_specs if s.kind == "mamba"]
+        cfg = config(32768, pool.max_num_batched_tokens, pool.in_flight_tokens,
+                     bool(mamba and mamba[0].state_pages > 1))
+        groups = planning.get_kv_cache_groups(cfg, vllm_specs(pool, iface))
+        kv = planning.get_kv_cache_config_from_groups(cfg, groups, 10 * GIB)
+        concurrency = utils.get_max_concurrency_for_kv_cache_config(cfg, kv)
+        tokens = int(concurrency * 32768)
+        theirs = (len(groups), [len(g.layer_names) for g in groups], kv.num_blocks, tokens)
+        ours = (len(pool.groups), [len(g.layers) + g.padding_layers for g in pool.groups], pool.num_blocks,
+                pool.gpu_kv_cache_tokens if rules.tokens_from_concurrency else tokens)
+        verdict = "agree" if theirs == ours else f"DIFFER: vLLM {theirs}, kvplan {ours}"
+        print(f"vLLM {version} {name}: {kv.num_blocks:,} blocks, {tokens:,} tokens: {verdict}")
+
+
+if __name__ == "__main__":
+    main()
