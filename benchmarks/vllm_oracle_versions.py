@@ -11,12 +11,16 @@ are kvplan's: what this checks is the grouping and the counting of each release.
     PYTHONPATH=/tmp/vsd_full/vllm-0.26.0:/tmp/vdeps .venv/bin/python benchmarks/vllm_oracle_versions.py 0.26
 
 (see benchmarks/vllm_oracle.py for the packages vLLM's planner imports). Prints one
-line per model and "agree" or the first difference.
+line per model and "agree" or the first difference. With --grid it runs issue 14's grid
+instead (every bundled model, TP 1/2/4/8, auto/fp8, 10/40 GiB, 8K/128K) and prints the
+cases that differ and a count. Not compared: the start check (`fits`), which each
+release runs through its own function.
 """
 
 from __future__ import annotations
 
 import importlib
+import itertools
 import sys
 from types import SimpleNamespace
 
@@ -87,8 +91,23 @@ def config(max_model_len: int, mnbt: int, in_flight: int, mamba_align: bool):
         kv_transfer_config=None, kv_events_config=None)
 
 
+def compare(pool, rules, iface, planning, utils, memory: int, max_model_len: int):
+    """(vLLM's (groups, layers per group, blocks, tokens), kvplan's) for one pool."""
+    mamba = [s for s in pool.layer_specs if s.kind == "mamba"]
+    cfg = config(max_model_len, pool.max_num_batched_tokens, pool.in_flight_tokens,
+                 bool(mamba and mamba[0].state_pages > 1))
+    groups = planning.get_kv_cache_groups(cfg, vllm_specs(pool, iface))
+    kv = planning.get_kv_cache_config_from_groups(cfg, groups, memory)
+    tokens = int(utils.get_max_concurrency_for_kv_cache_config(cfg, kv) * max_model_len)
+    theirs = (len(groups), [len(g.layer_names) for g in groups], kv.num_blocks, tokens)
+    ours = (len(pool.groups), [len(g.layers) for g in pool.groups], pool.num_blocks,
+            pool.gpu_kv_cache_tokens if rules.tokens_from_concurrency else tokens)
+    return theirs, ours
+
+
 def main() -> None:
     version = sys.argv[1] if len(sys.argv) > 1 else "0.33"
+    grid = "--grid" in sys.argv
     rules, _ = resolve(version)
     iface = importlib.import_module("vllm.v1.kv_cache_interface")
     try:
@@ -96,20 +115,40 @@ def main() -> None:
     except ModuleNotFoundError:
         planning = importlib.import_module("vllm.v1.core.kv_cache_utils")
     utils = importlib.import_module("vllm.v1.core.kv_cache_utils")
-    for name in MODELS:
-        pool = simulate(load_model(name), kv_memory_bytes=10 * GIB, max_model_len=32768, rules=rules)
-        mamba = [s for s in pool.layer_specs if s.kind == "mamba"]
-        cfg = config(32768, pool.max_num_batched_tokens, pool.in_flight_tokens,
-                     bool(mamba and mamba[0].state_pages > 1))
-        groups = planning.get_kv_cache_groups(cfg, vllm_specs(pool, iface))
-        kv = planning.get_kv_cache_config_from_groups(cfg, groups, 10 * GIB)
-        concurrency = utils.get_max_concurrency_for_kv_cache_config(cfg, kv)
-        tokens = int(concurrency * 32768)
-        theirs = (len(groups), [len(g.layer_names) for g in groups], kv.num_blocks, tokens)
-        ours = (len(pool.groups), [len(g.layers) + g.padding_layers for g in pool.groups], pool.num_blocks,
-                pool.gpu_kv_cache_tokens if rules.tokens_from_concurrency else tokens)
-        verdict = "agree" if theirs == ours else f"DIFFER: vLLM {theirs}, kvplan {ours}"
-        print(f"vLLM {version} {name}: {kv.num_blocks:,} blocks, {tokens:,} tokens: {verdict}")
+    if not grid:
+        for name in MODELS:
+            pool = simulate(load_model(name), kv_memory_bytes=10 * GIB, max_model_len=32768, rules=rules)
+            theirs, ours = compare(pool, rules, iface, planning, utils, 10 * GIB, 32768)
+            verdict = "agree" if theirs == ours else f"DIFFER: vLLM {theirs}, kvplan {ours}"
+            print(f"vLLM {version} {name}: {theirs[2]:,} blocks, {theirs[3]:,} tokens: {verdict}")
+        return
+    # issue 14's grid: every bundled model, TP 1/2/4/8, auto/fp8, 10/40 GiB, 8K/128K
+    from kvplan.errors import KvplanError
+    from kvplan.sources import bundled_index
+    from kvplan.workflows import apply_kv_dtype
+
+    agree = differ = skipped = 0
+    for name in sorted(bundled_index()):
+        try:
+            base = load_model(name)
+            models = {dtype: apply_kv_dtype(base, dtype)[0] for dtype in ("auto", "fp8")}
+        except KvplanError:
+            skipped += 32
+            continue
+        for tp, dtype, gib, max_len in itertools.product((1, 2, 4, 8), ("auto", "fp8"), (10, 40), (8192, 131072)):
+            try:
+                pool = simulate(models[dtype], kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp, rules=rules,
+                                allow_long_max_model_len=True)
+                theirs, ours = compare(pool, rules, iface, planning, utils, gib * GIB, max_len)
+            except (KvplanError, SystemExit):
+                skipped += 1
+                continue
+            if theirs == ours:
+                agree += 1
+            else:
+                differ += 1
+                print(f"DIFFER vLLM {version} {name} tp {tp} {dtype} {gib} GiB {max_len}: vLLM {theirs}, kvplan {ours}")
+    print(f"vLLM {version} grid: {agree} agree, {differ} differ, {skipped} not compared (kvplan refuses or cannot map)")
 
 
 if __name__ == "__main__":
