@@ -637,8 +637,8 @@ NOT_IN_GRID = {
     "rwkv-4-430m-pile": "no vLLM architecture", "rwkv-4-7b-pile": "no vLLM architecture",
     "rwkv-4-world-169m": "no vLLM architecture", "zamba-7b-v1": "no vLLM architecture",
     "llama-3.2-11b-vision": "Mllama removed in 0.10.2",
-    "deepseek-v4-flash": "vLLM's DeepSeek-V4 pool is not modelled: --engine vllm refuses it (test_deepseek_v4.py)",
-    "deepseek-v4-pro": "vLLM's DeepSeek-V4 pool is not modelled: --engine vllm refuses it (test_deepseek_v4.py)",
+    "deepseek-v4-flash": "its own pool (vllm_dsv4.py, 0.30+), checked against vLLM's planner in test_deepseek_v4.py",
+    "deepseek-v4-pro": "its own pool (vllm_dsv4.py, 0.30+), checked against vLLM's planner in test_deepseek_v4.py",
 }
 FAMILIES = (DENSE + MLA + MORE_DENSE + SLIDING + SLIDING_HYBRID + CHUNKED + MAMBA_HYBRID + PURE_MAMBA + GDN
             + SHORT_CONV + SPARSE_MLA + LIGHTNING + MIXED)

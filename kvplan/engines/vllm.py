@@ -172,7 +172,7 @@ def latent_token_bytes(cache: TokenCache, kv_dtype: str, serving: Storage, spars
 class PageSpec:
     """One layer's cache as vLLM's KV cache manager sees it (its KVCacheSpec)."""
 
-    kind: str  # full | sliding | chunked | mla | indexer | mamba
+    kind: str  # full | sliding | chunked | mla | indexer | mamba | state (DeepSeek-V4 compressor state)
     block_tokens: int
     token_bytes: int = 0  # one token of this layer (token caches)
     state_bytes: int = 0  # mamba: conv + SSM state of one sequence
@@ -194,6 +194,8 @@ class PageSpec:
             return f"sliding window {self.window_tokens}"
         if self.kind == "chunked":
             return f"chunked attention {self.window_tokens}"
+        if self.kind == "state":
+            return f"compressor state, window {self.window_tokens}"
         return {"full": "full attention", "mla": "latent (MLA)", "indexer": "indexer keys", MAMBA: "mamba state"}[self.kind]
 
     def with_block(self, block_tokens: int) -> "PageSpec":
@@ -210,7 +212,7 @@ class PageSpec:
         max_num_batched_tokens; 0.26+: x2 under async scheduling)."""
         if self.kind == MAMBA:
             return self.page_bytes * self.state_pages
-        if self.kind == "sliding":
+        if self.kind in ("sliding", "state"):  # state: DeepSeek-V4's compressor state, a window of tokens
             tokens = min(self.window_tokens - 1 + in_flight_tokens, max_len)
             return (cdiv(tokens, self.block_tokens) + 1) * self.page_bytes
         if self.kind == "chunked":  # ChunkedLocalAttentionSpec: one chunk plus the tokens in flight
@@ -272,13 +274,17 @@ class VllmPool:
         return [head, size, conc]
 
 
+def is_deepseek_v4(model: ModelSpec) -> bool:
+    """DeepSeek-V4's layers (a compressor state): vLLM pools them by their own rules (vllm_dsv4.py)."""
+    return any(layer.state is not None and layer.state.kind == "compressor" for layer in model.layers)
+
+
 def check_modelled(model: ModelSpec) -> None:
-    """Refuse what kvplan knows vLLM sizes by rules it has not modelled."""
-    if any(layer.state is not None and layer.state.kind == "compressor" for layer in model.layers):
+    """Refuse what kvplan knows vLLM sizes by rules it has not modelled: `vllm serve` flags for DeepSeek-V4."""
+    if is_deepseek_v4(model):
         raise UsageError(
-            f"vLLM's DeepSeek-V4 pool (five cache groups on 256-token pages, 584-byte fp8_ds_mla entries, float32 "
-            f"compressor states) is not modelled yet, so {model.name} cannot be planned or emitted for vLLM",
-            "plan without --engine vllm / --emit vllm (the model's own layout; -t fp8 for fp8 entries)")
+            f"--emit vllm: the flags for {model.name} are not modelled (vLLM's DeepSeek-V4 pool is: use --engine vllm)",
+            "drop --emit vllm")
 
 
 def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[str]]:
@@ -604,7 +610,6 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     the model's cache storage). max_num_seqs: vLLM's --max-num-seqs (default:
     the release's, for an H100-class GPU); enforce_eager: no CUDA graphs.
     """
-    check_modelled(model)
     if kv_memory_bytes <= 0:
         raise PlanError("vLLM: no memory left for the KV cache", "raise --mem-util or give --kv-memory")
     if max_model_len <= 0:
@@ -620,6 +625,13 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                 "lower --max-model-len, or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in kvplan's environment as in vLLM's")
         notes.append(f"max_model_len {max_model_len:,} exceeds the model's {limit:,}: "
                      "vLLM starts only with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
+    if is_deepseek_v4(model):
+        from .vllm_dsv4 import simulate_dsv4
+
+        seqs = max_num_seqs if max_num_seqs is not None else rules.max_num_seqs(None)
+        return simulate_dsv4(model, kv_memory_bytes=kv_memory_bytes, max_model_len=max_model_len,
+                             block_tokens=block_tokens, pp=pp, mnbt=mnbt, rules=rules,
+                             kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs, notes=notes)
     fixed, state_notes = engine_model(model, rules)
     ranked = shard(fixed, tp, 1)[0]  # TP-sharded, all layers
     pairs, spec_notes, kv_dtype = layer_specs(ranked, block_tokens, max_model_len, hybrid_manager, rules,

@@ -1,0 +1,171 @@
+"""vLLM's DeepSeek-V4 pool, 0.30 and later (the FlashMLA fp8_ds_mla layout).
+
+Read from vLLM 0.33.0's models/deepseek_v4 (attention.py, compressor.py),
+v1/attention/backends/mla/sparse_swa.py and v1/core/kv_cache_planning.py, and
+checked against vLLM's own planner run on these specs (0.29.0, 0.30.0, 0.32.0 and
+0.33.0 give the same groups, blocks and tokens: benchmarks/vllm_oracle_dsv4.py).
+
+What each layer registers, in this order (every page rounded up to FlashMLA's 576 B):
+- a CSA layer's indexer keys (MLAAttentionSpec, block 256, 4 tokens a state, 132 B:
+  128 fp8 + one fp32 scale per 128) and its compressor's state (SlidingWindowMLASpec,
+  block 4, window 8, 2 x 2 x 128 float32 values per token);
+- every layer's window (SlidingWindowMLASpec, block 64, window = sliding_window, 584 B
+  per token: 448 fp8 + 64 bf16 rope + 8 scale bytes);
+- a compressed layer's entries (MLAAttentionSpec, block 256, one 584-byte state per
+  m tokens) and its compressor's state (block 4, window 8 at ratio 4; block 8,
+  window 128 at ratio 128; 2 x coff x head_dim float32 values per token).
+
+The block-outermost layout (the indexer backend accepts only BLHNC/BLNHC) packs them
+(`_get_packed_kv_cache_groups`): layers are bucketed by type, block and window;
+buckets with one layer of each page size per repeat are split into groups of the
+same number of repeats (`_approximate_gcd`, floor: the largest mixed balanced
+bucket); a block costs the widest group's pages; a request needs, per group,
+cdiv(max_model_len, 256) blocks (entries) or cdiv(min(window - 1 + in-flight tokens,
+max_model_len), block) + 1 (windows and states), summed over the groups.
+"""
+
+from __future__ import annotations
+
+from ..core.model import ModelSpec
+from ..errors import UsageError
+
+ALIGN = 576  # FlashMLA's page alignment (alignment=576 on every fp8_ds_mla spec)
+ENTRY = 584  # fp8_ds_mla: 448 fp8 NoPE + 64 x 2 B RoPE + 8 scale bytes
+MAIN_BLOCK = 256  # DeepseekSparseSWABackend / FlashMLA sparse: the only block size
+SWA_BLOCK = 64  # DeepseekV4SWACache: block_size=64
+FIRST = (0, 30)  # the releases modelled: 0.30 on
+
+
+def _round(x: int) -> int:
+    return -(-x // ALIGN) * ALIGN
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def layer_pages(model: ModelSpec) -> list[tuple[tuple, int]]:
+    """(bucket, page bytes) for every spec one rank registers, in vLLM's registration order.
+    bucket = (type, block tokens, window or None)."""
+    out = []
+    for layer in model.layers:
+        main = layer.caches[0]
+        indexer = next((c for c in layer.caches if c.kind == "indexer"), None)
+        ratio = main.policy.compress_ratio or 1
+        window = main.policy.compress_window if ratio > 1 else main.policy.window_tokens
+        head = main.key_dim
+        if indexer is not None:
+            index = indexer.key_dim
+            out.append((("mla", MAIN_BLOCK, None), _round(MAIN_BLOCK // ratio * (index + index // 128 * 4))))
+            out.append((("state", 4, 2 * ratio), _round(4 * 2 * 2 * index * 4)))
+        out.append((("swa", SWA_BLOCK, window), _round(SWA_BLOCK * ENTRY)))
+        if ratio > 1:
+            out.append((("mla", MAIN_BLOCK, None), _round(MAIN_BLOCK // ratio * ENTRY)))
+            coff = 2 if ratio == 4 else 1
+            block = 4 if ratio == 4 else 8
+            out.append((("state", block, coff * ratio), _round(block * 2 * coff * head * 4)))
+    return out
+
+
+def approximate_gcd(values: list[int], lower_bound: int) -> int:
+    """vLLM's _approximate_gcd: the d in [lower_bound, max] with the least upward padding, ties to larger d."""
+    best_d, best_pad = lower_bound, None
+    for d in range(max(1, lower_bound), max(values) + 1):
+        pad = sum((d - x % d) % d for x in values)
+        if best_pad is None or pad <= best_pad:
+            best_d, best_pad = d, pad
+    return best_d
+
+
+def packed_groups(pages: list[tuple[tuple, int]]) -> list[tuple[tuple, list[int]]]:
+    """(bucket, the page bytes of each layer in the group) per group, in vLLM's order."""
+    buckets: dict[tuple, dict[int, int]] = {}
+    for bucket, page in pages:
+        sizes = buckets.setdefault(bucket, {})
+        sizes[page] = sizes.get(page, 0) + 1
+    balanced = {b: len(set(sizes.values())) == 1 for b, sizes in buckets.items()}
+    floor = max((max(s.values()) for b, s in buckets.items() if balanced[b] and len(s) > 1), default=0)
+    if not floor:
+        raise UsageError("vLLM's DeepSeek-V4 pool is modelled only for models with compressed sparse layers",
+                         "plan without --engine vllm")
+    repeats = approximate_gcd([max(s.values()) for b, s in buckets.items() if balanced[b]], floor)
+    groups = []
+    for bucket, sizes in buckets.items():
+        count = _cdiv(max(sizes.values()), repeats) if balanced[bucket] else 1
+        if count == 1:
+            groups.append((bucket, [p for p, n in sizes.items() for _ in range(n)]))
+            continue
+        per_size = max(sizes.values())
+        for i in range(count):  # repeats i, i + count, ... (one layer of each page size per repeat)
+            taken = len(range(i, per_size, count))
+            groups.append((bucket, [p for p in sizes for _ in range(taken)]))
+    return groups
+
+
+def blocks_per_request(bucket: tuple, max_len: int, in_flight: int) -> int:
+    kind, block, window = bucket
+    if window is None:
+        return _cdiv(max_len, block)
+    return _cdiv(min(window - 1 + in_flight, max_len), block) + 1
+
+
+def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None,
+                  pp: int, mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int, notes: list[str]):
+    """vLLM's pool for DeepSeek-V4 (one rank: the K/V head and compressor states are replicated under TP)."""
+    from .vllm import CacheGroup, PageSpec, VllmPool
+
+    version = tuple(int(x) for x in rules.version.split(".")[:2])
+    if version < FIRST:
+        raise UsageError(f"vLLM {rules.version}'s DeepSeek-V4 pool is not modelled (kvplan models 0.30 and later: "
+                         "earlier releases padded the pages and weighted the groups differently)",
+                         "use --engine vllm (the newest rules) or --engine vllm@0.30")
+    if pp > 1:
+        raise UsageError("vLLM's DeepSeek-V4 pool under pipeline parallelism is not modelled", "use --pp 1")
+    if block_tokens not in (None, MAIN_BLOCK):
+        raise UsageError(f"--block-size {block_tokens}: vLLM's DeepSeek-V4 backends run only {MAIN_BLOCK}-token "
+                         "blocks", f"drop --block-size or give {MAIN_BLOCK}")
+    stored = model.layers[0].caches[0].storage.name
+    if kv_cache_dtype is None and stored not in ("bf16", "fp16", "fp32") and not stored.startswith("fp8"):
+        raise UsageError(f"KV dtype {stored}: vLLM stores DeepSeek-V4's cache only as fp8_ds_mla (FlashMLA) or plain "
+                         "bf16 / fp8 rows (FlashInfer); kvplan models fp8_ds_mla", "use --kv-dtype auto or fp8")
+    if kv_cache_dtype not in (None, "auto", "fp8", "fp8_e4m3", "fp8_ds_mla"):
+        raise UsageError(f"--kv-cache-dtype {kv_cache_dtype}: kvplan models DeepSeek-V4 only in vLLM's fp8_ds_mla "
+                         "layout (FlashMLA, the default on Hopper and Blackwell datacenter GPUs)",
+                         "use auto or fp8")
+    notes.append(f"DeepSeek-V4: vLLM {rules.version} stores fp8_ds_mla entries (584 B: 448 fp8 + 64 bf16 rope + "
+                 "8 scale bytes), 132-byte fp8 indexer keys and float32 compressor states, pages rounded to 576 B")
+    groups = packed_groups(layer_pages(model))
+    in_flight = mnbt * rules.sliding_in_flight_batches
+    bytes_per_block = max(sum(pages) for _, pages in groups)
+    num_blocks = kv_memory_bytes // bytes_per_block
+
+    def needed(length: int) -> int:
+        return sum(blocks_per_request(bucket, length, in_flight) for bucket, _ in groups)
+
+    per_request = needed(max_model_len)
+    concurrency = num_blocks / per_request
+    held_back = 1 if rules.null_block_in_check else 0
+    ok = bytes_per_block * per_request <= kv_memory_bytes - held_back * bytes_per_block
+    estimate = None
+    if not ok:
+        lo, hi, estimate = 1, max_model_len, 0
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            if bytes_per_block * needed(mid) <= kv_memory_bytes - held_back * bytes_per_block:
+                estimate, lo = mid, mid + 1
+            else:
+                hi = mid - 1
+    kinds = {"mla": "mla", "swa": "sliding", "state": "state"}
+    cache_groups, layer_specs, start = [], [], 0
+    for (kind, block, window), pages in groups:
+        spec = PageSpec(kinds[kind], block, window_tokens=window, padded_page_bytes=sum(pages))
+        cache_groups.append(CacheGroup(spec, tuple(range(start, start + len(pages)))))
+        layer_specs += [PageSpec(kinds[kind], block, window_tokens=window, padded_page_bytes=p) for p in pages]
+        start += len(pages)
+    refusal = None if ok else (f"one {max_model_len:,}-token request needs more than the KV memory; the estimated "
+                               f"maximum model length is {estimate:,}")
+    return VllmPool(kv_memory_bytes, max_model_len, mnbt, tuple(cache_groups), False, bytes_per_block, num_blocks,
+                    per_request, int(concurrency * max_model_len), concurrency, ok, estimate, tuple(notes),
+                    tuple(layer_specs), rules.version, rules.one_log_line, "fp8_ds_mla", bytes_per_block, in_flight,
+                    gib_text_rounded=rules.gib_text_rounded, tokens_from_concurrency=rules.tokens_from_concurrency,
+                    max_num_seqs=max_num_seqs, refusal=refusal)
