@@ -228,3 +228,17 @@ def test_pro_is_8_7_times_smaller_than_v3_2_in_bf16():
     v32_bf16 = 61 * ((512 + 64) * 2 + 128 * 2) * N
     v4 = estimate(load_model("deepseek-v4-pro"), N).kv_bytes_per_sequence
     assert round(v32_bf16 / v4, 1) == 8.7
+
+
+@pytest.mark.parametrize("technique", ["window:1024", "evict:0.5"])
+def test_vllm_refuses_techniques_that_change_the_tokens_kept(technique):
+    out = _kvplan("estimate", "deepseek-v4-flash", "--engine", "vllm", "--kv-memory", "10GiB", "-t", technique)
+    assert out.returncode == 2 and "no vLLM form" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_vllm_keeps_fp8_as_fp8_ds_mla():
+    out = _kvplan("estimate", "deepseek-v4-flash", "--engine", "vllm", "--kv-memory", "10GiB", "-c", "128k",
+                  "-t", "fp8", "--format", "json")
+    engine = __import__("json").loads(out.stdout)["engine"]
+    assert (engine["num_blocks"], engine["gpu_kv_cache_tokens"]) == VLLM_DSV4[("deepseek-v4-flash", 10, 131072)]

@@ -44,6 +44,25 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def check_native(model: ModelSpec) -> None:
+    """vLLM runs the checkpoint's layout: a technique that changes which tokens a layer keeps or reads
+    (window, evict, quest, ...) has no vLLM form for DeepSeek-V4."""
+    windows, changed = set(), False
+    for cache in (c for layer in model.layers for c in layer.caches):
+        p = cache.policy
+        changed |= bool(p.budget_fraction or p.budget_tokens or p.chunk_tokens or p.read_page_tokens)
+        if p.compress_ratio:
+            changed |= p.window_tokens is not None
+            if p.compress_window:
+                windows.add(p.compress_window)
+        elif cache.kind == "latent":
+            windows.add(p.window_tokens)
+    if changed or len(windows) > 1:  # every layer's window is the config's sliding_window
+        raise UsageError(f"--engine vllm: {model.name} with a technique that changes the tokens its layers keep or "
+                         "read has no vLLM form (vLLM runs DeepSeek-V4's own windows and compression)",
+                         "drop the technique (a KV dtype such as fp8 is kept)")
+
+
 def layer_pages(model: ModelSpec) -> list[tuple[tuple, int]]:
     """(bucket, page bytes) for every spec one rank registers, in vLLM's registration order.
     bucket = (type, block tokens, window or None)."""
@@ -124,6 +143,7 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
     if block_tokens not in (None, MAIN_BLOCK):
         raise UsageError(f"--block-size {block_tokens}: vLLM's DeepSeek-V4 backends run only {MAIN_BLOCK}-token "
                          "blocks", f"drop --block-size or give {MAIN_BLOCK}")
+    check_native(model)
     stored = model.layers[0].caches[0].storage.name
     if kv_cache_dtype is None and stored not in ("bf16", "fp16", "fp32") and not stored.startswith("fp8"):
         raise UsageError(f"KV dtype {stored}: vLLM stores DeepSeek-V4's cache only as fp8_ds_mla (FlashMLA) or plain "
