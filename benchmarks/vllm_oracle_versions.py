@@ -13,8 +13,8 @@ are kvplan's: what this checks is the grouping and the counting of each release.
 (see benchmarks/vllm_oracle.py for the packages vLLM's planner imports). Prints one
 line per model and "agree" or the first difference. With --grid it runs issue 14's grid
 instead (every bundled model, TP 1/2/4/8, auto/fp8, 10/40 GiB, 8K/128K) and prints the
-cases that differ and a count. Not compared: the start check (`fits`), which each
-release runs through its own function.
+cases that differ and a count. The start check (`fits`) is compared on 0.33, whose
+planner exposes it (get_kv_cache_configs' check with the null block held back).
 """
 
 from __future__ import annotations
@@ -102,6 +102,14 @@ def compare(pool, rules, iface, planning, utils, memory: int, max_model_len: int
     theirs = (len(groups), [len(g.layer_names) for g in groups], kv.num_blocks, tokens)
     ours = (len(pool.groups), [len(g.layers) for g in pool.groups], pool.num_blocks,
             pool.gpu_kv_cache_tokens if rules.tokens_from_concurrency else tokens)
+    builder_cls = getattr(planning, "DefaultKVCacheConfigBuilder", None)
+    if builder_cls is not None:  # 0.33: get_kv_cache_configs' start check, the null block held back
+        builder = builder_cls()
+        per_block = planning._pool_bytes_per_block_from_builder(builder, cfg, groups)
+        needed = planning._max_memory_usage_bytes_from_groups(builder, cfg, groups)
+        theirs += (needed <= memory - per_block,)
+        # kvplan's fits also holds the Mamba decode-graph check (max_num_seqs <= blocks), which vLLM runs elsewhere
+        ours += (pool.fits or "max_num_seqs" in (pool.refusal or ""),)
     return theirs, ours
 
 
@@ -127,7 +135,7 @@ def main() -> None:
     from kvplan.sources import bundled_index
     from kvplan.workflows import apply_kv_dtype
 
-    agree = differ = skipped = 0
+    agree = differ = skipped = refused = 0
     for name in sorted(bundled_index()):
         try:
             base = load_model(name)
@@ -145,10 +153,14 @@ def main() -> None:
                 continue
             if theirs == ours:
                 agree += 1
+                refused += len(ours) == 5 and not ours[4]
             else:
                 differ += 1
                 print(f"DIFFER vLLM {version} {name} tp {tp} {dtype} {gib} GiB {max_len}: vLLM {theirs}, kvplan {ours}")
-    print(f"vLLM {version} grid: {agree} agree, {differ} differ, {skipped} not compared (kvplan refuses or cannot map)")
+    checked = ("start check compared: " + f"{refused} of them refused") if hasattr(planning, "DefaultKVCacheConfigBuilder") \
+        else "start check not compared"
+    print(f"vLLM {version} grid: {agree} agree ({checked}), {differ} differ, "
+          f"{skipped} not compared (kvplan refuses or cannot map)")
 
 
 if __name__ == "__main__":
