@@ -92,9 +92,15 @@ def main() -> None:
         groups = planning.get_kv_cache_groups(cfg, specs(config))
         kv = planning.get_kv_cache_config_from_groups(cfg, groups, int(gib * GIB))
         tokens, concurrency = get_kv_cache_capacity(cfg, kv)
+        fits = "start check not compared"
+        if hasattr(planning, "DefaultKVCacheConfigBuilder"):  # 0.33: the memory test, the null block held back
+            builder = planning.DefaultKVCacheConfigBuilder()
+            per_block = planning._pool_bytes_per_block_from_builder(builder, cfg, groups)
+            needed = planning._max_memory_usage_bytes_from_groups(builder, cfg, groups)
+            fits = f"fits {needed <= int(gib * GIB) - per_block}"
         layout = [(type(g.kv_cache_spec).__name__, len(g.layer_names), g.kv_cache_spec.page_size_bytes) for g in groups]
         print(f"deepseek-v4-{name} at {gib} GiB, max_model_len {max_len:,}: {kv.num_blocks:,} blocks, "
-              f"{tokens:,} tokens, {concurrency:.4f}x; groups {layout}")
+              f"{tokens:,} tokens, {concurrency:.4f}x, {fits}; groups {layout}")
 
 
 if __name__ == "__main__":
