@@ -19,15 +19,14 @@ on an H100: 8,192 batched tokens, two batches in flight (async scheduling).
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import torch
 import vllm.v1.core.kv_cache_planning as planning
-from vllm.config.cache import CacheConfig
 from vllm.v1.core.kv_cache_utils import get_kv_cache_capacity
 from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum
 from vllm.v1.kv_cache_interface import (FullAttentionSpec, MambaSpec, MLAAttentionSpec, SlidingWindowSpec,
                                         SparseCacheRole)
+
+from vllm_stub_config import vllm_config  # this folder
 
 GIB = 2**30
 
@@ -79,21 +78,8 @@ def latent_and_hybrid() -> dict[str, dict]:
     }
 
 
-def config(max_model_len: int):
-    cache = CacheConfig()
-    cache.kv_cache_layout = "LBNHC"  # the default preference (no backend narrows it for these models)
-    cache.mamba_cache_mode = "align"  # 0.33's default with prefix caching on
-    return SimpleNamespace(
-        scheduler_config=SimpleNamespace(disable_hybrid_kv_cache_manager=False, max_num_batched_tokens=8192),
-        cache_config=cache, attention_config=SimpleNamespace(hisparse_config=None),
-        parallel_config=SimpleNamespace(decode_context_parallel_size=1, prefill_context_parallel_size=1),
-        model_config=SimpleNamespace(max_model_len=max_model_len), speculative_config=None,
-        max_in_flight_tokens=2 * 8192, num_gpu_blocks_override=None,
-        device_config=SimpleNamespace(device_type="cuda"))
-
-
 def report(label: str, specs: dict, memory_gib: int, max_model_len: int) -> None:
-    cfg = config(max_model_len)
+    cfg = vllm_config(max_model_len)
     groups = planning.get_kv_cache_groups(cfg, specs)
     kv = planning.get_kv_cache_config_from_groups(cfg, groups, memory_gib * GIB)
     tokens, concurrency = get_kv_cache_capacity(cfg, kv)

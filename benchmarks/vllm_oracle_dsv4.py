@@ -18,10 +18,8 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import torch
-from vllm.config.cache import CacheConfig
 from vllm.v1.core.kv_cache_utils import get_kv_cache_capacity
 from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec, get_kv_quant_mode
 
@@ -29,6 +27,8 @@ try:
     import vllm.v1.core.kv_cache_planning as planning
 except ModuleNotFoundError:  # before 0.33
     import vllm.v1.core.kv_cache_utils as planning
+
+from vllm_stub_config import vllm_config  # this folder
 
 GIB = 2**30
 CASES = ((10, 131072), (40, 1048576), (7.01, 912128))
@@ -71,24 +71,11 @@ def specs(config: dict) -> dict:
     return out
 
 
-def vllm_config(max_model_len: int, max_num_batched_tokens: int = 8192):
-    cache = CacheConfig()
-    cache.kv_cache_layout = "BLHNC"
-    return SimpleNamespace(
-        scheduler_config=SimpleNamespace(disable_hybrid_kv_cache_manager=False,
-                                         max_num_batched_tokens=max_num_batched_tokens),
-        cache_config=cache, attention_config=SimpleNamespace(hisparse_config=None),
-        parallel_config=SimpleNamespace(decode_context_parallel_size=1, prefill_context_parallel_size=1),
-        model_config=SimpleNamespace(max_model_len=max_model_len), speculative_config=None,
-        max_in_flight_tokens=2 * max_num_batched_tokens, num_gpu_blocks_override=None,
-        device_config=SimpleNamespace(device_type="cuda"), kv_transfer_config=None, kv_events_config=None)
-
-
 def main() -> None:
     name = sys.argv[1] if len(sys.argv) > 1 else "flash"
     config = json.loads((Path(__file__).resolve().parents[1] / "model_specs" / f"deepseek-v4-{name}.json").read_text())
     for gib, max_len in CASES:
-        cfg = vllm_config(max_len)
+        cfg = vllm_config(max_len, layout="BLHNC")
         groups = planning.get_kv_cache_groups(cfg, specs(config))
         kv = planning.get_kv_cache_config_from_groups(cfg, groups, int(gib * GIB))
         tokens, concurrency = get_kv_cache_capacity(cfg, kv)

@@ -19,16 +19,18 @@ planner exposes it (get_kv_cache_configs' check with the null block held back).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import itertools
 import sys
-from types import SimpleNamespace
 
 import torch
 
 from kvplan.engines.vllm import simulate
 from kvplan.engines.vllm_rules import resolve
 from kvplan.sources import load_model
+
+from vllm_stub_config import vllm_config  # this folder
 
 GIB = 2**30
 MODELS = ("llama-3.1-8b", "gpt-oss-20b", "gemma-3-12b", "deepseek-v3", "deepseek-v3.2-exp", "qwen3-next-80b-a3b",
@@ -61,7 +63,7 @@ def vllm_specs(pool, iface):
         elif spec.kind == "mamba":
             fields = dict(block_size=block, shapes=((spec.state_bytes,),), dtypes=(u8,),
                           page_size_padded=spec.page_bytes)
-            names = {f.name for f in __import__("dataclasses").fields(iface.MambaSpec)}
+            names = {f.name for f in dataclasses.fields(iface.MambaSpec)}
             if "mamba_cache_mode" in names:
                 fields["mamba_cache_mode"] = "align" if spec.state_pages > 1 else "none"
             if "num_prefill_checkpoint_blocks" in names and spec.state_pages > 2:
@@ -72,30 +74,11 @@ def vllm_specs(pool, iface):
     return out
 
 
-def config(max_model_len: int, mnbt: int, in_flight: int, mamba_align: bool):
-    from vllm.config.cache import CacheConfig
-
-    cache = CacheConfig()
-    if hasattr(cache, "kv_cache_layout"):
-        cache.kv_cache_layout = "LBNHC"
-    if hasattr(cache, "mamba_cache_mode"):
-        cache.mamba_cache_mode = "align" if mamba_align else "none"
-    return SimpleNamespace(
-        scheduler_config=SimpleNamespace(disable_hybrid_kv_cache_manager=False, max_num_batched_tokens=mnbt,
-                                         max_model_len=max_model_len),
-        cache_config=cache, attention_config=SimpleNamespace(hisparse_config=None),
-        parallel_config=SimpleNamespace(decode_context_parallel_size=1, prefill_context_parallel_size=1,
-                                        pipeline_parallel_size=1),
-        model_config=SimpleNamespace(max_model_len=max_model_len), speculative_config=None,
-        max_in_flight_tokens=in_flight, num_gpu_blocks_override=None, device_config=SimpleNamespace(device_type="cuda"),
-        kv_transfer_config=None, kv_events_config=None)
-
-
 def compare(pool, rules, iface, planning, utils, memory: int, max_model_len: int):
     """(vLLM's (groups, layers per group, blocks, tokens), kvplan's) for one pool."""
     mamba = [s for s in pool.layer_specs if s.kind == "mamba"]
-    cfg = config(max_model_len, pool.max_num_batched_tokens, pool.in_flight_tokens,
-                 bool(mamba and mamba[0].state_pages > 1))
+    cfg = vllm_config(max_model_len, mnbt=pool.max_num_batched_tokens, in_flight=pool.in_flight_tokens,
+                      mamba_align=bool(mamba and mamba[0].state_pages > 1))
     groups = planning.get_kv_cache_groups(cfg, vllm_specs(pool, iface))
     kv = planning.get_kv_cache_config_from_groups(cfg, groups, memory)
     tokens = int(utils.get_max_concurrency_for_kv_cache_config(cfg, kv) * max_model_len)

@@ -243,5 +243,5 @@ def test_vllm_refuses_techniques_that_change_the_tokens_kept(technique):
 def test_vllm_keeps_fp8_as_fp8_ds_mla():
     out = _kvplan("estimate", "deepseek-v4-flash", "--engine", "vllm", "--kv-memory", "10GiB", "-c", "128k",
                   "-t", "fp8", "--format", "json")
-    engine = __import__("json").loads(out.stdout)["engine"]
+    engine = json.loads(out.stdout)["engine"]
     assert (engine["num_blocks"], engine["gpu_kv_cache_tokens"]) == VLLM_DSV4[("deepseek-v4-flash", 10, 131072)]

@@ -43,7 +43,7 @@ def shard_state(state: RecurrentState, tp: int) -> RecurrentState:
     """One rank's share of a recurrent state. Mamba-2 with a known shape pads
     its groups to TP before splitting the conv channels (a single group is
     replicated on every rank); other states split their elements (ceil)."""
-    if tp == 1 or state.kind == "compressor":  # DeepSeek-V4's compressor state belongs to its one KV head
+    if tp == 1 or state.tp_replicated:
         return state
     if state.kind == "mamba2" and None not in (state.n_groups, state.d_state, state.d_inner, state.heads,
                                                state.head_dim, state.conv_kernel):

@@ -95,7 +95,8 @@ def _compressor_state(f: Fields, kind: str, ratio: int) -> RecurrentState:
     coff = 2 if kind == K.CSA else 1
     widths = (f.int("head_dim"), f.int("index_head_dim")) if kind == K.CSA else (f.int("head_dim"),)
     elements = sum(coff * ratio * 2 * coff * width for width in widths)
-    return RecurrentState("compressor", 0, elements, conv_storage=FP32, ssm_storage=FP32)
+    # replicated under TP, as the one K/V head it compresses (max_tp_shards=1 on vLLM's specs)
+    return RecurrentState("compressor", 0, elements, conv_storage=FP32, ssm_storage=FP32, tp_replicated=True)
 
 
 def compressed_layer(f: Fields, kind: str) -> LayerSpec:

@@ -225,6 +225,8 @@ class RecurrentState:
     heads: int | None = None
     head_dim: int | None = None
     conv_kernel: int | None = None
+    # every TP rank holds the whole state (vLLM MambaSpec.tp_replicated; DeepSeek-V4's compressor state)
+    tp_replicated: bool = False
 
     @property
     def bytes(self) -> int:

@@ -597,6 +597,31 @@ def _blocks_per_request(groups, uniform_type: bool, specs, max_len: int, in_flig
     return sum(cdiv(g.spec.max_memory_bytes(max_len, in_flight), g.spec.page_bytes) for g in groups)
 
 
+def in_flight_tokens(rules: VllmRules, mnbt: int, pp: int) -> int:
+    """Tokens scheduled but not yet freed (0.26+ VllmConfig.max_in_flight_tokens): max_concurrent_batches
+    (2 under async scheduling; the PP size with PP and the V1 model runner) x max_num_batched_tokens."""
+    if rules.sliding_in_flight_batches == 1:
+        return mnbt
+    return mnbt * (rules.sliding_in_flight_batches if pp == 1 else pp)
+
+
+def longest_fitting(fits, max_model_len: int) -> int:
+    """The longest max_model_len below max_model_len that passes `fits` (0: none), vLLM's estimate_max_model_len."""
+    lo, hi, best = 1, max_model_len, 0
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            best, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def memory_refusal(max_model_len: int, estimate: int) -> str:
+    return (f"one {max_model_len:,}-token request needs more than the KV memory; the estimated maximum "
+            f"model length is {estimate:,}")
+
+
 def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None = None,
              tp: int = 1, pp: int = 1, max_num_batched_tokens: int | None = None,
              hybrid_manager: bool = True, rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
@@ -651,7 +676,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
               for start, end in stage_bounds(model.num_layers, pp)]
     # 0.26+ VllmConfig.max_in_flight_tokens: max_concurrent_batches (2 under async
     # scheduling; the PP size with PP and the V1 model runner) x max_num_batched_tokens
-    in_flight = mnbt if rules.sliding_in_flight_batches == 1 else mnbt * (rules.sliding_in_flight_batches if pp == 1 else pp)
+    in_flight = in_flight_tokens(rules, mnbt, pp)
     stage_bytes = [b for st in stages if (b := _stage_block_bytes(groups, uniform_type, grouped_specs, st))]
     num_blocks = min(kv_memory_bytes // b for b in stage_bytes)
     page = sum(s.page_bytes for s in specs) if uniform_type else groups[0].spec.page_bytes
@@ -688,20 +713,11 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                        for st in stages if st)
 
     ok = fits(max_model_len)
-    estimate = None
-    if not ok:
-        lo, hi, estimate = 1, max_model_len, 0
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            if fits(mid):
-                estimate, lo = mid, mid + 1
-            else:
-                hi = mid - 1
+    estimate = None if ok else longest_fitting(fits, max_model_len)
     seqs = max_num_seqs if max_num_seqs is not None else rules.max_num_seqs(None)
     refusal = None
     if not ok:
-        refusal = (f"one {max_model_len:,}-token request needs more than the KV memory; the estimated maximum "
-                   f"model length is {estimate:,}")
+        refusal = memory_refusal(max_model_len, estimate)
     elif (rules.mamba_seqs_within_blocks and not enforce_eager and any(s.kind == MAMBA for s in specs)
           and seqs > num_blocks):
         ok = False

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from ..core.model import ModelSpec
 from ..errors import UsageError
+from .vllm_release import at_least
 
 ALIGN = 576  # FlashMLA's page alignment (alignment=576 on every fp8_ds_mla spec)
 ENTRY = 584  # fp8_ds_mla: 448 fp8 NoPE + 64 x 2 B RoPE + 8 scale bytes
@@ -65,7 +66,7 @@ def check_native(model: ModelSpec) -> None:
 
 def layer_pages(model: ModelSpec) -> list[tuple[tuple, int]]:
     """(bucket, page bytes) for every spec one rank registers, in vLLM's registration order.
-    bucket = (type, block tokens, window or None)."""
+    bucket = (PageSpec kind: mla | sliding | state, block tokens, window or None)."""
     out = []
     for layer in model.layers:
         main = layer.caches[0]
@@ -77,7 +78,7 @@ def layer_pages(model: ModelSpec) -> list[tuple[tuple, int]]:
             index = indexer.key_dim
             out.append((("mla", MAIN_BLOCK, None), _round(MAIN_BLOCK // ratio * (index + index // 128 * 4))))
             out.append((("state", 4, 2 * ratio), _round(4 * 2 * 2 * index * 4)))
-        out.append((("swa", SWA_BLOCK, window), _round(SWA_BLOCK * ENTRY)))
+        out.append((("sliding", SWA_BLOCK, window), _round(SWA_BLOCK * ENTRY)))
         if ratio > 1:
             out.append((("mla", MAIN_BLOCK, None), _round(MAIN_BLOCK // ratio * ENTRY)))
             coff = 2 if ratio == 4 else 1
@@ -131,10 +132,9 @@ def blocks_per_request(bucket: tuple, max_len: int, in_flight: int) -> int:
 def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None,
                   pp: int, mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int, notes: list[str]):
     """vLLM's pool for DeepSeek-V4 (one rank: the K/V head and compressor states are replicated under TP)."""
-    from .vllm import CacheGroup, PageSpec, VllmPool
+    from .vllm import CacheGroup, PageSpec, VllmPool, in_flight_tokens, longest_fitting, memory_refusal
 
-    version = tuple(int(x) for x in rules.version.split(".")[:2])
-    if version < FIRST:
+    if not at_least(rules.version, FIRST):
         raise UsageError(f"vLLM {rules.version}'s DeepSeek-V4 pool is not modelled (kvplan models 0.30 and later: "
                          "earlier releases padded the pages and weighted the groups differently)",
                          "use --engine vllm (the newest rules) or --engine vllm@0.30")
@@ -155,35 +155,28 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
     notes.append(f"DeepSeek-V4: vLLM {rules.version} stores fp8_ds_mla entries (584 B: 448 fp8 + 64 bf16 rope + "
                  "8 scale bytes), 132-byte fp8 indexer keys and float32 compressor states, pages rounded to 576 B")
     groups = packed_groups(layer_pages(model))
-    in_flight = mnbt * rules.sliding_in_flight_batches
+    in_flight = in_flight_tokens(rules, mnbt, pp)
     bytes_per_block = max(sum(pages) for _, pages in groups)
     num_blocks = kv_memory_bytes // bytes_per_block
+    held_back = 1 if rules.null_block_in_check else 0
 
     def needed(length: int) -> int:
         return sum(blocks_per_request(bucket, length, in_flight) for bucket, _ in groups)
 
+    def fits(length: int) -> bool:  # 0.33 get_kv_cache_configs: the null block held back
+        return bytes_per_block * needed(length) <= kv_memory_bytes - held_back * bytes_per_block
+
     per_request = needed(max_model_len)
     concurrency = num_blocks / per_request
-    held_back = 1 if rules.null_block_in_check else 0
-    ok = bytes_per_block * per_request <= kv_memory_bytes - held_back * bytes_per_block
-    estimate = None
-    if not ok:
-        lo, hi, estimate = 1, max_model_len, 0
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            if bytes_per_block * needed(mid) <= kv_memory_bytes - held_back * bytes_per_block:
-                estimate, lo = mid, mid + 1
-            else:
-                hi = mid - 1
-    kinds = {"mla": "mla", "swa": "sliding", "state": "state"}
+    ok = fits(max_model_len)
+    estimate = None if ok else longest_fitting(fits, max_model_len)
     cache_groups, layer_specs, start = [], [], 0
     for (kind, block, window), pages in groups:
-        spec = PageSpec(kinds[kind], block, window_tokens=window, padded_page_bytes=sum(pages))
+        spec = PageSpec(kind, block, window_tokens=window, padded_page_bytes=sum(pages))
         cache_groups.append(CacheGroup(spec, tuple(range(start, start + len(pages)))))
-        layer_specs += [PageSpec(kinds[kind], block, window_tokens=window, padded_page_bytes=p) for p in pages]
+        layer_specs += [PageSpec(kind, block, window_tokens=window, padded_page_bytes=p) for p in pages]
         start += len(pages)
-    refusal = None if ok else (f"one {max_model_len:,}-token request needs more than the KV memory; the estimated "
-                               f"maximum model length is {estimate:,}")
+    refusal = None if ok else memory_refusal(max_model_len, estimate)
     return VllmPool(kv_memory_bytes, max_model_len, mnbt, tuple(cache_groups), False, bytes_per_block, num_blocks,
                     per_request, int(concurrency * max_model_len), concurrency, ok, estimate, tuple(notes),
                     tuple(layer_specs), rules.version, rules.one_log_line, "fp8_ds_mla", bytes_per_block, in_flight,
