@@ -1,26 +1,32 @@
 """vLLM's own KV cache planner on the specs DeepSeek-V4 registers (no GPU): groups, blocks, tokens.
 
-The specs are those of vLLM 0.33.0's models/deepseek_v4 (attention.py, compressor.py,
-v1/attention/backends/mla/sparse_swa.py) on the FlashMLA fp8_ds_mla path, in
-registration order; the layout is BLHNC (the indexer backend accepts only
-block-outermost layouts). tests/test_deepseek_v4.py asserts these figures
-(VLLM_DSV4); kvplan/engines/vllm_dsv4.py computes them from its own rules. Older
-planners take the same specs where their classes have the fields (0.29.0, 0.30.0
-and 0.32.0 print the same figures as 0.33.0).
+The specs are those of vLLM's DeepSeek-V4 model code on the FlashMLA fp8_ds_mla path, the
+same in every release from 0.20.0 to 0.33.0 (attention.py, compressor.py, the MTP model,
+v1/attention/backends/mla/sparse_swa.py), in registration order; --mtp N appends the MTP
+draft layers speculative decoding adds (window only). The layout is BLHNC (the indexer
+backend accepts only block-outermost layouts). The planner is whichever release is on the
+path. tests/test_deepseek_v4.py asserts figures it printed (VLLM_DSV4,
+VLLM_DSV4_BY_RELEASE); kvplan/engines/vllm_dsv4.py computes them from its own rules.
 
-    PYTHONPATH=/tmp/vsd/vllm-0.33.0:/tmp/vdeps .venv/bin/python benchmarks/vllm_oracle_dsv4.py flash
-    (or pro; benchmarks/vllm_oracle.py lists the packages vLLM's planner imports)
+    PYTHONPATH=/tmp/vsd/vllm-0.33.0:/tmp/vdeps:benchmarks .venv/bin/python benchmarks/vllm_oracle_dsv4.py flash
+    ... vllm_oracle_dsv4.py flash --mtp 1 --mnbt 4096 --case 10.29:1048576
+    ... vllm_oracle_dsv4.py --grid 0.25     (kvplan against that release's planner, 72 cases)
+    (benchmarks/vllm_oracle.py lists the packages vLLM's planner imports; 0.20-0.23 need a few more, see
+    benchmarks/vllm_oracle_versions.py)
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import inspect
+import itertools
 import json
 import sys
 from pathlib import Path
 
 import torch
-from vllm.v1.core.kv_cache_utils import get_kv_cache_capacity
+from vllm.v1.core import kv_cache_utils
 from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec, get_kv_quant_mode
 
 try:
@@ -31,6 +37,7 @@ except ModuleNotFoundError:  # before 0.33
 from vllm_stub_config import vllm_config  # this folder
 
 GIB = 2**30
+ROOT = Path(__file__).resolve().parents[1]
 CASES = ((10, 131072), (40, 1048576), (7.01, 912128))
 
 
@@ -49,14 +56,16 @@ def state(ratio: int, head_dim: int):
                 head_size=2 * coff * head_dim, dtype=torch.float32, sliding_window=coff * ratio, alignment=576)
 
 
-def specs(config: dict) -> dict:
+def specs(config: dict, mtp_layers: int = 0) -> dict:
     quant = get_kv_quant_mode("fp8_ds_mla")
     fp8_ds_mla = dict(num_kv_heads=1, max_tp_shards=1, head_size=config["head_dim"], dtype=torch.uint8,
                       cache_dtype_str="fp8_ds_mla", state_content_bytes=584, alignment=576,
                       model_version="deepseek_v4", kv_quant_mode=quant)
     index = config["index_head_dim"]
     out = {}
-    for i, ratio in enumerate(config["compress_ratios"][:config["num_hidden_layers"]]):
+    # an MTP draft layer (index num_hidden_layers and on) is window-only: vLLM sets its compress_ratio to 1
+    ratios = config["compress_ratios"][:config["num_hidden_layers"]] + [1] * mtp_layers
+    for i, ratio in enumerate(ratios):
         prefix = f"model.layers.{i}.attn"
         if ratio == 4:  # the indexer registers its key cache and its compressor's state first
             out[f"{prefix}.indexer.k_cache"] = make(MLAAttentionSpec, block_size=256, num_kv_heads=1, max_tp_shards=1,
@@ -71,23 +80,83 @@ def specs(config: dict) -> dict:
     return out
 
 
+def start_check(cfg, groups, memory: int) -> bool:
+    """The release's get_kv_cache_configs memory test: 0.33 through its config builder; 0.29-0.32 with the
+    null block held back; before 0.29 against all of the memory."""
+    if hasattr(planning, "DefaultKVCacheConfigBuilder"):
+        builder = planning.DefaultKVCacheConfigBuilder()
+        per_block = planning._pool_bytes_per_block_from_builder(builder, cfg, groups)
+        return planning._max_memory_usage_bytes_from_groups(builder, cfg, groups) <= memory - per_block
+    needed = planning._max_memory_usage_bytes_from_groups(cfg, groups)
+    if "- _pool_bytes_per_block(" in inspect.getsource(planning.get_kv_cache_configs):  # 0.29-0.32
+        pool_args = (groups,) if len(inspect.signature(planning._pool_bytes_per_block).parameters) == 1 else (cfg, groups)
+        return needed <= memory - planning._pool_bytes_per_block(*pool_args)
+    return needed <= memory
+
+
+def plan(config: dict, mtp: int, memory: int, max_len: int, mnbt: int, in_flight: int | None):
+    """vLLM's (blocks, tokens, concurrency, start check passed, groups) for one case."""
+    cfg = vllm_config(max_len, layout="BLHNC", mnbt=mnbt, in_flight=in_flight)
+    groups = planning.get_kv_cache_groups(cfg, specs(config, mtp))
+    kv = planning.get_kv_cache_config_from_groups(cfg, groups, memory)
+    if hasattr(kv_cache_utils, "get_kv_cache_capacity"):
+        tokens, concurrency = kv_cache_utils.get_kv_cache_capacity(cfg, kv)
+    else:  # before 0.24: the log line's figures from the concurrency
+        concurrency = kv_cache_utils.get_max_concurrency_for_kv_cache_config(cfg, kv)
+        tokens = int(concurrency * max_len)
+    return kv.num_blocks, tokens, concurrency, start_check(cfg, groups, memory), groups
+
+
+def grid(release: str) -> None:
+    """kvplan's DeepSeek-V4 pool against this release's planner: Flash and Pro, with and without the MTP
+    layer, 7.01 / 10 / 40 GiB, 8K / 128K / 1M, 2,048 / 8,192 batched tokens."""
+    from kvplan.engines.vllm import in_flight_tokens, simulate
+    from kvplan.engines.vllm_rules import resolve
+    from kvplan.sources import load_model
+
+    rules = resolve(release)[0]
+    agree = differ = 0
+    for name in ("flash", "pro"):
+        config = json.loads((ROOT / "model_specs" / f"deepseek-v4-{name}.json").read_text())
+        model = load_model(f"deepseek-v4-{name}")
+        for mtp, gib, max_len, mnbt in itertools.product((0, 1), (7.01, 10, 40), (8192, 131072, 1048576),
+                                                         (2048, 8192)):
+            memory = int(gib * GIB)
+            blocks, tokens, _, fits, _ = plan(config, mtp, memory, max_len, mnbt, in_flight_tokens(rules, mnbt, 1))
+            pool = simulate(model, kv_memory_bytes=memory, max_model_len=max_len, max_num_batched_tokens=mnbt,
+                            rules=rules, draft_layers=mtp, allow_long_max_model_len=True)
+            theirs, ours = (blocks, tokens, fits), (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits)
+            if theirs == ours:
+                agree += 1
+            else:
+                differ += 1
+                print(f"DIFFER vLLM {release} {name} mtp {mtp} {gib} GiB {max_len} mnbt {mnbt}: vLLM {theirs}, "
+                      f"kvplan {ours}")
+    print(f"vLLM {release} DeepSeek-V4 grid: {agree} agree, {differ} differ")
+
+
 def main() -> None:
-    name = sys.argv[1] if len(sys.argv) > 1 else "flash"
-    config = json.loads((Path(__file__).resolve().parents[1] / "model_specs" / f"deepseek-v4-{name}.json").read_text())
-    for gib, max_len in CASES:
-        cfg = vllm_config(max_len, layout="BLHNC")
-        groups = planning.get_kv_cache_groups(cfg, specs(config))
-        kv = planning.get_kv_cache_config_from_groups(cfg, groups, int(gib * GIB))
-        tokens, concurrency = get_kv_cache_capacity(cfg, kv)
-        fits = "start check not compared"
-        if hasattr(planning, "DefaultKVCacheConfigBuilder"):  # 0.33: the memory test, the null block held back
-            builder = planning.DefaultKVCacheConfigBuilder()
-            per_block = planning._pool_bytes_per_block_from_builder(builder, cfg, groups)
-            needed = planning._max_memory_usage_bytes_from_groups(builder, cfg, groups)
-            fits = f"fits {needed <= int(gib * GIB) - per_block}"
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("name", nargs="?", default="flash", choices=("flash", "pro"))
+    parser.add_argument("--mtp", type=int, default=0, help="MTP draft layers served (speculative decoding)")
+    parser.add_argument("--mnbt", type=int, default=8192, help="max_num_batched_tokens")
+    parser.add_argument("--in-flight", type=int, default=None,
+                        help="max_in_flight_tokens (default two batches, async scheduling; releases from 0.26)")
+    parser.add_argument("--case", action="append", default=[], metavar="GIB:MAX_MODEL_LEN",
+                        help="available KV memory and max_model_len (default: the three test cases)")
+    parser.add_argument("--grid", metavar="RELEASE", help="compare kvplan with this release's planner on a grid")
+    args = parser.parse_args()
+    if args.grid:
+        grid(args.grid)
+        return
+    config = json.loads((ROOT / "model_specs" / f"deepseek-v4-{args.name}.json").read_text())
+    cases = [(float(c.split(":")[0]), int(c.split(":")[1])) for c in args.case] or CASES
+    for gib, max_len in cases:
+        blocks, tokens, concurrency, fits, groups = plan(config, args.mtp, int(gib * GIB), max_len, args.mnbt,
+                                                         args.in_flight)
         layout = [(type(g.kv_cache_spec).__name__, len(g.layer_names), g.kv_cache_spec.page_size_bytes) for g in groups]
-        print(f"deepseek-v4-{name} at {gib} GiB, max_model_len {max_len:,}: {kv.num_blocks:,} blocks, "
-              f"{tokens:,} tokens, {concurrency:.4f}x, {fits}; groups {layout}")
+        print(f"deepseek-v4-{args.name} at {gib} GiB, max_model_len {max_len:,}: {blocks:,} blocks, "
+              f"{tokens:,} tokens, {concurrency:.4f}x, fits {fits}; groups {layout}")
 
 
 if __name__ == "__main__":

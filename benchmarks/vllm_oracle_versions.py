@@ -10,7 +10,9 @@ are kvplan's: what this checks is the grouping and the counting of each release.
 
     PYTHONPATH=/tmp/vsd_full/vllm-0.26.0:/tmp/vdeps .venv/bin/python benchmarks/vllm_oracle_versions.py 0.26
 
-(see benchmarks/vllm_oracle.py for the packages vLLM's planner imports). Prints one
+(see benchmarks/vllm_oracle.py for the packages vLLM's planner imports; releases before 0.20
+import a few more: diskcache, blake3, setproctitle, mistral-common, pydantic-extra-types,
+pycountry, tiktoken, regex, installed with pip install --no-deps --target). Prints one
 line per model and "agree" or the first difference. With --grid it runs issue 14's grid
 instead (every bundled model, TP 1/2/4/8, auto/fp8, 10/40 GiB, 8K/128K) and prints the
 cases that differ and a count. The start check (`fits`) is compared on 0.33, whose
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import itertools
 import sys
 
@@ -79,8 +82,12 @@ def compare(pool, rules, iface, planning, utils, memory: int, max_model_len: int
     mamba = [s for s in pool.layer_specs if s.kind == "mamba"]
     cfg = vllm_config(max_model_len, mnbt=pool.max_num_batched_tokens, in_flight=pool.in_flight_tokens,
                       mamba_align=bool(mamba and mamba[0].state_pages > 1))
-    groups = planning.get_kv_cache_groups(cfg, vllm_specs(pool, iface))
-    kv = planning.get_kv_cache_config_from_groups(cfg, groups, memory)
+    specs = vllm_specs(pool, iface)
+    groups = planning.get_kv_cache_groups(cfg, specs)
+    if "kv_cache_specs" in inspect.signature(planning.get_kv_cache_config_from_groups).parameters:  # 0.11.x
+        kv = planning.get_kv_cache_config_from_groups(cfg, groups, specs, memory)
+    else:
+        kv = planning.get_kv_cache_config_from_groups(cfg, groups, memory)
     tokens = int(utils.get_max_concurrency_for_kv_cache_config(cfg, kv) * max_model_len)
     theirs = (len(groups), [len(g.layer_names) for g in groups], kv.num_blocks, tokens)
     ours = (len(pool.groups), [len(g.layers) for g in pool.groups], pool.num_blocks,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,7 @@ GIB = 2**30
 MIB = 2**20
 N = 2**20  # 1M tokens
 D, DI, W = 512, 128, 128  # head_dim, index_head_dim, sliding_window of both checkpoints
+LOGS = Path(__file__).parent / "data" / "vllm_logs"
 
 
 def _flash_config() -> dict:
@@ -178,8 +180,117 @@ def test_vllm_pool_by_hand():
     assert pool.gpu_kv_cache_tokens == int(10_713 / 7194 * 131072)
 
 
-def test_vllm_before_0_30_block_size_and_emit_refuse_in_one_line():
-    for args in (["estimate", "deepseek-v4-flash", "--engine", "vllm@0.26", "--kv-memory", "10GiB"],
+# each release's own planner (0.20.0, 0.23.0, 0.26.0, 0.28.0) on the same specs, MTP draft layers added
+# (benchmarks/vllm_oracle_dsv4.py --grid RELEASE compares 72 cases a release, 0.20 to 0.33):
+# (release, model, MTP layers, GiB, max_model_len, max_num_batched_tokens) -> (blocks, tokens, start check passes)
+VLLM_DSV4_BY_RELEASE = {
+    ("0.20", "flash", 0, 10, 131072, 8192): (10_208, 384_367, True),
+    ("0.20", "flash", 1, 10, 131072, 8192): (10_208, 383_816, True),
+    ("0.20", "pro", 0, 7.01, 912128, 8192): (5_078, 703_064, False),
+    ("0.23", "flash", 1, 10.29, 1048576, 4096): (10_627, 1_992_350, True),
+    ("0.23", "pro", 1, 40, 1048576, 8192): (29_149, 4_290_418, True),
+    ("0.26", "flash", 1, 7.01, 912128, 4096): (7_239, 1_010_080, True),
+    ("0.26", "pro", 0, 7.01, 912128, 8192): (5_108, 485_783, False),
+    ("0.28", "flash", 1, 10.29, 1048576, 4096): (11_024, 1_551_610, True),
+    ("0.28", "pro", 1, 40, 1048576, 8192): (29_909, 2_909_803, True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VLLM_DSV4_BY_RELEASE))
+def test_vllm_pool_before_0_30_equals_each_releases_planner(case):
+    from kvplan.engines.vllm import simulate
+    from kvplan.engines.vllm_rules import resolve
+
+    release, name, mtp, gib, max_len, mnbt = case
+    pool = simulate(load_model(f"deepseek-v4-{name}"), kv_memory_bytes=int(gib * GIB), max_model_len=max_len,
+                    max_num_batched_tokens=mnbt, rules=resolve(release)[0], draft_layers=mtp,
+                    allow_long_max_model_len=True)
+    assert (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits) == VLLM_DSV4_BY_RELEASE[case]
+
+
+def test_vllm_0_25_pool_with_the_mtp_layer_by_hand():
+    from kvplan.engines.vllm import simulate
+    from kvplan.engines.vllm_rules import resolve
+
+    pool = simulate(load_model("deepseek-v4-flash"), kv_memory_bytes=int(10.29 * GIB), max_model_len=N,
+                    max_num_batched_tokens=4096, rules=resolve("0.25")[0], draft_layers=1)
+    # 0.25 pads each window and state page to the nearest MLA page size at least as large (37,440 / 8,640 /
+    # 1,728): window 37,440; indexer state 8,192 -> 8,640; compressor states 32,768 -> 37,440. The MTP layer is a
+    # 44th window layer, so the window layers split 22 + 22.
+    assert [(g.spec.kind, len(g.layers), g.spec.page_bytes) for g in pool.groups] == [
+        ("sliding", 22, 22 * 37_440), ("sliding", 22, 22 * 37_440), ("mla", 62, 21 * 37_440 + 21 * 8_640 + 20 * 1_728),
+        ("state", 42, 21 * 37_440 + 21 * 8_640), ("state", 20, 20 * 37_440)]
+    # a block: each page size x the most layers of that size in any group
+    assert pool.bytes_per_block == 22 * 37_440 + 20 * 1_728 + 21 * 8_640 == 1_039_680
+    # per request at 1M, 4,096 tokens in flight (one batch before 0.26): 4,096 entry blocks, cdiv(127 + 4,096, 64)
+    # + 1 = 67 window blocks, cdiv(7 + 4,096, 4) + 1 = 1,027 and cdiv(127 + 4,096, 8) + 1 = 529 state blocks, each
+    # group weighted by its bytes over the MLA group's
+    weighted = 4096 * 1_002_240 + 2 * 67 * 823_680 + 1027 * 967_680 + 529 * 748_800
+    assert pool.blocks_per_request == -(-weighted // 1_002_240) == 5593
+    assert pool.num_blocks == int(10.29 * GIB) // 1_039_680 == 10_627
+    # 0.20-0.22: the MLA page sizes' sum x the most layers of one page size in any group
+    old = simulate(load_model("deepseek-v4-flash"), kv_memory_bytes=10 * GIB, max_model_len=131072,
+                   rules=resolve("0.20")[0], draft_layers=1)
+    assert old.bytes_per_block == (37_440 + 8_640 + 1_728) * 22 == 1_051_776
+
+
+def test_calibrate_reproduces_the_public_0_25_mtp_log():
+    # DeepSeek-V4-Flash, vLLM 0.25.0, TP 2 on RTX PRO 6000, fp8 KV, --max-num-batched-tokens 4096, MTP with 2
+    # speculative tokens: "Available KV cache memory: 10.29 GiB", "GPU KV cache size: 1,993,100 tokens", 1.90x
+    out = _kvplan("calibrate", str(LOGS / "v025_deepseek_v4_flash_tp2_rtxpro6000_mtp2.log"), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["model"] == "deepseek-v4-flash"  # read from the log's Hugging Face cache snapshot path
+    tokens = next(f for f in data["figures"] if f["name"].startswith("GPU KV cache size"))
+    assert tokens["logged"] == "1,993,100" and tokens["within_rounding"] is True
+    assert any("MTP draft layer" in n for n in data["notes"])
+
+
+def test_the_mtp_layer_explains_the_logged_tokens_exactly():
+    # 10.29 GiB printed: 10.285-10.295 GiB, 10,622-10,632 blocks of 1,039,680 B. 1,993,100 tokens needs
+    # int(blocks / per_request x 1M) == 1,993,100: with the MTP layer (5,593 blocks a request) 10,631 blocks do;
+    # without it (5,591) no block count does
+    def tokens(blocks, per_request):
+        return int(blocks / per_request * N)
+
+    assert tokens(10_631, 5593) == 1_993_100
+    assert all(tokens(b, 5591) != 1_993_100 for b in range(10_622, 10_633))
+    from kvplan.engines.vllm import simulate
+    from kvplan.engines.vllm_rules import resolve
+
+    for mtp, per_request in ((1, 5593), (0, 5591)):
+        pool = simulate(load_model("deepseek-v4-flash"), kv_memory_bytes=10 * GIB, max_model_len=N,
+                        max_num_batched_tokens=4096, rules=resolve("0.25")[0], draft_layers=mtp)
+        assert pool.blocks_per_request == per_request
+
+
+def test_issue_51041_table_lies_between_the_printed_memory_bounds_with_the_mtp_layer():
+    # vLLM issue #51041 (0.26.0, H20 TP 2, fp8, MTP): 7.01 GiB -> 1,009,661 tokens at max_model_len 912,128 (the
+    # author's table). 8,192 tokens in flight (4,096 batched tokens x 2 under async scheduling, or 8,192 without
+    # it); the server started, as 0.26's start check says
+    from kvplan.engines.vllm import simulate
+    from kvplan.engines.vllm_rules import resolve
+
+    def run(gib, mtp):
+        return simulate(load_model("deepseek-v4-flash"), kv_memory_bytes=int(gib * GIB), max_model_len=912_128,
+                        max_num_batched_tokens=4096, rules=resolve("0.26")[0], draft_layers=mtp)
+
+    with_mtp = [run(g, 1) for g in (7.005, 7.015)]
+    assert with_mtp[0].gpu_kv_cache_tokens <= 1_009_661 <= with_mtp[1].gpu_kv_cache_tokens
+    assert all(p.fits for p in with_mtp)
+    assert run(7.005, 0).gpu_kv_cache_tokens > 1_009_661  # without the MTP layer the table is not reached
+
+
+def test_draft_layers_of_other_families_are_refused():
+    from kvplan.engines.vllm import simulate
+    from kvplan.errors import UsageError
+
+    with pytest.raises(UsageError, match="draft layers is not modelled"):
+        simulate(load_model("deepseek-v3"), kv_memory_bytes=10 * GIB, max_model_len=8192, draft_layers=1)
+
+
+def test_vllm_before_0_20_block_size_and_emit_refuse_in_one_line():
+    for args in (["estimate", "deepseek-v4-flash", "--engine", "vllm@0.19", "--kv-memory", "10GiB"],
                  ["estimate", "deepseek-v4-flash", "--engine", "vllm", "--kv-memory", "10GiB", "-t", "page:64"],
                  ["estimate", "deepseek-v4-flash", "--engine", "vllm", "--kv-memory", "10GiB", "--kv-dtype", "int4"],
                  ["estimate", "deepseek-v4-flash", "--emit", "vllm", "--gpu", "h200", "--tp", "2"]):
@@ -212,7 +323,7 @@ def test_calibrate_shows_what_it_read_then_refuses_in_one_line(tmp_path):
     out = _kvplan("calibrate", str(log))
     assert out.returncode == 2
     errors = [line for line in out.stderr.splitlines() if line.startswith("kvplan: error:")]
-    assert len(errors) == 1 and "DeepSeek-V4 pool is not modelled" in errors[0]  # the log is 0.19.1
+    assert len(errors) == 1 and "has no DeepSeek-V4 model" in errors[0]  # the log is 0.19.1
     assert "Available KV cache memory" in out.stdout or "available" in out.stdout.lower()
 
 

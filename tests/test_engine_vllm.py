@@ -433,7 +433,7 @@ def test_0_33_batched_tokens_by_gpu_size():
 
 @pytest.mark.parametrize("text, version, noted", [
     ("0.11", "0.11", False), ("0.11.2", "0.11.1", False), ("v0.33.0", "0.33", False), ("latest", "0.33", False),
-    ("0.20.1", "0.20.1", False), ("0.20.2", "0.20.1", False), ("0.24.0", "0.20.1", False), ("0.7.3", "0.11", True),
+    ("0.20.1", "0.20.1", False), ("0.20.2", "0.20.1", False), ("0.22.0", "0.20.1", False), ("0.24.0", "0.23", False), ("0.7.3", "0.11", True),
 ])
 def test_version_resolution(text, version, noted):
     rules, note = resolve(text)

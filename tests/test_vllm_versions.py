@@ -40,7 +40,7 @@ def pool(name: str, version: str, max_len: int, kv: int = 10 * GIB, kv_dtype: st
 def test_one_object_per_boundary_sorted_and_cited():
     versions = [r.version for r in RULES]
     assert versions == ["0.11", "0.11.1", "0.12", "0.13", "0.14", "0.15", "0.17", "0.18", "0.19", "0.20", "0.20.1",
-                        "0.25", "0.26", "0.27", "0.28", "0.29", "0.31", "0.32", "0.33"]
+                        "0.23", "0.25", "0.26", "0.27", "0.28", "0.29", "0.31", "0.32", "0.33"]
     assert [_key(v) for v in versions] == sorted(_key(v) for v in versions)
     assert LATEST is V0_33 and RULES[-1] is V0_33
     for name, source in V0_33.sources().items():
@@ -55,7 +55,7 @@ def test_one_object_per_boundary_sorted_and_cited():
     ("0.11.0", "0.11"), ("0.11.1", "0.11.1"), ("0.11.2", "0.11.1"), ("0.12.0", "0.12"), ("0.13.0", "0.13"),
     ("0.14.0", "0.14"), ("0.14.1", "0.14"), ("0.15.1", "0.15"), ("0.16.0", "0.15"), ("0.17.0", "0.17"),
     ("0.17.1", "0.17"), ("0.18.1", "0.18"), ("0.19.1", "0.19"), ("0.20", "0.20"), ("0.20.0", "0.20"),
-    ("0.20.1", "0.20.1"), ("0.20.2", "0.20.1"), ("v0.24.0", "0.20.1"), ("0.25.1", "0.25"), ("0.27.1", "0.27"),
+    ("0.20.1", "0.20.1"), ("0.20.2", "0.20.1"), ("0.22.0", "0.20.1"), ("v0.24.0", "0.23"), ("0.25.1", "0.25"), ("0.27.1", "0.27"),
     ("0.28.0", "0.28"), ("0.29.0", "0.29"), ("0.30.0", "0.29"), ("0.31.0", "0.31"), ("0.32.0", "0.32"), ("0.33.0", "0.33"),
     ("0.33.1", "0.33"), ("latest", "0.33"),
 ])
@@ -299,9 +299,9 @@ def test_emit_offloading_0_11_0_vs_0_11_1_and_skip_layers_0_18_vs_0_19():
 
 
 def test_engine_names_the_release_whose_rules_apply():
-    # --engine vllm@0.24.0: read, no "not read" note, but the report says 0.20.1's object applies
+    # --engine vllm@0.24.0: read, no "not read" note, but the report says 0.23's object applies
     name, found, note = parse_engine("vllm@0.24.0")
-    assert (name, found.version) == ("vllm", "0.20.1") and "rules of 0.20.1" in note and "not read" not in note
+    assert (name, found.version) == ("vllm", "0.23") and "rules of 0.23" in note and "not read" not in note
     assert parse_engine("vllm@0.20.1")[2] is None and parse_engine("vllm@0.11")[2] is None
 
 

@@ -329,4 +329,5 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         reading=reading,
         family=family.name,
         architecture=_architecture(raw),
+        mtp_layers=f.int("num_nextn_predict_layers", default=0, minimum=0),
     )

@@ -626,7 +626,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
              tp: int = 1, pp: int = 1, max_num_batched_tokens: int | None = None,
              hybrid_manager: bool = True, rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
              allow_long_max_model_len: bool = False, prefix_caching: bool | None = None,
-             max_num_seqs: int | None = None, enforce_eager: bool = False) -> VllmPool:
+             max_num_seqs: int | None = None, enforce_eager: bool = False, draft_layers: int = 0) -> VllmPool:
     """vLLM's KV cache config for `model` on one (tp, pp) replica under `rules`.
 
     kv_memory_bytes: memory for the KV cache per GPU. max_num_batched_tokens:
@@ -634,6 +634,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     H100-class GPU). kv_cache_dtype: vLLM's --kv-cache-dtype (default: from
     the model's cache storage). max_num_seqs: vLLM's --max-num-seqs (default:
     the release's, for an H100-class GPU); enforce_eager: no CUDA graphs.
+    draft_layers: speculative decoding's MTP draft layers in the pool (DeepSeek-V4 only).
     """
     if kv_memory_bytes <= 0:
         raise PlanError("vLLM: no memory left for the KV cache", "raise --mem-util or give --kv-memory")
@@ -656,7 +657,11 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         seqs = max_num_seqs if max_num_seqs is not None else rules.max_num_seqs(None)
         return simulate_dsv4(model, kv_memory_bytes=kv_memory_bytes, max_model_len=max_model_len,
                              block_tokens=block_tokens, pp=pp, mnbt=mnbt, rules=rules,
-                             kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs, notes=notes)
+                             kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs, notes=notes,
+                             draft_layers=draft_layers)
+    if draft_layers:
+        raise UsageError(f"vLLM: the KV cache of {model.name}'s speculative-decoding draft layers is not modelled "
+                         "(kvplan models DeepSeek-V4's MTP layers only)", "plan without the draft")
     fixed, state_notes = engine_model(model, rules)
     ranked = shard(fixed, tp, 1)[0]  # TP-sharded, all layers
     pairs, spec_notes, kv_dtype = layer_specs(ranked, block_tokens, max_model_len, hybrid_manager, rules,

@@ -27,13 +27,20 @@ from dataclasses import dataclass, field
 from ..errors import KvplanError, SourceError, UsageError
 from ..render import Report, Table
 from ..units import GIB
-from .vllm import VllmPool, simulate
+from .vllm import VllmPool, is_deepseek_v4, simulate
 from .vllm_log import VllmLog, printed_range
 from .vllm_release import at_least
 from .vllm_rules import V0_11, V0_33, VllmRules, parse_engine, resolve
 
 _SUFFIXES = re.compile(r"[-_.](instruct|chat|it|hf|base|fp8|fp16|bf16|awq|gptq|int4|int8|w4a16|w8a8|dynamic|"
                        r"\d+k|2507|0528|v\d(\.\d)?)$", re.I)
+
+
+def hub_cache_id(name: str) -> str:
+    """The Hub id of a Hugging Face cache snapshot path (".../models--deepseek-ai--DeepSeek-V4-Flash/snapshots/
+    <commit>" -> "deepseek-ai/DeepSeek-V4-Flash", what vLLM prints for a downloaded model); other names as given."""
+    snapshot = re.search(r"(?:^|/)models--([^/]+?)--([^/]+)/snapshots/[^/]+/?$", name)
+    return f"{snapshot.group(1)}/{snapshot.group(2)}" if snapshot else name
 
 
 def match_bundled(name: str | None) -> str | None:
@@ -44,7 +51,7 @@ def match_bundled(name: str | None) -> str | None:
 
     if not name:
         return None
-    base = name.rstrip("/").split("/")[-1].lower()
+    base = hub_cache_id(name).rstrip("/").split("/")[-1].lower()
     base = re.sub(r"^models--[^-]+--", "", base).replace("meta-llama-", "llama-")
     index = bundled_index()
     keys = {alias: {alias, e.hf_id.split("/")[-1].lower()} for alias, e in index.items()}
@@ -109,11 +116,18 @@ def _one_line(log: VllmLog) -> bool:
     return log.one_line
 
 
+def draft_layers(model, log: VllmLog) -> int:
+    """The MTP draft layers the log's server put in its pool: speculative method "mtp" on DeepSeek-V4 (the one
+    family whose draft cache kvplan models); 0 otherwise."""
+    return model.mtp_layers if log.speculative_method == "mtp" and is_deepseek_v4(model) else 0
+
+
 def _simulate(model, log: VllmLog, rules: VllmRules, kv: int, max_len: int, kv_dtype, block, mnbt):
     return simulate(model, kv_memory_bytes=kv, max_model_len=max_len, block_tokens=block, tp=log.tp or 1,
                     pp=log.pp or 1, max_num_batched_tokens=mnbt, rules=rules, kv_cache_dtype=kv_dtype,
                     allow_long_max_model_len=True, prefix_caching=log.enable_prefix_caching,
-                    max_num_seqs=log.max_num_seqs, enforce_eager=log.enforce_eager)
+                    max_num_seqs=log.max_num_seqs, enforce_eager=log.enforce_eager,
+                    draft_layers=draft_layers(model, log))
 
 
 def _vllm_kv_dtype(name: str | None) -> str | None:
@@ -169,7 +183,7 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
         return cal
     try:
         # not bundled: the log's own name, as a Hub id or a local folder, the way estimate reads it
-        spec = load_model(alias or log.model, overrides=overrides)
+        spec = load_model(alias or hub_cache_id(log.model), overrides=overrides)
     except KvplanError as exc:
         cal.problem = exc if alias else SourceError(
             f"the log's model {log.model!r} is not bundled and cannot be read here: {exc.message}",
@@ -197,7 +211,7 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
     mnbt = log.max_num_batched_tokens
     if log.tp is None:
         cal.notes.append("tensor_parallel_size not in the log: 1 assumed")
-    if _has(log, "speculative"):
+    if _has(log, "speculative") and not draft_layers(spec, log):
         cal.notes.append("speculative decoding is on: its draft layers' KV cache is not modelled")
     try:
         if rules is None:
@@ -469,7 +483,8 @@ def _what_if(cal: Calibration, spec, what: dict, kv_dtype, block, mnbt):
                     pp=log.pp or 1, max_num_batched_tokens=what.get("max_num_batched_tokens") or mnbt, rules=rules,
                     kv_cache_dtype=new_dtype, allow_long_max_model_len=bool(
                         os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")), prefix_caching=log.enable_prefix_caching,
-                    max_num_seqs=log.max_num_seqs, enforce_eager=log.enforce_eager)
+                    max_num_seqs=log.max_num_seqs, enforce_eager=log.enforce_eager,
+                    draft_layers=draft_layers(spec, log))
     cal.what_if = {
         "version": rules.version,
         "kv_cache_dtype": pool.kv_cache_dtype,

@@ -1,9 +1,11 @@
-"""vLLM's DeepSeek-V4 pool, 0.30 and later (the FlashMLA fp8_ds_mla layout).
+"""vLLM's DeepSeek-V4 pool, 0.20 and later (the FlashMLA fp8_ds_mla layout).
 
-Read from vLLM 0.33.0's models/deepseek_v4 (attention.py, compressor.py),
-v1/attention/backends/mla/sparse_swa.py and v1/core/kv_cache_planning.py, and
-checked against vLLM's own planner run on these specs (0.29.0, 0.30.0, 0.32.0 and
-0.33.0 give the same groups, blocks and tokens: benchmarks/vllm_oracle_dsv4.py).
+Read from vLLM 0.20.0-0.33.0's DeepSeek-V4 model code (models/deepseek_v4 attention.py,
+compressor.py, mtp; before 0.22 model_executor/models/deepseek_v4*.py),
+v1/attention/backends/mla/sparse_swa.py and v1/core/kv_cache_utils.py /
+kv_cache_planning.py, and checked against each release's own planner run on these
+specs (benchmarks/vllm_oracle_dsv4.py). Every release registers the same specs on
+this path; the planners differ.
 
 What each layer registers, in this order (every page rounded up to FlashMLA's 576 B):
 - a CSA layer's indexer keys (MLAAttentionSpec, block 256, 4 tokens a state, 132 B:
@@ -14,27 +16,36 @@ What each layer registers, in this order (every page rounded up to FlashMLA's 57
 - a compressed layer's entries (MLAAttentionSpec, block 256, one 584-byte state per
   m tokens) and its compressor's state (block 4, window 8 at ratio 4; block 8,
   window 128 at ratio 128; 2 x coff x head_dim float32 values per token).
+An MTP draft layer (speculative decoding, method "mtp") registers a window only: vLLM
+gives layers past num_hidden_layers compress_ratio 1.
 
-The block-outermost layout (the indexer backend accepts only BLHNC/BLNHC) packs them
-(`_get_packed_kv_cache_groups`): layers are bucketed by type, block and window;
-buckets with one layer of each page size per repeat are split into groups of the
-same number of repeats (`_approximate_gcd`, floor: the largest mixed balanced
-bucket); a block costs the widest group's pages; a request needs, per group,
+The groups: every MLA spec in one group; the window and state specs bucketed by
+(block, window), a bucket split into groups of the same number of layer tuples
+(`_approximate_gcd`, at least the MLA group's tuples). A request needs, per group,
 cdiv(max_model_len, 256) blocks (entries) or cdiv(min(window - 1 + in-flight tokens,
-max_model_len), block) + 1 (windows and states), summed over the groups.
+max_model_len), block) + 1 (windows and states). By release:
+- 0.20-0.26 pad each window / state page to the nearest MLA page size at least as
+  large; 0.27 on leave them unpadded.
+- bytes per block: 0.20-0.22 the MLA page sizes' sum x the most layers of one page
+  size in any group (`_get_kv_cache_config_deepseek_v4`); 0.23-0.26 each page size
+  x the most layers of that size in any group (`_bucket_layers_by_page_size`); 0.27
+  on the widest group (the packed block slab).
+- blocks per request: 0.20-0.26 the groups' pages weighted by their bytes over the
+  MLA group's (`get_max_concurrency_for_kv_cache_config`); 0.27 on summed.
+- the start check: 0.20-0.28 the pages x the MLA page sizes' sum x that most-layers
+  count (`_max_memory_usage_bytes_from_groups`); 0.29 on bytes per block x blocks,
+  the null block held back.
 """
 
 from __future__ import annotations
 
 from ..core.model import ModelSpec
 from ..errors import UsageError
-from .vllm_release import at_least
 
 ALIGN = 576  # FlashMLA's page alignment (alignment=576 on every fp8_ds_mla spec)
 ENTRY = 584  # fp8_ds_mla: 448 fp8 NoPE + 64 x 2 B RoPE + 8 scale bytes
 MAIN_BLOCK = 256  # DeepseekSparseSWABackend / FlashMLA sparse: the only block size
 SWA_BLOCK = 64  # DeepseekV4SWACache: block_size=64
-FIRST = (0, 30)  # the releases modelled: 0.30 on
 
 
 def _round(x: int) -> int:
@@ -64,9 +75,9 @@ def check_native(model: ModelSpec) -> None:
                          "drop the technique (a KV dtype such as fp8 is kept)")
 
 
-def layer_pages(model: ModelSpec) -> list[tuple[tuple, int]]:
-    """(bucket, page bytes) for every spec one rank registers, in vLLM's registration order.
-    bucket = (PageSpec kind: mla | sliding | state, block tokens, window or None)."""
+def layer_pages(model: ModelSpec, draft_layers: int = 0) -> list[tuple[tuple, int]]:
+    """(bucket, page bytes) for every spec one rank registers, in vLLM's registration order; draft_layers MTP
+    layers (window only) last. bucket = (PageSpec kind: mla | sliding | state, block tokens, window or None)."""
     out = []
     for layer in model.layers:
         main = layer.caches[0]
@@ -84,7 +95,16 @@ def layer_pages(model: ModelSpec) -> list[tuple[tuple, int]]:
             coff = 2 if ratio == 4 else 1
             block = 4 if ratio == 4 else 8
             out.append((("state", block, coff * ratio), _round(block * 2 * coff * head * 4)))
+    # the last layer's window: every layer's is the config's sliding_window (check_native)
+    out += [(("sliding", SWA_BLOCK, window), _round(SWA_BLOCK * ENTRY))] * draft_layers
     return out
+
+
+def pad_to_mla_pages(pages: list[tuple[tuple, int]]) -> list[tuple[tuple, int]]:
+    """0.20-0.26 (_get_kv_cache_groups_uniform_groups): a window or state page padded to the nearest MLA page
+    size at least as large."""
+    mla = sorted({p for (kind, _, _), p in pages if kind == "mla"})
+    return [(b, p if b[0] == "mla" else min(m for m in mla if m >= p)) for b, p in pages]
 
 
 def approximate_gcd(values: list[int], lower_bound: int) -> int:
@@ -129,15 +149,31 @@ def blocks_per_request(bucket: tuple, max_len: int, in_flight: int) -> int:
     return _cdiv(min(window - 1 + in_flight, max_len), block) + 1
 
 
+def block_costs(groups: list[tuple[tuple, list[int]]], pool: str) -> tuple[int, int]:
+    """(bytes one block takes from the pool, bytes per block the pre-0.29 start check counts) under the
+    release's rules.dsv4_pool."""
+    counts = [{p: pages.count(p) for p in pages} for _, pages in groups]
+    tuples = max(max(c.values()) for c in counts)  # the most layers of one page size in any group
+    mla_sizes = sum({p for (kind, _, _), pages in groups if kind == "mla" for p in pages})
+    if pool == "packed":
+        per_block = max(sum(pages) for _, pages in groups)
+    elif pool == "buckets":
+        per_block = sum(p * max(c.get(p, 0) for c in counts) for p in {p for c in counts for p in c})
+    else:
+        per_block = mla_sizes * tuples
+    return per_block, mla_sizes * tuples
+
+
 def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None,
-                  pp: int, mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int, notes: list[str]):
-    """vLLM's pool for DeepSeek-V4 (one rank: the K/V head and compressor states are replicated under TP)."""
+                  pp: int, mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int, notes: list[str],
+                  draft_layers: int = 0):
+    """vLLM's pool for DeepSeek-V4 (one rank: the K/V head and compressor states are replicated under TP).
+    draft_layers: the MTP layers speculative decoding (method "mtp") adds to the pool."""
     from .vllm import CacheGroup, PageSpec, VllmPool, in_flight_tokens, longest_fitting, memory_refusal
 
-    if not at_least(rules.version, FIRST):
-        raise UsageError(f"vLLM {rules.version}'s DeepSeek-V4 pool is not modelled (kvplan models 0.30 and later: "
-                         "earlier releases padded the pages and weighted the groups differently)",
-                         "use --engine vllm (the newest rules) or --engine vllm@0.30")
+    if not rules.dsv4_pool:
+        raise UsageError(f"vLLM {rules.version} has no DeepSeek-V4 model (it arrived in 0.20.0)",
+                         "use --engine vllm (the newest rules) or --engine vllm@0.20 or later")
     if pp > 1:
         raise UsageError("vLLM's DeepSeek-V4 pool under pipeline parallelism is not modelled", "use --pp 1")
     if block_tokens not in (None, MAIN_BLOCK):
@@ -154,17 +190,29 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
                          "use auto or fp8")
     notes.append(f"DeepSeek-V4: vLLM {rules.version} stores fp8_ds_mla entries (584 B: 448 fp8 + 64 bf16 rope + "
                  "8 scale bytes), 132-byte fp8 indexer keys and float32 compressor states, pages rounded to 576 B")
-    groups = packed_groups(layer_pages(model))
+    pages = layer_pages(model, draft_layers)
+    if draft_layers:
+        notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s) add a window cache each")
+    packed = rules.dsv4_pool == "packed"
+    groups = packed_groups(pages if packed else pad_to_mla_pages(pages))
     in_flight = in_flight_tokens(rules, mnbt, pp)
-    bytes_per_block = max(sum(pages) for _, pages in groups)
+    bytes_per_block, check_bytes = block_costs(groups, rules.dsv4_pool)
     num_blocks = kv_memory_bytes // bytes_per_block
-    held_back = 1 if rules.null_block_in_check else 0
+    mla_bytes = next(sum(p) for (kind, _, _), p in groups if kind == "mla")
 
-    def needed(length: int) -> int:
+    def pages_needed(length: int) -> int:
         return sum(blocks_per_request(bucket, length, in_flight) for bucket, _ in groups)
 
-    def fits(length: int) -> bool:  # 0.33 get_kv_cache_configs: the null block held back
-        return bytes_per_block * needed(length) <= kv_memory_bytes - held_back * bytes_per_block
+    def needed(length: int) -> int:
+        if packed:
+            return pages_needed(length)
+        weighted = sum(blocks_per_request(bucket, length, in_flight) * sum(p) for bucket, p in groups)
+        return -(-weighted // mla_bytes)
+
+    def fits(length: int) -> bool:
+        if rules.null_block_in_check:  # 0.29 rewrote the check: bytes per block x blocks, the null block held back
+            return bytes_per_block * pages_needed(length) <= kv_memory_bytes - bytes_per_block
+        return check_bytes * pages_needed(length) <= kv_memory_bytes
 
     per_request = needed(max_model_len)
     concurrency = num_blocks / per_request

@@ -111,6 +111,7 @@ class VllmLog:
     era: str = "v1"  # v0 (# GPU blocks, V0 engine or early V1) | v1
     one_line: bool = False  # 0.28+'s "GPU KV cache size: N tokens, Maximum concurrency ..."
     flags: tuple[str, ...] = ()  # speculative | connector | quantized
+    speculative_method: str | None = None  # SpeculativeConfig(method='mtp', ...) / --speculative-config's "method"
     found: list[str] = field(default_factory=list)  # which figures were read
 
     @property
@@ -290,6 +291,8 @@ def parse_log(text: str, path: str = "") -> VllmLog:
     flags = []
     if re.search(r"speculative_config=SpeculativeConfig|'speculative_config': \{|--speculative[-_]config", text):
         flags.append("speculative")
+        method = re.search(r"""SpeculativeConfig\(method=['"](\w+)|['"]method['"]: ?['"](\w+)""", text)
+        log.speculative_method = (method.group(1) or method.group(2)) if method else None
     if re.search(r"kv_transfer_config|KVConnector|LMCacheConnector|OffloadingConnector", text):
         flags.append("connector")
     if re.search(r"quantization=(?!None)\w+|'quantization': '", text):

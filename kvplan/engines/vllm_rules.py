@@ -149,6 +149,15 @@ class VllmRules:
         "max_memory_usage_bytes summed); 'first_group' (0.14.0-0.18.1 _max_memory_usage_bytes_from_groups: "
         "layers per group x page x cdiv(the FIRST group's worst case, page)); 'groups' (from 0.19.0: the sum "
         "over groups)")
+    dsv4_pool: str = _src(
+        "DeepSeek-V4's pool (kvplan/engines/vllm_dsv4.py), vllm/v1/core/kv_cache_utils.py: '' (no DeepSeek-V4 "
+        "model before 0.20.0); 'tuples' (0.20.0-0.22.x _get_kv_cache_config_deepseek_v4: a block is the MLA page "
+        "sizes' sum x the most layers of one page size in any group); 'buckets' (0.23.0-0.26.x "
+        "_bucket_layers_by_page_size: each page size x the most layers of that size in any group); both pad window "
+        "and state pages to the MLA page sizes (_get_kv_cache_groups_uniform_groups) and weight the groups' blocks "
+        "by their bytes (get_max_concurrency_for_kv_cache_config); 'packed' (from 0.27.0 "
+        "_get_packed_kv_cache_layout, 0.29.0 _get_packed_kv_cache_groups: unpadded pages, the widest group a "
+        "block, the groups' blocks summed)")
     null_block_in_check: bool = _src(
         "from 0.29.0 vllm/v1/core/kv_cache_utils.py: get_kv_cache_configs / check_enough_kv_cache_memory "
         "(check_memory = available - _pool_bytes_per_block); 0.33 vllm/v1/core/kv_cache_planning.py")
@@ -240,6 +249,7 @@ V0_11 = VllmRules(
     group_close_ratio=0.0,
     unify_page_sizes=False,
     start_check="layers",
+    dsv4_pool="",
     null_block_in_check=False,
     mamba_seqs_within_blocks=False,
     batched_tokens_tiers=((70 * GIB, True, 8192), (0, False, 2048)),
@@ -265,13 +275,14 @@ V0_18 = replace(V0_17, version="0.18", group_close_ratio=1.5, block_sizes=None, 
                 kv_cache_dtypes=_COMMON_DTYPES + ("float16", "fp8_ds_mla"))
 V0_19 = replace(V0_18, version="0.19", start_check="groups", kv_cache_dtype_skip_layers=True)
 V0_20 = replace(V0_19, version="0.20", gpu_memory_utilization=0.92, hybrid_align_to_block=True, mla_hybrid_align=0,
-                mamba_seqs_within_blocks=True,
+                mamba_seqs_within_blocks=True, dsv4_pool="tuples",
                 nemotron_h_ssm_dtype="float32",
                 kv_cache_dtypes=V0_19.kv_cache_dtypes + ("int8_per_token_head", "fp8_per_token_head", "nvfp4"))
 V0_20_1 = replace(V0_20, version="0.20.1", tokens_from_concurrency=True)
-V0_25 = replace(V0_20_1, version="0.25", kv_cache_dtypes=V0_20_1.kv_cache_dtypes + ("int4_per_token_head",))
+V0_23 = replace(V0_20_1, version="0.23", dsv4_pool="buckets")
+V0_25 = replace(V0_23, version="0.25", kv_cache_dtypes=V0_20_1.kv_cache_dtypes + ("int4_per_token_head",))
 V0_26 = replace(V0_25, version="0.26", sliding_in_flight_batches=2, mamba_align_mode=True)
-V0_27 = replace(V0_26, version="0.27", mla_hybrid_align=128)
+V0_27 = replace(V0_26, version="0.27", mla_hybrid_align=128, dsv4_pool="packed")
 V0_28 = replace(V0_27, version="0.28", one_log_line=True, mamba_all_mode_types=(),
                 batched_tokens_tiers=((160 * GIB, False, 16384),) + V0_26.batched_tokens_tiers)
 V0_29 = replace(V0_28, version="0.29", null_block_in_check=True)
@@ -282,7 +293,7 @@ V0_32 = replace(V0_31, version="0.32", mamba_align_pages=(("mamba2", 3),))
 V0_33 = replace(V0_32, version="0.33", mamba_align_pages=(("mamba2", 3), ("gated_deltanet", 3)),
                 gdn_checkpoint_align=64)
 
-RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_25, V0_26, V0_27,
+RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_23, V0_25, V0_26, V0_27,
          V0_28, V0_29, V0_31, V0_32, V0_33)
 LATEST = V0_33
 OLDEST_READ = (0, 11, 0)  # releases before this one were not read
@@ -346,5 +357,5 @@ def parse_engine(engine: str) -> tuple[str, VllmRules | None, str | None]:
     return name, rules, note
 
 
-__all__ = ["VllmRules", "V0_11", "V0_11_1", "V0_12", "V0_13", "V0_14", "V0_15", "V0_17", "V0_18", "V0_19", "V0_20", "V0_20_1", "V0_25",
+__all__ = ["VllmRules", "V0_11", "V0_11_1", "V0_12", "V0_13", "V0_14", "V0_15", "V0_17", "V0_18", "V0_19", "V0_20", "V0_20_1", "V0_23", "V0_25",
            "V0_26", "V0_27", "V0_28", "V0_29", "V0_31", "V0_32", "V0_33", "LATEST", "RULES", "resolve", "parse_engine"]
