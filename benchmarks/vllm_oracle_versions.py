@@ -15,8 +15,8 @@ import a few more: diskcache, blake3, setproctitle, mistral-common, pydantic-ext
 pycountry, tiktoken, regex, installed with pip install --no-deps --target). Prints one
 line per model and "agree" or the first difference. With --grid it runs issue 14's grid
 instead (every bundled model, TP 1/2/4/8, auto/fp8, 10/40 GiB, 8K/128K) and prints the
-cases that differ and a count. The start check (`fits`) is compared on 0.33, whose
-planner exposes it (get_kv_cache_configs' check with the null block held back).
+cases that differ and a count. The start check (`fits`) is compared too: the memory test
+each release's get_kv_cache_configs runs (start_check below).
 """
 
 from __future__ import annotations
@@ -77,12 +77,24 @@ def vllm_specs(pool, iface):
     return out
 
 
-def compare(pool, rules, iface, planning, utils, memory: int, max_model_len: int):
-    """(vLLM's (groups, layers per group, blocks, tokens), kvplan's) for one pool."""
+def raw_pool(model, rules, **kwargs):
+    """The pool whose specs the model runner registers when vLLM turns the hybrid manager off for chunked local
+    attention (before 0.14): the chunked layers as chunked (vLLM sizes them as full only after its start check,
+    in unify_hybrid_kv_cache_specs); None when the manager stays on."""
+    pool = simulate(model, rules=rules, **kwargs)
+    if rules.chunked_hybrid_manager or not any("turns the hybrid KV cache manager off" in n for n in pool.notes):
+        return pool, None
+    return pool, simulate(model, rules=dataclasses.replace(rules, chunked_hybrid_manager=True), **kwargs)
+
+
+def compare(pool, rules, iface, planning, utils, memory: int, max_model_len: int, raw=None):
+    """(vLLM's (groups, layers per group, blocks, tokens, start check), kvplan's) for one pool; raw: the
+    registered specs when they differ from the pool's (raw_pool)."""
     mamba = [s for s in pool.layer_specs if s.kind == "mamba"]
     cfg = vllm_config(max_model_len, mnbt=pool.max_num_batched_tokens, in_flight=pool.in_flight_tokens,
-                      mamba_align=bool(mamba and mamba[0].state_pages > 1))
-    specs = vllm_specs(pool, iface)
+                      mamba_align=bool(mamba and mamba[0].state_pages > 1), hybrid_manager=raw is None)
+    specs = vllm_specs(raw or pool, iface)
+    registered = dict(specs)  # get_kv_cache_groups unifies the dict in place when the hybrid manager is off
     groups = planning.get_kv_cache_groups(cfg, specs)
     if "kv_cache_specs" in inspect.signature(planning.get_kv_cache_config_from_groups).parameters:  # 0.11.x
         kv = planning.get_kv_cache_config_from_groups(cfg, groups, specs, memory)
@@ -92,15 +104,28 @@ def compare(pool, rules, iface, planning, utils, memory: int, max_model_len: int
     theirs = (len(groups), [len(g.layer_names) for g in groups], kv.num_blocks, tokens)
     ours = (len(pool.groups), [len(g.layers) for g in pool.groups], pool.num_blocks,
             pool.gpu_kv_cache_tokens if rules.tokens_from_concurrency else tokens)
-    builder_cls = getattr(planning, "DefaultKVCacheConfigBuilder", None)
-    if builder_cls is not None:  # 0.33: get_kv_cache_configs' start check, the null block held back
-        builder = builder_cls()
-        per_block = planning._pool_bytes_per_block_from_builder(builder, cfg, groups)
-        needed = planning._max_memory_usage_bytes_from_groups(builder, cfg, groups)
-        theirs += (needed <= memory - per_block,)
-        # kvplan's fits also holds the Mamba decode-graph check (max_num_seqs <= blocks), which vLLM runs elsewhere
-        ours += (pool.fits or "max_num_seqs" in (pool.refusal or ""),)
+    theirs += (start_check(planning, utils, cfg, registered, groups, memory),)
+    # kvplan's fits also holds the Mamba decode-graph check (max_num_seqs <= blocks), which vLLM runs elsewhere
+    ours += (pool.fits or "max_num_seqs" in (pool.refusal or ""),)
     return theirs, ours
+
+
+def start_check(planning, utils, cfg, specs, groups, memory: int) -> bool:
+    """The release's get_kv_cache_configs memory test: 0.11-0.13 every layer's worst case
+    (check_enough_kv_cache_memory); 0.14-0.28 _max_memory_usage_bytes_from_groups; 0.29-0.32 the same in the
+    memory less one block (the null block); 0.33 through its config builder."""
+    if hasattr(planning, "DefaultKVCacheConfigBuilder"):
+        builder = planning.DefaultKVCacheConfigBuilder()
+        per_block = planning._pool_bytes_per_block_from_builder(builder, cfg, groups)
+        return planning._max_memory_usage_bytes_from_groups(builder, cfg, groups) <= memory - per_block
+    source = inspect.getsource(utils.get_kv_cache_configs)
+    if "_max_memory_usage_bytes_from_groups" not in source:
+        return utils.max_memory_usage_bytes(cfg, specs.values()) <= memory
+    needed = utils._max_memory_usage_bytes_from_groups(cfg, groups)
+    if "- _pool_bytes_per_block(" in source:
+        one = len(inspect.signature(utils._pool_bytes_per_block).parameters) == 1
+        memory -= utils._pool_bytes_per_block(groups) if one else utils._pool_bytes_per_block(cfg, groups)
+    return needed <= memory
 
 
 def main() -> None:
@@ -115,8 +140,8 @@ def main() -> None:
     utils = importlib.import_module("vllm.v1.core.kv_cache_utils")
     if not grid:
         for name in MODELS:
-            pool = simulate(load_model(name), kv_memory_bytes=10 * GIB, max_model_len=32768, rules=rules)
-            theirs, ours = compare(pool, rules, iface, planning, utils, 10 * GIB, 32768)
+            pool, raw = raw_pool(load_model(name), rules, kv_memory_bytes=10 * GIB, max_model_len=32768)
+            theirs, ours = compare(pool, rules, iface, planning, utils, 10 * GIB, 32768, raw)
             verdict = "agree" if theirs == ours else f"DIFFER: vLLM {theirs}, kvplan {ours}"
             print(f"vLLM {version} {name}: {theirs[2]:,} blocks, {theirs[3]:,} tokens: {verdict}")
         return
@@ -135,20 +160,19 @@ def main() -> None:
             continue
         for tp, dtype, gib, max_len in itertools.product((1, 2, 4, 8), ("auto", "fp8"), (10, 40), (8192, 131072)):
             try:
-                pool = simulate(models[dtype], kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp, rules=rules,
-                                allow_long_max_model_len=True)
-                theirs, ours = compare(pool, rules, iface, planning, utils, gib * GIB, max_len)
+                pool, raw = raw_pool(models[dtype], rules, kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp,
+                                     allow_long_max_model_len=True)
+                theirs, ours = compare(pool, rules, iface, planning, utils, gib * GIB, max_len, raw)
             except (KvplanError, SystemExit):
                 skipped += 1
                 continue
             if theirs == ours:
                 agree += 1
-                refused += len(ours) == 5 and not ours[4]
+                refused += not ours[4]
             else:
                 differ += 1
                 print(f"DIFFER vLLM {version} {name} tp {tp} {dtype} {gib} GiB {max_len}: vLLM {theirs}, kvplan {ours}")
-    checked = ("start check compared: " + f"{refused} of them refused") if hasattr(planning, "DefaultKVCacheConfigBuilder") \
-        else "start check not compared"
+    checked = f"start check compared: {refused} of them refused"
     print(f"vLLM {version} grid: {agree} agree ({checked}), {differ} differ, "
           f"{skipped} not compared (kvplan refuses or cannot map)")
 

@@ -7,10 +7,11 @@ from types import SimpleNamespace
 
 
 def vllm_config(max_model_len: int, *, mnbt: int = 8192, in_flight: int | None = None, layout: str = "LBNHC",
-                mamba_align: bool = True):
+                mamba_align: bool = True, hybrid_manager: bool = True):
     """`vllm serve`'s scheduler on an H100 by default: mnbt batched tokens, two batches in flight (async
     scheduling). layout: the KV cache layout the engine core would resolve (LBNHC, the default preference;
-    BLHNC where a backend needs block-outermost, as DeepSeek-V4's indexer does)."""
+    BLHNC where a backend needs block-outermost, as DeepSeek-V4's indexer does). hybrid_manager=False: vLLM's
+    --disable-hybrid-kv-cache-manager (get_kv_cache_groups sizes local layers as full attention)."""
     from vllm.config.cache import CacheConfig
 
     cache = CacheConfig()
@@ -19,7 +20,7 @@ def vllm_config(max_model_len: int, *, mnbt: int = 8192, in_flight: int | None =
     if hasattr(cache, "mamba_cache_mode"):
         cache.mamba_cache_mode = "align" if mamba_align else "none"
     return SimpleNamespace(
-        scheduler_config=SimpleNamespace(disable_hybrid_kv_cache_manager=False, max_num_batched_tokens=mnbt,
+        scheduler_config=SimpleNamespace(disable_hybrid_kv_cache_manager=not hybrid_manager, max_num_batched_tokens=mnbt,
                                          max_model_len=max_model_len),
         cache_config=cache, attention_config=SimpleNamespace(hisparse_config=None),
         parallel_config=SimpleNamespace(decode_context_parallel_size=1, prefill_context_parallel_size=1,

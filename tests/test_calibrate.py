@@ -456,3 +456,18 @@ def test_log_model_read_from_its_local_folder(cli, tmp_path):
     data = json.loads(out)
     f = figures(data)
     assert data["reproduced"] and f["Maximum concurrency for 4,096 tokens"]["predicted"] == "128.00x"
+
+
+def test_v031_qwen25_7b_awq_h200_one_line(cli):
+    # vLLM 0.31.0 (its one-line size and concurrency format), Qwen2.5-7B-Instruct-AWQ (bundled qwen2.5-7b: AWQ
+    # quantizes the weights, not the cache): 28 layers x 4 KV heads x 128 x 2 (K, V) x 2 B = 57,344 B per token,
+    # block 16: 917,504 B. "34.79 GiB" is 34.785-34.795 GiB: int(x GiB) // 917,504 = 40,708-40,720 blocks; a
+    # 4,096-token request takes 256 blocks, so tokens = int(blocks / 256 x 4,096) = 16 x blocks: 651,328-651,520,
+    # which holds the logged 651,504 (40,719 blocks: 159.06x)
+    code, data, err = calibrate(cli, "v031_qwen25_7b_awq_h200_smoke.log")
+    assert code == 0, err
+    f = figures(data)
+    tokens = f["GPU KV cache size (tokens)"]
+    assert tokens["logged"] == "651,504" and tokens["within_rounding"] is True
+    assert "(651,328-651,520)" in tokens["predicted"]
+    assert f["Maximum concurrency for 4,096 tokens"]["within_rounding"] is True
