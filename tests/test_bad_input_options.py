@@ -26,7 +26,7 @@ def test_engine_version_with_trailing_junk_is_refused(cli, engine):
     ("0.11.0+cu128", "0.11", None),  # a local build label changes no rule
     ("0.11.0rc1", "0.11", "pre-release"),  # read as its release, and said
     ("0.12.0.dev3", "0.12", "pre-release"),
-    ("0.24.0.dev3+g1234", "0.20.1", "pre-release"),  # a dev build before 0.24.0: 0.20.1's rules, with a note
+    ("0.24.0.dev3+g1234", "0.23", "pre-release"),  # a dev build before 0.24.0: 0.23's rules, with a note
     ("0.11.1rc6.dev42+g2b2d4c6d1.d20251120", "0.11.1", "pre-release"),  # a nightly's full string
     ("0.9.2rc2.dev45+g1234", "0.11", "oldest release"),  # logs of older builds print these
     ("0.6.4.post2.dev394+g1234", "0.11", "oldest release"),
