@@ -19,22 +19,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import inspect
 import itertools
 import json
-import sys
 from pathlib import Path
 
 import torch
-from vllm.v1.core import kv_cache_utils
 from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec, get_kv_quant_mode
 
-try:
-    import vllm.v1.core.kv_cache_planning as planning
-except ModuleNotFoundError:  # before 0.33
-    import vllm.v1.core.kv_cache_utils as planning
+from vllm_stub_config import capacity, planner, start_check, vllm_config  # this folder
 
-from vllm_stub_config import vllm_config  # this folder
+planning = planner()[0]
 
 GIB = 2**30
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,31 +74,14 @@ def specs(config: dict, mtp_layers: int = 0) -> dict:
     return out
 
 
-def start_check(cfg, groups, memory: int) -> bool:
-    """The release's get_kv_cache_configs memory test: 0.33 through its config builder; 0.29-0.32 with the
-    null block held back; before 0.29 against all of the memory."""
-    if hasattr(planning, "DefaultKVCacheConfigBuilder"):
-        builder = planning.DefaultKVCacheConfigBuilder()
-        per_block = planning._pool_bytes_per_block_from_builder(builder, cfg, groups)
-        return planning._max_memory_usage_bytes_from_groups(builder, cfg, groups) <= memory - per_block
-    needed = planning._max_memory_usage_bytes_from_groups(cfg, groups)
-    if "- _pool_bytes_per_block(" in inspect.getsource(planning.get_kv_cache_configs):  # 0.29-0.32
-        pool_args = (groups,) if len(inspect.signature(planning._pool_bytes_per_block).parameters) == 1 else (cfg, groups)
-        return needed <= memory - planning._pool_bytes_per_block(*pool_args)
-    return needed <= memory
-
-
 def plan(config: dict, mtp: int, memory: int, max_len: int, mnbt: int, in_flight: int | None):
     """vLLM's (blocks, tokens, concurrency, start check passed, groups) for one case."""
     cfg = vllm_config(max_len, layout="BLHNC", mnbt=mnbt, in_flight=in_flight)
-    groups = planning.get_kv_cache_groups(cfg, specs(config, mtp))
+    registered = specs(config, mtp)
+    groups = planning.get_kv_cache_groups(cfg, dict(registered))
     kv = planning.get_kv_cache_config_from_groups(cfg, groups, memory)
-    if hasattr(kv_cache_utils, "get_kv_cache_capacity"):
-        tokens, concurrency = kv_cache_utils.get_kv_cache_capacity(cfg, kv)
-    else:  # before 0.24: the log line's figures from the concurrency
-        concurrency = kv_cache_utils.get_max_concurrency_for_kv_cache_config(cfg, kv)
-        tokens = int(concurrency * max_len)
-    return kv.num_blocks, tokens, concurrency, start_check(cfg, groups, memory), groups
+    tokens, concurrency = capacity(cfg, kv, max_len)
+    return kv.num_blocks, tokens, concurrency, start_check(cfg, registered, groups, memory), groups
 
 
 def grid(release: str) -> None:

@@ -16,7 +16,7 @@ pycountry, tiktoken, regex, installed with pip install --no-deps --target). Prin
 line per model and "agree" or the first difference. With --grid it runs issue 14's grid
 instead (every bundled model, TP 1/2/4/8, auto/fp8, 10/40 GiB, 8K/128K) and prints the
 cases that differ and a count. The start check (`fits`) is compared too: the memory test
-each release's get_kv_cache_configs runs (start_check below).
+each release's get_kv_cache_configs runs (vllm_stub_config.start_check).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from kvplan.engines.vllm import simulate
 from kvplan.engines.vllm_rules import resolve
 from kvplan.sources import load_model
 
-from vllm_stub_config import vllm_config  # this folder
+from vllm_stub_config import capacity, planner, start_check, vllm_config  # this folder
 
 GIB = 2**30
 MODELS = ("llama-3.1-8b", "gpt-oss-20b", "gemma-3-12b", "deepseek-v3", "deepseek-v3.2-exp", "qwen3-next-80b-a3b",
@@ -87,7 +87,7 @@ def raw_pool(model, rules, **kwargs):
     return pool, simulate(model, rules=dataclasses.replace(rules, chunked_hybrid_manager=True), **kwargs)
 
 
-def compare(pool, rules, iface, planning, utils, memory: int, max_model_len: int, raw=None):
+def compare(pool, rules, iface, planning, memory: int, max_model_len: int, raw=None):
     """(vLLM's (groups, layers per group, blocks, tokens, start check), kvplan's) for one pool; raw: the
     registered specs when they differ from the pool's (raw_pool)."""
     mamba = [s for s in pool.layer_specs if s.kind == "mamba"]
@@ -100,32 +100,14 @@ def compare(pool, rules, iface, planning, utils, memory: int, max_model_len: int
         kv = planning.get_kv_cache_config_from_groups(cfg, groups, specs, memory)
     else:
         kv = planning.get_kv_cache_config_from_groups(cfg, groups, memory)
-    tokens = int(utils.get_max_concurrency_for_kv_cache_config(cfg, kv) * max_model_len)
+    tokens = capacity(cfg, kv, max_model_len)[0]
     theirs = (len(groups), [len(g.layer_names) for g in groups], kv.num_blocks, tokens)
     ours = (len(pool.groups), [len(g.layers) for g in pool.groups], pool.num_blocks,
             pool.gpu_kv_cache_tokens if rules.tokens_from_concurrency else tokens)
-    theirs += (start_check(planning, utils, cfg, registered, groups, memory),)
+    theirs += (start_check(cfg, registered, groups, memory),)
     # kvplan's fits also holds the Mamba decode-graph check (max_num_seqs <= blocks), which vLLM runs elsewhere
     ours += (pool.fits or "max_num_seqs" in (pool.refusal or ""),)
     return theirs, ours
-
-
-def start_check(planning, utils, cfg, specs, groups, memory: int) -> bool:
-    """The release's get_kv_cache_configs memory test: 0.11-0.13 every layer's worst case
-    (check_enough_kv_cache_memory); 0.14-0.28 _max_memory_usage_bytes_from_groups; 0.29-0.32 the same in the
-    memory less one block (the null block); 0.33 through its config builder."""
-    if hasattr(planning, "DefaultKVCacheConfigBuilder"):
-        builder = planning.DefaultKVCacheConfigBuilder()
-        per_block = planning._pool_bytes_per_block_from_builder(builder, cfg, groups)
-        return planning._max_memory_usage_bytes_from_groups(builder, cfg, groups) <= memory - per_block
-    source = inspect.getsource(utils.get_kv_cache_configs)
-    if "_max_memory_usage_bytes_from_groups" not in source:
-        return utils.max_memory_usage_bytes(cfg, specs.values()) <= memory
-    needed = utils._max_memory_usage_bytes_from_groups(cfg, groups)
-    if "- _pool_bytes_per_block(" in source:
-        one = len(inspect.signature(utils._pool_bytes_per_block).parameters) == 1
-        memory -= utils._pool_bytes_per_block(groups) if one else utils._pool_bytes_per_block(cfg, groups)
-    return needed <= memory
 
 
 def main() -> None:
@@ -133,15 +115,11 @@ def main() -> None:
     grid = "--grid" in sys.argv
     rules, _ = resolve(version)
     iface = importlib.import_module("vllm.v1.kv_cache_interface")
-    try:
-        planning = importlib.import_module("vllm.v1.core.kv_cache_planning")
-    except ModuleNotFoundError:
-        planning = importlib.import_module("vllm.v1.core.kv_cache_utils")
-    utils = importlib.import_module("vllm.v1.core.kv_cache_utils")
+    planning = planner()[0]
     if not grid:
         for name in MODELS:
             pool, raw = raw_pool(load_model(name), rules, kv_memory_bytes=10 * GIB, max_model_len=32768)
-            theirs, ours = compare(pool, rules, iface, planning, utils, 10 * GIB, 32768, raw)
+            theirs, ours = compare(pool, rules, iface, planning, 10 * GIB, 32768, raw)
             verdict = "agree" if theirs == ours else f"DIFFER: vLLM {theirs}, kvplan {ours}"
             print(f"vLLM {version} {name}: {theirs[2]:,} blocks, {theirs[3]:,} tokens: {verdict}")
         return
@@ -162,7 +140,7 @@ def main() -> None:
             try:
                 pool, raw = raw_pool(models[dtype], rules, kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp,
                                      allow_long_max_model_len=True)
-                theirs, ours = compare(pool, rules, iface, planning, utils, gib * GIB, max_len, raw)
+                theirs, ours = compare(pool, rules, iface, planning, gib * GIB, max_len, raw)
             except (KvplanError, SystemExit):
                 skipped += 1
                 continue

@@ -1,8 +1,11 @@
-"""The slice of a VllmConfig that vLLM's KV cache planner reads, for the oracle scripts
-(benchmarks/vllm_oracle*.py): built without a model, a GPU or a HF download."""
+"""What the oracle scripts (benchmarks/vllm_oracle*.py) share: the slice of a VllmConfig that vLLM's KV cache
+planner reads, built without a model, a GPU or a HF download, and the release-dependent calls into the
+planner (its capacity figures, its start check)."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 from types import SimpleNamespace
 
 
@@ -28,3 +31,42 @@ def vllm_config(max_model_len: int, *, mnbt: int = 8192, in_flight: int | None =
         model_config=SimpleNamespace(max_model_len=max_model_len), speculative_config=None,
         max_in_flight_tokens=2 * mnbt if in_flight is None else in_flight, num_gpu_blocks_override=None,
         device_config=SimpleNamespace(device_type="cuda"), kv_transfer_config=None, kv_events_config=None)
+
+
+def planner():
+    """(kv_cache_planning where the release has it (0.33), else kv_cache_utils; kv_cache_utils)."""
+    utils = importlib.import_module("vllm.v1.core.kv_cache_utils")
+    try:
+        return importlib.import_module("vllm.v1.core.kv_cache_planning"), utils
+    except ModuleNotFoundError:
+        return utils, utils
+
+
+def capacity(cfg, kv, max_model_len: int) -> tuple[int, float]:
+    """(tokens, concurrency) as the release logs them: get_kv_cache_capacity from 0.24, before that
+    int(concurrency x max_model_len) from get_max_concurrency_for_kv_cache_config."""
+    _, utils = planner()
+    if hasattr(utils, "get_kv_cache_capacity"):
+        return utils.get_kv_cache_capacity(cfg, kv)
+    concurrency = utils.get_max_concurrency_for_kv_cache_config(cfg, kv)
+    return int(concurrency * max_model_len), concurrency
+
+
+def start_check(cfg, registered: dict, groups, memory: int) -> bool:
+    """The memory test the release's get_kv_cache_configs runs: 0.11-0.13 every registered layer's worst case
+    (check_enough_kv_cache_memory); 0.14-0.28 _max_memory_usage_bytes_from_groups; 0.29-0.32 the same in the
+    memory less one block (the null block); 0.33 through its config builder. registered: the specs as the
+    model runner registers them (before get_kv_cache_groups unifies them)."""
+    planning, utils = planner()
+    if hasattr(planning, "DefaultKVCacheConfigBuilder"):
+        builder = planning.DefaultKVCacheConfigBuilder()
+        per_block = planning._pool_bytes_per_block_from_builder(builder, cfg, groups)
+        return planning._max_memory_usage_bytes_from_groups(builder, cfg, groups) <= memory - per_block
+    source = inspect.getsource(utils.get_kv_cache_configs)
+    if "_max_memory_usage_bytes_from_groups" not in source:
+        return utils.max_memory_usage_bytes(cfg, registered.values()) <= memory
+    needed = utils._max_memory_usage_bytes_from_groups(cfg, groups)
+    if "- _pool_bytes_per_block(" in source:
+        one = len(inspect.signature(utils._pool_bytes_per_block).parameters) == 1
+        memory -= utils._pool_bytes_per_block(groups) if one else utils._pool_bytes_per_block(cfg, groups)
+    return needed <= memory

@@ -471,3 +471,16 @@ def test_v031_qwen25_7b_awq_h200_one_line(cli):
     assert tokens["logged"] == "651,504" and tokens["within_rounding"] is True
     assert "(651,328-651,520)" in tokens["predicted"]
     assert f["Maximum concurrency for 4,096 tokens"]["within_rounding"] is True
+
+
+def test_hugging_face_cache_paths_name_their_hub_id():
+    # vLLM prints the local path of a downloaded model: the cache folder models--{owner}--{name}, or one of its
+    # snapshots; the owner may hold hyphens
+    from kvplan.engines.vllm_calibrate import hub_cache_id, match_bundled
+
+    snapshot = "/root/.cache/huggingface/hub/models--deepseek-ai--DeepSeek-V4-Flash/snapshots/60d8d70770c6"
+    assert hub_cache_id(snapshot) == "deepseek-ai/DeepSeek-V4-Flash"
+    assert hub_cache_id("/hf/models--Qwen--Qwen3-8B/") == "Qwen/Qwen3-8B"
+    assert hub_cache_id("/models/Meta-Llama-3.1-8B-Instruct") == "/models/Meta-Llama-3.1-8B-Instruct"
+    assert match_bundled(snapshot) == "deepseek-v4-flash"
+    assert match_bundled("/hf/models--meta-llama--Meta-Llama-3.1-8B-Instruct") == "llama-3.1-8b"

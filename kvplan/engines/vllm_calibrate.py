@@ -37,10 +37,11 @@ _SUFFIXES = re.compile(r"[-_.](instruct|chat|it|hf|base|fp8|fp16|bf16|awq|gptq|i
 
 
 def hub_cache_id(name: str) -> str:
-    """The Hub id of a Hugging Face cache snapshot path (".../models--deepseek-ai--DeepSeek-V4-Flash/snapshots/
-    <commit>" -> "deepseek-ai/DeepSeek-V4-Flash", what vLLM prints for a downloaded model); other names as given."""
-    snapshot = re.search(r"(?:^|/)models--([^/]+?)--([^/]+)/snapshots/[^/]+/?$", name)
-    return f"{snapshot.group(1)}/{snapshot.group(2)}" if snapshot else name
+    """The Hub id of a Hugging Face cache folder or snapshot path (".../models--deepseek-ai--DeepSeek-V4-Flash
+    [/snapshots/<commit>]" -> "deepseek-ai/DeepSeek-V4-Flash", what vLLM prints for a downloaded model); other
+    names as given."""
+    cached = re.search(r"(?:^|/)models--([^/]+?)--([^/]+?)(?:/snapshots/[^/]+)?/?$", name)
+    return f"{cached.group(1)}/{cached.group(2)}" if cached else name
 
 
 def match_bundled(name: str | None) -> str | None:
@@ -51,8 +52,7 @@ def match_bundled(name: str | None) -> str | None:
 
     if not name:
         return None
-    base = hub_cache_id(name).rstrip("/").split("/")[-1].lower()
-    base = re.sub(r"^models--[^-]+--", "", base).replace("meta-llama-", "llama-")
+    base = hub_cache_id(name).rstrip("/").split("/")[-1].lower().replace("meta-llama-", "llama-")
     index = bundled_index()
     keys = {alias: {alias, e.hf_id.split("/")[-1].lower()} for alias, e in index.items()}
     candidate = base

@@ -280,7 +280,7 @@ V0_20 = replace(V0_19, version="0.20", gpu_memory_utilization=0.92, hybrid_align
                 kv_cache_dtypes=V0_19.kv_cache_dtypes + ("int8_per_token_head", "fp8_per_token_head", "nvfp4"))
 V0_20_1 = replace(V0_20, version="0.20.1", tokens_from_concurrency=True)
 V0_23 = replace(V0_20_1, version="0.23", dsv4_pool="buckets")
-V0_25 = replace(V0_23, version="0.25", kv_cache_dtypes=V0_20_1.kv_cache_dtypes + ("int4_per_token_head",))
+V0_25 = replace(V0_23, version="0.25", kv_cache_dtypes=V0_23.kv_cache_dtypes + ("int4_per_token_head",))
 V0_26 = replace(V0_25, version="0.26", sliding_in_flight_batches=2, mamba_align_mode=True)
 V0_27 = replace(V0_26, version="0.27", mla_hybrid_align=128, dsv4_pool="packed")
 V0_28 = replace(V0_27, version="0.28", one_log_line=True, mamba_all_mode_types=(),
