@@ -16,7 +16,10 @@ pycountry, tiktoken, regex, installed with pip install --no-deps --target). Prin
 line per model and "agree" or the first difference. With --grid it runs issue 14's grid
 instead (every bundled model, TP 1/2/4/8, auto/fp8, 10/40 GiB, 8K/128K) and prints the
 cases that differ and a count. The start check (`fits`) is compared too: the memory test
-each release's get_kv_cache_configs runs (vllm_stub_config.start_check).
+each release's get_kv_cache_configs runs (vllm_stub_config.start_check). With --mtp only the
+models with an MTP draft kvplan models run, their draft layers in the pool (kvplan.engines.vllm_mtp;
+the draft's layer names follow the target's, as the drafter registers them); --spec-tokens K adds K draft
+tokens (the state layers' MambaSpec.num_speculative_blocks, where the release has it).
 """
 
 from __future__ import annotations
@@ -67,14 +70,32 @@ def vllm_specs(pool, iface):
             fields = dict(block_size=block, shapes=((spec.state_bytes,),), dtypes=(u8,),
                           page_size_padded=spec.page_bytes)
             names = {f.name for f in dataclasses.fields(iface.MambaSpec)}
+            own = spec.state_pages - spec.speculative_pages  # the pages without the draft tokens'
             if "mamba_cache_mode" in names:
-                fields["mamba_cache_mode"] = "align" if spec.state_pages > 1 else "none"
-            if "num_prefill_checkpoint_blocks" in names and spec.state_pages > 2:
-                fields["num_prefill_checkpoint_blocks"] = spec.state_pages - 2
+                fields["mamba_cache_mode"] = "align" if own > 1 else "none"
+            if "num_prefill_checkpoint_blocks" in names and own > 2:
+                fields["num_prefill_checkpoint_blocks"] = own - 2
+            if spec.speculative_pages:
+                fields["num_speculative_blocks"] = spec.speculative_pages
             out[f"l{i}"] = iface.MambaSpec(**fields)
         else:
             raise SystemExit(f"no vLLM spec for kvplan kind {spec.kind!r}")
     return out
+
+
+def draft_count(model) -> int:
+    """The MTP layers vLLM's drafter registers for `model` (0: no MTP draft kvplan models; DeepSeek-V4 has its
+    own oracle, vllm_oracle_dsv4.py)."""
+    from kvplan.engines.vllm import is_deepseek_v4
+    from kvplan.engines.vllm_mtp import draft_layer_count
+    from kvplan.errors import UsageError
+
+    if is_deepseek_v4(model):
+        return 0
+    try:
+        return draft_layer_count(model)
+    except UsageError:
+        return 0
 
 
 def raw_pool(model, rules, **kwargs):
@@ -92,7 +113,8 @@ def compare(pool, rules, iface, planning, memory: int, max_model_len: int, raw=N
     registered specs when they differ from the pool's (raw_pool)."""
     mamba = [s for s in pool.layer_specs if s.kind == "mamba"]
     cfg = vllm_config(max_model_len, mnbt=pool.max_num_batched_tokens, in_flight=pool.in_flight_tokens,
-                      mamba_align=bool(mamba and mamba[0].state_pages > 1), hybrid_manager=raw is None)
+                      mamba_align=bool(mamba and mamba[0].state_pages - mamba[0].speculative_pages > 1),
+                      hybrid_manager=raw is None)
     specs = vllm_specs(raw or pool, iface)
     registered = dict(specs)  # get_kv_cache_groups unifies the dict in place when the hybrid manager is off
     groups = planning.get_kv_cache_groups(cfg, specs)
@@ -113,12 +135,19 @@ def compare(pool, rules, iface, planning, memory: int, max_model_len: int, raw=N
 def main() -> None:
     version = sys.argv[1] if len(sys.argv) > 1 else "0.33"
     grid = "--grid" in sys.argv
+    mtp = "--mtp" in sys.argv
+    spec_tokens = int(sys.argv[sys.argv.index("--spec-tokens") + 1]) if "--spec-tokens" in sys.argv else 0
     rules, _ = resolve(version)
     iface = importlib.import_module("vllm.v1.kv_cache_interface")
     planning = planner()[0]
     if not grid:
         for name in MODELS:
-            pool, raw = raw_pool(load_model(name), rules, kv_memory_bytes=10 * GIB, max_model_len=32768)
+            model = load_model(name)
+            drafts = draft_count(model) if mtp else 0
+            if mtp and not drafts:
+                continue
+            pool, raw = raw_pool(model, rules, kv_memory_bytes=10 * GIB, max_model_len=32768, draft_layers=drafts,
+                                num_speculative_tokens=spec_tokens if drafts else 0)
             theirs, ours = compare(pool, rules, iface, planning, 10 * GIB, 32768, raw)
             verdict = "agree" if theirs == ours else f"DIFFER: vLLM {theirs}, kvplan {ours}"
             print(f"vLLM {version} {name}: {theirs[2]:,} blocks, {theirs[3]:,} tokens: {verdict}")
@@ -136,10 +165,14 @@ def main() -> None:
         except KvplanError:
             skipped += 32
             continue
+        drafts = draft_count(base) if mtp else 0
+        if mtp and not drafts:
+            continue
         for tp, dtype, gib, max_len in itertools.product((1, 2, 4, 8), ("auto", "fp8"), (10, 40), (8192, 131072)):
             try:
                 pool, raw = raw_pool(models[dtype], rules, kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp,
-                                     allow_long_max_model_len=True)
+                                     allow_long_max_model_len=True, draft_layers=drafts,
+                                     num_speculative_tokens=spec_tokens if drafts else 0)
                 theirs, ours = compare(pool, rules, iface, planning, gib * GIB, max_len, raw)
             except (KvplanError, SystemExit):
                 skipped += 1

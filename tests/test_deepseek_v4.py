@@ -285,8 +285,8 @@ def test_draft_layers_of_other_families_are_refused():
     from kvplan.engines.vllm import simulate
     from kvplan.errors import UsageError
 
-    with pytest.raises(UsageError, match="draft layers is not modelled"):
-        simulate(load_model("deepseek-v3"), kv_memory_bytes=10 * GIB, max_model_len=8192, draft_layers=1)
+    with pytest.raises(UsageError, match="MTP draft layers .* is not modelled"):
+        simulate(load_model("llama-3.1-8b"), kv_memory_bytes=10 * GIB, max_model_len=8192, draft_layers=1)
 
 
 def test_vllm_before_0_20_block_size_and_emit_refuse_in_one_line():

@@ -26,6 +26,8 @@ EngineOpt = Annotated[str, typer.Option("--engine", help="Accounting: ideal (the
 MaxModelLenOpt = Annotated[Optional[str], typer.Option("--max-model-len", help="Engine max model length (default: --context).")]
 MaxNumSeqsOpt = Annotated[Optional[int], typer.Option("--max-num-seqs", help="With --engine vllm: vLLM's --max-num-seqs (default: the release's for the GPU); sizes the profile's sampler run, the CUDA graphs and the Mamba start check.")]
 EnforceEagerOpt = Annotated[bool, typer.Option("--enforce-eager", help="With --engine vllm: vLLM's --enforce-eager (no CUDA graphs: no graph estimate, no Mamba start check).")]
+MtpOpt = Annotated[bool, typer.Option("--mtp", help="With --engine vllm: speculative decoding with the checkpoint's MTP layers (vLLM's --speculative-config method mtp): the draft's KV cache joins the pool; --emit vllm prints the flag.")]
+SpecTokensOpt = Annotated[Optional[int], typer.Option("--num-speculative-tokens", help="With --mtp: draft tokens per step (vLLM's num_speculative_tokens; default: the MTP layers). Hybrid models keep that many more state pages per request and conv-state rows.")]
 SetOpt = Annotated[Optional[List[str]], typer.Option("--set", help="Override a config field the config has: key=value (repeatable); recorded in the output.")]
 SetNewOpt = Annotated[Optional[List[str]], typer.Option("--set-new", help="Add a field the config lacks: key=value (repeatable); recorded in the output.")]
 RevisionOpt = Annotated[Optional[str], typer.Option("--revision", help="Hub revision (branch, tag or commit).")]

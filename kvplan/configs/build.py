@@ -329,5 +329,6 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         reading=reading,
         family=family.name,
         architecture=_architecture(raw),
-        mtp_layers=f.int("num_nextn_predict_layers", default=0, minimum=0),
+        mtp_layers=(f.int("num_nextn_predict_layers", default=0, minimum=0)
+                    or f.int("mtp_num_hidden_layers", default=0, minimum=0)),  # Qwen3.5
     )

@@ -40,7 +40,8 @@ vLLM's file and function); this module applies them:
   bytes per block; 0.29+ in memory less one block (the null block).
 
 Not modelled: token eviction, compressed sparse attention and Quest (vLLM
-allocates every token), speculative-decoding blocks, DCP/PCP, 0.29+'s
+allocates every token), speculative decoding's lookahead slots and its
+non-MTP drafts (MTP draft layers: vllm_mtp.py), DCP/PCP, 0.29+'s
 block-outermost packing of groups with mixed page sizes, non-Hopper backends
 (Blackwell MLA uses other block sizes), FA4's 64-token kernel page for fp8 KV at
 head size 512 on Hopper (0.31+, Gemma 4: a note), FlashKDA's prefill checkpoint
@@ -178,7 +179,8 @@ class PageSpec:
     state_bytes: int = 0  # mamba: conv + SSM state of one sequence
     window_tokens: int | None = None  # sliding: W; chunked: the chunk C
     padded_page_bytes: int | None = None
-    state_pages: int = 1  # mamba: pages one request holds (align mode: 2 or 3)
+    state_pages: int = 1  # mamba: pages one request holds (align mode: 2 or 3; + the draft tokens, 0.15+)
+    speculative_pages: int = 0  # mamba: of those, the draft tokens' (MambaSpec.num_speculative_blocks)
 
     @property
     def page_bytes(self) -> int:
@@ -340,7 +342,8 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
 
 def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, hybrid_manager: bool = True,
                 rules: VllmRules = LATEST, kv_cache_dtype: str | None = None, prefix_caching: bool | None = None,
-                *, local_as_full: bool = True) -> tuple[list[tuple[int, PageSpec]], list[str], str]:
+                *, local_as_full: bool = True, num_speculative_tokens: int = 0
+                ) -> tuple[list[tuple[int, PageSpec]], list[str], str]:
     """(model layer index, spec) for every cache vLLM allocates, notes, and the KV dtype used.
 
     `model` is one TP rank's (already sharded, engine dtypes applied). A model
@@ -350,6 +353,7 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
     local_as_full=False keeps sliding and chunked layers as the model runner
     makes them even when the hybrid KV cache manager is off (what the start
     check of releases before 0.14 sees, before get_kv_cache_groups unifies them).
+    num_speculative_tokens: speculative decoding's draft tokens (a state page each from 0.15).
     """
     notes: list[str] = []
     serving = serving_storage(model)
@@ -423,7 +427,7 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         # only Qwen's Gated DeltaNet exports prefill checkpoints (OLMo-Hybrid's does not)
         checkpoints = state_kind != "gated_deltanet" or model.model_type in GDN_CHECKPOINT_TYPES
         specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind,
-                                                align_mode, checkpoints)
+                                                align_mode, checkpoints, num_speculative_tokens)
         notes.extend(note)
         if prefix and model.model_type in rules.mamba_all_mode_types:
             notes.append(f"not modelled: with prefix caching vLLM {rules.version} uses Mamba cache mode 'all' for "
@@ -474,7 +478,8 @@ def _token_cache_spec(cache: TokenCache, block: int, kv_dtype: str, serving: Sto
 
 
 def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_token_bytes: int, rules: VllmRules,
-                              state_kind: str, align_mode: bool | None = None, checkpoints: bool = True):
+                              state_kind: str, align_mode: bool | None = None, checkpoints: bool = True,
+                              speculative_tokens: int = 0):
     """Attention page >= Mamba page, the Mamba page padded to it.
 
     checkpoints: the state layers export prefill checkpoints where the release
@@ -503,10 +508,12 @@ def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_to
     new_block = max(block, needed)
     attn_page = new_block * attn_token_bytes
     pages = (rules.mamba_pages(state_kind) if checkpoints else 2) if align_mode else 1
+    drafts = speculative_tokens if rules.mamba_speculative_blocks else 0  # MambaSpec.num_speculative_blocks
+    pages += drafts
     out = []
     for i, s in specs:
         if s.kind == MAMBA:
-            out.append((i, replace(s, padded_page_bytes=attn_page, state_pages=pages,
+            out.append((i, replace(s, padded_page_bytes=attn_page, state_pages=pages, speculative_pages=drafts,
                                    block_tokens=new_block if align_mode else s.block_tokens)))
         elif s.kind != "indexer":
             out.append((i, s.with_block(new_block)))
@@ -517,7 +524,11 @@ def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_to
              f"Mamba state ({mamba_page:,} B); Mamba page padded by {pad_pct:.2f}%"]
     if align_mode:
         why = f"vLLM {rules.version} default for hybrids" if rules.mamba_align_mode else "--enable-prefix-caching"
-        notes.append(f"prefix caching on ({why}): Mamba cache mode 'align', {pages} state pages per request")
+        notes.append(f"prefix caching on ({why}): Mamba cache mode 'align', {pages} state pages per request"
+                     + (f" ({speculative_tokens} for the draft tokens)" if speculative_tokens and
+                        rules.mamba_speculative_blocks else ""))
+    elif speculative_tokens and rules.mamba_speculative_blocks:
+        notes.append(f"speculative decoding: {pages} state pages per request (1 + {speculative_tokens} draft tokens)")
     return out, notes
 
 
@@ -626,7 +637,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
              tp: int = 1, pp: int = 1, max_num_batched_tokens: int | None = None,
              hybrid_manager: bool = True, rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
              allow_long_max_model_len: bool = False, prefix_caching: bool | None = None,
-             max_num_seqs: int | None = None, enforce_eager: bool = False, draft_layers: int = 0) -> VllmPool:
+             max_num_seqs: int | None = None, enforce_eager: bool = False, draft_layers: int = 0,
+             num_speculative_tokens: int = 0) -> VllmPool:
     """vLLM's KV cache config for `model` on one (tp, pp) replica under `rules`.
 
     kv_memory_bytes: memory for the KV cache per GPU. max_num_batched_tokens:
@@ -634,7 +646,9 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     H100-class GPU). kv_cache_dtype: vLLM's --kv-cache-dtype (default: from
     the model's cache storage). max_num_seqs: vLLM's --max-num-seqs (default:
     the release's, for an H100-class GPU); enforce_eager: no CUDA graphs.
-    draft_layers: speculative decoding's MTP draft layers in the pool (DeepSeek-V4 only).
+    draft_layers: speculative decoding's MTP draft layers in the pool (kvplan.engines.vllm_mtp).
+    num_speculative_tokens: its draft tokens per step (any method): they widen Gated DeltaNet conv
+    states and, from 0.15, add as many state pages to each request.
     """
     if kv_memory_bytes <= 0:
         raise PlanError("vLLM: no memory left for the KV cache", "raise --mem-util or give --kv-memory")
@@ -659,13 +673,23 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                              block_tokens=block_tokens, pp=pp, mnbt=mnbt, rules=rules,
                              kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs, notes=notes,
                              draft_layers=draft_layers)
-    if draft_layers:
-        raise UsageError(f"vLLM: the KV cache of {model.name}'s speculative-decoding draft layers is not modelled "
-                         "(kvplan models DeepSeek-V4's MTP layers only)", "plan without the draft")
+    target_layers = model.num_layers
+    if draft_layers:  # the MTP module's layers, registered after the target's, on the last PP stage
+        from .vllm_mtp import with_draft_layers
+
+        model = with_draft_layers(model, draft_layers)
+        notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s), each caching what the "
+                     "target's last attention layer caches")
+    if num_speculative_tokens:
+        from .vllm_mtp import with_speculative_tokens
+
+        model, spec_notes = with_speculative_tokens(model, num_speculative_tokens)
+        notes += spec_notes
     fixed, state_notes = engine_model(model, rules)
     ranked = shard(fixed, tp, 1)[0]  # TP-sharded, all layers
     pairs, spec_notes, kv_dtype = layer_specs(ranked, block_tokens, max_model_len, hybrid_manager, rules,
-                                              kv_cache_dtype, prefix_caching)
+                                              kv_cache_dtype, prefix_caching,
+                                              num_speculative_tokens=num_speculative_tokens)
     notes += state_notes + spec_notes
     if not pairs:
         raise PlanError(f"{model.name} has no KV cache: vLLM allocates one null block")
@@ -677,8 +701,9 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         for g in groups:
             for i in g.layers:
                 grouped_specs[i] = g.spec
-    stages = [{k for k, owner in enumerate(owners) if start <= owner < end}
-              for start, end in stage_bounds(model.num_layers, pp)]
+    bounds = stage_bounds(target_layers, pp)
+    bounds[-1] = (bounds[-1][0], model.num_layers)  # the drafter lives on the last stage
+    stages = [{k for k, owner in enumerate(owners) if start <= owner < end} for start, end in bounds]
     # 0.26+ VllmConfig.max_in_flight_tokens: max_concurrent_batches (2 under async
     # scheduling; the PP size with PP and the V1 model runner) x max_num_batched_tokens
     in_flight = in_flight_tokens(rules, mnbt, pp)

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import KvplanError, SourceError, UsageError
 from ..render import Report, Table
 from ..units import GIB
-from .vllm import VllmPool, is_deepseek_v4, simulate
+from .vllm import VllmPool, simulate
 from .vllm_log import VllmLog, printed_range
+from .vllm_mtp import draft_layer_count, is_mtp_method
 from .vllm_release import at_least
 from .vllm_rules import V0_11, V0_33, VllmRules, parse_engine, resolve
 
@@ -92,6 +93,7 @@ class Calibration:
     predicted_available_gib: float | None = None
     terms: list = field(default_factory=list)  # vllm_terms.TermRow: each profile term logged vs predicted
     logged_terms: object | None = None  # vllm_terms.LoggedTerms when the log has the profile breakdown
+    hints: list[str] = field(default_factory=list)  # reasons found by trying what the log does not print
 
 
 def _rules_for(log: VllmLog, version: str | None) -> tuple[VllmRules | None, list[str]]:
@@ -117,9 +119,24 @@ def _one_line(log: VllmLog) -> bool:
 
 
 def draft_layers(model, log: VllmLog) -> int:
-    """The MTP draft layers the log's server put in its pool: speculative method "mtp" on DeepSeek-V4 (the one
-    family whose draft cache kvplan models); 0 otherwise."""
-    return model.mtp_layers if log.speculative_method == "mtp" and is_deepseek_v4(model) else 0
+    """The MTP draft layers the log's server put in its pool (speculative method "mtp" or a family's older
+    name for it, on a family whose draft kvplan models: vllm_mtp.py, DeepSeek-V4); 0 otherwise."""
+    if not is_mtp_method(log.speculative_method):
+        return 0
+    try:
+        return draft_layer_count(model)
+    except UsageError:
+        return 0
+
+
+def speculative_tokens(model, log: VllmLog) -> int:
+    """The draft tokens per step of the log's speculative decoding: as printed, else an MTP draft's default
+    (vLLM: num_speculative_tokens = n_predict, its layer count); 0 when off or unknown."""
+    if not _has(log, "speculative"):
+        return 0
+    if log.speculative_tokens is not None:
+        return log.speculative_tokens
+    return draft_layers(model, log)
 
 
 def _simulate(model, log: VllmLog, rules: VllmRules, kv: int, max_len: int, kv_dtype, block, mnbt):
@@ -127,7 +144,7 @@ def _simulate(model, log: VllmLog, rules: VllmRules, kv: int, max_len: int, kv_d
                     pp=log.pp or 1, max_num_batched_tokens=mnbt, rules=rules, kv_cache_dtype=kv_dtype,
                     allow_long_max_model_len=True, prefix_caching=log.enable_prefix_caching,
                     max_num_seqs=log.max_num_seqs, enforce_eager=log.enforce_eager,
-                    draft_layers=draft_layers(model, log))
+                    draft_layers=draft_layers(model, log), num_speculative_tokens=speculative_tokens(model, log))
 
 
 def _vllm_kv_dtype(name: str | None) -> str | None:
@@ -212,7 +229,10 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
     if log.tp is None:
         cal.notes.append("tensor_parallel_size not in the log: 1 assumed")
     if _has(log, "speculative") and not draft_layers(spec, log):
-        cal.notes.append("speculative decoding is on: its draft layers' KV cache is not modelled")
+        method = log.speculative_method or "not printed"
+        cal.notes.append(f"speculative decoding is on (method {method}): its draft's KV cache is not modelled "
+                         "(kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, Qwen3-Next/3.5 and "
+                         "LongCat-Flash)")
     try:
         if rules is None:
             _reproduce_v0(cal, spec, max_len, kv_dtype, block)
@@ -402,6 +422,8 @@ def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dty
     if log.gpu_kv_cache_tokens is not None and pools:
         lo_t, hi_t, mid_t = (pools[k].gpu_kv_cache_tokens for k in ("low", "high", "mid"))
         within = lo_t <= log.gpu_kv_cache_tokens <= hi_t
+        if not within and high is not None:
+            _probe_prefix_caching(cal, probe, spec, rules, (low, high), max_len, kv_dtype, block, mnbt)
         cal.figures.append(Figure("GPU KV cache size (tokens)", f"{log.gpu_kv_cache_tokens:,}",
                                   f"{mid_t:,} ({lo_t:,}-{hi_t:,})", _pct(log.gpu_kv_cache_tokens, mid_t), within,
                                   "" if within else _explain(cal, "tokens")))
@@ -450,16 +472,37 @@ def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dty
                                   _pct(logged, predicted) if logged and predicted else None, ok))
 
 
+def _probe_prefix_caching(cal: Calibration, probe: VllmPool, spec, rules: VllmRules, bounds, max_len: int, kv_dtype,
+                          block, mnbt):
+    """A hybrid's state pages per request depend on prefix caching ('align' mode), which many logs do not
+    print: when the other setting reproduces the logged tokens inside the printed interval, say so."""
+    log = cal.log
+    if log.enable_prefix_caching is not None or not any(s.kind == "mamba" for s in probe.layer_specs):
+        return
+    default = rules.mamba_align_mode
+    other = replace(log, enable_prefix_caching=not default)
+    try:
+        low, high = (_simulate(spec, other, rules, kv, max_len, kv_dtype, block, mnbt).gpu_kv_cache_tokens
+                     for kv in bounds)
+    except KvplanError:
+        return
+    if low <= log.gpu_kv_cache_tokens <= high:
+        setting = "on (--enable-prefix-caching)" if not default else "off (--no-enable-prefix-caching)"
+        cal.hints.append(f"with prefix caching {setting}, which the log does not print, kvplan gives "
+                         f"{low:,}-{high:,} tokens: the logged figure (the release's default is "
+                         f"{'on' if default else 'off'})")
+
+
 def _explain(cal: Calibration, figure: str) -> str:
     log = cal.log
-    reasons = []
+    reasons = list(cal.hints)
     if (log.tp or 1) > 1 or (log.pp or 1) > 1:
         reasons.append("with TP/PP the printed 'Available KV cache memory' is one worker's, the blocks the minimum "
                        "over all workers")
     if cal.rules is not None and log.version and resolve(log.version)[1]:
         reasons.append(f"vLLM {log.version}'s rules were not read; {cal.rules.version}'s were used")
-    if _has(log, "speculative"):
-        reasons.append("the speculative-decoding draft's KV cache shares the pool")
+    if _has(log, "speculative") and not any("MTP draft layer" in n for n in cal.notes):
+        reasons.append("the speculative-decoding draft's KV cache shares the pool (not modelled for this method)")
     if _has(log, "connector") and cal.pool is not None and len(cal.pool.groups) > 1:
         reasons.append("a KV connector turns the hybrid KV cache manager off")
     return "; ".join(reasons) or f"the {figure} differ beyond the log's rounding: kvplan's model of this layer mix"
@@ -484,7 +527,7 @@ def _what_if(cal: Calibration, spec, what: dict, kv_dtype, block, mnbt):
                     kv_cache_dtype=new_dtype, allow_long_max_model_len=bool(
                         os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")), prefix_caching=log.enable_prefix_caching,
                     max_num_seqs=log.max_num_seqs, enforce_eager=log.enforce_eager,
-                    draft_layers=draft_layers(spec, log))
+                    draft_layers=draft_layers(spec, log), num_speculative_tokens=speculative_tokens(spec, log))
     cal.what_if = {
         "version": rules.version,
         "kv_cache_dtype": pool.kv_cache_dtype,

@@ -112,6 +112,7 @@ class VllmLog:
     one_line: bool = False  # 0.28+'s "GPU KV cache size: N tokens, Maximum concurrency ..."
     flags: tuple[str, ...] = ()  # speculative | connector | quantized
     speculative_method: str | None = None  # SpeculativeConfig(method='mtp', ...) / --speculative-config's "method"
+    speculative_tokens: int | None = None  # SpeculativeConfig(num_spec_tokens=N) / "num_speculative_tokens": N
     found: list[str] = field(default_factory=list)  # which figures were read
 
     @property
@@ -293,6 +294,9 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         flags.append("speculative")
         method = re.search(r"""SpeculativeConfig\(method=['"](\w+)|['"]method['"]: ?['"](\w+)""", text)
         log.speculative_method = (method.group(1) or method.group(2)) if method else None
+        count = re.search(r"""SpeculativeConfig\([^)]*num_spec_tokens=(\d+)|['"]num_speculative_tokens['"]: ?(\d+)""",
+                          text)
+        log.speculative_tokens = int(count.group(1) or count.group(2)) if count else None
     if re.search(r"kv_transfer_config|KVConnector|LMCacheConnector|OffloadingConnector", text):
         flags.append("connector")
     if re.search(r"quantization=(?!None)\w+|'quantization': '", text):

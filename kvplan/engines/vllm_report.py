@@ -8,6 +8,7 @@ from ..errors import UsageError
 from ..render import Report, Table
 from ..units import format_bytes
 from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
+from .vllm_mtp import draft_layer_count
 from .vllm_rules import LATEST, VllmRules
 from .vllm_served import check
 
@@ -56,8 +57,13 @@ def _mixed_label(pool: VllmPool) -> str:
 def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_batched_tokens: int | None = None,
                   hybrid_manager: bool | None = None, rules: VllmRules = LATEST, note: str | None = None,
                   allow_long_max_model_len: bool | None = None, release: str | None = None,
-                  max_num_seqs: int | None = None, enforce_eager: bool = False) -> VllmPool:
+                  max_num_seqs: int | None = None, enforce_eager: bool = False, mtp: bool = False,
+                  speculative_tokens: int | None = None) -> VllmPool:
     """vLLM's blocks, its log lines and the groups, under report.data["engine"] and as lines.
+
+    mtp: speculative decoding with the checkpoint's MTP layers (kvplan.engines.vllm_mtp): their KV
+    cache is in the pool; a KV memory predicted from the GPU leaves the drafter's weights out (a note).
+    speculative_tokens: its draft tokens per step (None: the MTP layers, vLLM's default).
 
     release: the vLLM release asked for (e.g. "0.11.0"; None: rules.version), whose model registry
     says whether it serves the model's architecture (kvplan.engines.vllm_served); the figures are
@@ -73,6 +79,11 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     if hybrid_manager is None:  # a KV connector (CPU offloading) turns the hybrid manager off
         hybrid_manager = plan.offload is None
     kv_memory, how = kv_memory_of(result, rules, mnbt, release, max_num_seqs, enforce_eager)
+    draft_layers = draft_layer_count(plan.model) if mtp else 0
+    spec_tokens = (speculative_tokens or draft_layers) if mtp else 0
+    if mtp and how is not None:
+        how += ("; the MTP drafter's weights, which vLLM loads beside the model, are not in it (kvplan does not "
+                "model which of them vLLM shares with the target): the prediction is high by about their size")
     gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
     pool = simulate(plan.model, kv_memory_bytes=kv_memory, max_model_len=max_model_len_tokens,
                     block_tokens=plan.block_size, tp=dep.tp if dep else 1, pp=dep.pp if dep else 1,
@@ -80,7 +91,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
                     allow_long_max_model_len=allow_long_max_model_len,
                     max_num_seqs=max_num_seqs or rules.max_num_seqs(gpu.memory_bytes if gpu else None,
                                                                     gpu.name if gpu else ""),
-                    enforce_eager=enforce_eager)
+                    enforce_eager=enforce_eager, draft_layers=draft_layers, num_speculative_tokens=spec_tokens)
     served = check(plan.model.architecture, release or rules.version)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([how] if how else []) \
         + list(pool.notes)
@@ -103,6 +114,8 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
         "served_reason": served.reason,
         "registry_release": served.release,
         "kv_cache_dtype": pool.kv_cache_dtype,
+        "mtp_draft_layers": draft_layers,
+        "num_speculative_tokens": spec_tokens,
         "kv_memory_bytes": pool.kv_memory_bytes,
         "kv_memory_source": "--kv-memory" if how is None else "predicted from the GPU (vLLM profile model)",
         "max_model_len": pool.max_model_len,

@@ -34,6 +34,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | max_num_batched_tokens (`vllm serve`) | 8192 if >= 70 GiB and not A100, else 2048; 16384 if >= 160 GiB from 0.28.0 |
 | KV dtypes (the ones kvplan sizes)     | auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc; + fp8_ds_mla 0.11.1; + float16 0.18.0; + int8/fp8_per_token_head, nvfp4 0.20.0; + int4_per_token_head 0.25.0 |
 | --kv-offloading-size / skip layers    | offloading from 0.11.1; --kv-cache-dtype-skip-layers from 0.19.0            |
+| Mamba / GDN state pages per request, speculative decoding | 1 (0.11-0.14); 1 + num_speculative_tokens (align: 2 + ...) from 0.15.0 (read in 0.16.0) |
 | Nemotron-H SSM state                  | serving dtype; from 0.13.0 the config's mamba_ssm_cache_dtype (NemotronHConfig's default float32), else float16; else float32 from 0.20.0 |
 | Qwen3.5 / 3.6 GDN SSM state          | serving dtype; the config's mamba_ssm_dtype (float32) from 0.17.0          |
 | DeepSeek-V3.2 auto KV dtype           | fp8_ds_mla (0.11.0); bf16 from 0.11.1; fp8 -> fp8_ds_mla in every release   |
@@ -111,6 +112,11 @@ class VllmRules:
         "vllm/config/cache.py: CacheConfig.mamba_cache_mode (from 0.15.0): --enable-prefix-caching on a hybrid "
         "gives 'align' (2 state pages); until 0.14.1 MambaModelConfig.verify_and_update_config turns prefix "
         "caching off for a model without SupportsMambaPrefixCaching (one page)")
+    mamba_speculative_blocks: bool = _src(
+        "vllm/v1/kv_cache_interface.py: MambaSpec.max_memory_usage_bytes (read in 0.16.0; 0.15.x, whose "
+        "mamba_cache_mode arrived with it, is taken to match): with speculative decoding a request holds "
+        "1 + num_speculative_blocks state pages (align: 2 + ...; vllm/model_executor/layers/mamba/abstract.py "
+        "get_kv_cache_spec sets num_speculative_blocks = num_speculative_tokens); until 0.14.1 one page")
     mamba_all_mode_types: tuple[str, ...] = _src(
         "0.15.0-0.27.1 vllm/model_executor/models/config.py: MambaModelConfig.verify_and_update_config "
         "('all' if model_config.supports_mamba_prefix_caching: the SupportsMambaPrefixCaching models; "
@@ -240,6 +246,7 @@ V0_11 = VllmRules(
     hybrid_align_to_block=False,
     mamba_align_mode=False,
     mamba_cache_modes=False,
+    mamba_speculative_blocks=False,
     mamba_all_mode_types=(),
     mamba_align_pages=(),
     gdn_checkpoint_align=0,
@@ -269,7 +276,7 @@ V0_11_1 = replace(V0_11, version="0.11.1", block_sizes=(1, 8, 16, 32, 64, 128, 2
 V0_12 = replace(V0_11_1, version="0.12", group_close_ratio=1.25, unify_page_sizes=True)
 V0_13 = replace(V0_12, version="0.13", nemotron_h_ssm_dtype="float16")
 V0_14 = replace(V0_13, version="0.14", gib_text_rounded=True, chunked_hybrid_manager=True, start_check="first_group")
-V0_15 = replace(V0_14, version="0.15", mamba_cache_modes=True)
+V0_15 = replace(V0_14, version="0.15", mamba_cache_modes=True, mamba_speculative_blocks=True)
 V0_17 = replace(V0_15, version="0.17", qwen35_config_ssm_dtype=True)
 V0_18 = replace(V0_17, version="0.18", group_close_ratio=1.5, block_sizes=None, mla_block_bf16=16, mla_block_forced="",
                 kv_cache_dtypes=_COMMON_DTYPES + ("float16", "fp8_ds_mla"))

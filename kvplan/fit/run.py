@@ -16,7 +16,7 @@ MAX_GPUS_LIMIT = 1024  # most GPUs in one replica (tp x pp) that --max-gpus may 
 
 def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, kv_dtypes, engine, objective, prices,
                          max_kv_gib, max_decode_ms, mem_util, reserve, weights, overrides, revision,
-                         quality_first) -> FitRequest:
+                         quality_first, mtp: bool = False) -> FitRequest:
     if objective not in OBJECTIVES:
         raise UsageError(f"--objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
     if not 0 < mem_util <= 1:
@@ -33,7 +33,7 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
                                                   "--context"), context_given=context is not None,
         concurrency=parse_positive_int(concurrency, "--concurrency"), gpus=tuple(parse_gpus(gpu)),
         max_gpus=gpus_most, allowed=tuple(split_allow(allow)), kv_dtypes=dtypes,
-        engine=engine, objective=objective, quality_first=quality_first, mem_util=mem_util,
+        engine=engine, mtp=mtp, objective=objective, quality_first=quality_first, mem_util=mem_util,
         reserve_bytes=parse_size(reserve, "--reserve") if str(reserve) != "0" else 0, weights=weights,
         max_kv_gib=max_kv_gib, max_decode_ms=max_decode_ms, prices=parse_prices(prices), overrides=tuple(overrides or ()),
         revision=revision)

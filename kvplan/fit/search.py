@@ -27,7 +27,7 @@ from ..capacity.hardware import Deployment, make_deployment
 from ..capacity.pool import batch_bytes
 from ..capacity.shard import shard
 from ..capacity.weights import served_bytes, stage_weight_bytes
-from ..errors import KvplanError
+from ..errors import KvplanError, UsageError
 from ..planner import PlanResult, compose, evaluate
 from ..techniques.registry import build_all
 from ..units import GIB
@@ -47,6 +47,7 @@ class FitRequest:
     kv_dtypes: tuple[str, ...] = ("auto", "fp8")
     base_techniques: tuple[str, ...] = ()  # applied to every option (a scenario's own list)
     engine: str = "ideal"  # ideal | vllm | vllm@VERSION
+    mtp: bool = False  # under vLLM: speculative decoding's MTP draft layers in the pool (engines.vllm_mtp)
     objective: str = "gpus"
     quality_first: bool = True  # options without caveats rank before cheaper ones with caveats
     mem_util: float = 0.9
@@ -194,10 +195,13 @@ def objective_value(c: Candidate, objective: str) -> float:
 class _Engine:
     """vLLM's accounting for the screen, cached per (plan, split, batched tokens)."""
 
-    def __init__(self, engine: str, tokens: int):
+    def __init__(self, engine: str, tokens: int, mtp: bool = False):
         from ..engines.vllm_rules import parse_engine
 
         self.name, self.rules, self.note = parse_engine(engine)
+        if mtp and self.name != "vllm":
+            raise UsageError("--mtp is a vLLM setting: it needs --engine vllm (or vllm@VERSION)")
+        self.mtp = mtp
         self.tokens = tokens
         self.allow_long = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
         self._pools: dict = {}
@@ -222,10 +226,16 @@ class _Engine:
         pool_key = (key, mnbt)
         pool = self._pools.get(pool_key)
         if pool is None:
+            drafts = 0
+            if self.mtp:
+                from ..engines.vllm_mtp import draft_layer_count
+
+                drafts = draft_layer_count(plan.model)
             pool = self._pools[pool_key] = simulate(
                 plan.model, kv_memory_bytes=kv_memory, max_model_len=self.tokens, block_tokens=plan.block_size,
                 tp=deployment.tp, pp=deployment.pp, max_num_batched_tokens=mnbt,
-                hybrid_manager=plan.offload is None, rules=self.rules, allow_long_max_model_len=self.allow_long)
+                hybrid_manager=plan.offload is None, rules=self.rules, allow_long_max_model_len=self.allow_long,
+                draft_layers=drafts, num_speculative_tokens=drafts)  # vLLM's default: a token per MTP layer
         return (kv_memory // pool.bytes_per_block) / pool.blocks_per_request
 
 
@@ -334,7 +344,7 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
         from dataclasses import replace
 
         req = replace(req, context_tokens=longest)  # as `kvplan estimate` does without --context
-    engine = _Engine(req.engine, req.context_tokens)
+    engine = _Engine(req.engine, req.context_tokens, req.mtp)
     if engine.on:  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
         from ..engines.vllm_profile import vllm_loaded
 
@@ -495,7 +505,7 @@ def _verify(req, base, record, engine, passing, top):
             from ..engines import vllm_report
             from ..render import Report
 
-            pool = vllm_report.add_to_report(Report({}), result, req.context_tokens, rules=engine.rules)
+            pool = vllm_report.add_to_report(Report({}), result, req.context_tokens, rules=engine.rules, mtp=engine.mtp)
             if abs(pool.max_concurrency - c.engine_concurrency) > 1e-9 or not pool.fits:
                 problems.append(f"vLLM concurrency {pool.max_concurrency:.4f} (screen {c.engine_concurrency:.4f})")
         if result.decode is not None and c.decode_ms_per_token is not None \

@@ -64,6 +64,8 @@ def estimate_argv(req, c: Candidate) -> list[str]:
         argv += ["-t", t]
     if req.engine != "ideal":
         argv += ["--engine", req.engine]
+    if req.mtp:
+        argv.append("--mtp")
     if req.max_kv_gib is not None:
         argv += ["--max-kv-gib", f"{req.max_kv_gib:g}"]
     for o in req.overrides:
@@ -109,7 +111,7 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         "concurrency": req.concurrency,
         "objective": req.objective,
         "quality_first": req.quality_first,
-        "engine": {"name": "vllm", "version": result.rules_version} if engine else {"name": "ideal"},
+        "engine": {"name": "vllm", "version": result.rules_version, "mtp": req.mtp} if engine else {"name": "ideal"},
         "budgets": {"min_concurrency": req.concurrency, "max_kv_gib_per_gpu": req.max_kv_gib,
                     "max_decode_ms_per_token": req.max_decode_ms},
         "settings": {"mem_util": req.mem_util, "reserve_bytes": req.reserve_bytes, "weights": req.weights,

@@ -1,0 +1,123 @@
+"""Speculative decoding's MTP draft layers in vLLM's KV pool.
+
+With `--speculative-config '{"method": "mtp", ...}'` the drafter loads the
+checkpoint's multi-token-prediction module with the server's own VllmConfig
+(0.11 v1/spec_decode/eagle.py EagleProposer.load_model; 0.32
+llm_base_proposer.py: the draft's attention layers are the ones the static
+forward context gained). gpu_model_runner.get_kv_cache_spec then registers a
+KV cache spec for each of them after the target's layers, and the pool is
+planned with them: one more layer per block. The drafter exists only on the
+last pipeline stage (gpu_model_runner: `speculative_config and
+get_pp_group().is_last_rank`).
+
+What one MTP layer caches, per family (read in each release's model file,
+0.11.0-0.33.0; each arrived with its target model):
+
+| family (model_type)                  | vLLM file            | draft layer                                   | layers |
+|--------------------------------------|----------------------|-----------------------------------------------|--------|
+| DeepSeek-V3 / R1 (deepseek_v3)       | deepseek_mtp.py      | DeepseekV2DecoderLayer: the target's MLA      | num_nextn_predict_layers |
+| DeepSeek-V3.2 (deepseek_v32)         | deepseek_mtp.py      | the same, with index_topk: sparse MLA + indexer keys | num_nextn_predict_layers |
+| GLM-4.5 / 4.6 / 4.7 (glm4_moe)       | glm4_moe_mtp.py      | Glm4MoeDecoderLayer: the target's GQA         | num_nextn_predict_layers |
+| GLM-4.7-Flash (glm4_moe_lite)        | glm4_moe_lite_mtp.py | Glm4MoeLiteDecoderLayer: the target's MLA     | num_nextn_predict_layers |
+| Qwen3-Next (qwen3_next)              | qwen3_next_mtp.py    | Qwen3NextDecoderLayer(layer_type="full_attention") | num_nextn_predict_layers, else 1 |
+| Qwen3.5 / 3.6 (qwen3_5*, _text)      | qwen3_5_mtp.py       | Qwen3_5DecoderLayer(layer_type="full_attention") | mtp_num_hidden_layers, else 1 |
+| LongCat-Flash (longcat_flash)        | longcat_flash_mtp.py | DeepseekV2DecoderLayer: the target's MLA      | always 1 |
+
+The draft layer is built from the target's config with the same cache config,
+so its spec is the target's full-attention (or latent) layer's: kvplan copies
+the target's last such layer. num_speculative_tokens does not add layers (the
+module's layers are reused step by step). DeepSeek-V4's draft layer caches a
+window only (vllm_dsv4.py); other families' drafts (EAGLE heads, MiMo, ERNIE,
+Nemotron-H, Step-3.5 ...) are not modelled and are refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..core.model import ModelSpec
+from ..core.transform import map_layers
+from ..errors import UsageError
+
+# model_type -> the layer count vLLM's MTP module builds when the config names none (its class default;
+# None: the config must name it, as deepseek_mtp / glm4_moe_mtp read config.num_nextn_predict_layers)
+MTP_FAMILIES: dict[str, int | None] = {
+    "deepseek_v3": None, "deepseek_v32": None, "glm4_moe": None, "glm4_moe_lite": None,
+    "qwen3_next": 1,
+    "qwen3_5": 1, "qwen3_5_moe": 1, "qwen3_5_text": 1, "qwen3_5_moe_text": 1,
+    "longcat_flash": 1,
+}
+# model_type -> the layer count vLLM's MTP module builds whatever the config says
+# (longcat_flash_mtp.py LongCatMultiTokenPredictor: num_mtp_layers = 1)
+MTP_FIXED: dict[str, int] = {"longcat_flash": 1}
+
+
+def is_mtp_method(method: str | None) -> bool:
+    """'mtp', or a family's older name for it (deepseek_mtp, qwen3_next_mtp, ...; config/speculative.py
+    MTP_MODEL_TYPES, which later releases map to 'mtp')."""
+    return bool(method) and (method == "mtp" or method.endswith("_mtp"))
+
+
+def _check_family(model: ModelSpec) -> None:
+    if model.model_type not in MTP_FAMILIES:
+        raise UsageError(f"vLLM: the KV cache of {model.name}'s MTP draft layers ({model.model_type}) is not "
+                         "modelled", "kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, "
+                         "Qwen3-Next/3.5 and LongCat-Flash; plan without the draft")
+
+
+def draft_layer_count(model: ModelSpec) -> int:
+    """The MTP layers vLLM's drafter registers for `model` (DeepSeek-V4: its num_nextn_predict_layers, pooled by
+    vllm_dsv4.py); a clear refusal when kvplan does not model them."""
+    from .vllm import is_deepseek_v4
+
+    if not is_deepseek_v4(model):
+        _check_family(model)
+    elif not model.mtp_layers:
+        raise UsageError(f"vLLM: {model.name}'s config has no MTP layers", "plan without the draft")
+    count = MTP_FIXED.get(model.model_type) or model.mtp_layers or MTP_FAMILIES.get(model.model_type)
+    if not count:
+        raise UsageError(f"vLLM: {model.name}'s config has no MTP layers (num_nextn_predict_layers is 0 or absent), "
+                         "so vLLM has no MTP draft for it", "plan without the draft")
+    return count
+
+
+def with_draft_layers(model: ModelSpec, count: int) -> ModelSpec:
+    """`model` with `count` copies of its last attention or latent layer appended (in every modelled family
+    a full-attention layer): the caches the MTP draft registers, after the target's layers."""
+    if count <= 0:
+        return model
+    _check_family(model)
+    template = next((layer for layer in reversed(model.layers)
+                     if layer.state is None and layer.shares_cache_of is None and layer.caches
+                     and all(c.kind in ("attention", "latent", "indexer") for c in layer.caches)), None)
+    if template is None:
+        raise UsageError(f"vLLM: {model.name} has no attention layer for its MTP draft to copy",
+                         "plan without the draft")
+    return replace(model, layers=model.layers + (template,) * count)
+
+
+def with_speculative_tokens(model: ModelSpec, tokens: int) -> tuple[ModelSpec, list[str]]:
+    """The state layers as vLLM sizes them under speculative decoding with `tokens` draft tokens (any method):
+    Qwen's Gated DeltaNet conv state keeps conv_kernel - 1 + tokens rows (mamba_utils.py
+    gated_delta_net_state_shape(num_spec), passed by qwen3_next.py from 0.11 and qwen3_5.py from 0.17, i.e.
+    every release that serves them). Other state kinds are left as they are, with a note."""
+    if tokens <= 0 or not any(layer.state is not None for layer in model.layers):
+        return model, []
+    notes: list[str] = []
+    other = sorted({layer.state.kind for layer in model.layers if layer.state is not None
+                    and not (layer.state.kind == "gated_deltanet" and layer.state.conv_kernel)})
+    if other:
+        notes.append(f"not modelled: the growth of {', '.join(other)} states under speculative decoding "
+                     "(vLLM widens some families' conv state by the draft tokens)")
+
+    def grow(_i, layer):
+        state = layer.state
+        if state is None or state.kind != "gated_deltanet" or not state.conv_kernel:
+            return layer
+        rows = state.conv_kernel - 1
+        return replace(layer, state=replace(state, conv_elements=state.conv_elements // rows * (rows + tokens)))
+
+    if len(other) < len({layer.state.kind for layer in model.layers if layer.state is not None}):
+        notes.append(f"speculative decoding ({tokens} draft tokens): each Gated DeltaNet conv state keeps "
+                     f"{tokens} more rows (conv_kernel - 1 + num_speculative_tokens)")
+    return map_layers(model, grow), notes

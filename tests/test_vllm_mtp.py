@@ -1,0 +1,264 @@
+"""Speculative decoding's MTP draft layers in vLLM's pool (kvplan.engines.vllm_mtp).
+
+The expected figures are worked out by hand from the configs and vLLM's rules
+(one more layer of the target's attention spec per MTP layer, on the last
+pipeline stage); benchmarks/vllm_oracle_versions.py --grid --mtp checks the
+same pools against each release's own planner.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvplan.engines.vllm import simulate
+from kvplan.engines.vllm_log import parse_log
+from kvplan.engines.vllm_mtp import draft_layer_count, is_mtp_method
+from kvplan.errors import UsageError
+from kvplan.sources import load_model
+
+GIB = 2**30
+MEM = 40 * GIB
+LOGS = Path(__file__).parent / "data" / "vllm_logs"
+MLA_BF16_TOKEN = (512 + 64) * 2  # DeepSeek-V3: kv_lora_rank + qk_rope_head_dim, bf16
+GQA_TOKEN = 2 * 8 * 128 * 2  # GLM-4.5-Air: K and V, 8 KV heads x 128, bf16
+
+
+def _pool(name, draft, **kw):
+    return simulate(load_model(name), kv_memory_bytes=kw.pop("mem", MEM), max_model_len=kw.pop("max_len", 131072),
+                    draft_layers=draft, **kw)
+
+
+def test_draft_layer_counts_follow_each_family_config_field():
+    assert draft_layer_count(load_model("deepseek-v3")) == 1  # num_nextn_predict_layers
+    assert draft_layer_count(load_model("glm-4.5-air")) == 1
+    assert draft_layer_count(load_model("qwen3.5-35b-a3b")) == 1  # text_config.mtp_num_hidden_layers
+    assert draft_layer_count(load_model("qwen3-next-80b-a3b")) == 1  # no field: Qwen3NextMultiTokenPredictor's 1
+    for name in ("llama-3.1-8b", "kimi-k2"):  # no MTP module vLLM drafts with (Kimi-K2: kimi_k2, 0 layers)
+        with pytest.raises(UsageError, match="MTP draft layers .* not modelled"):
+            draft_layer_count(load_model(name))
+    assert is_mtp_method("mtp") and is_mtp_method("deepseek_mtp") and is_mtp_method("qwen3_next_mtp")
+    assert not is_mtp_method("eagle3") and not is_mtp_method("ngram") and not is_mtp_method(None)
+
+
+def test_deepseek_v3_mtp_adds_one_mla_layer_per_block():
+    # bf16 MLA on Hopper: 16-token blocks (FlashAttention MLA, 0.18+); one uniform group of 61 (+1) layers
+    page = 16 * MLA_BF16_TOKEN
+    without, with_mtp = _pool("deepseek-v3", 0), _pool("deepseek-v3", 1)
+    assert without.num_blocks == MEM // (61 * page) == 38_199
+    assert with_mtp.num_blocks == MEM // (62 * page) == 37_583
+    assert with_mtp.gpu_kv_cache_tokens == 37_583 * 16  # 131,072 is a whole number of blocks
+    assert with_mtp.max_concurrency == pytest.approx(37_583 / (131072 // 16))
+
+
+def test_longcat_builds_one_mtp_layer_whatever_the_config_says():
+    # LongCatMultiTokenPredictor: num_mtp_layers = 1, a DeepseekV2DecoderLayer (the target's MLA);
+    # 28 layers x 2 attention blocks = 56 latent caches, 57 with the draft
+    page = 16 * MLA_BF16_TOKEN
+    assert draft_layer_count(load_model("longcat-flash-chat")) == 1
+    assert _pool("longcat-flash-chat", 1).num_blocks == MEM // (57 * page) == 40_880
+
+
+def test_glm_mtp_layer_and_pipeline_parallel_last_stage():
+    page = 16 * GQA_TOKEN
+    assert _pool("glm-4.5-air", 1).num_blocks == MEM // (47 * page) == 13_943
+    # PP 2: 46 layers split 23 + 23; the drafter lives on the last stage, 24 layers there decide
+    assert _pool("glm-4.5-air", 0, pp=2).num_blocks == MEM // (23 * page)
+    assert _pool("glm-4.5-air", 1, pp=2).num_blocks == MEM // (24 * page) == 27_306
+
+
+def test_deepseek_v32_draft_layer_brings_its_indexer():
+    # sparse MLA: 64-token blocks; bf16 latent 1,152 B/token + indexer keys 128 fp8 + 4 B scale = 132 B/token
+    per_layer = 64 * (MLA_BF16_TOKEN + 132)
+    assert _pool("deepseek-v3.2-exp", 0).num_blocks == MEM // (61 * per_layer) == 8_568
+    assert _pool("deepseek-v3.2-exp", 1).num_blocks == MEM // (62 * per_layer) == 8_429
+
+
+def test_qwen3_next_mtp_layer_regroups_the_hybrid_pool():
+    # 0.33: GDN state 8,192 x 3 x 2 (conv) + 32 x 128 x 128 x 2 (SSM) = 1,097,728 B; attention 2 KV heads x 256
+    # x 2 x 2 B = 2,048 B/token, so the block grows to 536 tokens, aligned to 64: 576 -> a 1,179,648 B page.
+    page = 576 * 2048
+    assert 8192 * 3 * 2 + 32 * 128 * 128 * 2 <= page
+    # 36 GDN + 12 attention layers: groups of 12 (4 groups). With the draft, 13 attention layers: vLLM's group size
+    # is the smallest count, 13 (36 >= 1.5 x 13), the GDN layers split 3 ways into 12s, the attention group 13.
+    without, with_mtp = _pool("qwen3-next-80b-a3b", 0), _pool("qwen3-next-80b-a3b", 1)
+    assert [len(g.layers) for g in without.groups] == [12, 12, 12, 12]
+    assert [len(g.layers) for g in with_mtp.groups] == [12, 12, 12, 13]
+    assert without.num_blocks == MEM // (12 * page) == 3_034
+    assert with_mtp.num_blocks == MEM // (13 * page) == 2_800
+
+
+def test_draft_of_an_unmodelled_family_is_refused():
+    with pytest.raises(UsageError, match="not modelled"):
+        _pool("llama-3.1-8b", 1)
+
+
+def _kvplan(*args):
+    return subprocess.run([sys.executable, "-m", "kvplan", *args], capture_output=True, text=True)
+
+
+def test_cli_mtp_flag_counts_the_draft_and_emits_vllm_flag():
+    out = _kvplan("estimate", "deepseek-v3", "--engine", "vllm", "--kv-memory", "40GiB", "--context", "128k",
+                  "--mtp", "--emit", "vllm", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["engine"]["num_blocks"] == 37_583 and data["engine"]["mtp_draft_layers"] == 1
+    spec = data["emit"]["argv"][data["emit"]["argv"].index("--speculative-config") + 1]
+    assert json.loads(spec) == {"method": "mtp", "num_speculative_tokens": 1}
+
+
+@pytest.mark.parametrize("args", [
+    ["estimate", "llama-3.1-8b", "--engine", "vllm", "--kv-memory", "10GiB", "--mtp"],
+    ["estimate", "kimi-k2", "--engine", "vllm", "--kv-memory", "10GiB", "--mtp"],
+    ["estimate", "deepseek-v3", "--mtp"],  # not a vLLM plan
+])
+def test_cli_mtp_refusals_are_one_line(args):
+    out = _kvplan(*args)
+    assert out.returncode == 2, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def _mtp_log(tmp_path, spec_line: str):
+    # a 0.33 log: DeepSeek-V3 at TP 8, 40 GiB per GPU, 131,072 tokens. The MLA latent is replicated over TP,
+    # so each rank holds 62 layers' pages with the draft: 37,583 blocks of 16 tokens (601,328 tokens, 4.59x);
+    # without it 38,199 blocks (611,184 tokens, 4.66x)
+    log = tmp_path / "v3_mtp.log"
+    log.write_text(
+        "INFO 12-01 10:00:00 [api_server.py:1] vLLM API server version 0.33.0\n"
+        "INFO 12-01 10:00:01 [utils.py:1] non-default args: {'model': 'deepseek-ai/DeepSeek-V3', "
+        f"'tensor_parallel_size': 8, 'max_model_len': 131072{spec_line}}}\n"
+        "INFO 12-01 10:05:00 [gpu_worker.py:1] Available KV cache memory: 40.0 GiB\n"
+        "INFO 12-01 10:05:01 [kv_cache_utils.py:1] GPU KV cache size: 601,328 tokens, Maximum concurrency for "
+        "131,072 tokens per request: 4.59x\n")
+    return log
+
+
+def _predicted_tokens(log) -> str:
+    out = _kvplan("calibrate", str(log), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["log"]["version"] == "0.33.0"
+    return next(f["predicted"] for f in data["figures"] if f["name"] == "GPU KV cache size (tokens)")
+
+
+def test_calibrate_counts_the_draft_of_a_logged_mtp_server(tmp_path):
+    log = _mtp_log(tmp_path, ", 'speculative_config': {'method': 'mtp', 'num_speculative_tokens': 1}")
+    assert parse_log(log.read_text()).speculative_method == "mtp"
+    assert _predicted_tokens(log).startswith("601,328 ")
+    # the same server without the draft: kvplan predicts the 61-layer pool, and the log no longer matches
+    plain = _mtp_log(tmp_path, "")
+    assert _predicted_tokens(plain).startswith("611,184 ")
+
+
+def test_fit_under_vllm_counts_the_draft():
+    # Qwen3-Next on H200, 128K x 32: the same option (TP 1 x PP 3, bf16) holds fewer sequences with the draft
+    # (13 attention pages a block on the last stage, not 12); the check command keeps --mtp
+    def first(*extra):
+        out = _kvplan("fit", "qwen3-next-80b-a3b", "--context", "128k", "-n", "32", "--gpu", "h200",
+                      "--engine", "vllm", "--kv-dtype", "auto", "--top", "1", "--format", "json", *extra)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    plain, drafted = first(), first("--mtp")
+    a, b = plain["options"][0], drafted["options"][0]
+    assert (a["tp"], a["pp"]) == (b["tp"], b["pp"]) == (1, 3)
+    assert b["engine_max_concurrency"] < a["engine_max_concurrency"]
+    assert drafted["engine"]["mtp"] is True and b["estimate_command"].endswith("--engine vllm --mtp")
+    out = _kvplan("fit", "qwen3-next-80b-a3b", "--context", "128k", "--mtp")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+
+
+# Four public start-ups of Qwen3.6 with MTP (tests/data/vllm_logs/, each file's header names its source).
+# Qwen3.6-35B-A3B is run with the bundled Qwen3.5-35B-A3B config: the logs themselves confirm the shape that
+# matters (the block sizes below and "Add 3 padding layers, may waste at most 10.00%": 30 GDN layers grouped
+# by 11 attention layers, i.e. 10 of the target's + the draft's).
+GDN_35B_CONV_DIM = 2 * 16 * 128 + 32 * 128  # linear key heads x key dim x 2 + value heads x value dim
+GDN_35B_SSM_BYTES = 32 * 128 * 128 * 4  # float32 (the config's mamba_ssm_dtype)
+
+
+def _gdn_35b_state(draft_tokens: int) -> int:
+    return GDN_35B_CONV_DIM * (3 + draft_tokens) * 2 + GDN_35B_SSM_BYTES  # conv rows: kernel - 1 + draft tokens
+
+
+@pytest.mark.parametrize("log, model, tokens, block", [
+    # fp8_e4m3, 2 draft tokens: 2,179,072 B of state = 2,128 tokens x 1,024 B (2 KV heads x 256 x 2, fp8)
+    ("v0202_qwen36_35b_a3b_nvfp4_mtp2_spark.log", "qwen3.5-35b-a3b", 5_747_892, 2128),
+    ("v0221rc_qwen36_35b_a3b_nvfp4_mtp2_spark.log", "qwen3.5-35b-a3b", 6_455_296, 2128),
+    # KV dtype auto (bf16), 3 draft tokens: 2,195,456 B = 1,072 tokens x 2,048 B
+    ("v0220_qwen36_35b_a3b_prismaquant_mtp3.log", "qwen3.5-35b-a3b", 3_131_683, 1072),
+    # Qwen3.6-27B (bundled), fp8, 1 draft token: conv 10,240 x 4 x 2 + SSM 48 x 128 x 128 x 4 = 3,227,648 B,
+    # / 2,048 B (4 KV heads x 256 x 2) = 1,576 tokens, aligned to 16: 1,584 ("Padding mamba page size by 0.51%")
+    ("v0200_qwen36_27b_nvfp4_mtp1_eager.log", "qwen3.6-27b", 36_432, 1584),
+])
+def test_public_qwen36_mtp_logs_are_reproduced(log, model, tokens, block):
+    from kvplan.engines.vllm_calibrate import calibrate
+    from kvplan.engines.vllm_log import read_log
+
+    cal = calibrate(read_log(str(LOGS / log)), model=model)
+    assert cal.problem is None
+    assert f"Setting attention block size to {block} tokens" in (LOGS / log).read_text()
+    assert cal.pool.block_size == block
+    figure = next(f for f in cal.figures if f.name == "GPU KV cache size (tokens)")
+    assert figure.within_rounding and cal.pool.gpu_kv_cache_tokens == tokens
+    conc = next(f for f in cal.figures if f.name.startswith("Maximum concurrency"))
+    assert conc.within_rounding
+
+
+def test_block_sizes_follow_the_draft_tokens():
+    assert _gdn_35b_state(2) == 2128 * 1024 and _gdn_35b_state(3) == 1072 * 2048
+    assert 1576 * 2048 == GDN_27B_STATE_1 and 1584 % 16 == 0
+
+
+GDN_27B_STATE_1 = (2 * 16 * 128 + 48 * 128) * (3 + 1) * 2 + 48 * 128 * 128 * 4
+
+
+def test_v0202_log_by_hand():
+    # 0.20.2, fp8_e4m3, 262,144 tokens, 2 draft tokens, prefix caching ('align'): groups of 11 layers (3 GDN
+    # groups of 10 + 1 padding, 1 attention group of 11), a block 11 pages of 2,179,072 B. 66.58 GiB printed:
+    # 2,982 blocks. A request: cdiv(262,144, 2,128) = 124 attention blocks + 3 GDN groups x (2 + 2) state pages.
+    bytes_per_block = 11 * _gdn_35b_state(2)
+    blocks = int(66.58 * GIB) // bytes_per_block
+    per_request = -(-262_144 // 2128) + 3 * (2 + 2)
+    assert (blocks, per_request) == (2982, 136)
+    assert int(blocks / per_request * 262_144) == 5_747_892  # the logged figure
+    assert f"{blocks / per_request:.2f}" == "21.93"
+    cal_pool = _log_pool("v0202_qwen36_35b_a3b_nvfp4_mtp2_spark.log", "qwen3.5-35b-a3b")
+    assert cal_pool.num_blocks == blocks and cal_pool.blocks_per_request == per_request
+    assert [len(g.layers) for g in cal_pool.groups] == [10, 10, 10, 11]
+
+
+def test_without_the_draft_tokens_the_logs_do_not_reproduce():
+    # the same v0.22.0 server planned as if the draft added no conv rows and no state pages: 1,056-token blocks
+    from kvplan.engines.vllm_rules import resolve
+
+    rules = resolve("0.22.0")[0]
+    plain = simulate(load_model("qwen3.5-35b-a3b"), kv_memory_bytes=int(71.15 * GIB), max_model_len=200_000,
+                     rules=rules, prefix_caching=True, max_num_batched_tokens=32768, draft_layers=1)
+    assert plain.block_size == 1056 and plain.gpu_kv_cache_tokens != 3_131_683
+
+
+def _log_pool(log, model):
+    from kvplan.engines.vllm_calibrate import calibrate
+    from kvplan.engines.vllm_log import read_log
+
+    return calibrate(read_log(str(LOGS / log)), model=model).pool
+
+
+def test_prefix_caching_probe_names_the_setting_a_log_leaves_out(tmp_path):
+    # the v0.22.0 log without its non-default args line: kvplan plans 0.22's default (prefix caching off for
+    # hybrids) and says that with it on the logged figure is reproduced
+    from kvplan.engines.vllm_calibrate import calibrate
+    from kvplan.engines.vllm_log import read_log
+
+    text = (LOGS / "v0220_qwen36_35b_a3b_prismaquant_mtp3.log").read_text().splitlines()
+    stripped = tmp_path / "no_args.log"
+    stripped.write_text("\n".join(line for line in text if "non-default args" not in line and
+                                  "Mamba cache mode" not in line and "enable_prefix_caching" not in line))
+    cal = calibrate(read_log(str(stripped)), model="qwen3.5-35b-a3b")
+    figure = next(f for f in cal.figures if f.name == "GPU KV cache size (tokens)")
+    assert not figure.within_rounding
+    assert "with prefix caching on" in figure.explanation and "3,131,683" in figure.explanation
