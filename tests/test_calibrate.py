@@ -484,3 +484,12 @@ def test_hugging_face_cache_paths_name_their_hub_id():
     assert hub_cache_id("/models/Meta-Llama-3.1-8B-Instruct") == "/models/Meta-Llama-3.1-8B-Instruct"
     assert match_bundled(snapshot) == "deepseek-v4-flash"
     assert match_bundled("/hf/models--meta-llama--Meta-Llama-3.1-8B-Instruct") == "llama-3.1-8b"
+
+
+def test_quantized_and_repackaged_checkpoints_match_their_base():
+    # the weights change, the cache shape does not: NVFP4 / AutoRound / "-Text" / "-MTP" repackagings of Qwen3.6-27B
+    from kvplan.engines.vllm_calibrate import match_bundled
+
+    assert match_bundled("sakamakismile/Qwen3.6-27B-Text-NVFP4-MTP") == "qwen3.6-27b"
+    assert match_bundled("~/.cache/huggingface/qwen3.6-27b-autoround-int4") == "qwen3.6-27b"
+    assert match_bundled("nvidia/Qwen3.6-35B-A3B-NVFP4") is None  # not bundled: the user names a stand-in

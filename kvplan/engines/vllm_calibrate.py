@@ -33,7 +33,9 @@ from .vllm_mtp import draft_layer_count, is_mtp_method
 from .vllm_release import at_least
 from .vllm_rules import V0_11, V0_33, VllmRules, parse_engine, resolve
 
+# quantized or repackaged checkpoints keep the base model's cache shape (weights change, the KV cache does not)
 _SUFFIXES = re.compile(r"[-_.](instruct|chat|it|hf|base|fp8|fp16|bf16|awq|gptq|int4|int8|w4a16|w8a8|dynamic|"
+                       r"nvfp4|mxfp4|fp4|autoround|mtp|text|"
                        r"\d+k|2507|0528|v\d(\.\d)?)$", re.I)
 
 
@@ -57,7 +59,7 @@ def match_bundled(name: str | None) -> str | None:
     index = bundled_index()
     keys = {alias: {alias, e.hf_id.split("/")[-1].lower()} for alias, e in index.items()}
     candidate = base
-    for _ in range(4):
+    for _ in range(6):
         for alias, names in keys.items():
             if candidate in names:
                 return alias
