@@ -262,3 +262,35 @@ def test_prefix_caching_probe_names_the_setting_a_log_leaves_out(tmp_path):
     figure = next(f for f in cal.figures if f.name == "GPU KV cache size (tokens)")
     assert not figure.within_rounding
     assert "with prefix caching on" in figure.explanation and "3,131,683" in figure.explanation
+
+
+def test_calibrate_what_if_without_speculative_decoding():
+    # the v0.20.2 server (5,747,892 tokens with MTP and 2 draft tokens) without speculative decoding, on the same
+    # memory (the reproduction's 2,982 blocks of 11 x 2,179,072 B, plus half a block): the state is 2,146,304 B,
+    # a 2,096-token block, 10 layers a group (21,463,040 B a block): 3,330 blocks, a request 126 + 3 x 2 pages
+    kv = 2982 * 11 * _gdn_35b_state(2) + 11 * _gdn_35b_state(2) // 2
+    assert _gdn_35b_state(0) == 2096 * 1024
+    blocks, per_request = kv // (10 * _gdn_35b_state(0)), -(-262_144 // 2096) + 3 * 2
+    expected = int(blocks / per_request * 262_144)
+    assert (blocks, per_request, expected) == (3330, 132, 6_613_178)
+    out = _kvplan("calibrate", str(LOGS / "v0202_qwen36_35b_a3b_nvfp4_mtp2_spark.log"), "--model", "qwen3.5-35b-a3b",
+                  "--num-speculative-tokens", "0", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    what = json.loads(out.stdout)["what_if"]
+    assert what["gpu_kv_cache_tokens"] == expected and what["mtp_draft_layers"] == 0
+
+
+def test_calibrate_prefix_caching_setting(tmp_path):
+    text = (LOGS / "v0220_qwen36_35b_a3b_prismaquant_mtp3.log").read_text().splitlines()
+    stripped = tmp_path / "no_args.log"
+    stripped.write_text("\n".join(line for line in text if "non-default args" not in line and
+                                  "Mamba cache mode" not in line and "enable_prefix_caching" not in line))
+    out = _kvplan("calibrate", str(stripped), "--model", "qwen3.5-35b-a3b", "--prefix-caching", "on", "--format",
+                  "json")
+    assert out.returncode == 0, out.stderr
+    figure = next(f for f in json.loads(out.stdout)["figures"] if f["name"] == "GPU KV cache size (tokens)")
+    assert figure["within_rounding"] and figure["predicted"].startswith("3,131,683 ")
+    for args in (["--prefix-caching", "off"], ["--prefix-caching", "maybe"], ["--num-speculative-tokens", "-1"]):
+        out = _kvplan("calibrate", str(LOGS / "v0220_qwen36_35b_a3b_prismaquant_mtp3.log"), "--model",
+                      "qwen3.5-35b-a3b", *args)
+        assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr

@@ -524,14 +524,23 @@ def _what_if(cal: Calibration, spec, what: dict, kv_dtype, block, mnbt):
     new_dtype = what.get("kv_cache_dtype") or kv_dtype
     new_len = what.get("max_model_len") or log.max_model_len
     new_block = what.get("block_size") or block
+    drafts, tokens = draft_layers(spec, log), speculative_tokens(spec, log)
+    if "speculative_tokens" in what:  # 0: speculative decoding off; else that many tokens (an MTP draft when the
+        tokens = what["speculative_tokens"]  # log has no speculative decoding at all)
+        if not tokens:
+            drafts = 0
+        elif not _has(log, "speculative") and not log.speculative_method:
+            drafts = draft_layer_count(spec)
     pool = simulate(spec, kv_memory_bytes=kv, max_model_len=new_len, block_tokens=new_block, tp=log.tp or 1,
                     pp=log.pp or 1, max_num_batched_tokens=what.get("max_num_batched_tokens") or mnbt, rules=rules,
                     kv_cache_dtype=new_dtype, allow_long_max_model_len=bool(
                         os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")), prefix_caching=log.enable_prefix_caching,
                     max_num_seqs=log.max_num_seqs, enforce_eager=log.enforce_eager,
-                    draft_layers=draft_layers(spec, log), num_speculative_tokens=speculative_tokens(spec, log))
+                    draft_layers=drafts, num_speculative_tokens=tokens)
     cal.what_if = {
         "version": rules.version,
+        "num_speculative_tokens": tokens,
+        "mtp_draft_layers": drafts,
         "kv_cache_dtype": pool.kv_cache_dtype,
         "max_model_len": new_len,
         "block_size": pool.block_size,
@@ -611,7 +620,8 @@ __all__ = ["calibrate", "build_report", "match_bundled", "Calibration", "Figure"
 
 
 def calibrate_workflow(path: str, *, model=None, version=None, kv_dtype=None, max_model_len=None, block_size=None,
-                       as_version=None, overrides=(), tp=None, gpu=None) -> tuple[Report, KvplanError | None]:
+                       as_version=None, overrides=(), tp=None, gpu=None, speculative_tokens=None,
+                       prefix_caching=None) -> tuple[Report, KvplanError | None]:
     """(report, the problem that stopped the reproduction or None) for `kvplan calibrate`."""
     from ..units import parse_tokens
     from .vllm_log import read_log
@@ -627,6 +637,15 @@ def calibrate_workflow(path: str, *, model=None, version=None, kv_dtype=None, ma
         what["block_size"] = block_size
     if as_version:
         what["version"] = as_version
+    if speculative_tokens is not None:
+        if not 0 <= speculative_tokens <= 64:
+            raise UsageError(f"--num-speculative-tokens {speculative_tokens}: give 0 (speculative decoding off) to 64")
+        what["speculative_tokens"] = speculative_tokens
+    caching = None
+    if prefix_caching is not None:
+        caching = {"on": True, "off": False}.get(prefix_caching.strip().lower())
+        if caching is None:
+            raise UsageError(f"--prefix-caching {prefix_caching!r}: give on or off")
     if version:
         resolve(version)  # an unknown version is a usage error before anything is read
     if gpu:
@@ -636,6 +655,11 @@ def calibrate_workflow(path: str, *, model=None, version=None, kv_dtype=None, ma
     log = read_log(path)
     if tp is not None and tp < 1:
         raise UsageError(f"--tp {tp}: must be at least 1")
+    if caching is not None:
+        if log.enable_prefix_caching is not None and log.enable_prefix_caching != caching:
+            raise UsageError(f"--prefix-caching {prefix_caching}: the log says the server ran with it "
+                             f"{'on' if log.enable_prefix_caching else 'off'}", "drop --prefix-caching")
+        log.enable_prefix_caching = caching
     cal = calibrate(log, model=model, version=version, overrides=overrides, what_if=what or None, tp=tp, gpu=gpu)
     if log.read_nothing and cal.problem is not None:
         raise cal.problem  # nothing to show: the one line, not an empty table and a note on rules
