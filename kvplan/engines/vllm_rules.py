@@ -34,7 +34,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | max_num_batched_tokens (`vllm serve`) | 8192 if >= 70 GiB and not A100, else 2048; 16384 if >= 160 GiB from 0.28.0 |
 | KV dtypes (the ones kvplan sizes)     | auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc; + fp8_ds_mla 0.11.1; + float16 0.18.0; + int8/fp8_per_token_head, nvfp4 0.20.0; + int4_per_token_head 0.25.0 |
 | --kv-offloading-size / skip layers    | offloading from 0.11.1; --kv-cache-dtype-skip-layers from 0.19.0            |
-| Mamba / GDN state pages per request, speculative decoding | 1 (0.11-0.14); 1 + num_speculative_tokens (align: 2 + ...) from 0.15.0 (read in 0.16.0) |
+| Mamba / GDN state pages per request, speculative decoding | 1 (0.11-0.14); 1 + num_speculative_tokens (align: 2 + ...) from 0.15.0 |
 | Nemotron-H SSM state                  | serving dtype; from 0.13.0 the config's mamba_ssm_cache_dtype (NemotronHConfig's default float32), else float16; else float32 from 0.20.0 |
 | Qwen3.5 / 3.6 GDN SSM state          | serving dtype; the config's mamba_ssm_dtype (float32) from 0.17.0          |
 | DeepSeek-V3.2 auto KV dtype           | fp8_ds_mla (0.11.0); bf16 from 0.11.1; fp8 -> fp8_ds_mla in every release   |
@@ -113,8 +113,8 @@ class VllmRules:
         "gives 'align' (2 state pages); until 0.14.1 MambaModelConfig.verify_and_update_config turns prefix "
         "caching off for a model without SupportsMambaPrefixCaching (one page)")
     mamba_speculative_blocks: bool = _src(
-        "vllm/v1/kv_cache_interface.py: MambaSpec.max_memory_usage_bytes (read in 0.16.0; 0.15.x, whose "
-        "mamba_cache_mode arrived with it, is taken to match): with speculative decoding a request holds "
+        "vllm/v1/kv_cache_interface.py: MambaSpec.max_memory_usage_bytes (from 0.15.0, read in its wheel; "
+        "0.14.x: cdiv(max_model_len, block) pages, one): with speculative decoding a request holds "
         "1 + num_speculative_blocks state pages (align: 2 + ...; vllm/model_executor/layers/mamba/abstract.py "
         "get_kv_cache_spec sets num_speculative_blocks = num_speculative_tokens); until 0.14.1 one page")
     mamba_all_mode_types: tuple[str, ...] = _src(
