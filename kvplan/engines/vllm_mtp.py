@@ -45,7 +45,7 @@ MTP_FAMILIES: dict[str, int | None] = {
     "deepseek_v3": None, "deepseek_v32": None, "glm4_moe": None, "glm4_moe_lite": None,
     "qwen3_next": 1,
     "qwen3_5": 1, "qwen3_5_moe": 1, "qwen3_5_text": 1, "qwen3_5_moe_text": 1,
-    "longcat_flash": 1,
+    "longcat_flash": None,  # MTP_FIXED
 }
 # model_type -> the layer count vLLM's MTP module builds whatever the config says
 # (longcat_flash_mtp.py LongCatMultiTokenPredictor: num_mtp_layers = 1)
@@ -98,9 +98,10 @@ def with_draft_layers(model: ModelSpec, count: int) -> ModelSpec:
 
 def with_speculative_tokens(model: ModelSpec, tokens: int) -> tuple[ModelSpec, list[str]]:
     """The state layers as vLLM sizes them under speculative decoding with `tokens` draft tokens (any method):
-    Qwen's Gated DeltaNet conv state keeps conv_kernel - 1 + tokens rows (mamba_utils.py
-    gated_delta_net_state_shape(num_spec), passed by qwen3_next.py from 0.11 and qwen3_5.py from 0.17, i.e.
-    every release that serves them). Other state kinds are left as they are, with a note."""
+    a Gated DeltaNet conv state keeps conv_kernel - 1 + tokens rows (mamba_utils.py
+    gated_delta_net_state_shape(num_spec), passed by qwen3_next.py from 0.11, qwen3_5.py from 0.17 and
+    olmo_hybrid.py from 0.18: every release that serves each). Other state kinds are left as they are,
+    with a note."""
     if tokens <= 0 or not any(layer.state is not None for layer in model.layers):
         return model, []
     notes: list[str] = []
