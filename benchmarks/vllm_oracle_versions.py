@@ -19,7 +19,9 @@ cases that differ and a count. The start check (`fits`) is compared too: the mem
 each release's get_kv_cache_configs runs (vllm_stub_config.start_check). With --mtp only the
 models with an MTP draft kvplan models run, their draft layers in the pool (kvplan.engines.vllm_mtp;
 the draft's layer names follow the target's, as the drafter registers them); --spec-tokens K adds K draft
-tokens (the state layers' MambaSpec.num_speculative_blocks, where the release has it).
+tokens (the state layers' MambaSpec.num_speculative_blocks, where the release has it). --draft CONFIG
+(with --grid, without --mtp) puts a separate draft checkpoint's layers (an EAGLE head, a small LLM) on every
+model, with --spec-tokens K draft tokens.
 """
 
 from __future__ import annotations
@@ -137,6 +139,7 @@ def main() -> None:
     grid = "--grid" in sys.argv
     mtp = "--mtp" in sys.argv
     spec_tokens = int(sys.argv[sys.argv.index("--spec-tokens") + 1]) if "--spec-tokens" in sys.argv else 0
+    draft = load_model(sys.argv[sys.argv.index("--draft") + 1]) if "--draft" in sys.argv else None
     rules, _ = resolve(version)
     iface = importlib.import_module("vllm.v1.kv_cache_interface")
     planning = planner()[0]
@@ -168,11 +171,12 @@ def main() -> None:
         drafts = draft_count(base) if mtp else 0
         if mtp and not drafts:
             continue
+        extra = {"draft_model": draft} if draft is not None else {}
         for tp, dtype, gib, max_len in itertools.product((1, 2, 4, 8), ("auto", "fp8"), (10, 40), (8192, 131072)):
             try:
                 pool, raw = raw_pool(models[dtype], rules, kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp,
                                      allow_long_max_model_len=True, draft_layers=drafts,
-                                     num_speculative_tokens=spec_tokens if drafts else 0)
+                                     num_speculative_tokens=spec_tokens if drafts or draft else 0, **extra)
                 theirs, ours = compare(pool, rules, iface, planning, gib * GIB, max_len, raw)
             except (KvplanError, SystemExit):
                 skipped += 1

@@ -100,16 +100,22 @@ class EngineRequest:
     enforce_eager: bool = False  # vLLM's --enforce-eager
     mtp: bool = False  # vLLM's --speculative-config method mtp: the MTP draft's KV cache in the pool
     speculative_tokens: int | None = None  # its num_speculative_tokens (None: the MTP layers, vLLM's default)
+    draft_model: str | None = None  # a separate draft checkpoint (EAGLE head, small LLM): a bundled name, file or id
 
     @classmethod
     def parse(cls, engine: str = "ideal", emit: str | None = None, max_model_len: str | None = None,
               max_num_seqs: int | None = None, enforce_eager: bool = False, mtp: bool = False,
-              speculative_tokens: int | None = None) -> EngineRequest:
+              speculative_tokens: int | None = None, draft_model: str | None = None) -> EngineRequest:
         length = parse_tokens(max_model_len, "--max-model-len") if max_model_len else None
         check_number(max_num_seqs, "--max-num-seqs", minimum=1, maximum=2**31 - 1)
         check_number(speculative_tokens, "--num-speculative-tokens", minimum=1, maximum=64)
-        if speculative_tokens is not None and not mtp:
-            raise UsageError("--num-speculative-tokens sizes the MTP draft: it needs --mtp")
+        if speculative_tokens is not None and not (mtp or draft_model):
+            raise UsageError("--num-speculative-tokens sizes a draft: it needs --mtp or --draft-model")
+        if draft_model is not None and mtp:
+            raise UsageError("--mtp and --draft-model are two kinds of draft: give one")
+        if draft_model is not None and speculative_tokens is None:
+            raise UsageError("--draft-model needs --num-speculative-tokens (vLLM requires it for EAGLE heads and "
+                             "draft models)")
         rules = note = emit_rules = release = emit_release = None
         if engine.strip().lower() != "ideal" or emit is not None:  # the engine modules load only when used
             from .engines.vllm_rules import parse_engine
@@ -126,11 +132,12 @@ class EngineRequest:
             emit, emit_rules, _ = parse_engine(emit)
             if not pinned and rules is not None:  # --engine vllm@0.11 --emit vllm: one release
                 emit_rules, emit_release = rules, release
-        if (max_num_seqs is not None or enforce_eager or mtp) and rules is None and emit_rules is None:
-            flag = "--max-num-seqs" if max_num_seqs is not None else "--enforce-eager" if enforce_eager else "--mtp"
+        if (max_num_seqs is not None or enforce_eager or mtp or draft_model) and rules is None and emit_rules is None:
+            flag = ("--max-num-seqs" if max_num_seqs is not None else "--enforce-eager" if enforce_eager else
+                    "--mtp" if mtp else "--draft-model")
             raise UsageError(f"{flag} is a vLLM setting: it needs --engine vllm or --emit vllm (or vllm@VERSION)")
         return cls(engine, rules, note, emit, emit_rules, length, release, emit_release, max_num_seqs,
-                   enforce_eager, mtp, speculative_tokens)
+                   enforce_eager, mtp, speculative_tokens, draft_model)
 
 
 def _asked_release(engine: str) -> str | None:
@@ -162,7 +169,8 @@ class EstimateRequest:
     def from_options(cls, *, model, context=None, batch="1", kv_dtype="auto", techniques=(), gpu=None,
                      gpu_memory=None, hbm_gbps=None, tp=1, pp=1, mem_util=None, reserve="2GiB",
                      weights="auto", kv_memory=None, engine="ideal", max_model_len=None, max_num_seqs=None,
-                     enforce_eager=False, mtp=False, num_speculative_tokens=None, max_kv_gib=None,
+                     enforce_eager=False, mtp=False, num_speculative_tokens=None, draft_model=None,
+                     max_kv_gib=None,
                      min_concurrency=None, emit=None, overrides=(), new_overrides=(), revision=None,
                      explain=False) -> EstimateRequest:
         """Command-line strings parsed and checked (exit 2 on a bad one), nothing loaded yet."""
@@ -173,7 +181,7 @@ class EstimateRequest:
         check_number(min_concurrency, "--min-concurrency", minimum=1, maximum=2**40)
         check_number(mem_util, "--mem-util", minimum=0, strict=True, maximum=1)
         engine_request = EngineRequest.parse(engine, emit, max_model_len, max_num_seqs, enforce_eager, mtp,
-                                             num_speculative_tokens)
+                                             num_speculative_tokens, draft_model)
         if mem_util is None:  # the engine's own default: vLLM's changed from 0.90 to 0.92 in 0.20
             rules = engine_request.rules
             mem_util = rules.gpu_memory_utilization if rules is not None else DEFAULT_MEM_UTIL

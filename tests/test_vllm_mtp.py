@@ -97,8 +97,11 @@ def test_draft_of_an_unmodelled_family_is_refused():
         _pool("llama-3.1-8b", 1)
 
 
-def _kvplan(*args):
-    return subprocess.run([sys.executable, "-m", "kvplan", *args], capture_output=True, text=True)
+def _kvplan(*args, offline: bool = False):
+    import os
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"} if offline else None
+    return subprocess.run([sys.executable, "-m", "kvplan", *args], capture_output=True, text=True, env=env)
 
 
 def test_cli_mtp_flag_counts_the_draft_and_emits_vllm_flag():
@@ -294,3 +297,85 @@ def test_calibrate_prefix_caching_setting(tmp_path):
         out = _kvplan("calibrate", str(LOGS / "v0220_qwen36_35b_a3b_prismaquant_mtp3.log"), "--model",
                       "qwen3.5-35b-a3b", *args)
         assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+# A separate draft checkpoint (EAGLE / EAGLE-3 head, a small draft LLM): its own layers join the pool.
+CONFIGS = Path(__file__).parent / "data" / "configs"
+EAGLE3 = str(CONFIGS / "eagle3-head-llama-8b-shape.json")  # 1 layer, 8 KV heads of 128 (a test input)
+DRAFT_1B = str(CONFIGS / "draft-llama-1b-shape.json")  # 16 layers, 8 KV heads of 64 (a test input)
+
+
+def test_eagle3_head_adds_its_layer():
+    # Llama-3.1-8B: 32 layers x 16 tokens x 8 KV heads x (128 + 128) x 2 B = 65,536 B pages; the head's one layer
+    # has the same shape: 33 pages a block. 10 GiB: 4,964 blocks (4,964.8), 79,424 tokens at 8K, 9.70x
+    draft = load_model(EAGLE3)
+    for release in ("0.11", "0.20", "0.33"):
+        from kvplan.engines.vllm_rules import resolve
+
+        pool = _pool("llama-3.1-8b", 0, mem=10 * GIB, max_len=8192, draft_model=draft, rules=resolve(release)[0])
+        assert pool.num_blocks == 10 * GIB // (33 * 65_536) == 4964
+        assert pool.gpu_kv_cache_tokens == 4964 * 16 and f"{pool.max_concurrency:.2f}" == "9.70"
+
+
+def test_small_draft_llm_with_other_heads_shares_the_block():
+    # a 16-layer draft whose pages are half the target's (head dim 64): one group of every full-attention layer,
+    # a block = 32 x 65,536 + 16 x 32,768 = 2,621,440 B (vLLM's UniformTypeKVCacheSpecs): 4,096 blocks in 10 GiB.
+    # The draft_model method exists from 0.15.0 (v1/spec_decode/draft_model.py).
+    from kvplan.engines.vllm_rules import resolve
+
+    draft = load_model(DRAFT_1B)
+    pool = _pool("llama-3.1-8b", 0, mem=10 * GIB, max_len=8192, draft_model=draft)
+    assert pool.num_blocks == 10 * GIB // (32 * 65_536 + 16 * 32_768) == 4096
+    with pytest.raises(UsageError, match="0.15.0"):
+        _pool("llama-3.1-8b", 0, mem=10 * GIB, max_len=8192, draft_model=draft, rules=resolve("0.14")[0])
+
+
+def test_cli_draft_model_emits_its_method_and_folder():
+    out = _kvplan("estimate", "llama-3.1-8b", "--engine", "vllm", "--kv-memory", "10GiB", "--context", "8k",
+                  "--draft-model", EAGLE3, "--num-speculative-tokens", "3", "--emit", "vllm", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["engine"]["num_blocks"] == 4964 and data["engine"]["draft_model_layers"] == 1
+    argv = data["emit"]["argv"]
+    assert json.loads(argv[argv.index("--speculative-config") + 1]) == {
+        "method": "eagle3", "model": str(CONFIGS), "num_speculative_tokens": 3}
+
+
+@pytest.mark.parametrize("args", [
+    ["--draft-model", EAGLE3],  # vLLM requires num_speculative_tokens for a draft checkpoint
+    ["--draft-model", EAGLE3, "--num-speculative-tokens", "2", "--mtp"],
+    ["--draft-model", "no/such-draft", "--num-speculative-tokens", "2"],
+    ["--draft-model", DRAFT_1B, "--num-speculative-tokens", "2", "--engine", "vllm@0.14"],
+])
+def test_cli_draft_model_refusals_are_one_line(args):
+    engine = [] if "--engine" in args else ["--engine", "vllm"]
+    out = _kvplan("estimate", "llama-3.1-8b", *engine, "--kv-memory", "10GiB", *args)
+    assert out.returncode == 2, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_calibrate_puts_the_logged_draft_in_the_pool(tmp_path):
+    # a 0.31 log of Llama-3.1-8B with an EAGLE-3 head, 10 GiB: 4,964 blocks of 33 pages (worked out above)
+    log = tmp_path / "eagle.log"
+    log.write_text(
+        "INFO 12-01 10:00:00 [api_server.py:1] vLLM API server version 0.31.0\n"
+        "INFO 12-01 10:00:01 [utils.py:1] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', "
+        "'max_model_len': 8192, 'speculative_config': {'method': 'eagle3', 'model': "
+        "'yuhuili/EAGLE3-LLaMA3.1-Instruct-8B', 'num_speculative_tokens': 3}}\n"
+        "INFO 12-01 10:05:00 [gpu_worker.py:1] Available KV cache memory: 10.0 GiB\n"
+        "INFO 12-01 10:05:01 [kv_cache_utils.py:1] GPU KV cache size: 79,424 tokens, Maximum concurrency for "
+        "8,192 tokens per request: 9.70x\n")
+    parsed = parse_log(log.read_text())
+    assert (parsed.speculative_method, parsed.speculative_model, parsed.speculative_tokens) == (
+        "eagle3", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", 3)
+
+    def tokens(*extra):
+        out = _kvplan("calibrate", str(log), "--format", "json", *extra, offline=True)
+        assert out.returncode == 0, out.stderr
+        data = json.loads(out.stdout)
+        return next(f for f in data["figures"] if f["name"] == "GPU KV cache size (tokens)"), data["notes"]
+
+    with_draft, _ = tokens("--draft-model", EAGLE3)
+    assert with_draft["within_rounding"] and with_draft["predicted"].startswith("79,424 ")
+    unread, notes = tokens()  # offline, the Hub id cannot be read: the pool lacks the draft, and says so
+    assert not unread["within_rounding"] and any("--draft-model" in n for n in notes)

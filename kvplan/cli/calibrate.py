@@ -19,6 +19,7 @@ def calibrate_command(
     block_size: Annotated[Optional[int], typer.Option("--block-size", help="What-if: another --block-size.")] = None,
     what_if_version: Annotated[Optional[str], typer.Option("--as-version", help="What-if: the same deployment under another vLLM release's rules (any of 0.11-0.33, e.g. 0.24).")] = None,
     spec_tokens: Annotated[Optional[int], typer.Option("--num-speculative-tokens", help="What-if: another number of draft tokens for the log's speculative decoding (0: speculative decoding off, its MTP draft layers gone).")] = None,
+    draft_model: Annotated[Optional[str], typer.Option("--draft-model", help="The config of the log's draft checkpoint (EAGLE head, draft LLM) when kvplan cannot read the one the log names: a bundled name, a config.json or a Hub id.")] = None,
     prefix_caching: Annotated[Optional[str], typer.Option("--prefix-caching", help="on or off: the server's --enable-prefix-caching, when the log does not print it (hybrid models' state pages depend on it).")] = None,
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU kind (see 'kvplan gpus'), when the log does not print it: predicts the available KV memory.")] = None,
     tp: Annotated[Optional[int], typer.Option("--tp", help="Tensor-parallel size, when the log does not print it.")] = None,
@@ -44,7 +45,8 @@ def calibrate_command(
     report, problem = calibrate_workflow(log, model=model, version=version, kv_dtype=kv_dtype,
                                          max_model_len=max_model_len, block_size=block_size,
                                          as_version=what_if_version, overrides=set_ or [], tp=tp, gpu=gpu,
-                                         speculative_tokens=spec_tokens, prefix_caching=prefix_caching)
+                                         speculative_tokens=spec_tokens, prefix_caching=prefix_caching,
+                                         draft_model=draft_model)
     from ..reports import tidy
 
     report.tidy = tidy.calibrate(report.data)

@@ -7,7 +7,7 @@ import typer
 from .common import check_format, emit
 from .options import (
     BatchOpt, ContextOrDefaultOpt, EnforceEagerOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt,
-    KvMemoryOpt, MaxModelLenOpt, MaxNumSeqsOpt, ModelArg, MtpOpt, SpecTokensOpt, PpOpt, ReserveOpt, RevisionOpt, SetNewOpt, SetOpt,
+    KvMemoryOpt, MaxModelLenOpt, MaxNumSeqsOpt, ModelArg, MtpOpt, SpecTokensOpt, DraftModelOpt, PpOpt, ReserveOpt, RevisionOpt, SetNewOpt, SetOpt,
     TechniqueOpt, TpOpt, WeightsOpt,
 )
 
@@ -33,6 +33,7 @@ def estimate_command(
     enforce_eager: EnforceEagerOpt = False,
     mtp: MtpOpt = False,
     num_speculative_tokens: SpecTokensOpt = None,
+    draft_model: DraftModelOpt = None,
     max_kv_gib: Annotated[Optional[float], typer.Option("--max-kv-gib", help="Fail (exit 1) when the batch's KV cache per GPU exceeds this many GiB (> 0).")] = None,
     min_concurrency: Annotated[Optional[int], typer.Option("--min-concurrency", help="Fail (exit 1) when fewer sequences of --context fit (>= 1).")] = None,
     emit_flags: Annotated[Optional[str], typer.Option("--emit", help="Print the serving flags that realise the plan: vllm or vllm@VERSION.")] = None,
@@ -63,7 +64,7 @@ def estimate_command(
         gpu=gpu, gpu_memory=gpu_memory, hbm_gbps=hbm_gbps, tp=tp, pp=pp, mem_util=mem_util, reserve=reserve,
         weights=weights, kv_memory=kv_memory, engine=engine, max_model_len=max_model_len,
         max_num_seqs=max_num_seqs, enforce_eager=enforce_eager, mtp=mtp,
-        num_speculative_tokens=num_speculative_tokens, max_kv_gib=max_kv_gib, min_concurrency=min_concurrency, emit=emit_flags, overrides=set_ or [],
+        num_speculative_tokens=num_speculative_tokens, draft_model=draft_model, max_kv_gib=max_kv_gib, min_concurrency=min_concurrency, emit=emit_flags, overrides=set_ or [],
         revision=revision, explain=explain, new_overrides=set_new or [],
     )
     report, budgets_failed = estimate_workflow(request)

@@ -64,6 +64,7 @@ from ..core.storage import BF16, FP16, FP32, Storage
 from ..core.transform import map_layers
 from ..errors import PlanError, UsageError
 from ..units import GIB
+from .vllm_release import at_least
 from .vllm_rules import LATEST, VllmRules
 
 DEFAULT_BLOCK_TOKENS = 16  # CacheConfig.DEFAULT_BLOCK_SIZE (every modelled release)
@@ -641,7 +642,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
              hybrid_manager: bool = True, rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
              allow_long_max_model_len: bool = False, prefix_caching: bool | None = None,
              max_num_seqs: int | None = None, enforce_eager: bool = False, draft_layers: int = 0,
-             num_speculative_tokens: int = 0) -> VllmPool:
+             num_speculative_tokens: int = 0, draft_model: ModelSpec | None = None) -> VllmPool:
     """vLLM's KV cache config for `model` on one (tp, pp) replica under `rules`.
 
     kv_memory_bytes: memory for the KV cache per GPU. max_num_batched_tokens:
@@ -651,7 +652,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     the release's, for an H100-class GPU); enforce_eager: no CUDA graphs.
     draft_layers: speculative decoding's MTP draft layers in the pool (kvplan.engines.vllm_mtp).
     num_speculative_tokens: its draft tokens per step (any method): they widen Gated DeltaNet conv
-    states and, from 0.15, add as many state pages to each request.
+    states and, from 0.15, add as many state pages to each request. draft_model: a separate draft
+    checkpoint (EAGLE head, small LLM) whose layers join the pool (not with draft_layers).
     """
     if kv_memory_bytes <= 0:
         raise PlanError("vLLM: no memory left for the KV cache", "raise --mem-util or give --kv-memory")
@@ -668,6 +670,9 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                 "lower --max-model-len, or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in kvplan's environment as in vLLM's")
         notes.append(f"max_model_len {max_model_len:,} exceeds the model's {limit:,}: "
                      "vLLM starts only with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
+    if draft_model is not None and (draft_layers or is_deepseek_v4(model)):
+        raise UsageError("vLLM: a separate draft model is modelled without MTP layers, and not for DeepSeek-V4",
+                         "give either --mtp or --draft-model")
     if is_deepseek_v4(model):
         from .vllm_dsv4 import simulate_dsv4
 
@@ -683,6 +688,15 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         model = with_draft_layers(model, draft_layers)
         notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s), each caching what the "
                      "target's last attention layer caches")
+    if draft_model is not None:
+        from .vllm_mtp import draft_method, with_draft_model
+
+        if draft_method(draft_model) == "draft_model" and not at_least(rules.version, (0, 15, 0)):
+            raise UsageError(f"vLLM {rules.version} has no draft-model speculative decoding in its v1 engine "
+                             "(v1/spec_decode/draft_model.py arrived in 0.15.0)", "use vllm@0.15 or later")
+        model = with_draft_model(model, draft_model)
+        notes.append(f"speculative decoding ({draft_method(draft_model)}): the draft {draft_model.name}'s "
+                     f"{draft_model.num_layers} layer(s) join the pool after the target's")
     if num_speculative_tokens:
         from .vllm_mtp import with_speculative_tokens
 

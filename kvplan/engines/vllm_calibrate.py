@@ -146,7 +146,29 @@ def _simulate(model, log: VllmLog, rules: VllmRules, kv: int, max_len: int, kv_d
                     pp=log.pp or 1, max_num_batched_tokens=mnbt, rules=rules, kv_cache_dtype=kv_dtype,
                     allow_long_max_model_len=True, prefix_caching=log.enable_prefix_caching,
                     max_num_seqs=log.max_num_seqs, enforce_eager=log.enforce_eager,
-                    draft_layers=draft_layers(model, log), num_speculative_tokens=speculative_tokens(model, log))
+                    draft_layers=draft_layers(model, log), num_speculative_tokens=speculative_tokens(model, log),
+                    draft_model=log.draft_spec)
+
+
+def _resolve_draft(cal: Calibration, spec, draft_model: str | None) -> None:
+    """A separate draft checkpoint (eagle, eagle3, draft_model): --draft-model, else the log's own 'model' when
+    kvplan can read it (a bundled name or a config it reaches); otherwise a note."""
+    from .vllm_mtp import load_draft
+
+    log = cal.log
+    if draft_model is None and (not _has(log, "speculative") or is_mtp_method(log.speculative_method)
+                                or not log.speculative_model or log.speculative_method in ("ngram", "suffix")):
+        return
+    if draft_model is not None:
+        log.draft_spec = load_draft(draft_model)
+        return
+    from ..sources import load_model
+
+    try:
+        log.draft_spec = load_model(match_bundled(log.speculative_model) or hub_cache_id(log.speculative_model))
+    except KvplanError as exc:
+        cal.notes.append(f"the log's draft checkpoint cannot be read here ({exc.message}): give its config with "
+                         "--draft-model to put its layers in the pool")
 
 
 def _vllm_kv_dtype(name: str | None) -> str | None:
@@ -172,7 +194,8 @@ def _pct(logged: float, predicted: float) -> float | None:
 
 
 def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = None, overrides=(),
-              what_if: dict | None = None, tp: int | None = None, gpu: str | None = None) -> Calibration:
+              what_if: dict | None = None, tp: int | None = None, gpu: str | None = None,
+              draft_model: str | None = None) -> Calibration:
     from ..capacity.shard import check_tp
     from ..sources import load_model
 
@@ -230,11 +253,16 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
     mnbt = log.max_num_batched_tokens
     if log.tp is None:
         cal.notes.append("tensor_parallel_size not in the log: 1 assumed")
-    if _has(log, "speculative") and not draft_layers(spec, log):
+    try:
+        _resolve_draft(cal, spec, draft_model)
+    except KvplanError as exc:
+        cal.problem = exc
+        return cal
+    if _has(log, "speculative") and not draft_layers(spec, log) and log.draft_spec is None:
         method = log.speculative_method or "not printed"
-        cal.notes.append(f"speculative decoding is on (method {method}): its draft's KV cache is not modelled "
+        cal.notes.append(f"speculative decoding is on (method {method}): its draft's KV cache is not in the pool "
                          "(kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, Qwen3-Next/3.5 and "
-                         "LongCat-Flash)")
+                         "LongCat-Flash, and a draft checkpoint whose config it can read or --draft-model gives)")
     try:
         if rules is None:
             _reproduce_v0(cal, spec, max_len, kv_dtype, block)
@@ -503,7 +531,7 @@ def _explain(cal: Calibration, figure: str) -> str:
                        "over all workers")
     if cal.rules is not None and log.version and resolve(log.version)[1]:
         reasons.append(f"vLLM {log.version}'s rules were not read; {cal.rules.version}'s were used")
-    if _has(log, "speculative") and not any("MTP draft layer" in n for n in cal.notes):
+    if _has(log, "speculative") and not any("MTP draft layer" in n or "join the pool" in n for n in cal.notes):
         reasons.append("the speculative-decoding draft's KV cache shares the pool (not modelled for this method)")
     if _has(log, "connector") and cal.pool is not None and len(cal.pool.groups) > 1:
         reasons.append("a KV connector turns the hybrid KV cache manager off")
@@ -524,19 +552,19 @@ def _what_if(cal: Calibration, spec, what: dict, kv_dtype, block, mnbt):
     new_dtype = what.get("kv_cache_dtype") or kv_dtype
     new_len = what.get("max_model_len") or log.max_model_len
     new_block = what.get("block_size") or block
-    drafts, tokens = draft_layers(spec, log), speculative_tokens(spec, log)
+    drafts, tokens, draft = draft_layers(spec, log), speculative_tokens(spec, log), log.draft_spec
     if "speculative_tokens" in what:  # 0: speculative decoding off; else that many tokens (an MTP draft when the
         tokens = what["speculative_tokens"]  # log has no speculative decoding at all)
         if not tokens:
-            drafts = 0
-        elif not _has(log, "speculative") and not log.speculative_method:
+            drafts, draft = 0, None
+        elif not _has(log, "speculative") and not log.speculative_method and draft is None:
             drafts = draft_layer_count(spec)
     pool = simulate(spec, kv_memory_bytes=kv, max_model_len=new_len, block_tokens=new_block, tp=log.tp or 1,
                     pp=log.pp or 1, max_num_batched_tokens=what.get("max_num_batched_tokens") or mnbt, rules=rules,
                     kv_cache_dtype=new_dtype, allow_long_max_model_len=bool(
                         os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")), prefix_caching=log.enable_prefix_caching,
                     max_num_seqs=log.max_num_seqs, enforce_eager=log.enforce_eager,
-                    draft_layers=drafts, num_speculative_tokens=tokens)
+                    draft_layers=drafts, num_speculative_tokens=tokens, draft_model=draft)
     cal.what_if = {
         "version": rules.version,
         "num_speculative_tokens": tokens,
@@ -621,7 +649,7 @@ __all__ = ["calibrate", "build_report", "match_bundled", "Calibration", "Figure"
 
 def calibrate_workflow(path: str, *, model=None, version=None, kv_dtype=None, max_model_len=None, block_size=None,
                        as_version=None, overrides=(), tp=None, gpu=None, speculative_tokens=None,
-                       prefix_caching=None) -> tuple[Report, KvplanError | None]:
+                       prefix_caching=None, draft_model=None) -> tuple[Report, KvplanError | None]:
     """(report, the problem that stopped the reproduction or None) for `kvplan calibrate`."""
     from ..units import parse_tokens
     from .vllm_log import read_log
@@ -660,7 +688,8 @@ def calibrate_workflow(path: str, *, model=None, version=None, kv_dtype=None, ma
             raise UsageError(f"--prefix-caching {prefix_caching}: the log says the server ran with it "
                              f"{'on' if log.enable_prefix_caching else 'off'}", "drop --prefix-caching")
         log.enable_prefix_caching = caching
-    cal = calibrate(log, model=model, version=version, overrides=overrides, what_if=what or None, tp=tp, gpu=gpu)
+    cal = calibrate(log, model=model, version=version, overrides=overrides, what_if=what or None, tp=tp, gpu=gpu,
+                    draft_model=draft_model)
     if log.read_nothing and cal.problem is not None:
         raise cal.problem  # nothing to show: the one line, not an empty table and a note on rules
     return build_report(cal), cal.problem

@@ -14,6 +14,7 @@ release's rules (kvplan.engines.vllm_rules).
 from __future__ import annotations
 
 import json
+import os
 import shlex
 
 from .._record import record
@@ -24,7 +25,7 @@ from ..techniques.quantize import Quantize
 from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
 from ..units import GIB
-from .vllm_mtp import draft_layer_count
+from .vllm_mtp import draft_layer_count, draft_method, load_draft
 from .vllm_rules import LATEST, VllmRules
 
 # vLLM 0.11.0's --block-size choices on CUDA (0.11.1-0.17 add 256; 0.18+ take any positive size)
@@ -108,12 +109,13 @@ def _kv_cache_dtype(model: ModelSpec, kv_dtype_name: str, rules: VllmRules = LAT
 
 def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             rules: VllmRules | None = None, max_num_seqs: int | None = None,
-            enforce_eager: bool = False, mtp: bool = False,
-            speculative_tokens: int | None = None) -> tuple[list[str], list[NotApplied], list[str]]:
+            enforce_eager: bool = False, mtp: bool = False, speculative_tokens: int | None = None,
+            draft_model: str | None = None) -> tuple[list[str], list[NotApplied], list[str]]:
     """(argv of `vllm serve`, techniques vLLM cannot apply, notes) for the release `rules` model.
     max_num_seqs / enforce_eager: the user's own settings (--max-num-seqs, --enforce-eager), passed on;
     mtp: speculative decoding with the checkpoint's MTP layers, speculative_tokens draft tokens a step
-    (default one per layer, vLLM's own default for an MTP draft: n_predict, config/speculative.py)."""
+    (default one per layer, vLLM's own default for an MTP draft: n_predict, config/speculative.py);
+    draft_model: a separate draft checkpoint (its method by its architecture: eagle3, eagle, draft_model)."""
     rules = rules or LATEST
     plan, dep, cap = result.plan, result.deployment, result.capacity
     model = plan.model
@@ -158,9 +160,19 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
         layers = draft_layer_count(model)
         argv += ["--speculative-config", json.dumps({"method": "mtp",
                                                       "num_speculative_tokens": speculative_tokens or layers})]
-        if "--max-num-seqs" in argv and max_num_seqs is None:
-            notes.append("--max-num-seqs comes from kvplan's capacity, which leaves out the MTP draft's cache "
-                         "(--engine vllm counts it)")
+    elif draft_model:
+        draft = load_draft(draft_model)
+        where = draft_model if not os.path.isfile(draft_model) else os.path.dirname(draft_model) or "."
+        if where != draft_model:
+            notes.append(f"--speculative-config's model is the draft checkpoint's folder ({where}), the one that "
+                         f"holds {os.path.basename(draft_model)}")
+        elif draft.name != draft_model:  # a bundled name: vLLM wants the Hub id
+            where = draft.name
+        argv += ["--speculative-config", json.dumps({"method": draft_method(draft), "model": where,
+                                                      "num_speculative_tokens": speculative_tokens})]
+    if (mtp or draft_model) and "--max-num-seqs" in argv and max_num_seqs is None:
+        notes.append("--max-num-seqs comes from kvplan's capacity, which leaves out the draft's cache "
+                     "(--engine vllm counts it)")
     if plan.prefix is not None:
         argv.append("--enable-prefix-caching")
     if plan.offload is not None and not rules.kv_offloading:
@@ -193,7 +205,8 @@ def long_context_env(model: ModelSpec, max_model_len_tokens: int) -> list[str]:
 
 def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
                   rules: VllmRules | None = None, release: str | None = None, max_num_seqs: int | None = None,
-                  enforce_eager: bool = False, mtp: bool = False, speculative_tokens: int | None = None) -> None:
+                  enforce_eager: bool = False, mtp: bool = False, speculative_tokens: int | None = None,
+                  draft_model: str | None = None) -> None:
     """`--emit vllm`: the command under report.data["emit"] and as lines. release: the vLLM
     release asked for (its registry says whether it serves the architecture; default: the rules')."""
     from .vllm import check_modelled
@@ -202,7 +215,7 @@ def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_mo
     check_modelled(result.plan.model)
     rules = rules or LATEST
     argv, skipped, notes = command(result, techniques, kv_dtype_name, max_model_len_tokens, rules, max_num_seqs,
-                                   enforce_eager, mtp, speculative_tokens)
+                                   enforce_eager, mtp, speculative_tokens, draft_model)
     served = check(result.plan.model.architecture, release or rules.version)
     if served.reason:
         notes.insert(0, served.reason)

@@ -113,6 +113,8 @@ class VllmLog:
     flags: tuple[str, ...] = ()  # speculative | connector | quantized
     speculative_method: str | None = None  # SpeculativeConfig(method='mtp', ...) / --speculative-config's "method"
     speculative_tokens: int | None = None  # SpeculativeConfig(num_spec_tokens=N) / "num_speculative_tokens": N
+    speculative_model: str | None = None  # the draft checkpoint of eagle / eagle3 / draft_model (its 'model')
+    draft_spec: object | None = None  # that draft's ModelSpec, once calibrate has read its config
     found: list[str] = field(default_factory=list)  # which figures were read
 
     @property
@@ -297,6 +299,10 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         count = re.search(r"""SpeculativeConfig\([^)]*num_spec_tokens=(\d+)|['"]num_speculative_tokens['"]: ?(\d+)""",
                           text)
         log.speculative_tokens = int(count.group(1) or count.group(2)) if count else None
+        draft = re.search(r"""SpeculativeConfig\([^)]*?\bmodel=['"]([^'"]+)|['"]speculative_config['"]: \{[^}]*?"""
+                          r"""['"]model['"]: ?['"]([^'"]+)|--speculative[-_]config[= ]'?\{[^}]*?"model": ?"([^"]+)""",
+                          text)
+        log.speculative_model = next((g.strip() for g in draft.groups() if g), None) if draft else None
     if re.search(r"kv_transfer_config|KVConnector|LMCacheConnector|OffloadingConnector", text):
         flags.append("connector")
     if re.search(r"quantization=(?!None)\w+|'quantization': '", text):

@@ -27,8 +27,14 @@ The draft layer is built from the target's config with the same cache config,
 so its spec is the target's full-attention (or latent) layer's: kvplan copies
 the target's last such layer. num_speculative_tokens does not add layers (the
 module's layers are reused step by step). DeepSeek-V4's draft layer caches a
-window only (vllm_dsv4.py); other families' drafts (EAGLE heads, MiMo, ERNIE,
-Nemotron-H, Step-3.5 ...) are not modelled and are refused.
+window only (vllm_dsv4.py); other families' MTP modules (MiMo, ERNIE, Nemotron-H,
+Step-3.5 ...) are not modelled and are refused.
+
+A separate draft checkpoint (methods eagle, eagle3 from 0.11; draft_model from
+0.15) registers its own decoder layers the same way (llama_eagle3.py: prefix
+layers.{i + target num_hidden_layers}), built from its own config (heads, head
+dim, layer count) in the target's dtype and cache config: with_draft_model
+appends them.
 """
 
 from __future__ import annotations
@@ -122,3 +128,43 @@ def with_speculative_tokens(model: ModelSpec, tokens: int) -> tuple[ModelSpec, l
         notes.append(f"speculative decoding ({tokens} draft tokens): each Gated DeltaNet conv state keeps "
                      f"{tokens} more rows (conv_kernel - 1 + num_speculative_tokens)")
     return map_layers(model, grow), notes
+
+
+def with_draft_model(model: ModelSpec, draft: ModelSpec) -> ModelSpec:
+    """`model` with a separate draft checkpoint's layers appended (EAGLE / EAGLE-3 heads, a small draft LLM):
+    their K/V shape is the draft config's, their storage the target's cache (vLLM builds the draft with the
+    target's dtype, SpeculativeConfig's draft ModelConfig, and the server's one KV cache dtype)."""
+    if any(layer.state is not None for layer in draft.layers):
+        raise UsageError(f"vLLM: a draft model with recurrent state layers ({draft.name}) is not modelled",
+                         "give an attention-only draft (an EAGLE head or a small LLM)")
+    stored = next((c.storage for layer in model.layers for c in layer.caches if c.kind in ("attention", "latent")),
+                  None)
+    if stored is None:
+        raise UsageError(f"vLLM: {model.name} has no attention cache whose dtype its draft would share",
+                         "plan without the draft")
+    layers = tuple(replace(layer, caches=tuple(replace(c, storage=stored) if c.kind in ("attention", "latent")
+                                               else c for c in layer.caches))
+                   for layer in draft.layers if layer.caches and layer.shares_cache_of is None)
+    if not layers:
+        raise UsageError(f"vLLM: the draft {draft.name} caches nothing", "give a draft model config with "
+                         "attention layers")
+    return replace(model, layers=model.layers + layers)
+
+
+def draft_method(draft: ModelSpec) -> str:
+    """vLLM's speculative method for a draft checkpoint, by its architecture (…Eagle3 -> eagle3, …Eagle ->
+    eagle, anything else -> draft_model)."""
+    arch = (draft.architecture or "").lower()
+    return "eagle3" if "eagle3" in arch else "eagle" if "eagle" in arch else "draft_model"
+
+
+def load_draft(name: str) -> ModelSpec:
+    """A draft checkpoint's config (a bundled name, a config.json or a Hub id), as kvplan reads any model."""
+    from ..errors import KvplanError
+    from ..sources import load_model
+
+    try:
+        return load_model(name)
+    except KvplanError as exc:
+        raise UsageError(f"--draft-model {name}: {exc.message}",
+                         "give the draft's config.json (an EAGLE head's or a small LLM's)") from exc

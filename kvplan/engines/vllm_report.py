@@ -8,7 +8,7 @@ from ..errors import UsageError
 from ..render import Report, Table
 from ..units import format_bytes
 from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
-from .vllm_mtp import draft_layer_count
+from .vllm_mtp import draft_layer_count, load_draft
 from .vllm_rules import LATEST, VllmRules
 from .vllm_served import check
 
@@ -58,12 +58,13 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
                   hybrid_manager: bool | None = None, rules: VllmRules = LATEST, note: str | None = None,
                   allow_long_max_model_len: bool | None = None, release: str | None = None,
                   max_num_seqs: int | None = None, enforce_eager: bool = False, mtp: bool = False,
-                  speculative_tokens: int | None = None) -> VllmPool:
+                  speculative_tokens: int | None = None, draft_model: str | None = None) -> VllmPool:
     """vLLM's blocks, its log lines and the groups, under report.data["engine"] and as lines.
 
     mtp: speculative decoding with the checkpoint's MTP layers (kvplan.engines.vllm_mtp): their KV
     cache is in the pool; a KV memory predicted from the GPU leaves the drafter's weights out (a note).
     speculative_tokens: its draft tokens per step (None: the MTP layers, vLLM's default).
+    draft_model: a separate draft checkpoint (kvplan.engines.vllm_mtp.with_draft_model) by name or path.
 
     release: the vLLM release asked for (e.g. "0.11.0"; None: rules.version), whose model registry
     says whether it serves the model's architecture (kvplan.engines.vllm_served); the figures are
@@ -80,9 +81,10 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
         hybrid_manager = plan.offload is None
     kv_memory, how = kv_memory_of(result, rules, mnbt, release, max_num_seqs, enforce_eager)
     draft_layers = draft_layer_count(plan.model) if mtp else 0
-    spec_tokens = (speculative_tokens or draft_layers) if mtp else 0
-    if mtp and how is not None:
-        how += ("; the MTP drafter's weights, which vLLM loads beside the model, are not in it (kvplan does not "
+    spec_tokens = (speculative_tokens or draft_layers) if mtp else (speculative_tokens or 0)
+    draft = load_draft(draft_model) if draft_model else None
+    if (mtp or draft is not None) and how is not None:
+        how += ("; the drafter's weights, which vLLM loads beside the model, are not in it (kvplan does not "
                 "model which of them vLLM shares with the target): the prediction is high by about their size")
     gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
     pool = simulate(plan.model, kv_memory_bytes=kv_memory, max_model_len=max_model_len_tokens,
@@ -91,7 +93,8 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
                     allow_long_max_model_len=allow_long_max_model_len,
                     max_num_seqs=max_num_seqs or rules.max_num_seqs(gpu.memory_bytes if gpu else None,
                                                                     gpu.name if gpu else ""),
-                    enforce_eager=enforce_eager, draft_layers=draft_layers, num_speculative_tokens=spec_tokens)
+                    enforce_eager=enforce_eager, draft_layers=draft_layers, num_speculative_tokens=spec_tokens,
+                    draft_model=draft)
     served = check(plan.model.architecture, release or rules.version)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([how] if how else []) \
         + list(pool.notes)
@@ -115,6 +118,8 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
         "registry_release": served.release,
         "kv_cache_dtype": pool.kv_cache_dtype,
         "mtp_draft_layers": draft_layers,
+        "draft_model": draft.name if draft is not None else None,
+        "draft_model_layers": draft.num_layers if draft is not None else 0,
         "num_speculative_tokens": spec_tokens,
         "kv_memory_bytes": pool.kv_memory_bytes,
         "kv_memory_source": "--kv-memory" if how is None else "predicted from the GPU (vLLM profile model)",
