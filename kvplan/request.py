@@ -87,6 +87,32 @@ class DeploymentRequest:
 
 
 @record
+class Speculation:
+    """vLLM speculative decoding as asked (--mtp, --draft-model, --num-speculative-tokens): the
+    checkpoint's MTP layers or a separate draft checkpoint, and the draft tokens a step."""
+
+    mtp: bool = False
+    draft_model: str | None = None  # a bundled name, a config.json or a Hub id
+    tokens: int | None = None  # num_speculative_tokens (None with mtp: vLLM's default, one per MTP layer)
+
+    @classmethod
+    def parse(cls, mtp: bool = False, draft_model: str | None = None, tokens: int | None = None) -> Speculation | None:
+        check_number(tokens, "--num-speculative-tokens", minimum=1, maximum=64)
+        if tokens is not None and not (mtp or draft_model):
+            raise UsageError("--num-speculative-tokens sizes a draft: it needs --mtp or --draft-model")
+        if draft_model is not None and mtp:
+            raise UsageError("--mtp and --draft-model are two kinds of draft: give one")
+        if draft_model is not None and tokens is None:
+            raise UsageError("--draft-model needs --num-speculative-tokens (vLLM requires it for EAGLE heads and "
+                             "draft models)")
+        return cls(mtp, draft_model, tokens) if mtp or draft_model else None
+
+    @property
+    def flag(self) -> str:
+        return "--mtp" if self.mtp else "--draft-model"
+
+
+@record
 class EngineRequest:
     name: str = "ideal"  # "ideal" | "vllm"
     rules: object | None = None  # engines.vllm_rules.VllmRules for vllm
@@ -98,24 +124,14 @@ class EngineRequest:
     emit_release: str | None = None  # the same for --emit
     max_num_seqs: int | None = None  # vLLM's --max-num-seqs (None: the release's default for the GPU)
     enforce_eager: bool = False  # vLLM's --enforce-eager
-    mtp: bool = False  # vLLM's --speculative-config method mtp: the MTP draft's KV cache in the pool
-    speculative_tokens: int | None = None  # its num_speculative_tokens (None: the MTP layers, vLLM's default)
-    draft_model: str | None = None  # a separate draft checkpoint (EAGLE head, small LLM): a bundled name, file or id
+    speculation: Speculation | None = None  # vLLM's --speculative-config: the draft's cache in the pool
 
     @classmethod
     def parse(cls, engine: str = "ideal", emit: str | None = None, max_model_len: str | None = None,
-              max_num_seqs: int | None = None, enforce_eager: bool = False, mtp: bool = False,
-              speculative_tokens: int | None = None, draft_model: str | None = None) -> EngineRequest:
+              max_num_seqs: int | None = None, enforce_eager: bool = False,
+              speculation: Speculation | None = None) -> EngineRequest:
         length = parse_tokens(max_model_len, "--max-model-len") if max_model_len else None
         check_number(max_num_seqs, "--max-num-seqs", minimum=1, maximum=2**31 - 1)
-        check_number(speculative_tokens, "--num-speculative-tokens", minimum=1, maximum=64)
-        if speculative_tokens is not None and not (mtp or draft_model):
-            raise UsageError("--num-speculative-tokens sizes a draft: it needs --mtp or --draft-model")
-        if draft_model is not None and mtp:
-            raise UsageError("--mtp and --draft-model are two kinds of draft: give one")
-        if draft_model is not None and speculative_tokens is None:
-            raise UsageError("--draft-model needs --num-speculative-tokens (vLLM requires it for EAGLE heads and "
-                             "draft models)")
         rules = note = emit_rules = release = emit_release = None
         if engine.strip().lower() != "ideal" or emit is not None:  # the engine modules load only when used
             from .engines.vllm_rules import parse_engine
@@ -132,12 +148,12 @@ class EngineRequest:
             emit, emit_rules, _ = parse_engine(emit)
             if not pinned and rules is not None:  # --engine vllm@0.11 --emit vllm: one release
                 emit_rules, emit_release = rules, release
-        if (max_num_seqs is not None or enforce_eager or mtp or draft_model) and rules is None and emit_rules is None:
+        if (max_num_seqs is not None or enforce_eager or speculation) and rules is None and emit_rules is None:
             flag = ("--max-num-seqs" if max_num_seqs is not None else "--enforce-eager" if enforce_eager else
-                    "--mtp" if mtp else "--draft-model")
+                    speculation.flag)
             raise UsageError(f"{flag} is a vLLM setting: it needs --engine vllm or --emit vllm (or vllm@VERSION)")
         return cls(engine, rules, note, emit, emit_rules, length, release, emit_release, max_num_seqs,
-                   enforce_eager, mtp, speculative_tokens, draft_model)
+                   enforce_eager, speculation)
 
 
 def _asked_release(engine: str) -> str | None:
@@ -180,8 +196,8 @@ class EstimateRequest:
         check_number(max_kv_gib, "--max-kv-gib", minimum=0, strict=True, maximum=2**30)
         check_number(min_concurrency, "--min-concurrency", minimum=1, maximum=2**40)
         check_number(mem_util, "--mem-util", minimum=0, strict=True, maximum=1)
-        engine_request = EngineRequest.parse(engine, emit, max_model_len, max_num_seqs, enforce_eager, mtp,
-                                             num_speculative_tokens, draft_model)
+        engine_request = EngineRequest.parse(engine, emit, max_model_len, max_num_seqs, enforce_eager,
+                                             Speculation.parse(mtp, draft_model, num_speculative_tokens))
         if mem_util is None:  # the engine's own default: vLLM's changed from 0.90 to 0.92 in 0.20
             rules = engine_request.rules
             mem_util = rules.gpu_memory_utilization if rules is not None else DEFAULT_MEM_UTIL

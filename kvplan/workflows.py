@@ -102,15 +102,13 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
 
         vllm_report.add_to_report(report, result, request.engine_tokens, rules=engine.rules, note=engine.note,
                                   release=engine.release, max_num_seqs=engine.max_num_seqs,
-                                  enforce_eager=engine.enforce_eager, mtp=engine.mtp,
-                                  speculative_tokens=engine.speculative_tokens, draft_model=engine.draft_model)
+                                  enforce_eager=engine.enforce_eager, speculation=engine.speculation)
     if engine.emit == "vllm":
         from .engines import vllm_flags
 
         vllm_flags.add_to_report(report, result, chain, dtype_name, request.engine_tokens, rules=engine.emit_rules,
                                  release=engine.emit_release, max_num_seqs=engine.max_num_seqs,
-                                 enforce_eager=engine.enforce_eager, mtp=engine.mtp,
-                                 speculative_tokens=engine.speculative_tokens, draft_model=engine.draft_model)
+                                 enforce_eager=engine.enforce_eager, speculation=engine.speculation)
     failed = check_budgets(report, result, request.budgets.max_kv_gib, request.budgets.min_concurrency)
     from .reports import tidy
 

@@ -25,7 +25,7 @@ from ..techniques.quantize import Quantize
 from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
 from ..units import GIB
-from .vllm_mtp import draft_layer_count, draft_method, load_draft
+from .vllm_mtp import draft_method, resolve_speculation
 from .vllm_rules import LATEST, VllmRules
 
 # vLLM 0.11.0's --block-size choices on CUDA (0.11.1-0.17 add 256; 0.18+ take any positive size)
@@ -109,13 +109,12 @@ def _kv_cache_dtype(model: ModelSpec, kv_dtype_name: str, rules: VllmRules = LAT
 
 def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             rules: VllmRules | None = None, max_num_seqs: int | None = None,
-            enforce_eager: bool = False, mtp: bool = False, speculative_tokens: int | None = None,
-            draft_model: str | None = None) -> tuple[list[str], list[NotApplied], list[str]]:
+            enforce_eager: bool = False, speculation=None) -> tuple[list[str], list[NotApplied], list[str]]:
     """(argv of `vllm serve`, techniques vLLM cannot apply, notes) for the release `rules` model.
     max_num_seqs / enforce_eager: the user's own settings (--max-num-seqs, --enforce-eager), passed on;
-    mtp: speculative decoding with the checkpoint's MTP layers, speculative_tokens draft tokens a step
-    (default one per layer, vLLM's own default for an MTP draft: n_predict, config/speculative.py);
-    draft_model: a separate draft checkpoint (its method by its architecture: eagle3, eagle, draft_model)."""
+    speculation: kvplan.request.Speculation: the checkpoint's MTP layers (draft tokens by default one per
+    layer, vLLM's own default: n_predict, config/speculative.py) or a separate draft checkpoint (its method by
+    its architecture: eagle3, eagle, draft_model)."""
     rules = rules or LATEST
     plan, dep, cap = result.plan, result.deployment, result.capacity
     model = plan.model
@@ -156,12 +155,11 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             notes.append("not one sequence of --context fits the KV pool: vLLM would refuse to start")
     if enforce_eager:
         argv.append("--enforce-eager")
-    if mtp:
-        layers = draft_layer_count(model)
-        argv += ["--speculative-config", json.dumps({"method": "mtp",
-                                                      "num_speculative_tokens": speculative_tokens or layers})]
-    elif draft_model:
-        draft = load_draft(draft_model)
+    layers, tokens, draft = resolve_speculation(model, speculation)
+    if layers:
+        argv += ["--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": tokens})]
+    elif draft is not None:
+        draft_model = speculation.draft_model
         where = draft_model if not os.path.isfile(draft_model) else os.path.dirname(draft_model) or "."
         if where != draft_model:
             notes.append(f"--speculative-config's model is the draft checkpoint's folder ({where}), the one that "
@@ -169,8 +167,8 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
         elif draft.name != draft_model:  # a bundled name: vLLM wants the Hub id
             where = draft.name
         argv += ["--speculative-config", json.dumps({"method": draft_method(draft), "model": where,
-                                                      "num_speculative_tokens": speculative_tokens})]
-    if (mtp or draft_model) and "--max-num-seqs" in argv and max_num_seqs is None:
+                                                      "num_speculative_tokens": tokens})]
+    if speculation is not None and "--max-num-seqs" in argv and max_num_seqs is None:
         notes.append("--max-num-seqs comes from kvplan's capacity, which leaves out the draft's cache "
                      "(--engine vllm counts it)")
     if plan.prefix is not None:
@@ -205,8 +203,7 @@ def long_context_env(model: ModelSpec, max_model_len_tokens: int) -> list[str]:
 
 def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
                   rules: VllmRules | None = None, release: str | None = None, max_num_seqs: int | None = None,
-                  enforce_eager: bool = False, mtp: bool = False, speculative_tokens: int | None = None,
-                  draft_model: str | None = None) -> None:
+                  enforce_eager: bool = False, speculation=None) -> None:
     """`--emit vllm`: the command under report.data["emit"] and as lines. release: the vLLM
     release asked for (its registry says whether it serves the architecture; default: the rules')."""
     from .vllm import check_modelled
@@ -215,7 +212,7 @@ def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_mo
     check_modelled(result.plan.model)
     rules = rules or LATEST
     argv, skipped, notes = command(result, techniques, kv_dtype_name, max_model_len_tokens, rules, max_num_seqs,
-                                   enforce_eager, mtp, speculative_tokens, draft_model)
+                                   enforce_eager, speculation)
     served = check(result.plan.model.architecture, release or rules.version)
     if served.reason:
         notes.insert(0, served.reason)

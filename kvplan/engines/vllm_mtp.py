@@ -168,3 +168,13 @@ def load_draft(name: str) -> ModelSpec:
     except KvplanError as exc:
         raise UsageError(f"--draft-model {name}: {exc.message}",
                          "give the draft's config.json (an EAGLE head's or a small LLM's)") from exc
+
+
+def resolve_speculation(model: ModelSpec, speculation) -> tuple[int, int, ModelSpec | None]:
+    """(MTP draft layers, draft tokens, draft checkpoint) for a kvplan.request.Speculation (None: none)."""
+    if speculation is None:
+        return 0, 0, None
+    if speculation.mtp:
+        layers = draft_layer_count(model)
+        return layers, speculation.tokens or layers, None
+    return 0, speculation.tokens or 0, load_draft(speculation.draft_model)

@@ -8,7 +8,7 @@ from ..errors import UsageError
 from ..render import Report, Table
 from ..units import format_bytes
 from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
-from .vllm_mtp import draft_layer_count, load_draft
+from .vllm_mtp import resolve_speculation
 from .vllm_rules import LATEST, VllmRules
 from .vllm_served import check
 
@@ -57,14 +57,12 @@ def _mixed_label(pool: VllmPool) -> str:
 def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_batched_tokens: int | None = None,
                   hybrid_manager: bool | None = None, rules: VllmRules = LATEST, note: str | None = None,
                   allow_long_max_model_len: bool | None = None, release: str | None = None,
-                  max_num_seqs: int | None = None, enforce_eager: bool = False, mtp: bool = False,
-                  speculative_tokens: int | None = None, draft_model: str | None = None) -> VllmPool:
+                  max_num_seqs: int | None = None, enforce_eager: bool = False, speculation=None) -> VllmPool:
     """vLLM's blocks, its log lines and the groups, under report.data["engine"] and as lines.
 
-    mtp: speculative decoding with the checkpoint's MTP layers (kvplan.engines.vllm_mtp): their KV
-    cache is in the pool; a KV memory predicted from the GPU leaves the drafter's weights out (a note).
-    speculative_tokens: its draft tokens per step (None: the MTP layers, vLLM's default).
-    draft_model: a separate draft checkpoint (kvplan.engines.vllm_mtp.with_draft_model) by name or path.
+    speculation: kvplan.request.Speculation (the MTP layers or a draft checkpoint, and the draft
+    tokens; kvplan.engines.vllm_mtp): the draft's KV cache is in the pool; a KV memory predicted from
+    the GPU leaves the drafter's weights out (a note).
 
     release: the vLLM release asked for (e.g. "0.11.0"; None: rules.version), whose model registry
     says whether it serves the model's architecture (kvplan.engines.vllm_served); the figures are
@@ -80,10 +78,8 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     if hybrid_manager is None:  # a KV connector (CPU offloading) turns the hybrid manager off
         hybrid_manager = plan.offload is None
     kv_memory, how = kv_memory_of(result, rules, mnbt, release, max_num_seqs, enforce_eager)
-    draft_layers = draft_layer_count(plan.model) if mtp else 0
-    spec_tokens = (speculative_tokens or draft_layers) if mtp else (speculative_tokens or 0)
-    draft = load_draft(draft_model) if draft_model else None
-    if (mtp or draft is not None) and how is not None:
+    draft_layers, spec_tokens, draft = resolve_speculation(plan.model, speculation)
+    if speculation is not None and how is not None:
         how += ("; the drafter's weights, which vLLM loads beside the model, are not in it (kvplan does not "
                 "model which of them vLLM shares with the target): the prediction is high by about their size")
     gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None

@@ -201,7 +201,9 @@ class _Engine:
         self.name, self.rules, self.note = parse_engine(engine)
         if mtp and self.name != "vllm":
             raise UsageError("--mtp is a vLLM setting: it needs --engine vllm (or vllm@VERSION)")
-        self.mtp = mtp
+        from ..request import Speculation
+
+        self.speculation = Speculation(mtp=True) if mtp else None  # tokens: vLLM's default, one per MTP layer
         self.tokens = tokens
         self.allow_long = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
         self._pools: dict = {}
@@ -226,16 +228,14 @@ class _Engine:
         pool_key = (key, mnbt)
         pool = self._pools.get(pool_key)
         if pool is None:
-            drafts = 0
-            if self.mtp:
-                from ..engines.vllm_mtp import draft_layer_count
+            from ..engines.vllm_mtp import resolve_speculation
 
-                drafts = draft_layer_count(plan.model)
+            drafts, tokens, _ = resolve_speculation(plan.model, self.speculation)
             pool = self._pools[pool_key] = simulate(
                 plan.model, kv_memory_bytes=kv_memory, max_model_len=self.tokens, block_tokens=plan.block_size,
                 tp=deployment.tp, pp=deployment.pp, max_num_batched_tokens=mnbt,
                 hybrid_manager=plan.offload is None, rules=self.rules, allow_long_max_model_len=self.allow_long,
-                draft_layers=drafts, num_speculative_tokens=drafts)  # vLLM's default: a token per MTP layer
+                draft_layers=drafts, num_speculative_tokens=tokens)
         return (kv_memory // pool.bytes_per_block) / pool.blocks_per_request
 
 
@@ -505,7 +505,8 @@ def _verify(req, base, record, engine, passing, top):
             from ..engines import vllm_report
             from ..render import Report
 
-            pool = vllm_report.add_to_report(Report({}), result, req.context_tokens, rules=engine.rules, mtp=engine.mtp)
+            pool = vllm_report.add_to_report(Report({}), result, req.context_tokens, rules=engine.rules,
+                                             speculation=engine.speculation)
             if abs(pool.max_concurrency - c.engine_concurrency) > 1e-9 or not pool.fits:
                 problems.append(f"vLLM concurrency {pool.max_concurrency:.4f} (screen {c.engine_concurrency:.4f})")
         if result.decode is not None and c.decode_ms_per_token is not None \
