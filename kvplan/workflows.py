@@ -97,26 +97,32 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     if cast_note is not None and deployment is not None:
         report.lines.append(f"weights: {cast_note}")
     engine = request.engine
+    vllm_concurrency = None
     if engine.name == "vllm":
         from .engines import vllm_report
 
-        vllm_report.add_to_report(report, result, request.engine_tokens, rules=engine.rules, note=engine.note,
+        pool = vllm_report.add_to_report(report, result, request.engine_tokens, rules=engine.rules, note=engine.note,
                                   release=engine.release, max_num_seqs=engine.max_num_seqs,
                                   enforce_eager=engine.enforce_eager, speculation=engine.speculation)
+        if request.engine_tokens == tokens:  # vLLM's sequences of max_model_len = --context
+            vllm_concurrency = pool.max_concurrency
     if engine.emit == "vllm":
         from .engines import vllm_flags
 
         vllm_flags.add_to_report(report, result, chain, dtype_name, request.engine_tokens, rules=engine.emit_rules,
                                  release=engine.emit_release, max_num_seqs=engine.max_num_seqs,
                                  enforce_eager=engine.enforce_eager, speculation=engine.speculation)
-    failed = check_budgets(report, result, request.budgets.max_kv_gib, request.budgets.min_concurrency)
+    failed = check_budgets(report, result, request.budgets.max_kv_gib, request.budgets.min_concurrency,
+                           vllm_concurrency)
     from .reports import tidy
 
     report.tidy = tidy.estimate(report.data)
     return report, failed
 
 
-def check_budgets(report: Report, result, max_kv_gib, min_concurrency) -> bool:
+def check_budgets(report: Report, result, max_kv_gib, min_concurrency, vllm_concurrency=None) -> bool:
+    """Whether a budget fails. vllm_concurrency: with --engine vllm, vLLM's own concurrency at --context,
+    which --min-concurrency must meet too (its blocks, groups and any speculative draft)."""
     broken = []
     if max_kv_gib is not None:
         per_gpu = result.kv_bytes_per_gpu
@@ -127,6 +133,9 @@ def check_budgets(report: Report, result, max_kv_gib, min_concurrency) -> bool:
             raise UsageError("--min-concurrency needs a GPU (--gpu, --gpu-memory or --kv-memory)")
         if result.capacity.max_concurrency < min_concurrency:
             broken.append(f"max concurrency {result.capacity.max_concurrency} is below --min-concurrency {min_concurrency}")
+        elif vllm_concurrency is not None and vllm_concurrency < min_concurrency:
+            broken.append(f"vLLM's pool holds {vllm_concurrency:.2f} sequences of --context, below --min-concurrency "
+                          f"{min_concurrency}")
     report.data["budgets"] = {"ok": not broken, "violations": broken}
     for line in broken:
         report.lines.append(f"BUDGET EXCEEDED: {line}")

@@ -106,3 +106,14 @@ def test_a_technique_count_too_large_says_so(cli, spec):
     code, _, err = cli("estimate", "llama-3.1-8b", "-t", spec)
     line = one_line(err)
     assert code == 2 and "is above the limit of 2^40 = 1,099,511,627,776 tokens" in line, line
+
+
+@pytest.mark.parametrize("args", [
+    ["estimate", "llama-3.1-8b", "--tp", "abc"],  # click's own type check: was Usage / Try / blank / Error
+    ["estimate", "llama-3.1-8b", "--bogus"],
+    ["estimate", "deepseek-v3", "--engine", "vllm", "--mtp", "--num-speculative-tokens", "1.5"],
+    ["calibrate"],
+])
+def test_option_parsing_errors_are_one_line(cli, args):
+    code, _, err = cli(*args)
+    assert code == 2 and one_line(err).startswith("kvplan: error:") and "-h'" in err

@@ -379,3 +379,51 @@ def test_calibrate_puts_the_logged_draft_in_the_pool(tmp_path):
     assert with_draft["within_rounding"] and with_draft["predicted"].startswith("79,424 ")
     unread, notes = tokens()  # offline, the Hub id cannot be read: the pool lacks the draft, and says so
     assert not unread["within_rounding"] and any("--draft-model" in n for n in notes)
+
+
+def test_conv_kernel_of_one_still_widens_by_the_draft_tokens():
+    # kernel 1 keeps no conv rows; with one draft token vLLM's GDN conv state has 0 + 1 rows of 10,240 channels:
+    # 10,240 x 1 x 2 B + the float32 SSM 48 x 128 x 128 x 4 = 3,166,208 B of state per layer
+    model = load_model("qwen3.6-27b", overrides=["linear_conv_kernel_dim=1"])
+    pool = simulate(model, kv_memory_bytes=20 * GIB, max_model_len=32768, draft_layers=1, num_speculative_tokens=1)
+    assert {s.state_bytes for s in pool.layer_specs if s.kind == "mamba"} == {10_240 * 2 + 48 * 128 * 128 * 4}
+
+
+def test_an_explicit_zero_mtp_layer_count_means_no_draft():
+    with pytest.raises(UsageError, match="no MTP layers"):
+        draft_layer_count(load_model("qwen3.6-27b", overrides=["mtp_num_hidden_layers=0"]))
+
+
+def test_fit_refuses_mtp_for_a_model_without_a_modelled_draft_up_front():
+    out = _kvplan("fit", "llama-3.1-8b", "--context", "32k", "-n", "8", "--gpu", "h100", "--engine", "vllm", "--mtp")
+    assert out.returncode == 2 and "not modelled" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_min_concurrency_is_checked_on_vllms_pool_too():
+    # Qwen3.5-35B-A3B under vLLM 0.20 in 20 GiB at 32K: the plan alone holds more than 20 sequences, vLLM's pool
+    # with the MTP draft and 5 draft tokens fewer: the budget fails on vLLM's figure
+    args = ["estimate", "qwen3.5-35b-a3b", "--engine", "vllm@0.20", "--kv-memory", "20GiB", "--context", "32k",
+            "--min-concurrency", "20"]
+    assert _kvplan(*args).returncode == 0
+    out = _kvplan(*args, "--mtp", "--num-speculative-tokens", "5")
+    assert out.returncode == 1 and "vLLM's pool holds" in out.stderr
+
+
+def test_calibrate_refuses_an_implausible_logged_token_count(tmp_path):
+    text = (LOGS / "v0200_qwen36_27b_nvfp4_mtp1_eager.log").read_text()
+    bad = tmp_path / "huge.log"
+    bad.write_text(text.replace("num_spec_tokens=1", "num_spec_tokens=999999")
+                   .replace("'num_speculative_tokens': 1", "'num_speculative_tokens': 999999"))
+    out = _kvplan("calibrate", str(bad))
+    assert out.returncode in (1, 2) and "999,999" in out.stderr and "Traceback" not in out.stderr
+    assert len([line for line in out.stderr.splitlines() if line.startswith("kvplan: error")]) == 1
+
+
+def test_calibrate_a_draft_that_names_the_target_itself(tmp_path):
+    # a garbled log: method eagle3 but the draft is the target's own checkpoint: not a separate draft, a note
+    text = (LOGS / "v0200_qwen36_27b_nvfp4_mtp1_eager.log").read_text()
+    odd = tmp_path / "odd.log"
+    odd.write_text(text.replace("method='mtp'", "method='eagle3'").replace("'method': 'mtp'", "'method': 'eagle3'"))
+    out = _kvplan("calibrate", str(odd), "--format", "json", offline=True)
+    assert out.returncode == 0, out.stderr
+    assert any("names the target checkpoint itself" in n for n in json.loads(out.stdout)["notes"])

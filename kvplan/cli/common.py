@@ -65,12 +65,14 @@ def run(app) -> int:
             raise
         error_line(exc.one_line())
         return exc.exit_code
-    except _usage_errors() as exc:  # usage errors from option parsing: exit 2
-        show = getattr(exc, "show", None)
-        if show is not None:
-            show()
-        else:
-            error_line(str(exc))
+    except _usage_errors() as exc:  # usage errors from option parsing: one line, exit 2
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `kvplan` alone: the help, as before
+            exc.show()
+            return getattr(exc, "exit_code", 2)
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        ctx = getattr(exc, "ctx", None)
+        path = getattr(ctx, "command_path", None)
+        error_line(message + (f" (see '{path} -h')" if path else ""))
         return getattr(exc, "exit_code", 2)
     except BrokenPipeError:
         return 0

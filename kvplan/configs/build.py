@@ -329,6 +329,8 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         reading=reading,
         family=family.name,
         architecture=_architecture(raw),
-        mtp_layers=(f.int("num_nextn_predict_layers", default=0, minimum=0)
-                    or f.int("mtp_num_hidden_layers", default=0, minimum=0)),  # Qwen3.5
+        # the MTP layers as the family's own field names them (None: absent): Qwen3.5's vLLM MTP model reads
+        # mtp_num_hidden_layers, every other num_nextn_predict_layers
+        mtp_layers=f.opt_int("mtp_num_hidden_layers" if f.model_type.startswith("qwen3_5")
+                             else "num_nextn_predict_layers", minimum=0),
     )

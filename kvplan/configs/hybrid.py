@@ -82,8 +82,9 @@ def gated_deltanet_state(f: Fields, fp32_state: bool = False) -> RecurrentState:
     conv, ssm = _dtypes(f)
     if fp32_state:
         ssm = float_storage("float32")
-    conv_elements = (kernel - 1) * (2 * k_heads * k_dim + v_heads * v_dim)
-    return RecurrentState("gated_deltanet", conv_elements, v_heads * k_dim * v_dim, conv, ssm, conv_kernel=kernel)
+    channels = 2 * k_heads * k_dim + v_heads * v_dim
+    return RecurrentState("gated_deltanet", (kernel - 1) * channels, v_heads * k_dim * v_dim, conv, ssm,
+                          conv_kernel=kernel, conv_channels=channels)
 
 
 def kda_state(f: Fields) -> RecurrentState:

@@ -225,6 +225,7 @@ class RecurrentState:
     heads: int | None = None
     head_dim: int | None = None
     conv_kernel: int | None = None
+    conv_channels: int | None = None  # channels of the conv state (rows = conv_kernel - 1), when known
     # every TP rank holds the whole state (vLLM MambaSpec.tp_replicated; DeepSeek-V4's compressor state)
     tp_replicated: bool = False
 

@@ -26,7 +26,7 @@ class ModelSpec:
     reading: str = "exact"  # "guessed": an unknown model_type read by transformers' generic rule
     family: str = ""  # the family record that read the config
     architecture: str | None = None  # the config's architectures[0] (what vLLM looks up in its registry)
-    mtp_layers: int = 0  # num_nextn_predict_layers (Qwen3.5: mtp_num_hidden_layers): MTP layers, not in `layers`
+    mtp_layers: int | None = None  # num_nextn_predict_layers (Qwen3.5: mtp_num_hidden_layers), None: absent
 
     @cached_property
     def groups(self) -> tuple[tuple[LayerSpec, int], ...]:

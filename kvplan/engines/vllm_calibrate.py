@@ -136,9 +136,12 @@ def speculative_tokens(model, log: VllmLog) -> int:
     (vLLM: num_speculative_tokens = n_predict, its layer count); 0 when off or unknown."""
     if not _has(log, "speculative"):
         return 0
-    if log.speculative_tokens is not None:
+    if log.speculative_tokens is not None and log.speculative_tokens > 64:
+        raise UsageError(f"the log's num_speculative_tokens ({log.speculative_tokens:,}) is outside what kvplan "
+                         "models (1-64)", "replay another with --num-speculative-tokens")
+    if log.speculative_tokens:
         return log.speculative_tokens
-    return draft_layers(model, log)
+    return draft_layers(model, log)  # not printed (or 0): an MTP draft's default, one per layer
 
 
 def _simulate(model, log: VllmLog, rules: VllmRules, kv: int, max_len: int, kv_dtype, block, mnbt):
@@ -150,25 +153,40 @@ def _simulate(model, log: VllmLog, rules: VllmRules, kv: int, max_len: int, kv_d
                     draft_model=log.draft_spec)
 
 
+DRAFT_CHECKPOINT_METHODS = ("eagle", "eagle3", "draft_model")  # a separate draft checkpoint's own layers
+
+
 def _resolve_draft(cal: Calibration, spec, draft_model: str | None) -> None:
     """A separate draft checkpoint (eagle, eagle3, draft_model): --draft-model, else the log's own 'model' when
     kvplan can read it (a bundled name or a config it reaches); otherwise a note."""
     from .vllm_mtp import load_draft
 
+    from .vllm import is_deepseek_v4
+
     log = cal.log
-    if draft_model is None and (not _has(log, "speculative") or is_mtp_method(log.speculative_method)
-                                or not log.speculative_model or log.speculative_method in ("ngram", "suffix")):
-        return
     if draft_model is not None:
         log.draft_spec = load_draft(draft_model)
+        return
+    if (not _has(log, "speculative") or log.speculative_method not in DRAFT_CHECKPOINT_METHODS
+            or not log.speculative_model):
+        return
+    if hub_cache_id(log.speculative_model) == hub_cache_id(log.model or ""):
+        cal.notes.append(f"the log's {log.speculative_method} draft names the target checkpoint itself: not put in "
+                         "the pool (give --draft-model for a separate draft)")
         return
     from ..sources import load_model
 
     try:
-        log.draft_spec = load_model(match_bundled(log.speculative_model) or hub_cache_id(log.speculative_model))
+        draft = load_model(match_bundled(log.speculative_model) or hub_cache_id(log.speculative_model))
     except KvplanError as exc:
         cal.notes.append(f"the log's draft checkpoint cannot be read here ({exc.message}): give its config with "
                          "--draft-model to put its layers in the pool")
+        return
+    if is_deepseek_v4(spec) or any(layer.state is not None for layer in draft.layers):
+        cal.notes.append(f"the log's draft {draft.name} is not modelled with this target (DeepSeek-V4, or a draft "
+                         "with recurrent state layers): not put in the pool")
+        return
+    log.draft_spec = draft
 
 
 def _vllm_kv_dtype(name: str | None) -> str | None:

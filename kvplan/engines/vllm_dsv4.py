@@ -173,7 +173,7 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
 
     if not rules.dsv4_pool:
         raise UsageError(f"vLLM {rules.version} has no DeepSeek-V4 model (it arrived in 0.20.0)",
-                         "use --engine vllm (the newest rules) or --engine vllm@0.20 or later")
+                         "use vLLM 0.20 or later (estimate: --engine vllm@0.20; calibrate: --as-version 0.20)")
     if pp > 1:
         raise UsageError("vLLM's DeepSeek-V4 pool under pipeline parallelism is not modelled", "use --pp 1")
     if block_tokens not in (None, MAIN_BLOCK):

@@ -80,9 +80,11 @@ def draft_layer_count(model: ModelSpec) -> int:
         _check_family(model)
     elif not model.mtp_layers:
         raise UsageError(f"vLLM: {model.name}'s config has no MTP layers", "plan without the draft")
-    count = MTP_FIXED.get(model.model_type) or model.mtp_layers or MTP_FAMILIES.get(model.model_type)
+    count = MTP_FIXED.get(model.model_type)
+    if count is None:
+        count = model.mtp_layers if model.mtp_layers is not None else MTP_FAMILIES.get(model.model_type)
     if not count:
-        raise UsageError(f"vLLM: {model.name}'s config has no MTP layers (num_nextn_predict_layers is 0 or absent), "
+        raise UsageError(f"vLLM: {model.name}'s config has no MTP layers (its MTP layer count is 0 or absent), "
                          "so vLLM has no MTP draft for it", "plan without the draft")
     return count
 
@@ -112,17 +114,17 @@ def with_speculative_tokens(model: ModelSpec, tokens: int) -> tuple[ModelSpec, l
         return model, []
     notes: list[str] = []
     other = sorted({layer.state.kind for layer in model.layers if layer.state is not None
-                    and not (layer.state.kind == "gated_deltanet" and layer.state.conv_kernel)})
+                    and not (layer.state.kind == "gated_deltanet" and layer.state.conv_channels)})
     if other:
         notes.append(f"not modelled: the growth of {', '.join(other)} states under speculative decoding "
                      "(vLLM widens some families' conv state by the draft tokens)")
 
     def grow(_i, layer):
         state = layer.state
-        if state is None or state.kind != "gated_deltanet" or not state.conv_kernel:
+        if state is None or state.kind != "gated_deltanet" or not state.conv_channels:
             return layer
         rows = state.conv_kernel - 1
-        return replace(layer, state=replace(state, conv_elements=state.conv_elements // rows * (rows + tokens)))
+        return replace(layer, state=replace(state, conv_elements=state.conv_channels * (rows + tokens)))
 
     if len(other) < len({layer.state.kind for layer in model.layers if layer.state is not None}):
         notes.append(f"speculative decoding ({tokens} draft tokens): each Gated DeltaNet conv state keeps "

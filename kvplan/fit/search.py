@@ -345,6 +345,10 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
 
         req = replace(req, context_tokens=longest)  # as `kvplan estimate` does without --context
     engine = _Engine(req.engine, req.context_tokens, req.mtp)
+    if engine.speculation is not None:  # a model without an MTP draft kvplan models: refused before the search
+        from ..engines.vllm_mtp import resolve_speculation
+
+        resolve_speculation(base, engine.speculation)
     if engine.on:  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
         from ..engines.vllm_profile import vllm_loaded
 
