@@ -427,3 +427,27 @@ def test_calibrate_a_draft_that_names_the_target_itself(tmp_path):
     out = _kvplan("calibrate", str(odd), "--format", "json", offline=True)
     assert out.returncode == 0, out.stderr
     assert any("names the target checkpoint itself" in n for n in json.loads(out.stdout)["notes"])
+
+
+def test_calibrate_tp_must_agree_with_a_printed_tp():
+    out = _kvplan("calibrate", str(LOGS / "v0200_qwen36_27b_nvfp4_mtp1_eager.log"), "--tp", "2")
+    assert out.returncode == 2 and "tensor_parallel_size 1" in out.stderr
+
+
+def test_calibrate_says_when_a_file_holds_two_start_ups(tmp_path):
+    two = tmp_path / "two.log"
+    two.write_text((LOGS / "v0200_qwen36_27b_nvfp4_mtp1_eager.log").read_text()
+                   + (LOGS / "v0220_qwen36_35b_a3b_prismaquant_mtp3.log").read_text())
+    out = _kvplan("calibrate", str(two), "--format", "json")
+    assert any("2 engine start-ups" in n for n in json.loads(out.stdout)["notes"]), out.stderr
+
+
+def test_a_window_on_mla_layers_is_said_to_have_no_vllm_form():
+    pool = simulate(load_model("deepseek-v3"), kv_memory_bytes=20 * GIB, max_model_len=32768)
+    from kvplan.techniques.registry import build_all
+    from kvplan.planner import compose
+
+    windowed = compose(load_model("deepseek-v3"), build_all(["window:4096"]))[-1].model
+    same = simulate(windowed, kv_memory_bytes=20 * GIB, max_model_len=32768)
+    assert same.num_blocks == pool.num_blocks  # vLLM sizes the latent in full either way
+    assert any("no vLLM form" in n for n in same.notes) and not any("no vLLM form" in n for n in pool.notes)

@@ -410,6 +410,9 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
     if any(c.policy.budget_fraction or c.policy.budget_tokens or c.policy.compress_ratio
            or (c.policy.read_page_tokens and c.policy.read_page_meta) for c in caches):
         notes.append("eviction, compressed sparse attention and Quest are not vLLM features: every token is allocated")
+    if any(c.kind == "latent" and (c.policy.window_tokens or c.policy.chunk_tokens) and not c.policy.compress_ratio
+           for c in caches):  # vLLM's MLA specs have no window (MLAAttentionSpec): the latent is kept in full
+        notes.append("a sliding window or chunk on MLA layers has no vLLM form: the latent cache is sized in full")
     specs: list[tuple[int, PageSpec]] = []
     for i, layer in enumerate(model.layers):
         if layer.shares_cache_of is not None:

@@ -217,13 +217,17 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
     from ..capacity.shard import check_tp
     from ..sources import load_model
 
-    if tp is not None:
+    logged_tp = log.tp
+    if tp is not None and logged_tp is None:
         log.tp = tp
     rules, notes = _rules_for(log, version)
     if log.head_only_bytes:
         notes.insert(0, f"the log is larger than {log.head_only_bytes // 1024**2} MiB: its first "
                         f"{log.head_only_bytes // 1024**2} MiB were read (the start-up lines come first)")
     alias = model or match_bundled(log.model)
+    if log.engine_starts > 1:
+        notes.append(f"the file holds {log.engine_starts} engine start-ups: their lines are read as one (give one "
+                     "start-up per file to calibrate each)")
     cal = Calibration(log, rules, alias, notes=notes)
     read_any = any(v is not None for v in (log.available_kv_gib, log.num_gpu_blocks, log.gpu_kv_cache_tokens,
                                            log.concurrency)) or log.refused
@@ -251,9 +255,12 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
         return cal
     if alias is None:
         cal.model_alias = log.model
-    if tp is not None:  # a what-if TP: refused as estimate refuses it (the log's own TP ran)
+    if tp is not None:  # a TP the model cannot split is refused as estimate refuses it
         try:
             check_tp(spec, tp)
+            if logged_tp is not None and logged_tp != tp:
+                raise UsageError(f"--tp {tp}: the log says the server ran with tensor_parallel_size {logged_tp}",
+                                 "drop --tp (it fills in a TP the log does not print)")
         except KvplanError as exc:
             cal.problem = exc
             return cal

@@ -115,6 +115,7 @@ class VllmLog:
     speculative_tokens: int | None = None  # SpeculativeConfig(num_spec_tokens=N) / "num_speculative_tokens": N
     speculative_model: str | None = None  # the draft checkpoint of eagle / eagle3 / draft_model (its 'model')
     draft_spec: object | None = None  # that draft's ModelSpec, once calibrate has read its config
+    engine_starts: int = 0  # "Initializing a V1 LLM engine" / "Initializing an LLM engine" lines: more than one start-up
     found: list[str] = field(default_factory=list)  # which figures were read
 
     @property
@@ -210,6 +211,8 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         setattr(log, key, int(_num(value)) if key in _INT_KEYS else (_num(value) if key == "gpu_memory_utilization" else value))
     if re.search(r"'enforce_eager': True|--enforce-eager\b|enforce_eager=True", text):
         log.enforce_eager = True
+    # one per start-up (every TP worker shares the engine core's line)
+    log.engine_starts = len(re.findall(r"Initializing an? (?:V1 )?LLM engine \(v", text))
     # custom_all_reduce.py's warnings when the TP group has no NVLink
     if re.search(r"not supported on more than two PCIe-only GPUs|lacks GPU P2P capability", text):
         log.pcie_only = True
