@@ -17,7 +17,7 @@ line per model and "agree" or the first difference. With --grid it runs issue 14
 instead (every bundled model, TP 1/2/4/8, auto/fp8, 10/40 GiB, 8K/128K) and prints the
 cases that differ and a count. The start check (`fits`) is compared too: the memory test
 each release's get_kv_cache_configs runs (vllm_stub_config.start_check). With --mtp only the
-models with an MTP draft kvplan models run, their draft layers in the pool (kvplan.engines.vllm_mtp;
+models with an MTP draft kvplan models run, their draft layers in the pool (kvplan.engines.vllm_speculative;
 the draft's layer names follow the target's, as the drafter registers them); --spec-tokens K adds K draft
 tokens (the state layers' MambaSpec.num_speculative_blocks, where the release has it). --draft CONFIG
 (with --grid, without --mtp) puts a separate draft checkpoint's layers (an EAGLE head, a small LLM) on every
@@ -89,7 +89,7 @@ def draft_count(model) -> int:
     """The MTP layers vLLM's drafter registers for `model` (0: no MTP draft kvplan models; DeepSeek-V4 has its
     own oracle, vllm_oracle_dsv4.py)."""
     from kvplan.engines.vllm import is_deepseek_v4
-    from kvplan.engines.vllm_mtp import draft_layer_count
+    from kvplan.engines.vllm_speculative import draft_layer_count
     from kvplan.errors import UsageError
 
     if is_deepseek_v4(model):

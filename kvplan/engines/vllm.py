@@ -35,7 +35,7 @@ vLLM's file and function); this module applies them:
   stages. Concurrency = num_blocks / (sum over groups of the pages one
   max_model_len request needs). Tokens: num_blocks // groups x block until
   0.20.0; int(concurrency x max_model_len) from 0.20.1.
-- Speculative decoding (vllm_mtp.py): an MTP draft's layers join the pool after
+- Speculative decoding (vllm_speculative.py): an MTP draft's layers join the pool after
   the target's (last PP stage); the draft tokens widen Gated DeltaNet conv
   states and, from 0.15, add a state page each to a request.
 - Start check: every layer's worst case must fit (0.11-0.13); 0.14-0.18 the
@@ -44,7 +44,7 @@ vLLM's file and function); this module applies them:
 
 Not modelled: token eviction, compressed sparse attention and Quest (vLLM
 allocates every token), speculative decoding's lookahead slots and its
-non-MTP drafts (MTP draft layers: vllm_mtp.py), DCP/PCP, 0.29+'s
+non-MTP drafts (MTP draft layers: vllm_speculative.py), DCP/PCP, 0.29+'s
 block-outermost packing of groups with mixed page sizes, non-Hopper backends
 (Blackwell MLA uses other block sizes), FA4's 64-token kernel page for fp8 KV at
 head size 512 on Hopper (0.31+, Gemma 4: a note), FlashKDA's prefill checkpoint
@@ -653,7 +653,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     H100-class GPU). kv_cache_dtype: vLLM's --kv-cache-dtype (default: from
     the model's cache storage). max_num_seqs: vLLM's --max-num-seqs (default:
     the release's, for an H100-class GPU); enforce_eager: no CUDA graphs.
-    draft_layers: speculative decoding's MTP draft layers in the pool (kvplan.engines.vllm_mtp).
+    draft_layers: speculative decoding's MTP draft layers in the pool (kvplan.engines.vllm_speculative).
     num_speculative_tokens: its draft tokens per step (any method): they widen Gated DeltaNet conv
     states and, from 0.15, add as many state pages to each request. draft_model: a separate draft
     checkpoint (EAGLE head, small LLM) whose layers join the pool (not with draft_layers).
@@ -686,13 +686,13 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                              draft_layers=draft_layers)
     target_layers = model.num_layers
     if draft_layers:  # the MTP module's layers, registered after the target's, on the last PP stage
-        from .vllm_mtp import with_draft_layers
+        from .vllm_speculative import with_draft_layers
 
         model = with_draft_layers(model, draft_layers)
         notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s), each caching what the "
                      "target's last attention layer caches")
     if draft_model is not None:
-        from .vllm_mtp import draft_method, with_draft_model
+        from .vllm_speculative import draft_method, with_draft_model
 
         if draft_method(draft_model) == "draft_model" and not at_least(rules.version, (0, 15, 0)):
             raise UsageError(f"vLLM {rules.version} has no draft-model speculative decoding in its v1 engine "
@@ -701,7 +701,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         notes.append(f"speculative decoding ({draft_method(draft_model)}): the draft {draft_model.name}'s "
                      f"{draft_model.num_layers} layer(s) join the pool after the target's")
     if num_speculative_tokens:
-        from .vllm_mtp import with_speculative_tokens
+        from .vllm_speculative import with_speculative_tokens
 
         model, spec_notes = with_speculative_tokens(model, num_speculative_tokens)
         notes += spec_notes

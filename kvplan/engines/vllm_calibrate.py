@@ -29,7 +29,7 @@ from ..render import Report, Table
 from ..units import GIB
 from .vllm import VllmPool, simulate
 from .vllm_log import VllmLog, printed_range
-from .vllm_mtp import draft_layer_count, is_mtp_method
+from .vllm_speculative import draft_layer_count, is_mtp_method
 from .vllm_release import at_least
 from .vllm_rules import V0_11, V0_33, VllmRules, parse_engine, resolve
 
@@ -122,7 +122,7 @@ def _one_line(log: VllmLog) -> bool:
 
 def draft_layers(model, log: VllmLog) -> int:
     """The MTP draft layers the log's server put in its pool (speculative method "mtp" or a family's older
-    name for it, on a family whose draft kvplan models: vllm_mtp.py, DeepSeek-V4); 0 otherwise."""
+    name for it, on a family whose draft kvplan models: vllm_speculative.py, DeepSeek-V4); 0 otherwise."""
     if not is_mtp_method(log.speculative_method):
         return 0
     try:
@@ -159,7 +159,7 @@ DRAFT_CHECKPOINT_METHODS = ("eagle", "eagle3", "draft_model")  # a separate draf
 def _resolve_draft(cal: Calibration, spec, draft_model: str | None) -> None:
     """A separate draft checkpoint (eagle, eagle3, draft_model): --draft-model, else the log's own 'model' when
     kvplan can read it (a bundled name or a config it reaches); otherwise a note."""
-    from .vllm_mtp import load_draft
+    from .vllm_speculative import load_draft
 
     from .vllm import is_deepseek_v4
 

@@ -8,7 +8,7 @@ from ..errors import UsageError
 from ..render import Report, Table
 from ..units import format_bytes
 from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
-from .vllm_mtp import resolve_speculation
+from .vllm_speculative import resolve_speculation
 from .vllm_rules import LATEST, VllmRules
 from .vllm_served import check
 
@@ -61,7 +61,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     """vLLM's blocks, its log lines and the groups, under report.data["engine"] and as lines.
 
     speculation: kvplan.request.Speculation (the MTP layers or a draft checkpoint, and the draft
-    tokens; kvplan.engines.vllm_mtp): the draft's KV cache is in the pool; a KV memory predicted from
+    tokens; kvplan.engines.vllm_speculative): the draft's KV cache is in the pool; a KV memory predicted from
     the GPU leaves the drafter's weights out (a note).
 
     release: the vLLM release asked for (e.g. "0.11.0"; None: rules.version), whose model registry

@@ -47,7 +47,7 @@ class FitRequest:
     kv_dtypes: tuple[str, ...] = ("auto", "fp8")
     base_techniques: tuple[str, ...] = ()  # applied to every option (a scenario's own list)
     engine: str = "ideal"  # ideal | vllm | vllm@VERSION
-    mtp: bool = False  # under vLLM: speculative decoding's MTP draft layers in the pool (engines.vllm_mtp)
+    mtp: bool = False  # under vLLM: speculative decoding's MTP draft layers in the pool (engines.vllm_speculative)
     objective: str = "gpus"
     quality_first: bool = True  # options without caveats rank before cheaper ones with caveats
     mem_util: float = 0.9
@@ -228,7 +228,7 @@ class _Engine:
         pool_key = (key, mnbt)
         pool = self._pools.get(pool_key)
         if pool is None:
-            from ..engines.vllm_mtp import resolve_speculation
+            from ..engines.vllm_speculative import resolve_speculation
 
             drafts, tokens, _ = resolve_speculation(plan.model, self.speculation)
             pool = self._pools[pool_key] = simulate(
@@ -346,7 +346,7 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
         req = replace(req, context_tokens=longest)  # as `kvplan estimate` does without --context
     engine = _Engine(req.engine, req.context_tokens, req.mtp)
     if engine.speculation is not None:  # a model without an MTP draft kvplan models: refused before the search
-        from ..engines.vllm_mtp import resolve_speculation
+        from ..engines.vllm_speculative import resolve_speculation
 
         resolve_speculation(base, engine.speculation)
     if engine.on:  # vLLM holds (and reads) a float32 checkpoint's weights in bf16

@@ -1,4 +1,4 @@
-"""Speculative decoding's MTP draft layers in vLLM's pool (kvplan.engines.vllm_mtp).
+"""vLLM speculative decoding in the KV pool: MTP draft layers, draft tokens, separate draft checkpoints (kvplan.engines.vllm_speculative).
 
 The expected figures are worked out by hand from the configs and vLLM's rules
 (one more layer of the target's attention spec per MTP layer, on the last
@@ -17,7 +17,7 @@ import pytest
 
 from kvplan.engines.vllm import simulate
 from kvplan.engines.vllm_log import parse_log
-from kvplan.engines.vllm_mtp import draft_layer_count, is_mtp_method
+from kvplan.engines.vllm_speculative import draft_layer_count, is_mtp_method
 from kvplan.errors import UsageError
 from kvplan.sources import load_model
 

@@ -1,4 +1,4 @@
-"""Speculative decoding's MTP draft layers in vLLM's KV pool.
+"""Speculative decoding in vLLM's KV pool: MTP draft layers, draft tokens, separate draft checkpoints.
 
 With `--speculative-config '{"method": "mtp", ...}'` the drafter loads the
 checkpoint's multi-token-prediction module with the server's own VllmConfig
