@@ -451,3 +451,14 @@ def test_a_window_on_mla_layers_is_said_to_have_no_vllm_form():
     same = simulate(windowed, kv_memory_bytes=20 * GIB, max_model_len=32768)
     assert same.num_blocks == pool.num_blocks  # vLLM sizes the latent in full either way
     assert any("no vLLM form" in n for n in same.notes) and not any("no vLLM form" in n for n in pool.notes)
+
+
+def test_dflash_drafts_are_refused(tmp_path):
+    # DFlash / DSpark drafts have their own layer kinds (qwen3_dflash.py: sliding, non-causal): not modelled
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"architectures": ["DFlashDraftModel"], "model_type": "qwen3", "hidden_size": 4096,
+                                  "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                                  "num_hidden_layers": 5, "vocab_size": 151936, "intermediate_size": 12288}))
+    out = _kvplan("estimate", "qwen3-8b", "--engine", "vllm", "--kv-memory", "10GiB", "--draft-model", str(config),
+                  "--num-speculative-tokens", "8")
+    assert out.returncode == 2 and "DFlash" in out.stderr and len(out.stderr.strip().splitlines()) == 1

@@ -136,6 +136,10 @@ def with_draft_model(model: ModelSpec, draft: ModelSpec) -> ModelSpec:
     """`model` with a separate draft checkpoint's layers appended (EAGLE / EAGLE-3 heads, a small draft LLM):
     their K/V shape is the draft config's, their storage the target's cache (vLLM builds the draft with the
     target's dtype, SpeculativeConfig's draft ModelConfig, and the server's one KV cache dtype)."""
+    arch = (draft.architecture or "").lower()
+    if "dflash" in arch or "dspark" in arch:  # their own layer kinds (qwen3_dflash.py: SWA, non-causal)
+        raise UsageError(f"vLLM: a {draft.architecture} draft (DFlash / DSpark) is not modelled",
+                         "give an EAGLE head or a small draft LLM")
     if any(layer.state is not None for layer in draft.layers):
         raise UsageError(f"vLLM: a draft model with recurrent state layers ({draft.name}) is not modelled",
                          "give an attention-only draft (an EAGLE head or a small LLM)")
