@@ -462,3 +462,19 @@ def test_dflash_drafts_are_refused(tmp_path):
     out = _kvplan("estimate", "qwen3-8b", "--engine", "vllm", "--kv-memory", "10GiB", "--draft-model", str(config),
                   "--num-speculative-tokens", "8")
     assert out.returncode == 2 and "DFlash" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_fit_with_a_draft_checkpoint_matches_estimate():
+    # each option fit keeps was re-planned through estimate's path (its verification): the draft must be in both
+    out = _kvplan("fit", "llama-3.1-8b", "--context", "32k", "-n", "16", "--gpu", "h100", "--engine", "vllm",
+                  "--draft-model", EAGLE3, "--num-speculative-tokens", "3", "--top", "1", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    option = data["options"][0]
+    assert data["engine"]["draft_model"] == EAGLE3 and option["estimate_command"].endswith(
+        f"--draft-model {EAGLE3} --num-speculative-tokens 3")
+    plain = json.loads(_kvplan("fit", "llama-3.1-8b", "--context", "32k", "-n", "16", "--gpu", "h100", "--engine",
+                               "vllm", "--top", "1", "--format", "json").stdout)["options"][0]
+    assert (plain["tp"], plain["pp"]) == (option["tp"], option["pp"])
+    # one more layer of 32 a block: the draft costs the pool 1/33 of its blocks (the GPU memory is the same)
+    assert option["engine_max_concurrency"] < plain["engine_max_concurrency"] * 0.98

@@ -8,7 +8,8 @@ import typer
 
 from .common import check_format, emit
 from .options import (
-    ContextOrDefaultOpt, EngineOpt, FormatOpt, MemUtilOpt, ModelArg, MtpOpt, ReserveOpt, RevisionOpt, SetOpt, WeightsOpt,
+    ContextOrDefaultOpt, DraftModelOpt, EngineOpt, FormatOpt, MemUtilOpt, ModelArg, MtpOpt, ReserveOpt, RevisionOpt,
+    SetOpt, SpecTokensOpt, WeightsOpt,
 )
 
 
@@ -22,6 +23,8 @@ def fit_command(
     kv_dtype: Annotated[str, typer.Option("--kv-dtype", help="KV dtypes to search, comma separated (auto = the model's dtype).")] = "auto,fp8",
     engine: EngineOpt = "ideal",
     mtp: MtpOpt = False,
+    draft_model: DraftModelOpt = None,
+    num_speculative_tokens: SpecTokensOpt = None,
     objective: Annotated[str, typer.Option("--objective", help="Rank by gpus (fewest), cost (USD per hour) or headroom (most sequences).")] = "gpus",
     price: Annotated[Optional[List[str]], typer.Option("--price", help="USD per GPU hour, overriding the catalog: h100=2.49 (repeatable).")] = None,
     max_kv_gib: Annotated[Optional[float], typer.Option("--max-kv-gib", help="Budget: most KV cache per GPU (GiB) for the batch.")] = None,
@@ -56,5 +59,6 @@ def fit_command(
         model=model, context=context, concurrency=concurrency, gpu=gpu, max_gpus=max_gpus, allow=allow,
         kv_dtypes=kv_dtype, engine=engine, objective=objective, prices=price, max_kv_gib=max_kv_gib,
         max_decode_ms=max_decode_ms, mem_util=mem_util, reserve=reserve, weights=weights, overrides=set_,
-        revision=revision, quality_first=quality_first, mtp=mtp)
+        revision=revision, quality_first=quality_first, mtp=mtp, draft_model=draft_model,
+        num_speculative_tokens=num_speculative_tokens)
     emit(fit_report(req, explain=explain, top=top, plot=plot, force=force), fmt)

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..errors import BudgetExceeded, UsageError
 from ..render import Report
 from ..units import check_number, parse_positive_int, parse_size, parse_tokens
-from ..request import DEFAULT_CONTEXT_TOKENS
+from ..request import DEFAULT_CONTEXT_TOKENS, Speculation
 from .grid import parse_gpus, parse_prices, split_allow
 from .search import OBJECTIVES, FitRequest, FitResult, closest, search
 
@@ -16,7 +16,8 @@ MAX_GPUS_LIMIT = 1024  # most GPUs in one replica (tp x pp) that --max-gpus may 
 
 def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, kv_dtypes, engine, objective, prices,
                          max_kv_gib, max_decode_ms, mem_util, reserve, weights, overrides, revision,
-                         quality_first, mtp: bool = False) -> FitRequest:
+                         quality_first, mtp: bool = False, draft_model: str | None = None,
+                         num_speculative_tokens: int | None = None) -> FitRequest:
     if objective not in OBJECTIVES:
         raise UsageError(f"--objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
     if not 0 < mem_util <= 1:
@@ -33,7 +34,7 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
                                                   "--context"), context_given=context is not None,
         concurrency=parse_positive_int(concurrency, "--concurrency"), gpus=tuple(parse_gpus(gpu)),
         max_gpus=gpus_most, allowed=tuple(split_allow(allow)), kv_dtypes=dtypes,
-        engine=engine, mtp=mtp, objective=objective, quality_first=quality_first, mem_util=mem_util,
+        engine=engine, speculation=Speculation.parse(mtp, draft_model, num_speculative_tokens), objective=objective, quality_first=quality_first, mem_util=mem_util,
         reserve_bytes=parse_size(reserve, "--reserve") if str(reserve) != "0" else 0, weights=weights,
         max_kv_gib=max_kv_gib, max_decode_ms=max_decode_ms, prices=parse_prices(prices), overrides=tuple(overrides or ()),
         revision=revision)

@@ -47,7 +47,7 @@ class FitRequest:
     kv_dtypes: tuple[str, ...] = ("auto", "fp8")
     base_techniques: tuple[str, ...] = ()  # applied to every option (a scenario's own list)
     engine: str = "ideal"  # ideal | vllm | vllm@VERSION
-    mtp: bool = False  # under vLLM: speculative decoding's MTP draft layers in the pool (engines.vllm_speculative)
+    speculation: object = None  # request.Speculation under vLLM: a draft's cache in the pool (engines.vllm_speculative)
     objective: str = "gpus"
     quality_first: bool = True  # options without caveats rank before cheaper ones with caveats
     mem_util: float = 0.9
@@ -195,15 +195,13 @@ def objective_value(c: Candidate, objective: str) -> float:
 class _Engine:
     """vLLM's accounting for the screen, cached per (plan, split, batched tokens)."""
 
-    def __init__(self, engine: str, tokens: int, mtp: bool = False):
+    def __init__(self, engine: str, tokens: int, speculation=None):
         from ..engines.vllm_rules import parse_engine
 
         self.name, self.rules, self.note = parse_engine(engine)
-        if mtp and self.name != "vllm":
-            raise UsageError("--mtp is a vLLM setting: it needs --engine vllm (or vllm@VERSION)")
-        from ..request import Speculation
-
-        self.speculation = Speculation(mtp=True) if mtp else None  # tokens: vLLM's default, one per MTP layer
+        if speculation is not None and self.name != "vllm":
+            raise UsageError(f"{speculation.flag} is a vLLM setting: it needs --engine vllm (or vllm@VERSION)")
+        self.speculation = speculation
         self.tokens = tokens
         self.allow_long = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
         self._pools: dict = {}
@@ -230,12 +228,12 @@ class _Engine:
         if pool is None:
             from ..engines.vllm_speculative import resolve_speculation
 
-            drafts, tokens, _ = resolve_speculation(plan.model, self.speculation)
+            drafts, tokens, draft = resolve_speculation(plan.model, self.speculation)
             pool = self._pools[pool_key] = simulate(
                 plan.model, kv_memory_bytes=kv_memory, max_model_len=self.tokens, block_tokens=plan.block_size,
                 tp=deployment.tp, pp=deployment.pp, max_num_batched_tokens=mnbt,
                 hybrid_manager=plan.offload is None, rules=self.rules, allow_long_max_model_len=self.allow_long,
-                draft_layers=drafts, num_speculative_tokens=tokens)
+                draft_layers=drafts, num_speculative_tokens=tokens, draft_model=draft)
         return (kv_memory // pool.bytes_per_block) / pool.blocks_per_request
 
 
@@ -344,7 +342,7 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
         from dataclasses import replace
 
         req = replace(req, context_tokens=longest)  # as `kvplan estimate` does without --context
-    engine = _Engine(req.engine, req.context_tokens, req.mtp)
+    engine = _Engine(req.engine, req.context_tokens, req.speculation)
     if engine.speculation is not None:  # a model without an MTP draft kvplan models: refused before the search
         from ..engines.vllm_speculative import resolve_speculation
 

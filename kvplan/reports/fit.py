@@ -64,8 +64,11 @@ def estimate_argv(req, c: Candidate) -> list[str]:
         argv += ["-t", t]
     if req.engine != "ideal":
         argv += ["--engine", req.engine]
-    if req.mtp:
-        argv.append("--mtp")
+    spec = req.speculation
+    if spec is not None:
+        argv += ["--mtp"] if spec.mtp else ["--draft-model", spec.draft_model]
+        if spec.tokens is not None:
+            argv += ["--num-speculative-tokens", str(spec.tokens)]
     if req.max_kv_gib is not None:
         argv += ["--max-kv-gib", f"{req.max_kv_gib:g}"]
     for o in req.overrides:
@@ -111,7 +114,10 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         "concurrency": req.concurrency,
         "objective": req.objective,
         "quality_first": req.quality_first,
-        "engine": {"name": "vllm", "version": result.rules_version, "mtp": req.mtp} if engine else {"name": "ideal"},
+        "engine": {"name": "vllm", "version": result.rules_version, "mtp": bool(req.speculation and req.speculation.mtp),
+                   "draft_model": req.speculation.draft_model if req.speculation else None,
+                   "num_speculative_tokens": req.speculation.tokens if req.speculation else None}
+        if engine else {"name": "ideal"},
         "budgets": {"min_concurrency": req.concurrency, "max_kv_gib_per_gpu": req.max_kv_gib,
                     "max_decode_ms_per_token": req.max_decode_ms},
         "settings": {"mem_util": req.mem_util, "reserve_bytes": req.reserve_bytes, "weights": req.weights,
