@@ -35,9 +35,10 @@ vLLM's file and function); this module applies them:
   stages. Concurrency = num_blocks / (sum over groups of the pages one
   max_model_len request needs). Tokens: num_blocks // groups x block until
   0.20.0; int(concurrency x max_model_len) from 0.20.1.
-- Speculative decoding (vllm_speculative.py): an MTP draft's layers join the pool after
-  the target's (last PP stage); the draft tokens widen Gated DeltaNet conv
-  states and, from 0.15, add a state page each to a request.
+- Speculative decoding (vllm_speculative.py): an MTP draft's layers, or a separate
+  draft checkpoint's (EAGLE head, draft model), join the pool after the target's
+  (last PP stage); the draft tokens widen Gated DeltaNet conv states and, from
+  0.15, add a state page each to a request.
 - Start check: every layer's worst case must fit (0.11-0.13); 0.14-0.18 the
   first group's blocks x bytes per block; 0.19+ the blocks of all groups x
   bytes per block; 0.29+ in memory less one block (the null block).
