@@ -478,3 +478,20 @@ def test_fit_with_a_draft_checkpoint_matches_estimate():
     assert (plain["tp"], plain["pp"]) == (option["tp"], option["pp"])
     # one more layer of 32 a block: the draft costs the pool 1/33 of its blocks (the GPU memory is the same)
     assert option["engine_max_concurrency"] < plain["engine_max_concurrency"] * 0.98
+
+
+def test_calibrate_says_a_draft_at_its_own_tp_is_not_modelled(tmp_path):
+    # vLLM allows draft_tensor_parallel_size 1 under a TP 2 target (config/speculative.py _verify_and_get_draft_tp):
+    # each rank then holds the draft's heads whole; kvplan shards them by the target's TP and says so
+    log = tmp_path / "eagle_tp2.log"
+    log.write_text(
+        "INFO 12-01 10:00:00 [api_server.py:1] vLLM API server version 0.31.0\n"
+        "INFO 12-01 10:00:01 [utils.py:1] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', "
+        "'tensor_parallel_size': 2, 'max_model_len': 8192, 'speculative_config': {'method': 'eagle3', 'model': "
+        "'yuhuili/EAGLE3-LLaMA3.1-Instruct-8B', 'num_speculative_tokens': 3, 'draft_tensor_parallel_size': 1}}\n"
+        "INFO 12-01 10:05:00 [gpu_worker.py:1] Available KV cache memory: 10.0 GiB\n"
+        "INFO 12-01 10:05:01 [kv_cache_utils.py:1] GPU KV cache size: 158,848 tokens, Maximum concurrency for "
+        "8,192 tokens per request: 19.39x\n")
+    out = _kvplan("calibrate", str(log), "--draft-model", EAGLE3, "--format", "json", offline=True)
+    assert out.returncode == 0, out.stderr
+    assert any("draft_tensor_parallel_size 1" in n for n in json.loads(out.stdout)["notes"])

@@ -164,6 +164,10 @@ def _resolve_draft(cal: Calibration, spec, draft_model: str | None) -> None:
     from .vllm import is_deepseek_v4
 
     log = cal.log
+    if log.draft_tp is not None and log.draft_tp != (log.tp or 1) and (
+            draft_model is not None or log.speculative_method in DRAFT_CHECKPOINT_METHODS):
+        cal.notes.append(f"the draft runs at draft_tensor_parallel_size {log.draft_tp}, not the target's TP: kvplan "
+                         "shards its heads by the target's TP (a replicated draft is not modelled)")
     if draft_model is not None:
         log.draft_spec = load_draft(draft_model)
         return

@@ -115,6 +115,7 @@ class VllmLog:
     speculative_tokens: int | None = None  # SpeculativeConfig(num_spec_tokens=N) / "num_speculative_tokens": N
     speculative_model: str | None = None  # the draft checkpoint of eagle / eagle3 / draft_model (its 'model')
     draft_spec: object | None = None  # that draft's ModelSpec, once calibrate has read its config
+    draft_tp: int | None = None  # the speculative config's draft_tensor_parallel_size, when printed
     engine_starts: int = 0  # "Initializing a V1 LLM engine" / "Initializing an LLM engine" lines: more than one start-up
     found: list[str] = field(default_factory=list)  # which figures were read
 
@@ -306,6 +307,8 @@ def parse_log(text: str, path: str = "") -> VllmLog:
                           r"""['"]model['"]: ?['"]([^'"]+)|--speculative[-_]config[= ]'?\{[^}]*?"model": ?"([^"]+)""",
                           text)
         log.speculative_model = next((g.strip() for g in draft.groups() if g), None) if draft else None
+        draft_tp = re.search(r"""['"]?draft_tensor_parallel_size['"]?[:=] ?(\d+)""", text)
+        log.draft_tp = int(draft_tp.group(1)) if draft_tp else None
     if re.search(r"kv_transfer_config|KVConnector|LMCacheConnector|OffloadingConnector", text):
         flags.append("connector")
     if re.search(r"quantization=(?!None)\w+|'quantization': '", text):
