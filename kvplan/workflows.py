@@ -102,8 +102,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         from .engines import vllm_report
 
         pool = vllm_report.add_to_report(report, result, request.engine_tokens, rules=engine.rules, note=engine.note,
-                                  release=engine.release, max_num_seqs=engine.max_num_seqs,
-                                  enforce_eager=engine.enforce_eager, speculation=engine.speculation)
+                                         release=engine.release, max_num_seqs=engine.max_num_seqs,
+                                         enforce_eager=engine.enforce_eager, speculation=engine.speculation)
         if request.engine_tokens == tokens:  # vLLM's sequences of max_model_len = --context
             vllm_concurrency = pool.max_concurrency
     if engine.emit == "vllm":

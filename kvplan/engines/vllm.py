@@ -44,8 +44,8 @@ vLLM's file and function); this module applies them:
   bytes per block; 0.29+ in memory less one block (the null block).
 
 Not modelled: token eviction, compressed sparse attention and Quest (vLLM
-allocates every token), speculative decoding's lookahead slots and its
-non-MTP drafts (MTP draft layers: vllm_speculative.py), DCP/PCP, 0.29+'s
+allocates every token), speculative decoding's lookahead slots, DFlash /
+DSpark drafts and a draft at its own TP size (vllm_speculative.py), DCP/PCP, 0.29+'s
 block-outermost packing of groups with mixed page sizes, non-Hopper backends
 (Blackwell MLA uses other block sizes), FA4's 64-token kernel page for fp8 KV at
 head size 512 on Hopper (0.31+, Gemma 4: a note), FlashKDA's prefill checkpoint
@@ -65,7 +65,6 @@ from ..core.storage import BF16, FP16, FP32, Storage
 from ..core.transform import map_layers
 from ..errors import PlanError, UsageError
 from ..units import GIB
-from .vllm_release import at_least
 from .vllm_rules import LATEST, VllmRules
 
 DEFAULT_BLOCK_TOKENS = 16  # CacheConfig.DEFAULT_BLOCK_SIZE (every modelled release)
@@ -686,25 +685,10 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                              kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs, notes=notes,
                              draft_layers=draft_layers)
     target_layers = model.num_layers
-    if draft_layers:  # the MTP module's layers, registered after the target's, on the last PP stage
-        from .vllm_speculative import with_draft_layers
+    if draft_layers or draft_model is not None or num_speculative_tokens:
+        from .vllm_speculative import with_speculation  # the draft's layers after the target's, its tokens' rows
 
-        model = with_draft_layers(model, draft_layers)
-        notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s), each caching what the "
-                     "target's last attention layer caches")
-    if draft_model is not None:
-        from .vllm_speculative import draft_method, with_draft_model
-
-        if draft_method(draft_model) == "draft_model" and not at_least(rules.version, (0, 15, 0)):
-            raise UsageError(f"vLLM {rules.version} has no draft-model speculative decoding in its v1 engine "
-                             "(v1/spec_decode/draft_model.py arrived in 0.15.0)", "use vllm@0.15 or later")
-        model = with_draft_model(model, draft_model)
-        notes.append(f"speculative decoding ({draft_method(draft_model)}): the draft {draft_model.name}'s "
-                     f"{draft_model.num_layers} layer(s) join the pool after the target's")
-    if num_speculative_tokens:
-        from .vllm_speculative import with_speculative_tokens
-
-        model, spec_notes = with_speculative_tokens(model, num_speculative_tokens)
+        model, spec_notes = with_speculation(model, rules, draft_layers, draft_model, num_speculative_tokens)
         notes += spec_notes
     fixed, state_notes = engine_model(model, rules)
     ranked = shard(fixed, tp, 1)[0]  # TP-sharded, all layers

@@ -96,6 +96,8 @@ class Calibration:
     terms: list = field(default_factory=list)  # vllm_terms.TermRow: each profile term logged vs predicted
     logged_terms: object | None = None  # vllm_terms.LoggedTerms when the log has the profile breakdown
     hints: list[str] = field(default_factory=list)  # reasons found by trying what the log does not print
+    draft: object | None = None  # the ModelSpec of the log's separate draft checkpoint, when kvplan read it
+    draft_unmodelled: bool = False  # speculative decoding is on, and its draft's cache is not in kvplan's pool
 
 
 def _rules_for(log: VllmLog, version: str | None) -> tuple[VllmRules | None, list[str]]:
@@ -144,13 +146,13 @@ def speculative_tokens(model, log: VllmLog) -> int:
     return draft_layers(model, log)  # not printed (or 0): an MTP draft's default, one per layer
 
 
-def _simulate(model, log: VllmLog, rules: VllmRules, kv: int, max_len: int, kv_dtype, block, mnbt):
+def _simulate(model, log: VllmLog, rules: VllmRules, kv: int, max_len: int, kv_dtype, block, mnbt, draft=None):
     return simulate(model, kv_memory_bytes=kv, max_model_len=max_len, block_tokens=block, tp=log.tp or 1,
                     pp=log.pp or 1, max_num_batched_tokens=mnbt, rules=rules, kv_cache_dtype=kv_dtype,
                     allow_long_max_model_len=True, prefix_caching=log.enable_prefix_caching,
                     max_num_seqs=log.max_num_seqs, enforce_eager=log.enforce_eager,
                     draft_layers=draft_layers(model, log), num_speculative_tokens=speculative_tokens(model, log),
-                    draft_model=log.draft_spec)
+                    draft_model=draft)
 
 
 DRAFT_CHECKPOINT_METHODS = ("eagle", "eagle3", "draft_model")  # a separate draft checkpoint's own layers
@@ -159,9 +161,8 @@ DRAFT_CHECKPOINT_METHODS = ("eagle", "eagle3", "draft_model")  # a separate draf
 def _resolve_draft(cal: Calibration, spec, draft_model: str | None) -> None:
     """A separate draft checkpoint (eagle, eagle3, draft_model): --draft-model, else the log's own 'model' when
     kvplan can read it (a bundled name or a config it reaches); otherwise a note."""
-    from .vllm_speculative import load_draft
-
     from .vllm import is_deepseek_v4
+    from .vllm_speculative import load_draft
 
     log = cal.log
     if log.draft_tp is not None and log.draft_tp != (log.tp or 1) and (
@@ -169,7 +170,7 @@ def _resolve_draft(cal: Calibration, spec, draft_model: str | None) -> None:
         cal.notes.append(f"the draft runs at draft_tensor_parallel_size {log.draft_tp}, not the target's TP: kvplan "
                          "shards its heads by the target's TP (a replicated draft is not modelled)")
     if draft_model is not None:
-        log.draft_spec = load_draft(draft_model)
+        cal.draft = load_draft(draft_model)
         return
     if (not _has(log, "speculative") or log.speculative_method not in DRAFT_CHECKPOINT_METHODS
             or not log.speculative_model):
@@ -190,7 +191,7 @@ def _resolve_draft(cal: Calibration, spec, draft_model: str | None) -> None:
         cal.notes.append(f"the log's draft {draft.name} is not modelled with this target (DeepSeek-V4, or a draft "
                          "with recurrent state layers): not put in the pool")
         return
-    log.draft_spec = draft
+    cal.draft = draft
 
 
 def _vllm_kv_dtype(name: str | None) -> str | None:
@@ -287,7 +288,8 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
     except KvplanError as exc:
         cal.problem = exc
         return cal
-    if _has(log, "speculative") and not draft_layers(spec, log) and log.draft_spec is None:
+    cal.draft_unmodelled = _has(log, "speculative") and not draft_layers(spec, log) and cal.draft is None
+    if cal.draft_unmodelled:
         method = log.speculative_method or "not printed"
         cal.notes.append(f"speculative decoding is on (method {method}): its draft's KV cache is not in the pool "
                          "(kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, Qwen3-Next/3.5 and "
@@ -440,7 +442,7 @@ def _ranges(log, version: str | None):
 def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dtype, block, mnbt):
     log = cal.log
     rng, block_rng = _ranges(log, log.version or rules.version)
-    probe = _simulate(spec, log, rules, GIB, max_len, kv_dtype, block, mnbt)
+    probe = _simulate(spec, log, rules, GIB, max_len, kv_dtype, block, mnbt, cal.draft)
     cal.notes.extend(probe.notes)
     bpb = probe.bytes_per_block
     if log.available_kv_gib is not None and log.available_kv_gib <= 0:
@@ -463,7 +465,7 @@ def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dty
         if bounds is None:
             return {}
         lo, hi = bounds
-        return {name: _simulate(spec, log, rules, kv, max_len, kv_dtype, block, mnbt)
+        return {name: _simulate(spec, log, rules, kv, max_len, kv_dtype, block, mnbt, cal.draft)
                 for name, kv in (("low", lo), ("high", hi), ("mid", (lo + hi) // 2))}
 
     pools = simulated(rng if high is not None else None)
@@ -474,7 +476,7 @@ def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dty
         kv = n * bpb
         if high is not None and not (low - bpb < kv <= high):
             continue
-        p = _simulate(spec, log, rules, kv, max_len, kv_dtype, block, mnbt)
+        p = _simulate(spec, log, rules, kv, max_len, kv_dtype, block, mnbt, cal.draft)
         if p.gpu_kv_cache_tokens == log.gpu_kv_cache_tokens:
             chosen = p
             break
@@ -492,7 +494,8 @@ def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dty
         cal.figures.append(Figure("GPU blocks", f"{log.num_gpu_blocks:,}", f"{mid_b:,} ({lo_b:,}-{hi_b:,})",
                                   _pct(log.num_gpu_blocks, mid_b), within, "" if within else _explain(cal, "blocks")))
         if chosen is None:
-            chosen = _simulate(spec, log, rules, log.num_gpu_blocks * bpb, max_len, kv_dtype, block, mnbt)
+            chosen = _simulate(spec, log, rules, log.num_gpu_blocks * bpb, max_len, kv_dtype, block, mnbt,
+                                 cal.draft)
     if log.num_gpu_blocks is not None and not pools and chosen is not None:
         same = chosen.num_blocks == log.num_gpu_blocks
         cal.figures.append(Figure("GPU blocks (from the KV cache size)", f"{log.num_gpu_blocks:,}",
@@ -541,8 +544,8 @@ def _probe_prefix_caching(cal: Calibration, probe: VllmPool, spec, rules: VllmRu
     default = rules.mamba_align_mode
     other = replace(log, enable_prefix_caching=not default)
     try:
-        low, high = (_simulate(spec, other, rules, kv, max_len, kv_dtype, block, mnbt).gpu_kv_cache_tokens
-                     for kv in bounds)
+        low, high = (_simulate(spec, other, rules, kv, max_len, kv_dtype, block, mnbt,
+                               cal.draft).gpu_kv_cache_tokens for kv in bounds)
     except KvplanError:
         return
     if low <= log.gpu_kv_cache_tokens <= high:
@@ -560,7 +563,7 @@ def _explain(cal: Calibration, figure: str) -> str:
                        "over all workers")
     if cal.rules is not None and log.version and resolve(log.version)[1]:
         reasons.append(f"vLLM {log.version}'s rules were not read; {cal.rules.version}'s were used")
-    if _has(log, "speculative") and not any("MTP draft layer" in n or "join the pool" in n for n in cal.notes):
+    if cal.draft_unmodelled:
         reasons.append("the speculative-decoding draft's KV cache shares the pool (not modelled for this method)")
     if _has(log, "connector") and cal.pool is not None and len(cal.pool.groups) > 1:
         reasons.append("a KV connector turns the hybrid KV cache manager off")
@@ -581,7 +584,7 @@ def _what_if(cal: Calibration, spec, what: dict, kv_dtype, block, mnbt):
     new_dtype = what.get("kv_cache_dtype") or kv_dtype
     new_len = what.get("max_model_len") or log.max_model_len
     new_block = what.get("block_size") or block
-    drafts, tokens, draft = draft_layers(spec, log), speculative_tokens(spec, log), log.draft_spec
+    drafts, tokens, draft = draft_layers(spec, log), speculative_tokens(spec, log), cal.draft
     if "speculative_tokens" in what:  # 0: speculative decoding off; else that many tokens (an MTP draft when the
         tokens = what["speculative_tokens"]  # log has no speculative decoding at all)
         if not tokens:

@@ -25,8 +25,8 @@ from ..techniques.quantize import Quantize
 from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
 from ..units import GIB
-from .vllm_speculative import draft_method, resolve_speculation
 from .vllm_rules import LATEST, VllmRules
+from .vllm_speculative import draft_method, resolve_speculation
 
 # vLLM 0.11.0's --block-size choices on CUDA (0.11.1-0.17 add 256; 0.18+ take any positive size)
 VLLM_BLOCK_SIZES = (1, 8, 16, 32, 64, 128)

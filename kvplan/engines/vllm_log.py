@@ -114,7 +114,6 @@ class VllmLog:
     speculative_method: str | None = None  # SpeculativeConfig(method='mtp', ...) / --speculative-config's "method"
     speculative_tokens: int | None = None  # SpeculativeConfig(num_spec_tokens=N) / "num_speculative_tokens": N
     speculative_model: str | None = None  # the draft checkpoint of eagle / eagle3 / draft_model (its 'model')
-    draft_spec: object | None = None  # that draft's ModelSpec, once calibrate has read its config
     draft_tp: int | None = None  # the speculative config's draft_tensor_parallel_size, when printed
     engine_starts: int = 0  # "Initializing a V1 LLM engine" / "Initializing an LLM engine" lines: more than one start-up
     found: list[str] = field(default_factory=list)  # which figures were read

@@ -8,9 +8,9 @@ from ..errors import UsageError
 from ..render import Report, Table
 from ..units import format_bytes
 from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
-from .vllm_speculative import resolve_speculation
 from .vllm_rules import LATEST, VllmRules
 from .vllm_served import check
+from .vllm_speculative import resolve_speculation
 
 
 def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,

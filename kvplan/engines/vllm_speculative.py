@@ -184,3 +184,28 @@ def resolve_speculation(model: ModelSpec, speculation) -> tuple[int, int, ModelS
         layers = draft_layer_count(model)
         return layers, speculation.tokens or layers, None
     return 0, speculation.tokens or 0, load_draft(speculation.draft_model)
+
+
+def with_speculation(model: ModelSpec, rules, draft_layers: int = 0, draft: ModelSpec | None = None,
+                     tokens: int = 0) -> tuple[ModelSpec, list[str]]:
+    """`model` as vLLM's pool sees it under speculative decoding (vllm.simulate): the MTP draft's
+    `draft_layers` or a draft checkpoint's layers appended, the state layers widened by the draft tokens."""
+    from .vllm_release import at_least
+
+    notes: list[str] = []
+    if draft_layers:
+        model = with_draft_layers(model, draft_layers)
+        notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s), each caching what the "
+                     "target's last attention layer caches")
+    if draft is not None:
+        method = draft_method(draft)
+        if method == "draft_model" and not at_least(rules.version, (0, 15, 0)):
+            raise UsageError(f"vLLM {rules.version} has no draft-model speculative decoding in its v1 engine "
+                             "(v1/spec_decode/draft_model.py arrived in 0.15.0)", "use vllm@0.15 or later")
+        model = with_draft_model(model, draft)
+        notes.append(f"speculative decoding ({method}): the draft {draft.name}'s {draft.num_layers} layer(s) join "
+                     "the pool after the target's")
+    if tokens:
+        model, token_notes = with_speculative_tokens(model, tokens)
+        notes += token_notes
+    return model, notes

@@ -202,6 +202,7 @@ class _Engine:
         if speculation is not None and self.name != "vllm":
             raise UsageError(f"{speculation.flag} is a vLLM setting: it needs --engine vllm (or vllm@VERSION)")
         self.speculation = speculation
+        self.drafted = (0, 0, None)  # (MTP layers, draft tokens, draft checkpoint), resolved once per search
         self.tokens = tokens
         self.allow_long = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
         self._pools: dict = {}
@@ -226,9 +227,7 @@ class _Engine:
         pool_key = (key, mnbt)
         pool = self._pools.get(pool_key)
         if pool is None:
-            from ..engines.vllm_speculative import resolve_speculation
-
-            drafts, tokens, draft = resolve_speculation(plan.model, self.speculation)
+            drafts, tokens, draft = self.drafted
             pool = self._pools[pool_key] = simulate(
                 plan.model, kv_memory_bytes=kv_memory, max_model_len=self.tokens, block_tokens=plan.block_size,
                 tp=deployment.tp, pp=deployment.pp, max_num_batched_tokens=mnbt,
@@ -343,10 +342,10 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
 
         req = replace(req, context_tokens=longest)  # as `kvplan estimate` does without --context
     engine = _Engine(req.engine, req.context_tokens, req.speculation)
-    if engine.speculation is not None:  # a model without an MTP draft kvplan models: refused before the search
-        from ..engines.vllm_speculative import resolve_speculation
+    if engine.speculation is not None:  # once, before the search (a model without a modelled draft is refused);
+        from ..engines.vllm_speculative import resolve_speculation  # techniques change neither the MTP layers
 
-        resolve_speculation(base, engine.speculation)
+        engine.drafted = resolve_speculation(base, engine.speculation)  # nor the draft checkpoint
     if engine.on:  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
         from ..engines.vllm_profile import vllm_loaded
 
