@@ -16,10 +16,11 @@ is on: vLLM's main models skip it when loading (deepseek_v2.py load_weights:
 get_spec_layer_idx_from_weight_name; qwen3_next.py: the `mtp.` prefix mapped to
 None) and load it in a separate draft model (deepseek_mtp.py, qwen3_next_mtp.py).
 So served_bytes and stage_weight_bytes leave it out unless include_mtp; a
-record without a tensor table cannot tell it apart and keeps its total.
+checkpoint total without a tensor table carries the module's estimate from the
+config (Weights.mtp_estimated_bytes, kvplan.weights.mtp) and leaves that out.
 
 A record with no tensor table (a given size, an index total, the config
-estimate) is split evenly: total / (tp x pp), rounded up.
+estimate) is split evenly: (total - MTP estimate) / (tp x pp), rounded up.
 """
 
 from __future__ import annotations
@@ -34,13 +35,16 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _is_mtp(role: str, layer: int, num_layers: int) -> bool:
+def is_mtp_part(role: str, layer: int, num_layers: int) -> bool:
     return role == "mtp" or layer >= num_layers
 
 
 def mtp_bytes(weights: Weights, num_layers: int) -> int:
-    """Bytes of the checkpoint's multi-token-prediction module (0 when it has none, or no tensor table)."""
-    return sum(n for role, layer, n in weights.parts if _is_mtp(role, layer, num_layers))
+    """Bytes of the checkpoint's multi-token-prediction module: the tensor table's, else the estimate a
+    total without one carries (kvplan.weights.mtp); 0 when it has none."""
+    if not weights.parts:
+        return weights.mtp_estimated_bytes
+    return sum(n for role, layer, n in weights.parts if is_mtp_part(role, layer, num_layers))
 
 
 def served_bytes(weights: Weights, num_layers: int, include_mtp: bool = False) -> int:
@@ -52,7 +56,11 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
                        include_mtp: bool = False) -> list[int]:
     """Weight bytes on one GPU of each pipeline stage (the MTP module, when loaded, on the last)."""
     if not weights.parts:
-        return [_ceil_div(weights.total_bytes, tp * pp)] * pp
+        mtp = weights.mtp_estimated_bytes
+        out = [_ceil_div(weights.total_bytes - mtp, tp * pp)] * pp
+        if include_mtp and mtp:
+            out[-1] += _ceil_div(mtp, tp)
+        return out
     bounds = stage_bounds(num_layers, pp)
     stage_of_layer = {}
     for s, (start, end) in enumerate(bounds):
@@ -60,7 +68,7 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
             stage_of_layer[i] = s
     out = [0] * pp
     for role, layer, n in weights.parts:
-        mtp = _is_mtp(role, layer, num_layers)
+        mtp = is_mtp_part(role, layer, num_layers)
         if mtp and not include_mtp:
             continue
         per_rank = n if role in REPLICATED else _ceil_div(n, tp)

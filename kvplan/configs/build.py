@@ -279,11 +279,8 @@ def _architecture(raw: dict) -> str | None:
     return None
 
 
-def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
-    """The per-layer description of the model a config dict describes."""
-    source = source or name
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: the config is not a JSON object")
+def _read(raw: dict, source: str) -> tuple[Family, Fields, str, list[LayerSpec], tuple | None]:
+    """(family, fields, reading, layers, attention dims) of a config dict: steps 1-4 but the parameter count."""
     family, f, reading = resolve(raw, source)
     for flag, why in family.refuse:
         if f.get(flag):
@@ -299,6 +296,29 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     if not any(layer.caches or layer.state for layer in layers):
         raise ConfigError(f"{source}: config describes no layer that caches anything (model_type {f.model_type!r})")
     dims = maker.dims() if any(k in K.ATTENTION_KINDS for k in kinds) and family.attention == "kv" else None
+    return family, f, reading, layers, dims
+
+
+def last_layer_params(raw: dict, source: str) -> int | None:
+    """Parameters of the config's last decoder layer, by the family's own counter (the count with every
+    layer less the count without the last one); None where the family has no counter or lacks a field.
+    A multi-token-prediction layer built from the target's decoder layer class is sized by this."""
+    family, f, _, layers, dims = _read(raw, source)
+    if family.params is None or len(layers) < 2:
+        return None
+    try:
+        return family.params(f, layers, dims)[0] - family.params(f, layers[:-1], dims)[0]
+    except ConfigError:
+        return None
+
+
+def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
+    """The per-layer description of the model a config dict describes."""
+    source = source or name
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: the config is not a JSON object")
+    family, f, reading, layers, dims = _read(raw, source)
+    n = len(layers)
     notes: tuple[str, ...] = ()
     try:
         total, active = family.params(f, layers, dims) if family.params else (0, 0)

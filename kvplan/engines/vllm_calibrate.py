@@ -333,6 +333,10 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
     # rules' default for this GPU (also what sizes the CUDA graphs, with --enforce-eager)
     seqs = None if v0 else (log.max_num_seqs or (rules or V0_11).max_num_seqs(total, name or ""))
     version = log.version or (rules.version if rules else None)
+    from .vllm_draft_weights import drafter_weights
+
+    drafter = drafter_weights(spec, None, draft_layers=draft_layers(spec, log), draft=cal.draft, tp=log.tp or 1,
+                              pp=log.pp or 1, release=version or rules.version) if rules is not None else None
     runs = [("from the GPU and the model", None)]
     if log.weights_gib is not None:
         runs.append(("from the GPU and the logged weights", int(log.weights_gib * GIB)))
@@ -341,7 +345,7 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
         est = predict_available(spec, total_bytes=total, gpu_memory_utilization=util, tp=log.tp or 1,
                                 pp=log.pp or 1, max_num_batched_tokens=batched, max_model_len=log.max_model_len,
                                 weight_bytes=weights, v0_engine=v0, max_num_seqs=seqs, version=version, gpu=name,
-                                enforce_eager=log.enforce_eager, pcie_only=log.pcie_only)
+                                enforce_eager=log.enforce_eager, pcie_only=log.pcie_only, drafter=drafter)
         gib = est.available_bytes / GIB
         dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
         cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",

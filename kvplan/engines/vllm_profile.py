@@ -277,21 +277,24 @@ def checkpoint_weights(model):
 
     from ..errors import KvplanError
     from ..weights.load import from_bundled, from_index, from_safetensors
+    from ..weights.mtp import with_mtp_estimate
     from ..weights.safetensors import INDEX_NAME, has_safetensors
 
     source = model.source or ""
+    record = None
     try:
         if source.startswith("bundled:"):
-            return from_bundled(source.split(":", 1)[1])
-        path = Path(source)
-        if source and path.is_file():
+            record = from_bundled(source.split(":", 1)[1])
+        elif source and Path(source).is_file():
+            path = Path(source)
             if has_safetensors(path.parent):
-                return from_safetensors(path.parent)
-            if (path.parent / INDEX_NAME).is_file():
-                return from_index(path.parent / INDEX_NAME)
+                record = from_safetensors(path.parent)
+            elif (path.parent / INDEX_NAME).is_file():
+                record = from_index(path.parent / INDEX_NAME)
     except (KvplanError, OSError, ValueError):
         return None
-    return None
+    # a total without a tensor table holds the MTP module vLLM does not load without speculative decoding
+    return with_mtp_estimate(record, model, raw_config(model)) if record is not None else None
 
 
 def rope_bytes(model, version: str | None = None, max_model_len: int | None = None) -> int | None:
@@ -347,11 +350,14 @@ def vllm_loaded(model, record):
     return downcast_float32(record)
 
 
-def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1) -> int:
-    """Bytes on the fullest GPU of a (tp, pp) replica for a kvplan.weights record."""
+def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1, last_stage_extra: int = 0) -> int:
+    """Bytes on the fullest GPU of a (tp, pp) replica for a kvplan.weights record (last_stage_extra: the
+    drafter's weights, on the last stage's GPUs)."""
     from ..capacity.weights import stage_weight_bytes
 
-    return max(stage_weight_bytes(weights, model.num_layers, max(tp, 1), max(pp, 1)))
+    stages = stage_weight_bytes(weights, model.num_layers, max(tp, 1), max(pp, 1))
+    stages[-1] += last_stage_extra
+    return max(stages)
 
 
 def model_kind(model) -> dict:
@@ -388,7 +394,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                       weight_bytes: int | None = None, weights=None, v0_engine: bool = False,
                       max_num_seqs: int | None = None, version: str | None = None,
                       cuda_graph_bytes: int | None = None, gpu: str | None = None,
-                      enforce_eager: bool = False, pcie_only: bool | None = None) -> ProfileEstimate:
+                      enforce_eager: bool = False, pcie_only: bool | None = None,
+                      drafter=None) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
@@ -401,9 +408,18 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     cuda_graph_bytes: vLLM's logged "Estimated CUDA graph memory"; else, from CUDA_GRAPH_ESTIMATE_FROM on
     the v1 engine, the modelled estimate (kvplan.engines.vllm_cudagraph; enforce_eager: none).
     pcie_only: whether the TP group has no NVLink (a log's custom all-reduce warning says so); None: the
-    catalog GPU's usual form (PCIE_ONLY_GPUS)."""
+    catalog GPU's usual form (PCIE_ONLY_GPUS).
+    drafter: speculative decoding's drafter weights (vllm_draft_weights.DrafterWeights), loaded on the
+    last stage's GPUs beside the model; a given weight_bytes (a log's load) already holds them."""
     ranks = max(tp, 1) * max(pp, 1)
     notes = []
+    extra = 0
+    if drafter is not None and weight_bytes is None:
+        if drafter.bytes_per_gpu is None:
+            notes.append(f"speculative decoding: {drafter.how}; the drafter's weights are not in the weights "
+                         "term, so the prediction is high by about their size")
+        else:
+            extra = drafter.bytes_per_gpu
     if weight_bytes is not None:
         per_gpu, weights_from = weight_bytes, "given"
     else:
@@ -420,12 +436,15 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             record, cast_note = vllm_loaded(model, record)
             if cast_note is not None:
                 notes.append(cast_note)
-            per_gpu = weights_per_gpu(model, record, tp, pp)
+            per_gpu = weights_per_gpu(model, record, tp, pp, extra)
         elif served_from_float32(model):  # 4 B per parameter as stored, 2 B as vLLM loads it
-            per_gpu = model.weight_bytes // 2 // ranks
+            per_gpu = model.weight_bytes // 2 // ranks + extra
             weights_from = "parameter count x 2 B: a float32 checkpoint, served in bf16 (vLLM's dtype auto)"
         else:
-            per_gpu, weights_from = model.weight_bytes // ranks, "parameter count x dtype"
+            per_gpu, weights_from = model.weight_bytes // ranks + extra, "parameter count x dtype"
+        if extra:
+            weights_from += (f", + {extra / GIB:,.2f} GiB of drafter weights on the last stage's GPUs "
+                             f"({drafter.how})")
         rope = rope_bytes(model, version, max_model_len)
         if rope is None:
             notes.append("vLLM's rotary cos/sin tables (counted in its load) are not modelled for this family"

@@ -15,19 +15,25 @@ from .vllm_speculative import resolve_speculation
 
 def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                  release: str | None = None, max_num_seqs: int | None = None,
-                 enforce_eager: bool = False) -> tuple[int, str | None]:
+                 enforce_eager: bool = False, draft_layers: int = 0, draft=None) -> tuple[int, str | None]:
     """(KV memory per GPU, how it was found): --kv-memory, else vLLM's profile
     predicted from the GPU (kvplan.engines.vllm_profile). release: the vLLM release asked for
-    (its runner and CUDA-graph rules are per release, finer than the rules' objects); else rules.version."""
+    (its runner and CUDA-graph rules are per release, finer than the rules' objects); else rules.version.
+    draft_layers / draft: speculative decoding's MTP layers or draft checkpoint, whose weights the
+    profile subtracts beside the model's (kvplan.engines.vllm_draft_weights)."""
     dep = result.deployment
     if dep is not None and dep.kv_memory_bytes is not None:
         return dep.kv_memory_bytes, None
     if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes:
         from ..capacity.gpus import CATALOG
+        from .vllm_draft_weights import drafter_weights
         from .vllm_profile import DRIVER_TOTAL_BYTES, predict_available, version_key
 
         # the record the plan used (exact checkpoint bytes, or --weights): split by role over the ranks
         record = getattr(result, "weights", None) or dep.weights
+        version = release if version_key(release) else rules.version
+        drafter = drafter_weights(result.plan.model, record, draft_layers=draft_layers, draft=draft,
+                                  tp=dep.tp, pp=dep.pp, release=version)
         ranks = dep.tp * dep.pp
         per_gpu = dep.weight_bytes // ranks if record is None and dep.weight_bytes is not None else None
         total = dep.gpu.memory_bytes
@@ -37,10 +43,9 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
                                 max_num_batched_tokens=mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes,
                                                                                             dep.gpu.name),
-                                weight_bytes=per_gpu, weights=record,
-                                version=release if version_key(release) else rules.version,
+                                weight_bytes=per_gpu, weights=record, version=version,
                                 max_num_seqs=max_num_seqs or rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
-                                gpu=dep.gpu.name, enforce_eager=enforce_eager)
+                                gpu=dep.gpu.name, enforce_eager=enforce_eager, drafter=drafter)
         if est.available_bytes <= 0:
             raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {est.lines()[0]}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
@@ -62,7 +67,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
 
     speculation: kvplan.request.Speculation (the MTP layers or a draft checkpoint, and the draft
     tokens; kvplan.engines.vllm_speculative): the draft's KV cache is in the pool; a KV memory predicted from
-    the GPU leaves the drafter's weights out (a note).
+    the GPU subtracts the drafter's weights (kvplan.engines.vllm_draft_weights), or says where it cannot.
 
     release: the vLLM release asked for (e.g. "0.11.0"; None: rules.version), whose model registry
     says whether it serves the model's architecture (kvplan.engines.vllm_served); the figures are
@@ -77,11 +82,8 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     mnbt = max_num_batched_tokens or default_max_num_batched_tokens(dep.gpu if dep else None, rules)
     if hybrid_manager is None:  # a KV connector (CPU offloading) turns the hybrid manager off
         hybrid_manager = plan.offload is None
-    kv_memory, how = kv_memory_of(result, rules, mnbt, release, max_num_seqs, enforce_eager)
     draft_layers, spec_tokens, draft = resolve_speculation(plan.model, speculation)
-    if speculation is not None and how is not None:
-        how += ("; the drafter's weights, which vLLM loads beside the model, are not in it (kvplan does not "
-                "model which of them vLLM shares with the target): the prediction is high by about their size")
+    kv_memory, how = kv_memory_of(result, rules, mnbt, release, max_num_seqs, enforce_eager, draft_layers, draft)
     gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
     pool = simulate(plan.model, kv_memory_bytes=kv_memory, max_model_len=max_model_len_tokens,
                     block_tokens=plan.block_size, tp=dep.tp if dep else 1, pp=dep.pp if dep else 1,

@@ -222,7 +222,9 @@ class _Engine:
         memory_key = (deployment.gpu.name, deployment.tp, deployment.pp, mnbt)
         kv_memory = self._memory.get(memory_key)
         if kv_memory is None:
-            kv_memory, _ = kv_memory_of(SimpleNamespace(deployment=deployment, plan=plan, capacity=None), self.rules, mnbt)
+            drafts, _, draft = self.drafted  # the profile subtracts the drafter's weights too
+            kv_memory, _ = kv_memory_of(SimpleNamespace(deployment=deployment, plan=plan, capacity=None), self.rules,
+                                        mnbt, draft_layers=drafts, draft=draft)
             self._memory[memory_key] = kv_memory
         pool_key = (key, mnbt)
         pool = self._pools.get(pool_key)

@@ -230,5 +230,6 @@ def _weights_origin(result: PlanResult) -> str:
         return "estimated from config"
     total = format_bytes(w.total_bytes)
     mtp = mtp_bytes(w, result.plan.model.num_layers)
-    served = f" ({format_bytes(mtp)} MTP module not loaded: only MTP speculative decoding loads it)" if mtp else ""
+    est = " (estimated)" if w.mtp_estimated_bytes else ""
+    served = f" ({format_bytes(mtp)}{est} MTP module not loaded: only MTP speculative decoding loads it)" if mtp else ""
     return f"{total}, {w.source}" + (f", {w.quantization}" if w.quantization not in ("none", "") else "") + served

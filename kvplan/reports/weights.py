@@ -37,7 +37,9 @@ def build(model: ModelSpec, weights: Weights, tp: int = 1, pp: int = 1) -> Repor
     if weights.parts:
         summary.append(["tied embeddings", weights.tied_embeddings])
     if mtp:
-        summary.append(["MTP module", f"{mtp:,} B = {format_bytes(mtp)}, not loaded unless MTP speculative decoding is on"])
+        est = ", estimated from the config" if weights.mtp_estimated_bytes else ""
+        summary.append(["MTP module", f"{mtp:,} B = {format_bytes(mtp)}{est}, not loaded unless MTP speculative "
+                                      "decoding is on"])
     summary.append([f"per GPU (tp {tp}, pp {pp})" + (", without MTP" if mtp else ""),
                     " | ".join(format_bytes(s) for s in stages)])
     tables = [Table(f"{model.name}: weights", ["quantity", "value"], summary)]

@@ -163,12 +163,18 @@ def resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: s
     source: where the config came from (sources.load_config's third value).
     """
     w = _resolve(option, model=model, raw=raw, source=source, revision=revision)
-    return _mtp_note(w, raw)
+    return _mtp_note(w, raw, model)
 
 
-def _mtp_note(w: Weights, raw: dict | None) -> Weights:
-    """A total without a tensor table cannot leave out an MTP module the config declares: say so."""
+def _mtp_note(w: Weights, raw: dict | None, model: ModelSpec) -> Weights:
+    """A total without a tensor table includes the MTP module the config declares: leave out its estimate
+    (kvplan.weights.mtp), or say that it cannot be left out."""
     if w.parts or w.source in ("given", "estimated from config") or not isinstance(raw, dict):
+        return w
+    from .mtp import with_mtp_estimate
+
+    w = with_mtp_estimate(w, model, raw)
+    if w.mtp_estimated_bytes:
         return w
     nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
     mtp = raw.get("num_nextn_predict_layers") or nested.get("num_nextn_predict_layers")

@@ -37,6 +37,9 @@ class Weights:
     files: int = 0
     tensors: int = 0
     notes: tuple[str, ...] = field(default=())
+    # a total without a tensor table: the bytes of the MTP module inside it, estimated from the config
+    # (kvplan.weights.mtp); a table's MTP parts are exact and this stays 0
+    mtp_estimated_bytes: int = 0
 
     @property
     def by_role(self) -> dict[str, int]:
@@ -59,4 +62,5 @@ class Weights:
             "files": self.files,
             "tensors": self.tensors,
             "notes": list(self.notes),
+            "mtp_estimated_bytes": self.mtp_estimated_bytes,
         }

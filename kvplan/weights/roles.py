@@ -39,7 +39,7 @@ def role_of(name: str) -> str:
         return "mtp"
     if any(key in low for key in _VISION) or low.startswith(_VISION_PREFIX):
         return "vision"
-    if low.startswith(_HEAD) or ".lm_head." in low:
+    if low.startswith(_HEAD) or ".lm_head." in low or ".shared_head.head." in low:  # an MTP layer's own head
         return "lm_head"
     if any(key in low for key in _EMBED):
         return "embeddings"

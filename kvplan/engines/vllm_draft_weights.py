@@ -1,0 +1,128 @@
+"""The drafter's weights under speculative decoding: what vLLM's load adds beside the target model, on
+each GPU of the last pipeline stage (the drafter exists only there).
+
+vLLM loads the drafter inside the same memory profiler as the target (gpu_model_runner.load_model:
+`self.drafter.load_model(self.model)` within `DeviceMemoryProfiler`), so "Model loading took" and the
+profile's weights term include it; a tensor the proposer replaces by the target's is freed before the
+profile. What each method keeps, read in the proposer (0.11.0 v1/spec_decode/eagle.py
+EagleProposer.load_model; 0.11.1-0.19 eagle.py and 0.20+ llm_base_proposer.py `_maybe_share_embeddings` /
+`_maybe_share_lm_head`; 0.15+ draft_model.py):
+
+- MTP (kvplan.weights.mtp gives the module's layout): the module loads whole, then
+  - its vocabulary embedding is replaced by the target's when PP = 1 (0.11.0: when the shapes match, as
+    an MTP module's do; 0.11.1+: "Detected MTP model"); with PP > 1 it stays, loaded separately;
+  - an `lm_head` of the module itself (the fc layout: Qwen3-Next, Qwen3.5) is replaced in every release
+    (0.11.0 sets it to the target's for every method but eagle3);
+  - the shared_head layout's per-layer `shared_head.head` (DeepSeek, GLM) stays up to 0.15.0 and is
+    replaced from 0.16.0 ("Shared target model lm_head with MTP shared_head.head"; HEAD_SHARED_FROM).
+  Under TP the decoder layer, `mtp.fc`, the embedding and the head shard like the target's
+  (ColumnParallelLinear, VocabParallelEmbedding, ParallelLMHead); `eh_proj` (an nn.Linear) and the norms
+  are whole on every rank.
+- draft_model (0.15+): draft_model.py overrides both sharing methods to do nothing: the draft
+  checkpoint's weights, sharded over the target's TP.
+- EAGLE / EAGLE-3 heads: the head's own tensors, less the embedding and head vLLM shares, which from
+  0.11.1 depends on whether the head's checkpoint holds them and whether they equal the target's
+  (torch.equal): with the head's safetensors beside its config they are counted whole, an upper bound;
+  from a config alone they are not modelled.
+
+Not modelled: DeepSeek-V3.2's MTP top-k index buffer (max_num_batched_tokens x index_topk x 4 B,
+shared with the target's in recent releases), LongCat-Flash's MTP module, the drafter's own CUDA graphs
+and profiling forward.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..capacity.weights import is_mtp_part
+from ..core.model import ModelSpec
+from ..weights.mtp import LAYOUTS, mtp_module
+from ..weights.record import REPLICATED, Weights
+from .vllm_release import at_least
+
+HEAD_SHARED_FROM = (0, 16, 0)  # the shared_head layout's per-layer head replaced by the target's lm_head
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class DrafterWeights:
+    bytes_per_gpu: int | None  # on each GPU of the last stage; None: not modelled
+    how: str
+
+
+def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, tp: int = 1, pp: int = 1,
+                release: str = "0.33.0") -> DrafterWeights:
+    """The MTP module's weights vLLM `release` keeps on each last-stage GPU: from the checkpoint's tensor
+    table where it has the module, else estimated from the config (kvplan.weights.mtp)."""
+    layout = LAYOUTS.get(model.model_type, (None,))[0]
+    if layout is None:
+        return DrafterWeights(None, f"the weights of {model.model_type}'s MTP module are not modelled")
+    tp = max(tp, 1)
+    head_shared = layout == "fc" or at_least(release, HEAD_SHARED_FROM)
+    kept = "the embedding and head" if pp == 1 and head_shared else (
+        "the head" if head_shared else "the embedding" if pp == 1 else "nothing")
+    rule = f"vLLM {release} shares {kept} with the target"
+    if record is not None and record.parts:
+        table = [(role, layer, n) for role, layer, n in record.parts if is_mtp_part(role, layer, model.num_layers)]
+        if table:
+            total = 0
+            for role, _, n in table:
+                if (role == "embeddings" and pp == 1) or (role == "lm_head" and head_shared):
+                    continue
+                whole = role in REPLICATED or (role == "other" and layout == "shared_head")  # eh_proj: nn.Linear
+                total += n if whole else _cdiv(n, tp)
+            return DrafterWeights(total, f"MTP module from the checkpoint's tensor table; {rule}")
+    module = mtp_module(model, raw)
+    if module is None:
+        return DrafterWeights(None, f"{model.name}'s MTP module could not be sized from its config")
+    total = _cdiv(module.decoder_bytes, tp) + module.norm_bytes
+    total += module.proj_bytes if layout == "shared_head" else _cdiv(module.proj_bytes, tp)
+    if pp > 1:
+        total += _cdiv(module.copy_bytes, tp)  # one embedding for the predictor, loaded apart from the target's
+    if not head_shared:
+        total += _cdiv(module.layers * module.copy_bytes, tp)  # shared_head.head per layer
+    return DrafterWeights(total, f"{module.how}; {rule}")
+
+
+def draft_checkpoint_drafter(draft: ModelSpec, method: str, record: Weights | None, *,
+                             tp: int = 1) -> DrafterWeights:
+    """A separate draft checkpoint's weights on each GPU (draft_model: whole, TP-sharded; an EAGLE head: its
+    tensor table whole, an upper bound, else not modelled)."""
+    from ..capacity.weights import stage_weight_bytes
+
+    tp = max(tp, 1)
+    if record is not None and record.source != "estimated from config":
+        per_gpu = stage_weight_bytes(record, draft.num_layers, tp, 1)[0]
+        if method == "draft_model":
+            return DrafterWeights(per_gpu, f"the draft {draft.name}'s checkpoint ({record.source}), nothing shared")
+        return DrafterWeights(per_gpu, f"the {method} head {draft.name}'s checkpoint ({record.source}) counted "
+                                       "whole: vLLM frees its embedding and head where it shares them with the "
+                                       "target, which it decides by comparing the tensors (an upper bound)")
+    if method == "draft_model" and draft.param_count:
+        plain = 2 if draft.weight_dtype in ("float32", "fp32") else draft.weight_bytes_per_param
+        per_gpu = _cdiv(int(draft.param_count * plain), tp)
+        return DrafterWeights(per_gpu, f"the draft {draft.name}: parameter count {draft.param_count:,} x {plain:g} B "
+                                       "(its config; no checkpoint read), nothing shared")
+    return DrafterWeights(None, f"the {method} head {draft.name}'s weights are not modelled without its "
+                                "safetensors beside its config (vLLM shares its embedding and head with the "
+                                "target only where the tensors are absent or equal)")
+
+
+def drafter_weights(model: ModelSpec, record: Weights | None, *, draft_layers: int = 0,
+                    draft: ModelSpec | None = None, tp: int = 1, pp: int = 1,
+                    release: str = "0.33.0") -> DrafterWeights | None:
+    """The drafter's weights per last-stage GPU for MTP draft layers or a separate draft checkpoint (None:
+    no speculative decoding). record: the target's weights record (its tensor table sizes an MTP module
+    exactly); else the checkpoint kvplan can read offline."""
+    from .vllm_profile import checkpoint_weights, raw_config
+    from .vllm_speculative import draft_method
+
+    if draft_layers:
+        return mtp_drafter(model, raw_config(model), record or checkpoint_weights(model), tp=tp, pp=pp,
+                           release=release)
+    if draft is not None:
+        return draft_checkpoint_drafter(draft, draft_method(draft), checkpoint_weights(draft), tp=tp)
+    return None

@@ -1,0 +1,115 @@
+"""A checkpoint's multi-token-prediction (MTP) module, sized from the config where no tensor table says.
+
+Two layouts hold the module (read in vLLM's loaders, which name every tensor they expect):
+
+- "shared_head" (DeepSeek-V3 / V3.2, GLM-4.5-4.7, GLM-4.7-Flash; deepseek_mtp.py, glm4_moe_mtp.py,
+  glm4_moe_lite_mtp.py): each MTP layer is stored as decoder layer num_hidden_layers + i, holding
+  the family's decoder layer (`mtp_block`), `enorm` and `hnorm`, `eh_proj` (a 2 x hidden -> hidden
+  nn.Linear, unquantized), `shared_head.norm`, and its own copies of the vocabulary embedding
+  (`embed_tokens`) and output head (`shared_head.head`). DeepSeek-V3's README_WEIGHTS.md gives 11.5B
+  unique parameters for the module without the embedding and head; its decoder layer alone is 11.507B.
+- "fc" (Qwen3-Next, Qwen3.5 / 3.6; qwen3_next_mtp.py, qwen3_5_mtp.py): the module lives under `mtp.`:
+  `mtp.fc` (2 x hidden -> hidden), `mtp.pre_fc_norm_hidden`, `mtp.pre_fc_norm_embedding`, `mtp.norm`
+  and `mtp.layers.{i}` (the family's full-attention decoder layer); the embedding and head are the
+  model's own (the loader takes `embed_tokens` / `lm_head` from the main tensors), no copies.
+
+The decoder layer's parameters are the family's own count of its last layer (configs.build.
+last_layer_params: in every family here the last layer is a full-attention MoE or dense layer like the
+MTP layer), stored at the checkpoint's bytes per parameter (FP8: 1 B; block scales not counted); the
+unquantized pieces (norms, eh_proj, the embedding and head copies) at 2 B (4 in a float32 checkpoint);
+`mtp.fc` at the checkpoint's width. This is an estimate and says so; a tensor table replaces it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..core.model import ModelSpec
+from .record import Weights
+
+# model_type -> (layout, MTP layers when the config names none: None = the config must name them)
+LAYOUTS: dict[str, tuple[str, int | None]] = {
+    "deepseek_v3": ("shared_head", None), "deepseek_v32": ("shared_head", None),
+    "glm4_moe": ("shared_head", None), "glm4_moe_lite": ("shared_head", None),
+    "qwen3_next": ("fc", 1),
+    "qwen3_5": ("fc", 1), "qwen3_5_moe": ("fc", 1), "qwen3_5_text": ("fc", 1), "qwen3_5_moe_text": ("fc", 1),
+}
+
+
+@dataclass(frozen=True)
+class MtpModule:
+    """The MTP module as a checkpoint stores it, in bytes (each field for all `layers` together)."""
+
+    layout: str
+    layers: int
+    layer_params: int  # one decoder layer's parameters
+    decoder_bytes: int  # the decoder layers at the checkpoint's width
+    proj_bytes: int  # eh_proj (shared_head) or mtp.fc
+    norm_bytes: int
+    embed_bytes: int  # the stored embedding copies (shared_head layout; 0 for fc)
+    head_bytes: int  # the stored output-head copies (shared_head layout; 0 for fc)
+    copy_bytes: int  # one vocabulary x hidden matrix, unquantized (an embedding or head)
+    how: str
+
+    @property
+    def stored_bytes(self) -> int:
+        return self.decoder_bytes + self.proj_bytes + self.norm_bytes + self.embed_bytes + self.head_bytes
+
+
+def mtp_module(model: ModelSpec, raw: dict | None) -> MtpModule | None:
+    """The module `model`'s config declares, sized from the config; None where it declares none or the
+    family's layout is not read here."""
+    from ..configs.build import last_layer_params
+    from ..errors import KvplanError
+
+    layout = LAYOUTS.get(model.model_type)
+    if layout is None or not isinstance(raw, dict):
+        return None
+    kind, default = layout
+    layers = model.mtp_layers if model.mtp_layers is not None else default
+    if not layers:
+        return None
+    try:
+        per_layer = last_layer_params(raw, model.source or model.name)
+    except KvplanError:
+        return None
+    hidden = model.hidden_size
+    vocab = _vocab(raw)
+    if not per_layer or not hidden or not vocab:
+        return None
+    width = model.weight_bytes_per_param
+    plain = 4 if model.weight_dtype in ("float32", "fp32") else 2  # unquantized tensors
+    decoder = int(layers * per_layer * width)
+    copy = vocab * hidden * plain
+    if kind == "shared_head":
+        proj = layers * 2 * hidden * hidden * plain  # eh_proj: nn.Linear, no quant_config
+        norms = layers * 3 * hidden * plain  # enorm, hnorm, shared_head.norm
+        embed = head = layers * copy
+    else:
+        proj = int(2 * hidden * hidden * width)  # mtp.fc
+        norms = 3 * hidden * plain  # pre_fc_norm_hidden, pre_fc_norm_embedding, norm
+        embed = head = 0
+    how = (f"MTP module estimated from the config ({kind} layout): {layers} decoder layer(s) of "
+           f"{per_layer:,} parameters at {width:g} B" + (", eh_proj, norms, and the embedding and head copies "
+                                                       "at 2 B" if kind == "shared_head" else ", mtp.fc and norms"))
+    return MtpModule(kind, layers, per_layer, decoder, proj, norms, embed, head, copy, how)
+
+
+def _vocab(raw: dict) -> int | None:
+    nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    value = raw.get("vocab_size") or nested.get("vocab_size")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def with_mtp_estimate(record: Weights, model: ModelSpec, raw: dict | None) -> Weights:
+    """A checkpoint total without a tensor table includes the MTP module the config declares: record the
+    module's estimated bytes (capacity.weights leaves them out of the served weights) and say so."""
+    if record.parts or record.source in ("given", "estimated from config") or record.mtp_estimated_bytes:
+        return record
+    module = mtp_module(model, raw)
+    if module is None or module.stored_bytes >= record.total_bytes:
+        return record
+    note = (f"{module.stored_bytes / 2**30:,.2f} GiB of the total is the checkpoint's MTP module, which a serving "
+            f"engine loads only for MTP speculative decoding: left out of the served weights ({module.how}; "
+            "read the safetensors headers, e.g. --weights hf://REPO, for the exact split)")
+    return replace(record, mtp_estimated_bytes=module.stored_bytes, notes=record.notes + (note,))

@@ -1,0 +1,142 @@
+"""The drafter's weights under speculative decoding, and a checkpoint total's MTP module
+(kvplan.weights.mtp, kvplan.engines.vllm_draft_weights).
+
+Expected figures are worked out by hand from the configs' shapes and vLLM's sharing rules
+(the proposer frees the MTP embedding when PP = 1, an fc-layout module's own lm_head always, the
+DeepSeek/GLM layout's shared_head.head from 0.16.0; eh_proj is an nn.Linear, whole on every rank).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from kvplan.configs.build import last_layer_params
+from kvplan.engines.vllm_draft_weights import draft_checkpoint_drafter, mtp_drafter
+from kvplan.sources import load_config, load_model
+from kvplan.weights.mtp import mtp_module
+from kvplan.weights.record import NO_LAYER, Weights
+
+from test_param_counts import _qwen35_mtp
+
+CONFIGS = Path(__file__).parent / "data" / "configs"
+
+H3 = 7168  # DeepSeek-V3 hidden size
+V3_VOCAB = 129_280
+# one DeepSeek-V3 MoE decoder layer, from its config:
+V3_ATTN = (H3 * 1536 + 1536 + 1536 * 128 * 192  # q_a_proj, q_a_layernorm, q_b_proj (128 heads x (128 + 64))
+           + H3 * 576 + 512 + 512 * 128 * 256  # kv_a_proj_with_mqa (512 + 64), kv_a_layernorm, kv_b_proj
+           + 128 * 128 * H3)  # o_proj
+V3_MOE = 256 * 3 * H3 * 2048 + H3 * 256 + 256 + 3 * H3 * 2048  # experts, router + e_score_correction_bias, shared
+V3_LAYER = V3_ATTN + 2 * H3 + V3_MOE
+V3_COPY = V3_VOCAB * H3 * 2  # one bf16 embedding or head
+
+
+def _spec(name):
+    return load_model(name), load_config(name)[0]
+
+
+def test_deepseek_v3_mtp_layer_is_its_published_11_5b():
+    assert V3_ATTN == 187_107_328
+    assert V3_LAYER == 11_507_286_272  # README_WEIGHTS.md: "11.5B unique parameters" (the layer, rounded)
+    raw, _, source = load_config("deepseek-v3")
+    assert last_layer_params(raw, source) == V3_LAYER
+
+
+def test_a_checkpoint_total_leaves_out_its_estimated_mtp_module(cli):
+    # the bundled DeepSeek-V3 total (688,586,727,753 B) holds layer 61: the FP8 decoder layer (1 B a
+    # parameter), eh_proj (2 x 7,168 -> 7,168) and three norms in bf16, and its own embedding and head copies
+    stored = V3_LAYER + 2 * H3 * H3 * 2 + 3 * H3 * 2 + 2 * V3_COPY
+    assert stored == 15_419_566_336
+    rc, out, err = cli("estimate", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--context", "8k", "--format", "json")
+    assert rc == 0, err
+    data = json.loads(out)
+    assert data["model"]["mtp_weight_bytes"] == stored
+    assert data["model"]["weights"]["mtp_estimated_bytes"] == stored
+    assert data["capacity"]["weight_bytes_per_gpu"] == -(-(688_586_727_753 - stored) // 8)
+    assert any("MTP module" in n and "left out" in n for n in data["model"]["weights"]["notes"])
+
+
+def test_a_family_whose_mtp_layout_is_not_read_keeps_its_total_and_says_so(cli, tmp_path):
+    # deepseek_v2 declares num_nextn_predict_layers here, but kvplan reads no MTP layout for it
+    raw, _, _ = load_config("deepseek-v2-lite")
+    raw = dict(raw, num_nextn_predict_layers=1)
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": 10**10},
+                                                                       "weight_map": {}}))
+    rc, out, err = cli("weights", str(tmp_path / "config.json"), "--format", "json")
+    assert rc == 0, err
+    w = json.loads(out)["weights"]
+    assert w["mtp_estimated_bytes"] == 0
+    assert any("num_nextn_predict_layers" in n and "overstated" in n for n in w["notes"])
+
+
+def test_deepseek_v3_drafter_per_release_and_split():
+    model, raw = _spec("deepseek-v3")
+    # TP 8, PP 1, from 0.16.0: the layer sharded, eh_proj and the norms whole, embedding and head shared
+    base = -(-V3_LAYER // 8) + 2 * H3 * H3 * 2 + 3 * H3 * 2
+    assert base == 1_643_974_688
+    assert mtp_drafter(model, raw, None, tp=8, release="0.16.0").bytes_per_gpu == base
+    # 0.15.0 keeps the layer's own shared_head.head (vocabulary-parallel)
+    assert mtp_drafter(model, raw, None, tp=8, release="0.15.0").bytes_per_gpu == base + V3_COPY // 8
+    # PP 2: the predictor's embedding is loaded apart from the target's
+    assert mtp_drafter(model, raw, None, tp=8, pp=2, release="0.33.0").bytes_per_gpu == base + V3_COPY // 8
+
+
+def test_fc_layout_drafter_is_qwen_mtp_module():
+    model, raw = _spec("qwen3.6-27b")
+    module = mtp_module(model, raw)
+    # the same module test_param_counts sizes by hand: 24 heads, 4 KV heads, a dense 17,408 MLP
+    assert module.layer_params + 2 * 5120 * 5120 + 3 * 5120 == _qwen35_mtp(5120, 24, 4, 3 * 5120 * 17408)
+    assert module.embed_bytes == module.head_bytes == 0  # the mtp.* namespace stores no copies
+    # Qwen3-Next at TP 2: one full-attention MoE layer (q doubled for its gate, 512 experts of 512, a shared
+    # expert of 512 with its gate, router), mtp.fc column-parallel, three norms whole; embedding and head shared
+    model, raw = _spec("qwen3-next-80b-a3b")
+    attn = 2048 * 16 * 256 * 2 + 2 * 2048 * 2 * 256 + 16 * 256 * 2048 + 2 * 256
+    moe = 512 * 3 * 2048 * 512 + 2048 * 512 + 3 * 2048 * 512 + 2048
+    layer = attn + moe + 2 * 2048
+    assert layer == 1_642_076_672
+    expected = layer * 2 // 2 + 2 * 2048 * 2048 * 2 // 2 + 3 * 2048 * 2
+    for release in ("0.11.0", "0.15.0", "0.33.0"):  # its own lm_head is replaced in every release
+        assert mtp_drafter(model, raw, None, tp=2, release=release).bytes_per_gpu == expected
+
+
+def test_a_tensor_table_sizes_the_drafter_exactly():
+    # 2 decoder layers; layer 2 = num_layers is the MTP layer, DeepSeek-style, with its own copies
+    parts = [("embeddings", NO_LAYER, 1000), ("lm_head", NO_LAYER, 1000)]
+    for layer in range(2):
+        parts += [("attention", layer, 400), ("experts", layer, 4000), ("norms", layer, 20)]
+    parts += [("attention", 2, 400), ("experts", 2, 4000), ("norms", 2, 20), ("router", 2, 8),
+              ("embeddings", 2, 1000), ("lm_head", 2, 1000), ("other", 2, 300)]  # other: eh_proj
+    record = Weights(total_bytes=sum(n for *_, n in parts), source="safetensors", parts=tuple(parts))
+    model, raw = _spec("deepseek-v3")
+    model = replace(model, layers=model.layers[:2])
+    split = 200 + 2000 + 20 + 8 + 300  # TP 2: attention and experts halve; norms, router, eh_proj whole
+    assert mtp_drafter(model, raw, record, tp=2, release="0.16.0").bytes_per_gpu == split
+    assert mtp_drafter(model, raw, record, tp=2, release="0.15.0").bytes_per_gpu == split + 500  # own head
+    assert mtp_drafter(model, raw, record, tp=2, pp=2, release="0.16.0").bytes_per_gpu == split + 500  # embedding
+
+
+def test_draft_checkpoints():
+    # the 1B-shaped draft config (tests/data/configs): draft_model shares nothing, so the draft's parameters
+    # at 2 B, sharded over TP 2
+    draft = load_model(str(CONFIGS / "draft-llama-1b-shape.json"))
+    assert draft.param_count > 10**9
+    got = draft_checkpoint_drafter(draft, "draft_model", None, tp=2)
+    assert got.bytes_per_gpu == draft.param_count * 2 // 2
+    # an EAGLE head from its config alone is not modelled, and says why
+    head = load_model(str(CONFIGS / "eagle3-head-llama-8b-shape.json"))
+    got = draft_checkpoint_drafter(head, "eagle3", None, tp=1)
+    assert got.bytes_per_gpu is None and "not modelled" in got.how
+
+
+def test_the_profile_subtracts_the_drafter(cli):
+    # the same server with and without MTP: the available KV memory differs by the drafter alone
+    def available(*extra):
+        rc, out, err = cli("estimate", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--context", "8k",
+                           "--engine", "vllm@0.16", "--format", "json", *extra)
+        assert rc == 0, err
+        return json.loads(out)["engine"]["kv_memory_bytes"]
+
+    assert available() - available("--mtp") == 1_643_974_688
