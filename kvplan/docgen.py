@@ -27,7 +27,7 @@ WIDTH = 100  # help text wrap width, fixed so the file does not depend on the te
 ROOT = Path(__file__).resolve().parent.parent
 CLI_DOC = ROOT / "docs" / "cli.md"
 EXAMPLE_DOCS = ("docs/techniques/*.md", "docs/reading-the-numbers.md", "docs/scenarios.md", "docs/models.md",
-                "docs/fit.md")
+                "docs/fit.md", "docs/sglang.md")
 EXAMPLE_RE = re.compile(r"(<!-- example: (?P<cmd>.+?) -->\n)(?P<body>.*?)(<!-- /example -->)", re.S)
 
 

@@ -125,6 +125,7 @@ class EngineRequest:
     max_num_seqs: int | None = None  # vLLM's --max-num-seqs (None: the release's default for the GPU)
     enforce_eager: bool = False  # vLLM's --enforce-eager
     speculation: Speculation | None = None  # vLLM's --speculative-config: the draft's cache in the pool
+    mem_fraction_static: float | None = None  # sglang: --mem-util as given (None: SGLang's default for the card)
 
     @classmethod
     def parse(cls, engine: str = "ideal", emit: str | None = None, max_model_len: str | None = None,
@@ -133,7 +134,9 @@ class EngineRequest:
         length = parse_tokens(max_model_len, "--max-model-len") if max_model_len else None
         check_number(max_num_seqs, "--max-num-seqs", minimum=1, maximum=2**31 - 1)
         rules = note = emit_rules = release = emit_release = None
-        if engine.strip().lower() != "ideal" or emit is not None:  # the engine modules load only when used
+        if engine.partition("@")[0].strip().lower() == "sglang":
+            engine, release = "sglang", _sglang_release(engine)
+        elif engine.strip().lower() != "ideal" or emit is not None:  # the engine modules load only when used
             from .engines.vllm_rules import parse_engine
 
             release = _asked_release(engine)
@@ -145,6 +148,8 @@ class EngineRequest:
                 raise UsageError(f"--emit {emit!r}: only 'vllm' or 'vllm@VERSION' is supported")
             pinned = "@" in emit
             emit_release = _asked_release(emit)
+            from .engines.vllm_rules import parse_engine
+
             emit, emit_rules, _ = parse_engine(emit)
             if not pinned and rules is not None:  # --engine vllm@0.11 --emit vllm: one release
                 emit_rules, emit_release = rules, release
@@ -154,6 +159,16 @@ class EngineRequest:
             raise UsageError(f"{flag} is a vLLM setting: it needs --engine vllm or --emit vllm (or vllm@VERSION)")
         return cls(engine, rules, note, emit, emit_rules, length, release, emit_release, max_num_seqs,
                    enforce_eager, speculation)
+
+
+def _sglang_release(engine: str) -> str:
+    """'sglang' or 'sglang@0.5.9' -> the one SGLang release modelled; another release is refused."""
+    from .engines.sglang import RELEASE
+
+    asked = _asked_release(engine)
+    if asked is not None and asked != RELEASE:
+        raise UsageError(f"--engine {engine!r}: kvplan models SGLang {RELEASE} only", f"use --engine sglang@{RELEASE}")
+    return RELEASE
 
 
 def _asked_release(engine: str) -> str | None:
@@ -198,6 +213,8 @@ class EstimateRequest:
         check_number(mem_util, "--mem-util", minimum=0, strict=True, maximum=1)
         engine_request = EngineRequest.parse(engine, emit, max_model_len, max_num_seqs, enforce_eager,
                                              Speculation.parse(mtp, draft_model, num_speculative_tokens))
+        if engine_request.name == "sglang":  # SGLang's --mem-fraction-static: its own default per card
+            engine_request = replace(engine_request, mem_fraction_static=mem_util)
         if mem_util is None:  # the engine's own default: vLLM's changed from 0.90 to 0.92 in 0.20
             rules = engine_request.rules
             mem_util = rules.gpu_memory_utilization if rules is not None else DEFAULT_MEM_UTIL

@@ -144,6 +144,7 @@ def _estimate_samples() -> list[dict]:
                  "--gpu", "h100", "--engine", "vllm", "--emit", "vllm", "--max-kv-gib", "1000"),
         run_json("estimate", "gemma-3-27b", "-c", "64k", "--kv-memory", "20GiB", "--min-concurrency", "1"),
         run_json("estimate", "falcon-h1-7b", "-c", "16k", "--gpu", "a100", "--engine", "vllm@0.11"),
+        run_json("estimate", "gpt-oss-120b", "-c", "32k", "--gpu", "h200", "--engine", "sglang"),
     ]
 
 
@@ -173,7 +174,8 @@ register("estimate", _estimate_samples, title="kvplan estimate --format json",
          types={"engine.groups[].window_tokens": INT_OR_NULL, "engine.estimated_max_model_len": INT_OR_NULL,
                 "model.architecture": STR_OR_NULL, "engine.architecture": STR_OR_NULL,
                 "engine.served": {"type": ["boolean", "null"]}, "engine.served_by": STR_OR_NULL,
-                "engine.served_reason": STR_OR_NULL, "engine.registry_release": STR_OR_NULL},
+                "engine.served_reason": STR_OR_NULL, "engine.registry_release": STR_OR_NULL,
+                "engine.swa_tokens": INT_OR_NULL},
          numbers=("bytes_per_token", "layer_kinds[].bytes_per_token"))
 register("plan", _plan_samples, title="kvplan plan --format json",
          maps=("scenarios[].plan.model.weights.by_role", "scenarios[].plan.emit.env"),

@@ -106,6 +106,13 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
                                          enforce_eager=engine.enforce_eager, speculation=engine.speculation)
         if request.engine_tokens == tokens:  # vLLM's sequences of max_model_len = --context
             vllm_concurrency = pool.max_concurrency
+    elif engine.name == "sglang":
+        from .engines import sglang_report
+
+        pool = sglang_report.add_to_report(report, result, request.engine_tokens,
+                                           mem_fraction_static=engine.mem_fraction_static)
+        if request.engine_tokens == tokens:  # SGLang's requests of context_len = --context
+            vllm_concurrency = pool.max_concurrency
     if engine.emit == "vllm":
         from .engines import vllm_flags
 
@@ -113,16 +120,17 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
                                  release=engine.emit_release, max_num_seqs=engine.max_num_seqs,
                                  enforce_eager=engine.enforce_eager, speculation=engine.speculation)
     failed = check_budgets(report, result, request.budgets.max_kv_gib, request.budgets.min_concurrency,
-                           vllm_concurrency)
+                           vllm_concurrency, "SGLang" if engine.name == "sglang" else "vLLM")
     from .reports import tidy
 
     report.tidy = tidy.estimate(report.data)
     return report, failed
 
 
-def check_budgets(report: Report, result, max_kv_gib, min_concurrency, vllm_concurrency=None) -> bool:
-    """Whether a budget fails. vllm_concurrency: with --engine vllm, vLLM's own concurrency at --context,
-    which --min-concurrency must meet too (its blocks, groups and any speculative draft)."""
+def check_budgets(report: Report, result, max_kv_gib, min_concurrency, vllm_concurrency=None,
+                  engine_label: str = "vLLM") -> bool:
+    """Whether a budget fails. vllm_concurrency: with --engine vllm (or sglang), the engine's own concurrency at
+    --context, which --min-concurrency must meet too (its blocks, groups and any speculative draft)."""
     broken = []
     if max_kv_gib is not None:
         per_gpu = result.kv_bytes_per_gpu
@@ -134,7 +142,7 @@ def check_budgets(report: Report, result, max_kv_gib, min_concurrency, vllm_conc
         if result.capacity.max_concurrency < min_concurrency:
             broken.append(f"max concurrency {result.capacity.max_concurrency} is below --min-concurrency {min_concurrency}")
         elif vllm_concurrency is not None and vllm_concurrency < min_concurrency:
-            broken.append(f"vLLM's pool holds {vllm_concurrency:.2f} sequences of --context, below --min-concurrency "
+            broken.append(f"{engine_label}'s pool holds {vllm_concurrency:.2f} sequences of --context, below --min-concurrency "
                           f"{min_concurrency}")
     report.data["budgets"] = {"ok": not broken, "violations": broken}
     for line in broken:

@@ -440,7 +440,7 @@ def test_version_resolution(text, version, noted):
     assert rules.version == version and bool(note) == noted
 
 
-@pytest.mark.parametrize("engine", ["vllm@0.99", "vllm@banana", "vllm@", "sglang"])
+@pytest.mark.parametrize("engine", ["vllm@0.99", "vllm@banana", "vllm@", "tgi", "sglang@0.4.0"])
 def test_unknown_engine_version_is_one_line_exit_2(cli, engine):
     code, out, err = cli("estimate", "llama-3.1-8b", "--engine", engine, "--kv-memory", "10GiB")
     assert code == 2 and out == ""

@@ -348,8 +348,11 @@ def parse_engine(engine: str) -> tuple[str, VllmRules | None, str | None]:
     """'ideal' | 'vllm' | 'vllm@0.11' -> (name, rules or None, note)."""
     name, _, version = engine.partition("@")
     name = name.strip().lower()
+    if name == "sglang":
+        raise UsageError(f"--engine {engine!r}: SGLang is modelled in `kvplan estimate` only",
+                         "use --engine ideal or vllm here, or check a deployment with kvplan estimate --engine sglang")
     if name not in ("ideal", "vllm"):
-        raise UsageError(f"--engine {engine!r} is not one of ideal, vllm, vllm@VERSION")
+        raise UsageError(f"--engine {engine!r} is not one of ideal, vllm, vllm@VERSION, sglang")
     if name == "ideal":
         if version:
             raise UsageError(f"--engine {engine!r}: the ideal engine has no versions")

@@ -1,0 +1,245 @@
+"""SGLang's KV pool: how many tokens it allocates and how many requests it runs (release 0.5.9).
+
+Every rule is read in the sglang 0.5.9 sdist (python/sglang/srt/...); the file and function are named
+beside each. SGLang keeps one token pool: a token's "cell" holds its K/V (or MLA latent) in every layer.
+
+- Cell bytes per token (model_executor/model_runner_kv_cache_mixin.py get_cell_size_per_token):
+  - MLA (use_mla_backend): (kv_lora_rank + qk_rope_head_dim) x layers x kv bytes;
+  - otherwise num_kv_heads / attention TP (at least 1: model_config.get_num_kv_heads) x (head_dim +
+    v_head_dim) x layers x kv bytes, one head count and width for every layer;
+  - hybrid sliding-window models, only the architectures of model_config.is_hybrid_swa_model (Llama 4,
+    GPT-OSS, MiMo-V2-Flash, Step-3.5): full and sliding layers each with their own heads and widths.
+    Every other model is pooled as if each layer were full attention: Gemma 2/3's or Mistral's windows
+    save SGLang nothing.
+- The pool (profile_max_num_token): rest = A - T0 x (1 - mem_fraction_static) GiB, where T0 is the free
+  GPU memory after the distributed init (model_runner.init_torch_distributed: min_per_gpu_memory, the
+  minimum over ranks) and A the free memory after the weights load (get_available_gpu_memory, GiB =
+  2**30 B); max_total_num_tokens = int(rest x 2**30) // cell. Since A = T0 - weights - what the load
+  adds, the pool is about T0 x mem_fraction_static - weights.
+- Then (init_memory_pool): --max-total-tokens caps it; it is rounded down to a whole page; a hybrid
+  sliding-window pool splits it (set_num_tokens_hybrid_swa): full tokens = int(tokens x (F n_f + S n_s)
+  / (F n_f + r S n_s)), sliding tokens = int(full x r), r = swa_full_tokens_ratio (0.8), each rounded
+  down to a page, and max_total_num_tokens becomes the full layers' count.
+- max_running_requests, unless given: min(max(int(tokens / context_len x 512), 2048), 4096).
+- The log (mem_cache/memory_pool.py _finalize_allocation_log): "KV Cache is allocated. #tokens: N, K
+  size: X GB, V size: Y GB" (MLA: "KV size"), the buffers holding N + page_size tokens, GB = 2**30 B.
+- mem_fraction_static, unless given (server_args.py _handle_gpu_memory_settings), from the GPU memory
+  in MiB (nvidia-smi's memory.total): reserved = 512 + max(chunked_prefill_size, 2048) x 1.5 +
+  cuda_graph_max_bs x 2 + tp x pp / 8 x 1024 MiB, at least 10 GiB on a card above 60 GiB; fraction =
+  round((gpu - reserved) / gpu, 3). chunked_prefill_size and cuda_graph_max_bs come from the card's
+  memory (DEFAULTS_BY_MEMORY).
+- KV dtype (model_runner.configure_kv_cache_dtype): auto = the model's dtype (fp8_e4m3 where the
+  checkpoint's quant_config names an FP8 KV cache), fp8_e4m3, fp8_e5m2, bf16.
+
+Not modelled (refused or said): Mamba / linear-attention hybrids (their state pool,
+handle_max_mamba_cache), DeepSeek-V3.2's NSA indexer and DeepSeek-V4, FP4 KV, pipeline parallelism, DP
+attention, speculative decoding's draft pool, vision models' mem_fraction_static adjustment, and
+models whose layers differ in heads or width outside the hybrid architectures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..core.model import ModelSpec
+from ..errors import UsageError
+
+RELEASE = "0.5.9"
+GIB = 2**30
+HYBRID_SWA_ARCHS = frozenset({"Llama4ForConditionalGeneration", "GptOssForCausalLM", "MiMoV2FlashForCausalLM",
+                              "Step3p5ForCausalLM"})  # configs/model_config.py is_hybrid_swa_model
+SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py
+# server_args._handle_gpu_memory_settings: (below this many MiB, chunked_prefill_size, cuda_graph_max_bs at
+# TP < 4, at TP >= 4)
+DEFAULTS_BY_MEMORY = ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 24, 80), (60 * 1024, 4096, 32, 160),
+                      (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512), (None, 16384, 512, 512))
+KV_DTYPES = {"auto": None, "fp8_e4m3": 1, "fp8_e5m2": 1, "bf16": 2, "bfloat16": 2}
+# nvidia-smi's memory.total (MiB), which sizes mem_fraction_static (utils/common.py get_nvgpu_memory_capacity):
+# as public nvidia-smi outputs print it for each card; others fall back to the catalog's bytes
+NVIDIA_SMI_MIB = {"h100-sxm": 81559, "h200": 143771, "b200": 183359, "a100-80gb": 81920, "a100-40gb": 40960,
+                  "rtx-4090": 24564}
+
+
+@dataclass(frozen=True)
+class MemoryDefaults:
+    chunked_prefill_size: int
+    cuda_graph_max_bs: int
+    mem_fraction_static: float
+    reserved_mib: float
+
+
+def memory_defaults(gpu_mib: float, tp: int = 1, pp: int = 1) -> MemoryDefaults:
+    """SGLang's chunked_prefill_size, cuda_graph_max_bs and mem_fraction_static for a card of gpu_mib MiB."""
+    for below, chunked, small_tp, large_tp in DEFAULTS_BY_MEMORY:
+        if below is None or gpu_mib < below:
+            break
+    graph_bs = small_tp if tp < 4 else large_tp
+    reserved = 512 + max(chunked, 2048) * 1.5 + graph_bs * 2 + tp * pp / 8 * 1024
+    if gpu_mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    return MemoryDefaults(chunked, graph_bs, round((gpu_mib - reserved) / gpu_mib, 3), reserved)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One token's bytes on one GPU, and how SGLang splits them."""
+
+    bytes: int
+    kind: str  # "mla" | "mha" | "hybrid_swa"
+    kv_bytes: int  # bytes per element
+    full_layers: int
+    full_per_token: int = 0  # hybrid: one full layer's bytes per token (kv bytes included)
+    swa_layers: int = 0
+    swa_per_token: int = 0
+    k_per_token: int = 0  # mha / hybrid: K bytes of all layers per token (V: bytes - k)
+    notes: tuple[str, ...] = ()
+
+
+def kv_dtype_bytes(model: ModelSpec, kv_cache_dtype: str | None) -> tuple[str, int]:
+    """(SGLang's --kv-cache-dtype, bytes per element) for kvplan's storage of the model's caches, or the
+    dtype asked for."""
+    caches = [c for layer in model.layers for c in layer.caches if c.kind in ("attention", "latent")]
+    if kv_cache_dtype is not None:
+        if kv_cache_dtype not in KV_DTYPES:
+            raise UsageError(f"--kv-cache-dtype {kv_cache_dtype!r} is not an SGLang {RELEASE} KV dtype kvplan models",
+                             "use auto, fp8_e4m3, fp8_e5m2 or bf16")
+        return kv_cache_dtype, KV_DTYPES[kv_cache_dtype] or 2
+    storage = caches[0].storage if caches else None
+    if storage is None or storage.granularity == "none":
+        return "auto", 2  # bf16 / fp16 (a float32 checkpoint is served in 16 bits)
+    if storage.name.startswith("fp8") and storage.bits == 8:
+        return ("fp8_e5m2" if storage.name == "fp8_e5m2" else "fp8_e4m3"), 1
+    raise UsageError(f"SGLang {RELEASE} has no KV dtype for kvplan's {storage.name} cache",
+                     "SGLang stores K/V in bf16, fp8_e4m3 or fp8_e5m2: use --kv-dtype fp8 or auto")
+
+
+def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2) -> Cell:
+    """SGLang's cell size per token on one GPU (get_cell_size_per_token), from kvplan's per-layer caches."""
+    tp = max(tp, 1)
+    owners = [layer for layer in model.layers if layer.shares_cache_of is None]
+    if any(layer.state is not None for layer in model.layers):
+        raise UsageError(f"SGLang: {model.name} has recurrent-state layers, whose pool (mamba_full_memory_ratio) "
+                         "kvplan does not model for SGLang yet", "use --engine vllm or ideal for this model")
+    caches = [c for layer in owners for c in layer.caches]
+    if any(c.kind not in ("attention", "latent") for c in caches):
+        raise UsageError(f"SGLang: {model.name}'s cache ({', '.join(sorted({c.kind for c in caches}))}) is not "
+                         "modelled for SGLang (DeepSeek-V3.2's indexer, DeepSeek-V4's compressed caches)",
+                         "use --engine vllm or ideal for this model")
+    if any(c.kind == "latent" for c in caches):
+        layers = sum(1 for layer in owners if any(c.kind == "latent" for c in layer.caches))
+        width = next(c.key_dim for c in caches if c.kind == "latent")
+        return Cell(width * layers * kv_bytes, "mla", kv_bytes, layers)
+    attn = [(layer, next(c for c in layer.caches if c.kind == "attention")) for layer in owners if layer.caches]
+    if (model.architecture or "") in HYBRID_SWA_ARCHS:
+        local = [_local(c) for _, c in attn]  # Llama 4's chunked layers are its "swa" layers
+        full = [c for (_, c), is_local in zip(attn, local) if not is_local]
+        swa = [c for (_, c), is_local in zip(attn, local) if is_local]
+        if full and swa:
+            if any(c.key_dim != c.value_dim for c in full + swa):
+                raise UsageError(f"SGLang: {model.name}'s K and V widths differ in its sliding-window pool, which "
+                                 "kvplan does not model for SGLang", "use --engine vllm or ideal for this model")
+            f, s = _uniform(model, full, tp), _uniform(model, swa, tp)
+            return Cell((f[0] * len(full) + s[0] * len(swa)) * kv_bytes, "hybrid_swa", kv_bytes, len(full),
+                        f[0] * kv_bytes, len(swa), s[0] * kv_bytes,
+                        (f[1] * len(full) + s[1] * len(swa)) * kv_bytes)
+    per_token, k = _uniform(model, [c for _, c in attn], tp)
+    notes = ()
+    if any(_local(c) for _, c in attn):
+        notes = (f"SGLang pools every layer of {model.name} as full attention: its sliding windows (or "
+                 "chunks) save nothing there (only Llama 4, GPT-OSS, MiMo-V2-Flash and Step-3.5 get a sliding-window pool)",)
+    return Cell(per_token * len(attn) * kv_bytes, "mha", kv_bytes, len(attn), k_per_token=k * len(attn) * kv_bytes,
+                notes=notes)
+
+
+def _local(cache) -> bool:
+    return cache.policy.window_tokens is not None or cache.policy.chunk_tokens is not None
+
+
+def _uniform(model: ModelSpec, caches, tp: int) -> tuple[int, int]:
+    """(K + V elements, K elements) per token of one layer: SGLang sizes these layers with one head count
+    and width, so they must agree."""
+    shapes = {(c.heads, c.key_dim, c.value_dim) for c in caches}
+    if len(shapes) != 1:
+        raise UsageError(f"SGLang: {model.name}'s layers differ in KV heads or width ({len(shapes)} shapes), "
+                         "which SGLang's one-shape pool does not size as kvplan reads them",
+                         "use --engine vllm or ideal for this model")
+    heads, k, v = shapes.pop()
+    heads = max(1, heads // tp)
+    return heads * (k + v), heads * k
+
+
+@dataclass(frozen=True)
+class SglangPool:
+    cell: Cell
+    kv_cache_dtype: str
+    rest_bytes: int  # the memory the pool is sized from
+    max_total_num_tokens: int  # the full layers' tokens for a hybrid pool
+    swa_tokens: int | None
+    page_size: int
+    context_len: int
+    max_running_requests: int
+    mem_fraction_static: float | None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def max_concurrency(self) -> float:
+        """Requests of context_len tokens the pool holds at once."""
+        return self.max_total_num_tokens / self.context_len
+
+    @property
+    def concurrent_requests(self) -> int:
+        return min(self.max_total_num_tokens // self.context_len, self.max_running_requests)
+
+    def log_lines(self) -> list[str]:
+        """The lines SGLang logs for this pool (each buffer holds one page more than its tokens)."""
+        c, n, page = self.cell, self.max_total_num_tokens, self.page_size
+        if c.kind == "mla":
+            lines = [f"KV Cache is allocated. #tokens: {n}, KV size: {(n + page) * c.bytes / GIB:.2f} GB"]
+        elif c.kind == "mha":
+            k = (n + page) * c.k_per_token
+            v = (n + page) * c.bytes - k
+            lines = [f"KV Cache is allocated. #tokens: {n}, K size: {k / GIB:.2f} GB, V size: {v / GIB:.2f} GB"]
+        else:  # SWAKVPool: the sliding pool, then the full one (K and V of equal width in these families)
+            swa_half = (self.swa_tokens + page) * c.swa_per_token * c.swa_layers // 2
+            full_half = (n + page) * c.full_per_token * c.full_layers // 2
+            lines = [f"Use sliding window memory pool. full_layer_tokens={n}, swa_layer_tokens={self.swa_tokens}",
+                     f"KV Cache is allocated. #tokens: {self.swa_tokens}, K size: {swa_half / GIB:.2f} GB, "
+                     f"V size: {swa_half / GIB:.2f} GB",
+                     f"KV Cache is allocated. #tokens: {n}, K size: {full_half / GIB:.2f} GB, "
+                     f"V size: {full_half / GIB:.2f} GB",
+                     f"SWAKVPool mem usage: {2 * (swa_half + full_half) / GIB:.2f} GB, swa size: {self.swa_tokens}, "
+                     f"full size: {n}"]
+        lines.append(f"max_total_num_tokens={n}, max_running_requests={self.max_running_requests}, "
+                     f"context_len={self.context_len}")
+        return lines
+
+
+def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv_cache_dtype: str | None = None,
+         page_size: int = 1, max_total_tokens: int | None = None, max_running_requests: int | None = None,
+         mem_fraction_static: float | None = None,
+         swa_full_tokens_ratio: float = SWA_FULL_TOKENS_RATIO) -> SglangPool:
+    """SGLang's pool from the memory it sizes it from (profile_max_num_token's rest, in bytes)."""
+    if page_size < 1:
+        raise UsageError(f"--block-size {page_size}: SGLang's page_size must be 1 or more")
+    dtype, kv_bytes = kv_dtype_bytes(model, kv_cache_dtype)
+    c = cell(model, tp, kv_bytes)
+    notes = list(c.notes)
+    tokens = rest_bytes // c.bytes
+    if tokens <= 0:
+        raise UsageError(f"SGLang would have no KV cache tokens on this GPU ({rest_bytes / GIB:.2f} GiB for the pool)",
+                         "raise --mem-util (SGLang's --mem-fraction-static), add GPUs (--tp), or use a smaller model")
+    requests = max_running_requests or min(max(int(tokens / context_len * 512), 2048), 4096)
+    if max_total_tokens is not None:
+        tokens = min(tokens, max_total_tokens)
+    tokens = tokens // page_size * page_size
+    swa = None
+    if c.kind == "hybrid_swa":
+        total = tokens * (c.full_per_token * c.full_layers + c.swa_per_token * c.swa_layers)
+        full = int(total / (c.full_per_token * c.full_layers + swa_full_tokens_ratio * c.swa_per_token * c.swa_layers))
+        swa = int(full * swa_full_tokens_ratio) // page_size * page_size
+        tokens = full // page_size * page_size
+    return SglangPool(c, dtype, rest_bytes, tokens, swa, page_size, context_len, requests, mem_fraction_static,
+                      tuple(notes))
+
+
+__all__ = ["RELEASE", "memory_defaults", "cell", "pool", "SglangPool", "Cell", "kv_dtype_bytes"]

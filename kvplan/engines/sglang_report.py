@@ -1,0 +1,109 @@
+"""`--engine sglang`: SGLang's token pool and log lines in the estimate report (kvplan.engines.sglang)."""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from ..render import Report
+from ..units import GIB
+from .sglang import NVIDIA_SMI_MIB, RELEASE, SglangPool, memory_defaults, pool
+
+# The free GPU memory SGLang sizes from (T0, after the distributed init) is the driver's total less what
+# the process holds before the weights load: the CUDA context and, at TP > 1, the communicators.
+# Empirical, from the "Load weight begin. avail mem=" of public H100 logs (tests/data/sglang_logs): 78.81 of
+# 79.18 GiB at TP 1 (the SGLang docs' Llama-3.1-8B run), 77.43 at TP 8 (a Grok-2 run); TP 2-4 not checked.
+PRELOAD_BYTES = int(0.37 * GIB)
+PRELOAD_TP_BYTES = int(1.38 * GIB)  # more at TP > 1
+
+
+def memory_of(result, mem_fraction_static: float | None) -> tuple[int, str | None, float | None]:
+    """(bytes SGLang sizes the pool from, how they were found, mem_fraction_static used): --kv-memory as the
+    pool itself, else predicted from the GPU: T0 x mem_fraction_static - weights (see kvplan.engines.sglang)."""
+    from ..capacity.gpus import CATALOG
+    from .vllm_profile import DRIVER_TOTAL_BYTES
+
+    dep = result.deployment
+    if dep is not None and dep.kv_memory_bytes is not None:
+        return dep.kv_memory_bytes, None, mem_fraction_static
+    if dep is None or dep.gpu is None or not dep.gpu.memory_bytes:
+        raise UsageError("--engine sglang needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
+    total = dep.gpu.memory_bytes
+    if dep.gpu.name in DRIVER_TOTAL_BYTES and total == CATALOG[dep.gpu.name].memory_bytes:
+        total = DRIVER_TOTAL_BYTES[dep.gpu.name]  # what the driver reports (nvidia-smi's memory.total)
+    smi_mib = NVIDIA_SMI_MIB.get(dep.gpu.name)
+    if smi_mib is None or dep.gpu.memory_bytes != CATALOG.get(dep.gpu.name, dep.gpu).memory_bytes:
+        smi_mib = dep.gpu.memory_bytes / 2**20  # a card (or --gpu-memory) without a known nvidia-smi figure
+    defaults = memory_defaults(smi_mib, dep.tp, dep.pp)
+    frac = mem_fraction_static if mem_fraction_static is not None else defaults.mem_fraction_static
+    preload = PRELOAD_BYTES + (PRELOAD_TP_BYTES if dep.tp > 1 else 0)
+    t0 = total - preload
+    weights = _weights_per_gpu(result)
+    rest = int(t0 * frac) - weights
+    how = (f"pool predicted from the GPU: free memory after the distributed init {t0 / GIB:.2f} GiB (the driver's "
+           f"{total / GIB:.2f} GiB less {preload / GIB:.2f} GiB held before the load, empirical) x mem_fraction_static "
+           f"{frac:g}" + (" (SGLang's default for this card: reserved "
+                          f"{defaults.reserved_mib:,.0f} MiB for chunked prefill {defaults.chunked_prefill_size:,}"
+                          f" and CUDA graphs up to batch {defaults.cuda_graph_max_bs})"
+                          if mem_fraction_static is None else " (--mem-util)")
+           + f" - weights {weights / GIB:.2f} GiB = {rest / GIB:.2f} GiB")
+    return rest, how, frac
+
+
+def _weights_per_gpu(result) -> int:
+    from ..capacity.weights import stage_weight_bytes
+
+    dep = result.deployment
+    record = getattr(result, "weights", None) or dep.weights
+    model = result.plan.model
+    if record is not None:
+        return max(stage_weight_bytes(record, model.num_layers, dep.tp, dep.pp))
+    total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes
+    return -(-total // (dep.tp * dep.pp))
+
+
+def add_to_report(report: Report, result, context_len: int, *, mem_fraction_static: float | None = None,
+                  note: str | None = None) -> SglangPool:
+    """SGLang's pool under report.data["engine"] and as log lines."""
+    dep = result.deployment
+    if dep is not None and dep.pp > 1:
+        raise UsageError("--engine sglang with --pp is not modelled (SGLang sizes each stage's pool and takes the "
+                         "smallest)", "plan one stage with --tp, or use --engine vllm")
+    rest, how, frac = memory_of(result, mem_fraction_static)
+    plan = result.plan
+    got = pool(plan.model, rest_bytes=rest, context_len=context_len, tp=dep.tp if dep else 1,
+               page_size=plan.block_size or 1, mem_fraction_static=frac)
+    notes = ([note] if note else []) + ([how] if how else []) + list(got.notes)
+    if how is not None:
+        notes.append("weights as the checkpoint stores them, split over TP (SGLang's own load layouts, e.g. of "
+                     "MXFP4 experts, are not modelled)")
+    report.data["engine"] = {
+        "name": "sglang",
+        "version": RELEASE,
+        "version_modelled": RELEASE,
+        "architecture": plan.model.architecture,
+        "kv_cache_dtype": got.kv_cache_dtype,
+        "pool": got.cell.kind,
+        "cell_bytes": got.cell.bytes,
+        "kv_memory_bytes": rest,
+        "kv_memory_source": "--kv-memory" if how is None else "predicted from the GPU (SGLang profile model)",
+        "mem_fraction_static": frac,
+        "page_size": got.page_size,
+        "context_len": got.context_len,
+        "max_total_num_tokens": got.max_total_num_tokens,
+        "gpu_kv_cache_tokens": got.max_total_num_tokens,  # the same figure under vLLM's key (tidy rows, fit)
+        "fits": True,  # SGLang refuses to start only with no tokens at all, which raises above
+        "swa_tokens": got.swa_tokens,
+        "max_running_requests": got.max_running_requests,
+        "max_concurrency": round(got.max_concurrency, 6),
+        "concurrent_requests": got.concurrent_requests,
+        "log": got.log_lines(),
+        "notes": notes,
+    }
+    report.lines.append(f"SGLang {RELEASE} (modelled) would log:")
+    report.lines.extend(f"  {line}" for line in got.log_lines())
+    report.lines.append(f"  requests of {context_len:,} tokens held at once: {got.concurrent_requests:,} "
+                        f"({got.max_concurrency:.2f}x)")
+    report.lines.extend(f"  note: {n}" for n in notes)
+    return got
+
+
+__all__ = ["add_to_report", "memory_of"]

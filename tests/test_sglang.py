@@ -1,0 +1,119 @@
+"""SGLang 0.5.9's token pool (kvplan.engines.sglang): every expected figure is worked out by hand from the
+rules read in its sdist (get_cell_size_per_token, profile_max_num_token, init_memory_pool,
+set_num_tokens_hybrid_swa, _handle_gpu_memory_settings) and the models' configs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvplan.engines.sglang import cell, memory_defaults, pool
+from kvplan.errors import UsageError
+from kvplan.sources import load_model
+
+GIB = 2**30
+
+
+@pytest.mark.parametrize("mib,tp,chunked,graph_bs,reserved,fraction", [
+    # H100 SXM (nvidia-smi 81,559 MiB), TP 1: 512 + 8,192 x 1.5 + 256 x 2 + 1/8 x 1,024 = 13,440 MiB
+    (81559, 1, 8192, 256, 13440, 0.835),  # (81,559 - 13,440) / 81,559 = 0.83521
+    # H200 (143,771 MiB), TP 8: 512 + 12,288 + 512 x 2 + 8/8 x 1,024 = 14,848 MiB -> 0.89672
+    (143771, 8, 8192, 512, 14848, 0.897),
+    # RTX 4090 (24,564 MiB), TP 1: 512 + 2,048 x 1.5 + 24 x 2 + 128 = 3,760 MiB -> 0.84693
+    (24564, 1, 2048, 24, 3760, 0.847),
+    # A100 40 GB (40,960 MiB), TP 4: 512 + 4,096 x 1.5 + 160 x 2 + 512 = 7,488 MiB -> 0.81719
+    (40960, 4, 4096, 160, 7488, 0.817),
+])
+def test_default_mem_fraction_static(mib, tp, chunked, graph_bs, reserved, fraction):
+    got = memory_defaults(mib, tp)
+    assert (got.chunked_prefill_size, got.cuda_graph_max_bs, got.reserved_mib, got.mem_fraction_static) == (
+        chunked, graph_bs, reserved, fraction)
+
+
+def test_cell_sizes():
+    llama = load_model("llama-3.1-8b")  # 32 layers, 8 KV heads of 128
+    assert cell(llama).bytes == 8 * (128 + 128) * 32 * 2 == 131_072
+    assert cell(llama, tp=8).bytes == 1 * 256 * 32 * 2
+    assert cell(llama, tp=16).bytes == 1 * 256 * 32 * 2  # at least one head a rank
+    v3 = load_model("deepseek-v3")  # MLA: (kv_lora_rank 512 + rope 64) x 61 layers
+    assert cell(v3, tp=8).bytes == 576 * 61 * 2 == 70_272
+    assert cell(v3, kv_bytes=1).bytes == 35_136
+    # GPT-OSS-120B: a hybrid sliding-window pool, 18 full and 18 sliding layers of 8 KV heads x 64
+    oss = cell(load_model("gpt-oss-120b"))
+    assert (oss.kind, oss.full_layers, oss.swa_layers, oss.full_per_token) == ("hybrid_swa", 18, 18, 8 * 128 * 2)
+    assert oss.bytes == 2048 * 36 == 73_728
+    # Gemma 3 27B is not a hybrid architecture for SGLang: all 62 layers pooled as full attention
+    gemma = cell(load_model("gemma-3-27b"))
+    assert gemma.kind == "mha" and gemma.bytes == 16 * 256 * 62 * 2 == 507_904
+    assert "save nothing" in gemma.notes[0]
+
+
+def test_pool_from_memory():
+    llama = load_model("llama-3.1-8b")
+    got = pool(llama, rest_bytes=50 * GIB, context_len=131072)
+    assert got.max_total_num_tokens == 50 * GIB // 131_072 == 409_600
+    # max_running_requests: min(max(int(409,600 / 131,072 x 512) = 1,600, 2,048), 4,096)
+    assert got.max_running_requests == 2048
+    # the buffers hold one page more: (409,600 + 1) x 8 x 128 x 2 B x 32 layers = 25.0000 GiB each
+    assert got.log_lines()[0] == "KV Cache is allocated. #tokens: 409600, K size: 25.00 GB, V size: 25.00 GB"
+    # a 64-token page rounds down; --max-total-tokens caps first
+    assert pool(llama, rest_bytes=50 * GIB, context_len=8192, page_size=64,
+                max_total_tokens=100_000).max_total_num_tokens == 100_000 // 64 * 64 == 99_968
+    # short requests: int(409,600 / 8,192 x 512) = 25,600, capped at 4,096
+    assert pool(llama, rest_bytes=50 * GIB, context_len=8192).max_running_requests == 4096
+
+
+def test_hybrid_sliding_window_split():
+    got = pool(load_model("gpt-oss-120b"), rest_bytes=50 * GIB, context_len=131072)
+    tokens = 50 * GIB // 73_728
+    assert tokens == 728_177
+    # full = int(tokens x (F x 18 + S x 18) / (F x 18 + 0.8 x S x 18)) with F = S: int(tokens x 2 / 1.8)
+    full = int(tokens * 73_728 / (2048 * 18 + 0.8 * 2048 * 18))
+    assert got.max_total_num_tokens == full == 809_085
+    assert got.swa_tokens == int(full * 0.8) == 647_268
+    assert got.log_lines()[0] == "Use sliding window memory pool. full_layer_tokens=809085, swa_layer_tokens=647268"
+
+
+def test_refusals():
+    with pytest.raises(UsageError, match="recurrent-state layers"):
+        cell(load_model("qwen3-next-80b-a3b"))
+    with pytest.raises(UsageError, match="indexer"):
+        cell(load_model("deepseek-v3.2-exp"))
+    with pytest.raises(UsageError, match="no KV cache tokens"):
+        pool(load_model("llama-3.1-8b"), rest_bytes=-GIB, context_len=8192)
+
+
+def test_estimate_with_sglang(cli):
+    rc, out, err = cli("estimate", "llama-3.1-8b", "--kv-memory", "50GiB", "--context", "8k", "--engine", "sglang",
+                       "--format", "json")
+    assert rc == 0, err
+    engine = json.loads(out)["engine"]
+    assert (engine["name"], engine["version"], engine["max_total_num_tokens"]) == ("sglang", "0.5.9", 409_600)
+    assert engine["kv_memory_source"] == "--kv-memory" and engine["concurrent_requests"] == 409_600 // 8192 == 50
+    # from the GPU: the pool is T0 x mem_fraction_static - weights; the default fraction of an H100 is 0.835
+    rc, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--context", "8k", "--engine", "sglang",
+                       "--format", "json")
+    assert rc == 0, err
+    engine = json.loads(out)["engine"]
+    assert engine["mem_fraction_static"] == 0.835
+    assert engine["max_total_num_tokens"] == engine["kv_memory_bytes"] // 131_072
+    # --min-concurrency is checked on SGLang's pool too: Gemma 3 27B's windows give kvplan's own plan room for
+    # 6 sequences of 32K in 20 GiB, but SGLang pools all 62 layers in full: 20 GiB // 507,904 B = 42,281 tokens,
+    # 1.29 sequences
+    rc, out, err = cli("estimate", "gemma-3-27b", "--kv-memory", "20GiB", "--context", "32k", "--engine", "sglang",
+                       "--min-concurrency", "2")
+    assert 20 * GIB // 507_904 == 42_281
+    assert rc == 1 and "SGLang's pool holds 1.29 sequences" in out
+
+
+@pytest.mark.parametrize("args,message", [
+    (("qwen3-next-80b-a3b", "--kv-memory", "20GiB", "--engine", "sglang"), "recurrent-state"),
+    (("llama-3.1-8b", "--gpu", "h100", "--pp", "2", "--engine", "sglang"), "--pp is not modelled"),
+    (("llama-3.1-8b", "--engine", "sglang@0.4.0"), "SGLang 0.5.9 only"),
+    (("llama-3.1-8b", "--engine", "sglang", "--mtp"), "vLLM setting"),
+    (("llama-3.1-8b", "--engine", "sglang"), "needs the KV memory"),
+])
+def test_bad_sglang_requests_get_one_line(cli, args, message):
+    rc, out, err = cli("estimate", *args)
+    assert rc == 2 and message in err and len(err.strip().splitlines()) == 1
