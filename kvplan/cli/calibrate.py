@@ -23,10 +23,14 @@ def calibrate_command(
     prefix_caching: Annotated[Optional[str], typer.Option("--prefix-caching", help="on or off: the server's --enable-prefix-caching, when the log does not print it (hybrid models' state pages depend on it).")] = None,
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU kind (see 'kvplan gpus'), when the log does not print it: predicts the available KV memory.")] = None,
     tp: Annotated[Optional[int], typer.Option("--tp", help="Tensor-parallel size, when the log does not print it.")] = None,
+    mem_fraction_static: Annotated[Optional[float], typer.Option("--mem-fraction-static", help="An SGLang log's mem_fraction_static, when it does not print its server_args.")] = None,
     set_: SetOpt = None,
     fmt: FormatOpt = "table",
 ) -> None:
-    """Reproduce every figure of a vLLM start-up log and print predicted vs logged.
+    """Reproduce every figure of a vLLM (or SGLang) start-up log and print predicted vs logged.
+
+    An SGLang log (its 'Load weight end.' and 'KV Cache is allocated.' lines) is reproduced with
+    SGLang 0.5.9's pool rules (docs/sglang.md): the tokens, the K/V sizes, max_running_requests.
 
     When the log has vLLM's profile breakdown ("Free memory on device ... Actual usage is ..."),
     each profile term (weights, peak activation, non-torch, CUDA graphs) is shown beside kvplan's.
@@ -39,14 +43,43 @@ def calibrate_command(
 
       kvplan calibrate server.log --model llama-3.1-8b --as-version 0.11
     """
+    from ..engines.sglang_log import sniff
     from ..engines.vllm_calibrate import calibrate_workflow
 
     check_format(fmt)
+    if sniff(log):
+        _sglang(log, model, tp, mem_fraction_static, fmt, version=version, kv_dtype=kv_dtype,
+                max_model_len=max_model_len, block_size=block_size, as_version=what_if_version,
+                spec_tokens=spec_tokens, draft_model=draft_model, prefix_caching=prefix_caching, gpu=gpu, set_=set_)
+        return
+    if mem_fraction_static is not None:
+        from ..errors import UsageError
+
+        raise UsageError("--mem-fraction-static is for SGLang logs; this log reads as vLLM's")
     report, problem = calibrate_workflow(log, model=model, version=version, kv_dtype=kv_dtype,
                                          max_model_len=max_model_len, block_size=block_size,
                                          as_version=what_if_version, overrides=set_ or [], tp=tp, gpu=gpu,
                                          speculative_tokens=spec_tokens, prefix_caching=prefix_caching,
                                          draft_model=draft_model)
+    from ..reports import tidy
+
+    report.tidy = tidy.calibrate(report.data)
+    emit(report, fmt)
+    if problem is not None:
+        raise problem
+
+
+def _sglang(log, model, tp, mem_fraction_static, fmt, **vllm_only) -> None:
+    """An SGLang log: its reproduction (the vLLM what-ifs and settings do not apply)."""
+    from ..engines.sglang_calibrate import calibrate_workflow
+    from ..errors import UsageError
+
+    given = [name for name, value in vllm_only.items() if value not in (None, [], ())]
+    if given:
+        flag = "--" + given[0].replace("_", "-").replace("as-version", "as-version").rstrip("-")
+        raise UsageError(f"{flag} is a vLLM calibrate option; this log reads as SGLang's",
+                         "SGLang logs take --model, --tp and --mem-fraction-static")
+    report, problem = calibrate_workflow(log, model=model, tp=tp, mem_fraction_static=mem_fraction_static)
     from ..reports import tidy
 
     report.tidy = tidy.calibrate(report.data)

@@ -1,0 +1,214 @@
+"""`kvplan calibrate LOG` for an SGLang start-up log: reproduce its pool with kvplan.engines.sglang.
+
+From the log (kvplan.engines.sglang_log): A, the free memory after the weights load ("Load weight end.
+... avail mem="), T0, the free memory before it ("Load weight begin. avail mem=", else A + the load's "mem
+usage"), mem_fraction_static (server_args, else --mem-fraction-static), TP, the KV dtype and page size.
+Figures, each with the log's own rounding (two decimals of GiB):
+
+- the pool's tokens, int((A - T0 x (1 - mem_fraction_static)) x 2**30) // cell, within the interval the
+  printed A and T0 allow; at TP > 1 SGLang sizes from the smallest rank's free memory while the log prints
+  rank 0's, so a small shortfall is the other ranks';
+- K and V size (MLA: KV size) from the logged tokens: (tokens + page) x the cell's share, which checks
+  the cell alone;
+- max_running_requests from the logged tokens and context_len, by 0.5.9's rule (releases up to at least
+  0.4.3.post4 logged one more: ReqToTokenPool(size=max_num_reqs + 1); 0.4.9 logs max_num_reqs);
+- without a mem_fraction_static, the one the logged tokens imply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import KvplanError, UsageError
+from ..render import Report, Table
+from .sglang import RELEASE, cell, kv_dtype_bytes
+from .sglang_log import SglangLog, read
+
+GIB = 2**30
+HALF_CENT = 0.005  # a figure printed with two decimals
+
+
+@dataclass
+class Figure:  # the same fields as vLLM's calibrate figures (kvplan.reports.tidy.calibrate reads them)
+    name: str
+    logged: str
+    predicted: str
+    deviation_pct: float | None
+    within_rounding: bool | None
+    explanation: str = ""
+    kind: str = "reproduction"
+
+
+@dataclass
+class SglangCalibration:
+    log: SglangLog
+    model_alias: str | None = None
+    figures: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    problem: KvplanError | None = None
+
+
+def _pct(logged: float, predicted: float) -> float | None:
+    return None if not logged else round(100 * (predicted - logged) / logged, 4)
+
+
+def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None,
+              mem_fraction_static: float | None = None) -> SglangCalibration:
+    from ..sources import load_model
+    from .vllm_calibrate import hub_cache_id, match_bundled
+
+    cal = SglangCalibration(log)
+    if log.read_nothing:
+        cal.problem = UsageError(f"{log.path}: no SGLang memory lines ('Load weight end.', 'KV Cache is allocated.', "
+                                 "'max_total_num_tokens=') were found", "give the server's start-up log as it printed it")
+        return cal
+    name = model or match_bundled(log.args.get("model_path")) or (
+        hub_cache_id(log.args["model_path"]) if log.args.get("model_path") else None)
+    if name is None:
+        cal.problem = UsageError(f"{log.path}: the log names no model kvplan can read", "give --model NAME or CONFIG")
+        return cal
+    try:
+        spec = load_model(name)
+    except KvplanError as exc:
+        cal.problem = UsageError(f"{log.path}: model {name}: {exc.message}", "give --model NAME or CONFIG")
+        return cal
+    cal.model_alias = name
+    tp = tp or log.tp or 1
+    page = log.args.get("page_size") or 1
+    try:
+        dtype = log.args.get("kv_cache_dtype")
+        _, kv_bytes = kv_dtype_bytes(spec, None if dtype in (None, "auto") else dtype)
+        c = cell(spec, tp, kv_bytes)
+    except KvplanError as exc:
+        cal.problem = exc
+        return cal
+    cal.notes.append(f"{spec.name} at TP {tp}: {c.bytes:,} B per token in SGLang's pool ({c.kind})")
+    _sizes(cal, c, page)
+    _tokens(cal, c, page, mem_fraction_static)
+    _requests(cal)
+    return cal
+
+
+def _sizes(cal: SglangCalibration, c, page: int) -> None:
+    """K / V (MLA: KV) size of the logged tokens: checks the cell."""
+    log = cal.log
+    line = log.full_kv
+    tokens = log.pool_tokens
+    if line is None or tokens is None or c.kind == "hybrid_swa":
+        return
+    total = (tokens + page) * c.bytes
+    if line[3] is not None:
+        pairs = [("KV size", line[3], total)]
+    else:
+        k = (tokens + page) * c.k_per_token
+        pairs = [("K size", line[1], k), ("V size", line[2], total - k)]
+    for label, logged, predicted in pairs:
+        gib = predicted / GIB
+        cal.figures.append(Figure(f"{label} (GB) of {tokens:,} tokens", f"{logged:.2f}", f"{gib:.4f}",
+                                  _pct(logged, gib), abs(gib - logged) <= HALF_CENT,
+                                  f"({tokens:,} + page {page}) x {predicted // (tokens + page):,} B"))
+
+
+def _tokens(cal: SglangCalibration, c, page: int, given: float | None) -> None:
+    log = cal.log
+    a = log.min_load_end_avail_gib
+    logged = log.pool_tokens
+    if a is None or logged is None or c.kind == "hybrid_swa":
+        return  # a hybrid pool's split is kvplan.engines.sglang.pool's; its tokens are not checked here
+    ranks = len(log.end_by_rank)
+    if log.min_load_begin_avail_gib is not None:
+        t0, t0_err, t0_from = log.min_load_begin_avail_gib, HALF_CENT, "'Load weight begin. avail mem'"
+    elif log.min_t0_from_usage_gib is not None:
+        t0, t0_err, t0_from = log.min_t0_from_usage_gib, 2 * HALF_CENT, "'Load weight end.' avail mem + mem usage"
+    else:
+        return
+    if ranks > 1:
+        t0_from += f", A and T0 the smallest of the {ranks} ranks the log prints"
+    frac = log.args.get("mem_fraction_static") if log.args.get("mem_fraction_static") is not None else given
+    if frac is None:
+        rest = logged * c.bytes / GIB
+        implied = 1 - (a - rest) / t0
+        cal.figures.append(Figure("mem_fraction_static (implied by the tokens)", "not printed", f"{implied:.3f}", None,
+                                  None, f"1 - (A {a:.2f} - {rest:.3f} GiB of pool) / T0 {t0:.2f}", kind="prediction"))
+        cal.notes.append("the log prints no mem_fraction_static (server_args): give --mem-fraction-static to "
+                         "reproduce the tokens")
+        return
+
+    def tokens(a_gib: float, t0_gib: float) -> int:
+        rest = a_gib - t0_gib * (1 - frac)
+        return int(rest * GIB) // c.bytes // page * page
+
+    predicted = tokens(a, t0)
+    low, high = tokens(a - HALF_CENT, t0 + t0_err), tokens(a + HALF_CENT, t0 - t0_err)
+    within = low <= logged <= high
+    why = (f"int((A {a:.2f} - T0 {t0:.2f} x (1 - {frac:g})) x 2^30) // {c.bytes:,} B; T0 from {t0_from}; the "
+           f"printed figures allow {low:,}-{high:,}")
+    if not within and (log.tp or 1) > ranks and logged < low:
+        why += ("; at TP > 1 SGLang sizes from the smallest rank's free memory, and the log prints "
+                f"{ranks or 1} of {log.tp} ranks")
+    cal.figures.append(Figure("max_total_num_tokens", f"{logged:,}", f"{predicted:,}", _pct(logged, predicted),
+                              within, why))
+
+
+def _requests(cal: SglangCalibration) -> None:
+    log = cal.log
+    if log.max_running_requests is None or log.max_total_num_tokens is None or not log.context_len:
+        return
+    if log.args.get("max_running_requests") is not None:
+        return  # given on the command line
+    predicted = min(max(int(log.max_total_num_tokens / log.context_len * 512), 2048), 4096)
+    why = f"min(max(int({log.max_total_num_tokens:,} / {log.context_len:,} x 512), 2048), 4096)"
+    if log.max_running_requests == predicted + 1:
+        why += ("; the log's one more is an older release's (up to at least 0.4.3.post4: "
+                "ReqToTokenPool(size=max_num_reqs + 1))")
+    cal.figures.append(Figure("max_running_requests", f"{log.max_running_requests:,}", f"{predicted:,}",
+                              _pct(log.max_running_requests, predicted),
+                              log.max_running_requests in (predicted, predicted + 1), why))
+
+
+def build_report(cal: SglangCalibration) -> Report:
+    log = cal.log
+    read_ = {"model_path": log.args.get("model_path"), "architecture": log.architecture, "tp": log.tp,
+             "mem_fraction_static": log.args.get("mem_fraction_static"), "kv_cache_dtype": log.args.get("kv_cache_dtype"),
+             "page_size": log.args.get("page_size"), "load_begin_avail_gib": log.load_begin_avail_gib,
+             "load_end_avail_gib": log.load_end_avail_gib, "load_usage_gib": log.load_usage_gib,
+             "max_total_num_tokens": log.pool_tokens, "max_running_requests": log.max_running_requests,
+             "context_len": log.context_len, "swa_tokens": log.swa_tokens, "pool_end_avail_gib": log.pool_end_avail_gib}
+    data = {
+        "log": {"path": log.path, "engine": "sglang", **read_},
+        "model": cal.model_alias,
+        "engine": {"name": "sglang", "version": RELEASE},
+        "figures": [f.__dict__ for f in cal.figures],
+        "reproduced": (all(f.within_rounding for f in cal.figures if f.kind == "reproduction")
+                       if any(f.kind == "reproduction" for f in cal.figures) else False),
+        "notes": cal.notes,
+        "problem": cal.problem.one_line() if cal.problem else None,
+    }
+    report = Report(data)
+    report.headline = (f"SGLang start-up log {log.path}: {cal.model_alias or log.args.get('model_path') or 'model unknown'}, "
+                       f"rules of SGLang {RELEASE}")
+    shown = [[k.replace("_", " "), f"{v:g}" if isinstance(v, float) else v] for k, v in read_.items() if v is not None]
+    report.tables.append(Table("read from the log", ["setting", "value"], shown))
+    if cal.figures:
+        rows = [[f.name, f.logged, f.predicted, "" if f.deviation_pct is None else f"{f.deviation_pct:+.3f}%",
+                 {True: "yes", False: "NO", None: "(prediction)"}[f.within_rounding], f.explanation]
+                for f in cal.figures]
+        report.tables.append(Table("logged vs kvplan", ["figure", "logged", "kvplan", "deviation", "within rounding",
+                                                        "why"], rows))
+    report.lines.extend(f"note: {n}" for n in cal.notes)
+    return report
+
+
+def calibrate_workflow(path: str, *, model=None, tp=None, mem_fraction_static=None) -> tuple[Report, KvplanError | None]:
+    if mem_fraction_static is not None and not 0 < mem_fraction_static < 1:
+        raise UsageError(f"--mem-fraction-static {mem_fraction_static}: give a fraction between 0 and 1")
+    if tp is not None and tp < 1:
+        raise UsageError(f"--tp {tp}: must be at least 1")
+    log = read(path)
+    cal = calibrate(log, model=model, tp=tp, mem_fraction_static=mem_fraction_static)
+    if log.read_nothing and cal.problem is not None:
+        raise cal.problem
+    return build_report(cal), cal.problem
+
+
+__all__ = ["calibrate", "calibrate_workflow", "build_report", "SglangCalibration"]

@@ -1,0 +1,211 @@
+"""Read an SGLang server's start-up log: the settings and the memory figures its pool is sized from.
+
+The lines (sglang 0.4.x-0.5.9, model_executor/model_runner.py, mem_cache/memory_pool.py,
+managers/scheduler.py), each possibly behind a "[time TPn]" or "[time DPm TPn]" prefix:
+
+    server_args=ServerArgs(model_path='...', ..., tp_size=8, mem_fraction_static=0.831, ...)
+    Init torch distributed ends. [elapsed=..., ]mem usage=1.25 GB
+    Load weight begin. avail mem=77.43 GB
+    Load weight end. [elapsed=..., ]type=Grok1ForCausalLM, dtype=torch.bfloat16, avail mem=40.69 GB[, mem usage=36.73 GB].
+    Use sliding window memory pool. full_layer_tokens=F, swa_layer_tokens=S
+    KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB     (MLA: KV size: X GB; before ~0.4.5 no #tokens)
+    Memory pool end. avail mem=11.22 GB
+    max_total_num_tokens=N, [chunked_prefill_size=C, ]max_prefill_tokens=P, max_running_requests=R, context_len=L[, ...]
+
+Figures are rank 0's where ranks print their own (TP0, else the first seen). GB in these lines is 2**30 B.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+
+LOG_HEAD_BYTES = 64 * 1024**2
+_NUM = r"(-?\d+(?:\.\d+)?)"
+_RANK = re.compile(r"\[[^\]]*?\bTP(\d+)\]")
+_PATTERNS = {
+    "init_usage_gib": re.compile(r"Init torch distributed ends\..*?mem usage=" + _NUM + " GB"),
+    "load_begin_avail_gib": re.compile(r"Load weight begin\. avail mem=" + _NUM + " GB"),
+    "load_end": re.compile(r"Load weight end\..*?type=(\w+).*?avail mem=" + _NUM + r" GB(?:, mem usage=" + _NUM + " GB)?"),
+    "swa": re.compile(r"Use sliding window memory pool\. full_layer_tokens=(\d+), swa_layer_tokens=(\d+)"),
+    "kv": re.compile(r"KV Cache is allocated\.(?: #tokens: (\d+),)? (?:K size: " + _NUM + r" GB, V size: " + _NUM
+                     + r" GB|KV size: " + _NUM + " GB)"),
+    "pool_end_avail_gib": re.compile(r"Memory pool end\. avail mem=" + _NUM + " GB"),
+    "max_total": re.compile(r"max_total_num_tokens=(\d+),.*?max_running_requests=(\d+), context_len=(\d+)"),
+}
+_ARGS = {  # server_args fields read: name -> (pattern of the value, type)
+    "model_path": (r"'([^']*)'", str), "tp_size": (r"(\d+)", int), "pp_size": (r"(\d+)", int),
+    "dp_size": (r"(\d+)", int), "mem_fraction_static": (r"([0-9.]+)", float), "kv_cache_dtype": (r"'([^']*)'", str),
+    "page_size": (r"(\d+|None)", int), "context_length": (r"(\d+|None)", int),
+    "max_running_requests": (r"(\d+|None)", int), "max_total_tokens": (r"(\d+|None)", int),
+    "chunked_prefill_size": (r"(-?\d+|None)", int), "enable_dp_attention": (r"(True|False)", str),
+    "speculative_algorithm": (r"('[^']*'|None)", str), "disable_hybrid_swa_memory": (r"(True|False)", str),
+}
+
+
+@dataclass
+class SglangLog:
+    path: str
+    args: dict = field(default_factory=dict)  # server_args fields as read (None where the log says None)
+    ranks: set = field(default_factory=set)
+    init_usage_gib: float | None = None
+    load_begin_avail_gib: float | None = None
+    load_end_avail_gib: float | None = None
+    load_usage_gib: float | None = None
+    architecture: str | None = None
+    # the KV lines of one rank, in order: (#tokens or None, K GiB, V GiB, KV GiB); a hybrid pool logs its
+    # sliding pool's, then its full pool's
+    kv_lines: list = field(default_factory=list)
+    full_tokens: int | None = None
+    swa_tokens: int | None = None
+    pool_end_avail_gib: float | None = None
+    max_total_num_tokens: int | None = None
+    max_running_requests: int | None = None
+    context_len: int | None = None
+    head_only_bytes: int | None = None
+    # every rank's free memory before and after the load: SGLang sizes from the smallest (min over ranks)
+    begin_by_rank: dict = field(default_factory=dict)
+    end_by_rank: dict = field(default_factory=dict)  # rank -> (avail, usage or None)
+
+    @property
+    def tp(self) -> int | None:
+        return self.args.get("tp_size") or (max(self.ranks) + 1 if self.ranks else None)
+
+    @property
+    def min_load_end_avail_gib(self) -> float | None:
+        """A: the smallest rank's free memory after the load (the profile takes the minimum over ranks)."""
+        return min(a for a, _ in self.end_by_rank.values()) if self.end_by_rank else self.load_end_avail_gib
+
+    @property
+    def min_load_begin_avail_gib(self) -> float | None:
+        """T0 read from 'Load weight begin': the smallest rank's."""
+        return min(self.begin_by_rank.values()) if self.begin_by_rank else self.load_begin_avail_gib
+
+    @property
+    def min_t0_from_usage_gib(self) -> float | None:
+        """T0 as each rank's free memory after the load plus what the load took, the smallest."""
+        values = [a + u for a, u in self.end_by_rank.values() if u is not None]
+        return min(values) if values else None
+
+    @property
+    def full_kv(self) -> tuple | None:
+        """The full pool's KV line (the last one a rank prints)."""
+        return self.kv_lines[-1] if self.kv_lines else None
+
+    @property
+    def pool_tokens(self) -> int | None:
+        """The pool's tokens (the full layers' in a hybrid pool): the max_total line's, else the KV line's."""
+        if self.max_total_num_tokens is not None:
+            return self.max_total_num_tokens
+        return self.full_kv[0] if self.full_kv else None
+
+    @property
+    def read_nothing(self) -> bool:
+        return self.load_end_avail_gib is None and self.pool_tokens is None and not self.kv_lines
+
+
+def is_sglang(text: str) -> bool:
+    """Whether a log is SGLang's (its memory lines or its ServerArgs), not vLLM's."""
+    return bool(re.search(r"KV Cache is allocated\.|Load weight end\. |server_args=ServerArgs\(|"
+                          r"max_total_num_tokens=\d+", text))
+
+
+def parse(text: str, path: str = "-") -> SglangLog:
+    log = SglangLog(path)
+    seen: dict[str, int] = {}  # figure -> the rank it was read from (rank 0 wins)
+    kv_rank = None
+    for line in text.splitlines():
+        rank_match = _RANK.search(line)
+        rank = int(rank_match.group(1)) if rank_match else 0
+        if rank_match:
+            log.ranks.add(rank)
+        if "server_args=ServerArgs(" in line and not log.args:
+            log.args = _server_args(line)
+            continue
+        for name, pattern in _PATTERNS.items():
+            m = pattern.search(line)
+            if m is not None and name == "load_begin_avail_gib":
+                log.begin_by_rank.setdefault(rank, float(m.group(1)))
+            elif m is not None and name == "load_end":
+                log.end_by_rank.setdefault(rank, (float(m.group(2)), float(m.group(3)) if m.group(3) else None))
+            if m is not None and name == "kv":  # every KV line of the lowest rank
+                if kv_rank is None or rank < kv_rank:
+                    kv_rank, log.kv_lines = rank, []
+                if rank == kv_rank:
+                    log.kv_lines.append(_kv(m))
+                continue
+            if m is None or (name in seen and seen[name] <= rank):
+                continue
+            seen[name] = rank
+            _store(log, name, m)
+    return log
+
+
+def _store(log: SglangLog, name: str, m: re.Match) -> None:
+    if name in ("init_usage_gib", "load_begin_avail_gib", "pool_end_avail_gib"):
+        setattr(log, name, float(m.group(1)))
+    elif name == "load_end":
+        log.architecture, log.load_end_avail_gib = m.group(1), float(m.group(2))
+        log.load_usage_gib = float(m.group(3)) if m.group(3) else None
+    elif name == "swa":
+        log.full_tokens, log.swa_tokens = int(m.group(1)), int(m.group(2))
+    elif name == "max_total":
+        log.max_total_num_tokens, log.max_running_requests, log.context_len = map(int, m.groups())
+
+
+def _kv(m: re.Match) -> tuple:
+    tokens = int(m.group(1)) if m.group(1) else None
+    if m.group(4) is not None:
+        return tokens, None, None, float(m.group(4))
+    return tokens, float(m.group(2)), float(m.group(3)), None
+
+
+def _server_args(line: str) -> dict:
+    out = {}
+    for name, (value, kind) in _ARGS.items():
+        m = re.search(r"[(, ]" + name + "=" + value, line)
+        if m is None:
+            continue
+        raw = m.group(1)
+        if raw == "None":
+            out[name] = None
+        elif kind is str:
+            out[name] = raw.strip("'")
+        else:
+            out[name] = kind(raw)
+    return out
+
+
+def sniff(path: str) -> bool:
+    """Whether the file at path reads as an SGLang log (False when it cannot be read: the vLLM reader then
+    says why)."""
+    import os
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as handle:
+            return is_sglang(handle.read(LOG_HEAD_BYTES).decode("utf-8", errors="replace"))
+    except OSError:
+        return False
+
+
+def read(path: str) -> SglangLog:
+    from ..files import regular_file_size
+
+    size = regular_file_size(path, "a log file", UsageError)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(LOG_HEAD_BYTES)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    log = parse(data.decode("utf-8", errors="replace"), path)
+    if size > LOG_HEAD_BYTES:
+        log.head_only_bytes = LOG_HEAD_BYTES
+    return log
+
+
+__all__ = ["SglangLog", "is_sglang", "parse", "read", "sniff"]
