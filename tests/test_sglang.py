@@ -117,3 +117,26 @@ def test_estimate_with_sglang(cli):
 def test_bad_sglang_requests_get_one_line(cli, args, message):
     rc, out, err = cli("estimate", *args)
     assert rc == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_fit_under_sglang(cli):
+    # Gemma 3 27B, 16 requests of 32K on H100s: kvplan's own plan (windows kept) needs 2 GPUs, but SGLang pools
+    # all 62 layers in full, so its check pushes the answer to 8; the estimate command reproduces its figure
+    def fit(*extra):
+        rc, out, err = cli("fit", "gemma-3-27b", "--context", "32k", "-n", "16", "--gpu", "h100", "--top", "1",
+                           "--format", "json", *extra)
+        assert rc == 0, err
+        return json.loads(out)
+
+    ideal, sglang = fit(), fit("--engine", "sglang")
+    assert (ideal["options"][0]["tp"], ideal["options"][0]["pp"]) == (2, 1)
+    first = sglang["options"][0]
+    assert sglang["engine"]["name"] == "sglang" and (first["gpus"], first["tp"]) == (8, 8)
+    command = first["estimate_command"].split()
+    assert "--mem-util" not in command  # SGLang's own mem_fraction_static for the card, as fit used
+    rc, out, err = cli(*command[1:], "--format", "json")
+    assert rc == 0, err
+    assert json.loads(out)["engine"]["max_concurrency"] == first["engine_max_concurrency"]
+    # --mem-util given: SGLang's fraction too, and the command carries it
+    given = fit("--engine", "sglang", "--mem-util", "0.85")["options"][0]["estimate_command"]
+    assert "--mem-util 0.85" in given

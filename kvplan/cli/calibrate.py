@@ -11,7 +11,7 @@ from .options import FormatOpt, SetOpt
 
 
 def calibrate_command(
-    log: Annotated[str, typer.Argument(help="A vLLM start-up log (the server's output up to 'Application startup complete').")],
+    log: Annotated[str, typer.Argument(help="A vLLM or SGLang start-up log (the server's output up to 'Application startup complete').")],
     model: Annotated[Optional[str], typer.Option("--model", "-m", help="The model, when the log's name is not bundled and cannot be read as a Hub id or a local folder from here: a bundled name, a config.json or a Hub id.")] = None,
     version: Annotated[Optional[str], typer.Option("--version", help="vLLM release whose rules reproduce the log (default: the version the log prints).")] = None,
     kv_dtype: Annotated[Optional[str], typer.Option("--kv-dtype", "-t", help="What-if: another vLLM --kv-cache-dtype (fp8, fp8_e5m2, int8_per_token_head, ...).")] = None,

@@ -60,13 +60,17 @@ def _weights_per_gpu(result) -> int:
     return -(-total // (dep.tp * dep.pp))
 
 
+def refuse_pp(dep) -> None:
+    if dep is not None and dep.pp > 1:
+        raise UsageError("--engine sglang with --pp is not modelled (SGLang sizes each stage's pool and takes the "
+                         "smallest)", "plan one stage with --tp, or use --engine vllm")
+
+
 def add_to_report(report: Report, result, context_len: int, *, mem_fraction_static: float | None = None,
                   note: str | None = None) -> SglangPool:
     """SGLang's pool under report.data["engine"] and as log lines."""
     dep = result.deployment
-    if dep is not None and dep.pp > 1:
-        raise UsageError("--engine sglang with --pp is not modelled (SGLang sizes each stage's pool and takes the "
-                         "smallest)", "plan one stage with --tp, or use --engine vllm")
+    refuse_pp(dep)
     rest, how, frac = memory_of(result, mem_fraction_static)
     plan = result.plan
     got = pool(plan.model, rest_bytes=rest, context_len=context_len, tp=dep.tp if dep else 1,
@@ -106,4 +110,4 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     return got
 
 
-__all__ = ["add_to_report", "memory_of"]
+__all__ = ["add_to_report", "memory_of", "refuse_pp"]

@@ -349,8 +349,7 @@ def parse_engine(engine: str) -> tuple[str, VllmRules | None, str | None]:
     name, _, version = engine.partition("@")
     name = name.strip().lower()
     if name == "sglang":
-        raise UsageError(f"--engine {engine!r}: SGLang is modelled in `kvplan estimate` only",
-                         "use --engine ideal or vllm here, or check a deployment with kvplan estimate --engine sglang")
+        raise UsageError(f"--engine {engine!r}: SGLang has no vLLM rules here", "use --engine vllm[@VERSION]")
     if name not in ("ideal", "vllm"):
         raise UsageError(f"--engine {engine!r} is not one of ideal, vllm, vllm@VERSION, sglang")
     if name == "ideal":

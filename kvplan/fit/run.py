@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..capacity.hardware import DEFAULT_MEM_UTIL
 from ..errors import BudgetExceeded, UsageError
 from ..render import Report
 from ..units import check_number, parse_positive_int, parse_size, parse_tokens
@@ -20,6 +21,8 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
                          num_speculative_tokens: int | None = None) -> FitRequest:
     if objective not in OBJECTIVES:
         raise UsageError(f"--objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
+    mem_util_given = mem_util is not None
+    mem_util = DEFAULT_MEM_UTIL if mem_util is None else mem_util
     if not 0 < mem_util <= 1:
         raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
     check_number(max_kv_gib, "--max-kv-gib", strict=True)
@@ -35,6 +38,7 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
         concurrency=parse_positive_int(concurrency, "--concurrency"), gpus=tuple(parse_gpus(gpu)),
         max_gpus=gpus_most, allowed=tuple(split_allow(allow)), kv_dtypes=dtypes,
         engine=engine, speculation=Speculation.parse(mtp, draft_model, num_speculative_tokens), objective=objective, quality_first=quality_first, mem_util=mem_util,
+        mem_util_given=mem_util_given,
         reserve_bytes=parse_size(reserve, "--reserve") if str(reserve) != "0" else 0, weights=weights,
         max_kv_gib=max_kv_gib, max_decode_ms=max_decode_ms, prices=parse_prices(prices), overrides=tuple(overrides or ()),
         revision=revision)
@@ -51,15 +55,16 @@ def nothing_meets(result: FitResult) -> BudgetExceeded:
         from .search import rank_key
 
         first = min(refused, key=lambda c: rank_key(c, result.request.objective, result.request.quality_first))
-        return BudgetExceeded(f"{searched}; {len(refused):,} meet the planner's budgets but vLLM would not start them, "
-                              f"e.g. {first.label()}: {first.reason.removeprefix('vLLM would not start: ')}")
+        engine = result.engine_label
+        return BudgetExceeded(f"{searched}; {len(refused):,} meet the planner's budgets but {engine} would not start "
+                              f"them, e.g. {first.label()}: {first.reason.removeprefix(f'{engine} would not start: ')}")
     if best is None:
         return BudgetExceeded(searched + " (no valid TP/PP split of the model within --max-gpus)",
                               "raise --max-gpus or add GPU kinds")
     from .search import _miss_text
 
     misses = "; ".join(
-        _miss_text(*m) if m[0] != "weights" else
+        _miss_text(*m, result.engine_label) if m[0] != "weights" else
         f"weights + reserve {m[1]:,.2f} GiB per GPU exceed the usable {m[2]:,.2f} GiB by {m[1] - m[2]:,.2f} GiB"
         for m in best.misses)
     return BudgetExceeded(f"{searched}; closest: {best.label()}: {misses}",

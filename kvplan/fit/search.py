@@ -46,11 +46,12 @@ class FitRequest:
     allowed: tuple[str, ...] = ()  # technique specs the search may add
     kv_dtypes: tuple[str, ...] = ("auto", "fp8")
     base_techniques: tuple[str, ...] = ()  # applied to every option (a scenario's own list)
-    engine: str = "ideal"  # ideal | vllm | vllm@VERSION
+    engine: str = "ideal"  # ideal | vllm | vllm@VERSION | sglang
     speculation: object = None  # request.Speculation under vLLM: a draft's cache in the pool (engines.vllm_speculative)
     objective: str = "gpus"
     quality_first: bool = True  # options without caveats rank before cheaper ones with caveats
     mem_util: float = 0.9
+    mem_util_given: bool = False  # --mem-util given: under SGLang also its mem_fraction_static (else SGLang's default)
     reserve_bytes: int = 2 * GIB
     weights: str = "auto"
     max_kv_gib: float | None = None
@@ -123,11 +124,15 @@ class FitResult:
     model_name: str
     options: list[Candidate]  # passing, ranked best first, verified
     candidates: list[Candidate]  # the whole screened grid
-    rules_version: str | None
+    rules_version: str | None  # the engine's release (vLLM's rules, SGLang's modelled release); None: ideal
     dropped: list[tuple[Candidate, str]]  # screened ok but the evaluation disagreed (should stay empty)
     skipped_sets: list[tuple[str, str]]  # (technique set, why it cannot apply to the model)
     engine: object = None
     record: object = None
+
+    @property
+    def engine_label(self) -> str:
+        return "SGLang" if self.engine is not None and self.engine.name == "sglang" else "vLLM"
 
     def check_engine(self, c: Candidate) -> None:
         check_engine(self.request, self.engine, c, self.record)
@@ -169,7 +174,7 @@ def _ranked(req: FitRequest, engine: "_Engine", record, passing: list[Candidate]
         return rank_key(c, req.objective, req.quality_first)
 
     order = sorted(passing, key=key)
-    if not engine.on:
+    if not engine.checks:
         return order
     kept: list[Candidate] = []
     for c in order:
@@ -195,10 +200,18 @@ def objective_value(c: Candidate, objective: str) -> float:
 class _Engine:
     """vLLM's accounting for the screen, cached per (plan, split, batched tokens)."""
 
-    def __init__(self, engine: str, tokens: int, speculation=None):
+    def __init__(self, engine: str, tokens: int, speculation=None, mem_fraction_static: float | None = None):
         from ..engines.vllm_rules import parse_engine
 
-        self.name, self.rules, self.note = parse_engine(engine)
+        if engine.partition("@")[0].strip().lower() == "sglang":
+            from ..request import _sglang_release
+
+            self.name, self.rules, self.note = "sglang", None, None
+            self.release = _sglang_release(engine)
+        else:
+            self.name, self.rules, self.note = parse_engine(engine)
+            self.release = self.rules.version if self.rules is not None else None
+        self.mem_fraction_static = mem_fraction_static  # SGLang's, when --mem-util was given
         if speculation is not None and self.name != "vllm":
             raise UsageError(f"{speculation.flag} is a vLLM setting: it needs --engine vllm (or vllm@VERSION)")
         self.speculation = speculation
@@ -210,10 +223,22 @@ class _Engine:
 
     @property
     def on(self) -> bool:
+        """vLLM's accounting."""
         return self.name == "vllm"
 
+    @property
+    def checks(self) -> bool:
+        """An engine's own accounting checks the candidates (vLLM's or SGLang's)."""
+        return self.name in ("vllm", "sglang")
+
+    @property
+    def label(self) -> str:
+        return "SGLang" if self.name == "sglang" else "vLLM"
+
     def concurrency(self, plan, deployment: Deployment, key) -> float:
-        """vLLM's max concurrency for `plan` on `deployment` (raises KvplanError when vLLM would refuse)."""
+        """The engine's max concurrency for `plan` on `deployment` (raises KvplanError when it would refuse)."""
+        if self.name == "sglang":
+            return self._sglang_concurrency(plan, deployment, key)
         from ..engines.vllm import default_max_num_batched_tokens, simulate
         from ..engines.vllm_report import kv_memory_of
 
@@ -236,6 +261,25 @@ class _Engine:
                 hybrid_manager=plan.offload is None, rules=self.rules, allow_long_max_model_len=self.allow_long,
                 draft_layers=drafts, num_speculative_tokens=tokens, draft_model=draft)
         return (kv_memory // pool.bytes_per_block) / pool.blocks_per_request
+
+    def _sglang_concurrency(self, plan, deployment: Deployment, key) -> float:
+        """SGLang's requests of the context its pool holds (kvplan.engines.sglang), the pool sized as
+        `kvplan estimate --engine sglang` sizes it."""
+        from ..engines.sglang import pool
+        from ..engines.sglang_report import memory_of, refuse_pp
+
+        refuse_pp(deployment)
+        memory_key = (deployment.gpu.name, deployment.tp, deployment.pp)
+        rest = self._memory.get(memory_key)
+        if rest is None:
+            rest, _, _ = memory_of(SimpleNamespace(deployment=deployment, plan=plan, weights=deployment.weights),
+                                   self.mem_fraction_static)
+            self._memory[memory_key] = rest
+        got = self._pools.get(key)
+        if got is None:
+            got = self._pools[key] = pool(plan.model, rest_bytes=rest, context_len=self.tokens, tp=deployment.tp,
+                                          page_size=plan.block_size or 1)
+        return got.max_concurrency
 
 
 @dataclass
@@ -316,13 +360,13 @@ def _fit(stage: _Stage, usable: int) -> int:
     return int(usable // stage.unique) if stage.unique else 0
 
 
-def _miss_text(name: str, actual: float, limit: float) -> str:
+def _miss_text(name: str, actual: float, limit: float, engine: str = "vLLM") -> str:
     if name == "concurrency":
         return f"pool too small: {actual:,.0f} sequences fit, {limit - actual:,.0f} short of {limit:,.0f}"
     if name == "kv":
         return f"KV per GPU {actual:,.2f} GiB is {actual - limit:,.2f} GiB above the budget {limit:,.2f} GiB"
     if name == "engine":
-        return f"vLLM's pool holds {actual:,.2f} sequences, {limit - actual:,.2f} short of {limit:,.0f}"
+        return f"{engine}'s pool holds {actual:,.2f} sequences, {limit - actual:,.2f} short of {limit:,.0f}"
     return f"decode floor {actual:,.2f} ms/token is {actual - limit:,.2f} ms above the budget {limit:,.2f} ms"
 
 
@@ -343,7 +387,8 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
         from dataclasses import replace
 
         req = replace(req, context_tokens=longest)  # as `kvplan estimate` does without --context
-    engine = _Engine(req.engine, req.context_tokens, req.speculation)
+    engine = _Engine(req.engine, req.context_tokens, req.speculation,
+                     req.mem_util if req.mem_util_given else None)
     if engine.speculation is not None:  # once, before the search (a model without a modelled draft is refused);
         from ..engines.vllm_speculative import resolve_speculation  # techniques change neither the MTP layers
 
@@ -382,7 +427,7 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
                     weights_by_split)
     passing = _ranked(req, engine, record, [c for c in candidates if c.ok], verify_top)
     options, dropped = _verify(req, base, record, engine, passing, verify_top)
-    return FitResult(req, base.name, options, candidates, engine.rules.version if engine.on else None, dropped, skipped,
+    return FitResult(req, base.name, options, candidates, engine.release, dropped, skipped,
                      engine, record)
 
 
@@ -456,7 +501,7 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
 def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> None:
     """vLLM's accounting for a candidate the planner passed (lazy: the screen
     runs it only on the candidates it ranks, explains or draws)."""
-    if not engine.on or c.engine_checked or c.max_concurrency is None:
+    if not engine.checks or c.engine_checked or c.max_concurrency is None:
         return
     c.engine_checked = True
     plan = c._plan
@@ -465,12 +510,12 @@ def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> No
         c.engine_concurrency = engine.concurrency(plan, dep, (id(plan), c.tp, c.pp))
     except KvplanError as exc:
         c.misses = (("engine", 0.0, req.concurrency), *c.misses)
-        c.reason, c.constraint = f"vLLM would not start: {exc.message}", "engine"
+        c.reason, c.constraint = f"{engine.label} would not start: {exc.message}", "engine"
         return
     if c.engine_concurrency < req.concurrency:
         c.misses = (("engine", c.engine_concurrency, req.concurrency), *c.misses)
         if c.reason is None:
-            c.reason, c.constraint = _miss_text(*c.misses[0]), "engine"
+            c.reason, c.constraint = _miss_text(*c.misses[0], engine.label), "engine"
 
 
 def deployment_for(req: FitRequest, c: Candidate, record) -> Deployment:
@@ -512,6 +557,14 @@ def _verify(req, base, record, engine, passing, top):
                                              speculation=engine.speculation)
             if abs(pool.max_concurrency - c.engine_concurrency) > 1e-9 or not pool.fits:
                 problems.append(f"vLLM concurrency {pool.max_concurrency:.4f} (screen {c.engine_concurrency:.4f})")
+        elif engine.name == "sglang":
+            from ..engines import sglang_report
+            from ..render import Report
+
+            pool = sglang_report.add_to_report(Report({}), result, req.context_tokens,
+                                               mem_fraction_static=engine.mem_fraction_static)
+            if abs(pool.max_concurrency - c.engine_concurrency) > 1e-9:
+                problems.append(f"SGLang concurrency {pool.max_concurrency:.4f} (screen {c.engine_concurrency:.4f})")
         if result.decode is not None and c.decode_ms_per_token is not None \
                 and abs(result.decode.step_ms - c.decode_ms_per_token) > 1e-6 * max(1.0, c.decode_ms_per_token):
             problems.append(f"decode {result.decode.step_ms} ms (screen {c.decode_ms_per_token})")

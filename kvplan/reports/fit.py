@@ -56,9 +56,12 @@ def _size(n: int) -> str:
 
 def estimate_argv(req, c: Candidate) -> list[str]:
     """The `kvplan estimate` arguments that plan this option with the same settings and check its concurrency."""
+    sglang_default = req.engine.partition("@")[0].strip().lower() == "sglang" and not req.mem_util_given
     argv = ["estimate", req.model, "--context", str(req.context_tokens), "--batch", str(req.batch_size),
             "--gpu", c.gpu.name, "--tp", str(c.tp), "--pp", str(c.pp), "--kv-dtype", c.kv_dtype,
-            "--mem-util", f"{req.mem_util:g}", "--reserve", _size(req.reserve_bytes), "--weights", req.weights,
+            # under SGLang --mem-util is also its mem_fraction_static: left out, SGLang's default for the card
+            *([] if sglang_default else ["--mem-util", f"{req.mem_util:g}"]),
+            "--reserve", _size(req.reserve_bytes), "--weights", req.weights,
             "--min-concurrency", str(req.concurrency)]
     for t in c.techniques:
         argv += ["-t", t]
@@ -106,6 +109,7 @@ def _axis(result: FitResult) -> str:
 def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_view: bool = True) -> Report:
     req = result.request
     engine = result.rules_version is not None
+    label = result.engine_label  # vLLM or SGLang
     options = result.options[:top] if top else result.options
     data = {
         "schema_version": 1,
@@ -114,7 +118,8 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         "concurrency": req.concurrency,
         "objective": req.objective,
         "quality_first": req.quality_first,
-        "engine": {"name": "vllm", "version": result.rules_version, "mtp": bool(req.speculation and req.speculation.mtp),
+        "engine": {"name": label.lower(), "version": result.rules_version,
+                   "mtp": bool(req.speculation and req.speculation.mtp),
                    "draft_model": req.speculation.draft_model if req.speculation else None,
                    "num_speculative_tokens": req.speculation.tokens if req.speculation else None}
         if engine else {"name": "ideal"},
@@ -131,14 +136,15 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         data["skipped_technique_sets"] = [{"set": s, "why": why} for s, why in result.skipped_sets]
     if result.dropped:
         data["dropped"] = [{"option": c.label(), "why": why} for c, why in result.dropped]
-    meet = "meet every budget" if not engine else f"meet every budget under the planner (vLLM {result.rules_version}'s checked as listed)"
+    meet = ("meet every budget" if not engine else
+            f"meet every budget under the planner ({label} {result.rules_version}'s checked as listed)")
     headline = (f"{result.model_name}: {req.concurrency} sequences of {format_tokens(req.context_tokens)} tokens; "
                 f"{len(result.passing):,} of {len(result.candidates):,} deployments {meet} "
                 f"(objective: {req.objective}{', options without caveats first' if req.quality_first else ''})")
     # one column for the GPUs ("3 x h200"): the table fits 80 columns with its headers whole
     columns = ["#", "GPUs", "tp x pp", "kv", "techniques", "conc"]
     if engine:
-        columns.append(f"vLLM {result.rules_version}")
+        columns.append(f"{label} {result.rules_version}")
     columns += ["KV/GPU GiB", "W/GPU GiB", "decode ms", "$/hour", "quality"]
     numeric = set(range(len(columns) - 1)) - {1, 2, 3, 4}
     rows = [_option_row(i + 1, c, engine) for i, c in enumerate(options)]
@@ -173,13 +179,14 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
 
 
 def _explain(report: Report, result: FitResult, winner: Candidate, limit: int = 20) -> None:
+    constraints = {**CONSTRAINTS, "engine": f"{result.engine_label}'s pool too small"}
     failures = cheaper_failures(result, winner)
     for c in failures:
         result.check_engine(c)
     counts: dict[str, int] = {}
     for c in failures:
         counts[c.constraint] = counts.get(c.constraint, 0) + 1
-    rows = [[c.gpu.name, c.gpus, f"{c.tp} x {c.pp}", c.set_label, CONSTRAINTS.get(c.constraint, c.constraint), c.reason]
+    rows = [[c.gpu.name, c.gpus, f"{c.tp} x {c.pp}", c.set_label, constraints.get(c.constraint, c.constraint), c.reason]
             for c in failures[:limit]]
     what = {"cost": "cost less per hour", "headroom": "use no more GPUs"}.get(result.request.objective, "use fewer GPUs")
     report.tables.append(Table(f"Why the {len(failures):,} options that {what} than the winner fail",
@@ -187,14 +194,14 @@ def _explain(report: Report, result: FitResult, winner: Candidate, limit: int = 
     report.data["explain"] = {
         "winner": winner.label(),
         "cheaper_failed": len(failures),
-        "by_constraint": {CONSTRAINTS.get(k, k): v for k, v in sorted(counts.items())},
+        "by_constraint": {constraints.get(k, k): v for k, v in sorted(counts.items())},
         "failures": [{"gpu": c.gpu.name, "gpus": c.gpus, "tp": c.tp, "pp": c.pp, "kv_dtype": c.kv_dtype,
-                      "techniques": list(c.techniques), "constraint": CONSTRAINTS.get(c.constraint, c.constraint),
+                      "techniques": list(c.techniques), "constraint": constraints.get(c.constraint, c.constraint),
                       "reason": c.reason} for c in failures[:limit]],
     }
     if len(failures) > limit:
         report.lines.append(f"explain: {len(failures) - limit:,} more cheaper options fail; by constraint: "
-                            + ", ".join(f"{CONSTRAINTS.get(k, k)} {v:,}" for k, v in sorted(counts.items())))
+                            + ", ".join(f"{constraints.get(k, k)} {v:,}" for k, v in sorted(counts.items())))
     cheaper_passing = [c for c in result.passing if c.quality_tier > winner.quality_tier and _cheaper(result, c, winner)]
     for c in cheaper_passing:
         result.check_engine(c)
