@@ -76,8 +76,6 @@ def test_hybrid_sliding_window_split():
 
 
 def test_refusals():
-    with pytest.raises(UsageError, match="recurrent-state layers"):
-        cell(load_model("qwen3-next-80b-a3b"))
     with pytest.raises(UsageError, match="indexer"):
         cell(load_model("deepseek-v3.2-exp"))
     with pytest.raises(UsageError, match="no KV cache tokens"):
@@ -108,7 +106,7 @@ def test_estimate_with_sglang(cli):
 
 
 @pytest.mark.parametrize("args,message", [
-    (("qwen3-next-80b-a3b", "--kv-memory", "20GiB", "--engine", "sglang"), "recurrent-state"),
+    (("kimi-linear-48b-a3b", "--kv-memory", "20GiB", "--engine", "sglang"), "kda state"),
     (("llama-3.1-8b", "--gpu", "h100", "--pp", "2", "--engine", "sglang"), "--pp is not modelled"),
     (("llama-3.1-8b", "--engine", "sglang@0.4.0"), "SGLang 0.5.9 only"),
     (("llama-3.1-8b", "--engine", "sglang", "--mtp"), "vLLM setting"),
@@ -140,3 +138,26 @@ def test_fit_under_sglang(cli):
     # --mem-util given: SGLang's fraction too, and the command carries it
     given = fit("--engine", "sglang", "--mem-util", "0.85")["options"][0]["estimate_command"]
     assert "--mem-util 0.85" in given
+
+
+def test_hybrid_recurrent_pool():
+    # Qwen3-Next-80B at TP 2: 36 Gated DeltaNet layers (16 key, 32 value heads of 128, kernel 4) and 12 full
+    # attention layers of 2 KV heads of 256. A request's state per GPU: conv (32 x 128 + 2 x 16 x 128) / 2 x 3
+    # x 2 B = 24,576 B and SSM 16 x 128 x 128 x 4 B = 1,048,576 B a layer: 38,633,472 B
+    model = load_model("qwen3-next-80b-a3b")
+    c = cell(model, tp=2)
+    assert (c.state.conv_bytes, c.state.ssm_bytes) == (36 * 24_576, 36 * 1_048_576)
+    assert c.bytes == 1 * 512 * 12 * 2  # the full-attention layers only: 1 KV head a rank x (256 + 256)
+    rest = 50 * GIB
+    got = pool(model, rest_bytes=rest, context_len=4096, tp=2)
+    # handle_max_mamba_cache: states = int(rest x 0.9 / 1.9 // 38,633,472), the rest less them sizes the tokens
+    states = int(rest * 0.9 / 1.9 // 38_633_472)
+    assert got.mamba_cache_size == states == 658
+    assert got.max_total_num_tokens == (rest - states * 38_633_472) // 12_288
+    # max_running_requests = min(4,096, 658 // 3 = 219): the state pool caps it, and so the concurrency
+    assert got.max_running_requests == 219 and got.max_concurrency == 219
+    assert got.log_lines()[0].startswith("Mamba Cache is allocated. max_mamba_cache_size: 658, ")
+    # the SSM state in the config's dtype when it names one (Qwen3.5's configs say float32)
+    assert cell(model, tp=2, ssm_bytes=2).state.ssm_bytes == 36 * 16 * 128 * 128 * 2
+    with pytest.raises(UsageError, match="kda state"):
+        cell(load_model("kimi-linear-48b-a3b"))

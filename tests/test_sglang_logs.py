@@ -134,3 +134,20 @@ def test_bad_sglang_calibrations_get_one_line(cli, tmp_path):
     rc, out, err = cli("calibrate", str(Path(__file__).parent / "data" / "vllm_logs" /
                                         "v0102_qwen3_8b_fp8_24gb_notes.log"), "--mem-fraction-static", "0.8")
     assert rc == 2 and "for SGLang logs" in err
+
+
+def test_hybrid_state_buffers_check_the_state_rule(cli):
+    # Qwen3.5-397B-A17B through SGLang + ktransformers on 2 x RTX 4090 (TP 2): 45 Gated DeltaNet layers of 16 key
+    # and 64 value heads of 128, kernel 4. Per request and GPU: conv (64 x 128 + 2 x 16 x 128) / 2 x 3 x 2 B =
+    # 36,864 B a layer, 1,658,880 B; SSM 32 x 128 x 128 x 4 B (float32) = 2 MiB a layer, 94,371,840 B. The log's
+    # 82 states are 83 buffers: 0.128 and 7.295 GiB, printed 0.13 and 7.29. Its 15 full-attention layers of one
+    # KV head of 256 a rank: (580,364 + 1) x 256 x 2 B x 15 = 4.151 GiB of K
+    figures, _ = _calibrate(cli, "main2026_qwen35_397b_ktransformers_rtx4090_tp2.log", "--model",
+                            str(CONFIGS / "qwen3.5-397b-a17b-shape.json"))
+    conv, ssm = figures["conv_state size (GB)"], figures["ssm_state size (GB)"]
+    assert "1,658,880 B" in conv["explanation"] and conv["within_rounding"] is True
+    assert "94,371,840 B" in ssm["explanation"] and ssm["within_rounding"] is True
+    assert 45 * (64 * 128 + 2 * 16 * 128) // 2 * 3 * 2 == 1_658_880 and 45 * 32 * 128 * 128 * 4 == 94_371_840
+    assert figures["K size (GB)"]["within_rounding"] is True
+    # its max_running_requests 1 was a launch flag the log does not print: shown as the rule's, not judged
+    assert figures["max_running_requests"]["kind"] == "prediction"

@@ -83,7 +83,10 @@ def gated_deltanet_state(f: Fields, fp32_state: bool = False) -> RecurrentState:
     if fp32_state:
         ssm = float_storage("float32")
     channels = 2 * k_heads * k_dim + v_heads * v_dim
+    # the shape (key heads as groups, key width as state size, value heads and width) lets an engine pad and
+    # shard it as its own state shape does (SGLang's Mamba2StateShape)
     return RecurrentState("gated_deltanet", (kernel - 1) * channels, v_heads * k_dim * v_dim, conv, ssm,
+                          n_groups=k_heads, d_state=k_dim, heads=v_heads, head_dim=v_dim,
                           conv_kernel=kernel, conv_channels=channels)
 
 

@@ -31,10 +31,23 @@ beside each. SGLang keeps one token pool: a token's "cell" holds its K/V (or MLA
 - KV dtype (model_runner.configure_kv_cache_dtype): auto = the model's dtype (fp8_e4m3 where the
   checkpoint's quant_config names an FP8 KV cache), fp8_e4m3, fp8_e5m2, bf16.
 
-Not modelled (refused or said): Mamba / linear-attention hybrids (their state pool,
-handle_max_mamba_cache), DeepSeek-V3.2's NSA indexer and DeepSeek-V4, FP4 KV, pipeline parallelism, DP
-attention, speculative decoding's draft pool, vision models' mem_fraction_static adjustment, and
-models whose layers differ in heads or width outside the hybrid architectures.
+- Hybrid recurrent models (Qwen3-Next and Qwen3.5's Gated DeltaNet, Nemotron-H and Falcon-H1's Mamba-2:
+  model_runner.mambaish_config): the cell counts the full-attention layers only, and a state pool comes
+  first (handle_max_mamba_cache): max_mamba_cache_size = int(rest x r / (1 + r) x 2**30 //
+  per-request state), r = mamba_full_memory_ratio (0.9), the rest less those states sizes the tokens, and
+  max_running_requests is at most max_mamba_cache_size // 3 (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
+  radix cache on, no extra buffer). A request's state (configs/mamba_utils.py Mamba2StateShape): conv
+  (conv_kernel - 1) x (d_inner + 2 x groups x d_state) / TP in bf16 (SGLANG_MAMBA_CONV_DTYPE), groups
+  padded to TP; temporal heads / TP x head_dim x d_state in float32 unless the config's mamba_ssm_dtype
+  says otherwise (mamba2_state_dtype), per state layer. Gated DeltaNet: d_inner = value heads x value
+  width, groups = key heads, d_state = key width. Logged: "Mamba Cache is allocated. max_mamba_cache_size:
+  N, conv_state size: X GB, ssm_state size: Y GB" (the buffers hold N + 1 states).
+
+Not modelled (refused or said): other recurrent states (Kimi Linear's KDA, LFM2's short conv, MiniMax /
+Bailing lightning attention, Mamba-1 hybrids), DeepSeek-V3.2's NSA indexer and DeepSeek-V4, FP4 KV,
+pipeline parallelism, DP attention, speculative decoding's draft pool (and its state reserve), vision
+models' mem_fraction_static adjustment, and models whose layers differ in heads or width outside the
+hybrid architectures.
 """
 
 from __future__ import annotations
@@ -49,6 +62,12 @@ GIB = 2**30
 HYBRID_SWA_ARCHS = frozenset({"Llama4ForConditionalGeneration", "GptOssForCausalLM", "MiMoV2FlashForCausalLM",
                               "Step3p5ForCausalLM"})  # configs/model_config.py is_hybrid_swa_model
 SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py
+MAMBA_FULL_MEMORY_RATIO = 0.9  # server_args.py
+MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3  # model_runner_kv_cache_mixin.py
+# architectures SGLang gives a state pool (model_runner.mambaish_config: hybrid_gdn_config, mamba2_config),
+# whose state kvplan sizes
+STATE_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
+                         "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM"})
 # server_args._handle_gpu_memory_settings: (below this many MiB, chunked_prefill_size, cuda_graph_max_bs at
 # TP < 4, at TP >= 4)
 DEFAULTS_BY_MEMORY = ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 24, 80), (60 * 1024, 4096, 32, 160),
@@ -93,6 +112,20 @@ class Cell:
     swa_per_token: int = 0
     k_per_token: int = 0  # mha / hybrid: K bytes of all layers per token (V: bytes - k)
     notes: tuple[str, ...] = ()
+    state: "StateCell | None" = None  # a hybrid recurrent model's per-request state
+
+
+@dataclass(frozen=True)
+class StateCell:
+    """One request's recurrent state on one GPU, as SGLang's state pool holds it."""
+
+    conv_bytes: int
+    ssm_bytes: int
+    layers: int
+
+    @property
+    def bytes(self) -> int:
+        return self.conv_bytes + self.ssm_bytes
 
 
 def kv_dtype_bytes(model: ModelSpec, kv_cache_dtype: str | None) -> tuple[str, int]:
@@ -113,13 +146,12 @@ def kv_dtype_bytes(model: ModelSpec, kv_cache_dtype: str | None) -> tuple[str, i
                      "SGLang stores K/V in bf16, fp8_e4m3 or fp8_e5m2: use --kv-dtype fp8 or auto")
 
 
-def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2) -> Cell:
-    """SGLang's cell size per token on one GPU (get_cell_size_per_token), from kvplan's per-layer caches."""
+def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4) -> Cell:
+    """SGLang's cell size per token on one GPU (get_cell_size_per_token), from kvplan's per-layer caches;
+    a hybrid recurrent model's per-request state beside it (ssm_bytes: its temporal state's width)."""
     tp = max(tp, 1)
     owners = [layer for layer in model.layers if layer.shares_cache_of is None]
-    if any(layer.state is not None for layer in model.layers):
-        raise UsageError(f"SGLang: {model.name} has recurrent-state layers, whose pool (mamba_full_memory_ratio) "
-                         "kvplan does not model for SGLang yet", "use --engine vllm or ideal for this model")
+    state = state_cell(model, tp, ssm_bytes) if any(layer.state is not None for layer in model.layers) else None
     caches = [c for layer in owners for c in layer.caches]
     if any(c.kind not in ("attention", "latent") for c in caches):
         raise UsageError(f"SGLang: {model.name}'s cache ({', '.join(sorted({c.kind for c in caches}))}) is not "
@@ -142,13 +174,39 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2) -> Cell:
             return Cell((f[0] * len(full) + s[0] * len(swa)) * kv_bytes, "hybrid_swa", kv_bytes, len(full),
                         f[0] * kv_bytes, len(swa), s[0] * kv_bytes,
                         (f[1] * len(full) + s[1] * len(swa)) * kv_bytes)
+    if state is not None and not attn:
+        raise UsageError(f"SGLang: {model.name} has no attention layer for its token pool", "use --engine vllm")
     per_token, k = _uniform(model, [c for _, c in attn], tp)
     notes = ()
     if any(_local(c) for _, c in attn):
         notes = (f"SGLang pools every layer of {model.name} as full attention: its sliding windows (or "
                  "chunks) save nothing there (only Llama 4, GPT-OSS, MiMo-V2-Flash and Step-3.5 get a sliding-window pool)",)
     return Cell(per_token * len(attn) * kv_bytes, "mha", kv_bytes, len(attn), k_per_token=k * len(attn) * kv_bytes,
-                notes=notes)
+                notes=notes, state=state)
+
+
+def state_cell(model: ModelSpec, tp: int, ssm_bytes: int = 4) -> StateCell:
+    """One request's state on one GPU (configs/mamba_utils.py Mamba2StateShape.create): conv in bf16, the
+    temporal state in ssm_bytes; refused for the state kinds and architectures SGLang's pool is not read for."""
+    states = [layer.state for layer in model.layers if layer.state is not None]
+    kinds = {s.kind for s in states}
+    if (model.architecture or "") not in STATE_ARCHS or not kinds <= {"gated_deltanet", "mamba2"}:
+        raise UsageError(f"SGLang: the {', '.join(sorted(kinds))} state of {model.name} ({model.architecture}) is not "
+                         "modelled for SGLang (Qwen3-Next / Qwen3.5 Gated DeltaNet and Nemotron-H / Falcon-H1 "
+                         "Mamba-2 are)", "use --engine vllm or ideal for this model")
+    conv = ssm = 0
+    for s in states:
+        if None in (s.n_groups, s.d_state, s.heads, s.head_dim, s.conv_kernel):
+            raise UsageError(f"SGLang: {model.name}'s state shape is not known to kvplan", "use --engine vllm")
+        d_inner = s.d_inner if s.kind == "mamba2" else s.heads * s.head_dim
+        groups = s.n_groups + (0 if s.n_groups % tp == 0 else tp - s.n_groups)  # extra_groups_for_head_shards
+        conv_dim = d_inner + 2 * groups * s.d_state
+        if conv_dim % tp or s.heads % tp:
+            raise UsageError(f"SGLang: --tp {tp} does not divide {model.name}'s state ({conv_dim} conv channels, "
+                             f"{s.heads} heads)", "use a TP that divides them")
+        conv += conv_dim // tp * (s.conv_kernel - 1) * 2
+        ssm += s.heads // tp * s.head_dim * s.d_state * ssm_bytes
+    return StateCell(conv, ssm, len(states))
 
 
 def _local(cache) -> bool:
@@ -175,6 +233,7 @@ class SglangPool:
     rest_bytes: int  # the memory the pool is sized from
     max_total_num_tokens: int  # the full layers' tokens for a hybrid pool
     swa_tokens: int | None
+    mamba_cache_size: int | None  # a hybrid recurrent model's states (max_mamba_cache_size)
     page_size: int
     context_len: int
     max_running_requests: int
@@ -183,8 +242,9 @@ class SglangPool:
 
     @property
     def max_concurrency(self) -> float:
-        """Requests of context_len tokens the pool holds at once."""
-        return self.max_total_num_tokens / self.context_len
+        """Requests of context_len tokens SGLang runs at once: the pool's tokens over context_len, at most
+        max_running_requests (a hybrid recurrent model's state pool caps that)."""
+        return min(self.max_total_num_tokens / self.context_len, self.max_running_requests)
 
     @property
     def concurrent_requests(self) -> int:
@@ -209,6 +269,10 @@ class SglangPool:
                      f"V size: {full_half / GIB:.2f} GB",
                      f"SWAKVPool mem usage: {2 * (swa_half + full_half) / GIB:.2f} GB, swa size: {self.swa_tokens}, "
                      f"full size: {n}"]
+        if self.mamba_cache_size is not None:
+            held = self.mamba_cache_size + 1
+            lines.insert(0, f"Mamba Cache is allocated. max_mamba_cache_size: {self.mamba_cache_size}, conv_state size: "
+                            f"{held * c.state.conv_bytes / GIB:.2f}GB, ssm_state size: {held * c.state.ssm_bytes / GIB:.2f}GB")
         lines.append(f"max_total_num_tokens={n}, max_running_requests={self.max_running_requests}, "
                      f"context_len={self.context_len}")
         return lines
@@ -216,19 +280,30 @@ class SglangPool:
 
 def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv_cache_dtype: str | None = None,
          page_size: int = 1, max_total_tokens: int | None = None, max_running_requests: int | None = None,
-         mem_fraction_static: float | None = None,
+         mem_fraction_static: float | None = None, ssm_bytes: int = 4,
          swa_full_tokens_ratio: float = SWA_FULL_TOKENS_RATIO) -> SglangPool:
-    """SGLang's pool from the memory it sizes it from (profile_max_num_token's rest, in bytes)."""
+    """SGLang's pool from the memory it sizes it from (profile_max_num_token's rest, in bytes). ssm_bytes:
+    a hybrid recurrent model's temporal state width (ssm_state_bytes)."""
     if page_size < 1:
         raise UsageError(f"--block-size {page_size}: SGLang's page_size must be 1 or more")
     dtype, kv_bytes = kv_dtype_bytes(model, kv_cache_dtype)
-    c = cell(model, tp, kv_bytes)
+    c = cell(model, tp, kv_bytes, ssm_bytes)
     notes = list(c.notes)
+    states = None
+    if c.state is not None:  # handle_max_mamba_cache: the states first, in proportion to the KV
+        raw = rest_bytes * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO)
+        states = int(raw // c.state.bytes)
+        rest_bytes -= states * c.state.bytes
+        if states <= 0:
+            raise UsageError(f"SGLang would have no room for {model.name}'s recurrent states "
+                             f"({c.state.bytes / 2**20:,.1f} MiB a request)", "raise --mem-util or add GPUs (--tp)")
     tokens = rest_bytes // c.bytes
     if tokens <= 0:
         raise UsageError(f"SGLang would have no KV cache tokens on this GPU ({rest_bytes / GIB:.2f} GiB for the pool)",
                          "raise --mem-util (SGLang's --mem-fraction-static), add GPUs (--tp), or use a smaller model")
     requests = max_running_requests or min(max(int(tokens / context_len * 512), 2048), 4096)
+    if states is not None:
+        requests = min(requests, states // MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO)
     if max_total_tokens is not None:
         tokens = min(tokens, max_total_tokens)
     tokens = tokens // page_size * page_size
@@ -238,8 +313,22 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
         full = int(total / (c.full_per_token * c.full_layers + swa_full_tokens_ratio * c.swa_per_token * c.swa_layers))
         swa = int(full * swa_full_tokens_ratio) // page_size * page_size
         tokens = full // page_size * page_size
-    return SglangPool(c, dtype, rest_bytes, tokens, swa, page_size, context_len, requests, mem_fraction_static,
-                      tuple(notes))
+    return SglangPool(c, dtype, rest_bytes, tokens, swa, states, page_size, context_len, requests,
+                      mem_fraction_static, tuple(notes))
 
 
-__all__ = ["RELEASE", "memory_defaults", "cell", "pool", "SglangPool", "Cell", "kv_dtype_bytes"]
+def ssm_state_bytes(raw: dict | None) -> tuple[int, str | None]:
+    """(bytes of a temporal state element, note): the config's mamba_ssm_dtype (or its text_config's), else
+    SGLang's float32 default (configs/mamba_utils.py mamba2_state_dtype; SGLANG_MAMBA_SSM_DTYPE not read)."""
+    widths = {"float32": 4, "bfloat16": 2, "float16": 2}
+    if isinstance(raw, dict):
+        nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+        name = nested.get("mamba_ssm_dtype", raw.get("mamba_ssm_dtype"))
+        if name in widths:
+            return widths[name], None
+        return 4, None
+    return 4, "the config's mamba_ssm_dtype was not read (a Hub config): SGLang's float32 default assumed"
+
+
+__all__ = ["RELEASE", "memory_defaults", "cell", "state_cell", "pool", "ssm_state_bytes", "SglangPool", "Cell",
+           "StateCell", "kv_dtype_bytes"]

@@ -76,14 +76,17 @@ def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None
     tp = tp or log.tp or 1
     page = log.args.get("page_size") or 1
     try:
+        from .sglang_report import ssm_bytes_of
+
         dtype = log.args.get("kv_cache_dtype")
         _, kv_bytes = kv_dtype_bytes(spec, None if dtype in (None, "auto") else dtype)
-        c = cell(spec, tp, kv_bytes)
+        c = cell(spec, tp, kv_bytes, ssm_bytes_of(spec)[0])
     except KvplanError as exc:
         cal.problem = exc
         return cal
     cal.notes.append(f"{spec.name} at TP {tp}: {c.bytes:,} B per token in SGLang's pool ({c.kind})")
     _sizes(cal, c, page)
+    _states(cal, c)
     _tokens(cal, c, page, mem_fraction_static)
     _requests(cal)
     return cal
@@ -109,12 +112,26 @@ def _sizes(cal: SglangCalibration, c, page: int) -> None:
                                   f"({tokens:,} + page {page}) x {predicted // (tokens + page):,} B"))
 
 
+def _states(cal: SglangCalibration, c) -> None:
+    """A hybrid's conv and SSM state buffers of the logged max_mamba_cache_size (+ 1): checks the state."""
+    log = cal.log
+    if log.mamba_cache_size is None or c.state is None:
+        return
+    held = log.mamba_cache_size + 1
+    for label, logged, per_request in (("conv_state size", log.conv_state_gib, c.state.conv_bytes),
+                                       ("ssm_state size", log.ssm_state_gib, c.state.ssm_bytes)):
+        gib = held * per_request / GIB
+        cal.figures.append(Figure(f"{label} (GB) of {log.mamba_cache_size:,} states", f"{logged:.2f}", f"{gib:.4f}",
+                                  _pct(logged, gib), abs(gib - logged) <= HALF_CENT,
+                                  f"({log.mamba_cache_size:,} + 1) x {per_request:,} B ({c.state.layers} layers)"))
+
+
 def _tokens(cal: SglangCalibration, c, page: int, given: float | None) -> None:
     log = cal.log
     a = log.min_load_end_avail_gib
     logged = log.pool_tokens
-    if a is None or logged is None or c.kind == "hybrid_swa":
-        return  # a hybrid pool's split is kvplan.engines.sglang.pool's; its tokens are not checked here
+    if a is None or logged is None or c.kind == "hybrid_swa" or c.state is not None:
+        return  # a hybrid pool's split (or its state pool first) is kvplan.engines.sglang.pool's; not checked here
     ranks = len(log.end_by_rank)
     if log.min_load_begin_avail_gib is not None:
         t0, t0_err, t0_from = log.min_load_begin_avail_gib, HALF_CENT, "'Load weight begin. avail mem'"
@@ -158,12 +175,18 @@ def _requests(cal: SglangCalibration) -> None:
         return  # given on the command line
     predicted = min(max(int(log.max_total_num_tokens / log.context_len * 512), 2048), 4096)
     why = f"min(max(int({log.max_total_num_tokens:,} / {log.context_len:,} x 512), 2048), 4096)"
+    if log.mamba_cache_size is not None:
+        predicted = min(predicted, log.mamba_cache_size // 3)
+        why += f", at most max_mamba_cache_size {log.mamba_cache_size:,} // 3"
+    within, kind = log.max_running_requests in (predicted, predicted + 1), "reproduction"
     if log.max_running_requests == predicted + 1:
         why += ("; the log's one more is an older release's (up to at least 0.4.3.post4: "
                 "ReqToTokenPool(size=max_num_reqs + 1))")
+    elif not within and not log.args:
+        within, kind = None, "prediction"
+        why += "; the log prints no server_args, so a --max-running-requests it was given cannot be seen"
     cal.figures.append(Figure("max_running_requests", f"{log.max_running_requests:,}", f"{predicted:,}",
-                              _pct(log.max_running_requests, predicted),
-                              log.max_running_requests in (predicted, predicted + 1), why))
+                              _pct(log.max_running_requests, predicted), within, why, kind))
 
 
 def build_report(cal: SglangCalibration) -> Report:

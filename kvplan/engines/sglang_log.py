@@ -9,6 +9,7 @@ managers/scheduler.py), each possibly behind a "[time TPn]" or "[time DPm TPn]" 
     Load weight end. [elapsed=..., ]type=Grok1ForCausalLM, dtype=torch.bfloat16, avail mem=40.69 GB[, mem usage=36.73 GB].
     Use sliding window memory pool. full_layer_tokens=F, swa_layer_tokens=S
     KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB     (MLA: KV size: X GB; before ~0.4.5 no #tokens)
+    Mamba Cache is allocated. max_mamba_cache_size: N, conv_state size: X GB, ssm_state size: Y GB   (hybrids)
     Memory pool end. avail mem=11.22 GB
     max_total_num_tokens=N, [chunked_prefill_size=C, ]max_prefill_tokens=P, max_running_requests=R, context_len=L[, ...]
 
@@ -33,6 +34,8 @@ _PATTERNS = {
     "kv": re.compile(r"KV Cache is allocated\.(?: #tokens: (\d+),)? (?:K size: " + _NUM + r" GB, V size: " + _NUM
                      + r" GB|KV size: " + _NUM + " GB)"),
     "pool_end_avail_gib": re.compile(r"Memory pool end\. avail mem=" + _NUM + " GB"),
+    "mamba": re.compile(r"Mamba Cache is allocated\. max_mamba_cache_size: (\d+), conv_state size: " + _NUM
+                        + r" ?GB, ssm_state size: " + _NUM + " ?GB"),
     "max_total": re.compile(r"max_total_num_tokens=(\d+),.*?max_running_requests=(\d+), context_len=(\d+)"),
 }
 _ARGS = {  # server_args fields read: name -> (pattern of the value, type)
@@ -61,6 +64,9 @@ class SglangLog:
     full_tokens: int | None = None
     swa_tokens: int | None = None
     pool_end_avail_gib: float | None = None
+    mamba_cache_size: int | None = None  # "Mamba Cache is allocated. max_mamba_cache_size: N, ..."
+    conv_state_gib: float | None = None
+    ssm_state_gib: float | None = None
     max_total_num_tokens: int | None = None
     max_running_requests: int | None = None
     context_len: int | None = None
@@ -151,6 +157,9 @@ def _store(log: SglangLog, name: str, m: re.Match) -> None:
         log.load_usage_gib = float(m.group(3)) if m.group(3) else None
     elif name == "swa":
         log.full_tokens, log.swa_tokens = int(m.group(1)), int(m.group(2))
+    elif name == "mamba":
+        log.mamba_cache_size, log.conv_state_gib, log.ssm_state_gib = (int(m.group(1)), float(m.group(2)),
+                                                                        float(m.group(3)))
     elif name == "max_total":
         log.max_total_num_tokens, log.max_running_requests, log.context_len = map(int, m.groups())
 

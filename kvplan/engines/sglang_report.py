@@ -60,6 +60,15 @@ def _weights_per_gpu(result) -> int:
     return -(-total // (dep.tp * dep.pp))
 
 
+def ssm_bytes_of(model) -> tuple[int, str | None]:
+    from .sglang import ssm_state_bytes
+    from .vllm_profile import raw_config
+
+    if not any(layer.state is not None for layer in model.layers):
+        return 4, None
+    return ssm_state_bytes(raw_config(model))
+
+
 def refuse_pp(dep) -> None:
     if dep is not None and dep.pp > 1:
         raise UsageError("--engine sglang with --pp is not modelled (SGLang sizes each stage's pool and takes the "
@@ -73,9 +82,17 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     refuse_pp(dep)
     rest, how, frac = memory_of(result, mem_fraction_static)
     plan = result.plan
+    ssm_bytes, ssm_note = ssm_bytes_of(plan.model)
     got = pool(plan.model, rest_bytes=rest, context_len=context_len, tp=dep.tp if dep else 1,
-               page_size=plan.block_size or 1, mem_fraction_static=frac)
+               page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes)
     notes = ([note] if note else []) + ([how] if how else []) + list(got.notes)
+    if got.mamba_cache_size is not None:
+        notes.append(f"recurrent states: {got.cell.state.bytes / 2**20:,.2f} MiB a request on each GPU "
+                     f"({got.cell.state.layers} layers, the temporal state at {ssm_bytes} B), "
+                     f"{got.mamba_cache_size:,} of them (mamba_full_memory_ratio 0.9), which caps "
+                     f"max_running_requests at {got.mamba_cache_size // 3:,}")
+        if ssm_note:
+            notes.append(ssm_note)
     if how is not None:
         notes.append("weights as the checkpoint stores them, split over TP (SGLang's own load layouts, e.g. of "
                      "MXFP4 experts, are not modelled)")
@@ -96,6 +113,8 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
         "gpu_kv_cache_tokens": got.max_total_num_tokens,  # the same figure under vLLM's key (tidy rows, fit)
         "fits": True,  # SGLang refuses to start only with no tokens at all, which raises above
         "swa_tokens": got.swa_tokens,
+        "mamba_cache_size": got.mamba_cache_size,
+        "state_bytes_per_request": got.cell.state.bytes if got.cell.state is not None else None,
         "max_running_requests": got.max_running_requests,
         "max_concurrency": round(got.max_concurrency, 6),
         "concurrent_requests": got.concurrent_requests,
@@ -110,4 +129,4 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     return got
 
 
-__all__ = ["add_to_report", "memory_of", "refuse_pp"]
+__all__ = ["add_to_report", "memory_of", "refuse_pp", "ssm_bytes_of"]
