@@ -76,8 +76,8 @@ def test_hybrid_sliding_window_split():
 
 
 def test_refusals():
-    with pytest.raises(UsageError, match="indexer"):
-        cell(load_model("deepseek-v3.2-exp"))
+    with pytest.raises(UsageError, match="compressor state"):  # DeepSeek-V4's compressed attention
+        cell(load_model("deepseek-v4-flash"))
     with pytest.raises(UsageError, match="no KV cache tokens"):
         pool(load_model("llama-3.1-8b"), rest_bytes=-GIB, context_len=8192)
 
@@ -161,3 +161,20 @@ def test_hybrid_recurrent_pool():
     assert cell(model, tp=2, ssm_bytes=2).state.ssm_bytes == 36 * 16 * 128 * 128 * 2
     with pytest.raises(UsageError, match="kda state"):
         cell(load_model("kimi-linear-48b-a3b"))
+
+
+def test_deepseek_sparse_attention_pool():
+    # DeepSeek-V3.2: the indexer keys join the cell, index_head_dim 128 + a float32 scale per 128 = 132 B
+    # (uint8) a layer and token; 61 layers
+    model = load_model("deepseek-v3.2-exp")
+    bf16, fp8 = cell(model), cell(model, kv_bytes=1)
+    assert bf16.bytes == (576 * 2 + 132) * 61 == 78_324 and bf16.mla_stored == 1152
+    assert fp8.bytes == (576 + 132) * 61 == 43_188
+    # at fp8 SGLang stores 512 fp8 + 512 / 128 x 4 B of scales + the 64 rope dims in bf16 = 656 B a layer, more
+    # than the 576 its profile counts: the buffers outgrow the pool's memory by 80 / 708 = 11.3%
+    assert fp8.mla_stored == 512 + 16 + 128 == 656
+    got = pool(model, rest_bytes=40 * GIB, context_len=8192, nsa_fp8=True)
+    assert got.kv_cache_dtype == "fp8_e4m3" and got.page_size == 64  # SGLang's DSA defaults on SM >= 10
+    assert got.max_total_num_tokens == 40 * GIB // 43_188 // 64 * 64
+    assert any("11.3%" in n for n in got.notes)
+    assert pool(model, rest_bytes=40 * GIB, context_len=8192).kv_cache_dtype == "auto"  # bf16 below SM 10

@@ -151,3 +151,15 @@ def test_hybrid_state_buffers_check_the_state_rule(cli):
     assert figures["K size (GB)"]["within_rounding"] is True
     # its max_running_requests 1 was a launch flag the log does not print: shown as the rule's, not judged
     assert figures["max_running_requests"]["kind"] == "prediction"
+
+
+def test_deepseek_sparse_attention_kv_size(cli):
+    # PR #11309's DeepSeek-V3.2-Exp run on B200s (fp8, SGLang's default there; page 64): 61 layers x
+    # ((975,424 + 64) x 656 B + 15,242 whole pages x 64 x 132 B of indexer keys) = 46,889,757,184 B = 43.67 GiB
+    figures, _ = _calibrate(cli, "v053_deepseek_v32_exp_b200_dp8_pr11309.log", "--model", "deepseek-v3.2-exp",
+                            "--gpu", "b200")
+    kv = figures["KV size (GB)"]
+    pages = (975_424 + 64 + 1) // 64
+    assert pages == 15_242
+    assert 61 * (975_488 * 656 + pages * 64 * 132) == 46_889_757_184
+    assert kv["within_rounding"] is True and kv["predicted"] == f"{46_889_757_184 / GIB:.4f}"

@@ -21,7 +21,7 @@ def calibrate_command(
     spec_tokens: Annotated[Optional[int], typer.Option("--num-speculative-tokens", help="What-if: another number of draft tokens for the log's speculative decoding (0: speculative decoding off, its MTP draft layers gone).")] = None,
     draft_model: Annotated[Optional[str], typer.Option("--draft-model", help="The config of the log's draft checkpoint (EAGLE head, draft LLM) when kvplan cannot read the one the log names: a bundled name, a config.json or a Hub id.")] = None,
     prefix_caching: Annotated[Optional[str], typer.Option("--prefix-caching", help="on or off: the server's --enable-prefix-caching, when the log does not print it (hybrid models' state pages depend on it).")] = None,
-    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU kind (see 'kvplan gpus'), when the log does not print it: predicts the available KV memory.")] = None,
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU kind (see 'kvplan gpus'), when the log does not print it: predicts the available KV memory (an SGLang log: the KV dtype DeepSeek's sparse attention defaults to).")] = None,
     tp: Annotated[Optional[int], typer.Option("--tp", help="Tensor-parallel size, when the log does not print it.")] = None,
     mem_fraction_static: Annotated[Optional[float], typer.Option("--mem-fraction-static", help="An SGLang log's mem_fraction_static, when it does not print its server_args.")] = None,
     set_: SetOpt = None,
@@ -48,9 +48,9 @@ def calibrate_command(
 
     check_format(fmt)
     if sniff(log):
-        _sglang(log, model, tp, mem_fraction_static, fmt, version=version, kv_dtype=kv_dtype,
+        _sglang(log, model, tp, mem_fraction_static, gpu, fmt, version=version, kv_dtype=kv_dtype,
                 max_model_len=max_model_len, block_size=block_size, as_version=what_if_version,
-                spec_tokens=spec_tokens, draft_model=draft_model, prefix_caching=prefix_caching, gpu=gpu, set_=set_)
+                spec_tokens=spec_tokens, draft_model=draft_model, prefix_caching=prefix_caching, set_=set_)
         return
     if mem_fraction_static is not None:
         from ..errors import UsageError
@@ -69,7 +69,7 @@ def calibrate_command(
         raise problem
 
 
-def _sglang(log, model, tp, mem_fraction_static, fmt, **vllm_only) -> None:
+def _sglang(log, model, tp, mem_fraction_static, gpu, fmt, **vllm_only) -> None:
     """An SGLang log: its reproduction (the vLLM what-ifs and settings do not apply)."""
     from ..engines.sglang_calibrate import calibrate_workflow
     from ..errors import UsageError
@@ -78,8 +78,8 @@ def _sglang(log, model, tp, mem_fraction_static, fmt, **vllm_only) -> None:
     if given:
         flag = "--" + given[0].replace("_", "-").replace("as-version", "as-version").rstrip("-")
         raise UsageError(f"{flag} is a vLLM calibrate option; this log reads as SGLang's",
-                         "SGLang logs take --model, --tp and --mem-fraction-static")
-    report, problem = calibrate_workflow(log, model=model, tp=tp, mem_fraction_static=mem_fraction_static)
+                         "SGLang logs take --model, --tp, --gpu and --mem-fraction-static")
+    report, problem = calibrate_workflow(log, model=model, tp=tp, mem_fraction_static=mem_fraction_static, gpu=gpu)
     from ..reports import tidy
 
     report.tidy = tidy.calibrate(report.data)

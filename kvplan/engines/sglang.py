@@ -43,8 +43,13 @@ beside each. SGLang keeps one token pool: a token's "cell" holds its K/V (or MLA
   width, groups = key heads, d_state = key width. Logged: "Mamba Cache is allocated. max_mamba_cache_size:
   N, conv_state size: X GB, ssm_state size: Y GB" (the buffers hold N + 1 states).
 
+- DeepSeek's sparse attention (is_deepseek_nsa: DeepSeek-V3.2, GLM-5, Mistral Large 3 with index_topk): the
+  cell adds the indexer keys (index_head_dim + index_head_dim / 128 x 4 B, uint8); page_size 64 on CUDA; KV
+  dtype auto = fp8_e4m3 on SM >= 10, bfloat16 below; at fp8 a layer stores 656 B of latent
+  (calculate_mla_kv_cache_dim) where the profile counts 576, and the indexer whole pages of n + page + 1.
+
 Not modelled (refused or said): other recurrent states (Kimi Linear's KDA, LFM2's short conv, MiniMax /
-Bailing lightning attention, Mamba-1 hybrids), DeepSeek-V3.2's NSA indexer and DeepSeek-V4, FP4 KV,
+Bailing lightning attention, Mamba-1 hybrids), DeepSeek-V4, FP4 KV,
 pipeline parallelism, DP attention, speculative decoding's draft pool (and its state reserve), vision
 models' mem_fraction_static adjustment, and models whose layers differ in heads or width outside the
 hybrid architectures.
@@ -61,6 +66,14 @@ RELEASE = "0.5.9"
 GIB = 2**30
 HYBRID_SWA_ARCHS = frozenset({"Llama4ForConditionalGeneration", "GptOssForCausalLM", "MiMoV2FlashForCausalLM",
                               "Step3p5ForCausalLM"})  # configs/model_config.py is_hybrid_swa_model
+# DeepSeek's sparse attention (configs/model_config.py is_deepseek_nsa, with index_topk): the indexer keys
+# join the cell; server_args._handle_model_specific_adjustments sets page_size 64 (CUDA) and, under kv dtype
+# auto, fp8_e4m3 on SM >= 10 and bfloat16 below (_set_default_nsa_kv_cache_dtype)
+NSA_ARCHS = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "MistralLarge3ForCausalLM",
+                       "GlmMoeDsaForCausalLM"})
+NSA_PAGE_SIZE = 64
+NSA_QUANT_BLOCK = 128  # NSATokenToKVPool.quant_block_size
+SM10_GPUS = frozenset({"b200", "rtx-pro-6000"})  # catalog cards of compute capability 10 and above
 SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py
 MAMBA_FULL_MEMORY_RATIO = 0.9  # server_args.py
 MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3  # model_runner_kv_cache_mixin.py
@@ -113,6 +126,14 @@ class Cell:
     k_per_token: int = 0  # mha / hybrid: K bytes of all layers per token (V: bytes - k)
     notes: tuple[str, ...] = ()
     state: "StateCell | None" = None  # a hybrid recurrent model's per-request state
+    mla_stored: int = 0  # mla: one layer's stored bytes per token (DSA at fp8: 656, more than the profile's 576)
+    index_bytes: int = 0  # mla with DSA: one layer's indexer key bytes per token (index_head_dim + its scales)
+
+    def mla_buffer_bytes(self, tokens: int, page: int) -> int:
+        """An MLA pool's buffers for `tokens` (the KV size it logs): the latent of tokens + page per layer,
+        the DSA indexer's whole pages of tokens + page + 1 (MLATokenToKVPool, NSATokenToKVPool)."""
+        return self.full_layers * ((tokens + page) * self.mla_stored
+                                   + (tokens + page + 1) // page * page * self.index_bytes)
 
 
 @dataclass(frozen=True)
@@ -153,14 +174,23 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4) -
     owners = [layer for layer in model.layers if layer.shares_cache_of is None]
     state = state_cell(model, tp, ssm_bytes) if any(layer.state is not None for layer in model.layers) else None
     caches = [c for layer in owners for c in layer.caches]
-    if any(c.kind not in ("attention", "latent") for c in caches):
-        raise UsageError(f"SGLang: {model.name}'s cache ({', '.join(sorted({c.kind for c in caches}))}) is not "
-                         "modelled for SGLang (DeepSeek-V3.2's indexer, DeepSeek-V4's compressed caches)",
+    kinds = {c.kind for c in caches}
+    nsa = kinds == {"latent", "indexer"} and (model.architecture or "") in NSA_ARCHS
+    if not kinds <= {"attention", "latent"} and not nsa:
+        raise UsageError(f"SGLang: {model.name}'s cache ({', '.join(sorted(kinds))}) is not modelled for SGLang "
+                         "(DeepSeek-V4's compressed caches, an indexer outside SGLang's DSA architectures)",
                          "use --engine vllm or ideal for this model")
-    if any(c.kind == "latent" for c in caches):
+    if "latent" in kinds:
         layers = sum(1 for layer in owners if any(c.kind == "latent" for c in layer.caches))
         width = next(c.key_dim for c in caches if c.kind == "latent")
-        return Cell(width * layers * kv_bytes, "mla", kv_bytes, layers)
+        stored, index = width * kv_bytes, 0
+        if nsa:  # calculate_mla_kv_cache_dim; NSATokenToKVPool's index_k_with_scale_buffer (uint8)
+            rope = next(c.rope_dim for c in caches if c.kind == "latent")
+            if kv_bytes == 1:  # fp8 latent + a float32 scale per 128 + the rope part in bf16
+                stored = (width - rope) + (width - rope) // NSA_QUANT_BLOCK * 4 + rope * 2
+            head = next(c.key_dim for c in caches if c.kind == "indexer")
+            index = head + head // NSA_QUANT_BLOCK * 4
+        return Cell((width * kv_bytes + index) * layers, "mla", kv_bytes, layers, mla_stored=stored, index_bytes=index)
     attn = [(layer, next(c for c in layer.caches if c.kind == "attention")) for layer in owners if layer.caches]
     if (model.architecture or "") in HYBRID_SWA_ARCHS:
         local = [_local(c) for _, c in attn]  # Llama 4's chunked layers are its "swa" layers
@@ -254,7 +284,7 @@ class SglangPool:
         """The lines SGLang logs for this pool (each buffer holds one page more than its tokens)."""
         c, n, page = self.cell, self.max_total_num_tokens, self.page_size
         if c.kind == "mla":
-            lines = [f"KV Cache is allocated. #tokens: {n}, KV size: {(n + page) * c.bytes / GIB:.2f} GB"]
+            lines = [f"KV Cache is allocated. #tokens: {n}, KV size: {c.mla_buffer_bytes(n, page) / GIB:.2f} GB"]
         elif c.kind == "mha":
             k = (n + page) * c.k_per_token
             v = (n + page) * c.bytes - k
@@ -280,15 +310,30 @@ class SglangPool:
 
 def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv_cache_dtype: str | None = None,
          page_size: int = 1, max_total_tokens: int | None = None, max_running_requests: int | None = None,
-         mem_fraction_static: float | None = None, ssm_bytes: int = 4,
+         mem_fraction_static: float | None = None, ssm_bytes: int = 4, nsa_fp8: bool = False,
          swa_full_tokens_ratio: float = SWA_FULL_TOKENS_RATIO) -> SglangPool:
     """SGLang's pool from the memory it sizes it from (profile_max_num_token's rest, in bytes). ssm_bytes:
-    a hybrid recurrent model's temporal state width (ssm_state_bytes)."""
+    a hybrid recurrent model's temporal state width (ssm_state_bytes). nsa_fp8: the GPU is SM >= 10, where
+    SGLang's KV dtype auto is fp8_e4m3 for DeepSeek's sparse attention."""
     if page_size < 1:
         raise UsageError(f"--block-size {page_size}: SGLang's page_size must be 1 or more")
     dtype, kv_bytes = kv_dtype_bytes(model, kv_cache_dtype)
+    if nsa_fp8 and dtype == "auto" and is_nsa(model):
+        dtype, kv_bytes = "fp8_e4m3", 1
     c = cell(model, tp, kv_bytes, ssm_bytes)
     notes = list(c.notes)
+    if c.index_bytes:
+        if page_size != NSA_PAGE_SIZE:
+            notes.append(f"SGLang sets page_size {NSA_PAGE_SIZE} for DeepSeek's sparse attention on CUDA")
+        page_size = NSA_PAGE_SIZE
+        if dtype == "fp8_e4m3" and kv_cache_dtype is None:
+            notes.append("SGLang stores DeepSeek's sparse-attention cache in fp8_e4m3 by default on SM >= 10 GPUs")
+        profiled = c.bytes // c.full_layers - c.index_bytes
+        if c.mla_stored > profiled:
+            notes.append(f"SGLang sizes this pool at {profiled} B of latent a layer and token but stores "
+                         f"{c.mla_stored} (fp8 with a scale per 128 and the rope part in bf16: "
+                         "calculate_mla_kv_cache_dim), so its buffers outgrow the memory they were sized from by "
+                         f"{(c.mla_stored - profiled) / (profiled + c.index_bytes):.1%}")
     states = None
     if c.state is not None:  # handle_max_mamba_cache: the states first, in proportion to the KV
         raw = rest_bytes * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO)
@@ -317,6 +362,12 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
                       mem_fraction_static, tuple(notes))
 
 
+def is_nsa(model: ModelSpec) -> bool:
+    """DeepSeek's sparse attention as SGLang sees it: an indexer cache on one of its DSA architectures."""
+    return (model.architecture or "") in NSA_ARCHS and any(
+        c.kind == "indexer" for layer in model.layers for c in layer.caches)
+
+
 def ssm_state_bytes(raw: dict | None) -> tuple[int, str | None]:
     """(bytes of a temporal state element, note): the config's mamba_ssm_dtype (or its text_config's), else
     SGLang's float32 default (configs/mamba_utils.py mamba2_state_dtype; SGLANG_MAMBA_SSM_DTYPE not read)."""
@@ -330,5 +381,5 @@ def ssm_state_bytes(raw: dict | None) -> tuple[int, str | None]:
     return 4, "the config's mamba_ssm_dtype was not read (a Hub config): SGLang's float32 default assumed"
 
 
-__all__ = ["RELEASE", "memory_defaults", "cell", "state_cell", "pool", "ssm_state_bytes", "SglangPool", "Cell",
+__all__ = ["RELEASE", "memory_defaults", "cell", "state_cell", "pool", "ssm_state_bytes", "is_nsa", "SglangPool", "Cell",
            "StateCell", "kv_dtype_bytes"]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..errors import KvplanError, UsageError
 from ..render import Report, Table
-from .sglang import RELEASE, cell, kv_dtype_bytes
+from .sglang import NSA_PAGE_SIZE, RELEASE, SM10_GPUS, cell, is_nsa, kv_dtype_bytes
 from .sglang_log import SglangLog, read
 
 GIB = 2**30
@@ -53,7 +53,7 @@ def _pct(logged: float, predicted: float) -> float | None:
 
 
 def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None,
-              mem_fraction_static: float | None = None) -> SglangCalibration:
+              mem_fraction_static: float | None = None, gpu: str | None = None) -> SglangCalibration:
     from ..sources import load_model
     from .vllm_calibrate import hub_cache_id, match_bundled
 
@@ -79,8 +79,13 @@ def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None
         from .sglang_report import ssm_bytes_of
 
         dtype = log.args.get("kv_cache_dtype")
-        _, kv_bytes = kv_dtype_bytes(spec, None if dtype in (None, "auto") else dtype)
+        dtype, kv_bytes = kv_dtype_bytes(spec, None if dtype in (None, "auto") else dtype)
+        if dtype == "auto" and gpu in SM10_GPUS and is_nsa(spec):  # SGLang's DSA default on SM >= 10
+            dtype, kv_bytes = "fp8_e4m3", 1
+            cal.notes.append(f"KV dtype fp8_e4m3: SGLang's default for DeepSeek's sparse attention on {gpu}")
         c = cell(spec, tp, kv_bytes, ssm_bytes_of(spec)[0])
+        if c.index_bytes:
+            page = NSA_PAGE_SIZE
     except KvplanError as exc:
         cal.problem = exc
         return cal
@@ -101,15 +106,17 @@ def _sizes(cal: SglangCalibration, c, page: int) -> None:
         return
     total = (tokens + page) * c.bytes
     if line[3] is not None:
-        pairs = [("KV size", line[3], total)]
+        pairs = [("KV size", line[3], c.mla_buffer_bytes(tokens, page) if c.kind == "mla" else total)]
     else:
         k = (tokens + page) * c.k_per_token
         pairs = [("K size", line[1], k), ("V size", line[2], total - k)]
     for label, logged, predicted in pairs:
         gib = predicted / GIB
+        how = (f"({tokens:,} + page {page}) x {predicted // (tokens + page):,} B" if not c.index_bytes else
+               f"{c.full_layers} layers x (({tokens:,} + {page}) x {c.mla_stored} B latent + whole pages of "
+               f"{c.index_bytes} B indexer keys)")
         cal.figures.append(Figure(f"{label} (GB) of {tokens:,} tokens", f"{logged:.2f}", f"{gib:.4f}",
-                                  _pct(logged, gib), abs(gib - logged) <= HALF_CENT,
-                                  f"({tokens:,} + page {page}) x {predicted // (tokens + page):,} B"))
+                                  _pct(logged, gib), abs(gib - logged) <= HALF_CENT, how))
 
 
 def _states(cal: SglangCalibration, c) -> None:
@@ -222,13 +229,18 @@ def build_report(cal: SglangCalibration) -> Report:
     return report
 
 
-def calibrate_workflow(path: str, *, model=None, tp=None, mem_fraction_static=None) -> tuple[Report, KvplanError | None]:
+def calibrate_workflow(path: str, *, model=None, tp=None, mem_fraction_static=None,
+                       gpu=None) -> tuple[Report, KvplanError | None]:
     if mem_fraction_static is not None and not 0 < mem_fraction_static < 1:
         raise UsageError(f"--mem-fraction-static {mem_fraction_static}: give a fraction between 0 and 1")
     if tp is not None and tp < 1:
         raise UsageError(f"--tp {tp}: must be at least 1")
+    if gpu is not None:
+        from ..capacity.gpus import lookup
+
+        gpu = lookup(gpu).name
     log = read(path)
-    cal = calibrate(log, model=model, tp=tp, mem_fraction_static=mem_fraction_static)
+    cal = calibrate(log, model=model, tp=tp, mem_fraction_static=mem_fraction_static, gpu=gpu)
     if log.read_nothing and cal.problem is not None:
         raise cal.problem
     return build_report(cal), cal.problem

@@ -69,6 +69,13 @@ def ssm_bytes_of(model) -> tuple[int, str | None]:
     return ssm_state_bytes(raw_config(model))
 
 
+def nsa_fp8(dep) -> bool:
+    """Whether the deployment's GPU is SM >= 10 (SGLang's fp8 default for DeepSeek's sparse attention)."""
+    from .sglang import SM10_GPUS
+
+    return dep is not None and dep.gpu is not None and dep.gpu.name in SM10_GPUS
+
+
 def refuse_pp(dep) -> None:
     if dep is not None and dep.pp > 1:
         raise UsageError("--engine sglang with --pp is not modelled (SGLang sizes each stage's pool and takes the "
@@ -84,7 +91,8 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     plan = result.plan
     ssm_bytes, ssm_note = ssm_bytes_of(plan.model)
     got = pool(plan.model, rest_bytes=rest, context_len=context_len, tp=dep.tp if dep else 1,
-               page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes)
+               page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes,
+               nsa_fp8=nsa_fp8(dep))
     notes = ([note] if note else []) + ([how] if how else []) + list(got.notes)
     if got.mamba_cache_size is not None:
         notes.append(f"recurrent states: {got.cell.state.bytes / 2**20:,.2f} MiB a request on each GPU "
@@ -129,4 +137,4 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     return got
 
 
-__all__ = ["add_to_report", "memory_of", "refuse_pp", "ssm_bytes_of"]
+__all__ = ["add_to_report", "memory_of", "nsa_fp8", "refuse_pp", "ssm_bytes_of"]

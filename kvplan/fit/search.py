@@ -266,7 +266,7 @@ class _Engine:
         """SGLang's requests of the context its pool holds (kvplan.engines.sglang), the pool sized as
         `kvplan estimate --engine sglang` sizes it."""
         from ..engines.sglang import pool
-        from ..engines.sglang_report import memory_of, refuse_pp, ssm_bytes_of
+        from ..engines.sglang_report import memory_of, nsa_fp8, refuse_pp, ssm_bytes_of
 
         refuse_pp(deployment)
         memory_key = (deployment.gpu.name, deployment.tp, deployment.pp)
@@ -278,7 +278,8 @@ class _Engine:
         got = self._pools.get(key)
         if got is None:
             got = self._pools[key] = pool(plan.model, rest_bytes=rest, context_len=self.tokens, tp=deployment.tp,
-                                          page_size=plan.block_size or 1, ssm_bytes=ssm_bytes_of(plan.model)[0])
+                                          page_size=plan.block_size or 1, ssm_bytes=ssm_bytes_of(plan.model)[0],
+                                          nsa_fp8=nsa_fp8(deployment))
         return got.max_concurrency
 
 
