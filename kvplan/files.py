@@ -1,6 +1,7 @@
 """Files the user gives kvplan, read bounded; files kvplan writes for the user:
 checked before any work, written whole or not at all.
 
+- `read_head`: the head of a regular file of any size (a server log).
 - `read_bounded`: a regular file only (a device, pipe or socket would block or
   never end: /dev/zero, a FIFO), and at most a stated number of bytes (a 5 GB
   file given by mistake is refused at once, not read into memory).
@@ -48,6 +49,18 @@ def regular_file_size(path, what: str, error: type[KvplanError] = UsageError) ->
         raise error(f"{path}: not a regular file (a device, pipe or socket), not {what}",
                     "copy what it gives into a file first, and give that file's path")
     return info.st_size
+
+
+def read_head(path, what: str, limit_bytes: int, error: type[KvplanError] = UsageError) -> tuple[str, int]:
+    """(the first `limit_bytes` of a regular file as text, the file's size): a long log is read from its head
+    (what follows is said by the caller), never refused for its size."""
+    size = regular_file_size(path, what, error)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit_bytes)
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return data.decode("utf-8", errors="replace"), size
 
 
 def read_bounded(path, what: str, limit_bytes: int, error: type[KvplanError] = UsageError,

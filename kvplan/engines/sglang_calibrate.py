@@ -23,20 +23,10 @@ from ..errors import KvplanError, UsageError
 from ..render import Report, Table
 from .sglang import NSA_PAGE_SIZE, RELEASE, SM10_GPUS, cell, is_nsa, kv_dtype_bytes
 from .sglang_log import SglangLog, read
+from .vllm_calibrate import Figure, _pct  # the figures both engines' calibrations share (tidy.calibrate reads them)
 
 GIB = 2**30
 HALF_CENT = 0.005  # a figure printed with two decimals
-
-
-@dataclass
-class Figure:  # the same fields as vLLM's calibrate figures (kvplan.reports.tidy.calibrate reads them)
-    name: str
-    logged: str
-    predicted: str
-    deviation_pct: float | None
-    within_rounding: bool | None
-    explanation: str = ""
-    kind: str = "reproduction"
 
 
 @dataclass
@@ -46,10 +36,6 @@ class SglangCalibration:
     figures: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     problem: KvplanError | None = None
-
-
-def _pct(logged: float, predicted: float) -> float | None:
-    return None if not logged else round(100 * (predicted - logged) / logged, 4)
 
 
 def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None,

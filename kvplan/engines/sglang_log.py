@@ -21,9 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..errors import UsageError
 
-LOG_HEAD_BYTES = 64 * 1024**2
 _NUM = r"(-?\d+(?:\.\d+)?)"
 _RANK = re.compile(r"\[[^\]]*?\bTP(\d+)\]")
 _PATTERNS = {
@@ -190,28 +188,22 @@ def _server_args(line: str) -> dict:
 def sniff(path: str) -> bool:
     """Whether the file at path reads as an SGLang log (False when it cannot be read: the vLLM reader then
     says why)."""
-    import os
-    import stat
+    from ..errors import KvplanError
+    from ..files import read_head
+    from .vllm_log import LOG_HEAD_BYTES
 
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return False
-        with open(path, "rb") as handle:
-            return is_sglang(handle.read(LOG_HEAD_BYTES).decode("utf-8", errors="replace"))
-    except OSError:
+        return is_sglang(read_head(path, "a log file", LOG_HEAD_BYTES)[0])
+    except KvplanError:
         return False
 
 
 def read(path: str) -> SglangLog:
-    from ..files import regular_file_size
+    from ..files import read_head
+    from .vllm_log import LOG_HEAD_BYTES
 
-    size = regular_file_size(path, "a log file", UsageError)
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(LOG_HEAD_BYTES)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    log = parse(data.decode("utf-8", errors="replace"), path)
+    text, size = read_head(path, "a log file", LOG_HEAD_BYTES)
+    log = parse(text, path)
     if size > LOG_HEAD_BYTES:
         log.head_only_bytes = LOG_HEAD_BYTES
     return log

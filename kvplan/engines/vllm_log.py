@@ -403,16 +403,11 @@ def _implausible(log: VllmLog) -> str | None:
 
 
 def read_log(path: str) -> VllmLog:
-    from ..files import regular_file_size
+    from ..files import read_head
 
-    size = regular_file_size(path, "a log file", UsageError)
+    text, size = read_head(path, "a log file", LOG_HEAD_BYTES)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(LOG_HEAD_BYTES)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        log = parse_log(data.decode("utf-8", errors="replace"), path)
+        log = parse_log(text, path)
     except _NotANumber as exc:
         raise UsageError(f"{path}: a figure vLLM prints as a number reads {str(exc)!r} here",
                          "the log was edited or cut mid-line: give the server's log as it printed it") from None
