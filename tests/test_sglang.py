@@ -178,3 +178,9 @@ def test_deepseek_sparse_attention_pool():
     assert got.max_total_num_tokens == 40 * GIB // 43_188 // 64 * 64
     assert any("11.3%" in n for n in got.notes)
     assert pool(model, rest_bytes=40 * GIB, context_len=8192).kv_cache_dtype == "auto"  # bf16 below SM 10
+
+
+def test_kv_sharing_models_are_refused():
+    # Gemma 3n reuses earlier layers' KV; how SGLang's pool counts those layers is not read: refused, not guessed
+    with pytest.raises(UsageError, match="reuses earlier layers"):
+        cell(load_model("gemma-3n-e4b"))

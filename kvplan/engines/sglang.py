@@ -171,7 +171,10 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4) -
     """SGLang's cell size per token on one GPU (get_cell_size_per_token), from kvplan's per-layer caches;
     a hybrid recurrent model's per-request state beside it (ssm_bytes: its temporal state's width)."""
     tp = max(tp, 1)
-    owners = [layer for layer in model.layers if layer.shares_cache_of is None]
+    if any(layer.shares_cache_of is not None for layer in model.layers):
+        raise UsageError(f"SGLang: {model.name} reuses earlier layers' KV (num_kv_shared_layers), which kvplan has "
+                         "not read in SGLang's pool", "use --engine vllm or ideal for this model")
+    owners = model.layers
     state = state_cell(model, tp, ssm_bytes) if any(layer.state is not None for layer in model.layers) else None
     caches = [c for layer in owners for c in layer.caches]
     kinds = {c.kind for c in caches}
