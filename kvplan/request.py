@@ -143,9 +143,12 @@ class EngineRequest:
             engine, rules, note = parse_engine(engine)
         else:
             engine = "ideal"
-        if emit is not None:
+        if emit is not None and emit.partition("@")[0].strip().lower() == "sglang":
+            _sglang_release(emit)
+            emit = "sglang"
+        elif emit is not None:
             if emit.partition("@")[0].strip().lower() != "vllm":
-                raise UsageError(f"--emit {emit!r}: only 'vllm' or 'vllm@VERSION' is supported")
+                raise UsageError(f"--emit {emit!r}: only vllm[@VERSION] or sglang is supported")
             pinned = "@" in emit
             emit_release = _asked_release(emit)
             from .engines.vllm_rules import parse_engine
@@ -213,7 +216,7 @@ class EstimateRequest:
         check_number(mem_util, "--mem-util", minimum=0, strict=True, maximum=1)
         engine_request = EngineRequest.parse(engine, emit, max_model_len, max_num_seqs, enforce_eager,
                                              Speculation.parse(mtp, draft_model, num_speculative_tokens))
-        if engine_request.name == "sglang":  # SGLang's --mem-fraction-static: its own default per card
+        if "sglang" in (engine_request.name, engine_request.emit):  # SGLang's --mem-fraction-static: its default
             engine_request = replace(engine_request, mem_fraction_static=mem_util)
         if mem_util is None:  # the engine's own default: vLLM's changed from 0.90 to 0.92 in 0.20
             rules = engine_request.rules

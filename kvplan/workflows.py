@@ -113,6 +113,11 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
                                            mem_fraction_static=engine.mem_fraction_static)
         if request.engine_tokens == tokens:  # SGLang's requests of context_len = --context
             vllm_concurrency = pool.max_concurrency
+    if engine.emit == "sglang":
+        from .engines import sglang_flags
+
+        sglang_flags.add_to_report(report, result, chain, request.engine_tokens,
+                                   mem_fraction_static=engine.mem_fraction_static)
     if engine.emit == "vllm":
         from .engines import vllm_flags
 

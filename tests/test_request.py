@@ -36,8 +36,11 @@ def test_options_are_parsed_and_checked_before_any_model_loads():
 def test_emit_follows_a_pinned_engine_release():
     assert EngineRequest.parse("vllm@0.11", "vllm").emit_rules.version == "0.11"
     assert EngineRequest.parse("ideal", None).rules is None
+    assert EngineRequest.parse("ideal", "sglang").emit == "sglang"  # SGLang's launch_server (engines.sglang_flags)
     with pytest.raises(UsageError, match="--emit"):
-        EngineRequest.parse("ideal", "sglang")
+        EngineRequest.parse("ideal", "tgi")
+    with pytest.raises(UsageError, match="SGLang 0.5.9 only"):
+        EngineRequest.parse("ideal", "sglang@0.4.0")
 
 
 @pytest.mark.parametrize("engine, given, expected", [

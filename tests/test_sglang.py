@@ -184,3 +184,31 @@ def test_kv_sharing_models_are_refused():
     # Gemma 3n reuses earlier layers' KV; how SGLang's pool counts those layers is not read: refused, not guessed
     with pytest.raises(UsageError, match="reuses earlier layers"):
         cell(load_model("gemma-3n-e4b"))
+
+
+def test_emit_sglang(cli):
+    rc, out, err = cli("estimate", "llama-3.1-70b", "--gpu", "h100", "--tp", "4", "--context", "32k", "-t", "fp8",
+                       "-t", "page:16", "--emit", "sglang", "--format", "json")
+    assert rc == 0, err
+    emit = json.loads(out)["emit"]
+    assert emit["engine"] == "sglang" and emit["argv"][:5] == ["python", "-m", "sglang.launch_server",
+                                                               "--model-path", "meta-llama/Llama-3.1-70B"]
+    argv = emit["argv"]
+    for flag, value in (("--context-length", "32768"), ("--kv-cache-dtype", "fp8_e4m3"), ("--page-size", "16"),
+                        ("--tp-size", "4")):
+        assert argv[argv.index(flag) + 1] == value
+    assert "--mem-fraction-static" not in argv  # SGLang's default for the card unless --mem-util is given
+    # what SGLang cannot apply is listed, not emitted; a length past the model's maximum carries the variable
+    rc, out, err = cli("estimate", "gemma-3-27b", "--kv-memory", "20GiB", "--context", "200k", "-t", "int4",
+                       "--emit", "sglang", "--format", "json")
+    assert rc == 0, err
+    emit = json.loads(out)["emit"]
+    assert [n["spec"] for n in emit["not_applied"]] == ["int4"] and "--kv-cache-dtype" in emit["argv"]
+    assert emit["env"] == ["SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"]
+    # --kv-memory has no SGLang flag: the pool's tokens become --max-total-tokens (20 GiB // 507,904 B)
+    rc, out, err = cli("estimate", "gemma-3-27b", "--kv-memory", "20GiB", "--context", "32k", "--emit", "sglang",
+                       "--format", "json")
+    argv = json.loads(out)["emit"]["argv"]
+    assert argv[argv.index("--max-total-tokens") + 1] == str(20 * GIB // 507_904)
+    rc, out, err = cli("estimate", "gemma-3-27b", "--emit", "tgi")
+    assert rc == 2 and "only vllm[@VERSION] or sglang" in err

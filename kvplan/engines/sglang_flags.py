@@ -1,0 +1,105 @@
+"""`--emit sglang`: the `python -m sglang.launch_server` command that realises a plan (SGLang 0.5.9's flags,
+read in its server_args.py add_cli_args), and what it cannot.
+
+SGLang applies at runtime its KV dtypes (bf16, fp8_e4m3, fp8_e5m2; fp4_e2m1 is not modelled), the page size,
+its radix prefix cache (on by default), the memory fraction and parallelism. Windows and other architecture
+what-ifs need a trained checkpoint; eviction and Quest need engine support SGLang does not have; int8 / int4 /
+KIVI are not SGLang KV dtypes; CPU offloading is its hierarchical cache, a different design, not emitted.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from ..errors import KvplanError
+from ..render import Report
+from ..techniques.architecture import HybridWhatIf, LatentWhatIf, RegroupHeads, ShareLayers
+from ..techniques.quantize import Quantize
+from ..techniques.serving import OffloadTier
+from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
+from .sglang import RELEASE, kv_dtype_bytes
+from .vllm_flags import NotApplied
+
+LONG_CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"  # configs/model_config.py _derive_context_length
+
+
+def _unsupported(technique) -> str | None:
+    if isinstance(technique, (ShareLayers, LatentWhatIf, HybridWhatIf, CompressedSparse, Window)):
+        return "needs a checkpoint trained for it; SGLang serves the architecture a checkpoint has"
+    if isinstance(technique, RegroupHeads):
+        return "needs an uptrained checkpoint with fewer KV heads (GQA/MQA)"
+    if isinstance(technique, (Evict, Pyramid)):
+        return "needs engine support that SGLang does not have (token eviction)"
+    if isinstance(technique, Quest):
+        return "needs engine support that SGLang does not have (Quest page selection)"
+    if isinstance(technique, Quantize) and not technique.storage.name.startswith("fp8"):
+        return f"{technique.storage.name} is not an SGLang {RELEASE} KV cache dtype (bf16, fp8_e4m3, fp8_e5m2)"
+    if isinstance(technique, OffloadTier):
+        return "SGLang's CPU tier is its hierarchical cache (--enable-hierarchical-cache), not modelled here"
+    return None
+
+
+def command(result, techniques, context_len: int,
+            mem_fraction_static: float | None = None) -> tuple[list[str], list[NotApplied], list[str]]:
+    """(argv of `python -m sglang.launch_server`, techniques SGLang cannot apply, notes)."""
+    plan, dep = result.plan, result.deployment
+    model = plan.model
+    notes: list[str] = []
+    skipped = [NotApplied(t.spec, why) for t in techniques if (why := _unsupported(t)) is not None]
+    argv = ["python", "-m", "sglang.launch_server", "--model-path", model.name, "--context-length", str(context_len)]
+    try:
+        dtype, _ = kv_dtype_bytes(model, None)
+    except KvplanError:  # a KV dtype SGLang does not have: listed as not applied, the cache left at auto
+        dtype = "auto"
+    argv += ["--kv-cache-dtype", dtype]
+    if plan.block_size is not None:
+        argv += ["--page-size", str(plan.block_size)]
+    if model.max_context_tokens and context_len > model.max_context_tokens:
+        notes.append(f"--context-length {context_len:,} is above the model's maximum {model.max_context_tokens:,} "
+                     "(max_position_embeddings): SGLang refuses it above the length it derives from the config "
+                     f"(rope scaling may raise that) unless {LONG_CONTEXT_ENV} (set in the command)")
+    if dep is not None:
+        if dep.tp > 1:
+            argv += ["--tp-size", str(dep.tp)]
+        if dep.pp > 1:
+            argv += ["--pp-size", str(dep.pp)]
+        if mem_fraction_static is not None:
+            argv += ["--mem-fraction-static", f"{mem_fraction_static:g}"]
+        elif dep.kv_memory_bytes is not None:
+            from .sglang import pool
+
+            try:
+                tokens = pool(model, rest_bytes=dep.kv_memory_bytes, context_len=context_len, tp=dep.tp,
+                              page_size=plan.block_size or 1).max_total_num_tokens
+            except KvplanError as exc:  # a model SGLang's pool is not read for: said, no cap emitted
+                tokens = None
+                notes.append(f"no --max-total-tokens: {exc.message}")
+            if tokens:
+                argv += ["--max-total-tokens", str(tokens)]
+                notes.append(f"SGLang has no KV-memory flag: --max-total-tokens {tokens:,} caps its pool at the "
+                             "tokens --kv-memory holds (the pool is still sized from --mem-fraction-static first)")
+        else:
+            notes.append("--mem-fraction-static left to SGLang's default for the card (see --engine sglang)")
+    if plan.prefix is None:
+        notes.append("SGLang's radix prefix cache is on by default (--disable-radix-cache turns it off)")
+    return argv, skipped, notes
+
+
+def add_to_report(report: Report, result, techniques, context_len: int,
+                  mem_fraction_static: float | None = None) -> None:
+    """`--emit sglang`: the command under report.data["emit"] and as lines."""
+    argv, skipped, notes = command(result, techniques, context_len, mem_fraction_static)
+    model = result.plan.model
+    env = [LONG_CONTEXT_ENV] if model.max_context_tokens and context_len > model.max_context_tokens else []
+    text = " ".join(env + [shlex.join(argv)])
+    report.data["emit"] = {"engine": "sglang", "version": RELEASE, "env": env, "command": text, "argv": argv,
+                           "not_applied": [{"spec": s.spec, "reason": s.reason} for s in skipped],
+                           "served": None, "notes": notes}
+    report.lines.append("SGLang command that realises the plan:")
+    report.lines.append(f"  {text}")
+    for s in skipped:
+        report.lines.append(f"  not applied by SGLang: {s.spec}: {s.reason}")
+    report.lines.extend(f"  note: {n}" for n in notes)
+
+
+__all__ = ["command", "add_to_report"]
