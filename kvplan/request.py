@@ -156,10 +156,13 @@ class EngineRequest:
             emit, emit_rules, _ = parse_engine(emit)
             if not pinned and rules is not None:  # --engine vllm@0.11 --emit vllm: one release
                 emit_rules, emit_release = rules, release
-        if (max_num_seqs is not None or enforce_eager or speculation) and rules is None and emit_rules is None:
+        sglang = "sglang" in (engine, emit)
+        if (max_num_seqs is not None or enforce_eager or (speculation and not sglang)) and rules is None \
+                and emit_rules is None:
             flag = ("--max-num-seqs" if max_num_seqs is not None else "--enforce-eager" if enforce_eager else
                     speculation.flag)
-            raise UsageError(f"{flag} is a vLLM setting: it needs --engine vllm or --emit vllm (or vllm@VERSION)")
+            raise UsageError(f"{flag} is a vLLM setting: it needs --engine vllm or --emit vllm (or vllm@VERSION)"
+                             + ("" if flag != getattr(speculation, "flag", None) else ", or SGLang"))
         return cls(engine, rules, note, emit, emit_rules, length, release, emit_release, max_num_seqs,
                    enforce_eager, speculation)
 

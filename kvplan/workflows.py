@@ -110,14 +110,15 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         from .engines import sglang_report
 
         pool = sglang_report.add_to_report(report, result, request.engine_tokens,
-                                           mem_fraction_static=engine.mem_fraction_static)
+                                           mem_fraction_static=engine.mem_fraction_static,
+                                           speculation=engine.speculation)
         if request.engine_tokens == tokens:  # SGLang's requests of context_len = --context
             vllm_concurrency = pool.max_concurrency
     if engine.emit == "sglang":
         from .engines import sglang_flags
 
         sglang_flags.add_to_report(report, result, chain, request.engine_tokens,
-                                   mem_fraction_static=engine.mem_fraction_static)
+                                   mem_fraction_static=engine.mem_fraction_static, speculation=engine.speculation)
     if engine.emit == "vllm":
         from .engines import vllm_flags
 

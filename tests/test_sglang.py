@@ -5,12 +5,15 @@ set_num_tokens_hybrid_swa, _handle_gpu_memory_settings) and the models' configs.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from kvplan.engines.sglang import cell, memory_defaults, pool
 from kvplan.errors import UsageError
 from kvplan.sources import load_model
+
+CONFIGS = Path(__file__).parent / "data" / "configs"
 
 GIB = 2**30
 
@@ -109,7 +112,8 @@ def test_estimate_with_sglang(cli):
     (("kimi-linear-48b-a3b", "--kv-memory", "20GiB", "--engine", "sglang"), "kda state"),
     (("llama-3.1-8b", "--gpu", "h100", "--pp", "2", "--engine", "sglang"), "--pp is not modelled"),
     (("llama-3.1-8b", "--engine", "sglang@0.4.0"), "SGLang 0.5.9 only"),
-    (("llama-3.1-8b", "--engine", "sglang", "--mtp"), "vLLM setting"),
+    (("llama-3.1-8b", "--engine", "sglang", "--max-num-seqs", "4"), "vLLM setting"),
+    (("llama-3.1-8b", "--kv-memory", "20GiB", "--engine", "sglang", "--mtp"), "MTP draft layers"),
     (("llama-3.1-8b", "--engine", "sglang"), "needs the KV memory"),
 ])
 def test_bad_sglang_requests_get_one_line(cli, args, message):
@@ -212,3 +216,37 @@ def test_emit_sglang(cli):
     assert argv[argv.index("--max-total-tokens") + 1] == str(20 * GIB // 507_904)
     rc, out, err = cli("estimate", "gemma-3-27b", "--emit", "tgi")
     assert rc == 2 and "only vllm[@VERSION] or sglang" in err
+
+
+def test_speculative_decoding_under_sglang(cli):
+    from kvplan.engines.sglang import Speculation
+    from kvplan.engines.sglang_report import resolve_speculation
+    from kvplan.request import Speculation as Asked
+
+    # the draft reserves 2 GiB more (EAGLE, EAGLE3; STANDALONE 6): H100 TP 1, 13,440 + 2,048 MiB -> 0.81009
+    assert memory_defaults(81559, 1, speculative="EAGLE").mem_fraction_static == 0.810
+    assert memory_defaults(81559, 1, speculative="STANDALONE").mem_fraction_static == 0.760  # 19,584 MiB
+    v3 = load_model("deepseek-v3")
+    assert resolve_speculation(v3, Asked(mtp=True)) == Speculation("EAGLE", 3, 4, 1)  # NEXTN, auto (3, 1, 4)
+    assert resolve_speculation(v3, Asked(mtp=True, tokens=2)) == Speculation("EAGLE", 2, 3, 1)
+    head = str(CONFIGS / "eagle3-head-llama-8b-shape.json")
+    llama = load_model("llama-3.1-8b")
+    assert resolve_speculation(llama, Asked(draft_model=head, tokens=3)).algorithm == "EAGLE3"
+    assert resolve_speculation(llama, Asked(draft_model=str(CONFIGS / "draft-llama-1b-shape.json"),
+                                            tokens=3)).algorithm == "STANDALONE"
+    # max_running_requests defaults to 48; a hybrid reserves its intermediate states for 48 requests x the draft
+    # tokens first: Qwen3-Next TP 2, 38,633,472 B x 48 x 3 = 5,563,219,968 B
+    spec = Speculation("EAGLE", 2, 3, 1)
+    model = load_model("qwen3-next-80b-a3b")
+    got = pool(model, rest_bytes=50 * GIB, context_len=32768, tp=2, speculation=spec)
+    rest = 50 * GIB - 38_633_472 * 48 * 3
+    states = int(rest * 0.9 / 1.9 // 38_633_472)
+    assert got.mamba_cache_size == states and got.max_running_requests == 48
+    assert got.max_total_num_tokens == (rest - states * 38_633_472) // 12_288
+    # the CLI: --mtp with --engine sglang, and the flags --emit sglang prints for it
+    rc, out, err = cli("estimate", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--context", "32k", "--engine", "sglang",
+                       "--mtp", "--emit", "sglang", "--format", "json")
+    assert rc == 0, err
+    data = json.loads(out)
+    assert data["engine"]["speculative_algorithm"] == "EAGLE" and data["engine"]["max_running_requests"] == 48
+    assert "--speculative-algorithm NEXTN" in data["emit"]["command"]

@@ -43,6 +43,9 @@ beside each. SGLang keeps one token pool: a token's "cell" holds its K/V (or MLA
   width, groups = key heads, d_state = key width. Logged: "Mamba Cache is allocated. max_mamba_cache_size:
   N, conv_state size: X GB, ssm_state size: Y GB" (the buffers hold N + 1 states).
 
+- Speculative decoding (server_args._handle_speculative_decoding): max_running_requests defaults to 48
+  (SPEC_MAX_RUNNING_REQUESTS), the default fraction reserves 2 GiB more (STANDALONE 6: SPEC_RESERVED_MIB), and
+  a hybrid recurrent model first reserves state x 48 x the draft tokens (handle_max_mamba_cache).
 - DeepSeek's sparse attention (is_deepseek_nsa: DeepSeek-V3.2, GLM-5, Mistral Large 3 with index_topk): the
   cell adds the indexer keys (index_head_dim + index_head_dim / 128 x 4 B, uint8); page_size 64 on CUDA; KV
   dtype auto = fp8_e4m3 on SM >= 10, bfloat16 below; at fp8 a layer stores 656 B of latent
@@ -50,7 +53,8 @@ beside each. SGLang keeps one token pool: a token's "cell" holds its K/V (or MLA
 
 Not modelled (refused or said): other recurrent states (Kimi Linear's KDA, LFM2's short conv, MiniMax /
 Bailing lightning attention, Mamba-1 hybrids), DeepSeek-V4, FP4 KV,
-pipeline parallelism, DP attention, speculative decoding's draft pool (and its state reserve), vision
+pipeline parallelism, DP attention, the speculative draft's own pool (said beside, not subtracted: it comes
+out of what mem_fraction_static leaves; kvplan.engines.sglang_report), NGRAM speculation, vision
 models' mem_fraction_static adjustment, and models whose layers differ in heads or width outside the
 hybrid architectures.
 """
@@ -81,6 +85,10 @@ MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3  # model_runner_kv_cache_mixin.p
 # whose state kvplan sizes
 STATE_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
                          "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM"})
+# speculative decoding (server_args._handle_speculative_decoding, _handle_gpu_memory_settings): MiB more reserved
+# for the draft and its CUDA graphs, and the max_running_requests it defaults to
+SPEC_RESERVED_MIB = {"EAGLE": 2048, "EAGLE3": 2048, "STANDALONE": 6144}
+SPEC_MAX_RUNNING_REQUESTS = 48
 # server_args._handle_gpu_memory_settings: (below this many MiB, chunked_prefill_size, cuda_graph_max_bs at
 # TP < 4, at TP >= 4)
 DEFAULTS_BY_MEMORY = ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 24, 80), (60 * 1024, 4096, 32, 160),
@@ -100,8 +108,9 @@ class MemoryDefaults:
     reserved_mib: float
 
 
-def memory_defaults(gpu_mib: float, tp: int = 1, pp: int = 1) -> MemoryDefaults:
-    """SGLang's chunked_prefill_size, cuda_graph_max_bs and mem_fraction_static for a card of gpu_mib MiB."""
+def memory_defaults(gpu_mib: float, tp: int = 1, pp: int = 1, speculative: str | None = None) -> MemoryDefaults:
+    """SGLang's chunked_prefill_size, cuda_graph_max_bs and mem_fraction_static for a card of gpu_mib MiB
+    (speculative: the algorithm, whose draft reserves more)."""
     for below, chunked, small_tp, large_tp in DEFAULTS_BY_MEMORY:
         if below is None or gpu_mib < below:
             break
@@ -109,7 +118,19 @@ def memory_defaults(gpu_mib: float, tp: int = 1, pp: int = 1) -> MemoryDefaults:
     reserved = 512 + max(chunked, 2048) * 1.5 + graph_bs * 2 + tp * pp / 8 * 1024
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
+    reserved += SPEC_RESERVED_MIB.get(speculative, 0)
     return MemoryDefaults(chunked, graph_bs, round((gpu_mib - reserved) / gpu_mib, 3), reserved)
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """SGLang's speculative decoding as a plan asks for it (--speculative-algorithm and its steps)."""
+
+    algorithm: str  # EAGLE (MTP layers: NEXTN, which SGLang runs as EAGLE, or an EAGLE head), EAGLE3, STANDALONE
+    num_steps: int
+    draft_tokens: int  # speculative_num_draft_tokens
+    draft_layers: int  # the layers of the draft's own KV pool
+    draft_name: str | None = None  # a separate draft checkpoint
 
 
 @dataclass(frozen=True)
@@ -314,6 +335,7 @@ class SglangPool:
 def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv_cache_dtype: str | None = None,
          page_size: int = 1, max_total_tokens: int | None = None, max_running_requests: int | None = None,
          mem_fraction_static: float | None = None, ssm_bytes: int = 4, nsa_fp8: bool = False,
+         speculation: Speculation | None = None,
          swa_full_tokens_ratio: float = SWA_FULL_TOKENS_RATIO) -> SglangPool:
     """SGLang's pool from the memory it sizes it from (profile_max_num_token's rest, in bytes). ssm_bytes:
     a hybrid recurrent model's temporal state width (ssm_state_bytes). nsa_fp8: the GPU is SM >= 10, where
@@ -338,6 +360,13 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
                          "calculate_mla_kv_cache_dim), so its buffers outgrow the memory they were sized from by "
                          f"{(c.mla_stored - profiled) / (profiled + c.index_bytes):.1%}")
     states = None
+    if speculation is not None and max_running_requests is None:
+        max_running_requests = SPEC_MAX_RUNNING_REQUESTS  # _handle_speculative_decoding's default
+    if c.state is not None and speculation is not None:  # the draft steps' intermediate states, reserved first
+        reserve = c.state.bytes * max_running_requests * speculation.draft_tokens
+        rest_bytes -= reserve
+        notes.append(f"speculative decoding: {reserve / GIB:,.2f} GiB reserved for {max_running_requests} requests' "
+                     f"intermediate states over {speculation.draft_tokens} draft tokens (handle_max_mamba_cache)")
     if c.state is not None:  # handle_max_mamba_cache: the states first, in proportion to the KV
         raw = rest_bytes * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO)
         states = int(raw // c.state.bytes)
@@ -385,4 +414,5 @@ def ssm_state_bytes(raw: dict | None) -> tuple[int, str | None]:
 
 
 __all__ = ["RELEASE", "memory_defaults", "cell", "state_cell", "pool", "ssm_state_bytes", "is_nsa", "SglangPool", "Cell",
+           "Speculation",
            "StateCell", "kv_dtype_bytes"]

@@ -17,7 +17,7 @@ from ..techniques.architecture import HybridWhatIf, LatentWhatIf, RegroupHeads, 
 from ..techniques.quantize import Quantize
 from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
-from .sglang import RELEASE, kv_dtype_bytes
+from .sglang import RELEASE, SPEC_MAX_RUNNING_REQUESTS, kv_dtype_bytes
 from .vllm_flags import NotApplied
 
 LONG_CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"  # configs/model_config.py _derive_context_length
@@ -39,9 +39,11 @@ def _unsupported(technique) -> str | None:
     return None
 
 
-def command(result, techniques, context_len: int,
-            mem_fraction_static: float | None = None) -> tuple[list[str], list[NotApplied], list[str]]:
-    """(argv of `python -m sglang.launch_server`, techniques SGLang cannot apply, notes)."""
+def command(result, techniques, context_len: int, mem_fraction_static: float | None = None,
+            speculation=None) -> tuple[list[str], list[NotApplied], list[str]]:
+    """(argv of `python -m sglang.launch_server`, techniques SGLang cannot apply, notes). speculation:
+    kvplan.request.Speculation: the checkpoint's MTP layers (--speculative-algorithm NEXTN) or a draft
+    checkpoint (EAGLE / EAGLE3 / STANDALONE with --speculative-draft-model-path)."""
     plan, dep = result.plan, result.deployment
     model = plan.model
     notes: list[str] = []
@@ -80,15 +82,34 @@ def command(result, techniques, context_len: int,
                              "tokens --kv-memory holds (the pool is still sized from --mem-fraction-static first)")
         else:
             notes.append("--mem-fraction-static left to SGLang's default for the card (see --engine sglang)")
+    if speculation is not None:
+        argv += _speculative_flags(model, speculation, notes)
     if plan.prefix is None:
         notes.append("SGLang's radix prefix cache is on by default (--disable-radix-cache turns it off)")
     return argv, skipped, notes
 
 
+def _speculative_flags(model, speculation, notes: list[str]) -> list[str]:
+    from .sglang_report import resolve_speculation
+
+    spec = resolve_speculation(model, speculation)
+    flags = ["--speculative-algorithm", "NEXTN" if speculation.mtp else spec.algorithm]
+    if spec.draft_name is not None:
+        flags += ["--speculative-draft-model-path", spec.draft_name]
+        if spec.draft_name != speculation.draft_model:
+            notes.append(f"--speculative-draft-model-path: the draft's Hub id or folder for {speculation.draft_model}")
+    if speculation.tokens is not None:  # top-1 chains: steps = tokens, draft tokens = steps + 1
+        flags += ["--speculative-num-steps", str(spec.num_steps), "--speculative-eagle-topk", "1",
+                  "--speculative-num-draft-tokens", str(spec.draft_tokens)]
+    notes.append(f"speculative decoding: SGLang runs at most {SPEC_MAX_RUNNING_REQUESTS} requests at once unless "
+                 "--max-running-requests is given")
+    return flags
+
+
 def add_to_report(report: Report, result, techniques, context_len: int,
-                  mem_fraction_static: float | None = None) -> None:
+                  mem_fraction_static: float | None = None, speculation=None) -> None:
     """`--emit sglang`: the command under report.data["emit"] and as lines."""
-    argv, skipped, notes = command(result, techniques, context_len, mem_fraction_static)
+    argv, skipped, notes = command(result, techniques, context_len, mem_fraction_static, speculation)
     model = result.plan.model
     env = [LONG_CONTEXT_ENV] if model.max_context_tokens and context_len > model.max_context_tokens else []
     text = " ".join(env + [shlex.join(argv)])

@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..errors import UsageError
 from ..render import Report
 from ..units import GIB
-from .sglang import NVIDIA_SMI_MIB, RELEASE, SglangPool, memory_defaults, pool
+from .sglang import (NVIDIA_SMI_MIB, RELEASE, SPEC_MAX_RUNNING_REQUESTS, SglangPool, Speculation, memory_defaults,
+                     pool)
 
 # The free GPU memory SGLang sizes from (T0, after the distributed init) is the driver's total less what
 # the process holds before the weights load: the CUDA context and, at TP > 1, the communicators.
@@ -15,7 +16,30 @@ PRELOAD_BYTES = int(0.37 * GIB)
 PRELOAD_TP_BYTES = int(1.38 * GIB)  # more at TP > 1
 
 
-def memory_of(result, mem_fraction_static: float | None) -> tuple[int, str | None, float | None]:
+def resolve_speculation(model, speculation) -> Speculation | None:
+    """SGLang's speculative decoding for a kvplan.request.Speculation: the checkpoint's MTP layers run as NEXTN,
+    which SGLang turns into EAGLE (server_args._handle_speculative_decoding); a draft checkpoint as EAGLE,
+    EAGLE3 or STANDALONE by its architecture. --num-speculative-tokens K: K steps of top-1, K + 1 draft tokens;
+    else auto_choose_speculative_params: 3 steps of top-1, 4 draft tokens for the MTP families."""
+    if speculation is None:
+        return None
+    from .vllm_speculative import draft_layer_count, draft_method, load_draft
+
+    if speculation.mtp:
+        algorithm, layers, draft = "EAGLE", draft_layer_count(model), None
+    else:
+        draft = load_draft(speculation.draft_model)
+        algorithm = {"eagle3": "EAGLE3", "eagle": "EAGLE"}.get(draft_method(draft), "STANDALONE")
+        layers = draft.num_layers
+    if speculation.tokens is not None:
+        steps, tokens = speculation.tokens, speculation.tokens + 1
+    else:  # only MTP comes here (a draft checkpoint needs the tokens): every MTP family kvplan models gets (3, 1, 4)
+        steps, tokens = 3, 4
+    return Speculation(algorithm, steps, tokens, layers, draft.name if draft is not None else None)
+
+
+def memory_of(result, mem_fraction_static: float | None,
+              speculative: str | None = None) -> tuple[int, str | None, float | None]:
     """(bytes SGLang sizes the pool from, how they were found, mem_fraction_static used): --kv-memory as the
     pool itself, else predicted from the GPU: T0 x mem_fraction_static - weights (see kvplan.engines.sglang)."""
     from ..capacity.gpus import CATALOG
@@ -32,7 +56,7 @@ def memory_of(result, mem_fraction_static: float | None) -> tuple[int, str | Non
     smi_mib = NVIDIA_SMI_MIB.get(dep.gpu.name)
     if smi_mib is None or dep.gpu.memory_bytes != CATALOG.get(dep.gpu.name, dep.gpu).memory_bytes:
         smi_mib = dep.gpu.memory_bytes / 2**20  # a card (or --gpu-memory) without a known nvidia-smi figure
-    defaults = memory_defaults(smi_mib, dep.tp, dep.pp)
+    defaults = memory_defaults(smi_mib, dep.tp, dep.pp, speculative)
     frac = mem_fraction_static if mem_fraction_static is not None else defaults.mem_fraction_static
     preload = PRELOAD_BYTES + (PRELOAD_TP_BYTES if dep.tp > 1 else 0)
     t0 = total - preload
@@ -42,7 +66,8 @@ def memory_of(result, mem_fraction_static: float | None) -> tuple[int, str | Non
            f"{total / GIB:.2f} GiB less {preload / GIB:.2f} GiB held before the load, empirical) x mem_fraction_static "
            f"{frac:g}" + (" (SGLang's default for this card: reserved "
                           f"{defaults.reserved_mib:,.0f} MiB for chunked prefill {defaults.chunked_prefill_size:,}"
-                          f" and CUDA graphs up to batch {defaults.cuda_graph_max_bs})"
+                          f" and CUDA graphs up to batch {defaults.cuda_graph_max_bs}"
+                          + (f", and {speculative}'s draft" if speculative else "") + ")"
                           if mem_fraction_static is None else " (--mem-util)")
            + f" - weights {weights / GIB:.2f} GiB = {rest / GIB:.2f} GiB")
     return rest, how, frac
@@ -69,6 +94,26 @@ def ssm_bytes_of(model) -> tuple[int, str | None]:
     return ssm_state_bytes(raw_config(model))
 
 
+def draft_pool_note(model, spec: Speculation, got: SglangPool, tp: int) -> str:
+    """What the draft worker allocates beside the pool (model_runner_kv_cache_mixin.init_memory_pool: a draft
+    worker takes the target's max_total_num_tokens, draft_runner_cache_size, over its own layers), from the
+    memory mem_fraction_static leaves, not from the target's pool."""
+    from .sglang import cell
+    from .vllm_speculative import load_draft
+
+    if spec.draft_name is None:  # MTP: the target's own attention (or latent) layer, draft_layers of them
+        per_layer = got.cell.bytes // max(got.cell.full_layers, 1)
+        per_token = per_layer * spec.draft_layers
+    else:
+        draft = load_draft(spec.draft_name) if spec.draft_name else None
+        per_token = cell(draft, tp, got.cell.kv_bytes).bytes
+    size = per_token * got.max_total_num_tokens
+    return (f"speculative decoding ({spec.algorithm}, {spec.num_steps} steps, {spec.draft_tokens} draft tokens): "
+            f"max_running_requests defaults to {SPEC_MAX_RUNNING_REQUESTS}; the draft's own KV pool of "
+            f"{got.max_total_num_tokens:,} tokens x {spec.draft_layers} layer(s) = {size / GIB:,.2f} GiB comes out "
+            "of the memory mem_fraction_static leaves (with the draft's weights and CUDA graphs), not this pool")
+
+
 def nsa_fp8(dep) -> bool:
     """Whether the deployment's GPU is SM >= 10 (SGLang's fp8 default for DeepSeek's sparse attention)."""
     from .sglang import SM10_GPUS
@@ -83,22 +128,25 @@ def refuse_pp(dep) -> None:
 
 
 def add_to_report(report: Report, result, context_len: int, *, mem_fraction_static: float | None = None,
-                  note: str | None = None) -> SglangPool:
-    """SGLang's pool under report.data["engine"] and as log lines."""
+                  note: str | None = None, speculation=None) -> SglangPool:
+    """SGLang's pool under report.data["engine"] and as log lines. speculation: kvplan.request.Speculation."""
     dep = result.deployment
     refuse_pp(dep)
-    rest, how, frac = memory_of(result, mem_fraction_static)
     plan = result.plan
+    spec = resolve_speculation(plan.model, speculation)
+    rest, how, frac = memory_of(result, mem_fraction_static, spec.algorithm if spec else None)
     ssm_bytes, ssm_note = ssm_bytes_of(plan.model)
     got = pool(plan.model, rest_bytes=rest, context_len=context_len, tp=dep.tp if dep else 1,
                page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes,
-               nsa_fp8=nsa_fp8(dep))
+               nsa_fp8=nsa_fp8(dep), speculation=spec)
     notes = ([note] if note else []) + ([how] if how else []) + list(got.notes)
+    if spec is not None:
+        notes.append(draft_pool_note(plan.model, spec, got, dep.tp if dep else 1))
     if got.mamba_cache_size is not None:
         notes.append(f"recurrent states: {got.cell.state.bytes / 2**20:,.2f} MiB a request on each GPU "
                      f"({got.cell.state.layers} layers, the temporal state at {ssm_bytes} B), "
-                     f"{got.mamba_cache_size:,} of them (mamba_full_memory_ratio 0.9), which caps "
-                     f"max_running_requests at {got.mamba_cache_size // 3:,}")
+                     f"{got.mamba_cache_size:,} of them (mamba_full_memory_ratio 0.9): max_running_requests at "
+                     f"most {got.mamba_cache_size // 3:,}")
         if ssm_note:
             notes.append(ssm_note)
     if how is not None:
@@ -124,6 +172,8 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
         "mamba_cache_size": got.mamba_cache_size,
         "state_bytes_per_request": got.cell.state.bytes if got.cell.state is not None else None,
         "max_running_requests": got.max_running_requests,
+        "speculative_algorithm": spec.algorithm if spec else None,
+        "speculative_num_draft_tokens": spec.draft_tokens if spec else None,
         "max_concurrency": round(got.max_concurrency, 6),
         "concurrent_requests": got.concurrent_requests,
         "log": got.log_lines(),

@@ -212,10 +212,11 @@ class _Engine:
             self.name, self.rules, self.note = parse_engine(engine)
             self.release = self.rules.version if self.rules is not None else None
         self.mem_fraction_static = mem_fraction_static  # SGLang's, when --mem-util was given
-        if speculation is not None and self.name != "vllm":
+        if speculation is not None and self.name not in ("vllm", "sglang"):
             raise UsageError(f"{speculation.flag} is a vLLM setting: it needs --engine vllm (or vllm@VERSION)")
         self.speculation = speculation
         self.drafted = (0, 0, None)  # (MTP layers, draft tokens, draft checkpoint), resolved once per search
+        self.sglang_spec = None  # SGLang's reading of the speculation (engines.sglang.Speculation), once
         self.tokens = tokens
         self.allow_long = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
         self._pools: dict = {}
@@ -266,20 +267,23 @@ class _Engine:
         """SGLang's requests of the context its pool holds (kvplan.engines.sglang), the pool sized as
         `kvplan estimate --engine sglang` sizes it."""
         from ..engines.sglang import pool
-        from ..engines.sglang_report import memory_of, nsa_fp8, refuse_pp, ssm_bytes_of
+        from ..engines.sglang_report import memory_of, nsa_fp8, refuse_pp, resolve_speculation, ssm_bytes_of
 
         refuse_pp(deployment)
+        if self.sglang_spec is None and self.speculation is not None:  # once per search
+            self.sglang_spec = resolve_speculation(plan.model, self.speculation)
+        spec = self.sglang_spec
         memory_key = (deployment.gpu.name, deployment.tp, deployment.pp)
         rest = self._memory.get(memory_key)
         if rest is None:
             rest, _, _ = memory_of(SimpleNamespace(deployment=deployment, plan=plan, weights=deployment.weights),
-                                   self.mem_fraction_static)
+                                   self.mem_fraction_static, spec.algorithm if spec else None)
             self._memory[memory_key] = rest
         got = self._pools.get(key)
         if got is None:
             got = self._pools[key] = pool(plan.model, rest_bytes=rest, context_len=self.tokens, tp=deployment.tp,
                                           page_size=plan.block_size or 1, ssm_bytes=ssm_bytes_of(plan.model)[0],
-                                          nsa_fp8=nsa_fp8(deployment))
+                                          nsa_fp8=nsa_fp8(deployment), speculation=spec)
         return got.max_concurrency
 
 
@@ -390,10 +394,12 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
         req = replace(req, context_tokens=longest)  # as `kvplan estimate` does without --context
     engine = _Engine(req.engine, req.context_tokens, req.speculation,
                      req.mem_util if req.mem_util_given else None)
-    if engine.speculation is not None:  # once, before the search (a model without a modelled draft is refused);
+    if engine.speculation is not None:  # once, before the search: a model without a modelled draft is refused
         from ..engines.vllm_speculative import resolve_speculation  # techniques change neither the MTP layers
 
-        engine.drafted = resolve_speculation(base, engine.speculation)  # nor the draft checkpoint
+        drafted = resolve_speculation(base, engine.speculation)  # nor the draft checkpoint
+        if engine.on:
+            engine.drafted = drafted
     if engine.on:  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
         from ..engines.vllm_profile import vllm_loaded
 
@@ -563,7 +569,8 @@ def _verify(req, base, record, engine, passing, top):
             from ..render import Report
 
             pool = sglang_report.add_to_report(Report({}), result, req.context_tokens,
-                                               mem_fraction_static=engine.mem_fraction_static)
+                                               mem_fraction_static=engine.mem_fraction_static,
+                                               speculation=engine.speculation)
             if abs(pool.max_concurrency - c.engine_concurrency) > 1e-9:
                 problems.append(f"SGLang concurrency {pool.max_concurrency:.4f} (screen {c.engine_concurrency:.4f})")
         if result.decode is not None and c.decode_ms_per_token is not None \
