@@ -122,7 +122,7 @@ class EngineRequest:
     max_model_len: int | None = None  # None: the context
     release: str | None = None  # the vLLM release asked for ("0.11.0"; None: the rules' own, i.e. latest)
     emit_release: str | None = None  # the same for --emit
-    max_num_seqs: int | None = None  # vLLM's --max-num-seqs (None: the release's default for the GPU)
+    max_num_seqs: int | None = None  # vLLM's --max-num-seqs, SGLang's --max-running-requests (None: their default)
     enforce_eager: bool = False  # vLLM's --enforce-eager
     speculation: Speculation | None = None  # vLLM's --speculative-config: the draft's cache in the pool
     mem_fraction_static: float | None = None  # sglang: --mem-util as given (None: SGLang's default for the card)
@@ -157,8 +157,8 @@ class EngineRequest:
             if not pinned and rules is not None:  # --engine vllm@0.11 --emit vllm: one release
                 emit_rules, emit_release = rules, release
         sglang = "sglang" in (engine, emit)
-        if (max_num_seqs is not None or enforce_eager or (speculation and not sglang)) and rules is None \
-                and emit_rules is None:
+        if ((max_num_seqs is not None and not sglang) or enforce_eager or (speculation and not sglang)) \
+                and rules is None and emit_rules is None:
             flag = ("--max-num-seqs" if max_num_seqs is not None else "--enforce-eager" if enforce_eager else
                     speculation.flag)
             raise UsageError(f"{flag} is a vLLM setting: it needs --engine vllm or --emit vllm (or vllm@VERSION)"

@@ -111,14 +111,15 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
 
         pool = sglang_report.add_to_report(report, result, request.engine_tokens,
                                            mem_fraction_static=engine.mem_fraction_static,
-                                           speculation=engine.speculation)
+                                           speculation=engine.speculation, max_running_requests=engine.max_num_seqs)
         if request.engine_tokens == tokens:  # SGLang's requests of context_len = --context
             vllm_concurrency = pool.max_concurrency
     if engine.emit == "sglang":
         from .engines import sglang_flags
 
         sglang_flags.add_to_report(report, result, chain, request.engine_tokens,
-                                   mem_fraction_static=engine.mem_fraction_static, speculation=engine.speculation)
+                                   mem_fraction_static=engine.mem_fraction_static, speculation=engine.speculation,
+                                   max_running_requests=engine.max_num_seqs)
     if engine.emit == "vllm":
         from .engines import vllm_flags
 

@@ -250,3 +250,15 @@ def test_speculative_decoding_under_sglang(cli):
     data = json.loads(out)
     assert data["engine"]["speculative_algorithm"] == "EAGLE" and data["engine"]["max_running_requests"] == 48
     assert "--speculative-algorithm NEXTN" in data["emit"]["command"]
+
+
+def test_max_num_seqs_is_sglangs_max_running_requests(cli):
+    # --max-num-seqs N under --engine sglang is its --max-running-requests: the cap, and the flag emitted
+    rc, out, err = cli("estimate", "llama-3.1-8b", "--kv-memory", "50GiB", "--context", "1k", "--engine", "sglang",
+                       "--max-num-seqs", "64", "--emit", "sglang", "--format", "json")
+    assert rc == 0, err
+    data = json.loads(out)
+    # 409,600 tokens hold 400 requests of 1K; 64 run
+    assert data["engine"]["max_running_requests"] == 64 and data["engine"]["max_concurrency"] == 64
+    argv = data["emit"]["argv"]
+    assert argv[argv.index("--max-running-requests") + 1] == "64"

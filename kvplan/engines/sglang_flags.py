@@ -40,7 +40,7 @@ def _unsupported(technique) -> str | None:
 
 
 def command(result, techniques, context_len: int, mem_fraction_static: float | None = None,
-            speculation=None) -> tuple[list[str], list[NotApplied], list[str]]:
+            speculation=None, max_running_requests: int | None = None) -> tuple[list[str], list[NotApplied], list[str]]:
     """(argv of `python -m sglang.launch_server`, techniques SGLang cannot apply, notes). speculation:
     kvplan.request.Speculation: the checkpoint's MTP layers (--speculative-algorithm NEXTN) or a draft
     checkpoint (EAGLE / EAGLE3 / STANDALONE with --speculative-draft-model-path)."""
@@ -82,14 +82,16 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
                              "tokens --kv-memory holds (the pool is still sized from --mem-fraction-static first)")
         else:
             notes.append("--mem-fraction-static left to SGLang's default for the card (see --engine sglang)")
+    if max_running_requests is not None:
+        argv += ["--max-running-requests", str(max_running_requests)]
     if speculation is not None:
-        argv += _speculative_flags(model, speculation, notes)
+        argv += _speculative_flags(model, speculation, notes, max_running_requests)
     if plan.prefix is None:
         notes.append("SGLang's radix prefix cache is on by default (--disable-radix-cache turns it off)")
     return argv, skipped, notes
 
 
-def _speculative_flags(model, speculation, notes: list[str]) -> list[str]:
+def _speculative_flags(model, speculation, notes: list[str], max_running_requests: int | None) -> list[str]:
     from .sglang_report import resolve_speculation
 
     spec = resolve_speculation(model, speculation)
@@ -101,15 +103,18 @@ def _speculative_flags(model, speculation, notes: list[str]) -> list[str]:
     if speculation.tokens is not None:  # top-1 chains: steps = tokens, draft tokens = steps + 1
         flags += ["--speculative-num-steps", str(spec.num_steps), "--speculative-eagle-topk", "1",
                   "--speculative-num-draft-tokens", str(spec.draft_tokens)]
-    notes.append(f"speculative decoding: SGLang runs at most {SPEC_MAX_RUNNING_REQUESTS} requests at once unless "
-                 "--max-running-requests is given")
+    if max_running_requests is None:
+        notes.append(f"speculative decoding: SGLang runs at most {SPEC_MAX_RUNNING_REQUESTS} requests at once unless "
+                     "--max-running-requests is given (kvplan's --max-num-seqs)")
     return flags
 
 
 def add_to_report(report: Report, result, techniques, context_len: int,
-                  mem_fraction_static: float | None = None, speculation=None) -> None:
+                  mem_fraction_static: float | None = None, speculation=None,
+                  max_running_requests: int | None = None) -> None:
     """`--emit sglang`: the command under report.data["emit"] and as lines."""
-    argv, skipped, notes = command(result, techniques, context_len, mem_fraction_static, speculation)
+    argv, skipped, notes = command(result, techniques, context_len, mem_fraction_static, speculation,
+                                   max_running_requests)
     model = result.plan.model
     env = [LONG_CONTEXT_ENV] if model.max_context_tokens and context_len > model.max_context_tokens else []
     text = " ".join(env + [shlex.join(argv)])

@@ -109,7 +109,7 @@ def draft_pool_note(model, spec: Speculation, got: SglangPool, tp: int) -> str:
         per_token = cell(draft, tp, got.cell.kv_bytes).bytes
     size = per_token * got.max_total_num_tokens
     return (f"speculative decoding ({spec.algorithm}, {spec.num_steps} steps, {spec.draft_tokens} draft tokens): "
-            f"max_running_requests defaults to {SPEC_MAX_RUNNING_REQUESTS}; the draft's own KV pool of "
+            f"max_running_requests defaults to {SPEC_MAX_RUNNING_REQUESTS} (--max-num-seqs sets it); the draft's own KV pool of "
             f"{got.max_total_num_tokens:,} tokens x {spec.draft_layers} layer(s) = {size / GIB:,.2f} GiB comes out "
             "of the memory mem_fraction_static leaves (with the draft's weights and CUDA graphs), not this pool")
 
@@ -128,8 +128,9 @@ def refuse_pp(dep) -> None:
 
 
 def add_to_report(report: Report, result, context_len: int, *, mem_fraction_static: float | None = None,
-                  note: str | None = None, speculation=None) -> SglangPool:
-    """SGLang's pool under report.data["engine"] and as log lines. speculation: kvplan.request.Speculation."""
+                  note: str | None = None, speculation=None, max_running_requests: int | None = None) -> SglangPool:
+    """SGLang's pool under report.data["engine"] and as log lines. speculation: kvplan.request.Speculation;
+    max_running_requests: SGLang's --max-running-requests (kvplan's --max-num-seqs)."""
     dep = result.deployment
     refuse_pp(dep)
     plan = result.plan
@@ -138,7 +139,7 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     ssm_bytes, ssm_note = ssm_bytes_of(plan.model)
     got = pool(plan.model, rest_bytes=rest, context_len=context_len, tp=dep.tp if dep else 1,
                page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes,
-               nsa_fp8=nsa_fp8(dep), speculation=spec)
+               nsa_fp8=nsa_fp8(dep), speculation=spec, max_running_requests=max_running_requests)
     notes = ([note] if note else []) + ([how] if how else []) + list(got.notes)
     if spec is not None:
         notes.append(draft_pool_note(plan.model, spec, got, dep.tp if dep else 1))
