@@ -112,7 +112,7 @@ def test_estimate_with_sglang(cli):
     (("kimi-linear-48b-a3b", "--kv-memory", "20GiB", "--engine", "sglang"), "kda state"),
     (("llama-3.1-8b", "--gpu", "h100", "--pp", "2", "--engine", "sglang"), "--pp is not modelled"),
     (("llama-3.1-8b", "--engine", "sglang@0.4.0"), "SGLang 0.5.9 only"),
-    (("llama-3.1-8b", "--engine", "sglang", "--max-num-seqs", "4"), "vLLM setting"),
+    (("llama-3.1-8b", "--engine", "sglang", "--enforce-eager"), "vLLM setting"),
     (("llama-3.1-8b", "--kv-memory", "20GiB", "--engine", "sglang", "--mtp"), "MTP draft layers"),
     (("llama-3.1-8b", "--engine", "sglang"), "needs the KV memory"),
 ])
