@@ -52,7 +52,7 @@ def memory_of(result, mem_fraction_static: float | None,
         raise UsageError("--engine sglang needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
     total = dep.gpu.memory_bytes
     if dep.gpu.name in DRIVER_TOTAL_BYTES and total == CATALOG[dep.gpu.name].memory_bytes:
-        total = DRIVER_TOTAL_BYTES[dep.gpu.name]  # what the driver reports (nvidia-smi's memory.total)
+        total = DRIVER_TOTAL_BYTES[dep.gpu.name]  # torch's total for the card, which the free memory counts from
     smi_mib = NVIDIA_SMI_MIB.get(dep.gpu.name)
     if smi_mib is None or dep.gpu.memory_bytes != CATALOG.get(dep.gpu.name, dep.gpu).memory_bytes:
         smi_mib = dep.gpu.memory_bytes / 2**20  # a card (or --gpu-memory) without a known nvidia-smi figure
