@@ -262,3 +262,21 @@ def test_max_num_seqs_is_sglangs_max_running_requests(cli):
     assert data["engine"]["max_running_requests"] == 64 and data["engine"]["max_concurrency"] == 64
     argv = data["emit"]["argv"]
     assert argv[argv.index("--max-running-requests") + 1] == "64"
+
+
+def test_context_length_past_the_models(cli, monkeypatch):
+    from kvplan.engines.sglang import context_limit
+    from kvplan.sources import load_config
+
+    # get_context_length: the first of max_sequence_length, seq_length, max_seq_len, model_max_length,
+    # max_position_embeddings, times the rope scaling factor unless llama3's or with original_max_position_embeddings
+    assert context_limit(load_config("llama-2-7b")[0]) == (4096, True)
+    assert context_limit(load_config("llama-3.1-8b")[0]) == (131072, True)  # llama3 scaling: factor 1
+    assert context_limit(load_config("internlm2.5-7b-chat")[0]) == (32768 * 2, True)  # dynamic, factor 2
+    assert context_limit(load_config("chatglm3-6b")[0]) == (8192, True)  # seq_length
+    assert context_limit(load_config("gemma-3-27b")[0]) == (None, False)  # left to the config class's default
+    rc, out, err = cli("estimate", "llama-2-7b", "--kv-memory", "20GiB", "--context", "32k", "--engine", "sglang")
+    assert rc == 2 and "SGLang refuses --context-length 32,768" in err and len(err.strip().splitlines()) == 2
+    monkeypatch.setenv("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")
+    rc, out, err = cli("estimate", "llama-2-7b", "--kv-memory", "20GiB", "--context", "32k", "--engine", "sglang")
+    assert rc == 0 and "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN allows it" in out

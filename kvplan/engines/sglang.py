@@ -394,6 +394,36 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
                       mem_fraction_static, tuple(notes))
 
 
+# utils/hf_transformers_utils.py get_context_length: the first of these the text config has, times a rope
+# scaling factor (1 when the scaling names original_max_position_embeddings or is llama3's)
+CONTEXT_LENGTH_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
+LONG_CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"  # configs/model_config.py _derive_context_length
+
+
+def context_limit(raw: dict | None) -> tuple[int | None, bool]:
+    """(the context length SGLang derives from a config, whether kvplan reads it exactly). Exact only when the
+    file names one of the keys and its rope scaling is absent or a plain rope_scaling dict: a newer
+    `rope_parameters`, or a key left to the config class's default, reaches SGLang through transformers'
+    config object, which kvplan does not replay."""
+    if not isinstance(raw, dict):
+        return None, False
+    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
+    scaling = text.get("rope_scaling")
+    exact = "rope_parameters" not in text
+    factor = 1
+    if isinstance(scaling, dict) and scaling:
+        factor = scaling.get("factor", 1)
+        if "original_max_position_embeddings" in scaling or scaling.get("rope_type") == "llama3":
+            factor = 1
+        if not isinstance(factor, (int, float)) or isinstance(factor, bool):
+            return None, False
+    for key in CONTEXT_LENGTH_KEYS:
+        value = text.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return int(factor * value), exact
+    return None, False  # none in the file: transformers' class defaults fill it, which kvplan does not replay
+
+
 def is_nsa(model: ModelSpec) -> bool:
     """DeepSeek's sparse attention as SGLang sees it: an indexer cache on one of its DSA architectures."""
     return (model.architecture or "") in NSA_ARCHS and any(
@@ -413,6 +443,7 @@ def ssm_state_bytes(raw: dict | None) -> tuple[int, str | None]:
     return 4, "the config's mamba_ssm_dtype was not read (a Hub config): SGLang's float32 default assumed"
 
 
-__all__ = ["RELEASE", "memory_defaults", "cell", "state_cell", "pool", "ssm_state_bytes", "is_nsa", "SglangPool", "Cell",
+__all__ = ["RELEASE", "memory_defaults", "cell", "state_cell", "pool", "ssm_state_bytes", "is_nsa", "context_limit",
+           "SglangPool", "Cell",
            "Speculation",
            "StateCell", "kv_dtype_bytes"]

@@ -17,10 +17,9 @@ from ..techniques.architecture import HybridWhatIf, LatentWhatIf, RegroupHeads, 
 from ..techniques.quantize import Quantize
 from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
-from .sglang import RELEASE, SPEC_MAX_RUNNING_REQUESTS, kv_dtype_bytes
+from .sglang import LONG_CONTEXT_ENV, RELEASE, SPEC_MAX_RUNNING_REQUESTS, context_limit, kv_dtype_bytes
 from .vllm_flags import NotApplied
 
-LONG_CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"  # configs/model_config.py _derive_context_length
 
 
 def _unsupported(technique) -> str | None:
@@ -37,6 +36,14 @@ def _unsupported(technique) -> str | None:
     if isinstance(technique, OffloadTier):
         return "SGLang's CPU tier is its hierarchical cache (--enable-hierarchical-cache), not modelled here"
     return None
+
+
+def _limit(model) -> int | None:
+    """The context length SGLang derives for the model (kvplan.engines.sglang.context_limit), else the model's."""
+    from .vllm_profile import raw_config
+
+    limit, _ = context_limit(raw_config(model))
+    return limit or model.max_context_tokens
 
 
 def command(result, techniques, context_len: int, mem_fraction_static: float | None = None,
@@ -56,10 +63,10 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
     argv += ["--kv-cache-dtype", dtype]
     if plan.block_size is not None:
         argv += ["--page-size", str(plan.block_size)]
-    if model.max_context_tokens and context_len > model.max_context_tokens:
-        notes.append(f"--context-length {context_len:,} is above the model's maximum {model.max_context_tokens:,} "
-                     "(max_position_embeddings): SGLang refuses it above the length it derives from the config "
-                     f"(rope scaling may raise that) unless {LONG_CONTEXT_ENV} (set in the command)")
+    limit = _limit(model)
+    if limit and context_len > limit:
+        notes.append(f"--context-length {context_len:,} is above the model's {limit:,} tokens: SGLang refuses it "
+                     f"unless {LONG_CONTEXT_ENV}=1 (set in the command)")
     if dep is not None:
         if dep.tp > 1:
             argv += ["--tp-size", str(dep.tp)]
@@ -115,8 +122,8 @@ def add_to_report(report: Report, result, techniques, context_len: int,
     """`--emit sglang`: the command under report.data["emit"] and as lines."""
     argv, skipped, notes = command(result, techniques, context_len, mem_fraction_static, speculation,
                                    max_running_requests)
-    model = result.plan.model
-    env = [LONG_CONTEXT_ENV] if model.max_context_tokens and context_len > model.max_context_tokens else []
+    limit = _limit(result.plan.model)
+    env = [f"{LONG_CONTEXT_ENV}=1"] if limit and context_len > limit else []
     text = " ".join(env + [shlex.join(argv)])
     report.data["emit"] = {"engine": "sglang", "version": RELEASE, "env": env, "command": text, "argv": argv,
                            "not_applied": [{"spec": s.spec, "reason": s.reason} for s in skipped],

@@ -94,6 +94,32 @@ def ssm_bytes_of(model) -> tuple[int, str | None]:
     return ssm_state_bytes(raw_config(model))
 
 
+def check_context(model, context_len: int) -> str | None:
+    """SGLang refuses a --context-length above the length it derives from the config unless
+    SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set (configs/model_config.py _derive_context_length): one line
+    where kvplan reads that length exactly; a note where the config's rope scaling reaches SGLang another way."""
+    import os
+
+    from .sglang import LONG_CONTEXT_ENV, context_limit
+    from .vllm_profile import raw_config
+
+    limit, exact = context_limit(raw_config(model))
+    if limit is None:
+        limit, exact = model.max_context_tokens, False
+    if not limit or context_len <= limit:
+        return None
+    allowed = os.environ.get(LONG_CONTEXT_ENV, "").lower() in ("1", "true")
+    if exact and not allowed:
+        raise UsageError(f"SGLang refuses --context-length {context_len:,}: above {model.name}'s {limit:,} tokens "
+                         f"(get_context_length) unless {LONG_CONTEXT_ENV}=1",
+                         f"lower --context / --max-model-len, or set {LONG_CONTEXT_ENV}=1 in kvplan's environment "
+                         "as in SGLang's")
+    if allowed:
+        return f"--context-length {context_len:,} is above the model's {limit:,} tokens: {LONG_CONTEXT_ENV} allows it"
+    return (f"--context-length {context_len:,} is above {model.name}'s {limit:,} tokens as kvplan reads them; SGLang "
+            f"refuses it above the length it derives (rope scaling can raise it) unless {LONG_CONTEXT_ENV}=1")
+
+
 def draft_pool_note(model, spec: Speculation, got: SglangPool, tp: int) -> str:
     """What the draft worker allocates beside the pool (model_runner_kv_cache_mixin.init_memory_pool: a draft
     worker takes the target's max_total_num_tokens, draft_runner_cache_size, over its own layers), from the
@@ -134,13 +160,14 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     dep = result.deployment
     refuse_pp(dep)
     plan = result.plan
+    long_note = check_context(plan.model, context_len)
     spec = resolve_speculation(plan.model, speculation)
     rest, how, frac = memory_of(result, mem_fraction_static, spec.algorithm if spec else None)
     ssm_bytes, ssm_note = ssm_bytes_of(plan.model)
     got = pool(plan.model, rest_bytes=rest, context_len=context_len, tp=dep.tp if dep else 1,
                page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes,
                nsa_fp8=nsa_fp8(dep), speculation=spec, max_running_requests=max_running_requests)
-    notes = ([note] if note else []) + ([how] if how else []) + list(got.notes)
+    notes = ([note] if note else []) + ([long_note] if long_note else []) + ([how] if how else []) + list(got.notes)
     if spec is not None:
         notes.append(draft_pool_note(plan.model, spec, got, dep.tp if dep else 1))
     if got.mamba_cache_size is not None:
