@@ -280,3 +280,16 @@ def test_context_length_past_the_models(cli, monkeypatch):
     monkeypatch.setenv("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")
     rc, out, err = cli("estimate", "llama-2-7b", "--kv-memory", "20GiB", "--context", "32k", "--engine", "sglang")
     assert rc == 0 and "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN allows it" in out
+
+
+def test_a_config_naming_an_fp8_kv_cache_is_said(cli, tmp_path):
+    # SGLang's KV dtype auto follows a ModelOpt quant config's FP8 KV cache (kv_cache_scheme: 8-bit floats)
+    from kvplan.sources import load_config
+
+    raw = dict(load_config("llama-3.1-8b")[0], quantization_config={
+        "quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_scheme": {"type": "float", "num_bits": 8}})
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    rc, out, err = cli("estimate", str(tmp_path / "config.json"), "--kv-memory", "20GiB", "--context", "8k",
+                       "--engine", "sglang", "--format", "json")
+    assert rc == 0, err
+    assert any("names an FP8 KV cache" in n for n in json.loads(out)["engine"]["notes"])

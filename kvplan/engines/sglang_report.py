@@ -94,6 +94,21 @@ def ssm_bytes_of(model) -> tuple[int, str | None]:
     return ssm_state_bytes(raw_config(model))
 
 
+def fp8_kv_in_config(model) -> bool:
+    """Whether config.json's quantization_config names an FP8 KV cache the way SGLang's ModelOpt configs read it
+    (kv_cache_quant_algo FP8, or a kv_cache_scheme of 8-bit floats: modelopt_quant.py from_config)."""
+    from .vllm_profile import raw_config
+
+    raw = raw_config(model) or {}
+    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    quant = raw.get("quantization_config") or text.get("quantization_config")
+    if not isinstance(quant, dict):
+        return False
+    scheme = quant.get("kv_cache_scheme")
+    return str(quant.get("kv_cache_quant_algo", "")).upper() == "FP8" or (
+        isinstance(scheme, dict) and scheme.get("type") == "float" and scheme.get("num_bits") == 8)
+
+
 def check_context(model, context_len: int) -> str | None:
     """SGLang refuses a --context-length above the length it derives from the config unless
     SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set (configs/model_config.py _derive_context_length): one line
@@ -168,6 +183,9 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
                page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes,
                nsa_fp8=nsa_fp8(dep), speculation=spec, max_running_requests=max_running_requests)
     notes = ([note] if note else []) + ([long_note] if long_note else []) + ([how] if how else []) + list(got.notes)
+    if got.kv_cache_dtype == "auto" and fp8_kv_in_config(plan.model):
+        notes.append("the checkpoint's quant config names an FP8 KV cache, which SGLang's KV dtype auto follows "
+                     "(configure_kv_cache_dtype): plan it with -t fp8 to match")
     if spec is not None:
         notes.append(draft_pool_note(plan.model, spec, got, dep.tp if dep else 1))
     if got.mamba_cache_size is not None:
