@@ -175,3 +175,15 @@ def test_pool_predicted_from_the_gpu_against_the_docs_run(cli):
     assert rc == 0, err
     tokens = json.loads(out)["engine"]["max_total_num_tokens"]
     assert tokens == 445_606 and abs(tokens / 444_500 - 1) < 0.005
+
+
+def test_what_if_on_the_same_deployment(cli):
+    # the docs' Llama-3.1-8B server, same memory (A 63.72, T0 78.81, 0.88: 54.2628 GiB), its KV in fp8_e4m3
+    # (65,536 B a token) and requests of 32K: twice the tokens, max_running_requests at the 4,096 ceiling
+    figures, data = _calibrate(cli, "v041_llama31_8b_h100_docs.log", "-t", "fp8_e4m3", "--max-model-len", "32k")
+    what = data["what_if"]
+    assert what["kv_cache_dtype"] == "fp8_e4m3"
+    assert what["max_total_num_tokens"] == int((63.72 - 78.81 * 0.12) * GIB) // 65_536 == 889_041
+    assert what["max_running_requests"] == 4096 and what["max_concurrency"] == round(889_041 / 32_768, 6)
+    rc, out, err = cli("calibrate", str(LOGS / "v041_llama31_8b_h100_docs.log"), "-t", "int8")
+    assert rc == 2 and "'int8' is not an SGLang 0.5.9 KV dtype" in err and len(err.strip().splitlines()) == 1

@@ -14,9 +14,9 @@ def calibrate_command(
     log: Annotated[str, typer.Argument(help="A vLLM or SGLang start-up log (the server's output up to 'Application startup complete').")],
     model: Annotated[Optional[str], typer.Option("--model", "-m", help="The model, when the log's name is not bundled and cannot be read as a Hub id or a local folder from here: a bundled name, a config.json or a Hub id.")] = None,
     version: Annotated[Optional[str], typer.Option("--version", help="vLLM release whose rules reproduce the log (default: the version the log prints).")] = None,
-    kv_dtype: Annotated[Optional[str], typer.Option("--kv-dtype", "-t", help="What-if: another vLLM --kv-cache-dtype (fp8, fp8_e5m2, int8_per_token_head, ...).")] = None,
+    kv_dtype: Annotated[Optional[str], typer.Option("--kv-dtype", "-t", help="What-if: another vLLM --kv-cache-dtype (fp8, fp8_e5m2, int8_per_token_head, ...); for an SGLang log its --kv-cache-dtype (fp8_e4m3, fp8_e5m2, bf16).")] = None,
     max_model_len: Annotated[Optional[str], typer.Option("--max-model-len", help="What-if: another max_model_len (64k, 131072).")] = None,
-    block_size: Annotated[Optional[int], typer.Option("--block-size", help="What-if: another --block-size.")] = None,
+    block_size: Annotated[Optional[int], typer.Option("--block-size", help="What-if: another --block-size (an SGLang log: its --page-size).")] = None,
     what_if_version: Annotated[Optional[str], typer.Option("--as-version", help="What-if: the same deployment under another vLLM release's rules (any of 0.11-0.33, e.g. 0.24).")] = None,
     spec_tokens: Annotated[Optional[int], typer.Option("--num-speculative-tokens", help="What-if: another number of draft tokens for the log's speculative decoding (0: speculative decoding off, its MTP draft layers gone).")] = None,
     draft_model: Annotated[Optional[str], typer.Option("--draft-model", help="The config of the log's draft checkpoint (EAGLE head, draft LLM) when kvplan cannot read the one the log names: a bundled name, a config.json or a Hub id.")] = None,
@@ -48,9 +48,9 @@ def calibrate_command(
 
     check_format(fmt)
     if sniff(log):
-        _sglang(log, model, tp, mem_fraction_static, gpu, fmt, version=version, kv_dtype=kv_dtype,
-                max_model_len=max_model_len, block_size=block_size, as_version=what_if_version,
-                spec_tokens=spec_tokens, draft_model=draft_model, prefix_caching=prefix_caching, set_=set_)
+        _sglang(log, model, tp, mem_fraction_static, gpu, fmt, kv_dtype, max_model_len, block_size, version=version,
+                as_version=what_if_version, spec_tokens=spec_tokens, draft_model=draft_model,
+                prefix_caching=prefix_caching, set_=set_)
         return
     if mem_fraction_static is not None:
         from ..errors import UsageError
@@ -69,7 +69,7 @@ def calibrate_command(
         raise problem
 
 
-def _sglang(log, model, tp, mem_fraction_static, gpu, fmt, **vllm_only) -> None:
+def _sglang(log, model, tp, mem_fraction_static, gpu, fmt, kv_dtype, max_model_len, block_size, **vllm_only) -> None:
     """An SGLang log: its reproduction (the vLLM what-ifs and settings do not apply)."""
     from ..engines.sglang_calibrate import calibrate_workflow
     from ..errors import UsageError
@@ -78,8 +78,10 @@ def _sglang(log, model, tp, mem_fraction_static, gpu, fmt, **vllm_only) -> None:
     if given:
         flag = "--" + given[0].replace("_", "-").replace("as-version", "as-version").rstrip("-")
         raise UsageError(f"{flag} is a vLLM calibrate option; this log reads as SGLang's",
-                         "SGLang logs take --model, --tp, --gpu and --mem-fraction-static")
-    report, problem = calibrate_workflow(log, model=model, tp=tp, mem_fraction_static=mem_fraction_static, gpu=gpu)
+                         "SGLang logs take --model, --tp, --gpu, --mem-fraction-static and the what-ifs -t, "
+                         "--max-model-len and --block-size")
+    report, problem = calibrate_workflow(log, model=model, tp=tp, mem_fraction_static=mem_fraction_static, gpu=gpu,
+                                         kv_dtype=kv_dtype, max_model_len=max_model_len, block_size=block_size)
     from ..reports import tidy
 
     report.tidy = tidy.calibrate(report.data)

@@ -36,10 +36,12 @@ class SglangCalibration:
     figures: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     problem: KvplanError | None = None
+    what_if: dict | None = None  # the same deployment's pool with another KV dtype, context or page size
 
 
 def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None,
-              mem_fraction_static: float | None = None, gpu: str | None = None) -> SglangCalibration:
+              mem_fraction_static: float | None = None, gpu: str | None = None,
+              what_if: dict | None = None) -> SglangCalibration:
     from ..sources import load_model
     from .vllm_calibrate import hub_cache_id, match_bundled
 
@@ -78,9 +80,34 @@ def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None
     cal.notes.append(f"{spec.name} at TP {tp}: {c.bytes:,} B per token in SGLang's pool ({c.kind})")
     _sizes(cal, c, page)
     _states(cal, c)
-    _tokens(cal, c, page, mem_fraction_static)
+    rest = _tokens(cal, c, page, mem_fraction_static)
     _requests(cal)
+    if what_if:
+        try:
+            _what_if(cal, spec, tp, page, rest, what_if, gpu)
+        except KvplanError as exc:
+            cal.problem = exc
     return cal
+
+
+def _what_if(cal: SglangCalibration, spec, tp: int, page: int, rest: int | None, what: dict, gpu) -> None:
+    """The same deployment (the memory the logged pool was sized from) with another KV dtype, context length or
+    page size: what SGLang would log (kvplan.engines.sglang.pool)."""
+    from .sglang import pool
+    from .sglang_report import ssm_bytes_of
+
+    log = cal.log
+    if rest is None:
+        cal.notes.append("what-if: the log gives neither the free memory before and after the load with a "
+                         "mem_fraction_static, nor a pool to size one from")
+        return
+    context = what.get("max_model_len") or log.context_len or spec.max_context_tokens or 4096
+    got = pool(spec, rest_bytes=rest, context_len=context, tp=tp, kv_cache_dtype=what.get("kv_cache_dtype"),
+               page_size=what.get("block_size") or page, ssm_bytes=ssm_bytes_of(spec)[0],
+               nsa_fp8=gpu in SM10_GPUS)
+    cal.what_if = {"asked": what, "kv_cache_dtype": got.kv_cache_dtype, "max_total_num_tokens": got.max_total_num_tokens,
+                   "max_running_requests": got.max_running_requests, "max_concurrency": round(got.max_concurrency, 6),
+                   "log": got.log_lines(), "notes": list(got.notes)}
 
 
 def _sizes(cal: SglangCalibration, c, page: int) -> None:
@@ -119,12 +146,13 @@ def _states(cal: SglangCalibration, c) -> None:
                                   f"({log.mamba_cache_size:,} + 1) x {per_request:,} B ({c.state.layers} layers)"))
 
 
-def _tokens(cal: SglangCalibration, c, page: int, given: float | None) -> None:
+def _tokens(cal: SglangCalibration, c, page: int, given: float | None) -> int | None:
+    """Reproduce the pool's tokens; returns the memory it was sized from (bytes; None when the log cannot say)."""
     log = cal.log
     a = log.min_load_end_avail_gib
     logged = log.pool_tokens
-    if a is None or logged is None or c.kind == "hybrid_swa" or c.state is not None:
-        return  # a hybrid pool's split (or its state pool first) is kvplan.engines.sglang.pool's; not checked here
+    if a is None or logged is None:
+        return None
     ranks = len(log.end_by_rank)
     if log.min_load_begin_avail_gib is not None:
         t0, t0_err, t0_from = log.min_load_begin_avail_gib, HALF_CENT, "'Load weight begin. avail mem'"
@@ -148,6 +176,10 @@ def _tokens(cal: SglangCalibration, c, page: int, given: float | None) -> None:
         rest = a_gib - t0_gib * (1 - frac)
         return int(rest * GIB) // c.bytes // page * page
 
+    rest_bytes = int((a - t0 * (1 - frac)) * GIB)
+    if c.kind == "hybrid_swa" or c.state is not None:
+        return rest_bytes  # a hybrid pool's split (or its state pool first) is kvplan.engines.sglang.pool's: not checked
+
     predicted = tokens(a, t0)
     low, high = tokens(a - HALF_CENT, t0 + t0_err), tokens(a + HALF_CENT, t0 - t0_err)
     within = low <= logged <= high
@@ -158,6 +190,7 @@ def _tokens(cal: SglangCalibration, c, page: int, given: float | None) -> None:
                 f"{ranks or 1} of {log.tp} ranks")
     cal.figures.append(Figure("max_total_num_tokens", f"{logged:,}", f"{predicted:,}", _pct(logged, predicted),
                               within, why))
+    return rest_bytes
 
 
 def _requests(cal: SglangCalibration) -> None:
@@ -199,6 +232,7 @@ def build_report(cal: SglangCalibration) -> Report:
                        if any(f.kind == "reproduction" for f in cal.figures) else False),
         "notes": cal.notes,
         "problem": cal.problem.one_line() if cal.problem else None,
+        "what_if": cal.what_if,
     }
     report = Report(data)
     report.headline = (f"SGLang start-up log {log.path}: {cal.model_alias or log.args.get('model_path') or 'model unknown'}, "
@@ -211,12 +245,18 @@ def build_report(cal: SglangCalibration) -> Report:
                 for f in cal.figures]
         report.tables.append(Table("logged vs kvplan", ["figure", "logged", "kvplan", "deviation", "within rounding",
                                                         "why"], rows))
+    if cal.what_if:
+        report.lines.append("what-if: this SGLang server with " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in
+                                                                            cal.what_if["asked"].items())
+                            + " would log:")
+        report.lines.extend(f"  {line}" for line in cal.what_if["log"])
+        report.lines.extend(f"  note: {n}" for n in cal.what_if["notes"])
     report.lines.extend(f"note: {n}" for n in cal.notes)
     return report
 
 
-def calibrate_workflow(path: str, *, model=None, tp=None, mem_fraction_static=None,
-                       gpu=None) -> tuple[Report, KvplanError | None]:
+def calibrate_workflow(path: str, *, model=None, tp=None, mem_fraction_static=None, gpu=None, kv_dtype=None,
+                       max_model_len=None, block_size=None) -> tuple[Report, KvplanError | None]:
     if mem_fraction_static is not None and not 0 < mem_fraction_static < 1:
         raise UsageError(f"--mem-fraction-static {mem_fraction_static}: give a fraction between 0 and 1")
     if tp is not None and tp < 1:
@@ -225,8 +265,19 @@ def calibrate_workflow(path: str, *, model=None, tp=None, mem_fraction_static=No
         from ..capacity.gpus import lookup
 
         gpu = lookup(gpu).name
+    what = {}
+    if kv_dtype:
+        what["kv_cache_dtype"] = kv_dtype
+    if max_model_len:
+        from ..units import parse_tokens
+
+        what["max_model_len"] = parse_tokens(max_model_len, "--max-model-len")
+    if block_size is not None:
+        if block_size <= 0:
+            raise UsageError(f"--block-size {block_size}: must be positive")
+        what["block_size"] = block_size
     log = read(path)
-    cal = calibrate(log, model=model, tp=tp, mem_fraction_static=mem_fraction_static, gpu=gpu)
+    cal = calibrate(log, model=model, tp=tp, mem_fraction_static=mem_fraction_static, gpu=gpu, what_if=what or None)
     if log.read_nothing and cal.problem is not None:
         raise cal.problem
     return build_report(cal), cal.problem
