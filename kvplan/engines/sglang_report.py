@@ -43,16 +43,14 @@ def memory_of(result, mem_fraction_static: float | None,
     """(bytes SGLang sizes the pool from, how they were found, mem_fraction_static used): --kv-memory as the
     pool itself, else predicted from the GPU: T0 x mem_fraction_static - weights (see kvplan.engines.sglang)."""
     from ..capacity.gpus import CATALOG
-    from .vllm_profile import DRIVER_TOTAL_BYTES
+    from .vllm_profile import driver_total_bytes
 
     dep = result.deployment
     if dep is not None and dep.kv_memory_bytes is not None:
         return dep.kv_memory_bytes, None, mem_fraction_static
     if dep is None or dep.gpu is None or not dep.gpu.memory_bytes:
         raise UsageError("--engine sglang needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
-    total = dep.gpu.memory_bytes
-    if dep.gpu.name in DRIVER_TOTAL_BYTES and total == CATALOG[dep.gpu.name].memory_bytes:
-        total = DRIVER_TOTAL_BYTES[dep.gpu.name]  # torch's total for the card, which the free memory counts from
+    total = driver_total_bytes(dep.gpu)  # torch's total for the card, which the free memory counts from
     smi_mib = NVIDIA_SMI_MIB.get(dep.gpu.name)
     if smi_mib is None or dep.gpu.memory_bytes != CATALOG.get(dep.gpu.name, dep.gpu).memory_bytes:
         smi_mib = dep.gpu.memory_bytes / 2**20  # a card (or --gpu-memory) without a known nvidia-smi figure

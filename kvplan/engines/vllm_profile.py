@@ -154,6 +154,16 @@ DRIVER_TOTAL_BYTES = {
 }
 
 
+def driver_total_bytes(gpu) -> int:
+    """The memory the driver reports for a deployment's GPU (torch's total): DRIVER_TOTAL_BYTES for a catalog
+    card given as is, else its memory (the datasheet's, or --gpu-memory)."""
+    from ..capacity.gpus import CATALOG
+
+    if gpu.name in DRIVER_TOTAL_BYTES and gpu.memory_bytes == CATALOG[gpu.name].memory_bytes:
+        return DRIVER_TOTAL_BYTES[gpu.name]
+    return gpu.memory_bytes
+
+
 def subtracts_cuda_graphs(version: str | None) -> bool:
     """Whether this vLLM release subtracts its CUDA-graph estimate before the KV cache (default env)."""
     return _at_least(version, CUDA_GRAPH_ESTIMATE_FROM)
@@ -540,6 +550,6 @@ def _with_moe_workspace(model, version, gpu, tp, tokens, activation, activation_
 __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_HIDDEN", "NON_TORCH_BYTES",
            "NON_TORCH_TP_BYTES", "NON_TORCH_TP_BYTES_EARLY", "NON_TORCH_TP_BYTES_PCIE", "PCIE_ONLY_GPUS", "is_pcie_only", "SNAPSHOT_AFTER_DIST_INIT_FROM", "NVLS_CHANNELS",
            "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
-           "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "V0_MAX_NUM_SEQS",
+           "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "driver_total_bytes", "V0_MAX_NUM_SEQS",
            "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "rope_bytes", "served_from_float32", "downcast_float32", "vllm_loaded", "weights_per_gpu", "forward_bytes",
            "sampler_bytes", "v1_sampler_bytes", "v2_sampler_bytes", "subtracts_cuda_graphs", "version_key"]

@@ -25,9 +25,8 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
     if dep is not None and dep.kv_memory_bytes is not None:
         return dep.kv_memory_bytes, None
     if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes:
-        from ..capacity.gpus import CATALOG
         from .vllm_draft_weights import drafter_weights
-        from .vllm_profile import DRIVER_TOTAL_BYTES, predict_available, version_key
+        from .vllm_profile import driver_total_bytes, predict_available, version_key
 
         # the record the plan used (exact checkpoint bytes, or --weights): split by role over the ranks
         record = getattr(result, "weights", None) or dep.weights
@@ -36,10 +35,7 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                   tp=dep.tp, pp=dep.pp, release=version)
         ranks = dep.tp * dep.pp
         per_gpu = dep.weight_bytes // ranks if record is None and dep.weight_bytes is not None else None
-        total = dep.gpu.memory_bytes
-        if dep.gpu.name in DRIVER_TOTAL_BYTES and total == CATALOG[dep.gpu.name].memory_bytes:
-            total = DRIVER_TOTAL_BYTES[dep.gpu.name]  # what the driver reports, not the datasheet
-        est = predict_available(result.plan.model, total_bytes=total,
+        est = predict_available(result.plan.model, total_bytes=driver_total_bytes(dep.gpu),
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
                                 max_num_batched_tokens=mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes,
                                                                                             dep.gpu.name),
