@@ -427,3 +427,30 @@ def test_v0101_qwen3_30b_a3b_pp2_tp4_ray_workers(cli):
     log = read_log(str(Path(__file__).parent / "data" / "vllm_logs" / "v0101_qwen3_30b_a3b_2507_pp2_tp4_gh200_ray.log"))
     assert log.pp == 2 and log.tp == 4 and log.available_kv_gib == 76.15 and log.available_kv_min_gib == 70.58
     assert abs((76.15 - 70.58) - 5_974_366_617 / 2**30) < 0.01
+
+
+def test_v0151_llama31_8b_a100_40gb_eager(cli):
+    # vLLM 0.15.1, Meta-Llama-3.1-8B-Instruct through the offline LLM() class on a GCE a2-highgpu-1g (one A100 40 GB),
+    # non-default args enforce_eager and disable_log_stats only: utilization 0.9, 8,192 batched tokens (printed),
+    # 256 sequences (the A100 is never in vLLM's 80 GB tier), max_model_len 131,072.
+    # The log prints no driver total: the A100 40 GB's 39.50 GiB (DRIVER_TOTAL_BYTES, vLLM #12330):
+    # int(39.50 GiB) = 42,412,802,048 B x 0.9 = 38,171,521,843 B
+    # weights int(14.99 GiB) = 16,095,389,941 B (logged)
+    # the v1 runner before 0.17 sorts: int(9.6 x 256 x 128,256 x 4) = 1,260,807,782 B, above the forward
+    # 8,192 x 4,096 x 26 = 872,415,232 B; non-torch 139,586,437 B; no CUDA graphs (eager; 0.15 subtracts no estimate)
+    # 38,171,521,843 - 16,095,389,941 - 1,260,807,782 - 139,586,437 = 20,675,737,683 B = 19.256 GiB vs 19.28: -0.13%
+    code, data, err = calibrate(cli, "v0151_llama31_8b_a100_40gb_gce_eager.log", "--model", "llama-3.1-8b",
+                                "--gpu", "a100-40gb")
+    assert code == 0, err
+    f = figures(data)
+    logged = f["Available KV cache memory (from the GPU and the logged weights)"]
+    assert logged["logged"] == "19.28 GiB" and logged["predicted"] == "19.26 GiB"
+    assert -0.2 < logged["deviation_pct"] < -0.05
+    # kvplan's weights: the bundled checkpoint's 16,060,522,496 B + the rotary table 131,072 x 128 x 2 B =
+    # 33,554,432 B: 16,094,076,928 B (the load's 14.99 GiB to its printing) -> 20,677,050,696 B = 19.257 GiB, -0.12%
+    model = f["Available KV cache memory (from the GPU and the model)"]
+    assert model["predicted"] == "19.26 GiB" and -0.2 < model["deviation_pct"] < -0.05
+    # The pool from the logged 19.28 GiB: int(19.28 GiB) = 20,701,465,149 B over 131,072 B a token (32 layers x 8 KV
+    # heads x 128 x 2 x 2 B) = 157,939 tokens, 9,871 blocks of 16 = 157,936: the logged figure.
+    assert f["GPU KV cache size (tokens)"]["logged"] == "157,936"
+    assert f["GPU KV cache size (tokens)"]["predicted"].startswith("157,936")
