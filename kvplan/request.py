@@ -144,7 +144,7 @@ class EngineRequest:
         else:
             engine = "ideal"
         if emit is not None and emit.partition("@")[0].strip().lower() == "sglang":
-            _sglang_release(emit)
+            emit_release = _sglang_release(emit) if "@" in emit or engine != "sglang" else release
             emit = "sglang"
         elif emit is not None:
             if emit.partition("@")[0].strip().lower() != "vllm":
@@ -168,13 +168,10 @@ class EngineRequest:
 
 
 def _sglang_release(engine: str) -> str:
-    """'sglang' or 'sglang@0.5.9' -> the one SGLang release modelled; another release is refused."""
-    from .engines.sglang import RELEASE
+    """'sglang' -> the newest SGLang release modelled; 'sglang@0.5.9' -> that one; another release is refused."""
+    from .engines.sglang import rules_for
 
-    asked = _asked_release(engine)
-    if asked is not None and asked != RELEASE:
-        raise UsageError(f"--engine {engine!r}: kvplan models SGLang {RELEASE} only", f"use --engine sglang@{RELEASE}")
-    return RELEASE
+    return rules_for(_asked_release(engine)).release
 
 
 def _asked_release(engine: str) -> str | None:

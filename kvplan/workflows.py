@@ -111,7 +111,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
 
         pool = sglang_report.add_to_report(report, result, request.engine_tokens,
                                            mem_fraction_static=engine.mem_fraction_static,
-                                           speculation=engine.speculation, max_running_requests=engine.max_num_seqs)
+                                           speculation=engine.speculation, max_running_requests=engine.max_num_seqs,
+                                           release=engine.release)
         if request.engine_tokens == tokens:  # SGLang's requests of context_len = --context
             vllm_concurrency = pool.max_concurrency
     if engine.emit == "sglang":
@@ -119,7 +120,7 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
 
         sglang_flags.add_to_report(report, result, chain, request.engine_tokens,
                                    mem_fraction_static=engine.mem_fraction_static, speculation=engine.speculation,
-                                   max_running_requests=engine.max_num_seqs)
+                                   max_running_requests=engine.max_num_seqs, release=engine.emit_release)
     if engine.emit == "vllm":
         from .engines import vllm_flags
 

@@ -39,8 +39,11 @@ def test_emit_follows_a_pinned_engine_release():
     assert EngineRequest.parse("ideal", "sglang").emit == "sglang"  # SGLang's launch_server (engines.sglang_flags)
     with pytest.raises(UsageError, match="--emit"):
         EngineRequest.parse("ideal", "tgi")
-    with pytest.raises(UsageError, match="SGLang 0.5.9 only"):
+    with pytest.raises(UsageError, match="SGLang 0.4.0 is not a release kvplan models"):
         EngineRequest.parse("ideal", "sglang@0.4.0")
+    # --emit sglang follows a pinned --engine sglang@0.5.9, and is the newest release on its own
+    assert EngineRequest.parse("sglang@0.5.9", "sglang").emit_release == "0.5.9"
+    assert EngineRequest.parse("ideal", "sglang").emit_release == "0.5.23"
 
 
 @pytest.mark.parametrize("engine, given, expected", [

@@ -9,13 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.engines.sglang import cell, memory_defaults, pool
+from kvplan.engines.sglang import RULES, cell, memory_defaults, pool
 from kvplan.errors import UsageError
 from kvplan.sources import load_model
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 
 GIB = 2**30
+R059 = RULES["0.5.9"]  # the tests below assert 0.5.9's rules; tests/test_sglang_0523.py the newest's
+
+
+def pool059(*args, **kwargs):
+    return pool(*args, rules=R059, **kwargs)
 
 
 @pytest.mark.parametrize("mib,tp,chunked,graph_bs,reserved,fraction", [
@@ -29,7 +34,7 @@ GIB = 2**30
     (40960, 4, 4096, 160, 7488, 0.817),
 ])
 def test_default_mem_fraction_static(mib, tp, chunked, graph_bs, reserved, fraction):
-    got = memory_defaults(mib, tp)
+    got = memory_defaults(mib, tp, rules=R059)
     assert (got.chunked_prefill_size, got.cuda_graph_max_bs, got.reserved_mib, got.mem_fraction_static) == (
         chunked, graph_bs, reserved, fraction)
 
@@ -54,21 +59,21 @@ def test_cell_sizes():
 
 def test_pool_from_memory():
     llama = load_model("llama-3.1-8b")
-    got = pool(llama, rest_bytes=50 * GIB, context_len=131072)
+    got = pool059(llama, rest_bytes=50 * GIB, context_len=131072)
     assert got.max_total_num_tokens == 50 * GIB // 131_072 == 409_600
     # max_running_requests: min(max(int(409,600 / 131,072 x 512) = 1,600, 2,048), 4,096)
     assert got.max_running_requests == 2048
     # the buffers hold one page more: (409,600 + 1) x 8 x 128 x 2 B x 32 layers = 25.0000 GiB each
     assert got.log_lines()[0] == "KV Cache is allocated. #tokens: 409600, K size: 25.00 GB, V size: 25.00 GB"
     # a 64-token page rounds down; --max-total-tokens caps first
-    assert pool(llama, rest_bytes=50 * GIB, context_len=8192, page_size=64,
+    assert pool059(llama, rest_bytes=50 * GIB, context_len=8192, page_size=64,
                 max_total_tokens=100_000).max_total_num_tokens == 100_000 // 64 * 64 == 99_968
     # short requests: int(409,600 / 8,192 x 512) = 25,600, capped at 4,096
-    assert pool(llama, rest_bytes=50 * GIB, context_len=8192).max_running_requests == 4096
+    assert pool059(llama, rest_bytes=50 * GIB, context_len=8192).max_running_requests == 4096
 
 
 def test_hybrid_sliding_window_split():
-    got = pool(load_model("gpt-oss-120b"), rest_bytes=50 * GIB, context_len=131072)
+    got = pool059(load_model("gpt-oss-120b"), rest_bytes=50 * GIB, context_len=131072)
     tokens = 50 * GIB // 73_728
     assert tokens == 728_177
     # full = int(tokens x (F x 18 + S x 18) / (F x 18 + 0.8 x S x 18)) with F = S: int(tokens x 2 / 1.8)
@@ -82,18 +87,18 @@ def test_refusals():
     with pytest.raises(UsageError, match="compressor state"):  # DeepSeek-V4's compressed attention
         cell(load_model("deepseek-v4-flash"))
     with pytest.raises(UsageError, match="no KV cache tokens"):
-        pool(load_model("llama-3.1-8b"), rest_bytes=-GIB, context_len=8192)
+        pool059(load_model("llama-3.1-8b"), rest_bytes=-GIB, context_len=8192)
 
 
 def test_estimate_with_sglang(cli):
-    rc, out, err = cli("estimate", "llama-3.1-8b", "--kv-memory", "50GiB", "--context", "8k", "--engine", "sglang",
+    rc, out, err = cli("estimate", "llama-3.1-8b", "--kv-memory", "50GiB", "--context", "8k", "--engine", "sglang@0.5.9",
                        "--format", "json")
     assert rc == 0, err
     engine = json.loads(out)["engine"]
     assert (engine["name"], engine["version"], engine["max_total_num_tokens"]) == ("sglang", "0.5.9", 409_600)
     assert engine["kv_memory_source"] == "--kv-memory" and engine["concurrent_requests"] == 409_600 // 8192 == 50
     # from the GPU: the pool is T0 x mem_fraction_static - weights; the default fraction of an H100 is 0.835
-    rc, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--context", "8k", "--engine", "sglang",
+    rc, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--context", "8k", "--engine", "sglang@0.5.9",
                        "--format", "json")
     assert rc == 0, err
     engine = json.loads(out)["engine"]
@@ -102,19 +107,19 @@ def test_estimate_with_sglang(cli):
     # --min-concurrency is checked on SGLang's pool too: Gemma 3 27B's windows give kvplan's own plan room for
     # 6 sequences of 32K in 20 GiB, but SGLang pools all 62 layers in full: 20 GiB // 507,904 B = 42,281 tokens,
     # 1.29 sequences
-    rc, out, err = cli("estimate", "gemma-3-27b", "--kv-memory", "20GiB", "--context", "32k", "--engine", "sglang",
+    rc, out, err = cli("estimate", "gemma-3-27b", "--kv-memory", "20GiB", "--context", "32k", "--engine", "sglang@0.5.9",
                        "--min-concurrency", "2")
     assert 20 * GIB // 507_904 == 42_281
     assert rc == 1 and "SGLang's pool holds 1.29 sequences" in out
 
 
 @pytest.mark.parametrize("args,message", [
-    (("kimi-linear-48b-a3b", "--kv-memory", "20GiB", "--engine", "sglang"), "kda state"),
-    (("llama-3.1-8b", "--gpu", "h100", "--pp", "2", "--engine", "sglang"), "--pp is not modelled"),
-    (("llama-3.1-8b", "--engine", "sglang@0.4.0"), "SGLang 0.5.9 only"),
-    (("llama-3.1-8b", "--engine", "sglang", "--enforce-eager"), "vLLM setting"),
-    (("llama-3.1-8b", "--kv-memory", "20GiB", "--engine", "sglang", "--mtp"), "MTP draft layers"),
-    (("llama-3.1-8b", "--engine", "sglang"), "needs the KV memory"),
+    (("kimi-linear-48b-a3b", "--kv-memory", "20GiB", "--engine", "sglang@0.5.9"), "kda state"),
+    (("llama-3.1-8b", "--gpu", "h100", "--pp", "2", "--engine", "sglang@0.5.9"), "--pp is not modelled"),
+    (("llama-3.1-8b", "--engine", "sglang@0.4.0"), "SGLang 0.4.0 is not a release kvplan models"),
+    (("llama-3.1-8b", "--engine", "sglang@0.5.9", "--enforce-eager"), "vLLM setting"),
+    (("llama-3.1-8b", "--kv-memory", "20GiB", "--engine", "sglang@0.5.9", "--mtp"), "MTP draft layers"),
+    (("llama-3.1-8b", "--engine", "sglang@0.5.9"), "needs the KV memory"),
 ])
 def test_bad_sglang_requests_get_one_line(cli, args, message):
     rc, out, err = cli("estimate", *args)
@@ -130,7 +135,7 @@ def test_fit_under_sglang(cli):
         assert rc == 0, err
         return json.loads(out)
 
-    ideal, sglang = fit(), fit("--engine", "sglang")
+    ideal, sglang = fit(), fit("--engine", "sglang@0.5.9")
     assert (ideal["options"][0]["tp"], ideal["options"][0]["pp"]) == (2, 1)
     first = sglang["options"][0]
     assert sglang["engine"]["name"] == "sglang" and (first["gpus"], first["tp"]) == (8, 8)
@@ -140,7 +145,7 @@ def test_fit_under_sglang(cli):
     assert rc == 0, err
     assert json.loads(out)["engine"]["max_concurrency"] == first["engine_max_concurrency"]
     # --mem-util given: SGLang's fraction too, and the command carries it
-    given = fit("--engine", "sglang", "--mem-util", "0.85")["options"][0]["estimate_command"]
+    given = fit("--engine", "sglang@0.5.9", "--mem-util", "0.85")["options"][0]["estimate_command"]
     assert "--mem-util 0.85" in given
 
 
@@ -153,7 +158,7 @@ def test_hybrid_recurrent_pool():
     assert (c.state.conv_bytes, c.state.ssm_bytes) == (36 * 24_576, 36 * 1_048_576)
     assert c.bytes == 1 * 512 * 12 * 2  # the full-attention layers only: 1 KV head a rank x (256 + 256)
     rest = 50 * GIB
-    got = pool(model, rest_bytes=rest, context_len=4096, tp=2)
+    got = pool059(model, rest_bytes=rest, context_len=4096, tp=2)
     # handle_max_mamba_cache: states = int(rest x 0.9 / 1.9 // 38,633,472), the rest less them sizes the tokens
     states = int(rest * 0.9 / 1.9 // 38_633_472)
     assert got.mamba_cache_size == states == 658
@@ -171,17 +176,17 @@ def test_deepseek_sparse_attention_pool():
     # DeepSeek-V3.2: the indexer keys join the cell, index_head_dim 128 + a float32 scale per 128 = 132 B
     # (uint8) a layer and token; 61 layers
     model = load_model("deepseek-v3.2-exp")
-    bf16, fp8 = cell(model), cell(model, kv_bytes=1)
+    bf16, fp8 = cell(model, rules=R059), cell(model, kv_bytes=1, rules=R059)
     assert bf16.bytes == (576 * 2 + 132) * 61 == 78_324 and bf16.mla_stored == 1152
     assert fp8.bytes == (576 + 132) * 61 == 43_188
     # at fp8 SGLang stores 512 fp8 + 512 / 128 x 4 B of scales + the 64 rope dims in bf16 = 656 B a layer, more
     # than the 576 its profile counts: the buffers outgrow the pool's memory by 80 / 708 = 11.3%
     assert fp8.mla_stored == 512 + 16 + 128 == 656
-    got = pool(model, rest_bytes=40 * GIB, context_len=8192, nsa_fp8=True)
+    got = pool059(model, rest_bytes=40 * GIB, context_len=8192, nsa_fp8=True)
     assert got.kv_cache_dtype == "fp8_e4m3" and got.page_size == 64  # SGLang's DSA defaults on SM >= 10
     assert got.max_total_num_tokens == 40 * GIB // 43_188 // 64 * 64
     assert any("11.3%" in n for n in got.notes)
-    assert pool(model, rest_bytes=40 * GIB, context_len=8192).kv_cache_dtype == "auto"  # bf16 below SM 10
+    assert pool059(model, rest_bytes=40 * GIB, context_len=8192).kv_cache_dtype == "auto"  # bf16 below SM 10
 
 
 def test_kv_sharing_models_are_refused():
@@ -192,7 +197,7 @@ def test_kv_sharing_models_are_refused():
 
 def test_emit_sglang(cli):
     rc, out, err = cli("estimate", "llama-3.1-70b", "--gpu", "h100", "--tp", "4", "--context", "32k", "-t", "fp8",
-                       "-t", "page:16", "--emit", "sglang", "--format", "json")
+                       "-t", "page:16", "--emit", "sglang@0.5.9", "--format", "json")
     assert rc == 0, err
     emit = json.loads(out)["emit"]
     assert emit["engine"] == "sglang" and emit["argv"][:5] == ["python", "-m", "sglang.launch_server",
@@ -204,13 +209,13 @@ def test_emit_sglang(cli):
     assert "--mem-fraction-static" not in argv  # SGLang's default for the card unless --mem-util is given
     # what SGLang cannot apply is listed, not emitted; a length past the model's maximum carries the variable
     rc, out, err = cli("estimate", "gemma-3-27b", "--kv-memory", "20GiB", "--context", "200k", "-t", "int4",
-                       "--emit", "sglang", "--format", "json")
+                       "--emit", "sglang@0.5.9", "--format", "json")
     assert rc == 0, err
     emit = json.loads(out)["emit"]
     assert [n["spec"] for n in emit["not_applied"]] == ["int4"] and "--kv-cache-dtype" in emit["argv"]
     assert emit["env"] == ["SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"]
     # --kv-memory has no SGLang flag: the pool's tokens become --max-total-tokens (20 GiB // 507,904 B)
-    rc, out, err = cli("estimate", "gemma-3-27b", "--kv-memory", "20GiB", "--context", "32k", "--emit", "sglang",
+    rc, out, err = cli("estimate", "gemma-3-27b", "--kv-memory", "20GiB", "--context", "32k", "--emit", "sglang@0.5.9",
                        "--format", "json")
     argv = json.loads(out)["emit"]["argv"]
     assert argv[argv.index("--max-total-tokens") + 1] == str(20 * GIB // 507_904)
@@ -224,8 +229,8 @@ def test_speculative_decoding_under_sglang(cli):
     from kvplan.request import Speculation as Asked
 
     # the draft reserves 2 GiB more (EAGLE, EAGLE3; STANDALONE 6): H100 TP 1, 13,440 + 2,048 MiB -> 0.81009
-    assert memory_defaults(81559, 1, speculative="EAGLE").mem_fraction_static == 0.810
-    assert memory_defaults(81559, 1, speculative="STANDALONE").mem_fraction_static == 0.760  # 19,584 MiB
+    assert memory_defaults(81559, 1, speculative="EAGLE", rules=R059).mem_fraction_static == 0.810
+    assert memory_defaults(81559, 1, speculative="STANDALONE", rules=R059).mem_fraction_static == 0.760  # 19,584 MiB
     v3 = load_model("deepseek-v3")
     assert resolve_speculation(v3, Asked(mtp=True)) == Speculation("EAGLE", 3, 4, 1)  # NEXTN, auto (3, 1, 4)
     assert resolve_speculation(v3, Asked(mtp=True, tokens=2)) == Speculation("EAGLE", 2, 3, 1)
@@ -238,14 +243,14 @@ def test_speculative_decoding_under_sglang(cli):
     # tokens first: Qwen3-Next TP 2, 38,633,472 B x 48 x 3 = 5,563,219,968 B
     spec = Speculation("EAGLE", 2, 3, 1)
     model = load_model("qwen3-next-80b-a3b")
-    got = pool(model, rest_bytes=50 * GIB, context_len=32768, tp=2, speculation=spec)
+    got = pool059(model, rest_bytes=50 * GIB, context_len=32768, tp=2, speculation=spec)
     rest = 50 * GIB - 38_633_472 * 48 * 3
     states = int(rest * 0.9 / 1.9 // 38_633_472)
     assert got.mamba_cache_size == states and got.max_running_requests == 48
     assert got.max_total_num_tokens == (rest - states * 38_633_472) // 12_288
     # the CLI: --mtp with --engine sglang, and the flags --emit sglang prints for it
-    rc, out, err = cli("estimate", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--context", "32k", "--engine", "sglang",
-                       "--mtp", "--emit", "sglang", "--format", "json")
+    rc, out, err = cli("estimate", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--context", "32k", "--engine", "sglang@0.5.9",
+                       "--mtp", "--emit", "sglang@0.5.9", "--format", "json")
     assert rc == 0, err
     data = json.loads(out)
     assert data["engine"]["speculative_algorithm"] == "EAGLE" and data["engine"]["max_running_requests"] == 48
@@ -254,8 +259,8 @@ def test_speculative_decoding_under_sglang(cli):
 
 def test_max_num_seqs_is_sglangs_max_running_requests(cli):
     # --max-num-seqs N under --engine sglang is its --max-running-requests: the cap, and the flag emitted
-    rc, out, err = cli("estimate", "llama-3.1-8b", "--kv-memory", "50GiB", "--context", "1k", "--engine", "sglang",
-                       "--max-num-seqs", "64", "--emit", "sglang", "--format", "json")
+    rc, out, err = cli("estimate", "llama-3.1-8b", "--kv-memory", "50GiB", "--context", "1k", "--engine", "sglang@0.5.9",
+                       "--max-num-seqs", "64", "--emit", "sglang@0.5.9", "--format", "json")
     assert rc == 0, err
     data = json.loads(out)
     # 409,600 tokens hold 400 requests of 1K; 64 run
@@ -275,10 +280,10 @@ def test_context_length_past_the_models(cli, monkeypatch):
     assert context_limit(load_config("internlm2.5-7b-chat")[0]) == (32768 * 2, True)  # dynamic, factor 2
     assert context_limit(load_config("chatglm3-6b")[0]) == (8192, True)  # seq_length
     assert context_limit(load_config("gemma-3-27b")[0]) == (None, False)  # left to the config class's default
-    rc, out, err = cli("estimate", "llama-2-7b", "--kv-memory", "20GiB", "--context", "32k", "--engine", "sglang")
+    rc, out, err = cli("estimate", "llama-2-7b", "--kv-memory", "20GiB", "--context", "32k", "--engine", "sglang@0.5.9")
     assert rc == 2 and "SGLang refuses --context-length 32,768" in err and len(err.strip().splitlines()) == 2
     monkeypatch.setenv("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")
-    rc, out, err = cli("estimate", "llama-2-7b", "--kv-memory", "20GiB", "--context", "32k", "--engine", "sglang")
+    rc, out, err = cli("estimate", "llama-2-7b", "--kv-memory", "20GiB", "--context", "32k", "--engine", "sglang@0.5.9")
     assert rc == 0 and "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN allows it" in out
 
 
@@ -290,6 +295,6 @@ def test_a_config_naming_an_fp8_kv_cache_is_said(cli, tmp_path):
         "quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_scheme": {"type": "float", "num_bits": 8}})
     (tmp_path / "config.json").write_text(json.dumps(raw))
     rc, out, err = cli("estimate", str(tmp_path / "config.json"), "--kv-memory", "20GiB", "--context", "8k",
-                       "--engine", "sglang", "--format", "json")
+                       "--engine", "sglang@0.5.9", "--format", "json")
     assert rc == 0, err
     assert any("names an FP8 KV cache" in n for n in json.loads(out)["engine"]["notes"])

@@ -186,4 +186,24 @@ def test_what_if_on_the_same_deployment(cli):
     assert what["max_total_num_tokens"] == int((63.72 - 78.81 * 0.12) * GIB) // 65_536 == 889_041
     assert what["max_running_requests"] == 4096 and what["max_concurrency"] == round(889_041 / 32_768, 6)
     rc, out, err = cli("calibrate", str(LOGS / "v041_llama31_8b_h100_docs.log"), "-t", "int8")
-    assert rc == 2 and "'int8' is not an SGLang 0.5.9 KV dtype" in err and len(err.strip().splitlines()) == 1
+    assert rc == 2 and "'int8' is not an SGLang KV dtype" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_0523_log_lines_are_read():
+    # 0.5.23's formats (memory_pool.py _finalize_allocation_log, swa_memory_pool.py, model_runner.py "Load weight
+    # end."), as their f-strings print them: the dtype named in the KV line, "Full " / "SWA " sub-pools, "quant=..."
+    # in place of "dtype=..." after the load
+    text = "\n".join([
+        "[2026-11-02 10:00:00 TP0] Load weight begin. avail mem=78.81 GB",
+        "[2026-11-02 10:00:05 TP0] Load weight end. elapsed=4.10 s, type=GptOssForCausalLM, quant=mxfp4, "
+        "avail mem=65.02 GB, mem usage=13.79 GB.",
+        "[2026-11-02 10:00:05 TP0] Use sliding window memory pool. full_layer_tokens=809086, swa_layer_tokens=647268",
+        "[2026-11-02 10:00:05 TP0] Full KV Cache is allocated. dtype: torch.bfloat16, #tokens: 809086, "
+        "K size: 13.89 GB, V size: 13.89 GB",
+        "[2026-11-02 10:00:05 TP0] SWA KV Cache is allocated. dtype: torch.bfloat16, #tokens: 647268, "
+        "K size: 11.11 GB, V size: 11.11 GB",
+    ])
+    log = parse(text)
+    assert (log.load_begin_avail_gib, log.load_end_avail_gib) == (78.81, 65.02)
+    assert (log.full_tokens, log.swa_tokens) == (809_086, 647_268)
+    assert [line[0] for line in log.kv_lines] == [809_086, 647_268]

@@ -30,7 +30,7 @@ def calibrate_command(
     """Reproduce every figure of a vLLM (or SGLang) start-up log and print predicted vs logged.
 
     An SGLang log (its 'Load weight end.' and 'KV Cache is allocated.' lines) is reproduced with
-    SGLang 0.5.9's pool rules (docs/sglang.md): the tokens, the K/V sizes, max_running_requests.
+    SGLang 0.5.9's pool rules (SGLang prints no version; the public logs are of 0.4-0.5.10; docs/sglang.md): the tokens, the K/V sizes, max_running_requests.
 
     When the log has vLLM's profile breakdown ("Free memory on device ... Actual usage is ..."),
     each profile term (weights, peak activation, non-torch, CUDA graphs) is shown beside kvplan's.

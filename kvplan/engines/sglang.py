@@ -1,8 +1,37 @@
-"""SGLang's KV pool: how many tokens it allocates and how many requests it runs (release 0.5.9).
+"""SGLang's KV pool: how many tokens it allocates and how many requests it runs (releases 0.5.9 and 0.5.23).
 
-Every rule is read in the sglang 0.5.9 sdist (python/sglang/srt/...); the file and function are named
-beside each. SGLang keeps one token pool: a token's "cell" holds its K/V (or MLA latent) in every layer.
+Every rule is read in the sglang 0.5.9 sdist and the 0.5.23 wheel (python/sglang/srt/...); the file and function
+are named beside each, 0.5.9's first. `Rules` holds what changed between the two; `--engine sglang` models the
+newest (0.5.23, October 2026), `--engine sglang@0.5.9` the older. SGLang keeps one token pool: a token's "cell"
+holds its K/V (or MLA latent) in every layer.
 
+What 0.5.23 changed (0.5.9's rules follow below):
+- mem_fraction_static (arg_groups/memory_hook.py handle_gpu_memory_settings, reserve_for_graph_mb): the breakable
+  prefill CUDA graph is on by default on CUDA and reserved for, 8 MiB a captured size up to chunked_prefill_size
+  (cuda_graph_hook.generate_prefill_cuda_graph_batch_sizes; 1.5 GiB flat for MLA; off for multimodal models not
+  in multimodal_breakable_cuda_graph_supported_model_archs and under PP); the 20-35 GiB band takes chunked 4,096
+  and decode graphs to 48 (160 at TP >= 4); a given max_running_requests caps the decode graphs' batch; no
+  reserve for a speculative draft.
+- speculative decoding (pool_configurator.DefaultPoolConfigurator): EAGLE / STANDALONE add the draft's layers
+  at the target's per-layer size to the cell the pool is sized with (int(cell x draft layers / layers)), and the
+  draft's weights load before the pool is sized (scheduler.py); 0.5.9 sized the target pool alone.
+- hybrid sliding-window pools (HybridSWAPoolConfigurator): full tokens = int(rest // (F n_f + r S n_s)), page
+  aligned, sliding = int(full x r) aligned; more architectures (is_hybrid_swa_model: Gemma 4, Granite SWA,
+  Step-3.7, Laguna, Mellum ...; Gemma 2/3 still pooled in full).
+- state pools (kv_cache_configurator._handle_max_mamba_cache): the pool's padding slot is charged,
+  max_mamba_cache_size = int((B - per) // per), the tokens lose (K + 1) states; with speculation a joint solve
+  K = int((B - per (1 + D)) // (per (1 + D / ratio))); Qwen3-Next / Qwen3.5 / Nemotron-H / Falcon-H1 take the
+  extra_buffer strategy under the default overlap schedule (overrides._mamba_radix_cache_resolution), 3 + 2
+  state slots a request, so max_running_requests <= K // 5.
+- max_running_requests (resolve_max_num_reqs): estimated from the final (capped, page-aligned, full-layer) tokens;
+  a given value is also held to tokens // 2.
+- multimodal models' pools lose SGLANG_VLM_CACHE_SIZE_MB (100 MiB, mm_runtime_reservation_gb).
+- the pool's log line names its dtype ("KV Cache is allocated. dtype: torch.bfloat16, #tokens: ..."), a
+  sliding-window model's sub-pools "Full " and "SWA ", the full one first.
+- DeepSeek's sparse attention (now "DSA") stores the latent in the layout of the DSA backend SGLang picks per GPU
+  (calculate_mla_kv_cache_dim): not modelled under 0.5.23, refused.
+
+0.5.9's rules (where 0.5.23 keeps them, it keeps them):
 - Cell bytes per token (model_executor/model_runner_kv_cache_mixin.py get_cell_size_per_token):
   - MLA (use_mla_backend): (kv_lora_rank + qk_rope_head_dim) x layers x kv bytes;
   - otherwise num_kv_heads / attention TP (at least 1: model_config.get_num_kv_heads) x (head_dim +
@@ -20,7 +49,8 @@ beside each. SGLang keeps one token pool: a token's "cell" holds its K/V (or MLA
   sliding-window pool splits it (set_num_tokens_hybrid_swa): full tokens = int(tokens x (F n_f + S n_s)
   / (F n_f + r S n_s)), sliding tokens = int(full x r), r = swa_full_tokens_ratio (0.8), each rounded
   down to a page, and max_total_num_tokens becomes the full layers' count.
-- max_running_requests, unless given: min(max(int(tokens / context_len x 512), 2048), 4096).
+- max_running_requests, unless given: min(max(int(tokens / context_len x 512), 2048), 4096), at most tokens // 2
+  (model_runner.py).
 - The log (mem_cache/memory_pool.py _finalize_allocation_log): "KV Cache is allocated. #tokens: N, K
   size: X GB, V size: Y GB" (MLA: "KV size"), the buffers holding N + page_size tokens, GB = 2**30 B.
 - mem_fraction_static, unless given (server_args.py _handle_gpu_memory_settings), from the GPU memory
@@ -52,10 +82,11 @@ beside each. SGLang keeps one token pool: a token's "cell" holds its K/V (or MLA
   (calculate_mla_kv_cache_dim) where the profile counts 576, and the indexer whole pages of n + page + 1.
 
 Not modelled (refused or said): other recurrent states (Kimi Linear's KDA, LFM2's short conv, MiniMax /
-Bailing lightning attention, Mamba-1 hybrids), DeepSeek-V4, FP4 KV,
-pipeline parallelism, DP attention, the speculative draft's own pool (said beside, not subtracted: it comes
-out of what mem_fraction_static leaves; kvplan.engines.sglang_report), NGRAM speculation, vision
-models' mem_fraction_static adjustment, and models whose layers differ in heads or width outside the
+Bailing lightning attention, Mamba-1 hybrids; 0.5.23 pools them, kvplan has not read how), DeepSeek-V4, FP4 and
+MXFP8 KV, pipeline parallelism, DP attention, 0.5.9's speculative draft pool (said beside, not subtracted: it
+comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report) and 0.5.23's draft weights (loaded
+before the pool is sized; said, not subtracted), speculation on a 0.5.23 sliding-window pool, NGRAM speculation,
+vision models' mem_fraction_static adjustment, and models whose layers differ in heads or width outside the
 hybrid architectures.
 """
 
@@ -66,10 +97,16 @@ from dataclasses import dataclass, field
 from ..core.model import ModelSpec
 from ..errors import UsageError
 
-RELEASE = "0.5.9"
 GIB = 2**30
+# configs/model_config.py is_hybrid_swa_model (0.5.9), and the architectures kvplan reads of 0.5.23's list (with
+# SWA_SINK_ARCHS and MIMO_V2_MODEL_ARCHS); Gemma 2/3/3n stay off in both (0.5.23: model_overrides/gemma2_gemma3.py)
 HYBRID_SWA_ARCHS = frozenset({"Llama4ForConditionalGeneration", "GptOssForCausalLM", "MiMoV2FlashForCausalLM",
-                              "Step3p5ForCausalLM"})  # configs/model_config.py is_hybrid_swa_model
+                              "Step3p5ForCausalLM"})
+HYBRID_SWA_ARCHS_0523 = HYBRID_SWA_ARCHS | frozenset({
+    "MiMoV2ForCausalLM", "Step3p7ForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
+    "Gemma4UnifiedForConditionalGeneration", "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
+    "IQuestQ1ForCausalLM", "LagunaForCausalLM", "MellumForCausalLM", "MuseGlimmerForCausalLM",
+    "MuseGlimmerForConditionalGeneration", "InklingForConditionalGeneration"})
 # DeepSeek's sparse attention (configs/model_config.py is_deepseek_nsa, with index_topk): the indexer keys
 # join the cell; server_args._handle_model_specific_adjustments sets page_size 64 (CUDA) and, under kv dtype
 # auto, fp8_e4m3 on SM >= 10 and bfloat16 below (_set_default_nsa_kv_cache_dtype)
@@ -86,18 +123,85 @@ MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3  # model_runner_kv_cache_mixin.p
 STATE_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
                          "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM"})
 # speculative decoding (server_args._handle_speculative_decoding, _handle_gpu_memory_settings): MiB more reserved
-# for the draft and its CUDA graphs, and the max_running_requests it defaults to
+# for the draft and its CUDA graphs (0.5.9 only), and the max_running_requests it defaults to
 SPEC_RESERVED_MIB = {"EAGLE": 2048, "EAGLE3": 2048, "STANDALONE": 6144}
 SPEC_MAX_RUNNING_REQUESTS = 48
 # server_args._handle_gpu_memory_settings: (below this many MiB, chunked_prefill_size, cuda_graph_max_bs at
 # TP < 4, at TP >= 4)
 DEFAULTS_BY_MEMORY = ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 24, 80), (60 * 1024, 4096, 32, 160),
                       (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512), (None, 16384, 512, 512))
+# 0.5.23 arg_groups/memory_hook.py handle_gpu_memory_settings: the 20-35 GiB band (A10, 4090, 5090) changed
+DEFAULTS_BY_MEMORY_0523 = ((20 * 1024, 2048, 8, 8), (35 * 1024, 4096, 48, 160), *DEFAULTS_BY_MEMORY[2:])
+# 0.5.23 configs/model_config.py multimodal_model_archs (those kvplan reads): the breakable prefill CUDA graph is
+# off for them (cuda_graph_hook.disable_breakable_cudagraph_if_incompatible) unless in
+# multimodal_breakable_cuda_graph_supported_model_archs, and their pool loses SGLANG_VLM_CACHE_SIZE_MB
+MULTIMODAL_ARCHS_0523 = frozenset({
+    "Gemma3ForConditionalGeneration", "Gemma3nForConditionalGeneration", "Gemma4ForConditionalGeneration",
+    "Gemma4UnifiedForConditionalGeneration", "Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
+    "Llama4ForConditionalGeneration", "LlavaForConditionalGeneration", "Mistral3ForConditionalGeneration",
+    "MllamaForConditionalGeneration", "PixtralForConditionalGeneration", "Qwen2VLForConditionalGeneration",
+    "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
+    "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3OmniMoeForConditionalGeneration",
+    "KimiVLForConditionalGeneration", "InternVLChatModel", "Phi4MMForCausalLM", "Step3VLForConditionalGeneration",
+    "Step3p7ForConditionalGeneration", "KimiK25ForConditionalGeneration", "MiniCPMV", "MiniCPMO"})
+MULTIMODAL_PREFILL_GRAPH_0523 = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
+                                           "KimiK25ForConditionalGeneration"})
+VLM_CACHE_MIB = 100  # 0.5.23 environ.py SGLANG_VLM_CACHE_SIZE_MB, taken from a multimodal model's pool
+# 0.5.23 arg_groups/overrides.py _MAMBA_EXTRA_BUFFER_ARCHS: under the default overlap schedule the state pool's
+# "auto" strategy is extra_buffer, 2 more slots a request (allocation_sizing.get_mamba_tracking_slots)
+MAMBA_EXTRA_BUFFER_ARCHS_0523 = STATE_ARCHS
+MAMBA_EXTRA_BUFFER_SLOTS = 2
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What changed between the SGLang releases kvplan models, each rule with where it was read."""
+
+    release: str
+    defaults_by_memory: tuple
+    spec_reserved_mib: dict  # 0.5.9: more reserved for the draft; 0.5.23: none (its weights and KV are in the pool)
+    prefill_graph_reserve: bool  # 0.5.23: the breakable prefill CUDA graph, on by default on CUDA (memory_hook)
+    hybrid_swa_archs: frozenset
+    swa_split_on_cell: bool  # 0.5.23 HybridSWAPoolConfigurator: full = avail // (F n_f + r S n_s)
+    mamba_extra_buffer_archs: frozenset
+    mamba_padding_slot: bool  # 0.5.23 _handle_max_mamba_cache charges each pool's +1 padding slot
+    draft_kv_in_cell: bool  # 0.5.23 DefaultPoolConfigurator: EAGLE/STANDALONE draft layers in the target's cell
+    dsa: bool  # DeepSeek's sparse attention modelled (0.5.23's layout follows the DSA backend: not read)
+    log_dtype: bool  # 0.5.23 memory_pool.py: "KV Cache is allocated. dtype: torch.X, ...", "Full "/"SWA " labels
+    vlm_cache_mib: int
+
+
+RULES = {
+    "0.5.9": Rules("0.5.9", DEFAULTS_BY_MEMORY, SPEC_RESERVED_MIB, False, HYBRID_SWA_ARCHS, False, frozenset(),
+                   False, False, True, False, 0),
+    "0.5.23": Rules("0.5.23", DEFAULTS_BY_MEMORY_0523, {}, True, HYBRID_SWA_ARCHS_0523, True,
+                    MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, False, True, VLM_CACHE_MIB),
+}
+LATEST = "0.5.23"
+RELEASE = LATEST  # what --engine sglang models
 KV_DTYPES = {"auto": None, "fp8_e4m3": 1, "fp8_e5m2": 1, "bf16": 2, "bfloat16": 2}
 # nvidia-smi's memory.total (MiB), which sizes mem_fraction_static (utils/common.py get_nvgpu_memory_capacity):
 # as public nvidia-smi outputs print it for each card; others fall back to the catalog's bytes
 NVIDIA_SMI_MIB = {"h100-sxm": 81559, "h200": 143771, "b200": 183359, "a100-80gb": 81920, "a100-40gb": 40960,
                   "rtx-4090": 24564}
+
+
+def rules_for(release: str | None) -> Rules:
+    """The rules of an SGLang release kvplan models (None: the newest)."""
+    if release is None:
+        return RULES[LATEST]
+    if release not in RULES:
+        raise UsageError(f"SGLang {release} is not a release kvplan models ({', '.join(RULES)})",
+                         f"use --engine sglang (SGLang {LATEST}) or sglang@0.5.9")
+    return RULES[release]
+
+
+def prefill_graph_sizes(max_bs: int) -> int:
+    """How many prefill CUDA graphs SGLang 0.5.23 captures up to max_bs tokens
+    (arg_groups/cuda_graph_hook.py generate_prefill_cuda_graph_batch_sizes)."""
+    sizes = [*range(4, 33, 4), *range(48, 257, 16), *range(288, 513, 32), *range(576, 1025, 64),
+             *range(1280, 4097, 256), *range(4608, max_bs + 1, 512)]
+    return sum(1 for s in sizes if s <= max_bs)
 
 
 @dataclass(frozen=True)
@@ -106,20 +210,33 @@ class MemoryDefaults:
     cuda_graph_max_bs: int
     mem_fraction_static: float
     reserved_mib: float
+    prefill_graph_mib: float = 0  # 0.5.23: the breakable prefill CUDA graphs' reserve
 
 
-def memory_defaults(gpu_mib: float, tp: int = 1, pp: int = 1, speculative: str | None = None) -> MemoryDefaults:
+def memory_defaults(gpu_mib: float, tp: int = 1, pp: int = 1, speculative: str | None = None,
+                    rules: Rules | None = None, *, mla: bool = False, prefill_graph: bool = True,
+                    max_running_requests: int | None = None) -> MemoryDefaults:
     """SGLang's chunked_prefill_size, cuda_graph_max_bs and mem_fraction_static for a card of gpu_mib MiB
-    (speculative: the algorithm, whose draft reserves more)."""
-    for below, chunked, small_tp, large_tp in DEFAULTS_BY_MEMORY:
+    (speculative: the algorithm, whose draft 0.5.9 reserves more for). 0.5.23 (arg_groups/memory_hook.py
+    handle_gpu_memory_settings, reserve_for_graph_mb) also reserves for its breakable prefill CUDA graphs, 8 MiB
+    a captured size up to chunked_prefill_size (1.5 GiB flat for MLA) unless prefill_graph is False (pipeline
+    parallelism, most multimodal models), cuts the decode graphs' batch to a given max_running_requests, and
+    takes the 10 GiB floor after the graph terms."""
+    rules = rules or RULES[LATEST]
+    for below, chunked, small_tp, large_tp in rules.defaults_by_memory:
         if below is None or gpu_mib < below:
             break
     graph_bs = small_tp if tp < 4 else large_tp
-    reserved = 512 + max(chunked, 2048) * 1.5 + graph_bs * 2 + tp * pp / 8 * 1024
+    if rules.prefill_graph_reserve and max_running_requests is not None:
+        graph_bs = min(graph_bs, max_running_requests)
+    prefill = 0
+    if rules.prefill_graph_reserve and prefill_graph and pp == 1:
+        prefill = 1.5 * 1024 if mla else prefill_graph_sizes(chunked) * 8
+    reserved = 512 + max(chunked, 2048) * 1.5 + graph_bs * 2 + tp * pp / 8 * 1024 + prefill
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
-    reserved += SPEC_RESERVED_MIB.get(speculative, 0)
-    return MemoryDefaults(chunked, graph_bs, round((gpu_mib - reserved) / gpu_mib, 3), reserved)
+    reserved += rules.spec_reserved_mib.get(speculative, 0)
+    return MemoryDefaults(chunked, graph_bs, round((gpu_mib - reserved) / gpu_mib, 3), reserved, prefill)
 
 
 @dataclass(frozen=True)
@@ -176,7 +293,7 @@ def kv_dtype_bytes(model: ModelSpec, kv_cache_dtype: str | None) -> tuple[str, i
     caches = [c for layer in model.layers for c in layer.caches if c.kind in ("attention", "latent")]
     if kv_cache_dtype is not None:
         if kv_cache_dtype not in KV_DTYPES:
-            raise UsageError(f"--kv-cache-dtype {kv_cache_dtype!r} is not an SGLang {RELEASE} KV dtype kvplan models",
+            raise UsageError(f"--kv-cache-dtype {kv_cache_dtype!r} is not an SGLang KV dtype kvplan models",
                              "use auto, fp8_e4m3, fp8_e5m2 or bf16")
         return kv_cache_dtype, KV_DTYPES[kv_cache_dtype] or 2
     storage = caches[0].storage if caches else None
@@ -184,13 +301,14 @@ def kv_dtype_bytes(model: ModelSpec, kv_cache_dtype: str | None) -> tuple[str, i
         return "auto", 2  # bf16 / fp16 (a float32 checkpoint is served in 16 bits)
     if storage.name.startswith("fp8") and storage.bits == 8:
         return ("fp8_e5m2" if storage.name == "fp8_e5m2" else "fp8_e4m3"), 1
-    raise UsageError(f"SGLang {RELEASE} has no KV dtype for kvplan's {storage.name} cache",
+    raise UsageError(f"SGLang has no KV dtype for kvplan's {storage.name} cache",
                      "SGLang stores K/V in bf16, fp8_e4m3 or fp8_e5m2: use --kv-dtype fp8 or auto")
 
 
-def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4) -> Cell:
+def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, rules: Rules | None = None) -> Cell:
     """SGLang's cell size per token on one GPU (get_cell_size_per_token), from kvplan's per-layer caches;
     a hybrid recurrent model's per-request state beside it (ssm_bytes: its temporal state's width)."""
+    rules = rules or RULES[LATEST]
     tp = max(tp, 1)
     if any(layer.shares_cache_of is not None for layer in model.layers):
         raise UsageError(f"SGLang: {model.name} reuses earlier layers' KV (num_kv_shared_layers), which kvplan has "
@@ -200,6 +318,10 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4) -
     caches = [c for layer in owners for c in layer.caches]
     kinds = {c.kind for c in caches}
     nsa = kinds == {"latent", "indexer"} and (model.architecture or "") in NSA_ARCHS
+    if nsa and not rules.dsa:
+        raise UsageError(f"SGLang {rules.release}: {model.name}'s sparse-attention (DSA) pool is not modelled: its "
+                         "latent layout follows the DSA backend SGLang picks per GPU (calculate_mla_kv_cache_dim)",
+                         "use --engine sglang@0.5.9 (its rules), vllm or ideal for this model")
     if not kinds <= {"attention", "latent"} and not nsa:
         raise UsageError(f"SGLang: {model.name}'s cache ({', '.join(sorted(kinds))}) is not modelled for SGLang "
                          "(DeepSeek-V4's compressed caches, an indexer outside SGLang's DSA architectures)",
@@ -216,7 +338,7 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4) -
             index = head + head // NSA_QUANT_BLOCK * 4
         return Cell((width * kv_bytes + index) * layers, "mla", kv_bytes, layers, mla_stored=stored, index_bytes=index)
     attn = [(layer, next(c for c in layer.caches if c.kind == "attention")) for layer in owners if layer.caches]
-    if (model.architecture or "") in HYBRID_SWA_ARCHS:
+    if (model.architecture or "") in rules.hybrid_swa_archs:
         local = [_local(c) for _, c in attn]  # Llama 4's chunked layers are its "swa" layers
         full = [c for (_, c), is_local in zip(attn, local) if not is_local]
         swa = [c for (_, c), is_local in zip(attn, local) if is_local]
@@ -225,6 +347,11 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4) -
                 raise UsageError(f"SGLang: {model.name}'s K and V widths differ in its sliding-window pool, which "
                                  "kvplan does not model for SGLang", "use --engine vllm or ideal for this model")
             f, s = _uniform(model, full, tp), _uniform(model, swa, tp)
+            if rules.swa_split_on_cell and f != s:
+                raise UsageError(f"SGLang {rules.release}: {model.name}'s full and sliding layers differ in KV heads or "
+                                 "width; SGLang sizes both sub-pools from the config's head fields "
+                                 "(get_num_kv_heads, get_swa_num_kv_heads, swa_head_dim), which kvplan has not "
+                                 "matched to this family's per-layer shapes", "use --engine vllm or ideal for this model")
             return Cell((f[0] * len(full) + s[0] * len(swa)) * kv_bytes, "hybrid_swa", kv_bytes, len(full),
                         f[0] * kv_bytes, len(swa), s[0] * kv_bytes,
                         (f[1] * len(full) + s[1] * len(swa)) * kv_bytes)
@@ -233,8 +360,9 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4) -
     per_token, k = _uniform(model, [c for _, c in attn], tp)
     notes = ()
     if any(_local(c) for _, c in attn):
-        notes = (f"SGLang pools every layer of {model.name} as full attention: its sliding windows (or "
-                 "chunks) save nothing there (only Llama 4, GPT-OSS, MiMo-V2-Flash and Step-3.5 get a sliding-window pool)",)
+        notes = (f"SGLang {rules.release} pools every layer of {model.name} as full attention: its sliding windows "
+                 "(or chunks) save nothing there (only the architectures of is_hybrid_swa_model get a sliding-window "
+                 "pool)",)
     return Cell(per_token * len(attn) * kv_bytes, "mha", kv_bytes, len(attn), k_per_token=k * len(attn) * kv_bytes,
                 notes=notes, state=state)
 
@@ -293,6 +421,9 @@ class SglangPool:
     max_running_requests: int
     mem_fraction_static: float | None
     notes: tuple[str, ...] = field(default=())
+    release: str = LATEST
+    torch_dtype: str = "torch.bfloat16"  # the KV dtype as 0.5.23's pool logs it
+    draft_bytes: int = 0  # 0.5.23: the draft's KV bytes per token, priced in the target's cell
 
     @property
     def max_concurrency(self) -> float:
@@ -307,20 +438,26 @@ class SglangPool:
     def log_lines(self) -> list[str]:
         """The lines SGLang logs for this pool (each buffer holds one page more than its tokens)."""
         c, n, page = self.cell, self.max_total_num_tokens, self.page_size
+        labelled = RULES[self.release].log_dtype
+
+        def allocated(label: str, tokens: int, sizes: str) -> str:
+            if labelled:  # 0.5.23 memory_pool.py _finalize_allocation_log
+                return f"{label}KV Cache is allocated. dtype: {self.torch_dtype}, #tokens: {tokens}, {sizes}"
+            return f"KV Cache is allocated. #tokens: {tokens}, {sizes}"
+
         if c.kind == "mla":
-            lines = [f"KV Cache is allocated. #tokens: {n}, KV size: {c.mla_buffer_bytes(n, page) / GIB:.2f} GB"]
+            lines = [allocated("", n, f"KV size: {c.mla_buffer_bytes(n, page) / GIB:.2f} GB")]
         elif c.kind == "mha":
             k = (n + page) * c.k_per_token
             v = (n + page) * c.bytes - k
-            lines = [f"KV Cache is allocated. #tokens: {n}, K size: {k / GIB:.2f} GB, V size: {v / GIB:.2f} GB"]
-        else:  # SWAKVPool: the sliding pool, then the full one (K and V of equal width in these families)
+            lines = [allocated("", n, f"K size: {k / GIB:.2f} GB, V size: {v / GIB:.2f} GB")]
+        else:  # SWAKVPool (K and V of equal width in these families): 0.5.9 builds the sliding pool first
             swa_half = (self.swa_tokens + page) * c.swa_per_token * c.swa_layers // 2
             full_half = (n + page) * c.full_per_token * c.full_layers // 2
+            swa = allocated("SWA ", self.swa_tokens, f"K size: {swa_half / GIB:.2f} GB, V size: {swa_half / GIB:.2f} GB")
+            full = allocated("Full ", n, f"K size: {full_half / GIB:.2f} GB, V size: {full_half / GIB:.2f} GB")
             lines = [f"Use sliding window memory pool. full_layer_tokens={n}, swa_layer_tokens={self.swa_tokens}",
-                     f"KV Cache is allocated. #tokens: {self.swa_tokens}, K size: {swa_half / GIB:.2f} GB, "
-                     f"V size: {swa_half / GIB:.2f} GB",
-                     f"KV Cache is allocated. #tokens: {n}, K size: {full_half / GIB:.2f} GB, "
-                     f"V size: {full_half / GIB:.2f} GB",
+                     *((full, swa) if labelled else (swa, full)),
                      f"SWAKVPool mem usage: {2 * (swa_half + full_half) / GIB:.2f} GB, swa size: {self.swa_tokens}, "
                      f"full size: {n}"]
         if self.mamba_cache_size is not None:
@@ -332,20 +469,25 @@ class SglangPool:
         return lines
 
 
+TORCH_DTYPES = {"fp8_e4m3": "torch.float8_e4m3fn", "fp8_e5m2": "torch.float8_e5m2", "bf16": "torch.bfloat16",
+                "bfloat16": "torch.bfloat16"}
+
+
 def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv_cache_dtype: str | None = None,
          page_size: int = 1, max_total_tokens: int | None = None, max_running_requests: int | None = None,
          mem_fraction_static: float | None = None, ssm_bytes: int = 4, nsa_fp8: bool = False,
          speculation: Speculation | None = None,
-         swa_full_tokens_ratio: float = SWA_FULL_TOKENS_RATIO) -> SglangPool:
+         swa_full_tokens_ratio: float = SWA_FULL_TOKENS_RATIO, rules: Rules | None = None) -> SglangPool:
     """SGLang's pool from the memory it sizes it from (profile_max_num_token's rest, in bytes). ssm_bytes:
     a hybrid recurrent model's temporal state width (ssm_state_bytes). nsa_fp8: the GPU is SM >= 10, where
-    SGLang's KV dtype auto is fp8_e4m3 for DeepSeek's sparse attention."""
+    SGLang's KV dtype auto is fp8_e4m3 for DeepSeek's sparse attention. rules: the release (default the newest)."""
+    rules = rules or RULES[LATEST]
     if page_size < 1:
         raise UsageError(f"--block-size {page_size}: SGLang's page_size must be 1 or more")
     dtype, kv_bytes = kv_dtype_bytes(model, kv_cache_dtype)
     if nsa_fp8 and dtype == "auto" and is_nsa(model):
         dtype, kv_bytes = "fp8_e4m3", 1
-    c = cell(model, tp, kv_bytes, ssm_bytes)
+    c = cell(model, tp, kv_bytes, ssm_bytes, rules)
     notes = list(c.notes)
     if c.index_bytes:
         if page_size != NSA_PAGE_SIZE:
@@ -359,39 +501,90 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
                          f"{c.mla_stored} (fp8 with a scale per 128 and the rope part in bf16: "
                          "calculate_mla_kv_cache_dim), so its buffers outgrow the memory they were sized from by "
                          f"{(c.mla_stored - profiled) / (profiled + c.index_bytes):.1%}")
-    states = None
     if speculation is not None and max_running_requests is None:
         max_running_requests = SPEC_MAX_RUNNING_REQUESTS  # _handle_speculative_decoding's default
-    if c.state is not None and speculation is not None:  # the draft steps' intermediate states, reserved first
-        reserve = c.state.bytes * max_running_requests * speculation.draft_tokens
-        rest_bytes -= reserve
-        notes.append(f"speculative decoding: {reserve / GIB:,.2f} GiB reserved for {max_running_requests} requests' "
-                     f"intermediate states over {speculation.draft_tokens} draft tokens (handle_max_mamba_cache)")
-    if c.state is not None:  # handle_max_mamba_cache: the states first, in proportion to the KV
-        raw = rest_bytes * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO)
-        states = int(raw // c.state.bytes)
-        rest_bytes -= states * c.state.bytes
-        if states <= 0:
-            raise UsageError(f"SGLang would have no room for {model.name}'s recurrent states "
-                             f"({c.state.bytes / 2**20:,.1f} MiB a request)", "raise --mem-util or add GPUs (--tp)")
-    tokens = rest_bytes // c.bytes
+    draft = 0
+    if rules.draft_kv_in_cell and speculation is not None:  # DefaultPoolConfigurator: the target's per-layer size
+        if c.kind == "hybrid_swa":
+            raise UsageError(f"SGLang {rules.release}: speculative decoding on a sliding-window pool is not modelled "
+                             "(its draft layers split between the full and sliding pools)",
+                             "plan without --mtp / --draft-model, or use --engine sglang@0.5.9")
+        draft = int(c.bytes * speculation.draft_layers / c.full_layers)
+    rest_bytes, states, ratio = _states(c, rest_bytes, rules, model, speculation, max_running_requests, notes)
+    if c.kind == "hybrid_swa" and rules.swa_split_on_cell:  # 0.5.23 HybridSWAPoolConfigurator
+        per_full = c.full_per_token * c.full_layers + swa_full_tokens_ratio * c.swa_per_token * c.swa_layers
+        full = int(rest_bytes // per_full)
+        if max_total_tokens is not None:
+            full = min(full, max_total_tokens)
+        tokens = raw = full // page_size * page_size
+        swa = int(tokens * swa_full_tokens_ratio) // page_size * page_size
+    else:
+        tokens = raw = rest_bytes // (c.bytes + draft)
+        if max_total_tokens is not None:
+            tokens = min(tokens, max_total_tokens)
+        tokens = tokens // page_size * page_size
+        swa = None
+        if c.kind == "hybrid_swa":  # 0.5.9 set_num_tokens_hybrid_swa
+            total = tokens * (c.full_per_token * c.full_layers + c.swa_per_token * c.swa_layers)
+            full = int(total / (c.full_per_token * c.full_layers
+                                + swa_full_tokens_ratio * c.swa_per_token * c.swa_layers))
+            swa = int(full * swa_full_tokens_ratio) // page_size * page_size
+            tokens = full // page_size * page_size
     if tokens <= 0:
         raise UsageError(f"SGLang would have no KV cache tokens on this GPU ({rest_bytes / GIB:.2f} GiB for the pool)",
                          "raise --mem-util (SGLang's --mem-fraction-static), add GPUs (--tp), or use a smaller model")
-    requests = max_running_requests or min(max(int(tokens / context_len * 512), 2048), 4096)
+    # max_running_requests (0.5.9 model_runner.init_memory_pool; 0.5.23 kv_cache_configurator.resolve_max_num_reqs):
+    # the estimate from the profiled tokens (0.5.23: the final ones), at most half the pool's tokens
+    estimate = min(max(int((tokens if rules.swa_split_on_cell else raw) / context_len * 512), 2048), 4096)
+    if max_running_requests is None:
+        requests = min(estimate, tokens // 2)
+    else:
+        requests = min(max_running_requests, tokens // 2) if rules.swa_split_on_cell else max_running_requests
     if states is not None:
-        requests = min(requests, states // MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO)
-    if max_total_tokens is not None:
-        tokens = min(tokens, max_total_tokens)
-    tokens = tokens // page_size * page_size
-    swa = None
-    if c.kind == "hybrid_swa":
-        total = tokens * (c.full_per_token * c.full_layers + c.swa_per_token * c.swa_layers)
-        full = int(total / (c.full_per_token * c.full_layers + swa_full_tokens_ratio * c.swa_per_token * c.swa_layers))
-        swa = int(full * swa_full_tokens_ratio) // page_size * page_size
-        tokens = full // page_size * page_size
+        requests = min(requests, states // ratio)
     return SglangPool(c, dtype, rest_bytes, tokens, swa, states, page_size, context_len, requests,
-                      mem_fraction_static, tuple(notes))
+                      mem_fraction_static, tuple(notes), rules.release,
+                      TORCH_DTYPES.get(dtype, "torch.float16" if model.weight_dtype == "float16" else "torch.bfloat16"),
+                      draft)
+
+
+def _states(c: Cell, rest_bytes: int, rules: Rules, model: ModelSpec, speculation: Speculation | None,
+            max_running_requests: int | None, notes: list) -> tuple[int, int | None, int]:
+    """A hybrid recurrent model's state pool, sized first in proportion to the KV (handle_max_mamba_cache):
+    (the bytes left for tokens, max_mamba_cache_size, the state slots a request holds)."""
+    if c.state is None:
+        return rest_bytes, None, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO
+    per = c.state.bytes
+    extra = MAMBA_EXTRA_BUFFER_SLOTS if (model.architecture or "") in rules.mamba_extra_buffer_archs else 0
+    ratio = MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO + extra
+    if extra:
+        notes.append(f"SGLang {rules.release} keeps {extra} extra state slots a request for {model.architecture} "
+                     "(mamba_radix_cache_strategy auto = extra_buffer under the overlap schedule): max_running_requests "
+                     f"at most the states / {ratio}")
+    if not rules.mamba_padding_slot:  # 0.5.9: the draft steps' intermediate states reserved first, then the states
+        if speculation is not None:
+            reserve = per * max_running_requests * speculation.draft_tokens
+            rest_bytes -= reserve
+            notes.append(f"speculative decoding: {reserve / GIB:,.2f} GiB reserved for {max_running_requests} "
+                         f"requests' intermediate states over {speculation.draft_tokens} draft tokens")
+        states = int(rest_bytes * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO) // per)
+        rest_bytes -= states * per
+    else:  # 0.5.23: one padding slot charged; with speculation a joint solve with the intermediate states
+        budget = rest_bytes * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO)
+        if speculation is not None:
+            d = speculation.draft_tokens
+            states = int((budget - per * (1 + d)) // (per * (1 + d / ratio)))
+            reserve = per * (min(max_running_requests, max(states, 0) // ratio) + 1) * d
+            rest_bytes -= reserve
+            notes.append(f"speculative decoding: {reserve / GIB:,.2f} GiB of intermediate states over {d} draft "
+                         "tokens (handle_max_mamba_cache's joint solve)")
+        else:
+            states = int((budget - per) // per)
+        rest_bytes -= (states + 1) * per
+    if states <= 0:
+        raise UsageError(f"SGLang would have no room for {model.name}'s recurrent states "
+                         f"({per / 2**20:,.1f} MiB a request)", "raise --mem-util or add GPUs (--tp)")
+    return int(rest_bytes), states, ratio
 
 
 # utils/hf_transformers_utils.py get_context_length: the first of these the text config has, times a rope
@@ -443,7 +636,7 @@ def ssm_state_bytes(raw: dict | None) -> tuple[int, str | None]:
     return 4, "the config's mamba_ssm_dtype was not read (a Hub config): SGLang's float32 default assumed"
 
 
-__all__ = ["RELEASE", "memory_defaults", "cell", "state_cell", "pool", "ssm_state_bytes", "is_nsa", "context_limit",
+__all__ = ["RELEASE", "LATEST", "RULES", "Rules", "rules_for", "memory_defaults", "cell", "state_cell", "pool", "ssm_state_bytes", "is_nsa", "context_limit",
            "SglangPool", "Cell",
            "Speculation",
            "StateCell", "kv_dtype_bytes"]

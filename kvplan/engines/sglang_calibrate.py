@@ -21,7 +21,12 @@ from dataclasses import dataclass, field
 
 from ..errors import KvplanError, UsageError
 from ..render import Report, Table
-from .sglang import NSA_PAGE_SIZE, RELEASE, SM10_GPUS, cell, is_nsa, kv_dtype_bytes
+from .sglang import NSA_PAGE_SIZE, RULES, SM10_GPUS, cell, is_nsa, kv_dtype_bytes
+
+# SGLang prints no version; the public logs calibrate reads are of 0.4-0.5.10 and are reproduced with 0.5.9's
+# rules (0.5.23's pool rules: kvplan.engines.sglang.RULES, `estimate --engine sglang`)
+LOG_RULES = RULES["0.5.9"]
+RELEASE = LOG_RULES.release
 from .sglang_log import SglangLog, read
 from .vllm_calibrate import Figure, _pct  # the figures both engines' calibrations share (tidy.calibrate reads them)
 
@@ -71,7 +76,7 @@ def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None
         if dtype == "auto" and gpu in SM10_GPUS and is_nsa(spec):  # SGLang's DSA default on SM >= 10
             dtype, kv_bytes = "fp8_e4m3", 1
             cal.notes.append(f"KV dtype fp8_e4m3: SGLang's default for DeepSeek's sparse attention on {gpu}")
-        c = cell(spec, tp, kv_bytes, ssm_bytes_of(spec)[0])
+        c = cell(spec, tp, kv_bytes, ssm_bytes_of(spec)[0], LOG_RULES)
         if c.index_bytes:
             page = NSA_PAGE_SIZE
     except KvplanError as exc:
@@ -104,7 +109,7 @@ def _what_if(cal: SglangCalibration, spec, tp: int, page: int, rest: int | None,
     context = what.get("max_model_len") or log.context_len or spec.max_context_tokens or 4096
     got = pool(spec, rest_bytes=rest, context_len=context, tp=tp, kv_cache_dtype=what.get("kv_cache_dtype"),
                page_size=what.get("block_size") or page, ssm_bytes=ssm_bytes_of(spec)[0],
-               nsa_fp8=gpu in SM10_GPUS)
+               nsa_fp8=gpu in SM10_GPUS, rules=LOG_RULES)
     cal.what_if = {"asked": what, "kv_cache_dtype": got.kv_cache_dtype, "max_total_num_tokens": got.max_total_num_tokens,
                    "max_running_requests": got.max_running_requests, "max_concurrency": round(got.max_concurrency, 6),
                    "log": got.log_lines(), "notes": list(got.notes)}

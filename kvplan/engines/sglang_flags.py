@@ -1,5 +1,5 @@
-"""`--emit sglang`: the `python -m sglang.launch_server` command that realises a plan (SGLang 0.5.9's flags,
-read in its server_args.py add_cli_args), and what it cannot.
+"""`--emit sglang`: the `python -m sglang.launch_server` command that realises a plan (the flags of SGLang 0.5.9's
+server_args.py add_cli_args, the same names in 0.5.23's arg_groups/fields), and what it cannot.
 
 SGLang applies at runtime its KV dtypes (bf16, fp8_e4m3, fp8_e5m2; fp4_e2m1 is not modelled), the page size,
 its radix prefix cache (on by default), the memory fraction and parallelism. Windows and other architecture
@@ -17,7 +17,7 @@ from ..techniques.architecture import HybridWhatIf, LatentWhatIf, RegroupHeads, 
 from ..techniques.quantize import Quantize
 from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
-from .sglang import LONG_CONTEXT_ENV, RELEASE, SPEC_MAX_RUNNING_REQUESTS, context_limit, kv_dtype_bytes
+from .sglang import LATEST, LONG_CONTEXT_ENV, SPEC_MAX_RUNNING_REQUESTS, context_limit, kv_dtype_bytes, rules_for
 from .vllm_flags import NotApplied
 
 
@@ -32,7 +32,7 @@ def _unsupported(technique) -> str | None:
     if isinstance(technique, Quest):
         return "needs engine support that SGLang does not have (Quest page selection)"
     if isinstance(technique, Quantize) and not technique.storage.name.startswith("fp8"):
-        return f"{technique.storage.name} is not an SGLang {RELEASE} KV cache dtype (bf16, fp8_e4m3, fp8_e5m2)"
+        return f"{technique.storage.name} is not an SGLang KV cache dtype kvplan models (bf16, fp8_e4m3, fp8_e5m2)"
     if isinstance(technique, OffloadTier):
         return "SGLang's CPU tier is its hierarchical cache (--enable-hierarchical-cache), not modelled here"
     return None
@@ -47,7 +47,8 @@ def _limit(model) -> int | None:
 
 
 def command(result, techniques, context_len: int, mem_fraction_static: float | None = None,
-            speculation=None, max_running_requests: int | None = None) -> tuple[list[str], list[NotApplied], list[str]]:
+            speculation=None, max_running_requests: int | None = None,
+            release: str | None = None) -> tuple[list[str], list[NotApplied], list[str]]:
     """(argv of `python -m sglang.launch_server`, techniques SGLang cannot apply, notes). speculation:
     kvplan.request.Speculation: the checkpoint's MTP layers (--speculative-algorithm NEXTN) or a draft
     checkpoint (EAGLE / EAGLE3 / STANDALONE with --speculative-draft-model-path)."""
@@ -79,7 +80,7 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
 
             try:
                 tokens = pool(model, rest_bytes=dep.kv_memory_bytes, context_len=context_len, tp=dep.tp,
-                              page_size=plan.block_size or 1).max_total_num_tokens
+                              page_size=plan.block_size or 1, rules=rules_for(release)).max_total_num_tokens
             except KvplanError as exc:  # a model SGLang's pool is not read for: said, no cap emitted
                 tokens = None
                 notes.append(f"no --max-total-tokens: {exc.message}")
@@ -118,14 +119,14 @@ def _speculative_flags(model, speculation, notes: list[str], max_running_request
 
 def add_to_report(report: Report, result, techniques, context_len: int,
                   mem_fraction_static: float | None = None, speculation=None,
-                  max_running_requests: int | None = None) -> None:
+                  max_running_requests: int | None = None, release: str | None = None) -> None:
     """`--emit sglang`: the command under report.data["emit"] and as lines."""
     argv, skipped, notes = command(result, techniques, context_len, mem_fraction_static, speculation,
-                                   max_running_requests)
+                                   max_running_requests, release)
     limit = _limit(result.plan.model)
     env = [f"{LONG_CONTEXT_ENV}=1"] if limit and context_len > limit else []
     text = " ".join(env + [shlex.join(argv)])
-    report.data["emit"] = {"engine": "sglang", "version": RELEASE, "env": env, "command": text, "argv": argv,
+    report.data["emit"] = {"engine": "sglang", "version": release or LATEST, "env": env, "command": text, "argv": argv,
                            "not_applied": [{"spec": s.spec, "reason": s.reason} for s in skipped],
                            "served": None, "notes": notes}
     report.lines.append("SGLang command that realises the plan:")

@@ -29,7 +29,7 @@ _PATTERNS = {
     "load_begin_avail_gib": re.compile(r"Load weight begin\. avail mem=" + _NUM + " GB"),
     "load_end": re.compile(r"Load weight end\..*?type=(\w+).*?avail mem=" + _NUM + r" GB(?:, mem usage=" + _NUM + " GB)?"),
     "swa": re.compile(r"Use sliding window memory pool\. full_layer_tokens=(\d+), swa_layer_tokens=(\d+)"),
-    "kv": re.compile(r"KV Cache is allocated\.(?: #tokens: (\d+),)? (?:K size: " + _NUM + r" GB, V size: " + _NUM
+    "kv": re.compile(r"KV Cache is allocated\.(?: dtype: \S+,)?(?: #tokens: (\d+),)? (?:K size: " + _NUM + r" GB, V size: " + _NUM
                      + r" GB|KV size: " + _NUM + " GB)"),
     "pool_end_avail_gib": re.compile(r"Memory pool end\. avail mem=" + _NUM + " GB"),
     "mamba": re.compile(r"Mamba Cache is allocated\. max_mamba_cache_size: (\d+), conv_state size: " + _NUM

@@ -5,8 +5,8 @@ from __future__ import annotations
 from ..errors import UsageError
 from ..render import Report
 from ..units import GIB
-from .sglang import (NVIDIA_SMI_MIB, RELEASE, SPEC_MAX_RUNNING_REQUESTS, SglangPool, Speculation, memory_defaults,
-                     pool)
+from .sglang import (MULTIMODAL_ARCHS_0523, MULTIMODAL_PREFILL_GRAPH_0523, NVIDIA_SMI_MIB, SPEC_MAX_RUNNING_REQUESTS,
+                     Rules, SglangPool, Speculation, memory_defaults, pool, rules_for)
 
 # The free GPU memory SGLang sizes from (T0, after the distributed init) is the driver's total less what
 # the process holds before the weights load: the CUDA context and, at TP > 1, the communicators.
@@ -38,10 +38,12 @@ def resolve_speculation(model, speculation) -> Speculation | None:
     return Speculation(algorithm, steps, tokens, layers, draft.name if draft is not None else None)
 
 
-def memory_of(result, mem_fraction_static: float | None,
-              speculative: str | None = None) -> tuple[int, str | None, float | None]:
+def memory_of(result, mem_fraction_static: float | None, speculative: str | None = None, rules: Rules | None = None,
+              max_running_requests: int | None = None) -> tuple[int, str | None, float | None]:
     """(bytes SGLang sizes the pool from, how they were found, mem_fraction_static used): --kv-memory as the
-    pool itself, else predicted from the GPU: T0 x mem_fraction_static - weights (see kvplan.engines.sglang)."""
+    pool itself, else predicted from the GPU: T0 x mem_fraction_static - weights (see kvplan.engines.sglang);
+    0.5.23 also takes a multimodal model's cache (mm_runtime_reservation_gb)."""
+    rules = rules or rules_for(None)
     from ..capacity.gpus import CATALOG
     from .vllm_profile import driver_total_bytes
 
@@ -54,21 +56,36 @@ def memory_of(result, mem_fraction_static: float | None,
     smi_mib = NVIDIA_SMI_MIB.get(dep.gpu.name)
     if smi_mib is None or dep.gpu.memory_bytes != CATALOG.get(dep.gpu.name, dep.gpu).memory_bytes:
         smi_mib = dep.gpu.memory_bytes / 2**20  # a card (or --gpu-memory) without a known nvidia-smi figure
-    defaults = memory_defaults(smi_mib, dep.tp, dep.pp, speculative)
+    arch = result.plan.model.architecture or ""
+    multimodal = rules.vlm_cache_mib > 0 and arch in MULTIMODAL_ARCHS_0523
+    defaults = memory_defaults(smi_mib, dep.tp, dep.pp, speculative, rules, mla=_is_mla(result.plan.model),
+                               prefill_graph=not multimodal or arch in MULTIMODAL_PREFILL_GRAPH_0523,
+                               max_running_requests=max_running_requests)
     frac = mem_fraction_static if mem_fraction_static is not None else defaults.mem_fraction_static
     preload = PRELOAD_BYTES + (PRELOAD_TP_BYTES if dep.tp > 1 else 0)
     t0 = total - preload
     weights = _weights_per_gpu(result)
-    rest = int(t0 * frac) - weights
+    vlm = rules.vlm_cache_mib * 2**20 if multimodal else 0
+    rest = int(t0 * frac) - weights - vlm
     how = (f"pool predicted from the GPU: free memory after the distributed init {t0 / GIB:.2f} GiB (the driver's "
-           f"{total / GIB:.2f} GiB less {preload / GIB:.2f} GiB held before the load, empirical) x mem_fraction_static "
+           f"{total / GIB:.2f} GiB less {preload / GIB:.2f} GiB held before the load, empirical, from 0.4-0.5 logs) x mem_fraction_static "
            f"{frac:g}" + (" (SGLang's default for this card: reserved "
                           f"{defaults.reserved_mib:,.0f} MiB for chunked prefill {defaults.chunked_prefill_size:,}"
-                          f" and CUDA graphs up to batch {defaults.cuda_graph_max_bs}"
+                          f", decode CUDA graphs up to batch {defaults.cuda_graph_max_bs}"
+                          + (f", prefill CUDA graphs {defaults.prefill_graph_mib:,.0f} MiB"
+                             if defaults.prefill_graph_mib else "")
                           + (f", and {speculative}'s draft" if speculative else "") + ")"
                           if mem_fraction_static is None else " (--mem-util)")
-           + f" - weights {weights / GIB:.2f} GiB = {rest / GIB:.2f} GiB")
+           + f" - weights {weights / GIB:.2f} GiB"
+           + (f" - the multimodal cache {rules.vlm_cache_mib} MiB (SGLANG_VLM_CACHE_SIZE_MB)" if vlm else "")
+           + f" = {rest / GIB:.2f} GiB"
+           + (" (SGLang's mem_fraction_static adjustment for vision models, adjust_mem_fraction_for_vlm, is not "
+              "modelled)" if arch in MULTIMODAL_ARCHS_0523 and mem_fraction_static is None else ""))
     return rest, how, frac
+
+
+def _is_mla(model) -> bool:
+    return any(c.kind == "latent" for layer in model.layers for c in layer.caches)
 
 
 def _weights_per_gpu(result) -> int:
@@ -133,24 +150,32 @@ def check_context(model, context_len: int) -> str | None:
             f"refuses it above the length it derives (rope scaling can raise it) unless {LONG_CONTEXT_ENV}=1")
 
 
-def draft_pool_note(model, spec: Speculation, got: SglangPool, tp: int) -> str:
-    """What the draft worker allocates beside the pool (model_runner_kv_cache_mixin.init_memory_pool: a draft
-    worker takes the target's max_total_num_tokens, draft_runner_cache_size, over its own layers), from the
-    memory mem_fraction_static leaves, not from the target's pool."""
+def draft_pool_note(model, spec: Speculation, got: SglangPool, tp: int, rules: Rules, predicted: bool) -> str:
+    """Where the draft's KV and weights go. 0.5.9 (model_runner_kv_cache_mixin.init_memory_pool): the draft worker
+    takes the target's max_total_num_tokens over its own layers, from the memory mem_fraction_static leaves.
+    0.5.23 (pool_configurator.DefaultPoolConfigurator, scheduler): the draft's layers, at the target's per-layer
+    size, are in the cell the target pool is sized with, and its weights load before the pool is sized."""
     from .sglang import cell
     from .vllm_speculative import load_draft
 
+    head = (f"speculative decoding ({spec.algorithm}, {spec.num_steps} steps, {spec.draft_tokens} draft tokens): "
+            f"max_running_requests defaults to {SPEC_MAX_RUNNING_REQUESTS} (--max-num-seqs sets it); ")
+    if rules.draft_kv_in_cell:
+        return (head + f"the draft's {spec.draft_layers} layer(s) at the target's per-layer size add "
+                f"{got.draft_bytes:,} B a token to the {got.cell.bytes:,} B cell the pool is sized with"
+                + ("; the draft's weights, which SGLang loads before sizing the pool, are not subtracted (SGLang's "
+                   "draft load layout is not modelled): the pool is high by their size on each GPU" if predicted
+                   else ""))
     if spec.draft_name is None:  # MTP: the target's own attention (or latent) layer, draft_layers of them
         per_layer = got.cell.bytes // max(got.cell.full_layers, 1)
         per_token = per_layer * spec.draft_layers
     else:
         draft = load_draft(spec.draft_name) if spec.draft_name else None
-        per_token = cell(draft, tp, got.cell.kv_bytes).bytes
+        per_token = cell(draft, tp, got.cell.kv_bytes, rules=rules).bytes
     size = per_token * got.max_total_num_tokens
-    return (f"speculative decoding ({spec.algorithm}, {spec.num_steps} steps, {spec.draft_tokens} draft tokens): "
-            f"max_running_requests defaults to {SPEC_MAX_RUNNING_REQUESTS} (--max-num-seqs sets it); the draft's own KV pool of "
-            f"{got.max_total_num_tokens:,} tokens x {spec.draft_layers} layer(s) = {size / GIB:,.2f} GiB comes out "
-            "of the memory mem_fraction_static leaves (with the draft's weights and CUDA graphs), not this pool")
+    return (head + f"the draft's own KV pool of {got.max_total_num_tokens:,} tokens x {spec.draft_layers} layer(s) = "
+            f"{size / GIB:,.2f} GiB comes out of the memory mem_fraction_static leaves (with the draft's weights and "
+            "CUDA graphs), not this pool")
 
 
 def nsa_fp8(dep) -> bool:
@@ -167,30 +192,33 @@ def refuse_pp(dep) -> None:
 
 
 def add_to_report(report: Report, result, context_len: int, *, mem_fraction_static: float | None = None,
-                  note: str | None = None, speculation=None, max_running_requests: int | None = None) -> SglangPool:
+                  note: str | None = None, speculation=None, max_running_requests: int | None = None,
+                  release: str | None = None) -> SglangPool:
     """SGLang's pool under report.data["engine"] and as log lines. speculation: kvplan.request.Speculation;
-    max_running_requests: SGLang's --max-running-requests (kvplan's --max-num-seqs)."""
+    max_running_requests: SGLang's --max-running-requests (kvplan's --max-num-seqs); release: the SGLang release
+    (None: the newest modelled)."""
+    rules = rules_for(release)
     dep = result.deployment
     refuse_pp(dep)
     plan = result.plan
     long_note = check_context(plan.model, context_len)
     spec = resolve_speculation(plan.model, speculation)
-    rest, how, frac = memory_of(result, mem_fraction_static, spec.algorithm if spec else None)
+    rest, how, frac = memory_of(result, mem_fraction_static, spec.algorithm if spec else None, rules,
+                                max_running_requests)
     ssm_bytes, ssm_note = ssm_bytes_of(plan.model)
     got = pool(plan.model, rest_bytes=rest, context_len=context_len, tp=dep.tp if dep else 1,
                page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes,
-               nsa_fp8=nsa_fp8(dep), speculation=spec, max_running_requests=max_running_requests)
+               nsa_fp8=nsa_fp8(dep), speculation=spec, max_running_requests=max_running_requests, rules=rules)
     notes = ([note] if note else []) + ([long_note] if long_note else []) + ([how] if how else []) + list(got.notes)
     if got.kv_cache_dtype == "auto" and fp8_kv_in_config(plan.model):
         notes.append("the checkpoint's quant config names an FP8 KV cache, which SGLang's KV dtype auto follows "
                      "(configure_kv_cache_dtype): plan it with -t fp8 to match")
     if spec is not None:
-        notes.append(draft_pool_note(plan.model, spec, got, dep.tp if dep else 1))
+        notes.append(draft_pool_note(plan.model, spec, got, dep.tp if dep else 1, rules, how is not None))
     if got.mamba_cache_size is not None:
         notes.append(f"recurrent states: {got.cell.state.bytes / 2**20:,.2f} MiB a request on each GPU "
                      f"({got.cell.state.layers} layers, the temporal state at {ssm_bytes} B), "
-                     f"{got.mamba_cache_size:,} of them (mamba_full_memory_ratio 0.9): max_running_requests at "
-                     f"most {got.mamba_cache_size // 3:,}")
+                     f"{got.mamba_cache_size:,} of them (mamba_full_memory_ratio 0.9)")
         if ssm_note:
             notes.append(ssm_note)
     if how is not None:
@@ -198,8 +226,8 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
                      "MXFP4 experts, are not modelled)")
     report.data["engine"] = {
         "name": "sglang",
-        "version": RELEASE,
-        "version_modelled": RELEASE,
+        "version": rules.release,
+        "version_modelled": rules.release,
         "architecture": plan.model.architecture,
         "kv_cache_dtype": got.kv_cache_dtype,
         "pool": got.cell.kind,
@@ -215,6 +243,7 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
         "swa_tokens": got.swa_tokens,
         "mamba_cache_size": got.mamba_cache_size,
         "state_bytes_per_request": got.cell.state.bytes if got.cell.state is not None else None,
+        "draft_bytes_per_token": got.draft_bytes,
         "max_running_requests": got.max_running_requests,
         "speculative_algorithm": spec.algorithm if spec else None,
         "speculative_num_draft_tokens": spec.draft_tokens if spec else None,
@@ -223,7 +252,7 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
         "log": got.log_lines(),
         "notes": notes,
     }
-    report.lines.append(f"SGLang {RELEASE} (modelled) would log:")
+    report.lines.append(f"SGLang {rules.release} (modelled) would log:")
     report.lines.extend(f"  {line}" for line in got.log_lines())
     report.lines.append(f"  requests of {context_len:,} tokens held at once: {got.concurrent_requests:,} "
                         f"({got.max_concurrency:.2f}x)")

@@ -266,7 +266,7 @@ class _Engine:
     def _sglang_concurrency(self, plan, deployment: Deployment, key) -> float:
         """SGLang's requests of the context its pool holds (kvplan.engines.sglang), the pool sized as
         `kvplan estimate --engine sglang` sizes it."""
-        from ..engines.sglang import pool
+        from ..engines.sglang import pool, rules_for
         from ..engines.sglang_report import memory_of, nsa_fp8, refuse_pp, resolve_speculation, ssm_bytes_of
 
         refuse_pp(deployment)
@@ -277,13 +277,15 @@ class _Engine:
         rest = self._memory.get(memory_key)
         if rest is None:
             rest, _, _ = memory_of(SimpleNamespace(deployment=deployment, plan=plan, weights=deployment.weights),
-                                   self.mem_fraction_static, spec.algorithm if spec else None)
+                                   self.mem_fraction_static, spec.algorithm if spec else None,
+                                   rules_for(self.release))
             self._memory[memory_key] = rest
         got = self._pools.get(key)
         if got is None:
             got = self._pools[key] = pool(plan.model, rest_bytes=rest, context_len=self.tokens, tp=deployment.tp,
                                           page_size=plan.block_size or 1, ssm_bytes=ssm_bytes_of(plan.model)[0],
-                                          nsa_fp8=nsa_fp8(deployment), speculation=spec)
+                                          nsa_fp8=nsa_fp8(deployment), speculation=spec,
+                                          rules=rules_for(self.release))
         return got.max_concurrency
 
 
@@ -570,7 +572,7 @@ def _verify(req, base, record, engine, passing, top):
 
             pool = sglang_report.add_to_report(Report({}), result, req.context_tokens,
                                                mem_fraction_static=engine.mem_fraction_static,
-                                               speculation=engine.speculation)
+                                               speculation=engine.speculation, release=engine.release)
             if abs(pool.max_concurrency - c.engine_concurrency) > 1e-9:
                 problems.append(f"SGLang concurrency {pool.max_concurrency:.4f} (screen {c.engine_concurrency:.4f})")
         if result.decode is not None and c.decode_ms_per_token is not None \

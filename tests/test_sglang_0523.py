@@ -1,0 +1,135 @@
+"""SGLang 0.5.23's rules, where they differ from 0.5.9's (tests/test_sglang.py). Every expected figure is worked
+out by hand from the rules read in the 0.5.23 wheel (arg_groups/memory_hook.py handle_gpu_memory_settings and
+reserve_for_graph_mb, arg_groups/cuda_graph_hook.py generate_prefill_cuda_graph_batch_sizes,
+model_executor/pool_configurator.py, mem_cache/kv_cache_configurator.py _handle_max_mamba_cache and
+resolve_max_num_reqs, mem_cache/memory_pool.py _finalize_allocation_log) and the models' configs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvplan.engines.sglang import RULES, Speculation, cell, memory_defaults, pool, prefill_graph_sizes
+from kvplan.errors import UsageError
+from kvplan.sources import load_model
+
+GIB = 2**30
+R0523, R059 = RULES["0.5.23"], RULES["0.5.9"]
+
+
+def test_prefill_graph_sizes():
+    # 4..32 step 4 (8), 48..256 step 16 (14), 288..512 step 32 (8), 576..1,024 step 64 (8), 1,280..4,096 step 256
+    # (12), then 4,608 step 512 up to max_bs: 8,192 -> 8 more (4,608..8,192)
+    assert prefill_graph_sizes(8192) == 8 + 14 + 8 + 8 + 12 + 8 == 58
+    assert prefill_graph_sizes(4096) == 50
+    assert prefill_graph_sizes(2048) == 8 + 14 + 8 + 8 + 4 == 42  # 1,280, 1,536, 1,792, 2,048
+
+
+@pytest.mark.parametrize("mib,tp,kwargs,chunked,graph_bs,reserved,fraction", [
+    # H100 (81,559 MiB), TP 1: 512 + 8,192 x 1.5 + 256 x 2 + 1/8 x 1,024 + 58 prefill graphs x 8 = 13,904 MiB
+    # -> (81,559 - 13,904) / 81,559 = 0.82952 (0.5.9: 0.835)
+    (81559, 1, {}, 8192, 256, 13904, 0.830),
+    # no speculative reserve in 0.5.23: EAGLE gets the same fraction (0.5.9: 0.810)
+    (81559, 1, {"speculative": "EAGLE"}, 8192, 256, 13904, 0.830),
+    # --max-running-requests 64 cuts the decode graphs to 64: 512 + 12,288 + 128 + 128 + 464 = 13,520 -> 0.83423
+    (81559, 1, {"max_running_requests": 64}, 8192, 64, 13520, 0.834),
+    # a multimodal model without the breakable prefill graph: 0.5.9's 13,440 MiB -> 0.835
+    (81559, 1, {"prefill_graph": False}, 8192, 256, 13440, 0.835),
+    # RTX 4090 (24,564 MiB): the 20-35 GiB band is now chunked 4,096 and graphs to 48:
+    # 512 + 6,144 + 96 + 128 + 50 x 8 = 7,280 MiB -> 0.70363 (0.5.9: 0.847)
+    (24564, 1, {}, 4096, 48, 7280, 0.704),
+    # H200 (143,771 MiB), TP 8, an MLA model: 512 + 12,288 + 512 x 2 + 1,024 + 1,536 flat = 16,384 -> 0.88604
+    (143771, 8, {"mla": True}, 8192, 512, 16384, 0.886),
+])
+def test_default_mem_fraction_static(mib, tp, kwargs, chunked, graph_bs, reserved, fraction):
+    got = memory_defaults(mib, tp, rules=R0523, **kwargs)
+    assert (got.chunked_prefill_size, got.cuda_graph_max_bs, got.reserved_mib, got.mem_fraction_static) == (
+        chunked, graph_bs, reserved, fraction)
+
+
+def test_dense_pool_and_its_log_line():
+    llama = load_model("llama-3.1-8b")
+    got = pool(llama, rest_bytes=50 * GIB, context_len=131072, rules=R0523)
+    assert got.max_total_num_tokens == 50 * GIB // 131_072 == 409_600 and got.max_running_requests == 2048
+    # 0.5.23 names the dtype in the line
+    assert got.log_lines()[0] == ("KV Cache is allocated. dtype: torch.bfloat16, #tokens: 409600, K size: 25.00 GB, "
+                                  "V size: 25.00 GB")
+    fp8 = pool(llama, rest_bytes=50 * GIB, context_len=131072, kv_cache_dtype="fp8_e4m3", rules=R0523)
+    assert "dtype: torch.float8_e4m3fn, #tokens: 819200," in fp8.log_lines()[0]
+
+
+@pytest.mark.parametrize("rules", [R059, R0523])
+def test_max_running_requests_is_at_most_half_the_tokens(rules):
+    # a pool of 3,000 tokens: the estimate min(max(int(3,000 / 8,192 x 512), 2,048), 4,096) = 2,048, but both
+    # releases take at most tokens // 2 = 1,500 (0.5.9 model_runner.py, 0.5.23 resolve_max_num_reqs)
+    got = pool(load_model("llama-3.1-8b"), rest_bytes=3000 * 131_072, context_len=8192, rules=rules)
+    assert got.max_total_num_tokens == 3000 and got.max_running_requests == 1500
+
+
+def test_hybrid_sliding_window_split():
+    # GPT-OSS-120B, 18 full and 18 sliding layers of 2,048 B a token: 0.5.23 sizes the full tokens at
+    # F x 18 + 0.8 x S x 18 = 36,864 + 29,491.2 = 66,355.2 B: int(50 GiB // 66,355.2) = 809,086 (0.5.9 rescales
+    # whole tokens and lands on 809,085); sliding int(809,086 x 0.8) = 647,268
+    got = pool(load_model("gpt-oss-120b"), rest_bytes=50 * GIB, context_len=131072, rules=R0523)
+    assert (got.max_total_num_tokens, got.swa_tokens) == (809_086, 647_268)
+    lines = got.log_lines()
+    assert lines[0] == "Use sliding window memory pool. full_layer_tokens=809086, swa_layer_tokens=647268"
+    assert lines[1].startswith("Full KV Cache is allocated. dtype: torch.bfloat16, #tokens: 809086, ")
+    assert lines[2].startswith("SWA KV Cache is allocated. dtype: torch.bfloat16, #tokens: 647268, ")
+
+
+def test_hybrid_recurrent_pool():
+    # Qwen3-Next-80B at TP 2 (38,633,472 B of state a request, 12,288 B a token: tests/test_sglang.py). 0.5.23
+    # charges the pool's padding slot: K = int((B - per) // per) with B = 50 GiB x 0.9 / 1.9, and the tokens lose
+    # (K + 1) states; the extra_buffer strategy (Qwen3-Next under the overlap schedule) holds 3 + 2 slots a request
+    model = load_model("qwen3-next-80b-a3b")
+    rest, per = 50 * GIB, 38_633_472
+    got = pool(model, rest_bytes=rest, context_len=4096, tp=2, rules=R0523)
+    assert got.mamba_cache_size == int((rest * 0.9 / 1.9 - per) // per) == 657
+    assert got.max_total_num_tokens == (rest - 658 * per) // 12_288 == 2_300_314
+    assert got.max_running_requests == 657 // 5 == 131  # 0.5.9: 658 // 3 = 219
+    # with speculation (48 requests, 3 draft tokens) a joint solve: K = int((B - per x 4) // (per x (1 + 3/5)))
+    # = 408; the intermediate states per x (min(48, 408 // 5) + 1) x 3 = 5,679,120,384 B; the MTP layer joins the
+    # cell at the target's per-layer size, int(12,288 x 1 / 12) = 1,024 B
+    got = pool(model, rest_bytes=rest, context_len=4096, tp=2, rules=R0523,
+               speculation=Speculation("EAGLE", 2, 3, 1))
+    assert got.mamba_cache_size == 408 and got.max_running_requests == 48 and got.draft_bytes == 1024
+    assert got.max_total_num_tokens == (rest - 5_679_120_384 - 409 * per) // 13_312 == 2_419_387
+
+
+def test_the_draft_is_in_the_cell():
+    # DeepSeek-V3 with its MTP layer at TP 8: the cell 576 x 61 x 2 = 70,272 B, and the draft's one layer at the
+    # target's per-layer size int(70,272 x 1 / 61) = 1,152 B: 40 GiB // 71,424 = 601,333 tokens
+    v3 = load_model("deepseek-v3")
+    got = pool(v3, rest_bytes=40 * GIB, context_len=32768, tp=8, rules=R0523,
+               speculation=Speculation("EAGLE", 3, 4, 1))
+    assert got.draft_bytes == 1152 and got.max_total_num_tokens == 601_333 and got.max_running_requests == 48
+    # 0.5.9 sized the target pool alone: 40 GiB // 70,272 = 611,191
+    assert pool(v3, rest_bytes=40 * GIB, context_len=32768, tp=8, rules=R059,
+                speculation=Speculation("EAGLE", 3, 4, 1)).max_total_num_tokens == 40 * GIB // 70_272 == 611_191
+
+
+def test_refusals():
+    # 0.5.23's DSA latent layout follows the backend it picks per GPU: not modelled, refused, not guessed
+    with pytest.raises(UsageError, match="DSA"):
+        cell(load_model("deepseek-v3.2-exp"), rules=R0523)
+    with pytest.raises(UsageError, match="sliding-window pool is not modelled"):
+        pool(load_model("gpt-oss-120b"), rest_bytes=50 * GIB, context_len=8192, rules=R0523,
+             speculation=Speculation("EAGLE", 3, 4, 1))
+
+
+def test_the_cli_models_the_newest_release(cli):
+    rc, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--context", "8k", "--engine", "sglang",
+                       "--format", "json")
+    assert rc == 0, err
+    engine = json.loads(out)["engine"]
+    assert (engine["version"], engine["mem_fraction_static"]) == ("0.5.23", 0.83)
+    assert engine["log"][0].startswith("KV Cache is allocated. dtype: torch.bfloat16, ")
+    rc, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--context", "8k", "--engine", "sglang@0.5.9",
+                       "--format", "json")
+    assert rc == 0, err
+    engine = json.loads(out)["engine"]
+    assert (engine["version"], engine["mem_fraction_static"]) == ("0.5.9", 0.835)
+    rc, out, err = cli("estimate", "llama-3.1-8b", "--kv-memory", "10GiB", "--engine", "sglang@0.5.10")
+    assert rc == 2 and "SGLang 0.5.10 is not a release kvplan models (0.5.9, 0.5.23)" in err
