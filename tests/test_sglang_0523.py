@@ -133,3 +133,27 @@ def test_the_cli_models_the_newest_release(cli):
     assert (engine["version"], engine["mem_fraction_static"]) == ("0.5.9", 0.835)
     rc, out, err = cli("estimate", "llama-3.1-8b", "--kv-memory", "10GiB", "--engine", "sglang@0.5.10")
     assert rc == 2 and "SGLang 0.5.10 is not a release kvplan models (0.5.9, 0.5.23)" in err
+
+
+@pytest.mark.parametrize("rules,states,requests", [(R0523, 233, 233 // 5), (R059, 234, 234 // 3)])
+def test_kimi_linear_kda_state_pool(rules, states, requests):
+    # Kimi-Linear-48B-A3B: 20 KDA layers (32 heads of 128, short conv kernel 4) and 7 MLA layers (512 + 64).
+    # A request's state (configs/mamba_utils.py KimiLinearStateShape, mamba2_state_dtype(None): conv bf16, the
+    # temporal state float32): conv 3 x 32 x 128 x 3 x 2 B = 73,728 + 32 x 128 x 128 x 4 B = 2,097,152, x 20 layers
+    # = 43,417,600 B; the cell 576 x 2 B x 7 = 8,064 B. 20 GiB: B = 20 GiB x 0.9 / 1.9 = 10,172,290,964.2
+    # 0.5.23: K = int((B - per) // per) = 233, tokens (20 GiB - 234 x per) // 8,064 = 1,403,164, requests <= K // 5
+    # (extra_buffer for KimiLinearForCausalLM); 0.5.9: K = int(B // per) = 234, the same tokens, requests <= K // 3
+    got = pool(load_model("kimi-linear-48b-a3b"), rest_bytes=20 * GIB, context_len=8192, rules=rules)
+    assert (got.cell.kind, got.cell.bytes, got.cell.state.bytes) == ("mla", 8064, 43_417_600)
+    assert (got.mamba_cache_size, got.max_total_num_tokens, got.max_running_requests) == (states, 1_403_164, requests)
+
+
+def test_lfm2_short_conv_state_pool():
+    # LFM2-1.2B: 10 short-conv layers (hidden 2,048, conv_L_cache 3) and 6 attention layers of 8 KV heads x 64.
+    # configs/lfm2.py: Mamba2StateShape with hidden_size channels and state_size 0: 2,048 x 2 x 2 B = 8,192 B a
+    # layer, 81,920 B a request; the cell 6 x 8 x 128 x 2 B = 12,288 B. 0.5.23 at 20 GiB: K = int((B - 81,920) //
+    # 81,920) = 124,172; tokens (20 GiB - 124,173 x 81,920) // 12,288 = 919,806; LFM2 stays on no_buffer: K // 3 is
+    # above 4,096, so the estimate (capped at 4,096) decides
+    got = pool(load_model("lfm2-1.2b"), rest_bytes=20 * GIB, context_len=8192, rules=R0523)
+    assert (got.cell.bytes, got.cell.state.bytes, got.cell.state.ssm_bytes) == (12_288, 81_920, 0)
+    assert (got.mamba_cache_size, got.max_total_num_tokens, got.max_running_requests) == (124_172, 919_806, 4096)

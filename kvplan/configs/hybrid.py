@@ -99,7 +99,7 @@ def kda_state(f: Fields) -> RecurrentState:
     kernel = f.int("linear_attn_config.short_conv_kernel_size", "linear_conv_kernel_dim", default=4)
     conv = model_storage(f)
     return RecurrentState("kda", (kernel - 1) * 3 * heads * head_dim, heads * head_dim * head_dim,
-                          conv, float_storage("float32"))
+                          conv, float_storage("float32"), heads=heads, head_dim=head_dim, conv_kernel=kernel)
 
 
 def lightning_state(f: Fields) -> RecurrentState:
@@ -115,7 +115,8 @@ def short_conv_state(f: Fields) -> RecurrentState:
     columns of hidden_size channels (transformers keeps kernel columns); no recurrent state."""
     kernel = f.int("conv_L_cache", default=3)
     dtype = model_storage(f)
-    return RecurrentState("short_conv", (kernel - 1) * f.int("hidden_size"), 0, dtype, dtype)
+    hidden = f.int("hidden_size")
+    return RecurrentState("short_conv", (kernel - 1) * hidden, 0, dtype, dtype, conv_kernel=kernel, conv_channels=hidden)
 
 
 def rg_lru_state(f: Fields) -> RecurrentState:
@@ -168,7 +169,7 @@ def bailing_hybrid_state(f: Fields) -> RecurrentState:
     head_dim = f.int("linear_head_dim", "head_dim", default=128)
     kernel = f.int("linear_conv_kernel_dim", "short_conv_kernel_size", default=4)
     return RecurrentState("kda", (kernel - 1) * 3 * heads * head_dim, heads * head_dim * head_dim,
-                          model_storage(f), float_storage("float32"))
+                          model_storage(f), float_storage("float32"), heads=heads, head_dim=head_dim, conv_kernel=kernel)
 
 
 def inkling_conv_state(f: Fields, kind: str) -> RecurrentState:

@@ -21,7 +21,8 @@ What 0.5.23 changed (0.5.9's rules follow below):
 - state pools (kv_cache_configurator._handle_max_mamba_cache): the pool's padding slot is charged,
   max_mamba_cache_size = int((B - per) // per), the tokens lose (K + 1) states; with speculation a joint solve
   K = int((B - per (1 + D)) // (per (1 + D / ratio))); Qwen3-Next / Qwen3.5 / Nemotron-H / Falcon-H1 take the
-  extra_buffer strategy under the default overlap schedule (overrides._mamba_radix_cache_resolution), 3 + 2
+  extra_buffer strategy under the default overlap schedule (overrides._mamba_radix_cache_resolution; also
+  Granite 4.0-H and Kimi Linear, not LFM2), 3 + 2
   state slots a request, so max_running_requests <= K // 5.
 - max_running_requests (resolve_max_num_reqs): estimated from the final (capped, page-aligned, full-layer) tokens;
   a given value is also held to tokens // 2.
@@ -61,8 +62,8 @@ What 0.5.23 changed (0.5.9's rules follow below):
 - KV dtype (model_runner.configure_kv_cache_dtype): auto = the model's dtype (fp8_e4m3 where the
   checkpoint's quant_config names an FP8 KV cache), fp8_e4m3, fp8_e5m2, bf16.
 
-- Hybrid recurrent models (Qwen3-Next and Qwen3.5's Gated DeltaNet, Nemotron-H and Falcon-H1's Mamba-2:
-  model_runner.mambaish_config): the cell counts the full-attention layers only, and a state pool comes
+- Hybrid recurrent models (Qwen3-Next and Qwen3.5's Gated DeltaNet, Nemotron-H, Falcon-H1 and Granite 4.0-H's
+  Mamba-2, LFM2's short conv, Kimi Linear's KDA: model_runner.mambaish_config): the cell counts the full-attention layers only, and a state pool comes
   first (handle_max_mamba_cache): max_mamba_cache_size = int(rest x r / (1 + r) x 2**30 //
   per-request state), r = mamba_full_memory_ratio (0.9), the rest less those states sizes the tokens, and
   max_running_requests is at most max_mamba_cache_size // 3 (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
@@ -81,8 +82,8 @@ What 0.5.23 changed (0.5.9's rules follow below):
   dtype auto = fp8_e4m3 on SM >= 10, bfloat16 below; at fp8 a layer stores 656 B of latent
   (calculate_mla_kv_cache_dim) where the profile counts 576, and the indexer whole pages of n + page + 1.
 
-Not modelled (refused or said): other recurrent states (Kimi Linear's KDA, LFM2's short conv, MiniMax /
-Bailing lightning attention, Mamba-1 hybrids; 0.5.23 pools them, kvplan has not read how), DeepSeek-V4, FP4 and
+Not modelled (refused or said): other recurrent states (MiniMax / Bailing lightning attention, Mamba-1 and
+pure SSM models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), SGLANG_MAMBA_SSM_DTYPE, DeepSeek-V4, FP4 and
 MXFP8 KV, pipeline parallelism, DP attention, 0.5.9's speculative draft pool (said beside, not subtracted: it
 comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report) and 0.5.23's draft weights (loaded
 before the pool is sized; said, not subtracted), speculation on a 0.5.23 sliding-window pool, NGRAM speculation,
@@ -121,7 +122,14 @@ MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3  # model_runner_kv_cache_mixin.p
 # architectures SGLang gives a state pool (model_runner.mambaish_config: hybrid_gdn_config, mamba2_config),
 # whose state kvplan sizes
 STATE_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
-                         "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM"})
+                         "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM",
+                         "GraniteMoeHybridForCausalLM", "Lfm2ForCausalLM", "Lfm2MoeForCausalLM",
+                         "KimiLinearForCausalLM"})
+# the configs whose state params read the config's mamba_ssm_dtype (mamba2_state_dtype(self)); the others
+# (GraniteMoeHybrid, Kimi Linear: mamba2_state_dtype(None)) keep the float32 default
+SSM_DTYPE_FROM_CONFIG_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration",
+                                         "Qwen3_5MoeForConditionalGeneration", "Qwen3_5ForCausalLM",
+                                         "Qwen3_5MoeForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM"})
 # speculative decoding (server_args._handle_speculative_decoding, _handle_gpu_memory_settings): MiB more reserved
 # for the draft and its CUDA graphs (0.5.9 only), and the max_running_requests it defaults to
 SPEC_RESERVED_MIB = {"EAGLE": 2048, "EAGLE3": 2048, "STANDALONE": 6144}
@@ -149,7 +157,7 @@ MULTIMODAL_PREFILL_GRAPH_0523 = frozenset({"Qwen3_5ForConditionalGeneration", "Q
 VLM_CACHE_MIB = 100  # 0.5.23 environ.py SGLANG_VLM_CACHE_SIZE_MB, taken from a multimodal model's pool
 # 0.5.23 arg_groups/overrides.py _MAMBA_EXTRA_BUFFER_ARCHS: under the default overlap schedule the state pool's
 # "auto" strategy is extra_buffer, 2 more slots a request (allocation_sizing.get_mamba_tracking_slots)
-MAMBA_EXTRA_BUFFER_ARCHS_0523 = STATE_ARCHS
+MAMBA_EXTRA_BUFFER_ARCHS_0523 = STATE_ARCHS - {"Lfm2ForCausalLM", "Lfm2MoeForCausalLM"}
 MAMBA_EXTRA_BUFFER_SLOTS = 2
 
 
@@ -336,7 +344,8 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
                 stored = (width - rope) + (width - rope) // NSA_QUANT_BLOCK * 4 + rope * 2
             head = next(c.key_dim for c in caches if c.kind == "indexer")
             index = head + head // NSA_QUANT_BLOCK * 4
-        return Cell((width * kv_bytes + index) * layers, "mla", kv_bytes, layers, mla_stored=stored, index_bytes=index)
+        return Cell((width * kv_bytes + index) * layers, "mla", kv_bytes, layers, mla_stored=stored, index_bytes=index,
+                    state=state)
     attn = [(layer, next(c for c in layer.caches if c.kind == "attention")) for layer in owners if layer.caches]
     if (model.architecture or "") in rules.hybrid_swa_archs:
         local = [_local(c) for _, c in attn]  # Llama 4's chunked layers are its "swa" layers
@@ -368,26 +377,45 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
 
 
 def state_cell(model: ModelSpec, tp: int, ssm_bytes: int = 4) -> StateCell:
-    """One request's state on one GPU (configs/mamba_utils.py Mamba2StateShape.create): conv in bf16, the
-    temporal state in ssm_bytes; refused for the state kinds and architectures SGLang's pool is not read for."""
+    """One request's state on one GPU, conv in bf16 (SGLANG_MAMBA_CONV_DTYPE), the temporal state in ssm_bytes;
+    refused for the state kinds and architectures SGLang's pool is not read for. Shapes (configs/mamba_utils.py):
+    Mamba-2 and Gated DeltaNet Mamba2StateShape.create (groups padded to TP); LFM2's short conv the same with
+    hidden_size channels and no temporal state (configs/lfm2.py); Kimi Delta Attention KimiLinearStateShape
+    (conv over q, k and v, heads x head_dim each; temporal heads x head_dim x head_dim)."""
     states = [layer.state for layer in model.layers if layer.state is not None]
     kinds = {s.kind for s in states}
-    if (model.architecture or "") not in STATE_ARCHS or not kinds <= {"gated_deltanet", "mamba2"}:
+    if (model.architecture or "") not in STATE_ARCHS or not kinds <= {"gated_deltanet", "mamba2", "short_conv", "kda"}:
         raise UsageError(f"SGLang: the {', '.join(sorted(kinds))} state of {model.name} ({model.architecture}) is not "
-                         "modelled for SGLang (Qwen3-Next / Qwen3.5 Gated DeltaNet and Nemotron-H / Falcon-H1 "
-                         "Mamba-2 are)", "use --engine vllm or ideal for this model")
+                         "modelled for SGLang (Gated DeltaNet, Mamba-2 hybrids, LFM2's short conv and Kimi Linear's "
+                         "KDA are)", "use --engine vllm or ideal for this model")
     conv = ssm = 0
     for s in states:
-        if None in (s.n_groups, s.d_state, s.heads, s.head_dim, s.conv_kernel):
-            raise UsageError(f"SGLang: {model.name}'s state shape is not known to kvplan", "use --engine vllm")
-        d_inner = s.d_inner if s.kind == "mamba2" else s.heads * s.head_dim
-        groups = s.n_groups + (0 if s.n_groups % tp == 0 else tp - s.n_groups)  # extra_groups_for_head_shards
-        conv_dim = d_inner + 2 * groups * s.d_state
-        if conv_dim % tp or s.heads % tp:
-            raise UsageError(f"SGLang: --tp {tp} does not divide {model.name}'s state ({conv_dim} conv channels, "
-                             f"{s.heads} heads)", "use a TP that divides them")
-        conv += conv_dim // tp * (s.conv_kernel - 1) * 2
-        ssm += s.heads // tp * s.head_dim * s.d_state * ssm_bytes
+        if s.kind == "short_conv":
+            if None in (s.conv_channels, s.conv_kernel):
+                raise UsageError(f"SGLang: {model.name}'s state shape is not known to kvplan", "use --engine vllm")
+            channels, temporal = s.conv_channels, 0
+        elif s.kind == "kda":
+            if None in (s.heads, s.head_dim, s.conv_kernel):
+                raise UsageError(f"SGLang: {model.name}'s state shape is not known to kvplan", "use --engine vllm")
+            channels, temporal = 3 * s.heads * s.head_dim, s.heads * s.head_dim * s.head_dim
+            if s.heads % tp:
+                raise UsageError(f"SGLang: --tp {tp} does not divide {model.name}'s {s.heads} KDA heads",
+                                 "use a TP that divides them")
+        else:
+            if None in (s.n_groups, s.d_state, s.heads, s.head_dim, s.conv_kernel):
+                raise UsageError(f"SGLang: {model.name}'s state shape is not known to kvplan", "use --engine vllm")
+            d_inner = s.d_inner if s.kind == "mamba2" else s.heads * s.head_dim
+            groups = s.n_groups + (0 if s.n_groups % tp == 0 else tp - s.n_groups)  # extra_groups_for_head_shards
+            channels = d_inner + 2 * groups * s.d_state
+            if s.heads % tp:
+                raise UsageError(f"SGLang: --tp {tp} does not divide {model.name}'s {s.heads} state heads",
+                                 "use a TP that divides them")
+            temporal = s.heads * s.head_dim * s.d_state
+        if channels % tp:
+            raise UsageError(f"SGLang: --tp {tp} does not divide {model.name}'s {channels} conv channels",
+                             "use a TP that divides them")
+        conv += channels // tp * (s.conv_kernel - 1) * 2
+        ssm += temporal // tp * ssm_bytes
     return StateCell(conv, ssm, len(states))
 
 

@@ -59,7 +59,8 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
     arch = result.plan.model.architecture or ""
     multimodal = rules.vlm_cache_mib > 0 and arch in MULTIMODAL_ARCHS_0523
     defaults = memory_defaults(smi_mib, dep.tp, dep.pp, speculative, rules, mla=_is_mla(result.plan.model),
-                               prefill_graph=not multimodal or arch in MULTIMODAL_PREFILL_GRAPH_0523,
+                               prefill_graph=(not multimodal or arch in MULTIMODAL_PREFILL_GRAPH_0523)
+                               and not _has_kda(result.plan.model),
                                max_running_requests=max_running_requests)
     frac = mem_fraction_static if mem_fraction_static is not None else defaults.mem_fraction_static
     preload = PRELOAD_BYTES + (PRELOAD_TP_BYTES if dep.tp > 1 else 0)
@@ -84,6 +85,11 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
     return rest, how, frac
 
 
+def _has_kda(model) -> bool:
+    """cuda_graph_hook.disable_breakable_cudagraph_if_incompatible: no breakable prefill graph for KDA models."""
+    return any(layer.state is not None and layer.state.kind == "kda" for layer in model.layers)
+
+
 def _is_mla(model) -> bool:
     return any(c.kind == "latent" for layer in model.layers for c in layer.caches)
 
@@ -101,10 +107,13 @@ def _weights_per_gpu(result) -> int:
 
 
 def ssm_bytes_of(model) -> tuple[int, str | None]:
-    from .sglang import ssm_state_bytes
+    """The temporal state's element width: the config's mamba_ssm_dtype where SGLang's state params read the
+    config (SSM_DTYPE_FROM_CONFIG_ARCHS), else its float32 default."""
+    from .sglang import SSM_DTYPE_FROM_CONFIG_ARCHS, ssm_state_bytes
     from .vllm_profile import raw_config
 
-    if not any(layer.state is not None for layer in model.layers):
+    if not any(layer.state is not None for layer in model.layers) \
+            or (model.architecture or "") not in SSM_DTYPE_FROM_CONFIG_ARCHS:
         return 4, None
     return ssm_state_bytes(raw_config(model))
 
