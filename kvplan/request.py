@@ -63,7 +63,7 @@ class DeploymentRequest:
 
     @property
     def has_memory(self) -> bool:
-        return bool(self.gpu or self.gpu_memory_bytes or self.kv_memory_bytes)
+        return bool(self.gpu is not None or self.gpu_memory_bytes or self.kv_memory_bytes)
 
     def build(self, weights: Weights | None = None) -> Deployment | None:
         """The deployment, None when nothing about the hardware was asked.

@@ -84,6 +84,11 @@ CASES = [
     (["estimate", "llama-3.1-8b", "--set", "num_key_value_heads=4", "--set", "num_key_value_heads=2"], 2,
      ["given twice"]),
     (["estimate", "config.json", "--set", "=4"], 2, ["empty key"]),
+    # an empty --gpu is an unknown GPU: sweep and compare ended in an internal error (AttributeError),
+    # estimate planned without a GPU
+    (["sweep", "llama-3.1-8b", "--gpu", ""], 2, ["unknown GPU ''", "known GPUs"]),
+    (["compare", "llama-3.1-8b", "qwen3-8b", "--gpu", ""], 2, ["unknown GPU ''"]),
+    (["estimate", "llama-3.1-8b", "--gpu", ""], 2, ["unknown GPU ''"]),
 ]
 
 

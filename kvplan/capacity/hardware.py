@@ -46,7 +46,7 @@ def make_deployment(
         raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
     if tp < 1 or pp < 1:
         raise UsageError("--tp and --pp must be positive integers")
-    base = lookup(gpu) if gpu else None
+    base = lookup(gpu) if gpu is not None else None  # --gpu '' is an unknown GPU, not no GPU
     if base is None and gpu_memory is None and kv_memory_bytes is None:
         return Deployment(None, tp, pp, mem_util, reserve_bytes, weight_bytes, None)
     if base is None:
