@@ -132,3 +132,32 @@ def test_a_log_with_figures_no_server_prints_is_one_line(cli, tmp_path, text, wo
     lines = err.strip().splitlines()
     assert code == 2 and out == "" and len(lines) == 1 and "internal error" not in err, err
     assert str(path) in lines[0] and all(w in lines[0] for w in words), lines[0]
+
+
+BASELINE = Path(__file__).parent.parent / "benchmarks" / "baseline-cpu.json"
+
+
+@pytest.mark.parametrize("samples, words", [
+    # each was an internal error: TypeError comparing 'a' with 0, OverflowError turning the int to a float
+    (["a", None], "latency_samples_ms[0] is not a number: 'a'"),
+    ({"a": 1}, "latency_samples_ms is not a list of numbers"),
+    ([float("nan")], "latency_samples_ms[0] is nan: NaN or infinite figures cannot be gated"),
+    ([10**400], "latency_samples_ms[0] is beyond 2^63"),
+])
+def test_gate_refuses_latency_samples_that_are_not_numbers(cli, tmp_path, samples, words):
+    doc = json.loads(BASELINE.read_text())
+    doc["results"][0]["latency_samples_ms"] = samples
+    current = tmp_path / "bench.json"
+    current.write_text(json.dumps(doc))
+    code, out, err = cli("gate", str(current), "--baseline", str(BASELINE))
+    line = one_line(err)
+    assert code == 2 and out == "" and "results[0] (baseline)" in line and words in line, line
+
+
+def test_gate_refuses_a_figure_beyond_a_float(cli, tmp_path):
+    doc = json.loads(BASELINE.read_text())
+    doc["results"][0]["measured_bytes"] = 10**400
+    current = tmp_path / "bench.json"
+    current.write_text(json.dumps(doc))
+    code, out, err = cli("gate", str(current), "--baseline", str(BASELINE))
+    assert code == 2 and "measured_bytes is beyond 2^63" in one_line(err)

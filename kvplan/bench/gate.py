@@ -107,6 +107,11 @@ def validate(doc: dict, path: str, what: str) -> dict:
             raise GateInputError(f"{where}: status {row.get('status')!r} is not one of {', '.join(STATUSES)}")
         for key in NUMERIC_FIELDS:
             _check_number(row.get(key), f"{where}.{key}")
+        samples = row.get("latency_samples_ms")
+        if samples is not None and not isinstance(samples, list):
+            raise GateInputError(f"{where}.latency_samples_ms is not a list of numbers: {samples!r}")
+        for j, sample in enumerate(samples or ()):
+            _check_number(sample, f"{where}.latency_samples_ms[{j}]")
     _check_number(doc["ceiling"].get("copy_gbps"), f"{what} {path}: ceiling.copy_gbps")
     return doc
 
@@ -116,6 +121,9 @@ def _check_number(value, where: str) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise GateInputError(f"{where} is not a number: {value!r}")
+    if isinstance(value, int) and abs(value) > 2**63:  # beyond any counter a bench writes (and a float)
+        raise GateInputError(f"{where} is beyond 2^63: not a figure a bench writes",
+                             "the run that wrote it is broken; rerun the bench")
     if not math.isfinite(value):
         raise GateInputError(f"{where} is {value!r}: NaN or infinite figures cannot be gated",
                              "the run that wrote it is broken; rerun the bench")
