@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -94,6 +95,8 @@ def parse_json_text(text: str, where: str) -> dict:
         raise ConfigError(f"{where}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise ConfigError(f"{where}: JSON nested too deeply") from None
+    except ValueError:  # an integer longer than Python reads (sys.int_max_str_digits)
+        raise ConfigError(f"{where}: a number in it has more than {sys.get_int_max_str_digits():,} digits") from None
     if not isinstance(data, dict):
         found = {list: "a list", str: "a string", bool: "true/false", type(None): "null"}.get(type(data), "a number")
         raise ConfigError(f"{where}: expected a JSON object ({{...}}), found {found}")

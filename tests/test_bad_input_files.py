@@ -161,3 +161,36 @@ def test_gate_refuses_a_figure_beyond_a_float(cli, tmp_path):
     current.write_text(json.dumps(doc))
     code, out, err = cli("gate", str(current), "--baseline", str(BASELINE))
     assert code == 2 and "measured_bytes is beyond 2^63" in one_line(err)
+
+
+LONG = "9" * 5000  # past Python's 4,300-digit limit for reading an integer
+
+
+@pytest.mark.parametrize("name, body, args, code, words", [
+    # each was an internal error: ValueError (the digit limit, a date YAML reads that is none), RecursionError
+    ("config.json", '{"model_type": "llama", "num_hidden_layers": ' + LONG + "}", ["estimate", "{path}"], 1,
+     ["more than 4,300 digits"]),
+    ("model.safetensors.index.json", '{"metadata": {"total_size": ' + LONG + '}, "weight_map": {}}',
+     ["weights", "llama-3.1-8b", "--weights", "{path}"], 1, ["not a readable safetensors index", "4,300 digits"]),
+    ("big.yaml", "model: llama-3.1-8b\nworkload:\n  concurrency: " + LONG + "\n", ["plan", "{path}"], 2,
+     ["a value cannot be read", "4300 digits", "quotes"]),
+    ("date.yaml", "name: 2024-13-45\nmodel: llama-3.1-8b\n", ["plan", "{path}"], 2,
+     ["a value cannot be read: month must be in 1..12", "quotes"]),
+])
+def test_values_python_cannot_read_are_one_line(cli, tmp_path, name, body, args, code, words):
+    path = tmp_path / name
+    path.write_text(body)
+    got, out, err = cli(*[str(path) if a == "{path}" else a for a in args])
+    line = one_line(err)
+    assert got == code and out == "" and str(path) in line and all(w in line for w in words), line
+
+
+@pytest.mark.parametrize("header", [b'{"w": {"dtype": "BF16", "shape": [' + b"9" * 5000 + b"]}}",
+                                    b"[" * 100_000 + b"]" * 100_000])
+def test_a_safetensors_header_python_cannot_read_is_one_line(cli, tmp_path, header):
+    import struct
+
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header)
+    code, out, err = cli("weights", "llama-3.1-8b", "--weights", str(path))
+    assert code == 1 and "the safetensors header is not valid JSON" in one_line(err)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import struct
+import sys
 from pathlib import Path
 
 from ..files import read_bounded, regular_file_size
@@ -42,7 +43,7 @@ def parse_header(raw: bytes, where: str, data_bytes: int | None = None) -> tuple
     """(tensors, __metadata__) from the JSON header bytes; every tensor checked."""
     try:
         header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # undecodable, malformed, nested too deeply, a number too long to read
         raise WeightsError(f"{where}: the safetensors header is not valid JSON (truncated or not a safetensors file)") from None
     if not isinstance(header, dict):
         raise WeightsError(f"{where}: the safetensors header is not a JSON object")
@@ -99,6 +100,9 @@ def read_index(path: Path) -> dict:
         data = json.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise WeightsError(f"{path}: not a readable safetensors index ({exc})") from None
+    except ValueError:  # an integer longer than Python reads (sys.int_max_str_digits)
+        raise WeightsError(f"{path}: not a readable safetensors index (a number in it has more than "
+                           f"{sys.get_int_max_str_digits():,} digits)") from None
     if not isinstance(data, dict):
         raise WeightsError(f"{path}: not a safetensors index (expected a JSON object)")
     return data

@@ -141,6 +141,9 @@ def parse(text: str, source: str, default_name: str) -> Scenario:
         raise ScenarioError(f"{where}: not valid YAML: {problem}") from None
     except RecursionError:
         raise ScenarioError(f"{source}: not valid YAML: nested too deeply") from None
+    except ValueError as exc:  # a value YAML reads as a date that is none (2024-13-45), an integer too long
+        raise ScenarioError(f"{source}: a value cannot be read: {str(exc).split(';')[0]}",
+                            "write it in quotes to keep it as text") from None
     try:
         lines = line_map(root) if root is not None else {}
     except ScenarioError as exc:
