@@ -194,3 +194,15 @@ def test_a_safetensors_header_python_cannot_read_is_one_line(cli, tmp_path, head
     path.write_bytes(struct.pack("<Q", len(header)) + header)
     code, out, err = cli("weights", "llama-3.1-8b", "--weights", str(path))
     assert code == 1 and "the safetensors header is not valid JSON" in one_line(err)
+
+
+def test_gguf_arrays_nested_without_end_are_one_line(cli, tmp_path):
+    # an array of arrays 5,000 deep was an internal error (RecursionError)
+    import struct
+
+    path = tmp_path / "deep.gguf"
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 4) + b"name" + struct.pack("<I", 9)
+                     + struct.pack("<IQ", 9, 1) * 5000 + struct.pack("<IQ", 4, 0))
+    for args in (["weights", str(path)], ["estimate", str(path)]):
+        code, _, err = cli(*args)
+        assert code == 1 and "GGUF metadata arrays nested more than 32 deep" in one_line(err)

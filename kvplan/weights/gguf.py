@@ -29,6 +29,7 @@ VERSIONS = (2, 3)
 DEFAULT_ALIGNMENT = 32
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 _KEEP_ARRAY = 1 << 16  # longer arrays (tokenizer vocabularies) are skipped, their length kept
+_MAX_NESTING = 32  # arrays of arrays deeper than this are a corrupt file (Python's recursion ends near 1,000)
 
 
 @dataclass(frozen=True)
@@ -61,12 +62,14 @@ class _Reader:
         self.pos += n
         return raw.decode("utf-8", errors="replace")
 
-    def value(self, vtype: int):
+    def value(self, vtype: int, depth: int = 0):
         if vtype in _SCALARS:
             return self.take(_SCALARS[vtype])
         if vtype == 8:
             return self.string()
         if vtype == 9:
+            if depth >= _MAX_NESTING:
+                raise WeightsError(f"{self.where}: GGUF metadata arrays nested more than {_MAX_NESTING} deep (corrupt file?)")
             etype, count = self.take("<I"), self.take("<Q")
             if count > _KEEP_ARRAY or etype == 8:
                 if etype in _SCALARS:  # skip fixed-size elements at once
@@ -76,9 +79,9 @@ class _Reader:
                     self.pos += size
                 else:
                     for _ in range(count):
-                        self.value(etype)
+                        self.value(etype, depth + 1)
                 return ("array", count)
-            return [self.value(etype) for _ in range(count)]
+            return [self.value(etype, depth + 1) for _ in range(count)]
         raise WeightsError(f"{self.where}: unknown GGUF metadata value type {vtype} (corrupt file?)")
 
 
