@@ -206,3 +206,12 @@ def test_gguf_arrays_nested_without_end_are_one_line(cli, tmp_path):
     for args in (["weights", str(path)], ["estimate", str(path)]):
         code, _, err = cli(*args)
         assert code == 1 and "GGUF metadata arrays nested more than 32 deep" in one_line(err)
+
+
+def test_a_weight_map_naming_no_file_is_one_line(cli, tmp_path):
+    # {"w": 5} was an internal error (TypeError joining the folder and 5)
+    path = tmp_path / "model.safetensors.index.json"
+    path.write_text(json.dumps({"metadata": {"total_size": 100}, "weight_map": {"w": 5}}))
+    code, _, err = cli("weights", "llama-3.1-8b", "--weights", str(path))
+    line = one_line(err)
+    assert code == 1 and "weight_map gives tensor 'w' the shard 5, not a file name" in line, line

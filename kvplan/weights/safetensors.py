@@ -119,6 +119,10 @@ def shard_names(data: dict, where: str) -> list[str]:
     weight_map = data.get("weight_map")
     if not isinstance(weight_map, dict) or not weight_map:
         raise WeightsError(f"{where}: the index has no weight_map")
+    for tensor, shard in weight_map.items():
+        if not isinstance(shard, str) or not shard.strip():
+            raise WeightsError(f"{where}: weight_map gives tensor {tensor!r} the shard {shard!r}, not a file name",
+                               "fix the index, or pass --weights SIZE")
     return sorted(set(weight_map.values()))
 
 
