@@ -215,3 +215,20 @@ def test_a_weight_map_naming_no_file_is_one_line(cli, tmp_path):
     code, _, err = cli("weights", "llama-3.1-8b", "--weights", str(path))
     line = one_line(err)
     assert code == 1 and "weight_map gives tensor 'w' the shard 5, not a file name" in line, line
+
+
+def test_a_checkpoint_without_tensors_is_not_zero_bytes_of_weights(cli, tmp_path):
+    # a header of __metadata__ alone, or a GGUF with an empty tensor table, planned the model with 0 B of weights
+    import struct
+
+    header = json.dumps({"__metadata__": {"format": "pt"}}).encode()
+    st = tmp_path / "model.safetensors"
+    st.write_bytes(struct.pack("<Q", len(header)) + header)
+    gguf = tmp_path / "empty.gguf"
+    gguf.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 0))
+    for args, words in ((["estimate", "llama-3.1-8b", "--gpu", "h100", "--weights", str(st)], "no tensors in its safetensors header"),
+                        (["weights", "llama-3.1-8b", "--weights", str(tmp_path)], "no tensors in its safetensors header"),
+                        (["weights", "llama-3.1-8b", "--weights", str(gguf)], "no tensors in the GGUF tensor table")):
+        code, out, err = cli(*args)
+        line = one_line(err)
+        assert code == 1 and out == "" and words in line and "--weights SIZE" in line, line

@@ -57,6 +57,9 @@ def _headers(files: list[Path], origin: str, raw: dict | None, declared: int | N
         except WeightsError as exc:
             raise WeightsError(exc.message, exc.hint or "fix or remove the file, or pass --weights SIZE") from None
         entries.extend(tensors)
+    if not entries:  # 0 B of weights would plan as if the model were free
+        raise WeightsError(f"{origin}: no tensors in {'its' if len(files) == 1 else 'any'} safetensors header",
+                           "give the checkpoint's weight files, or pass --weights SIZE")
     w = fold(entries, source="safetensors", origin=origin, quantization=identify(_quant_config(raw), entries), files=len(files))
     if isinstance(declared, int) and declared != w.total_bytes:
         w = _note(w, f"{index_name} declares total_size {declared:,}; the shard headers sum to {w.total_bytes:,} (used)")
@@ -95,6 +98,9 @@ def from_gguf(path: Path) -> Weights:
             if not f.is_file():
                 raise WeightsError(f"{f}: split GGUF part missing ({path.name} says split.count {count})")
     entries = [t for f in files for t in (g if f == path else gguf.read(f)).tensors]
+    if not entries:  # 0 B of weights would plan as if the model were free
+        raise WeightsError(f"{path}: no tensors in the GGUF tensor table",
+                           "give the model's .gguf with its weights, or pass --weights SIZE")
     w = fold(entries, source="gguf", origin=str(path), quantization="", files=len(files))
     types = ", ".join(d.dtype for d in w.by_dtype)
     recipe = GGUF_FILE_TYPES.get(g.metadata.get("general.file_type"))
