@@ -34,6 +34,9 @@ from ..units import GIB
 from .grid import CAVEAT_RANK, Caveat, kv_dtype_caveat, split_reason, splits
 
 OBJECTIVES = ("gpus", "cost", "headroom")
+# most deployments one search screens: each is a Candidate in memory (10.5 million took 33 s and 3 GiB;
+# 13 --allow techniques over every GPU and split ran for minutes before memory ran out)
+MAX_SCREENED = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -377,6 +380,18 @@ def _miss_text(name: str, actual: float, limit: float, engine: str = "vLLM") -> 
     return f"decode floor {actual:,.2f} ms/token is {actual - limit:,.2f} ms above the budget {limit:,.2f} ms"
 
 
+def _check_grid_size(req: FitRequest) -> None:
+    """Refuse, before any work, a grid larger than MAX_SCREENED (its size is known from the options alone)."""
+    from .grid import technique_sets
+
+    sizes = (len(req.gpus), len(splits(req.max_gpus)), len(set(req.kv_dtypes)), len(technique_sets(list(req.allowed))))
+    if math.prod(sizes) > MAX_SCREENED:
+        raise UsageError(f"the search would screen {math.prod(sizes):,} deployments ({sizes[0]} GPU kinds x {sizes[1]:,} "
+                         f"TP/PP splits x {sizes[2]} KV dtypes x {sizes[3]:,} technique sets), above the limit of "
+                         f"{MAX_SCREENED:,}", "narrow it: fewer GPU kinds (--gpu), a lower --max-gpus, "
+                                              "fewer --allow techniques or --kv-dtype values")
+
+
 def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
     """Screen the grid, rank what passes, evaluate the top options as `kvplan estimate` does."""
     from ..sources import load_model_and_weights
@@ -386,6 +401,7 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
         from ..errors import UsageError
 
         raise UsageError(f"--objective {req.objective!r} is not one of {', '.join(OBJECTIVES)}")
+    _check_grid_size(req)
     base, record = load_model_and_weights(req.model, revision=req.revision, overrides=list(req.overrides),
                                           weights=req.weights)
     longest = base.max_context_tokens
