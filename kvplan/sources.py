@@ -132,6 +132,9 @@ def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]
     if "/" in name and not name.startswith((".", "/")) and name.count("/") == 1:
         raw, source = _hub_config(name, revision)
         return raw, name, source
+    if entry is not None:  # a bundled name has no revisions: "unknown model" and itself as the suggestion said nothing
+        raise UsageError(f"--revision {revision}: {name!r} is a bundled model, not a Hub repo",
+                         f"drop --revision, or give the Hub id {entry.hf_id} to read that revision")
     close = suggest(name)
     hint = f"did you mean {', '.join(close)}?" if close else "run 'kvplan models' to list the bundled models"
     raise SourceError(f"unknown model {name!r}: not a bundled name, a file, or a Hub repo id (owner/name)", hint)

@@ -89,6 +89,10 @@ CASES = [
     (["sweep", "llama-3.1-8b", "--gpu", ""], 2, ["unknown GPU ''", "known GPUs"]),
     (["compare", "llama-3.1-8b", "qwen3-8b", "--gpu", ""], 2, ["unknown GPU ''"]),
     (["estimate", "llama-3.1-8b", "--gpu", ""], 2, ["unknown GPU ''"]),
+    # --revision with a bundled name said "unknown model 'llama-3.1-8b' (did you mean llama-3.1-8b, ...?)"
+    (["estimate", "llama-3.1-8b", "--revision", "main"], 2,
+     ["--revision main", "'llama-3.1-8b' is a bundled model", "give the Hub id meta-llama/Llama-3.1-8B"]),
+    (["weights", "qwen3-8b", "--revision", "v1"], 2, ["--revision v1", "bundled model", "Qwen/Qwen3-8B"]),
 ]
 
 
