@@ -37,6 +37,8 @@ MIB = 1024**2
 def regular_file_size(path, what: str, error: type[KvplanError] = UsageError) -> int:
     """The size of `path`, refused (one `error` line) unless it is a regular file;
     checked with stat, which does not block on a pipe the way open does."""
+    if not str(path).strip():  # ": no such file" named nothing
+        raise error(f"the path is an empty string, not {what}", "give the file's path")
     try:
         info = os.stat(path)
     except FileNotFoundError:

@@ -113,6 +113,9 @@ def _hub_config(repo_id: str, revision: str | None) -> tuple[dict, str]:
 
 def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]:
     """(raw config, display name, source) for a bundled name, a path, or a Hub repo id."""
+    if not name.strip():  # Path('') is '.': "folder has no config.json" named no folder the user gave
+        raise UsageError("the model is an empty string",
+                         "give a bundled name (see 'kvplan models'), a config.json, a model folder or a Hub repo id")
     path = Path(name).expanduser()
     if path.suffix == ".gguf":
         from .weights import gguf

@@ -93,6 +93,14 @@ CASES = [
     (["estimate", "llama-3.1-8b", "--revision", "main"], 2,
      ["--revision main", "'llama-3.1-8b' is a bundled model", "give the Hub id meta-llama/Llama-3.1-8B"]),
     (["weights", "qwen3-8b", "--revision", "v1"], 2, ["--revision v1", "bundled model", "Qwen/Qwen3-8B"]),
+    # an empty name or path: Path('') is '.', so these said ".: folder has no config.json", ": is a folder,
+    # not a scenario file", ": no such file"; gate --update-baseline tried to write '' (a folder)
+    (["estimate", ""], 2, ["the model is an empty string", "kvplan models"]),
+    (["compare", "llama-3.1-8b", ""], 2, ["the model is an empty string"]),
+    (["plan", ""], 2, ["the scenario is an empty string", "chat-shared-prompt"]),
+    (["calibrate", ""], 2, ["the path is an empty string, not a log file"]),
+    (["gate", "", "--baseline", "config.json"], 2, ["the bench JSON of this run is an empty string"]),
+    (["gate", "config.json", "--baseline", "", "--update-baseline"], 2, ["--baseline is an empty string"]),
 ]
 
 

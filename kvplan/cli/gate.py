@@ -71,6 +71,9 @@ def gate_command(
     """
     from ..bench import gate
 
+    for flag, path in (("the bench JSON of this run", current), ("--baseline", baseline)):
+        if not path.strip():  # "baseline : no such file", or --update-baseline writing '' (a folder)
+            raise UsageError(f"{flag} is an empty string", "give the path of a bench JSON (kvplan bench --json FILE)")
     reg = _fraction(max_regression, "--max-regression")
     tol = _fraction(error_tolerance, "--error-tolerance")
     if not math.isfinite(mass_tolerance) or not 0 <= mass_tolerance <= 1:
