@@ -222,6 +222,10 @@ class EstimateRequest:
             rules = engine_request.rules
             mem_util = rules.gpu_memory_utilization if rules is not None else DEFAULT_MEM_UTIL
         reserve_bytes = parse_size(reserve, "--reserve") if str(reserve).strip() not in ("0", "0B") else 0
+        if gpu is not None:  # here, where --gpu-memory and --hbm-gbps exist, an unknown GPU's hint names them
+            from .capacity.gpus import lookup
+
+            lookup(gpu, custom_hint=True)
         deployment = DeploymentRequest(
             gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
             hbm_gbps=hbm_gbps, tp=tp, pp=pp, mem_util=mem_util, reserve_bytes=reserve_bytes,

@@ -225,3 +225,18 @@ def test_technique_checks_survive_python_O(technique, words):
     r = subprocess.run([sys.executable, "-O", "-m", "kvplan", "estimate", "llama-3.1-8b", "-t", technique],
                        capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=60)
     assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("args, custom", [
+    # the hint named --gpu-memory and --hbm-gbps on commands that have neither
+    (["sweep", "llama-3.1-8b", "--gpu", "h1000"], False),
+    (["compare", "llama-3.1-8b", "qwen3-8b", "--gpu", "h1000"], False),
+    (["fit", "llama-3.1-8b", "--price", "h1000=2"], False),
+    (["calibrate", "tests/data/vllm_logs/v0191_qwen3_8b_a100_40gb_tokenkaki.log", "--gpu", "h1000"], False),
+    (["estimate", "llama-3.1-8b", "--gpu", "h1000"], True),
+])
+def test_unknown_gpu_hint_names_only_options_the_command_has(cli, args, custom):
+    code, out, err = cli(*args)
+    line = one_line(err)
+    assert code == 2 and "unknown GPU 'h1000'" in line and "did you mean h200" in line, line
+    assert ("--gpu-memory and --hbm-gbps" in line) == custom, line

@@ -78,14 +78,16 @@ _ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "4090": "rtx-4090", "rtx409
             "rtxpro6000": "rtx-pro-6000", "rtx-pro-6000-blackwell": "rtx-pro-6000"}
 
 
-def lookup(name: str) -> Gpu:
+def lookup(name: str, *, custom_hint: bool = False) -> Gpu:
+    """The catalog entry of `name`; an unknown name lists the catalog, and with `custom_hint` (commands
+    that take --gpu-memory and --hbm-gbps: estimate) says a GPU can be given by its figures instead."""
     key = name.strip().lower().replace("_", "-").replace(" ", "-")
     key = _ALIASES.get(key, key)
     if key in CATALOG:
         return CATALOG[key]
     close = difflib.get_close_matches(key, list(CATALOG), n=2)
-    hint = (f"did you mean {' or '.join(close)}? " if close else "") + f"known GPUs: {', '.join(CATALOG)}; or give --gpu-memory and --hbm-gbps"
-    raise UsageError(f"unknown GPU {name!r}", hint)
+    hint = (f"did you mean {' or '.join(close)}? " if close else "") + f"known GPUs: {', '.join(CATALOG)}"
+    raise UsageError(f"unknown GPU {name!r}", hint + ("; or give --gpu-memory and --hbm-gbps" if custom_hint else ""))
 
 
 # key tokens a device name must hold as whole words, beyond the model token: "NVIDIA RTX 6000 Ada Generation"

@@ -145,7 +145,10 @@ def parse_prices(values) -> dict[str, float]:
                 raise UsageError(f"--price {item!r}: {usd!r} is not a number of USD per GPU hour") from None
             if not math.isfinite(price) or price < 0:
                 raise UsageError(f"--price {item!r}: a price is a finite number of USD per GPU hour, 0 or more")
-            out[lookup(name).name] = price
+            try:
+                out[lookup(name).name] = price
+            except UsageError as exc:
+                raise UsageError(f"--price {item!r}: {exc.message}", exc.hint) from None
     return out
 
 
