@@ -232,3 +232,17 @@ def test_a_checkpoint_without_tensors_is_not_zero_bytes_of_weights(cli, tmp_path
         code, out, err = cli(*args)
         line = one_line(err)
         assert code == 1 and out == "" and words in line and "--weights SIZE" in line, line
+
+
+def test_stdout_on_a_full_disk_is_one_line_not_an_internal_error():
+    # `kvplan models > /dev/full` said "internal error: OSError: [Errno 28] No space left on device"
+    import subprocess
+    import sys
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "kvplan", "models", "--format", "json"], stdout=full,
+                           stderr=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=60)
+    line = one_line(r.stderr)
+    assert r.returncode == 1 and line.startswith("kvplan: error: cannot write the output: No space left on device"), line

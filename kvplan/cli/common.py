@@ -42,6 +42,12 @@ def _usage_errors() -> tuple[type, ...]:
     return (click.ClickException,)
 
 
+def _disk_full(exc: BaseException) -> bool:
+    import errno
+
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
 def run(app) -> int:
     """Run the typer app; map every failure to one line and an exit code."""
     import typer
@@ -82,5 +88,8 @@ def run(app) -> int:
     except Exception as exc:  # a bug: say so in one line unless debugging
         if debug:
             raise
+        if _disk_full(exc):  # the disk behind stdout or an output file: the machine's state, not a bug
+            error_line(f"cannot write the output: {exc.strerror} (free space, or write it elsewhere)")
+            return 1
         error_line(f"internal error: {type(exc).__name__}: {exc} (set KVPLAN_DEBUG=1 for the traceback)")
         return 1
