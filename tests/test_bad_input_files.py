@@ -246,3 +246,17 @@ def test_stdout_on_a_full_disk_is_one_line_not_an_internal_error():
                            stderr=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=60)
     line = one_line(r.stderr)
     assert r.returncode == 1 and line.startswith("kvplan: error: cannot write the output: No space left on device"), line
+
+
+@pytest.mark.parametrize("key, value, words", [
+    ("config", [], "'config' must be an object ({...}), found list"),  # said "missing 'config'"
+    ("ceiling", "x", "'ceiling' must be an object ({...}), found str"),
+    ("environment", None, "missing 'environment'"),
+])
+def test_gate_names_a_section_of_the_wrong_type(cli, tmp_path, key, value, words):
+    doc = json.loads(BASELINE.read_text())
+    doc[key] = value
+    current = tmp_path / "bench.json"
+    current.write_text(json.dumps(doc))
+    code, _, err = cli("gate", str(current), "--baseline", str(BASELINE))
+    assert code == 2 and words in one_line(err)

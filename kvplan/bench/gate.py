@@ -86,8 +86,10 @@ def validate(doc: dict, path: str, what: str) -> dict:
         raise GateInputError(f"{what} {path}: schema_version {version!r}, this kvplan reads {SCHEMA_VERSION}",
                              "rerun the bench with this kvplan version")
     for key in ("environment", "config", "shapes", "ceiling"):
-        if not isinstance(doc.get(key), dict):
+        if key not in doc or doc[key] is None:
             raise GateInputError(f"{what} {path}: missing '{key}'")
+        if not isinstance(doc[key], dict):  # "missing 'config'" for a list or a string there misled
+            raise GateInputError(f"{what} {path}: '{key}' must be an object ({{...}}), found {type(doc[key]).__name__}")
     results = doc.get("results")
     if not isinstance(results, list) or not all(isinstance(r, dict) and "technique" in r for r in results):
         raise GateInputError(f"{what} {path}: 'results' must be a list of rows with a 'technique'")
