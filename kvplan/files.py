@@ -86,8 +86,10 @@ def read_bounded(path, what: str, limit_bytes: int, error: type[KvplanError] = U
 def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, ...] | None = None) -> None:
     """Refuse an output path that cannot be written (or, given suffixes, of a type not
     written), before any work starts."""
-    if not path:
+    if path is None:
         return
+    if not str(path).strip():  # given, but empty: not the same as leaving the option out
+        raise UsageError(f"{flag} is an empty string", "give a file name, or leave the option out")
     if suffixes is not None and os.path.splitext(path)[1].lower() not in suffixes:
         kind = os.path.splitext(path)[1] or "(none)"
         raise UsageError(f"{flag} {path}: unsupported file type {kind!r}", f"use one of {', '.join(suffixes)}")

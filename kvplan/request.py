@@ -156,6 +156,9 @@ class EngineRequest:
             emit, emit_rules, _ = parse_engine(emit)
             if not pinned and rules is not None:  # --engine vllm@0.11 --emit vllm: one release
                 emit_rules, emit_release = rules, release
+        if length is not None and engine == "ideal" and emit is None:
+            raise UsageError("--max-model-len is an engine setting: it needs --engine vllm|sglang or --emit",
+                             "leave it out (the context is --context), or name the engine")
         sglang = "sglang" in (engine, emit)
         if ((max_num_seqs is not None and not sglang) or enforce_eager or (speculation and not sglang)) \
                 and rules is None and emit_rules is None:

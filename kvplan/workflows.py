@@ -127,6 +127,10 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         vllm_flags.add_to_report(report, result, chain, dtype_name, request.engine_tokens, rules=engine.emit_rules,
                                  release=engine.emit_release, max_num_seqs=engine.max_num_seqs,
                                  enforce_eager=engine.enforce_eager, speculation=engine.speculation)
+    if engine.max_model_len is not None and engine.max_model_len < tokens:
+        report.lines.append(f"note: --context {tokens:,} is above --max-model-len {engine.max_model_len:,}: the engine "
+                            f"refuses longer requests, so its figures are for requests of {engine.max_model_len:,} "
+                            "tokens, the planner's for --context")
     failed = check_budgets(report, result, request.budgets.max_kv_gib, request.budgets.min_concurrency,
                            vllm_concurrency, "SGLang" if engine.name == "sglang" else "vLLM")
     from .reports import tidy

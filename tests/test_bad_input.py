@@ -45,6 +45,16 @@ CASES = [
     (["estimate", "llama-3.1-8b", "--batch", str(T40 + 1)], 2, ["--batch", "above the limit"]),
     (["estimate", "llama-3.1-8b", "--batch", "1e3"], 2, ["--batch", "expected a positive integer"]),
     (["estimate", "llama-3.1-8b", "--max-model-len", "0"], 2, ["--max-model-len", "positive"]),
+    # --max-model-len is vLLM's / SGLang's: without an engine it would be dropped without a word
+    (["estimate", "llama-3.1-8b", "--max-model-len", "1k"], 2, ["--max-model-len is an engine setting", "--engine"]),
+    # an option given as an empty string is not the option left out (it was ignored, or read as '.')
+    (["estimate", "llama-3.1-8b", "--weights", ""], 2, ["--weights is an empty string"]),
+    (["sweep", "llama-3.1-8b", "--out", ""], 2, ["--out is an empty string"]),
+    (["fit", "llama-3.1-8b", "--context", "8k", "-n", "4", "--gpu", "h100", "--plot", ""], 2,
+     ["--plot is an empty string"]),
+    # the same GPU priced twice: the last one silently won
+    (["fit", "llama-3.1-8b", "--context", "8k", "-n", "4", "--gpu", "h100", "--price", "h100=2", "--price", "h100=3"],
+     2, ["--price 'h100=3'", "h100-sxm is priced twice"]),
     (["compare", "llama-3.1-8b", "qwen3-8b", "--context", "2000000000000"], 2, ["--context", "2^40"]),
     (["sweep", "llama-3.1-8b", "--context", f"1k..{T40 * 2}"], 2, ["--context (high end)", "2^40"]),
     # sizes need a unit where the docs say so
@@ -240,3 +250,11 @@ def test_unknown_gpu_hint_names_only_options_the_command_has(cli, args, custom):
     line = one_line(err)
     assert code == 2 and "unknown GPU 'h1000'" in line and "did you mean h200" in line, line
     assert ("--gpu-memory and --hbm-gbps" in line) == custom, line
+
+
+def test_context_above_max_model_len_is_said(cli):
+    # the engine refuses requests above max_model_len: its figures are for 1,024 tokens, the planner's for 4,096
+    rc, out, err = cli("estimate", "llama-3.1-8b", "--max-model-len", "1k", "--context", "4k", "--kv-memory", "10GiB",
+                       "--engine", "vllm")
+    assert rc == 0, err
+    assert "--context 4,096 is above --max-model-len 1,024: the engine refuses longer requests" in out

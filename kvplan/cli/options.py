@@ -23,7 +23,7 @@ ReserveOpt = Annotated[str, typer.Option("--reserve", help="Activation/CUDA-grap
 WeightsOpt = Annotated[str, typer.Option("--weights", help="Weight bytes: auto (read from the checkpoint, else parameter count x dtype), a size such as 140GB, or a path: safetensors file or folder, model.safetensors.index.json, .gguf.")]
 KvMemoryOpt = Annotated[Optional[str], typer.Option("--kv-memory", help="KV pool per GPU given directly (vLLM's 'Available KV cache memory').")]
 EngineOpt = Annotated[str, typer.Option("--engine", help="Accounting: ideal (the formula), vllm (vLLM's own, newest modelled release) or vllm@VERSION (any release 0.11-0.33, e.g. vllm@0.24); estimate and fit also take sglang (SGLang's token pool, newest modelled release 0.5.23) or sglang@0.5.9.")]
-MaxModelLenOpt = Annotated[Optional[str], typer.Option("--max-model-len", help="Engine max model length (default: --context).")]
+MaxModelLenOpt = Annotated[Optional[str], typer.Option("--max-model-len", help="The engine's max model length (default: --context); with --engine or --emit.")]
 MaxNumSeqsOpt = Annotated[Optional[int], typer.Option("--max-num-seqs", help="With --engine vllm: vLLM's --max-num-seqs (default: the release's for the GPU); sizes the profile's sampler run, the CUDA graphs and the Mamba start check. With --engine sglang: SGLang's --max-running-requests.")]
 EnforceEagerOpt = Annotated[bool, typer.Option("--enforce-eager", help="With --engine vllm: vLLM's --enforce-eager (no CUDA graphs: no graph estimate, no Mamba start check).")]
 MtpOpt = Annotated[bool, typer.Option("--mtp", help="With --engine vllm: speculative decoding with the checkpoint's MTP layers (vLLM's --speculative-config method mtp): the draft's KV cache joins the pool; --emit vllm prints the flag.")]

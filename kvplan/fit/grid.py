@@ -146,9 +146,12 @@ def parse_prices(values) -> dict[str, float]:
             if not math.isfinite(price) or price < 0:
                 raise UsageError(f"--price {item!r}: a price is a finite number of USD per GPU hour, 0 or more")
             try:
-                out[lookup(name).name] = price
+                gpu = lookup(name).name
             except UsageError as exc:
                 raise UsageError(f"--price {item!r}: {exc.message}", exc.hint) from None
+            if gpu in out:
+                raise UsageError(f"--price {item!r}: {gpu} is priced twice", "give one --price for each GPU kind")
+            out[gpu] = price
     return out
 
 

@@ -77,7 +77,7 @@ def fit_report(req: FitRequest, *, explain: bool, top: int, plot: str | None, fo
     if top < 0:
         raise UsageError(f"--top {top}: give the number of options to print, or 0 for all that pass")
 
-    if plot:
+    if plot is not None:
         from ..files import check_output
         from ..workload.plot import PLOT_SUFFIXES, require_matplotlib
 

@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..core.model import ModelSpec
-from ..errors import WeightsError
+from ..errors import UsageError, WeightsError
 from ..units import parse_size
 from .dtypes import GGUF_FILE_TYPES
 from .estimate import estimated, given
@@ -193,7 +193,9 @@ def _mtp_note(w: Weights, raw: dict | None, model: ModelSpec) -> Weights:
 
 
 def _resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: str, revision: str | None = None) -> Weights:
-    if option not in (None, "", "auto"):
+    if option is not None and not option.strip():
+        raise UsageError("--weights is an empty string", "give auto, a size (16GB), a checkpoint or leave it out")
+    if option not in (None, "auto"):
         path = Path(option).expanduser()
         if path.suffix == ".gguf":
             return from_gguf(path)

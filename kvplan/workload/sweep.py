@@ -92,7 +92,8 @@ def check_output_path(path_text: str, suffixes: tuple[str, ...], what: str, forc
     from ..files import check_output
 
     path = Path(path_text).expanduser()
-    check_output(str(path), what, force, suffixes)  # type, folder, exists without --force, unwritable
+    # type, folder, exists without --force, unwritable; an empty path (Path('') is '.') said as such
+    check_output(str(path) if path_text.strip() else path_text, what, force, suffixes)
     return path
 
 
@@ -352,8 +353,8 @@ def sweep_workflow(*, model, context, points, techniques, gpu, tp, pp, kv_dtype,
     import sys
 
     low, high = parse_range(context)
-    out_path = check_output_path(out, OUT_SUFFIXES, "--out", force) if out else None
-    plot_path = check_output_path(plot, PLOT_SUFFIXES, "--plot", force) if plot else None
+    out_path = check_output_path(out, OUT_SUFFIXES, "--out", force) if out is not None else None
+    plot_path = check_output_path(plot, PLOT_SUFFIXES, "--plot", force) if plot is not None else None
     if plot_path is not None:
         from .plot import require_matplotlib
 
