@@ -110,10 +110,23 @@ def test_the_draft_is_in_the_cell():
                 speculation=Speculation("EAGLE", 3, 4, 1)).max_total_num_tokens == 40 * GIB // 70_272 == 611_191
 
 
+def test_deepseek_sparse_attention_pool():
+    # DeepSeek-V3.2, 61 layers, each with the latent (512 + 64 rope) and an indexer key of 128 + 128 / 128 x 4 =
+    # 132 B (uint8). 0.5.23 sizes the pool at what the backend stores (calculate_mla_kv_cache_dim x kv size):
+    # bf16 576 x 2; fp8 on Hopper (flashmla_kv) 512 + 16 + 64 x 2 = 656; fp8 on SM >= 10 (trtllm) the raw 576
+    model = load_model("deepseek-v3.2-exp")
+    assert cell(model, rules=R0523).bytes == (1152 + 132) * 61 == 78_324
+    assert cell(model, kv_bytes=1, rules=R0523).bytes == (656 + 132) * 61 == 48_068  # 0.5.9 sized it at 576 + 132
+    assert cell(model, kv_bytes=1, rules=R0523, sm10=True).bytes == (576 + 132) * 61 == 43_188
+    got = pool(model, rest_bytes=40 * GIB, context_len=8192, nsa_fp8=True, rules=R0523)  # fp8 by default on SM >= 10
+    assert (got.kv_cache_dtype, got.page_size) == ("fp8_e4m3", 64)
+    assert got.max_total_num_tokens == 40 * GIB // 43_188 // 64 * 64 == 994_432
+    assert not any("KV Cache is allocated" in line for line in got.log_lines())  # its buffers are not read
+    with pytest.raises(UsageError, match="bfloat16 or fp8_e4m3"):
+        pool(model, rest_bytes=40 * GIB, context_len=8192, kv_cache_dtype="fp8_e5m2", rules=R0523)
+
+
 def test_refusals():
-    # 0.5.23's DSA latent layout follows the backend it picks per GPU: not modelled, refused, not guessed
-    with pytest.raises(UsageError, match="DSA"):
-        cell(load_model("deepseek-v3.2-exp"), rules=R0523)
     with pytest.raises(UsageError, match="sliding-window pool is not modelled"):
         pool(load_model("gpt-oss-120b"), rest_bytes=50 * GIB, context_len=8192, rules=R0523,
              speculation=Speculation("EAGLE", 3, 4, 1))
@@ -157,3 +170,15 @@ def test_lfm2_short_conv_state_pool():
     got = pool(load_model("lfm2-1.2b"), rest_bytes=20 * GIB, context_len=8192, rules=R0523)
     assert (got.cell.bytes, got.cell.state.bytes, got.cell.state.ssm_bytes) == (12_288, 81_920, 0)
     assert (got.mamba_cache_size, got.max_total_num_tokens, got.max_running_requests) == (124_172, 919_806, 4096)
+
+
+def test_pooled_index_keys_are_refused(cli, tmp_path):
+    # index_kpool > 1 pools the indexer keys (0.5.23: pages of 64 x index_kpool, ceil(132 / index_kpool) B a layer);
+    # kvplan has not read it: one line, not a guess
+    from kvplan.sources import load_config
+
+    raw = dict(load_config("deepseek-v3.2-exp")[0], index_kpool=2)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    rc, out, err = cli("estimate", str(path), "--kv-memory", "40GiB", "--engine", "sglang")
+    assert rc == 2 and "index_kpool 2 (pooled indexer keys) is not modelled" in err

@@ -29,8 +29,11 @@ What 0.5.23 changed (0.5.9's rules follow below):
 - multimodal models' pools lose SGLANG_VLM_CACHE_SIZE_MB (100 MiB, mm_runtime_reservation_gb).
 - the pool's log line names its dtype ("KV Cache is allocated. dtype: torch.bfloat16, #tokens: ..."), a
   sliding-window model's sub-pools "Full " and "SWA ", the full one first.
-- DeepSeek's sparse attention (now "DSA") stores the latent in the layout of the DSA backend SGLang picks per GPU
-  (calculate_mla_kv_cache_dim): not modelled under 0.5.23, refused.
+- DeepSeek's sparse attention (now "DSA"): the pool is sized at the latent the default DSA backend stores
+  (calculate_mla_kv_cache_dim; overrides._dsa_split_backend_resolution): bf16 576 x 2 B; fp8 on Hopper
+  (flashmla_kv) 656 B with its scales, on SM >= 10 (trtllm) the raw 576; the index keys on the layers that compute
+  their own top-k (pool_configurator._compute_dsa_indexer_cell_size); fp8_e5m2 is refused; the pool's KV size
+  line (IndexKeyCache buffers) is not modelled.
 
 0.5.9's rules (where 0.5.23 keeps them, it keeps them):
 - Cell bytes per token (model_executor/model_runner_kv_cache_mixin.py get_cell_size_per_token):
@@ -174,16 +177,16 @@ class Rules:
     mamba_extra_buffer_archs: frozenset
     mamba_padding_slot: bool  # 0.5.23 _handle_max_mamba_cache charges each pool's +1 padding slot
     draft_kv_in_cell: bool  # 0.5.23 DefaultPoolConfigurator: EAGLE/STANDALONE draft layers in the target's cell
-    dsa: bool  # DeepSeek's sparse attention modelled (0.5.23's layout follows the DSA backend: not read)
+    dsa_stored_counted: bool  # 0.5.23: a DSA pool is sized at the latent its backend stores (0.5.9: at 576 B)
     log_dtype: bool  # 0.5.23 memory_pool.py: "KV Cache is allocated. dtype: torch.X, ...", "Full "/"SWA " labels
     vlm_cache_mib: int
 
 
 RULES = {
     "0.5.9": Rules("0.5.9", DEFAULTS_BY_MEMORY, SPEC_RESERVED_MIB, False, HYBRID_SWA_ARCHS, False, frozenset(),
-                   False, False, True, False, 0),
+                   False, False, False, False, 0),
     "0.5.23": Rules("0.5.23", DEFAULTS_BY_MEMORY_0523, {}, True, HYBRID_SWA_ARCHS_0523, True,
-                    MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, False, True, VLM_CACHE_MIB),
+                    MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, True, True, VLM_CACHE_MIB),
 }
 LATEST = "0.5.23"
 RELEASE = LATEST  # what --engine sglang models
@@ -313,9 +316,11 @@ def kv_dtype_bytes(model: ModelSpec, kv_cache_dtype: str | None) -> tuple[str, i
                      "SGLang stores K/V in bf16, fp8_e4m3 or fp8_e5m2: use --kv-dtype fp8 or auto")
 
 
-def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, rules: Rules | None = None) -> Cell:
+def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, rules: Rules | None = None,
+         sm10: bool = False) -> Cell:
     """SGLang's cell size per token on one GPU (get_cell_size_per_token), from kvplan's per-layer caches;
-    a hybrid recurrent model's per-request state beside it (ssm_bytes: its temporal state's width)."""
+    a hybrid recurrent model's per-request state beside it (ssm_bytes: its temporal state's width). sm10: the GPU
+    is SM >= 10, whose DSA backend (trtllm) stores an fp8 latent without scales (0.5.23)."""
     rules = rules or RULES[LATEST]
     tp = max(tp, 1)
     if any(layer.shares_cache_of is not None for layer in model.layers):
@@ -326,10 +331,6 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
     caches = [c for layer in owners for c in layer.caches]
     kinds = {c.kind for c in caches}
     nsa = kinds == {"latent", "indexer"} and (model.architecture or "") in NSA_ARCHS
-    if nsa and not rules.dsa:
-        raise UsageError(f"SGLang {rules.release}: {model.name}'s sparse-attention (DSA) pool is not modelled: its "
-                         "latent layout follows the DSA backend SGLang picks per GPU (calculate_mla_kv_cache_dim)",
-                         "use --engine sglang@0.5.9 (its rules), vllm or ideal for this model")
     if not kinds <= {"attention", "latent"} and not nsa:
         raise UsageError(f"SGLang: {model.name}'s cache ({', '.join(sorted(kinds))}) is not modelled for SGLang "
                          "(DeepSeek-V4's compressed caches, an indexer outside SGLang's DSA architectures)",
@@ -338,14 +339,21 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
         layers = sum(1 for layer in owners if any(c.kind == "latent" for c in layer.caches))
         width = next(c.key_dim for c in caches if c.kind == "latent")
         stored, index = width * kv_bytes, 0
+        profiled, index_layers = width * kv_bytes, layers
         if nsa:  # calculate_mla_kv_cache_dim; NSATokenToKVPool's index_k_with_scale_buffer (uint8)
             rope = next(c.rope_dim for c in caches if c.kind == "latent")
-            if kv_bytes == 1:  # fp8 latent + a float32 scale per 128 + the rope part in bf16
+            # fp8 latent + a float32 scale per 128 + the rope part in bf16, except in 0.5.23 on SM >= 10, where the
+            # default DSA backend (trtllm, overrides._dsa_split_backend_resolution) keeps the raw 576 B
+            if kv_bytes == 1 and not (rules.dsa_stored_counted and sm10):
                 stored = (width - rope) + (width - rope) // NSA_QUANT_BLOCK * 4 + rope * 2
             head = next(c.key_dim for c in caches if c.kind == "indexer")
             index = head + head // NSA_QUANT_BLOCK * 4
-        return Cell((width * kv_bytes + index) * layers, "mla", kv_bytes, layers, mla_stored=stored, index_bytes=index,
-                    state=state)
+            if rules.dsa_stored_counted:  # 0.5.23: the pool is sized at what is stored, index keys on the layers
+                # that compute their own top-k (dsa_layer_skips_topk; kvplan's indexer caches)
+                profiled = stored
+                index_layers = sum(1 for layer in owners if any(c.kind == "indexer" for c in layer.caches))
+        return Cell(profiled * layers + index * index_layers, "mla", kv_bytes, layers, mla_stored=stored,
+                    index_bytes=index, state=state)
     attn = [(layer, next(c for c in layer.caches if c.kind == "attention")) for layer in owners if layer.caches]
     if (model.architecture or "") in rules.hybrid_swa_archs:
         local = [_local(c) for _, c in attn]  # Llama 4's chunked layers are its "swa" layers
@@ -474,7 +482,8 @@ class SglangPool:
             return f"KV Cache is allocated. #tokens: {tokens}, {sizes}"
 
         if c.kind == "mla":
-            lines = [allocated("", n, f"KV size: {c.mla_buffer_bytes(n, page) / GIB:.2f} GB")]
+            lines = [] if (c.index_bytes and labelled) else [
+                allocated("", n, f"KV size: {c.mla_buffer_bytes(n, page) / GIB:.2f} GB")]
         elif c.kind == "mha":
             k = (n + page) * c.k_per_token
             v = (n + page) * c.bytes - k
@@ -515,7 +524,10 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
     dtype, kv_bytes = kv_dtype_bytes(model, kv_cache_dtype)
     if nsa_fp8 and dtype == "auto" and is_nsa(model):
         dtype, kv_bytes = "fp8_e4m3", 1
-    c = cell(model, tp, kv_bytes, ssm_bytes, rules)
+    if rules.dsa_stored_counted and dtype == "fp8_e5m2" and is_nsa(model):
+        raise UsageError(f"SGLang {rules.release} serves DeepSeek's sparse attention with a bfloat16 or fp8_e4m3 "
+                         "cache only (_dsa_kv_cache_dtype_default)", "use -t fp8 (e4m3) or the default")
+    c = cell(model, tp, kv_bytes, ssm_bytes, rules, sm10=nsa_fp8)
     notes = list(c.notes)
     if c.index_bytes:
         if page_size != NSA_PAGE_SIZE:
@@ -524,7 +536,12 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
         if dtype == "fp8_e4m3" and kv_cache_dtype is None:
             notes.append("SGLang stores DeepSeek's sparse-attention cache in fp8_e4m3 by default on SM >= 10 GPUs")
         profiled = c.bytes // c.full_layers - c.index_bytes
-        if c.mla_stored > profiled:
+        if rules.dsa_stored_counted:
+            notes.append(f"SGLang {rules.release}'s DSA pool logs its KV size from buffers kvplan has not read "
+                         "(IndexKeyCache): that line is left out"
+                         + ("" if kv_bytes == 2 or nsa_fp8 else "; fp8 stored as on Hopper (flashmla_kv: 656 B a "
+                            "layer with scales), Blackwell's trtllm keeps 576 (give --gpu)"))
+        elif c.mla_stored > profiled:
             notes.append(f"SGLang sizes this pool at {profiled} B of latent a layer and token but stores "
                          f"{c.mla_stored} (fp8 with a scale per 128 and the rope part in bf16: "
                          "calculate_mla_kv_cache_dim), so its buffers outgrow the memory they were sized from by "

@@ -194,6 +194,20 @@ def nsa_fp8(dep) -> bool:
     return dep is not None and dep.gpu is not None and dep.gpu.name in SM10_GPUS
 
 
+def refuse_unread(model, dep, rules: Rules) -> None:
+    """What kvplan's SGLang model refuses beyond the pool's own checks: --pp, and a DSA config pooling its index
+    keys (index_kpool > 1: page_size 64 x index_kpool and ceil(132 / index_kpool) B a layer in 0.5.23, not read)."""
+    from .sglang import is_nsa
+    from .vllm_profile import raw_config
+
+    refuse_pp(dep)
+    raw = raw_config(model) or {}
+    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
+    if is_nsa(model) and text.get("index_kpool", 1) not in (1, None):
+        raise UsageError(f"SGLang {rules.release}: {model.name}'s index_kpool {text.get('index_kpool')} (pooled "
+                         "indexer keys) is not modelled", "use --engine vllm or ideal for this model")
+
+
 def refuse_pp(dep) -> None:
     if dep is not None and dep.pp > 1:
         raise UsageError("--engine sglang with --pp is not modelled (SGLang sizes each stage's pool and takes the "
@@ -208,7 +222,7 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     (None: the newest modelled)."""
     rules = rules_for(release)
     dep = result.deployment
-    refuse_pp(dep)
+    refuse_unread(result.plan.model, dep, rules)
     plan = result.plan
     long_note = check_context(plan.model, context_len)
     spec = resolve_speculation(plan.model, speculation)
@@ -269,4 +283,4 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     return got
 
 
-__all__ = ["add_to_report", "memory_of", "nsa_fp8", "refuse_pp", "ssm_bytes_of"]
+__all__ = ["add_to_report", "memory_of", "nsa_fp8", "refuse_pp", "refuse_unread", "ssm_bytes_of"]

@@ -270,9 +270,9 @@ class _Engine:
         """SGLang's requests of the context its pool holds (kvplan.engines.sglang), the pool sized as
         `kvplan estimate --engine sglang` sizes it."""
         from ..engines.sglang import pool, rules_for
-        from ..engines.sglang_report import memory_of, nsa_fp8, refuse_pp, resolve_speculation, ssm_bytes_of
+        from ..engines.sglang_report import memory_of, nsa_fp8, refuse_unread, resolve_speculation, ssm_bytes_of
 
-        refuse_pp(deployment)
+        refuse_unread(plan.model, deployment, rules_for(self.release))
         if self.sglang_spec is None and self.speculation is not None:  # once per search
             self.sglang_spec = resolve_speculation(plan.model, self.speculation)
         spec = self.sglang_spec
