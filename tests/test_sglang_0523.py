@@ -182,3 +182,46 @@ def test_pooled_index_keys_are_refused(cli, tmp_path):
     path.write_text(json.dumps(raw), encoding="utf-8")
     rc, out, err = cli("estimate", str(path), "--kv-memory", "40GiB", "--engine", "sglang")
     assert rc == 2 and "index_kpool 2 (pooled indexer keys) is not modelled" in err
+
+
+def test_gemma4_sub_pools_take_their_own_shapes():
+    # Gemma 4 31B (is_hybrid_swa_compress): 10 full layers of 4 KV heads x (512 + 512) and 50 sliding ones of
+    # 16 x (256 + 256), 2 B: full 8,192 B and sliding 16,384 B a layer and token. 0.5.23 sizes the full tokens at
+    # 10 x 8,192 + 0.8 x 50 x 16,384 = 737,280 B: 40 GiB // 737,280 = 58,254; sliding int(58,254 x 0.8) = 46,603
+    got = pool(load_model("gemma-4-31b"), rest_bytes=40 * GIB, context_len=32768, rules=R0523)
+    assert (got.max_total_num_tokens, got.swa_tokens) == (58_254, 46_603)
+    # the full sub-pool's K: (58,254 + 1) x 4 x 512 x 2 B x 10 layers = 2.22 GiB; the sliding one's
+    # (46,603 + 1) x 16 x 256 x 2 B x 50 = 17.78 GiB
+    assert got.log_lines()[1].endswith("#tokens: 58254, K size: 2.22 GB, V size: 2.22 GB")
+    assert got.log_lines()[2].endswith("#tokens: 46603, K size: 17.78 GB, V size: 17.78 GB")
+    # under 0.5.9 Gemma 4 was not a hybrid architecture: every layer pooled in full, at 60 layers' bytes
+    with pytest.raises(UsageError, match="differ in KV heads or width"):
+        cell(load_model("gemma-4-31b"), rules=R059)
+
+
+@pytest.mark.parametrize("raw,factor", [
+    # 0.95 x clamp(1 - 0.1 x (L x H^2 / (24 x 1,024^2) - 1), 0.8, 1.05)
+    ({"vision_config": {"num_hidden_layers": 24, "hidden_size": 1024}}, 0.95),  # the ViT-L/14 baseline: x 1
+    ({"vision_config": {"num_hidden_layers": 27, "hidden_size": 1152}}, 0.95 * (1 - 0.1 * (27 * 1152**2 / 25_165_824 - 1))),
+    ({"vision_config": {"num_hidden_layers": 12, "hidden_size": 768}}, 0.95 * 1.05),  # small towers: at most 1.05
+    ({"vision_config": {"num_hidden_layers": 48, "hidden_size": 2048}}, 0.95 * 0.8),  # large: at least 0.8
+    ({"vision_config": {"depth": 32, "hidden_size": 1280}}, None),  # num_hidden_layers left to the class: said
+    ({}, None),
+])
+def test_vision_fraction_factor(raw, factor):
+    from kvplan.engines.sglang import vlm_fraction_factor
+
+    got, _ = vlm_fraction_factor(raw)
+    assert got == pytest.approx(factor) if factor is not None else got is None
+
+
+def test_a_vision_models_default_fraction(cli):
+    # Gemma 3 27B (multimodal, a SigLIP tower of 27 x 1,152 in its config) on H100s at TP 4, 0.5.23: no breakable
+    # prefill graph (multimodal, not on SGLang's list), so 512 + 12,288 + 512 x 2 + 4/8 x 1,024 = 14,336 MiB ->
+    # round((81,559 - 14,336) / 81,559, 3) = 0.824, then x 0.95 x (1 - 0.1 x (27 x 1,152^2 / (24 x 1,024^2) - 1))
+    rc, out, err = cli("estimate", "gemma-3-27b", "--gpu", "h100", "--tp", "4", "--context", "8k", "--engine", "sglang",
+                       "--format", "json")
+    assert rc == 0, err
+    engine = json.loads(out)["engine"]
+    assert engine["mem_fraction_static"] == pytest.approx(0.824 * 0.95 * (1 - 0.1 * (27 * 1152**2 / 25_165_824 - 1)))
+    assert any("the multimodal cache 100 MiB" in n for n in engine["notes"])

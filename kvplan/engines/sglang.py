@@ -61,7 +61,8 @@ What 0.5.23 changed (0.5.9's rules follow below):
   in MiB (nvidia-smi's memory.total): reserved = 512 + max(chunked_prefill_size, 2048) x 1.5 +
   cuda_graph_max_bs x 2 + tp x pp / 8 x 1024 MiB, at least 10 GiB on a card above 60 GiB; fraction =
   round((gpu - reserved) / gpu, 3). chunked_prefill_size and cuda_graph_max_bs come from the card's
-  memory (DEFAULTS_BY_MEMORY).
+  memory (DEFAULTS_BY_MEMORY). A multimodal architecture's default is then scaled for its vision tower
+  (adjust_mem_fraction_for_vlm, vlm_fraction_factor).
 - KV dtype (model_runner.configure_kv_cache_dtype): auto = the model's dtype (fp8_e4m3 where the
   checkpoint's quant_config names an FP8 KV cache), fp8_e4m3, fp8_e5m2, bf16.
 
@@ -90,8 +91,8 @@ pure SSM models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not 
 MXFP8 KV, pipeline parallelism, DP attention, 0.5.9's speculative draft pool (said beside, not subtracted: it
 comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report) and 0.5.23's draft weights (loaded
 before the pool is sized; said, not subtracted), speculation on a 0.5.23 sliding-window pool, NGRAM speculation,
-vision models' mem_fraction_static adjustment, and models whose layers differ in heads or width outside the
-hybrid architectures.
+vision models' mem_fraction_static adjustment where config.json leaves the tower's size to its config class
+(said), and models whose layers differ in heads or width outside the hybrid architectures.
 """
 
 from __future__ import annotations
@@ -106,6 +107,13 @@ GIB = 2**30
 # SWA_SINK_ARCHS and MIMO_V2_MODEL_ARCHS); Gemma 2/3/3n stay off in both (0.5.23: model_overrides/gemma2_gemma3.py)
 HYBRID_SWA_ARCHS = frozenset({"Llama4ForConditionalGeneration", "GptOssForCausalLM", "MiMoV2FlashForCausalLM",
                               "Step3p5ForCausalLM"})
+# 0.5.23 model_config.is_hybrid_swa_compress, those kvplan reads: their sliding sub-pool is built with its own
+# heads and widths (kv_cache_configurator._build_hybrid_swa_kv_pool; Gemma 4's per-layer-type shapes from
+# utils/hf_transformers/config._apply_gemma4_attention_overrides); the others allocate both sub-pools with the
+# full layers' shapes though they are sized with the sliding ones, so kvplan refuses them where the shapes differ
+HYBRID_SWA_COMPRESS_0523 = frozenset({"MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM", "Gemma4ForCausalLM",
+                                      "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration",
+                                      "InklingForConditionalGeneration"})
 HYBRID_SWA_ARCHS_0523 = HYBRID_SWA_ARCHS | frozenset({
     "MiMoV2ForCausalLM", "Step3p7ForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
     "Gemma4UnifiedForConditionalGeneration", "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
@@ -143,18 +151,38 @@ DEFAULTS_BY_MEMORY = ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 24, 80), (60 * 
                       (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512), (None, 16384, 512, 512))
 # 0.5.23 arg_groups/memory_hook.py handle_gpu_memory_settings: the 20-35 GiB band (A10, 4090, 5090) changed
 DEFAULTS_BY_MEMORY_0523 = ((20 * 1024, 2048, 8, 8), (35 * 1024, 4096, 48, 160), *DEFAULTS_BY_MEMORY[2:])
-# 0.5.23 configs/model_config.py multimodal_model_archs (those kvplan reads): the breakable prefill CUDA graph is
+# configs/model_config.py multimodal_model_archs, as read in each release: their default mem_fraction_static is
+# scaled for the vision tower (adjust_mem_fraction_for_vlm); 0.5.23 also turns the breakable prefill CUDA graph
 # off for them (cuda_graph_hook.disable_breakable_cudagraph_if_incompatible) unless in
-# multimodal_breakable_cuda_graph_supported_model_archs, and their pool loses SGLANG_VLM_CACHE_SIZE_MB
-MULTIMODAL_ARCHS_0523 = frozenset({
-    "Gemma3ForConditionalGeneration", "Gemma3nForConditionalGeneration", "Gemma4ForConditionalGeneration",
-    "Gemma4UnifiedForConditionalGeneration", "Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
-    "Llama4ForConditionalGeneration", "LlavaForConditionalGeneration", "Mistral3ForConditionalGeneration",
-    "MllamaForConditionalGeneration", "PixtralForConditionalGeneration", "Qwen2VLForConditionalGeneration",
-    "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
-    "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3OmniMoeForConditionalGeneration",
-    "KimiVLForConditionalGeneration", "InternVLChatModel", "Phi4MMForCausalLM", "Step3VLForConditionalGeneration",
-    "Step3p7ForConditionalGeneration", "KimiK25ForConditionalGeneration", "MiniCPMV", "MiniCPMO"})
+# multimodal_breakable_cuda_graph_supported_model_archs, and takes SGLANG_VLM_CACHE_SIZE_MB from their pool
+MULTIMODAL_ARCHS_059 = frozenset({
+    "CLIPModel", "DeepseekVL2ForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration", "Gemma3ForConditionalGeneration",
+    "Gemma3nForConditionalGeneration", "Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
+    "GlmOcrForConditionalGeneration", "GlmAsrForConditionalGeneration", "Grok1VForCausalLM", "Grok1AForCausalLM",
+    "LlavaLlamaForCausalLM", "Llama4ForConditionalGeneration", "LlavaMistralForCausalLM", "LlavaQwenForCausalLM",
+    "LlavaForConditionalGeneration", "LlavaVidForCausalLM", "LightOnOCRForConditionalGeneration", "MiniCPMO",
+    "MiniCPMV", "Mistral3ForConditionalGeneration", "MultiModalityCausalLM", "MllamaForConditionalGeneration",
+    "NemotronH_Nano_VL_V2", "PixtralForConditionalGeneration", "Qwen2AudioForConditionalGeneration",
+    "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration",
+    "Qwen3VLMoeForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
+    "Qwen3OmniMoeForConditionalGeneration", "KimiVLForConditionalGeneration", "InternVLChatModel",
+    "InternS1ForConditionalGeneration", "InternS1ProForConditionalGeneration", "Phi4MMForCausalLM",
+    "Step3VLForConditionalGeneration", "POINTSV15ChatModel", "DotsVLMForCausalLM", "DotsOCRForCausalLM",
+    "Sarashina2VisionForCausalLM", "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration",
+    "DeepseekOCRForCausalLM", "JetVLMForConditionalGeneration", "PaddleOCRVLForConditionalGeneration",
+    "MiDashengLMModel", "StepVLForConditionalGeneration", "KimiK25ForConditionalGeneration"})
+MULTIMODAL_ARCHS_0523 = MULTIMODAL_ARCHS_059 | frozenset({
+    "Cohere2VisionForConditionalGeneration", "Cosmos3EdgeForConditionalGeneration",
+    "MiniMaxM3SparseForConditionalGeneration", "Gemma4ForConditionalGeneration", "EmbeddingGemma2Model",
+    "Gemma4UnifiedForConditionalGeneration", "DiffusionGemmaForBlockDiffusion", "Glm5NextForConditionalGeneration",
+    "GlmImageForConditionalGeneration", "Lfm2VlForConditionalGeneration", "MiMoV2ForCausalLM", "MiMoV2ASRForCausalLM",
+    "MossVLForConditionalGeneration", "NemotronH_Nano_Omni_Reasoning_V3", "NemotronH_Omni_Reasoning_V3",
+    "MuseGlimmerForConditionalGeneration", "MuseSparkForConditionalGeneration", "Qwen4ExpForConditionalGeneration",
+    "InternS2PreviewForConditionalGeneration", "InternS2MobiusForConditionalGeneration",
+    "Qwen3ASRForConditionalGeneration", "LocateAnythingForConditionalGeneration", "VoxtralForConditionalGeneration",
+    "WhisperForConditionalGeneration", "Dots3NoteForCausalLM", "UnlimitedOCRForCausalLM",
+    "Step3p7ForConditionalGeneration", "BailingMMNativeForConditionalGeneration",
+    "BailingMM2NativeForConditionalGeneration", "BailingMoeV3VLForConditionalGeneration"})
 MULTIMODAL_PREFILL_GRAPH_0523 = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
                                            "KimiK25ForConditionalGeneration"})
 VLM_CACHE_MIB = 100  # 0.5.23 environ.py SGLANG_VLM_CACHE_SIZE_MB, taken from a multimodal model's pool
@@ -180,13 +208,14 @@ class Rules:
     dsa_stored_counted: bool  # 0.5.23: a DSA pool is sized at the latent its backend stores (0.5.9: at 576 B)
     log_dtype: bool  # 0.5.23 memory_pool.py: "KV Cache is allocated. dtype: torch.X, ...", "Full "/"SWA " labels
     vlm_cache_mib: int
+    multimodal_archs: frozenset
 
 
 RULES = {
     "0.5.9": Rules("0.5.9", DEFAULTS_BY_MEMORY, SPEC_RESERVED_MIB, False, HYBRID_SWA_ARCHS, False, frozenset(),
-                   False, False, False, False, 0),
+                   False, False, False, False, 0, MULTIMODAL_ARCHS_059),
     "0.5.23": Rules("0.5.23", DEFAULTS_BY_MEMORY_0523, {}, True, HYBRID_SWA_ARCHS_0523, True,
-                    MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, True, True, VLM_CACHE_MIB),
+                    MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, True, True, VLM_CACHE_MIB, MULTIMODAL_ARCHS_0523),
 }
 LATEST = "0.5.23"
 RELEASE = LATEST  # what --engine sglang models
@@ -205,6 +234,21 @@ def rules_for(release: str | None) -> Rules:
         raise UsageError(f"SGLang {release} is not a release kvplan models ({', '.join(RULES)})",
                          f"use --engine sglang (SGLang {LATEST}) or sglang@0.5.9")
     return RULES[release]
+
+
+def vlm_fraction_factor(raw: dict | None) -> tuple[float | None, str]:
+    """(factor, how) of adjust_mem_fraction_for_vlm (0.5.9 server_args.py; 0.5.23 arg_groups/memory_hook.py, the
+    same arithmetic): 0.95 x clamp(1 - 0.1 x (L x H^2 / (24 x 1,024^2) - 1), 0.8, 1.05) for a vision tower of L
+    layers of H. None where config.json leaves L or H (or the whole vision_config) to the config classes' defaults,
+    which kvplan does not replay."""
+    vision = raw.get("vision_config") if isinstance(raw, dict) else None
+    if vision is None:
+        return None, "config.json has no vision_config (its config class may build a default one)"
+    layers, hidden = (vision.get(k) if isinstance(vision, dict) else None for k in ("num_hidden_layers", "hidden_size"))
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (layers, hidden)):
+        return None, "the vision_config leaves num_hidden_layers or hidden_size to its class defaults"
+    dynamic = max(0.8, min(1.05, 1.0 - 0.1 * (layers * hidden**2 / (24 * 1024**2) - 1.0)))
+    return 0.95 * dynamic, f"vision tower {layers} x {hidden}: x 0.95 x {dynamic:.4g}"
 
 
 def prefill_graph_sizes(max_bs: int) -> int:
@@ -277,6 +321,8 @@ class Cell:
     state: "StateCell | None" = None  # a hybrid recurrent model's per-request state
     mla_stored: int = 0  # mla: one layer's stored bytes per token (DSA at fp8: 656, more than the profile's 576)
     index_bytes: int = 0  # mla with DSA: one layer's indexer key bytes per token (index_head_dim + its scales)
+    full_k_per_token: int = 0  # hybrid: one full layer's K bytes per token (its V: full_per_token - this)
+    swa_k_per_token: int = 0
 
     def mla_buffer_bytes(self, tokens: int, page: int) -> int:
         """An MLA pool's buffers for `tokens` (the KV size it logs): the latent of tokens + page per layer,
@@ -360,18 +406,21 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
         full = [c for (_, c), is_local in zip(attn, local) if not is_local]
         swa = [c for (_, c), is_local in zip(attn, local) if is_local]
         if full and swa:
-            if any(c.key_dim != c.value_dim for c in full + swa):
-                raise UsageError(f"SGLang: {model.name}'s K and V widths differ in its sliding-window pool, which "
-                                 "kvplan does not model for SGLang", "use --engine vllm or ideal for this model")
+            own_shapes = rules.swa_split_on_cell and (model.architecture or "") in HYBRID_SWA_COMPRESS_0523
+            if any(c.key_dim != c.value_dim for c in full + swa) and not own_shapes:
+                raise UsageError(f"SGLang {rules.release}: {model.name}'s K and V widths differ in its sliding-window "
+                                 "pool, which kvplan does not model for SGLang there",
+                                 "use --engine vllm or ideal for this model")
             f, s = _uniform(model, full, tp), _uniform(model, swa, tp)
-            if rules.swa_split_on_cell and f != s:
+            if rules.swa_split_on_cell and f != s and not own_shapes:
                 raise UsageError(f"SGLang {rules.release}: {model.name}'s full and sliding layers differ in KV heads or "
-                                 "width; SGLang sizes both sub-pools from the config's head fields "
-                                 "(get_num_kv_heads, get_swa_num_kv_heads, swa_head_dim), which kvplan has not "
-                                 "matched to this family's per-layer shapes", "use --engine vllm or ideal for this model")
+                                 "width; SGLang sizes its sliding sub-pool with the sliding layers' shape but allocates "
+                                 "it with the full layers' (only is_hybrid_swa_compress models get their own)",
+                                 "use --engine vllm or ideal for this model")
             return Cell((f[0] * len(full) + s[0] * len(swa)) * kv_bytes, "hybrid_swa", kv_bytes, len(full),
                         f[0] * kv_bytes, len(swa), s[0] * kv_bytes,
-                        (f[1] * len(full) + s[1] * len(swa)) * kv_bytes)
+                        (f[1] * len(full) + s[1] * len(swa)) * kv_bytes,
+                        full_k_per_token=f[1] * kv_bytes, swa_k_per_token=s[1] * kv_bytes)
     if state is not None and not attn:
         raise UsageError(f"SGLang: {model.name} has no attention layer for its token pool", "use --engine vllm")
     per_token, k = _uniform(model, [c for _, c in attn], tp)
@@ -488,15 +537,17 @@ class SglangPool:
             k = (n + page) * c.k_per_token
             v = (n + page) * c.bytes - k
             lines = [allocated("", n, f"K size: {k / GIB:.2f} GB, V size: {v / GIB:.2f} GB")]
-        else:  # SWAKVPool (K and V of equal width in these families): 0.5.9 builds the sliding pool first
-            swa_half = (self.swa_tokens + page) * c.swa_per_token * c.swa_layers // 2
-            full_half = (n + page) * c.full_per_token * c.full_layers // 2
-            swa = allocated("SWA ", self.swa_tokens, f"K size: {swa_half / GIB:.2f} GB, V size: {swa_half / GIB:.2f} GB")
-            full = allocated("Full ", n, f"K size: {full_half / GIB:.2f} GB, V size: {full_half / GIB:.2f} GB")
+        else:  # SWAKVPool: 0.5.9 builds the sliding pool first
+            swa_k = (self.swa_tokens + page) * c.swa_k_per_token * c.swa_layers
+            swa_v = (self.swa_tokens + page) * (c.swa_per_token - c.swa_k_per_token) * c.swa_layers
+            full_k = (n + page) * c.full_k_per_token * c.full_layers
+            full_v = (n + page) * (c.full_per_token - c.full_k_per_token) * c.full_layers
+            swa = allocated("SWA ", self.swa_tokens, f"K size: {swa_k / GIB:.2f} GB, V size: {swa_v / GIB:.2f} GB")
+            full = allocated("Full ", n, f"K size: {full_k / GIB:.2f} GB, V size: {full_v / GIB:.2f} GB")
             lines = [f"Use sliding window memory pool. full_layer_tokens={n}, swa_layer_tokens={self.swa_tokens}",
                      *((full, swa) if labelled else (swa, full)),
-                     f"SWAKVPool mem usage: {2 * (swa_half + full_half) / GIB:.2f} GB, swa size: {self.swa_tokens}, "
-                     f"full size: {n}"]
+                     f"SWAKVPool mem usage: {(swa_k + swa_v + full_k + full_v) / GIB:.2f} GB, swa size: "
+                     f"{self.swa_tokens}, full size: {n}"]
         if self.mamba_cache_size is not None:
             held = self.mamba_cache_size + 1
             lines.insert(0, f"Mamba Cache is allocated. max_mamba_cache_size: {self.mamba_cache_size}, conv_state size: "
@@ -681,7 +732,7 @@ def ssm_state_bytes(raw: dict | None) -> tuple[int, str | None]:
     return 4, "the config's mamba_ssm_dtype was not read (a Hub config): SGLang's float32 default assumed"
 
 
-__all__ = ["RELEASE", "LATEST", "RULES", "Rules", "rules_for", "memory_defaults", "cell", "state_cell", "pool", "ssm_state_bytes", "is_nsa", "context_limit",
+__all__ = ["RELEASE", "LATEST", "RULES", "Rules", "rules_for", "memory_defaults", "vlm_fraction_factor", "cell", "state_cell", "pool", "ssm_state_bytes", "is_nsa", "context_limit",
            "SglangPool", "Cell",
            "Speculation",
            "StateCell", "kv_dtype_bytes"]

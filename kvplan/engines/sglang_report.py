@@ -5,8 +5,8 @@ from __future__ import annotations
 from ..errors import UsageError
 from ..render import Report
 from ..units import GIB
-from .sglang import (MULTIMODAL_ARCHS_0523, MULTIMODAL_PREFILL_GRAPH_0523, NVIDIA_SMI_MIB, SPEC_MAX_RUNNING_REQUESTS,
-                     Rules, SglangPool, Speculation, memory_defaults, pool, rules_for)
+from .sglang import (MULTIMODAL_PREFILL_GRAPH_0523, NVIDIA_SMI_MIB, SPEC_MAX_RUNNING_REQUESTS, Rules, SglangPool,
+                     Speculation, memory_defaults, pool, rules_for, vlm_fraction_factor)
 
 # The free GPU memory SGLang sizes from (T0, after the distributed init) is the driver's total less what
 # the process holds before the weights load: the CUDA context and, at TP > 1, the communicators.
@@ -42,10 +42,11 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
               max_running_requests: int | None = None) -> tuple[int, str | None, float | None]:
     """(bytes SGLang sizes the pool from, how they were found, mem_fraction_static used): --kv-memory as the
     pool itself, else predicted from the GPU: T0 x mem_fraction_static - weights (see kvplan.engines.sglang);
-    0.5.23 also takes a multimodal model's cache (mm_runtime_reservation_gb)."""
+    the default fraction of a multimodal model is scaled for its vision tower (adjust_mem_fraction_for_vlm), and
+    0.5.23 also takes its cache (mm_runtime_reservation_gb)."""
     rules = rules or rules_for(None)
     from ..capacity.gpus import CATALOG
-    from .vllm_profile import driver_total_bytes
+    from .vllm_profile import driver_total_bytes, raw_config
 
     dep = result.deployment
     if dep is not None and dep.kv_memory_bytes is not None:
@@ -57,16 +58,25 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
     if smi_mib is None or dep.gpu.memory_bytes != CATALOG.get(dep.gpu.name, dep.gpu).memory_bytes:
         smi_mib = dep.gpu.memory_bytes / 2**20  # a card (or --gpu-memory) without a known nvidia-smi figure
     arch = result.plan.model.architecture or ""
-    multimodal = rules.vlm_cache_mib > 0 and arch in MULTIMODAL_ARCHS_0523
+    multimodal = arch in rules.multimodal_archs
     defaults = memory_defaults(smi_mib, dep.tp, dep.pp, speculative, rules, mla=_is_mla(result.plan.model),
                                prefill_graph=(not multimodal or arch in MULTIMODAL_PREFILL_GRAPH_0523)
                                and not _has_kda(result.plan.model),
                                max_running_requests=max_running_requests)
     frac = mem_fraction_static if mem_fraction_static is not None else defaults.mem_fraction_static
+    vision = ""
+    if multimodal and mem_fraction_static is None:
+        factor, vision = vlm_fraction_factor(raw_config(result.plan.model))
+        if factor is None:
+            vision = (f"; SGLang scales a vision model's default fraction by its vision tower "
+                      f"(adjust_mem_fraction_for_vlm), not modelled here: {vision}")
+        else:
+            frac *= factor
+            vision = f"; scaled for the vision tower (adjust_mem_fraction_for_vlm): {vision}"
     preload = PRELOAD_BYTES + (PRELOAD_TP_BYTES if dep.tp > 1 else 0)
     t0 = total - preload
     weights = _weights_per_gpu(result)
-    vlm = rules.vlm_cache_mib * 2**20 if multimodal else 0
+    vlm = rules.vlm_cache_mib * 2**20 if multimodal else 0  # 0 before 0.5.23
     rest = int(t0 * frac) - weights - vlm
     how = (f"pool predicted from the GPU: free memory after the distributed init {t0 / GIB:.2f} GiB (the driver's "
            f"{total / GIB:.2f} GiB less {preload / GIB:.2f} GiB held before the load, empirical, from 0.4-0.5 logs) x mem_fraction_static "
@@ -75,13 +85,11 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
                           f", decode CUDA graphs up to batch {defaults.cuda_graph_max_bs}"
                           + (f", prefill CUDA graphs {defaults.prefill_graph_mib:,.0f} MiB"
                              if defaults.prefill_graph_mib else "")
-                          + (f", and {speculative}'s draft" if speculative else "") + ")"
+                          + (f", and {speculative}'s draft" if speculative else "") + vision + ")"
                           if mem_fraction_static is None else " (--mem-util)")
            + f" - weights {weights / GIB:.2f} GiB"
            + (f" - the multimodal cache {rules.vlm_cache_mib} MiB (SGLANG_VLM_CACHE_SIZE_MB)" if vlm else "")
-           + f" = {rest / GIB:.2f} GiB"
-           + (" (SGLang's mem_fraction_static adjustment for vision models, adjust_mem_fraction_for_vlm, is not "
-              "modelled)" if arch in MULTIMODAL_ARCHS_0523 and mem_fraction_static is None else ""))
+           + f" = {rest / GIB:.2f} GiB")
     return rest, how, frac
 
 
