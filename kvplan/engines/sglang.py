@@ -14,7 +14,9 @@ What 0.5.23 changed (0.5.9's rules follow below):
   reserve for a speculative draft.
 - speculative decoding (pool_configurator.DefaultPoolConfigurator): EAGLE / STANDALONE add the draft's layers
   at the target's per-layer size to the cell the pool is sized with (int(cell x draft layers / layers)), and the
-  draft's weights load before the pool is sized (scheduler.py); 0.5.9 sized the target pool alone.
+  draft's weights, its own embedding and head still in place, are resident when the pool is sized
+  (scheduler.init_model_worker; eagle_worker_v2.alloc_memory_pool shares them after): kvplan.engines.sglang_report
+  .draft_weights. 0.5.9 sized the target pool alone.
 - hybrid sliding-window pools (HybridSWAPoolConfigurator): full tokens = int(rest // (F n_f + r S n_s)), page
   aligned, sliding = int(full x r) aligned; more architectures (is_hybrid_swa_model: Gemma 4, Granite SWA,
   Step-3.7, Laguna, Mellum ...; Gemma 2/3 still pooled in full).
@@ -89,8 +91,8 @@ What 0.5.23 changed (0.5.9's rules follow below):
 Not modelled (refused or said): other recurrent states (MiniMax / Bailing lightning attention, Mamba-1 and
 pure SSM models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), SGLANG_MAMBA_SSM_DTYPE, DeepSeek-V4, FP4 and
 MXFP8 KV, pipeline parallelism, DP attention, 0.5.9's speculative draft pool (said beside, not subtracted: it
-comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report) and 0.5.23's draft weights (loaded
-before the pool is sized; said, not subtracted), speculation on a 0.5.23 sliding-window pool, NGRAM speculation,
+comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report) and 0.5.23's draft weights other than
+a DeepSeek / GLM NEXTN module's or a STANDALONE checkpoint's (said, not subtracted), speculation on a 0.5.23 sliding-window pool, NGRAM speculation,
 vision models' mem_fraction_static adjustment where config.json leaves the tower's size to its config class
 (said), and models whose layers differ in heads or width outside the hybrid architectures.
 """

@@ -38,8 +38,43 @@ def resolve_speculation(model, speculation) -> Speculation | None:
     return Speculation(algorithm, steps, tokens, layers, draft.name if draft is not None else None)
 
 
+def draft_weights(result, spec: Speculation | None, rules: Rules) -> tuple[int, str | None]:
+    """(bytes on each GPU, how) of the draft's weights that 0.5.23 holds when it sizes the target's pool: the draft
+    worker loads before init_memory_pools (managers/scheduler.init_model_worker) and takes the target's embedding
+    and head only after the pool exists (EAGLEWorkerV2.alloc_memory_pool -> init_lm_head), so a NEXTN module
+    (deepseek_nextn.py: its own VocabParallelEmbedding and ParallelLMHead, eh_proj replicated) counts whole, and a
+    STANDALONE draft checkpoint too. 0 with a note where it is not modelled; 0.5.9 sized the pool first."""
+    from .vllm_draft_weights import draft_checkpoint_drafter, mtp_drafter
+    from .vllm_profile import checkpoint_weights, raw_config
+    from .vllm_speculative import load_draft
+    from ..weights.mtp import LAYOUTS
+
+    if spec is None or not rules.draft_kv_in_cell:
+        return 0, None
+    model, dep = result.plan.model, result.deployment
+    record = getattr(result, "weights", None) or dep.weights or checkpoint_weights(model)
+    if spec.draft_name is None:
+        if LAYOUTS.get(model.model_type, (None,))[0] != "shared_head":
+            got = None
+            why = f"SGLang's NEXTN module layout for {model.model_type} (its own embedding and head) is not read"
+        else:
+            got = mtp_drafter(model, raw_config(model), record, tp=dep.tp, shares=(
+                False, False, f"SGLang {rules.release} shares the target's embedding and head only after the pool "
+                              "is sized"))
+    elif spec.algorithm == "STANDALONE":
+        draft = load_draft(spec.draft_name)
+        got = draft_checkpoint_drafter(draft, "draft_model", checkpoint_weights(draft), tp=dep.tp)
+    else:
+        got, why = None, f"an {spec.algorithm} head's weights as SGLang loads them are not read"
+    if got is not None and got.bytes_per_gpu is not None:
+        return got.bytes_per_gpu, got.how
+    return 0, (got.how if got is not None else why) + ": the draft's weights are not subtracted, so the pool is high " \
+                                                       "by their size on each GPU"
+
+
 def memory_of(result, mem_fraction_static: float | None, speculative: str | None = None, rules: Rules | None = None,
-              max_running_requests: int | None = None) -> tuple[int, str | None, float | None]:
+              max_running_requests: int | None = None,
+              draft: tuple[int, str | None] = (0, None)) -> tuple[int, str | None, float | None]:
     """(bytes SGLang sizes the pool from, how they were found, mem_fraction_static used): --kv-memory as the
     pool itself, else predicted from the GPU: T0 x mem_fraction_static - weights (see kvplan.engines.sglang);
     the default fraction of a multimodal model is scaled for its vision tower (adjust_mem_fraction_for_vlm), and
@@ -77,7 +112,7 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
     t0 = total - preload
     weights = _weights_per_gpu(result)
     vlm = rules.vlm_cache_mib * 2**20 if multimodal else 0  # 0 before 0.5.23
-    rest = int(t0 * frac) - weights - vlm
+    rest = int(t0 * frac) - weights - vlm - draft[0]
     how = (f"pool predicted from the GPU: free memory after the distributed init {t0 / GIB:.2f} GiB (the driver's "
            f"{total / GIB:.2f} GiB less {preload / GIB:.2f} GiB held before the load, empirical, from 0.4-0.5 logs) x mem_fraction_static "
            f"{frac:g}" + (" (SGLang's default for this card: reserved "
@@ -85,9 +120,11 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
                           f", decode CUDA graphs up to batch {defaults.cuda_graph_max_bs}"
                           + (f", prefill CUDA graphs {defaults.prefill_graph_mib:,.0f} MiB"
                              if defaults.prefill_graph_mib else "")
-                          + (f", and {speculative}'s draft" if speculative else "") + vision + ")"
+                          + (f", and {speculative}'s draft" if speculative in rules.spec_reserved_mib else "")
+                          + vision + ")"
                           if mem_fraction_static is None else " (--mem-util)")
            + f" - weights {weights / GIB:.2f} GiB"
+           + (f" - the draft's weights {draft[0] / GIB:.2f} GiB ({draft[1]})" if draft[0] else "")
            + (f" - the multimodal cache {rules.vlm_cache_mib} MiB (SGLANG_VLM_CACHE_SIZE_MB)" if vlm else "")
            + f" = {rest / GIB:.2f} GiB")
     return rest, how, frac
@@ -167,7 +204,8 @@ def check_context(model, context_len: int) -> str | None:
             f"refuses it above the length it derives (rope scaling can raise it) unless {LONG_CONTEXT_ENV}=1")
 
 
-def draft_pool_note(model, spec: Speculation, got: SglangPool, tp: int, rules: Rules, predicted: bool) -> str:
+def draft_pool_note(model, spec: Speculation, got: SglangPool, tp: int, rules: Rules,
+                    unsubtracted: str | None) -> str:
     """Where the draft's KV and weights go. 0.5.9 (model_runner_kv_cache_mixin.init_memory_pool): the draft worker
     takes the target's max_total_num_tokens over its own layers, from the memory mem_fraction_static leaves.
     0.5.23 (pool_configurator.DefaultPoolConfigurator, scheduler): the draft's layers, at the target's per-layer
@@ -180,9 +218,7 @@ def draft_pool_note(model, spec: Speculation, got: SglangPool, tp: int, rules: R
     if rules.draft_kv_in_cell:
         return (head + f"the draft's {spec.draft_layers} layer(s) at the target's per-layer size add "
                 f"{got.draft_bytes:,} B a token to the {got.cell.bytes:,} B cell the pool is sized with"
-                + ("; the draft's weights, which SGLang loads before sizing the pool, are not subtracted (SGLang's "
-                   "draft load layout is not modelled): the pool is high by their size on each GPU" if predicted
-                   else ""))
+                + (f"; {unsubtracted}" if unsubtracted else ""))
     if spec.draft_name is None:  # MTP: the target's own attention (or latent) layer, draft_layers of them
         per_layer = got.cell.bytes // max(got.cell.full_layers, 1)
         per_token = per_layer * spec.draft_layers
@@ -234,8 +270,9 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     plan = result.plan
     long_note = check_context(plan.model, context_len)
     spec = resolve_speculation(plan.model, speculation)
+    drafted = draft_weights(result, spec, rules) if (dep is not None and dep.kv_memory_bytes is None) else (0, None)
     rest, how, frac = memory_of(result, mem_fraction_static, spec.algorithm if spec else None, rules,
-                                max_running_requests)
+                                max_running_requests, drafted)
     ssm_bytes, ssm_note = ssm_bytes_of(plan.model)
     got = pool(plan.model, rest_bytes=rest, context_len=context_len, tp=dep.tp if dep else 1,
                page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes,
@@ -245,7 +282,8 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
         notes.append("the checkpoint's quant config names an FP8 KV cache, which SGLang's KV dtype auto follows "
                      "(configure_kv_cache_dtype): plan it with -t fp8 to match")
     if spec is not None:
-        notes.append(draft_pool_note(plan.model, spec, got, dep.tp if dep else 1, rules, how is not None))
+        notes.append(draft_pool_note(plan.model, spec, got, dep.tp if dep else 1, rules, drafted[1]
+                                     if how is not None and not drafted[0] else None))
     if got.mamba_cache_size is not None:
         notes.append(f"recurrent states: {got.cell.state.bytes / 2**20:,.2f} MiB a request on each GPU "
                      f"({got.cell.state.layers} layers, the temporal state at {ssm_bytes} B), "

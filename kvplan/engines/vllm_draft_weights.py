@@ -54,23 +54,27 @@ class DrafterWeights:
 
 
 def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, tp: int = 1, pp: int = 1,
-                release: str = "0.33.0") -> DrafterWeights:
+                release: str = "0.33.0", shares: tuple[bool, bool, str] | None = None) -> DrafterWeights:
     """The MTP module's weights vLLM `release` keeps on each last-stage GPU: from the checkpoint's tensor
-    table where it has the module, else estimated from the config (kvplan.weights.mtp)."""
+    table where it has the module, else estimated from the config (kvplan.weights.mtp). shares: another
+    engine's (embedding shared, head shared, why) in place of vLLM's rules."""
     layout = LAYOUTS.get(model.model_type, (None,))[0]
     if layout is None:
         return DrafterWeights(None, f"the weights of {model.model_type}'s MTP module are not modelled")
     tp = max(tp, 1)
-    head_shared = layout == "fc" or at_least(release, HEAD_SHARED_FROM)
-    kept = "the embedding and head" if pp == 1 and head_shared else (
-        "the head" if head_shared else "the embedding" if pp == 1 else "nothing")
-    rule = f"vLLM {release} shares {kept} with the target"
+    if shares is None:
+        embedding_shared, head_shared = pp == 1, layout == "fc" or at_least(release, HEAD_SHARED_FROM)
+        kept = "the embedding and head" if embedding_shared and head_shared else (
+            "the head" if head_shared else "the embedding" if embedding_shared else "nothing")
+        rule = f"vLLM {release} shares {kept} with the target"
+    else:
+        embedding_shared, head_shared, rule = shares
     if record is not None and record.parts:
         table = [(role, layer, n) for role, layer, n in record.parts if is_mtp_part(role, layer, model.num_layers)]
         if table:
             total = 0
             for role, _, n in table:
-                if (role == "embeddings" and pp == 1) or (role == "lm_head" and head_shared):
+                if (role == "embeddings" and embedding_shared) or (role == "lm_head" and head_shared):
                     continue
                 whole = role in REPLICATED or (role == "other" and layout == "shared_head")  # eh_proj: nn.Linear
                 total += n if whole else _cdiv(n, tp)
@@ -80,7 +84,7 @@ def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, t
         return DrafterWeights(None, f"{model.name}'s MTP module could not be sized from its config")
     total = _cdiv(module.decoder_bytes, tp) + module.norm_bytes
     total += module.proj_bytes if layout == "shared_head" else _cdiv(module.proj_bytes, tp)
-    if pp > 1:
+    if not embedding_shared:
         total += _cdiv(module.copy_bytes, tp)  # one embedding for the predictor, loaded apart from the target's
     if not head_shared:
         total += _cdiv(module.layers * module.copy_bytes, tp)  # shared_head.head per layer

@@ -270,25 +270,26 @@ class _Engine:
         """SGLang's requests of the context its pool holds (kvplan.engines.sglang), the pool sized as
         `kvplan estimate --engine sglang` sizes it."""
         from ..engines.sglang import pool, rules_for
-        from ..engines.sglang_report import memory_of, nsa_fp8, refuse_unread, resolve_speculation, ssm_bytes_of
+        from ..engines.sglang_report import (draft_weights, memory_of, nsa_fp8, refuse_unread, resolve_speculation,
+                                             ssm_bytes_of)
 
-        refuse_unread(plan.model, deployment, rules_for(self.release))
+        rules = rules_for(self.release)
+        refuse_unread(plan.model, deployment, rules)
         if self.sglang_spec is None and self.speculation is not None:  # once per search
             self.sglang_spec = resolve_speculation(plan.model, self.speculation)
         spec = self.sglang_spec
         memory_key = (deployment.gpu.name, deployment.tp, deployment.pp)
         rest = self._memory.get(memory_key)
         if rest is None:
-            rest, _, _ = memory_of(SimpleNamespace(deployment=deployment, plan=plan, weights=deployment.weights),
-                                   self.mem_fraction_static, spec.algorithm if spec else None,
-                                   rules_for(self.release))
+            result = SimpleNamespace(deployment=deployment, plan=plan, weights=deployment.weights)
+            rest, _, _ = memory_of(result, self.mem_fraction_static, spec.algorithm if spec else None, rules,
+                                   draft=draft_weights(result, spec, rules))
             self._memory[memory_key] = rest
         got = self._pools.get(key)
         if got is None:
             got = self._pools[key] = pool(plan.model, rest_bytes=rest, context_len=self.tokens, tp=deployment.tp,
                                           page_size=plan.block_size or 1, ssm_bytes=ssm_bytes_of(plan.model)[0],
-                                          nsa_fp8=nsa_fp8(deployment), speculation=spec,
-                                          rules=rules_for(self.release))
+                                          nsa_fp8=nsa_fp8(deployment), speculation=spec, rules=rules)
         return got.max_concurrency
 
 
