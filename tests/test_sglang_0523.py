@@ -127,9 +127,19 @@ def test_deepseek_sparse_attention_pool():
 
 
 def test_refusals():
-    with pytest.raises(UsageError, match="sliding-window pool is not modelled"):
+    # MTP layers on a sliding-window model split between the sub-pools (mtp_local_layer_ids): not read
+    with pytest.raises(UsageError, match="sliding-window draft on a sliding-window pool"):
         pool(load_model("gpt-oss-120b"), rest_bytes=50 * GIB, context_len=8192, rules=R0523,
              speculation=Speculation("EAGLE", 3, 4, 1))
+
+
+def test_an_eagle3_head_on_a_sliding_window_pool():
+    # GPT-OSS-120B with a one-layer EAGLE-3 head (no sliding layers): HybridSWAPoolConfigurator prices the draft
+    # layer at a full layer's 2,048 B: full tokens = int(50 GiB // (2,048 x 18 + 2,048 + 0.8 x 2,048 x 18 =
+    # 68,403.2)) = 784,862, sliding int(784,862 x 0.8) = 627,889; 48 requests (the speculative default)
+    got = pool(load_model("gpt-oss-120b"), rest_bytes=50 * GIB, context_len=8192, rules=R0523,
+               speculation=Speculation("EAGLE3", 3, 4, 1, "head", "LlamaForCausalLMEagle3"))
+    assert (got.max_total_num_tokens, got.swa_tokens, got.max_running_requests) == (784_862, 627_889, 48)
 
 
 def test_the_cli_models_the_newest_release(cli):

@@ -13,7 +13,8 @@ What 0.5.23 changed (0.5.9's rules follow below):
   and decode graphs to 48 (160 at TP >= 4); a given max_running_requests caps the decode graphs' batch; no
   reserve for a speculative draft.
 - speculative decoding (pool_configurator.DefaultPoolConfigurator): EAGLE / STANDALONE add the draft's layers
-  at the target's per-layer size to the cell the pool is sized with (int(cell x draft layers / layers)), and the
+  at the target's per-layer size to the cell the pool is sized with (int(cell x draft layers / layers); on a
+  sliding-window pool a draft without sliding layers at the full layers' size), and the
   draft's weights, its own embedding and head still in place, are resident when the pool is sized
   (scheduler.init_model_worker; eagle_worker_v2.alloc_memory_pool shares them after): kvplan.engines.sglang_report
   .draft_weights. 0.5.9 sized the target pool alone.
@@ -92,7 +93,8 @@ Not modelled (refused or said): other recurrent states (MiniMax / Bailing lightn
 pure SSM models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), SGLANG_MAMBA_SSM_DTYPE, DeepSeek-V4, FP4 and
 MXFP8 KV, pipeline parallelism, DP attention, 0.5.9's speculative draft pool (said beside, not subtracted: it
 comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report) and 0.5.23's draft weights other than
-a DeepSeek / GLM NEXTN module's or a STANDALONE checkpoint's (said, not subtracted), speculation on a 0.5.23 sliding-window pool, NGRAM speculation,
+a DeepSeek / GLM NEXTN module's or a STANDALONE checkpoint's (said, not subtracted), MTP or a sliding-window draft on a 0.5.23
+sliding-window pool, NGRAM speculation,
 vision models' mem_fraction_static adjustment where config.json leaves the tower's size to its config class
 (said), and models whose layers differ in heads or width outside the hybrid architectures.
 """
@@ -305,6 +307,7 @@ class Speculation:
     draft_tokens: int  # speculative_num_draft_tokens
     draft_layers: int  # the layers of the draft's own KV pool
     draft_name: str | None = None  # a separate draft checkpoint
+    draft_architecture: str | None = None  # its architecture (a sliding-window draft splits its layers)
 
 
 @dataclass(frozen=True)
@@ -603,14 +606,19 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
         max_running_requests = SPEC_MAX_RUNNING_REQUESTS  # _handle_speculative_decoding's default
     draft = 0
     if rules.draft_kv_in_cell and speculation is not None:  # DefaultPoolConfigurator: the target's per-layer size
-        if c.kind == "hybrid_swa":
-            raise UsageError(f"SGLang {rules.release}: speculative decoding on a sliding-window pool is not modelled "
-                             "(its draft layers split between the full and sliding pools)",
-                             "plan without --mtp / --draft-model, or use --engine sglang@0.5.9")
-        draft = int(c.bytes * speculation.draft_layers / c.full_layers)
+        if c.kind == "hybrid_swa":  # HybridSWAPoolConfigurator: a draft without sliding layers prices them as full
+            if speculation.draft_name is None or (speculation.draft_architecture or "") in rules.hybrid_swa_archs:
+                raise UsageError(f"SGLang {rules.release}: a sliding-window draft on a sliding-window pool is not "
+                                 "modelled (its layers split between the full and sliding sub-pools by "
+                                 "mtp_local_layer_ids / eagle_draft_swa_num_layers)",
+                                 "plan without --mtp / --draft-model, or use --engine sglang@0.5.9")
+            draft = c.full_per_token * speculation.draft_layers
+        else:
+            draft = int(c.bytes * speculation.draft_layers / c.full_layers)
     rest_bytes, states, ratio = _states(c, rest_bytes, rules, model, speculation, max_running_requests, notes)
     if c.kind == "hybrid_swa" and rules.swa_split_on_cell:  # 0.5.23 HybridSWAPoolConfigurator
-        per_full = c.full_per_token * c.full_layers + swa_full_tokens_ratio * c.swa_per_token * c.swa_layers
+        per_full = (c.full_per_token * c.full_layers + draft
+                    + swa_full_tokens_ratio * c.swa_per_token * c.swa_layers)
         full = int(rest_bytes // per_full)
         if max_total_tokens is not None:
             full = min(full, max_total_tokens)

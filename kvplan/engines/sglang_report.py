@@ -35,7 +35,8 @@ def resolve_speculation(model, speculation) -> Speculation | None:
         steps, tokens = speculation.tokens, speculation.tokens + 1
     else:  # only MTP comes here (a draft checkpoint needs the tokens): every MTP family kvplan models gets (3, 1, 4)
         steps, tokens = 3, 4
-    return Speculation(algorithm, steps, tokens, layers, draft.name if draft is not None else None)
+    return Speculation(algorithm, steps, tokens, layers, draft.name if draft is not None else None,
+                       draft.architecture if draft is not None else None)
 
 
 def draft_weights(result, spec: Speculation | None, rules: Rules) -> tuple[int, str | None]:
