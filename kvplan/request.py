@@ -172,7 +172,7 @@ class EngineRequest:
 
 def _sglang_release(engine: str) -> str:
     """'sglang' -> the newest SGLang release modelled; 'sglang@0.5.9' -> that one; another release is refused."""
-    from .engines.sglang import rules_for
+    from .engines.sglang_rules import rules_for
 
     return rules_for(_asked_release(engine)).release
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.engines.sglang import RULES, cell, memory_defaults, pool
+from kvplan.engines.sglang import cell, pool
+from kvplan.engines.sglang_rules import RULES, memory_defaults
 from kvplan.errors import UsageError
 from kvplan.sources import load_model
 
@@ -270,7 +271,7 @@ def test_max_num_seqs_is_sglangs_max_running_requests(cli):
 
 
 def test_context_length_past_the_models(cli, monkeypatch):
-    from kvplan.engines.sglang import context_limit
+    from kvplan.engines.sglang_rules import context_limit
     from kvplan.sources import load_config
 
     # get_context_length: the first of max_sequence_length, seq_length, max_seq_len, model_max_length,

@@ -10,7 +10,8 @@ import json
 
 import pytest
 
-from kvplan.engines.sglang import RULES, Speculation, cell, memory_defaults, pool, prefill_graph_sizes
+from kvplan.engines.sglang import Speculation, cell, pool
+from kvplan.engines.sglang_rules import RULES, memory_defaults, prefill_graph_sizes
 from kvplan.errors import UsageError
 from kvplan.sources import load_model
 
@@ -219,7 +220,7 @@ def test_gemma4_sub_pools_take_their_own_shapes():
     ({}, None),
 ])
 def test_vision_fraction_factor(raw, factor):
-    from kvplan.engines.sglang import vlm_fraction_factor
+    from kvplan.engines.sglang_rules import vlm_fraction_factor
 
     got, _ = vlm_fraction_factor(raw)
     assert got == pytest.approx(factor) if factor is not None else got is None

@@ -5,38 +5,7 @@ are named beside each, 0.5.9's first. `Rules` holds what changed between the two
 newest (0.5.23, October 2026), `--engine sglang@0.5.9` the older. SGLang keeps one token pool: a token's "cell"
 holds its K/V (or MLA latent) in every layer.
 
-What 0.5.23 changed (0.5.9's rules follow below):
-- mem_fraction_static (arg_groups/memory_hook.py handle_gpu_memory_settings, reserve_for_graph_mb): the breakable
-  prefill CUDA graph is on by default on CUDA and reserved for, 8 MiB a captured size up to chunked_prefill_size
-  (cuda_graph_hook.generate_prefill_cuda_graph_batch_sizes; 1.5 GiB flat for MLA; off for multimodal models not
-  in multimodal_breakable_cuda_graph_supported_model_archs and under PP); the 20-35 GiB band takes chunked 4,096
-  and decode graphs to 48 (160 at TP >= 4); a given max_running_requests caps the decode graphs' batch; no
-  reserve for a speculative draft.
-- speculative decoding (pool_configurator.DefaultPoolConfigurator): EAGLE / STANDALONE add the draft's layers
-  at the target's per-layer size to the cell the pool is sized with (int(cell x draft layers / layers); on a
-  sliding-window pool a draft without sliding layers at the full layers' size), and the
-  draft's weights, its own embedding and head still in place, are resident when the pool is sized
-  (scheduler.init_model_worker; eagle_worker_v2.alloc_memory_pool shares them after): kvplan.engines.sglang_report
-  .draft_weights. 0.5.9 sized the target pool alone.
-- hybrid sliding-window pools (HybridSWAPoolConfigurator): full tokens = int(rest // (F n_f + r S n_s)), page
-  aligned, sliding = int(full x r) aligned; more architectures (is_hybrid_swa_model: Gemma 4, Granite SWA,
-  Step-3.7, Laguna, Mellum ...; Gemma 2/3 still pooled in full).
-- state pools (kv_cache_configurator._handle_max_mamba_cache): the pool's padding slot is charged,
-  max_mamba_cache_size = int((B - per) // per), the tokens lose (K + 1) states; with speculation a joint solve
-  K = int((B - per (1 + D)) // (per (1 + D / ratio))); Qwen3-Next / Qwen3.5 / Nemotron-H / Falcon-H1 take the
-  extra_buffer strategy under the default overlap schedule (overrides._mamba_radix_cache_resolution; also
-  Granite 4.0-H and Kimi Linear, not LFM2), 3 + 2
-  state slots a request, so max_running_requests <= K // 5.
-- max_running_requests (resolve_max_num_reqs): estimated from the final (capped, page-aligned, full-layer) tokens;
-  a given value is also held to tokens // 2.
-- multimodal models' pools lose SGLANG_VLM_CACHE_SIZE_MB (100 MiB, mm_runtime_reservation_gb).
-- the pool's log line names its dtype ("KV Cache is allocated. dtype: torch.bfloat16, #tokens: ..."), a
-  sliding-window model's sub-pools "Full " and "SWA ", the full one first.
-- DeepSeek's sparse attention (now "DSA"): the pool is sized at the latent the default DSA backend stores
-  (calculate_mla_kv_cache_dim; overrides._dsa_split_backend_resolution): bf16 576 x 2 B; fp8 on Hopper
-  (flashmla_kv) 656 B with its scales, on SM >= 10 (trtllm) the raw 576; the index keys on the layers that compute
-  their own top-k (pool_configurator._compute_dsa_indexer_cell_size); fp8_e5m2 is refused; the pool's KV size
-  line (IndexKeyCache buffers) is not modelled.
+What changed in 0.5.23, the release tables and the memory defaults: kvplan.engines.sglang_rules.
 
 0.5.9's rules (where 0.5.23 keeps them, it keeps them):
 - Cell bytes per token (model_executor/model_runner_kv_cache_mixin.py get_cell_size_per_token):
@@ -60,12 +29,6 @@ What 0.5.23 changed (0.5.9's rules follow below):
   (model_runner.py).
 - The log (mem_cache/memory_pool.py _finalize_allocation_log): "KV Cache is allocated. #tokens: N, K
   size: X GB, V size: Y GB" (MLA: "KV size"), the buffers holding N + page_size tokens, GB = 2**30 B.
-- mem_fraction_static, unless given (server_args.py _handle_gpu_memory_settings), from the GPU memory
-  in MiB (nvidia-smi's memory.total): reserved = 512 + max(chunked_prefill_size, 2048) x 1.5 +
-  cuda_graph_max_bs x 2 + tp x pp / 8 x 1024 MiB, at least 10 GiB on a card above 60 GiB; fraction =
-  round((gpu - reserved) / gpu, 3). chunked_prefill_size and cuda_graph_max_bs come from the card's
-  memory (DEFAULTS_BY_MEMORY). A multimodal architecture's default is then scaled for its vision tower
-  (adjust_mem_fraction_for_vlm, vlm_fraction_factor).
 - KV dtype (model_runner.configure_kv_cache_dtype): auto = the model's dtype (fp8_e4m3 where the
   checkpoint's quant_config names an FP8 KV cache), fp8_e4m3, fp8_e5m2, bf16.
 
@@ -105,198 +68,9 @@ from dataclasses import dataclass, field
 
 from ..core.model import ModelSpec
 from ..errors import UsageError
-
-GIB = 2**30
-# configs/model_config.py is_hybrid_swa_model (0.5.9), and the architectures kvplan reads of 0.5.23's list (with
-# SWA_SINK_ARCHS and MIMO_V2_MODEL_ARCHS); Gemma 2/3/3n stay off in both (0.5.23: model_overrides/gemma2_gemma3.py)
-HYBRID_SWA_ARCHS = frozenset({"Llama4ForConditionalGeneration", "GptOssForCausalLM", "MiMoV2FlashForCausalLM",
-                              "Step3p5ForCausalLM"})
-# 0.5.23 model_config.is_hybrid_swa_compress, those kvplan reads: their sliding sub-pool is built with its own
-# heads and widths (kv_cache_configurator._build_hybrid_swa_kv_pool; Gemma 4's per-layer-type shapes from
-# utils/hf_transformers/config._apply_gemma4_attention_overrides); the others allocate both sub-pools with the
-# full layers' shapes though they are sized with the sliding ones, so kvplan refuses them where the shapes differ
-HYBRID_SWA_COMPRESS_0523 = frozenset({"MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM", "Gemma4ForCausalLM",
-                                      "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration",
-                                      "InklingForConditionalGeneration"})
-HYBRID_SWA_ARCHS_0523 = HYBRID_SWA_ARCHS | frozenset({
-    "MiMoV2ForCausalLM", "Step3p7ForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
-    "Gemma4UnifiedForConditionalGeneration", "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
-    "IQuestQ1ForCausalLM", "LagunaForCausalLM", "MellumForCausalLM", "MuseGlimmerForCausalLM",
-    "MuseGlimmerForConditionalGeneration", "InklingForConditionalGeneration"})
-# DeepSeek's sparse attention (configs/model_config.py is_deepseek_nsa, with index_topk): the indexer keys
-# join the cell; server_args._handle_model_specific_adjustments sets page_size 64 (CUDA) and, under kv dtype
-# auto, fp8_e4m3 on SM >= 10 and bfloat16 below (_set_default_nsa_kv_cache_dtype)
-NSA_ARCHS = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "MistralLarge3ForCausalLM",
-                       "GlmMoeDsaForCausalLM"})
-NSA_PAGE_SIZE = 64
-NSA_QUANT_BLOCK = 128  # NSATokenToKVPool.quant_block_size
-SM10_GPUS = frozenset({"b200", "rtx-pro-6000"})  # catalog cards of compute capability 10 and above
-SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py
-MAMBA_FULL_MEMORY_RATIO = 0.9  # server_args.py
-MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3  # model_runner_kv_cache_mixin.py
-# architectures SGLang gives a state pool (model_runner.mambaish_config: hybrid_gdn_config, mamba2_config),
-# whose state kvplan sizes
-STATE_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
-                         "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM",
-                         "GraniteMoeHybridForCausalLM", "Lfm2ForCausalLM", "Lfm2MoeForCausalLM",
-                         "KimiLinearForCausalLM"})
-# the configs whose state params read the config's mamba_ssm_dtype (mamba2_state_dtype(self)); the others
-# (GraniteMoeHybrid, Kimi Linear: mamba2_state_dtype(None)) keep the float32 default
-SSM_DTYPE_FROM_CONFIG_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration",
-                                         "Qwen3_5MoeForConditionalGeneration", "Qwen3_5ForCausalLM",
-                                         "Qwen3_5MoeForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM"})
-# speculative decoding (server_args._handle_speculative_decoding, _handle_gpu_memory_settings): MiB more reserved
-# for the draft and its CUDA graphs (0.5.9 only), and the max_running_requests it defaults to
-SPEC_RESERVED_MIB = {"EAGLE": 2048, "EAGLE3": 2048, "STANDALONE": 6144}
-SPEC_MAX_RUNNING_REQUESTS = 48
-# server_args._handle_gpu_memory_settings: (below this many MiB, chunked_prefill_size, cuda_graph_max_bs at
-# TP < 4, at TP >= 4)
-DEFAULTS_BY_MEMORY = ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 24, 80), (60 * 1024, 4096, 32, 160),
-                      (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512), (None, 16384, 512, 512))
-# 0.5.23 arg_groups/memory_hook.py handle_gpu_memory_settings: the 20-35 GiB band (A10, 4090, 5090) changed
-DEFAULTS_BY_MEMORY_0523 = ((20 * 1024, 2048, 8, 8), (35 * 1024, 4096, 48, 160), *DEFAULTS_BY_MEMORY[2:])
-# configs/model_config.py multimodal_model_archs, as read in each release: their default mem_fraction_static is
-# scaled for the vision tower (adjust_mem_fraction_for_vlm); 0.5.23 also turns the breakable prefill CUDA graph
-# off for them (cuda_graph_hook.disable_breakable_cudagraph_if_incompatible) unless in
-# multimodal_breakable_cuda_graph_supported_model_archs, and takes SGLANG_VLM_CACHE_SIZE_MB from their pool
-MULTIMODAL_ARCHS_059 = frozenset({
-    "CLIPModel", "DeepseekVL2ForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration", "Gemma3ForConditionalGeneration",
-    "Gemma3nForConditionalGeneration", "Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
-    "GlmOcrForConditionalGeneration", "GlmAsrForConditionalGeneration", "Grok1VForCausalLM", "Grok1AForCausalLM",
-    "LlavaLlamaForCausalLM", "Llama4ForConditionalGeneration", "LlavaMistralForCausalLM", "LlavaQwenForCausalLM",
-    "LlavaForConditionalGeneration", "LlavaVidForCausalLM", "LightOnOCRForConditionalGeneration", "MiniCPMO",
-    "MiniCPMV", "Mistral3ForConditionalGeneration", "MultiModalityCausalLM", "MllamaForConditionalGeneration",
-    "NemotronH_Nano_VL_V2", "PixtralForConditionalGeneration", "Qwen2AudioForConditionalGeneration",
-    "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration",
-    "Qwen3VLMoeForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
-    "Qwen3OmniMoeForConditionalGeneration", "KimiVLForConditionalGeneration", "InternVLChatModel",
-    "InternS1ForConditionalGeneration", "InternS1ProForConditionalGeneration", "Phi4MMForCausalLM",
-    "Step3VLForConditionalGeneration", "POINTSV15ChatModel", "DotsVLMForCausalLM", "DotsOCRForCausalLM",
-    "Sarashina2VisionForCausalLM", "NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration",
-    "DeepseekOCRForCausalLM", "JetVLMForConditionalGeneration", "PaddleOCRVLForConditionalGeneration",
-    "MiDashengLMModel", "StepVLForConditionalGeneration", "KimiK25ForConditionalGeneration"})
-MULTIMODAL_ARCHS_0523 = MULTIMODAL_ARCHS_059 | frozenset({
-    "Cohere2VisionForConditionalGeneration", "Cosmos3EdgeForConditionalGeneration",
-    "MiniMaxM3SparseForConditionalGeneration", "Gemma4ForConditionalGeneration", "EmbeddingGemma2Model",
-    "Gemma4UnifiedForConditionalGeneration", "DiffusionGemmaForBlockDiffusion", "Glm5NextForConditionalGeneration",
-    "GlmImageForConditionalGeneration", "Lfm2VlForConditionalGeneration", "MiMoV2ForCausalLM", "MiMoV2ASRForCausalLM",
-    "MossVLForConditionalGeneration", "NemotronH_Nano_Omni_Reasoning_V3", "NemotronH_Omni_Reasoning_V3",
-    "MuseGlimmerForConditionalGeneration", "MuseSparkForConditionalGeneration", "Qwen4ExpForConditionalGeneration",
-    "InternS2PreviewForConditionalGeneration", "InternS2MobiusForConditionalGeneration",
-    "Qwen3ASRForConditionalGeneration", "LocateAnythingForConditionalGeneration", "VoxtralForConditionalGeneration",
-    "WhisperForConditionalGeneration", "Dots3NoteForCausalLM", "UnlimitedOCRForCausalLM",
-    "Step3p7ForConditionalGeneration", "BailingMMNativeForConditionalGeneration",
-    "BailingMM2NativeForConditionalGeneration", "BailingMoeV3VLForConditionalGeneration"})
-MULTIMODAL_PREFILL_GRAPH_0523 = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
-                                           "KimiK25ForConditionalGeneration"})
-VLM_CACHE_MIB = 100  # 0.5.23 environ.py SGLANG_VLM_CACHE_SIZE_MB, taken from a multimodal model's pool
-# 0.5.23 arg_groups/overrides.py _MAMBA_EXTRA_BUFFER_ARCHS: under the default overlap schedule the state pool's
-# "auto" strategy is extra_buffer, 2 more slots a request (allocation_sizing.get_mamba_tracking_slots)
-MAMBA_EXTRA_BUFFER_ARCHS_0523 = STATE_ARCHS - {"Lfm2ForCausalLM", "Lfm2MoeForCausalLM"}
-MAMBA_EXTRA_BUFFER_SLOTS = 2
-
-
-@dataclass(frozen=True)
-class Rules:
-    """What changed between the SGLang releases kvplan models, each rule with where it was read."""
-
-    release: str
-    defaults_by_memory: tuple
-    spec_reserved_mib: dict  # 0.5.9: more reserved for the draft; 0.5.23: none (its weights and KV are in the pool)
-    prefill_graph_reserve: bool  # 0.5.23: the breakable prefill CUDA graph, on by default on CUDA (memory_hook)
-    hybrid_swa_archs: frozenset
-    swa_split_on_cell: bool  # 0.5.23 HybridSWAPoolConfigurator: full = avail // (F n_f + r S n_s)
-    mamba_extra_buffer_archs: frozenset
-    mamba_padding_slot: bool  # 0.5.23 _handle_max_mamba_cache charges each pool's +1 padding slot
-    draft_kv_in_cell: bool  # 0.5.23 DefaultPoolConfigurator: EAGLE/STANDALONE draft layers in the target's cell
-    dsa_stored_counted: bool  # 0.5.23: a DSA pool is sized at the latent its backend stores (0.5.9: at 576 B)
-    log_dtype: bool  # 0.5.23 memory_pool.py: "KV Cache is allocated. dtype: torch.X, ...", "Full "/"SWA " labels
-    vlm_cache_mib: int
-    multimodal_archs: frozenset
-
-
-RULES = {
-    "0.5.9": Rules("0.5.9", DEFAULTS_BY_MEMORY, SPEC_RESERVED_MIB, False, HYBRID_SWA_ARCHS, False, frozenset(),
-                   False, False, False, False, 0, MULTIMODAL_ARCHS_059),
-    "0.5.23": Rules("0.5.23", DEFAULTS_BY_MEMORY_0523, {}, True, HYBRID_SWA_ARCHS_0523, True,
-                    MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, True, True, VLM_CACHE_MIB, MULTIMODAL_ARCHS_0523),
-}
-LATEST = "0.5.23"
-RELEASE = LATEST  # what --engine sglang models
-KV_DTYPES = {"auto": None, "fp8_e4m3": 1, "fp8_e5m2": 1, "bf16": 2, "bfloat16": 2}
-# nvidia-smi's memory.total (MiB), which sizes mem_fraction_static (utils/common.py get_nvgpu_memory_capacity):
-# as public nvidia-smi outputs print it for each card; others fall back to the catalog's bytes
-NVIDIA_SMI_MIB = {"h100-sxm": 81559, "h200": 143771, "b200": 183359, "a100-80gb": 81920, "a100-40gb": 40960,
-                  "rtx-4090": 24564}
-
-
-def rules_for(release: str | None) -> Rules:
-    """The rules of an SGLang release kvplan models (None: the newest)."""
-    if release is None:
-        return RULES[LATEST]
-    if release not in RULES:
-        raise UsageError(f"SGLang {release} is not a release kvplan models ({', '.join(RULES)})",
-                         f"use --engine sglang (SGLang {LATEST}) or sglang@0.5.9")
-    return RULES[release]
-
-
-def vlm_fraction_factor(raw: dict | None) -> tuple[float | None, str]:
-    """(factor, how) of adjust_mem_fraction_for_vlm (0.5.9 server_args.py; 0.5.23 arg_groups/memory_hook.py, the
-    same arithmetic): 0.95 x clamp(1 - 0.1 x (L x H^2 / (24 x 1,024^2) - 1), 0.8, 1.05) for a vision tower of L
-    layers of H. None where config.json leaves L or H (or the whole vision_config) to the config classes' defaults,
-    which kvplan does not replay."""
-    vision = raw.get("vision_config") if isinstance(raw, dict) else None
-    if vision is None:
-        return None, "config.json has no vision_config (its config class may build a default one)"
-    layers, hidden = (vision.get(k) if isinstance(vision, dict) else None for k in ("num_hidden_layers", "hidden_size"))
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (layers, hidden)):
-        return None, "the vision_config leaves num_hidden_layers or hidden_size to its class defaults"
-    dynamic = max(0.8, min(1.05, 1.0 - 0.1 * (layers * hidden**2 / (24 * 1024**2) - 1.0)))
-    return 0.95 * dynamic, f"vision tower {layers} x {hidden}: x 0.95 x {dynamic:.4g}"
-
-
-def prefill_graph_sizes(max_bs: int) -> int:
-    """How many prefill CUDA graphs SGLang 0.5.23 captures up to max_bs tokens
-    (arg_groups/cuda_graph_hook.py generate_prefill_cuda_graph_batch_sizes)."""
-    sizes = [*range(4, 33, 4), *range(48, 257, 16), *range(288, 513, 32), *range(576, 1025, 64),
-             *range(1280, 4097, 256), *range(4608, max_bs + 1, 512)]
-    return sum(1 for s in sizes if s <= max_bs)
-
-
-@dataclass(frozen=True)
-class MemoryDefaults:
-    chunked_prefill_size: int
-    cuda_graph_max_bs: int
-    mem_fraction_static: float
-    reserved_mib: float
-    prefill_graph_mib: float = 0  # 0.5.23: the breakable prefill CUDA graphs' reserve
-
-
-def memory_defaults(gpu_mib: float, tp: int = 1, pp: int = 1, speculative: str | None = None,
-                    rules: Rules | None = None, *, mla: bool = False, prefill_graph: bool = True,
-                    max_running_requests: int | None = None) -> MemoryDefaults:
-    """SGLang's chunked_prefill_size, cuda_graph_max_bs and mem_fraction_static for a card of gpu_mib MiB
-    (speculative: the algorithm, whose draft 0.5.9 reserves more for). 0.5.23 (arg_groups/memory_hook.py
-    handle_gpu_memory_settings, reserve_for_graph_mb) also reserves for its breakable prefill CUDA graphs, 8 MiB
-    a captured size up to chunked_prefill_size (1.5 GiB flat for MLA) unless prefill_graph is False (pipeline
-    parallelism, most multimodal models), cuts the decode graphs' batch to a given max_running_requests, and
-    takes the 10 GiB floor after the graph terms."""
-    rules = rules or RULES[LATEST]
-    for below, chunked, small_tp, large_tp in rules.defaults_by_memory:
-        if below is None or gpu_mib < below:
-            break
-    graph_bs = small_tp if tp < 4 else large_tp
-    if rules.prefill_graph_reserve and max_running_requests is not None:
-        graph_bs = min(graph_bs, max_running_requests)
-    prefill = 0
-    if rules.prefill_graph_reserve and prefill_graph and pp == 1:
-        prefill = 1.5 * 1024 if mla else prefill_graph_sizes(chunked) * 8
-    reserved = 512 + max(chunked, 2048) * 1.5 + graph_bs * 2 + tp * pp / 8 * 1024 + prefill
-    if gpu_mib > 60 * 1024:
-        reserved = max(reserved, 10 * 1024)
-    reserved += rules.spec_reserved_mib.get(speculative, 0)
-    return MemoryDefaults(chunked, graph_bs, round((gpu_mib - reserved) / gpu_mib, 3), reserved, prefill)
-
+from .sglang_rules import (GIB, HYBRID_SWA_COMPRESS_0523, KV_DTYPES, LATEST, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
+                           MAMBA_EXTRA_BUFFER_SLOTS, MAMBA_FULL_MEMORY_RATIO, NSA_ARCHS, NSA_PAGE_SIZE, NSA_QUANT_BLOCK,
+                           RULES, SPEC_MAX_RUNNING_REQUESTS, STATE_ARCHS, SWA_FULL_TOKENS_RATIO, Rules)
 
 @dataclass(frozen=True)
 class Speculation:
@@ -693,56 +467,10 @@ def _states(c: Cell, rest_bytes: int, rules: Rules, model: ModelSpec, speculatio
     return int(rest_bytes), states, ratio
 
 
-# utils/hf_transformers_utils.py get_context_length: the first of these the text config has, times a rope
-# scaling factor (1 when the scaling names original_max_position_embeddings or is llama3's)
-CONTEXT_LENGTH_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
-LONG_CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"  # configs/model_config.py _derive_context_length
-
-
-def context_limit(raw: dict | None) -> tuple[int | None, bool]:
-    """(the context length SGLang derives from a config, whether kvplan reads it exactly). Exact only when the
-    file names one of the keys and its rope scaling is absent or a plain rope_scaling dict: a newer
-    `rope_parameters`, or a key left to the config class's default, reaches SGLang through transformers'
-    config object, which kvplan does not replay."""
-    if not isinstance(raw, dict):
-        return None, False
-    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
-    scaling = text.get("rope_scaling")
-    exact = "rope_parameters" not in text
-    factor = 1
-    if isinstance(scaling, dict) and scaling:
-        factor = scaling.get("factor", 1)
-        if "original_max_position_embeddings" in scaling or scaling.get("rope_type") == "llama3":
-            factor = 1
-        if not isinstance(factor, (int, float)) or isinstance(factor, bool):
-            return None, False
-    for key in CONTEXT_LENGTH_KEYS:
-        value = text.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return int(factor * value), exact
-    return None, False  # none in the file: transformers' class defaults fill it, which kvplan does not replay
-
-
 def is_nsa(model: ModelSpec) -> bool:
     """DeepSeek's sparse attention as SGLang sees it: an indexer cache on one of its DSA architectures."""
     return (model.architecture or "") in NSA_ARCHS and any(
         c.kind == "indexer" for layer in model.layers for c in layer.caches)
 
 
-def ssm_state_bytes(raw: dict | None) -> tuple[int, str | None]:
-    """(bytes of a temporal state element, note): the config's mamba_ssm_dtype (or its text_config's), else
-    SGLang's float32 default (configs/mamba_utils.py mamba2_state_dtype; SGLANG_MAMBA_SSM_DTYPE not read)."""
-    widths = {"float32": 4, "bfloat16": 2, "float16": 2}
-    if isinstance(raw, dict):
-        nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
-        name = nested.get("mamba_ssm_dtype", raw.get("mamba_ssm_dtype"))
-        if name in widths:
-            return widths[name], None
-        return 4, None
-    return 4, "the config's mamba_ssm_dtype was not read (a Hub config): SGLang's float32 default assumed"
-
-
-__all__ = ["RELEASE", "LATEST", "RULES", "Rules", "rules_for", "memory_defaults", "vlm_fraction_factor", "cell", "state_cell", "pool", "ssm_state_bytes", "is_nsa", "context_limit",
-           "SglangPool", "Cell",
-           "Speculation",
-           "StateCell", "kv_dtype_bytes"]
+__all__ = ["Speculation", "Cell", "StateCell", "SglangPool", "kv_dtype_bytes", "cell", "state_cell", "pool", "is_nsa"]

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from ..errors import KvplanError, UsageError
 from ..render import Report, Table
-from .sglang import NSA_PAGE_SIZE, RULES, SM10_GPUS, cell, is_nsa, kv_dtype_bytes
+from .sglang import cell, is_nsa, kv_dtype_bytes
+from .sglang_rules import NSA_PAGE_SIZE, RULES, SM10_GPUS
 
 # SGLang prints no version; the public logs calibrate reads are of 0.4-0.5.10 and are reproduced with 0.5.9's
 # rules (0.5.23's pool rules: kvplan.engines.sglang.RULES, `estimate --engine sglang`)

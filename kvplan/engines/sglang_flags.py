@@ -17,7 +17,8 @@ from ..techniques.architecture import HybridWhatIf, LatentWhatIf, RegroupHeads, 
 from ..techniques.quantize import Quantize
 from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
-from .sglang import LATEST, LONG_CONTEXT_ENV, SPEC_MAX_RUNNING_REQUESTS, context_limit, kv_dtype_bytes, rules_for
+from .sglang import kv_dtype_bytes
+from .sglang_rules import LATEST, LONG_CONTEXT_ENV, SPEC_MAX_RUNNING_REQUESTS, context_limit, rules_for
 from .vllm_flags import NotApplied
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from ..errors import UsageError
 from ..render import Report
 from ..units import GIB
-from .sglang import (MULTIMODAL_PREFILL_GRAPH_0523, NVIDIA_SMI_MIB, SPEC_MAX_RUNNING_REQUESTS, Rules, SglangPool,
-                     Speculation, memory_defaults, pool, rules_for, vlm_fraction_factor)
+from .sglang import SglangPool, Speculation, pool
+from .sglang_rules import (MULTIMODAL_PREFILL_GRAPH_0523, NVIDIA_SMI_MIB, SPEC_MAX_RUNNING_REQUESTS, Rules, memory_defaults,
+                           rules_for, vlm_fraction_factor)
 
 # The free GPU memory SGLang sizes from (T0, after the distributed init) is the driver's total less what
 # the process holds before the weights load: the CUDA context and, at TP > 1, the communicators.
@@ -155,7 +156,7 @@ def _weights_per_gpu(result) -> int:
 def ssm_bytes_of(model) -> tuple[int, str | None]:
     """The temporal state's element width: the config's mamba_ssm_dtype where SGLang's state params read the
     config (SSM_DTYPE_FROM_CONFIG_ARCHS), else its float32 default."""
-    from .sglang import SSM_DTYPE_FROM_CONFIG_ARCHS, ssm_state_bytes
+    from .sglang_rules import SSM_DTYPE_FROM_CONFIG_ARCHS, ssm_state_bytes
     from .vllm_profile import raw_config
 
     if not any(layer.state is not None for layer in model.layers) \
@@ -185,7 +186,7 @@ def check_context(model, context_len: int) -> str | None:
     where kvplan reads that length exactly; a note where the config's rope scaling reaches SGLang another way."""
     import os
 
-    from .sglang import LONG_CONTEXT_ENV, context_limit
+    from .sglang_rules import LONG_CONTEXT_ENV, context_limit
     from .vllm_profile import raw_config
 
     limit, exact = context_limit(raw_config(model))
@@ -234,7 +235,7 @@ def draft_pool_note(model, spec: Speculation, got: SglangPool, tp: int, rules: R
 
 def nsa_fp8(dep) -> bool:
     """Whether the deployment's GPU is SM >= 10 (SGLang's fp8 default for DeepSeek's sparse attention)."""
-    from .sglang import SM10_GPUS
+    from .sglang_rules import SM10_GPUS
 
     return dep is not None and dep.gpu is not None and dep.gpu.name in SM10_GPUS
 

@@ -269,7 +269,8 @@ class _Engine:
     def _sglang_concurrency(self, plan, deployment: Deployment, key) -> float:
         """SGLang's requests of the context its pool holds (kvplan.engines.sglang), the pool sized as
         `kvplan estimate --engine sglang` sizes it."""
-        from ..engines.sglang import pool, rules_for
+        from ..engines.sglang import pool
+        from ..engines.sglang_rules import rules_for
         from ..engines.sglang_report import (draft_weights, memory_of, nsa_fp8, refuse_unread, resolve_speculation,
                                              ssm_bytes_of)
 
