@@ -207,3 +207,17 @@ def test_the_0523_log_lines_are_read():
     assert (log.load_begin_avail_gib, log.load_end_avail_gib) == (78.81, 65.02)
     assert (log.full_tokens, log.swa_tokens) == (809_086, 647_268)
     assert [line[0] for line in log.kv_lines] == [809_086, 647_268]
+
+
+def test_calibrate_under_another_sglang_release(cli):
+    # --version picks the rules an SGLang log is reproduced with (it prints none): the docs' Llama-3.1-8B start
+    # reproduces under 0.5.23's too, the dense pool's arithmetic being the same
+    rc, out, err = cli("calibrate", str(LOGS / "v041_llama31_8b_h100_docs.log"), "--version", "0.5.23", "--format",
+                       "json")
+    assert rc == 0, err
+    data = json.loads(out)
+    assert data["engine"] == {"name": "sglang", "version": "0.5.23"}
+    tokens = {f["name"]: f for f in data["figures"]}["max_total_num_tokens"]
+    assert tokens["logged"] == "444,500" and tokens["within_rounding"] is True
+    rc, out, err = cli("calibrate", str(LOGS / "v041_llama31_8b_h100_docs.log"), "--version", "0.6")
+    assert rc == 2 and "SGLang 0.6 is not a release kvplan models (0.5.9, 0.5.23)" in err

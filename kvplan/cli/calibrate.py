@@ -13,7 +13,7 @@ from .options import FormatOpt, SetOpt
 def calibrate_command(
     log: Annotated[str, typer.Argument(help="A vLLM or SGLang start-up log (the server's output up to 'Application startup complete').")],
     model: Annotated[Optional[str], typer.Option("--model", "-m", help="The model, when the log's name is not bundled and cannot be read as a Hub id or a local folder from here: a bundled name, a config.json or a Hub id.")] = None,
-    version: Annotated[Optional[str], typer.Option("--version", help="vLLM release whose rules reproduce the log (default: the version the log prints).")] = None,
+    version: Annotated[Optional[str], typer.Option("--version", help="The release whose rules reproduce the log: vLLM's (default: the version the log prints), or for an SGLang log 0.5.9 (default) or 0.5.23.")] = None,
     kv_dtype: Annotated[Optional[str], typer.Option("--kv-dtype", "-t", help="What-if: another vLLM --kv-cache-dtype (fp8, fp8_e5m2, int8_per_token_head, ...); for an SGLang log its --kv-cache-dtype (fp8_e4m3, fp8_e5m2, bf16).")] = None,
     max_model_len: Annotated[Optional[str], typer.Option("--max-model-len", help="What-if: another max_model_len (64k, 131072).")] = None,
     block_size: Annotated[Optional[int], typer.Option("--block-size", help="What-if: another --block-size (an SGLang log: its --page-size).")] = None,
@@ -30,7 +30,8 @@ def calibrate_command(
     """Reproduce every figure of a vLLM (or SGLang) start-up log and print predicted vs logged.
 
     An SGLang log (its 'Load weight end.' and 'KV Cache is allocated.' lines) is reproduced with
-    SGLang 0.5.9's pool rules (SGLang prints no version; the public logs are of 0.4-0.5.10; docs/sglang.md): the tokens, the K/V sizes, max_running_requests.
+    SGLang 0.5.9's pool rules (SGLang prints no version; the public logs are of 0.4-0.5.10; --version 0.5.23 for
+    a newer one; docs/sglang.md): the tokens, the K/V sizes, max_running_requests.
 
     When the log has vLLM's profile breakdown ("Free memory on device ... Actual usage is ..."),
     each profile term (weights, peak activation, non-torch, CUDA graphs) is shown beside kvplan's.
@@ -48,7 +49,7 @@ def calibrate_command(
 
     check_format(fmt)
     if sniff(log):
-        _sglang(log, model, tp, mem_fraction_static, gpu, fmt, kv_dtype, max_model_len, block_size, version=version,
+        _sglang(log, model, tp, mem_fraction_static, gpu, fmt, kv_dtype, max_model_len, block_size, version,
                 as_version=what_if_version, spec_tokens=spec_tokens, draft_model=draft_model,
                 prefix_caching=prefix_caching, set_=set_)
         return
@@ -69,7 +70,8 @@ def calibrate_command(
         raise problem
 
 
-def _sglang(log, model, tp, mem_fraction_static, gpu, fmt, kv_dtype, max_model_len, block_size, **vllm_only) -> None:
+def _sglang(log, model, tp, mem_fraction_static, gpu, fmt, kv_dtype, max_model_len, block_size, version,
+            **vllm_only) -> None:
     """An SGLang log: its reproduction (the vLLM what-ifs and settings do not apply)."""
     from ..engines.sglang_calibrate import calibrate_workflow
     from ..errors import UsageError
@@ -78,10 +80,11 @@ def _sglang(log, model, tp, mem_fraction_static, gpu, fmt, kv_dtype, max_model_l
     if given:
         flag = "--" + given[0].replace("_", "-").replace("as-version", "as-version").rstrip("-")
         raise UsageError(f"{flag} is a vLLM calibrate option; this log reads as SGLang's",
-                         "SGLang logs take --model, --tp, --gpu, --mem-fraction-static and the what-ifs -t, "
+                         "SGLang logs take --model, --tp, --gpu, --mem-fraction-static, --version and the what-ifs -t, "
                          "--max-model-len and --block-size")
     report, problem = calibrate_workflow(log, model=model, tp=tp, mem_fraction_static=mem_fraction_static, gpu=gpu,
-                                         kv_dtype=kv_dtype, max_model_len=max_model_len, block_size=block_size)
+                                         kv_dtype=kv_dtype, max_model_len=max_model_len, block_size=block_size,
+                                         version=version)
     from ..reports import tidy
 
     report.tidy = tidy.calibrate(report.data)

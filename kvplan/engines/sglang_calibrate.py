@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from ..errors import KvplanError, UsageError
 from ..render import Report, Table
 from .sglang import cell, is_nsa, kv_dtype_bytes
-from .sglang_rules import NSA_PAGE_SIZE, RULES, SM10_GPUS
+from .sglang_log import SglangLog, read
+from .sglang_rules import (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO, MAMBA_EXTRA_BUFFER_SLOTS, NSA_PAGE_SIZE, RULES,
+                           SM10_GPUS, Rules, rules_for)
+from .vllm_calibrate import Figure, _pct  # the figures both engines' calibrations share (tidy.calibrate reads them)
 
 # SGLang prints no version; the public logs calibrate reads are of 0.4-0.5.10 and are reproduced with 0.5.9's
-# rules (0.5.23's pool rules: kvplan.engines.sglang.RULES, `estimate --engine sglang`)
+# rules unless --version names another release kvplan models
 LOG_RULES = RULES["0.5.9"]
-RELEASE = LOG_RULES.release
-from .sglang_log import SglangLog, read
-from .vllm_calibrate import Figure, _pct  # the figures both engines' calibrations share (tidy.calibrate reads them)
 
 GIB = 2**30
 HALF_CENT = 0.005  # a figure printed with two decimals
@@ -43,15 +43,16 @@ class SglangCalibration:
     notes: list = field(default_factory=list)
     problem: KvplanError | None = None
     what_if: dict | None = None  # the same deployment's pool with another KV dtype, context or page size
+    rules: Rules = LOG_RULES
 
 
 def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None,
               mem_fraction_static: float | None = None, gpu: str | None = None,
-              what_if: dict | None = None) -> SglangCalibration:
+              what_if: dict | None = None, rules: Rules = LOG_RULES) -> SglangCalibration:
     from ..sources import load_model
     from .vllm_calibrate import hub_cache_id, match_bundled
 
-    cal = SglangCalibration(log)
+    cal = SglangCalibration(log, rules=rules)
     if log.read_nothing:
         cal.problem = UsageError(f"{log.path}: no SGLang memory lines ('Load weight end.', 'KV Cache is allocated.', "
                                  "'max_total_num_tokens=') were found", "give the server's start-up log as it printed it")
@@ -77,7 +78,7 @@ def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None
         if dtype == "auto" and gpu in SM10_GPUS and is_nsa(spec):  # SGLang's DSA default on SM >= 10
             dtype, kv_bytes = "fp8_e4m3", 1
             cal.notes.append(f"KV dtype fp8_e4m3: SGLang's default for DeepSeek's sparse attention on {gpu}")
-        c = cell(spec, tp, kv_bytes, ssm_bytes_of(spec)[0], LOG_RULES)
+        c = cell(spec, tp, kv_bytes, ssm_bytes_of(spec)[0], rules, sm10=gpu in SM10_GPUS)
         if c.index_bytes:
             page = NSA_PAGE_SIZE
     except KvplanError as exc:
@@ -87,7 +88,7 @@ def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None
     _sizes(cal, c, page)
     _states(cal, c)
     rest = _tokens(cal, c, page, mem_fraction_static)
-    _requests(cal)
+    _requests(cal, spec.architecture)
     if what_if:
         try:
             _what_if(cal, spec, tp, page, rest, what_if, gpu)
@@ -110,7 +111,7 @@ def _what_if(cal: SglangCalibration, spec, tp: int, page: int, rest: int | None,
     context = what.get("max_model_len") or log.context_len or spec.max_context_tokens or 4096
     got = pool(spec, rest_bytes=rest, context_len=context, tp=tp, kv_cache_dtype=what.get("kv_cache_dtype"),
                page_size=what.get("block_size") or page, ssm_bytes=ssm_bytes_of(spec)[0],
-               nsa_fp8=gpu in SM10_GPUS, rules=LOG_RULES)
+               nsa_fp8=gpu in SM10_GPUS, rules=cal.rules)
     cal.what_if = {"asked": what, "kv_cache_dtype": got.kv_cache_dtype, "max_total_num_tokens": got.max_total_num_tokens,
                    "max_running_requests": got.max_running_requests, "max_concurrency": round(got.max_concurrency, 6),
                    "log": got.log_lines(), "notes": list(got.notes)}
@@ -199,17 +200,20 @@ def _tokens(cal: SglangCalibration, c, page: int, given: float | None) -> int | 
     return rest_bytes
 
 
-def _requests(cal: SglangCalibration) -> None:
+def _requests(cal: SglangCalibration, architecture: str | None = None) -> None:
     log = cal.log
     if log.max_running_requests is None or log.max_total_num_tokens is None or not log.context_len:
         return
     if log.args.get("max_running_requests") is not None:
         return  # given on the command line
-    predicted = min(max(int(log.max_total_num_tokens / log.context_len * 512), 2048), 4096)
-    why = f"min(max(int({log.max_total_num_tokens:,} / {log.context_len:,} x 512), 2048), 4096)"
+    tokens = log.max_total_num_tokens
+    predicted = min(max(int(tokens / log.context_len * 512), 2048), 4096, tokens // 2)
+    why = f"min(max(int({tokens:,} / {log.context_len:,} x 512), 2048), 4096, {tokens:,} // 2)"
     if log.mamba_cache_size is not None:
-        predicted = min(predicted, log.mamba_cache_size // 3)
-        why += f", at most max_mamba_cache_size {log.mamba_cache_size:,} // 3"
+        ratio = MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO + (
+            MAMBA_EXTRA_BUFFER_SLOTS if (architecture or "") in cal.rules.mamba_extra_buffer_archs else 0)
+        predicted = min(predicted, log.mamba_cache_size // ratio)
+        why += f", at most max_mamba_cache_size {log.mamba_cache_size:,} // {ratio}"
     within, kind = log.max_running_requests in (predicted, predicted + 1), "reproduction"
     if log.max_running_requests == predicted + 1:
         why += ("; the log's one more is an older release's (up to at least 0.4.3.post4: "
@@ -232,7 +236,7 @@ def build_report(cal: SglangCalibration) -> Report:
     data = {
         "log": {"path": log.path, "engine": "sglang", **read_},
         "model": cal.model_alias,
-        "engine": {"name": "sglang", "version": RELEASE},
+        "engine": {"name": "sglang", "version": cal.rules.release},
         "figures": [f.__dict__ for f in cal.figures],
         "reproduced": (all(f.within_rounding for f in cal.figures if f.kind == "reproduction")
                        if any(f.kind == "reproduction" for f in cal.figures) else False),
@@ -242,7 +246,7 @@ def build_report(cal: SglangCalibration) -> Report:
     }
     report = Report(data)
     report.headline = (f"SGLang start-up log {log.path}: {cal.model_alias or log.args.get('model_path') or 'model unknown'}, "
-                       f"rules of SGLang {RELEASE}")
+                       f"rules of SGLang {cal.rules.release}")
     shown = [[k.replace("_", " "), f"{v:g}" if isinstance(v, float) else v] for k, v in read_.items() if v is not None]
     report.tables.append(Table("read from the log", ["setting", "value"], shown))
     if cal.figures:
@@ -262,7 +266,7 @@ def build_report(cal: SglangCalibration) -> Report:
 
 
 def calibrate_workflow(path: str, *, model=None, tp=None, mem_fraction_static=None, gpu=None, kv_dtype=None,
-                       max_model_len=None, block_size=None) -> tuple[Report, KvplanError | None]:
+                       max_model_len=None, block_size=None, version=None) -> tuple[Report, KvplanError | None]:
     if mem_fraction_static is not None and not 0 < mem_fraction_static < 1:
         raise UsageError(f"--mem-fraction-static {mem_fraction_static}: give a fraction between 0 and 1")
     if tp is not None and tp < 1:
@@ -282,8 +286,10 @@ def calibrate_workflow(path: str, *, model=None, tp=None, mem_fraction_static=No
         if block_size <= 0:
             raise UsageError(f"--block-size {block_size}: must be positive")
         what["block_size"] = block_size
+    rules = rules_for(version.strip().lstrip("v")) if version else LOG_RULES
     log = read(path)
-    cal = calibrate(log, model=model, tp=tp, mem_fraction_static=mem_fraction_static, gpu=gpu, what_if=what or None)
+    cal = calibrate(log, model=model, tp=tp, mem_fraction_static=mem_fraction_static, gpu=gpu, what_if=what or None,
+                    rules=rules)
     if log.read_nothing and cal.problem is not None:
         raise cal.problem
     return build_report(cal), cal.problem

@@ -181,7 +181,8 @@ def rules_for(release: str | None) -> Rules:
         return RULES[LATEST]
     if release not in RULES:
         raise UsageError(f"SGLang {release} is not a release kvplan models ({', '.join(RULES)})",
-                         f"use --engine sglang (SGLang {LATEST}) or sglang@0.5.9")
+                         f"name one of them (--engine sglang@RELEASE, calibrate --version RELEASE), or leave it out "
+                         f"for {LATEST}")
     return RULES[release]
 
 
