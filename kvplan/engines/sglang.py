@@ -423,8 +423,9 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
     if states is not None:
         requests = min(requests, states // ratio)
         if requests <= 0:  # 0.5.23 resolve_max_num_reqs raises ("state cache is too small to serve any requests")
-            raise UsageError(f"SGLang would not start: its state pool holds {states} states of "
-                             f"{c.state.bytes / 2**20:,.1f} MiB, {ratio} a request, so no request can run",
+            raise UsageError(f"SGLang {rules.release} would not serve: its state pool holds {states} states of "
+                             f"{c.state.bytes / 2**20:,.1f} MiB, {ratio} a request, so no request can run"
+                             + (" (it refuses to start)" if rules.swa_split_on_cell else ""),
                              "raise --mem-util (SGLang's --mem-fraction-static) or add GPUs (--tp)")
     return SglangPool(c, dtype, rest_bytes, tokens, swa, states, page_size, context_len, requests,
                       mem_fraction_static, tuple(notes), rules.release,
