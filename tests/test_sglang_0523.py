@@ -263,3 +263,18 @@ def test_a_state_pool_too_small_for_one_request_does_not_start():
     with pytest.raises(UsageError, match="would not serve: its state pool holds 4 states"):
         pool(load_model("qwen3-next-80b-a3b"), rest_bytes=int(5.5 * per * 1.9 / 0.9), context_len=4096, tp=2,
              rules=R0523)
+
+
+def test_a_qwen3_next_mtp_module_is_resident_too(cli):
+    # qwen3_next_mtp.py builds a Qwen3NextModel of one layer (its own VocabParallelEmbedding) and a ParallelLMHead,
+    # filled with the target's only after the pool is sized; fc is an nn.Linear. At TP 2, bf16: the decoder layer
+    # 1,642,076,672 parameters x 2 B / 2, fc 2 x 2,048 x 2,048 x 2 B whole, three norms 3 x 2,048 x 2 B, and an
+    # embedding and a head of 151,936 x 2,048 x 2 B over 2 each:
+    # 1,642,076,672 + 16,777,216 + 12,288 + 2 x 311,164,928 = 2,281,196,032 B
+    def engine(*extra):
+        rc, out, err = cli("estimate", "qwen3-next-80b-a3b", "--gpu", "h200", "--tp", "2", "--context", "8k",
+                           "--engine", "sglang", "--format", "json", *extra)
+        assert rc == 0, err
+        return json.loads(out)["engine"]
+
+    assert engine()["kv_memory_bytes"] - engine("--mtp")["kv_memory_bytes"] == 2_281_196_032

@@ -56,7 +56,7 @@ Not modelled (refused or said): other recurrent states (MiniMax / Bailing lightn
 pure SSM models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), SGLANG_MAMBA_SSM_DTYPE, DeepSeek-V4, FP4 and
 MXFP8 KV, pipeline parallelism, DP attention, 0.5.9's speculative draft pool (said beside, not subtracted: it
 comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report) and 0.5.23's draft weights other than
-a DeepSeek / GLM NEXTN module's or a STANDALONE checkpoint's (said, not subtracted), MTP or a sliding-window draft on a 0.5.23
+an EAGLE head's (said, not subtracted), MTP or a sliding-window draft on a 0.5.23
 sliding-window pool, NGRAM speculation,
 vision models' mem_fraction_static adjustment where config.json leaves the tower's size to its config class
 (said), and models whose layers differ in heads or width outside the hybrid architectures.

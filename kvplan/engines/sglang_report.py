@@ -56,9 +56,12 @@ def draft_weights(result, spec: Speculation | None, rules: Rules) -> tuple[int, 
     model, dep = result.plan.model, result.deployment
     record = getattr(result, "weights", None) or dep.weights or checkpoint_weights(model)
     if spec.draft_name is None:
-        if LAYOUTS.get(model.model_type, (None,))[0] != "shared_head":
+        layout = LAYOUTS.get(model.model_type, (None,))[0]
+        if layout == "fc":
+            return _fc_module(model, raw_config(model), dep.tp, rules)
+        if layout is None:
             got = None
-            why = f"SGLang's NEXTN module layout for {model.model_type} (its own embedding and head) is not read"
+            why = f"SGLang's NEXTN module layout for {model.model_type} is not read"
         else:
             got = mtp_drafter(model, raw_config(model), record, tp=dep.tp, shares=(
                 False, False, f"SGLang {rules.release} shares the target's embedding and head only after the pool "
@@ -72,6 +75,26 @@ def draft_weights(result, spec: Speculation | None, rules: Rules) -> tuple[int, 
         return got.bytes_per_gpu, got.how
     return 0, (got.how if got is not None else why) + ": the draft's weights are not subtracted, so the pool is high " \
                                                        "by their size on each GPU"
+
+
+def _fc_module(model, raw: dict | None, tp: int, rules: Rules) -> tuple[int, str | None]:
+    """Qwen3-Next / Qwen3.5's MTP module as SGLang builds it (qwen3_next_mtp.py, qwen3_5_mtp.py): the decoder
+    layer sharded, `fc` an nn.Linear whole on every rank, three norms, and a vocabulary-parallel embedding and head
+    of its own (the checkpoint has none: allocated, replaced by the target's after the pool is sized; Qwen3.5 ties
+    the head to that embedding where the config ties them). Estimated from the config (kvplan.weights.mtp)."""
+    from ..weights.mtp import mtp_module
+
+    module = mtp_module(model, raw)
+    if module is None:
+        return 0, (f"{model.name}'s MTP module could not be sized from its config: the draft's weights are not "
+                   "subtracted, so the pool is high by their size on each GPU")
+    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
+    tied = model.model_type != "qwen3_next" and bool(text.get("tie_word_embeddings", raw.get("tie_word_embeddings")))
+    copies = 1 if tied else 2
+    total = -(-module.decoder_bytes // tp) + module.proj_bytes + module.norm_bytes + copies * -(-module.copy_bytes // tp)
+    return total, (f"{module.how}; SGLang {rules.release} builds its own embedding"
+                   + ("" if tied else " and head") + " (vocabulary-parallel) and keeps fc whole until after the pool "
+                   "is sized")
 
 
 def memory_of(result, mem_fraction_static: float | None, speculative: str | None = None, rules: Rules | None = None,
