@@ -143,6 +143,7 @@ BASELINE = Path(__file__).parent.parent / "benchmarks" / "baseline-cpu.json"
     ({"a": 1}, "latency_samples_ms is not a list of numbers"),
     ([float("nan")], "latency_samples_ms[0] is nan: NaN or infinite figures cannot be gated"),
     ([10**400], "latency_samples_ms[0] is beyond 2^63"),
+    ([1.0, -2.5], "latency_samples_ms[1] is -2.5: a latency is not negative"),
 ])
 def test_gate_refuses_latency_samples_that_are_not_numbers(cli, tmp_path, samples, words):
     doc = json.loads(BASELINE.read_text())

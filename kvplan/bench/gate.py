@@ -114,6 +114,9 @@ def validate(doc: dict, path: str, what: str) -> dict:
             raise GateInputError(f"{where}.latency_samples_ms is not a list of numbers: {samples!r}")
         for j, sample in enumerate(samples or ()):
             _check_number(sample, f"{where}.latency_samples_ms[{j}]")
+            if sample is not None and sample < 0:  # a time cannot be negative: a broken run, not "no samples"
+                raise GateInputError(f"{where}.latency_samples_ms[{j}] is {sample!r}: a latency is not negative",
+                                     "the run that wrote it is broken; rerun the bench")
     _check_number(doc["ceiling"].get("copy_gbps"), f"{what} {path}: ceiling.copy_gbps")
     return doc
 
