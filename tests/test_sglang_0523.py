@@ -278,3 +278,20 @@ def test_a_qwen3_next_mtp_module_is_resident_too(cli):
         return json.loads(out)["engine"]
 
     assert engine()["kv_memory_bytes"] - engine("--mtp")["kv_memory_bytes"] == 2_281_196_032
+
+
+def test_the_ssm_dtype_environment_variable_wins(cli, monkeypatch):
+    # configs/mamba_utils.py mamba2_state_dtype: SGLANG_MAMBA_SSM_DTYPE over the config over float32, read from
+    # kvplan's environment as SGLang reads its own. Kimi Linear (20 KDA layers of 32 x 128 x 128 temporal
+    # elements) at TP 1: 4 B -> 2 B halves the ssm part, 2,097,152 -> 1,048,576 B a layer
+    def state(*extra):
+        rc, out, err = cli("estimate", "kimi-linear-48b-a3b", "--kv-memory", "20GiB", "--context", "8k", "--engine",
+                           "sglang", "--format", "json", *extra)
+        assert rc == 0, err
+        return json.loads(out)["engine"]
+
+    assert state()["state_bytes_per_request"] == 20 * (73_728 + 2_097_152)
+    monkeypatch.setenv("SGLANG_MAMBA_SSM_DTYPE", "bfloat16")
+    engine = state()
+    assert engine["state_bytes_per_request"] == 20 * (73_728 + 1_048_576)
+    assert any("SGLANG_MAMBA_SSM_DTYPE=bfloat16" in n for n in engine["notes"])

@@ -177,13 +177,20 @@ def _weights_per_gpu(result) -> int:
 
 
 def ssm_bytes_of(model) -> tuple[int, str | None]:
-    """The temporal state's element width: the config's mamba_ssm_dtype where SGLang's state params read the
-    config (SSM_DTYPE_FROM_CONFIG_ARCHS), else its float32 default."""
-    from .sglang_rules import SSM_DTYPE_FROM_CONFIG_ARCHS, ssm_state_bytes
+    """The temporal state's element width (configs/mamba_utils.py mamba2_state_dtype): SGLANG_MAMBA_SSM_DTYPE in
+    kvplan's environment, as in SGLang's, wins; else the config's mamba_ssm_dtype where SGLang's state params read
+    the config (SSM_DTYPE_FROM_CONFIG_ARCHS); else float32."""
+    import os
+
+    from .sglang_rules import SSM_DTYPE_ENV, SSM_DTYPE_FROM_CONFIG_ARCHS, SSM_DTYPE_WIDTHS, ssm_state_bytes
     from .vllm_profile import raw_config
 
-    if not any(layer.state is not None for layer in model.layers) \
-            or (model.architecture or "") not in SSM_DTYPE_FROM_CONFIG_ARCHS:
+    if not any(layer.state is not None for layer in model.layers):
+        return 4, None
+    env = os.environ.get(SSM_DTYPE_ENV)
+    if env in SSM_DTYPE_WIDTHS:
+        return SSM_DTYPE_WIDTHS[env], f"{SSM_DTYPE_ENV}={env}: the recurrent states' temporal part in {env}"
+    if (model.architecture or "") not in SSM_DTYPE_FROM_CONFIG_ARCHS:
         return 4, None
     return ssm_state_bytes(raw_config(model))
 

@@ -274,10 +274,14 @@ def context_limit(raw: dict | None) -> tuple[int | None, bool]:
     return None, False  # none in the file: transformers' class defaults fill it, which kvplan does not replay
 
 
+SSM_DTYPE_ENV = "SGLANG_MAMBA_SSM_DTYPE"  # environ.py; mamba2_state_dtype: it overrides the config
+SSM_DTYPE_WIDTHS = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
 def ssm_state_bytes(raw: dict | None) -> tuple[int, str | None]:
     """(bytes of a temporal state element, note): the config's mamba_ssm_dtype (or its text_config's), else
-    SGLang's float32 default (configs/mamba_utils.py mamba2_state_dtype; SGLANG_MAMBA_SSM_DTYPE not read)."""
-    widths = {"float32": 4, "bfloat16": 2, "float16": 2}
+    SGLang's float32 default (configs/mamba_utils.py mamba2_state_dtype)."""
+    widths = SSM_DTYPE_WIDTHS
     if isinstance(raw, dict):
         nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
         name = nested.get("mamba_ssm_dtype", raw.get("mamba_ssm_dtype"))
