@@ -116,7 +116,7 @@ def test_estimate_with_sglang(cli):
 
 @pytest.mark.parametrize("args,message", [
     (("jamba-v0.1", "--kv-memory", "20GiB", "--engine", "sglang@0.5.9"), "mamba state"),
-    (("llama-3.1-8b", "--gpu", "h100", "--pp", "2", "--engine", "sglang@0.5.9"), "--pp is not modelled"),
+    (("nemotron-h-8b", "--gpu", "h100", "--pp", "2", "--engine", "sglang@0.5.9"), "modelled for attention-only models"),
     (("llama-3.1-8b", "--engine", "sglang@0.4.0"), "SGLang 0.4.0 is not a release kvplan models"),
     (("llama-3.1-8b", "--engine", "sglang@0.5.9", "--enforce-eager"), "vLLM setting"),
     (("llama-3.1-8b", "--kv-memory", "20GiB", "--engine", "sglang@0.5.9", "--mtp"), "MTP draft layers"),
@@ -129,7 +129,8 @@ def test_bad_sglang_requests_get_one_line(cli, args, message):
 
 def test_fit_under_sglang(cli):
     # Gemma 3 27B, 16 requests of 32K on H100s: kvplan's own plan (windows kept) needs 2 GPUs, but SGLang pools
-    # all 62 layers in full, so its check pushes the answer to 8; the estimate command reproduces its figure
+    # all 62 layers in full, so its check pushes the answer to 6: TP 2 x PP 3, whose stages hold 20, 21 and 21
+    # layers (get_pp_indices); the estimate command reproduces its figure
     def fit(*extra):
         rc, out, err = cli("fit", "gemma-3-27b", "--context", "32k", "-n", "16", "--gpu", "h100", "--top", "1",
                            "--format", "json", *extra)
@@ -139,7 +140,7 @@ def test_fit_under_sglang(cli):
     ideal, sglang = fit(), fit("--engine", "sglang@0.5.9")
     assert (ideal["options"][0]["tp"], ideal["options"][0]["pp"]) == (2, 1)
     first = sglang["options"][0]
-    assert sglang["engine"]["name"] == "sglang" and (first["gpus"], first["tp"]) == (8, 8)
+    assert sglang["engine"]["name"] == "sglang" and (first["gpus"], first["tp"], first["pp"]) == (6, 2, 3)
     command = first["estimate_command"].split()
     assert "--mem-util" not in command  # SGLang's own mem_fraction_static for the card, as fit used
     rc, out, err = cli(*command[1:], "--format", "json")
@@ -299,3 +300,19 @@ def test_a_config_naming_an_fp8_kv_cache_is_said(cli, tmp_path):
                        "--engine", "sglang@0.5.9", "--format", "json")
     assert rc == 0, err
     assert any("names an FP8 KV cache" in n for n in json.loads(out)["engine"]["notes"])
+
+
+def test_pipeline_stages_each_size_a_pool_and_take_the_smallest(cli):
+    # Llama-3.1-8B at PP 3: SGLang's get_pp_indices gives 32 // 3 = 10 layers a stage and the last 32 % 3 = 2 stages
+    # one more (10, 11, 11; vLLM's split is 11, 11, 10). With 10 GiB a GPU: 10 GiB // (8 x 256 x 2 B x 10 =
+    # 40,960) = 262,144 tokens on stage 0, 10 GiB // 45,056 = 238,312 on stages 1 and 2; every rank takes 238,312
+    from kvplan.capacity.shard import sglang_stage_bounds
+
+    assert sglang_stage_bounds(32, 3) == [(0, 10), (10, 21), (21, 32)]
+    for release in ("sglang", "sglang@0.5.9"):
+        rc, out, err = cli("estimate", "llama-3.1-8b", "--kv-memory", "10GiB", "--pp", "3", "--context", "8k",
+                           "--engine", release, "--format", "json")
+        assert rc == 0, err
+        engine = json.loads(out)["engine"]
+        assert engine["max_total_num_tokens"] == 10 * GIB // 45_056 == 238_312
+        assert any("stages of 10, 11, 11 layers" in n and "262,144, 238,312, 238,312" in n for n in engine["notes"])

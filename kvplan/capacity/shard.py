@@ -73,6 +73,21 @@ def stage_bounds(num_layers: int, pp: int) -> list[tuple[int, int]]:
     return bounds
 
 
+def sglang_stage_bounds(num_layers: int, pp: int) -> list[tuple[int, int]]:
+    """Contiguous layer ranges per pipeline stage, as SGLang splits them (srt/distributed/utils.py get_pp_indices,
+    0.5.9 and 0.5.23, without SGLANG_PP_LAYER_PARTITION): num_layers // pp each, and the last num_layers % pp
+    stages one more."""
+    if pp > num_layers:
+        raise UsageError(f"--pp {pp} exceeds the model's {num_layers} layers")
+    base, extra = divmod(num_layers, pp)
+    bounds, start = [], 0
+    for rank in range(pp):
+        size = base + (1 if rank >= pp - extra else 0)
+        bounds.append((start, start + size))
+        start += size
+    return bounds
+
+
 def shard(model: ModelSpec, tp: int = 1, pp: int = 1) -> list[ModelSpec]:
     return model.memo(("shard", tp, pp), lambda: _shard(model, tp, pp))
 

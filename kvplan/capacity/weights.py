@@ -53,15 +53,16 @@ def served_bytes(weights: Weights, num_layers: int, include_mtp: bool = False) -
 
 
 def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int = 1,
-                       include_mtp: bool = False) -> list[int]:
-    """Weight bytes on one GPU of each pipeline stage (the MTP module, when loaded, on the last)."""
+                       include_mtp: bool = False, bounds: list[tuple[int, int]] | None = None) -> list[int]:
+    """Weight bytes on one GPU of each pipeline stage (the MTP module, when loaded, on the last). bounds: the
+    stages' layer ranges where the engine splits otherwise than vLLM (kvplan.capacity.shard.stage_bounds)."""
     if not weights.parts:
         mtp = weights.mtp_estimated_bytes
         out = [_ceil_div(weights.total_bytes - mtp, tp * pp)] * pp
         if include_mtp and mtp:
             out[-1] += _ceil_div(mtp, tp)
         return out
-    bounds = stage_bounds(num_layers, pp)
+    bounds = bounds or stage_bounds(num_layers, pp)
     stage_of_layer = {}
     for s, (start, end) in enumerate(bounds):
         for i in range(start, end):

@@ -133,13 +133,14 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
         else:
             frac *= factor
             vision = f"; scaled for the vision tower (adjust_mem_fraction_for_vlm): {vision}"
-    preload = PRELOAD_BYTES + (PRELOAD_TP_BYTES if dep.tp > 1 else 0)
+    preload = PRELOAD_BYTES + (PRELOAD_TP_BYTES if dep.tp * dep.pp > 1 else 0)
     t0 = total - preload
     weights = _weights_per_gpu(result)
     vlm = rules.vlm_cache_mib * 2**20 if multimodal else 0  # 0 before 0.5.23
     rest = int(t0 * frac) - weights - vlm - draft[0]
     how = (f"pool predicted from the GPU: free memory after the distributed init {t0 / GIB:.2f} GiB (the driver's "
-           f"{total / GIB:.2f} GiB less {preload / GIB:.2f} GiB held before the load, empirical, from 0.4-0.5 logs) x mem_fraction_static "
+           f"{total / GIB:.2f} GiB less {preload / GIB:.2f} GiB held before the load, empirical, from 0.4-0.5 logs"
+           + ("; not checked under PP" if dep.pp > 1 else "") + ") x mem_fraction_static "
            f"{frac:g}" + (" (SGLang's default for this card: reserved "
                           f"{defaults.reserved_mib:,.0f} MiB for chunked prefill {defaults.chunked_prefill_size:,}"
                           f", decode CUDA graphs up to batch {defaults.cuda_graph_max_bs}"
@@ -164,16 +165,57 @@ def _is_mla(model) -> bool:
     return any(c.kind == "latent" for layer in model.layers for c in layer.caches)
 
 
-def _weights_per_gpu(result) -> int:
+def _stage_weights(result) -> list[int]:
+    """Weight bytes on one GPU of each pipeline stage, split as SGLang splits the layers."""
+    from ..capacity.shard import sglang_stage_bounds
     from ..capacity.weights import stage_weight_bytes
 
     dep = result.deployment
     record = getattr(result, "weights", None) or dep.weights
     model = result.plan.model
     if record is not None:
-        return max(stage_weight_bytes(record, model.num_layers, dep.tp, dep.pp))
+        return stage_weight_bytes(record, model.num_layers, dep.tp, dep.pp,
+                                  bounds=sglang_stage_bounds(model.num_layers, dep.pp))
     total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes
-    return -(-total // (dep.tp * dep.pp))
+    return [-(-total // (dep.tp * dep.pp))] * dep.pp
+
+
+def _weights_per_gpu(result) -> int:
+    return max(_stage_weights(result))
+
+
+def stage_pool(result, rest: int, context_len: int, rules: Rules, **kwargs) -> tuple[SglangPool, str | None]:
+    """SGLang's pool on the deployment (kwargs: kvplan.engines.sglang.pool's). With --pp each stage sizes a pool
+    over its own layers (get_pp_indices: the last num_layers % pp stages one layer more) from what its weights
+    leave, and every rank takes the smallest (an all-reduce MIN over the world: 0.5.9 init_memory_pool, 0.5.23
+    kv_cache_configurator._apply_token_constraints). rest: the memory the pool is sized from on the GPU with the
+    most weights (memory_of), or --kv-memory on every stage."""
+    from dataclasses import replace
+
+    from ..capacity.shard import sglang_stage_bounds
+
+    dep, model = result.deployment, result.plan.model
+    if dep is None or dep.pp == 1:
+        return pool(model, rest_bytes=rest, context_len=context_len, rules=rules, **kwargs), None
+    if any(layer.state is not None for layer in model.layers) or kwargs.get("speculation") is not None:
+        raise UsageError(f"--engine sglang with --pp is modelled for attention-only models without speculative "
+                         f"decoding (each stage's state pool and draft are not read): {model.name}",
+                         "plan one stage with --tp, or use --engine vllm")
+    bounds = sglang_stage_bounds(model.num_layers, dep.pp)
+    weights = _stage_weights(result)
+    pools = []
+    for (start, end), stage_weights in zip(bounds, weights):
+        stage_rest = rest if dep.kv_memory_bytes is not None else rest + max(weights) - stage_weights
+        pools.append(pool(replace(model, layers=model.layers[start:end]), rest_bytes=stage_rest,
+                          context_len=context_len, rules=rules, **kwargs))
+    if any(p.cell.kind == "hybrid_swa" for p in pools):
+        raise UsageError(f"--engine sglang with --pp is not modelled for a sliding-window pool ({model.name})",
+                         "plan one stage with --tp, or use --engine vllm")
+    limiting = min(range(dep.pp), key=lambda s: pools[s].max_total_num_tokens)
+    sizes = ", ".join(str(end - start) for start, end in bounds)
+    tokens = ", ".join(f"{p.max_total_num_tokens:,}" for p in pools)
+    return pools[limiting], (f"--pp {dep.pp}: stages of {sizes} layers (get_pp_indices) size {tokens} tokens; every "
+                             f"rank takes the smallest, stage {limiting}'s, whose pool is shown")
 
 
 def ssm_bytes_of(model) -> tuple[int, str | None]:
@@ -271,23 +313,16 @@ def nsa_fp8(dep) -> bool:
 
 
 def refuse_unread(model, dep, rules: Rules) -> None:
-    """What kvplan's SGLang model refuses beyond the pool's own checks: --pp, and a DSA config pooling its index
+    """What kvplan's SGLang model refuses beyond the pool's own checks: a DSA config pooling its index
     keys (index_kpool > 1: page_size 64 x index_kpool and ceil(132 / index_kpool) B a layer in 0.5.23, not read)."""
     from .sglang import is_nsa
     from .vllm_profile import raw_config
 
-    refuse_pp(dep)
     raw = raw_config(model) or {}
     text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
     if is_nsa(model) and text.get("index_kpool", 1) not in (1, None):
         raise UsageError(f"SGLang {rules.release}: {model.name}'s index_kpool {text.get('index_kpool')} (pooled "
                          "indexer keys) is not modelled", "use --engine vllm or ideal for this model")
-
-
-def refuse_pp(dep) -> None:
-    if dep is not None and dep.pp > 1:
-        raise UsageError("--engine sglang with --pp is not modelled (SGLang sizes each stage's pool and takes the "
-                         "smallest)", "plan one stage with --tp, or use --engine vllm")
 
 
 def add_to_report(report: Report, result, context_len: int, *, mem_fraction_static: float | None = None,
@@ -306,10 +341,11 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     rest, how, frac = memory_of(result, mem_fraction_static, spec.algorithm if spec else None, rules,
                                 max_running_requests, drafted)
     ssm_bytes, ssm_note = ssm_bytes_of(plan.model)
-    got = pool(plan.model, rest_bytes=rest, context_len=context_len, tp=dep.tp if dep else 1,
-               page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes,
-               nsa_fp8=nsa_fp8(dep), speculation=spec, max_running_requests=max_running_requests, rules=rules)
-    notes = ([note] if note else []) + ([long_note] if long_note else []) + ([how] if how else []) + list(got.notes)
+    got, pp_note = stage_pool(result, rest, context_len, rules, tp=dep.tp if dep else 1,
+                              page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes,
+                              nsa_fp8=nsa_fp8(dep), speculation=spec, max_running_requests=max_running_requests)
+    notes = ([note] if note else []) + ([long_note] if long_note else []) + ([how] if how else []) + list(got.notes) \
+        + ([pp_note] if pp_note else [])
     if got.kv_cache_dtype == "auto" and fp8_kv_in_config(plan.model):
         notes.append("the checkpoint's quant config names an FP8 KV cache, which SGLang's KV dtype auto follows "
                      "(configure_kv_cache_dtype): plan it with -t fp8 to match")
@@ -361,4 +397,4 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     return got
 
 
-__all__ = ["add_to_report", "memory_of", "nsa_fp8", "refuse_pp", "refuse_unread", "ssm_bytes_of"]
+__all__ = ["add_to_report", "memory_of", "nsa_fp8", "refuse_unread", "ssm_bytes_of", "stage_pool"]

@@ -269,10 +269,9 @@ class _Engine:
     def _sglang_concurrency(self, plan, deployment: Deployment, key) -> float:
         """SGLang's requests of the context its pool holds (kvplan.engines.sglang), the pool sized as
         `kvplan estimate --engine sglang` sizes it."""
-        from ..engines.sglang import pool
-        from ..engines.sglang_rules import rules_for
         from ..engines.sglang_report import (draft_weights, memory_of, nsa_fp8, refuse_unread, resolve_speculation,
-                                             ssm_bytes_of)
+                                             ssm_bytes_of, stage_pool)
+        from ..engines.sglang_rules import rules_for
 
         rules = rules_for(self.release)
         refuse_unread(plan.model, deployment, rules)
@@ -288,9 +287,11 @@ class _Engine:
             self._memory[memory_key] = rest
         got = self._pools.get(key)
         if got is None:
-            got = self._pools[key] = pool(plan.model, rest_bytes=rest, context_len=self.tokens, tp=deployment.tp,
-                                          page_size=plan.block_size or 1, ssm_bytes=ssm_bytes_of(plan.model)[0],
-                                          nsa_fp8=nsa_fp8(deployment), speculation=spec, rules=rules)
+            result = SimpleNamespace(deployment=deployment, plan=plan, weights=deployment.weights)
+            got = self._pools[key] = stage_pool(result, rest, self.tokens, rules, tp=deployment.tp,
+                                                page_size=plan.block_size or 1,
+                                                ssm_bytes=ssm_bytes_of(plan.model)[0], nsa_fp8=nsa_fp8(deployment),
+                                                speculation=spec)[0]
         return got.max_concurrency
 
 
