@@ -295,3 +295,18 @@ def test_the_ssm_dtype_environment_variable_wins(cli, monkeypatch):
     engine = state()
     assert engine["state_bytes_per_request"] == 20 * (73_728 + 1_048_576)
     assert any("SGLANG_MAMBA_SSM_DTYPE=bfloat16" in n for n in engine["notes"])
+
+
+def test_a_sliding_window_pool_under_pipeline_parallelism(cli):
+    # GPT-OSS-20B at PP 2: 12 layers a stage, 6 sliding and 6 full of 8 KV heads x 64, 2,048 B a layer and token.
+    # 0.5.23: each stage's full tokens int(10 GiB // (2,048 x 6 + 0.8 x 2,048 x 6 = 22,118.4)) = 485,451, the MIN
+    # over the ranks the same, and every rank's sliding count from it: int(485,451 x 0.8) = 388,360
+    rc, out, err = cli("estimate", "gpt-oss-20b", "--kv-memory", "10GiB", "--pp", "2", "--context", "8k", "--engine",
+                       "sglang", "--format", "json")
+    assert rc == 0, err
+    engine = json.loads(out)["engine"]
+    assert (engine["max_total_num_tokens"], engine["swa_tokens"]) == (485_451, 388_360)
+    # 0.5.9 split each rank's tokens by its own layers after the MIN: not modelled
+    rc, out, err = cli("estimate", "gpt-oss-20b", "--kv-memory", "10GiB", "--pp", "2", "--context", "8k", "--engine",
+                       "sglang@0.5.9")
+    assert rc == 2 and "0.5.9 splits each rank's tokens by its own layers" in err

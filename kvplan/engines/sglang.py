@@ -53,7 +53,7 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   (calculate_mla_kv_cache_dim) where the profile counts 576, and the indexer whole pages of n + page + 1.
 
 Not modelled (refused or said): other recurrent states (MiniMax / Bailing lightning attention, Mamba-1 and
-pure SSM models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4, FP4 and MXFP8 KV, pipeline parallelism beyond attention-only models
+pure SSM models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4, FP4 and MXFP8 KV, pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
 (kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative
 draft pool (said beside, not subtracted: it comes out of what mem_fraction_static leaves;
 kvplan.engines.sglang_report), an EAGLE head's weights under 0.5.23 (said, not subtracted), MTP or a

@@ -208,9 +208,14 @@ def stage_pool(result, rest: int, context_len: int, rules: Rules, **kwargs) -> t
         stage_rest = rest if dep.kv_memory_bytes is not None else rest + max(weights) - stage_weights
         pools.append(pool(replace(model, layers=model.layers[start:end]), rest_bytes=stage_rest,
                           context_len=context_len, rules=rules, **kwargs))
-    if any(p.cell.kind == "hybrid_swa" for p in pools):
-        raise UsageError(f"--engine sglang with --pp is not modelled for a sliding-window pool ({model.name})",
-                         "plan one stage with --tp, or use --engine vllm")
+    kinds = {p.cell.kind for p in pools}
+    if "hybrid_swa" in kinds and (len(kinds) > 1 or not rules.swa_split_on_cell):
+        # 0.5.23: every rank takes the smallest full count and derives its sliding count from it
+        # (calculate_pool_sizes_from_max_tokens); 0.5.9 split each rank's tokens by its own layers after the MIN
+        raise UsageError(f"--engine sglang{'' if rules.swa_split_on_cell else '@' + rules.release} with --pp is not "
+                         f"modelled for this sliding-window pool ({model.name}: "
+                         + ("a stage without sliding or full layers)" if len(kinds) > 1 else "0.5.9 splits each "
+                            "rank's tokens by its own layers)"), "plan one stage with --tp, or use --engine vllm")
     limiting = min(range(dep.pp), key=lambda s: pools[s].max_total_num_tokens)
     sizes = ", ".join(str(end - start) for start, end in bounds)
     tokens = ", ".join(f"{p.max_total_num_tokens:,}" for p in pools)
