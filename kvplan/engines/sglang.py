@@ -33,8 +33,8 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   checkpoint's quant_config names an FP8 KV cache), fp8_e4m3, fp8_e5m2, bf16.
 
 - Hybrid recurrent models (Qwen3-Next and Qwen3.5's Gated DeltaNet, Nemotron-H, Falcon-H1 and Granite 4.0-H's
-  Mamba-2, LFM2's short conv, Kimi Linear's KDA: model_runner.mambaish_config): the cell counts the full-attention layers only, and a state pool comes
-  first (handle_max_mamba_cache): max_mamba_cache_size = int(rest x r / (1 + r) x 2**30 //
+  Mamba-2, LFM2's short conv, Kimi Linear's KDA: model_runner.mambaish_config): the cell counts the
+  full-attention layers only, and a state pool comes first (handle_max_mamba_cache): max_mamba_cache_size = int(rest x r / (1 + r) x 2**30 //
   per-request state), r = mamba_full_memory_ratio (0.9), the rest less those states sizes the tokens, and
   max_running_requests is at most max_mamba_cache_size // 3 (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
   radix cache on, no extra buffer). A request's state (configs/mamba_utils.py Mamba2StateShape): conv
@@ -52,14 +52,14 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   dtype auto = fp8_e4m3 on SM >= 10, bfloat16 below; at fp8 a layer stores 656 B of latent
   (calculate_mla_kv_cache_dim) where the profile counts 576, and the indexer whole pages of n + page + 1.
 
-Not modelled (refused or said): other recurrent states (MiniMax / Bailing lightning attention, Mamba-1 and
-pure SSM models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4, FP4 and MXFP8 KV, pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
-(kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative
-draft pool (said beside, not subtracted: it comes out of what mem_fraction_static leaves;
-kvplan.engines.sglang_report), an EAGLE head's weights under 0.5.23 (said, not subtracted), MTP or a
-sliding-window draft on a 0.5.23 sliding-window pool, NGRAM speculation, vision models' mem_fraction_static
-adjustment where config.json leaves the tower's size to its config class (said), and models whose layers
-differ in heads or width outside the hybrid architectures.
+Not modelled (refused or said): other recurrent states (MiniMax / Bailing lightning attention, Mamba-1 and pure SSM
+models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4, FP4 and MXFP8 KV,
+pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
+(kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative draft pool (said beside, not
+subtracted: it comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report), an EAGLE head's weights
+under 0.5.23 (said, not subtracted), MTP or a sliding-window draft on a 0.5.23 sliding-window pool, NGRAM
+speculation, vision models' mem_fraction_static adjustment where config.json leaves the tower's size to its config
+class (said), and models whose layers differ in heads or width outside the hybrid architectures.
 """
 
 from __future__ import annotations
