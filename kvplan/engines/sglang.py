@@ -33,10 +33,10 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   checkpoint's quant_config names an FP8 KV cache), fp8_e4m3, fp8_e5m2, bf16.
 
 - Hybrid recurrent models (Qwen3-Next and Qwen3.5's Gated DeltaNet, Nemotron-H, Falcon-H1 and Granite 4.0-H's
-  Mamba-2, LFM2's short conv, Kimi Linear's KDA: model_runner.mambaish_config): the cell counts the full-
-  attention layers only, and a state pool comes first (handle_max_mamba_cache): max_mamba_cache_size = int(rest x
-  r / (1 + r) x 2**30 // per-request state), r = mamba_full_memory_ratio (0.9), the rest less those states sizes
-  the tokens, and max_running_requests is at most max_mamba_cache_size // 3
+  Mamba-2, LFM2's short conv, Kimi Linear's KDA: model_runner.mambaish_config): the cell counts the
+  full-attention layers only, and a state pool comes first (handle_max_mamba_cache): max_mamba_cache_size =
+  int(rest x r / (1 + r) x 2**30 // per-request state), r = mamba_full_memory_ratio (0.9), the rest less those
+  states sizes the tokens, and max_running_requests is at most max_mamba_cache_size // 3
   (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO, radix cache on, no extra buffer). A request's state
   (configs/mamba_utils.py Mamba2StateShape): conv (conv_kernel - 1) x (d_inner + 2 x groups x d_state) / TP in
   bf16 (SGLANG_MAMBA_CONV_DTYPE), groups padded to TP; temporal heads / TP x head_dim x d_state in float32 unless
