@@ -207,6 +207,10 @@ def test_the_0523_log_lines_are_read():
     assert (log.load_begin_avail_gib, log.load_end_avail_gib) == (78.81, 65.02)
     assert (log.full_tokens, log.swa_tokens) == (809_086, 647_268)
     assert [line[0] for line in log.kv_lines] == [809_086, 647_268]
+    # without the max_total line the pool's tokens are the "Full" line's, though it comes first (0.5.9 printed the
+    # sliding pool's first and the full one's last)
+    head = parse("\n".join(text.splitlines()[:5]))
+    assert head.max_total_num_tokens is None and head.pool_tokens == 809_086
 
 
 def test_calibrate_under_another_sglang_release(cli):

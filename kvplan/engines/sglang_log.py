@@ -57,8 +57,9 @@ class SglangLog:
     load_usage_gib: float | None = None
     architecture: str | None = None
     # the KV lines of one rank, in order: (#tokens or None, K GiB, V GiB, KV GiB); a hybrid pool logs its
-    # sliding pool's, then its full pool's
+    # sliding pool's, then its full pool's (0.5.9), or "Full " then "SWA " (0.5.23)
     kv_lines: list = field(default_factory=list)
+    full_kv_index: int | None = None  # the line labelled "Full KV Cache" (0.5.23), where one is
     full_tokens: int | None = None
     swa_tokens: int | None = None
     pool_end_avail_gib: float | None = None
@@ -95,7 +96,9 @@ class SglangLog:
 
     @property
     def full_kv(self) -> tuple | None:
-        """The full pool's KV line (the last one a rank prints)."""
+        """The full pool's KV line: the one labelled "Full", else the last one a rank prints."""
+        if self.full_kv_index is not None:
+            return self.kv_lines[self.full_kv_index]
         return self.kv_lines[-1] if self.kv_lines else None
 
     @property
@@ -136,8 +139,10 @@ def parse(text: str, path: str = "-") -> SglangLog:
                 log.end_by_rank.setdefault(rank, (float(m.group(2)), float(m.group(3)) if m.group(3) else None))
             if m is not None and name == "kv":  # every KV line of the lowest rank
                 if kv_rank is None or rank < kv_rank:
-                    kv_rank, log.kv_lines = rank, []
+                    kv_rank, log.kv_lines, log.full_kv_index = rank, [], None
                 if rank == kv_rank:
+                    if "Full KV Cache is allocated" in line:
+                        log.full_kv_index = len(log.kv_lines)
                     log.kv_lines.append(_kv(m))
                 continue
             if m is None or (name in seen and seen[name] <= rank):
