@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 
 from ..core.model import ModelSpec
 from ..errors import UsageError
-from .sglang_rules import (GIB, HYBRID_SWA_COMPRESS_0523, KV_DTYPES, LATEST, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
+from .sglang_rules import (GIB, KV_DTYPES, LATEST, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
                            MAMBA_EXTRA_BUFFER_SLOTS, MAMBA_FULL_MEMORY_RATIO, NSA_ARCHS, NSA_PAGE_SIZE, NSA_QUANT_BLOCK,
                            RULES, SPEC_MAX_RUNNING_REQUESTS, STATE_ARCHS, SWA_FULL_TOKENS_RATIO, Rules)
 
@@ -185,7 +185,7 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
         full = [c for (_, c), is_local in zip(attn, local) if not is_local]
         swa = [c for (_, c), is_local in zip(attn, local) if is_local]
         if full and swa:
-            own_shapes = rules.swa_split_on_cell and (model.architecture or "") in HYBRID_SWA_COMPRESS_0523
+            own_shapes = (model.architecture or "") in rules.swa_own_shapes_archs
             if any(c.key_dim != c.value_dim for c in full + swa) and not own_shapes:
                 raise UsageError(f"SGLang {rules.release}: {model.name}'s K and V widths differ in its sliding-window "
                                  "pool, which kvplan does not model for SGLang there",
@@ -415,17 +415,17 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
                          "raise --mem-util (SGLang's --mem-fraction-static), add GPUs (--tp), or use a smaller model")
     # max_running_requests (0.5.9 model_runner.init_memory_pool; 0.5.23 kv_cache_configurator.resolve_max_num_reqs):
     # the estimate from the profiled tokens (0.5.23: the final ones), at most half the pool's tokens
-    estimate = min(max(int((tokens if rules.swa_split_on_cell else raw) / context_len * 512), 2048), 4096)
+    estimate = min(max(int((tokens if rules.requests_on_final_tokens else raw) / context_len * 512), 2048), 4096)
     if max_running_requests is None:
         requests = min(estimate, tokens // 2)
     else:
-        requests = min(max_running_requests, tokens // 2) if rules.swa_split_on_cell else max_running_requests
+        requests = min(max_running_requests, tokens // 2) if rules.requests_on_final_tokens else max_running_requests
     if states is not None:
         requests = min(requests, states // ratio)
         if requests <= 0:  # 0.5.23 resolve_max_num_reqs raises ("state cache is too small to serve any requests")
             raise UsageError(f"SGLang {rules.release} would not serve: its state pool holds {states} states of "
                              f"{c.state.bytes / 2**20:,.1f} MiB, {ratio} a request, so no request can run"
-                             + (" (it refuses to start)" if rules.swa_split_on_cell else ""),
+                             + (" (it refuses to start)" if rules.requests_on_final_tokens else ""),
                              "raise --mem-util (SGLang's --mem-fraction-static) or add GPUs (--tp)")
     return SglangPool(c, dtype, rest_bytes, tokens, swa, states, page_size, context_len, requests,
                       mem_fraction_static, tuple(notes), rules.release,

@@ -212,7 +212,7 @@ def stage_pool(result, rest: int, context_len: int, rules: Rules, **kwargs) -> t
     if "hybrid_swa" in kinds and (len(kinds) > 1 or not rules.swa_split_on_cell):
         # 0.5.23: every rank takes the smallest full count and derives its sliding count from it
         # (calculate_pool_sizes_from_max_tokens); 0.5.9 split each rank's tokens by its own layers after the MIN
-        raise UsageError(f"--engine sglang{'' if rules.swa_split_on_cell else '@' + rules.release} with --pp is not "
+        raise UsageError(f"--engine sglang@{rules.release} with --pp is not "
                          f"modelled for this sliding-window pool ({model.name}: "
                          + ("a stage without sliding or full layers)" if len(kinds) > 1 else "0.5.9 splits each "
                             "rank's tokens by its own layers)"), "plan one stage with --tp, or use --engine vllm")

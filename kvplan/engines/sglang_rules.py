@@ -158,13 +158,19 @@ class Rules:
     log_dtype: bool  # 0.5.23 memory_pool.py: "KV Cache is allocated. dtype: torch.X, ...", "Full "/"SWA " labels
     vlm_cache_mib: int
     multimodal_archs: frozenset
+    swa_own_shapes_archs: frozenset  # 0.5.23 is_hybrid_swa_compress: a sliding sub-pool of its own heads and widths
+    graphs_capped_by_requests: bool  # 0.5.23 memory_hook: a given max_running_requests caps the decode graphs' batch
+    # 0.5.23 kv_cache_configurator.resolve_max_num_reqs: the estimate from the final tokens, a given value held to
+    # tokens // 2, no request at all refused (0.5.9 init_memory_pool: the profiled tokens, a given value as given)
+    requests_on_final_tokens: bool
 
 
 RULES = {
     "0.5.9": Rules("0.5.9", DEFAULTS_BY_MEMORY, SPEC_RESERVED_MIB, False, HYBRID_SWA_ARCHS, False, frozenset(),
-                   False, False, False, False, 0, MULTIMODAL_ARCHS_059),
+                   False, False, False, False, 0, MULTIMODAL_ARCHS_059, frozenset(), False, False),
     "0.5.23": Rules("0.5.23", DEFAULTS_BY_MEMORY_0523, {}, True, HYBRID_SWA_ARCHS_0523, True,
-                    MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, True, True, VLM_CACHE_MIB, MULTIMODAL_ARCHS_0523),
+                    MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, True, True, VLM_CACHE_MIB, MULTIMODAL_ARCHS_0523,
+                    HYBRID_SWA_COMPRESS_0523, True, True),
 }
 LATEST = "0.5.23"
 RELEASE = LATEST  # what --engine sglang models
@@ -232,7 +238,7 @@ def memory_defaults(gpu_mib: float, tp: int = 1, pp: int = 1, speculative: str |
         if below is None or gpu_mib < below:
             break
     graph_bs = small_tp if tp < 4 else large_tp
-    if rules.prefill_graph_reserve and max_running_requests is not None:
+    if rules.graphs_capped_by_requests and max_running_requests is not None:
         graph_bs = min(graph_bs, max_running_requests)
     prefill = 0
     if rules.prefill_graph_reserve and prefill_graph and pp == 1:
