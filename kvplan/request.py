@@ -134,7 +134,7 @@ class EngineRequest:
         length = parse_tokens(max_model_len, "--max-model-len") if max_model_len else None
         check_number(max_num_seqs, "--max-num-seqs", minimum=1, maximum=2**31 - 1)
         rules = note = emit_rules = release = emit_release = None
-        if engine.partition("@")[0].strip().lower() == "sglang":
+        if engine_family(engine) == "sglang":
             engine, release = "sglang", _sglang_release(engine)
         elif engine.strip().lower() != "ideal" or emit is not None:  # the engine modules load only when used
             from .engines.vllm_rules import parse_engine
@@ -143,11 +143,11 @@ class EngineRequest:
             engine, rules, note = parse_engine(engine)
         else:
             engine = "ideal"
-        if emit is not None and emit.partition("@")[0].strip().lower() == "sglang":
+        if emit is not None and engine_family(emit) == "sglang":
             emit_release = _sglang_release(emit) if "@" in emit or engine != "sglang" else release
             emit = "sglang"
         elif emit is not None:
-            if emit.partition("@")[0].strip().lower() != "vllm":
+            if engine_family(emit) != "vllm":
                 raise UsageError(f"--emit {emit!r}: only vllm[@VERSION] or sglang is supported")
             pinned = "@" in emit
             emit_release = _asked_release(emit)
@@ -168,6 +168,11 @@ class EngineRequest:
                              + ("" if flag != getattr(speculation, "flag", None) else ", or SGLang"))
         return cls(engine, rules, note, emit, emit_rules, length, release, emit_release, max_num_seqs,
                    enforce_eager, speculation)
+
+
+def engine_family(engine: str) -> str:
+    """'sglang@0.5.9' -> 'sglang', 'vllm@0.11' -> 'vllm': the engine an --engine / --emit value names."""
+    return engine.partition("@")[0].strip().lower()
 
 
 def _sglang_release(engine: str) -> str:

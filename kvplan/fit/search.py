@@ -135,7 +135,7 @@ class FitResult:
 
     @property
     def engine_label(self) -> str:
-        return "SGLang" if self.engine is not None and self.engine.name == "sglang" else "vLLM"
+        return self.engine.label if self.engine is not None else "vLLM"
 
     def check_engine(self, c: Candidate) -> None:
         check_engine(self.request, self.engine, c, self.record)
@@ -205,10 +205,9 @@ class _Engine:
 
     def __init__(self, engine: str, tokens: int, speculation=None, mem_fraction_static: float | None = None):
         from ..engines.vllm_rules import parse_engine
+        from ..request import _sglang_release, engine_family
 
-        if engine.partition("@")[0].strip().lower() == "sglang":
-            from ..request import _sglang_release
-
+        if engine_family(engine) == "sglang":
             self.name, self.rules, self.note = "sglang", None, None
             self.release = _sglang_release(engine)
         else:
@@ -278,16 +277,15 @@ class _Engine:
         if self.sglang_spec is None and self.speculation is not None:  # once per search
             self.sglang_spec = resolve_speculation(plan.model, self.speculation)
         spec = self.sglang_spec
+        result = SimpleNamespace(deployment=deployment, plan=plan, weights=deployment.weights)
         memory_key = (deployment.gpu.name, deployment.tp, deployment.pp)
         rest = self._memory.get(memory_key)
         if rest is None:
-            result = SimpleNamespace(deployment=deployment, plan=plan, weights=deployment.weights)
             rest, _, _ = memory_of(result, self.mem_fraction_static, spec.algorithm if spec else None, rules,
                                    draft=draft_weights(result, spec, rules))
             self._memory[memory_key] = rest
         got = self._pools.get(key)
         if got is None:
-            result = SimpleNamespace(deployment=deployment, plan=plan, weights=deployment.weights)
             got = self._pools[key] = stage_pool(result, rest, self.tokens, rules, tp=deployment.tp,
                                                 page_size=plan.block_size or 1,
                                                 ssm_bytes=ssm_bytes_of(plan.model)[0], nsa_fp8=nsa_fp8(deployment),

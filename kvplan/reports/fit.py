@@ -56,7 +56,9 @@ def _size(n: int) -> str:
 
 def estimate_argv(req, c: Candidate) -> list[str]:
     """The `kvplan estimate` arguments that plan this option with the same settings and check its concurrency."""
-    sglang_default = req.engine.partition("@")[0].strip().lower() == "sglang" and not req.mem_util_given
+    from ..request import engine_family
+
+    sglang_default = engine_family(req.engine) == "sglang" and not req.mem_util_given
     argv = ["estimate", req.model, "--context", str(req.context_tokens), "--batch", str(req.batch_size),
             "--gpu", c.gpu.name, "--tp", str(c.tp), "--pp", str(c.pp), "--kv-dtype", c.kv_dtype,
             # under SGLang --mem-util is also its mem_fraction_static: left out, SGLang's default for the card
