@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 
 from ..core.layers import LayerSpec, RecurrentState, TokenCache
 from ..core.model import ModelSpec
+from ..core.transform import hold_borrowed
 from ..errors import UsageError
 
 RENDEZVOUS_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
@@ -160,10 +161,12 @@ def rank_model(model: ModelSpec, place: Placement) -> ModelSpec:
         if mine is None:
             mine = done[id(layer)] = replace(
                 layer, caches=tuple(_rank_cache(c, place.tp, place.tp_rank) for c in layer.caches),
+                borrows=tuple(_rank_cache(c, place.tp, place.tp_rank) for c in layer.borrows),
                 state=None if layer.state is None else _rank_state(layer.state, place.tp))
         if mine.shares_cache_of is not None and mine.shares_cache_of < span.start:
             mine = replace(mine, shares_cache_of=None)  # the owner is on another stage: hold it here
         layers.append(mine)
+    layers = hold_borrowed(layers, span.start)
     q = model.num_attention_heads
     kv = max((c.heads for layer in layers for c in layer.caches if c.kind == "attention"), default=1)
     return replace(model, layers=tuple(layers), num_attention_heads=max(q // place.tp, kv) if q else q)

@@ -85,7 +85,7 @@ def predict(model: ModelSpec, case: BenchCase, tokens: int, batch: int,
         per_layer = _blocks_per_layer(plan, layer, tokens, resident_seqs) if layer.caches else 0
         if blocks_total is not None and per_layer is not None:
             blocks_total += per_layer * count
-        read = sum(c.read_bytes(tokens) for c in layer.caches) * count * batch
+        read = sum(c.read_bytes(tokens) for c in layer.caches + layer.borrows) * count * batch
         groups.append(GroupPrediction(index, layer.kind, count, b_all.total_bytes, resident, per_layer, read))
     return Prediction(
         result=result, model=plan.model, bytes=result.gpu_bytes, offloaded_bytes=offloaded,
@@ -120,7 +120,7 @@ def predict_rank(model: ModelSpec, case: BenchCase, tokens: int, batch: int, tp:
         per_layer = _blocks_per_layer(splan, layer, tokens, resident_seqs) if layer.caches else 0
         if blocks_total is not None and per_layer is not None:
             blocks_total += per_layer * count
-        read = sum(c.read_bytes(tokens) for c in layer.caches) * count * batch
+        read = sum(c.read_bytes(tokens) for c in layer.caches + layer.borrows) * count * batch
         groups.append(GroupPrediction(index, layer.kind, count, g_all, g_res, per_layer, read))
     offloaded = 0
     if sessions:

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from ..core.layers import LayerSpec, RecurrentState
 from ..core.model import ModelSpec
+from ..core.transform import hold_borrowed
 from ..errors import UsageError
 
 
@@ -25,11 +26,13 @@ def _ceil_div(a: int, b: int) -> int:
 def shard_layer(layer: LayerSpec, tp: int) -> LayerSpec:
     if tp == 1:
         return layer
-    caches = tuple(replace(c, heads=max(1, c.heads // tp)) if c.kind == "attention" else c for c in layer.caches)
+    def one(c):
+        return replace(c, heads=max(1, c.heads // tp)) if c.kind == "attention" else c
+
     state = layer.state
     if state is not None:
         state = shard_state(state, tp)
-    return replace(layer, caches=caches, state=state)
+    return replace(layer, caches=tuple(map(one, layer.caches)), borrows=tuple(map(one, layer.borrows)), state=state)
 
 
 def extra_groups_for_head_shards(n_groups: int, tp: int) -> int:
@@ -131,6 +134,7 @@ def _shard(model: ModelSpec, tp: int, pp: int) -> list[ModelSpec]:
             if layer.shares_cache_of is not None and layer.shares_cache_of < start:
                 layer = replace(layer, shares_cache_of=None)
             layers.append(layer)
+        layers = hold_borrowed(layers, start)
         stages.append(replace(model, layers=tuple(layers), param_count=model.param_count // (tp * pp),
                               active_param_count=model.active_param_count // (tp * pp)))
     return stages

@@ -118,7 +118,7 @@ class _Terms:
                 row[1] += count
                 row[2] += owners
                 row[5] += state * count
-            groups.append((row[0], first, count, owners, tuple(caches)))
+            groups.append((row[0], first, count, owners, tuple(caches), layer.borrows))
         self.groups = tuple(groups)
         self.kinds = tuple((kind, *values[1:5], values[5]) for kind, values in kinds.items())
         self.per_token = per_token
@@ -130,7 +130,7 @@ class _Terms:
         """KV bytes one sequence of n tokens stores (ideal, token-granular):
         the estimate's kv_bytes_per_sequence alone."""
         total = 0
-        for _, _, _, owners, caches in self.groups:
+        for _, _, _, owners, caches, _ in self.groups:
             if owners:
                 for linear, window, budget, cap, cache in caches:
                     if linear is not None:
@@ -144,7 +144,7 @@ class _Terms:
     def read_bytes(self, n: int) -> int:
         """KV bytes one sequence's decode step reads at n tokens (all layers)."""
         total = 0
-        for _, _, count, _, caches in self.groups:
+        for _, _, count, _, caches, borrows in self.groups:
             for linear, window, budget, cap, cache in caches:
                 if linear is not None:
                     kept = _kept(n, window, budget, cap)
@@ -152,13 +152,15 @@ class _Terms:
                         total += count * kept * linear
                 else:
                     total += count * cache.read_bytes(n)
+            for cache in borrows:
+                total += count * cache.read_bytes(n)
         return total
 
     def paged_kv_bytes(self, n: int, block: int) -> int:
         """KV bytes one sequence of n tokens holds in whole blocks of `block` tokens
         (TokenCache.paged_bytes summed over the caches a sequence stores)."""
         total = 0
-        for _, _, _, owners, caches in self.groups:
+        for _, _, _, owners, caches, _ in self.groups:
             if owners:
                 for linear, window, budget, cap, cache in caches:
                     if linear is None:
@@ -191,8 +193,10 @@ def estimate(model: ModelSpec, context_tokens: int, batch: int = 1) -> Estimate:
     kv_row = [0] * width
     read_row = [0] * width
     retained_row = [0] * width
-    for index, first, count, owners, caches in t.groups:
+    for index, first, count, owners, caches, borrows in t.groups:
         kv = read = retained = 0
+        for cache in borrows:
+            read += cache.read_bytes(n)
         for linear, window, budget, cap, cache in caches:
             if linear is not None:  # entries = the tokens kept; bytes = entries x bytes per entry
                 kept = _kept(n, window, budget, cap)

@@ -3,7 +3,9 @@
 A model is a tuple of LayerSpec. Each layer holds zero or more token caches
 (growing with the sequence: attention K/V, an MLA latent, an indexer key cache)
 and at most one fixed recurrent state (Mamba, Gated DeltaNet), or it reuses the
-caches of an earlier layer and stores nothing itself.
+caches of an earlier layer and stores nothing itself. A layer may also read
+caches an earlier layer stores beside its own (`borrows`: DeepSeek-V4.1's
+layers keep their own window and read their KV source's compressed entries).
 
 Byte sizes are derived, never stored: every number kvplan prints comes from
 `TokenCache.stored_bytes`, `TokenCache.read_bytes` and `RecurrentState.bytes`.
@@ -243,6 +245,12 @@ class LayerSpec:
     caches: tuple[TokenCache, ...] = ()
     state: RecurrentState | None = None
     shares_cache_of: int | None = None  # reads layer N's caches, stores nothing
+    # Caches layer `borrows_from` stores that this layer's decode step also reads, as this layer reads
+    # them (DeepSeek-V4.1: the top-k of its KV source's compressed entries, an index source's scan of
+    # the source's index keys). Counted in reads, never in storage; a technique that changes storage
+    # changes them with the owner's.
+    borrows: tuple[TokenCache, ...] = ()
+    borrows_from: int | None = None
 
     @property
     def owns_cache(self) -> bool:
@@ -269,4 +277,6 @@ class LayerSpec:
                 parts.append("full attention")
         if self.state is not None:
             parts.append(f"{self.state.kind} state")
+        if self.borrows:
+            parts.append("reads " + " + ".join(c.label or c.kind for c in self.borrows) + " of its source")
         return " + ".join(parts) if parts else "no cache"

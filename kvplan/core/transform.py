@@ -41,12 +41,15 @@ def map_caches(
     out = []
     for i, layer in enumerate(model.layers):
         mask = tuple(where(i, layer, c) for c in layer.caches)
-        key = (id(layer), mask)
+        # a borrowed cache changes with its owner's: where() judges it as the owner's cache
+        borrowed = tuple(where(layer.borrows_from, model.layers[layer.borrows_from], c) for c in layer.borrows)
+        key = (id(layer), mask, borrowed)
         new = done.get(key)
         if new is None:
-            if any(mask):
+            if any(mask) or any(borrowed):
                 caches = tuple(fn(c) if m else c for c, m in zip(layer.caches, mask))
-                new = replace(layer, caches=caches)
+                borrows = tuple(fn(c) if m else c for c, m in zip(layer.borrows, borrowed))
+                new = replace(layer, caches=caches, borrows=borrows)
             else:
                 new = layer
             done[key] = new
@@ -56,3 +59,21 @@ def map_caches(
 
 def with_policy(cache: TokenCache, **changes) -> TokenCache:
     return replace(cache, policy=replace(cache.policy, **changes))
+
+
+def hold_borrowed(layers: list[LayerSpec], start: int) -> list[LayerSpec]:
+    """The layers of a pipeline stage that begins at layer `start` (indices stay the whole model's): a layer
+    that borrows from a layer on an earlier stage holds those caches itself, as the first such layer of
+    that source on this stage; the later ones borrow from it."""
+    holder: dict[int, int] = {}
+    out = []
+    for k, layer in enumerate(layers):
+        source = layer.borrows_from
+        if layer.borrows and source is not None and source < start:
+            if source in holder:
+                layer = replace(layer, borrows_from=holder[source])
+            else:
+                holder[source] = start + k
+                layer = replace(layer, caches=layer.caches + layer.borrows, borrows=(), borrows_from=None)
+        out.append(layer)
+    return out

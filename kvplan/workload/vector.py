@@ -186,7 +186,7 @@ def read_bytes_per_step(model: ModelSpec, n: Array) -> Array:
     """KV bytes one sequence's decode step reads (core.estimate's read_bytes_per_step)."""
     out = np.zeros_like(n)
     for layer, count in model.groups:
-        for cache in layer.caches:
+        for cache in layer.caches + layer.borrows:
             out = out + count * read_bytes(cache, n)
     return out
 
