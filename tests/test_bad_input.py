@@ -258,3 +258,26 @@ def test_context_above_max_model_len_is_said(cli):
                        "--engine", "vllm")
     assert rc == 0, err
     assert "--context 4,096 is above --max-model-len 1,024: the engine refuses longer requests" in out
+
+
+@pytest.mark.parametrize("args", [
+    ["estimate", "v4.json", "--gpu", "h200", "--tp", "8"],
+    ["estimate", "v4.json", "--gpu", "h200", "--tp", "8", "--engine", "vllm"],
+    ["fit", "v4.json", "--context", "8k", "-n", "4", "--gpu", "h200"],
+])
+def test_a_gpu_plan_refuses_weights_nobody_counted(cli, tmp_path, monkeypatch, args):
+    """DeepSeek-V4's parameter count needs q_lora_rank; its cache does not. Without it the weights were 0 B and
+    the pool the whole GPU."""
+    from importlib import resources
+
+    config = json.loads((resources.files("kvplan.model_specs") / "deepseek-v4-flash.json").read_text())
+    del config["q_lora_rank"]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "v4.json").write_text(json.dumps(config))
+    got, out, err = cli(*args)
+    line = one_line(err)
+    assert got == 2 and "weights of v4 are not known from its config" in line and "q_lora_rank" in line
+    assert "--weights" in line
+    # the cache alone still plans, and a pool given as bytes needs no weights
+    assert cli("estimate", "v4.json", "--context", "8k")[0] == 0
+    assert cli("estimate", "v4.json", "--context", "8k", "--kv-memory", "10GiB", "--engine", "vllm")[0] == 0

@@ -84,6 +84,9 @@ PUBLISHED = [
     ("deepseek-v4-flash", 284_332_230_231, 0, "DeepSeek-V4-Flash as transformers 5.25 builds it (meta device, "
                                               "sum of numel); published: 284B without the MTP layer"),
     ("deepseek-v4-pro", 1_572_997_179_491, 0, "DeepSeek-V4-Pro as transformers 5.25 builds it; published: 1.6T"),
+    ("deepseek-v4.1-flash", 552 * B - 485_268_480, 0.5 / 552,
+     "DeepSeek-V4.1-Flash: a 552B backbone (hosting docs, e.g. mittwald's and S3NS's model pages) less its vision "
+     "tower (485,268,480 by hand from vLLM's v4/common/vision.py); its 197B of Engram tables are not weights"),
     ("deepseek-v3.2-exp", 671 * B, 0.01, "DeepSeek-V3.2-Exp: V3's 671B plus the indexer (685B with MTP) [recalled]"),
     ("deepseek-v2", 236 * B, 0.01, "DeepSeek-V2: 236B total, 21B active [recalled]"),
     ("deepseek-v2-lite", 15.7 * B, 0.01, "DeepSeek-V2-Lite: 15.7B total, 2.4B active [recalled]"),

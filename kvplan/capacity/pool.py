@@ -11,7 +11,7 @@ from ..errors import PlanError
 from ..techniques.base import Plan
 from ..units import format_bytes
 from .shard import shard
-from .weights import plan_weights, stage_weight_bytes
+from .weights import plan_weights, require_known, stage_weight_bytes
 
 if TYPE_CHECKING:
     from .hardware import Deployment
@@ -91,9 +91,11 @@ class Capacity:
 def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int], list[int]]:
     """(KV pool bytes per GPU, weight bytes per GPU), one entry per pipeline stage."""
     model = plan.model
-    stage_weights = stage_weight_bytes(plan_weights(model, deployment), model.num_layers, deployment.tp, deployment.pp)
+    weights = plan_weights(model, deployment)
+    stage_weights = stage_weight_bytes(weights, model.num_layers, deployment.tp, deployment.pp)
     if deployment.kv_memory_bytes is not None:
         return [deployment.kv_memory_bytes] * len(stage_weights), stage_weights
+    require_known(weights, model.name)
     gpu = deployment.gpu
     budget = int(gpu.memory_bytes * deployment.mem_util)
     pools = [budget - w - deployment.reserve_bytes for w in stage_weights]

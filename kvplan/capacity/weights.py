@@ -25,6 +25,8 @@ estimate) is split evenly: (total - MTP estimate) / (tp x pp), rounded up.
 
 from __future__ import annotations
 
+from ..errors import UsageError
+
 from ..core.model import ModelSpec
 from ..weights.estimate import estimated, given
 from ..weights.record import NO_LAYER, REPLICATED, Weights
@@ -45,6 +47,16 @@ def mtp_bytes(weights: Weights, num_layers: int) -> int:
     if not weights.parts:
         return weights.mtp_estimated_bytes
     return sum(n for role, layer, n in weights.parts if is_mtp_part(role, layer, num_layers))
+
+
+def require_known(weights: Weights, name: str = "") -> None:
+    """A GPU's pool is its memory less the weights: refuse to plan one with weights nobody counted (a family
+    whose parameter count kvplan lacks, or a config without a field the count needs)."""
+    if weights.total_bytes <= 0 and weights.source == "estimated from config":
+        why = next((n for n in weights.notes if n.startswith("parameters not counted")), "")
+        raise UsageError(f"the weights of {name or weights.origin} are not known from its config"
+                         + (f": {why.split('; give')[0]}" if why else ""),
+                         "give them with --weights (a size such as 300GB, or the checkpoint's folder)")
 
 
 def served_bytes(weights: Weights, num_layers: int, include_mtp: bool = False) -> int:

@@ -28,7 +28,6 @@ from .attention import attention_cache, head_dims
 from .family import Family
 from .block_sparse import block_sparse_caches
 from .compressed import compressed_layer
-from .compressed import weight_format as compressed_weight_format
 from .families import FAMILIES, GENERIC, REFUSED
 from .fields import Fields
 from .latent import indexer_cache, latent_cache
@@ -289,7 +288,7 @@ def _read(raw: dict, source: str) -> tuple[Family, Fields, str, list[LayerSpec],
     n = layer_count(f, family)
     kinds = layer_kinds(f, family, n)
     maker = _LayerMaker(f, family)
-    layers = [maker.layer(kind, i) for i, kind in enumerate(kinds)]
+    layers = family.layers(f, n) if family.layers else [maker.layer(kind, i) for i, kind in enumerate(kinds)]
     shared = f.int("num_kv_shared_layers", default=0, minimum=0, maximum=n)
     if shared:
         layers = share_last_layers(layers, kinds, shared, f)
@@ -318,16 +317,19 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config is not a JSON object")
     family, f, reading, layers, dims = _read(raw, source)
-    n = len(layers)
     notes: tuple[str, ...] = ()
     try:
-        total, active = family.params(f, layers, dims) if family.params else (0, 0)
+        if family.params is None:
+            raise ConfigError(f"kvplan has no parameter count for model_type {f.model_type!r}")
+        total, active = family.params(f, layers, dims)
     except ConfigError as exc:  # the cache is read; only the weights estimate lacks a field
         total = active = 0
         notes += (f"parameters not counted ({exc.message}); give the weights with --weights",)
     weight_dtype, bytes_per_param = _weight_format(f)
-    if family.attention == "compressed":  # DeepSeek-V4: experts in their own dtype
-        weight_dtype, bytes_per_param = compressed_weight_format(f, total, n, weight_dtype, bytes_per_param)
+    if family.weight_format is not None:  # DeepSeek-V4: experts in their own dtype
+        weight_dtype, bytes_per_param = family.weight_format(f, layers, total, weight_dtype, bytes_per_param)
+    if family.notes is not None:
+        notes += family.notes(f)
     heads = f.opt_int("num_attention_heads") or 0
     if reading == "guessed":
         notes += (f"guessed: unknown model_type {f.model_type!r} read with transformers' generic rule "

@@ -11,7 +11,7 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import block_sparse, compressed, params
+from . import block_sparse, compressed, params, shared_compressed
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, zamba_dims)
@@ -371,11 +371,24 @@ _ROWS: list[Family] = [
     Family(("deepseek_v4",), kinds=frozenset({K.SLIDING, K.CSA, K.HCA}), attention="compressed",
            markers=("compress_ratios",), derive=compressed.default_kinds, trailing="num_nextn_predict_layers",
            defaults=compressed.DEFAULTS, params=params.deepseek_v4,
+           weight_format=lambda f, layers, total, dtype, size: compressed.weight_format(f, total, len(layers), dtype,
+                                                                                       size),
            rules=("one shared K/V head (head_dim, rope in its last qk_rope_head_dim columns) for the newest "
                   "sliding_window tokens on every layer; compressed sparse layers (compress_ratios 4) add one "
                   "entry per 4 tokens plus indexer keys (index_head_dim) per entry and read index_topk of them; "
                   "heavily compressed layers (128) add one entry per 128 tokens, all read; compressor state "
                   "float32 as vLLM keeps it; the MTP layer is not cached",)),
+    Family(("deepseek_v41",), text="deepseek_v41_text", rules=("text model in text_config",)),
+    Family(("deepseek_v41_text",), kinds=frozenset({K.SLIDING, K.CSA}), attention="compressed",
+           derive=shared_compressed.kinds, layers=shared_compressed.layers, defaults=shared_compressed.DEFAULTS,
+           params=params.deepseek_v41, weight_format=shared_compressed.weight_format,
+           notes=shared_compressed.engram_note,
+           rules=("one shared K/V head (head_dim) for the newest sliding_window tokens on every layer; "
+                  "compress_ratios 1 or 2: the KV sources (kv_source_layer_ids) store one entry per 1 or 2 tokens "
+                  "and its index keys (index_head_dim), the later layers read the newest source's entries and "
+                  "store only their window; a step reads index_topk entries, and index sources "
+                  "(index_source_layer_ids) every index key of their source; ratio-2 sources keep the open group "
+                  "(2 rows of kv and score, float32); the MTP layers are not cached",)),
     Family(("axk2",), kinds=frozenset({K.INDEXED}), attention="latent", params=params.latent,
            derive=lambda f, n: [K.INDEXED] * n,
            defaults={"kv_lora_rank": 128, "qk_rope_head_dim": 32, "index_head_dim": 128},

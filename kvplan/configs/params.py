@@ -793,6 +793,59 @@ def deepseek_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
+def deepseek_v41_parts(f: Fields, layers: list) -> dict[str, int]:
+    """DeepSeek-V4.1's text-model parameters by the dtype vLLM 0.33 holds them in (models/deepseek_v41:
+    nvidia/model.py DeepseekV4DecoderLayer, attention.py, compressor.py, common/engram.py; the MoE of
+    models/deepseek_v4/nvidia/model.py): {"experts": routed experts (expert_dtype), "fp8": the quantized
+    linears, "bf16", "fp32"}. Every layer has V4's attention (low-rank q, one shared K/V projection, the
+    grouped output projection, sinks), a MoE (routed experts, one shared expert, the router and its two
+    float32 biases: e_score_correction_bias and the image-token bias_vl), two hyper-connection mixers and
+    two norms. A KV source adds its compressor (kv projection, and at ratio 2 the gate, to head_dim; a
+    norm; no positional bias); an index source its indexer's q_b and head weights, and a KV source that
+    owns the index keys their projection from the latent and its norm; an Engram layer its key/value
+    projection and two gate vectors. Not counted: the Engram n-gram tables (kept in pinned host memory by
+    default), the DSpark drafter under mtp.* (loaded only for speculative decoding) and the vision tower;
+    V4.1 has no hc_head."""
+    hidden, heads, head = f.int("hidden_size"), f.int("num_attention_heads"), f.int("head_dim")
+    q_rank, o_rank, groups = f.int("q_lora_rank"), f.int("o_lora_rank"), f.int("o_groups")
+    experts, inter = f.int("n_routed_experts"), f.int("moe_intermediate_size")
+    shared = f.int("n_shared_experts", default=1, minimum=0)
+    hc = f.int("hc_mult", default=4)
+    index, index_heads = f.int("index_head_dim"), f.int("index_n_heads", default=32)
+    per_expert = 3 * hidden * inter
+    mixer = (2 + hc) * hc * (hc * hidden + 1) + 3  # hc fn, base and scale, float32
+    n = len(layers)
+    parts = {"experts": n * experts * per_expert,
+             "fp8": n * (hidden * (q_rank + head) + q_rank * heads * head + heads * head // groups * o_rank * groups
+                         + groups * o_rank * hidden + shared * per_expert),
+             "bf16": n * (q_rank + head + experts * hidden + 2 * hidden),
+             "fp32": n * (heads + 2 * experts + 2 * mixer)}
+    for spec in layers:
+        main = spec.caches[0] if spec.caches and not spec.borrows else None
+        ratio = main.policy.compress_ratio if main is not None else None
+        if ratio:  # a KV source: its compressor, and the index keys it owns
+            parts["bf16"] += hidden * head * (2 if ratio > 1 else 1) + head + index * head + index
+        if any(c.kind == "indexer" for c in spec.caches + spec.borrows):  # an index source
+            parts["fp8"] += q_rank * index_heads * index
+            parts["bf16"] += hidden * index_heads
+    engram = f.list("engram_layer_ids") if f.has("engram_layer_ids") else []
+    if engram:
+        ngram, e_heads = f.int("engram_max_ngram_size", minimum=2), f.int("engram_n_heads", minimum=1)
+        e_dim = f.int("engram_head_dim", minimum=1)
+        parts["fp8"] += len(engram) * (ngram - 1) * e_heads * e_dim * (hc + 1) * hidden
+        parts["bf16"] += len(engram) * 2 * hc * hidden
+    parts["bf16"] += f.int("vocab_size") * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden
+    return parts
+
+
+def deepseek_v41(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """deepseek_v41_parts summed (551,880,835,184 for V4.1-Flash: its published 552B backbone less the
+    0.49B vision tower); active: the routed experts but num_experts_per_tok of them a layer."""
+    total = sum(deepseek_v41_parts(f, layers).values())
+    idle = f.int("n_routed_experts") - f.int("num_experts_per_tok")
+    return total, total - len(layers) * idle * 3 * f.int("hidden_size") * f.int("moe_intermediate_size")
+
+
 def minimax_m3(f: Fields, layers: list, dims) -> tuple[int, int]:
     """attention_decoder's count, plus each block-sparse layer's indexer (its q and k projections and norms)."""
     from .block_sparse import index_params
