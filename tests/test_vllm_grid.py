@@ -639,6 +639,7 @@ NOT_IN_GRID = {
     "llama-3.2-11b-vision": "Mllama removed in 0.10.2",
     "deepseek-v4-flash": "its own pool (vllm_dsv4.py, 0.30+), checked against vLLM's planner in test_deepseek_v4.py",
     "deepseek-v4-pro": "its own pool (vllm_dsv4.py, 0.30+), checked against vLLM's planner in test_deepseek_v4.py",
+    "deepseek-v4.1-flash": "its own pool (vllm_dsv41.py, 0.33), checked against vLLM's planner in test_deepseek_v41.py",
 }
 FAMILIES = (DENSE + MLA + MORE_DENSE + SLIDING + SLIDING_HYBRID + CHUNKED + MAMBA_HYBRID + PURE_MAMBA + GDN
             + SHORT_CONV + SPARSE_MLA + LIGHTNING + MIXED)

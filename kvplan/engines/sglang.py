@@ -151,6 +151,9 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
     if any(layer.shares_cache_of is not None for layer in model.layers):
         raise UsageError(f"SGLang: {model.name} reuses earlier layers' KV (num_kv_shared_layers), which kvplan has "
                          "not read in SGLang's pool", "use --engine vllm or ideal for this model")
+    if any(layer.borrows for layer in model.layers):
+        raise UsageError(f"SGLang: {model.name}'s layers read compressed caches other layers store (DeepSeek-V4.1), "
+                         "which kvplan has not read in SGLang's pool", "use --engine vllm or ideal for this model")
     owners = model.layers
     state = state_cell(model, tp, ssm_bytes) if any(layer.state is not None for layer in model.layers) else None
     caches = [c for layer in owners for c in layer.caches]

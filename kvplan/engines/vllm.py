@@ -177,7 +177,8 @@ def latent_token_bytes(cache: TokenCache, kv_dtype: str, serving: Storage, spars
 class PageSpec:
     """One layer's cache as vLLM's KV cache manager sees it (its KVCacheSpec)."""
 
-    kind: str  # full | sliding | chunked | mla | indexer | mamba | state (DeepSeek-V4 compressor state)
+    kind: str  # full | sliding | chunked | mla | indexer | mamba | state (DeepSeek-V4 compressor state) | ring
+    # (DeepSeek-V4.1's compressor ring: CircularBufferSpec, one page per request)
     block_tokens: int
     token_bytes: int = 0  # one token of this layer (token caches)
     state_bytes: int = 0  # mamba: conv + SSM state of one sequence
@@ -202,6 +203,8 @@ class PageSpec:
             return f"chunked attention {self.window_tokens}"
         if self.kind == "state":
             return f"compressor state, window {self.window_tokens}"
+        if self.kind == "ring":
+            return f"compressor ring, {self.block_tokens} rows"
         return {"full": "full attention", "mla": "latent (MLA)", "indexer": "indexer keys", MAMBA: "mamba state"}[self.kind]
 
     def with_block(self, block_tokens: int) -> "PageSpec":
@@ -218,6 +221,8 @@ class PageSpec:
         max_num_batched_tokens; 0.26+: x2 under async scheduling)."""
         if self.kind == MAMBA:
             return self.page_bytes * self.state_pages
+        if self.kind == "ring":  # CircularBufferSpec.max_memory_usage_bytes: one page for the request's lifetime
+            return self.page_bytes
         if self.kind in ("sliding", "state"):  # state: DeepSeek-V4's compressor state, a window of tokens
             tokens = min(self.window_tokens - 1 + in_flight_tokens, max_len)
             return (cdiv(tokens, self.block_tokens) + 1) * self.page_bytes
@@ -283,6 +288,11 @@ class VllmPool:
 def is_deepseek_v4(model: ModelSpec) -> bool:
     """DeepSeek-V4's layers (a compressor state): vLLM pools them by their own rules (vllm_dsv4.py)."""
     return any(layer.state is not None and layer.state.kind == "compressor" for layer in model.layers)
+
+
+def is_deepseek_v41(model: ModelSpec) -> bool:
+    """DeepSeek-V4.1's layers (caches shared from a KV source)."""
+    return any(layer.borrows for layer in model.layers)
 
 
 def check_modelled(model: ModelSpec) -> None:
@@ -645,7 +655,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
              hybrid_manager: bool = True, rules: VllmRules = LATEST, kv_cache_dtype: str | None = None,
              allow_long_max_model_len: bool = False, prefix_caching: bool | None = None,
              max_num_seqs: int | None = None, enforce_eager: bool = False, draft_layers: int = 0,
-             num_speculative_tokens: int = 0, draft_model: ModelSpec | None = None) -> VllmPool:
+             num_speculative_tokens: int = 0, draft_model: ModelSpec | None = None,
+             gpu: str | None = None) -> VllmPool:
     """vLLM's KV cache config for `model` on one (tp, pp) replica under `rules`.
 
     kv_memory_bytes: memory for the KV cache per GPU. max_num_batched_tokens:
@@ -656,7 +667,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     draft_layers: speculative decoding's MTP draft layers in the pool (kvplan.engines.vllm_speculative).
     num_speculative_tokens: its draft tokens per step (any method): they widen Gated DeltaNet conv
     states and, from 0.15, add as many state pages to each request. draft_model: a separate draft
-    checkpoint (EAGLE head, small LLM) whose layers join the pool (not with draft_layers).
+    checkpoint (EAGLE head, small LLM) whose layers join the pool (not with draft_layers). gpu: the
+    catalog name of the GPU, where its attention backend decides the layout (DeepSeek-V4.1).
     """
     if kv_memory_bytes <= 0:
         raise PlanError("vLLM: no memory left for the KV cache", "raise --mem-util or give --kv-memory")
@@ -676,6 +688,20 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     if draft_model is not None and (draft_layers or is_deepseek_v4(model)):
         raise UsageError("vLLM: a separate draft model is modelled without MTP layers, and not for DeepSeek-V4",
                          "give either --mtp or --draft-model")
+    if is_deepseek_v41(model):
+        from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
+        from .vllm_dsv41 import simulate_dsv41
+
+        if draft_model is not None:
+            raise UsageError("vLLM: a separate draft model is not modelled for DeepSeek-V4.1", "drop the draft")
+        if gpu is not None and gpu not in CUDA_CAPABILITY:
+            raise UsageError(f"--engine vllm: kvplan does not know the compute capability of {gpu}, which decides "
+                             "vLLM's DeepSeek-V4.1 layout", "give --gpu h100, h200 or b200")
+        seqs = max_num_seqs if max_num_seqs is not None else rules.max_num_seqs(None)
+        return simulate_dsv41(model, kv_memory_bytes=kv_memory_bytes, max_model_len=max_model_len,
+                              block_tokens=block_tokens, pp=pp, mnbt=mnbt, rules=rules, kv_cache_dtype=kv_cache_dtype,
+                              max_num_seqs=seqs, notes=notes, capability=CUDA_CAPABILITY.get(gpu or ""),
+                              draft_layers=draft_layers, num_speculative_tokens=num_speculative_tokens)
     if is_deepseek_v4(model):
         from .vllm_dsv4 import simulate_dsv4
 

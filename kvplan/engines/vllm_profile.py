@@ -455,6 +455,11 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         if extra:
             weights_from += (f", + {extra / GIB:,.2f} GiB of drafter weights on the last stage's GPUs "
                              f"({drafter.how})")
+        if model.family == "deepseek_v41_text":
+            notes.append("DeepSeek-V4.1's load is the text model at its checkpoint dtypes; not modelled: the vision "
+                         "tower vLLM loads unless --language-model-only (485M parameters, 0.97 GB at TP 1), wo_a "
+                         "dequantized to bf16 on Hopper (+1.30 GB at TP 1), FP8 scales expanded to one per 32 "
+                         "(+0.21 GB at TP 1), the Engram staging buffers; the Engram tables are in host memory")
         rope = rope_bytes(model, version, max_model_len)
         if rope is None:
             notes.append("vLLM's rotary cos/sin tables (counted in its load) are not modelled for this family"

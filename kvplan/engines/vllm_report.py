@@ -88,7 +88,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
                     max_num_seqs=max_num_seqs or rules.max_num_seqs(gpu.memory_bytes if gpu else None,
                                                                     gpu.name if gpu else ""),
                     enforce_eager=enforce_eager, draft_layers=draft_layers, num_speculative_tokens=spec_tokens,
-                    draft_model=draft)
+                    draft_model=draft, gpu=gpu.name if gpu else None)
     served = check(plan.model.architecture, release or rules.version)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([how] if how else []) \
         + list(pool.notes)

@@ -26,7 +26,7 @@ from ..capacity.gpus import Gpu, LIST_PRICES
 from ..capacity.hardware import Deployment, make_deployment
 from ..capacity.pool import batch_bytes
 from ..capacity.shard import shard
-from ..capacity.weights import served_bytes, stage_weight_bytes
+from ..capacity.weights import require_known, served_bytes, stage_weight_bytes
 from ..errors import KvplanError, UsageError
 from ..planner import PlanResult, compose, evaluate
 from ..techniques.registry import build_all
@@ -254,7 +254,7 @@ class _Engine:
             kv_memory, _ = kv_memory_of(SimpleNamespace(deployment=deployment, plan=plan, capacity=None), self.rules,
                                         mnbt, draft_layers=drafts, draft=draft)
             self._memory[memory_key] = kv_memory
-        pool_key = (key, mnbt)
+        pool_key = (key, mnbt, deployment.gpu.name)  # the GPU picks DeepSeek-V4.1's layout
         pool = self._pools.get(pool_key)
         if pool is None:
             drafts, tokens, draft = self.drafted
@@ -262,7 +262,7 @@ class _Engine:
                 plan.model, kv_memory_bytes=kv_memory, max_model_len=self.tokens, block_tokens=plan.block_size,
                 tp=deployment.tp, pp=deployment.pp, max_num_batched_tokens=mnbt,
                 hybrid_manager=plan.offload is None, rules=self.rules, allow_long_max_model_len=self.allow_long,
-                draft_layers=drafts, num_speculative_tokens=tokens, draft_model=draft)
+                draft_layers=drafts, num_speculative_tokens=tokens, draft_model=draft, gpu=deployment.gpu.name)
         return (kv_memory // pool.bytes_per_block) / pool.blocks_per_request
 
     def _sglang_concurrency(self, plan, deployment: Deployment, key) -> float:
@@ -405,6 +405,7 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
     _check_grid_size(req)
     base, record = load_model_and_weights(req.model, revision=req.revision, overrides=list(req.overrides),
                                           weights=req.weights)
+    require_known(record, base.name)  # every deployment's pool is its GPUs' memory less the weights
     longest = base.max_context_tokens
     if (not req.context_given and isinstance(longest, int) and not isinstance(longest, bool)
             and 0 < longest < req.context_tokens):
