@@ -69,7 +69,16 @@ def latent_and_hybrid() -> dict[str, dict]:
         v32[f"l{i}.indexer"] = MLAAttentionSpec(block_size=64, num_kv_heads=1, head_size=132, dtype=torch.uint8)
     gdn = dict(block_size=576, shapes=((8192, 3), (32, 128, 128)), dtypes=(bf16, bf16), page_size_padded=1179648,
                mamba_type=MambaAttentionBackendEnum.GDN_ATTN, mamba_cache_mode="align", num_prefill_checkpoint_blocks=1)
+    # Kimi K3: 93 layers, MLA (576, bf16) on the 24 of full_attn_layers (1-based 4, 8, ..., 92, 93), KDA on the
+    # rest; kvplan's block (5,760: the MLA page holds a KDA state of 6,512,640 B) and padded page; under FlashKDA
+    # the KDA MambaSpec keeps one prefill checkpoint page (models/kimi_k3/nvidia/kda.py get_kv_cache_spec)
+    full = {i - 1 for i in list(range(4, 93, 4)) + [93]}
+    kda = dict(block_size=5760, shapes=((12288, 3), (96, 128, 128)), dtypes=(bf16, torch.float32),
+               page_size_padded=6_635_520, mamba_type=MambaAttentionBackendEnum.GDN_ATTN, mamba_cache_mode="align",
+               num_prefill_checkpoint_blocks=1)
     return {
+        "kimi-k3 (flashkda)": {f"l{i}": MLAAttentionSpec(block_size=5760, num_kv_heads=1, head_size=576, dtype=bf16)
+                               if i in full else MambaSpec(**kda) for i in range(93)},
         "deepseek-v3": {f"l{i}": MLAAttentionSpec(block_size=16, num_kv_heads=1, head_size=576, dtype=bf16)
                         for i in range(61)},
         "deepseek-v3.2-exp": v32,

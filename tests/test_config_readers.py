@@ -103,6 +103,14 @@ def test_unknown_model_type_with_standard_fields_warns():
     assert estimate(m, 1).bytes_per_token == 6 * PER_LAYER_TOKEN
 
 
+@pytest.mark.parametrize("field, value", [("num_attention_groups", 1), ("share_q_dim", 2048)])
+def test_unknown_step_fields_are_refused_not_guessed(field, value):
+    """Step-3's text model gives its KV heads as num_attention_groups (1 head of 256 in vLLM's step3_text.py);
+    read as a guess it was plain multi-head attention, 64 times too large."""
+    with pytest.raises(ConfigError, match=f"carries '{field}'"):
+        build_model(dict(BASE, model_type="step3_text_unknown", **{field: value}), "t")
+
+
 def test_unknown_model_type_without_fields_names_the_field():
     with pytest.raises(ConfigError, match="lacks 'num_attention_heads'"):
         build_model({"model_type": "mystery", "num_hidden_layers": 2, "hidden_size": 64}, "t")

@@ -19,7 +19,7 @@ from .family import Family
 from .hybrid import (bailing_hybrid_state, gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
                      mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
                      zaya_cca_state)
-from .markers import (alternate_sliding_first, cohere2_moe_windows, dots3_dsa, dots3_kinds, dots3_layer_dims,
+from .markers import (alternate_sliding_first, bailing_kinds, cohere2_moe_windows, dots3_dsa, dots3_kinds, dots3_layer_dims,
                       every_period, first_of_four_full, from_max_window_layers, gemma4_layer_dims,
                       gemma4_unified_kinds, glm_dsa_indexers, gpt_neo_attention_types, hy_v4_indexers,
                       inkling2_kinds, inkling_dims, inkling_kinds, kimi_default, last_layer_full, last_of_four_full,
@@ -217,7 +217,7 @@ _ROWS: list[Family] = [
                     f"default); KV heads {kv_text} by default (the attention sink is a weight, not cached)",))
       for name, kv, kv_text in (("granite_swa", {"num_key_value_heads": 4}, "4"),
                                 ("granitemoe_swa", {}, "= query heads"))),
-    Family(("mimo_v2_flash",), kinds=ATTN, derive=mimo_v2_flash_kinds, per_layer=mimo_v2_flash_dims,
+    Family(("mimo_v2_flash", "mimo_v2"), kinds=ATTN, derive=mimo_v2_flash_kinds, per_layer=mimo_v2_flash_dims,
            window=mimo_v2_flash_window, params=params.attention_decoder, aliases={"value_head_dim": ("v_head_dim",)},
            defaults={"num_key_value_heads": 4, "head_dim": 192, "value_head_dim": 128, "sliding_window": 129},
            rules=("layer_types; else layer 0 and every 6th layer full, the rest sliding; sliding layers keep "
@@ -426,14 +426,16 @@ _ROWS: list[Family] = [
     Family(("minicpm3",), kinds=FULL_ONLY, dims=decompressed_latent_dims, params=params.minicpm3,
            rules=("vLLM decompresses the latent: K and V of heads x (qk_nope + qk_rope) per token "
                   "(transformers caches the 288-wide latent: a parity rule)",)),
+    Family(("kimi_k3",), text="kimi_linear", rules=("Kimi K3: its text model (kimi_linear) in text_config",)),
     Family(("kimi_linear",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=kda_state,
            markers=("linear_attn_config.full_attn_layers",), derive=kimi_default, params=params.kimi_linear,
            aliases={"max_position_embeddings": ("model_max_length",)},
            rules=("MLA latent on full_attn_layers (1-based), KDA state (conv + fp32 recurrent) on kda_layers",)),
     Family(("bailing_hybrid",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=bailing_hybrid_state,
-           derive=every_period("layer_group_size", 6, hit=K.FULL, one_based=True), params=params.latent,
+           derive=bailing_kinds, params=params.latent,
            defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64},
-           rules=("layer_types; else full when (i + 1) % layer_group_size == 0 (6): MLA latent (kv_lora_rank + "
+           rules=("layer_types; else full when (i + 1) % layer_group_size == 0 (6), and on Ling 3.0 "
+                  "(BailingMoeV3ForCausalLM) the n % layer_group_size trailing layers: MLA latent (kv_lora_rank + "
                   "qk_rope_head_dim); the rest Kimi Delta Attention: conv (short_conv_kernel_size - 1) x 3 x heads x "
                   "linear_head_dim, fp32 state heads x linear_head_dim^2 (linear_head_dim = head_dim, 128)",)),
     Family(("minimax", "minimax_m1", "minimax_text_01"), kinds=frozenset({K.FULL, K.LINEAR}), state=lightning_state,

@@ -175,6 +175,18 @@ def every_period(field: str, default: int, offset_field: str | None = None, defa
     return derive
 
 
+def bailing_kinds(f: Fields, n: int) -> list[str]:
+    """Bailing hybrids: layer i is MLA (full) when (i + 1) % layer_group_size == 0 (6), else linear; Ling /
+    Ring 3.0 (BailingMoeV3ForCausalLM, vLLM 0.33 bailing_moe_v3.py _is_kda_layer) also makes the
+    n % layer_group_size trailing layers MLA, where V2.5 (bailing_moe_linear.py is_linear_layer) keeps them
+    linear."""
+    period = f.int("layer_group_size", default=6, minimum=1)
+    names = f.get("architectures")
+    v3 = isinstance(names, list) and bool(names) and str(names[0]).startswith("BailingMoeV3")
+    tail = n // period * period if v3 else n
+    return [K.FULL if (i + 1) % period == 0 or i >= tail else K.LINEAR for i in range(n)]
+
+
 def from_max_window_layers(f: Fields, n: int) -> list[str]:
     """Qwen 2/3 (+MoE): with use_sliding_window, layers with index >= max_window_layers
     use the window (transformers' layer_types derivation)."""

@@ -290,6 +290,32 @@ def is_deepseek_v4(model: ModelSpec) -> bool:
     return any(layer.state is not None and layer.state.kind == "compressor" for layer in model.layers)
 
 
+KIMI_K3 = "KimiK3ForConditionalGeneration"
+
+
+def kimi_k3_checkpoints(model: ModelSpec, rules: VllmRules, gpu: str | None, notes: list[str]) -> bool:
+    """Whether Kimi K3's KDA layers keep a prefill-checkpoint state page (0.33 models/kimi_k3/nvidia/kda.py:
+    get_kv_cache_spec sets num_prefill_checkpoint_blocks when resolve_kda_prefill_backend picks FlashKDA, which
+    it does by default on SM 9, 10 and 12 for a bf16 model with a bounded gate). False for other models."""
+    if model.architecture != KIMI_K3:
+        return False
+    if rules.version != "0.33":
+        raise UsageError(f"vLLM {rules.version}: kvplan read Kimi K3's KDA pages in vLLM 0.33 only",
+                         "use --engine vllm (0.33)")
+    from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
+
+    capability = CUDA_CAPABILITY.get(gpu or "")
+    if capability is None:
+        notes.append("Kimi K3: no known GPU given; vLLM's FlashKDA prefill (SM 9, 10, 12) is assumed, with its "
+                     "prefill-checkpoint state page")
+        return True
+    if capability[0] not in (9, 10, 12):
+        notes.append(f"Kimi K3: FlashKDA does not run on SM {capability[0]}.{capability[1]}; vLLM's Triton KDA "
+                     "prefill keeps no checkpoint page")
+        return False
+    return True
+
+
 def is_deepseek_v41(model: ModelSpec) -> bool:
     """DeepSeek-V4.1's layers (caches shared from a KV source)."""
     return any(layer.borrows for layer in model.layers)
@@ -356,7 +382,7 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
 
 def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, hybrid_manager: bool = True,
                 rules: VllmRules = LATEST, kv_cache_dtype: str | None = None, prefix_caching: bool | None = None,
-                *, local_as_full: bool = True, num_speculative_tokens: int = 0
+                *, local_as_full: bool = True, num_speculative_tokens: int = 0, kda_checkpoints: bool = False
                 ) -> tuple[list[tuple[int, PageSpec]], list[str], str]:
     """(model layer index, spec) for every cache vLLM allocates, notes, and the KV dtype used.
 
@@ -441,8 +467,10 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         state_kind = next(layer.state.kind for layer in model.layers if layer.state is not None)
         prefix = rules.mamba_align_mode if prefix_caching is None else prefix_caching
         align_mode = prefix and rules.mamba_cache_modes
-        # only Qwen's Gated DeltaNet exports prefill checkpoints (OLMo-Hybrid's does not)
-        checkpoints = state_kind != "gated_deltanet" or model.model_type in GDN_CHECKPOINT_TYPES
+        # only Qwen's Gated DeltaNet exports prefill checkpoints (OLMo-Hybrid's does not); KDA only Kimi K3's
+        # under FlashKDA (kda_checkpoints)
+        checkpoints = ((state_kind != "gated_deltanet" or model.model_type in GDN_CHECKPOINT_TYPES)
+                       if state_kind != "kda" else kda_checkpoints)
         specs, note = _align_attention_to_mamba(specs, block, block_tokens, attention[0].token_bytes, rules, state_kind,
                                                 align_mode, checkpoints, num_speculative_tokens)
         notes.extend(note)
@@ -524,7 +552,10 @@ def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_to
     needed = KERNEL_BLOCK_ALIGN_TOKENS * cdiv(needed, KERNEL_BLOCK_ALIGN_TOKENS)
     new_block = max(block, needed)
     attn_page = new_block * attn_token_bytes
-    pages = (rules.mamba_pages(state_kind) if checkpoints else 2) if align_mode else 1
+    if state_kind == "kda":  # Kimi K3 (0.33): MambaSpec num_prefill_checkpoint_blocks=1 under FlashKDA
+        pages = (3 if checkpoints else 2) if align_mode else 1
+    else:
+        pages = (rules.mamba_pages(state_kind) if checkpoints else 2) if align_mode else 1
     drafts = speculative_tokens if rules.mamba_speculative_blocks else 0  # MambaSpec.num_speculative_blocks
     pages += drafts
     out = []
@@ -718,9 +749,11 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         notes += spec_notes
     fixed, state_notes = engine_model(model, rules)
     ranked = shard(fixed, tp, 1)[0]  # TP-sharded, all layers
+    kda_checkpoints = kimi_k3_checkpoints(model, rules, gpu, notes)
     pairs, spec_notes, kv_dtype = layer_specs(ranked, block_tokens, max_model_len, hybrid_manager, rules,
                                               kv_cache_dtype, prefix_caching,
-                                              num_speculative_tokens=num_speculative_tokens)
+                                              num_speculative_tokens=num_speculative_tokens,
+                                              kda_checkpoints=kda_checkpoints)
     notes += state_notes + spec_notes
     if not pairs:
         raise PlanError(f"{model.name} has no KV cache: vLLM allocates one null block")
@@ -767,7 +800,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         checked = grouped_specs
         if any("sized as full attention" in n for n in spec_notes):
             checked = [s for _, s in layer_specs(ranked, block_tokens, max_model_len, hybrid_manager, rules,
-                                                 kv_cache_dtype, prefix_caching, local_as_full=False)[0]]
+                                                 kv_cache_dtype, prefix_caching, local_as_full=False,
+                                                 kda_checkpoints=kda_checkpoints)[0]]
 
         def fits(length: int) -> bool:  # check_enough_kv_cache_memory: every layer's worst case, summed
             return all(sum(checked[i].max_memory_bytes(length, in_flight) for i in st) <= kv_memory_bytes

@@ -1,0 +1,85 @@
+"""Families vLLM 0.33 serves that kvplan read only from Dec 2026: Kimi K3 (kimi_k3, its text model kimi_linear)
+and MiMo-V2.x (mimo_v2, vLLM's MiMoV2ForCausalLM: a MiMoV2FlashForCausalLM subclass with the same attention).
+
+Configs (tests/data/configs/):
+- kimi-k3.json: moonshotai/Kimi-K3's config.json as quoted verbatim in a public model-information report (code
+  index file id 62826164383, its "original config.json" block);
+- mimo-v2.6-flash.json: XiaomiMiMo/MiMo-V2.6-Flash-RL's config.json as transcribed in a public C++ test header
+  (code index file id 69700804720); its vision, audio and processor sub-configs were left out by that source.
+Expected values are worked out by hand from the layouts in vLLM 0.33's model code, or are figures vLLM's own
+planner gave on the specs (benchmarks/vllm_oracle.py, on CPU).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvplan.configs.build import build_model
+from kvplan.core.estimate import estimate
+from kvplan.engines.vllm import simulate
+from kvplan.errors import UsageError
+from kvplan.engines.vllm_rules import resolve
+
+DATA = Path(__file__).parent / "data" / "configs"
+GIB = 2**30
+
+
+def _model(name: str):
+    return build_model(json.loads((DATA / name).read_text()), name)
+
+
+def test_kimi_k3_reads_its_text_model():
+    model = _model("kimi-k3.json")
+    assert model.reading == "exact" and model.architecture == "KimiK3ForConditionalGeneration"
+    est = estimate(model, 32768)
+    # 24 MLA layers (full_attn_layers) of one latent, 512 + 64, in bf16
+    assert est.bytes_per_token == 24 * (512 + 64) * 2 == 27_648
+    # 69 KDA layers: 96 heads x 128 x 128 float32 recurrent state + a short conv (kernel 4: 3 columns) of
+    # q, k and v (3 x 96 x 128 channels) in bf16
+    assert est.state_bytes_per_sequence == 69 * (96 * 128 * 128 * 4 + 3 * 3 * 96 * 128 * 2) == 449_372_160
+
+
+@pytest.mark.parametrize("gpu, tokens", [
+    ("h200", 146_363),  # FlashKDA: 3 state pages a request in 'align' mode (2 + the prefill checkpoint)
+    ("a100-80gb", 182_954),  # Triton KDA prefill (FlashKDA needs SM 9, 10 or 12): 2 pages
+])
+def test_kimi_k3_vllm_pool_keeps_flashkdas_checkpoint_page(gpu, tokens):
+    """vLLM's planner on the same specs (benchmarks/vllm_oracle.py 'kimi-k3 (flashkda)', and with
+    num_prefill_checkpoint_blocks=0): 3 KDA groups of 23 and the 24 MLA layers, blocks of 5,760 tokens,
+    67 blocks at 10 GiB; a request of 32K needs 3 x 3 + 6 or 3 x 2 + 6 blocks."""
+    pool = simulate(_model("kimi-k3.json"), kv_memory_bytes=10 * GIB, max_model_len=32768, gpu=gpu)
+    assert (pool.num_blocks, pool.gpu_kv_cache_tokens) == (67, tokens)
+    assert pool.blocks_per_request == (15 if gpu == "h200" else 12)
+
+
+def test_kimi_k3_vllm_releases_before_033_are_refused():
+    with pytest.raises(UsageError, match="Kimi K3's KDA pages in vLLM 0.33 only"):
+        simulate(_model("kimi-k3.json"), kv_memory_bytes=10 * GIB, max_model_len=32768, rules=resolve("0.32")[0])
+
+
+def test_mimo_v2_reads_as_the_flash_layout():
+    model = _model("mimo-v2.6-flash.json")
+    assert model.reading == "exact" and model.num_layers == 48
+    est = estimate(model, 32768)
+    # hybrid_layer_pattern: 9 full layers of 4 KV heads x (192 K + 128 V) and 39 sliding ones of 8 KV heads,
+    # window sliding_window_size + 1 = 129 (MiMoV2FlashConfig), bf16
+    full, sliding = 4 * (192 + 128) * 2, 8 * (192 + 128) * 2
+    assert (full, sliding) == (2_560, 5_120)
+    assert est.kv_bytes_per_sequence == 9 * full * 32768 + 39 * sliding * 129 == 780_733_440
+
+
+@pytest.mark.parametrize("architecture, full", [
+    ("BailingMoeV3ForCausalLM", [5, 11, 17, 23, 24, 25]),  # Ling 3.0: the 2 trailing layers are MLA too
+    ("BailingMoeV2_5ForCausalLM", [5, 11, 17, 23]),  # V2.5: every 6th only
+])
+def test_bailing_hybrid_tail_layers_follow_the_architecture(architecture, full):
+    """vLLM 0.33 bailing_moe_v3.py _is_kda_layer: not ((i + 1) % g == 0 or i >= n // g * g);
+    bailing_moe_linear.py is_linear_layer: (i + 1) % g != 0. 26 layers, layer_group_size 6."""
+    config = {"model_type": "bailing_hybrid", "architectures": [architecture], "num_hidden_layers": 26,
+              "layer_group_size": 6, "hidden_size": 1024, "num_attention_heads": 16, "head_dim": 128,
+              "vocab_size": 1000, "intermediate_size": 2048}
+    model = build_model(config, "ling")
+    assert [i for i, layer in enumerate(model.layers) if layer.caches] == full
