@@ -209,6 +209,20 @@ def full_start(cfg, specs, groups, memory: int) -> str:
         return "ValueError: " + str(exc).split(" Try increasing")[0]
 
 
+def plan_case(cfg, specs: dict, memory: int, max_len: int):
+    """vLLM's (groups, kv cache config, tokens, concurrency, start check passed) at one memory and max length."""
+    case = copy.copy(cfg)
+    case.model_config = copy.copy(cfg.model_config)
+    case.model_config.max_model_len = max_len
+    case.model_config.original_max_model_len = max_len
+    case.scheduler_config = copy.copy(cfg.scheduler_config)
+    case.scheduler_config.max_model_len = max_len
+    groups = planning.get_kv_cache_groups(case, dict(specs))
+    kv = planning.get_kv_cache_config_from_groups(case, groups, memory)
+    tokens, concurrency = capacity(case, kv, max_len)
+    return case, groups, kv, tokens, concurrency, start_check(case, specs, groups, memory)
+
+
 def grid() -> None:
     """kvplan's pool (kvplan.engines.vllm_dsv41) against vLLM's planner: Hopper and Blackwell, the kv cache
     dtypes each takes, 7.01 / 10 / 40 GiB, 8K / 128K / 1M, 2,048 / 8,192 batched tokens."""
@@ -228,15 +242,8 @@ def grid() -> None:
             for gib in MEMS:
                 for max_len in LENS:
                     memory = int(gib * GIB)
-                    case = copy.copy(cfg)
-                    case.model_config = copy.copy(cfg.model_config)
-                    case.model_config.max_model_len = max_len
-                    case.scheduler_config = copy.copy(cfg.scheduler_config)
-                    case.scheduler_config.max_model_len = max_len
-                    groups = planning.get_kv_cache_groups(case, dict(specs))
-                    kv = planning.get_kv_cache_config_from_groups(case, groups, memory)
-                    tokens, _ = capacity(case, kv, max_len)
-                    theirs = (kv.num_blocks, tokens, start_check(case, specs, groups, memory))
+                    _, _, kv, tokens, _, fits = plan_case(cfg, specs, memory, max_len)
+                    theirs = (kv.num_blocks, tokens, fits)
                     pool = simulate(model, kv_memory_bytes=memory, max_model_len=max_len, max_num_batched_tokens=mnbt,
                                     gpu=gpu, kv_cache_dtype=None if dtype == "auto" else dtype,
                                     allow_long_max_model_len=True)
@@ -283,16 +290,7 @@ def main() -> None:
         for gib in MEMS:
             for max_len in LENS:
                 memory = int(gib * GIB)
-                cfg_case = copy.copy(cfg)
-                cfg_case.model_config = copy.copy(cfg.model_config)
-                cfg_case.model_config.max_model_len = max_len
-                cfg_case.model_config.original_max_model_len = max_len
-                cfg_case.scheduler_config = copy.copy(cfg.scheduler_config)
-                cfg_case.scheduler_config.max_model_len = max_len
-                groups = planning.get_kv_cache_groups(cfg_case, dict(specs))
-                kv = planning.get_kv_cache_config_from_groups(cfg_case, groups, memory)
-                tokens, concurrency = capacity(cfg_case, kv, max_len)
-                fits = start_check(cfg_case, specs, groups, memory)
+                cfg_case, groups, kv, tokens, concurrency, fits = plan_case(cfg, specs, memory, max_len)
                 per_block = planning._pool_bytes_per_block(cfg_case, groups)
                 layout = [(type(g.kv_cache_spec).__name__.replace("UniformTypeKVCacheSpecs", "U")
                            + ":" + type(next(iter(g.kv_cache_spec.kv_cache_specs.values()))).__name__

@@ -169,7 +169,7 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
                   draft_layers: int = 0):
     """vLLM's pool for DeepSeek-V4 (one rank: the K/V head and compressor states are replicated under TP).
     draft_layers: the MTP layers speculative decoding (method "mtp") adds to the pool."""
-    from .vllm import CacheGroup, PageSpec, VllmPool, in_flight_tokens, longest_fitting, memory_refusal
+    from .vllm import in_flight_tokens
 
     if not rules.dsv4_pool:
         raise UsageError(f"vLLM {rules.version} has no DeepSeek-V4 model (it arrived in 0.20.0)",
@@ -197,7 +197,6 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
     groups = packed_groups(pages if packed else pad_to_mla_pages(pages))
     in_flight = in_flight_tokens(rules, mnbt, pp)
     bytes_per_block, check_bytes = block_costs(groups, rules.dsv4_pool)
-    num_blocks = kv_memory_bytes // bytes_per_block
     mla_bytes = next(sum(p) for (kind, _, _), p in groups if kind == "mla")
 
     def pages_needed(length: int) -> int:
@@ -214,7 +213,19 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
             return bytes_per_block * pages_needed(length) <= kv_memory_bytes - bytes_per_block
         return check_bytes * pages_needed(length) <= kv_memory_bytes
 
-    per_request = needed(max_model_len)
+    return packed_pool(groups, needed(max_model_len), fits, kv_memory_bytes=kv_memory_bytes,
+                       max_model_len=max_model_len, mnbt=mnbt, bytes_per_block=bytes_per_block, rules=rules,
+                       kv_dtype="fp8_ds_mla", in_flight=in_flight, max_num_seqs=max_num_seqs, notes=notes)
+
+
+def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *, kv_memory_bytes: int,
+                max_model_len: int, mnbt: int, bytes_per_block: int, rules, kv_dtype: str, in_flight: int,
+                max_num_seqs: int, notes: list[str]):
+    """The VllmPool of a packed-slab plan (DeepSeek-V4, V4.1): groups as (bucket, page bytes per layer),
+    a request's blocks, and the start check fits(max_len)."""
+    from .vllm import CacheGroup, PageSpec, VllmPool, longest_fitting, memory_refusal
+
+    num_blocks = kv_memory_bytes // bytes_per_block
     concurrency = num_blocks / per_request
     ok = fits(max_model_len)
     estimate = None if ok else longest_fitting(fits, max_model_len)
@@ -227,6 +238,6 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
     refusal = None if ok else memory_refusal(max_model_len, estimate)
     return VllmPool(kv_memory_bytes, max_model_len, mnbt, tuple(cache_groups), False, bytes_per_block, num_blocks,
                     per_request, int(concurrency * max_model_len), concurrency, ok, estimate, tuple(notes),
-                    tuple(layer_specs), rules.version, rules.one_log_line, "fp8_ds_mla", bytes_per_block, in_flight,
+                    tuple(layer_specs), rules.version, rules.one_log_line, kv_dtype, bytes_per_block, in_flight,
                     gib_text_rounded=rules.gib_text_rounded, tokens_from_concurrency=rules.tokens_from_concurrency,
                     max_num_seqs=max_num_seqs, refusal=refusal)

@@ -140,8 +140,8 @@ def simulate_dsv41(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
                    mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int, notes: list[str],
                    capability: tuple[int, int] | None, draft_layers: int = 0, num_speculative_tokens: int = 0):
     """vLLM 0.33's pool for DeepSeek-V4.1 on one rank."""
-    from .vllm import CacheGroup, PageSpec, VllmPool, in_flight_tokens, longest_fitting, memory_refusal
-    from .vllm_dsv4 import check_native
+    from .vllm import in_flight_tokens
+    from .vllm_dsv4 import check_native, packed_pool
 
     if rules.version != "0.33":
         raise UsageError(f"vLLM {rules.version}: kvplan models DeepSeek-V4.1's pool as vLLM 0.33 plans it",
@@ -170,7 +170,6 @@ def simulate_dsv41(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
     groups = packed_groups(pages)
     stride = math.lcm(*(s for _, _, s in pages))
     bytes_per_block = _round(max(sum(p) for _, p in groups), stride)
-    num_blocks = kv_memory_bytes // bytes_per_block
     in_flight = in_flight_tokens(rules, mnbt, pp)
 
     def per_request(length: int) -> int:
@@ -187,19 +186,6 @@ def simulate_dsv41(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
     def fits(length: int) -> bool:
         return bytes_per_block * per_request(length) <= kv_memory_bytes - bytes_per_block
 
-    needed = per_request(max_model_len)
-    concurrency = num_blocks / needed
-    ok = fits(max_model_len)
-    estimate = None if ok else longest_fitting(fits, max_model_len)
-    cache_groups, layer_specs, start = [], [], 0
-    for (kind, block_size, window), group_pages in groups:
-        spec = PageSpec(kind, block_size, window_tokens=window, padded_page_bytes=sum(group_pages))
-        cache_groups.append(CacheGroup(spec, tuple(range(start, start + len(group_pages)))))
-        layer_specs += [PageSpec(kind, block_size, window_tokens=window, padded_page_bytes=p) for p in group_pages]
-        start += len(group_pages)
-    refusal = None if ok else memory_refusal(max_model_len, estimate)
-    return VllmPool(kv_memory_bytes, max_model_len, mnbt, tuple(cache_groups), False, bytes_per_block, num_blocks,
-                    needed, int(concurrency * max_model_len), concurrency, ok, estimate, tuple(notes),
-                    tuple(layer_specs), rules.version, rules.one_log_line, dtype, bytes_per_block, in_flight,
-                    gib_text_rounded=rules.gib_text_rounded, tokens_from_concurrency=rules.tokens_from_concurrency,
-                    max_num_seqs=max_num_seqs, refusal=refusal)
+    return packed_pool(groups, per_request(max_model_len), fits, kv_memory_bytes=kv_memory_bytes,
+                       max_model_len=max_model_len, mnbt=mnbt, bytes_per_block=bytes_per_block, rules=rules,
+                       kv_dtype=dtype, in_flight=in_flight, max_num_seqs=max_num_seqs, notes=notes)
