@@ -5,7 +5,12 @@ Configs (tests/data/configs/):
 - kimi-k3.json: moonshotai/Kimi-K3's config.json as quoted verbatim in a public model-information report (code
   index file id 62826164383, its "original config.json" block);
 - mimo-v2.6-flash.json: XiaomiMiMo/MiMo-V2.6-Flash-RL's config.json as transcribed in a public C++ test header
-  (code index file id 69700804720); its vision, audio and processor sub-configs were left out by that source.
+  (code index file id 69700804720); its vision, audio and processor sub-configs were left out by that source;
+- glm-5.3-flash-exl3-derivative.json: the config.json of a public EXL3 re-quantization of GLM-5.3-Flash
+  (0xSero/glm-5.3-flash-spark-mosaic, artifact-metadata/k2-k256/config.json, code index id 68536254103),
+  verbatim; it prunes the routed experts (256 of 288) and brings its own quantization_config, and keeps
+  every field the cache depends on (45 layers, KDA 64 x 128, kv_lora_rank 512 NoPE, index_kpool 4,
+  index_topk 2048), which agree with vLLM's models/glm5next and transformers' Glm5NextTextConfig.
 Expected values are worked out by hand from the layouts in vLLM 0.33's model code, or are figures vLLM's own
 planner gave on the specs (benchmarks/vllm_oracle.py, on CPU).
 """
@@ -83,3 +88,66 @@ def test_bailing_hybrid_tail_layers_follow_the_architecture(architecture, full):
               "vocab_size": 1000, "intermediate_size": 2048}
     model = build_model(config, "ling")
     assert [i for i, layer in enumerate(model.layers) if layer.caches] == full
+
+
+
+def test_glm5_next_layers_by_hand():
+    model = _model("glm-5.3-flash-exl3-derivative.json")
+    assert model.reading == "exact" and model.num_layers == 45
+    sparse = [i for i, layer in enumerate(model.layers) if layer.caches]
+    assert sparse == list(range(3, 45, 4))  # deepseek_sparse_attention every 4th layer
+    n = 131072
+    est = estimate(model, n)
+    # a DSA layer: a 512-wide NoPE latent in bf16 (1,024 B) per token and one 132-B fp8 key per pool of 4
+    assert est.bytes_per_token == 11 * (1024 + 132 // 4) == 11_627
+    assert est.kv_bytes_per_sequence == 11 * (n * 1024 + n // 4 * 132) == 1_523_974_144
+    # KDA (34 layers): conv 3 columns x 3 x 64 x 128 bf16 + 64 x 128 x 128 float32; a tail ring of 4 x 2 x 128
+    # bf16 on each DSA layer
+    kda = 3 * 3 * 64 * 128 * 2 + 64 * 128 * 128 * 4
+    assert est.state_bytes_per_sequence == 34 * kda + 11 * 4 * 2 * 128 * 2 == 147_642_368
+    # a step: every pooled key, and the latents of the top 512 pools of 4 (2,048 tokens)
+    assert est.read_bytes_per_step == 11 * (n // 4 * 132 + 2048 * 1024) == 70_647_808
+
+
+# (tp, GiB, max_model_len) -> (blocks, tokens): vLLM 0.33.0's planner on the specs its GLM-5-Next code registers
+# on Hopper (benchmarks/vllm_oracle_glm5next.py: vLLM's own ModelConfig, indexer and tail caches, KDA spec code,
+# block-size resolution and Model Runner V2's collection), max_num_batched_tokens 8,192
+VLLM_GLM5_NEXT = {
+    (1, 10, 8192): (212, 115_780), (1, 10, 131072): (212, 631_528), (1, 40, 8192): (848, 463_121),
+    (1, 40, 131072): (848, 2_526_114), (2, 10, 131072): (424, 751_007), (4, 40, 8192): (3_201, 1_248_694),
+    (8, 10, 131072): (1_437, 863_992),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VLLM_GLM5_NEXT), ids=lambda c: f"tp{c[0]}-{c[1]}GiB-{c[2]}")
+def test_glm5_next_vllm_pool_equals_vllms_planner(case):
+    tp, gib, max_len = case
+    pool = simulate(_model("glm-5.3-flash-exl3-derivative.json"), kv_memory_bytes=gib * GIB, max_model_len=max_len,
+                    tp=tp, max_num_batched_tokens=8192, gpu="h200")
+    assert (pool.num_blocks, pool.gpu_kv_cache_tokens) == VLLM_GLM5_NEXT[case] and pool.fits
+
+
+def test_glm5_next_vllm_pool_by_hand_at_tp1():
+    pool = simulate(_model("glm-5.3-flash-exl3-derivative.json"), kv_memory_bytes=10 * GIB, max_model_len=131072,
+                    max_num_batched_tokens=8192, gpu="h200")
+    kda = 3 * 3 * 64 * 128 * 2 + 64 * 128 * 128 * 4  # 4,341,760 B
+    block = 128 * -(-kda // (128 * 1024))  # a latent page (1,024 B a token) holds the KDA state: 4,352 tokens
+    # the widest group: 11 latent pages + 11 pages of pooled keys (1,088 x 132 B), rounded to lcm(64 keys x 132 B
+    # (the indexer's 256-token kernel page), 1,024 B) = 33,792
+    widest = 11 * block * 1024 + 11 * block // 4 * 132
+    assert pool.bytes_per_block == -(-widest // 33_792) * 33_792 == 50_620_416
+    # KDA: 34 layers in groups of 50,600,704 // 4,456,448 = 11 -> 4 groups, 3 pages each (align + checkpoint);
+    # cdiv(128K, 4,352) = 31 latent blocks; 1 ring block
+    assert pool.blocks_per_request == 4 * 3 + 31 + 1 == 44
+    assert pool.gpu_kv_cache_tokens == int(10 * GIB // 50_620_416 / 44 * 131072) == 631_528
+
+
+def test_glm5_next_fp8_latents_and_refusals():
+    model = _model("glm-5.3-flash-exl3-derivative.json")
+    pool = simulate(model, kv_memory_bytes=10 * GIB, max_model_len=131072, max_num_batched_tokens=8192, gpu="h200",
+                    kv_cache_dtype="fp8")
+    assert (pool.num_blocks, pool.gpu_kv_cache_tokens) == (208, 940_102)  # the oracle: block 8,576
+    with pytest.raises(UsageError, match="modelled on Hopper"):
+        simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="b200")
+    with pytest.raises(UsageError, match="as vLLM 0.33 plans it"):
+        simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=resolve("0.32")[0])

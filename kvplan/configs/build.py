@@ -288,7 +288,7 @@ def _read(raw: dict, source: str) -> tuple[Family, Fields, str, list[LayerSpec],
     n = layer_count(f, family)
     kinds = layer_kinds(f, family, n)
     maker = _LayerMaker(f, family)
-    layers = family.layers(f, n) if family.layers else [maker.layer(kind, i) for i, kind in enumerate(kinds)]
+    layers = family.layers(f, n, kinds) if family.layers else [maker.layer(kind, i) for i, kind in enumerate(kinds)]
     shared = f.int("num_kv_shared_layers", default=0, minimum=0, maximum=n)
     if shared:
         layers = share_last_layers(layers, kinds, shared, f)

@@ -11,7 +11,7 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import block_sparse, compressed, params, shared_compressed
+from . import block_sparse, compressed, params, pooled_sparse, shared_compressed
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, zamba_dims)
@@ -426,6 +426,14 @@ _ROWS: list[Family] = [
     Family(("minicpm3",), kinds=FULL_ONLY, dims=decompressed_latent_dims, params=params.minicpm3,
            rules=("vLLM decompresses the latent: K and V of heads x (qk_nope + qk_rope) per token "
                   "(transformers caches the 288-wide latent: a parity rule)",)),
+    Family(("glm5_next",), text="glm5_next_text", rules=("GLM-5-Next: its text model in text_config",)),
+    Family(("glm5_next_text",), kinds=frozenset({K.LINEAR, K.INDEXED}), attention="latent",
+           derive=pooled_sparse.require_layer_types, layers=pooled_sparse.layers, state=kda_state,
+           rules=("layer_types: linear_attention = Kimi Delta Attention (conv in the model dtype, float32 "
+                  "heads x head_dim^2 state, from linear_attn_config); deepseek_sparse_attention = an MLA latent "
+                  "(kv_lora_rank + qk_rope_head_dim) per token, one fp8 index key (index_head_dim + an fp32 scale) "
+                  "per index_kpool tokens, and a ring of the unfinished pool (kpool rows of 2 x index_head_dim, "
+                  "bf16), as vLLM 0.33 keeps them; a step reads the top index_topk / kpool pools",)),
     Family(("kimi_k3",), text="kimi_linear", rules=("Kimi K3: its text model (kimi_linear) in text_config",)),
     Family(("kimi_linear",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=kda_state,
            markers=("linear_attn_config.full_attn_layers",), derive=kimi_default, params=params.kimi_linear,
@@ -569,8 +577,6 @@ REFUSED: dict[str, str] = {
                     "check them"),
     "gemma4_unified_assistant": "Gemma 4 Unified's assistant (draft) model, which attends to the target model's "
                                 "cache; transformers 5.23 cannot build its default config",
-    "glm5_next": "GLM-5-Next: its pooled sparse indexer (index_kpool) keeps per token an index key, gate scores "
-                 "and a mask channel in transformers; what a serving engine keeps for it is not settled",
     "unlimited_ocr": "Unlimited-OCR: its 'reference_sliding_attention' layers keep the whole prompt plus a ring "
                      "window of generated tokens, a policy kvplan cannot size yet",
     "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "

@@ -40,8 +40,8 @@ class Family:
     kind_state: Callable | None = None  # (fields, kind) -> RecurrentState, when it differs by layer kind
     text: str | None = None  # model_type of the nested text model (text_config), when there is one
     params: Callable | None = None  # (fields, layers, dims) -> (total, active) parameters
-    # (fields, n) -> the n LayerSpecs, for a family whose layers depend on one another (DeepSeek-V4.1's
-    # shared compressed caches); derive then only names the kinds
+    # (fields, n, kinds) -> the n LayerSpecs, for a family whose layers depend on one another or on fields the
+    # per-kind builder does not read (DeepSeek-V4.1's shared compressed caches, GLM-5-Next's pooled indexer)
     layers: Callable | None = None
     # (fields, layers, parameters, dtype, bytes per parameter) -> (label, average bytes per parameter), where
     # parts of the weights are stored in other dtypes (DeepSeek-V4's FP4 experts)

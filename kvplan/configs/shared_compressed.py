@@ -79,7 +79,7 @@ def kinds(f: Fields, n: int) -> list[str]:
     return [K.SLIDING if r == 0 else K.CSA for r in ratios(f, n)]
 
 
-def layers(f: Fields, n: int) -> list[LayerSpec]:
+def layers(f: Fields, n: int, kinds: list[str] | None = None) -> list[LayerSpec]:
     """What each of the n decoder layers stores, and what it reads of its KV source's caches."""
     r = ratios(f, n)
     kv_sources = _layer_ids(f, "kv_source_layer_ids", n)

@@ -178,7 +178,7 @@ class PageSpec:
     """One layer's cache as vLLM's KV cache manager sees it (its KVCacheSpec)."""
 
     kind: str  # full | sliding | chunked | mla | indexer | mamba | state (DeepSeek-V4 compressor state) | ring
-    # (DeepSeek-V4.1's compressor ring: CircularBufferSpec, one page per request)
+    # (CircularBufferSpec, one page per request: DeepSeek-V4.1's compressor, GLM-5-Next's indexer tail)
     block_tokens: int
     token_bytes: int = 0  # one token of this layer (token caches)
     state_bytes: int = 0  # mamba: conv + SSM state of one sequence
@@ -204,7 +204,7 @@ class PageSpec:
         if self.kind == "state":
             return f"compressor state, window {self.window_tokens}"
         if self.kind == "ring":
-            return f"compressor ring, {self.block_tokens} rows"
+            return f"ring, {self.block_tokens} rows (a page a request)"
         return {"full": "full attention", "mla": "latent (MLA)", "indexer": "indexer keys", MAMBA: "mamba state"}[self.kind]
 
     def with_block(self, block_tokens: int) -> "PageSpec":
@@ -733,6 +733,18 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                               block_tokens=block_tokens, pp=pp, mnbt=mnbt, rules=rules, kv_cache_dtype=kv_cache_dtype,
                               max_num_seqs=seqs, notes=notes, capability=CUDA_CAPABILITY.get(gpu or ""),
                               draft_layers=draft_layers, num_speculative_tokens=num_speculative_tokens)
+    if model.family == "glm5_next_text":
+        from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
+        from .vllm_glm5next import simulate_glm5next
+
+        if draft_model is not None:
+            raise UsageError("vLLM: a separate draft model is not modelled for GLM-5-Next", "drop the draft")
+        seqs = max_num_seqs if max_num_seqs is not None else rules.max_num_seqs(None)
+        return simulate_glm5next(model, kv_memory_bytes=kv_memory_bytes, max_model_len=max_model_len,
+                                 block_tokens=block_tokens, tp=tp, pp=pp, mnbt=mnbt, rules=rules,
+                                 kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs, notes=notes,
+                                 capability=CUDA_CAPABILITY.get(gpu or ""), prefix_caching=prefix_caching,
+                                 draft_layers=draft_layers, num_speculative_tokens=num_speculative_tokens)
     if is_deepseek_v4(model):
         from .vllm_dsv4 import simulate_dsv4
 

@@ -220,9 +220,10 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
 
 def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *, kv_memory_bytes: int,
                 max_model_len: int, mnbt: int, bytes_per_block: int, rules, kv_dtype: str, in_flight: int,
-                max_num_seqs: int, notes: list[str]):
-    """The VllmPool of a packed-slab plan (DeepSeek-V4, V4.1): groups as (bucket, page bytes per layer),
-    a request's blocks, and the start check fits(max_len)."""
+                max_num_seqs: int, notes: list[str], state_pages: int = 1):
+    """The VllmPool of a packed-slab plan (DeepSeek-V4, V4.1, GLM-5-Next): groups as (bucket, page bytes per
+    layer), a request's blocks, and the start check fits(max_len); state_pages: the pages a request holds in a
+    Mamba group."""
     from .vllm import CacheGroup, PageSpec, VllmPool, longest_fitting, memory_refusal
 
     num_blocks = kv_memory_bytes // bytes_per_block
@@ -231,9 +232,10 @@ def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *
     estimate = None if ok else longest_fitting(fits, max_model_len)
     cache_groups, layer_specs, start = [], [], 0
     for (kind, block, window), pages in groups:
-        spec = PageSpec(kind, block, window_tokens=window, padded_page_bytes=sum(pages))
+        spec = PageSpec(kind, block, window_tokens=window, padded_page_bytes=sum(pages), state_pages=state_pages)
         cache_groups.append(CacheGroup(spec, tuple(range(start, start + len(pages)))))
-        layer_specs += [PageSpec(kind, block, window_tokens=window, padded_page_bytes=p) for p in pages]
+        layer_specs += [PageSpec(kind, block, window_tokens=window, padded_page_bytes=p, state_pages=state_pages)
+                        for p in pages]
         start += len(pages)
     refusal = None if ok else memory_refusal(max_model_len, estimate)
     return VllmPool(kv_memory_bytes, max_model_len, mnbt, tuple(cache_groups), False, bytes_per_block, num_blocks,

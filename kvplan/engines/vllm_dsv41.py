@@ -114,8 +114,8 @@ def packed_groups(pages: list[tuple[tuple, int, int]]) -> list[tuple[tuple, list
     def groups_for(bucket) -> int:
         return -(-max(buckets[bucket].values()) // repeats) if balanced[bucket] and repeats else 1
 
-    def is_state(bucket) -> bool:
-        return bucket[0] == "ring" or (repeats is None and bucket[0] == "sliding")
+    def is_state(bucket) -> bool:  # MambaSpec, CircularBufferSpec, and windows when nothing repeats
+        return bucket[0] in ("ring", "mamba") or (repeats is None and bucket[0] == "sliding")
 
     def widest(sizes: dict[int, int], n: int) -> int:
         return sum(-(-count // n) * page for page, count in sizes.items())

@@ -37,8 +37,8 @@ _DECODERS_UNCHECKED = ("cohere_compass_text", "chameleon", "idefics")
 
 # Image-text-to-text wrappers of text models kvplan does not read (refused, each with its reason in REFUSED):
 # an unchecked text model (cohere_compass), block diffusion (diffusion_gemma), a pooled indexer whose
-# engine form is unsettled (glm5_next), prompt-plus-ring windows (unlimited_ocr).
-_WRAPPERS_OF_UNREAD_TEXT = ("cohere_compass", "diffusion_gemma", "glm5_next", "unlimited_ocr")
+# prompt-plus-ring windows (unlimited_ocr).
+_WRAPPERS_OF_UNREAD_TEXT = ("cohere_compass", "diffusion_gemma", "unlimited_ocr")
 
 KNOWN_GAPS: dict[str, str] = {
     **dict.fromkeys(_REFUSED_BY_DESIGN, "refused by design: not a decoder with a per-token KV cache"),

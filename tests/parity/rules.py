@@ -152,8 +152,29 @@ DEEPSEEK_V4_BUFFERS = Rule(
     _deepseek_v4,
 )
 
+def _glm5_next(c, n: int, text: dict) -> int:
+    """What transformers' GLM-5-Next cache holds for one kvplan component of a DSA layer after n tokens
+    (modeling_glm5_next.py Glm5NextIndexer: the latent, and per token the packed indexer state: the key, the
+    pool gate scores (index_head_dim each) and the valid channel)."""
+    kind, obj = c
+    if kind == "state":  # vLLM's tail ring: transformers pools every step from its per-token states
+        return 0
+    if obj.kind == "indexer":
+        return (2 * text["index_head_dim"] + 1) * n
+    return token_elements(obj, n)
+
+
+GLM5_NEXT_POOLED_INDEXER = Rule(
+    "glm5_next: vLLM's pooled fp8 index keys and tail ring vs transformers' per-token indexer state",
+    "kvplan sizes GLM-5-Next's indexer as vLLM 0.33 keeps it: one key per index_kpool tokens and a ring of the "
+    "unfinished pool; transformers 5.23 keeps, for every token, the key, the pool gate scores and a valid "
+    "channel (2 x index_head_dim + 1) and pools them on every step",
+    lambda mt, c, text: mt == "glm5_next" and (c[0] == "tokens" or c[1].kind == "ring"),
+    _glm5_next,
+)
+
 # Model-specific rules first: the first rule that applies to a component decides it.
-RULES: tuple[Rule, ...] = (DEEPSEEK_V4_BUFFERS, GPT_NEO_LOCAL_FULL, MINICPM3_LATENT, FALCON_BROADCAST_KV, CHUNK_C_MINUS_1,
+RULES: tuple[Rule, ...] = (DEEPSEEK_V4_BUFFERS, GLM5_NEXT_POOLED_INDEXER, GPT_NEO_LOCAL_FULL, MINICPM3_LATENT, FALCON_BROADCAST_KV, CHUNK_C_MINUS_1,
                            WINDOW_W_MINUS_1, CONV_D_MINUS_1)
 
 
