@@ -699,7 +699,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     num_speculative_tokens: its draft tokens per step (any method): they widen Gated DeltaNet conv
     states and, from 0.15, add as many state pages to each request. draft_model: a separate draft
     checkpoint (EAGLE head, small LLM) whose layers join the pool (not with draft_layers). gpu: the
-    catalog name of the GPU, where its attention backend decides the layout (DeepSeek-V4.1).
+    catalog name of the GPU, where its backends decide the layout (DeepSeek-V4.1, GLM-5-Next, Kimi K3).
     """
     if kv_memory_bytes <= 0:
         raise PlanError("vLLM: no memory left for the KV cache", "raise --mem-util or give --kv-memory")
@@ -719,32 +719,23 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     if draft_model is not None and (draft_layers or is_deepseek_v4(model)):
         raise UsageError("vLLM: a separate draft model is modelled without MTP layers, and not for DeepSeek-V4",
                          "give either --mtp or --draft-model")
-    if is_deepseek_v41(model):
+    if is_deepseek_v41(model) or model.family == "glm5_next_text":  # their own packed-slab pools, by GPU
         from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
         from .vllm_dsv41 import simulate_dsv41
-
-        if draft_model is not None:
-            raise UsageError("vLLM: a separate draft model is not modelled for DeepSeek-V4.1", "drop the draft")
-        if gpu is not None and gpu not in CUDA_CAPABILITY:
-            raise UsageError(f"--engine vllm: kvplan does not know the compute capability of {gpu}, which decides "
-                             "vLLM's DeepSeek-V4.1 layout", "give --gpu h100, h200 or b200")
-        seqs = max_num_seqs if max_num_seqs is not None else rules.max_num_seqs(None)
-        return simulate_dsv41(model, kv_memory_bytes=kv_memory_bytes, max_model_len=max_model_len,
-                              block_tokens=block_tokens, pp=pp, mnbt=mnbt, rules=rules, kv_cache_dtype=kv_cache_dtype,
-                              max_num_seqs=seqs, notes=notes, capability=CUDA_CAPABILITY.get(gpu or ""),
-                              draft_layers=draft_layers, num_speculative_tokens=num_speculative_tokens)
-    if model.family == "glm5_next_text":
-        from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
         from .vllm_glm5next import simulate_glm5next
 
+        label, pool_of = (("DeepSeek-V4.1", simulate_dsv41) if is_deepseek_v41(model)
+                          else ("GLM-5-Next", simulate_glm5next))
         if draft_model is not None:
-            raise UsageError("vLLM: a separate draft model is not modelled for GLM-5-Next", "drop the draft")
+            raise UsageError(f"vLLM: a separate draft model is not modelled for {label}", "drop the draft")
+        if gpu is not None and gpu not in CUDA_CAPABILITY:
+            raise UsageError(f"--engine vllm: kvplan does not know the compute capability of {gpu}, which decides "
+                             f"vLLM's {label} layout", "give --gpu h100, h200 or b200")
         seqs = max_num_seqs if max_num_seqs is not None else rules.max_num_seqs(None)
-        return simulate_glm5next(model, kv_memory_bytes=kv_memory_bytes, max_model_len=max_model_len,
-                                 block_tokens=block_tokens, tp=tp, pp=pp, mnbt=mnbt, rules=rules,
-                                 kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs, notes=notes,
-                                 capability=CUDA_CAPABILITY.get(gpu or ""), prefix_caching=prefix_caching,
-                                 draft_layers=draft_layers, num_speculative_tokens=num_speculative_tokens)
+        return pool_of(model, kv_memory_bytes=kv_memory_bytes, max_model_len=max_model_len, block_tokens=block_tokens,
+                       tp=tp, pp=pp, mnbt=mnbt, rules=rules, kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs,
+                       notes=notes, capability=CUDA_CAPABILITY.get(gpu or ""), prefix_caching=prefix_caching,
+                       draft_layers=draft_layers, num_speculative_tokens=num_speculative_tokens)
     if is_deepseek_v4(model):
         from .vllm_dsv4 import simulate_dsv4
 

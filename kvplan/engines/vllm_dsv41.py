@@ -136,10 +136,12 @@ def packed_groups(pages: list[tuple[tuple, int, int]]) -> list[tuple[tuple, list
     return out
 
 
-def simulate_dsv41(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None, pp: int,
-                   mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int, notes: list[str],
-                   capability: tuple[int, int] | None, draft_layers: int = 0, num_speculative_tokens: int = 0):
-    """vLLM 0.33's pool for DeepSeek-V4.1 on one rank."""
+def simulate_dsv41(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None,
+                   tp: int, pp: int, mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int,
+                   notes: list[str], capability: tuple[int, int] | None, prefix_caching: bool | None = None,
+                   draft_layers: int = 0, num_speculative_tokens: int = 0):
+    """vLLM 0.33's pool for DeepSeek-V4.1 on one rank (every spec is replicated under TP, and prefix caching
+    does not change the specs it registers)."""
     from .vllm import in_flight_tokens
     from .vllm_dsv4 import check_native, packed_pool
 
