@@ -36,7 +36,6 @@ sdist, the packages benchmarks/vllm_oracle.py lists and einops on the path:
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import math
 from pathlib import Path
@@ -58,7 +57,7 @@ from vllm.models.deepseek_v41.compressor import CompressorStateCache
 from vllm.v1.attention.backends.mla.sparse_swa import DeepseekV4SWACache
 from vllm.v1.worker.gpu.attn_utils import get_kv_cache_spec as mrv2_get_kv_cache_spec
 
-from vllm_stub_config import capacity, planner, start_check, vllm_config as stub_vllm_config
+from vllm_stub_config import plan_case, planner, print_specs, vllm_config as stub_vllm_config
 
 planning = planner()[0]
 
@@ -209,20 +208,6 @@ def full_start(cfg, specs, groups, memory: int) -> str:
         return "ValueError: " + str(exc).split(" Try increasing")[0]
 
 
-def plan_case(cfg, specs: dict, memory: int, max_len: int):
-    """vLLM's (groups, kv cache config, tokens, concurrency, start check passed) at one memory and max length."""
-    case = copy.copy(cfg)
-    case.model_config = copy.copy(cfg.model_config)
-    case.model_config.max_model_len = max_len
-    case.model_config.original_max_model_len = max_len
-    case.scheduler_config = copy.copy(cfg.scheduler_config)
-    case.scheduler_config.max_model_len = max_len
-    groups = planning.get_kv_cache_groups(case, dict(specs))
-    kv = planning.get_kv_cache_config_from_groups(case, groups, memory)
-    tokens, concurrency = capacity(case, kv, max_len)
-    return case, groups, kv, tokens, concurrency, start_check(case, specs, groups, memory)
-
-
 def grid() -> None:
     """kvplan's pool (kvplan.engines.vllm_dsv41) against vLLM's planner: Hopper and Blackwell, the kv cache
     dtypes each takes, 7.01 / 10 / 40 GiB, 8K / 128K / 1M, 2,048 / 8,192 batched tokens."""
@@ -278,15 +263,7 @@ def main() -> None:
               f"{report['swa_backend']}); --kv-cache-dtype {OPTIONS['kv_cache_dtype']} -> {report['cache_dtype']}; indexer "
               f"{'MXFP4' if report['indexer_fp4'] else 'FP8'}; SWA bounded_replay {report['bounded_replay']}")
         print(f"    backends in layer order {report['backends']} -> cache_config.block_size {report['block_size']}")
-        print(f"    {len(specs)} specs registered (Model Runner V2 get_kv_cache_spec order):")
-        kinds: dict[str, list[str]] = {}
-        for name, spec in specs.items():
-            kinds.setdefault(describe(spec), []).append(name.removeprefix("language_model.model.layers."))
-        for desc, names in kinds.items():
-            print(f"    {len(names):2d} x {desc}")
-            if args.specs:
-                print(f"         {names}")
-        print("    registration order:", [n.removeprefix("language_model.model.layers.") for n in list(specs)[:12]], "...")
+        print_specs(specs, describe, args.specs, 12)
         for gib in MEMS:
             for max_len in LENS:
                 memory = int(gib * GIB)

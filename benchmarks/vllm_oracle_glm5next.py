@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import copy
 import math
 import sys
 import types
@@ -65,7 +64,7 @@ from vllm.model_executor.models.config import HybridAttentionMambaModelConfig  #
 from vllm.platforms import current_platform  # noqa: E402
 from vllm.platforms.interface import DeviceCapability, Platform  # noqa: E402
 
-from vllm_stub_config import capacity, planner, start_check, vllm_config as stub_vllm_config  # noqa: E402
+from vllm_stub_config import plan_case, planner, print_specs, vllm_config as stub_vllm_config  # noqa: E402
 
 planning = planner()[0]
 GIB = 2**30
@@ -262,27 +261,11 @@ def main() -> None:
           f"--kv-cache-dtype {args.kv_cache_dtype}")
     for key, value in report.items():
         print(f"    {key}: {value}")
-    print(f"    {len(specs)} specs registered (Model Runner V2 order):")
-    kinds: dict[str, list[str]] = {}
-    for name, spec in specs.items():
-        kinds.setdefault(describe(spec), []).append(name.removeprefix("language_model.model.layers."))
-    for desc, names in kinds.items():
-        print(f"    {len(names):2d} x {desc}")
-        if args.specs:
-            print(f"         {names}")
-    print("    registration order:", [n.removeprefix("language_model.model.layers.") for n in list(specs)[:8]], "...")
+    print_specs(specs, describe, args.specs, 8)
     for gib in MEMS:
         for max_len in LENS:
             memory = int(gib * GIB)
-            cfg_case = copy.copy(cfg)
-            cfg_case.model_config = copy.copy(cfg.model_config)
-            cfg_case.model_config.max_model_len = max_len
-            cfg_case.scheduler_config = copy.copy(cfg.scheduler_config)
-            cfg_case.scheduler_config.max_model_len = max_len
-            groups = planning.get_kv_cache_groups(cfg_case, dict(specs))
-            kv = planning.get_kv_cache_config_from_groups(cfg_case, groups, memory)
-            tokens, concurrency = capacity(cfg_case, kv, max_len)
-            fits = start_check(cfg_case, specs, groups, memory)
+            cfg_case, groups, kv, tokens, concurrency, fits = plan_case(cfg, specs, memory, max_len)
             per_block = planning._pool_bytes_per_block(cfg_case, groups)
             per_req = [math.ceil(g.kv_cache_spec.max_memory_usage_bytes(cfg_case) / g.kv_cache_spec.page_size_bytes)
                        if not hasattr(g.kv_cache_spec, "max_memory_usage_pages")

@@ -70,3 +70,34 @@ def start_check(cfg, registered: dict, groups, memory: int) -> bool:
         one = len(inspect.signature(utils._pool_bytes_per_block).parameters) == 1
         memory -= utils._pool_bytes_per_block(groups) if one else utils._pool_bytes_per_block(cfg, groups)
     return needed <= memory
+
+
+def plan_case(cfg, specs: dict, memory: int, max_len: int):
+    """(the config at max_len, groups, kv cache config, tokens, concurrency, start check passed): the planner
+    on registered specs at one memory and max length (0.33's kv_cache_planning)."""
+    import copy
+
+    planning = planner()[0]
+    case = copy.copy(cfg)
+    case.model_config = copy.copy(cfg.model_config)
+    case.model_config.max_model_len = max_len
+    case.model_config.original_max_model_len = max_len
+    case.scheduler_config = copy.copy(cfg.scheduler_config)
+    case.scheduler_config.max_model_len = max_len
+    groups = planning.get_kv_cache_groups(case, dict(specs))
+    kv = planning.get_kv_cache_config_from_groups(case, groups, memory)
+    tokens, concurrency = capacity(case, kv, max_len)
+    return case, groups, kv, tokens, concurrency, start_check(case, specs, groups, memory)
+
+
+def print_specs(specs: dict, describe, show_names: bool, first: int) -> None:
+    """The registered specs, counted by description, and the first names in registration order."""
+    print(f"    {len(specs)} specs registered (Model Runner V2 get_kv_cache_spec order):")
+    kinds: dict[str, list[str]] = {}
+    for name, spec in specs.items():
+        kinds.setdefault(describe(spec), []).append(name.removeprefix("language_model.model.layers."))
+    for desc, names in kinds.items():
+        print(f"    {len(names):2d} x {desc}")
+        if show_names:
+            print(f"         {names}")
+    print("    registration order:", [n.removeprefix("language_model.model.layers.") for n in list(specs)[:first]], "...")
