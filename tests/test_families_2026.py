@@ -151,3 +151,12 @@ def test_glm5_next_fp8_latents_and_refusals():
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="b200")
     with pytest.raises(UsageError, match="as vLLM 0.33 plans it"):
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=resolve("0.32")[0])
+
+
+def test_glm5_next_parameters_equal_transformers_count():
+    """Glm5NextTextModel built by transformers 5.23 on the meta device from this config (sum of numel:
+    278,864,038,910) plus the untied lm_head (154,880 x 4,096); the derivative keeps 256 of the 288 experts."""
+    model = _model("glm-5.3-flash-exl3-derivative.json")
+    assert model.param_count == 278_864_038_910 + 154_880 * 4096 == 279_498_427_390
+    # active: 8 of the 256 routed experts (3 x 4,096 x 2,048 each) on the 42 sparse-MLP layers
+    assert model.active_param_count == model.param_count - 42 * (256 - 8) * 3 * 4096 * 2048

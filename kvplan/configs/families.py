@@ -429,6 +429,7 @@ _ROWS: list[Family] = [
     Family(("glm5_next",), text="glm5_next_text", rules=("GLM-5-Next: its text model in text_config",)),
     Family(("glm5_next_text",), kinds=frozenset({K.LINEAR, K.INDEXED}), attention="latent",
            derive=pooled_sparse.require_layer_types, layers=pooled_sparse.layers, state=kda_state,
+           params=params.glm5_next,
            rules=("layer_types: linear_attention = Kimi Delta Attention (conv in the model dtype, float32 "
                   "heads x head_dim^2 state, from linear_attn_config); deepseek_sparse_attention = an MLA latent "
                   "(kv_lora_rank + qk_rope_head_dim) per token, one fp8 index key (index_head_dim + an fp32 scale) "

@@ -846,6 +846,53 @@ def deepseek_v41(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total - len(layers) * idle * 3 * f.int("hidden_size") * f.int("moe_intermediate_size")
 
 
+def glm5_next(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """GLM-5-Next's text model as transformers 5.23 builds it (modeling_glm5_next.py: Glm5NextTextModel and the
+    untied lm_head; the router's e_score_correction_bias is a buffer). Every layer: two norms and two
+    hyper-connection mixers ((2 + hc) x hc x (hc x hidden + 1) + 3 each). A KDA layer: q, k, v and o projections
+    of heads x head_dim, the conv over q, k and v (kernel taps), the forget gate (dt_bias, A_log, a low-rank
+    hidden -> head_dim -> heads x head_dim) and the output gate (the same low rank), b_proj (one per head) and
+    o_norm. A DSA layer: MLA (q_a, its norm, q_b to qk_head_dim per head, kv_a to kv_lora_rank +
+    qk_rope_head_dim, its norm, kv_b to qk_nope_head_dim + v_head_dim per head, o) and the indexer (its pool's
+    positional table and gate, wq_b, wk, k_norm with bias, weights_proj). The MLP: mlp_layer_types 'dense' a
+    SwiGLU of intermediate_size, 'sparse' the routed and shared experts and the router. The MTP layer and the
+    vision tower are not counted."""
+    hidden, heads = f.int("hidden_size"), f.int("num_attention_heads")
+    lin_heads = f.int("linear_attn_config.num_heads")
+    lin_dim = f.int("linear_attn_config.head_dim")
+    kernel = f.int("linear_attn_config.short_conv_kernel_size", default=4)
+    qkv = lin_heads * lin_dim
+    kda = (4 * hidden * qkv + 3 * qkv * kernel + qkv + lin_heads + 2 * (hidden * lin_dim + lin_dim * qkv)
+           + hidden * lin_heads + lin_dim)
+    q_rank, kv_rank = f.int("q_lora_rank"), f.int("kv_lora_rank")
+    rope = f.int("qk_rope_head_dim", default=0, minimum=0)
+    nope, v_dim = f.int("qk_nope_head_dim"), f.int("v_head_dim")
+    index, index_heads, kpool = f.int("index_head_dim"), f.int("index_n_heads"), f.int("index_kpool", default=16)
+    mla = (hidden * q_rank + q_rank + q_rank * heads * (nope + rope) + hidden * (kv_rank + rope) + kv_rank
+           + kv_rank * heads * (nope + v_dim) + heads * v_dim * hidden)
+    indexer = kpool * index + index * hidden + q_rank * index_heads * index + index * hidden + 2 * index \
+        + index_heads * hidden
+    hc = f.int("hc_mult", default=4)
+    common = 2 * hidden + 2 * ((2 + hc) * hc * (hc * hidden + 1) + 3)
+    experts, top_k = f.int("n_routed_experts"), f.int("num_experts_per_tok")
+    per_expert = 3 * hidden * f.int("moe_intermediate_size")
+    sparse_mlp = experts * per_expert + f.int("n_shared_experts", default=1, minimum=0) * per_expert + experts * hidden
+    dense_mlp = 3 * hidden * f.int("intermediate_size")
+    n = len(layers)
+    kinds = f.list("mlp_layer_types", n) if f.has("mlp_layer_types") else [
+        "dense" if i < f.int("first_k_dense_replace", default=0, minimum=0) else "sparse" for i in range(n)]
+    total = 2 * f.int("vocab_size") * hidden + hidden  # embeddings and lm_head (untied), the final norm
+    sparse_layers = 0
+    for spec, mlp in zip(layers, kinds):
+        total += common + ((mla + indexer) if spec.caches else kda)
+        if mlp == "sparse":
+            total += sparse_mlp
+            sparse_layers += 1
+        else:
+            total += dense_mlp
+    return total, total - sparse_layers * (experts - top_k) * per_expert
+
+
 def minimax_m3(f: Fields, layers: list, dims) -> tuple[int, int]:
     """attention_decoder's count, plus each block-sparse layer's indexer (its q and k projections and norms)."""
     from .block_sparse import index_params
