@@ -25,9 +25,8 @@ estimate) is split evenly: (total - MTP estimate) / (tp x pp), rounded up.
 
 from __future__ import annotations
 
-from ..errors import UsageError
-
 from ..core.model import ModelSpec
+from ..errors import UsageError
 from ..weights.estimate import estimated, given
 from ..weights.record import NO_LAYER, REPLICATED, Weights
 from .shard import stage_bounds
@@ -56,7 +55,7 @@ def require_known(weights: Weights, name: str = "") -> None:
         why = next((n for n in weights.notes if n.startswith("parameters not counted")), "")
         raise UsageError(f"the weights of {name or weights.origin} are not known from its config"
                          + (f": {why.split('; give')[0]}" if why else ""),
-                         "give them with --weights (a size such as 300GB, or the checkpoint's folder)")
+                         "give them with --weights: a size such as 300GB, or the checkpoint's folder")
 
 
 def served_bytes(weights: Weights, num_layers: int, include_mtp: bool = False) -> int:

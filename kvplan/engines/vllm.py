@@ -552,10 +552,7 @@ def _align_attention_to_mamba(specs, block: int, user_block: int | None, attn_to
     needed = KERNEL_BLOCK_ALIGN_TOKENS * cdiv(needed, KERNEL_BLOCK_ALIGN_TOKENS)
     new_block = max(block, needed)
     attn_page = new_block * attn_token_bytes
-    if state_kind == "kda":  # Kimi K3 (0.33): MambaSpec num_prefill_checkpoint_blocks=1 under FlashKDA
-        pages = (3 if checkpoints else 2) if align_mode else 1
-    else:
-        pages = (rules.mamba_pages(state_kind) if checkpoints else 2) if align_mode else 1
+    pages = (rules.mamba_pages(state_kind) if checkpoints else 2) if align_mode else 1
     drafts = speculative_tokens if rules.mamba_speculative_blocks else 0  # MambaSpec.num_speculative_blocks
     pages += drafts
     out = []

@@ -117,29 +117,42 @@ def approximate_gcd(values: list[int], lower_bound: int) -> int:
     return best_d
 
 
-def packed_groups(pages: list[tuple[tuple, int]]) -> list[tuple[tuple, list[int]]]:
-    """(bucket, the page bytes of each layer in the group) per group, in vLLM's order."""
+def packed_groups(pages: list[tuple]) -> list[tuple[tuple, list[int]]]:
+    """_get_packed_kv_cache_groups: (bucket, the page bytes of each layer in the group) per group, in vLLM's order.
+    pages: (bucket, page bytes, ...) per layer in registration order; bucket = (kind, block tokens, window or
+    None). Balanced buckets that mix page sizes repeat by _approximate_gcd; Mamba and ring buckets (and windows
+    when nothing repeats) are state buckets, split to the states one block of the widest group holds."""
     buckets: dict[tuple, dict[int, int]] = {}
-    for bucket, page in pages:
+    for bucket, page, *_ in pages:
         sizes = buckets.setdefault(bucket, {})
         sizes[page] = sizes.get(page, 0) + 1
     balanced = {b: len(set(sizes.values())) == 1 for b, sizes in buckets.items()}
     floor = max((max(s.values()) for b, s in buckets.items() if balanced[b] and len(s) > 1), default=0)
-    if not floor:
-        raise UsageError("vLLM's DeepSeek-V4 pool is modelled only for models with compressed sparse layers",
-                         "plan without --engine vllm")
-    repeats = approximate_gcd([max(s.values()) for b, s in buckets.items() if balanced[b]], floor)
-    groups = []
+    repeats = approximate_gcd([max(s.values()) for b, s in buckets.items() if balanced[b]], floor) if floor else None
+
+    def groups_for(bucket) -> int:
+        return -(-max(buckets[bucket].values()) // repeats) if balanced[bucket] and repeats else 1
+
+    def is_state(bucket) -> bool:  # MambaSpec, CircularBufferSpec, and windows when nothing repeats
+        return bucket[0] in ("ring", "mamba") or (repeats is None and bucket[0] == "sliding")
+
+    def widest(sizes: dict[int, int], n: int) -> int:
+        return sum(-(-count // n) * page for page, count in sizes.items())
+
+    anchor = max(widest(sizes, sum(sizes.values()) if is_state(b) else groups_for(b)) for b, sizes in buckets.items())
+    out = []
     for bucket, sizes in buckets.items():
-        count = _cdiv(max(sizes.values()), repeats) if balanced[bucket] else 1
-        if count == 1:
-            groups.append((bucket, [p for p, n in sizes.items() for _ in range(n)]))
+        n = groups_for(bucket)
+        if is_state(bucket):  # a state bucket splits down to the states one block already holds
+            n = max(n, -(-sum(sizes.values()) // max(anchor // next(iter(sizes)), 1)))
+        if n == 1:
+            out.append((bucket, [p for p, c in sizes.items() for _ in range(c)]))
             continue
-        per_size = max(sizes.values())
-        for i in range(count):  # repeats i, i + count, ... (one layer of each page size per repeat)
-            taken = len(range(i, per_size, count))
-            groups.append((bucket, [p for p in sizes for _ in range(taken)]))
-    return groups
+        repeat_count = min(sizes.values())  # zip(*page_size_layers.values()): one layer of each size per repeat
+        for i in range(n):
+            taken = len(range(i, repeat_count, n))
+            out.append((bucket, [p for p in sizes for _ in range(taken)]))
+    return out
 
 
 def blocks_per_request(bucket: tuple, max_len: int, in_flight: int) -> int:
@@ -194,6 +207,9 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
     if draft_layers:
         notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s) add a window cache each")
     packed = rules.dsv4_pool == "packed"
+    if not any(kind == "mla" for (kind, _, _), _ in pages) or not any(kind == "state" for (kind, _, _), _ in pages):
+        raise UsageError("vLLM's DeepSeek-V4 pool is modelled only for models with compressed sparse layers",
+                         "plan without --engine vllm")
     groups = packed_groups(pages if packed else pad_to_mla_pages(pages))
     in_flight = in_flight_tokens(rules, mnbt, pp)
     bytes_per_block, check_bytes = block_costs(groups, rules.dsv4_pool)

@@ -24,7 +24,7 @@ backend nvidia/model.py picks):
   V4.1 record: 528 B windows (512 fp8 + 16 UE8M0 scales) and 288 B NVFP4
   entries (fp8_ds_mla given: 528 B entries), pages rounded to 512 B, B = 128,
   and the block stride rounded to lcm(window record, entry record).
-The groups (_get_packed_kv_cache_groups): specs bucketed by type in first-seen order
+The groups (vllm_dsv4.packed_groups): specs bucketed by type in first-seen order
 (windows, entries + index keys, rings). When no bucket that mixes page sizes is
 balanced (V4.1-Flash: 3 ratio-2 and 1 ratio-1 source), the window and ring buckets
 are state buckets, split into cdiv(layers, widest group bytes // page) groups,
@@ -41,7 +41,7 @@ import math
 
 from ..core.model import ModelSpec
 from ..errors import UsageError
-from .vllm_dsv4 import approximate_gcd
+from .vllm_dsv4 import packed_groups
 
 SWA_BLOCK = 32  # DeepseekV4Attention: DeepseekV4SWACache(block_size=32)
 RING_ROWS = 8  # CompressorStateCache: max(8, next power of two >= speculative tokens + 2)
@@ -98,41 +98,6 @@ def layer_pages(model: ModelSpec, layout: tuple[int, int, int, int]) -> list[tup
         out.append((("sliding", SWA_BLOCK, window), _round(SWA_BLOCK * window_record, align), stride))
         if source and layer.state is not None:
             out.append((("ring", RING_ROWS, None), RING_ROWS * 2 * head * 4, 1))
-    return out
-
-
-def packed_groups(pages: list[tuple[tuple, int, int]]) -> list[tuple[tuple, list[int]]]:
-    """_get_packed_kv_cache_groups: (bucket, the page bytes of each layer in the group) per group, in order."""
-    buckets: dict[tuple, dict[int, int]] = {}
-    for bucket, page, _ in pages:
-        sizes = buckets.setdefault(bucket, {})
-        sizes[page] = sizes.get(page, 0) + 1
-    balanced = {b: len(set(sizes.values())) == 1 for b, sizes in buckets.items()}
-    floor = max((max(s.values()) for b, s in buckets.items() if balanced[b] and len(s) > 1), default=0)
-    repeats = approximate_gcd([max(s.values()) for b, s in buckets.items() if balanced[b]], floor) if floor else None
-
-    def groups_for(bucket) -> int:
-        return -(-max(buckets[bucket].values()) // repeats) if balanced[bucket] and repeats else 1
-
-    def is_state(bucket) -> bool:  # MambaSpec, CircularBufferSpec, and windows when nothing repeats
-        return bucket[0] in ("ring", "mamba") or (repeats is None and bucket[0] == "sliding")
-
-    def widest(sizes: dict[int, int], n: int) -> int:
-        return sum(-(-count // n) * page for page, count in sizes.items())
-
-    anchor = max(widest(sizes, sum(sizes.values()) if is_state(b) else groups_for(b)) for b, sizes in buckets.items())
-    out = []
-    for bucket, sizes in buckets.items():
-        n = groups_for(bucket)
-        if is_state(bucket):  # a state bucket splits down to the states one block already holds
-            n = max(n, -(-sum(sizes.values()) // max(anchor // next(iter(sizes)), 1)))
-        if n == 1:
-            out.append((bucket, [p for p, c in sizes.items() for _ in range(c)]))
-            continue
-        repeat_count = min(sizes.values())  # zip(*page_size_layers.values()): one layer of each size per repeat
-        for i in range(n):
-            taken = len(range(i, repeat_count, n))
-            out.append((bucket, [p for p in sizes for _ in range(taken)]))
     return out
 
 

@@ -16,7 +16,7 @@ indexer backend's kernel blocks (kpool x 32, kpool x 64) and FlashInfer's sparse
 (multiples of 64) give 128, then the hybrid alignment makes one latent page hold the
 KDA state: 128 x cdiv(state, 128 x latent bytes a token); the KDA page is padded to
 it. The layout is block-outermost (the tail backend's), so the groups are packed
-(vllm_dsv41.packed_groups: KDA and ring buckets are state buckets split to fit the
+(vllm_dsv4.packed_groups: KDA and ring buckets are state buckets split to fit the
 widest group), a block is the widest group rounded to the stride alignment (the
 indexer's 256-token kernel page of keys, the latent row), and a request needs 3
 blocks per KDA group, cdiv(max_len, block) for the latents and keys, 1 for the rings.
@@ -28,7 +28,7 @@ import math
 
 from ..core.model import ModelSpec
 from ..errors import UsageError
-from .vllm_dsv41 import packed_groups
+from .vllm_dsv4 import packed_groups
 
 MLA_BLOCK_MULTIPLE = 64  # FLASHINFER_MLA_SPARSE_SM90: MultipleOf(64)
 MLA_HYBRID_ALIGN = 128  # _align_hybrid_block_size: MLA blocks aligned to at least 128

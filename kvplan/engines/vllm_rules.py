@@ -123,7 +123,8 @@ class VllmRules:
         "0.11.1-0.14.1 the same models with mamba_block_size = block_size); from 0.28.0 'align' for every model")
     mamba_align_pages: tuple[tuple[str, int], ...] = _src(
         "vllm/v1/kv_cache_interface.py: MambaSpec.max_memory_usage_bytes (2 + num_prefill_checkpoint_blocks); "
-        "from 0.32.0 vllm/model_executor/layers/mamba/mamba_mixer2.py: get_kv_cache_spec (Mamba-2: 1 checkpoint)")
+        "from 0.32.0 vllm/model_executor/layers/mamba/mamba_mixer2.py: get_kv_cache_spec (Mamba-2: 1 checkpoint); "
+        "0.33 models/kimi_k3/nvidia/kda.py (Kimi K3's KDA under FlashKDA only: kvplan.engines.vllm.kimi_k3_checkpoints)")
     gdn_checkpoint_align: int = _src(
         "0.33 vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py: QwenGatedDeltaNetAttention "
         "(_resolve_gdn_prefill_backend: FlashInfer on Hopper by default; in 'align' mode get_kv_cache_spec adds "
@@ -297,7 +298,7 @@ V0_31 = replace(V0_29, version="0.31", fp8_head512_kernel_block=64)
 V0_32 = replace(V0_31, version="0.32", mamba_align_pages=(("mamba2", 3),))
 
 # 0.33: Qwen's Gated DeltaNet exports a prefill checkpoint on Hopper (a third state page, 64-token alignment)
-V0_33 = replace(V0_32, version="0.33", mamba_align_pages=(("mamba2", 3), ("gated_deltanet", 3)),
+V0_33 = replace(V0_32, version="0.33", mamba_align_pages=(("mamba2", 3), ("gated_deltanet", 3), ("kda", 3)),
                 gdn_checkpoint_align=64)
 
 RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_23, V0_25, V0_26, V0_27,
