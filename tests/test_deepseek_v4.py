@@ -91,7 +91,9 @@ def test_parameters_match_transformers_and_the_published_totals():
 def test_weights_hold_the_experts_in_fp4():
     flash = load_model("deepseek-v4-flash")
     experts = 43 * 256 * 3 * 4096 * 2048
-    expected = experts * (0.5 + 1 / 32) + (flash.param_count - experts) * 1.0  # MXFP4 experts, FP8 rest
+    tables = 2 * 129280 * 4096  # token embeddings and the untied LM head, kept in BF16
+    fp8 = flash.param_count - experts - tables  # FP8 with one UE8M0 byte per 128 x 128 block
+    expected = experts * (0.5 + 1 / 32) + tables * 2 + fp8 * (1 + 1 / (128 * 128))  # MXFP4 experts
     assert flash.weight_bytes_per_param * flash.param_count == pytest.approx(expected, rel=1e-12)
     assert flash.weight_dtype == "fp4 experts + fp8"
 

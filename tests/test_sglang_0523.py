@@ -242,8 +242,9 @@ def test_the_draft_weights_are_resident_when_the_pool_is_sized(cli):
     # 0.5.23 loads the draft worker before init_memory_pools and shares the target's embedding and head only in
     # alloc_memory_pool (init_lm_head), after: DeepSeek-V3's NEXTN module counts whole on each of 8 GPUs, its FP8
     # decoder layer (11,507,286,272 parameters) and its vocabulary-parallel embedding and head (129,280 x 7,168 x
-    # 2 B each) over 8, eh_proj (2 x 7,168 x 7,168 x 2 B) and three norms (7,168 x 2 B) whole:
-    # ceil(11,507,286,272 / 8) + 205,520,896 + 43,008 + 2 x 1,853,358,080 / 8 = 2,107,314,208 B
+    # 2 B each) over 8, eh_proj (2 x 7,168 x 7,168 x 2 B) and three norms (7,168 x 2 B) whole; the layer's FP8
+    # block scales (one float32 per 128 x 128: 11,507,286,272 x 4 / 16,384 = 2,809,396 B) with it:
+    # ceil(11,510,095,668 / 8) + 205,520,896 + 43,008 + 2 x 1,853,358,080 / 8 = 2,107,665,383 B
     def engine(*extra):
         rc, out, err = cli("estimate", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--context", "32k", "--engine",
                            "sglang", "--format", "json", *extra)
@@ -251,7 +252,7 @@ def test_the_draft_weights_are_resident_when_the_pool_is_sized(cli):
         return json.loads(out)["engine"]
 
     plain, drafted = engine(), engine("--mtp")
-    assert plain["kv_memory_bytes"] - drafted["kv_memory_bytes"] == 2_107_314_208
+    assert plain["kv_memory_bytes"] - drafted["kv_memory_bytes"] == 2_107_665_383
     assert drafted["draft_bytes_per_token"] == 70_272 // 61  # 1,152 B: the one MTP layer at the target's size
     assert drafted["max_total_num_tokens"] == drafted["kv_memory_bytes"] // (70_272 + 1_152)
 

@@ -31,6 +31,8 @@ V3_ATTN = (H3 * 1536 + 1536 + 1536 * 128 * 192  # q_a_proj, q_a_layernorm, q_b_p
 V3_MOE = 256 * 3 * H3 * 2048 + H3 * 256 + 256 + 3 * H3 * 2048  # experts, router + e_score_correction_bias, shared
 V3_LAYER = V3_ATTN + 2 * H3 + V3_MOE
 V3_COPY = V3_VOCAB * H3 * 2  # one bf16 embedding or head
+# the layer in FP8: 1 B a parameter plus one float32 weight_scale_inv per 128 x 128 block (4 / 16,384 B a weight)
+V3_LAYER_BYTES = int(V3_LAYER * (1 + 4 / 128**2))
 
 
 def _spec(name):
@@ -45,10 +47,10 @@ def test_deepseek_v3_mtp_layer_is_its_published_11_5b():
 
 
 def test_a_checkpoint_total_leaves_out_its_estimated_mtp_module(cli):
-    # the bundled DeepSeek-V3 total (688,586,727,753 B) holds layer 61: the FP8 decoder layer (1 B a
-    # parameter), eh_proj (2 x 7,168 -> 7,168) and three norms in bf16, and its own embedding and head copies
-    stored = V3_LAYER + 2 * H3 * H3 * 2 + 3 * H3 * 2 + 2 * V3_COPY
-    assert stored == 15_419_566_336
+    # the bundled DeepSeek-V3 total (688,586,727,753 B) holds layer 61: the FP8 decoder layer (with its block
+    # scales), eh_proj (2 x 7,168 -> 7,168) and three norms in bf16, and its own embedding and head copies
+    stored = V3_LAYER_BYTES + 2 * H3 * H3 * 2 + 3 * H3 * 2 + 2 * V3_COPY
+    assert stored == 15_419_566_336 + 2_809_396
     rc, out, err = cli("estimate", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--context", "8k", "--format", "json")
     assert rc == 0, err
     data = json.loads(out)
@@ -75,8 +77,8 @@ def test_a_family_whose_mtp_layout_is_not_read_keeps_its_total_and_says_so(cli, 
 def test_deepseek_v3_drafter_per_release_and_split():
     model, raw = _spec("deepseek-v3")
     # TP 8, PP 1, from 0.16.0: the layer sharded, eh_proj and the norms whole, embedding and head shared
-    base = -(-V3_LAYER // 8) + 2 * H3 * H3 * 2 + 3 * H3 * 2
-    assert base == 1_643_974_688
+    base = -(-V3_LAYER_BYTES // 8) + 2 * H3 * H3 * 2 + 3 * H3 * 2
+    assert base == 1_643_974_688 + 351_175  # the layer's 2,809,396 B of scales over 8
     assert mtp_drafter(model, raw, None, tp=8, release="0.16.0").bytes_per_gpu == base
     # 0.15.0 keeps the layer's own shared_head.head (vocabulary-parallel)
     assert mtp_drafter(model, raw, None, tp=8, release="0.15.0").bytes_per_gpu == base + V3_COPY // 8
@@ -139,4 +141,4 @@ def test_the_profile_subtracts_the_drafter(cli):
         assert rc == 0, err
         return json.loads(out)["engine"]["kv_memory_bytes"]
 
-    assert available() - available("--mtp") == 1_643_974_688
+    assert available() - available("--mtp") == 1_643_974_688 + 351_175

@@ -52,9 +52,10 @@ def require_known(weights: Weights, name: str = "") -> None:
     """A GPU's pool is its memory less the weights: refuse to plan one with weights nobody counted (a family
     whose parameter count kvplan lacks, or a config without a field the count needs)."""
     if weights.total_bytes <= 0 and weights.source == "estimated from config":
-        why = next((n for n in weights.notes if n.startswith("parameters not counted")), "")
+        why = next((n for n in weights.notes if n.startswith(("parameters not counted", "weights not sized"))), "")
         raise UsageError(f"the weights of {name or weights.origin} are not known from its config"
-                         + (f": {why.split('; give')[0]}" if why else ""),
+                         + (f": {why.split('; give')[0].removeprefix('weights not sized from the config: ')}"
+                            if why else ""),
                          "give them with --weights: a size such as 300GB, or the checkpoint's folder")
 
 

@@ -42,6 +42,9 @@ def weights_command(
         raise UsageError("--tp and --pp must be >= 1")
     spec, record = load_model_and_weights(model, revision=revision, overrides=set_ or [], weights=weights or "auto")
     from ..capacity.shard import check_tp, stage_bounds
+    from ..capacity.weights import require_known
+
+    require_known(record, spec.name)  # 0 B is not a figure: say why the config gives none
 
     check_tp(spec, tp)  # the split vLLM would refuse is not shown as a plan
     stage_bounds(spec.num_layers, pp)

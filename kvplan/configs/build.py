@@ -24,6 +24,7 @@ from ..core.model import ModelSpec
 from ..core.transform import intern
 from ..errors import ConfigError
 from . import kinds as K
+from . import params, quant_bytes
 from .attention import attention_cache, head_dims
 from .family import Family
 from .block_sparse import block_sparse_caches
@@ -256,18 +257,39 @@ def share_last_layers(layers: list[LayerSpec], kinds: list[str], shared: int, f:
     return out
 
 
-def _weight_format(f: Fields) -> tuple[str, float]:
+WEIGHTS_NOT_SIZED = "weights not sized from the config"
+
+
+def _weight_format(f: Fields, raw: dict, total: int, num_layers: int) -> tuple[str, float, float, tuple[str, ...]]:
+    """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, notes) of the
+    checkpoint the config describes: its float dtype, or its quantization (kvplan.configs.quant_bytes) with
+    the embeddings, a kept LM head and, for gpt-oss, everything but the experts in the float dtype. A
+    quantization whose bytes kvplan cannot work out gives 0 B and says why (GPU plans then refuse)."""
     dtype = str(f.get("torch_dtype", "dtype", default="bfloat16"))
-    bytes_per_param = {"float32": 4.0, "float16": 2.0, "bfloat16": 2.0}.get(dtype, 2.0)
-    quant = f.obj("quantization_config") if isinstance(f.raw.get("quantization_config"), dict) else None
-    if quant:
-        method = str(quant.get("quant_method", "")).lower()
-        bits = quant.get("bits")
-        if method == "fp8":
-            return "fp8", 1.0
-        if method in ("awq", "gptq") and isinstance(bits, int) and not isinstance(bits, bool) and 1 <= bits <= 16:
-            return f"int{bits}", bits / 8
-    return dtype, bytes_per_param
+    plain_bytes = {"float32": 4.0, "float16": 2.0, "bfloat16": 2.0}.get(dtype, 2.0)
+    quant = raw.get("quantization_config") if isinstance(raw.get("quantization_config"), dict) else None
+    if quant is None and isinstance(f.raw.get("quantization_config"), dict):
+        quant = f.raw["quantization_config"]
+    if not quant or not total:
+        return dtype, plain_bytes, plain_bytes, ()
+    try:
+        q = quant_bytes.read(quant, f.model_type)
+    except quant_bytes.Unsized as exc:
+        return dtype, 0.0, 0.0, (f"{WEIGHTS_NOT_SIZED}: {exc}; give them with --weights, or point --weights "
+                                 "at the checkpoint's folder or hf://REPO to read its tensors",)
+    embed, head = params.embedding_params(f)
+    plain = embed + (head if q.keeps_lm_head else 0)
+    if q.experts_only:
+        plain = total - params.gpt_oss_expert_weights(f, num_layers)
+    stored = (total - plain) * q.bytes_per_weight + plain * plain_bytes
+    kept = "all but the routed experts' weights" if q.experts_only else (
+        "embeddings and LM head" if q.keeps_lm_head and head else "embeddings")
+    note = (f"weights estimated as {q.label}: {q.bytes_per_weight:.4g} B per quantized weight with its scales, "
+            f"{plain:,} parameters ({kept}) at {plain_bytes:g} B")
+    if q.keeps_lm_head and not q.experts_only and not f.has("tie_word_embeddings"):
+        note += f"; the config has no tie_word_embeddings, so the head is taken as {'separate' if head else 'tied'}"
+    notes = (note,)
+    return f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, notes
 
 
 def _architecture(raw: dict) -> str | None:
@@ -325,9 +347,12 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     except ConfigError as exc:  # the cache is read; only the weights estimate lacks a field
         total = active = 0
         notes += (f"parameters not counted ({exc.message}); give the weights with --weights",)
-    weight_dtype, bytes_per_param = _weight_format(f)
-    if family.weight_format is not None:  # DeepSeek-V4: experts in their own dtype
-        weight_dtype, bytes_per_param = family.weight_format(f, layers, total, weight_dtype, bytes_per_param)
+    weight_dtype, bytes_per_param, linear_bytes, weight_notes = _weight_format(f, raw, total, len(layers))
+    if family.weight_format is not None:  # DeepSeek-V4: experts in their own dtype, the rest per linear weight
+        weight_dtype, bytes_per_param = family.weight_format(f, layers, total, weight_dtype.split(" + ")[0],
+                                                             linear_bytes)
+        weight_notes = tuple(n for n in weight_notes if n.startswith(WEIGHTS_NOT_SIZED))
+    notes += weight_notes
     if family.notes is not None:
         notes += family.notes(f)
     heads = f.opt_int("num_attention_heads") or 0
@@ -342,6 +367,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         param_count=total,
         active_param_count=active,
         weight_bytes_per_param=bytes_per_param,
+        weight_linear_bytes_per_param=linear_bytes,
         weight_dtype=weight_dtype,
         max_context_tokens=f.opt_int("max_position_embeddings"),
         hidden_size=f.opt_int("hidden_size") or 0,

@@ -31,6 +31,7 @@ from ..core.layers import LayerSpec, RecurrentState, TokenCache, TokenPolicy
 from ..core.storage import FP32
 from ..errors import ConfigError
 from . import kinds as K
+from . import params
 from .fields import Fields
 
 # transformers' _COMPRESS_RATIO_TO_LAYER_TYPE and default_compress_rates
@@ -128,10 +129,11 @@ EXPERT_BYTES = {"fp4": 0.5 + 1 / 32, "fp8": 1.0, "bf16": 2.0}
 def weight_format(f: Fields, total: int, num_layers: int, rest_dtype: str, rest_bytes: float) -> tuple[str, float]:
     """(label, average bytes per parameter): the routed experts in expert_dtype (absent: FP4, as
     the model cards say of V4-Flash and V4-Pro: 'MoE expert weights in FP4, most other parameters in
-    FP8'), the rest as the quantization_config says."""
+    FP8'), the embeddings and head in BF16, the rest as the quantization_config says."""
     expert_dtype = (f.text("expert_dtype") or "fp4").lower()
-    if expert_dtype not in EXPERT_BYTES or not total:
+    if expert_dtype not in EXPERT_BYTES or not total or not rest_bytes:
         return rest_dtype, rest_bytes
     experts = num_layers * f.int("n_routed_experts") * 3 * f.int("hidden_size") * f.int("moe_intermediate_size")
-    average = (experts * EXPERT_BYTES[expert_dtype] + (total - experts) * rest_bytes) / total
+    tables = sum(params.embedding_params(f))  # embeddings and LM head: BF16
+    average = (experts * EXPERT_BYTES[expert_dtype] + tables * 2 + (total - experts - tables) * rest_bytes) / total
     return f"{expert_dtype} experts + {rest_dtype}", average

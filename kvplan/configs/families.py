@@ -200,6 +200,7 @@ _ROWS: list[Family] = [
     Family(("gemma2",), kinds=ATTN, derive=alternate_sliding_first, params=params.attention_decoder,
            rules=("even layers slide, odd layers are full",)),
     Family(("gpt_oss",), kinds=ATTN, derive=alternate_sliding_first, params=params.attention_decoder,
+           defaults={"attention_bias": True},  # GptOssConfig's default
            rules=("layer_types; even layers slide (window 128), odd layers are full",)),
     Family(("gemma3_text",), kinds=ATTN, defaults=GEMMA3_TEXT_DEFAULTS, markers=("sliding_window_pattern",),
            derive=pattern_default(6), params=params.attention_decoder,

@@ -41,6 +41,24 @@ def _vocab_embed(f: Fields, hidden: int) -> int:
     return vocab * hidden * (1 if tied else 2)
 
 
+def embedding_params(f: Fields) -> tuple[int, int]:
+    """(token embeddings, an LM head of its own: 0 when tied): the tables a quantized checkpoint keeps in its
+    float dtype. Gemma 3n's per-layer input embeddings count with the token embeddings."""
+    hidden = f.int("hidden_size", "n_embd")
+    vocab = f.int("vocab_size", default=0, minimum=0)
+    tied = f.flag("tie_word_embeddings", default=f.model_type in _TIED_BY_DEFAULT)
+    embed = vocab * hidden
+    if f.has("vocab_size_per_layer_input"):
+        embed += (f.int("vocab_size_per_layer_input") * f.int("num_hidden_layers")
+                  * f.int("hidden_size_per_layer_input", default=256))
+    return embed, 0 if tied else vocab * hidden
+
+
+def gpt_oss_expert_weights(f: Fields, num_layers: int) -> int:
+    """gpt-oss's routed experts' weight matrices (gate_up and down, biases apart): what MXFP4 stores."""
+    return num_layers * f.int("num_local_experts") * 3 * f.int("hidden_size") * f.int("intermediate_size")
+
+
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "gpt_bigcode", "mamba", "mamba2", "falcon"}
 
 
@@ -117,8 +135,7 @@ def count_params(f: Fields, num_layers: int, heads: int, kv: int, head_dim: int)
     attn = _attention(f, hidden, heads, kv, head_dim)
     norms = (4 if mt in ("gemma2", "gemma3", "gemma3_text") else 2) * hidden
     if mt == "gpt_oss":
-        attn += heads  # attention sinks
-        attn += heads * head_dim + 2 * kv * head_dim + hidden  # qkv and o biases
+        attn += heads  # attention sinks (the q/k/v/o biases come with attention_bias: true)
     total = active = _vocab_embed(f, hidden) + hidden  # embeddings (+ head) and final norm
     for i in range(num_layers):
         moe_total, moe_active = _moe(f, hidden) if _is_moe_layer(f, i) else (0, 0)

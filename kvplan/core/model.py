@@ -16,7 +16,8 @@ class ModelSpec:
     layers: tuple[LayerSpec, ...]
     param_count: int  # every weight, all experts included
     active_param_count: int  # weights one token passes through (MoE: routed top-k)
-    weight_bytes_per_param: float = 2.0
+    weight_bytes_per_param: float = 2.0  # the checkpoint's bytes / param_count (quantized: an average)
+    weight_linear_bytes_per_param: float | None = None  # one decoder-layer linear weight (None: the average)
     weight_dtype: str = "bfloat16"
     max_context_tokens: int | None = None
     hidden_size: int = 0

@@ -13,7 +13,8 @@ def estimated(model: ModelSpec, quantization: str = "none", note: str | None = N
              " not read from a checkpoint",)
     if note:
         notes += (note,)
-    notes += tuple(n for n in model.notes if n.startswith("parameters not counted"))
+    notes += tuple(n for n in model.notes if n.startswith(("parameters not counted", "weights not sized",
+                                                           "weights estimated as")))
     if " experts + " in model.weight_dtype:  # DeepSeek-V4: the routed experts in their own dtype
         quantization = f"{quantization}; routed experts {model.weight_dtype.split()[0]}"
     return Weights(

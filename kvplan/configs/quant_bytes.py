@@ -1,0 +1,222 @@
+"""Bytes a quantized checkpoint stores per weight, read from its config's quantization_config.
+
+The last-resort weights estimate is parameters x bytes. For a quantized checkpoint that
+needs three things the config does say: the bytes of one quantized weight with its share
+of scales and zero points, which modules stay in the checkpoint's float dtype, and
+whether the format quantizes every linear layer or only some. Layouts, as the formats'
+own code writes them (per weight of a linear layer with `in` inputs, group g):
+
+  AWQ (AutoAWQ WQLinear_GEMM/GEMV)  qweight b/8 + qzeros (b-bit, one per group and output) +
+                                    scales (fp16, one per group and output): b/8 + (2 + b/8)/g
+  GPTQ (AutoGPTQ QuantLinear)       the same three tensors + g_idx (int32 per input row: 4/out B per
+                                    weight, left out; about 0.1% of an 8B model)
+  FP8 block (DeepSeek, transformers FineGrainedFP8)  1 B + one float32 weight_scale_inv per a x b block
+                                    (scale_fmt ue8m0: a 1-byte exponent)
+  FP8 per-tensor / per-channel      1 B + one float32 scale per tensor / output row (< 0.1%)
+  compressed-tensors (0.20)         pack-quantized: weight_packed b/8 + weight_scale (the model's
+                                    dtype; fp8 for FP4) per group + weight_zero_point (packed b-bit)
+                                    when asymmetric; int-/float-quantized: 1 B + its scales;
+                                    nvfp4-pack-quantized: 1/2 + an fp8 scale per 16; mxfp4: 1/2 + 1/32
+  ModelOpt                          NVFP4: 1/2 + an F8_E4M3 scale per 16 (+ two F32 scalars); FP8: 1 B
+  bitsandbytes                      4-bit: 1/2 + absmax per 64 (float32, or with double quantization
+                                    uint8 plus a float32 per 256 blocks); 8-bit: 1 B + SCB per row
+  MXFP4 (gpt-oss)                   the routed experts' weights only: 16 B of FP4 + one E8M0 scale
+                                    per 32 (17/32 B); their biases and every other tensor in BF16
+
+Embeddings are never quantized; the LM head is unless the format says it is kept (AWQ,
+GPTQ without lm_head: true, bitsandbytes, FP8) or an ignore list names it. Norms, biases
+and MoE routers are counted with the quantized linears: under 0.1% of the bytes. A
+format or an ignore list this module does not know gives no figure, with the reason:
+a guess must not look exact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class QuantBytes:
+    label: str  # the format in words, as a weights table shows it
+    dtype: str  # short name for the quantized weights: int4, fp8, nvfp4, mxfp4 ...
+    bytes_per_weight: float  # one quantized weight with its share of scales and zero points
+    keeps_lm_head: bool = True  # the LM head stays in the float dtype
+    experts_only: bool = False  # only the routed experts' weights are quantized (gpt-oss MXFP4)
+
+
+class Unsized(Exception):
+    """The config names a quantization whose bytes kvplan cannot work out from the config alone."""
+
+
+# ignore-list entries that leave nothing of size unquantized, or only what the estimate already keeps:
+# the head, embeddings, routers and gates (< 0.1%), and vision or audio towers (not in the text count)
+_HEAD = re.compile(r"lm_head|output_layer|embed_out")
+_HARMLESS = re.compile(r"embed|wte|\bgate$|\.gate\b|router|shared_expert_gate|visual|vision|mm_projector|"
+                       r"multi_modal_projector|audio|\bnorm")
+
+
+def _kept(names, method: str) -> bool:
+    """Whether an ignore list keeps the LM head; Unsized when it names anything else of size."""
+    if names is None:
+        return False
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise Unsized(f"{method}: its list of unquantized modules is not a list of names")
+    head = False
+    for name in names:
+        if _HEAD.search(name):
+            head = True
+        elif not _HARMLESS.search(name):
+            raise Unsized(f"{method} leaves {name!r} unquantized, and kvplan's parameter count does not split "
+                          "out that module")
+    return head
+
+
+def _positive_int(value, what: str, method: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise Unsized(f"{method}: {what} is {value!r}, not a positive integer")
+    return value
+
+
+def _group(value, method: str) -> int:
+    """A group size: a positive integer, or -1 for one group per row."""
+    if value == -1 and not isinstance(value, bool):
+        return -1
+    return _positive_int(value, "group_size", method)
+
+
+def _grouped(bits: int, group: int, scale_bytes: float, zero_point: bool) -> float:
+    """Packed b-bit weights with one scale (and zero point) per group of inputs; group -1: one per row,
+    whose share is below 0.1% and left out."""
+    if group <= 0:
+        return bits / 8
+    return bits / 8 + (scale_bytes + (bits / 8 if zero_point else 0)) / group
+
+
+def _awq(q: dict) -> QuantBytes:
+    bits = _positive_int(q.get("bits", q.get("w_bit", 4)), "bits", "AWQ")
+    group = _group(q.get("group_size", q.get("q_group_size", 128)), "AWQ")
+    version = str(q.get("version") or "gemm").lower()
+    if version not in ("gemm", "gemv", "exllama"):
+        raise Unsized(f"AWQ version {version!r}: kvplan knows the gemm, gemv and exllama layouts")
+    _kept(q.get("modules_to_not_convert"), "AWQ")
+    zero = q.get("zero_point", True) is not False
+    return QuantBytes(f"AWQ int{bits}, group {group}", f"int{bits}", _grouped(bits, group, 2, zero))
+
+
+def _gptq(q: dict) -> QuantBytes:
+    bits = _positive_int(q.get("bits", 4), "bits", "GPTQ")
+    group = _group(q.get("group_size", 128), "GPTQ")
+    fmt = str(q.get("checkpoint_format") or "gptq").lower()
+    if fmt not in ("gptq", "gptq_v2"):
+        raise Unsized(f"GPTQ checkpoint_format {fmt!r}: kvplan knows the gptq and gptq_v2 layouts")
+    _kept(q.get("modules_to_not_convert"), "GPTQ")
+    return QuantBytes(f"GPTQ int{bits}, group {group}", f"int{bits}", _grouped(bits, group, 2, True),
+                      keeps_lm_head=q.get("lm_head") is not True)
+
+
+def _fp8(q: dict) -> QuantBytes:
+    _kept(q.get("modules_to_not_convert"), "FP8")
+    block = q.get("weight_block_size")
+    if isinstance(block, list) and len(block) == 2:
+        a, b = (_positive_int(x, "weight_block_size", "FP8") for x in block)
+        scale = 1 if str(q.get("scale_fmt", "")).lower() == "ue8m0" else 4  # UE8M0 exponents, else float32
+        return QuantBytes(f"FP8 block-scaled {a}x{b}", "fp8", 1 + scale / (a * b))
+    return QuantBytes("FP8", "fp8", 1.0)
+
+
+def _compressed_tensors(q: dict) -> QuantBytes:
+    fmt = str(q.get("format") or "").lower()
+    config_groups = q.get("config_groups")
+    groups = [g for g in config_groups.values() if isinstance(g, dict)] if isinstance(config_groups, dict) else []
+    if not groups:
+        raise Unsized("compressed-tensors: no config_groups")
+    sizes = set()
+    for group in groups:
+        targets = group.get("targets")
+        if targets not in (["Linear"], "Linear"):
+            raise Unsized(f"compressed-tensors quantizes only {targets!r}, and kvplan's parameter count does not "
+                          "split out those modules")
+        w = group.get("weights")
+        if not isinstance(w, dict):
+            raise Unsized("compressed-tensors: a config group without weights")
+        sizes.add(_ct_weight(fmt, w))
+    if len(sizes) != 1:
+        raise Unsized("compressed-tensors: config groups of different sizes")
+    label, dtype, size = sizes.pop()
+    return QuantBytes(f"compressed-tensors {fmt} ({label})", dtype, size,
+                      keeps_lm_head=_kept(q.get("ignore"), "compressed-tensors"))
+
+
+def _ct_weight(fmt: str, w: dict) -> tuple[str, str, float]:
+    bits = _positive_int(w.get("num_bits"), "num_bits", "compressed-tensors")
+    kind = str(w.get("type") or "int")
+    strategy = str(w.get("strategy") or "tensor")
+    group = (_positive_int(w.get("group_size"), "group_size", "compressed-tensors")
+             if strategy in ("group", "tensor_group") else -1)
+    label = f"{kind}{bits} {strategy}" + (f" {group}" if group > 0 else "")
+    if fmt == "nvfp4-pack-quantized":
+        return label, "nvfp4", 0.5 + 1 / 16
+    if fmt == "mxfp4-pack-quantized":
+        return label, "mxfp4", 0.5 + 1 / 32
+    scale = {"float8_e4m3fn": 1, "float32": 4}.get(str(w.get("scale_dtype") or "").replace("torch.", ""), 2)
+    if fmt == "pack-quantized" and kind == "int":
+        return label, f"int{bits}", _grouped(bits, group, scale, w.get("symmetric", True) is False)
+    if fmt in ("int-quantized", "naive-quantized", "float-quantized") and bits == 8:
+        if strategy == "block":
+            block = w.get("block_structure")
+            if not isinstance(block, list) or len(block) != 2:
+                raise Unsized(f"compressed-tensors: block_structure is {block!r}, not [rows, columns]")
+            a, b = (_positive_int(x, "block_structure", "compressed-tensors") for x in block)
+            return label, f"{kind}8", 1 + scale / (a * b)
+        return label, "fp8" if kind == "float" else "int8", 1 + (scale / group if group > 0 else 0)
+    raise Unsized(f"compressed-tensors format {fmt!r} with {label} weights is not a layout kvplan has read")
+
+
+def _modelopt(q: dict) -> QuantBytes:
+    inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
+    algo = str(inner.get("quant_algo") or "").upper()
+    excluded = inner.get("exclude_modules", inner.get("ignore"))
+    if algo == "NVFP4":
+        return QuantBytes("NVFP4 (modelopt)", "nvfp4", 0.5 + 1 / 16, keeps_lm_head=_kept(excluded, "ModelOpt"))
+    if algo == "FP8":
+        return QuantBytes("FP8 (modelopt)", "fp8", 1.0, keeps_lm_head=_kept(excluded, "ModelOpt"))
+    raise Unsized(f"ModelOpt quant_algo {algo or None!r}: kvplan knows NVFP4 and FP8")
+
+
+def _bitsandbytes(q: dict) -> QuantBytes:
+    _kept(q.get("llm_int8_skip_modules"), "bitsandbytes")
+    if q.get("load_in_4bit"):
+        double = q.get("bnb_4bit_use_double_quant") is True
+        absmax = 1 / 64 + 4 / (64 * 256) if double else 4 / 64
+        kind = q.get("bnb_4bit_quant_type", "fp4")
+        return QuantBytes(f"bitsandbytes 4-bit ({kind})", str(kind), 0.5 + absmax)
+    if q.get("load_in_8bit"):
+        return QuantBytes("bitsandbytes 8-bit", "int8", 1.0)
+    raise Unsized("bitsandbytes without load_in_4bit or load_in_8bit")
+
+
+def _mxfp4(q: dict, model_type: str) -> QuantBytes:
+    if model_type != "gpt_oss":
+        raise Unsized(f"MXFP4 on model_type {model_type!r}: kvplan knows gpt-oss's layout (experts only)")
+    return QuantBytes("MXFP4 (MoE experts; the rest BF16)", "mxfp4", 17 / 32, experts_only=True)
+
+
+def read(quant: dict, model_type: str) -> QuantBytes:
+    """The bytes of the format a quantization_config names; Unsized with the reason when kvplan cannot say."""
+    method = str(quant.get("quant_method") or "").lower()
+    if method == "awq":
+        return _awq(quant)
+    if method == "gptq":
+        return _gptq(quant)
+    if method in ("fp8", "fbgemm_fp8"):
+        return _fp8(quant)
+    if method == "compressed-tensors":
+        return _compressed_tensors(quant)
+    if method == "modelopt" or (not method and ("quant_algo" in quant or isinstance(quant.get("quantization"), dict))):
+        return _modelopt(quant)
+    if method == "bitsandbytes" or "load_in_4bit" in quant or "load_in_8bit" in quant:
+        return _bitsandbytes(quant)
+    if method == "mxfp4":
+        return _mxfp4(quant, model_type)
+    raise Unsized(f"quant_method {method or None!r} is not a format whose bytes kvplan knows")
