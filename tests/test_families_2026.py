@@ -11,8 +11,14 @@ Configs (tests/data/configs/):
   verbatim; it prunes the routed experts (256 of 288) and brings its own quantization_config, and keeps
   every field the cache depends on (45 layers, KDA 64 x 128, kv_lora_rank 512 NoPE, index_kpool 4,
   index_topk 2048), which agree with vLLM's models/glm5next and transformers' Glm5NextTextConfig.
+- qwen3.8-flash-next.json: Qwen/Qwen3.8-Flash-Next's config.json (model_type qwen4_exp) as embedded verbatim in a
+  public Rust config-parser test (code index file id 59111384863, "the shipped config.json, verbatim apart from
+  the vision block and the 48-entry layer_types", revision de4b8e4d43b917e7706784d8bb445c9af86a3540): its
+  text_config is whole; its vision_config is cut to depth and width there; layer_types is derived by the
+  config class (3 x linear_attention + 1 x indexed_attention), which the same file's shipped list and two more
+  public copies (ids 69562400950, 71512192201) confirm.
 Expected values are worked out by hand from the layouts in vLLM 0.33's model code, or are figures vLLM's own
-planner gave on the specs (benchmarks/vllm_oracle.py, on CPU).
+planner gave on the specs (benchmarks/vllm_oracle.py, vllm_oracle_glm5next.py, vllm_oracle_qwen4exp.py, on CPU).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import pytest
 from kvplan.configs.build import build_model
 from kvplan.core.estimate import estimate
 from kvplan.engines.vllm import simulate
-from kvplan.errors import UsageError
+from kvplan.errors import KvplanError, UsageError
 from kvplan.engines.vllm_rules import resolve
 
 DATA = Path(__file__).parent / "data" / "configs"
@@ -172,3 +178,107 @@ def test_glm5_next_official_expert_count_meets_the_published_size():
     assert model.param_count == 313_326_799_870
     whole = model.param_count + 7_432_592_128 + 563_627_008
     assert abs(whole - 320e9) / 320e9 < 0.01
+
+
+# -- Qwen4-Exp (Qwen3.8-Flash-Next): Gated DeltaNet, QSA and one PLE conv
+
+def test_qwen4_exp_layers_by_hand():
+    model = _model("qwen3.8-flash-next.json")
+    assert model.reading == "exact" and model.num_layers == 48
+    assert [i for i, layer in enumerate(model.layers) if layer.caches] == list(range(3, 48, 4))
+    n = 131072
+    est = estimate(model, n)
+    # a QSA layer: K and V of 2 heads x 256 in bf16 (2,048 B) per token, one bf16 index key of 128 per 4 tokens
+    assert est.bytes_per_token == 12 * (2 * 2 * 256 * 2 + 128 * 2 // 4) == 25_344
+    assert est.kv_bytes_per_sequence == 12 * (n * 2048 + n // 4 * 256) == 3_321_888_768
+    # states: 36 Gated DeltaNet (conv 3 rows of 2 x 16 x 128 + 48 x 128 channels in bf16, 48 x 128 x 128 float32),
+    # 12 rings (4 rows of 128 bf16 + 3 int64 MRoPE positions as 12 bf16), the PLE conv on layer 1 (4 x 2,560
+    # channels, (4 - 1) x 3 rows, bf16)
+    gdn = 3 * 10240 * 2 + 48 * 128 * 128 * 4
+    assert est.state_bytes_per_sequence == 36 * gdn + 12 * 4 * 140 * 2 + 10240 * 9 * 2 == 115_655_808
+    # a step: every index key, the K/V of the top 512 complete groups of 4 (2,048 tokens) and of the open group
+    odd = 10_003  # 2,500 complete groups and 3 tokens in the open one
+    assert estimate(model, odd).read_bytes_per_step == 12 * (odd // 4 * 256 + (2048 + 3) * 2048)
+    assert estimate(model, 2_000).read_bytes_per_step == 12 * (500 * 256 + 2_000 * 2048)  # all of it, below 2,048
+
+
+def test_qwen4_exp_ple_conv_stays_whole_under_tp():
+    from kvplan.capacity.shard import shard
+
+    model = _model("qwen3.8-flash-next.json")
+    rank = shard(model, 2, 1)[0]
+    ple = rank.layers[1].state.also[0]
+    assert rank.layers[1].state.kind == "gated_deltanet" and ple.kind == "short_conv" and ple.bytes == 184_320
+    assert rank.layers[0].state.bytes == (3 * 10240 * 2 + 48 * 128 * 128 * 4) // 2
+    assert rank.layers[3].state.bytes == 4 * 140 * 2  # the ring, whole on every rank
+
+
+def test_qwen4_exp_text_architecture_rings_hold_no_positions_and_plain_full_attention_without_qsa():
+    config = json.loads((DATA / "qwen3.8-flash-next.json").read_text())
+    config["architectures"] = ["Qwen4ExpForCausalLM"]  # vLLM strips MRoPE for the text architecture
+    assert build_model(config, "text").layers[3].state.bytes == 4 * 128 * 2
+    text = config["text_config"]
+    for name in ("indexer_n_heads", "indexer_kv_heads", "indexer_head_dim", "indexer_budget", "indexer_compress_ratio"):
+        del text[name]
+    plain = build_model(config, "no-qsa")  # Qwen3NextAttention: K/V of every token, no indexer
+    assert estimate(plain, 8192).bytes_per_token == 12 * 2048
+    assert plain.layers[3].state is None
+    text["indexer_budget"] = 2048
+    with pytest.raises(KvplanError, match="sets indexer_budget but not indexer_n_heads"):
+        build_model(config, "half-qsa")
+
+
+# (tp, kv cache dtype, prefix caching, GiB, max_model_len) -> (blocks, tokens): vLLM 0.33.0's planner on the specs
+# its Qwen4-Exp code registers on Hopper (benchmarks/vllm_oracle_qwen4exp.py; --grid agrees on 64 of 64 cases)
+VLLM_QWEN4_EXP = {
+    (1, "auto", True, 10, 8192): (264, 113_825), (1, "auto", True, 10, 131072): (264, 364_242),
+    (1, "auto", True, 40, 8192): (1_059, 456_596), (1, "auto", True, 40, 131072): (1_059, 1_461_107),
+    (1, "fp8", True, 10, 8192): (262, 134_144), (1, "fp8", True, 10, 131072): (262, 624_379),
+    (1, "auto", False, 10, 8192): (270, 201_076), (1, "auto", False, 10, 131072): (270, 397_634),
+    (8, "auto", True, 10, 8192): (1_835, 469_760), (8, "auto", True, 40, 131072): (7_342, 3_144_871),
+    (2, "fp8", True, 40, 131072): (1_981, 4_720_975),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VLLM_QWEN4_EXP), ids=lambda c: "-".join(map(str, c)))
+def test_qwen4_exp_vllm_pool_equals_vllms_planner(case):
+    tp, dtype, prefix, gib, max_len = case
+    pool = simulate(_model("qwen3.8-flash-next.json"), kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp,
+                    gpu="h200", kv_cache_dtype=None if dtype == "auto" else dtype, prefix_caching=prefix)
+    assert (pool.num_blocks, pool.gpu_kv_cache_tokens) == VLLM_QWEN4_EXP[case] and pool.fits
+
+
+def test_qwen4_exp_vllm_pool_by_hand_at_tp1():
+    pool = simulate(_model("qwen3.8-flash-next.json"), kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200")
+    gdn = 3 * 10240 * 2 + 48 * 128 * 128 * 4  # 3,207,168 B, the largest state
+    block = 64 * -(-gdn // (64 * 2048))  # a K/V page (2,048 B a token) holds it, in steps of lcm(16, 64): 1,600
+    # the attention group: 12 K/V pages and 12 pages of index keys (400 rows of 256 B); every other group is smaller
+    per_block = 12 * (block * 2048 + block // 4 * 256)
+    assert per_block == 40_550_400 and pool.num_blocks == 10 * GIB // per_block == 264
+    # a request: 3 Gated DeltaNet groups and the PLE group at 3 pages each ('align' mode with FlashInfer's
+    # prefill checkpoint), 1 ring page, cdiv(8,192, 1,600) K/V blocks
+    assert pool.blocks_per_request == 4 * 3 + 1 + 6 == 19
+    assert pool.gpu_kv_cache_tokens == int(264 / 19 * 8192)
+
+
+def test_qwen4_exp_vllm_refusals():
+    model = _model("qwen3.8-flash-next.json")
+    with pytest.raises(UsageError, match="modelled on Hopper"):
+        simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="b200")
+    with pytest.raises(UsageError, match="new in 0.33"):
+        simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=resolve("0.32")[0])
+    with pytest.raises(UsageError, match="speculative decoding"):
+        simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, num_speculative_tokens=1)
+
+
+def test_qwen4_exp_parameters_equal_transformers_count():
+    """Qwen4ExpTextModel built by transformers 5.25 on the meta device from this config (sum of numel:
+    176,308,200,320, of which the PLE layer's n-gram table is 320,001,536 x 160 and the routed experts
+    48 x 512 x 3 x 2,560 x 640) plus the untied lm_head (248,320 x 2,560)."""
+    model = _model("qwen3.8-flash-next.json")
+    assert model.param_count == 176_308_200_320 + 248_320 * 2560 == 176_943_899_520
+    assert model.active_param_count == model.param_count - 48 * (512 - 10) * 3 * 2560 * 640
+    # the published checkpoint (359,999,963,128 B in bf16: 179,999,981,564 parameters, an artifact summary of
+    # the official repository, code index id 61689507604) adds the vision tower and the MTP layer, about 1.7%
+    published = 359_999_963_128 // 2
+    assert 0 < published - model.param_count < 0.02 * published

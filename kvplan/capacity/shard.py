@@ -46,6 +46,8 @@ def shard_state(state: RecurrentState, tp: int) -> RecurrentState:
     """One rank's share of a recurrent state. Mamba-2 with a known shape pads
     its groups to TP before splitting the conv channels (a single group is
     replicated on every rank); other states split their elements (ceil)."""
+    if state.also and tp > 1:  # each further state by its own rule
+        return replace(shard_state(replace(state, also=()), tp), also=tuple(shard_state(s, tp) for s in state.also))
     if tp == 1 or state.tp_replicated:
         return state
     if state.kind == "mamba2" and None not in (state.n_groups, state.d_state, state.d_inner, state.heads,

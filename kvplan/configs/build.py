@@ -34,7 +34,7 @@ from .fields import Fields
 from .latent import indexer_cache, latent_cache
 from .markers import MARKERS, marker_length, normalise
 
-_INHERITED = ("torch_dtype", "dtype", "quantization_config", "tie_word_embeddings")
+_INHERITED = ("torch_dtype", "dtype", "quantization_config", "tie_word_embeddings", "architectures")
 
 
 def resolve(raw: dict, source: str) -> tuple[Family, Fields, str]:

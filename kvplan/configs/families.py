@@ -11,7 +11,7 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import block_sparse, compressed, params, pooled_sparse, shared_compressed
+from . import block_sparse, compressed, params, pooled_sparse, qsa, shared_compressed
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, zamba_dims)
@@ -460,6 +460,18 @@ _ROWS: list[Family] = [
            derive=every_period("attn_layer_period", 8, "attn_layer_offset", 4),
            rules=("attention (always full: JambaConfig reads no sliding_window) when "
                   "i % attn_layer_period == attn_layer_offset, else Mamba state",)),
+    Family(("qwen4_exp", "qwen3_8_flash_next"), text="qwen4_exp_text",
+           rules=("Qwen4-Exp (Qwen3.8-Flash-Next): its text model in text_config",)),
+    Family(("qwen4_exp_text", "qwen3_8_flash_next_text"), kinds=frozenset({K.LINEAR, K.FULL, K.INDEXED}),
+           derive=every_period("full_attention_interval", 4, hit=K.INDEXED, one_based=True),
+           layers=qsa.layers, state=gated_deltanet_state, params=params.qwen4_exp,
+           rules=("layer_types; else indexed (QSA) every full_attention_interval-th layer (4), Gated DeltaNet "
+                  "state elsewhere. QSA: K/V of num_key_value_heads x head_dim per token, one bf16 index key of "
+                  "indexer_head_dim per indexer_compress_ratio tokens and a per-request ring of the open group's "
+                  "raw keys (+ MRoPE positions), as vLLM 0.33 keeps them; a step reads the tokens of the top "
+                  "indexer_budget / ratio groups plus the open group. ple_layer_ids (one-based) add the PLE's "
+                  "short conv (hc_count x hidden_size channels, (ple_conv_kernel_size - 1) x ngram_size rows), "
+                  "whole on every TP rank",)),
     Family(("qwen3_5", "qwen3_5_moe"), text="qwen3_5_text", rules=("text model in text_config",)),
     Family(("qwen3_5_text", "qwen3_5_moe_text"), kinds=MAMBA_HYBRID, state=gated_deltanet_state, params=params.qwen3_5,
            derive=every_period("full_attention_interval", 4, hit=K.FULL, one_based=True),
@@ -573,10 +585,6 @@ REFUSED: dict[str, str] = {
                            "it caches has not been checked",
     "cohere_compass": "Cohere Compass, whose text model (cohere_compass_text) transformers 5.23 cannot build, so how "
                       "it caches has not been checked",
-    **dict.fromkeys(("qwen4_exp", "qwen4_exp_text"),
-                    "Qwen4-Exp: its compressed sparse indexer (indexer_compress_ratio) and per-layer-embedding "
-                    "convolutions have not been read, and transformers 5.23 cannot build its default config to "
-                    "check them"),
     "gemma4_unified_assistant": "Gemma 4 Unified's assistant (draft) model, which attends to the target model's "
                                 "cache; transformers 5.23 cannot build its default config",
     "unlimited_ocr": "Unlimited-OCR: its 'reference_sliding_attention' layers keep the whole prompt plus a ring "

@@ -41,6 +41,7 @@ ALIASES = {
     "hybrid_sliding": HYBRID_SLIDING,
     "indexed_attention": INDEXED,
     "deepseek_sparse_attention": INDEXED,
+    "qwen_sparse_attention": INDEXED,  # vLLM's name for Qwen4-Exp's QSA layers
     "compressed_sparse_attention": CSA,
     "heavily_compressed_attention": HCA,
     "block_sparse_attention": BLOCK_SPARSE,

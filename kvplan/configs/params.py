@@ -7,7 +7,10 @@ index, when given, overrides them. Returns (total, active per token).
 
 from __future__ import annotations
 
+import math
+
 from ..core.layers import LayerSpec
+from ..errors import ConfigError
 from .fields import Fields
 
 
@@ -918,3 +921,65 @@ def minimax_m3(f: Fields, layers: list, dims) -> tuple[int, int]:
     extra = sum(index_params(f, f.int("hidden_size")) for layer in layers
                 if any(c.kind == "indexer" for c in layer.caches))
     return total + extra, active + extra
+
+
+def _is_prime(value: int) -> bool:
+    if value < 2 or value % 2 == 0:
+        return value == 2
+    return all(value % d for d in range(3, math.isqrt(value) + 1, 2))
+
+
+def _ngram_rows(f: Fields, ple_index: int) -> int:
+    """Rows of a PLE layer's n-gram table: one prime-sized vocabulary per n-gram head, the next primes above
+    ngram_vocab_size_base for this PLE layer's heads, summed and padded to make_ngram_vocab_size_divisible_by
+    (Qwen4ExpTextNGramEmbedding)."""
+    heads = (f.int("ngram_size", default=3, minimum=2) - 1) * f.int("heads_per_ngram", default=8)
+    base = f.int("ngram_vocab_size_base", default=20_000_000, maximum=10**9)
+    prime, sizes = base - 1, []
+    for _ in range((ple_index + 1) * heads):  # the primes of earlier PLE layers' heads come first
+        prime += 1
+        while not _is_prime(prime):
+            prime += 1
+        sizes.append(prime)
+    divisor = f.int("make_ngram_vocab_size_divisible_by", default=128)
+    return -(-sum(sizes[-heads:]) // divisor) * divisor
+
+
+def qwen4_exp(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Qwen4-Exp's text model as transformers 5.25 builds it (Qwen4ExpTextModel, no vision tower, no MTP layer),
+    plus the untied lm_head: hyper-connected residuals (hc_count streams: two gated residuals a layer and a final
+    mixer, each an RMSNorm over hc_count x hidden, a low-rank mix and an injection to the streams), a MoE on every
+    layer (router, routed experts, a gated shared expert), Gated DeltaNet or gated attention (with the QSA
+    indexer's joint q/k projection and norms), and on each ple_layer_ids layer the PLE: an n-gram embedding table,
+    key and value projections, three norms and a depthwise conv."""
+    if f.flag("attention_bias"):
+        raise ConfigError(f"{f.source}: attention_bias is set, whose biases kvplan's Qwen4-Exp count has not read")
+    hidden, vocab = f.int("hidden_size"), f.int("vocab_size")
+    streams = f.int("hc_count", default=4, minimum=2) * hidden
+    low = f.int("hc_lowrank")
+    residual = streams + 2 * low * streams  # hc_norm, input_mix_weight_down / up
+    experts, top_k = f.int("num_experts"), f.int("num_experts_per_tok")
+    inter, shared = f.int("moe_intermediate_size"), f.int("shared_expert_intermediate_size")
+    moe = experts * hidden + experts * 3 * hidden * inter + 3 * hidden * shared + hidden
+    k_heads, v_heads = f.int("linear_num_key_heads"), f.int("linear_num_value_heads")
+    k_dim, v_dim = f.int("linear_key_head_dim"), f.int("linear_value_head_dim")
+    channels = 2 * k_heads * k_dim + v_heads * v_dim
+    gdn = (2 * v_heads + channels * f.int("linear_conv_kernel_dim", default=4) + v_dim + hidden * v_heads * v_dim
+           + channels * hidden + v_heads * v_dim * hidden + 2 * v_heads * hidden)
+    heads, kv, head = f.int("num_attention_heads"), f.int("num_key_value_heads"), f.int("head_dim")
+    attention = 2 * heads * head * hidden + 2 * kv * head * hidden + heads * head * hidden + 2 * head
+    if f.get("indexer_n_heads") is not None:
+        index = f.int("indexer_head_dim")
+        attention += (f.int("indexer_n_heads") + f.int("indexer_kv_heads")) * index * hidden + 2 * index
+    width = f.int("ple_embed_dim", default=hidden)
+    ngram_heads = (f.int("ngram_size", default=3, minimum=2) - 1) * f.int("heads_per_ngram", default=8)
+    ple_ids = sorted(set(f.int_list("ple_layer_ids") or []))
+    total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + residual  # + the final mixer
+    for i, layer in enumerate(layers):
+        total += 2 * (residual + f.int("hc_count", default=4) * streams) + moe
+        total += attention if layer.caches else gdn
+        if i + 1 in ple_ids:
+            rows = _ngram_rows(f, ple_ids.index(i + 1))
+            total += (rows * (width // ngram_heads) + width * streams + width * hidden + 3 * streams
+                      + streams * f.int("ple_conv_kernel_size", default=4))
+    return total, total - len(layers) * (experts - top_k) * 3 * hidden * inter

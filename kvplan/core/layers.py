@@ -40,7 +40,8 @@ class TokenPolicy:
         so a step also reads all of them (the csa technique); False when a
         separate indexer cache selects (DeepSeek-V4 CSA) or nothing is selected
         (DeepSeek-V4 HCA reads every compressed entry).
-    read_page_tokens / read_topk_pages: Quest reads only the top-k pages.
+    read_page_tokens / read_topk_pages: Quest reads only the top-k pages (the
+        last, unfinished page always among them; read_open_page_apart: besides them).
     read_page_meta: Quest keeps each page's min and max key to score it; False
         when a separate index-key cache scores the pages (MiniMax-M3).
     """
@@ -57,6 +58,7 @@ class TokenPolicy:
     read_page_tokens: int | None = None
     read_topk_pages: int | None = None
     read_page_meta: bool = True
+    read_open_page_apart: bool = False  # the unfinished last page is read besides the top-k full ones (Qwen4-Exp)
 
     def retained_tokens(self, tokens: int) -> int:
         """Raw token entries kept for a sequence of `tokens` (before compression)."""
@@ -81,6 +83,9 @@ class TokenPolicy:
             compressed = kept // self.compress_ratio
             return min(self.compress_topk or compressed, compressed) + min(kept, self.compress_window)
         if self.read_topk_pages is not None:
+            if self.read_open_page_apart:  # the top-k of the full pages, then the open page's tokens
+                full, open_tokens = divmod(kept, self.read_page_tokens)
+                return min(full, self.read_topk_pages) * self.read_page_tokens + open_tokens
             pages = math.ceil(kept / self.read_page_tokens)
             if pages <= self.read_topk_pages:
                 return kept
@@ -230,12 +235,14 @@ class RecurrentState:
     conv_channels: int | None = None  # channels of the conv state (rows = conv_kernel - 1), when known
     # every TP rank holds the whole state (vLLM MambaSpec.tp_replicated; DeepSeek-V4's compressor state)
     tp_replicated: bool = False
+    # further fixed states the same layer keeps, each with its own shape, dtype and sharding (Qwen4-Exp: the
+    # PLE layer's short conv beside a Gated DeltaNet state); counted in bytes
+    also: tuple["RecurrentState", ...] = ()
 
     @property
     def bytes(self) -> int:
-        return self.conv_storage.payload_bytes(self.conv_elements) + self.ssm_storage.payload_bytes(
-            self.ssm_elements
-        )
+        return (self.conv_storage.payload_bytes(self.conv_elements) + self.ssm_storage.payload_bytes(self.ssm_elements)
+                + sum(s.bytes for s in self.also))
 
 
 @record
@@ -276,7 +283,7 @@ class LayerSpec:
             else:
                 parts.append("full attention")
         if self.state is not None:
-            parts.append(f"{self.state.kind} state")
+            parts.append(" + ".join(f"{s.kind} state" for s in (self.state,) + self.state.also))
         if self.borrows:
             parts.append("reads " + " + ".join(c.label or c.kind for c in self.borrows) + " of its source")
         return " + ".join(parts) if parts else "no cache"

@@ -72,6 +72,7 @@ KERNEL_BLOCK_ALIGN_TOKENS = 16  # FlashAttention / FlashInfer kernel block: a mu
 FP8_DS_MLA_BYTES_PER_TOKEN = 656  # V3.2: 512 fp8 latent + 4 x 4 B fp32 scales + 64 bf16 rope
 PER_TOKEN_HEAD_SCALE_BYTES = 4  # one fp32 scale per token, head and side (K, V)
 MAMBA = "mamba"
+SHORT_CONV = "short_conv"  # a MambaSpec every TP rank holds whole (Qwen4-Exp's PLE conv): never grouped with MAMBA
 FULL_LIKE = ("full", "mla", "indexer")
 VERSION_MODELLED = LATEST.version
 
@@ -177,8 +178,8 @@ def latent_token_bytes(cache: TokenCache, kv_dtype: str, serving: Storage, spars
 class PageSpec:
     """One layer's cache as vLLM's KV cache manager sees it (its KVCacheSpec)."""
 
-    kind: str  # full | sliding | chunked | mla | indexer | mamba | state (DeepSeek-V4 compressor state) | ring
-    # (CircularBufferSpec, one page per request: DeepSeek-V4.1's compressor, GLM-5-Next's indexer tail)
+    kind: str  # full | sliding | chunked | mla | indexer | mamba | short_conv | state (DeepSeek-V4 compressor
+    # state) | ring (CircularBufferSpec, one page per request: DeepSeek-V4.1's compressor, GLM-5-Next's indexer tail)
     block_tokens: int
     token_bytes: int = 0  # one token of this layer (token caches)
     state_bytes: int = 0  # mamba: conv + SSM state of one sequence
@@ -191,7 +192,7 @@ class PageSpec:
     def page_bytes(self) -> int:
         if self.padded_page_bytes is not None:
             return self.padded_page_bytes
-        if self.kind == MAMBA:
+        if self.kind in (MAMBA, SHORT_CONV):
             return self.state_bytes
         return self.block_tokens * self.token_bytes
 
@@ -205,12 +206,13 @@ class PageSpec:
             return f"compressor state, window {self.window_tokens}"
         if self.kind == "ring":
             return f"ring, {self.block_tokens} rows (a page a request)"
-        return {"full": "full attention", "mla": "latent (MLA)", "indexer": "indexer keys", MAMBA: "mamba state"}[self.kind]
+        return {"full": "full attention", "mla": "latent (MLA)", "indexer": "indexer keys", MAMBA: "mamba state",
+                SHORT_CONV: "short conv state (whole on every rank)"}[self.kind]
 
     def with_block(self, block_tokens: int) -> "PageSpec":
         """A larger block; an attention page padded before scales with it."""
         padded = self.padded_page_bytes
-        if padded is not None and self.kind != MAMBA:
+        if padded is not None and self.kind not in (MAMBA, SHORT_CONV):
             padded = padded * block_tokens // self.block_tokens
         return replace(self, block_tokens=block_tokens, padded_page_bytes=padded)
 
@@ -219,7 +221,7 @@ class PageSpec:
 
         in_flight_tokens: tokens scheduled but not yet freed (until 0.25:
         max_num_batched_tokens; 0.26+: x2 under async scheduling)."""
-        if self.kind == MAMBA:
+        if self.kind in (MAMBA, SHORT_CONV):
             return self.page_bytes * self.state_pages
         if self.kind == "ring":  # CircularBufferSpec.max_memory_usage_bytes: one page for the request's lifetime
             return self.page_bytes
@@ -319,6 +321,11 @@ def kimi_k3_checkpoints(model: ModelSpec, rules: VllmRules, gpu: str | None, not
 def is_deepseek_v41(model: ModelSpec) -> bool:
     """DeepSeek-V4.1's layers (caches shared from a KV source)."""
     return any(layer.borrows for layer in model.layers)
+
+
+def is_qwen4_exp(model: ModelSpec) -> bool:
+    """Qwen4-Exp (Qwen3.8-Flash-Next): QSA and Gated DeltaNet layers, vLLM's own packed pool."""
+    return model.family in ("qwen4_exp_text", "qwen3_8_flash_next_text")
 
 
 def check_modelled(model: ModelSpec) -> None:
@@ -716,12 +723,14 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     if draft_model is not None and (draft_layers or is_deepseek_v4(model)):
         raise UsageError("vLLM: a separate draft model is modelled without MTP layers, and not for DeepSeek-V4",
                          "give either --mtp or --draft-model")
-    if is_deepseek_v41(model) or model.family == "glm5_next_text":  # their own packed-slab pools, by GPU
+    if is_deepseek_v41(model) or model.family == "glm5_next_text" or is_qwen4_exp(model):  # packed slabs, by GPU
         from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
         from .vllm_dsv41 import simulate_dsv41
         from .vllm_glm5next import simulate_glm5next
+        from .vllm_qwen4exp import simulate_qwen4exp
 
         label, pool_of = (("DeepSeek-V4.1", simulate_dsv41) if is_deepseek_v41(model)
+                          else ("Qwen4-Exp", simulate_qwen4exp) if is_qwen4_exp(model)
                           else ("GLM-5-Next", simulate_glm5next))
         if draft_model is not None:
             raise UsageError(f"vLLM: a separate draft model is not modelled for {label}", "drop the draft")

@@ -134,7 +134,7 @@ def packed_groups(pages: list[tuple]) -> list[tuple[tuple, list[int]]]:
         return -(-max(buckets[bucket].values()) // repeats) if balanced[bucket] and repeats else 1
 
     def is_state(bucket) -> bool:  # MambaSpec, CircularBufferSpec, and windows when nothing repeats
-        return bucket[0] in ("ring", "mamba") or (repeats is None and bucket[0] == "sliding")
+        return bucket[0] in ("ring", "mamba", "short_conv") or (repeats is None and bucket[0] == "sliding")
 
     def widest(sizes: dict[int, int], n: int) -> int:
         return sum(-(-count // n) * page for page, count in sizes.items())

@@ -27,9 +27,9 @@ _ENCODER_DECODER_WRAPPERS = (
 _LEGACY_OR_MULTIMODAL = ("blt", "pi0")
 
 # Decoder LLM families transformers 5.23 ships that kvplan refuses, each with its reason in
-# kvplan/configs/families.py REFUSED: transformers cannot build their defaults (qwen4_exp's compressed indexer,
-# gemma4_unified_assistant's draft model that reads the target's cache).
-_DECODERS_REFUSED = ("gemma4_unified_assistant", "qwen4_exp", "qwen4_exp_text")
+# kvplan/configs/families.py REFUSED: transformers cannot build their defaults (gemma4_unified_assistant's draft
+# model that reads the target's cache).
+_DECODERS_REFUSED = ("gemma4_unified_assistant",)
 
 # Decoder families kvplan refuses because their cache could not be checked: transformers 5.23 cannot
 # build or run their defaults here (kvplan would otherwise read them by the generic rule, as a guess).

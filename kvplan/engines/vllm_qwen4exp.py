@@ -1,0 +1,137 @@
+"""vLLM's Qwen4-Exp pool, 0.33 on Hopper (the packed block slab).
+
+Read from vLLM 0.33.0's models/qwen4_exp (nvidia/model.py, nvidia/qsa.py, nvidia/indexer_qsa.py,
+common/qsa_cache.py, nvidia/ple_layer.py), model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py,
+platforms/interface.py (_align_hybrid_block_size), v1/kv_cache_interface.py and
+v1/core/kv_cache_planning.py, and checked against that planner run on CPU
+(benchmarks/vllm_oracle_qwen4exp.py).
+
+What one rank registers, in layer order: a PLE layer its short conv (MambaSpec, whole on every rank:
+tp_replicated, so never grouped with the Gated DeltaNet states); a linear layer its Gated DeltaNet
+state (conv and float32 recurrent state, heads split by TP); a QSA layer its ring of the open group's
+raw index keys (CircularBufferSpec, one page a request), its compressed index keys (MLAAttentionSpec,
+one bf16 row per indexer_compress_ratio tokens) and its K/V (FullAttentionSpec, max(1, kv heads / TP)
+heads). The block: both attention backends take 16, and the hybrid alignment makes one K/V page hold
+the largest state: A x cdiv(state, A x K/V bytes a token) with A = lcm(16, 64) in 'align' mode (FlashInfer's
+Gated DeltaNet prefill checkpoints every 64 tokens on Hopper), else 16; every state page is padded to it.
+The layout is block-outermost (the ring backend's), so the groups are packed (vllm_dsv4.packed_groups),
+a block is the widest group (no stride alignment), and a request needs 2 + 1 (the prefill checkpoint)
+blocks per state group in 'align' mode (1 without prefix caching), cdiv(max_len, block) for the keys
+and K/V, 1 for the rings.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..core.model import ModelSpec
+from ..errors import UsageError
+from .vllm_dsv4 import packed_groups
+
+BACKEND_BLOCK = 16  # cache_config.block_size default; QSA's kernels take MultipleOf(16), the ring's MultipleOf(1)
+GDN_CHECKPOINT_ALIGNMENT = 64  # FLASHINFER_GDN_CHECKPOINT_ALIGNMENT (v1/attention/backends/gdn_attn.py)
+CHECKPOINT_PAGES = 1  # num_prefill_checkpoint_blocks in 'align' mode
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _rank_state_bytes(state, tp: int) -> int:
+    """One rank's Gated DeltaNet state: conv channels and value heads split by TP (mamba_utils)."""
+    if state.tp_replicated or tp == 1:
+        return state.conv_storage.payload_bytes(state.conv_elements) + state.ssm_storage.payload_bytes(
+            state.ssm_elements)
+    if None in (state.conv_channels, state.heads, state.n_groups) or state.conv_channels % tp or state.heads % tp \
+            or state.n_groups % tp:
+        raise UsageError(f"--tp {tp} does not divide Qwen4-Exp's Gated DeltaNet heads", "use --tp 1, 2, 4 or 8")
+    return (state.conv_storage.payload_bytes(state.conv_elements // tp)
+            + state.ssm_storage.payload_bytes(state.ssm_elements // tp))
+
+
+def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None,
+                      tp: int, pp: int, mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int,
+                      notes: list[str], capability: tuple[int, int] | None, prefix_caching: bool | None = None,
+                      draft_layers: int = 0, num_speculative_tokens: int = 0):
+    """vLLM 0.33's pool for Qwen4-Exp on one Hopper rank."""
+    from .vllm import in_flight_tokens
+    from .vllm_dsv4 import packed_pool
+
+    if rules.version != "0.33":
+        raise UsageError(f"vLLM {rules.version} has no Qwen4-Exp model (models/qwen4_exp is new in 0.33)",
+                         "use --engine vllm (0.33)")
+    if capability is None:
+        notes.append("Qwen4-Exp: no GPU given, so Hopper is assumed (FlashInfer's Gated DeltaNet prefill, which "
+                     "checkpoints every 64 tokens)")
+    elif capability != (9, 0):
+        raise UsageError(f"--engine vllm: Qwen4-Exp's pool is modelled on Hopper (SM 9.0), not SM "
+                         f"{capability[0]}.{capability[1]}", "give --gpu h100 or h200, or plan without --engine vllm")
+    if pp > 1 or draft_layers or num_speculative_tokens or block_tokens is not None:
+        raise UsageError("vLLM's Qwen4-Exp pool is modelled without --pp, speculative decoding (MTP adds a QSA "
+                         "layer and grows the ring and the conv states) or --block-size", "drop those options")
+    qsa = next((layer for layer in model.layers if layer.caches), None)
+    gdn = next((layer.state for layer in model.layers if not layer.caches and layer.state is not None), None)
+    if qsa is None or gdn is None:
+        raise UsageError(f"vLLM's Qwen4-Exp pool needs QSA and Gated DeltaNet layers; {model.name} lacks one",
+                         "plan without --engine vllm")
+    main = next(c for c in qsa.caches if c.kind == "attention")
+    dtype = kv_cache_dtype or "auto"
+    if dtype == "auto" and main.storage.is_quantized:  # --kv-dtype fp8 stored the K/V in fp8
+        dtype = "fp8" if main.storage.name.startswith("fp8") else main.storage.name
+    if dtype not in ("auto", "bfloat16", "fp8", "fp8_e4m3"):
+        raise UsageError(f"--kv-cache-dtype {dtype}: vLLM's QSA accepts auto, bfloat16, fp8 and fp8_e4m3",
+                         "use --kv-dtype auto or fp8")
+    kv_bytes = 1 if dtype.startswith("fp8") else 2
+    align = prefix_caching is not False  # vLLM's default for hybrids: prefix caching on, 'align' mode
+    keys = next((c for c in qsa.caches if c.kind == "indexer"), None)
+    if keys is None:
+        raise UsageError("vLLM's pool for Qwen4-Exp without QSA (no indexer_* fields) is not modelled",
+                         "plan without --engine vllm")
+    ratio = keys.policy.compress_ratio
+    heads = main.heads // tp if main.heads >= tp else 1  # replicated when TP exceeds the KV heads
+    if (main.heads % tp if main.heads >= tp else tp % main.heads):
+        raise UsageError(f"--tp {tp} and Qwen4-Exp's {main.heads} KV heads: vLLM needs one to divide the other",
+                         "use a TP that divides them or that they divide")
+    token_bytes = 2 * heads * main.key_dim * kv_bytes
+    states = [(False, _rank_state_bytes(gdn, tp))] + [(True, s.bytes) for layer in model.layers if layer.state
+                                                      for s in layer.state.also]
+    largest = max(size for _, size in states)
+    unit = math.lcm(BACKEND_BLOCK, GDN_CHECKPOINT_ALIGNMENT) if align else BACKEND_BLOCK
+    block = unit * _cdiv(largest, unit * token_bytes)
+    block = _cdiv(block, BACKEND_BLOCK) * BACKEND_BLOCK
+    if block % ratio:
+        raise UsageError(f"vLLM: Qwen4-Exp's block of {block} tokens is not a multiple of the indexer's "
+                         f"{ratio}-token groups", "plan without --engine vllm")
+    state_block = block if align else max_model_len
+    page = block * token_bytes  # every state page is padded to one K/V page
+    key_page = block // ratio * keys.storage.tensor_bytes(1, 1, keys.key_dim, "key")
+    ring_page = qsa.state.bytes - sum(s.bytes for s in qsa.state.also)
+    pages = []
+    for layer in model.layers:
+        for extra in (layer.state.also if layer.state is not None else ()):
+            pages.append((("short_conv", state_block, None), page, 1))
+        if layer.caches:
+            pages += [(("ring", ratio, None), ring_page, 1), (("full", block, None), key_page, 1),
+                      (("full", block, None), page, 1)]
+        elif layer.state is not None:
+            pages.append((("mamba", state_block, None), page, 1))
+    groups = packed_groups(pages)
+    bytes_per_block = max(sum(p) for _, p in groups)
+    state_pages = 2 + CHECKPOINT_PAGES if align else 1
+    in_flight = in_flight_tokens(rules, mnbt, pp)
+
+    def per_request(length: int) -> int:
+        return sum({"mamba": state_pages, "short_conv": state_pages, "ring": 1}.get(kind) or _cdiv(length, size)
+                   for (kind, size, _), _ in groups)
+
+    def fits(length: int) -> bool:
+        return bytes_per_block * per_request(length) <= kv_memory_bytes - bytes_per_block
+
+    notes.append(f"Qwen4-Exp: vLLM {rules.version} on Hopper: block {block:,} tokens (a K/V page, {page:,} B, holds "
+                 f"the largest state, {largest:,} B), {ring_page:,}-B rings, "
+                 + (f"'align' mode with FlashInfer's prefill checkpoint: {state_pages} state pages a request"
+                    if align else "no prefix caching: 1 state page a request"))
+    return packed_pool(groups, per_request(max_model_len), fits, kv_memory_bytes=kv_memory_bytes,
+                       max_model_len=max_model_len, mnbt=mnbt, bytes_per_block=bytes_per_block, rules=rules,
+                       kv_dtype="fp8_e4m3" if kv_bytes == 1 else "bfloat16", in_flight=in_flight,
+                       max_num_seqs=max_num_seqs, notes=notes, state_pages=state_pages)
