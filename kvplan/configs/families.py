@@ -82,7 +82,7 @@ _ROWS: list[Family] = [
            rules=("K/V on every layer; sliding_window (when set) on every layer; LlamaConfig defaults fill a "
                   "sparse text_config",)),
     Family(("mixtral", "phi3", "phi4_multimodal", "granite", "olmo2", "starcoder2", "internlm2",
-            "exaone", "phi", "gemma", "glm4_moe", "ministral", "qwen3_vl_text"),
+            "exaone", "phi", "gemma", "glm4_moe", "param2moe", "sarvam_moe", "ministral", "qwen3_vl_text"),
            kinds=ATTN, params=params.attention_decoder,
            rules=("K/V on every layer; sliding_window (when set) on every layer",)),
     # decoders whose cache follows transformers' generic rule exactly (layer_types, else sliding_window on
@@ -95,6 +95,14 @@ _ROWS: list[Family] = [
            kinds=ATTN_CHUNKED, params=params.attention_decoder,
            rules=("transformers' generic cache rule (layer_types, else sliding_window on every layer), "
                   "checked against transformers' own cache by tests/parity",)),
+    Family(("ergo",), kinds=ATTN, aliases={"sliding_window": ("local_attention_window",)},
+           defaults={"sliding_window": 512},
+           derive=every_period("global_attention_every_n_layers", 4, hit=K.FULL, miss=K.SLIDING, one_based=True),
+           params=params.ergo,
+           rules=("layer_types; else full every global_attention_every_n_layers-th layer (4), sliding_window (512; "
+                  "the checkpoints write local_attention_window) elsewhere",)),
+    Family(("minicpm5_moe",), kinds=FULL_ONLY, defaults={"head_dim": 128}, params=params.minicpm5_moe,
+           rules=("K/V of num_key_value_heads x head_dim on every layer, no window",)),
     Family(("doge",), kinds=ATTN, params=params.attention_decoder,
            rules=("K/V of every token on every layer (sliding_window, when set, on every layer); keep_window_size "
                   "only picks which cached keys a query attends to (dynamic mask attention), it evicts nothing",)),
@@ -115,7 +123,7 @@ _ROWS: list[Family] = [
         ("paligemma", "gemma"), ("shieldgemma2", "gemma3_text"), ("exaone4_5", "exaone4"), ("lfm2_vl", "lfm2"),
         ("lfm3_vl", "lfm3"), ("hyperclovax_vision_v2", "hyperclovax"), ("inkling_mm_model", "inkling_text"),
         ("got_ocr2", "qwen2"), ("moss_transcribe_diarize", "qwen3"), ("emu3", "emu3_text_model"),
-        ("inkling2", "inkling2_text"),
+        ("inkling2", "inkling2_text"), ("llava_onevision1_5", "qwen3"), ("ovis2_5", "qwen3"),
         ("minicpm_ocr", "qwen3_5_text"), ("minicpmv4_6", "qwen3_5_text"), ("minicpmv4_7", "qwen3_5_text"))),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),

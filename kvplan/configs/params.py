@@ -77,11 +77,12 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
         n += heads * head_dim + 2 * kv * head_dim
     if o_bias:
         n += hidden
-    if f.model_type in _QK_NORM:
+    if f.model_type in _QK_NORM or (f.model_type in GLM4_MOE and f.flag("use_qk_norm")):
         n += 2 * head_dim  # q_norm and k_norm
     return n
 
 
+GLM4_MOE = ("glm4_moe", "param2moe", "sarvam_moe")  # Param2 and Sarvam-MoE run transformers' GLM-4-MoE model
 _QKV_BIAS_ONLY = ("qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text")  # q/k/v projections biased, o_proj not
 _QK_NORM = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "gemma3n_text", "gemma3n", "qwen3_next",
             "qwen3_vl_text", "qwen3_vl_moe_text")  # per-head RMSNorm on q and k
@@ -103,7 +104,7 @@ def _moe(f: Fields, hidden: int) -> tuple[int, int]:
     n_shared = f.int("n_shared_experts", default=0, minimum=0)
     if n_shared:
         shared = n_shared * per_expert
-    extra = experts if f.model_type in ("deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe") else 0  # e_score_correction_bias
+    extra = experts if f.model_type in ("deepseek_v3", "deepseek_v32", "kimi_k2") + GLM4_MOE else 0  # e_score_correction_bias
     total = experts * per_expert + router + shared + extra
     active = top_k * per_expert + router + shared + extra
     return total, active
@@ -111,7 +112,7 @@ def _moe(f: Fields, hidden: int) -> tuple[int, int]:
 
 def _is_moe_layer(f: Fields, i: int) -> bool:
     mt = f.model_type
-    if mt in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe"):
+    if mt in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2") + GLM4_MOE:
         k = f.int("first_k_dense_replace", default=0, minimum=0)
         freq = f.int("moe_layer_freq", default=1)
         return i >= k and i % freq == 0
@@ -983,3 +984,48 @@ def qwen4_exp(f: Fields, layers: list, dims) -> tuple[int, int]:
             total += (rows * (width // ngram_heads) + width * streams + width * hidden + 3 * streams
                       + streams * f.int("ple_conv_kernel_size", default=4))
     return total, total - len(layers) * (experts - top_k) * 3 * hidden * inter
+
+
+def _mlp_layer_types(f: Fields, n: int, dense_field: str, dense_default: int) -> list[str]:
+    """mlp_layer_types ("dense" / "sparse"), else the first `dense_field` layers dense."""
+    if f.has("mlp_layer_types"):
+        kinds = f.list("mlp_layer_types", n)
+        if any(k not in ("dense", "sparse") for k in kinds):
+            raise ConfigError(f"{f.source}: mlp_layer_types lists {sorted(set(map(str, kinds)))}; kvplan counts "
+                              "'dense' and 'sparse' layers")
+        return kinds
+    dense = f.int(dense_field, default=dense_default, minimum=0)
+    return ["dense" if i < dense else "sparse" for i in range(n)]
+
+
+def ergo(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Ergo as transformers 5.25 builds it: fused qkv, q/k norms, four norms and two residual gates a layer;
+    two-matrix MLPs (up, down): a dense one on the dense layers, else routed experts each with its own output
+    norm, a router and a normed shared expert."""
+    heads, kv, head_dim, _ = dims
+    hidden, vocab = f.int("hidden_size"), f.int("vocab_size")
+    attention = (heads + 2 * kv) * head_dim * hidden + heads * head_dim * hidden + 2 * head_dim + 6 * hidden
+    experts, top_k = f.int("num_experts"), f.int("num_experts_per_tok")
+    expert = 2 * hidden * f.int("moe_intermediate_size") + hidden  # up, down and its post-expert norm
+    sparse = experts * expert + experts * hidden + 2 * hidden * f.int("shared_intermediate_size") + hidden
+    dense = 2 * hidden * f.int("first_dense_intermediate_size")
+    kinds = _mlp_layer_types(f, len(layers), "num_dense_blocks", 1)
+    total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden
+    total += sum(attention + (dense if k == "dense" else sparse) for k in kinds)
+    return total, total - kinds.count("sparse") * (experts - top_k) * expert
+
+
+def minicpm5_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """MiniCPM5-MoE as transformers 5.25 builds it: gated attention (q_gate_proj: query and gate), GQA K/V, two
+    norms a layer; gated MLPs: a dense one on the dense layers, else routed experts, a router and
+    n_shared_experts shared experts."""
+    heads, kv, head_dim, _ = dims
+    hidden, vocab = f.int("hidden_size"), f.int("vocab_size")
+    attention = 2 * heads * head_dim * hidden + 2 * kv * head_dim * hidden + heads * head_dim * hidden + 2 * hidden
+    experts, top_k, inter = f.int("n_routed_experts"), f.int("num_experts_per_tok"), f.int("moe_intermediate_size")
+    sparse = experts * 3 * hidden * inter + experts * hidden + f.int("n_shared_experts", default=1) * 3 * hidden * inter
+    dense = 3 * hidden * f.int("intermediate_size")
+    kinds = _mlp_layer_types(f, len(layers), "first_k_dense_replace", 1)
+    total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden
+    total += sum(attention + (dense if k == "dense" else sparse) for k in kinds)
+    return total, total - kinds.count("sparse") * (experts - top_k) * 3 * hidden * inter
