@@ -3,9 +3,11 @@
 tests/data/configs/transformers-5.25-defaults.json holds each type's default config as transformers 5.25
 builds it (`CONFIG_MAPPING[type]().to_dict()`, bookkeeping keys dropped). The suite's transformers is 5.23,
 which lacks these types, so tests/parity cannot check them here; with 5.25 installed, the parity harness
-(tests/parity/check.evaluate) found kvplan's cache equal to transformers' for every type below (Ergo by the
-window rule). Expected parameter counts are transformers 5.25's meta-device counts of the causal LM (sum of
-numel), measured once and written here; cache sizes are worked out by hand from the configs.
+(benchmarks/parity_newer_transformers.py) found kvplan's cache equal to transformers' for every type below
+(Ergo and Kolibri 1.1 by the window rule) but Dory, whose per-loop cache copies the harness cannot count: a
+tiny Dory run printed 56 cache layers at 2 loops (14 full, 42 sliding), 36 with last_loop, as kvplan reads.
+Expected parameter counts are transformers 5.25's meta-device counts of the causal LM (sum of numel),
+measured once and written here; cache sizes are worked out by hand from the configs.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pytest
 
 from kvplan.configs.build import build_model
 from kvplan.core.estimate import estimate
+from kvplan.errors import KvplanError
 
 DEFAULTS = json.loads((Path(__file__).parent / "data" / "configs" / "transformers-5.25-defaults.json").read_text())
 
@@ -71,3 +74,131 @@ def test_image_text_wrappers_read_their_qwen3_text_model(model_type):
     assert model.model_type == "qwen3" and model.num_layers == text["num_hidden_layers"]
     assert estimate(model, 1000).bytes_per_token == (text["num_hidden_layers"] * 2 * text["num_key_value_heads"]
                                                      * text["head_dim"] * 2)
+
+
+# -- Dory: a recurrent block run n_recurrent_loops times (defaults: 16 / 40 / 16 entries of the physical layout,
+# attention entries alternating with "mlp" ones, 2 loops, per_loop); every 4th attention entry is full
+
+def _dory_caches(model):
+    full = sum(1 for layer in model.layers for c in layer.caches if c.policy.window_tokens is None)
+    return full, sum(len(layer.caches) for layer in model.layers) - full
+
+
+def test_dory_per_loop_keeps_a_cache_per_loop_of_the_recurrent_layers():
+    model = _model("dory")
+    assert model.num_layers == 72  # the physical layout: 36 attention and 36 MLP entries
+    # input + output: 4 full, 12 sliding attention entries; recurrent: 5 full, 15 sliding, each kept twice
+    assert _dory_caches(model) == (4 + 2 * 5, 12 + 2 * 15)
+    n, per_token = 8192, 2 * 4 * 256 * 2  # 4 KV heads x 256, K and V, bf16
+    assert estimate(model, n).kv_bytes_per_sequence == 14 * n * per_token + 42 * 1024 * per_token
+
+
+def test_dory_last_loop_stores_one_cache_that_every_loop_reads():
+    model = _model("dory", recurrent_kv_cache_mode="last_loop")
+    assert _dory_caches(model) == (9, 27)
+    n, per_token = 8192, 2 * 4 * 256 * 2
+    est = estimate(model, n)
+    assert est.kv_bytes_per_sequence == 9 * n * per_token + 27 * 1024 * per_token
+    # both loops read the recurrent layers' one cache: the same reads as per_loop's two caches
+    assert est.read_bytes_per_step == 14 * n * per_token + 42 * 1024 * per_token
+    assert _model("dory", n_recurrent_loops=1).layers[16].caches == model.layers[16].caches
+
+
+def test_dory_parameters_do_not_grow_with_loops():
+    # transformers 5.25's meta-device count of DoryForCausalLM; the checkpoint nvidia/NVIDIA-Nemotron-Labs-Dory1.0-4B
+    # is quoted at 3,975,229,440 tensor elements (a public model card)
+    assert _model("dory").param_count == _model("dory", n_recurrent_loops=7).param_count == 3_975_229_440
+
+
+def test_dory_refusals():
+    with pytest.raises(KvplanError, match="recurrent_kv_cache_mode"):
+        _model("dory", recurrent_kv_cache_mode="every_loop")
+    with pytest.raises(KvplanError, match="is not the 72 layers"):
+        _model("dory", n_input_layers=20)
+
+
+# -- Kolibri 1.1: 40 sliding layers (513), 10 NoPE indexed layers of which 6 read an earlier one's K/V
+
+def test_kolibri1_1_indexed_layers_are_plain_kv_and_six_share():
+    model = _model("kolibri1_1")
+    assert {i: layer.shares_cache_of for i, layer in enumerate(model.layers) if layer.shares_cache_of is not None} == {
+        9: 4, 14: 4, 34: 29, 39: 29, 44: 29, 49: 4}
+    per_token, n = 2 * 4 * 128 * 2, 8192
+    est = estimate(model, n)
+    assert est.kv_bytes_per_sequence == 4 * n * per_token + 40 * 513 * per_token
+    # a step: every sliding layer's window, and 2,048 + 128 + 8 picked tokens on each of the 10 indexed layers
+    assert est.read_bytes_per_step == 40 * 513 * per_token + 10 * 2184 * per_token
+
+
+def test_kolibri1_1_parameters_and_engines():
+    # transformers 5.25's meta-device count (75,112,646,912) plus the 48 MoE routers' e_score_correction_bias
+    # buffers of 384 values, which the checkpoint holds
+    assert _model("kolibri1_1").param_count == 75_112_646_912 + 48 * 384
+    from kvplan.engines.vllm import simulate
+    from kvplan.errors import UsageError
+
+    with pytest.raises(UsageError, match="cannot serve Kolibri 1.1"):
+        simulate(_model("kolibri1_1"), kv_memory_bytes=2**34, max_model_len=8192)
+    with pytest.raises(KvplanError, match="kv_source_layers"):
+        _model("kolibri1_1", kv_source_layers=[0] * 50)
+
+
+def test_lara_mini_linear_sliding_and_nope_full_layers():
+    model = _model("lara_mini")  # 34 layers: linear, sliding, linear, full, sliding repeated
+    kinds = [layer.kind for layer in model.layers]
+    assert kinds.count("gated_deltanet state") == 14 and kinds.count("full attention") == 7
+    assert kinds.count("sliding window 512") == 13
+    est = estimate(model, 8192)
+    per_token = 2 * 4 * 128 * 2  # 4 KV heads x 128, bf16
+    assert est.kv_bytes_per_sequence == 7 * 8192 * per_token + 13 * 512 * per_token
+    # Gated DeltaNet: conv over 2 x 8 x 128 + 16 x 128 channels, 3 columns, bf16; the recurrent state 16 x 128 x 128
+    # in float32, as transformers' kernels keep it whatever the model dtype
+    assert est.state_bytes_per_sequence == 14 * (3 * 4096 * 2 + 16 * 128 * 128 * 4)
+    assert model.param_count == 7_281_684_672  # transformers 5.25's meta-device count (tied embeddings)
+
+
+def test_inkling2_loop_keeps_a_cache_per_pass_of_the_looped_layers():
+    model = _model("inkling2_loop")  # 24 layers, full at 5, 11, 17, 23; layers 6-17 run 3 times
+    est = estimate(model, 8192)
+    # cache layers: full 5 and 23 once, 11 and 17 three times (8); sliding 10 outside the loop, 10 x 3 inside (40)
+    assert est.bytes_per_token == 8 * 4096 + 40 * 4096
+    assert est.kv_bytes_per_sequence == 8 * 8192 * 4096 + 40 * 1024 * 4096
+    # four short convs per cache layer (K and V of 8 x 128, twice hidden 2,304), 3 columns in bf16
+    assert est.state_bytes_per_sequence == 48 * (2 * 8 * 128 + 2 * 2304) * 3 * 2
+    nested = dict(DEFAULTS["inkling2_loop"])
+    nested["text_config"] = {**nested["text_config"], "loop_config": {"core_start": 6, "core_end": 12, "num_passes": 2}}
+    assert estimate(build_model(nested, "nested"), 8192).bytes_per_token == (4 + 1) * 4096 + (20 + 5) * 4096
+    nested["text_config"]["loop_config"] = {"core_start": 6, "core_end": 30, "num_passes": 2}
+    with pytest.raises(KvplanError, match="loop covers layers"):
+        build_model(nested, "bad")
+
+
+def test_sarvam_mla_is_deepseek_v3s_latent_and_the_original_names_count_the_same():
+    model = _model("sarvam_mla")  # 32 layers, kv_lora_rank 512 + rope 64, as DeepseekV3ForCausalLM caches it
+    assert estimate(model, 1000).bytes_per_token == 32 * (512 + 64) * 2
+    # transformers 5.25's meta count plus the 31 MoE routers' e_score_correction_bias buffers (128 experts)
+    assert model.param_count == 106_031_763_456 + 31 * 128
+    for model_type, moe_layers in (("sarvam_mla", 31), ("sarvam_moe", 18)):
+        config = dict(DEFAULTS[model_type])
+        config["num_experts"], config["num_shared_experts"] = config.pop("n_routed_experts"), config.pop("n_shared_experts")
+        assert build_model(config, "original").param_count == _model(model_type).param_count
+
+
+def test_hy_v4_vl_reads_hy_v4s_text_model_and_counts_its_parameters():
+    model = _model("hy_v4_vl")  # hy_v4_vl_text: 78 MLA layers, index keys on the 21 'full' indexer layers
+    assert estimate(model, 1).bytes_per_token == 78 * (512 + 64) * 2 + 21 * 132
+    # transformers 5.25's meta count of the text model and lm_head (769,907,389,085; with the vision tower
+    # 771,142,515,869) plus the 77 MoE routers' e_score_correction_bias buffers (256 experts)
+    assert model.param_count == 769_907_389_085 + 77 * 256
+
+
+def test_hy_v4_parameters_follow_its_layers():
+    # HYV4Config's defaults: 34 layers, layer 0 dense (mlp_layer_types), the indexer only on the 10 'full'
+    # layers, the output gate, sinks and hyper-connections counted: transformers 5.25's meta count
+    # 58,278,193,133 plus 33 x 256 e_score_correction_bias values
+    config = {"model_type": "hy_v4", "hidden_size": 2816, "num_hidden_layers": 34, "num_attention_heads": 32,
+              "vocab_size": 120832, "intermediate_size": 6912, "moe_intermediate_size": 768, "n_routed_experts": 256,
+              "n_shared_experts": 1, "num_experts_per_tok": 8, "q_lora_rank": 1536, "kv_lora_rank": 512,
+              "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "v_head_dim": 256, "index_n_heads": 16,
+              "index_head_dim": 128, "hc_mult": 4}
+    assert build_model(config, "hy_v4").param_count == 58_278_193_133 + 33 * 256

@@ -29,7 +29,7 @@ from .attention import attention_cache, head_dims
 from .family import Family
 from .block_sparse import block_sparse_caches
 from .compressed import compressed_layer
-from .families import FAMILIES, GENERIC, REFUSED
+from .families import FAMILIES, GENERIC, PARAMS_OFF, REFUSED
 from .fields import Fields
 from .latent import indexer_cache, latent_cache
 from .markers import MARKERS, marker_length, normalise
@@ -311,6 +311,8 @@ def _read(raw: dict, source: str) -> tuple[Family, Fields, str, list[LayerSpec],
     kinds = layer_kinds(f, family, n)
     maker = _LayerMaker(f, family)
     layers = family.layers(f, n, kinds) if family.layers else [maker.layer(kind, i) for i, kind in enumerate(kinds)]
+    if family.repeat:
+        layers = family.repeat(f, layers)
     shared = f.int("num_kv_shared_layers", default=0, minimum=0, maximum=n)
     if shared:
         layers = share_last_layers(layers, kinds, shared, f)
@@ -347,6 +349,10 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     except ConfigError as exc:  # the cache is read; only the weights estimate lacks a field
         total = active = 0
         notes += (f"parameters not counted ({exc.message}); give the weights with --weights",)
+    if total and f.model_type in PARAMS_OFF:
+        notes += (f"parameter count approximate: kvplan's count for model_type {f.model_type!r} misses modules "
+                  f"transformers builds for some configs ({PARAMS_OFF[f.model_type]}); give --weights, or the "
+                  "checkpoint's folder or hf://REPO, for exact bytes",)
     weight_dtype, bytes_per_param, linear_bytes, weight_notes = _weight_format(f, raw, total, len(layers))
     if family.weight_format is not None:  # DeepSeek-V4: experts in their own dtype, the rest per linear weight
         weight_dtype, bytes_per_param = family.weight_format(f, layers, total, weight_dtype.split(" + ")[0],

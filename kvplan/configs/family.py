@@ -43,6 +43,9 @@ class Family:
     # (fields, n, kinds) -> the n LayerSpecs, for a family whose layers depend on one another or on fields the
     # per-kind builder does not read (DeepSeek-V4.1's shared compressed caches, GLM-5-Next's pooled indexer)
     layers: Callable | None = None
+    # (fields, layers) -> layers, after the layers are built: loops whose later passes keep their own caches
+    # and states (Inkling2-Loop)
+    repeat: Callable | None = None
     # (fields, layers, parameters, dtype, bytes per parameter) -> (label, average bytes per parameter), where
     # parts of the weights are stored in other dtypes (DeepSeek-V4's FP4 experts)
     weight_format: Callable | None = None

@@ -466,7 +466,7 @@ def gemma4_layer_dims(f: Fields, index: int, kind: str) -> dict:
         return out
     if kind == K.FULL:
         out["head_dim"] = f.int("global_head_dim", default=512)
-        if f.flag("attention_k_eq_v", default=True) and f.has("num_global_key_value_heads"):
+        if f.flag("attention_k_eq_v", default=False) and f.has("num_global_key_value_heads"):  # the classes' default
             out["num_key_value_heads"] = f.int("num_global_key_value_heads")
     return out
 

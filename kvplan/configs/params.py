@@ -104,7 +104,7 @@ def _moe(f: Fields, hidden: int) -> tuple[int, int]:
     n_shared = f.int("n_shared_experts", default=0, minimum=0)
     if n_shared:
         shared = n_shared * per_expert
-    extra = experts if f.model_type in ("deepseek_v3", "deepseek_v32", "kimi_k2") + GLM4_MOE else 0  # e_score_correction_bias
+    extra = experts if f.model_type in ("deepseek_v3", "deepseek_v32", "kimi_k2", "sarvam_mla") + GLM4_MOE else 0  # e_score_correction_bias
     total = experts * per_expert + router + shared + extra
     active = top_k * per_expert + router + shared + extra
     return total, active
@@ -112,7 +112,7 @@ def _moe(f: Fields, hidden: int) -> tuple[int, int]:
 
 def _is_moe_layer(f: Fields, i: int) -> bool:
     mt = f.model_type
-    if mt in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2") + GLM4_MOE:
+    if mt in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "sarvam_mla") + GLM4_MOE:
         k = f.int("first_k_dense_replace", default=0, minimum=0)
         freq = f.int("moe_layer_freq", default=1)
         return i >= k and i % freq == 0
@@ -309,18 +309,26 @@ def _kinds_of(layers: list[LayerSpec]) -> list[str]:
     return ["attention" if layer.caches else "state" if layer.state is not None else "none" for layer in layers]
 
 
-def decoder(*, mlp: str = "gated", qkv_bias: bool = False, o_bias: bool = False, mlp_bias: bool = False,
+def _switch(f: Fields, value) -> bool:
+    """A fixed flag, or (config field, default) read from the config (attention_bias, mlp_bias)."""
+    return f.flag(value[0], default=value[1]) if isinstance(value, tuple) else value
+
+
+def decoder(*, mlp: str = "gated", qkv_bias=False, o_bias=False, mlp_bias=False,
             norm_bias: bool = True, norms: int = 2, positions: str | None = None, position_offset: int = 0,
             embed_norm: bool = False, head_bias: bool = False, qk_norm_bias: bool | None = None,
-            tied: bool = True, inter: tuple[str, ...] = ("intermediate_size",), expansion: str | None = None):
+            tied: bool = True, inter: tuple[str, ...] = ("intermediate_size",), expansion: str | None = None,
+            final_norm: bool = True, layer_extra: int = 0):
     """A dense decoder described by its parts (GPT-2, GPT-J, OPT, BLOOM, MPT, ...).
 
     mlp 'gated' (three matrices) or 'plain' (up and down); biases on the QKV, output and MLP
-    projections; `norms` LayerNorms per layer (1 for parallel blocks), with bias or weight only;
-    learned `positions` (a field naming their count, plus `position_offset`: OPT keeps two more);
-    a LayerNorm on the embeddings (BLOOM); per-head q/k LayerNorms (Persimmon); the default of
-    tie_word_embeddings in the family's config class; `inter` the MLP width field (default 4 x hidden)
-    or `expansion` a ratio field (MPT).
+    projections (True / False, or a (config field, default) pair); `norms` LayerNorms per layer
+    (1 for parallel blocks, 0 for parameterless norms), with bias or weight only, and a final one
+    unless final_norm is False; learned `positions` (a field naming their count, plus
+    `position_offset`: OPT keeps two more); a LayerNorm on the embeddings (BLOOM); per-head q/k norms
+    (with bias: Persimmon; weight only: False); the default of tie_word_embeddings in the family's
+    config class; `inter` the MLP width field (default 4 x hidden) or `expansion` a ratio field (MPT);
+    `layer_extra` scalars a layer (Apertus' xIELU alphas).
     """
     def count(f: Fields, layers: list, dims) -> tuple[int, int]:
         heads, kv, head_dim, _ = dims
@@ -330,15 +338,15 @@ def decoder(*, mlp: str = "gated", qkv_bias: bool = False, o_bias: bool = False,
             width = int(f.number(expansion, default=4)) * hidden if expansion else 4 * hidden
         q_width, kv_width = heads * head_dim, kv * head_dim
         attn = hidden * (q_width + 2 * kv_width) + q_width * hidden
-        attn += (q_width + 2 * kv_width if qkv_bias else 0) + (hidden if o_bias else 0)
+        attn += (q_width + 2 * kv_width if _switch(f, qkv_bias) else 0) + (hidden if _switch(f, o_bias) else 0)
         if qk_norm_bias is not None:
             attn += 2 * head_dim * (2 if qk_norm_bias else 1)
         ffn = (3 if mlp == "gated" else 2) * hidden * width
-        if mlp_bias:
+        if _switch(f, mlp_bias):
             ffn += (2 if mlp == "gated" else 1) * width + hidden
         norm = hidden * (2 if norm_bias else 1)
-        per_layer = attn + ffn + norms * norm
-        n = _embeddings(f, hidden, tied, head_bias) + norm + len(layers) * per_layer
+        per_layer = attn + ffn + norms * norm + layer_extra
+        n = _embeddings(f, hidden, tied, head_bias) + (norm if final_norm else 0) + len(layers) * per_layer
         if positions:
             n += (f.int(positions) + position_offset) * hidden
         if embed_norm:
@@ -1029,3 +1037,118 @@ def minicpm5_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
     total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden
     total += sum(attention + (dense if k == "dense" else sparse) for k in kinds)
     return total, total - kinds.count("sparse") * (experts - top_k) * 3 * hidden * inter
+
+
+def dory(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Dory as transformers 5.25 builds it (the loops share their weights): per attention+MLP layer gated attention
+    (q, k, v, o and a gate projection, the sqk and s_gate scales), a gated MLP with its suv_gate / suv_up scales,
+    and two residual lambdas; the embedding, the head and its per-token logit scale. A physical layout's "mlp"
+    entries pair with its attention entries, so the attention entries count the layers."""
+    heads, kv, head, _ = dims
+    hidden, vocab, inter = f.int("hidden_size"), f.int("vocab_size"), f.int("intermediate_size")
+    q = heads * head
+    attention = 3 * hidden * q + 2 * hidden * kv * head + 2 * q
+    if f.flag("attention_bias"):
+        attention += q + 2 * kv * head + hidden
+    mlp = 3 * hidden * inter + 2 * inter + (2 * inter + hidden if f.flag("mlp_bias") else 0)
+    count = sum(1 for layer in layers if layer.caches)
+    total = count * (attention + mlp + 2 * hidden) + vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + vocab
+    return total, total
+
+
+def kolibri1_1(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Kolibri 1.1 as transformers 5.25 builds it: q and o projections and a q norm on every layer, k and v
+    projections and a k norm only on layers that keep their own K/V; four norms a layer; a dense MLP on
+    mlp_only_layers, else routed experts, a router (with its e_score_correction_bias, one value an expert, which
+    the checkpoint holds) and a shared expert."""
+    heads, kv, head, _ = dims
+    hidden, vocab = f.int("hidden_size"), f.int("vocab_size")
+    experts, top_k, inter = f.int("num_local_experts"), f.int("num_experts_per_tok"), f.int("moe_intermediate_size")
+    dense_layers = set(f.int_list("mlp_only_layers", minimum=0) or [])
+    moe = experts * 3 * hidden * inter + experts * hidden + experts + 3 * hidden * f.int("shared_expert_intermediate_size")
+    total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden
+    moe_layers = 0
+    for i, layer in enumerate(layers):
+        total += 2 * heads * head * hidden + head + 4 * hidden
+        if layer.shares_cache_of is None:
+            total += 2 * kv * head * hidden + head
+        if i in dense_layers:
+            total += 3 * hidden * f.int("mlp_only_intermediate_size")
+        else:
+            total, moe_layers = total + moe, moe_layers + 1
+    return total, total - moe_layers * (experts - top_k) * 3 * hidden * inter
+
+
+def lara_mini(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Lara mini as transformers 5.25 builds it: plain GQA with q/k norms on the full and sliding layers, the Gated
+    DeltaNet of Qwen3-Next on the linear ones, a MoE (routed experts, router, a shared expert) and two norms on
+    every layer."""
+    heads, kv, head, _ = dims
+    hidden, vocab = f.int("hidden_size"), f.int("vocab_size")
+    attention = 2 * heads * head * hidden + 2 * kv * head * hidden + 2 * head
+    k_heads, v_heads = f.int("linear_num_key_heads"), f.int("linear_num_value_heads")
+    k_dim, v_dim = f.int("linear_key_head_dim"), f.int("linear_value_head_dim")
+    channels = 2 * k_heads * k_dim + v_heads * v_dim
+    gdn = (channels * hidden + 2 * v_heads * v_dim * hidden + 2 * v_heads * hidden
+           + channels * f.int("linear_conv_kernel_dim", default=4) + 2 * v_heads + v_dim)
+    experts, top_k, inter = f.int("num_experts"), f.int("num_experts_per_tok"), f.int("moe_intermediate_size")
+    moe = experts * 3 * hidden * inter + experts * hidden + 3 * hidden * f.int("shared_expert_intermediate_size")
+    total = vocab * hidden * (1 if f.flag("tie_word_embeddings", default=True) else 2) + hidden
+    for layer in layers:
+        total += moe + 2 * hidden + (attention if layer.caches else gdn)
+    return total, total - len(layers) * (experts - top_k) * 3 * hidden * inter
+
+
+def hy_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """HY-V4 as transformers 5.25 builds it (HYV4ForCausalLM): MLA with low-rank q, an output gate and per-head
+    sinks; the indexer (q from the q latent, one key projection with a LayerNorm, head weights) only on layers
+    that keep index keys; two hyper-connections a layer (hc_mult streams) and the head's; a dense MLP on the
+    mlp_layer_types "dense" layers (absent: layer 0), else routed experts with a router (and its
+    e_score_correction_bias, which the checkpoint holds), and shared experts."""
+    hidden, vocab, heads = f.int("hidden_size"), f.int("vocab_size"), f.int("num_attention_heads")
+    q, r = f.int("q_lora_rank"), f.int("kv_lora_rank")
+    nope, rope, v = f.int("qk_nope_head_dim"), f.int("qk_rope_head_dim"), f.int("v_head_dim")
+    attention = (hidden * q + q + q * heads * (nope + rope) + hidden * (r + rope) + r + r * heads * (nope + v)
+                 + 2 * heads * v * hidden + heads)
+    index_heads, index = f.int("index_n_heads", default=16), f.int("index_head_dim", default=128)
+    indexer = q * index_heads * index + hidden * index + 2 * index + hidden * index_heads
+    hc = f.int("hc_mult", default=4)
+    residual = 2 * (2 * hc * hc * hidden + 2 * hc + 2)
+    experts, top_k, inter = f.int("n_routed_experts"), f.int("num_experts_per_tok"), f.int("moe_intermediate_size")
+    sparse = 3 * experts * hidden * inter + experts * hidden + experts + 3 * hidden * inter * f.int("n_shared_experts",
+                                                                                                     default=1)
+    kinds = _mlp_layer_types(f, len(layers), "first_k_dense_replace", 1)
+    total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden + hc * hc * hidden + hc + 1
+    for layer, kind in zip(layers, kinds):
+        total += attention + 2 * hidden + residual + (3 * hidden * f.int("intermediate_size") if kind == "dense"
+                                                      else sparse)
+        total += indexer if any(c.kind == "indexer" for c in layer.caches) else 0
+    return total, total - kinds.count("sparse") * (experts - top_k) * 3 * hidden * inter
+
+
+# Decoders of the generic-rule family records whose modules are not llama's (their parameter counts, checked against
+# transformers' modules by tests/parity/test_param_parity.py)
+_PLAIN_DECODERS = {
+    "apertus": decoder(mlp="plain", norm_bias=False, qk_norm_bias=False, tied=False, layer_extra=2),
+    "arcee": decoder(mlp="plain", mlp_bias=("mlp_bias", False), norm_bias=False, tied=False),
+    "nanochat": decoder(mlp="plain", norms=0, final_norm=False, tied=False),
+    "jais2": decoder(mlp="plain", qkv_bias=("attention_bias", True), o_bias=("attention_bias", True),
+                     mlp_bias=("mlp_bias", True), tied=False),
+    "nemotron": decoder(mlp="plain", qkv_bias=("attention_bias", False), o_bias=("attention_bias", False),
+                        mlp_bias=("mlp_bias", False), tied=False),
+    "biogpt": decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, positions="max_position_embeddings",
+                      position_offset=2),
+    "starcoder2": decoder(mlp="plain", qkv_bias=("use_bias", True), o_bias=("use_bias", True),
+                          mlp_bias=("use_bias", True)),
+    "phi": decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, norms=1, head_bias=True, tied=False),
+}
+
+
+def by_type(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """The model_type's own counter (its modules as transformers builds them: params_moe, params_mla, the plain
+    decoders above) where a family record holds types whose modules differ, else attention_decoder."""
+    from . import params_dense, params_hybrid, params_mla, params_moe
+
+    counters = {**_PLAIN_DECODERS, **params_moe.COUNTERS, **params_mla.COUNTERS, **params_dense.COUNTERS,
+                **params_hybrid.COUNTERS}
+    return counters.get(f.model_type, attention_decoder)(f, layers, dims)

@@ -320,7 +320,7 @@ def kimi_k3_checkpoints(model: ModelSpec, rules: VllmRules, gpu: str | None, not
 
 def is_deepseek_v41(model: ModelSpec) -> bool:
     """DeepSeek-V4.1's layers (caches shared from a KV source)."""
-    return any(layer.borrows for layer in model.layers)
+    return model.family == "deepseek_v41_text" or (not model.family and any(layer.borrows for layer in model.layers))
 
 
 def is_qwen4_exp(model: ModelSpec) -> bool:
@@ -720,6 +720,12 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                 "lower --max-model-len, or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in kvplan's environment as in vLLM's")
         notes.append(f"max_model_len {max_model_len:,} exceeds the model's {limit:,}: "
                      "vLLM starts only with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
+    if model.family == "kolibri1_1":
+        raise UsageError("vLLM 0.33 cannot serve Kolibri 1.1: no release has its model, and the Transformers backend "
+                         "it falls back to fails on the indexed layers (they need a 4D mask the backend never passes)",
+                         "plan it with --engine ideal")
+    if model.family == "dory" and tp > 1:
+        raise UsageError("vLLM serves Dory at TP 1 only (model_executor/models/dory.py)", "use --tp 1")
     if draft_model is not None and (draft_layers or is_deepseek_v4(model)):
         raise UsageError("vLLM: a separate draft model is modelled without MTP layers, and not for DeepSeek-V4",
                          "give either --mtp or --draft-model")

@@ -14,7 +14,7 @@ def estimated(model: ModelSpec, quantization: str = "none", note: str | None = N
     if note:
         notes += (note,)
     notes += tuple(n for n in model.notes if n.startswith(("parameters not counted", "weights not sized",
-                                                           "weights estimated as")))
+                                                           "weights estimated as", "parameter count approximate")))
     if " experts + " in model.weight_dtype:  # DeepSeek-V4: the routed experts in their own dtype
         quantization = f"{quantization}; routed experts {model.weight_dtype.split()[0]}"
     return Weights(

@@ -54,6 +54,10 @@ _KV_HEADS = 2
 # Per-type settings the generic shrink cannot derive, each with why. Structure is changed only where
 # transformers' own default cannot run a cached forward; everything else is widths.
 OVERRIDES: dict[str, dict] = {
+    # transformers 5.25: its indexer scores key head 0 against the query heads that read it, so index_num_heads
+    # must not exceed heads / KV heads (2 after the shrink); the top-k and pool fit the short prompt
+    "kolibri1_1": {"index_num_heads": 2, "index_topk": 4, "index_pool_size": 8, "index_compression": 4,
+                   "index_num_local_tokens": 4, "index_num_sink_tokens": 2},
     # The default has no attention layer at all, and transformers' mask code then fails on a cache of
     # only linear layers (get_seq_length). Put attention on 2 of the 32 layers, as the released models do.
     "bamba": {"attn_layer_indices": [5, 21]},

@@ -1,0 +1,560 @@
+"""Exact parameter counters for the "hybrid" group (transformers 5.23 modeling files).
+
+Each counter is `count(f, layers, dims) -> (total, active)`: every parameter of the causal LM as
+transformers builds it (text model + lm_head, tied once; no vision or audio tower), plus each MoE
+router's `e_score_correction_bias` buffer; `active` drops (experts - top_k) routed experts per MoE layer.
+
+Per-layer module choices follow `layers` (kvplan's LayerSpec list) where transformers picks the module by
+the layer's attention kind: a layer with caches is an attention layer, one with only a state is a
+linear/recurrent layer; a sliding window or an indexer cache marks the sliding / block-sparse variants.
+Every default is transformers' own config default, since a saved config.json may leave a field out.
+"""
+
+from __future__ import annotations
+
+from .fields import Fields
+from ..errors import ConfigError
+
+
+# -- small helpers ----------------------------------------------------------------------------------------
+
+def _first_int(f: Fields, names: tuple, default, minimum: int = 1) -> int:
+    """The first of `names` the config writes (a transformers attribute_map alias may be written instead)."""
+    return f.int(*names, default=default, minimum=minimum)
+
+
+def _nested_int(f: Fields, obj: str, key: str, fallback: int, minimum: int = 1) -> int:
+    """`obj.key` when the config writes that sub-dict entry, else `fallback`."""
+    nested = f.obj(obj) or {}
+    if nested.get(key) is not None:
+        return f.check_int(f"{obj}.{key}", nested[key], minimum=minimum)
+    return fallback
+
+
+def _string_list(f: Fields, name: str, n: int) -> list | None:
+    values = f.list(name, n)
+    if values is None:
+        return None
+    return [str(v) for v in values]
+
+
+def _attention_layer(layer) -> bool:
+    return bool(layer.caches)
+
+
+def _sliding_layer(layer) -> bool:
+    return any(c.policy.window_tokens is not None for c in layer.caches)
+
+
+def _indexed_layer(layer) -> bool:
+    return any(c.kind == "indexer" for c in layer.caches)
+
+
+def _lm(f: Fields, hidden: int, vocab_default: int, tied_default: bool, tieable: bool = True) -> int:
+    """Token embeddings plus the lm_head (counted once when transformers ties them: only models whose
+    ForCausalLM declares _tied_weights_keys can tie)."""
+    vocab = f.int("vocab_size", default=vocab_default)
+    tied = tieable and f.flag("tie_word_embeddings", default=tied_default)
+    return vocab * hidden * (1 if tied else 2)
+
+
+def _mlp_kinds(f: Fields, n: int, dense_below: int) -> list[str]:
+    """mlp_layer_types ('dense' / 'sparse'), else dense on the first `dense_below` layers."""
+    kinds = _string_list(f, "mlp_layer_types", n)
+    if kinds is not None:
+        return kinds
+    return ["dense" if i < dense_below else "sparse" for i in range(n)]
+
+
+# -- Kimi-Linear ------------------------------------------------------------------------------------------
+
+def kimi_linear(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """KimiLinearForCausalLM (modeling_kimi_linear.py): embed_tokens, final norm, untied lm_head
+    (_tied_weights_keys is empty); per layer input/post-attention RMSNorms and
+    - full-attention layers (those with a cache): KimiLinearAttention, MLA: q_proj (or q_a_proj [+bias],
+      q_a_layernorm, q_b_proj when q_lora_rank), kv_a_proj_with_mqa [+bias], kv_a_layernorm, kv_b_proj,
+      o_proj [+bias];
+    - linear layers: KimiLinearDeltaAttention: q/k/v_proj, depthwise conv1d over 3 x heads x head_dim (no bias),
+      forget_gate (f_a_proj, f_b_proj, dt_bias, A_log), b_proj, g_a_proj, g_b_proj, o_norm (head_dim), o_proj;
+      heads / head_dim / kernel from linear_attn_config (num_heads, head_dim, short_conv_kernel_size), else
+      linear_num_heads / linear_head_dim / linear_conv_kernel_dim;
+    - mlp_layer_types 'sparse' (else first_k_dense_replace dense layers, 1): KimiLinearMoE: experts
+      (gate_up_proj, down_proj), router weight + e_score_correction_bias, shared_experts MLP of
+      moe_intermediate_size x num_shared_experts; 'dense': KimiLinearMLP of intermediate_size."""
+    hidden = f.int("hidden_size", default=2304)
+    n = len(layers)
+    bias = f.flag("attention_bias")
+    heads = f.int("num_attention_heads", default=32)
+    q_lora = f.opt_int("q_lora_rank")
+    rank = f.int("kv_lora_rank", default=512)
+    rope = f.int("qk_rope_head_dim", default=64)
+    nope = f.int("qk_nope_head_dim", default=128)
+    v_dim = f.int("v_head_dim", default=128)
+    qk = nope + rope
+    if q_lora:
+        q = hidden * q_lora + (q_lora if bias else 0) + q_lora + q_lora * heads * qk
+    else:
+        q = hidden * heads * qk
+    mla = (q + hidden * (rank + rope) + (rank + rope if bias else 0) + rank + rank * heads * (nope + v_dim)
+           + heads * v_dim * hidden + (hidden if bias else 0))
+
+    lin_heads = _nested_int(f, "linear_attn_config", "num_heads", f.int("linear_num_heads", default=32))
+    lin_dim = _nested_int(f, "linear_attn_config", "head_dim", f.int("linear_head_dim", default=128))
+    kernel = _nested_int(f, "linear_attn_config", "short_conv_kernel_size",
+                         f.int("linear_conv_kernel_dim", default=4))
+    qkv = lin_heads * lin_dim
+    kda = (3 * hidden * qkv + 3 * qkv * kernel
+           + hidden * lin_dim + lin_dim * qkv + qkv + lin_heads  # forget gate: f_a, f_b, dt_bias, A_log
+           + hidden * lin_heads  # b_proj
+           + hidden * lin_dim + lin_dim * qkv  # g_a, g_b
+           + lin_dim + qkv * hidden)  # o_norm, o_proj
+
+    experts = _first_int(f, ("num_experts", "num_local_experts", "n_routed_experts"), 256)
+    top_k = _first_int(f, ("num_experts_per_token", "num_experts_per_tok"), 8)
+    moe_inter = f.int("moe_intermediate_size", default=1024)
+    shared = _first_int(f, ("num_shared_experts", "n_shared_experts"), 1, minimum=0)
+    per_expert = 3 * hidden * moe_inter
+    moe = experts * per_expert + experts * hidden + experts + 3 * hidden * moe_inter * shared
+    dense = 3 * hidden * f.int("intermediate_size", default=9216)
+    mlp_kinds = _mlp_kinds(f, n, f.int("first_k_dense_replace", default=1, minimum=0))
+
+    total = _lm(f, hidden, 163840, False, tieable=False) + hidden
+    sparse_layers = 0
+    for layer, kind in zip(layers, mlp_kinds):
+        total += (mla if _attention_layer(layer) else kda) + 2 * hidden
+        if kind == "sparse":
+            total += moe
+            sparse_layers += 1
+        else:
+            total += dense
+    return total, total - sparse_layers * (experts - top_k) * per_expert
+
+
+# -- Bailing hybrid (Ling 3.0) ----------------------------------------------------------------------------
+
+def bailing_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """BailingHybridForCausalLM (modeling_bailing_hybrid.py): embed_tokens, final norm, untied lm_head
+    (_tied_weights_keys is empty; the MTP modules are not built); per layer two RMSNorms and
+    - full-attention layers: BailingHybridAttention, MLA without q LoRA: q_proj, kv_a_proj_with_mqa [+bias],
+      kv_a_layernorm, kv_b_proj, o_proj [+bias], and the head-wise output gate g_proj (hidden -> heads);
+    - linear layers: BailingHybridDeltaAttention: q/k/v_proj, depthwise conv1d (3 x heads x head_dim, no bias),
+      forget_gate (A_log per head, dt_bias, f_proj hidden -> qkv), b_proj, o_norm (head_dim), o_proj, g_proj
+      (hidden -> qkv); heads = linear_num_heads (else num_attention_heads), head_dim = linear_head_dim (else
+      head_dim, 128), kernel = linear_conv_kernel_dim (else short_conv_kernel_size, 4);
+    - mlp_layer_types 'sparse' (else the first first_k_dense_replace = 2 dense): experts (gate_up, down),
+      router weight + e_score_correction_bias, shared_experts MLP (moe_intermediate_size x num_shared_experts);
+      'dense': MLP of intermediate_size."""
+    hidden = f.int("hidden_size", default=2560)
+    n = len(layers)
+    bias = f.flag("attention_bias")
+    heads = f.int("num_attention_heads", default=32)
+    rank = f.int("kv_lora_rank", default=512)
+    rope = f.int("qk_rope_head_dim", default=64)
+    nope = f.int("qk_nope_head_dim", default=128)
+    v_dim = f.int("v_head_dim", default=128)
+    mla = (hidden * heads * (nope + rope) + hidden * (rank + rope) + (rank + rope if bias else 0) + rank
+           + rank * heads * (nope + v_dim) + heads * v_dim * hidden + (hidden if bias else 0) + hidden * heads)
+
+    lin_heads = f.int("linear_num_heads", default=heads)
+    lin_dim = f.int("linear_head_dim", "head_dim", default=128)
+    kernel = f.int("linear_conv_kernel_dim", "short_conv_kernel_size", default=4)
+    qkv = lin_heads * lin_dim
+    kda = (3 * hidden * qkv + 3 * qkv * kernel
+           + lin_heads + qkv + hidden * qkv  # forget gate: A_log, dt_bias, f_proj
+           + hidden * lin_heads + lin_dim + qkv * hidden + hidden * qkv)  # b_proj, o_norm, o_proj, g_proj
+
+    experts = _first_int(f, ("num_experts", "num_local_experts", "n_routed_experts"), 512)
+    top_k = _first_int(f, ("num_experts_per_token", "num_experts_per_tok"), 8)
+    moe_inter = f.int("moe_intermediate_size", default=768)
+    shared = _first_int(f, ("num_shared_experts", "n_shared_experts"), 1, minimum=0)
+    per_expert = 3 * hidden * moe_inter
+    moe = experts * per_expert + experts * hidden + experts + 3 * hidden * moe_inter * shared
+    dense = 3 * hidden * f.int("intermediate_size", default=6144)
+    mlp_kinds = _mlp_kinds(f, n, f.int("first_k_dense_replace", default=2, minimum=0))
+
+    total = _lm(f, hidden, 157184, False, tieable=False) + hidden
+    sparse_layers = 0
+    for layer, kind in zip(layers, mlp_kinds):
+        total += (mla if _attention_layer(layer) else kda) + 2 * hidden
+        if kind == "sparse":
+            total += moe
+            sparse_layers += 1
+        else:
+            total += dense
+    return total, total - sparse_layers * (experts - top_k) * per_expert
+
+
+# -- Nemotron-H -------------------------------------------------------------------------------------------
+
+_NEMOTRON_LETTERS = {"M": "linear_attention", "E": "moe", "*": "full_attention", "-": "mlp"}
+_LEGACY_TYPES = {"mamba": "linear_attention", "attention": "full_attention"}
+
+
+def _nemotron_blocks(f: Fields) -> list[str]:
+    """NemotronHConfig: layers_block_type (alias layer_types; legacy names remapped), else
+    hybrid_override_pattern, else the default four blocks."""
+    for name in ("layers_block_type", "layer_types"):
+        values = f.list(name)
+        if values is not None:
+            return [_LEGACY_TYPES.get(str(v), str(v)) for v in values]
+    pattern = f.text("hybrid_override_pattern")
+    if pattern is not None:
+        try:
+            return [_NEMOTRON_LETTERS[c] for c in pattern]
+        except KeyError as exc:
+            raise ConfigError(f"{f.source}: hybrid_override_pattern has {exc.args[0]!r}, not one of M E * -",
+                              "fix the config's hybrid_override_pattern") from None
+    return ["linear_attention", "moe", "full_attention", "mlp"]
+
+
+def nemotron_h(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """NemotronHForCausalLM (modeling_nemotron_h.py): embeddings, norm_f, untied lm_head (_tied_weights_keys
+    is empty); each block one RMSNorm and one mixer:
+    - layers with a state: NemotronHMamba2Mixer: in_proj (hidden -> inner + conv_dim + heads) [+bias use_bias],
+      depthwise conv1d over conv_dim = inner + 2 x n_groups x ssm_state_size [+bias use_conv_bias], dt_bias,
+      A_log, D, gated RMSNorm (inner), out_proj [+bias]; inner = mamba_num_heads x mamba_head_dim; the older
+      mamba_n_groups / mamba_d_conv / mamba_conv_bias names win as NemotronHConfig pops them;
+    - layers with a cache: NemotronHAttention: q/k/v/o_proj without bias (head_dim);
+    - otherwise by block type: 'mlp': NemotronHMLP up/down [+bias mlp_bias] of intermediate_size;
+      'moe': NemotronHMoE: non-gated experts (up, down) over moe_latent_size (else hidden), router weight +
+      e_score_correction_bias, shared_experts MLP (moe_shared_expert_intermediate_size, or intermediate_size
+      when that is 0), fc1/fc2_latent_proj [+bias mlp_bias] when moe_latent_size."""
+    hidden = f.int("hidden_size", default=4096)
+    blocks = _nemotron_blocks(f)
+    if len(blocks) != len(layers):
+        raise ConfigError(f"{f.source}: layers_block_type lists {len(blocks)} blocks for {len(layers)} layers "
+                          f"(model_type {f.model_type!r})", "fix the config's layers_block_type")
+    mlp_bias = f.flag("mlp_bias")
+
+    # Mamba-2 mixer
+    m_heads = f.int("mamba_num_heads", default=128)
+    inner = m_heads * f.int("mamba_head_dim", default=64)
+    groups = f.int("mamba_n_groups", "n_groups", default=8)
+    state = f.int("ssm_state_size", default=128)
+    kernel = f.int("mamba_d_conv", "conv_kernel", default=4)
+    conv_bias = f.flag("mamba_conv_bias", default=f.flag("use_conv_bias", default=True))
+    proj_bias = f.flag("use_bias")
+    conv_dim = inner + 2 * groups * state
+    mamba = (hidden * (inner + conv_dim + m_heads) + ((inner + conv_dim + m_heads) if proj_bias else 0)
+             + conv_dim * kernel + (conv_dim if conv_bias else 0)
+             + 3 * m_heads + inner + inner * hidden + (hidden if proj_bias else 0))
+
+    # attention
+    heads = f.int("num_attention_heads", default=32)
+    kv = f.int("num_key_value_heads", default=heads)
+    head_dim = f.int("head_dim", default=128)
+    attention = 2 * heads * head_dim * hidden + 2 * kv * head_dim * hidden
+
+    def mlp(width: int) -> int:
+        return 2 * hidden * width + ((width + hidden) if mlp_bias else 0)
+
+    inter = f.int("intermediate_size", default=21504)
+    dense = mlp(inter)
+    experts = _first_int(f, ("n_routed_experts", "num_local_experts"), 8)
+    top_k = f.int("num_experts_per_tok", default=2)
+    latent = f.opt_int("moe_latent_size")
+    width = latent or hidden
+    per_expert = 2 * width * f.int("moe_intermediate_size", default=7688)
+    shared_inter = f.int("moe_shared_expert_intermediate_size", default=7688, minimum=0) or inter
+    moe = experts * per_expert + experts * hidden + experts + mlp(shared_inter)
+    if latent:
+        moe += 2 * hidden * latent + ((latent + hidden) if mlp_bias else 0)
+
+    total = _lm(f, hidden, 131072, False, tieable=False) + hidden
+    moe_layers = 0
+    for layer, block in zip(layers, blocks):
+        total += hidden
+        if _attention_layer(layer):
+            total += attention
+        elif layer.state is not None:
+            total += mamba
+        elif block == "moe":
+            total += moe
+            moe_layers += 1
+        else:
+            total += dense
+    return total, total - moe_layers * (experts - top_k) * per_expert
+
+
+# -- OLMo hybrid ------------------------------------------------------------------------------------------
+
+def olmo_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """OlmoHybridForCausalLM (modeling_olmo_hybrid.py): embed_tokens, final norm, lm_head (tied when
+    tie_word_embeddings); every layer a SwiGLU MLP of intermediate_size and two RMSNorms, and
+    - attention layers (a cache): OlmoHybridAttention: q/k/v/o_proj [+bias attention_bias], q_norm over
+      heads x head_dim and k_norm over KV heads x head_dim (head_dim = head_dim, else hidden / heads);
+    - linear layers: OlmoHybridGatedDeltaNet: q/k_proj (key_dim), v_proj and g_proj (value_dim), a/b_proj
+      (value heads), o_proj, depthwise conv1d over 2 x key_dim + value_dim (no bias), A_log, dt_bias,
+      o_norm (linear_value_head_dim); head counts default to num_attention_heads, key head dim to
+      int(0.75 x hidden / key heads), value head dim to twice the key's."""
+    hidden = f.int("hidden_size", default=3840)
+    heads = f.int("num_attention_heads", default=30)
+    kv = f.int("num_key_value_heads", default=heads)
+    head_dim = f.int("head_dim", default=hidden // heads)
+    bias = f.flag("attention_bias")
+    attention = (2 * heads * head_dim * hidden + 2 * kv * head_dim * hidden
+                 + ((heads + 2 * kv) * head_dim + hidden if bias else 0) + heads * head_dim + kv * head_dim)
+
+    k_heads = f.int("linear_num_key_heads", default=heads)
+    v_heads = f.int("linear_num_value_heads", default=heads)
+    k_dim = f.int("linear_key_head_dim", default=int(0.75 * hidden / k_heads))
+    v_dim = f.int("linear_value_head_dim", default=2 * k_dim)
+    key_dim, value_dim = k_heads * k_dim, v_heads * v_dim
+    kernel = f.int("linear_conv_kernel_dim", default=4)
+    gdn = (2 * hidden * key_dim + 2 * hidden * value_dim + 2 * hidden * v_heads + value_dim * hidden
+           + (2 * key_dim + value_dim) * kernel + 2 * v_heads + v_dim)
+
+    mlp = 3 * hidden * f.int("intermediate_size", default=11008)
+    total = _lm(f, hidden, 100352, False) + hidden
+    for layer in layers:
+        total += (attention if _attention_layer(layer) else gdn) + mlp + 2 * hidden
+    return total, total
+
+
+# -- ZAYA -------------------------------------------------------------------------------------------------
+
+def zaya(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """ZayaForCausalLM (modeling_zaya.py): embed_tokens, final norm, input_hidden_states_scale / _bias, lm_head
+    (tied by default) with an lm_head bias when lm_head_bias; every layer (both 'hybrid' and 'hybrid_sliding'
+    build the same modules):
+    - ZayaAttention: o_proj [+bias], qk_norm.temp (KV heads), and ZayaCCAProjection: q_proj, k_proj,
+      v_proj_current and v_proj_delayed (half of KV heads x head_dim each) [+bias attention_bias],
+      conv_qk_depthwise (kernel cca_time0, with bias) and conv_qk_grouped (heads + KV heads groups, kernel
+      cca_time1, with bias) over (heads + KV heads) x head_dim channels;
+    - ZayaSparseMoeBlock: router down_proj (hidden -> router_hidden_size, bias), router_states_scale (not on
+      layer 0), router_mlp (RMSNorm, fc1 and fc2 with bias, out_proj to num_experts + 1), experts (gate_up,
+      down; the skip expert has none); its balancing_biases buffer is not an e_score_correction_bias;
+    - input/post-attention RMSNorms and two ZayaResidualScaling (4 x hidden each)."""
+    hidden = f.int("hidden_size", default=2048)
+    heads = f.int("num_attention_heads", default=8)
+    kv = f.int("num_key_value_heads", default=2)
+    head_dim = f.int("head_dim", default=128)
+    bias = f.flag("attention_bias")
+    q_width, kv_width = heads * head_dim, kv * head_dim
+    half = kv_width // 2
+    channels = q_width + kv_width
+    t0 = f.int("cca_time0", default=2)
+    t1 = f.int("cca_time1", default=2)
+    attention = (hidden * (q_width + kv_width + 2 * half) + ((q_width + kv_width + 2 * half) if bias else 0)
+                 + channels * t0 + channels  # depthwise conv with bias
+                 + channels * (channels // (heads + kv)) * t1 + channels  # grouped conv with bias
+                 + q_width * hidden + (hidden if bias else 0) + kv)  # o_proj, qk_norm.temp
+
+    experts = f.int("num_experts", "num_local_experts", default=16)
+    top_k = f.int("num_experts_per_tok", default=1)
+    router = f.int("router_hidden_size", default=256)
+    per_expert = 3 * hidden * f.int("moe_intermediate_size", default=2048)
+    router_params = (hidden * router + router + router + 2 * (router * router + router)
+                     + router * (experts + 1))  # down_proj, router_mlp (norm, fc1, fc2, out_proj)
+    per_layer = attention + router_params + experts * per_expert + 2 * hidden + 8 * hidden
+
+    total = _lm(f, hidden, 262272, True) + hidden + 2 * hidden
+    if f.flag("lm_head_bias"):
+        total += f.int("vocab_size", default=262272)
+    for i, _layer in enumerate(layers):
+        total += per_layer + (router if i != 0 else 0)  # router_states_scale on every layer but the first
+    return total, total - len(layers) * (experts - top_k) * per_expert
+
+
+# -- LFM3 -------------------------------------------------------------------------------------------------
+
+def lfm3(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Lfm3ForCausalLM (modeling_lfm3.py): embed_tokens, embedding_norm (no final norm), lm_head (tied by
+    default); every layer a SwiGLU feed_forward (w1, w3, w2) of intermediate_size, operator_norm and ffn_norm,
+    plus post_operator_norm and post_ffn_norm when use_sandwich_norm, and
+    - attention layers (a cache; full or sliding alike): q/k/v/o_proj [+bias attention_bias], q_norm and k_norm
+      over head_dim, g_proj (hidden -> heads) when use_attention_gate;
+    - conv layers: Lfm3ShortConv: depthwise conv of conv_L_cache, in_proj (3 x hidden) and out_proj
+      [+bias conv_bias]."""
+    hidden = f.int("hidden_size", default=2048)
+    heads = f.int("num_attention_heads", default=16)
+    kv = f.int("num_key_value_heads", default=4)
+    head_dim = f.int("head_dim", default=128)
+    bias = f.flag("attention_bias")
+    attention = (2 * heads * head_dim * hidden + 2 * kv * head_dim * hidden
+                 + ((heads + 2 * kv) * head_dim + hidden if bias else 0) + 2 * head_dim
+                 + (hidden * heads if f.flag("use_attention_gate", default=True) else 0))
+    conv_bias = f.flag("conv_bias")
+    conv = (hidden * f.int("conv_L_cache", default=7) + 3 * hidden * hidden + hidden * hidden
+            + (hidden + 3 * hidden + hidden if conv_bias else 0))
+    norms = (4 if f.flag("use_sandwich_norm", default=True) else 2) * hidden
+    mlp = 3 * hidden * f.int("intermediate_size", default=7680)
+    total = _lm(f, hidden, 128000, True) + hidden
+    for layer in layers:
+        total += (attention if _attention_layer(layer) else conv) + mlp + norms
+    return total, total
+
+
+# -- Inkling ----------------------------------------------------------------------------------------------
+
+def inkling_text(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """InklingForCausalLM (modeling_inkling.py): embed_tokens with its embed_norm, final norm, an lm_head never
+    tied (_tied_weights_keys is empty); every layer input/post-attention RMSNorms, attn_sconv and mlp_sconv
+    (depthwise over hidden, conv_kernel_size, no bias), and
+    - InklingAttention with sliding (swa_num_attention_heads / swa_num_key_value_heads / swa_head_dim, rel
+      extent sliding_window_size) or full (num_attention_heads / num_key_value_heads / head_dim, rel_extent)
+      sizes by the layer's window: q/k/v/o_proj, r_proj (hidden -> heads x d_rel), k_sconv and v_sconv
+      (depthwise over KV heads x head_dim), q_norm and k_norm (head_dim), rel_logits_proj.proj
+      (d_rel x extent);
+    - mlp_layer_types 'sparse' (else the first dense_mlp_idx = 0 dense): InklingMoE: router weight over
+      routed + shared experts, its global_scale and e_score_correction_bias (routed), experts (gate_up, down)
+      and InklingSharedExperts (n_shared_experts x gate, up, down), all of moe_intermediate_size; 'dense':
+      InklingMLP (gate, up, down of intermediate_size) with a global_scale. A checkpoint's
+      dense_intermediate_size makes intermediate_size the experts' width, as InklingTextConfig converts it."""
+    hidden = f.int("hidden_size", default=6144)
+    n = len(layers)
+    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
+    d_rel = f.int("d_rel", default=16)
+    window = f.int("sliding_window_size", "sliding_window", default=512)
+    full = (f.int("num_attention_heads", default=64), f.int("num_key_value_heads", default=8),
+            f.int("head_dim", default=128), f.int("rel_extent", default=1024))
+    swa = (f.int("swa_num_attention_heads", default=64), f.int("swa_num_key_value_heads", default=16),
+           f.int("swa_head_dim", default=128), window)
+
+    def attention(sizes) -> int:
+        heads, kv, head_dim, extent = sizes
+        return (2 * heads * head_dim * hidden + 2 * kv * head_dim * hidden + hidden * heads * d_rel
+                + 2 * kv * head_dim * kernel + 2 * head_dim + d_rel * extent)
+
+    if f.has("dense_intermediate_size"):
+        moe_inter = f.int("intermediate_size", default=24576)
+        dense_inter = f.int("dense_intermediate_size")
+    else:
+        moe_inter = f.int("moe_intermediate_size", default=3072)
+        dense_inter = f.int("intermediate_size", default=24576)
+    experts = f.int("n_routed_experts", "num_local_experts", default=256)
+    shared = f.int("n_shared_experts", default=2)
+    top_k = f.int("num_experts_per_tok", default=6)
+    per_expert = 3 * hidden * moe_inter
+    moe = ((experts + shared) * hidden + 1 + experts  # router weight, global_scale, e_score_correction_bias
+           + experts * per_expert + shared * per_expert)
+    dense = 3 * hidden * dense_inter + 1
+    mlp_kinds = _mlp_kinds(f, n, f.int("dense_mlp_idx", default=0, minimum=0))
+
+    total = 2 * f.int("vocab_size", default=201024) * hidden + hidden + hidden  # embed, head, embed_norm, norm
+    sparse_layers = 0
+    for layer, kind in zip(layers, mlp_kinds):
+        total += attention(swa if _sliding_layer(layer) else full) + 2 * hidden + 2 * hidden * kernel
+        if kind == "sparse":
+            total += moe
+            sparse_layers += 1
+        else:
+            total += dense
+    return total, total - sparse_layers * (experts - top_k) * per_expert
+
+
+def inkling2_text(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Inkling2ForCausalLM (modeling_inkling2.py): embed_tokens with its embed_norm, final norm, final_input
+    (a block-attention-residual query), an lm_head never tied (_tied_weights_keys is empty); every layer an
+    Inkling2SparseMoeBlock (router weight + e_score_correction_bias, experts gate_up / down of
+    moe_intermediate_size, alias intermediate_size), mlp_input query, post_attention_convolution and
+    post_mlp_convolution (depthwise over hidden, conv_kernel_size), and
+    - sliding layers (a window): Inkling2SlidingAttention with the swa_* sizes: q/k/v/o_proj, r_proj,
+      k_sconv / v_sconv (depthwise over KV heads x head_dim), rel_logits_proj (d_rel x sliding_window_size),
+      gate_proj (hidden -> heads x head_dim), sink_proj (hidden -> heads), q_l2_clip.scale (heads x head_dim),
+      rel_l2_clip.scale (heads x d_rel); input/post-attention RMSNorms; attention_input query (one) after
+      layer 0;
+    - full layers: Inkling2FullAttention, the same but k_sconv / v_sconv are dynamic (static_weight kernel x
+      KV heads x head_dim, weight_proj hidden -> KV heads x kernel) and rel extent rel_extent; q/k/v input
+      norms and the post-attention norm; attention_input with three queries after layer 0."""
+    hidden = f.int("hidden_size", default=4608)
+    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
+    d_rel = f.int("d_rel", default=16)
+    window = f.int("sliding_window_size", "sliding_window", default=1024)
+    full = (f.int("num_attention_heads", default=48), f.int("num_key_value_heads", default=8),
+            f.int("head_dim", default=128), f.int("rel_extent", default=1024))
+    swa = (f.int("swa_num_attention_heads", default=48), f.int("swa_num_key_value_heads", default=8),
+           f.int("swa_head_dim", default=128), window)
+
+    def attention(sizes, dynamic: bool) -> int:
+        heads, kv, head_dim, extent = sizes
+        n = (2 * heads * head_dim * hidden + 2 * kv * head_dim * hidden + hidden * heads * d_rel
+             + d_rel * extent + hidden * heads * head_dim + hidden * heads + heads * head_dim + heads * d_rel)
+        if dynamic:
+            n += 2 * (kernel * kv * head_dim + hidden * kv * kernel)
+        else:
+            n += 2 * kv * head_dim * kernel
+        return n
+
+    experts = f.int("n_routed_experts", "num_local_experts", default=384)
+    top_k = f.int("num_experts_per_tok", default=8)
+    per_expert = 3 * hidden * f.int("moe_intermediate_size", "intermediate_size", default=2304)
+    moe = experts * hidden + experts + experts * per_expert
+    sliding = attention(swa, False) + 2 * hidden
+    full_layer = attention(full, True) + 4 * hidden
+
+    total = 2 * f.int("vocab_size", default=201024) * hidden + 3 * hidden  # embed, head, embed_norm, norm, final_input
+    for i, layer in enumerate(layers):
+        is_sliding = _sliding_layer(layer)
+        total += (sliding if is_sliding else full_layer) + moe + hidden + 2 * hidden * kernel
+        if i > 0:
+            total += hidden if is_sliding else 3 * hidden
+    return total, total - len(layers) * (experts - top_k) * per_expert
+
+
+# -- MiniMax-M3 -------------------------------------------------------------------------------------------
+
+_M3_INDEX = {  # flat name -> (sparse_attention_config's legacy name, MiniMaxM3VLTextConfig default)
+    "index_n_heads": ("sparse_num_index_heads", 4),
+    "index_head_dim": ("sparse_index_dim", 128),
+}
+
+
+def _m3_index(f: Fields, name: str) -> int:
+    """sparse_attention_config's legacy name wins, as MiniMaxM3VLTextConfig.__post_init__ sets it last."""
+    legacy, default = _M3_INDEX[name]
+    return _nested_int(f, "sparse_attention_config", legacy, f.int(name, default=default))
+
+
+def minimax_m3_vl_text(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """MiniMaxM3VLForCausalLM (modeling_minimax_m3_vl.py), the text model only: embed_tokens, final norm,
+    lm_head (tied when tie_word_embeddings); every layer two RMSNorms and MiniMaxM3VLAttention: q/k/v/o_proj
+    (no bias), q_norm and k_norm over head_dim, plus on block-sparse layers (an indexer cache) the
+    MiniMaxM3VLIndexer: q_proj (hidden -> index_n_heads x index_head_dim), k_proj (hidden -> index_head_dim),
+    q_norm and k_norm (index_head_dim); then by mlp_layer_types (else moe_layer_freq, else all sparse):
+    'sparse': router weight + e_score_correction_bias, experts (gate_up, down of intermediate_size),
+    shared_experts (a fused gate_up / down MLP of shared_intermediate_size); 'dense': the same MLP of
+    dense_intermediate_size."""
+    hidden = f.int("hidden_size", default=6144)
+    n = len(layers)
+    heads = f.int("num_attention_heads", default=64)
+    kv = f.int("num_key_value_heads", default=4)
+    head_dim = f.int("head_dim", default=128)
+    attention = 2 * heads * head_dim * hidden + 2 * kv * head_dim * hidden + 2 * head_dim
+    index_dim = _m3_index(f, "index_head_dim")
+    indexer = hidden * _m3_index(f, "index_n_heads") * index_dim + hidden * index_dim + 2 * index_dim
+
+    experts = f.int("num_local_experts", "num_experts", default=128)
+    top_k = f.int("num_experts_per_tok", default=4)
+    per_expert = 3 * hidden * f.int("intermediate_size", default=3072)
+    moe = experts * hidden + experts + experts * per_expert + 3 * hidden * f.int("shared_intermediate_size",
+                                                                                 default=3072)
+    dense = 3 * hidden * f.int("dense_intermediate_size", default=12288)
+    kinds = _string_list(f, "mlp_layer_types", n)
+    if kinds is None:
+        freq = f.list("moe_layer_freq", n)
+        kinds = ["sparse" if v else "dense" for v in freq] if freq is not None else ["sparse"] * n
+
+    total = _lm(f, hidden, 200064, False) + hidden
+    sparse_layers = 0
+    for layer, kind in zip(layers, kinds):
+        total += attention + (indexer if _indexed_layer(layer) else 0) + 2 * hidden
+        if kind == "sparse":
+            total += moe
+            sparse_layers += 1
+        else:
+            total += dense
+    return total, total - sparse_layers * (experts - top_k) * per_expert
+
+
+COUNTERS = {
+    "kimi_linear": kimi_linear,
+    "bailing_hybrid": bailing_hybrid,
+    "nemotron_h": nemotron_h,
+    "olmo_hybrid": olmo_hybrid,
+    "zaya": zaya,
+    "lfm3": lfm3,
+    "inkling_text": inkling_text,
+    "inkling2_text": inkling2_text,
+    "minimax_m3_vl_text": minimax_m3_vl_text,
+}

@@ -1,0 +1,419 @@
+"""Exact parameter counters for MoE decoder families (transformers 5.23 modeling code).
+
+Each counter is `count(f, layers, dims) -> (total, active)`:
+- total: every parameter of the causal LM as transformers builds it (text model + lm_head, a tied head
+  counted once), plus each router's `e_score_correction_bias` buffer where transformers keeps one as a
+  buffer (hy_v3, beam, exaone_moe; ernie4_5_moe and laguna keep it as a parameter, afmoe its expert_bias).
+- active: total minus the routed experts a token does not use: (experts - top_k) x one expert's weights,
+  per MoE layer (JetMoE routes its attention experts too, so those count as well).
+
+Field defaults are the config classes' defaults (a sparse config.json gets what transformers would fill in).
+The layer count is len(layers) (kvplan's reading); per-layer lists are indexed by layer, and a layer past a
+list's end falls back to the config class's rule.
+"""
+
+from __future__ import annotations
+
+from .fields import Fields
+
+
+# -- shared pieces --------------------------------------------------------------------------------------
+
+def _gated(hidden: int, inter: int, bias: bool = False) -> int:
+    """gate_proj, up_proj (hidden -> inter) and down_proj (inter -> hidden), optional biases."""
+    return 3 * hidden * inter + ((2 * inter + hidden) if bias else 0)
+
+
+def _attn(hidden: int, heads: int, kv: int, head_dim: int, bias: bool = False, o_bias: bool | None = None) -> int:
+    """q/k/v/o projections (LlamaAttention shapes), biases when `bias` (o_proj's when `o_bias`, default same)."""
+    q, k = heads * head_dim, kv * head_dim
+    n = hidden * (q + 2 * k) + q * hidden
+    if bias:
+        n += q + 2 * k
+    if bias if o_bias is None else o_bias:
+        n += hidden
+    return n
+
+
+def _head_dim(f: Fields, hidden: int, heads: int, default: int | None) -> int:
+    """getattr(config, "head_dim", hidden // heads): the config's head_dim, else the class default, else
+    hidden // heads (a null head_dim crashes transformers; hidden // heads is the sensible reading)."""
+    value = f.opt_int("head_dim")
+    if value is not None:
+        return value
+    return default if default is not None else hidden // heads
+
+
+def _embed(f: Fields, hidden: int, tied_default: bool, head_bias: bool = False) -> int:
+    """embed_tokens, lm_head (unless tied), lm_head's bias when it has one (never tied)."""
+    vocab = f.int("vocab_size", minimum=0)
+    tied = f.flag("tie_word_embeddings", default=tied_default)
+    return vocab * hidden * (1 if tied else 2) + (vocab if head_bias else 0)
+
+
+def _kinds(f: Fields, name: str, n: int, default) -> list[str]:
+    """A per-layer list of strings (mlp_layer_types), or the class's default rule `default(i)`."""
+    values = f.list(name) or []
+    return [str(values[i]) if i < len(values) else default(i) for i in range(n)]
+
+
+# -- the counters ---------------------------------------------------------------------------------------
+
+def afmoe(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """AfmoeForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default False). Each
+    AfmoeDecoderLayer: AfmoeAttention (q/k/v/o_proj with attention_bias, q_norm/k_norm over head_dim,
+    gate_proj hidden -> heads x head_dim, no bias), input/post_attention/pre_mlp/post_mlp RMSNorms; layers
+    below num_dense_layers (1) an AfmoeMLP of intermediate_size, the rest AfmoeSparseMoeBlock: router.gate
+    (hidden -> num_experts, no bias), shared_experts AfmoeMLP of moe_intermediate_size x num_shared_experts,
+    AfmoeExperts (gate_up_proj, down_proj, no biases), expert_bias (num_experts, a parameter)."""
+    n = len(layers)
+    hidden = f.int("hidden_size", default=2048)
+    heads = f.int("num_attention_heads", default=16)
+    kv = f.int("num_key_value_heads", default=heads)
+    hd = _head_dim(f, hidden, heads, 128)
+    attn = _attn(hidden, heads, kv, hd, f.flag("attention_bias")) + 2 * hd + hidden * heads * hd
+    norms = 4 * hidden
+    inter = f.int("intermediate_size", default=6144)
+    moe_inter = f.int("moe_intermediate_size", default=1408)
+    experts = f.int("num_experts", default=64, minimum=0)
+    top_k = f.int("num_experts_per_tok", default=6, minimum=0)
+    shared = f.int("num_shared_experts", default=2, minimum=0)
+    dense_layers = f.int("num_dense_layers", default=1, minimum=0)
+    per_expert = 3 * hidden * moe_inter
+    moe = hidden * experts + _gated(hidden, moe_inter * shared) + experts * per_expert + experts
+    total = _embed(f, hidden, False) + hidden
+    active = total
+    for i in range(n):
+        if i >= dense_layers:
+            total += attn + norms + moe
+            active += attn + norms + moe - (experts - top_k) * per_expert
+        else:
+            total += attn + norms + _gated(hidden, inter)
+            active += attn + norms + _gated(hidden, inter)
+    return total, active
+
+
+def ernie4_5_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Ernie4_5_MoeForCausalLM: embed_tokens, norm, lm_head (bias when use_bias; weight tied by default,
+    tie_word_embeddings True). Each Ernie4_5_MoeDecoderLayer: Ernie4_5_MoeAttention (q/k/v/o_proj, biases
+    when use_bias, head_dim = config head_dim else hidden // heads, no q/k norm), two RMSNorms; a layer i
+    with (i + 1) % moe_layer_interval == 0 and moe_layer_start_index <= i <= moe_layer_end_index (-1: the
+    last layer) holds Ernie4_5_MoeSparseMoeBlock: gate (Ernie4_5_MoeTopKRouter weight num_experts x hidden,
+    moe_statics.e_score_correction_bias 1 x num_experts, a parameter), Ernie4_5_MoeExperts (no biases),
+    shared_experts Ernie4_5_MoeMLP of moe_intermediate_size x moe_num_shared_experts (when > 0, biases with
+    use_bias); the others an Ernie4_5_MoeMLP of intermediate_size (biases with use_bias)."""
+    n = len(layers)
+    hidden = f.int("hidden_size", default=2560)
+    heads = f.int("num_attention_heads", default=20)
+    kv = f.int("num_key_value_heads", default=4)
+    hd = _head_dim(f, hidden, heads, None)
+    bias = f.flag("use_bias")
+    attn = _attn(hidden, heads, kv, hd, bias)
+    norms = 2 * hidden
+    inter = f.int("intermediate_size", default=12288)
+    moe_inter = f.int("moe_intermediate_size", default=1536)
+    experts = f.int("moe_num_experts", "num_experts", default=64, minimum=0)
+    top_k = f.int("moe_k", "num_experts_per_tok", default=6, minimum=0)
+    shared = f.int("moe_num_shared_experts", default=2, minimum=0)
+    start = f.int("moe_layer_start_index", default=1, minimum=-(10**6))
+    end = f.int("moe_layer_end_index", default=-1, minimum=-(10**6))
+    end = n - 1 if end == -1 else end
+    interval = f.int("moe_layer_interval", default=1)
+    per_expert = 3 * hidden * moe_inter
+    moe = hidden * experts + experts + experts * per_expert
+    if shared > 0:
+        moe += _gated(hidden, moe_inter * shared, bias)
+    dense = _gated(hidden, inter, bias)
+    total = _embed(f, hidden, True, head_bias=bias) + hidden
+    active = total
+    for i in range(n):
+        if (i + 1) % interval == 0 and start <= i <= end:
+            total += attn + norms + moe
+            active += attn + norms + moe - (experts - top_k) * per_expert
+        else:
+            total += attn + norms + dense
+            active += attn + norms + dense
+    return total, active
+
+
+def hunyuan_v1_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """HunYuanMoEV1ForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default False). Every
+    HunYuanMoEV1DecoderLayer: HunYuanMoEV1Attention (q/k/v/o_proj with attention_bias, query_layernorm and
+    key_layernorm over head_dim), two RMSNorms, HunYuanMoEV1Moe: gate.wg (hidden -> num_experts, no bias;
+    num_experts and moe_topk may be per-layer lists), HunYuanMoEV1Experts (num_experts of intermediate_size,
+    no biases), shared_mlp HunYuanMoEV1MLP of intermediate_size."""
+    n = len(layers)
+    hidden = f.int("hidden_size", default=4096)
+    heads = f.int("num_attention_heads", default=32)
+    kv = f.int("num_key_value_heads", default=heads)
+    hd = _head_dim(f, hidden, heads, None)
+    attn = _attn(hidden, heads, kv, hd, f.flag("attention_bias")) + 2 * hd
+    inter = f.int("intermediate_size", default=11008)
+    per_expert = 3 * hidden * inter
+
+    def per_layer(name: str, alias: str, default: int) -> list[int]:
+        if isinstance(f.get(name, alias), list):
+            values = f.int_list(f.where(name, alias), minimum=0, maximum=10**6)
+            return [values[i] if i < len(values) else default for i in range(n)]
+        return [f.int(name, alias, default=default, minimum=0)] * n
+
+    experts = per_layer("num_experts", "num_local_experts", 1)
+    top_k = per_layer("moe_topk", "num_experts_per_tok", 1)
+    total = _embed(f, hidden, False) + hidden
+    active = total
+    for i in range(n):
+        block = attn + 2 * hidden + hidden * experts[i] + experts[i] * per_expert + _gated(hidden, inter)
+        total += block
+        active += block - (experts[i] - top_k[i]) * per_expert
+    return total, active
+
+
+def hy_v3(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """HYV3ForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default False). Each
+    HYV3DecoderLayer: HYV3Attention (q/k/v/o_proj with attention_bias, q_norm/k_norm over head_dim), two
+    RMSNorms; mlp_layer_types[i] == "sparse" (default: layer 0 dense, the rest sparse) holds HYV3MoE: gate
+    (HYV3TopKRouter weight num_experts x hidden), HYV3Experts (no biases), the e_score_correction_bias
+    buffer (num_experts), shared_experts HYV3MLP of moe_intermediate_size x num_shared_experts (0 falls back
+    to intermediate_size: `intermediate_size or config.intermediate_size`; biases with mlp_bias); else an
+    HYV3MLP of intermediate_size (biases with mlp_bias)."""
+    n = len(layers)
+    hidden = f.int("hidden_size", default=4096)
+    heads = f.int("num_attention_heads", default=64)
+    kv = f.int("num_key_value_heads", default=8)
+    hd = _head_dim(f, hidden, heads, 128)
+    attn = _attn(hidden, heads, kv, hd, f.flag("attention_bias")) + 2 * hd
+    mlp_bias = f.flag("mlp_bias")
+    inter = f.int("intermediate_size", default=13312)
+    moe_inter = f.int("moe_intermediate_size", default=1536)
+    experts = f.int("num_experts", "num_local_experts", default=192, minimum=0)
+    top_k = f.int("num_experts_per_tok", default=8, minimum=0)
+    shared_inter = moe_inter * f.int("num_shared_experts", default=1, minimum=0) or inter
+    per_expert = 3 * hidden * moe_inter
+    moe = hidden * experts + experts * per_expert + experts + _gated(hidden, shared_inter, mlp_bias)
+    dense = _gated(hidden, inter, mlp_bias)
+    kinds = _kinds(f, "mlp_layer_types", n, lambda i: "dense" if i == 0 else "sparse")
+    total = _embed(f, hidden, False) + hidden
+    active = total
+    for kind in kinds:
+        if kind == "sparse":
+            total += attn + 2 * hidden + moe
+            active += attn + 2 * hidden + moe - (experts - top_k) * per_expert
+        else:
+            total += attn + 2 * hidden + dense
+            active += attn + 2 * hidden + dense
+    return total, active
+
+
+def flint(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """FlintForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default False). Each
+    FlintDecoderLayer: FlintAttention (q/k/v/o_proj with attention_bias, q_norm/k_norm over head_dim,
+    sinks: one per query head), two RMSNorms; a layer not in mlp_only_layers (default [0, 1]) with
+    num_experts > 0 and (i + 1) % decoder_sparse_step == 0 holds FlintSparseMoeBlock: FlintExperts (no
+    biases), gate (FlintTopKRouter weight num_experts x hidden), shared_expert FlintMLP of
+    shared_expert_intermediate_size (ungated: no shared_expert_gate); else a FlintMLP of intermediate_size."""
+    n = len(layers)
+    hidden = f.int("hidden_size", default=2048)
+    heads = f.int("num_attention_heads", default=32)
+    kv = f.int("num_key_value_heads", default=4)
+    hd = _head_dim(f, hidden, heads, 128)
+    attn = _attn(hidden, heads, kv, hd, f.flag("attention_bias")) + 2 * hd + heads
+    inter = f.int("intermediate_size", default=6144)
+    moe_inter = f.int("moe_intermediate_size", default=512)
+    shared_inter = f.int("shared_expert_intermediate_size", default=1024, minimum=0)
+    experts = f.int("num_experts", default=256, minimum=0)
+    top_k = f.int("num_experts_per_tok", default=6, minimum=0)
+    step = f.int("decoder_sparse_step", default=1)
+    only = f.int_list("mlp_only_layers", minimum=0, maximum=10**6)
+    only = [0, 1] if only is None else only
+    per_expert = 3 * hidden * moe_inter
+    moe = experts * per_expert + hidden * experts + _gated(hidden, shared_inter)
+    dense = _gated(hidden, inter)
+    total = _embed(f, hidden, False) + hidden
+    active = total
+    for i in range(n):
+        if i not in only and experts > 0 and (i + 1) % step == 0:
+            total += attn + 2 * hidden + moe
+            active += attn + 2 * hidden + moe - (experts - top_k) * per_expert
+        else:
+            total += attn + 2 * hidden + dense
+            active += attn + 2 * hidden + dense
+    return total, active
+
+
+def beam(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """BeamForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default False). Each
+    BeamDecoderLayer: BeamAttention (q/k/v/o_proj with attention_bias, q_norm/k_norm over head_dim,
+    gate_proj hidden -> heads x head_dim without bias, gate_bias: one per head), input/post_attention/
+    pre_feedforward/post_feedforward RMSNorms; mlp_layer_types[i] == "sparse" (default: the first
+    min(3, layers) dense) holds BeamMoE: BeamExperts (no biases), gate (BeamTopKRouter weight num_experts x
+    hidden, e_score_correction_bias buffer of num_experts), no shared expert; else a BeamMLP of
+    intermediate_size."""
+    n = len(layers)
+    hidden = f.int("hidden_size", default=5120)
+    heads = f.int("num_attention_heads", default=48)
+    kv = f.int("num_key_value_heads", default=8)
+    hd = _head_dim(f, hidden, heads, 128)
+    attn = _attn(hidden, heads, kv, hd, f.flag("attention_bias")) + 2 * hd + hidden * heads * hd + heads
+    norms = 4 * hidden
+    inter = f.int("intermediate_size", default=20480)
+    moe_inter = f.int("moe_intermediate_size", default=2560)
+    experts = f.int("num_experts", default=256, minimum=0)
+    top_k = f.int("num_experts_per_tok", default=8, minimum=0)
+    per_expert = 3 * hidden * moe_inter
+    moe = experts * per_expert + hidden * experts + experts
+    dense = _gated(hidden, inter)
+    kinds = _kinds(f, "mlp_layer_types", n, lambda i: "dense" if i < min(3, n) else "sparse")
+    total = _embed(f, hidden, False) + hidden
+    active = total
+    for kind in kinds:
+        if kind == "sparse":
+            total += attn + norms + moe
+            active += attn + norms + moe - (experts - top_k) * per_expert
+        else:
+            total += attn + norms + dense
+            active += attn + norms + dense
+    return total, active
+
+
+def laguna(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """LagunaForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default False). Each
+    LagunaDecoderLayer: LagunaAttention with num_attention_heads_per_layer[i] query heads (default
+    num_attention_heads): q_proj/o_proj of those heads, k/v_proj of num_key_value_heads (attention_bias on
+    all four), q_norm/k_norm over head_dim, g_proj (no bias) to one gate per head when gating is True or
+    "per-head", else to heads x head_dim; two RMSNorms; mlp_layer_types[i] == "sparse" (default: layer 0
+    dense, the rest sparse) holds LagunaSparseMoeBlock: LagunaExperts (no biases), gate (LagunaTopKRouter
+    weight num_experts x hidden, e_score_correction_bias of num_experts, a parameter), shared_experts
+    LagunaMLP of shared_expert_intermediate_size (null: intermediate_size); else a LagunaMLP of
+    intermediate_size."""
+    n = len(layers)
+    hidden = f.int("hidden_size", default=2048)
+    heads = f.int("num_attention_heads", default=48)
+    kv = f.int("num_key_value_heads", default=8)
+    hd = _head_dim(f, hidden, heads, 128)
+    bias = f.flag("attention_bias")
+    gating = f.get("gating", default=True)
+    per_head = gating is True or gating == "per-head"
+    per_layer = f.int_list("num_attention_heads_per_layer", minimum=1, maximum=100_000) or []
+    inter = f.int("intermediate_size", default=8192)
+    moe_inter = f.int("moe_intermediate_size", default=512)
+    written_null = "shared_expert_intermediate_size" in f.raw and f.raw["shared_expert_intermediate_size"] is None
+    shared_inter = inter if written_null else f.int("shared_expert_intermediate_size", default=512, minimum=0)
+    experts = f.int("num_experts", default=256, minimum=0)
+    top_k = f.int("num_experts_per_tok", default=8, minimum=0)
+    per_expert = 3 * hidden * moe_inter
+    moe = experts * per_expert + hidden * experts + experts + _gated(hidden, shared_inter)
+    dense = _gated(hidden, inter)
+    kinds = _kinds(f, "mlp_layer_types", n, lambda i: "dense" if i == 0 else "sparse")
+    total = _embed(f, hidden, False) + hidden
+    active = total
+    for i, kind in enumerate(kinds):
+        h = per_layer[i] if i < len(per_layer) else heads
+        block = _attn(hidden, h, kv, hd, bias) + 2 * hd + hidden * (h if per_head else h * hd) + 2 * hidden
+        if kind == "sparse":
+            total += block + moe
+            active += block + moe - (experts - top_k) * per_expert
+        else:
+            total += block + dense
+            active += block + dense
+    return total, active
+
+
+def jetmoe(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """JetMoeForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default True). Each
+    JetMoeDecoderLayer: two RMSNorms; self_attention JetMoeAttention: kv_proj (hidden -> 2 x kv_channels x
+    num_key_value_heads, no bias) and experts JetMoeMoA (bias of hidden, input_linear num_local_experts x
+    hidden -> kv_channels x num_key_value_heads, output_linear back, router.layer hidden -> num_local_experts);
+    mlp JetMoeMoE (bias of hidden, input_linear num_local_experts x hidden -> 2 x intermediate_size,
+    output_linear intermediate_size -> hidden, router.layer hidden -> num_local_experts). Active drops the
+    unused attention experts as well as the unused MLP experts."""
+    n = len(layers)
+    hidden = f.int("hidden_size", default=2048)
+    kvh = f.int("num_key_value_heads", default=16)
+    kv_ch = f.int("kv_channels", "head_dim", default=128)
+    inter = f.int("intermediate_size", default=5632)
+    experts = f.int("num_local_experts", default=8, minimum=0)
+    top_k = f.int("num_experts_per_tok", default=2, minimum=0)
+    proj = kv_ch * kvh
+    attn_expert = 2 * hidden * proj
+    mlp_expert = 3 * hidden * inter
+    attn = hidden + experts * attn_expert + hidden * experts + hidden * 2 * proj
+    mlp = hidden + experts * mlp_expert + hidden * experts
+    block = attn + mlp + 2 * hidden
+    total = _embed(f, hidden, True) + hidden + n * block
+    active = total - n * (experts - top_k) * (attn_expert + mlp_expert)
+    return total, active
+
+
+def exaone_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """ExaoneMoeForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default False). Each
+    ExaoneMoeDecoderLayer: ExaoneMoeAttention (q/k/v/o_proj without bias, head_dim = config head_dim else
+    hidden // heads, q_norm/k_norm over head_dim), two RMSNorms; mlp_layer_types[i] == "sparse" (default:
+    the first first_k_dense_replace (1) dense) holds ExaoneMoeSparseMoEBlock: ExaoneMoeExperts (no biases),
+    gate (ExaoneMoeTopkRouter weight num_experts x hidden, e_score_correction_bias buffer of num_experts),
+    shared_experts ExaoneMoeMLP of moe_intermediate_size x num_shared_experts; else an ExaoneMoeMLP of
+    intermediate_size. (The MTP layers of the checkpoints are not built by transformers.)"""
+    n = len(layers)
+    hidden = f.int("hidden_size", default=4096)
+    heads = f.int("num_attention_heads", default=32)
+    kv = f.int("num_key_value_heads", default=32)
+    hd = _head_dim(f, hidden, heads, None)
+    attn = _attn(hidden, heads, kv, hd) + 2 * hd
+    inter = f.int("intermediate_size", default=16384)
+    moe_inter = f.int("moe_intermediate_size", default=1024)
+    experts = f.int("num_experts", default=64, minimum=0)
+    top_k = f.int("num_experts_per_tok", default=8, minimum=0)
+    shared = f.int("num_shared_experts", default=1, minimum=0)
+    first_dense = f.int("first_k_dense_replace", default=1, minimum=0)
+    per_expert = 3 * hidden * moe_inter
+    moe = experts * per_expert + hidden * experts + experts + _gated(hidden, moe_inter * shared)
+    dense = _gated(hidden, inter)
+    kinds = _kinds(f, "mlp_layer_types", n, lambda i: "dense" if i < first_dense else "sparse")
+    total = _embed(f, hidden, False) + hidden
+    active = total
+    for kind in kinds:
+        if kind == "sparse":
+            total += attn + 2 * hidden + moe
+            active += attn + 2 * hidden + moe - (experts - top_k) * per_expert
+        else:
+            total += attn + 2 * hidden + dense
+            active += attn + 2 * hidden + dense
+    return total, active
+
+
+def aria_text(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """AriaTextForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default False). Every
+    AriaTextDecoderLayer: AriaTextAttention (q/k/v/o_proj with attention_bias, head_dim = config head_dim
+    else hidden // heads, no q/k norm), two RMSNorms, AriaTextMoELayer: router (AriaTextTopKRouter weight
+    moe_num_experts x hidden), AriaExperts (moe_num_experts of intermediate_size, no biases), shared_experts
+    AriaSharedExpertsMLP of intermediate_size x moe_num_shared_experts (biases with mlp_bias). The vision
+    tower and projector of the aria wrapper are not counted."""
+    n = len(layers)
+    hidden = f.int("hidden_size", default=4096)
+    heads = f.int("num_attention_heads", default=32)
+    kv = f.int("num_key_value_heads", default=heads)
+    hd = _head_dim(f, hidden, heads, None)
+    attn = _attn(hidden, heads, kv, hd, f.flag("attention_bias"))
+    inter = f.int("intermediate_size", default=4096)
+    experts = f.int("moe_num_experts", default=8, minimum=0)
+    top_k = f.int("moe_topk", default=2, minimum=0)
+    shared = f.int("moe_num_shared_experts", default=2, minimum=0)
+    per_expert = 3 * hidden * inter
+    block = attn + 2 * hidden + hidden * experts + experts * per_expert + _gated(hidden, inter * shared,
+                                                                                 f.flag("mlp_bias"))
+    total = _embed(f, hidden, False) + hidden + n * block
+    active = total - n * (experts - top_k) * per_expert
+    return total, active
+
+
+COUNTERS = {
+    "afmoe": afmoe,
+    "ernie4_5_moe": ernie4_5_moe,
+    "hunyuan_v1_moe": hunyuan_v1_moe,
+    "hy_v3": hy_v3,
+    "flint": flint,
+    "beam": beam,
+    "laguna": laguna,
+    "jetmoe": jetmoe,
+    "exaone_moe": exaone_moe,
+    "aria_text": aria_text,
+}
