@@ -184,6 +184,18 @@ def test_gemma4_global_layers_have_their_own_width():
     assert e.kv_bytes_per_sequence == 50 * 1024 * 2 * 16 * 256 * 2 + 10 * K128 * 2 * 4 * 512 * 2
 
 
+def test_gemma4_global_kv_heads_only_with_attention_k_eq_v():
+    # Gemma4TextConfig takes num_global_key_value_heads for the full layers only when attention_k_eq_v, whose
+    # default is false (a saved config.json leaves a false one out)
+    cfg = {"model_type": "gemma4_text", "num_hidden_layers": 6, "num_attention_heads": 8, "num_key_value_heads": 4,
+           "head_dim": 64, "hidden_size": 512, "sliding_window": 16, "global_head_dim": 128,
+           "num_global_key_value_heads": 2}
+    full = 100 * 2 * 128 * 2  # one K/V head of 128, per token
+    assert estimate(build_model(cfg, "t"), 100).kv_bytes_per_sequence == 5 * 16 * 2 * 4 * 64 * 2 + 4 * full
+    on = dict(cfg, attention_k_eq_v=True)
+    assert estimate(build_model(on, "t"), 100).kv_bytes_per_sequence == 5 * 16 * 2 * 4 * 64 * 2 + 2 * full
+
+
 def test_gemma4_per_layer_config_form():
     cfg = {"model_type": "gemma4_text", "num_hidden_layers": 6, "num_attention_heads": 8, "num_key_value_heads": 4,
            "head_dim": 64, "hidden_size": 512, "sliding_window": 16,

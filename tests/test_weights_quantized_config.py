@@ -229,3 +229,13 @@ def test_junk_in_a_quantization_config_never_crashes(index, data):
         return
     assert model.weight_bytes >= 0
     assert model.weight_bytes == 0 or any(n.startswith("weights estimated as") for n in model.notes)
+
+
+def test_the_estimate_splits_quantized_and_float_bytes():
+    from kvplan.weights.estimate import estimated
+
+    # gpt-oss-120b's published layout: 60,914,073,600 B of U8 expert blocks and scales, 4,334,742,144 B of BF16
+    rows = estimated(build_model(_raw("gpt-oss-120b"), "g")).by_dtype
+    assert [(r.dtype, r.bytes) for r in rows] == [("mxfp4", 60_914_073_600), ("bfloat16", 4_334_742_144)]
+    # an unquantized checkpoint keeps one row
+    assert len(estimated(build_model(_raw("llama-3.1-8b"), "l")).by_dtype) == 1

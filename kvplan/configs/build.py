@@ -260,8 +260,9 @@ def share_last_layers(layers: list[LayerSpec], kinds: list[str], shared: int, f:
 WEIGHTS_NOT_SIZED = "weights not sized from the config"
 
 
-def _weight_format(f: Fields, raw: dict, total: int, num_layers: int) -> tuple[str, float, float, tuple[str, ...]]:
-    """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, notes) of the
+def _weight_format(f: Fields, raw: dict, total: int, num_layers: int) -> tuple[str, float, float, int, tuple[str, ...]]:
+    """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, parameters kept in
+    the float dtype, notes) of the
     checkpoint the config describes: its float dtype, or its quantization (kvplan.configs.quant_bytes) with
     the embeddings, a kept LM head and, for gpt-oss, everything but the experts in the float dtype. A
     quantization whose bytes kvplan cannot work out gives 0 B and says why (GPU plans then refuse)."""
@@ -271,11 +272,11 @@ def _weight_format(f: Fields, raw: dict, total: int, num_layers: int) -> tuple[s
     if quant is None and isinstance(f.raw.get("quantization_config"), dict):
         quant = f.raw["quantization_config"]
     if not quant or not total:
-        return dtype, plain_bytes, plain_bytes, ()
+        return dtype, plain_bytes, plain_bytes, 0, ()
     try:
         q = quant_bytes.read(quant, f.model_type)
     except quant_bytes.Unsized as exc:
-        return dtype, 0.0, 0.0, (f"{WEIGHTS_NOT_SIZED}: {exc}; give them with --weights, or point --weights "
+        return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: {exc}; give them with --weights, or point --weights "
                                  "at the checkpoint's folder or hf://REPO to read its tensors",)
     embed, head = params.embedding_params(f)
     plain = embed + (head if q.keeps_lm_head else 0)
@@ -289,7 +290,7 @@ def _weight_format(f: Fields, raw: dict, total: int, num_layers: int) -> tuple[s
     if q.keeps_lm_head and not q.experts_only and not f.has("tie_word_embeddings"):
         note += f"; the config has no tie_word_embeddings, so the head is taken as {'separate' if head else 'tied'}"
     notes = (note,)
-    return f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, notes
+    return f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes
 
 
 def _architecture(raw: dict) -> str | None:
@@ -353,10 +354,11 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         notes += (f"parameter count approximate: kvplan's count for model_type {f.model_type!r} misses modules "
                   f"transformers builds for some configs ({PARAMS_OFF[f.model_type]}); give --weights, or the "
                   "checkpoint's folder or hf://REPO, for exact bytes",)
-    weight_dtype, bytes_per_param, linear_bytes, weight_notes = _weight_format(f, raw, total, len(layers))
+    weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes = _weight_format(f, raw, total, len(layers))
     if family.weight_format is not None:  # DeepSeek-V4: experts in their own dtype, the rest per linear weight
         weight_dtype, bytes_per_param = family.weight_format(f, layers, total, weight_dtype.split(" + ")[0],
                                                              linear_bytes)
+        plain = 0
         weight_notes = tuple(n for n in weight_notes if n.startswith(WEIGHTS_NOT_SIZED))
     notes += weight_notes
     if family.notes is not None:
@@ -374,6 +376,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         active_param_count=active,
         weight_bytes_per_param=bytes_per_param,
         weight_linear_bytes_per_param=linear_bytes,
+        weight_plain_params=plain,
         weight_dtype=weight_dtype,
         max_context_tokens=f.opt_int("max_position_embeddings"),
         hidden_size=f.opt_int("hidden_size") or 0,

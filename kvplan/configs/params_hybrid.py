@@ -68,6 +68,28 @@ def _mlp_kinds(f: Fields, n: int, dense_below: int) -> list[str]:
 
 # -- Kimi-Linear ------------------------------------------------------------------------------------------
 
+def _latent_and_delta_layers(f: Fields, layers: list, hidden: int, mla: int, kda: int, defaults: dict
+                             ) -> tuple[int, int]:
+    """(total, active) of Kimi Linear's and Bailing's stacks: MLA layers (those with a cache) and delta-attention
+    layers, two RMSNorms each, a MoE (routed experts, router + e_score_correction_bias, shared experts) or a
+    dense MLP by mlp_layer_types (else the first first_k_dense_replace dense), the untied head and a final norm.
+    defaults: the config class's experts, moe_intermediate_size, intermediate_size, first_k_dense_replace,
+    vocab_size."""
+    experts = _first_int(f, ("num_experts", "num_local_experts", "n_routed_experts"), defaults["experts"])
+    top_k = _first_int(f, ("num_experts_per_token", "num_experts_per_tok"), 8)
+    moe_inter = f.int("moe_intermediate_size", default=defaults["moe_intermediate_size"])
+    shared = _first_int(f, ("num_shared_experts", "n_shared_experts"), 1, minimum=0)
+    per_expert = 3 * hidden * moe_inter
+    moe = experts * per_expert + experts * hidden + experts + 3 * hidden * moe_inter * shared
+    dense = 3 * hidden * f.int("intermediate_size", default=defaults["intermediate_size"])
+    mlp_kinds = _mlp_kinds(f, len(layers), f.int("first_k_dense_replace", default=defaults["first_k_dense_replace"],
+                                                 minimum=0))
+    total = _lm(f, hidden, defaults["vocab_size"], False, tieable=False) + hidden
+    for layer, kind in zip(layers, mlp_kinds):
+        total += (mla if _attention_layer(layer) else kda) + 2 * hidden + (moe if kind == "sparse" else dense)
+    return total, total - mlp_kinds.count("sparse") * (experts - top_k) * per_expert
+
+
 def kimi_linear(f: Fields, layers: list, dims) -> tuple[int, int]:
     """KimiLinearForCausalLM (modeling_kimi_linear.py): embed_tokens, final norm, untied lm_head
     (_tied_weights_keys is empty); per layer input/post-attention RMSNorms and
@@ -82,7 +104,6 @@ def kimi_linear(f: Fields, layers: list, dims) -> tuple[int, int]:
       (gate_up_proj, down_proj), router weight + e_score_correction_bias, shared_experts MLP of
       moe_intermediate_size x num_shared_experts; 'dense': KimiLinearMLP of intermediate_size."""
     hidden = f.int("hidden_size", default=2304)
-    n = len(layers)
     bias = f.flag("attention_bias")
     heads = f.int("num_attention_heads", default=32)
     q_lora = f.opt_int("q_lora_rank")
@@ -109,25 +130,9 @@ def kimi_linear(f: Fields, layers: list, dims) -> tuple[int, int]:
            + hidden * lin_dim + lin_dim * qkv  # g_a, g_b
            + lin_dim + qkv * hidden)  # o_norm, o_proj
 
-    experts = _first_int(f, ("num_experts", "num_local_experts", "n_routed_experts"), 256)
-    top_k = _first_int(f, ("num_experts_per_token", "num_experts_per_tok"), 8)
-    moe_inter = f.int("moe_intermediate_size", default=1024)
-    shared = _first_int(f, ("num_shared_experts", "n_shared_experts"), 1, minimum=0)
-    per_expert = 3 * hidden * moe_inter
-    moe = experts * per_expert + experts * hidden + experts + 3 * hidden * moe_inter * shared
-    dense = 3 * hidden * f.int("intermediate_size", default=9216)
-    mlp_kinds = _mlp_kinds(f, n, f.int("first_k_dense_replace", default=1, minimum=0))
-
-    total = _lm(f, hidden, 163840, False, tieable=False) + hidden
-    sparse_layers = 0
-    for layer, kind in zip(layers, mlp_kinds):
-        total += (mla if _attention_layer(layer) else kda) + 2 * hidden
-        if kind == "sparse":
-            total += moe
-            sparse_layers += 1
-        else:
-            total += dense
-    return total, total - sparse_layers * (experts - top_k) * per_expert
+    return _latent_and_delta_layers(f, layers, hidden, mla, kda, {
+        "experts": 256, "moe_intermediate_size": 1024, "intermediate_size": 9216, "first_k_dense_replace": 1,
+        "vocab_size": 163840})
 
 
 # -- Bailing hybrid (Ling 3.0) ----------------------------------------------------------------------------
@@ -145,7 +150,6 @@ def bailing_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
       router weight + e_score_correction_bias, shared_experts MLP (moe_intermediate_size x num_shared_experts);
       'dense': MLP of intermediate_size."""
     hidden = f.int("hidden_size", default=2560)
-    n = len(layers)
     bias = f.flag("attention_bias")
     heads = f.int("num_attention_heads", default=32)
     rank = f.int("kv_lora_rank", default=512)
@@ -163,25 +167,9 @@ def bailing_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
            + lin_heads + qkv + hidden * qkv  # forget gate: A_log, dt_bias, f_proj
            + hidden * lin_heads + lin_dim + qkv * hidden + hidden * qkv)  # b_proj, o_norm, o_proj, g_proj
 
-    experts = _first_int(f, ("num_experts", "num_local_experts", "n_routed_experts"), 512)
-    top_k = _first_int(f, ("num_experts_per_token", "num_experts_per_tok"), 8)
-    moe_inter = f.int("moe_intermediate_size", default=768)
-    shared = _first_int(f, ("num_shared_experts", "n_shared_experts"), 1, minimum=0)
-    per_expert = 3 * hidden * moe_inter
-    moe = experts * per_expert + experts * hidden + experts + 3 * hidden * moe_inter * shared
-    dense = 3 * hidden * f.int("intermediate_size", default=6144)
-    mlp_kinds = _mlp_kinds(f, n, f.int("first_k_dense_replace", default=2, minimum=0))
-
-    total = _lm(f, hidden, 157184, False, tieable=False) + hidden
-    sparse_layers = 0
-    for layer, kind in zip(layers, mlp_kinds):
-        total += (mla if _attention_layer(layer) else kda) + 2 * hidden
-        if kind == "sparse":
-            total += moe
-            sparse_layers += 1
-        else:
-            total += dense
-    return total, total - sparse_layers * (experts - top_k) * per_expert
+    return _latent_and_delta_layers(f, layers, hidden, mla, kda, {
+        "experts": 512, "moe_intermediate_size": 768, "intermediate_size": 6144, "first_k_dense_replace": 2,
+        "vocab_size": 157184})
 
 
 # -- Nemotron-H -------------------------------------------------------------------------------------------

@@ -59,6 +59,13 @@ def _kinds(f: Fields, name: str, n: int, default) -> list[str]:
 
 # -- the counters ---------------------------------------------------------------------------------------
 
+def _stack(f: Fields, hidden: int, kinds: list[str], layer: int, moe: int, dense: int, idle: int) -> tuple[int, int]:
+    """(total, active): the untied embedding and head, a final norm, and per layer `layer` (attention and norms)
+    plus the MoE ("sparse") or the dense MLP; a token leaves `idle` parameters of each MoE unused."""
+    total = _embed(f, hidden, False) + hidden + sum(layer + (moe if k == "sparse" else dense) for k in kinds)
+    return total, total - kinds.count("sparse") * idle
+
+
 def afmoe(f: Fields, layers: list, dims) -> tuple[int, int]:
     """AfmoeForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default False). Each
     AfmoeDecoderLayer: AfmoeAttention (q/k/v/o_proj with attention_bias, q_norm/k_norm over head_dim,
@@ -192,16 +199,7 @@ def hy_v3(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe = hidden * experts + experts * per_expert + experts + _gated(hidden, shared_inter, mlp_bias)
     dense = _gated(hidden, inter, mlp_bias)
     kinds = _kinds(f, "mlp_layer_types", n, lambda i: "dense" if i == 0 else "sparse")
-    total = _embed(f, hidden, False) + hidden
-    active = total
-    for kind in kinds:
-        if kind == "sparse":
-            total += attn + 2 * hidden + moe
-            active += attn + 2 * hidden + moe - (experts - top_k) * per_expert
-        else:
-            total += attn + 2 * hidden + dense
-            active += attn + 2 * hidden + dense
-    return total, active
+    return _stack(f, hidden, kinds, attn + 2 * hidden, moe, dense, (experts - top_k) * per_expert)
 
 
 def flint(f: Fields, layers: list, dims) -> tuple[int, int]:
@@ -368,16 +366,7 @@ def exaone_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe = experts * per_expert + hidden * experts + experts + _gated(hidden, moe_inter * shared)
     dense = _gated(hidden, inter)
     kinds = _kinds(f, "mlp_layer_types", n, lambda i: "dense" if i < first_dense else "sparse")
-    total = _embed(f, hidden, False) + hidden
-    active = total
-    for kind in kinds:
-        if kind == "sparse":
-            total += attn + 2 * hidden + moe
-            active += attn + 2 * hidden + moe - (experts - top_k) * per_expert
-        else:
-            total += attn + 2 * hidden + dense
-            active += attn + 2 * hidden + dense
-    return total, active
+    return _stack(f, hidden, kinds, attn + 2 * hidden, moe, dense, (experts - top_k) * per_expert)
 
 
 def aria_text(f: Fields, layers: list, dims) -> tuple[int, int]:

@@ -18,6 +18,7 @@ class ModelSpec:
     active_param_count: int  # weights one token passes through (MoE: routed top-k)
     weight_bytes_per_param: float = 2.0  # the checkpoint's bytes / param_count (quantized: an average)
     weight_linear_bytes_per_param: float | None = None  # one decoder-layer linear weight (None: the average)
+    weight_plain_params: int = 0  # of a quantized checkpoint, the parameters kept in its float dtype (embeddings ...)
     weight_dtype: str = "bfloat16"
     max_context_tokens: int | None = None
     hidden_size: int = 0

@@ -133,7 +133,7 @@ def moe_shape(config: dict) -> MoeShape | None:
         kind = "unquantized"
     elif isinstance(quant, dict):
         method = str(quant.get("quant_method", "")).lower()
-        if method == "fp8" and list(quant.get("weight_block_size") or []) == [128, 128]:
+        if method == "fp8" and quant.get("weight_block_size") == [128, 128]:
             kind = "fp8-block"
         else:
             kind = method or "unknown"

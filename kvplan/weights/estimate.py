@@ -22,9 +22,24 @@ def estimated(model: ModelSpec, quantization: str = "none", note: str | None = N
         source="estimated from config",
         origin=model.source,
         quantization=quantization,
-        by_dtype=(DtypeBytes(model.weight_dtype, total, model.param_count, 0),),
+        by_dtype=_by_dtype(model, total),
         notes=notes,
     )
+
+
+FLOAT_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+
+def _by_dtype(model: ModelSpec, total: int) -> tuple[DtypeBytes, ...]:
+    """One row, or for a quantized checkpoint two: the quantized weights (with their scales) and the parameters
+    kept in the float dtype."""
+    quantized, _, plain_dtype = model.weight_dtype.partition(" + ")
+    plain = model.weight_plain_params
+    if not plain or plain_dtype not in FLOAT_BYTES:
+        return (DtypeBytes(model.weight_dtype, total, model.param_count, 0),)
+    plain_bytes = plain * FLOAT_BYTES[plain_dtype]
+    return (DtypeBytes(quantized, total - plain_bytes, model.param_count - plain, 0),
+            DtypeBytes(plain_dtype, plain_bytes, plain, 0))
 
 
 def given(total_bytes: int, origin: str = "--weights") -> Weights:
