@@ -567,7 +567,7 @@ _ROWS: list[Family] = [
                   "are dynamic, the same state); absent layer_types: 'hybrid' when (i + 1) % 6 == 0, else "
                   "'hybrid_sliding' over sliding_window_size (1024) tokens",)),
     Family(("inkling2_loop_text",), kinds=frozenset({K.HYBRID, K.HYBRID_SLIDING}), kind_state=inkling_conv_state,
-           derive=inkling2_kinds, per_layer=inkling_dims, repeat=looped.inkling2_passes,
+           derive=inkling2_kinds, per_layer=inkling_dims, repeat=looped.inkling2_passes, params=params.by_type,
            aliases={"sliding_window": ("sliding_window_size",)},
            defaults={"num_key_value_heads": 8, "head_dim": 128, "swa_num_key_value_heads": 8, "swa_head_dim": 128,
                      "sliding_window": 1024, "conv_kernel_size": 4},

@@ -535,6 +535,23 @@ def minimax_m3_vl_text(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total - sparse_layers * (experts - top_k) * per_expert
 
 
+
+def inkling2_loop_text(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Inkling2LoopForCausalLM (transformers 5.25 modeling_inkling2_loop.py): Inkling2's text model (its layers
+    run again on later passes with the same weights), its lm_head of unpadded_vocab_size rows, plus on every
+    looped layer four message gates (q, k, v and mlp: down_proj 2 x hidden -> loop_gate_rank, forget and message
+    gate projections loop_gate_rank -> hidden) and the model's message_input queries (4 per looped layer)."""
+    total, active = inkling2_text(f, layers, dims)
+    hidden = f.int("hidden_size", default=2304)
+    vocab = f.int("vocab_size", default=201024)
+    head = vocab - f.int("unpadded_vocab_size", default=vocab)
+    loop = f.obj("loop_config") or {}
+    start = loop.get("core_start", f.int("loop_layer_index_start", default=6))
+    end = loop.get("core_end", f.int("loop_layer_index_end", default=18))
+    rank = f.check_int("loop_config.gate_rank", loop.get("gate_rank", f.int("loop_gate_rank", default=64)))
+    extra = (end - start) * (4 * (rank * 2 * hidden + 2 * hidden * rank) + 4 * hidden) - head * hidden
+    return total + extra, active + extra
+
 COUNTERS = {
     "kimi_linear": kimi_linear,
     "bailing_hybrid": bailing_hybrid,
@@ -545,4 +562,5 @@ COUNTERS = {
     "inkling_text": inkling_text,
     "inkling2_text": inkling2_text,
     "minimax_m3_vl_text": minimax_m3_vl_text,
+    "inkling2_loop_text": inkling2_loop_text,
 }
