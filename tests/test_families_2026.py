@@ -17,8 +17,13 @@ Configs (tests/data/configs/):
   text_config is whole; its vision_config is cut to depth and width there; layer_types is derived by the
   config class (3 x linear_attention + 1 x indexed_attention), which the same file's shipped list and two more
   public copies (ids 69562400950, 71512192201) confirm.
+- step-5-preview-reconstructed.json: NOT a verbatim file (none is public): the values a safetensors-header study of
+  the Step-5-Preview checkpoint states (code index id 70329046700; its sparse_config block is quoted verbatim
+  there), which a third-party vLLM plugin's defaults (id 70121057955) and the tensor shapes agree with, re-keyed as
+  vLLM 0.33's step5_vl (the Preview ships model_type step3p5v / text step4, which 0.33 does not register).
 Expected values are worked out by hand from the layouts in vLLM 0.33's model code, or are figures vLLM's own
-planner gave on the specs (benchmarks/vllm_oracle.py, vllm_oracle_glm5next.py, vllm_oracle_qwen4exp.py, on CPU).
+planner gave on the specs (benchmarks/vllm_oracle.py, vllm_oracle_glm5next.py, vllm_oracle_qwen4exp.py,
+vllm_oracle_step5.py, on CPU).
 """
 
 from __future__ import annotations
@@ -282,3 +287,65 @@ def test_qwen4_exp_parameters_equal_transformers_count():
     # the official repository, code index id 61689507604) adds the vision tower and the MTP layer, about 1.7%
     published = 359_999_963_128 // 2
     assert 0 < published - model.param_count < 0.02 * published
+
+
+# -- Step-5: 69 sliding and 23 DSA layers (3, 7, ..., 91), 4 KV heads x 192
+
+def test_step5_layers_by_hand():
+    model = _model("step-5-preview-reconstructed.json")
+    assert model.num_layers == 92  # layer_types' 3 MTP entries are not decoder layers
+    assert [i for i, layer in enumerate(model.layers) if layer.state is not None] == list(range(3, 92, 4))
+    n = 131072
+    est = estimate(model, n)
+    # K and V of 4 x 192 in bf16: 3,072 B a token; a DSA layer also one 256-B FP8 summary per 8 tokens (32 B)
+    assert est.bytes_per_token == 92 * 3072 + 23 * 32
+    assert est.kv_bytes_per_sequence == 69 * 512 * 3072 + 23 * (n * 3072 + n // 8 * 256)
+    assert est.state_bytes_per_sequence == 23 * 7 * 1024  # the open region's 7 rows of 512 bf16
+    # a step: the sliding windows; every summary, and the K/V of the top 512 regions of 8 plus the open one
+    odd = 10_005  # 1,250 closed regions and 5 tokens in the open one
+    assert estimate(model, odd).read_bytes_per_step == 69 * 512 * 3072 + 23 * (odd // 8 * 256 + (4096 + 5) * 3072)
+
+
+# (tp, kv dtype, block size, GiB, max_model_len) -> (blocks, tokens, fits): vLLM 0.33.0's planner on the specs its
+# Step-5 code registers on Hopper (benchmarks/vllm_oracle_step5.py; --grid agrees on 64 of 64 cases)
+VLLM_STEP5 = {
+    (1, "auto", None, 10, 8192): (9_295, 37_107, True), (1, "auto", None, 10, 131072): (9_295, 107_208, False),
+    (1, "auto", None, 40, 131072): (37_183, 428_867, True), (1, "fp8", None, 10, 131072): (18_591, 214_427, True),
+    (2, "fp8", None, 40, 131072): (145_635, 1_679_749, True), (8, "auto", None, 10, 8192): (36_408, 145_348, True),
+    (4, "fp8", 32, 40, 131072): (139_810, 3_223_993, True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VLLM_STEP5, key=str), ids=lambda c: "-".join(map(str, c)))
+def test_step5_vllm_pool_equals_vllms_planner(case):
+    tp, dtype, block, gib, max_len = case
+    pool = simulate(_model("step-5-preview-reconstructed.json"), kv_memory_bytes=gib * GIB, max_model_len=max_len,
+                    tp=tp, gpu="h200", kv_cache_dtype=None if dtype == "auto" else dtype, block_tokens=block)
+    assert (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits) == VLLM_STEP5[case]
+
+
+def test_step5_vllm_pool_by_hand_at_tp1():
+    pool = simulate(_model("step-5-preview-reconstructed.json"), kv_memory_bytes=10 * GIB, max_model_len=8192,
+                    gpu="h200")
+    page = 16 * 3072  # block 16 (every backend's default) x K/V of 4 x 192 in bf16
+    # the widest of five packed groups: the 23 DSA layers' K/V and summaries (2 x 256 B a block), rounded up to
+    # lcm(an 8-token K/V page, 1 KiB ring rows) = 24,576 B
+    per_block = -(-23 * (page + 2 * 256) // 24576) * 24576
+    assert per_block == 1_155_072 and pool.num_blocks == 10 * GIB // per_block == 9_295
+    # a request: each of 3 sliding groups its window and 2 x 8,192 tokens in flight, at most the request
+    # (cdiv(min(511 + 16,384, 8,192), 16) + 1), the DSA group cdiv(8,192, 16), one ring page
+    assert pool.blocks_per_request == 3 * (-(-min(511 + 16384, 8192) // 16) + 1) + 512 + 1 == 2_052
+
+
+def test_step5_refusals():
+    model = _model("step-5-preview-reconstructed.json")
+    with pytest.raises(UsageError, match="tail ring needs 7 rows"):  # 1 KV head x 192 x fp8 x 16 = 6,144 B a page
+        simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, tp=4, kv_cache_dtype="fp8", gpu="h200")
+    with pytest.raises(UsageError, match="modelled on Hopper"):
+        simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="b200")
+    with pytest.raises(UsageError, match="new in 0.33"):
+        simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=resolve("0.32")[0])
+    config = json.loads((DATA / "step-5-preview-reconstructed.json").read_text())
+    del config["text_config"]["sparse_config"]
+    with pytest.raises(KvplanError, match="without a sparse_config"):
+        build_model(config, "dense")

@@ -11,7 +11,7 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import block_sparse, compressed, kolibri, looped, params, pooled_sparse, qsa, shared_compressed
+from . import block_sparse, compressed, kolibri, looped, params, step5, pooled_sparse, qsa, shared_compressed
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, zamba_dims)
@@ -116,6 +116,13 @@ _ROWS: list[Family] = [
                   "indexed_attention here is plain NoPE K/V of every token (no latent, no index keys), shared by "
                   "the layers kv_source_layers points at an earlier one; a step attends to index_topk + local + "
                   "sink tokens (2,184)",)),
+    Family(("step5_vl",), text="step5", rules=("Step-5: its text model in text_config",)),
+    Family(("step5",), kinds=frozenset({K.FULL, K.SLIDING}), derive=step5.default_kinds, layers=step5.layers,
+           trailing="num_nextn_predict_layers",
+           rules=("layer_types (else even layers sliding); K/V of num_attention_groups x head_dim, sliding over "
+                  "sliding_window; the full_attention layers are DSA: one 256-B FP8 region summary per 8 tokens and "
+                  "a per-request ring of the open region's 7 index rows (bf16), as vLLM 0.33 keeps them; a step "
+                  "reads the top sparse_config.topk regions plus the open one",)),
     Family(("doge",), kinds=ATTN, params=params.by_type,
            rules=("K/V of every token on every layer (sliding_window, when set, on every layer); keep_window_size "
                   "only picks which cached keys a query attends to (dynamic mask attention), it evicts nothing",)),

@@ -729,14 +729,16 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     if draft_model is not None and (draft_layers or is_deepseek_v4(model)):
         raise UsageError("vLLM: a separate draft model is modelled without MTP layers, and not for DeepSeek-V4",
                          "give either --mtp or --draft-model")
-    if is_deepseek_v41(model) or model.family == "glm5_next_text" or is_qwen4_exp(model):  # packed slabs, by GPU
+    if is_deepseek_v41(model) or model.family in ("glm5_next_text", "step5") or is_qwen4_exp(model):  # packed slabs
         from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
         from .vllm_dsv41 import simulate_dsv41
         from .vllm_glm5next import simulate_glm5next
         from .vllm_qwen4exp import simulate_qwen4exp
+        from .vllm_step5 import simulate_step5
 
         label, pool_of = (("DeepSeek-V4.1", simulate_dsv41) if is_deepseek_v41(model)
                           else ("Qwen4-Exp", simulate_qwen4exp) if is_qwen4_exp(model)
+                          else ("Step-5", simulate_step5) if model.family == "step5"
                           else ("GLM-5-Next", simulate_glm5next))
         if draft_model is not None:
             raise UsageError(f"vLLM: a separate draft model is not modelled for {label}", "drop the draft")
