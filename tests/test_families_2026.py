@@ -349,3 +349,17 @@ def test_step5_refusals():
     del config["text_config"]["sparse_config"]
     with pytest.raises(KvplanError, match="without a sparse_config"):
         build_model(config, "dense")
+
+
+def test_step3_caches_one_kv_head_of_256_on_every_layer():
+    # vLLM 0.33's Step3TextConfig defaults (61 layers, 64 query heads, num_attention_groups 1, head_dim 256) in the
+    # step3_vl wrapper; Step3TextDecoderLayer builds every attention with one K/V head (no public config.json here)
+    config = {"model_type": "step3_vl", "architectures": ["Step3VLForConditionalGeneration"], "text_config": {
+        "hidden_size": 7168, "num_attention_heads": 64, "num_attention_groups": 1, "num_hidden_layers": 61,
+        "head_dim": 256, "max_position_embedding": 65536, "share_q_dim": 2048}}
+    model = build_model(config, "step3")
+    assert estimate(model, 1000).bytes_per_token == 61 * 2 * 256 * 2 == 62_464
+    assert model.max_context_tokens == 65536
+    config["text_config"]["num_attention_groups"] = 8
+    with pytest.raises(KvplanError, match="one K/V head"):
+        build_model(config, "step3")

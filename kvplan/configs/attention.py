@@ -139,6 +139,16 @@ def falcon_kv_heads(f: Fields, heads: int) -> int:
     return heads
 
 
+def step3_kv_heads(f: Fields, heads: int) -> int:
+    """Step-3's multi-matrix factorization attention: vLLM 0.33's Step3TextDecoderLayer builds every layer with
+    one K/V head (num_kv_heads=1), which num_attention_groups (1 in Step3TextConfig) must agree with."""
+    groups = f.int("num_attention_groups", default=1)
+    if groups != 1:
+        raise ConfigError(f"{f.source}: num_attention_groups is {groups}, but vLLM's Step-3 attention keeps one K/V "
+                          f"head (model_type {f.model_type!r})", "fix the config (num_attention_groups 1)")
+    return 1
+
+
 def multi_query_kv_heads(f: Fields, heads: int) -> int:
     """GPT-BigCode: multi_query (the default) means one KV head."""
     return 1 if f.flag("multi_query", default=True) else heads

@@ -14,7 +14,7 @@ from . import kinds as K
 from . import block_sparse, compressed, kolibri, looped, params, step5, pooled_sparse, qsa, shared_compressed
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
-                        multi_query_kv_heads, zamba_dims)
+                        multi_query_kv_heads, step3_kv_heads, zamba_dims)
 from .family import Family
 from .hybrid import (bailing_hybrid_state, gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
                      mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
@@ -116,6 +116,11 @@ _ROWS: list[Family] = [
                   "indexed_attention here is plain NoPE K/V of every token (no latent, no index keys), shared by "
                   "the layers kv_source_layers points at an earlier one; a step attends to index_topk + local + "
                   "sink tokens (2,184)",)),
+    Family(("step3_vl",), text="step3_text", rules=("Step-3: its text model in text_config",)),
+    Family(("step3_text",), kinds=FULL_ONLY, kv_rule=step3_kv_heads, defaults={"head_dim": 256},
+           aliases={"max_position_embeddings": ("max_position_embedding", "max_seq_len")},
+           rules=("multi-matrix factorization attention: K/V of one head of head_dim (256) on every layer, as "
+                  "vLLM 0.33's Step3TextForCausalLM keeps it",)),
     Family(("step5_vl",), text="step5", rules=("Step-5: its text model in text_config",)),
     Family(("step5",), kinds=frozenset({K.FULL, K.SLIDING}), derive=step5.default_kinds, layers=step5.layers,
            trailing="num_nextn_predict_layers",
