@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -65,7 +64,7 @@ from vllm.models.step5.nvidia.sparse_attention import (
 )
 from vllm.models.step5.nvidia.sparse_summary_cache import Step5SparseSummaryCacheLayer
 
-from vllm_stub_config import capacity, planner, start_check, vllm_config as stub_vllm_config
+from vllm_stub_config import capacity, planner, print_plans, print_specs, start_check, vllm_config as stub_vllm_config
 
 planning = planner()[0]
 
@@ -306,35 +305,9 @@ def run_case(a, mems, lens) -> None:
           f"ring required rows {rep.get('ring_required_rows')}")
     print(f"    non-SSM backends in layer order {rep['backends']} -> block_size {rep['block_size']}; "
           f"layout candidates {rep['layouts']} -> {rep['layout']}")
-    print(f"    {len(specs)} specs registered (MRV2 get_kv_cache_spec order):")
-    kinds_d: dict[str, list[str]] = {}
-    for name, spec in specs.items():
-        kinds_d.setdefault(describe(spec), []).append(name.removeprefix("language_model.model.layers."))
-    for desc, names in kinds_d.items():
-        print(f"    {len(names):2d} x {desc}")
-        if a.specs:
-            print(f"         {names}")
-    print("    registration order:", [n.removeprefix("language_model.model.layers.") for n in list(specs)[:6]], "...")
-    for gib in mems:
-        for max_len in lens:
-            memory = int(gib * GIB)
-            c, specs, _ = registered_specs(max_len, a.mnbt)
-            groups = planning.get_kv_cache_groups(c, dict(specs))
-            kv = planning.get_kv_cache_config_from_groups(c, groups, memory)
-            tokens, conc = capacity(c, kv, max_len)
-            fits = start_check(c, specs, groups, memory)
-            per_block = planning._pool_bytes_per_block(c, groups)
-            per_req = [math.ceil(g.kv_cache_spec.max_memory_usage_bytes(c) / g.kv_cache_spec.page_size_bytes)
-                       for g in groups]
-            if gib == mems[0] and max_len == lens[0]:
-                print(f"    {len(groups)} groups (kind, layers, page bytes, block_size):")
-                for g in groups:
-                    print(f"      {group_label(g)}: {len(g.layer_names)} layers, page {g.kv_cache_spec.page_size_bytes:,} B, "
-                          f"block_size {g.kv_cache_spec.block_size}, first {g.layer_names[0].removeprefix('language_model.model.layers.')}")
-                print(f"    bytes per block {per_block:,}")
-            start = full_start(c, dict(specs), groups, memory)
-            print(f"  {gib} GiB, max_model_len {max_len:,}: {kv.num_blocks:,} blocks, {tokens:,} tokens, "
-                  f"{conc:.4f}x, fits {fits}; blocks/request {sum(per_req)} {per_req}; get_kv_cache_configs: {start}")
+    print_specs(specs, describe, a.specs, 6)
+    print_plans(lambda max_len: registered_specs(max_len, a.mnbt)[:2], mems, lens, group_label, full_start)
+
 
 
 def plan(gib: float, max_len: int, mnbt: int = 8192) -> tuple[int, int, bool]:

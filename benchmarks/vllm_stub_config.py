@@ -101,3 +101,33 @@ def print_specs(specs: dict, describe, show_names: bool, first: int) -> None:
         if show_names:
             print(f"         {names}")
     print("    registration order:", [n.removeprefix("language_model.model.layers.") for n in list(specs)[:first]], "...")
+
+
+def print_plans(registered, mems, lens, group_label, full_start) -> None:
+    """The planner's figures per memory and max length, with the groups of the first case. registered(max_len):
+    (config, specs), rebuilt per length (a Mamba block can be the max length); full_start(config, specs, groups,
+    memory): what get_kv_cache_configs says."""
+    import math
+
+    planning = planner()[0]
+    for gib in mems:
+        for max_len in lens:
+            memory = int(gib * 2**30)
+            cfg, specs = registered(max_len)
+            groups = planning.get_kv_cache_groups(cfg, dict(specs))
+            kv = planning.get_kv_cache_config_from_groups(cfg, groups, memory)
+            tokens, concurrency = capacity(cfg, kv, max_len)
+            fits = start_check(cfg, specs, groups, memory)
+            per_request = [math.ceil(g.kv_cache_spec.max_memory_usage_bytes(cfg) / g.kv_cache_spec.page_size_bytes)
+                           for g in groups]
+            if gib == mems[0] and max_len == lens[0]:
+                print(f"    {len(groups)} groups (kind, layers, page bytes, block_size):")
+                for g in groups:
+                    first = g.layer_names[0].removeprefix("language_model.model.layers.")
+                    print(f"      {group_label(g)}: {len(g.layer_names)} layers, page {g.kv_cache_spec.page_size_bytes:,} "
+                          f"B, block_size {g.kv_cache_spec.block_size}, first {first}")
+                print(f"    bytes per block {planning._pool_bytes_per_block(cfg, groups):,}")
+            start = full_start(cfg, dict(specs), groups, memory)
+            print(f"  {gib} GiB, max_model_len {max_len:,}: {kv.num_blocks:,} blocks, {tokens:,} tokens, "
+                  f"{concurrency:.4f}x, fits {fits}; blocks/request {sum(per_request)} {per_request}; "
+                  f"get_kv_cache_configs: {start}")

@@ -89,7 +89,8 @@ _ROWS: list[Family] = [
            rules=("K/V on every layer; sliding_window (when set) on every layer",)),
     # decoders whose cache follows transformers' generic rule exactly (layer_types, else sliding_window on
     # every layer, else full), each checked against the cache transformers builds by tests/parity
-    Family(("afmoe", "apertus", "apertus1p5_text", "arcee", "aria_text", "beam", "biogpt", "bitnet", "cohere", "cwm", "diffllama",
+    Family(("afmoe", "apertus", "apertus1p5_text", "arcee", "aria_text", "beam", "biogpt", "bitnet", "cohere", "cwm",
+            "diffllama",
             "ernie4_5", "ernie4_5_moe", "flex_olmo", "flint", "git", "gpt_neox_japanese", "granitemoe",
             "granitemoeshared", "helium", "hrm_text", "hy_v3", "hyperclovax", "iquestcoder", "jais2", "kolibri1",
             "mellum", "modernbert-decoder", "nanochat", "olmo", "olmoe", "phimoe", "seed_oss", "solar_open",

@@ -259,3 +259,17 @@ def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *
                     tuple(layer_specs), rules.version, rules.one_log_line, kv_dtype, bytes_per_block, in_flight,
                     gib_text_rounded=rules.gib_text_rounded, tokens_from_concurrency=rules.tokens_from_concurrency,
                     max_num_seqs=max_num_seqs, refusal=refusal)
+
+
+def require_hopper_033(label: str, rules, capability: tuple[int, int] | None, notes: list[str], older: str,
+                       assumed: str) -> None:
+    """The checks of a pool kvplan models for vLLM 0.33 on Hopper only (GLM-5-Next, Qwen4-Exp, Step-5): refuse
+    another release (`older` says why) or a GPU other than SM 9.0; with no GPU, note that Hopper (`assumed`) is
+    assumed."""
+    if rules.version != "0.33":
+        raise UsageError(f"vLLM {rules.version}: {older}", "use --engine vllm (0.33)")
+    if capability is None:
+        notes.append(f"{label}: no GPU given, so {assumed}")
+    elif capability != (9, 0):
+        raise UsageError(f"--engine vllm: {label}'s pool is modelled on Hopper (SM 9.0), not SM "
+                         f"{capability[0]}.{capability[1]}", "give --gpu h100 or h200, or plan without --engine vllm")

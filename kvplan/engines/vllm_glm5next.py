@@ -45,17 +45,10 @@ def simulate_glm5next(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
                       draft_layers: int = 0, num_speculative_tokens: int = 0):
     """vLLM 0.33's pool for GLM-5-Next on one Hopper rank."""
     from .vllm import in_flight_tokens
-    from .vllm_dsv4 import packed_pool
+    from .vllm_dsv4 import packed_pool, require_hopper_033
 
-    if rules.version != "0.33":
-        raise UsageError(f"vLLM {rules.version}: kvplan models GLM-5-Next's pool as vLLM 0.33 plans it",
-                         "use --engine vllm (0.33)")
-    if capability is None:
-        notes.append("GLM-5-Next: no GPU given, so vLLM's Hopper backends (FlashInfer sparse MLA, FlashKDA) are "
-                     "assumed")
-    elif capability != (9, 0):
-        raise UsageError(f"--engine vllm: GLM-5-Next's pool is modelled on Hopper (SM 9.0), not SM "
-                         f"{capability[0]}.{capability[1]}", "give --gpu h100 or h200, or plan without --engine vllm")
+    require_hopper_033("GLM-5-Next", rules, capability, notes, "kvplan models GLM-5-Next's pool as vLLM 0.33 plans it",
+                       "vLLM's Hopper backends (FlashInfer sparse MLA, FlashKDA) are assumed")
     if pp > 1 or draft_layers or num_speculative_tokens or block_tokens is not None or prefix_caching is False:
         raise UsageError("vLLM's GLM-5-Next pool is modelled at its defaults: no --pp, speculative decoding, "
                          "--block-size or --no-enable-prefix-caching", "drop those options")

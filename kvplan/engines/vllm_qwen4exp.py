@@ -55,17 +55,10 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
                       draft_layers: int = 0, num_speculative_tokens: int = 0):
     """vLLM 0.33's pool for Qwen4-Exp on one Hopper rank."""
     from .vllm import in_flight_tokens
-    from .vllm_dsv4 import packed_pool
+    from .vllm_dsv4 import packed_pool, require_hopper_033
 
-    if rules.version != "0.33":
-        raise UsageError(f"vLLM {rules.version} has no Qwen4-Exp model (models/qwen4_exp is new in 0.33)",
-                         "use --engine vllm (0.33)")
-    if capability is None:
-        notes.append("Qwen4-Exp: no GPU given, so Hopper is assumed (FlashInfer's Gated DeltaNet prefill, which "
-                     "checkpoints every 64 tokens)")
-    elif capability != (9, 0):
-        raise UsageError(f"--engine vllm: Qwen4-Exp's pool is modelled on Hopper (SM 9.0), not SM "
-                         f"{capability[0]}.{capability[1]}", "give --gpu h100 or h200, or plan without --engine vllm")
+    require_hopper_033("Qwen4-Exp", rules, capability, notes, "no Qwen4-Exp model (models/qwen4_exp is new in 0.33)",
+                       "Hopper is assumed (FlashInfer's Gated DeltaNet prefill, which checkpoints every 64 tokens)")
     if pp > 1 or draft_layers or num_speculative_tokens or block_tokens is not None:
         raise UsageError("vLLM's Qwen4-Exp pool is modelled without --pp, speculative decoding (MTP adds a QSA "
                          "layer and grows the ring and the conv states) or --block-size", "drop those options")

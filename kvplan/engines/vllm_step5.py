@@ -38,16 +38,10 @@ def simulate_step5(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
                    draft_layers: int = 0, num_speculative_tokens: int = 0):
     """vLLM 0.33's pool for Step-5 on one Hopper rank."""
     from .vllm import in_flight_tokens
-    from .vllm_dsv4 import packed_pool
+    from .vllm_dsv4 import packed_pool, require_hopper_033
 
-    if rules.version != "0.33":
-        raise UsageError(f"vLLM {rules.version} has no Step-5 model (models/step5 is new in 0.33)",
-                         "use --engine vllm (0.33)")
-    if capability is None:
-        notes.append("Step-5: no GPU given, so Hopper is assumed (its DSA backend runs on SM 9.0 and 10.x)")
-    elif capability != (9, 0):
-        raise UsageError(f"--engine vllm: Step-5's pool is modelled on Hopper (SM 9.0), not SM "
-                         f"{capability[0]}.{capability[1]}", "give --gpu h100 or h200, or plan without --engine vllm")
+    require_hopper_033("Step-5", rules, capability, notes, "no Step-5 model (models/step5 is new in 0.33)",
+                       "Hopper is assumed (its DSA backend runs on SM 9.0 and 10.x)")
     if pp > 1 or draft_layers or num_speculative_tokens:
         raise UsageError("vLLM's Step-5 pool is modelled without --pp or speculative decoding (MTP adds sliding "
                          "draft layers and ring rows)", "drop those options")
