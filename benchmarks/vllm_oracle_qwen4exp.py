@@ -42,7 +42,6 @@ compressed-tensors, loguru and torchvision on the path:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -56,8 +55,7 @@ from vllm.config.attention import AttentionConfig
 from vllm.config.cache import CacheConfig
 from vllm.config.vllm import set_current_vllm_config
 from vllm.model_executor.layers.attention_layer_base import AttentionLayerBase
-from vllm.platforms import current_platform
-from vllm.platforms.interface import DeviceCapability, Platform, PlatformEnum
+from vllm.platforms.interface import Platform
 from vllm.transformers_utils.config import uses_mrope
 
 import vllm.models.qwen4_exp.nvidia.model as q4model  # import first: qsa.py has a cycle through it
@@ -75,7 +73,7 @@ from vllm.utils.torch_utils import kv_cache_dtype_str_to_dtype
 from vllm.v1.attention.backends.gdn_attn import FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
 from vllm.v1.worker.gpu.attn_utils import get_kv_cache_spec as mrv2_get_kv_cache_spec
 
-from vllm_stub_config import capacity, planner, print_plans, print_specs, start_check, vllm_config as stub_vllm_config
+from vllm_stub_config import capacity, hopper, planner, print_plans, print_specs, start_check, vllm_config as stub_vllm_config
 
 planning = planner()[0]
 
@@ -87,23 +85,6 @@ LENS = (8192, 131072)
 ARCH = "Qwen4ExpForConditionalGeneration"
 OPTIONS = dict(kv_cache_dtype="auto", indexer_kv_dtype="auto", language_model_only=False,
                prefix_caching=True, gdn_backend="auto", tp=1)
-
-
-@contextlib.contextmanager
-def hopper():
-    """current_platform reports CUDA SM90 while a backend/kernel choice is made."""
-    plat = type(current_platform)
-    saved = {k: plat.__dict__.get(k) for k in ("_enum", "get_device_capability")}
-    plat._enum = PlatformEnum.CUDA
-    plat.get_device_capability = classmethod(lambda cls, device_id=0: DeviceCapability(9, 0))
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                delattr(plat, k)
-            else:
-                setattr(plat, k, v)
 
 
 def load_hf_config():

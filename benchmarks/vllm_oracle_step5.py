@@ -30,7 +30,6 @@ rules, and --grid compares the two (64 cases). Run it from a folder other than t
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -48,8 +47,7 @@ if not hasattr(tl, "extra"):
 from vllm.config.cache import CacheConfig
 from vllm.config.vllm import set_current_vllm_config
 from vllm.model_executor.layers.attention.attention import Attention
-from vllm.platforms import current_platform
-from vllm.platforms.interface import DeviceCapability, Platform, PlatformEnum
+from vllm.platforms.interface import Platform
 from vllm.transformers_utils.configs.step5 import Step5VLConfig
 from vllm.utils.torch_utils import kv_cache_dtype_str_to_dtype
 from vllm.v1.attention.backend import AttentionType
@@ -64,7 +62,7 @@ from vllm.models.step5.nvidia.sparse_attention import (
 )
 from vllm.models.step5.nvidia.sparse_summary_cache import Step5SparseSummaryCacheLayer
 
-from vllm_stub_config import capacity, planner, print_plans, print_specs, start_check, vllm_config as stub_vllm_config
+from vllm_stub_config import capacity, hopper, planner, print_plans, print_specs, start_check, vllm_config as stub_vllm_config
 
 planning = planner()[0]
 
@@ -75,23 +73,6 @@ MEMS = (10, 40)
 LENS = (8192, 131072)
 ARCH = "Step5ForConditionalGeneration"
 OPTIONS = dict(kv_cache_dtype="auto", tp=1, block_size=None, mtp=0)
-
-
-@contextlib.contextmanager
-def hopper():
-    """current_platform reports CUDA SM90 while a backend/kernel choice is made."""
-    plat = type(current_platform)
-    saved = {k: plat.__dict__.get(k) for k in ("_enum", "get_device_capability")}
-    plat._enum = PlatformEnum.CUDA
-    plat.get_device_capability = classmethod(lambda cls, device_id=0: DeviceCapability(9, 0))
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                delattr(plat, k)
-            else:
-                setattr(plat, k, v)
 
 
 def load_hf_config():

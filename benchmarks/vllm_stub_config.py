@@ -4,6 +4,8 @@ planner (its capacity figures, its start check)."""
 
 from __future__ import annotations
 
+import contextlib
+
 import importlib
 import inspect
 from types import SimpleNamespace
@@ -131,3 +133,23 @@ def print_plans(registered, mems, lens, group_label, full_start) -> None:
             print(f"  {gib} GiB, max_model_len {max_len:,}: {kv.num_blocks:,} blocks, {tokens:,} tokens, "
                   f"{concurrency:.4f}x, fits {fits}; blocks/request {sum(per_request)} {per_request}; "
                   f"get_kv_cache_configs: {start}")
+
+
+@contextlib.contextmanager
+def hopper():
+    """vLLM's current_platform reports CUDA SM 9.0 while a backend or kernel choice is made."""
+    from vllm.platforms import current_platform
+    from vllm.platforms.interface import DeviceCapability, PlatformEnum
+
+    plat = type(current_platform)
+    saved = {k: plat.__dict__.get(k) for k in ("_enum", "get_device_capability")}
+    plat._enum = PlatformEnum.CUDA
+    plat.get_device_capability = classmethod(lambda cls, device_id=0: DeviceCapability(9, 0))
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                delattr(plat, k)
+            else:
+                setattr(plat, k, v)
