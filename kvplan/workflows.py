@@ -46,10 +46,10 @@ def apply_kv_dtype(model, kv_dtype: str):
     if name == "auto":
         # the checkpoint's dtype, but a float32 checkpoint's K/V are sized at 2 B (as engines serve
         # it: vLLM's dtype auto downcasts to bf16), so they are labelled so; fp32 names its state only
-        if model.weight_dtype == "float32":
+        if model.float_dtype == "float32":
             kv_caches = any(c.kind in ("attention", "latent") for layer in model.layers for c in layer.caches)
             return model, "bf16" if kv_caches else "fp32"
-        return model, {"float16": "fp16"}.get(model.weight_dtype, "bf16")
+        return model, {"float16": "fp16"}.get(model.float_dtype, "bf16")
     if name not in KV_DTYPES:
         raise UsageError(f"--kv-dtype {kv_dtype!r} is not one of auto, {', '.join(KV_DTYPES)}")
     from .core.transform import map_caches

@@ -239,3 +239,12 @@ def test_the_estimate_splits_quantized_and_float_bytes():
     assert [(r.dtype, r.bytes) for r in rows] == [("mxfp4", 60_914_073_600), ("bfloat16", 4_334_742_144)]
     # an unquantized checkpoint keeps one row
     assert len(estimated(build_model(_raw("llama-3.1-8b"), "l")).by_dtype) == 1
+
+
+def test_a_quantized_checkpoint_serves_in_its_float_dtype():
+    from kvplan.workflows import apply_kv_dtype
+
+    quant = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}
+    model = build_model(_llama8b_with(quant, "float16"), "awq")
+    assert model.weight_dtype == "int4 + float16" and model.float_dtype == "float16"
+    assert apply_kv_dtype(model, "auto")[1] == "fp16"  # the K/V in the dtype the engine runs the model in

@@ -70,6 +70,11 @@ class ModelSpec:
         return len(self.layers)
 
     @property
+    def float_dtype(self) -> str:
+        """The checkpoint's float dtype: weight_dtype, or of a quantized one ("int4 + float16") the tables'."""
+        return self.weight_dtype.partition(" + ")[2] or self.weight_dtype
+
+    @property
     def weight_bytes(self) -> int:
         return int(round(self.param_count * self.weight_bytes_per_param))
 

@@ -432,7 +432,7 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
                              "raise --mem-util (SGLang's --mem-fraction-static) or add GPUs (--tp)")
     return SglangPool(c, dtype, rest_bytes, tokens, swa, states, page_size, context_len, requests,
                       mem_fraction_static, tuple(notes), rules.release,
-                      TORCH_DTYPES.get(dtype, "torch.float16" if model.weight_dtype == "float16" else "torch.bfloat16"),
+                      TORCH_DTYPES.get(dtype, "torch.float16" if model.float_dtype == "float16" else "torch.bfloat16"),
                       draft)
 
 

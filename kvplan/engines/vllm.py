@@ -115,7 +115,7 @@ def default_max_num_batched_tokens(gpu=None, rules: VllmRules = LATEST) -> int:
 def serving_storage(model: ModelSpec) -> Storage:
     """vLLM's dtype "auto": the checkpoint's, a float32 checkpoint downcast to bf16
     (vllm/config/model.py: _resolve_auto_dtype; bf16 is CUDA's first supported dtype)."""
-    return FP16 if model.weight_dtype in ("float16", "fp16", "half") else BF16
+    return FP16 if model.float_dtype in ("float16", "fp16", "half") else BF16
 
 
 # ---------------------------------------------------------------- KV dtypes
@@ -343,7 +343,7 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
     (0.13-0.19) or float32 (0.20 on); Qwen3.5's (0.17 on) in the config's
     mamba_ssm_dtype (float32 in the published checkpoints)."""
     serving = serving_storage(model)
-    checkpoint = FP32 if model.weight_dtype in ("float32", "fp32") else serving
+    checkpoint = FP32 if model.float_dtype in ("float32", "fp32") else serving
     notes: list[str] = []
     nemotron_default = {"float32": FP32, "float16": FP16}.get(rules.nemotron_h_ssm_dtype or "")
     nemotron = model.model_type == "nemotron_h" and nemotron_default is not None

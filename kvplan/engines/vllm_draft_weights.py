@@ -106,7 +106,7 @@ def draft_checkpoint_drafter(draft: ModelSpec, method: str, record: Weights | No
                                        "whole: vLLM frees its embedding and head where it shares them with the "
                                        "target, which it decides by comparing the tensors (an upper bound)")
     if method == "draft_model" and draft.param_count:
-        plain = 2 if draft.weight_dtype in ("float32", "fp32") else draft.weight_bytes_per_param
+        plain = 2 if draft.float_dtype in ("float32", "fp32") else draft.weight_bytes_per_param
         per_gpu = _cdiv(int(draft.param_count * plain), tp)
         return DrafterWeights(per_gpu, f"the draft {draft.name}: parameter count {draft.param_count:,} x {plain:g} B "
                                        "(its config; no checkpoint read), nothing shared")

@@ -94,7 +94,7 @@ def _kv_cache_dtype(model: ModelSpec, kv_dtype_name: str, rules: VllmRules = LAT
                 native_windows = True
     if not quantized:
         # dtype auto: the model's, a float32 checkpoint downcast to bf16 (engines.vllm.serving_storage)
-        expected = {"float16": "fp16"}.get(model.weight_dtype, "bf16")
+        expected = {"float16": "fp16"}.get(model.float_dtype, "bf16")
         if kv_dtype_name in ("bf16", "fp16", "fp32") and kv_dtype_name != expected:
             notes.append(f"vLLM's auto KV dtype follows the dtype it serves the model in ({expected}); "
                          f"use --dtype to store the cache as {kv_dtype_name}")

@@ -330,7 +330,7 @@ def served_from_float32(model) -> bool:
     the platform's first dtype, bf16 on CUDA (vllm/config/model.py `_resolve_auto_dtype`, "Downcast
     for float32 models"; before it `_get_and_verify_dtype` chose float16, also 2 B). The model is
     built in that dtype and each float32 tensor is copied into a 16-bit parameter as it loads."""
-    return getattr(model, "weight_dtype", None) in ("float32", "fp32")
+    return getattr(model, "float_dtype", None) in ("float32", "fp32")
 
 
 def downcast_float32(record):

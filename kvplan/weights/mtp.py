@@ -78,7 +78,7 @@ def mtp_module(model: ModelSpec, raw: dict | None) -> MtpModule | None:
     if not per_layer or not hidden or not vocab:
         return None
     width = model.weight_linear_bytes_per_param or model.weight_bytes_per_param
-    plain = 4 if model.weight_dtype in ("float32", "fp32") else 2  # unquantized tensors
+    plain = 4 if model.float_dtype in ("float32", "fp32") else 2  # unquantized tensors
     decoder = int(layers * per_layer * width)
     copy = vocab * hidden * plain
     if kind == "shared_head":
