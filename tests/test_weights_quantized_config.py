@@ -248,3 +248,17 @@ def test_a_quantized_checkpoint_serves_in_its_float_dtype():
     model = build_model(_llama8b_with(quant, "float16"), "awq")
     assert model.weight_dtype == "int4 + float16" and model.float_dtype == "float16"
     assert apply_kv_dtype(model, "auto")[1] == "fp16"  # the K/V in the dtype the engine runs the model in
+
+
+@pytest.mark.parametrize("ignore", [
+    ["lm_head", "re:.*mlp.gate$"],  # MoE routers kept in bf16 (llm-compressor's usual recipe)
+    ["lm_head", "model.layers.0.mlp.gate", "re:.*shared_expert_gate$", "re:visual.*"],
+])
+def test_ignore_lists_of_routers_and_towers_keep_the_estimate(ignore):
+    quant = {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ignore,
+             "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+                                                                        "strategy": "group", "group_size": 128}}}}
+    model = build_model(_llama8b_with(quant), "w4")
+    # the same bytes as with ignore ["lm_head"]: routers are < 0.1% (counted with the linears), towers apart
+    plain = dict(quant, ignore=["lm_head"])
+    assert model.weight_bytes == build_model(_llama8b_with(plain), "w4").weight_bytes > 0
