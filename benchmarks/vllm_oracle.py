@@ -87,6 +87,31 @@ def latent_and_hybrid() -> dict[str, dict]:
     }
 
 
+def dory() -> dict:
+    """Dory (transformers 5.25's default config, tests/data/configs/transformers-5.25-defaults.json): vLLM 0.33's
+    model_executor/models/dory.py builds one Attention per attention block and, in per_loop mode, one more per
+    loop of a recurrent block (named after block loop x num_hidden_layers + i): 56 specs, sliding 1,024 or full,
+    4 KV heads x 256."""
+    import json
+    from pathlib import Path
+
+    config = json.loads((Path(__file__).resolve().parents[1] / "tests" / "data" / "configs"
+                         / "transformers-5.25-defaults.json").read_text())["dory"]
+    types, first, count = config["layer_types"], config["n_input_layers"], config["n_recurrent_layers"]
+    out = {}
+    for i, kind in enumerate(types):
+        if kind == "mlp":
+            continue
+        spec = (SlidingWindowSpec(block_size=16, num_kv_heads=4, head_size=256, dtype=torch.bfloat16,
+                                  sliding_window=config["sliding_window"]) if kind == "sliding_attention" else
+                FullAttentionSpec(block_size=16, num_kv_heads=4, head_size=256, dtype=torch.bfloat16))
+        out[f"backbone.layers.{i}.mixer.attn"] = spec
+        if first <= i < first + count:
+            for loop in range(1, config["n_recurrent_loops"]):
+                out[f"backbone.layers.{loop * len(types) + i}.mixer.attn"] = spec
+    return out
+
+
 def report(label: str, specs: dict, memory_gib: int, max_model_len: int) -> None:
     cfg = vllm_config(max_model_len)
     groups = planning.get_kv_cache_groups(cfg, specs)
@@ -104,6 +129,8 @@ def main() -> None:
                                 ("minimax-m3 fp8, tp 1", torch.float8_e4m3fn, 4),
                                 ("minimax-m3 auto, tp 4", torch.bfloat16, 1)):
         report(label, minimax_m3(dtype, heads), 40, 131072)
+    for gib, max_len in ((10, 8192), (40, 131072)):
+        report("dory (per_loop, 2 loops)", dory(), gib, max_len)
 
 
 if __name__ == "__main__":

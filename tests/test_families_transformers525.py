@@ -205,3 +205,13 @@ def test_hy_v4_parameters_follow_its_layers():
               "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "v_head_dim": 256, "index_n_heads": 16,
               "index_head_dim": 128, "hc_mult": 4}
     assert build_model(config, "hy_v4").param_count == 58_278_193_133 + 33 * 256
+
+
+@pytest.mark.parametrize("gib, max_len, blocks, tokens", [(10, 8192, 11_702, 46_739), (40, 131072, 46_811, 535_440)])
+def test_dory_vllm_pool_equals_vllms_planner(gib, max_len, blocks, tokens):
+    # vLLM 0.33.0's planner on the 56 specs its dory.py registers per loop (benchmarks/vllm_oracle.py, dory())
+    from kvplan.engines.vllm import simulate
+
+    pool = simulate(_model("dory"), kv_memory_bytes=gib * 2**30, max_model_len=max_len, max_num_batched_tokens=8192,
+                    allow_long_max_model_len=True)
+    assert (pool.num_blocks, pool.gpu_kv_cache_tokens) == (blocks, tokens)
