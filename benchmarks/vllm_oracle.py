@@ -112,6 +112,18 @@ def dory() -> dict:
     return out
 
 
+def iquest_loop() -> dict:
+    """IQuest-Coder-V1-40B-Loop (tests/data/configs/iquest-coder-v1-40b-loop.json): vLLM 0.33's iquest_loopcoder.py
+    builds per layer loop 0's Attention (full) and loop 1's (named layer 80 + i, a 64-token sliding window)."""
+    out = {}
+    for i in range(80):
+        out[f"model.layers.{i}.self_attn.attn"] = FullAttentionSpec(block_size=16, num_kv_heads=8, head_size=128,
+                                                                    dtype=torch.bfloat16)
+        out[f"model.layers.{80 + i}.self_attn.attn"] = SlidingWindowSpec(
+            block_size=16, num_kv_heads=8, head_size=128, dtype=torch.bfloat16, sliding_window=64)
+    return out
+
+
 def report(label: str, specs: dict, memory_gib: int, max_model_len: int) -> None:
     cfg = vllm_config(max_model_len)
     groups = planning.get_kv_cache_groups(cfg, specs)
@@ -131,6 +143,7 @@ def main() -> None:
         report(label, minimax_m3(dtype, heads), 40, 131072)
     for gib, max_len in ((10, 8192), (40, 131072)):
         report("dory (per_loop, 2 loops)", dory(), gib, max_len)
+        report("iquest-coder-v1-40b-loop", iquest_loop(), gib, max_len)
 
 
 if __name__ == "__main__":

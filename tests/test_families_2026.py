@@ -21,6 +21,9 @@ Configs (tests/data/configs/):
   the Step-5-Preview checkpoint states (code index id 70329046700; its sparse_config block is quoted verbatim
   there), which a third-party vLLM plugin's defaults (id 70121057955) and the tensor shapes agree with, re-keyed as
   vLLM 0.33's step5_vl (the Preview ships model_type step3p5v / text step4, which 0.33 does not register).
+- iquest-coder-v1-40b-loop.json: IQuest-Coder-V1-40B-Loop's config.json fields as a public Swift test transcribes
+  them (code index id 55321679936, constant kIQuestLoopCoderConfigJSON): 17 keys, probably a subset of the file,
+  but every field vLLM's iquest_loopcoder.py reads for the cache is among them.
 Expected values are worked out by hand from the layouts in vLLM 0.33's model code, or are figures vLLM's own
 planner gave on the specs (benchmarks/vllm_oracle.py, vllm_oracle_glm5next.py, vllm_oracle_qwen4exp.py,
 vllm_oracle_step5.py, on CPU).
@@ -363,3 +366,23 @@ def test_step3_caches_one_kv_head_of_256_on_every_layer():
     config["text_config"]["num_attention_groups"] = 8
     with pytest.raises(KvplanError, match="one K/V head"):
         build_model(config, "step3")
+
+
+
+def test_iquest_loop_keeps_a_window_per_later_loop_and_reads_loop_0_again():
+    model = _model("iquest-coder-v1-40b-loop.json")  # 80 layers, 8 KV heads x 128 (5,120 / 40), loop_num 2, window 64
+    n, per_token = 131072, 2 * 8 * 128 * 2
+    est = estimate(model, n)
+    assert est.kv_bytes_per_sequence == 80 * (n + 64) * per_token  # loop 0: every token; loop 1: 64
+    assert est.read_bytes_per_step == 80 * (2 * n + 64) * per_token  # loop 1 reads loop 0's cache too
+    # parameters as vLLM builds the model: Llama's, plus a gate projection a layer (128 -> 40 heads, with a bias)
+    llama = 2 * 76800 * 5120 + 5120 + 80 * (2 * 5120 * 5120 + 2 * 5120 * 1024 + 3 * 5120 * 27648 + 2 * 5120)
+    assert model.param_count == llama + 80 * (128 * 40 + 40)
+
+
+@pytest.mark.parametrize("gib, max_len, blocks, tokens", [(10, 8192, 2_048, 16_368), (40, 131072, 8_192, 116_445)])
+def test_iquest_loop_vllm_pool_equals_vllms_planner(gib, max_len, blocks, tokens):
+    # vLLM 0.33.0's planner on the 160 specs iquest_loopcoder.py registers (benchmarks/vllm_oracle.py, iquest_loop())
+    pool = simulate(_model("iquest-coder-v1-40b-loop.json"), kv_memory_bytes=gib * GIB, max_model_len=max_len,
+                    max_num_batched_tokens=8192)
+    assert (pool.num_blocks, pool.gpu_kv_cache_tokens) == (blocks, tokens)

@@ -117,6 +117,10 @@ _ROWS: list[Family] = [
                   "indexed_attention here is plain NoPE K/V of every token (no latent, no index keys), shared by "
                   "the layers kv_source_layers points at an earlier one; a step attends to index_topk + local + "
                   "sink tokens (2,184)",)),
+    Family(("iquestloopcoder",), kinds=FULL_ONLY, dims=gqa_from_hidden, repeat=looped.iquest_loops,
+           params=params.iquest_loop,
+           rules=("the stack runs loop_num (2) times: loop 0 keeps K/V of every token (num_key_value_heads x "
+                  "hidden / heads), each later loop its own K/V over loop_window_size (64) tokens and reads loop 0's",)),
     Family(("step3_vl",), text="step3_text", rules=("Step-3: its text model in text_config",)),
     Family(("step3_text",), kinds=FULL_ONLY, kv_rule=step3_kv_heads, defaults={"head_dim": 256},
            aliases={"max_position_embeddings": ("max_position_embedding", "max_seq_len")},

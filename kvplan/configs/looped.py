@@ -93,3 +93,22 @@ def inkling2_passes(f: Fields, layers: list[LayerSpec]) -> list[LayerSpec]:
         state = layer.state and replace(layer.state, also=layer.state.also + (layer.state,) * (passes - 1))
         out[i] = replace(layer, caches=layer.caches * passes, state=state)
     return out
+
+
+def iquest_loops(f: Fields, layers: list[LayerSpec]) -> list[LayerSpec]:
+    """IQuest-Coder-V1-Loop (vLLM 0.33 model_executor/models/iquest_loopcoder.py): the whole stack runs loop_num
+    times (2). Loop 0 keeps every layer's K/V of all tokens; each later loop keeps its own K/V over the newest
+    loop_window_size tokens (64: its Attention gets a sliding-window cache config) and also reads loop 0's cache
+    (the global attention, which it does not write)."""
+    loops = f.int("loop_num", default=2, maximum=MAX_PASSES)
+    window = f.int("loop_window_size", default=64)
+    out = []
+    for i, layer in enumerate(layers):
+        if loops == 1 or not layer.caches:
+            out.append(layer)
+            continue
+        (full,) = layer.caches
+        local = replace(full, policy=replace(full.policy, window_tokens=window))
+        out.append(replace(layer, caches=(full,) + (local,) * (loops - 1), borrows=(full,) * (loops - 1),
+                           borrows_from=i))
+    return out

@@ -1152,3 +1152,12 @@ def by_type(f: Fields, layers: list, dims) -> tuple[int, int]:
     counters = {**_PLAIN_DECODERS, **params_moe.COUNTERS, **params_mla.COUNTERS, **params_dense.COUNTERS,
                 **params_hybrid.COUNTERS}
     return counters.get(f.model_type, attention_decoder)(f, layers, dims)
+
+
+def iquest_loop(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """IQuest-Coder-V1-Loop as vLLM 0.33 builds it (iquest_loopcoder.py; transformers has no loop model): a Llama
+    decoder (the loops share its weights) plus one gate projection a layer (head_dim -> heads, with a bias)."""
+    heads, _, head_dim, _ = dims
+    total, active = attention_decoder(f, layers, dims)
+    gates = len(layers) * (head_dim * heads + heads)
+    return total + gates, active + gates
