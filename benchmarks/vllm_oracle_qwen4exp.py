@@ -73,7 +73,8 @@ from vllm.utils.torch_utils import kv_cache_dtype_str_to_dtype
 from vllm.v1.attention.backends.gdn_attn import FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
 from vllm.v1.worker.gpu.attn_utils import get_kv_cache_spec as mrv2_get_kv_cache_spec
 
-from vllm_stub_config import capacity, hopper, planner, print_plans, print_specs, start_check, vllm_config as stub_vllm_config
+from vllm_stub_config import (capacity, full_start, group_label, hopper, planner, print_plans, print_specs,
+                              start_check, vllm_config as stub_vllm_config)
 
 planning = planner()[0]
 
@@ -292,24 +293,6 @@ def describe(spec) -> str:
     fields.append(f"block_stride_alignment {spec.block_stride_alignment} (-> {spec.get_block_stride_alignment()})")
     fields.append(f"page {spec.page_size_bytes} B (unpadded {spec.real_page_size_bytes})")
     return f"{name}: " + ", ".join(fields)
-
-
-def group_label(g) -> str:
-    spec = g.kv_cache_spec
-    if hasattr(spec, "kv_cache_specs"):
-        kinds = {}
-        for s in spec.kv_cache_specs.values():
-            kinds[type(s).__name__] = kinds.get(type(s).__name__, 0) + 1
-        return "U[" + ", ".join(f"{n}x{k}" for k, n in kinds.items()) + "]"
-    return type(spec).__name__
-
-
-def full_start(cfg, specs, groups, memory: int) -> str:
-    try:
-        kv = planning.get_kv_cache_configs(cfg, [specs], [memory], groups)[0]
-        return f"ok ({kv.num_blocks:,} blocks)"
-    except (ValueError, AssertionError) as exc:
-        return f"{type(exc).__name__}: " + str(exc).split(" Try increasing")[0][:300]
 
 
 def plan(gib: float, max_len: int, mnbt: int = 8192) -> tuple[int, int, bool]:

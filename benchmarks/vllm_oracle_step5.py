@@ -62,7 +62,8 @@ from vllm.models.step5.nvidia.sparse_attention import (
 )
 from vllm.models.step5.nvidia.sparse_summary_cache import Step5SparseSummaryCacheLayer
 
-from vllm_stub_config import capacity, hopper, planner, print_plans, print_specs, start_check, vllm_config as stub_vllm_config
+from vllm_stub_config import (capacity, full_start, group_label, hopper, planner, print_plans, print_specs,
+                              start_check, vllm_config as stub_vllm_config)
 
 planning = planner()[0]
 
@@ -254,24 +255,6 @@ def describe(spec) -> str:
     return f"{name}: " + ", ".join(fields)
 
 
-def group_label(g) -> str:
-    spec = g.kv_cache_spec
-    if hasattr(spec, "kv_cache_specs"):
-        kinds = {}
-        for s in spec.kv_cache_specs.values():
-            kinds[type(s).__name__] = kinds.get(type(s).__name__, 0) + 1
-        return "U[" + ", ".join(f"{n}x{k}" for k, n in kinds.items()) + "]"
-    return type(spec).__name__
-
-
-def full_start(cfg, specs, groups, memory: int) -> str:
-    try:
-        kv = planning.get_kv_cache_configs(cfg, [specs], [memory], groups)[0]
-        return f"ok ({kv.num_blocks:,} blocks)"
-    except (ValueError, AssertionError) as exc:
-        return f"{type(exc).__name__}: " + str(exc).split(" Try increasing")[0][:300]
-
-
 def run_case(a, mems, lens) -> None:
     try:
         cfg, specs, rep = registered_specs(lens[0], a.mnbt)
@@ -288,6 +271,7 @@ def run_case(a, mems, lens) -> None:
           f"layout candidates {rep['layouts']} -> {rep['layout']}")
     print_specs(specs, describe, a.specs, 6)
     print_plans(lambda max_len: registered_specs(max_len, a.mnbt)[:2], mems, lens, group_label, full_start)
+
 
 
 

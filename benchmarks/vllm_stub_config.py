@@ -153,3 +153,23 @@ def hopper():
                 delattr(plat, k)
             else:
                 setattr(plat, k, v)
+
+
+def group_label(group) -> str:
+    """A KV cache group's spec class, or for a packed group U[count x class, ...]."""
+    spec = group.kv_cache_spec
+    if hasattr(spec, "kv_cache_specs"):
+        kinds: dict[str, int] = {}
+        for s in spec.kv_cache_specs.values():
+            kinds[type(s).__name__] = kinds.get(type(s).__name__, 0) + 1
+        return "U[" + ", ".join(f"{n}x{k}" for k, n in kinds.items()) + "]"
+    return type(spec).__name__
+
+
+def full_start(cfg, specs, groups, memory: int) -> str:
+    """What vLLM's get_kv_cache_configs says: ok with the blocks, or its refusal."""
+    try:
+        kv = planner()[0].get_kv_cache_configs(cfg, [specs], [memory], groups)[0]
+        return f"ok ({kv.num_blocks:,} blocks)"
+    except (ValueError, AssertionError) as exc:
+        return f"{type(exc).__name__}: " + str(exc).split(" Try increasing")[0][:300]
