@@ -30,8 +30,6 @@ def hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
     return _hybrid_params(f, layers, heads, kv, head_dim)
 
 
-def falcon(f: Fields, layers: list, dims) -> tuple[int, int]:
-    return _falcon_params(f, len(layers), dims[0], dims[1])
 
 
 def bigcode(f: Fields, layers: list, dims) -> tuple[int, int]:
@@ -266,16 +264,6 @@ def _hybrid_params(f: Fields, layers: list[LayerSpec], heads: int, kv: int, head
     return total, active
 
 
-def _falcon_params(f: Fields, num_layers: int, heads: int, kv: int) -> tuple[int, int]:
-    hidden = f.int("hidden_size")
-    hd = hidden // heads
-    ln = 2 * hidden
-    per_layer = hidden * (heads + 2 * kv) * hd + hidden * hidden + 8 * hidden * hidden
-    per_layer += (2 if f.flag("new_decoder_architecture") else 1) * ln
-    if f.flag("bias"):
-        per_layer += (heads + 2 * kv) * hd + hidden + 4 * hidden + hidden
-    n = _vocab_embed(f, hidden) + ln + num_layers * per_layer
-    return n, n
 
 
 def _bigcode_params(f: Fields, num_layers: int) -> tuple[int, int]:
@@ -454,50 +442,8 @@ def granite_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
     return _mamba2_hybrid(f, layers, dims, ffn)
 
 
-def _nemotron_blocks(f: Fields, n: int) -> list[str]:
-    """Nemotron-H block letters (M Mamba-2, * attention, - MLP, E MoE) from layers_block_type /
-    layer_types or hybrid_override_pattern."""
-    names = {"mamba": "M", "attention": "*", "full_attention": "*", "mlp": "-", "moe": "E"}
-    for field in ("layer_types", "layers_block_type"):
-        values = f.list(field, n)
-        if values is not None:
-            return [names.get(str(v), "-") for v in values]
-    pattern = f.text("hybrid_override_pattern", default="")
-    return list(pattern) if len(pattern) == n else ["-"] * n
 
 
-def nemotron_h(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """Nemotron-H: one RMSNorm and one mixer per block; a Mamba-2, attention, squared-ReLU MLP (up, down)
-    or MoE block (non-gated experts, a router with e_score_correction_bias, a shared expert, and the
-    latent projections when moe_latent_size is set)."""
-    heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
-    hidden = f.int("hidden_size")
-    total = active = _embeddings(f, hidden, False) + hidden
-    blocks = _nemotron_blocks(f, len(layers))
-    moe = None
-    for letter in blocks:
-        if letter == "M":
-            t = a = _mamba2_mixer(f, hidden)
-        elif letter == "*":
-            t = a = _attention_plain(hidden, heads, kv, head_dim)
-        elif letter == "E":
-            if moe is None:
-                latent_size = f.opt_int("moe_latent_size")
-                width = latent_size or hidden
-                shared = 2 * hidden * f.int("moe_shared_expert_intermediate_size", default=0, minimum=0)
-                if latent_size:
-                    shared += 2 * hidden * latent_size
-                experts = f.int("n_routed_experts")
-                per_expert = 2 * width * f.int("moe_intermediate_size")
-                router = hidden * experts + experts
-                top_k = f.int("num_experts_per_tok")
-                moe = (experts * per_expert + router + shared, top_k * per_expert + router + shared)
-            t, a = moe
-        else:
-            t = a = 2 * hidden * f.int("intermediate_size")
-        total += t + hidden
-        active += a + hidden
-    return total, active
 
 
 def rwkv(f: Fields, layers: list, dims) -> tuple[int, int]:
@@ -638,54 +584,8 @@ def _mla(f: Fields, hidden: int, v_dim: int | None = None) -> int:
     return q + hidden * (rank + rope) + rank + rank * heads * (nope + v_dim) + heads * v_dim * hidden
 
 
-def longcat(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """LongCat-Flash: each of num_layers decoder layers holds two MLA sublayers with two dense MLPs and
-    four norms, and ONE shortcut MoE of n_routed_experts experts plus zero_expert_num identity experts
-    (no weights; the router scores them, with an e_score_correction_bias)."""
-    hidden = f.int("hidden_size")
-    decoder_layers = len(layers) // 2
-    experts = f.int("n_routed_experts")
-    zero = f.int("zero_expert_num", default=0, minimum=0)
-    top_k = f.int("num_experts_per_tok")
-    per_expert = 3 * hidden * f.int("moe_intermediate_size")
-    router = (hidden + 1) * (experts + zero)
-    # a token routed to an identity expert uses no weights: at most top_k real experts are active
-    moe_t, moe_a = experts * per_expert + router, top_k * per_expert + router
-    sub = _mla(f, hidden) + _gated_mlp(hidden, f.int("intermediate_size")) + 2 * hidden
-    total = active = _embeddings(f, hidden, False) + hidden
-    total += decoder_layers * (2 * sub + moe_t)
-    active += decoder_layers * (2 * sub + moe_a)
-    return total, active
 
 
-def kimi_linear(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """Kimi-Linear: MLA on full-attention layers, Kimi Delta Attention (q, k, v, a depthwise conv, the
-    forget gate's low-rank f_a/f_b with dt_bias and A_log, b_proj, low-rank output gate, gated norm,
-    o_proj) elsewhere; a dense MLP on the first first_k_dense_replace layers, then MoE with shared experts
-    and an e_score_correction_bias."""
-    hidden = f.int("hidden_size")
-    lin = f.sub("linear_attn_config")
-    nh = lin.int("num_heads", default=32)
-    hd = lin.int("head_dim", default=128)
-    kernel = lin.int("short_conv_kernel_size", default=4)
-    qkv = nh * hd
-    kda = 3 * hidden * qkv + 3 * qkv * kernel + (hidden * hd + hd * qkv + qkv + nh)
-    kda += hidden * nh + hidden * hd + hd * qkv + hd + qkv * hidden
-    mla = _mla(f, hidden)
-    first_dense = f.int("first_k_dense_replace", default=1, minimum=0)
-    experts = f.int("num_experts", "n_routed_experts")
-    inter = f.int("moe_intermediate_size")
-    shared = 3 * hidden * inter * f.int("num_shared_experts", "n_shared_experts", default=1, minimum=0)
-    moe = _ffn_moe(hidden, experts, f.int("num_experts_per_tok", default=8), inter, router_bias=experts,
-                   shared=shared)
-    dense = _gated_mlp(hidden, f.int("intermediate_size"))
-    total = active = _embeddings(f, hidden, False) + hidden
-    for i, kind in enumerate(_kinds_of(layers)):
-        base = (mla if kind == "attention" else kda) + 2 * hidden
-        t, a = (dense, dense) if i < first_dense else moe
-        total += base + t
-        active += base + a
-    return total, active
 
 
 def minimax(f: Fields, layers: list, dims) -> tuple[int, int]:
@@ -922,14 +822,6 @@ def glm5_next(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total - sparse_layers * (experts - top_k) * per_expert
 
 
-def minimax_m3(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """attention_decoder's count, plus each block-sparse layer's indexer (its q and k projections and norms)."""
-    from .block_sparse import index_params
-
-    total, active = attention_decoder(f, layers, dims)
-    extra = sum(index_params(f, f.int("hidden_size")) for layer in layers
-                if any(c.kind == "indexer" for c in layer.caches))
-    return total + extra, active + extra
 
 
 def _is_prime(value: int) -> bool:
