@@ -12,6 +12,7 @@ import math
 from ..core.layers import LayerSpec
 from ..errors import ConfigError
 from .fields import Fields
+from .param_parts import dense_first, gated_mlp, mlp_layer_types
 
 
 # -- entry points named by the family records: (fields, layers, dims) -> (total, active)
@@ -63,8 +64,6 @@ def gpt_oss_expert_weights(f: Fields, num_layers: int) -> int:
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "gpt_bigcode", "mamba", "mamba2", "falcon"}
 
 
-def _gated_mlp(hidden: int, inter: int, bias: bool = False) -> int:
-    return 3 * hidden * inter + (2 * inter + hidden if bias else 0)
 
 
 def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> int:
@@ -151,7 +150,7 @@ def count_params(f: Fields, num_layers: int, heads: int, kv: int, head_dim: int)
             total += attn + norms + moe_total
             active += attn + norms + moe_active
         else:
-            dense = _gated_mlp(hidden, int(inters[i]))
+            dense = gated_mlp(hidden, int(inters[i]))
             total += attn + norms + dense
             active += attn + norms + dense
     return total, active
@@ -186,7 +185,7 @@ def count_latent_params(f: Fields, num_layers: int) -> tuple[int, int]:
         if _is_moe_layer(f, i):
             t, a = _moe(f, hidden)
         else:
-            t = a = _gated_mlp(hidden, inter)
+            t = a = gated_mlp(hidden, inter)
         total += base + t
         active += base + a
     return total, active
@@ -258,7 +257,7 @@ def _hybrid_params(f: Fields, layers: list[LayerSpec], heads: int, kv: int, head
             continue
         mlp = 0
         if mt in ("jamba", "falcon_h1") and inter:
-            mlp = _gated_mlp(hidden, inter)
+            mlp = gated_mlp(hidden, inter)
         total += block + norms + mlp
         active += block + norms + mlp
     return total, active
@@ -377,7 +376,7 @@ def qwen3_5(f: Fields, layers: list, dims) -> tuple[int, int]:
         ffn_t, ffn_a = _ffn_moe(hidden, experts, f.int("num_experts_per_tok"), f.int("moe_intermediate_size"),
                                 shared=3 * hidden * shared_inter + hidden if shared_inter else 0)
     else:
-        ffn_t = ffn_a = _gated_mlp(hidden, f.int("intermediate_size"))
+        ffn_t = ffn_a = gated_mlp(hidden, f.int("intermediate_size"))
     total = active = _embeddings(f, hidden, False) + hidden
     gdn = None
     for kind in _kinds_of(layers):
@@ -424,7 +423,7 @@ def _mamba2_hybrid(f: Fields, layers: list, dims, ffn: tuple[int, int]) -> tuple
 def bamba(f: Fields, layers: list, dims) -> tuple[int, int]:
     """Bamba: Mamba-2 or attention, then a SwiGLU MLP (feed_forward) on every layer."""
     hidden = f.int("hidden_size")
-    mlp = _gated_mlp(hidden, f.int("intermediate_size"))
+    mlp = gated_mlp(hidden, f.int("intermediate_size"))
     return _mamba2_hybrid(f, layers, dims, (mlp, mlp))
 
 
@@ -481,7 +480,7 @@ def zamba(f: Fields, layers: list, dims) -> tuple[int, int]:
     hidden = f.int("hidden_size")
     attn_in = f.int("attention_hidden_size", default=2 * hidden)
     shared = attn_in * (heads + 2 * kv) * head_dim + heads * head_dim * hidden
-    shared += _gated_mlp(hidden, f.int("intermediate_size")) + attn_in + hidden
+    shared += gated_mlp(hidden, f.int("intermediate_size")) + attn_in + hidden
     per_mamba = hidden + _mamba1_heads(f, hidden)
     hybrid = sum(1 for layer in layers if layer.caches)
     n = _embeddings(f, hidden, True) + hidden + len(layers) * per_mamba + hybrid * hidden * hidden
@@ -527,7 +526,7 @@ def recurrent_gemma(f: Fields, layers: list, dims) -> tuple[int, int]:
     block_width = lru // heads
     recurrent = 2 * (hidden * lru + lru) + lru * hidden + hidden + lru * width + lru
     recurrent += lru + 2 * (heads * block_width * block_width + lru)
-    mlp = _gated_mlp(hidden, f.int("intermediate_size") // 2, bias=True)
+    mlp = gated_mlp(hidden, f.int("intermediate_size") // 2, bias=True)
     n = _embeddings(f, hidden, True) + hidden
     for kind in _kinds_of(layers):
         n += (attn if kind == "attention" else recurrent) + mlp + 2 * hidden
@@ -562,7 +561,7 @@ def llama4(f: Fields, layers: list, dims) -> tuple[int, int]:
     inter = f.int("intermediate_size", default=8192)
     moe = _ffn_moe(hidden, f.int("num_local_experts", default=16), f.int("num_experts_per_tok", default=1), inter,
                    shared=3 * hidden * inter)
-    dense = _gated_mlp(hidden, f.int("intermediate_size_mlp", default=16384))
+    dense = gated_mlp(hidden, f.int("intermediate_size_mlp", default=16384))
     base = _attention_plain(hidden, heads, kv, head_dim) + 2 * hidden
     total = active = _embeddings(f, hidden, False) + hidden
     for i in range(n):
@@ -626,7 +625,7 @@ def lfm2(f: Fields, layers: list, dims) -> tuple[int, int]:
             inter = int(f.number("block_ffn_dim_multiplier", default=1.0) * inter)
             step = f.int("block_multiple_of", default=256)
             inter = step * ((inter + step - 1) // step)
-    dense = _gated_mlp(hidden, inter)
+    dense = gated_mlp(hidden, inter)
     first_dense = f.int("num_dense_layers", default=2, minimum=0) if experts else len(layers)
     moe = (_ffn_moe(hidden, experts, f.int("num_experts_per_tok", default=4), f.int("moe_intermediate_size"),
                     router_bias=experts if f.flag("use_expert_bias", default=True) else 0) if experts else None)
@@ -677,7 +676,7 @@ def minicpm3(f: Fields, layers: list, dims) -> tuple[int, int]:
     are the compressed projections.)"""
     hidden = f.int("hidden_size")
     v_dim = f.int("v_head_dim", default=hidden // f.int("num_attention_heads"))
-    per_layer = _mla(f, hidden, v_dim) + _gated_mlp(hidden, f.int("intermediate_size")) + 2 * hidden
+    per_layer = _mla(f, hidden, v_dim) + gated_mlp(hidden, f.int("intermediate_size")) + 2 * hidden
     n = _embeddings(f, hidden, True) + hidden + len(layers) * per_layer
     return n, n
 
@@ -886,16 +885,6 @@ def qwen4_exp(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total - len(layers) * (experts - top_k) * 3 * hidden * inter
 
 
-def _mlp_layer_types(f: Fields, n: int, dense_field: str, dense_default: int) -> list[str]:
-    """mlp_layer_types ("dense" / "sparse"), else the first `dense_field` layers dense."""
-    if f.has("mlp_layer_types"):
-        kinds = f.list("mlp_layer_types", n)
-        if any(k not in ("dense", "sparse") for k in kinds):
-            raise ConfigError(f"{f.source}: mlp_layer_types lists {sorted(set(map(str, kinds)))}; kvplan counts "
-                              "'dense' and 'sparse' layers")
-        return kinds
-    dense = f.int(dense_field, default=dense_default, minimum=0)
-    return ["dense" if i < dense else "sparse" for i in range(n)]
 
 
 def ergo(f: Fields, layers: list, dims) -> tuple[int, int]:
@@ -909,7 +898,7 @@ def ergo(f: Fields, layers: list, dims) -> tuple[int, int]:
     expert = 2 * hidden * f.int("moe_intermediate_size") + hidden  # up, down and its post-expert norm
     sparse = experts * expert + experts * hidden + 2 * hidden * f.int("shared_intermediate_size") + hidden
     dense = 2 * hidden * f.int("first_dense_intermediate_size")
-    kinds = _mlp_layer_types(f, len(layers), "num_dense_blocks", 1)
+    kinds = mlp_layer_types(f, len(layers), dense_first(f.int("num_dense_blocks", default=1, minimum=0)))
     total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden
     total += sum(attention + (dense if k == "dense" else sparse) for k in kinds)
     return total, total - kinds.count("sparse") * (experts - top_k) * expert
@@ -925,7 +914,7 @@ def minicpm5_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
     experts, top_k, inter = f.int("n_routed_experts"), f.int("num_experts_per_tok"), f.int("moe_intermediate_size")
     sparse = experts * 3 * hidden * inter + experts * hidden + f.int("n_shared_experts", default=1) * 3 * hidden * inter
     dense = 3 * hidden * f.int("intermediate_size")
-    kinds = _mlp_layer_types(f, len(layers), "first_k_dense_replace", 1)
+    kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=1, minimum=0)))
     total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden
     total += sum(attention + (dense if k == "dense" else sparse) for k in kinds)
     return total, total - kinds.count("sparse") * (experts - top_k) * 3 * hidden * inter
@@ -1009,7 +998,7 @@ def hy_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
     experts, top_k, inter = f.int("n_routed_experts"), f.int("num_experts_per_tok"), f.int("moe_intermediate_size")
     sparse = 3 * experts * hidden * inter + experts * hidden + experts + 3 * hidden * inter * f.int("n_shared_experts",
                                                                                                      default=1)
-    kinds = _mlp_layer_types(f, len(layers), "first_k_dense_replace", 1)
+    kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=1, minimum=0)))
     total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden + hc * hc * hidden + hc + 1
     for layer, kind in zip(layers, kinds):
         total += attention + 2 * hidden + residual + (3 * hidden * f.int("intermediate_size") if kind == "dense"

@@ -13,6 +13,7 @@ Every default is transformers' own config default, since a saved config.json may
 from __future__ import annotations
 
 from .fields import Fields
+from .param_parts import dense_first, mlp_layer_types
 from ..errors import ConfigError
 
 
@@ -58,12 +59,6 @@ def _lm(f: Fields, hidden: int, vocab_default: int, tied_default: bool, tieable:
     return vocab * hidden * (1 if tied else 2)
 
 
-def _mlp_kinds(f: Fields, n: int, dense_below: int) -> list[str]:
-    """mlp_layer_types ('dense' / 'sparse'), else dense on the first `dense_below` layers."""
-    kinds = _string_list(f, "mlp_layer_types", n)
-    if kinds is not None:
-        return kinds
-    return ["dense" if i < dense_below else "sparse" for i in range(n)]
 
 
 # -- Kimi-Linear ------------------------------------------------------------------------------------------
@@ -82,8 +77,8 @@ def _latent_and_delta_layers(f: Fields, layers: list, hidden: int, mla: int, kda
     per_expert = 3 * hidden * moe_inter
     moe = experts * per_expert + experts * hidden + experts + 3 * hidden * moe_inter * shared
     dense = 3 * hidden * f.int("intermediate_size", default=defaults["intermediate_size"])
-    mlp_kinds = _mlp_kinds(f, len(layers), f.int("first_k_dense_replace", default=defaults["first_k_dense_replace"],
-                                                 minimum=0))
+    first_dense = f.int("first_k_dense_replace", default=defaults["first_k_dense_replace"], minimum=0)
+    mlp_kinds = mlp_layer_types(f, len(layers), dense_first(first_dense))
     total = _lm(f, hidden, defaults["vocab_size"], False, tieable=False) + hidden
     for layer, kind in zip(layers, mlp_kinds):
         total += (mla if _attention_layer(layer) else kda) + 2 * hidden + (moe if kind == "sparse" else dense)
@@ -417,7 +412,7 @@ def inkling_text(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe = ((experts + shared) * hidden + 1 + experts  # router weight, global_scale, e_score_correction_bias
            + experts * per_expert + shared * per_expert)
     dense = 3 * hidden * dense_inter + 1
-    mlp_kinds = _mlp_kinds(f, n, f.int("dense_mlp_idx", default=0, minimum=0))
+    mlp_kinds = mlp_layer_types(f, n, dense_first(f.int("dense_mlp_idx", default=0, minimum=0)))
 
     total = 2 * f.int("vocab_size", default=201024) * hidden + hidden + hidden  # embed, head, embed_norm, norm
     sparse_layers = 0

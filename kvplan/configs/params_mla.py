@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from .fields import Fields
+from .param_parts import dense_first, gated_mlp, mlp_layer_types
 
 
 # -- reading helpers -------------------------------------------------------------------------------------------
@@ -56,15 +57,6 @@ def _embed(f: Fields, hidden: int, vocab_default: int, tied_default: bool) -> in
     return vocab * hidden * (1 if tied else 2)
 
 
-def _mlp_types(f: Fields, n: int, rule) -> list[str]:
-    """mlp_layer_types as written (entries 'sparse' build the MoE, anything else the dense MLP), else `rule(i)`."""
-    written = f.list("mlp_layer_types")
-    if written is None:
-        return [rule(i) for i in range(n)]
-    if len(written) < n:
-        raise ConfigError(f"{f.source}: 'mlp_layer_types' lists {len(written)} entries for {n} layers "
-                          f"(model_type {f.model_type!r})", "fix the config or pass --set mlp_layer_types=[...]")
-    return ["sparse" if t == "sparse" else "dense" for t in written[:n]]
 
 
 def _first_k_rule(f: Fields, first_k_default: int):
@@ -95,16 +87,13 @@ def _indexer(hidden: int, q_lora: int, index_head_dim: int, index_heads: int) ->
     return q_lora * index_heads * index_head_dim + hidden * index_head_dim + 2 * index_head_dim + hidden * index_heads
 
 
-def _swiglu(hidden: int, inter: int) -> int:
-    """gate_proj, up_proj, down_proj without bias."""
-    return 3 * hidden * inter
 
 
 def _routed_moe(hidden: int, experts: int, inter: int, top_k: int, shared_inter: int) -> tuple[int, int]:
     """(total, active) of a DeepSeek-V3 MoE block: experts.gate_up_proj [E, 2I, H] + experts.down_proj [E, H, I],
     gate.weight [E, H], gate.e_score_correction_bias [E] (buffer), shared_experts MLP of shared_inter."""
     per_expert = 3 * hidden * inter
-    total = experts * per_expert + experts * hidden + experts + _swiglu(hidden, shared_inter)
+    total = experts * per_expert + experts * hidden + experts + gated_mlp(hidden, shared_inter)
     return total, total - (experts - min(top_k, experts)) * per_expert
 
 
@@ -134,9 +123,9 @@ def axk1(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe_t, moe_a = moe_t + hidden, moe_a + hidden  # post_mlp_layernorm
     n = len(layers)
     total = active = _embed(f, hidden, 163840, False) + hidden
-    for kind in _mlp_types(f, n, _first_k_rule(f, 1)):
+    for kind in mlp_layer_types(f, n, _first_k_rule(f, 1)):
         base = attn + 2 * hidden
-        t, a = (moe_t, moe_a) if kind == "sparse" else (_swiglu(hidden, inter),) * 2
+        t, a = (moe_t, moe_a) if kind == "sparse" else (gated_mlp(hidden, inter),) * 2
         total += base + t
         active += base + a
     return total, active
@@ -170,12 +159,12 @@ def axk2(f: Fields, layers: list, dims) -> tuple[int, int]:
                                moe_inter * f.int("n_shared_experts", default=1, minimum=0))
     n = len(layers)
     total = active = _embed(f, hidden, 163840, False) + hidden
-    for kind in _mlp_types(f, n, _first_k_rule(f, 1)):
+    for kind in mlp_layer_types(f, n, _first_k_rule(f, 1)):
         if kind == "sparse":
             base, t, a = attn + 2 * gated_norm, moe_t, moe_a
         else:
             base = attn + gated_norm + hidden
-            t = a = _swiglu(hidden, inter)
+            t = a = gated_mlp(hidden, inter)
         total += base + t
         active += base + a
     return total, active
@@ -190,7 +179,7 @@ def youtu(f: Fields, layers: list, dims) -> tuple[int, int]:
     attn = _mla(hidden, f.int("num_attention_heads", default=16), _opt_rank(f, "q_lora_rank", 1536),
                 f.int("kv_lora_rank", default=512), f.int("qk_rope_head_dim", default=64),
                 f.int("qk_nope_head_dim", default=128), f.int("v_head_dim", default=128), f.flag("attention_bias"))
-    layer = attn + _swiglu(hidden, f.int("intermediate_size", default=6144, minimum=0)) + 2 * hidden
+    layer = attn + gated_mlp(hidden, f.int("intermediate_size", default=6144, minimum=0)) + 2 * hidden
     total = _embed(f, hidden, 128256, True) + hidden + len(layers) * layer
     return total, total
 
@@ -212,9 +201,9 @@ def glm4_moe_lite(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe_t, moe_a = _routed_moe(hidden, _experts(f, 64), moe_inter, f.int("num_experts_per_tok", default=4),
                                moe_inter * f.int("n_shared_experts", default=1, minimum=0))
     total = active = _embed(f, hidden, 154880, False) + hidden
-    for kind in _mlp_types(f, len(layers), lambda i: "dense" if i == 0 else "sparse"):
+    for kind in mlp_layer_types(f, len(layers), dense_first(1)):
         base = attn + 2 * hidden
-        t, a = (moe_t, moe_a) if kind == "sparse" else (_swiglu(hidden, inter),) * 2
+        t, a = (moe_t, moe_a) if kind == "sparse" else (gated_mlp(hidden, inter),) * 2
         total += base + t
         active += base + a
     return total, active
@@ -265,11 +254,11 @@ def glm_moe_dsa(f: Fields, layers: list, dims) -> tuple[int, int]:
                                moe_inter * f.int("n_shared_experts", default=1, minimum=0))
     n = len(layers)
     first_k = f.int("first_k_dense_replace", default=3, minimum=0)
-    kinds = _mlp_types(f, n, lambda i: "dense" if i < first_k else "sparse")
+    kinds = mlp_layer_types(f, n, dense_first(first_k))
     total = active = _embed(f, hidden, 154880, False) + hidden
     for kind, itype in zip(kinds, _glm_dsa_indexer_types(f, n)):
         base = attn + (0 if itype == "shared" else indexer) + 2 * hidden
-        t, a = (moe_t, moe_a) if kind == "sparse" else (_swiglu(hidden, inter),) * 2
+        t, a = (moe_t, moe_a) if kind == "sparse" else (gated_mlp(hidden, inter),) * 2
         total += base + t
         active += base + a
     return total, active
@@ -295,7 +284,7 @@ def longcat_flash(f: Fields, layers: list, dims) -> tuple[int, int]:
     mla = _mla(hidden, heads, q_lora, rank, rope, nope, v_dim, bias) - q_lora * heads * (nope + rope)
     mla += q_lora * heads * qk_head  # q_b_proj reads the settable qk_head_dim
     inter = _int(f, "intermediate_size", "ffn_hidden_size", default=12288)
-    sub = mla + _swiglu(hidden, inter) + 2 * hidden
+    sub = mla + gated_mlp(hidden, inter) + 2 * hidden
     experts = _experts(f, 512)
     zero = f.int("zero_expert_num", default=256, minimum=0)
     top_k = _int(f, "num_experts_per_tok", "moe_topk", default=12)
@@ -345,10 +334,10 @@ def mimo_v2_flash(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe_t, moe_a = _routed_moe(hidden, _experts(f, 256), f.int("moe_intermediate_size", default=2048, minimum=0),
                                f.int("num_experts_per_tok", default=8), 0)
     total = active = _embed(f, hidden, 152576, False) + hidden
-    kinds = _mlp_types(f, n, lambda i: "dense" if i == 0 else "sparse")
+    kinds = mlp_layer_types(f, n, dense_first(1))
     for kind, ltype in zip(kinds, layer_types[:n]):
         base = attention(ltype == "sliding_attention") + 2 * hidden
-        t, a = (moe_t, moe_a) if kind == "sparse" else (_swiglu(hidden, inter),) * 2
+        t, a = (moe_t, moe_a) if kind == "sparse" else (gated_mlp(hidden, inter),) * 2
         total += base + t
         active += base + a
     return total, active
@@ -463,9 +452,9 @@ def dots3_note(f: Fields, layers: list, dims) -> tuple[int, int]:
         step = f.int("moe_layer_freq", default=1)
         rule = lambda i: "sparse" if i >= first_k and i % step == 0 else "dense"  # noqa: E731
     total = active = _embed(f, hidden, 152064, False) + hidden
-    for i, kind in enumerate(_mlp_types(f, n, rule)):
+    for i, kind in enumerate(mlp_layer_types(f, n, rule)):
         base = attention(i) + 2 * hidden
-        t, a = (moe_t, moe_a) if kind == "sparse" else (_swiglu(hidden, inter),) * 2
+        t, a = (moe_t, moe_a) if kind == "sparse" else (gated_mlp(hidden, inter),) * 2
         total += base + t
         active += base + a
     return total, active

@@ -15,13 +15,11 @@ list's end falls back to the config class's rule.
 from __future__ import annotations
 
 from .fields import Fields
+from .param_parts import dense_first, gated_mlp, mlp_layer_types
 
 
 # -- shared pieces --------------------------------------------------------------------------------------
 
-def _gated(hidden: int, inter: int, bias: bool = False) -> int:
-    """gate_proj, up_proj (hidden -> inter) and down_proj (inter -> hidden), optional biases."""
-    return 3 * hidden * inter + ((2 * inter + hidden) if bias else 0)
 
 
 def _attn(hidden: int, heads: int, kv: int, head_dim: int, bias: bool = False, o_bias: bool | None = None) -> int:
@@ -51,10 +49,6 @@ def _embed(f: Fields, hidden: int, tied_default: bool, head_bias: bool = False) 
     return vocab * hidden * (1 if tied else 2) + (vocab if head_bias else 0)
 
 
-def _kinds(f: Fields, name: str, n: int, default) -> list[str]:
-    """A per-layer list of strings (mlp_layer_types), or the class's default rule `default(i)`."""
-    values = f.list(name) or []
-    return [str(values[i]) if i < len(values) else default(i) for i in range(n)]
 
 
 # -- the counters ---------------------------------------------------------------------------------------
@@ -87,7 +81,7 @@ def afmoe(f: Fields, layers: list, dims) -> tuple[int, int]:
     shared = f.int("num_shared_experts", default=2, minimum=0)
     dense_layers = f.int("num_dense_layers", default=1, minimum=0)
     per_expert = 3 * hidden * moe_inter
-    moe = hidden * experts + _gated(hidden, moe_inter * shared) + experts * per_expert + experts
+    moe = hidden * experts + gated_mlp(hidden, moe_inter * shared) + experts * per_expert + experts
     total = _embed(f, hidden, False) + hidden
     active = total
     for i in range(n):
@@ -95,8 +89,8 @@ def afmoe(f: Fields, layers: list, dims) -> tuple[int, int]:
             total += attn + norms + moe
             active += attn + norms + moe - (experts - top_k) * per_expert
         else:
-            total += attn + norms + _gated(hidden, inter)
-            active += attn + norms + _gated(hidden, inter)
+            total += attn + norms + gated_mlp(hidden, inter)
+            active += attn + norms + gated_mlp(hidden, inter)
     return total, active
 
 
@@ -129,8 +123,8 @@ def ernie4_5_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
     per_expert = 3 * hidden * moe_inter
     moe = hidden * experts + experts + experts * per_expert
     if shared > 0:
-        moe += _gated(hidden, moe_inter * shared, bias)
-    dense = _gated(hidden, inter, bias)
+        moe += gated_mlp(hidden, moe_inter * shared, bias)
+    dense = gated_mlp(hidden, inter, bias)
     total = _embed(f, hidden, True, head_bias=bias) + hidden
     active = total
     for i in range(n):
@@ -169,7 +163,7 @@ def hunyuan_v1_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
     total = _embed(f, hidden, False) + hidden
     active = total
     for i in range(n):
-        block = attn + 2 * hidden + hidden * experts[i] + experts[i] * per_expert + _gated(hidden, inter)
+        block = attn + 2 * hidden + hidden * experts[i] + experts[i] * per_expert + gated_mlp(hidden, inter)
         total += block
         active += block - (experts[i] - top_k[i]) * per_expert
     return total, active
@@ -196,9 +190,9 @@ def hy_v3(f: Fields, layers: list, dims) -> tuple[int, int]:
     top_k = f.int("num_experts_per_tok", default=8, minimum=0)
     shared_inter = moe_inter * f.int("num_shared_experts", default=1, minimum=0) or inter
     per_expert = 3 * hidden * moe_inter
-    moe = hidden * experts + experts * per_expert + experts + _gated(hidden, shared_inter, mlp_bias)
-    dense = _gated(hidden, inter, mlp_bias)
-    kinds = _kinds(f, "mlp_layer_types", n, lambda i: "dense" if i == 0 else "sparse")
+    moe = hidden * experts + experts * per_expert + experts + gated_mlp(hidden, shared_inter, mlp_bias)
+    dense = gated_mlp(hidden, inter, mlp_bias)
+    kinds = mlp_layer_types(f, n, dense_first(1))
     return _stack(f, hidden, kinds, attn + 2 * hidden, moe, dense, (experts - top_k) * per_expert)
 
 
@@ -224,8 +218,8 @@ def flint(f: Fields, layers: list, dims) -> tuple[int, int]:
     only = f.int_list("mlp_only_layers", minimum=0, maximum=10**6)
     only = [0, 1] if only is None else only
     per_expert = 3 * hidden * moe_inter
-    moe = experts * per_expert + hidden * experts + _gated(hidden, shared_inter)
-    dense = _gated(hidden, inter)
+    moe = experts * per_expert + hidden * experts + gated_mlp(hidden, shared_inter)
+    dense = gated_mlp(hidden, inter)
     total = _embed(f, hidden, False) + hidden
     active = total
     for i in range(n):
@@ -259,8 +253,8 @@ def beam(f: Fields, layers: list, dims) -> tuple[int, int]:
     top_k = f.int("num_experts_per_tok", default=8, minimum=0)
     per_expert = 3 * hidden * moe_inter
     moe = experts * per_expert + hidden * experts + experts
-    dense = _gated(hidden, inter)
-    kinds = _kinds(f, "mlp_layer_types", n, lambda i: "dense" if i < min(3, n) else "sparse")
+    dense = gated_mlp(hidden, inter)
+    kinds = mlp_layer_types(f, n, dense_first(min(3, n)))
     total = _embed(f, hidden, False) + hidden
     active = total
     for kind in kinds:
@@ -299,9 +293,9 @@ def laguna(f: Fields, layers: list, dims) -> tuple[int, int]:
     experts = f.int("num_experts", default=256, minimum=0)
     top_k = f.int("num_experts_per_tok", default=8, minimum=0)
     per_expert = 3 * hidden * moe_inter
-    moe = experts * per_expert + hidden * experts + experts + _gated(hidden, shared_inter)
-    dense = _gated(hidden, inter)
-    kinds = _kinds(f, "mlp_layer_types", n, lambda i: "dense" if i == 0 else "sparse")
+    moe = experts * per_expert + hidden * experts + experts + gated_mlp(hidden, shared_inter)
+    dense = gated_mlp(hidden, inter)
+    kinds = mlp_layer_types(f, n, dense_first(1))
     total = _embed(f, hidden, False) + hidden
     active = total
     for i, kind in enumerate(kinds):
@@ -363,9 +357,9 @@ def exaone_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
     shared = f.int("num_shared_experts", default=1, minimum=0)
     first_dense = f.int("first_k_dense_replace", default=1, minimum=0)
     per_expert = 3 * hidden * moe_inter
-    moe = experts * per_expert + hidden * experts + experts + _gated(hidden, moe_inter * shared)
-    dense = _gated(hidden, inter)
-    kinds = _kinds(f, "mlp_layer_types", n, lambda i: "dense" if i < first_dense else "sparse")
+    moe = experts * per_expert + hidden * experts + experts + gated_mlp(hidden, moe_inter * shared)
+    dense = gated_mlp(hidden, inter)
+    kinds = mlp_layer_types(f, n, dense_first(first_dense))
     return _stack(f, hidden, kinds, attn + 2 * hidden, moe, dense, (experts - top_k) * per_expert)
 
 
@@ -387,7 +381,7 @@ def aria_text(f: Fields, layers: list, dims) -> tuple[int, int]:
     top_k = f.int("moe_topk", default=2, minimum=0)
     shared = f.int("moe_num_shared_experts", default=2, minimum=0)
     per_expert = 3 * hidden * inter
-    block = attn + 2 * hidden + hidden * experts + experts * per_expert + _gated(hidden, inter * shared,
+    block = attn + 2 * hidden + hidden * experts + experts * per_expert + gated_mlp(hidden, inter * shared,
                                                                                  f.flag("mlp_bias"))
     total = _embed(f, hidden, False) + hidden + n * block
     active = total - n * (experts - top_k) * per_expert

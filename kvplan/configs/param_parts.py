@@ -1,0 +1,31 @@
+"""Pieces the parameter counters share (kvplan/configs/params*.py)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import ConfigError
+from .fields import Fields
+
+
+def gated_mlp(hidden: int, inter: int, bias: bool = False) -> int:
+    """gate_proj, up_proj (hidden -> inter) and down_proj (inter -> hidden), with their biases when `bias`."""
+    return 3 * hidden * inter + ((2 * inter + hidden) if bias else 0)
+
+
+def mlp_layer_types(f: Fields, n: int, rule: Callable[[int], str]) -> list[str]:
+    """Each of n layers' MLP, "sparse" (a MoE) or "dense": the config's mlp_layer_types (its first n entries, so a
+    count without the last layer reads the same list; an entry other than "sparse" builds the dense MLP), else
+    the config class's rule(i)."""
+    written = f.list("mlp_layer_types")
+    if written is None:
+        return [rule(i) for i in range(n)]
+    if len(written) < n:
+        raise ConfigError(f"{f.source}: 'mlp_layer_types' lists {len(written)} entries for {n} layers "
+                          f"(model_type {f.model_type!r})", "fix the config or pass --set mlp_layer_types=[...]")
+    return ["sparse" if t == "sparse" else "dense" for t in written[:n]]
+
+
+def dense_first(count: int) -> Callable[[int], str]:
+    """The usual rule: the first `count` layers dense, the rest MoE."""
+    return lambda i: "dense" if i < count else "sparse"
