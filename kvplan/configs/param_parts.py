@@ -29,3 +29,14 @@ def mlp_layer_types(f: Fields, n: int, rule: Callable[[int], str]) -> list[str]:
 def dense_first(count: int) -> Callable[[int], str]:
     """The usual rule: the first `count` layers dense, the rest MoE."""
     return lambda i: "dense" if i < count else "sparse"
+
+
+def embeddings(f: Fields, hidden: int, tied_default: bool, vocab_default: int | None = None, head_bias: bool = False,
+               tieable: bool = True) -> int:
+    """Token embeddings, plus an LM head of its own unless tie_word_embeddings (tied_default when the config is
+    silent; never for a model whose causal-LM class ties nothing: tieable False), with a bias when the head has
+    one. vocab_default: the config class's vocab_size when the config leaves it out (None: it must be given)."""
+    vocab = (f.int("vocab_size", minimum=0) if vocab_default is None
+             else f.int("vocab_size", default=vocab_default, minimum=0))
+    tied = tieable and f.flag("tie_word_embeddings", default=tied_default)
+    return vocab * hidden * (1 if tied else 2) + (vocab if head_bias else 0)

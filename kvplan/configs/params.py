@@ -12,7 +12,7 @@ import math
 from ..core.layers import LayerSpec
 from ..errors import ConfigError
 from .fields import Fields
-from .param_parts import dense_first, gated_mlp, mlp_layer_types
+from .param_parts import dense_first, embeddings, gated_mlp, mlp_layer_types
 
 
 # -- entry points named by the family records: (fields, layers, dims) -> (total, active)
@@ -38,9 +38,7 @@ def bigcode(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 
 def _vocab_embed(f: Fields, hidden: int) -> int:
-    vocab = f.int("vocab_size", default=0, minimum=0)
-    tied = f.flag("tie_word_embeddings", default=f.model_type in _TIED_BY_DEFAULT)
-    return vocab * hidden * (1 if tied else 2)
+    return embeddings(f, hidden, f.model_type in _TIED_BY_DEFAULT, 0)
 
 
 def embedding_params(f: Fields) -> tuple[int, int]:
@@ -281,14 +279,8 @@ def _bigcode_params(f: Fields, num_layers: int) -> tuple[int, int]:
 
 # -- family counters: each names what its model's layers hold (transformers 5.23 modeling code) ---------------
 
-def _tied(f: Fields, default: bool) -> bool:
-    return f.flag("tie_word_embeddings", default=default)
 
 
-def _embeddings(f: Fields, hidden: int, tied: bool, head_bias: bool = False) -> int:
-    """Token embeddings, plus an output head of its own unless tied (with a bias when the head has one)."""
-    vocab = f.int("vocab_size", default=0, minimum=0)
-    return vocab * hidden * (1 if _tied(f, tied) else 2) + (vocab if head_bias else 0)
 
 
 def _kinds_of(layers: list[LayerSpec]) -> list[str]:
@@ -333,7 +325,7 @@ def decoder(*, mlp: str = "gated", qkv_bias=False, o_bias=False, mlp_bias=False,
             ffn += (2 if mlp == "gated" else 1) * width + hidden
         norm = hidden * (2 if norm_bias else 1)
         per_layer = attn + ffn + norms * norm + layer_extra
-        n = _embeddings(f, hidden, tied, head_bias) + (norm if final_norm else 0) + len(layers) * per_layer
+        n = embeddings(f, hidden, tied, 0, head_bias=head_bias) + (norm if final_norm else 0) + len(layers) * per_layer
         if positions:
             n += (f.int(positions) + position_offset) * hidden
         if embed_norm:
@@ -377,7 +369,7 @@ def qwen3_5(f: Fields, layers: list, dims) -> tuple[int, int]:
                                 shared=3 * hidden * shared_inter + hidden if shared_inter else 0)
     else:
         ffn_t = ffn_a = gated_mlp(hidden, f.int("intermediate_size"))
-    total = active = _embeddings(f, hidden, False) + hidden
+    total = active = embeddings(f, hidden, False, 0) + hidden
     gdn = None
     for kind in _kinds_of(layers):
         if kind == "attention":
@@ -412,7 +404,7 @@ def _mamba2_hybrid(f: Fields, layers: list, dims, ffn: tuple[int, int]) -> tuple
     hidden = f.int("hidden_size")
     attn = _attention_plain(hidden, heads, kv, head_dim) if dims else 0
     mamba = _mamba2_mixer(f, hidden)
-    total = active = _embeddings(f, hidden, False) + hidden
+    total = active = embeddings(f, hidden, False, 0) + hidden
     for kind in _kinds_of(layers):
         mixer = attn if kind == "attention" else mamba
         total += mixer + 2 * hidden + ffn[0]
@@ -455,7 +447,7 @@ def rwkv(f: Fields, layers: list, dims) -> tuple[int, int]:
     time_mix = 2 * attn_width + 3 * hidden + 3 * hidden * attn_width + attn_width * hidden
     channel_mix = 2 * hidden + 2 * hidden * inter + hidden * hidden
     per_block = time_mix + channel_mix + 2 * 2 * hidden
-    n = _embeddings(f, hidden, False) + 2 * hidden + 2 * hidden + len(layers) * per_block
+    n = embeddings(f, hidden, False, 0) + 2 * hidden + 2 * hidden + len(layers) * per_block
     return n, n
 
 
@@ -483,7 +475,7 @@ def zamba(f: Fields, layers: list, dims) -> tuple[int, int]:
     shared += gated_mlp(hidden, f.int("intermediate_size")) + attn_in + hidden
     per_mamba = hidden + _mamba1_heads(f, hidden)
     hybrid = sum(1 for layer in layers if layer.caches)
-    n = _embeddings(f, hidden, True) + hidden + len(layers) * per_mamba + hybrid * hidden * hidden
+    n = embeddings(f, hidden, True, 0) + hidden + len(layers) * per_mamba + hybrid * hidden * hidden
     n += shared if hybrid else 0
     return n, n
 
@@ -506,7 +498,7 @@ def zamba2(f: Fields, layers: list, dims) -> tuple[int, int]:
     hybrid = sum(1 for layer in layers if layer.caches)
     blocks = min(hybrid, f.int("num_mem_blocks", default=1))
     per_mamba = hidden + _mamba2_mixer(f, hidden)
-    n = _embeddings(f, hidden, True) + hidden + len(layers) * per_mamba
+    n = embeddings(f, hidden, True, 0) + hidden + len(layers) * per_mamba
     n += hybrid * (hidden * hidden + adapter) + blocks * block
     return n, n
 
@@ -527,7 +519,7 @@ def recurrent_gemma(f: Fields, layers: list, dims) -> tuple[int, int]:
     recurrent = 2 * (hidden * lru + lru) + lru * hidden + hidden + lru * width + lru
     recurrent += lru + 2 * (heads * block_width * block_width + lru)
     mlp = gated_mlp(hidden, f.int("intermediate_size") // 2, bias=True)
-    n = _embeddings(f, hidden, True) + hidden
+    n = embeddings(f, hidden, True, 0) + hidden
     for kind in _kinds_of(layers):
         n += (attn if kind == "attention" else recurrent) + mlp + 2 * hidden
     return n, n
@@ -542,7 +534,7 @@ def dbrx(f: Fields, layers: list, dims) -> tuple[int, int]:
     experts = ffn.int("moe_num_experts", default=4)
     moe = _ffn_moe(hidden, experts, ffn.int("moe_top_k", default=1), ffn.int("ffn_hidden_size", default=3584))
     attn = _attention_plain(hidden, heads, kv, head_dim)
-    total = active = _embeddings(f, hidden, False) + hidden
+    total = active = embeddings(f, hidden, False, 0) + hidden
     total += len(layers) * (attn + 2 * hidden + moe[0])
     active += len(layers) * (attn + 2 * hidden + moe[1])
     return total, active
@@ -563,7 +555,7 @@ def llama4(f: Fields, layers: list, dims) -> tuple[int, int]:
                    shared=3 * hidden * inter)
     dense = gated_mlp(hidden, f.int("intermediate_size_mlp", default=16384))
     base = _attention_plain(hidden, heads, kv, head_dim) + 2 * hidden
-    total = active = _embeddings(f, hidden, False) + hidden
+    total = active = embeddings(f, hidden, False, 0) + hidden
     for i in range(n):
         t, a = moe if i in moe_set else (dense, dense)
         total += base + t
@@ -598,7 +590,7 @@ def minimax(f: Fields, layers: list, dims) -> tuple[int, int]:
     lightning = 3 * hidden * width + width * hidden + hidden * width + width
     moe = _ffn_moe(hidden, f.int("num_local_experts"), f.int("num_experts_per_tok", default=2),
                    f.int("intermediate_size"))
-    total = active = _embeddings(f, hidden, False) + hidden
+    total = active = embeddings(f, hidden, False, 0) + hidden
     for layer in layers:
         mixer = softmax if layer.state is None else lightning
         total += mixer + 2 * hidden + moe[0]
@@ -629,7 +621,7 @@ def lfm2(f: Fields, layers: list, dims) -> tuple[int, int]:
     first_dense = f.int("num_dense_layers", default=2, minimum=0) if experts else len(layers)
     moe = (_ffn_moe(hidden, experts, f.int("num_experts_per_tok", default=4), f.int("moe_intermediate_size"),
                     router_bias=experts if f.flag("use_expert_bias", default=True) else 0) if experts else None)
-    total = active = _embeddings(f, hidden, True) + hidden
+    total = active = embeddings(f, hidden, True, 0) + hidden
     for i, layer in enumerate(layers):
         base = (attn if layer.caches else conv) + 2 * hidden
         t, a = (dense, dense) if i < first_dense else moe
@@ -655,7 +647,7 @@ def gemma3n(f: Fields, layers: list, dims) -> tuple[int, int]:
     altup = f.int("altup_num_inputs", default=4)
     rank = f.int("laurel_rank", default=64)
     shared = f.int("num_kv_shared_layers", default=0, minimum=0, maximum=n)
-    total = _embeddings(f, hidden, True) + hidden
+    total = embeddings(f, hidden, True, 0) + hidden
     total += f.int("vocab_size_per_layer_input", default=262144) * n * per_input + hidden * n * per_input + per_input
     total += 2 * (altup - 1) * hidden * hidden
     for i in range(n):
@@ -677,7 +669,7 @@ def minicpm3(f: Fields, layers: list, dims) -> tuple[int, int]:
     hidden = f.int("hidden_size")
     v_dim = f.int("v_head_dim", default=hidden // f.int("num_attention_heads"))
     per_layer = _mla(f, hidden, v_dim) + gated_mlp(hidden, f.int("intermediate_size")) + 2 * hidden
-    n = _embeddings(f, hidden, True) + hidden + len(layers) * per_layer
+    n = embeddings(f, hidden, True, 0) + hidden + len(layers) * per_layer
     return n, n
 
 

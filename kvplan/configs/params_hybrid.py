@@ -13,7 +13,7 @@ Every default is transformers' own config default, since a saved config.json may
 from __future__ import annotations
 
 from .fields import Fields
-from .param_parts import dense_first, mlp_layer_types
+from .param_parts import dense_first, embeddings, mlp_layer_types
 from ..errors import ConfigError
 
 
@@ -51,12 +51,6 @@ def _indexed_layer(layer) -> bool:
     return any(c.kind == "indexer" for c in layer.caches)
 
 
-def _lm(f: Fields, hidden: int, vocab_default: int, tied_default: bool, tieable: bool = True) -> int:
-    """Token embeddings plus the lm_head (counted once when transformers ties them: only models whose
-    ForCausalLM declares _tied_weights_keys can tie)."""
-    vocab = f.int("vocab_size", default=vocab_default)
-    tied = tieable and f.flag("tie_word_embeddings", default=tied_default)
-    return vocab * hidden * (1 if tied else 2)
 
 
 
@@ -79,7 +73,7 @@ def _latent_and_delta_layers(f: Fields, layers: list, hidden: int, mla: int, kda
     dense = 3 * hidden * f.int("intermediate_size", default=defaults["intermediate_size"])
     first_dense = f.int("first_k_dense_replace", default=defaults["first_k_dense_replace"], minimum=0)
     mlp_kinds = mlp_layer_types(f, len(layers), dense_first(first_dense))
-    total = _lm(f, hidden, defaults["vocab_size"], False, tieable=False) + hidden
+    total = embeddings(f, hidden, False, defaults["vocab_size"], tieable=False) + hidden
     for layer, kind in zip(layers, mlp_kinds):
         total += (mla if _attention_layer(layer) else kda) + 2 * hidden + (moe if kind == "sparse" else dense)
     return total, total - mlp_kinds.count("sparse") * (experts - top_k) * per_expert
@@ -243,7 +237,7 @@ def nemotron_h(f: Fields, layers: list, dims) -> tuple[int, int]:
     if latent:
         moe += 2 * hidden * latent + ((latent + hidden) if mlp_bias else 0)
 
-    total = _lm(f, hidden, 131072, False, tieable=False) + hidden
+    total = embeddings(f, hidden, False, 131072, tieable=False) + hidden
     moe_layers = 0
     for layer, block in zip(layers, blocks):
         total += hidden
@@ -288,7 +282,7 @@ def olmo_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
            + (2 * key_dim + value_dim) * kernel + 2 * v_heads + v_dim)
 
     mlp = 3 * hidden * f.int("intermediate_size", default=11008)
-    total = _lm(f, hidden, 100352, False) + hidden
+    total = embeddings(f, hidden, False, 100352) + hidden
     for layer in layers:
         total += (attention if _attention_layer(layer) else gdn) + mlp + 2 * hidden
     return total, total
@@ -331,7 +325,7 @@ def zaya(f: Fields, layers: list, dims) -> tuple[int, int]:
                      + router * (experts + 1))  # down_proj, router_mlp (norm, fc1, fc2, out_proj)
     per_layer = attention + router_params + experts * per_expert + 2 * hidden + 8 * hidden
 
-    total = _lm(f, hidden, 262272, True) + hidden + 2 * hidden
+    total = embeddings(f, hidden, True, 262272) + hidden + 2 * hidden
     if f.flag("lm_head_bias"):
         total += f.int("vocab_size", default=262272)
     for i, _layer in enumerate(layers):
@@ -362,7 +356,7 @@ def lfm3(f: Fields, layers: list, dims) -> tuple[int, int]:
             + (hidden + 3 * hidden + hidden if conv_bias else 0))
     norms = (4 if f.flag("use_sandwich_norm", default=True) else 2) * hidden
     mlp = 3 * hidden * f.int("intermediate_size", default=7680)
-    total = _lm(f, hidden, 128000, True) + hidden
+    total = embeddings(f, hidden, True, 128000) + hidden
     for layer in layers:
         total += (attention if _attention_layer(layer) else conv) + mlp + norms
     return total, total
@@ -518,7 +512,7 @@ def minimax_m3_vl_text(f: Fields, layers: list, dims) -> tuple[int, int]:
         freq = f.list("moe_layer_freq", n)
         kinds = ["sparse" if v else "dense" for v in freq] if freq is not None else ["sparse"] * n
 
-    total = _lm(f, hidden, 200064, False) + hidden
+    total = embeddings(f, hidden, False, 200064) + hidden
     sparse_layers = 0
     for layer, kind in zip(layers, kinds):
         total += attention + (indexer if _indexed_layer(layer) else 0) + 2 * hidden

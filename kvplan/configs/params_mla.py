@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from .fields import Fields
-from .param_parts import dense_first, gated_mlp, mlp_layer_types
+from .param_parts import dense_first, embeddings, gated_mlp, mlp_layer_types
 
 
 # -- reading helpers -------------------------------------------------------------------------------------------
@@ -50,11 +50,6 @@ def _need_rank(f: Fields, name: str, default: int) -> int:
     return rank
 
 
-def _embed(f: Fields, hidden: int, vocab_default: int, tied_default: bool) -> int:
-    """embed_tokens, plus lm_head unless tie_word_embeddings."""
-    vocab = f.int("vocab_size", default=vocab_default, minimum=0)
-    tied = f.flag("tie_word_embeddings", default=tied_default)
-    return vocab * hidden * (1 if tied else 2)
 
 
 
@@ -122,7 +117,7 @@ def axk1(f: Fields, layers: list, dims) -> tuple[int, int]:
                                moe_inter * f.int("n_shared_experts", default=1, minimum=0))
     moe_t, moe_a = moe_t + hidden, moe_a + hidden  # post_mlp_layernorm
     n = len(layers)
-    total = active = _embed(f, hidden, 163840, False) + hidden
+    total = active = embeddings(f, hidden, False, 163840) + hidden
     for kind in mlp_layer_types(f, n, _first_k_rule(f, 1)):
         base = attn + 2 * hidden
         t, a = (moe_t, moe_a) if kind == "sparse" else (gated_mlp(hidden, inter),) * 2
@@ -158,7 +153,7 @@ def axk2(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe_t, moe_a = _routed_moe(hidden, _experts(f, 128), moe_inter, f.int("num_experts_per_tok", default=8),
                                moe_inter * f.int("n_shared_experts", default=1, minimum=0))
     n = len(layers)
-    total = active = _embed(f, hidden, 163840, False) + hidden
+    total = active = embeddings(f, hidden, False, 163840) + hidden
     for kind in mlp_layer_types(f, n, _first_k_rule(f, 1)):
         if kind == "sparse":
             base, t, a = attn + 2 * gated_norm, moe_t, moe_a
@@ -180,7 +175,7 @@ def youtu(f: Fields, layers: list, dims) -> tuple[int, int]:
                 f.int("kv_lora_rank", default=512), f.int("qk_rope_head_dim", default=64),
                 f.int("qk_nope_head_dim", default=128), f.int("v_head_dim", default=128), f.flag("attention_bias"))
     layer = attn + gated_mlp(hidden, f.int("intermediate_size", default=6144, minimum=0)) + 2 * hidden
-    total = _embed(f, hidden, 128256, True) + hidden + len(layers) * layer
+    total = embeddings(f, hidden, True, 128256) + hidden + len(layers) * layer
     return total, total
 
 
@@ -200,7 +195,7 @@ def glm4_moe_lite(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe_inter = f.int("moe_intermediate_size", default=1536, minimum=0)
     moe_t, moe_a = _routed_moe(hidden, _experts(f, 64), moe_inter, f.int("num_experts_per_tok", default=4),
                                moe_inter * f.int("n_shared_experts", default=1, minimum=0))
-    total = active = _embed(f, hidden, 154880, False) + hidden
+    total = active = embeddings(f, hidden, False, 154880) + hidden
     for kind in mlp_layer_types(f, len(layers), dense_first(1)):
         base = attn + 2 * hidden
         t, a = (moe_t, moe_a) if kind == "sparse" else (gated_mlp(hidden, inter),) * 2
@@ -255,7 +250,7 @@ def glm_moe_dsa(f: Fields, layers: list, dims) -> tuple[int, int]:
     n = len(layers)
     first_k = f.int("first_k_dense_replace", default=3, minimum=0)
     kinds = mlp_layer_types(f, n, dense_first(first_k))
-    total = active = _embed(f, hidden, 154880, False) + hidden
+    total = active = embeddings(f, hidden, False, 154880) + hidden
     for kind, itype in zip(kinds, _glm_dsa_indexer_types(f, n)):
         base = attn + (0 if itype == "shared" else indexer) + 2 * hidden
         t, a = (moe_t, moe_a) if kind == "sparse" else (gated_mlp(hidden, inter),) * 2
@@ -296,7 +291,7 @@ def longcat_flash(f: Fields, layers: list, dims) -> tuple[int, int]:
     if experts > 0:  # the checkpoint's experts: transformers also allocates gate_up rows for the zero experts
         moe_t += experts * 3 * expert_inter * hidden
         moe_a += min(top_k, experts) * 3 * hidden * expert_inter
-    total = active = _embed(f, hidden, 131072, False) + hidden
+    total = active = embeddings(f, hidden, False, 131072) + hidden
     for i in range(len(layers)):
         total += sub + (moe_t if i % 2 == 0 else 0)
         active += sub + (moe_a if i % 2 == 0 else 0)
@@ -333,7 +328,7 @@ def mimo_v2_flash(f: Fields, layers: list, dims) -> tuple[int, int]:
     inter = f.int("intermediate_size", default=16384, minimum=0)
     moe_t, moe_a = _routed_moe(hidden, _experts(f, 256), f.int("moe_intermediate_size", default=2048, minimum=0),
                                f.int("num_experts_per_tok", default=8), 0)
-    total = active = _embed(f, hidden, 152576, False) + hidden
+    total = active = embeddings(f, hidden, False, 152576) + hidden
     kinds = mlp_layer_types(f, n, dense_first(1))
     for kind, ltype in zip(kinds, layer_types[:n]):
         base = attention(ltype == "sliding_attention") + 2 * hidden
@@ -451,7 +446,7 @@ def dots3_note(f: Fields, layers: list, dims) -> tuple[int, int]:
     else:
         step = f.int("moe_layer_freq", default=1)
         rule = lambda i: "sparse" if i >= first_k and i % step == 0 else "dense"  # noqa: E731
-    total = active = _embed(f, hidden, 152064, False) + hidden
+    total = active = embeddings(f, hidden, False, 152064) + hidden
     for i, kind in enumerate(mlp_layer_types(f, n, rule)):
         base = attention(i) + 2 * hidden
         t, a = (moe_t, moe_a) if kind == "sparse" else (gated_mlp(hidden, inter),) * 2

@@ -15,7 +15,7 @@ list's end falls back to the config class's rule.
 from __future__ import annotations
 
 from .fields import Fields
-from .param_parts import dense_first, gated_mlp, mlp_layer_types
+from .param_parts import dense_first, embeddings, gated_mlp, mlp_layer_types
 
 
 # -- shared pieces --------------------------------------------------------------------------------------
@@ -42,11 +42,6 @@ def _head_dim(f: Fields, hidden: int, heads: int, default: int | None) -> int:
     return default if default is not None else hidden // heads
 
 
-def _embed(f: Fields, hidden: int, tied_default: bool, head_bias: bool = False) -> int:
-    """embed_tokens, lm_head (unless tied), lm_head's bias when it has one (never tied)."""
-    vocab = f.int("vocab_size", minimum=0)
-    tied = f.flag("tie_word_embeddings", default=tied_default)
-    return vocab * hidden * (1 if tied else 2) + (vocab if head_bias else 0)
 
 
 
@@ -56,7 +51,7 @@ def _embed(f: Fields, hidden: int, tied_default: bool, head_bias: bool = False) 
 def _stack(f: Fields, hidden: int, kinds: list[str], layer: int, moe: int, dense: int, idle: int) -> tuple[int, int]:
     """(total, active): the untied embedding and head, a final norm, and per layer `layer` (attention and norms)
     plus the MoE ("sparse") or the dense MLP; a token leaves `idle` parameters of each MoE unused."""
-    total = _embed(f, hidden, False) + hidden + sum(layer + (moe if k == "sparse" else dense) for k in kinds)
+    total = embeddings(f, hidden, False) + hidden + sum(layer + (moe if k == "sparse" else dense) for k in kinds)
     return total, total - kinds.count("sparse") * idle
 
 
@@ -82,7 +77,7 @@ def afmoe(f: Fields, layers: list, dims) -> tuple[int, int]:
     dense_layers = f.int("num_dense_layers", default=1, minimum=0)
     per_expert = 3 * hidden * moe_inter
     moe = hidden * experts + gated_mlp(hidden, moe_inter * shared) + experts * per_expert + experts
-    total = _embed(f, hidden, False) + hidden
+    total = embeddings(f, hidden, False) + hidden
     active = total
     for i in range(n):
         if i >= dense_layers:
@@ -125,7 +120,7 @@ def ernie4_5_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
     if shared > 0:
         moe += gated_mlp(hidden, moe_inter * shared, bias)
     dense = gated_mlp(hidden, inter, bias)
-    total = _embed(f, hidden, True, head_bias=bias) + hidden
+    total = embeddings(f, hidden, True, head_bias=bias) + hidden
     active = total
     for i in range(n):
         if (i + 1) % interval == 0 and start <= i <= end:
@@ -160,7 +155,7 @@ def hunyuan_v1_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
 
     experts = per_layer("num_experts", "num_local_experts", 1)
     top_k = per_layer("moe_topk", "num_experts_per_tok", 1)
-    total = _embed(f, hidden, False) + hidden
+    total = embeddings(f, hidden, False) + hidden
     active = total
     for i in range(n):
         block = attn + 2 * hidden + hidden * experts[i] + experts[i] * per_expert + gated_mlp(hidden, inter)
@@ -220,7 +215,7 @@ def flint(f: Fields, layers: list, dims) -> tuple[int, int]:
     per_expert = 3 * hidden * moe_inter
     moe = experts * per_expert + hidden * experts + gated_mlp(hidden, shared_inter)
     dense = gated_mlp(hidden, inter)
-    total = _embed(f, hidden, False) + hidden
+    total = embeddings(f, hidden, False) + hidden
     active = total
     for i in range(n):
         if i not in only and experts > 0 and (i + 1) % step == 0:
@@ -255,7 +250,7 @@ def beam(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe = experts * per_expert + hidden * experts + experts
     dense = gated_mlp(hidden, inter)
     kinds = mlp_layer_types(f, n, dense_first(min(3, n)))
-    total = _embed(f, hidden, False) + hidden
+    total = embeddings(f, hidden, False) + hidden
     active = total
     for kind in kinds:
         if kind == "sparse":
@@ -296,7 +291,7 @@ def laguna(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe = experts * per_expert + hidden * experts + experts + gated_mlp(hidden, shared_inter)
     dense = gated_mlp(hidden, inter)
     kinds = mlp_layer_types(f, n, dense_first(1))
-    total = _embed(f, hidden, False) + hidden
+    total = embeddings(f, hidden, False) + hidden
     active = total
     for i, kind in enumerate(kinds):
         h = per_layer[i] if i < len(per_layer) else heads
@@ -331,7 +326,7 @@ def jetmoe(f: Fields, layers: list, dims) -> tuple[int, int]:
     attn = hidden + experts * attn_expert + hidden * experts + hidden * 2 * proj
     mlp = hidden + experts * mlp_expert + hidden * experts
     block = attn + mlp + 2 * hidden
-    total = _embed(f, hidden, True) + hidden + n * block
+    total = embeddings(f, hidden, True) + hidden + n * block
     active = total - n * (experts - top_k) * (attn_expert + mlp_expert)
     return total, active
 
@@ -383,7 +378,7 @@ def aria_text(f: Fields, layers: list, dims) -> tuple[int, int]:
     per_expert = 3 * hidden * inter
     block = attn + 2 * hidden + hidden * experts + experts * per_expert + gated_mlp(hidden, inter * shared,
                                                                                  f.flag("mlp_bias"))
-    total = _embed(f, hidden, False) + hidden + n * block
+    total = embeddings(f, hidden, False) + hidden + n * block
     active = total - n * (experts - top_k) * per_expert
     return total, active
 
