@@ -318,14 +318,15 @@ def kimi_k3_checkpoints(model: ModelSpec, rules: VllmRules, gpu: str | None, not
     return True
 
 
-def is_deepseek_v41(model: ModelSpec) -> bool:
-    """DeepSeek-V4.1's layers (caches shared from a KV source)."""
-    return model.family == "deepseek_v41_text" or (not model.family and any(layer.borrows for layer in model.layers))
-
-
-def is_qwen4_exp(model: ModelSpec) -> bool:
-    """Qwen4-Exp (Qwen3.8-Flash-Next): QSA and Gated DeltaNet layers, vLLM's own packed pool."""
-    return model.family in ("qwen4_exp_text", "qwen3_8_flash_next_text")
+# Families whose vLLM pool is a packed slab kvplan models in a module of its own, by GPU: family -> (label,
+# module, pool function)
+PACKED_POOLS = {
+    "deepseek_v41_text": ("DeepSeek-V4.1", "vllm_dsv41", "simulate_dsv41"),
+    "glm5_next_text": ("GLM-5-Next", "vllm_glm5next", "simulate_glm5next"),
+    "qwen4_exp_text": ("Qwen4-Exp", "vllm_qwen4exp", "simulate_qwen4exp"),
+    "qwen3_8_flash_next_text": ("Qwen4-Exp", "vllm_qwen4exp", "simulate_qwen4exp"),
+    "step5": ("Step-5", "vllm_step5", "simulate_step5"),
+}
 
 
 def check_modelled(model: ModelSpec) -> None:
@@ -729,17 +730,13 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     if draft_model is not None and (draft_layers or is_deepseek_v4(model)):
         raise UsageError("vLLM: a separate draft model is modelled without MTP layers, and not for DeepSeek-V4",
                          "give either --mtp or --draft-model")
-    if is_deepseek_v41(model) or model.family in ("glm5_next_text", "step5") or is_qwen4_exp(model):  # packed slabs
-        from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
-        from .vllm_dsv41 import simulate_dsv41
-        from .vllm_glm5next import simulate_glm5next
-        from .vllm_qwen4exp import simulate_qwen4exp
-        from .vllm_step5 import simulate_step5
+    if model.family in PACKED_POOLS:
+        import importlib
 
-        label, pool_of = (("DeepSeek-V4.1", simulate_dsv41) if is_deepseek_v41(model)
-                          else ("Qwen4-Exp", simulate_qwen4exp) if is_qwen4_exp(model)
-                          else ("Step-5", simulate_step5) if model.family == "step5"
-                          else ("GLM-5-Next", simulate_glm5next))
+        from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
+
+        label, module, function = PACKED_POOLS[model.family]
+        pool_of = getattr(importlib.import_module(f".{module}", __package__), function)
         if draft_model is not None:
             raise UsageError(f"vLLM: a separate draft model is not modelled for {label}", "drop the draft")
         if gpu is not None and gpu not in CUDA_CAPABILITY:
