@@ -70,12 +70,12 @@ def predicted(model, gpu: str, tp: int, rules, drafts: int) -> tuple[int, int | 
     profile would find them."""
     from kvplan.capacity.gpus import lookup
     from kvplan.engines.vllm_draft_weights import drafter_weights
-    from kvplan.engines.vllm_profile import DRIVER_TOTAL_BYTES, checkpoint_weights, predict_available
+    from kvplan.engines.vllm_profile import checkpoint_weights, predict_available
 
     card = lookup(gpu)
     record = checkpoint_weights(model)
     drafter = drafter_weights(model, record, draft_layers=drafts, tp=tp, release=rules.version)
-    est = predict_available(model, total_bytes=DRIVER_TOTAL_BYTES.get(card.name, card.memory_bytes),
+    est = predict_available(model, total_bytes=card.usable_bytes,
                             gpu_memory_utilization=rules.gpu_memory_utilization, tp=tp,
                             max_num_batched_tokens=rules.max_num_batched_tokens(card.memory_bytes, card.name),
                             weights=record, version=rules.version, gpu=card.name,

@@ -39,10 +39,35 @@ def test_pool_from_gpu_memory_weights_and_reserve(cli):
     assert code == 0, err
     data = json.loads(out)
     weights = 8_030_261_248 * 2
-    pool = int(80 * GIB * 0.9) - weights - 2 * GIB
-    assert data["pool_bytes"] == pool
+    # the H100's total as the driver reports it (llm-d's logs: "Free memory on device (78.57/79.18 GiB)"), not
+    # the datasheet's 80 GiB: int(79.18 GiB) = 85,018,877,624 B x 0.9 = 76,516,989,861 B
+    total = int(79.18 * GIB)
+    assert total == 85_018_877_624
+    pool = 76_516_989_861 - weights - 2 * GIB
+    assert data["capacity"]["gpu_memory_bytes"] == total and data["capacity"]["gpu_memory_from"] == "driver"
+    assert data["pool_bytes"] == pool == 58_308_983_717
     assert data["pool_tokens"] == pool // 131_072
     assert data["max_concurrency"] == pool // (8192 * 131_072)
+
+
+def test_gddr_card_with_ecc_is_sized_from_what_the_driver_reports(cli):
+    # An L40S reports 44.42 GiB of its 48 (a vLLM 0.10.2 start on 8 x L40S prints "Free memory on device
+    # (43.93/44.42 GiB)"): int(44.42 GiB) = 47,695,611,822 B x 0.9 = 42,926,050,639 B; minus Llama-3.1-8B's
+    # 16,060,522,496 B and the 2 GiB reserve: 24,718,044,495 B. From the datasheet's 48 GiB it would be
+    # 28,177,640,652 B, 14% more than the card can give.
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "l40s", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["capacity"]["gpu_memory_bytes"] == 47_695_611_822
+    assert data["pool_bytes"] == 24_718_044_495
+    # --gpu-memory is the total as given: no driver figure is applied over it
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "l40s", "--gpu-memory", "46GiB", "--format", "json")
+    data = json.loads(out)
+    assert data["capacity"]["gpu_memory_from"] == "--gpu-memory"
+    assert data["pool_bytes"] == int(46 * GIB * 0.9) - 16_060_522_496 - 2 * GIB
+    # a card whose driver total no public log gives here keeps its datasheet figure, and says so
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "l4", "--format", "json")
+    assert json.loads(out)["capacity"]["gpu_memory_from"] == "datasheet"
 
 
 def test_weights_from_size_and_safetensors_index(cli, tmp_path):

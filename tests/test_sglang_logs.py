@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.engines.sglang_log import is_sglang, parse
-from kvplan.engines.vllm_profile import DRIVER_TOTAL_BYTES
+from kvplan.capacity.gpus import CATALOG
 
 LOGS = Path(__file__).parent / "data" / "sglang_logs"
 CONFIGS = Path(__file__).parent / "data" / "configs"
@@ -111,7 +111,7 @@ def test_preload_constants_come_from_the_logs():
     # H100 (torch's 79.18 GiB): 78.81 at TP 1 (SGLang docs), 77.43 at TP 8 (Grok-2)
     from kvplan.engines.sglang_report import PRELOAD_BYTES, PRELOAD_TP_BYTES
 
-    total = DRIVER_TOTAL_BYTES["h100-sxm"] / GIB
+    total = CATALOG["h100-sxm"].driver_bytes / GIB
     tp1 = parse((LOGS / "v041_llama31_8b_h100_docs.log").read_text(encoding="utf-8")).load_begin_avail_gib
     tp8 = parse((LOGS / "v052rc2_grok2_fp8_h100_tp8.log").read_text(encoding="utf-8")).load_begin_avail_gib
     assert round(total - tp1, 2) == round(PRELOAD_BYTES / GIB, 2) == 0.37

@@ -250,7 +250,7 @@ def test_v0191_qwen3_8b_a100_40gb(cli):
     # vLLM 0.19.1, Qwen3-8B (bundled: hidden 4,096, vocab 151,936), one A100-SXM4-40GB, every setting default:
     # utilization 0.9, 2,048 batched tokens and 256 sequences (an A100 is never in the 80 GB tier). The 2.35 GiB
     # CUDA-graph estimate is printed but not subtracted in 0.19 (its own line: "will be enabled by default").
-    # The log prints no driver total: the A100 40 GB's 39.50 GiB (DRIVER_TOTAL_BYTES, vLLM #12330's
+    # The log prints no driver total: the A100 40 GB's 39.50 GiB (the catalog's driver figure, vLLM #12330's
     # "total_gpu_memory (39.50GiB)"): int(39.50 GiB) = 42,412,802,048 B x 0.9 = 38,171,521,843 B
     # weights int(15.27 GiB) = 16,396,037,652 B (logged)
     # the v1 sampler from 0.17, 256 x 151,936 x 14 B = 544,538,624 B, above the forward 2,048 x 4,096 x 26 =
@@ -433,7 +433,7 @@ def test_v0151_llama31_8b_a100_40gb_eager(cli):
     # vLLM 0.15.1, Meta-Llama-3.1-8B-Instruct through the offline LLM() class on a GCE a2-highgpu-1g (one A100 40 GB),
     # non-default args enforce_eager and disable_log_stats only: utilization 0.9, 8,192 batched tokens (printed),
     # 256 sequences (the A100 is never in vLLM's 80 GB tier), max_model_len 131,072.
-    # The log prints no driver total: the A100 40 GB's 39.50 GiB (DRIVER_TOTAL_BYTES, vLLM #12330):
+    # The log prints no driver total: the A100 40 GB's 39.50 GiB (the catalog's driver figure, vLLM #12330):
     # int(39.50 GiB) = 42,412,802,048 B x 0.9 = 38,171,521,843 B
     # weights int(14.99 GiB) = 16,095,389,941 B (logged)
     # the v1 runner before 0.17 sorts: int(9.6 x 256 x 128,256 x 4) = 1,260,807,782 B, above the forward

@@ -1,8 +1,14 @@
 """A catalog of accelerators: memory, HBM bandwidth, host link and dense bf16 TFLOP/s.
 
 Figures are datasheet values. Memory is the datasheet capacity read as GiB
-(HBM stacks come in binary sizes; the driver reports slightly less: pass
---gpu-memory with `nvidia-smi`'s figure for an exact plan). Bandwidths are
+(HBM stacks come in binary sizes). The driver reports less than that: about 1%
+less on HBM cards, about 7.5% less on GDDR6 cards that run with ECC on (an L40S
+reports 44.42 GiB of its 48). Engines size their pools from what the driver
+reports (torch.cuda.mem_get_info's total, times --gpu-memory-utilization), so a
+card whose total a public log prints carries it in `driver_bytes`, and plans use
+that (`usable_bytes`); others fall back to the datasheet figure, and pass
+--gpu-memory with the driver's figure for an exact plan. `smi_mib` is
+nvidia-smi's memory.total, which SGLang sizes its defaults from. Bandwidths are
 decimal GB/s; the host link is one direction of the PCIe slot.
 """
 
@@ -24,28 +30,50 @@ class Gpu:
     link_gbps: float
     bf16_tflops: float
     note: str = ""
+    driver_bytes: int | None = None  # CUDA's total as a public log prints it; None: not sourced
+    driver_from: str = ""  # the log it was read from
+    # nvidia-smi's memory.total (MiB) as public nvidia-smi outputs print it, which SGLang sizes its default
+    # mem_fraction_static from (utils/common.py get_nvgpu_memory_capacity)
+    smi_mib: int | None = None
+
+    @property
+    def usable_bytes(self) -> int:
+        """What the driver reports as the card's total (what engines multiply by their utilization): the
+        sourced figure, else the datasheet capacity."""
+        return self.driver_bytes or self.memory_bytes
 
 
-def _gpu(name, memory_gib, hbm, link, tflops, note=""):
-    return Gpu(name, int(memory_gib * GIB), float(hbm), float(link), float(tflops), note)
+def _gpu(name, memory_gib, hbm, link, tflops, note="", driver_gib=None, driver_from="", smi_mib=None):
+    # a driver total is printed to 0.01 GiB; int(x * GIB) is the figure a log's own arithmetic uses
+    return Gpu(name, int(memory_gib * GIB), float(hbm), float(link), float(tflops), note,
+               int(driver_gib * GIB) if driver_gib else None, driver_from, smi_mib)
 
 
 CATALOG = {
     g.name: g
     for g in (
-        _gpu("h100-sxm", 80, 3350, 64, 989, "H100 SXM5 80GB, PCIe Gen5 host link"),
+        _gpu("h100-sxm", 80, 3350, 64, 989, "H100 SXM5 80GB, PCIe Gen5 host link", 79.18,
+             "llm-d-benchmark H100 logs: 'Free memory on device (78.57/79.18 GiB)'", 81559),
         _gpu("h100-pcie", 80, 2000, 64, 756, "H100 PCIe 80GB"),
-        _gpu("h200", 141, 4800, 64, 989, "H200 SXM 141GB HBM3e"),
-        _gpu("b200", 180, 8000, 64, 2250, "B200 HGX 180GB"),
-        _gpu("a100-40gb", 40, 1555, 32, 312, "A100 SXM4 40GB, PCIe Gen4 host link"),
-        _gpu("a100-80gb", 80, 2039, 32, 312, "A100 SXM4 80GB"),
-        _gpu("l40s", 48, 864, 32, 362, "L40S 48GB GDDR6"),
+        _gpu("h200", 141, 4800, 64, 989, "H200 SXM 141GB HBM3e", 139.81,
+             "a vLLM 0.10.2 start on 2 x H200: 'Free memory on device (139.21/139.81 GiB)'", 143771),
+        _gpu("b200", 180, 8000, 64, 2250, "B200 HGX 180GB", 178.36,
+             "vLLM PR #21489's B200 start: 'Free memory on device (177.66/178.36 GiB)'", 183359),
+        _gpu("a100-40gb", 40, 1555, 32, 312, "A100 SXM4 40GB, PCIe Gen4 host link", 39.50,
+             "vLLM issue #12330: 'total_gpu_memory (39.50GiB)'", 40960),
+        _gpu("a100-80gb", 80, 2039, 32, 312, "A100 SXM4 80GB", 79.25,
+             "a vLLM 0.31.0 start: 'Free memory on device (78.84/79.25 GiB)'", 81920),
+        _gpu("l40s", 48, 864, 32, 362, "L40S 48GB GDDR6 (ECC on)", 44.42,
+             "a vLLM 0.10.2 start on 8 x L40S: 'Free memory on device (43.93/44.42 GiB)'"),
         _gpu("l4", 24, 300, 32, 121, "L4 24GB GDDR6"),
-        _gpu("rtx-4090", 24, 1008, 32, 165, "GeForce RTX 4090 24GB (bf16 with fp32 accumulate)"),
+        _gpu("rtx-4090", 24, 1008, 32, 165, "GeForce RTX 4090 24GB (bf16 with fp32 accumulate)", 23.99,
+             "a vLLM 0.27.1 start on an RTX 4090: 'Free memory on device (22.45/23.99 GiB)'", 24564),
         # 96 GB GDDR7 at 1,792 GB/s, PCIe Gen5 x16 (NVIDIA's announcement, GTC 2025); NVIDIA quotes 4,000 AI TOPS
         # (FP4 with sparsity), so dense bf16 is derived: 4,000 / 2 (sparsity) / 4 (FP4 -> bf16) = 500
         _gpu("rtx-pro-6000", 96, 1792, 64, 500,
-             "RTX PRO 6000 Blackwell 96GB GDDR7 (SM120, no NVLink); bf16 derived from 4,000 FP4 sparse TOPS"),
+             "RTX PRO 6000 Blackwell 96GB GDDR7 (SM120, no NVLink); bf16 derived from 4,000 FP4 sparse TOPS", 95.01,
+             "a vLLM 0.27 runbook on 4 x RTX PRO 6000: 'Free memory on device (94.05/95.01 GiB)' (other public "
+             "logs of the card print 94.97)"),
         _gpu("mi300x", 192, 5300, 64, 1307, "AMD Instinct MI300X 192GB"),
     )
 }

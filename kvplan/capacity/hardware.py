@@ -57,6 +57,9 @@ def make_deployment(
         base = replace(
             base,
             memory_bytes=gpu_memory or base.memory_bytes,
+            # --gpu-memory is the card's total as the user read it: the catalog's driver figures no longer apply
+            driver_bytes=None if gpu_memory else base.driver_bytes,
+            smi_mib=None if gpu_memory else base.smi_mib,
             hbm_gbps=hbm_gbps or base.hbm_gbps,
             link_gbps=link_gbps or base.link_gbps,
             bf16_tflops=tflops or base.bf16_tflops,

@@ -97,7 +97,7 @@ def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int],
         return [deployment.kv_memory_bytes] * len(stage_weights), stage_weights
     require_known(weights, model.name)
     gpu = deployment.gpu
-    budget = int(gpu.memory_bytes * deployment.mem_util)
+    budget = int(gpu.usable_bytes * deployment.mem_util)
     pools = [budget - w - deployment.reserve_bytes for w in stage_weights]
     worst = min(range(len(pools)), key=lambda s: pools[s])
     if pools[worst] <= 0:

@@ -6,7 +6,7 @@ from ..errors import UsageError
 from ..render import Report
 from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
-from .sglang_rules import (MULTIMODAL_PREFILL_GRAPH_0523, NVIDIA_SMI_MIB, SPEC_MAX_RUNNING_REQUESTS, Rules, memory_defaults,
+from .sglang_rules import (MULTIMODAL_PREFILL_GRAPH_0523, SPEC_MAX_RUNNING_REQUESTS, Rules, memory_defaults,
                            rules_for, vlm_fraction_factor)
 
 # The free GPU memory SGLang sizes from (T0, after the distributed init) is the driver's total less what
@@ -105,7 +105,6 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
     the default fraction of a multimodal model is scaled for its vision tower (adjust_mem_fraction_for_vlm), and
     0.5.23 also takes its cache (mm_runtime_reservation_gb)."""
     rules = rules or rules_for(None)
-    from ..capacity.gpus import CATALOG
     from .vllm_profile import driver_total_bytes, raw_config
 
     dep = result.deployment
@@ -114,9 +113,9 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
     if dep is None or dep.gpu is None or not dep.gpu.memory_bytes:
         raise UsageError("--engine sglang needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
     total = driver_total_bytes(dep.gpu)  # torch's total for the card, which the free memory counts from
-    smi_mib = NVIDIA_SMI_MIB.get(dep.gpu.name)
-    if smi_mib is None or dep.gpu.memory_bytes != CATALOG.get(dep.gpu.name, dep.gpu).memory_bytes:
-        smi_mib = dep.gpu.memory_bytes / 2**20  # a card (or --gpu-memory) without a known nvidia-smi figure
+    # nvidia-smi's figure for the card (the catalog's smi_mib), else its bytes (a card without a known
+    # nvidia-smi figure, or --gpu-memory)
+    smi_mib = dep.gpu.smi_mib or dep.gpu.memory_bytes / 2**20
     arch = result.plan.model.architecture or ""
     multimodal = arch in rules.multimodal_archs
     defaults = memory_defaults(smi_mib, dep.tp, dep.pp, speculative, rules, mla=_is_mla(result.plan.model),

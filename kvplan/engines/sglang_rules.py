@@ -175,10 +175,6 @@ RULES = {
 LATEST = "0.5.23"
 RELEASE = LATEST  # what --engine sglang models
 KV_DTYPES = {"auto": None, "fp8_e4m3": 1, "fp8_e5m2": 1, "bf16": 2, "bfloat16": 2}
-# nvidia-smi's memory.total (MiB), which sizes mem_fraction_static (utils/common.py get_nvgpu_memory_capacity):
-# as public nvidia-smi outputs print it for each card; others fall back to the catalog's bytes
-NVIDIA_SMI_MIB = {"h100-sxm": 81559, "h200": 143771, "b200": 183359, "a100-80gb": 81920, "a100-40gb": 40960,
-                  "rtx-4090": 24564}
 
 
 def rules_for(release: str | None) -> Rules:

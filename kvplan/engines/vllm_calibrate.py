@@ -319,11 +319,11 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
                          "('Free memory on device (A/B GiB)')")
     name = lookup(gpu).name if gpu else (match_device_name(log.gpu_name) if log.gpu_name else None)
     if total is None and name:
-        from .vllm_profile import DRIVER_TOTAL_BYTES
-
-        total = DRIVER_TOTAL_BYTES.get(name) or lookup(name).memory_bytes
-        if name not in DRIVER_TOTAL_BYTES:
-            cal.notes.append(f"GPU memory from the catalog ({name}): the driver reports about 1% less")
+        card = lookup(name)
+        total = card.usable_bytes
+        if card.driver_bytes is None:
+            cal.notes.append(f"GPU memory from the catalog's datasheet figure ({name}): the driver reports less "
+                             "(about 1% on HBM cards, more on GDDR with ECC)")
     if total is None or log.available_kv_gib is None:
         return
     util = log.gpu_memory_utilization or (rules or V0_11).gpu_memory_utilization

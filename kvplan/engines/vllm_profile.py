@@ -11,8 +11,8 @@ Worker.determine_available_memory)
 
 The terms, and where each comes from:
 - total: what the driver reports (torch.cuda.mem_get_info); the catalog's
-  datasheet GiB is about 1% above it, DRIVER_TOTAL_BYTES holds the figures
-  public logs print.
+  datasheet GiB is above it (1% on HBM, 7.5% on GDDR6 with ECC), and the
+  catalog's `driver_bytes` holds the figures public logs print.
 - weights: what the profile subtracts is the memory the load took
   ("Loading model weights took" / "Model loading took" in the log); when the
   log gives it, it is used as is. Otherwise the checkpoint's exact bytes per
@@ -143,25 +143,13 @@ V2_BIN_COUNT_BYTES = 4  # PenaltiesState.output_bin_counts: int32, max_num_reqs 
 # exponential draws alive together. Read in source; one public log (0.19.0, A100) leaves room for 5.7 copies.
 V1_TRITON_SAMPLER_FROM = (0, 17, 0)
 V1_TRITON_BYTES_PER_LOGIT = 2 + 3 * 4
-# what the driver reports (torch.cuda.mem_get_info total), as printed in public logs
-DRIVER_TOTAL_BYTES = {
-    "h100-sxm": int(79.18 * GIB),  # llm-d-benchmark H100 logs: "Free memory on device (78.57/79.18 GiB)"
-    "a100-40gb": int(39.50 * GIB),  # vLLM issue #12330: "total_gpu_memory (39.50GiB)"
-    "a100-80gb": int(79.25 * GIB),  # a 0.31.0 log's breakdown: "Free memory on device (78.84/79.25 GiB)"
-    # a 0.27 runbook's breakdown (4 x RTX PRO 6000): "Free memory on device (94.05/95.01 GiB)"; other public
-    # logs of the card print 94.97
-    "rtx-pro-6000": int(95.01 * GIB),
-}
 
 
 def driver_total_bytes(gpu) -> int:
-    """The memory the driver reports for a deployment's GPU (torch's total): DRIVER_TOTAL_BYTES for a catalog
-    card given as is, else its memory (the datasheet's, or --gpu-memory)."""
-    from ..capacity.gpus import CATALOG
-
-    if gpu.name in DRIVER_TOTAL_BYTES and gpu.memory_bytes == CATALOG[gpu.name].memory_bytes:
-        return DRIVER_TOTAL_BYTES[gpu.name]
-    return gpu.memory_bytes
+    """The memory the driver reports for a deployment's GPU (torch's total): the catalog's sourced figure
+    (kvplan.capacity.gpus, `driver_bytes`) for a card given as is, else its memory (the datasheet's, or
+    --gpu-memory)."""
+    return gpu.usable_bytes
 
 
 def subtracts_cuda_graphs(version: str | None) -> bool:
@@ -555,6 +543,6 @@ def _with_moe_workspace(model, version, gpu, tp, tokens, activation, activation_
 __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_HIDDEN", "NON_TORCH_BYTES",
            "NON_TORCH_TP_BYTES", "NON_TORCH_TP_BYTES_EARLY", "NON_TORCH_TP_BYTES_PCIE", "PCIE_ONLY_GPUS", "is_pcie_only", "SNAPSHOT_AFTER_DIST_INIT_FROM", "NVLS_CHANNELS",
            "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
-           "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "DRIVER_TOTAL_BYTES", "driver_total_bytes", "V0_MAX_NUM_SEQS",
+           "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "driver_total_bytes", "V0_MAX_NUM_SEQS",
            "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "rope_bytes", "served_from_float32", "downcast_float32", "vllm_loaded", "weights_per_gpu", "forward_bytes",
            "sampler_bytes", "v1_sampler_bytes", "v2_sampler_bytes", "subtracts_cuda_graphs", "version_key"]

@@ -483,7 +483,7 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         for gpu in req.gpus:
             c = Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices))
             out.append(c)
-            budget = int(gpu.memory_bytes * req.mem_util)
+            budget = int(gpu.usable_bytes * req.mem_util)
             pool = budget - heaviest - req.reserve_bytes  # the smallest pool: the heaviest stage's
             c.weight_bytes_per_gpu = heaviest
             if pool <= 0:

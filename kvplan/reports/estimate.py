@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..capacity.weights import mtp_bytes
 from ..planner import PlanResult, as_number
 from ..render import Report, Table
-from ..units import format_bytes, format_tokens
+from ..units import GIB, format_bytes, format_tokens
 from ..weights.estimate import estimated
 
 SCHEMA_VERSION = 1
@@ -170,6 +170,32 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report
     return Report(data, tables, lines)
 
 
+def _gpu_memory(dep) -> dict:
+    """The card's total the pool is sized from, and where it comes from."""
+    if dep.gpu is None or dep.kv_memory_bytes is not None:
+        return {}
+    return {"gpu_memory_bytes": dep.gpu.usable_bytes, "gpu_memory_from": _memory_source(dep.gpu)}
+
+
+def _memory_source(gpu) -> str:
+    from ..capacity.gpus import CATALOG
+
+    if gpu.driver_bytes:
+        return "driver"
+    return "datasheet" if gpu.name in CATALOG and gpu.memory_bytes == CATALOG[gpu.name].memory_bytes else "--gpu-memory"
+
+
+def _gpu_memory_text(dep) -> str:
+    gpu = dep.gpu
+    text = f"{format_bytes(gpu.usable_bytes)} x {dep.mem_util:g}"
+    source = _memory_source(gpu)
+    if source == "driver":
+        return text + f" (what the driver reports of the {gpu.memory_bytes / GIB:g} GiB on the datasheet)"
+    if source == "datasheet":
+        return text + " (the datasheet's; the driver reports less: give --gpu-memory for an exact pool)"
+    return text + " (--gpu-memory)"
+
+
 def data_extra(result: PlanResult, data: dict, tables: list, lines: list) -> None:
     """Capacity, decode and offload sections, when a deployment is given."""
     cap, dec, off, dep = result.capacity, result.decode, result.offload, result.deployment
@@ -181,12 +207,14 @@ def data_extra(result: PlanResult, data: dict, tables: list, lines: list) -> Non
             "gpu": dep.gpu.name if dep.gpu else None,
             "gpus": dep.gpus, "tp": dep.tp, "pp": dep.pp,
             "mem_util": dep.mem_util, "reserve_bytes": dep.reserve_bytes,
+            **_gpu_memory(dep),
             "weight_bytes_per_gpu": cap.weight_bytes_per_gpu,
             "pool_bytes": cap.pool_bytes, "pool_blocks": cap.pool_blocks, "pool_tokens": cap.pool_tokens,
             "max_concurrency": cap.max_concurrency, "binding_stage": cap.binding_stage,
         }
         rows = [
             ["GPUs", f"{dep.gpus} x {dep.gpu.name if dep.gpu else 'given pool'} (tp {dep.tp}, pp {dep.pp})"],
+            *([["memory per GPU", _gpu_memory_text(dep)]] if dep.gpu and dep.kv_memory_bytes is None else []),
             ["weights (whole model)", _weights_origin(result)],
             ["weights per GPU", format_bytes(cap.weight_bytes_per_gpu)],
             ["KV pool per GPU", format_bytes(cap.pool_bytes)],
