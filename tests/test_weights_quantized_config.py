@@ -156,6 +156,10 @@ def test_fp8_keeps_embeddings_and_head_in_bf16():
                                                                             "strategy": "channel"}}}},
      "quantizes only"),
     ({"quant_method": "mxfp4"}, "model_type 'llama'"),
+    # a real linear left in bf16 (GLM-5-FP8's indexer projection) is still refused
+    ({"quant_method": "fp8", "weight_block_size": [128, 128],
+      "modules_to_not_convert": ["model.layers.0.input_layernorm", "model.layers.0.self_attn.indexers_proj"]},
+     "'model.layers.0.self_attn.indexers_proj'"),
     ({"quant_method": "awq", "bits": 4, "group_size": "128"}, "group_size is '128'"),
 ])
 def test_a_format_kvplan_cannot_size_refuses_gpu_plans_and_says_why(tmp_path, quant, reason):
@@ -253,6 +257,10 @@ def test_a_quantized_checkpoint_serves_in_its_float_dtype():
 @pytest.mark.parametrize("ignore", [
     ["lm_head", "re:.*mlp.gate$"],  # MoE routers kept in bf16 (llm-compressor's usual recipe)
     ["lm_head", "model.layers.0.mlp.gate", "re:.*shared_expert_gate$", "re:visual.*"],
+    # one-dimensional tensors no format quantizes, as Qwen3-30B-A3B-FP8 and MiniMax-M2.5 list them
+    ["lm_head", "model.layers.0.input_layernorm", "model.layers.0.post_attention_layernorm",
+     "model.layers.0.self_attn.k_norm", "model.layers.1.self_attn.kv_a_layernorm", "e_score_correction_bias",
+     "model.norm", "transformer.h.0.ln_1"],
 ])
 def test_ignore_lists_of_routers_and_towers_keep_the_estimate(ignore):
     quant = {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ignore,

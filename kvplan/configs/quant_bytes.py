@@ -50,10 +50,12 @@ class Unsized(Exception):
 
 
 # ignore-list entries that leave nothing of size unquantized, or only what the estimate already keeps:
-# the head, embeddings, routers and gates (< 0.1%), and vision or audio towers (not in the text count)
+# the head, embeddings, routers and gates (< 0.1%), vision or audio towers (not in the text count), and
+# one-dimensional tensors no format quantizes: norms of every naming (norm, input_layernorm, k_norm,
+# kv_a_layernorm, GPT-2's ln_1 / ln_f) and biases (MiniMax-M2's bare 'e_score_correction_bias')
 _HEAD = re.compile(r"lm_head|output_layer|embed_out")
 _HARMLESS = re.compile(r"embed|wte|\bgate$|\.gate\b|router|shared_expert_gate|visual|vision|mm_projector|"
-                       r"multi_modal_projector|audio|\bnorm")
+                       r"multi_modal_projector|audio|norm|(?:^|[._*])ln_\w*$|bias$")
 
 
 def _kept(names, method: str) -> bool:
