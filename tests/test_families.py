@@ -17,6 +17,10 @@ from kvplan import estimate, load_model
 from kvplan.configs import build_model
 from kvplan.errors import ConfigError
 
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
 GIB = 1024**3
 K128 = 131072
 
@@ -78,6 +82,19 @@ def test_mpt_reads_kv_n_heads_when_set():
     cfg = bundled_config(resolve_bundled("mpt-7b-instruct"))
     cfg = dict(cfg, attn_config=dict(cfg["attn_config"], kv_n_heads=8))
     assert estimate(build_model(cfg, "t"), 1).bytes_per_token == 32 * 2 * 8 * 128 * 2
+
+
+def test_deepseek_without_an_expert_count_is_not_read_as_dense(tmp_path):
+    # A DeepSeek-V3 config with no n_routed_experts (alibaba/InferSim's copy renames it num_routed_experts) is the
+    # 671B MoE to transformers (DeepseekV3Config: 256 routed experts) and a dense model to DeepSeek's remote code:
+    # the cache is read (61 layers x (512 + 64) x 2 B = 70,272 B per token), the parameters are not counted
+    raw = json.loads((ROOT / "model_specs" / "deepseek-v3.json").read_text())
+    raw = raw.get("config", raw)
+    raw = {k: v for k, v in raw.items() if k != "n_routed_experts"}
+    model = build_model(raw, "dsv3-no-experts")
+    assert estimate(model, 1).kv_bytes_per_sequence == 61 * (512 + 64) * 2 == 70_272
+    assert model.param_count == 0
+    assert any("'n_routed_experts' is not set" in note and "--set-new" in note for note in model.notes)
 
 
 def test_latent_beyond_deepseek():
@@ -196,6 +213,21 @@ def test_gemma4_global_kv_heads_only_with_attention_k_eq_v():
     assert estimate(build_model(on, "t"), 100).kv_bytes_per_sequence == 5 * 16 * 2 * 4 * 64 * 2 + 2 * full
 
 
+def test_gemma4_vision_bidirectional_keeps_the_text_cache_causal():
+    # google/gemma-4-26B-A4B's text_config says use_bidirectional_attention "vision": image tokens attend both
+    # ways, the text stays causal (transformers' modeling_gemma4.py: is_causal = use_bidirectional_attention !=
+    # "all"). Its 30 layers: 25 sliding (8 KV x 256, window 1,024) = 25 x 2 x 8 x 256 x 2 = 204,800 B per token,
+    # 5 full (attention_k_eq_v: 2 global KV heads x 512) = 5 x 2 x 2 x 512 x 2 = 20,480 B per token
+    cfg = {"model_type": "gemma4_text", "num_hidden_layers": 30, "num_attention_heads": 16, "num_key_value_heads": 8,
+           "head_dim": 256, "hidden_size": 2816, "sliding_window": 1024, "global_head_dim": 512,
+           "num_global_key_value_heads": 2, "attention_k_eq_v": True, "use_bidirectional_attention": "vision"}
+    model = build_model({"model_type": "gemma4", "text_config": cfg}, "t")
+    assert estimate(model, 1).kv_bytes_per_sequence == 225_280
+    assert estimate(model, 2048).kv_bytes_per_sequence == 25 * 1024 * 8192 + 5 * 2048 * 4096
+    with pytest.raises(ConfigError, match="use_bidirectional_attention"):
+        build_model(dict(cfg, use_bidirectional_attention="all"), "t")
+
+
 def test_gemma4_per_layer_config_form():
     cfg = {"model_type": "gemma4_text", "num_hidden_layers": 6, "num_attention_heads": 8, "num_key_value_heads": 4,
            "head_dim": 64, "hidden_size": 512, "sliding_window": 16,
@@ -290,6 +322,21 @@ def test_unknown_type_guess_is_marked_everywhere(cli, tmp_path):
     assert json.loads(out)["model"]["reading"] == "guessed"
     code, out, _ = cli("estimate", str(path), "--context", "1k")
     assert code == 0 and "GUESSED" in out
+
+
+def test_unknown_type_honours_an_explicit_use_sliding_window_false():
+    # XiaomiMiMo/MiMo-7B-Base (model_type 'mimo', a Qwen2 derivative) keeps sliding_window 32,768 beside
+    # use_sliding_window false; vLLM (ModelConfig.get_hf_config_sliding_window) then serves every layer full.
+    # 36 layers x 2 x 8 KV heads x 128 x 2 B x 131,072 tokens = 19,327,352,832 B per sequence, not capped at 32,768
+    cfg = dict(model_type="mimo", hidden_size=4096, num_hidden_layers=36, num_attention_heads=32,
+               num_key_value_heads=8, sliding_window=32768, use_sliding_window=False, max_window_layers=32)
+    with pytest.warns(UserWarning, match="guessed"):
+        model = build_model(cfg, "t")
+    assert estimate(model, 131_072).kv_bytes_per_sequence == 19_327_352_832
+    # left out, the window still counts on every layer (transformers' generic rule)
+    with pytest.warns(UserWarning, match="guessed"):
+        windowed = build_model({k: v for k, v in cfg.items() if k != "use_sliding_window"}, "t")
+    assert estimate(windowed, 131_072).kv_bytes_per_sequence == 36 * 2 * 8 * 128 * 2 * 32_768
 
 
 @pytest.mark.parametrize("change, field", [
@@ -796,6 +843,22 @@ def test_minimax_m3_full_layers_and_sparse_layers():
     # a sparse layer also caches one index key of index_head_dim (128 by default) x 2 B (tests/test_minimax_m3.py)
     sparse = dict(text, layer_types=["minimax_m3_sparse"] + ["full_attention"] * 59)
     assert _bpt({"model_type": "minimax_m3_vl", "text_config": sparse}) == 60 * 2048 + 128 * 2
+
+
+@pytest.mark.parametrize("model_type", ["minimax_m3", "minimax_m3_text"])
+def test_minimax_m3_flat_text_config(model_type):
+    # MiniMaxAI/MiniMax-M3's flat config (model_type 'minimax_m3'; vLLM's own class for it is MiniMaxM3TextConfig,
+    # 'minimax_m3_text'): sparse_attention_config.sparse_attention_freq [0] x 3 + [1] x 57 -> 3 full layers of
+    # 2 x 4 x 128 x 2 = 2,048 B and 57 sparse layers of 2,048 + one 128-wide index key (256 B):
+    # 6,144 + 57 x 2,304 = 137,472 B per token
+    cfg = {"model_type": model_type, "hidden_size": 6144, "num_hidden_layers": 60, "num_attention_heads": 64,
+           "num_key_value_heads": 4, "head_dim": 128,
+           "sparse_attention_config": {"use_sparse_attention": True, "sparse_index_dim": 128,
+                                       "sparse_num_index_heads": 4, "sparse_topk_blocks": 16,
+                                       "sparse_block_size": 128, "sparse_attention_freq": [0] * 3 + [1] * 57,
+                                       "sparse_disable_index_value": [0] * 3 + [1] * 57}}
+    assert _bpt(cfg) == 137_472
+    assert _bpt({"model_type": "minimax_m3_vl", "text_config": dict(cfg, model_type="minimax_m3_vl_text")}) == 137_472
 
 
 @pytest.mark.parametrize(("wrapper", "text", "per_token"), [

@@ -144,7 +144,7 @@ def window_tokens(f: Fields, family: Family) -> int | None:
 
 def layer_kinds(f: Fields, family: Family, n: int) -> list[str]:
     """Each layer's kind, with ATTENTION resolved to full or sliding."""
-    windows_on = family.window_gate is None or f.flag(family.window_gate)
+    windows_on = family.window_gate is None or f.flag(family.window_gate, default=family.window_gate_default)
     if f.has("layer_types"):
         names = f.list("layer_types")
         extra = f.int(family.trailing, default=0, minimum=0) if family.trailing else 0
@@ -349,7 +349,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         total, active = family.params(f, layers, dims)
     except ConfigError as exc:  # the cache is read; only the weights estimate lacks a field
         total = active = 0
-        notes += (f"parameters not counted ({exc.message}); give the weights with --weights",)
+        notes += (f"parameters not counted ({exc.message}); {exc.hint or 'give the weights with --weights'}",)
     if total and f.model_type in PARAMS_OFF:
         notes += (f"parameter count approximate: kvplan's count for model_type {f.model_type!r} misses modules "
                   f"transformers builds for some configs ({PARAMS_OFF[f.model_type]}); give --weights, or the "

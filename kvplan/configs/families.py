@@ -21,8 +21,8 @@ from .hybrid import (bailing_hybrid_state, gated_deltanet_state, inkling_conv_st
                      zaya_cca_state)
 from .markers import (alternate_sliding_first, bailing_kinds, cohere2_moe_windows, dots3_dsa, dots3_kinds, dots3_layer_dims,
                       every_period, first_of_four_full, from_max_window_layers, gemma4_layer_dims,
-                      gemma4_unified_kinds, glm_dsa_indexers, gpt_neo_attention_types, hy_v4_indexers,
-                      inkling2_kinds, inkling_dims, inkling_kinds, kimi_default, last_layer_full, last_of_four_full,
+                      gemma4_kinds, glm_dsa_indexers, gpt_neo_attention_types, hy_v4_indexers,
+                      inkling2_kinds, inkling_dims, inkling_kinds, kimi_default, last_of_four_full,
                       lfm2_kinds, lfm3_kinds, llama4_kinds, marker_length, mimo_v2_flash_dims, mimo_v2_flash_kinds,
                       mistral_large4_indexers, mistral_large4_rope, olmo3_windows, olmo_hybrid_default,
                       pattern_default, per_layer_config_dims, qwen2_moe_windows, smollm3_windows, step3p5_kinds,
@@ -38,7 +38,11 @@ GENERIC = Family(
     types=("(unknown)",),
     kinds=ATTN_CHUNKED,
     params=params.attention_decoder,
-    rules=("guessed: transformers' generic rule (layer_types, else sliding_window on every layer, else full)",),
+    # vLLM's ModelConfig.get_hf_config_sliding_window: an explicit use_sliding_window false means no window
+    # (MiMo, other Qwen2 derivatives that keep sliding_window beside it)
+    window_gate="use_sliding_window", window_gate_default=True,
+    rules=("guessed: transformers' generic rule (layer_types, else sliding_window on every layer, else full; "
+           "no window when use_sliding_window is false, as vLLM reads it)",),
 )
 
 # GEMMA3_TEXT_DEFAULTS: transformers' Gemma3TextConfig defaults, for the sparse
@@ -273,14 +277,14 @@ _ROWS: list[Family] = [
            rules=("layer i is full when (i + 1) % sliding_window_pattern == 0",)),
     # -- multimodal wrappers: the text model is nested under text_config
     Family(("gemma4",), text="gemma4_text", rules=("text model in text_config",)),
-    Family(("gemma4_text",), kinds=ATTN, derive=pattern_default(6), refine=last_layer_full, per_layer=gemma4_layer_dims,
+    Family(("gemma4_text",), kinds=ATTN, derive=pattern_default(6), refine=gemma4_kinds, per_layer=gemma4_layer_dims,
            params=params.by_type,
-           refuse=(("use_bidirectional_attention", "bidirectional (embedding) attention"),),
-           rules=("5 sliding : 1 full, last layer always full; full layers use global_head_dim (and "
+           rules=("5 sliding : 1 full, last layer always full; use_bidirectional_attention 'vision' (image "
+                  "tokens only) keeps the text cache causal, 'all' is refused; full layers use global_head_dim (and "
                   "num_global_key_value_heads with attention_k_eq_v) or per_layer_config; the last "
                   "num_kv_shared_layers reuse earlier layers' caches",)),
     Family(("gemma4_unified",), text="gemma4_unified_text", rules=("text model in text_config",)),
-    Family(("gemma4_unified_text",), kinds=ATTN, derive=pattern_default(6), refine=gemma4_unified_kinds,
+    Family(("gemma4_unified_text",), kinds=ATTN, derive=pattern_default(6), refine=gemma4_kinds,
            per_layer=gemma4_layer_dims, params=params.by_type, defaults={"sliding_window": 1024},
            rules=("as gemma4_text (5 sliding : 1 full, last layer full, global_head_dim on full layers, shared "
                   "last layers), sliding_window 1024 by default; use_bidirectional_attention 'vision' (the "
@@ -293,7 +297,11 @@ _ROWS: list[Family] = [
                   "full); per_layer_config may change a layer's KV heads or head_dim (sliding layers usually only "
                   "their query heads); lightning-index sparse layers are refused",)),
     Family(("minimax_m3_vl",), text="minimax_m3_vl_text", rules=("text model in text_config",)),
-    Family(("minimax_m3_vl_text",), kinds=frozenset({K.FULL, K.BLOCK_SPARSE}), derive=block_sparse.minimax_m3_kinds,
+    # minimax_m3_text: vLLM's own MiniMaxM3TextConfig (transformers_utils/configs/minimax_m3.py, 0.24-0.29), the
+    # flat text config 'minimax_m3' checkpoints carry: the same fields (sparse_attention_config, moe_layer_freq,
+    # dense_intermediate_size ...)
+    Family(("minimax_m3_vl_text", "minimax_m3_text", "minimax_m3"), kinds=frozenset({K.FULL, K.BLOCK_SPARSE}),
+           derive=block_sparse.minimax_m3_kinds,
            refine=block_sparse.check_index_values, params=params.by_type,
            defaults={"num_key_value_heads": 4, "head_dim": 128},
            rules=("full attention (4 KV heads x 128 by default); block-sparse layers ('minimax_m3_sparse', or "

@@ -33,6 +33,7 @@ class Family:
     refine: Callable | None = None  # (fields, kinds) -> kinds, a last family-specific pass
     refuse: tuple[tuple[str, str], ...] = ()  # (flag field, why): configs that set it are refused
     window_gate: str | None = None  # a flag that must be true for the window to count (use_sliding_window)
+    window_gate_default: bool = False  # the flag's value when the config leaves it out
     window: Callable | None = None  # fields -> sliding window tokens (or None), when not plainly sliding_window
     per_layer: Callable | None = None  # (fields, index, kind) -> {"num_key_value_heads": .., "head_dim": ..} overrides
     state: Callable | None = None  # fields -> RecurrentState of a linear_attention layer

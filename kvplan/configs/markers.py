@@ -356,9 +356,11 @@ def last_layer_full(f: Fields, kinds: list[str]) -> list[str]:
     return kinds[:-1] + [K.FULL] if kinds and kinds[-1] == K.SLIDING else kinds
 
 
-def gemma4_unified_kinds(f: Fields, kinds: list[str]) -> list[str]:
-    """Gemma 4 Unified: Gemma 4's layers (last layer full). use_bidirectional_attention "vision" (its default)
-    lets image tokens attend both ways and leaves the text cache causal; "all" makes an encoder, refused."""
+def gemma4_kinds(f: Fields, kinds: list[str]) -> list[str]:
+    """Gemma 4 and Gemma 4 Unified: the last layer is full. use_bidirectional_attention "vision" (the 26B-A4B
+    and 31B configs; Unified's default) lets image tokens attend both ways and leaves the text cache causal
+    (transformers 5.23 modeling_gemma4.py: is_causal = use_bidirectional_attention != "all"); "all" makes an
+    encoder, refused."""
     if f.get("use_bidirectional_attention") == "all":
         raise _bad(f, "use_bidirectional_attention", "is 'all': bidirectional (embedding) attention, not a "
                    "decoder with a KV cache")

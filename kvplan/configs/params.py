@@ -86,6 +86,12 @@ _QK_NORM = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "gemma3n_text", "gemm
 def _moe(f: Fields, hidden: int) -> tuple[int, int]:
     """(total, active) params of one MoE block, or (0, 0) when not MoE."""
     experts = f.int("num_local_experts", "num_experts", "n_routed_experts", default=0, minimum=0)
+    if not experts and f.model_type in _DEEPSEEK_MOE and not f.has("n_routed_experts"):
+        # a DeepSeek config with no expert count reads two ways: transformers' DeepseekV2Config / V3Config take
+        # 64 / 256 routed experts, DeepSeek's own configuration_deepseek.py (trust_remote_code) None, a dense MLP
+        raise ConfigError(f"{f.source}: 'n_routed_experts' is not set, and transformers' config class (64 or 256 "
+                          f"routed experts) and DeepSeek's remote code (none) read that differently "
+                          f"(model_type {f.model_type!r})", "add it (--set-new n_routed_experts=N), or give --weights")
     if not experts:
         return 0, 0
     top_k = f.int("num_experts_per_tok", "experts_per_token", default=2)
@@ -103,6 +109,9 @@ def _moe(f: Fields, hidden: int) -> tuple[int, int]:
     total = experts * per_expert + router + shared + extra
     active = top_k * per_expert + router + shared + extra
     return total, active
+
+
+_DEEPSEEK_MOE = ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2")
 
 
 def _is_moe_layer(f: Fields, i: int) -> bool:

@@ -551,5 +551,7 @@ COUNTERS = {
     "inkling_text": inkling_text,
     "inkling2_text": inkling2_text,
     "minimax_m3_vl_text": minimax_m3_vl_text,
+    "minimax_m3_text": minimax_m3_vl_text,
+    "minimax_m3": minimax_m3_vl_text,
     "inkling2_loop_text": inkling2_loop_text,
 }
