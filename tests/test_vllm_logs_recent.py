@@ -454,3 +454,82 @@ def test_v0151_llama31_8b_a100_40gb_eager(cli):
     # heads x 128 x 2 x 2 B) = 157,939 tokens, 9,871 blocks of 16 = 157,936: the logged figure.
     assert f["GPU KV cache size (tokens)"]["logged"] == "157,936"
     assert f["GPU KV cache size (tokens)"]["predicted"].startswith("157,936")
+
+
+# Qwen/Qwen2-7B-Instruct's config.json, the fields kvplan reads (the model card's published config: hidden 3,584,
+# 28 layers of 28 query and 4 KV heads, intermediate 18,944, vocab 152,064, untied head). The logs' own token
+# figures confirm the cache width: 24.83 GiB over 28 x 2 x 4 x 128 x 2 = 57,344 B per token is 464,928 tokens,
+# 29,058 blocks of 16 against the logged 29,053 (the printed GiB is rounded).
+QWEN2_7B = {"architectures": ["Qwen2ForCausalLM"], "hidden_act": "silu", "hidden_size": 3584,
+            "intermediate_size": 18944, "max_position_embeddings": 32768, "max_window_layers": 28, "model_type": "qwen2",
+            "num_attention_heads": 28, "num_hidden_layers": 28, "num_key_value_heads": 4, "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000.0, "sliding_window": 131072, "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16", "use_sliding_window": False, "vocab_size": 152064}
+A100_80 = 85_094_039_552  # int(79.25 GiB): the A100 80 GB's driver total (a 0.31.0 breakdown)
+FLASHINFER_SAMPLER = 14 * 256 * 152_064  # 544,997,376 B: bf16 logits + fp32 copy + masked copy + softmax
+
+
+def _available(data, label):
+    return figures(data)[f"Available KV cache memory ({label})"]
+
+
+def test_v01011_flashinfer_sampler_sorts_nothing(cli, tmp_path):
+    # vLLM 0.10.1.1, Qwen2-7B-Instruct on one A100 80 GB, max_model_len 16,384, utilization 0.5 (the A100 is never in
+    # vLLM's 80 GB tier: 2,048 batched tokens, printed, and 256 sequences). The start prints "Using FlashInfer for
+    # top-p & top-k sampling": no sort, FlashInfer's top_k_top_p_sampling_from_logits keeps a masked fp32 copy and
+    # its softmax beside the bf16 logits and their fp32 copy: 14 B x 256 x 152,064 = 544,997,376 B, above the
+    # forward 2,048 x 3,584 x 26 = 190,840,832 B.
+    # int(85,094,039,552 x 0.5) = 42,547,019,776 - int(14.2488 GiB) 15,299,532,501 - 544,997,376 - 139,586,437
+    # = 26,562,903,462 B = 24.74 GiB vs 24.83: -0.37% (the sort's 9.6 copies, 1.39 GiB, would give 23.85: -3.9%)
+    cfg = _config(tmp_path, QWEN2_7B)
+    code, data, err = calibrate(cli, "v01011_qwen2_7b_a100_80gb_util05_flashinfer.log", "--model", cfg,
+                                "--gpu", "a100-80gb")
+    assert code == 0, err
+    logged = _available(data, "from the GPU and the logged weights")
+    assert logged["logged"] == "24.83 GiB" and logged["predicted"] == "24.74 GiB"
+    assert -0.45 < logged["deviation_pct"] < -0.3
+    assert "FlashInfer" in logged["explanation"]
+    # the same server at utilization 0.25, a pool five times smaller: int(85,094,039,552 x 0.25) = 21,273,509,888
+    # - 15,299,532,501 - 544,997,376 - 139,586,437 = 5,289,393,574 B = 4.93 GiB vs 5.01: -1.7% (the sort: -19%)
+    code, data, err = calibrate(cli, "v01011_qwen2_7b_a100_80gb_util025_flashinfer.log", "--model", cfg,
+                                "--gpu", "a100-80gb")
+    assert code == 0, err
+    logged = _available(data, "from the GPU and the logged weights")
+    assert logged["logged"] == "5.01 GiB" and logged["predicted"] == "4.93 GiB"
+    assert -1.8 < logged["deviation_pct"] < -1.5
+
+
+def test_v01011_flashinfer_sampler_tp2_over_pcie(cli, tmp_path):
+    # The same model at TP 2 on two A100 80 GB whose custom all-reduce is off for lack of P2P (the log says so):
+    # 42,547,019,776 - int(7.1217 GiB) 7,646,867,147 - 544,997,376 (each rank samples the whole vocabulary) -
+    # (139,586,437 + int(0.05 GiB) 53,687,091 for TP over PCIe) = 34,161,881,725 B = 31.82 GiB vs 31.83: -0.04%
+    code, data, err = calibrate(cli, "v01011_qwen2_7b_tp2_a100_80gb_util05_flashinfer.log", "--model",
+                                _config(tmp_path, QWEN2_7B), "--gpu", "a100-80gb")
+    assert code == 0, err
+    logged = _available(data, "from the GPU and the logged weights")
+    assert logged["logged"] == "31.83 GiB" and logged["predicted"] == "31.82 GiB"
+    assert -0.1 < logged["deviation_pct"] < 0
+
+
+def test_v092_sort_sampler_when_flashinfer_is_absent(cli):
+    # vLLM 0.9.2 (v1 engine), Qwen3-8B on one A100-SXM4-40GB at every default (utilization 0.9, 2,048 batched
+    # tokens, 256 sequences). "FlashInfer is not available. Falling back to the PyTorch-native implementation": the
+    # sort's 9.6 copies, int(9.6 x 256 x 151,936 x 4) = 1,493,591,654 B.
+    # int(39.50 GiB) = 42,412,802,048 x 0.9 = 38,171,521,843 - int(15.2683 GiB) 16,394,212,291 - 1,493,591,654 -
+    # 139,586,437 = 20,144,131,461 B = 18.76 GiB vs 18.69: +0.38%
+    code, data, err = calibrate(cli, "v092_qwen3_8b_a100_40gb_tokenkaki_early.log", "--model", "qwen3-8b",
+                                "--gpu", "a100-40gb")
+    assert code == 0, err
+    logged = _available(data, "from the GPU and the logged weights")
+    assert logged["logged"] == "18.69 GiB" and logged["predicted"] == "18.76 GiB"
+    assert 0.3 < logged["deviation_pct"] < 0.45
+    assert "FlashInfer" not in logged["explanation"]
+
+
+def test_the_sampler_line_is_read():
+    from kvplan.engines.vllm_log import parse_log
+
+    assert parse_log("INFO [topk_topp_sampler.py:50] Using FlashInfer for top-p & top-k sampling.").flashinfer_sampler
+    assert parse_log("WARNING [topk_topp_sampler.py:59] FlashInfer is not available. Falling back to the "
+                     "PyTorch-native implementation").flashinfer_sampler is False
+    assert parse_log("INFO Available KV cache memory: 1.00 GiB").flashinfer_sampler is None

@@ -345,7 +345,8 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
         est = predict_available(spec, total_bytes=total, gpu_memory_utilization=util, tp=log.tp or 1,
                                 pp=log.pp or 1, max_num_batched_tokens=batched, max_model_len=log.max_model_len,
                                 weight_bytes=weights, v0_engine=v0, max_num_seqs=seqs, version=version, gpu=name,
-                                enforce_eager=log.enforce_eager, pcie_only=log.pcie_only, drafter=drafter)
+                                enforce_eager=log.enforce_eager, pcie_only=log.pcie_only, drafter=drafter,
+                                flashinfer_sampler=log.flashinfer_sampler)
         gib = est.available_bytes / GIB
         dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
         cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",

@@ -77,6 +77,9 @@ class VllmLog:
     max_num_seqs: int | None = None
     enforce_eager: bool = False
     pcie_only: bool | None = None  # True: vLLM's custom all-reduce says the GPUs lack NVLink / P2P
+    # which top-k/top-p sampler the v1 runner picked (topk_topp_sampler.py's start-up line): True FlashInfer's,
+    # False the PyTorch-native sort; None: not printed
+    flashinfer_sampler: bool | None = None
     gpu_name: str | None = None
     total_gpu_memory_gib: float | None = None
     weights_gib: float | None = None
@@ -216,6 +219,11 @@ def parse_log(text: str, path: str = "") -> VllmLog:
     # custom_all_reduce.py's warnings when the TP group has no NVLink
     if re.search(r"not supported on more than two PCIe-only GPUs|lacks GPU P2P capability", text):
         log.pcie_only = True
+    if re.search(r"Using FlashInfer for top-p & top-k sampling", text):
+        log.flashinfer_sampler = True
+    elif re.search(r"FlashInfer is not available\. Falling back|FlashInfer is available, but it is not enabled|"
+                   r"top-k sampling disabled via VLLM_USE_FLASHINFER_SAMPLER=0", text):
+        log.flashinfer_sampler = False
     if re.search(r"'enable_prefix_caching': False|--no-enable-prefix-caching|enable_prefix_caching=False", text):
         log.enable_prefix_caching = False
     elif re.search(r"'enable_prefix_caching': True|--enable-prefix-caching|enable_prefix_caching=True", text):

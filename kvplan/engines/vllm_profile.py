@@ -143,6 +143,14 @@ V2_BIN_COUNT_BYTES = 4  # PenaltiesState.output_bin_counts: int32, max_num_reqs 
 # exponential draws alive together. Read in source; one public log (0.19.0, A100) leaves room for 5.7 copies.
 V1_TRITON_SAMPLER_FROM = (0, 17, 0)
 V1_TRITON_BYTES_PER_LOGIT = 2 + 3 * 4
+# the v1 runner before 0.17 with FlashInfer installed and VLLM_USE_FLASHINFER_SAMPLER unset (its log says "Using
+# FlashInfer for top-p & top-k sampling"; read in 0.10.1.1 and 0.10.2 v1/sample/ops/topk_topp_sampler.py): the
+# dummy run sets top-k and top-p, so flashinfer_sample calls FlashInfer's top_k_top_p_sampling_from_logits, whose
+# "top_k_first" order keeps a masked fp32 copy (top_k_mask_logits) and its fp32 softmax; with the bf16 logits the
+# runner holds and the sampler's fp32 copy (temperature is divided in place): 2 + 3 x 4 B per logit, no sort.
+# Three public 0.10.1.1 starts that print the line (A100 80 GB, Qwen2-7B) land within 2% with it, 4-19% low with
+# the sort's 9.6 copies.
+V1_FLASHINFER_BYTES_PER_LOGIT = 2 + 3 * 4
 
 
 def driver_total_bytes(gpu) -> int:
@@ -165,11 +173,15 @@ def sampler_bytes(rows: int, vocab: int) -> int:
     return int(SAMPLER_LOGIT_COPIES * rows * vocab * 4)
 
 
-def v1_sampler_bytes(rows: int, vocab: int, version: str | None) -> tuple[int, str]:
+def v1_sampler_bytes(rows: int, vocab: int, version: str | None,
+                     flashinfer: bool | None = None) -> tuple[int, str]:
     """The v1 runner's dummy sampler peak: the sort pipeline's fitted copies before 0.17, the Triton
-    in-place masking's read from source after (see V1_TRITON_SAMPLER_FROM)."""
+    in-place masking's read from source after (see V1_TRITON_SAMPLER_FROM). Before 0.17 a start that printed
+    "Using FlashInfer for top-p & top-k sampling" (`flashinfer`) sorts nothing: see V1_FLASHINFER_BYTES_PER_LOGIT."""
     if _at_least(version, V1_TRITON_SAMPLER_FROM):
         return rows * vocab * V1_TRITON_BYTES_PER_LOGIT, "sampler (Triton top-k/top-p, read from source)"
+    if flashinfer:
+        return rows * vocab * V1_FLASHINFER_BYTES_PER_LOGIT, "sampler (FlashInfer top-k/top-p, read from source)"
     return sampler_bytes(rows, vocab), "sampler"
 
 
@@ -393,7 +405,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                       max_num_seqs: int | None = None, version: str | None = None,
                       cuda_graph_bytes: int | None = None, gpu: str | None = None,
                       enforce_eager: bool = False, pcie_only: bool | None = None,
-                      drafter=None) -> ProfileEstimate:
+                      drafter=None, flashinfer_sampler: bool | None = None) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
@@ -408,7 +420,9 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     pcie_only: whether the TP group has no NVLink (a log's custom all-reduce warning says so); None: the
     catalog GPU's usual form (PCIE_ONLY_GPUS).
     drafter: speculative decoding's drafter weights (vllm_draft_weights.DrafterWeights), loaded on the
-    last stage's GPUs beside the model; a given weight_bytes (a log's load) already holds them."""
+    last stage's GPUs beside the model; a given weight_bytes (a log's load) already holds them.
+    flashinfer_sampler: whether the v1 runner samples with FlashInfer (a log's "Using FlashInfer for top-p &
+    top-k sampling"); None or False: the sort pipeline before 0.17 (V1_FLASHINFER_BYTES_PER_LOGIT)."""
     ranks = max(tp, 1) * max(pp, 1)
     notes = []
     extra = 0
@@ -471,7 +485,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         elif v0_engine:
             sampler, sampler_from = sampler_bytes(rows, vocab), "sampler"
         else:
-            sampler, sampler_from = v1_sampler_bytes(rows, vocab, version)
+            sampler, sampler_from = v1_sampler_bytes(rows, vocab, version, flashinfer_sampler)
         if sampler > forward:
             activation, activation_from = sampler, f"{sampler_from} over {rows:,} x {vocab:,} logits"
         if v2 and _at_least(version, CONSUMED_FROM):
