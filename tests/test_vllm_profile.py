@@ -188,6 +188,27 @@ def test_llm_d_llama_70b_fp8_tp1_and_tp2_with_logged_weights():
     assert abs(tp1.available_bytes / GIB - (-1.285)) < 0.005
 
 
+def test_llm_d_qwen3_32b_h100_not_in_the_fit(tmp_path):
+    # Same summary, Qwen/Qwen3-32B at max_model_len 16,000 (the sampler's 9.6 copies were fitted on the summary's
+    # gpt-oss-20b, Llama-3.1-8B and Qwen3-0.6B rows, not this one): hidden 5,120, vocab 151,936, 64 layers of 8
+    # KV heads x 128. Sampler int(9.6 x 1,024 x 151,936 x 4) = 5,974,366,617 B (5.56 GiB; logged peak 5.64) above
+    # the forward 8,192 x 5,120 x 26 = 1,090,519,040 B; weights int(61.03 GiB) = 65,530,463,518 B (logged):
+    # 76,516,989,861 - 65,530,463,518 - 5,974,366,617 - 139,586,437 = 4,872,573,289 B = 4.54 GiB vs 4.45: +2.0%
+    raw = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 5120,
+           "intermediate_size": 25600, "num_hidden_layers": 64, "num_attention_heads": 64, "num_key_value_heads": 8,
+           "head_dim": 128, "vocab_size": 151936, "max_position_embeddings": 40960, "tie_word_embeddings": False,
+           "torch_dtype": "bfloat16"}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    spec = load_model(str(path))
+    est = predict_available(spec, total_bytes=int(79.18 * GIB), gpu_memory_utilization=0.9,
+                            max_num_batched_tokens=8192, max_num_seqs=1024, gpu="h100-sxm", version="0.14.1",
+                            weight_bytes=int(61.03 * GIB))
+    assert est.activation_bytes == 5_974_366_617
+    assert est.available_bytes == 4_872_573_289
+    assert 1.9 < err_pct(4.45, est.available_bytes) < 2.1
+
+
 def test_weights_split_by_role_over_tp():
     # a record without a tensor table is split evenly, rounded up: 10 B over 4 ranks -> 3 B
     spec = load_model("llama-3.1-8b")

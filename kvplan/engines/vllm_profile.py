@@ -491,6 +491,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         if v2 and _at_least(version, CONSUMED_FROM):
             buffers = rows * vocab * V2_BIN_COUNT_BYTES
             buffers_from.append("V2's penalty bin counts")
+    else:
+        notes.append("the sampler's peak is not modelled: the model's vocabulary is unknown (no config file)")
     if kind["is_moe"]:
         activation, activation_from, buffers = _with_moe_workspace(
             model, version, gpu, tp, tokens, activation, activation_from, buffers, buffers_from, notes)
