@@ -20,7 +20,8 @@ RESERVE = 2 * GIB
 
 
 def usable(gpu: str) -> int:
-    return int(CATALOG[gpu].memory_bytes * 0.9)
+    # what the driver reports of the card (an H100: 79.18 GiB, llm-d's logs) x the 0.9 utilization
+    return int(CATALOG[gpu].usable_bytes * 0.9)
 
 
 def req(model, context, n, gpus, **kw):
@@ -47,7 +48,9 @@ def test_smaller_tp_wins_when_kv_heads_would_be_replicated():
     tp4 = pool4 // (1 * 32 * head_layer)
     # tp 2 x pp 2: one head of 16 layers per GPU
     tp2pp2 = pool4 // (1 * 16 * head_layer)
-    assert (tp4, tp2pp2) == (33, 66)
+    # int(79.18 GiB x 0.9) = 76,516,989,861 - 2 GiB - 4 GB = 70,369,506,213 B: 32 x 2 GiB, 65 x 1 GiB
+    assert usable("h100-sxm") == 76_516_989_861
+    assert (tp4, tp2pp2) == (32, 65)
     # fewer GPUs: 1 GPU (2 heads x 32 layers), 2 GPUs (tp 2 or pp 2: 32 head-layers), 3 GPUs (pp 3: 11 layers first)
     one = (usable("h100-sxm") - RESERVE - 16_000_000_000) // (2 * 32 * head_layer)
     two = (usable("h100-sxm") - RESERVE - 8_000_000_000) // (32 * head_layer)
@@ -95,7 +98,10 @@ def test_mla_latent_is_replicated_so_pp_beats_tp():
     tp2 = (l40 - 16_000_000_000) // (27 * layer_seq)  # the latent is whole on both ranks
     pp2 = (l40 - 16_000_000_000) // (14 * layer_seq)  # first stage: 14 of 27 layers
     h100_one = (usable("h100-sxm") - RESERVE - 32_000_000_000) // (27 * layer_seq)
-    assert (one, tp2, pp2, h100_one) == (12, 27, 53, 42)
+    # an L40S gives int(44.42 GiB x 0.9) = 42,926,050,639 B, less the 2 GiB reserve 40,778,566,991; 27 latent
+    # layers of a 32K sequence take 1,019,215,872 B, 14 layers 528,482,304 B; an H100 42,369,506,213 B after 32 GB
+    assert l40 == 40_778_566_991
+    assert (one, tp2, pp2, h100_one) == (8, 24, 46, 41)
 
     by_gpus = _mla("gpus")
     best = by_gpus.options[0]
