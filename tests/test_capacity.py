@@ -200,6 +200,9 @@ def test_offloaded_sequences_leave_shared_prefix_blocks_behind():
     ("NVIDIA RTX 6000 Ada Generation", None),
     ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"),
     ("NVIDIA A10", None),
+    ("NVIDIA GeForce RTX 3090", "rtx-3090"),
+    ("NVIDIA GeForce RTX 3090 Ti", None),  # another card: more bandwidth
+    ("NVIDIA GeForce RTX 4090 SUPER", None),
 ])
 def test_device_names_map_to_catalog_gpus(device_name, key):
     from kvplan.capacity.gpus import match_device_name

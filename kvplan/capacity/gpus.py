@@ -68,6 +68,9 @@ CATALOG = {
         _gpu("l4", 24, 300, 32, 121, "L4 24GB GDDR6"),
         _gpu("rtx-4090", 24, 1008, 32, 165, "GeForce RTX 4090 24GB (bf16 with fp32 accumulate)", 23.99,
              "a vLLM 0.27.1 start on an RTX 4090: 'Free memory on device (22.45/23.99 GiB)'", 24564),
+        # GA102 whitepaper: 936 GB/s GDDR6X, 71 dense FP16/BF16 tensor TFLOPS with FP32 accumulate (GeForce rate)
+        _gpu("rtx-3090", 24, 936, 32, 71, "GeForce RTX 3090 24GB GDDR6X (bf16 with fp32 accumulate)", 23.58,
+             "vLLM issue #10517's RTX 3090 starts: 'total_gpu_memory=23.58GiB'"),
         # 96 GB GDDR7 at 1,792 GB/s, PCIe Gen5 x16 (NVIDIA's announcement, GTC 2025); NVIDIA quotes 4,000 AI TOPS
         # (FP4 with sparsity), so dense bf16 is derived: 4,000 / 2 (sparsity) / 4 (FP4 -> bf16) = 500
         _gpu("rtx-pro-6000", 96, 1792, 64, 500,
@@ -103,6 +106,7 @@ LIST_PRICES = {
 }
 
 _ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "4090": "rtx-4090", "rtx4090": "rtx-4090",
+            "3090": "rtx-3090", "rtx3090": "rtx-3090",
             "rtxpro6000": "rtx-pro-6000", "rtx-pro-6000-blackwell": "rtx-pro-6000"}
 
 
@@ -121,6 +125,8 @@ def lookup(name: str, *, custom_hint: bool = False) -> Gpu:
 # key tokens a device name must hold as whole words, beyond the model token: "NVIDIA RTX 6000 Ada Generation"
 # is not the "NVIDIA RTX PRO 6000 Blackwell ..."
 _REQUIRED_WORDS = ("pro",)
+# words of a device name that make it another card than a key without them: an "RTX 3090 Ti" is not a 3090
+_VARIANT_WORDS = ("ti", "super")
 
 
 def match_device_name(device_name: str) -> str | None:
@@ -138,6 +144,8 @@ def match_device_name(device_name: str) -> str | None:
         tokens = key.split("-")
         model = next((t for t in tokens if any(c.isdigit() for c in t)), tokens[0])
         if model not in words or any(t in _REQUIRED_WORDS and t not in words for t in tokens):
+            continue
+        if any(w in _VARIANT_WORDS and w not in tokens for w in words):
             continue
         score = sum(any(w.startswith(t) for w in words) for t in tokens if t != model)
         if score > best_score:
