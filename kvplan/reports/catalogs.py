@@ -72,14 +72,19 @@ def techniques_report() -> Report:
 def gpus_report() -> Report:
     from ..capacity.gpus import CATALOG, LIST_PRICES
 
-    rows = [[g.name, round(g.memory_bytes / GIB, 1), g.hbm_gbps, g.link_gbps, g.bf16_tflops, g.note] for g in CATALOG.values()]
-    data = [dict(zip(["name", "memory_gib", "hbm_gbps", "link_gbps", "bf16_tflops", "note"], r)) for r in rows]
-    for row, item in zip(rows, data):  # the list price `kvplan fit --objective cost` uses (docs/fit.md)
+    rows = [[g.name, round(g.memory_bytes / GIB, 1), round(g.driver_bytes / GIB, 2) if g.driver_bytes else None,
+             g.hbm_gbps, g.link_gbps, g.bf16_tflops, g.note] for g in CATALOG.values()]
+    data = [dict(zip(["name", "memory_gib", "driver_gib", "hbm_gbps", "link_gbps", "bf16_tflops", "note"], r))
+            for r in rows]
+    for row, item, g in zip(rows, data, CATALOG.values()):  # the list price `kvplan fit --objective cost` uses
         price = LIST_PRICES.get(item["name"])
-        row.insert(5, price.usd_per_gpu_hour if price else None)
+        row.insert(6, price.usd_per_gpu_hour if price else None)
         item["usd_per_gpu_hour"] = price.usd_per_gpu_hour if price else None
         item["price_source"] = f"{price.source}, {price.date}" if price else None
-    columns = ["name", "memory GiB", "HBM GB/s", "host link GB/s", "bf16 TFLOP/s", "USD/GPU hour", "note"]
-    lines = ["USD/GPU hour: on-demand list prices, sources and dates in docs/fit.md; kvplan fit --price GPU=USD overrides"]
-    return Report({"gpus": data}, [Table("GPU catalog", columns, rows, {1, 2, 3, 4, 5})], lines,
+        item["driver_source"] = g.driver_from or None
+    columns = ["name", "memory GiB", "driver GiB", "HBM GB/s", "host link GB/s", "bf16 TFLOP/s", "USD/GPU hour", "note"]
+    lines = ["driver GiB: the card's total as a public start-up log prints it, which plans size the pool from (blank: "
+             "the datasheet's memory, which the driver reports less of; give --gpu-memory)",
+             "USD/GPU hour: on-demand list prices, sources and dates in docs/fit.md; kvplan fit --price GPU=USD overrides"]
+    return Report({"gpus": data}, [Table("GPU catalog", columns, rows, {1, 2, 3, 4, 5, 6})], lines,
                   tidy=tidy.catalog("gpus", data))
