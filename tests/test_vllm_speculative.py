@@ -38,9 +38,16 @@ def test_draft_layer_counts_follow_each_family_config_field():
     assert draft_layer_count(load_model("glm-4.5-air")) == 1
     assert draft_layer_count(load_model("qwen3.5-35b-a3b")) == 1  # text_config.mtp_num_hidden_layers
     assert draft_layer_count(load_model("qwen3-next-80b-a3b")) == 1  # no field: Qwen3NextMultiTokenPredictor's 1
-    for name in ("llama-3.1-8b", "kimi-k2"):  # no MTP module vLLM drafts with (Kimi-K2: kimi_k2, 0 layers)
-        with pytest.raises(UsageError, match="MTP draft layers .* not modelled"):
+    for name in ("llama-3.1-8b", "kimi-k2"):  # no MTP layers (Kimi-K2: num_nextn_predict_layers 0)
+        with pytest.raises(UsageError, match="has no MTP layers"):
             draft_layer_count(load_model(name))
+    # a config that declares MTP layers of a family whose module kvplan has not read
+    from kvplan.configs import build_model
+
+    declared = build_model({"model_type": "llama", "hidden_size": 512, "num_hidden_layers": 2,
+                            "num_attention_heads": 8, "num_nextn_predict_layers": 1}, "llama-with-mtp")
+    with pytest.raises(UsageError, match="MTP draft layers .* not modelled"):
+        draft_layer_count(declared)
     assert is_mtp_method("mtp") and is_mtp_method("deepseek_mtp") and is_mtp_method("qwen3_next_mtp")
     assert not is_mtp_method("eagle3") and not is_mtp_method("ngram") and not is_mtp_method(None)
 
@@ -92,8 +99,8 @@ def test_qwen3_next_mtp_layer_regroups_the_hybrid_pool():
     assert with_mtp.num_blocks == MEM // (13 * page) == 2_800
 
 
-def test_draft_of_an_unmodelled_family_is_refused():
-    with pytest.raises(UsageError, match="not modelled"):
+def test_draft_of_a_model_without_mtp_layers_is_refused():
+    with pytest.raises(UsageError, match="has no MTP layers"):
         _pool("llama-3.1-8b", 1)
 
 
@@ -396,7 +403,7 @@ def test_an_explicit_zero_mtp_layer_count_means_no_draft():
 
 def test_fit_refuses_mtp_for_a_model_without_a_modelled_draft_up_front():
     out = _kvplan("fit", "llama-3.1-8b", "--context", "32k", "-n", "8", "--gpu", "h100", "--engine", "vllm", "--mtp")
-    assert out.returncode == 2 and "not modelled" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert out.returncode == 2 and "has no MTP layers" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
 def test_min_concurrency_is_checked_on_vllms_pool_too():

@@ -65,6 +65,9 @@ def is_mtp_method(method: str | None) -> bool:
 
 
 def _check_family(model: ModelSpec) -> None:
+    if model.model_type not in MTP_FAMILIES and not model.mtp_layers:
+        raise UsageError(f"vLLM: {model.name} ({model.model_type}) has no MTP layers (its config declares none)",
+                         "drop --mtp, or give a separate draft checkpoint with --draft-model")
     if model.model_type not in MTP_FAMILIES:
         raise UsageError(f"vLLM: the KV cache of {model.name}'s MTP draft layers ({model.model_type}) is not "
                          "modelled", "kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, "
