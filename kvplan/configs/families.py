@@ -135,7 +135,7 @@ _ROWS: list[Family] = [
                   "a per-request ring of the open region's 7 index rows (bf16), as vLLM 0.33 keeps them; a step "
                   "reads the top sparse_config.topk regions plus the open one",)),
     Family(("nemotron-nas",), kinds=frozenset({K.FULL, K.NONE}), derive=nemotron_nas.kinds, dims=nemotron_nas.dims,
-           per_layer=nemotron_nas.layer_dims, notes=nemotron_nas.notes,
+           per_layer=nemotron_nas.layer_dims, params=params.nemotron_nas, notes=nemotron_nas.notes,
            refuse=(("layer_types", "neither the remote code nor vLLM reads it: block_configs gives each layer"),),
            rules=("block_configs, one a layer (DeciLMForCausalLM's remote code, vLLM's nemotron_nas.py): K/V of "
                   "num_attention_heads // n_heads_in_group heads x head_dim (else hidden / heads) on every "
