@@ -18,7 +18,6 @@ so a config with replace_with_linear reads with a note that --engine vllm refuse
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from ..errors import ConfigError
@@ -29,6 +28,7 @@ from .fields import Fields
 ATTENTION_FIELDS = frozenset({"no_op", "replace_with_linear", "sparsify", "n_heads_in_group", "window_length",
                               "num_sink_tokens", "use_prefill_window_in_sink_attention", "unshifted_sink"})
 FFN_FIELDS = frozenset({"no_op", "replace_with_linear", "sparsify", "ffn_mult"})
+MAX_FFN_MULT = 1000  # far above any checkpoint's (Super-49B's widest is 5.25); keeps the width arithmetic finite
 LINEAR_NOTE = "Nemotron-NAS: a linear layer replaces"  # the note --engine vllm refuses (engines/vllm.py)
 
 
@@ -114,8 +114,9 @@ def block(f: Fields, i: int) -> Block:
     ffn, inter = ("none" if no_op else "linear"), None
     if not no_op and not linear:
         mult = section.get("ffn_mult")
-        if isinstance(mult, bool) or not isinstance(mult, (int, float)) or not math.isfinite(mult) or mult <= 0:
-            raise _bad(f, f"{where}.ffn_mult", f"must be a positive number for an MLP layer, got {mult!r}")
+        if isinstance(mult, bool) or not isinstance(mult, (int, float)) or not 0 < mult <= MAX_FFN_MULT:
+            raise _bad(f, f"{where}.ffn_mult", f"must be a number in (0, {MAX_FFN_MULT}] for an MLP layer, got "
+                                               f"{mult!r}")
         ffn, inter = "mlp", ffn_mult_to_intermediate_size(round(mult, 6), hidden)  # FFNConfig rounds it
     return Block(attention, kv, ffn, inter)
 
