@@ -229,3 +229,11 @@ def test_cli_estimate_with_the_vllm_engine(cli):
     code, _, err = cli("estimate", path, "--gpu", "h100", "--engine", "vllm", "--max-model-len", "32768")
     assert code == 1 and "does not fit on 1 x h100" in err
 
+
+
+def test_vllm_rope_table():
+    # DeciLMAttention's get_rope: llama3 rope, max_position_embeddings rows x head size 128 x bf16, one table
+    from kvplan.configs.build import resolve
+    from kvplan.engines.vllm_rope_cache import rope_cache_bytes
+
+    assert rope_cache_bytes(resolve(_raw(), "super-49b")[1]) == 131_072 * 128 * 2 == 33_554_432
