@@ -11,7 +11,8 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import block_sparse, compressed, kolibri, looped, params, step5, pooled_sparse, qsa, shared_compressed
+from . import (block_sparse, compressed, kolibri, looped, nemotron_nas, params, step5, pooled_sparse, qsa,
+               shared_compressed)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, step3_kv_heads, zamba_dims)
@@ -137,6 +138,14 @@ _ROWS: list[Family] = [
                   "sliding_window; the full_attention layers are DSA: one 256-B FP8 region summary per 8 tokens and "
                   "a per-request ring of the open region's 7 index rows (bf16), as vLLM 0.33 keeps them; a step "
                   "reads the top sparse_config.topk regions plus the open one",)),
+    Family(("nemotron-nas",), kinds=frozenset({K.FULL, K.NONE}), derive=nemotron_nas.kinds, dims=nemotron_nas.dims,
+           per_layer=nemotron_nas.layer_dims, params=params.nemotron_nas, notes=nemotron_nas.notes,
+           refuse=(("layer_types", "neither the remote code nor vLLM reads it: block_configs gives each layer"),),
+           rules=("block_configs, one a layer (DeciLMForCausalLM's remote code, vLLM's nemotron_nas.py): K/V of "
+                  "num_attention_heads // n_heads_in_group heads x head_dim (else hidden / heads) on every "
+                  "attention that is neither no_op nor replace_with_linear, nothing elsewhere; a window_length, "
+                  "attention sinks or a block field block_config.py lacks are refused; --engine vllm refuses "
+                  "linear replacements, which vLLM does not build",)),
     Family(("doge",), kinds=ATTN, params=params.by_type,
            rules=("K/V of every token on every layer (sliding_window, when set, on every layer); keep_window_size "
                   "only picks which cached keys a query attends to (dynamic mask attention), it evicts nothing",)),

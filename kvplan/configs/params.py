@@ -1043,3 +1043,30 @@ def iquest_loop(f: Fields, layers: list, dims) -> tuple[int, int]:
     total, active = attention_decoder(f, layers, dims)
     gates = len(layers) * (head_dim * heads + heads)
     return total + gates, active + gates
+
+
+def nemotron_nas(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Nemotron-NAS as its remote code (DeciLMDecoderLayer) and vLLM's nemotron_nas.py build it, layer by layer
+    from block_configs (kvplan.configs.nemotron_nas): an attention that is not no_op has its norm and either
+    Llama GQA q, k, v, o (biases with attention_bias) or one hidden x hidden linear (no bias); an MLP that is
+    not no_op has its norm and either a gated MLP of its own width (biases with mlp_bias) or one hidden x
+    hidden linear (no bias). Then the embeddings, the final norm and the LM head (untied by default)."""
+    from .nemotron_nas import blocks, dims as nas_dims
+
+    heads, _, head_dim, _ = nas_dims(f)
+    hidden = f.int("hidden_size")
+    attention_bias, mlp_bias = f.flag("attention_bias"), f.flag("mlp_bias")
+    q = heads * head_dim
+    total = embeddings(f, hidden, tied_default=False) + hidden
+    for b in blocks(f, f.int("num_hidden_layers"))[:len(layers)]:
+        if b.attention == "attention":
+            kv = b.kv_heads * head_dim
+            total += hidden * (q + 2 * kv) + q * hidden + ((q + 2 * kv + hidden) if attention_bias else 0)
+        elif b.attention == "linear":
+            total += hidden * hidden
+        if b.ffn == "mlp":
+            total += gated_mlp(hidden, b.intermediate, mlp_bias)
+        elif b.ffn == "linear":
+            total += hidden * hidden
+        total += hidden * ((b.attention != "none") + (b.ffn != "none"))  # input / post-attention RMSNorm
+    return total, total

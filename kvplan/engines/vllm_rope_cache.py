@@ -127,6 +127,9 @@ FAMILY_RULES: dict[str, Rule] = {
     "llama": Rule("llama.py (0.6.4, 0.10.2, 0.19.0, 0.33.0)"),
     "mistral": Rule("llama.py (0.10.2); mistral.py inherits llama.py's rope (0.19.0, 0.33.0)"),
     "internlm3": Rule("llama.py (InternLM3ForCausalLM, 0.10.2, 0.19.0, 0.33.0); dynamic rope"),
+    "nemotron-nas": Rule("nemotron_nas.py (one snapshot of vLLM main, commit 00bd149): DeciLMAttention, a "
+                         "LlamaAttention, calls get_rope(head size, max_position_embeddings, the config's rope) "
+                         "in _init_rotary_emb; one table for all its layers"),
     "phi3": Rule("phi3.py subclasses llama.py (0.10.2, 0.19.0, 0.33.0); longrope for the 128k configs"),
     "mllama_text_model": Rule("mllama.py's self-attention layers are llama.py's (0.6.4, 0.10.2; dropped "
                                 "later); cross-attention layers have no rope"),
