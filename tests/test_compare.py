@@ -40,8 +40,8 @@ def test_two_models_side_by_side(cli):
         assert got["pool_tokens"] == pool // want["per_token"]
         assert got["max_concurrency"] == pool // seq
         assert got["fits"] is True
-    assert (llama["pool_tokens"], llama["max_concurrency"]) == (450_907, 13)
-    assert (qwen["pool_tokens"], qwen["max_concurrency"]) == (398_630, 12)
+    assert (llama["pool_tokens"], llama["max_concurrency"]) == (444_862, 13)
+    assert (qwen["pool_tokens"], qwen["max_concurrency"]) == (393_256, 12)
 
 
 def test_table_through_clirunner():
