@@ -22,7 +22,7 @@ from kvplan.workload.schema import SCHEMA, ScenarioError
 GIB = 1024**3
 LLAMA8_PER_TOKEN = 32 * 8 * 128 * 2 * 2
 LLAMA8_WEIGHTS = 8_030_261_248 * 2
-H100_POOL = int(0.9 * 80 * GIB) - LLAMA8_WEIGHTS - 2 * GIB
+H100_POOL = int(0.9 * int(79.18 * GIB)) - LLAMA8_WEIGHTS - 2 * GIB  # the H100 as its driver reports it
 SEQ_4K = LLAMA8_PER_TOKEN * 4096
 H100_GBPS = 3350e9
 
@@ -59,12 +59,12 @@ def bad(cli, path):
 
 def test_hand_figures_agree():
     assert LLAMA8_PER_TOKEN == 131_072
-    assert H100_POOL == 59_101_405_184
+    assert H100_POOL == 58_308_983_717
     assert SEQ_4K == GIB // 2
 
 
 def test_plan_within_budgets_exits_0(tmp_path, cli):
-    path = write(tmp_path, BASE + "budgets:\n  max_kv_gib_per_gpu: 5\n  min_concurrency: 110\n  max_tpot_ms: 6.5\n")
+    path = write(tmp_path, BASE + "budgets:\n  max_kv_gib_per_gpu: 5\n  min_concurrency: 108\n  max_tpot_ms: 6.5\n")
     code, out, err = cli("plan", path, "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
@@ -74,8 +74,8 @@ def test_plan_within_budgets_exits_0(tmp_path, cli):
     assert s["kv_bytes_per_gpu"] == 10 * SEQ_4K == 5 * GIB
     assert s["workload"]["context_tokens"] == 4096
     assert s["plan"]["bytes_per_token"] == 131_072
-    # pool / per-sequence bytes: 59,101,405,184 // 536,870,912 = 110
-    assert s["plan"]["max_concurrency"] == H100_POOL // SEQ_4K == 110
+    # pool / per-sequence bytes: 58,308,983,717 // 536,870,912 = 108
+    assert s["plan"]["max_concurrency"] == H100_POOL // SEQ_4K == 108
     # decode floor: (weights + 10 sequences of KV) / 3,350 GB/s = 6.3968 ms
     assert s["tpot_ms"] == pytest.approx((LLAMA8_WEIGHTS + 10 * SEQ_4K) / H100_GBPS * 1e3, abs=1e-6)  # JSON keeps 6 decimals
     assert s["tpot_ms"] == pytest.approx(6.3968, abs=1e-4)
@@ -88,7 +88,7 @@ def test_every_broken_budget_is_listed_and_exit_1(tmp_path, cli):
     broken = [line for line in err.splitlines() if "budget exceeded" in line]
     assert len(broken) == 3
     assert "max_kv_gib_per_gpu: planned 5.00 GiB exceeds the limit 4.00 GiB" in err
-    assert "min_concurrency: 110 sequences fit, fewer than the required 200" in err
+    assert "min_concurrency: 108 sequences fit, fewer than the required 200" in err
     assert "max_tpot_ms: planned 6.40 ms exceeds the limit 5.00 ms" in err
     assert out.count("BROKEN") >= 3  # in the budget table and the lines under it
 
@@ -256,11 +256,11 @@ def test_bad_deployment_values(tmp_path, cli, extra, line_no, expected):
 
 
 def test_zero_reserve_and_given_weights(tmp_path):
-    # no reserve: pool = 77,309,411,328 - weights; weights given as 8 GB (a quantized checkpoint)
+    # no reserve: pool = 76,516,989,861 (0.9 of the driver's 79.18 GiB) - weights; weights given as 8 GB
     path = write(tmp_path, BASE.replace("  gpu: h100\n", "  gpu: h100\n  reserve: 0\n  weights: 8GB\n"))
     p = run.plan_one(loader.resolve(loader.read(path)))
-    assert p.result.capacity.pool_bytes == int(0.9 * 80 * GIB) - 8 * 10**9
-    assert p.result.capacity.max_concurrency == (int(0.9 * 80 * GIB) - 8 * 10**9) // SEQ_4K
+    assert p.result.capacity.pool_bytes == int(0.9 * int(79.18 * GIB)) - 8 * 10**9 == 68_516_989_861
+    assert p.result.capacity.max_concurrency == (int(0.9 * int(79.18 * GIB)) - 8 * 10**9) // SEQ_4K
 
 
 def test_bad_budget_value(tmp_path, cli):
