@@ -199,7 +199,8 @@ def test_offloaded_sequences_leave_shared_prefix_blocks_behind():
     ("NVIDIA B200", "b200"),
     ("NVIDIA RTX 6000 Ada Generation", None),
     ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"),
-    ("NVIDIA A10", None),
+    ("NVIDIA A10", "a10"),
+    ("NVIDIA A10G", None),  # AWS's variant: another card
     ("NVIDIA GeForce RTX 3090", "rtx-3090"),
     ("NVIDIA GeForce RTX 3090 Ti", None),  # another card: more bandwidth
     ("NVIDIA GeForce RTX 4090 SUPER", None),

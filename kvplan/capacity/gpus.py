@@ -68,6 +68,9 @@ CATALOG = {
         _gpu("l4", 24, 300, 32, 121, "L4 24GB GDDR6"),
         _gpu("rtx-4090", 24, 1008, 32, 165, "GeForce RTX 4090 24GB (bf16 with fp32 accumulate)", 23.99,
              "a vLLM 0.27.1 start on an RTX 4090: 'Free memory on device (22.45/23.99 GiB)'", 24564),
+        # NVIDIA A10 datasheet: 24 GB GDDR6 at 600 GB/s, PCIe Gen4, 125 dense BF16 tensor TFLOPS
+        _gpu("a10", 24, 600, 32, 125, "A10 24GB GDDR6 (ECC on)", 22.18,
+             "OpenBMB/MiniCPM-V issue #640, one A10: 'GPU 0 has a total capacity of 22.18 GiB'"),
         # GA102 whitepaper: 936 GB/s GDDR6X, 71 dense FP16/BF16 tensor TFLOPS with FP32 accumulate (GeForce rate)
         _gpu("rtx-3090", 24, 936, 32, 71, "GeForce RTX 3090 24GB GDDR6X (bf16 with fp32 accumulate)", 23.58,
              "vLLM issue #10517's RTX 3090 starts: 'total_gpu_memory=23.58GiB'"),
