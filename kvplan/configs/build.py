@@ -260,6 +260,14 @@ def share_last_layers(layers: list[LayerSpec], kinds: list[str], shared: int, f:
 WEIGHTS_NOT_SIZED = "weights not sized from the config"
 
 
+def _quantization_config(raw: dict, f: Fields) -> dict | None:
+    """The config's quantization_config, else its text model's (as vLLM looks: hf_config, then text_config)."""
+    quant = raw.get("quantization_config") if isinstance(raw.get("quantization_config"), dict) else None
+    if quant is None and isinstance(f.raw.get("quantization_config"), dict):
+        quant = f.raw["quantization_config"]
+    return quant
+
+
 def _weight_format(f: Fields, raw: dict, total: int, num_layers: int) -> tuple[str, float, float, int, tuple[str, ...]]:
     """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, parameters kept in
     the float dtype, notes) of the
@@ -268,9 +276,7 @@ def _weight_format(f: Fields, raw: dict, total: int, num_layers: int) -> tuple[s
     quantization whose bytes kvplan cannot work out gives 0 B and says why (GPU plans then refuse)."""
     dtype = str(f.get("torch_dtype", "dtype", default="bfloat16"))
     plain_bytes = {"float32": 4.0, "float16": 2.0, "bfloat16": 2.0}.get(dtype, 2.0)
-    quant = raw.get("quantization_config") if isinstance(raw.get("quantization_config"), dict) else None
-    if quant is None and isinstance(f.raw.get("quantization_config"), dict):
-        quant = f.raw["quantization_config"]
+    quant = _quantization_config(raw, f)
     if not quant or not total:
         return dtype, plain_bytes, plain_bytes, 0, ()
     try:
@@ -390,4 +396,5 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         # mtp_num_hidden_layers, every other num_nextn_predict_layers
         mtp_layers=f.opt_int("mtp_num_hidden_layers" if f.model_type.startswith("qwen3_5")
                              else "num_nextn_predict_layers", minimum=0),
+        checkpoint_kv_cache=quant_bytes.modelopt_kv_cache(_quantization_config(raw, f)),
     )

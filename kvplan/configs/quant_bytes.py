@@ -177,11 +177,39 @@ def _modelopt(q: dict) -> QuantBytes:
     inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
     algo = str(inner.get("quant_algo") or "").upper()
     excluded = inner.get("exclude_modules", inner.get("ignore"))
+    # the hf_quant_config.json layout (no quant_method, the algorithm under "quantization"): say where it came from
+    where = ", hf_quant_config.json" if inner is not q and not q.get("quant_method") else ""
     if algo == "NVFP4":
-        return QuantBytes("NVFP4 (modelopt)", "nvfp4", 0.5 + 1 / 16, keeps_lm_head=_kept(excluded, "ModelOpt"))
+        return QuantBytes(f"NVFP4 (modelopt{where})", "nvfp4", 0.5 + 1 / 16, keeps_lm_head=_kept(excluded, "ModelOpt"))
     if algo == "FP8":
-        return QuantBytes("FP8 (modelopt)", "fp8", 1.0, keeps_lm_head=_kept(excluded, "ModelOpt"))
+        return QuantBytes(f"FP8 (modelopt{where})", "fp8", 1.0, keeps_lm_head=_kept(excluded, "ModelOpt"))
     raise Unsized(f"ModelOpt quant_algo {algo or None!r}: kvplan knows NVFP4 and FP8")
+
+
+def modelopt_kv_cache(quant) -> str | None:
+    """The KV cache a ModelOpt quantization config names, read as vLLM reads it (0.14-0.33
+    vllm/utils/torch_utils.py get_kv_cache_quant_algo_string): only for a quant_method starting "modelopt",
+    which an hf_quant_config.json gets from its producer (model_arch_config_convertor.py
+    _normalize_quantization_config: producer "modelopt" with a quantization.quant_algo); the first of
+    kv_cache_scheme and kv_cache_quant_algo, in "quantization" or at the top, that is set. A scheme dict of
+    8-bit floats, not dynamic, is "fp8", of 4-bit floats "nvfp4" (read from 0.20), another "unknown"; a name
+    is given lower-case ("fp8"). None: not ModelOpt, or no KV cache named."""
+    if not isinstance(quant, dict):
+        return None
+    inner = quant.get("quantization") if isinstance(quant.get("quantization"), dict) else quant
+    method = str(quant.get("quant_method") or "").lower()
+    producer = quant.get("producer") if isinstance(quant.get("producer"), dict) else {}
+    if not method and producer.get("name") == "modelopt" and inner.get("quant_algo") is not None:
+        method = "modelopt"
+    if not method.startswith("modelopt"):
+        return None
+    kv = (inner.get("kv_cache_scheme") or quant.get("kv_cache_scheme") or inner.get("kv_cache_quant_algo")
+          or quant.get("kv_cache_quant_algo"))
+    if isinstance(kv, dict):
+        if kv.get("dynamic") is False and kv.get("num_bits") == 8 and kv.get("type") == "float":
+            return "fp8"
+        return "nvfp4" if kv.get("num_bits") == 4 and kv.get("type") == "float" else "unknown"
+    return kv.lower() if isinstance(kv, str) else None
 
 
 def _bitsandbytes(q: dict) -> QuantBytes:
@@ -213,7 +241,10 @@ def read(quant: dict, model_type: str) -> QuantBytes:
         return _fp8(quant)
     if method == "compressed-tensors":
         return _compressed_tensors(quant)
-    if method == "modelopt" or (not method and ("quant_algo" in quant or isinstance(quant.get("quantization"), dict))):
+    # "modelopt_fp4" / "modelopt_mixed": the names vLLM's config normaliser gives ModelOpt's NVFP4 / mixed configs;
+    # no quant_method and a nested "quantization": the hf_quant_config.json layout (kvplan.sources)
+    if method.startswith("modelopt") or (not method and ("quant_algo" in quant
+                                                           or isinstance(quant.get("quantization"), dict))):
         return _modelopt(quant)
     if method == "bitsandbytes" or "load_in_4bit" in quant or "load_in_8bit" in quant:
         return _bitsandbytes(quant)
