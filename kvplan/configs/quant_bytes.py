@@ -43,6 +43,10 @@ class QuantBytes:
     bytes_per_weight: float  # one quantized weight with its share of scales and zero points
     keeps_lm_head: bool = True  # the LM head stays in the float dtype
     experts_only: bool = False  # only the routed experts' weights are quantized (gpt-oss MXFP4)
+    # a list of unquantized modules that keeps more than the head, routers and norms: the format's name for it
+    # ("ModelOpt", "compressed-tensors", "FP8": configs/quant_exclude.py) and its entries, read module by module
+    # (configs/param_modules.py); keeps_lm_head then says whether the format keeps the head whatever the list says
+    exclusions: tuple[str, tuple[str, ...]] | None = None
 
 
 class Unsized(Exception):
@@ -70,6 +74,20 @@ def _kept(names, method: str) -> bool:
             raise Unsized(f"{method} leaves {name!r} unquantized, and kvplan's parameter count does not split "
                           "out that module")
     return head
+
+
+def _ignored(names, method: str, head_kept: bool) -> tuple[bool, tuple[str, tuple[str, ...]] | None]:
+    """(the LM head stays unquantized, the list for a per-module count): a list of the head, routers, norms
+    and towers only is read as before (_kept); one that keeps anything else is kept whole for
+    configs/param_modules.py, which reads each entry as the format does. head_kept: the format never quantizes
+    the head."""
+    try:
+        kept = _kept(names, method)
+    except Unsized:
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise
+        return head_kept, (method, tuple(names))
+    return head_kept or kept, None
 
 
 def _positive_int(value, what: str, method: str) -> int:
@@ -116,13 +134,13 @@ def _gptq(q: dict) -> QuantBytes:
 
 
 def _fp8(q: dict) -> QuantBytes:
-    _kept(q.get("modules_to_not_convert"), "FP8")
+    _, exclusions = _ignored(q.get("modules_to_not_convert"), "FP8", True)
     block = q.get("weight_block_size")
     if isinstance(block, list) and len(block) == 2:
         a, b = (_positive_int(x, "weight_block_size", "FP8") for x in block)
         scale = 1 if str(q.get("scale_fmt", "")).lower() == "ue8m0" else 4  # UE8M0 exponents, else float32
-        return QuantBytes(f"FP8 block-scaled {a}x{b}", "fp8", 1 + scale / (a * b))
-    return QuantBytes("FP8", "fp8", 1.0)
+        return QuantBytes(f"FP8 block-scaled {a}x{b}", "fp8", 1 + scale / (a * b), exclusions=exclusions)
+    return QuantBytes("FP8", "fp8", 1.0, exclusions=exclusions)
 
 
 def _compressed_tensors(q: dict) -> QuantBytes:
@@ -144,8 +162,8 @@ def _compressed_tensors(q: dict) -> QuantBytes:
     if len(sizes) != 1:
         raise Unsized("compressed-tensors: config groups of different sizes")
     label, dtype, size = sizes.pop()
-    return QuantBytes(f"compressed-tensors {fmt} ({label})", dtype, size,
-                      keeps_lm_head=_kept(q.get("ignore"), "compressed-tensors"))
+    head, exclusions = _ignored(q.get("ignore"), "compressed-tensors", False)
+    return QuantBytes(f"compressed-tensors {fmt} ({label})", dtype, size, keeps_lm_head=head, exclusions=exclusions)
 
 
 def _ct_weight(fmt: str, w: dict) -> tuple[str, str, float]:
@@ -180,9 +198,11 @@ def _modelopt(q: dict) -> QuantBytes:
     # the hf_quant_config.json layout (no quant_method, the algorithm under "quantization"): say where it came from
     where = ", hf_quant_config.json" if inner is not q and not q.get("quant_method") else ""
     if algo == "NVFP4":
-        return QuantBytes(f"NVFP4 (modelopt{where})", "nvfp4", 0.5 + 1 / 16, keeps_lm_head=_kept(excluded, "ModelOpt"))
+        head, exclusions = _ignored(excluded, "ModelOpt", False)
+        return QuantBytes(f"NVFP4 (modelopt{where})", "nvfp4", 0.5 + 1 / 16, keeps_lm_head=head, exclusions=exclusions)
     if algo == "FP8":
-        return QuantBytes(f"FP8 (modelopt{where})", "fp8", 1.0, keeps_lm_head=_kept(excluded, "ModelOpt"))
+        head, exclusions = _ignored(excluded, "ModelOpt", False)
+        return QuantBytes(f"FP8 (modelopt{where})", "fp8", 1.0, keeps_lm_head=head, exclusions=exclusions)
     raise Unsized(f"ModelOpt quant_algo {algo or None!r}: kvplan knows NVFP4 and FP8")
 
 
