@@ -25,9 +25,16 @@ own code writes them (per weight of a linear layer with `in` inputs, group g):
 
 Embeddings are never quantized; the LM head is unless the format says it is kept (AWQ,
 GPTQ without lm_head: true, bitsandbytes, FP8) or an ignore list names it. Norms, biases
-and MoE routers are counted with the quantized linears: under 0.1% of the bytes. A
-format or an ignore list this module does not know gives no figure, with the reason:
-a guess must not look exact.
+and MoE routers are counted with the quantized linears: under 0.1% of the bytes. An ignore
+list of ModelOpt, compressed-tensors or FP8 that keeps more (attention, a dense layer, the
+shared experts) is handed on whole (QuantBytes.exclusions) and read module by module
+(configs/param_modules.py, configs/quant_exclude.py). A format or a list kvplan cannot map
+gives no figure, with the reason: a guess must not look exact.
+
+A ModelOpt config is read in either layout: config.json's (quant_method "modelopt", quant_algo,
+ignore, kv_cache_scheme) or hf_quant_config.json's, which ModelOpt up to 0.29 writes beside
+config.json and kvplan.sources puts in its place ({"producer": ..., "quantization": {quant_algo,
+kv_cache_quant_algo, exclude_modules, group_size}}).
 """
 
 from __future__ import annotations
