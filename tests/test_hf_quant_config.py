@@ -100,6 +100,19 @@ def test_a_folder_with_hf_quant_config_is_sized_as_its_format(tmp_path):
     assert bare.weight_bytes == 61_064_245_248 and bare.checkpoint_kv_cache is None
 
 
+def test_llama_31_70b_fp8_is_no_longer_sized_as_bf16(tmp_path):
+    # nvidia/Llama-3.1-70B-Instruct-FP8 ships config.json without a quantization_config and an FP8
+    # hf_quant_config.json (ModelOpt 0.23: quant_algo FP8, kv_cache_quant_algo FP8, exclude_modules [lm_head])
+    quant = json.dumps({"producer": {"name": "modelopt", "version": "0.23.0"},
+                        "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8",
+                                         "exclude_modules": ["lm_head"]}})
+    model = build_model(load_config(str(_folder(tmp_path, _spec("llama-3.1-70b"), quant)))[0], "nv70b")
+    # 70,553,706,496 parameters; embeddings and head 2 x 128,256 x 8,192 = 2,101,346,304 at 2 B = 4,202,692,608;
+    # the other 68,452,360,192 at 1 B: 72,655,052,800 B (141,107,412,992 B as BF16)
+    assert model.param_count == 70_553_706_496
+    assert model.weight_bytes == 72_655_052_800
+
+
 def test_a_config_json_path_reads_the_file_beside_it_and_a_loose_json_does_not(tmp_path):
     folder = _folder(tmp_path, _spec("qwen3-30b-a3b"), NVFP4_30B)
     raw, _, _ = load_config(str(folder / "config.json"))
