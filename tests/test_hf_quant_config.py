@@ -275,3 +275,12 @@ def test_a_hub_failing_on_the_second_file_plans_with_a_warning(tmp_path):
     assert any("503" in line and "hf_quant_config.json not read" in line for line in lines), out.stderr
     assert "Traceback" not in out.stderr
     assert json.loads(out.stdout)["weights"]["total_bytes"] == 61_064_245_248
+
+
+def test_sglang_reads_the_kv_cache_of_hf_quant_config_too(tmp_path):
+    # SGLang reads hf_quant_config.json itself (configs/model_config.py) and ModelOptFp8Config / ModelOptFp4Config
+    # take kv_cache_quant_algo from its "quantization" (modelopt_quant.py from_config, 0.5.9 and 0.5.23); its KV
+    # dtype auto follows an FP8 one (model_runner.py configure_kv_cache_dtype)
+    folder = _folder(tmp_path, _spec("qwen3-30b-a3b"), NVFP4_30B)
+    notes = _estimate_json(folder, "--engine", "sglang@0.5.9")["engine"]["notes"]
+    assert any("names an FP8 KV cache" in n and "SGLang" in n for n in notes), notes
