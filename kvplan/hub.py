@@ -1,4 +1,5 @@
-"""The Hugging Face Hub: one bounded GET of a repo's config.json, and the local HF cache.
+"""The Hugging Face Hub: one bounded GET of a repo's config.json (and of its hf_quant_config.json when
+config.json has no quantization_config), and the local HF cache.
 
 Why not `hf_hub_download`: it retries timeouts, network errors and 5xx answers
 (five times with back-off, then again with a 60 s timeout), which left a command
@@ -65,11 +66,12 @@ def endpoint() -> str:
 
 
 class _Failure(Exception):
-    """One failed lookup: a message, a hint, and whether the cached copy may stand in."""
+    """One failed lookup: a message, a hint, whether the cached copy may stand in, and whether the Hub said
+    the file is not in the repository (HTTP 404 EntryNotFound)."""
 
-    def __init__(self, message: str, hint: str | None = None, unreachable: bool = False):
+    def __init__(self, message: str, hint: str | None = None, unreachable: bool = False, missing: bool = False):
         super().__init__(message)
-        self.message, self.hint, self.unreachable = message, hint, unreachable
+        self.message, self.hint, self.unreachable, self.missing = message, hint, unreachable, missing
 
 
 class _SameHostRedirect(urllib.request.HTTPRedirectHandler):
@@ -103,19 +105,19 @@ def _repo_folder(repo_id: str) -> Path:
     return _cache_dir() / ("models--" + repo_id.replace("/", "--"))
 
 
-def cached_config(repo_id: str, revision: str | None) -> Path | None:
-    """The cached config.json for this repo and revision, if the HF cache holds one."""
+def cached_config(repo_id: str, revision: str | None, filename: str = "config.json") -> Path | None:
+    """The cached config.json (or another small file) for this repo and revision, if the HF cache holds one."""
     try:
         from huggingface_hub import try_to_load_from_cache
 
-        found = try_to_load_from_cache(repo_id, "config.json", revision=revision)
+        found = try_to_load_from_cache(repo_id, filename, revision=revision)
     except Exception:  # a malformed id or cache: treat as not cached
         return None
     return Path(found) if isinstance(found, str) and os.path.isfile(found) else None
 
 
-def _store(repo_id: str, revision: str, headers, body: bytes) -> None:
-    """Put the file into the HF cache: blobs/<etag>, snapshots/<commit>/config.json, refs/<revision>.
+def _store(repo_id: str, revision: str, headers, body: bytes, filename: str = "config.json") -> None:
+    """Put the file into the HF cache: blobs/<etag>, snapshots/<commit>/<filename>, refs/<revision>.
 
     Best effort: a cache that cannot be written never fails the lookup.
     """
@@ -130,7 +132,7 @@ def _store(repo_id: str, revision: str, headers, body: bytes) -> None:
         blob = root / "blobs" / etag
         blob.parent.mkdir(parents=True, exist_ok=True)
         _write_atomic_bytes(blob, body)
-        snapshot = root / "snapshots" / commit / "config.json"
+        snapshot = root / "snapshots" / commit / filename
         snapshot.parent.mkdir(parents=True, exist_ok=True)
         if not snapshot.exists():
             try:
@@ -159,7 +161,7 @@ def _write_atomic_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def _http_failure(exc: urllib.error.HTTPError, where: str) -> _Failure:
+def _http_failure(exc: urllib.error.HTTPError, where: str, filename: str = "config.json") -> _Failure:
     code = exc.code
     kind = (exc.headers.get("X-Error-Code") or "") if exc.headers else ""
     login = "log in with 'hf auth login' or set HF_TOKEN"
@@ -172,8 +174,8 @@ def _http_failure(exc: urllib.error.HTTPError, where: str) -> _Failure:
     if kind == "RevisionNotFound":
         return _Failure(f"{where}: no such revision on the Hub (HTTP {code})", "check --revision")
     if kind == "EntryNotFound":
-        return _Failure(f"{where}: the repository has no config.json (HTTP {code})",
-                        "pass a local config.json instead")
+        return _Failure(f"{where}: the repository has no {filename} (HTTP {code})",
+                        "pass a local config.json instead", missing=True)
     if kind == "RepoNotFound" or code == 404:
         return _Failure(f"{where}: no such repository on the Hub, or it is private (HTTP {code})",
                         f"check the name; for a private repository {login}")
@@ -186,9 +188,10 @@ def _http_failure(exc: urllib.error.HTTPError, where: str) -> _Failure:
     return _Failure(f"{where}: the Hub answered HTTP {code}")
 
 
-def _fetch(repo_id: str, revision: str | None, timeout_s: float, where: str) -> tuple[bytes, object]:
+def _fetch(repo_id: str, revision: str | None, timeout_s: float, where: str,
+           filename: str = "config.json") -> tuple[bytes, object]:
     url = (f"{endpoint()}/{urllib.parse.quote(repo_id)}/resolve/"
-           f"{urllib.parse.quote(revision or 'main', safe='')}/config.json")
+           f"{urllib.parse.quote(revision or 'main', safe='')}/{filename}")
     request = urllib.request.Request(url, headers={"User-Agent": "kvplan", "Accept-Encoding": "identity"})
     token = _token()
     if token:
@@ -198,16 +201,16 @@ def _fetch(repo_id: str, revision: str | None, timeout_s: float, where: str) -> 
         with opener.open(request, timeout=timeout_s) as response:
             length = response.headers.get("Content-Length")
             if length is not None and length.isdigit() and int(length) > MAX_CONFIG_BYTES:
-                raise _Failure(f"{where}: config.json is {int(length):,} bytes, not a model config")
+                raise _Failure(f"{where}: {filename} is {int(length):,} bytes, not a model config")
             body = response.read(MAX_CONFIG_BYTES + 1)
             if len(body) > MAX_CONFIG_BYTES:
-                raise _Failure(f"{where}: config.json is over {MAX_CONFIG_BYTES:,} bytes, not a model config")
+                raise _Failure(f"{where}: {filename} is over {MAX_CONFIG_BYTES:,} bytes, not a model config")
             if length is not None and length.isdigit() and len(body) < int(length):
                 raise _Failure(f"{where}: the connection was cut mid-file ({len(body):,} of {int(length):,} bytes)",
                                "try again", unreachable=True)
             return body, response.headers
     except urllib.error.HTTPError as exc:
-        raise _http_failure(exc, where) from None
+        raise _http_failure(exc, where, filename) from None
     except http.client.IncompleteRead as exc:
         raise _Failure(f"{where}: the connection was cut mid-file ({len(exc.partial):,} bytes received)",
                        "try again", unreachable=True) from None
@@ -259,6 +262,13 @@ def _scrub(text: str | None, token: str | None) -> str | None:
 
 def config_text(repo_id: str, revision: str | None) -> tuple[str, str]:
     """(text of config.json, source label) for a Hub repo id, from the Hub or the HF cache."""
+    text, source, _ = config_lookup(repo_id, revision)
+    return text, source
+
+
+def config_lookup(repo_id: str, revision: str | None) -> tuple[str, str, bool]:
+    """(text of config.json, source label, whether the Hub answered) for a Hub repo id: from the Hub, or the
+    HF cache offline or when the Hub cannot be reached."""
     import warnings
 
     where = f"{repo_id}@{revision}" if revision else repo_id
@@ -268,7 +278,7 @@ def config_text(repo_id: str, revision: str | None) -> tuple[str, str]:
         if cached is None:
             raise SourceError(f"{where}: offline (HF_HUB_OFFLINE is set) and not in the local Hugging Face cache",
                               "unset HF_HUB_OFFLINE to download it once, or pass a local config.json")
-        return _read_cached(cached, where), source
+        return _read_cached(cached, where), source, False
     budget = budget_s()
     timeout_s = min(REQUEST_TIMEOUT_S, budget)
     try:
@@ -283,17 +293,68 @@ def config_text(repo_id: str, revision: str | None) -> tuple[str, str]:
         if cached is None:
             raise SourceError(message, hint) from None
         warnings.warn(f"{message}; using the copy in the local Hugging Face cache", KvplanWarning, stacklevel=2)
-        return _read_cached(cached, where), source
+        return _read_cached(cached, where), source, False
     body, headers = result
     _store(repo_id, revision or "main", headers, body)
     try:
-        return body.decode("utf-8"), source
+        return body.decode("utf-8"), source, True
     except UnicodeDecodeError:
         raise SourceError(f"{where}: config.json from the Hub is not UTF-8 text") from None
 
 
-def _read_cached(path: Path, where: str) -> str:
+def side_file_text(repo_id: str, revision: str | None, filename: str, hub_answered: bool) -> str | None:
+    """A small file beside config.json (hf_quant_config.json), or None where the repository has none.
+
+    After the Hub answered for config.json: one more bounded GET (same budget, no retries); HTTP 404 means
+    absent, and is remembered in the cache as huggingface_hub does (.no_exist/<commit>/<filename>). Offline,
+    or when config.json itself came from the cache: the cached copy, else None. A failed request (5xx, time
+    out, cut) is one warning and the cached copy, else None: the config still plans."""
+    import warnings
+
+    where = f"{repo_id}@{revision}" if revision else repo_id
+    cached = cached_config(repo_id, revision, filename)
+    if offline() or not hub_answered:
+        return _read_cached(cached, where, filename) if cached is not None else None
+    budget = budget_s()
+    timeout_s = min(REQUEST_TIMEOUT_S, budget)
+    try:
+        result, timed_out = _within(budget, lambda: _fetch(repo_id, revision, timeout_s, where, filename))
+        if timed_out:
+            raise _Failure(f"{where}: no answer from the Hub within {budget:g} s ({BUDGET_ENV})", unreachable=True)
+    except _Failure as failure:
+        if failure.missing:
+            _store_missing(repo_id, revision or "main", filename)
+            return None
+        token = _token()
+        warnings.warn(f"{_scrub(failure.message, token)}; {filename} not read"
+                      + ("" if cached is None else ", using the copy in the local Hugging Face cache"),
+                      KvplanWarning, stacklevel=2)
+        return _read_cached(cached, where, filename) if cached is not None else None
+    body, headers = result
+    _store(repo_id, revision or "main", headers, body, filename)
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SourceError(f"{where}: {filename} from the Hub is not UTF-8 text") from None
+
+
+def _store_missing(repo_id: str, revision: str, filename: str) -> None:
+    """Remember that the revision has no such file, where the cache already names its commit (best effort)."""
+    try:
+        root = _repo_folder(repo_id)
+        ref = root / "refs" / revision
+        commit = ref.read_text().strip() if ref.is_file() else revision
+        if len(commit) != 40 or "/" in commit or ".." in commit:
+            return
+        marker = root / ".no_exist" / commit / filename
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        return
+
+
+def _read_cached(path: Path, where: str, filename: str = "config.json") -> str:
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise SourceError(f"{where}: the cached config.json cannot be read ({exc})") from None
+        raise SourceError(f"{where}: the cached {filename} cannot be read ({exc})") from None

@@ -103,12 +103,41 @@ def parse_json_text(text: str, where: str) -> dict:
     return data
 
 
-def _hub_config(repo_id: str, revision: str | None) -> tuple[dict, str]:
-    """A Hub repo's config.json: one bounded request, or the local HF cache (kvplan/hub.py)."""
-    from .hub import config_text
+# ModelOpt up to 0.29 writes the quantization beside config.json, not in it; vLLM reads it when config.json has
+# no quantization_config (vllm/transformers_utils/config.py get_config, 0.11-0.33: config.quantization_config =
+# the whole file), so kvplan does too, for a model folder, a config.json path and a Hub repo
+HF_QUANT_CONFIG = "hf_quant_config.json"
 
-    text, source = config_text(repo_id, revision)
-    return parse_json_text(text, source), source
+
+def with_hf_quant_config(raw: dict, quant: dict | None) -> dict:
+    """raw with quant as its quantization_config when config.json has none (None or absent, as vLLM tests it)."""
+    if quant is None or raw.get("quantization_config") is not None:
+        return raw
+    return {**raw, "quantization_config": quant}
+
+
+def read_config_file(path: Path) -> dict:
+    """A config file; a config.json gets the hf_quant_config.json beside it when it has no quantization_config."""
+    raw = read_json_file(path)
+    if path.name == "config.json" and raw.get("quantization_config") is None:
+        beside = path.parent / HF_QUANT_CONFIG
+        if beside.is_file():
+            raw = with_hf_quant_config(raw, read_json_file(beside))
+    return raw
+
+
+def _hub_config(repo_id: str, revision: str | None) -> tuple[dict, str]:
+    """A Hub repo's config.json (one bounded request, or the local HF cache: kvplan/hub.py), with its
+    hf_quant_config.json when config.json has no quantization_config."""
+    from .hub import config_lookup, side_file_text
+
+    text, source, answered = config_lookup(repo_id, revision)
+    raw = parse_json_text(text, source)
+    if raw.get("quantization_config") is None:
+        quant = side_file_text(repo_id, revision, HF_QUANT_CONFIG, answered)
+        if quant is not None:
+            raw = with_hf_quant_config(raw, parse_json_text(quant, f"{source}/{HF_QUANT_CONFIG}"))
+    return raw, source
 
 
 def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]:
@@ -126,9 +155,9 @@ def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]
         config = path / "config.json"
         if not config.is_file():
             raise SourceError(f"{path}: folder has no config.json")
-        return read_json_file(config), path.name, str(config)
+        return read_config_file(config), path.name, str(config)
     if path.suffix == ".json" or path.exists():
-        return read_json_file(path), path.stem if path.name != "config.json" else path.parent.name, str(path)
+        return read_config_file(path), path.stem if path.name != "config.json" else path.parent.name, str(path)
     entry = resolve_bundled(name)
     if entry is not None and revision is None:
         return bundled_config(entry), entry.hf_id, f"bundled:{entry.alias}"

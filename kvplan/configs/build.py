@@ -260,28 +260,44 @@ def share_last_layers(layers: list[LayerSpec], kinds: list[str], shared: int, f:
 WEIGHTS_NOT_SIZED = "weights not sized from the config"
 
 
-def _weight_format(f: Fields, raw: dict, total: int, num_layers: int) -> tuple[str, float, float, int, tuple[str, ...]]:
-    """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, parameters kept in
-    the float dtype, notes) of the
-    checkpoint the config describes: its float dtype, or its quantization (kvplan.configs.quant_bytes) with
-    the embeddings, a kept LM head and, for gpt-oss, everything but the experts in the float dtype. A
-    quantization whose bytes kvplan cannot work out gives 0 B and says why (GPU plans then refuse)."""
-    dtype = str(f.get("torch_dtype", "dtype", default="bfloat16"))
-    plain_bytes = {"float32": 4.0, "float16": 2.0, "bfloat16": 2.0}.get(dtype, 2.0)
+def _quantization_config(raw: dict, f: Fields) -> dict | None:
+    """The config's quantization_config, else its text model's (as vLLM looks: hf_config, then text_config)."""
     quant = raw.get("quantization_config") if isinstance(raw.get("quantization_config"), dict) else None
     if quant is None and isinstance(f.raw.get("quantization_config"), dict):
         quant = f.raw["quantization_config"]
+    return quant
+
+
+def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tuple[str, float, float, int, tuple[str, ...]]:
+    """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, parameters kept in
+    the float dtype, notes) of the
+    checkpoint the config describes: its float dtype, or its quantization (kvplan.configs.quant_bytes) with
+    the embeddings, a kept LM head and, for gpt-oss, everything but the experts in the float dtype; a list of
+    unquantized modules that keeps more than those read module by module (configs/param_modules.py). A
+    quantization whose bytes kvplan cannot work out gives 0 B and says why (GPU plans then refuse)."""
+    dtype = str(f.get("torch_dtype", "dtype", default="bfloat16"))
+    plain_bytes = {"float32": 4.0, "float16": 2.0, "bfloat16": 2.0}.get(dtype, 2.0)
+    quant = _quantization_config(raw, f)
     if not quant or not total:
         return dtype, plain_bytes, plain_bytes, 0, ()
     try:
         q = quant_bytes.read(quant, f.model_type)
+        split = _module_split(f, q, layers, dims, total) if q.exclusions is not None else None
     except quant_bytes.Unsized as exc:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: {exc}; give them with --weights, or point --weights "
                                  "at the checkpoint's folder or hf://REPO to read its tensors",)
+    if split is not None:
+        plain = total - split.quantized
+        stored = split.quantized * q.bytes_per_weight + plain * plain_bytes
+        kept = "; ".join(f"{role} {n:,}" for role, n in split.kept.items()) or "no linear weights"
+        note = (f"weights estimated as {q.label}: {q.bytes_per_weight:.4g} B per quantized weight with its scales, "
+                f"{plain:,} parameters at {plain_bytes:g} B: the linear weights its list of unquantized modules "
+                f"keeps ({kept}), read module by module, and the embeddings, norms, routers and biases")
+        return f"{q.dtype} + {dtype}", stored / total, q.bytes_per_weight, plain, (note,)
     embed, head = params.embedding_params(f)
     plain = embed + (head if q.keeps_lm_head else 0)
     if q.experts_only:
-        plain = total - params.gpt_oss_expert_weights(f, num_layers)
+        plain = total - params.gpt_oss_expert_weights(f, len(layers))
     stored = (total - plain) * q.bytes_per_weight + plain * plain_bytes
     kept = "all but the routed experts' weights" if q.experts_only else (
         "embeddings and LM head" if q.keeps_lm_head and head else "embeddings")
@@ -291,6 +307,28 @@ def _weight_format(f: Fields, raw: dict, total: int, num_layers: int) -> tuple[s
         note += f"; the config has no tie_word_embeddings, so the head is taken as {'separate' if head else 'tied'}"
     notes = (note,)
     return f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes
+
+
+def _module_split(f: Fields, q, layers: list, dims, total: int):
+    """The parameters q's format quantizes under its list of unquantized modules, module by module
+    (configs/param_modules.py, matched as configs/quant_exclude.py reads the format's list)."""
+    from .param_modules import split, table
+    from .quant_exclude import Matcher
+
+    style, names = q.exclusions
+    modules = table(f, layers, dims)
+    if not modules:
+        try:
+            quant_bytes._kept(list(names), style)
+        except quant_bytes.Unsized as exc:
+            raise quant_bytes.Unsized(f"{exc} (kvplan reads such lists module by module, and has no per-module "
+                                      f"count of model_type {f.model_type!r})") from None
+    counted = sum(m.weight + m.other for m in modules)
+    if counted != total:
+        raise quant_bytes.Unsized(f"{style} keeps modules unquantized, and kvplan's per-module count of model_type "
+                                  f"{f.model_type!r} ({counted:,} parameters) differs from its parameter count "
+                                  f"({total:,}) for this config")
+    return split(modules, Matcher(style, names), quantizes_head=not q.keeps_lm_head)
 
 
 def _architecture(raw: dict) -> str | None:
@@ -354,7 +392,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         notes += (f"parameter count approximate: kvplan's count for model_type {f.model_type!r} misses modules "
                   f"transformers builds for some configs ({PARAMS_OFF[f.model_type]}); give --weights, or the "
                   "checkpoint's folder or hf://REPO, for exact bytes",)
-    weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes = _weight_format(f, raw, total, len(layers))
+    weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes = _weight_format(f, raw, total, layers, dims)
     if family.weight_format is not None:  # DeepSeek-V4: experts in their own dtype, the rest per linear weight
         weight_dtype, bytes_per_param = family.weight_format(f, layers, total, weight_dtype.split(" + ")[0],
                                                              linear_bytes)
@@ -390,4 +428,5 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         # mtp_num_hidden_layers, every other num_nextn_predict_layers
         mtp_layers=f.opt_int("mtp_num_hidden_layers" if f.model_type.startswith("qwen3_5")
                              else "num_nextn_predict_layers", minimum=0),
+        checkpoint_kv_cache=quant_bytes.modelopt_kv_cache(_quantization_config(raw, f)),
     )

@@ -74,6 +74,8 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
         n += hidden
     if f.model_type in _QK_NORM or (f.model_type in GLM4_MOE and f.flag("use_qk_norm")):
         n += 2 * head_dim  # q_norm and k_norm
+    if f.model_type == "minimax_m2":  # MiniMaxM2Attention: q_norm and k_norm over all heads' queries and keys
+        n += (heads + kv) * head_dim
     return n
 
 
@@ -105,7 +107,7 @@ def _moe(f: Fields, hidden: int) -> tuple[int, int]:
     n_shared = f.int("n_shared_experts", default=0, minimum=0)
     if n_shared:
         shared = n_shared * per_expert
-    extra = experts if f.model_type in ("deepseek_v3", "deepseek_v32", "kimi_k2", "sarvam_mla") + GLM4_MOE else 0  # e_score_correction_bias
+    extra = experts if f.model_type in ("deepseek_v3", "deepseek_v32", "kimi_k2", "sarvam_mla", "minimax_m2") + GLM4_MOE else 0  # e_score_correction_bias
     total = experts * per_expert + router + shared + extra
     active = top_k * per_expert + router + shared + extra
     return total, active

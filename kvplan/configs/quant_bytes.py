@@ -25,9 +25,16 @@ own code writes them (per weight of a linear layer with `in` inputs, group g):
 
 Embeddings are never quantized; the LM head is unless the format says it is kept (AWQ,
 GPTQ without lm_head: true, bitsandbytes, FP8) or an ignore list names it. Norms, biases
-and MoE routers are counted with the quantized linears: under 0.1% of the bytes. A
-format or an ignore list this module does not know gives no figure, with the reason:
-a guess must not look exact.
+and MoE routers are counted with the quantized linears: under 0.1% of the bytes. An ignore
+list of ModelOpt, compressed-tensors or FP8 that keeps more (attention, a dense layer, the
+shared experts) is handed on whole (QuantBytes.exclusions) and read module by module
+(configs/param_modules.py, configs/quant_exclude.py). A format or a list kvplan cannot map
+gives no figure, with the reason: a guess must not look exact.
+
+A ModelOpt config is read in either layout: config.json's (quant_method "modelopt", quant_algo,
+ignore, kv_cache_scheme) or hf_quant_config.json's, which ModelOpt up to 0.29 writes beside
+config.json and kvplan.sources puts in its place ({"producer": ..., "quantization": {quant_algo,
+kv_cache_quant_algo, exclude_modules, group_size}}).
 """
 
 from __future__ import annotations
@@ -43,6 +50,10 @@ class QuantBytes:
     bytes_per_weight: float  # one quantized weight with its share of scales and zero points
     keeps_lm_head: bool = True  # the LM head stays in the float dtype
     experts_only: bool = False  # only the routed experts' weights are quantized (gpt-oss MXFP4)
+    # a list of unquantized modules that keeps more than the head, routers and norms: the format's name for it
+    # ("ModelOpt", "compressed-tensors", "FP8": configs/quant_exclude.py) and its entries, read module by module
+    # (configs/param_modules.py); keeps_lm_head then says whether the format keeps the head whatever the list says
+    exclusions: tuple[str, tuple[str, ...]] | None = None
 
 
 class Unsized(Exception):
@@ -72,6 +83,20 @@ def _kept(names, method: str) -> bool:
             raise Unsized(f"{method} leaves {name!r} unquantized, and kvplan's parameter count does not split "
                           "out that module")
     return head
+
+
+def _ignored(names, method: str, head_kept: bool) -> tuple[bool, tuple[str, tuple[str, ...]] | None]:
+    """(the LM head stays unquantized, the list for a per-module count): a list of the head, routers, norms
+    and towers only is read as before (_kept); one that keeps anything else is kept whole for
+    configs/param_modules.py, which reads each entry as the format does. head_kept: the format never quantizes
+    the head."""
+    try:
+        kept = _kept(names, method)
+    except Unsized:
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise
+        return head_kept, (method, tuple(names))
+    return head_kept or kept, None
 
 
 def _positive_int(value, what: str, method: str) -> int:
@@ -118,13 +143,13 @@ def _gptq(q: dict) -> QuantBytes:
 
 
 def _fp8(q: dict) -> QuantBytes:
-    _kept(q.get("modules_to_not_convert"), "FP8")
+    _, exclusions = _ignored(q.get("modules_to_not_convert"), "FP8", True)
     block = q.get("weight_block_size")
     if isinstance(block, list) and len(block) == 2:
         a, b = (_positive_int(x, "weight_block_size", "FP8") for x in block)
         scale = 1 if str(q.get("scale_fmt", "")).lower() == "ue8m0" else 4  # UE8M0 exponents, else float32
-        return QuantBytes(f"FP8 block-scaled {a}x{b}", "fp8", 1 + scale / (a * b))
-    return QuantBytes("FP8", "fp8", 1.0)
+        return QuantBytes(f"FP8 block-scaled {a}x{b}", "fp8", 1 + scale / (a * b), exclusions=exclusions)
+    return QuantBytes("FP8", "fp8", 1.0, exclusions=exclusions)
 
 
 def _compressed_tensors(q: dict) -> QuantBytes:
@@ -146,8 +171,8 @@ def _compressed_tensors(q: dict) -> QuantBytes:
     if len(sizes) != 1:
         raise Unsized("compressed-tensors: config groups of different sizes")
     label, dtype, size = sizes.pop()
-    return QuantBytes(f"compressed-tensors {fmt} ({label})", dtype, size,
-                      keeps_lm_head=_kept(q.get("ignore"), "compressed-tensors"))
+    head, exclusions = _ignored(q.get("ignore"), "compressed-tensors", False)
+    return QuantBytes(f"compressed-tensors {fmt} ({label})", dtype, size, keeps_lm_head=head, exclusions=exclusions)
 
 
 def _ct_weight(fmt: str, w: dict) -> tuple[str, str, float]:
@@ -179,11 +204,41 @@ def _modelopt(q: dict) -> QuantBytes:
     inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
     algo = str(inner.get("quant_algo") or "").upper()
     excluded = inner.get("exclude_modules", inner.get("ignore"))
+    # the hf_quant_config.json layout (no quant_method, the algorithm under "quantization"): say where it came from
+    where = ", hf_quant_config.json" if inner is not q and not q.get("quant_method") else ""
     if algo == "NVFP4":
-        return QuantBytes("NVFP4 (modelopt)", "nvfp4", 0.5 + 1 / 16, keeps_lm_head=_kept(excluded, "ModelOpt"))
+        head, exclusions = _ignored(excluded, "ModelOpt", False)
+        return QuantBytes(f"NVFP4 (modelopt{where})", "nvfp4", 0.5 + 1 / 16, keeps_lm_head=head, exclusions=exclusions)
     if algo == "FP8":
-        return QuantBytes("FP8 (modelopt)", "fp8", 1.0, keeps_lm_head=_kept(excluded, "ModelOpt"))
+        head, exclusions = _ignored(excluded, "ModelOpt", False)
+        return QuantBytes(f"FP8 (modelopt{where})", "fp8", 1.0, keeps_lm_head=head, exclusions=exclusions)
     raise Unsized(f"ModelOpt quant_algo {algo or None!r}: kvplan knows NVFP4 and FP8")
+
+
+def modelopt_kv_cache(quant) -> str | None:
+    """The KV cache a ModelOpt quantization config names, read as vLLM reads it (0.14-0.33
+    vllm/utils/torch_utils.py get_kv_cache_quant_algo_string): only for a quant_method starting "modelopt",
+    which an hf_quant_config.json gets from its producer (model_arch_config_convertor.py
+    _normalize_quantization_config: producer "modelopt" with a quantization.quant_algo); the first of
+    kv_cache_scheme and kv_cache_quant_algo, in "quantization" or at the top, that is set. A scheme dict of
+    8-bit floats, not dynamic, is "fp8", of 4-bit floats "nvfp4" (read from 0.20), another "unknown"; a name
+    is given lower-case ("fp8"). None: not ModelOpt, or no KV cache named."""
+    if not isinstance(quant, dict):
+        return None
+    inner = quant.get("quantization") if isinstance(quant.get("quantization"), dict) else quant
+    method = str(quant.get("quant_method") or "").lower()
+    producer = quant.get("producer") if isinstance(quant.get("producer"), dict) else {}
+    if not method and producer.get("name") == "modelopt" and inner.get("quant_algo") is not None:
+        method = "modelopt"
+    if not method.startswith("modelopt"):
+        return None
+    kv = (inner.get("kv_cache_scheme") or quant.get("kv_cache_scheme") or inner.get("kv_cache_quant_algo")
+          or quant.get("kv_cache_quant_algo"))
+    if isinstance(kv, dict):
+        if kv.get("dynamic") is False and kv.get("num_bits") == 8 and kv.get("type") == "float":
+            return "fp8"
+        return "nvfp4" if kv.get("num_bits") == 4 and kv.get("type") == "float" else "unknown"
+    return kv.lower() if isinstance(kv, str) else None
 
 
 def _bitsandbytes(q: dict) -> QuantBytes:
@@ -215,7 +270,10 @@ def read(quant: dict, model_type: str) -> QuantBytes:
         return _fp8(quant)
     if method == "compressed-tensors":
         return _compressed_tensors(quant)
-    if method == "modelopt" or (not method and ("quant_algo" in quant or isinstance(quant.get("quantization"), dict))):
+    # "modelopt_fp4" / "modelopt_mixed": the names vLLM's config normaliser gives ModelOpt's NVFP4 / mixed configs;
+    # no quant_method and a nested "quantization": the hf_quant_config.json layout (kvplan.sources)
+    if method.startswith("modelopt") or (not method and ("quant_algo" in quant
+                                                           or isinstance(quant.get("quantization"), dict))):
         return _modelopt(quant)
     if method == "bitsandbytes" or "load_in_4bit" in quant or "load_in_8bit" in quant:
         return _bitsandbytes(quant)

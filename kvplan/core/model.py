@@ -29,6 +29,9 @@ class ModelSpec:
     family: str = ""  # the family record that read the config
     architecture: str | None = None  # the config's architectures[0] (what vLLM looks up in its registry)
     mtp_layers: int | None = None  # num_nextn_predict_layers (Qwen3.5: mtp_num_hidden_layers), None: absent
+    # the KV cache a ModelOpt quantization config names ("fp8", "nvfp4"; configs.quant_bytes.modelopt_kv_cache),
+    # which vLLM's --kv-cache-dtype auto follows from 0.14 (engines.vllm_rules.checkpoint_kv_dtypes); None: none
+    checkpoint_kv_cache: str | None = None
 
     @cached_property
     def groups(self) -> tuple[tuple[LayerSpec, int], ...]:

@@ -243,7 +243,9 @@ def ssm_bytes_of(model) -> tuple[int, str | None]:
 
 def fp8_kv_in_config(model) -> bool:
     """Whether config.json's quantization_config names an FP8 KV cache the way SGLang's ModelOpt configs read it
-    (kv_cache_quant_algo FP8, or a kv_cache_scheme of 8-bit floats: modelopt_quant.py from_config)."""
+    (kv_cache_quant_algo FP8, or a kv_cache_scheme of 8-bit floats: modelopt_quant.py from_config); in
+    hf_quant_config.json's layout (kvplan.sources), kv_cache_quant_algo under "quantization", which SGLang reads
+    from that file too (configs/model_config.py, 0.5.9 and 0.5.23)."""
     from .vllm_profile import raw_config
 
     raw = raw_config(model) or {}
@@ -251,6 +253,8 @@ def fp8_kv_in_config(model) -> bool:
     quant = raw.get("quantization_config") or text.get("quantization_config")
     if not isinstance(quant, dict):
         return False
+    if quant.get("quant_algo") is None and isinstance(quant.get("quantization"), dict):
+        quant = quant["quantization"]
     scheme = quant.get("kv_cache_scheme")
     return str(quant.get("kv_cache_quant_algo", "")).upper() == "FP8" or (
         isinstance(scheme, dict) and scheme.get("type") == "float" and scheme.get("num_bits") == 8)

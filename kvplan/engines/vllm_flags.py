@@ -98,6 +98,17 @@ def _kv_cache_dtype(model: ModelSpec, kv_dtype_name: str, rules: VllmRules = LAT
         if kv_dtype_name in ("bf16", "fp16", "fp32") and kv_dtype_name != expected:
             notes.append(f"vLLM's auto KV dtype follows the dtype it serves the model in ({expected}); "
                          f"use --dtype to store the cache as {kv_dtype_name}")
+        served = rules.checkpoint_kv_dtype(model.checkpoint_kv_cache)
+        if served:  # auto would follow the checkpoint's ModelOpt KV cache (VllmRules.checkpoint_kv_dtypes)
+            explicit = {"bf16": "bfloat16", "fp16": "float16"}[expected]
+            if explicit in rules.kv_cache_dtypes:
+                notes.append(f"--kv-cache-dtype {explicit}: vLLM {rules.version}'s auto would follow the checkpoint's "
+                             f"ModelOpt {model.checkpoint_kv_cache.upper()} KV cache ({served}), not this plan's "
+                             f"{expected}")
+                return explicit, False, notes
+            notes.append(f"vLLM {rules.version}'s --kv-cache-dtype auto follows the checkpoint's ModelOpt "
+                         f"{model.checkpoint_kv_cache.upper()} KV cache ({served}) and it offers no {explicit}: "
+                         f"the cache is served as {served}, not this plan's {expected}")
         return "auto", False, notes
     per_token_head = sorted(q for q in quantized if q.endswith("per_token_head"))
     if per_token_head:

@@ -234,9 +234,10 @@ class ProfileEstimate:
 
 def raw_config(model) -> dict | None:
     """The config.json of a bundled or local model as a dict (the ModelSpec keeps only what
-    planning needs), else None."""
-    import json
+    planning needs; a config.json with the hf_quant_config.json beside it, as sources read it), else None."""
     from pathlib import Path
+
+    from ..errors import KvplanError
 
     source = model.source or ""
     try:
@@ -245,10 +246,12 @@ def raw_config(model) -> dict | None:
 
             raw = bundled_config(bundled_index()[source.split(":", 1)[1]])
         elif source and Path(source).is_file():
-            raw = json.loads(Path(source).read_text(encoding="utf-8"))
+            from ..sources import read_config_file
+
+            raw = read_config_file(Path(source))
         else:
             return None
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, KvplanError):
         return None
     return raw if isinstance(raw, dict) else None
 

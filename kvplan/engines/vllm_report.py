@@ -55,6 +55,20 @@ def _mixed_label(pool: VllmPool) -> str:
     return " + ".join(dict.fromkeys(s.label for s in pool.layer_specs))
 
 
+def checkpoint_kv_note(model, kv_cache_dtype: str, rules: VllmRules) -> str | None:
+    """Where the checkpoint's ModelOpt config names a KV cache that vLLM's --kv-cache-dtype auto follows
+    (VllmRules.checkpoint_kv_dtypes) and the plan keeps the model's dtype: what vLLM serves by default."""
+    served = rules.checkpoint_kv_dtype(getattr(model, "checkpoint_kv_cache", None))
+    if not served or kv_cache_dtype != "auto":
+        return None
+    kvplan_name = {"fp8_e4m3": "fp8"}.get(served)
+    return (f"the checkpoint's ModelOpt quantization config names an {model.checkpoint_kv_cache.upper()} KV cache, "
+            f"which vLLM {rules.version}'s --kv-cache-dtype auto (its default) follows: vLLM serves it as {served} "
+            "(resolve_kv_cache_dtype_string), not in the model's dtype as planned here; "
+            + (f"plan with --kv-dtype {kvplan_name} to size that, or " if kvplan_name else "")
+            + "serve with --kv-cache-dtype bfloat16 to keep this plan")
+
+
 def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_batched_tokens: int | None = None,
                   hybrid_manager: bool | None = None, rules: VllmRules = LATEST, note: str | None = None,
                   allow_long_max_model_len: bool | None = None, release: str | None = None,
@@ -92,6 +106,9 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     served = check(plan.model.architecture, release or rules.version)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([how] if how else []) \
         + list(pool.notes)
+    checkpoint_kv = checkpoint_kv_note(plan.model, pool.kv_cache_dtype, rules)
+    if checkpoint_kv:
+        notes.append(checkpoint_kv)
     group_rows = []
     for g in pool.groups:
         group_rows.append({

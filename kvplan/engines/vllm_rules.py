@@ -33,6 +33,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | --block-size                          | 1, 8, 16, 32, 64, 128; + 256 from 0.11.1; any int from 0.18.0 (> 0 from 0.23.0) |
 | max_num_batched_tokens (`vllm serve`) | 8192 if >= 70 GiB and not A100, else 2048; 16384 if >= 160 GiB from 0.28.0 |
 | KV dtypes (the ones kvplan sizes)     | auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc; + fp8_ds_mla 0.11.1; + float16 0.18.0; + int8/fp8_per_token_head, nvfp4 0.20.0; + int4_per_token_head 0.25.0 |
+| --kv-cache-dtype auto, ModelOpt checkpoint | the model's dtype; from 0.14.0 the KV cache the checkpoint's ModelOpt config names (FP8 -> fp8_e4m3); + NVFP4 -> nvfp4 from 0.20.0 |
 | --kv-offloading-size / skip layers    | offloading from 0.11.1; --kv-cache-dtype-skip-layers from 0.19.0            |
 | Mamba / GDN state pages per request, speculative decoding | 1 (0.11-0.14); 1 + num_speculative_tokens (align: 2 + ...) from 0.15.0 |
 | Nemotron-H SSM state                  | serving dtype; from 0.13.0 the config's mamba_ssm_cache_dtype (NemotronHConfig's default float32), else float16; else float32 from 0.20.0 |
@@ -179,6 +180,11 @@ class VllmRules:
     max_num_seqs_tiers: tuple[tuple[int, bool, int], ...] = _src(
         "vllm/engine/arg_utils.py: EngineArgs.get_batch_defaults default_max_num_seqs")
     kv_cache_dtypes: tuple[str, ...] = _src("vllm/config/cache.py: CacheDType Literal (the names kvplan sizes)")
+    checkpoint_kv_dtypes: tuple[tuple[str, str], ...] = _src(
+        "from 0.14.0 vllm/engine/arg_utils.py: create_engine_config resolve_kv_cache_dtype_string (auto -> "
+        "vllm/utils/torch_utils.py get_kv_cache_quant_algo_string of a ModelOpt quantization_config, "
+        "MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP: fp8 -> fp8_e4m3; nvfp4 -> nvfp4 from 0.20.0; "
+        "an algorithm not in the map stays auto); absent in 0.13.0")
     kv_cache_dtype_skip_layers: bool = _src(
         "vllm/engine/arg_utils.py: EngineArgs.kv_cache_dtype_skip_layers (from 0.19.0)")
     kv_offloading: bool = _src("vllm/engine/arg_utils.py: EngineArgs.kv_offloading_size / kv_offloading_backend "
@@ -197,6 +203,11 @@ class VllmRules:
         "until 0.17.1 DeepseekV32ForCausalLM.verify_and_update_config; "
         "from 0.18.0 vllm/v1/attention/backends/mla/flashmla_sparse.py: supported_kv_cache_dtypes "
         "('fp8' alias of fp8_ds_mla)")
+
+    def checkpoint_kv_dtype(self, kv_cache: str | None) -> str | None:
+        """The --kv-cache-dtype that auto becomes for a checkpoint whose ModelOpt config names kv_cache
+        (ModelSpec.checkpoint_kv_cache), or None where auto stays the model's dtype."""
+        return dict(self.checkpoint_kv_dtypes).get(kv_cache or "")
 
     @property
     def nemotron_h_fp32_ssm(self) -> bool:
@@ -263,6 +274,7 @@ V0_11 = VllmRules(
     batched_tokens_tiers=((70 * GIB, True, 8192), (0, False, 2048)),
     max_num_seqs_tiers=((70 * GIB, True, 1024), (0, False, 256)),
     kv_cache_dtypes=_COMMON_DTYPES,
+    checkpoint_kv_dtypes=(),
     kv_cache_dtype_skip_layers=False,
     kv_offloading=False,
     nemotron_h_ssm_dtype=None,
@@ -276,7 +288,8 @@ V0_11_1 = replace(V0_11, version="0.11.1", block_sizes=(1, 8, 16, 32, 64, 128, 2
                   mamba_all_mode_types=_ALL_MODE_TYPES)
 V0_12 = replace(V0_11_1, version="0.12", group_close_ratio=1.25, unify_page_sizes=True)
 V0_13 = replace(V0_12, version="0.13", nemotron_h_ssm_dtype="float16")
-V0_14 = replace(V0_13, version="0.14", gib_text_rounded=True, chunked_hybrid_manager=True, start_check="first_group")
+V0_14 = replace(V0_13, version="0.14", gib_text_rounded=True, chunked_hybrid_manager=True, start_check="first_group",
+                checkpoint_kv_dtypes=(("fp8", "fp8_e4m3"),))
 V0_15 = replace(V0_14, version="0.15", mamba_cache_modes=True, mamba_speculative_blocks=True)
 V0_17 = replace(V0_15, version="0.17", qwen35_config_ssm_dtype=True)
 V0_18 = replace(V0_17, version="0.18", group_close_ratio=1.5, block_sizes=None, mla_block_bf16=16, mla_block_forced="",
@@ -285,7 +298,8 @@ V0_19 = replace(V0_18, version="0.19", start_check="groups", kv_cache_dtype_skip
 V0_20 = replace(V0_19, version="0.20", gpu_memory_utilization=0.92, hybrid_align_to_block=True, mla_hybrid_align=0,
                 mamba_seqs_within_blocks=True, dsv4_pool="tuples",
                 nemotron_h_ssm_dtype="float32",
-                kv_cache_dtypes=V0_19.kv_cache_dtypes + ("int8_per_token_head", "fp8_per_token_head", "nvfp4"))
+                kv_cache_dtypes=V0_19.kv_cache_dtypes + ("int8_per_token_head", "fp8_per_token_head", "nvfp4"),
+                checkpoint_kv_dtypes=(("fp8", "fp8_e4m3"), ("nvfp4", "nvfp4")))
 V0_20_1 = replace(V0_20, version="0.20.1", tokens_from_concurrency=True)
 V0_23 = replace(V0_20_1, version="0.23", dsv4_pool="buckets")
 V0_25 = replace(V0_23, version="0.25", kv_cache_dtypes=V0_23.kv_cache_dtypes + ("int4_per_token_head",))

@@ -42,7 +42,7 @@ def _from_config(q: dict) -> str | None:
                 details.append(f"{kind} {strategy}" if strategy else kind)
         extra = f" ({', '.join(sorted(set(details)))})" if details else ""
         return f"compressed-tensors {fmt}{extra}"
-    if method == "modelopt" or "quant_algo" in q:
+    if method.startswith("modelopt") or "quant_algo" in q or isinstance(q.get("quantization"), dict):
         algo = str(q.get("quant_algo") or (q.get("quantization") or {}).get("quant_algo") or "").upper()
         return f"{algo} (modelopt)" if algo else "modelopt"
     if method == "bitsandbytes" or "load_in_4bit" in q or "load_in_8bit" in q:

@@ -1,0 +1,323 @@
+"""The parameter count module by module, under the names a checkpoint gives the modules: for a quantized
+checkpoint whose config keeps some modules unquantized (configs/quant_exclude.py).
+
+Each table mirrors a counter of params*.py term by term (the same config fields, the same defaults) and names
+every module as the checkpoint's safetensors do, per layer: attention (q/k/v/o, MLA's LoRA projections, a DSA
+indexer, Gated DeltaNet), the dense MLP, the routed experts (one entry per layer for all of them), the shared
+experts, the router, the norms; then the embeddings, the final norm and the LM head. `split` sums the
+parameters a format quantizes (the weight of every linear layer, routed experts included, that the list does
+not name) and checks that the table adds up to the family's own count: a table that does not is not used.
+
+What a format leaves in the float dtype whatever its list says: embeddings, norms (and a LayerNorm's bias),
+biases of linear layers, MoE routers (gate weights and e_score_correction_bias: DeepSeek's and GLM's are not
+nn.Linear; vLLM builds Qwen's and MiniMax's unquantized), Gated DeltaNet's conv1d, A_log and dt_bias, and the
+DSA indexer's weights_proj (vLLM builds it with quant_config=None; transformers keeps it in float32).
+
+Names are relative to the decoder ("layers.3.self_attn.q_proj", "embed_tokens", "norm") or the top ("lm_head");
+`ROOTS` are the prefixes checkpoints put before them (a causal LM's `model.`, a multimodal wrapper's
+`model.language_model.` or `language_model.model.`). Checked against the modules transformers builds by
+tests/test_quant_exclude.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+from .fields import Fields
+from .param_parts import dense_first, embeddings, mlp_layer_types
+from .quant_bytes import Unsized
+
+ROOTS = ("model.", "model.language_model.", "language_model.model.")
+TOP_ROOTS = ("", "language_model.")
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str  # relative to the decoder ("layers.0.mlp.down_proj"), or to the top when top
+    weight: int  # parameters a format quantizes when it quantizes this module (0: never quantized)
+    other: int = 0  # parameters that stay in the float dtype with it (a bias, a norm, a router)
+    role: str = "attention"  # attention, mlp, experts, shared experts, router, norms, embeddings, lm_head, ...
+    experts: int = 0  # routed experts this entry stands for ("{e}" in the name): weight covers all of them
+    top: bool = False
+
+    def names(self, expert: int = 0) -> list[str]:
+        name = self.name.replace("{e}", str(expert))
+        return [root + name for root in (TOP_ROOTS if self.top else ROOTS)]
+
+
+def _linear(name: str, inputs: int, outputs: int, role: str, bias: bool = False) -> Module:
+    return Module(name, inputs * outputs, outputs if bias else 0, role)
+
+
+def _float(name: str, params: int, role: str = "norms") -> Module:
+    return Module(name, 0, params, role)
+
+
+def _experts(prefix: str, count: int, hidden: int, inter: int, names=("gate_proj", "up_proj", "down_proj")) -> list:
+    gate, up, down = names
+    return [Module(f"{prefix}.experts.{{e}}.{gate}", count * hidden * inter, 0, "experts", count),
+            Module(f"{prefix}.experts.{{e}}.{up}", count * hidden * inter, 0, "experts", count),
+            Module(f"{prefix}.experts.{{e}}.{down}", count * inter * hidden, 0, "experts", count)]
+
+
+def _mlp(prefix: str, hidden: int, inter: int, role: str) -> list:
+    return [_linear(f"{prefix}.gate_proj", hidden, inter, role), _linear(f"{prefix}.up_proj", hidden, inter, role),
+            _linear(f"{prefix}.down_proj", inter, hidden, role)]
+
+
+def _ends(f: Fields, hidden: int, tied_default: bool, vocab_default: int | None) -> list:
+    """Embeddings, the final norm and the LM head (as param_parts.embeddings counts them)."""
+    both = embeddings(f, hidden, tied_default, vocab_default)
+    vocab = (f.int("vocab_size", minimum=0) if vocab_default is None
+             else f.int("vocab_size", default=vocab_default, minimum=0))
+    vocab_x_hidden = vocab * hidden
+    out = [_float("embed_tokens", vocab_x_hidden, "embeddings"), _float("norm", hidden)]
+    if both > vocab_x_hidden:
+        out.append(Module("lm_head", both - vocab_x_hidden, 0, "lm_head", top=True))
+    return out
+
+
+# -- attention decoders (params.count_params) ------------------------------------------------------------------
+
+# the counter's model types whose modules every checkpoint names as below; MoE blocks: mlp.experts.N.gate_proj
+# (Qwen) or block_sparse_moe.experts.N.w1 / w3 / w2 (Mixtral, MiniMax-M2)
+_GQA = ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mixtral", "minimax_m2")
+_BLOCK_SPARSE = ("mixtral", "minimax_m2")
+
+
+def _gqa(f: Fields, layers: list, dims) -> list:
+    from . import params as P
+
+    heads, kv, head_dim, _ = dims
+    mt = f.model_type
+    hidden = f.int("hidden_size", "n_embd")
+    inter = f.int("intermediate_size", "n_inner", default=4 * hidden, maximum=10**8)
+    qkv_bias = f.flag("attention_bias") or mt in P._QKV_BIAS_ONLY
+    o_bias = f.flag("attention_bias") and mt not in P._QKV_BIAS_ONLY
+    out = _ends(f, hidden, mt in P._TIED_BY_DEFAULT, 0)
+    for i in range(len(layers)):
+        a = f"layers.{i}.self_attn"
+        out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", qkv_bias),
+                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", qkv_bias),
+                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", qkv_bias),
+                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", o_bias)]
+        if mt in P._QK_NORM:
+            out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
+        if mt == "minimax_m2":  # MiniMaxM2Attention: RMSNorms over all heads' queries and keys
+            out += [_float(f"{a}.q_norm", heads * head_dim), _float(f"{a}.k_norm", kv * head_dim)]
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        experts = f.int("num_local_experts", "num_experts", "n_routed_experts", default=0, minimum=0)
+        if experts and P._is_moe_layer(f, i):
+            moe_inter = f.int("moe_intermediate_size", "intermediate_size")
+            if mt in _BLOCK_SPARSE:
+                m = f"layers.{i}.block_sparse_moe"
+                out += _experts(m, experts, hidden, moe_inter, ("w1", "w3", "w2"))
+                out.append(_float(f"{m}.gate", hidden * experts, "router"))
+                if mt == "minimax_m2":
+                    out.append(_float(f"{m}.e_score_correction_bias", experts, "router"))
+            else:
+                m = f"layers.{i}.mlp"
+                out += _experts(m, experts, hidden, moe_inter)
+                out.append(_float(f"{m}.gate", hidden * experts, "router"))
+                shared_inter = f.int("shared_expert_intermediate_size", default=0, minimum=0)
+                if shared_inter and not f.int("n_shared_experts", default=0, minimum=0):
+                    out += _mlp(f"{m}.shared_expert", hidden, shared_inter, "shared experts")
+                    out.append(_float(f"{m}.shared_expert_gate", hidden, "router"))
+                elif f.int("n_shared_experts", default=0, minimum=0):
+                    return []  # a shared-expert block these types do not build: no table
+        else:
+            out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp")
+    return out
+
+
+# -- DeepSeek-V2/V3 MLA (params.count_latent_params) -----------------------------------------------------------
+
+_LATENT = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32")
+
+
+def _mla(f: Fields, a: str, hidden: int, heads: int, q_lora: int | None, bias: bool) -> list:
+    rank, rope = f.int("kv_lora_rank"), f.int("qk_rope_head_dim")
+    nope, v_dim = f.int("qk_nope_head_dim"), f.int("v_head_dim")
+    if q_lora:
+        out = [_linear(f"{a}.q_a_proj", hidden, q_lora, "attention", bias), _float(f"{a}.q_a_layernorm", q_lora),
+               _linear(f"{a}.q_b_proj", q_lora, heads * (nope + rope), "attention")]
+    else:
+        out = [_linear(f"{a}.q_proj", hidden, heads * (nope + rope), "attention")]
+    return out + [_linear(f"{a}.kv_a_proj_with_mqa", hidden, rank + rope, "attention", bias),
+                  _float(f"{a}.kv_a_layernorm", rank),
+                  _linear(f"{a}.kv_b_proj", rank, heads * (nope + v_dim), "attention"),
+                  _linear(f"{a}.o_proj", heads * v_dim, hidden, "attention", bias)]
+
+
+def _indexer(a: str, hidden: int, q_lora: int, head_dim: int, heads: int) -> list:
+    return [_linear(f"{a}.indexer.wq_b", q_lora, heads * head_dim, "attention"),
+            _linear(f"{a}.indexer.wk", hidden, head_dim, "attention"),
+            _float(f"{a}.indexer.k_norm", 2 * head_dim),
+            _float(f"{a}.indexer.weights_proj", hidden * heads, "attention")]
+
+
+def _deepseek_moe(m: str, hidden: int, experts: int, inter: int, shared_inter: int, score_bias: bool = True) -> list:
+    out = _experts(m, experts, hidden, inter) + [_float(f"{m}.gate", hidden * experts, "router")]
+    if score_bias:
+        out.append(_float(f"{m}.gate.e_score_correction_bias", experts, "router"))
+    return out + (_mlp(f"{m}.shared_experts", hidden, shared_inter, "shared experts") if shared_inter else [])
+
+
+def _latent(f: Fields, layers: list, dims) -> list:
+    from . import params as P
+
+    hidden, heads = f.int("hidden_size"), f.int("num_attention_heads")
+    q_lora = f.int("q_lora_rank", default=0, minimum=0)
+    inter = f.int("intermediate_size")
+    experts = f.int("num_local_experts", "num_experts", "n_routed_experts", default=0, minimum=0)
+    if f.int("shared_expert_intermediate_size", default=0, minimum=0) and not f.int("n_shared_experts", default=0):
+        return []  # a Qwen-style shared expert on an MLA model: no table
+    out = _ends(f, hidden, False, 0)
+    for i in range(len(layers)):
+        a = f"layers.{i}.self_attn"
+        out += _mla(f, a, hidden, heads, q_lora, False)
+        if f.has("index_head_dim"):
+            out += _indexer(a, hidden, q_lora, f.int("index_head_dim"), f.int("index_n_heads"))
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if experts and P._is_moe_layer(f, i):
+            moe_inter = f.int("moe_intermediate_size", "intermediate_size")
+            shared = f.int("n_shared_experts", default=0, minimum=0) * moe_inter
+            out += _deepseek_moe(f"layers.{i}.mlp", hidden, experts, moe_inter, shared,
+                                 score_bias=f.model_type != "deepseek_v2")
+        else:
+            out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp")
+    return out
+
+
+# -- GLM-5 (params_mla.glm_moe_dsa) ----------------------------------------------------------------------------
+
+def _glm_moe_dsa(f: Fields, layers: list, dims) -> list:
+    from . import params_mla as M
+
+    hidden = f.int("hidden_size", default=6144)
+    heads = f.int("num_attention_heads", default=64)
+    q_lora = M._need_rank(f, "q_lora_rank", 2048)
+    bias = f.flag("attention_bias")
+    defaults = {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 192, "v_head_dim": 256}
+    g = _Defaults(f, defaults)
+    inter = f.int("intermediate_size", default=12288, minimum=0)
+    moe_inter = f.int("moe_intermediate_size", default=2048, minimum=0)
+    experts = M._int(f, "num_experts", "num_local_experts", "n_routed_experts", default=256)
+    shared = moe_inter * f.int("n_shared_experts", default=1, minimum=0)
+    n = len(layers)
+    kinds = mlp_layer_types(f, n, dense_first(f.int("first_k_dense_replace", default=3, minimum=0)))
+    out = _ends(f, hidden, False, 154880)
+    for i, (kind, itype) in enumerate(zip(kinds, M._glm_dsa_indexer_types(f, n))):
+        a = f"layers.{i}.self_attn"
+        out += _mla(g, a, hidden, heads, q_lora, bias)
+        if itype != "shared":
+            out += _indexer(a, hidden, q_lora, f.int("index_head_dim", default=128), f.int("index_n_heads", default=32))
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if kind == "sparse":
+            out += _deepseek_moe(f"layers.{i}.mlp", hidden, experts, moe_inter, shared)
+        else:
+            out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp")
+    return out
+
+
+class _Defaults:
+    """Fields with a family's defaults for the MLA widths _mla reads."""
+
+    def __init__(self, f: Fields, defaults: dict):
+        self.f, self.defaults = f, defaults
+
+    def int(self, name: str, **kw) -> int:
+        return self.f.int(name, default=self.defaults[name], **kw)
+
+
+# -- Qwen3.5 / 3.6 (params.qwen3_5) ----------------------------------------------------------------------------
+
+def _qwen3_5(f: Fields, layers: list, dims) -> list:
+    from . import params as P
+
+    heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
+    hidden = f.int("hidden_size")
+    gate = 2 if f.flag("attn_output_gate", default=True) else 1
+    experts = f.int("num_experts", default=0, minimum=0)
+    kh, vh = f.int("linear_num_key_heads"), f.int("linear_num_value_heads")
+    kd, vd = f.int("linear_key_head_dim"), f.int("linear_value_head_dim")
+    kernel = f.int("linear_conv_kernel_dim", default=4)
+    key_dim, value_dim = kh * kd, vh * vd
+    out = _ends(f, hidden, False, 0)
+    for i, kind in enumerate(P._kinds_of(layers)):
+        if kind == "attention":
+            a = f"layers.{i}.self_attn"
+            out += [_linear(f"{a}.q_proj", hidden, heads * head_dim * gate, "attention"),
+                    _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention"),
+                    _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention"),
+                    _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
+                    _float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
+        else:
+            a = f"layers.{i}.linear_attn"
+            out += [_linear(f"{a}.in_proj_qkv", hidden, 2 * key_dim + value_dim, "linear attention"),
+                    _linear(f"{a}.in_proj_z", hidden, value_dim, "linear attention"),
+                    _linear(f"{a}.in_proj_b", hidden, vh, "linear attention"),
+                    _linear(f"{a}.in_proj_a", hidden, vh, "linear attention"),
+                    _float(f"{a}.conv1d", (2 * key_dim + value_dim) * kernel, "linear attention"),
+                    _float(f"{a}.dt_bias", vh, "linear attention"), _float(f"{a}.A_log", vh, "linear attention"),
+                    _float(f"{a}.norm", vd),
+                    _linear(f"{a}.out_proj", value_dim, hidden, "linear attention")]
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        m = f"layers.{i}.mlp"
+        if experts:
+            out += _experts(m, experts, hidden, f.int("moe_intermediate_size"))
+            out.append(_float(f"{m}.gate", hidden * experts, "router"))
+            shared_inter = f.int("shared_expert_intermediate_size", default=0, minimum=0)
+            if shared_inter:
+                out += _mlp(f"{m}.shared_expert", hidden, shared_inter, "shared experts")
+                out.append(_float(f"{m}.shared_expert_gate", hidden, "router"))
+        else:
+            out += _mlp(m, hidden, f.int("intermediate_size"), "mlp")
+    return out
+
+
+TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
+          "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5}
+
+
+def table(f: Fields, layers: list, dims) -> list[Module]:
+    """The model's modules, or [] where kvplan has no per-module count of its model_type."""
+    build = TABLES.get(f.model_type)
+    if build is None:
+        return []
+    try:
+        return build(f, layers, dims)
+    except ConfigError:
+        return []
+
+
+@dataclass(frozen=True)
+class Split:
+    quantized: int  # parameters stored in the quantized format
+    kept: dict  # role -> parameters the list keeps in the float dtype (linear weights only)
+
+
+def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
+    """The quantized parameters of a module table under a list of unquantized modules (excluded(name) -> bool:
+    a quant_exclude.Matcher). Routed experts: the list must name all or none of a layer's experts."""
+    quantized, kept = 0, {}
+    for m in modules:
+        if not m.weight:
+            continue
+        if m.experts:
+            samples = sorted({0, 1, m.experts // 2, m.experts - 1} & set(range(m.experts)))
+            hits = {any(excluded(n) for n in m.names(e)) for e in samples}
+            if len(hits) > 1:
+                raise Unsized(f"the list of unquantized modules names some of the experts of {m.name.split('.experts')[0]}"
+                              ", which kvplan's per-module count holds as one block")
+            out = hits.pop()
+        else:
+            out = any(excluded(n) for n in m.names())
+        if m.role == "lm_head" and not quantizes_head:
+            out = True
+        if out:
+            kept[m.role] = kept.get(m.role, 0) + m.weight
+        else:
+            quantized += m.weight
+    return Split(quantized, kept)

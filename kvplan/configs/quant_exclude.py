@@ -1,0 +1,92 @@
+"""Which modules a quantization config's list of unquantized modules names, matched as the format's own code does.
+
+A quantized checkpoint often keeps some modules in its float dtype: the LM head, attention, a dense first layer,
+the shared experts. The config lists them, and each format reads its list its own way:
+
+  ModelOpt           `exclude_modules` (hf_quant_config.json) or `ignore` (config.json): fnmatch wildcards on
+                     module names (vllm/model_executor/layers/quantization/modelopt.py is_layer_excluded). A
+                     trailing `name*` with no dot before the star stands for the subtree rooted at `name`:
+                     vLLM rewrites it to `name` and `name.*` (ModelOptQuantConfigBase.apply_vllm_mapper), so
+                     `model.layers.1*` is layer 1, not layers 10-19.
+  compressed-tensors `ignore`: `re:` + a regular expression matched from the start of the name (re.match), else
+                     the exact module name (compressed_tensors.utils.match is_match / _match_name; vLLM's
+                     compressed_tensors/utils.py _is_equal_or_regex_match), or a module class name.
+  FP8 (fp8)          `modules_to_not_convert`: module names; vLLM matches them exactly (quant_utils.py
+                     is_layer_skipped), and short names such as `gate` or `lm_head` at a component boundary
+                     (its "suffix" match mode), which is what checkpoints that write short names mean.
+
+A `Matcher` answers for one full module name. What it cannot answer exactly it says at construction: a name
+that picks single experts out of a layer, a class name, a broken regular expression (kvplan.configs.quant_bytes
+then gives no figure, with the reason).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+from .quant_bytes import Unsized
+
+MODELOPT, COMPRESSED_TENSORS, FP8 = "ModelOpt", "compressed-tensors", "FP8"
+
+_WILDCARD = re.compile(r"[*?\[]")
+# a name or pattern that picks single routed experts (experts.7 / experts\.7 / experts.[0-3]): the per-module
+# count holds a layer's experts as one block
+_SINGLE_EXPERT = re.compile(r"experts(?:\\?\.)(?:\d|\[)")
+
+
+class Matcher:
+    """Whether a module name is on a format's list of unquantized modules."""
+
+    def __init__(self, style: str, names: tuple[str, ...]):
+        self.style = style
+        self.names = names
+        self.exact: set[str] = set()
+        patterns: list[str] = []
+        for name in names:
+            if _SINGLE_EXPERT.search(name):
+                raise Unsized(f"{style} leaves {name!r} unquantized: single routed experts, which kvplan's "
+                              "per-module count holds as one block per layer")
+            if style == COMPRESSED_TENSORS:
+                if name.startswith("re:"):
+                    patterns.append(name[3:])
+                elif "." not in name and name[:1].isupper():
+                    raise Unsized(f"{style} leaves the module class {name!r} unquantized, which kvplan's "
+                                  "per-module count does not map to module names")
+                else:
+                    self.exact.add(name)
+            elif style == MODELOPT and _WILDCARD.search(name):
+                if name.endswith("*") and len(name) >= 2 and name[-2] != ".":  # apply_vllm_mapper: a subtree
+                    self.exact.add(name[:-1])
+                    patterns.append(fnmatch.translate(name[:-1] + ".*"))
+                else:
+                    patterns.append(fnmatch.translate(name))
+            else:
+                self.exact.add(name)
+        self.regex = None
+        if patterns:
+            try:
+                self.regex = re.compile("|".join(f"(?:{p})" for p in patterns))
+            except re.error:  # a pattern with its own inline flags: one by one
+                try:
+                    self.each = [re.compile(p) for p in patterns]
+                except re.error as exc:
+                    raise Unsized(f"{style}: an unquantized-module pattern is not a regular expression ({exc})") \
+                        from None
+                self.regex = _Each(self.each)
+
+    def __call__(self, name: str) -> bool:
+        if name in self.exact:
+            return True
+        if self.style == FP8:  # a short name at a component boundary
+            parts = name.split(".")
+            return any(".".join(parts[i:]) in self.exact for i in range(1, len(parts)))
+        return self.regex is not None and self.regex.match(name) is not None
+
+
+class _Each:
+    def __init__(self, regexes):
+        self.regexes = regexes
+
+    def match(self, name: str):
+        return next((m for r in self.regexes if (m := r.match(name))), None)

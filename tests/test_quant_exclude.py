@@ -1,0 +1,263 @@
+"""Quantized checkpoints whose ignore / exclude lists keep modules of size unquantized, sized module by module
+(kvplan/configs/param_modules.py, matched by kvplan/configs/quant_exclude.py).
+
+Test data, each with where it was published:
+
+- data/configs/kimi-k2.5-int4.json: moonshotai/Kimi-K2.5's config.json (compressed-tensors int4, group 32;
+  ignore lm_head, re:.*self_attn.*, re:.*shared_experts.*, re:.*mlp\\.(gate|up|gate_up|down)_proj.*) as
+  ai-dynamo/aiconfigurator keeps it (src/aiconfigurator/model_configs/moonshotai--Kimi-K2.5_config.json,
+  commit 997a02f711679bb20ebad32d8d0952571278f74c);
+- data/configs/minimax-m2.5-nvfp4.json: nvidia/MiniMax-M2.5-NVFP4's config.json (ModelOpt NVFP4; ignore lm_head,
+  every layer's block_sparse_moe.gate and self_attn*), from the same repository's model_configs/ (a version in
+  its git history).
+
+No published byte total of a checkpoint with such a list was found in the sources searched; the totals below
+are worked by hand from the configs and laid out tensor by tensor from the formats' layouts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from kvplan.configs import build_model
+from kvplan.configs.param_modules import TABLES, split, table
+from kvplan.configs.quant_bytes import Unsized
+from kvplan.configs.quant_exclude import COMPRESSED_TENSORS, FP8, MODELOPT, Matcher
+
+DATA = Path(__file__).resolve().parent / "data" / "configs"
+SPECS = Path(__file__).resolve().parent.parent / "model_specs"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kvplan", *args], capture_output=True, text=True, timeout=120)
+
+
+# -- each format's matching ------------------------------------------------------------------------------------
+
+def test_modelopt_wildcards_are_fnmatch_and_a_trailing_star_is_a_subtree():
+    m = Matcher(MODELOPT, ("model.layers.1*", "*self_attn*", "lm_head", "*.mlp.shared_expert.*"))
+    assert m("model.layers.1.mlp.gate_proj") and m("model.layers.1")
+    assert not m("model.layers.10.mlp.gate_proj")  # vLLM's apply_vllm_mapper: `name*` -> name, name.*
+    assert m("model.layers.7.self_attn.q_proj") and m("lm_head") and not m("language_model.lm_head.x")
+    assert m("model.layers.3.mlp.shared_expert.up_proj") and not m("model.layers.3.mlp.shared_expert_gate")
+
+
+def test_compressed_tensors_regexes_match_from_the_start_and_names_exactly():
+    m = Matcher(COMPRESSED_TENSORS, ("re:.*self_attn.*", "re:self_attn", "model.layers.0.mlp.down_proj"))
+    assert m("model.layers.0.self_attn.o_proj")
+    assert Matcher(COMPRESSED_TENSORS, ("re:self_attn",))("model.layers.0.self_attn.o_proj") is False  # re.match
+    assert m("model.layers.0.mlp.down_proj") and not m("model.layers.0.mlp.down_proj.x")
+    assert not m("model.layers.10.mlp.down_proj")
+
+
+def test_fp8_names_are_exact_or_a_short_name_at_a_component_boundary():
+    m = Matcher(FP8, ("gate", "model.layers.0.linear_attn.in_proj_a"))
+    assert m("model.layers.4.block_sparse_moe.gate") and not m("model.layers.4.mlp.gate_proj")
+    assert m("model.layers.0.linear_attn.in_proj_a") and not m("model.layers.1.linear_attn.in_proj_a")
+
+
+@pytest.mark.parametrize("style, names, words", [
+    (MODELOPT, ("model.layers.3.mlp.experts.7.down_proj",), "single routed experts"),
+    (COMPRESSED_TENSORS, ("re:.*experts\\.7\\..*",), "single routed experts"),
+    (COMPRESSED_TENSORS, ("Qwen3MoeSparseMoeBlock",), "module class"),
+    (COMPRESSED_TENSORS, ("re:(unclosed",), "not a regular expression"),
+])
+def test_what_cannot_be_matched_exactly_is_refused(style, names, words):
+    with pytest.raises(Unsized, match=words):
+        Matcher(style, names)
+
+
+# -- a small config counted by hand ----------------------------------------------------------------------------
+
+# A DeepSeek-V3-style model small enough to count: hidden 64, 2 layers (layer 0 dense, layer 1 MoE with 4 experts
+# of 32 and one shared expert), MLA with q_lora 32, kv_lora 16, rope 8, nope 8, v 16, 4 heads; vocab 128, untied.
+TINY_MLA = {"model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "num_key_value_heads": 4, "q_lora_rank": 32, "kv_lora_rank": 16, "qk_rope_head_dim": 8,
+            "qk_nope_head_dim": 8, "v_head_dim": 16, "intermediate_size": 128, "moe_intermediate_size": 32,
+            "n_routed_experts": 4, "n_shared_experts": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1,
+            "vocab_size": 128, "tie_word_embeddings": False, "max_position_embeddings": 16384, "torch_dtype": "bfloat16"}
+# per layer, attention: q_a_proj 64x32 = 2,048, q_a_layernorm 32, q_b_proj 32x(4x16) = 2,048,
+#   kv_a_proj_with_mqa 64x24 = 1,536, kv_a_layernorm 16, kv_b_proj 16x(4x24) = 1,536, o_proj (4x16)x64 = 4,096:
+#   linear 11,264, norms 48; two layer norms 128
+# layer 0 dense MLP 3 x 64 x 128 = 24,576
+# layer 1: experts 4 x 3 x 64 x 32 = 24,576, router 4 x 64 = 256 + e_score_correction_bias 4, shared expert
+#   3 x 64 x 32 = 6,144
+# embeddings 128 x 64 = 8,192, head 8,192, final norm 64
+# total: 2 x (11,264 + 48 + 128) + 24,576 + 24,576 + 260 + 6,144 + 16,384 + 64 = 94,884
+ATTN_LINEAR, ATTN_NORMS, LAYER_NORMS = 11_264, 48, 128
+TINY_TOTAL = (2 * (ATTN_LINEAR + ATTN_NORMS + LAYER_NORMS) + 24_576 + 24_576 + 256 + 4 + 6_144 + 8_192 * 2 + 64)
+
+
+def _tiny(quant: dict) -> dict:
+    return dict(TINY_MLA, quantization_config=quant)
+
+
+def test_a_hand_counted_config_under_a_modelopt_exclude_list():
+    quant = {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16,
+             "ignore": ["lm_head", "model.layers.0*", "*self_attn*", "*shared_experts*"]}
+    model = build_model(_tiny(quant), "tiny")
+    assert model.param_count == TINY_TOTAL == 94_884
+    # quantized: only layer 1's routed experts, 24,576 parameters at 1/2 + 1/16 B = 13,824 B;
+    # everything else, 94,884 - 24,576 = 70,308 parameters, at 2 B = 140,616 B: 154,440 B
+    assert model.weight_bytes == 154_440
+    note = next(n for n in model.notes if n.startswith("weights estimated"))
+    assert "attention 22,528; mlp 24,576; shared experts 6,144" in note and "lm_head 8,192" in note
+
+
+def test_the_same_config_under_compressed_tensors_and_fp8_lists():
+    ct = {"quant_method": "compressed-tensors", "format": "pack-quantized",
+          "ignore": ["lm_head", "re:.*self_attn.*", "re:.*mlp\\.(gate|up|down)_proj"],
+          "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+                                                                     "strategy": "group", "group_size": 32}}}}
+    model = build_model(_tiny(ct), "ct")
+    # quantized: routed experts 24,576 + shared expert 6,144 = 30,720 at 1/2 + 2/32 B = 17,280 B;
+    # 64,164 parameters at 2 B = 128,328 B: 145,608 B
+    assert model.weight_bytes == 145_608
+    fp8 = {"quant_method": "fp8", "weight_block_size": [128, 128],
+           "modules_to_not_convert": ["model.layers.1.self_attn.kv_a_proj_with_mqa", "lm_head", "gate"]}
+    model = build_model(_tiny(fp8), "fp8")
+    # kept: layer 1's kv_a_proj_with_mqa (1,536), the head (FP8 never quantizes it), the routers (never):
+    # quantized 2 x 11,264 - 1,536 + 24,576 + 24,576 + 6,144 = 76,288 at 1 + 4/16,384 B = 76,306.625 B;
+    # 18,596 parameters at 2 B = 37,192 B: 113,498.625 B, 113,499 rounded
+    assert model.weight_bytes == 113_499
+
+
+# -- real configs ----------------------------------------------------------------------------------------------
+
+def test_kimi_k25_int4_keeps_attention_the_dense_layer_and_the_shared_experts_in_bf16():
+    model = build_model(json.loads((DATA / "kimi-k2.5-int4.json").read_text()), "kimi-k2.5")
+    # 61 layers, hidden 7,168, vocab 163,840; layer 0 dense (intermediate 18,432), 60 MoE layers of 384 experts
+    # of 2,048 with one shared expert. By hand:
+    #   attention linears a layer: q_a 7,168 x 1,536 + q_b 1,536 x 64 x 192 + kv_a 7,168 x 576
+    #     + kv_b 512 x 64 x 256 + o 64 x 128 x 7,168 = 11,010,048 + 18,874,368 + 4,128,768 + 8,388,608
+    #     + 58,720,256 = 101,122,048; x 61 = 6,168,444,928
+    #   layer 0 MLP 3 x 7,168 x 18,432 = 396,361,728; shared experts 60 x 3 x 7,168 x 2,048 = 2,642,411,520
+    #   routed experts 60 x 384 x 3 x 7,168 x 2,048 = 1,014,686,023,680 (int4: 1/2 + 2/32 B each)
+    experts = 60 * 384 * 3 * 7168 * 2048
+    assert experts == 1_014_686_023_680
+    assert model.param_count - experts == 11_722_208_768  # at 2 B: attention, MLPs, norms, routers, tables
+    assert model.weight_bytes == int(experts * 0.5625 + 11_722_208_768 * 2) == 594_205_305_856
+    # compressed-tensors pack-quantized int4 group 32, tensor by tensor: weight_packed int32 [out, in/8],
+    # weight_scale bf16 [out, in/32], weight_shape int64 [2]: 16 B a matrix more, 60 x 384 x 3 x 16 = 1,105,920 B
+    laid_out = experts // 2 + experts // 32 * 2 + 60 * 384 * 3 * 16 + 11_722_208_768 * 2
+    assert laid_out - model.weight_bytes == 1_105_920
+
+
+def test_minimax_m25_nvfp4_keeps_attention_in_bf16():
+    model = build_model(json.loads((DATA / "minimax-m2.5-nvfp4.json").read_text()), "minimax-m2.5-nvfp4")
+    # 62 layers, hidden 3,072, 48 query / 8 KV heads of 128, 256 experts of 1,536, vocab 200,064, untied.
+    # attention a layer: q 3,072 x 6,144 + k, v 3,072 x 1,024 + o 6,144 x 3,072 = 44,040,192; x 62 = 2,730,491,904
+    experts = 62 * 256 * 3 * 3072 * 1536
+    kept_linear = 62 * (2 * 3072 * 6144 + 2 * 3072 * 1024)
+    assert kept_linear == 2_730_491_904
+    # the rest in BF16: embeddings and head 2 x 200,064 x 3,072 = 1,229,193,216; norms a layer 2 x 3,072 +
+    # q_norm 6,144 + k_norm 1,024; routers 3,072 x 256 + 256; final norm 3,072
+    floats = 2 * 200_064 * 3072 + 62 * (2 * 3072 + 6144 + 1024 + 3072 * 256 + 256) + 3072
+    assert model.param_count == experts + kept_linear + floats
+    assert model.weight_bytes == int(experts * 0.5625 + (kept_linear + floats) * 2)
+    assert model.weight_bytes == 134_401_344_512
+
+
+# -- the tables against the modules transformers builds --------------------------------------------------------
+
+# kvplan's table names modules as the checkpoints do; transformers 5 folds each layer's routed experts into
+# experts.gate_up_proj / experts.down_proj and renames Mixtral's and MiniMax's block_sparse_moe to mlp
+_TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mixtral", "minimax_m2",
+             "deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text", "qwen3_5_moe_text"]
+
+
+def _as_transformers(name: str) -> str:
+    name = name.replace(".block_sparse_moe.", ".mlp.")
+    if ".experts.{e}." in name:
+        head, tail = name.split(".experts.{e}.")
+        return f"{head}.experts." + ("down_proj" if tail in ("down_proj", "w2") else "gate_up_proj")
+    return name
+
+
+@pytest.mark.parametrize("model_type", _TF_TYPES)
+def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from kvplan.configs.build import _read
+    from parity import harness
+
+    top = harness.shrunk_config(model_type)
+    text = top.get_text_config(decoder=True)
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        model = AutoModelForCausalLM.from_config(text if text is not top else top)
+    theirs: dict[str, int] = {}
+    tensors = list(model.named_parameters()) + [(n, b) for n, b in model.named_buffers()
+                                                if n.endswith("e_score_correction_bias")]
+    for name, tensor in tensors:  # a module's weight and bias under its name; a bare parameter under its own
+        key = name.rsplit(".", 1)[0] if name.endswith((".weight", ".bias")) else name
+        theirs[key] = theirs.get(key, 0) + tensor.numel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        family, f, _, layers, dims = _read(harness.saved_form(top), f"modules:{model_type}")
+    assert f.model_type in TABLES
+    ours: dict[str, int] = {}
+    for m in table(f, layers, dims):
+        name = ("" if m.top else "model.") + _as_transformers(m.name)
+        ours[name] = ours.get(name, 0) + m.weight + m.other
+    assert ours == theirs
+    assert sum(ours.values()) == family.params(f, layers, dims)[0]
+
+
+# -- refusals: one line, with the --weights hint ---------------------------------------------------------------
+
+def _refused(tmp_path, raw: dict, reason: str) -> None:
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(raw))
+    plan = _cli("estimate", str(path), "--gpu", "h100", "--context", "8k")
+    assert plan.returncode == 2, plan.stderr
+    assert len(plan.stderr.strip().splitlines()) == 1 and "Traceback" not in plan.stderr
+    assert "not known from its config" in plan.stderr and reason in plan.stderr and "--weights" in plan.stderr
+
+
+def test_a_model_type_without_a_per_module_count_is_refused(tmp_path):
+    raw = json.loads((SPECS / "llama-4-scout.json").read_text())
+    raw["text_config"]["quantization_config"] = {
+        "quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["re:.*self_attn.*"],
+        "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float",
+                                                                   "strategy": "channel"}}}}
+    _refused(tmp_path, raw, "no per-module count of model_type 'llama4_text'")
+
+
+def test_a_list_that_picks_some_experts_is_refused(tmp_path):
+    quant = {"quant_method": "modelopt", "quant_algo": "NVFP4", "ignore": ["*experts.[0-1].*"]}
+    _refused(tmp_path, _tiny(quant), "single routed experts")
+    regex = {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["re:.*experts\\.(0|1)\\."],
+             "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+                                                                        "strategy": "group", "group_size": 32}}}}
+    _refused(tmp_path, _tiny(regex), "names some of the experts of layers.1.mlp")
+
+
+def test_a_table_that_does_not_add_up_is_not_used(monkeypatch):
+    from kvplan.configs import param_modules
+
+    real = param_modules.TABLES["deepseek_v3"]
+    monkeypatch.setitem(param_modules.TABLES, "deepseek_v3", lambda *a: real(*a)[1:])  # drops the embeddings
+    quant = {"quant_method": "modelopt", "quant_algo": "NVFP4", "ignore": ["*self_attn*"]}
+    model = build_model(_tiny(quant), "tiny")
+    assert model.weight_bytes == 0
+    assert any("per-module count of model_type 'deepseek_v3' (86,692 parameters) differs from its parameter "
+               "count (94,884)" in n for n in model.notes)
+
+
+def test_a_split_of_a_table_is_the_sum_of_its_linear_weights():
+    from kvplan.configs.param_modules import Module
+
+    modules = [Module("layers.0.a", 10), Module("layers.0.b", 20, 5), Module("norm", 0, 7, "norms"),
+               Module("layers.0.mlp.experts.{e}.w", 8 * 4, 0, "experts", 8), Module("lm_head", 6, 0, "lm_head", top=True)]
+    s = split(modules, Matcher(MODELOPT, ("*.b",)), quantizes_head=False)
+    assert s.quantized == 10 + 32 and s.kept == {"attention": 20, "lm_head": 6}
