@@ -157,10 +157,6 @@ def test_fp8_keeps_embeddings_and_head_in_bf16():
                                                                             "strategy": "channel"}}}},
      "quantizes only"),
     ({"quant_method": "mxfp4"}, "model_type 'llama'"),
-    # a real linear left in bf16 (GLM-5-FP8's indexer projection) is still refused
-    ({"quant_method": "fp8", "weight_block_size": [128, 128],
-      "modules_to_not_convert": ["model.layers.0.input_layernorm", "model.layers.0.self_attn.indexers_proj"]},
-     "'model.layers.0.self_attn.indexers_proj'"),
     ({"quant_method": "awq", "bits": 4, "group_size": "128"}, "group_size is '128'"),
 ])
 def test_a_format_kvplan_cannot_size_refuses_gpu_plans_and_says_why(tmp_path, quant, reason):
