@@ -267,3 +267,14 @@ def test_ignore_lists_of_routers_and_towers_keep_the_estimate(ignore):
     # the same bytes as with ignore ["lm_head"]: routers are < 0.1% (counted with the linears), towers apart
     plain = dict(quant, ignore=["lm_head"])
     assert model.weight_bytes == build_model(_llama8b_with(plain), "w4").weight_bytes > 0
+
+
+def test_a_quantized_name_without_a_declared_quantization_is_flagged():
+    # a lone copy of nvidia/Qwen3-...-NVFP4's config.json: the format lives in hf_quant_config.json beside it, so the
+    # config alone is sized at bf16; the name says otherwise, and the model says so
+    raw = {k: v for k, v in _llama8b_with({"quant_method": "fp8"}).items() if k != "quantization_config"}
+    flagged = build_model(raw, "nvidia/Llama-3.1-8B-Instruct-NVFP4")
+    assert any("suggests a quantized checkpoint" in n and "hf_quant_config.json" in n for n in flagged.notes)
+    assert not any("suggests" in n for n in build_model(raw, "meta-llama/Llama-3.1-8B-Instruct").notes)
+    # declared: no such note
+    assert not any("suggests" in n for n in build_model(_llama8b_with({"quant_method": "fp8"}), "x-FP8").notes)

@@ -268,6 +268,11 @@ def _quantization_config(raw: dict, f: Fields) -> dict | None:
     return quant
 
 
+# a quantization format's mark in a checkpoint's name (nvidia/Llama-3.1-70B-Instruct-FP8, ...-NVFP4, ...-AWQ)
+_QUANTIZED_NAME = re.compile(r"(?i)(?:^|[-_./])(?:fp8|nvfp4|mxfp4|fp4|awq|gptq|int4|int8|w4a16|w8a8|w4a4|bnb-4bit)"
+                             r"(?:$|[-_./])")
+
+
 def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tuple[str, float, float, int, tuple[str, ...]]:
     """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, parameters kept in
     the float dtype, notes) of the
@@ -393,6 +398,10 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
                   f"transformers builds for some configs ({PARAMS_OFF[f.model_type]}); give --weights, or the "
                   "checkpoint's folder or hf://REPO, for exact bytes",)
     weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes = _weight_format(f, raw, total, layers, dims)
+    if total and not _quantization_config(raw, f) and _QUANTIZED_NAME.search(name):
+        weight_notes += (f"the name {name!r} suggests a quantized checkpoint, but its config declares no quantization "
+                         "(no quantization_config, no hf_quant_config.json beside it): the weights are sized at "
+                         f"{weight_dtype}; point kvplan at the checkpoint's folder or hf://REPO, or give --weights",)
     if family.weight_format is not None:  # DeepSeek-V4: experts in their own dtype, the rest per linear weight
         weight_dtype, bytes_per_param = family.weight_format(f, layers, total, weight_dtype.split(" + ")[0],
                                                              linear_bytes)
