@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .fields import Fields
 from .param_parts import dense_first, embeddings, mlp_layer_types
+from .params_kimi_k3 import kimi_k3_text, uses_k3_fields
 from ..errors import ConfigError
 
 
@@ -91,7 +92,11 @@ def kimi_linear(f: Fields, layers: list, dims) -> tuple[int, int]:
       linear_num_heads / linear_head_dim / linear_conv_kernel_dim;
     - mlp_layer_types 'sparse' (else first_k_dense_replace dense layers, 1): KimiLinearMoE: experts
       (gate_up_proj, down_proj), router weight + e_score_correction_bias, shared_experts MLP of
-      moe_intermediate_size x num_shared_experts; 'dense': KimiLinearMLP of intermediate_size."""
+      moe_intermediate_size x num_shared_experts; 'dense': KimiLinearMLP of intermediate_size.
+    A config with Kimi K3's fields (latent MoE, MLA output gate, attention residuals, full-rank KDA gate), which
+    transformers does not build, is counted as vLLM 0.33 builds it (params_kimi_k3)."""
+    if uses_k3_fields(f):
+        return kimi_k3_text(f, layers, dims)
     hidden = f.int("hidden_size", default=2304)
     bias = f.flag("attention_bias")
     heads = f.int("num_attention_heads", default=32)
