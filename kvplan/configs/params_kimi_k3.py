@@ -31,7 +31,7 @@ def uses_k3_fields(f: Fields) -> bool:
 
 def _refuse(f: Fields, what: str, hint: str) -> ConfigError:
     return ConfigError(f"{f.source}: {what} (model_type {f.model_type!r} with Kimi K3's fields, counted as "
-                       f"vLLM 0.33 builds it); parameters not counted", hint)
+                       f"vLLM 0.33 builds it)", hint)
 
 
 def _mla(f: Fields, hidden: int) -> int:
