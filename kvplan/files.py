@@ -83,11 +83,14 @@ def read_bounded(path, what: str, limit_bytes: int, error: type[KvplanError] = U
     return data
 
 
-def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, ...] | None = None) -> None:
+def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, ...] | None = None,
+                 inputs: tuple[str, ...] = ()) -> None:
     """Refuse an output path that cannot be written (or, given suffixes, of a type not
-    written), before any work starts."""
+    written), before any work starts; and, --force or not, one that is an input of the run
+    (a model's config file, or a file inside a model folder given as the model)."""
     if path is None:
         return
+    _refuse_input(path, flag, inputs)
     if not str(path).strip():  # given, but empty: not the same as leaving the option out
         raise UsageError(f"{flag} is an empty string", "give a file name, or leave the option out")
     if suffixes is not None and os.path.splitext(path)[1].lower() not in suffixes:
@@ -111,6 +114,19 @@ def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, 
         os.unlink(probe)
     except OSError as exc:
         raise UsageError(f"{flag} {path}: cannot write in {folder} ({exc.strerror or exc})") from None
+
+
+def _refuse_input(path: str, flag: str, inputs: tuple[str, ...]) -> None:
+    if not str(path).strip() or not os.path.exists(path):
+        return
+    target = os.path.realpath(path)
+    for given in inputs:
+        if not given or not os.path.exists(given):
+            continue  # a bundled name or a Hub id: nothing on disk to protect
+        source = os.path.realpath(given)
+        if target == source or (os.path.isdir(source) and target.startswith(source.rstrip(os.sep) + os.sep)):
+            raise UsageError(f"{flag} {path} is an input of this run ({given}); it is never overwritten",
+                             "write the output elsewhere")
 
 
 def _default_mode() -> int:

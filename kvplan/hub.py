@@ -62,7 +62,18 @@ def offline() -> bool:
 
 
 def endpoint() -> str:
-    return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    """The Hub's address: HF_ENDPOINT (an http(s) URL with a host and, if any, a valid port), else huggingface.co."""
+    text = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").strip().rstrip("/")
+    try:
+        parts = urllib.parse.urlsplit(text)
+        port_ok = parts.port is None or 0 < parts.port  # .port raises ValueError when out of range
+    except ValueError:
+        parts, port_ok = None, False
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not port_ok \
+            or any(c.isspace() for c in text):
+        raise UsageError(f"HF_ENDPOINT={text!r} is not an http(s) URL of a host", "e.g. https://huggingface.co, "
+                         "or unset it for the default")
+    return text
 
 
 class _Failure(Exception):

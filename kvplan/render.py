@@ -191,6 +191,10 @@ def _rich(report: Report, stream) -> None:
 
 def render(report: Report, fmt: str = "table", stream=None) -> None:
     stream = stream or sys.stdout
+    if stream is None:  # the process was started with its standard output closed (`kvplan models >&-`)
+        from .errors import KvplanError
+
+        raise KvplanError("cannot write the output: standard output is closed", "run it with stdout open")
     if fmt in report.streams:
         report.streams[fmt](stream)
     elif fmt == "json":

@@ -183,6 +183,9 @@ def parse_override(item: str, flag: str = "--set") -> tuple[str, object]:
         value = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         value = text
+    except ValueError:  # an integer past Python's digit limit for str -> int (4,300 digits)
+        raise UsageError(f"{flag} {key}: the value is not a number kvplan can read ({len(text.strip()):,} "
+                         "characters)", "give a number of sensible size") from None
     return key, value
 
 
@@ -251,7 +254,7 @@ def load_model_with_overrides(name: str, *, revision: str | None = None, overrid
     applied: list[Override] = []
     if overrides or new:
         raw, applied = apply_overrides(raw, overrides, new)
-    return build_model(raw, display, source), applied
+    return _with_overrides(build_model(raw, display, source), applied), applied
 
 
 def load_model_and_weights(name: str, *, revision: str | None = None, overrides=(), new=(),
@@ -271,8 +274,25 @@ def load_everything(name: str, *, revision: str | None = None, overrides=(), new
     applied: list[Override] = []
     if overrides or new:
         raw, applied = apply_overrides(raw, overrides, new)
-    spec = build_model(raw, display, source)
+    spec = _with_overrides(build_model(raw, display, source), applied)
     return spec, resolve(weights, model=spec, raw=raw, source=source, revision=revision), applied
+
+
+def _with_overrides(spec: ModelSpec, applied: list[Override]) -> ModelSpec:
+    from dataclasses import replace
+
+    return replace(spec, overrides=tuple(applied)) if applied else spec
+
+
+def replay_overrides(raw: dict, applied) -> dict:
+    """A config read again with the --set / --set-new a model was built with applied once more."""
+    out = dict(raw)
+    for o in applied:
+        if o.section:
+            out[o.section] = {**(out.get(o.section) if isinstance(out.get(o.section), dict) else {}), o.key: o.value}
+        else:
+            out[o.key] = o.value
+    return out
 
 
 def offline() -> bool:

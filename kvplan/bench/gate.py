@@ -107,6 +107,8 @@ def validate(doc: dict, path: str, what: str) -> dict:
         seen.add(name)
         if row.get("status") not in STATUSES:
             raise GateInputError(f"{where}: status {row.get('status')!r} is not one of {', '.join(STATUSES)}")
+        if row.get("message") is not None and not isinstance(row.get("message"), str):
+            raise GateInputError(f"{where}.message must be text, found {type(row.get('message')).__name__}")
         for key in NUMERIC_FIELDS:
             _check_number(row.get(key), f"{where}.{key}")
         samples = row.get("latency_samples_ms")

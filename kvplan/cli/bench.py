@@ -10,6 +10,8 @@ import typer
 from ..errors import KvplanError, UsageError
 from ..files import check_output
 
+CPU_MAX_TOKENS = 65_536  # tokens x sequences a CPU bench (Triton's interpreter) is allowed
+
 DEFAULT_MODEL = "llama-3.1-8b"
 
 
@@ -69,7 +71,7 @@ def bench_command(
     check_number(timeout, "--timeout", strict=True)  # seconds: finite and > 0, checked with or without ranks
 
     for flag, path in (("--json", json_path), ("--csv", csv_path)):
-        check_output(path, flag, force)  # folder exists and takes a file, no clobbering: before any work
+        check_output(path, flag, force, inputs=(model,))  # folder takes a file, no clobbering: before any work
     if json_path and csv_path and os.path.realpath(json_path) == os.path.realpath(csv_path):
         raise UsageError(f"--json and --csv name the same file {json_path}")
     dev = resolve_device(device)
@@ -81,6 +83,11 @@ def bench_command(
         raise UsageError(f"--repeats must be in 1..100000, got {reps}")
     if not 1 <= block <= 1 << 20:
         raise UsageError(f"--block must be in 1..1048576 tokens, got {block}")
+    if cpu and tokens * batch_n > CPU_MAX_TOKENS:
+        # Triton's interpreter runs a kernel in Python: a million tokens take many minutes and gigabytes
+        raise UsageError(f"--device cpu: {tokens:,} tokens x {batch_n:,} sequences is more than Triton's interpreter "
+                         f"runs in reasonable time (at most {CPU_MAX_TOKENS:,} tokens x sequences on CPU)",
+                         "lower --context or --batch, or run on a GPU (--device cuda)")
     small = cpu if shrink is None else shrink
     specs = expand(technique or ["all"], tokens, batch_n, small)
     for s in specs:  # unknown or malformed techniques fail before anything runs

@@ -17,7 +17,23 @@ def check_format(fmt: str) -> str:
 
 
 def emit(report: Report, fmt: str) -> None:
-    render(report, check_format(fmt), sys.stdout)
+    try:
+        render(report, check_format(fmt), sys.stdout)
+    except BrokenPipeError:  # caught here: click would turn it into exit 1
+        import typer
+
+        _silence_stdout()
+        raise typer.Exit(0) from None
+
+
+def _silence_stdout() -> None:
+    """After the reader of stdout went away (`| head`): what is still buffered would fail again at exit, so
+    send it nowhere (the Python docs' recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def error_line(message: str) -> None:
@@ -80,7 +96,8 @@ def run(app) -> int:
         path = getattr(ctx, "command_path", None)
         error_line(message + (f" (see '{path} -h')" if path else ""))
         return getattr(exc, "exit_code", 2)
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader went away (`| head`): not an error, and nothing left to say
+        _silence_stdout()
         return 0
     except KeyboardInterrupt:
         error_line("interrupted")

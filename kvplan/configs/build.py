@@ -268,6 +268,20 @@ def _quantization_config(raw: dict, f: Fields) -> dict | None:
     return quant
 
 
+# the dtypes a checkpoint's torch_dtype names (torch's names; transformers writes them without "torch.")
+_DTYPES = ("float32", "float16", "bfloat16", "float64", "float8_e4m3fn", "float8_e5m2", "int8", "uint8")
+
+
+def _float_dtype(f: Fields) -> tuple[str, str | None]:
+    """(the checkpoint's dtype, a note when the config names none kvplan knows: bfloat16 is taken)."""
+    value = f.get("torch_dtype", "dtype", default="bfloat16")
+    text = str(value).removeprefix("torch.") if isinstance(value, str) else None
+    if text in _DTYPES:
+        return text, None
+    return "bfloat16", (f"torch_dtype {value!r} is not a dtype kvplan knows ({', '.join(_DTYPES[:3])} ...): "
+                        "the weights are sized as bfloat16")
+
+
 # a quantization format's mark in a checkpoint's name (nvidia/Llama-3.1-70B-Instruct-FP8, ...-NVFP4, ...-AWQ)
 _QUANTIZED_NAME = re.compile(r"(?i)(?:^|[-_./])(?:fp8|nvfp4|mxfp4|fp4|awq|gptq|int4|int8|w4a16|w8a8|w4a4|bnb-4bit)"
                              r"(?:$|[-_./])")
@@ -280,7 +294,7 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
     the embeddings, a kept LM head and, for gpt-oss, everything but the experts in the float dtype; a list of
     unquantized modules that keeps more than those read module by module (configs/param_modules.py). A
     quantization whose bytes kvplan cannot work out gives 0 B and says why (GPU plans then refuse)."""
-    dtype = str(f.get("torch_dtype", "dtype", default="bfloat16"))
+    dtype = _float_dtype(f)[0]
     plain_bytes = {"float32": 4.0, "float16": 2.0, "bfloat16": 2.0}.get(dtype, 2.0)
     quant = _quantization_config(raw, f)
     if not quant or not total:
@@ -398,6 +412,8 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
                   f"transformers builds for some configs ({PARAMS_OFF[f.model_type]}); give --weights, or the "
                   "checkpoint's folder or hf://REPO, for exact bytes",)
     weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes = _weight_format(f, raw, total, layers, dims)
+    if _float_dtype(f)[1]:
+        weight_notes += (_float_dtype(f)[1],)
     if total and not _quantization_config(raw, f) and _QUANTIZED_NAME.search(name):
         weight_notes += (f"the name {name!r} suggests a quantized checkpoint, but its config declares no quantization "
                          "(no quantization_config, no hf_quant_config.json beside it): the weights are sized at "

@@ -71,6 +71,9 @@ def calibrate(log: SglangLog, *, model: str | None = None, tp: int | None = None
     tp = tp or log.tp or 1
     page = log.args.get("page_size") or 1
     try:
+        from ..capacity.shard import check_tp
+
+        check_tp(spec, tp)  # the heads divide as SGLang requires, as `estimate --engine sglang` checks
         from .sglang_report import ssm_bytes_of
 
         dtype = log.args.get("kv_cache_dtype")

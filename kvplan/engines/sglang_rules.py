@@ -46,9 +46,10 @@ What 0.5.23 changed (0.5.9's pool rules: kvplan.engines.sglang; its default frac
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from ..errors import UsageError
+from ..errors import ConfigError, UsageError
 
 
 GIB = 2**30
@@ -272,7 +273,11 @@ def context_limit(raw: dict | None) -> tuple[int | None, bool]:
     for key in CONTEXT_LENGTH_KEYS:
         value = text.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
-            return int(factor * value), exact
+            limit = factor * value
+            if not math.isfinite(limit) or limit > 2**40:
+                raise ConfigError(f"rope_scaling.factor {factor!r} x {key} {value:,} is not a context length",
+                                  "fix rope_scaling.factor in the config")
+            return int(limit), exact
     return None, False  # none in the file: transformers' class defaults fill it, which kvplan does not replay
 
 

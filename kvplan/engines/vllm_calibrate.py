@@ -104,7 +104,7 @@ def _rules_for(log: VllmLog, version: str | None) -> tuple[VllmRules | None, lis
     notes = []
     text = version or log.version
     if text:
-        _, rules, note = parse_engine(f"vllm@{text}")
+        _, rules, note = parse_engine(f"vllm@{text}", older=True)
         if note:
             notes.append(note)
         return rules, notes

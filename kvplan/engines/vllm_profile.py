@@ -253,7 +253,13 @@ def raw_config(model) -> dict | None:
             return None
     except (OSError, ValueError, KeyError, KvplanError):
         return None
-    return raw if isinstance(raw, dict) else None
+    if not isinstance(raw, dict):
+        return None
+    if getattr(model, "overrides", ()):
+        from ..sources import replay_overrides
+
+        raw = replay_overrides(raw, model.overrides)
+    return raw
 
 
 # the vocabulary transformers gives a config that leaves vocab_size out (its configuration_<family>.py

@@ -56,6 +56,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+from ..errors import ConfigError
 from .vllm_release import release_key
 
 ROW_RULES = ("default", "llama3", "linear", "yarn", "deepseek_yarn", "deepseek_llama_scaling", "dynamic",
@@ -273,6 +274,19 @@ def _positive(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
 
+# no rope scaling makes a table longer than this (a 2**32-row cos/sin table would hold 1 TiB at head dim 128)
+MAX_ROPE_ROWS = 2**32
+
+
+def _scaled(positions: int, factor: float) -> float:
+    """positions x factor, refused in one line when a config's factor makes it no context length at all."""
+    end = positions * factor
+    if not math.isfinite(end) or end > MAX_ROPE_ROWS:
+        raise ConfigError(f"rope_scaling.factor {factor!r} x {positions:,} positions is not a context length "
+                          f"(more than {MAX_ROPE_ROWS:,})", "fix rope_scaling.factor in the config")
+    return end
+
+
 def _ceil(end: float) -> int:
     """len(torch.arange(end)) for a float end."""
     return int(end) if float(end).is_integer() else int(end) + 1
@@ -304,13 +318,13 @@ def _rows(rope: dict, max_position: int, version, mrope_unit_from=None) -> tuple
     if kind == "dynamic":
         if "alpha" in rope or key is None:
             return None
-        return (max_position,) if key >= DYNAMIC_ROWS_UNSCALED_FROM else (_ceil(max_position * factor),)
+        return (max_position,) if key >= DYNAMIC_ROWS_UNSCALED_FROM else (_ceil(_scaled(max_position, factor)),)
     if kind == "linear":
-        return (int(max_position * factor),)
+        return (int(_scaled(max_position, factor)),)
     original = rope.get("original_max_position_embeddings")
     if not isinstance(original, int) or isinstance(original, bool) or original <= 0:
         return None
-    return (_ceil(original * factor),)
+    return (_ceil(_scaled(original, factor)),)
 
 
 def _raw(fields, name: str):
@@ -368,8 +382,6 @@ def rope_tables(fields, dtype_bytes: int = 2, version=None,
     (None: vLLM's default, max_position_embeddings; only the MiniMax files read it), or None where this
     module has not read the family's rope, the release decides and is not given, or the config lacks a
     field."""
-    from ..errors import ConfigError
-
     rule = FAMILY_RULES.get(fields.model_type)
     if rule is None or rule.kind == "unread":
         return None

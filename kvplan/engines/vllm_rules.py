@@ -359,8 +359,9 @@ def resolve(version: str | None) -> tuple[VllmRules, str | None]:
     return chosen, None
 
 
-def parse_engine(engine: str) -> tuple[str, VllmRules | None, str | None]:
-    """'ideal' | 'vllm' | 'vllm@0.11' -> (name, rules or None, note)."""
+def parse_engine(engine: str, *, older: bool = False) -> tuple[str, VllmRules | None, str | None]:
+    """'ideal' | 'vllm' | 'vllm@0.11' -> (name, rules or None, note). A release before 0.11 is refused unless
+    `older` (a start-up log of it, which calibrate reproduces with 0.11's rules and a note)."""
     name, _, version = engine.partition("@")
     name = name.strip().lower()
     if name == "sglang":
@@ -375,6 +376,11 @@ def parse_engine(engine: str) -> tuple[str, VllmRules | None, str | None]:
         raise UsageError(f"--engine {engine!r}: give a version after @, e.g. vllm@0.11")
     rules, note = resolve(version or None)
     wanted = version.strip().lstrip("v")
+    match = _VERSION_FORM.fullmatch(wanted) if wanted and wanted != "latest" else None
+    if not older and match and (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)) < OLDEST_READ:
+        # a log of an older release is still calibrated with 0.11's rules (and a note); a plan is not
+        raise UsageError(f"--engine {engine!r}: vLLM {wanted} is older than the oldest release kvplan models "
+                         f"({RULES[0].version})", f"use --engine vllm@{RULES[0].version} or a newer release")
     if note is None and wanted and wanted != "latest" and _key(rules.version) != _key(wanted):
         note = (f"vLLM {wanted}: modelled with the rules of {rules.version}, the newest release at or before it "
                 "where a rule kvplan models changed")

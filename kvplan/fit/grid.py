@@ -60,21 +60,35 @@ def splits(max_gpus: int, tp_limit: int | None = None) -> list[tuple[int, int]]:
     return out
 
 
+def list_items(text: str, flag: str, unique: bool = True) -> list[str]:
+    """A comma-separated option value's items: an empty item (`h100,,h200`, `''`) or (unique) one given twice
+    is a usage error, not something to skip or search twice."""
+    items = [item.strip() for item in text.split(",")]
+    if not any(items):
+        raise UsageError(f"{flag} names nothing", f"give a comma-separated list, or leave {flag} out")
+    if not all(items):
+        raise UsageError(f"{flag} {text!r}: an empty item", "remove the extra comma")
+    seen = set()
+    for item in items if unique else ():
+        if item.lower() in seen:
+            raise UsageError(f"{flag} {text!r}: {item!r} is given twice")
+        seen.add(item.lower())
+    return items
+
+
 def parse_gpus(text: str | None) -> list[Gpu]:
     """--gpu h100,h200 or all (the default): catalog entries, unknown names refused with the catalog's."""
-    if text is None or text.strip().lower() in ("", "all"):
+    if text is None or text.strip().lower() == "all":
         return list(CATALOG.values())
     out = []
-    for name in text.split(","):
-        if name.strip():
-            try:
-                gpu = lookup(name)
-            except UsageError as exc:
-                raise UsageError(f"--gpu: {exc.message}", f"known GPUs: {', '.join(CATALOG)}, or all") from None
-            if gpu not in out:
-                out.append(gpu)
-    if not out:
-        raise UsageError("--gpu names no GPU", f"known GPUs: {', '.join(CATALOG)}, or all")
+    for name in list_items(text, "--gpu"):
+        try:
+            gpu = lookup(name)
+        except UsageError as exc:
+            raise UsageError(f"--gpu: {exc.message}", f"known GPUs: {', '.join(CATALOG)}, or all") from None
+        if gpu in out:
+            raise UsageError(f"--gpu {text!r}: {gpu.name} is given twice")
+        out.append(gpu)
     return out
 
 
@@ -85,16 +99,17 @@ def split_allow(values) -> list[str]:
     no name before it (it then belongs to the technique before it)."""
     specs: list[str] = []
     for value in values or []:
-        for piece in value.split(","):
-            piece = piece.strip()
-            if not piece:
-                continue
+        for piece in list_items(value, "--allow", unique=False):  # options repeat: evict:0.5,recent=64,...
             head = piece.split(":", 1)[0]
             if "=" in head and specs:  # an option of the previous technique
                 specs[-1] += "," + piece
             else:
                 specs.append(piece)
-    return [expand(s) for s in specs]
+    out = [expand(s) for s in specs]
+    for i, spec in enumerate(out):
+        if spec in out[:i]:
+            raise UsageError(f"--allow: {spec!r} is given twice")
+    return out
 
 
 def expand(spec: str) -> str:

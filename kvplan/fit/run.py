@@ -9,7 +9,7 @@ from ..errors import BudgetExceeded, UsageError
 from ..render import Report
 from ..units import check_number, parse_positive_int, parse_size, parse_tokens
 from ..request import DEFAULT_CONTEXT_TOKENS, Speculation
-from .grid import parse_gpus, parse_prices, split_allow
+from .grid import list_items, parse_gpus, parse_prices, split_allow
 from .search import OBJECTIVES, FitRequest, FitResult, closest, search
 
 MAX_GPUS_LIMIT = 1024  # most GPUs in one replica (tp x pp) that --max-gpus may ask for
@@ -31,7 +31,7 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
     if gpus_most > MAX_GPUS_LIMIT:  # the split grid grows as n log n: 100,000 ran for hours
         raise UsageError(f"--max-gpus {gpus_most:,}: at most {MAX_GPUS_LIMIT:,} GPUs in one replica are searched",
                          "a replica this large is split by data parallelism: plan one replica, then count replicas")
-    dtypes = tuple(d.strip() for d in (kv_dtypes or "auto").split(",") if d.strip()) or ("auto",)
+    dtypes = tuple(list_items(kv_dtypes, "--kv-dtype")) if kv_dtypes is not None else ("auto",)
     return FitRequest(
         model=model, context_tokens=parse_tokens(context if context is not None else str(DEFAULT_CONTEXT_TOKENS),
                                                   "--context"), context_given=context is not None,

@@ -26,7 +26,7 @@ CATALOG = {
     "int8": ("int8[:group=64][,skip=sliding]", "bytes", QUALITY_RISK, "8-bit integer K/V, fp16 scale+zero per group"),
     "int4": ("int4[:group=64][,skip=sliding]", "bytes", QUALITY_RISK, "4-bit integer K/V, fp16 scale+zero per group"),
     "int2": ("int2[:group=32][,skip=sliding]", "bytes", QUALITY_RISK, "2-bit integer K/V, fp16 scale+zero per group"),
-    "kivi": ("kivi[:bits=2,group=32,residual=128]", "bytes", QUALITY_RISK, "KIVI: keys per channel, values per token, recent tokens in fp16"),
+    "kivi": ("kivi[:BITS | bits=2,group=32,residual=128]", "bytes", QUALITY_RISK, "KIVI: keys per channel, values per token, recent tokens in fp16"),
     "evict": ("evict:FRACTION | evict:TOKENS[,recent=R]", "tokens", QUALITY_RISK, "H2O/SnapKV token budget, newest R tokens always kept"),
     "pyramid": ("pyramid:FRACTION", "tokens", QUALITY_RISK, "PyramidKV: budgets 1.5x..0.5x the average from lower to higher layers"),
     "page": ("page:BLOCK", "waste", NONE, "paged allocation in blocks of BLOCK tokens"),
@@ -64,7 +64,7 @@ def _quant(name: str, spec: Spec) -> Technique:
         label = f"fp8 {variant}, per-{scales} scales"
     elif name == "kivi":
         spec.known("bits", "group", "residual", "skip")
-        bits = spec.int("bits", default=2)
+        bits = spec.int("bits", default=2, positional=True)  # kivi:4 is kivi:bits=4
         if bits not in (2, 4, 8):
             raise spec.fail(f"bits must be 2, 4 or 8, got {bits}")
         group = spec.int("group", default=32)

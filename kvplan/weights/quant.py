@@ -34,7 +34,8 @@ def _from_config(q: dict) -> str | None:
     if method == "compressed-tensors":
         fmt = q.get("format") or "compressed-tensors"
         details = []
-        for group in (q.get("config_groups") or {}).values():
+        groups = q.get("config_groups")
+        for group in (groups.values() if isinstance(groups, dict) else ()):  # a label: junk is left out
             w = group.get("weights") if isinstance(group, dict) else None
             if isinstance(w, dict):
                 kind = f"{w.get('type', 'int')}{w.get('num_bits', '')}"
@@ -43,7 +44,8 @@ def _from_config(q: dict) -> str | None:
         extra = f" ({', '.join(sorted(set(details)))})" if details else ""
         return f"compressed-tensors {fmt}{extra}"
     if method.startswith("modelopt") or "quant_algo" in q or isinstance(q.get("quantization"), dict):
-        algo = str(q.get("quant_algo") or (q.get("quantization") or {}).get("quant_algo") or "").upper()
+        nested = q.get("quantization") if isinstance(q.get("quantization"), dict) else {}
+        algo = str(q.get("quant_algo") or nested.get("quant_algo") or "").upper()
         return f"{algo} (modelopt)" if algo else "modelopt"
     if method == "bitsandbytes" or "load_in_4bit" in q or "load_in_8bit" in q:
         if q.get("load_in_4bit"):

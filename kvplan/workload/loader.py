@@ -63,21 +63,37 @@ def _children(node) -> list:
     return []
 
 
+class RecursiveAlias(Exception):
+    """A YAML alias that refers to a node it sits inside (`&a [*a]`): a structure with no end."""
+
+    def __init__(self, node):
+        super().__init__("recursive alias")
+        self.node = node
+
+
 def expanded_size(root) -> int:
     """Nodes the document would have with every alias expanded, counted per distinct
-    node (memoised, iterative): linear in the file however the aliases nest."""
+    node (memoised, iterative): linear in the file however the aliases nest. An alias to
+    a node it sits inside raises RecursiveAlias (its expansion has no end)."""
     size: dict[int, int] = {}
+    open_nodes: set[int] = set()  # the nodes on the walk's current path (their children are being counted)
     stack = [(root, False)]
     while stack:
         node, ready = stack.pop()
         key = id(node)
-        if key in size:
-            continue
         if ready:
+            open_nodes.discard(key)
             size[key] = min(1 + sum(size[id(c)] for c in _children(node)), 2**62)
             continue
+        if key in size:
+            continue
+        open_nodes.add(key)
         stack.append((node, True))
-        stack.extend((c, False) for c in _children(node) if id(c) not in size)
+        for child in _children(node):
+            if id(child) in open_nodes:
+                raise RecursiveAlias(child)
+            if id(child) not in size:
+                stack.append((child, False))
     return size[id(root)]
 
 
@@ -120,7 +136,12 @@ def _compose_once(text: str, source: str):
         root = loader.get_single_node()
         if root is None:
             return None, None
-        nodes = expanded_size(root)
+        try:
+            nodes = expanded_size(root)
+        except RecursiveAlias as exc:
+            line = exc.node.start_mark.line + 1
+            raise ScenarioError(f"{source}:{line}: a YAML alias refers to the node it sits in (a structure with no "
+                                "end is not a scenario)", "write the values out instead of the alias") from None
         if nodes > MAX_EXPANDED_NODES:
             raise ScenarioError(f"{source}: YAML aliases expand to {nodes:,} nodes (at most {MAX_EXPANDED_NODES:,})",
                                 "write the values out instead of nesting aliases")

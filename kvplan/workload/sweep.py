@@ -88,12 +88,13 @@ def parse_series(values) -> list[Series]:
     return out
 
 
-def check_output_path(path_text: str, suffixes: tuple[str, ...], what: str, force: bool) -> Path:
+def check_output_path(path_text: str, suffixes: tuple[str, ...], what: str, force: bool,
+                      inputs: tuple[str, ...] = ()) -> Path:
     from ..files import check_output
 
     path = Path(path_text).expanduser()
-    # type, folder, exists without --force, unwritable; an empty path (Path('') is '.') said as such
-    check_output(str(path) if path_text.strip() else path_text, what, force, suffixes)
+    # type, folder, exists without --force, unwritable, an input of the run; an empty path (Path('') is '.')
+    check_output(str(path) if path_text.strip() else path_text, what, force, suffixes, inputs)
     return path
 
 
@@ -353,8 +354,8 @@ def sweep_workflow(*, model, context, points, techniques, gpu, tp, pp, kv_dtype,
     import sys
 
     low, high = parse_range(context)
-    out_path = check_output_path(out, OUT_SUFFIXES, "--out", force) if out is not None else None
-    plot_path = check_output_path(plot, PLOT_SUFFIXES, "--plot", force) if plot is not None else None
+    out_path = check_output_path(out, OUT_SUFFIXES, "--out", force, (model,)) if out is not None else None
+    plot_path = check_output_path(plot, PLOT_SUFFIXES, "--plot", force, (model,)) if plot is not None else None
     if plot_path is not None:
         from .plot import require_matplotlib
 
