@@ -67,7 +67,18 @@ def to_json(data: dict) -> str:
     return json.dumps(data, indent=2, default=_json_default)
 
 
+# control characters (C0 but tab and newline, DEL, C1): text from a user's file (a scenario's name) must not
+# reach the terminal raw, where an escape sequence could repaint or rewrite it
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0, 9), *range(11, 32), *range(127, 160)]}
+
+
+def printable(text: str) -> str:
+    return text.translate(_CONTROL)
+
+
 def _cell(value: Any) -> str:
+    if isinstance(value, str):
+        return printable(value)
     if value is None:
         return "-"
     if isinstance(value, Fraction):
@@ -173,9 +184,9 @@ def _rich(report: Report, stream) -> None:
     # width=None: rich measures the terminal, honours $COLUMNS, else 80 columns
     console = Console(file=stream, highlight=False, soft_wrap=False)
     if report.headline:
-        console.print(report.headline, markup=False)
+        console.print(printable(report.headline), markup=False)
     for table in report.tables:
-        rt = RichTable(title=escape(table.title), title_justify="left")
+        rt = RichTable(title=escape(printable(table.title)), title_justify="left")
         cells = [[_cell(v) for v in row] for row in table.rows]
         widths = _column_widths(table, cells, console.width)
         for i, col in enumerate(table.columns):
@@ -186,7 +197,7 @@ def _rich(report: Report, stream) -> None:
             rt.add_row(*[escape(text) for text in row])  # cells print as written: no [markup]
         console.print(rt)
     for line in report.lines:  # plain lines: never wrapped, so they stay greppable
-        stream.write(line + "\n")
+        stream.write(printable(line) + "\n")
 
 
 def render(report: Report, fmt: str = "table", stream=None) -> None:

@@ -176,3 +176,24 @@ def test_set_overrides_reach_the_engine_models(tmp_path, cli):
                                "--set-new", 'rope_scaling={"rope_type": "linear", "factor": 4}')
     assert code == code2 == 0, err
     assert json.loads(from_set)["engine"]["kv_memory_bytes"] == json.loads(from_file)["engine"]["kv_memory_bytes"]
+
+
+def test_kvplan_debug_false_means_off():
+    env = {**os.environ, "KVPLAN_DEBUG": "false"}
+    proc = _kvplan("estimate", "llama-3.1-8b", "-c", "abc", env=env)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_budgets_list_names_the_keys_it_takes(tmp_path, cli):
+    text = ("name: x\nmodel: llama-3.1-8b\nworkload: {prompt_tokens: 1024, output_tokens: 128, concurrency: 1}\n"
+            "deployment: {gpu: h100}\nbudgets: [1, 2]\n")
+    code, _, err = cli("plan", _write(tmp_path, "b.yaml", text))
+    assert code == 2 and "any of max_kv_gib_per_gpu, min_concurrency, max_tpot_ms" in _one_line(err)
+
+
+def test_control_characters_from_a_file_do_not_reach_the_terminal(tmp_path, cli):
+    text = ('name: "x\\e[31mRED\\e[0m"\nmodel: llama-3.1-8b\nworkload: {prompt_tokens: 1024, output_tokens: 128, '
+            'concurrency: 1}\ndeployment: {gpu: h100}\n')
+    code, out, err = cli("plan", _write(tmp_path, "n.yaml", text))
+    assert code == 0, err
+    assert "\x1b" not in out and "x\\x1b[31mRED" in out

@@ -72,7 +72,7 @@ def run(app) -> int:
     from ..errors import KvplanWarning
 
     warnings.filterwarnings("always", category=KvplanWarning)
-    debug = os.environ.get("KVPLAN_DEBUG", "") not in ("", "0")
+    debug = os.environ.get("KVPLAN_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
     try:
         result = app(prog_name="kvplan", standalone_mode=False)  # the same name under `python -m kvplan`
         # with standalone_mode off, click returns typer.Exit's code instead of raising

@@ -142,7 +142,8 @@ class Checker:
     def section(self, key: str, value, fields: dict[str, Field]) -> dict:
         where = key or "the file"
         if not isinstance(value, dict):
-            what = "a mapping with " + ", ".join(k for k, f in fields.items() if f.required)
+            required = [k for k, f in fields.items() if f.required]
+            what = "a mapping with " + (", ".join(required) if required else "any of " + ", ".join(fields))
             raise self.fail(key, f"{where}: expected {what}, got {type(value).__name__} {value!r}")
         for name in value:
             if name not in fields:
