@@ -129,7 +129,7 @@ def to_config(g: GgufFile) -> dict:
     arch = g.metadata.get("general.architecture")
     if not isinstance(arch, str) or arch not in ARCHITECTURES:  # a list is not even hashable
         raise ConfigError(
-            f"{g.path}: GGUF architecture {_shown(arch)} is not one kvplan translates",
+            f"{g.path}: GGUF general.architecture {_shown(arch)} is not one kvplan translates",
             f"supported: {', '.join(ARCHITECTURES)}; or pass the model's config.json and --weights {g.path}",
         )
 
