@@ -137,6 +137,8 @@ CASES = {
     "sliding_window_pattern_short": ("gemma3", {"gemma3.attention.sliding_window_pattern": [True, False]}, "gemma3.attention.sliding_window_pattern must be an integer or an array of 12 (block_count) booleans"),
     "sliding_window_pattern_floats": ("gemma2", {"gemma2.attention.sliding_window_pattern": [1.5, 0.0, 1.5, 0.0]}, "gemma2.attention.sliding_window_pattern[0] must be true or false, got 1.5"),
     "architecture_array": ("llama", {"general.architecture": ["llama", "qwen2"]}, "GGUF general.architecture an array of 2 entries is not one kvplan translates"),
+    "alignment_text": ("llama", {"general.alignment": "x" * 5000}, "GGUF metadata general.alignment must be an integer >= 1, got 'xxx"),
+    "alignment_bool": ("llama", {"general.alignment": True}, "GGUF metadata general.alignment must be an integer >= 1, got True"),
     # a header that claims more than the file holds: refused before reading or allocating
     "array_claims_2e60_entries": ("llama", {"llama.block_count": Raw("array", struct.pack("<IQ", 10, 2**60))},
                                   "metadata key 'llama.block_count': an array of 1,152,921,504,606,846,976 entries cannot fit"),

@@ -43,8 +43,8 @@ _MIN_TENSOR_BYTES = 8 + 4 + 4 + 8  # a tensor entry: name length, dims, ggml typ
 _AGAIN = "the file is cut short or damaged: download or convert it again"
 
 
-def _short(text: str) -> str:
-    shown = repr(text)
+def _short(value) -> str:
+    shown = repr(value)
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
@@ -154,7 +154,7 @@ def _parse(buf, where: str, size: int) -> GgufFile:
         infos.append((name, dims, gtype, offset))
     alignment = meta.get("general.alignment", DEFAULT_ALIGNMENT)
     if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment <= 0:
-        raise WeightsError(f"{where}: bad general.alignment {alignment!r}")
+        raise WeightsError(f"{where}: GGUF metadata general.alignment must be an integer >= 1, got {_short(alignment)}", _AGAIN)
     data_start = -(-r.pos // alignment) * alignment
     data_bytes = size - data_start
     entries, types = [], {}
