@@ -83,16 +83,29 @@ def from_index(path: Path, raw: dict | None = None) -> Weights:
                    quantization=identify(_quant_config(raw)), notes=("metadata.total_size of the index; no shard headers read",))
 
 
+def _gguf_int(g, key: str, maximum: int) -> int | None:
+    """A GGUF metadata integer in [0, maximum] (None when absent), checked before anything is sized by it."""
+    value = g.metadata.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= maximum:
+        shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value)[:60]
+        raise WeightsError(f"{g.path}: GGUF metadata {key} must be an integer from 0 to {maximum:,}, got {shown}",
+                           "the file is damaged or was not written by llama.cpp: download or convert it again")
+    return value
+
+
 def from_gguf(path: Path) -> Weights:
     """A GGUF file's tensor table; a split model (llama.cpp's gguf-split,
     NAME-00001-of-0000N.gguf with split.count in the metadata) is read whole."""
     from . import gguf  # only when a GGUF is read
 
     g = gguf.read(path)
-    count = g.metadata.get("split.count", 1)
+    count = _gguf_int(g, "split.count", 99_999) or 1  # gguf-split numbers the parts with five digits
+    file_type = _gguf_int(g, "general.file_type", 2**32 - 1)  # llama_ftype, a u32
     files = [path]
     m = re.fullmatch(r"(.*)-(\d{5})-of-(\d{5})\.gguf", path.name)
-    if isinstance(count, int) and count > 1 and m:
+    if count > 1 and m:
         files = [path.with_name(f"{m.group(1)}-{i:05d}-of-{m.group(3)}.gguf") for i in range(1, count + 1)]
         for f in files:
             if not f.is_file():
@@ -103,7 +116,7 @@ def from_gguf(path: Path) -> Weights:
                            "give the model's .gguf with its weights, or pass --weights SIZE")
     w = fold(entries, source="gguf", origin=str(path), quantization="", files=len(files))
     types = ", ".join(d.dtype for d in w.by_dtype)
-    recipe = GGUF_FILE_TYPES.get(g.metadata.get("general.file_type"))
+    recipe = GGUF_FILE_TYPES.get(file_type)
     label = f"GGUF {recipe} ({types})" if recipe else f"GGUF ({types})"
     return replace(w, quantization=label)
 
