@@ -197,3 +197,10 @@ def test_control_characters_from_a_file_do_not_reach_the_terminal(tmp_path, cli)
     code, out, err = cli("plan", _write(tmp_path, "n.yaml", text))
     assert code == 0, err
     assert "\x1b" not in out and "x\\x1b[31mRED" in out
+
+
+def test_a_number_yaml_reads_as_text_says_why(tmp_path, cli):
+    text = ("name: x\nmodel: llama-3.1-8b\nworkload: {prompt_tokens: 1024, output_tokens: 128, concurrency: 1}\n"
+            "deployment: {gpu: h100}\nbudgets: {max_tpot_ms: 1e-3}\n")
+    code, _, err = cli("plan", _write(tmp_path, "t.yaml", text))
+    assert code == 2 and "YAML reads 1e-3 as text" in _one_line(err)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
@@ -119,6 +120,9 @@ class Scenario:
         return self.source
 
 
+_EXPONENT_TEXT = re.compile(r"[-+]?\d+[eE][-+]?\d+")
+
+
 def suggest_key(key: str, valid) -> str:
     close = difflib.get_close_matches(str(key), list(valid), n=1, cutoff=0.5)
     return f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(valid)}"
@@ -137,7 +141,11 @@ class Checker:
         return ScenarioError(f"{where}: {message}", hint)
 
     def expect(self, key: str, kind: str, value) -> ScenarioError:
-        return self.fail(key, f"{key}: expected {EXPECT[kind]}, got {value!r}")
+        hint = None
+        if isinstance(value, str) and _EXPONENT_TEXT.fullmatch(value.strip()):
+            # YAML 1.1 (PyYAML) reads a float in exponent form only with a dot before the e: 1e-3 is text
+            hint = f"YAML reads {value.strip()} as text: write it with a dot (1.0e-3) or as a plain number (0.001)"
+        return self.fail(key, f"{key}: expected {EXPECT[kind]}, got {value!r}", hint)
 
     def section(self, key: str, value, fields: dict[str, Field]) -> dict:
         where = key or "the file"
