@@ -204,3 +204,21 @@ def test_a_number_yaml_reads_as_text_says_why(tmp_path, cli):
             "deployment: {gpu: h100}\nbudgets: {max_tpot_ms: 1e-3}\n")
     code, _, err = cli("plan", _write(tmp_path, "t.yaml", text))
     assert code == 2 and "YAML reads 1e-3 as text" in _one_line(err)
+
+
+def test_a_junk_sglang_ssm_dtype_is_ignored_with_a_warning_as_sglang_does(cli, monkeypatch):
+    # SGLang's mamba2_state_dtype (0.5.9, 0.5.23) warns about a value outside its map and keeps the config's dtype
+    args = ("estimate", "qwen3-next-80b-a3b", "--engine", "sglang", "--gpu", "h200", "--tp", "2", "--format", "json")
+    code, plain, err = cli(*args)
+    assert code == 0, err
+    monkeypatch.setenv("SGLANG_MAMBA_SSM_DTYPE", "junk")
+    code, junk, err = cli(*args)
+    assert code == 0 and "SGLANG_MAMBA_SSM_DTYPE='junk' is not one of" in err
+
+    def pool(doc):
+        engine = json.loads(doc)["engine"]
+        return engine["max_total_num_tokens"], engine["max_running_requests"]
+
+    assert pool(junk) == pool(plain)
+    monkeypatch.setenv("SGLANG_MAMBA_SSM_DTYPE", "bfloat16")  # a valid value does change the pool
+    assert pool(cli(*args)[1]) != pool(plain)

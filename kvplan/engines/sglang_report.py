@@ -234,6 +234,15 @@ def ssm_bytes_of(model) -> tuple[int, str | None]:
     if not any(layer.state is not None for layer in model.layers):
         return 4, None
     env = os.environ.get(SSM_DTYPE_ENV)
+    if env is not None and env not in SSM_DTYPE_WIDTHS:
+        # SGLang (configs/mamba_utils.py mamba2_state_dtype, 0.5.9 and 0.5.23) logs a warning and keeps the config's
+        # dtype (else float32): so does kvplan, saying so
+        import warnings
+
+        from ..errors import KvplanWarning
+
+        warnings.warn(f"{SSM_DTYPE_ENV}={env!r} is not one of {', '.join(SSM_DTYPE_WIDTHS)}: SGLang ignores it with a "
+                      "warning, and so does kvplan", KvplanWarning, stacklevel=2)
     if env in SSM_DTYPE_WIDTHS:
         return SSM_DTYPE_WIDTHS[env], f"{SSM_DTYPE_ENV}={env}: the recurrent states' temporal part in {env}"
     if (model.architecture or "") not in SSM_DTYPE_FROM_CONFIG_ARCHS:
