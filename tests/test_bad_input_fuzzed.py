@@ -222,3 +222,15 @@ def test_a_junk_sglang_ssm_dtype_is_ignored_with_a_warning_as_sglang_does(cli, m
     assert pool(junk) == pool(plain)
     monkeypatch.setenv("SGLANG_MAMBA_SSM_DTYPE", "bfloat16")  # a valid value does change the pool
     assert pool(cli(*args)[1]) != pool(plain)
+
+
+@pytest.mark.parametrize("deployment, key, words", [
+    ("{gpu: h100, pp: 9999}", "deployment.pp", "pp 9,999 exceeds the model's 32 layers"),
+    ("{gpu: h100, tp: 3}", "deployment.tp", "tp 3 does not divide the 32 attention heads"),
+])
+def test_scenario_errors_name_the_scenario_key_and_line(tmp_path, cli, deployment, key, words):
+    text = ("name: x\nmodel: llama-3.1-8b\nworkload: {prompt_tokens: 1024, output_tokens: 128, concurrency: 1}\n"
+            f"deployment: {deployment}\n")
+    code, _, err = cli("plan", _write(tmp_path, "d.yaml", text))
+    line = _one_line(err)
+    assert code == 2 and f"d.yaml:4: {key}: {words}" in line and "--tp" not in line and "--pp" not in line

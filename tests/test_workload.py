@@ -297,7 +297,7 @@ def test_technique_that_cannot_apply_names_its_line(tmp_path, cli):
 
 def test_bad_kv_dtype(tmp_path, cli):
     path = write(tmp_path, BASE + "kv_dtype: fp7\n")
-    assert f"{path}:9: kv_dtype: --kv-dtype 'fp7' is not one of" in bad(cli, path)
+    assert f"{path}:9: kv_dtype: kv_dtype 'fp7' is not one of" in bad(cli, path)
 
 
 def test_missing_required_key(tmp_path, cli):

@@ -14,6 +14,7 @@ typo in any of them is reported against its own line before anything is planned.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -208,8 +209,18 @@ class Resolved:
     deployment: Deployment
 
 
+# the command-line flags the shared checks name, as a scenario names the same settings
+_FLAG_KEYS = re.compile(r"--(tp|pp|kv-dtype|gpu-memory|gpu|mem-util|reserve|weights)\b")
+
+
+def scenario_words(message: str) -> str:
+    """A message of a check the commands share, in the scenario's own words (`--tp 3` -> `tp 3`)."""
+    return _FLAG_KEYS.sub(lambda m: m.group(1).replace("-", "_"), message)
+
+
 def _rewrap(scenario: Scenario, key: str, exc: KvplanError) -> ScenarioError:
-    return ScenarioError(f"{scenario.where(key)}: {key}: {exc.message}", exc.hint)
+    hint = scenario_words(exc.hint) if exc.hint else exc.hint
+    return ScenarioError(f"{scenario.where(key)}: {key}: {scenario_words(exc.message)}", hint)
 
 
 def resolve(scenario: Scenario) -> Resolved:
@@ -239,6 +250,9 @@ def resolve(scenario: Scenario) -> Resolved:
         check_tp(plan.model, scenario.tp)
     except KvplanError as exc:
         raise _rewrap(scenario, "deployment.tp", exc) from None
+    if scenario.pp > plan.model.num_layers:
+        raise ScenarioError(f"{scenario.where('deployment.pp')}: deployment.pp: pp {scenario.pp:,} exceeds the "
+                            f"model's {plan.model.num_layers} layers", "use at most one pipeline stage per layer")
     try:
         lookup(scenario.gpu)
     except KvplanError as exc:

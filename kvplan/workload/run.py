@@ -57,7 +57,10 @@ def plan_one(resolved: Resolved) -> ScenarioPlan:
     try:
         result = evaluate(resolved.model, resolved.techniques, s.context_tokens, s.concurrency, resolved.deployment)
     except KvplanError as exc:
-        raise type(exc)(f"scenario {s.name} ({s.source}): {exc.message}", exc.hint) from None
+        from .loader import scenario_words
+
+        hint = scenario_words(exc.hint) if exc.hint else exc.hint
+        raise type(exc)(f"scenario {s.name} ({s.source}): {scenario_words(exc.message)}", hint) from None
     resident = s.concurrency - (result.offload.sessions_on_cpu if result.offload else 0)
     # the planner's figures already count only the sequences left on the GPUs
     per_gpu = result.kv_bytes_per_gpu
