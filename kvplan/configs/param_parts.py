@@ -26,6 +26,16 @@ def mlp_layer_types(f: Fields, n: int, rule: Callable[[int], str]) -> list[str]:
     return ["sparse" if t == "sparse" else "dense" for t in written[:n]]
 
 
+def moe_stack(total: int, bases, kinds, moe: int, dense: int, idle: int) -> tuple[int, int]:
+    """(total, active) of a decoder whose layers each hold their own parameters (bases: one int per layer, or one
+    int for every layer) and an MLP, the MoE where kinds says "sparse", else the dense one; `total` brings what
+    sits outside the layers (embeddings, head, final norms). A token leaves `idle` parameters of each MoE unused."""
+    kinds = list(kinds)
+    bases = [bases] * len(kinds) if isinstance(bases, int) else list(bases)
+    total += sum(base + (moe if kind == "sparse" else dense) for base, kind in zip(bases, kinds))
+    return total, total - kinds.count("sparse") * idle
+
+
 def dense_first(count: int) -> Callable[[int], str]:
     """The usual rule: the first `count` layers dense, the rest MoE."""
     return lambda i: "dense" if i < count else "sparse"

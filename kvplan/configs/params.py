@@ -12,7 +12,7 @@ import math
 from ..core.layers import LayerSpec
 from ..errors import ConfigError
 from .fields import Fields
-from .param_parts import dense_first, embeddings, gated_mlp, mlp_layer_types
+from .param_parts import dense_first, embeddings, gated_mlp, mlp_layer_types, moe_stack
 
 
 # -- entry points named by the family records: (fields, layers, dims) -> (total, active)
@@ -809,19 +809,10 @@ def glm5_next(f: Fields, layers: list, dims) -> tuple[int, int]:
     per_expert = 3 * hidden * f.int("moe_intermediate_size")
     sparse_mlp = experts * per_expert + f.int("n_shared_experts", default=1, minimum=0) * per_expert + experts * hidden
     dense_mlp = 3 * hidden * f.int("intermediate_size")
-    n = len(layers)
-    kinds = f.list("mlp_layer_types", n) if f.has("mlp_layer_types") else [
-        "dense" if i < f.int("first_k_dense_replace", default=0, minimum=0) else "sparse" for i in range(n)]
-    total = 2 * f.int("vocab_size") * hidden + hidden  # embeddings and lm_head (untied), the final norm
-    sparse_layers = 0
-    for spec, mlp in zip(layers, kinds):
-        total += common + ((mla + indexer) if spec.caches else kda)
-        if mlp == "sparse":
-            total += sparse_mlp
-            sparse_layers += 1
-        else:
-            total += dense_mlp
-    return total, total - sparse_layers * (experts - top_k) * per_expert
+    kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=0, minimum=0)))
+    ends = 2 * f.int("vocab_size") * hidden + hidden  # embeddings and lm_head (untied), the final norm
+    bases = [common + ((mla + indexer) if spec.caches else kda) for spec in layers]
+    return moe_stack(ends, bases, kinds, sparse_mlp, dense_mlp, (experts - top_k) * per_expert)
 
 
 
@@ -1002,12 +993,11 @@ def hy_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
     sparse = 3 * experts * hidden * inter + experts * hidden + experts + 3 * hidden * inter * f.int("n_shared_experts",
                                                                                                      default=1)
     kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=1, minimum=0)))
-    total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden + hc * hc * hidden + hc + 1
-    for layer, kind in zip(layers, kinds):
-        total += attention + 2 * hidden + residual + (3 * hidden * f.int("intermediate_size") if kind == "dense"
-                                                      else sparse)
-        total += indexer if any(c.kind == "indexer" for c in layer.caches) else 0
-    return total, total - kinds.count("sparse") * (experts - top_k) * 3 * hidden * inter
+    ends = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden + hc * hc * hidden + hc + 1
+    bases = [attention + 2 * hidden + residual + (indexer if any(c.kind == "indexer" for c in layer.caches) else 0)
+             for layer in layers]
+    return moe_stack(ends, bases, kinds, sparse, 3 * hidden * f.int("intermediate_size"),
+                     (experts - top_k) * 3 * hidden * inter)
 
 
 # Decoders of the generic-rule family records whose modules are not llama's (their parameter counts, checked against

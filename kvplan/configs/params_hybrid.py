@@ -13,7 +13,7 @@ Every default is transformers' own config default, since a saved config.json may
 from __future__ import annotations
 
 from .fields import Fields
-from .param_parts import dense_first, embeddings, mlp_layer_types
+from .param_parts import dense_first, embeddings, mlp_layer_types, moe_stack
 from .params_kimi_k3 import kimi_k3_text, uses_k3_fields
 from ..errors import ConfigError
 
@@ -74,10 +74,9 @@ def _latent_and_delta_layers(f: Fields, layers: list, hidden: int, mla: int, kda
     dense = 3 * hidden * f.int("intermediate_size", default=defaults["intermediate_size"])
     first_dense = f.int("first_k_dense_replace", default=defaults["first_k_dense_replace"], minimum=0)
     mlp_kinds = mlp_layer_types(f, len(layers), dense_first(first_dense))
-    total = embeddings(f, hidden, False, defaults["vocab_size"], tieable=False) + hidden
-    for layer, kind in zip(layers, mlp_kinds):
-        total += (mla if _attention_layer(layer) else kda) + 2 * hidden + (moe if kind == "sparse" else dense)
-    return total, total - mlp_kinds.count("sparse") * (experts - top_k) * per_expert
+    return moe_stack(embeddings(f, hidden, False, defaults["vocab_size"], tieable=False) + hidden,
+                     [(mla if _attention_layer(layer) else kda) + 2 * hidden for layer in layers], mlp_kinds, moe, dense,
+                     (experts - top_k) * per_expert)
 
 
 def kimi_linear(f: Fields, layers: list, dims) -> tuple[int, int]:
@@ -413,16 +412,9 @@ def inkling_text(f: Fields, layers: list, dims) -> tuple[int, int]:
     dense = 3 * hidden * dense_inter + 1
     mlp_kinds = mlp_layer_types(f, n, dense_first(f.int("dense_mlp_idx", default=0, minimum=0)))
 
-    total = 2 * f.int("vocab_size", default=201024) * hidden + hidden + hidden  # embed, head, embed_norm, norm
-    sparse_layers = 0
-    for layer, kind in zip(layers, mlp_kinds):
-        total += attention(swa if _sliding_layer(layer) else full) + 2 * hidden + 2 * hidden * kernel
-        if kind == "sparse":
-            total += moe
-            sparse_layers += 1
-        else:
-            total += dense
-    return total, total - sparse_layers * (experts - top_k) * per_expert
+    ends = 2 * f.int("vocab_size", default=201024) * hidden + hidden + hidden  # embed, head, embed_norm, norm
+    bases = [attention(swa if _sliding_layer(layer) else full) + 2 * hidden + 2 * hidden * kernel for layer in layers]
+    return moe_stack(ends, bases, mlp_kinds, moe, dense, (experts - top_k) * per_expert)
 
 
 def inkling2_text(f: Fields, layers: list, dims) -> tuple[int, int]:
@@ -517,16 +509,9 @@ def minimax_m3_vl_text(f: Fields, layers: list, dims) -> tuple[int, int]:
         freq = f.list("moe_layer_freq", n)
         kinds = ["sparse" if v else "dense" for v in freq] if freq is not None else ["sparse"] * n
 
-    total = embeddings(f, hidden, False, 200064) + hidden
-    sparse_layers = 0
-    for layer, kind in zip(layers, kinds):
-        total += attention + (indexer if _indexed_layer(layer) else 0) + 2 * hidden
-        if kind == "sparse":
-            total += moe
-            sparse_layers += 1
-        else:
-            total += dense
-    return total, total - sparse_layers * (experts - top_k) * per_expert
+    bases = [attention + (indexer if _indexed_layer(layer) else 0) + 2 * hidden for layer in layers]
+    return moe_stack(embeddings(f, hidden, False, 200064) + hidden, bases, kinds, moe, dense,
+                     (experts - top_k) * per_expert)
 
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from .fields import Fields
-from .param_parts import embeddings
+from .param_parts import embeddings, moe_stack
 
 # fields transformers 5.23 builds nothing for; any of them written (true / not null) selects this counter
 K3_FIELDS = ("routed_expert_hidden_size", "attn_res_block_size", "mla_use_output_gate", "latent_moe_use_norm",
@@ -112,7 +112,6 @@ def kimi_k3_text(f: Fields, layers: list, dims) -> tuple[int, int]:
 
     attn_res = f.has("attn_res_block_size")
     norms = (6 if attn_res else 2) * hidden  # input/post norms [+ two res norms and two hidden -> 1 projections]
-    total = embeddings(f, hidden, False, 163840, tieable=False) + (3 if attn_res else 1) * hidden
-    for layer, kind in zip(layers, kinds):
-        total += (mla if layer.caches else kda) + norms + (moe if kind == "sparse" else dense)
-    return total, total - kinds.count("sparse") * (experts - top_k if experts else 0) * per_expert
+    return moe_stack(embeddings(f, hidden, False, 163840, tieable=False) + (3 if attn_res else 1) * hidden,
+                     [(mla if layer.caches else kda) + norms for layer in layers], kinds, moe, dense,
+                     (experts - top_k if experts else 0) * per_expert)

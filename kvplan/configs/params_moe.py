@@ -15,7 +15,7 @@ list's end falls back to the config class's rule.
 from __future__ import annotations
 
 from .fields import Fields
-from .param_parts import dense_first, embeddings, gated_mlp, mlp_layer_types
+from .param_parts import dense_first, embeddings, gated_mlp, mlp_layer_types, moe_stack
 
 
 # -- shared pieces --------------------------------------------------------------------------------------
@@ -47,13 +47,6 @@ def _head_dim(f: Fields, hidden: int, heads: int, default: int | None) -> int:
 
 
 # -- the counters ---------------------------------------------------------------------------------------
-
-def _stack(f: Fields, hidden: int, kinds: list[str], layer: int, moe: int, dense: int, idle: int) -> tuple[int, int]:
-    """(total, active): the untied embedding and head, a final norm, and per layer `layer` (attention and norms)
-    plus the MoE ("sparse") or the dense MLP; a token leaves `idle` parameters of each MoE unused."""
-    total = embeddings(f, hidden, False) + hidden + sum(layer + (moe if k == "sparse" else dense) for k in kinds)
-    return total, total - kinds.count("sparse") * idle
-
 
 def afmoe(f: Fields, layers: list, dims) -> tuple[int, int]:
     """AfmoeForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default False). Each
@@ -120,16 +113,9 @@ def ernie4_5_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
     if shared > 0:
         moe += gated_mlp(hidden, moe_inter * shared, bias)
     dense = gated_mlp(hidden, inter, bias)
-    total = embeddings(f, hidden, True, head_bias=bias) + hidden
-    active = total
-    for i in range(n):
-        if (i + 1) % interval == 0 and start <= i <= end:
-            total += attn + norms + moe
-            active += attn + norms + moe - (experts - top_k) * per_expert
-        else:
-            total += attn + norms + dense
-            active += attn + norms + dense
-    return total, active
+    kinds = ["sparse" if (i + 1) % interval == 0 and start <= i <= end else "dense" for i in range(n)]
+    return moe_stack(embeddings(f, hidden, True, head_bias=bias) + hidden, attn + norms, kinds, moe, dense,
+                     (experts - top_k) * per_expert)
 
 
 def hunyuan_v1_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
@@ -188,7 +174,8 @@ def hy_v3(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe = hidden * experts + experts * per_expert + experts + gated_mlp(hidden, shared_inter, mlp_bias)
     dense = gated_mlp(hidden, inter, mlp_bias)
     kinds = mlp_layer_types(f, n, dense_first(1))
-    return _stack(f, hidden, kinds, attn + 2 * hidden, moe, dense, (experts - top_k) * per_expert)
+    return moe_stack(embeddings(f, hidden, False) + hidden, attn + 2 * hidden, kinds, moe, dense,
+                     (experts - top_k) * per_expert)
 
 
 def flint(f: Fields, layers: list, dims) -> tuple[int, int]:
@@ -250,16 +237,8 @@ def beam(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe = experts * per_expert + hidden * experts + experts
     dense = gated_mlp(hidden, inter)
     kinds = mlp_layer_types(f, n, dense_first(min(3, n)))
-    total = embeddings(f, hidden, False) + hidden
-    active = total
-    for kind in kinds:
-        if kind == "sparse":
-            total += attn + norms + moe
-            active += attn + norms + moe - (experts - top_k) * per_expert
-        else:
-            total += attn + norms + dense
-            active += attn + norms + dense
-    return total, active
+    return moe_stack(embeddings(f, hidden, False) + hidden, attn + norms, kinds, moe, dense,
+                     (experts - top_k) * per_expert)
 
 
 def laguna(f: Fields, layers: list, dims) -> tuple[int, int]:
@@ -355,7 +334,8 @@ def exaone_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe = experts * per_expert + hidden * experts + experts + gated_mlp(hidden, moe_inter * shared)
     dense = gated_mlp(hidden, inter)
     kinds = mlp_layer_types(f, n, dense_first(first_dense))
-    return _stack(f, hidden, kinds, attn + 2 * hidden, moe, dense, (experts - top_k) * per_expert)
+    return moe_stack(embeddings(f, hidden, False) + hidden, attn + 2 * hidden, kinds, moe, dense,
+                     (experts - top_k) * per_expert)
 
 
 def aria_text(f: Fields, layers: list, dims) -> tuple[int, int]:
