@@ -42,6 +42,19 @@ def attention_cache(kv_heads: int, key_dim: int, value_dim: int, window: int | N
                       policy=TokenPolicy(window_tokens=window, chunk_tokens=chunk))
 
 
+def topk_pages_with_keys(kv_heads: int, head_dim: int, page: int, topk: int, key_dim: int, key_storage,
+                         unit: str, keys_label: str) -> tuple[TokenCache, TokenCache]:
+    """A sparse layer that stores every token's K/V and reads only the `topk` pages of `page` tokens a compressed
+    key per page picks, plus the open page (Qwen4-Exp's QSA, Step-5's CSA): the K/V cache and the key cache."""
+    main = TokenCache(kind="attention", heads=kv_heads, key_dim=head_dim, value_dim=head_dim,
+                      policy=TokenPolicy(read_page_tokens=page, read_topk_pages=topk, read_page_meta=False,
+                                         read_open_page_apart=True),
+                      label=f"K/V, top {topk} {unit}s of {page} + the open one")
+    keys = TokenCache(kind="indexer", heads=1, key_dim=key_dim, storage=key_storage,
+                      policy=TokenPolicy(compress_ratio=page, compress_selector_keys=False), label=keys_label)
+    return main, keys
+
+
 def attention_layer(kv_heads: int, head_dim: int, window: int | None, value_dim: int | None = None) -> LayerSpec:
     return LayerSpec(caches=(attention_cache(kv_heads, head_dim, head_dim if value_dim is None else value_dim, window),))
 

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..core.layers import LayerSpec, RecurrentState, TokenCache, TokenPolicy
+from ..core.layers import LayerSpec, RecurrentState, TokenCache
 from ..core.storage import BF16
 from ..errors import ConfigError
 from . import kinds as K
+from .attention import topk_pages_with_keys
 from .fields import Fields
 from .hybrid import gated_deltanet_state, model_storage
 
@@ -88,14 +89,7 @@ def _attention(f: Fields) -> tuple[TokenCache, ...]:
                           "index key per group", "fix the config (indexer_kv_heads 1)")
     index = f.int("indexer_head_dim", minimum=1)
     groups = budget // ratio
-    main = TokenCache(kind="attention", heads=heads, key_dim=head, value_dim=head,
-                      policy=TokenPolicy(read_page_tokens=ratio, read_topk_pages=groups, read_page_meta=False,
-                                         read_open_page_apart=True),
-                      label=f"K/V, top {groups} groups of {ratio} + the open group")
-    keys = TokenCache(kind="indexer", heads=1, key_dim=index, storage=BF16,
-                      policy=TokenPolicy(compress_ratio=ratio, compress_selector_keys=False),
-                      label=f"compressed index keys 1/{ratio}")
-    return main, keys
+    return topk_pages_with_keys(heads, head, ratio, groups, index, BF16, "group", f"compressed index keys 1/{ratio}")
 
 
 def _ring(f: Fields) -> RecurrentState:

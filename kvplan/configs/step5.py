@@ -13,11 +13,11 @@ decode step scans every summary and reads the K/V of the top `topk` regions plus
 
 from __future__ import annotations
 
-from ..core.layers import LayerSpec, RecurrentState, TokenCache, TokenPolicy
+from ..core.layers import LayerSpec, RecurrentState
 from ..core.storage import BF16, Storage
 from ..errors import ConfigError
 from . import kinds as K
-from .attention import attention_cache
+from .attention import attention_cache, topk_pages_with_keys
 from .fields import Fields
 
 SUMMARY_STORAGE = Storage("fp8_e4m3", 8)  # the region summaries: FP8 bytes, no scales (sparse_summary_cache.py)
@@ -57,13 +57,8 @@ def layers(f: Fields, n: int, kinds: list[str]) -> list[LayerSpec]:
     topk, region = _sparse(f)
     kv, head = f.int("num_attention_groups"), f.int("head_dim")
     sliding = LayerSpec(caches=(attention_cache(kv, head, head, f.int("sliding_window")),))
-    main = TokenCache(kind="attention", heads=kv, key_dim=head, value_dim=head,
-                      policy=TokenPolicy(read_page_tokens=region, read_topk_pages=topk, read_page_meta=False,
-                                         read_open_page_apart=True),
-                      label=f"K/V, top {topk} regions of {region} + the open one")
-    summaries = TokenCache(kind="indexer", heads=1, key_dim=PROXY_DIM, storage=SUMMARY_STORAGE,
-                           policy=TokenPolicy(compress_ratio=region, compress_selector_keys=False),
-                           label=f"CSA region summaries 1/{region}")
+    main, summaries = topk_pages_with_keys(kv, head, region, topk, PROXY_DIM, SUMMARY_STORAGE, "region",
+                                           f"CSA region summaries 1/{region}")
     ring = RecurrentState("ring", 0, (region - 1) * 2 * PROXY_DIM, ssm_storage=BF16, tp_replicated=True)
     dsa = LayerSpec(caches=(main, summaries), state=ring)
     return [sliding if kind == K.SLIDING else dsa for kind in kinds]
