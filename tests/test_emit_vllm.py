@@ -187,3 +187,42 @@ def test_emit_passes_the_users_max_num_seqs_and_enforce_eager(cli):
     argv = json.loads(out)["emit"]["argv"]
     assert argv[argv.index("--max-num-seqs") + 1] == "64" and "--enforce-eager" in argv
     assert argv.count("--max-num-seqs") == 1
+
+
+# --trust-remote-code (engines/vllm_remote_code.py). Facts read from the sources: vLLM 0.33.0's
+# vllm/transformers_utils/config.py _CONFIG_REGISTRY registers chatglm and kimi_k2 (not internlm2, baichuan,
+# nemotron-nas); transformers 5.20.0's models/auto/auto_mappings.py CONFIG_MAPPING_NAMES has deepseek_v3 and
+# llama, not internlm2 / baichuan / nemotron-nas. AutoConfig runs auto_map's class only for a type in neither.
+@pytest.mark.parametrize("model, needed", [
+    ("internlm2.5-7b-chat", True),  # internlm2: auto_map, in neither table
+    ("baichuan2-7b-chat", True),  # baichuan: auto_map, in neither table
+    ("tests/data/configs/llama-3.3-nemotron-super-49b-v1.json", True),  # nemotron-nas: auto_map, in neither
+    ("deepseek-v3", False),  # auto_map, but transformers' own DeepseekV3Config reads it
+    ("kimi-k2", False),  # auto_map, but vLLM registers kimi_k2 (its DeepseekV3Config)
+    ("chatglm3-6b", False),  # auto_map, but vLLM registers chatglm
+    ("llama-3.1-8b", False),  # no auto_map, transformers' own
+])
+def test_trust_remote_code_only_where_the_config_needs_it(model, needed):
+    out = emit(model)
+    assert ("--trust-remote-code" in out["argv"]) is needed
+    assert any("review that code" in n for n in out["notes"]) is needed
+
+
+def test_trust_remote_code_for_a_release_before_the_tables_is_flagged_unchecked():
+    # kimi_k2 is a vLLM 0.33 config class; for 0.11 kvplan cannot say, and keeps the flag with a note
+    r = CliRunner().invoke(app, ["estimate", "kimi-k2", "--emit", "vllm@0.11", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)["emit"]
+    assert "--trust-remote-code" in out["argv"]
+    assert any("whether vLLM 0.11" in n and "not checked" in n for n in out["notes"])
+
+
+def test_unknown_model_type_without_code_says_vllm_cannot_read_it(tmp_path):
+    cfg = json.loads(open("model_specs/llama-3.1-8b.json").read())
+    cfg["model_type"] = "made_up_decoder"
+    cfg.pop("auto_map", None)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    out = emit(str(path))
+    assert "--trust-remote-code" not in out["argv"]
+    assert any("'made_up_decoder'" in n and "vLLM cannot read it" in n for n in out["notes"])

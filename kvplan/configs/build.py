@@ -454,4 +454,6 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         mtp_layers=f.opt_int("mtp_num_hidden_layers" if f.model_type.startswith("qwen3_5")
                              else "num_nextn_predict_layers", minimum=0),
         checkpoint_kv_cache=quant_bytes.modelopt_kv_cache(_quantization_config(raw, f)),
+        config_model_type=raw["model_type"],
+        config_ships_code=isinstance(raw.get("auto_map"), dict) and "AutoConfig" in raw["auto_map"],
     )

@@ -32,6 +32,10 @@ class ModelSpec:
     # the KV cache a ModelOpt quantization config names ("fp8", "nvfp4"; configs.quant_bytes.modelopt_kv_cache),
     # which vLLM's --kv-cache-dtype auto follows from 0.14 (engines.vllm_rules.checkpoint_kv_dtypes); None: none
     checkpoint_kv_cache: str | None = None
+    # the config file's own model_type, and whether its auto_map names an AutoConfig (code the checkpoint ships,
+    # which transformers runs only with trust_remote_code): engines.vllm_remote_code decides the flag from both
+    config_model_type: str = ""
+    config_ships_code: bool = False
     # the --set / --set-new applied to its config (kvplan.sources.Override), which the engine models replay on
     # the config they read again (engines.vllm_profile.raw_config); not part of the model's identity
     overrides: tuple = field(default=(), compare=False, repr=False)

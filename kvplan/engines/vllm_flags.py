@@ -25,6 +25,7 @@ from ..techniques.quantize import Quantize
 from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
 from ..units import GIB
+from . import vllm_remote_code as remote_code
 from .vllm_rules import LATEST, VllmRules
 from .vllm_speculative import draft_method, resolve_speculation
 
@@ -131,6 +132,11 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
     model = plan.model
     argv = ["vllm", "serve", model.name]
     dtype, skip_windows, notes = _kv_cache_dtype(model, kv_dtype_name, rules)
+    remote = remote_code.check(model.config_model_type, model.config_ships_code, rules.version)
+    if remote.needed:
+        argv.append("--trust-remote-code")
+    if remote.note:
+        notes.append(remote.note)
     argv += ["--kv-cache-dtype", dtype]
     if skip_windows:
         if not rules.kv_cache_dtype_skip_layers:

@@ -1,0 +1,137 @@
+"""Which config model_types vLLM reads without --trust-remote-code: read from the released sources.
+
+    python benchmarks/vllm_remote_code_table.py VLLM_ROOT TRANSFORMERS_ROOT [--out kvplan/engines/vllm_remote_code_data.py]
+
+VLLM_ROOT holds an unpacked vLLM sdist or wheel (VLLM_ROOT/vllm/, and PKG-INFO or *.dist-info/METADATA for its
+transformers requirement); TRANSFORMERS_ROOT an unpacked transformers wheel (TRANSFORMERS_ROOT/transformers/), the
+newest release that vLLM release accepts. Nothing is imported; the files are parsed with `ast`.
+
+vLLM's HFConfigParser.parse (vllm/transformers_utils/config.py) registers its own config class for a model_type
+in `_CONFIG_REGISTRY` and then reads the config with trust_remote_code off; any other model_type goes to
+transformers' AutoConfig.from_pretrained, which runs the checkpoint's own configuration code (auto_map's
+AutoConfig) only with trust_remote_code, and uses its own class for a model_type in CONFIG_MAPPING
+(models/auto/configuration_auto.py: has_local_code). So a config needs --trust-remote-code exactly when its
+model_type is in neither table and its auto_map names an AutoConfig; with neither table nor auto_map, no flag
+helps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import sys
+from pathlib import Path
+
+VLLM_CONFIG = "vllm/transformers_utils/config.py"
+VLLM_VERSION = "vllm/_version.py"
+TF_MAPPINGS = "transformers/models/auto/auto_mappings.py"
+TF_AUTO = "transformers/models/auto/configuration_auto.py"
+TF_VERSION = "transformers/__init__.py"
+
+
+def _assigned(tree: ast.Module, name: str) -> ast.expr:
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
+            node.target if isinstance(node, ast.AnnAssign) else None)
+        if isinstance(target, ast.Name) and target.id == name and node.value is not None:
+            return node.value
+    raise ValueError(f"no module-level {name}")
+
+
+def _keys(node: ast.expr) -> list[str]:
+    """Keys of a dict literal, a dict(...)/LazyConfigDict(...) call with keywords and **{...}, or an
+    OrderedDict([...]) of pairs."""
+    if isinstance(node, ast.Dict):
+        out = []
+        for key, value in zip(node.keys, node.values):
+            out += _keys(value) if key is None else [key.value]
+        return out
+    if isinstance(node, ast.Call):
+        out = []
+        for arg in node.args:
+            if isinstance(arg, (ast.List, ast.Tuple)):
+                out += [e.elts[0].value for e in arg.elts]
+            else:
+                out += _keys(arg)
+        for kw in node.keywords:
+            if kw.arg is None and isinstance(kw.value, ast.Name):
+                continue  # **OTHER_DICT: another module-level name (the caller reads it)
+            out += _keys(kw.value) if kw.arg is None else [kw.arg]
+        return out
+    raise ValueError(f"not a dict this script reads: {ast.unparse(node)[:100]}")
+
+
+def vllm_types(root: Path) -> tuple[str, str, list[str]]:
+    """(release, its transformers requirement, model_types it registers a config class for)."""
+    version = re.search(r"version\s*=\s*['\"]([^'\"]+)['\"]", (root / VLLM_VERSION).read_text())
+    meta = next((p for p in [root / "PKG-INFO", *root.glob("*.dist-info/METADATA")] if p.is_file()), None)
+    need = re.search(r"^Requires-Dist: transformers([^;\n]*)", meta.read_text(), re.M) if meta else None
+    tree = ast.parse((root / VLLM_CONFIG).read_text())
+    types = _keys(_assigned(tree, "_CONFIG_REGISTRY"))
+    types += [v.value for v in _assigned(tree, "_ARCHITECTURE_TO_MODEL_TYPE").values]
+    return (version.group(1) if version else "?"), (need.group(1).strip() if need else "?"), sorted(set(types))
+
+
+def transformers_types(root: Path) -> tuple[str, list[str]]:
+    """(release, model_types in CONFIG_MAPPING_NAMES, including those configuration_auto.py adds)."""
+    version = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", (root / TF_VERSION).read_text(), re.M)
+    types = _keys(_assigned(ast.parse((root / TF_MAPPINGS).read_text()), "CONFIG_MAPPING_NAMES"))
+    auto = ast.parse((root / TF_AUTO).read_text())
+    try:  # 5.x: CONFIG_MAPPING_NAMES = OrderedDict(**{"gpt-sw3": ...}, **CONFIG_MAPPING_NAMES)
+        types += _keys(_assigned(auto, "CONFIG_MAPPING_NAMES"))
+    except ValueError:  # a release without that line
+        pass
+    return (version.group(1) if version else "?"), sorted(set(types))
+
+
+def render(vllm: tuple[str, str, list[str]], tf: tuple[str, list[str]]) -> str:
+    def block(name: str, items: list[str]) -> list[str]:
+        lines, line = [name + " = frozenset({"], "   "
+        for item in items:
+            piece = f" {item!r},"
+            if len(line) + len(piece) > 110:
+                lines.append(line)
+                line = "   "
+            line += piece
+        return lines + [line, "})", ""]
+
+    return "\n".join([
+        '"""Config model_types vLLM reads without --trust-remote-code: GENERATED by',
+        "benchmarks/vllm_remote_code_table.py, do not edit.",
+        "",
+        "    python benchmarks/vllm_remote_code_table.py VLLM_ROOT TRANSFORMERS_ROOT --out "
+        "kvplan/engines/vllm_remote_code_data.py",
+        "",
+        f"VLLM_CONFIG_TYPES: vllm/transformers_utils/config.py of vLLM {vllm[0]} (_CONFIG_REGISTRY, and",
+        "_ARCHITECTURE_TO_MODEL_TYPE for configs without a model_type). TRANSFORMERS_CONFIG_TYPES:",
+        f"models/auto/auto_mappings.py CONFIG_MAPPING_NAMES of transformers {tf[0]}, the newest release vLLM",
+        f"{vllm[0]} accepts (transformers{vllm[1]}).",
+        '"""',
+        "",
+        f"VLLM_RELEASE = {vllm[0]!r}",
+        f"TRANSFORMERS_RELEASE = {tf[0]!r}",
+        f"TRANSFORMERS_REQUIREMENT = {vllm[1]!r}",
+        "",
+        *block("VLLM_CONFIG_TYPES", vllm[2]),
+        *block("TRANSFORMERS_CONFIG_TYPES", tf[1]),
+    ])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("vllm_root", type=Path)
+    parser.add_argument("transformers_root", type=Path)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    vllm, tf = vllm_types(args.vllm_root), transformers_types(args.transformers_root)
+    if args.out is None:
+        print(f"vLLM {vllm[0]} (transformers{vllm[1]}): {len(vllm[2])} config types; "
+              f"transformers {tf[0]}: {len(tf[1])}")
+        return 0
+    args.out.write_text(render(vllm, tf), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
