@@ -130,6 +130,18 @@ def test_eviction_fraction_count_and_recent():
     assert kv("llama-3.1-8b", ["evict:2048,recent=64"], 1000).kv_bytes_per_sequence == 32 * 1000 * LAYER_TOKEN
 
 
+def test_evict_1_keeps_one_token_and_says_so():
+    # "evict:1" is a count (no point): one token per layer, 32 x 1 x LAYER_TOKEN, with a warning;
+    # "evict:1.0" keeps every token, silently
+    with pytest.warns(UserWarning, match="keeps one token per layer; write 1.0"):
+        assert kv("llama-3.1-8b", ["evict:1"]).kv_bytes_per_sequence == 32 * 1 * LAYER_TOKEN
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert kv("llama-3.1-8b", ["evict:1.0"]).kv_bytes_per_sequence == 32 * N * LAYER_TOKEN
+
+
 def test_pyramid_same_total_larger_at_the_bottom():
     e = kv("llama-3.1-8b", ["pyramid:0.25"], 31 * 64)  # 1984 tokens: exact fractions
     uniform = kv("llama-3.1-8b", ["evict:0.25"], 31 * 64)

@@ -93,7 +93,13 @@ def _fraction_or_count(spec: Spec) -> tuple[Fraction | None, int | None]:
         if not 0 < fraction <= 1:
             raise spec.fail(f"a budget fraction must be in (0, 1], got {text}")
         return fraction, None
-    return None, spec.int("budget", positional=True)
+    count = spec.int("budget", positional=True)
+    if count == 1:  # a count, as written, but almost surely meant as the whole cache
+        import warnings
+
+        warnings.warn(f"technique {spec.text!r}: a budget without a point is a token count, so this keeps one "
+                      "token per layer; write 1.0 (or 0.5, 1/2) for a fraction of the tokens", stacklevel=2)
+    return None, count
 
 
 def build(text: str) -> Technique:
