@@ -17,6 +17,7 @@ from ..techniques.architecture import HybridWhatIf, LatentWhatIf, RegroupHeads, 
 from ..techniques.quantize import Quantize
 from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
+from . import remote_code
 from .sglang import kv_dtype_bytes
 from .sglang_rules import LATEST, LONG_CONTEXT_ENV, SPEC_MAX_RUNNING_REQUESTS, context_limit, rules_for
 from .vllm_flags import NotApplied
@@ -58,6 +59,11 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
     notes: list[str] = []
     skipped = [NotApplied(t.spec, why) for t in techniques if (why := _unsupported(t)) is not None]
     argv = ["python", "-m", "sglang.launch_server", "--model-path", model.name, "--context-length", str(context_len)]
+    remote = remote_code.check(model.config_model_type, model.config_ships_code, release or LATEST, "sglang")
+    if remote.needed:
+        argv.append("--trust-remote-code")
+    if remote.note:
+        notes.append(remote.note)
     try:
         dtype, _ = kv_dtype_bytes(model, None)
     except KvplanError:  # a KV dtype SGLang does not have: listed as not applied, the cache left at auto

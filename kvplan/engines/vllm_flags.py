@@ -25,7 +25,7 @@ from ..techniques.quantize import Quantize
 from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
 from ..units import GIB
-from . import vllm_remote_code as remote_code
+from . import remote_code
 from .vllm_rules import LATEST, VllmRules
 from .vllm_speculative import draft_method, resolve_speculation
 
