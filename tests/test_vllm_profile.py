@@ -171,6 +171,26 @@ def test_llm_d_gpt_oss_20b_h100_with_the_triton_layout():
     assert abs(err_pct(50.28, est.available_bytes)) < 0.5
 
 
+def test_llm_d_gpt_oss_120b_h100_fits_only_at_util_095():
+    # Same summary, gpt-oss-120b row: "Model loading took 64.38 GiB", peak activation 7.38, non-torch 0.13,
+    # available 3.33 GiB; its "Desired GPU utilization" column says 0.9 (71.26 GiB) for every row, but
+    # 71.26 - 64.38 - 7.38 - 0.13 = -0.63, while 79.18 x 0.95 = 75.22 and 75.22 - 64.38 - 7.38 - 0.13 = 3.33:
+    # the row ran at 0.95 (an inference from its own figures). Its 64.38 GiB is the Triton layout, as the 20b
+    # row's: the Triton layout (0.12-0.24; tests/test_vllm_mxfp4.py) + the 32 MiB rotary table = 69,077,887,616 B
+    # (64.334 GiB, -0.07% of the load; Marlin's would be 65.93). Sampler 7,907,101,900 B, non-torch 139,586,437 B:
+    # int(79.18 GiB x 0.95) = 80,767,933,743 - 69,077,887,616 - 7,907,101,900 - 139,586,437 = 3,643,357,790 B
+    # = 3.39 GiB (+1.9%); with the logged 64.38 GiB instead, 3.347 GiB (+0.5%)
+    spec = load_model("gpt-oss-120b")
+    kwargs = dict(total_bytes=int(79.18 * GIB), max_num_batched_tokens=8192, max_num_seqs=1024,
+                  version="0.14.1", gpu="h100-sxm")
+    est = predict_available(spec, gpu_memory_utilization=0.95, **kwargs)
+    assert est.weight_bytes == 69_077_887_616 and abs(err_pct(64.38, est.weight_bytes)) < 0.1
+    assert abs(est.available_bytes / GIB - 3.393) < 0.002 and abs(err_pct(3.33, est.available_bytes)) < 2
+    logged = predict_available(spec, gpu_memory_utilization=0.95, weight_bytes=int(64.38 * GIB), **kwargs)
+    assert abs(err_pct(3.33, logged.available_bytes)) < 0.6  # 3.347 GiB
+    assert predict_available(spec, gpu_memory_utilization=0.9, **kwargs).available_bytes < 0  # the column's 0.9
+
+
 def test_llm_d_llama_70b_fp8_tp1_and_tp2_with_logged_weights():
     # Same summary, RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic (Llama-3.1-70B's shapes: hidden 8,192, vocab
     # 128,256). Sampler 9.6 x 1,024 x 128,256 x 4 B = 5,043,231,129 B (4.70 GiB; logged peak 4.84) above the
