@@ -2,7 +2,7 @@
 
 Like benchmarks/vllm_oracle_glm5next.py: vLLM's own code wherever it runs on a CPU.
 
-- hf config: transformers' Qwen4ExpConfig (5.25, the copy vLLM 0.33 runs with) built from
+- hf config: transformers' Qwen4ExpConfig (5.25, the copy this oracle ran vLLM 0.33 with) built from
   tests/data/configs/qwen3.8-flash-next.json (the shipped config.json, its text_config whole; its layer_types
   are derived by the config class: 3 x linear_attention + 1 x indexed_attention, repeated 12 times).
 - config hooks: vLLM's Qwen3_5ForConditionalGenerationConfig.verify_and_update_config (mamba_ssm_cache_dtype

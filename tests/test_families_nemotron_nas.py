@@ -214,6 +214,16 @@ def test_vllm_refuses_linear_replacements():
         simulate(build_model(_small(), "small"), kv_memory_bytes=GIB, max_model_len=4096)
 
 
+def test_sglang_refuses_linear_replacements_too():
+    # SGLang 0.5.23's DeciLMDecoderLayer (srt/models/nemotron_nas.py) builds LlamaAttention with
+    # num_attention_heads // block_config.attention.n_heads_in_group for every attention that is not no_op, and a
+    # LlamaMLP from ffn_mult for every FFN that is not: no replace_with_linear branch either
+    from kvplan.engines.sglang import cell
+
+    with pytest.raises(UsageError, match=r"SGLang cannot serve small: Nemotron-NAS: a linear layer replaces"):
+        cell(build_model(_small(), "small"), 1, 2)
+
+
 def test_cli_estimate_with_the_vllm_engine(cli):
     path = str(DATA / SUPER)
     code, out, err = cli("estimate", path, "--gpu", "h100", "--tp", "2", "--engine", "vllm", "--max-model-len",

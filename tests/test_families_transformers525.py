@@ -1,4 +1,4 @@
-"""Model types transformers 5.25 added (the release vLLM 0.33 runs with), read exactly.
+"""Model types transformers 5.25 added (newer than the <5.21 vLLM 0.33.0 requires), read exactly.
 
 tests/data/configs/transformers-5.25-defaults.json holds each type's default config as transformers 5.25
 builds it (`CONFIG_MAPPING[type]().to_dict()`, bookkeeping keys dropped). The suite's transformers is 5.23,

@@ -144,8 +144,8 @@ _ROWS: list[Family] = [
            rules=("block_configs, one a layer (DeciLMForCausalLM's remote code, vLLM's nemotron_nas.py): K/V of "
                   "num_attention_heads // n_heads_in_group heads x head_dim (else hidden / heads) on every "
                   "attention that is neither no_op nor replace_with_linear, nothing elsewhere; a window_length, "
-                  "attention sinks or a block field block_config.py lacks are refused; --engine vllm refuses "
-                  "linear replacements, which vLLM does not build",)),
+                  "attention sinks or a block field block_config.py lacks are refused; --engine vllm and sglang refuse "
+                  "linear replacements, which neither builds",)),
     Family(("doge",), kinds=ATTN, params=params.by_type,
            rules=("K/V of every token on every layer (sliding_window, when set, on every layer); keep_window_size "
                   "only picks which cached keys a query attends to (dynamic mask attention), it evicts nothing",)),

@@ -29,7 +29,7 @@ ATTENTION_FIELDS = frozenset({"no_op", "replace_with_linear", "sparsify", "n_hea
                               "num_sink_tokens", "use_prefill_window_in_sink_attention", "unshifted_sink"})
 FFN_FIELDS = frozenset({"no_op", "replace_with_linear", "sparsify", "ffn_mult"})
 MAX_FFN_MULT = 1000  # far above any checkpoint's (Super-49B's widest is 5.25); keeps the width arithmetic finite
-LINEAR_NOTE = "Nemotron-NAS: a linear layer replaces"  # the note --engine vllm refuses (engines/vllm.py)
+LINEAR_NOTE = "Nemotron-NAS: a linear layer replaces"  # the note --engine vllm and sglang refuse (engines/)
 
 
 @dataclass(frozen=True)

@@ -148,6 +148,12 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
     is SM >= 10, whose DSA backend (trtllm) stores an fp8 latent without scales (0.5.23)."""
     rules = rules or RULES[LATEST]
     tp = max(tp, 1)
+    if model.family == "nemotron-nas":
+        from ..configs.nemotron_nas import LINEAR_NOTE
+
+        replaced = next((n for n in model.notes if n.startswith(LINEAR_NOTE)), None)
+        if replaced:  # DeciLMDecoderLayer (srt/models/nemotron_nas.py) has no replace_with_linear branch
+            raise UsageError(f"SGLang cannot serve {model.name}: {replaced}", "plan it with --engine ideal")
     if any(layer.shares_cache_of is not None for layer in model.layers):
         raise UsageError(f"SGLang: {model.name} reuses earlier layers' KV (num_kv_shared_layers), which kvplan has "
                          "not read in SGLang's pool", "use --engine vllm or ideal for this model")
