@@ -11,13 +11,13 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import (block_sparse, compressed, kolibri, looped, nemotron_nas, params, step5, pooled_sparse, qsa,
+from . import (bailing, block_sparse, compressed, kolibri, looped, nemotron_nas, params, step5, pooled_sparse, qsa,
                shared_compressed)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, step3_kv_heads, zamba_dims)
 from .family import Family
-from .hybrid import (bailing_hybrid_state, gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
+from .hybrid import (gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
                      mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
                      zaya_cca_state)
 from .markers import (alternate_sliding_first, bailing_kinds, cohere2_moe_windows, dots3_dsa, dots3_kinds, dots3_layer_dims,
@@ -504,13 +504,24 @@ _ROWS: list[Family] = [
            markers=("linear_attn_config.full_attn_layers",), derive=kimi_default, params=params.by_type,
            aliases={"max_position_embeddings": ("model_max_length",)},
            rules=("MLA latent on full_attn_layers (1-based), KDA state (conv + fp32 recurrent) on kda_layers",)),
-    Family(("bailing_hybrid",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=bailing_hybrid_state,
-           derive=bailing_kinds, params=params.by_type,
-           defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64},
-           rules=("layer_types; else full when (i + 1) % layer_group_size == 0 (6), and on Ling 3.0 "
-                  "(BailingMoeV3ForCausalLM) the n % layer_group_size trailing layers: MLA latent (kv_lora_rank + "
-                  "qk_rope_head_dim); the rest Kimi Delta Attention: conv (short_conv_kernel_size - 1) x 3 x heads x "
-                  "linear_head_dim, fp32 state heads x linear_head_dim^2 (linear_head_dim = head_dim, 128)",)),
+    Family(("bailing_hybrid",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=bailing.hybrid_state,
+           derive=bailing_kinds, params=bailing.hybrid_params, layers_rule=bailing.hybrid_layer_count,
+           defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64}, nested_defaults=bailing.V3_VL_TEXT_DEFAULTS,
+           rules=("layer_types; else full when (i + 1) % layer_group_size == 0 (6; 5 for BailingMoeV2_5ForCausalLM), "
+                  "and on Ling 3.0 (BailingMoeV3ForCausalLM) the n % layer_group_size trailing layers: MLA latent "
+                  "(kv_lora_rank + qk_rope_head_dim); the rest, on Ling / Ring 2.5 (BailingMoeV2_5ForCausalLM, vLLM "
+                  "0.33 bailing_moe_linear.py), lightning attention: heads x head_dim^2 in the model dtype, no conv; "
+                  "else (Ling 3.0, or no architecture) Kimi Delta Attention: conv (short_conv_kernel_size - 1) x 3 x "
+                  "heads x linear_head_dim, fp32 state heads x linear_head_dim^2 (linear_head_dim = head_dim, 128)",)),
+    Family(("bailing_moe_v3_vl",), text="bailing_hybrid",
+           rules=("Ling 3.0 VL (BailingMoeV3VLForConditionalGeneration, vLLM 0.33 bailing_moe_v3_vl.py): its text "
+                  "model (BailingMoeV3TextConfig, built as BailingMoeV3ForCausalLM) in text_config",)),
+    Family(("bailing_moe",), kinds=FULL_ONLY, dims=bailing.moe_dims, layers_rule=bailing.layer_count,
+           params=bailing.moe_params, notes=bailing.window_note,
+           rules=("Ling / Ring 1.x and 2.0 (BailingMoeForCausalLM, BailingMoeV2ForCausalLM; vLLM 0.33 "
+                  "bailing_moe.py BailingAttention): K/V of num_key_value_heads x head_dim (else hidden / heads) on "
+                  "every layer, no window (BailingMoeConfig's use_sliding_window is false); partial rotary and qk "
+                  "norm change no cache; the MTP layers (num_nextn_predict_layers) are not built",)),
     Family(("minimax", "minimax_m1", "minimax_text_01"), kinds=frozenset({K.FULL, K.LINEAR}), state=lightning_state,
            markers=("attn_type_list",), derive=lambda f, n: [K.FULL if i % 2 == 0 else K.LINEAR for i in range(n)],
            params=params.minimax,

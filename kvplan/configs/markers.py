@@ -180,9 +180,11 @@ def bailing_kinds(f: Fields, n: int) -> list[str]:
     Ring 3.0 (BailingMoeV3ForCausalLM, vLLM 0.33 bailing_moe_v3.py _is_kda_layer) also makes the
     n % layer_group_size trailing layers MLA, where V2.5 (bailing_moe_linear.py is_linear_layer) keeps them
     linear."""
-    period = f.int("layer_group_size", default=6, minimum=1)
     names = f.get("architectures")
     v3 = isinstance(names, list) and bool(names) and str(names[0]).startswith("BailingMoeV3")
+    v25 = isinstance(names, list) and bool(names) and str(names[0]) == "BailingMoeV2_5ForCausalLM"
+    # the config class's default: BailingMoeV2_5Config (Ring-V2.5 remote code) 5, BailingHybridConfig 6
+    period = f.int("layer_group_size", default=5 if v25 else 6, minimum=1)
     tail = n // period * period if v3 else n
     return [K.FULL if (i + 1) % period == 0 or i >= tail else K.LINEAR for i in range(n)]
 

@@ -69,8 +69,11 @@ def _latent_and_delta_layers(f: Fields, layers: list, hidden: int, mla: int, kda
     top_k = _first_int(f, ("num_experts_per_token", "num_experts_per_tok"), 8)
     moe_inter = f.int("moe_intermediate_size", default=defaults["moe_intermediate_size"])
     shared = _first_int(f, ("num_shared_experts", "n_shared_experts"), 1, minimum=0)
+    # the shared experts' width: moe_intermediate_size (transformers' DeepseekV3MoE), or for Bailing what
+    # vLLM 0.33's BailingMoeV3MoE reads, moe_shared_expert_intermediate_size when the config gives it
+    shared_inter = f.int(*defaults.get("shared_width", ()), "moe_intermediate_size", default=moe_inter)
     per_expert = 3 * hidden * moe_inter
-    moe = experts * per_expert + experts * hidden + experts + 3 * hidden * moe_inter * shared
+    moe = experts * per_expert + experts * hidden + experts + 3 * hidden * shared_inter * shared
     dense = 3 * hidden * f.int("intermediate_size", default=defaults["intermediate_size"])
     first_dense = f.int("first_k_dense_replace", default=defaults["first_k_dense_replace"], minimum=0)
     mlp_kinds = mlp_layer_types(f, len(layers), dense_first(first_dense))
@@ -133,15 +136,18 @@ def kimi_linear(f: Fields, layers: list, dims) -> tuple[int, int]:
 def bailing_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
     """BailingHybridForCausalLM (modeling_bailing_hybrid.py): embed_tokens, final norm, untied lm_head
     (_tied_weights_keys is empty; the MTP modules are not built); per layer two RMSNorms and
-    - full-attention layers: BailingHybridAttention, MLA without q LoRA: q_proj, kv_a_proj_with_mqa [+bias],
-      kv_a_layernorm, kv_b_proj, o_proj [+bias], and the head-wise output gate g_proj (hidden -> heads);
+    - full-attention layers: BailingHybridAttention, MLA: q_proj (or q_a_proj [+bias], q_a_layernorm, q_b_proj
+      with q_lora_rank), kv_a_proj_with_mqa [+bias], kv_a_layernorm, kv_b_proj, o_proj [+bias], and the output
+      gate g_proj (hidden -> heads, head_wise; heads x v_head_dim, element_wise; none when null), as vLLM 0.33's
+      BailingMoeV3MLAAttention builds them too;
     - linear layers: BailingHybridDeltaAttention: q/k/v_proj, depthwise conv1d (3 x heads x head_dim, no bias),
       forget_gate (A_log per head, dt_bias, f_proj hidden -> qkv), b_proj, o_norm (head_dim), o_proj, g_proj
       (hidden -> qkv); heads = linear_num_heads (else num_attention_heads), head_dim = linear_head_dim (else
       head_dim, 128), kernel = linear_conv_kernel_dim (else short_conv_kernel_size, 4);
     - mlp_layer_types 'sparse' (else the first first_k_dense_replace = 2 dense): experts (gate_up, down),
-      router weight + e_score_correction_bias, shared_experts MLP (moe_intermediate_size x num_shared_experts);
-      'dense': MLP of intermediate_size."""
+      router weight + e_score_correction_bias, shared_experts MLP (moe_shared_expert_intermediate_size, which
+      vLLM 0.33's BailingMoeV3MoE reads, else moe_intermediate_size, x num_shared_experts); 'dense': MLP of
+      intermediate_size."""
     hidden = f.int("hidden_size", default=2560)
     bias = f.flag("attention_bias")
     heads = f.int("num_attention_heads", default=32)
@@ -149,8 +155,20 @@ def bailing_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
     rope = f.int("qk_rope_head_dim", default=64)
     nope = f.int("qk_nope_head_dim", default=128)
     v_dim = f.int("v_head_dim", default=128)
-    mla = (hidden * heads * (nope + rope) + hidden * (rank + rope) + (rank + rope if bias else 0) + rank
-           + rank * heads * (nope + v_dim) + heads * v_dim * hidden + (hidden if bias else 0) + hidden * heads)
+    q_lora = f.opt_int("q_lora_rank")  # DeepseekV3Attention / vLLM's BailingMoeV3MLAAttention: q LoRA when set
+    q = (hidden * q_lora + (q_lora if bias else 0) + q_lora + q_lora * heads * (nope + rope)) if q_lora \
+        else hidden * heads * (nope + rope)
+    # the output gate g_proj: hidden -> heads ("head_wise", BailingHybridConfig's default; vLLM's
+    # BailingMoeV3TextConfig for the VL model defaults to none), heads x v_head_dim ("element_wise"), none (null)
+    name = "gated_attention_proj_granularity_type"
+    kind = f.raw[name] if name in f.raw else f.defaults.get(name, "head_wise")
+    gate = {"head_wise": heads, "element_wise": heads * v_dim, None: 0}.get(kind, -1) \
+        if isinstance(kind, (str, type(None))) else -1
+    if gate < 0:
+        raise ConfigError(f"{f.source}: gated_attention_proj_granularity_type must be 'head_wise', 'element_wise' "
+                          f"or null, got {kind!r} (model_type {f.model_type!r})", "fix the config")
+    mla = (q + hidden * (rank + rope) + (rank + rope if bias else 0) + rank
+           + rank * heads * (nope + v_dim) + heads * v_dim * hidden + (hidden if bias else 0) + hidden * gate)
 
     lin_heads = f.int("linear_num_heads", default=heads)
     lin_dim = f.int("linear_head_dim", "head_dim", default=128)
@@ -162,7 +180,7 @@ def bailing_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
 
     return _latent_and_delta_layers(f, layers, hidden, mla, kda, {
         "experts": 512, "moe_intermediate_size": 768, "intermediate_size": 6144, "first_k_dense_replace": 2,
-        "vocab_size": 157184})
+        "vocab_size": 157184, "shared_width": ("moe_shared_expert_intermediate_size",)})
 
 
 # -- Nemotron-H -------------------------------------------------------------------------------------------
