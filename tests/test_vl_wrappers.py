@@ -1,0 +1,163 @@
+"""Image/audio-text wrappers vLLM 0.33 serves through its own or remote-code configs (configs/vl_wrappers.py):
+the text model nested under text_config, llm_config or language_config, or saved flat and picked by a field.
+
+Expected bytes are worked out by hand from the config's numbers and the layout vLLM 0.33's model file builds
+(cited on each test), in bf16 (2 bytes). Parameters are the text model's only, as for every wrapper.
+
+Configs (tests/data/configs/):
+- kimi-vl-a3b-instruct.json: moonshotai/Kimi-VL-A3B-Instruct's config.json (revision 398eede0903c...), verbatim
+  as a public architecture-recognizer fixture quotes it (code index file id 62088705044,
+  receipts/headless/ARCHITECTURE_RECOGNIZER_FIXTURES.json of joshuahickscorp/hawking; its text_config names no
+  model_type, so KimiVLConfig's DeepseekV2Config reads it);
+- internvl3-1b-pretrained.json: OpenGVLab/InternVL3-1B-Pretrained's config as transformers printed it after
+  loading (`print(model.config)`) in a public notes file (code index id 20795796944), re-keyed as JSON; a
+  print shows the loaded config, so llm_config carries the layer_types newer transformers derive, and fields
+  left at their class defaults (tie_word_embeddings of llm_config) are absent there as in the file;
+- phi-3-vision-128k-instruct.json: microsoft/Phi-3-vision-128k-instruct's config.json as a public model-zoo
+  test module transcribes it (code index id 32332034728, get_phi_3_vision_128k_instruct), less the
+  `_attn_implementation` key that module adds.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvplan.configs.build import build_model
+from kvplan.configs.families import FAMILIES
+from kvplan.configs.vl_wrappers import minicpmv_text
+from kvplan.core.estimate import estimate
+from kvplan.errors import ConfigError
+
+DATA = Path(__file__).parent / "data" / "configs"
+
+
+def _raw(name: str) -> dict:
+    return json.loads((DATA / name).read_text())
+
+
+def _model(name: str):
+    return build_model(_raw(name), name)
+
+
+def test_kimi_vl_reads_its_deepseek_v2_text_model():
+    # vLLM 0.33 kimi_vl.py builds DeepseekV2ForCausalLM from text_config (MLA: kv_lora_rank 512 is set):
+    # 27 layers x one latent of kv_lora_rank 512 + qk_rope_head_dim 64 x 2 B = 27 x 576 x 2 = 31,104 B per token
+    model = _model("kimi-vl-a3b-instruct.json")
+    assert model.reading == "exact" and model.family == "deepseek_v2"
+    assert model.architecture == "KimiVLForConditionalGeneration"
+    assert estimate(model, 4096).bytes_per_token == 27 * (512 + 64) * 2 == 31_104
+    # the text model only: Kimi-VL-A3B is 16.4B with MoonViT (about 0.4B), so the text model is below 16.2B
+    assert 15_500_000_000 < model.param_count < 16_200_000_000
+
+
+def test_kimi_vl_without_text_config_is_refused_not_read_flat():
+    # KimiVLConfig builds a default DeepseekV2Config when text_config is absent; the top-level fields are not read
+    raw = {k: v for k, v in _raw("kimi-vl-a3b-instruct.json").items() if k != "text_config"}
+    raw.update(num_hidden_layers=32, num_attention_heads=32, hidden_size=4096)
+    with pytest.raises(ConfigError, match="keeps its text model under 'text_config'"):
+        build_model(raw, "flat-kimi-vl")
+
+
+def test_internvl_chat_reads_llm_config():
+    # vLLM 0.33 renames llm_config to text_config (transformers_utils/config.py _CONFIG_ATTRS_MAPPING) and
+    # internvl.py builds that qwen2 model: 24 layers x 2 KV heads x 64 (896 / 14) x 2 (K, V) x 2 B = 12,288 B
+    model = _model("internvl3-1b-pretrained.json")
+    assert model.reading == "exact" and model.family == "qwen2"
+    assert estimate(model, 4096).bytes_per_token == 24 * 2 * (896 // 14) * 2 * 2 == 12_288
+    # untied LM head (tie_word_embeddings false, inherited from the top level): Qwen2.5-0.5B's 24 layers with
+    # biases on q, k, v: 24 x (896 x (896 + 2 x 128) + (896 + 2 x 128) + 896 x 896 + 3 x 896 x 4,864 + 2 x 896)
+    # + 2 x 151,674 x 896 (embeddings and head) + 896 (final norm)
+    per_layer = 896 * (896 + 2 * 128) + (896 + 2 * 128) + 896 * 896 + 3 * 896 * 4864 + 2 * 896
+    assert model.param_count == 24 * per_layer + 2 * 151674 * 896 + 896
+
+
+def test_internvl_chat_needs_its_llm_config():
+    raw = {k: v for k, v in _raw("internvl3-1b-pretrained.json").items() if k != "llm_config"}
+    with pytest.raises(ConfigError, match="keeps its text model under 'llm_config', which the config lacks"):
+        build_model(raw, "no-llm-config")
+    raw = _raw("internvl3-1b-pretrained.json")
+    del raw["llm_config"]["model_type"]
+    with pytest.raises(ConfigError, match="llm_config names no model_type"):
+        build_model(raw, "llm-config-without-type")
+    raw["llm_config"] = [1, 2]
+    with pytest.raises(ConfigError, match="'llm_config' must be a JSON object, got list"):
+        build_model(raw, "llm-config-list")
+
+
+def test_phi3_v_runs_as_llama_without_a_window():
+    # vLLM 0.33 phi3v.py builds LlamaForCausalLM from the flat config; its attention reads a window only from
+    # layer_types, so sliding_window 131072 is ignored: 32 layers x 32 KV heads x 96 (3072 / 32) x 2 x 2 B
+    model = _model("phi-3-vision-128k-instruct.json")
+    e = estimate(model, 200_000)
+    assert e.bytes_per_token == 32 * 32 * 96 * 2 * 2 == 393_216
+    assert {k.kind for k in e.kinds} == {"full attention"}
+    # text model only (4.2B published with CLIP ViT-L/14, about 0.3B): 32 layers of 4 x 3072^2 attention and
+    # 3 x 3072 x 8192 MLP plus 2 norms, embeddings and untied head of 32,064 x 3072, final norm
+    per_layer = 4 * 3072 * 3072 + 3 * 3072 * 8192 + 2 * 3072
+    assert model.param_count == 32 * per_layer + 2 * 32064 * 3072 + 3072
+
+
+@pytest.mark.parametrize("version, text", [(None, "llama"), (2.5, "llama"), (2.6, "qwen2"), (4.0, "llama"),
+                                           (4.5, "qwen3")])
+def test_minicpmv_version_picks_the_text_model(version, text):
+    # vLLM 0.33 minicpmv.py get_version_by_config and each MiniCPMV*.init_llm; a minimal flat config
+    # (hand-written: 2 layers, 4 heads, 2 KV heads of 64): 2 x 2 x 64 x 2 x 2 B = 1,024 B per token
+    raw = {"model_type": "minicpmv", "architectures": ["MiniCPMV"], "hidden_size": 256, "num_hidden_layers": 2,
+           "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "intermediate_size": 512,
+           "vocab_size": 1000, "query_num": 64}
+    if version is not None:
+        raw["version"] = version
+    assert minicpmv_text(raw, "minicpmv") == text
+    model = build_model(raw, "minicpmv")
+    assert model.family == FAMILIES[text].name and model.reading == "exact"
+    assert estimate(model, 1024).bytes_per_token == 2 * 2 * 64 * 2 * 2 == 1_024
+
+
+def test_minicpmv_unserved_version_is_one_line():
+    raw = {"model_type": "minicpmv", "version": 3.0, "hidden_size": 256, "num_hidden_layers": 2,
+           "num_attention_heads": 4}
+    with pytest.raises(ConfigError, match="MiniCPM-V version 3.0 is not one vLLM 0.33 serves"):
+        build_model(raw, "minicpmv")
+    raw["version"] = "x.y"
+    with pytest.raises(ConfigError, match="'version' must be a number"):
+        build_model(raw, "minicpmv")
+
+
+def test_deepseek_vl_v2_without_mla_is_refused_by_name():
+    raw = {"model_type": "deepseek_vl_v2", "language_config": {
+        "kv_lora_rank": None, "qk_nope_head_dim": 0, "qk_rope_head_dim": 0, "hidden_size": 1280,
+        "num_hidden_layers": 12, "num_attention_heads": 10, "num_key_value_heads": 10}}
+    with pytest.raises(ConfigError, match="kv_lora_rank null"):
+        build_model(raw, "deepseek-vl2-tiny-like")
+
+
+@pytest.mark.parametrize("key", ["llm_config", "language_config", "text_config"])
+def test_unknown_type_with_a_nested_text_model_is_refused(key):
+    raw = {"model_type": "some_new_vlm", "num_hidden_layers": 2, "num_attention_heads": 4,
+           key: {"model_type": "qwen2", "num_hidden_layers": 28}}
+    with pytest.raises(ConfigError, match=f"carries '{key}'"):
+        build_model(raw, "unknown")
+
+
+def test_set_reaches_llm_config(cli, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text((DATA / "internvl3-1b-pretrained.json").read_text())
+    code, out, err = cli("estimate", str(path), "--set", "num_key_value_heads=7", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    # 24 layers x 7 KV heads x 64 x 2 x 2 B = 43,008 B per token
+    assert data["bytes_per_token"] == 24 * 7 * 64 * 2 * 2
+    assert data["overrides"][0]["section"] == "llm_config"
+
+
+def test_bad_llm_config_is_one_line_on_the_cli(cli, tmp_path):
+    raw = _raw("internvl3-1b-pretrained.json")
+    raw["llm_config"] = "qwen2"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    code, out, err = cli("estimate", str(path))
+    assert code != 0 and "Traceback" not in err
+    assert "'llm_config' must be a JSON object, got str" in err
