@@ -161,3 +161,12 @@ def test_bad_llm_config_is_one_line_on_the_cli(cli, tmp_path):
     code, out, err = cli("estimate", str(path))
     assert code != 0 and "Traceback" not in err
     assert "'llm_config' must be a JSON object, got str" in err
+
+
+def test_vllm_profile_reads_the_vocabulary_under_llm_config():
+    # vLLM renames llm_config to text_config, so its sampler profile sees llm_config's vocab_size (151,674)
+    from kvplan.engines.vllm_profile import vocab_size
+
+    model = build_model(_raw("internvl3-1b-pretrained.json"), "internvl3-1b-pretrained",
+                        str(DATA / "internvl3-1b-pretrained.json"))
+    assert vocab_size(model) == 151_674

@@ -62,6 +62,13 @@ def nested_text_key(raw: dict) -> str:
     return family.nested_key if family is not None and family.wraps else "text_config"
 
 
+def nested_text(raw: dict) -> dict:
+    """The nested text model's fields under the family's key ({} when there is none): what vLLM reads as
+    hf_text_config (it renames llm_config to text_config, transformers_utils/config.py)."""
+    nested = raw.get(nested_text_key(raw)) if isinstance(raw, dict) else None
+    return nested if isinstance(nested, dict) else {}
+
+
 def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tuple[Family, Fields, str]:
     """The text model of a wrapper: nested under its key (text_config, llm_config, language_config), read by
     the nested model_type's family (else the wrapper's rule or default), or saved flat."""
