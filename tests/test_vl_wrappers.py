@@ -170,3 +170,62 @@ def test_vllm_profile_reads_the_vocabulary_under_llm_config():
     model = build_model(_raw("internvl3-1b-pretrained.json"), "internvl3-1b-pretrained",
                         str(DATA / "internvl3-1b-pretrained.json"))
     assert vocab_size(model) == 151_674
+
+
+# Minimal hand-written configs (no public copy of these checkpoints' config.json was found in the code index):
+# each is the wrapper's shape (its model_type, its nested key, the text model's model_type) with small dims.
+_QWEN2 = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "hidden_size": 512, "num_hidden_layers": 3,
+          "num_attention_heads": 8, "num_key_value_heads": 2, "intermediate_size": 1024, "vocab_size": 1000,
+          "use_sliding_window": False}
+_LLAMA = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 512, "num_hidden_layers": 3,
+          "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 1024, "vocab_size": 1000}
+
+
+@pytest.mark.parametrize("wrapper, text, kv_heads", [
+    ("NVLM_D", _QWEN2, 2), ("h2ovl_chat", _LLAMA, 4), ("skywork_chat", _QWEN2, 2),
+    ("Llama_Nemotron_Nano_VL", _LLAMA, 4)])
+def test_llm_config_wrappers_read_their_text_model(wrapper, text, kv_heads):
+    # vLLM 0.33 nvlm_d.py / h2ovl.py (InternVLChatModel subclasses), skyworkr1v.py, nemotron_vl.py build
+    # text_config, renamed from llm_config: 3 layers x kv_heads x 64 (512 / 8) x 2 x 2 B
+    model = build_model({"model_type": wrapper, "llm_config": dict(text)}, wrapper)
+    assert model.reading == "exact" and model.model_type == text["model_type"]
+    assert estimate(model, 1024).bytes_per_token == 3 * kv_heads * 64 * 2 * 2
+
+
+def test_nemotron_h_nano_vl_v2_reads_its_hybrid_text_model():
+    # llm_config nemotron_h with hybrid_override_pattern "M*M-": one attention layer of 2 KV heads x head_dim 64
+    # (2 x 64 x 2 x 2 B = 512 B per token) and two Mamba-2 layers, whose state does not grow with the tokens
+    raw = {"model_type": "NemotronH_Nano_VL_V2", "architectures": ["NemotronH_Nano_VL_V2"], "llm_config": {
+        "model_type": "nemotron_h", "architectures": ["NemotronHForCausalLM"], "num_hidden_layers": 4,
+        "hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64,
+        "hybrid_override_pattern": "M*M-", "mamba_num_heads": 16, "mamba_head_dim": 32, "ssm_state_size": 128,
+        "n_groups": 8, "conv_kernel": 4, "intermediate_size": 1024, "vocab_size": 1000}}
+    model = build_model(raw, "nemotron-nano-vl-v2-shape")
+    e = estimate(model, 1024)
+    assert e.bytes_per_token == 2 * 64 * 2 * 2 == 512
+    assert sum(1 for layer in model.layers if layer.state is not None) == 2
+
+
+def test_deepseek_vl_v2_reads_language_config_as_mla():
+    # DeepseekVLV2TextConfig (a DeepseekV2Config) from language_config; vLLM 0.33 deepseek_vl2.py builds it
+    # with MLA (kv_lora_rank set): 4 layers x (kv_lora_rank 512 + qk_rope_head_dim 64) x 2 B = 4,608 B
+    raw = {"model_type": "deepseek_vl_v2", "architectures": ["DeepseekVLV2ForCausalLM"], "language_config": {
+        "model_type": "deepseek_v2", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+        "num_key_value_heads": 8, "kv_lora_rank": 512, "q_lora_rank": None, "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128, "v_head_dim": 128, "intermediate_size": 2048, "vocab_size": 1000}}
+    model = build_model(raw, "deepseek-vl2-shape")
+    assert model.reading == "exact" and model.family == "deepseek_v2"
+    assert estimate(model, 1024).bytes_per_token == 4 * (512 + 64) * 2 == 4_608
+    del raw["language_config"]
+    with pytest.raises(ConfigError, match="under 'language_config'"):
+        build_model(raw, "deepseek-vl2-flat")
+
+
+def test_ultravox_reads_text_config_or_names_the_text_model_id():
+    # UltravoxConfig: text_config (llama by default) when text_model_id is unset; 3 x 4 x 64 x 2 x 2 B = 3,072 B
+    text = {k: v for k, v in _LLAMA.items() if k != "model_type"}
+    model = build_model({"model_type": "ultravox", "text_config": text}, "ultravox-shape")
+    assert model.family == "llama" and estimate(model, 1024).bytes_per_token == 3 * 4 * 64 * 2 * 2
+    with pytest.raises(ConfigError, match="text_model_id 'meta-llama/Llama-3.1-8B-Instruct'"):
+        build_model({"model_type": "ultravox", "text_model_id": "meta-llama/Llama-3.1-8B-Instruct",
+                     "text_config": text}, "ultravox-by-id")

@@ -180,15 +180,30 @@ _ROWS: list[Family] = [
                   "DeepseekVLV2TextConfig): one MLA latent of kv_lora_rank + qk_rope_head_dim per token and layer; "
                   "kv_lora_rank null (plain attention in vLLM: Tiny, DeepSeek-OCR) is refused; parameters: the text "
                   "model only (SigLIP tower and projector not counted)",)),
-    Family(("internvl_chat",), text_key="llm_config",
-           rules=("InternVL 2/2.5/3 (remote code InternVLChatConfig): text model in llm_config, read by its "
-                  "model_type's family (qwen2, llama, internlm2, phi3, qwen3 ...); no default (the config class "
-                  "needs llm_config); vLLM 0.33 renames llm_config to text_config and builds that model "
-                  "(internvl.py); parameters: the text model only (InternViT and mlp1 not counted)",)),
-    Family(("NemotronH_Nano_VL_V2",), text_key="llm_config",
-           rules=("Nemotron Nano VL V2 (remote code): text model in llm_config (nemotron_h), read by its "
-                  "model_type's family; vLLM 0.33 nano_nemotron_vl.py builds config.text_config (renamed from "
-                  "llm_config); parameters: the text model only (RADIO tower and projector not counted)",)),
+    # llm_config wrappers (remote code): no default text model (their config classes need llm_config); vLLM 0.33
+    # renames llm_config to text_config (transformers_utils/config.py _CONFIG_ATTRS_MAPPING) and builds that model
+    *(Family((name,), text_key="llm_config",
+             rules=(f"{who}: text model in llm_config, read by its model_type's family ({texts}); vLLM 0.33 "
+                    f"{where} builds it from text_config (renamed from llm_config); parameters: the text model "
+                    f"only ({tower} not counted)",))
+      for name, who, texts, where, tower in (
+          ("internvl_chat", "InternVL 1.5/2/2.5/3 (InternVLChatConfig)", "qwen2, llama, internlm2, phi3, qwen3 ...",
+           "internvl.py InternVLChatModel", "InternViT and mlp1"),
+          ("NVLM_D", "NVLM-D (NVLM_D_Config)", "qwen2", "nvlm_d.py NVLM_D_Model (an InternVLChatModel)",
+           "InternViT and mlp1"),
+          ("h2ovl_chat", "H2OVL Mississippi (H2OVLChatConfig, an InternVLChatConfig)", "llama ...",
+           "h2ovl.py H2OVLChatModel (an InternVLChatModel)", "InternViT and mlp1"),
+          ("skywork_chat", "Skywork-R1V (SkyworkChatConfig)", "qwen2 ...", "skyworkr1v.py SkyworkR1VChatModel",
+           "InternViT and mlp1"),
+          ("Llama_Nemotron_Nano_VL", "Llama Nemotron Nano VL", "llama", "nemotron_vl.py LlamaNemotronVLChatModel",
+           "RADIO tower and mlp1"),
+          ("NemotronH_Nano_VL_V2", "Nemotron Nano VL V2", "nemotron_h", "nano_nemotron_vl.py NemotronH_Nano_VL_V2",
+           "RADIO tower and projector"))),
+    Family(("ultravox",), text="llama", text_rule=vl_wrappers.ultravox_text,
+           rules=("Ultravox: text model in text_config (llama by default), which vLLM 0.33 ultravox.py builds "
+                  "(UltravoxConfig.wrapped_model_config); a text_model_id makes vLLM read that repository's config "
+                  "instead, so such a file is refused with the id to plan; parameters: the text model only "
+                  "(Whisper encoder and projector not counted)",)),
     Family(("minicpmv",), text="llama", text_rule=vl_wrappers.minicpmv_text,
            rules=("MiniCPM-V (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
                   "(minicpmv.py): 2.0 minicpm, 2.5 and 4.0 llama, 2.6 qwen2, 4.5 qwen3; no version: 2.0 when "

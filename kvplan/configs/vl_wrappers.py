@@ -65,8 +65,27 @@ def deepseek_vl2_text(raw: dict, source: str) -> str | None:
     not read yet: refused by name."""
     nested_only("language_config", "deepseek_vl_v2")(raw, source)
     nested = raw.get("language_config")
-    if isinstance(nested, dict) and "kv_lora_rank" in nested and nested["kv_lora_rank"] is None:
-        raise ConfigError(f"{source}: language_config sets kv_lora_rank null (DeepSeek-VL2-Tiny, DeepSeek-OCR): "
-                          "vLLM runs that text model with plain attention instead of MLA, which kvplan does not "
-                          "read yet (model_type 'deepseek_vl_v2')", "this variant is not supported yet")
+    if not isinstance(nested, dict):
+        return None  # build.py names the bad type
+    # deepseek_v2.py DeepseekV2DecoderLayer: DeepseekAttention (plain MHA) when qk_nope_head_dim and
+    # qk_rope_head_dim are both 0; DeepseekV2Attention (no latent) when use_mla is off (kv_lora_rank None)
+    no_rope_dims = nested.get("qk_nope_head_dim") == 0 and nested.get("qk_rope_head_dim") == 0
+    if ("kv_lora_rank" in nested and nested["kv_lora_rank"] is None) or no_rope_dims:
+        why = "sets kv_lora_rank null" if nested.get("kv_lora_rank", 0) is None else "sets both qk head dims to 0"
+        raise ConfigError(f"{source}: language_config {why} (DeepSeek-VL2-Tiny, DeepSeek-OCR): vLLM 0.33 runs that "
+                          "text model with plain attention instead of MLA, which kvplan does not read yet "
+                          "(model_type 'deepseek_vl_v2')", "this variant is not supported yet")
     return None
+
+
+def ultravox_text(raw: dict, source: str) -> None:
+    """Ultravox (vLLM 0.33 transformers_utils/configs/ultravox.py UltravoxConfig): with text_model_id set, vLLM
+    reads the text model's config from that repository (get_config), not from this file: refused with the id
+    to plan instead. Without it, text_config is the text model (llama by default); a config with neither would
+    run LlamaConfig's defaults, not the top-level fields, so it is refused too."""
+    model_id = raw.get("text_model_id")
+    if model_id is not None:
+        raise ConfigError(f"{source}: Ultravox's text_model_id {str(model_id)[:80]!r} names the text model vLLM "
+                          "reads (its own config.json), which this file does not hold (model_type 'ultravox')",
+                          f"plan the text model itself: kvplan estimate {str(model_id)[:80]}")
+    nested_only("text_config", "ultravox")(raw, source)
