@@ -209,11 +209,12 @@ _ROWS: list[Family] = [
                   "(minicpmv.py): 2.0 minicpm, 2.5 and 4.0 llama, 2.6 qwen2, 4.5 qwen3; no version: 2.0 when "
                   "hidden_size 2304 and query_num 64, else 2.5; the flat fields are read by that family; "
                   "parameters: the text model only (SigLIP tower and resampler not counted)",)),
-    Family(("phi3_v",), kinds=FULL_ONLY, params=params.attention_decoder,
+    Family(("phi3_v",), kinds=ATTN, params=params.attention_decoder,
            rules=("Phi-3/3.5-vision (remote code, saved flat): vLLM 0.33 phi3v.py runs the text model as "
-                  "LlamaForCausalLM, which reads no window without layer_types: K/V of num_key_value_heads x "
-                  "head_dim (hidden_size / heads) on every layer, sliding_window ignored; parameters: the text "
-                  "model only (CLIP tower and projection not counted)",)),
+                  "LlamaForCausalLM: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every "
+                  "layer; without layer_types its attention takes the model-level sliding_window "
+                  "(cache_config.sliding_window, layers/attention/attention.py) on every layer; parameters: the "
+                  "text model only (CLIP tower and projection not counted)",)),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
     Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,
