@@ -230,3 +230,15 @@ def test_ultravox_reads_text_config_or_names_the_text_model_id():
     with pytest.raises(ConfigError, match="text_model_id 'meta-llama/Llama-3.1-8B-Instruct'"):
         build_model({"model_type": "ultravox", "text_model_id": "meta-llama/Llama-3.1-8B-Instruct",
                      "text_config": text}, "ultravox-by-id")
+
+
+def test_molmo_reads_its_flat_fields_as_vllm_does():
+    # vLLM 0.33 molmo.py MolmoAttention: num_key_value_heads or num_attention_heads KV heads of hidden / heads
+    # (hand-written shape): 2 layers x 4 x 64 (512 / 8) x 2 x 2 B = 2,048 B per token; null KV heads: 8 heads
+    raw = {"model_type": "molmo", "architectures": ["MolmoForCausalLM"], "hidden_size": 512,
+           "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 32,
+           "intermediate_size": 1024, "vocab_size": 1000, "embedding_size": 1024, "qkv_bias": True}
+    model = build_model(raw, "molmo-shape")
+    assert model.reading == "exact" and estimate(model, 1024).bytes_per_token == 2 * 4 * 64 * 2 * 2
+    raw["num_key_value_heads"] = None
+    assert estimate(build_model(raw, "molmo-shape"), 1024).bytes_per_token == 2 * 8 * 64 * 2 * 2

@@ -215,6 +215,11 @@ _ROWS: list[Family] = [
                   "layer; without layer_types its attention takes the model-level sliding_window "
                   "(cache_config.sliding_window, layers/attention/attention.py) on every layer; parameters: the "
                   "text model only (CLIP tower and projection not counted)",)),
+    Family(("molmo",), kinds=ATTN, dims=gqa_from_hidden,
+           rules=("Molmo (remote code, saved flat): vLLM 0.33 molmo.py MolmoAttention keeps K/V of "
+                  "num_key_value_heads (null or absent: num_attention_heads) x hidden_size / heads on every layer "
+                  "(a model-level sliding_window, when set, on every layer); parameters not counted (kvplan has no "
+                  "counter for its text model)",)),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
     Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,
