@@ -128,6 +128,10 @@ def test_minicpmv_unserved_version_is_one_line():
 
 
 def test_deepseek_vl_v2_without_mla_is_refused_by_name():
+    # DeepSeek-OCR's language_config (kv_lora_rank null, qk head dims 0, use_mla false: 12 layers, 10 heads of
+    # 1280) as a public MLX-conversion test quotes its config.json (code index id 55483100742, which re-keys
+    # the top-level model_type; the upstream file says deepseek_vl_v2, id 67433323869). vLLM 0.33 builds
+    # DeepseekAttention (plain MHA) for it, which kvplan does not read yet
     raw = {"model_type": "deepseek_vl_v2", "language_config": {
         "kv_lora_rank": None, "qk_nope_head_dim": 0, "qk_rope_head_dim": 0, "hidden_size": 1280,
         "num_hidden_layers": 12, "num_attention_heads": 10, "num_key_value_heads": 10}}

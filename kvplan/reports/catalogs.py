@@ -42,7 +42,10 @@ def families_report() -> Report:
     rows, data = [], []
     for model_type, family in sorted(FAMILIES.items()):
         if family.wraps:
-            kinds, rules = f"(text model: {family.text or 'its ' + family.nested_key})", "; ".join(family.rules)
+            text = family.text or f"its {family.nested_key}"
+            if family.text and family.text_rule:  # picked by a field, or checked, before the default applies
+                text += " by default"
+            kinds, rules = f"(text model: {text})", "; ".join(family.rules)
         else:
             names = sorted("latent (MLA)" if k == "full_attention" and family.attention == "latent" else k
                            for k in family.kinds)
