@@ -195,7 +195,7 @@ class Override:
 
     key: str
     value: object
-    section: str  # "" (top level) or "text_config"
+    section: str  # "" (top level) or the nested text model's key (text_config, llm_config, language_config)
     new: bool
 
     def describe(self) -> str:
@@ -208,10 +208,14 @@ class Override:
 
 def apply_overrides(raw: dict, overrides=(), new=()) -> tuple[dict, list[Override]]:
     """--set key=value (the key must exist, at the top level or under text_config, where
-    multimodal configs keep the language model's fields) and --set-new key=value (a
-    key the config lacks, added where the model's fields live). A key set twice is refused."""
+    multimodal configs keep the language model's fields; llm_config or language_config for the
+    wrappers that keep it there) and --set-new key=value (a key the config lacks, added where the
+    model's fields live). A key set twice is refused."""
+    from .configs.build import nested_text_key
+
     out = dict(raw)
-    nested = out.get("text_config") if isinstance(out.get("text_config"), dict) else None
+    text_key = nested_text_key(raw)
+    nested = out.get(text_key) if isinstance(out.get(text_key), dict) else None
     applied: list[Override] = []
     seen: dict[str, str] = {}
     for flag, items in (("--set", overrides), ("--set-new", new)):
@@ -224,7 +228,7 @@ def apply_overrides(raw: dict, overrides=(), new=()) -> tuple[dict, list[Overrid
                 if key in out:
                     section = ""
                 elif nested is not None and key in nested:
-                    section = "text_config"
+                    section = text_key
                 else:
                     known = list(out) + list(nested or {})
                     close = difflib.get_close_matches(key, known, n=2, cutoff=0.6)
@@ -234,10 +238,10 @@ def apply_overrides(raw: dict, overrides=(), new=()) -> tuple[dict, list[Overrid
             else:
                 if key in out or (nested is not None and key in nested):
                     raise UsageError(f"--set-new {key}: the config already has {key!r}", f"use --set {key}=... to change it")
-                section = "text_config" if nested is not None else ""
+                section = text_key if nested is not None else ""
             if section:
                 nested = {**nested, key: value}
-                out["text_config"] = nested
+                out[text_key] = nested
             else:
                 out[key] = value
             applied.append(Override(key, value, section, flag == "--set-new"))

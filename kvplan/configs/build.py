@@ -1,7 +1,8 @@
 """Turn a Hugging Face config dict into a ModelSpec (the per-layer cache description).
 
 The same steps for every family (families.py holds one record per model_type):
-1. find the family, unwrapping a nested text model (`text_config`);
+1. find the family, unwrapping a nested text model (`text_config`, or the
+   family's own key: `llm_config`, `language_config`);
 2. read the layer count and each layer's kind (`layer_types`, else the older
    markers the family writes, else its rule: markers.py);
 3. turn each kind into what the layer caches (attention K/V with its window or
@@ -49,26 +50,58 @@ def resolve(raw: dict, source: str) -> tuple[Family, Fields, str]:
     if family is None:
         check_generic(raw, source, model_type)
         return GENERIC, Fields(raw, source, GENERIC.defaults, GENERIC.aliases, model_type), "guessed"
-    if family.text is not None and "text_config" in raw:
-        nested = raw["text_config"]
+    if family.wraps:
+        return _text_model(family, raw, source, model_type)
+    return family, Fields(raw, source, family.defaults, family.aliases), "exact"
+
+
+def nested_text_key(raw: dict) -> str:
+    """The key under which the config's family keeps its text model (text_config unless the family names
+    another: llm_config, language_config)."""
+    family = FAMILIES.get(raw.get("model_type")) if isinstance(raw.get("model_type"), str) else None
+    return family.nested_key if family is not None and family.wraps else "text_config"
+
+
+def nested_text(raw: dict) -> dict:
+    """The nested text model's fields under the family's key ({} when there is none): what vLLM reads as
+    hf_text_config (it renames llm_config to text_config, transformers_utils/config.py)."""
+    nested = raw.get(nested_text_key(raw)) if isinstance(raw, dict) else None
+    return nested if isinstance(nested, dict) else {}
+
+
+def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tuple[Family, Fields, str]:
+    """The text model of a wrapper: nested under its key (text_config, llm_config, language_config), read by
+    the nested model_type's family (else the wrapper's rule or default), or saved flat."""
+    key = family.nested_key
+    picked = family.text_rule(raw, source) if family.text_rule is not None else None
+    if key in raw:
+        nested = raw[key]
         if not isinstance(nested, dict):
-            raise ConfigError(f"{source}: 'text_config' must be a JSON object, got {type(nested).__name__} "
+            raise ConfigError(f"{source}: {key!r} must be a JSON object, got {type(nested).__name__} "
                               f"(model_type {model_type!r})")
-        text_type = nested.get("model_type") or family.text
+        text_type = picked or nested.get("model_type") or family.text
+        if text_type is None:
+            raise ConfigError(f"{source}: {key} names no model_type, and model_type {model_type!r} has no default "
+                              "text model", f"add the text model's model_type to {key}")
         text_family = FAMILIES.get(text_type) if isinstance(text_type, str) else None
         if text_family is None:
-            raise ConfigError(f"{source}: text_config has model_type {text_type!r}, which kvplan does not read "
+            raise ConfigError(f"{source}: {key} has model_type {text_type!r}, which kvplan does not read "
                               f"(model_type {model_type!r})", "this family is not supported yet")
         merged = dict(nested)
-        for key in _INHERITED:
-            if key in raw and key not in merged:
-                merged[key] = raw[key]
+        for inherited in _INHERITED:
+            if inherited in raw and inherited not in merged:
+                merged[inherited] = raw[inherited]
         defaults = {**text_family.nested_defaults, **text_family.defaults}
         return text_family, Fields(merged, source, defaults, text_family.aliases, text_type), "exact"
-    if family.text is not None:  # a multimodal type saved flat: read the text model's fields
-        text_family = FAMILIES[family.text]
-        return text_family, Fields(raw, source, text_family.defaults, text_family.aliases, model_type), "exact"
-    return family, Fields(raw, source, family.defaults, family.aliases), "exact"
+    text_type = picked or family.text
+    if text_type is None:  # no default text model: the config class needs the nested one
+        raise ConfigError(f"{source}: model_type {model_type!r} keeps its text model under {key!r}, which the "
+                          "config lacks", f"add {key} (the text model's config) to the config")
+    text_family = FAMILIES.get(text_type)  # a multimodal type saved flat: read the text model's fields
+    if text_family is None:
+        raise ConfigError(f"{source}: model_type {model_type!r} runs a {text_type!r} text model, which kvplan does "
+                          "not read", "this family is not supported yet")
+    return text_family, Fields(raw, source, text_family.defaults, text_family.aliases, model_type), "exact"
 
 
 # -- unknown model types ------------------------------------------------------
@@ -84,6 +117,9 @@ _GENERIC_UNDERSTOOD = {
     "model_type", "output_attentions", "output_hidden_states", "problem_type", "return_dict",
     "transformers_version", "is_encoder_decoder",
 }
+# Keys that nest a text model (transformers' text_config; remote-code wrappers' llm_config, language_config):
+# an unknown type carrying one is refused rather than read flat.
+_NESTED_TEXT_KEYS = ("text_config", "llm_config", "language_config")
 # Names that say a layer keeps something the generic reading cannot see.
 _STRUCTURAL = re.compile(
     r"lora_rank|rope_head_dim|state_size|ssm|conv|mamba|linear_|cross_attention|block_type|kv_shared|"
@@ -98,7 +134,7 @@ def check_generic(raw: dict, source: str, model_type: str) -> None:
     for key, value in raw.items():
         if key in _GENERIC_UNDERSTOOD:
             continue
-        if key == "text_config" or _STRUCTURAL.search(key):
+        if key in _NESTED_TEXT_KEYS or _STRUCTURAL.search(key):
             raise ConfigError(
                 f"{source}: unknown model_type {model_type!r} carries {key!r}, which kvplan cannot read "
                 "without knowing the family",

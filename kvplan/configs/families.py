@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import kinds as K
 from . import (bailing, block_sparse, compressed, kolibri, looped, nemotron_nas, params, step5, pooled_sparse, qsa,
-               shared_compressed)
+               shared_compressed, vl_wrappers)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, step3_kv_heads, zamba_dims)
@@ -169,6 +169,57 @@ _ROWS: list[Family] = [
         ("inkling2", "inkling2_text"), ("llava_onevision1_5", "qwen3"), ("ovis2_5", "qwen3"),
         ("hy_v4_vl", "hy_v4_vl_text"), ("apertus1p5", "apertus1p5_text"),
         ("minicpm_ocr", "qwen3_5_text"), ("minicpmv4_6", "qwen3_5_text"), ("minicpmv4_7", "qwen3_5_text"))),
+    # image/audio-text wrappers vLLM 0.33 serves through its own or remote-code configs (configs/vl_wrappers.py);
+    # as for every wrapper, the parameters counted are the text model's: vision/audio towers and projectors are not
+    Family(("kimi_vl",), text="deepseek_v2", text_rule=vl_wrappers.nested_only("text_config", "kimi_vl"),
+           rules=("Kimi-VL: text model in text_config, a DeepseekV2Config (vLLM 0.33 configs/kimi_vl.py; kimi_vl.py "
+                  "builds DeepseekV2ForCausalLM): one MLA latent of kv_lora_rank + qk_rope_head_dim per token and "
+                  "layer; parameters: the text model only (MoonViT and its projector not counted)",)),
+    Family(("deepseek_vl_v2",), text="deepseek_v2", text_key="language_config", text_rule=vl_wrappers.deepseek_vl2_text,
+           rules=("DeepSeek-VL2: text model in language_config, a DeepseekV2Config (vLLM 0.33 configs/deepseek_vl2.py "
+                  "DeepseekVLV2TextConfig): one MLA latent of kv_lora_rank + qk_rope_head_dim per token and layer; "
+                  "kv_lora_rank null (plain attention in vLLM: Tiny, DeepSeek-OCR) is refused; parameters: the text "
+                  "model only (SigLIP tower and projector not counted)",)),
+    # llm_config wrappers (remote code): no default text model (their config classes need llm_config); vLLM 0.33
+    # renames llm_config to text_config (transformers_utils/config.py _CONFIG_ATTRS_MAPPING) and builds that model
+    *(Family((name,), text_key="llm_config",
+             rules=(f"{who}: text model in llm_config, read by its model_type's family ({texts}); vLLM 0.33 "
+                    f"{where} builds it from text_config (renamed from llm_config); parameters: the text model "
+                    f"only ({tower} not counted)",))
+      for name, who, texts, where, tower in (
+          ("internvl_chat", "InternVL 1.5/2/2.5/3 (InternVLChatConfig)", "qwen2, llama, internlm2, phi3, qwen3 ...",
+           "internvl.py InternVLChatModel", "InternViT and mlp1"),
+          ("NVLM_D", "NVLM-D (NVLM_D_Config)", "qwen2", "nvlm_d.py NVLM_D_Model (an InternVLChatModel)",
+           "InternViT and mlp1"),
+          ("h2ovl_chat", "H2OVL Mississippi (H2OVLChatConfig, an InternVLChatConfig)", "llama ...",
+           "h2ovl.py H2OVLChatModel (an InternVLChatModel)", "InternViT and mlp1"),
+          ("skywork_chat", "Skywork-R1V (SkyworkChatConfig)", "qwen2 ...", "skyworkr1v.py SkyworkR1VChatModel",
+           "InternViT and mlp1"),
+          ("Llama_Nemotron_Nano_VL", "Llama Nemotron Nano VL", "llama", "nemotron_vl.py LlamaNemotronVLChatModel",
+           "RADIO tower and mlp1"),
+          ("NemotronH_Nano_VL_V2", "Nemotron Nano VL V2", "nemotron_h", "nano_nemotron_vl.py NemotronH_Nano_VL_V2",
+           "RADIO tower and projector"))),
+    Family(("ultravox",), text="llama", text_rule=vl_wrappers.ultravox_text,
+           rules=("Ultravox: text model in text_config (llama by default), which vLLM 0.33 ultravox.py builds "
+                  "(UltravoxConfig.wrapped_model_config); a text_model_id makes vLLM read that repository's config "
+                  "instead, so such a file is refused with the id to plan; parameters: the text model only "
+                  "(Whisper encoder and projector not counted)",)),
+    Family(("minicpmv",), text="llama", text_rule=vl_wrappers.minicpmv_text,
+           rules=("MiniCPM-V (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
+                  "(minicpmv.py): 2.0 minicpm, 2.5 and 4.0 llama, 2.6 qwen2, 4.5 qwen3; no version: 2.0 when "
+                  "hidden_size 2304 and query_num 64, else 2.5; the flat fields are read by that family; "
+                  "parameters: the text model only (SigLIP tower and resampler not counted)",)),
+    Family(("phi3_v",), kinds=ATTN, params=params.attention_decoder,
+           rules=("Phi-3/3.5-vision (remote code, saved flat): vLLM 0.33 phi3v.py runs the text model as "
+                  "LlamaForCausalLM: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every "
+                  "layer; without layer_types its attention takes the model-level sliding_window "
+                  "(cache_config.sliding_window, layers/attention/attention.py) on every layer; parameters: the "
+                  "text model only (CLIP tower and projection not counted)",)),
+    Family(("molmo",), kinds=ATTN, dims=gqa_from_hidden,
+           rules=("Molmo (remote code, saved flat): vLLM 0.33 molmo.py MolmoAttention keeps K/V of "
+                  "num_key_value_heads (null or absent: num_attention_heads) x hidden_size / heads on every layer "
+                  "(a model-level sliding_window, when set, on every layer); parameters not counted (kvplan has no "
+                  "counter for its text model)",)),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
     Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,

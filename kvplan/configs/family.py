@@ -40,6 +40,13 @@ class Family:
     conv: Callable | None = None  # fields -> RecurrentState of a conv layer
     kind_state: Callable | None = None  # (fields, kind) -> RecurrentState, when it differs by layer kind
     text: str | None = None  # model_type of the nested text model (text_config), when there is one
+    # the key holding the nested text model, when it is not text_config (InternVL's llm_config, DeepSeek-VL2's
+    # language_config); a wrapper with a key but no `text` has no default text model: the nested config must
+    # name its model_type
+    text_key: str | None = None
+    # (raw config) -> model_type of the text model, when the wrapper picks it from its own fields (MiniCPM-V's
+    # version) rather than from the nested config's model_type
+    text_rule: Callable | None = None
     params: Callable | None = None  # (fields, layers, dims) -> (total, active) parameters
     # (fields, n, kinds) -> the n LayerSpecs, for a family whose layers depend on one another or on fields the
     # per-kind builder does not read (DeepSeek-V4.1's shared compressed caches, GLM-5-Next's pooled indexer)
@@ -56,3 +63,13 @@ class Family:
     @property
     def name(self) -> str:
         return self.types[0]
+
+    @property
+    def wraps(self) -> bool:
+        """Whether the family is a wrapper whose text model is read by another family."""
+        return self.text is not None or self.text_key is not None or self.text_rule is not None
+
+    @property
+    def nested_key(self) -> str:
+        """The key of the nested text model."""
+        return self.text_key or "text_config"

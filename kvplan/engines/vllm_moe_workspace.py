@@ -65,6 +65,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..configs.build import nested_text
 from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
 from .vllm_release import release_key
 
@@ -113,7 +114,7 @@ def _aligned(elements: int) -> int:
 
 def moe_shape(config: dict) -> MoeShape | None:
     """The MoE fields of a config.json (top level or text_config), None when it has no routed experts."""
-    nested = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    nested = nested_text(config)
 
     def get(*keys):
         for k in keys:

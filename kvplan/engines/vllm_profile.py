@@ -114,6 +114,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..configs.build import nested_text
 from ..units import GIB
 from .vllm_cudagraph import CUDA_GRAPH_ESTIMATE_FROM, MODEL_RUNNER_V2_DEFAULT_FROM
 from .vllm_non_torch import (
@@ -277,7 +278,7 @@ def vocab_size(model) -> int | None:
     raw = raw_config(model)
     if raw is None:
         return None
-    nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    nested = nested_text(raw)
     text_type = nested.get("model_type") or raw.get("model_type")
     if raw.get("model_type") == "gemma3" and not nested.get("model_type"):
         text_type = "gemma3_text"
@@ -385,7 +386,7 @@ def model_kind(model) -> dict:
     state), quantized (a quantization_config, or a weight dtype other than 16/32-bit floats), and chunked
     local attention (Llama 4's attention_chunk_size, whose builder has no CUDA-graph support)."""
     raw = raw_config(model) or {}
-    nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    nested = nested_text(raw)
     layers = getattr(model, "layers", ()) or ()
     has_state = any(getattr(layer, "state", None) is not None for layer in layers)
     has_cache = any(getattr(layer, "caches", ()) for layer in layers)

@@ -41,15 +41,18 @@ def families_report() -> Report:
 
     rows, data = [], []
     for model_type, family in sorted(FAMILIES.items()):
-        if family.text is not None:
-            kinds, rules = f"(text model: {family.text})", "; ".join(family.rules)
+        if family.wraps:
+            text = family.text or f"its {family.nested_key}"
+            if family.text and family.text_rule:  # picked by a field, or checked, before the default applies
+                text += " by default"
+            kinds, rules = f"(text model: {text})", "; ".join(family.rules)
         else:
             names = sorted("latent (MLA)" if k == "full_attention" and family.attention == "latent" else k
                            for k in family.kinds)
             kinds, rules = ", ".join(names), "; ".join(family.rules)
         rows.append([model_type, kinds, rules])
         data.append({"model_type": model_type, "text_model_type": family.text,
-                     "layer_kinds": sorted(family.kinds) if family.text is None else [], "rules": list(family.rules)})
+                     "layer_kinds": [] if family.wraps else sorted(family.kinds), "rules": list(family.rules)})
     from ..configs.families import REFUSED
 
     table = Table(f"model families kvplan reads exactly ({len(rows)} model_types; another model_type is read as a "

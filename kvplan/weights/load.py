@@ -17,6 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from ..configs.build import nested_text
 from ..core.model import ModelSpec
 from ..errors import UsageError, WeightsError
 from ..units import parse_size
@@ -32,8 +33,8 @@ def _quant_config(raw: dict | None) -> dict | None:
     if not isinstance(raw, dict):
         return None
     q = raw.get("quantization_config")
-    if q is None and isinstance(raw.get("text_config"), dict):
-        q = raw["text_config"].get("quantization_config")
+    if q is None:
+        q = nested_text(raw).get("quantization_config")
     return q if isinstance(q, dict) else None
 
 
@@ -195,7 +196,7 @@ def _mtp_note(w: Weights, raw: dict | None, model: ModelSpec) -> Weights:
     w = with_mtp_estimate(w, model, raw)
     if w.mtp_estimated_bytes:
         return w
-    nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    nested = nested_text(raw)
     mtp = raw.get("num_nextn_predict_layers") or nested.get("num_nextn_predict_layers")
     if isinstance(mtp, int) and not isinstance(mtp, bool) and mtp > 0:
         return _note(w, f"the config declares {mtp} multi-token-prediction layer(s) (num_nextn_predict_layers); "

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..configs.build import nested_text
 from ..core.model import ModelSpec
 from .record import Weights
 
@@ -96,7 +97,7 @@ def mtp_module(model: ModelSpec, raw: dict | None) -> MtpModule | None:
 
 
 def _vocab(raw: dict) -> int | None:
-    nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    nested = nested_text(raw)
     value = raw.get("vocab_size") or nested.get("vocab_size")
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 

@@ -1,0 +1,91 @@
+"""How remote-code image/audio-text wrappers pick their text model, where the config's own fields decide it.
+
+Most wrappers nest the text model's config under a key (text_config, llm_config, language_config) that names
+its model_type, and build.py reads it by that type's family. Two that vLLM 0.33 serves pick it otherwise:
+
+- MiniCPM-V (model_type minicpmv) is saved flat, and its `version` picks the language model class
+  (vLLM 0.33 model_executor/models/minicpmv.py, get_version_by_config and the MiniCPMV2_0 ... MiniCPMV4_5
+  init_llm methods);
+- DeepSeek-VL2 (deepseek_vl_v2) nests a DeepseekV2 config under language_config whose kv_lora_rank, when the
+  file sets it to null, turns multi-head latent attention off (vLLM 0.33 transformers_utils/configs/
+  deepseek_vl2.py DeepseekVLV2TextConfig; model_arch_config_convertor.py is_deepseek_mla).
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+
+# vLLM 0.33 minicpmv.py: MiniCPMV2_0.init_llm builds MiniCPMForCausalLM, MiniCPMV2_5 and MiniCPMV4_0
+# LlamaForCausalLM, MiniCPMV2_6 Qwen2ForCausalLM, MiniCPMV4_5 Qwen3ForCausalLM; no other version is served
+MINICPMV_TEXT = {(2, 0): "minicpm", (2, 5): "llama", (2, 6): "qwen2", (4, 0): "llama", (4, 5): "qwen3"}
+
+
+def minicpmv_version(raw: dict, source: str) -> tuple[int, ...]:
+    """MiniCPM-V's version as vLLM 0.33 reads it (get_version_by_config): `version` split at its dot; a
+    config without one is 2.0 when hidden_size is 2304 and query_num 64, else 2.5."""
+    version = raw.get("version")
+    if version is None:
+        return (2, 0) if raw.get("hidden_size") == 2304 and raw.get("query_num") == 64 else (2, 5)
+    if isinstance(version, bool) or not isinstance(version, (int, float, str)):
+        raise ConfigError(f"{source}: 'version' must be a number like 2.6, got {version!r} (model_type 'minicpmv')")
+    try:
+        return tuple(int(part) for part in str(version).split("."))
+    except ValueError:
+        raise ConfigError(f"{source}: 'version' must be a number like 2.6, got {version!r} "
+                          "(model_type 'minicpmv')") from None
+
+
+def minicpmv_text(raw: dict, source: str) -> str:
+    """The model_type whose family reads MiniCPM-V's flat text fields, by its version."""
+    version = minicpmv_version(raw, source)
+    text = MINICPMV_TEXT.get(version)
+    if text is None:
+        served = ", ".join(".".join(map(str, v)) for v in MINICPMV_TEXT)
+        raise ConfigError(f"{source}: MiniCPM-V version {'.'.join(map(str, version))} is not one vLLM 0.33 serves "
+                          f"({served}) (model_type 'minicpmv')", "check the config's 'version'")
+    return text
+
+
+def nested_only(key: str, model_type: str):
+    """A text rule for a wrapper whose config class builds its text model from `key` alone, ignoring the top
+    level (KimiVLConfig, DeepseekVLV2Config): a config without `key` would run the class's default text model,
+    not the fields beside it, so it is refused rather than read flat."""
+    def rule(raw: dict, source: str) -> None:
+        if key not in raw:
+            raise ConfigError(f"{source}: model_type {model_type!r} keeps its text model under {key!r}, which the "
+                              "config lacks (its config class would build a default text model, not read the "
+                              "top-level fields)", f"add {key} (the text model's config) to the config")
+        return None
+    return rule
+
+
+def deepseek_vl2_text(raw: dict, source: str) -> str | None:
+    """DeepSeek-VL2's language_config is read as deepseek_v2 (MLA). An explicit kv_lora_rank null turns MLA
+    off in vLLM (plain attention, DeepseekAttention when the qk head dims are 0 as well), which kvplan does
+    not read yet: refused by name."""
+    nested_only("language_config", "deepseek_vl_v2")(raw, source)
+    nested = raw.get("language_config")
+    if not isinstance(nested, dict):
+        return None  # build.py names the bad type
+    # deepseek_v2.py DeepseekV2DecoderLayer: DeepseekAttention (plain MHA) when qk_nope_head_dim and
+    # qk_rope_head_dim are both 0; DeepseekV2Attention (no latent) when use_mla is off (kv_lora_rank None)
+    no_rope_dims = nested.get("qk_nope_head_dim") == 0 and nested.get("qk_rope_head_dim") == 0
+    if ("kv_lora_rank" in nested and nested["kv_lora_rank"] is None) or no_rope_dims:
+        why = "sets kv_lora_rank null" if nested.get("kv_lora_rank", 0) is None else "sets both qk head dims to 0"
+        raise ConfigError(f"{source}: language_config {why} (DeepSeek-VL2-Tiny, DeepSeek-OCR): vLLM 0.33 runs that "
+                          "text model with plain attention instead of MLA, which kvplan does not read yet "
+                          "(model_type 'deepseek_vl_v2')", "this variant is not supported yet")
+    return None
+
+
+def ultravox_text(raw: dict, source: str) -> None:
+    """Ultravox (vLLM 0.33 transformers_utils/configs/ultravox.py UltravoxConfig): with text_model_id set, vLLM
+    reads the text model's config from that repository (get_config), not from this file: refused with the id
+    to plan instead. Without it, text_config is the text model (llama by default); a config with neither would
+    run LlamaConfig's defaults, not the top-level fields, so it is refused too."""
+    model_id = raw.get("text_model_id")
+    if model_id is not None:
+        raise ConfigError(f"{source}: Ultravox's text_model_id {str(model_id)[:80]!r} names the text model vLLM "
+                          "reads (its own config.json), which this file does not hold (model_type 'ultravox')",
+                          f"plan the text model itself: kvplan estimate {str(model_id)[:80]}")
+    nested_only("text_config", "ultravox")(raw, source)
