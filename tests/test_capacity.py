@@ -65,9 +65,60 @@ def test_gddr_card_with_ecc_is_sized_from_what_the_driver_reports(cli):
     data = json.loads(out)
     assert data["capacity"]["gpu_memory_from"] == "--gpu-memory"
     assert data["pool_bytes"] == int(46 * GIB * 0.9) - 16_060_522_496 - 2 * GIB
-    # a card whose driver total no public log gives here keeps its datasheet figure, and says so
-    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "l4", "--format", "json")
+    # a card whose driver total no public log gives here keeps its datasheet figure, and says so (the H100 PCIe:
+    # nvidia-smi prints the SXM card's 81559 MiB, but no public log tied to a PCIe card prints torch's total)
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100-pcie", "--format", "json")
     assert json.loads(out)["capacity"]["gpu_memory_from"] == "datasheet"
+
+
+@pytest.mark.parametrize("gpu, driver_gib, total, smi_mib", [
+    # L4: a vLLM 0.29 start prints "Free memory on device (21.84/22.03 GiB)" (nvidia-smi 23034 MiB in the same
+    # write-up; Modal's PR #2797 lists the L4 at 23034MiB too). int(22.03 x 2**30) = 23,622,320,128 + 32,212,254.72 -> 23,654,532,382 B
+    ("l4", 22.03, 23_654_532_382, 23034),
+    # A40: two OOM reports, vLLM on RunPod and TGI on Exoscale, print "GPU 0 has a total capacity of 44.34 GiB";
+    # nvidia-smi 46068 MiB (ECC on, as the L40S). int(44.34 x 2**30) = 47,244,640,256 + 365,072,220.16 -> 47,609,712,476 B
+    ("a40", 44.34, 47_609_712_476, 46068),
+    # RTX A5000: torch's total printed 23.67 by two reports; nvidia-smi 24564 MiB (ECC off, as the RTX 4090).
+    # int(23.67 x 2**30) = 24,696,061,952 + 719,407,022.08 -> 25,415,468,974 B
+    ("rtx-a5000", 23.67, 25_415_468_974, 24564),
+    # MI300X: a ROCm vLLM start on 8 x MI300X prints "Free memory on device cuda:N (0.79/191.98 GiB)";
+    # int(191.98 x 2**30) = 205,084,688,384 + 1,052,266,987.52 -> 206,136,955,371 B (no nvidia-smi MiB total: none)
+    ("mi300x", 191.98, 206_136_955_371, None),
+])
+def test_sourced_driver_totals(gpu, driver_gib, total, smi_mib):
+    from kvplan.capacity.gpus import lookup
+
+    card = lookup(gpu)
+    assert card.driver_bytes == int(driver_gib * GIB) == total and card.usable_bytes == total
+    assert card.smi_mib == smi_mib and card.driver_from
+
+
+def test_driver_totals_reproduce_their_logs_own_products():
+    # A total is read to the 0.01 GiB a log prints; where the same log prints the utilization's product, the
+    # catalog's bytes reproduce it: the L4 start's "Desired GPU memory utilization is (0.92, 20.27 GiB)":
+    # 23,654,532,382 B x 0.92 = 21,762,169,791 B = 20.2676 GiB -> 20.27. The MI300X refusal in AMD's hyperloom
+    # tests, "(8.08/191.98 GiB) ... (0.95, 182.39 GiB)": 191.98 x 0.95 = 182.381 prints 182.38, so that card's
+    # total lies in [191.984, 191.985) GiB and the printed two decimals are up to 0.005 GiB low (0.003%).
+    # The RTX A5000 start (LMCache#3430) prints no total, but its CUDA-graph note bounds it: utilization 0.9764
+    # "equivalent to 0.9543" and "increase to 0.9984" put estimate / total at 0.02205, and the estimate prints
+    # 0.52 GiB ([0.515, 0.525)): a total of 23.36-23.81 GiB, which 23.67 lies in (24564 MiB = 23.99 does not).
+    from kvplan.capacity.gpus import lookup
+
+    assert round(lookup("l4").driver_bytes * 0.92 / GIB, 2) == 20.27
+    assert round(lookup("mi300x").driver_bytes * 0.95 / GIB, 2) == 182.38
+    assert 0.515 / 0.02205 < lookup("rtx-a5000").driver_bytes / GIB < 0.525 / 0.02205 < 24564 / 1024
+
+
+def test_a40_plan_from_the_driver_total(cli):
+    # An A40 reports 44.34 GiB of its 48 (ECC on): int(44.34 GiB) = 47,609,712,476 B x 0.9 = 42,848,741,228 B;
+    # minus Llama-3.1-8B's 16,060,522,496 B and the 2 GiB reserve (2,147,483,648 B): 24,640,735,084 B. From the datasheet's 48 GiB
+    # it would be 28,177,640,652 B, 14% more than the card can give.
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "a40", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["capacity"]["gpu_memory_bytes"] == 47_609_712_476
+    assert data["capacity"]["gpu_memory_from"] == "driver"
+    assert data["pool_bytes"] == 24_640_735_084
 
 
 def test_weights_from_size_and_safetensors_index(cli, tmp_path):
@@ -194,6 +245,10 @@ def test_offloaded_sequences_leave_shared_prefix_blocks_behind():
     ("NVIDIA A100-SXM4-80GB", "a100-80gb"),
     ("NVIDIA L40S", "l40s"),
     ("NVIDIA L4", "l4"),
+    ("NVIDIA A40", "a40"),
+    ("NVIDIA RTX A5000", "rtx-a5000"),
+    ("NVIDIA RTX 5000 Ada Generation", None),  # another card (Ada, 32 GB)
+    ("NVIDIA RTX A6000", None),  # not in the catalog
     ("NVIDIA GeForce RTX 4090", "rtx-4090"),
     ("AMD Instinct MI300X", "mi300x"),
     ("NVIDIA B200", "b200"),

@@ -65,7 +65,20 @@ CATALOG = {
              "a vLLM 0.31.0 start: 'Free memory on device (78.84/79.25 GiB)'", 81920),
         _gpu("l40s", 48, 864, 32, 362, "L40S 48GB GDDR6 (ECC on)", 44.42,
              "a vLLM 0.10.2 start on 8 x L40S: 'Free memory on device (43.93/44.42 GiB)'"),
-        _gpu("l4", 24, 300, 32, 121, "L4 24GB GDDR6"),
+        # L4 driver total: a vLLM 0.29 start on an L4 (nvidia-smi 23034 MiB in the same write-up); an L4 torch
+        # OOM prints the same 22.03, while other public L4 logs print 22.04 and vLLM's CI L4s 22.05 (driver versions)
+        _gpu("l4", 24, 300, 32, 121, "L4 24GB GDDR6 (ECC on)", 22.03,
+             "a vLLM 0.29 start on an L4: 'Free memory on device (21.84/22.03 GiB)' (code-index file id 69494016274; "
+             "other L4 logs print 22.04-22.05)", 23034),
+        # NVIDIA A40 datasheet: 48 GB GDDR6 with ECC at 696 GB/s, PCIe Gen4 x16, 149.7 dense BF16 tensor TFLOPS
+        _gpu("a40", 48, 696, 32, 149.7, "A40 48GB GDDR6 (ECC on)", 44.34,
+             "two A40 OOM reports print 'GPU 0 has a total capacity of 44.34 GiB': vLLM on RunPod A40s (code-index "
+             "file id 19543808360) and TGI on Exoscale's A40 (camptocamp/self-hosted-llm-models-tests README)", 46068),
+        # RTX A5000 datasheet: 24 GB GDDR6 (ECC off as shipped) at 768 GB/s, PCIe Gen4 x16; NVIDIA quotes 222.2 tensor
+        # TFLOPS with sparsity, so dense bf16 is 222.2 / 2 = 111.1 (256 tensor cores x 256 FLOP/clock x 1.695 GHz)
+        _gpu("rtx-a5000", 24, 768, 32, 111.1, "RTX A5000 24GB GDDR6 (ECC off); bf16 derived from 222.2 sparse TFLOPS",
+             23.67, "torch's total on RTX A5000s: 'Total: 23.67' (code-index file ids 66464995957, 13191757707; one "
+             "more report prints 23.68, a 2025 RunPod note 23.57)", 24564),
         _gpu("rtx-4090", 24, 1008, 32, 165, "GeForce RTX 4090 24GB (bf16 with fp32 accumulate)", 23.99,
              "a vLLM 0.27.1 start on an RTX 4090: 'Free memory on device (22.45/23.99 GiB)'", 24564),
         # NVIDIA A10 datasheet: 24 GB GDDR6 at 600 GB/s, PCIe Gen4, 125 dense BF16 tensor TFLOPS
@@ -80,7 +93,9 @@ CATALOG = {
              "RTX PRO 6000 Blackwell 96GB GDDR7 (SM120, no NVLink); bf16 derived from 4,000 FP4 sparse TOPS", 95.01,
              "a vLLM 0.27 runbook on 4 x RTX PRO 6000: 'Free memory on device (94.05/95.01 GiB)' (other public "
              "logs of the card print 94.97)"),
-        _gpu("mi300x", 192, 5300, 64, 1307, "AMD Instinct MI300X 192GB"),
+        _gpu("mi300x", 192, 5300, 64, 1307, "AMD Instinct MI300X 192GB", 191.98,
+             "a vLLM (ROCm) start on 8 x MI300X: 'Free memory on device cuda:N (0.79/191.98 GiB)' (code-index file id "
+             "57926334775; a HIP OOM on MI300X prints 'total capacity of 191.98 GiB', id 62923531134)"),
     )
 }
 @record
@@ -109,7 +124,7 @@ LIST_PRICES = {
 }
 
 _ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "4090": "rtx-4090", "rtx4090": "rtx-4090",
-            "3090": "rtx-3090", "rtx3090": "rtx-3090",
+            "3090": "rtx-3090", "rtx3090": "rtx-3090", "a5000": "rtx-a5000", "rtxa5000": "rtx-a5000",
             "rtxpro6000": "rtx-pro-6000", "rtx-pro-6000-blackwell": "rtx-pro-6000"}
 
 
