@@ -277,8 +277,10 @@ def _qwen3_5(f: Fields, layers: list, dims) -> list:
     return out
 
 
+from .param_modules_wrapped import WRAPPED  # noqa: E402 (Llama 4, Gemma 4: built from the helpers above)
+
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
-          "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5}
+          "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, **WRAPPED}
 
 
 def table(f: Fields, layers: list, dims) -> list[Module]:
