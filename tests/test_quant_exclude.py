@@ -225,12 +225,12 @@ def _refused(tmp_path, raw: dict, reason: str) -> None:
 
 
 def test_a_model_type_without_a_per_module_count_is_refused(tmp_path):
-    raw = json.loads((SPECS / "llama-4-scout.json").read_text())
-    raw["text_config"]["quantization_config"] = {
+    raw = json.loads((SPECS / "falcon-40b.json").read_text())
+    raw["quantization_config"] = {
         "quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["re:.*self_attn.*"],
         "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float",
                                                                    "strategy": "channel"}}}}
-    _refused(tmp_path, raw, "no per-module count of model_type 'llama4_text'")
+    _refused(tmp_path, raw, "no per-module count of model_type 'falcon'")
 
 
 def test_a_list_that_picks_some_experts_is_refused(tmp_path):
