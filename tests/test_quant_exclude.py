@@ -169,7 +169,8 @@ def test_minimax_m25_nvfp4_keeps_attention_in_bf16():
 # kvplan's table names modules as the checkpoints do; transformers 5 folds each layer's routed experts into
 # experts.gate_up_proj / experts.down_proj and renames Mixtral's and MiniMax's block_sparse_moe to mlp
 _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mixtral", "minimax_m2",
-             "deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text", "qwen3_5_moe_text"]
+             "deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text", "qwen3_5_moe_text",
+             "llama4_text", "gemma4_text"]
 
 
 def _as_transformers(name: str) -> str:

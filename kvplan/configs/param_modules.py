@@ -10,13 +10,13 @@ not name) and checks that the table adds up to the family's own count: a table t
 
 What a format leaves in the float dtype whatever its list says: embeddings, norms (and a LayerNorm's bias),
 biases of linear layers, MoE routers (gate weights and e_score_correction_bias: DeepSeek's and GLM's are not
-nn.Linear; vLLM builds Qwen's and MiniMax's unquantized), Gated DeltaNet's conv1d, A_log and dt_bias, and the
+nn.Linear; vLLM builds Qwen's, MiniMax's, Llama 4's and Gemma 4's unquantized), Gated DeltaNet's conv1d, A_log and dt_bias, and the
 DSA indexer's weights_proj (vLLM builds it with quant_config=None; transformers keeps it in float32).
 
 Names are relative to the decoder ("layers.3.self_attn.q_proj", "embed_tokens", "norm") or the top ("lm_head");
 `ROOTS` are the prefixes checkpoints put before them (a causal LM's `model.`, a multimodal wrapper's
 `model.language_model.` or `language_model.model.`). Checked against the modules transformers builds by
-tests/test_quant_exclude.py.
+tests/test_quant_exclude.py. Llama 4's and Gemma 4's tables live in configs/param_modules_wrapped.py.
 """
 
 from __future__ import annotations
