@@ -1,5 +1,6 @@
-"""Quantized Llama 4 and Gemma 4 checkpoints whose lists keep modules unquantized, sized module by module
-(kvplan/configs/param_modules_wrapped.py: the per-module tables of llama4_text and gemma4_text).
+"""Quantized Llama 4, Gemma 4 and Laguna checkpoints whose lists keep modules unquantized, sized module by module
+(the per-module tables of llama4_text and gemma4_text in kvplan/configs/param_modules_wrapped.py, laguna's in
+kvplan/configs/param_modules.py).
 
 Test data (tests/data/configs/), each a published config.json as public repositories keep it:
 
@@ -11,12 +12,16 @@ Test data (tests/data/configs/), each a published config.json as public reposito
   model_configs/meta-llama--Llama-4-Maverick-17B-128E-Instruct_config.json; a list is added below by hand;
 - gemma-4-26b-a4b-nvfp4.json, gemma-4-31b-it-nvfp4.json: nvidia/Gemma-4-26B-A4B-NVFP4 (ModelOpt NVFP4; ignore
   lm_head, the vision parts, every layer's mlp*, router* and self_attn*) and nvidia/Gemma-4-31B-IT-NVFP4 (ignore
-  lm_head, the vision parts, every layer's self_attn*), from ai-dynamo/aiconfigurator model_configs/.
+  lm_head, the vision parts, every layer's self_attn*), from ai-dynamo/aiconfigurator model_configs/;
+- laguna-xs.2-fp8.json, laguna-s-2.1-fp8.json: poolside/Laguna-XS.2-FP8 and poolside/Laguna-S-2.1-FP8
+  (compressed-tensors FP8, 128 x 128 blocks; ignore lm_head, every layer's self_attn q/k/v/o/g_proj and mlp.gate;
+  the S-2.1 also layer 0's dense MLP and the shared experts), from ai-dynamo/aiconfigurator model_configs/.
 
 Module names were checked against transformers 5.20 modeling_llama4.py / modeling_gemma4.py, vLLM 0.33 llama4.py /
 gemma4.py, and tensor names that public code quotes from the checkpoints (`language_model.model.layers.0.
 feed_forward.experts.0.gate_proj.weight_scale`, `model.language_model.layers.0.experts.0.gate_proj.weight`,
-`model.language_model.layers.0.router.proj.weight`).
+`model.language_model.layers.0.router.proj.weight`); Laguna's against transformers' conversion_mapping.py,
+which renames the checkpoints' mlp.shared_expert. and mlp.experts.e_score_correction_bias on load.
 """
 
 from __future__ import annotations
@@ -165,3 +170,45 @@ def test_gemma4_per_layer_inputs_shared_layers_and_double_wide_mlp():
     assert model.param_count == attention + mlp + ple + floats == 226_776
     assert model.weight_bytes == mlp * 9 // 16 + (attention + ple + floats) * 2 == 206_256
     assert "per-layer inputs 7,680; attention 34,816" in _note(model)
+
+
+# -- Laguna ----------------------------------------------------------------------------------------------------
+
+def _laguna_attention(hidden: int, heads: int) -> int:
+    """q, k, v, o (8 KV heads of 128) and g_proj (one gate per head) of one layer with `heads` query heads."""
+    return hidden * heads * 128 + 2 * hidden * 8 * 128 + heads * 128 * hidden + hidden * heads
+
+
+def test_laguna_xs2_fp8_keeps_attention_and_routers_in_bf16():
+    model = _model("laguna-xs.2-fp8.json")
+    # hidden 2,048, 40 layers: every 4th (10) full with 48 query heads, 30 sliding with 64; gating true: a gate
+    # per head. Layer 0 a dense MLP of 8,192, 39 MoE layers of 256 experts of 512 and a shared expert of 512
+    assert _laguna_attention(2048, 48) == 29_458_432 and _laguna_attention(2048, 64) == 37_879_808
+    attention = 10 * 29_458_432 + 30 * 37_879_808
+    assert attention == 1_430_978_560
+    quantized = 3 * 2048 * 8192 + 39 * 256 * 3 * 2048 * 512 + 39 * 3 * 2048 * 512
+    assert quantized == 50_331_648 + 31_406_948_352 + 122_683_392
+    # BF16: embeddings and head 100,352 x 2,048 each, attention, final norm, q/k norms 2 x 128 and two layer
+    # norms 2 x 2,048 a layer, routers 39 x (2,048 x 256 + e_score_correction_bias 256)
+    plain = 2 * 100_352 * 2048 + attention + 2048 + 40 * (256 + 4096) + 39 * (2048 * 256 + 256)
+    assert plain == 1_862_653_696
+    assert model.param_count == quantized + plain == 33_442_617_088
+    # FP8 blocks of 128 x 128, one bf16 scale a block (scale_dtype null: the model's dtype)
+    assert abs(model.weight_bytes - (quantized * (1 + 2 / 16384) + plain * 2)) <= 1
+    assert "lm_head 205,520,896; attention 1,430,978,560" in _note(model)
+
+
+def test_laguna_s21_fp8_keeps_the_dense_layer_and_shared_experts_too():
+    model = _model("laguna-s-2.1-fp8.json")
+    # hidden 3,072, 48 layers: 12 full with 48 query heads, 36 sliding with 72; gating 'per-head'; layer 0 dense
+    # (12,288), 47 MoE layers of 256 experts of 1,024 with a shared expert of 1,024; only the routed experts FP8
+    attention = 12 * _laguna_attention(3072, 48) + 36 * _laguna_attention(3072, 72)
+    dense, shared = 3 * 3072 * 12288, 47 * 3 * 3072 * 1024
+    assert (attention, dense, shared) == (2_803_138_560, 113_246_208, 443_547_648)
+    experts = 47 * 256 * 3 * 3072 * 1024
+    plain = (2 * 100_352 * 3072 + attention + dense + shared + 3072 + 48 * (256 + 6144)
+             + 47 * (3072 * 256 + 256))
+    assert model.param_count == experts + plain == 117_561_977_600
+    assert abs(model.weight_bytes - (experts * (1 + 2 / 16384) + plain * 2)) <= 1
+    assert "lm_head 308,281,344; attention 2,803,138,560; mlp 113,246,208; shared experts 443,547,648" \
+        in _note(model)
