@@ -1,6 +1,6 @@
-"""Quantized Llama 4, Gemma 4 and Laguna checkpoints whose lists keep modules unquantized, sized module by module
-(the per-module tables of llama4_text and gemma4_text in kvplan/configs/param_modules_wrapped.py, laguna's in
-kvplan/configs/param_modules.py).
+"""Quantized Llama 4, Gemma 4, Laguna and Kimi K3 checkpoints whose lists keep modules unquantized, sized module by
+module (the per-module tables of llama4_text, gemma4_text and Kimi K3's kimi_linear in
+kvplan/configs/param_modules_wrapped.py, laguna's in kvplan/configs/param_modules.py).
 
 Test data (tests/data/configs/), each a published config.json as public repositories keep it:
 
@@ -15,7 +15,9 @@ Test data (tests/data/configs/), each a published config.json as public reposito
   lm_head, the vision parts, every layer's self_attn*), from ai-dynamo/aiconfigurator model_configs/;
 - laguna-xs.2-fp8.json, laguna-s-2.1-fp8.json: poolside/Laguna-XS.2-FP8 and poolside/Laguna-S-2.1-FP8
   (compressed-tensors FP8, 128 x 128 blocks; ignore lm_head, every layer's self_attn q/k/v/o/g_proj and mlp.gate;
-  the S-2.1 also layer 0's dense MLP and the shared experts), from ai-dynamo/aiconfigurator model_configs/.
+  the S-2.1 also layer 0's dense MLP and the shared experts), from ai-dynamo/aiconfigurator model_configs/;
+- kimi-k3.json (test_families_2026.py's): moonshotai/Kimi-K3 (compressed-tensors MXFP4, group 32; ignore
+  re:.*self_attn.*, re:.*shared_experts.*, re:.*mlp\\.(gate|up|gate_up|down)_proj.*, lm_head, the vision parts).
 
 Module names were checked against transformers 5.20 modeling_llama4.py / modeling_gemma4.py, vLLM 0.33 llama4.py /
 gemma4.py, and tensor names that public code quotes from the checkpoints (`language_model.model.layers.0.
@@ -212,3 +214,35 @@ def test_laguna_s21_fp8_keeps_the_dense_layer_and_shared_experts_too():
     assert abs(model.weight_bytes - (experts * (1 + 2 / 16384) + plain * 2)) <= 1
     assert "lm_head 308,281,344; attention 2,803,138,560; mlp 113,246,208; shared experts 443,547,648" \
         in _note(model)
+
+
+# -- Kimi K3 ---------------------------------------------------------------------------------------------------
+
+def test_kimi_k3_mxfp4_quantizes_the_routed_experts_and_the_latent_projections():
+    model = _model("kimi-k3.json")
+    # hidden 7,168, 93 layers: 24 MLA (full_attn_layers), 69 KDA (96 heads of 128, P = 12,288, kernel 4, full-rank
+    # gate); layer 0 a dense MLP of 33,792, 92 MoE layers of 896 experts of 3,072 at routed_expert_hidden_size
+    # 3,584, 2 shared experts of 3,072, the latent down (7,168 -> 3,584) and up projections; vocab 163,840, untied.
+    # MLA a layer: q_a 7,168 x 1,536 + q_b 1,536 x 96 x 192 + kv_a 7,168 x 576 + kv_b 512 x 96 x 256
+    #   + o 96 x 128 x 7,168 + output gate 7,168 x 96 x 128
+    mla = 7168 * 1536 + 1536 * 96 * 192 + 7168 * 576 + 512 * 96 * 256 + 2 * 12288 * 7168
+    # KDA a layer: q, k, v, g 7,168 x 12,288 each + f_a 7,168 x 128 + b 7,168 x 96 + f_b 128 x 12,288 + o
+    kda = 4 * 7168 * 12288 + 7168 * 128 + 7168 * 96 + 128 * 12288 + 12288 * 7168
+    assert (mla, kda) == (232_194_048, 443_580_416)
+    dense, shared, head = 3 * 7168 * 33792, 92 * 3 * 7168 * 6144, 163_840 * 7168
+    # MXFP4: the routed experts and the latent projections (the list names neither; targets Linear)
+    experts, latent = 92 * 896 * 3 * 3584 * 3072, 92 * 2 * 7168 * 3584
+    assert (experts, latent) == (2_722_740_830_208, 4_726_980_608)
+    # BF16: the kept linears, the embeddings, final and attention-residual norms (3 x 7,168; the hidden -> 1
+    # projections, quant_config=None in vLLM, count as one norm each), 6 x 7,168 a layer, MLA q_a/kv_a norms
+    # 1,536 + 512, KDA dt_bias 12,288 + q/k/v_conv1d 3 x 12,288 x 4 + A_log 96 + o_norm 128, routers
+    # 7,168 x 896 + 896, latent norms 3,584
+    kept = head + 69 * kda + dense + shared + 24 * mla
+    assert kept == 50_235_867_136
+    floats = (head + 3 * 7168 + 93 * 6 * 7168 + 24 * 2048 + 69 * (12288 + 3 * 12288 * 4 + 96 + 128)
+              + 92 * (7168 * 896 + 896) + 92 * 3584)
+    assert model.param_count == experts + latent + kept + floats == 2_779_484_476_000
+    # MXFP4 group 32: 1/2 B + a uint8 scale per 32 = 17/32 B
+    assert model.weight_bytes == (experts + latent) * 17 // 32 + (kept + floats) * 2 == 1_553_000_604_864
+    assert ("lm_head 1,174,405,120; linear attention 30,607,048,704; mlp 726,663,168; shared experts "
+            "12,155,092,992; attention 5,572,657,152") in _note(model)

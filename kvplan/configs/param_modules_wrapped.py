@@ -118,4 +118,83 @@ def gemma4(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-WRAPPED = {"llama4_text": llama4, "gemma4_text": gemma4}
+# -- Kimi K3 (params_kimi_k3.kimi_k3_text) -----------------------------------------------------------------------
+
+def kimi_k3(f: Fields, layers: list, dims) -> list[Module]:
+    """Kimi K3's text model (a kimi_linear config with K3's fields), named as vLLM 0.33 loads its checkpoint
+    (models/kimi_k3/nvidia/model.py KimiLinearModel.load_weights: q/k/v/g/b/f_a_proj into in_proj_qkvgfab,
+    q/k/v_conv1d into conv1d, q_a_proj/kv_a_proj_with_mqa/g_proj into fused_qkv_a_g_proj, experts as w1/w3/w2):
+    per layer the MLA (layers with a cache) or Kimi Delta Attention under self_attn, the norms, the attention-
+    residual norms and hidden -> 1 projections (built with quant_config=None), then block_sparse_moe (gate and its
+    e_score_correction_bias, routed experts at routed_expert_hidden_size, shared_experts, the latent MoE's
+    routed_expert_down_proj / routed_expert_norm / routed_expert_up_proj) or a dense mlp. KDA's conv1d (float32),
+    dt_bias, A_log and o_norm are never quantized. Kimi-Linear configs without K3's fields have no table."""
+    from ..errors import ConfigError
+    from .param_modules import _mla
+    from .params_kimi_k3 import uses_k3_fields
+
+    if not uses_k3_fields(f):
+        return []
+    if f.flag("attention_bias"):
+        raise ConfigError("attention_bias: vLLM 0.33 builds Kimi K3 without biases")
+    hidden = f.int("hidden_size", default=4096)
+    vocab = f.int("vocab_size", default=163840, minimum=0)
+    heads = f.int("num_attention_heads", default=32)
+    q_lora = f.opt_int("q_lora_rank")
+    out_gate = f.flag("mla_use_output_gate")
+    kda_heads = kda_dim = kernel = 0
+    if any(not layer.caches for layer in layers):
+        kda_heads, kda_dim = f.int("linear_attn_config.num_heads"), f.int("linear_attn_config.head_dim")
+        kernel = f.int("linear_attn_config.short_conv_kernel_size")
+    p = kda_heads * kda_dim
+    full_gate = f.flag("linear_attn_config.use_full_rank_gate")
+    experts = f.opt_int("num_experts")
+    first_dense = f.int("first_k_dense_replace", default=0, minimum=0)
+    freq = f.int("moe_layer_freq", default=1)
+    attn_res = f.has("attn_res_block_size")
+    out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("norm", hidden),
+           Module("lm_head", vocab * hidden, 0, "lm_head", top=True)]
+    if attn_res:
+        out += [_float("output_attn_res_norm", hidden), _float("output_attn_res_proj", hidden)]
+    for i, layer in enumerate(layers):
+        a = f"layers.{i}.self_attn"
+        if layer.caches:
+            out += _mla(f, a, hidden, heads, q_lora, False)
+            if out_gate:
+                out.append(_linear(f"{a}.g_proj", hidden, heads * f.int("v_head_dim"), "attention"))
+        else:
+            gate = ([_linear(f"{a}.g_proj", hidden, p, "linear attention")] if full_gate else
+                    [_linear(f"{a}.g_a_proj", hidden, kda_dim, "linear attention"),
+                     _linear(f"{a}.g_b_proj", kda_dim, p, "linear attention")])
+            out += [_linear(f"{a}.{x}_proj", hidden, p, "linear attention") for x in "qkv"] + gate + [
+                _linear(f"{a}.f_a_proj", hidden, kda_dim, "linear attention"),
+                _linear(f"{a}.b_proj", hidden, kda_heads, "linear attention"),
+                _linear(f"{a}.f_b_proj", kda_dim, p, "linear attention"),
+                _float(f"{a}.dt_bias", p, "linear attention")]
+            out += [_float(f"{a}.{x}_conv1d", p * kernel, "linear attention") for x in "qkv"]
+            out += [_float(f"{a}.A_log", kda_heads, "linear attention"), _float(f"{a}.o_norm", kda_dim),
+                    _linear(f"{a}.o_proj", p, hidden, "linear attention")]
+        norms = ("input_layernorm", "post_attention_layernorm") + (
+            ("self_attention_res_norm", "mlp_res_norm", "self_attention_res_proj", "mlp_res_proj") if attn_res else ())
+        out += [_float(f"layers.{i}.{norm}", hidden) for norm in norms]
+        if experts is not None and i >= first_dense and i % freq == 0:
+            m = f"layers.{i}.block_sparse_moe"
+            moe_inter = f.int("moe_intermediate_size")
+            latent = f.opt_int("routed_expert_hidden_size")
+            out += [_float(f"{m}.gate", hidden * experts, "router"),
+                    _float(f"{m}.gate.e_score_correction_bias", experts, "router")]
+            out += _experts(m, experts, latent or hidden, moe_inter, ("w1", "w3", "w2"))
+            shared = f.int("num_shared_experts", default=0, minimum=0)
+            if shared:
+                out += _mlp(f"{m}.shared_experts", hidden, moe_inter * shared, "shared experts")
+            if latent:
+                out.append(_linear(f"{m}.routed_expert_down_proj", hidden, latent, "latent MoE"))
+                if f.flag("latent_moe_use_norm"):
+                    out.append(_float(f"{m}.routed_expert_norm", latent))
+                out.append(_linear(f"{m}.routed_expert_up_proj", latent, hidden, "latent MoE"))
+        else:
+            out += _mlp(f"layers.{i}.mlp", hidden, f.int("intermediate_size", default=11008), "mlp")
+    return out
+
+
+WRAPPED = {"llama4_text": llama4, "gemma4_text": gemma4, "kimi_linear": kimi_k3}
