@@ -242,6 +242,10 @@ def test_kimi_k3_mxfp4_quantizes_the_routed_experts_and_the_latent_projections()
     floats = (head + 3 * 7168 + 93 * 6 * 7168 + 24 * 2048 + 69 * (12288 + 3 * 12288 * 4 + 96 + 128)
               + 92 * (7168 * 896 + 896) + 92 * 3584)
     assert model.param_count == experts + latent + kept + floats == 2_779_484_476_000
+    # published: a public audit of the released checkpoint's 96 shard headers (revision f831ab66, code-index id
+    # 69466112326) counts 2,779,484,478,208 text parameters, scales left out: ours and 69 KDA A_log vectors stored
+    # with 128 entries where the config (and vLLM) build 96
+    assert model.param_count == 2_779_484_478_208 - 69 * (128 - 96)
     # MXFP4 group 32: 1/2 B + a uint8 scale per 32 = 17/32 B
     assert model.weight_bytes == (experts + latent) * 17 // 32 + (kept + floats) * 2 == 1_553_000_604_864
     assert ("lm_head 1,174,405,120; linear attention 30,607,048,704; mlp 726,663,168; shared experts "
