@@ -10,13 +10,13 @@ not name) and checks that the table adds up to the family's own count: a table t
 
 What a format leaves in the float dtype whatever its list says: embeddings, norms (and a LayerNorm's bias),
 biases of linear layers, MoE routers (gate weights and e_score_correction_bias: DeepSeek's and GLM's are not
-nn.Linear; vLLM builds Qwen's and MiniMax's unquantized), Gated DeltaNet's conv1d, A_log and dt_bias, and the
+nn.Linear; vLLM builds Qwen's, MiniMax's, Llama 4's and Gemma 4's unquantized), Gated DeltaNet's conv1d, A_log and dt_bias, and the
 DSA indexer's weights_proj (vLLM builds it with quant_config=None; transformers keeps it in float32).
 
 Names are relative to the decoder ("layers.3.self_attn.q_proj", "embed_tokens", "norm") or the top ("lm_head");
 `ROOTS` are the prefixes checkpoints put before them (a causal LM's `model.`, a multimodal wrapper's
 `model.language_model.` or `language_model.model.`). Checked against the modules transformers builds by
-tests/test_quant_exclude.py.
+tests/test_quant_exclude.py. Llama 4's and Gemma 4's tables live in configs/param_modules_wrapped.py.
 """
 
 from __future__ import annotations
@@ -277,8 +277,55 @@ def _qwen3_5(f: Fields, layers: list, dims) -> list:
     return out
 
 
+# -- Laguna (params_moe.laguna) --------------------------------------------------------------------------------
+
+def _laguna(f: Fields, layers: list, dims) -> list:
+    """LagunaForCausalLM (transformers modeling_laguna.py, vLLM laguna.py), named as the checkpoints are
+    (transformers renames mlp.shared_expert. and mlp.experts.e_score_correction_bias on load: conversion_mapping):
+    per layer q/k/v/o_proj with num_attention_heads_per_layer[i] query heads (attention_bias on all four),
+    q_norm, k_norm, g_proj (one gate per head, or per head x head_dim), two norms; sparse layers (mlp_layer_types,
+    else all but layer 0) the routed experts, the router mlp.gate (vLLM's GateLinear, never quantized) and its
+    e_score_correction_bias, and mlp.shared_expert; dense layers mlp.gate_proj / up_proj / down_proj."""
+    n = len(layers)
+    hidden = f.int("hidden_size", default=2048)
+    heads = f.int("num_attention_heads", default=48)
+    kv = f.int("num_key_value_heads", default=8)
+    hd = f.opt_int("head_dim") or 128
+    bias = f.flag("attention_bias")
+    gating = f.get("gating", default=True)
+    per_head = gating is True or gating == "per-head"
+    per_layer = f.int_list("num_attention_heads_per_layer", minimum=1, maximum=100_000) or []
+    inter = f.int("intermediate_size", default=8192)
+    moe_inter = f.int("moe_intermediate_size", default=512)
+    written_null = "shared_expert_intermediate_size" in f.raw and f.raw["shared_expert_intermediate_size"] is None
+    shared_inter = inter if written_null else f.int("shared_expert_intermediate_size", default=512, minimum=0)
+    experts = f.int("num_experts", default=256, minimum=0)
+    out = _ends(f, hidden, False, None)
+    for i, kind in enumerate(mlp_layer_types(f, n, dense_first(1))):
+        h = per_layer[i] if i < len(per_layer) else heads
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += [_linear(f"{a}.q_proj", hidden, h * hd, "attention", bias),
+                _linear(f"{a}.k_proj", hidden, kv * hd, "attention", bias),
+                _linear(f"{a}.v_proj", hidden, kv * hd, "attention", bias),
+                _linear(f"{a}.o_proj", h * hd, hidden, "attention", bias),
+                _float(f"{a}.q_norm", hd), _float(f"{a}.k_norm", hd),
+                _linear(f"{a}.g_proj", hidden, h if per_head else h * hd, "attention"),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if kind == "sparse":
+            out += _experts(m, experts, hidden, moe_inter)
+            out += [_float(f"{m}.gate", hidden * experts, "router"),
+                    _float(f"{m}.experts.e_score_correction_bias", experts, "router")]
+            if shared_inter:
+                out += _mlp(f"{m}.shared_expert", hidden, shared_inter, "shared experts")
+        else:
+            out += _mlp(m, hidden, inter, "mlp")
+    return out
+
+
+from .param_modules_wrapped import WRAPPED  # noqa: E402 (Llama 4, Gemma 4: built from the helpers above)
+
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
-          "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5}
+          "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED}
 
 
 def table(f: Fields, layers: list, dims) -> list[Module]:

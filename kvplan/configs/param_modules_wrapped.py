@@ -1,0 +1,200 @@
+"""Per-module parameter tables (configs/param_modules.py) of Llama 4 and Gemma 4, whose checkpoints put the text
+model under a multimodal wrapper: `language_model.model.layers.N...` and `language_model.lm_head` (Llama 4),
+`model.language_model.layers.N...` (Gemma 4); param_modules.ROOTS carries both prefixes.
+
+Each table mirrors its counter term by term (params.llama4, params_dense._gemma4_family) and names modules as the
+quantized checkpoints' safetensors do. Routed experts are named one expert at a time
+(`feed_forward.experts.7.gate_proj`, `experts.7.gate_proj`): the layout llm-compressor and ModelOpt write for these
+families (RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic, nvidia/Gemma-4-26B-A4B-NVFP4); the BF16 originals
+keep each layer's experts as two 3-D tensors (`experts.gate_up_proj`, `experts.down_proj`), which vLLM 0.33 also
+loads (FusedMoE make_expert_params_mapping takes both). The routers stay in the float dtype: vLLM 0.33 builds
+Llama 4's `feed_forward.router` (llama4.py Llama4MoE) and Gemma 4's `router.proj` (gemma4.py Gemma4Router) as
+GateLinear without a quant_config, and Gemma 4's router.scale and per_expert_scale are plain parameters.
+"""
+
+from __future__ import annotations
+
+from .fields import Fields
+from .param_modules import Module, _ends, _experts, _float, _linear, _mlp
+
+
+# -- Llama 4 (params.llama4) -----------------------------------------------------------------------------------
+
+def llama4(f: Fields, layers: list, dims) -> list[Module]:
+    """Llama4ForConditionalGeneration's text model (transformers modeling_llama4.py, vLLM llama4.py): per layer
+    q/k/v/o_proj without biases (the qk norm is an L2 norm with no weight, NoPE layers have none), two RMSNorms,
+    then on MoE layers (moe_layers, else every interleave_moe_layer_step-th from step - 1) the router, the routed
+    experts of intermediate_size and one shared expert of the same width; on the others a dense MLP of
+    intermediate_size_mlp, named feed_forward.gate_proj / up_proj / down_proj."""
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    n = len(layers)
+    step = f.int("interleave_moe_layer_step", default=1)
+    moe_layers = f.int_list("moe_layers", None, maximum=n - 1)
+    moe_set = set(moe_layers) if moe_layers is not None else set(range(step - 1, n, step))
+    inter = f.int("intermediate_size", default=8192)
+    experts = f.int("num_local_experts", default=16)
+    dense_inter = f.int("intermediate_size_mlp", default=16384)
+    out = _ends(f, hidden, False, 0)
+    for i in range(n):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.feed_forward"
+        out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"),
+                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention"),
+                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention"),
+                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if i in moe_set:
+            out += _experts(m, experts, hidden, inter)
+            out.append(_float(f"{m}.router", hidden * experts, "router"))
+            out += _mlp(f"{m}.shared_expert", hidden, inter, "shared experts")
+        else:
+            out += _mlp(m, hidden, dense_inter, "mlp")
+    return out
+
+
+# -- Gemma 4 (params_dense._gemma4_family, unified=False) ------------------------------------------------------
+
+def gemma4(f: Fields, layers: list, dims) -> list[Module]:
+    """Gemma4ForConditionalGeneration's text model (transformers modeling_gemma4.py Gemma4TextDecoderLayer, vLLM
+    gemma4.py Gemma4DecoderLayer): per layer q_proj, q_norm, k_proj, k_norm and v_proj (none of the three on
+    KV-shared layers; no v_proj on full layers with attention_k_eq_v), o_proj, with head_dim and KV heads per layer
+    as the counter reads them; the dense mlp (doubled on shared layers with use_double_wide_mlp); four norms; the
+    per-layer-input gate, projection and norm; with enable_moe_block the router (proj, scale, per_expert_scale),
+    the routed experts beside the dense MLP and three more norms. The model's embed_tokens_per_layer,
+    per_layer_model_projection and per_layer_projection_norm, final norm and LM head (tied by default)."""
+    from .params_dense import _GEMMA4_DEFAULTS as D, _gemma4_layer_types, _gemma4_overrides, _opt_width
+
+    hidden = f.int("hidden_size", default=D["hidden_size"])
+    inter = f.int("intermediate_size", default=D["intermediate_size"], maximum=10**9)
+    n_cfg = f.int("num_hidden_layers", default=D["num_hidden_layers"])
+    heads = f.int("num_attention_heads", default=D["num_attention_heads"])
+    kv_default = f.int("num_key_value_heads", default=D["num_key_value_heads"])
+    hd_default = f.int("head_dim", default=D["head_dim"])
+    bias = f.flag("attention_bias", default=False)
+    k_eq_v = f.flag("attention_k_eq_v", default=False)
+    double_wide = f.flag("use_double_wide_mlp", default=False)
+    shared = f.int("num_kv_shared_layers", default=0, minimum=0)
+    types = _gemma4_layer_types(f, n_cfg)
+    overrides = _gemma4_overrides(f, types)
+    ple = _opt_width(f, "hidden_size_per_layer_input", 256)
+    moe = f.flag("enable_moe_block", default=False)
+    if moe:
+        experts = f.int("num_experts")
+        moe_inter = f.int("moe_intermediate_size", maximum=10**9)
+    out = _ends(f, hidden, True, D["vocab_size"])
+    if ple:
+        ple_vocab = f.int("vocab_size_per_layer_input", default=262_144)
+        out += [_float("embed_tokens_per_layer", ple_vocab * n_cfg * ple, "embeddings"),
+                _linear("per_layer_model_projection", hidden, n_cfg * ple, "per-layer inputs"),
+                _float("per_layer_projection_norm", ple)]
+    first_shared = n_cfg - shared
+    for i in range(len(layers)):
+        kind = types[i] if i < len(types) else "full_attention"
+        hd = overrides.get(i, {}).get("head_dim", hd_default)
+        kv = overrides.get(i, {}).get("num_key_value_heads", kv_default)
+        reuse = shared > 0 and i >= first_shared
+        a, layer = f"layers.{i}.self_attn", f"layers.{i}"
+        out += [_linear(f"{a}.q_proj", hidden, heads * hd, "attention", bias), _float(f"{a}.q_norm", hd)]
+        if not reuse:
+            out += [_float(f"{a}.k_norm", hd), _linear(f"{a}.k_proj", hidden, kv * hd, "attention", bias)]
+            if not (k_eq_v and kind != "sliding_attention"):
+                out.append(_linear(f"{a}.v_proj", hidden, kv * hd, "attention", bias))
+        out.append(_linear(f"{a}.o_proj", heads * hd, hidden, "attention", bias))
+        out += _mlp(f"{layer}.mlp", hidden, inter * (2 if double_wide and reuse else 1), "mlp")
+        out += [_float(f"{layer}.{norm}", hidden) for norm in
+                ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                 "post_feedforward_layernorm")]
+        if ple:
+            out += [_linear(f"{layer}.per_layer_input_gate", hidden, ple, "per-layer inputs"),
+                    _linear(f"{layer}.per_layer_projection", ple, hidden, "per-layer inputs"),
+                    _float(f"{layer}.post_per_layer_input_norm", hidden)]
+        if moe:
+            out += [_float(f"{layer}.router.proj", hidden * experts, "router"),
+                    _float(f"{layer}.router.scale", hidden, "router"),
+                    _float(f"{layer}.router.per_expert_scale", experts, "router")]
+            out += _experts(layer, experts, hidden, moe_inter)
+            out += [_float(f"{layer}.{norm}", hidden) for norm in
+                    ("post_feedforward_layernorm_1", "post_feedforward_layernorm_2", "pre_feedforward_layernorm_2")]
+    return out
+
+
+# -- Kimi K3 (params_kimi_k3.kimi_k3_text) -----------------------------------------------------------------------
+
+def kimi_k3(f: Fields, layers: list, dims) -> list[Module]:
+    """Kimi K3's text model (a kimi_linear config with K3's fields), named as vLLM 0.33 loads its checkpoint
+    (models/kimi_k3/nvidia/model.py KimiLinearModel.load_weights: q/k/v/g/b/f_a_proj into in_proj_qkvgfab,
+    q/k/v_conv1d into conv1d, q_a_proj/kv_a_proj_with_mqa/g_proj into fused_qkv_a_g_proj, experts as w1/w3/w2):
+    per layer the MLA (layers with a cache) or Kimi Delta Attention under self_attn, the norms, the attention-
+    residual norms and hidden -> 1 projections (built with quant_config=None), then block_sparse_moe (gate and its
+    e_score_correction_bias, routed experts at routed_expert_hidden_size, shared_experts, the latent MoE's
+    routed_expert_down_proj / routed_expert_norm / routed_expert_up_proj) or a dense mlp. KDA's conv1d (float32),
+    dt_bias, A_log and o_norm are never quantized. Kimi-Linear configs without K3's fields have no table."""
+    from ..errors import ConfigError
+    from .param_modules import _mla
+    from .params_kimi_k3 import uses_k3_fields
+
+    if not uses_k3_fields(f):
+        return []
+    if f.flag("attention_bias"):
+        raise ConfigError("attention_bias: vLLM 0.33 builds Kimi K3 without biases")
+    hidden = f.int("hidden_size", default=4096)
+    vocab = f.int("vocab_size", default=163840, minimum=0)
+    heads = f.int("num_attention_heads", default=32)
+    q_lora = f.opt_int("q_lora_rank")
+    out_gate = f.flag("mla_use_output_gate")
+    kda_heads = kda_dim = kernel = 0
+    if any(not layer.caches for layer in layers):
+        kda_heads, kda_dim = f.int("linear_attn_config.num_heads"), f.int("linear_attn_config.head_dim")
+        kernel = f.int("linear_attn_config.short_conv_kernel_size")
+    p = kda_heads * kda_dim
+    full_gate = f.flag("linear_attn_config.use_full_rank_gate")
+    experts = f.opt_int("num_experts")
+    first_dense = f.int("first_k_dense_replace", default=0, minimum=0)
+    freq = f.int("moe_layer_freq", default=1)
+    attn_res = f.has("attn_res_block_size")
+    out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("norm", hidden),
+           Module("lm_head", vocab * hidden, 0, "lm_head", top=True)]
+    if attn_res:
+        out += [_float("output_attn_res_norm", hidden), _float("output_attn_res_proj", hidden)]
+    for i, layer in enumerate(layers):
+        a = f"layers.{i}.self_attn"
+        if layer.caches:
+            out += _mla(f, a, hidden, heads, q_lora, False)
+            if out_gate:
+                out.append(_linear(f"{a}.g_proj", hidden, heads * f.int("v_head_dim"), "attention"))
+        else:
+            gate = ([_linear(f"{a}.g_proj", hidden, p, "linear attention")] if full_gate else
+                    [_linear(f"{a}.g_a_proj", hidden, kda_dim, "linear attention"),
+                     _linear(f"{a}.g_b_proj", kda_dim, p, "linear attention")])
+            out += [_linear(f"{a}.{x}_proj", hidden, p, "linear attention") for x in "qkv"] + gate + [
+                _linear(f"{a}.f_a_proj", hidden, kda_dim, "linear attention"),
+                _linear(f"{a}.b_proj", hidden, kda_heads, "linear attention"),
+                _linear(f"{a}.f_b_proj", kda_dim, p, "linear attention"),
+                _float(f"{a}.dt_bias", p, "linear attention")]
+            out += [_float(f"{a}.{x}_conv1d", p * kernel, "linear attention") for x in "qkv"]
+            out += [_float(f"{a}.A_log", kda_heads, "linear attention"), _float(f"{a}.o_norm", kda_dim),
+                    _linear(f"{a}.o_proj", p, hidden, "linear attention")]
+        norms = ("input_layernorm", "post_attention_layernorm") + (
+            ("self_attention_res_norm", "mlp_res_norm", "self_attention_res_proj", "mlp_res_proj") if attn_res else ())
+        out += [_float(f"layers.{i}.{norm}", hidden) for norm in norms]
+        if experts is not None and i >= first_dense and i % freq == 0:
+            m = f"layers.{i}.block_sparse_moe"
+            moe_inter = f.int("moe_intermediate_size")
+            latent = f.opt_int("routed_expert_hidden_size")
+            out += [_float(f"{m}.gate", hidden * experts, "router"),
+                    _float(f"{m}.gate.e_score_correction_bias", experts, "router")]
+            out += _experts(m, experts, latent or hidden, moe_inter, ("w1", "w3", "w2"))
+            shared = f.int("num_shared_experts", default=0, minimum=0)
+            if shared:
+                out += _mlp(f"{m}.shared_experts", hidden, moe_inter * shared, "shared experts")
+            if latent:
+                out.append(_linear(f"{m}.routed_expert_down_proj", hidden, latent, "latent MoE"))
+                if f.flag("latent_moe_use_norm"):
+                    out.append(_float(f"{m}.routed_expert_norm", latent))
+                out.append(_linear(f"{m}.routed_expert_up_proj", latent, hidden, "latent MoE"))
+        else:
+            out += _mlp(f"layers.{i}.mlp", hidden, f.int("intermediate_size", default=11008), "mlp")
+    return out
+
+
+WRAPPED = {"llama4_text": llama4, "gemma4_text": gemma4, "kimi_linear": kimi_k3}
