@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import kinds as K
 from . import (block_sparse, compressed, kolibri, looped, nemotron_nas, params, step5, pooled_sparse, qsa,
-               shared_compressed)
+               shared_compressed, textfam)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, step3_kv_heads, zamba_dims)
@@ -111,6 +111,39 @@ _ROWS: list[Family] = [
                   "the checkpoints write local_attention_window) elsewhere",)),
     Family(("minicpm5_moe",), kinds=FULL_ONLY, defaults={"head_dim": 128}, params=params.minicpm5_moe,
            rules=("K/V of num_key_value_heads x head_dim on every layer, no window",)),
+    # -- Llama-like decoders vLLM 0.33 serves through remote-code configs (textfam.py: heads, widths, parameters)
+    Family(("minicpm",), kinds=ATTN, dims=textfam.minicpm_dims, params=textfam.minicpm_params,
+           notes=textfam.minicpm_notes,
+           rules=("vLLM 0.33 minicpm.py MiniCPMAttention: K/V of num_key_value_heads (absent: num_attention_heads, "
+                  "the remote MiniCPMConfig) x hidden_size / num_attention_heads (head_dim is not read) on every "
+                  "layer; sliding_window, when set, on every layer (vLLM's cache_config); MiniCPM4's sparse_config "
+                  "(InfLLM v2) is not read by vLLM: every token is cached",)),
+    Family(("mimo",), kinds=ATTN, dims=gqa_from_hidden, window_gate="use_sliding_window", refine=textfam.mimo_kinds,
+           params=textfam.mimo_params,
+           rules=("vLLM 0.33 mimo.py (Qwen2Model): K/V of num_key_value_heads x hidden_size / num_attention_heads "
+                  "on every layer; MiMoConfig (a Qwen2Config) drops sliding_window unless use_sliding_window, and "
+                  "then vLLM slides every layer (max_window_layers below the layer count is refused, as vLLM "
+                  "asserts); the num_nextn_predict_layers MTP layers are not loaded or cached",)),
+    Family(("telechat",), kinds=ATTN, aliases=textfam.TELECHAT_NAMES, kv_rule=textfam.telechat_kv_heads,
+           params=textfam.telechat_params,
+           rules=("vLLM 0.33 telechat2.py (LlamaModel with n_layer, n_head, ffn_hidden_size): K/V of "
+                  "num_key_value_heads (which the config must give: Telechat2Config keeps it None otherwise) x "
+                  "head_dim (else hidden_size / n_head) on every layer; layer_types / sliding_window as Llama",)),
+    Family(("orion",), kinds=ATTN, dims=gqa_from_hidden, params=textfam.orion_params,
+           rules=("vLLM 0.33 orion.py: K/V of num_key_value_heads x hidden_size / num_attention_heads on every "
+                  "layer (sliding_window, when set, on every layer)",)),
+    Family(("solar",), kinds=ATTN, params=textfam.llama_params,
+           rules=("vLLM 0.33 solar.py: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every "
+                  "layer (sliding_window, when set, on every layer); the bskcn_* skip connections cache nothing",)),
+    Family(("teleflm",), kinds=ATTN, params=textfam.llama_params,
+           rules=("vLLM 0.33 teleflm.py (LlamaForCausalLM): Llama's cache rule (layer_types, else sliding_window on "
+                  "every layer); the muP fields scale the logits only",)),
+    Family(("step1",), kinds=ATTN, dims=textfam.step1_dims, params=textfam.step1_params,
+           defaults={"num_attention_groups": 8}, aliases={"max_position_embeddings": ("max_seq_len",)},
+           refuse=(("use_moe", "vLLM 0.33's Step1ForCausalLM builds dense MLPs only"),),
+           rules=("vLLM 0.33 step1.py StepAttention: K/V of num_attention_groups (StepConfig: 8) x hidden_size / "
+                  "num_attention_heads on every layer, ALiBi positions (sliding_window, when set, on every "
+                  "layer)",)),
     Family(("dory",), kinds=frozenset({K.FULL, K.SLIDING, K.NONE}), derive=looped.default_kinds, layers=looped.layers,
            defaults={"head_dim": 256, "sliding_window": 1024, "num_key_value_heads": 4}, params=params.dory,
            rules=("layer_types (released configs interleave 'mlp' blocks); else sliding, sliding, sliding, full "
