@@ -1,5 +1,6 @@
 """Remote-code text decoders vLLM 0.33 serves, read exactly (kvplan/configs/textfam.py): MiMo (mimo), MiniCPM
-(minicpm), TeleChat2 (telechat), Orion (orion), Solar (solar), TeleFLM (teleflm), Step-1 (step1).
+(minicpm), TeleChat2 (telechat), Orion (orion), Solar (solar), TeleFLM (teleflm), Step-1 (step1),
+openPangu-Embedded (PanguEmbedded).
 
 Configs (tests/data/configs/):
 - mimo-7b.json: XiaomiMiMo/MiMo-7B's config.json as a public fine-tuning repository first committed it with the
@@ -189,7 +190,43 @@ def test_step1_kv_heads_are_attention_groups():
         build_model({**raw, "use_moe": True}, "step1")
 
 
-@pytest.mark.parametrize("name", ["minicpm", "mimo", "telechat", "orion", "solar", "teleflm", "step1"])
+@pytest.mark.parametrize("name", ["minicpm", "mimo", "telechat", "orion", "solar", "teleflm", "step1", "PanguEmbedded"])
 def test_rules_cite_vllm(name):
     from kvplan.configs.families import FAMILIES
     assert "vLLM 0.33" in FAMILIES[name].rules[0]
+
+
+# -- openPangu-Embedded -------------------------------------------------------------------------------------
+
+# openPangu-Embedded-7B's config.json fields as a public re-aliasing script's test lists them ("the fields of the
+# real openPangu-Embedded-7B config.json that the rewrite reads", code index id 62448714441): a subset, every field
+# vLLM 0.33's OpenPanguEmbeddedAttention and the counter read among them
+PANGU_EMBEDDED_7B = {
+    "architectures": ["PanguEmbeddedForCausalLM"], "model_type": "PanguEmbedded",
+    "auto_map": {"AutoConfig": "configuration_openpangu_dense.PanguEmbeddedConfig",
+                 "AutoModelForCausalLM": "modeling_openpangu_dense.PanguEmbeddedForCausalLM"},
+    "bias": True, "attention_dropout": 0.0, "bos_token_id": 1, "pad_token_id": 0, "eos_token_id": 45892,
+    "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 12800, "max_position_embeddings": 32768,
+    "num_attention_heads": 32, "num_hidden_layers": 34, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+    "rope_theta": 16000000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 153376,
+}
+
+
+def test_pangu_embedded_7b_by_hand():
+    model = build_model(PANGU_EMBEDDED_7B, "openpangu-embedded-7b")
+    assert model.reading == "exact" and model.family == "PanguEmbedded"
+    # 8 KV heads x 4,096 / 32 = 128 on 34 layers, bf16
+    assert estimate(model, 4096).bytes_per_token == 2 * 34 * 8 * 128 * 2 == 139_264
+    # embeddings and head 2 x 153,376 x 4,096 = 1,256,456,192; per layer q, o 4,096 x 4,096, k, v 4,096 x 1,024,
+    # 'bias' on q/k/v (4,096 + 2 x 1,024) and o (4,096): 41,953,280; MLP 3 x 4,096 x 12,800 = 157,286,400; norms
+    # 8,192: 199,247,872 x 34 = 6,774,427,648; final norm 4,096
+    assert model.param_count == 1_256_456_192 + 6_774_427_648 + 4_096 == 8_030_887_936
+
+
+def test_pangu_embedded_interleaved_windows():
+    model = build_model({**PANGU_EMBEDDED_7B, "interleaved_sliding_window": [None, 4096]}, "pe")
+    assert [layer.caches[0].policy.window_tokens for layer in model.layers[:4]] == [None, 4096, None, 4096]
+    every = build_model({**PANGU_EMBEDDED_7B, "interleaved_sliding_window": 2048}, "pe")
+    assert {layer.caches[0].policy.window_tokens for layer in every.layers} == {2048}
+    with pytest.raises(ConfigError, match="param_sink_number"):
+        build_model({**PANGU_EMBEDDED_7B, "param_sink_number": 128}, "pe")

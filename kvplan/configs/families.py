@@ -138,6 +138,15 @@ _ROWS: list[Family] = [
     Family(("teleflm",), kinds=ATTN, params=textfam.llama_params,
            rules=("vLLM 0.33 teleflm.py (LlamaForCausalLM): Llama's cache rule (layer_types, else sliding_window on "
                   "every layer); the muP fields scale the logits only",)),
+    Family(("PanguEmbedded",), kinds=ATTN, derive=textfam.pangu_embedded_kinds, window=textfam.pangu_embedded_window,
+           params=textfam.pangu_embedded_params,
+           refuse=(("param_sink_number", "openPangu's sink attention (StaticSinkAttention, K and V of different "
+                                         "widths plus static sink tokens) is not read yet"),
+                   ("kv_lora_rank", "openPangu's MLA attention is not read under this model_type")),
+           rules=("vLLM 0.33 openpangu.py OpenPanguEmbeddedAttention: K/V of num_key_value_heads x head_dim (else "
+                  "hidden_size / heads) on every layer; layer i slides over interleaved_sliding_window[i % len] (an "
+                  "int: every layer; a null entry: full), else sliding_window on every layer; sink-attention and "
+                  "MLA configs are refused",)),
     Family(("step1",), kinds=ATTN, dims=textfam.step1_dims, params=textfam.step1_params,
            defaults={"num_attention_groups": 8}, aliases={"max_position_embeddings": ("max_seq_len",)},
            refuse=(("use_moe", "vLLM 0.33's Step1ForCausalLM builds dense MLPs only"),),

@@ -1,5 +1,5 @@
 """Llama-like text decoders vLLM 0.33 serves through trust_remote_code configs (MiniCPM, MiMo, TeleChat2, Orion,
-Solar, TeleFLM, Step-1): their head and width rules and their parameter counts, as vLLM 0.33 builds them.
+Solar, TeleFLM, Step-1, openPangu-Embedded): their head and width rules and their parameter counts, as vLLM 0.33 builds them.
 
 Each counter follows the modules of vLLM 0.33's model file (vllm/model_executor/models/<file>.py), which is
 what the engine loads; the config-class defaults are those of each checkpoint's remote configuration_*.py.
@@ -166,3 +166,56 @@ def step1_params(f: Fields, layers: list, dims) -> tuple[int, int]:
     bias = f.flag("attention_bias")
     return _decoder(f, layers, dims, tied_default=True, qkv_bias=bias, o_bias=bias,
                     down_bias=f.flag("mlp_bias"), gate_up_bias=f.flag("mlp_bias"))
+
+
+# -- openPangu-Embedded (openpangu.py PanguEmbeddedForCausalLM, model_type PanguEmbedded) --------------------
+
+def _pangu_windows(f: Fields) -> list | None:
+    """interleaved_sliding_window: one window for every layer, or a list cycled over the layers (None: full)."""
+    value = f.get("interleaved_sliding_window")
+    if value is None:
+        return None
+    if isinstance(value, list):
+        for i, entry in enumerate(value):
+            if entry is not None:
+                f.check_int(f"interleaved_sliding_window[{i}]", entry)
+        return value
+    return [f.int("interleaved_sliding_window")]
+
+
+def pangu_embedded_kinds(f: Fields, n: int) -> list[str]:
+    """OpenPanguEmbeddedAttention: layer i slides over interleaved_sliding_window[i % len] (an int: every layer);
+    without it, vLLM's cache_config.sliding_window (the config's sliding_window) covers every layer."""
+    from . import kinds as K
+    windows = _pangu_windows(f)
+    if windows is None:
+        return [K.ATTENTION] * n
+    return [K.FULL if windows[i % len(windows)] is None else K.SLIDING for i in range(n)]
+
+
+def pangu_embedded_window(f: Fields) -> int | None:
+    windows = _pangu_windows(f)
+    if windows is None:
+        return f.opt_int("sliding_window")
+    sizes = {w for w in windows if w is not None}
+    if len(sizes) > 1:
+        raise ConfigError(f"{f.source}: interleaved_sliding_window lists {len(sizes)} different windows, which "
+                          f"kvplan cannot size yet (model_type {f.model_type!r})", "this layout is not supported yet")
+    return sizes.pop() if sizes else None
+
+
+def pangu_embedded_params(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """PanguEmbeddedForCausalLM (OpenPanguEmbeddedAttention, OpenPanguMLP): o_proj biased with attention_bias or
+    bias, q/k/v likewise unless qkv_bias says otherwise; gate_up and down biased with mlp_bias; RMSNorms, two more a
+    layer with sandwich_norm. MoE layers (n_routed_experts) are not counted here."""
+    if f.get("n_routed_experts") is not None:
+        raise ConfigError(f"{f.source}: n_routed_experts is set: kvplan counts openPangu's dense model only "
+                          f"(model_type {f.model_type!r})", "give --weights")
+    bias = f.flag("attention_bias") or f.flag("bias")
+    qkv_bias = f.flag("qkv_bias", default=bias)
+    mlp_bias = f.flag("mlp_bias")
+    total, _ = _decoder(f, layers, dims, tied_default=None, qkv_bias=qkv_bias, o_bias=bias, down_bias=mlp_bias,
+                        gate_up_bias=mlp_bias)
+    if f.flag("sandwich_norm"):
+        total += len(layers) * 2 * f.int("hidden_size")
+    return total, total
