@@ -1,6 +1,6 @@
 """Remote-code text decoders vLLM 0.33 serves, read exactly (kvplan/configs/textfam.py): MiMo (mimo), MiniCPM
 (minicpm), TeleChat2 (telechat), Orion (orion), Solar (solar), TeleFLM (teleflm), Step-1 (step1),
-openPangu-Embedded (PanguEmbedded).
+openPangu-Embedded (PanguEmbedded), PLaMo 3 (plamo3).
 
 Configs (tests/data/configs/):
 - mimo-7b.json: XiaomiMiMo/MiMo-7B's config.json as a public fine-tuning repository first committed it with the
@@ -190,7 +190,7 @@ def test_step1_kv_heads_are_attention_groups():
         build_model({**raw, "use_moe": True}, "step1")
 
 
-@pytest.mark.parametrize("name", ["minicpm", "mimo", "telechat", "orion", "solar", "teleflm", "step1", "PanguEmbedded"])
+@pytest.mark.parametrize("name", ["minicpm", "mimo", "telechat", "orion", "solar", "teleflm", "step1", "PanguEmbedded", "plamo3"])
 def test_rules_cite_vllm(name):
     from kvplan.configs.families import FAMILIES
     assert "vLLM 0.33" in FAMILIES[name].rules[0]
@@ -230,3 +230,32 @@ def test_pangu_embedded_interleaved_windows():
     assert {layer.caches[0].policy.window_tokens for layer in every.layers} == {2048}
     with pytest.raises(ConfigError, match="param_sink_number"):
         build_model({**PANGU_EMBEDDED_7B, "param_sink_number": 128}, "pe")
+
+
+# -- PLaMo 3 ------------------------------------------------------------------------------------------------
+
+# hand-written: the shapes of SGLang's Plamo3Config unit test (sglang test/.../test_plamo3.py, code index id
+# 59807822217), whose expected layout for 8 layers, pattern 4, window 128 is [128, 128, 128, None] x 2; no
+# public config.json of pfnet/plamo-3 was found in the code index
+PLAMO3 = {"model_type": "plamo3", "architectures": ["Plamo3ForCausalLM"], "hidden_size": 64, "num_hidden_layers": 8,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "max_position_embeddings": 128,
+          "window_size": 128, "sliding_window_pattern": 4, "intermediate_size": 128, "vocab_size": 64}
+
+
+def test_plamo3_layout_and_parameters():
+    model = build_model(PLAMO3, "plamo3")
+    assert [layer.caches[0].policy.window_tokens for layer in model.layers] == [128, 128, 128, None] * 2
+    assert estimate(model, 1024).bytes_per_token == 2 * 8 * 2 * 16 * 2 == 1_024
+    # tied embeddings 64 x 64 = 4,096; per layer q, o 64 x 64, k, v 64 x 32 (12,288), q_norm and k_norm 2 x 16,
+    # MLP 3 x 64 x 128 = 24,576, four RMSNorms 256: 37,152 x 8 = 297,216; final norm 64
+    assert model.param_count == 4_096 + 297_216 + 64 == 301_376
+
+
+def test_plamo3_class_defaults():
+    # Plamo3Config: 32 layers, sliding_window_pattern 8, window_size 2048: layers 7, 15, 23, 31 full
+    model = build_model({"model_type": "plamo3", "hidden_size": 4096, "intermediate_size": 13312,
+                         "vocab_size": 32000}, "plamo3-defaults")
+    assert [i for i, layer in enumerate(model.layers) if layer.caches[0].policy.window_tokens is None] == [7, 15, 23, 31]
+    assert {layer.caches[0].policy.window_tokens for layer in model.layers} == {None, 2048}
+    # 4 KV heads x 128
+    assert estimate(model, 4096).bytes_per_token == 2 * 32 * 4 * 128 * 2 == 65_536

@@ -147,6 +147,11 @@ _ROWS: list[Family] = [
                   "hidden_size / heads) on every layer; layer i slides over interleaved_sliding_window[i % len] (an "
                   "int: every layer; a null entry: full), else sliding_window on every layer; sink-attention and "
                   "MLA configs are refused",)),
+    Family(("plamo3",), kinds=ATTN, derive=textfam.plamo3_kinds, window=textfam.plamo3_window,
+           params=textfam.plamo3_params, defaults=textfam.PLAMO3_DEFAULTS,
+           rules=("vLLM 0.33 plamo3.py: K/V of num_key_value_heads (4) x head_dim (128) on every layer; layer i full "
+                  "when (i + 1) % sliding_window_pattern == 0 (8), else sliding over window_size (2048) tokens "
+                  "(Plamo3Config's interleaved_sliding_window; a saved list is read as written)",)),
     Family(("step1",), kinds=ATTN, dims=textfam.step1_dims, params=textfam.step1_params,
            defaults={"num_attention_groups": 8}, aliases={"max_position_embeddings": ("max_seq_len",)},
            refuse=(("use_moe", "vLLM 0.33's Step1ForCausalLM builds dense MLPs only"),),

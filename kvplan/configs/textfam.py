@@ -1,5 +1,5 @@
 """Llama-like text decoders vLLM 0.33 serves through trust_remote_code configs (MiniCPM, MiMo, TeleChat2, Orion,
-Solar, TeleFLM, Step-1, openPangu-Embedded): their head and width rules and their parameter counts, as vLLM 0.33 builds them.
+Solar, TeleFLM, Step-1, openPangu-Embedded, PLaMo 3): their head and width rules and their parameter counts, as vLLM 0.33 builds them.
 
 Each counter follows the modules of vLLM 0.33's model file (vllm/model_executor/models/<file>.py), which is
 what the engine loads; the config-class defaults are those of each checkpoint's remote configuration_*.py.
@@ -218,4 +218,37 @@ def pangu_embedded_params(f: Fields, layers: list, dims) -> tuple[int, int]:
                         gate_up_bias=mlp_bias)
     if f.flag("sandwich_norm"):
         total += len(layers) * 2 * f.int("hidden_size")
+    return total, total
+
+
+# -- PLaMo 3 (plamo3.py Plamo3ForCausalLM) ------------------------------------------------------------------
+
+PLAMO3_DEFAULTS = {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+                   "window_size": 2048, "sliding_window_pattern": 8, "tie_word_embeddings": True}
+
+
+def plamo3_kinds(f: Fields, n: int) -> list[str]:
+    """Plamo3Config: layer i is full attention when (i + 1) % sliding_window_pattern == 0 (is_full_attn), else it
+    slides over window_size; a config.json that saved interleaved_sliding_window (None: full) is read as written,
+    which PretrainedConfig's kwargs would set last."""
+    from . import kinds as K
+    if isinstance(f.get("interleaved_sliding_window"), list):
+        return pangu_embedded_kinds(f, n)
+    pattern = f.int("sliding_window_pattern")
+    return [K.FULL if (i + 1) % pattern == 0 else K.SLIDING for i in range(n)]
+
+
+def plamo3_window(f: Fields) -> int | None:
+    if isinstance(f.get("interleaved_sliding_window"), list):
+        return pangu_embedded_window(f)
+    return f.int("window_size")
+
+
+def plamo3_params(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Plamo3ForCausalLM: q/k/v/o without biases, per-head q_norm and k_norm (head_dim each), DenseMLP (gate_up and
+    down, no biases), four RMSNorms a layer (pre/post mixer, pre/post MLP), a final norm; Plamo3Config ties the
+    embeddings by default."""
+    total, _ = _decoder(f, layers, dims, tied_default=True)
+    hidden = f.int("hidden_size")
+    total += len(layers) * (2 * dims[2] + 2 * hidden)  # q_norm, k_norm; two more RMSNorms than Llama's
     return total, total
