@@ -145,6 +145,10 @@ def test_telechat_without_kv_heads_is_refused():
     del raw["num_key_value_heads"]
     with pytest.raises(ConfigError, match="num_key_value_heads"):
         build_model(raw, "telechat")
+    # a public TeleChat MoE research config (962086838/LLaMA-Factory config.json, code index id 37167459472) carries
+    # num_moe_experts 16, which vLLM's TeleChat2 does not build
+    with pytest.raises(ConfigError, match="num_moe_experts"):
+        build_model({**TELECHAT, "num_moe_experts": 16, "expert_chosen": 2}, "telechat-moe")
 
 
 def test_orion_layer_norms_have_biases():

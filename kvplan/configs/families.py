@@ -126,6 +126,8 @@ _ROWS: list[Family] = [
                   "asserts); the num_nextn_predict_layers MTP layers are not loaded or cached",)),
     Family(("telechat",), kinds=ATTN, aliases=textfam.TELECHAT_NAMES, kv_rule=textfam.telechat_kv_heads,
            params=textfam.telechat_params,
+           refuse=(("num_moe_experts", "a TeleChat MoE variant: vLLM 0.33's TeleChat2ForCausalLM builds dense MLPs "
+                                       "only"),),
            rules=("vLLM 0.33 telechat2.py (LlamaModel with n_layer, n_head, ffn_hidden_size): K/V of "
                   "num_key_value_heads (which the config must give: Telechat2Config keeps it None otherwise) x "
                   "head_dim (else hidden_size / n_head) on every layer; layer_types / sliding_window as Llama",)),
