@@ -325,10 +325,10 @@ def test_unknown_type_guess_is_marked_everywhere(cli, tmp_path):
 
 
 def test_unknown_type_honours_an_explicit_use_sliding_window_false():
-    # XiaomiMiMo/MiMo-7B-Base (model_type 'mimo', a Qwen2 derivative) keeps sliding_window 32,768 beside
-    # use_sliding_window false; vLLM (ModelConfig.get_hf_config_sliding_window) then serves every layer full.
+    # MiMo-7B's shape under an unknown model_type (mimo itself has a family record now: test_families_remote_decoders.py):
+    # a Qwen2 derivative keeping sliding_window 32,768 beside use_sliding_window false is served full on every layer.
     # 36 layers x 2 x 8 KV heads x 128 x 2 B x 131,072 tokens = 19,327,352,832 B per sequence, not capped at 32,768
-    cfg = dict(model_type="mimo", hidden_size=4096, num_hidden_layers=36, num_attention_heads=32,
+    cfg = dict(model_type="qwen2_derivative_unknown", hidden_size=4096, num_hidden_layers=36, num_attention_heads=32,
                num_key_value_heads=8, sliding_window=32768, use_sliding_window=False, max_window_layers=32)
     with pytest.warns(UserWarning, match="guessed"):
         model = build_model(cfg, "t")

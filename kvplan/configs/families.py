@@ -11,8 +11,8 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import (bailing, block_sparse, compressed, kolibri, looped, nemotron_nas, params, step5, pooled_sparse, qsa,
-               shared_compressed, vl_wrappers)
+from . import (bailing, block_sparse, compressed, kolibri, looped, nemotron_nas, params, remote_decoders, step5,
+               pooled_sparse, qsa, shared_compressed, vl_wrappers)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, step3_kv_heads, zamba_dims)
@@ -111,6 +111,55 @@ _ROWS: list[Family] = [
                   "the checkpoints write local_attention_window) elsewhere",)),
     Family(("minicpm5_moe",), kinds=FULL_ONLY, defaults={"head_dim": 128}, params=params.minicpm5_moe,
            rules=("K/V of num_key_value_heads x head_dim on every layer, no window",)),
+    # -- Llama-like decoders vLLM 0.33 serves through remote-code configs (remote_decoders.py: heads, widths, parameters)
+    Family(("minicpm",), kinds=ATTN, dims=remote_decoders.minicpm_dims, params=remote_decoders.minicpm_params,
+           notes=remote_decoders.minicpm_notes,
+           rules=("vLLM 0.33 minicpm.py MiniCPMAttention: K/V of num_key_value_heads (absent: num_attention_heads, "
+                  "the remote MiniCPMConfig) x hidden_size / num_attention_heads (head_dim is not read) on every "
+                  "layer; sliding_window, when set, on every layer (vLLM's cache_config); MiniCPM4's sparse_config "
+                  "(InfLLM v2) is not read by vLLM: every token is cached",)),
+    Family(("mimo",), kinds=ATTN, dims=gqa_from_hidden, window_gate="use_sliding_window", refine=remote_decoders.mimo_kinds,
+           params=remote_decoders.mimo_params,
+           rules=("vLLM 0.33 mimo.py (Qwen2Model): K/V of num_key_value_heads x hidden_size / num_attention_heads "
+                  "on every layer; MiMoConfig (a Qwen2Config) drops sliding_window unless use_sliding_window, and "
+                  "then vLLM slides every layer (max_window_layers below the layer count is refused, as vLLM "
+                  "asserts); the num_nextn_predict_layers MTP layers are not loaded or cached",)),
+    Family(("telechat",), kinds=ATTN, aliases=remote_decoders.TELECHAT_NAMES, kv_rule=remote_decoders.telechat_kv_heads,
+           params=remote_decoders.telechat_params,
+           refuse=(("num_moe_experts", "a TeleChat MoE variant: vLLM 0.33's TeleChat2ForCausalLM builds dense MLPs "
+                                       "only"),),
+           rules=("vLLM 0.33 telechat2.py (LlamaModel with n_layer, n_head, ffn_hidden_size): K/V of "
+                  "num_key_value_heads (which the config must give: Telechat2Config keeps it None otherwise) x "
+                  "head_dim (else hidden_size / n_head) on every layer; layer_types / sliding_window as Llama",)),
+    Family(("orion",), kinds=ATTN, dims=gqa_from_hidden, params=remote_decoders.orion_params,
+           rules=("vLLM 0.33 orion.py: K/V of num_key_value_heads x hidden_size / num_attention_heads on every "
+                  "layer (sliding_window, when set, on every layer)",)),
+    Family(("solar",), kinds=ATTN, params=remote_decoders.llama_params,
+           rules=("vLLM 0.33 solar.py: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every "
+                  "layer (sliding_window, when set, on every layer); the bskcn_* skip connections cache nothing",)),
+    Family(("teleflm",), kinds=ATTN, params=remote_decoders.llama_params,
+           rules=("vLLM 0.33 teleflm.py (LlamaForCausalLM): Llama's cache rule (layer_types, else sliding_window on "
+                  "every layer); the muP fields scale the logits only",)),
+    Family(("PanguEmbedded",), kinds=ATTN, derive=remote_decoders.pangu_embedded_kinds, window=remote_decoders.pangu_embedded_window,
+           params=remote_decoders.pangu_embedded_params,
+           refuse=(("param_sink_number", "openPangu's sink attention (StaticSinkAttention, K and V of different "
+                                         "widths plus static sink tokens) is not read yet"),
+                   ("kv_lora_rank", "openPangu's MLA attention is not read under this model_type")),
+           rules=("vLLM 0.33 openpangu.py OpenPanguEmbeddedAttention: K/V of num_key_value_heads x head_dim (else "
+                  "hidden_size / heads) on every layer; layer i slides over interleaved_sliding_window[i % len] (an "
+                  "int: every layer; a null entry: full), else sliding_window on every layer; sink-attention and "
+                  "MLA configs are refused",)),
+    Family(("plamo3",), kinds=ATTN, derive=remote_decoders.plamo3_kinds, window=remote_decoders.plamo3_window,
+           params=remote_decoders.plamo3_params, defaults=remote_decoders.PLAMO3_DEFAULTS,
+           rules=("vLLM 0.33 plamo3.py: K/V of num_key_value_heads (4) x head_dim (128) on every layer; layer i full "
+                  "when (i + 1) % sliding_window_pattern == 0 (8), else sliding over window_size (2048) tokens "
+                  "(Plamo3Config's interleaved_sliding_window; a saved list is read as written)",)),
+    Family(("step1",), kinds=ATTN, dims=remote_decoders.step1_dims, params=remote_decoders.step1_params,
+           defaults={"num_attention_groups": 8}, aliases={"max_position_embeddings": ("max_seq_len",)},
+           refuse=(("use_moe", "vLLM 0.33's Step1ForCausalLM builds dense MLPs only"),),
+           rules=("vLLM 0.33 step1.py StepAttention: K/V of num_attention_groups (StepConfig: 8) x hidden_size / "
+                  "num_attention_heads on every layer, ALiBi positions (sliding_window, when set, on every "
+                  "layer)",)),
     Family(("dory",), kinds=frozenset({K.FULL, K.SLIDING, K.NONE}), derive=looped.default_kinds, layers=looped.layers,
            defaults={"head_dim": 256, "sliding_window": 1024, "num_key_value_heads": 4}, params=params.dory,
            rules=("layer_types (released configs interleave 'mlp' blocks); else sliding, sliding, sliding, full "

@@ -33,6 +33,9 @@ LAYOUTS: dict[str, tuple[str, int | None]] = {
     "deepseek_v3": ("shared_head", None), "deepseek_v32": ("shared_head", None),
     "glm4_moe": ("shared_head", None), "glm4_moe_lite": ("shared_head", None),
     "qwen3_next": ("fc", 1),
+    # MiMo (mimo_mtp.py MiMoMultiTokenPredictorLayer): model.mtp_layers.{i} holds input_proj (2 x hidden -> hidden,
+    # no bias), token_layernorm, hidden_layernorm, final_layernorm and a Qwen2 decoder layer: the fc shape
+    "mimo": ("fc", None),
     "qwen3_5": ("fc", 1), "qwen3_5_moe": ("fc", 1), "qwen3_5_text": ("fc", 1), "qwen3_5_moe_text": ("fc", 1),
 }
 
