@@ -286,20 +286,10 @@ def _laguna(f: Fields, layers: list, dims) -> list:
     q_norm, k_norm, g_proj (one gate per head, or per head x head_dim), two norms; sparse layers (mlp_layer_types,
     else all but layer 0) the routed experts, the router mlp.gate (vLLM's GateLinear, never quantized) and its
     e_score_correction_bias, and mlp.shared_expert; dense layers mlp.gate_proj / up_proj / down_proj."""
+    from .params_moe import laguna_fields
+
     n = len(layers)
-    hidden = f.int("hidden_size", default=2048)
-    heads = f.int("num_attention_heads", default=48)
-    kv = f.int("num_key_value_heads", default=8)
-    hd = f.opt_int("head_dim") or 128
-    bias = f.flag("attention_bias")
-    gating = f.get("gating", default=True)
-    per_head = gating is True or gating == "per-head"
-    per_layer = f.int_list("num_attention_heads_per_layer", minimum=1, maximum=100_000) or []
-    inter = f.int("intermediate_size", default=8192)
-    moe_inter = f.int("moe_intermediate_size", default=512)
-    written_null = "shared_expert_intermediate_size" in f.raw and f.raw["shared_expert_intermediate_size"] is None
-    shared_inter = inter if written_null else f.int("shared_expert_intermediate_size", default=512, minimum=0)
-    experts = f.int("num_experts", default=256, minimum=0)
+    hidden, heads, kv, hd, bias, per_head, per_layer, inter, moe_inter, shared_inter, experts, _ = laguna_fields(f)
     out = _ends(f, hidden, False, None)
     for i, kind in enumerate(mlp_layer_types(f, n, dense_first(1))):
         h = per_layer[i] if i < len(per_layer) else heads

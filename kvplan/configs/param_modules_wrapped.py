@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from .fields import Fields
 from .param_modules import Module, _ends, _experts, _float, _linear, _mlp
+from .params import llama4_moe_layers
 
 
 # -- Llama 4 (params.llama4) -----------------------------------------------------------------------------------
@@ -29,9 +30,7 @@ def llama4(f: Fields, layers: list, dims) -> list[Module]:
     heads, kv, head_dim, _ = dims
     hidden = f.int("hidden_size")
     n = len(layers)
-    step = f.int("interleave_moe_layer_step", default=1)
-    moe_layers = f.int_list("moe_layers", None, maximum=n - 1)
-    moe_set = set(moe_layers) if moe_layers is not None else set(range(step - 1, n, step))
+    moe_set = llama4_moe_layers(f, n)
     inter = f.int("intermediate_size", default=8192)
     experts = f.int("num_local_experts", default=16)
     dense_inter = f.int("intermediate_size_mlp", default=16384)
@@ -62,45 +61,26 @@ def gemma4(f: Fields, layers: list, dims) -> list[Module]:
     per-layer-input gate, projection and norm; with enable_moe_block the router (proj, scale, per_expert_scale),
     the routed experts beside the dense MLP and three more norms. The model's embed_tokens_per_layer,
     per_layer_model_projection and per_layer_projection_norm, final norm and LM head (tied by default)."""
-    from .params_dense import _GEMMA4_DEFAULTS as D, _gemma4_layer_types, _gemma4_overrides, _opt_width
+    from .params_dense import _GEMMA4_DEFAULTS as D, gemma4_fields
 
-    hidden = f.int("hidden_size", default=D["hidden_size"])
-    inter = f.int("intermediate_size", default=D["intermediate_size"], maximum=10**9)
-    n_cfg = f.int("num_hidden_layers", default=D["num_hidden_layers"])
-    heads = f.int("num_attention_heads", default=D["num_attention_heads"])
-    kv_default = f.int("num_key_value_heads", default=D["num_key_value_heads"])
-    hd_default = f.int("head_dim", default=D["head_dim"])
-    bias = f.flag("attention_bias", default=False)
-    k_eq_v = f.flag("attention_k_eq_v", default=False)
-    double_wide = f.flag("use_double_wide_mlp", default=False)
-    shared = f.int("num_kv_shared_layers", default=0, minimum=0)
-    types = _gemma4_layer_types(f, n_cfg)
-    overrides = _gemma4_overrides(f, types)
-    ple = _opt_width(f, "hidden_size_per_layer_input", 256)
-    moe = f.flag("enable_moe_block", default=False)
-    if moe:
-        experts = f.int("num_experts")
-        moe_inter = f.int("moe_intermediate_size", maximum=10**9)
+    g = gemma4_fields(f)
+    hidden, heads, bias, ple, n_cfg = g.hidden, g.heads, g.bias, g.ple, g.n_cfg
     out = _ends(f, hidden, True, D["vocab_size"])
     if ple:
         ple_vocab = f.int("vocab_size_per_layer_input", default=262_144)
         out += [_float("embed_tokens_per_layer", ple_vocab * n_cfg * ple, "embeddings"),
                 _linear("per_layer_model_projection", hidden, n_cfg * ple, "per-layer inputs"),
                 _float("per_layer_projection_norm", ple)]
-    first_shared = n_cfg - shared
     for i in range(len(layers)):
-        kind = types[i] if i < len(types) else "full_attention"
-        hd = overrides.get(i, {}).get("head_dim", hd_default)
-        kv = overrides.get(i, {}).get("num_key_value_heads", kv_default)
-        reuse = shared > 0 and i >= first_shared
+        kind, hd, kv, reuse = g.layer(i)
         a, layer = f"layers.{i}.self_attn", f"layers.{i}"
         out += [_linear(f"{a}.q_proj", hidden, heads * hd, "attention", bias), _float(f"{a}.q_norm", hd)]
         if not reuse:
             out += [_float(f"{a}.k_norm", hd), _linear(f"{a}.k_proj", hidden, kv * hd, "attention", bias)]
-            if not (k_eq_v and kind != "sliding_attention"):
+            if not (g.k_eq_v and kind != "sliding_attention"):
                 out.append(_linear(f"{a}.v_proj", hidden, kv * hd, "attention", bias))
         out.append(_linear(f"{a}.o_proj", heads * hd, hidden, "attention", bias))
-        out += _mlp(f"{layer}.mlp", hidden, inter * (2 if double_wide and reuse else 1), "mlp")
+        out += _mlp(f"{layer}.mlp", hidden, g.inter * (2 if g.double_wide and reuse else 1), "mlp")
         out += [_float(f"{layer}.{norm}", hidden) for norm in
                 ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
                  "post_feedforward_layernorm")]
@@ -108,11 +88,11 @@ def gemma4(f: Fields, layers: list, dims) -> list[Module]:
             out += [_linear(f"{layer}.per_layer_input_gate", hidden, ple, "per-layer inputs"),
                     _linear(f"{layer}.per_layer_projection", ple, hidden, "per-layer inputs"),
                     _float(f"{layer}.post_per_layer_input_norm", hidden)]
-        if moe:
-            out += [_float(f"{layer}.router.proj", hidden * experts, "router"),
+        if g.moe:
+            out += [_float(f"{layer}.router.proj", hidden * g.experts, "router"),
                     _float(f"{layer}.router.scale", hidden, "router"),
-                    _float(f"{layer}.router.per_expert_scale", experts, "router")]
-            out += _experts(layer, experts, hidden, moe_inter)
+                    _float(f"{layer}.router.per_expert_scale", g.experts, "router")]
+            out += _experts(layer, g.experts, hidden, g.moe_inter)
             out += [_float(f"{layer}.{norm}", hidden) for norm in
                     ("post_feedforward_layernorm_1", "post_feedforward_layernorm_2", "pre_feedforward_layernorm_2")]
     return out

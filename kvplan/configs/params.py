@@ -551,6 +551,13 @@ def dbrx(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
+def llama4_moe_layers(f: Fields, n: int) -> set[int]:
+    """Llama 4's MoE layers: moe_layers, else every interleave_moe_layer_step-th from step - 1."""
+    step = f.int("interleave_moe_layer_step", default=1)
+    moe_layers = f.int_list("moe_layers", None, maximum=n - 1)
+    return set(moe_layers) if moe_layers is not None else set(range(step - 1, n, step))
+
+
 def llama4(f: Fields, layers: list, dims) -> tuple[int, int]:
     """Llama 4 text model: MoE on the layers moe_layers lists (by default every interleave_moe_layer_step-th,
     from step - 1), each a router, num_local_experts experts of intermediate_size and one shared expert of
@@ -558,9 +565,7 @@ def llama4(f: Fields, layers: list, dims) -> tuple[int, int]:
     heads, kv, head_dim, _ = dims
     hidden = f.int("hidden_size")
     n = len(layers)
-    step = f.int("interleave_moe_layer_step", default=1)
-    moe_layers = f.int_list("moe_layers", None, maximum=n - 1)
-    moe_set = set(moe_layers) if moe_layers is not None else set(range(step - 1, n, step))
+    moe_set = llama4_moe_layers(f, n)
     inter = f.int("intermediate_size", default=8192)
     moe = _ffn_moe(hidden, f.int("num_local_experts", default=16), f.int("num_experts_per_tok", default=1), inter,
                    shared=3 * hidden * inter)

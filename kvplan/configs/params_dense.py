@@ -14,6 +14,7 @@ a caller who wants the whole GitForCausalLM).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from .fields import Fields
 from ..errors import ConfigError
@@ -87,27 +88,68 @@ def _gemma4_overrides(f: Fields, types: list[str]) -> dict[int, dict]:
     return {i: dict(override) for i, t in enumerate(types) if t == "full_attention"}
 
 
-def _gemma4_family(f: Fields, layers, unified: bool) -> tuple[int, int]:
+@dataclass(frozen=True)
+class Gemma4Fields:
+    """The fields Gemma 4's text model is built from, read once for its counter and its per-module table
+    (param_modules_wrapped.gemma4), with Gemma4TextConfig's defaults."""
+    vocab: int
+    hidden: int
+    inter: int
+    n_cfg: int
+    heads: int
+    kv_default: int
+    hd_default: int
+    bias: bool
+    k_eq_v: bool
+    double_wide: bool
+    shared: int
+    types: list
+    overrides: dict
+    ple: int  # hidden_size_per_layer_input (0: none)
+    moe: bool
+    experts: int = 0
+    top_k: int = 0
+    moe_inter: int = 0
+
+    def layer(self, i: int) -> tuple[str, int, int, bool]:
+        """(layer type, head_dim, KV heads, reuses an earlier layer's K/V) of layer i."""
+        kind = self.types[i] if i < len(self.types) else "full_attention"
+        hd = self.overrides.get(i, {}).get("head_dim", self.hd_default)
+        kv = self.overrides.get(i, {}).get("num_key_value_heads", self.kv_default)
+        return kind, hd, kv, self.shared > 0 and i >= self.n_cfg - self.shared  # kv_sharing_modes "reuse"
+
+
+def gemma4_fields(f: Fields, unified: bool = False) -> Gemma4Fields:
     d = _GEMMA4_DEFAULTS
-    vocab = f.int("vocab_size", default=d["vocab_size"])
-    hidden = f.int("hidden_size", default=d["hidden_size"])
-    inter = f.int("intermediate_size", default=d["intermediate_size"], maximum=10**9)
     n_cfg = f.int("num_hidden_layers", default=d["num_hidden_layers"])
-    heads = f.int("num_attention_heads", default=d["num_attention_heads"])
-    kv_default = f.int("num_key_value_heads", default=d["num_key_value_heads"])
-    hd_default = f.int("head_dim", default=d["head_dim"])
-    bias = f.flag("attention_bias", default=False)
-    k_eq_v = f.flag("attention_k_eq_v", default=False)
-    double_wide = f.flag("use_double_wide_mlp", default=False)
-    shared = f.int("num_kv_shared_layers", default=0, minimum=0)
     types = _gemma4_layer_types(f, n_cfg)
-    overrides = _gemma4_overrides(f, types)
-    ple = 0 if unified else _opt_width(f, "hidden_size_per_layer_input", 256)
     moe = (not unified) and f.flag("enable_moe_block", default=False)
-    if moe:
-        experts = f.int("num_experts")
-        top_k = f.int("top_k_experts")
-        moe_inter = f.int("moe_intermediate_size", maximum=10**9)
+    return Gemma4Fields(
+        vocab=f.int("vocab_size", default=d["vocab_size"]),
+        hidden=f.int("hidden_size", default=d["hidden_size"]),
+        inter=f.int("intermediate_size", default=d["intermediate_size"], maximum=10**9),
+        n_cfg=n_cfg,
+        heads=f.int("num_attention_heads", default=d["num_attention_heads"]),
+        kv_default=f.int("num_key_value_heads", default=d["num_key_value_heads"]),
+        hd_default=f.int("head_dim", default=d["head_dim"]),
+        bias=f.flag("attention_bias", default=False),
+        k_eq_v=f.flag("attention_k_eq_v", default=False),
+        double_wide=f.flag("use_double_wide_mlp", default=False),
+        shared=f.int("num_kv_shared_layers", default=0, minimum=0),
+        types=types,
+        overrides=_gemma4_overrides(f, types),
+        ple=0 if unified else _opt_width(f, "hidden_size_per_layer_input", 256),
+        moe=moe,
+        experts=f.int("num_experts") if moe else 0,
+        top_k=f.int("top_k_experts") if moe else 0,
+        moe_inter=f.int("moe_intermediate_size", maximum=10**9) if moe else 0,
+    )
+
+
+def _gemma4_family(f: Fields, layers, unified: bool) -> tuple[int, int]:
+    g = gemma4_fields(f, unified)
+    vocab, hidden, inter, n_cfg, heads, bias = g.vocab, g.hidden, g.inter, g.n_cfg, g.heads, g.bias
+    ple, moe, experts, top_k, moe_inter = g.ple, g.moe, g.experts, g.top_k, g.moe_inter
 
     total = vocab * hidden + _head(f, vocab, hidden, True) + hidden  # embed_tokens, lm_head, norm
     if ple:
@@ -115,20 +157,16 @@ def _gemma4_family(f: Fields, layers, unified: bool) -> tuple[int, int]:
         total += ple_vocab * n_cfg * ple  # embed_tokens_per_layer
         total += hidden * n_cfg * ple + ple  # per_layer_model_projection, per_layer_projection_norm
     routed_off = 0
-    first_shared = n_cfg - shared
     for i in range(_n_layers(layers)):
-        kind = types[i] if i < len(types) else "full_attention"
-        hd = overrides.get(i, {}).get("head_dim", hd_default)
-        kv = overrides.get(i, {}).get("num_key_value_heads", kv_default)
-        reuse = shared > 0 and i >= first_shared  # kv_sharing_modes "reuse": no k/v weights of its own
+        kind, hd, kv, reuse = g.layer(i)  # reuse (kv_sharing_modes "reuse"): no k/v weights of its own
         n = _linear(hidden, heads * hd, bias) + hd  # q_proj, q_norm
         if not reuse:
             n += hd  # k_norm (v_norm has no scale)
             n += _linear(hidden, kv * hd, bias)  # k_proj
-            if not (k_eq_v and kind != "sliding_attention"):
+            if not (g.k_eq_v and kind != "sliding_attention"):
                 n += _linear(hidden, kv * hd, bias)  # v_proj (absent: full layers with attention_k_eq_v)
         n += _linear(heads * hd, hidden, bias)  # o_proj
-        width = inter * (2 if double_wide and reuse else 1)
+        width = inter * (2 if g.double_wide and reuse else 1)
         n += 3 * hidden * width  # mlp gate/up/down
         n += 4 * hidden  # input, post_attention, pre_feedforward, post_feedforward norms
         if ple:

@@ -241,6 +241,23 @@ def beam(f: Fields, layers: list, dims) -> tuple[int, int]:
                      (experts - top_k) * per_expert)
 
 
+def laguna_fields(f: Fields) -> tuple:
+    """(hidden, heads, kv heads, head_dim, attention_bias, one gate per head, heads per layer, intermediate,
+    moe intermediate, shared expert intermediate, experts, top-k) with LagunaConfig's defaults; read once for
+    the counter below and the per-module table (param_modules._laguna)."""
+    hidden = f.int("hidden_size", default=2048)
+    heads = f.int("num_attention_heads", default=48)
+    gating = f.get("gating", default=True)
+    inter = f.int("intermediate_size", default=8192)
+    written_null = "shared_expert_intermediate_size" in f.raw and f.raw["shared_expert_intermediate_size"] is None
+    return (hidden, heads, f.int("num_key_value_heads", default=8), _head_dim(f, hidden, heads, 128),
+            f.flag("attention_bias"), gating is True or gating == "per-head",
+            f.int_list("num_attention_heads_per_layer", minimum=1, maximum=100_000) or [], inter,
+            f.int("moe_intermediate_size", default=512),
+            inter if written_null else f.int("shared_expert_intermediate_size", default=512, minimum=0),
+            f.int("num_experts", default=256, minimum=0), f.int("num_experts_per_tok", default=8, minimum=0))
+
+
 def laguna(f: Fields, layers: list, dims) -> tuple[int, int]:
     """LagunaForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default False). Each
     LagunaDecoderLayer: LagunaAttention with num_attention_heads_per_layer[i] query heads (default
@@ -252,20 +269,8 @@ def laguna(f: Fields, layers: list, dims) -> tuple[int, int]:
     LagunaMLP of shared_expert_intermediate_size (null: intermediate_size); else a LagunaMLP of
     intermediate_size."""
     n = len(layers)
-    hidden = f.int("hidden_size", default=2048)
-    heads = f.int("num_attention_heads", default=48)
-    kv = f.int("num_key_value_heads", default=8)
-    hd = _head_dim(f, hidden, heads, 128)
-    bias = f.flag("attention_bias")
-    gating = f.get("gating", default=True)
-    per_head = gating is True or gating == "per-head"
-    per_layer = f.int_list("num_attention_heads_per_layer", minimum=1, maximum=100_000) or []
-    inter = f.int("intermediate_size", default=8192)
-    moe_inter = f.int("moe_intermediate_size", default=512)
-    written_null = "shared_expert_intermediate_size" in f.raw and f.raw["shared_expert_intermediate_size"] is None
-    shared_inter = inter if written_null else f.int("shared_expert_intermediate_size", default=512, minimum=0)
-    experts = f.int("num_experts", default=256, minimum=0)
-    top_k = f.int("num_experts_per_tok", default=8, minimum=0)
+    hidden, heads, kv, hd, bias, per_head, per_layer, inter, moe_inter, shared_inter, experts, top_k = (
+        laguna_fields(f))
     per_expert = 3 * hidden * moe_inter
     moe = experts * per_expert + hidden * experts + experts + gated_mlp(hidden, shared_inter)
     dense = gated_mlp(hidden, inter)
