@@ -1,0 +1,172 @@
+"""Text architectures of vLLM 0.33's registry that kvplan read only as a guess or misread: openPangu-Ultra-MoE
+(model_type pangu_ultra_moe, kvplan/configs/openpangu.py) and Rnj-1 (a gemma3_text config naming
+Rnj1ForCausalLM, kvplan/configs/rnj1.py).
+
+Configs: no public config.json of either was found in the code index (find_string on PanguUltraMoEForCausalLM,
+"model_type": "pangu_ultra_moe", Rnj1ForCausalLM and "model_type": "rnj1" turned up registries, ports and test
+scaffolds only). The tests therefore use hand-written configs:
+- ULTRA: the shape of the remote OpenPanguMoEConfig's defaults (configuration_openpangu_moe.py, "openPanguUltraMoE
+  718B": hidden 7,680, 61 layers, 128 heads, kv lora 512, q lora 1,536, rope 64, nope 128, v 128, 256 routed
+  experts of 2,048, top 8, one shared expert, 3 dense layers of 18,432, vocab 153,600, untied) written with the
+  field names vLLM 0.33's openpangu.py reads (kv_lora_rank, n_routed_experts, first_k_dense_replace ...).
+- RNJ1: a small gemma3_text config with chunked_attention layers, the layer type vLLM 0.33's rnj1.py handles.
+Expected values are worked out by hand from vLLM 0.33's openpangu.py (OpenPanguMLAAttention, OpenPanguMoE,
+OpenPanguMLP, OpenPanguDecoderLayer) and rnj1.py (Rnj1Attention, Rnj1MLP, Rnj1DecoderLayer).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.cli.app import app
+from kvplan.configs.build import build_model
+from kvplan.core.estimate import estimate
+from kvplan.errors import ConfigError
+
+ULTRA = {
+    "architectures": ["PanguUltraMoEForCausalLM"], "model_type": "pangu_ultra_moe", "vocab_size": 153600,
+    "hidden_size": 7680, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61,
+    "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1, "n_routed_experts": 256,
+    "num_experts_per_tok": 8, "first_k_dense_replace": 3, "kv_lora_rank": 512, "q_lora_rank": 1536,
+    "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "routed_scaling_factor": 2.5,
+    "norm_topk_prob": True, "hidden_act": "silu", "max_position_embeddings": 131072, "rms_norm_eps": 1e-5,
+    "tie_word_embeddings": False, "rope_theta": 25600000, "num_nextn_predict_layers": 1, "torch_dtype": "bfloat16",
+}
+
+RNJ1 = {
+    "architectures": ["Rnj1ForCausalLM"], "model_type": "gemma3_text", "vocab_size": 128256, "hidden_size": 4096,
+    "intermediate_size": 16384, "num_hidden_layers": 8, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "head_dim": 128, "sliding_window": 4096, "query_pre_attn_scalar": 128, "tie_word_embeddings": True,
+    "layer_types": ["chunked_attention"] * 3 + ["full_attention"] + ["chunked_attention"] * 3 + ["full_attention"],
+    "torch_dtype": "bfloat16",
+}
+
+
+def _cli(tmp_path, raw: dict, *args: str):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    return CliRunner().invoke(app, ["estimate", str(path), "--gpu", "h100", "--engine", "vllm", *args])
+
+
+def _one_line_error(tmp_path, raw: dict) -> str:
+    """Runs `kvplan estimate CFG --gpu h100 --engine vllm` as a user would; returns its one error line."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    r = subprocess.run([sys.executable, "-m", "kvplan", "estimate", str(path), "--gpu", "h100", "--engine", "vllm"],
+                       capture_output=True, text=True, timeout=60)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode != 0 and len(lines) == 1 and lines[0].startswith("kvplan: error:"), r.stderr
+    return lines[0]
+
+
+# -- openPangu-Ultra-MoE ------------------------------------------------------------------------------------
+
+def test_pangu_ultra_moe_caches_one_latent_a_layer():
+    model = build_model(ULTRA, "ultra")
+    assert model.reading == "exact" and model.family == "pangu_ultra_moe" and model.num_layers == 61
+    cache = model.layers[0].caches[0]
+    assert cache.kind == "latent" and cache.heads == 1 and cache.key_dim == 512 + 64
+    # MLAAttentionSpec: one latent of kv_lora_rank 512 + qk_rope_head_dim 64 per token and layer, bf16:
+    # 61 x (512 + 64) x 2 B
+    assert estimate(model, 4096).bytes_per_token == 61 * (512 + 64) * 2 == 70_272
+
+
+def test_pangu_ultra_moe_parameters_by_hand():
+    model = build_model(ULTRA, "ultra")
+    h = 7680
+    # OpenPanguMLAAttention: fused_qkv_a_proj 7,680 x (1,536 + 512 + 64), q_a_layernorm 1,536, q_b_proj
+    # 1,536 x 128 x (128 + 64), kv_a_layernorm 512, kv_b_proj 512 x 128 x (128 + 128), o_proj 128 x 128 x 7,680
+    attn = h * (1536 + 576) + 1536 + 1536 * 128 * 192 + 512 + 512 * 128 * 256 + 128 * 128 * h
+    assert attn == 196_577_280
+    norms = 2 * h  # input_layernorm, post_attention_layernorm (no sandwich_norm)
+    dense = 3 * h * 18432  # OpenPanguMLP gate_up + down at intermediate_size, layers 0-2
+    expert = 3 * h * 2048
+    router = h * 256  # GateLinear, no bias; no router_enable_expert_bias, so no e_score_correction_bias
+    shared = 3 * h * (2048 * 1)  # moe_intermediate_size x n_shared_experts
+    embed_head = 2 * 153600 * h  # untied
+    total = embed_head + h + 3 * (attn + norms + dense) + 58 * (attn + norms + router + shared + 256 * expert)
+    active = embed_head + h + 3 * (attn + norms + dense) + 58 * (attn + norms + router + shared + 8 * expert)
+    # the checkpoint's name says 718B total, its model card 39B active
+    assert model.param_count == total == 719_092_830_720
+    assert model.active_param_count == active == 40_370_557_440
+
+
+def test_pangu_ultra_moe_sandwich_norm_and_expert_bias():
+    base = build_model(ULTRA, "ultra").param_count
+    raw = {**ULTRA, "sandwich_norm": True, "router_enable_expert_bias": True}
+    # two more RMSNorms on every layer (pre_mlp_layernorm, post_mlp_layernorm); one fp32 bias an expert on the
+    # 58 MoE layers
+    assert build_model(raw, "ultra").param_count == base + 61 * 2 * 7680 + 58 * 256
+
+
+def test_pangu_ultra_moe_with_the_remote_names_only_is_refused():
+    raw = {k: v for k, v in ULTRA.items() if k not in ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim",
+                                                       "qk_nope_head_dim", "v_head_dim")}
+    raw.update({"attention_kv_lora_dim": 512, "attention_qk_rope_dim": 64})
+    with pytest.raises(ConfigError, match="attention_kv_lora_dim.*vLLM 0.33 does not read"):
+        build_model(raw, "ultra-remote-names")
+
+
+def test_pangu_sink_attention_is_refused_by_name():
+    raw = {k: v for k, v in ULTRA.items() if k != "kv_lora_rank"}
+    raw.update({"param_sink_number": 128, "qk_nope_dim": 128, "qk_rope_dim": 64, "v_channels": 128})
+    with pytest.raises(ConfigError, match="SinkFullAttentionSpec"):
+        build_model(raw, "pangu-sink")
+
+
+def test_pangu_ultra_moe_cli(tmp_path):
+    # 1.44 TB of bf16 weights on one H100: one clear line
+    assert "does not fit on 1 x h100" in _one_line_error(tmp_path, ULTRA)
+    spread = _cli(tmp_path, ULTRA, "--tp", "8", "--pp", "4", "--format", "json")
+    assert spread.exit_code == 0, spread.output
+    assert json.loads(spread.stdout)["bytes_per_token"] == 70_272
+
+
+# -- Rnj-1 --------------------------------------------------------------------------------------------------
+
+def test_rnj1_chunked_layers_slide_and_the_rest_are_full():
+    model = build_model(RNJ1, "rnj1")
+    assert model.reading == "exact" and model.family == "rnj1"
+    windows = [layer.caches[0].policy.window_tokens for layer in model.layers]
+    assert windows == [4096, 4096, 4096, None] * 2
+    # K and V of 8 KV heads x 128 on every layer, bf16: 2 x 8 x 8 x 128 x 2 B
+    assert estimate(model, 4096).bytes_per_token == 2 * 8 * 8 * 128 * 2 == 32_768
+
+
+def test_rnj1_sliding_attention_layers_get_no_window():
+    # Rnj1Attention: per_layer_sliding_window only for chunked_attention; Gemma 3 would slide these
+    raw = {**RNJ1, "layer_types": ["sliding_attention"] * 7 + ["full_attention"]}
+    assert {layer.caches[0].policy.window_tokens for layer in build_model(raw, "rnj1").layers} == {None}
+    gemma = build_model({**raw, "architectures": ["Gemma3ForCausalLM"]}, "gemma3")
+    assert gemma.family == "gemma3_text"
+    assert [layer.caches[0].policy.window_tokens for layer in gemma.layers] == [4096] * 7 + [None]
+
+
+def test_rnj1_without_layer_types_is_full_everywhere():
+    # Gemma3TextConfig fills layer_types with sliding_attention / full_attention (pattern 6): no chunked layer
+    raw = {k: v for k, v in RNJ1.items() if k != "layer_types"}
+    assert {layer.caches[0].policy.window_tokens for layer in build_model(raw, "rnj1").layers} == {None}
+
+
+def test_rnj1_parameters_by_hand():
+    model = build_model(RNJ1, "rnj1")
+    h = 4096
+    # q 4,096 x 4,096, k and v 4,096 x 1,024, o 4,096 x 4,096, q_norm and k_norm 128 each; GELU-gated MLP
+    # 3 x 4,096 x 16,384; four GemmaRMSNorms; tied embeddings 128,256 x 4,096 and a final norm
+    layer = h * 4096 + 2 * h * 1024 + 4096 * h + 2 * 128 + 3 * h * 16384 + 4 * h
+    assert model.param_count == 128256 * h + h + 8 * layer == 2_471_630_848
+
+
+def test_rnj1_cli(tmp_path):
+    r = _cli(tmp_path, RNJ1, "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["bytes_per_token"] == 32_768
+
+
+def test_rnj1_chunked_without_window_is_one_line(tmp_path):
+    assert "sliding_window is not set" in _one_line_error(tmp_path, {**RNJ1, "sliding_window": None})
