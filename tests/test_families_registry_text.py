@@ -1,6 +1,7 @@
 """Text architectures of vLLM 0.33's registry that kvplan read only as a guess or misread: openPangu-Ultra-MoE
-(model_type pangu_ultra_moe, kvplan/configs/openpangu.py) and Rnj-1 (a gemma3_text config naming
-Rnj1ForCausalLM, kvplan/configs/rnj1.py).
+(model_type pangu_ultra_moe, kvplan/configs/openpangu.py), Rnj-1 (a gemma3_text config naming
+Rnj1ForCausalLM, kvplan/configs/rnj1.py), K2-Horizon (k2_horizon) and AliceAI (alice_ai) (kvplan/configs/k2_horizon.py:
+caches exact, parameters not counted).
 
 Configs: no public config.json of either was found in the code index (find_string on PanguUltraMoEForCausalLM,
 "model_type": "pangu_ultra_moe", Rnj1ForCausalLM and "model_type": "rnj1" turned up registries, ports and test
@@ -170,3 +171,54 @@ def test_rnj1_cli(tmp_path):
 
 def test_rnj1_chunked_without_window_is_one_line(tmp_path):
     assert "sliding_window is not set" in _one_line_error(tmp_path, {**RNJ1, "sliding_window": None})
+
+
+# -- K2-Horizon and AliceAI: caches read exactly, parameters not counted ----------------------------------
+
+# K2-Horizon-MoVA-36B-A4B's shape as a public port describes it (code index id 71391136681: 48 layers, 32 query
+# heads, 8 KV heads of 128, hidden 2,560, 100 experts of 768, 64 MoVA value experts); written here as a config
+K2 = {
+    "architectures": ["K2HorizonForCausalLM"], "model_type": "k2_horizon", "vocab_size": 250624, "hidden_size": 2560,
+    "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+    "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 100, "num_experts_per_tok": 8,
+    "mova_num_experts": 64, "mova_num_experts_per_tok": 4, "torch_dtype": "bfloat16",
+}
+
+# a hand-written AliceAI config: three KDA layers, then one full-attention layer, twelve times
+ALICE = {
+    "architectures": ["AliceAIForCausalLM"], "model_type": "alice_ai", "vocab_size": 151936, "hidden_size": 2048,
+    "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+    "linear_num_key_heads": 16, "linear_num_value_heads": 16, "linear_key_head_dim": 128,
+    "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,
+    "layer_types": (["linear_attention"] * 3 + ["full_attention"]) * 12, "torch_dtype": "bfloat16",
+}
+
+
+def test_k2_horizon_caches_kv_on_every_layer():
+    model = build_model(K2, "k2")
+    assert model.reading == "exact" and model.family == "k2_horizon"
+    # K2HorizonAttention and K2HorizonMoVAAttention alike: K and V of 8 heads x 128, bf16, 48 layers
+    assert estimate(model, 4096).bytes_per_token == 2 * 48 * 8 * 128 * 2 == 196_608
+    assert model.param_count == 0 and any("does not count K2-Horizon" in n for n in model.notes)
+
+
+def test_alice_ai_full_layers_cache_and_kda_layers_keep_state():
+    model = build_model(ALICE, "alice")
+    assert model.reading == "exact" and model.family == "alice_ai"
+    # 12 Qwen3NextAttention layers: K and V of 2 heads x 256, bf16
+    assert estimate(model, 4096).bytes_per_token == 2 * 12 * 2 * 256 * 2 == 24_576
+    # 36 KDA layers: a bf16 conv of (4 - 1) x 3 x 16 x 128 and an fp32 state of 16 x 128 x 128
+    per_layer = (4 - 1) * 3 * 16 * 128 * 2 + 16 * 128 * 128 * 4
+    assert estimate(model, 4096).state_bytes_per_sequence == 36 * per_layer == 39_075_840
+
+
+def test_alice_ai_unequal_kda_heads_are_refused():
+    with pytest.raises(ConfigError, match="requires them equal"):
+        build_model({**ALICE, "linear_num_value_heads": 32}, "alice")
+
+
+@pytest.mark.parametrize("raw", [K2, ALICE], ids=["k2_horizon", "alice_ai"])
+def test_uncounted_families_ask_for_weights_in_one_line(tmp_path, raw):
+    assert "--weights" in _one_line_error(tmp_path, raw)
+    r = _cli(tmp_path, raw, "--weights", "80GB", "--tp", "2", "--format", "json")
+    assert r.exit_code == 0, r.output

@@ -11,8 +11,8 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import (bailing, block_sparse, compressed, kolibri, looped, nemotron_nas, openpangu, params, remote_decoders,
-               rnj1, step5, pooled_sparse, qsa, shared_compressed, vl_wrappers)
+from . import (bailing, block_sparse, compressed, k2_horizon, kolibri, looped, nemotron_nas, openpangu, params,
+               remote_decoders, rnj1, step5, pooled_sparse, qsa, shared_compressed, vl_wrappers)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, step3_kv_heads, zamba_dims)
@@ -608,6 +608,16 @@ _ROWS: list[Family] = [
                   "per index_kpool tokens, and a ring of the unfinished pool (kpool rows of 2 x index_head_dim, "
                   "bf16), as vLLM 0.33 keeps them; a step reads the top index_topk / kpool pools",)),
     Family(("kimi_k3",), text="kimi_linear", rules=("Kimi K3: its text model (kimi_linear) in text_config",)),
+    Family(("alice_ai",), kinds=frozenset({K.FULL, K.LINEAR}), state=kda_state, aliases=k2_horizon.ALICE_NAMES,
+           refine=k2_horizon.alice_kinds, params=k2_horizon.not_counted,
+           rules=("vLLM 0.33 alice_ai.py: layer_types (which vLLM requires): full_attention is Qwen3NextAttention, K/V "
+                  "of num_key_value_heads x head_dim; linear_attention is Kimi Delta Attention, a conv of "
+                  "(linear_conv_kernel_dim - 1) x 3 x linear_num_key_heads x linear_key_head_dim and an fp32 state "
+                  "of heads x head_dim x head_dim; parameters not counted",)),
+    Family(("k2_horizon",), kinds=ATTN, params=k2_horizon.not_counted,
+           rules=("vLLM 0.33 k2_horizon.py K2HorizonAttention / K2HorizonMoVAAttention: K/V of num_key_value_heads x "
+                  "head_dim (else hidden_size / heads) on every layer, no per-layer window (sliding_window, when "
+                  "set, on every layer); parameters not counted",)),
     Family(("kimi_linear",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=kda_state,
            markers=("linear_attn_config.full_attn_layers",), derive=kimi_default, params=params.by_type,
            aliases={"max_position_embeddings": ("model_max_length",)},
