@@ -222,3 +222,74 @@ def test_uncounted_families_ask_for_weights_in_one_line(tmp_path, raw):
     assert "--weights" in _one_line_error(tmp_path, raw)
     r = _cli(tmp_path, raw, "--weights", "80GB", "--tp", "2", "--format", "json")
     assert r.exit_code == 0, r.output
+
+
+# -- Mistral Large 3: a Mistral-format params.json (kvplan/configs/mistral_params.py) ---------------------
+
+# Mistral-Large-3's params.json values as vLLM's own test of adapt_config_dict writes them
+# (tests/transformers_utils/test_config.py, code index id 70316981193)
+LARGE3_PARAMS = {
+    "dim": 7168, "n_layers": 61, "head_dim": 192, "hidden_dim": 16384, "n_heads": 128, "n_kv_heads": 128,
+    "norm_eps": 1e-5, "vocab_size": 131072, "rope_theta": 10000.0, "max_position_embeddings": 294912,
+    "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "moe": {"num_experts": 128, "num_experts_per_tok": 4, "num_shared_experts": 1, "expert_hidden_dim": 4096,
+            "first_k_dense_replace": 3, "route_every_n": 1, "routed_scale": 1.0, "num_expert_groups": 1,
+            "num_expert_groups_per_tok": 1},
+    "llama_4_scaling": {"beta": 0.1, "original_max_position_embeddings": 8192},
+    "yarn": {"alpha": 1, "apply_scale": False, "beta": 32, "factor": 36, "original_max_position_embeddings": 8192},
+}
+
+
+def _params_json(tmp_path, raw: dict):
+    folder = tmp_path / "mistral-large-3"
+    folder.mkdir()
+    (folder / "params.json").write_text(json.dumps(raw))
+    return folder
+
+
+def test_mistral_large_3_params_json_is_read_as_vllm_adapts_it(tmp_path):
+    from kvplan.sources import load_model
+
+    model = load_model(str(_params_json(tmp_path, LARGE3_PARAMS)))  # a folder with params.json only
+    # adapt_config_dict: shared experts + MLA -> model_type deepseek_v3, MistralLarge3ForCausalLM
+    assert model.model_type == "deepseek_v3" and model.reading == "exact" and model.num_layers == 61
+    # one MLA latent of 512 + 64 per token and layer, bf16: 61 x 576 x 2 B
+    assert estimate(model, 4096).bytes_per_token == 61 * (512 + 64) * 2 == 70_272
+    h = 7168
+    # DeepseekV2 MLA with q_lora_rank: q_a 7,168 x 1,536, q_a_layernorm, q_b 1,536 x 128 x 192, kv_a 7,168 x 576,
+    # kv_a_layernorm 512, kv_b 512 x 128 x 256, o 128 x 128 x 7,168
+    attn = h * 1536 + 1536 + 1536 * 128 * 192 + h * 576 + 512 + 512 * 128 * 256 + 128 * 128 * h
+    dense, expert, shared = 3 * h * 16384, 3 * h * 4096, 3 * h * 4096 * 1
+    router = h * 128  # topk_method None (as _remap_moe_args sets it): no e_score_correction_bias in vLLM
+    embed_head = 2 * 131072 * h  # tied_embeddings absent: False
+    total = embed_head + h + 3 * (attn + 2 * h + dense) + 58 * (attn + 2 * h + router + shared + 128 * expert)
+    active = embed_head + h + 3 * (attn + 2 * h + dense) + 58 * (attn + 2 * h + router + shared + 4 * expert)
+    assert model.param_count == total == 673_421_089_792  # Mistral's 675B less its 2.5B vision encoder
+    assert model.active_param_count == active == 39_946_968_064
+
+
+def test_mistral_params_json_with_vision_or_without_shared_experts_is_one_line(tmp_path):
+    vision = {**LARGE3_PARAMS, "vision_encoder": {"hidden_size": 1664}}
+    path = _params_json(tmp_path, vision) / "params.json"
+    r = subprocess.run([sys.executable, "-m", "kvplan", "estimate", str(path)], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode != 0 and r.stderr.count("\n") == 1 and "vision or audio encoder" in r.stderr
+    from kvplan.configs.mistral_params import to_config
+
+    moe = {**LARGE3_PARAMS, "moe": {**LARGE3_PARAMS["moe"], "num_shared_experts": 0}}
+    moe.pop("qk_nope_head_dim")
+    with pytest.raises(ConfigError, match="MixtralForCausalLM"):
+        to_config(moe, "params.json")
+
+
+def test_dense_mistral_params_json_reads_as_mistral():
+    from kvplan.configs.mistral_params import to_config
+
+    dense = {"dim": 4096, "n_layers": 32, "head_dim": 128, "hidden_dim": 14336, "n_heads": 32, "n_kv_heads": 8,
+             "norm_eps": 1e-5, "vocab_size": 32768, "rope_theta": 1e6, "sliding_window": [4096, 4096, 4096, None]}
+    model = build_model(to_config(dense, "params.json"), "dense")
+    assert model.family == "mistral"
+    # _remap_mistral_sliding_window: the pattern repeated, 24 sliding layers of 4,096 and 8 full
+    windows = [layer.caches[0].policy.window_tokens for layer in model.layers]
+    assert windows == [4096, 4096, 4096, None] * 8
+    assert estimate(model, 4096).bytes_per_token == 2 * 32 * 8 * 128 * 2
