@@ -293,3 +293,14 @@ def test_dense_mistral_params_json_reads_as_mistral():
     windows = [layer.caches[0].policy.window_tokens for layer in model.layers]
     assert windows == [4096, 4096, 4096, None] * 8
     assert estimate(model, 4096).bytes_per_token == 2 * 32 * 8 * 128 * 2
+
+
+def test_an_unknown_type_with_pangu_sink_fields_is_not_guessed():
+    # openPangu-Pro-MoE-V2 (PanguProMoEV2ForCausalLM): no public config, so no model_type to give a record; vLLM
+    # 0.33's OpenPanguSinkAttention caches K of qk_nope_dim + qk_rope_dim and V of v_channels plus
+    # param_sink_number sink tokens, which the generic reading (K = V = head_dim) would misstate
+    raw = {"model_type": "pangu_pro_moe_v2_unknown", "architectures": ["PanguProMoEV2ForCausalLM"],
+           "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2, "hidden_size": 1024,
+           "qk_nope_dim": 128, "qk_rope_dim": 64, "v_channels": 128, "param_sink_number": 128}
+    with pytest.raises(ConfigError, match="cannot read without knowing the family"):
+        build_model(raw, "pangu-pro-moe-v2")
