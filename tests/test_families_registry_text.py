@@ -1,7 +1,7 @@
 """Text architectures of vLLM 0.33's registry that kvplan read only as a guess or misread: openPangu-Ultra-MoE
 (model_type pangu_ultra_moe, kvplan/configs/openpangu.py), Rnj-1 (a gemma3_text config naming
 Rnj1ForCausalLM, kvplan/configs/rnj1.py), K2-Horizon (k2_horizon) and AliceAI (alice_ai) (kvplan/configs/k2_horizon.py:
-caches exact, parameters not counted).
+caches exact, parameters not counted), DeepSeek-MoE (deepseek) and TeleChat3 (telechat3).
 
 Configs: no public config.json of either was found in the code index (find_string on PanguUltraMoEForCausalLM,
 "model_type": "pangu_ultra_moe", Rnj1ForCausalLM and "model_type": "rnj1" turned up registries, ports and test
@@ -304,3 +304,48 @@ def test_an_unknown_type_with_pangu_sink_fields_is_not_guessed():
            "qk_nope_dim": 128, "qk_rope_dim": 64, "v_channels": 128, "param_sink_number": 128}
     with pytest.raises(ConfigError, match="cannot read without knowing the family"):
         build_model(raw, "pangu-pro-moe-v2")
+
+
+# -- DeepSeek-MoE (deepseek) and TeleChat3 (telechat3): real configs ---------------------------------------
+# - deepseek-moe-16b-base.json: deepseek-ai/deepseek-moe-16b-base's config.json as a public parameter-counting
+#   script quotes it in full (code index id 1570491832, a Python dict: None/False/True written back as JSON).
+# - telechat3-36b-thinking-mlx-4bit.json: mlx-community/Telechat3-36B-Thinking-4bit's config.json as a public port
+#   quotes it "field-for-field" (code index id 60982996768); its "quantization" block is MLX's 4-bit format,
+#   which vLLM does not read, and its architecture is spelled Telechat3ForCausalLM (vLLM 0.33 registers
+#   TeleChat3ForCausalLM).
+
+def _data(name: str) -> dict:
+    from pathlib import Path
+
+    return json.loads((Path(__file__).parent / "data" / "configs" / name).read_text())
+
+
+def test_deepseek_moe_16b_is_multi_head_attention_by_hand():
+    model = build_model(_data("deepseek-moe-16b-base.json"), "deepseek-moe-16b")
+    assert model.reading == "exact" and model.family == "deepseek"
+    # DeepseekAttention: K and V of 16 heads x 2,048 / 16 = 128 on 28 layers, bf16: 2 x 28 x 16 x 128 x 2 B
+    assert estimate(model, 4096).bytes_per_token == 2 * 28 * 16 * 128 * 2 == 229_376
+    h = 2048
+    attn = h * 3 * h + h * h  # qkv and o, no biases
+    dense = 3 * h * 10944  # layer 0 (first_k_dense_replace 1)
+    moe = h * 64 + 64 * 3 * h * 1408 + 3 * h * (1408 * 2)  # router, 64 experts, 2 shared experts' worth
+    active_moe = h * 64 + 6 * 3 * h * 1408 + 3 * h * (1408 * 2)
+    embed_head = 2 * 102400 * h
+    # published: 16.4B total, 2.8B activated
+    assert model.param_count == embed_head + h + attn + 2 * h + dense + 27 * (attn + 2 * h + moe) == 16_375_728_128
+    active = embed_head + h + attn + 2 * h + dense + 27 * (attn + 2 * h + active_moe)
+    assert model.active_param_count == active == 2_828_650_496
+
+
+def test_telechat3_36b_is_llamas_rule_by_hand(tmp_path):
+    raw = _data("telechat3-36b-thinking-mlx-4bit.json")
+    model = build_model(raw, "telechat3-36b")
+    assert model.reading == "exact" and model.family == "telechat3"
+    # LlamaAttention: K and V of 8 heads x 128 on 64 layers, bf16: 2 x 64 x 8 x 128 x 2 B
+    assert estimate(model, 4096).bytes_per_token == 2 * 64 * 8 * 128 * 2 == 262_144
+    h = 6144
+    layer = h * 48 * 128 + 2 * h * 8 * 128 + 48 * 128 * h + 3 * h * 24576 + 2 * h
+    assert model.param_count == 2 * 131072 * h + h + 64 * layer == 36_239_579_136
+    r = _cli(tmp_path, raw, "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["bytes_per_token"] == 262_144

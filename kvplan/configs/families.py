@@ -11,7 +11,7 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import (bailing, block_sparse, compressed, k2_horizon, kolibri, looped, nemotron_nas, openpangu, params,
+from . import (bailing, block_sparse, compressed, deepseek_moe, k2_horizon, kolibri, looped, nemotron_nas, openpangu, params,
                remote_decoders, rnj1, step5, pooled_sparse, qsa, shared_compressed, vl_wrappers)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
@@ -137,6 +137,9 @@ _ROWS: list[Family] = [
     Family(("solar",), kinds=ATTN, params=remote_decoders.llama_params,
            rules=("vLLM 0.33 solar.py: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every "
                   "layer (sliding_window, when set, on every layer); the bskcn_* skip connections cache nothing",)),
+    Family(("telechat3",), kinds=ATTN, params=remote_decoders.llama_params,
+           rules=("vLLM 0.33 registers TeleChat3ForCausalLM as LlamaForCausalLM (llama.py): Llama's cache rule "
+                  "(layer_types, else sliding_window on every layer); its telechat3-yarn rope is read as yarn",)),
     Family(("teleflm",), kinds=ATTN, params=remote_decoders.llama_params,
            rules=("vLLM 0.33 teleflm.py (LlamaForCausalLM): Llama's cache rule (layer_types, else sliding_window on "
                   "every layer); the muP fields scale the logits only",)),
@@ -521,6 +524,11 @@ _ROWS: list[Family] = [
     # -- latent attention (MLA)
     Family(("deepseek_v2", "deepseek_v3", "kimi_k2", "mistral4"), kinds=FULL_ONLY, attention="latent",
            params=params.latent, rules=("one latent of kv_lora_rank + qk_rope_head_dim per token and layer",)),
+    Family(("deepseek",), kinds=ATTN, dims=gqa_from_hidden, params=deepseek_moe.params,
+           refuse=(("rswa_window", "vLLM 0.33's DeepseekAttention then builds RSWAAttention, which kvplan does not "
+                                   "size"),),
+           rules=("vLLM 0.33 deepseek_v2.py DeepseekAttention (DeepSeek-MoE, model_type deepseek: no MLA): K/V of "
+                  "num_key_value_heads x hidden_size / num_attention_heads on every layer",)),
     Family(("pangu_ultra_moe",), kinds=FULL_ONLY, attention="latent", refine=openpangu.ultra_kinds,
            params=openpangu.ultra_params,
            rules=("vLLM 0.33 openpangu.py OpenPanguMLAAttention (PanguUltraMoEForCausalLM): one latent of "
