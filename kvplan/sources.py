@@ -119,6 +119,10 @@ def with_hf_quant_config(raw: dict, quant: dict | None) -> dict:
 def read_config_file(path: Path) -> dict:
     """A config file; a config.json gets the hf_quant_config.json beside it when it has no quantization_config."""
     raw = read_json_file(path)
+    from .configs import mistral_params
+
+    if mistral_params.is_params_json(raw):  # a Mistral-format params.json, adapted as vLLM 0.33 adapts it
+        return mistral_params.to_config(raw, str(path))
     if path.name == "config.json" and raw.get("quantization_config") is None:
         beside = path.parent / HF_QUANT_CONFIG
         if beside.is_file():
@@ -153,6 +157,8 @@ def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]
         return to_config(gguf.read(path)), path.stem, str(path)
     if path.is_dir():
         config = path / "config.json"
+        if not config.is_file() and (path / "params.json").is_file():  # Mistral format only (vLLM: config_format mistral)
+            config = path / "params.json"
         if not config.is_file():
             raise SourceError(f"{path}: folder has no config.json")
         return read_config_file(config), path.name, str(config)

@@ -6,7 +6,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-ModelArg = Annotated[str, typer.Argument(help="Bundled name or HF id (see 'kvplan models'), a config.json, a model folder, a .gguf file, or a Hub repo id.")]
+ModelArg = Annotated[str, typer.Argument(help="Bundled name or HF id (see 'kvplan models'), a config.json (or a Mistral params.json), a model folder, a .gguf file, or a Hub repo id.")]
 ContextOpt = Annotated[str, typer.Option("--context", "-c", help="Tokens per sequence: 4096, 128k, 1m (k = 1024); at most 2^40, a warning above the model's maximum.")]
 # estimate's: without it, 4,096 tokens or the model's maximum if that is shorter (what vLLM would accept)
 ContextOrDefaultOpt = Annotated[Optional[str], typer.Option("--context", "-c", help="Tokens per sequence: 4096, 128k, 1m (k = 1024); at most 2^40, a warning above the model's maximum. Default: 4096, or the model's maximum if shorter.")]

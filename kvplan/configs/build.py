@@ -30,7 +30,7 @@ from .attention import attention_cache, head_dims
 from .family import Family
 from .block_sparse import block_sparse_caches
 from .compressed import compressed_layer
-from .families import FAMILIES, GENERIC, PARAMS_OFF, REFUSED
+from .families import BY_ARCHITECTURE, FAMILIES, GENERIC, PARAMS_OFF, REFUSED
 from .fields import Fields
 from .latent import indexer_cache, latent_cache
 from .markers import MARKERS, marker_length, normalise
@@ -43,7 +43,7 @@ def resolve(raw: dict, source: str) -> tuple[Family, Fields, str]:
     model_type = raw.get("model_type")
     if not isinstance(model_type, str) or not model_type:
         raise ConfigError(f"{source}: config has no 'model_type'", "is this a Hugging Face config.json?")
-    family = FAMILIES.get(model_type)
+    family = BY_ARCHITECTURE.get((model_type, _architecture(raw))) or FAMILIES.get(model_type)
     if family is None and model_type in REFUSED:
         raise ConfigError(f"{source}: model_type {model_type!r} is {REFUSED[model_type]}",
                           "kvplan plans the KV cache of decoder LLMs; this family is not supported")
@@ -126,7 +126,8 @@ _STRUCTURAL = re.compile(
     r"shared_layer|chunk|window_pattern|rope_layers|index_|indexer|attn_layer|attention_layer|full_attn|"
     r"attn_type|hybrid|recurrent|rnn|lru|compress|global_head|global_key_value|kv_lora|v_head_dim|"
     r"kv_channels|query_group|kv_n_heads|n_head_kv|num_kv_heads|multi_query|layers_block|window_size|"
-    r"sliding_window_|attention_window|kv_heads|_idxs|layer_period|layer_offset|attention_groups|share_q_dim"
+    r"sliding_window_|attention_window|kv_heads|_idxs|layer_period|layer_offset|attention_groups|share_q_dim|"
+    r"sink|v_channels|qk_nope_dim|qk_rope_dim"  # openPangu's sink attention (K and V of different widths)
 )
 
 

@@ -11,8 +11,8 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import (bailing, block_sparse, compressed, kolibri, looped, nemotron_nas, params, remote_decoders, step5,
-               pooled_sparse, qsa, shared_compressed, vl_wrappers)
+from . import (bailing, block_sparse, compressed, deepseek_moe, k2_horizon, kolibri, looped, nemotron_nas, openpangu, params,
+               remote_decoders, rnj1, step5, pooled_sparse, qsa, shared_compressed, vl_wrappers)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, step3_kv_heads, zamba_dims)
@@ -137,6 +137,9 @@ _ROWS: list[Family] = [
     Family(("solar",), kinds=ATTN, params=remote_decoders.llama_params,
            rules=("vLLM 0.33 solar.py: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every "
                   "layer (sliding_window, when set, on every layer); the bskcn_* skip connections cache nothing",)),
+    Family(("telechat3",), kinds=ATTN, params=remote_decoders.llama_params,
+           rules=("vLLM 0.33 registers TeleChat3ForCausalLM as LlamaForCausalLM (llama.py): Llama's cache rule "
+                  "(layer_types, else sliding_window on every layer); its telechat3-yarn rope is read as yarn",)),
     Family(("teleflm",), kinds=ATTN, params=remote_decoders.llama_params,
            rules=("vLLM 0.33 teleflm.py (LlamaForCausalLM): Llama's cache rule (layer_types, else sliding_window on "
                   "every layer); the muP fields scale the logits only",)),
@@ -356,7 +359,9 @@ _ROWS: list[Family] = [
            rules=("layer_types; even layers slide (window 128), odd layers are full",)),
     Family(("gemma3_text",), kinds=ATTN, defaults=GEMMA3_TEXT_DEFAULTS, markers=("sliding_window_pattern",),
            derive=pattern_default(6), params=params.attention_decoder,
-           rules=("layer i is full when (i + 1) % sliding_window_pattern == 0 (default 6), else sliding",)),
+           rules=("layer i is full when (i + 1) % sliding_window_pattern == 0 (default 6), else sliding",
+                  "a config naming Rnj1ForCausalLM is read by vLLM 0.33's rnj1.py rule instead (BY_ARCHITECTURE: "
+                  "only chunked_attention layers keep a window)")),
     Family(("gemma3n_text",), kinds=ATTN, derive=pattern_default(5), params=params.gemma3n,
            rules=("full every 5th layer; the last num_kv_shared_layers reuse an earlier layer's cache",)),
     Family(("cohere2_moe",), kinds=ATTN, derive=cohere2_moe_windows, params=params.attention_decoder,
@@ -519,6 +524,17 @@ _ROWS: list[Family] = [
     # -- latent attention (MLA)
     Family(("deepseek_v2", "deepseek_v3", "kimi_k2", "mistral4"), kinds=FULL_ONLY, attention="latent",
            params=params.latent, rules=("one latent of kv_lora_rank + qk_rope_head_dim per token and layer",)),
+    Family(("deepseek",), kinds=ATTN, dims=gqa_from_hidden, params=deepseek_moe.params,
+           refuse=(("rswa_window", "vLLM 0.33's DeepseekAttention then builds RSWAAttention, which kvplan does not "
+                                   "size"),),
+           rules=("vLLM 0.33 deepseek_v2.py DeepseekAttention (DeepSeek-MoE, model_type deepseek: no MLA): K/V of "
+                  "num_key_value_heads x hidden_size / num_attention_heads on every layer",)),
+    Family(("pangu_ultra_moe",), kinds=FULL_ONLY, attention="latent", refine=openpangu.ultra_kinds,
+           params=openpangu.ultra_params,
+           rules=("vLLM 0.33 openpangu.py OpenPanguMLAAttention (PanguUltraMoEForCausalLM): one latent of "
+                  "kv_lora_rank + qk_rope_head_dim per token and layer (MLAAttentionSpec), no window; a config "
+                  "without kv_lora_rank / qk_nope_head_dim / qk_rope_head_dim / v_head_dim is refused (vLLM "
+                  "would build sink or plain attention instead)",)),
     Family(("sarvam_mla",), kinds=FULL_ONLY, attention="latent", params=params.latent, aliases=SARVAM_NAMES,
            rules=("DeepSeek-V3's MLA (transformers runs it as DeepseekV3ForCausalLM): one latent of kv_lora_rank + "
                   "qk_rope_head_dim per token and layer; the original configs' num_experts / num_shared_experts "
@@ -600,6 +616,16 @@ _ROWS: list[Family] = [
                   "per index_kpool tokens, and a ring of the unfinished pool (kpool rows of 2 x index_head_dim, "
                   "bf16), as vLLM 0.33 keeps them; a step reads the top index_topk / kpool pools",)),
     Family(("kimi_k3",), text="kimi_linear", rules=("Kimi K3: its text model (kimi_linear) in text_config",)),
+    Family(("alice_ai",), kinds=frozenset({K.FULL, K.LINEAR}), state=kda_state, aliases=k2_horizon.ALICE_NAMES,
+           refine=k2_horizon.alice_kinds, params=k2_horizon.not_counted,
+           rules=("vLLM 0.33 alice_ai.py: layer_types (which vLLM requires): full_attention is Qwen3NextAttention, K/V "
+                  "of num_key_value_heads x head_dim; linear_attention is Kimi Delta Attention, a conv of "
+                  "(linear_conv_kernel_dim - 1) x 3 x linear_num_key_heads x linear_key_head_dim and an fp32 state "
+                  "of heads x head_dim x head_dim; parameters not counted",)),
+    Family(("k2_horizon",), kinds=ATTN, params=k2_horizon.not_counted,
+           rules=("vLLM 0.33 k2_horizon.py K2HorizonAttention / K2HorizonMoVAAttention: K/V of num_key_value_heads x "
+                  "head_dim (else hidden_size / heads) on every layer, no per-layer window (sliding_window, when "
+                  "set, on every layer); parameters not counted",)),
     Family(("kimi_linear",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=kda_state,
            markers=("linear_attn_config.full_attn_layers",), derive=kimi_default, params=params.by_type,
            aliases={"max_position_embeddings": ("model_max_length",)},
@@ -799,3 +825,15 @@ def _table(rows: list[Family]) -> dict[str, Family]:
 
 
 FAMILIES: dict[str, Family] = _table(_ROWS)
+
+# Families vLLM picks by architecture under another family's model_type: (model_type, architectures[0]) -> record
+BY_ARCHITECTURE: dict[tuple[str, str], Family] = {
+    ("gemma3_text", "Rnj1ForCausalLM"): Family(
+        ("rnj1",), kinds=frozenset({K.FULL, K.SLIDING, K.CHUNKED}), defaults=GEMMA3_TEXT_DEFAULTS,
+        markers=("sliding_window_pattern",), derive=pattern_default(6), refine=rnj1.rnj1_kinds,
+        params=rnj1.rnj1_params,
+        rules=("vLLM 0.33 rnj1.py Rnj1Attention (a gemma3_text config naming Rnj1ForCausalLM): K/V of "
+               "num_key_value_heads x head_dim on every layer; only a chunked_attention layer keeps a window "
+               "(sliding_window tokens: chunks of sliding_window / 2 with one chunk of lookback); sliding_attention "
+               "and full_attention layers cache every token",)),
+}

@@ -108,6 +108,8 @@ def _moe(f: Fields, hidden: int) -> tuple[int, int]:
     if n_shared:
         shared = n_shared * per_expert
     extra = experts if f.model_type in ("deepseek_v3", "deepseek_v32", "kimi_k2", "sarvam_mla", "minimax_m2") + GLM4_MOE else 0  # e_score_correction_bias
+    if "topk_method" in f.raw and f.raw["topk_method"] != "noaux_tc":  # vLLM's DeepseekV2MoE builds it for noaux_tc only
+        extra = 0  # (Mistral Large 3's adapted params.json says None)
     total = experts * per_expert + router + shared + extra
     active = top_k * per_expert + router + shared + extra
     return total, active

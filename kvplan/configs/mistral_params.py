@@ -1,0 +1,93 @@
+"""Mistral-format params.json (vLLM's --config-format mistral), read as vLLM 0.33 adapts it
+(vllm/transformers_utils/configs/mistral.py adapt_config_dict) into a Hugging Face-style config.
+
+Mistral Large 3 ships only this file: with MLA fields (qk_nope_head_dim) and a moe block with shared experts,
+vLLM renames the keys (dim -> hidden_size, n_layers -> num_hidden_layers, moe.num_experts -> n_routed_experts ...),
+sets model_type deepseek_v3 and runs MistralLarge3ForCausalLM (mistral_large_3.py, a DeepseekV3ForCausalLM), so
+kvplan reads the result with its deepseek_v3 record. A dense text params.json becomes MistralForCausalLM (mistral.py,
+Llama's rule), read as mistral. A MoE one without shared experts (MixtralForCausalLM), a vision or audio one (vLLM's
+Pixtral / Voxtral wrappers) and Mamba's are refused.
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+
+# vLLM's _remap_general_mistral_args: Mistral key -> HF key
+_GENERAL = {"dim": "hidden_size", "norm_eps": "rms_norm_eps", "n_kv_heads": "num_key_value_heads",
+            "n_layers": "num_hidden_layers", "n_heads": "num_attention_heads", "hidden_dim": "intermediate_size"}
+# vLLM's _remap_moe_args: moe.<key> -> HF key
+_MOE = {"route_every_n": "moe_layer_freq", "first_k_dense_replace": "first_k_dense_replace",
+        "num_experts_per_tok": "num_experts_per_tok", "num_experts": "n_routed_experts",
+        "expert_hidden_dim": "moe_intermediate_size", "routed_scale": "routed_scaling_factor",
+        "num_shared_experts": "n_shared_experts", "num_expert_groups": "n_group",
+        "num_expert_groups_per_tok": "topk_group"}
+
+
+def is_params_json(raw: dict) -> bool:
+    """A Mistral-format params.json: no model_type (or vLLM's default 'transformer'), dim and n_layers."""
+    return raw.get("model_type") in (None, "transformer") and "dim" in raw and "n_layers" in raw
+
+
+def to_config(raw: dict, source: str) -> dict:
+    """The config vLLM 0.33 builds from a text model's params.json, with the model_type kvplan reads it by."""
+    multimodal = raw.get("multimodal") or {}
+    if multimodal.get("vision_encoder_args") or raw.get("vision_encoder") or multimodal.get("whisper_model_args"):
+        raise ConfigError(f"{source}: a Mistral params.json with a vision or audio encoder, which vLLM 0.33 wraps "
+                          "as Pixtral / Voxtral; kvplan reads text-only params.json files",
+                          "give the checkpoint's Hugging Face config.json")
+    config = {k: v for k, v in raw.items() if k not in _GENERAL}
+    for key, name in _GENERAL.items():
+        if key in raw:
+            config[name] = raw[key]
+    config["hidden_act"] = raw.get("activation", "silu")
+    config["tie_word_embeddings"] = raw.get("tied_embeddings", False)
+    config["max_position_embeddings"] = raw.get("max_position_embeddings", 128_000)
+    config.pop("activation", None)
+    config.pop("tied_embeddings", None)
+    window = raw.get("sliding_window")
+    if isinstance(window, list):  # _remap_mistral_sliding_window: a per-layer pattern, repeated
+        n = config.get("num_hidden_layers")
+        if not isinstance(n, int) or not window or len({w for w in window if w is not None}) > 1:
+            raise ConfigError(f"{source}: sliding_window {window!r} is not a pattern vLLM 0.33 reads")
+        config["layer_types"] = ["full_attention" if w is None else "sliding_attention"
+                                 for w in window * (n // len(window))]
+        config["sliding_window"] = next((w for w in window if w is not None), None)
+    elif isinstance(window, int) and window and raw.get("layer_types") is None:
+        config["layer_types"] = ["sliding_attention"] * config.get("num_hidden_layers", 0)
+    quantization = raw.get("quantization")
+    if quantization:
+        config.pop("quantization")
+        if quantization.get("qformat_weight") == "fp8_e4m3":
+            dynamic = quantization.get("qscheme_act") == "NO_SCALES"
+            config["quantization_config"] = {"quant_method": "fp8",
+                                             "activation_scheme": "dynamic" if dynamic else "static"}
+        elif str(quantization.get("quant_method", "")).lower().replace("_", "-") == "compressed-tensors":
+            config["quantization_config"] = {**quantization, "quant_method": "compressed-tensors"}
+        else:
+            raise ConfigError(f"{source}: params.json quantization {quantization!r} is one vLLM 0.33 refuses")
+    if raw.get("model_type") == "mamba":
+        raise ConfigError(f"{source}: a Mistral-format Mamba-2 params.json, which kvplan does not read",
+                          "give the checkpoint's Hugging Face config.json")
+    moe = dict(raw.get("moe") or {})
+    if raw.get("qk_nope_head_dim") and not moe:  # _remap_mistral_mla_args: a dense MLA model as one MoE
+        moe = {"num_experts": 1, "first_k_dense_replace": config.get("num_hidden_layers"), "route_every_n": 1,
+               "num_shared_experts": 1, "expert_hidden_dim": config.get("intermediate_size"),
+               "num_experts_per_tok": 1, "routed_scale": 1.0, "num_expert_groups": 1, "num_expert_groups_per_tok": 1}
+    config.pop("moe", None)
+    if moe and (moe.get("num_shared_experts") or 0) > 0:  # Mistral Large 3
+        if not isinstance(raw.get("llama_4_scaling"), dict):
+            raise ConfigError(f"{source}: a Mistral Large 3 params.json without llama_4_scaling, which vLLM 0.33 "
+                              "asserts")
+        for key, name in _MOE.items():
+            if key in moe:
+                config[name] = moe[key]
+        config.update(topk_method=None, norm_topk_prob=True, scoring_func="softmax", model_type="deepseek_v3",
+                      architectures=["MistralLarge3ForCausalLM"])
+    elif moe:
+        raise ConfigError(f"{source}: a Mistral-format MoE params.json without shared experts (vLLM 0.33 runs it as "
+                          "MixtralForCausalLM with the moe block unrenamed), which kvplan does not read",
+                          "give the checkpoint's Hugging Face config.json")
+    else:
+        config.update(model_type="mistral", architectures=["MistralForCausalLM"])
+    return config
