@@ -247,7 +247,11 @@ _ROWS: list[Family] = [
           ("Llama_Nemotron_Nano_VL", "Llama Nemotron Nano VL", "llama", "nemotron_vl.py LlamaNemotronVLChatModel",
            "RADIO tower and mlp1"),
           ("NemotronH_Nano_VL_V2", "Nemotron Nano VL V2", "nemotron_h", "nano_nemotron_vl.py NemotronH_Nano_VL_V2",
-           "RADIO tower and projector"))),
+           "RADIO tower and projector"),
+          # vLLM's own OvisConfig (transformers_utils/configs/ovis.py) builds text_config from llm_config by its
+          # model_type (AutoConfig.for_model) and ovis.py Ovis builds config.get_text_config()
+          ("ovis", "Ovis 1.6/2 (vLLM 0.33 configs/ovis.py OvisConfig)", "gemma2, llama, qwen2 ...", "ovis.py Ovis",
+           "visual tokenizer and its embedding table"))),
     Family(("ultravox",), text="llama", text_rule=vl_wrappers.ultravox_text,
            rules=("Ultravox: text model in text_config (llama by default), which vLLM 0.33 ultravox.py builds "
                   "(UltravoxConfig.wrapped_model_config); a text_model_id makes vLLM read that repository's config "
@@ -269,6 +273,33 @@ _ROWS: list[Family] = [
                   "num_key_value_heads (null or absent: num_attention_heads) x hidden_size / heads on every layer "
                   "(a model-level sliding_window, when set, on every layer); parameters not counted (kvplan has no "
                   "counter for its text model)",)),
+    # more wrappers vLLM 0.33 serves (configs/vl_wrappers.py): flat ones read by the family of the text model
+    # vLLM builds; nested ones by the class their config reads the nested fields as
+    Family(("minicpmo",), text="qwen2", text_rule=vl_wrappers.minicpmo_text,
+           rules=("MiniCPM-o (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
+                  "(minicpmo.py MiniCPMO.__new__): 2.6 (also when absent) qwen2, 4.5 qwen3; the flat fields are read "
+                  "by that family; parameters: the text model only (SigLIP, Whisper encoder, resampler and TTS "
+                  "not counted)",)),
+    Family(("phi4mm",), kinds=ATTN, params=params.attention_decoder,
+           rules=("Phi-4-multimodal (remote code, saved flat): vLLM 0.33 phi4mm.py Phi4MMForCausalLM builds a "
+                  "LlamaModel on the flat config: K/V of num_key_value_heads x head_dim (else hidden_size / "
+                  "heads) on every layer; without layer_types its attention takes the model-level sliding_window "
+                  "(cache_config.sliding_window) on every layer; parameters: the text model only (vision and "
+                  "audio encoders, projectors and LoRA adapters not counted)",)),
+    Family(("dots_ocr",), text="qwen2",
+           rules=("dots.ocr (vLLM 0.33 configs/dotsocr.py DotsOCRConfig, a Qwen2Config, saved flat): dots_ocr.py "
+                  "builds Qwen2ForCausalLM on the config itself, so its flat fields are read by qwen2 with "
+                  "Qwen2Config's defaults; parameters: the text model only (vision tower not counted)",)),
+    Family(("bagel",), text="qwen2", text_key="llm_config",
+           text_rule=vl_wrappers.fixed_text("qwen2", "llm_config", "bagel"),
+           rules=("BAGEL (vLLM 0.33 configs/bagel.py BagelConfig): llm_config read as a Qwen2Config whatever its "
+                  "model_type says, and bagel.py builds Qwen2ForCausalLM on it; a config without llm_config would "
+                  "run Qwen2Config's defaults and is refused; parameters: the text model only (SigLIP, VAE and "
+                  "connectors not counted)",)),
+    Family(("isaac",), text="qwen3", text_rule=vl_wrappers.fixed_text("qwen3"),
+           rules=("Isaac (vLLM 0.33 configs/isaac.py IsaacConfig): text_config read as a Qwen3Config whatever its "
+                  "model_type says (absent: the top-level fields, as IsaacConfig builds Qwen3Config(**kwargs)); "
+                  "isaac.py builds Qwen3ForCausalLM; parameters: the text model only (SigLIP2 tower not counted)",)),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
     Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,
