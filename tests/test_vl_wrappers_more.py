@@ -1,6 +1,6 @@
 """More image/audio-text wrappers vLLM 0.33 serves (configs/vl_wrappers.py, families.py): Ovis, MiniCPM-o,
-Phi-4-multimodal, dots.ocr, BAGEL and Isaac; and the text model SGLang 0.5.23 picks from a wrapper's config
-(engines/sglang_rules.py hf_text_config).
+Phi-4-multimodal, dots.ocr, BAGEL, Isaac and Qwen2-Audio; and the text model SGLang 0.5.23 picks from a
+wrapper's config (engines/sglang_rules.py hf_text_config).
 
 Expected bytes are worked out by hand from the config's numbers and the layout vLLM 0.33's model file builds
 (cited on each test), in bf16 (2 bytes).
@@ -13,7 +13,7 @@ Configs (tests/data/configs/):
   module's own comment gives (it cuts it to 2 for its test);
 - dots-mocr-trimmed.json: mlx-community/dots.mocr-4bit's config.json as a public Swift test quotes it (code index
   id 61051606353, "trimmed to the fields we decode"), less its mlx `quantization` block.
-The Ovis, MiniCPM-o, BAGEL and Isaac configs below are hand-written and minimal (no public copy of a whole
+The Ovis, MiniCPM-o, BAGEL, Isaac and Qwen2-Audio configs below are hand-written and minimal (no public copy of a whole
 config.json was found in the code index): only the fields the reading needs, shaped as the config classes read them.
 """
 
@@ -139,6 +139,19 @@ def test_isaac_reads_text_config_as_qwen3_or_the_top_level():
     for model in (nested, flat):
         assert model.reading == "exact" and model.family == FAMILIES["qwen3"].name
         assert estimate(model, 1024).bytes_per_token == 4 * 2 * 128 * 2 * 2 == 4_096
+
+
+def test_qwen2_audio_reads_text_config_as_qwen2():
+    # transformers Qwen2AudioConfig.__post_init__: text_config's model_type defaults to qwen2, and an absent
+    # text_config is Qwen2Config() (not the top-level fields); vLLM 0.33 qwen2_audio.py builds Qwen2ForCausalLM
+    # with hf_config=config.text_config
+    text = {k: v for k, v in QWEN2_TEXT.items() if k != "model_type"}
+    model = build_model({"model_type": "qwen2_audio", "text_config": text, "audio_config": {"d_model": 1280}},
+                        "qwen2_audio")
+    assert model.reading == "exact" and model.family == "qwen2"
+    assert estimate(model, 1024).bytes_per_token == QWEN2_BYTES
+    with pytest.raises(ConfigError, match="keeps its text model under 'text_config'"):
+        build_model({**text, "model_type": "qwen2_audio"}, "qwen2-audio-flat")
 
 
 # -- SGLang: which sub-config is the text model ----------------------------------------------------------------

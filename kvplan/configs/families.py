@@ -296,6 +296,11 @@ _ROWS: list[Family] = [
                   "model_type says, and bagel.py builds Qwen2ForCausalLM on it; a config without llm_config would "
                   "run Qwen2Config's defaults and is refused; parameters: the text model only (SigLIP, VAE and "
                   "connectors not counted)",)),
+    Family(("qwen2_audio",), text="qwen2", text_rule=vl_wrappers.nested_only("text_config", "qwen2_audio"),
+           rules=("Qwen2-Audio (transformers Qwen2AudioConfig): text model in text_config (qwen2 when it names no "
+                  "model_type; absent: Qwen2Config's defaults, so such a file is refused), which vLLM 0.33 "
+                  "qwen2_audio.py builds as Qwen2ForCausalLM; parameters: the text model only (Whisper-style "
+                  "encoder and projector not counted)",)),
     Family(("isaac",), text="qwen3", text_rule=vl_wrappers.fixed_text("qwen3"),
            rules=("Isaac (vLLM 0.33 configs/isaac.py IsaacConfig): text_config read as a Qwen3Config whatever its "
                   "model_type says (absent: the top-level fields, as IsaacConfig builds Qwen3Config(**kwargs)); "
