@@ -1,6 +1,6 @@
 """More image/audio-text wrappers vLLM 0.33 serves (configs/vl_wrappers.py, families.py): Ovis, MiniCPM-o,
-Phi-4-multimodal, dots.ocr, BAGEL, Isaac and Qwen2-Audio; and the text model SGLang 0.5.23 picks from a
-wrapper's config (engines/sglang_rules.py hf_text_config).
+Phi-4-multimodal, dots.ocr, BAGEL, Isaac, Qwen2-Audio, GLM-ASR and MiDashengLM; and the text model SGLang
+0.5.23 picks from a wrapper's config (engines/sglang_rules.py hf_text_config).
 
 Expected bytes are worked out by hand from the config's numbers and the layout vLLM 0.33's model file builds
 (cited on each test), in bf16 (2 bytes).
@@ -13,7 +13,7 @@ Configs (tests/data/configs/):
   module's own comment gives (it cuts it to 2 for its test);
 - dots-mocr-trimmed.json: mlx-community/dots.mocr-4bit's config.json as a public Swift test quotes it (code index
   id 61051606353, "trimmed to the fields we decode"), less its mlx `quantization` block.
-The Ovis, MiniCPM-o, BAGEL, Isaac and Qwen2-Audio configs below are hand-written and minimal (no public copy of a whole
+The Ovis, MiniCPM-o, BAGEL, Isaac, Qwen2-Audio, GLM-ASR and MiDashengLM configs below are hand-written and minimal (no public copy of a whole
 config.json was found in the code index): only the fields the reading needs, shaped as the config classes read them.
 """
 
@@ -152,6 +152,36 @@ def test_qwen2_audio_reads_text_config_as_qwen2():
     assert estimate(model, 1024).bytes_per_token == QWEN2_BYTES
     with pytest.raises(ConfigError, match="keeps its text model under 'text_config'"):
         build_model({**text, "model_type": "qwen2_audio"}, "qwen2-audio-flat")
+
+
+def test_glmasr_fills_its_text_model_from_its_own_defaults():
+    # transformers GlmAsrConfig.__post_init__: text_config = LlamaConfig(**{**_default_text_config_kwargs,
+    # **text_config}); absent, the defaults alone (28 layers, 16 heads and 4 KV heads of 2048 / 16 = 128);
+    # vLLM 0.33 glmasr.py builds LlamaForCausalLM: 28 x 4 x 128 x 2 x 2 B = 57,344 B per token
+    absent = build_model({"model_type": "glmasr", "audio_config": {"hidden_size": 1280}}, "glmasr")
+    assert absent.reading == "exact" and absent.family == "llama"
+    assert estimate(absent, 1024).bytes_per_token == 28 * 4 * 128 * 2 * 2 == 57_344
+    # a text_config naming some fields keeps the defaults for the rest: 12 layers, the default 4 KV heads of 128
+    some = build_model({"model_type": "glmasr", "text_config": {"num_hidden_layers": 12}}, "glmasr")
+    assert estimate(some, 1024).bytes_per_token == 12 * 4 * 128 * 2 * 2 == 24_576
+
+
+def test_midashenglm_reads_qwen2_5_omni_text_defaults():
+    # vLLM 0.33 configs/midashenglm.py: Qwen2_5OmniTextConfig(**text_config) if text_config else
+    # Qwen2_5OmniTextConfig(); its defaults (transformers): 28 layers, 28 heads of 3584 / 28 = 128, 4 KV heads,
+    # no window (use_sliding_window false); midashenglm.py builds Qwen2ForCausalLM: 28 x 4 x 128 x 2 x 2 B
+    for text in ({}, None):
+        raw = {"model_type": "midashenglm", "audio_encoder_config": {"embed_dim": 1280}}
+        if text is not None:
+            raw["text_config"] = text
+        model = build_model(raw, "midashenglm")
+        assert model.reading == "exact" and model.family == "qwen2"
+        assert estimate(model, 1024).bytes_per_token == 28 * 4 * 128 * 2 * 2 == 57_344
+    # a full text_config is read as Qwen2 whatever model_type it names (qwen2_5_omni_text)
+    text = {k: v for k, v in QWEN2_TEXT.items() if k != "model_type"}
+    model = build_model({"model_type": "midashenglm", "text_config": {**text, "model_type": "qwen2_5_omni_text"}},
+                        "midashenglm")
+    assert estimate(model, 1024).bytes_per_token == QWEN2_BYTES
 
 
 # -- SGLang: which sub-config is the text model ----------------------------------------------------------------

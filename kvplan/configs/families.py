@@ -301,6 +301,26 @@ _ROWS: list[Family] = [
                   "model_type; absent: Qwen2Config's defaults, so such a file is refused), which vLLM 0.33 "
                   "qwen2_audio.py builds as Qwen2ForCausalLM; parameters: the text model only (Whisper-style "
                   "encoder and projector not counted)",)),
+    # audio-text wrappers whose config class fills the text model from its own defaults
+    Family(("glmasr",), text="llama", text_rule=vl_wrappers.fixed_text("llama"),
+           text_defaults={  # transformers GlmAsrConfig._default_text_config_kwargs (GLM-ASR-Nano-2512's decoder)
+               "vocab_size": 59264, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 28,
+               "num_attention_heads": 16, "num_key_value_heads": 4, "max_position_embeddings": 8192,
+               "rms_norm_eps": 1e-05},
+           rules=("GLM-ASR (transformers GlmAsrConfig): text_config over GlmAsrConfig's own text defaults (28 "
+                  "layers, 16 heads, 4 KV heads, hidden 2048; absent: those alone), which vLLM 0.33 glmasr.py "
+                  "builds as LlamaForCausalLM; parameters: the text model only (audio encoder and projector not "
+                  "counted)",)),
+    Family(("midashenglm",), text="qwen2", text_rule=vl_wrappers.fixed_text("qwen2"),
+           text_defaults={  # transformers Qwen2_5OmniTextConfig's defaults (Qwen2.5-Omni-7B's thinker)
+               "vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
+               "num_attention_heads": 28, "num_key_value_heads": 4, "max_position_embeddings": 32768,
+               "rms_norm_eps": 1e-06, "use_sliding_window": False, "sliding_window": 32768,
+               "max_window_layers": 28, "tie_word_embeddings": True},
+           rules=("MiDashengLM (vLLM 0.33 configs/midashenglm.py MiDashengLMConfig): text_config read as a "
+                  "Qwen2_5OmniTextConfig (its defaults; absent or empty: those alone), which midashenglm.py builds "
+                  "as Qwen2ForCausalLM; parameters: the text model only (Dasheng audio encoder and projector not "
+                  "counted)",)),
     Family(("isaac",), text="qwen3", text_rule=vl_wrappers.fixed_text("qwen3"),
            rules=("Isaac (vLLM 0.33 configs/isaac.py IsaacConfig): text_config read as a Qwen3Config whatever its "
                   "model_type says (absent: the top-level fields, as IsaacConfig builds Qwen3Config(**kwargs)); "
