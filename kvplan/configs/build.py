@@ -101,13 +101,11 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
     if text_family is None:
         raise ConfigError(f"{source}: model_type {model_type!r} runs a {text_type!r} text model, which kvplan does "
                           "not read", "this family is not supported yet")
-    if family.text_defaults:  # the config class builds the text model from its own defaults, not the top level
+    if family.text_defaults:  # the config class builds the text model from its own defaults, as if nested empty
         inherited = {name: raw[name] for name in _INHERITED if name in raw}
         defaults = {**text_family.defaults, **family.text_defaults}
         return text_family, Fields(inherited, source, defaults, text_family.aliases, text_type), "exact"
-    # read as the text model's own type, as the nested path does: the family's type rules (Qwen2's q/k/v-only
-    # biases, Qwen3's q/k norms) key on it
-    return text_family, Fields(raw, source, text_family.defaults, text_family.aliases, text_type), "exact"
+    return text_family, Fields(raw, source, text_family.defaults, text_family.aliases, model_type), "exact"
 
 
 # -- unknown model types ------------------------------------------------------

@@ -279,7 +279,8 @@ _ROWS: list[Family] = [
            rules=("MiniCPM-o (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
                   "(minicpmo.py MiniCPMO.__new__): 2.6 (also when absent) qwen2, 4.5 qwen3; the flat fields are read "
                   "by that family; parameters: the text model only (SigLIP, Whisper encoder, resampler and TTS "
-                  "not counted)",)),
+                  "not counted), read under model_type minicpmo, so Qwen2's q/k/v biases and Qwen3's q/k norms "
+                  "are not counted either",)),
     Family(("phi4mm",), kinds=ATTN, params=params.attention_decoder,
            rules=("Phi-4-multimodal (remote code, saved flat): vLLM 0.33 phi4mm.py Phi4MMForCausalLM builds a "
                   "LlamaModel on the flat config: K/V of num_key_value_heads x head_dim (else hidden_size / "
@@ -324,7 +325,8 @@ _ROWS: list[Family] = [
     Family(("isaac",), text="qwen3", text_rule=vl_wrappers.fixed_text("qwen3"),
            rules=("Isaac (vLLM 0.33 configs/isaac.py IsaacConfig): text_config read as a Qwen3Config whatever its "
                   "model_type says (absent: the top-level fields, as IsaacConfig builds Qwen3Config(**kwargs)); "
-                  "isaac.py builds Qwen3ForCausalLM; parameters: the text model only (SigLIP2 tower not counted)",)),
+                  "isaac.py builds Qwen3ForCausalLM; parameters: the text model only (SigLIP2 tower not counted; "
+                  "read flat, under model_type isaac, Qwen3's q/k norms are not counted either)",)),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
     Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,
