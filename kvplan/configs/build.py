@@ -91,7 +91,7 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
         for inherited in _INHERITED:
             if inherited in raw and inherited not in merged:
                 merged[inherited] = raw[inherited]
-        defaults = {**text_family.nested_defaults, **text_family.defaults}
+        defaults = {**text_family.nested_defaults, **text_family.defaults, **family.text_defaults}
         return text_family, Fields(merged, source, defaults, text_family.aliases, text_type), "exact"
     text_type = picked or family.text
     if text_type is None:  # no default text model: the config class needs the nested one
@@ -101,6 +101,10 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
     if text_family is None:
         raise ConfigError(f"{source}: model_type {model_type!r} runs a {text_type!r} text model, which kvplan does "
                           "not read", "this family is not supported yet")
+    if family.text_defaults:  # the config class builds the text model from its own defaults, as if nested empty
+        inherited = {name: raw[name] for name in _INHERITED if name in raw}
+        defaults = {**text_family.defaults, **family.text_defaults}
+        return text_family, Fields(inherited, source, defaults, text_family.aliases, text_type), "exact"
     return text_family, Fields(raw, source, text_family.defaults, text_family.aliases, model_type), "exact"
 
 

@@ -250,7 +250,11 @@ _ROWS: list[Family] = [
           ("Llama_Nemotron_Nano_VL", "Llama Nemotron Nano VL", "llama", "nemotron_vl.py LlamaNemotronVLChatModel",
            "RADIO tower and mlp1"),
           ("NemotronH_Nano_VL_V2", "Nemotron Nano VL V2", "nemotron_h", "nano_nemotron_vl.py NemotronH_Nano_VL_V2",
-           "RADIO tower and projector"))),
+           "RADIO tower and projector"),
+          # vLLM's own OvisConfig (transformers_utils/configs/ovis.py) builds text_config from llm_config by its
+          # model_type (AutoConfig.for_model) and ovis.py Ovis builds config.get_text_config()
+          ("ovis", "Ovis 1.6/2 (vLLM 0.33 configs/ovis.py OvisConfig)", "gemma2, llama, qwen2 ...", "ovis.py Ovis",
+           "visual tokenizer and its embedding table"))),
     Family(("ultravox",), text="llama", text_rule=vl_wrappers.ultravox_text,
            rules=("Ultravox: text model in text_config (llama by default), which vLLM 0.33 ultravox.py builds "
                   "(UltravoxConfig.wrapped_model_config); a text_model_id makes vLLM read that repository's config "
@@ -272,6 +276,60 @@ _ROWS: list[Family] = [
                   "num_key_value_heads (null or absent: num_attention_heads) x hidden_size / heads on every layer "
                   "(a model-level sliding_window, when set, on every layer); parameters not counted (kvplan has no "
                   "counter for its text model)",)),
+    # more wrappers vLLM 0.33 serves (configs/vl_wrappers.py): flat ones read by the family of the text model
+    # vLLM builds; nested ones by the class their config reads the nested fields as
+    Family(("minicpmo",), text="qwen2", text_rule=vl_wrappers.minicpmo_text,
+           rules=("MiniCPM-o (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
+                  "(minicpmo.py MiniCPMO.__new__): 2.6 (also when absent) qwen2, 4.5 qwen3; the flat fields are read "
+                  "by that family; parameters: the text model only (SigLIP, Whisper encoder, resampler and TTS "
+                  "not counted), read under model_type minicpmo, so Qwen2's q/k/v biases and Qwen3's q/k norms "
+                  "are not counted either",)),
+    Family(("phi4mm",), kinds=ATTN, params=params.attention_decoder,
+           rules=("Phi-4-multimodal (remote code, saved flat): vLLM 0.33 phi4mm.py Phi4MMForCausalLM builds a "
+                  "LlamaModel on the flat config: K/V of num_key_value_heads x head_dim (else hidden_size / "
+                  "heads) on every layer; without layer_types its attention takes the model-level sliding_window "
+                  "(cache_config.sliding_window) on every layer; parameters: the text model only (vision and "
+                  "audio encoders, projectors and LoRA adapters not counted)",)),
+    Family(("dots_ocr",), text="qwen2",
+           rules=("dots.ocr (vLLM 0.33 configs/dotsocr.py DotsOCRConfig, a Qwen2Config, saved flat): dots_ocr.py "
+                  "builds Qwen2ForCausalLM on the config itself, so its flat fields are read by qwen2 with "
+                  "Qwen2Config's defaults; parameters: the text model only (vision tower not counted)",)),
+    Family(("bagel",), text="qwen2", text_key="llm_config",
+           text_rule=vl_wrappers.fixed_text("qwen2", "llm_config", "bagel"),
+           rules=("BAGEL (vLLM 0.33 configs/bagel.py BagelConfig): llm_config read as a Qwen2Config whatever its "
+                  "model_type says, and bagel.py builds Qwen2ForCausalLM on it; a config without llm_config would "
+                  "run Qwen2Config's defaults and is refused; parameters: the text model only (SigLIP, VAE and "
+                  "connectors not counted)",)),
+    Family(("qwen2_audio",), text="qwen2", text_rule=vl_wrappers.nested_only("text_config", "qwen2_audio"),
+           rules=("Qwen2-Audio (transformers Qwen2AudioConfig): text model in text_config (qwen2 when it names no "
+                  "model_type; absent: Qwen2Config's defaults, so such a file is refused), which vLLM 0.33 "
+                  "qwen2_audio.py builds as Qwen2ForCausalLM; parameters: the text model only (Whisper-style "
+                  "encoder and projector not counted)",)),
+    # audio-text wrappers whose config class fills the text model from its own defaults
+    Family(("glmasr",), text="llama", text_rule=vl_wrappers.fixed_text("llama"),
+           text_defaults={  # transformers GlmAsrConfig._default_text_config_kwargs (GLM-ASR-Nano-2512's decoder)
+               "vocab_size": 59264, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 28,
+               "num_attention_heads": 16, "num_key_value_heads": 4, "max_position_embeddings": 8192,
+               "rms_norm_eps": 1e-05},
+           rules=("GLM-ASR (transformers GlmAsrConfig): text_config over GlmAsrConfig's own text defaults (28 "
+                  "layers, 16 heads, 4 KV heads, hidden 2048; absent: those alone), which vLLM 0.33 glmasr.py "
+                  "builds as LlamaForCausalLM; parameters: the text model only (audio encoder and projector not "
+                  "counted)",)),
+    Family(("midashenglm",), text="qwen2", text_rule=vl_wrappers.fixed_text("qwen2"),
+           text_defaults={  # transformers Qwen2_5OmniTextConfig's defaults (Qwen2.5-Omni-7B's thinker)
+               "vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
+               "num_attention_heads": 28, "num_key_value_heads": 4, "max_position_embeddings": 32768,
+               "rms_norm_eps": 1e-06, "use_sliding_window": False, "sliding_window": 32768,
+               "max_window_layers": 28, "tie_word_embeddings": True},
+           rules=("MiDashengLM (vLLM 0.33 configs/midashenglm.py MiDashengLMConfig): text_config read as a "
+                  "Qwen2_5OmniTextConfig (its defaults; absent or empty: those alone), which midashenglm.py builds "
+                  "as Qwen2ForCausalLM; parameters: the text model only (Dasheng audio encoder and projector not "
+                  "counted)",)),
+    Family(("isaac",), text="qwen3", text_rule=vl_wrappers.fixed_text("qwen3"),
+           rules=("Isaac (vLLM 0.33 configs/isaac.py IsaacConfig): text_config read as a Qwen3Config whatever its "
+                  "model_type says (absent: the top-level fields, as IsaacConfig builds Qwen3Config(**kwargs)); "
+                  "isaac.py builds Qwen3ForCausalLM; parameters: the text model only (SigLIP2 tower not counted; "
+                  "read flat, under model_type isaac, Qwen3's q/k norms are not counted either)",)),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
     Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,

@@ -47,6 +47,10 @@ class Family:
     # (raw config) -> model_type of the text model, when the wrapper picks it from its own fields (MiniCPM-V's
     # version) rather than from the nested config's model_type
     text_rule: Callable | None = None
+    # the wrapper's own defaults for its text model, when its config class builds the text config with them
+    # (GlmAsrConfig._default_text_config_kwargs, MiDashengLM's Qwen2_5OmniTextConfig): they beat the text
+    # family's, and a config without the nested key runs them alone rather than the top-level fields
+    text_defaults: Mapping[str, Any] = field(default_factory=dict)
     params: Callable | None = None  # (fields, layers, dims) -> (total, active) parameters
     # (fields, n, kinds) -> the n LayerSpecs, for a family whose layers depend on one another or on fields the
     # per-kind builder does not read (DeepSeek-V4.1's shared compressed caches, GLM-5-Next's pooled indexer)

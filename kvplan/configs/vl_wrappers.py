@@ -89,3 +89,38 @@ def ultravox_text(raw: dict, source: str) -> None:
                           "reads (its own config.json), which this file does not hold (model_type 'ultravox')",
                           f"plan the text model itself: kvplan estimate {str(model_id)[:80]}")
     nested_only("text_config", "ultravox")(raw, source)
+
+
+# vLLM 0.33 minicpmo.py MiniCPMO.__new__: version's first two numbers pick MiniCPMO2_6 (a MiniCPMV2_6: Qwen2) or
+# MiniCPMO4_5 (a MiniCPMV4_5: Qwen3); a config without `version` is 2.6; no other version is served
+MINICPMO_TEXT = {(2, 6): "qwen2", (4, 5): "qwen3"}
+
+
+def minicpmo_text(raw: dict, source: str) -> str:
+    """The model_type whose family reads MiniCPM-o's flat text fields, by its version (absent: 2.6)."""
+    version = raw.get("version")
+    if version is None:
+        return MINICPMO_TEXT[(2, 6)]
+    if isinstance(version, bool) or not isinstance(version, (int, float, str)):
+        raise ConfigError(f"{source}: 'version' must be a number like 2.6, got {version!r} (model_type 'minicpmo')")
+    try:
+        key = tuple(int(part) for part in str(version).split(".")[:2])
+    except ValueError:
+        raise ConfigError(f"{source}: 'version' must be a number like 2.6, got {version!r} "
+                          "(model_type 'minicpmo')") from None
+    text = MINICPMO_TEXT.get(key)
+    if text is None:
+        raise ConfigError(f"{source}: MiniCPM-o version {version} is not one vLLM 0.33 serves (2.6, 4.5) "
+                          "(model_type 'minicpmo')", "check the config's 'version'")
+    return text
+
+
+def fixed_text(text: str, key: str | None = None, model_type: str = ""):
+    """A text rule for a wrapper whose config class reads its text model as one class whatever the nested
+    model_type says (BagelConfig's Qwen2Config, IsaacConfig's Qwen3Config); with `key`, the class builds only
+    from that key (a default text model without it), so a config lacking it is refused rather than read flat."""
+    def rule(raw: dict, source: str) -> str:
+        if key is not None:
+            nested_only(key, model_type)(raw, source)
+        return text
+    return rule

@@ -6,8 +6,8 @@ from ..errors import UsageError
 from ..render import Report
 from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
-from .sglang_rules import (MULTIMODAL_PREFILL_GRAPH_0523, SPEC_MAX_RUNNING_REQUESTS, Rules, memory_defaults,
-                           rules_for, vlm_fraction_factor)
+from .sglang_rules import (MULTIMODAL_PREFILL_GRAPH_0523, SPEC_MAX_RUNNING_REQUESTS, Rules, hf_text_config,
+                           memory_defaults, rules_for, vlm_fraction_factor)
 
 # The free GPU memory SGLang sizes from (T0, after the distributed init) is the driver's total less what
 # the process holds before the weights load: the CUDA context and, at TP > 1, the communicators.
@@ -88,7 +88,7 @@ def _fc_module(model, raw: dict | None, tp: int, rules: Rules) -> tuple[int, str
     if module is None:
         return 0, (f"{model.name}'s MTP module could not be sized from its config: the draft's weights are not "
                    "subtracted, so the pool is high by their size on each GPU")
-    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
+    text = hf_text_config(raw)
     tied = model.model_type != "qwen3_next" and bool(text.get("tie_word_embeddings", raw.get("tie_word_embeddings")))
     copies = 1 if tied else 2
     total = -(-module.decoder_bytes // tp) + module.proj_bytes + module.norm_bytes + copies * -(-module.copy_bytes // tp)
@@ -258,7 +258,7 @@ def fp8_kv_in_config(model) -> bool:
     from .vllm_profile import raw_config
 
     raw = raw_config(model) or {}
-    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    text = hf_text_config(raw, flat=False)
     quant = raw.get("quantization_config") or text.get("quantization_config")
     if not isinstance(quant, dict):
         return False
@@ -336,7 +336,7 @@ def refuse_unread(model, dep, rules: Rules) -> None:
     from .vllm_profile import raw_config
 
     raw = raw_config(model) or {}
-    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
+    text = hf_text_config(raw)
     if is_nsa(model) and text.get("index_kpool", 1) not in (1, None):
         raise UsageError(f"SGLang {rules.release}: {model.name}'s index_kpool {text.get('index_kpool')} (pooled "
                          "indexer keys) is not modelled", "use --engine vllm or ideal for this model")

@@ -253,6 +253,25 @@ CONTEXT_LENGTH_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "mode
 LONG_CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"  # configs/model_config.py _derive_context_length
 
 
+
+def hf_text_config(raw: dict, flat: bool = True) -> dict:
+    """The text model's fields as SGLang 0.5.23 picks them (utils/hf_transformers/common.py get_hf_text_config,
+    which configs/model_config.py reads as hf_text_config): a Llava*ForCausalLM architecture keeps the config
+    itself; else thinker_config (its text_config, else itself) before llm_config before language_config before
+    text_config; none of them: the config itself (`flat`), or {} where a caller reads the nested model only."""
+    archs = raw.get("architectures")
+    first = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else ""
+    if first.startswith("Llava") and first.endswith("ForCausalLM"):
+        return raw if flat else {}
+    thinker = raw.get("thinker_config")
+    if isinstance(thinker, dict):
+        nested = thinker.get("text_config")
+        return nested if isinstance(nested, dict) else thinker
+    for key in ("llm_config", "language_config", "text_config"):
+        if isinstance(raw.get(key), dict):
+            return raw[key]
+    return raw if flat else {}
+
 def context_limit(raw: dict | None) -> tuple[int | None, bool]:
     """(the context length SGLang derives from a config, whether kvplan reads it exactly). Exact only when the
     file names one of the keys and its rope scaling is absent or a plain rope_scaling dict: a newer
@@ -260,7 +279,7 @@ def context_limit(raw: dict | None) -> tuple[int | None, bool]:
     config object, which kvplan does not replay."""
     if not isinstance(raw, dict):
         return None, False
-    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
+    text = hf_text_config(raw)
     scaling = text.get("rope_scaling")
     exact = "rope_parameters" not in text
     factor = 1
@@ -286,11 +305,11 @@ SSM_DTYPE_WIDTHS = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
 def ssm_state_bytes(raw: dict | None) -> tuple[int, str | None]:
-    """(bytes of a temporal state element, note): the config's mamba_ssm_dtype (or its text_config's), else
+    """(bytes of a temporal state element, note): the config's mamba_ssm_dtype (or its text model's, hf_text_config), else
     SGLang's float32 default (configs/mamba_utils.py mamba2_state_dtype)."""
     widths = SSM_DTYPE_WIDTHS
     if isinstance(raw, dict):
-        nested = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+        nested = hf_text_config(raw, flat=False)
         name = nested.get("mamba_ssm_dtype", raw.get("mamba_ssm_dtype"))
         if name in widths:
             return widths[name], None
