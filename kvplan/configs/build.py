@@ -87,6 +87,10 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
         if text_family is None:
             raise ConfigError(f"{source}: {key} has model_type {text_type!r}, which kvplan does not read "
                               f"(model_type {model_type!r})", "this family is not supported yet")
+        if text_family.wraps:  # a wrapper's model_type under the wrapper: no engine builds a text model from it
+            raise ConfigError(f"{source}: {key} has model_type {text_type!r}, itself a multimodal wrapper, not a "
+                              f"text model (model_type {model_type!r})",
+                              f"set {key}'s model_type to the text model's (qwen2, llama ...)")
         merged = dict(nested)
         for inherited in _INHERITED:
             if inherited in raw and inherited not in merged:

@@ -1,0 +1,77 @@
+"""Bad and odd input on the readers added in Dec 2026 (wrappers under llm_config / language_config / text_config,
+remote-code decoders, Ling / Ring, Nemotron-NAS, MiniCPM-V): found by probing them with mutated copies of their
+test configs. Each case ends in one clear line and a non-zero exit, or in what the engine itself would read.
+
+Configs: tests/data/configs/ (sources in the docstrings of tests/test_vl_wrappers.py and
+tests/test_families_remote_decoders.py); hand-written shapes where said.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvplan.configs.build import build_model
+from kvplan.core.estimate import estimate
+from kvplan.errors import ConfigError
+
+DATA = Path(__file__).parent / "data" / "configs"
+
+
+def _raw(name: str) -> dict:
+    return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+def _one_line(err: str) -> str:
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err and "internal error" not in err, err
+    return lines[0]
+
+
+# -- the text model's class is the wrapper's, not what the nested model_type says ---------------------------
+
+@pytest.mark.parametrize("named", [None, "deepseek_v2", "llama", "qwen2"])
+def test_kimi_vl_text_config_is_always_a_deepseek_v2_config(named):
+    # vLLM 0.33 transformers_utils/configs/kimi_vl.py KimiVLConfig: text_config = DeepseekV2Config(**text_config),
+    # whatever model_type the dict names, and kimi_vl.py builds DeepseekV2Model from it. Kimi-VL-A3B-Instruct:
+    # 27 layers of one MLA latent, kv_lora_rank 512 + qk_rope_head_dim 64, bf16: 27 x 576 x 2 B = 31,104 B
+    # (read as llama, the same fields gave 27 layers x 16 heads x 128 x 2 x 2 B = 221,184 B)
+    raw = _raw("kimi-vl-a3b-instruct.json")
+    if named is not None:
+        raw["text_config"]["model_type"] = named
+    model = build_model(raw, "kimi-vl")
+    assert model.family == "deepseek_v2"
+    assert estimate(model, 1024).bytes_per_token == 27 * (512 + 64) * 2 == 31_104
+
+
+def test_deepseek_vl2_language_config_is_always_a_deepseek_v2_config():
+    # vLLM 0.33 configs/deepseek_vl2.py: text_config = DeepseekVLV2TextConfig(**language_config), a DeepseekV2Config
+    # (hand-written shape, as in tests/test_vl_wrappers.py): 4 layers x (512 + 64) x 2 B = 4,608 B
+    raw = {"model_type": "deepseek_vl_v2", "architectures": ["DeepseekVLV2ForCausalLM"], "language_config": {
+        "model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+        "num_key_value_heads": 8, "kv_lora_rank": 512, "q_lora_rank": None, "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128, "v_head_dim": 128, "intermediate_size": 2048, "vocab_size": 1000}}
+    model = build_model(raw, "deepseek-vl2-shape")
+    assert model.family == "deepseek_v2"
+    assert estimate(model, 1024).bytes_per_token == 4 * (512 + 64) * 2 == 4_608
+
+
+@pytest.mark.parametrize("wrapper", ["internvl_chat", "NVLM_D", "kimi_vl", "minicpmv"])
+def test_a_wrapper_nested_in_internvl_is_refused(wrapper):
+    # llm_config names a wrapper's model_type: no engine builds a text model from that; before, kvplan read the
+    # nested fields by the wrapper's record and called the reading exact
+    raw = _raw("internvl3-1b-pretrained.json")
+    raw["llm_config"]["model_type"] = wrapper
+    with pytest.raises(ConfigError, match="itself a multimodal wrapper"):
+        build_model(raw, "internvl")
+
+
+def test_a_nested_wrapper_is_one_line_on_the_cli(cli, tmp_path):
+    raw = _raw("internvl3-1b-pretrained.json")
+    raw["llm_config"]["model_type"] = "internvl_chat"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    code, _, err = cli("estimate", str(path), "--gpu", "h100", "--emit", "vllm")
+    assert code == 1 and "itself a multimodal wrapper" in _one_line(err)
