@@ -75,3 +75,33 @@ def test_a_nested_wrapper_is_one_line_on_the_cli(cli, tmp_path):
     path.write_text(json.dumps(raw), encoding="utf-8")
     code, _, err = cli("estimate", str(path), "--gpu", "h100", "--emit", "vllm")
     assert code == 1 and "itself a multimodal wrapper" in _one_line(err)
+
+
+# -- a quantization_config that is not an object ---------------------------------------------------------------
+
+@pytest.mark.parametrize("name, where", [("laguna-xs.2-fp8.json", None), ("internvl3-1b-pretrained.json", "llm_config"),
+                                         ("llama-4-scout-fp8-dynamic.json", None)])
+@pytest.mark.parametrize("quant", ["fp8", ["fp8"], 8, True])
+def test_a_quantization_config_that_is_not_an_object_leaves_the_weights_unsized(cli, tmp_path, name, where, quant):
+    # vLLM 0.33 reads quant_method from quantization_config with .get() (transformers_utils/
+    # model_arch_config_convertor.py _normalize_quantization_config),
+    # so such a checkpoint does not load; before, kvplan sized it as an unquantized bf16 model without a word
+    raw = _raw(name)
+    (raw[where] if where else raw)["quantization_config"] = quant
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    code, _, err = cli("weights", str(path))
+    assert code == 2 and f"quantization_config is a {type(quant).__name__}, not a JSON object" in _one_line(err)
+    # the KV cache does not depend on it
+    code, out, err = cli("estimate", str(path), "--format", "json")
+    assert code == 0, err
+
+
+def test_a_null_quantization_config_is_no_quantization(cli, tmp_path):
+    # null is how transformers writes "none" (PretrainedConfig attributes default to None): the bf16 figure stands
+    raw = _raw("internvl3-1b-pretrained.json")
+    raw["quantization_config"] = None
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    code, out, err = cli("weights", str(path), "--format", "json")
+    assert code == 0, err
