@@ -81,7 +81,7 @@ def test_a_nested_wrapper_is_one_line_on_the_cli(cli, tmp_path):
 
 @pytest.mark.parametrize("name, where", [("laguna-xs.2-fp8.json", None), ("internvl3-1b-pretrained.json", "llm_config"),
                                          ("llama-4-scout-fp8-dynamic.json", None)])
-@pytest.mark.parametrize("quant", ["fp8", ["fp8"], 8, True])
+@pytest.mark.parametrize("quant", ["fp8", ["fp8"], True])
 def test_a_quantization_config_that_is_not_an_object_leaves_the_weights_unsized(cli, tmp_path, name, where, quant):
     # vLLM 0.33 reads quant_method from quantization_config with .get() (transformers_utils/
     # model_arch_config_convertor.py _normalize_quantization_config),
@@ -123,7 +123,7 @@ def test_each_new_reader_config_runs_unmutated(name, tmp_path):
         assert outcome.crash is None, f"{name} {' '.join(variant)}: {outcome.crash} at {outcome.site}"
 
 
-@settings(max_examples=15, deadline=None, derandomize=True, database=None,
+@settings(max_examples=8, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(case=config_fuzz.mutated_configs(config_fuzz.DATA_NAMES, config_fuzz.data_config))
