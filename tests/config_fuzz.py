@@ -44,6 +44,18 @@ def bundled(name: str) -> dict:
     return json.loads((SPECS / f"{name}.json").read_text(encoding="utf-8"))
 
 
+# test configs of the readers added in Dec 2026 (tests/data/configs/: wrappers under llm_config / text_config,
+# remote-code decoders, Ling / Ring, Nemotron-NAS, the per-module weight tables of Llama 4, Gemma 4, Laguna)
+DATA = ROOT / "tests" / "data" / "configs"
+DATA_NAMES = ("edge0-8b-a1b-preview", "gemma-4-26b-a4b-nvfp4", "internvl3-1b-pretrained", "kimi-vl-a3b-instruct",
+              "laguna-xs.2-fp8", "ling-lite-1.5", "ling-mini-2.0-trimmed", "llama-3.3-nemotron-super-49b-v1",
+              "llama-4-scout-fp8-dynamic", "mimo-7b", "phi-3-vision-128k-instruct")
+
+
+def data_config(name: str) -> dict:
+    return json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+
+
 def paths(config, prefix=()):
     """Every place in the config: key paths into objects and index paths into lists."""
     out = []
@@ -91,10 +103,10 @@ class Mutation:
 
 
 @st.composite
-def mutated_configs(draw, names=CONFIG_NAMES):
-    """(bundled name, mutations, mutated config)."""
+def mutated_configs(draw, names=CONFIG_NAMES, load=bundled):
+    """(config name, mutations, mutated config); load reads a name (bundled, or data_config)."""
     name = draw(st.sampled_from(names))
-    config = bundled(name)
+    config = load(name)
     mutations = []
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
         places = paths(config)

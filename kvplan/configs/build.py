@@ -87,6 +87,10 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
         if text_family is None:
             raise ConfigError(f"{source}: {key} has model_type {text_type!r}, which kvplan does not read "
                               f"(model_type {model_type!r})", "this family is not supported yet")
+        if text_family.wraps:  # a wrapper's model_type under the wrapper: no engine builds a text model from it
+            raise ConfigError(f"{source}: {key} has model_type {text_type!r}, itself a multimodal wrapper, not a "
+                              f"text model (model_type {model_type!r})",
+                              f"set {key}'s model_type to the text model's (qwen2, llama ...)")
         merged = dict(nested)
         for inherited in _INHERITED:
             if inherited in raw and inherited not in merged:
@@ -309,6 +313,17 @@ def _quantization_config(raw: dict, f: Fields) -> dict | None:
     return quant
 
 
+def _misshapen_quantization_config(raw: dict, f: Fields) -> str | None:
+    """The type of a quantization_config (the config's or its text model's) that is neither null nor a JSON object
+    (vLLM 0.33 model_arch_config_convertor.py _normalize_quantization_config reads its quant_method with .get(),
+    so such a config does not load); None when there is none."""
+    for holder in (raw, f.raw):
+        quant = holder.get("quantization_config")
+        if quant is not None and not isinstance(quant, dict):
+            return type(quant).__name__
+    return None
+
+
 # the dtypes a checkpoint's torch_dtype names (torch's names; transformers writes them without "torch.")
 _DTYPES = ("float32", "float16", "bfloat16", "float64", "float8_e4m3fn", "float8_e5m2", "int8", "uint8")
 
@@ -337,6 +352,10 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
     quantization whose bytes kvplan cannot work out gives 0 B and says why (GPU plans then refuse)."""
     dtype = _float_dtype(f)[0]
     plain_bytes = {"float32": 4.0, "float16": 2.0, "bfloat16": 2.0}.get(dtype, 2.0)
+    misshapen = _misshapen_quantization_config(raw, f)
+    if misshapen is not None and total:
+        return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: its quantization_config is a {misshapen}, not a JSON "
+                                 "object; give them with --weights, or point --weights at the checkpoint's folder",)
     quant = _quantization_config(raw, f)
     if not quant or not total:
         return dtype, plain_bytes, plain_bytes, 0, ()

@@ -223,7 +223,7 @@ _ROWS: list[Family] = [
         ("minicpm_ocr", "qwen3_5_text"), ("minicpmv4_6", "qwen3_5_text"), ("minicpmv4_7", "qwen3_5_text"))),
     # image/audio-text wrappers vLLM 0.33 serves through its own or remote-code configs (configs/vl_wrappers.py);
     # as for every wrapper, the parameters counted are the text model's: vision/audio towers and projectors are not
-    Family(("kimi_vl",), text="deepseek_v2", text_rule=vl_wrappers.nested_only("text_config", "kimi_vl"),
+    Family(("kimi_vl",), text="deepseek_v2", text_rule=vl_wrappers.nested_only("text_config", "kimi_vl", "deepseek_v2"),
            rules=("Kimi-VL: text model in text_config, a DeepseekV2Config (vLLM 0.33 configs/kimi_vl.py; kimi_vl.py "
                   "builds DeepseekV2ForCausalLM): one MLA latent of kv_lora_rank + qk_rope_head_dim per token and "
                   "layer; parameters: the text model only (MoonViT and its projector not counted)",)),

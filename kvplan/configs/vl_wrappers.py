@@ -46,16 +46,19 @@ def minicpmv_text(raw: dict, source: str) -> str:
     return text
 
 
-def nested_only(key: str, model_type: str):
+def nested_only(key: str, model_type: str, text: str | None = None):
     """A text rule for a wrapper whose config class builds its text model from `key` alone, ignoring the top
     level (KimiVLConfig, DeepseekVLV2Config): a config without `key` would run the class's default text model,
-    not the fields beside it, so it is refused rather than read flat."""
-    def rule(raw: dict, source: str) -> None:
+    not the fields beside it, so it is refused rather than read flat. text: the model_type of the class the
+    wrapper always builds from `key`, whatever model_type `key` names (KimiVLConfig: DeepseekV2Config(**text_config),
+    vLLM 0.33 transformers_utils/configs/kimi_vl.py; DeepseekVLV2Config: DeepseekVLV2TextConfig(**language_config),
+    a DeepseekV2Config, configs/deepseek_vl2.py): the nested fields are read by that family."""
+    def rule(raw: dict, source: str) -> str | None:
         if key not in raw:
             raise ConfigError(f"{source}: model_type {model_type!r} keeps its text model under {key!r}, which the "
                               "config lacks (its config class would build a default text model, not read the "
                               "top-level fields)", f"add {key} (the text model's config) to the config")
-        return None
+        return text
     return rule
 
 
@@ -63,7 +66,7 @@ def deepseek_vl2_text(raw: dict, source: str) -> str | None:
     """DeepSeek-VL2's language_config is read as deepseek_v2 (MLA). An explicit kv_lora_rank null turns MLA
     off in vLLM (plain attention, DeepseekAttention when the qk head dims are 0 as well), which kvplan does
     not read yet: refused by name."""
-    nested_only("language_config", "deepseek_vl_v2")(raw, source)
+    text = nested_only("language_config", "deepseek_vl_v2", "deepseek_v2")(raw, source)
     nested = raw.get("language_config")
     if not isinstance(nested, dict):
         return None  # build.py names the bad type
@@ -75,7 +78,7 @@ def deepseek_vl2_text(raw: dict, source: str) -> str | None:
         raise ConfigError(f"{source}: language_config {why} (DeepSeek-VL2-Tiny, DeepSeek-OCR): vLLM 0.33 runs that "
                           "text model with plain attention instead of MLA, which kvplan does not read yet "
                           "(model_type 'deepseek_vl_v2')", "this variant is not supported yet")
-    return None
+    return text
 
 
 def ultravox_text(raw: dict, source: str) -> None:

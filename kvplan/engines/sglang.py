@@ -231,8 +231,8 @@ def state_cell(model: ModelSpec, tp: int, ssm_bytes: int = 4) -> StateCell:
     kinds = {s.kind for s in states}
     if (model.architecture or "") not in STATE_ARCHS or not kinds <= {"gated_deltanet", "mamba2", "short_conv", "kda"}:
         raise UsageError(f"SGLang: the {', '.join(sorted(kinds))} state of {model.name} ({model.architecture}) is not "
-                         "modelled for SGLang (Gated DeltaNet, Mamba-2 hybrids, LFM2's short conv and Kimi Linear's "
-                         "KDA are)", "use --engine vllm or ideal for this model")
+                         "modelled for SGLang: kvplan reads SGLang's state pool only for "
+                         f"{', '.join(sorted(STATE_ARCHS))}", "use --engine vllm or ideal for this model")
     conv = ssm = 0
     for s in states:
         if s.kind == "short_conv":
