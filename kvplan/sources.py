@@ -217,11 +217,12 @@ def apply_overrides(raw: dict, overrides=(), new=()) -> tuple[dict, list[Overrid
     multimodal configs keep the language model's fields; llm_config or language_config for the
     wrappers that keep it there) and --set-new key=value (a key the config lacks, added where the
     model's fields live). A key set twice is refused."""
-    from .configs.build import nested_text_key
+    from .configs.build import nested_text, nested_text_path
 
     out = dict(raw)
-    text_key = nested_text_key(raw)
-    nested = out.get(text_key) if isinstance(out.get(text_key), dict) else None
+    path = nested_text_path(raw)
+    text_key = ".".join(path)  # thinker_config.text_config for Qwen-Omni
+    nested = nested_text(raw) or None
     applied: list[Override] = []
     seen: dict[str, str] = {}
     for flag, items in (("--set", overrides), ("--set-new", new)):
@@ -247,11 +248,18 @@ def apply_overrides(raw: dict, overrides=(), new=()) -> tuple[dict, list[Overrid
                 section = text_key if nested is not None else ""
             if section:
                 nested = {**nested, key: value}
-                out[text_key] = nested
+                out = _set_at(out, path, nested)
             else:
                 out[key] = value
             applied.append(Override(key, value, section, flag == "--set-new"))
     return out, applied
+
+
+def _set_at(raw: dict, path: tuple[str, ...], value: dict) -> dict:
+    """A copy of raw with the dict at path (one or two keys) replaced by value."""
+    if len(path) == 1:
+        return {**raw, path[0]: value}
+    return {**raw, path[0]: _set_at(raw[path[0]], path[1:], value)}
 
 
 def load_model(name: str, *, revision: str | None = None, overrides=(), new=()) -> ModelSpec:

@@ -62,11 +62,30 @@ def nested_text_key(raw: dict) -> str:
     return family.nested_key if family is not None and family.wraps else "text_config"
 
 
+def nested_text_path(raw: dict) -> tuple[str, ...]:
+    """The keys leading to the text model: (the family's key,), or two keys for a wrapper nested in a wrapper
+    (Qwen-Omni's thinker_config, which keeps text_config), which is followed down as transformers'
+    Qwen2_5OmniConfig.get_text_config / Qwen3OmniMoeConfig's (thinker_config.get_text_config()) do."""
+    key = nested_text_key(raw)
+    nested = raw.get(key) if isinstance(raw, dict) else None
+    if not isinstance(nested, dict):
+        return (key,)
+    outer = FAMILIES.get(raw.get("model_type")) if isinstance(raw.get("model_type"), str) else None
+    inner_type = nested.get("model_type") or (outer.text if outer is not None else None)
+    inner = FAMILIES.get(inner_type) if isinstance(inner_type, str) else None
+    if inner is not None and inner.wraps and isinstance(nested.get(inner.nested_key), dict):
+        return key, inner.nested_key
+    return (key,)
+
+
 def nested_text(raw: dict) -> dict:
     """The nested text model's fields under the family's key ({} when there is none): what vLLM reads as
-    hf_text_config (it renames llm_config to text_config, transformers_utils/config.py)."""
-    nested = raw.get(nested_text_key(raw)) if isinstance(raw, dict) else None
-    return nested if isinstance(nested, dict) else {}
+    hf_text_config (it renames llm_config to text_config, transformers_utils/config.py; Qwen-Omni's is
+    thinker_config.text_config)."""
+    node = raw
+    for key in nested_text_path(raw) if isinstance(raw, dict) else ():
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else {}
 
 
 def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tuple[Family, Fields, str]:
@@ -95,6 +114,8 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
         for inherited in _INHERITED:
             if inherited in raw and inherited not in merged:
                 merged[inherited] = raw[inherited]
+        if text_family.wraps:  # a wrapper in a wrapper (Qwen-Omni's thinker_config, which keeps text_config)
+            return _text_model(text_family, merged, source, text_type)
         defaults = {**text_family.nested_defaults, **text_family.defaults, **family.text_defaults}
         return text_family, Fields(merged, source, defaults, text_family.aliases, text_type), "exact"
     text_type = picked or family.text

@@ -522,11 +522,40 @@ _ROWS: list[Family] = [
                   "the config must give (transformers' attention reads it and has no fallback)",)),
     Family(("aria",), text="aria_text", rules=("text model in text_config (aria_text by default)",)),
     *(Family((name,), text=text, rules=(f"text model in text_config ({text} by default)",)) for name, text in (
-        ("qwen2_5_omni_thinker", "qwen2_5_omni_text"), ("qwen3_omni_moe_thinker", "qwen3_omni_moe_text"),
         ("molmo2", "molmo2_text"), ("cosmos3_edge", "cosmos3_edge_text"), ("deepseek_ocr2", "deepseek_ocr2_text"),
         ("muse_spark", "muse_spark_text"), ("muse_glimmer", "muse_glimmer_text"))),
+    # the Qwen-Omni thinkers (transformers Qwen2_5OmniThinkerConfig, Qwen3OmniMoeThinkerConfig) build their text
+    # model from text_config alone (its class's defaults without it), so a thinker without one is refused
+    *(Family((name,), text=text, text_rule=vl_wrappers.nested_only("text_config", name),
+             rules=(f"text model in text_config ({text} by default; absent: refused, its config class would build a "
+                    "default text model)",))
+      for name, text in (("qwen2_5_omni_thinker", "qwen2_5_omni_text"),
+                         ("qwen3_omni_moe_thinker", "qwen3_omni_moe_text"))),
+    # Qwen-Omni checkpoints: the text model two levels down (thinker_config, then its text_config); vLLM 0.33
+    # serves only the thinker (registry.py maps the top-level architectures to *ThinkerForConditionalGeneration,
+    # whose hf_to_vllm_mapper drops the talker. / token2wav. / code2wav. weights), so the talker keeps no cache
+    *(Family((name,), text=thinker, text_key="thinker_config",
+             text_rule=vl_wrappers.fixed_text(thinker, "thinker_config", name),
+             rules=(f"{who}: the thinker's text model (thinker_config.text_config, read by {text}) is the one "
+                    f"vLLM 0.33 caches and counts: {where}; the config class ({cls}) reads thinker_config as "
+                    "the thinker whatever its model_type says, and builds a default thinker without it, so such "
+                    "a file is refused; the talker"
+                    f"{talker} keeps no cache (vLLM does not build it); {sglang}; parameters: the text model "
+                    "only (vision and audio towers, talker and codec not counted)",))
+      for name, thinker, text, who, where, cls, talker, sglang in (
+          ("qwen2_5_omni", "qwen2_5_omni_thinker", "qwen2_5_omni_text", "Qwen2.5-Omni",
+           "qwen2_5_omni_thinker.py Qwen2_5OmniThinkerForConditionalGeneration builds Qwen2ForCausalLM on it",
+           "transformers Qwen2_5OmniConfig", " (and token2wav)",
+           "--engine sglang is refused: SGLang 0.5.23 registers no Qwen2.5-Omni model"),
+          ("qwen3_omni_moe", "qwen3_omni_moe_thinker", "qwen3_omni_moe_text", "Qwen3-Omni",
+           "qwen3_omni_moe_thinker.py Qwen3OmniMoeThinkerForConditionalGeneration builds Qwen3MoeLLMForCausalLM "
+           "(Qwen3MoeForCausalLM) on it", "transformers Qwen3OmniMoeConfig", " (and code2wav)",
+           "SGLang 0.5.23 (qwen3_omni_moe.py, enable_talker False) builds the thinker alone too, on "
+           "thinker_config.text_config as its get_hf_text_config picks it"))),
     Family(("qwen2_5_omni_text",), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
-           params=params.attention_decoder, defaults={"num_key_value_heads": 4, "max_window_layers": 28},
+           params=params.attention_decoder,  # transformers Qwen2_5OmniTextConfig's defaults
+           defaults={"num_key_value_heads": 4, "max_window_layers": 28, "intermediate_size": 18944,
+                     "vocab_size": 152064, "tie_word_embeddings": True},
            rules=("qwen2 window rules (max_window_layers 28 by default); 4 KV heads by default",)),
     *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.attention_decoder,
              rules=(f"full attention (the attention reads no window); num_key_value_heads ({kv} by default) heads "

@@ -148,6 +148,10 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
     is SM >= 10, whose DSA backend (trtllm) stores an fp8 latent without scales (0.5.23)."""
     rules = rules or RULES[LATEST]
     tp = max(tp, 1)
+    if model.config_model_type in ("qwen2_5_omni", "qwen2_5_omni_thinker"):
+        # srt/models/ of 0.5.23 has qwen3_omni_moe.py but no Qwen2.5-Omni class (no EntryClass names one)
+        raise UsageError(f"SGLang 0.5.23 has no Qwen2.5-Omni model (model_type {model.config_model_type!r}): it "
+                         "registers no Qwen2_5Omni* class", "use --engine vllm, which serves its thinker")
     if model.family == "nemotron-nas":
         from ..configs.nemotron_nas import LINEAR_NOTE
 
