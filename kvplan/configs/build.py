@@ -106,7 +106,9 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
         if text_family is None:
             raise ConfigError(f"{source}: {key} has model_type {text_type!r}, which kvplan does not read "
                               f"(model_type {model_type!r})", "this family is not supported yet")
-        if text_family.wraps:  # a wrapper's model_type under the wrapper: no engine builds a text model from it
+        # a wrapper under a wrapper is read only where the outer family holds one (Qwen-Omni's thinker_config,
+        # which keeps its own text_config); elsewhere no engine builds a text model from it
+        if text_family.wraps and text_type != family.text:
             raise ConfigError(f"{source}: {key} has model_type {text_type!r}, itself a multimodal wrapper, not a "
                               f"text model (model_type {model_type!r})",
                               f"set {key}'s model_type to the text model's (qwen2, llama ...)")
