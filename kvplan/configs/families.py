@@ -704,15 +704,17 @@ _ROWS: list[Family] = [
                   "bf16), as vLLM 0.33 keeps them; a step reads the top index_topk / kpool pools",)),
     Family(("kimi_k3",), text="kimi_linear", rules=("Kimi K3: its text model (kimi_linear) in text_config",)),
     Family(("alice_ai",), kinds=frozenset({K.FULL, K.LINEAR}), state=kda_state, aliases=k2_horizon.ALICE_NAMES,
-           refine=k2_horizon.alice_kinds, params=k2_horizon.not_counted,
+           refine=k2_horizon.alice_kinds, params=k2_horizon.alice_params,
            rules=("vLLM 0.33 alice_ai.py: layer_types (which vLLM requires): full_attention is Qwen3NextAttention, K/V "
                   "of num_key_value_heads x head_dim; linear_attention is Kimi Delta Attention, a conv of "
                   "(linear_conv_kernel_dim - 1) x 3 x linear_num_key_heads x linear_key_head_dim and an fp32 state "
-                  "of heads x head_dim x head_dim; parameters not counted",)),
-    Family(("k2_horizon",), kinds=ATTN, params=k2_horizon.not_counted,
+                  "of heads x head_dim x head_dim; parameters: Qwen3NextAttention, KDA, the MoE and the attention-residual "
+                  "projections and norms (k2_horizon.alice_params)",)),
+    Family(("k2_horizon",), kinds=ATTN, params=k2_horizon.k2_horizon_params,
            rules=("vLLM 0.33 k2_horizon.py K2HorizonAttention / K2HorizonMoVAAttention: K/V of num_key_value_heads x "
                   "head_dim (else hidden_size / heads) on every layer, no per-layer window (sliding_window, when "
-                  "set, on every layer); parameters not counted",)),
+                  "set, on every layer); parameters with MoVA value experts, MoE and shared experts "
+                  "(k2_horizon.k2_horizon_params)",)),
     Family(("kimi_linear",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=kda_state,
            markers=("linear_attn_config.full_attn_layers",), derive=kimi_default, params=params.by_type,
            aliases={"max_position_embeddings": ("model_max_length",)},

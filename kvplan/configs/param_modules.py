@@ -16,7 +16,8 @@ DSA indexer's weights_proj (vLLM builds it with quant_config=None; transformers 
 Names are relative to the decoder ("layers.3.self_attn.q_proj", "embed_tokens", "norm") or the top ("lm_head");
 `ROOTS` are the prefixes checkpoints put before them (a causal LM's `model.`, a multimodal wrapper's
 `model.language_model.` or `language_model.model.`). Checked against the modules transformers builds by
-tests/test_quant_exclude.py. Llama 4's and Gemma 4's tables live in configs/param_modules_wrapped.py.
+tests/test_quant_exclude.py. Llama 4's, Gemma 4's (and Gemma 4 Unified's) and Kimi-Linear's (and Kimi K3's) tables
+live in configs/param_modules_wrapped.py.
 """
 
 from __future__ import annotations
@@ -137,8 +138,13 @@ _LATENT = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32")
 
 
 def _mla(f: Fields, a: str, hidden: int, heads: int, q_lora: int | None, bias: bool) -> list:
-    rank, rope = f.int("kv_lora_rank"), f.int("qk_rope_head_dim")
-    nope, v_dim = f.int("qk_nope_head_dim"), f.int("v_head_dim")
+    return _mla_widths(a, hidden, heads, q_lora, bias, f.int("kv_lora_rank"), f.int("qk_rope_head_dim"),
+                       f.int("qk_nope_head_dim"), f.int("v_head_dim"))
+
+
+def _mla_widths(a: str, hidden: int, heads: int, q_lora: int | None, bias: bool, rank: int, rope: int, nope: int,
+                v_dim: int) -> list:
+    """MLA's modules for widths a counter has read (kv_lora_rank, qk_rope / qk_nope / v_head_dim)."""
     if q_lora:
         out = [_linear(f"{a}.q_a_proj", hidden, q_lora, "attention", bias), _float(f"{a}.q_a_layernorm", q_lora),
                _linear(f"{a}.q_b_proj", q_lora, heads * (nope + rope), "attention")]

@@ -1,8 +1,11 @@
-"""Per-module parameter tables (configs/param_modules.py) of Llama 4 and Gemma 4, whose checkpoints put the text
-model under a multimodal wrapper: `language_model.model.layers.N...` and `language_model.lm_head` (Llama 4),
-`model.language_model.layers.N...` (Gemma 4); param_modules.ROOTS carries both prefixes.
+"""Per-module parameter tables (configs/param_modules.py) of Llama 4 and Gemma 4 (and Gemma 4 Unified), whose
+checkpoints put the text model under a multimodal wrapper: `language_model.model.layers.N...` and
+`language_model.lm_head` (Llama 4), `model.language_model.layers.N...` (Gemma 4, Gemma 4 Unified: vLLM 0.33's
+gemma4_unified.py hf_to_vllm_mapper takes the same names); param_modules.ROOTS carries both prefixes; and of
+Kimi-Linear and Kimi K3 (`model.layers.N...`, `language_model.model.layers.N...`).
 
-Each table mirrors its counter term by term (params.llama4, params_dense._gemma4_family) and names modules as the
+Each table mirrors its counter term by term (params.llama4, params_dense._gemma4_family, params_hybrid.kimi_linear,
+params_kimi_k3.kimi_k3_text) and names modules as the
 quantized checkpoints' safetensors do. Routed experts are named one expert at a time
 (`feed_forward.experts.7.gate_proj`, `experts.7.gate_proj`): the layout llm-compressor and ModelOpt write for these
 families (RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic, nvidia/Gemma-4-26B-A4B-NVFP4); the BF16 originals
@@ -53,17 +56,18 @@ def llama4(f: Fields, layers: list, dims) -> list[Module]:
 
 # -- Gemma 4 (params_dense._gemma4_family, unified=False) ------------------------------------------------------
 
-def gemma4(f: Fields, layers: list, dims) -> list[Module]:
+def gemma4(f: Fields, layers: list, dims, unified: bool = False) -> list[Module]:
     """Gemma4ForConditionalGeneration's text model (transformers modeling_gemma4.py Gemma4TextDecoderLayer, vLLM
     gemma4.py Gemma4DecoderLayer): per layer q_proj, q_norm, k_proj, k_norm and v_proj (none of the three on
     KV-shared layers; no v_proj on full layers with attention_k_eq_v), o_proj, with head_dim and KV heads per layer
     as the counter reads them; the dense mlp (doubled on shared layers with use_double_wide_mlp); four norms; the
     per-layer-input gate, projection and norm; with enable_moe_block the router (proj, scale, per_expert_scale),
     the routed experts beside the dense MLP and three more norms. The model's embed_tokens_per_layer,
-    per_layer_model_projection and per_layer_projection_norm, final norm and LM head (tied by default)."""
+    per_layer_model_projection and per_layer_projection_norm, final norm and LM head (tied by default). unified:
+    Gemma 4 Unified's text model, read as gemma4_fields(f, unified=True) reads it (no per-layer inputs, no MoE)."""
     from .params_dense import _GEMMA4_DEFAULTS as D, gemma4_fields
 
-    g = gemma4_fields(f)
+    g = gemma4_fields(f, unified)
     hidden, heads, bias, ple, n_cfg = g.hidden, g.heads, g.bias, g.ple, g.n_cfg
     out = _ends(f, hidden, True, D["vocab_size"])
     if ple:
@@ -98,6 +102,64 @@ def gemma4(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def gemma4_unified_text(f: Fields, layers: list, dims) -> list[Module]:
+    """Gemma4UnifiedForConditionalGeneration's text model (params_dense.gemma4_unified_text; vLLM 0.33 builds it
+    as gemma4.py's Gemma4ForCausalLM under gemma4_unified.py): Gemma 4's attention, MLP and four norms a layer,
+    embeddings, final norm and tied LM head, under the same names."""
+    return gemma4(f, layers, dims, unified=True)
+
+
+# -- Kimi-Linear (params_hybrid.kimi_linear) -----------------------------------------------------------------------
+
+def kimi_linear(f: Fields, layers: list, dims) -> list[Module]:
+    """KimiLinearForCausalLM without Kimi K3's fields (kimi_k3 below has those), counted as params_hybrid.kimi_linear
+    counts it (kimi_linear_fields, latent_delta_moe) and named as vLLM 0.33 loads the checkpoint
+    (models/kimi_k3/nvidia/model.py KimiLinearModel.load_weights: q/k/v/b/f_a_proj into in_proj_qkvgfab,
+    q/k/v_conv1d into conv1d, gate/up_proj into gate_up_proj, experts as w1/w3/w2): per layer the MLA (layers with
+    a cache: q_proj or q_a_proj / q_a_layernorm / q_b_proj, kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj,
+    with attention_bias' biases) or KDA under self_attn (q/k/v_proj, g_a/g_b_proj, f_a/f_b_proj, b_proj, dt_bias,
+    q/k/v_conv1d, A_log, o_norm, o_proj), two norms, then block_sparse_moe (gate, gate.e_score_correction_bias,
+    routed experts, shared_experts) or a dense mlp. KDA's conv1d, dt_bias, A_log and o_norm are never quantized."""
+    from .param_modules import _mla_widths
+    from .params_hybrid import KIMI_LINEAR_DEFAULTS as D, kimi_linear_fields, latent_delta_moe
+    from .params_kimi_k3 import uses_k3_fields
+
+    if uses_k3_fields(f):
+        return kimi_k3(f, layers, dims)
+    k = kimi_linear_fields(f)
+    m = latent_delta_moe(f, len(layers), D)
+    hidden, p = k.hidden, k.lin_heads * k.lin_dim
+    vocab = f.int("vocab_size", default=D["vocab_size"], minimum=0)
+    out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("norm", hidden),
+           Module("lm_head", vocab * hidden, 0, "lm_head", top=True)]  # never tied (param_parts.embeddings tieable)
+    for i, (layer, kind) in enumerate(zip(layers, m.kinds)):
+        a = f"layers.{i}.self_attn"
+        if layer.caches:
+            out += _mla_widths(a, hidden, k.heads, k.q_lora, k.bias, k.rank, k.rope, k.nope, k.v_dim)
+        else:
+            out += [_linear(f"{a}.{x}_proj", hidden, p, "linear attention") for x in "qkv"] + [
+                _linear(f"{a}.g_a_proj", hidden, k.lin_dim, "linear attention"),
+                _linear(f"{a}.g_b_proj", k.lin_dim, p, "linear attention"),
+                _linear(f"{a}.f_a_proj", hidden, k.lin_dim, "linear attention"),
+                _linear(f"{a}.f_b_proj", k.lin_dim, p, "linear attention"),
+                _linear(f"{a}.b_proj", hidden, k.lin_heads, "linear attention"),
+                _float(f"{a}.dt_bias", p, "linear attention")]
+            out += [_float(f"{a}.{x}_conv1d", p * k.kernel, "linear attention") for x in "qkv"]
+            out += [_float(f"{a}.A_log", k.lin_heads, "linear attention"), _float(f"{a}.o_norm", k.lin_dim),
+                    _linear(f"{a}.o_proj", p, hidden, "linear attention")]
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if kind == "sparse":
+            b = f"layers.{i}.block_sparse_moe"
+            out += [_float(f"{b}.gate", hidden * m.experts, "router"),
+                    _float(f"{b}.gate.e_score_correction_bias", m.experts, "router")]
+            out += _experts(b, m.experts, hidden, m.moe_inter, ("w1", "w3", "w2"))
+            if m.shared:
+                out += _mlp(f"{b}.shared_experts", hidden, m.shared_inter * m.shared, "shared experts")
+        else:
+            out += _mlp(f"layers.{i}.mlp", hidden, m.inter, "mlp")
+    return out
+
+
 # -- Kimi K3 (params_kimi_k3.kimi_k3_text) -----------------------------------------------------------------------
 
 def kimi_k3(f: Fields, layers: list, dims) -> list[Module]:
@@ -108,13 +170,13 @@ def kimi_k3(f: Fields, layers: list, dims) -> list[Module]:
     residual norms and hidden -> 1 projections (built with quant_config=None), then block_sparse_moe (gate and its
     e_score_correction_bias, routed experts at routed_expert_hidden_size, shared_experts, the latent MoE's
     routed_expert_down_proj / routed_expert_norm / routed_expert_up_proj) or a dense mlp. KDA's conv1d (float32),
-    dt_bias, A_log and o_norm are never quantized. Kimi-Linear configs without K3's fields have no table."""
+    dt_bias, A_log and o_norm are never quantized. Kimi-Linear configs without K3's fields: kimi_linear above."""
     from ..errors import ConfigError
     from .param_modules import _mla
     from .params_kimi_k3 import uses_k3_fields
 
     if not uses_k3_fields(f):
-        return []
+        return kimi_linear(f, layers, dims)
     if f.flag("attention_bias"):
         raise ConfigError("attention_bias: vLLM 0.33 builds Kimi K3 without biases")
     hidden = f.int("hidden_size", default=4096)
@@ -177,4 +239,5 @@ def kimi_k3(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-WRAPPED = {"llama4_text": llama4, "gemma4_text": gemma4, "kimi_linear": kimi_k3}
+WRAPPED = {"llama4_text": llama4, "gemma4_text": gemma4, "gemma4_unified_text": gemma4_unified_text,
+           "kimi_linear": kimi_linear}

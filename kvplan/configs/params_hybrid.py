@@ -12,6 +12,8 @@ Every default is transformers' own config default, since a saved config.json may
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .fields import Fields
 from .param_parts import dense_first, embeddings, mlp_layer_types, moe_stack
 from .params_kimi_k3 import kimi_k3_text, uses_k3_fields
@@ -58,28 +60,101 @@ def _indexed_layer(layer) -> bool:
 
 # -- Kimi-Linear ------------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class LatentDeltaMoE:
+    """The MLP side of Kimi Linear's and Bailing's stacks as _latent_and_delta_layers reads it."""
+    experts: int
+    top_k: int
+    moe_inter: int
+    shared: int  # shared experts
+    shared_inter: int  # one shared expert's width
+    inter: int  # the dense MLP's width
+    kinds: list  # "sparse" / "dense" per layer
+
+
+def latent_delta_moe(f: Fields, n: int, defaults: dict) -> LatentDeltaMoE:
+    """defaults: the config class's experts, moe_intermediate_size, intermediate_size, first_k_dense_replace
+    (and for Bailing shared_width, the names of its shared experts' width)."""
+    experts = _first_int(f, ("num_experts", "num_local_experts", "n_routed_experts"), defaults["experts"])
+    moe_inter = f.int("moe_intermediate_size", default=defaults["moe_intermediate_size"])
+    first_dense = f.int("first_k_dense_replace", default=defaults["first_k_dense_replace"], minimum=0)
+    return LatentDeltaMoE(
+        experts=experts,
+        top_k=_first_int(f, ("num_experts_per_token", "num_experts_per_tok"), 8),
+        moe_inter=moe_inter,
+        shared=_first_int(f, ("num_shared_experts", "n_shared_experts"), 1, minimum=0),
+        # the shared experts' width: moe_intermediate_size (transformers' DeepseekV3MoE), or for Bailing what
+        # vLLM 0.33's BailingMoeV3MoE reads, moe_shared_expert_intermediate_size when the config gives it
+        shared_inter=f.int(*defaults.get("shared_width", ()), "moe_intermediate_size", default=moe_inter),
+        inter=f.int("intermediate_size", default=defaults["intermediate_size"]),
+        kinds=mlp_layer_types(f, n, dense_first(first_dense)))
+
+
 def _latent_and_delta_layers(f: Fields, layers: list, hidden: int, mla: int, kda: int, defaults: dict
                              ) -> tuple[int, int]:
     """(total, active) of Kimi Linear's and Bailing's stacks: MLA layers (those with a cache) and delta-attention
     layers, two RMSNorms each, a MoE (routed experts, router + e_score_correction_bias, shared experts) or a
     dense MLP by mlp_layer_types (else the first first_k_dense_replace dense), the untied head and a final norm.
-    defaults: the config class's experts, moe_intermediate_size, intermediate_size, first_k_dense_replace,
-    vocab_size."""
-    experts = _first_int(f, ("num_experts", "num_local_experts", "n_routed_experts"), defaults["experts"])
-    top_k = _first_int(f, ("num_experts_per_token", "num_experts_per_tok"), 8)
-    moe_inter = f.int("moe_intermediate_size", default=defaults["moe_intermediate_size"])
-    shared = _first_int(f, ("num_shared_experts", "n_shared_experts"), 1, minimum=0)
-    # the shared experts' width: moe_intermediate_size (transformers' DeepseekV3MoE), or for Bailing what
-    # vLLM 0.33's BailingMoeV3MoE reads, moe_shared_expert_intermediate_size when the config gives it
-    shared_inter = f.int(*defaults.get("shared_width", ()), "moe_intermediate_size", default=moe_inter)
-    per_expert = 3 * hidden * moe_inter
-    moe = experts * per_expert + experts * hidden + experts + 3 * hidden * shared_inter * shared
-    dense = 3 * hidden * f.int("intermediate_size", default=defaults["intermediate_size"])
-    first_dense = f.int("first_k_dense_replace", default=defaults["first_k_dense_replace"], minimum=0)
-    mlp_kinds = mlp_layer_types(f, len(layers), dense_first(first_dense))
+    defaults: latent_delta_moe's, and the config class's vocab_size."""
+    m = latent_delta_moe(f, len(layers), defaults)
+    per_expert = 3 * hidden * m.moe_inter
+    moe = m.experts * per_expert + m.experts * hidden + m.experts + 3 * hidden * m.shared_inter * m.shared
     return moe_stack(embeddings(f, hidden, False, defaults["vocab_size"], tieable=False) + hidden,
-                     [(mla if _attention_layer(layer) else kda) + 2 * hidden for layer in layers], mlp_kinds, moe, dense,
-                     (experts - top_k) * per_expert)
+                     [(mla if _attention_layer(layer) else kda) + 2 * hidden for layer in layers], m.kinds, moe,
+                     3 * hidden * m.inter, (m.experts - m.top_k) * per_expert)
+
+
+def kda_params(hidden: int, heads: int, head_dim: int, kernel: int) -> int:
+    """Kimi Delta Attention without the full-rank gate (transformers' KimiDeltaAttention, vLLM 0.33's
+    KimiGatedDeltaNetAttention), P = heads x head_dim: q/k/v_proj (hidden -> P), the depthwise conv1d over 3P
+    channels (no bias), the forget gate (f_a_proj hidden -> head_dim, f_b_proj head_dim -> P, dt_bias P, A_log per
+    head), b_proj (hidden -> heads), g_a_proj (hidden -> head_dim), g_b_proj (head_dim -> P), o_norm (head_dim),
+    o_proj (P -> hidden)."""
+    p = heads * head_dim
+    return (3 * hidden * p + 3 * p * kernel
+            + hidden * head_dim + head_dim * p + p + heads  # forget gate: f_a, f_b, dt_bias, A_log
+            + hidden * heads  # b_proj
+            + hidden * head_dim + head_dim * p  # g_a, g_b
+            + head_dim + p * hidden)  # o_norm, o_proj
+
+
+@dataclass(frozen=True)
+class KimiLinearFields:
+    hidden: int
+    bias: bool  # attention_bias: q_a_proj, kv_a_proj_with_mqa and o_proj biases
+    heads: int
+    q_lora: int | None
+    rank: int  # kv_lora_rank
+    rope: int
+    nope: int
+    v_dim: int
+    lin_heads: int
+    lin_dim: int
+    kernel: int
+
+
+# KimiLinearConfig's defaults (transformers configuration_kimi_linear.py) for the MLP side
+KIMI_LINEAR_DEFAULTS = {"experts": 256, "moe_intermediate_size": 1024, "intermediate_size": 9216,
+                        "first_k_dense_replace": 1, "vocab_size": 163840}
+
+
+def kimi_linear_fields(f: Fields) -> KimiLinearFields:
+    """The attention fields kimi_linear counts (KimiLinearConfig's defaults); KDA's heads / head_dim / kernel from
+    linear_attn_config (num_heads, head_dim, short_conv_kernel_size), else linear_num_heads / linear_head_dim /
+    linear_conv_kernel_dim."""
+    return KimiLinearFields(
+        hidden=f.int("hidden_size", default=2304),
+        bias=f.flag("attention_bias"),
+        heads=f.int("num_attention_heads", default=32),
+        q_lora=f.opt_int("q_lora_rank"),
+        rank=f.int("kv_lora_rank", default=512),
+        rope=f.int("qk_rope_head_dim", default=64),
+        nope=f.int("qk_nope_head_dim", default=128),
+        v_dim=f.int("v_head_dim", default=128),
+        lin_heads=_nested_int(f, "linear_attn_config", "num_heads", f.int("linear_num_heads", default=32)),
+        lin_dim=_nested_int(f, "linear_attn_config", "head_dim", f.int("linear_head_dim", default=128)),
+        kernel=_nested_int(f, "linear_attn_config", "short_conv_kernel_size",
+                           f.int("linear_conv_kernel_dim", default=4)))
 
 
 def kimi_linear(f: Fields, layers: list, dims) -> tuple[int, int]:
@@ -88,10 +163,7 @@ def kimi_linear(f: Fields, layers: list, dims) -> tuple[int, int]:
     - full-attention layers (those with a cache): KimiLinearAttention, MLA: q_proj (or q_a_proj [+bias],
       q_a_layernorm, q_b_proj when q_lora_rank), kv_a_proj_with_mqa [+bias], kv_a_layernorm, kv_b_proj,
       o_proj [+bias];
-    - linear layers: KimiLinearDeltaAttention: q/k/v_proj, depthwise conv1d over 3 x heads x head_dim (no bias),
-      forget_gate (f_a_proj, f_b_proj, dt_bias, A_log), b_proj, g_a_proj, g_b_proj, o_norm (head_dim), o_proj;
-      heads / head_dim / kernel from linear_attn_config (num_heads, head_dim, short_conv_kernel_size), else
-      linear_num_heads / linear_head_dim / linear_conv_kernel_dim;
+    - linear layers: KimiLinearDeltaAttention (kda_params) over kimi_linear_fields' heads, head_dim, kernel;
     - mlp_layer_types 'sparse' (else first_k_dense_replace dense layers, 1): KimiLinearMoE: experts
       (gate_up_proj, down_proj), router weight + e_score_correction_bias, shared_experts MLP of
       moe_intermediate_size x num_shared_experts; 'dense': KimiLinearMLP of intermediate_size.
@@ -99,36 +171,17 @@ def kimi_linear(f: Fields, layers: list, dims) -> tuple[int, int]:
     transformers does not build, is counted as vLLM 0.33 builds it (params_kimi_k3)."""
     if uses_k3_fields(f):
         return kimi_k3_text(f, layers, dims)
-    hidden = f.int("hidden_size", default=2304)
-    bias = f.flag("attention_bias")
-    heads = f.int("num_attention_heads", default=32)
-    q_lora = f.opt_int("q_lora_rank")
-    rank = f.int("kv_lora_rank", default=512)
-    rope = f.int("qk_rope_head_dim", default=64)
-    nope = f.int("qk_nope_head_dim", default=128)
-    v_dim = f.int("v_head_dim", default=128)
-    qk = nope + rope
+    k = kimi_linear_fields(f)
+    hidden, bias, heads, q_lora, rank, rope = k.hidden, k.bias, k.heads, k.q_lora, k.rank, k.rope
+    qk = k.nope + rope
     if q_lora:
         q = hidden * q_lora + (q_lora if bias else 0) + q_lora + q_lora * heads * qk
     else:
         q = hidden * heads * qk
-    mla = (q + hidden * (rank + rope) + (rank + rope if bias else 0) + rank + rank * heads * (nope + v_dim)
-           + heads * v_dim * hidden + (hidden if bias else 0))
-
-    lin_heads = _nested_int(f, "linear_attn_config", "num_heads", f.int("linear_num_heads", default=32))
-    lin_dim = _nested_int(f, "linear_attn_config", "head_dim", f.int("linear_head_dim", default=128))
-    kernel = _nested_int(f, "linear_attn_config", "short_conv_kernel_size",
-                         f.int("linear_conv_kernel_dim", default=4))
-    qkv = lin_heads * lin_dim
-    kda = (3 * hidden * qkv + 3 * qkv * kernel
-           + hidden * lin_dim + lin_dim * qkv + qkv + lin_heads  # forget gate: f_a, f_b, dt_bias, A_log
-           + hidden * lin_heads  # b_proj
-           + hidden * lin_dim + lin_dim * qkv  # g_a, g_b
-           + lin_dim + qkv * hidden)  # o_norm, o_proj
-
-    return _latent_and_delta_layers(f, layers, hidden, mla, kda, {
-        "experts": 256, "moe_intermediate_size": 1024, "intermediate_size": 9216, "first_k_dense_replace": 1,
-        "vocab_size": 163840})
+    mla = (q + hidden * (rank + rope) + (rank + rope if bias else 0) + rank + rank * heads * (k.nope + k.v_dim)
+           + heads * k.v_dim * hidden + (hidden if bias else 0))
+    kda = kda_params(hidden, k.lin_heads, k.lin_dim, k.kernel)
+    return _latent_and_delta_layers(f, layers, hidden, mla, kda, KIMI_LINEAR_DEFAULTS)
 
 
 # -- Bailing hybrid (Ling 3.0) ----------------------------------------------------------------------------
