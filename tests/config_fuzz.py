@@ -230,3 +230,19 @@ def run_estimate(config: dict, variant: tuple, folder: Path) -> Outcome:
         _, _, _, raised = _invoke(argv, debug=True)
         site = _site(raised) if raised is not None else "?"
     return Outcome(code, seconds, out, err, crash, site)
+
+
+def check_case(case, folder: Path) -> None:
+    """Every VARIANT of one mutated config ends cleanly: no crash, within the time limit, and a whole JSON
+    document when it answers."""
+    import json
+
+    name, mutations, config = case
+    for variant in VARIANTS:
+        outcome = run_estimate(config, variant, folder)
+        assert outcome.crash is None, (
+            f"{name} with {'; '.join(m.describe() for m in mutations)} {' '.join(variant)}: "
+            f"{outcome.crash} at {outcome.site}")
+        assert outcome.seconds < TIME_LIMIT_S
+        if outcome.code == 0:
+            json.loads(outcome.stdout)  # a result is a whole JSON document
