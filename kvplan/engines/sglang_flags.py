@@ -128,14 +128,20 @@ def add_to_report(report: Report, result, techniques, context_len: int,
                   mem_fraction_static: float | None = None, speculation=None,
                   max_running_requests: int | None = None, release: str | None = None) -> None:
     """`--emit sglang`: the command under report.data["emit"] and as lines."""
+    from .sglang_served import check
+
     argv, skipped, notes = command(result, techniques, context_len, mem_fraction_static, speculation,
                                    max_running_requests, release)
+    model = result.plan.model
+    served = check(model.architecture, release or LATEST, model.config_model_type or model.model_type)
+    if served.reason:
+        notes.insert(0, served.reason)
     limit = _limit(result.plan.model)
     env = [f"{LONG_CONTEXT_ENV}=1"] if limit and context_len > limit else []
     text = " ".join(env + [shlex.join(argv)])
     report.data["emit"] = {"engine": "sglang", "version": release or LATEST, "env": env, "command": text, "argv": argv,
                            "not_applied": [{"spec": s.spec, "reason": s.reason} for s in skipped],
-                           "served": None, "notes": notes}
+                           "served": served.served, "notes": notes}
     report.lines.append("SGLang command that realises the plan:")
     report.lines.append(f"  {text}")
     for s in skipped:

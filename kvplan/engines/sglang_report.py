@@ -6,6 +6,7 @@ from ..errors import UsageError
 from ..render import Report
 from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
+from .sglang_served import check
 from .sglang_rules import (MULTIMODAL_PREFILL_GRAPH_0523, SPEC_MAX_RUNNING_REQUESTS, Rules, hf_text_config,
                            memory_defaults, rules_for, vlm_fraction_factor)
 
@@ -361,7 +362,8 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     got, pp_note = stage_pool(result, rest, context_len, rules, tp=dep.tp if dep else 1,
                               page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes,
                               nsa_fp8=nsa_fp8(dep), speculation=spec, max_running_requests=max_running_requests)
-    notes = ([note] if note else []) + ([long_note] if long_note else []) + ([how] if how else []) + list(got.notes) \
+    served = check(plan.model.architecture, rules.release, plan.model.config_model_type or plan.model.model_type)
+    notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([long_note] if long_note else []) + ([how] if how else []) + list(got.notes) \
         + ([pp_note] if pp_note else [])
     if got.kv_cache_dtype == "auto" and fp8_kv_in_config(plan.model):
         notes.append("the checkpoint's quant config names an FP8 KV cache, which SGLang's KV dtype auto follows "
@@ -383,6 +385,10 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
         "version": rules.release,
         "version_modelled": rules.release,
         "architecture": plan.model.architecture,
+        "served": served.served,
+        "served_by": served.by,
+        "served_reason": served.reason,
+        "registry_release": served.release,
         "kv_cache_dtype": got.kv_cache_dtype,
         "pool": got.cell.kind,
         "cell_bytes": got.cell.bytes,

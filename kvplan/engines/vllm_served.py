@@ -16,7 +16,7 @@ from .vllm_release import release_key as _key
 @record
 class Served:
     served: bool | None  # None: not checked (the config names no architecture, or a release before the table)
-    by: str | None  # "vllm" (a native implementation) | "transformers backend" | None
+    by: str | None  # "vllm" (a native implementation) | "transformers backend" | "sglang" (sglang_served) | None
     release: str | None  # the registry release read (the newest in the table at or before the one asked)
     reason: str | None  # a note for the report (None when vLLM serves it natively)
 
