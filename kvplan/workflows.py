@@ -115,6 +115,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
                                            release=engine.release)
         if request.engine_tokens == tokens:  # SGLang's requests of context_len = --context
             vllm_concurrency = pool.max_concurrency
+    if engine.name in ("vllm", "sglang"):
+        _label_planner_capacity(report, "vLLM" if engine.name == "vllm" else "SGLang")
     if engine.emit == "sglang":
         from .engines import sglang_flags
 
@@ -166,5 +168,14 @@ def check_budgets(report: Report, result, max_kv_gib, min_concurrency, vllm_conc
             sys.stderr.write(f"kvplan: budget exceeded: {line}\n")
     return bool(broken)
 
+
+
+def _label_planner_capacity(report, engine: str) -> None:
+    """With an engine selected, the capacity table is still kvplan's own plan (memory x utilization - weights);
+    its title says so, since the engine's pool printed below it differs."""
+    from dataclasses import replace
+
+    report.tables[:] = [replace(t, title=f"capacity (kvplan's own plan; {engine}'s figures below)")
+                        if t.title == "capacity" else t for t in report.tables]
 
 __all__ = ["estimate_workflow", "apply_kv_dtype", "BudgetExceeded"]

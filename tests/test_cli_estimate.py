@@ -204,3 +204,13 @@ def test_estimate_imports_neither_torch_triton_nor_pandas(tmp_path):
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert "HEAVY []" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("engine, label", [("vllm", "vLLM"), ("sglang", "SGLang")])
+def test_capacity_table_says_it_is_kvplans_plan_when_an_engine_is_given(cli, engine, label):
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", engine)
+    assert code == 0, err
+    assert f"capacity (kvplan's own plan; {label}'s figures below)" in out
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100")
+    assert code == 0, err
+    assert "\ncapacity" in out and "kvplan's own plan" not in out

@@ -264,7 +264,8 @@ _ROWS: list[Family] = [
            rules=("MiniCPM-V (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
                   "(minicpmv.py): 2.0 minicpm, 2.5 and 4.0 llama, 2.6 qwen2, 4.5 qwen3; no version: 2.0 when "
                   "hidden_size 2304 and query_num 64, else 2.5; the flat fields are read by that family; "
-                  "parameters: the text model only (SigLIP tower and resampler not counted)",)),
+                  "parameters: the text model only (SigLIP tower and resampler not counted), read under model_type "
+                  "minicpmv, so Qwen2's q/k/v biases and Qwen3's q/k norms are not counted either",)),
     Family(("phi3_v",), kinds=ATTN, params=params.attention_decoder,
            rules=("Phi-3/3.5-vision (remote code, saved flat): vLLM 0.33 phi3v.py runs the text model as "
                   "LlamaForCausalLM: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every "
