@@ -87,7 +87,8 @@ def uses_kda_attention(model: ModelSpec) -> bool:
         return True  # Kimi Linear: linear_attn_config with kda_layers
     raw = _raw(model) or {}
     texts = [raw] + [raw[k] for k in ("text_config",) if isinstance(raw.get(k), dict)]
-    return any("linear_attention" in (t.get("layer_types") or []) and t.get("linear_num_heads") is not None
+    return any(isinstance(t.get("layer_types"), list) and "linear_attention" in t["layer_types"]
+               and t.get("linear_num_heads") is not None
                and t.get("linear_head_dim") is not None for t in texts)
 
 
