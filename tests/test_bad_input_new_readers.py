@@ -133,16 +133,28 @@ def test_mutated_new_reader_configs_answer_or_fail_cleanly(case, tmp_path):
 
 # -- SGLang's state pool for the new hybrid readers: one line that does not contradict itself ----------------------
 
-@pytest.mark.parametrize("raw", [
-    _raw("edge0-8b-a1b-preview.json"),  # Ling 3.0 (BailingMoeV3ForCausalLM): Kimi Delta Attention layers
-    {"model_type": "bailing_hybrid", "architectures": ["BailingMoeV2_5ForCausalLM"], "torch_dtype": "bfloat16"},
-    # Nemotron Nano VL V2 (hand-written shape as in tests/test_vl_wrappers.py): Mamba-2 layers under llm_config
-    {"model_type": "NemotronH_Nano_VL_V2", "architectures": ["NemotronH_Nano_VL_V2"], "llm_config": {
+# (Ling 3.0's KDA and Nemotron Nano VL V2's Mamba-2 states are pooled now: tests/test_sglang_hybrid_wrappers.py;
+# below, that they plan, and that Ling 2.5's lightning state is still refused in one line)
+_NANO_VL_SHAPE = {  # hand-written shape as in tests/test_vl_wrappers.py: Mamba-2 layers under llm_config
+    "model_type": "NemotronH_Nano_VL_V2", "architectures": ["NemotronH_Nano_VL_V2"], "llm_config": {
         "model_type": "nemotron_h", "architectures": ["NemotronHForCausalLM"], "num_hidden_layers": 4,
         "hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64,
         "hybrid_override_pattern": "M*M-", "mamba_num_heads": 16, "mamba_head_dim": 32, "ssm_state_size": 128,
-        "n_groups": 8, "conv_kernel": 4, "intermediate_size": 1024, "vocab_size": 1000}},
-], ids=["ling-3.0-kda", "ling-2.5-lightning", "nemotron-nano-vl-v2"])
+        "n_groups": 8, "conv_kernel": 4, "intermediate_size": 1024, "vocab_size": 1000}}
+
+
+@pytest.mark.parametrize("raw", [_raw("edge0-8b-a1b-preview.json"), _NANO_VL_SHAPE],
+                         ids=["ling-3.0-kda", "nemotron-nano-vl-v2"])
+def test_sglang_plans_the_state_pools_it_reads(cli, tmp_path, raw):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    code, _, err = cli("estimate", str(path), "--gpu", "h200", "--engine", "sglang", "--weights", "1GiB")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("raw", [
+    {"model_type": "bailing_hybrid", "architectures": ["BailingMoeV2_5ForCausalLM"], "torch_dtype": "bfloat16"},
+], ids=["ling-2.5-lightning"])
 def test_sglang_refuses_a_state_pool_it_does_not_read_in_one_line(cli, tmp_path, raw):
     # the old line said "(... Mamba-2 hybrids ... and Kimi Linear's KDA are)" modelled while refusing a Mamba-2 or
     # KDA state: the state kind is read, the architecture's pool is not

@@ -33,7 +33,10 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   checkpoint's quant_config names an FP8 KV cache), fp8_e4m3, fp8_e5m2, bf16.
 
 - Hybrid recurrent models (Qwen3-Next and Qwen3.5's Gated DeltaNet, Nemotron-H, Falcon-H1 and Granite 4.0-H's
-  Mamba-2, LFM2's short conv, Kimi Linear's KDA: model_runner.mambaish_config): the cell counts the
+  Mamba-2, Nemotron Nano VL V2's (its llm_config, 0.5.23 configs/hybrid_arch.py mamba2_config), LFM2's short conv,
+  Kimi Linear's KDA and, 0.5.23 only, Ling 3.0's (BailingMoeV3ForCausalLM, pooled as Kimi Linear by
+  kimi_linear_config; where SGLang reads its layers or KDA shape otherwise than kvplan, refused:
+  kvplan.engines.sglang_bailing): model_runner.mambaish_config): the cell counts the
   full-attention layers only, and a state pool comes first (handle_max_mamba_cache): max_mamba_cache_size =
   int(rest x r / (1 + r) x 2**30 // per-request state), r = mamba_full_memory_ratio (0.9), the rest less those
   states sizes the tokens, and max_running_requests is at most max_mamba_cache_size // 3
@@ -52,7 +55,7 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   dtype auto = fp8_e4m3 on SM >= 10, bfloat16 below; at fp8 a layer stores 656 B of latent
   (calculate_mla_kv_cache_dim) where the profile counts 576, and the indexer whole pages of n + page + 1.
 
-Not modelled (refused or said): other recurrent states (MiniMax / Bailing lightning attention, Mamba-1 and pure SSM
+Not modelled (refused or said): other recurrent states (MiniMax / Bailing (Ling 2.5) lightning attention, Mamba-1 and pure SSM
 models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4, FP4 and MXFP8 KV,
 pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
 (kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative draft pool (said beside, not
@@ -68,6 +71,7 @@ from dataclasses import dataclass, field
 
 from ..core.model import ModelSpec
 from ..errors import UsageError
+from .sglang_bailing import LING3, check_ling3
 from .sglang_rules import (GIB, KV_DTYPES, LATEST, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
                            MAMBA_EXTRA_BUFFER_SLOTS, MAMBA_FULL_MEMORY_RATIO, NSA_ARCHS, NSA_PAGE_SIZE, NSA_QUANT_BLOCK,
                            RULES, SPEC_MAX_RUNNING_REQUESTS, STATE_ARCHS, SWA_FULL_TOKENS_RATIO, Rules)
@@ -164,6 +168,11 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
     if any(layer.borrows for layer in model.layers):
         raise UsageError(f"SGLang: {model.name}'s layers read compressed caches other layers store (DeepSeek-V4.1), "
                          "which kvplan has not read in SGLang's pool", "use --engine vllm or ideal for this model")
+    if model.architecture == LING3 and LING3 not in rules.mamba_extra_buffer_archs:
+        # 0.5.9 model_runner.hybrid_lightning_config takes any BailingHybridConfig: a lightning pool, not KDA
+        raise UsageError(f"SGLang {rules.release} registers no {LING3} and pools any bailing_hybrid config as "
+                         "lightning attention (hybrid_lightning_config), which kvplan does not model",
+                         "use --engine sglang (0.5.23), vllm or ideal for this model")
     owners = model.layers
     state = state_cell(model, tp, ssm_bytes) if any(layer.state is not None for layer in model.layers) else None
     caches = [c for layer in owners for c in layer.caches]
@@ -237,6 +246,8 @@ def state_cell(model: ModelSpec, tp: int, ssm_bytes: int = 4) -> StateCell:
         raise UsageError(f"SGLang: the {', '.join(sorted(kinds))} state of {model.name} ({model.architecture}) is not "
                          "modelled for SGLang: kvplan reads SGLang's state pool only for "
                          f"{', '.join(sorted(STATE_ARCHS))}", "use --engine vllm or ideal for this model")
+    if model.architecture == LING3:
+        check_ling3(model)
     conv = ssm = 0
     for s in states:
         if s.kind == "short_conv":

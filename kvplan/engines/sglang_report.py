@@ -157,8 +157,11 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
 
 
 def _has_kda(model) -> bool:
-    """cuda_graph_hook.disable_breakable_cudagraph_if_incompatible: no breakable prefill graph for KDA models."""
-    return any(layer.state is not None and layer.state.kind == "kda" for layer in model.layers)
+    """cuda_graph_hook.disable_breakable_cudagraph_if_incompatible: no breakable prefill graph for KDA models
+    (configs/model_config.py uses_kda_attention; a Ling 3.0 config without layer_types keeps it)."""
+    from .sglang_bailing import uses_kda_attention
+
+    return uses_kda_attention(model)
 
 
 def _is_mla(model) -> bool:

@@ -85,12 +85,21 @@ MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3  # model_runner_kv_cache_mixin.p
 STATE_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
                          "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM",
                          "GraniteMoeHybridForCausalLM", "Lfm2ForCausalLM", "Lfm2MoeForCausalLM",
-                         "KimiLinearForCausalLM"})
+                         "KimiLinearForCausalLM",
+                         # 0.5.23 configs/hybrid_arch.py mamba2_config: NemotronH_Nano_VL_V2_Config's llm_config, a
+                         # NemotronHConfig (its mamba2_cache_params); 0.5.9 model_runner.mamba2_config the same
+                         "NemotronH_Nano_VL_V2",
+                         # 0.5.23 only (0.5.9 registers no BailingMoeV3ForCausalLM): hybrid_arch.kimi_linear_config
+                         # takes a BailingHybridConfig with use_kda (short_conv_kernel_size set); its
+                         # mamba2_cache_params is KimiLinearCacheParams(KimiLinearStateShape.create(num_attention_heads,
+                         # head_dim, short_conv_kernel_size)), as KimiLinearConfig's (configs/bailing_hybrid.py)
+                         "BailingMoeV3ForCausalLM"})
 # the configs whose state params read the config's mamba_ssm_dtype (mamba2_state_dtype(self)); the others
 # (GraniteMoeHybrid, Kimi Linear: mamba2_state_dtype(None)) keep the float32 default
 SSM_DTYPE_FROM_CONFIG_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration",
                                          "Qwen3_5MoeForConditionalGeneration", "Qwen3_5ForCausalLM",
-                                         "Qwen3_5MoeForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM"})
+                                         "Qwen3_5MoeForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM",
+                                         "NemotronH_Nano_VL_V2"})  # its llm_config's (ssm_state_bytes reads it)
 # speculative decoding (server_args._handle_speculative_decoding, _handle_gpu_memory_settings): MiB more reserved
 # for the draft and its CUDA graphs (0.5.9 only), and the max_running_requests it defaults to
 SPEC_RESERVED_MIB = {"EAGLE": 2048, "EAGLE3": 2048, "STANDALONE": 6144}
@@ -138,7 +147,9 @@ MULTIMODAL_PREFILL_GRAPH_0523 = frozenset({"Qwen3_5ForConditionalGeneration", "Q
 VLM_CACHE_MIB = 100  # 0.5.23 environ.py SGLANG_VLM_CACHE_SIZE_MB, taken from a multimodal model's pool
 # 0.5.23 arg_groups/overrides.py _MAMBA_EXTRA_BUFFER_ARCHS: under the default overlap schedule the state pool's
 # "auto" strategy is extra_buffer, 2 more slots a request (allocation_sizing.get_mamba_tracking_slots)
-MAMBA_EXTRA_BUFFER_ARCHS_0523 = STATE_ARCHS - {"Lfm2ForCausalLM", "Lfm2MoeForCausalLM"}
+# (BailingMoeV3ForCausalLM is listed; NemotronH_Nano_VL_V2 is in neither that list nor _MAMBA_RADIX_CACHE_ARCHS: its
+# strategy stays "auto", mamba_extra_buffer_of false, the radix cache on, so 3 slots a request)
+MAMBA_EXTRA_BUFFER_ARCHS_0523 = STATE_ARCHS - {"Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "NemotronH_Nano_VL_V2"}
 MAMBA_EXTRA_BUFFER_SLOTS = 2
 
 
