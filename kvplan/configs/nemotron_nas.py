@@ -32,6 +32,14 @@ MAX_FFN_MULT = 1000  # far above any checkpoint's (Super-49B's widest is 5.25); 
 LINEAR_NOTE = "Nemotron-NAS: a linear layer replaces"  # the note --engine vllm and sglang refuse (engines/)
 
 
+def linear_replacement(model) -> str | None:
+    """The model's note that a linear layer replaces an attention or MLP (None: none does), which neither vLLM's
+    nor SGLang's DeciLMDecoderLayer builds."""
+    if model.family != "nemotron-nas":
+        return None
+    return next((n for n in model.notes if n.startswith(LINEAR_NOTE)), None)
+
+
 @dataclass(frozen=True)
 class Block:
     """One layer as the remote code builds it."""

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..configs.nemotron_nas import linear_replacement
 from ..core.model import ModelSpec
 from ..errors import UsageError
 from .sglang_bailing import LING3, check_ling3
@@ -153,15 +154,12 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
     rules = rules or RULES[LATEST]
     tp = max(tp, 1)
     if model.config_model_type in ("qwen2_5_omni", "qwen2_5_omni_thinker"):
-        # srt/models/ of 0.5.23 has qwen3_omni_moe.py but no Qwen2.5-Omni class (no EntryClass names one)
-        raise UsageError(f"SGLang 0.5.23 has no Qwen2.5-Omni model (model_type {model.config_model_type!r}): it "
-                         "registers no Qwen2_5Omni* class", "use --engine vllm, which serves its thinker")
-    if model.family == "nemotron-nas":
-        from ..configs.nemotron_nas import LINEAR_NOTE
-
-        replaced = next((n for n in model.notes if n.startswith(LINEAR_NOTE)), None)
-        if replaced:  # DeciLMDecoderLayer (srt/models/nemotron_nas.py) has no replace_with_linear branch
-            raise UsageError(f"SGLang cannot serve {model.name}: {replaced}", "plan it with --engine ideal")
+        # srt/models/ of 0.5.9 and 0.5.23 has qwen3_omni_moe.py but no Qwen2.5-Omni class (no EntryClass names one;
+        # keyed on model_type: trimmed configs name no architecture for sglang_served to look up)
+        raise UsageError(f"SGLang {rules.release} has no Qwen2.5-Omni model (model_type {model.config_model_type!r}): "
+                         "it registers no Qwen2_5Omni* class", "use --engine vllm, which serves its thinker")
+    if replaced := linear_replacement(model):  # DeciLMDecoderLayer (srt/models/nemotron_nas.py) has no replace_with_linear branch
+        raise UsageError(f"SGLang cannot serve {model.name}: {replaced}", "plan it with --engine ideal")
     if any(layer.shares_cache_of is not None for layer in model.layers):
         raise UsageError(f"SGLang: {model.name} reuses earlier layers' KV (num_kv_shared_layers), which kvplan has "
                          "not read in SGLang's pool", "use --engine vllm or ideal for this model")

@@ -60,6 +60,7 @@ from dataclasses import field, replace
 from .._record import record
 from ..capacity.shard import shard, stage_bounds
 from ..core.layers import TokenCache
+from ..configs.nemotron_nas import linear_replacement
 from ..core.model import ModelSpec
 from ..core.storage import BF16, FP16, FP32, Storage
 from ..core.transform import map_layers
@@ -725,12 +726,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         raise UsageError("vLLM 0.33 cannot serve Kolibri 1.1: no release has its model, and the Transformers backend "
                          "it falls back to fails on the indexed layers (they need a 4D mask the backend never passes)",
                          "plan it with --engine ideal")
-    if model.family == "nemotron-nas":
-        from ..configs.nemotron_nas import LINEAR_NOTE
-
-        replaced = next((n for n in model.notes if n.startswith(LINEAR_NOTE)), None)
-        if replaced:  # DeciLMDecoderLayer (nemotron_nas.py) has no replace_with_linear branch
-            raise UsageError(f"vLLM cannot serve {model.name}: {replaced}", "plan it with --engine ideal")
+    if replaced := linear_replacement(model):  # DeciLMDecoderLayer (nemotron_nas.py) has no replace_with_linear branch
+        raise UsageError(f"vLLM cannot serve {model.name}: {replaced}", "plan it with --engine ideal")
     if model.family == "dory" and tp > 1:
         raise UsageError("vLLM serves Dory at TP 1 only (model_executor/models/dory.py)", "use --tp 1")
     if draft_model is not None and (draft_layers or is_deepseek_v4(model)):
