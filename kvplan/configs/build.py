@@ -55,22 +55,16 @@ def resolve(raw: dict, source: str) -> tuple[Family, Fields, str]:
     return family, Fields(raw, source, family.defaults, family.aliases), "exact"
 
 
-def nested_text_key(raw: dict) -> str:
-    """The key under which the config's family keeps its text model (text_config unless the family names
-    another: llm_config, language_config)."""
-    family = FAMILIES.get(raw.get("model_type")) if isinstance(raw.get("model_type"), str) else None
-    return family.nested_key if family is not None and family.wraps else "text_config"
-
-
 def nested_text_path(raw: dict) -> tuple[str, ...]:
-    """The keys leading to the text model: (the family's key,), or two keys for a wrapper nested in a wrapper
-    (Qwen-Omni's thinker_config, which keeps text_config), which is followed down as transformers'
-    Qwen2_5OmniConfig.get_text_config / Qwen3OmniMoeConfig's (thinker_config.get_text_config()) do."""
-    key = nested_text_key(raw)
-    nested = raw.get(key) if isinstance(raw, dict) else None
+    """The keys leading to the text model: (the family's key: text_config unless the family names another,
+    llm_config, language_config,), or two keys for a wrapper nested in a wrapper (Qwen-Omni's thinker_config,
+    which keeps text_config), which is followed down as transformers' Qwen2_5OmniConfig.get_text_config /
+    Qwen3OmniMoeConfig's (thinker_config.get_text_config()) do."""
+    outer = FAMILIES.get(raw.get("model_type")) if isinstance(raw.get("model_type"), str) else None
+    key = outer.nested_key if outer is not None and outer.wraps else "text_config"
+    nested = raw.get(key)
     if not isinstance(nested, dict):
         return (key,)
-    outer = FAMILIES.get(raw.get("model_type")) if isinstance(raw.get("model_type"), str) else None
     inner_type = nested.get("model_type") or (outer.text if outer is not None else None)
     inner = FAMILIES.get(inner_type) if isinstance(inner_type, str) else None
     if inner is not None and inner.wraps and isinstance(nested.get(inner.nested_key), dict):
@@ -495,8 +489,9 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
                   f"transformers builds for some configs ({PARAMS_OFF[f.model_type]}); give --weights, or the "
                   "checkpoint's folder or hf://REPO, for exact bytes",)
     weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes = _weight_format(f, raw, total, layers, dims)
-    if _float_dtype(f)[1]:
-        weight_notes += (_float_dtype(f)[1],)
+    dtype_note = _float_dtype(f)[1]
+    if dtype_note:
+        weight_notes += (dtype_note,)
     if total and not _quantization_config(raw, f) and _QUANTIZED_NAME.search(name):
         weight_notes += (f"the name {name!r} suggests a quantized checkpoint, but its config declares no quantization "
                          "(no quantization_config, no hf_quant_config.json beside it): the weights are sized at "
