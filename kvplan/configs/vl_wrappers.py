@@ -26,13 +26,19 @@ def minicpmv_version(raw: dict, source: str) -> tuple[int, ...]:
     version = raw.get("version")
     if version is None:
         return (2, 0) if raw.get("hidden_size") == 2304 and raw.get("query_num") == 64 else (2, 5)
+    return _version_parts(version, source, "minicpmv")
+
+
+def _version_parts(version, source: str, model_type: str, first: int | None = None) -> tuple[int, ...]:
+    """A config's `version` (2.6, "4.5") split at its dots as vLLM's str(version).split(".") does, the `first`
+    parts only when given (minicpmo.py reads two, minicpmv.py all)."""
     if isinstance(version, bool) or not isinstance(version, (int, float, str)):
-        raise ConfigError(f"{source}: 'version' must be a number like 2.6, got {version!r} (model_type 'minicpmv')")
+        raise ConfigError(f"{source}: 'version' must be a number like 2.6, got {version!r} (model_type {model_type!r})")
     try:
-        return tuple(int(part) for part in str(version).split("."))
+        return tuple(int(part) for part in str(version).split(".")[:first])
     except ValueError:
         raise ConfigError(f"{source}: 'version' must be a number like 2.6, got {version!r} "
-                          "(model_type 'minicpmv')") from None
+                          f"(model_type {model_type!r})") from None
 
 
 def minicpmv_text(raw: dict, source: str) -> str:
@@ -104,14 +110,7 @@ def minicpmo_text(raw: dict, source: str) -> str:
     version = raw.get("version")
     if version is None:
         return MINICPMO_TEXT[(2, 6)]
-    if isinstance(version, bool) or not isinstance(version, (int, float, str)):
-        raise ConfigError(f"{source}: 'version' must be a number like 2.6, got {version!r} (model_type 'minicpmo')")
-    try:
-        key = tuple(int(part) for part in str(version).split(".")[:2])
-    except ValueError:
-        raise ConfigError(f"{source}: 'version' must be a number like 2.6, got {version!r} "
-                          "(model_type 'minicpmo')") from None
-    text = MINICPMO_TEXT.get(key)
+    text = MINICPMO_TEXT.get(_version_parts(version, source, "minicpmo", first=2))
     if text is None:
         raise ConfigError(f"{source}: MiniCPM-o version {version} is not one vLLM 0.33 serves (2.6, 4.5) "
                           "(model_type 'minicpmo')", "check the config's 'version'")
