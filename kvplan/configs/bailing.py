@@ -24,7 +24,7 @@ from ..core.layers import RecurrentState
 from ..errors import ConfigError
 from .fields import Fields
 from .hybrid import bailing_hybrid_state, model_storage
-from .param_parts import gated_mlp, moe_stack
+from .param_parts import gated_mlp, mla, moe_stack
 
 V1 = "BailingMoeForCausalLM"
 V2 = "BailingMoeV2ForCausalLM"
@@ -189,11 +189,8 @@ def hybrid_params(f: Fields, layers: list, dims) -> tuple[int, int]:
 def _mla(f: Fields, hidden: int, heads: int) -> int:
     """BailingMoeV25MLAAttention: q_proj (or fused_qkv_a_proj, q_a_layernorm, q_b_proj with q_lora_rank),
     kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj; no biases."""
-    rank, rope = _int(f, "kv_lora_rank"), _int(f, "qk_rope_head_dim")
-    nope, v_dim = _int(f, "qk_nope_head_dim"), _int(f, "v_head_dim")
-    q_lora = f.opt_int("q_lora_rank")
-    q = (hidden * q_lora + q_lora + q_lora * heads * (nope + rope)) if q_lora else hidden * heads * (nope + rope)
-    return q + hidden * (rank + rope) + rank + rank * heads * (nope + v_dim) + heads * v_dim * hidden
+    return mla(hidden, heads, f.opt_int("q_lora_rank") or None, _int(f, "kv_lora_rank"), _int(f, "qk_rope_head_dim"),
+               _int(f, "qk_nope_head_dim"), _int(f, "v_head_dim"))
 
 
 def v25_params(f: Fields, layers: list, dims) -> tuple[int, int]:

@@ -50,3 +50,19 @@ def embeddings(f: Fields, hidden: int, tied_default: bool, vocab_default: int | 
              else f.int("vocab_size", default=vocab_default, minimum=0))
     tied = tieable and f.flag("tie_word_embeddings", default=tied_default)
     return vocab * hidden * (1 if tied else 2) + (vocab if head_bias else 0)
+
+
+def mla(hidden: int, heads: int, q_lora: int | None, rank: int, rope: int, nope: int, v_dim: int,
+        bias: bool = False) -> int:
+    """One multi-head latent attention (DeepSeek-V2/V3 layout, shared by every MLA counter): q_proj (no bias)
+    when q_lora is None, else q_a_proj (+bias) + q_a_layernorm + q_b_proj; kv_a_proj_with_mqa (+bias),
+    kv_a_layernorm, kv_b_proj, o_proj (+bias)."""
+    q_head = nope + rope
+    if q_lora is None:
+        n = hidden * heads * q_head
+    else:
+        n = hidden * q_lora + (q_lora if bias else 0) + q_lora + q_lora * heads * q_head
+    n += hidden * (rank + rope) + ((rank + rope) if bias else 0) + rank
+    n += rank * heads * (nope + v_dim)
+    n += heads * v_dim * hidden + (hidden if bias else 0)
+    return n

@@ -12,7 +12,7 @@ import math
 from ..core.layers import LayerSpec
 from ..errors import ConfigError
 from .fields import Fields
-from .param_parts import dense_first, embeddings, gated_mlp, mlp_layer_types, moe_stack
+from .param_parts import dense_first, embeddings, gated_mlp, mla, mlp_layer_types, moe_stack
 
 
 # -- entry points named by the family records: (fields, layers, dims) -> (total, active)
@@ -588,10 +588,7 @@ def _mla(f: Fields, hidden: int, v_dim: int | None = None) -> int:
     q_lora = f.int("q_lora_rank", default=0, minimum=0)
     rank = f.int("kv_lora_rank")
     rope, nope = f.int("qk_rope_head_dim"), f.int("qk_nope_head_dim")
-    v_dim = v_dim or f.int("v_head_dim")
-    q_head = nope + rope
-    q = hidden * q_lora + q_lora + q_lora * heads * q_head if q_lora else hidden * heads * q_head
-    return q + hidden * (rank + rope) + rank + rank * heads * (nope + v_dim) + heads * v_dim * hidden
+    return mla(hidden, heads, q_lora or None, rank, rope, nope, v_dim or f.int("v_head_dim"))
 
 
 
@@ -807,8 +804,7 @@ def glm5_next(f: Fields, layers: list, dims) -> tuple[int, int]:
     rope = f.int("qk_rope_head_dim", default=0, minimum=0)
     nope, v_dim = f.int("qk_nope_head_dim"), f.int("v_head_dim")
     index, index_heads, kpool = f.int("index_head_dim"), f.int("index_n_heads"), f.int("index_kpool", default=16)
-    mla = (hidden * q_rank + q_rank + q_rank * heads * (nope + rope) + hidden * (kv_rank + rope) + kv_rank
-           + kv_rank * heads * (nope + v_dim) + heads * v_dim * hidden)
+    latent = mla(hidden, heads, q_rank or None, kv_rank, rope, nope, v_dim)
     indexer = kpool * index + index * hidden + q_rank * index_heads * index + index * hidden + 2 * index \
         + index_heads * hidden
     hc = f.int("hc_mult", default=4)
@@ -819,7 +815,7 @@ def glm5_next(f: Fields, layers: list, dims) -> tuple[int, int]:
     dense_mlp = 3 * hidden * f.int("intermediate_size")
     kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=0, minimum=0)))
     ends = 2 * f.int("vocab_size") * hidden + hidden  # embeddings and lm_head (untied), the final norm
-    bases = [common + ((mla + indexer) if spec.caches else kda) for spec in layers]
+    bases = [common + ((latent + indexer) if spec.caches else kda) for spec in layers]
     return moe_stack(ends, bases, kinds, sparse_mlp, dense_mlp, (experts - top_k) * per_expert)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from .fields import Fields
-from .param_parts import embeddings, moe_stack
+from .param_parts import embeddings, mla, moe_stack
 
 # fields transformers 5.23 builds nothing for; any of them written (true / not null) selects this counter
 K3_FIELDS = ("routed_expert_hidden_size", "attn_res_block_size", "mla_use_output_gate", "latent_moe_use_norm",
@@ -46,9 +46,8 @@ def _mla(f: Fields, hidden: int) -> int:
     nope = f.int("qk_nope_head_dim")
     rope = f.int("qk_rope_head_dim")
     v_dim = f.int("v_head_dim")
-    q = hidden * q_lora + q_lora + q_lora * heads * (nope + rope) if q_lora else hidden * heads * (nope + rope)
     gate = hidden * heads * v_dim if f.flag("mla_use_output_gate") else 0
-    return q + hidden * (rank + rope) + rank + rank * heads * (nope + v_dim) + heads * v_dim * hidden + gate
+    return mla(hidden, heads, q_lora or None, rank, rope, nope, v_dim) + gate
 
 
 def _kda(f: Fields, hidden: int) -> int:

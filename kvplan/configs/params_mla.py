@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from .fields import Fields
-from .param_parts import dense_first, embeddings, gated_mlp, mlp_layer_types
+from .param_parts import dense_first, embeddings, gated_mlp, mla as _mla, mlp_layer_types
 
 
 # -- reading helpers -------------------------------------------------------------------------------------------
@@ -59,21 +59,6 @@ def _first_k_rule(f: Fields, first_k_default: int):
     first_k = f.int("first_k_dense_replace", default=first_k_default, minimum=0)
     freq = f.int("moe_layer_freq", default=1)
     return lambda i: "sparse" if i >= first_k and i % freq == 0 else "dense"
-
-
-def _mla(hidden: int, heads: int, q_lora: int | None, rank: int, rope: int, nope: int, v_dim: int,
-         bias: bool) -> int:
-    """DeepSeek-V2/V3 MLA: q_proj (no bias) when q_lora is None, else q_a_proj (+bias) + q_a_layernorm +
-    q_b_proj; kv_a_proj_with_mqa (+bias), kv_a_layernorm, kv_b_proj, o_proj (+bias)."""
-    q_head = nope + rope
-    if q_lora is None:
-        n = hidden * heads * q_head
-    else:
-        n = hidden * q_lora + (q_lora if bias else 0) + q_lora + q_lora * heads * q_head
-    n += hidden * (rank + rope) + ((rank + rope) if bias else 0) + rank
-    n += rank * heads * (nope + v_dim)
-    n += heads * v_dim * hidden + (hidden if bias else 0)
-    return n
 
 
 def _indexer(hidden: int, q_lora: int, index_head_dim: int, index_heads: int) -> int:
