@@ -87,7 +87,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     deployment = request.deployment.build(weight_record)
     check_tp_after(spec, chain, request.deployment.tp)
     result = evaluate(spec, chain, tokens, request.batch, deployment, weights=weight_record)
-    report = estimate_report.build(result, kv_dtype=dtype_name, explain=request.explain)
+    engine_label = {"vllm": "vLLM", "sglang": "SGLang"}.get(request.engine.name)
+    report = estimate_report.build(result, kv_dtype=dtype_name, explain=request.explain, engine=engine_label)
     report.data["context_from"] = ("--context" if request.context_given else
                                    "default, capped at the model's maximum" if default_capped else "default")
     if default_capped:
@@ -115,8 +116,6 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
                                            release=engine.release)
         if request.engine_tokens == tokens:  # SGLang's requests of context_len = --context
             vllm_concurrency = pool.max_concurrency
-    if engine.name in ("vllm", "sglang"):
-        _label_planner_capacity(report, "vLLM" if engine.name == "vllm" else "SGLang")
     if engine.emit == "sglang":
         from .engines import sglang_flags
 
@@ -168,14 +167,5 @@ def check_budgets(report: Report, result, max_kv_gib, min_concurrency, vllm_conc
             sys.stderr.write(f"kvplan: budget exceeded: {line}\n")
     return bool(broken)
 
-
-
-def _label_planner_capacity(report, engine: str) -> None:
-    """With an engine selected, the capacity table is still kvplan's own plan (memory x utilization - weights);
-    its title says so, since the engine's pool printed below it differs."""
-    from dataclasses import replace
-
-    report.tables[:] = [replace(t, title=f"capacity (kvplan's own plan; {engine}'s figures below)")
-                        if t.title == "capacity" else t for t in report.tables]
 
 __all__ = ["estimate_workflow", "apply_kv_dtype", "BudgetExceeded"]

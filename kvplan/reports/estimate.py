@@ -61,7 +61,9 @@ def explain_lines(result: PlanResult) -> list[str]:
     return lines
 
 
-def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report:
+def build(result: PlanResult, *, kv_dtype: str, explain: bool = False, engine: str | None = None) -> Report:
+    """The estimate's report. engine: the serving engine whose own figures follow ("vLLM", "SGLang"), named in
+    the capacity table's title, which stays kvplan's own plan."""
     est = result.estimate
     model = result.plan.model
     weights = result.weights or estimated(model)
@@ -166,7 +168,7 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False) -> Report
         tables.append(Table("techniques, in order (batch on GPU)", ["step", "what", "term", "GPU bytes", "factor", "read/step", "caveat"], wf, {3, 4, 5}))
     lines = explain_lines(result) if explain else []
     data["explain"] = list(lines)  # --explain's lines; [] without it
-    data_extra(result, data, tables, lines)
+    data_extra(result, data, tables, lines, engine)
     return Report(data, tables, lines)
 
 
@@ -196,8 +198,8 @@ def _gpu_memory_text(dep) -> str:
     return text + " (--gpu-memory)"
 
 
-def data_extra(result: PlanResult, data: dict, tables: list, lines: list) -> None:
-    """Capacity, decode and offload sections, when a deployment is given."""
+def data_extra(result: PlanResult, data: dict, tables: list, lines: list, engine: str | None = None) -> None:
+    """Capacity, decode and offload sections, when a deployment is given (engine: as in build)."""
     cap, dec, off, dep = result.capacity, result.decode, result.offload, result.deployment
     if cap is not None:
         data["pool_bytes"] = cap.pool_bytes
@@ -225,7 +227,8 @@ def data_extra(result: PlanResult, data: dict, tables: list, lines: list) -> Non
             rows.insert(4, ["blocks in the pool", f"{cap.pool_blocks:,}"])
         if dec is not None:
             rows.append([f"decode floor, batch {result.estimate.batch}", f"{dec.step_ms:.2f} ms/token, {dec.tokens_per_s:,.0f} tokens/s"])
-        tables.append(Table("capacity", ["quantity", "value"], rows))
+        title = f"capacity (kvplan's own plan; {engine}'s figures below)" if engine else "capacity"
+        tables.append(Table(title, ["quantity", "value"], rows))
     if dec is not None:
         data["decode"] = {
             "weight_read_bytes_per_gpu": dec.weight_read_bytes_per_gpu,
