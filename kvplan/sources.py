@@ -24,6 +24,9 @@ class BundledEntry:
     hf_id: str
     notes: str = ""
     source: str = ""  # where the bundled config.json came from (model_specs/index.json)
+    # its tokenizer_config.json's auto_map AutoTokenizer class ("" none; None: not recorded) and where that was read
+    tokenizer_code: str | None = None
+    tokenizer_source: str | None = None  # the provenance of tokenizer_code (model_specs/index.json)
 
     @property
     def provenance(self) -> str:
@@ -47,7 +50,8 @@ def _specs_dir():
 def bundled_index() -> dict[str, BundledEntry]:
     """alias -> entry, from model_specs/index.json."""
     raw = json.loads((_specs_dir() / "index.json").read_text(encoding="utf-8"))
-    return {alias: BundledEntry(alias, meta.get("hf_id", alias), meta.get("notes", ""), meta.get("source", ""))
+    return {alias: BundledEntry(alias, meta.get("hf_id", alias), meta.get("notes", ""), meta.get("source", ""),
+                                meta.get("tokenizer_auto_map"), meta.get("tokenizer_source"))
             for alias, meta in raw.items()}
 
 
@@ -130,9 +134,75 @@ def read_config_file(path: Path) -> dict:
     return raw
 
 
-def _hub_config(repo_id: str, revision: str | None) -> tuple[dict, str]:
+TOKENIZER_CONFIG = "tokenizer_config.json"
+
+
+@record
+class Loaded:
+    """A config as read, with the tokenizer's own code where a tokenizer_config.json was read beside it."""
+
+    raw: dict
+    display: str
+    source: str
+    tokenizer_code: str | None = None  # ModelSpec.tokenizer_code: "" none, None not read
+    tokenizer_source: str | None = None
+
+
+def tokenizer_code(tokenizer_config: dict) -> str:
+    """The class tokenizer_config.json's auto_map names for AutoTokenizer ("" where none). transformers 5
+    (models/auto/tokenization_auto.py, AutoTokenizer.from_pretrained) takes the pair [slow, fast] from
+    auto_map["AutoTokenizer"], or auto_map itself where it is a list (the legacy form), and loads the fast
+    class where the pair names one, else the slow."""
+    auto_map = tokenizer_config.get("auto_map")
+    pair = auto_map if isinstance(auto_map, list) else (
+        auto_map.get("AutoTokenizer") if isinstance(auto_map, dict) else None)
+    if isinstance(pair, str):
+        return pair
+    if isinstance(pair, list):
+        named = [ref for ref in pair[1:2] + pair[:1] if isinstance(ref, str) and ref]
+        return named[0] if named else ""
+    return ""
+
+
+def _tokenizer_text(text: str | None, where: str) -> str | None:
+    """tokenizer_code of a tokenizer_config.json's text (None: no file); a file that is not a JSON object is one
+    warning and not read: the config still plans."""
+    import warnings
+
+    from .errors import KvplanError, KvplanWarning
+
+    if text is None:
+        return None
+    try:
+        return tokenizer_code(parse_json_text(text, where))
+    except KvplanError as exc:
+        warnings.warn(f"{exc}: whether the tokenizer ships its own code is not checked", KvplanWarning, stacklevel=2)
+        return None
+
+
+def _tokenizer_beside(config: Path) -> tuple[str | None, str | None]:
+    """(tokenizer_code, path) of the tokenizer_config.json beside a checkpoint's config.json / params.json."""
+    import warnings
+
+    from .errors import KvplanError, KvplanWarning
+    from .files import read_bounded
+
+    path = config.parent / TOKENIZER_CONFIG
+    if config.name not in ("config.json", "params.json") or not path.is_file():
+        return None, None
+    try:
+        text = read_bounded(path, "a JSON file", JSON_LIMIT_BYTES, SourceError).decode("utf-8-sig")
+    except (KvplanError, UnicodeDecodeError) as exc:
+        why = exc if isinstance(exc, KvplanError) else f"{path}: not UTF-8 text"
+        warnings.warn(f"{why}: whether the tokenizer ships its own code is not checked", KvplanWarning, stacklevel=2)
+        return None, None
+    code = _tokenizer_text(text, str(path))
+    return code, (str(path) if code is not None else None)
+
+
+def _hub_config(repo_id: str, revision: str | None) -> Loaded:
     """A Hub repo's config.json (one bounded request, or the local HF cache: kvplan/hub.py), with its
-    hf_quant_config.json when config.json has no quantization_config."""
+    hf_quant_config.json when config.json has no quantization_config, and its tokenizer_config.json."""
     from .hub import config_lookup, side_file_text
 
     text, source, answered = config_lookup(repo_id, revision)
@@ -141,11 +211,19 @@ def _hub_config(repo_id: str, revision: str | None) -> tuple[dict, str]:
         quant = side_file_text(repo_id, revision, HF_QUANT_CONFIG, answered)
         if quant is not None:
             raw = with_hf_quant_config(raw, parse_json_text(quant, f"{source}/{HF_QUANT_CONFIG}"))
-    return raw, source
+    where = f"{source}/{TOKENIZER_CONFIG}"
+    code = _tokenizer_text(side_file_text(repo_id, revision, TOKENIZER_CONFIG, answered), where)
+    return Loaded(raw, repo_id, source, code, where if code is not None else None)
 
 
 def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]:
     """(raw config, display name, source) for a bundled name, a path, or a Hub repo id."""
+    loaded = load_source(name, revision)
+    return loaded.raw, loaded.display, loaded.source
+
+
+def load_source(name: str, revision: str | None = None) -> Loaded:
+    """The config of a bundled name, a path, or a Hub repo id, with what its tokenizer_config.json says."""
     if not name.strip():  # Path('') is '.': "folder has no config.json" named no folder the user gave
         raise UsageError("the model is an empty string",
                          "give a bundled name (see 'kvplan models'), a config.json, a model folder or a Hub repo id")
@@ -154,22 +232,24 @@ def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]
         from .weights import gguf
         from .weights.gguf_config import to_config
 
-        return to_config(gguf.read(path)), path.stem, str(path)
+        return Loaded(to_config(gguf.read(path)), path.stem, str(path))
     if path.is_dir():
         config = path / "config.json"
         if not config.is_file() and (path / "params.json").is_file():  # Mistral format only (vLLM: config_format mistral)
             config = path / "params.json"
         if not config.is_file():
             raise SourceError(f"{path}: folder has no config.json")
-        return read_config_file(config), path.name, str(config)
+        return Loaded(read_config_file(config), path.name, str(config), *_tokenizer_beside(config))
     if path.suffix == ".json" or path.exists():
-        return read_config_file(path), path.stem if path.name != "config.json" else path.parent.name, str(path)
+        return Loaded(read_config_file(path), path.stem if path.name != "config.json" else path.parent.name,
+                      str(path), *_tokenizer_beside(path))
     entry = resolve_bundled(name)
     if entry is not None and revision is None:
-        return bundled_config(entry), entry.hf_id, f"bundled:{entry.alias}"
+        where = f"{entry.hf_id}'s tokenizer_config.json, as model_specs/index.json records it"
+        return Loaded(bundled_config(entry), entry.hf_id, f"bundled:{entry.alias}", entry.tokenizer_code,
+                      where if entry.tokenizer_code is not None else None)
     if "/" in name and not name.startswith((".", "/")) and name.count("/") == 1:
-        raw, source = _hub_config(name, revision)
-        return raw, name, source
+        return _hub_config(name, revision)
     if entry is not None:  # a bundled name has no revisions: "unknown model" and itself as the suggestion said nothing
         raise UsageError(f"--revision {revision}: {name!r} is a bundled model, not a Hub repo",
                          f"drop --revision, or give the Hub id {entry.hf_id} to read that revision")
@@ -268,11 +348,9 @@ def load_model(name: str, *, revision: str | None = None, overrides=(), new=()) 
 
 def load_model_with_overrides(name: str, *, revision: str | None = None, overrides=(), new=()) -> tuple[ModelSpec, list[Override]]:
     """The model and the overrides applied to its config (for the report)."""
-    raw, display, source = load_config(name, revision)
-    applied: list[Override] = []
-    if overrides or new:
-        raw, applied = apply_overrides(raw, overrides, new)
-    return _with_overrides(build_model(raw, display, source), applied), applied
+    loaded = load_source(name, revision)
+    raw, applied = apply_overrides(loaded.raw, overrides, new) if overrides or new else (loaded.raw, [])
+    return _with_overrides(_built(loaded, raw), applied), applied
 
 
 def load_model_and_weights(name: str, *, revision: str | None = None, overrides=(), new=(),
@@ -288,12 +366,20 @@ def load_everything(name: str, *, revision: str | None = None, overrides=(), new
     """(ModelSpec, Weights, overrides applied): what an estimate reports."""
     from .weights.load import resolve
 
-    raw, display, source = load_config(name, revision)
-    applied: list[Override] = []
-    if overrides or new:
-        raw, applied = apply_overrides(raw, overrides, new)
-    spec = _with_overrides(build_model(raw, display, source), applied)
-    return spec, resolve(weights, model=spec, raw=raw, source=source, revision=revision), applied
+    loaded = load_source(name, revision)
+    raw, applied = apply_overrides(loaded.raw, overrides, new) if overrides or new else (loaded.raw, [])
+    spec = _with_overrides(_built(loaded, raw), applied)
+    return spec, resolve(weights, model=spec, raw=raw, source=loaded.source, revision=revision), applied
+
+
+def _built(loaded: Loaded, raw: dict) -> ModelSpec:
+    """The model of a config read (raw: with the --set applied), with what its tokenizer_config.json says."""
+    from dataclasses import replace
+
+    spec = build_model(raw, loaded.display, loaded.source)
+    if loaded.tokenizer_code is None:
+        return spec
+    return replace(spec, tokenizer_code=loaded.tokenizer_code, tokenizer_source=loaded.tokenizer_source)
 
 
 def _with_overrides(spec: ModelSpec, applied: list[Override]) -> ModelSpec:

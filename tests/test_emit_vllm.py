@@ -198,14 +198,25 @@ def test_emit_passes_the_users_max_num_seqs_and_enforce_eager(cli):
     ("baichuan2-7b-chat", True),  # baichuan: auto_map, in neither table
     ("tests/data/configs/llama-3.3-nemotron-super-49b-v1.json", True),  # nemotron-nas: auto_map, in neither
     ("deepseek-v3", False),  # auto_map, but transformers' own DeepseekV3Config reads it
-    ("kimi-k2", False),  # auto_map, but vLLM registers kimi_k2 (its DeepseekV3Config)
-    ("chatglm3-6b", False),  # auto_map, but vLLM registers chatglm
     ("llama-3.1-8b", False),  # no auto_map, transformers' own
+    ("tests/data/configs/mimo-7b.json", True),  # mimo: auto_map, in neither
 ])
 def test_trust_remote_code_only_where_the_config_needs_it(model, needed):
     out = emit(model)
     assert ("--trust-remote-code" in out["argv"]) is needed
     assert any("review that code" in n for n in out["notes"]) is needed
+
+
+def test_chatglm_and_kimi_k2_configs_need_no_flag_but_their_tokenizers_do():
+    # configs: vLLM 0.33 registers chatglm and kimi_k2 (remote_code.check); tokenizers: their tokenizer_config.json
+    # auto_map names ChatGLMTokenizer / TikTokenTokenizer, code transformers has no class for (model_specs/index.json)
+    from kvplan.engines.remote_code import check
+
+    for model, config_type in (("chatglm3-6b", "chatglm"), ("kimi-k2", "kimi_k2")):
+        assert check(config_type, True, "0.33.0").needed is False
+        out = emit(model)
+        assert "--trust-remote-code" in out["argv"]
+        assert any("the tokenizer ships its own code" in n for n in out["notes"])
 
 
 def test_trust_remote_code_for_a_release_before_the_tables_is_flagged_unchecked():

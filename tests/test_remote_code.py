@@ -30,15 +30,22 @@ def emit_sglang(*args):
 @pytest.mark.parametrize("model, needed", [
     ("internlm2.5-7b-chat", True),  # internlm2: auto_map, in neither table
     ("baichuan2-7b-chat", True),  # baichuan: auto_map, in neither table
-    ("chatglm3-6b", False),  # auto_map, but SGLang registers ChatGLMConfig
-    ("kimi-k2", False),  # auto_map, SGLang's kimi_k2 alias
-    ("deepseek-v3", False),  # auto_map, transformers' own DeepseekV3Config
+    # config: auto_map, but SGLang registers ChatGLMConfig; tokenizer: its auto_map names ChatGLMTokenizer, code
+    # the checkpoint ships (model_specs/index.json records it), so the flag is needed for the tokenizer
+    ("chatglm3-6b", True),
+    ("kimi-k2", True),  # config: SGLang's kimi_k2 alias; tokenizer: tokenization_kimi.TikTokenTokenizer
+    ("deepseek-v3", False),  # auto_map, transformers' own DeepseekV3Config; no tokenizer code recorded
     ("llama-3.1-8b", False),
 ])
-def test_sglang_trust_remote_code_only_where_the_config_needs_it(model, needed):
+def test_sglang_trust_remote_code_where_the_config_or_tokenizer_needs_it(model, needed):
     out = emit_sglang(model, "--emit", "sglang")
     assert ("--trust-remote-code" in out["argv"]) is needed
     assert any("review that code" in n for n in out["notes"]) is needed
+
+
+def test_the_config_alone_of_chatglm_and_kimi_k2_needs_no_flag():
+    assert check("chatglm", True, "0.5.23", "sglang").needed is False
+    assert check("kimi_k2", True, "0.5.23", "sglang").needed is False
 
 
 def test_engines_differ_where_their_registries_do():

@@ -36,6 +36,11 @@ class ModelSpec:
     # which transformers runs only with trust_remote_code): engines.vllm_remote_code decides the flag from both
     config_model_type: str = ""
     config_ships_code: bool = False
+    # the tokenizer's own code: tokenizer_config.json's auto_map AutoTokenizer class (the fast one where it names
+    # one, as transformers 5 prefers), "" where the file names none, None where no tokenizer_config.json was read
+    # (kvplan.sources.tokenizer_code); engines.remote_code adds --trust-remote-code for it
+    tokenizer_code: str | None = None
+    tokenizer_source: str | None = None  # where that file was read (a path, a Hub repo, model_specs/index.json)
     # the --set / --set-new applied to its config (kvplan.sources.Override), which the engine models replay on
     # the config they read again (engines.vllm_profile.raw_config); not part of the model's identity
     overrides: tuple = field(default=(), compare=False, repr=False)

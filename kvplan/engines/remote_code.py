@@ -10,8 +10,14 @@ benchmarks/remote_code_tables.py): vLLM 0.33.0 with transformers 5.20.0 and SGLa
 newest transformers each accepts. Other releases register other config classes, so for them a model_type
 only the engine registers is reported as unchecked.
 
-Only config.json is read: a tokenizer that ships its own code (tokenizer_config.json's auto_map) needs the
-flag too, and kvplan does not read tokenizers.
+The tokenizer is loaded the same way (vLLM 0.33 vllm/tokenizers/hf.py, SGLang 0.5.23
+srt/utils/hf_transformers/tokenizer.py: transformers' AutoTokenizer.from_pretrained with the flag as given). A
+tokenizer_config.json whose auto_map names an AutoTokenizer class ships code that transformers runs only with
+trust_remote_code (models/auto/tokenization_auto.py, dynamic_module_utils.resolve_trust_remote_code): without it
+transformers refuses the tokenizer when it has no class of its own for it, and otherwise loads its own class in
+place of the checkpoint's. kvplan adds the flag for such a tokenizer (kvplan.sources reads tokenizer_config.json
+beside a local config.json and from a Hub repo; the bundled models record it in model_specs/index.json where it
+was sourced), except where the engine never asks AutoTokenizer for it.
 """
 
 from __future__ import annotations
@@ -35,8 +41,7 @@ def check(config_model_type: str, ships_code: bool, release: str, engine: str = 
     if not config_model_type or config_model_type in TRANSFORMERS_CONFIG_TYPES[tf_release]:
         return RemoteCode(False, None)
     if config_model_type in engine_types:
-        asked, table = release_key(release), release_key(read)
-        if asked is None or asked[:len(table)] == table[:len(asked)]:
+        if _same_release(release, read):
             return RemoteCode(False, None)
         return RemoteCode(ships_code, f"model_type {config_model_type!r}: {label} {read} reads its config with its "
                           f"own class; whether {label} {release} does is not checked"
@@ -50,4 +55,45 @@ def check(config_model_type: str, ships_code: bool, release: str, engine: str = 
                       f"names no code of its own (auto_map AutoConfig): {label} cannot read it as it is")
 
 
-__all__ = ["RemoteCode", "check"]
+# vLLM 0.33 loads the tokenizers of these config model_types as transformers' generic TokenizersBackend, never
+# through AutoTokenizer (vllm/tokenizers/registry.py _MODEL_TYPES_WITH_INCORRECT_TOKENIZER_CLASS), so their
+# tokenizer code never runs; other releases are not read, and get the flag
+VLLM_TOKENIZER_BYPASS = ("0.33.0", frozenset({"internlm2", "step3_vl", "step3p7", "step5", "step5_vl", "unlimited-ocr",
+                                             "unlimited_ocr"}))
+
+
+def _same_release(asked: str, read: str) -> bool:
+    asked_key, table = release_key(asked), release_key(read)
+    return asked_key is None or asked_key[:len(table)] == table[:len(asked_key)]
+
+
+def check_tokenizer(code: str | None, source: str | None, config_model_type: str, release: str,
+                    engine: str = "vllm") -> RemoteCode:
+    """Whether `engine` `release` needs --trust-remote-code for a tokenizer whose tokenizer_config.json names the
+    class `code` in its auto_map ("" none; None: not read)."""
+    if not code:
+        return RemoteCode(False, None)
+    bypass_release, bypass = VLLM_TOKENIZER_BYPASS
+    if engine == "vllm" and config_model_type in bypass and _same_release(release, bypass_release):
+        return RemoteCode(False, None)
+    return RemoteCode(True, f"--trust-remote-code: the tokenizer ships its own code ({code}, the auto_map "
+                      f"AutoTokenizer of {source or 'its tokenizer_config.json'}); transformers' AutoTokenizer runs "
+                      "it only with this flag, and without it refuses the tokenizer or loads a class of its own in "
+                      "its place: review that code before serving")
+
+
+def for_model(model, release: str, engine: str = "vllm") -> tuple[bool, list[str]]:
+    """(add --trust-remote-code, notes) for a ModelSpec's config and tokenizer."""
+    config = check(model.config_model_type, model.config_ships_code, release, engine)
+    tokenizer = check_tokenizer(model.tokenizer_code, model.tokenizer_source, model.config_model_type, release,
+                                engine)
+    notes = [note for note in (config.note, tokenizer.note) if note]
+    if model.config_ships_code and model.tokenizer_code is None and not config.needed:
+        label = "SGLang" if engine == "sglang" else "vLLM"
+        notes.append(f"config.json names code of its own (auto_map) that {label} does not need to read it; its "
+                     "tokenizer may ship code too, and no tokenizer_config.json was read: if the engine says the "
+                     "tokenizer needs custom code, add --trust-remote-code")
+    return config.needed or tokenizer.needed, notes
+
+
+__all__ = ["RemoteCode", "check", "check_tokenizer", "for_model"]

@@ -59,11 +59,10 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
     notes: list[str] = []
     skipped = [NotApplied(t.spec, why) for t in techniques if (why := _unsupported(t)) is not None]
     argv = ["python", "-m", "sglang.launch_server", "--model-path", model.name, "--context-length", str(context_len)]
-    remote = remote_code.check(model.config_model_type, model.config_ships_code, release or LATEST, "sglang")
-    if remote.needed:
+    trust, remote_notes = remote_code.for_model(model, release or LATEST, "sglang")
+    if trust:
         argv.append("--trust-remote-code")
-    if remote.note:
-        notes.append(remote.note)
+    notes += remote_notes
     try:
         dtype, _ = kv_dtype_bytes(model, None)
     except KvplanError:  # a KV dtype SGLang does not have: listed as not applied, the cache left at auto

@@ -132,11 +132,10 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
     model = plan.model
     argv = ["vllm", "serve", model.name]
     dtype, skip_windows, notes = _kv_cache_dtype(model, kv_dtype_name, rules)
-    remote = remote_code.check(model.config_model_type, model.config_ships_code, rules.version)
-    if remote.needed:
+    trust, remote_notes = remote_code.for_model(model, rules.version)
+    if trust:
         argv.append("--trust-remote-code")
-    if remote.note:
-        notes.append(remote.note)
+    notes += remote_notes
     argv += ["--kv-cache-dtype", dtype]
     if skip_windows:
         if not rules.kv_cache_dtype_skip_layers:
