@@ -314,7 +314,8 @@ def config_lookup(repo_id: str, revision: str | None) -> tuple[str, str, bool]:
 
 
 def side_file_text(repo_id: str, revision: str | None, filename: str, hub_answered: bool) -> str | None:
-    """A small file beside config.json (hf_quant_config.json, tokenizer_config.json), or None where the repository has none.
+    """A small file beside config.json (hf_quant_config.json, tokenizer_config.json), or None where the
+    repository has none.
 
     After the Hub answered for config.json: one more bounded GET (same budget, no retries); HTTP 404 means
     absent, and is remembered in the cache as huggingface_hub does (.no_exist/<commit>/<filename>). Offline,
