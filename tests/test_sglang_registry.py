@@ -144,3 +144,11 @@ def test_script_refuses_a_duplicate(tmp_path):
                                         "srt/models/b.py": "from sglang.srt.models.a import A\nEntryClass = [A]\n"})
     with pytest.raises(ValueError, match="A is also registered by a.py"):
         _script().build([pkg])
+
+
+def test_sglang_serves_the_first_registered_name_of_several_architectures():
+    # SGLang 0.5.23 ModelRegistry.resolve_model_cls (srt/models/registry.py) tries the first name, then every
+    # name its registry has (_normalize_archs); LlamaForCausalLM is registered in 0.5.23 and 0.5.9
+    assert check(["NotAModelForCausalLM", "LlamaForCausalLM"], "0.5.23", "llama").served is True
+    neither = check(["NotAModelForCausalLM", "AlsoNotAModel"], "0.5.23", "llama")
+    assert neither.served is False and "NotAModelForCausalLM" in neither.reason

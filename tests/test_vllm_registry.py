@@ -185,3 +185,12 @@ def test_committed_table_is_current():
     assert tuple(releases) == RELEASES
     assert {a: (tuple(map(tuple, e["native"])), tuple(map(tuple, e["transformers"]))) for a, e in table.items()} \
         == REGISTRY
+
+
+def test_the_first_registered_name_of_several_architectures_is_served():
+    # vLLM 0.11-0.33 ModelRegistry.inspect_model_cls tries every name of the config's architectures in order
+    # (model_executor/models/registry.py); LlamaForCausalLM is native in every release read
+    assert check(["NotAModelForCausalLM", "LlamaForCausalLM"], "0.33").served is True
+    assert check(("LlamaForCausalLM", "NotAModelForCausalLM"), "0.11").served is True
+    neither = check(["NotAModelForCausalLM", "AlsoNotAModel"], "0.33")
+    assert neither.served is False and "NotAModelForCausalLM" in neither.reason

@@ -435,6 +435,12 @@ def _architecture(raw: dict) -> str | None:
     return None
 
 
+def _architectures(raw: dict) -> tuple[str, ...]:
+    """Every name in the config's architectures, in order."""
+    names = raw.get("architectures")
+    return tuple(n.strip() for n in names if isinstance(n, str) and n.strip()) if isinstance(names, list) else ()
+
+
 def _read(raw: dict, source: str) -> tuple[Family, Fields, str, list[LayerSpec], tuple | None]:
     """(family, fields, reading, layers, attention dims) of a config dict: steps 1-4 but the parameter count."""
     family, f, reading = resolve(raw, source)
@@ -527,6 +533,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         reading=reading,
         family=family.name,
         architecture=_architecture(raw),
+        architectures=_architectures(raw),
         # the MTP layers as the family's own field names them (None: absent): Qwen3.5's vLLM MTP model reads
         # mtp_num_hidden_layers, every other num_nextn_predict_layers
         mtp_layers=f.opt_int("mtp_num_hidden_layers" if f.model_type.startswith("qwen3_5")

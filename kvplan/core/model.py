@@ -28,6 +28,8 @@ class ModelSpec:
     reading: str = "exact"  # "guessed": an unknown model_type read by transformers' generic rule
     family: str = ""  # the family record that read the config
     architecture: str | None = None  # the config's architectures[0] (what vLLM looks up in its registry)
+    # every name in the config's architectures: vLLM and SGLang take the first their registry has
+    architectures: tuple[str, ...] = ()
     mtp_layers: int | None = None  # num_nextn_predict_layers (Qwen3.5: mtp_num_hidden_layers), None: absent
     # the KV cache a ModelOpt quantization config names ("fp8", "nvfp4"; configs.quant_bytes.modelopt_kv_cache),
     # which vLLM's --kv-cache-dtype auto follows from 0.14 (engines.vllm_rules.checkpoint_kv_dtypes); None: none

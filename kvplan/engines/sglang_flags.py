@@ -132,7 +132,8 @@ def add_to_report(report: Report, result, techniques, context_len: int,
     argv, skipped, notes = command(result, techniques, context_len, mem_fraction_static, speculation,
                                    max_running_requests, release)
     model = result.plan.model
-    served = check(model.architecture, release or LATEST, model.config_model_type or model.model_type)
+    served = check(model.architectures or model.architecture, release or LATEST,
+                   model.config_model_type or model.model_type)
     if served.reason:
         notes.insert(0, served.reason)
     limit = _limit(result.plan.model)

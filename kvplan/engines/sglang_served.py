@@ -23,9 +23,16 @@ def looked_up(architecture: str | None, model_type: str | None, release: str) ->
     return renamed if release in releases else architecture
 
 
-def check(architecture: str | None, release: str, model_type: str | None = None) -> Served:
-    """Whether SGLang `release` (one of sglang_registry_data.RELEASES) registers `architecture` (the
-    config's architectures[0]) for a config of `model_type`."""
+def check(architectures, release: str, model_type: str | None = None) -> Served:
+    """Whether SGLang `release` (one of sglang_registry_data.RELEASES) registers one of `architectures` (the
+    config's architectures, or one name) for a config of `model_type`: ModelRegistry.resolve_model_cls
+    (srt/models/registry.py) takes the first name it registers."""
+    names = [architectures] if architectures is None or isinstance(architectures, str) else list(architectures)
+    found = [_check_one(name, release, model_type) for name in names or [None]]
+    return next((one for one in found if one.served), found[0])
+
+
+def _check_one(architecture: str | None, release: str, model_type: str | None) -> Served:
     from .sglang_registry_data import REGISTRY, RELEASES
 
     if release not in RELEASES:

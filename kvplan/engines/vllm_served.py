@@ -35,8 +35,16 @@ def _history(spans) -> str:
     return " and ".join(f"{first} to {_last_before(end)}" if end else f"from {first}" for first, end in spans)
 
 
-def check(architecture: str | None, release: str) -> Served:
-    """Whether vLLM `release` (e.g. "0.11", "0.11.1", "0.33") registers `architecture`."""
+def check(architectures, release: str) -> Served:
+    """Whether vLLM `release` (e.g. "0.11", "0.11.1", "0.33") registers one of `architectures` (a config's
+    architectures, or one name): ModelRegistry.inspect_model_cls (model_executor/models/registry.py, 0.11-0.33)
+    takes the first name it registers, natively or through its Transformers backend."""
+    names = [architectures] if architectures is None or isinstance(architectures, str) else list(architectures)
+    found = [_check_one(name, release) for name in names or [None]]
+    return next((one for one in found if one.served), found[0])
+
+
+def _check_one(architecture: str | None, release: str) -> Served:
     from .vllm_registry_data import REGISTRY, RELEASES
 
     wanted = _key(release)
