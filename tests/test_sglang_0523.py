@@ -218,6 +218,9 @@ def test_gemma4_sub_pools_take_their_own_shapes():
     ({"vision_config": {"num_hidden_layers": 48, "hidden_size": 2048}}, 0.95 * 0.8),  # large: at least 0.8
     ({"vision_config": {"depth": 32, "hidden_size": 1280}}, None),  # num_hidden_layers left to the class: said
     ({}, None),
+    # Qwen3-Omni: SGLang 0.5.23's and transformers 5.19's Qwen3OmniMoeConfig have no top-level vision_config (it
+    # is thinker_config.vision_config), so getattr(hf_config, "vision_config", None) is None: the fraction x 1
+    ({"model_type": "qwen3_omni_moe", "thinker_config": {"vision_config": {"depth": 27, "hidden_size": 1152}}}, 1.0),
 ])
 def test_vision_fraction_factor(raw, factor):
     from kvplan.engines.sglang_rules import vlm_fraction_factor

@@ -132,7 +132,7 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
                       f"(adjust_mem_fraction_for_vlm), not modelled here: {vision}")
         else:
             frac *= factor
-            vision = f"; scaled for the vision tower (adjust_mem_fraction_for_vlm): {vision}"
+            vision = f"; the vision tower's scaling (adjust_mem_fraction_for_vlm): {vision}"
     preload = PRELOAD_BYTES + (PRELOAD_TP_BYTES if dep.tp * dep.pp > 1 else 0)
     t0 = total - preload
     weights = _weights_per_gpu(result)

@@ -200,11 +200,21 @@ def rules_for(release: str | None) -> Rules:
     return RULES[release]
 
 
+# config model_types whose config class has no top-level vision_config attribute (it keeps the tower under
+# thinker_config), so adjust_mem_fraction_for_vlm's getattr(hf_config, "vision_config", None) is None and the
+# fraction is left as it is: Qwen3OmniMoeConfig of SGLang 0.5.23 (configs/qwen3_omni.py) and of transformers 5.19
+# (models/qwen3_omni_moe/configuration_qwen3_omni_moe.py: thinker_config, talker_config, code2wav_config only)
+NO_TOP_VISION_CONFIG = frozenset({"qwen3_omni_moe"})
+
+
 def vlm_fraction_factor(raw: dict | None) -> tuple[float | None, str]:
     """(factor, how) of adjust_mem_fraction_for_vlm (0.5.9 server_args.py; 0.5.23 arg_groups/memory_hook.py, the
     same arithmetic): 0.95 x clamp(1 - 0.1 x (L x H^2 / (24 x 1,024^2) - 1), 0.8, 1.05) for a vision tower of L
     layers of H. None where config.json leaves L or H (or the whole vision_config) to the config classes' defaults,
     which kvplan does not replay."""
+    if isinstance(raw, dict) and raw.get("model_type") in NO_TOP_VISION_CONFIG:
+        return 1.0, (f"{raw['model_type']}'s config class keeps its vision tower in thinker_config, and "
+                     "hf_config.vision_config is None: not scaled")
     vision = raw.get("vision_config") if isinstance(raw, dict) else None
     if vision is None:
         return None, "config.json has no vision_config (its config class may build a default one)"
