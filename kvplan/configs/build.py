@@ -112,7 +112,8 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
                 merged[inherited] = raw[inherited]
         if text_family.wraps:  # a wrapper in a wrapper (Qwen-Omni's thinker_config, which keeps text_config)
             return _text_model(text_family, merged, source, text_type)
-        defaults = {**text_family.nested_defaults, **text_family.defaults, **family.text_defaults}
+        # a wrapper's own `defaults` are its text config class's (KeyeVL1_5TextConfig), nested or flat
+        defaults = {**text_family.nested_defaults, **text_family.defaults, **family.defaults, **family.text_defaults}
         return text_family, Fields(merged, source, defaults, text_family.aliases, text_type), "exact"
     text_type = picked or family.text
     if text_type is None:  # no default text model: the config class needs the nested one
@@ -126,7 +127,8 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
         inherited = {name: raw[name] for name in _INHERITED if name in raw}
         defaults = {**text_family.defaults, **family.text_defaults}
         return text_family, Fields(inherited, source, defaults, text_family.aliases, text_type), "exact"
-    return text_family, Fields(raw, source, text_family.defaults, text_family.aliases, model_type), "exact"
+    return text_family, Fields(raw, source, {**text_family.defaults, **family.defaults}, text_family.aliases,
+                               model_type), "exact"
 
 
 # -- unknown model types ------------------------------------------------------

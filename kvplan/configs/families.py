@@ -17,6 +17,7 @@ from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_hea
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, step3_kv_heads, zamba_dims)
 from .family import Family
+from .keye import KEYE_VL1_5_TEXT_DEFAULTS
 from .hybrid import (gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
                      mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
                      zaya_cca_state)
@@ -331,6 +332,36 @@ _ROWS: list[Family] = [
                   "model_type says (absent: the top-level fields, as IsaacConfig builds Qwen3Config(**kwargs)); "
                   "isaac.py builds Qwen3ForCausalLM; parameters: the text model only (SigLIP2 tower not counted; "
                   "read flat, under model_type isaac, Qwen3's q/k norms are not counted either)",)),
+    # more image-text wrappers vLLM 0.33 serves (remote-code configs); parameters: the text model only
+    Family(("KeyeVL1_5",), text="qwen3", text_rule=vl_wrappers.fixed_text("qwen3"), defaults=KEYE_VL1_5_TEXT_DEFAULTS,
+           rules=("Keye-VL-1.5 (remote code KeyeVL1_5Config, configs/keye.py): text_config, else the top-level fields, "
+                  "read as a KeyeVL1_5TextConfig (its defaults: 8 KV heads, no head_dim so hidden_size / heads, no "
+                  "window unless use_sliding_window); vLLM 0.33 keye_vl1_5.py builds Qwen3ForCausalLM on it: K/V of "
+                  "num_key_value_heads x head_dim on every layer; parameters: the text model only (SigLIP tower and "
+                  "mlp_AR projector not counted; read flat, under model_type KeyeVL1_5, Qwen3's q/k norms are not "
+                  "counted either)",)),
+    Family(("opencua",), text="qwen2", text_rule=vl_wrappers.fixed_text("qwen2", "text_config", "opencua"),
+           rules=("OpenCUA (remote code OpenCUAConfig): text_config read as a Qwen2Config whatever its model_type "
+                  "says (absent: Qwen2Config's defaults, so such a file is refused); vLLM 0.33 opencua.py builds "
+                  "Qwen2ForCausalLM on it; parameters: the text model only (Qwen2.5-VL-style vision tower with 1D "
+                  "RoPE and its merger not counted)",)),
+    Family(("kanana-1.5-v",), text="llama", text_rule=vl_wrappers.fixed_text("llama", "text_config", "kanana-1.5-v"),
+           rules=("Kanana-1.5-V (remote code KananaVConfig): text_config read as a KananaLanguageConfig, a "
+                  "LlamaConfig (its defaults fill a sparse one; absent: LlamaConfig's defaults alone, so such a file "
+                  "is refused); vLLM 0.33 kanana_v.py builds LlamaForCausalLM on it; parameters: the text model only "
+                  "(Qwen2-VL vision encoder and C-Abstractor projector not counted)",)),
+    Family(("step_robotics",), text="qwen3", text_rule=vl_wrappers.fixed_text("qwen3", "text_config", "step_robotics"),
+           rules=("Step3-VL-10B (remote code StepRoboticsConfig): text_config read as a Qwen3Config whatever its "
+                  "model_type says (absent: Qwen3Config's defaults, so such a file is refused); vLLM 0.33 step_vl.py "
+                  "StepVLForConditionalGeneration builds the text_config's architecture (a Qwen3Config names "
+                  "Qwen3ForCausalLM); parameters: the text model only (Perception Encoder tower and projector not "
+                  "counted)",)),
+    Family(("phi4-siglip",), text="phi3",
+           rules=("Phi-4-reasoning-vision (remote code Phi4VisionRConfig, a Phi3Config, saved flat): vLLM 0.33 "
+                  "phi4siglip.py Phi4ForCausalLMV builds Phi3ForCausalLM on the config itself, so its flat fields are "
+                  "read by phi3: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every layer (sliding_window, "
+                  "when set, on every layer); parameters: the text model only (SigLIP2 tower and projector not "
+                  "counted)",)),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
     Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,

@@ -20,7 +20,7 @@ class Family:
     types: tuple[str, ...]  # model_type values this record reads
     kinds: frozenset[str] = frozenset({K.FULL})  # layer kinds the family can have
     aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # canonical -> names written
-    defaults: Mapping[str, Any] = field(default_factory=dict)  # transformers' defaults
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # transformers' defaults (a wrapper's: its text class's)
     nested_defaults: Mapping[str, Any] = field(default_factory=dict)  # its class defaults, for a sparse text_config
     markers: tuple[str, ...] = ()  # older per-layer markers honoured, in order (after layer_types)
     derive: Callable | None = None  # (fields, n) -> kinds, when the config carries no marker
