@@ -125,7 +125,9 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
                           "not read", "this family is not supported yet")
     if family.text_defaults:  # the config class builds the text model from its own defaults, as if nested empty
         inherited = {name: raw[name] for name in _INHERITED if name in raw}
-        defaults = {**text_family.defaults, **family.text_defaults}
+        # the text class's own defaults too (nested_defaults), for what the wrapper's leave out (VoxtralConfig's
+        # text defaults give no num_attention_heads: LlamaConfig's 32)
+        defaults = {**text_family.nested_defaults, **text_family.defaults, **family.text_defaults}
         return text_family, Fields(inherited, source, defaults, text_family.aliases, text_type), "exact"
     return text_family, Fields(raw, source, {**text_family.defaults, **family.defaults}, text_family.aliases,
                                model_type), "exact"

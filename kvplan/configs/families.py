@@ -11,8 +11,8 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import (bailing, block_sparse, compressed, deepseek_moe, k2_horizon, kolibri, looped, nemotron_nas, openpangu, params,
-               remote_decoders, rnj1, step5, pooled_sparse, qsa, shared_compressed, vl_wrappers)
+from . import (audio_wrappers, bailing, block_sparse, compressed, deepseek_moe, k2_horizon, kolibri, looped, nemotron_nas,
+               openpangu, params, remote_decoders, rnj1, step5, pooled_sparse, qsa, shared_compressed, vl_wrappers)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, step3_kv_heads, zamba_dims)
@@ -252,6 +252,13 @@ _ROWS: list[Family] = [
            "RADIO tower and mlp1"),
           ("NemotronH_Nano_VL_V2", "Nemotron Nano VL V2", "nemotron_h", "nano_nemotron_vl.py NemotronH_Nano_VL_V2",
            "RADIO tower and projector"),
+          # registry.py maps the three Omni V3 architectures to the same NemotronH_Nano_VL_V2 class; its Parakeet
+          # sound encoder (parakeet.py ProjectedParakeet) runs outside the KV pool
+          *((name, f"Nemotron {size} Omni V3", "nemotron_h", "nano_nemotron_vl.py NemotronH_Nano_VL_V2",
+             "RADIO tower, Parakeet sound encoder and projectors")
+            for name, size in (("NemotronH_Nano_Omni_Reasoning_V3", "3 Nano"),
+                               ("NemotronH_Super_Omni_Reasoning_V3", "3 Super"),
+                               ("NemotronH_Omni_Reasoning_V3", "3"))),
           # vLLM's own OvisConfig (transformers_utils/configs/ovis.py) builds text_config from llm_config by its
           # model_type (AutoConfig.for_model) and ovis.py Ovis builds config.get_text_config()
           ("ovis", "Ovis 1.6/2 (vLLM 0.33 configs/ovis.py OvisConfig)", "gemma2, llama, qwen2 ...", "ovis.py Ovis",
@@ -327,6 +334,44 @@ _ROWS: list[Family] = [
                   "Qwen2_5OmniTextConfig (its defaults; absent or empty: those alone), which midashenglm.py builds "
                   "as Qwen2ForCausalLM; parameters: the text model only (Dasheng audio encoder and projector not "
                   "counted)",)),
+    # audio-text models of configs/audio_wrappers.py; parameters: the text model only, as for every wrapper
+    Family(("qwen3_asr",), text="qwen3_asr_thinker", text_key="thinker_config", text_rule=audio_wrappers.qwen3_asr_text,
+           rules=("Qwen3-ASR (vLLM 0.33 configs/qwen3_asr.py Qwen3ASRConfig; qwen3_asr.py and qwen3_asr_realtime.py): "
+                  "the thinker's text model (thinker_config.text_config, read as Qwen3ASRTextConfig) is built as "
+                  "Qwen3ForCausalLM and is the only cache; the audio encoder keeps none, and the realtime class sends "
+                  "each 5-second segment as its own prompt; a file without thinker_config is refused; parameters: "
+                  "the text model only (audio encoder not counted)",)),
+    Family(("qwen3_asr_thinker",), text="qwen3_asr_text", text_rule=vl_wrappers.fixed_text("qwen3_asr_text"),
+           text_defaults=audio_wrappers.QWEN3_ASR_TEXT_DEFAULTS,
+           rules=("Qwen3-ASR's thinker (Qwen3ASRThinkerConfig): text_config read as Qwen3ASRTextConfig whatever its "
+                  "model_type says (absent: that class's defaults alone)",)),
+    Family(("qwen3_asr_text",), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
+           defaults=audio_wrappers.QWEN3_ASR_TEXT_DEFAULTS, params=params.attention_decoder,
+           rules=("Qwen3ASRTextConfig (defaults: 32 layers, 32 KV heads of head_dim 128) run as Qwen3ForCausalLM: "
+                  "K/V of num_key_value_heads x head_dim on every layer; the class defines no window, so one counts "
+                  "only where the file adds qwen3's use_sliding_window",)),
+    Family(("voxtral",), text="llama", text_rule=audio_wrappers.voxtral_text,
+           text_defaults=audio_wrappers.VOXTRAL_TEXT_DEFAULTS,
+           rules=("Voxtral (transformers VoxtralConfig): text_config by its model_type (llama when it names none) "
+                  "over VoxtralConfig's own text defaults (30 layers, 8 KV heads of 128, hidden 3072; absent: those "
+                  "alone), which vLLM 0.33 voxtral.py builds; its Whisper encoder is non-causal and keeps no cache; "
+                  "Voxtral Realtime (VoxtralRealtimeGeneration or audio_config.is_causal: a causal encoder with its "
+                  "own block-pooled sliding-window K/V in the pool) is refused; parameters: the text model only "
+                  "(Whisper encoder and adapter not counted)",)),
+    Family(("kimi_audio",), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
+           defaults=audio_wrappers.KIMI_AUDIO_DEFAULTS, params=params.attention_decoder,
+           rules=("Kimi-Audio (remote code KimiAudioConfig, a Qwen2Config saved flat; vLLM 0.33 kimi_audio.py builds "
+                  "Qwen2ForCausalLM on it): qwen2's rules over KimiAudioConfig's defaults (32 layers, 32 heads, KV "
+                  "heads = heads); the kimia_mimo_layers speech-output layers are dropped at load, so they keep no "
+                  "cache, and the Whisper encoder keeps none; parameters: the text model only (Whisper encoder, "
+                  "VQ adaptor and MIMO layers not counted)",)),
+    Family(("moss_audio",), text="qwen3", text_key="language_config",
+           text_rule=vl_wrappers.fixed_text("qwen3", "language_config", "moss_audio"),
+           rules=("MOSS-Audio (vLLM 0.33 moss_audio.py MossAudioConfig): language_config read as a Qwen3Config "
+                  "whatever its model_type says and built as Qwen3ForCausalLM (deepstack audio features are added to "
+                  "its first layers' hidden states, no cache of their own); a config without language_config would "
+                  "run Qwen3Config's defaults and is refused; parameters: the text model only (audio encoder, "
+                  "adapter and deepstack mergers not counted)",)),
     Family(("isaac",), text="qwen3", text_rule=vl_wrappers.fixed_text("qwen3"),
            rules=("Isaac (vLLM 0.33 configs/isaac.py IsaacConfig): text_config read as a Qwen3Config whatever its "
                   "model_type says (absent: the top-level fields, as IsaacConfig builds Qwen3Config(**kwargs)); "
@@ -918,6 +963,9 @@ REFUSED: dict[str, str] = {
     "openai-gpt": "GPT-1: transformers' implementation keeps no KV cache",
     "xlstm": "an xLSTM recurrent model whose state kvplan does not size yet",
     "cpmant": "CPM-Ant: its cache (prompt and segment positions) is not the per-token K/V kvplan sizes",
+    "voxtral_realtime": "Voxtral Realtime: its causal Whisper encoder keeps its own sliding-window K/V in vLLM 0.33's "
+                        "KV pool beside the decoder's, block-pooled (whisper_causal.py "
+                        "WhisperCausalAttentionWithBlockPooling), which kvplan does not size yet",
     "moshi": "a speech-text model whose depth decoder keeps a second cache kvplan does not size",
     "idefics": "IDEFICS (v1): gated cross-attention layers to image tokens, whose cache kvplan does not size yet",
     "chameleon": "Chameleon: its cache has not been checked against transformers (5.23 cannot run its default "

@@ -6,7 +6,7 @@ vLLM renames the keys (dim -> hidden_size, n_layers -> num_hidden_layers, moe.nu
 sets model_type deepseek_v3 and runs MistralLarge3ForCausalLM (mistral_large_3.py, a DeepseekV3ForCausalLM), so
 kvplan reads the result with its deepseek_v3 record. A dense text params.json becomes MistralForCausalLM (mistral.py,
 Llama's rule), read as mistral. A MoE one without shared experts (MixtralForCausalLM), a vision or audio one (vLLM's
-Pixtral / Voxtral wrappers) and Mamba's are refused.
+Pixtral / Voxtral wrappers; Voxtral and Voxtral Realtime each named) and Mamba's are refused.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ def is_params_json(raw: dict) -> bool:
 def to_config(raw: dict, source: str) -> dict:
     """The config vLLM 0.33 builds from a text model's params.json, with the model_type kvplan reads it by."""
     multimodal = raw.get("multimodal") or {}
+    _refuse_audio(multimodal, source)
     if multimodal.get("vision_encoder_args") or raw.get("vision_encoder") or multimodal.get("whisper_model_args"):
         raise ConfigError(f"{source}: a Mistral params.json with a vision or audio encoder, which vLLM 0.33 wraps "
                           "as Pixtral / Voxtral; kvplan reads text-only params.json files",
@@ -91,3 +92,22 @@ def to_config(raw: dict, source: str) -> dict:
     else:
         config.update(model_type="mistral", architectures=["MistralForCausalLM"])
     return config
+
+
+def _refuse_audio(multimodal, source: str) -> None:
+    """A Voxtral params.json (multimodal.whisper_model_args.encoder_args), refused by name as vLLM 0.33 would build
+    it (_remap_mistral_audio_args): with encoder_args.causal, VoxtralRealtimeGeneration, whose causal Whisper
+    encoder keeps its own block-pooled sliding-window K/V in the KV pool; else VoxtralForConditionalGeneration on a
+    text_config vLLM leaves a bare PretrainedConfig, which kvplan reads from the checkpoint's config.json instead."""
+    whisper = multimodal.get("whisper_model_args") if isinstance(multimodal, dict) else None
+    encoder = whisper.get("encoder_args") if isinstance(whisper, dict) else None
+    if not isinstance(encoder, dict) or not encoder:
+        return
+    if encoder.get("causal"):
+        raise ConfigError(f"{source}: a Voxtral Realtime params.json (a causal Whisper encoder): vLLM 0.33 keeps the "
+                          "encoder's own sliding-window K/V in the KV pool beside the decoder's, block-pooled "
+                          "(whisper_causal.py WhisperCausalAttentionWithBlockPooling), which kvplan does not size yet",
+                          "this variant is not supported yet")
+    raise ConfigError(f"{source}: a Voxtral params.json (vLLM 0.33 wraps it as VoxtralForConditionalGeneration); "
+                      "kvplan reads Voxtral from its Hugging Face config.json (model_type voxtral)",
+                      "give the checkpoint's Hugging Face config.json")
