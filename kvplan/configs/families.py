@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import kinds as K
 from . import (bailing, block_sparse, compressed, deepseek_moe, k2_horizon, kolibri, looped, nemotron_nas, openpangu, params,
-               remote_decoders, rnj1, step5, pooled_sparse, qsa, shared_compressed, vl_wrappers)
+               remote_decoders, rnj1, step5, pooled_sparse, qsa, shared_compressed, vl_wrappers, vla_wrappers)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, step3_kv_heads, zamba_dims)
@@ -230,8 +230,33 @@ _ROWS: list[Family] = [
     Family(("deepseek_vl_v2",), text="deepseek_v2", text_key="language_config", text_rule=vl_wrappers.deepseek_vl2_text,
            rules=("DeepSeek-VL2: text model in language_config, a DeepseekV2Config (vLLM 0.33 configs/deepseek_vl2.py "
                   "DeepseekVLV2TextConfig): one MLA latent of kv_lora_rank + qk_rope_head_dim per token and layer; "
-                  "kv_lora_rank null (plain attention in vLLM: Tiny, DeepSeek-OCR) is refused; parameters: the text "
-                  "model only (SigLIP tower and projector not counted)",)),
+                  "qk_nope_head_dim and qk_rope_head_dim both 0 (DeepSeek-OCR, DeepseekOCRForCausalLM: vLLM 0.33 "
+                  "deepseek_v2.py use_mha, DeepseekAttention) is read as deepseek: K/V of num_key_value_heads x "
+                  "hidden_size / num_attention_heads on every layer; kv_lora_rank null with nonzero qk dims "
+                  "(DeepseekV2Attention without a latent: Tiny) is refused; parameters: the text model only (SigLIP "
+                  "or SAM + CLIP towers and projector not counted)",)),
+    # vision-language(-action) wrappers vLLM 0.33 serves through its own config classes (configs/vla_wrappers.py)
+    Family(("openvla",), text="llama", text_rule=vl_wrappers.fixed_text("llama", "text_config", "openvla"),
+           rules=("OpenVLA (vLLM 0.33 configs/openvla.py OpenVLAConfig): text_config is always read as a LlamaConfig "
+                  "(its model_type is not consulted; LlamaConfig's defaults fill the sparse text_config the "
+                  "checkpoints ship), openvla.py builds it with init_vllm_registered_model: K/V of "
+                  "num_key_value_heads (absent: num_attention_heads) x head_dim (else hidden_size / heads) on every "
+                  "layer; a config without text_config is refused (the class would run LlamaConfig's defaults); "
+                  "parameters: the Llama text model only (DINOv2 + SigLIP towers and projector not counted)",)),
+    Family(("moondream3",), kinds=FULL_ONLY, aliases=vla_wrappers.MOONDREAM3_NAMES,
+           defaults=vla_wrappers.MOONDREAM3_DEFAULTS, dims=vla_wrappers.moondream3_dims,
+           rules=("Moondream 3 (HfMoondream, Moondream3ForCausalLM; vLLM 0.33 configs/moondream3.py Moondream3Config): "
+                  "the text model is config.text with Moondream's names (n_layers 24, dim 2048, n_heads 32, "
+                  "n_kv_heads 32 by default); moondream3.py Moondream3Attention keeps K/V of n_kv_heads x dim / "
+                  "n_heads on every layer, no window (prefix_attn only masks the image prefix bidirectionally); "
+                  "parameters not counted (kvplan has no counter for its MoE text model)",)),
+    Family(("alpamayo2_super",), text="qwen3_vl", text_key="vlm_config",
+           text_rule=vl_wrappers.fixed_text("qwen3_vl", "vlm_config", "alpamayo2_super"),
+           rules=("Alpamayo 2 Super (vLLM 0.33 configs/alpamayo2_super.py Alpamayo2SuperConfig, a Qwen3VLConfig): "
+                  "vlm_config is a Qwen3-VL config whose text_config (qwen3_vl_text) is the model vLLM caches "
+                  "(alpamayo2_super.py, a Qwen3VLForConditionalGeneration); the trajectory expert is not built; a "
+                  "config without vlm_config is refused; parameters: the text model only (vision tower and "
+                  "expert not counted)",)),
     # llm_config wrappers (remote code): no default text model (their config classes need llm_config); vLLM 0.33
     # renames llm_config to text_config (transformers_utils/config.py _CONFIG_ATTRS_MAPPING) and builds that model
     *(Family((name,), text_key="llm_config",
