@@ -924,6 +924,8 @@ REFUSED: dict[str, str] = {
                                 "cache; transformers 5.23 cannot build its default config",
     "unlimited_ocr": "Unlimited-OCR: its 'reference_sliding_attention' layers keep the whole prompt plus a ring "
                      "window of generated tokens, a policy kvplan cannot size yet",
+    "pixtral": "a Pixtral vision encoder config (transformers PixtralVisionConfig) with no text model; vLLM 0.33 "
+               "serves Pixtral as llava (config.json) or from a Mistral-format params.json",
     "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "
                        "before committing them, which kvplan does not size",
 }
@@ -943,6 +945,13 @@ FAMILIES: dict[str, Family] = _table(_ROWS)
 
 # Families vLLM picks by architecture under another family's model_type: (model_type, architectures[0]) -> record
 BY_ARCHITECTURE: dict[tuple[str, str], Family] = {
+    # a Mistral-format params.json with a vision encoder, as vLLM 0.33 adapts it (configs/mistral_params.py)
+    ("pixtral", "PixtralForConditionalGeneration"): Family(
+        ("pixtral",), text="mistral", text_rule=vl_wrappers.nested_only("text_config", "pixtral"),
+        rules=("Pixtral in Mistral format (vLLM 0.33 configs/mistral.py _remap_mistral_vision_args): the params.json "
+               "text fields, adapted as for a text model, become text_config (mistral, or deepseek_v3 for Mistral "
+               "Large 3), which pixtral.py PixtralForConditionalGeneration builds; parameters: the text model only "
+               "(vision encoder and adapter not counted)",)),
     ("gemma3_text", "Rnj1ForCausalLM"): Family(
         ("rnj1",), kinds=frozenset({K.FULL, K.SLIDING, K.CHUNKED}), defaults=GEMMA3_TEXT_DEFAULTS,
         markers=("sliding_window_pattern",), derive=pattern_default(6), refine=rnj1.rnj1_kinds,
