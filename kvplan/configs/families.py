@@ -589,8 +589,17 @@ _ROWS: list[Family] = [
       for name, defaults, kv, dim in (
           ("qwen3_omni_moe_text", {"num_key_value_heads": 4}, "4", "hidden_size / heads"),
           ("molmo2_text", {"num_key_value_heads": 8, "head_dim": 128}, "8", "128"),
-          ("cosmos3_edge_text", {"num_key_value_heads": 8, "head_dim": 128}, "8", "128"),
           ("emu3_text_model", {"num_key_value_heads": 8}, "8", "hidden_size / heads"))),
+    # transformers Cosmos3EdgeTextConfig's defaults fill a sparse text_config (saved as a diff of them)
+    Family(("cosmos3_edge_text",), kinds=FULL_ONLY,
+           defaults={"num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 28, "num_attention_heads": 16,
+                     "hidden_size": 2048, "intermediate_size": 9216, "vocab_size": 131072,
+                     "max_position_embeddings": 131072},
+           params=params.decoder(mlp="plain", mlp_bias=("mlp_bias", False), norm_bias=False, tied=False),
+           rules=("Cosmos3-Edge's text model (vLLM 0.33 cosmos3_edge.py: Nemotron-H attention and MLP layers, "
+                  "NemotronHAttention K/V of num_key_value_heads (8) x head_dim (128) on every layer, no window); "
+                  "Cosmos3EdgeTextConfig's defaults fill a sparse text_config; parameters: un-gated relu2 MLP "
+                  "(up and down), no attention biases, untied head by default",)),
     Family(("deepseek_ocr2_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params.attention_decoder,
            rules=("full attention; num_key_value_heads (default num_attention_heads) heads of hidden_size / heads "
                   "(DeepseekOcr2TextConfig overwrites head_dim with it)",)),
