@@ -274,18 +274,31 @@ def test_mistral_large_3_params_json_is_read_as_vllm_adapts_it(tmp_path):
     assert model.active_param_count == active == 39_946_968_064
 
 
-def test_mistral_params_json_with_vision_or_without_shared_experts_is_one_line(tmp_path):
-    vision = {**LARGE3_PARAMS, "vision_encoder": {"hidden_size": 1664}}
-    path = _params_json(tmp_path, vision) / "params.json"
+def test_mistral_params_json_with_audio_or_without_shared_experts_is_one_line(tmp_path):
+    # a vision encoder is read as vLLM's Pixtral wrapper (tests/test_vla_wrappers.py); an audio one (Voxtral) is not
+    audio = {**LARGE3_PARAMS, "multimodal": {"whisper_model_args": {"encoder_args": {"dim": 1280}}}}
+    path = _params_json(tmp_path, audio) / "params.json"
     r = subprocess.run([sys.executable, "-m", "kvplan", "estimate", str(path)], capture_output=True, text=True,
                        timeout=60)
-    assert r.returncode != 0 and r.stderr.count("\n") == 1 and "vision or audio encoder" in r.stderr
+    assert r.returncode != 0 and r.stderr.count("\n") == 1 and "Voxtral" in r.stderr
     from kvplan.configs.mistral_params import to_config
 
     moe = {**LARGE3_PARAMS, "moe": {**LARGE3_PARAMS["moe"], "num_shared_experts": 0}}
     moe.pop("qk_nope_head_dim")
     with pytest.raises(ConfigError, match="MixtralForCausalLM"):
         to_config(moe, "params.json")
+
+
+def test_mistral_large_3_params_json_with_vision_reads_its_text_model():
+    # _remap_mistral_vision_args: the adapted text config (deepseek_v3, MistralLarge3ForCausalLM) under
+    # text_config of a pixtral wrapper; the cache is the text model's: 61 x (512 + 64) x 2 B
+    from kvplan.configs.mistral_params import to_config
+
+    config = to_config({**LARGE3_PARAMS, "vision_encoder": {"hidden_size": 1664}}, "params.json")
+    assert config["model_type"] == "pixtral" and config["text_config"]["model_type"] == "deepseek_v3"
+    model = build_model(config, "large3-vision")
+    assert model.model_type == "deepseek_v3"
+    assert estimate(model, 4096).bytes_per_token == 61 * (512 + 64) * 2 == 70_272
 
 
 def test_dense_mistral_params_json_reads_as_mistral():
@@ -299,6 +312,19 @@ def test_dense_mistral_params_json_reads_as_mistral():
     windows = [layer.caches[0].policy.window_tokens for layer in model.layers]
     assert windows == [4096, 4096, 4096, None] * 8
     assert estimate(model, 4096).bytes_per_token == 2 * 32 * 8 * 128 * 2
+
+
+def test_dense_mistral_params_json_without_a_window_has_none():
+    # vLLM 0.33 adapt_config_dict builds a bare PreTrainedConfig (not MistralConfig, whose default window is 4,096)
+    # from params.json, filled from config.json only where the repo has one: a params.json that names no
+    # sliding_window gets none, so every layer keeps every token
+    from kvplan.configs.mistral_params import to_config
+
+    dense = {"dim": 4096, "n_layers": 30, "head_dim": 128, "hidden_dim": 14336, "n_heads": 32, "n_kv_heads": 8,
+             "norm_eps": 1e-5, "vocab_size": 32768, "rope_theta": 1e6}
+    model = build_model(to_config(dense, "params.json"), "dense")
+    assert [layer.caches[0].policy.window_tokens for layer in model.layers] == [None] * 30
+    assert estimate(model, 8192).bytes_per_token == 2 * 30 * 8 * 128 * 2
 
 
 def test_an_unknown_type_with_pangu_sink_fields_is_not_guessed():

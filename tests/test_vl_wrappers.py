@@ -127,14 +127,20 @@ def test_minicpmv_unserved_version_is_one_line():
         build_model(raw, "minicpmv")
 
 
-def test_deepseek_vl_v2_without_mla_is_refused_by_name():
+def test_deepseek_vl_v2_without_mla_reads_plain_attention():
     # DeepSeek-OCR's language_config (kv_lora_rank null, qk head dims 0, use_mla false: 12 layers, 10 heads of
     # 1280) as a public MLX-conversion test quotes its config.json (code index id 55483100742, which re-keys
     # the top-level model_type; the upstream file says deepseek_vl_v2, id 67433323869). vLLM 0.33 builds
-    # DeepseekAttention (plain MHA) for it, which kvplan does not read yet
+    # DeepseekAttention (plain MHA, deepseek_v2.py use_mha): 10 KV heads x 1280 / 10 = 128 on 12 layers:
+    # 2 x 12 x 10 x 128 x 2 B = 61,440 B per token (tests/test_vla_wrappers.py reads the whole config)
     raw = {"model_type": "deepseek_vl_v2", "language_config": {
         "kv_lora_rank": None, "qk_nope_head_dim": 0, "qk_rope_head_dim": 0, "hidden_size": 1280,
         "num_hidden_layers": 12, "num_attention_heads": 10, "num_key_value_heads": 10}}
+    model = build_model(raw, "deepseek-ocr-like")
+    assert model.family == "deepseek"
+    assert estimate(model, 1024).bytes_per_token == 2 * 12 * 10 * 128 * 2 == 61_440
+    # kv_lora_rank null with nonzero qk head dims: DeepseekV2Attention without a latent, refused by name
+    raw["language_config"].update(qk_nope_head_dim=128, qk_rope_head_dim=64)
     with pytest.raises(ConfigError, match="kv_lora_rank null"):
         build_model(raw, "deepseek-vl2-tiny-like")
 

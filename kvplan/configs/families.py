@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from . import kinds as K
 from . import (audio_wrappers, bailing, block_sparse, compressed, deepseek_moe, k2_horizon, kolibri, looped, nemotron_nas,
-               openpangu, params, remote_decoders, rnj1, step5, pooled_sparse, qsa, shared_compressed, vl_wrappers)
+               openpangu, params, remote_decoders, rnj1, step5, pooled_sparse, qsa, shared_compressed, vl_wrappers,
+               vla_wrappers)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, step3_kv_heads, zamba_dims)
@@ -231,8 +232,33 @@ _ROWS: list[Family] = [
     Family(("deepseek_vl_v2",), text="deepseek_v2", text_key="language_config", text_rule=vl_wrappers.deepseek_vl2_text,
            rules=("DeepSeek-VL2: text model in language_config, a DeepseekV2Config (vLLM 0.33 configs/deepseek_vl2.py "
                   "DeepseekVLV2TextConfig): one MLA latent of kv_lora_rank + qk_rope_head_dim per token and layer; "
-                  "kv_lora_rank null (plain attention in vLLM: Tiny, DeepSeek-OCR) is refused; parameters: the text "
-                  "model only (SigLIP tower and projector not counted)",)),
+                  "qk_nope_head_dim and qk_rope_head_dim both 0 (DeepSeek-OCR, DeepseekOCRForCausalLM: vLLM 0.33 "
+                  "deepseek_v2.py use_mha, DeepseekAttention) is read as deepseek: K/V of num_key_value_heads x "
+                  "hidden_size / num_attention_heads on every layer; kv_lora_rank null with nonzero qk dims "
+                  "(DeepseekV2Attention without a latent: Tiny) is refused; parameters: the text model only (SigLIP "
+                  "or SAM + CLIP towers and projector not counted)",)),
+    # vision-language(-action) wrappers vLLM 0.33 serves through its own config classes (configs/vla_wrappers.py)
+    Family(("openvla",), text="llama", text_rule=vl_wrappers.fixed_text("llama", "text_config", "openvla"),
+           rules=("OpenVLA (vLLM 0.33 configs/openvla.py OpenVLAConfig): text_config is always read as a LlamaConfig "
+                  "(its model_type is not consulted; LlamaConfig's defaults fill the sparse text_config the "
+                  "checkpoints ship), openvla.py builds it with init_vllm_registered_model: K/V of "
+                  "num_key_value_heads (absent: num_attention_heads) x head_dim (else hidden_size / heads) on every "
+                  "layer; a config without text_config is refused (the class would run LlamaConfig's defaults); "
+                  "parameters: the Llama text model only (DINOv2 + SigLIP towers and projector not counted)",)),
+    Family(("moondream3",), kinds=FULL_ONLY, aliases=vla_wrappers.MOONDREAM3_NAMES,
+           defaults=vla_wrappers.MOONDREAM3_DEFAULTS, dims=vla_wrappers.moondream3_dims,
+           rules=("Moondream 3 (HfMoondream, Moondream3ForCausalLM; vLLM 0.33 configs/moondream3.py Moondream3Config): "
+                  "the text model is config.text with Moondream's names (n_layers 24, dim 2048, n_heads 32, "
+                  "n_kv_heads 32 by default); moondream3.py Moondream3Attention keeps K/V of n_kv_heads x dim / "
+                  "n_heads on every layer, no window (prefix_attn only masks the image prefix bidirectionally); "
+                  "parameters not counted (kvplan has no counter for its MoE text model)",)),
+    Family(("alpamayo2_super",), text="qwen3_vl", text_key="vlm_config",
+           text_rule=vl_wrappers.fixed_text("qwen3_vl", "vlm_config", "alpamayo2_super"),
+           rules=("Alpamayo 2 Super (vLLM 0.33 configs/alpamayo2_super.py Alpamayo2SuperConfig, a Qwen3VLConfig): "
+                  "vlm_config is a Qwen3-VL config whose text_config (qwen3_vl_text) is the model vLLM caches "
+                  "(alpamayo2_super.py, a Qwen3VLForConditionalGeneration); the trajectory expert is not built; a "
+                  "config without vlm_config is refused; parameters: the text model only (vision tower and "
+                  "expert not counted)",)),
     # llm_config wrappers (remote code): no default text model (their config classes need llm_config); vLLM 0.33
     # renames llm_config to text_config (transformers_utils/config.py _CONFIG_ATTRS_MAPPING) and builds that model
     *(Family((name,), text_key="llm_config",
@@ -640,8 +666,17 @@ _ROWS: list[Family] = [
       for name, defaults, kv, dim in (
           ("qwen3_omni_moe_text", {"num_key_value_heads": 4}, "4", "hidden_size / heads"),
           ("molmo2_text", {"num_key_value_heads": 8, "head_dim": 128}, "8", "128"),
-          ("cosmos3_edge_text", {"num_key_value_heads": 8, "head_dim": 128}, "8", "128"),
           ("emu3_text_model", {"num_key_value_heads": 8}, "8", "hidden_size / heads"))),
+    # transformers Cosmos3EdgeTextConfig's defaults fill a sparse text_config (saved as a diff of them)
+    Family(("cosmos3_edge_text",), kinds=FULL_ONLY,
+           defaults={"num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 28, "num_attention_heads": 16,
+                     "hidden_size": 2048, "intermediate_size": 9216, "vocab_size": 131072,
+                     "max_position_embeddings": 131072},
+           params=params.decoder(mlp="plain", mlp_bias=("mlp_bias", False), norm_bias=False, tied=False),
+           rules=("Cosmos3-Edge's text model (vLLM 0.33 cosmos3_edge.py: Nemotron-H attention and MLP layers, "
+                  "NemotronHAttention K/V of num_key_value_heads (8) x head_dim (128) on every layer, no window); "
+                  "Cosmos3EdgeTextConfig's defaults fill a sparse text_config; parameters: un-gated relu2 MLP "
+                  "(up and down), no attention biases, untied head by default",)),
     Family(("deepseek_ocr2_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params.attention_decoder,
            rules=("full attention; num_key_value_heads (default num_attention_heads) heads of hidden_size / heads "
                   "(DeepseekOcr2TextConfig overwrites head_dim with it)",)),
@@ -978,6 +1013,8 @@ REFUSED: dict[str, str] = {
                                 "cache; transformers 5.23 cannot build its default config",
     "unlimited_ocr": "Unlimited-OCR: its 'reference_sliding_attention' layers keep the whole prompt plus a ring "
                      "window of generated tokens, a policy kvplan cannot size yet",
+    "pixtral": "a Pixtral vision encoder config (transformers PixtralVisionConfig) with no text model; vLLM 0.33 "
+               "serves Pixtral as llava (config.json) or from a Mistral-format params.json",
     "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "
                        "before committing them, which kvplan does not size",
 }
@@ -997,6 +1034,13 @@ FAMILIES: dict[str, Family] = _table(_ROWS)
 
 # Families vLLM picks by architecture under another family's model_type: (model_type, architectures[0]) -> record
 BY_ARCHITECTURE: dict[tuple[str, str], Family] = {
+    # a Mistral-format params.json with a vision encoder, as vLLM 0.33 adapts it (configs/mistral_params.py)
+    ("pixtral", "PixtralForConditionalGeneration"): Family(
+        ("pixtral",), text="mistral", text_rule=vl_wrappers.nested_only("text_config", "pixtral"),
+        rules=("Pixtral in Mistral format (vLLM 0.33 configs/mistral.py _remap_mistral_vision_args): the params.json "
+               "text fields, adapted as for a text model, become text_config (mistral, or deepseek_v3 for Mistral "
+               "Large 3), which pixtral.py PixtralForConditionalGeneration builds; parameters: the text model only "
+               "(vision encoder and adapter not counted)",)),
     ("gemma3_text", "Rnj1ForCausalLM"): Family(
         ("rnj1",), kinds=frozenset({K.FULL, K.SLIDING, K.CHUNKED}), defaults=GEMMA3_TEXT_DEFAULTS,
         markers=("sliding_window_pattern",), derive=pattern_default(6), refine=rnj1.rnj1_kinds,

@@ -5,8 +5,9 @@ Mistral Large 3 ships only this file: with MLA fields (qk_nope_head_dim) and a m
 vLLM renames the keys (dim -> hidden_size, n_layers -> num_hidden_layers, moe.num_experts -> n_routed_experts ...),
 sets model_type deepseek_v3 and runs MistralLarge3ForCausalLM (mistral_large_3.py, a DeepseekV3ForCausalLM), so
 kvplan reads the result with its deepseek_v3 record. A dense text params.json becomes MistralForCausalLM (mistral.py,
-Llama's rule), read as mistral. A MoE one without shared experts (MixtralForCausalLM), a vision or audio one (vLLM's
-Pixtral / Voxtral wrappers; Voxtral and Voxtral Realtime each named) and Mamba's are refused.
+Llama's rule), read as mistral. A MoE one without shared experts (MixtralForCausalLM), an audio one (vLLM's
+Voxtral wrapper; Voxtral and Voxtral Realtime each named) and Mamba's are refused; a vision one is read as vLLM's
+Pixtral wrapper (model_type pixtral, its text model under text_config).
 """
 
 from __future__ import annotations
@@ -30,13 +31,23 @@ def is_params_json(raw: dict) -> bool:
 
 
 def to_config(raw: dict, source: str) -> dict:
-    """The config vLLM 0.33 builds from a text model's params.json, with the model_type kvplan reads it by."""
+    """The config vLLM 0.33 builds from a params.json, with the model_type kvplan reads it by. A vision encoder
+    (multimodal.vision_encoder_args or vision_encoder) makes it Pixtral: _remap_mistral_vision_args moves the
+    adapted text config under text_config (model_type pixtral, PixtralForConditionalGeneration); an audio
+    encoder (Voxtral) is refused."""
     multimodal = raw.get("multimodal") or {}
+    if not isinstance(multimodal, dict):
+        raise ConfigError(f"{source}: params.json 'multimodal' must be a JSON object, got {type(multimodal).__name__}")
     _refuse_audio(multimodal, source)
-    if multimodal.get("vision_encoder_args") or raw.get("vision_encoder") or multimodal.get("whisper_model_args"):
-        raise ConfigError(f"{source}: a Mistral params.json with a vision or audio encoder, which vLLM 0.33 wraps "
-                          "as Pixtral / Voxtral; kvplan reads text-only params.json files",
-                          "give the checkpoint's Hugging Face config.json")
+    if multimodal.get("whisper_model_args"):
+        raise ConfigError(f"{source}: a Mistral params.json with an audio encoder, which vLLM 0.33 wraps as Voxtral; "
+                          "kvplan does not read it", "give the checkpoint's Hugging Face config.json")
+    if multimodal.get("vision_encoder_args") or raw.get("vision_encoder"):
+        text = to_config({k: v for k, v in raw.items() if k not in ("multimodal", "vision_encoder")}, source)
+        config = {"model_type": "pixtral", "architectures": ["PixtralForConditionalGeneration"], "text_config": text}
+        if "quantization_config" in text:  # _remap_mistral_vision_args keeps it on the outer config too
+            config["quantization_config"] = text["quantization_config"]
+        return config
     config = {k: v for k, v in raw.items() if k not in _GENERAL}
     for key, name in _GENERAL.items():
         if key in raw:
@@ -91,6 +102,10 @@ def to_config(raw: dict, source: str) -> dict:
                           "give the checkpoint's Hugging Face config.json")
     else:
         config.update(model_type="mistral", architectures=["MistralForCausalLM"])
+        # vLLM 0.33 builds a bare PreTrainedConfig (adapt_config_dict: PreTrainedConfig.from_dict), filled only from
+        # the repo's config.json (MistralConfigParser.parse: defaults=hf_config_dict; kvplan reads a params.json
+        # only for a folder without one): no MistralConfig default window, so no window unless params.json names one
+        config.setdefault("sliding_window", None)
     return config
 
 

@@ -69,21 +69,24 @@ def nested_only(key: str, model_type: str, text: str | None = None):
 
 
 def deepseek_vl2_text(raw: dict, source: str) -> str | None:
-    """DeepSeek-VL2's language_config is read as deepseek_v2 (MLA). An explicit kv_lora_rank null turns MLA
-    off in vLLM (plain attention, DeepseekAttention when the qk head dims are 0 as well), which kvplan does
-    not read yet: refused by name."""
+    """DeepSeek-VL2's language_config is read as deepseek_v2 (MLA). With qk_nope_head_dim and qk_rope_head_dim
+    both 0 (DeepSeek-OCR) vLLM 0.33 builds plain multi-head attention instead (deepseek_v2.py
+    DeepseekV2DecoderLayer: use_mha, DeepseekAttention: K/V of num_key_value_heads x hidden_size /
+    num_attention_heads), the layout kvplan reads as model_type deepseek. An explicit kv_lora_rank null with
+    nonzero qk head dims turns MLA off but keeps DeepseekV2Attention (per-head K/V of the qk head width), which
+    kvplan does not read yet: refused by name."""
     text = nested_only("language_config", "deepseek_vl_v2", "deepseek_v2")(raw, source)
     nested = raw.get("language_config")
     if not isinstance(nested, dict):
         return None  # build.py names the bad type
-    # deepseek_v2.py DeepseekV2DecoderLayer: DeepseekAttention (plain MHA) when qk_nope_head_dim and
+    # deepseek_v2.py DeepseekV2DecoderLayer: use_mha (DeepseekAttention) when qk_nope_head_dim and
     # qk_rope_head_dim are both 0; DeepseekV2Attention (no latent) when use_mla is off (kv_lora_rank None)
-    no_rope_dims = nested.get("qk_nope_head_dim") == 0 and nested.get("qk_rope_head_dim") == 0
-    if ("kv_lora_rank" in nested and nested["kv_lora_rank"] is None) or no_rope_dims:
-        why = "sets kv_lora_rank null" if nested.get("kv_lora_rank", 0) is None else "sets both qk head dims to 0"
-        raise ConfigError(f"{source}: language_config {why} (DeepSeek-VL2-Tiny, DeepSeek-OCR): vLLM 0.33 runs that "
-                          "text model with plain attention instead of MLA, which kvplan does not read yet "
-                          "(model_type 'deepseek_vl_v2')", "this variant is not supported yet")
+    if nested.get("qk_nope_head_dim") == 0 and nested.get("qk_rope_head_dim") == 0:
+        return "deepseek"
+    if "kv_lora_rank" in nested and nested["kv_lora_rank"] is None:
+        raise ConfigError(f"{source}: language_config sets kv_lora_rank null with nonzero qk head dims (DeepSeek-VL2-"
+                          "Tiny): vLLM 0.33 runs that text model with DeepseekV2Attention without a latent, which "
+                          "kvplan does not read yet (model_type 'deepseek_vl_v2')", "this variant is not supported yet")
     return text
 
 
