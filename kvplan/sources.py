@@ -149,6 +149,9 @@ def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]
     if not name.strip():  # Path('') is '.': "folder has no config.json" named no folder the user gave
         raise UsageError("the model is an empty string",
                          "give a bundled name (see 'kvplan models'), a config.json, a model folder or a Hub repo id")
+    from .files import check_path_name
+
+    check_path_name(Path(name).expanduser(), "the model")
     path = Path(name).expanduser()
     if path.suffix == ".gguf":
         from .weights import gguf

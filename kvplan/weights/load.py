@@ -20,6 +20,7 @@ from pathlib import Path
 from ..configs.build import nested_text
 from ..core.model import ModelSpec
 from ..errors import UsageError, WeightsError
+from ..files import check_path_name
 from ..units import parse_size
 from .dtypes import GGUF_FILE_TYPES
 from .estimate import estimated, given
@@ -211,6 +212,7 @@ def _resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: 
         raise UsageError("--weights is an empty string", "give auto, a size (16GB), a checkpoint or leave it out")
     if option not in (None, "auto"):
         path = Path(option).expanduser()
+        check_path_name(path, "--weights")
         if path.suffix == ".gguf":
             return from_gguf(path)
         if path.exists():
