@@ -125,6 +125,9 @@ def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, 
     target = os.path.realpath(path)
     folder = os.path.dirname(target) or "."
     if not os.path.isdir(folder):
+        if os.path.islink(path):  # a link to a missing folder: the folder the user can see is there
+            raise UsageError(f"{flag} {path}: a symlink to {os.readlink(path)}, in a folder that does not exist",
+                             "fix or remove the link, or give another path")
         raise UsageError(f"{flag} {path}: the folder {os.path.dirname(path) or '.'} does not exist",
                          "create it first (mkdir -p), or give another path")
     if os.path.exists(target):

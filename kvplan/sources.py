@@ -199,8 +199,8 @@ def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]
         config = path / "config.json"
         if not config.is_file() and (path / "params.json").is_file():  # Mistral format only (vLLM: config_format mistral)
             config = path / "params.json"
-        if not config.is_file():
-            raise SourceError(f"{path}: folder has no config.json")
+        if not config.is_file() and not config.is_symlink() and not config.exists():
+            raise SourceError(f"{path}: folder has no config.json")  # one that is a folder, a pipe or a bad link: said when read
         return read_config_file(config), path.name, str(config)
     if path.suffix == ".json" or path.exists():
         return read_config_file(path), path.stem if path.name != "config.json" else path.parent.name, str(path)

@@ -131,3 +131,26 @@ def test_a_log_given_whole_is_calibrated_fast(cli, tmp_path):
     assert code == 0, err
     assert json.loads(out)["log"]["available_kv_gib"] == 19.36  # the log's "Available KV cache memory: 19.36 GiB"
     assert time.monotonic() - begin < 10
+
+
+def test_links_and_odd_files_say_what_they_are(cli, tmp_path, monkeypatch):
+    # each named the wrong thing: a symlink loop as --weights was "no such file or folder", a dangling --out link
+    # "the folder . does not exist", a model folder whose config.json is a folder or a pipe "has no config.json"
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    os.symlink("b.json", "a.json")
+    os.symlink("a.json", "b.json")
+    code, _, err = cli("weights", "llama-3.1-8b", "--weights", "a.json")
+    assert code == 1 and "a symlink that leads to no file" in one_line(err)
+    os.symlink(str(tmp_path / "gone" / "x.csv"), "out.csv")
+    code, _, err = cli("sweep", "llama-3.1-8b", "-n", "2", "--out", "out.csv")
+    assert code == 2 and "out.csv: a symlink to" in one_line(err) and "in a folder that does not exist" in err
+    (tmp_path / "model" / "config.json").mkdir(parents=True)
+    code, _, err = cli("estimate", "model")
+    assert code == 1 and "model/config.json: is a folder, not a JSON file" in one_line(err)
+    os.mkfifo(tmp_path / "piped.json")
+    (tmp_path / "model2").mkdir()
+    os.symlink(str(tmp_path / "piped.json"), tmp_path / "model2" / "config.json")
+    code, _, err = cli("estimate", "model2")
+    assert code == 1 and "not a regular file" in one_line(err)

@@ -221,6 +221,9 @@ def _resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: 
             if has_safetensors(path):
                 return from_safetensors(path, raw)
             raise WeightsError(f"--weights {option}: not a safetensors file or folder, an index.json or a .gguf")
+        if path.is_symlink():  # exists() is False for a link to nothing or a loop of links: not "no such file"
+            raise WeightsError(f"--weights {option}: a symlink that leads to no file (dangling, or a loop of links)",
+                               "fix the link, or give the checkpoint's real path")
         if path.suffix in (".json", ".safetensors") or "/" in option:
             raise WeightsError(f"--weights {option}: no such file or folder")
         return given(parse_size(option, "--weights"), f"--weights {option}")
