@@ -21,6 +21,7 @@ checked before any work, written whole or not at all.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import signal
@@ -32,6 +33,28 @@ from datetime import datetime, timezone
 from .errors import KvplanError, UsageError
 
 MIB = 1024**2
+
+
+def clipped(text: str, limit: int = 60) -> str:
+    """`text` for a message: whole when short, else its start, an ellipsis and its length."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def check_path_name(path, what: str, error: type[KvplanError] = UsageError) -> None:
+    """Refuse a path no file can have, before anything looks it up: a name longer than the file system
+    takes (os.stat says ENAMETOOLONG before any lookup, and pathlib's is_dir / exists raise it rather than
+    answer False) or one holding a NUL character (a scenario's YAML can write one; os.stat raises ValueError)."""
+    try:
+        os.stat(path)
+    except ValueError:
+        raise error(f"{what} {clipped(repr(str(path)))}: a path cannot hold a NUL character",
+                    "give the file's real path") from None
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise error(f"{what} {clipped(str(path))}: the name is too long for the file system "
+                        f"({len(os.fsencode(str(path))):,} bytes)",
+                        "a file or folder name takes at most 255 bytes on most file systems: give a shorter path") from None
+
 
 
 def regular_file_size(path, what: str, error: type[KvplanError] = UsageError) -> int:
@@ -90,6 +113,7 @@ def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, 
     (a model's config file, or a file inside a model folder given as the model)."""
     if path is None:
         return
+    check_path_name(path, flag)
     _refuse_input(path, flag, inputs)
     if not str(path).strip():  # given, but empty: not the same as leaving the option out
         raise UsageError(f"{flag} is an empty string", "give a file name, or leave the option out")
@@ -101,6 +125,9 @@ def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, 
     target = os.path.realpath(path)
     folder = os.path.dirname(target) or "."
     if not os.path.isdir(folder):
+        if os.path.islink(path):  # a link to a missing folder: the folder the user can see is there
+            raise UsageError(f"{flag} {path}: a symlink to {os.readlink(path)}, in a folder that does not exist",
+                             "fix or remove the link, or give another path")
         raise UsageError(f"{flag} {path}: the folder {os.path.dirname(path) or '.'} does not exist",
                          "create it first (mkdir -p), or give another path")
     if os.path.exists(target):

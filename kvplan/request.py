@@ -144,7 +144,7 @@ class EngineRequest:
         else:
             engine = "ideal"
         if emit is not None and engine_family(emit) == "sglang":
-            emit_release = _sglang_release(emit) if "@" in emit or engine != "sglang" else release
+            emit_release = _sglang_release(emit, "--emit") if "@" in emit or engine != "sglang" else release
             emit = "sglang"
         elif emit is not None:
             if engine_family(emit) != "vllm":
@@ -175,10 +175,12 @@ def engine_family(engine: str) -> str:
     return engine.partition("@")[0].strip().lower()
 
 
-def _sglang_release(engine: str) -> str:
+def _sglang_release(engine: str, flag: str = "--engine") -> str:
     """'sglang' -> the newest SGLang release modelled; 'sglang@0.5.9' -> that one; another release is refused."""
     from .engines.sglang_rules import rules_for
 
+    if "@" in engine and not engine.partition("@")[2].strip():  # 'sglang@' ran as the newest release: as vllm@, refused
+        raise UsageError(f"{flag} {engine!r}: give a release after @, e.g. sglang@0.5.9")
     return rules_for(_asked_release(engine)).release
 
 

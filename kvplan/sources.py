@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -104,7 +105,43 @@ def parse_json_text(text: str, where: str) -> dict:
     if not isinstance(data, dict):
         found = {list: "a list", str: "a string", bool: "true/false", type(None): "null"}.get(type(data), "a number")
         raise ConfigError(f"{where}: expected a JSON object ({{...}}), found {found}")
+    if _SURROGATE_ESCAPE.search(text):  # only a \uD800-\uDFFF escape can make a string that is not text
+        bad = _lone_surrogate(data)
+        if bad is not None:
+            raise ConfigError(f"{where}: {bad} holds a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape without its "
+                              "pair), which is not text", "fix the escape in the file")
     return data
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(value, at: str = "the top level"):
+    """Where in parsed JSON a key or string holds a lone surrogate (it cannot be printed or written as
+    UTF-8: a CSV or table of the plan would fail on it), or None."""
+    def bad(text: str) -> bool:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+
+    if isinstance(value, str):
+        return at if bad(value) else None
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _lone_surrogate(item, f"{at}[{i}]" if at != "the top level" else f"[{i}]")
+            if found:
+                return found
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = key if at == "the top level" else f"{at}.{key}"
+            if bad(key):
+                return f"the key {here!r}"
+            found = _lone_surrogate(item, here)
+            if found:
+                return found
+    return None
 
 
 # ModelOpt up to 0.29 writes the quantization beside config.json, not in it; vLLM reads it when config.json has
@@ -227,6 +264,9 @@ def load_source(name: str, revision: str | None = None) -> Loaded:
     if not name.strip():  # Path('') is '.': "folder has no config.json" named no folder the user gave
         raise UsageError("the model is an empty string",
                          "give a bundled name (see 'kvplan models'), a config.json, a model folder or a Hub repo id")
+    from .files import check_path_name
+
+    check_path_name(Path(name).expanduser(), "the model")
     path = Path(name).expanduser()
     if path.suffix == ".gguf":
         from .weights import gguf
@@ -237,8 +277,8 @@ def load_source(name: str, revision: str | None = None) -> Loaded:
         config = path / "config.json"
         if not config.is_file() and (path / "params.json").is_file():  # Mistral format only (vLLM: config_format mistral)
             config = path / "params.json"
-        if not config.is_file():
-            raise SourceError(f"{path}: folder has no config.json")
+        if not config.is_file() and not config.is_symlink() and not config.exists():
+            raise SourceError(f"{path}: folder has no config.json")  # one that is a folder, a pipe or a bad link: said when read
         return Loaded(read_config_file(config), path.name, str(config), *_tokenizer_beside(config))
     if path.suffix == ".json" or path.exists():
         return Loaded(read_config_file(path), path.stem if path.name != "config.json" else path.parent.name,

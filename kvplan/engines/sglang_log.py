@@ -194,20 +194,18 @@ def sniff(path: str) -> bool:
     """Whether the file at path reads as an SGLang log (False when it cannot be read: the vLLM reader then
     says why)."""
     from ..errors import KvplanError
-    from ..files import read_head
-    from .vllm_log import LOG_HEAD_BYTES
+    from .vllm_log import read_startup
 
     try:
-        return is_sglang(read_head(path, "a log file", LOG_HEAD_BYTES)[0])
+        return is_sglang(read_startup(path)[0])
     except KvplanError:
         return False
 
 
 def read(path: str) -> SglangLog:
-    from ..files import read_head
-    from .vllm_log import LOG_HEAD_BYTES
+    from .vllm_log import LOG_HEAD_BYTES, read_startup
 
-    text, size = read_head(path, "a log file", LOG_HEAD_BYTES)
+    text, size = read_startup(path)
     log = parse(text, path)
     if size > LOG_HEAD_BYTES:
         log.head_only_bytes = LOG_HEAD_BYTES

@@ -388,6 +388,34 @@ def _read_cuda_graphs(log: VllmLog, text: str) -> None:
 # megabytes; a server's log of days is not read whole
 LOG_HEAD_BYTES = 64 * 1024**2
 
+# every figure kvplan reads is printed before the server says it is ready (uvicorn's line, which both vLLM's
+# and SGLang's API servers print, and SGLang's own); no line either server prints at start-up is near 64 KiB
+READY_LINES = ("Application startup complete", "The server is fired up and ready to roll")
+LONGEST_LINE_CHARS = 64 * 1024
+
+
+def startup_text(text: str) -> str:
+    """The start-up part of a log's head: up to the end of the last 'ready' line when there is one (a log given
+    whole, hours of request lines after start-up, is not searched through), without lines longer than any
+    server prints (a line of junk). The 60-odd searches of parse_log over a 64 MiB head took half a minute."""
+    end = max(text.rfind(marker) for marker in READY_LINES)
+    if end >= 0:
+        newline = text.find("\n", end)
+        text = text if newline < 0 else text[:newline + 1]
+    if len(text) > LONGEST_LINE_CHARS:
+        lines = text.split("\n")
+        if any(len(line) > LONGEST_LINE_CHARS for line in lines):
+            text = "\n".join(line for line in lines if len(line) <= LONGEST_LINE_CHARS)
+    return text
+
+
+def read_startup(path: str) -> tuple[str, int]:
+    """(the start-up part of the log's head, the file's size)."""
+    from ..files import read_head
+
+    text, size = read_head(path, "a log file", LOG_HEAD_BYTES)
+    return startup_text(text), size
+
 
 # no GPU (or TP group's worker) holds 100,000 GiB, and kvplan counts tokens to 2^40: a log past
 # either was edited, and reproducing it would only print noise
@@ -411,9 +439,7 @@ def _implausible(log: VllmLog) -> str | None:
 
 
 def read_log(path: str) -> VllmLog:
-    from ..files import read_head
-
-    text, size = read_head(path, "a log file", LOG_HEAD_BYTES)
+    text, size = read_startup(path)
     try:
         log = parse_log(text, path)
     except _NotANumber as exc:

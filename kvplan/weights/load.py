@@ -20,6 +20,7 @@ from pathlib import Path
 from ..configs.build import nested_text
 from ..core.model import ModelSpec
 from ..errors import UsageError, WeightsError
+from ..files import check_path_name
 from ..units import parse_size
 from .dtypes import GGUF_FILE_TYPES
 from .estimate import estimated, given
@@ -211,6 +212,7 @@ def _resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: 
         raise UsageError("--weights is an empty string", "give auto, a size (16GB), a checkpoint or leave it out")
     if option not in (None, "auto"):
         path = Path(option).expanduser()
+        check_path_name(path, "--weights")
         if path.suffix == ".gguf":
             return from_gguf(path)
         if path.exists():
@@ -219,6 +221,9 @@ def _resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: 
             if has_safetensors(path):
                 return from_safetensors(path, raw)
             raise WeightsError(f"--weights {option}: not a safetensors file or folder, an index.json or a .gguf")
+        if path.is_symlink():  # exists() is False for a link to nothing or a loop of links: not "no such file"
+            raise WeightsError(f"--weights {option}: a symlink that leads to no file (dangling, or a loop of links)",
+                               "fix the link, or give the checkpoint's real path")
         if path.suffix in (".json", ".safetensors") or "/" in option:
             raise WeightsError(f"--weights {option}: no such file or folder")
         return given(parse_size(option, "--weights"), f"--weights {option}")

@@ -177,7 +177,10 @@ def read(ref: str) -> Scenario:
     """A scenario from a file path or a bundled name (see `bundled_names`)."""
     if not ref.strip():  # Path('') is '.': "is a folder" named no folder the user gave
         raise ScenarioError("the scenario is an empty string", f"give a .yaml file or a bundled name: {', '.join(bundled_names())}")
+    from ..files import check_path_name
+
     path = Path(ref).expanduser()
+    check_path_name(path, "the scenario", ScenarioError)
     if path.exists() and not path.is_dir():  # a device or a pipe is refused, not opened
         from ..files import read_bounded
 

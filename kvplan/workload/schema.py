@@ -120,11 +120,23 @@ class Scenario:
         return self.source
 
 
+# the longest text a scenario key takes: a model path, a technique spec or a description is far shorter; a
+# longer one is a paste gone wrong, and it would be echoed whole in every message that names it
+MAX_TEXT_CHARS = 4096
+
+
+def shown(value) -> str:
+    """A value from the file for a message: its repr, clipped (a 500 KB string is not repeated whole)."""
+    from ..files import clipped
+
+    return clipped(repr(value), 80)
+
+
 _EXPONENT_TEXT = re.compile(r"[-+]?\d+[eE][-+]?\d+")
 
 
 def suggest_key(key: str, valid) -> str:
-    close = difflib.get_close_matches(str(key), list(valid), n=1, cutoff=0.5)
+    close = difflib.get_close_matches(str(key)[:100], list(valid), n=1, cutoff=0.5)
     return f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(valid)}"
 
 
@@ -145,18 +157,26 @@ class Checker:
         if isinstance(value, str) and _EXPONENT_TEXT.fullmatch(value.strip()):
             # YAML 1.1 (PyYAML) reads a float in exponent form only with a dot before the e: 1e-3 is text
             hint = f"YAML reads {value.strip()} as text: write it with a dot (1.0e-3) or as a plain number (0.001)"
-        return self.fail(key, f"{key}: expected {EXPECT[kind]}, got {value!r}", hint)
+        return self.fail(key, f"{key}: expected {EXPECT[kind]}, got {shown(value)}", hint)
+
+    def text(self, key: str, kind: str, value) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.expect(key, kind, value)
+        if len(value) > MAX_TEXT_CHARS:
+            raise self.fail(key, f"{key}: {shown(value)} is longer than the {MAX_TEXT_CHARS:,} characters a scenario's "
+                                 "text takes", "check the file: a value ran on")
+        return value.strip()
 
     def section(self, key: str, value, fields: dict[str, Field]) -> dict:
         where = key or "the file"
         if not isinstance(value, dict):
             required = [k for k, f in fields.items() if f.required]
             what = "a mapping with " + (", ".join(required) if required else "any of " + ", ".join(fields))
-            raise self.fail(key, f"{where}: expected {what}, got {type(value).__name__} {value!r}")
+            raise self.fail(key, f"{where}: expected {what}, got {type(value).__name__} {shown(value)}")
         for name in value:
             if name not in fields:
                 dotted = f"{key}.{name}" if key else str(name)
-                raise self.fail(dotted, f"unknown key {name!r} in {where}", suggest_key(name, fields))
+                raise self.fail(dotted, f"unknown key {shown(name)} in {where}", suggest_key(name, fields))
         out = {}
         for name, spec in fields.items():
             dotted = f"{key}.{name}" if key else name
@@ -173,9 +193,7 @@ class Checker:
         if kind == "section":
             return self.section(key, value, spec.children)
         if kind == "text":
-            if not isinstance(value, str) or not value.strip():
-                raise self.expect(key, kind, value)
-            return value.strip()
+            return self.text(key, kind, value)
         if kind in ("tokens", "tokens0"):
             if isinstance(value, bool) or not isinstance(value, (int, str)):
                 raise self.expect(key, kind, value)
@@ -211,10 +229,7 @@ class Checker:
                 value = [value]
             if not isinstance(value, list):
                 raise self.expect(key, kind, value)
-            for i, item in enumerate(value):
-                if not isinstance(item, str) or not item.strip():
-                    raise self.expect(f"{key}[{i}]", kind, item)
-            return tuple(item.strip() for item in value)
+            return tuple(self.text(f"{key}[{i}]", kind, item) for i, item in enumerate(value))
         raise AssertionError(kind)  # pragma: no cover - SCHEMA holds only the kinds above
 
 
