@@ -133,8 +133,9 @@ def test_mutated_new_reader_configs_answer_or_fail_cleanly(case, tmp_path):
 
 # -- SGLang's state pool for the new hybrid readers: one line that does not contradict itself ----------------------
 
-# (Ling 3.0's KDA and Nemotron Nano VL V2's Mamba-2 states are pooled now: tests/test_sglang_hybrid_wrappers.py;
-# below, that they plan, and that Ling 2.5's lightning state is still refused in one line)
+# (Ling 3.0's KDA, Nemotron Nano VL V2's Mamba-2 and Ling 2.5's lightning states are pooled now:
+# tests/test_sglang_hybrid_wrappers.py, tests/test_sglang_ling25.py; below, that they plan, and that MiniMax's
+# lightning state is still refused in one line)
 _NANO_VL_SHAPE = {  # hand-written shape as in tests/test_vl_wrappers.py: Mamba-2 layers under llm_config
     "model_type": "NemotronH_Nano_VL_V2", "architectures": ["NemotronH_Nano_VL_V2"], "llm_config": {
         "model_type": "nemotron_h", "architectures": ["NemotronHForCausalLM"], "num_hidden_layers": 4,
@@ -143,8 +144,18 @@ _NANO_VL_SHAPE = {  # hand-written shape as in tests/test_vl_wrappers.py: Mamba-
         "n_groups": 8, "conv_kernel": 4, "intermediate_size": 1024, "vocab_size": 1000}}
 
 
-@pytest.mark.parametrize("raw", [_raw("edge0-8b-a1b-preview.json"), _NANO_VL_SHAPE],
-                         ids=["ling-3.0-kda", "nemotron-nano-vl-v2"])
+_LING25 = {"model_type": "bailing_hybrid", "architectures": ["BailingMoeV2_5ForCausalLM"], "torch_dtype": "bfloat16",
+           "layer_group_size": 5}  # hand-written: the class defaults (no real Ling 2.5 config.json was found)
+
+
+def _bundled(name: str) -> dict:
+    from kvplan.sources import bundled_config, bundled_index
+
+    return bundled_config(bundled_index()[name])
+
+
+@pytest.mark.parametrize("raw", [_raw("edge0-8b-a1b-preview.json"), _NANO_VL_SHAPE, _LING25],
+                         ids=["ling-3.0-kda", "nemotron-nano-vl-v2", "ling-2.5-lightning"])
 def test_sglang_plans_the_state_pools_it_reads(cli, tmp_path, raw):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(raw), encoding="utf-8")
@@ -152,9 +163,7 @@ def test_sglang_plans_the_state_pools_it_reads(cli, tmp_path, raw):
     assert code == 0, err
 
 
-@pytest.mark.parametrize("raw", [
-    {"model_type": "bailing_hybrid", "architectures": ["BailingMoeV2_5ForCausalLM"], "torch_dtype": "bfloat16"},
-], ids=["ling-2.5-lightning"])
+@pytest.mark.parametrize("raw", [_bundled("minimax-text-01")], ids=["minimax-lightning"])
 def test_sglang_refuses_a_state_pool_it_does_not_read_in_one_line(cli, tmp_path, raw):
     # the old line said "(... Mamba-2 hybrids ... and Kimi Linear's KDA are)" modelled while refusing a Mamba-2 or
     # KDA state: the state kind is read, the architecture's pool is not
@@ -164,3 +173,12 @@ def test_sglang_refuses_a_state_pool_it_does_not_read_in_one_line(cli, tmp_path,
     line = _one_line(err)
     assert code == 2 and f"({raw['architectures'][0]}) is not modelled for SGLang" in line
     assert "state pool only for" in line and "NemotronHForCausalLM" in line
+
+
+def test_sglang_refuses_a_ling25_config_without_layer_group_size_in_one_line(cli, tmp_path):
+    # SGLang re-reads bailing_hybrid through its own BailingHybridConfig, whose layer_group_size default is 1
+    # (every layer full attention), not the checkpoints' 5 that kvplan reads
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({k: v for k, v in _LING25.items() if k != "layer_group_size"}), encoding="utf-8")
+    code, _, err = cli("estimate", str(path), "--gpu", "h200", "--engine", "sglang", "--weights", "1GiB")
+    assert code == 2 and "its default 1" in _one_line(err)

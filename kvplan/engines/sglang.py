@@ -34,17 +34,21 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
 
 - Hybrid recurrent models (Qwen3-Next and Qwen3.5's Gated DeltaNet, Nemotron-H, Falcon-H1 and Granite 4.0-H's
   Mamba-2, Nemotron Nano VL V2's (its llm_config, 0.5.23 configs/hybrid_arch.py mamba2_config), LFM2's short conv,
-  Kimi Linear's KDA and, 0.5.23 only, Ling 3.0's (BailingMoeV3ForCausalLM, pooled as Kimi Linear by
-  kimi_linear_config; where SGLang reads its layers or KDA shape otherwise than kvplan, refused:
-  kvplan.engines.sglang_bailing): model_runner.mambaish_config): the cell counts the
+  Kimi Linear's KDA, Ling / Ring 2.5's lightning attention (BailingMoeV2_5ForCausalLM: hybrid_lightning_config) and,
+  0.5.23 only, Ling 3.0's (BailingMoeV3ForCausalLM, pooled as Kimi Linear by kimi_linear_config; where SGLang reads
+  either Bailing hybrid's layers or state otherwise than kvplan, refused: kvplan.engines.sglang_bailing):
+  model_runner.mambaish_config): the cell counts the
   full-attention layers only, and a state pool comes first (handle_max_mamba_cache): max_mamba_cache_size =
   int(rest x r / (1 + r) x 2**30 // per-request state), r = mamba_full_memory_ratio (0.9), the rest less those
   states sizes the tokens, and max_running_requests is at most max_mamba_cache_size // 3
-  (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO, radix cache on, no extra buffer). A request's state
+  (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO, radix cache on, no extra buffer; 0.5.9 runs Kimi Linear and Ling 2.5 with
+  the radix cache off, server_args._handle_mamba_radix_cache(support_mamba_cache=False), 0.5.23 on: at most
+  max_mamba_cache_size, and a given max_running_requests is the pool's size). A request's state
   (configs/mamba_utils.py Mamba2StateShape): conv (conv_kernel - 1) x (d_inner + 2 x groups x d_state) / TP in
   bf16 (SGLANG_MAMBA_CONV_DTYPE), groups padded to TP; temporal heads / TP x head_dim x d_state in float32 unless
   the config's mamba_ssm_dtype says otherwise (mamba2_state_dtype), per state layer. Gated DeltaNet: d_inner =
-  value heads x value width, groups = key heads, d_state = key width. Logged: "Mamba Cache is allocated.
+  value heads x value width, groups = key heads, d_state = key width. Lightning (Ling 2.5): d_inner = groups = 0,
+  conv_kernel 1, d_state = head_dim: no conv, temporal heads / TP x head_dim x head_dim in float32. Logged: "Mamba Cache is allocated.
   max_mamba_cache_size: N, conv_state size: X GB, ssm_state size: Y GB" (the buffers hold N + 1 states).
 
 - Speculative decoding (server_args._handle_speculative_decoding): max_running_requests defaults to 48
@@ -55,7 +59,7 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   dtype auto = fp8_e4m3 on SM >= 10, bfloat16 below; at fp8 a layer stores 656 B of latent
   (calculate_mla_kv_cache_dim) where the profile counts 576, and the indexer whole pages of n + page + 1.
 
-Not modelled (refused or said): other recurrent states (MiniMax / Bailing (Ling 2.5) lightning attention, Mamba-1 and pure SSM
+Not modelled (refused or said): other recurrent states (MiniMax's lightning attention, Mamba-1 and pure SSM
 models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4, FP4 and MXFP8 KV,
 pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
 (kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative draft pool (said beside, not
@@ -72,7 +76,7 @@ from dataclasses import dataclass, field
 from ..configs.nemotron_nas import linear_replacement
 from ..core.model import ModelSpec
 from ..errors import UsageError
-from .sglang_bailing import LING3, check_ling3
+from .sglang_bailing import LING3, LING25, check_ling3, check_ling25
 from .sglang_rules import (GIB, KV_DTYPES, LATEST, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
                            MAMBA_EXTRA_BUFFER_SLOTS, MAMBA_FULL_MEMORY_RATIO, NSA_ARCHS, NSA_PAGE_SIZE, NSA_QUANT_BLOCK,
                            RULES, SPEC_MAX_RUNNING_REQUESTS, STATE_ARCHS, SWA_FULL_TOKENS_RATIO, Rules)
@@ -169,10 +173,11 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
     if model.architecture == LING3 and LING3 not in rules.mamba_extra_buffer_archs:
         # 0.5.9 model_runner.hybrid_lightning_config takes any BailingHybridConfig: a lightning pool, not KDA
         raise UsageError(f"SGLang {rules.release} registers no {LING3} and pools any bailing_hybrid config as "
-                         "lightning attention (hybrid_lightning_config), which kvplan does not model",
+                         "lightning attention (hybrid_lightning_config), not the KDA state of this model",
                          "use --engine sglang (0.5.23), vllm or ideal for this model")
     owners = model.layers
-    state = state_cell(model, tp, ssm_bytes) if any(layer.state is not None for layer in model.layers) else None
+    state = state_cell(model, tp, ssm_bytes, rules) if any(layer.state is not None for layer in model.layers) \
+        else None
     caches = [c for layer in owners for c in layer.caches]
     kinds = {c.kind for c in caches}
     nsa = kinds == {"latent", "indexer"} and (model.architecture or "") in NSA_ARCHS
@@ -232,20 +237,28 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
                 notes=notes, state=state)
 
 
-def state_cell(model: ModelSpec, tp: int, ssm_bytes: int = 4) -> StateCell:
+def state_cell(model: ModelSpec, tp: int, ssm_bytes: int = 4, rules: Rules | None = None) -> StateCell:
     """One request's state on one GPU, conv in bf16 (SGLANG_MAMBA_CONV_DTYPE), the temporal state in ssm_bytes;
     refused for the state kinds and architectures SGLang's pool is not read for. Shapes (configs/mamba_utils.py):
     Mamba-2 and Gated DeltaNet Mamba2StateShape.create (groups padded to TP); LFM2's short conv the same with
     hidden_size channels and no temporal state (configs/lfm2.py); Kimi Delta Attention KimiLinearStateShape
-    (conv over q, k and v, heads x head_dim each; temporal heads x head_dim x head_dim)."""
+    (conv over q, k and v, heads x head_dim each; temporal heads x head_dim x head_dim); Ling 2.5's lightning
+    attention Mamba2StateShape.create(intermediate_size=0, n_groups=0, conv_kernel=1): no conv, temporal heads x
+    head_dim x head_dim (configs/bailing_hybrid.py mamba2_cache_params; kvplan.engines.sglang_bailing)."""
+    rules = rules or RULES[LATEST]
     states = [layer.state for layer in model.layers if layer.state is not None]
     kinds = {s.kind for s in states}
-    if (model.architecture or "") not in STATE_ARCHS or not kinds <= {"gated_deltanet", "mamba2", "short_conv", "kda"}:
+    lightning = model.architecture == LING25 and kinds == {"lightning"}
+    if (model.architecture or "") not in STATE_ARCHS or not (
+            kinds <= {"gated_deltanet", "mamba2", "short_conv", "kda"} or lightning):
         raise UsageError(f"SGLang: the {', '.join(sorted(kinds))} state of {model.name} ({model.architecture}) is not "
                          "modelled for SGLang: kvplan reads SGLang's state pool only for "
                          f"{', '.join(sorted(STATE_ARCHS))}", "use --engine vllm or ideal for this model")
     if model.architecture == LING3:
         check_ling3(model)
+    if lightning:  # conv (0, 0); temporal (heads / TP, head_dim, head_dim) a linear layer
+        heads, head_dim = check_ling25(model, tp, kda_by_conv=rules.bailing_kda_by_conv)
+        return StateCell(0, len(states) * heads // tp * head_dim * head_dim * ssm_bytes, len(states))
     conv = ssm = 0
     for s in states:
         if s.kind == "short_conv":
@@ -464,6 +477,13 @@ def _states(c: Cell, rest_bytes: int, rules: Rules, model: ModelSpec, speculatio
     per = c.state.bytes
     extra = MAMBA_EXTRA_BUFFER_SLOTS if (model.architecture or "") in rules.mamba_extra_buffer_archs else 0
     ratio = MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO + extra
+    radix_off = (model.architecture or "") in rules.radix_off_state_archs
+    if radix_off:  # 0.5.9 init_memory_pool: ratio 1 with the radix cache off
+        ratio = 1
+        notes.append(f"SGLang {rules.release} turns the radix cache off for {model.architecture} "
+                     "(_handle_mamba_radix_cache(support_mamba_cache=False)): one state slot a request"
+                     + (", and --max-running-requests sizes the state pool" if max_running_requests is not None
+                        else ""))
     if extra:
         notes.append(f"SGLang {rules.release} keeps {extra} extra state slots a request for {model.architecture} "
                      "(mamba_radix_cache_strategy auto = extra_buffer under the overlap schedule): max_running_requests "
@@ -474,7 +494,10 @@ def _states(c: Cell, rest_bytes: int, rules: Rules, model: ModelSpec, speculatio
             rest_bytes -= reserve
             notes.append(f"speculative decoding: {reserve / GIB:,.2f} GiB reserved for {max_running_requests} "
                          f"requests' intermediate states over {speculation.draft_tokens} draft tokens")
-        states = int(rest_bytes * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO) // per)
+        if radix_off and max_running_requests is not None:  # handle_max_mamba_cache: the given requests' states
+            states = max_running_requests
+        else:
+            states = int(rest_bytes * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO) // per)
         rest_bytes -= states * per
     else:  # 0.5.23: one padding slot charged; with speculation a joint solve with the intermediate states
         budget = rest_bytes * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO)

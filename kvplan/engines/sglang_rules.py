@@ -93,7 +93,10 @@ STATE_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneratio
                          # takes a BailingHybridConfig with use_kda (short_conv_kernel_size set); its
                          # mamba2_cache_params is KimiLinearCacheParams(KimiLinearStateShape.create(num_attention_heads,
                          # head_dim, short_conv_kernel_size)), as KimiLinearConfig's (configs/bailing_hybrid.py)
-                         "BailingMoeV3ForCausalLM"})
+                         "BailingMoeV3ForCausalLM",
+                         # Ling / Ring 2.5, 0.5.9 and 0.5.23: hybrid_lightning_config takes a BailingHybridConfig
+                         # without use_kda; its lightning state: kvplan.engines.sglang_bailing.check_ling25
+                         "BailingMoeV2_5ForCausalLM"})
 # the configs whose state params read the config's mamba_ssm_dtype (mamba2_state_dtype(self)); the others
 # (GraniteMoeHybrid, Kimi Linear: mamba2_state_dtype(None)) keep the float32 default
 SSM_DTYPE_FROM_CONFIG_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration",
@@ -147,7 +150,7 @@ MULTIMODAL_PREFILL_GRAPH_0523 = frozenset({"Qwen3_5ForConditionalGeneration", "Q
 VLM_CACHE_MIB = 100  # 0.5.23 environ.py SGLANG_VLM_CACHE_SIZE_MB, taken from a multimodal model's pool
 # 0.5.23 arg_groups/overrides.py _MAMBA_EXTRA_BUFFER_ARCHS: under the default overlap schedule the state pool's
 # "auto" strategy is extra_buffer, 2 more slots a request (allocation_sizing.get_mamba_tracking_slots)
-# (BailingMoeV3ForCausalLM is listed; NemotronH_Nano_VL_V2 is in neither that list nor _MAMBA_RADIX_CACHE_ARCHS: its
+# (BailingMoeV3ForCausalLM and BailingMoeV2_5ForCausalLM are listed; NemotronH_Nano_VL_V2 is in neither that list nor _MAMBA_RADIX_CACHE_ARCHS: its
 # strategy stays "auto", mamba_extra_buffer_of false, the radix cache on, so 3 slots a request)
 MAMBA_EXTRA_BUFFER_ARCHS_0523 = STATE_ARCHS - {"Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "NemotronH_Nano_VL_V2"}
 MAMBA_EXTRA_BUFFER_SLOTS = 2
@@ -175,14 +178,23 @@ class Rules:
     # 0.5.23 kv_cache_configurator.resolve_max_num_reqs: the estimate from the final tokens, a given value held to
     # tokens // 2, no request at all refused (0.5.9 init_memory_pool: the profiled tokens, a given value as given)
     requests_on_final_tokens: bool
+    # 0.5.9 server_args._handle_model_specific_adjustments: _handle_mamba_radix_cache(support_mamba_cache=False)
+    # turns the radix cache off for these state models, so (model_runner_kv_cache_mixin.py) a request holds one
+    # state slot (ratio 1, not 3) and a given max_running_requests is the state pool's size (handle_max_mamba_cache);
+    # 0.5.23 keeps their radix cache on (_MAMBA_RADIX_CACHE_ARCHS)
+    radix_off_state_archs: frozenset = frozenset()
+    # 0.5.23 configs/bailing_hybrid.py: use_kda = short_conv_kernel_size is not None (0.5.9: every bailing_hybrid
+    # config is lightning attention, model_runner.hybrid_lightning_config)
+    bailing_kda_by_conv: bool = False
 
 
 RULES = {
     "0.5.9": Rules("0.5.9", DEFAULTS_BY_MEMORY, SPEC_RESERVED_MIB, False, HYBRID_SWA_ARCHS, False, frozenset(),
-                   False, False, False, False, 0, MULTIMODAL_ARCHS_059, frozenset(), False, False),
+                   False, False, False, False, 0, MULTIMODAL_ARCHS_059, frozenset(), False, False,
+                   radix_off_state_archs=frozenset({"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"})),
     "0.5.23": Rules("0.5.23", DEFAULTS_BY_MEMORY_0523, {}, True, HYBRID_SWA_ARCHS_0523, True,
                     MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, True, True, VLM_CACHE_MIB, MULTIMODAL_ARCHS_0523,
-                    HYBRID_SWA_COMPRESS_0523, True, True),
+                    HYBRID_SWA_COMPRESS_0523, True, True, bailing_kda_by_conv=True),
 }
 LATEST = "0.5.23"
 RELEASE = LATEST  # what --engine sglang models
