@@ -126,7 +126,8 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
         inherited = {name: raw[name] for name in _INHERITED if name in raw}
         defaults = {**text_family.defaults, **family.text_defaults}
         return text_family, Fields(inherited, source, defaults, text_family.aliases, text_type), "exact"
-    return text_family, Fields(raw, source, text_family.defaults, text_family.aliases, model_type), "exact"
+    return text_family, Fields(raw, source, text_family.defaults, text_family.aliases, model_type,
+                               text_type=text_type), "exact"
 
 
 # -- unknown model types ------------------------------------------------------

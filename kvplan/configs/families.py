@@ -264,8 +264,8 @@ _ROWS: list[Family] = [
            rules=("MiniCPM-V (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
                   "(minicpmv.py): 2.0 minicpm, 2.5 and 4.0 llama, 2.6 qwen2, 4.5 qwen3; no version: 2.0 when "
                   "hidden_size 2304 and query_num 64, else 2.5; the flat fields are read by that family; "
-                  "parameters: the text model only (SigLIP tower and resampler not counted), read under model_type "
-                  "minicpmv, so Qwen2's q/k/v biases and Qwen3's q/k norms are not counted either",)),
+                  "parameters: the text model only (SigLIP tower and resampler not counted), with the text model's "
+                  "modules (Qwen2's q/k/v biases for 2.6, Qwen3's q/k norms for 4.5)",)),
     Family(("phi3_v",), kinds=ATTN, params=params.attention_decoder,
            rules=("Phi-3/3.5-vision (remote code, saved flat): vLLM 0.33 phi3v.py runs the text model as "
                   "LlamaForCausalLM: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every "
@@ -283,8 +283,8 @@ _ROWS: list[Family] = [
            rules=("MiniCPM-o (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
                   "(minicpmo.py MiniCPMO.__new__): 2.6 (also when absent) qwen2, 4.5 qwen3; the flat fields are read "
                   "by that family; parameters: the text model only (SigLIP, Whisper encoder, resampler and TTS "
-                  "not counted), read under model_type minicpmo, so Qwen2's q/k/v biases and Qwen3's q/k norms "
-                  "are not counted either",)),
+                  "not counted), with the text model's modules (Qwen2's q/k/v biases for 2.6, Qwen3's q/k norms "
+                  "for 4.5)",)),
     Family(("phi4mm",), kinds=ATTN, params=params.attention_decoder,
            rules=("Phi-4-multimodal (remote code, saved flat): vLLM 0.33 phi4mm.py Phi4MMForCausalLM builds a "
                   "LlamaModel on the flat config: K/V of num_key_value_heads x head_dim (else hidden_size / "
@@ -329,8 +329,8 @@ _ROWS: list[Family] = [
     Family(("isaac",), text="qwen3", text_rule=vl_wrappers.fixed_text("qwen3"),
            rules=("Isaac (vLLM 0.33 configs/isaac.py IsaacConfig): text_config read as a Qwen3Config whatever its "
                   "model_type says (absent: the top-level fields, as IsaacConfig builds Qwen3Config(**kwargs)); "
-                  "isaac.py builds Qwen3ForCausalLM; parameters: the text model only (SigLIP2 tower not counted; "
-                  "read flat, under model_type isaac, Qwen3's q/k norms are not counted either)",)),
+                  "isaac.py builds Qwen3ForCausalLM; parameters: the text model only (SigLIP2 tower not counted), "
+                  "Qwen3's q/k norms included, nested or flat",)),
     Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
     Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,
