@@ -711,11 +711,13 @@ _ROWS: list[Family] = [
                   "(linear_conv_kernel_dim - 1) x 3 x linear_num_key_heads x linear_key_head_dim and an fp32 state "
                   "of heads x head_dim x head_dim; parameters: Qwen3NextAttention, KDA, the MoE and the attention-residual "
                   "projections and norms (k2_horizon.alice_params)",)),
-    Family(("k2_horizon",), kinds=ATTN, params=k2_horizon.k2_horizon_params,
-           rules=("vLLM 0.33 k2_horizon.py K2HorizonAttention / K2HorizonMoVAAttention: K/V of num_key_value_heads x "
-                  "head_dim (else hidden_size / heads) on every layer, no per-layer window (sliding_window, when "
-                  "set, on every layer); parameters with MoVA value experts, MoE and shared experts "
-                  "(k2_horizon.k2_horizon_params)",)),
+    Family(("k2_horizon",), kinds=ATTN, params=k2_horizon.k2_horizon_params, defaults=k2_horizon.K2_HORIZON_DEFAULTS,
+           window_gate="use_sliding_window",
+           rules=("vLLM 0.33 k2_horizon.py K2HorizonAttention / K2HorizonMoVAAttention: K/V of num_key_value_heads "
+                  "(8) x head_dim (64: vLLM reads config.head_dim, K2HorizonConfig's default when absent) on every "
+                  "layer, no per-layer window (sliding_window on every layer only with use_sliding_window, which "
+                  "K2HorizonConfig.__post_init__ requires); parameters with MoVA value experts, MoE and shared "
+                  "experts (k2_horizon.k2_horizon_params)",)),
     Family(("kimi_linear",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=kda_state,
            markers=("linear_attn_config.full_attn_layers",), derive=kimi_default, params=params.by_type,
            aliases={"max_position_embeddings": ("model_max_length",)},
