@@ -15,7 +15,7 @@ from . import (bailing, block_sparse, compressed, deepseek_moe, k2_horizon, koli
                remote_decoders, rnj1, step5, pooled_sparse, qsa, shared_compressed, vl_wrappers)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
-                        multi_query_kv_heads, step3_kv_heads, zamba_dims)
+                        multi_query_kv_heads, step3_kv_heads, window_plus_one, zamba_dims)
 from .family import Family
 from .hybrid import (gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
                      mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
@@ -424,10 +424,11 @@ _ROWS: list[Family] = [
     Family(("gemma3n_text",), kinds=ATTN, derive=pattern_default(5), params=params.gemma3n,
            rules=("full every 5th layer; the last num_kv_shared_layers reuse an earlier layer's cache",)),
     Family(("cohere2_moe",), kinds=ATTN, derive=cohere2_moe_windows, params=params.attention_decoder,
-           defaults={"head_dim": 128, "sliding_window": 4096},
+           defaults={"head_dim": 128, "sliding_window": 4096}, window=window_plus_one,
            rules=("layer_types; else the first first_k_dense_replace layers by prefix_dense_sliding_window_pattern "
                   "(default 1: full), the rest full when (i + 1) % sliding_window_pattern == 0 (default 4); "
-                  "head_dim 128 and sliding_window 4096 by default",)),
+                  "head_dim 128 and sliding_window 4096 by default; a sliding layer keeps sliding_window + 1 tokens "
+                  "(vLLM 0.33 cohere2_moe.py Cohere2MoeAttention)",)),
     *(Family((name,), kinds=ATTN, derive=first_of_four_full, params=params.attention_decoder,
              defaults={"sliding_window": 128, **kv},
              rules=("layer_types; else layer i full when i % 4 == 0, the rest sliding (sliding_window 128 by "
@@ -446,8 +447,9 @@ _ROWS: list[Family] = [
                   "num_attention_heads_per_layer varies the query heads only: K/V num_key_value_heads (8) x "
                   "head_dim (128) on every layer",)),
     Family(("cohere2",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
-           params=params.decoder(norm_bias=False, norms=1),
-           rules=("layer i is full when (i + 1) % sliding_window_pattern == 0",)),
+           params=params.decoder(norm_bias=False, norms=1), window=window_plus_one,
+           rules=("layer i is full when (i + 1) % sliding_window_pattern == 0; a sliding layer keeps sliding_window "
+                  "+ 1 tokens (vLLM 0.33 commandr.py CohereAttention: it sees [pos - sliding_window, pos])",)),
     # -- multimodal wrappers: the text model is nested under text_config
     Family(("gemma4",), text="gemma4_text", rules=("text model in text_config",)),
     Family(("gemma4_text",), kinds=ATTN, derive=pattern_default(6), refine=gemma4_kinds, per_layer=gemma4_layer_dims,
