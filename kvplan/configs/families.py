@@ -11,7 +11,7 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import (bailing, block_sparse, compressed, deepseek_moe, k2_horizon, kolibri, looped, nemotron_nas, openpangu, params,
+from . import (bailing, block_sparse, compressed, deepseek_moe, domyn_edge, k2_horizon, kolibri, looped, nemotron_nas, openpangu, params,
                remote_decoders, rnj1, step5, pooled_sparse, qsa, shared_compressed, vl_wrappers)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
@@ -152,6 +152,13 @@ _ROWS: list[Family] = [
                   "hidden_size / heads) on every layer; layer i slides over interleaved_sliding_window[i % len] (an "
                   "int: every layer; a null entry: full), else sliding_window on every layer; sink-attention and "
                   "MLA configs are refused",)),
+    Family(("domynedge",), kinds=ATTN, derive=domyn_edge.kinds, window=domyn_edge.window,
+           per_layer=domyn_edge.per_layer, params=domyn_edge.params, defaults=domyn_edge.DEFAULTS,
+           rules=("vLLM 0.33 domyn_edge.py DomynEdgeAttention (model_type from DomynEdgeConfig): K/V of "
+                  "num_key_value_heads (8) x layer i's head_dim (per_layer_config[i].head_dim, else head_sizes[i]: "
+                  "256 on NoPE layers, 64 on RoPE layers by default) on every layer; layer i slides over "
+                  "window_sizes[i][0] + 1 tokens when that is above 0 (1,025 by default; vLLM adds the query "
+                  "itself), else full; parameters: sandwich RMSNorms, k_norm, Qwen2MLP (domyn_edge.params)",)),
     Family(("plamo3",), kinds=ATTN, derive=remote_decoders.plamo3_kinds, window=remote_decoders.plamo3_window,
            params=remote_decoders.plamo3_params, defaults=remote_decoders.PLAMO3_DEFAULTS,
            rules=("vLLM 0.33 plamo3.py: K/V of num_key_value_heads (4) x head_dim (128) on every layer; layer i full "
