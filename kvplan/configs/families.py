@@ -915,6 +915,18 @@ REFUSED: dict[str, str] = {
 }
 
 
+# Architectures vLLM 0.33 serves whose configs kvplan refuses whatever their model_type (vLLM picks the model class
+# by architecture): what their cache is, and why kvplan does not read it.
+REFUSED_ARCHITECTURES: dict[str, str] = {
+    "PanguProMoEV2ForCausalLM": (
+        "openPangu-Pro-MoE-V2 (vLLM 0.33 openpangu.py OpenPanguSinkAttention): K of qk_nope_dim + qk_rope_dim and V "
+        "of v_channels per KV head on every layer (SinkFullAttentionSpec: no window even with "
+        "interleaved_sliding_window), plus param_sink_number static sink tokens in shared blocks; no public "
+        "config.json of it was found to check its field names (the ports' test configs write the remote names "
+        "num_experts / mlp_only_layers, which vLLM's OpenPanguMoE does not read), so kvplan does not size it"),
+}
+
+
 def _table(rows: list[Family]) -> dict[str, Family]:
     table: dict[str, Family] = {}
     for row in rows:
