@@ -22,7 +22,11 @@ Test data:
   spelled out); no public config.json of a DomynEdge checkpoint was found in the code index (find_string on
   DomynEdgeForCausalLM, DomynEdgeConfig, "model_type": "domyn found only the config class and vLLM ports);
 - Kimi-Linear-48B-A3B-Instruct: kvplan's bundled verbatim config.json (kimi-linear-48b-a3b);
-- command-r7b: kvplan's bundled config.json (cohere2);
+- command-r7b: kvplan's bundled config.json (cohere2); gpt-j-6b: kvplan's bundled config.json (gptj);
+- tests/data/configs/ernie-4.5-0.3b.json: an ERNIE-4.5-0.3B config.json (remote-code form, architecture
+  Ernie4_5_ForCausalLM) as found whole in the code index (id 28060091361);
+- tests/data/configs/ernie-4.5-21b-a3b-quoted.json: ERNIE-4.5-21B-A3B's fields as a public Swift test quotes its
+  config.json (code index id 55221413519; architectures and auto_map not quoted);
 - the MiniCPM-V / MiniCPM-o / Isaac and K2-Horizon configs below are minimal and hand-written (no whole public
   config.json of them was found), shaped as the config classes read them.
 Every expected value is worked out by hand in the comment beside it, in bf16 (2 bytes).
@@ -239,3 +243,30 @@ def test_flat_wrappers_count_their_text_models_biases_and_norms(raw, expected):
 def test_flat_and_nested_isaac_count_alike():
     nested = build_model({"model_type": "isaac", "text_config": {**FLAT, "model_type": "qwen3"}}, "nested")
     assert nested.param_count == QWEN3
+
+
+# -- registry check: text architectures vLLM 0.33 registers, read exactly from real configs -------------------------
+
+def test_ernie_4_5_dense_by_hand():
+    model = build_model(_raw("ernie-4.5-0.3b.json"), "ernie-0.3b")
+    assert model.reading == "exact" and model.model_type == "ernie4_5"
+    # vLLM 0.33 ernie45.py (LlamaForCausalLM): K/V of 2 heads x head_dim 128 on 18 layers
+    assert estimate(model, 4096).bytes_per_token == 2 * 18 * 2 * 128 * 2 == 18_432
+    # per layer: q 1,024 x 2,048 + k, v 1,024 x 256 each + o 2,048 x 1,024 = 4,718,592; MLP 3 x 1,024 x 3,072 =
+    # 9,437,184; two RMSNorms 2,048 -> 14,157,824; 18 layers + tied embeddings 103,424 x 1,024 + final norm 1,024
+    assert model.param_count == 18 * 14_157_824 + 103_424 * 1024 + 1024 == 360_748_032
+
+
+def test_ernie_4_5_moe_cache_by_hand():
+    model = build_model(_raw("ernie-4.5-21b-a3b-quoted.json"), "ernie-21b")
+    assert model.reading == "exact" and model.model_type == "ernie4_5_moe"
+    # ernie45_moe.py Ernie4_5_MoeAttention: head_dim null -> 2,560 / 20 = 128; K/V of 4 heads on 28 layers
+    assert estimate(model, 4096).bytes_per_token == 2 * 28 * 4 * 128 * 2 == 57_344
+
+
+def test_gpt_j_6b_by_hand():
+    raw = bundled_config(bundled_index()["gpt-j-6b"])
+    model = build_model(raw, "gpt-j-6b")
+    assert model.reading == "exact" and (raw["n_layer"], raw["n_embd"], raw["n_head"]) == (28, 4096, 16)
+    # gpt_j.py GPTJAttention: MHA, head_size = 4,096 / 16 = 256: 2 x 28 x 16 x 256 x 2 B
+    assert estimate(model, 4096).bytes_per_token == 2 * 28 * 16 * 256 * 2 == 458_752
