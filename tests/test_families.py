@@ -411,9 +411,10 @@ def test_attention_only_bundled_models(alias, context, per_token):
 
 
 def test_windowed_bundled_models():
-    # command-r7b (cohere2): sliding_window_pattern 4 -> 8 full + 24 sliding (4096), 8 KV x 128
+    # command-r7b (cohere2): sliding_window_pattern 4 -> 8 full + 24 sliding, 8 KV x 128; a sliding layer keeps
+    # sliding_window + 1 = 4097 tokens (vLLM 0.33 commandr.py CohereAttention passes sliding_window + 1)
     per = 2 * 8 * 128 * 2
-    assert est("command-r7b").kv_bytes_per_sequence == 8 * K128 * per + 24 * 4096 * per
+    assert est("command-r7b").kv_bytes_per_sequence == 8 * K128 * per + 24 * 4097 * per
     # olmo-3-7b: layer_types 24 sliding (4096) + 8 full, MHA 32 x 128
     per = 2 * 32 * 128 * 2
     assert est("olmo-3-7b").kv_bytes_per_sequence == 8 * K128 * per + 24 * 4096 * per
@@ -540,14 +541,15 @@ def test_mistral_small_4_latent():
 
 def test_cohere2_moe_windows():
     # Cohere2MoeConfig defaults: 40 layers, 64 heads, KV heads default to 64, head_dim 128, sliding_window 4096,
-    # pattern 4 -> layers 3, 7, ..., 39 full (10), 30 sliding; 2 x 64 x 128 x 2 = 32,768 B per token and layer
+    # pattern 4 -> layers 3, 7, ..., 39 full (10), 30 sliding over sliding_window + 1 = 4097 tokens (vLLM 0.33
+    # cohere2_moe.py passes sliding_window + 1); 2 x 64 x 128 x 2 = 32,768 B per token and layer
     cfg = {"model_type": "cohere2_moe", "hidden_size": 8192, "num_hidden_layers": 40, "num_attention_heads": 64}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         e = estimate(build_model(cfg, "t"), K128)
     per_layer = 2 * 64 * 128 * 2
-    assert rows(e)["full attention"].layers == 10 and rows(e)["sliding window 4096"].layers == 30
-    assert e.kv_bytes_per_sequence == 10 * K128 * per_layer + 30 * 4096 * per_layer
+    assert rows(e)["full attention"].layers == 10 and rows(e)["sliding window 4097"].layers == 30
+    assert e.kv_bytes_per_sequence == 10 * K128 * per_layer + 30 * 4097 * per_layer
     # first_k_dense_replace 3 with prefix pattern 2: S F S, then the rest counted afresh (layer 3 + 3 = 6 full)
     kinds = [layer.kind for layer in build_model(dict(cfg, num_hidden_layers=8, first_k_dense_replace=3,
                                                       prefix_dense_sliding_window_pattern=2), "t").layers]

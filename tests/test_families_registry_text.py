@@ -334,8 +334,12 @@ def test_an_unknown_type_with_pangu_sink_fields_is_not_guessed():
     raw = {"model_type": "pangu_pro_moe_v2_unknown", "architectures": ["PanguProMoEV2ForCausalLM"],
            "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2, "hidden_size": 1024,
            "qk_nope_dim": 128, "qk_rope_dim": 64, "v_channels": 128, "param_sink_number": 128}
-    with pytest.raises(ConfigError, match="cannot read without knowing the family"):
+    # naming the architecture, it is refused by that name (families.REFUSED_ARCHITECTURES); without it, the
+    # generic reading still refuses the sink fields
+    with pytest.raises(ConfigError, match="PanguProMoEV2ForCausalLM is openPangu-Pro-MoE-V2"):
         build_model(raw, "pangu-pro-moe-v2")
+    with pytest.raises(ConfigError, match="cannot read without knowing the family"):
+        build_model({k: v for k, v in raw.items() if k != "architectures"}, "pangu-pro-moe-v2")
 
 
 # -- DeepSeek-MoE (deepseek) and TeleChat3 (telechat3): real configs ---------------------------------------

@@ -44,6 +44,9 @@ def test_keye_vl1_5_reads_its_text_config_or_the_top_level_as_qwen3():
     for model in (flat, nested):
         assert model.reading == "exact" and model.family == FAMILIES["qwen3"].name
         assert estimate(model, 4096).bytes_per_token == QWEN3_BYTES == 147_456
+        # the text model's parameters, flat or nested, q/k norms included: Qwen3-8B's, its index total_size
+        # 16,381,470,720 B / 2 B (model_specs/weights.json)
+        assert model.param_count == 8_190_735_360
 
 
 def test_keye_vl1_5_fills_missing_fields_from_its_text_config_class():

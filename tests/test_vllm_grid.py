@@ -273,9 +273,9 @@ def family_layers(name: str, tp: int, fp8: bool, rel: Release) -> list[Layer]:
         own = n - t["num_kv_shared_layers"]
         types = ["sliding" if x == "sliding_attention" else "full" for x in t["layer_types"][:own]]
         return sliding_full(types, t["sliding_window"], attn())
-    if mt == "cohere2":
+    if mt == "cohere2":  # commandr.py CohereAttention: per_layer_sliding_window = sliding_window + 1
         types = ["sliding" if (i + 1) % t["sliding_window_pattern"] else "full" for i in range(n)]
-        return sliding_full(types, t["sliding_window"], attn())
+        return sliding_full(types, t["sliding_window"] + 1, attn())
     if mt == "exaone4":  # "LLLG": L = local (sliding), G = global
         p = t["sliding_window_pattern"]
         return sliding_full(["sliding" if p[i % len(p)] == "L" else "full" for i in range(n)],

@@ -140,6 +140,14 @@ def mimo_v2_flash_window(f: Fields) -> int | None:
     return size + 1 if size is not None else f.opt_int("sliding_window")
 
 
+def window_plus_one(f: Fields) -> int | None:
+    """Cohere 2 (dense and MoE): a sliding layer attends to [pos - sliding_window, pos], sliding_window + 1
+    tokens, and vLLM 0.33 passes per_layer_sliding_window = sliding_window + 1 (commandr.py CohereAttention,
+    cohere2_moe.py Cohere2MoeAttention)."""
+    size = f.opt_int("sliding_window")
+    return size + 1 if size is not None else None
+
+
 # -- KV-head rules of families that do not use num_key_value_heads plainly ----
 
 def falcon_kv_heads(f: Fields, heads: int) -> int:

@@ -30,7 +30,7 @@ from .attention import attention_cache, head_dims
 from .family import Family
 from .block_sparse import block_sparse_caches
 from .compressed import compressed_layer
-from .families import BY_ARCHITECTURE, FAMILIES, GENERIC, PARAMS_OFF, REFUSED
+from .families import BY_ARCHITECTURE, FAMILIES, GENERIC, PARAMS_OFF, REFUSED, REFUSED_ARCHITECTURES
 from .fields import Fields
 from .latent import indexer_cache, latent_cache
 from .markers import MARKERS, marker_length, normalise
@@ -43,6 +43,9 @@ def resolve(raw: dict, source: str) -> tuple[Family, Fields, str]:
     model_type = raw.get("model_type")
     if not isinstance(model_type, str) or not model_type:
         raise ConfigError(f"{source}: config has no 'model_type'", "is this a Hugging Face config.json?")
+    if _architecture(raw) in REFUSED_ARCHITECTURES:
+        raise ConfigError(f"{source}: architecture {_architecture(raw)} is {REFUSED_ARCHITECTURES[_architecture(raw)]}",
+                          "this architecture is not supported yet")
     family = BY_ARCHITECTURE.get((model_type, _architecture(raw))) or FAMILIES.get(model_type)
     if family is None and model_type in REFUSED:
         raise ConfigError(f"{source}: model_type {model_type!r} is {REFUSED[model_type]}",
@@ -130,7 +133,7 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
         defaults = {**text_family.nested_defaults, **text_family.defaults, **family.text_defaults}
         return text_family, Fields(inherited, source, defaults, text_family.aliases, text_type), "exact"
     return text_family, Fields(raw, source, {**text_family.defaults, **family.defaults}, text_family.aliases,
-                               model_type), "exact"
+                               model_type, text_type=text_type), "exact"
 
 
 # -- unknown model types ------------------------------------------------------

@@ -11,12 +11,12 @@ transformers 5 can build the model, a parity test against its cache
 from __future__ import annotations
 
 from . import kinds as K
-from . import (audio_wrappers, bailing, block_sparse, compressed, deepseek_moe, k2_horizon, kolibri, looped, nemotron_nas,
-               openpangu, params, remote_decoders, rnj1, step5, pooled_sparse, qsa, shared_compressed, vl_wrappers,
-               vla_wrappers)
+from . import (audio_wrappers, bailing, block_sparse, compressed, deepseek_moe, domyn_edge, k2_horizon, kolibri,
+               looped, nemotron_nas, openpangu, params, remote_decoders, rnj1, step5, pooled_sparse, qsa,
+               shared_compressed, vl_wrappers, vla_wrappers)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
-                        multi_query_kv_heads, step3_kv_heads, zamba_dims)
+                        multi_query_kv_heads, step3_kv_heads, window_plus_one, zamba_dims)
 from .family import Family
 from .keye import KEYE_VL1_5_TEXT_DEFAULTS
 from .hybrid import (gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
@@ -154,6 +154,13 @@ _ROWS: list[Family] = [
                   "hidden_size / heads) on every layer; layer i slides over interleaved_sliding_window[i % len] (an "
                   "int: every layer; a null entry: full), else sliding_window on every layer; sink-attention and "
                   "MLA configs are refused",)),
+    Family(("domynedge",), kinds=ATTN, derive=domyn_edge.kinds, window=domyn_edge.window,
+           per_layer=domyn_edge.per_layer, params=domyn_edge.params, defaults=domyn_edge.DEFAULTS,
+           rules=("vLLM 0.33 domyn_edge.py DomynEdgeAttention (model_type from DomynEdgeConfig): K/V of "
+                  "num_key_value_heads (8) x layer i's head_dim (per_layer_config[i].head_dim, else head_sizes[i]: "
+                  "256 on NoPE layers, 64 on RoPE layers by default) on every layer; layer i slides over "
+                  "window_sizes[i][0] + 1 tokens when that is above 0 (1,025 by default; vLLM adds the query "
+                  "itself), else full; parameters: sandwich RMSNorms, k_norm, Qwen2MLP (domyn_edge.params)",)),
     Family(("plamo3",), kinds=ATTN, derive=remote_decoders.plamo3_kinds, window=remote_decoders.plamo3_window,
            params=remote_decoders.plamo3_params, defaults=remote_decoders.PLAMO3_DEFAULTS,
            rules=("vLLM 0.33 plamo3.py: K/V of num_key_value_heads (4) x head_dim (128) on every layer; layer i full "
@@ -298,8 +305,8 @@ _ROWS: list[Family] = [
            rules=("MiniCPM-V (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
                   "(minicpmv.py): 2.0 minicpm, 2.5 and 4.0 llama, 2.6 qwen2, 4.5 qwen3; no version: 2.0 when "
                   "hidden_size 2304 and query_num 64, else 2.5; the flat fields are read by that family; "
-                  "parameters: the text model only (SigLIP tower and resampler not counted), read under model_type "
-                  "minicpmv, so Qwen2's q/k/v biases and Qwen3's q/k norms are not counted either",)),
+                  "parameters: the text model only (SigLIP tower and resampler not counted), with the text model's "
+                  "modules (Qwen2's q/k/v biases for 2.6, Qwen3's q/k norms for 4.5)",)),
     Family(("phi3_v",), kinds=ATTN, params=params.attention_decoder,
            rules=("Phi-3/3.5-vision (remote code, saved flat): vLLM 0.33 phi3v.py runs the text model as "
                   "LlamaForCausalLM: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every "
@@ -317,8 +324,8 @@ _ROWS: list[Family] = [
            rules=("MiniCPM-o (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
                   "(minicpmo.py MiniCPMO.__new__): 2.6 (also when absent) qwen2, 4.5 qwen3; the flat fields are read "
                   "by that family; parameters: the text model only (SigLIP, Whisper encoder, resampler and TTS "
-                  "not counted), read under model_type minicpmo, so Qwen2's q/k/v biases and Qwen3's q/k norms "
-                  "are not counted either",)),
+                  "not counted), with the text model's modules (Qwen2's q/k/v biases for 2.6, Qwen3's q/k norms "
+                  "for 4.5)",)),
     Family(("phi4mm",), kinds=ATTN, params=params.attention_decoder,
            rules=("Phi-4-multimodal (remote code, saved flat): vLLM 0.33 phi4mm.py Phi4MMForCausalLM builds a "
                   "LlamaModel on the flat config: K/V of num_key_value_heads x head_dim (else hidden_size / "
@@ -401,16 +408,15 @@ _ROWS: list[Family] = [
     Family(("isaac",), text="qwen3", text_rule=vl_wrappers.fixed_text("qwen3"),
            rules=("Isaac (vLLM 0.33 configs/isaac.py IsaacConfig): text_config read as a Qwen3Config whatever its "
                   "model_type says (absent: the top-level fields, as IsaacConfig builds Qwen3Config(**kwargs)); "
-                  "isaac.py builds Qwen3ForCausalLM; parameters: the text model only (SigLIP2 tower not counted; "
-                  "read flat, under model_type isaac, Qwen3's q/k norms are not counted either)",)),
+                  "isaac.py builds Qwen3ForCausalLM; parameters: the text model only (SigLIP2 tower not counted), "
+                  "Qwen3's q/k norms included, nested or flat",)),
     # more image-text wrappers vLLM 0.33 serves (remote-code configs); parameters: the text model only
     Family(("KeyeVL1_5",), text="qwen3", text_rule=vl_wrappers.fixed_text("qwen3"), defaults=KEYE_VL1_5_TEXT_DEFAULTS,
            rules=("Keye-VL-1.5 (remote code KeyeVL1_5Config, configs/keye.py): text_config, else the top-level fields, "
                   "read as a KeyeVL1_5TextConfig (its defaults: 8 KV heads, no head_dim so hidden_size / heads, no "
                   "window unless use_sliding_window); vLLM 0.33 keye_vl1_5.py builds Qwen3ForCausalLM on it: K/V of "
                   "num_key_value_heads x head_dim on every layer; parameters: the text model only (SigLIP tower and "
-                  "mlp_AR projector not counted; read flat, under model_type KeyeVL1_5, Qwen3's q/k norms are not "
-                  "counted either)",)),
+                  "mlp_AR projector not counted; Qwen3's q/k norms counted, nested or flat)",)),
     Family(("opencua",), text="qwen2", text_rule=vl_wrappers.fixed_text("qwen2", "text_config", "opencua"),
            rules=("OpenCUA (remote code OpenCUAConfig): text_config read as a Qwen2Config whatever its model_type "
                   "says (absent: Qwen2Config's defaults, so such a file is refused); vLLM 0.33 opencua.py builds "
@@ -526,10 +532,11 @@ _ROWS: list[Family] = [
     Family(("gemma3n_text",), kinds=ATTN, derive=pattern_default(5), params=params.gemma3n,
            rules=("full every 5th layer; the last num_kv_shared_layers reuse an earlier layer's cache",)),
     Family(("cohere2_moe",), kinds=ATTN, derive=cohere2_moe_windows, params=params.attention_decoder,
-           defaults={"head_dim": 128, "sliding_window": 4096},
+           defaults={"head_dim": 128, "sliding_window": 4096}, window=window_plus_one,
            rules=("layer_types; else the first first_k_dense_replace layers by prefix_dense_sliding_window_pattern "
                   "(default 1: full), the rest full when (i + 1) % sliding_window_pattern == 0 (default 4); "
-                  "head_dim 128 and sliding_window 4096 by default",)),
+                  "head_dim 128 and sliding_window 4096 by default; a sliding layer keeps sliding_window + 1 tokens "
+                  "(vLLM 0.33 cohere2_moe.py Cohere2MoeAttention)",)),
     *(Family((name,), kinds=ATTN, derive=first_of_four_full, params=params.attention_decoder,
              defaults={"sliding_window": 128, **kv},
              rules=("layer_types; else layer i full when i % 4 == 0, the rest sliding (sliding_window 128 by "
@@ -548,8 +555,9 @@ _ROWS: list[Family] = [
                   "num_attention_heads_per_layer varies the query heads only: K/V num_key_value_heads (8) x "
                   "head_dim (128) on every layer",)),
     Family(("cohere2",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
-           params=params.decoder(norm_bias=False, norms=1),
-           rules=("layer i is full when (i + 1) % sliding_window_pattern == 0",)),
+           params=params.decoder(norm_bias=False, norms=1), window=window_plus_one,
+           rules=("layer i is full when (i + 1) % sliding_window_pattern == 0; a sliding layer keeps sliding_window "
+                  "+ 1 tokens (vLLM 0.33 commandr.py CohereAttention: it sees [pos - sliding_window, pos])",)),
     # -- multimodal wrappers: the text model is nested under text_config
     Family(("gemma4",), text="gemma4_text", rules=("text model in text_config",)),
     Family(("gemma4_text",), kinds=ATTN, derive=pattern_default(6), refine=gemma4_kinds, per_layer=gemma4_layer_dims,
@@ -822,11 +830,13 @@ _ROWS: list[Family] = [
                   "(linear_conv_kernel_dim - 1) x 3 x linear_num_key_heads x linear_key_head_dim and an fp32 state "
                   "of heads x head_dim x head_dim; parameters: Qwen3NextAttention, KDA, the MoE and the attention-residual "
                   "projections and norms (k2_horizon.alice_params)",)),
-    Family(("k2_horizon",), kinds=ATTN, params=k2_horizon.k2_horizon_params,
-           rules=("vLLM 0.33 k2_horizon.py K2HorizonAttention / K2HorizonMoVAAttention: K/V of num_key_value_heads x "
-                  "head_dim (else hidden_size / heads) on every layer, no per-layer window (sliding_window, when "
-                  "set, on every layer); parameters with MoVA value experts, MoE and shared experts "
-                  "(k2_horizon.k2_horizon_params)",)),
+    Family(("k2_horizon",), kinds=ATTN, params=k2_horizon.k2_horizon_params, defaults=k2_horizon.K2_HORIZON_DEFAULTS,
+           window_gate="use_sliding_window",
+           rules=("vLLM 0.33 k2_horizon.py K2HorizonAttention / K2HorizonMoVAAttention: K/V of num_key_value_heads "
+                  "(8) x head_dim (64: vLLM reads config.head_dim, K2HorizonConfig's default when absent) on every "
+                  "layer, no per-layer window (sliding_window on every layer only with use_sliding_window, which "
+                  "K2HorizonConfig.__post_init__ requires); parameters with MoVA value experts, MoE and shared "
+                  "experts (k2_horizon.k2_horizon_params)",)),
     Family(("kimi_linear",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=kda_state,
            markers=("linear_attn_config.full_attn_layers",), derive=kimi_default, params=params.by_type,
            aliases={"max_position_embeddings": ("model_max_length",)},
@@ -1017,6 +1027,18 @@ REFUSED: dict[str, str] = {
                "serves Pixtral as llava (config.json) or from a Mistral-format params.json",
     "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "
                        "before committing them, which kvplan does not size",
+}
+
+
+# Architectures vLLM 0.33 serves whose configs kvplan refuses whatever their model_type (vLLM picks the model class
+# by architecture): what their cache is, and why kvplan does not read it.
+REFUSED_ARCHITECTURES: dict[str, str] = {
+    "PanguProMoEV2ForCausalLM": (
+        "openPangu-Pro-MoE-V2 (vLLM 0.33 openpangu.py OpenPanguSinkAttention): K of qk_nope_dim + qk_rope_dim and V "
+        "of v_channels per KV head on every layer (SinkFullAttentionSpec: no window even with "
+        "interleaved_sliding_window), plus param_sink_number static sink tokens in shared blocks; no public "
+        "config.json of it was found to check its field names (the ports' test configs write the remote names "
+        "num_experts / mlp_only_layers, which vLLM's OpenPanguMoE does not read), so kvplan does not size it"),
 }
 
 

@@ -51,7 +51,8 @@ class Fields:
     """A config dict with its family's aliases and defaults, for checked reads."""
 
     def __init__(self, raw: dict, source: str, defaults: Mapping | None = None,
-                 aliases: Mapping[str, tuple[str, ...]] | None = None, model_type: str | None = None):
+                 aliases: Mapping[str, tuple[str, ...]] | None = None, model_type: str | None = None,
+                 text_type: str | None = None):
         if not isinstance(raw, dict):
             raise ConfigError(f"{source}: the config is not a JSON object")
         self.raw = raw
@@ -59,6 +60,9 @@ class Fields:
         self.aliases = dict(aliases or {})
         self.source = source
         self.model_type = model_type or str(raw.get("model_type", "unknown"))
+        # the text model's model_type when a multimodal wrapper is saved flat (MiniCPM-V, MiniCPM-o, Isaac): the
+        # wrapper's type stays model_type (per-file engine rules key on it), the modules are the text model's
+        self.text_type = text_type or self.model_type
 
     # -- lookup ---------------------------------------------------------------
     def _names(self, names: tuple[str, ...]) -> list[str]:

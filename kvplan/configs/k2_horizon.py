@@ -3,7 +3,8 @@ rules and parameter counts, read exactly.
 
 - K2HorizonForCausalLM (vllm/model_executor/models/k2_horizon.py): every layer is K2HorizonAttention or, on a
   sparse layer with mova_num_experts > 0, K2HorizonMoVAAttention; both cache one vLLM Attention of
-  num_key_value_heads heads of head_dim (None: hidden_size / num_attention_heads) and pass no per-layer window.
+  num_key_value_heads heads of head_dim (config.head_dim: K2HorizonConfig's 64 when the file leaves it out) and
+  pass no per-layer window; a sliding_window counts only with use_sliding_window (K2HorizonConfig.__post_init__).
   The MoVA value experts choose how V is computed, not how much is cached. Defaults the module reads without
   a getattr come from transformers' K2HorizonConfig (models/k2_horizon/configuration_k2_horizon.py).
 - AliceAIForCausalLM (vllm/model_executor/models/alice_ai.py): config.layer_types says each layer's mixer:
@@ -20,6 +21,11 @@ from ..errors import ConfigError
 from .fields import Fields
 from .param_parts import embeddings, gated_mlp, moe_stack
 from .params_hybrid import kda_params
+
+# transformers' K2HorizonConfig (models/k2_horizon/configuration_k2_horizon.py) fields the cache reads: vLLM 0.33's
+# K2HorizonForCausalLM passes config.head_dim (no getattr, no hidden / heads fallback while the class fills 64)
+K2_HORIZON_DEFAULTS = {"head_dim": 64, "num_key_value_heads": 8, "num_attention_heads": 32, "hidden_size": 1536,
+                       "num_hidden_layers": 28}
 
 # kda_state reads Kimi-Linear's names; AliceAI writes its own flat ones
 ALICE_NAMES = {"linear_num_heads": ("linear_num_key_heads",), "linear_head_dim": ("linear_key_head_dim",)}

@@ -65,14 +65,17 @@ _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemm
 
 
 def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> int:
-    qkv_bias = f.flag("attention_bias") or f.model_type in _QKV_BIAS_ONLY
-    o_bias = f.flag("attention_bias") and f.model_type not in _QKV_BIAS_ONLY
+    # the text model's type: a flat MiniCPM-V 2.6 / MiniCPM-o 2.6 builds Qwen2 attention (q/k/v biases), a flat
+    # MiniCPM-V 4.5 / MiniCPM-o 4.5 / Isaac Qwen3 attention (q/k norms), whatever the wrapper's model_type
+    kind = f.text_type
+    qkv_bias = f.flag("attention_bias") or kind in _QKV_BIAS_ONLY
+    o_bias = f.flag("attention_bias") and kind not in _QKV_BIAS_ONLY
     n = hidden * heads * head_dim + 2 * hidden * kv * head_dim + heads * head_dim * hidden
     if qkv_bias:
         n += heads * head_dim + 2 * kv * head_dim
     if o_bias:
         n += hidden
-    if f.model_type in _QK_NORM or (f.model_type in GLM4_MOE and f.flag("use_qk_norm")):
+    if kind in _QK_NORM or (kind in GLM4_MOE and f.flag("use_qk_norm")):
         n += 2 * head_dim  # q_norm and k_norm
     if f.model_type == "minimax_m2":  # MiniMaxM2Attention: q_norm and k_norm over all heads' queries and keys
         n += (heads + kv) * head_dim

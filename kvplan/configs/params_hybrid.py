@@ -75,14 +75,20 @@ class LatentDeltaMoE:
 def latent_delta_moe(f: Fields, n: int, defaults: dict) -> LatentDeltaMoE:
     """defaults: the config class's experts, moe_intermediate_size, intermediate_size, first_k_dense_replace
     (and for Bailing shared_width, the names of its shared experts' width)."""
-    experts = _first_int(f, ("num_experts", "num_local_experts", "n_routed_experts"), defaults["experts"])
+    names = ("num_experts", "num_local_experts", "n_routed_experts")
+    if defaults["experts"] is None and not any(f.has(name) for name in names):
+        # vLLM 0.33's KimiLinearConfig.is_moe: no num_experts, no MoE layer (every layer a dense MLP)
+        return LatentDeltaMoE(experts=0, top_k=0, moe_inter=0, shared=0, shared_inter=0,
+                              inter=f.int("intermediate_size", default=defaults["intermediate_size"]),
+                              kinds=["dense"] * n)
+    experts = _first_int(f, names, defaults["experts"])
     moe_inter = f.int("moe_intermediate_size", default=defaults["moe_intermediate_size"])
     first_dense = f.int("first_k_dense_replace", default=defaults["first_k_dense_replace"], minimum=0)
     return LatentDeltaMoE(
         experts=experts,
         top_k=_first_int(f, ("num_experts_per_token", "num_experts_per_tok"), 8),
         moe_inter=moe_inter,
-        shared=_first_int(f, ("num_shared_experts", "n_shared_experts"), 1, minimum=0),
+        shared=_first_int(f, ("num_shared_experts", "n_shared_experts"), defaults.get("shared", 1), minimum=0),
         # the shared experts' width: moe_intermediate_size (transformers' DeepseekV3MoE), or for Bailing what
         # vLLM 0.33's BailingMoeV3MoE reads, moe_shared_expert_intermediate_size when the config gives it
         shared_inter=f.int(*defaults.get("shared_width", ()), "moe_intermediate_size", default=moe_inter),
@@ -133,9 +139,13 @@ class KimiLinearFields:
     kernel: int
 
 
-# KimiLinearConfig's defaults (transformers configuration_kimi_linear.py) for the MLP side
-KIMI_LINEAR_DEFAULTS = {"experts": 256, "moe_intermediate_size": 1024, "intermediate_size": 9216,
-                        "first_k_dense_replace": 1, "vocab_size": 163840}
+# the MLP side's defaults of the KimiLinearConfig vLLM 0.33 loads kimi_linear configs with (its own class,
+# vllm/transformers_utils/configs/kimi_linear.py, registered in transformers_utils/config.py _CONFIG_REGISTRY and
+# so used instead of transformers' configuration_kimi_linear.py): num_experts None (no MoE layer: is_moe is false),
+# num_shared_experts 0, first_k_dense_replace 0, intermediate_size 11008, vocab_size 163840. A config that gives
+# num_experts but not moe_intermediate_size leaves vLLM None; kvplan keeps transformers' 1024 there.
+KIMI_LINEAR_DEFAULTS = {"experts": None, "moe_intermediate_size": 1024, "intermediate_size": 11008,
+                        "first_k_dense_replace": 0, "shared": 0, "vocab_size": 163840}
 
 
 def kimi_linear_fields(f: Fields) -> KimiLinearFields:

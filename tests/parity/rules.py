@@ -70,6 +70,23 @@ WINDOW_W_MINUS_1 = Rule(
     lambda c, n, text: per_token(c[1]) * min(n, _window(c) - 1),
 )
 
+def _text_type(model_type: str) -> str:
+    """The text model's type of a wrapper (aya_vision, cohere2_vision -> cohere2), else the type itself."""
+    from kvplan.configs.families import FAMILIES
+
+    family = FAMILIES.get(model_type)
+    return family.text if family is not None and family.text else model_type
+
+
+COHERE2_WINDOW_PLUS_1 = Rule(
+    "cohere2: window sliding_window + 1 vs sliding_window - 1",
+    "vLLM 0.33's commandr.py / cohere2_moe.py pass per_layer_sliding_window = sliding_window + 1 (a Cohere 2 "
+    "sliding layer sees [pos - sliding_window, pos]), which kvplan keeps; transformers' DynamicSlidingWindowLayer "
+    "stores the last sliding_window - 1 tokens between steps",
+    lambda mt, c, text: _text_type(mt) in ("cohere2", "cohere2_moe") and _window(c) is not None,
+    lambda c, n, text: per_token(c[1]) * min(n, _window(c) - 2),
+)
+
 CHUNK_C_MINUS_1 = Rule(
     "chunk (n-1)%C+1 vs min(n, C-1)",
     "kvplan keeps the current chunk of a chunked-attention layer, (n-1) % C + 1 tokens (vLLM "
@@ -175,7 +192,7 @@ GLM5_NEXT_POOLED_INDEXER = Rule(
 
 # Model-specific rules first: the first rule that applies to a component decides it.
 RULES: tuple[Rule, ...] = (DEEPSEEK_V4_BUFFERS, GLM5_NEXT_POOLED_INDEXER, GPT_NEO_LOCAL_FULL, MINICPM3_LATENT, FALCON_BROADCAST_KV, CHUNK_C_MINUS_1,
-                           WINDOW_W_MINUS_1, CONV_D_MINUS_1)
+                           COHERE2_WINDOW_PLUS_1, WINDOW_W_MINUS_1, CONV_D_MINUS_1)
 
 
 def components(layer) -> list[tuple]:

@@ -25,6 +25,14 @@ def test_window_rule_is_w_minus_1():
     assert rules.explain("mistral", layer, 5, {})[2] == []
 
 
+def test_cohere2_window_rule_is_w_plus_1_vs_w_minus_1():
+    # sliding_window 8: kvplan (vLLM) keeps 8 + 1 = 9 tokens, transformers the last 8 - 1 = 7
+    layer = LayerSpec(caches=(_kv(window=9),))
+    ours, theirs, used = rules.explain("cohere2", layer, 21, {})
+    assert (ours, theirs) == (64 * 9, 64 * 7) and used == [rules.COHERE2_WINDOW_PLUS_1.name]
+    assert rules.explain("cohere2_moe", layer, 5, {})[:2] == (64 * 5, 64 * 5)
+
+
 @pytest.mark.parametrize(("tokens", "ours", "theirs"), [(21, 5, 7), (16, 8, 7), (12, 4, 7), (3, 3, 3)])
 def test_chunk_rule_is_a_formula_pair(tokens, ours, theirs):
     # C = 8: kvplan (n - 1) % 8 + 1, transformers min(n, 7)
