@@ -409,7 +409,24 @@ def load_everything(name: str, *, revision: str | None = None, overrides=(), new
     loaded = load_source(name, revision)
     raw, applied = apply_overrides(loaded.raw, overrides, new) if overrides or new else (loaded.raw, [])
     spec = _with_overrides(_built(loaded, raw), applied)
-    return spec, resolve(weights, model=spec, raw=raw, source=loaded.source, revision=revision), applied
+    base = _checkpoint_params(loaded) if applied else None
+    return spec, resolve(weights, model=spec, raw=raw, source=loaded.source, revision=revision,
+                         checkpoint_param_count=base), applied
+
+
+def _checkpoint_params(loaded: Loaded) -> int | None:
+    """The parameter count of the config as read, before --set (None where it does not build on its own: the
+    overrides may be what makes it readable)."""
+    import warnings
+
+    from .errors import KvplanError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # said once already, for the model with its overrides
+        try:
+            return build_model(loaded.raw, loaded.display, loaded.source).param_count
+        except KvplanError:
+            return None
 
 
 def _built(loaded: Loaded, raw: dict) -> ModelSpec:

@@ -126,3 +126,19 @@ def test_multimodal_total_is_split_evenly_vision_tower_included(cli):
     assert code == 0, err
     data = json.loads(out)
     assert data["weight_bytes_per_gpu_by_stage"] == [-(-PUBLISHED["gemma-3-27b"] // 4)] * 2
+
+
+def test_a_set_that_changes_the_parameters_drops_the_bundled_bytes_for_the_estimate():
+    # Llama-3.1-8B with 64 layers: a layer is q, o 4096 x 4096, k, v 4096 x 1024, the MLP 3 x 4096 x 14336 and two
+    # norms = 218,112,000 parameters; 64 of them + untied embeddings and head 2 x 128,256 x 4,096 + the final norm
+    # = 15,009,845,248 parameters x 2 B. The bundled 16,060,522,496 B are the 32-layer checkpoint's, not this model's
+    from kvplan.sources import load_model_and_weights
+
+    spec, weights = load_model_and_weights("llama-3.1-8b", overrides=["num_hidden_layers=64"])
+    assert spec.param_count == 64 * 218_112_000 + 2 * 128_256 * 4_096 + 4_096 == 15_009_845_248
+    assert weights.source == "estimated from config"
+    assert weights.total_bytes == 2 * 15_009_845_248
+    assert any("--set changes the parameter count" in n and "16,060,522,496" in n for n in weights.notes)
+    # a --set that leaves the parameters as they are keeps the checkpoint's bytes
+    _, same = load_model_and_weights("llama-3.1-8b", overrides=["rope_theta=1000"])
+    assert same.source == "bundled" and same.total_bytes == 16_060_522_496

@@ -178,12 +178,21 @@ def from_hub(repo_id: str, revision: str | None, raw: dict | None) -> Weights | 
     return w
 
 
-def resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: str, revision: str | None = None) -> Weights:
+def resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: str, revision: str | None = None,
+            checkpoint_param_count: int | None = None) -> Weights:
     """The Weights for `--weights OPTION` (auto, a size, or a path) of a loaded model.
 
-    source: where the config came from (sources.load_config's third value).
+    source: where the config came from (sources.load_config's third value). checkpoint_param_count: the
+    parameters of the checkpoint's own config where --set changed it: a checkpoint found by `auto` whose
+    config had another count does not hold this model's weights, which are then estimated from the config.
     """
     w = _resolve(option, model=model, raw=raw, source=source, revision=revision)
+    if (option in (None, "auto") and checkpoint_param_count is not None and w.source != "estimated from config"
+            and checkpoint_param_count != model.param_count):
+        return estimated(model, identify(_quant_config(raw)),
+                         f"--set changes the parameter count ({checkpoint_param_count:,} in the checkpoint's config, "
+                         f"{model.param_count:,} with it), so the checkpoint's {w.total_bytes:,} B ({w.source}) "
+                         "are not this model's weights")
     return _mtp_note(w, raw, model)
 
 
