@@ -35,6 +35,19 @@ def cli():
     return invoke
 
 
+@pytest.fixture
+def estimate_error(cli):
+    """`kvplan estimate PATH --gpu h100` in-process, as a user runs it: asserts it fails with one error line, and
+    returns that line."""
+    def run(path) -> str:
+        code, _, err = cli("estimate", str(path), "--gpu", "h100")
+        lines = err.strip().splitlines()
+        assert code != 0 and len(lines) == 1 and lines[0].startswith("kvplan: error:"), err
+        return lines[0]
+
+    return run
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked slow (minutes: a fresh venv install, a whole bench) run only
     with KVPLAN_SLOW=1, so `pytest -q -n auto` stays within a few minutes; .ci/run runs

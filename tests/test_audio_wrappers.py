@@ -26,8 +26,6 @@ Configs (tests/data/configs/), none found verbatim in the code index:
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -41,14 +39,6 @@ DATA = Path(__file__).parent / "data" / "configs"
 
 def _raw(name: str) -> dict:
     return json.loads((DATA / name).read_text())
-
-
-def _one_line_error(path: Path) -> str:
-    r = subprocess.run([sys.executable, "-m", "kvplan", "estimate", str(path), "--gpu", "h100"],
-                       capture_output=True, text=True, timeout=60)
-    lines = r.stderr.strip().splitlines()
-    assert r.returncode != 0 and len(lines) == 1 and lines[0].startswith("kvplan: error:"), r.stderr
-    return lines[0]
 
 
 # -- Qwen3-ASR ------------------------------------------------------------------------------------------------
@@ -86,13 +76,13 @@ def test_qwen3_asr_sparse_text_config_takes_the_text_config_class_defaults():
     assert estimate(build_model(bare, "bare"), 1024).bytes_per_token == 32 * 2 * 32 * 128 * 2 == 524_288
 
 
-def test_qwen3_asr_without_thinker_config_is_refused(tmp_path):
+def test_qwen3_asr_without_thinker_config_is_refused(tmp_path, estimate_error):
     flat = {"model_type": "qwen3_asr", "text_config": {"num_hidden_layers": 28}}
     with pytest.raises(ConfigError, match="keeps text_config at the top level"):
         build_model(flat, "flat")
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "qwen3_asr"}))
-    assert "would build its default thinker" in _one_line_error(path)
+    assert "would build its default thinker" in estimate_error(path)
 
 
 # -- Voxtral ----------------------------------------------------------------------------------------------------
@@ -117,7 +107,7 @@ def test_voxtral_without_text_config_runs_its_default_text_model():
     assert estimate(model, 1024).bytes_per_token == 30 * 2 * 8 * 128 * 2 == 122_880
 
 
-def test_voxtral_realtime_is_refused_by_name(tmp_path):
+def test_voxtral_realtime_is_refused_by_name(tmp_path, estimate_error):
     raw = {**_raw("voxtral-mini-3b-2507-trimmed.json"), "architectures": ["VoxtralRealtimeGeneration"]}
     with pytest.raises(ConfigError, match="Voxtral Realtime"):
         build_model(raw, "rt")
@@ -127,10 +117,10 @@ def test_voxtral_realtime_is_refused_by_name(tmp_path):
         build_model(causal, "causal")
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "voxtral_realtime", "text_config": {}}))
-    assert "Voxtral Realtime" in _one_line_error(path)
+    assert "Voxtral Realtime" in estimate_error(path)
 
 
-def test_voxtral_params_json_is_refused_by_name(tmp_path):
+def test_voxtral_params_json_is_refused_by_name(tmp_path, estimate_error):
     # vLLM 0.33 configs/mistral.py _remap_mistral_audio_args: encoder_args.causal picks VoxtralRealtimeGeneration
     params = {"dim": 3072, "n_layers": 30, "head_dim": 128, "hidden_dim": 8192, "n_heads": 32, "n_kv_heads": 8,
               "vocab_size": 131072, "multimodal": {"whisper_model_args": {
@@ -138,10 +128,10 @@ def test_voxtral_params_json_is_refused_by_name(tmp_path):
                   "downsample_args": {"downsample_factor": 4}}}}
     path = tmp_path / "params.json"
     path.write_text(json.dumps(params))
-    assert "Voxtral Realtime params.json" in _one_line_error(path)
+    assert "Voxtral Realtime params.json" in estimate_error(path)
     params["multimodal"]["whisper_model_args"]["encoder_args"]["causal"] = False
     path.write_text(json.dumps(params))
-    assert "reads Voxtral from its Hugging Face config.json" in _one_line_error(path)
+    assert "reads Voxtral from its Hugging Face config.json" in estimate_error(path)
 
 
 # -- Kimi-Audio -------------------------------------------------------------------------------------------------
