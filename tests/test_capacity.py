@@ -248,11 +248,12 @@ def test_offloaded_sequences_leave_shared_prefix_blocks_behind():
     ("NVIDIA A40", "a40"),
     ("NVIDIA RTX A5000", "rtx-a5000"),
     ("NVIDIA RTX 5000 Ada Generation", None),  # another card (Ada, 32 GB)
-    ("NVIDIA RTX A6000", None),  # not in the catalog
+    ("NVIDIA RTX A6000", "rtx-a6000"),
     ("NVIDIA GeForce RTX 4090", "rtx-4090"),
     ("AMD Instinct MI300X", "mi300x"),
     ("NVIDIA B200", "b200"),
-    ("NVIDIA RTX 6000 Ada Generation", None),
+    ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
+    ("Quadro RTX 6000", None),  # Turing, 24 GB: not the Ada card
     ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"),
     ("NVIDIA A10", "a10"),
     ("NVIDIA A10G", None),  # AWS's variant: another card
