@@ -65,9 +65,9 @@ def test_gddr_card_with_ecc_is_sized_from_what_the_driver_reports(cli):
     data = json.loads(out)
     assert data["capacity"]["gpu_memory_from"] == "--gpu-memory"
     assert data["pool_bytes"] == int(46 * GIB * 0.9) - 16_060_522_496 - 2 * GIB
-    # a card whose driver total no public log gives here keeps its datasheet figure, and says so (the H100 PCIe:
-    # nvidia-smi prints the SXM card's 81559 MiB, but no public log tied to a PCIe card prints torch's total)
-    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100-pcie", "--format", "json")
+    # a card whose driver total no public log gives here keeps its datasheet figure, and says so (the H800:
+    # nvidia-smi prints the H100's 81559 MiB, but no public log tied to an H800 prints torch's total)
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h800", "--format", "json")
     assert json.loads(out)["capacity"]["gpu_memory_from"] == "datasheet"
 
 

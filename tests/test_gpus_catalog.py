@@ -44,6 +44,10 @@ NEW = ("rtx-a6000", "rtx-6000-ada", "l40", "l20", "h100-nvl", "h20", "h800", "a8
     # "NVIDIA A800-SXM4-80GB ... 81920MiB" (dexbotic #41). 79 x 2**30 = 84,825,604,096 + 354,334,801.92
     # -> 85,179,938,897 B
     ("a800-80gb", 79.33, 85_179_938_897, 81920),
+    # H100 PCIe: torch's device properties on one print "total_memory=81008MB" (torch 2.0.1, an older driver):
+    # 81,008 MiB / 1,024 = 79.109 GiB, which vLLM prints as 79.11; nvidia-smi "NVIDIA H100 PCIe ... 81559MiB".
+    # 79 x 2**30 = 84,825,604,096 + 0.11 x 2**30 = 118,111,600.64 -> 84,943,715,696 B
+    ("h100-pcie", 79.11, 84_943_715_696, 81559),
     # MI325X: vLLM #41962 "AMD MI325X x 8 (255.98 GiB HBM each)", "HIP out of memory ... total capacity of 255.98
     # GiB". 255 x 2**30 = 273,804,165,120 + 1,052,266,987.52 -> 274,856,432,107 B (ROCm: no nvidia-smi figure)
     ("mi325x", 255.98, 274_856_432_107, None),
@@ -58,7 +62,6 @@ def test_sourced_driver_totals_of_the_new_cards(gpu, driver_gib, total, smi_mib)
 @pytest.mark.parametrize("gpu, smi_mib", [
     # no public log tied to the card was found printing torch's total: the plan uses the datasheet's GiB, and
     # nvidia-smi's figure (which SGLang sizes from) is kept where public tables print it
-    ("h100-pcie", None),  # nvidia-smi 81559 MiB, the SXM card's: not tied to the PCIe card's driver total
     ("h800", 81559),  # "NVIDIA H800 ... 56073MiB / 81559MiB" (an 8 x H800 nvidia-smi table)
     ("l20", 46068),  # "NVIDIA L20 ... 3MiB / 46068MiB" (ECC on)
     ("gh200-144g", None),
@@ -88,10 +91,24 @@ def test_datasheet_figures(gpu, memory_gib, hbm_gbps, link_gbps, bf16):
     assert (card.hbm_gbps, card.link_gbps, card.bf16_tflops) == (hbm_gbps, link_gbps, bf16)
 
 
+def test_driver_totals_and_the_logs_own_products():
+    # The H100 PCIe's torch properties give MiB, floored: [81,008, 81,009) MiB = [79.1094, 79.1104) GiB, which the
+    # two-decimal 79.11 lies in.
+    assert 81_008 * 2**20 <= lookup("h100-pcie").driver_bytes < 81_009 * 2**20
+    # The H20's figure is driver-dependent: an older driver's torch properties print total_memory=97285MB
+    # (95.005 GiB), sglang #10736 prints 95.08; the catalog keeps the newer one, 0.08 GiB (0.08%) more.
+    assert 0.07 * GIB < lookup("h20").driver_bytes - 97_285 * 2**20 < 0.08 * GIB
+    # The A800 start on vLLM 0.8.2 (LLaMA-Factory write-up, 4 x A800) prints "total_gpu_memory (79.33GiB) x
+    # gpu_memory_utilization (0.90) = 71.39GiB". 79.33 x 0.9 = 71.397 would print 71.40, so the card's total lies in
+    # [79.325, 71.395 / 0.9 = 79.3278) GiB: the printed 79.33 is up to 0.005 GiB (0.006%) high, as the MI300X's is.
+    assert round(lookup("a800-80gb").driver_bytes * 0.9 / GIB, 2) == 71.40
+    assert 79.325 <= 71.395 / 0.9 < lookup("a800-80gb").driver_bytes / GIB < 79.335
+
+
 def test_driver_totals_sit_where_the_memory_kind_puts_them():
     # HBM cards report about 1% under the datasheet's GiB, GDDR6 with ECC on about 7.5% (the L40S's 44.42 of 48),
     # GDDR6 with ECC off about 1% (the RTX A6000's 47.54 of 48: 99.0%); the ROCm cards 0.02 GiB under
-    for gpu in ("h100-nvl", "h20", "gh200", "a800-80gb"):
+    for gpu in ("h100-pcie", "h100-nvl", "h20", "gh200", "a800-80gb"):
         assert 0.985 < lookup(gpu).driver_bytes / lookup(gpu).memory_bytes < 0.995
     for gpu in ("l40", "rtx-6000-ada"):
         assert 0.92 < lookup(gpu).driver_bytes / lookup(gpu).memory_bytes < 0.93

@@ -54,9 +54,14 @@ CATALOG = {
     for g in (
         _gpu("h100-sxm", 80, 3350, 64, 989, "H100 SXM5 80GB, PCIe Gen5 host link", 79.18,
              "llm-d-benchmark H100 logs: 'Free memory on device (78.57/79.18 GiB)'", 81559),
-        # H100 PCIe: nvidia-smi prints 81559 MiB (the SXM card's figure), but no public log tied to a PCIe card
-        # was found printing torch's two-decimal total, so it stays on the datasheet's 80
-        _gpu("h100-pcie", 80, 2000, 64, 756, "H100 PCIe 80GB"),
+        # H100 PCIe: torch's device properties on one print total_memory=81008MB (MiB, floored: 79.109-79.110 GiB,
+        # which vLLM prints as 79.11). That log is torch 2.0.1 on an older driver: H100 SXM cards print 79.11 on
+        # driver 535 (vLLM #27508) and 79.18 on newer ones, so a PCIe card on a current driver may report up to
+        # ~0.07 GiB more. nvidia-smi prints 81559 MiB, as for the SXM card (public nvidia-smi tables of the PCIe card)
+        _gpu("h100-pcie", 80, 2000, 64, 756, "H100 PCIe 80GB", 79.11,
+             "torch.cuda.get_device_properties on an H100 PCIe (torch 2.0.1): 'total_memory=81008MB' = 79.11 GiB "
+             "(code-index file id 33356850601; an older driver: the SXM card prints 79.11 on driver 535, 79.18 on "
+             "newer ones)", 81559),
         # H100 NVL datasheet (per GPU): 94 GB HBM3 at 3.9 TB/s, PCIe Gen5 x16; NVIDIA quotes 1,671 BF16 tensor TFLOPS
         # with sparsity, so dense bf16 is 1,671 / 2 = 835.5
         _gpu("h100-nvl", 94, 3900, 64, 835.5, "H100 NVL 94GB HBM3 (PCIe); bf16 derived from 1,671 sparse TFLOPS", 93.10,
@@ -91,8 +96,9 @@ CATALOG = {
         # A800 SXM4 80GB: the A100 80GB's figures (80 GB HBM2e at 2,039 GB/s, 312 dense bf16 TFLOPS) with NVLink cut
         # to 400 GB/s; nvidia-smi 81920 MiB (dexbotic issue #41's A800-SXM4-80GB table)
         _gpu("a800-80gb", 80, 2039, 32, 312, "A800 SXM4 80GB (export A100, NVLink 400 GB/s)", 79.33,
-             "two A800 OOM reports print 'GPU 0 has a total capacity of 79.33 GiB': PB-LLM issue #3 (A800-80G, 2023) "
-             "and Kimi-VL issue #51 (8 x A800, 2025)", 81920),
+             "A800 reports print 'GPU 0 has a total capacity of 79.33 GiB': vLLM issue #13067 (8 x A800), PB-LLM "
+             "issue #3 (A800-80G) and Kimi-VL issue #51 (8 x A800); a vLLM 0.8.2 start on 4 x A800 prints "
+             "'total_gpu_memory (79.33GiB)' (code-index file id 12053131581)", 81920),
         _gpu("l40s", 48, 864, 32, 362, "L40S 48GB GDDR6 (ECC on)", 44.42,
              "a vLLM 0.10.2 start on 8 x L40S: 'Free memory on device (43.93/44.42 GiB)'"),
         # L4 driver total: a vLLM 0.29 start on an L4 (nvidia-smi 23034 MiB in the same write-up); an L4 torch
