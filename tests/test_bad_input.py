@@ -248,7 +248,8 @@ def test_technique_checks_survive_python_O(technique, words):
 def test_unknown_gpu_hint_names_only_options_the_command_has(cli, args, custom):
     code, out, err = cli(*args)
     line = one_line(err)
-    assert code == 2 and "unknown GPU 'h1000'" in line and "did you mean h200" in line, line
+    # the closest names: h800 (in the catalog since Dec 2026), then h200
+    assert code == 2 and "unknown GPU 'h1000'" in line and "did you mean h800 or h200?" in line, line
     assert ("--gpu-memory and --hbm-gbps" in line) == custom, line
 
 

@@ -65,9 +65,9 @@ def test_gddr_card_with_ecc_is_sized_from_what_the_driver_reports(cli):
     data = json.loads(out)
     assert data["capacity"]["gpu_memory_from"] == "--gpu-memory"
     assert data["pool_bytes"] == int(46 * GIB * 0.9) - 16_060_522_496 - 2 * GIB
-    # a card whose driver total no public log gives here keeps its datasheet figure, and says so (the H100 PCIe:
-    # nvidia-smi prints the SXM card's 81559 MiB, but no public log tied to a PCIe card prints torch's total)
-    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100-pcie", "--format", "json")
+    # a card whose driver total no public log gives here keeps its datasheet figure, and says so (the H800:
+    # nvidia-smi prints the H100's 81559 MiB, but no public log tied to an H800 prints torch's total)
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h800", "--format", "json")
     assert json.loads(out)["capacity"]["gpu_memory_from"] == "datasheet"
 
 
@@ -248,11 +248,12 @@ def test_offloaded_sequences_leave_shared_prefix_blocks_behind():
     ("NVIDIA A40", "a40"),
     ("NVIDIA RTX A5000", "rtx-a5000"),
     ("NVIDIA RTX 5000 Ada Generation", None),  # another card (Ada, 32 GB)
-    ("NVIDIA RTX A6000", None),  # not in the catalog
+    ("NVIDIA RTX A6000", "rtx-a6000"),
     ("NVIDIA GeForce RTX 4090", "rtx-4090"),
     ("AMD Instinct MI300X", "mi300x"),
     ("NVIDIA B200", "b200"),
-    ("NVIDIA RTX 6000 Ada Generation", None),
+    ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
+    ("Quadro RTX 6000", None),  # Turing, 24 GB: not the Ada card
     ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"),
     ("NVIDIA A10", "a10"),
     ("NVIDIA A10G", None),  # AWS's variant: another card
