@@ -123,7 +123,7 @@ def test_a_config_with_code_the_engine_does_not_need_says_the_tokenizer_was_not_
 
 def test_the_hub_tokenizer_config_is_read_beside_config_json(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
-    env.update(HF_HOME=str(tmp_path / "hf-home"), HF_HUB_DISABLE_TELEMETRY="1")
+    env.update(HF_HOME=str(tmp_path / "hf-home"), HF_HUB_DISABLE_TELEMETRY="1", KVPLAN_HUB_TIMEOUT="120")
     with HubServer({"acme/custom": QWEN, "acme/plain": QWEN},
                    files={"acme/custom": {"tokenizer_config.json": CUSTOM.encode()}}) as hub:
         env["HF_ENDPOINT"] = hub.url
@@ -134,6 +134,6 @@ def test_the_hub_tokenizer_config_is_read_beside_config_json(tmp_path):
         asked = [p.split("?")[0] for m, p, _ in hub.requests if m == "GET"]
     for run in runs.values():
         assert run.returncode == 0, run.stderr
-    assert "--trust-remote-code" in json.loads(runs["acme/custom"].stdout)["emit"]["argv"]
+    assert "--trust-remote-code" in json.loads(runs["acme/custom"].stdout)["emit"]["argv"], runs["acme/custom"].stderr
     assert "--trust-remote-code" not in json.loads(runs["acme/plain"].stdout)["emit"]["argv"]
     assert asked.count("/acme/custom/resolve/main/tokenizer_config.json") == 1
