@@ -91,6 +91,7 @@ class Speculation:
     draft_layers: int  # the layers of the draft's own KV pool
     draft_name: str | None = None  # a separate draft checkpoint
     draft_architecture: str | None = None  # its architecture (a sliding-window draft splits its layers)
+    draft_source: str | None = None  # what --draft-model named (a bundled name, a config.json, a Hub id): reloaded from
 
 
 @dataclass(frozen=True)
