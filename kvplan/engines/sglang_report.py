@@ -379,7 +379,10 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     if got.mamba_cache_size is not None:
         notes.append(f"recurrent states: {got.cell.state.bytes / 2**20:,.2f} MiB a request on each GPU "
                      f"({got.cell.state.layers} layers, the temporal state at {ssm_bytes} B), "
-                     f"{got.mamba_cache_size:,} of them (mamba_full_memory_ratio 0.9)")
+                     f"{got.mamba_cache_size:,} of them ("
+                     + ("max_running_requests, the radix cache off: handle_max_mamba_cache"
+                        if got.states_from_requests else "mamba_full_memory_ratio 0.9")
+                     + f"), {got.state_slots_per_request} a request")
         if ssm_note:
             notes.append(ssm_note)
     if how is not None:
