@@ -151,3 +151,25 @@ def test_emit_under_speculation(cli):
                        "--mtp", "--emit", "sglang", "--format", "json")
     assert rc == 0, err
     assert any(n.startswith("SGLang's radix prefix cache is on by default") for n in json.loads(out)["emit"]["notes"])
+
+
+def test_calibrate_reads_the_logged_radix_cache():
+    # a hand-written excerpt (no public 0.5.9 Kimi Linear log was found): the figures of tests/test_sglang_0523.py
+    # test_kimi_linear_kda_state_pool at 0.5.9. server_args as resolved print disable_radix_cache=True, so
+    # init_memory_pool's ratio is 1: min(max(int(1,403,164 / 8,192 x 512) = 87,697, 2,048), 4,096, 1,403,164 // 2)
+    # = 4,096, at most 234 // 1 = 234 (with the radix cache on it would be 234 // 3 = 78)
+    from kvplan.engines.sglang_calibrate import SglangCalibration, _requests
+    from kvplan.engines.sglang_log import parse
+
+    text = ("[2026-12-06 00:00:00] server_args=ServerArgs(model_path='moonshotai/Kimi-Linear-48B-A3B-Instruct', "
+            "tp_size=1, mem_fraction_static=0.835, max_running_requests=None, disable_radix_cache=True)\n"
+            "[2026-12-06 00:00:01 TP0] Mamba Cache is allocated. max_mamba_cache_size: 234, conv_state size: 0.02GB, "
+            "ssm_state size: 9.14GB\n"
+            "[2026-12-06 00:00:01 TP0] KV Cache is allocated. #tokens: 1403164, KV size: 10.54 GB\n"
+            "[2026-12-06 00:00:02 TP0] max_total_num_tokens=1403164, chunked_prefill_size=8192, max_prefill_tokens="
+            "16384, max_running_requests=234, context_len=8192, available_gpu_mem=5.00 GB\n")
+    cal = SglangCalibration(parse(text, "kimi-linear-059.log"))
+    _requests(cal, "KimiLinearForCausalLM")
+    (figure,) = cal.figures
+    assert (figure.logged, figure.predicted, figure.within_rounding) == ("234", "234", True)
+    assert "// 1 (disable_radix_cache=True" in figure.explanation
