@@ -173,3 +173,21 @@ def test_calibrate_reads_the_logged_radix_cache():
     (figure,) = cal.figures
     assert (figure.logged, figure.predicted, figure.within_rounding) == ("234", "234", True)
     assert "// 1 (disable_radix_cache=True" in figure.explanation
+
+
+def test_059_state_line_under_speculation():
+    # 0.5.9 memory_pool.MambaPool under speculation: the state buffers hold 48 + 1 states, the intermediate caches
+    # [layers, max_running_requests + 1, draft tokens, ...]. Qwen3-Next at TP 2, 3 draft tokens: a request's SSM
+    # state 36 x 1,048,576 = 37,748,736 B and conv 36 x 24,576 = 884,736 B; 49 x 37,748,736 = 1,849,688,064 B = 1.72
+    # GiB, 49 x 884,736 = 43,352,064 B = 0.04; intermediate 49 x 3 x 37,748,736 = 5,549,064,192 B = 5.17 GiB and
+    # 147 x 884,736 = 130,056,192 B = 0.12 GiB (GB in SGLang's log is 2^30 B)
+    got = pool(load_model("qwen3-next-80b-a3b"), rest_bytes=50 * GIB, context_len=8192, tp=2, speculation=MTP,
+               rules=R059)
+    assert got.log_lines()[0] == ("Mamba Cache is allocated. max_mamba_cache_size: 48, conv_state size: 0.04GB, "
+                                  "ssm_state size: 1.72GB intermediate_ssm_state_cache size: 5.17GB "
+                                  "intermediate_conv_window_cache size: 0.12GB")
+    # and the log reader still takes the state figures from such a line
+    from kvplan.engines.sglang_log import parse
+
+    log = parse("[2026-12-06 00:00:01 TP0] " + got.log_lines()[0] + "\n", "x.log")
+    assert (log.mamba_cache_size, log.conv_state_gib, log.ssm_state_gib) == (48, 0.04, 1.72)

@@ -329,6 +329,7 @@ class SglangPool:
     draft_bytes: int = 0  # 0.5.23: the draft's KV bytes per token, priced in the target's cell
     state_slots_per_request: int = 0  # a state model's states a request holds (init_memory_pool's ratio: 1, 3, 5)
     states_from_requests: bool = False  # 0.5.9 radix cache off: max_running_requests sized the state pool
+    spec_draft_tokens: int = 0  # speculative_num_draft_tokens (0: no speculation)
 
     @property
     def max_concurrency(self) -> float:
@@ -370,8 +371,14 @@ class SglangPool:
                      f"{self.swa_tokens}, full size: {n}"]
         if self.mamba_cache_size is not None:
             held = self.mamba_cache_size + 1
-            lines.insert(0, f"Mamba Cache is allocated. max_mamba_cache_size: {self.mamba_cache_size}, conv_state size: "
-                            f"{held * c.state.conv_bytes / GIB:.2f}GB, ssm_state size: {held * c.state.ssm_bytes / GIB:.2f}GB")
+            line = (f"Mamba Cache is allocated. max_mamba_cache_size: {self.mamba_cache_size}, conv_state size: "
+                    f"{held * c.state.conv_bytes / GIB:.2f}GB, ssm_state size: {held * c.state.ssm_bytes / GIB:.2f}GB")
+            if self.spec_draft_tokens and RULES[self.release].logs_intermediate_states:
+                # MambaPool: [layers, max_running_requests + 1, draft tokens, ...] of each state
+                drafts = (self.max_running_requests + 1) * self.spec_draft_tokens
+                line += (f" intermediate_ssm_state_cache size: {drafts * c.state.ssm_bytes / GIB:.2f}GB "
+                         f"intermediate_conv_window_cache size: {drafts * c.state.conv_bytes / GIB:.2f}GB")
+            lines.insert(0, line)
         lines.append(f"max_total_num_tokens={n}, max_running_requests={self.max_running_requests}, "
                      f"context_len={self.context_len}")
         return lines
@@ -471,7 +478,8 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
     return SglangPool(c, dtype, rest_bytes, tokens, swa, states, page_size, context_len, requests,
                       mem_fraction_static, tuple(notes), rules.release,
                       TORCH_DTYPES.get(dtype, "torch.float16" if model.float_dtype == "float16" else "torch.bfloat16"),
-                      draft, ratio if states is not None else 0, given)
+                      draft, ratio if states is not None else 0, given,
+                      speculation.draft_tokens if speculation is not None else 0)
 
 
 def _states(c: Cell, rest_bytes: int, rules: Rules, model: ModelSpec, speculation: Speculation | None,
@@ -515,7 +523,8 @@ def _states(c: Cell, rest_bytes: int, rules: Rules, model: ModelSpec, speculatio
             reserve = per * (min(max_running_requests, max(states, 0) // ratio) + 1) * d
             rest_bytes -= reserve
             notes.append(f"speculative decoding: {reserve / GIB:,.2f} GiB of intermediate states over {d} draft "
-                         "tokens (handle_max_mamba_cache's joint solve)")
+                         "tokens (handle_max_mamba_cache's joint solve); the intermediate-cache sizes SGLang adds to "
+                         "its state line (conv windows deduplicated on CUDA) are not printed here")
         else:
             states = int((budget - per) // per)
         rest_bytes -= (states + 1) * per

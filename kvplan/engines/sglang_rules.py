@@ -200,13 +200,17 @@ class Rules:
     # 0.5.23 configs/bailing_hybrid.py: use_kda = short_conv_kernel_size is not None (0.5.9: every bailing_hybrid
     # config is lightning attention, model_runner.hybrid_lightning_config)
     bailing_kda_by_conv: bool = False
+    # 0.5.9 mem_cache/memory_pool.py MambaPool: under speculation the "Mamba Cache is allocated." line adds the
+    # intermediate SSM and conv-window caches, (max_num_reqs + 1) x speculative_num_draft_tokens states each; 0.5.23's
+    # (conv windows deduplicated on CUDA, ReplaySSM buffers) is not modelled and the line is left at its plain part
+    logs_intermediate_states: bool = False
 
 
 RULES = {
     "0.5.9": Rules("0.5.9", DEFAULTS_BY_MEMORY, SPEC_RESERVED_MIB, False, HYBRID_SWA_ARCHS, False, frozenset(),
                    False, False, False, False, 0, MULTIMODAL_ARCHS_059, frozenset(), False, False,
                    radix_off_state_archs=frozenset({"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"}),
-                   spec_radix_off_state_archs=SPEC_RADIX_OFF_STATE_ARCHS_059),
+                   spec_radix_off_state_archs=SPEC_RADIX_OFF_STATE_ARCHS_059, logs_intermediate_states=True),
     "0.5.23": Rules("0.5.23", DEFAULTS_BY_MEMORY_0523, {}, True, HYBRID_SWA_ARCHS_0523, True,
                     MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, True, True, VLM_CACHE_MIB, MULTIMODAL_ARCHS_0523,
                     HYBRID_SWA_COMPRESS_0523, True, True, bailing_kda_by_conv=True),
