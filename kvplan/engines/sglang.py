@@ -42,8 +42,9 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   int(rest x r / (1 + r) x 2**30 // per-request state), r = mamba_full_memory_ratio (0.9), the rest less those
   states sizes the tokens, and max_running_requests is at most max_mamba_cache_size // 3
   (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO, radix cache on, no extra buffer; 0.5.9 runs Kimi Linear and Ling 2.5 with
-  the radix cache off, server_args._handle_mamba_radix_cache(support_mamba_cache=False), 0.5.23 on: at most
-  max_mamba_cache_size, and a given max_running_requests is the pool's size). A request's state
+  the radix cache off, server_args._handle_mamba_radix_cache(support_mamba_cache=False), and, under speculative
+  decoding, the other state models whose branch calls it (its no_buffer path: Rules.spec_radix_off_state_archs);
+  0.5.23 on: at most max_mamba_cache_size, and a given max_running_requests is the pool's size). A request's state
   (configs/mamba_utils.py Mamba2StateShape): conv (conv_kernel - 1) x (d_inner + 2 x groups x d_state) / TP in
   bf16 (SGLANG_MAMBA_CONV_DTYPE), groups padded to TP; temporal heads / TP x head_dim x d_state in float32 unless
   the config's mamba_ssm_dtype says otherwise (mamba2_state_dtype), per state layer. Gated DeltaNet: d_inner =
@@ -53,7 +54,8 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
 
 - Speculative decoding (server_args._handle_speculative_decoding): max_running_requests defaults to 48
   (SPEC_MAX_RUNNING_REQUESTS), the default fraction reserves 2 GiB more (STANDALONE 6: SPEC_RESERVED_MIB), and
-  a hybrid recurrent model first reserves state x 48 x the draft tokens (handle_max_mamba_cache).
+  a hybrid recurrent model first reserves state x 48 x the draft tokens (handle_max_mamba_cache), then, its radix
+  cache off (above), holds max_running_requests states, one a request.
 - DeepSeek's sparse attention (is_deepseek_nsa: DeepSeek-V3.2, GLM-5, Mistral Large 3 with index_topk): the
   cell adds the indexer keys (index_head_dim + index_head_dim / 128 x 4 B, uint8); page_size 64 on CUDA; KV
   dtype auto = fp8_e4m3 on SM >= 10, bfloat16 below; at fp8 a layer stores 656 B of latent
@@ -79,7 +81,8 @@ from ..errors import UsageError
 from .sglang_bailing import LING3, LING25, check_ling3, check_ling25
 from .sglang_rules import (GIB, KV_DTYPES, LATEST, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
                            MAMBA_EXTRA_BUFFER_SLOTS, MAMBA_FULL_MEMORY_RATIO, NSA_ARCHS, NSA_PAGE_SIZE, NSA_QUANT_BLOCK,
-                           RULES, SPEC_MAX_RUNNING_REQUESTS, STATE_ARCHS, SWA_FULL_TOKENS_RATIO, Rules)
+                           RULES, SPEC_MAX_RUNNING_REQUESTS, STATE_ARCHS, SWA_FULL_TOKENS_RATIO, Rules,
+                           radix_off_reason)
 
 @dataclass(frozen=True)
 class Speculation:
@@ -91,6 +94,7 @@ class Speculation:
     draft_layers: int  # the layers of the draft's own KV pool
     draft_name: str | None = None  # a separate draft checkpoint
     draft_architecture: str | None = None  # its architecture (a sliding-window draft splits its layers)
+    draft_source: str | None = None  # what --draft-model named (a bundled name, a config.json, a Hub id): reloaded from
 
 
 @dataclass(frozen=True)
@@ -323,6 +327,9 @@ class SglangPool:
     release: str = LATEST
     torch_dtype: str = "torch.bfloat16"  # the KV dtype as 0.5.23's pool logs it
     draft_bytes: int = 0  # 0.5.23: the draft's KV bytes per token, priced in the target's cell
+    state_slots_per_request: int = 0  # a state model's states a request holds (init_memory_pool's ratio: 1, 3, 5)
+    states_from_requests: bool = False  # 0.5.9 radix cache off: max_running_requests sized the state pool
+    spec_draft_tokens: int = 0  # speculative_num_draft_tokens (0: no speculation)
 
     @property
     def max_concurrency(self) -> float:
@@ -364,8 +371,14 @@ class SglangPool:
                      f"{self.swa_tokens}, full size: {n}"]
         if self.mamba_cache_size is not None:
             held = self.mamba_cache_size + 1
-            lines.insert(0, f"Mamba Cache is allocated. max_mamba_cache_size: {self.mamba_cache_size}, conv_state size: "
-                            f"{held * c.state.conv_bytes / GIB:.2f}GB, ssm_state size: {held * c.state.ssm_bytes / GIB:.2f}GB")
+            line = (f"Mamba Cache is allocated. max_mamba_cache_size: {self.mamba_cache_size}, conv_state size: "
+                    f"{held * c.state.conv_bytes / GIB:.2f}GB, ssm_state size: {held * c.state.ssm_bytes / GIB:.2f}GB")
+            if self.spec_draft_tokens and RULES[self.release].logs_intermediate_states:
+                # MambaPool: [layers, max_running_requests + 1, draft tokens, ...] of each state
+                drafts = (self.max_running_requests + 1) * self.spec_draft_tokens
+                line += (f" intermediate_ssm_state_cache size: {drafts * c.state.ssm_bytes / GIB:.2f}GB "
+                         f"intermediate_conv_window_cache size: {drafts * c.state.conv_bytes / GIB:.2f}GB")
+            lines.insert(0, line)
         lines.append(f"max_total_num_tokens={n}, max_running_requests={self.max_running_requests}, "
                      f"context_len={self.context_len}")
         return lines
@@ -424,7 +437,7 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
             draft = c.full_per_token * speculation.draft_layers
         else:
             draft = int(c.bytes * speculation.draft_layers / c.full_layers)
-    rest_bytes, states, ratio = _states(c, rest_bytes, rules, model, speculation, max_running_requests, notes)
+    rest_bytes, states, ratio, given = _states(c, rest_bytes, rules, model, speculation, max_running_requests, notes)
     if c.kind == "hybrid_swa" and rules.swa_split_on_cell:  # 0.5.23 HybridSWAPoolConfigurator
         per_full = (c.full_per_token * c.full_layers + draft
                     + swa_full_tokens_ratio * c.swa_per_token * c.swa_layers)
@@ -465,25 +478,26 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
     return SglangPool(c, dtype, rest_bytes, tokens, swa, states, page_size, context_len, requests,
                       mem_fraction_static, tuple(notes), rules.release,
                       TORCH_DTYPES.get(dtype, "torch.float16" if model.float_dtype == "float16" else "torch.bfloat16"),
-                      draft)
+                      draft, ratio if states is not None else 0, given,
+                      speculation.draft_tokens if speculation is not None else 0)
 
 
 def _states(c: Cell, rest_bytes: int, rules: Rules, model: ModelSpec, speculation: Speculation | None,
-            max_running_requests: int | None, notes: list) -> tuple[int, int | None, int]:
+            max_running_requests: int | None, notes: list) -> tuple[int, int | None, int, bool]:
     """A hybrid recurrent model's state pool, sized first in proportion to the KV (handle_max_mamba_cache):
-    (the bytes left for tokens, max_mamba_cache_size, the state slots a request holds)."""
+    (the bytes left for tokens, max_mamba_cache_size, the state slots a request holds, whether
+    max_running_requests sized the states rather than mamba_full_memory_ratio)."""
     if c.state is None:
-        return rest_bytes, None, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO
+        return rest_bytes, None, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO, False
     per = c.state.bytes
     extra = MAMBA_EXTRA_BUFFER_SLOTS if (model.architecture or "") in rules.mamba_extra_buffer_archs else 0
     ratio = MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO + extra
-    radix_off = (model.architecture or "") in rules.radix_off_state_archs
+    radix_off = radix_off_reason(rules, model.architecture, speculation is not None)
     if radix_off:  # 0.5.9 init_memory_pool: ratio 1 with the radix cache off
         ratio = 1
-        notes.append(f"SGLang {rules.release} turns the radix cache off for {model.architecture} "
-                     "(_handle_mamba_radix_cache(support_mamba_cache=False)): one state slot a request"
-                     + (", and --max-running-requests sizes the state pool" if max_running_requests is not None
-                        else ""))
+        notes.append(f"{radix_off}: one state slot a request"
+                     + (f", and max_running_requests {max_running_requests} sizes the state pool "
+                        "(handle_max_mamba_cache)" if max_running_requests is not None else ""))
     if extra:
         notes.append(f"SGLang {rules.release} keeps {extra} extra state slots a request for {model.architecture} "
                      "(mamba_radix_cache_strategy auto = extra_buffer under the overlap schedule): max_running_requests "
@@ -494,12 +508,14 @@ def _states(c: Cell, rest_bytes: int, rules: Rules, model: ModelSpec, speculatio
             rest_bytes -= reserve
             notes.append(f"speculative decoding: {reserve / GIB:,.2f} GiB reserved for {max_running_requests} "
                          f"requests' intermediate states over {speculation.draft_tokens} draft tokens")
-        if radix_off and max_running_requests is not None:  # handle_max_mamba_cache: the given requests' states
+        given = bool(radix_off) and max_running_requests is not None
+        if given:  # handle_max_mamba_cache: max_running_requests states
             states = max_running_requests
         else:
             states = int(rest_bytes * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO) // per)
         rest_bytes -= states * per
     else:  # 0.5.23: one padding slot charged; with speculation a joint solve with the intermediate states
+        given = False
         budget = rest_bytes * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO)
         if speculation is not None:
             d = speculation.draft_tokens
@@ -507,14 +523,15 @@ def _states(c: Cell, rest_bytes: int, rules: Rules, model: ModelSpec, speculatio
             reserve = per * (min(max_running_requests, max(states, 0) // ratio) + 1) * d
             rest_bytes -= reserve
             notes.append(f"speculative decoding: {reserve / GIB:,.2f} GiB of intermediate states over {d} draft "
-                         "tokens (handle_max_mamba_cache's joint solve)")
+                         "tokens (handle_max_mamba_cache's joint solve); the intermediate-cache sizes SGLang adds to "
+                         "its state line (conv windows deduplicated on CUDA) are not printed here")
         else:
             states = int((budget - per) // per)
         rest_bytes -= (states + 1) * per
     if states <= 0:
         raise UsageError(f"SGLang would have no room for {model.name}'s recurrent states "
                          f"({per / 2**20:,.1f} MiB a request)", "raise --mem-util or add GPUs (--tp)")
-    return int(rest_bytes), states, ratio
+    return int(rest_bytes), states, ratio, given
 
 
 def is_nsa(model: ModelSpec) -> bool:

@@ -215,8 +215,11 @@ def _requests(cal: SglangCalibration, architecture: str | None = None) -> None:
     if log.mamba_cache_size is not None:
         ratio = MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO + (
             MAMBA_EXTRA_BUFFER_SLOTS if (architecture or "") in cal.rules.mamba_extra_buffer_archs else 0)
+        if log.args.get("disable_radix_cache") == "True":  # the server_args as resolved: init_memory_pool's ratio 1
+            ratio = 1
         predicted = min(predicted, log.mamba_cache_size // ratio)
-        why += f", at most max_mamba_cache_size {log.mamba_cache_size:,} // {ratio}"
+        why += (f", at most max_mamba_cache_size {log.mamba_cache_size:,} // {ratio}"
+                + (" (disable_radix_cache=True: one state a request)" if ratio == 1 else ""))
     within, kind = log.max_running_requests in (predicted, predicted + 1), "reproduction"
     if log.max_running_requests == predicted + 1:
         why += ("; the log's one more is an older release's (up to at least 0.4.3.post4: "

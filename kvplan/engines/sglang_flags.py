@@ -19,7 +19,7 @@ from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
 from . import remote_code
 from .sglang import kv_dtype_bytes
-from .sglang_rules import LATEST, LONG_CONTEXT_ENV, SPEC_MAX_RUNNING_REQUESTS, context_limit, rules_for
+from .sglang_rules import LATEST, LONG_CONTEXT_ENV, SPEC_MAX_RUNNING_REQUESTS, context_limit, radix_off_reason, rules_for
 from .vllm_flags import NotApplied
 
 
@@ -83,10 +83,14 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
             argv += ["--mem-fraction-static", f"{mem_fraction_static:g}"]
         elif dep.kv_memory_bytes is not None:
             from .sglang import pool
+            from .sglang_report import resolve_speculation
 
-            try:
+            try:  # the pool --engine sglang reports: speculation moves it (the draft in 0.5.23's cell, a state
+                # model's intermediate states and, in 0.5.9, its radix cache)
                 tokens = pool(model, rest_bytes=dep.kv_memory_bytes, context_len=context_len, tp=dep.tp,
-                              page_size=plan.block_size or 1, rules=rules_for(release)).max_total_num_tokens
+                              page_size=plan.block_size or 1, rules=rules_for(release),
+                              speculation=resolve_speculation(model, speculation),
+                              max_running_requests=max_running_requests).max_total_num_tokens
             except KvplanError as exc:  # a model SGLang's pool is not read for: said, no cap emitted
                 tokens = None
                 notes.append(f"no --max-total-tokens: {exc.message}")
@@ -101,7 +105,12 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
     if speculation is not None:
         argv += _speculative_flags(model, speculation, notes, max_running_requests)
     if plan.prefix is None:
-        notes.append("SGLang's radix prefix cache is on by default (--disable-radix-cache turns it off)")
+        # a state model's radix cache: off in 0.5.9 for Kimi Linear / Ling 2.5, and for the others under speculation
+        # (server_args._handle_mamba_radix_cache)
+        off = radix_off_reason(rules_for(release), model.architecture, speculation is not None) if any(
+            layer.state is not None for layer in model.layers) else None
+        notes.append(f"{off}: no prefix reuse" if off else
+                     "SGLang's radix prefix cache is on by default (--disable-radix-cache turns it off)")
     return argv, skipped, notes
 
 

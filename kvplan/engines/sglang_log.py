@@ -43,6 +43,7 @@ _ARGS = {  # server_args fields read: name -> (pattern of the value, type)
     "max_running_requests": (r"(\d+|None)", int), "max_total_tokens": (r"(\d+|None)", int),
     "chunked_prefill_size": (r"(-?\d+|None)", int), "enable_dp_attention": (r"(True|False)", str),
     "speculative_algorithm": (r"('[^']*'|None)", str), "disable_hybrid_swa_memory": (r"(True|False)", str),
+    "disable_radix_cache": (r"(True|False)", str),
 }
 
 

@@ -38,7 +38,8 @@ def resolve_speculation(model, speculation) -> Speculation | None:
     else:  # only MTP comes here (a draft checkpoint needs the tokens): every MTP family kvplan models gets (3, 1, 4)
         steps, tokens = 3, 4
     return Speculation(algorithm, steps, tokens, layers, draft.name if draft is not None else None,
-                       draft.architecture if draft is not None else None)
+                       draft.architecture if draft is not None else None,
+                       speculation.draft_model if draft is not None else None)
 
 
 def draft_weights(result, spec: Speculation | None, rules: Rules) -> tuple[int, str | None]:
@@ -68,7 +69,7 @@ def draft_weights(result, spec: Speculation | None, rules: Rules) -> tuple[int, 
                 False, False, f"SGLang {rules.release} shares the target's embedding and head only after the pool "
                               "is sized"))
     elif spec.algorithm == "STANDALONE":
-        draft = load_draft(spec.draft_name)
+        draft = load_draft(spec.draft_source or spec.draft_name)
         got = draft_checkpoint_drafter(draft, "draft_model", checkpoint_weights(draft), tp=dep.tp)
     else:
         got, why = None, f"an {spec.algorithm} head's weights as SGLang loads them are not read"
@@ -318,7 +319,7 @@ def draft_pool_note(model, spec: Speculation, got: SglangPool, tp: int, rules: R
         per_layer = got.cell.bytes // max(got.cell.full_layers, 1)
         per_token = per_layer * spec.draft_layers
     else:
-        draft = load_draft(spec.draft_name) if spec.draft_name else None
+        draft = load_draft(spec.draft_source or spec.draft_name)
         per_token = cell(draft, tp, got.cell.kv_bytes, rules=rules).bytes
     size = per_token * got.max_total_num_tokens
     return (head + f"the draft's own KV pool of {got.max_total_num_tokens:,} tokens x {spec.draft_layers} layer(s) = "
@@ -378,7 +379,10 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     if got.mamba_cache_size is not None:
         notes.append(f"recurrent states: {got.cell.state.bytes / 2**20:,.2f} MiB a request on each GPU "
                      f"({got.cell.state.layers} layers, the temporal state at {ssm_bytes} B), "
-                     f"{got.mamba_cache_size:,} of them (mamba_full_memory_ratio 0.9)")
+                     f"{got.mamba_cache_size:,} of them ("
+                     + ("max_running_requests, the radix cache off: handle_max_mamba_cache"
+                        if got.states_from_requests else "mamba_full_memory_ratio 0.9")
+                     + f"), {got.state_slots_per_request} a request")
         if ssm_note:
             notes.append(ssm_note)
     if how is not None:

@@ -21,7 +21,8 @@ What 0.5.23 changed (0.5.9's pool rules: kvplan.engines.sglang; its default frac
   Step-3.7, Laguna, Mellum ...; Gemma 2/3 still pooled in full).
 - state pools (kv_cache_configurator._handle_max_mamba_cache): the pool's padding slot is charged,
   max_mamba_cache_size = int((B - per) // per), the tokens lose (K + 1) states; with speculation a joint solve
-  K = int((B - per (1 + D)) // (per (1 + D / ratio))); Qwen3-Next / Qwen3.5 / Nemotron-H / Falcon-H1 take the
+  K = int((B - per (1 + D)) // (per (1 + D / ratio))), the radix cache kept on (0.5.9 turned it off under speculation:
+  Rules.spec_radix_off_state_archs); Qwen3-Next / Qwen3.5 / Nemotron-H / Falcon-H1 take the
   extra_buffer strategy under the default overlap schedule (overrides._mamba_radix_cache_resolution; also
   Granite 4.0-H and Kimi Linear, not LFM2), 3 + 2 state slots a request, so max_running_requests <= K // 5.
 - max_running_requests (resolve_max_num_reqs): estimated from the final (capped, page-aligned, full-layer) tokens;
@@ -154,6 +155,14 @@ VLM_CACHE_MIB = 100  # 0.5.23 environ.py SGLANG_VLM_CACHE_SIZE_MB, taken from a 
 # strategy stays "auto", mamba_extra_buffer_of false, the radix cache on, so 3 slots a request)
 MAMBA_EXTRA_BUFFER_ARCHS_0523 = STATE_ARCHS - {"Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "NemotronH_Nano_VL_V2"}
 MAMBA_EXTRA_BUFFER_SLOTS = 2
+# 0.5.9 server_args._handle_model_specific_adjustments: the state architectures kvplan pools whose branch calls
+# _handle_mamba_radix_cache with support_mamba_cache=True (Qwen3-Next and Qwen3.5's two ForConditionalGeneration
+# classes, Nemotron-H, Falcon-H1, Granite 4.0-H when its layer_types name "mamba", the condition that also gives it a
+# state pool (model_runner.mambaish_config), LFM2); JetNemotron / JetVLM share Falcon-H1's branch but kvplan pools
+# neither. Lfm2MoeForCausalLM and NemotronH_Nano_VL_V2 have no branch there: their radix cache stays on
+SPEC_RADIX_OFF_STATE_ARCHS_059 = frozenset({"Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration",
+                                            "Qwen3_5ForConditionalGeneration", "NemotronHForCausalLM",
+                                            "FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM", "Lfm2ForCausalLM"})
 
 
 @dataclass(frozen=True)
@@ -183,15 +192,25 @@ class Rules:
     # state slot (ratio 1, not 3) and a given max_running_requests is the state pool's size (handle_max_mamba_cache);
     # 0.5.23 keeps their radix cache on (_MAMBA_RADIX_CACHE_ARCHS)
     radix_off_state_archs: frozenset = frozenset()
+    # 0.5.9 server_args._handle_mamba_radix_cache(support_mamba_cache=True): mamba_scheduler_strategy "auto" is
+    # "no_buffer" (__post_init__), and under no_buffer a speculative algorithm turns the radix cache off for these
+    # ("speculative decoding for X is not supported with radix cache yet"): one state slot a request, and
+    # max_running_requests (48 unless given) sizes the state pool; 0.5.23 keeps the radix cache on
+    spec_radix_off_state_archs: frozenset = frozenset()
     # 0.5.23 configs/bailing_hybrid.py: use_kda = short_conv_kernel_size is not None (0.5.9: every bailing_hybrid
     # config is lightning attention, model_runner.hybrid_lightning_config)
     bailing_kda_by_conv: bool = False
+    # 0.5.9 mem_cache/memory_pool.py MambaPool: under speculation the "Mamba Cache is allocated." line adds the
+    # intermediate SSM and conv-window caches, (max_num_reqs + 1) x speculative_num_draft_tokens states each; 0.5.23's
+    # (conv windows deduplicated on CUDA, ReplaySSM buffers) is not modelled and the line is left at its plain part
+    logs_intermediate_states: bool = False
 
 
 RULES = {
     "0.5.9": Rules("0.5.9", DEFAULTS_BY_MEMORY, SPEC_RESERVED_MIB, False, HYBRID_SWA_ARCHS, False, frozenset(),
                    False, False, False, False, 0, MULTIMODAL_ARCHS_059, frozenset(), False, False,
-                   radix_off_state_archs=frozenset({"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"})),
+                   radix_off_state_archs=frozenset({"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"}),
+                   spec_radix_off_state_archs=SPEC_RADIX_OFF_STATE_ARCHS_059, logs_intermediate_states=True),
     "0.5.23": Rules("0.5.23", DEFAULTS_BY_MEMORY_0523, {}, True, HYBRID_SWA_ARCHS_0523, True,
                     MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, True, True, VLM_CACHE_MIB, MULTIMODAL_ARCHS_0523,
                     HYBRID_SWA_COMPRESS_0523, True, True, bailing_kda_by_conv=True),
@@ -199,6 +218,19 @@ RULES = {
 LATEST = "0.5.23"
 RELEASE = LATEST  # what --engine sglang models
 KV_DTYPES = {"auto": None, "fp8_e4m3": 1, "fp8_e5m2": 1, "bf16": 2, "bfloat16": 2}
+
+
+def radix_off_reason(rules: Rules, architecture: str | None, speculative: bool) -> str | None:
+    """Why the release turns the radix cache off for a state model (so a request holds one state slot and a given
+    max_running_requests sizes the state pool), or None where it stays on."""
+    arch = architecture or ""
+    if arch in rules.radix_off_state_archs:
+        return (f"SGLang {rules.release} turns the radix cache off for {arch} "
+                "(_handle_mamba_radix_cache(support_mamba_cache=False))")
+    if speculative and arch in rules.spec_radix_off_state_archs:
+        return (f"SGLang {rules.release} turns the radix cache off for {arch} under speculative decoding "
+                "(_handle_mamba_radix_cache: mamba_scheduler_strategy no_buffer with a speculative algorithm)")
+    return None
 
 
 def rules_for(release: str | None) -> Rules:
@@ -350,5 +382,5 @@ def ssm_state_bytes(raw: dict | None) -> tuple[int, str | None]:
     return 4, "the config's mamba_ssm_dtype was not read (a Hub config): SGLang's float32 default assumed"
 
 
-__all__ = ["Rules", "RULES", "LATEST", "RELEASE", "rules_for", "MemoryDefaults", "memory_defaults", "prefill_graph_sizes",
+__all__ = ["Rules", "RULES", "LATEST", "RELEASE", "rules_for", "radix_off_reason", "MemoryDefaults", "memory_defaults", "prefill_graph_sizes",
            "vlm_fraction_factor", "context_limit", "ssm_state_bytes"]
