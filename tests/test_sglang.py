@@ -119,7 +119,7 @@ def test_estimate_with_sglang(cli):
     (("nemotron-h-8b", "--gpu", "h100", "--pp", "2", "--engine", "sglang@0.5.9"), "modelled for attention-only models"),
     (("llama-3.1-8b", "--engine", "sglang@0.4.0"), "SGLang 0.4.0 is not a release kvplan models"),
     (("llama-3.1-8b", "--engine", "sglang@0.5.9", "--enforce-eager"), "vLLM setting"),
-    (("llama-3.1-8b", "--kv-memory", "20GiB", "--engine", "sglang@0.5.9", "--mtp"), "has no MTP layers"),
+    (("llama-3.1-8b", "--kv-memory", "20GiB", "--engine", "sglang@0.5.9", "--mtp"), "SGLang: meta-llama/Llama-3.1-8B (llama) has no MTP layers"),
     (("llama-3.1-8b", "--engine", "sglang@0.5.9"), "needs the KV memory"),
 ])
 def test_bad_sglang_requests_get_one_line(cli, args, message):

@@ -28,7 +28,7 @@ def resolve_speculation(model, speculation) -> Speculation | None:
     from .vllm_speculative import draft_layer_count, draft_method, load_draft
 
     if speculation.mtp:
-        algorithm, layers, draft = "EAGLE", draft_layer_count(model), None
+        algorithm, layers, draft = "EAGLE", draft_layer_count(model, "SGLang"), None
     else:
         draft = load_draft(speculation.draft_model)
         algorithm = {"eagle3": "EAGLE3", "eagle": "EAGLE"}.get(draft_method(draft), "STANDALONE")

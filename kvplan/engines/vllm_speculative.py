@@ -64,30 +64,31 @@ def is_mtp_method(method: str | None) -> bool:
     return bool(method) and (method == "mtp" or method.endswith("_mtp"))
 
 
-def _check_family(model: ModelSpec) -> None:
+def _check_family(model: ModelSpec, engine: str = "vLLM") -> None:
     if model.model_type not in MTP_FAMILIES and not model.mtp_layers:
-        raise UsageError(f"vLLM: {model.name} ({model.model_type}) has no MTP layers (its config declares none)",
+        raise UsageError(f"{engine}: {model.name} ({model.model_type}) has no MTP layers (its config declares none)",
                          "drop --mtp, or give a separate draft checkpoint with --draft-model")
     if model.model_type not in MTP_FAMILIES:
-        raise UsageError(f"vLLM: the KV cache of {model.name}'s MTP draft layers ({model.model_type}) is not "
+        raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft layers ({model.model_type}) is not "
                          "modelled", "kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, "
                          "Qwen3-Next/3.5 and LongCat-Flash; plan without the draft")
 
 
-def draft_layer_count(model: ModelSpec) -> int:
+def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
     """The MTP layers vLLM's drafter registers for `model` (DeepSeek-V4: its num_nextn_predict_layers, pooled by
-    vllm_dsv4.py); a clear refusal when kvplan does not model them."""
+    vllm_dsv4.py); a clear refusal when kvplan does not model them. engine: the name the refusal starts with
+    (SGLang's NEXTN draft reads the same layers)."""
     from .vllm import is_deepseek_v4
 
     if not is_deepseek_v4(model):
-        _check_family(model)
+        _check_family(model, engine)
     elif not model.mtp_layers:
-        raise UsageError(f"vLLM: {model.name}'s config has no MTP layers", "plan without the draft")
+        raise UsageError(f"{engine}: {model.name}'s config has no MTP layers", "plan without the draft")
     count = MTP_FIXED.get(model.model_type)
     if count is None:
         count = model.mtp_layers if model.mtp_layers is not None else MTP_FAMILIES.get(model.model_type)
     if not count:
-        raise UsageError(f"vLLM: {model.name}'s config has no MTP layers (its MTP layer count is 0 or absent), "
+        raise UsageError(f"{engine}: {model.name}'s config has no MTP layers (its MTP layer count is 0 or absent), "
                          "so vLLM has no MTP draft for it", "plan without the draft")
     return count
 
