@@ -19,6 +19,8 @@ from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_hea
                         multi_query_kv_heads, step3_kv_heads, window_plus_one, zamba_dims)
 from .family import Family
 from .keye import KEYE_VL1_5_TEXT_DEFAULTS
+from . import sarvam
+from .params_moondream import moondream3_params
 from .hybrid import (gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
                      mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
                      zaya_cca_state)
@@ -253,12 +255,14 @@ _ROWS: list[Family] = [
                   "layer; a config without text_config is refused (the class would run LlamaConfig's defaults); "
                   "parameters: the Llama text model only (DINOv2 + SigLIP towers and projector not counted)",)),
     Family(("moondream3",), kinds=FULL_ONLY, aliases=vla_wrappers.MOONDREAM3_NAMES,
-           defaults=vla_wrappers.MOONDREAM3_DEFAULTS, dims=vla_wrappers.moondream3_dims,
+           defaults=vla_wrappers.MOONDREAM3_DEFAULTS, dims=vla_wrappers.moondream3_dims, params=moondream3_params,
            rules=("Moondream 3 (HfMoondream, Moondream3ForCausalLM; vLLM 0.33 configs/moondream3.py Moondream3Config): "
                   "the text model is config.text with Moondream's names (n_layers 24, dim 2048, n_heads 32, "
                   "n_kv_heads 32 by default); moondream3.py Moondream3Attention keeps K/V of n_kv_heads x dim / "
                   "n_heads on every layer, no window (prefix_attn only masks the image prefix bidirectionally); "
-                  "parameters not counted (kvplan has no counter for its MoE text model)",)),
+                  "parameters: the text model as moondream3.py builds it (params_moondream.py: MoE from "
+                  "config.text.moe start_layer 4, n_experts 64, n_experts_per_tok 8, expert_inner_dim 1024 by "
+                  "default; vision encoder and projection not counted)",)),
     Family(("alpamayo2_super",), text="qwen3_vl", text_key="vlm_config",
            text_rule=vl_wrappers.fixed_text("qwen3_vl", "vlm_config", "alpamayo2_super"),
            rules=("Alpamayo 2 Super (vLLM 0.33 configs/alpamayo2_super.py Alpamayo2SuperConfig, a Qwen3VLConfig): "
@@ -746,9 +750,18 @@ _ROWS: list[Family] = [
            rules=("DeepSeek-V3's MLA (transformers runs it as DeepseekV3ForCausalLM): one latent of kv_lora_rank + "
                   "qk_rope_head_dim per token and layer; the original configs' num_experts / num_shared_experts "
                   "are read as n_routed_experts / n_shared_experts",)),
-    Family(("param2moe", "sarvam_moe"), kinds=ATTN, params=params.attention_decoder, aliases=SARVAM_NAMES,
+    Family(("param2moe",), kinds=ATTN, params=params.attention_decoder, aliases=SARVAM_NAMES,
            rules=("GLM-4-MoE's model (GQA K/V on every layer); Sarvam's original num_experts / num_shared_experts "
                   "are read as n_routed_experts / n_shared_experts",)),
+    Family(("sarvam_moe",), kinds=FULL_ONLY, dims=sarvam.dims, params=bailing.moe_params, defaults=sarvam.DEFAULTS,
+           aliases=sarvam.NAMES,
+           rules=("vLLM 0.33 sarvam.py SarvamMoEForCausalLM is bailing_moe.py's BailingMoeForCausalLM: K/V of "
+                  "num_key_value_heads x head_dim on every layer (BailingAttention); defaults from the checkpoint's "
+                  "remote SarvamMoEConfig (sarvamai/mlx-lm configuration_sarvam_moe.py), num_attention_heads and "
+                  "head_dim required (transformers' later SarvamMoeConfig defaults them differently); parameters "
+                  "as BailingMoeForCausalLM builds them: fused query_key_value, query / key norms (LayerNorm with "
+                  "a bias unless use_rmsnorm), the router's expert_bias, one shared expert of moe_intermediate_size "
+                  "x num_shared_experts",)),
     Family(("youtu", "axk1"), kinds=FULL_ONLY, attention="latent", params=params.by_type,
            defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64},
            rules=("one latent of kv_lora_rank (512) + qk_rope_head_dim (64) per token and layer",)),
