@@ -128,3 +128,26 @@ def test_sarvam_moe_without_the_fields_its_config_classes_disagree_on_is_refused
     config = {k: v for k, v in SARVAM.items() if k != field}
     with pytest.raises(ConfigError, match=f"no '{field}'.*remote SarvamMoEConfig"):
         build_model(config, "sarvam")
+
+
+# -- DeepSeek-VL2 (vLLM 0.33 deepseek_vl2.py -> deepseek_v2.py DeepseekV2DecoderLayer) -------------------------
+
+def test_deepseek_vl2_tiny_layout_reads_as_plain_attention():
+    # DeepSeek-VL2-Tiny's language_config: use_mla false, kv_lora_rank null, qk_nope_head_dim = qk_rope_head_dim = 0
+    # (DeepSeek-VL2 issue #81, SGLang issue #5537); DeepSeek-OCR's real language_config has that layout, here
+    # under DeepseekVLV2ForCausalLM (hand-modified architecture). use_mha -> DeepseekAttention: K/V of 10 heads x
+    # 1280 / 10 = 128 on 12 layers: 2 x 12 x 10 x 128 x 2 B = 61,440 B per token
+    raw = _raw("deepseek-ocr.json")
+    raw["architectures"] = ["DeepseekVLV2ForCausalLM"]
+    model = build_model(raw, "deepseek-vl2-tiny-like")
+    assert model.model_type == "deepseek" and model.reading == "exact"
+    assert estimate(model, 1024).bytes_per_token == 2 * 12 * 10 * 128 * 2 == 61_440
+
+
+def test_deepseek_vl2_null_rank_with_qk_dims_is_refused_as_unloadable():
+    # DeepseekV2Attention builds kv_a_proj_with_mqa of kv_lora_rank + qk_rope_head_dim outputs: None + 64 fails
+    raw = _raw("deepseek-ocr.json")
+    raw["language_config"].update(qk_nope_head_dim=64, qk_rope_head_dim=64)
+    with pytest.raises(ConfigError, match="cannot be built with a null rank") as info:
+        build_model(raw, "x")
+    assert "DeepSeek-VL2-Tiny" in info.value.hint

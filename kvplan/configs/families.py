@@ -243,9 +243,10 @@ _ROWS: list[Family] = [
                   "DeepseekVLV2TextConfig): one MLA latent of kv_lora_rank + qk_rope_head_dim per token and layer; "
                   "qk_nope_head_dim and qk_rope_head_dim both 0 (DeepSeek-OCR, DeepseekOCRForCausalLM: vLLM 0.33 "
                   "deepseek_v2.py use_mha, DeepseekAttention) is read as deepseek: K/V of num_key_value_heads x "
-                  "hidden_size / num_attention_heads on every layer; kv_lora_rank null with nonzero qk dims "
-                  "(DeepseekV2Attention without a latent: Tiny) is refused; parameters: the text model only (SigLIP "
-                  "or SAM + CLIP towers and projector not counted)",)),
+                  "hidden_size / num_attention_heads on every layer (DeepSeek-VL2-Tiny: use_mla false, both qk dims 0, "
+                  "as in DeepSeek-OCR's); kv_lora_rank null with nonzero qk dims is refused (DeepseekV2Attention "
+                  "cannot build kv_a_proj_with_mqa with a null rank, so vLLM 0.33 does not load it); parameters: "
+                  "the text model only (SigLIP or SAM + CLIP towers and projector not counted)",)),
     # vision-language(-action) wrappers vLLM 0.33 serves through its own config classes (configs/vla_wrappers.py)
     Family(("openvla",), text="llama", text_rule=vl_wrappers.fixed_text("llama", "text_config", "openvla"),
            rules=("OpenVLA (vLLM 0.33 configs/openvla.py OpenVLAConfig): text_config is always read as a LlamaConfig "
