@@ -396,9 +396,11 @@ _ROWS: list[Family] = [
                   "Voxtral Realtime (VoxtralRealtimeGeneration or audio_config.is_causal: a causal encoder with its "
                   "own block-pooled sliding-window K/V in the pool) is refused; parameters: the text model only "
                   "(Whisper encoder and adapter not counted)",)),
-    Family(("kimi_audio",), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
+    Family(("kimi_audio", "moonshot_kimia"), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
            defaults=audio_wrappers.KIMI_AUDIO_DEFAULTS, params=params.attention_decoder,
-           rules=("Kimi-Audio (remote code KimiAudioConfig, a Qwen2Config saved flat; vLLM 0.33 kimi_audio.py builds "
+           rules=("Kimi-Audio (model_type moonshot_kimia, as moonshotai/Kimi-Audio-7B-Instruct's config.json writes "
+                  "it by a public guide that quotes the file; kimi_audio read alike; vLLM 0.33 has no config class "
+                  "of its own and loads the remote code KimiAudioConfig, a Qwen2Config saved flat; kimi_audio.py builds "
                   "Qwen2ForCausalLM on it): qwen2's rules over KimiAudioConfig's defaults (32 layers, 32 heads, KV "
                   "heads = heads); the kimia_mimo_layers speech-output layers are dropped at load, so they keep no "
                   "cache, and the Whisper encoder keeps none; parameters: the text model only (Whisper encoder, "
