@@ -151,3 +151,17 @@ def test_deepseek_vl2_null_rank_with_qk_dims_is_refused_as_unloadable():
     with pytest.raises(ConfigError, match="cannot be built with a null rank") as info:
         build_model(raw, "x")
     assert "DeepSeek-VL2-Tiny" in info.value.hint
+
+
+# -- Moondream 2 (HfMoondream, model_type moondream1) --------------------------------------------------------
+
+def test_moondream2_is_refused_by_name(tmp_path):
+    raw = {"model_type": "moondream1", "architectures": ["HfMoondream"], "config": {}}
+    with pytest.raises(ConfigError, match="Moondream 2.*Moondream3ForCausalLM"):
+        build_model(raw, "moondream2")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    done = subprocess.run([sys.executable, "-m", "kvplan", "estimate", str(path)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Moondream 2" in done.stderr

@@ -1041,6 +1041,10 @@ REFUSED: dict[str, str] = {
                      "window of generated tokens, a policy kvplan cannot size yet",
     "pixtral": "a Pixtral vision encoder config (transformers PixtralVisionConfig) with no text model; vLLM 0.33 "
                "serves Pixtral as llava (config.json) or from a Mistral-format params.json",
+    "moondream1": "Moondream 2 (HfMoondream, remote HfConfig): vLLM 0.33 maps the HfMoondream architecture to "
+                  "moondream3.py Moondream3ForCausalLM, which builds Moondream 3's text model from hf_config.config "
+                  "(HfConfig sets it to {}, so Moondream3TextConfig's defaults: MoE from layer 4, tau attention); "
+                  "Moondream 2's dense checkpoint does not fill those weights, so vLLM 0.33 does not serve it",
     "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "
                        "before committing them, which kvplan does not size",
 }
