@@ -17,8 +17,9 @@ Configs (tests/data/configs/), none found verbatim in the code index:
   fields a public checkpoint validator checks it against (code index id 67138767844: expected_root,
   expected_audio_config, expected_language_config with the 8b variant's hidden 4096 / intermediate 12288);
 - kimi-audio-7b-instruct-reconstructed.json: moonshotai/Kimi-Audio-7B-Instruct's config.json rebuilt from the axes a
-  public checkpoint validator checks (code index id 58770342962, config_axes), with model_type kimi_audio added (the
-  remote code's KimiAudioConfig.model_type, as vLLM's adapted copy of configuration_moonshot_kimia.py gives it);
+  public checkpoint validator checks (code index id 58770342962, config_axes), with model_type moonshot_kimia added
+  (what the checkpoint's config.json writes, as a public Kimi-Audio architecture guide quotes that file, code index
+  id 55885806002; vLLM 0.33 has no kimi_audio config class, and kvplan reads both names alike);
 - nemotron-3-nano-omni-30b-a3b-trimmed.json: NVIDIA Nemotron-3-Nano-Omni-30B-A3B's config.json as a public Swift test
   quotes it (code index id 60299749943, configJSON), as given.
 """
@@ -152,8 +153,17 @@ def test_kimi_audio_caches_its_qwen2_text_layers_only():
 
 def test_kimi_audio_sparse_config_takes_kimi_audio_config_defaults():
     # KimiAudioConfig: 32 layers, 32 heads, hidden 4096, num_key_value_heads None -> the heads (Qwen2Config)
-    model = build_model({"model_type": "kimi_audio"}, "bare")
-    assert estimate(model, 1024).bytes_per_token == 32 * 2 * 32 * 128 * 2 == 524_288
+    for model_type in ("kimi_audio", "moonshot_kimia"):
+        model = build_model({"model_type": model_type}, "bare")
+        assert estimate(model, 1024).bytes_per_token == 32 * 2 * 32 * 128 * 2 == 524_288
+
+
+def test_kimi_audio_both_model_types_read_alike():
+    # moonshot_kimia (the checkpoint's config.json) and kimi_audio are one row: same cache, same count
+    raw = _raw("kimi-audio-7b-instruct-reconstructed.json")
+    assert raw["model_type"] == "moonshot_kimia"
+    a, b = build_model(raw, "a"), build_model({**raw, "model_type": "kimi_audio"}, "b")
+    assert a.family == b.family == "kimi_audio" and a.param_count == b.param_count == 7_733_057_024
 
 
 # -- MOSS-Audio -------------------------------------------------------------------------------------------------

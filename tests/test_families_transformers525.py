@@ -50,17 +50,20 @@ def test_minicpm5_moe_caches_gqa_on_every_layer():
 @pytest.mark.parametrize("model_type, transformers_count, extra", [
     ("ergo", 1_105_550_917_632, 0),
     ("minicpm5_moe", 15_002_552_320, 0),
-    # Param2 and Sarvam-MoE run GLM-4-MoE's model; kvplan also counts each MoE router's
-    # e_score_correction_bias (one value per routed expert), a buffer transformers' count leaves out
+    # Param2 runs GLM-4-MoE's model; kvplan also counts each MoE router's e_score_correction_bias (one value
+    # per routed expert), a buffer transformers' count leaves out
     ("param2moe", 17_151_124_096, 20 * 64),
-    ("sarvam_moe", 32_152_648_064, 18 * 128),
+    # Sarvam-MoE is counted as vLLM 0.33 builds it (sarvam.py SarvamMoEForCausalLM = bailing_moe.py's model):
+    # the 18 MoE routers' expert_bias (128 each), and query / key norms that are nn.LayerNorm without
+    # use_rmsnorm, a bias of head_dim 64 each beyond transformers' RMSNorm weights, on all 19 layers
+    ("sarvam_moe", 32_152_648_064, 18 * 128 + 19 * 2 * 64),
 ])
 def test_parameters_equal_transformers_meta_count(model_type, transformers_count, extra):
     assert _model(model_type).param_count == transformers_count + extra
 
 
 @pytest.mark.parametrize("model_type", ["param2moe", "sarvam_moe"])
-def test_glm4_moe_implementations_cache_plain_gqa(model_type):
+def test_glm4_moe_and_bailing_implementations_cache_plain_gqa(model_type):
     model = _model(model_type)
     config = DEFAULTS[model_type]
     per_layer = 2 * config["num_key_value_heads"] * config["head_dim"] * 2

@@ -11,9 +11,11 @@
   WhisperEncoder unless audio_config.is_causal) and keeps no cache. A causal encoder (Voxtral Realtime,
   VoxtralRealtimeGeneration: whisper_causal.py WhisperCausalAttentionWithBlockPooling) keeps its own sliding-window
   K/V in vLLM's pool, block-pooled at one entry per block_pool_size audio frames: refused by name.
-- Kimi-Audio (model_type kimi_audio): saved flat, a Qwen2Config subclass (the checkpoint's remote code
-  configuration_moonshot_kimia.py KimiAudioConfig) with its own defaults; kimi_audio.py builds Qwen2ForCausalLM on
-  it and drops the MIMO (speech output) layers' weights, so only the num_hidden_layers text layers cache.
+- Kimi-Audio (model_type moonshot_kimia, as moonshotai/Kimi-Audio-7B-Instruct's config.json writes it, and
+  kimi_audio): saved flat, a Qwen2Config subclass (the checkpoint's remote code configuration_moonshot_kimia.py
+  KimiAudioConfig) with its own defaults; vLLM 0.33 has no config class of its own for it (none in
+  transformers_utils/configs: it loads the remote class), and kimi_audio.py builds Qwen2ForCausalLM on it and drops
+  the MIMO (speech output) layers' weights, so only the num_hidden_layers text layers cache.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ VOXTRAL_TEXT_DEFAULTS = {
     "num_key_value_heads": 8, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "head_dim": 128}
 
 # Kimi-Audio's remote-code KimiAudioConfig(Qwen2Config).__init__ defaults (configuration_moonshot_kimia.py, as
-# vLLM's adapted copy transformers_utils/configs/kimi_audio.py gives it); num_key_value_heads None -> the heads,
-# as Qwen2Config reads it
+# the Kimi-Audio repository's finetune_codes/ copy gives it, e.g. zhangshengoo/Kimi-Audio-Training); num_key_value_heads
+# None -> the heads, as Qwen2Config reads it
 KIMI_AUDIO_DEFAULTS = {
     "vocab_size": 163840, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
     "num_attention_heads": 32, "rms_norm_eps": 1e-6, "tie_word_embeddings": False}

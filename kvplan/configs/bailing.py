@@ -71,6 +71,8 @@ def architecture(f: Fields) -> str | None:
 
 
 def _table(f: Fields) -> dict:
+    if f.model_type == "sarvam_moe":  # its defaults are the family's (configs/sarvam.py), not a Bailing class's
+        return {}
     arch = architecture(f)
     return V25_DEFAULTS if arch == V25 else V2_DEFAULTS if arch == V2 else V1_DEFAULTS
 

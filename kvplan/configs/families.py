@@ -19,6 +19,8 @@ from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_hea
                         multi_query_kv_heads, step3_kv_heads, window_plus_one, zamba_dims)
 from .family import Family
 from .keye import KEYE_VL1_5_TEXT_DEFAULTS
+from . import sarvam
+from .params_moondream import moondream3_params
 from .hybrid import (gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
                      mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
                      zaya_cca_state)
@@ -241,9 +243,10 @@ _ROWS: list[Family] = [
                   "DeepseekVLV2TextConfig): one MLA latent of kv_lora_rank + qk_rope_head_dim per token and layer; "
                   "qk_nope_head_dim and qk_rope_head_dim both 0 (DeepSeek-OCR, DeepseekOCRForCausalLM: vLLM 0.33 "
                   "deepseek_v2.py use_mha, DeepseekAttention) is read as deepseek: K/V of num_key_value_heads x "
-                  "hidden_size / num_attention_heads on every layer; kv_lora_rank null with nonzero qk dims "
-                  "(DeepseekV2Attention without a latent: Tiny) is refused; parameters: the text model only (SigLIP "
-                  "or SAM + CLIP towers and projector not counted)",)),
+                  "hidden_size / num_attention_heads on every layer (DeepSeek-VL2-Tiny: use_mla false, both qk dims 0, "
+                  "as in DeepSeek-OCR's); kv_lora_rank null with nonzero qk dims is refused (DeepseekV2Attention "
+                  "cannot build kv_a_proj_with_mqa with a null rank, so vLLM 0.33 does not load it); parameters: "
+                  "the text model only (SigLIP or SAM + CLIP towers and projector not counted)",)),
     # vision-language(-action) wrappers vLLM 0.33 serves through its own config classes (configs/vla_wrappers.py)
     Family(("openvla",), text="llama", text_rule=vl_wrappers.fixed_text("llama", "text_config", "openvla"),
            rules=("OpenVLA (vLLM 0.33 configs/openvla.py OpenVLAConfig): text_config is always read as a LlamaConfig "
@@ -253,12 +256,14 @@ _ROWS: list[Family] = [
                   "layer; a config without text_config is refused (the class would run LlamaConfig's defaults); "
                   "parameters: the Llama text model only (DINOv2 + SigLIP towers and projector not counted)",)),
     Family(("moondream3",), kinds=FULL_ONLY, aliases=vla_wrappers.MOONDREAM3_NAMES,
-           defaults=vla_wrappers.MOONDREAM3_DEFAULTS, dims=vla_wrappers.moondream3_dims,
+           defaults=vla_wrappers.MOONDREAM3_DEFAULTS, dims=vla_wrappers.moondream3_dims, params=moondream3_params,
            rules=("Moondream 3 (HfMoondream, Moondream3ForCausalLM; vLLM 0.33 configs/moondream3.py Moondream3Config): "
                   "the text model is config.text with Moondream's names (n_layers 24, dim 2048, n_heads 32, "
                   "n_kv_heads 32 by default); moondream3.py Moondream3Attention keeps K/V of n_kv_heads x dim / "
                   "n_heads on every layer, no window (prefix_attn only masks the image prefix bidirectionally); "
-                  "parameters not counted (kvplan has no counter for its MoE text model)",)),
+                  "parameters: the text model as moondream3.py builds it (params_moondream.py: MoE from "
+                  "config.text.moe start_layer 4, n_experts 64, n_experts_per_tok 8, expert_inner_dim 1024 by "
+                  "default; vision encoder and projection not counted)",)),
     Family(("alpamayo2_super",), text="qwen3_vl", text_key="vlm_config",
            text_rule=vl_wrappers.fixed_text("qwen3_vl", "vlm_config", "alpamayo2_super"),
            rules=("Alpamayo 2 Super (vLLM 0.33 configs/alpamayo2_super.py Alpamayo2SuperConfig, a Qwen3VLConfig): "
@@ -391,9 +396,11 @@ _ROWS: list[Family] = [
                   "Voxtral Realtime (VoxtralRealtimeGeneration or audio_config.is_causal: a causal encoder with its "
                   "own block-pooled sliding-window K/V in the pool) is refused; parameters: the text model only "
                   "(Whisper encoder and adapter not counted)",)),
-    Family(("kimi_audio",), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
+    Family(("kimi_audio", "moonshot_kimia"), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
            defaults=audio_wrappers.KIMI_AUDIO_DEFAULTS, params=params.attention_decoder,
-           rules=("Kimi-Audio (remote code KimiAudioConfig, a Qwen2Config saved flat; vLLM 0.33 kimi_audio.py builds "
+           rules=("Kimi-Audio (model_type moonshot_kimia, as moonshotai/Kimi-Audio-7B-Instruct's config.json writes "
+                  "it by a public guide that quotes the file; kimi_audio read alike; vLLM 0.33 has no config class "
+                  "of its own and loads the remote code KimiAudioConfig, a Qwen2Config saved flat; kimi_audio.py builds "
                   "Qwen2ForCausalLM on it): qwen2's rules over KimiAudioConfig's defaults (32 layers, 32 heads, KV "
                   "heads = heads); the kimia_mimo_layers speech-output layers are dropped at load, so they keep no "
                   "cache, and the Whisper encoder keeps none; parameters: the text model only (Whisper encoder, "
@@ -746,9 +753,18 @@ _ROWS: list[Family] = [
            rules=("DeepSeek-V3's MLA (transformers runs it as DeepseekV3ForCausalLM): one latent of kv_lora_rank + "
                   "qk_rope_head_dim per token and layer; the original configs' num_experts / num_shared_experts "
                   "are read as n_routed_experts / n_shared_experts",)),
-    Family(("param2moe", "sarvam_moe"), kinds=ATTN, params=params.attention_decoder, aliases=SARVAM_NAMES,
+    Family(("param2moe",), kinds=ATTN, params=params.attention_decoder, aliases=SARVAM_NAMES,
            rules=("GLM-4-MoE's model (GQA K/V on every layer); Sarvam's original num_experts / num_shared_experts "
                   "are read as n_routed_experts / n_shared_experts",)),
+    Family(("sarvam_moe",), kinds=FULL_ONLY, dims=sarvam.dims, params=bailing.moe_params, defaults=sarvam.DEFAULTS,
+           aliases=sarvam.NAMES,
+           rules=("vLLM 0.33 sarvam.py SarvamMoEForCausalLM is bailing_moe.py's BailingMoeForCausalLM: K/V of "
+                  "num_key_value_heads x head_dim on every layer (BailingAttention); defaults from the checkpoint's "
+                  "remote SarvamMoEConfig (sarvamai/mlx-lm configuration_sarvam_moe.py), num_attention_heads and "
+                  "head_dim required (transformers' later SarvamMoeConfig defaults them differently); parameters "
+                  "as BailingMoeForCausalLM builds them: fused query_key_value, query / key norms (LayerNorm with "
+                  "a bias unless use_rmsnorm), the router's expert_bias, one shared expert of moe_intermediate_size "
+                  "x num_shared_experts",)),
     Family(("youtu", "axk1"), kinds=FULL_ONLY, attention="latent", params=params.by_type,
            defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64},
            rules=("one latent of kv_lora_rank (512) + qk_rope_head_dim (64) per token and layer",)),
@@ -1025,6 +1041,10 @@ REFUSED: dict[str, str] = {
                      "window of generated tokens, a policy kvplan cannot size yet",
     "pixtral": "a Pixtral vision encoder config (transformers PixtralVisionConfig) with no text model; vLLM 0.33 "
                "serves Pixtral as llava (config.json) or from a Mistral-format params.json",
+    "moondream1": "Moondream 2 (HfMoondream, remote HfConfig): vLLM 0.33 maps the HfMoondream architecture to "
+                  "moondream3.py Moondream3ForCausalLM, which builds Moondream 3's text model from hf_config.config "
+                  "(HfConfig sets it to {}, so Moondream3TextConfig's defaults: MoE from layer 4, tau attention); "
+                  "Moondream 2's dense checkpoint does not fill those weights, so vLLM 0.33 does not serve it",
     "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "
                        "before committing them, which kvplan does not size",
 }

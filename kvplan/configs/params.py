@@ -82,10 +82,11 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
     return n
 
 
-GLM4_MOE = ("glm4_moe", "param2moe", "sarvam_moe")  # Param2 and Sarvam-MoE run transformers' GLM-4-MoE model
+GLM4_MOE = ("glm4_moe", "param2moe")  # Param2 runs transformers' GLM-4-MoE model (Sarvam-MoE: configs/sarvam.py)
 # q/k/v projections biased, o_proj not (dots_ocr: a flat Qwen2Config, vLLM 0.33 dots_ocr.py runs Qwen2ForCausalLM)
 # Kimi-Audio: a flat Qwen2Config, run as Qwen2ForCausalLM (vLLM 0.33 kimi_audio.py)
-_QKV_BIAS_ONLY = ("qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text", "dots_ocr", "qwen2_5_omni_text", "kimi_audio")
+_QKV_BIAS_ONLY = ("qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text", "dots_ocr", "qwen2_5_omni_text", "kimi_audio",
+                  "moonshot_kimia")
 _QK_NORM = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "gemma3n_text", "gemma3n", "qwen3_next",
             "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "qwen3_asr_text")  # per-head RMSNorm on q and k
 

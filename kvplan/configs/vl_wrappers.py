@@ -72,9 +72,12 @@ def deepseek_vl2_text(raw: dict, source: str) -> str | None:
     """DeepSeek-VL2's language_config is read as deepseek_v2 (MLA). With qk_nope_head_dim and qk_rope_head_dim
     both 0 (DeepSeek-OCR) vLLM 0.33 builds plain multi-head attention instead (deepseek_v2.py
     DeepseekV2DecoderLayer: use_mha, DeepseekAttention: K/V of num_key_value_heads x hidden_size /
-    num_attention_heads), the layout kvplan reads as model_type deepseek. An explicit kv_lora_rank null with
-    nonzero qk head dims turns MLA off but keeps DeepseekV2Attention (per-head K/V of the qk head width), which
-    kvplan does not read yet: refused by name."""
+    num_attention_heads), the layout kvplan reads as model_type deepseek; DeepSeek-VL2-Tiny's language_config is
+    this one (use_mla false: deepseek-ai/DeepSeek-VL2 issue #81; SGLang issue #5537 reports that its
+    qk_nope_head_dim + qk_rope_head_dim is 0), the layout DeepSeek-OCR's language_config also has. An explicit kv_lora_rank null with
+    nonzero qk head dims turns MLA off (is_deepseek_mla: kv_lora_rank None) and picks DeepseekV2Attention, which
+    still builds kv_a_proj_with_mqa of kv_lora_rank + qk_rope_head_dim outputs: vLLM 0.33 cannot build it with a
+    null rank, so the config is refused by name."""
     text = nested_only("language_config", "deepseek_vl_v2", "deepseek_v2")(raw, source)
     nested = raw.get("language_config")
     if not isinstance(nested, dict):
@@ -84,9 +87,12 @@ def deepseek_vl2_text(raw: dict, source: str) -> str | None:
     if nested.get("qk_nope_head_dim") == 0 and nested.get("qk_rope_head_dim") == 0:
         return "deepseek"
     if "kv_lora_rank" in nested and nested["kv_lora_rank"] is None:
-        raise ConfigError(f"{source}: language_config sets kv_lora_rank null with nonzero qk head dims (DeepSeek-VL2-"
-                          "Tiny): vLLM 0.33 runs that text model with DeepseekV2Attention without a latent, which "
-                          "kvplan does not read yet (model_type 'deepseek_vl_v2')", "this variant is not supported yet")
+        raise ConfigError(f"{source}: language_config sets kv_lora_rank null with nonzero qk head dims: vLLM 0.33 "
+                          "picks DeepseekV2Attention without a latent, whose kv_a_proj_with_mqa (kv_lora_rank + "
+                          "qk_rope_head_dim outputs) cannot be built with a null rank (deepseek_v2.py), so the model "
+                          "does not load (model_type 'deepseek_vl_v2')",
+                          "set kv_lora_rank (MLA), or qk_nope_head_dim and qk_rope_head_dim 0 (plain multi-head "
+                          "attention, as DeepSeek-VL2-Tiny)")
     return text
 
 

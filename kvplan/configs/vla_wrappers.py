@@ -30,7 +30,7 @@ MOONDREAM3_DEFAULTS = {"num_hidden_layers": 24, "hidden_size": 2048, "num_attent
 
 def moondream3_dims(f: Fields) -> tuple[int, int, int, int]:
     """Moondream3Attention: num_kv_heads = n_kv_heads, head_dim = dim // n_heads (no head_dim key is read)."""
-    for key in ("config", "config.text"):
+    for key in ("config", "config.text", "config.text.moe"):  # Moondream3TextConfig calls moe.get(...)
         node = f.raw
         for part in key.split("."):
             node = node.get(part) if isinstance(node, dict) else None
