@@ -502,3 +502,14 @@ def test_calibrate_says_a_draft_at_its_own_tp_is_not_modelled(tmp_path):
     out = _kvplan("calibrate", str(log), "--draft-model", EAGLE3, "--format", "json", offline=True)
     assert out.returncode == 0, out.stderr
     assert any("draft_tensor_parallel_size 1" in n for n in json.loads(out.stdout)["notes"])
+
+
+def test_cli_sglang_names_the_draft_checkpoint_s_folder_not_the_file_stem(cli):
+    # SGLang's --speculative-draft-model-path loads a checkpoint: a folder or a Hub id, as vLLM's "model" above
+    rc, out, err = cli("estimate", "llama-3.1-8b", "--kv-memory", "10GiB", "--context", "8k",
+                       "--draft-model", EAGLE3, "--num-speculative-tokens", "3", "--emit", "sglang", "--format", "json")
+    assert rc == 0, err
+    emit = json.loads(out)["emit"]
+    argv = emit["argv"]
+    assert argv[argv.index("--speculative-draft-model-path") + 1] == str(CONFIGS)
+    assert any("the draft checkpoint's folder" in n for n in emit["notes"])

@@ -120,9 +120,12 @@ def _speculative_flags(model, speculation, notes: list[str], max_running_request
     spec = resolve_speculation(model, speculation)
     flags = ["--speculative-algorithm", "NEXTN" if speculation.mtp else spec.algorithm]
     if spec.draft_name is not None:
-        flags += ["--speculative-draft-model-path", spec.draft_name]
-        if spec.draft_name != speculation.draft_model:
-            notes.append(f"--speculative-draft-model-path: the draft's Hub id or folder for {speculation.draft_model}")
+        from .vllm_speculative import draft_location
+
+        where, note = draft_location(speculation.draft_model, spec.draft_name, "--speculative-draft-model-path")
+        flags += ["--speculative-draft-model-path", where]
+        if note:
+            notes.append(note)
     if speculation.tokens is not None:  # top-1 chains: steps = tokens, draft tokens = steps + 1
         flags += ["--speculative-num-steps", str(spec.num_steps), "--speculative-eagle-topk", "1",
                   "--speculative-num-draft-tokens", str(spec.draft_tokens)]

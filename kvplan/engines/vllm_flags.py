@@ -14,7 +14,6 @@ release's rules (kvplan.engines.vllm_rules).
 from __future__ import annotations
 
 import json
-import os
 import shlex
 
 from .._record import record
@@ -27,7 +26,7 @@ from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
 from ..units import GIB
 from . import remote_code
 from .vllm_rules import LATEST, VllmRules
-from .vllm_speculative import draft_method, resolve_speculation
+from .vllm_speculative import draft_location, draft_method, resolve_speculation
 
 # vLLM 0.11.0's --block-size choices on CUDA (0.11.1-0.17 add 256; 0.18+ take any positive size)
 VLLM_BLOCK_SIZES = (1, 8, 16, 32, 64, 128)
@@ -175,13 +174,9 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
     if layers:
         argv += ["--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": tokens})]
     elif draft is not None:
-        draft_model = speculation.draft_model
-        where = draft_model if not os.path.isfile(draft_model) else os.path.dirname(draft_model) or "."
-        if where != draft_model:
-            notes.append(f"--speculative-config's model is the draft checkpoint's folder ({where}), the one that "
-                         f"holds {os.path.basename(draft_model)}")
-        elif draft.name != draft_model:  # a bundled name: vLLM wants the Hub id
-            where = draft.name
+        where, note = draft_location(speculation.draft_model, draft.name, "--speculative-config's model")
+        if note:
+            notes.append(note)
         argv += ["--speculative-config", json.dumps({"method": draft_method(draft), "model": where,
                                                       "num_speculative_tokens": tokens})]
     if speculation is not None and "--max-num-seqs" in argv and max_num_seqs is None:

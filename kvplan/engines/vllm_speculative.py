@@ -213,3 +213,18 @@ def with_speculation(model: ModelSpec, rules, draft_layers: int = 0, draft: Mode
         model, token_notes = with_speculative_tokens(model, tokens)
         notes += token_notes
     return model, notes
+
+
+def draft_location(draft_model: str, draft_name: str, flag: str) -> tuple[str, str | None]:
+    """(what an engine's draft flag names, a note) for --draft-model: a config file's folder (the checkpoint that
+    holds it), a folder or Hub id as given, a bundled name's Hub id (draft_name)."""
+    import os
+
+    if os.path.isfile(draft_model):
+        where = os.path.dirname(draft_model) or "."
+        return where, (f"{flag}: the draft checkpoint's folder ({where}), the one that holds "
+                       f"{os.path.basename(draft_model)}")
+    if draft_name != draft_model and not os.path.isdir(draft_model):  # a bundled name: the engine wants the Hub id
+        return draft_name, f"{flag}: the draft's Hub id for {draft_model}"
+    return draft_model, None
+
