@@ -256,3 +256,12 @@ def test_cosmos3_nano_and_edge():
     # gate); two RMSNorms; untied embed + head 2 x 131,072 x 2,048; final norm
     per_layer = 2 * 2048 * 2048 + 2 * 2048 * 1024 + 2 * 2048 * 9216 + 2 * 2048
     assert model.param_count == 28 * per_layer + 2 * 131072 * 2048 + 2048 == 1_946_273_792
+
+
+def test_moondream3_s_vocabulary_sizes_vllm_s_sampler_profile():
+    # the sampler's warm-up pass runs over rows x vocab logits: Moondream 3 keeps vocab_size in config.text, and
+    # without it Moondream3TextConfig's default 51,200 (vLLM 0.33 configs/moondream3.py)
+    from kvplan.engines.vllm_profile import vocab_size
+    from kvplan.sources import load_model
+
+    assert vocab_size(load_model(str(DATA / "moondream3-preview-shape.json"))) == 51_200

@@ -283,11 +283,27 @@ def vocab_size(model) -> int | None:
     if raw.get("model_type") == "gemma3" and not nested.get("model_type"):
         text_type = "gemma3_text"
     value = (raw.get("vocab_size") or nested.get("vocab_size") or raw.get("padded_vocab_size")
-             or VOCAB_DEFAULTS.get(text_type))
+             or VOCAB_DEFAULTS.get(text_type) or _family_vocab(raw))
     # the reader checked the fields it uses, not this one: only a plain, sane integer counts
     if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 100_000_000:
         return value
     return None
+
+
+def _family_vocab(raw: dict):
+    """vocab_size as the config's family reads it: its own field names and its config class's defaults
+    (Moondream 3's config.text.vocab_size, else Moondream3TextConfig's 51,200)."""
+    import warnings
+
+    from ..configs.build import resolve
+    from ..errors import KvplanError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return resolve(raw, "config")[1].opt_int("vocab_size")
+        except (KvplanError, AttributeError):
+            return None
 
 
 def checkpoint_weights(model):
