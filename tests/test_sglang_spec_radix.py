@@ -191,3 +191,20 @@ def test_059_state_line_under_speculation():
 
     log = parse("[2026-12-06 00:00:01 TP0] " + got.log_lines()[0] + "\n", "x.log")
     assert (log.mamba_cache_size, log.conv_state_gib, log.ssm_state_gib) == (48, 0.04, 1.72)
+
+
+@pytest.mark.parametrize("args, refused", [
+    # 0.5.9 MambaRadixCache.__init__ asserts page_size == 1 without the extra buffer (mem_cache/mamba_radix_cache.py)
+    (("qwen3-next-80b-a3b", "--engine", "sglang@0.5.9", "-t", "page:16"), True),
+    (("qwen3-next-80b-a3b", "--engine", "sglang@0.5.9"), False),  # page 1
+    (("qwen3-next-80b-a3b", "--engine", "sglang", "-t", "page:16"), False),  # 0.5.23: no such assert
+    # radix cache off (Kimi Linear always; Qwen3-Next under speculation): a ChunkCache, any page size
+    (("kimi-linear-48b-a3b", "--engine", "sglang@0.5.9", "-t", "page:16"), False),
+    (("qwen3-next-80b-a3b", "--engine", "sglang@0.5.9", "-t", "page:16", "--mtp"), False),
+    (("llama-3.1-8b", "--engine", "sglang@0.5.9", "-t", "page:16"), False),  # no state: a RadixCache, any page
+])
+def test_sglang_059_refuses_a_paged_state_model_with_its_radix_cache_on(cli, args, refused):
+    rc, out, err = cli("estimate", *args, "--kv-memory", "50GiB", "--tp", "2", "--format", "json")
+    assert rc == 0, err
+    notes = json.loads(out)["engine"]["notes"]
+    assert any("would not start with --page-size 16" in n for n in notes) is refused

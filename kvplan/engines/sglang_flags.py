@@ -19,7 +19,8 @@ from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
 from . import remote_code
 from .sglang import kv_dtype_bytes
-from .sglang_rules import LATEST, LONG_CONTEXT_ENV, SPEC_MAX_RUNNING_REQUESTS, context_limit, radix_off_reason, rules_for
+from .sglang_rules import (LATEST, LONG_CONTEXT_ENV, SPEC_MAX_RUNNING_REQUESTS, context_limit, page_size_refusal,
+                           radix_off_reason, rules_for)
 from .vllm_flags import NotApplied
 
 
@@ -104,6 +105,9 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
         argv += ["--max-running-requests", str(max_running_requests)]
     if speculation is not None:
         argv += _speculative_flags(model, speculation, notes, max_running_requests)
+    refusal = page_size_refusal(rules_for(release), model, plan.block_size, speculation is not None)
+    if refusal:
+        notes.append(refusal)
     if plan.prefix is None:
         # a state model's radix cache: off in 0.5.9 for Kimi Linear / Ling 2.5, and for the others under speculation
         # (server_args._handle_mamba_radix_cache)

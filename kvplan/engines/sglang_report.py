@@ -8,7 +8,7 @@ from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
 from .sglang_served import check
 from .sglang_rules import (MULTIMODAL_PREFILL_GRAPH_0523, SPEC_MAX_RUNNING_REQUESTS, Rules, hf_text_config,
-                           memory_defaults, rules_for, vlm_fraction_factor)
+                           memory_defaults, page_size_refusal, rules_for, vlm_fraction_factor)
 
 # The free GPU memory SGLang sizes from (T0, after the distributed init) is the driver's total less what
 # the process holds before the weights load: the CUDA context and, at TP > 1, the communicators.
@@ -370,6 +370,9 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
                    plan.model.config_model_type or plan.model.model_type)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([long_note] if long_note else []) + ([how] if how else []) + list(got.notes) \
         + ([pp_note] if pp_note else [])
+    page_refusal = page_size_refusal(rules, plan.model, plan.block_size, spec is not None)
+    if page_refusal:
+        notes.insert(0, page_refusal)
     if got.kv_cache_dtype == "auto" and fp8_kv_in_config(plan.model):
         notes.append("the checkpoint's quant config names an FP8 KV cache, which SGLang's KV dtype auto follows "
                      "(configure_kv_cache_dtype): plan it with -t fp8 to match")

@@ -204,13 +204,18 @@ class Rules:
     # intermediate SSM and conv-window caches, (max_num_reqs + 1) x speculative_num_draft_tokens states each; 0.5.23's
     # (conv windows deduplicated on CUDA, ReplaySSM buffers) is not modelled and the line is left at its plain part
     logs_intermediate_states: bool = False
+    # 0.5.9 mem_cache/mamba_radix_cache.py MambaRadixCache.__init__: without the extra buffer (0.5.9 runs
+    # mamba_scheduler_strategy no_buffer unless told otherwise) it asserts page_size == 1, so a state model with its
+    # radix cache on does not start with a larger --page-size; 0.5.23 has no such assert
+    mamba_radix_page_one: bool = False
 
 
 RULES = {
     "0.5.9": Rules("0.5.9", DEFAULTS_BY_MEMORY, SPEC_RESERVED_MIB, False, HYBRID_SWA_ARCHS, False, frozenset(),
                    False, False, False, False, 0, MULTIMODAL_ARCHS_059, frozenset(), False, False,
                    radix_off_state_archs=frozenset({"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"}),
-                   spec_radix_off_state_archs=SPEC_RADIX_OFF_STATE_ARCHS_059, logs_intermediate_states=True),
+                   spec_radix_off_state_archs=SPEC_RADIX_OFF_STATE_ARCHS_059, logs_intermediate_states=True,
+                   mamba_radix_page_one=True),
     "0.5.23": Rules("0.5.23", DEFAULTS_BY_MEMORY_0523, {}, True, HYBRID_SWA_ARCHS_0523, True,
                     MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, True, True, VLM_CACHE_MIB, MULTIMODAL_ARCHS_0523,
                     HYBRID_SWA_COMPRESS_0523, True, True, bailing_kda_by_conv=True),
@@ -231,6 +236,19 @@ def radix_off_reason(rules: Rules, architecture: str | None, speculative: bool) 
         return (f"SGLang {rules.release} turns the radix cache off for {arch} under speculative decoding "
                 "(_handle_mamba_radix_cache: mamba_scheduler_strategy no_buffer with a speculative algorithm)")
     return None
+
+
+def page_size_refusal(rules: Rules, model, page_size: int | None, speculative: bool) -> str | None:
+    """Why the release would not start a state model at this page size with its radix cache on, or None."""
+    if not rules.mamba_radix_page_one or not page_size or page_size == 1:
+        return None
+    if not any(layer.state is not None for layer in model.layers):
+        return None
+    if radix_off_reason(rules, model.architecture, speculative) is not None:
+        return None
+    return (f"SGLang {rules.release} would not start with --page-size {page_size}: a state model's radix cache "
+            "(MambaRadixCache, no extra buffer) asserts page size 1 (mem_cache/mamba_radix_cache.py); plan page:1, "
+            "or add --disable-radix-cache to the command (kvplan's pool is the same, prefix reuse is lost)")
 
 
 def rules_for(release: str | None) -> Rules:
