@@ -64,6 +64,8 @@ MAMBA2_MIXER_DEFAULTS = {"mamba_n_heads": 128, "mamba_d_head": "auto", "mamba_n_
                          "mamba_d_conv": 4, "mamba_expand": 2}
 FULL_ONLY = frozenset({K.FULL})
 CROSS_ATTENTION = ("add_cross_attention", "cross-attention to an encoder")
+KOSMOS_TEXT_NAMES = {"num_hidden_layers": ("layers",), "num_attention_heads": ("attention_heads",),
+                     "hidden_size": ("embed_dim",), "intermediate_size": ("ffn_dim",)}
 
 
 def _longcat_layers(f) -> int:
@@ -347,6 +349,14 @@ _ROWS: list[Family] = [
                   "model_type says, and bagel.py builds Qwen2ForCausalLM on it; a config without llm_config would "
                   "run Qwen2Config's defaults and is refused; parameters: the text model only (SigLIP, VAE and "
                   "connectors not counted)",)),
+    # Kosmos-2 / Kosmos-2.5 (transformers 5.20 Kosmos2Config / Kosmos2_5Config): the text model in text_config
+    # (absent: the class's default text config, so such a file is refused, not read flat); image tokens are
+    # prompt tokens of the text model. vLLM 0.33 registers neither (no native model)
+    *(Family((name,), text=text, text_rule=vl_wrappers.nested_only("text_config", name),
+             rules=(f"text model in text_config ({text}); a config without text_config is refused (its config "
+                    "class would build the default text model); vLLM 0.33 has no native model for it (registry.py); "
+                    "parameters not counted",))
+      for name, text in (("kosmos-2", "kosmos_2_text_model"), ("kosmos-2.5", "kosmos_2_5_text_model"))),
     Family(("qwen2_audio",), text="qwen2", text_rule=vl_wrappers.nested_only("text_config", "qwen2_audio"),
            rules=("Qwen2-Audio (transformers Qwen2AudioConfig): text model in text_config (qwen2 when it names no "
                   "model_type; absent: Qwen2Config's defaults, so such a file is refused), which vLLM 0.33 "
@@ -458,10 +468,12 @@ _ROWS: list[Family] = [
            params=params.attention_decoder,
            rules=("full attention everywhere (attn_type_list must be all 1); head_dim 128 by default",)),
     # -- MHA families whose attention reads neither num_key_value_heads nor head_dim
-    Family(("gpt2",), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden, refuse=(CROSS_ATTENTION,),
+    # gpt-sw3: transformers 5.20 configuration_auto.py maps it to GPT2Config and modeling_auto.py to GPT2LMHeadModel;
+    # vLLM 0.33 serves that architecture natively (registry.py GPT2LMHeadModel -> gpt2.py)
+    Family(("gpt2", "gpt-sw3"), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden, refuse=(CROSS_ATTENTION,),
            params=params.decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True,
                                  positions="max_position_embeddings"),
-           rules=("MHA: n_head heads of n_embd / n_head",)),
+           rules=("MHA: n_head heads of n_embd / n_head (gpt-sw3 is GPT2Config with GPT-SW3's tokenizer)",)),
     Family(("gptj", "codegen"), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden,
            params=params.decoder(mlp="plain", mlp_bias=True, norms=1, head_bias=True, tied=False),
            rules=("MHA: n_head heads of n_embd / n_head",)),
@@ -490,6 +502,21 @@ _ROWS: list[Family] = [
            aliases={"num_hidden_layers": ("num_layers",), "num_attention_heads": ("attention_heads",),
                     "hidden_size": ("d_model",), "intermediate_size": ("ffn_dim",)},
            rules=("MHA: attention_heads heads of d_model / heads",)),
+    # Kosmos-2 / Kosmos-2.5 text models (transformers 5.20 configuration_kosmos2.py Kosmos2TextConfig,
+    # configuration_kosmos2_5.py Kosmos2_5TextConfig: attribute_map layers / attention_heads / embed_dim)
+    Family(("kosmos_2_text_model",), kinds=FULL_ONLY, aliases=KOSMOS_TEXT_NAMES, dims=mha_from_hidden,
+           refuse=(CROSS_ATTENTION,),
+           defaults={"num_hidden_layers": 24, "num_attention_heads": 32, "hidden_size": 2048,
+                     "intermediate_size": 8192, "vocab_size": 65037, "max_position_embeddings": 2048},
+           rules=("MHA: attention_heads heads of embed_dim / attention_heads on every layer (transformers 5.20 "
+                  "modeling_kosmos2.py KosmosTextAttention; defaults 24 layers, 32 heads, embed_dim 2048); "
+                  "add_cross_attention is refused; parameters not counted",)),
+    Family(("kosmos_2_5_text_model",), kinds=FULL_ONLY, aliases=KOSMOS_TEXT_NAMES, dims=mha_from_hidden,
+           defaults={"num_hidden_layers": 24, "num_attention_heads": 16, "hidden_size": 1536,
+                     "intermediate_size": 6144, "vocab_size": 108481, "max_position_embeddings": 4096},
+           rules=("MHA: attention_heads heads of embed_dim / attention_heads on every layer (transformers 5.20 "
+                  "modeling_kosmos2_5.py Kosmos2_5TextAttention; defaults 24 layers, 16 heads, embed_dim 1536); "
+                  "parameters not counted",)),
     Family(("gpt_neo",), kinds=ATTN, dims=mha_from_hidden, derive=gpt_neo_attention_types,
            params=params.decoder(mlp="plain", o_bias=True, mlp_bias=True, positions="max_position_embeddings"),
            aliases={"num_hidden_layers": ("num_layers",), "num_attention_heads": ("num_heads",),
@@ -1047,6 +1074,23 @@ REFUSED: dict[str, str] = {
                   "Moondream 2's dense checkpoint does not fill those weights, so vLLM 0.33 does not serve it",
     "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "
                        "before committing them, which kvplan does not size",
+    # transformers 5.20 causal-LM / image-text types (models/auto/modeling_auto.py) vLLM 0.33 does not serve as models
+    "gemma4_assistant": "Gemma 4's assistant (draft) model: every layer reads the target model's K/V and keeps none "
+                        "of its own (transformers 5.20 Gemma4AssistantConfig sets num_kv_shared_layers to "
+                        "num_hidden_layers); vLLM 0.33 runs it only as a speculative draft (config/speculative.py "
+                        "rewrites it to gemma4_mtp.py Gemma4MTPModel, whose attention reads the target's cache), so "
+                        "plan the target model",
+    "blt": "BLT (Byte Latent Transformer): a byte-level local encoder and decoder that cross-attend to entropy-sized "
+           "patches of a global transformer (transformers 5.20 modeling_blt.py), a cache per patch and per byte "
+           "kvplan does not size; vLLM 0.33 does not serve it",
+    "pi0": "PI0, a vision-language-action model: a PaliGemma prefix cache that a Gemma action expert attends to "
+           "over num_inference_steps flow-matching steps to emit a chunk of actions, not generated tokens "
+           "(transformers 5.20 modeling_pi0.py); vLLM 0.33 does not serve it",
+    "evolla": "Evolla, a protein-text model: a Llama decoder whose every (num_hidden_layers // "
+              "aligner_num_add_layers)-th layer also cross-attends to the protein encoder's resampled latents "
+              "(transformers 5.20 modeling_evolla.py EvollaSequenceAlignerCrossAttention, "
+              "EvollaSequenceCompressorResampler), a per-request input kvplan does not size; vLLM 0.33 does not "
+              "serve it",
 }
 
 

@@ -19,7 +19,7 @@ _REFUSED_BY_DESIGN = (
 
 # Image-text-to-text types built on an encoder-decoder or a cross-attending text model.
 _ENCODER_DECODER_WRAPPERS = (
-    "blip", "evolla", "florence2", "kosmos-2", "kosmos-2.5", "pix2struct", "pp_formulanet", "t5gemma2", "udop",
+    "blip", "evolla", "florence2", "pix2struct", "pp_formulanet", "t5gemma2", "udop",
     "vision-encoder-decoder",
 )
 
