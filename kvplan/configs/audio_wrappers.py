@@ -16,6 +16,10 @@
   KimiAudioConfig) with its own defaults; vLLM 0.33 has no config class of its own for it (none in
   transformers_utils/configs: it loads the remote class), and kimi_audio.py builds Qwen2ForCausalLM on it and drops
   the MIMO (speech output) layers' weights, so only the num_hidden_layers text layers cache.
+- transformers 5.20's speech-to-text wrappers (SPEECH_TEXT_WRAPPERS): Granite Speech and Granite Speech Plus (text
+  model granite), VibeVoice-ASR (qwen2) and Fun-ASR-Nano (qwen3) keep their decoder in text_config, built by
+  AutoConfig from its model_type or the class's default one (SubConfigSpec); only that decoder caches. Kyutai
+  speech-to-text is refused by name (SPEECH_REFUSED).
 """
 
 from __future__ import annotations
@@ -70,3 +74,43 @@ def voxtral_text(raw: dict, source: str) -> None:
                           "(whisper_causal.py WhisperCausalAttentionWithBlockPooling), which kvplan does not size "
                           "yet (model_type 'voxtral')", "this variant is not supported yet")
     return None
+
+
+# transformers 5.20 speech-to-text wrappers whose decoder is text_config, read by its model_type (the config
+# class's SubConfigSpec default when it names none): (model_type, default text model_type, rule). Absent, the
+# class builds its default text model (with Fun-ASR-Nano's init_kwargs, which are not merged under a given
+# text_config), not the top-level fields, so build.py refuses such a file (vl_wrappers.nested_only).
+SPEECH_TEXT_WRAPPERS = (
+    ("granite_speech", "granite",
+     "Granite Speech (transformers GraniteSpeechConfig: text_config by AutoConfig, granite by default): vLLM 0.33 "
+     "granite_speech.py GraniteSpeechForConditionalGeneration builds the text model with "
+     "init_vllm_registered_model(hf_config=config.text_config), the only cache (the Conformer CTC encoder and "
+     "Q-Former projector keep none); a file without text_config is refused; parameters: the text model only "
+     "(encoder and projector not counted)"),
+    ("granite_speech_plus", "granite",
+     "Granite Speech Plus (transformers GraniteSpeechPlusConfig: text_config by AutoConfig, granite by default): "
+     "vLLM 0.33 granite_speech_plus.py GraniteSpeechPlusForConditionalGeneration subclasses Granite Speech's class "
+     "and changes only the encoder, so the text model in text_config is the only cache; a file without text_config "
+     "is refused; parameters: the text model only"),
+    ("vibevoice_asr", "qwen2",
+     "VibeVoice-ASR (transformers VibeVoiceAsrConfig: text_config by AutoConfig, qwen2 by default; "
+     "VibeVoiceAsrModel builds it with AutoModel.from_config): vLLM 0.33 serves it through its Transformers "
+     "backend (registry.py: VibeVoiceAsrForConditionalGeneration -> TransformersMultiModalForCausalLM), whose "
+     "cache is the text model's K/V; the acoustic and semantic tokenizer encoders keep only conv padding while "
+     "encoding the audio; a file without text_config is refused; parameters: the text model only"),
+    ("fun_asr_nano", "qwen3",
+     "Fun-ASR-Nano in transformers' layout (FunAsrNanoConfig: text_config by AutoConfig, qwen3 by default; "
+     "FunAsrNanoModel builds it with AutoModel.from_config), the only cache; vLLM 0.33 has no class for "
+     "FunAsrNanoForConditionalGeneration (its funasr.py serves the flat FunASR layout, read as qwen3); a file "
+     "without text_config is refused (the class would build Qwen3Config with its own init_kwargs); parameters: "
+     "the text model only"),
+)
+
+# speech-to-text model_types refused by name
+SPEECH_REFUSED = {
+    "kyutai_speech_to_text": (
+        "Kyutai speech-to-text (transformers KyutaiSpeechToTextConfig): beside the decoder's K/V (sliding_window "
+        "375 by default), generation keeps the Mimi codec encoder's own streaming K/V cache (codec_config."
+        "sliding_window) and its conv padding caches (modeling_kyutai_speech_to_text.py "
+        "KyutaiSpeechToTextForConditionalGeneration), which kvplan does not size; vLLM 0.33 does not serve it"),
+}

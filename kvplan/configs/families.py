@@ -20,6 +20,7 @@ from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_hea
 from .family import Family
 from .keye import KEYE_VL1_5_TEXT_DEFAULTS
 from . import sarvam
+from . import encoder_decoders
 from .params_moondream import moondream3_params
 from .hybrid import (gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
                      mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
@@ -422,6 +423,11 @@ _ROWS: list[Family] = [
                   "its first layers' hidden states, no cache of their own); a config without language_config would "
                   "run Qwen3Config's defaults and is refused; parameters: the text model only (audio encoder, "
                   "adapter and deepstack mergers not counted)",)),
+    # transformers 5.20 speech-to-text wrappers (configs/audio_wrappers.py): the text model in text_config, by its
+    # model_type (the class's default type when it names none); absent, the config class builds a default text
+    # model, so such a file is refused; parameters: the text model only
+    *(Family((name,), text=text, text_rule=vl_wrappers.nested_only("text_config", name), rules=(rule,))
+      for name, text, rule in audio_wrappers.SPEECH_TEXT_WRAPPERS),
     Family(("isaac",), text="qwen3", text_rule=vl_wrappers.fixed_text("qwen3"),
            rules=("Isaac (vLLM 0.33 configs/isaac.py IsaacConfig): text_config read as a Qwen3Config whatever its "
                   "model_type says (absent: the top-level fields, as IsaacConfig builds Qwen3Config(**kwargs)); "
@@ -1072,6 +1078,8 @@ REFUSED: dict[str, str] = {
                   "moondream3.py Moondream3ForCausalLM, which builds Moondream 3's text model from hf_config.config "
                   "(HfConfig sets it to {}, so Moondream3TextConfig's defaults: MoE from layer 4, tau attention); "
                   "Moondream 2's dense checkpoint does not fill those weights, so vLLM 0.33 does not serve it",
+    **audio_wrappers.SPEECH_REFUSED,
+    **encoder_decoders.ENCODER_DECODER_REFUSED,
     "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "
                        "before committing them, which kvplan does not size",
     # transformers 5.20 causal-LM / image-text types (models/auto/modeling_auto.py) vLLM 0.33 does not serve as models
