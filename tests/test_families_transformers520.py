@@ -72,3 +72,19 @@ def test_refused_by_name(model_type, words):
     with pytest.raises(KvplanError, match=words):
         build_model({"model_type": model_type, "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 64},
                     model_type)
+
+
+def test_qwen2_and_qwen3_fill_their_config_classes_defaults():
+    # transformers 5.20 configuration_qwen2.py / configuration_qwen3.py: num_key_value_heads = 32 when left out
+    # (the query heads only when given as null), and Qwen3Config's head_dim = 128, which vLLM 0.33's
+    # Qwen3Attention reads from the config; Qwen2Config has no head_dim (hidden / heads)
+    from kvplan.configs import build_model
+    from kvplan.core.estimate import estimate
+
+    sparse = {"hidden_size": 4096, "num_hidden_layers": 2, "num_attention_heads": 64}
+    qwen3 = build_model({**sparse, "model_type": "qwen3"}, "qwen3-sparse")
+    assert estimate(qwen3, 16).bytes_per_token == 2 * 2 * 32 * 128 * 2  # layers x (K, V) x 32 x 128 x 2 B
+    qwen2 = build_model({**sparse, "model_type": "qwen2"}, "qwen2-sparse")
+    assert estimate(qwen2, 16).bytes_per_token == 2 * 2 * 32 * (4096 // 64) * 2
+    given = build_model({**sparse, "model_type": "qwen3", "num_key_value_heads": 8, "head_dim": 64}, "qwen3-given")
+    assert estimate(given, 16).bytes_per_token == 2 * 2 * 8 * 64 * 2

@@ -129,3 +129,11 @@ def test_phi4_siglip_is_read_flat_as_phi3():
     # LM head (Phi3Config's default) of 100,352 x 5120; the final norm
     per_layer = 2 * 5120 * 5120 + 2 * 5120 * 1280 + 3 * 5120 * 17920 + 2 * 5120
     assert model.param_count == 40 * per_layer + 2 * 100352 * 5120 + 5120
+
+
+def test_keye_s_text_class_sets_no_head_dim_so_vllm_takes_hidden_over_heads():
+    # KeyeVL1_5TextConfig has no head_dim (not Qwen3Config's 128): vLLM's Qwen3Attention takes 4096 / 64 = 64;
+    # 2 layers x (K, V) x 8 KV heads (the class default) x 64 x 2 B = 4,096 B per token, flat or nested
+    sparse = {"hidden_size": 4096, "num_hidden_layers": 2, "num_attention_heads": 64}
+    for raw in ({**sparse, "model_type": "KeyeVL1_5"}, {"model_type": "KeyeVL1_5", "text_config": sparse}):
+        assert estimate(build_model(raw, "keye"), 16).bytes_per_token == 2 * 2 * 8 * 64 * 2 == 4_096

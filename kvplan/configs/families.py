@@ -545,10 +545,17 @@ _ROWS: list[Family] = [
     Family(("jetmoe",), kinds=FULL_ONLY, dims=jetmoe_dims, params=params.by_type,
            aliases={"head_dim": ("kv_channels",)},
            rules=("num_key_value_heads heads of kv_channels; query heads derived from the experts",)),
-    Family(("qwen2", "qwen3"),
+    # Qwen2Config / Qwen3Config (transformers 5.20): num_key_value_heads defaults to 32 (heads only when given as
+    # null), and Qwen3Config's head_dim to 128, which vLLM 0.33's Qwen3Attention reads from the config
+    Family(("qwen2",),
            kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
-           params=params.attention_decoder,
+           defaults={"num_key_value_heads": 32}, params=params.attention_decoder,
            rules=("sliding_window counts only with use_sliding_window; then layers >= max_window_layers slide",)),
+    Family(("qwen3",),
+           kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
+           defaults={"num_key_value_heads": 32, "head_dim": 128}, params=params.attention_decoder,
+           rules=("sliding_window counts only with use_sliding_window; then layers >= max_window_layers slide; "
+                  "Qwen3Config's head_dim 128 when the config leaves it out",)),
     Family(("qwen2_moe",), kinds=ATTN, window_gate="use_sliding_window", derive=qwen2_moe_windows,
            params=params.attention_decoder,
            rules=("with use_sliding_window: even layers below max_window_layers slide, the rest are full",)),

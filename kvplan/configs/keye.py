@@ -16,4 +16,5 @@ KEYE_VL1_5_TEXT_DEFAULTS = {
     "vocab_size": 152064, "hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80,
     "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 32768, "rms_norm_eps": 1e-05,
     "tie_word_embeddings": False, "use_sliding_window": False, "sliding_window": 4096, "attention_bias": False,
+    "head_dim": None,  # the class sets none: not Qwen3Config's 128 (vLLM's Qwen3Attention then takes hidden / heads)
 }
