@@ -91,6 +91,7 @@ def test_a_speech_wrapper_without_text_config_is_refused(model_type):
     ("t5gemma2", "encoder-decoder"),
     ("blip", "cross-attends"),
     ("vision-encoder-decoder", "encoder-decoder"),
+    ("pp_formulanet", "cross-attend"),  # PPFormulaNetConfig is_encoder_decoder, cross_attention_cache
 ])
 def test_refused_by_name(model_type, words):
     with pytest.raises(ConfigError, match=words):

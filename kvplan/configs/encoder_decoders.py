@@ -21,6 +21,8 @@ ENCODER_DECODER_REFUSED = {
                  "SigLIP vision tower in the encoder)"),
     "blip": (f"BLIP, {_CROSS} (BlipConfig: BlipTextConfig is_decoder, each text layer cross-attends to the vision "
              "model's output); vLLM 0.33's blip.py is only BLIP-2's vision tower"),
+    "pp_formulanet": (f"PP-FormulaNet, {_CROSS} (PPFormulaNetConfig, is_encoder_decoder: an mBART-style text "
+                      "decoder whose layers cross-attend to the vision encoder's features, cross_attention_cache)"),
     "vision-encoder-decoder": (f"a vision encoder-decoder, {_CROSS} (VisionEncoderDecoderConfig: a decoder "
                                "config with add_cross_attention over an image encoder, e.g. TrOCR, Donut)"),
 }
