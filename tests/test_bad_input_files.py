@@ -79,6 +79,18 @@ def test_a_scenario_larger_than_1_mib_is_refused_unread(cli, tmp_path):
     assert code == 2 and "3,221,225,472 bytes" in line and "1 MiB" in line
 
 
+@pytest.mark.parametrize("value", ["1:30", "1:30.5"])
+def test_a_base_60_number_in_a_scenario_is_text_not_90(cli, tmp_path, value):
+    # PyYAML's YAML 1.1 resolver reads 1:30 as 1 x 60 + 30 = 90 (and 1:30.5 as 90.5): kvplan's loader keeps it text,
+    # so the schema check names it instead of planning 90 tokens
+    scenario = (Path(__file__).parents[1] / "scenarios" / "agent-tool-loop.yaml").read_text()
+    path = tmp_path / "s.yaml"
+    path.write_text(scenario.replace("prompt_tokens: 14000", f"prompt_tokens: {value}"))
+    code, _, err = cli("plan", str(path))
+    line = one_line(err)
+    assert code != 0 and "workload.prompt_tokens" in line and repr(value) in line
+
+
 def test_a_log_larger_than_the_head_is_read_from_its_start(cli, tmp_path, monkeypatch):
     # the start-up lines come first: a long log is read to LOG_HEAD_BYTES and says so
     from kvplan.engines import vllm_log

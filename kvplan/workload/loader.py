@@ -53,7 +53,28 @@ def _bundled_text(name: str) -> str | None:
 
 MAX_EXPANDED_NODES = 100_000  # a real scenario has a few dozen
 MAX_TEXT_BYTES = 1024 * 1024
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class ScenarioLoader(_BASE_LOADER):
+    """The safe loader without YAML 1.1's base-60 numbers: PyYAML's resolver reads `1:30` as 90 and `1:30.5` as
+    90.5, a number nobody meant in a scenario; here they stay text, which the schema check refuses by name."""
+
+
+LOADER = ScenarioLoader
+_INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+LOADER.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT, _FLOAT)]
+    for first, resolvers in _BASE_LOADER.yaml_implicit_resolvers.items()}
+# PyYAML's own int and float patterns (resolver.py), less their sexagesimal alternatives
+LOADER.add_implicit_resolver(_INT, re.compile(r"""^(?:[-+]?0b[0-1_]+
+    |[-+]?0[0-7_]+
+    |[-+]?(?:0|[1-9][0-9_]*)
+    |[-+]?0x[0-9a-fA-F_]+)$""", re.X), list("-+0123456789"))
+LOADER.add_implicit_resolver(_FLOAT, re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""", re.X), list("-+0123456789."))
 
 
 def _children(node) -> list:
