@@ -201,40 +201,40 @@ def tokenizer_code(tokenizer_config: dict) -> str:
     return ""
 
 
-def _tokenizer_text(text: str | None, where: str) -> str | None:
-    """tokenizer_code of a tokenizer_config.json's text (None: no file); a file that is not a JSON object is one
-    warning and not read: the config still plans."""
+def _tokenizer_unread(exc) -> None:
+    """A tokenizer_config.json kvplan cannot read is one warning: the config still plans."""
     import warnings
 
-    from .errors import KvplanError, KvplanWarning
+    from .errors import KvplanWarning
+
+    warnings.warn(f"{exc}: whether the tokenizer ships its own code is not checked", KvplanWarning, stacklevel=3)
+
+
+def _tokenizer_text(text: str | None, where: str) -> str | None:
+    """tokenizer_code of a tokenizer_config.json's text (None: no file, or one that is not a JSON object)."""
+    from .errors import KvplanError
 
     if text is None:
         return None
     try:
         return tokenizer_code(parse_json_text(text, where))
     except KvplanError as exc:
-        warnings.warn(f"{exc}: whether the tokenizer ships its own code is not checked", KvplanWarning, stacklevel=2)
+        _tokenizer_unread(exc)
         return None
 
 
 def _tokenizer_beside(config: Path) -> tuple[str | None, str | None]:
     """(tokenizer_code, path) of the tokenizer_config.json beside a checkpoint's config.json / params.json."""
-    import warnings
-
-    from .errors import KvplanError, KvplanWarning
-    from .files import read_bounded
+    from .errors import KvplanError
 
     path = config.parent / TOKENIZER_CONFIG
     if config.name not in ("config.json", "params.json") or not path.is_file():
         return None, None
     try:
-        text = read_bounded(path, "a JSON file", JSON_LIMIT_BYTES, SourceError).decode("utf-8-sig")
-    except (KvplanError, UnicodeDecodeError) as exc:
-        why = exc if isinstance(exc, KvplanError) else f"{path}: not UTF-8 text"
-        warnings.warn(f"{why}: whether the tokenizer ships its own code is not checked", KvplanWarning, stacklevel=2)
+        return tokenizer_code(read_json_file(path)), str(path)
+    except KvplanError as exc:
+        _tokenizer_unread(exc)
         return None, None
-    code = _tokenizer_text(text, str(path))
-    return code, (str(path) if code is not None else None)
 
 
 def _hub_config(repo_id: str, revision: str | None) -> Loaded:
@@ -266,8 +266,8 @@ def load_source(name: str, revision: str | None = None) -> Loaded:
                          "give a bundled name (see 'kvplan models'), a config.json, a model folder or a Hub repo id")
     from .files import check_path_name
 
-    check_path_name(Path(name).expanduser(), "the model")
     path = Path(name).expanduser()
+    check_path_name(path, "the model")
     if path.suffix == ".gguf":
         from .weights import gguf
         from .weights.gguf_config import to_config
@@ -277,7 +277,7 @@ def load_source(name: str, revision: str | None = None) -> Loaded:
         config = path / "config.json"
         if not config.is_file() and (path / "params.json").is_file():  # Mistral format only (vLLM: config_format mistral)
             config = path / "params.json"
-        if not config.is_file() and not config.is_symlink() and not config.exists():
+        if not config.exists() and not config.is_symlink():
             raise SourceError(f"{path}: folder has no config.json")  # one that is a folder, a pipe or a bad link: said when read
         return Loaded(read_config_file(config), path.name, str(config), *_tokenizer_beside(config))
     if path.suffix == ".json" or path.exists():
@@ -388,9 +388,8 @@ def load_model(name: str, *, revision: str | None = None, overrides=(), new=()) 
 
 def load_model_with_overrides(name: str, *, revision: str | None = None, overrides=(), new=()) -> tuple[ModelSpec, list[Override]]:
     """The model and the overrides applied to its config (for the report)."""
-    loaded = load_source(name, revision)
-    raw, applied = apply_overrides(loaded.raw, overrides, new) if overrides or new else (loaded.raw, [])
-    return _with_overrides(_built(loaded, raw), applied), applied
+    _, _, spec, applied = _load_built(name, revision, overrides, new)
+    return spec, applied
 
 
 def load_model_and_weights(name: str, *, revision: str | None = None, overrides=(), new=(),
@@ -406,9 +405,7 @@ def load_everything(name: str, *, revision: str | None = None, overrides=(), new
     """(ModelSpec, Weights, overrides applied): what an estimate reports."""
     from .weights.load import resolve
 
-    loaded = load_source(name, revision)
-    raw, applied = apply_overrides(loaded.raw, overrides, new) if overrides or new else (loaded.raw, [])
-    spec = _with_overrides(_built(loaded, raw), applied)
+    loaded, raw, spec, applied = _load_built(name, revision, overrides, new)
     base = _checkpoint_params(loaded) if applied else None
     return spec, resolve(weights, model=spec, raw=raw, source=loaded.source, revision=revision,
                          checkpoint_param_count=base), applied
@@ -429,14 +426,17 @@ def _checkpoint_params(loaded: Loaded) -> int | None:
             return None
 
 
-def _built(loaded: Loaded, raw: dict) -> ModelSpec:
-    """The model of a config read (raw: with the --set applied), with what its tokenizer_config.json says."""
+def _load_built(name: str, revision: str | None, overrides, new) -> tuple[Loaded, dict, ModelSpec, list[Override]]:
+    """(the config as read, the config with --set / --set-new applied, its model, the overrides applied); the model
+    carries what the tokenizer_config.json read beside the config says."""
     from dataclasses import replace
 
+    loaded = load_source(name, revision)
+    raw, applied = apply_overrides(loaded.raw, overrides, new) if overrides or new else (loaded.raw, [])
     spec = build_model(raw, loaded.display, loaded.source)
-    if loaded.tokenizer_code is None:
-        return spec
-    return replace(spec, tokenizer_code=loaded.tokenizer_code, tokenizer_source=loaded.tokenizer_source)
+    if loaded.tokenizer_code is not None:
+        spec = replace(spec, tokenizer_code=loaded.tokenizer_code, tokenizer_source=loaded.tokenizer_source)
+    return loaded, raw, _with_overrides(spec, applied), applied
 
 
 def _with_overrides(spec: ModelSpec, applied: list[Override]) -> ModelSpec:
