@@ -47,6 +47,12 @@ class ModelSpec:
     # the config they read again (engines.vllm_profile.raw_config); not part of the model's identity
     overrides: tuple = field(default=(), compare=False, repr=False)
 
+    @property
+    def registry_names(self) -> tuple[str, ...]:
+        """The architecture names an engine's registry is asked for, in order (architectures[0] alone for a
+        ModelSpec built without the whole list)."""
+        return self.architectures or ((self.architecture,) if self.architecture else ())
+
     @cached_property
     def groups(self) -> tuple[tuple[LayerSpec, int], ...]:
         """Distinct layer specs with their counts, in first-seen order (layers that

@@ -57,6 +57,7 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
     checkpoint (EAGLE / EAGLE3 / STANDALONE with --speculative-draft-model-path)."""
     plan, dep = result.plan, result.deployment
     model = plan.model
+    rules = rules_for(release)
     notes: list[str] = []
     skipped = [NotApplied(t.spec, why) for t in techniques if (why := _unsupported(t)) is not None]
     argv = ["python", "-m", "sglang.launch_server", "--model-path", model.name, "--context-length", str(context_len)]
@@ -89,7 +90,7 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
             try:  # the pool --engine sglang reports: speculation moves it (the draft in 0.5.23's cell, a state
                 # model's intermediate states and, in 0.5.9, its radix cache)
                 tokens = pool(model, rest_bytes=dep.kv_memory_bytes, context_len=context_len, tp=dep.tp,
-                              page_size=plan.block_size or 1, rules=rules_for(release),
+                              page_size=plan.block_size or 1, rules=rules,
                               speculation=resolve_speculation(model, speculation),
                               max_running_requests=max_running_requests).max_total_num_tokens
             except KvplanError as exc:  # a model SGLang's pool is not read for: said, no cap emitted
@@ -105,13 +106,13 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
         argv += ["--max-running-requests", str(max_running_requests)]
     if speculation is not None:
         argv += _speculative_flags(model, speculation, notes, max_running_requests)
-    refusal = page_size_refusal(rules_for(release), model, plan.block_size, speculation is not None)
+    refusal = page_size_refusal(rules, model, plan.block_size, speculation is not None)
     if refusal:
         notes.append(refusal)
     if plan.prefix is None:
         # a state model's radix cache: off in 0.5.9 for Kimi Linear / Ling 2.5, and for the others under speculation
         # (server_args._handle_mamba_radix_cache)
-        off = radix_off_reason(rules_for(release), model.architecture, speculation is not None) if any(
+        off = radix_off_reason(rules, model.architecture, speculation is not None) if any(
             layer.state is not None for layer in model.layers) else None
         notes.append(f"{off}: no prefix reuse" if off else
                      "SGLang's radix prefix cache is on by default (--disable-radix-cache turns it off)")
@@ -148,8 +149,7 @@ def add_to_report(report: Report, result, techniques, context_len: int,
     argv, skipped, notes = command(result, techniques, context_len, mem_fraction_static, speculation,
                                    max_running_requests, release)
     model = result.plan.model
-    served = check(model.architectures or model.architecture, release or LATEST,
-                   model.config_model_type or model.model_type)
+    served = check(model.registry_names, release or LATEST, model.config_model_type or model.model_type)
     if served.reason:
         notes.insert(0, served.reason)
     limit = _limit(result.plan.model)

@@ -11,7 +11,7 @@ were served". The record is vLLM's (kvplan.engines.vllm_served.Served), `by` "sg
 
 from __future__ import annotations
 
-from .vllm_served import Served
+from .vllm_served import Served, first_served
 
 
 def looked_up(architecture: str | None, model_type: str | None, release: str) -> str | None:
@@ -27,9 +27,7 @@ def check(architectures, release: str, model_type: str | None = None) -> Served:
     """Whether SGLang `release` (one of sglang_registry_data.RELEASES) registers one of `architectures` (the
     config's architectures, or one name) for a config of `model_type`: ModelRegistry.resolve_model_cls
     (srt/models/registry.py) takes the first name it registers."""
-    names = [architectures] if architectures is None or isinstance(architectures, str) else list(architectures)
-    found = [_check_one(name, release, model_type) for name in names or [None]]
-    return next((one for one in found if one.served), found[0])
+    return first_served(architectures, lambda name: _check_one(name, release, model_type))
 
 
 def _check_one(architecture: str | None, release: str, model_type: str | None) -> Served:

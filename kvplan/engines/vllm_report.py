@@ -103,7 +103,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
                                                                     gpu.name if gpu else ""),
                     enforce_eager=enforce_eager, draft_layers=draft_layers, num_speculative_tokens=spec_tokens,
                     draft_model=draft, gpu=gpu.name if gpu else None)
-    served = check(plan.model.architectures or plan.model.architecture, release or rules.version)
+    served = check(plan.model.registry_names, release or rules.version)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([how] if how else []) \
         + list(pool.notes)
     checkpoint_kv = checkpoint_kv_note(plan.model, pool.kv_cache_dtype, rules)

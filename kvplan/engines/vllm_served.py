@@ -39,8 +39,14 @@ def check(architectures, release: str) -> Served:
     """Whether vLLM `release` (e.g. "0.11", "0.11.1", "0.33") registers one of `architectures` (a config's
     architectures, or one name): ModelRegistry.inspect_model_cls (model_executor/models/registry.py, 0.11-0.33)
     takes the first name it registers, natively or through its Transformers backend."""
+    return first_served(architectures, lambda name: _check_one(name, release))
+
+
+def first_served(architectures, check_one) -> Served:
+    """The answer for the first name of `architectures` (a tuple, one name, or None) that `check_one` finds
+    served, else the first name's answer: vLLM's and SGLang's registries both try every name in order."""
     names = [architectures] if architectures is None or isinstance(architectures, str) else list(architectures)
-    found = [_check_one(name, release) for name in names or [None]]
+    found = [check_one(name) for name in names or [None]]
     return next((one for one in found if one.served), found[0])
 
 
@@ -76,4 +82,4 @@ def _check_one(architecture: str | None, release: str) -> Served:
     return Served(False, None, table_release, f"{why}: {refuse}")
 
 
-__all__ = ["Served", "check"]
+__all__ = ["Served", "check", "first_served"]

@@ -227,4 +227,3 @@ def draft_location(draft_model: str, draft_name: str, flag: str) -> tuple[str, s
     if draft_name != draft_model and not os.path.isdir(draft_model):  # a bundled name: the engine wants the Hub id
         return draft_name, f"{flag}: the draft's Hub id for {draft_model}"
     return draft_model, None
-
