@@ -29,6 +29,7 @@ from pathlib import Path
 
 VLLM_CONFIG = "vllm/transformers_utils/config.py"
 VLLM_VERSION = "vllm/_version.py"
+VLLM_TOKENIZERS = "vllm/tokenizers/registry.py"
 SGLANG_COMMON = "sglang/srt/utils/hf_transformers/common.py"
 SGLANG_CONFIGS = "sglang/srt/configs"
 TF_MAPPINGS = "transformers/models/auto/auto_mappings.py"
@@ -68,14 +69,20 @@ def _keys(node: ast.expr) -> list[str]:
     raise ValueError(f"not a dict this script reads: {ast.unparse(node)[:100]}")
 
 
-def vllm_types(root: Path) -> tuple[str, str, list[str]]:
-    """(release, its transformers requirement, model_types it registers a config class for)."""
+def vllm_types(root: Path) -> tuple[str, str, list[str], list[str]]:
+    """(release, its transformers requirement, model_types it registers a config class for, model_types whose
+    tokenizer it loads as transformers' TokenizersBackend without asking AutoTokenizer: vllm/tokenizers/registry.py
+    _MODEL_TYPES_WITH_INCORRECT_TOKENIZER_CLASS, so their tokenizer code never runs)."""
     version = re.search(r"version\s*=\s*['\"]([^'\"]+)['\"]", (root / VLLM_VERSION).read_text())
     need = _requirement(root)[1]
     tree = ast.parse((root / VLLM_CONFIG).read_text())
     types = _keys(_assigned(tree, "_CONFIG_REGISTRY"))
     types += [v.value for v in _assigned(tree, "_ARCHITECTURE_TO_MODEL_TYPE").values]
-    return (version.group(1) if version else "?"), need, sorted(set(types))
+    bypass: list[str] = []
+    if (root / VLLM_TOKENIZERS).is_file():  # a release before vllm/tokenizers/ has no such list
+        node = _assigned(ast.parse((root / VLLM_TOKENIZERS).read_text()), "_MODEL_TYPES_WITH_INCORRECT_TOKENIZER_CLASS")
+        bypass = [e.value for e in node.elts]
+    return (version.group(1) if version else "?"), need, sorted(set(types)), sorted(set(bypass))
 
 
 def _requirement(root: Path) -> tuple[str, str]:
@@ -150,7 +157,7 @@ def sglang_types(root: Path) -> tuple[str, str, list[str]]:
     types = set(keys)
     for name in names:
         types |= classes.get(name, set())
-    return version, need, sorted(types)
+    return version, need, sorted(types), []  # SGLang asks AutoTokenizer for every tokenizer
 
 
 def transformers_types(root: Path) -> tuple[str, list[str]]:
@@ -186,7 +193,7 @@ def _block(name: str, items, indent: str = "") -> list[str]:
     return lines + [line, indent + "})"]
 
 
-def render(found: dict[str, tuple[str, str, list[str]]], tf: dict[str, tuple[str, list[str]]]) -> str:
+def render(found: dict[str, tuple[str, str, list[str], list[str]]], tf: dict[str, tuple[str, list[str]]]) -> str:
     """One module: per engine its release, transformers requirement and config types; per transformers release
     its config types, the largest set written whole and each other as that set plus / less its differences."""
     releases = {tf[e][0]: set(tf[e][1]) for e in tf}
@@ -201,11 +208,22 @@ def render(found: dict[str, tuple[str, str, list[str]]], tf: dict[str, tuple[str
               '"""', "", "ENGINES = {"]
     for engine in ENGINES:
         if engine in found:
-            release, need, types = found[engine]
+            release, need, types, _ = found[engine]
             lines.append(f"    {engine!r}: ({release!r}, {tf[engine][0]!r}, {need!r},")
             lines += _block("", types, "        ")
             lines[-1] += "),"
     lines += ["}", "# engine: (release, transformers release, transformers requirement, config types it registers)", ""]
+    lines += ["# engine: the config model_types whose tokenizer it loads without AutoTokenizer (vLLM:",
+              "# vllm/tokenizers/registry.py _MODEL_TYPES_WITH_INCORRECT_TOKENIZER_CLASS), so no tokenizer code runs",
+              "TOKENIZER_BYPASS = {"]
+    for engine in ENGINES:
+        if engine in found:
+            if found[engine][3]:
+                lines += _block(f"{engine!r}: ", found[engine][3], "    ")
+                lines[-1] += ","
+            else:
+                lines.append(f"    {engine!r}: frozenset(),")
+    lines += ["}", ""]
     lines += _block(f"_{base.replace('.', '_')} = ", releases[base])
     lines += ["TRANSFORMERS_CONFIG_TYPES = {", f"    {base!r}: _{base.replace('.', '_')},"]
     for release, types in releases.items():

@@ -55,13 +55,6 @@ def check(config_model_type: str, ships_code: bool, release: str, engine: str = 
                       f"names no code of its own (auto_map AutoConfig): {label} cannot read it as it is")
 
 
-# vLLM 0.33 loads the tokenizers of these config model_types as transformers' generic TokenizersBackend, never
-# through AutoTokenizer (vllm/tokenizers/registry.py _MODEL_TYPES_WITH_INCORRECT_TOKENIZER_CLASS), so their
-# tokenizer code never runs; other releases are not read, and get the flag
-VLLM_TOKENIZER_BYPASS = ("0.33.0", frozenset({"internlm2", "step3_vl", "step3p7", "step5", "step5_vl", "unlimited-ocr",
-                                             "unlimited_ocr"}))
-
-
 def _same_release(asked: str, read: str) -> bool:
     asked_key, table = release_key(asked), release_key(read)
     return asked_key is None or asked_key[:len(table)] == table[:len(asked_key)]
@@ -71,10 +64,13 @@ def check_tokenizer(code: str | None, source: str | None, config_model_type: str
                     engine: str = "vllm") -> RemoteCode:
     """Whether `engine` `release` needs --trust-remote-code for a tokenizer whose tokenizer_config.json names the
     class `code` in its auto_map ("" none; None: not read)."""
+    from .remote_code_data import ENGINES, TOKENIZER_BYPASS
+
     if not code:
         return RemoteCode(False, None)
-    bypass_release, bypass = VLLM_TOKENIZER_BYPASS
-    if engine == "vllm" and config_model_type in bypass and _same_release(release, bypass_release):
+    # a model_type whose tokenizer the engine loads without AutoTokenizer runs no tokenizer code; the list is the
+    # release read's (vLLM 0.33 _MODEL_TYPES_WITH_INCORRECT_TOKENIZER_CLASS), other releases keep the flag
+    if config_model_type in TOKENIZER_BYPASS[engine] and _same_release(release, ENGINES[engine][0]):
         return RemoteCode(False, None)
     return RemoteCode(True, f"--trust-remote-code: the tokenizer ships its own code ({code}, the auto_map "
                       f"AutoTokenizer of {source or 'its tokenizer_config.json'}); transformers' AutoTokenizer runs "

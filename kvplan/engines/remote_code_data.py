@@ -45,6 +45,15 @@ ENGINES = {
 }
 # engine: (release, transformers release, transformers requirement, config types it registers)
 
+# engine: the config model_types whose tokenizer it loads without AutoTokenizer (vLLM:
+# vllm/tokenizers/registry.py _MODEL_TYPES_WITH_INCORRECT_TOKENIZER_CLASS), so no tokenizer code runs
+TOKENIZER_BYPASS = {
+    'vllm': frozenset({
+        'internlm2', 'step3_vl', 'step3p7', 'step5', 'step5_vl', 'unlimited-ocr', 'unlimited_ocr',
+    }),
+    'sglang': frozenset(),
+}
+
 _5_20_0 = frozenset({
     'afmoe', 'aimv2', 'aimv2_text_model', 'aimv2_vision_model', 'albert', 'align', 'align_text_model',
     'align_vision_model', 'altclip', 'altclip_text_model', 'altclip_vision_model', 'apertus', 'arcee', 'aria',
