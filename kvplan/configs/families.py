@@ -116,7 +116,8 @@ _SPEECH_V034_ROWS: list[Family] = [
                   "configs naming another architecture, lacking both keys, or whose decoder is not nemotron_h are "
                   "refused; vLLM 0.34 loads only the NeMo layout (its audio tower reads perception and "
                   "pe_encoder_config, which transformers' audio_config does not carry); its MTP head (Nemotron3_5TranscribeMTPModel) drafts from the decoder's "
-                  "num_nextn_predict_layers as nemotron_h's does; parameters: the decoder as its config gives "
+                  "num_nextn_predict_layers, a NemotronH MTP whose cache kvplan does not model, so --mtp is refused "
+                  "as for nemotron_h; parameters: the decoder as its config gives "
                   "vocab_size (vLLM appends 10 embedding and LM-head rows to an llm_config's vocabulary, "
                   "SPEECHLM_EMBED_EXTRA_ROWS, not counted)",)),
     Family(("omniasr",), text="llama", text_rule=vl_wrappers.nested_only("text_config", "omniasr"),
