@@ -202,6 +202,21 @@ def test_tts_backbones_cache_kv_on_every_layer(model_type, layers, kv_heads, hea
     assert estimate(gqa, 1000).bytes_per_token == layers * 2 * 2 * 96 * 2
 
 
+@pytest.mark.parametrize("model_type", ["audioflamingo3", "musicflamingo"])
+def test_flamingo_wrappers_read_their_qwen2_decoder(model_type):
+    # text_config = Qwen2Config(): 32 layers, 32 KV heads x 128 (hidden 4,096 / 32), no window
+    model = build_model(copy.deepcopy(DEFAULTS[model_type]), model_type)
+    assert model.reading == "exact" and model.model_type == "qwen2"
+    assert estimate(model, 1000).bytes_per_token == 32 * 2 * 32 * 128 * 2 == 524_288
+    # by hand, untied: embeddings and LM head 151,936 x 4,096 each; a layer's q, k, v (with biases) and o
+    # 4 x 4,096^2 + 3 x 4,096, MLP 3 x 4,096 x 22,016, two norms; a final norm (transformers 5.25's meta count of
+    # Qwen2ForCausalLM(Qwen2Config()) agrees: 12,049,846,272)
+    layer = 4 * 4096 * 4096 + 3 * 4096 + 3 * 4096 * 22016 + 2 * 4096
+    assert model.param_count == 2 * 151936 * 4096 + 32 * layer + 4096 == 12_049_846_272
+    with pytest.raises(ConfigError, match="text_config"):
+        build_model({"model_type": model_type}, "bare")
+
+
 # -- refused by name -------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("model_type, match", [
@@ -214,6 +229,11 @@ def test_tts_backbones_cache_kv_on_every_layer(model_type, layers, kv_heads, hea
     ("pocket_tts_audio_tokenizer", "neural audio codec"),
     ("wavtokenizer", "neural audio codec"),
     ("nemotron3_5_transcribe_asr_audio", "ASR encoder"),
+    # audio parts kvplan used to read as guessed decoders
+    ("csm", "depth decoder"),
+    ("voxtral_realtime_encoder", "causal audio encoder"),
+    ("moonshine_streaming", "encoder-decoder"),
+    ("qwen3_omni_moe_talker_text", "talker"),
 ])
 def test_transformers_525_defaults_are_refused_by_name(model_type, match):
     with pytest.raises(ConfigError, match=match):
@@ -223,7 +243,8 @@ def test_transformers_525_defaults_are_refused_by_name(model_type, match):
 def test_every_new_speech_type_is_read_or_refused():
     # transformers 5.25 config types new since 5.20 (models/auto/auto_mappings.py and configuration_auto.py) in this
     # task's scope, and vLLM 0.34's new audio model types
-    read = {"lfm3_audio", "ming_v3_asr", "nemo_speechlm", "omniasr", "pocket_tts", "gradium_phonon_tts"}
+    read = {"lfm3_audio", "ming_v3_asr", "nemo_speechlm", "omniasr", "pocket_tts", "gradium_phonon_tts",
+            "audioflamingo3", "musicflamingo"}
     refused = {"canary", "canary_decoder", "cohere_asr", "omniasr_ctc", "omniasr_audio", "jev", "pi05", "ultravbert",
                "ultrabert", "pocket_tts_audio_tokenizer", "pocket_tts_audio_tokenizer_encoder",
                "pocket_tts_audio_tokenizer_decoder", "wavtokenizer", "wavtokenizer_encoder", "mimi", "mimi_encoder",

@@ -126,6 +126,17 @@ _SPEECH_V034_ROWS: list[Family] = [
                   "replace audio placeholder tokens, so the decoder's K/V is the only cache; a file without "
                   "text_config is refused (the class builds llama with its own init_kwargs); vLLM 0.34 does not "
                   "serve it; parameters: the text model only",)),
+    # Audio Flamingo 3 (served by vLLM 0.34) and Music Flamingo (vLLM served it up to 0.24, registry.py): older
+    # audio-text wrappers kvplan had no row for
+    Family(("audioflamingo3",), text="qwen2", text_rule=vl_wrappers.fixed_text("qwen2", "text_config", "audioflamingo3"),
+           rules=("Audio Flamingo 3 (transformers AudioFlamingo3Config: text_config by AutoConfig, qwen2 by default): "
+                  "vLLM 0.34 audioflamingo3.py builds Qwen2ForCausalLM on text_config, the only cache (the Whisper-style "
+                  "encoder keeps none); a file without text_config is refused; parameters: the text model only",)),
+    Family(("musicflamingo",), text="qwen2", text_rule=vl_wrappers.fixed_text("qwen2", "text_config", "musicflamingo"),
+           rules=("Music Flamingo (transformers 5.25 MusicFlamingoConfig: text_config by AutoConfig, qwen2 by default, "
+                  "built with AutoModel.from_config; its rotary time embedding is applied to the audio features before the projector): the "
+                  "text model's K/V is the only cache; vLLM 0.34 no longer serves it (registry.py: removed after "
+                  "0.24.0); a file without text_config is refused; parameters: the text model only",)),
     Family(("pocket_tts",), kinds=FULL_ONLY, defaults=speech_wrappers.POCKET_TTS_DEFAULTS,
            rules=("Pocket TTS (transformers 5.25 PocketTTSConfig, modeling_pocket_tts.py): a causal backbone over "
                   "text tokens, voice-prompt frames and audio latents (12.5 a second of speech), K/V of "
@@ -1139,6 +1150,7 @@ REFUSED: dict[str, str] = {
     **audio_wrappers.SPEECH_REFUSED,
     **encoder_decoders.ENCODER_DECODER_REFUSED,
     **speech_wrappers.SPEECH_REFUSED_V034,
+    **speech_wrappers.AUDIO_PARTS_REFUSED,
     "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "
                        "before committing them, which kvplan does not size",
     # transformers 5.20 causal-LM / image-text types (models/auto/modeling_auto.py) vLLM 0.33 does not serve as models

@@ -154,3 +154,45 @@ SPEECH_REFUSED_V034 = {
     "mimi_encoder": f"Mimi's encoder, {_CODEC}",
     "mimi_decoder": f"Mimi's decoder, {_CODEC}",
 }
+
+_PART = "not a decoder with a KV cache"
+# audio sub-configs and parts that kvplan used to read as guessed decoders (transformers 5.25 models/*): each is an
+# encoder run once over the audio, a codec, or a speech-output part no engine kvplan models builds
+AUDIO_PARTS_REFUSED = {
+    **{name: f"{what}'s audio encoder config: it runs once over the audio when the prompt is embedded, {_PART}; "
+             f"plan {whole}"
+       for name, what, whole in (
+           ("audioflamingo3_encoder", "Audio Flamingo 3 / Music Flamingo", "audioflamingo3 or musicflamingo"),
+           ("fun_asr_nano_encoder", "Fun-ASR-Nano", "fun_asr_nano"),
+           ("glmasr_encoder", "GLM-ASR", "glmasr"),
+           ("voxtral_encoder", "Voxtral", "voxtral"),
+           ("moss_transcribe_diarize_audio", "MOSS-Transcribe-Diarize", "moss_transcribe_diarize"),
+           ("nemotron3_diarization_audio", "Nemotron 3 Diarization (a Sortformer speaker model)",
+            "the model it belongs to"),
+           ("pe_audio_encoder", "Perception Encoder Audio", "the model it belongs to"),
+           ("pe_audio_video_encoder", "Perception Encoder Audio-Video", "the model it belongs to"))},
+    "voxtral_realtime_encoder": ("Voxtral Realtime's causal audio encoder config: its sliding-window K/V sits in "
+                                 "vLLM's pool beside the decoder's, which kvplan does not size (voxtral_realtime is "
+                                 "refused)"),
+    "audio-spectrogram-transformer": f"the Audio Spectrogram Transformer, an audio classifier encoder, {_PART}",
+    "clvp_encoder": f"CLVP's text / speech encoder (a CLIP-style scorer of Tortoise TTS), {_PART}",
+    "neucodec": f"NeuCodec, {_CODEC}",
+    "xcodec2": f"X-Codec 2, {_CODEC}",
+    "qwen2_5_omni_dit": ("Qwen2.5-Omni's token2wav diffusion transformer (codes to mel frames), not a decoder LLM; "
+                         "vLLM does not build it: plan qwen2_5_omni, whose thinker is read"),
+    "qwen3_omni_moe_talker_text": ("Qwen3-Omni's talker (the speech-output decoder), which vLLM does not build: plan "
+                                   "qwen3_omni_moe, whose thinker is read"),
+    "qwen3_omni_moe_talker_code_predictor": ("Qwen3-Omni's talker code predictor (speech output), which vLLM does not "
+                                             "build: plan qwen3_omni_moe, whose thinker is read"),
+    "csm": ("Sesame CSM (transformers CsmConfig): every generated audio frame runs a depth decoder over the "
+            "codebooks with its own cache beside the backbone's, a second cache kvplan does not size; vLLM does not "
+            "serve it"),
+    "csm_depth_decoder_model": "CSM's depth decoder config (a sub-config of csm, which is refused)",
+    "moshi_depth": "Moshi's depth decoder config (a sub-config of moshi, which is refused)",
+    "dia": (f"Dia, a text-to-speech {_ENCODER_DECODER} (DiaConfig is_encoder_decoder); vLLM does not serve it"),
+    "dia_encoder": "Dia's encoder config (Dia is an encoder-decoder model)",
+    "dia_decoder": "Dia's decoder config (it cross-attends to Dia's encoder: an encoder-decoder model)",
+    "moonshine_streaming": (f"Moonshine Streaming, {_ENCODER_DECODER} (MoonshineStreamingConfig "
+                            "is_encoder_decoder)"),
+}
+
