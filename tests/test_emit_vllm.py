@@ -212,11 +212,17 @@ def test_chatglm_and_kimi_k2_configs_need_no_flag_but_their_tokenizers_do():
     # auto_map names ChatGLMTokenizer / TikTokenTokenizer, code transformers has no class for (model_specs/index.json)
     from kvplan.engines.remote_code import check
 
-    for model, config_type in (("chatglm3-6b", "chatglm"), ("kimi-k2", "kimi_k2")):
+    # glm-4-9b-chat: ChatGLM4Tokenizer (a public copy of its tokenizer_config.json); Kimi-Linear: a tiktoken tokenizer
+    # of its own (transformers PR #48250's docs, vLLM's recipe), whose class name kvplan infers and says so
+    for model, config_type in (("chatglm3-6b", "chatglm"), ("kimi-k2", "kimi_k2"), ("glm-4-9b-chat", "chatglm"),
+                               ("kimi-linear-48b-a3b", "kimi_linear")):
         assert check(config_type, True, "0.33.0").needed is False
         out = emit(model)
         assert "--trust-remote-code" in out["argv"]
-        assert any("the tokenizer ships its own code" in n for n in out["notes"])
+        said = [n for n in out["notes"] if "the tokenizer ships its own code" in n]
+        assert len(said) == 1
+        assert ("the class name is inferred" in said[0]) is (model == "kimi-linear-48b-a3b")
+    assert "ChatGLM4Tokenizer" in str(emit("glm-4-9b-chat")["notes"])
 
 
 def test_trust_remote_code_for_a_release_before_the_tables_is_flagged_unchecked():
