@@ -119,7 +119,8 @@ def extensible_by_default(version) -> bool:
 
 
 def pre_snapshot_bytes(tp: int = 1, pcie_only: bool = False) -> int:
-    """The memory in use before vLLM's first snapshot on one GPU (empirical, PRE_SNAPSHOT_FIGURES)."""
+    """The memory in use before vLLM's first snapshot on one GPU (empirical, PRE_SNAPSHOT_FIGURES); tp: the
+    ranks of the distributed init (TP x PP), whose communicators exist before the snapshot."""
     if max(tp, 1) == 1:
         return PRE_SNAPSHOT_BYTES
     return PRE_SNAPSHOT_TP_BYTES_PCIE if pcie_only else PRE_SNAPSHOT_TP_BYTES

@@ -235,7 +235,10 @@ class ProfileEstimate:
     @property
     def pool_bytes(self) -> int:
         """The KV pool per GPU: the available figure, or with the extensible cache the measured one."""
-        return self.extensible.pool_bytes if self.extensible is not None else self.available_bytes
+        if self.extensible is None:
+            return self.available_bytes
+        # kv_cache_planning.py finalize_extensible_kv_cache: never above the reserved capacity
+        return min(self.extensible.pool_bytes, self.available_bytes)
 
     def lines(self) -> list[str]:
         g = GIB
@@ -577,7 +580,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         notes.append(f"non-torch memory at PP {pp}: pipeline NCCL buffers not modelled")
     extensible = None
     if not v0_engine and (extensible_kv_cache if extensible_kv_cache is not None else extensible_by_default(version)):
-        extensible = extensible_pool(total_bytes=total_bytes, utilization=gpu_memory_utilization, tp=tp,
+        extensible = extensible_pool(total_bytes=total_bytes, utilization=gpu_memory_utilization, tp=ranks,
                                      pcie_only=is_pcie_only(gpu, pcie_only), weight_bytes=per_gpu,
                                      non_torch_bytes=non_torch, buffer_bytes=buffers, activation_bytes=activation,
                                      cuda_graph_bytes=graphs)
