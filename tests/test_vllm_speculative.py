@@ -471,6 +471,41 @@ def test_dflash_drafts_are_refused(tmp_path):
     assert out.returncode == 2 and "DFlash" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
+def test_0_34_block_drafters_are_refused_by_name():
+    # vLLM 0.34.0's new DSpark / DFlash2 drafters: each refused with what was read of its layout
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from kvplan.engines.vllm_speculative import with_speculation
+
+    target = load_model("llama-3.1-8b")
+    cases = {"DSparkMiniMaxDraftModel": "minimax_m3/common/dspark.py",
+             "MistralLarge4DSparkModel": "mistral_large4/nvidia/dspark.py",
+             "DFlash2RicursiveDraftModel": "ricursive_dflash2.py"}
+    for arch, where in cases.items():
+        draft = replace(load_model(DRAFT_1B), architecture=arch)
+        with pytest.raises(UsageError) as err:
+            with_speculation(target, SimpleNamespace(version="0.34"), draft=draft, tokens=2)
+        assert where in err.value.message and arch in err.value.message
+
+
+def test_peagle_drafts_are_refused_from_0_34(tmp_path):
+    # 0.34.0 dropped P-EAGLE: registry.py lists no PEagle* drafts and speculators' update_peagle raises
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from kvplan.engines.vllm_speculative import with_speculation
+
+    target = load_model("llama-3.1-8b")
+    draft = replace(load_model(EAGLE3), architecture="PeagleLlamaForCausalLM")
+    with pytest.raises(UsageError) as err:
+        with_speculation(target, SimpleNamespace(version="0.34"), draft=draft, tokens=2)
+    assert "P-EAGLE" in err.value.message
+    # 0.33 still serves it (llama_eagle3.py registers its layers like an EAGLE-3 head's)
+    model, _ = with_speculation(target, SimpleNamespace(version="0.33"), draft=draft, tokens=2)
+    assert model.num_layers == target.num_layers + draft.num_layers
+
+
 def test_fit_with_a_draft_checkpoint_matches_estimate():
     # each option fit keeps was re-planned through estimate's path (its verification): the draft must be in both
     out = _kvplan("fit", "llama-3.1-8b", "--context", "32k", "-n", "16", "--gpu", "h100", "--engine", "vllm",

@@ -346,11 +346,18 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
                                 pp=log.pp or 1, max_num_batched_tokens=batched, max_model_len=log.max_model_len,
                                 weight_bytes=weights, v0_engine=v0, max_num_seqs=seqs, version=version, gpu=name,
                                 enforce_eager=log.enforce_eager, pcie_only=log.pcie_only, drafter=drafter,
-                                flashinfer_sampler=log.flashinfer_sampler)
+                                flashinfer_sampler=log.flashinfer_sampler,
+                                extensible_kv_cache=log.extensible_kv_cache)
         gib = est.available_bytes / GIB
         dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
         cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",
                                   f"{gib:.2f} GiB", dev, None, est.lines()[0], kind="prediction"))
+        if est.extensible is not None and log.pool_after_warmup_gib is not None:
+            # 0.34+: the log's "Available" line is the reserved capacity; the pool is measured after warmup
+            pool = est.pool_bytes / GIB
+            cal.figures.append(Figure(f"KV pool after warmup ({label})", f"{log.pool_after_warmup_gib:.2f} GiB",
+                                      f"{pool:.2f} GiB", _pct(log.pool_after_warmup_gib, pool), None,
+                                      est.extensible.line(), kind="prediction"))
         if weights is None:
             cal.predicted_available_gib = round(gib, 3)
     _compare_terms(cal, est)

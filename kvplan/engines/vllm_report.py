@@ -42,10 +42,10 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                 weight_bytes=per_gpu, weights=record, version=version,
                                 max_num_seqs=max_num_seqs or rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
                                 gpu=dep.gpu.name, enforce_eager=enforce_eager, drafter=drafter)
-        if est.available_bytes <= 0:
+        if est.pool_bytes <= 0:
             raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {est.lines()[0]}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
-        return est.available_bytes, "available KV memory predicted from the GPU: " + est.lines()[0]
+        return est.pool_bytes, "available KV memory predicted from the GPU: " + est.lines()[0]
     if result.capacity is not None:
         return result.capacity.pool_bytes, None
     raise UsageError("--engine vllm needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
