@@ -14,6 +14,10 @@ Configs:
   42-layer release, from its own config.json" (code index id 57423025716, fn small()), its values as given, nested
   as text_config (model_type inkling_model) of an inkling_mm_model config with InklingForConditionalGeneration,
   the layout vLLM's own tests and a public fake-checkpoint writer use (code index ids 55215711652, 68866808278);
+- Falcon's original RefinedWebModel / RefinedWeb configs (falcon-7b, falcon-40b) as public tt-metal files quote them
+  (code index ids 3503026307 and 5862211615), trimmed to the fields RWConfig reads; the falcon-40b one with its
+  added new_decoder_architecture / num_kv_heads removed, as tiiuae/falcon-40b's original file has neither (the
+  case RWConfig's hidden_size-8192 rule exists for);
 - hand-written here: Fun-Audio-Chat (no public config.json of Fun-Audio-Chat-8B was found; vLLM 0.34's test
   registry marks it is_available_online=False): a qwen3 text_config with Qwen3-8B's shape (36 layers, 8 KV heads
   of 128); and small inkling_model configs exercising InklingModelConfig's defaults.
@@ -128,6 +132,50 @@ def test_inkling_model_defaults_follow_inkling_model_config():
     assert e.kv_bytes_per_sequence == 2 * 4096 * 512 + 2 * 512 * 128
     # kernel 3: 2 columns; full layers 2 x (2 x 2 x 64 + 512), local 2 x (2 x 1 x 32 + 512), x 2 B each
     assert e.state_bytes_per_sequence == 2 * 2 * (256 + 512) * 2 + 2 * 2 * (64 + 512) * 2
+
+
+def test_kimi_k31_reads_as_kimi_k3():
+    # vLLM 0.34 _CONFIG_REGISTRY: kimi_k31 -> KimiK3Config, the kimi_k3 class; the same config under either name
+    # caches the same (tests/data/configs/kimi-k3.json: moonshotai/Kimi-K3's config.json, see test_kimi_k3.py)
+    raw = json.loads((DATA / "kimi-k3.json").read_text())
+    k3, k31 = build_model(raw, "k3"), build_model(raw | {"model_type": "kimi_k31"}, "k31")
+    assert k31.reading == "exact" and k31.layers == k3.layers and k31.param_count == k3.param_count
+    # 24 MLA layers x (512 + 64) x 2 B a token (test_kimi_k3.py's figure)
+    assert estimate(k31, 32768).bytes_per_token == 24 * (512 + 64) * 2
+
+
+FALCON_7B_RW = {"architectures": ["RWForCausalLM"], "bias": False, "hidden_size": 4544, "model_type": "RefinedWebModel",
+                "multi_query": True, "n_head": 71, "n_layer": 32, "parallel_attn": True, "torch_dtype": "bfloat16",
+                "vocab_size": 65024}
+FALCON_40B_RW = {"alibi": False, "architectures": ["RWForCausalLM"], "bias": False, "hidden_size": 8192,
+                 "model_type": "RefinedWeb", "n_head": 128, "n_head_kv": 8, "n_layer": 60, "parallel_attn": True,
+                 "torch_dtype": "bfloat16", "vocab_size": 65024}
+
+
+def test_falcon_7b_refinedwebmodel_is_multi_query():
+    model = build_model(FALCON_7B_RW, "falcon-7b")
+    assert model.reading == "exact" and len(model.layers) == 32
+    # multi_query: one KV head of 4544 / 71 = 64; 2 x 32 layers x 1 x 64 x 2 B = 8,192 B per token
+    assert estimate(model, 2048).bytes_per_token == 2 * 32 * 1 * 64 * 2 == 8_192
+    # falcon.py: query_key_value 4544 x (4544 + 2 x 64), dense 4544 x 4544, MLP 2 x 4544 x 18,176, one LayerNorm
+    # (parallel_attn) of 2 x 4544 a layer; tied embeddings 65,024 x 4544 and ln_f: 6,921,720,704, Falcon-7B's count
+    layer = 4544 * 4672 + 4544 * 4544 + 2 * 4544 * 18176 + 2 * 4544
+    assert model.param_count == 32 * layer + 65024 * 4544 + 2 * 4544 == 6_921_720_704
+
+
+def test_falcon_40b_refinedweb_keeps_its_eight_kv_heads():
+    # RWConfig sets new_decoder_architecture at hidden_size 8192, so n_head_kv (8) counts: 2 x 60 x 8 x 64 x 2 B
+    model = build_model(FALCON_40B_RW, "falcon-40b")
+    assert estimate(model, 2048).bytes_per_token == 2 * 60 * 8 * 64 * 2 == 122_880
+    # the same file under transformers' falcon model_type has no such rule: multi_query's one KV head
+    assert estimate(build_model(FALCON_40B_RW | {"model_type": "falcon"}, "f"), 2048).bytes_per_token == 2 * 60 * 64 * 2
+    # new architecture: query_key_value 8192 x (2 x 8 + 128) x 64, dense, MLP 2 x 8192 x 32,768, two LayerNorms
+    # (ln_attn, ln_mlp); tied embeddings and ln_f: 41,303,293,952, Falcon-40B's count
+    layer = 8192 * 144 * 64 + 8192 * 8192 + 2 * 8192 * 32768 + 2 * 2 * 8192
+    assert model.param_count == 60 * layer + 65024 * 8192 + 2 * 8192 == 41_303_293_952
+    # n_head_kv absent: RWConfig's default is 1, not the heads
+    rest = {k: v for k, v in FALCON_40B_RW.items() if k != "n_head_kv"}
+    assert estimate(build_model(rest, "f"), 2048).bytes_per_token == 2 * 60 * 1 * 64 * 2
 
 
 @pytest.mark.parametrize("model_type", ["colqwen3", "ops_colqwen3", "qwen3_vl_nemotron_embed"])

@@ -9,6 +9,10 @@ Read:
   when the file has none), and funaudiochat.py builds it with init_vllm_registered_model(architectures=
   ["Qwen3ForCausalLM"]): the text model is the only cache; the continuous (Whisper-style) and discrete audio
   encoders run once per audio item and keep none.
+- Falcon's original layout (RefinedWebModel, RefinedWeb): registry aliases for configs/falcon.py RWConfig, whose
+  defaults and falcon-40b hack differ from transformers' FalconConfig (falcon-40b's RefinedWeb file names no
+  new_decoder_architecture: read as falcon, 1 KV head instead of 8).
+- Kimi K3.1 (kimi_k31): an alias vLLM 0.34 adds to _CONFIG_REGISTRY for KimiK3Config, read as kimi_k3.
 - Inkling's own layout (inkling_model, InklingForCausalLM; also as the text_config of inkling_mm_model, which the
   public checkpoints write): models/inkling/configs.py InklingModelConfig and nvidia/model.py (amd/model.py is the
   same): local_layer_ids are the sliding layers (absent: none, every layer full; layer_types is not read), each
@@ -24,10 +28,12 @@ moondream3_vision, ...) are never a checkpoint's top-level model_type and need n
 from __future__ import annotations
 
 from . import kinds as K
+from .attention import falcon_kv_heads
 from .family import Family
 from .fields import Fields
 from .hybrid import inkling_short_convs
 from .param_parts import moe_stack
+from .params_dense import falcon
 from .vl_wrappers import nested_only
 
 # vLLM 0.34 models/inkling/configs.py InklingModelConfig.__init__ defaults (a field it derives from another is
@@ -136,7 +142,42 @@ def inkling_model_params(f: Fields, layers: list, dims) -> tuple[int, int]:
     return moe_stack(ends, bases, kinds, moe, dense, idle)
 
 
+# vLLM 0.34 transformers_utils/configs/falcon.py RWConfig.__init__ defaults (tiiuae/falcon-7b / falcon-40b's original
+# remote-code config, registered for model_types RefinedWebModel and RefinedWeb)
+RW_DEFAULTS = {"vocab_size": 250880, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8}
+RW_NAMES = {"num_hidden_layers": ("n_layer",), "num_attention_heads": ("n_head",), "hidden_size": ("n_embed",)}
+
+
+def rw_fields(f: Fields) -> Fields:
+    """The fields as RWConfig fills them, for the falcon rules (falcon.py FalconAttention reads the same names):
+    n_head_kv None -> 1; parallel_attn False and multi_query True by default; new_decoder_architecture forced true
+    when hidden_size is 8192 (RWConfig's falcon-40b hack, whatever the file says)."""
+    raw = dict(f.raw)
+    hidden = f.int("hidden_size")
+    raw["new_decoder_architecture"] = f.flag("new_decoder_architecture") or hidden == 8192
+    if f.get("num_kv_heads", "n_head_kv") is None:
+        raw["n_head_kv"] = 1
+    raw.setdefault("parallel_attn", False)
+    raw.setdefault("multi_query", True)
+    return Fields(raw, f.source, f.defaults, f.aliases, f.model_type)
+
+
 ROWS: list[Family] = [
+    Family(("RefinedWebModel", "RefinedWeb"), kinds=frozenset({K.FULL}), aliases=RW_NAMES, defaults=RW_DEFAULTS,
+           kv_rule=lambda f, heads: falcon_kv_heads(rw_fields(f), heads),
+           params=lambda f, layers, dims: falcon(rw_fields(f), layers, dims),
+           rules=("Falcon's original remote-code layout (tiiuae/falcon-7b: RefinedWebModel, falcon-40b: RefinedWeb), "
+                  "read as vLLM 0.34 reads it with configs/falcon.py RWConfig and builds falcon.py FalconAttention: "
+                  "K/V of n_head_kv heads (absent: 1) with new_decoder_architecture (forced on at hidden_size "
+                  "8192), else one head with multi_query (the default), else n_head; head width hidden_size / "
+                  "n_head, every layer, no window; parameters: falcon.py's modules (vLLM 0.29 and later no longer "
+                  "register RWForCausalLM: --engine vllm says so)",)),
+    # vLLM 0.34 transformers_utils/config.py _CONFIG_REGISTRY: kimi_k31="KimiK3Config" (new in 0.34), the class
+    # of kimi_k3 (configs/kimi_k3.py); registry.py serves the same KimiK3ForConditionalGeneration, and only the
+    # renderer differs (renderers/kimi_k3.py: K3.1's thinking efforts)
+    Family(("kimi_k31",), text="kimi_linear",
+           rules=("Kimi K3.1 (vLLM 0.34 reads model_type kimi_k31 with KimiK3Config, Kimi K3's class): as kimi_k3, "
+                  "its text model (kimi_linear) in text_config",)),
     Family(("funaudiochat",), text="qwen2", text_rule=nested_only("text_config", "funaudiochat"),
            rules=("Fun-Audio-Chat (vLLM 0.34 configs/funaudiochat.py FunAudioChatConfig): text_config read by its "
                   "model_type (qwen2 when it names none; the checkpoints' is qwen3), which funaudiochat.py builds as "
