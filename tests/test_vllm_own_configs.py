@@ -14,6 +14,8 @@ Configs:
   42-layer release, from its own config.json" (code index id 57423025716, fn small()), its values as given, nested
   as text_config (model_type inkling_model) of an inkling_mm_model config with InklingForConditionalGeneration,
   the layout vLLM's own tests and a public fake-checkpoint writer use (code index ids 55215711652, 68866808278);
+- Inkling's 66-layer text_config as another public test quotes it (code index id 68439258833, _inkling_config), with
+  its hand-worked expectation of K/V and short-conv bytes at 1M tokens, which the test below restates;
 - Falcon's original RefinedWebModel / RefinedWeb configs (falcon-7b, falcon-40b) as public tt-metal files quote them
   (code index ids 3503026307 and 5862211615), trimmed to the fields RWConfig reads; the falcon-40b one with its
   added new_decoder_architecture / num_kv_heads removed, as tiiuae/falcon-40b's original file has neither (the
@@ -105,6 +107,20 @@ def test_inkling_small_parameters_as_vllm_builds_them():
     assert model.param_count == total
     # a token leaves 256 - 6 routed experts idle in each of the 40 MoE layers
     assert model.active_param_count == total - 40 * (256 - 6) * expert == 11_996_944_896
+
+
+def test_inkling_66_layers_at_one_million_tokens():
+    text = {"model_type": "inkling_model", "num_hidden_layers": 66, "num_attention_heads": 64, "num_key_value_heads": 8,
+            "head_dim": 128, "hidden_size": 6144, "local_layer_ids": [i for i in range(66) if (i + 1) % 6],
+            "sliding_window_size": 512, "swa_num_attention_heads": 64, "swa_num_key_value_heads": 16,
+            "swa_head_dim": 128, "use_sconv": True, "sconv_kernel_size": 4}
+    raw = {"model_type": "inkling_mm_model", "architectures": ["InklingForConditionalGeneration"], "text_config": text}
+    e = estimate(build_model(raw, "inkling"), 1024**2)
+    # 11 full layers (5, 11, ..., 65) x 1M x 2 x 8 x 128 x 2 B; 55 local x 512 x 2 x 16 x 128 x 2 B
+    assert e.kv_bytes_per_sequence == 2 * 11 * 1024**2 * 8 * 128 * 2 + 2 * 55 * 512 * 16 * 128 * 2
+    # convs: 3 columns of (2 x 8 x 128 + 2 x 6144) on full layers, (2 x 16 x 128 + 2 x 6144) on local ones
+    assert e.state_bytes_per_sequence == (11 * 3 * (2 * 8 * 128 + 2 * 6144) * 2
+                                          + 55 * 3 * (2 * 16 * 128 + 2 * 6144) * 2)
 
 
 def test_inkling_model_defaults_follow_inkling_model_config():
