@@ -84,8 +84,8 @@ def test_skip_sliding_layers():
     ("evict:0.5", "engine support"),
     ("pyramid:0.12", "engine support"),
     ("quest:page=16,topk=64", "engine support"),
-    ("int2", "not a vLLM 0.33 KV cache dtype"),
-    ("kivi", "not a vLLM 0.33 KV cache dtype"),
+    ("int2", "not a vLLM 0.34 KV cache dtype"),
+    ("kivi", "not a vLLM 0.34 KV cache dtype"),
 ])
 def test_techniques_vllm_cannot_apply(technique, words):
     out = emit("llama-3.1-8b", "-t", technique)
