@@ -229,8 +229,8 @@ def test_estimate_with_a_gpu_predicts_the_pool(cli):
     from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
 
     graphs = GRAPH_FIRST_BYTES + 32 * 100 * GRAPH_PER_LAYER_GRAPH_BYTES
-    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
-                         "--mem-util", "0.9", "--format", "json")
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm@0.33", "--max-model-len",
+                         "8192", "--mem-util", "0.9", "--format", "json")
     assert code == 0, err
     engine = json.loads(out)["engine"]
     assert engine["kv_memory_bytes"] == 57_919_311_904 - graphs

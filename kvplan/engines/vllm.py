@@ -99,7 +99,7 @@ ATTENTION_REGISTERED_FIRST = ("zamba2",)
 
 
 # MiniMax-M3's sparse attention and indexer backends: get_supported_kernel_block_sizes -> [128]
-# (one sparse block per KV page; models/minimax_m3/common/*.py, read in 0.24.0, 0.26.0 and 0.33.0)
+# (one sparse block per KV page; models/minimax_m3/common/*.py, read in 0.24.0, 0.26.0, 0.33.0 and 0.34.0)
 MINIMAX_M3_BLOCK = 128
 
 
@@ -448,7 +448,7 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
     block_sparse = [c for c in caches if c.policy.read_page_tokens and not c.policy.read_page_meta]
     if block_sparse and block != MINIMAX_M3_BLOCK:  # MiniMax-M3: update_block_size_for_backend
         notes.append(f"MiniMax-M3: block size {block} -> {MINIMAX_M3_BLOCK} (its sparse attention and indexer "
-                     f"backends support only {MINIMAX_M3_BLOCK}: models/minimax_m3/common, 0.24-0.33)")
+                     f"backends support only {MINIMAX_M3_BLOCK}: models/minimax_m3/common, 0.24-0.34)")
         block = MINIMAX_M3_BLOCK
     if any(c.policy.read_page_tokens != MINIMAX_M3_BLOCK for c in block_sparse):
         notes.append(f"MiniMax-M3: vLLM's kernels select {MINIMAX_M3_BLOCK}-token blocks; a config's other "
