@@ -1,7 +1,8 @@
 """vLLM's DeepSeek-V4 pool, 0.20 and later (the FlashMLA fp8_ds_mla layout).
 
 Read from vLLM 0.20.0-0.33.0's DeepSeek-V4 model code (models/deepseek_v4 attention.py,
-compressor.py, mtp; before 0.22 model_executor/models/deepseek_v4*.py),
+compressor.py, mtp; before 0.22 model_executor/models/deepseek_v4*.py; 0.34.0's diff of
+attention.py, compressor.py, nvidia/flashmla.py and sparse_swa.py changes no spec, block or window),
 v1/attention/backends/mla/sparse_swa.py and v1/core/kv_cache_utils.py /
 kv_cache_planning.py, and checked against each release's own planner run on these
 specs (benchmarks/vllm_oracle_dsv4.py). Every release registers the same specs on
