@@ -83,7 +83,7 @@ MAX_NUM_BATCHED_TOKENS_LARGE_GPU = 8192
 MAX_NUM_BATCHED_TOKENS_SMALL_GPU = 2048
 
 
-# Only Qwen's Gated DeltaNet layers export prefill checkpoints (0.33 qwen_gdn_linear_attn.py:
+# Only Qwen's Gated DeltaNet layers export prefill checkpoints (0.33 and 0.34 qwen_gdn_linear_attn.py:
 # QwenGatedDeltaNetAttention.get_prefill_checkpoint_alignment / get_kv_cache_spec adds
 # num_prefill_checkpoint_blocks=1); OLMo-Hybrid's (olmo_gdn_linear_attn.py) inherits
 # MambaBase.get_prefill_checkpoint_alignment -> None: 2 pages, no checkpoint alignment.

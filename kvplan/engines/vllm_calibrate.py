@@ -332,6 +332,10 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
     if total is None or log.available_kv_gib is None:
         return
     util = log.gpu_memory_utilization or (rules or V0_11).gpu_memory_utilization
+    if log.gpu_memory_utilization is None and (log.warmup_kv_blocks is not None or log.extended_kv_blocks is not None):
+        # 0.34 config/cache.py resolved_gpu_memory_utilization: 1.0 under the extensible KV cache when not given;
+        # its 'Available KV cache memory' (the reserved capacity) is profiled against that budget
+        util = 1.0
     v0 = rules is None
     batched = mnbt or (rules or V0_11).max_num_batched_tokens(total, name or "")
     # v0 profiled 256 dummy sequences by default (V0_MAX_NUM_SEQS); v1 the log's --max-num-seqs, else the

@@ -27,7 +27,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | hybrid Mamba prefix caching           | off by default (one state page per request), on by default from 0.26.0. On (default or --enable-prefix-caching): 0.11.1-0.14 vLLM turns it off for most hybrids (one page); from 0.15.0 'align' (2 pages); 'all' for Bamba, Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 until 0.27 (not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
 | Gated DeltaNet (Qwen3-Next, Qwen3.5) in 'align' mode | 2 pages, block aligned to max(16, block); 0.33.0: 3 pages (FlashInfer's GDN prefill checkpoint, the Hopper default) and the block aligned to lcm(that, 64) |
 | hybrid block alignment, MLA + states (Kimi-Linear) | 64 (HybridAttentionMambaModelConfig); the MLA backend's smallest kernel block or the block size (16 bf16, 64 fp8) from 0.20.0; at least 128 from 0.27.0 |
-| fp8 KV, head size 512 (Gemma 4's global layers) | FlashAttention / Triton, kernel block a multiple of 16; from 0.31.0 FA4 on SM90 uses a 64-token kernel page (not modelled: a note) |
+| fp8 KV, head size 512 (Gemma 4's global layers) | FlashAttention / Triton, kernel block a multiple of 16; from 0.31.0 FA4 on SM90 uses a 64-token kernel page (not modelled: a note, unless the block is a multiple of it, as 0.34.0's default 64 is) |
 | layers whose page sizes differ       | refused (NotImplementedError); unified from 0.12.0 (unify_kv_cache_spec_page_size) |
 | chunked local attention + hybrid manager | off (env default 0); on (default 1) from 0.14.0                          |
 | layers per group (close counts)       | the smallest count (0.11); the largest when < 1.25 x the smallest from 0.12.0; < 1.5 x from 0.18.0 |
