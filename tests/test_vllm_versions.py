@@ -436,3 +436,13 @@ def test_nemotron_h_state_dtype_at_0_13_to_0_19_says_it_is_uncertain():
     assert any(n.startswith("uncertain: when config.json does not name mamba_ssm_cache_dtype") for n in notes)
     notes = sim(load("nemotron-h-8b"), kv_memory_bytes=10 * 2**30, max_model_len=8192, rules=resolve("0.20")[0]).notes
     assert not any(n.startswith("uncertain:") for n in notes)
+
+
+def test_gemma4_fp8_kernel_page_note_0_33_vs_0_34():
+    # flash_attn.py _get_sm90_fa4_fp8_kv_block_size (0.31+): fp8 KV at head size 512 on SM90 runs FA4 with a
+    # 64-token kernel page. 0.33's 16-token default block is not a multiple of it (kvplan: a note); 0.34's 64 is
+    # (128 for the global layers once pages unify), so no note unless --block-size is not a multiple of 64
+    def notes(version, **kw):
+        return [n for n in pool("gemma-4-31b", version, 8_192, kv_dtype="fp8", **kw).notes if "head size 512" in n]
+
+    assert notes("0.33.0") and not notes("0.34.0") and notes("0.34.0", block_tokens=16)
