@@ -333,6 +333,18 @@ def test_0_34_extensible_log_is_judged_with_its_block_count(cli, tmp_path):
     assert not json.loads(out)["reproduced"]
 
 
+def test_0_34_log_without_a_version_is_read_with_0_34s_rules(cli, tmp_path):
+    # the "Memory after warmup ... KV cache blocks" line exists only in 0.34's extensible KV cache
+    path = tmp_path / "v034_noversion.log"
+    text = V034_LOG.format(blocks=1200, gib="9.38", tokens="76,279", conc="9.30").replace(" (v0.34.0)", "")
+    path.write_text(text, encoding="utf-8")
+    code, out, err = cli("calibrate", str(path), "--format", "json")
+    data = json.loads(out)
+    assert code == 0, err
+    assert data["engine"]["version"] == "0.34" and data["reproduced"]
+    assert any("0.34's extensible KV cache" in n for n in data["notes"])
+
+
 def test_0_34_warmup_lines_of_every_worker_give_the_smallest_count():
     # finalize_extensible_kv_cache: every rank must agree, so the minimum over the workers' measurements is the pool
     text = ("(Worker_TP0 pid=1) INFO Memory after warmup: 9.1 GiB free, 2.0 GiB committed to the KV cache, 1.0 GiB "
