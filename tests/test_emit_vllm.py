@@ -84,8 +84,8 @@ def test_skip_sliding_layers():
     ("evict:0.5", "engine support"),
     ("pyramid:0.12", "engine support"),
     ("quest:page=16,topk=64", "engine support"),
-    ("int2", "not a vLLM 0.33 KV cache dtype"),
-    ("kivi", "not a vLLM 0.33 KV cache dtype"),
+    ("int2", "not a vLLM 0.34 KV cache dtype"),
+    ("kivi", "not a vLLM 0.34 KV cache dtype"),
 ])
 def test_techniques_vllm_cannot_apply(technique, words):
     out = emit("llama-3.1-8b", "-t", technique)
@@ -243,3 +243,18 @@ def test_unknown_model_type_without_code_says_vllm_cannot_read_it(tmp_path):
     out = emit(str(path))
     assert "--trust-remote-code" not in out["argv"]
     assert any("'made_up_decoder'" in n and "vLLM cannot read it" in n for n in out["notes"])
+
+
+def test_0_34_memory_flags_and_the_extensible_kv_cache():
+    # vLLM 0.34 config/vllm.py _resolve_extensible_kv_cache: kv_cache_memory_bytes turns the extensible KV cache
+    # (sized after warmup, the CUDA default) off, so --kv-cache-memory-bytes keeps the planned pool; with only a
+    # GPU the emitted --gpu-memory-utilization leaves it on and the note names the flag that turns it off
+    fixed = emit("llama-3.1-8b", "--kv-memory", "10GiB")
+    assert fixed["version"] == "0.34" and flag(fixed["argv"], "--kv-cache-memory-bytes") == str(10 * GIB)
+    assert any("turns vLLM 0.34's extensible KV cache off" in n for n in fixed["notes"])
+    gpu = emit("llama-3.1-8b", "--gpu", "h100", "--context", "8192")
+    assert "--gpu-memory-utilization" in gpu["argv"]
+    assert any("--no-enable-extensible-kv-cache" in n for n in gpu["notes"])
+    old = json.loads(CliRunner().invoke(app, ["estimate", "llama-3.1-8b", "--gpu", "h100", "--context", "8192",
+                                              "--emit", "vllm@0.33", "--format", "json"]).stdout)["emit"]
+    assert not any("extensible" in n for n in old["notes"])

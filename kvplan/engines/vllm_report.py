@@ -109,6 +109,11 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     checkpoint_kv = checkpoint_kv_note(plan.model, pool.kv_cache_dtype, rules)
     if checkpoint_kv:
         notes.append(checkpoint_kv)
+    if how is not None and rules.extensible_kv_cache:
+        notes.append(f"vLLM {rules.version} sizes the KV cache after warmup by default (the extensible KV cache, "
+                     "gpu_memory_utilization 1.0 unless given): this is the estimate-based sizing at "
+                     f"{dep.mem_util:g}, as --no-enable-extensible-kv-cache runs (--kv-memory, i.e. "
+                     "--kv-cache-memory-bytes, gives the pool exactly)")
     group_rows = []
     for g in pool.groups:
         group_rows.append({
