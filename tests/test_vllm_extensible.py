@@ -114,8 +114,61 @@ def test_the_post_warmup_line_is_read():
             "0.1 GiB of torch reservation growth); 4790 KV cache blocks (58.5 GiB) fit within the requested "
             "79.18 GiB. Torch may reserve up to 20.0 GiB.")
     log = parse_log(line)
-    assert (log.pool_after_warmup_gib, log.blocks_after_warmup, log.transient_kept_gib) == (58.5, 4790, 2.29)
+    assert (log.warmup_kv_gib, log.warmup_kv_blocks, log.transient_kept_gib) == (58.5, 4790, 2.29)
     assert log.extensible_kv_cache is True
     off = parse_log("WARNING [abstract.py:180] Disabling the extensible KV cache: the driver lacks VMM. The KV "
                     "cache will be sized from profiling estimates instead of measured memory.")
-    assert off.extensible_kv_cache is False and off.pool_after_warmup_gib is None
+    assert off.extensible_kv_cache is False and off.warmup_kv_gib is None
+
+
+def test_estimate_prints_the_reserved_capacity_and_plans_the_measured_pool():
+    # `kvplan estimate llama-3.1-8b --gpu h100 --engine vllm` (0.34): utilization 1.0 unless given
+    # (resolved_gpu_memory_utilization); the log's "Available KV cache memory" is the capacity the profile reserves
+    # (v1/engine/core.py "num_blocks is the reserved capacity until the post-warmup measurement"), and the blocks,
+    # tokens and concurrency are those of the pool measured after warmup, never above that capacity
+    # (finalize_extensible_kv_cache's min). 0.33 has one figure for both.
+    import json
+
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+
+    def engine(*extra):
+        r = CliRunner().invoke(app, ["estimate", "llama-3.1-8b", "--gpu", "h100", "--format", "json", *extra])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)["engine"]
+
+    new = engine("--engine", "vllm@0.34")
+    assert new["gpu_memory_utilization_default"] == 1.0
+    reserved, pool = new["reserved_kv_memory_bytes"], new["kv_memory_bytes"]
+    assert 0 < pool < reserved
+    assert new["log"][0] == f"Available KV cache memory: {round(reserved / GIB, 2)} GiB"
+    # Llama-3.1-8B's page: 64 tokens x 32 layers x 2 x 8 heads x 128 x 2 B = 8 MiB a block
+    assert new["num_blocks"] == pool // (64 * 32 * 2 * 8 * 128 * 2)
+    assert any("the capacity it reserves" in n for n in new["notes"])
+    old = engine("--engine", "vllm@0.33")
+    assert old["reserved_kv_memory_bytes"] is None and old["gpu_memory_utilization_default"] == 0.92
+    assert old["log"][0] == f"Available KV cache memory: {round(old['kv_memory_bytes'] / GIB, 2)} GiB"
+    # --kv-memory: the pool as given, nothing reserved apart from it
+    fixed = engine("--engine", "vllm@0.34", "--kv-memory", "10GiB")
+    assert fixed["kv_memory_bytes"] == 10 * GIB and fixed["reserved_kv_memory_bytes"] is None
+
+
+def test_calibrate_takes_0_92_where_the_log_turned_the_extensible_cache_off():
+    # a 0.34 start whose driver lacks VMM ("Disabling the extensible KV cache") profiles against
+    # DEFAULT_GPU_MEMORY_UTILIZATION 0.92, one with the warmup line against 1.0 (config/cache.py 0.34)
+    from kvplan.engines.vllm_extensible import resolved_utilization
+    from kvplan.engines.vllm_log import parse_log
+    from kvplan.engines.vllm_rules import V0_34
+
+    off = parse_log("WARNING [abstract.py:180] Disabling the extensible KV cache: the driver lacks VMM.")
+    assert resolved_utilization(V0_34, off.extensible_kv_cache) == 0.92
+    on = parse_log("INFO Memory after warmup: 9.1 GiB free, 2.0 GiB committed to the KV cache, 1.0 GiB kept for "
+                   "transient activations (1.0 GiB allocated at peak, 0.0 GiB of torch reservation growth); 500 KV "
+                   "cache blocks (7.81 GiB) fit within the requested 79.18 GiB. Torch may reserve up to 1.0 GiB.\n"
+                   "INFO Memory after warmup: 9.0 GiB free, 2.0 GiB committed to the KV cache, 1.5 GiB kept for "
+                   "transient activations (1.5 GiB allocated at peak, 0.0 GiB of torch reservation growth); 480 KV "
+                   "cache blocks (7.5 GiB) fit within the requested 79.18 GiB. Torch may reserve up to 1.0 GiB.")
+    # the smallest count over the workers (finalize_extensible_kv_cache), with that worker's own figures
+    assert (on.warmup_kv_blocks, on.warmup_kv_gib, on.transient_kept_gib) == (480, 7.5, 1.5)
+    assert resolved_utilization(V0_34, on.extensible_kv_cache) == 1.0

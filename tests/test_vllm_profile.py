@@ -552,7 +552,7 @@ def test_estimate_takes_max_num_seqs_and_enforce_eager(cli):
     # 512)) + 35 FULL (<= 256) -> 84 beyond the first of each mode. --enforce-eager: no graphs at all.
     from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
 
-    base = ("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
+    base = ("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm@0.33", "--max-model-len", "8192",
             "--mem-util", "0.9", "--max-num-seqs", "256", "--format", "json")
     code, out, err = cli(*base)
     assert code == 0, err

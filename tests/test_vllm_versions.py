@@ -50,7 +50,8 @@ def test_one_object_per_boundary_sorted_and_cited():
         differ = {f for f in V0_34.sources() if f != "version" and getattr(older, f) != getattr(newer, f)}
         assert differ, newer.version
     assert {f for f in V0_34.sources() if f != "version" and getattr(V0_33, f) != getattr(V0_34, f)} == {
-        "default_block_tokens", "mla_block_bf16", "extensible_kv_cache", "async_scheduling_with_pp"}
+        "default_block_tokens", "mla_block_bf16", "extensible_kv_cache", "gpu_memory_utilization",
+        "async_scheduling_with_pp"}
 
 
 @pytest.mark.parametrize("text, version", [
@@ -395,9 +396,15 @@ def test_in_flight_with_pp_0_33_vs_0_34():
 
 def test_extensible_kv_cache_and_utilization_default_0_34():
     # config/cache.py 0.34: gpu_memory_utilization None -> resolved_gpu_memory_utilization: 1.0 with the extensible
-    # KV cache, else DEFAULT_GPU_MEMORY_UTILIZATION 0.92 (the estimate-based default kvplan keeps)
+    # KV cache (CUDA's default), else DEFAULT_GPU_MEMORY_UTILIZATION 0.92
+    from kvplan.engines.vllm_extensible import extensible_by_default, resolved_utilization
+
     assert not rules("0.33.0").extensible_kv_cache and rules("0.34.0").extensible_kv_cache
-    assert rules("0.34.0").gpu_memory_utilization == 0.92
+    assert rules("0.34.0").gpu_memory_utilization == 1.0 and rules("0.33.0").gpu_memory_utilization == 0.92
+    assert resolved_utilization(rules("0.34.0"), None) == 1.0 and resolved_utilization(rules("0.34.0"), False) == 0.92
+    assert resolved_utilization(rules("0.33.0"), False) == 0.92 and resolved_utilization(rules("0.19"), None) == 0.9
+    assert extensible_by_default("0.34.0") and not extensible_by_default("0.33.2")
+    assert not extensible_by_default(None) and not extensible_by_default("0.99")  # unreadable or unmodelled
 
 
 def test_packed_pools_read_in_0_33_are_refused_under_0_34():

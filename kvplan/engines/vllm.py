@@ -269,6 +269,9 @@ class VllmPool:
     tokens_from_concurrency: bool = True  # 0.20.1+: tokens = int(concurrency x max_model_len)
     max_num_seqs: int = 0  # the --max-num-seqs the start check assumed
     refusal: str | None = None  # why vLLM would refuse to start (fits is False), in one sentence
+    # 0.34+'s extensible KV cache, where the pool was predicted from the GPU: the reserved capacity the
+    # "Available KV cache memory" line prints (kv_memory_bytes is then the pool measured after warmup)
+    reserved_bytes: int | None = None
 
     @property
     def block_size(self) -> int:
@@ -282,7 +285,7 @@ class VllmPool:
         """The lines vLLM prints, formatted as this release formats them."""
         size = f"GPU KV cache size: {self.gpu_kv_cache_tokens:,} tokens"
         conc = f"Maximum concurrency for {self.max_model_len:,} tokens per request: {self.concurrency_text}"
-        gib = self.kv_memory_bytes / GIB
+        gib = (self.reserved_bytes if self.reserved_bytes is not None else self.kv_memory_bytes) / GIB
         head = f"Available KV cache memory: {round(gib, 2) if self.gib_text_rounded else f'{gib:.2f}'} GiB"
         if self.one_log_line:
             return [head, f"{size}, {conc}"]

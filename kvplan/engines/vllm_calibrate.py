@@ -28,6 +28,7 @@ from ..errors import KvplanError, SourceError, UsageError
 from ..render import Report, Table
 from ..units import GIB
 from .vllm import VllmPool, simulate
+from .vllm_extensible import resolved_utilization
 from .vllm_log import VllmLog, printed_range
 from .vllm_speculative import draft_layer_count, is_mtp_method
 from .vllm_release import at_least
@@ -332,10 +333,13 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
     if total is None or log.available_kv_gib is None:
         return
     util = log.gpu_memory_utilization or (rules or V0_11).gpu_memory_utilization
-    if log.gpu_memory_utilization is None and (log.warmup_kv_blocks is not None or log.extended_kv_blocks is not None):
-        # 0.34 config/cache.py resolved_gpu_memory_utilization: 1.0 under the extensible KV cache when not given;
-        # its 'Available KV cache memory' (the reserved capacity) is profiled against that budget
-        util = 1.0
+    if log.gpu_memory_utilization is None and rules is not None:
+        # 0.34 config/cache.py resolved_gpu_memory_utilization: 1.0 under the extensible KV cache when not given
+        # (a warmup line), 0.92 where the log says it was off; its 'Available KV cache memory' (the reserved
+        # capacity) is profiled against that budget
+        extensible = log.extensible_kv_cache if log.extensible_kv_cache is not None else \
+            (log.extended_kv_blocks is not None or None)
+        util = resolved_utilization(rules, extensible)
     v0 = rules is None
     batched = mnbt or (rules or V0_11).max_num_batched_tokens(total, name or "")
     # v0 profiled 256 dummy sequences by default (V0_MAX_NUM_SEQS); v1 the log's --max-num-seqs, else the
@@ -361,11 +365,11 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
         dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
         cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",
                                   f"{gib:.2f} GiB", dev, None, est.lines()[0], kind="prediction"))
-        if est.extensible is not None and log.pool_after_warmup_gib is not None:
+        if est.extensible is not None and log.warmup_kv_gib is not None:
             # 0.34+: the log's "Available" line is the reserved capacity; the pool is measured after warmup
             pool = est.pool_bytes / GIB
-            cal.figures.append(Figure(f"KV pool after warmup ({label})", f"{log.pool_after_warmup_gib:.2f} GiB",
-                                      f"{pool:.2f} GiB", _pct(log.pool_after_warmup_gib, pool), None,
+            cal.figures.append(Figure(f"KV pool after warmup ({label})", f"{log.warmup_kv_gib:.2f} GiB",
+                                      f"{pool:.2f} GiB", _pct(log.warmup_kv_gib, pool), None,
                                       est.extensible.line(), kind="prediction"))
         if weights is None:
             cal.predicted_available_gib = round(gib, 3)

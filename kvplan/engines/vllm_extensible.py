@@ -61,11 +61,11 @@ import math
 from dataclasses import dataclass
 
 from ..units import GIB
-from .vllm_release import at_least
+from .vllm_release import release_key
 
-EXTENSIBLE_KV_CACHE_FROM = (0, 34, 0)  # config/cache.py enable_extensible_kv_cache (on by default on CUDA)
-EXTENSIBLE_UTILIZATION = 1.0  # CacheConfig.resolved_gpu_memory_utilization with the extensible cache
-UTILIZATION_WITHOUT_EXTENSIBLE = 0.92  # CacheConfig.DEFAULT_GPU_MEMORY_UTILIZATION, without it
+# which releases have it on by default is VllmRules.extensible_kv_cache (vllm_rules.py: from 0.34.0), whose
+# gpu_memory_utilization is then the resolved default with it, 1.0
+UTILIZATION_WITHOUT_EXTENSIBLE = 0.92  # CacheConfig.DEFAULT_GPU_MEMORY_UTILIZATION, with it turned off
 MARGIN_FLOOR_BYTES = 1 << 30  # extensible_kv_cache.py KV_CACHE_MARGIN_FLOOR_BYTES on CUDA (ROCm: 3 GiB)
 MARGIN_FRACTION = 0.75  # KV_CACHE_MARGIN_FRACTION of the transient peak
 
@@ -114,8 +114,26 @@ PRE_SNAPSHOT_TP_BYTES_PCIE = int(next(f.gib for f in PRE_SNAPSHOT_FIGURES if f.t
 
 
 def extensible_by_default(version) -> bool:
-    """Whether a default CUDA start of this vLLM release sizes the KV cache after warmup."""
-    return at_least(version, EXTENSIBLE_KV_CACHE_FROM)
+    """Whether a default CUDA start of this vLLM release sizes the KV cache after warmup (False for an
+    unreadable or unmodelled version)."""
+    from ..errors import KvplanError
+    from .vllm_rules import resolve
+
+    if release_key(version) is None:
+        return False
+    try:
+        return resolve(str(version))[0].extensible_kv_cache
+    except KvplanError:
+        return False
+
+
+def resolved_utilization(rules, extensible: bool | None) -> float:
+    """The gpu_memory_utilization a start of `rules`' release runs at when none is given
+    (config/cache.py resolved_gpu_memory_utilization): the rules' default, which with the extensible KV cache is
+    1.0, or 0.92 where that cache was turned off (extensible False)."""
+    if rules.extensible_kv_cache and extensible is False:
+        return UTILIZATION_WITHOUT_EXTENSIBLE
+    return rules.gpu_memory_utilization
 
 
 def pre_snapshot_bytes(tp: int = 1, pcie_only: bool = False) -> int:
@@ -172,7 +190,7 @@ def extensible_pool(*, total_bytes: int, utilization: float, tp: int, pcie_only:
     return ExtensiblePool(pool, pre, margin_bytes(peak), peak, resident)
 
 
-__all__ = ["EXTENSIBLE_KV_CACHE_FROM", "EXTENSIBLE_UTILIZATION", "UTILIZATION_WITHOUT_EXTENSIBLE",
+__all__ = ["UTILIZATION_WITHOUT_EXTENSIBLE", "resolved_utilization",
            "MARGIN_FLOOR_BYTES", "MARGIN_FRACTION", "PRE_SNAPSHOT_FIGURES", "PRE_SNAPSHOT_BYTES",
            "PRE_SNAPSHOT_TP_BYTES", "PRE_SNAPSHOT_TP_BYTES_PCIE", "extensible_by_default", "pre_snapshot_bytes",
            "margin_bytes", "measured_pool_bytes", "extensible_pool", "ExtensiblePool", "PreSnapshotFigure"]

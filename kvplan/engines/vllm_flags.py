@@ -206,9 +206,9 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             if rules.extensible_kv_cache:
                 notes.append(f"vLLM {rules.version} sizes the KV cache from the memory free after warmup and CUDA-graph "
                              "capture (the extensible KV cache, on by default on CUDA; unset its "
-                             "gpu_memory_utilization is 1.0), so its pool differs from a profile estimate: pass "
-                             "--kv-cache-memory-bytes to fix the size, or --no-enable-extensible-kv-cache for the "
-                             "estimate-based sizing")
+                             "gpu_memory_utilization is 1.0): kvplan predicts that pool from its profile terms, "
+                             "which no 0.34 start-up log has checked; pass --kv-cache-memory-bytes to fix the size, "
+                             "or --no-enable-extensible-kv-cache for the estimate-based sizing (at 0.92 unless given)")
     skipped = [NotApplied(t.spec, reason) for t in techniques if (reason := _unsupported(t, rules)) is not None]
     if skipped and "--max-num-seqs" in argv:
         notes.append("--max-num-seqs comes from kvplan's capacity, which counts the techniques vLLM does not apply")

@@ -125,13 +125,11 @@ class VllmLog:
     cuda_graph_modes: dict[str, tuple[int, int]] = field(default_factory=dict)  # mode: (graphs, largest size)
     cuda_graph_estimate_applied: bool | None = None  # "profiling is enabled" / "is disabled"; None: not printed
     cuda_graph_actual_gib: float | None = None  # "CUDA graph pool memory: X GiB (actual)" / "Graph capturing ... took"
-    # 0.34+'s extensible KV cache (v1/worker/extensible_kv_cache.py measure_kv_cache_blocks): "Memory after warmup:
-    # F GiB free, ... N KV cache blocks (X GiB) fit within the requested R GiB"; the pool, where "Available KV
-    # cache memory" is only the reserved capacity
-    pool_after_warmup_gib: float | None = None
-    blocks_after_warmup: int | None = None
-    transient_kept_gib: float | None = None  # "... T GiB kept for transient activations"
-    extensible_kv_cache: bool | None = None  # True: the line above; False: "Disabling the extensible KV cache"
+    # 0.34+'s extensible KV cache: "... T GiB kept for transient activations" of the warmup line read into
+    # warmup_kv_blocks (the pool, where "Available KV cache memory" is only the reserved capacity), and whether it
+    # was on (True: a warmup line; False: "Disabling the extensible KV cache"; None: neither printed)
+    transient_kept_gib: float | None = None
+    extensible_kv_cache: bool | None = None
     total_memory_from: str | None = None  # which line gave total_gpu_memory_gib
     era: str = "v1"  # v0 (# GPU blocks, V0 engine or early V1) | v1
     one_line: bool = False  # 0.28+'s "GPU KV cache size: N tokens, Maximum concurrency ..."
@@ -391,11 +389,19 @@ def _read_breakdown(log: VllmLog, text: str) -> None:
 def _read_warmup(log: VllmLog, text: str) -> None:
     """0.34's extensible KV cache: the block count every worker measured after warmup (the smallest is the
     pool) and the count the workers committed."""
-    measured = re.findall(r"Memory after warmup: .*?; ([0-9]+) KV cache blocks \(" + _G + r" GiB\) fit within", text)
+    # "Memory after warmup: F GiB free, C GiB committed to the KV cache, T GiB kept for transient activations
+    # (...); N KV cache blocks (X GiB) fit within the requested R GiB." (measure_kv_cache_blocks, 0.34.0)
+    measured = re.findall(r"Memory after warmup: ([^;\n]*); ([0-9]+) KV cache blocks \(" + _G + r" GiB\) fit within",
+                          text)
     if measured:
-        blocks, gib = min(measured, key=lambda m: int(m[0]))
+        head, blocks, gib = min(measured, key=lambda m: int(m[1]))
         log.warmup_kv_blocks, log.warmup_kv_text, log.warmup_kv_gib = int(blocks), gib, _num(gib)
+        kept = re.search(_G + r" GiB kept for transient activations", head)
+        log.transient_kept_gib = _num(kept.group(1)) if kept else None
+        log.extensible_kv_cache = True
         log.found.append("KV cache blocks after warmup")
+    elif re.search(r"Disabling the extensible KV cache", text):
+        log.extensible_kv_cache = False
     extended = re.search(r"Extended KV cache to ([0-9]+) blocks", text)
     if extended:
         log.extended_kv_blocks = int(extended.group(1))
@@ -418,17 +424,6 @@ def _read_cuda_graphs(log: VllmLog, text: str) -> None:
         re.search(r"Graph capturing finished in [0-9.]+ secs, took " + _G + r" GiB", text)
     if actual:
         log.cuda_graph_actual_gib = _num(actual.group(1))
-    warmup = re.search(r"Memory after warmup: " + _G + r" GiB free, " + _G + r" GiB committed to the KV cache, "
-                       + _G + r" GiB kept for transient activations .*?; (\d+) KV cache blocks \(" + _G
-                       + r" GiB\) fit within the requested", text)
-    if warmup:
-        log.transient_kept_gib = _num(warmup.group(3))
-        log.blocks_after_warmup = int(warmup.group(4))
-        log.pool_after_warmup_gib = _num(warmup.group(5))
-        log.found.append("KV pool after warmup (extensible KV cache)")
-        log.extensible_kv_cache = True
-    elif re.search(r"Disabling the extensible KV cache|Extensible KV cache off", text):
-        log.extensible_kv_cache = False
 
 
 # how much of a log is read: vLLM prints its start-up lines in the first

@@ -82,7 +82,8 @@ class VllmRules:
     gpu_memory_utilization: float = _src(
         "vllm/config/cache.py: CacheConfig.gpu_memory_utilization (0.90 until 0.19.1, 0.92 from 0.20.0); from "
         "0.34.0 CacheConfig.DEFAULT_GPU_MEMORY_UTILIZATION, the default of estimate-based sizing "
-        "(resolved_gpu_memory_utilization: 1.0 under the extensible KV cache, see extensible_kv_cache)")
+        "(resolved_gpu_memory_utilization: 1.0 under the extensible KV cache, see extensible_kv_cache, which is "
+        "this field from 0.34; 0.92 where that cache is off: vllm_extensible.resolved_utilization)")
     extensible_kv_cache: bool = _src(
         "from 0.34.0 vllm/config/cache.py: CacheConfig.enable_extensible_kv_cache (None: on; vllm/config/vllm.py "
         "_resolve_extensible_kv_cache turns it off off CUDA/ROCm and with kv_cache_memory_bytes or "
@@ -351,7 +352,7 @@ V0_33 = replace(V0_32, version="0.33", mamba_align_pages=(("mamba2", 3), ("gated
 # scheduling with PP (PP + 1 batches in flight). The KV dtypes, batch tiers, Mamba / GDN pages and alignments,
 # the start check with its null block and the log lines kvplan reads are 0.33's.
 V0_34 = replace(V0_33, version="0.34", default_block_tokens=64, mla_block_bf16=64, extensible_kv_cache=True,
-                async_scheduling_with_pp=True)
+                gpu_memory_utilization=1.0, async_scheduling_with_pp=True)
 
 RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_23, V0_25, V0_26, V0_27,
          V0_28, V0_29, V0_31, V0_32, V0_33, V0_34)
