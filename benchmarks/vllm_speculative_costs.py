@@ -80,9 +80,9 @@ def predicted(model, gpu: str, tp: int, rules, drafts: int) -> tuple[int, int | 
                             max_num_batched_tokens=rules.max_num_batched_tokens(card.memory_bytes, card.name),
                             weights=record, version=rules.version, gpu=card.name,
                             max_num_seqs=rules.max_num_seqs(card.memory_bytes, card.name), drafter=drafter)
-    if est.available_bytes <= 0:
+    if est.pool_bytes <= 0:
         raise KvplanError(f"no KV memory on {card.name} x {tp}")
-    return est.available_bytes, drafter.bytes_per_gpu if drafter else 0
+    return est.pool_bytes, drafter.bytes_per_gpu if drafter else 0
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ class BundledEntry:
     # its tokenizer_config.json's auto_map AutoTokenizer class ("" none; None: not recorded) and where that was read
     tokenizer_code: str | None = None
     tokenizer_source: str | None = None  # the provenance of tokenizer_code (model_specs/index.json)
+    # why the class name is not a reading of the checkpoint's own tokenizer_config.json ("" it is)
+    tokenizer_inferred: str = ""
 
     @property
     def provenance(self) -> str:
@@ -52,7 +54,8 @@ def bundled_index() -> dict[str, BundledEntry]:
     """alias -> entry, from model_specs/index.json."""
     raw = json.loads((_specs_dir() / "index.json").read_text(encoding="utf-8"))
     return {alias: BundledEntry(alias, meta.get("hf_id", alias), meta.get("notes", ""), meta.get("source", ""),
-                                meta.get("tokenizer_auto_map"), meta.get("tokenizer_source"))
+                                meta.get("tokenizer_auto_map"), meta.get("tokenizer_source"),
+                                meta.get("tokenizer_inferred", ""))
             for alias, meta in raw.items()}
 
 
@@ -286,6 +289,9 @@ def load_source(name: str, revision: str | None = None) -> Loaded:
     entry = resolve_bundled(name)
     if entry is not None and revision is None:
         where = f"{entry.hf_id}'s tokenizer_config.json, as model_specs/index.json records it"
+        if entry.tokenizer_inferred:  # the flag is sourced, the class name is not the file's
+            where = f"{entry.hf_id}'s tokenizer, as model_specs/index.json records it; the class name is inferred: " \
+                    f"{entry.tokenizer_inferred}"
         return Loaded(bundled_config(entry), entry.hf_id, f"bundled:{entry.alias}", entry.tokenizer_code,
                       where if entry.tokenizer_code is not None else None)
     if "/" in name and not name.startswith((".", "/")) and name.count("/") == 1:

@@ -229,8 +229,8 @@ def test_estimate_with_a_gpu_predicts_the_pool(cli):
     from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
 
     graphs = GRAPH_FIRST_BYTES + 32 * 100 * GRAPH_PER_LAYER_GRAPH_BYTES
-    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
-                         "--mem-util", "0.9", "--format", "json")
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm@0.33", "--max-model-len",
+                         "8192", "--mem-util", "0.9", "--format", "json")
     assert code == 0, err
     engine = json.loads(out)["engine"]
     assert engine["kv_memory_bytes"] == 57_919_311_904 - graphs
@@ -285,6 +285,76 @@ def test_0_33_one_line_log_is_reproduced(cli, tmp_path):
     # under 0.11's rules the same pool would have printed 5,120 x 16 = 81,920 tokens: outside, flagged
     code, out, _ = cli("calibrate", str(path), "--version", "0.11", "--format", "json")
     assert not json.loads(out)["reproduced"]
+
+
+# vLLM 0.34's format strings (no public 0.34 log was found): v1/engine/core.py EngineCore.__init__ ("Initializing a
+# V1 LLM engine (v%s) with config: %s"), v1/worker/gpu_worker.py determine_available_memory ("Available KV cache
+# memory: %s GiB", format_gib), v1/worker/extensible_kv_cache.py measure_kv_cache_blocks ("Memory after warmup: %s
+# GiB free, %s GiB committed to the KV cache, %s GiB kept for transient activations (%s GiB allocated at peak, %s
+# GiB of torch reservation growth); %d KV cache blocks (%s GiB) fit within the requested %s GiB. Torch may reserve
+# up to %s GiB.") and extend_kv_cache ("Extended KV cache to %d blocks (%.2f GiB)."), v1/core/kv_cache_utils.py
+# update_kv_cache_capacity ("%s KV cache size: %s tokens, Maximum concurrency for %s tokens per request: %.2fx").
+V034_LOG = (
+    "INFO [core.py:154] Initializing a V1 LLM engine (v0.34.0) with config: model='meta-llama/Llama-3.1-8B-Instruct', "
+    "dtype=torch.bfloat16, max_seq_len=8200, tensor_parallel_size=1, kv_cache_dtype=auto\n"
+    "INFO [gpu_worker.py:797] Available KV cache memory: 66.5 GiB\n"
+    "(Worker_TP0 pid=11) INFO [extensible_kv_cache.py:693] Memory after warmup: 11.02 GiB free, 2.0 GiB committed to "
+    "the KV cache, 1.25 GiB kept for transient activations (1.25 GiB allocated at peak, 0.5 GiB of torch reservation "
+    "growth); {blocks} KV cache blocks ({gib} GiB) fit within the requested 79.18 GiB. Torch may reserve up to "
+    "4.1 GiB.\n"
+    "INFO [extensible_kv_cache.py:566] Extended KV cache to {blocks} blocks ({gib} GiB).\n"
+    "INFO [kv_cache_utils.py:1168] GPU KV cache size: {tokens} tokens, Maximum concurrency for 8,200 tokens per "
+    "request: {conc}x\n")
+
+
+def test_0_34_extensible_log_is_judged_with_its_block_count(cli, tmp_path):
+    # Llama-3.1-8B under 0.34: 64-token blocks (CacheConfig.DEFAULT_BLOCK_SIZE) of 64 x 32 x 8 x 256 x 2 B = 8 MiB.
+    # The extensible KV cache measured 1,200 blocks after warmup: format_gib(1,200 x 8 MiB) = round(9.375, 2) = "9.38";
+    # cdiv(8,200, 64) = 129 blocks a request: 1,200 / 129 = 9.3023 -> "9.30x", int(9.3023 x 8,200) = 76,279 tokens.
+    # The 66.5 GiB the profile reserved hold (66.505 GiB) // 8 MiB = 8,512 blocks: 1,200 fit in that capacity.
+    path = tmp_path / "v034.log"
+    path.write_text(V034_LOG.format(blocks=1200, gib="9.38", tokens="76,279", conc="9.30"), encoding="utf-8")
+    code, out, err = cli("calibrate", str(path), "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["engine"]["version"] == "0.34" and data["model"] == "llama-3.1-8b" and data["reproduced"]
+    f = figures(data)
+    assert f["KV cache blocks after warmup (1,200 blocks)"]["within_rounding"]
+    assert f["KV cache blocks after warmup (1,200 blocks)"]["predicted"].startswith("9.38 GiB (8,388,608 B")
+    assert f["blocks within the reserved capacity"]["predicted"].startswith("at most 8,512")
+    assert f["GPU KV cache size (tokens)"]["predicted"] == "76,279"
+    assert f["Maximum concurrency for 8,200 tokens"]["predicted"] == "9.30x"
+    # 0.33's 16-token blocks are 2 MiB: 1,200 of them would print 2.34 GiB, not 9.38: flagged
+    code, out, _ = cli("calibrate", str(path), "--version", "0.33", "--format", "json")
+    assert not json.loads(out)["reproduced"]
+    # a log whose counts do not follow from its blocks is flagged: 9.31x would need more blocks than 1,200
+    path.write_text(V034_LOG.format(blocks=1200, gib="9.38", tokens="76,340", conc="9.31"), encoding="utf-8")
+    code, out, _ = cli("calibrate", str(path), "--format", "json")
+    assert not json.loads(out)["reproduced"]
+
+
+def test_0_34_log_without_a_version_is_read_with_0_34s_rules(cli, tmp_path):
+    # the "Memory after warmup ... KV cache blocks" line exists only in 0.34's extensible KV cache
+    path = tmp_path / "v034_noversion.log"
+    text = V034_LOG.format(blocks=1200, gib="9.38", tokens="76,279", conc="9.30").replace(" (v0.34.0)", "")
+    path.write_text(text, encoding="utf-8")
+    code, out, err = cli("calibrate", str(path), "--format", "json")
+    data = json.loads(out)
+    assert code == 0, err
+    assert data["engine"]["version"] == "0.34" and data["reproduced"]
+    assert any("0.34's extensible KV cache" in n for n in data["notes"])
+
+
+def test_0_34_warmup_lines_of_every_worker_give_the_smallest_count():
+    # finalize_extensible_kv_cache: every rank must agree, so the minimum over the workers' measurements is the pool
+    text = ("(Worker_TP0 pid=1) INFO Memory after warmup: 9.1 GiB free, 2.0 GiB committed to the KV cache, 1.0 GiB "
+            "kept for transient activations (1.0 GiB allocated at peak, 0.0 GiB of torch reservation growth); 1207 KV "
+            "cache blocks (9.43 GiB) fit within the requested 79.18 GiB. Torch may reserve up to 4.0 GiB.\n"
+            "(Worker_TP1 pid=2) INFO Memory after warmup: 9.0 GiB free, 2.0 GiB committed to the KV cache, 1.0 GiB "
+            "kept for transient activations (1.0 GiB allocated at peak, 0.0 GiB of torch reservation growth); 1200 KV "
+            "cache blocks (9.38 GiB) fit within the requested 79.18 GiB. Torch may reserve up to 4.0 GiB.\n")
+    log = parse_log(text)
+    assert (log.warmup_kv_blocks, log.warmup_kv_text, log.extended_kv_blocks) == (1_200, "9.38", None)
 
 
 # ---- the second batch of collected logs (each file's header names its source) ----

@@ -183,7 +183,7 @@ def test_vllm_pool_by_hand():
 
 
 # each release's own planner (0.20.0, 0.23.0, 0.26.0, 0.28.0) on the same specs, MTP draft layers added
-# (benchmarks/vllm_oracle_dsv4.py --grid RELEASE compares 72 cases a release, 0.20 to 0.33):
+# (benchmarks/vllm_oracle_dsv4.py --grid RELEASE compares 72 cases a release, 0.20 to 0.34):
 # (release, model, MTP layers, GiB, max_model_len, max_num_batched_tokens) -> (blocks, tokens, start check passes)
 VLLM_DSV4_BY_RELEASE = {
     ("0.20", "flash", 0, 10, 131072, 8192): (10_208, 384_367, True),
@@ -195,6 +195,9 @@ VLLM_DSV4_BY_RELEASE = {
     ("0.26", "pro", 0, 7.01, 912128, 8192): (5_108, 485_783, False),
     ("0.28", "flash", 1, 10.29, 1048576, 4096): (11_024, 1_551_610, True),
     ("0.28", "pro", 1, 40, 1048576, 8192): (29_909, 2_909_803, True),
+    # vLLM 0.34.0's planner (its DeepSeek-V4 attention.py, compressor.py and sparse_swa.py register the same specs)
+    ("0.34", "flash", 1, 10.29, 1048576, 4096): (11_024, 1_551_610, True),
+    ("0.34", "pro", 0, 7.01, 912128, 8192): (5_241, 466_614, False),
 }
 
 

@@ -204,7 +204,9 @@ VLLM_V41 = {
 
 def _pool(gpu, gib, max_len, **kw):
     from kvplan.engines.vllm import simulate
+    from kvplan.engines.vllm_rules import V0_33
 
+    kw.setdefault("rules", V0_33)  # the release whose DeepSeek-V4.1 code kvplan read (0.34 is refused)
     return simulate(load_model("deepseek-v4.1-flash"), kv_memory_bytes=int(gib * GIB), max_model_len=max_len,
                     max_num_batched_tokens=8192, gpu=gpu, allow_long_max_model_len=True, **kw)
 

@@ -84,8 +84,8 @@ def test_skip_sliding_layers():
     ("evict:0.5", "engine support"),
     ("pyramid:0.12", "engine support"),
     ("quest:page=16,topk=64", "engine support"),
-    ("int2", "not a vLLM 0.33 KV cache dtype"),
-    ("kivi", "not a vLLM 0.33 KV cache dtype"),
+    ("int2", "not a vLLM 0.34 KV cache dtype"),
+    ("kivi", "not a vLLM 0.34 KV cache dtype"),
 ])
 def test_techniques_vllm_cannot_apply(technique, words):
     out = emit("llama-3.1-8b", "-t", technique)
@@ -212,11 +212,17 @@ def test_chatglm_and_kimi_k2_configs_need_no_flag_but_their_tokenizers_do():
     # auto_map names ChatGLMTokenizer / TikTokenTokenizer, code transformers has no class for (model_specs/index.json)
     from kvplan.engines.remote_code import check
 
-    for model, config_type in (("chatglm3-6b", "chatglm"), ("kimi-k2", "kimi_k2")):
+    # glm-4-9b-chat: ChatGLM4Tokenizer (a public copy of its tokenizer_config.json); Kimi-Linear: a tiktoken tokenizer
+    # of its own (transformers PR #48250's docs, vLLM's recipe), whose class name kvplan infers and says so
+    for model, config_type in (("chatglm3-6b", "chatglm"), ("kimi-k2", "kimi_k2"), ("glm-4-9b-chat", "chatglm"),
+                               ("kimi-linear-48b-a3b", "kimi_linear")):
         assert check(config_type, True, "0.33.0").needed is False
         out = emit(model)
         assert "--trust-remote-code" in out["argv"]
-        assert any("the tokenizer ships its own code" in n for n in out["notes"])
+        said = [n for n in out["notes"] if "the tokenizer ships its own code" in n]
+        assert len(said) == 1
+        assert ("the class name is inferred" in said[0]) is (model == "kimi-linear-48b-a3b")
+    assert "ChatGLM4Tokenizer" in str(emit("glm-4-9b-chat")["notes"])
 
 
 def test_trust_remote_code_for_a_release_before_the_tables_is_flagged_unchecked():
@@ -237,3 +243,18 @@ def test_unknown_model_type_without_code_says_vllm_cannot_read_it(tmp_path):
     out = emit(str(path))
     assert "--trust-remote-code" not in out["argv"]
     assert any("'made_up_decoder'" in n and "vLLM cannot read it" in n for n in out["notes"])
+
+
+def test_0_34_memory_flags_and_the_extensible_kv_cache():
+    # vLLM 0.34 config/vllm.py _resolve_extensible_kv_cache: kv_cache_memory_bytes turns the extensible KV cache
+    # (sized after warmup, the CUDA default) off, so --kv-cache-memory-bytes keeps the planned pool; with only a
+    # GPU the emitted --gpu-memory-utilization leaves it on and the note names the flag that turns it off
+    fixed = emit("llama-3.1-8b", "--kv-memory", "10GiB")
+    assert fixed["version"] == "0.34" and flag(fixed["argv"], "--kv-cache-memory-bytes") == str(10 * GIB)
+    assert any("turns vLLM 0.34's extensible KV cache off" in n for n in fixed["notes"])
+    gpu = emit("llama-3.1-8b", "--gpu", "h100", "--context", "8192")
+    assert "--gpu-memory-utilization" in gpu["argv"]
+    assert any("--no-enable-extensible-kv-cache" in n for n in gpu["notes"])
+    old = json.loads(CliRunner().invoke(app, ["estimate", "llama-3.1-8b", "--gpu", "h100", "--context", "8192",
+                                              "--emit", "vllm@0.33", "--format", "json"]).stdout)["emit"]
+    assert not any("extensible" in n for n in old["notes"])

@@ -3,7 +3,7 @@
 Every expected number below is derived in the comment next to it from the
 model's config and the release's rules (kvplan/engines/vllm_rules.py), not
 read from kvplan's output. The first half models vLLM 0.11, the second the
-newest release (0.33).
+newest release (0.34).
 """
 
 from __future__ import annotations
@@ -277,7 +277,7 @@ def test_log_lines_reproduce_a_published_vllm_pair():
 # vLLM 0.33 (the default, `--engine vllm`): the rules that changed since 0.11 (vllm_rules.py).
 
 from kvplan.capacity.shard import shard  # noqa: E402
-from kvplan.engines.vllm_rules import LATEST, V0_33, parse_engine, resolve  # noqa: E402
+from kvplan.engines.vllm_rules import LATEST, V0_33, V0_34, parse_engine, resolve  # noqa: E402
 
 
 def pool33(name: str, max_len: int, kv_dtype: str = "auto", **kwargs):
@@ -285,10 +285,11 @@ def pool33(name: str, max_len: int, kv_dtype: str = "auto", **kwargs):
     return pool(name, max_len, kv_dtype, **kwargs)
 
 
-def test_latest_is_0_33():
-    assert LATEST is V0_33 and parse_engine("vllm")[1] is V0_33 and parse_engine("vllm@0.11")[1] is V0_11
+def test_latest_is_0_34():
+    assert LATEST is V0_34 and parse_engine("vllm")[1] is V0_34 and parse_engine("vllm@0.11")[1] is V0_11
+    assert parse_engine("vllm@0.34")[1] is V0_34 and parse_engine("vllm@0.33")[1] is V0_33
     # every field names the vLLM file it comes from
-    assert all("vllm/" in source or field == "version" for field, source in V0_33.sources().items())
+    assert all("vllm/" in source or field == "version" for field, source in V0_34.sources().items())
 
 
 def test_0_33_one_log_line_and_tokens_from_concurrency():
@@ -432,7 +433,7 @@ def test_0_33_batched_tokens_by_gpu_size():
 
 
 @pytest.mark.parametrize("text, version, noted", [
-    ("0.11", "0.11", False), ("0.11.2", "0.11.1", False), ("v0.33.0", "0.33", False), ("latest", "0.33", False),
+    ("0.11", "0.11", False), ("0.11.2", "0.11.1", False), ("v0.33.0", "0.33", False), ("0.34.0", "0.34", False), ("latest", "0.34", False),
     ("0.20.1", "0.20.1", False), ("0.20.2", "0.20.1", False), ("0.22.0", "0.20.1", False), ("0.24.0", "0.23", False), ("0.7.3", "0.11", True),
 ])
 def test_version_resolution(text, version, noted):
@@ -452,9 +453,11 @@ def test_cli_default_engine_is_latest_and_json_has_version():
              "--format", "json")
     assert r.exit_code == 0, r.output
     engine = json.loads(r.stdout)["engine"]
-    assert engine["version"] == "0.33"
-    assert (engine["num_blocks"], engine["gpu_kv_cache_tokens"], engine["fits"]) == (5_120, 81_702, True)
-    assert engine["max_concurrency"] == round(5120 / 188, 6)
+    assert engine["version"] == "0.34"
+    # 0.34: block 64 (CacheConfig.DEFAULT_BLOCK_SIZE): 64 x 32 layers x 8 heads x (128 + 128) x 2 B = 8 MiB a block;
+    # 10 GiB / 8 MiB = 1,280 blocks; cdiv(3,000, 64) = 47 a request; int(1,280 / 47 x 3,000) = int(81,702.13)
+    assert (engine["num_blocks"], engine["gpu_kv_cache_tokens"], engine["fits"]) == (1_280, 81_702, True)
+    assert engine["max_concurrency"] == round(1280 / 47, 6)
 
 
 def test_cli_mamba_state_in_bf16():

@@ -38,9 +38,25 @@ import pytest
 
 from kvplan.configs.build import build_model
 from kvplan.core.estimate import estimate
-from kvplan.engines.vllm import simulate
+from kvplan.engines.vllm import simulate as _simulate
 from kvplan.errors import KvplanError, UsageError
-from kvplan.engines.vllm_rules import resolve
+from kvplan.engines.vllm_rules import V0_33, resolve
+
+
+def simulate(*args, **kwargs):
+    """vLLM 0.33's pool: the release whose model code these families were read in and whose planner gave the
+    figures below (0.34 refuses the packed pools and Kimi K3: test_0_34_refuses_the_pools_read_in_0_33)."""
+    kwargs.setdefault("rules", V0_33)
+    return _simulate(*args, **kwargs)
+
+
+def test_0_34_refuses_the_pools_read_in_0_33():
+    # models/kimi_k3, glm5next, qwen4_exp and step5 changed in 0.34.0 and were not read there: one line, a hint
+    for name, label in (("kimi-k3.json", "Kimi K3"), ("glm-5.3-flash-exl3-derivative.json", "GLM-5-Next"),
+                        ("qwen3.8-flash-next.json", "Qwen4-Exp"), ("step-5-preview-reconstructed.json", "Step-5")):
+        with pytest.raises(UsageError, match=f"read {label}'s pool in vLLM 0.33 only") as err:
+            simulate(_model(name), kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200", rules=resolve("0.34")[0])
+        assert err.value.hint == "use --engine vllm@0.33"
 
 DATA = Path(__file__).parent / "data" / "configs"
 GIB = 2**30

@@ -185,7 +185,10 @@ def test_edge0_v3_layers_state_and_parameters():
     ("edge0-8b-a1b-preview.json", 10 * GIB // (6 * 128 * 576 * 2)),  # 12,136
 ])
 def test_vllm_pool_tp8(name, blocks):
-    pool = simulate(_model(name), kv_memory_bytes=10 * GIB, max_model_len=32768, tp=8, gpu="h200")
+    from kvplan.engines.vllm_rules import V0_33
+
+    # vLLM 0.33's 16-token default block (0.34's is 64: tests/test_vllm_versions.py)
+    pool = simulate(_model(name), kv_memory_bytes=10 * GIB, max_model_len=32768, tp=8, gpu="h200", rules=V0_33)
     assert pool.num_blocks == blocks
 
 

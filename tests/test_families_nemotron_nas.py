@@ -188,7 +188,9 @@ def test_window_fields_of_a_dropped_attention_are_ignored():
 def test_vllm_pool_super_49b():
     # TP 2: 4 KV heads a rank; a 16-token page is 16 x 4 x 128 x 2 x 2 B = 32,768 B; every attention layer has
     # the same spec, so one group of 49 layers and a block costs 49 x 32,768 = 1,605,632 B
-    pool = simulate(build_model(_raw(), "super-49b"), kv_memory_bytes=20 * GIB, max_model_len=32768, tp=2)
+    from kvplan.engines.vllm_rules import V0_33  # 16-token blocks (0.34's default is 64)
+
+    pool = simulate(build_model(_raw(), "super-49b"), kv_memory_bytes=20 * GIB, max_model_len=32768, tp=2, rules=V0_33)
     assert len(pool.groups) == 1 and len(pool.groups[0].layers) == 49 and not pool.uniform_type
     assert pool.page_bytes == 32_768 and pool.bytes_per_block == 1_605_632
     assert pool.num_blocks == 20 * GIB // 1_605_632 == 13_374
@@ -201,7 +203,9 @@ def test_vllm_pool_mixed_kv_heads_is_one_uniform_type_group():
     raw["block_configs"][4] = _block(_attn(4), _ffn(1.0))
     # full attention of 8, 1 and 4 KV heads: pages differ, but every spec is FullAttentionSpec with one block
     # size, so vLLM's UniformTypeKVCacheSpecs keeps one group whose page is their sum (kv_cache_interface.py)
-    pool = simulate(build_model(raw, "mixed"), kv_memory_bytes=GIB, max_model_len=4096)
+    from kvplan.engines.vllm_rules import V0_33  # 16-token blocks (0.34's default is 64)
+
+    pool = simulate(build_model(raw, "mixed"), kv_memory_bytes=GIB, max_model_len=4096, rules=V0_33)
     assert len(pool.groups) == 1 and pool.uniform_type
     assert pool.page_bytes == 16 * (8 + 1 + 4) * 64 * 2 * 2 == 53_248
     assert pool.num_blocks == GIB // 53_248
@@ -226,7 +230,7 @@ def test_sglang_refuses_linear_replacements_too():
 
 def test_cli_estimate_with_the_vllm_engine(cli):
     path = str(DATA / SUPER)
-    code, out, err = cli("estimate", path, "--gpu", "h100", "--tp", "2", "--engine", "vllm", "--max-model-len",
+    code, out, err = cli("estimate", path, "--gpu", "h100", "--tp", "2", "--engine", "vllm@0.33", "--max-model-len",
                          "32768", "--format", "json")
     assert code == 0, err
     data = json.loads(out)

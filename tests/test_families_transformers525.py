@@ -214,7 +214,8 @@ def test_hy_v4_parameters_follow_its_layers():
 def test_dory_vllm_pool_equals_vllms_planner(gib, max_len, blocks, tokens):
     # vLLM 0.33.0's planner on the 56 specs its dory.py registers per loop (benchmarks/vllm_oracle.py, dory())
     from kvplan.engines.vllm import simulate
+    from kvplan.engines.vllm_rules import V0_33
 
     pool = simulate(_model("dory"), kv_memory_bytes=gib * 2**30, max_model_len=max_len, max_num_batched_tokens=8192,
-                    allow_long_max_model_len=True)
+                    allow_long_max_model_len=True, rules=V0_33)
     assert (pool.num_blocks, pool.gpu_kv_cache_tokens) == (blocks, tokens)

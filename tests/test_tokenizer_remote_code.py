@@ -112,9 +112,9 @@ def test_vllm_033_never_runs_an_internlm2_tokenizer_s_code_and_sglang_does():
 
 
 def test_a_config_with_code_the_engine_does_not_need_says_the_tokenizer_was_not_read():
-    # glm-4-9b-chat: auto_map AutoConfig, model_type chatglm, which vLLM 0.33 registers; its tokenizer_config.json
-    # is not recorded in model_specs/index.json
-    out = _emit("glm-4-9b-chat")
+    # mpt-7b-instruct: auto_map AutoConfig, model_type mpt, which transformers and vLLM 0.33 read; its
+    # tokenizer_config.json is not recorded in model_specs/index.json
+    out = _emit("mpt-7b-instruct", "vllm@0.33")  # the release whose registry and tokenizer list were read for it
     assert "--trust-remote-code" not in out["argv"]
     assert any("no tokenizer_config.json was read" in n for n in out["notes"])
     # a config without code of its own says nothing about the tokenizer

@@ -14,9 +14,11 @@ from kvplan.engines.vllm_cudagraph import (
     NONE,
     PIECEWISE,
     capture_sizes,
+    decode_grid,
     estimate,
     graph_bytes,
     graph_plan,
+    prefill_grid,
     resolve_mode,
     uses_model_runner_v2,
 )
@@ -179,3 +181,25 @@ def test_what_the_profile_reads_of_bundled_models():
                             version="0.33.0", weight_bytes=10 * GIB, gpu="h100-sxm")
     assert any("51 PIECEWISE graphs" in n for n in est.notes)
     assert est.cuda_graph_bytes == GRAPH_FIRST_BYTES + scout.num_layers * 50 * GRAPH_PER_LAYER_GRAPH_BYTES
+
+
+def test_0_34_sm100_grids():
+    # config/compilation.py (0.34.0): prefill_cudagraph_capture_grid, "1, 2, 4, every 8 up to 64, four sizes per
+    # doubling up to 1024, then every 256 tokens, and every 512 once 7% of the size exceeds 512": at 2,048:
+    # 1, 2, 4 (3); 8..64 (8); 80..128, 160..256, 320..512, 640..1,024 (16); 1,280..2,048 (4) = 31
+    assert prefill_grid(2048) == [1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320,
+                                  384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 1792, 2048]
+    # at 8,192: + 2,304..7,424 by 256 (21), then 0.07 x 7,424 > 512: 7,680, 8,192: 31 + 23 = 54 (vLLM's docstring)
+    assert len(prefill_grid(8192)) == 54 and prefill_grid(8192)[-3:] == [7424, 7680, 8192]
+    # decode_cudagraph_capture_grid: every count up to 6, then steps of 2 from 8 and 4 from 16: 64 sizes at 1,024
+    # (vLLM's docstring)
+    assert decode_grid(1024)[:12] == [1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 20] and len(decode_grid(1024)) == 64
+    # a B200 on 0.34 at 1,024 sequences and 16,384 tokens: prefill up to min(8,192, 16,384), decode up to 1,024
+    plan = graph_plan("0.34.0", max_num_seqs=1024, max_num_batched_tokens=16384, gpu="b200")
+    assert plan.log_line() == "Profiling CUDA graph memory: PIECEWISE=54 (largest=8192), FULL=64 (largest=1024)"
+    # Hopper keeps the shared sizes in 0.34 (no wide defaults off SM100): as in 0.33
+    plan = graph_plan("0.34.0", max_num_seqs=1024, max_num_batched_tokens=8192, gpu="h100-sxm")
+    assert plan.log_line() == "Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=51 (largest=512)"
+    # and the estimate says its first capture was fitted on smaller graphs
+    assert "0.34's SM100 grids" in estimate("0.34.0", max_num_seqs=1024, max_num_batched_tokens=16384, layers=32,
+                                              gpu="b200").note

@@ -3,12 +3,12 @@
 For every bundled family vLLM serves (dense and MLA; one window; layer kinds that form several KV
 cache groups: sliding + full, chunked + full, attention + Mamba / Mamba-2 / Gated DeltaNet /
 short-conv / lightning states, pure Mamba, DeepSeek-V3.2's latent + indexer) x TP {1, 2, 4, 8} x
-KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x every modelled release (the 19
-VllmRules objects, 0.11 ... 0.33; the whole product, about 22 s on this 2-core machine): kvplan's
+KV dtype {auto, fp8} x {10, 40} GiB x max length {8K, 128K} x every modelled release (the 21
+VllmRules objects, 0.11 ... 0.34; the whole product, about 22 s on this 2-core machine): kvplan's
 blocks, "GPU KV cache size" tokens, concurrency and start check equal a transcription of vLLM's own
 code applied to the RAW config.json numbers (not kvplan's reader, not kvplan's engine). The
 release's behaviour is transcribed here (`release`, keyed by the version string; nothing but the
-version is read from the rule object under test), from /tmp/vsrc/s<version>/vllm.
+version is read from the rule object under test), from /tmp/vsrc/s<version>/vllm (0.34.0: its sdist).
 Skipped, each with its reason: combinations vLLM refuses (heads that do not divide the TP size, page
 sizes 0.11 cannot group), releases whose registry lacks the family (the generated registry table), and what kvplan says it
 does not model (`not_modelled`: 0.26/0.27's Mamba cache mode 'all' for Jamba, Nemotron-H, Falcon-H1,
@@ -16,6 +16,8 @@ Zamba2, Granite-4.0-H, where kvplan's "not modelled" note is asserted instead; N
 dtype in 0.13-0.19, which depends on the config class, not on config.json).
 
 What is transcribed (file: function, per release):
+- the block: vllm/config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE (16; 64 from 0.34), kept by FLASH_ATTN
+  and FLASH_ATTN_MLA (MultipleOf(16)) in vllm/platforms/interface.py update_block_size_for_backend.
 - page sizes: vllm/v1/kv_cache_interface.py AttentionSpec.page_size_bytes (2 x block x kv heads
   per rank x head size x dtype bytes), MLAAttentionSpec (one latent; fp8_ds_mla 656 B/token),
   MambaSpec.page_size_bytes (sum of the state tensors, padded to the attention page);
@@ -76,6 +78,7 @@ class Release:
 
     version: str
     in_flight_batches: int  # SlidingWindowSpec / ChunkedLocalAttentionSpec in-flight tokens = this x MNBT
+    default_block: int  # CacheConfig.DEFAULT_BLOCK_SIZE
     tokens_from_concurrency: bool
     start_check: str  # layers | first_group | groups
     # 0.20.0 config/compilation.py resolve_cudagraph_mode_and_sizes: a model with Mamba layers and FULL decode
@@ -124,6 +127,9 @@ def release(rules: VllmRules | str) -> Release:
         # 0.25.1 kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes: + max_num_batched_tokens;
         # 0.26.0 + VllmConfig.max_in_flight_tokens = max_concurrent_batches (2: async scheduling, PP 1) x it
         in_flight_batches=2 if v >= (0, 26, 0) else 1,
+        # config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE: 16 until 0.33.0, 64 in 0.34.0 (FLASH_ATTN, first on
+        # Hopper, get_supported_kernel_block_sizes [MultipleOf(16)] keeps it: update_block_size_for_backend)
+        default_block=64 if v >= (0, 34, 0) else 16,
         # 0.20.0 _report_kv_cache_config: num_blocks // len(groups) * min block size;
         # 0.20.1: int(max_concurrency * max_model_len)
         tokens_from_concurrency=v >= (0, 20, 1),
@@ -149,8 +155,9 @@ def release(rules: VllmRules | str) -> Release:
         # platforms/cuda.py check_and_update_config on Hopper: FlashMLA (dense supported) forces 64 for any block
         # != 64 (0.11.0) / % 64 != 0 (0.11.1-0.17.1); 0.18.0 _get_backend_priorities puts FLASH_ATTN_MLA first
         # (get_supported_kernel_block_sizes [MultipleOf(16)]: the default 16 stays; its supported_kv_cache_dtypes
-        # are auto / float16 / bfloat16, so fp8 falls to FLASHMLA: 64); FlashMLASparse 64 in every release
-        mla_block_bf16=64 if v < (0, 18, 0) else 16,
+        # are auto / float16 / bfloat16, so fp8 falls to FLASHMLA: 64); FlashMLASparse 64 in every release;
+        # 0.34.0: FLASH_ATTN_MLA keeps the new default block 64 (get_preferred_block_size(DEFAULT_BLOCK_SIZE))
+        mla_block_bf16=64 if v < (0, 18, 0) or v >= (0, 34, 0) else 16,
         mla_block_fp8=64,
         mla_block_sparse=64,
         # models/config.py DeepseekV32ForCausalLM.verify_and_update_config: 0.11.0 "auto" -> fp8_ds_mla;
@@ -448,9 +455,9 @@ class Spec:
 
 
 def specs_of(layers: list[Layer], rel: Release, fp8: bool, max_len: int, user_block: int | None = None) -> list[Spec]:
-    """user_block: --block-size (None: CacheConfig.DEFAULT_BLOCK_SIZE 16)."""
+    """user_block: --block-size (None: CacheConfig.DEFAULT_BLOCK_SIZE, 16; 64 from 0.34)."""
     kinds = {x.kind for x in layers}
-    block = user_block or 16
+    block = user_block or rel.default_block
     if "mla" in kinds:
         sparse = "indexer" in kinds
         wanted = rel.mla_block_sparse if sparse else (rel.mla_block_fp8 if fp8 else rel.mla_block_bf16)
@@ -666,10 +673,11 @@ def not_modelled(name: str, rel: Release, fp8: bool = False) -> str | None:
     """Why kvplan does not model this family at this release (None: it does)."""
     cfg, t = raw(name)
     model_type = cfg["model_type"]
-    if model_type == "gemma4" and fp8 and _v(rel.version) >= (0, 31, 0):
+    if model_type == "gemma4" and fp8 and (0, 31, 0) <= _v(rel.version) and rel.default_block % 64:
         # 0.31.0 flash_attn.py _get_sm90_fa4_fp8_kv_block_size: SM90 + fp8 KV + head 512 under FA4 -> a 64-token
         # kernel page for the global layers (Gemma4Config: per-layer FA3/FA4 on SM90 with fp8); how the block
-        # manager meets it (the global layers' block is 32 after unification) was not read to the end
+        # manager meets it (the global layers' block is 32 after unification) was not read to the end. 0.34's
+        # default block 64 (128 for the global layers after unification) is a multiple of that page: modelled
         return f"vLLM {rel.version}: fp8 KV at head size 512 on Hopper uses FA4's 64-token kernel page"
     if model_type == "nemotron_h" and "mamba_ssm_cache_dtype" not in t and rel.nemotron_ssm_default == "float16":
         # 0.13.0-0.19.x: getattr(hf_config, "mamba_ssm_cache_dtype", "float16"). The attribute's presence depends on
@@ -958,7 +966,7 @@ def test_enable_prefix_caching_on_hybrids(name):
     assert checked or model_type in ALL_MODE_TYPES, name
 
 
-MLA_USER_BLOCK_RELEASES = ("0.11", "0.11.1", "0.17", "0.18", "0.33")
+MLA_USER_BLOCK_RELEASES = ("0.11", "0.11.1", "0.17", "0.18", "0.33", "0.34")
 
 
 @pytest.mark.parametrize("name", ["deepseek-v3", "deepseek-v2-lite"])
@@ -998,7 +1006,7 @@ def test_mamba_models_need_a_block_per_sequence_from_0_20():
     assert start("0.20", max_num_seqs=630).fits and not start("0.20", max_num_seqs=631).fits
     assert start("0.20", enforce_eager=True).fits
     assert start("0.19").fits and start("0.33", max_num_seqs=256).fits
-    # a model without Mamba layers is not concerned: llama-3.1-8b, a block 32 layers x 16 x 4,096 B = 2 MiB,
-    # 1.5 GiB -> 768 blocks < 1,024 max_num_seqs, and a request's 512 blocks + the null block fit
+    # a model without Mamba layers is not concerned: llama-3.1-8b under 0.34, a block 32 layers x 64 x 4,096 B =
+    # 8 MiB, 1.5 GiB -> 192 blocks < 1,024 max_num_seqs, and a request's 128 blocks + the null block fit
     p = simulate(load_model("llama-3.1-8b"), kv_memory_bytes=3 * GIB // 2, max_model_len=8192)
-    assert p.num_blocks == 768 and p.fits
+    assert p.version == "0.34" and p.num_blocks == 192 and p.fits

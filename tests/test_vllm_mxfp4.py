@@ -43,13 +43,15 @@ def test_triton_keeps_both_scale_copies_and_fp32_biases():
 def test_backend_per_release_and_gpu():
     # 0.10.1 pins torch 2.7.1 (< 2.8.0): Marlin on Hopper; 0.10.2-0.11.x lack triton_kernels by default;
     # 0.12.0 bundles it; below capability 9.0 always Marlin; 0.25.0 frees the original scales;
-    # Blackwell, ROCm and releases after 0.33 are not read
+    # 0.34.0 keeps one storage per param and swizzled tensor (store_params_in_triton): the same bytes as
+    # 0.25-0.33; Blackwell, ROCm and releases after 0.34 are not read
     assert backend((0, 10, 1), "h100-sxm") == "marlin"
     assert backend((0, 11, 2), "h200") == "marlin"
     assert backend((0, 12, 0), "h100-sxm") == "triton" and backend((0, 24, 0), "h100-sxm") == "triton"
     assert backend((0, 25, 0), "h100-sxm") == "triton-freed" and backend((0, 33, 0), "h200") == "triton-freed"
     assert backend((0, 14, 1), "a100-80gb") == "marlin" and backend((0, 30, 0), "l40s") == "marlin"
-    assert backend((0, 14, 1), "b200") is None and backend((0, 34, 0), "h100-sxm") is None
+    assert backend((0, 34, 0), "h100-sxm") == "triton-freed" and backend((0, 34, 0), "a100-80gb") == "marlin"
+    assert backend((0, 14, 1), "b200") is None and backend((0, 35, 0), "h100-sxm") is None
     assert backend((0, 10, 0), "h100-sxm") is None and backend(None, "h100-sxm") is None
     assert backend((0, 14, 1), "mi300x") is None
 
@@ -99,7 +101,7 @@ def test_tp_split_gives_the_per_rank_layout():
 def test_no_rule_leaves_the_checkpoint_and_says_why():
     record = Weights(100, "bundled")
     same, note = loaded_by_vllm(record, OSS, tp=1, version=(0, 24, 0), gpu="b200")
-    assert same is record and "0.10.1-0.33.x" in note
+    assert same is record and "0.10.1-0.34.x" in note
     # not MXFP4 (or no MoE fields): nothing to say
     assert loaded_by_vllm(record, {"hidden_size": 8}, tp=1, version=(0, 14, 1), gpu="h100-sxm") == (record, None)
     assert mxfp4_moe_shape(dict(OSS, num_local_experts=True)) is None

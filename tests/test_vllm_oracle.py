@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from kvplan.engines.vllm import simulate
+from kvplan.engines.vllm_rules import V0_33
 from kvplan.sources import load_model
 
 GIB = 2**30
@@ -33,7 +34,7 @@ VLLM_0_33 = {
 @pytest.mark.parametrize("name", sorted(VLLM_0_33))
 def test_groups_blocks_and_tokens_equal_vllm_0_33s_own(name):
     groups, blocks, tokens = VLLM_0_33[name]
-    pool = simulate(load_model(name), kv_memory_bytes=10 * GIB, max_model_len=32768)
+    pool = simulate(load_model(name), kv_memory_bytes=10 * GIB, max_model_len=32768, rules=V0_33)
     assert pool.version == "0.33"
     assert [(g.spec.kind, len(g.layers)) for g in pool.groups] == groups
     assert pool.num_blocks == blocks
@@ -42,12 +43,16 @@ def test_groups_blocks_and_tokens_equal_vllm_0_33s_own(name):
 
 # The same comparison per release (benchmarks/vllm_oracle_versions.py, each release's sdist): vLLM's own
 # tokens at 10 GiB and 32K where the releases differ. 0.26 counts two batches in flight under async
-# scheduling (a window holds more blocks), 0.33 a third Gated DeltaNet state page (a prefill checkpoint).
+# scheduling (a window holds more blocks), 0.33 a third Gated DeltaNet state page (a prefill checkpoint), 0.34
+# 64-token blocks (its pages are kvplan's inputs to vLLM's planner: the block comes from CacheConfig's
+# DEFAULT_BLOCK_SIZE 64, which vLLM 0.34's FlashAttentionBackend and FlashMLA keep, checked on CPU by
+# benchmarks/vllm_block_default.py): a window's last partial block and the tokens in flight round to 64.
 VLLM_BY_RELEASE = {
-    ("0.24", "gpt-oss-20b"): 348_292, ("0.26", "gpt-oss-20b"): 290_413,
-    ("0.24", "llama-4-scout"): 87_379, ("0.26", "llama-4-scout"): 67_214,
+    ("0.24", "gpt-oss-20b"): 348_292, ("0.26", "gpt-oss-20b"): 290_413, ("0.34", "gpt-oss-20b"): 290_109,
+    ("0.24", "llama-4-scout"): 87_379, ("0.26", "llama-4-scout"): 67_214, ("0.34", "llama-4-scout"): 67_209,
     ("0.24", "qwen3-next-80b-a3b"): 411_136, ("0.26", "qwen3-next-80b-a3b"): 392_726,
     ("0.32", "qwen3-next-80b-a3b"): 392_726, ("0.33", "qwen3-next-80b-a3b"): 376_335,
+    ("0.34", "qwen3-next-80b-a3b"): 376_335, ("0.34", "gemma-3-12b"): 44_691, ("0.34", "deepseek-v3"): 152_768,
 }
 
 

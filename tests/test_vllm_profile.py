@@ -366,13 +366,13 @@ def test_estimate_uses_the_exact_checkpoint(cli):
     from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
 
     graphs = GRAPH_FIRST_BYTES + 36 * 100 * GRAPH_PER_LAYER_GRAPH_BYTES
-    code, out, err = cli("estimate", "gpt-oss-120b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
-                         "--mem-util", "0.9", "--format", "json")
+    code, out, err = cli("estimate", "gpt-oss-120b", "--gpu", "h100", "--engine", "vllm@0.33", "--max-model-len",
+                         "8192", "--mem-util", "0.9", "--format", "json")
     assert code == 0, err
     engine = json.loads(out)["engine"]
     assert engine["kv_memory_bytes"] == 7_209_797_024 - 33_554_432 - graphs
-    code, out, err = cli("estimate", "gpt-oss-120b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
-                         "--format", "json")
+    code, out, err = cli("estimate", "gpt-oss-120b", "--gpu", "h100", "--engine", "vllm@0.33", "--max-model-len",
+                         "8192", "--format", "json")
     assert json.loads(out)["engine"]["kv_memory_bytes"] == 7_209_797_024 - 33_554_432 + 1_700_377_553 - graphs
     assert any("51 PIECEWISE, 51 FULL" in n for n in engine["notes"])
     assert any("checkpoint, bundled" in n and "Triton" in n for n in engine["notes"])
@@ -552,7 +552,7 @@ def test_estimate_takes_max_num_seqs_and_enforce_eager(cli):
     # 512)) + 35 FULL (<= 256) -> 84 beyond the first of each mode. --enforce-eager: no graphs at all.
     from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
 
-    base = ("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192",
+    base = ("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm@0.33", "--max-model-len", "8192",
             "--mem-util", "0.9", "--max-num-seqs", "256", "--format", "json")
     code, out, err = cli(*base)
     assert code == 0, err

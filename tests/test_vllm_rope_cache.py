@@ -88,11 +88,8 @@ def test_head_dim_families():
         "command-r7b": 132_096 * 128 * 2,
         # exaone4.py: head_dim 128, llama3 rope keeps max_position rows: 131,072; one rope for sliding and full
         "exaone-4.0-32b": 131_072 * 128 * 2,
-        # gemma.py / gemma2.py: head_dim 256, 8,192 positions
-        "gemma-7b": 8_192 * 256 * 2,
+        # gemma2.py: head_dim 256, 8,192 positions (gemma.py and stablelm.py: test_backend_families_of_0_34)
         "gemma-2-9b": 8_192 * 256 * 2,
-        # stablelm.py: 2,048 / 32 = 64 x partial_rotary_factor 0.25 = 16 wide, 4,096 rows
-        "stablelm-2-1.6b": 4_096 * 16 * 2,
         # persimmon.py: 4,096 / 64 = 64 x PersimmonConfig's 0.5 = 32 wide, 16,384 rows
         "persimmon-8b-base": 16_384 * 32 * 2,
         # glm4.py / glm4_moe.py: head_dim 128 x 0.5 = 64 wide
@@ -224,6 +221,19 @@ def test_families_without_a_rope_hold_no_table():
     assert rope_cache_bytes(bundled("pythia-1b"), version="0.32.0") == 0
     # GlmForCausalLM (glm.py: llama.py with partial 0.5): 131,072 x 64 up to 0.31.0
     assert rope_cache_bytes(bundled("glm-4-9b-chat-hf"), version="0.31.0") == 131_072 * 64 * 2
+
+
+def test_backend_families_of_0_34():
+    # gemma.py (head_dim 256, 8,192 positions) and stablelm.py (2,048 / 32 = 64 x partial_rotary_factor 0.25 = 16
+    # wide, 4,096 rows) up to 0.33.0; vLLM 0.34.0's registry.py serves GemmaForCausalLM and StableLmForCausalLM with
+    # the Transformers backend (both files removed), whose HF rotary keeps no table; without the release: unknown
+    assert rope_cache_bytes(bundled("gemma-7b"), version="0.33.0") == 8_192 * 256 * 2
+    assert rope_cache_bytes(bundled("stablelm-2-1.6b"), version="0.33.0") == 4_096 * 16 * 2
+    for name in ("gemma-7b", "stablelm-2-1.6b"):
+        assert rope_cache_bytes(bundled(name), version="0.34.0") == 0, name
+        assert rope_cache_bytes(bundled(name)) is None, name
+    # gemma2.py stays a vLLM file in 0.34.0
+    assert rope_cache_bytes(bundled("gemma-2-9b"), version="0.34.0") == 8_192 * 256 * 2
 
 
 def test_mrope_rows_per_release():

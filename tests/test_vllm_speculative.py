@@ -29,6 +29,9 @@ GQA_TOKEN = 2 * 8 * 128 * 2  # GLM-4.5-Air: K and V, 8 KV heads x 128, bf16
 
 
 def _pool(name, draft, **kw):
+    from kvplan.engines.vllm_rules import V0_33
+
+    kw.setdefault("rules", V0_33)  # the figures below are 0.33's 16-token blocks (0.34's default is 64)
     return simulate(load_model(name), kv_memory_bytes=kw.pop("mem", MEM), max_model_len=kw.pop("max_len", 131072),
                     draft_layers=draft, **kw)
 
@@ -112,8 +115,8 @@ def _kvplan(*args, offline: bool = False):
 
 
 def test_cli_mtp_flag_counts_the_draft_and_emits_vllm_flag():
-    out = _kvplan("estimate", "deepseek-v3", "--engine", "vllm", "--kv-memory", "40GiB", "--context", "128k",
-                  "--mtp", "--emit", "vllm", "--format", "json")
+    out = _kvplan("estimate", "deepseek-v3", "--engine", "vllm@0.33", "--kv-memory", "40GiB", "--context", "128k",
+                  "--mtp", "--emit", "vllm@0.33", "--format", "json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["engine"]["num_blocks"] == 37_583 and data["engine"]["mtp_draft_layers"] == 1
@@ -338,8 +341,8 @@ def test_small_draft_llm_with_other_heads_shares_the_block():
 
 
 def test_cli_draft_model_emits_its_method_and_folder():
-    out = _kvplan("estimate", "llama-3.1-8b", "--engine", "vllm", "--kv-memory", "10GiB", "--context", "8k",
-                  "--draft-model", EAGLE3, "--num-speculative-tokens", "3", "--emit", "vllm", "--format", "json")
+    out = _kvplan("estimate", "llama-3.1-8b", "--engine", "vllm@0.33", "--kv-memory", "10GiB", "--context", "8k",
+                  "--draft-model", EAGLE3, "--num-speculative-tokens", "3", "--emit", "vllm@0.33", "--format", "json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["engine"]["num_blocks"] == 4964 and data["engine"]["draft_model_layers"] == 1
@@ -469,6 +472,41 @@ def test_dflash_drafts_are_refused(tmp_path):
     out = _kvplan("estimate", "qwen3-8b", "--engine", "vllm", "--kv-memory", "10GiB", "--draft-model", str(config),
                   "--num-speculative-tokens", "8")
     assert out.returncode == 2 and "DFlash" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_0_34_block_drafters_are_refused_by_name():
+    # vLLM 0.34.0's new DSpark / DFlash2 drafters: each refused with what was read of its layout
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from kvplan.engines.vllm_speculative import with_speculation
+
+    target = load_model("llama-3.1-8b")
+    cases = {"DSparkMiniMaxDraftModel": "minimax_m3/common/dspark.py",
+             "MistralLarge4DSparkModel": "mistral_large4/nvidia/dspark.py",
+             "DFlash2RicursiveDraftModel": "ricursive_dflash2.py"}
+    for arch, where in cases.items():
+        draft = replace(load_model(DRAFT_1B), architecture=arch)
+        with pytest.raises(UsageError) as err:
+            with_speculation(target, SimpleNamespace(version="0.34"), draft=draft, tokens=2)
+        assert where in err.value.message and arch in err.value.message
+
+
+def test_peagle_drafts_are_refused_from_0_34(tmp_path):
+    # 0.34.0 dropped P-EAGLE: registry.py lists no PEagle* drafts and speculators' update_peagle raises
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from kvplan.engines.vllm_speculative import with_speculation
+
+    target = load_model("llama-3.1-8b")
+    draft = replace(load_model(EAGLE3), architecture="PeagleLlamaForCausalLM")
+    with pytest.raises(UsageError) as err:
+        with_speculation(target, SimpleNamespace(version="0.34"), draft=draft, tokens=2)
+    assert "P-EAGLE" in err.value.message
+    # 0.33 still serves it (llama_eagle3.py registers its layers like an EAGLE-3 head's)
+    model, _ = with_speculation(target, SimpleNamespace(version="0.33"), draft=draft, tokens=2)
+    assert model.num_layers == target.num_layers + draft.num_layers
 
 
 def test_fit_with_a_draft_checkpoint_matches_estimate():

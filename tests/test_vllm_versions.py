@@ -1,7 +1,7 @@
 """vLLM's rules release by release: at every boundary, the last release before and the first after.
 
 The boundaries were bisected over the released wheels' sources of every vLLM
-release from 0.11.0 to 0.33.0 (kvplan/engines/vllm_rules.py cites the file and
+release from 0.11.0 to 0.34.0 (kvplan/engines/vllm_rules.py cites the file and
 function of each). Every expected number is worked by hand in the comment next
 to it from the model's config and that release's code, not read from kvplan.
 """
@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from kvplan.capacity.hardware import lookup
 from kvplan.cli.app import app
 from kvplan.engines.vllm import PageSpec, kv_cache_groups, simulate
-from kvplan.engines.vllm_rules import LATEST, RULES, V0_33, _key, parse_engine, resolve
+from kvplan.engines.vllm_rules import LATEST, RULES, V0_33, V0_34, _key, parse_engine, resolve
 from kvplan.errors import UsageError
 from kvplan.sources import load_model
 from kvplan.workflows import apply_kv_dtype
@@ -40,15 +40,18 @@ def pool(name: str, version: str, max_len: int, kv: int = 10 * GIB, kv_dtype: st
 def test_one_object_per_boundary_sorted_and_cited():
     versions = [r.version for r in RULES]
     assert versions == ["0.11", "0.11.1", "0.12", "0.13", "0.14", "0.15", "0.17", "0.18", "0.19", "0.20", "0.20.1",
-                        "0.23", "0.25", "0.26", "0.27", "0.28", "0.29", "0.31", "0.32", "0.33"]
+                        "0.23", "0.25", "0.26", "0.27", "0.28", "0.29", "0.31", "0.32", "0.33", "0.34"]
     assert [_key(v) for v in versions] == sorted(_key(v) for v in versions)
-    assert LATEST is V0_33 and RULES[-1] is V0_33
-    for name, source in V0_33.sources().items():
+    assert LATEST is V0_34 and RULES[-1] is V0_34
+    for name, source in V0_34.sources().items():
         assert name == "version" or "vllm/" in source, name
-    # neighbouring objects differ: each one exists because a rule changed
+    # neighbouring objects differ: each one exists because a rule changed (0.34 too: its block, sizing, PP)
     for older, newer in zip(RULES, RULES[1:]):
-        differ = {f for f in V0_33.sources() if f != "version" and getattr(older, f) != getattr(newer, f)}
-        assert differ or newer is V0_33, newer.version
+        differ = {f for f in V0_34.sources() if f != "version" and getattr(older, f) != getattr(newer, f)}
+        assert differ, newer.version
+    assert {f for f in V0_34.sources() if f != "version" and getattr(V0_33, f) != getattr(V0_34, f)} == {
+        "default_block_tokens", "mla_block_bf16", "extensible_kv_cache", "gpu_memory_utilization",
+        "async_scheduling_with_pp"}
 
 
 @pytest.mark.parametrize("text, version", [
@@ -57,7 +60,7 @@ def test_one_object_per_boundary_sorted_and_cited():
     ("0.17.1", "0.17"), ("0.18.1", "0.18"), ("0.19.1", "0.19"), ("0.20", "0.20"), ("0.20.0", "0.20"),
     ("0.20.1", "0.20.1"), ("0.20.2", "0.20.1"), ("0.22.0", "0.20.1"), ("v0.24.0", "0.23"), ("0.25.1", "0.25"), ("0.27.1", "0.27"),
     ("0.28.0", "0.28"), ("0.29.0", "0.29"), ("0.30.0", "0.29"), ("0.31.0", "0.31"), ("0.32.0", "0.32"), ("0.33.0", "0.33"),
-    ("0.33.1", "0.33"), ("latest", "0.33"),
+    ("0.33.1", "0.33"), ("0.34.0", "0.34"), ("0.34.1", "0.34"), ("latest", "0.34"),
 ])
 def test_every_read_release_resolves_without_a_note(text, version):
     found, note = resolve(text)
@@ -68,7 +71,7 @@ def test_older_releases_keep_the_note_and_newer_are_refused():
     found, note = resolve("0.10.2")
     assert found.version == "0.11" and "oldest release kvplan models" in note
     with pytest.raises(UsageError, match="newer than the newest"):
-        resolve("0.34.0")
+        resolve("0.35.0")
 
 
 # ------------------------------------------------------------------ serving defaults
@@ -318,6 +321,100 @@ def test_gdn_prefill_checkpoint_0_32_vs_0_33():
     assert (off.block_size, off.blocks_per_request) == (1_056, 128)
 
 
+# ------------------------------------------------------------------ 0.33.0 vs 0.34.0 (read from 0.34.0's sdist)
+
+def test_default_block_0_33_vs_0_34():
+    # vllm/config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE: 16 in 0.33.0, 64 in 0.34.0; platforms/interface.py
+    # update_block_size_for_backend asks FLASH_ATTN get_preferred_block_size(64): MultipleOf(16) supports 64 -> 64.
+    # Llama-3.1-8B, 10 GiB, max_model_len 8,200: 32 layers x 8 heads x (128 + 128) x 2 B = 131,072 B a token
+    # 0.33: 16 tokens -> 2,097,152 B a block, 10 GiB / 2 MiB = 5,120 blocks; cdiv(8,200, 16) = 513 a request:
+    #       5,120 / 513 = 9.9805 -> "9.98x", int(9.9805 x 8,200) = 81,840 tokens
+    # 0.34: 64 tokens -> 8,388,608 B a block, 10 GiB / 8 MiB = 1,280 blocks; cdiv(8,200, 64) = 129 a request:
+    #       1,280 / 129 = 9.9225 -> "9.92x", int(9.9225 x 8,200) = 81,364 tokens
+    old, new = pool("llama-3.1-8b", "0.33.0", 8_200), pool("llama-3.1-8b", "0.34.0", 8_200)
+    assert (old.block_size, old.num_blocks, old.blocks_per_request, old.gpu_kv_cache_tokens) == (16, 5_120, 513, 81_840)
+    assert old.concurrency_text == "9.98x"
+    assert (new.block_size, new.num_blocks, new.blocks_per_request, new.gpu_kv_cache_tokens) == (64, 1_280, 129, 81_364)
+    assert new.concurrency_text == "9.92x" and new.bytes_per_block == 8_388_608
+    # a --block-size the user gives is kept (user_specified_block_size)
+    assert pool("llama-3.1-8b", "0.34.0", 8_200, block_tokens=16).num_blocks == 5_120
+
+
+def test_mla_block_0_33_vs_0_34():
+    # DeepSeek-V3 bf16: FLASH_ATTN_MLA (first on Hopper) get_supported_kernel_block_sizes [MultipleOf(16)] keeps
+    # the default: 16 in 0.33, 64 in 0.34 (v1/attention/backends/mla/flashattn_mla.py, unchanged). Latent
+    # (512 + 64) x 2 B = 1,152 B a token, 61 layers, 10 GiB, 8,192 tokens:
+    # 0.33: 16 x 1,152 x 61 = 1,124,352 B a block -> 9,549 blocks; 512 a request -> 18.65x, int(9,549/512 x 8,192)
+    #       = 152,784 tokens; 0.34: 64 x 1,152 x 61 = 4,497,408 B -> 2,387 blocks; 128 a request -> 18.65x,
+    #       int(2,387 / 128 x 8,192) = 152,768 tokens
+    old, new = pool("deepseek-v3", "0.33.0", 8_192), pool("deepseek-v3", "0.34.0", 8_192)
+    assert (old.block_size, old.num_blocks, old.gpu_kv_cache_tokens) == (16, 9_549, 152_784)
+    assert (new.block_size, new.num_blocks, new.gpu_kv_cache_tokens) == (64, 2_387, 152_768)
+    # fp8 (FlashMLA [64]) was 64 already
+    assert pool("deepseek-v3", "0.33.0", 8_192, kv_dtype="fp8").block_size == 64
+
+
+def test_hybrid_alignment_follows_the_64_block_0_34():
+    # platforms/interface.py _align_hybrid_block_size: alignment max(smallest kernel block 16, block size), so 64
+    # from 0.34's default. Nemotron-H-8B: Mamba-2 state 61,440 + 4,194,304 = 4,255,744 B (float32 SSM),
+    # attention 2 x 8 x 128 x 2 B = 4,096 B a token:
+    # 0.33: 16 x cdiv(4,255,744, 16 x 4,096) = 16 x 65 = 1,040 tokens; 0.34: 64 x cdiv(4,255,744, 64 x 4,096)
+    # = 64 x 17 = 1,088 tokens, page 1,088 x 4,096 = 4,456,448 B (the Mamba page padded to it)
+    old, new = pool("nemotron-h-8b", "0.33.0", 8_192), pool("nemotron-h-8b", "0.34.0", 8_192)
+    assert old.block_size == 1_040
+    assert new.block_size == 1_088 and new.page_bytes == 4_456_448
+    # Mamba-2 keeps its prefill-checkpoint page in 0.34 (layers/mamba/mamba_mixer2.py get_kv_cache_spec:
+    # num_prefill_checkpoint_blocks=1): 3 state pages a request in 'align' mode
+    assert {s.state_pages for s in new.layer_specs if s.kind == "mamba"} == {3}
+
+
+def test_gdn_0_34_keeps_the_checkpoint_and_aligns_to_64_without_it():
+    # Qwen3.5-35B-A3B as in the 0.32/0.33 test above: 0.34 keeps FlashInfer's GDN checkpoint (qwen_gdn_linear_attn.py
+    # get_kv_cache_spec, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT 64) and lcm(max(16, 64), 64) = 64: block 1,088, 130 a
+    # request as in 0.33. Without prefix caching 0.33 aligned to 16 (1,056 tokens); 0.34 aligns to its 64-token
+    # block: 64 x cdiv(2,146,304, 64 x 2,048) = 1,088, cdiv(131,072, 1,088) = 121 + 3 GDN groups x 1 page = 124
+    on = pool("qwen3.5-35b-a3b", "0.34.0", 131_072)
+    assert (on.block_size, on.blocks_per_request) == (1_088, 130)
+    off = pool("qwen3.5-35b-a3b", "0.34.0", 131_072, prefix_caching=False)
+    assert (off.block_size, off.blocks_per_request) == (1_088, 124)
+
+
+def test_in_flight_with_pp_0_33_vs_0_34():
+    # config/vllm.py VllmConfig.max_concurrent_batches: 0.33's V1 model runner turned async scheduling off with
+    # PP (PP batches); 0.34 removed the V1 runner and keeps it on: PP + 1. max_in_flight_tokens = batches x 8,192.
+    # gpt-oss-20b (window 128), PP 2, 131,072 tokens: 0.33: 2 x 8,192 = 16,384; 0.34: 3 x 8,192 = 24,576, and a
+    # sliding layer's worst case is cdiv(min(127 + 24,576, 131,072), 64) + 1 = 386 + 1 = 387 pages (PP 1: 2 x 8,192
+    # -> cdiv(16,511, 64) + 1 = 259)
+    assert pool("gpt-oss-20b", "0.33.0", 131_072, pp=2).in_flight_tokens == 16_384
+    new = pool("gpt-oss-20b", "0.34.0", 131_072, pp=2)
+    assert new.in_flight_tokens == 24_576
+    sliding = next(s for s in new.layer_specs if s.kind == "sliding")
+    assert sliding.max_memory_bytes(131_072, 24_576) == 387 * sliding.page_bytes
+    assert pool("gpt-oss-20b", "0.34.0", 131_072).in_flight_tokens == 16_384
+    assert sliding.max_memory_bytes(131_072, 16_384) == 259 * sliding.page_bytes
+
+
+def test_extensible_kv_cache_and_utilization_default_0_34():
+    # config/cache.py 0.34: gpu_memory_utilization None -> resolved_gpu_memory_utilization: 1.0 with the extensible
+    # KV cache (CUDA's default), else DEFAULT_GPU_MEMORY_UTILIZATION 0.92
+    from kvplan.engines.vllm_extensible import extensible_by_default, resolved_utilization
+
+    assert not rules("0.33.0").extensible_kv_cache and rules("0.34.0").extensible_kv_cache
+    assert rules("0.34.0").gpu_memory_utilization == 1.0 and rules("0.33.0").gpu_memory_utilization == 0.92
+    assert resolved_utilization(rules("0.34.0"), None) == 1.0 and resolved_utilization(rules("0.34.0"), False) == 0.92
+    assert resolved_utilization(rules("0.33.0"), False) == 0.92 and resolved_utilization(rules("0.19"), None) == 0.9
+    assert extensible_by_default("0.34.0") and not extensible_by_default("0.33.2")
+    assert not extensible_by_default(None) and not extensible_by_default("0.99")  # unreadable or unmodelled
+
+
+def test_packed_pools_read_in_0_33_are_refused_under_0_34():
+    # DeepSeek-V4.1's 0.34 model folder (models/deepseek_v41) changed and was not read: one line, a hint
+    with pytest.raises(UsageError, match="read DeepSeek-V4.1's pool in vLLM 0.33 only") as err:
+        pool("deepseek-v4.1-flash", "0.34.0", 8_192)
+    assert "vllm@0.33" in err.value.hint
+    assert pool("deepseek-v4.1-flash", "0.33.0", 8_192).fits is not None
+
+
 @pytest.mark.parametrize("line, one_line", [
     # 0.11-0.27: two logger calls; 0.28-0.29: "GPU KV cache size: ..., Maximum concurrency ...";
     # 0.30+: the device first ("GPU" on CUDA, device_type.upper() elsewhere); 0.33: " + host" with HiSparse
@@ -346,3 +443,13 @@ def test_nemotron_h_state_dtype_at_0_13_to_0_19_says_it_is_uncertain():
     assert any(n.startswith("uncertain: when config.json does not name mamba_ssm_cache_dtype") for n in notes)
     notes = sim(load("nemotron-h-8b"), kv_memory_bytes=10 * 2**30, max_model_len=8192, rules=resolve("0.20")[0]).notes
     assert not any(n.startswith("uncertain:") for n in notes)
+
+
+def test_gemma4_fp8_kernel_page_note_0_33_vs_0_34():
+    # flash_attn.py _get_sm90_fa4_fp8_kv_block_size (0.31+): fp8 KV at head size 512 on SM90 runs FA4 with a
+    # 64-token kernel page. 0.33's 16-token default block is not a multiple of it (kvplan: a note); 0.34's 64 is
+    # (128 for the global layers once pages unify), so no note unless --block-size is not a multiple of 64
+    def notes(version, **kw):
+        return [n for n in pool("gemma-4-31b", version, 8_192, kv_dtype="fp8", **kw).notes if "head size 512" in n]
+
+    assert notes("0.33.0") and not notes("0.34.0") and notes("0.34.0", block_tokens=16)

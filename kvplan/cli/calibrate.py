@@ -17,7 +17,7 @@ def calibrate_command(
     kv_dtype: Annotated[Optional[str], typer.Option("--kv-dtype", "-t", help="What-if: another vLLM --kv-cache-dtype (fp8, fp8_e5m2, int8_per_token_head, ...); for an SGLang log its --kv-cache-dtype (fp8_e4m3, fp8_e5m2, bf16).")] = None,
     max_model_len: Annotated[Optional[str], typer.Option("--max-model-len", help="What-if: another max_model_len (64k, 131072).")] = None,
     block_size: Annotated[Optional[int], typer.Option("--block-size", help="What-if: another --block-size (an SGLang log: its --page-size).")] = None,
-    what_if_version: Annotated[Optional[str], typer.Option("--as-version", help="What-if: the same deployment under another vLLM release's rules (any of 0.11-0.33, e.g. 0.24).")] = None,
+    what_if_version: Annotated[Optional[str], typer.Option("--as-version", help="What-if: the same deployment under another vLLM release's rules (any of 0.11-0.34, e.g. 0.24).")] = None,
     spec_tokens: Annotated[Optional[int], typer.Option("--num-speculative-tokens", help="What-if: another number of draft tokens for the log's speculative decoding (0: speculative decoding off, its MTP draft layers gone).")] = None,
     draft_model: Annotated[Optional[str], typer.Option("--draft-model", help="The config of the log's draft checkpoint (EAGLE head, draft LLM) when kvplan cannot read the one the log names: a bundled name, a config.json or a Hub id.")] = None,
     prefix_caching: Annotated[Optional[str], typer.Option("--prefix-caching", help="on or off: the server's --enable-prefix-caching, when the log does not print it (hybrid models' state pages depend on it).")] = None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from . import kinds as K
 from . import (audio_wrappers, bailing, block_sparse, compressed, deepseek_moe, domyn_edge, k2_horizon, kolibri,
                looped, nemotron_nas, openpangu, params, remote_decoders, rnj1, step5, pooled_sparse, qsa,
-               shared_compressed, vl_wrappers, vla_wrappers)
+               shared_compressed, vl_wrappers, vla_wrappers, vllm_own)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, step3_kv_heads, window_plus_one, zamba_dims)
@@ -1102,6 +1102,8 @@ _ROWS: list[Family] = [
            derive=lambda f, n: [K.LINEAR] * n, rules=("a Mamba state on every layer",)),
     Family(("mamba2",), kinds=frozenset({K.LINEAR}), state=lambda f: mamba2_state(f, ""), params=params.hybrid,
            derive=lambda f, n: [K.LINEAR] * n, rules=("a Mamba-2 state on every layer",)),
+    # -- model_types vLLM 0.34 reads with config classes of its own (configs/vllm_own.py)
+    *vllm_own.ROWS,
     *_SPEECH_V034_ROWS,
 ]
 
@@ -1139,8 +1141,6 @@ REFUSED: dict[str, str] = {
                       "it caches has not been checked",
     "gemma4_unified_assistant": "Gemma 4 Unified's assistant (draft) model, which attends to the target model's "
                                 "cache; transformers 5.23 cannot build its default config",
-    "unlimited_ocr": "Unlimited-OCR: its 'reference_sliding_attention' layers keep the whole prompt plus a ring "
-                     "window of generated tokens, a policy kvplan cannot size yet",
     "pixtral": "a Pixtral vision encoder config (transformers PixtralVisionConfig) with no text model; vLLM 0.33 "
                "serves Pixtral as llava (config.json) or from a Mistral-format params.json",
     "moondream1": "Moondream 2 (HfMoondream, remote HfConfig): vLLM 0.33 maps the HfMoondream architecture to "
@@ -1148,6 +1148,7 @@ REFUSED: dict[str, str] = {
                   "(HfConfig sets it to {}, so Moondream3TextConfig's defaults: MoE from layer 4, tau attention); "
                   "Moondream 2's dense checkpoint does not fill those weights, so vLLM 0.33 does not serve it",
     **audio_wrappers.SPEECH_REFUSED,
+    **vllm_own.REFUSED,  # model_types of vLLM 0.34's own config classes (configs/vllm_own.py)
     **encoder_decoders.ENCODER_DECODER_REFUSED,
     **speech_wrappers.SPEECH_REFUSED_V034,
     **speech_wrappers.AUDIO_PARTS_REFUSED,

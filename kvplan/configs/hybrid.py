@@ -179,7 +179,12 @@ def inkling_conv_state(f: Fields, kind: str) -> RecurrentState:
     sliding = kind == "hybrid_sliding"
     kv = f.int("swa_num_key_value_heads" if sliding else "num_key_value_heads")
     head_dim = f.int("swa_head_dim" if sliding else "head_dim")
-    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
+    return inkling_short_convs(f, kv, head_dim, f.int("conv_kernel_size", "sconv_kernel_size", default=4))
+
+
+def inkling_short_convs(f: Fields, kv: int, head_dim: int, kernel: int) -> RecurrentState:
+    """Inkling's four short convolutions of one layer, kernel - 1 columns each in the model dtype: K and V (kv heads
+    x head_dim each) and the attention- and MLP-output streams (hidden_size each)."""
     dtype = model_storage(f)
     return RecurrentState("short_conv", (kernel - 1) * (2 * kv * head_dim + 2 * f.int("hidden_size")), 0,
                           dtype, dtype)

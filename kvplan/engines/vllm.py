@@ -21,7 +21,8 @@ vLLM's file and function); this module applies them:
   window cdiv(min(W - 1 + in-flight tokens, max_len), block) + 1 pages;
   Mamba one page, or with prefix caching ("align" mode: --enable-prefix-caching
   from 0.15, the hybrid default from 0.26) 2 (Mamba-2 from 0.32, Gated DeltaNet
-  from 0.33: 3, a prefill checkpoint).
+  from 0.33: 3, a prefill checkpoint). The block: the release's default (16;
+  64 from 0.34) unless --block-size or a backend says otherwise.
 - Groups: one when every layer has the same spec; one with summed pages when
   all layers need the same token slots (V3.2: MLA + indexer); otherwise page
   sizes are unified and layers split into groups of equal size (the smallest
@@ -68,7 +69,7 @@ from ..errors import PlanError, UsageError
 from ..units import GIB
 from .vllm_rules import LATEST, VllmRules
 
-DEFAULT_BLOCK_TOKENS = 16  # CacheConfig.DEFAULT_BLOCK_SIZE (every modelled release)
+DEFAULT_BLOCK_TOKENS = 16  # CacheConfig.DEFAULT_BLOCK_SIZE until 0.33 (0.34: 64; VllmRules.default_block_tokens)
 KERNEL_BLOCK_ALIGN_TOKENS = 16  # FlashAttention / FlashInfer kernel block: a multiple of 16
 FP8_DS_MLA_BYTES_PER_TOKEN = 656  # V3.2: 512 fp8 latent + 4 x 4 B fp32 scales + 64 bf16 rope
 PER_TOKEN_HEAD_SCALE_BYTES = 4  # one fp32 scale per token, head and side (K, V)
@@ -82,7 +83,7 @@ MAX_NUM_BATCHED_TOKENS_LARGE_GPU = 8192
 MAX_NUM_BATCHED_TOKENS_SMALL_GPU = 2048
 
 
-# Only Qwen's Gated DeltaNet layers export prefill checkpoints (0.33 qwen_gdn_linear_attn.py:
+# Only Qwen's Gated DeltaNet layers export prefill checkpoints (0.33 and 0.34 qwen_gdn_linear_attn.py:
 # QwenGatedDeltaNetAttention.get_prefill_checkpoint_alignment / get_kv_cache_spec adds
 # num_prefill_checkpoint_blocks=1); OLMo-Hybrid's (olmo_gdn_linear_attn.py) inherits
 # MambaBase.get_prefill_checkpoint_alignment -> None: 2 pages, no checkpoint alignment.
@@ -98,7 +99,7 @@ ATTENTION_REGISTERED_FIRST = ("zamba2",)
 
 
 # MiniMax-M3's sparse attention and indexer backends: get_supported_kernel_block_sizes -> [128]
-# (one sparse block per KV page; models/minimax_m3/common/*.py, read in 0.24.0, 0.26.0 and 0.33.0)
+# (one sparse block per KV page; models/minimax_m3/common/*.py, read in 0.24.0, 0.26.0, 0.33.0 and 0.34.0)
 MINIMAX_M3_BLOCK = 128
 
 
@@ -268,6 +269,9 @@ class VllmPool:
     tokens_from_concurrency: bool = True  # 0.20.1+: tokens = int(concurrency x max_model_len)
     max_num_seqs: int = 0  # the --max-num-seqs the start check assumed
     refusal: str | None = None  # why vLLM would refuse to start (fits is False), in one sentence
+    # 0.34+'s extensible KV cache, where the pool was predicted from the GPU: the reserved capacity the
+    # "Available KV cache memory" line prints (kv_memory_bytes is then the pool measured after warmup)
+    reserved_bytes: int | None = None
 
     @property
     def block_size(self) -> int:
@@ -281,7 +285,7 @@ class VllmPool:
         """The lines vLLM prints, formatted as this release formats them."""
         size = f"GPU KV cache size: {self.gpu_kv_cache_tokens:,} tokens"
         conc = f"Maximum concurrency for {self.max_model_len:,} tokens per request: {self.concurrency_text}"
-        gib = self.kv_memory_bytes / GIB
+        gib = (self.reserved_bytes if self.reserved_bytes is not None else self.kv_memory_bytes) / GIB
         head = f"Available KV cache memory: {round(gib, 2) if self.gib_text_rounded else f'{gib:.2f}'} GiB"
         if self.one_log_line:
             return [head, f"{size}, {conc}"]
@@ -302,9 +306,9 @@ def kimi_k3_checkpoints(model: ModelSpec, rules: VllmRules, gpu: str | None, not
     it does by default on SM 9, 10 and 12 for a bf16 model with a bounded gate). False for other models."""
     if model.architecture != KIMI_K3:
         return False
-    if rules.version != "0.33":
-        raise UsageError(f"vLLM {rules.version}: kvplan read Kimi K3's KDA pages in vLLM 0.33 only",
-                         "use --engine vllm (0.33)")
+    from .vllm_dsv4 import require_033
+
+    require_033("Kimi K3", rules, "kvplan read Kimi K3's KDA pages in vLLM 0.33 only")
     from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
 
     capability = CUDA_CAPABILITY.get(gpu or "")
@@ -447,7 +451,7 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
     block_sparse = [c for c in caches if c.policy.read_page_tokens and not c.policy.read_page_meta]
     if block_sparse and block != MINIMAX_M3_BLOCK:  # MiniMax-M3: update_block_size_for_backend
         notes.append(f"MiniMax-M3: block size {block} -> {MINIMAX_M3_BLOCK} (its sparse attention and indexer "
-                     f"backends support only {MINIMAX_M3_BLOCK}: models/minimax_m3/common, 0.24-0.33)")
+                     f"backends support only {MINIMAX_M3_BLOCK}: models/minimax_m3/common, 0.24-0.34)")
         block = MINIMAX_M3_BLOCK
     if any(c.policy.read_page_tokens != MINIMAX_M3_BLOCK for c in block_sparse):
         notes.append(f"MiniMax-M3: vLLM's kernels select {MINIMAX_M3_BLOCK}-token blocks; a config's other "
@@ -498,7 +502,7 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
     if local_as_full and not hybrid_manager and local and kinds & set(FULL_LIKE):
         specs = [(i, replace(s, kind="full", window_tokens=None) if s.kind in local else s) for i, s in specs]
         notes.append(f"hybrid KV cache manager off: {' and '.join(sorted(local))} layers are sized as full attention")
-    if (rules.fp8_head512_kernel_block and kv_cache_dtype.startswith("fp8")
+    if (rules.fp8_head512_kernel_block and kv_cache_dtype.startswith("fp8") and block % rules.fp8_head512_kernel_block
             and any(c.kind == "attention" and c.key_dim == 512 for c in caches)):
         notes.append(f"not modelled: vLLM {rules.version} on Hopper serves fp8 KV at head size 512 with FA4's "
                      f"{rules.fp8_head512_kernel_block}-token kernel page (flash_attn.py "
@@ -664,10 +668,13 @@ def _blocks_per_request(groups, uniform_type: bool, specs, max_len: int, in_flig
 
 def in_flight_tokens(rules: VllmRules, mnbt: int, pp: int) -> int:
     """Tokens scheduled but not yet freed (0.26+ VllmConfig.max_in_flight_tokens): max_concurrent_batches
-    (2 under async scheduling; the PP size with PP and the V1 model runner) x max_num_batched_tokens."""
+    (2 under async scheduling; with PP the PP size until 0.33, where the V1 model runner turns async
+    scheduling off, and PP + 1 from 0.34, where it stays on) x max_num_batched_tokens."""
     if rules.sliding_in_flight_batches == 1:
         return mnbt
-    return mnbt * (rules.sliding_in_flight_batches if pp == 1 else pp)
+    if pp == 1:
+        return mnbt * rules.sliding_in_flight_batches
+    return mnbt * (pp + 1 if rules.async_scheduling_with_pp else pp)
 
 
 def longest_fitting(fits, max_model_len: int) -> int:
@@ -723,7 +730,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         notes.append(f"max_model_len {max_model_len:,} exceeds the model's {limit:,}: "
                      "vLLM starts only with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
     if model.family == "kolibri1_1":
-        raise UsageError("vLLM 0.33 cannot serve Kolibri 1.1: no release has its model, and the Transformers backend "
+        raise UsageError(f"vLLM {rules.version} cannot serve Kolibri 1.1: no release has its model, and the Transformers backend "
                          "it falls back to fails on the indexed layers (they need a 4D mask the backend never passes)",
                          "plan it with --engine ideal")
     if replaced := linear_replacement(model):  # DeciLMDecoderLayer (nemotron_nas.py) has no replace_with_linear branch

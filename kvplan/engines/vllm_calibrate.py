@@ -28,10 +28,11 @@ from ..errors import KvplanError, SourceError, UsageError
 from ..render import Report, Table
 from ..units import GIB
 from .vllm import VllmPool, simulate
+from .vllm_extensible import resolved_utilization
 from .vllm_log import VllmLog, printed_range
 from .vllm_speculative import draft_layer_count, is_mtp_method
 from .vllm_release import at_least
-from .vllm_rules import V0_11, V0_33, VllmRules, parse_engine, resolve
+from .vllm_rules import V0_11, V0_33, V0_34, VllmRules, parse_engine, resolve
 
 # quantized or repackaged checkpoints keep the base model's cache shape (weights change, the KV cache does not)
 _SUFFIXES = re.compile(r"[-_.](instruct|chat|it|hf|base|fp8|fp16|bf16|awq|gptq|int4|int8|w4a16|w8a8|dynamic|"
@@ -111,8 +112,13 @@ def _rules_for(log: VllmLog, version: str | None) -> tuple[VllmRules | None, lis
     if log.era == "v0":
         notes.append("no version printed; '# GPU blocks' is the v0 engine's (<= 0.7) line: v0 accounting")
         return None, notes
+    if log.warmup_kv_blocks is not None or log.extended_kv_blocks is not None:
+        notes.append("no version printed; 'Memory after warmup ... KV cache blocks' is 0.34's extensible KV cache: "
+                     "0.34's rules")
+        return V0_34, notes
     if log.gpu_kv_cache_tokens is not None and log.concurrency is not None and _one_line(log):
-        notes.append("no version printed; the one-line KV cache size is 0.28-0.33's: 0.33's rules")
+        notes.append("no version printed; the one-line KV cache size is 0.28-0.34's (0.34 without its extensible KV "
+                     "cache line): 0.33's rules")
         return V0_33, notes
     notes.append("no version printed; two-line KV cache size (0.8-0.27): 0.11's rules (the oldest modelled)")
     return V0_11, notes
@@ -235,7 +241,7 @@ def calibrate(log: VllmLog, *, model: str | None = None, version: str | None = N
                      "start-up per file to calibrate each)")
     cal = Calibration(log, rules, alias, notes=notes)
     read_any = any(v is not None for v in (log.available_kv_gib, log.num_gpu_blocks, log.gpu_kv_cache_tokens,
-                                           log.concurrency)) or log.refused
+                                           log.concurrency, log.warmup_kv_blocks, log.extended_kv_blocks)) or log.refused
     if not read_any:
         # an excerpt (settings, the weights, the breakdown) without the KV lines: what was read is shown,
         # not "nothing"; a log with nothing read at all is the one line (calibrate_workflow)
@@ -327,6 +333,13 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
     if total is None or log.available_kv_gib is None:
         return
     util = log.gpu_memory_utilization or (rules or V0_11).gpu_memory_utilization
+    if log.gpu_memory_utilization is None and rules is not None:
+        # 0.34 config/cache.py resolved_gpu_memory_utilization: 1.0 under the extensible KV cache when not given
+        # (a warmup line), 0.92 where the log says it was off; its 'Available KV cache memory' (the reserved
+        # capacity) is profiled against that budget
+        extensible = log.extensible_kv_cache if log.extensible_kv_cache is not None else \
+            (log.extended_kv_blocks is not None or None)
+        util = resolved_utilization(rules, extensible)
     v0 = rules is None
     batched = mnbt or (rules or V0_11).max_num_batched_tokens(total, name or "")
     # v0 profiled 256 dummy sequences by default (V0_MAX_NUM_SEQS); v1 the log's --max-num-seqs, else the
@@ -346,11 +359,18 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
                                 pp=log.pp or 1, max_num_batched_tokens=batched, max_model_len=log.max_model_len,
                                 weight_bytes=weights, v0_engine=v0, max_num_seqs=seqs, version=version, gpu=name,
                                 enforce_eager=log.enforce_eager, pcie_only=log.pcie_only, drafter=drafter,
-                                flashinfer_sampler=log.flashinfer_sampler)
+                                flashinfer_sampler=log.flashinfer_sampler,
+                                extensible_kv_cache=log.extensible_kv_cache)
         gib = est.available_bytes / GIB
         dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
         cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",
                                   f"{gib:.2f} GiB", dev, None, est.lines()[0], kind="prediction"))
+        if est.extensible is not None and log.warmup_kv_gib is not None:
+            # 0.34+: the log's "Available" line is the reserved capacity; the pool is measured after warmup
+            pool = est.pool_bytes / GIB
+            cal.figures.append(Figure(f"KV pool after warmup ({label})", f"{log.warmup_kv_gib:.2f} GiB",
+                                      f"{pool:.2f} GiB", _pct(log.warmup_kv_gib, pool), None,
+                                      est.extensible.line(), kind="prediction"))
         if weights is None:
             cal.predicted_available_gib = round(gib, 3)
     _compare_terms(cal, est)
@@ -450,6 +470,9 @@ def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dty
     probe = _simulate(spec, log, rules, GIB, max_len, kv_dtype, block, mnbt, cal.draft)
     cal.notes.extend(probe.notes)
     bpb = probe.bytes_per_block
+    if log.warmup_kv_blocks is not None or log.extended_kv_blocks is not None:
+        _reproduce_extensible(cal, spec, rules, probe, max_len, kv_dtype, block, mnbt)
+        return
     if log.available_kv_gib is not None and log.available_kv_gib <= 0:
         cal.figures.append(Figure("start check", f"no memory for the KV cache ({log.available_kv_text} GiB)",
                                   "refused: no memory for the cache blocks", None, True))
@@ -537,6 +560,64 @@ def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dty
         cal.figures.append(Figure("start check (refusal)", "refused" + (f", estimate {logged:,}" if logged else ""),
                                   ("refused" if not reference.fits else "starts") + shown,
                                   _pct(logged, predicted) if logged and predicted else None, ok))
+
+
+def _reproduce_extensible(cal: Calibration, spec, rules: VllmRules, probe: VllmPool, max_len: int, kv_dtype, block,
+                          mnbt):
+    """0.34's extensible KV cache: the blocks were measured after warmup (v1/worker/extensible_kv_cache.py
+    measure_kv_cache_blocks; the smallest over the workers, kv_cache_planning.py finalize_extensible_kv_cache),
+    so the logged count is the pool. kvplan checks the bytes of a block against the GiB that line printed
+    (format_gib of blocks x bytes per block), the count against the capacity reserved from 'Available KV cache
+    memory' (finalize takes at most that), and the size line and the start check (shrink_kv_cache_configs:
+    blocks less the null block) from those blocks."""
+    log = cal.log
+    bpb = probe.bytes_per_block
+    blocks = log.extended_kv_blocks if log.extended_kv_blocks is not None else log.warmup_kv_blocks
+    if not rules.extensible_kv_cache:
+        cal.notes.append(f"the log sized its KV cache after warmup (the extensible KV cache of vLLM 0.34 and later), "
+                         f"which vLLM {rules.version}'s rules do not have: the logged block count is used as the pool")
+    cal.notes.append(f"extensible KV cache: {blocks:,} blocks measured after warmup (the smallest over the workers) "
+                     "are the pool; 'Available KV cache memory' sized only the reserved capacity")
+    if log.warmup_kv_blocks is not None and log.warmup_kv_gib is not None:
+        shown = log.warmup_kv_blocks * bpb / GIB
+        within = abs(shown - log.warmup_kv_gib) <= 0.005 + 1e-9
+        cal.figures.append(Figure(f"KV cache blocks after warmup ({log.warmup_kv_blocks:,} blocks)",
+                                  f"{log.warmup_kv_text} GiB", f"{round(shown, 2)} GiB ({bpb:,} B a block)",
+                                  _pct(log.warmup_kv_gib, shown), within,
+                                  "" if within else "the bytes of one block (page x layers per group) differ "
+                                  "from vLLM's: kvplan's page or grouping of this layer mix"))
+    if log.extended_kv_blocks is not None and log.warmup_kv_blocks is not None:
+        same = log.extended_kv_blocks == log.warmup_kv_blocks
+        cal.figures.append(Figure("blocks committed (Extended KV cache to N blocks)", f"{log.extended_kv_blocks:,}",
+                                  f"{log.warmup_kv_blocks:,}", _pct(log.extended_kv_blocks, log.warmup_kv_blocks),
+                                  same, "" if same else "the workers measured different counts, or the capacity "
+                                  "reserved from 'Available KV cache memory' was smaller"))
+    rng = printed_range(log.available_kv_min_gib)
+    if rng is not None:
+        capacity = rng[1] // bpb
+        ok = blocks <= capacity
+        cal.figures.append(Figure("blocks within the reserved capacity", f"{blocks:,}",
+                                  f"at most {capacity:,} ({log.available_kv_min_gib} GiB / {bpb:,} B)", None, ok,
+                                  "" if ok else "more blocks than 'Available KV cache memory' reserves room for: "
+                                  "kvplan's bytes per block are too large"))
+    pool = _simulate(spec, log, rules, blocks * bpb, max_len, kv_dtype, block, mnbt, cal.draft)
+    cal.pool = pool
+    cal.kv_memory_bytes = blocks * bpb
+    if log.gpu_kv_cache_tokens is not None:
+        same = pool.gpu_kv_cache_tokens == log.gpu_kv_cache_tokens
+        cal.figures.append(Figure("GPU KV cache size (tokens)", f"{log.gpu_kv_cache_tokens:,}",
+                                  f"{pool.gpu_kv_cache_tokens:,}", _pct(log.gpu_kv_cache_tokens,
+                                                                         pool.gpu_kv_cache_tokens),
+                                  same, "" if same else _explain(cal, "tokens")))
+    if log.concurrency is not None:
+        text = f"{pool.max_concurrency:.2f}"
+        same = text == f"{log.concurrency:.2f}"
+        cal.figures.append(Figure(f"Maximum concurrency for {max_len:,} tokens", f"{log.concurrency:.2f}x", f"{text}x",
+                                  _pct(log.concurrency, pool.max_concurrency), same,
+                                  "" if same else _explain(cal, "concurrency")))
+    if log.refused:
+        ok = not pool.fits
+        cal.figures.append(Figure("start check (refusal)", "refused", "refused" if ok else "starts", None, ok))
 
 
 def _probe_prefix_caching(cal: Calibration, probe: VllmPool, spec, rules: VllmRules, bounds, max_len: int, kv_dtype,
@@ -631,7 +712,7 @@ def build_report(cal: Calibration) -> Report:
         "device_free_gib", "device_total_gib", "requested_gib", "breakdown", "breakdown_weights_gib",
         "breakdown_consumed_gib", "breakdown_activation_gib", "breakdown_non_torch_gib", "breakdown_cuda_graph_gib",
         "kv_in_use_gib", "cuda_graph_estimate_gib", "cuda_graph_modes", "cuda_graph_estimate_applied",
-        "cuda_graph_actual_gib")}
+        "cuda_graph_actual_gib", "warmup_kv_blocks", "warmup_kv_gib", "extended_kv_blocks")}
     data = {
         "log": {"path": log.path, **read},
         "model": cal.model_alias,

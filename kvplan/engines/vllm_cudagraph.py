@@ -27,6 +27,7 @@ Pure: no torch, no I/O.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..units import GIB, MIB
@@ -53,6 +54,15 @@ APPEND_MAX_SEQS_FROM = (0, 31, 0)
 RUNNER_V2_PROFILES_FROM = (0, 29, 0)
 # config/vllm.py use_v2_model_runner: no architecture list left, every model runs V2 by default
 MODEL_RUNNER_V2_DEFAULT_FROM = (0, 29, 0)
+# 0.34.0 removed the v1 runner (v1/worker/gpu_model_runner.py) and VLLM_USE_V2_MODEL_RUNNER: Model Runner V2 only
+V1_RUNNER_REMOVED_FROM = (0, 34, 0)
+# config/vllm.py (0.34.0) resolves prefill (token) and decode (request) capture sizes apart; on SM100 with no
+# sizes given ("wide defaults") prefill takes config/compilation.py prefill_cudagraph_capture_grid up to
+# min(8192, max_num_batched_tokens) and decode decode_cudagraph_capture_grid up to max_num_seqs, within a decode
+# token budget of 8192; elsewhere both come from the shared sizes as before
+SM100_WIDE_GRIDS_FROM = (0, 34, 0)
+SM100_PREFILL_MAX_TOKENS = 8192  # max_prefill_cudagraph_capture_tokens default on SM100
+SM100_DECODE_MAX_TOKENS = 8192  # max_decode_cudagraph_capture_tokens default on SM100
 
 
 # --- which runner ------------------------------------------------------------------------------------
@@ -139,6 +149,33 @@ def capture_sizes(version, *, max_num_seqs: int, max_num_batched_tokens: int, gp
     return sorted(set(sizes))
 
 
+def _walk_grid(limit: int, step) -> list[int]:
+    """config/compilation.py _walk_grid (0.34.0): 1, then each next multiple of the largest power of two not
+    above step(size), up to `limit`, and `limit` itself."""
+    grid, size = [], 1
+    while size < limit:
+        grid.append(size)
+        stride = 1 << max(0, math.floor(math.log2(max(1.0, step(size)))))
+        size = (size // stride + 1) * stride
+    return [*grid, limit] if limit else []
+
+
+def prefill_grid(max_tokens: int) -> list[int]:
+    """prefill_cudagraph_capture_grid (0.34.0, performance_mode "balanced"): step min(t, max(8, t / 4),
+    0.07 x max(t, 4096)); vLLM's docstring: 54 sizes at 8192."""
+    return _walk_grid(max_tokens, lambda t: min(t, max(8, t / 4), 0.07 * max(t, 4096)))
+
+
+def decode_grid(max_requests: int) -> list[int]:
+    """decode_cudagraph_capture_grid (0.34.0): step 0.65 x n^(2/3); vLLM's docstring: 64 sizes at 1024."""
+    return _walk_grid(max_requests, lambda n: 0.65 * n ** (2 / 3))
+
+
+def sm100_wide_grids(version, gpu: str | None) -> bool:
+    """Whether this release's default capture sizes on this GPU are 0.34's separate SM100 grids."""
+    return _at_least(version, SM100_WIDE_GRIDS_FROM) and (gpu or "") in SM100_FAMILY
+
+
 def resolve_mode(*, enforce_eager: bool = False, attention_cg_never: bool = False, pooling: bool = False,
                  encoder_decoder: bool = False) -> str:
     """The cudagraph_mode a default start resolves to.
@@ -203,6 +240,17 @@ def graph_plan(version, *, max_num_seqs: int, max_num_batched_tokens: int, gpu: 
     """
     mode = resolve_mode(enforce_eager=enforce_eager, attention_cg_never=attention_cg_never, pooling=pooling,
                         encoder_decoder=encoder_decoder)
+    if mode != NONE and sm100_wide_grids(version, gpu):
+        # config/vllm.py _resolve_split_cudagraph_capture_sizes (0.34.0); FULL decode graphs:
+        # compilation.py decode_cudagraph_capture_shapes with one query length, n up to
+        # min(max_num_seqs, the decode token budget)
+        prefill = prefill_grid(min(SM100_PREFILL_MAX_TOKENS, max_num_batched_tokens))
+        limit = min(max_num_seqs, SM100_DECODE_MAX_TOKENS, max_num_batched_tokens)
+        decode = sorted({min(n, limit) for n in decode_grid(max_num_seqs)})
+        piecewise = prefill if mode in (FULL_AND_PIECEWISE, PIECEWISE) else []
+        full = decode if mode in (FULL_AND_PIECEWISE, FULL_DECODE_ONLY) else []
+        return GraphPlan(mode, len(piecewise), max(piecewise, default=0), len(full), max(full, default=0),
+                         model_runner_v2)
     sizes = [] if mode == NONE else capture_sizes(version, max_num_seqs=max_num_seqs,
                                                   max_num_batched_tokens=max_num_batched_tokens, gpu=gpu)
     piecewise = sizes if mode in (FULL_AND_PIECEWISE, PIECEWISE) else []
@@ -356,6 +404,9 @@ def estimate(version, *, max_num_seqs: int, max_num_batched_tokens: int, layers:
         note += "; MoE models logged 0.13-0.30 GiB more"
     if v2:
         note += "; Model Runner V2 measures every PIECEWISE graph, the model is fitted on the v1 runner's figures"
+    if sm100_wide_grids(version, gpu):
+        note += (f"; 0.34's SM100 grids capture prefill graphs up to {plan.piecewise_largest:,} tokens, the "
+                 "first capture was fitted on graphs of 512 at most")
     return GraphEstimate(total, plan, note + ")")
 
 
@@ -363,4 +414,5 @@ __all__ = ["capture_sizes", "resolve_mode", "graph_plan", "GraphPlan", "uses_mod
            "estimate", "GraphEstimate", "GraphFigure", "GRAPH_FIGURES", "GRAPH_FIRST_BYTES",
            "GRAPH_PER_LAYER_GRAPH_BYTES",
            "CUDA_GRAPH_ESTIMATE_FROM", "RUNNER_V2_PROFILES_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "FULL_AND_PIECEWISE", "PIECEWISE",
-           "FULL_DECODE_ONLY", "NONE", "SM100_FAMILY"]
+           "FULL_DECODE_ONLY", "NONE", "SM100_FAMILY", "SM100_WIDE_GRIDS_FROM", "V1_RUNNER_REMOVED_FROM",
+           "prefill_grid", "decode_grid", "sm100_wide_grids"]

@@ -1,7 +1,8 @@
 """vLLM's DeepSeek-V4 pool, 0.20 and later (the FlashMLA fp8_ds_mla layout).
 
 Read from vLLM 0.20.0-0.33.0's DeepSeek-V4 model code (models/deepseek_v4 attention.py,
-compressor.py, mtp; before 0.22 model_executor/models/deepseek_v4*.py),
+compressor.py, mtp; before 0.22 model_executor/models/deepseek_v4*.py; 0.34.0's diff of
+attention.py, compressor.py, nvidia/flashmla.py and sparse_swa.py changes no spec, block or window),
 v1/attention/backends/mla/sparse_swa.py and v1/core/kv_cache_utils.py /
 kv_cache_planning.py, and checked against each release's own planner run on these
 specs (benchmarks/vllm_oracle_dsv4.py). Every release registers the same specs on
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 from ..core.model import ModelSpec
 from ..errors import UsageError
+from .vllm_release import release_key as _release
 
 ALIGN = 576  # FlashMLA's page alignment (alignment=576 on every fp8_ds_mla spec)
 ENTRY = 584  # fp8_ds_mla: 448 fp8 NoPE + 64 x 2 B RoPE + 8 scale bytes
@@ -261,13 +263,29 @@ def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *
                     max_num_seqs=max_num_seqs, refusal=refusal)
 
 
+# the release whose model code kvplan read for the packed pools (DeepSeek-V4.1, GLM-5-Next, Qwen4-Exp, Step-5) and
+# Kimi K3's KDA pages; vLLM 0.34 changed those model folders (models/deepseek_v41, glm5next, qwen4_exp, step5,
+# kimi_k3) and its default block size, and kvplan has not read them there
+PACKED_POOLS_READ = "0.33"
+
+
+def require_033(label: str, rules, older: str) -> None:
+    """Refuse a release other than the one kvplan read `label`'s pool in (`older`: why, for an older one)."""
+    if rules.version == PACKED_POOLS_READ:
+        return
+    if _release(rules.version) > _release(PACKED_POOLS_READ):
+        raise UsageError(f"vLLM {rules.version}: kvplan has read {label}'s pool in vLLM {PACKED_POOLS_READ} only (its "
+                         f"{rules.version} model code and default block size changed and are not read here)",
+                         f"use --engine vllm@{PACKED_POOLS_READ}")
+    raise UsageError(f"vLLM {rules.version}: {older}", f"use --engine vllm@{PACKED_POOLS_READ}")
+
+
 def require_hopper_033(label: str, rules, capability: tuple[int, int] | None, notes: list[str], older: str,
                        assumed: str) -> None:
     """The checks of a pool kvplan models for vLLM 0.33 on Hopper only (GLM-5-Next, Qwen4-Exp, Step-5): refuse
     another release (`older` says why) or a GPU other than SM 9.0; with no GPU, note that Hopper (`assumed`) is
     assumed."""
-    if rules.version != "0.33":
-        raise UsageError(f"vLLM {rules.version}: {older}", "use --engine vllm (0.33)")
+    require_033(label, rules, older)
     if capability is None:
         notes.append(f"{label}: no GPU given, so {assumed}")
     elif capability != (9, 0):

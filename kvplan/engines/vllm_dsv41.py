@@ -110,9 +110,9 @@ def simulate_dsv41(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
     from .vllm import in_flight_tokens
     from .vllm_dsv4 import check_native, packed_pool
 
-    if rules.version != "0.33":
-        raise UsageError(f"vLLM {rules.version}: kvplan models DeepSeek-V4.1's pool as vLLM 0.33 plans it",
-                         "use --engine vllm (0.33)")
+    from .vllm_dsv4 import require_033
+
+    require_033("DeepSeek-V4.1", rules, "kvplan models DeepSeek-V4.1's pool as vLLM 0.33 plans it")
     if pp > 1:
         raise UsageError("vLLM's DeepSeek-V4.1 pool under pipeline parallelism is not modelled", "use --pp 1")
     if draft_layers or num_speculative_tokens:

@@ -4,7 +4,8 @@ vLLM applies at runtime only serving settings and its own KV dtypes: fp8
 (e4m3, per-tensor scales), fp8_e5m2, int8 per token and head (from 0.20),
 int4 per token and head (from 0.25), paging (block size: 1-128 in 0.11.0,
 + 256 from 0.11.1, any from 0.18), prefix caching, CPU offloading (from
-0.11.1), --kv-cache-dtype-skip-layers (from 0.19) and parallelism.
+0.11.1), --kv-cache-dtype-skip-layers (from 0.19) and parallelism. From 0.34
+--kv-cache-memory-bytes also turns the extensible KV cache (sized after warmup) off.
 Architecture what-ifs need a checkpoint trained for them; eviction and Quest
 need engine support vLLM does not have; KIVI and int2 are not vLLM KV cache
 dtypes. The flags are checked against the selected
@@ -197,8 +198,17 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             argv += ["--pipeline-parallel-size", str(dep.pp)]
         if dep.kv_memory_bytes is not None:
             argv += ["--kv-cache-memory-bytes", str(dep.kv_memory_bytes)]
+            if rules.extensible_kv_cache:
+                notes.append(f"--kv-cache-memory-bytes turns vLLM {rules.version}'s extensible KV cache off "
+                             "(config/vllm.py _resolve_extensible_kv_cache): the pool is this size, as planned")
         elif dep.gpu is not None:
             argv += ["--gpu-memory-utilization", f"{dep.mem_util:g}"]
+            if rules.extensible_kv_cache:
+                notes.append(f"vLLM {rules.version} sizes the KV cache from the memory free after warmup and CUDA-graph "
+                             "capture (the extensible KV cache, on by default on CUDA; unset its "
+                             "gpu_memory_utilization is 1.0): kvplan predicts that pool from its profile terms, "
+                             "which no 0.34 start-up log has checked; pass --kv-cache-memory-bytes to fix the size, "
+                             "or --no-enable-extensible-kv-cache for the estimate-based sizing (at 0.92 unless given)")
     skipped = [NotApplied(t.spec, reason) for t in techniques if (reason := _unsupported(t, rules)) is not None]
     if skipped and "--max-num-seqs" in argv:
         notes.append("--max-num-seqs comes from kvplan's capacity, which counts the techniques vLLM does not apply")

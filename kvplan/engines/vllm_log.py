@@ -10,9 +10,18 @@ Formats read (the wording of each release, from its source):
 - v1 0.8-0.27: "Model loading took X GiB", "Available KV cache memory: X GiB"
   (%.2f until 0.13, round(x, 2) from 0.14: "5.9"), "GPU KV cache size: N tokens",
   "Maximum concurrency for L tokens per request: Cx" (two lines).
-- 0.28-0.33: "GPU KV cache size: N tokens, Maximum concurrency for L tokens per
+- 0.28-0.34: "GPU KV cache size: N tokens, Maximum concurrency for L tokens per
   request: Cx" (one line; from 0.30 the first word is the device, "GPU" on CUDA,
-  "XPU" ..., 0.33 may add " + host").
+  "XPU" ..., 0.33 may add " + host"; 0.34's is the same format string,
+  kv_cache_utils.py update_kv_cache_capacity).
+- 0.34's extensible KV cache (the CUDA default; v1/worker/extensible_kv_cache.py
+  measure_kv_cache_blocks, one line per worker after warmup): "Memory after warmup: A GiB free,
+  B GiB committed to the KV cache, C GiB kept for transient activations (D GiB allocated at
+  peak, E GiB of torch reservation growth); N KV cache blocks (X GiB) fit within the requested
+  Y GiB. Torch may reserve up to Z GiB." (GiB as format_gib prints them); the smallest N over
+  the workers, at most the capacity reserved from "Available KV cache memory", is the pool
+  (kv_cache_planning.py finalize_extensible_kv_cache); extend_kv_cache then prints "Extended KV
+  cache to N blocks (X.XX GiB)." and the size line follows with those blocks.
 - the profile breakdown (v1/worker/gpu_worker.py compile_or_warm_up_model, printed after the
   CUDA-graph capture; INFO in 0.10.2 and from 0.26.0, DEBUG in 0.11-0.25): "Free memory on
   device (A/B GiB) on startup. Desired GPU memory utilization is (U, C GiB). Actual usage is W
@@ -89,6 +98,12 @@ class VllmLog:
     available_kv_by_worker: dict[str, float] = field(default_factory=dict)
     available_kv_all: tuple[float, ...] = ()  # every "Available KV cache memory" line, tagged or not (Ray's are not)
     num_gpu_blocks: int | None = None
+    # 0.34's extensible KV cache: the smallest "N KV cache blocks (X GiB)" of the workers' "Memory after warmup"
+    # lines, as printed, and "Extended KV cache to N blocks" (the pool every worker committed)
+    warmup_kv_blocks: int | None = None
+    warmup_kv_gib: float | None = None
+    warmup_kv_text: str | None = None
+    extended_kv_blocks: int | None = None
     gpu_kv_cache_tokens: int | None = None
     concurrency: float | None = None  # as printed: 2 decimals
     concurrency_len: int | None = None
@@ -110,6 +125,11 @@ class VllmLog:
     cuda_graph_modes: dict[str, tuple[int, int]] = field(default_factory=dict)  # mode: (graphs, largest size)
     cuda_graph_estimate_applied: bool | None = None  # "profiling is enabled" / "is disabled"; None: not printed
     cuda_graph_actual_gib: float | None = None  # "CUDA graph pool memory: X GiB (actual)" / "Graph capturing ... took"
+    # 0.34+'s extensible KV cache: "... T GiB kept for transient activations" of the warmup line read into
+    # warmup_kv_blocks (the pool, where "Available KV cache memory" is only the reserved capacity), and whether it
+    # was on (True: a warmup line; False: "Disabling the extensible KV cache"; None: neither printed)
+    transient_kept_gib: float | None = None
+    extensible_kv_cache: bool | None = None
     total_memory_from: str | None = None  # which line gave total_gpu_memory_gib
     era: str = "v1"  # v0 (# GPU blocks, V0 engine or early V1) | v1
     one_line: bool = False  # 0.28+'s "GPU KV cache size: N tokens, Maximum concurrency ..."
@@ -268,6 +288,7 @@ def parse_log(text: str, path: str = "") -> VllmLog:
             if first in log.available_kv_by_worker:
                 log.available_kv_text = f"{log.available_kv_by_worker[first]:.2f}"
                 log.available_kv_gib = log.available_kv_by_worker[first]
+    _read_warmup(log, text)
     # not "Overriding num_gpu_blocks=0 with num_gpu_blocks_override=512" (kv_cache_utils.py): 0.18+ prints it for the
     # minimal KV cache its CUDA-graph memory profile allocates (gpu_model_runner.py profile_cudagraph_memory)
     blocks = re.search(r"#? ?GPU blocks: ([0-9,]+)", text) or \
@@ -363,6 +384,27 @@ def _read_breakdown(log: VllmLog, text: str) -> None:
             log.kv_in_use_gib = value if "GiB" in in_use.group(0) else value / GIB
     if log.weights_gib is None and log.breakdown_weights_gib is not None:
         log.weights_gib = log.breakdown_weights_gib
+
+
+def _read_warmup(log: VllmLog, text: str) -> None:
+    """0.34's extensible KV cache: the block count every worker measured after warmup (the smallest is the
+    pool) and the count the workers committed."""
+    # "Memory after warmup: F GiB free, C GiB committed to the KV cache, T GiB kept for transient activations
+    # (...); N KV cache blocks (X GiB) fit within the requested R GiB." (measure_kv_cache_blocks, 0.34.0)
+    measured = re.findall(r"Memory after warmup: ([^;\n]*); ([0-9]+) KV cache blocks \(" + _G + r" GiB\) fit within",
+                          text)
+    if measured:
+        head, blocks, gib = min(measured, key=lambda m: int(m[1]))
+        log.warmup_kv_blocks, log.warmup_kv_text, log.warmup_kv_gib = int(blocks), gib, _num(gib)
+        kept = re.search(_G + r" GiB kept for transient activations", head)
+        log.transient_kept_gib = _num(kept.group(1)) if kept else None
+        log.extensible_kv_cache = True
+        log.found.append("KV cache blocks after warmup")
+    elif re.search(r"Disabling the extensible KV cache", text):
+        log.extensible_kv_cache = False
+    extended = re.search(r"Extended KV cache to ([0-9]+) blocks", text)
+    if extended:
+        log.extended_kv_blocks = int(extended.group(1))
 
 
 def _read_cuda_graphs(log: VllmLog, text: str) -> None:

@@ -5,7 +5,7 @@ inside each layer's call) or persistent (a workspace that outlives the layer, th
 Read in model_executor/layers/fused_moe/ (fused_moe.py fused_experts_impl, fused_marlin_moe.py,
 modular_kernel.py _allocate_buffers, oracle/*.py, experts/*.py), quantization/fp8.py and mxfp4.py, and
 v1/worker/workspace.py, in the wheels of 0.10.1.1, 0.10.2, 0.11.0, 0.12.0, 0.13.0, 0.14.0, 0.16.0,
-0.17.0, 0.19.0, 0.26.0, 0.27.1, 0.31.0 and 0.33.0. A rule holds over a range whose read releases agree;
+0.17.0, 0.19.0, 0.26.0, 0.27.1, 0.31.0 and 0.33.0, and the 0.34.0 sdist. A rule holds over a range whose read releases agree;
 the releases between two read ones (0.15, 0.18, 0.20-0.25, 0.28-0.30, 0.32) are taken to follow it
 where both neighbours do, and 0.18 is not used where the chunking (0.17) and its removal (0.19) differ.
 TP only (no expert parallelism, no data-parallel all-to-all), default environment.
@@ -70,7 +70,10 @@ from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
 from .vllm_release import release_key
 
 READ_FROM = (0, 10, 1)
-READ_UNTIL = (0, 34, 0)  # read up to 0.33.0
+# read up to 0.33.0 and in the 0.34.0 sdist: TritonExperts.workspace_shapes, modular_kernel._allocate_buffers,
+# v1/worker/workspace.py (256 B views, a retained tail span added) and the unquantized and FP8 oracles'
+# backend priorities are unchanged; the MXFP4 oracle adds SM110 (Jetson Thor) to Marlin's GPUs
+READ_UNTIL = (0, 35, 0)
 UNQUANTIZED_MODULAR_FROM = (0, 14, 0)  # 0.13: fused_experts; 0.14: FusedMoEModularKernel(TritonExperts)
 FP8_SM120_MODULAR_FROM = (0, 14, 0)  # 0.13: fused_experts; 0.14: oracle/fp8.py TRITON
 FP8_HOPPER_TRITON_FROM = (0, 17, 0)  # oracle/fp8.py: TRITON moved to the front on SM90 (block FP8, no EP)
@@ -196,7 +199,7 @@ def workspace(version, gpu: str | None, config: dict, *, tp: int = 1, tokens: in
     key = release_key(version)
     cap = CUDA_CAPABILITY.get(gpu or "")
     if key is None or not (READ_FROM <= key < READ_UNTIL):
-        return _none("the fused-MoE path is read for vLLM 0.10.1-0.33 only")
+        return _none("the fused-MoE path is read for vLLM 0.10.1-0.34 only")
     if cap is None:
         return _none("the fused-MoE kernel depends on the GPU, which is not known here")
     tp = max(tp, 1)

@@ -107,6 +107,12 @@ The terms, and where each comes from:
   "Estimated CUDA graph memory" lines (0.355 GiB + 0.071 MiB x layers x
   further graphs, within 0.1 GiB of them; MoE and hybrid GDN models logged
   up to 0.81 GiB more). cuda_graph_bytes (a logged figure) replaces it.
+- vLLM 0.34's extensible KV cache (on by default on CUDA; kvplan.engines.vllm_extensible): the profile
+  above only sizes the reserved capacity the log's "Available KV cache memory" prints, at the resolved
+  utilization (1.0 by default with it); the pool is measured after warmup and the real graph capture:
+  min(requested - resident, total - pre-snapshot - resident - margin) - (peak activation + the graph
+  estimate), resident = weights + non-torch + kept buffers + the graphs captured (taken as the estimate),
+  margin = max(1 GiB, 0.75 x that peak). ProfileEstimate.pool_bytes is the pool either way.
 docs/engines.md lists the error per collected log.
 """
 
@@ -117,6 +123,7 @@ from dataclasses import dataclass, field
 from ..configs.build import nested_text
 from ..units import GIB
 from .vllm_cudagraph import CUDA_GRAPH_ESTIMATE_FROM, MODEL_RUNNER_V2_DEFAULT_FROM
+from .vllm_extensible import ExtensiblePool, extensible_by_default, extensible_pool
 from .vllm_non_torch import (
     NON_TORCH_BYTES, NON_TORCH_BYTES_V1, NON_TORCH_TP_BYTES, NON_TORCH_TP_BYTES_EARLY, NON_TORCH_TP_BYTES_PCIE,
     NVLS_CHANNELS, PCIE_ONLY_GPUS, SNAPSHOT_AFTER_DIST_INIT_FROM, is_pcie_only, nvls_bytes,
@@ -210,6 +217,9 @@ class ProfileEstimate:
     # Model Runner V2's penalty bin counts, the fused-MoE workspace (vllm_moe_workspace)
     buffer_bytes: int = 0
     buffers_from: str = ""
+    # vLLM 0.34+'s extensible KV cache (vllm_extensible): the pool measured after warmup and graph capture;
+    # None where the pool is the available figure itself
+    extensible: "ExtensiblePool | None" = None
 
     @property
     def requested_bytes(self) -> int:
@@ -217,8 +227,18 @@ class ProfileEstimate:
 
     @property
     def available_bytes(self) -> int:
+        """What the log's "Available KV cache memory" line says (with the extensible cache of 0.34+, the
+        reserved capacity, not the pool)."""
         return (self.requested_bytes - self.weight_bytes - self.activation_bytes - self.non_torch_bytes
                 - self.cuda_graph_bytes - self.buffer_bytes)
+
+    @property
+    def pool_bytes(self) -> int:
+        """The KV pool per GPU: the available figure, or with the extensible cache the measured one."""
+        if self.extensible is None:
+            return self.available_bytes
+        # kv_cache_planning.py finalize_extensible_kv_cache: never above the reserved capacity
+        return min(self.extensible.pool_bytes, self.available_bytes)
 
     def lines(self) -> list[str]:
         g = GIB
@@ -230,7 +250,9 @@ class ProfileEstimate:
                 f"weights {self.weight_bytes / g:.2f} GiB ({self.weights_from}); peak activation "
                 f"{self.activation_bytes / g:.2f} GiB ({self.activation_from}, {self.profiled_tokens:,} profiled tokens, "
                 f"heuristic); non-torch {self.non_torch_bytes / g:.2f} GiB{graphs}; "
-                f"available {self.available_bytes / g:.2f} GiB" + "".join(f"; {n}" for n in self.notes)]
+                f"available {self.available_bytes / g:.2f} GiB"
+                + (f" (the reserved capacity); {self.extensible.line()}" if self.extensible is not None else "")
+                + "".join(f"; {n}" for n in self.notes)]
 
 
 def raw_config(model) -> dict | None:
@@ -431,7 +453,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                       max_num_seqs: int | None = None, version: str | None = None,
                       cuda_graph_bytes: int | None = None, gpu: str | None = None,
                       enforce_eager: bool = False, pcie_only: bool | None = None,
-                      drafter=None, flashinfer_sampler: bool | None = None) -> ProfileEstimate:
+                      drafter=None, flashinfer_sampler: bool | None = None,
+                      extensible_kv_cache: bool | None = None) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
@@ -448,7 +471,11 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     drafter: speculative decoding's drafter weights (vllm_draft_weights.DrafterWeights), loaded on the
     last stage's GPUs beside the model; a given weight_bytes (a log's load) already holds them.
     flashinfer_sampler: whether the v1 runner samples with FlashInfer (a log's "Using FlashInfer for top-p &
-    top-k sampling"); None or False: the sort pipeline before 0.17 (V1_FLASHINFER_BYTES_PER_LOGIT)."""
+    top-k sampling"); None or False: the sort pipeline before 0.17 (V1_FLASHINFER_BYTES_PER_LOGIT).
+    extensible_kv_cache: whether vLLM sizes the pool after warmup (vllm_extensible; None: the release's default,
+    on from 0.34.0); the estimate's pool_bytes is then that measured pool and available_bytes the reserved
+    capacity the log's "Available KV cache memory" prints (gpu_memory_utilization: the resolved one, 1.0 by
+    default with it)."""
     ranks = max(tp, 1) * max(pp, 1)
     notes = []
     extra = 0
@@ -551,9 +578,15 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                      + (f" + {nvls / GIB:.3f} GiB NCCL NVLS buffers" if nvls else ""))
     if max(pp, 1) > 1:
         notes.append(f"non-torch memory at PP {pp}: pipeline NCCL buffers not modelled")
+    extensible = None
+    if not v0_engine and (extensible_kv_cache if extensible_kv_cache is not None else extensible_by_default(version)):
+        extensible = extensible_pool(total_bytes=total_bytes, utilization=gpu_memory_utilization, tp=ranks,
+                                     pcie_only=is_pcie_only(gpu, pcie_only), weight_bytes=per_gpu,
+                                     non_torch_bytes=non_torch, buffer_bytes=buffers, activation_bytes=activation,
+                                     cuda_graph_bytes=graphs)
     return ProfileEstimate(total_bytes, gpu_memory_utilization, per_gpu, activation, non_torch, graphs, tokens,
                            weights_from, activation_from, tuple(notes), graphs_from, buffers,
-                           " + ".join(buffers_from))
+                           " + ".join(buffers_from), extensible)
 
 
 def _with_moe_workspace(model, version, gpu, tp, tokens, activation, activation_from, buffers, buffers_from,

@@ -3,27 +3,36 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
+from typing import NamedTuple
 
 from ..errors import UsageError
 from ..render import Report, Table
-from ..units import format_bytes
+from ..units import GIB, format_bytes
 from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
 from .vllm_rules import LATEST, VllmRules
 from .vllm_served import check
 from .vllm_speculative import resolve_speculation
 
 
+class KvMemory(NamedTuple):
+    bytes: int  # the KV pool per GPU
+    how: str | None  # how it was found (None: given)
+    # with the extensible KV cache (0.34+), the reserved capacity the "Available KV cache memory" line prints
+    reserved_bytes: int | None = None
+
+
 def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                  release: str | None = None, max_num_seqs: int | None = None,
-                 enforce_eager: bool = False, draft_layers: int = 0, draft=None) -> tuple[int, str | None]:
-    """(KV memory per GPU, how it was found): --kv-memory, else vLLM's profile
+                 enforce_eager: bool = False, draft_layers: int = 0, draft=None) -> KvMemory:
+    """(KV memory per GPU, how it was found, the reserved capacity): --kv-memory, else vLLM's profile
     predicted from the GPU (kvplan.engines.vllm_profile). release: the vLLM release asked for
     (its runner and CUDA-graph rules are per release, finer than the rules' objects); else rules.version.
     draft_layers / draft: speculative decoding's MTP layers or draft checkpoint, whose weights the
     profile subtracts beside the model's (kvplan.engines.vllm_draft_weights)."""
     dep = result.deployment
     if dep is not None and dep.kv_memory_bytes is not None:
-        return dep.kv_memory_bytes, None
+        return KvMemory(dep.kv_memory_bytes, None)
     if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes:
         from .vllm_draft_weights import drafter_weights
         from .vllm_profile import driver_total_bytes, predict_available, version_key
@@ -42,12 +51,13 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                 weight_bytes=per_gpu, weights=record, version=version,
                                 max_num_seqs=max_num_seqs or rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
                                 gpu=dep.gpu.name, enforce_eager=enforce_eager, drafter=drafter)
-        if est.available_bytes <= 0:
+        if est.pool_bytes <= 0:
             raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {est.lines()[0]}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
-        return est.available_bytes, "available KV memory predicted from the GPU: " + est.lines()[0]
+        return KvMemory(est.pool_bytes, "available KV memory predicted from the GPU: " + est.lines()[0],
+                        est.available_bytes if est.extensible is not None else None)
     if result.capacity is not None:
-        return result.capacity.pool_bytes, None
+        return KvMemory(result.capacity.pool_bytes, None)
     raise UsageError("--engine vllm needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
 
 
@@ -93,7 +103,8 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     if hybrid_manager is None:  # a KV connector (CPU offloading) turns the hybrid manager off
         hybrid_manager = plan.offload is None
     draft_layers, spec_tokens, draft = resolve_speculation(plan.model, speculation)
-    kv_memory, how = kv_memory_of(result, rules, mnbt, release, max_num_seqs, enforce_eager, draft_layers, draft)
+    kv_memory, how, reserved = kv_memory_of(result, rules, mnbt, release, max_num_seqs, enforce_eager, draft_layers,
+                                            draft)
     gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
     pool = simulate(plan.model, kv_memory_bytes=kv_memory, max_model_len=max_model_len_tokens,
                     block_tokens=plan.block_size, tp=dep.tp if dep else 1, pp=dep.pp if dep else 1,
@@ -103,12 +114,20 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
                                                                     gpu.name if gpu else ""),
                     enforce_eager=enforce_eager, draft_layers=draft_layers, num_speculative_tokens=spec_tokens,
                     draft_model=draft, gpu=gpu.name if gpu else None)
+    if reserved is not None:  # the log's "Available" line: the reserved capacity, not the pool after warmup
+        pool = replace(pool, reserved_bytes=reserved)
     served = check(plan.model.registry_names, release or rules.version)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([how] if how else []) \
         + list(pool.notes)
     checkpoint_kv = checkpoint_kv_note(plan.model, pool.kv_cache_dtype, rules)
     if checkpoint_kv:
         notes.append(checkpoint_kv)
+    if how is not None and rules.extensible_kv_cache:
+        notes.append(f"vLLM {rules.version} sizes the KV cache after warmup by default (the extensible KV cache, "
+                     "gpu_memory_utilization 1.0 unless given): 'Available KV cache memory' is the capacity it "
+                     f"reserves, and the pool, {pool.kv_memory_bytes / GIB:.2f} GiB here, is the one it would measure "
+                     "after warmup, predicted from kvplan's profile terms (kvplan.engines.vllm_extensible; no 0.34 "
+                     "start-up log checks it); --kv-memory (--kv-cache-memory-bytes) gives the pool exactly")
     group_rows = []
     for g in pool.groups:
         group_rows.append({
@@ -133,6 +152,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
         "draft_model_layers": draft.num_layers if draft is not None else 0,
         "num_speculative_tokens": spec_tokens,
         "kv_memory_bytes": pool.kv_memory_bytes,
+        "reserved_kv_memory_bytes": pool.reserved_bytes,
         "kv_memory_source": "--kv-memory" if how is None else "predicted from the GPU (vLLM profile model)",
         "max_model_len": pool.max_model_len,
         "max_num_batched_tokens": mnbt,

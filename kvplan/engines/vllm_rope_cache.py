@@ -2,7 +2,7 @@
 
 vLLM's rotary embedding (model_executor/layers/rotary_embedding: `get_rope` and the
 classes it builds; one file up to 0.9, a package after, read in 0.6.4, 0.6.6.post1, 0.7.0,
-0.8.0, 0.10.2, 0.11.0, 0.19.0-0.22.0, 0.26.0, 0.27.1, 0.31.0 and 0.33.0) computes a cos/sin
+0.8.0, 0.10.2, 0.11.0, 0.19.0-0.22.0, 0.26.0, 0.27.1, 0.31.0, 0.33.0 and 0.34.0) computes a cos/sin
 table when the model is built and registers it as a non-persistent buffer, on the GPU, in
 the serving dtype (`cache.to(dtype)`, dtype = the model's unless the family passes one). It
 is built inside the load, so vLLM's "Model loading took" / "Loading model weights took"
@@ -142,12 +142,14 @@ FAMILY_RULES: dict[str, Rule] = {
     "gpt_oss": Rule("gpt_oss.py (0.10.2, 0.19.0, 0.33.0): dtype=torch.float32", fp32=True),
     "qwen2_moe": Rule("qwen2_moe.py (0.19.0, 0.33.0)", head="hidden"),
     "exaone4": Rule("exaone4.py (0.19.0, 0.33.0): one rope for sliding and full layers"),
-    "gemma": Rule("gemma.py (0.19.0, 0.33.0)"),
+    "gemma": Rule("gemma.py (0.19.0, 0.33.0); the Transformers backend from 0.34.0 (registry.py, gemma.py "
+                  "removed)", backend_from=(0, 34, 0)),
     "gemma2": Rule("gemma2.py (0.19.0, 0.33.0)"),
     "cohere2": Rule("commandr.py (0.19.0, 0.33.0): model_max_length, else max_position_embeddings",
                     positions=("model_max_length", "max_position_embeddings"), positions_default=8192),
-    "stablelm": Rule("stablelm.py (0.19.0, 0.33.0): hidden / heads x partial_rotary_factor", head="hidden",
-                     partial_default=0.25),
+    "stablelm": Rule("stablelm.py (0.19.0, 0.33.0): hidden / heads x partial_rotary_factor; the Transformers "
+                     "backend from 0.34.0 (registry.py, stablelm.py removed)", head="hidden", partial_default=0.25,
+                     backend_from=(0, 34, 0)),
     "persimmon": Rule("persimmon.py (0.10.2, 0.19.0; dropped in 0.25.0)", head="hidden", partial_default=0.5),
     "gpt_neox": Rule("gpt_neox.py (0.10.2, 0.19.0, 0.31.0): hidden / heads x rotary_pct; the Transformers "
                      "backend from 0.32.0 (registry.py)", head="hidden", partial_default=0.25,

@@ -2,11 +2,12 @@
 
 Every field cites the vLLM file and function it was read from (the field's
 `source` metadata; `VllmRules.sources()` lists them). Read from the released
-wheels' Python sources of every release from 0.11.0 to 0.33.0 (0.11.0, 0.11.1,
+wheels' Python sources of every release from 0.11.0 to 0.34.0 (0.11.0, 0.11.1,
 0.11.2, 0.12.0, 0.13.0, 0.14.0, 0.14.1, 0.15.0, 0.15.1, 0.16.0, 0.17.0, 0.17.1,
 0.18.0, 0.18.1, 0.19.0, 0.19.1, 0.20.0, 0.20.1, 0.20.2, 0.21.0, 0.22.0, 0.22.1,
 0.23.0, 0.24.0, 0.25.0, 0.25.1, 0.26.0, 0.27.0, 0.27.1, 0.28.0, 0.29.0, 0.30.0,
-0.31.0, 0.32.0, 0.33.0): each rule was bisected over all of them. One object
+0.31.0, 0.32.0, 0.33.0; 0.34.0 from its sdist, diffed against 0.33.0 rule by rule):
+each rule was bisected over all of them. One object
 exists per release where a modelled rule changes; a release maps to the newest
 object at or before it. Releases before 0.11 keep 0.11.0's rules with a note.
 
@@ -14,17 +15,19 @@ Which rule holds from which release (docs/engines.md repeats the table):
 
 | rule                                  | value, and the first release it holds in                                   |
 |---------------------------------------|-----------------------------------------------------------------------------|
-| gpu_memory_utilization default        | 0.90; 0.92 from 0.20.0                                                      |
+| gpu_memory_utilization default        | 0.90; 0.92 from 0.20.0; 0.34.0: 1.0 under the extensible KV cache (the CUDA default), 0.92 without it |
+| extensible KV cache (sized after warmup) | none; from 0.34.0 on CUDA unless --kv-cache-memory-bytes (or num_gpu_blocks_override) is given: the blocks are measured after warmup and CUDA-graph capture, at most the reserved capacity |
+| default --block-size                  | 16; 64 from 0.34.0 (every Hopper backend kvplan models takes 64)            |
 | "GPU KV cache size" token figure      | blocks // groups x block; int(concurrency x max_model_len) from 0.20.1      |
 | log lines                             | two ("GPU KV cache size: N tokens" + "Maximum concurrency for L tokens per request: C.CCx"); one from 0.28.0 ("GPU KV cache size: N tokens, Maximum concurrency ..."; 0.30.0+ prints the device name, "GPU" on CUDA) |
 | "Available KV cache memory: X GiB"    | %.2f; round(x, 2) from 0.14.0 ("5.9", not "5.90")                           |
-| sliding window in-flight tokens       | max_num_batched_tokens; x max_concurrent_batches (2, async scheduling) from 0.26.0 |
-| MLA block on Hopper                   | 64 forced for every block (0.11.0); 64 unless the block is a multiple of 64 (0.11.1); bf16 16 (FLASH_ATTN_MLA), fp8 64, sparse 64, the user's block kept, from 0.18.0 |
-| hybrid attention block alignment      | 16; max(16, block size) from 0.20.0                                         |
+| sliding window in-flight tokens       | max_num_batched_tokens; x max_concurrent_batches (2, async scheduling) from 0.26.0; with PP: PP (async off) until 0.33, PP + 1 from 0.34.0 (async stays on) |
+| MLA block on Hopper                   | 64 forced for every block (0.11.0); 64 unless the block is a multiple of 64 (0.11.1); bf16 16 (FLASH_ATTN_MLA), fp8 64, sparse 64, the user's block kept, from 0.18.0; bf16 64 from 0.34.0 (the default block) |
+| hybrid attention block alignment      | 16; max(16, block size) from 0.20.0 (so 64 by default from 0.34.0)          |
 | hybrid Mamba prefix caching           | off by default (one state page per request), on by default from 0.26.0. On (default or --enable-prefix-caching): 0.11.1-0.14 vLLM turns it off for most hybrids (one page); from 0.15.0 'align' (2 pages); 'all' for Bamba, Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 until 0.27 (not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
 | Gated DeltaNet (Qwen3-Next, Qwen3.5) in 'align' mode | 2 pages, block aligned to max(16, block); 0.33.0: 3 pages (FlashInfer's GDN prefill checkpoint, the Hopper default) and the block aligned to lcm(that, 64) |
 | hybrid block alignment, MLA + states (Kimi-Linear) | 64 (HybridAttentionMambaModelConfig); the MLA backend's smallest kernel block or the block size (16 bf16, 64 fp8) from 0.20.0; at least 128 from 0.27.0 |
-| fp8 KV, head size 512 (Gemma 4's global layers) | FlashAttention / Triton, kernel block a multiple of 16; from 0.31.0 FA4 on SM90 uses a 64-token kernel page (not modelled: a note) |
+| fp8 KV, head size 512 (Gemma 4's global layers) | FlashAttention / Triton, kernel block a multiple of 16; from 0.31.0 FA4 on SM90 uses a 64-token kernel page (not modelled: a note, unless the block is a multiple of it, as 0.34.0's default 64 is) |
 | layers whose page sizes differ       | refused (NotImplementedError); unified from 0.12.0 (unify_kv_cache_spec_page_size) |
 | chunked local attention + hybrid manager | off (env default 0); on (default 1) from 0.14.0                          |
 | layers per group (close counts)       | the smallest count (0.11); the largest when < 1.25 x the smallest from 0.12.0; < 1.5 x from 0.18.0 |
@@ -40,7 +43,16 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | Qwen3.5 / 3.6 GDN SSM state          | serving dtype; the config's mamba_ssm_dtype (float32) from 0.17.0          |
 | DeepSeek-V3.2 auto KV dtype           | fp8_ds_mla (0.11.0); bf16 from 0.11.1; fp8 -> fp8_ds_mla in every release   |
 
-Rules that hold in every release read: block 16 by default; Mamba / Mamba-2 /
+0.34.0 was read whole for these rules (kv_cache_utils.py, kv_cache_planning.py,
+kv_cache_interface.py, block_pool.py, single_type_kv_cache_manager.py, config/cache.py,
+config/vllm.py, engine/arg_utils.py, platforms/cuda.py and interface.py, the attention
+backends, layers/mamba, gpu_worker.py, mem_utils.py): besides the rows above nothing kvplan
+models changed (Mamba-2 and Qwen GDN 'align' mode keep 3 pages, the GDN checkpoint 64
+tokens; the start check keeps the null block; the log lines keep their format, and the
+extensible KV cache adds "Memory after warmup: ... N KV cache blocks (X GiB) fit within
+the requested Y GiB").
+
+Rules that hold in every release read: Mamba / Mamba-2 /
 GDN states in the serving dtype unless a rule above says otherwise (a float32
 checkpoint is served in bf16);
 Mamba-2 groups padded to a multiple of TP when they do not divide it; V3.2
@@ -68,8 +80,21 @@ def _src(text: str):
 class VllmRules:
     version: str = _src("the release these rules were read from (the first release they hold in)")
     gpu_memory_utilization: float = _src(
-        "vllm/config/cache.py: CacheConfig.gpu_memory_utilization (0.90 until 0.19.1, 0.92 from 0.20.0)")
-    default_block_tokens: int = _src("vllm/config/cache.py: CacheConfig.DEFAULT_BLOCK_SIZE / Platform.check_and_update_config")
+        "vllm/config/cache.py: CacheConfig.gpu_memory_utilization (0.90 until 0.19.1, 0.92 from 0.20.0); from "
+        "0.34.0 CacheConfig.DEFAULT_GPU_MEMORY_UTILIZATION, the default of estimate-based sizing "
+        "(resolved_gpu_memory_utilization: 1.0 under the extensible KV cache, see extensible_kv_cache, which is "
+        "this field from 0.34; 0.92 where that cache is off: vllm_extensible.resolved_utilization)")
+    extensible_kv_cache: bool = _src(
+        "from 0.34.0 vllm/config/cache.py: CacheConfig.enable_extensible_kv_cache (None: on; vllm/config/vllm.py "
+        "_resolve_extensible_kv_cache turns it off off CUDA/ROCm and with kv_cache_memory_bytes or "
+        "num_gpu_blocks_override): vllm/v1/worker/extensible_kv_cache.py measure_kv_cache_blocks sizes the blocks "
+        "from the memory free after warmup (blocks_within: each layer's segment rounded to the VMM granule), "
+        "vllm/v1/core/kv_cache_planning.py finalize_extensible_kv_cache takes the minimum over ranks, at most the "
+        "capacity reserved from 'Available KV cache memory'")
+    default_block_tokens: int = _src(
+        "vllm/config/cache.py: CacheConfig.DEFAULT_BLOCK_SIZE (16; 64 from 0.34.0) -> vllm/platforms/interface.py: "
+        "Platform.update_block_size_for_backend (backend.get_preferred_block_size(DEFAULT_BLOCK_SIZE): FLASH_ATTN's "
+        "MultipleOf(16) keeps it)")
     block_sizes: tuple[int, ...] | None = _src(
         "vllm/config/cache.py: BlockSize Literal (0.11.0; + 256 from 0.11.1); from 0.18.0 block_size: int "
         "(SkipValidation, Field(gt=0) from 0.23.0); None: any positive size")
@@ -88,10 +113,15 @@ class VllmRules:
         "vllm/v1/kv_cache_interface.py: SlidingWindowSpec.max_memory_usage_bytes (max_num_batched_tokens until "
         "0.25.1); from 0.26.0 vllm/config/vllm.py: VllmConfig.max_in_flight_tokens = max_concurrent_batches x "
         "max_num_batched_tokens (2 with async scheduling, the default)")
+    async_scheduling_with_pp: bool = _src(
+        "vllm/config/vllm.py: VllmConfig.max_concurrent_batches: with PP, until 0.33 the V1 model runner turns "
+        "async scheduling off (PP batches in flight); from 0.34.0 (Model Runner V1 removed) it stays on with the "
+        "multiprocessing executor: PP + 1")
     mla_block_bf16: int = _src(
         "until 0.17.1 vllm/platforms/cuda.py: CudaPlatformBase.check_and_update_config (FlashMLA forces 64); "
         "from 0.18.0 Platform.update_block_size_for_backend -> FLASH_ATTN_MLA (first in _get_backend_priorities "
-        "on Hopper) get_preferred_block_size: MultipleOf(16) -> 16")
+        "on Hopper) get_preferred_block_size(DEFAULT_BLOCK_SIZE): MultipleOf(16) keeps the default, 16 "
+        "(64 from 0.34.0)")
     mla_block_fp8: int = _src("vllm/v1/attention/backends/mla/flashmla.py: get_supported_kernel_block_sizes [64] "
                               "(FLASH_ATTN_MLA has no fp8)")
     mla_block_sparse: int = _src(
@@ -245,12 +275,14 @@ _ALL_MODE_TYPES = ("bamba", "jamba", "nemotron_h", "falcon_h1", "zamba2", "grani
 V0_11 = VllmRules(
     version="0.11",
     gpu_memory_utilization=0.9,
+    extensible_kv_cache=False,
     default_block_tokens=16,
     block_sizes=(1, 8, 16, 32, 64, 128),
     tokens_from_concurrency=False,
     one_log_line=False,
     gib_text_rounded=False,
     sliding_in_flight_batches=1,
+    async_scheduling_with_pp=False,
     mla_block_bf16=64,
     mla_block_fp8=64,
     mla_block_sparse=64,
@@ -315,9 +347,16 @@ V0_32 = replace(V0_31, version="0.32", mamba_align_pages=(("mamba2", 3),))
 V0_33 = replace(V0_32, version="0.33", mamba_align_pages=(("mamba2", 3), ("gated_deltanet", 3), ("kda", 3)),
                 gdn_checkpoint_align=64)
 
+# 0.34 (read from its sdist, diffed against 0.33.0): CacheConfig.DEFAULT_BLOCK_SIZE 64 (FLASH_ATTN and
+# FLASH_ATTN_MLA keep it: MLA bf16 64), the extensible KV cache sized after warmup (CUDA's default), and async
+# scheduling with PP (PP + 1 batches in flight). The KV dtypes, batch tiers, Mamba / GDN pages and alignments,
+# the start check with its null block and the log lines kvplan reads are 0.33's.
+V0_34 = replace(V0_33, version="0.34", default_block_tokens=64, mla_block_bf16=64, extensible_kv_cache=True,
+                gpu_memory_utilization=1.0, async_scheduling_with_pp=True)
+
 RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_23, V0_25, V0_26, V0_27,
-         V0_28, V0_29, V0_31, V0_32, V0_33)
-LATEST = V0_33
+         V0_28, V0_29, V0_31, V0_32, V0_33, V0_34)
+LATEST = V0_34
 OLDEST_READ = (0, 11, 0)  # releases before this one were not read
 
 
@@ -331,7 +370,7 @@ _VERSION_FORM = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?(?:\.\d+)*(?P<pre>[.-]?(?:a
 def resolve(version: str | None) -> tuple[VllmRules, str | None]:
     """(rules, note) for a vLLM version such as "0.11", "0.11.2", "0.24.0" or "latest".
 
-    Every release from 0.11.0 to 0.33 was read: the newest modelled object at
+    Every release from 0.11.0 to 0.34 was read: the newest modelled object at
     or before the version applies, without a note. One older than 0.11 gets
     0.11.0's rules with a note.
     """
@@ -341,7 +380,7 @@ def resolve(version: str | None) -> tuple[VllmRules, str | None]:
     match = _VERSION_FORM.fullmatch(text)
     if not match:
         raise UsageError(f"unknown vLLM version {version!r}",
-                         f"give a release such as 0.11 or 0.33 (modelled: {', '.join(r.version for r in RULES)})")
+                         f"give a release such as 0.11 or 0.34 (modelled: {', '.join(r.version for r in RULES)})")
     wanted = (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
     if wanted[:2] > _key(LATEST.version)[:2]:
         raise UsageError(f"vLLM {version} is newer than the newest release kvplan models ({LATEST.version})",
@@ -388,4 +427,4 @@ def parse_engine(engine: str, *, older: bool = False) -> tuple[str, VllmRules | 
 
 
 __all__ = ["VllmRules", "V0_11", "V0_11_1", "V0_12", "V0_13", "V0_14", "V0_15", "V0_17", "V0_18", "V0_19", "V0_20", "V0_20_1", "V0_23", "V0_25",
-           "V0_26", "V0_27", "V0_28", "V0_29", "V0_31", "V0_32", "V0_33", "LATEST", "RULES", "resolve", "parse_engine"]
+           "V0_26", "V0_27", "V0_28", "V0_29", "V0_31", "V0_32", "V0_33", "V0_34", "LATEST", "RULES", "resolve", "parse_engine"]

@@ -71,7 +71,8 @@ def _check_family(model: ModelSpec, engine: str = "vLLM") -> None:
     if model.model_type not in MTP_FAMILIES:
         raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft layers ({model.model_type}) is not "
                          "modelled", "kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, "
-                         "Qwen3-Next/3.5 and LongCat-Flash; plan without the draft")
+                         "Qwen3-Next/3.5 and LongCat-Flash (not MiMo, ERNIE, Nemotron-H, Step-3.5, or vLLM "
+                         "0.34's Nemotron3_5TranscribeMTPModel); plan without the draft")
 
 
 def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
@@ -141,8 +142,9 @@ def with_draft_model(model: ModelSpec, draft: ModelSpec) -> ModelSpec:
     their K/V shape is the draft config's, their storage the target's cache (vLLM builds the draft with the
     target's dtype, SpeculativeConfig's draft ModelConfig, and the server's one KV cache dtype)."""
     arch = (draft.architecture or "").lower()
-    if "dflash" in arch or "dspark" in arch:  # their own layer kinds (qwen3_dflash.py: SWA, non-causal)
-        raise UsageError(f"vLLM: a {draft.architecture} draft (DFlash / DSpark) is not modelled",
+    if "dflash" in arch or "dspark" in arch:
+        raise UsageError(f"vLLM: a {draft.architecture} draft (DFlash / DSpark) is not modelled: "
+                         f"{_block_drafter_reason(draft.architecture)}",
                          "give an EAGLE head or a small draft LLM")
     if any(layer.state is not None for layer in draft.layers):
         raise UsageError(f"vLLM: a draft model with recurrent state layers ({draft.name}) is not modelled",
@@ -159,6 +161,35 @@ def with_draft_model(model: ModelSpec, draft: ModelSpec) -> ModelSpec:
         raise UsageError(f"vLLM: the draft {draft.name} caches nothing", "give a draft model config with "
                          "attention layers")
     return replace(model, layers=model.layers + layers)
+
+
+# Block drafters vLLM registers by name (model_executor/models/registry.py _SPECULATIVE_DECODING_MODELS) whose
+# KV layout kvplan does not model, with what was read of each. 0.34.0 added the last three.
+BLOCK_DRAFTERS = {
+    "dflash": "qwen3_dflash.py: each draft layer is full or sliding by the draft config's layer_types / "
+              "dflash_config.use_swa and non-causal unless dflash_config.causal, and its K/V for every context "
+              "token is precomputed from the target's hidden states",
+    "dsparkminimaxdraftmodel": "vLLM 0.34 models/minimax_m3/common/dspark.py builds the Qwen3 DSpark block drafter "
+                               "from MiniMax-M3 layers (DFlash attention, partial RoPE, context K/V written by its "
+                               "own kernel) beside MiniMax-M3's one uniform-type group of 128-token blocks; the "
+                               "draft checkpoint's config is not read",
+    "mistrallarge4dsparkmodel": "vLLM 0.34 models/mistral/mistral_large4/nvidia/dspark.py: draft layers numbered "
+                                "after the target's, projecting num_target_layers hidden states, over the draft "
+                                "config's dspark_block_size; its attention layout is not read",
+    "dflash2ricursivedraftmodel": "vLLM 0.34 ricursive_dflash2.py: DFlash2 Qwen3 layers with NoPE on the config's "
+                                  "no_rope_layers; Ricursive Ripple itself is not a family kvplan reads",
+}
+
+
+def _block_drafter_reason(architecture: str | None) -> str:
+    arch = (architecture or "").lower()
+    return BLOCK_DRAFTERS.get(arch) or BLOCK_DRAFTERS["dflash"]
+
+
+# vLLM 0.34.0 dropped P-EAGLE (parallel drafting EAGLE-3): registry.py no longer lists PEagleDraftModel,
+# PeagleLlamaForCausalLM or PeagleQwen3ForCausalLM, and transformers_utils/configs/speculators (algos.py
+# update_peagle, base.py) raise "P-EAGLE (parallel drafting EAGLE-3) is not supported."
+PEAGLE_DROPPED_FROM = (0, 34, 0)
 
 
 def draft_method(draft: ModelSpec) -> str:
@@ -203,6 +234,10 @@ def with_speculation(model: ModelSpec, rules, draft_layers: int = 0, draft: Mode
                      "target's last attention layer caches")
     if draft is not None:
         method = draft_method(draft)
+        if "peagle" in (draft.architecture or "").lower() and at_least(rules.version, PEAGLE_DROPPED_FROM):
+            raise UsageError(f"vLLM {rules.version} does not serve P-EAGLE drafts ({draft.architecture}): 0.34.0 "
+                             "removed them from its model registry and its speculators config refuses them",
+                             "use vllm@0.33 or an EAGLE-3 head")
         if method == "draft_model" and not at_least(rules.version, (0, 15, 0)):
             raise UsageError(f"vLLM {rules.version} has no draft-model speculative decoding in its v1 engine "
                              "(v1/spec_decode/draft_model.py arrived in 0.15.0)", "use vllm@0.15 or later")

@@ -23,6 +23,9 @@ release's gpu_worker.py and utils/mem_utils.py memory_profiling):
   enabled").
 
 Every logged figure is round(x, 2) GiB, so a difference under 0.01-0.02 GiB is the printing.
+From 0.34.0 with the extensible KV cache (kvplan.engines.vllm_extensible) the "Available KV cache memory" these
+terms add up to is the reserved capacity at the resolved utilization (1.0 by default); the pool is the "Memory
+after warmup" line's, which calibrate compares separately.
 """
 
 from __future__ import annotations

@@ -251,8 +251,8 @@ class _Engine:
         kv_memory = self._memory.get(memory_key)
         if kv_memory is None:
             drafts, _, draft = self.drafted  # the profile subtracts the drafter's weights too
-            kv_memory, _ = kv_memory_of(SimpleNamespace(deployment=deployment, plan=plan, capacity=None), self.rules,
-                                        mnbt, draft_layers=drafts, draft=draft)
+            kv_memory = kv_memory_of(SimpleNamespace(deployment=deployment, plan=plan, capacity=None), self.rules,
+                                     mnbt, draft_layers=drafts, draft=draft).bytes
             self._memory[memory_key] = kv_memory
         pool_key = (key, mnbt, deployment.gpu.name)  # the GPU picks DeepSeek-V4.1's layout
         pool = self._pools.get(pool_key)

@@ -6,7 +6,7 @@ MXFP4 MoE method re-lays the experts for its kernel, and the layout it builds is
 vllm/model_executor/layers/quantization/mxfp4.py (Mxfp4MoEMethod, 0.10.1 to 0.18.x) and,
 after the 0.19.0 rewrite, fused_moe/oracle/mxfp4.py (select_gpt_oss_mxfp4_moe_backend,
 mxfp4_round_up_hidden_size_and_intermediate_size, convert_gpt_oss_weight_to_mxfp4_moe_kernel_format;
-read up to 0.33.0):
+read up to 0.33.0, and in the 0.34.0 sdist):
 
 - the backend (`get_mxfp4_backend`; 0.10.1: `_should_use_marlin`): Marlin on CUDA GPUs
   below compute capability 9.0, and on 9.x when the `triton_kernels` package is missing or
@@ -53,7 +53,11 @@ CUDA_CAPABILITY = {
     "rtx-pro-6000": (12, 0),
 }
 MXFP4_READ_FROM = (0, 10, 1)  # first release with mxfp4.py
-MXFP4_READ_UNTIL = (0, 34, 0)  # read up to 0.33.0
+# read up to 0.33.0 and in the 0.34.0 sdist: oracle/mxfp4.py's Triton path now backs each param and its swizzled
+# triton_kernels tensor by one storage (store_params_in_triton) where 0.25-0.33 deleted the originals: the same
+# bytes; Marlin's create_weights and prepare_moe_fp4_layer_for_marlin unchanged for 16-bit activations (the fp8
+# input option went with VLLM_MARLIN_INPUT_DTYPE); SM110 joins Marlin's GPUs (not in the catalog)
+MXFP4_READ_UNTIL = (0, 35, 0)
 TRITON_BUNDLED_FROM = (0, 12, 0)  # vllm/third_party/triton_kernels
 TRITON_FREES_SCALES_FROM = (0, 25, 0)  # oracle/mxfp4.py: del layer.w13_weight_scale / w2_weight_scale
 MXFP4_BLOCK = 32
@@ -124,7 +128,7 @@ def loaded_by_vllm(record: Weights, config: dict, *, tp: int, version: tuple[int
     kind = backend(version, gpu)
     if kind is None:
         return record, ("MXFP4 experts at the checkpoint's bytes: vLLM's load layout is read for "
-                        "0.10.1-0.33.x on CUDA GPUs below Blackwell only")
+                        "0.10.1-0.34.x on CUDA GPUs below Blackwell only")
     e, h, inter, layers = shape
     tp = max(tp, 1)
     if inter % tp:
