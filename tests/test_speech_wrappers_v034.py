@@ -246,7 +246,7 @@ def test_every_new_speech_type_is_read_or_refused():
     read = {"lfm3_audio", "ming_v3_asr", "nemo_speechlm", "omniasr", "pocket_tts", "gradium_phonon_tts",
             "audioflamingo3", "musicflamingo"}
     refused = {"canary", "canary_decoder", "cohere_asr", "omniasr_ctc", "omniasr_audio", "jev", "pi05", "ultravbert",
-               "ultrabert", "pocket_tts_audio_tokenizer", "pocket_tts_audio_tokenizer_encoder",
+               "pocket_tts_audio_tokenizer", "pocket_tts_audio_tokenizer_encoder",
                "pocket_tts_audio_tokenizer_decoder", "wavtokenizer", "wavtokenizer_encoder", "mimi", "mimi_encoder",
                "mimi_decoder", "nemotron3_5_transcribe_audio", "nemotron3_5_transcribe_asr_audio",
                "nemotron3_5_transcribe_word_timestamp"}

@@ -143,8 +143,8 @@ SPEECH_REFUSED_V034 = {
              "(transformers 5.25 modeling_pi05.py); vLLM 0.34 does not serve it"),
     "ultravbert": ("UltraVBERT, a bidirectional vision-text encoder (an ultrabert text encoder with a SigLIP tower): "
                    "vLLM 0.34 serves its checkpoints as a retrieval model (colultravbert.py "
-                   "ColUltraVBertForRetrieval, EncoderOnlyAttention), which keeps no KV cache"),
-    "ultrabert": ("UltraBERT, UltraVBERT's bidirectional text encoder: no decoder, no KV cache"),
+                   "ColUltraVBertForRetrieval, EncoderOnlyAttention), which keeps no KV cache (its text tower, "
+                   "ultrabert, is refused in configs/vllm_own.py)"),
     "pocket_tts_audio_tokenizer": f"Pocket TTS's audio tokenizer, {_CODEC}",
     "pocket_tts_audio_tokenizer_encoder": f"Pocket TTS's audio tokenizer encoder, {_CODEC}",
     "pocket_tts_audio_tokenizer_decoder": f"Pocket TTS's audio tokenizer decoder, {_CODEC}",
