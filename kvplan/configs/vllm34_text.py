@@ -1,0 +1,85 @@
+"""Text and image-text architectures new in vLLM 0.34.0's registry, as vLLM 0.34 serves them.
+
+- Ricursive / Ripple (RicursiveForCausalLM, model_type ricursive): read exactly. vLLM 0.34 registers its own config
+  class (vllm/transformers_utils/configs/ricursive.py RicursiveConfig) and model (model_executor/models/ricursive.py):
+  K/V of num_key_value_heads x head_dim on every layer; a "sliding_attention" layer keeps sliding_window tokens
+  (per_layer_sliding_window, RoPE), a "full_attention" layer (NoPE) every token; without layer_types every fifth
+  layer (i % 5 == 4) is full. Parameters are counted as ricursive.py builds them.
+- Kimi K3.1 (KimiK31ForConditionalGeneration, model_type kimi_k31, read with vLLM's KimiK3Config): refused by name.
+  Its text model (kimi_linear with a dsa_config) puts DeepSeek sparse attention on the full-attention layers: an MLA
+  latent plus indexer keys (index_head_dim fp8 values and one 4-byte scale per token, or MXFP4 on request), which
+  vLLM 0.34 packs beside the MLA pages into block rows sized by the KDA states (models/kimi_k3/common/dsa_cache.py
+  packed_dsa_block_size). The kimi_linear record does not read dsa_config, so that is refused too (KIMI_DSA_REFUSED).
+- Unlimited-OCR-2 (UnlimitedOCR2TextForCausalLM): refused by architecture, as Unlimited-OCR is by model_type.
+- ColUltraVBERT (UltraVBertModel, ColUltraVBertForRetrieval): a bidirectional retrieval encoder, refused by
+  architecture.
+"""
+
+from __future__ import annotations
+
+from . import kinds as K
+from .family import Family
+from .fields import Fields
+from .param_parts import embeddings, gated_mlp
+
+# RicursiveConfig.__init__ defaults (vLLM 0.34 transformers_utils/configs/ricursive.py): the Ripple-65B shape
+RICURSIVE_DEFAULTS = {
+    "vocab_size": 100352, "hidden_size": 5120, "intermediate_size": 40960, "num_hidden_layers": 80,
+    "num_attention_heads": 80, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 2097152,
+    "sliding_window": 1024, "tie_word_embeddings": False, "use_gated_attention": True, "use_valres": False,
+}
+
+
+def ricursive_kinds(f: Fields, n: int) -> list[str]:
+    """RicursiveConfig without layer_types: full_attention where i % 5 == 4, sliding_attention elsewhere."""
+    return [K.FULL if i % 5 == 4 else K.SLIDING for i in range(n)]
+
+
+def ricursive_params(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """RicursiveForCausalLM (vLLM 0.34 ricursive.py): per layer qkg_proj (hidden -> q, k and, with
+    use_gated_attention, a gate as wide as q), v_proj, o_proj, q_norm and k_norm of head_dim, value_res_lambda (one
+    value, with use_valres), a SiLU-gated MLP, four RMSNorms (input, post-attention, pre- and post-feedforward);
+    embed_tokens, the final norm and lm_head unless tie_word_embeddings. No biases."""
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    q, kv_width = heads * head_dim, kv * head_dim
+    gate = q if f.flag("use_gated_attention", default=True) else 0
+    attn = hidden * (q + kv_width + gate) + hidden * kv_width + q * hidden + 2 * head_dim
+    attn += 1 if f.flag("use_valres", default=False) else 0
+    layer = attn + gated_mlp(hidden, f.int("intermediate_size", maximum=10**8)) + 4 * hidden
+    total = embeddings(f, hidden, tied_default=False) + hidden + len(layers) * layer
+    return total, total
+
+
+ROWS: list[Family] = [
+    Family(("ricursive",), kinds=frozenset({K.FULL, K.SLIDING}), defaults=RICURSIVE_DEFAULTS, derive=ricursive_kinds,
+           params=ricursive_params,
+           rules=("vLLM 0.34 ricursive.py RicursiveAttention: K/V of num_key_value_heads x head_dim on every layer; "
+                  "layer_types sliding_attention keep sliding_window tokens (1,024 by default), full_attention (NoPE) "
+                  "every token; without layer_types full where i % 5 == 4 (RicursiveConfig)",)),
+]
+
+KIMI_DSA_REFUSED = (
+    "Kimi K3.1's DeepSeek sparse attention: its full-attention layers keep an MLA latent plus indexer keys "
+    "(index_head_dim fp8 values and one 4-byte scale per token, or MXFP4 on request), which vLLM 0.34 packs beside "
+    "the MLA pages in block rows sized by the KDA states (models/kimi_k3/common/dsa_cache.py)")
+
+REFUSED: dict[str, str] = {
+    "kimi_k31": ("Kimi K3.1 (vLLM 0.34 reads it with KimiK3Config and serves KimiK31ForConditionalGeneration with "
+                 "models/kimi_k3): Kimi K3's KDA and MLA layers plus DeepSeek sparse attention on the MLA layers "
+                 "(dsa_config: an indexer key cache of index_head_dim fp8 values and one 4-byte scale per token, "
+                 "or MXFP4 on request), packed beside the MLA pages in block rows sized by the KDA states "
+                 "(models/kimi_k3/common/dsa_cache.py), which kvplan does not size yet"),
+}
+
+REFUSED_ARCHITECTURES: dict[str, str] = {
+    "UnlimitedOCR2TextForCausalLM": (
+        "Unlimited-OCR-2's text model (vLLM 0.34 unlimited_ocr.py UnlimitedOCR2DecoderLayer, "
+        "layers/dash_attention.py DASHAttention): K/V of num_key_value_heads / TP + 1 heads of hidden_size / heads "
+        "per TP rank (one shared router head per rank) on every layer, kept as Reference Sliding Window Attention "
+        "(the whole prompt plus a ring window of rswa_window generated tokens, 128 by default) when rswa_window is "
+        "set; kvplan sizes neither the per-rank extra head nor the prompt-plus-ring window yet"),
+    **dict.fromkeys(("UltraVBertModel", "ColUltraVBertForRetrieval"), (
+        "ColUltraVBERT, a retrieval encoder (vLLM 0.34 colultravbert.py: bidirectional EncoderOnlyAttention over "
+        "text and image tokens, pooled into per-token embeddings): it keeps no KV cache across decode steps")),
+}

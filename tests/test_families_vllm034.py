@@ -1,0 +1,192 @@
+"""Text and image-text architectures new in vLLM 0.34.0's registry (kvplan/configs/vllm34_text.py and the rows
+they touch), each read exactly or refused by name.
+
+Configs: no public config.json of Ripple (ricursiveAI/Ripple-65B-Preview, vLLM 0.34 tests/models/registry.py),
+Kimi K3.1 (moonshotai/Kimi-K3.1, is_available_online=False) or Unlimited-OCR-2 was found in the code index
+(find_string "model_type": "ricursive" and "Ripple-65B": no hits; search on the repo names: none), so the configs
+below are hand-written:
+- RIPPLE: RicursiveConfig's own defaults (vLLM 0.34 transformers_utils/configs/ricursive.py: vocab 100,352,
+  hidden 5,120, MLP 40,960, 80 layers, 80 heads, 8 KV heads of 128, sliding_window 1,024, gated attention, untied),
+  the 65B shape, written out.
+- LFM3 / ZAYA: small configs with the field names vLLM 0.34's lfm3.py (Lfm3Config) and zaya.py read.
+Expected values are worked out by hand from vLLM 0.34's ricursive.py (RicursiveAttention, RicursiveMLP,
+RicursiveDecoderLayer, RicursiveModel, RicursiveForCausalLM), lfm3.py (_short_conv_state_shape: short conv over
+hidden_size channels, conv_L_cache - 1 columns; per_layer_sliding_window on sliding_attention layers) and zaya.py
+(_cca_state_shapes: (heads + KV heads) x head_dim channels over cca_time0 + cca_time1 - 2 columns, and
+KV heads x head_dim / 2 delayed values).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kvplan.configs.build import build_model
+from kvplan.configs.families import FAMILIES
+from kvplan.core.estimate import estimate
+from kvplan.errors import ConfigError
+
+RIPPLE = {
+    "architectures": ["RicursiveForCausalLM"], "model_type": "ricursive", "vocab_size": 100352, "hidden_size": 5120,
+    "intermediate_size": 40960, "num_hidden_layers": 80, "num_attention_heads": 80, "num_key_value_heads": 8,
+    "head_dim": 128, "max_position_embeddings": 2097152, "sliding_window": 1024, "use_gated_attention": True,
+    "use_valres": False, "tie_word_embeddings": False, "rms_norm_eps": 1e-6, "torch_dtype": "bfloat16",
+}
+
+
+def _one_line_error(tmp_path, raw: dict) -> str:
+    """Runs `kvplan estimate CFG` as a user would; returns its one error line."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    r = subprocess.run([sys.executable, "-m", "kvplan", "estimate", str(path)], capture_output=True, text=True,
+                       timeout=60)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode != 0 and len(lines) == 1 and lines[0].startswith("kvplan: error:"), r.stderr
+    return lines[0]
+
+
+# -- Ripple (RicursiveForCausalLM) ----------------------------------------------------------------------------
+
+def test_ripple_every_fifth_layer_is_full_and_the_rest_slide():
+    model = build_model(RIPPLE, "ripple")
+    assert model.reading == "exact" and model.family == "ricursive" and model.num_layers == 80
+    # RicursiveConfig: layer_types = full_attention if i % 5 == 4 else sliding_attention; RicursiveAttention passes
+    # per_layer_sliding_window = sliding_window (1,024) only to the sliding layers
+    windows = [layer.caches[0].policy.window_tokens for layer in model.layers]
+    assert windows == [1024, 1024, 1024, 1024, None] * 16
+    cache = model.layers[0].caches[0]
+    assert (cache.heads, cache.key_dim, cache.value_dim) == (8, 128, 128)
+    # K and V of 8 KV heads x 128 on all 80 layers, bf16: 80 x 2 x 8 x 128 x 2 B per token below the window
+    est = estimate(model, 8192)
+    assert est.bytes_per_token == 80 * 2 * 8 * 128 * 2 == 327_680
+    # at 8K: 16 full layers keep 8,192 tokens, 64 sliding layers 1,024 (4,096 B per token and layer)
+    assert est.kv_bytes_per_sequence == 16 * 8192 * 4096 + 64 * 1024 * 4096 == 805_306_368
+
+
+def test_ripple_layer_types_are_read_as_written():
+    raw = {**RIPPLE, "num_hidden_layers": 4, "layer_types": ["full_attention", "sliding_attention"] * 2}
+    assert [layer.caches[0].policy.window_tokens for layer in build_model(raw, "r").layers] == [None, 1024] * 2
+
+
+def test_ripple_parameters_by_hand():
+    model = build_model(RIPPLE, "ripple")
+    h, q, kv = 5120, 80 * 128, 8 * 128
+    # qkg_proj hidden -> q + k + gate (10,240 + 1,024 + 10,240), v_proj hidden -> 1,024, o_proj 10,240 -> hidden,
+    # q_norm / k_norm of 128, gate_up_proj + down_proj 3 x 5,120 x 40,960, four RMSNorms of 5,120
+    layer = h * (q + kv + q) + h * kv + q * h + 2 * 128 + 3 * h * 40960 + 4 * h
+    assert layer == 796_938_496
+    # embed_tokens and an untied lm_head of 100,352 x 5,120, the final norm: the "65B" of its name
+    assert model.param_count == 80 * layer + 2 * 100352 * h + h == 64_782_689_280
+
+
+def test_ripple_parameters_follow_the_switches():
+    # no output gate, value residuals (one value_res_lambda a layer), tied head; 2 layers of a small shape
+    raw = {**RIPPLE, "num_hidden_layers": 2, "hidden_size": 256, "intermediate_size": 512, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1000, "use_gated_attention": False,
+           "use_valres": True, "tie_word_embeddings": True}
+    layer = 256 * (256 + 128) + 256 * 128 + 256 * 256 + 2 * 64 + 1 + 3 * 256 * 512 + 4 * 256
+    assert build_model(raw, "r").param_count == 2 * layer + 1000 * 256 + 256
+
+
+def test_ripple_defaults_fill_a_sparse_config():
+    # RicursiveConfig's defaults: 80 layers of 8 KV heads x 128, window 1,024
+    model = build_model({"model_type": "ricursive", "architectures": ["RicursiveForCausalLM"]}, "bare")
+    assert model.num_layers == 80 and estimate(model, 512).bytes_per_token == 327_680
+
+
+def test_ripple_bad_layer_type_is_one_line(tmp_path):
+    raw = {**RIPPLE, "num_hidden_layers": 2, "layer_types": ["full_attention", "linear_attention"]}
+    assert "linear_attention" in _one_line_error(tmp_path, raw)
+
+
+# -- LFM3, LFM3-VL and ZAYA1 as vLLM 0.34 builds them ---------------------------------------------------------
+
+LFM3 = {"model_type": "lfm3", "hidden_size": 2048, "num_hidden_layers": 8, "num_attention_heads": 16,
+        "num_key_value_heads": 4, "head_dim": 128, "sliding_window": 256, "conv_L_cache": 7,
+        "intermediate_size": 7680, "vocab_size": 128000}
+
+
+def test_lfm3_and_its_vl_wrapper_agree_with_vllm_0_34():
+    # Lfm3Config (vLLM 0.34 transformers_utils/configs/lfm3.py) without layer_types: full where i % 4 == 2,
+    # sliding where i % 4 == 0 and i > 0, conv elsewhere -> conv, conv, full, conv, sliding, conv, full, conv
+    for raw in (LFM3, {"model_type": "lfm3_vl", "architectures": ["Lfm3VlForConditionalGeneration"],
+                       "text_config": LFM3}):
+        model = build_model(raw, "lfm3")
+        assert model.reading == "exact" and model.family == "lfm3"
+        kinds = []
+        for layer in model.layers:
+            if layer.caches:
+                kinds.append("sliding" if layer.caches[0].policy.window_tokens == 256 else "full")
+            else:
+                kinds.append("conv")
+        assert kinds == ["conv", "conv", "full", "conv", "sliding", "conv", "full", "conv"]
+        est = estimate(model, 4096)
+        # attention layers: K/V of 4 KV heads x 128, bf16, 2,048 B per token; 2 full x 4,096 + 1 sliding x 256
+        assert est.kv_bytes_per_sequence == (2 * 4096 + 256) * 2 * 4 * 128 * 2
+        # five short-conv states of (conv_L_cache 7 - 1) x hidden 2,048 in bf16
+        assert est.state_bytes_per_sequence == 5 * 6 * 2048 * 2 == 122_880
+
+
+def test_zaya_state_agrees_with_vllm_0_34():
+    # ZAYA1 (zaya.py): per layer K/V of 2 KV heads x 128 (hybrid: full) and the CCA state: conv over
+    # (8 + 2) x 128 channels x (2 + 2 - 2) columns, delayed value 2 x 128 / 2, bf16
+    raw = {"model_type": "zaya", "architectures": ["ZayaForCausalLM"], "hidden_size": 2048, "num_hidden_layers": 4,
+           "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128, "cca_time0": 2, "cca_time1": 2,
+           "vocab_size": 1000, "torch_dtype": "bfloat16"}
+    est = estimate(build_model(raw, "zaya"), 1024)
+    assert est.bytes_per_token == 4 * 2 * 2 * 128 * 2
+    assert est.state_bytes_per_sequence == 4 * ((8 + 2) * 128 * 2 + 2 * 128 // 2) * 2 == 21_504
+
+
+# -- refused by name --------------------------------------------------------------------------------------------
+
+KIMI_TEXT = {"model_type": "kimi_linear", "hidden_size": 2304, "num_hidden_layers": 4, "num_attention_heads": 32,
+             "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
+             "linear_attn_config": {"full_attn_layers": [4], "kda_layers": [1, 2, 3], "num_heads": 32,
+                                    "head_dim": 128, "short_conv_kernel_size": 4}}
+DSA = {"dsa_layers": [4], "index_topk": 2048, "index_head_dim": 64, "index_num_heads": 16}
+
+
+def test_kimi_k3_1_is_refused_by_name():
+    raw = {"model_type": "kimi_k31", "architectures": ["KimiK31ForConditionalGeneration"],
+           "text_config": {**KIMI_TEXT, "dsa_config": DSA}}
+    with pytest.raises(ConfigError, match="Kimi K3.1") as err:
+        build_model(raw, "k31")
+    assert "indexer key cache" in str(err.value)
+
+
+@pytest.mark.parametrize("raw", [
+    {"model_type": "kimi_k3", "architectures": ["KimiK3ForConditionalGeneration"],
+     "text_config": {**KIMI_TEXT, "dsa_config": DSA}},
+    {**KIMI_TEXT, "architectures": ["KimiLinearForCausalLM"], "dsa_config": DSA},
+])
+def test_a_kimi_text_model_with_dsa_config_is_refused(raw):
+    # without dsa_config the same text model reads exactly (MLA + KDA)
+    plain = dict(raw)
+    if "text_config" in plain:
+        plain["text_config"] = KIMI_TEXT
+    else:
+        plain.pop("dsa_config")
+    assert build_model(plain, "k3").reading == "exact"
+    with pytest.raises(ConfigError, match="'dsa_config' is set .*Kimi K3.1's DeepSeek sparse attention"):
+        build_model(raw, "k3")
+
+
+def test_unlimited_ocr_2_text_model_is_refused_by_architecture(tmp_path):
+    raw = {"model_type": "deepseek_v2", "architectures": ["UnlimitedOCR2TextForCausalLM"], "hidden_size": 1280,
+           "num_hidden_layers": 12, "num_attention_heads": 10, "num_key_value_heads": 10, "use_mla": False,
+           "unlimited_ocr2": True}
+    line = _one_line_error(tmp_path, raw)
+    assert "UnlimitedOCR2TextForCausalLM" in line and "rswa_window" in line
+    # the wrapper stays refused by its model_type (Unlimited-OCR's prompt-plus-ring window)
+    assert FAMILIES.get("unlimited_ocr") is None
+
+
+@pytest.mark.parametrize("arch", ["UltraVBertModel", "ColUltraVBertForRetrieval"])
+def test_colultravbert_is_refused_as_an_encoder(arch):
+    with pytest.raises(ConfigError, match="retrieval encoder"):
+        build_model({"model_type": "ultravbert", "architectures": [arch], "hidden_size": 768,
+                     "num_hidden_layers": 22, "num_attention_heads": 12}, "ultravbert")
