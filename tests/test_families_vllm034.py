@@ -190,3 +190,104 @@ def test_colultravbert_is_refused_as_an_encoder(arch):
     with pytest.raises(ConfigError, match="retrieval encoder"):
         build_model({"model_type": "ultravbert", "architectures": [arch], "hidden_size": 768,
                      "num_hidden_layers": 22, "num_attention_heads": 12}, "ultravbert")
+
+
+# -- Mistral Large 4 from its Mistral-format params.json (configs/mistral_params.py, vllm34_text.py) ---------------
+# No public params.json of Mistral Large 4 was found (vLLM 0.34 tests/models/registry.py lists
+# mistralai/Mistral-Large-4-1T-A52B with is_available_online=False); this one is hand-written in the keys vLLM 0.34's
+# adapt_config_dict / _remap_mistral_large_4_args read: MLA without q-LoRA (MistralMLAAttention asserts it), a MoE
+# with a shared expert, 8 layers with NoPE every second layer, KV sharing and a shared indexer.
+LARGE4_PARAMS = {
+    "dim": 7168, "n_layers": 8, "head_dim": 192, "hidden_dim": 16384, "n_heads": 128, "n_kv_heads": 128,
+    "norm_eps": 1e-5, "vocab_size": 131072, "rope_theta": 10000.0, "max_position_embeddings": 262144,
+    "q_lora_rank": None, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "moe": {"num_experts": 64, "num_experts_per_tok": 4, "num_shared_experts": 1, "expert_hidden_dim": 4096,
+            "first_k_dense_replace": 1, "route_every_n": 1, "routed_scale": 1.0, "num_expert_groups": 1,
+            "num_expert_groups_per_tok": 1},
+    "nope": "rope,nope",
+    "kv_sharing": {"source_layers_str": "0,1,2,1,4,5,4,5"},
+    "dsa": {"topk": 2048, "n_heads": 64, "head_dim": 128, "norm_eps": 1e-6, "ssmax_scaling": False,
+            "sharing": "full,shared,shared,shared"},
+}
+
+
+def _large4(raw: dict):
+    from kvplan.configs.mistral_params import to_config
+
+    return build_model(to_config(raw, "params.json"), "large4")
+
+
+def test_mistral_large_4_params_json_reads_as_vllm_0_34_keeps_it(tmp_path):
+    from kvplan.configs.mistral_params import to_config
+
+    config = to_config(LARGE4_PARAMS, "params.json")
+    # _remap_mistral_large_4_args: model_type mistral_large_4, MistralLarge4ForCausalLM, the patterns expanded
+    assert config["model_type"] == "mistral_large_4" and config["architectures"] == ["MistralLarge4ForCausalLM"]
+    assert config["nope_layer_flags"] == [False, True] * 4
+    assert config["kv_source_layers"] == [0, 1, 2, 1, 4, 5, 4, 5]
+    assert config["index_sharing"] == ["full", "shared", "shared", "shared"] * 2
+    model = build_model(config, "large4")
+    assert model.reading == "exact" and model.family == "mistral_large_4"
+    assert [layer.shares_cache_of for layer in model.layers] == [None, None, None, 1, None, None, 4, 5]
+    # layers 0 and 4 (index_sharing "full") keep indexer keys: 128 fp8 values + 128 // 128 x 4 B of scale
+    assert [len(layer.caches) for layer in model.layers] == [2, 1, 1, 1, 2, 1, 1, 1]
+    # MistralMLAAttention: "NoPE layers run the same 576-wide latent cache layout": 5 layers own a latent of
+    # 512 + 64 in bf16 (1,152 B), two of them an indexer key of 132 B: 5 x 1,152 + 2 x 132 per token
+    assert estimate(model, 4096).bytes_per_token == 5 * (512 + 64) * 2 + 2 * (128 + 4) == 6_024
+    assert any("parameters not counted" in n for n in model.notes)
+
+
+def test_mistral_large_4_nope_layers_keep_the_rope_width_unlike_transformers():
+    # no KV sharing, NoPE on every second layer: vLLM 0.34 keeps 512 + 64 on all 8 layers (a zero rope key on the
+    # NoPE ones), plus the indexer keys of layers 0 and 4: 8 x 576 x 2 + 2 x 132
+    plain = {k: v for k, v in LARGE4_PARAMS.items() if k != "kv_sharing"}
+    assert estimate(_large4(plain), 4096).bytes_per_token == 8 * 576 * 2 + 2 * 132 == 9_480
+    # transformers 5.25's mistral_large4_text (the Hugging Face form, its own row) caches kv_lora_rank alone on a
+    # NoPE layer (no_rope_layers 0): the same layers there hold 4 x 576 + 4 x 512 elements
+    hf = {"model_type": "mistral_large4_text", "num_hidden_layers": 8, "hidden_size": 7168, "num_attention_heads": 128,
+          "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
+          "index_head_dim": 128, "index_topk": 2048, "no_rope_layers": [1, 0] * 4,
+          "indexer_types": ["full", "shared", "shared", "shared"] * 2}
+    assert estimate(build_model(hf, "hf"), 4096).bytes_per_token == (4 * 576 + 4 * 512) * 2 + 2 * 132 == 8_968
+
+
+def test_mistral_large_4_without_index_topk_has_no_indexer():
+    # get_layer_specs: use_sparse = index_topk is not None; vLLM 0.34's remap requires it, a hand-adapted config
+    # may leave it out
+    from kvplan.configs.mistral_params import to_config
+
+    config = to_config({k: v for k, v in LARGE4_PARAMS.items() if k != "kv_sharing"}, "params.json")
+    config["index_topk"] = None
+    assert estimate(build_model(config, "large4"), 4096).bytes_per_token == 8 * 576 * 2
+
+
+def test_mistral_large_4_fp8_latent_is_noted():
+    raw = {**LARGE4_PARAMS, "dsa": {**LARGE4_PARAMS["dsa"], "fp8_kv_cache": True}}
+    assert any("fp8_ds_mla" in n for n in _large4(raw).notes)
+    assert not any("fp8_ds_mla" in n for n in _large4(LARGE4_PARAMS).notes)
+
+
+@pytest.mark.parametrize("change, words", [
+    # layer 6 shares layer 4's latent but its index_sharing entry is "full": an indexer of its own
+    ({"dsa": {**LARGE4_PARAMS["dsa"], "sharing": "full,shared"}}, "runs an indexer of its own"),
+    ({"kv_sharing": {"source_layers_str": "0,0,2,2,4,4,6,6"}}, "same NoPE flag"),  # 1 (NoPE) reads 0 (RoPE)
+    ({"dsa": {**LARGE4_PARAMS["dsa"], "nope": True}}, "index_nope"),
+    ({"dsa": {"n_heads": 64, "head_dim": 128}}, "dsa lacks index_topk"),
+    ({"moe": {**LARGE4_PARAMS["moe"], "num_shared_experts": 0}}, "asserts for Mistral DSA"),
+])
+def test_mistral_large_4_forms_vllm_refuses_are_one_line(tmp_path, change, words):
+    folder = tmp_path / "large4"
+    folder.mkdir()
+    (folder / "params.json").write_text(json.dumps({**LARGE4_PARAMS, **change}))
+    r = subprocess.run([sys.executable, "-m", "kvplan", "estimate", str(folder)], capture_output=True, text=True,
+                       timeout=60)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode != 0 and len(lines) == 1 and words in lines[0], r.stderr
+
+
+def test_mistral_large_4_params_json_with_vision_reads_its_text_model():
+    from kvplan.configs.mistral_params import to_config
+
+    config = to_config({**LARGE4_PARAMS, "vision_encoder": {"hidden_size": 1664}}, "params.json")
+    assert config["model_type"] == "pixtral" and config["text_config"]["model_type"] == "mistral_large_4"
+    assert estimate(build_model(config, "large4-vision"), 4096).bytes_per_token == 6_024

@@ -5,6 +5,15 @@
   K/V of num_key_value_heads x head_dim on every layer; a "sliding_attention" layer keeps sliding_window tokens
   (per_layer_sliding_window, RoPE), a "full_attention" layer (NoPE) every token; without layer_types every fifth
   layer (i % 5 == 4) is full. Parameters are counted as ricursive.py builds them.
+- Mistral Large 4 from its Mistral-format params.json (MistralLarge4ForCausalLM; configs/mistral_params.py adapts it
+  to model_type mistral_large_4 as vLLM 0.34 does): read exactly as vLLM 0.34's models/mistral (common/layer_spec.py
+  get_layer_specs, nvidia/attention.py MistralMLAAttention, nvidia/indexer.py MistralIndexer) keeps it: one MLA
+  latent of kv_lora_rank + qk_rope_head_dim per token on every layer that owns one, NoPE layers included (they
+  write a zero rope key into the same 576-wide layout); a layer whose kv_source_layers entry names an earlier layer
+  keeps no latent (kv_sharing_target_layer_name); layers whose index_sharing is "full" add the DSA indexer's keys
+  (index_head_dim fp8 values + one fp32 scale per 128, DeepSeek-V3.2's layout). The Hugging Face form
+  (transformers 5.25 mistral_large4_text) is read by its own row, as transformers lays it out (NoPE layers without
+  the rope key); vLLM 0.34 registers no class for it (MistralLarge4ForConditionalGeneration).
 - Kimi K3.1 (KimiK31ForConditionalGeneration, model_type kimi_k31, read with vLLM's KimiK3Config): refused by name.
   Its text model (kimi_linear with a dsa_config) puts DeepSeek sparse attention on the full-attention layers: an MLA
   latent plus indexer keys (index_head_dim fp8 values and one 4-byte scale per token, or MXFP4 on request), which
@@ -17,9 +26,12 @@
 
 from __future__ import annotations
 
+from ..core.layers import LayerSpec
+from ..errors import ConfigError
 from . import kinds as K
 from .family import Family
 from .fields import Fields
+from .latent import indexer_cache, latent_cache
 from .param_parts import embeddings, gated_mlp
 
 # RicursiveConfig.__init__ defaults (vLLM 0.34 transformers_utils/configs/ricursive.py): the Ripple-65B shape
@@ -51,12 +63,66 @@ def ricursive_params(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total
 
 
+def large4_kinds(f: Fields, kinds: list[str]) -> list[str]:
+    """vLLM 0.34 get_layer_specs: with index_topk set every layer runs sparse MLA, and a layer whose index_sharing
+    entry is "full" (absent: every layer) has its own indexer; without index_topk no layer has one."""
+    n = len(kinds)
+    if f.get("index_topk") is None:
+        return [K.FULL] * n
+    sharing = f.list("index_sharing", n)
+    if sharing is None:
+        return [K.INDEXED] * n
+    if set(sharing) - {"full", "shared"}:
+        raise ConfigError(f"{f.source}: index_sharing entries must be 'full' or 'shared', got {sorted(set(sharing))} "
+                          f"(model_type {f.model_type!r})", "fix the config's index_sharing")
+    return [K.INDEXED if t == "full" else K.FULL for t in sharing]
+
+
+def large4_layers(f: Fields, n: int, kinds: list[str]) -> list[LayerSpec]:
+    """The latent (NoPE layers too) and indexer caches of each layer; a KV-sharing layer reads its source's latent.
+    A sharing layer with an indexer of its own (vLLM allows it) is refused: kvplan cannot describe a layer that
+    reads another's latent and stores index keys."""
+    sources = f.int_list("kv_source_layers", n, minimum=0, maximum=n - 1) or list(range(n))
+    latent = latent_cache(f)
+    indexed = LayerSpec(caches=(latent, indexer_cache(f)))
+    plain = LayerSpec(caches=(latent,))
+    out = []
+    for i, (kind, src) in enumerate(zip(kinds, sources)):
+        if src == i:
+            out.append(indexed if kind == K.INDEXED else plain)
+            continue
+        if src > i or sources[src] != src:
+            raise ConfigError(f"{f.source}: kv_source_layers[{i}] is {src}, not an earlier layer that keeps its own "
+                              f"latent (model_type {f.model_type!r})", "fix the config's kv_source_layers")
+        if kind == K.INDEXED:
+            raise ConfigError(f"{f.source}: layer {i} shares layer {src}'s latent cache but runs an indexer of its "
+                              f"own (index_sharing 'full'), which kvplan cannot describe yet (model_type "
+                              f"{f.model_type!r})", "this layer-sharing form is not supported yet")
+        out.append(LayerSpec(caches=(latent,), shares_cache_of=src))
+    return out
+
+
+def large4_notes(f: Fields) -> tuple[str, ...]:
+    """vLLM 0.34 model_executor/models/config.py MistralLarge4ForCausalLM.verify_and_update_config: with
+    --kv-cache-dtype auto and the checkpoint's dsa.fp8_kv_cache, the latent is kept as fp8_ds_mla (fp8 on ROCm)."""
+    if not f.flag("fp8_kv_cache", default=False):
+        return ()
+    return ("the checkpoint sets dsa.fp8_kv_cache: vLLM 0.34 keeps the latent cache as fp8_ds_mla (FP8 on ROCm) "
+            "unless --kv-cache-dtype bfloat16 is given; plan with --kv-dtype fp8 to size that",)
+
+
 ROWS: list[Family] = [
     Family(("ricursive",), kinds=frozenset({K.FULL, K.SLIDING}), defaults=RICURSIVE_DEFAULTS, derive=ricursive_kinds,
            params=ricursive_params,
            rules=("vLLM 0.34 ricursive.py RicursiveAttention: K/V of num_key_value_heads x head_dim on every layer; "
                   "layer_types sliding_attention keep sliding_window tokens (1,024 by default), full_attention (NoPE) "
                   "every token; without layer_types full where i % 5 == 4 (RicursiveConfig)",)),
+    Family(("mistral_large_4",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent",
+           derive=lambda f, n: [K.INDEXED] * n, refine=large4_kinds, layers=large4_layers, notes=large4_notes,
+           rules=("Mistral Large 4 as vLLM 0.34 adapts its params.json (models/mistral): an MLA latent of "
+                  "kv_lora_rank + qk_rope_head_dim on every layer that owns one (NoPE layers too); a layer whose "
+                  "kv_source_layers entry names an earlier layer reads that latent; index_sharing 'full' layers "
+                  "add DSA indexer keys (index_head_dim fp8 + fp32 scales); parameters not counted",)),
 ]
 
 KIMI_DSA_REFUSED = (
