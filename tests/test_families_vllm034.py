@@ -25,7 +25,6 @@ import sys
 import pytest
 
 from kvplan.configs.build import build_model
-from kvplan.configs.families import FAMILIES
 from kvplan.core.estimate import estimate
 from kvplan.errors import ConfigError
 
@@ -181,8 +180,12 @@ def test_unlimited_ocr_2_text_model_is_refused_by_architecture(tmp_path):
            "unlimited_ocr2": True}
     line = _one_line_error(tmp_path, raw)
     assert "UnlimitedOCR2TextForCausalLM" in line and "rswa_window" in line
-    # the wrapper stays refused by its model_type (Unlimited-OCR's prompt-plus-ring window)
-    assert FAMILIES.get("unlimited_ocr") is None
+    # the wrapper stays refused by its model_type (Unlimited-OCR's prompt-plus-ring window), in both spellings
+    # (vLLM 0.34 UnlimitedOCRConfig.model_type is "unlimited-ocr"; transformers' is "unlimited_ocr")
+    for model_type in ("unlimited-ocr", "unlimited_ocr"):
+        with pytest.raises(ConfigError, match="ring"):
+            build_model({"model_type": model_type, "architectures": ["UnlimitedOCRForCausalLM"],
+                         "text_config": {**raw, "architectures": None}}, "ocr")
 
 
 @pytest.mark.parametrize("arch", ["UltraVBertModel", "ColUltraVBertForRetrieval"])

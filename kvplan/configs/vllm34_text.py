@@ -19,7 +19,8 @@
   latent plus indexer keys (index_head_dim fp8 values and one 4-byte scale per token, or MXFP4 on request), which
   vLLM 0.34 packs beside the MLA pages into block rows sized by the KDA states (models/kimi_k3/common/dsa_cache.py
   packed_dsa_block_size). The kimi_linear record does not read dsa_config, so that is refused too (KIMI_DSA_REFUSED).
-- Unlimited-OCR-2 (UnlimitedOCR2TextForCausalLM): refused by architecture, as Unlimited-OCR is by model_type.
+- Unlimited-OCR-2 (UnlimitedOCR2TextForCausalLM): refused by architecture, as Unlimited-OCR is by model_type (every
+  spelling: configs/vllm_own.py and families.py).
 - ColUltraVBERT (UltraVBertModel, ColUltraVBertForRetrieval): a bidirectional retrieval encoder, refused by
   architecture.
 """
