@@ -294,3 +294,12 @@ def test_mistral_large_4_params_json_with_vision_reads_its_text_model():
     config = to_config({**LARGE4_PARAMS, "vision_encoder": {"hidden_size": 1664}}, "params.json")
     assert config["model_type"] == "pixtral" and config["text_config"]["model_type"] == "mistral_large_4"
     assert estimate(build_model(config, "large4-vision"), 4096).bytes_per_token == 6_024
+
+
+def test_mistral_large_4_params_json_needs_no_remote_code():
+    # vLLM's MistralConfigParser builds the config from params.json itself (adapt_config_dict), never AutoConfig
+    from kvplan.engines.remote_code import check
+
+    assert check("mistral_large_4", False, "0.34.0") == check("mistral_large_4", False, "0.33.0")
+    assert check("mistral_large_4", False, "0.34.0").needed is False
+    assert check("mistral_large_4", False, "0.34.0").note is None

@@ -144,7 +144,9 @@ def _large4(config: dict, source: str) -> dict:
     if not isinstance(dsa, dict):
         raise ConfigError(f"{source}: params.json 'dsa' must be a JSON object, got {type(dsa).__name__}")
     dsa = {_DSA_ALIASES.get(k, k): v for k, v in dsa.items()}
-    missing = [k for k in ("index_topk", "index_n_heads", "index_head_dim") if k not in dsa]
+    # vLLM pops these five unconditionally (a KeyError there)
+    missing = [k for k in ("index_topk", "index_n_heads", "index_head_dim", "indexer_norm_eps",
+                           "indexer_ssmax_scaling") if k not in dsa]
     if missing:
         raise ConfigError(f"{source}: params.json dsa lacks {', '.join(missing)}, which vLLM 0.34 requires")
     if dsa.get("index_nope") or not dsa.get("fp8_indexer", True):

@@ -33,6 +33,12 @@ class RemoteCode:
     note: str | None  # why, or why the engine cannot read the config at all (None: nothing to say)
 
 
+# model_types that exist only as vLLM's Mistral-format parser writes them from a params.json
+# (transformers_utils/configs/mistral.py adapt_config_dict, 0.34: a dsa block -> "mistral_large_4"); kvplan reads
+# such a params.json the same way (configs/mistral_params.py), and vLLM builds the config itself
+MISTRAL_FORMAT_TYPES = frozenset({"mistral_large_4"})
+
+
 def table_for(release: str, engine: str = "vllm") -> tuple[str, tuple, bool]:
     """(release read, its table, whether it is the release asked for): the table of `release`'s major.minor when one
     was read (an unreadable release: the newest), else the newest table."""
@@ -53,6 +59,8 @@ def check(config_model_type: str, ships_code: bool, release: str, engine: str = 
     read, (tf_release, _, engine_types, _), same = table_for(release, engine)
     if not config_model_type or config_model_type in TRANSFORMERS_CONFIG_TYPES[tf_release]:
         return RemoteCode(False, None)
+    if engine == "vllm" and config_model_type in MISTRAL_FORMAT_TYPES:
+        return RemoteCode(False, None)  # vLLM's own params.json parser built it: no AutoConfig, no code to run
     if config_model_type in engine_types:
         if same:
             return RemoteCode(False, None)
