@@ -1092,7 +1092,6 @@ REFUSED: dict[str, str] = {
     **audio_wrappers.SPEECH_REFUSED,
     **vllm_own.REFUSED,  # model_types of vLLM 0.34's own config classes (configs/vllm_own.py)
     **encoder_decoders.ENCODER_DECODER_REFUSED,
-    **vllm34_text.REFUSED,
     "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "
                        "before committing them, which kvplan does not size",
     # transformers 5.20 causal-LM / image-text types (models/auto/modeling_auto.py) vLLM 0.33 does not serve as models

@@ -14,11 +14,12 @@
   (index_head_dim fp8 values + one fp32 scale per 128, DeepSeek-V3.2's layout). The Hugging Face form
   (transformers 5.25 mistral_large4_text) is read by its own row, as transformers lays it out (NoPE layers without
   the rope key); vLLM 0.34 registers no class for it (MistralLarge4ForConditionalGeneration).
-- Kimi K3.1 (KimiK31ForConditionalGeneration, model_type kimi_k31, read with vLLM's KimiK3Config): refused by name.
-  Its text model (kimi_linear with a dsa_config) puts DeepSeek sparse attention on the full-attention layers: an MLA
-  latent plus indexer keys (index_head_dim fp8 values and one 4-byte scale per token, or MXFP4 on request), which
-  vLLM 0.34 packs beside the MLA pages into block rows sized by the KDA states (models/kimi_k3/common/dsa_cache.py
-  packed_dsa_block_size). The kimi_linear record does not read dsa_config, so that is refused too (KIMI_DSA_REFUSED).
+- Kimi K3.1's sparse attention (KimiK31ForConditionalGeneration; model_type kimi_k31 is read as kimi_k3 by
+  configs/vllm_own.py): a text model (kimi_linear) with a dsa_config is refused (KIMI_DSA_REFUSED, on the kimi_linear
+  row). vLLM 0.34 (transformers_utils/configs/kimi_linear.py KimiLinearDSAConfig, models/kimi_k3) puts DeepSeek
+  sparse attention on the dsa_layers: an MLA latent plus indexer keys (index_head_dim fp8 values and one 4-byte
+  scale per token, or MXFP4 on request), packed beside the MLA pages into block rows sized by the KDA states
+  (models/kimi_k3/common/dsa_cache.py packed_dsa_block_size), which kvplan does not size yet.
 - Unlimited-OCR-2 (UnlimitedOCR2TextForCausalLM): refused by architecture, as Unlimited-OCR is by model_type (every
   spelling: configs/vllm_own.py and families.py).
 - ColUltraVBERT (UltraVBertModel, ColUltraVBertForRetrieval): a bidirectional retrieval encoder, refused by
@@ -131,13 +132,6 @@ KIMI_DSA_REFUSED = (
     "(index_head_dim fp8 values and one 4-byte scale per token, or MXFP4 on request), which vLLM 0.34 packs beside "
     "the MLA pages in block rows sized by the KDA states (models/kimi_k3/common/dsa_cache.py)")
 
-REFUSED: dict[str, str] = {
-    "kimi_k31": ("Kimi K3.1 (vLLM 0.34 reads it with KimiK3Config and serves KimiK31ForConditionalGeneration with "
-                 "models/kimi_k3): Kimi K3's KDA and MLA layers plus DeepSeek sparse attention on the MLA layers "
-                 "(dsa_config: an indexer key cache of index_head_dim fp8 values and one 4-byte scale per token, "
-                 "or MXFP4 on request), packed beside the MLA pages in block rows sized by the KDA states "
-                 "(models/kimi_k3/common/dsa_cache.py), which kvplan does not size yet"),
-}
 
 REFUSED_ARCHITECTURES: dict[str, str] = {
     "UnlimitedOCR2TextForCausalLM": (
