@@ -110,7 +110,7 @@ def _estimate(name: str, engine: str) -> dict:
     ("gemma-4-31b", "vllm@0.18", False, "does not register Gemma4ForConditionalGeneration (added in 0.19.0)"),
     ("gemma-4-31b", "vllm@0.19", True, None),
     ("bamba-9b", "vllm@0.24.0", False, "does not register BambaForCausalLM (removed in 0.24.0"),
-    ("bamba-9b", "vllm", False, "vLLM 0.33.0 does not register BambaForCausalLM"),
+    ("bamba-9b", "vllm", False, "vLLM 0.34.0 does not register BambaForCausalLM"),  # --engine vllm = 0.34
     ("minimax-text-01", "vllm@0.33", False, "does not register MiniMaxText01ForCausalLM"),
     ("llama-3.1-8b", "vllm@0.11", True, None),
     ("llama-3.1-8b", "vllm", True, None),
