@@ -273,3 +273,42 @@ def test_remote_code_tables_keep_earlier_releases(tmp_path):
     out = tmp_path / "out.py"
     assert mod.main(["--base", str(data), "--out", str(out)]) == 0
     assert out.read_text() == data.read_text()
+
+
+# ---- through the CLI, now that --engine vllm is 0.34 ----------------------------------------------------------
+
+def _cli_emit(*args: str) -> dict:
+    import json
+
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+
+    r = CliRunner().invoke(app, ["estimate", *args, "--context", "8k", "--kv-memory", "10GiB", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def test_cli_gemma_through_the_transformers_backend_from_0_34():
+    new = _cli_emit("gemma-7b", "--emit", "vllm@0.34")
+    old = _cli_emit("gemma-7b", "--emit", "vllm@0.33")
+    assert new["emit"]["served"] is True and old["emit"]["served"] is True
+    assert "--model-impl" not in " ".join(new["emit"]["argv"])
+    said = [n for n in new["emit"]["notes"] if "Transformers backend" in n]
+    assert len(said) == 1 and said[0].startswith("vLLM 0.34.0 serves GemmaForCausalLM only through")
+    assert not any("Transformers backend" in n for n in old["emit"]["notes"])
+
+
+def test_cli_keye_under_engine_vllm_0_34(tmp_path):
+    import json
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "KeyeVL1_5", "architectures": ["KeyeVL1_5ForConditionalGeneration"],
+                                "hidden_size": 4096, "num_hidden_layers": 36, "num_attention_heads": 32,
+                                "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 12288,
+                                "vocab_size": 151936}))
+    engine = _cli_emit(str(path), "--engine", "vllm@0.34")["engine"]
+    assert engine["served"] is False
+    assert engine["served_reason"].startswith("vLLM 0.34.0 does not register KeyeVL1_5ForConditionalGeneration "
+                                              "(removed in 0.34.0; native 0.11.0 to 0.33.0)")
+    assert _cli_emit(str(path), "--engine", "vllm@0.33")["engine"]["served"] is True
