@@ -160,10 +160,14 @@ def test_rtx_a6000_plan_from_the_driver_total(cli):
 def test_vllm_requests_the_h100_nvl_driver_total(cli):
     # vLLM's request is the driver total x utilization (0.33: 0.92 by default, config/cache.py):
     # 99,965,363,814 B x 0.92 = 91,968,134,708.9 B = 85.652 GiB -> "requested 93.10 GiB x 0.92 = 85.65 GiB"
-    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100-nvl", "--engine", "vllm", "--format", "json")
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100-nvl", "--engine", "vllm@0.33", "--format", "json")
     assert code == 0, err
     notes = " ".join(json.loads(out)["engine"]["notes"])
     assert "requested 93.10 GiB x 0.92 = 85.65 GiB" in notes
+    # 0.34 requests ceil(total x 1.0) under its extensible KV cache (v1/worker/utils.py request_memory)
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100-nvl", "--engine", "vllm@0.34", "--format", "json")
+    assert code == 0, err
+    assert "requested 93.10 GiB x 1 = 93.10 GiB" in " ".join(json.loads(out)["engine"]["notes"])
 
 
 def test_vllm_batched_token_default_follows_the_device_name():

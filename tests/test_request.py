@@ -48,7 +48,8 @@ def test_emit_follows_a_pinned_engine_release():
 
 @pytest.mark.parametrize("engine, given, expected", [
     ("ideal", None, 0.9),  # kvplan's default
-    ("vllm", None, 0.92),  # vLLM's CacheConfig.gpu_memory_utilization from 0.20.0
+    ("vllm", None, 1.0),  # 0.34: resolved_gpu_memory_utilization under the extensible KV cache (CUDA's default)
+    ("vllm@0.33", None, 0.92),  # vLLM's CacheConfig.gpu_memory_utilization from 0.20.0
     ("vllm@0.19", None, 0.9),
     ("vllm@0.11", None, 0.9),
     ("vllm", 0.8, 0.8),  # --mem-util wins

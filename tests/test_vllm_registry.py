@@ -31,8 +31,8 @@ def native_in(arch: str, release: str) -> bool:
 
 
 def test_releases_read():
-    # every release from 0.11.0 to 0.33.0 (35 wheels), in order
-    assert RELEASES[0] == "0.11.0" and RELEASES[-1] == "0.33.0" and len(RELEASES) == 35
+    # every release from 0.11.0 to 0.33.0 (35 wheels), in order, and 0.34.0 (its sdist, added with --base)
+    assert RELEASES[0] == "0.11.0" and RELEASES[-1] == "0.34.0" and len(RELEASES) == 36
     assert list(RELEASES) == sorted(RELEASES, key=lambda r: tuple(map(int, r.split("."))))
 
 
@@ -86,8 +86,8 @@ def test_check_messages():
     assert s.served is True and s.reason is None
     s = check("Olmo2ForCausalLM", "0.26.0")
     assert (s.served, s.by) == (True, "transformers backend") and "Transformers backend" in s.reason
-    s = check("GPTNeoForCausalLM", "0.20")  # in no registry (grep finds no GPTNeo key in 0.11.0 or 0.33.0)
-    assert s.served is False and s.reason.startswith("no vLLM release from 0.11.0 to 0.33.0 registers")
+    s = check("GPTNeoForCausalLM", "0.20")  # in no registry (grep finds no GPTNeo key in 0.11.0, 0.33.0 or 0.34.0)
+    assert s.served is False and s.reason.startswith("no vLLM release from 0.11.0 to 0.34.0 registers")
     assert check(None, "0.20").served is None  # a config without architectures: not checked
     assert check("KimiLinearForCausalLM", "0.10.2").served is None  # before the releases read
 
@@ -110,7 +110,7 @@ def _estimate(name: str, engine: str) -> dict:
     ("gemma-4-31b", "vllm@0.18", False, "does not register Gemma4ForConditionalGeneration (added in 0.19.0)"),
     ("gemma-4-31b", "vllm@0.19", True, None),
     ("bamba-9b", "vllm@0.24.0", False, "does not register BambaForCausalLM (removed in 0.24.0"),
-    ("bamba-9b", "vllm", False, "vLLM 0.33.0 does not register BambaForCausalLM"),
+    ("bamba-9b", "vllm", False, "vLLM 0.34.0 does not register BambaForCausalLM"),  # --engine vllm = 0.34
     ("minimax-text-01", "vllm@0.33", False, "does not register MiniMaxText01ForCausalLM"),
     ("llama-3.1-8b", "vllm@0.11", True, None),
     ("llama-3.1-8b", "vllm", True, None),

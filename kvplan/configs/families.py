@@ -22,6 +22,7 @@ from .keye import KEYE_VL1_5_TEXT_DEFAULTS
 from . import sarvam
 from . import encoder_decoders
 from . import speech_wrappers
+from . import vllm34_text  # vLLM 0.34's new text architectures (helper vllm34reg)
 from .params_moondream import moondream3_params
 from .hybrid import (gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
                      mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
@@ -957,6 +958,7 @@ _ROWS: list[Family] = [
     Family(("kimi_linear",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=kda_state,
            markers=("linear_attn_config.full_attn_layers",), derive=kimi_default, params=params.by_type,
            aliases={"max_position_embeddings": ("model_max_length",)},
+           refuse=(("dsa_config", vllm34_text.KIMI_DSA_REFUSED),),
            rules=("MLA latent on full_attn_layers (1-based), KDA state (conv + fp32 recurrent) on kda_layers",)),
     Family(("bailing_hybrid",), kinds=frozenset({K.FULL, K.LINEAR}), attention="latent", state=bailing.hybrid_state,
            derive=bailing_kinds, params=bailing.hybrid_params, layers_rule=bailing.hybrid_layer_count,
@@ -1104,6 +1106,8 @@ _ROWS: list[Family] = [
            derive=lambda f, n: [K.LINEAR] * n, rules=("a Mamba-2 state on every layer",)),
     # -- model_types vLLM 0.34 reads with config classes of its own (configs/vllm_own.py)
     *vllm_own.ROWS,
+    # -- vLLM 0.34's new text architectures (configs/vllm34_text.py)
+    *vllm34_text.ROWS,
     *_SPEECH_V034_ROWS,
 ]
 
@@ -1183,6 +1187,7 @@ REFUSED_ARCHITECTURES: dict[str, str] = {
         "interleaved_sliding_window), plus param_sink_number static sink tokens in shared blocks; no public "
         "config.json of it was found to check its field names (the ports' test configs write the remote names "
         "num_experts / mlp_only_layers, which vLLM's OpenPanguMoE does not read), so kvplan does not size it"),
+    **vllm34_text.REFUSED_ARCHITECTURES,
 }
 
 

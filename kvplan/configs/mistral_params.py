@@ -8,6 +8,12 @@ kvplan reads the result with its deepseek_v3 record. A dense text params.json be
 Llama's rule), read as mistral. A MoE one without shared experts (MixtralForCausalLM), an audio one (vLLM's
 Voxtral wrapper; Voxtral and Voxtral Realtime each named) and Mamba's are refused; a vision one is read as vLLM's
 Pixtral wrapper (model_type pixtral, its text model under text_config).
+
+Mistral Large 4 (a `dsa` block beside MLA and a MoE with shared experts) is read as vLLM 0.34 adapts it
+(_remap_mistral_large_4_args): model_type mistral_large_4, MistralLarge4ForCausalLM, the per-layer patterns
+expanded (nope -> nope_layer_flags, kv_sharing.source_layers_str -> kv_source_layers, dsa.sharing ->
+index_sharing) and the dsa keys renamed (kvplan/configs/vllm34_text.py reads the result). vLLM 0.33 has no such
+branch and would run it as Mistral Large 3.
 """
 
 from __future__ import annotations
@@ -87,6 +93,15 @@ def to_config(raw: dict, source: str) -> dict:
                "num_shared_experts": 1, "expert_hidden_dim": config.get("intermediate_size"),
                "num_experts_per_tok": 1, "routed_scale": 1.0, "num_expert_groups": 1, "num_expert_groups_per_tok": 1}
     config.pop("moe", None)
+    if raw.get("dsa"):  # Mistral Large 4 (vLLM 0.34 adapt_config_dict: is_dsa, before Mistral Large 3)
+        if not (raw.get("qk_nope_head_dim") and (moe.get("num_shared_experts") or 0) > 0):
+            raise ConfigError(f"{source}: a params.json with a dsa block but not MLA with a MoE of shared experts, "
+                              "which vLLM 0.34 asserts for Mistral DSA (MistralLarge4ForCausalLM)")
+        for key, name in _MOE.items():
+            if key in moe:
+                config[name] = moe[key]
+        config.update(topk_method=None, norm_topk_prob=True, scoring_func="softmax")
+        return _large4(config, source)
     if moe and (moe.get("num_shared_experts") or 0) > 0:  # Mistral Large 3
         if not isinstance(raw.get("llama_4_scaling"), dict):
             raise ConfigError(f"{source}: a Mistral Large 3 params.json without llama_4_scaling, which vLLM 0.33 "
@@ -106,6 +121,63 @@ def to_config(raw: dict, source: str) -> dict:
         # the repo's config.json (MistralConfigParser.parse: defaults=hf_config_dict; kvplan reads a params.json
         # only for a folder without one): no MistralConfig default window, so no window unless params.json names one
         config.setdefault("sliding_window", None)
+    return config
+
+
+# vLLM 0.34 _DSA_KEY_ALIASES: the unprefixed dsa keys of the checkpoint converter -> the prefixed ones
+_DSA_ALIASES = {"topk": "index_topk", "n_heads": "index_n_heads", "head_dim": "index_head_dim",
+                "rope_head_dim": "index_rope_head_dim", "nope": "index_nope", "match_nope": "indexer_match_nope",
+                "ssmax_scaling": "indexer_ssmax_scaling", "norm_eps": "indexer_norm_eps", "sharing": "index_sharing"}
+
+
+def _pattern(values: list, n: int) -> list:
+    """vLLM's _expand_layer_pattern: the comma-separated pattern repeated over n layers."""
+    return (values * -(-n // len(values)))[:n]
+
+
+def _large4(config: dict, source: str) -> dict:
+    """vLLM 0.34 _remap_mistral_large_4_args, the parts the cache depends on, with its checks."""
+    n = config.get("num_hidden_layers")
+    if not isinstance(n, int) or n < 1:
+        raise ConfigError(f"{source}: params.json n_layers must be a positive integer, got {n!r}")
+    dsa = config.pop("dsa")
+    if not isinstance(dsa, dict):
+        raise ConfigError(f"{source}: params.json 'dsa' must be a JSON object, got {type(dsa).__name__}")
+    dsa = {_DSA_ALIASES.get(k, k): v for k, v in dsa.items()}
+    # vLLM pops these five unconditionally (a KeyError there)
+    missing = [k for k in ("index_topk", "index_n_heads", "index_head_dim", "indexer_norm_eps",
+                           "indexer_ssmax_scaling") if k not in dsa]
+    if missing:
+        raise ConfigError(f"{source}: params.json dsa lacks {', '.join(missing)}, which vLLM 0.34 requires")
+    if dsa.get("index_nope") or not dsa.get("fp8_indexer", True):
+        raise ConfigError(f"{source}: params.json dsa sets index_nope or turns fp8_indexer off, which vLLM 0.34 "
+                          "refuses (only the FP8 indexer cache is supported)")
+    nope = config.pop("nope", None)
+    flags = _pattern([v == "nope" for v in str(nope).split(",")], n) if nope else [False] * n
+    sharing = config.pop("kv_sharing", None) or {}
+    if not isinstance(sharing, dict) or set(sharing) - {"source_layers_str"}:
+        raise ConfigError(f"{source}: params.json kv_sharing {sharing!r} is not one vLLM 0.34 reads "
+                          "(only source_layers_str)")
+    try:
+        sources = ([int(v) for v in sharing["source_layers_str"].split(",")] if sharing.get("source_layers_str")
+                   else list(range(n)))
+    except (AttributeError, ValueError):
+        raise ConfigError(f"{source}: params.json kv_sharing.source_layers_str must be comma-separated layer "
+                          f"numbers, got {sharing['source_layers_str']!r}") from None
+    if len(sources) != n or any(not 0 <= src <= i or sources[src] != src or flags[src] != flags[i]
+                                for i, src in enumerate(sources)):
+        raise ConfigError(f"{source}: params.json kv_sharing.source_layers_str must name, for each of the {n} "
+                          "layers, itself or an earlier layer that keeps its own cache (and has the same NoPE "
+                          "flag), as vLLM 0.34 asserts")
+    index_sharing = (_pattern(str(dsa["index_sharing"]).split(","), n) if dsa.get("index_sharing")
+                     else ["full"] * n)
+    if set(index_sharing) - {"full", "shared"} or index_sharing[0] != "full":
+        raise ConfigError(f"{source}: params.json dsa sharing {dsa['index_sharing']!r} must be 'full' / 'shared' "
+                          "entries starting with 'full', as vLLM 0.34 asserts")
+    config.update(nope_layer_flags=flags, kv_source_layers=sources, index_sharing=index_sharing,
+                  index_topk=dsa["index_topk"], index_n_heads=dsa["index_n_heads"],
+                  index_head_dim=dsa["index_head_dim"], fp8_kv_cache=bool(dsa.get("fp8_kv_cache", False)),
+                  model_type="mistral_large_4", architectures=["MistralLarge4ForCausalLM"])
     return config
 
 

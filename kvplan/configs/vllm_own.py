@@ -12,7 +12,8 @@ Read:
 - Falcon's original layout (RefinedWebModel, RefinedWeb): registry aliases for configs/falcon.py RWConfig, whose
   defaults and falcon-40b hack differ from transformers' FalconConfig (falcon-40b's RefinedWeb file names no
   new_decoder_architecture: read as falcon, 1 KV head instead of 8).
-- Kimi K3.1 (kimi_k31): an alias vLLM 0.34 adds to _CONFIG_REGISTRY for KimiK3Config, read as kimi_k3.
+- Kimi K3.1 (kimi_k31): an alias vLLM 0.34 adds to _CONFIG_REGISTRY for KimiK3Config, read as kimi_k3 (one with a
+  dsa_config, its sparse attention, is refused: configs/vllm34_text.py).
 - Inkling's own layout (inkling_model, InklingForCausalLM; also as the text_config of inkling_mm_model, which the
   public checkpoints write): models/inkling/configs.py InklingModelConfig and nvidia/model.py (amd/model.py is the
   same): local_layer_ids are the sliding layers (absent: none, every layer full; layer_types is not read), each
@@ -173,11 +174,13 @@ ROWS: list[Family] = [
                   "n_head, every layer, no window; parameters: falcon.py's modules (vLLM 0.29 and later no longer "
                   "register RWForCausalLM: --engine vllm says so)",)),
     # vLLM 0.34 transformers_utils/config.py _CONFIG_REGISTRY: kimi_k31="KimiK3Config" (new in 0.34), the class
-    # of kimi_k3 (configs/kimi_k3.py); registry.py serves the same KimiK3ForConditionalGeneration, and only the
-    # renderer differs (renderers/kimi_k3.py: K3.1's thinking efforts)
+    # of kimi_k3 (configs/kimi_k3.py); registry.py serves the same KimiK3ForConditionalGeneration. A K3.1 text
+    # model with DeepSeek sparse attention (dsa_config) adds indexer keys packed beside the MLA pages, which the
+    # kimi_linear row refuses (configs/vllm34_text.py KIMI_DSA_REFUSED); without it the layout is K3's
     Family(("kimi_k31",), text="kimi_linear",
            rules=("Kimi K3.1 (vLLM 0.34 reads model_type kimi_k31 with KimiK3Config, Kimi K3's class): as kimi_k3, "
-                  "its text model (kimi_linear) in text_config",)),
+                  "its text model (kimi_linear) in text_config; one with a dsa_config (sparse attention on the "
+                  "dsa_layers) is refused",)),
     Family(("funaudiochat",), text="qwen2", text_rule=nested_only("text_config", "funaudiochat"),
            rules=("Fun-Audio-Chat (vLLM 0.34 configs/funaudiochat.py FunAudioChatConfig): text_config read by its "
                   "model_type (qwen2 when it names none; the checkpoints' is qwen3), which funaudiochat.py builds as "
