@@ -60,7 +60,7 @@ V3_VL_TEXT_DEFAULTS = {"vocab_size": 157184, "hidden_size": 2048, "intermediate_
                        "moe_shared_expert_intermediate_size": 512, "first_k_dense_replace": 1, "head_dim": 128,
                        "layer_group_size": 5, "kv_lora_rank": 512, "q_lora_rank": None, "qk_rope_head_dim": 64,
                        "v_head_dim": 128, "qk_nope_head_dim": 128, "gated_attention_proj_granularity_type": None,
-                       "short_conv_kernel_size": 4, "tie_word_embeddings": False}
+                       "short_conv_kernel_size": 4, "tie_word_embeddings": False, "max_position_embeddings": 32768}
 
 
 def architecture(f: Fields) -> str | None:

@@ -64,7 +64,7 @@ def nested_text_path(raw: dict) -> tuple[str, ...]:
     which keeps text_config), which is followed down as transformers' Qwen2_5OmniConfig.get_text_config /
     Qwen3OmniMoeConfig's (thinker_config.get_text_config()) do."""
     outer = FAMILIES.get(raw.get("model_type")) if isinstance(raw.get("model_type"), str) else None
-    key = outer.nested_key if outer is not None and outer.wraps else "text_config"
+    key = outer.key_in(raw) if outer is not None and outer.wraps else "text_config"
     nested = raw.get(key)
     if not isinstance(nested, dict):
         return (key,)
@@ -88,7 +88,7 @@ def nested_text(raw: dict) -> dict:
 def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tuple[Family, Fields, str]:
     """The text model of a wrapper: nested under its key (text_config, llm_config, language_config), read by
     the nested model_type's family (else the wrapper's rule or default), or saved flat."""
-    key = family.nested_key
+    key = family.key_in(raw)
     picked = family.text_rule(raw, source) if family.text_rule is not None else None
     if key in raw:
         nested = raw[key]

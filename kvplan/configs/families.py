@@ -21,6 +21,7 @@ from .family import Family
 from .keye import KEYE_VL1_5_TEXT_DEFAULTS
 from . import sarvam
 from . import encoder_decoders
+from . import speech_wrappers
 from . import vllm34_text  # vLLM 0.34's new text architectures (helper vllm34reg)
 from .params_moondream import moondream3_params
 from .hybrid import (gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
@@ -88,6 +89,66 @@ def _marker_layers(*markers: str):
         return f.int("num_hidden_layers")
     return count
 
+
+# -- audio/speech models new in vLLM 0.34 and transformers 5.21-5.25 (configs/speech_wrappers.py); a wrapper's
+# parameters are its decoder's only (encoders, projectors and speech heads not counted)
+_SPEECH_V034_ROWS: list[Family] = [
+    Family(("lfm3_audio",), text="lfm3", text_key_first="lfm", text_rule=speech_wrappers.lfm3_audio_text,
+           text_defaults=speech_wrappers.LFM3_TEXT_DEFAULTS,
+           rules=("LFM3-Audio (vLLM 0.34 configs/lfm3_audio.py Lfm3AudioConfig, lfm3_audio.py): the text model under "
+                  "'lfm' (the hub checkpoints' training export), else text_config, read as vLLM's Lfm3Config over its "
+                  "defaults (24 layers, 4 KV heads of 128, sliding window 256; neither key: those alone) and built as "
+                  "Lfm3ForCausalLM: lfm3's conv and attention layers; the LFM2 audio encoder runs with "
+                  "use_cache=False when the audio is embedded and the speech output head is not built, so neither "
+                  "caches; parameters: the text model only",)),
+    Family(("ming_v3_asr",), text="bailing_hybrid", text_rule=speech_wrappers.ming_v3_asr_text,
+           text_defaults=bailing.V3_VL_TEXT_DEFAULTS,
+           rules=("Ming V3 ASR (vLLM 0.34 configs/ming_v3_asr.py MingV3ASRConfig, ming_v3_asr.py): text_config read as "
+                  "BailingMoeV3TextConfig whatever its model_type (absent: that class's defaults, 20 layers, "
+                  "layer_group_size 5) and built as BailingMoeV3ForCausalLM: Ling 3.0's rule (MLA latent where (i + 1) "
+                  "% layer_group_size == 0 and on the n % layer_group_size trailing layers, Kimi Delta Attention "
+                  "state elsewhere); the Whisper-style encoder runs per audio chunk and keeps no cache; a "
+                  "text_config naming another architecture is refused; parameters: the text model only",)),
+    Family(("nemo_speechlm",), text="nemotron_h", text_key_first="llm_config", text_rule=speech_wrappers.nemo_speechlm_text,
+           rules=("Nemotron-3.5-Transcribe (vLLM 0.34 configs/nemotron3_5_transcribe.py Nemotron3_5TranscribeConfig, "
+                  "nemotron3_5_transcribe.py; transformers 5.25 Nemotron3_5TranscribeConfig): the NemotronH decoder "
+                  "under llm_config (the NeMo checkpoint), else text_config, read by nemotron_h's rules (Mamba-2 "
+                  "states, attention K/V); the audio tower's speaker cache lives only while one clip is encoded; "
+                  "configs naming another architecture, lacking both keys, or whose decoder is not nemotron_h are "
+                  "refused; vLLM 0.34 loads only the NeMo layout (its audio tower reads perception and "
+                  "pe_encoder_config, which transformers' audio_config does not carry); its MTP head (Nemotron3_5TranscribeMTPModel) drafts from the decoder's "
+                  "num_nextn_predict_layers, a NemotronH MTP whose cache kvplan does not model, so --mtp is refused "
+                  "as for nemotron_h; parameters: the decoder as its config gives "
+                  "vocab_size (vLLM appends 10 embedding and LM-head rows to an llm_config's vocabulary, "
+                  "SPEECHLM_EMBED_EXTRA_ROWS, not counted)",)),
+    Family(("omniasr",), text="llama", text_rule=vl_wrappers.nested_only("text_config", "omniasr"),
+           rules=("OmniASR-LLM (transformers 5.25 OmniASRConfig: text_config by AutoConfig, llama by default; "
+                  "OmniASRModel builds it with AutoModel.from_config): the projected wav2vec2-style encoder frames "
+                  "replace audio placeholder tokens, so the decoder's K/V is the only cache; a file without "
+                  "text_config is refused (the class builds llama with its own init_kwargs); vLLM 0.34 does not "
+                  "serve it; parameters: the text model only",)),
+    # Audio Flamingo 3 (served by vLLM 0.34) and Music Flamingo (vLLM served it up to 0.24, registry.py): older
+    # audio-text wrappers kvplan had no row for
+    Family(("audioflamingo3",), text="qwen2", text_rule=vl_wrappers.fixed_text("qwen2", "text_config", "audioflamingo3"),
+           rules=("Audio Flamingo 3 (transformers AudioFlamingo3Config: text_config by AutoConfig, qwen2 by default): "
+                  "vLLM 0.34 audioflamingo3.py builds Qwen2ForCausalLM on text_config, the only cache (the Whisper-style "
+                  "encoder keeps none); a file without text_config is refused; parameters: the text model only",)),
+    Family(("musicflamingo",), text="qwen2", text_rule=vl_wrappers.fixed_text("qwen2", "text_config", "musicflamingo"),
+           rules=("Music Flamingo (transformers 5.25 MusicFlamingoConfig: text_config by AutoConfig, qwen2 by default, "
+                  "built with AutoModel.from_config; its rotary time embedding is applied to the audio features before the projector): the "
+                  "text model's K/V is the only cache; vLLM 0.34 no longer serves it (registry.py: removed after "
+                  "0.24.0); a file without text_config is refused; parameters: the text model only",)),
+    Family(("pocket_tts",), kinds=FULL_ONLY, defaults=speech_wrappers.POCKET_TTS_DEFAULTS,
+           rules=("Pocket TTS (transformers 5.25 PocketTTSConfig, modeling_pocket_tts.py): a causal backbone over "
+                  "text tokens, voice-prompt frames and audio latents (12.5 a second of speech), K/V of "
+                  "num_key_value_heads (default: the heads) x head_dim (default: hidden_size / heads) on every layer, "
+                  "no window; the flow head and the codec keep no K/V; no engine kvplan models serves it; parameters "
+                  "not counted",)),
+    Family(("gradium_phonon_tts",), kinds=FULL_ONLY, defaults=speech_wrappers.GRADIUM_PHONON_TTS_DEFAULTS,
+           rules=("Gradium Phonon TTS (transformers 5.25 GradiumPhononTTSConfig, modeling_gradium_phonon_tts.py): as "
+                  "Pocket TTS, a causal backbone over the voice prompt, text and audio latents (12.5 a second), K/V "
+                  "of num_key_value_heads x head_dim on every layer, no window; parameters not counted",)),
+]
 
 _ROWS: list[Family] = [
     # -- decoders with one window for all layers or none (transformers' generic rule)
@@ -1047,6 +1108,7 @@ _ROWS: list[Family] = [
     *vllm_own.ROWS,
     # -- vLLM 0.34's new text architectures (configs/vllm34_text.py)
     *vllm34_text.ROWS,
+    *_SPEECH_V034_ROWS,
 ]
 
 
@@ -1092,6 +1154,8 @@ REFUSED: dict[str, str] = {
     **audio_wrappers.SPEECH_REFUSED,
     **vllm_own.REFUSED,  # model_types of vLLM 0.34's own config classes (configs/vllm_own.py)
     **encoder_decoders.ENCODER_DECODER_REFUSED,
+    **speech_wrappers.SPEECH_REFUSED_V034,
+    **speech_wrappers.AUDIO_PARTS_REFUSED,
     "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "
                        "before committing them, which kvplan does not size",
     # transformers 5.20 causal-LM / image-text types (models/auto/modeling_auto.py) vLLM 0.33 does not serve as models

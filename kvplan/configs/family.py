@@ -44,6 +44,9 @@ class Family:
     # language_config); a wrapper with a key but no `text` has no default text model: the nested config must
     # name its model_type
     text_key: str | None = None
+    # a key the config class reads the text model from before the nested key, when the config has it (not null):
+    # the checkpoints' export layouts of Lfm3AudioConfig (lfm) and vLLM's Nemotron3_5TranscribeConfig (llm_config)
+    text_key_first: str | None = None
     # (raw config) -> model_type of the text model, when the wrapper picks it from its own fields (MiniCPM-V's
     # version) rather than from the nested config's model_type
     text_rule: Callable | None = None
@@ -77,3 +80,10 @@ class Family:
     def nested_key(self) -> str:
         """The key of the nested text model."""
         return self.text_key or "text_config"
+
+    def key_in(self, raw: dict) -> str:
+        """The key this config keeps its text model under: text_key_first when the config has it, else
+        nested_key."""
+        if self.text_key_first is not None and raw.get(self.text_key_first) is not None:
+            return self.text_key_first
+        return self.nested_key

@@ -181,7 +181,9 @@ def bailing_kinds(f: Fields, n: int) -> list[str]:
     n % layer_group_size trailing layers MLA, where V2.5 (bailing_moe_linear.py is_linear_layer) keeps them
     linear."""
     names = f.get("architectures")
-    v3 = isinstance(names, list) and bool(names) and str(names[0]).startswith("BailingMoeV3")
+    # Ming V3 ASR's text_config inherits MingV3ASRForConditionalGeneration, whose vLLM 0.34 class builds
+    # BailingMoeV3ForCausalLM (ming_v3_asr.py)
+    v3 = isinstance(names, list) and bool(names) and str(names[0]).startswith(("BailingMoeV3", "MingV3ASR"))
     v25 = isinstance(names, list) and bool(names) and str(names[0]) == "BailingMoeV2_5ForCausalLM"
     # the config class's default: BailingMoeV2_5Config (Ring-V2.5 remote code) 5, BailingHybridConfig 6
     period = f.int("layer_group_size", default=5 if v25 else 6, minimum=1)

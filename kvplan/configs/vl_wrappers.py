@@ -133,5 +133,17 @@ def fixed_text(text: str, key: str | None = None, model_type: str = ""):
     def rule(raw: dict, source: str) -> str:
         if key is not None:
             nested_only(key, model_type)(raw, source)
+        text_type_is_text(raw, key or "text_config", source, model_type or str(raw.get("model_type")))
         return text
     return rule
+
+
+def text_type_is_text(raw: dict, key: str, source: str, model_type: str) -> None:
+    """A wrapper that reads its text model as one class ignores the nested model_type, but a value that is neither
+    a string nor null is no config such a class was saved with (and the engines' readers look it up by name):
+    refused by name."""
+    nested = raw.get(key)
+    value = nested.get("model_type") if isinstance(nested, dict) else None
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{source}: {key}.model_type must be a string, got {type(value).__name__} "
+                          f"(model_type {model_type!r})", f"fix {key}.model_type")

@@ -23,8 +23,9 @@ _ENCODER_DECODER_WRAPPERS = (
     "vision-encoder-decoder",
 )
 
-# Other non-text or byte-level decoders kvplan has no family for.
-_LEGACY_OR_MULTIMODAL = ("blt", "pi0")
+# Other non-text or byte-level decoders kvplan has no family for (pi05: transformers 5.25's PI0.5, an
+# image-text-to-text type there, refused as PI0 is).
+_LEGACY_OR_MULTIMODAL = ("blt", "pi0", "pi05")
 
 # Decoder LLM families transformers 5.23 ships that kvplan refuses, each with its reason in
 # kvplan/configs/families.py REFUSED: transformers cannot build their defaults (gemma4_unified_assistant's draft
