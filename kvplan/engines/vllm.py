@@ -67,6 +67,7 @@ from ..core.storage import BF16, FP16, FP32, Storage
 from ..core.transform import map_layers
 from ..errors import PlanError, UsageError
 from ..units import GIB
+from .vllm_inkling import check_inkling, conv_state_geometry, conv_state_token_bytes, is_inkling
 from .vllm_rules import LATEST, VllmRules
 
 DEFAULT_BLOCK_TOKENS = 16  # CacheConfig.DEFAULT_BLOCK_SIZE until 0.33 (0.34: 64; VllmRules.default_block_tokens)
@@ -463,13 +464,22 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
            for c in caches):  # vLLM's MLA specs have no window (MLAAttentionSpec): the latent is kept in full
         notes.append("a sliding window or chunk on MLA layers has no vLLM form: the latent cache is sized in full")
     specs: list[tuple[int, PageSpec]] = []
+    inkling = is_inkling(model)
     for i, layer in enumerate(model.layers):
         if layer.shares_cache_of is not None:
             continue
+        if inkling and layer.state is not None:  # InklingConvState, built (and registered) before the attention
+            _, _, kernel = conv_state_geometry(layer)
+            specs.append((i, PageSpec("sliding", kernel, token_bytes=conv_state_token_bytes(layer),
+                                      window_tokens=kernel)))
         for cache in layer.caches:
             specs.append((i, _token_cache_spec(cache, block, kv_cache_dtype, serving, sparse, rules)))
-        if layer.state is not None:
+        if layer.state is not None and not inkling:
             specs.append((i, PageSpec(MAMBA, max_model_len, state_bytes=layer.state.bytes)))
+    if inkling:
+        notes.append("Inkling: each layer's four short-conv states are one sliding-window page of the conv kernel's "
+                     "tokens (vLLM's InklingConvState, models/inkling/nvidia/sconv_swa_attn.py), grouped with the "
+                     "K/V layers by page size; not a Mamba state")
     if model.model_type in ATTENTION_REGISTERED_FIRST:  # a stable sort: attention specs first, in layer order
         specs.sort(key=lambda pair: pair[1].kind == MAMBA)
     kinds = {s.kind for _, s in specs}
@@ -765,6 +775,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                              block_tokens=block_tokens, pp=pp, mnbt=mnbt, rules=rules,
                              kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs, notes=notes,
                              draft_layers=draft_layers)
+    if is_inkling(model):
+        check_inkling(model, tp, bool(draft_layers or draft_model is not None or num_speculative_tokens))
     target_layers = model.num_layers
     if draft_layers or draft_model is not None or num_speculative_tokens:
         from .vllm_speculative import with_speculation  # the draft's layers after the target's, its tokens' rows
