@@ -32,6 +32,9 @@ vLLM's file and function); this module applies them:
   Mamba page is padded to it. MLA + KDA (Kimi-Linear): the MLA block is aligned
   (64 until 0.19; the MLA backend's kernel block from 0.20; >= 128 from 0.27),
   KDA's recurrent state is float32.
+- Inkling (vllm_inkling.py): each layer's short-conv state is a sliding window of
+  the conv kernel's tokens (a SlidingWindowSpec, bf16), grouped as sliding layers
+  are; the model is not a hybrid, so no Mamba alignment or pages.
 - num_blocks = available // (page x layers per group), the minimum over PP
   stages. Concurrency = num_blocks / (sum over groups of the pages one
   max_model_len request needs). Tokens: num_blocks // groups x block until
