@@ -41,7 +41,11 @@ def cases() -> dict[str, dict]:
               "sconv_kernel_size": 4}
     tiny = {"model_type": "inkling_model", "architectures": ["InklingForCausalLM"], "num_hidden_layers": 4,
             "hidden_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2}
-    return {"inkling-small": small,
+    # equal conv pages of two shapes (full: 2 heads x 512; local: 4 heads x 256) and close layer counts (8 local,
+    # 6 full): vLLM keeps the two conv specs apart, which decides the group size
+    close = tiny | {"num_hidden_layers": 14, "local_layer_ids": list(range(8)), "swa_num_key_value_heads": 4,
+                    "swa_head_dim": 64, "swa_num_attention_heads": 4}
+    return {"inkling-small": small, "inkling-close-counts": close,
             "inkling-66": {"model_type": "inkling_mm_model", "architectures": ["InklingForConditionalGeneration"],
                            "text_config": text66},
             "inkling-tiny-all-full": tiny}

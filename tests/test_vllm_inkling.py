@@ -115,3 +115,20 @@ def test_inkling_refusals():
         _pool(build_model(raw | {"torch_dtype": "float16"}, "tiny"), "0.34")
     with pytest.raises(UsageError, match="speculative decoding is not modelled"):
         _pool(build_model(raw, "tiny"), "0.34", num_speculative_tokens=1)
+
+
+def test_inkling_conv_states_of_equal_pages_but_other_shapes_are_separate_specs():
+    # 14 layers, local_layer_ids 0-7 with 4 KV heads of 64, full layers 2 of 64, hidden 256. Conv widths: full
+    # 2 x 64 + 2 x (256 // 2) = 384 -> 512, local 2 x 64 + 2 x (256 // 4) = 256 -> 256; both 2 x 512 = 4 x 256
+    # = 1,024 values a token, so equal pages, but SlidingWindowSpec compares heads and head_size: two specs
+    raw = {"model_type": "inkling_model", "architectures": ["InklingForCausalLM"], "num_hidden_layers": 14,
+           "hidden_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2, "local_layer_ids": list(range(8)),
+           "swa_num_attention_heads": 4, "swa_num_key_value_heads": 4, "swa_head_dim": 64}
+    pool = _pool(build_model(raw, "close"), "0.34", mem=GIB, max_len=8192)
+    # pages: local attention 64 x 4 x 128 x 2 = 65,536 B (the largest); full 64 x 2 x 128 x 2 = 32,768 -> block
+    # 128; convs 4 x 1,024 x 2 = 8,192 -> block 32. Buckets 8 conv-local, 6 conv-full, 8 sliding, 6 full:
+    # 8 < 1.5 x 6, so groups of 8 (the 6-layer ones padded by 2): 4 groups, 8 x 65,536 = 524,288 B a block
+    assert len(pool.groups) == 4 and pool.bytes_per_block == 524_288
+    assert pool.num_blocks == GIB // 524_288 == 2_048
+    # convs cdiv(min(3 + 16,384, 8,192), 32) + 1 = 257 each; sliding cdiv(8,192, 64) + 1 = 129; full 8,192 / 128
+    assert pool.blocks_per_request == 257 + 257 + 129 + 64

@@ -193,6 +193,9 @@ class PageSpec:
     padded_page_bytes: int | None = None
     state_pages: int = 1  # mamba: pages one request holds (align mode: 2 or 3; + the draft tokens, 0.15+)
     speculative_pages: int = 0  # mamba: of those, the draft tokens' (MambaSpec.num_speculative_blocks)
+    # Inkling's conv state (vllm_inkling.py): (KV heads on this rank, packed head width). vLLM's SlidingWindowSpec
+    # compares them, so two conv states of equal pages but other shapes are two specs (two buckets of groups)
+    conv_shape: tuple[int, int] | None = None
 
     @property
     def page_bytes(self) -> int:
@@ -204,6 +207,8 @@ class PageSpec:
 
     @property
     def label(self) -> str:
+        if self.kind == "sliding" and self.conv_shape is not None:
+            return f"Inkling conv state, window {self.window_tokens}"
         if self.kind == "sliding":
             return f"sliding window {self.window_tokens}"
         if self.kind == "chunked":
@@ -472,9 +477,9 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         if layer.shares_cache_of is not None:
             continue
         if inkling and layer.state is not None:  # InklingConvState, built (and registered) before the attention
-            _, _, kernel = conv_state_geometry(layer)
+            heads, packed, kernel = conv_state_geometry(layer)
             specs.append((i, PageSpec("sliding", kernel, token_bytes=conv_state_token_bytes(layer),
-                                      window_tokens=kernel)))
+                                      window_tokens=kernel, conv_shape=(heads, packed))))
         for cache in layer.caches:
             specs.append((i, _token_cache_spec(cache, block, kv_cache_dtype, serving, sparse, rules)))
         if layer.state is not None and not inkling:
