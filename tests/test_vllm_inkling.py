@@ -132,3 +132,14 @@ def test_inkling_conv_states_of_equal_pages_but_other_shapes_are_separate_specs(
     assert pool.num_blocks == GIB // 524_288 == 2_048
     # convs cdiv(min(3 + 16,384, 8,192), 32) + 1 = 257 each; sliding cdiv(8,192, 64) + 1 = 129; full 8,192 / 128
     assert pool.blocks_per_request == 257 + 257 + 129 + 64
+
+
+def test_inkling_is_not_a_hybrid_to_the_model_runner_choice():
+    # 0.26 config/vllm.py _is_default_v2_model_runner_model: a model_config.is_hybrid model (the class is IsHybrid)
+    # stays on Model Runner V1; Inkling's class is not IsHybrid and InklingForConditionalGeneration is in 0.26's
+    # DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES, so Inkling-Small (MoE) runs in V2 there
+    from kvplan.engines.vllm_profile import model_kind, runs_model_runner_v2
+
+    kind = model_kind(_small())
+    assert kind["is_hybrid"] is False and kind["is_moe"] is True
+    assert runs_model_runner_v2("0.26.0", kind) is True
