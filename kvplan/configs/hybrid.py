@@ -184,7 +184,10 @@ def inkling_conv_state(f: Fields, kind: str) -> RecurrentState:
 
 def inkling_short_convs(f: Fields, kv: int, head_dim: int, kernel: int) -> RecurrentState:
     """Inkling's four short convolutions of one layer, kernel - 1 columns each in the model dtype: K and V (kv heads
-    x head_dim each) and the attention- and MLP-output streams (hidden_size each)."""
+    x head_dim each) and the attention- and MLP-output streams (hidden_size each). The shape is kept (heads = the
+    layer's KV heads, conv_channels = 2 x kv x head_dim + 2 x hidden_size) for vLLM's paged form of it
+    (kvplan.engines.vllm_inkling)."""
     dtype = model_storage(f)
-    return RecurrentState("short_conv", (kernel - 1) * (2 * kv * head_dim + 2 * f.int("hidden_size")), 0,
-                          dtype, dtype)
+    channels = 2 * kv * head_dim + 2 * f.int("hidden_size")
+    return RecurrentState("short_conv", (kernel - 1) * channels, 0, dtype, dtype, heads=kv, head_dim=head_dim,
+                          conv_kernel=kernel, conv_channels=channels)

@@ -32,6 +32,9 @@ vLLM's file and function); this module applies them:
   Mamba page is padded to it. MLA + KDA (Kimi-Linear): the MLA block is aligned
   (64 until 0.19; the MLA backend's kernel block from 0.20; >= 128 from 0.27),
   KDA's recurrent state is float32.
+- Inkling (vllm_inkling.py): each layer's short-conv state is a sliding window of
+  the conv kernel's tokens (a SlidingWindowSpec, bf16), grouped as sliding layers
+  are; the model is not a hybrid, so no Mamba alignment or pages.
 - num_blocks = available // (page x layers per group), the minimum over PP
   stages. Concurrency = num_blocks / (sum over groups of the pages one
   max_model_len request needs). Tokens: num_blocks // groups x block until
@@ -67,6 +70,7 @@ from ..core.storage import BF16, FP16, FP32, Storage
 from ..core.transform import map_layers
 from ..errors import PlanError, UsageError
 from ..units import GIB
+from .vllm_inkling import check_inkling, conv_state_geometry, conv_state_token_bytes, is_inkling
 from .vllm_rules import LATEST, VllmRules
 
 DEFAULT_BLOCK_TOKENS = 16  # CacheConfig.DEFAULT_BLOCK_SIZE until 0.33 (0.34: 64; VllmRules.default_block_tokens)
@@ -189,6 +193,9 @@ class PageSpec:
     padded_page_bytes: int | None = None
     state_pages: int = 1  # mamba: pages one request holds (align mode: 2 or 3; + the draft tokens, 0.15+)
     speculative_pages: int = 0  # mamba: of those, the draft tokens' (MambaSpec.num_speculative_blocks)
+    # Inkling's conv state (vllm_inkling.py): (KV heads on this rank, packed head width). vLLM's SlidingWindowSpec
+    # compares them, so two conv states of equal pages but other shapes are two specs (two buckets of groups)
+    conv_shape: tuple[int, int] | None = None
 
     @property
     def page_bytes(self) -> int:
@@ -200,6 +207,8 @@ class PageSpec:
 
     @property
     def label(self) -> str:
+        if self.kind == "sliding" and self.conv_shape is not None:
+            return f"Inkling conv state, window {self.window_tokens}"
         if self.kind == "sliding":
             return f"sliding window {self.window_tokens}"
         if self.kind == "chunked":
@@ -463,13 +472,22 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
            for c in caches):  # vLLM's MLA specs have no window (MLAAttentionSpec): the latent is kept in full
         notes.append("a sliding window or chunk on MLA layers has no vLLM form: the latent cache is sized in full")
     specs: list[tuple[int, PageSpec]] = []
+    inkling = is_inkling(model)
     for i, layer in enumerate(model.layers):
         if layer.shares_cache_of is not None:
             continue
+        if inkling and layer.state is not None:  # InklingConvState, built (and registered) before the attention
+            heads, packed, kernel = conv_state_geometry(layer)
+            specs.append((i, PageSpec("sliding", kernel, token_bytes=conv_state_token_bytes(layer),
+                                      window_tokens=kernel, conv_shape=(heads, packed))))
         for cache in layer.caches:
             specs.append((i, _token_cache_spec(cache, block, kv_cache_dtype, serving, sparse, rules)))
-        if layer.state is not None:
+        if layer.state is not None and not inkling:
             specs.append((i, PageSpec(MAMBA, max_model_len, state_bytes=layer.state.bytes)))
+    if inkling:
+        notes.append("Inkling: each layer's four short-conv states are one sliding-window page of the conv kernel's "
+                     "tokens (vLLM's InklingConvState, models/inkling/nvidia/sconv_swa_attn.py), grouped with the "
+                     "K/V layers by page size; not a Mamba state")
     if model.model_type in ATTENTION_REGISTERED_FIRST:  # a stable sort: attention specs first, in layer order
         specs.sort(key=lambda pair: pair[1].kind == MAMBA)
     kinds = {s.kind for _, s in specs}
@@ -765,6 +783,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                              block_tokens=block_tokens, pp=pp, mnbt=mnbt, rules=rules,
                              kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs, notes=notes,
                              draft_layers=draft_layers)
+    if is_inkling(model):
+        check_inkling(model, tp, bool(draft_layers or draft_model is not None or num_speculative_tokens))
     target_layers = model.num_layers
     if draft_layers or draft_model is not None or num_speculative_tokens:
         from .vllm_speculative import with_speculation  # the draft's layers after the target's, its tokens' rows

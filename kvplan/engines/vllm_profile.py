@@ -124,6 +124,7 @@ from ..configs.build import nested_text
 from ..units import GIB
 from .vllm_cudagraph import CUDA_GRAPH_ESTIMATE_FROM, MODEL_RUNNER_V2_DEFAULT_FROM
 from .vllm_extensible import ExtensiblePool, extensible_by_default, extensible_pool
+from .vllm_inkling import INKLING_ARCHS
 from .vllm_non_torch import (
     NON_TORCH_BYTES, NON_TORCH_BYTES_V1, NON_TORCH_TP_BYTES, NON_TORCH_TP_BYTES_EARLY, NON_TORCH_TP_BYTES_PCIE,
     NVLS_CHANNELS, PCIE_ONLY_GPUS, SNAPSHOT_AFTER_DIST_INIT_FROM, is_pcie_only, nvls_bytes,
@@ -432,7 +433,8 @@ def model_kind(model) -> dict:
     return {
         "architecture": getattr(model, "architecture", None),
         "is_moe": bool(model.param_count and model.active_param_count and model.active_param_count < model.param_count),
-        "is_hybrid": has_state and has_cache,
+        # vLLM's model_config.is_hybrid is the class's IsHybrid: Inkling's short-conv layers are not (vllm_inkling.py)
+        "is_hybrid": has_state and has_cache and getattr(model, "architecture", None) not in INKLING_ARCHS,
         "is_quantized": bool(raw.get("quantization_config") or nested.get("quantization_config"))
         or dtype not in ("", "bfloat16", "float16", "float32", "bf16", "fp16", "fp32"),
         "attention_cg_never": bool(raw.get("attention_chunk_size") or nested.get("attention_chunk_size")),
