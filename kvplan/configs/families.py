@@ -21,6 +21,7 @@ from .family import Family
 from .keye import KEYE_VL1_5_TEXT_DEFAULTS
 from . import sarvam
 from . import encoder_decoders
+from . import encoders_refused
 from . import speech_wrappers
 from . import vllm34_text  # vLLM 0.34's new text architectures (helper vllm34reg)
 from .params_moondream import moondream3_params
@@ -1156,6 +1157,7 @@ REFUSED: dict[str, str] = {
     **encoder_decoders.ENCODER_DECODER_REFUSED,
     **speech_wrappers.SPEECH_REFUSED_V034,
     **speech_wrappers.AUDIO_PARTS_REFUSED,
+    **encoders_refused.ENCODERS_REFUSED,  # vision towers, text encoders, backbones, parts (configs/encoders_refused.py)
     "diffusion_gemma": "DiffusionGemma, a block-diffusion model: it denoises a canvas of tokens bidirectionally "
                        "before committing them, which kvplan does not size",
     # transformers 5.20 causal-LM / image-text types (models/auto/modeling_auto.py) vLLM 0.33 does not serve as models

@@ -5,6 +5,11 @@ listed here, and fails for a listed type that kvplan now reads (remove it then:
 its numbers are checked from that moment on). A guessed type fails even when
 transformers cannot run it (nothing to compare, but a guess is never silent).
 Shrink this list by adding families to kvplan/configs/families.py.
+
+Only the types the parity test runs need an entry: transformers' causal-LM and image-text-to-text types
+(harness.causal_types, harness.wrapper_types). The vision towers, encoders, backbones and sub-configs refused
+in kvplan/configs/encoders_refused.py are none of those (tests/test_encoders_refused.py checks it), so none is
+listed here.
 """
 
 # kvplan refuses these by design, with a reason (kvplan/configs/families.py REFUSED): encoders with a
