@@ -128,13 +128,34 @@ MINICPM3_LATENT = Rule(
     lambda c, n, text: (text["kv_lora_rank"] + text["qk_rope_head_dim"]) * n,
 )
 
+def _installed_transformers() -> tuple[int, ...] | None:
+    """The installed transformers release as (major, minor, patch), from its metadata (no import); None without it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        release = version("transformers")
+    except PackageNotFoundError:
+        return None
+    return tuple(int(part) for part in release.split(".")[:3] if part.isdigit())
+
+
+# The release the rules compare with; a rule that holds only for some releases reads it when it is applied.
+TRANSFORMERS_RELEASE = _installed_transformers()
+
+# The first transformers release whose FalconAttention caches num_kv_heads K/V heads (modeling_falcon.py 5.25:
+# forward views the fused QKV as num_kv_heads groups of queries + one key + one value and updates the cache with
+# those; repeat_kv widens them only inside eager_attention_forward). Up to 5.24 _split_heads broadcast them.
+_FALCON_CACHES_KV_HEADS = (5, 25)
+
 FALCON_BROADCAST_KV = Rule(
-    "falcon new_decoder_architecture: broadcast K/V",
+    "falcon new_decoder_architecture: broadcast K/V (transformers < 5.25)",
     "Falcon's new decoder (Falcon-40B/180B) has num_kv_heads K/V heads, which serving engines cache as such and "
-    "kvplan counts; transformers' FalconAttention._split_heads broadcasts K and V to all num_attention_heads "
-    "(torch.broadcast_to(key, query.shape)) before the cache update, so its cache holds num_attention_heads heads",
+    "kvplan counts; transformers up to 5.24 (modeling_falcon.py FalconAttention._split_heads, read in 5.20 and "
+    "5.24) broadcasts K and V to all num_attention_heads (torch.broadcast_to(key, query.shape)) before the cache "
+    "update, so its cache holds num_attention_heads heads; 5.25 caches the num_kv_heads heads, as kvplan does",
     lambda mt, c, text: mt == "falcon" and bool(text.get("new_decoder_architecture")) and c[0] == "tokens"
-    and c[1].kind == "attention",
+    and c[1].kind == "attention"
+    and TRANSFORMERS_RELEASE is not None and TRANSFORMERS_RELEASE < _FALCON_CACHES_KV_HEADS,
     lambda c, n, text: (text["num_attention_heads"] * (c[1].key_dim + c[1].value_dim)
                         * c[1].policy.retained_tokens(n)),
 )
