@@ -1,8 +1,9 @@
 """Model types transformers 5.25 added (newer than the <5.21 vLLM 0.33.0 requires), read exactly.
 
 tests/data/configs/transformers-5.25-defaults.json holds each type's default config as transformers 5.25
-builds it (`CONFIG_MAPPING[type]().to_dict()`, bookkeeping keys dropped). The suite's transformers is 5.23,
-which lacks these types, so tests/parity cannot check them here; with 5.25 installed, the parity harness
+builds it (`CONFIG_MAPPING[type]().to_dict()`, bookkeeping keys dropped). These tests were written while the
+suite's transformers was 5.23, which lacks these types; the suite's pin is now 5.25 (ci-constraints.txt), so
+tests/parity checks each of them against the cache transformers builds, and before the bump the parity harness
 (benchmarks/parity_newer_transformers.py) found kvplan's cache equal to transformers' for every type below
 (Ergo and Kolibri 1.1 by the window rule) but Dory, whose per-loop cache copies the harness cannot count: a
 tiny Dory run printed 56 cache layers at 2 loops (14 full, 42 sliding), 36 with last_loop, as kvplan reads.

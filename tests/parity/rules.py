@@ -183,7 +183,7 @@ def _deepseek_v4(c, n: int, text: dict) -> int:
 DEEPSEEK_V4_BUFFERS = Rule(
     "deepseek_v4: vLLM's shared K/V window and fixed compressor state vs transformers' buffers",
     "kvplan keeps one K=V vector per token for the W-token window of every layer and sizes the compressor "
-    "state as vLLM's CompressorStateCache does, a fixed coff x m tokens of kv and score; transformers 5.23 "
+    "state as vLLM's CompressorStateCache does, a fixed coff x m tokens of kv and score; transformers 5.23-5.25 "
     "stores the window's W-1 tokens (as two copies, K and V, on sliding-only layers) and buffers only the "
     "unfinished group's projected kv and gate (plus CSA's overlap kv and gate of the previous group)",
     lambda mt, c, text: mt == "deepseek_v4",
@@ -205,7 +205,7 @@ def _glm5_next(c, n: int, text: dict) -> int:
 GLM5_NEXT_POOLED_INDEXER = Rule(
     "glm5_next: vLLM's pooled fp8 index keys and tail ring vs transformers' per-token indexer state",
     "kvplan sizes GLM-5-Next's indexer as vLLM 0.33 keeps it: one key per index_kpool tokens and a ring of the "
-    "unfinished pool; transformers 5.23 keeps, for every token, the key, the pool gate scores and a valid "
+    "unfinished pool; transformers 5.23-5.25 keeps, for every token, the key, the pool gate scores and a valid "
     "channel (2 x index_head_dim + 1) and pools them on every step",
     lambda mt, c, text: mt == "glm5_next" and (c[0] == "tokens" or c[1].kind == "ring"),
     _glm5_next,
