@@ -220,3 +220,19 @@ def test_dory_vllm_pool_equals_vllms_planner(gib, max_len, blocks, tokens):
     pool = simulate(_model("dory"), kv_memory_bytes=gib * 2**30, max_model_len=max_len, max_num_batched_tokens=8192,
                     allow_long_max_model_len=True, rules=V0_33)
     assert (pool.num_blocks, pool.gpu_kv_cache_tokens) == (blocks, tokens)
+
+
+def test_apertus1p5_text_counts_apertus_mlp_and_a_pruned_head():
+    # Apertus1p5TextForCausalLM (modeling_apertus1p5.py): hidden 64, 2 layers, 4 heads / 2 KV heads of 16:
+    # q 64x64 + k 64x32 + v 64x32 + o 64x64 = 12,288, q_norm + k_norm 2 x 16, up + down 2 x 64 x 128 = 16,384 (no
+    # gate), two norms 2 x 64, xIELU's alpha_p and alpha_n: 28,834 a layer; embeddings 1,000 x 64 = 64,000, final
+    # norm 64, lm_head output_vocab_size 600 x 64 = 38,400 (untied by default): 64,000 + 38,400 + 64 + 2 x 28,834
+    config = {"model_type": "apertus1p5_text", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128, "vocab_size": 1000,
+              "output_vocab_size": 600}
+    assert build_model(config, "t").param_count == 160_132
+    # no output_vocab_size: the head keeps every row, 400 x 64 = 25,600 more
+    assert build_model({k: v for k, v in config.items() if k != "output_vocab_size"}, "t").param_count == 185_732
+    # tied (one matrix for both): the embeddings alone
+    assert build_model(dict(config, output_vocab_size=None, tie_word_embeddings=True), "t").param_count \
+        == 185_732 - 64_000
