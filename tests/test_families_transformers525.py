@@ -173,8 +173,9 @@ def test_inkling2_loop_keeps_a_cache_per_pass_of_the_looped_layers():
     nested["text_config"] = {**nested["text_config"], "loop_config": {"core_start": 6, "core_end": 12, "num_passes": 2}}
     assert estimate(build_model(nested, "nested"), 8192).bytes_per_token == (4 + 1) * 4096 + (20 + 5) * 4096
     # transformers 5.25's meta count (26,068,156,416: the text model, its message gates and queries, an lm_head of
-    # unpadded_vocab_size rows) plus the 24 routers' e_score_correction_bias buffers (128 experts)
-    assert model.param_count == 26_068_156_416 + 24 * 128
+    # unpadded_vocab_size rows) plus the 24 routers' e_score_correction_bias buffers (128 experts), plus the head's
+    # padding rows the checkpoint holds and kvplan counts: (201,024 - 200,058) x 2,304 = 2,225,664
+    assert model.param_count == 26_068_156_416 + 24 * 128 + 966 * 2304
     nested["text_config"]["loop_config"] = {"core_start": 6, "core_end": 30, "num_passes": 2}
     with pytest.raises(KvplanError, match="loop covers layers"):
         build_model(nested, "bad")
