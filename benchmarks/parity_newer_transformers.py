@@ -1,7 +1,7 @@
 """Run the parity harness (tests/parity) against whatever transformers is importable, for model types the suite's
 pinned transformers may lack.
 
-The suite checks kvplan's cache against transformers 5.23's (tests/parity). A newer transformers adds model types
+The suite checks kvplan's cache against transformers 5.25's (tests/parity, the pin in ci-constraints.txt). A newer transformers adds model types
 the suite cannot see; this prints, for each type given (or, with --new, every type of the importable transformers
 that kvplan neither reads by a family record nor lists in tests/parity/gaps.py), whether kvplan refuses, guesses
 or reads it, and whether its cache equals the one transformers builds after a short prompt.

@@ -2,12 +2,40 @@
 
 from __future__ import annotations
 
+import sys
+from importlib.abc import MetaPathFinder
+from importlib.machinery import PathFinder
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
 from kvplan.cli.app import app
 
 GIB = 1024**3
+
+_REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+class _InstalledKernelsFirst(MetaPathFinder):
+    """Finds the top-level name `kernels` anywhere on sys.path but the repository root.
+
+    transformers 5.25 requires the PyPI package `kernels` (its hub kernels) and imports it from
+    integrations/hub_kernels.py once importlib finds that name. `python -m pytest` puts the repository root first
+    on sys.path, where the repository's own kernels/ (shipped as kvplan.kernels, never imported by its top-level
+    name) would be found instead, and every model transformers builds would then fail to import. This finder
+    only locates; nothing is imported until transformers asks, and where no `kernels` is installed (transformers
+    up to 5.23) it finds nothing and the lookup goes on as before."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "kernels":
+            return None
+        elsewhere = [p for p in sys.path if Path(p or ".").resolve() != _REPO_ROOT]
+        return PathFinder.find_spec(name, elsewhere)
+
+
+if not any(isinstance(finder, _InstalledKernelsFirst) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _InstalledKernelsFirst())
 
 
 @pytest.fixture

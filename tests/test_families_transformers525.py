@@ -1,8 +1,9 @@
 """Model types transformers 5.25 added (newer than the <5.21 vLLM 0.33.0 requires), read exactly.
 
 tests/data/configs/transformers-5.25-defaults.json holds each type's default config as transformers 5.25
-builds it (`CONFIG_MAPPING[type]().to_dict()`, bookkeeping keys dropped). The suite's transformers is 5.23,
-which lacks these types, so tests/parity cannot check them here; with 5.25 installed, the parity harness
+builds it (`CONFIG_MAPPING[type]().to_dict()`, bookkeeping keys dropped). These tests were written while the
+suite's transformers was 5.23, which lacks these types; the suite's pin is now 5.25 (ci-constraints.txt), so
+tests/parity checks each of them against the cache transformers builds, and before the bump the parity harness
 (benchmarks/parity_newer_transformers.py) found kvplan's cache equal to transformers' for every type below
 (Ergo and Kolibri 1.1 by the window rule) but Dory, whose per-loop cache copies the harness cannot count: a
 tiny Dory run printed 56 cache layers at 2 loops (14 full, 42 sliding), 36 with last_loop, as kvplan reads.
@@ -172,8 +173,9 @@ def test_inkling2_loop_keeps_a_cache_per_pass_of_the_looped_layers():
     nested["text_config"] = {**nested["text_config"], "loop_config": {"core_start": 6, "core_end": 12, "num_passes": 2}}
     assert estimate(build_model(nested, "nested"), 8192).bytes_per_token == (4 + 1) * 4096 + (20 + 5) * 4096
     # transformers 5.25's meta count (26,068,156,416: the text model, its message gates and queries, an lm_head of
-    # unpadded_vocab_size rows) plus the 24 routers' e_score_correction_bias buffers (128 experts)
-    assert model.param_count == 26_068_156_416 + 24 * 128
+    # unpadded_vocab_size rows) plus the 24 routers' e_score_correction_bias buffers (128 experts), plus the head's
+    # padding rows the checkpoint holds and kvplan counts: (201,024 - 200,058) x 2,304 = 2,225,664
+    assert model.param_count == 26_068_156_416 + 24 * 128 + 966 * 2304
     nested["text_config"]["loop_config"] = {"core_start": 6, "core_end": 30, "num_passes": 2}
     with pytest.raises(KvplanError, match="loop covers layers"):
         build_model(nested, "bad")
@@ -219,3 +221,19 @@ def test_dory_vllm_pool_equals_vllms_planner(gib, max_len, blocks, tokens):
     pool = simulate(_model("dory"), kv_memory_bytes=gib * 2**30, max_model_len=max_len, max_num_batched_tokens=8192,
                     allow_long_max_model_len=True, rules=V0_33)
     assert (pool.num_blocks, pool.gpu_kv_cache_tokens) == (blocks, tokens)
+
+
+def test_apertus1p5_text_counts_apertus_mlp_and_a_pruned_head():
+    # Apertus1p5TextForCausalLM (modeling_apertus1p5.py): hidden 64, 2 layers, 4 heads / 2 KV heads of 16:
+    # q 64x64 + k 64x32 + v 64x32 + o 64x64 = 12,288, q_norm + k_norm 2 x 16, up + down 2 x 64 x 128 = 16,384 (no
+    # gate), two norms 2 x 64, xIELU's alpha_p and alpha_n: 28,834 a layer; embeddings 1,000 x 64 = 64,000, final
+    # norm 64, lm_head output_vocab_size 600 x 64 = 38,400 (untied by default): 64,000 + 38,400 + 64 + 2 x 28,834
+    config = {"model_type": "apertus1p5_text", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128, "vocab_size": 1000,
+              "output_vocab_size": 600}
+    assert build_model(config, "t").param_count == 160_132
+    # no output_vocab_size: the head keeps every row, 400 x 64 = 25,600 more
+    assert build_model({k: v for k, v in config.items() if k != "output_vocab_size"}, "t").param_count == 185_732
+    # tied (one matrix for both): the embeddings alone
+    assert build_model(dict(config, output_vocab_size=None, tie_word_embeddings=True), "t").param_count \
+        == 185_732 - 64_000

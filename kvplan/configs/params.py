@@ -1027,6 +1027,23 @@ _PLAIN_DECODERS = {
 }
 
 
+def apertus1p5_text(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Apertus1p5TextForCausalLM (transformers 5.25 modeling_apertus1p5.py; vLLM 0.34 registers no Apertus 1.5
+    model): Apertus' decoder (Apertus1p5TextMLP is up_proj and down_proj, no gate, with xIELU's two scalars; q_norm
+    and k_norm; attention_layernorm and feedforward_layernorm; untied by default), whose lm_head holds
+    output_vocab_size rows where the config prunes the head (None or vocab_size: every row). A tied head is the
+    embedding matrix itself, counted once."""
+    total = _PLAIN_DECODERS["apertus"](f, layers, dims)[0]
+    vocab, hidden = f.int("vocab_size"), f.int("hidden_size")
+    rows = f.int("output_vocab_size", default=None, minimum=1)
+    if rows is not None and not f.flag("tie_word_embeddings", default=False):
+        total += (rows - vocab) * hidden
+    return total, total
+
+
+_PLAIN_DECODERS["apertus1p5_text"] = apertus1p5_text
+
+
 def by_type(f: Fields, layers: list, dims) -> tuple[int, int]:
     """The model_type's own counter (its modules as transformers builds them: params_moe, params_mla, the plain
     decoders above) where a family record holds types whose modules differ, else attention_decoder."""

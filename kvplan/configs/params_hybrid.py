@@ -500,7 +500,10 @@ def inkling_text(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 def inkling2_text(f: Fields, layers: list, dims) -> tuple[int, int]:
     """Inkling2ForCausalLM (modeling_inkling2.py): embed_tokens with its embed_norm, final norm, final_input
-    (a block-attention-residual query), an lm_head never tied (_tied_weights_keys is empty); every layer an
+    (a block-attention-residual query), an lm_head never tied (_tied_weights_keys is empty) of vocab_size rows
+    as the checkpoint holds it (padded; transformers 5.23 builds it so and slices the logits to
+    unpadded_vocab_size, as vLLM 0.34's Inkling model does, models/inkling/nvidia/model.py ParallelLMHead of
+    padded_vocab_size; transformers 5.24+ drops the padding rows on load); every layer an
     Inkling2SparseMoeBlock (router weight + e_score_correction_bias, experts gate_up / down of
     moe_intermediate_size, alias intermediate_size), mlp_input query, post_attention_convolution and
     post_mlp_convolution (depthwise over hidden, conv_kernel_size), and
@@ -598,18 +601,18 @@ def minimax_m3_vl_text(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 def inkling2_loop_text(f: Fields, layers: list, dims) -> tuple[int, int]:
     """Inkling2LoopForCausalLM (transformers 5.25 modeling_inkling2_loop.py): Inkling2's text model (its layers
-    run again on later passes with the same weights), its lm_head of unpadded_vocab_size rows, plus on every
-    looped layer four message gates (q, k, v and mlp: down_proj 2 x hidden -> loop_gate_rank, forget and message
-    gate projections loop_gate_rank -> hidden) and the model's message_input queries (4 per looped layer)."""
+    run again on later passes with the same weights) plus on every looped layer four message gates (q, k, v and
+    mlp: down_proj 2 x hidden -> loop_gate_rank, forget and message gate projections loop_gate_rank -> hidden)
+    and the model's message_input queries (4 per looped layer). The LM head is counted as inkling2_text counts
+    it, vocab_size rows as the checkpoint holds them (Inkling2LoopTextConfig: 'the checkpoint unembedding is
+    padded to vocab_size'); transformers 5.24+ drops the padding rows on load (unpadded_vocab_size rows)."""
     total, active = inkling2_text(f, layers, dims)
     hidden = f.int("hidden_size", default=2304)
-    vocab = f.int("vocab_size", default=201024)
-    head = vocab - f.int("unpadded_vocab_size", default=vocab)
     loop = f.obj("loop_config") or {}
     start = loop.get("core_start", f.int("loop_layer_index_start", default=6))
     end = loop.get("core_end", f.int("loop_layer_index_end", default=18))
     rank = f.check_int("loop_config.gate_rank", loop.get("gate_rank", f.int("loop_gate_rank", default=64)))
-    extra = (end - start) * (4 * (rank * 2 * hidden + 2 * hidden * rank) + 4 * hidden) - head * hidden
+    extra = (end - start) * (4 * (rank * 2 * hidden + 2 * hidden * rank) + 4 * hidden)
     return total + extra, active + extra
 
 COUNTERS = {

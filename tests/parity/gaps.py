@@ -32,13 +32,14 @@ _ENCODER_DECODER_WRAPPERS = (
 # image-text-to-text type there, refused as PI0 is).
 _LEGACY_OR_MULTIMODAL = ("blt", "pi0", "pi05")
 
-# Decoder LLM families transformers 5.23 ships that kvplan refuses, each with its reason in
-# kvplan/configs/families.py REFUSED: transformers cannot build their defaults (gemma4_unified_assistant's draft
-# model that reads the target's cache).
+# Decoder LLM families transformers ships that kvplan refuses, each with its reason in kvplan/configs/families.py
+# REFUSED: gemma4_unified_assistant, a draft model that reads the target's cache (transformers 5.23 cannot build
+# its default; 5.25 builds it on the meta device, but kvplan still does not read a cache it shares with the target).
 _DECODERS_REFUSED = ("gemma4_unified_assistant",)
 
 # Decoder families kvplan refuses because their cache could not be checked: transformers 5.23 cannot
-# build or run their defaults here (kvplan would otherwise read them by the generic rule, as a guess).
+# build or run their defaults here (5.25 still cannot build cohere_compass_text's: KeyError 'full_attention');
+# kvplan would otherwise read them by the generic rule, as a guess.
 _DECODERS_UNCHECKED = ("cohere_compass_text", "chameleon", "idefics")
 
 # Image-text-to-text wrappers of text models kvplan does not read (refused, each with its reason in REFUSED):

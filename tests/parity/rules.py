@@ -128,13 +128,34 @@ MINICPM3_LATENT = Rule(
     lambda c, n, text: (text["kv_lora_rank"] + text["qk_rope_head_dim"]) * n,
 )
 
+def _installed_transformers() -> tuple[int, ...] | None:
+    """The installed transformers release as (major, minor, patch), from its metadata (no import); None without it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        release = version("transformers")
+    except PackageNotFoundError:
+        return None
+    return tuple(int(part) for part in release.split(".")[:3] if part.isdigit())
+
+
+# The release the rules compare with; a rule that holds only for some releases reads it when it is applied.
+TRANSFORMERS_RELEASE = _installed_transformers()
+
+# The first transformers release whose FalconAttention caches num_kv_heads K/V heads (modeling_falcon.py 5.25:
+# forward views the fused QKV as num_kv_heads groups of queries + one key + one value and updates the cache with
+# those; repeat_kv widens them only inside eager_attention_forward). Up to 5.24 _split_heads broadcast them.
+_FALCON_CACHES_KV_HEADS = (5, 25)
+
 FALCON_BROADCAST_KV = Rule(
-    "falcon new_decoder_architecture: broadcast K/V",
+    "falcon new_decoder_architecture: broadcast K/V (transformers < 5.25)",
     "Falcon's new decoder (Falcon-40B/180B) has num_kv_heads K/V heads, which serving engines cache as such and "
-    "kvplan counts; transformers' FalconAttention._split_heads broadcasts K and V to all num_attention_heads "
-    "(torch.broadcast_to(key, query.shape)) before the cache update, so its cache holds num_attention_heads heads",
+    "kvplan counts; transformers up to 5.24 (modeling_falcon.py FalconAttention._split_heads, read in 5.20 and "
+    "5.24) broadcasts K and V to all num_attention_heads (torch.broadcast_to(key, query.shape)) before the cache "
+    "update, so its cache holds num_attention_heads heads; 5.25 caches the num_kv_heads heads, as kvplan does",
     lambda mt, c, text: mt == "falcon" and bool(text.get("new_decoder_architecture")) and c[0] == "tokens"
-    and c[1].kind == "attention",
+    and c[1].kind == "attention"
+    and TRANSFORMERS_RELEASE is not None and TRANSFORMERS_RELEASE < _FALCON_CACHES_KV_HEADS,
     lambda c, n, text: (text["num_attention_heads"] * (c[1].key_dim + c[1].value_dim)
                         * c[1].policy.retained_tokens(n)),
 )
@@ -162,7 +183,7 @@ def _deepseek_v4(c, n: int, text: dict) -> int:
 DEEPSEEK_V4_BUFFERS = Rule(
     "deepseek_v4: vLLM's shared K/V window and fixed compressor state vs transformers' buffers",
     "kvplan keeps one K=V vector per token for the W-token window of every layer and sizes the compressor "
-    "state as vLLM's CompressorStateCache does, a fixed coff x m tokens of kv and score; transformers 5.23 "
+    "state as vLLM's CompressorStateCache does, a fixed coff x m tokens of kv and score; transformers 5.23-5.25 "
     "stores the window's W-1 tokens (as two copies, K and V, on sliding-only layers) and buffers only the "
     "unfinished group's projected kv and gate (plus CSA's overlap kv and gate of the previous group)",
     lambda mt, c, text: mt == "deepseek_v4",
@@ -184,7 +205,7 @@ def _glm5_next(c, n: int, text: dict) -> int:
 GLM5_NEXT_POOLED_INDEXER = Rule(
     "glm5_next: vLLM's pooled fp8 index keys and tail ring vs transformers' per-token indexer state",
     "kvplan sizes GLM-5-Next's indexer as vLLM 0.33 keeps it: one key per index_kpool tokens and a ring of the "
-    "unfinished pool; transformers 5.23 keeps, for every token, the key, the pool gate scores and a valid "
+    "unfinished pool; transformers 5.23-5.25 keeps, for every token, the key, the pool gate scores and a valid "
     "channel (2 x index_head_dim + 1) and pools them on every step",
     lambda mt, c, text: mt == "glm5_next" and (c[0] == "tokens" or c[1].kind == "ring"),
     _glm5_next,

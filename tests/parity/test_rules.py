@@ -57,12 +57,23 @@ def test_model_specific_rules_stay_on_their_model():
     assert rules.explain("llama", full, 21, text)[:2] == (64 * 21, 64 * 21)
 
 
-def test_falcon_broadcast_only_with_the_new_decoder():
+def test_falcon_broadcast_only_with_the_new_decoder(monkeypatch):
+    monkeypatch.setattr(rules, "TRANSFORMERS_RELEASE", (5, 23, 0))
     layer = LayerSpec(caches=(_kv(),))  # 2 KV heads; 4 query heads broadcast in transformers
     new = {"new_decoder_architecture": True, "num_attention_heads": 4}
     assert rules.explain("falcon", layer, 21, new)[:2] == (64 * 21, 4 * 32 * 21)
     old = {"new_decoder_architecture": False, "num_attention_heads": 4}
     assert rules.explain("falcon", layer, 21, old)[:2] == (64 * 21, 64 * 21)
+
+
+@pytest.mark.parametrize(("release", "theirs"), [((5, 24, 0), 4 * 32 * 21), ((5, 25, 0), 64 * 21),
+                                                 ((5, 26, 1), 64 * 21), (None, 64 * 21)])
+def test_falcon_broadcast_is_transformers_before_5_25(monkeypatch, release, theirs):
+    # 5.24's _split_heads broadcasts K/V to the 4 query heads (4 x 32 elements a token); 5.25 caches the 2 KV heads
+    monkeypatch.setattr(rules, "TRANSFORMERS_RELEASE", release)
+    layer = LayerSpec(caches=(_kv(),))
+    new = {"new_decoder_architecture": True, "num_attention_heads": 4}
+    assert rules.explain("falcon", layer, 21, new)[:2] == (64 * 21, theirs)
 
 
 def test_shared_layer_counts_nothing():
