@@ -263,21 +263,30 @@ def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *
                     max_num_seqs=max_num_seqs, refusal=refusal)
 
 
-# the release whose model code kvplan read for the packed pools (DeepSeek-V4.1, GLM-5-Next, Qwen4-Exp, Step-5) and
-# Kimi K3's KDA pages; vLLM 0.34 changed those model folders (models/deepseek_v41, glm5next, qwen4_exp, step5,
-# kimi_k3) and its default block size, and kvplan has not read them there
-PACKED_POOLS_READ = "0.33"
+# the releases whose model code kvplan read for each packed pool (DeepSeek-V4.1, GLM-5-Next, Qwen4-Exp, Step-5) and
+# Kimi K3's KDA pages, oldest first. All were read in 0.33; vLLM 0.34 changed those model folders
+# (models/deepseek_v41, glm5next, qwen4_exp, step5, kimi_k3) and its default block size (CacheConfig 16 -> 64),
+# and a family gets 0.34 only once its 0.34 code was read and its oracle run against 0.34.0's planner:
+# - DeepSeek-V4.1: 0.34.0's models/deepseek_v41 (attention.py get_kv_cache_spec, DeepseekV4IndexerCache,
+#   compressor.py CompressorStateCache), v1/attention/backends/mla/sparse_swa.py DeepseekV4SWACache and
+#   kv_cache_interface.py register the 0.33 specs; nvidia/model.py _select_dsv4_attn_cls only adds "no LoRA" to
+#   mega attention; the Hopper backends all take the new default 64 and mega attention keeps 128
+#   (platforms/interface.py _preferred_block_size_for_backends); kv_cache_planning.py's packed groups are
+#   unchanged. benchmarks/vllm_oracle_dsv41.py --grid --release 0.34 on 0.34.0: 54 cases agree, 0 differ.
+PACKED_POOLS_READ = {"DeepSeek-V4.1": ("0.33", "0.34")}
+FIRST_READ = "0.33"  # the release every family in PACKED_POOLS_READ (or missing from it) was first read in
 
 
 def require_033(label: str, rules, older: str) -> None:
-    """Refuse a release other than the one kvplan read `label`'s pool in (`older`: why, for an older one)."""
-    if rules.version == PACKED_POOLS_READ:
+    """Refuse a release kvplan has not read `label`'s pool in (`older`: why, for one before FIRST_READ)."""
+    read = PACKED_POOLS_READ.get(label, (FIRST_READ,))
+    if rules.version in read:
         return
-    if _release(rules.version) > _release(PACKED_POOLS_READ):
-        raise UsageError(f"vLLM {rules.version}: kvplan has read {label}'s pool in vLLM {PACKED_POOLS_READ} only (its "
-                         f"{rules.version} model code and default block size changed and are not read here)",
-                         f"use --engine vllm@{PACKED_POOLS_READ}")
-    raise UsageError(f"vLLM {rules.version}: {older}", f"use --engine vllm@{PACKED_POOLS_READ}")
+    if _release(rules.version) > _release(read[-1]):
+        raise UsageError(f"vLLM {rules.version}: kvplan has read {label}'s pool in vLLM {' and '.join(read)} only "
+                         f"(its {rules.version} model code and default block size changed and are not read here)",
+                         f"use --engine vllm@{read[-1]}")
+    raise UsageError(f"vLLM {rules.version}: {older}", f"use --engine vllm@{read[0]}")
 
 
 def require_hopper_033(label: str, rules, capability: tuple[int, int] | None, notes: list[str], older: str,
