@@ -45,14 +45,15 @@ from kvplan.engines.vllm_rules import V0_33, resolve
 
 def simulate(*args, **kwargs):
     """vLLM 0.33's pool: the release whose model code these families were read in and whose planner gave the
-    figures below (0.34 refuses the packed pools and Kimi K3: test_0_34_refuses_the_pools_read_in_0_33)."""
+    figures below (0.34 refuses the packed pools it has not read: test_0_34_refuses_the_pools_read_in_0_33;
+    Kimi K3 was read in 0.34 too: test_kimi_k3_vllm_034_pool_by_hand)."""
     kwargs.setdefault("rules", V0_33)
     return _simulate(*args, **kwargs)
 
 
 def test_0_34_refuses_the_pools_read_in_0_33():
-    # models/kimi_k3, glm5next, qwen4_exp and step5 changed in 0.34.0 and were not read there: one line, a hint
-    for name, label in (("kimi-k3.json", "Kimi K3"), ("glm-5.3-flash-exl3-derivative.json", "GLM-5-Next"),
+    # models/glm5next, qwen4_exp and step5 changed in 0.34.0 and were not read there: one line, a hint
+    for name, label in (("glm-5.3-flash-exl3-derivative.json", "GLM-5-Next"),
                         ("qwen3.8-flash-next.json", "Qwen4-Exp"), ("step-5-preview-reconstructed.json", "Step-5")):
         with pytest.raises(UsageError, match=f"read {label}'s pool in vLLM 0.33 only") as err:
             simulate(_model(name), kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200", rules=resolve("0.34")[0])
@@ -90,8 +91,26 @@ def test_kimi_k3_vllm_pool_keeps_flashkdas_checkpoint_page(gpu, tokens):
     assert pool.blocks_per_request == (15 if gpu == "h200" else 12)
 
 
+@pytest.mark.parametrize("gpu, per_request", [("h200", 3 * 3 + 6), ("a100-80gb", 3 * 2 + 6)])
+def test_kimi_k3_vllm_034_pool_by_hand(gpu, per_request):
+    """vLLM 0.34.0 registers 0.33's KDA and MLA specs (models/kimi_k3/nvidia/kda.py get_kv_cache_spec and
+    resolve_kda_prefill_backend unchanged) and sizes the block as 0.33 does (platforms/interface.py
+    _align_hybrid_block_size: MLA's 128-token alignment outweighs the new default 64); its planner on those specs
+    agrees (benchmarks/vllm_oracle.py --kimi-k3 0.34: 12 cases). By hand at 10 GiB and 32K: a KDA state is
+    96 x 128 x 128 x 4 + 3 x (3 x 96 x 128) x 2 = 6,512,640 B (mamba_utils.py kda_state_shape, also unchanged),
+    so the block is 128 x cdiv(6,512,640, 128 x 1,152) = 5,760 tokens, its page 5,760 x 1,152 = 6,635,520 B; a row
+    holds the widest group, the 24 MLA layers: 159,252,480 B; 10 GiB // that = 67 blocks. A request of 32,768
+    tokens needs cdiv(32,768, 5,760) = 6 MLA blocks and 3 KDA groups x 3 pages (FlashKDA's checkpoint) or x 2."""
+    pool = simulate(_model("kimi-k3.json"), kv_memory_bytes=10 * GIB, max_model_len=32768, gpu=gpu,
+                    rules=resolve("0.34")[0])
+    assert pool.bytes_per_block == 24 * 5_760 * 1_152 == 159_252_480
+    assert pool.num_blocks == 10 * GIB // 159_252_480 == 67
+    assert pool.blocks_per_request == per_request
+    assert pool.gpu_kv_cache_tokens == 67 * 32_768 // per_request  # 146,363 (FlashKDA) or 182,954
+
+
 def test_kimi_k3_vllm_releases_before_033_are_refused():
-    with pytest.raises(UsageError, match="Kimi K3's KDA pages in vLLM 0.33 only"):
+    with pytest.raises(UsageError, match="Kimi K3's KDA pages in vLLM 0.33 and 0.34 only"):
         simulate(_model("kimi-k3.json"), kv_memory_bytes=10 * GIB, max_model_len=32768, rules=resolve("0.32")[0])
 
 

@@ -273,7 +273,14 @@ def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *
 #   mega attention; the Hopper backends all take the new default 64 and mega attention keeps 128
 #   (platforms/interface.py _preferred_block_size_for_backends); kv_cache_planning.py's packed groups are
 #   unchanged. benchmarks/vllm_oracle_dsv41.py --grid --release 0.34 on 0.34.0: 54 cases agree, 0 differ.
-PACKED_POOLS_READ = {"DeepSeek-V4.1": ("0.33", "0.34")}
+# - Kimi K3: 0.34.0's models/kimi_k3/nvidia/kda.py (get_kv_cache_spec, resolve_kda_prefill_backend,
+#   get_state_shape / get_state_dtype) and model.py's state shape and dtype hooks are 0.33's, and mla.py registers
+#   the same MLA spec; platforms/interface.py _align_hybrid_block_size only adds MambaSpec.state_alignment (1
+#   unless FlashInfer ReplaySSM is asked for), and MLA's 128-token alignment outweighs the new default 64, so the
+#   block stays 5,760. New in 0.34: DSA layers (nvidia/dsa.py, common/dsa_cache.py) only with a dsa_config,
+#   which the kimi_linear family refuses (configs/vllm34_text.py), and an opt-in KIMI_K3_KV_BALANCED_MLA backend.
+#   benchmarks/vllm_oracle.py --kimi-k3 0.34 on 0.34.0: 12 cases agree, 0 differ.
+PACKED_POOLS_READ = {"DeepSeek-V4.1": ("0.33", "0.34"), "Kimi K3": ("0.33", "0.34")}
 FIRST_READ = "0.33"  # the release every family in PACKED_POOLS_READ (or missing from it) was first read in
 
 
