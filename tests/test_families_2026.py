@@ -52,9 +52,8 @@ def simulate(*args, **kwargs):
 
 
 def test_0_34_refuses_the_pools_read_in_0_33():
-    # models/glm5next, qwen4_exp and step5 changed in 0.34.0 and were not read there: one line, a hint
-    for name, label in (("glm-5.3-flash-exl3-derivative.json", "GLM-5-Next"),
-                        ("qwen3.8-flash-next.json", "Qwen4-Exp"), ("step-5-preview-reconstructed.json", "Step-5")):
+    # models/glm5next and qwen4_exp changed in 0.34.0 and were not read there: one line, a hint
+    for name, label in (("glm-5.3-flash-exl3-derivative.json", "GLM-5-Next"), ("qwen3.8-flash-next.json", "Qwen4-Exp")):
         with pytest.raises(UsageError, match=f"read {label}'s pool in vLLM 0.33 only") as err:
             simulate(_model(name), kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200", rules=resolve("0.34")[0])
         assert err.value.hint == "use --engine vllm@0.33"
@@ -373,6 +372,39 @@ def test_step5_vllm_pool_by_hand_at_tp1():
     # a request: each of 3 sliding groups its window and 2 x 8,192 tokens in flight, at most the request
     # (cdiv(min(511 + 16,384, 8,192), 16) + 1), the DSA group cdiv(8,192, 16), one ring page
     assert pool.blocks_per_request == 3 * (-(-min(511 + 16384, 8192) // 16) + 1) + 512 + 1 == 2_052
+
+
+# vLLM 0.34.0's planner on the specs its Step-5 code registers (benchmarks/vllm_oracle_step5.py --grid --release 0.34
+# on 0.34.0's sdist: 64 of 64 agree): every backend takes 0.34's default block, 64
+VLLM_STEP5_034 = {
+    (8, "auto", None, 10, 8192): (9_102, 144_503, True), (8, "auto", None, 40, 131072): (36_408, 1_677_942, True),
+    (4, "fp8", None, 10, 8192): (17_476, 277_448, True), (4, "fp8", 32, 40, 131072): (139_810, 3_223_993, True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VLLM_STEP5_034, key=str), ids=lambda c: "-".join(map(str, c)))
+def test_step5_vllm_034_pool_equals_vllms_planner(case):
+    tp, dtype, block, gib, max_len = case
+    pool = simulate(_model("step-5-preview-reconstructed.json"), kv_memory_bytes=gib * GIB, max_model_len=max_len,
+                    tp=tp, gpu="h200", kv_cache_dtype=None if dtype == "auto" else dtype, block_tokens=block,
+                    rules=resolve("0.34")[0])
+    assert (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits) == VLLM_STEP5_034[case]
+
+
+def test_step5_vllm_034_pool_by_hand_at_tp1():
+    pool = simulate(_model("step-5-preview-reconstructed.json"), kv_memory_bytes=10 * GIB, max_model_len=8192,
+                    gpu="h200", rules=resolve("0.34")[0])
+    page = 64 * 3072  # block 64 (0.34's default, which every backend takes) x K/V of 4 x 192 in bf16: 196,608 B
+    # the DSA group: 23 x (196,608 + 64 / 8 x 256 summary bytes) = 4,569,088, rounded up to lcm(24,576, 1,024)
+    per_block = -(-23 * (page + 8 * 256) // 24576) * 24576
+    assert per_block == 186 * 24_576 == 4_571_136 and pool.bytes_per_block == per_block
+    assert pool.num_blocks == 10 * GIB // per_block == 2_348
+    # 3 sliding groups of cdiv(min(511 + 16,384, 8,192), 64) + 1 = 129, the DSA group 8,192 / 64, one ring page
+    assert pool.blocks_per_request == 3 * 129 + 128 + 1 == 516
+    assert pool.gpu_kv_cache_tokens == 2_348 * 8_192 // 516 == 37_276  # the oracle's figure too
+    # at TP 4 with fp8 0.33's block 16 left the ring 6 rows (refused below); 0.34's 64 holds 24
+    assert simulate(_model("step-5-preview-reconstructed.json"), kv_memory_bytes=10 * GIB, max_model_len=8192, tp=4,
+                    kv_cache_dtype="fp8", gpu="h200", rules=resolve("0.34")[0]).fits
 
 
 def test_step5_refusals():

@@ -280,7 +280,14 @@ def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *
 #   block stays 5,760. New in 0.34: DSA layers (nvidia/dsa.py, common/dsa_cache.py) only with a dsa_config,
 #   which the kimi_linear family refuses (configs/vllm34_text.py), and an opt-in KIMI_K3_KV_BALANCED_MLA backend.
 #   benchmarks/vllm_oracle.py --kimi-k3 0.34 on 0.34.0: 12 cases agree, 0 differ.
-PACKED_POOLS_READ = {"DeepSeek-V4.1": ("0.33", "0.34"), "Kimi K3": ("0.33", "0.34")}
+# - Step-5: 0.34.0's models/step5 moved config.py, csa_tail_ring.py and sparse_summary_cache.py to common/
+#   unchanged but for the ring's kernel block (Step5CSATailRingBackend asks for a larger block, 32 / 64 / 128,
+#   when one K/V page cannot hold the ring's rows; a --block-size too small is still refused by the ring's
+#   get_kv_cache_spec, as the oracle shows at TP 8, fp8, block 16); nvidia/model.py
+#   and sparse_attention.py register the same specs. What changes the pool is the default block: all four
+#   backends take 64, so the block is 64 (vllm_step5.py). benchmarks/vllm_oracle_step5.py --grid --release 0.34
+#   on 0.34.0: 64 cases agree, 0 differ.
+PACKED_POOLS_READ = {"DeepSeek-V4.1": ("0.33", "0.34"), "Kimi K3": ("0.33", "0.34"), "Step-5": ("0.33", "0.34")}
 FIRST_READ = "0.33"  # the release every family in PACKED_POOLS_READ (or missing from it) was first read in
 
 
