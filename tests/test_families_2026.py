@@ -52,8 +52,8 @@ def simulate(*args, **kwargs):
 
 
 def test_0_34_refuses_the_pools_read_in_0_33():
-    # models/glm5next and qwen4_exp changed in 0.34.0 and were not read there: one line, a hint
-    for name, label in (("glm-5.3-flash-exl3-derivative.json", "GLM-5-Next"), ("qwen3.8-flash-next.json", "Qwen4-Exp")):
+    # models/qwen4_exp changed in 0.34.0 (its QSA caches moved and were rewritten) and was not read there
+    for name, label in (("qwen3.8-flash-next.json", "Qwen4-Exp"),):
         with pytest.raises(UsageError, match=f"read {label}'s pool in vLLM 0.33 only") as err:
             simulate(_model(name), kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200", rules=resolve("0.34")[0])
         assert err.value.hint == "use --engine vllm@0.33"
@@ -190,6 +190,34 @@ def test_glm5_next_vllm_pool_by_hand_at_tp1():
     assert pool.gpu_kv_cache_tokens == int(10 * GIB // 50_620_416 / 44 * 131072) == 631_528
 
 
+# vLLM 0.34.0's planner on the specs its GLM-5-Next code registers (benchmarks/vllm_oracle_glm5next.py on 0.34.0's
+# sdist: TP 1 and 2 in bf16, TP 1 in fp8, 10 / 40 GiB, 8K / 128K, 12 cases equal kvplan's): as under 0.33
+VLLM_GLM5_NEXT_034 = {
+    (1, "auto", 10, 131072): (212, 631_528), (2, "auto", 40, 131072): (1_696, 3_004_028),
+    (1, "fp8", 40, 8192): (835, 488_594),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VLLM_GLM5_NEXT_034), ids=lambda c: "-".join(map(str, c)))
+def test_glm5_next_vllm_034_pool_equals_vllms_planner(case):
+    tp, dtype, gib, max_len = case
+    pool = simulate(_model("glm-5.3-flash-exl3-derivative.json"), kv_memory_bytes=gib * GIB, max_model_len=max_len,
+                    tp=tp, max_num_batched_tokens=8192, gpu="h200", kv_cache_dtype=None if dtype == "auto" else dtype,
+                    rules=resolve("0.34")[0])
+    assert (pool.num_blocks, pool.gpu_kv_cache_tokens) == VLLM_GLM5_NEXT_034[case] and pool.fits
+
+
+def test_glm5_next_vllm_034_pool_by_hand_at_tp1():
+    # 0.34's default block (64) does not move the hybrid block: MLA aligns it to 128 anyway
+    # (platforms/interface.py _align_hybrid_block_size), so 128 x cdiv(4,341,760, 128 x 1,024) = 4,352 tokens
+    pool = simulate(_model("glm-5.3-flash-exl3-derivative.json"), kv_memory_bytes=10 * GIB, max_model_len=131072,
+                    max_num_batched_tokens=8192, gpu="h200", rules=resolve("0.34")[0])
+    assert pool.bytes_per_block == 50_620_416  # 11 x (4,352 x 1,024 + 1,088 x 132) rounded up to 33,792
+    assert pool.num_blocks == 10 * GIB // 50_620_416 == 212
+    assert pool.blocks_per_request == 4 * 3 + 131_072 // 4_352 + 1 + 1 == 44  # cdiv(131,072, 4,352) = 31
+    assert pool.gpu_kv_cache_tokens == 212 * 131_072 // 44 == 631_528
+
+
 def test_glm5_next_fp8_latents_and_refusals():
     model = _model("glm-5.3-flash-exl3-derivative.json")
     pool = simulate(model, kv_memory_bytes=10 * GIB, max_model_len=131072, max_num_batched_tokens=8192, gpu="h200",
@@ -197,7 +225,7 @@ def test_glm5_next_fp8_latents_and_refusals():
     assert (pool.num_blocks, pool.gpu_kv_cache_tokens) == (208, 940_102)  # the oracle: block 8,576
     with pytest.raises(UsageError, match="modelled on Hopper"):
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="b200")
-    with pytest.raises(UsageError, match="as vLLM 0.33 plans it"):
+    with pytest.raises(UsageError, match="as vLLM 0.33 and 0.34 plan it"):
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=resolve("0.32")[0])
 
 

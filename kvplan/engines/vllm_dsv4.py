@@ -287,7 +287,14 @@ def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *
 #   and sparse_attention.py register the same specs. What changes the pool is the default block: all four
 #   backends take 64, so the block is 64 (vllm_step5.py). benchmarks/vllm_oracle_step5.py --grid --release 0.34
 #   on 0.34.0: 64 cases agree, 0 differ.
-PACKED_POOLS_READ = {"DeepSeek-V4.1": ("0.33", "0.34"), "Kimi K3": ("0.33", "0.34"), "Step-5": ("0.33", "0.34")}
+# - GLM-5-Next: 0.34.0's models/glm5next/common/kda.py (get_kv_cache_spec, get_state_shape / _dtype, the KDA
+#   prefill backend) and common/attention.py (Glm5NextIndexerCache, Glm5NextTailCache) are 0.33's; the MLA
+#   backend is still FLASHINFER_MLA_SPARSE_SM90 and the hybrid block is still 128 x cdiv(state, 128 x latent
+#   bytes) (MLA's 128-token alignment outweighs the new default 64): 4,352 tokens at TP 1.
+#   benchmarks/vllm_oracle_glm5next.py on 0.34.0 (TP 1 and 2 in bf16, TP 1 in fp8; 10 / 40 GiB; 8K / 128K):
+#   12 cases equal kvplan's 0.34 pool.
+PACKED_POOLS_READ = {"DeepSeek-V4.1": ("0.33", "0.34"), "Kimi K3": ("0.33", "0.34"), "Step-5": ("0.33", "0.34"),
+                     "GLM-5-Next": ("0.33", "0.34")}
 FIRST_READ = "0.33"  # the release every family in PACKED_POOLS_READ (or missing from it) was first read in
 
 
