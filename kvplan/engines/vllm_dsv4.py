@@ -293,6 +293,9 @@ def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *
 #   bytes) (MLA's 128-token alignment outweighs the new default 64): 4,352 tokens at TP 1.
 #   benchmarks/vllm_oracle_glm5next.py on 0.34.0 (TP 1 and 2 in bf16, TP 1 in fp8; 10 / 40 GiB; 8K / 128K):
 #   12 cases equal kvplan's 0.34 pool.
+# - Qwen4-Exp: not read in 0.34. Its QSA caches moved (common/qsa_cache.py -> common/qsa_indexer.py) and changed:
+#   QSAKeyStateCache became QSARawKeyCache, whose ring rows may carry int64 MRoPE positions beside the keys
+#   (cache_rope_positions), and the new default block would set the block without prefix caching; refused.
 PACKED_POOLS_READ = {"DeepSeek-V4.1": ("0.33", "0.34"), "Kimi K3": ("0.33", "0.34"), "Step-5": ("0.33", "0.34"),
                      "GLM-5-Next": ("0.33", "0.34")}
 FIRST_READ = "0.33"  # the release every family in PACKED_POOLS_READ (or missing from it) was first read in
