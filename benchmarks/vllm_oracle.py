@@ -9,6 +9,9 @@ and vLLM's pure-Python imports, none of which kvplan depends on:
         aiohttp openai-harmony openai pybase64 uvloop py-cpuinfo xgrammar fastapi partial-json-parser llguidance
     PYTHONPATH=/tmp/vsd/vllm-0.33.0:/tmp/vdeps .venv/bin/python benchmarks/vllm_oracle.py
 
+With `--kimi-k3 RELEASE` (0.33 or 0.34, the sdist on the path) it compares kvplan's Kimi K3 pool under that
+release's rules with the planner instead (kimi_k3_grid; 0.34.0 needs einops and apache-tvm-ffi as well).
+
 The specs are what the layers register in 0.33.0: FullAttentionSpec / SlidingWindowSpec (block 16, KV heads,
 head size, bf16, the window) for Llama-3.1-8B, gpt-oss-20b (sliding 128 on even layers) and Gemma-3-12B
 (sliding 1024, every 6th layer full); for MiniMax-M3 (models/minimax_m3/nvidia/model.py, common/indexer.py)
@@ -134,7 +137,50 @@ def report(label: str, specs: dict, memory_gib: int, max_model_len: int) -> None
           f"{tokens:,} tokens, {concurrency:.4f}x")
 
 
+def kimi_k3_grid(release: str) -> None:
+    """kvplan's Kimi K3 pool (tests/data/configs/kimi-k3.json, --engine vllm@RELEASE) against this release's
+    planner on latent_and_hybrid()'s specs: with FlashKDA's prefill-checkpoint page (h200, b200) and without it
+    (the Triton prefill: a100-80gb), 10 / 40 GiB, 32K / 128K. The block (5,760) and the pages are kvplan's
+    inputs: what this checks is the grouping and the counting of the release on the path."""
+    import dataclasses
+    import json
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root))
+    from kvplan.configs.build import build_model
+    from kvplan.engines.vllm import simulate
+    from kvplan.engines.vllm_rules import resolve
+
+    model = build_model(json.loads((root / "tests/data/configs/kimi-k3.json").read_text()), "kimi-k3.json")
+    base = latent_and_hybrid()["kimi-k3 (flashkda)"]
+    agree = differ = 0
+    for gpu, checkpoints in (("h200", 1), ("b200", 1), ("a100-80gb", 0)):
+        specs = {k: dataclasses.replace(v, num_prefill_checkpoint_blocks=checkpoints) if isinstance(v, MambaSpec)
+                 else v for k, v in base.items()}
+        for gib, max_len in ((10, 32768), (40, 32768), (10, 131072), (40, 131072)):
+            cfg = vllm_config(max_len)
+            groups = planning.get_kv_cache_groups(cfg, specs)
+            kv = planning.get_kv_cache_config_from_groups(cfg, groups, gib * GIB)
+            tokens, _ = get_kv_cache_capacity(cfg, kv)
+            pool = simulate(model, kv_memory_bytes=gib * GIB, max_model_len=max_len, gpu=gpu,
+                            rules=resolve(release)[0])
+            if (kv.num_blocks, tokens) == (pool.num_blocks, pool.gpu_kv_cache_tokens):
+                agree += 1
+            else:
+                differ += 1
+                print(f"DIFFER {gpu} {gib} GiB {max_len}: vLLM {(kv.num_blocks, tokens)}, kvplan "
+                      f"{(pool.num_blocks, pool.gpu_kv_cache_tokens)}")
+    print(f"vLLM {release} Kimi K3 grid: {agree} agree, {differ} differ")
+
+
 def main() -> None:
+    import sys
+
+    if sys.argv[1:2] == ["--kimi-k3"]:  # --kimi-k3 RELEASE: kvplan's Kimi K3 pool against the planner on the path
+        kimi_k3_grid(sys.argv[2])
+        return
     for name, layers in {**dense_and_sliding(), **latent_and_hybrid()}.items():
         report(name, layers, 10, 32768)
     for label, dtype, heads in (("minimax-m3 auto, tp 1", torch.bfloat16, 4),

@@ -31,6 +31,10 @@ sdist, the packages benchmarks/vllm_oracle.py lists and einops on the path:
 
     cd /tmp && PYTHONPATH=/tmp/vsd/vllm-0.33.0:/tmp/vdeps:$REPO/benchmarks \
         $REPO/.venv/bin/python $REPO/benchmarks/vllm_oracle_dsv41.py [--arch sm90|sm100|both] [--specs] [--grid]
+
+It runs on vLLM 0.34.0's sdist as well (0.34's deps add einops and apache-tvm-ffi); give --grid --release 0.34
+so that kvplan plans with the same release's rules. On 0.34.0 it agrees on the same 54 cases
+(tests/test_deepseek_v41.py test_vllm_034_pool_by_hand_at_40_gib).
 """
 
 from __future__ import annotations
@@ -110,6 +114,7 @@ def build_config(text: dict, max_len: int, mnbt: int, in_flight: int | None):
     cfg.model_config.hf_config = hf
     cfg.model_config.original_max_model_len = max_len
     cfg.kernel_config = SimpleNamespace(enable_jit_warmup=False)
+    cfg.lora_config = None  # 0.34's _select_dsv4_attn_cls: mega attention only without LoRA
     return cfg
 
 
@@ -208,15 +213,17 @@ def full_start(cfg, specs, groups, memory: int) -> str:
         return "ValueError: " + str(exc).split(" Try increasing")[0]
 
 
-def grid() -> None:
+def grid(release: str) -> None:
     """kvplan's pool (kvplan.engines.vllm_dsv41) against vLLM's planner: Hopper and Blackwell, the kv cache
     dtypes each takes, 7.01 / 10 / 40 GiB, 8K / 128K / 1M, 2,048 / 8,192 batched tokens."""
     import sys
 
     sys.path.insert(0, str(CONFIG.parents[1]))
     from kvplan.engines.vllm import simulate
+    from kvplan.engines.vllm_rules import resolve
     from kvplan.sources import load_model
 
+    rules = resolve(release)[0]
     model = load_model("deepseek-v4.1-flash")
     text = json.loads(CONFIG.read_text())["text_config"]
     agree = differ = 0
@@ -231,14 +238,14 @@ def grid() -> None:
                     theirs = (kv.num_blocks, tokens, fits)
                     pool = simulate(model, kv_memory_bytes=memory, max_model_len=max_len, max_num_batched_tokens=mnbt,
                                     gpu=gpu, kv_cache_dtype=None if dtype == "auto" else dtype,
-                                    allow_long_max_model_len=True)
+                                    allow_long_max_model_len=True, rules=rules)
                     ours = (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits)
                     if theirs == ours:
                         agree += 1
                     else:
                         differ += 1
                         print(f"DIFFER {gpu} {dtype} mnbt {mnbt} {gib} GiB {max_len}: vLLM {theirs}, kvplan {ours}")
-    print(f"vLLM 0.33 DeepSeek-V4.1 grid: {agree} agree, {differ} differ")
+    print(f"vLLM {release} DeepSeek-V4.1 grid: {agree} agree, {differ} differ")
 
 
 def main() -> None:
@@ -250,9 +257,10 @@ def main() -> None:
     parser.add_argument("--kv-cache-dtype", default="auto", help="--kv-cache-dtype (auto, fp8, fp8_ds_mla, nvfp4_ds_mla)")
     parser.add_argument("--indexer-kv-dtype", default="auto", help="attention_config.indexer_kv_dtype (auto=fp8, mxfp4)")
     parser.add_argument("--grid", action="store_true", help="compare kvplan's pool with vLLM's planner on a grid")
+    parser.add_argument("--release", default="0.33", help="the vLLM release on the path, for kvplan's rules (0.33, 0.34)")
     args = parser.parse_args()
     if args.grid:
-        grid()
+        grid(args.release)
         return
     OPTIONS.update(kv_cache_dtype=args.kv_cache_dtype, indexer_kv_dtype=args.indexer_kv_dtype)
     text = json.loads(CONFIG.read_text())["text_config"]

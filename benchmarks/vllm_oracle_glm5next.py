@@ -39,6 +39,10 @@ packages benchmarks/vllm_oracle.py lists, transformers 5.25 (for Glm5NextTextCon
 compressed-tensors and loguru on the path:
     cd /tmp && PYTHONPATH=/tmp/vsd/vllm-0.33.0:/tmp/vdeps:$REPO/benchmarks HF_HUB_OFFLINE=1 \
         $REPO/.venv/bin/python $REPO/benchmarks/vllm_oracle_glm5next.py [--specs] [--tp N] [--kv-cache-dtype fp8]
+
+It runs on vLLM 0.34.0's sdist too (einops, apache-tvm-ffi, compressed-tensors, loguru and a torchvision that
+imports against the CPU torch: PyPI's 0.28.0 wheel loads only with its meta registrations skipped), where the
+figures are 0.33's (tests/test_families_2026.py VLLM_GLM5_NEXT_034).
 """
 
 from __future__ import annotations
@@ -157,6 +161,7 @@ def build_config(mc, spec_tokens: int, tp: int = 1):
     cfg.additional_config = {}
     cfg.use_v2_model_runner = True
     cfg.quant_config = None
+    cfg.use_flashinfer_replayssm = False  # 0.34 (_align_hybrid_block_size): --use-replayssm is off by default
     cfg.cache_config.cache_dtype = OPTIONS["kv_cache_dtype"]
     HybridAttentionMambaModelConfig.verify_and_update_config(cfg)  # align mode, mamba_block_size
     return cfg

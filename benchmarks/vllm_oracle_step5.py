@@ -25,6 +25,9 @@ rules, and --grid compares the two (64 cases). Run it from a folder other than t
     cd /tmp && PYTHONPATH=<vllm-0.33.0>:<deps>:$REPO/benchmarks $REPO/.venv/bin/python \
         $REPO/benchmarks/vllm_oracle_step5.py [--specs] [--kv-cache-dtype fp8] [--tp 1,2,4,8] [--block-size N] \
         [--mtp K] [--mems 10,40] [--lens 8192,131072] [--grid]
+
+On vLLM 0.34.0's sdist (deps as benchmarks/vllm_oracle_dsv41.py says) give --grid --release 0.34, so that kvplan
+plans with 0.34's rules: 64 of 64 cases agree (block 64 by default there).
 """
 
 from __future__ import annotations
@@ -55,12 +58,17 @@ from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, res
 from vllm.v1.worker.gpu.attn_utils import get_kv_cache_spec as mrv2_get_kv_cache_spec
 
 import vllm.models.step5.nvidia.model as s5
-from vllm.models.step5.nvidia.csa_tail_ring import Step5CSATailRing
 from vllm.models.step5.nvidia.sparse_attention import (
     Step5DSAAttentionBackend,
     Step5SplitKVFlashAttentionBackend,
 )
-from vllm.models.step5.nvidia.sparse_summary_cache import Step5SparseSummaryCacheLayer
+
+try:  # 0.34 moved the ring and the summary cache to models/step5/common
+    from vllm.models.step5.common.csa_tail_ring import Step5CSATailRing
+    from vllm.models.step5.common.sparse_summary_cache import Step5SparseSummaryCacheLayer
+except ImportError:  # 0.33
+    from vllm.models.step5.nvidia.csa_tail_ring import Step5CSATailRing
+    from vllm.models.step5.nvidia.sparse_summary_cache import Step5SparseSummaryCacheLayer
 
 from vllm_stub_config import (capacity, full_start, group_label, hopper, planner, print_plans, print_specs,
                               start_check, vllm_config as stub_vllm_config)
@@ -285,16 +293,18 @@ def plan(gib: float, max_len: int, mnbt: int = 8192) -> tuple[int, int, bool]:
     return kv.num_blocks, tokens, start_check(c, specs, groups, memory)
 
 
-def grid() -> None:
+def grid(release: str) -> None:
     """kvplan's pool (kvplan.engines.vllm_step5) against vLLM's planner: TP 1/2/4/8, KV dtype auto/fp8, block
     16 and 32, 10 / 40 GiB, 8K / 128K; a plan vLLM refuses while building its specs must be refused by kvplan."""
     import sys
 
     sys.path.insert(0, str(REPO))
     from kvplan.engines.vllm import simulate
+    from kvplan.engines.vllm_rules import resolve
     from kvplan.errors import UsageError
     from kvplan.sources import load_model
 
+    rules = resolve(release)[0]
     model = load_model(str(CONFIG))
     agree = differ = 0
     for tp in (1, 2, 4, 8):
@@ -310,7 +320,7 @@ def grid() -> None:
                         try:
                             pool = simulate(model, kv_memory_bytes=int(gib * GIB), max_model_len=max_len, tp=tp,
                                             gpu="h200", kv_cache_dtype=None if dtype == "auto" else dtype,
-                                            block_tokens=block, allow_long_max_model_len=True)
+                                            block_tokens=block, allow_long_max_model_len=True, rules=rules)
                             ours = (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits)
                         except UsageError:
                             ours = "refused"
@@ -320,7 +330,7 @@ def grid() -> None:
                             differ += 1
                             print(f"DIFFER tp {tp} {dtype} block {block} {gib} GiB {max_len}: vLLM {theirs}, "
                                   f"kvplan {ours}")
-    print(f"vLLM 0.33 Step-5 grid: {agree} agree, {differ} differ")
+    print(f"vLLM {release} Step-5 grid: {agree} agree, {differ} differ")
 
 
 def main() -> None:
@@ -334,9 +344,10 @@ def main() -> None:
     p.add_argument("--mems", default=None, help="comma list of GiB")
     p.add_argument("--lens", default=None, help="comma list of max_model_len")
     p.add_argument("--grid", action="store_true", help="compare kvplan's pool with vLLM's planner on a grid")
+    p.add_argument("--release", default="0.33", help="the vLLM release on the path, for kvplan's rules (0.33, 0.34)")
     a = p.parse_args()
     if a.grid:
-        grid()
+        grid(a.release)
         return
     mems = [float(x) for x in a.mems.split(",")] if a.mems else MEMS
     lens = [int(x) for x in a.lens.split(",")] if a.lens else LENS

@@ -206,7 +206,7 @@ def _pool(gpu, gib, max_len, **kw):
     from kvplan.engines.vllm import simulate
     from kvplan.engines.vllm_rules import V0_33
 
-    kw.setdefault("rules", V0_33)  # the release whose DeepSeek-V4.1 code kvplan read (0.34 is refused)
+    kw.setdefault("rules", V0_33)  # the first release whose DeepSeek-V4.1 code kvplan read (0.34: below)
     return simulate(load_model("deepseek-v4.1-flash"), kv_memory_bytes=int(gib * GIB), max_model_len=max_len,
                     max_num_batched_tokens=8192, gpu=gpu, allow_long_max_model_len=True, **kw)
 
@@ -228,6 +228,30 @@ def test_vllm_pool_by_hand_on_hopper_at_128k():
     windows = -(-(127 + 16_384) // 32) + 1  # 517 blocks per window group
     assert pool.blocks_per_request == 7 * windows + 131072 // 64 + 1 == 5_668
     assert pool.num_blocks == 10 * GIB // 116_928 == 91_829
+
+
+def test_vllm_034_pool_by_hand_at_40_gib():
+    """vLLM 0.34.0 registers 0.33's specs (models/deepseek_v41 diffed) and its planner gave these on them
+    (benchmarks/vllm_oracle_dsv41.py --grid --release 0.34: 54 cases agree). Its new default block, 64, is the
+    one every Hopper backend takes (FLASHMLA_SPARSE_DSV41, DEEPSEEK_SPARSE_SWA, the indexer, the compressor), so
+    B stays 64; mega attention rejects 64 and keeps 128 (platforms/interface.py
+    _preferred_block_size_for_backends). 40 GiB = 42,949,672,960 B; max_model_len 131,072; 8,192 batched
+    tokens, 2 batches in flight."""
+    from kvplan.engines.vllm_rules import V0_34
+
+    hopper = _pool("h200", 40, 131072, rules=V0_34)
+    assert hopper.bytes_per_block == 3 * 19_008 + 37_440 + 3 * 4_608 + 8_640 == 116_928  # as at 0.33
+    assert hopper.blocks_per_request == 7 * 517 + 131_072 // 64 + 1 == 5_668
+    assert hopper.num_blocks == 42_949_672_960 // 116_928 == 367_317
+    assert hopper.gpu_kv_cache_tokens == 367_317 * 131_072 // 5_668 == 8_494_173 and hopper.fits
+    # Blackwell: windows 32 x 528 = 16,896; entries 64 x 288 = 18,432 (ratio 2), 128 x 288 = 36,864 (ratio 1);
+    # index keys 64 x 132 = 8,448 -> 8,704 and 128 x 132 = 16,896 (512-B pages): 135,168, rounded up to a
+    # multiple of lcm(528, 288) = 3,168 -> 43 x 3,168 = 136,224; windows 8 a group (5 groups)
+    blackwell = _pool("b200", 40, 131072, rules=V0_34)
+    assert blackwell.bytes_per_block == 136_224
+    assert blackwell.blocks_per_request == 5 * 517 + 131_072 // 128 + 1 == 3_610
+    assert blackwell.num_blocks == 42_949_672_960 // 136_224 == 315_287
+    assert blackwell.gpu_kv_cache_tokens == 315_287 * 131_072 // 3_610 == 11_447_450
 
 
 def test_vllm_pool_layouts_and_refusals():

@@ -45,15 +45,15 @@ from kvplan.engines.vllm_rules import V0_33, resolve
 
 def simulate(*args, **kwargs):
     """vLLM 0.33's pool: the release whose model code these families were read in and whose planner gave the
-    figures below (0.34 refuses the packed pools and Kimi K3: test_0_34_refuses_the_pools_read_in_0_33)."""
+    figures below (0.34 refuses the packed pools it has not read: test_0_34_refuses_the_pools_read_in_0_33;
+    Kimi K3 was read in 0.34 too: test_kimi_k3_vllm_034_pool_by_hand)."""
     kwargs.setdefault("rules", V0_33)
     return _simulate(*args, **kwargs)
 
 
 def test_0_34_refuses_the_pools_read_in_0_33():
-    # models/kimi_k3, glm5next, qwen4_exp and step5 changed in 0.34.0 and were not read there: one line, a hint
-    for name, label in (("kimi-k3.json", "Kimi K3"), ("glm-5.3-flash-exl3-derivative.json", "GLM-5-Next"),
-                        ("qwen3.8-flash-next.json", "Qwen4-Exp"), ("step-5-preview-reconstructed.json", "Step-5")):
+    # models/qwen4_exp changed in 0.34.0 (its QSA caches moved and were rewritten) and was not read there
+    for name, label in (("qwen3.8-flash-next.json", "Qwen4-Exp"),):
         with pytest.raises(UsageError, match=f"read {label}'s pool in vLLM 0.33 only") as err:
             simulate(_model(name), kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200", rules=resolve("0.34")[0])
         assert err.value.hint == "use --engine vllm@0.33"
@@ -90,8 +90,26 @@ def test_kimi_k3_vllm_pool_keeps_flashkdas_checkpoint_page(gpu, tokens):
     assert pool.blocks_per_request == (15 if gpu == "h200" else 12)
 
 
+@pytest.mark.parametrize("gpu, per_request", [("h200", 3 * 3 + 6), ("a100-80gb", 3 * 2 + 6)])
+def test_kimi_k3_vllm_034_pool_by_hand(gpu, per_request):
+    """vLLM 0.34.0 registers 0.33's KDA and MLA specs (models/kimi_k3/nvidia/kda.py get_kv_cache_spec and
+    resolve_kda_prefill_backend unchanged) and sizes the block as 0.33 does (platforms/interface.py
+    _align_hybrid_block_size: MLA's 128-token alignment outweighs the new default 64); its planner on those specs
+    agrees (benchmarks/vllm_oracle.py --kimi-k3 0.34: 12 cases). By hand at 10 GiB and 32K: a KDA state is
+    96 x 128 x 128 x 4 + 3 x (3 x 96 x 128) x 2 = 6,512,640 B (mamba_utils.py kda_state_shape, also unchanged),
+    so the block is 128 x cdiv(6,512,640, 128 x 1,152) = 5,760 tokens, its page 5,760 x 1,152 = 6,635,520 B; a row
+    holds the widest group, the 24 MLA layers: 159,252,480 B; 10 GiB // that = 67 blocks. A request of 32,768
+    tokens needs cdiv(32,768, 5,760) = 6 MLA blocks and 3 KDA groups x 3 pages (FlashKDA's checkpoint) or x 2."""
+    pool = simulate(_model("kimi-k3.json"), kv_memory_bytes=10 * GIB, max_model_len=32768, gpu=gpu,
+                    rules=resolve("0.34")[0])
+    assert pool.bytes_per_block == 24 * 5_760 * 1_152 == 159_252_480
+    assert pool.num_blocks == 10 * GIB // 159_252_480 == 67
+    assert pool.blocks_per_request == per_request
+    assert pool.gpu_kv_cache_tokens == 67 * 32_768 // per_request  # 146,363 (FlashKDA) or 182,954
+
+
 def test_kimi_k3_vllm_releases_before_033_are_refused():
-    with pytest.raises(UsageError, match="Kimi K3's KDA pages in vLLM 0.33 only"):
+    with pytest.raises(UsageError, match="Kimi K3's KDA pages in vLLM 0.33 and 0.34 only"):
         simulate(_model("kimi-k3.json"), kv_memory_bytes=10 * GIB, max_model_len=32768, rules=resolve("0.32")[0])
 
 
@@ -172,6 +190,34 @@ def test_glm5_next_vllm_pool_by_hand_at_tp1():
     assert pool.gpu_kv_cache_tokens == int(10 * GIB // 50_620_416 / 44 * 131072) == 631_528
 
 
+# vLLM 0.34.0's planner on the specs its GLM-5-Next code registers (benchmarks/vllm_oracle_glm5next.py on 0.34.0's
+# sdist: TP 1 and 2 in bf16, TP 1 in fp8, 10 / 40 GiB, 8K / 128K, 12 cases equal kvplan's): as under 0.33
+VLLM_GLM5_NEXT_034 = {
+    (1, "auto", 10, 131072): (212, 631_528), (2, "auto", 40, 131072): (1_696, 3_004_028),
+    (1, "fp8", 40, 8192): (835, 488_594),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VLLM_GLM5_NEXT_034), ids=lambda c: "-".join(map(str, c)))
+def test_glm5_next_vllm_034_pool_equals_vllms_planner(case):
+    tp, dtype, gib, max_len = case
+    pool = simulate(_model("glm-5.3-flash-exl3-derivative.json"), kv_memory_bytes=gib * GIB, max_model_len=max_len,
+                    tp=tp, max_num_batched_tokens=8192, gpu="h200", kv_cache_dtype=None if dtype == "auto" else dtype,
+                    rules=resolve("0.34")[0])
+    assert (pool.num_blocks, pool.gpu_kv_cache_tokens) == VLLM_GLM5_NEXT_034[case] and pool.fits
+
+
+def test_glm5_next_vllm_034_pool_by_hand_at_tp1():
+    # 0.34's default block (64) does not move the hybrid block: MLA aligns it to 128 anyway
+    # (platforms/interface.py _align_hybrid_block_size), so 128 x cdiv(4,341,760, 128 x 1,024) = 4,352 tokens
+    pool = simulate(_model("glm-5.3-flash-exl3-derivative.json"), kv_memory_bytes=10 * GIB, max_model_len=131072,
+                    max_num_batched_tokens=8192, gpu="h200", rules=resolve("0.34")[0])
+    assert pool.bytes_per_block == 50_620_416  # 11 x (4,352 x 1,024 + 1,088 x 132) rounded up to 33,792
+    assert pool.num_blocks == 10 * GIB // 50_620_416 == 212
+    assert pool.blocks_per_request == 4 * 3 + 131_072 // 4_352 + 1 + 1 == 44  # cdiv(131,072, 4,352) = 31
+    assert pool.gpu_kv_cache_tokens == 212 * 131_072 // 44 == 631_528
+
+
 def test_glm5_next_fp8_latents_and_refusals():
     model = _model("glm-5.3-flash-exl3-derivative.json")
     pool = simulate(model, kv_memory_bytes=10 * GIB, max_model_len=131072, max_num_batched_tokens=8192, gpu="h200",
@@ -179,7 +225,7 @@ def test_glm5_next_fp8_latents_and_refusals():
     assert (pool.num_blocks, pool.gpu_kv_cache_tokens) == (208, 940_102)  # the oracle: block 8,576
     with pytest.raises(UsageError, match="modelled on Hopper"):
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="b200")
-    with pytest.raises(UsageError, match="as vLLM 0.33 plans it"):
+    with pytest.raises(UsageError, match="as vLLM 0.33 and 0.34 plan it"):
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=resolve("0.32")[0])
 
 
@@ -354,6 +400,39 @@ def test_step5_vllm_pool_by_hand_at_tp1():
     # a request: each of 3 sliding groups its window and 2 x 8,192 tokens in flight, at most the request
     # (cdiv(min(511 + 16,384, 8,192), 16) + 1), the DSA group cdiv(8,192, 16), one ring page
     assert pool.blocks_per_request == 3 * (-(-min(511 + 16384, 8192) // 16) + 1) + 512 + 1 == 2_052
+
+
+# vLLM 0.34.0's planner on the specs its Step-5 code registers (benchmarks/vllm_oracle_step5.py --grid --release 0.34
+# on 0.34.0's sdist: 64 of 64 agree): every backend takes 0.34's default block, 64
+VLLM_STEP5_034 = {
+    (8, "auto", None, 10, 8192): (9_102, 144_503, True), (8, "auto", None, 40, 131072): (36_408, 1_677_942, True),
+    (4, "fp8", None, 10, 8192): (17_476, 277_448, True), (4, "fp8", 32, 40, 131072): (139_810, 3_223_993, True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VLLM_STEP5_034, key=str), ids=lambda c: "-".join(map(str, c)))
+def test_step5_vllm_034_pool_equals_vllms_planner(case):
+    tp, dtype, block, gib, max_len = case
+    pool = simulate(_model("step-5-preview-reconstructed.json"), kv_memory_bytes=gib * GIB, max_model_len=max_len,
+                    tp=tp, gpu="h200", kv_cache_dtype=None if dtype == "auto" else dtype, block_tokens=block,
+                    rules=resolve("0.34")[0])
+    assert (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits) == VLLM_STEP5_034[case]
+
+
+def test_step5_vllm_034_pool_by_hand_at_tp1():
+    pool = simulate(_model("step-5-preview-reconstructed.json"), kv_memory_bytes=10 * GIB, max_model_len=8192,
+                    gpu="h200", rules=resolve("0.34")[0])
+    page = 64 * 3072  # block 64 (0.34's default, which every backend takes) x K/V of 4 x 192 in bf16: 196,608 B
+    # the DSA group: 23 x (196,608 + 64 / 8 x 256 summary bytes) = 4,569,088, rounded up to lcm(24,576, 1,024)
+    per_block = -(-23 * (page + 8 * 256) // 24576) * 24576
+    assert per_block == 186 * 24_576 == 4_571_136 and pool.bytes_per_block == per_block
+    assert pool.num_blocks == 10 * GIB // per_block == 2_348
+    # 3 sliding groups of cdiv(min(511 + 16,384, 8,192), 64) + 1 = 129, the DSA group 8,192 / 64, one ring page
+    assert pool.blocks_per_request == 3 * 129 + 128 + 1 == 516
+    assert pool.gpu_kv_cache_tokens == 2_348 * 8_192 // 516 == 37_276  # the oracle's figure too
+    # at TP 4 with fp8 0.33's block 16 left the ring 6 rows (refused below); 0.34's 64 holds 24
+    assert simulate(_model("step-5-preview-reconstructed.json"), kv_memory_bytes=10 * GIB, max_model_len=8192, tp=4,
+                    kv_cache_dtype="fp8", gpu="h200", rules=resolve("0.34")[0]).fits
 
 
 def test_step5_refusals():

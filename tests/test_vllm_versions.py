@@ -407,12 +407,19 @@ def test_extensible_kv_cache_and_utilization_default_0_34():
     assert not extensible_by_default(None) and not extensible_by_default("0.99")  # unreadable or unmodelled
 
 
-def test_packed_pools_read_in_0_33_are_refused_under_0_34():
-    # DeepSeek-V4.1's 0.34 model folder (models/deepseek_v41) changed and was not read: one line, a hint
-    with pytest.raises(UsageError, match="read DeepSeek-V4.1's pool in vLLM 0.33 only") as err:
-        pool("deepseek-v4.1-flash", "0.34.0", 8_192)
-    assert "vllm@0.33" in err.value.hint
-    assert pool("deepseek-v4.1-flash", "0.33.0", 8_192).fits is not None
+def test_packed_pools_are_refused_past_the_releases_read():
+    # DeepSeek-V4.1's pool was read in 0.33 and 0.34 (vllm_dsv4.PACKED_POOLS_READ): a later release is refused in
+    # one line with a hint, an earlier one too; both read releases plan it
+    from dataclasses import replace
+
+    later = replace(V0_34, version="0.35")
+    with pytest.raises(UsageError, match="read DeepSeek-V4.1's pool in vLLM 0.33 and 0.34 only") as err:
+        simulate(load_model("deepseek-v4.1-flash"), kv_memory_bytes=10 * GIB, max_model_len=8_192, rules=later)
+    assert err.value.hint == "use --engine vllm@0.34"
+    with pytest.raises(UsageError, match="as vLLM 0.33 and 0.34 plan it") as err:
+        pool("deepseek-v4.1-flash", "0.32.0", 8_192)
+    assert err.value.hint == "use --engine vllm@0.33"
+    assert pool("deepseek-v4.1-flash", "0.33.0", 8_192).fits and pool("deepseek-v4.1-flash", "0.34.0", 8_192).fits
 
 
 @pytest.mark.parametrize("line, one_line", [

@@ -310,14 +310,14 @@ KIMI_K3 = "KimiK3ForConditionalGeneration"
 
 
 def kimi_k3_checkpoints(model: ModelSpec, rules: VllmRules, gpu: str | None, notes: list[str]) -> bool:
-    """Whether Kimi K3's KDA layers keep a prefill-checkpoint state page (0.33 models/kimi_k3/nvidia/kda.py:
+    """Whether Kimi K3's KDA layers keep a prefill-checkpoint state page (0.33 and 0.34 models/kimi_k3/nvidia/kda.py:
     get_kv_cache_spec sets num_prefill_checkpoint_blocks when resolve_kda_prefill_backend picks FlashKDA, which
     it does by default on SM 9, 10 and 12 for a bf16 model with a bounded gate). False for other models."""
     if model.architecture != KIMI_K3:
         return False
     from .vllm_dsv4 import require_033
 
-    require_033("Kimi K3", rules, "kvplan read Kimi K3's KDA pages in vLLM 0.33 only")
+    require_033("Kimi K3", rules, "kvplan read Kimi K3's KDA pages in vLLM 0.33 and 0.34 only")
     from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
 
     capability = CUDA_CAPABILITY.get(gpu or "")

@@ -263,21 +263,54 @@ def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *
                     max_num_seqs=max_num_seqs, refusal=refusal)
 
 
-# the release whose model code kvplan read for the packed pools (DeepSeek-V4.1, GLM-5-Next, Qwen4-Exp, Step-5) and
-# Kimi K3's KDA pages; vLLM 0.34 changed those model folders (models/deepseek_v41, glm5next, qwen4_exp, step5,
-# kimi_k3) and its default block size, and kvplan has not read them there
-PACKED_POOLS_READ = "0.33"
+# the releases whose model code kvplan read for each packed pool (DeepSeek-V4.1, GLM-5-Next, Qwen4-Exp, Step-5) and
+# Kimi K3's KDA pages, oldest first. All were read in 0.33; vLLM 0.34 changed those model folders
+# (models/deepseek_v41, glm5next, qwen4_exp, step5, kimi_k3) and its default block size (CacheConfig 16 -> 64),
+# and a family gets 0.34 only once its 0.34 code was read and its oracle run against 0.34.0's planner:
+# - DeepSeek-V4.1: 0.34.0's models/deepseek_v41 (attention.py get_kv_cache_spec, DeepseekV4IndexerCache,
+#   compressor.py CompressorStateCache), v1/attention/backends/mla/sparse_swa.py DeepseekV4SWACache and
+#   kv_cache_interface.py register the 0.33 specs; nvidia/model.py _select_dsv4_attn_cls only adds "no LoRA" to
+#   mega attention; the Hopper backends all take the new default 64 and mega attention keeps 128
+#   (platforms/interface.py _preferred_block_size_for_backends); kv_cache_planning.py's packed groups are
+#   unchanged. benchmarks/vllm_oracle_dsv41.py --grid --release 0.34 on 0.34.0: 54 cases agree, 0 differ.
+# - Kimi K3: 0.34.0's models/kimi_k3/nvidia/kda.py (get_kv_cache_spec, resolve_kda_prefill_backend,
+#   get_state_shape / get_state_dtype) and model.py's state shape and dtype hooks are 0.33's, and mla.py registers
+#   the same MLA spec; platforms/interface.py _align_hybrid_block_size only adds MambaSpec.state_alignment (1
+#   unless FlashInfer ReplaySSM is asked for), and MLA's 128-token alignment outweighs the new default 64, so the
+#   block stays 5,760. New in 0.34: DSA layers (nvidia/dsa.py, common/dsa_cache.py) only with a dsa_config,
+#   which the kimi_linear family refuses (configs/vllm34_text.py), and an opt-in KIMI_K3_KV_BALANCED_MLA backend.
+#   benchmarks/vllm_oracle.py --kimi-k3 0.34 on 0.34.0: 12 cases agree, 0 differ.
+# - Step-5: 0.34.0's models/step5 moved config.py, csa_tail_ring.py and sparse_summary_cache.py to common/
+#   unchanged but for the ring's kernel block (Step5CSATailRingBackend asks for a larger block, 32 / 64 / 128,
+#   when one K/V page cannot hold the ring's rows; a --block-size too small is still refused by the ring's
+#   get_kv_cache_spec, as the oracle shows at TP 8, fp8, block 16); nvidia/model.py
+#   and sparse_attention.py register the same specs. What changes the pool is the default block: all four
+#   backends take 64, so the block is 64 (vllm_step5.py). benchmarks/vllm_oracle_step5.py --grid --release 0.34
+#   on 0.34.0: 64 cases agree, 0 differ.
+# - GLM-5-Next: 0.34.0's models/glm5next/common/kda.py (get_kv_cache_spec, get_state_shape / _dtype, the KDA
+#   prefill backend) and common/attention.py (Glm5NextIndexerCache, Glm5NextTailCache) are 0.33's; the MLA
+#   backend is still FLASHINFER_MLA_SPARSE_SM90 and the hybrid block is still 128 x cdiv(state, 128 x latent
+#   bytes) (MLA's 128-token alignment outweighs the new default 64): 4,352 tokens at TP 1.
+#   benchmarks/vllm_oracle_glm5next.py on 0.34.0 (TP 1 and 2 in bf16, TP 1 in fp8; 10 / 40 GiB; 8K / 128K):
+#   12 cases equal kvplan's 0.34 pool.
+# - Qwen4-Exp: not read in 0.34. Its QSA caches moved (common/qsa_cache.py -> common/qsa_indexer.py) and changed:
+#   QSAKeyStateCache became QSARawKeyCache, whose ring rows may carry int64 MRoPE positions beside the keys
+#   (cache_rope_positions), and the new default block would set the block without prefix caching; refused.
+PACKED_POOLS_READ = {"DeepSeek-V4.1": ("0.33", "0.34"), "Kimi K3": ("0.33", "0.34"), "Step-5": ("0.33", "0.34"),
+                     "GLM-5-Next": ("0.33", "0.34")}
+FIRST_READ = "0.33"  # the release every family in PACKED_POOLS_READ (or missing from it) was first read in
 
 
 def require_033(label: str, rules, older: str) -> None:
-    """Refuse a release other than the one kvplan read `label`'s pool in (`older`: why, for an older one)."""
-    if rules.version == PACKED_POOLS_READ:
+    """Refuse a release kvplan has not read `label`'s pool in (`older`: why, for one before FIRST_READ)."""
+    read = PACKED_POOLS_READ.get(label, (FIRST_READ,))
+    if rules.version in read:
         return
-    if _release(rules.version) > _release(PACKED_POOLS_READ):
-        raise UsageError(f"vLLM {rules.version}: kvplan has read {label}'s pool in vLLM {PACKED_POOLS_READ} only (its "
-                         f"{rules.version} model code and default block size changed and are not read here)",
-                         f"use --engine vllm@{PACKED_POOLS_READ}")
-    raise UsageError(f"vLLM {rules.version}: {older}", f"use --engine vllm@{PACKED_POOLS_READ}")
+    if _release(rules.version) > _release(read[-1]):
+        raise UsageError(f"vLLM {rules.version}: kvplan has read {label}'s pool in vLLM {' and '.join(read)} only "
+                         f"(its {rules.version} model code and default block size changed and are not read here)",
+                         f"use --engine vllm@{read[-1]}")
+    raise UsageError(f"vLLM {rules.version}: {older}", f"use --engine vllm@{read[0]}")
 
 
 def require_hopper_033(label: str, rules, capability: tuple[int, int] | None, notes: list[str], older: str,

@@ -1,4 +1,4 @@
-"""vLLM's DeepSeek-V4.1 pool, 0.33 (the packed block slab).
+"""vLLM's DeepSeek-V4.1 pool, 0.33 and 0.34 (the packed block slab).
 
 Read from vLLM 0.33.0's models/deepseek_v41 (attention.py DeepseekV4Attention /
 DeepseekV4IndexerCache, compressor.py CompressorStateCache, nvidia/model.py's
@@ -6,6 +6,9 @@ backend choice), v1/attention/backends/mla/sparse_swa.py DeepseekV4SWACache,
 v1/kv_cache_interface.py and v1/core/kv_cache_planning.py
 (_get_packed_kv_cache_groups, _get_kv_cache_bytes_per_block), and checked
 against that planner run on CPU on these specs (benchmarks/vllm_oracle_dsv41.py).
+vLLM 0.34.0 registers the same specs and plans them the same way (diffed, and the oracle
+run on 0.34.0: vllm_dsv4.PACKED_POOLS_READ says what was read); its new default block
+of 64 is the one Hopper's backends already settled on, and mega attention keeps 128.
 
 What each layer registers, in this order (one rank: every spec is replicated under TP):
 - a KV source: its compressed entries (MLAAttentionSpec, block B, one record per
@@ -105,14 +108,14 @@ def simulate_dsv41(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
                    tp: int, pp: int, mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int,
                    notes: list[str], capability: tuple[int, int] | None, prefix_caching: bool | None = None,
                    draft_layers: int = 0, num_speculative_tokens: int = 0):
-    """vLLM 0.33's pool for DeepSeek-V4.1 on one rank (every spec is replicated under TP, and prefix caching
+    """vLLM 0.33's and 0.34's pool for DeepSeek-V4.1 on one rank (every spec is replicated under TP, and prefix caching
     does not change the specs it registers)."""
     from .vllm import in_flight_tokens
     from .vllm_dsv4 import check_native, packed_pool
 
     from .vllm_dsv4 import require_033
 
-    require_033("DeepSeek-V4.1", rules, "kvplan models DeepSeek-V4.1's pool as vLLM 0.33 plans it")
+    require_033("DeepSeek-V4.1", rules, "kvplan models DeepSeek-V4.1's pool as vLLM 0.33 and 0.34 plan it")
     if pp > 1:
         raise UsageError("vLLM's DeepSeek-V4.1 pool under pipeline parallelism is not modelled", "use --pp 1")
     if draft_layers or num_speculative_tokens:

@@ -1,4 +1,5 @@
-"""vLLM's GLM-5-Next pool, 0.33 on Hopper (the packed block slab).
+"""vLLM's GLM-5-Next pool, 0.33 and 0.34 on Hopper (the packed block slab; 0.34.0 registers and
+sizes the same specs: vllm_dsv4.PACKED_POOLS_READ says what was read there).
 
 Read from vLLM 0.33.0's models/glm5next (its KDA layers, the DSA layer's indexer
 k_cache and tail_cache, the sparse MLA attention), platforms/interface.py
@@ -43,11 +44,11 @@ def simulate_glm5next(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
                       tp: int, pp: int, mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int,
                       notes: list[str], capability: tuple[int, int] | None, prefix_caching: bool | None = None,
                       draft_layers: int = 0, num_speculative_tokens: int = 0):
-    """vLLM 0.33's pool for GLM-5-Next on one Hopper rank."""
+    """vLLM 0.33's and 0.34's pool for GLM-5-Next on one Hopper rank."""
     from .vllm import in_flight_tokens
     from .vllm_dsv4 import packed_pool, require_hopper_033
 
-    require_hopper_033("GLM-5-Next", rules, capability, notes, "kvplan models GLM-5-Next's pool as vLLM 0.33 plans it",
+    require_hopper_033("GLM-5-Next", rules, capability, notes, "kvplan models GLM-5-Next's pool as vLLM 0.33 and 0.34 plan it",
                        "vLLM's Hopper backends (FlashInfer sparse MLA, FlashKDA) are assumed")
     if pp > 1 or draft_layers or num_speculative_tokens or block_tokens is not None or prefix_caching is False:
         raise UsageError("vLLM's GLM-5-Next pool is modelled at its defaults: no --pp, speculative decoding, "

@@ -1,9 +1,11 @@
-"""vLLM's Step-5 pool, 0.33 on Hopper (the packed block slab).
+"""vLLM's Step-5 pool, 0.33 and 0.34 on Hopper (the packed block slab).
 
 Read from vLLM 0.33.0's models/step5/nvidia (the sliding and DSA attention backends, the CSA
 summary cache and tail ring), platforms/interface.py (block size: every backend takes vLLM's
-default 16, and Step-5 is not hybrid), v1/kv_cache_interface.py and v1/core/kv_cache_planning.py,
-and checked against that planner run on CPU (benchmarks/vllm_oracle_step5.py).
+default, 16, and Step-5 is not hybrid), v1/kv_cache_interface.py and v1/core/kv_cache_planning.py,
+and checked against that planner run on CPU (benchmarks/vllm_oracle_step5.py). vLLM 0.34.0
+registers the same specs (its ring and summary cache moved to models/step5/common) and every
+backend takes its new default, 64: the block is 64 there (checked the same way on 0.34.0).
 
 What one rank registers, in layer order: a sliding layer its K/V (SlidingWindowSpec, max(1, KV
 heads / TP) heads); a DSA layer its K/V (FullAttentionSpec, stride-aligned to 8-token pages), its
@@ -24,7 +26,7 @@ from ..core.model import ModelSpec
 from ..errors import UsageError
 from .vllm_dsv4 import packed_groups
 
-BLOCK = 16  # cache_config's default block size, which all four backends take
+BLOCK = 16  # the four backends' kernel block (FlashAttention's multiples of 16); 0.33's default block too
 RING_ROW_BYTES = 1024  # one bf16 [index_k | index_z] row of 2 x proxy_dim (csa_tail_ring.py)
 
 
@@ -36,7 +38,7 @@ def simulate_step5(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
                    tp: int, pp: int, mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int,
                    notes: list[str], capability: tuple[int, int] | None, prefix_caching: bool | None = None,
                    draft_layers: int = 0, num_speculative_tokens: int = 0):
-    """vLLM 0.33's pool for Step-5 on one Hopper rank."""
+    """vLLM 0.33's and 0.34's pool for Step-5 on one Hopper rank."""
     from .vllm import in_flight_tokens
     from .vllm_dsv4 import packed_pool, require_hopper_033
 
@@ -58,7 +60,9 @@ def simulate_step5(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
         raise UsageError(f"--kv-cache-dtype {dtype}: vLLM's Step-5 DSA backend accepts auto, bfloat16, fp8 and "
                          "fp8_e4m3", "use --kv-dtype auto or fp8")
     kv_bytes = 1 if dtype.startswith("fp8") else 2
-    block = block_tokens or BLOCK
+    # the block every backend takes: vLLM's default (16 to 0.33, 64 from 0.34: config/cache.py DEFAULT_BLOCK_SIZE),
+    # which platforms/interface.py _preferred_block_size_for_backends keeps when all four backends accept it
+    block = block_tokens or rules.default_block_tokens
     if block % BLOCK:
         raise UsageError(f"--block-size {block}: vLLM's Step-5 backends take multiples of {BLOCK}",
                          "give a multiple of 16")
