@@ -315,9 +315,9 @@ def kimi_k3_checkpoints(model: ModelSpec, rules: VllmRules, gpu: str | None, not
     it does by default on SM 9, 10 and 12 for a bf16 model with a bounded gate). False for other models."""
     if model.architecture != KIMI_K3:
         return False
-    from .vllm_dsv4 import require_033
+    from .vllm_dsv4 import require_read
 
-    require_033("Kimi K3", rules, "kvplan read Kimi K3's KDA pages in vLLM 0.33 and 0.34 only")
+    require_read("Kimi K3", rules, "kvplan read Kimi K3's KDA pages in vLLM 0.33 and 0.34 only")
     from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
 
     capability = CUDA_CAPABILITY.get(gpu or "")

@@ -301,24 +301,24 @@ PACKED_POOLS_READ = {"DeepSeek-V4.1": ("0.33", "0.34"), "Kimi K3": ("0.33", "0.3
 FIRST_READ = "0.33"  # the release every family in PACKED_POOLS_READ (or missing from it) was first read in
 
 
-def require_033(label: str, rules, older: str) -> None:
+def require_read(label: str, rules, older: str) -> None:
     """Refuse a release kvplan has not read `label`'s pool in (`older`: why, for one before FIRST_READ)."""
     read = PACKED_POOLS_READ.get(label, (FIRST_READ,))
     if rules.version in read:
         return
     if _release(rules.version) > _release(read[-1]):
         raise UsageError(f"vLLM {rules.version}: kvplan has read {label}'s pool in vLLM {' and '.join(read)} only "
-                         f"(its {rules.version} model code and default block size changed and are not read here)",
+                         f"(its {rules.version} model code is not read here)",
                          f"use --engine vllm@{read[-1]}")
     raise UsageError(f"vLLM {rules.version}: {older}", f"use --engine vllm@{read[0]}")
 
 
-def require_hopper_033(label: str, rules, capability: tuple[int, int] | None, notes: list[str], older: str,
-                       assumed: str) -> None:
-    """The checks of a pool kvplan models for vLLM 0.33 on Hopper only (GLM-5-Next, Qwen4-Exp, Step-5): refuse
-    another release (`older` says why) or a GPU other than SM 9.0; with no GPU, note that Hopper (`assumed`) is
-    assumed."""
-    require_033(label, rules, older)
+def require_hopper_read(label: str, rules, capability: tuple[int, int] | None, notes: list[str], older: str,
+                        assumed: str) -> None:
+    """The checks of a pool kvplan models on Hopper only, in the releases PACKED_POOLS_READ names (GLM-5-Next,
+    Qwen4-Exp, Step-5): refuse another release (`older` says why) or a GPU other than SM 9.0; with no GPU, note
+    that Hopper (`assumed`) is assumed."""
+    require_read(label, rules, older)
     if capability is None:
         notes.append(f"{label}: no GPU given, so {assumed}")
     elif capability != (9, 0):

@@ -113,9 +113,9 @@ def simulate_dsv41(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
     from .vllm import in_flight_tokens
     from .vllm_dsv4 import check_native, packed_pool
 
-    from .vllm_dsv4 import require_033
+    from .vllm_dsv4 import require_read
 
-    require_033("DeepSeek-V4.1", rules, "kvplan models DeepSeek-V4.1's pool as vLLM 0.33 and 0.34 plan it")
+    require_read("DeepSeek-V4.1", rules, "kvplan models DeepSeek-V4.1's pool as vLLM 0.33 and 0.34 plan it")
     if pp > 1:
         raise UsageError("vLLM's DeepSeek-V4.1 pool under pipeline parallelism is not modelled", "use --pp 1")
     if draft_layers or num_speculative_tokens:

@@ -46,10 +46,11 @@ def simulate_glm5next(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
                       draft_layers: int = 0, num_speculative_tokens: int = 0):
     """vLLM 0.33's and 0.34's pool for GLM-5-Next on one Hopper rank."""
     from .vllm import in_flight_tokens
-    from .vllm_dsv4 import packed_pool, require_hopper_033
+    from .vllm_dsv4 import packed_pool, require_hopper_read
 
-    require_hopper_033("GLM-5-Next", rules, capability, notes, "kvplan models GLM-5-Next's pool as vLLM 0.33 and 0.34 plan it",
-                       "vLLM's Hopper backends (FlashInfer sparse MLA, FlashKDA) are assumed")
+    require_hopper_read("GLM-5-Next", rules, capability, notes,
+                        "kvplan models GLM-5-Next's pool as vLLM 0.33 and 0.34 plan it",
+                        "vLLM's Hopper backends (FlashInfer sparse MLA, FlashKDA) are assumed")
     if pp > 1 or draft_layers or num_speculative_tokens or block_tokens is not None or prefix_caching is False:
         raise UsageError("vLLM's GLM-5-Next pool is modelled at its defaults: no --pp, speculative decoding, "
                          "--block-size or --no-enable-prefix-caching", "drop those options")

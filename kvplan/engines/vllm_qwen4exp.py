@@ -55,10 +55,10 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
                       draft_layers: int = 0, num_speculative_tokens: int = 0):
     """vLLM 0.33's pool for Qwen4-Exp on one Hopper rank."""
     from .vllm import in_flight_tokens
-    from .vllm_dsv4 import packed_pool, require_hopper_033
+    from .vllm_dsv4 import packed_pool, require_hopper_read
 
-    require_hopper_033("Qwen4-Exp", rules, capability, notes, "no Qwen4-Exp model (models/qwen4_exp is new in 0.33)",
-                       "Hopper is assumed (FlashInfer's Gated DeltaNet prefill, which checkpoints every 64 tokens)")
+    require_hopper_read("Qwen4-Exp", rules, capability, notes, "no Qwen4-Exp model (models/qwen4_exp is new in 0.33)",
+                        "Hopper is assumed (FlashInfer's Gated DeltaNet prefill, which checkpoints every 64 tokens)")
     if pp > 1 or draft_layers or num_speculative_tokens or block_tokens is not None:
         raise UsageError("vLLM's Qwen4-Exp pool is modelled without --pp, speculative decoding (MTP adds a QSA "
                          "layer and grows the ring and the conv states) or --block-size", "drop those options")

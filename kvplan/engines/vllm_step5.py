@@ -40,10 +40,10 @@ def simulate_step5(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
                    draft_layers: int = 0, num_speculative_tokens: int = 0):
     """vLLM 0.33's and 0.34's pool for Step-5 on one Hopper rank."""
     from .vllm import in_flight_tokens
-    from .vllm_dsv4 import packed_pool, require_hopper_033
+    from .vllm_dsv4 import packed_pool, require_hopper_read
 
-    require_hopper_033("Step-5", rules, capability, notes, "no Step-5 model (models/step5 is new in 0.33)",
-                       "Hopper is assumed (its DSA backend runs on SM 9.0 and 10.x)")
+    require_hopper_read("Step-5", rules, capability, notes, "no Step-5 model (models/step5 is new in 0.33)",
+                        "Hopper is assumed (its DSA backend runs on SM 9.0 and 10.x)")
     if pp > 1 or draft_layers or num_speculative_tokens:
         raise UsageError("vLLM's Step-5 pool is modelled without --pp or speculative decoding (MTP adds sliding "
                          "draft layers and ring rows)", "drop those options")
