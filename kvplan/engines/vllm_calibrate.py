@@ -112,7 +112,7 @@ def _rules_for(log: VllmLog, version: str | None) -> tuple[VllmRules | None, lis
     if log.era == "v0":
         notes.append("no version printed; '# GPU blocks' is the v0 engine's (<= 0.7) line: v0 accounting")
         return None, notes
-    if log.warmup_kv_blocks is not None or log.extended_kv_blocks is not None:
+    if log.extensible_kv_cache:  # a warmup or "Extended KV cache" line: 0.34's extensible KV cache
         notes.append("no version printed; 'Memory after warmup ... KV cache blocks' is 0.34's extensible KV cache: "
                      "0.34's rules")
         return V0_34, notes
@@ -337,9 +337,7 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
         # 0.34 config/cache.py resolved_gpu_memory_utilization: 1.0 under the extensible KV cache when not given
         # (a warmup line), 0.92 where the log says it was off; its 'Available KV cache memory' (the reserved
         # capacity) is profiled against that budget
-        extensible = log.extensible_kv_cache if log.extensible_kv_cache is not None else \
-            (log.extended_kv_blocks is not None or None)
-        util = resolved_utilization(rules, extensible)
+        util = resolved_utilization(rules, log.extensible_kv_cache)
     v0 = rules is None
     batched = mnbt or (rules or V0_11).max_num_batched_tokens(total, name or "")
     # v0 profiled 256 dummy sequences by default (V0_MAX_NUM_SEQS); v1 the log's --max-num-seqs, else the
@@ -470,7 +468,7 @@ def _reproduce_v1(cal: Calibration, spec, rules: VllmRules, max_len: int, kv_dty
     probe = _simulate(spec, log, rules, GIB, max_len, kv_dtype, block, mnbt, cal.draft)
     cal.notes.extend(probe.notes)
     bpb = probe.bytes_per_block
-    if log.warmup_kv_blocks is not None or log.extended_kv_blocks is not None:
+    if log.extensible_kv_cache:  # a warmup or "Extended KV cache" line: 0.34's extensible KV cache
         _reproduce_extensible(cal, spec, rules, probe, max_len, kv_dtype, block, mnbt)
         return
     if log.available_kv_gib is not None and log.available_kv_gib <= 0:

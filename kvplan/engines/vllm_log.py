@@ -405,6 +405,7 @@ def _read_warmup(log: VllmLog, text: str) -> None:
     extended = re.search(r"Extended KV cache to ([0-9]+) blocks", text)
     if extended:
         log.extended_kv_blocks = int(extended.group(1))
+        log.extensible_kv_cache = True
 
 
 def _read_cuda_graphs(log: VllmLog, text: str) -> None:
