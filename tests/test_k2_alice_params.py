@@ -16,7 +16,7 @@ import pytest
 
 from kvplan.configs.build import build_model
 
-from tests.test_families_registry_text import ALICE, K2
+from test_families_registry_text import ALICE, K2
 
 
 def test_k2_horizon_mova_36b_a4b():
