@@ -101,7 +101,9 @@ def test_v0271_qwen3_32b_pp2_first_stage(cli, tmp_path):
     # PP 2, the first stage's figure (the only one quoted): 43,458,905,757 - int(30.52 GiB) 32,770,597,191
     # - 1,090,519,040 - 139,586,437 - 622,329,856 = 8,835,869,956 B = 8.23 GiB against 6.92: +18.9%. The stage
     # held 40.47 - 30.52 - 6.92 = 3.03 GiB beside its weights (the post's figure), kvplan 1.73; kvplan models no
-    # pipeline buffers (its line says so) and the first stage runs no sampler, so the 1.30 GiB is not assigned.
+    # pipeline buffers (its line says so). The first stage runs no sampler and (0.27.1 v1/worker/gpu/model_runner.py)
+    # allocates no buffer for received activations (later stages only), so the 1.30 GiB is not assigned. kvplan
+    # subtracts the sampler's bin counts on every stage; without them it would be 8.81 GiB, further off.
     code, data, err = calibrate(cli, "v0271_qwen3_32b_pp2_rtxpro6000_blog.log", "--model",
                                 _config(tmp_path, QWEN3_32B), "--version", "0.27.1", "--gpu", "rtx-pro-6000")
     assert code == 0, err
