@@ -81,9 +81,9 @@ def test_v0271_qwen3_32b_tp2_two_rtx_pro_6000(cli, tmp_path):
 def test_v0271_qwen3_32b_tp1_that_cannot_fit(cli, tmp_path):
     # One card, the whole checkpoint: 43,458,905,757 - int(61.03 GiB) 65,529,869,107 - 1,090,519,040 - 139,586,437
     # - 622,329,856 = -23,923,993,094 B = -22.28 GiB against the logged -24.42: both refuse (vLLM raises "No
-    # available memory for the cache blocks"), but kvplan is 2.14 GiB short of what this start held beside its
-    # weights: 40.47 + 24.42 - 61.03 = 3.86 GiB, against 1.66 at TP 2 and kvplan's 1.73. The excerpt prints no
-    # breakdown, so which term holds it is not known (docs/engines.md, "Plainly").
+    # available memory for the cache blocks"), but the start held 40.47 + 24.42 - 61.03 = 3.86 GiB beside its
+    # weights, against 1.66 at TP 2 and kvplan's 1.73: kvplan leaves 2.14 GiB more. No breakdown is printed
+    # (a refused start never reaches it), so which term holds it is not known (docs/engines.md, "Plainly").
     code, data, err = calibrate(cli, "v0271_qwen3_32b_tp1_rtxpro6000_no_memory_blog.log", "--model",
                                 _config(tmp_path, QWEN3_32B), "--version", "0.27.1", "--gpu", "rtx-pro-6000")
     assert code == 0, err
