@@ -348,6 +348,21 @@ def test_qwen4_exp_vllm_034_pool_by_hand():
                     prefix_caching=False).num_blocks == 10 * GIB // (12 * (1568 * 2048 + 392 * 256)) == 270
 
 
+def test_qwen4_exp_ring_row_widths():
+    # QSARawKeyCache (0.34 common/qsa_indexer.py; QSAKeyStateCache in 0.33): with cache_rope_positions the row is
+    # round_up(indexer_head_dim, 4) + 3 x 4 bf16 columns, without it indexer_head_dim alone; 4 rows (the ratio)
+    config = json.loads((DATA / "qwen3.8-flash-next.json").read_text())
+    config["text_config"]["indexer_head_dim"] = 130
+    assert build_model(config, "vl").layers[3].state.bytes == 4 * (132 + 12) * 2 == 1_152
+    config["architectures"] = ["Qwen4ExpForCausalLM"]  # MRoPE stripped (models/config.py)
+    text = build_model(config, "text")
+    assert text.layers[3].state.bytes == 4 * 130 * 2 == 1_040
+    # only the rings with positions get the note that --language-model-only would drop them
+    notes = [simulate(m, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200", rules=resolve("0.34")[0]).notes
+             for m in (_model("qwen3.8-flash-next.json"), text)]
+    assert [any("--language-model-only" in n for n in group) for group in notes] == [True, False]
+
+
 def test_qwen4_exp_vllm_refuses_a_ratio_the_default_block_does_not_divide():
     # _QSAStateCache.__init__ (0.33) and _QSAIndexerCache.__init__ (0.34) raise when the block the caches are
     # built with (CacheConfig's default: 16 in 0.33, 64 in 0.34) is not a multiple of indexer_compress_ratio

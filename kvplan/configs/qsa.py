@@ -95,7 +95,8 @@ def _attention(f: Fields) -> tuple[TokenCache, ...]:
 
 def _ring(f: Fields) -> RecurrentState:
     ratio, index = f.int("indexer_compress_ratio", minimum=1), f.int("indexer_head_dim", minimum=1)
-    width = -(-index // 4) * 4 + (4 * MROPE_POSITIONS if _uses_mrope(f) else 0)
+    # the positions start at the key rounded up to whole int64s (4 bf16); without them the row is the key alone
+    width = -(-index // 4) * 4 + 4 * MROPE_POSITIONS if _uses_mrope(f) else index
     return RecurrentState("ring", 0, ratio * width, ssm_storage=BF16, tp_replicated=True)
 
 

@@ -140,6 +140,9 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
                  f"the largest state, {largest:,} B), {ring_page:,}-B rings, "
                  + (f"'align' mode with FlashInfer's prefill checkpoint: {state_pages} state pages a request"
                     if align else "no prefix caching: 1 state page a request"))
+    if ring_page != ratio * keys.key_dim * 2:  # the ring's rows carry the MRoPE positions (cache_rope_positions)
+        notes.append("Qwen4-Exp: its rings hold the int64 MRoPE positions beside the keys, as vLLM serves the VL "
+                     "architecture; `vllm serve --language-model-only` drops them (kvplan cannot see that flag)")
     return packed_pool(groups, per_request(max_model_len), fits, kv_memory_bytes=kv_memory_bytes,
                        max_model_len=max_model_len, mnbt=mnbt, bytes_per_block=bytes_per_block, rules=rules,
                        kv_dtype="fp8_e4m3" if kv_bytes == 1 else "bfloat16", in_flight=in_flight,
