@@ -102,10 +102,11 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
     states = [(False, _rank_state_bytes(gdn, tp))] + [(True, s.bytes) for layer in model.layers if layer.state
                                                       for s in layer.state.also]
     largest = max(size for _, size in states)
-    # every backend takes the default block (16 to 0.33, 64 from 0.34); the hybrid alignment rounds to
-    # max(the first backend's smallest kernel block, that block), lcm'ed with the checkpoint grid in 'align' mode
-    first = max(BACKEND_BLOCK, rules.default_block_tokens)
-    unit = math.lcm(first, GDN_CHECKPOINT_ALIGNMENT) if align else first
+    # every backend takes the default block D (16 to 0.33, 64 from 0.34); _align_hybrid_block_size steps by
+    # max(the first backend's smallest kernel block: 1, the indexer caches', D) = D, lcm'ed with the checkpoint
+    # grid in 'align' mode, then rounds to every backend's smallest kernel block (lcm(1, 16) = BACKEND_BLOCK)
+    default = rules.default_block_tokens
+    unit = math.lcm(default, GDN_CHECKPOINT_ALIGNMENT) if align else default
     block = unit * _cdiv(largest, unit * token_bytes)
     block = _cdiv(block, BACKEND_BLOCK) * BACKEND_BLOCK
     if block % ratio:
