@@ -36,7 +36,12 @@ shadows a package), with vLLM 0.33.0's sdist, the packages benchmarks/vllm_oracl
 compressed-tensors, loguru and torchvision on the path:
     cd /tmp && PYTHONPATH=<vllm-0.33.0>:<deps>:$REPO/benchmarks $REPO/.venv/bin/python \
         $REPO/benchmarks/vllm_oracle_qwen4exp.py [--specs] [--tp N] [--kv-cache-dtype fp8] [--indexer-kv-dtype fp8] \
-        [--language-model-only] [--no-prefix-caching] [--gdn-backend triton] [--grid]
+        [--language-model-only] [--no-prefix-caching] [--gdn-backend triton] [--grid [--release 0.34]]
+
+It runs on vLLM 0.34.0's sdist as well (einops, apache-tvm-ffi and a torchvision that imports against the CPU
+torch on the path, as benchmarks/vllm_oracle_glm5next.py says), where the raw-key ring is QSARawKeyCache
+(common/qsa_indexer.py) and the owner's backend Qwen4ExpQSABackend; give --grid --release 0.34 so that kvplan
+plans with 0.34's rules: 64 of 64 cases agree (0.33.0 with --release 0.33: 64 of 64).
 """
 
 from __future__ import annotations
@@ -60,7 +65,12 @@ from vllm.transformers_utils.config import uses_mrope
 
 import vllm.models.qwen4_exp.nvidia.model as q4model  # import first: qsa.py has a cycle through it
 import vllm.models.qwen4_exp.nvidia.qsa as q4qsa
-from vllm.models.qwen4_exp.common.qsa_cache import QSACompressedKeyCache, QSAKeyStateCache
+try:  # 0.34 renamed common/qsa_cache.py to common/qsa_indexer.py and QSAKeyStateCache to QSARawKeyCache
+    from vllm.models.qwen4_exp.common.qsa_indexer import QSACompressedKeyCache, QSARawKeyCache as QSAKeyStateCache
+    QSA_OWNER_BACKEND = q4qsa.Qwen4ExpQSABackend  # 0.34: its own backend, no longer FlashAttention's subclass
+except ImportError:  # 0.33
+    from vllm.models.qwen4_exp.common.qsa_cache import QSACompressedKeyCache, QSAKeyStateCache
+    QSA_OWNER_BACKEND = q4qsa.Qwen4ExpQSAFlashAttentionBackend
 from vllm.models.qwen4_exp.nvidia.ple_layer import Qwen4ExpPLELayer
 from vllm.model_executor.layers.mamba.gdn import qwen_gdn_linear_attn as gdnmod
 from vllm.model_executor.models import ModelRegistry
@@ -150,7 +160,7 @@ class QSAOwnerStandIn(AttentionLayerBase):
         cfg.compilation_config.static_forward_context[self.layer_name] = self  # qsa.py:534-537
 
     def get_attn_backend(self):
-        return q4qsa.Qwen4ExpQSAFlashAttentionBackend
+        return QSA_OWNER_BACKEND
 
 
 class GDNStandIn(gdnmod.QwenGatedDeltaNetAttention):
@@ -305,15 +315,17 @@ def plan(gib: float, max_len: int, mnbt: int = 8192) -> tuple[int, int, bool]:
     return kv.num_blocks, tokens, start_check(c, specs, groups, memory)
 
 
-def grid() -> None:
-    """kvplan's pool (kvplan.engines.vllm_qwen4exp) against vLLM's planner: TP 1/2/4/8, KV dtype auto/fp8,
-    prefix caching on/off, 10 / 40 GiB, 8K / 128K."""
+def grid(release: str) -> None:
+    """kvplan's pool (kvplan.engines.vllm_qwen4exp) under `release`'s rules against vLLM's planner: TP 1/2/4/8,
+    KV dtype auto/fp8, prefix caching on/off, 10 / 40 GiB, 8K / 128K."""
     import sys
 
     sys.path.insert(0, str(REPO))
     from kvplan.engines.vllm import simulate
+    from kvplan.engines.vllm_rules import resolve
     from kvplan.sources import load_model
 
+    rules = resolve(release)[0]
     model = load_model(str(CONFIG))
     agree = differ = 0
     for tp in (1, 2, 4, 8):
@@ -325,7 +337,7 @@ def grid() -> None:
                         theirs = plan(gib, max_len)
                         pool = simulate(model, kv_memory_bytes=int(gib * GIB), max_model_len=max_len, tp=tp,
                                         gpu="h200", kv_cache_dtype=None if dtype == "auto" else dtype,
-                                        prefix_caching=prefix)
+                                        prefix_caching=prefix, rules=rules)
                         ours = (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits)
                         if theirs == ours:
                             agree += 1
@@ -333,7 +345,7 @@ def grid() -> None:
                             differ += 1
                             print(f"DIFFER tp {tp} {dtype} prefix {prefix} {gib} GiB {max_len}: vLLM {theirs}, "
                                   f"kvplan {ours}")
-    print(f"vLLM 0.33 Qwen4-Exp grid: {agree} agree, {differ} differ")
+    print(f"vLLM {release} Qwen4-Exp grid: {agree} agree, {differ} differ")
 
 
 def main() -> None:
@@ -349,12 +361,13 @@ def main() -> None:
     p.add_argument("--lens", default=None, help="comma list of max_model_len")
     p.add_argument("--tp", type=int, default=1, help="tensor parallel size")
     p.add_argument("--grid", action="store_true", help="compare kvplan's pool with vLLM's planner on a grid")
+    p.add_argument("--release", default="0.33", help="the vLLM release on the path, for kvplan's rules (0.33, 0.34)")
     a = p.parse_args()
     OPTIONS.update(kv_cache_dtype=a.kv_cache_dtype, indexer_kv_dtype=a.indexer_kv_dtype,
                    language_model_only=a.language_model_only, prefix_caching=not a.no_prefix_caching,
                    gdn_backend=a.gdn_backend, tp=a.tp)
     if a.grid:
-        grid()
+        grid(a.release)
         return
     mems = [float(x) for x in a.mems.split(",")] if a.mems else MEMS
     lens = [int(x) for x in a.lens.split(",")] if a.lens else LENS

@@ -32,6 +32,7 @@ vllm_oracle_step5.py, on CPU).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -44,19 +45,12 @@ from kvplan.engines.vllm_rules import V0_33, resolve
 
 
 def simulate(*args, **kwargs):
-    """vLLM 0.33's pool: the release whose model code these families were read in and whose planner gave the
-    figures below (0.34 refuses the packed pools it has not read: test_0_34_refuses_the_pools_read_in_0_33;
-    Kimi K3 was read in 0.34 too: test_kimi_k3_vllm_034_pool_by_hand)."""
+    """vLLM 0.33's pool: the release whose model code these families were first read in and whose planner gave
+    the figures below (0.34 was read for them too: test_kimi_k3_vllm_034_pool_by_hand,
+    test_qwen4_exp_vllm_034_pool_by_hand)."""
     kwargs.setdefault("rules", V0_33)
     return _simulate(*args, **kwargs)
 
-
-def test_0_34_refuses_the_pools_read_in_0_33():
-    # models/qwen4_exp changed in 0.34.0 (its QSA caches moved and were rewritten) and was not read there
-    for name, label in (("qwen3.8-flash-next.json", "Qwen4-Exp"),):
-        with pytest.raises(UsageError, match=f"read {label}'s pool in vLLM 0.33 only") as err:
-            simulate(_model(name), kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200", rules=resolve("0.34")[0])
-        assert err.value.hint == "use --engine vllm@0.33"
 
 DATA = Path(__file__).parent / "data" / "configs"
 GIB = 2**30
@@ -331,6 +325,59 @@ def test_qwen4_exp_vllm_pool_by_hand_at_tp1():
     assert pool.gpu_kv_cache_tokens == int(264 / 19 * 8192)
 
 
+def test_qwen4_exp_vllm_034_pool_by_hand():
+    """vLLM 0.34.0: CacheConfig.DEFAULT_BLOCK_SIZE 64, which both non-SSM backends take (QWEN4_EXP_QSA_INDEXER
+    MultipleOf(1), QWEN4_EXP_QSA_TRITON MultipleOf(16): platforms/interface.py _preferred_block_size_for_backends);
+    _align_hybrid_block_size then steps by max(1, 64) = 64, lcm'ed with the checkpoint grid 64 in 'align' mode."""
+    model = _model("qwen3.8-flash-next.json")
+    v034 = resolve("0.34")[0]
+    gdn = 3 * 10240 * 2 + 48 * 128 * 128 * 4  # 3,207,168 B, the largest state; a K/V token 2 x 2 x 256 x 2 = 2,048 B
+    block = 64 * -(-gdn // (64 * 2048))  # 64 x 25 = 1,600, as 0.33's lcm(16, 64) steps gave
+    per_block = 12 * (block * 2048 + block // 4 * 256)  # the attention group: 12 K/V pages + 12 key pages
+    assert block == 1600 and per_block == 40_550_400
+    pool = simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200", rules=v034)
+    # prefix caching on: 4 state groups x 3 pages + 1 ring + cdiv(8,192, 1,600) = 6
+    assert (pool.num_blocks, pool.blocks_per_request) == (10 * GIB // per_block, 4 * 3 + 1 + 6) == (264, 19)
+    # prefix caching off: 0.33 stepped by 16 (16 x cdiv(gdn, 16 x 2,048) = 16 x 98 = 1,568: 270 blocks); 0.34
+    # steps by the default block, 64, so the block stays 1,600: 264 blocks, 4 + 1 + 6 = 11 a request,
+    # 264 / 11 x 8,192 = 196,608 tokens (benchmarks/vllm_oracle_qwen4exp.py --no-prefix-caching on 0.34.0 prints
+    # the same: 264 blocks, 196,608 tokens)
+    off = simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200", rules=v034, prefix_caching=False)
+    assert (off.num_blocks, off.blocks_per_request, off.gpu_kv_cache_tokens) == (264, 11, 264 * 8192 // 11)
+    assert simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200",
+                    prefix_caching=False).num_blocks == 10 * GIB // (12 * (1568 * 2048 + 392 * 256)) == 270
+
+
+def test_qwen4_exp_ring_row_widths():
+    # QSARawKeyCache (0.34 common/qsa_indexer.py; QSAKeyStateCache in 0.33): with cache_rope_positions the row is
+    # round_up(indexer_head_dim, 4) + 3 x 4 bf16 columns, without it indexer_head_dim alone; 4 rows (the ratio)
+    config = json.loads((DATA / "qwen3.8-flash-next.json").read_text())
+    config["text_config"]["indexer_head_dim"] = 130
+    assert build_model(config, "vl").layers[3].state.bytes == 4 * (132 + 12) * 2 == 1_152
+    config["architectures"] = ["Qwen4ExpForCausalLM"]  # MRoPE stripped (models/config.py)
+    text = build_model(config, "text")
+    assert text.layers[3].state.bytes == 4 * 130 * 2 == 1_040
+    # only the rings with positions get the note that --language-model-only would drop them
+    notes = [simulate(m, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200", rules=resolve("0.34")[0]).notes
+             for m in (_model("qwen3.8-flash-next.json"), text)]
+    assert [any("--language-model-only" in n for n in group) for group in notes] == [True, False]
+
+
+def test_qwen4_exp_vllm_refuses_a_ratio_the_default_block_does_not_divide():
+    # _QSAStateCache.__init__ (0.33) and _QSAIndexerCache.__init__ (0.34) raise when the block the caches are
+    # built with (CacheConfig's default: 16 in 0.33, 64 in 0.34) is not a multiple of indexer_compress_ratio
+    config = json.loads((DATA / "qwen3.8-flash-next.json").read_text())
+    config["text_config"]["indexer_compress_ratio"] = 32  # indexer_budget 2,048 stays a multiple of it
+    model = build_model(config, "ratio-32")
+    with pytest.raises(UsageError, match="indexer_compress_ratio 32 does not divide the default block of 16"):
+        simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200")
+    assert simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200", rules=resolve("0.34")[0]).fits
+    config["text_config"]["indexer_compress_ratio"] = 128
+    with pytest.raises(UsageError, match="indexer_compress_ratio 128 does not divide the default block of 64"):
+        simulate(build_model(config, "ratio-128"), kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200",
+                 rules=resolve("0.34")[0])
+
+
 def test_qwen4_exp_vllm_refusals():
     model = _model("qwen3.8-flash-next.json")
     with pytest.raises(UsageError, match="modelled on Hopper"):
@@ -339,6 +386,10 @@ def test_qwen4_exp_vllm_refusals():
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=resolve("0.32")[0])
     with pytest.raises(UsageError, match="speculative decoding"):
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, num_speculative_tokens=1)
+    # a release after the ones read (none exists yet: a stand-in 0.35 with 0.34's rules)
+    with pytest.raises(UsageError, match="read Qwen4-Exp's pool in vLLM 0.33 and 0.34 only") as err:
+        simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=replace(resolve("0.34")[0], version="0.35"))
+    assert err.value.hint == "use --engine vllm@0.34"
 
 
 def test_qwen4_exp_parameters_equal_transformers_count():

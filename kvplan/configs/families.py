@@ -1006,7 +1006,7 @@ _ROWS: list[Family] = [
            rules=("layer_types; else indexed (QSA) every full_attention_interval-th layer (4), Gated DeltaNet "
                   "state elsewhere. QSA: K/V of num_key_value_heads x head_dim per token, one bf16 index key of "
                   "indexer_head_dim per indexer_compress_ratio tokens and a per-request ring of the open group's "
-                  "raw keys (+ MRoPE positions), as vLLM 0.33 keeps them; a step reads the tokens of the top "
+                  "raw keys (+ MRoPE positions), as vLLM 0.33 and 0.34 keep them; a step reads the tokens of the top "
                   "indexer_budget / ratio groups plus the open group. ple_layer_ids (one-based) add the PLE's "
                   "short conv (hc_count x hidden_size channels, (ple_conv_kernel_size - 1) x ngram_size rows), "
                   "whole on every TP rank",)),

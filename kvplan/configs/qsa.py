@@ -4,7 +4,8 @@ Read from vLLM 0.33.0's models/qwen4_exp (nvidia/model.py Qwen4ExpDecoderLayer, 
 Qwen4ExpQSAAttention, nvidia/indexer_qsa.py QSAIndexer, common/qsa_cache.py QSAKeyStateCache and
 QSACompressedKeyCache, nvidia/ple_layer.py Qwen4ExpPLELayer) and transformers' Qwen4ExpTextConfig,
 which derives layer_types as (3 x linear_attention, 1 x indexed_attention) per full_attention_interval
-and writes "full_attention" as "indexed_attention". Each layer keeps:
+and writes "full_attention" as "indexed_attention"; vLLM 0.34.0 keeps the same (common/qsa_indexer.py
+QSARawKeyCache, QSAKeyStateCache renamed, and QSACompressedKeyCache; nvidia/qsa_indexer.py). Each layer keeps:
 
 - linear_attention: a Gated DeltaNet state (conv over q, k and v in the model dtype; the recurrent
   state in mamba_ssm_dtype, float32 in the checkpoint), as Qwen3-Next's;
@@ -34,7 +35,7 @@ from .attention import topk_pages_with_keys
 from .fields import Fields
 from .hybrid import gated_deltanet_state, model_storage
 
-MROPE_POSITIONS = 3  # t, h, w positions, int64 each: 4 bf16 columns apiece (qsa_cache.py)
+MROPE_POSITIONS = 3  # t, h, w positions, int64 each: 4 bf16 columns apiece (qsa_cache.py; 0.34 qsa_indexer.py)
 
 
 def _uses_mrope(f: Fields) -> bool:
@@ -94,7 +95,8 @@ def _attention(f: Fields) -> tuple[TokenCache, ...]:
 
 def _ring(f: Fields) -> RecurrentState:
     ratio, index = f.int("indexer_compress_ratio", minimum=1), f.int("indexer_head_dim", minimum=1)
-    width = -(-index // 4) * 4 + (4 * MROPE_POSITIONS if _uses_mrope(f) else 0)
+    # the positions start at the key rounded up to whole int64s (4 bf16); without them the row is the key alone
+    width = -(-index // 4) * 4 + 4 * MROPE_POSITIONS if _uses_mrope(f) else index
     return RecurrentState("ring", 0, ratio * width, ssm_storage=BF16, tp_replicated=True)
 
 

@@ -293,11 +293,17 @@ def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *
 #   bytes) (MLA's 128-token alignment outweighs the new default 64): 4,352 tokens at TP 1.
 #   benchmarks/vllm_oracle_glm5next.py on 0.34.0 (TP 1 and 2 in bf16, TP 1 in fp8; 10 / 40 GiB; 8K / 128K):
 #   12 cases equal kvplan's 0.34 pool.
-# - Qwen4-Exp: not read in 0.34. Its QSA caches moved (common/qsa_cache.py -> common/qsa_indexer.py) and changed:
-#   QSAKeyStateCache became QSARawKeyCache, whose ring rows may carry int64 MRoPE positions beside the keys
-#   (cache_rope_positions), and the new default block would set the block without prefix caching; refused.
+# - Qwen4-Exp: 0.34.0's models/qwen4_exp moved the indexer caches (common/qsa_cache.py -> common/qsa_indexer.py,
+#   QSAKeyStateCache -> QSARawKeyCache) without changing their specs: the ring is still CircularBufferSpec of
+#   indexer_compress_ratio rows of the key plus 12 bf16 columns of int64 MRoPE positions when
+#   model_config.uses_mrope (cache_rope_positions; stripped for Qwen4ExpForCausalLM and --language-model-only by
+#   models/config.py as in 0.33), the compressed keys MLAAttentionSpec; nvidia/qsa.py's owner has its own backend
+#   (Qwen4ExpQSABackend, MultipleOf(16)) with the same FullAttentionSpec. Both backends take the new default 64, so
+#   _align_hybrid_block_size steps by max(1, 64) = 64: lcm(64, 64) with prefix caching ('align', as 0.33's
+#   lcm(16, 64)), 64 without it (16 in 0.33): 1,600 tokens at TP 1 either way (vllm_qwen4exp.py).
+#   benchmarks/vllm_oracle_qwen4exp.py --grid --release 0.34 on 0.34.0: 64 cases agree, 0 differ.
 PACKED_POOLS_READ = {"DeepSeek-V4.1": ("0.33", "0.34"), "Kimi K3": ("0.33", "0.34"), "Step-5": ("0.33", "0.34"),
-                     "GLM-5-Next": ("0.33", "0.34")}
+                     "GLM-5-Next": ("0.33", "0.34"), "Qwen4-Exp": ("0.33", "0.34")}
 FIRST_READ = "0.33"  # the release every family in PACKED_POOLS_READ (or missing from it) was first read in
 
 

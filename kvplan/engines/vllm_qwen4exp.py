@@ -1,19 +1,26 @@
-"""vLLM's Qwen4-Exp pool, 0.33 on Hopper (the packed block slab).
+"""vLLM's Qwen4-Exp pool, 0.33 and 0.34 on Hopper (the packed block slab).
 
 Read from vLLM 0.33.0's models/qwen4_exp (nvidia/model.py, nvidia/qsa.py, nvidia/indexer_qsa.py,
 common/qsa_cache.py, nvidia/ple_layer.py), model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py,
 platforms/interface.py (_align_hybrid_block_size), v1/kv_cache_interface.py and
 v1/core/kv_cache_planning.py, and checked against that planner run on CPU
-(benchmarks/vllm_oracle_qwen4exp.py).
+(benchmarks/vllm_oracle_qwen4exp.py). In 0.34.0 the indexer caches moved to common/qsa_indexer.py
+(QSAKeyStateCache renamed QSARawKeyCache, its spec, MRoPE columns and checks unchanged; cache_rope_positions
+is still model_config.uses_mrope, which models/config.py strips for the text architecture and
+--language-model-only as in 0.33), the QSA owner got its own backend (Qwen4ExpQSABackend, MultipleOf(16), the
+same FullAttentionSpec) and the GDN and PLE specs are 0.33's; what changes the pool is the default block, 64.
 
 What one rank registers, in layer order: a PLE layer its short conv (MambaSpec, whole on every rank:
 tp_replicated, so never grouped with the Gated DeltaNet states); a linear layer its Gated DeltaNet
 state (conv and float32 recurrent state, heads split by TP); a QSA layer its ring of the open group's
 raw index keys (CircularBufferSpec, one page a request), its compressed index keys (MLAAttentionSpec,
 one bf16 row per indexer_compress_ratio tokens) and its K/V (FullAttentionSpec, max(1, kv heads / TP)
-heads). The block: both attention backends take 16, and the hybrid alignment makes one K/V page hold
-the largest state: A x cdiv(state, A x K/V bytes a token) with A = lcm(16, 64) in 'align' mode (FlashInfer's
-Gated DeltaNet prefill checkpoints every 64 tokens on Hopper), else 16; every state page is padded to it.
+heads). The block: both attention backends take the default block D (16 to 0.33, 64 from 0.34), and the
+hybrid alignment makes one K/V page hold the largest state: A x cdiv(state, A x K/V bytes a token) with
+A = lcm(D, 64) in 'align' mode (FlashInfer's Gated DeltaNet prefill checkpoints every 64 tokens on Hopper),
+else D (max of the first backend's smallest kernel block and D); every state page is padded to it. So
+0.34 differs from 0.33 only without prefix caching (steps of 64, not 16). The indexer caches are built with D
+and refuse an indexer_compress_ratio that does not divide it.
 The layout is block-outermost (the ring backend's), so the groups are packed (vllm_dsv4.packed_groups),
 a block is the widest group (no stride alignment), and a request needs 2 + 1 (the prefill checkpoint)
 blocks per state group in 'align' mode (1 without prefix caching), cdiv(max_len, block) for the keys
@@ -28,7 +35,7 @@ from ..core.model import ModelSpec
 from ..errors import UsageError
 from .vllm_dsv4 import packed_groups
 
-BACKEND_BLOCK = 16  # cache_config.block_size default; QSA's kernels take MultipleOf(16), the ring's MultipleOf(1)
+BACKEND_BLOCK = 16  # QSA's kernels take MultipleOf(16) (0.33 and 0.34), the indexer caches' backend MultipleOf(1)
 GDN_CHECKPOINT_ALIGNMENT = 64  # FLASHINFER_GDN_CHECKPOINT_ALIGNMENT (v1/attention/backends/gdn_attn.py)
 CHECKPOINT_PAGES = 1  # num_prefill_checkpoint_blocks in 'align' mode
 
@@ -53,7 +60,7 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
                       tp: int, pp: int, mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int,
                       notes: list[str], capability: tuple[int, int] | None, prefix_caching: bool | None = None,
                       draft_layers: int = 0, num_speculative_tokens: int = 0):
-    """vLLM 0.33's pool for Qwen4-Exp on one Hopper rank."""
+    """vLLM 0.33's or 0.34's pool for Qwen4-Exp on one Hopper rank."""
     from .vllm import in_flight_tokens
     from .vllm_dsv4 import packed_pool, require_hopper_read
 
@@ -81,6 +88,12 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
         raise UsageError("vLLM's pool for Qwen4-Exp without QSA (no indexer_* fields) is not modelled",
                          "plan without --engine vllm")
     ratio = keys.policy.compress_ratio
+    # the indexer caches are built with the default block and refuse one their groups do not divide
+    # (_QSAStateCache.__init__ in 0.33, _QSAIndexerCache.__init__ in 0.34)
+    if rules.default_block_tokens % ratio:
+        raise UsageError(f"vLLM {rules.version}: Qwen4-Exp's indexer_compress_ratio {ratio} does not divide the "
+                         f"default block of {rules.default_block_tokens} tokens (vLLM refuses to build the "
+                         "indexer caches)", "plan without --engine vllm")
     heads = main.heads // tp if main.heads >= tp else 1  # replicated when TP exceeds the KV heads
     if (main.heads % tp if main.heads >= tp else tp % main.heads):
         raise UsageError(f"--tp {tp} and Qwen4-Exp's {main.heads} KV heads: vLLM needs one to divide the other",
@@ -89,7 +102,11 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
     states = [(False, _rank_state_bytes(gdn, tp))] + [(True, s.bytes) for layer in model.layers if layer.state
                                                       for s in layer.state.also]
     largest = max(size for _, size in states)
-    unit = math.lcm(BACKEND_BLOCK, GDN_CHECKPOINT_ALIGNMENT) if align else BACKEND_BLOCK
+    # every backend takes the default block D (16 to 0.33, 64 from 0.34); _align_hybrid_block_size steps by
+    # max(the first backend's smallest kernel block: 1, the indexer caches', D) = D, lcm'ed with the checkpoint
+    # grid in 'align' mode, then rounds to every backend's smallest kernel block (lcm(1, 16) = BACKEND_BLOCK)
+    default = rules.default_block_tokens
+    unit = math.lcm(default, GDN_CHECKPOINT_ALIGNMENT) if align else default
     block = unit * _cdiv(largest, unit * token_bytes)
     block = _cdiv(block, BACKEND_BLOCK) * BACKEND_BLOCK
     if block % ratio:
@@ -124,6 +141,9 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
                  f"the largest state, {largest:,} B), {ring_page:,}-B rings, "
                  + (f"'align' mode with FlashInfer's prefill checkpoint: {state_pages} state pages a request"
                     if align else "no prefix caching: 1 state page a request"))
+    if ring_page != ratio * keys.key_dim * 2:  # the ring's rows carry the MRoPE positions (cache_rope_positions)
+        notes.append("Qwen4-Exp: its rings hold the int64 MRoPE positions beside the keys, as vLLM serves the VL "
+                     "architecture; `vllm serve --language-model-only` drops them (kvplan cannot see that flag)")
     return packed_pool(groups, per_request(max_model_len), fits, kv_memory_bytes=kv_memory_bytes,
                        max_model_len=max_model_len, mnbt=mnbt, bytes_per_block=bytes_per_block, rules=rules,
                        kv_dtype="fp8_e4m3" if kv_bytes == 1 else "bfloat16", in_flight=in_flight,
