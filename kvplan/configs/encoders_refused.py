@@ -17,9 +17,11 @@ and modeling_<name>.py (bidirectional attention, or a causal mask over a single 
   T5Gemma 2, BLIP): read alone they would describe a cache the whole model does not have in that form (the same
   way configs/speech_wrappers.py refuses CSM's and Moshi's depth decoders).
 
-Causal decoders are not refused here, even where they are not served on their own: glm_image_text (GLM-Image's
-autoregressive generator) and the TimesFM forecasters (timesfm, timesfm2_5) stay read by the generic rule, as
-guesses (docs/models.md).
+- time-series forecasters (TimesFM 1 and 2.5): causal, but over patches of real values, with no cache in
+  transformers and no engine kvplan models serving them.
+
+Causal token decoders are not refused here: glm_image_text (GLM-Image's autoregressive generator) has a family
+record (families.py), read exactly.
 """
 
 from __future__ import annotations
@@ -79,6 +81,11 @@ _MASK_DECODER_TYPES = (
     "edgetam_mask_decoder", "edgetam_video_mask_decoder", "sam2_mask_decoder", "sam2_video_mask_decoder",
     "sam3_tracker_mask_decoder", "sam3_tracker_video_mask_decoder", "sam_hq_mask_decoder", "sam_mask_decoder",
 )
+# TimesFM (transformers 5.25 models/timesfm, models/timesfm2_5): no past_key_values anywhere; vLLM 0.34 and SGLang
+# 0.5.23 register no TimesFm class
+_FORECASTER = ("a time-series forecaster: it embeds patches of real values, not tokens, and runs its causal decoder "
+               "over the whole context with no KV cache (transformers 5.25 {how}); no engine kvplan models (vLLM 0.34, "
+               "SGLang 0.5.23) serves it, so there is no cache to plan")
 
 # model_type -> reason
 ENCODERS_REFUSED: dict[str, str] = {
@@ -108,4 +115,8 @@ ENCODERS_REFUSED: dict[str, str] = {
     "t5gemma2_text": f"T5Gemma 2's encoder text config (T5Gemma2TextConfig), {_SEQ2SEQ_PART}; t5gemma2 is refused",
     "t5gemma2_decoder": f"T5Gemma 2's decoder config (T5Gemma2DecoderConfig), {_SEQ2SEQ_PART}; t5gemma2 is refused",
     "blip_text_model": f"BLIP's text model config (BlipTextConfig), {_SEQ2SEQ_PART}; blip is refused",
+    "timesfm": "TimesFM, " + _FORECASTER.format(how="TimesFmModelForPrediction re-runs the decoder over context "
+                                                    "and forecast for each horizon_length chunk"),
+    "timesfm2_5": "TimesFM 2.5, " + _FORECASTER.format(how="TimesFm2_5Model builds its causal mask with cache=None "
+                                                           "and forecasts horizon_length values in one pass"),
 }

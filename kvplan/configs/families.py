@@ -721,6 +721,17 @@ _ROWS: list[Family] = [
     # -- text models of image-text wrappers: full attention on every layer; the attention reads no window
     Family(("glm4v",), text="glm4v_text", rules=("text model in text_config (glm4v_text by default)",)),
     Family(("glm46v", "glmga"), text="glm4v_text", rules=("text model in text_config (glm4v_text by default)",)),
+    # GLM-Image (transformers 5.25 models/glm_image; SGLang 0.5.23 glm_image_vl.py GlmImageForConditionalGeneration
+    # serves it, vLLM 0.34 registers no GLM-Image class): the generator is a GLM-4-style decoder whose attention
+    # reads head_dim when the config has it (getattr fallback hidden_size / heads), unlike glm4v_text
+    Family(("glm_image",), text="glm_image_text",
+           rules=("GLM-Image: the autoregressive generator in text_config (glm_image_text by default) caches; the "
+                  "vision encoder and VQ tokenizer run once over an input image, whose tokens are prompt tokens",)),
+    Family(("glm_image_text",), kinds=FULL_ONLY, defaults={"num_key_value_heads": 2}, params=params.by_type,
+           rules=("full attention on every layer (GlmImageTextAttention, SGLang's RadixAttention without a "
+                  "window): K/V of num_key_value_heads (2 by default) x head_dim, else hidden_size / heads; "
+                  "parameters: the text model and its lm_head of vision_vocab_size rows (vision encoder and "
+                  "VQ-VAE not counted)",)),
     Family(("glm4v_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, defaults={"num_key_value_heads": 2},
            params=params.attention_decoder,
            rules=("full attention; num_key_value_heads (2 by default) heads of hidden_size / heads (a head_dim key "
