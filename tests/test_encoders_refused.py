@@ -50,6 +50,14 @@ SPECS = Path(__file__).resolve().parents[1] / "model_specs"
     # T5Gemma2DecoderConfig-shaped
     ({"model_type": "t5gemma2_decoder", "hidden_size": 2304, "num_attention_heads": 8, "num_key_value_heads": 4,
       "num_hidden_layers": 26, "head_dim": 256}, "encoder-decoder"),
+    # EsmcConfig and NeoMMEConfig defaults (bidirectional encoders; NeoMME's window is a bidirectional one)
+    ({"model_type": "esmc", "hidden_size": 2560, "num_attention_heads": 40, "num_hidden_layers": 80, "head_dim": 64},
+     "bidirectional attention"),
+    ({"model_type": "neomme", "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 4,
+      "num_hidden_layers": 17, "head_dim": 64, "sliding_window": 256}, "bidirectional attention"),
+    # Gemma4VisionConfig defaults (Gemma4Config's vision_config)
+    ({"model_type": "gemma4_vision", "hidden_size": 768, "num_attention_heads": 12, "num_hidden_layers": 16,
+      "head_dim": 64}, "vision tower"),
     # TimesFmConfig and TimesFm2_5Config defaults (causal decoders over value patches, no cache)
     ({"model_type": "timesfm", "hidden_size": 1280, "num_attention_heads": 16, "num_hidden_layers": 50,
       "head_dim": 80}, "time-series forecaster"),

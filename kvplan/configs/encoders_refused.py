@@ -43,10 +43,11 @@ _SEQ2SEQ_PART = ("a part of an encoder-decoder model, whose decoder cross-attend
 _VISION_TYPES = (
     "aimv2_vision_model", "altclip_vision_model", "blip_2_vision_model", "blip_vision_model",
     "chinese_clip_vision_model", "clip_vision_model", "clipseg_vision_model", "cosmos3_edge_vision",
-    "deepseek_ocr2_encoder", "dots3_note_vision_encoder", "flava_image_model", "git_vision_model",
-    "granite_docling_vision", "groupvit_vision_model", "hunyuan_vl_vision", "hy_v4_vl_vision", "idefics2_vision",
-    "idefics3_vision", "inkling2_vision", "instructblip_vision_model", "instructblipvideo_vision_model",
-    "internvl_vision", "janus_vision_model", "kimi_k25_vision", "kosmos_2_5_vision_model", "kosmos_2_vision_model",
+    "deepseek_ocr2_encoder", "dots3_note_vision_encoder", "flava_image_model", "gemma4_vision",
+    "git_vision_model", "granite_docling_vision", "groupvit_vision_model", "hunyuan_vl_vision", "hy_v4_vl_vision",
+    "idefics2_vision", "idefics3_vision", "inkling2_vision", "instructblip_vision_model",
+    "instructblipvideo_vision_model", "internvl_vision", "janus_vision_model", "kimi_k25_vision",
+    "kosmos_2_5_vision_model", "kosmos_2_vision_model",
     "llama4_vision_model", "metaclip_2_vision_model", "minicpm_ocr_vision", "minicpmv4_6_vision",
     "minicpmv4_7_vision", "minimax_m3_vl_vision", "mlcd", "mlcd_vision_model", "molmo2_vision", "ovis2_vision",
     "owlv2_vision_model", "owlvit_vision_model", "paddleocr_vl_vision", "pe_video_encoder", "phi4_multimodal_vision",
@@ -65,11 +66,12 @@ _TEXT_ENCODER_TYPES = (
 )
 # stand-alone encoders (OpenAI's privacy filter: a token tagger with a bidirectional sliding-window mask,
 # modeling_openai_privacy_filter.py create_bidirectional_sliding_window_mask; TVP: video grounding; ViLT and
-# VisualBERT: vision-language encoders)
+# VisualBERT: vision-language encoders; ESM C: a protein masked LM, modeling_esmc.py create_bidirectional_mask;
+# NeoMME: a text-and-image retrieval / masked-LM encoder, modeling_neomme.py NeoMMEAttention is_causal False)
 _ENCODER_TYPES = (
-    "albert", "canine", "deberta", "deberta-v2", "eurobert", "gte", "ibert", "jina_embeddings_v3", "layoutlm",
-    "layoutlmv3", "lilt", "luke", "markuplm", "mobilebert", "mpnet", "nomic_bert", "openai_privacy_filter",
-    "splinter", "tvp", "vilt", "visual_bert",
+    "albert", "canine", "deberta", "deberta-v2", "esmc", "eurobert", "gte", "ibert", "jina_embeddings_v3",
+    "layoutlm", "layoutlmv3", "lilt", "luke", "markuplm", "mobilebert", "mpnet", "neomme", "nomic_bert",
+    "openai_privacy_filter", "splinter", "tvp", "vilt", "visual_bert",
 )
 # vision / video backbones (MGP-STR: scene-text recognition heads on a ViT; LightGlue: a keypoint matcher)
 _BACKBONE_TYPES = (

@@ -145,6 +145,14 @@ _SPEECH_V034_ROWS: list[Family] = [
                   "num_key_value_heads (default: the heads) x head_dim (default: hidden_size / heads) on every layer, "
                   "no window; the flow head and the codec keep no K/V; no engine kvplan models serves it; parameters "
                   "not counted",)),
+    Family(("higgs_audio_v2",), kinds=FULL_ONLY, defaults={"num_key_value_heads": 8, "head_dim": 128},
+           params=params.by_type,
+           rules=("Higgs Audio v2 (transformers 5.25 HiggsAudioV2Config, modeling_higgs_audio_v2.py): a Llama decoder "
+                  "over text tokens and audio frames (a frame's num_codebooks tokens are summed into one embedding, "
+                  "one position), DualFFN layers routing audio positions to their own MLP; K/V of "
+                  "num_key_value_heads (8 by default) x head_dim (128 by default; null: hidden_size / heads) on "
+                  "every layer, no window (DynamicCache); no engine kvplan models serves it; parameters: both MLPs, "
+                  "the audio embeddings and audio_lm_head (no text head)",)),
     Family(("gradium_phonon_tts",), kinds=FULL_ONLY, defaults=speech_wrappers.GRADIUM_PHONON_TTS_DEFAULTS,
            rules=("Gradium Phonon TTS (transformers 5.25 GradiumPhononTTSConfig, modeling_gradium_phonon_tts.py): as "
                   "Pocket TTS, a causal backbone over the voice prompt, text and audio latents (12.5 a second), K/V "

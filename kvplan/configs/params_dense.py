@@ -486,6 +486,27 @@ def glm_image_text(f: Fields, layers, dims) -> tuple[int, int]:
     return total, total
 
 
+def higgs_audio_v2(f: Fields, layers, dims) -> tuple[int, int]:
+    """HiggsAudioV2ForConditionalGeneration (transformers 5.25 models/higgs_audio_v2/modeling_higgs_audio_v2.py):
+    embed_tokens and the audio codebooks' embeddings (num_codebooks x codebook_size rows); per DualFFN decoder
+    layer a Llama attention (q/k/v/o with a bias when attention_bias), a text MLP and an audio MLP (gated, biases
+    with mlp_bias) and four RMSNorms (input and post-attention, text and audio); the final norm; audio_lm_head
+    (num_codebooks x codebook_size rows, no bias). The text_lm_head is built only with use_text_head (training;
+    from_pretrained drops the checkpoint's, _keys_to_ignore_on_load_unexpected), so it is not counted."""
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    inter = f.int("intermediate_size", maximum=10**9)
+    attention_bias, mlp_bias = f.flag("attention_bias", default=False), f.flag("mlp_bias", default=False)
+    q, k = heads * head_dim, kv * head_dim
+    attention = _linear(hidden, q, attention_bias) + 2 * _linear(hidden, k, attention_bias)
+    attention += _linear(q, hidden, attention_bias)
+    mlp = 2 * _linear(hidden, inter, mlp_bias) + _linear(inter, hidden, mlp_bias)
+    per_layer = attention + 2 * mlp + 4 * hidden
+    audio_rows = f.int("num_codebooks", default=8) * f.int("codebook_size", default=1024)
+    total = f.int("vocab_size") * hidden + 2 * audio_rows * hidden + hidden + _n_layers(layers) * per_layer
+    return total, total
+
+
 COUNTERS = {
     "gemma4_text": gemma4_text,
     "gemma4": gemma4,
@@ -501,4 +522,5 @@ COUNTERS = {
     "gpt_neox_japanese": gpt_neox_japanese,
     "phi4_multimodal": phi4_multimodal,
     "glm_image_text": glm_image_text,
+    "higgs_audio_v2": higgs_audio_v2,
 }
