@@ -25,6 +25,7 @@ from __future__ import annotations
 import torch
 import vllm.v1.core.kv_cache_planning as planning
 from vllm.v1.core.kv_cache_utils import get_kv_cache_capacity
+from vllm.model_executor.layers.mamba.mamba_utils import MambaStateDtypeCalculator, MambaStateShapeCalculator
 from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum
 from vllm.v1.kv_cache_interface import (FullAttentionSpec, MambaSpec, MLAAttentionSpec, SlidingWindowSpec,
                                         SparseCacheRole)
@@ -74,9 +75,13 @@ def latent_and_hybrid() -> dict[str, dict]:
                mamba_type=MambaAttentionBackendEnum.GDN_ATTN, mamba_cache_mode="align", num_prefill_checkpoint_blocks=1)
     # Kimi K3: 93 layers, MLA (576, bf16) on the 24 of full_attn_layers (1-based 4, 8, ..., 92, 93), KDA on the
     # rest; kvplan's block (5,760: the MLA page holds a KDA state of 6,512,640 B) and padded page; under FlashKDA
-    # the KDA MambaSpec keeps one prefill checkpoint page (models/kimi_k3/nvidia/kda.py get_kv_cache_spec)
+    # the KDA MambaSpec keeps one prefill checkpoint page (models/kimi_k3/nvidia/kda.py get_kv_cache_spec). The
+    # state shapes and dtypes are vLLM's own (kda.py get_state_shape / get_state_dtype call these calculators with
+    # linear_attn_config's num_heads 96, head_dim 128, short_conv_kernel_size 4): a conv state over q, k and v,
+    # 3 x 96 x 128 = 36,864 channels by 3 columns, and a float32 recurrent state of 96 x 128 x 128
     full = {i - 1 for i in list(range(4, 93, 4)) + [93]}
-    kda = dict(block_size=5760, shapes=((12288, 3), (96, 128, 128)), dtypes=(bf16, torch.float32),
+    kda = dict(block_size=5760, shapes=MambaStateShapeCalculator.kda_state_shape(1, 96, 128, conv_kernel_size=4),
+               dtypes=MambaStateDtypeCalculator.kda_state_dtype(bf16, "auto", "auto"),
                page_size_padded=6_635_520, mamba_type=MambaAttentionBackendEnum.GDN_ATTN, mamba_cache_mode="align",
                num_prefill_checkpoint_blocks=1)
     return {
@@ -140,8 +145,9 @@ def report(label: str, specs: dict, memory_gib: int, max_model_len: int) -> None
 def kimi_k3_grid(release: str) -> None:
     """kvplan's Kimi K3 pool (tests/data/configs/kimi-k3.json, --engine vllm@RELEASE) against this release's
     planner on latent_and_hybrid()'s specs: with FlashKDA's prefill-checkpoint page (h200, b200) and without it
-    (the Triton prefill: a100-80gb), 10 / 40 GiB, 32K / 128K. The block (5,760) and the pages are kvplan's
-    inputs: what this checks is the grouping and the counting of the release on the path."""
+    (the Triton prefill: a100-80gb), 10 / 40 GiB, 32K / 128K. The block (5,760) and the padded page are kvplan's
+    inputs: the grid checks the grouping and the counting of the release on the path; the KDA state a page holds
+    is checked apart, vLLM's calculators' bytes against kvplan's (a mismatch exits 1)."""
     import dataclasses
     import json
     import sys
@@ -153,8 +159,17 @@ def kimi_k3_grid(release: str) -> None:
     from kvplan.engines.vllm import simulate
     from kvplan.engines.vllm_rules import resolve
 
+    from kvplan.core.estimate import estimate
+
     model = build_model(json.loads((root / "tests/data/configs/kimi-k3.json").read_text()), "kimi-k3.json")
     base = latent_and_hybrid()["kimi-k3 (flashkda)"]
+    # the state a KDA page holds, vLLM's (its calculators' shapes and dtypes) against kvplan's: the padded page
+    # (kvplan's input) decides the counting, so this is the check of the state itself
+    kda_specs = [spec for spec in base.values() if isinstance(spec, MambaSpec)]
+    theirs = kda_specs[0].state_content_size_bytes
+    ours = estimate(model, 1).state_bytes_per_sequence // len(kda_specs)
+    print(f"KDA state a layer: vLLM {release} {theirs:,} B {[tuple(s) for s in kda_specs[0].shapes]}, kvplan {ours:,} B"
+          f" ({'agree' if theirs == ours else 'DIFFER'})")
     agree = differ = 0
     for gpu, checkpoints in (("h200", 1), ("b200", 1), ("a100-80gb", 0)):
         specs = {k: dataclasses.replace(v, num_prefill_checkpoint_blocks=checkpoints) if isinstance(v, MambaSpec)
@@ -173,6 +188,8 @@ def kimi_k3_grid(release: str) -> None:
                 print(f"DIFFER {gpu} {gib} GiB {max_len}: vLLM {(kv.num_blocks, tokens)}, kvplan "
                       f"{(pool.num_blocks, pool.gpu_kv_cache_tokens)}")
     print(f"vLLM {release} Kimi K3 grid: {agree} agree, {differ} differ")
+    if theirs != ours:
+        raise SystemExit(1)
 
 
 def main() -> None:

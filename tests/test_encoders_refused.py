@@ -50,6 +50,19 @@ SPECS = Path(__file__).resolve().parents[1] / "model_specs"
     # T5Gemma2DecoderConfig-shaped
     ({"model_type": "t5gemma2_decoder", "hidden_size": 2304, "num_attention_heads": 8, "num_key_value_heads": 4,
       "num_hidden_layers": 26, "head_dim": 256}, "encoder-decoder"),
+    # EsmcConfig and NeoMMEConfig defaults (bidirectional encoders; NeoMME's window is a bidirectional one)
+    ({"model_type": "esmc", "hidden_size": 2560, "num_attention_heads": 40, "num_hidden_layers": 80, "head_dim": 64},
+     "bidirectional attention"),
+    ({"model_type": "neomme", "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 4,
+      "num_hidden_layers": 17, "head_dim": 64, "sliding_window": 256}, "bidirectional attention"),
+    # Gemma4VisionConfig defaults (Gemma4Config's vision_config)
+    ({"model_type": "gemma4_vision", "hidden_size": 768, "num_attention_heads": 12, "num_hidden_layers": 16,
+      "head_dim": 64}, "vision tower"),
+    # TimesFmConfig and TimesFm2_5Config defaults (causal decoders over value patches, no cache)
+    ({"model_type": "timesfm", "hidden_size": 1280, "num_attention_heads": 16, "num_hidden_layers": 50,
+      "head_dim": 80}, "time-series forecaster"),
+    ({"model_type": "timesfm2_5", "hidden_size": 1280, "num_attention_heads": 16, "num_key_value_heads": 16,
+      "num_hidden_layers": 20, "head_dim": 80}, "no KV cache"),
 ])
 def test_a_non_decoder_config_is_refused_in_one_line(tmp_path, estimate_error, raw, words):
     path = tmp_path / f"{raw['model_type']}.json"
@@ -78,15 +91,9 @@ def test_no_new_refusal_is_a_causal_lm_of_the_installed_transformers():
     assert not set(ENCODERS_REFUSED) & generators
 
 
-@pytest.mark.parametrize("model_type", ["glm_image_text", "timesfm", "timesfm2_5"])
-def test_causal_types_are_left_guessed_not_refused(model_type):
-    # GLM-Image's autoregressive generator and the TimesFM forecasters are causal (transformers 5.25
-    # modeling_glm_image.py, modeling_timesfm.py, modeling_timesfm2_5.py: is_causal True): not refused by this pass
-    assert model_type not in REFUSED and model_type not in FAMILIES
-    with pytest.warns(UserWarning, match="guessed"):
-        model = build_model({"model_type": model_type, "hidden_size": 1024, "num_attention_heads": 16,
-                             "num_hidden_layers": 4}, model_type)
-    assert model.reading == "guessed"
+def test_glm_image_text_has_a_record_and_is_not_refused():
+    # GLM-Image's generator is a causal token decoder SGLang 0.5.23 serves: read exactly (tests/test_glm_image.py)
+    assert "glm_image_text" in FAMILIES and "glm_image_text" not in REFUSED
 
 
 def test_a_wrapper_with_a_refused_vision_tower_still_reads_its_text_model():

@@ -17,9 +17,11 @@ and modeling_<name>.py (bidirectional attention, or a causal mask over a single 
   T5Gemma 2, BLIP): read alone they would describe a cache the whole model does not have in that form (the same
   way configs/speech_wrappers.py refuses CSM's and Moshi's depth decoders).
 
-Causal decoders are not refused here, even where they are not served on their own: glm_image_text (GLM-Image's
-autoregressive generator) and the TimesFM forecasters (timesfm, timesfm2_5) stay read by the generic rule, as
-guesses (docs/models.md).
+- time-series forecasters (TimesFM 1 and 2.5): causal, but over patches of real values, with no cache in
+  transformers and no engine kvplan models serving them.
+
+Causal token decoders are not refused here: glm_image_text (GLM-Image's autoregressive generator) has a family
+record (families.py), read exactly.
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ _SEQ2SEQ_PART = ("a part of an encoder-decoder model, whose decoder cross-attend
 _VISION_TYPES = (
     "aimv2_vision_model", "altclip_vision_model", "blip_2_vision_model", "blip_vision_model",
     "chinese_clip_vision_model", "clip_vision_model", "clipseg_vision_model", "cosmos3_edge_vision",
-    "deepseek_ocr2_encoder", "dots3_note_vision_encoder", "flava_image_model", "git_vision_model",
-    "granite_docling_vision", "groupvit_vision_model", "hunyuan_vl_vision", "hy_v4_vl_vision", "idefics2_vision",
-    "idefics3_vision", "inkling2_vision", "instructblip_vision_model", "instructblipvideo_vision_model",
-    "internvl_vision", "janus_vision_model", "kimi_k25_vision", "kosmos_2_5_vision_model", "kosmos_2_vision_model",
+    "deepseek_ocr2_encoder", "dots3_note_vision_encoder", "flava_image_model", "gemma4_vision",
+    "git_vision_model", "granite_docling_vision", "groupvit_vision_model", "hunyuan_vl_vision", "hy_v4_vl_vision",
+    "idefics2_vision", "idefics3_vision", "inkling2_vision", "instructblip_vision_model",
+    "instructblipvideo_vision_model", "internvl_vision", "janus_vision_model", "kimi_k25_vision",
+    "kosmos_2_5_vision_model", "kosmos_2_vision_model",
     "llama4_vision_model", "metaclip_2_vision_model", "minicpm_ocr_vision", "minicpmv4_6_vision",
     "minicpmv4_7_vision", "minimax_m3_vl_vision", "mlcd", "mlcd_vision_model", "molmo2_vision", "ovis2_vision",
     "owlv2_vision_model", "owlvit_vision_model", "paddleocr_vl_vision", "pe_video_encoder", "phi4_multimodal_vision",
@@ -63,11 +66,12 @@ _TEXT_ENCODER_TYPES = (
 )
 # stand-alone encoders (OpenAI's privacy filter: a token tagger with a bidirectional sliding-window mask,
 # modeling_openai_privacy_filter.py create_bidirectional_sliding_window_mask; TVP: video grounding; ViLT and
-# VisualBERT: vision-language encoders)
+# VisualBERT: vision-language encoders; ESM C: a protein masked LM, modeling_esmc.py create_bidirectional_mask;
+# NeoMME: a text-and-image retrieval / masked-LM encoder, modeling_neomme.py NeoMMEAttention is_causal False)
 _ENCODER_TYPES = (
-    "albert", "canine", "deberta", "deberta-v2", "eurobert", "gte", "ibert", "jina_embeddings_v3", "layoutlm",
-    "layoutlmv3", "lilt", "luke", "markuplm", "mobilebert", "mpnet", "nomic_bert", "openai_privacy_filter",
-    "splinter", "tvp", "vilt", "visual_bert",
+    "albert", "canine", "deberta", "deberta-v2", "esmc", "eurobert", "gte", "ibert", "jina_embeddings_v3",
+    "layoutlm", "layoutlmv3", "lilt", "luke", "markuplm", "mobilebert", "mpnet", "neomme", "nomic_bert",
+    "openai_privacy_filter", "splinter", "tvp", "vilt", "visual_bert",
 )
 # vision / video backbones (MGP-STR: scene-text recognition heads on a ViT; LightGlue: a keypoint matcher)
 _BACKBONE_TYPES = (
@@ -79,6 +83,11 @@ _MASK_DECODER_TYPES = (
     "edgetam_mask_decoder", "edgetam_video_mask_decoder", "sam2_mask_decoder", "sam2_video_mask_decoder",
     "sam3_tracker_mask_decoder", "sam3_tracker_video_mask_decoder", "sam_hq_mask_decoder", "sam_mask_decoder",
 )
+# TimesFM (transformers 5.25 models/timesfm, models/timesfm2_5): no past_key_values anywhere; vLLM 0.34 and SGLang
+# 0.5.23 register no TimesFm class
+_FORECASTER = ("a time-series forecaster: it embeds patches of real values, not tokens, and runs its causal decoder "
+               "over the whole context with no KV cache (transformers 5.25 {how}); no engine kvplan models (vLLM 0.34, "
+               "SGLang 0.5.23) serves it, so there is no cache to plan")
 
 # model_type -> reason
 ENCODERS_REFUSED: dict[str, str] = {
@@ -108,4 +117,8 @@ ENCODERS_REFUSED: dict[str, str] = {
     "t5gemma2_text": f"T5Gemma 2's encoder text config (T5Gemma2TextConfig), {_SEQ2SEQ_PART}; t5gemma2 is refused",
     "t5gemma2_decoder": f"T5Gemma 2's decoder config (T5Gemma2DecoderConfig), {_SEQ2SEQ_PART}; t5gemma2 is refused",
     "blip_text_model": f"BLIP's text model config (BlipTextConfig), {_SEQ2SEQ_PART}; blip is refused",
+    "timesfm": "TimesFM, " + _FORECASTER.format(how="TimesFmModelForPrediction re-runs the decoder over context "
+                                                    "and forecast for each horizon_length chunk"),
+    "timesfm2_5": "TimesFM 2.5, " + _FORECASTER.format(how="TimesFm2_5Model builds its causal mask with cache=None "
+                                                           "and forecasts horizon_length values in one pass"),
 }

@@ -145,6 +145,14 @@ _SPEECH_V034_ROWS: list[Family] = [
                   "num_key_value_heads (default: the heads) x head_dim (default: hidden_size / heads) on every layer, "
                   "no window; the flow head and the codec keep no K/V; no engine kvplan models serves it; parameters "
                   "not counted",)),
+    Family(("higgs_audio_v2",), kinds=FULL_ONLY, defaults={"num_key_value_heads": 8, "head_dim": 128},
+           params=params.by_type,
+           rules=("Higgs Audio v2 (transformers 5.25 HiggsAudioV2Config, modeling_higgs_audio_v2.py): a Llama decoder "
+                  "over text tokens and audio frames (a frame's num_codebooks tokens are summed into one embedding, "
+                  "one position), DualFFN layers routing audio positions to their own MLP; K/V of "
+                  "num_key_value_heads (8 by default) x head_dim (128 by default; null: hidden_size / heads) on "
+                  "every layer, no window (DynamicCache); no engine kvplan models serves it; parameters: both MLPs, "
+                  "the audio embeddings and audio_lm_head (no text head)",)),
     Family(("gradium_phonon_tts",), kinds=FULL_ONLY, defaults=speech_wrappers.GRADIUM_PHONON_TTS_DEFAULTS,
            rules=("Gradium Phonon TTS (transformers 5.25 GradiumPhononTTSConfig, modeling_gradium_phonon_tts.py): as "
                   "Pocket TTS, a causal backbone over the voice prompt, text and audio latents (12.5 a second), K/V "
@@ -668,6 +676,20 @@ _ROWS: list[Family] = [
            params=params.decoder(norm_bias=False, norms=1), window=window_plus_one,
            rules=("layer i is full when (i + 1) % sliding_window_pattern == 0; a sliding layer keeps sliding_window "
                   "+ 1 tokens (vLLM 0.33 commandr.py CohereAttention: it sees [pos - sliding_window, pos])",)),
+    # Cohere Compass (North Vision): vLLM 0.34 cohere_compass.py CohereCompassForConditionalGeneration (0.30+) builds
+    # its own attention, Attention(per_layer_sliding_window=sliding_window) on 'sliding_attention' layers: no +1 as
+    # commandr.py's; transformers 5.25 CohereCompassTextConfig.__post_init__ fills layer_types with full_attention
+    # (its sliding_window_pattern branch never runs) and sets head_dim = hidden_size // heads whatever the file says
+    Family(("cohere_compass",), text="cohere_compass_text",
+           rules=("Cohere Compass: the text model in text_config (cohere_compass_text by default); the vision tower "
+                  "and its deepstack features keep no cache",)),
+    Family(("cohere_compass_text",), kinds=ATTN, derive=lambda f, n: [K.FULL] * n, dims=gqa_from_hidden,
+           params=params.decoder(qkv_bias=("attention_bias", False), o_bias=("attention_bias", False),
+                                 norm_bias=False, norms=1),
+           rules=("layer_types (absent: every layer full, sliding_window_pattern is not read); a sliding layer "
+                  "keeps sliding_window tokens (4096 by default); K/V of num_key_value_heads (default: the heads) x "
+                  "hidden_size / heads (a head_dim key is overwritten); parameters: the text model with its LM "
+                  "head tied, as vLLM 0.34 builds it (CohereCompassForCausalLM asserts tie_word_embeddings)",)),
     # -- multimodal wrappers: the text model is nested under text_config
     Family(("gemma4",), text="gemma4_text", rules=("text model in text_config",)),
     Family(("gemma4_text",), kinds=ATTN, derive=pattern_default(6), refine=gemma4_kinds, per_layer=gemma4_layer_dims,
@@ -721,6 +743,17 @@ _ROWS: list[Family] = [
     # -- text models of image-text wrappers: full attention on every layer; the attention reads no window
     Family(("glm4v",), text="glm4v_text", rules=("text model in text_config (glm4v_text by default)",)),
     Family(("glm46v", "glmga"), text="glm4v_text", rules=("text model in text_config (glm4v_text by default)",)),
+    # GLM-Image (transformers 5.25 models/glm_image; SGLang 0.5.23 glm_image_vl.py GlmImageForConditionalGeneration
+    # serves it, vLLM 0.34 registers no GLM-Image class): the generator is a GLM-4-style decoder whose attention
+    # reads head_dim when the config has it (getattr fallback hidden_size / heads), unlike glm4v_text
+    Family(("glm_image",), text="glm_image_text",
+           rules=("GLM-Image: the autoregressive generator in text_config (glm_image_text by default) caches; the "
+                  "vision encoder and VQ tokenizer run once over an input image, whose tokens are prompt tokens",)),
+    Family(("glm_image_text",), kinds=FULL_ONLY, defaults={"num_key_value_heads": 2}, params=params.by_type,
+           rules=("full attention on every layer (GlmImageTextAttention, SGLang's RadixAttention without a "
+                  "window): K/V of num_key_value_heads (2 by default) x head_dim, else hidden_size / heads; "
+                  "parameters: the text model and its lm_head of vision_vocab_size rows (vision encoder and "
+                  "VQ-VAE not counted)",)),
     Family(("glm4v_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, defaults={"num_key_value_heads": 2},
            params=params.attention_decoder,
            rules=("full attention; num_key_value_heads (2 by default) heads of hidden_size / heads (a head_dim key "
@@ -1138,14 +1171,15 @@ REFUSED: dict[str, str] = {
                         "WhisperCausalAttentionWithBlockPooling), which kvplan does not size yet",
     "moshi": "a speech-text model whose depth decoder keeps a second cache kvplan does not size",
     "idefics": "IDEFICS (v1): gated cross-attention layers to image tokens, whose cache kvplan does not size yet",
-    "chameleon": "Chameleon: its cache has not been checked against transformers (5.23 cannot run its default "
-                 "config through the image-text path), so kvplan does not read it",
-    "cohere_compass_text": "Cohere Compass's text model: transformers 5.23 cannot build its default config, so how "
-                           "it caches has not been checked",
-    "cohere_compass": "Cohere Compass, whose text model (cohere_compass_text) transformers 5.23 cannot build, so how "
-                      "it caches has not been checked",
-    "gemma4_unified_assistant": "Gemma 4 Unified's assistant (draft) model, which attends to the target model's "
-                                "cache; transformers 5.23 cannot build its default config",
+    "chameleon": "Chameleon: its cache has not been checked against transformers (5.25 still cannot build its "
+                 "default config: ChameleonModel reads vocabulary_map, None by default), so kvplan does not read it; "
+                 "vLLM served it only up to 0.28 (removed in 0.29)",
+    "gemma4_unified_assistant": "Gemma 4 Unified's assistant (draft) model: every layer reads the target model's "
+                                "K/V and keeps none of its own (transformers 5.25 Gemma4UnifiedAssistantConfig sets "
+                                "num_kv_shared_layers to num_hidden_layers); vLLM 0.34 runs it only as a "
+                                "speculative draft (config/speculative.py rewrites it to gemma4_mtp.py "
+                                "Gemma4MTPModel), SGLang 0.5.23 as an MTP draft (gemma4_mtp.py), so plan the target "
+                                "model",
     "pixtral": "a Pixtral vision encoder config (transformers PixtralVisionConfig) with no text model; vLLM 0.33 "
                "serves Pixtral as llava (config.json) or from a Mistral-format params.json",
     "moondream1": "Moondream 2 (HfMoondream, remote HfConfig): vLLM 0.33 maps the HfMoondream architecture to "

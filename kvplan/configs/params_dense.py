@@ -466,6 +466,47 @@ def gemma4_unified(f: Fields, layers, dims) -> tuple[int, int]:
     return gemma4_unified_text(f, layers, dims)
 
 
+def glm_image_text(f: Fields, layers, dims) -> tuple[int, int]:
+    """GLM-Image's autoregressive generator (transformers 5.25 models/glm_image/modeling_glm_image.py
+    GlmImageTextModel, and the lm_head GlmImageForConditionalGeneration puts on it; SGLang 0.5.23 glm_image_vl.py
+    builds the same): embed_tokens of vocab_size; per GlmImageTextDecoderLayer q/k/v_proj with a bias when
+    attention_bias (true by default), o_proj without, a gated MLP fused as gate_up_proj (2 x intermediate) and
+    down_proj, four RMSNorms (input, post_self_attn, post_attention, post_mlp); the final norm; an lm_head of
+    vision_vocab_size rows (the generator predicts image tokens), never tied (its shape is not the embeddings').
+    The vision encoder and the VQ-VAE (GlmImageModel.visual, .vqmodel) are not counted."""
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    inter = f.int("intermediate_size", maximum=10**9)
+    bias = f.flag("attention_bias", default=True)
+    q, k = heads * head_dim, kv * head_dim
+    attention = _linear(hidden, q, bias) + 2 * _linear(hidden, k, bias) + _linear(q, hidden, False)
+    per_layer = attention + 3 * hidden * inter + 4 * hidden
+    vocab, rows = f.int("vocab_size"), f.int("vision_vocab_size", default=16_512)
+    total = vocab * hidden + hidden + _n_layers(layers) * per_layer + rows * hidden
+    return total, total
+
+
+def higgs_audio_v2(f: Fields, layers, dims) -> tuple[int, int]:
+    """HiggsAudioV2ForConditionalGeneration (transformers 5.25 models/higgs_audio_v2/modeling_higgs_audio_v2.py):
+    embed_tokens and the audio codebooks' embeddings (num_codebooks x codebook_size rows); per DualFFN decoder
+    layer a Llama attention (q/k/v/o with a bias when attention_bias), a text MLP and an audio MLP (gated, biases
+    with mlp_bias) and four RMSNorms (input and post-attention, text and audio); the final norm; audio_lm_head
+    (num_codebooks x codebook_size rows, no bias). The text_lm_head is built only with use_text_head (training;
+    from_pretrained drops the checkpoint's, _keys_to_ignore_on_load_unexpected), so it is not counted."""
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    inter = f.int("intermediate_size", maximum=10**9)
+    attention_bias, mlp_bias = f.flag("attention_bias", default=False), f.flag("mlp_bias", default=False)
+    q, k = heads * head_dim, kv * head_dim
+    attention = _linear(hidden, q, attention_bias) + 2 * _linear(hidden, k, attention_bias)
+    attention += _linear(q, hidden, attention_bias)
+    mlp = 2 * _linear(hidden, inter, mlp_bias) + _linear(inter, hidden, mlp_bias)
+    per_layer = attention + 2 * mlp + 4 * hidden
+    audio_rows = f.int("num_codebooks", default=8) * f.int("codebook_size", default=1024)
+    total = f.int("vocab_size") * hidden + 2 * audio_rows * hidden + hidden + _n_layers(layers) * per_layer
+    return total, total
+
+
 COUNTERS = {
     "gemma4_text": gemma4_text,
     "gemma4": gemma4,
@@ -480,4 +521,6 @@ COUNTERS = {
     "ctrl": ctrl,
     "gpt_neox_japanese": gpt_neox_japanese,
     "phi4_multimodal": phi4_multimodal,
+    "glm_image_text": glm_image_text,
+    "higgs_audio_v2": higgs_audio_v2,
 }

@@ -33,19 +33,20 @@ _ENCODER_DECODER_WRAPPERS = (
 _LEGACY_OR_MULTIMODAL = ("blt", "pi0", "pi05")
 
 # Decoder LLM families transformers ships that kvplan refuses, each with its reason in kvplan/configs/families.py
-# REFUSED: gemma4_unified_assistant, a draft model that reads the target's cache (transformers 5.23 cannot build
-# its default; 5.25 builds it on the meta device, but kvplan still does not read a cache it shares with the target).
+# REFUSED: gemma4_unified_assistant, a draft model whose every layer reads the target's cache (transformers 5.25
+# builds it; it keeps no K/V of its own, and vLLM 0.34 / SGLang 0.5.23 run it only as a draft of the target).
 _DECODERS_REFUSED = ("gemma4_unified_assistant",)
 
-# Decoder families kvplan refuses because their cache could not be checked: transformers 5.23 cannot
-# build or run their defaults here (5.25 still cannot build cohere_compass_text's: KeyError 'full_attention');
-# kvplan would otherwise read them by the generic rule, as a guess.
-_DECODERS_UNCHECKED = ("cohere_compass_text", "chameleon", "idefics")
+# Decoder families kvplan refuses because their cache could not be checked: transformers cannot build or run
+# their defaults here (chameleon: 5.25's ChameleonForConditionalGeneration fails on its default config; idefics:
+# cross-attention to image tokens); kvplan would otherwise read them by the generic rule, as a guess.
+# (cohere_compass_text's default cannot build either, KeyError 'full_attention': harness.OVERRIDES gives it the
+# per-layer-type rope_parameters a real config carries, and it is checked.)
+_DECODERS_UNCHECKED = ("chameleon", "idefics")
 
 # Image-text-to-text wrappers of text models kvplan does not read (refused, each with its reason in REFUSED):
-# an unchecked text model (cohere_compass), block diffusion (diffusion_gemma), a pooled indexer whose
-# prompt-plus-ring windows (unlimited_ocr).
-_WRAPPERS_OF_UNREAD_TEXT = ("cohere_compass", "diffusion_gemma", "unlimited_ocr")
+# block diffusion (diffusion_gemma), a pooled indexer whose prompt-plus-ring windows (unlimited_ocr).
+_WRAPPERS_OF_UNREAD_TEXT = ("diffusion_gemma", "unlimited_ocr")
 
 KNOWN_GAPS: dict[str, str] = {
     **dict.fromkeys(_REFUSED_BY_DESIGN, "refused by design: not a decoder with a per-token KV cache"),

@@ -99,6 +99,12 @@ OVERRIDES: dict[str, dict] = {
     # has no fallback (its default cannot run): sections for the shrunk rotary half, 8.
     "ernie4_5_vl_moe": {"rope_parameters": {"mrope_section": [3, 3, 2]}},
     "hunyuan_vl": {"head_dim": 16, "rope_parameters": {"mrope_section": [2, 2, 2, 2]}},
+    # Cohere Compass's rotary embedding reads rope_parameters per layer type, which the default leaves empty
+    # (KeyError 'full_attention'); layer_types with sliding layers (every 4th full) exercise the window.
+    **dict.fromkeys(("cohere_compass_text", "cohere_compass"), {
+        "layer_types": ["full_attention" if i % 4 == 3 else "sliding_attention" for i in range(40)],
+        "rope_parameters": {kind: {"rope_type": "default", "rope_theta": 10000.0}
+                            for kind in ("full_attention", "sliding_attention")}}),
 }
 # The same for settings of a wrapper's top-level config (OVERRIDES go to its text_config).
 TOP_OVERRIDES: dict[str, dict] = {
