@@ -807,6 +807,10 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                              draft_layers=draft_layers)
     if is_inkling(model):
         check_inkling(model, tp, bool(draft_layers or draft_model is not None or num_speculative_tokens))
+    if model.model_type == "zaya" and (draft_layers or draft_model is not None or num_speculative_tokens):
+        raise UsageError(f"vLLM cannot serve {model.name} with speculative decoding: ZayaForCausalLM raises "
+                         "NotImplementedError for any num_speculative_tokens (vLLM 0.34 zaya.py)",
+                         "drop the draft (--mtp, --draft-model, --num-speculative-tokens)")
     target_layers = model.num_layers
     if draft_layers or draft_model is not None or num_speculative_tokens:
         from .vllm_speculative import with_speculation  # the draft's layers after the target's, its tokens' rows
