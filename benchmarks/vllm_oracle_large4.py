@@ -18,9 +18,10 @@ wherever that code runs on a CPU:
   spec comes from vLLM's own MLAAttention.get_kv_cache_spec, customised by the backend vLLM picks;
 - the sparse MLA backend is the first in CudaPlatform's priority list (platforms/cuda.py
   _get_backend_priorities) that accepts the KV dtype (supported_kv_cache_dtypes) and the compute capability;
-  FlashAttention's sparse MLA on Hopper and FA4's on Blackwell need kernels a CPU build lacks, so they are
-  taken as available when the dtype allows them (a stock CUDA build ships them); every sparse backend involved
-  takes a multiple of 64 tokens, so the choice moves no figure here;
+  FlashAttention's sparse MLA (Hopper, bf16 only) and FA4's (Blackwell, bf16, 16 heads or fewer a rank) do not
+  import on a CPU, so FLASHMLA_SPARSE stands in for them (the script prints what it skipped): for a bf16
+  latent all three take a multiple of 64 tokens and align blocks to whole rows (align_blocks_to_rows), so the
+  figures are the same;
 - cache_config.block_size is set by vLLM's Platform._preferred_block_size_for_backends over the backends in
   layer order (phase 1 of update_block_size_for_backend);
 - the specs are collected by Model Runner V2's get_kv_cache_spec (v1/worker/gpu/attn_utils.py, which skips the
@@ -74,7 +75,7 @@ REPO = Path(__file__).resolve().parents[1]
 GIB = 2**30
 MEMS = (7.01, 40)
 LENS = (8192, 131072, 1048576)
-# what the FlashAttention / FA4 sparse MLA backends probe for on the GPU (a stock CUDA build ships them)
+# taken without their device probe, should their modules import (a stock CUDA build ships their kernels)
 KERNEL_PROBED = {"FLASH_ATTN_MLA_SPARSE", "FLASH_ATTN_MLA_SPARSE_FA4"}
 SKIPPED: dict[str, str] = {}  # backends whose module does not import on a CPU
 
