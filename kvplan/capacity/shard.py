@@ -7,8 +7,6 @@ state, like its single shared K/V head, is replicated); Mamba-2 groups are
 first padded to a multiple of TP (a single group is replicated). PP: layers are split
 into contiguous stages as vLLM splits them (the extra layers of an uneven split go
 to the stages before the last).
-A model whose attention vLLM builds from replicated projections keeps its whole
-caches on every rank (TP_REPLICATED_CACHES: ZAYA1).
 """
 
 from __future__ import annotations
@@ -19,16 +17,6 @@ from ..core.layers import LayerSpec, RecurrentState
 from ..core.model import ModelSpec
 from ..core.transform import hold_borrowed
 from ..errors import UsageError
-
-
-# model_type -> why every TP rank holds the layer caches whole. ZAYA1 (vLLM 0.34 model_executor/models/zaya.py):
-# ZayaAttention builds its CCA projections (q_proj, k_proj, v_proj_current / _delayed, the convs) and o_proj as
-# ReplicatedLinear and its Attention with all num_attention_heads / num_key_value_heads; ZayaCCA.get_state_shape
-# is the whole (heads + KV heads) x head_dim conv history and KV heads x head_dim / 2 delayed value
-TP_REPLICATED_CACHES = {
-    "zaya": "ZAYA1's attention and CCA state are replicated on every TP rank (vLLM 0.34 zaya.py: ReplicatedLinear "
-            "projections, Attention over all heads, ZayaCCA.get_state_shape unsharded)",
-}
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -138,14 +126,13 @@ def _shard(model: ModelSpec, tp: int, pp: int) -> list[ModelSpec]:
         raise UsageError("--tp and --pp must be >= 1")
     stages = []
     sharded = {}
-    cache_tp = 1 if model.model_type in TP_REPLICATED_CACHES else tp
     for start, end in stage_bounds(model.num_layers, pp):
         layers = []
         for i in range(start, end):
             original = model.layers[i]
             layer = sharded.get(id(original))
             if layer is None:
-                layer = sharded[id(original)] = shard_layer(original, cache_tp)
+                layer = sharded[id(original)] = shard_layer(original, tp)
             if layer.shares_cache_of is not None and layer.shares_cache_of < start:
                 layer = replace(layer, shares_cache_of=None)
             layers.append(layer)

@@ -72,7 +72,7 @@ from ..core.transform import map_layers
 from ..errors import PlanError, UsageError
 from ..units import GIB
 from .vllm_inkling import check_inkling, conv_state_geometry, conv_state_token_bytes, is_inkling
-from .vllm_rules import LATEST, VllmRules
+from .vllm_rules import LATEST, TP_REPLICATED, VllmRules
 
 DEFAULT_BLOCK_TOKENS = 16  # CacheConfig.DEFAULT_BLOCK_SIZE until 0.33 (0.34: 64; VllmRules.default_block_tokens)
 KERNEL_BLOCK_ALIGN_TOKENS = 16  # FlashAttention / FlashInfer kernel block: a multiple of 16
@@ -818,7 +818,9 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         model, spec_notes = with_speculation(model, rules, draft_layers, draft_model, num_speculative_tokens)
         notes += spec_notes
     fixed, state_notes = engine_model(model, rules)
-    ranked = shard(fixed, tp, 1)[0]  # TP-sharded, all layers
+    if model.model_type in TP_REPLICATED and tp > 1:
+        notes.append(TP_REPLICATED[model.model_type])
+    ranked = shard(fixed, 1 if model.model_type in TP_REPLICATED else tp, 1)[0]  # one TP rank's, all layers
     kda_checkpoints = kimi_k3_checkpoints(model, rules, gpu, notes)
     from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
 

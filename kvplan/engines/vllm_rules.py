@@ -71,6 +71,16 @@ from ..errors import UsageError
 from ..units import GIB
 from .vllm_release import release_key as _key
 
+# model_type -> why vLLM keeps that model whole on every TP rank. ZAYA1 (vLLM 0.34 model_executor/models/zaya.py,
+# the first release that registers ZayaForCausalLM): every linear is a ReplicatedLinear (the CCA projections and
+# convs, o_proj, the MLP's fc1 / fc2 / out_proj / down_proj) and its Attention takes the config's
+# num_attention_heads / num_key_value_heads undivided; ZayaCCA.get_state_shape is the whole conv history and delayed
+# value. SGLang 0.5.23 (models/zaya.py, configs/zaya.py) shards the same model head-parallel, as kvplan's own plan does.
+TP_REPLICATED = {
+    "zaya": "vLLM builds ZAYA1 with replicated layers (0.34 zaya.py: ReplicatedLinear everywhere, Attention over "
+            "all heads, ZayaCCA.get_state_shape unsharded), so every TP rank holds the whole caches and weights",
+}
+
 
 def _src(text: str):
     return field(metadata={"source": text})
