@@ -99,6 +99,7 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         report.lines.append(f"weights: {cast_note}")
     engine = request.engine
     vllm_concurrency = None
+    vllm_pool = None  # --engine vllm's pool at --context, for --emit vllm
     if engine.name == "vllm":
         from .engines import vllm_report
 
@@ -107,6 +108,7 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
                                          enforce_eager=engine.enforce_eager, speculation=engine.speculation)
         if request.engine_tokens == tokens:  # vLLM's sequences of max_model_len = --context
             vllm_concurrency = pool.max_concurrency
+            vllm_pool = pool
     elif engine.name == "sglang":
         from .engines import sglang_report
 
@@ -127,7 +129,9 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
 
         vllm_flags.add_to_report(report, result, chain, dtype_name, request.engine_tokens, rules=engine.emit_rules,
                                  release=engine.emit_release, max_num_seqs=engine.max_num_seqs,
-                                 enforce_eager=engine.enforce_eager, speculation=engine.speculation)
+                                 enforce_eager=engine.enforce_eager, speculation=engine.speculation,
+                                 pool=vllm_pool if engine.emit_rules is None or engine.emit_rules == engine.rules
+                                 else None)
     if engine.max_model_len is not None and engine.max_model_len < tokens:
         report.lines.append(f"note: --context {tokens:,} is above --max-model-len {engine.max_model_len:,}: the engine "
                             f"refuses longer requests, so its figures are for requests of {engine.max_model_len:,} "

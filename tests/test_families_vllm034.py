@@ -140,6 +140,50 @@ def test_zaya_state_agrees_with_vllm_0_34():
     assert est.state_bytes_per_sequence == 4 * ((8 + 2) * 128 * 2 + 2 * 128 // 2) * 2 == 21_504
 
 
+ZAYA_40 = {"model_type": "zaya", "architectures": ["ZayaForCausalLM"], "hidden_size": 2048, "num_hidden_layers": 40,
+           "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128, "cca_time0": 2, "cca_time1": 2,
+           "vocab_size": 1000, "torch_dtype": "bfloat16"}
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4])
+def test_zaya_caches_are_whole_on_every_tp_rank_as_vllm_0_34_builds_them(tp):
+    # zaya.py ZayaAttention: ReplicatedLinear projections and Attention(num_attention_heads, head_dim, scale,
+    # num_key_value_heads) with the config's counts (no division by TP); ZayaCCA.get_state_shape: the whole
+    # ((8 + 2) x 128, 2) conv history and the 2 x 128 / 2 delayed value. So each vLLM rank holds all of it.
+    from kvplan.engines.vllm import simulate
+    from kvplan.engines.vllm_rules import resolve
+
+    model = build_model(ZAYA_40, "zaya")
+    pool = simulate(model, kv_memory_bytes=10 * 2**30, max_model_len=8192, max_num_batched_tokens=8192, tp=tp,
+                    rules=resolve("0.34")[0])
+    # attention page 64 x 2 heads x (128 + 128) x 2 B = 65,536 B >= the CCA page ((8 + 2) x 128 x 2 + 128 = 2,688
+    # x 2 B = 5,376 B), which is padded to it; 40 full + 40 state layers: two groups of 40, a block costs
+    # 40 x 65,536 = 2,621,440 B; 10 GiB // 2,621,440 = 4,096 blocks; a request 8,192 / 64 = 128 + 2 state pages
+    # ('align') = 130; tokens int(4,096 / 130 x 8,192) = 258,111, whatever the TP
+    assert {s.page_bytes for s in pool.layer_specs} == {65_536}
+    assert pool.num_blocks == 4_096 and pool.gpu_kv_cache_tokens == 4_096 * 8192 // 130 == 258_111
+    assert any("replicated" in note for note in pool.notes) == (tp > 1)
+
+
+@pytest.mark.parametrize("tp", [2, 4])
+def test_zaya_plan_without_an_engine_splits_the_kv_heads(tp):
+    # kvplan's own plan splits the 2 KV heads by TP, as SGLang 0.5.23 serves ZAYA1 (models/zaya.py: head-parallel
+    # CCA and RadixAttention over num_key_value_heads / tp_size): 40 layers x 2 x (2 / tp) x 128 x 2 B a token
+    from kvplan.capacity.shard import shard
+
+    rank = shard(build_model(ZAYA_40, "zaya"), tp)[0]
+    assert estimate(rank, 8192).bytes_per_token == 40 * 2 * (2 // tp or 1) * 128 * 2
+
+
+def test_zaya_speculative_decoding_is_refused_as_vllm_0_34_does():
+    # ZayaForCausalLM.__init__: "ZAYA1 does not support speculative decoding." for any num_speculative_tokens
+    from kvplan.engines.vllm import simulate
+    from kvplan.errors import UsageError
+
+    with pytest.raises(UsageError, match="ZayaForCausalLM raises NotImplementedError"):
+        simulate(build_model(ZAYA_40, "zaya"), kv_memory_bytes=2**30, max_model_len=8192, num_speculative_tokens=1)
+
+
 # -- refused by name --------------------------------------------------------------------------------------------
 
 KIMI_TEXT = {"model_type": "kimi_linear", "hidden_size": 2304, "num_hidden_layers": 4, "num_attention_heads": 32,
@@ -305,3 +349,13 @@ def test_mistral_large_4_params_json_needs_no_remote_code():
     assert check("mistral_large_4", False, "0.34.0") == check("mistral_large_4", False, "0.33.0")
     assert check("mistral_large_4", False, "0.34.0").needed is False
     assert check("mistral_large_4", False, "0.34.0").note is None
+
+
+def test_zaya_profile_loads_the_whole_model_on_every_vllm_rank():
+    # every ZAYA1 linear is a ReplicatedLinear in vLLM 0.34 (zaya.py), so a TP 2 rank loads what TP 1 does
+    from kvplan.engines.vllm_profile import predict_available
+
+    model = build_model(ZAYA_40, "zaya")
+    one, two = (predict_available(model, total_bytes=80 * 2**30, gpu_memory_utilization=0.9, tp=tp,
+                                  version="0.34.0", gpu="h100") for tp in (1, 2))
+    assert one.weight_bytes == two.weight_bytes > 0

@@ -113,7 +113,8 @@ def test_inkling_refusals():
         _pool(build_model(raw, "tiny"), "0.34", tp=4)
     with pytest.raises(UsageError, match="bfloat16"):  # InklingConvState asserts a bf16 model dtype
         _pool(build_model(raw | {"torch_dtype": "float16"}, "tiny"), "0.34")
-    with pytest.raises(UsageError, match="speculative decoding is not modelled"):
+    # vLLM 0.34 does serve Inkling MTP (models/inkling/nvidia/mtp.py); the refusal says what kvplan lacks
+    with pytest.raises(UsageError, match="speculative decoding is not modelled.*vLLM 0.34 serves Inkling's MTP"):
         _pool(build_model(raw, "tiny"), "0.34", num_speculative_tokens=1)
 
 
@@ -143,3 +144,24 @@ def test_inkling_is_not_a_hybrid_to_the_model_runner_choice():
     kind = model_kind(_small())
     assert kind["is_hybrid"] is False and kind["is_moe"] is True
     assert runs_model_runner_v2("0.26.0", kind) is True
+
+
+def test_inkling_emitted_max_num_seqs_is_what_vllms_pool_keeps_decoding():
+    # --emit vllm with --engine vllm at --context 4,096 (40 GiB, the small config): 23,405 blocks (as in
+    # test_inkling_small_034_conv_state_is_a_sliding_window_of_the_kernel, the pool does not depend on the length).
+    # A decoding request of 4,096 tokens holds (SlidingWindowManager.remove_skipped_blocks frees whole blocks below
+    # the window): full cdiv(4,096, 64) = 64; each sliding-512 group at most cdiv(511, 64) + 1 = 9 (x 5 = 45);
+    # each conv group (window 4, block 8) at most cdiv(3, 8) + 1 = 2 (x 6 = 12): 121 blocks.
+    # 23,405 // 121 = 193 (121 x 193 = 23,353; 121 x 194 = 23,474 > 23,405)
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+
+    r = CliRunner().invoke(app, ["estimate", str(DATA / "inkling-small-text-quoted.json"), "--engine", "vllm",
+                                 "--kv-memory", "40GiB", "--context", "4096", "--emit", "vllm", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["engine"]["num_blocks"] == 23_405
+    argv = out["emit"]["argv"]
+    assert argv[argv.index("--max-num-seqs") + 1] == "193"
+    assert any("121 blocks each" in n for n in out["emit"]["notes"])

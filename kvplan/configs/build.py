@@ -442,6 +442,12 @@ def _architecture(raw: dict) -> str | None:
     return None
 
 
+def _latent_fp8(f: Fields) -> str | None:
+    """Mistral Large 4's dsa.fp8_kv_cache (configs/mistral_params.py): vLLM 0.34's --kv-cache-dtype auto keeps the
+    latent as fp8_ds_mla on CUDA (model_executor/models/config.py MistralLarge4ForCausalLM.verify_and_update_config)."""
+    return "fp8_ds_mla" if f.model_type == "mistral_large_4" and f.flag("fp8_kv_cache", default=False) else None
+
+
 def _architectures(raw: dict) -> tuple[str, ...]:
     """Every name in the config's architectures, in order."""
     names = raw.get("architectures")
@@ -545,7 +551,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         # mtp_num_hidden_layers, every other num_nextn_predict_layers
         mtp_layers=f.opt_int("mtp_num_hidden_layers" if f.model_type.startswith("qwen3_5")
                              else "num_nextn_predict_layers", minimum=0),
-        checkpoint_kv_cache=quant_bytes.modelopt_kv_cache(_quantization_config(raw, f)),
+        checkpoint_kv_cache=quant_bytes.modelopt_kv_cache(_quantization_config(raw, f)) or _latent_fp8(f),
         config_model_type=raw["model_type"],
         config_ships_code=isinstance(raw.get("auto_map"), dict) and "AutoConfig" in raw["auto_map"],
     )

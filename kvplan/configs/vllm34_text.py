@@ -110,7 +110,8 @@ def large4_notes(f: Fields) -> tuple[str, ...]:
     if not f.flag("fp8_kv_cache", default=False):
         return ()
     return ("the checkpoint sets dsa.fp8_kv_cache: vLLM 0.34 keeps the latent cache as fp8_ds_mla (FP8 on ROCm) "
-            "unless --kv-cache-dtype bfloat16 is given; plan with --kv-dtype fp8 to size that",)
+            "unless --kv-cache-dtype bfloat16 is given (--engine vllm plans it so); kvplan's own plan keeps the "
+            "model's dtype unless --kv-dtype fp8",)
 
 
 ROWS: list[Family] = [

@@ -51,7 +51,8 @@ Not modelled: token eviction, compressed sparse attention and Quest (vLLM
 allocates every token), speculative decoding's lookahead slots, DFlash /
 DSpark drafts and a draft at its own TP size (vllm_speculative.py), DCP/PCP, 0.29+'s
 block-outermost packing of groups with mixed page sizes, non-Hopper backends
-(Blackwell MLA uses other block sizes), FA4's 64-token kernel page for fp8 KV at
+(Blackwell MLA uses other block sizes; only 0.34's sparse MLA fp8 on Blackwell, a
+plain fp8 latent, is modelled), FA4's 64-token kernel page for fp8 KV at
 head size 512 on Hopper (0.31+, Gemma 4: a note), FlashKDA's prefill checkpoint
 (a KDA config with gate_lower_bound).
 """
@@ -71,7 +72,7 @@ from ..core.transform import map_layers
 from ..errors import PlanError, UsageError
 from ..units import GIB
 from .vllm_inkling import check_inkling, conv_state_geometry, conv_state_token_bytes, is_inkling
-from .vllm_rules import LATEST, VllmRules
+from .vllm_rules import LATEST, TP_REPLICATED, VllmRules
 
 DEFAULT_BLOCK_TOKENS = 16  # CacheConfig.DEFAULT_BLOCK_SIZE until 0.33 (0.34: 64; VllmRules.default_block_tokens)
 KERNEL_BLOCK_ALIGN_TOKENS = 16  # FlashAttention / FlashInfer kernel block: a multiple of 16
@@ -163,7 +164,12 @@ def attention_token_bytes(heads: int, head_k: int, head_v: int, kv_dtype: str, s
     raise UsageError(f"--kv-cache-dtype {kv_dtype}: kvplan does not model this vLLM KV dtype's page for attention")
 
 
-def latent_token_bytes(cache: TokenCache, kv_dtype: str, serving: Storage, sparse: bool, rules: VllmRules) -> int:
+def latent_token_bytes(cache: TokenCache, kv_dtype: str, serving: Storage, sparse: bool, rules: VllmRules,
+                       blackwell: bool = False) -> int:
+    """One token of an MLA latent. sparse: DSA (V3.2-style indexer) layers; blackwell: an SM 10 GPU, where
+    0.34's FlashInfer sparse MLA keeps --kv-cache-dtype fp8 as a plain fp8 latent (sparse_mla_sm100_plain_fp8)."""
+    if sparse and blackwell and rules.sparse_mla_sm100_plain_fp8 and kv_dtype in ("fp8", "fp8_e4m3"):
+        return cache.heads * cache.key_dim
     if sparse and kv_dtype in ("auto", "fp8", "fp8_e4m3", "fp8_ds_mla"):
         kv_dtype = {"auto": rules.v32_auto_kv_dtype}.get(kv_dtype, rules.v32_fp8_kv_dtype)
     if kv_dtype == "fp8_ds_mla":
@@ -404,8 +410,8 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
 
 def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, hybrid_manager: bool = True,
                 rules: VllmRules = LATEST, kv_cache_dtype: str | None = None, prefix_caching: bool | None = None,
-                *, local_as_full: bool = True, num_speculative_tokens: int = 0, kda_checkpoints: bool = False
-                ) -> tuple[list[tuple[int, PageSpec]], list[str], str]:
+                *, local_as_full: bool = True, num_speculative_tokens: int = 0, kda_checkpoints: bool = False,
+                capability: tuple[int, int] | None = None) -> tuple[list[tuple[int, PageSpec]], list[str], str]:
     """(model layer index, spec) for every cache vLLM allocates, notes, and the KV dtype used.
 
     `model` is one TP rank's (already sharded, engine dtypes applied). A model
@@ -416,6 +422,7 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
     makes them even when the hybrid KV cache manager is off (what the start
     check of releases before 0.14 sees, before get_kv_cache_groups unifies them).
     num_speculative_tokens: speculative decoding's draft tokens (a state page each from 0.15).
+    capability: the GPU's CUDA compute capability (None: Hopper assumed), where it picks the sparse MLA backend.
     """
     notes: list[str] = []
     serving = serving_storage(model)
@@ -430,6 +437,13 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
                 if note:
                     notes.append(note)
                 break
+        if kv_cache_dtype == "auto" and sparse and model.checkpoint_kv_cache == "fp8_ds_mla":
+            # Mistral Large 4's dsa.fp8_kv_cache: MistralLarge4ForCausalLM.verify_and_update_config (0.34
+            # model_executor/models/config.py) turns auto into fp8_ds_mla on CUDA
+            kv_cache_dtype = "fp8_ds_mla"
+            notes.append(f"the checkpoint sets dsa.fp8_kv_cache: vLLM {rules.version}'s --kv-cache-dtype auto keeps "
+                         "the latent as fp8_ds_mla (656 B a token), as planned here; serve with --kv-cache-dtype "
+                         "bfloat16 for a bf16 latent")
     elif kv_cache_dtype not in rules.kv_cache_dtypes:
         raise UsageError(f"--kv-cache-dtype {kv_cache_dtype!r} is not a vLLM {rules.version} KV dtype",
                          f"vLLM {rules.version} offers {', '.join(rules.kv_cache_dtypes)}")
@@ -437,26 +451,30 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
         raise UsageError(f"--block-size {block_tokens} is not accepted by vLLM {rules.version}",
                          f"use one of {', '.join(map(str, rules.block_sizes))}")
     block = block_tokens or rules.default_block_tokens
+    blackwell = capability is not None and capability[0] == 10
+    gpu_name = "Blackwell" if blackwell and rules.sparse_mla_sm100_plain_fp8 else "Hopper"
     if has_latent:
         quantized = kv_cache_dtype not in ("auto", "bfloat16", "float16")
         wanted = rules.mla_block_sparse if sparse else (rules.mla_block_fp8 if quantized else rules.mla_block_bf16)
         backend = "FlashMLA sparse" if sparse else ("FlashMLA" if quantized else "FlashAttention MLA")
+        if sparse and blackwell and rules.sparse_mla_sm100_plain_fp8:  # every SM 10 sparse backend takes 64
+            backend = "FlashInfer sparse MLA" if kv_cache_dtype in ("fp8", "fp8_e4m3") else "sparse MLA"
         forced = rules.mla_block_forced
         if forced == "exact" or (forced == "multiple" and sparse):  # check_and_update_config: any other size -> 64
             if block != wanted:
                 notes.append(f"MLA: block size {block} -> {wanted} (vLLM {rules.version} forces it for {backend} "
-                             "on Hopper)")
+                             f"on {gpu_name})")
                 block = wanted
         elif forced == "multiple":  # 0.11.1-0.17: a multiple of 64 is kept, anything else -> 64
             if block % wanted:
                 notes.append(f"MLA: block size {block} -> {wanted} (vLLM {rules.version} forces a multiple of "
-                             f"{wanted} for {backend} on Hopper)")
+                             f"{wanted} for {backend} on {gpu_name})")
                 block = wanted
         elif block_tokens is None and block != wanted:
-            notes.append(f"MLA: block size {block} -> {wanted} ({backend}'s preferred size on Hopper)")
+            notes.append(f"MLA: block size {block} -> {wanted} ({backend}'s preferred size on {gpu_name})")
             block = wanted
         elif block_tokens is None:
-            notes.append(f"MLA: block size {block} ({backend} on Hopper)")
+            notes.append(f"MLA: block size {block} ({backend} on {gpu_name})")
     block_sparse = [c for c in caches if c.policy.read_page_tokens and not c.policy.read_page_meta]
     if block_sparse and block != MINIMAX_M3_BLOCK:  # MiniMax-M3: update_block_size_for_backend
         notes.append(f"MiniMax-M3: block size {block} -> {MINIMAX_M3_BLOCK} (its sparse attention and indexer "
@@ -481,7 +499,7 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
             specs.append((i, PageSpec("sliding", kernel, token_bytes=conv_state_token_bytes(layer),
                                       window_tokens=kernel, conv_shape=(heads, packed))))
         for cache in layer.caches:
-            specs.append((i, _token_cache_spec(cache, block, kv_cache_dtype, serving, sparse, rules)))
+            specs.append((i, _token_cache_spec(cache, block, kv_cache_dtype, serving, sparse, rules, blackwell)))
         if layer.state is not None and not inkling:
             specs.append((i, PageSpec(MAMBA, max_model_len, state_bytes=layer.state.bytes)))
     if inkling:
@@ -528,17 +546,21 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
     if sparse:
         used = {"auto": rules.v32_auto_kv_dtype}.get(kv_cache_dtype, rules.v32_fp8_kv_dtype
                                                      if kv_cache_dtype.startswith("fp8") else kv_cache_dtype)
-        notes.append(f"DeepSeek-V3.2: --kv-cache-dtype {kv_cache_dtype} is stored as "
+        if blackwell and rules.sparse_mla_sm100_plain_fp8 and kv_cache_dtype in ("fp8", "fp8_e4m3"):
+            used = "plain fp8 (FlashInfer sparse MLA on Blackwell)"
+        label = "Mistral Large 4" if model.model_type == "mistral_large_4" else "DeepSeek-V3.2"
+        notes.append(f"{label}: --kv-cache-dtype {kv_cache_dtype} is stored as "
                      f"{'bf16' if used == 'auto' else used} in vLLM {rules.version}")
     return specs, notes, kv_cache_dtype
 
 
 def _token_cache_spec(cache: TokenCache, block: int, kv_dtype: str, serving: Storage, sparse: bool,
-                      rules: VllmRules) -> PageSpec:
+                      rules: VllmRules, blackwell: bool = False) -> PageSpec:
     if cache.kind == "indexer":  # fp8 keys + fp32 scale per 128 channels, as stored
         return PageSpec("indexer", block, token_bytes=cache.entry_bytes(1))
     if cache.kind == "latent":
-        return PageSpec("mla", block, token_bytes=latent_token_bytes(cache, kv_dtype, serving, sparse, rules))
+        return PageSpec("mla", block, token_bytes=latent_token_bytes(cache, kv_dtype, serving, sparse, rules,
+                                                                     blackwell))
     if kv_dtype == "":  # not a vLLM dtype: kvplan's own layout
         per_token = -(-cache.bytes_per_token().numerator // cache.bytes_per_token().denominator)
     elif kv_dtype == "auto" and cache.storage.granularity == "none":
@@ -785,6 +807,10 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                              draft_layers=draft_layers)
     if is_inkling(model):
         check_inkling(model, tp, bool(draft_layers or draft_model is not None or num_speculative_tokens))
+    if model.model_type == "zaya" and (draft_layers or draft_model is not None or num_speculative_tokens):
+        raise UsageError(f"vLLM cannot serve {model.name} with speculative decoding: ZayaForCausalLM raises "
+                         "NotImplementedError for any num_speculative_tokens (vLLM 0.34 zaya.py)",
+                         "drop the draft (--mtp, --draft-model, --num-speculative-tokens)")
     target_layers = model.num_layers
     if draft_layers or draft_model is not None or num_speculative_tokens:
         from .vllm_speculative import with_speculation  # the draft's layers after the target's, its tokens' rows
@@ -792,12 +818,17 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         model, spec_notes = with_speculation(model, rules, draft_layers, draft_model, num_speculative_tokens)
         notes += spec_notes
     fixed, state_notes = engine_model(model, rules)
-    ranked = shard(fixed, tp, 1)[0]  # TP-sharded, all layers
+    if model.model_type in TP_REPLICATED and tp > 1:
+        notes.append(TP_REPLICATED[model.model_type])
+    ranked = shard(fixed, 1 if model.model_type in TP_REPLICATED else tp, 1)[0]  # one TP rank's, all layers
     kda_checkpoints = kimi_k3_checkpoints(model, rules, gpu, notes)
+    from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
+
+    capability = CUDA_CAPABILITY.get(gpu or "")
     pairs, spec_notes, kv_dtype = layer_specs(ranked, block_tokens, max_model_len, hybrid_manager, rules,
                                               kv_cache_dtype, prefix_caching,
                                               num_speculative_tokens=num_speculative_tokens,
-                                              kda_checkpoints=kda_checkpoints)
+                                              kda_checkpoints=kda_checkpoints, capability=capability)
     notes += state_notes + spec_notes
     if not pairs:
         raise PlanError(f"{model.name} has no KV cache: vLLM allocates one null block")
@@ -845,7 +876,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         if any("sized as full attention" in n for n in spec_notes):
             checked = [s for _, s in layer_specs(ranked, block_tokens, max_model_len, hybrid_manager, rules,
                                                  kv_cache_dtype, prefix_caching, local_as_full=False,
-                                                 kda_checkpoints=kda_checkpoints)[0]]
+                                                 kda_checkpoints=kda_checkpoints, capability=capability)[0]]
 
         def fits(length: int) -> bool:  # check_enough_kv_cache_memory: every layer's worst case, summed
             return all(sum(checked[i].max_memory_bytes(length, in_flight) for i in st) <= kv_memory_bytes

@@ -121,12 +121,13 @@ def _kv_cache_dtype(model: ModelSpec, kv_dtype_name: str, rules: VllmRules = LAT
 
 def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             rules: VllmRules | None = None, max_num_seqs: int | None = None,
-            enforce_eager: bool = False, speculation=None) -> tuple[list[str], list[NotApplied], list[str]]:
+            enforce_eager: bool = False, speculation=None, pool=None) -> tuple[list[str], list[NotApplied], list[str]]:
     """(argv of `vllm serve`, techniques vLLM cannot apply, notes) for the release `rules` model.
     max_num_seqs / enforce_eager: the user's own settings (--max-num-seqs, --enforce-eager), passed on;
     speculation: kvplan.request.Speculation: the checkpoint's MTP layers (draft tokens by default one per
     layer, vLLM's own default: n_predict, config/speculative.py) or a separate draft checkpoint (its method by
-    its architecture: eagle3, eagle, draft_model)."""
+    its architecture: eagle3, eagle, draft_model). pool: --engine vllm's VllmPool at --context (Inkling: its
+    --max-num-seqs is held to the sequences that pool keeps decoding, see _inkling_decode_fit)."""
     rules = rules or LATEST
     plan, dep, cap = result.plan, result.deployment, result.capacity
     model = plan.model
@@ -160,7 +161,10 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             notes.append(f"--max-num-seqs {max_num_seqs}: only {cap.max_concurrency} sequences of --context fit the "
                          "KV pool at once; more run when requests are shorter")
     elif cap is not None:
-        if cap.max_concurrency >= 1:
+        fit = _inkling_decode_fit(model, pool, cap.max_concurrency, notes)
+        if fit is not None:
+            argv += ["--max-num-seqs", str(fit)]
+        elif cap.max_concurrency >= 1:
             argv += ["--max-num-seqs", str(cap.max_concurrency)]
             gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
             default_seqs = rules.max_num_seqs(gpu.memory_bytes if gpu else None, gpu.name if gpu else "")
@@ -215,6 +219,29 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
     return argv, skipped, notes
 
 
+def _inkling_decode_fit(model: ModelSpec, pool, planned: int, notes: list[str]) -> int | None:
+    """Inkling under --engine vllm: the --max-num-seqs vLLM's own pool bears, where it is below kvplan's capacity.
+
+    vLLM pages each layer's conv state as a sliding window of the kernel's tokens, its page raised to the
+    attention page (vllm_inkling.py), so a decoding request holds whole blocks of every conv group, and whole
+    blocks of every sliding group's window: more than kvplan's own per-token sum. max_num_seqs is what bounds
+    the running requests (the scheduler admits a request while blocks for its prompt are free, then preempts when
+    decode runs out), so a value above num_blocks // blocks a decoding request holds leads to preemption.
+    None: not Inkling, no pool at --context, or kvplan's figure is the smaller."""
+    from .vllm_inkling import decode_blocks_per_request, is_inkling
+
+    if pool is None or not is_inkling(model):
+        return None
+    held = decode_blocks_per_request(pool, pool.max_model_len)
+    fit = pool.num_blocks // held
+    if fit >= planned or fit < 1:
+        return None
+    notes.append(f"--max-num-seqs {fit}: vLLM's pool ({pool.num_blocks:,} blocks) keeps {fit} --context-long "
+                 f"sequences decoding ({held} blocks each: the conv states and sliding windows take whole blocks), "
+                 f"fewer than kvplan's {planned}; a larger value lets vLLM admit requests it then preempts")
+    return fit
+
+
 def long_context_env(model: ModelSpec, max_model_len_tokens: int) -> list[str]:
     """The environment vLLM needs to start with a max_model_len above the model's
     (vllm/config/model.py: _get_and_verify_max_len)."""
@@ -224,16 +251,17 @@ def long_context_env(model: ModelSpec, max_model_len_tokens: int) -> list[str]:
 
 def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
                   rules: VllmRules | None = None, release: str | None = None, max_num_seqs: int | None = None,
-                  enforce_eager: bool = False, speculation=None) -> None:
+                  enforce_eager: bool = False, speculation=None, pool=None) -> None:
     """`--emit vllm`: the command under report.data["emit"] and as lines. release: the vLLM
-    release asked for (its registry says whether it serves the architecture; default: the rules')."""
+    release asked for (its registry says whether it serves the architecture; default: the rules').
+    pool: --engine vllm's VllmPool at --context, where one was planned (see command)."""
     from .vllm import check_modelled
     from .vllm_served import check
 
     check_modelled(result.plan.model)
     rules = rules or LATEST
     argv, skipped, notes = command(result, techniques, kv_dtype_name, max_model_len_tokens, rules, max_num_seqs,
-                                   enforce_eager, speculation)
+                                   enforce_eager, speculation, pool)
     served = check(result.plan.model.registry_names, release or rules.version)
     if served.reason:
         notes.insert(0, served.reason)

@@ -56,9 +56,31 @@ def check_inkling(model: ModelSpec, tp: int, speculative: bool) -> None:
         raise UsageError(f"vLLM cannot serve {model.name} in float16: InklingConvState asserts a bfloat16 model "
                          "dtype (models/inkling/nvidia/sconv_swa_attn.py)", "serve it in bfloat16")
     if speculative:
-        raise UsageError(f"--engine vllm: speculative decoding is not modelled for {model.name} (its MTP layers "
-                         "are Inkling decoder layers with conv states, and multi-module drafts retain extra "
-                         "sliding-window tokens)", "drop the draft, or plan without it")
+        raise UsageError(f"--engine vllm: speculative decoding is not modelled for {model.name}: vLLM 0.34 serves "
+                         "Inkling's MTP draft (models/inkling/nvidia/mtp.py: min(mtp_config.num_nextn_predict_"
+                         "layers, num_speculative_tokens) depth layers, each an Inkling decoder layer with a conv "
+                         "state and full or sliding attention by mtp_config.local_layer_ids), and with two or more "
+                         "depths every sliding-window spec, conv states included, keeps num_speculative_tokens - 1 "
+                         "more tokens (kv_cache_planning.py get_global_kv_cache_groups); kvplan sizes neither yet",
+                         "drop the draft, or plan without it")
+
+
+def decode_blocks_per_request(pool, context_tokens: int) -> int:
+    """Blocks one decoding request of context_tokens holds in vLLM's pool at most, summed over the groups.
+
+    A full group holds cdiv(L, block); a sliding group (the conv states too) frees the blocks wholly below the
+    window (single_type_kv_cache_manager.py SlidingWindowManager.remove_skipped_blocks: the first L - W + 1 tokens
+    are skipped), so it holds at most cdiv(W - 1, block) + 1 blocks, or cdiv(L, block) when L is shorter. This is
+    the steady state; SlidingWindowSpec.max_memory_usage_bytes (the start-up concurrency) instead counts the
+    tokens in flight, which a prefill chunk holds until it is computed."""
+    total = 0
+    for group in pool.groups:
+        spec = group.spec
+        held = -(-context_tokens // spec.block_tokens)
+        if spec.kind == "sliding":
+            held = min(held, -(-(spec.window_tokens - 1) // spec.block_tokens) + 1)
+        total += held
+    return total
 
 
 def conv_state_geometry(layer: LayerSpec) -> tuple[int, int, int]:

@@ -478,7 +478,10 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     on from 0.34.0); the estimate's pool_bytes is then that measured pool and available_bytes the reserved
     capacity the log's "Available KV cache memory" prints (gpu_memory_utilization: the resolved one, 1.0 by
     default with it)."""
-    ranks = max(tp, 1) * max(pp, 1)
+    from .vllm_rules import TP_REPLICATED
+
+    weight_tp = 1 if model.model_type in TP_REPLICATED else max(tp, 1)  # every rank loads the whole model
+    ranks = weight_tp * max(pp, 1)
     notes = []
     extra = 0
     if drafter is not None and weight_bytes is None:
@@ -503,7 +506,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             record, cast_note = vllm_loaded(model, record)
             if cast_note is not None:
                 notes.append(cast_note)
-            per_gpu = weights_per_gpu(model, record, tp, pp, extra)
+            per_gpu = weights_per_gpu(model, record, weight_tp, pp, extra)
         elif served_from_float32(model):  # 4 B per parameter as stored, 2 B as vLLM loads it
             per_gpu = model.weight_bytes // 2 // ranks + extra
             weights_from = "parameter count x 2 B: a float32 checkpoint, served in bf16 (vLLM's dtype auto)"

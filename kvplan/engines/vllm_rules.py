@@ -41,7 +41,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | Mamba / GDN state pages per request, speculative decoding | 1 (0.11-0.14); 1 + num_speculative_tokens (align: 2 + ...) from 0.15.0 |
 | Nemotron-H SSM state                  | serving dtype; from 0.13.0 the config's mamba_ssm_cache_dtype (NemotronHConfig's default float32), else float16; else float32 from 0.20.0 |
 | Qwen3.5 / 3.6 GDN SSM state          | serving dtype; the config's mamba_ssm_dtype (float32) from 0.17.0          |
-| DeepSeek-V3.2 auto KV dtype           | fp8_ds_mla (0.11.0); bf16 from 0.11.1; fp8 -> fp8_ds_mla in every release   |
+| DeepSeek-V3.2 auto KV dtype           | fp8_ds_mla (0.11.0); bf16 from 0.11.1; fp8 -> fp8_ds_mla in every release (0.34.0 on Blackwell: plain fp8) |
 
 0.34.0 was read whole for these rules (kv_cache_utils.py, kv_cache_planning.py,
 kv_cache_interface.py, block_pool.py, single_type_kv_cache_manager.py, config/cache.py,
@@ -70,6 +70,16 @@ from dataclasses import dataclass, field, fields, replace
 from ..errors import UsageError
 from ..units import GIB
 from .vllm_release import release_key as _key
+
+# model_type -> why vLLM keeps that model whole on every TP rank. ZAYA1 (vLLM 0.34 model_executor/models/zaya.py,
+# the first release that registers ZayaForCausalLM): every linear is a ReplicatedLinear (the CCA projections and
+# convs, o_proj, the MLP's fc1 / fc2 / out_proj / down_proj) and its Attention takes the config's
+# num_attention_heads / num_key_value_heads undivided; ZayaCCA.get_state_shape is the whole conv history and delayed
+# value. SGLang 0.5.23 (models/zaya.py, configs/zaya.py) shards the same model head-parallel, as kvplan's own plan does.
+TP_REPLICATED = {
+    "zaya": "vLLM builds ZAYA1 with replicated layers (0.34 zaya.py: ReplicatedLinear everywhere, Attention over "
+            "all heads, ZayaCCA.get_state_shape unsharded), so every TP rank holds the whole caches and weights",
+}
 
 
 def _src(text: str):
@@ -127,6 +137,11 @@ class VllmRules:
     mla_block_sparse: int = _src(
         "until 0.17.1 vllm/platforms/cuda.py (FlashMLASparse forces 64); "
         "from 0.18.0 vllm/v1/attention/backends/mla/flashmla_sparse.py: get_supported_kernel_block_sizes")
+    sparse_mla_sm100_plain_fp8: bool = _src(
+        "0.34.0 vllm/platforms/cuda.py _get_backend_priorities (SM 10, a quantized KV dtype: FLASHINFER_MLA_SPARSE "
+        "before FLASHMLA_SPARSE) and flashinfer_mla_sparse.py (fp8 / fp8_e4m3 accepted, fp8_ds_mla refused): "
+        "--kv-cache-dtype fp8 on Blackwell keeps the plain fp8 latent, kv_lora_rank + rope bytes; earlier "
+        "releases not read for Blackwell (False: fp8_ds_mla, Hopper's FlashMLA sparse)")
     mla_block_forced: str = _src(
         "vllm/platforms/cuda.py: CudaPlatformBase.check_and_update_config: 'exact' (0.11.0: block != 64 -> 64), "
         "'multiple' (0.11.1-0.17.1: block % 64 != 0 -> 64; sparse != 64 -> 64), '' (0.18.0+: a user's "
@@ -313,6 +328,7 @@ V0_11 = VllmRules(
     qwen35_config_ssm_dtype=False,
     v32_auto_kv_dtype="fp8_ds_mla",
     v32_fp8_kv_dtype="fp8_ds_mla",
+    sparse_mla_sm100_plain_fp8=False,
 )
 
 V0_11_1 = replace(V0_11, version="0.11.1", block_sizes=(1, 8, 16, 32, 64, 128, 256), mla_block_forced="multiple",
@@ -352,7 +368,7 @@ V0_33 = replace(V0_32, version="0.33", mamba_align_pages=(("mamba2", 3), ("gated
 # scheduling with PP (PP + 1 batches in flight). The KV dtypes, batch tiers, Mamba / GDN pages and alignments,
 # the start check with its null block and the log lines kvplan reads are 0.33's.
 V0_34 = replace(V0_33, version="0.34", default_block_tokens=64, mla_block_bf16=64, extensible_kv_cache=True,
-                gpu_memory_utilization=1.0, async_scheduling_with_pp=True)
+                gpu_memory_utilization=1.0, async_scheduling_with_pp=True, sparse_mla_sm100_plain_fp8=True)
 
 RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_23, V0_25, V0_26, V0_27,
          V0_28, V0_29, V0_31, V0_32, V0_33, V0_34)
