@@ -42,8 +42,9 @@ if not any(isinstance(finder, _InstalledKernelsFirst) for finder in sys.meta_pat
 def click_app():
     """The full app as the click command typer builds from it, built once per test process.
 
-    typer builds that command (inspecting the signature of all 12 commands) on every call of the Typer app:
-    about 0.25 s of CPU, more than most commands then take, and the in-process tests make hundreds of calls.
+    typer builds that command (inspecting the signature of all 12 commands) on every call of the Typer app; in
+    the suite that was most of an in-process test's cost (test_gguf_bad_metadata.py, one call per test: 37 s of
+    CPU for 131 tests before, 5 s after), and the in-process tests make hundreds of calls.
     The command is the one every call would build (typer.main.get_command, typer's documented way to
     reach it) and click parses each call in a fresh context, so no state passes between tests."""
     import typer
