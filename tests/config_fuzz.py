@@ -154,10 +154,23 @@ def _alarm(signum, frame):
     raise _TooSlow()
 
 
+_COMMAND = []  # the app's click command, built once (typer rebuilds all 12 commands on every call of the app)
+
+
+def _command():
+    if not _COMMAND:
+        import typer
+
+        from kvplan.cli.app import app
+
+        _COMMAND.append(typer.main.get_command(app))
+    return _COMMAND[0]
+
+
 def _invoke(argv: list[str], debug: bool) -> tuple[int, str, str, BaseException | None]:
     from kvplan.cli import common
-    from kvplan.cli.app import app
 
+    app = _command()
     out, err = io.StringIO(), io.StringIO()
     old = sys.argv, sys.stdout, sys.stderr, os.environ.get("KVPLAN_DEBUG")
     sys.argv, sys.stdout, sys.stderr = ["kvplan", *argv], out, err

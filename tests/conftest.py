@@ -38,8 +38,22 @@ if not any(isinstance(finder, _InstalledKernelsFirst) for finder in sys.meta_pat
     sys.meta_path.insert(0, _InstalledKernelsFirst())
 
 
+@pytest.fixture(scope="session")
+def click_app():
+    """The full app as the click command typer builds from it, built once per test process.
+
+    typer builds that command (inspecting the signature of all 12 commands) on every call of the Typer app; in
+    the suite that was most of an in-process test's cost (test_gguf_bad_metadata.py, one call per test: 37 s of
+    CPU for 131 tests before, 5 s after), and the in-process tests make hundreds of calls.
+    The command is the one every call would build (typer.main.get_command, typer's documented way to
+    reach it) and click parses each call in a fresh context, so no state passes between tests."""
+    import typer
+
+    return typer.main.get_command(app)
+
+
 @pytest.fixture
-def cli():
+def cli(click_app):
     """Invoke `kvplan ...` in-process; returns (exit code, stdout, stderr)."""
     runner = CliRunner()
 
@@ -54,7 +68,7 @@ def cli():
         sys.argv = ["kvplan", *args]
         sys.stdout, sys.stderr = out, err
         try:
-            code = common.run(app)
+            code = common.run(click_app)  # common.run only calls it, as it calls the Typer app
         finally:
             sys.argv, sys.stdout, sys.stderr = old_argv, old_out, old_err
         return code, out.getvalue(), err.getvalue()

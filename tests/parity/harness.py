@@ -296,6 +296,19 @@ def is_causal(model_type: str) -> bool:
     return model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
 
+def _weights_left_uninitialised():
+    """transformers' own switch that skips initialising the weights (torch's and its own init functions,
+    module by module); run() then fills every weight from one seeded normal(0, 0.02) in one pass. The cache
+    holds what the forward writes, whose shapes follow the config, not the weights' values."""
+    import contextlib
+
+    try:
+        from transformers.initialization import no_init_weights
+    except ImportError:  # older transformers: initialise as before
+        return contextlib.nullcontext()
+    return no_init_weights()
+
+
 def run(model_type: str, wrapper: bool = False, top=None, weigh: bool = True) -> Built:
     """Build, run and count one model_type. wrapper: an image-text-to-text type, built whole
     (AutoModelForImageTextToText) and run on text tokens only (no image). top: its shrunk config.
@@ -318,7 +331,13 @@ def run(model_type: str, wrapper: bool = False, top=None, weigh: bool = True) ->
                 if params > MAX_PARAMS:
                     raise Skip(f"harness: the shrunk model still has {params:,} parameters "
                                f"(limit {MAX_PARAMS:,})")
-            model = auto.from_config(cfg)
+            with _weights_left_uninitialised():
+                model = auto.from_config(cfg)
+            with torch.no_grad():  # finite, seeded values instead of whatever the memory held
+                gen = torch.Generator().manual_seed(0)
+                for p in model.parameters():
+                    if p.is_floating_point():
+                        p.normal_(0.0, 0.02, generator=gen)
     except Skip:
         raise
     except Exception as exc:  # noqa: BLE001
