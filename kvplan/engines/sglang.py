@@ -36,7 +36,8 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   Mamba-2, Nemotron Nano VL V2's (its llm_config, 0.5.23 configs/hybrid_arch.py mamba2_config), LFM2's short conv,
   Kimi Linear's KDA, Ling / Ring 2.5's lightning attention (BailingMoeV2_5ForCausalLM: hybrid_lightning_config) and,
   0.5.23 only, Ling 3.0's (BailingMoeV3ForCausalLM, pooled as Kimi Linear by kimi_linear_config; where SGLang reads
-  either Bailing hybrid's layers or state otherwise than kvplan, refused: kvplan.engines.sglang_bailing):
+  either Bailing hybrid's layers or state otherwise than kvplan, refused: kvplan.engines.sglang_bailing), and,
+  0.5.23 only, ZAYA1's CCA conv state (its own layer split and shape: kvplan.engines.sglang_zaya):
   model_runner.mambaish_config): the cell counts the
   full-attention layers only, and a state pool comes first (handle_max_mamba_cache): max_mamba_cache_size =
   int(rest x r / (1 + r) x 2**30 // per-request state), r = mamba_full_memory_ratio (0.9), the rest less those
