@@ -36,7 +36,8 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   Mamba-2, Nemotron Nano VL V2's (its llm_config, 0.5.23 configs/hybrid_arch.py mamba2_config), LFM2's short conv,
   Kimi Linear's KDA, Ling / Ring 2.5's lightning attention (BailingMoeV2_5ForCausalLM: hybrid_lightning_config) and,
   0.5.23 only, Ling 3.0's (BailingMoeV3ForCausalLM, pooled as Kimi Linear by kimi_linear_config; where SGLang reads
-  either Bailing hybrid's layers or state otherwise than kvplan, refused: kvplan.engines.sglang_bailing):
+  either Bailing hybrid's layers or state otherwise than kvplan, refused: kvplan.engines.sglang_bailing), and,
+  0.5.23 only, ZAYA1's CCA conv state (its own layer split and shape: kvplan.engines.sglang_zaya):
   model_runner.mambaish_config): the cell counts the
   full-attention layers only, and a state pool comes first (handle_max_mamba_cache): max_mamba_cache_size =
   int(rest x r / (1 + r) x 2**30 // per-request state), r = mamba_full_memory_ratio (0.9), the rest less those
@@ -79,6 +80,7 @@ from ..configs.nemotron_nas import linear_replacement
 from ..core.model import ModelSpec
 from ..errors import UsageError
 from .sglang_bailing import LING3, LING25, check_ling3, check_ling25
+from .sglang_zaya import ZAYA, zaya_shape
 from .sglang_rules import (GIB, KV_DTYPES, LATEST, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
                            MAMBA_EXTRA_BUFFER_SLOTS, MAMBA_FULL_MEMORY_RATIO, NSA_ARCHS, NSA_PAGE_SIZE, NSA_QUANT_BLOCK,
                            RULES, SPEC_MAX_RUNNING_REQUESTS, STATE_ARCHS, SWA_FULL_TOKENS_RATIO, Rules,
@@ -179,6 +181,11 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
         raise UsageError(f"SGLang {rules.release} registers no {LING3} and pools any bailing_hybrid config as "
                          "lightning attention (hybrid_lightning_config), not the KDA state of this model",
                          "use --engine sglang (0.5.23), vllm or ideal for this model")
+    if model.architecture == ZAYA:  # its own layer split and CCA state (kvplan.engines.sglang_zaya)
+        layers, kv_heads, head_dim, state_bytes, notes = zaya_shape(model, tp, rules.release)
+        per_token = kv_heads * head_dim * layers * kv_bytes
+        return Cell(2 * per_token, "mha", kv_bytes, layers, k_per_token=per_token, notes=notes,
+                    state=StateCell(state_bytes, 0, layers))
     owners = model.layers
     state = state_cell(model, tp, ssm_bytes, rules) if any(layer.state is not None for layer in model.layers) \
         else None
@@ -406,6 +413,10 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
         raise UsageError(f"SGLang {rules.release} serves DeepSeek's sparse attention with a bfloat16 or fp8_e4m3 "
                          "cache only (_dsa_kv_cache_dtype_default)", "use -t fp8 (e4m3) or the default")
     c = cell(model, tp, kv_bytes, ssm_bytes, rules, sm10=nsa_fp8)
+    if speculation is not None and model.architecture == ZAYA:
+        raise UsageError(f"SGLang {rules.release} does not refuse speculative decoding on {model.name} ({ZAYA}), but "
+                         "kvplan has not read how it keeps the CCA state's draft-token conv windows "
+                         "(ShortConvAttnBackend) or a ZAYA draft's own state pool", "plan it without a draft")
     notes = list(c.notes)
     if c.index_bytes:
         if page_size != NSA_PAGE_SIZE:

@@ -380,7 +380,9 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
                                      if how is not None and not drafted[0] else None))
     if got.mamba_cache_size is not None:
         notes.append(f"recurrent states: {got.cell.state.bytes / 2**20:,.2f} MiB a request on each GPU "
-                     f"({got.cell.state.layers} layers, the temporal state at {ssm_bytes} B), "
+                     f"({got.cell.state.layers} layers, "
+                     + (f"the temporal state at {ssm_bytes} B" if got.cell.state.ssm_bytes else "conv state only")
+                     + f"), "
                      f"{got.mamba_cache_size:,} of them ("
                      + ("max_running_requests, the radix cache off: handle_max_mamba_cache"
                         if got.states_from_requests else "mamba_full_memory_ratio 0.9")

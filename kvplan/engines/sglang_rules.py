@@ -97,7 +97,10 @@ STATE_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneratio
                          "BailingMoeV3ForCausalLM",
                          # Ling / Ring 2.5, 0.5.9 and 0.5.23: hybrid_lightning_config takes a BailingHybridConfig
                          # without use_kda; its lightning state: kvplan.engines.sglang_bailing.check_ling25
-                         "BailingMoeV2_5ForCausalLM"})
+                         "BailingMoeV2_5ForCausalLM",
+                         # 0.5.23 only: mamba2_config takes a ZayaConfig; its CCA state and layer split:
+                         # kvplan.engines.sglang_zaya
+                         "ZayaForCausalLM"})
 # the configs whose state params read the config's mamba_ssm_dtype (mamba2_state_dtype(self)); the others
 # (GraniteMoeHybrid, Kimi Linear: mamba2_state_dtype(None)) keep the float32 default
 SSM_DTYPE_FROM_CONFIG_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration",
@@ -152,8 +155,10 @@ VLM_CACHE_MIB = 100  # 0.5.23 environ.py SGLANG_VLM_CACHE_SIZE_MB, taken from a 
 # 0.5.23 arg_groups/overrides.py _MAMBA_EXTRA_BUFFER_ARCHS: under the default overlap schedule the state pool's
 # "auto" strategy is extra_buffer, 2 more slots a request (allocation_sizing.get_mamba_tracking_slots)
 # (BailingMoeV3ForCausalLM and BailingMoeV2_5ForCausalLM are listed; NemotronH_Nano_VL_V2 is in neither that list nor _MAMBA_RADIX_CACHE_ARCHS: its
-# strategy stays "auto", mamba_extra_buffer_of false, the radix cache on, so 3 slots a request)
-MAMBA_EXTRA_BUFFER_ARCHS_0523 = STATE_ARCHS - {"Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "NemotronH_Nano_VL_V2"}
+# strategy stays "auto", mamba_extra_buffer_of false, the radix cache on, so 3 slots a request; ZayaForCausalLM is in
+# _MAMBA_RADIX_CACHE_ARCHS only: no_buffer, 3 slots)
+MAMBA_EXTRA_BUFFER_ARCHS_0523 = STATE_ARCHS - {"Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "NemotronH_Nano_VL_V2",
+                                              "ZayaForCausalLM"}
 MAMBA_EXTRA_BUFFER_SLOTS = 2
 # 0.5.9 server_args._handle_model_specific_adjustments: the state architectures kvplan pools whose branch calls
 # _handle_mamba_radix_cache with support_mamba_cache=True (Qwen3-Next and Qwen3.5's two ForConditionalGeneration
