@@ -34,7 +34,9 @@ vLLM's file and function); this module applies them:
   KDA's recurrent state is float32.
 - Inkling (vllm_inkling.py): each layer's short-conv state is a sliding window of
   the conv kernel's tokens (a SlidingWindowSpec, bf16), grouped as sliding layers
-  are; the model is not a hybrid, so no Mamba alignment or pages.
+  are; the model is not a hybrid, so no Mamba alignment or pages. Its MTP depths
+  (0.33+) are decoder layers of the same kinds, and with two or more depths every
+  sliding spec keeps num_speculative_tokens - 1 more tokens (with_inkling_draft).
 - num_blocks = available // (page x layers per group), the minimum over PP
   stages. Concurrency = num_blocks / (sum over groups of the pages one
   max_model_len request needs). Tokens: num_blocks // groups x block until

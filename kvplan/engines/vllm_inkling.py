@@ -20,6 +20,16 @@ only dropped its backend's cache-shape methods) and nvidia/model.py InklingDecod
 
 A request then holds, per conv group, cdiv(min(kernel - 1 + in-flight tokens, max_model_len), its block) + 1
 pages (SlidingWindowSpec.max_memory_usage_bytes), not one state page.
+
+Speculative decoding with Inkling's MTP draft (with_inkling_draft; read in 0.27.1-0.29.0, 0.31.0-0.34.0, run
+against 0.33 and 0.34's planner): config/speculative.py takes the depths and their local ids from the config's
+top-level mtp_config (none: "The Inkling checkpoint does not contain MTP weights"); nvidia/mtp.py builds
+min(depths, num_speculative_tokens) InklingDecoderLayers, each registering a conv state and K/V as a target
+layer of its kind does; with two or more, multi-module MTP makes get_global_kv_cache_groups keep
+num_speculative_tokens - 1 more tokens below every sliding window (0.28+; 0.27.1 exposed one depth and kept
+none). The lookahead slots (num_speculative_tokens, allocate_slots) are a scheduling reserve, not in the
+pool planner; the drafter's weights are not modelled (not a layout kvplan.weights.mtp reads: only the built
+depths load, each a dense-MLP Inkling block beside a replicated 2H -> H input_proj).
 """
 
 from __future__ import annotations

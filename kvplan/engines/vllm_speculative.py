@@ -72,8 +72,9 @@ def _check_family(model: ModelSpec, engine: str = "vLLM") -> None:
     if model.model_type not in MTP_FAMILIES:
         raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft layers ({model.model_type}) is not "
                          "modelled", "kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, "
-                         "Qwen3-Next/3.5 and LongCat-Flash (not MiMo, ERNIE, Nemotron-H, Step-3.5, or vLLM "
-                         "0.34's Nemotron3_5TranscribeMTPModel); plan without the draft")
+                         "Qwen3-Next/3.5, LongCat-Flash and, under vLLM 0.33+, Inkling (not MiMo, ERNIE, "
+                         "Nemotron-H, Step-3.5, or vLLM 0.34's Nemotron3_5TranscribeMTPModel); plan without the "
+                         "draft")
 
 
 def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
