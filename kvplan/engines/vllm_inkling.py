@@ -34,6 +34,8 @@ depths load, each a dense-MLP Inkling block beside a replicated 2H -> H input_pr
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..core.layers import LayerSpec
 from ..core.model import ModelSpec
 from ..errors import UsageError
@@ -133,8 +135,6 @@ def with_inkling_draft(model: ModelSpec, depths_in_checkpoint: int, tokens: int)
     if retained:
         notes.append(f"multi-module MTP ({depths} depths): every sliding-window page, conv states included, keeps "
                      f"num_speculative_tokens - 1 = {retained} more tokens (SlidingWindowSpec.extra_retained_tokens)")
-    from dataclasses import replace
-
     return replace(model, layers=model.layers + tuple(layers)), notes, retained
 
 
