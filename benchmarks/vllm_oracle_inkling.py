@@ -10,11 +10,15 @@ then give groups, blocks and tokens, compared with kvplan.engines.vllm.simulate.
 
     PYTHONPATH=/tmp/vsd/vllm-0.34.0:/tmp/vdeps .venv/bin/python benchmarks/vllm_oracle_inkling.py 0.34
 
-(the packages: see benchmarks/vllm_oracle.py). Prints one line per case: "agree" or both figures.
+(the packages: see benchmarks/vllm_oracle.py). Prints one line per case: "agree" or both figures. With --mtp,
+also two configs with an MTP draft at num_speculative_tokens 1 and 3: the depth layers' specs after the target's,
+and every SlidingWindowSpec tagged with the extra_retained_tokens vLLM's speculator config gives (the loop of
+get_global_kv_cache_groups, which needs a whole VllmConfig, is redone here).
 """
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 import sys
@@ -51,8 +55,10 @@ def cases() -> dict[str, dict]:
             "inkling-tiny-all-full": tiny}
 
 
-def registered_specs(raw: dict, tp: int, block: int, kv_dtype: torch.dtype, iface) -> dict:
-    """vLLM's specs in registration order, from the config (InklingModelConfig's defaults where absent)."""
+def registered_specs(raw: dict, tp: int, block: int, kv_dtype: torch.dtype, iface, draft_tokens: int = 0) -> dict:
+    """vLLM's specs in registration order, from the config (InklingModelConfig's defaults where absent); with
+    draft_tokens, the MTP depths after the target's layers (nvidia/mtp.py: min(mtp_config.num_nextn_predict_
+    layers, num_speculative_tokens) InklingDecoderLayers, local by mtp_config.local_layer_ids)."""
     t = raw.get("text_config", raw)
     hidden, n = t["hidden_size"], t["num_hidden_layers"]
     heads = t["num_attention_heads"]
@@ -61,38 +67,96 @@ def registered_specs(raw: dict, tp: int, block: int, kv_dtype: torch.dtype, ifac
     local = set(t.get("local_layer_ids") or ())
     kernel = t.get("sconv_kernel_size") or t.get("conv_kernel_size") or 4
     window = t.get("sliding_window_size", 512)
+    names = [(f"layers.{i}", i in local) for i in range(n)]
+    if draft_tokens:
+        mtp = raw["mtp_config"]
+        mtp_local = set(mtp.get("local_layer_ids") or ())
+        depths = min(mtp["num_nextn_predict_layers"], draft_tokens)
+        names += [(f"draft.layers.{d}.transformer_block", d in mtp_local) for d in range(depths)]
     out = {}
-    for i in range(n):
-        is_local = i in local
+    for prefix, is_local in names:
         layer_kv = (t.get("swa_num_key_value_heads") or kv) if is_local else kv
         layer_hd = (t.get("swa_head_dim") or head_dim) if is_local else head_dim
         raw_head = 2 * layer_hd + 2 * (hidden // layer_kv)
-        out[f"layers.{i}.conv_state"] = iface.SlidingWindowSpec(
+        out[f"{prefix}.conv_state"] = iface.SlidingWindowSpec(
             block_size=kernel, num_kv_heads=layer_kv // tp, head_size=1 << (raw_head - 1).bit_length(),
             head_size_v=0, dtype=torch.bfloat16, sliding_window=kernel)
         common = dict(block_size=block, num_kv_heads=max(1, layer_kv // tp), head_size=layer_hd, dtype=kv_dtype)
-        out[f"layers.{i}.attn"] = (iface.SlidingWindowSpec(sliding_window=window, **common) if is_local
+        out[f"{prefix}.attn"] = (iface.SlidingWindowSpec(sliding_window=window, **common) if is_local
                                    else iface.FullAttentionSpec(**common))
     return out
+
+
+def retained_tokens(raw: dict, tokens: int) -> int:
+    """extra_retained_tokens as vLLM's own code gives it: VllmConfig.num_prefill_lookahead_tokens (0.33: from
+    SpeculativeConfig.use_eagle / use_multi_module_mtp; 0.34: from the speculator config that
+    MTPSpeculatorConfig.specialize picks by use_multi_module_mtp), less one, as get_global_kv_cache_groups tags
+    every SlidingWindowSpec. The stubs carry what those read of the speculative and draft configs."""
+    from types import SimpleNamespace
+
+    from vllm.config import VllmConfig
+    from vllm.config.speculative import SpeculativeConfig
+
+    depths = raw["mtp_config"]["num_nextn_predict_layers"]
+    hf = SimpleNamespace(n_predict=depths, num_nextn_predict_layers=depths, model_type="inkling_mtp")
+    spec = SimpleNamespace(method="mtp", num_speculative_tokens=tokens, index_share_for_mtp_iteration=None,
+                           draft_model_config=SimpleNamespace(hf_config=hf))
+    for name in ("num_mtp_modules", "use_multi_module_mtp", "use_eagle"):
+        if hasattr(SpeculativeConfig, name):
+            setattr(spec, name, getattr(SpeculativeConfig, name).__get__(spec))
+    try:  # 0.34
+        from vllm.v1.worker.gpu.spec_decode.mtp.config import MTPSpeculatorConfig
+
+        spec.speculator_config = MTPSpeculatorConfig.specialize(spec)(spec)
+    except ModuleNotFoundError:
+        pass
+    cfg = SimpleNamespace(speculative_config=spec, diffusion_config=None)
+    cfg.num_speculative_tokens = VllmConfig.num_speculative_tokens.fget(cfg)
+    return max(0, VllmConfig.num_prefill_lookahead_tokens.fget(cfg) - 1)
+
+
+def tag_retained(specs: dict, retained: int) -> dict:
+    """get_global_kv_cache_groups' loop: every SlidingWindowSpec (conv states too) gets extra_retained_tokens."""
+    from dataclasses import replace
+
+    iface = importlib.import_module("vllm.v1.kv_cache_interface")
+    return {k: replace(v, extra_retained_tokens=retained) if isinstance(v, iface.SlidingWindowSpec) else v
+            for k, v in specs.items()}
+
+
+def draft_cases() -> dict[str, dict]:
+    """Configs with an MTP draft (mtp_config at the top level, where vLLM reads it): 3 depths, the second local,
+    on Inkling-Small; 3 depths, the first and third local, on the close-counts config (the draft moves its
+    group size); one depth on the all-full config (3 tokens reuse it: one module, nothing retained)."""
+    base = cases()
+    small = base["inkling-small"] | {"mtp_config": {"num_nextn_predict_layers": 3, "local_layer_ids": [1]}}
+    close = base["inkling-close-counts"] | {"mtp_config": {"num_nextn_predict_layers": 3, "local_layer_ids": [0, 2]}}
+    tiny = base["inkling-tiny-all-full"] | {"mtp_config": {"num_nextn_predict_layers": 1}}
+    return {"inkling-small-mtp3": small, "inkling-close-mtp3": close, "inkling-tiny-mtp1": tiny}
 
 
 def main() -> None:
     import importlib
 
-    version = sys.argv[1] if len(sys.argv) > 1 else "0.34"
+    version = next((a for a in sys.argv[1:] if not a.startswith("--")), "0.34")
     rules, _ = resolve(version)
     iface = importlib.import_module("vllm.v1.kv_cache_interface")
     planning = planner()[0]
     agree = differ = 0
-    for (name, raw), tp, dtype, gib, max_len in itertools.product(cases().items(), (1, 2), ("auto", "fp8"),
-                                                                   (10, 40), (8192, 131072)):
+    plain = [(name, raw, 0) for name, raw in cases().items()]
+    drafted = [(name, raw, k) for name, raw in draft_cases().items() for k in (1, 3)] if "--mtp" in sys.argv else []
+    for (name, raw, k), tp, dtype, gib, max_len in itertools.product(plain + drafted, (1, 2), ("auto", "fp8"),
+                                                                      (10, 40), (8192, 131072)):
         model = build_model(raw, name)
+        draft = dict(draft_layers=model.mtp_layers, num_speculative_tokens=k) if k else {}
         pool = simulate(model, kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp, rules=rules,
-                        kv_cache_dtype=dtype, max_num_batched_tokens=8192, allow_long_max_model_len=True)
+                        kv_cache_dtype=dtype, max_num_batched_tokens=8192, allow_long_max_model_len=True, **draft)
         cfg = vllm_config(max_len, mnbt=8192, in_flight=pool.in_flight_tokens)
         block = rules.default_block_tokens
         kv_dtype = torch.bfloat16 if dtype == "auto" else torch.uint8
-        specs = registered_specs(raw, tp, block, kv_dtype, iface)
+        specs = registered_specs(raw, tp, block, kv_dtype, iface, k)
+        if k:
+            specs = tag_retained(specs, retained_tokens(raw, k))
         registered = dict(specs)
         groups = planning.get_kv_cache_groups(cfg, specs)
         kv = planning.get_kv_cache_config_from_groups(cfg, groups, gib * GIB)
@@ -101,7 +165,7 @@ def main() -> None:
                   start_check(cfg, registered, groups, gib * GIB))
         ours = (len(pool.groups), sorted(len(g.layers) for g in pool.groups), pool.num_blocks,
                 pool.gpu_kv_cache_tokens, pool.fits)
-        case = f"vLLM {version} {name} tp {tp} {dtype} {gib} GiB {max_len}"
+        case = f"vLLM {version} {name}{f' k {k}' if k else ''} tp {tp} {dtype} {gib} GiB {max_len}"
         if theirs == ours:
             agree += 1
             print(f"{case}: {ours[0]} groups, {ours[2]:,} blocks, {ours[3]:,} tokens: agree")

@@ -113,8 +113,8 @@ def test_inkling_refusals():
         _pool(build_model(raw, "tiny"), "0.34", tp=4)
     with pytest.raises(UsageError, match="bfloat16"):  # InklingConvState asserts a bf16 model dtype
         _pool(build_model(raw | {"torch_dtype": "float16"}, "tiny"), "0.34")
-    # vLLM 0.34 does serve Inkling MTP (models/inkling/nvidia/mtp.py); the refusal says what kvplan lacks
-    with pytest.raises(UsageError, match="speculative decoding is not modelled.*vLLM 0.34 serves Inkling's MTP"):
+    # draft tokens without the MTP depths: a separate draft checkpoint, which kvplan does not model for Inkling
+    with pytest.raises(UsageError, match="separate draft checkpoint for tiny is not modelled"):
         _pool(build_model(raw, "tiny"), "0.34", num_speculative_tokens=1)
 
 
@@ -165,3 +165,87 @@ def test_inkling_emitted_max_num_seqs_is_what_vllms_pool_keeps_decoding():
     argv = out["emit"]["argv"]
     assert argv[argv.index("--max-num-seqs") + 1] == "193"
     assert any("121 blocks each" in n for n in out["emit"]["notes"])
+
+
+def _small_mtp(mtp: dict):
+    raw = json.loads((DATA / "inkling-small-text-quoted.json").read_text())
+    return build_model(raw | {"mtp_config": mtp}, "inkling-small-mtp")  # top level, where vLLM reads it
+
+
+def test_inkling_mtp_one_token_builds_one_full_depth():
+    # mtp_config: 3 depths, depth 1 local. vLLM 0.34 nvidia/mtp.py builds min(3, num_speculative_tokens 1) = 1 depth,
+    # depth 0 full: one more conv state (8 heads x 2,048, as every layer of this config) and one more full layer.
+    # Buckets: 43 conv, 35 sliding, 8 full; 43 >= 1.5 x 8, so groups of 8: 6 conv + 5 sliding + 1 full = 12
+    pool = _pool(_small_mtp({"num_nextn_predict_layers": 3, "local_layer_ids": [1]}), "0.34",
+                 draft_layers=3, num_speculative_tokens=1)
+    assert len(pool.groups) == 12 and pool.bytes_per_block == 8 * 262_144 == 2_097_152
+    assert pool.num_blocks == 42_949_672_960 // 2_097_152 == 20_480
+    # one module: nothing retained, so a request holds what it holds without the draft (6 x 2,050 + 5 x 265 + 2,048)
+    assert not any(s.retained_tokens for s in pool.layer_specs)
+    assert pool.blocks_per_request == 12_300 + 1_325 + 2_048 == 15_673
+    assert pool.gpu_kv_cache_tokens == 20_480 * 131_072 // 15_673 == 171_272
+
+
+def test_inkling_mtp_three_depths_keep_two_more_tokens_in_every_window():
+    # num_speculative_tokens 3: 3 depths (0 full, 1 local, 2 full): 45 conv, 36 sliding, 9 full; groups of 9:
+    # 5 conv + 4 sliding + 1 full = 10, 9 x 262,144 = 2,359,296 B a block; 42,949,672,960 // 2,359,296 = 18,204
+    pool = _pool(_small_mtp({"num_nextn_predict_layers": 3, "local_layer_ids": [1]}), "0.34",
+                 draft_layers=3, num_speculative_tokens=3)
+    assert len(pool.groups) == 10 and pool.bytes_per_block == 2_359_296 and pool.num_blocks == 18_204
+    # multi-module MTP: extra_retained_tokens = num_prefill_lookahead_tokens (3) - 1 = 2 on every sliding spec
+    # (get_global_kv_cache_groups). Conv: cdiv(min(3 + 2 + 16,384, 131,072), 8) + 1 = 2,049 + 1 = 2,050 (x 5);
+    # sliding: cdiv(511 + 2 + 16,384 = 16,897, 64) + 1 = 265 + 1 = 266 (x 4; 265 without the 2); full 2,048
+    assert {s.retained_tokens for s in pool.layer_specs if s.kind == "sliding"} == {2}
+    assert pool.blocks_per_request == 5 * 2_050 + 4 * 266 + 2_048 == 13_362
+    assert pool.gpu_kv_cache_tokens == 18_204 * 131_072 // 13_362 == 178_568
+    # a decoding request of 131,072 tokens (vllm_inkling.decode_blocks_per_request): full 2,048; sliding at most
+    # cdiv(511 + 2, 64) + 1 = 10 (x 4); conv cdiv(3 + 2, 8) + 1 = 2 (x 5): 2,098
+    from kvplan.engines.vllm_inkling import decode_blocks_per_request
+
+    assert decode_blocks_per_request(pool, 131_072) == 2_048 + 40 + 10 == 2_098
+
+
+def test_inkling_mtp_refusals():
+    small = _small_mtp({"num_nextn_predict_layers": 3, "local_layer_ids": [1]})
+    # SpeculatorConfig.resolve_num_speculative_tokens: 4 > n_predict 3 and 4 % 3 != 0
+    with pytest.raises(UsageError, match="must be a multiple of them"):
+        _pool(small, "0.34", draft_layers=3, num_speculative_tokens=4)
+    with pytest.raises(UsageError, match="checked it against vLLM 0.33 and 0.34"):  # not run on the planner
+        _pool(small, "0.32", draft_layers=3, num_speculative_tokens=3)
+    raw = {"model_type": "inkling_model", "architectures": ["InklingForCausalLM"], "num_hidden_layers": 4,
+           "hidden_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2}
+    # a sliding depth needs the swa_* shape of a local layer, and this target has none
+    tiny = build_model(raw | {"mtp_config": {"num_nextn_predict_layers": 1, "local_layer_ids": [0]}}, "tiny")
+    with pytest.raises(UsageError, match="MTP depth 0 has sliding attention"):
+        _pool(tiny, "0.34", draft_layers=1, num_speculative_tokens=1)
+    from kvplan.engines.vllm_speculative import draft_layer_count
+
+    with pytest.raises(UsageError, match="does not contain MTP weights"):  # no mtp_config: vLLM's ValueError
+        draft_layer_count(build_model(raw, "tiny"))
+    # an mtp_config kvplan cannot read: the model is planned without it (vLLM reads it only for MTP), --mtp refused
+    bad = build_model(raw | {"mtp_config": {"num_nextn_predict_layers": "2"}}, "tiny")
+    assert any(n.startswith("mtp_config is not an object") for n in bad.notes)
+    with pytest.raises(UsageError, match="does not contain MTP weights"):
+        draft_layer_count(bad)
+
+
+def test_inkling_mtp_from_the_cli(tmp_path):
+    # --mtp reads the depths from mtp_config (3) and --num-speculative-tokens 3 builds all three: the pool of
+    # test_inkling_mtp_three_depths_keep_two_more_tokens_in_every_window (18,204 blocks); --emit vllm at 131,072
+    # tokens: 18,204 // 2,098 blocks a decoding request = 8 (2,098 x 8 = 16,784; x 9 = 18,882)
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+
+    raw = json.loads((DATA / "inkling-small-text-quoted.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw | {"mtp_config": {"num_nextn_predict_layers": 3, "local_layer_ids": [1]}}))
+    r = CliRunner().invoke(app, ["estimate", str(path), "--engine", "vllm", "--kv-memory", "40GiB", "--context",
+                                 "131072", "--mtp", "--num-speculative-tokens", "3", "--emit", "vllm",
+                                 "--format", "json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["engine"]["num_blocks"] == 18_204
+    argv = out["emit"]["argv"]
+    assert argv[argv.index("--max-num-seqs") + 1] == "8"
+    assert '"num_speculative_tokens": 3' in argv[argv.index("--speculative-config") + 1]

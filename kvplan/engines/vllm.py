@@ -34,7 +34,9 @@ vLLM's file and function); this module applies them:
   KDA's recurrent state is float32.
 - Inkling (vllm_inkling.py): each layer's short-conv state is a sliding window of
   the conv kernel's tokens (a SlidingWindowSpec, bf16), grouped as sliding layers
-  are; the model is not a hybrid, so no Mamba alignment or pages.
+  are; the model is not a hybrid, so no Mamba alignment or pages. Its MTP depths
+  (0.33+) are decoder layers of the same kinds, and with two or more depths every
+  sliding spec keeps num_speculative_tokens - 1 more tokens (with_inkling_draft).
 - num_blocks = available // (page x layers per group), the minimum over PP
   stages. Concurrency = num_blocks / (sum over groups of the pages one
   max_model_len request needs). Tokens: num_blocks // groups x block until
@@ -71,7 +73,8 @@ from ..core.storage import BF16, FP16, FP32, Storage
 from ..core.transform import map_layers
 from ..errors import PlanError, UsageError
 from ..units import GIB
-from .vllm_inkling import check_inkling, conv_state_geometry, conv_state_token_bytes, is_inkling
+from .vllm_inkling import (check_inkling, conv_state_geometry, conv_state_token_bytes, is_inkling,
+                           with_inkling_draft)
 from .vllm_rules import LATEST, TP_REPLICATED, VllmRules
 
 DEFAULT_BLOCK_TOKENS = 16  # CacheConfig.DEFAULT_BLOCK_SIZE until 0.33 (0.34: 64; VllmRules.default_block_tokens)
@@ -202,6 +205,9 @@ class PageSpec:
     # Inkling's conv state (vllm_inkling.py): (KV heads on this rank, packed head width). vLLM's SlidingWindowSpec
     # compares them, so two conv states of equal pages but other shapes are two specs (two buckets of groups)
     conv_shape: tuple[int, int] | None = None
+    # sliding: SlidingWindowSpec.extra_retained_tokens, the tokens kept below the window (multi-module MTP:
+    # num_speculative_tokens - 1, vllm_inkling.retained_tokens)
+    retained_tokens: int = 0
 
     @property
     def page_bytes(self) -> int:
@@ -213,10 +219,11 @@ class PageSpec:
 
     @property
     def label(self) -> str:
+        kept = f" + {self.retained_tokens} retained" if self.retained_tokens else ""
         if self.kind == "sliding" and self.conv_shape is not None:
-            return f"Inkling conv state, window {self.window_tokens}"
+            return f"Inkling conv state, window {self.window_tokens}{kept}"
         if self.kind == "sliding":
-            return f"sliding window {self.window_tokens}"
+            return f"sliding window {self.window_tokens}{kept}"
         if self.kind == "chunked":
             return f"chunked attention {self.window_tokens}"
         if self.kind == "state":
@@ -243,7 +250,7 @@ class PageSpec:
         if self.kind == "ring":  # CircularBufferSpec.max_memory_usage_bytes: one page for the request's lifetime
             return self.page_bytes
         if self.kind in ("sliding", "state"):  # state: DeepSeek-V4's compressor state, a window of tokens
-            tokens = min(self.window_tokens - 1 + in_flight_tokens, max_len)
+            tokens = min(self.window_tokens - 1 + self.retained_tokens + in_flight_tokens, max_len)
             return (cdiv(tokens, self.block_tokens) + 1) * self.page_bytes
         if self.kind == "chunked":  # ChunkedLocalAttentionSpec: one chunk plus the tokens in flight
             return cdiv(min(self.window_tokens + in_flight_tokens, max_len), self.block_tokens) * self.page_bytes
@@ -805,14 +812,19 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                              block_tokens=block_tokens, pp=pp, mnbt=mnbt, rules=rules,
                              kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs, notes=notes,
                              draft_layers=draft_layers)
-    if is_inkling(model):
-        check_inkling(model, tp, bool(draft_layers or draft_model is not None or num_speculative_tokens))
+    inkling = is_inkling(model)
+    if inkling:
+        check_inkling(model, tp, rules, draft_layers, draft_model is not None, num_speculative_tokens)
     if model.model_type == "zaya" and (draft_layers or draft_model is not None or num_speculative_tokens):
         raise UsageError(f"vLLM cannot serve {model.name} with speculative decoding: ZayaForCausalLM raises "
                          "NotImplementedError for any num_speculative_tokens (vLLM 0.34 zaya.py)",
                          "drop the draft (--mtp, --draft-model, --num-speculative-tokens)")
     target_layers = model.num_layers
-    if draft_layers or draft_model is not None or num_speculative_tokens:
+    retained = 0
+    if inkling and draft_layers:  # its MTP depths are Inkling decoder layers, with conv states
+        model, spec_notes, retained = with_inkling_draft(model, draft_layers, num_speculative_tokens)
+        notes += spec_notes
+    elif draft_layers or draft_model is not None or num_speculative_tokens:
         from .vllm_speculative import with_speculation  # the draft's layers after the target's, its tokens' rows
 
         model, spec_notes = with_speculation(model, rules, draft_layers, draft_model, num_speculative_tokens)
@@ -830,6 +842,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                                               num_speculative_tokens=num_speculative_tokens,
                                               kda_checkpoints=kda_checkpoints, capability=capability)
     notes += state_notes + spec_notes
+    if retained:  # get_global_kv_cache_groups tags every SlidingWindowSpec before grouping
+        pairs = [(i, replace(s, retained_tokens=retained) if s.kind == "sliding" else s) for i, s in pairs]
     if not pairs:
         raise PlanError(f"{model.name} has no KV cache: vLLM allocates one null block")
     owners = [i for i, _ in pairs]

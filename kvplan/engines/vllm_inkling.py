@@ -20,9 +20,21 @@ only dropped its backend's cache-shape methods) and nvidia/model.py InklingDecod
 
 A request then holds, per conv group, cdiv(min(kernel - 1 + in-flight tokens, max_model_len), its block) + 1
 pages (SlidingWindowSpec.max_memory_usage_bytes), not one state page.
+
+Speculative decoding with Inkling's MTP draft (with_inkling_draft; read in 0.27.1-0.29.0, 0.31.0-0.34.0, run
+against 0.33 and 0.34's planner): config/speculative.py takes the depths and their local ids from the config's
+top-level mtp_config (none: "The Inkling checkpoint does not contain MTP weights"); nvidia/mtp.py builds
+min(depths, num_speculative_tokens) InklingDecoderLayers, each registering a conv state and K/V as a target
+layer of its kind does; with two or more, multi-module MTP makes get_global_kv_cache_groups keep
+num_speculative_tokens - 1 more tokens below every sliding window (0.28+; 0.27.1 exposed one depth and kept
+none). The lookahead slots (num_speculative_tokens, allocate_slots) are a scheduling reserve, not in the
+pool planner; the drafter's weights are not modelled (not a layout kvplan.weights.mtp reads: only the built
+depths load, each a dense-MLP Inkling block beside a replicated 2H -> H input_proj).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ..core.layers import LayerSpec
 from ..core.model import ModelSpec
@@ -39,8 +51,17 @@ def is_inkling(model: ModelSpec) -> bool:
             and any(layer.state is not None and layer.state.kind == "short_conv" for layer in model.layers))
 
 
-def check_inkling(model: ModelSpec, tp: int, speculative: bool) -> None:
-    """What vLLM's InklingConvState refuses (its asserts), and what kvplan has not read for Inkling."""
+# Inkling's MTP draft as kvplan plans it under vLLM: checked against the planner of these releases
+# (benchmarks/vllm_oracle_inkling.py). 0.27.1 exposes one depth only (n_predict 1) and keeps no extra sliding
+# tokens; 0.28.0-0.32.0 read as 0.33 (extra tokens from use_multi_module_mtp, later num_prefill_lookahead_tokens),
+# 0.30 not read, and none of them run against the planner
+MTP_CHECKED_FROM = (0, 33, 0)
+
+
+def check_inkling(model: ModelSpec, tp: int, rules=None, draft_layers: int = 0, draft_model: bool = False,
+                  tokens: int = 0) -> None:
+    """What vLLM's InklingConvState refuses (its asserts), what vLLM refuses of Inkling's MTP draft, and what
+    kvplan has not read for Inkling."""
     for layer in model.layers:
         state = layer.state
         if state is None or state.kind != "short_conv":
@@ -55,14 +76,66 @@ def check_inkling(model: ModelSpec, tp: int, speculative: bool) -> None:
     if model.float_dtype in ("float16", "fp16", "half"):  # vLLM's dtype auto keeps float16 (serving_storage)
         raise UsageError(f"vLLM cannot serve {model.name} in float16: InklingConvState asserts a bfloat16 model "
                          "dtype (models/inkling/nvidia/sconv_swa_attn.py)", "serve it in bfloat16")
-    if speculative:
-        raise UsageError(f"--engine vllm: speculative decoding is not modelled for {model.name}: vLLM 0.34 serves "
-                         "Inkling's MTP draft (models/inkling/nvidia/mtp.py: min(mtp_config.num_nextn_predict_"
-                         "layers, num_speculative_tokens) depth layers, each an Inkling decoder layer with a conv "
-                         "state and full or sliding attention by mtp_config.local_layer_ids), and with two or more "
-                         "depths every sliding-window spec, conv states included, keeps num_speculative_tokens - 1 "
-                         "more tokens (kv_cache_planning.py get_global_kv_cache_groups); kvplan sizes neither yet",
-                         "drop the draft, or plan without it")
+    if draft_model or (tokens and not draft_layers):
+        raise UsageError(f"--engine vllm: a separate draft checkpoint for {model.name} is not modelled (kvplan "
+                         "models Inkling's own MTP draft only)", "use --mtp, or plan without the draft")
+    if not draft_layers:
+        return
+    from .vllm_release import at_least
+
+    version = getattr(rules, "version", None)
+    if version is not None and not at_least(version, MTP_CHECKED_FROM):
+        raise UsageError(f"--engine vllm: Inkling's MTP draft under vLLM {version} is not modelled: kvplan checked "
+                         "it against vLLM 0.33 and 0.34's planner only (0.27.1 builds one depth whatever the "
+                         "checkpoint holds and keeps no extra sliding-window tokens; 0.28-0.32 were read, not "
+                         "checked)", "use vllm@0.33 or vllm@0.34, or plan without the draft")
+    if tokens > draft_layers and tokens % draft_layers:
+        raise UsageError(f"vLLM refuses num_speculative_tokens {tokens} for {model.name}'s {draft_layers} MTP "
+                         "depths: above the depths it must be a multiple of them (SpeculatorConfig."
+                         "resolve_num_speculative_tokens: 'must be divisible by n_predict')",
+                         f"use --num-speculative-tokens {draft_layers} or less, or a multiple of {draft_layers}")
+
+
+def with_inkling_draft(model: ModelSpec, depths_in_checkpoint: int, tokens: int) -> tuple[ModelSpec, list[str], int]:
+    """(the target with its MTP depth layers appended, notes, extra tokens every sliding-window spec keeps).
+
+    vLLM (0.33, 0.34) builds min(mtp_config.num_nextn_predict_layers, num_speculative_tokens) depths (models/
+    inkling/nvidia/mtp.py _select_mtp_depth_count), each an InklingDecoderLayer built from the target's text
+    config: its conv state and K/V are a local layer's (swa_* heads, the window) for the depths in
+    mtp_config.local_layer_ids and a full layer's for the others, so kvplan copies the target's last layer of
+    that kind. With two or more depths the speculator is multi-module MTP (SpeculativeConfig.
+    use_multi_module_mtp) and every SlidingWindowSpec, conv states included, keeps num_speculative_tokens - 1
+    more tokens below its window (kv_cache_planning.py get_global_kv_cache_groups: num_prefill_lookahead_tokens
+    - 1, which MultiModuleMTPSpeculatorConfig makes num_speculative_tokens)."""
+    tokens = tokens or depths_in_checkpoint  # vLLM's default: n_predict
+    depths = min(depths_in_checkpoint, tokens)
+
+    def is_local(layer: LayerSpec) -> bool:
+        return any(c.kind == "attention" and c.policy.window_tokens is not None for c in layer.caches)
+
+    last = {kind: next((layer for layer in reversed(model.layers) if is_local(layer) == kind), None)
+            for kind in (True, False)}
+    local_ids = set(model.mtp_local_layers)
+    layers = []
+    for depth in range(depths):
+        template = last[depth in local_ids]
+        if template is None:
+            kind = "sliding" if depth in local_ids else "full"
+            raise UsageError(f"--engine vllm: {model.name}'s MTP depth {depth} has {kind} attention, but the target "
+                             f"has no {kind} layer whose shape kvplan could give it", "plan without the draft")
+        layers.append(template)
+    retained = tokens - 1 if depths > 1 else 0
+    notes = [f"speculative decoding (mtp): {depths} Inkling MTP depth layer(s) (min(mtp_config."
+             f"num_nextn_predict_layers {depths_in_checkpoint}, num_speculative_tokens {tokens})), each with a conv "
+             "state and K/V of a "
+             + ("sliding or full layer by mtp_config.local_layer_ids" if local_ids & set(range(depths))
+                else "full layer (none in mtp_config.local_layer_ids)"),
+             "not modelled: the slots a decoding request allocates ahead for its draft tokens (allocate_slots: "
+             "the drafts and as many lookahead slots); vLLM's pool planner does not count them either"]
+    if retained:
+        notes.append(f"multi-module MTP ({depths} depths): every sliding-window page, conv states included, keeps "
+                     f"num_speculative_tokens - 1 = {retained} more tokens (SlidingWindowSpec.extra_retained_tokens)")
+    return replace(model, layers=model.layers + tuple(layers)), notes, retained
 
 
 def decode_blocks_per_request(pool, context_tokens: int) -> int:
@@ -77,8 +150,8 @@ def decode_blocks_per_request(pool, context_tokens: int) -> int:
     for group in pool.groups:
         spec = group.spec
         held = -(-context_tokens // spec.block_tokens)
-        if spec.kind == "sliding":
-            held = min(held, -(-(spec.window_tokens - 1) // spec.block_tokens) + 1)
+        if spec.kind == "sliding":  # extra_retained_tokens: kept below the window too (remove_skipped_blocks)
+            held = min(held, -(-(spec.window_tokens - 1 + spec.retained_tokens) // spec.block_tokens) + 1)
         total += held
     return total
 

@@ -27,7 +27,8 @@ The draft layer is built from the target's config with the same cache config,
 so its spec is the target's full-attention (or latent) layer's: kvplan copies
 the target's last such layer. num_speculative_tokens does not add layers (the
 module's layers are reused step by step). DeepSeek-V4's draft layer caches a
-window only (vllm_dsv4.py); other families' MTP modules (MiMo, ERNIE, Nemotron-H,
+window only (vllm_dsv4.py); Inkling's depths are decoder layers with conv states,
+min(depths, num_speculative_tokens) of them (vllm_inkling.with_inkling_draft); other families' MTP modules (MiMo, ERNIE, Nemotron-H,
 Step-3.5 ...) are not modelled and are refused.
 
 A separate draft checkpoint (methods eagle, eagle3 from 0.11; draft_model from
@@ -71,8 +72,9 @@ def _check_family(model: ModelSpec, engine: str = "vLLM") -> None:
     if model.model_type not in MTP_FAMILIES:
         raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft layers ({model.model_type}) is not "
                          "modelled", "kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, "
-                         "Qwen3-Next/3.5 and LongCat-Flash (not MiMo, ERNIE, Nemotron-H, Step-3.5, or vLLM "
-                         "0.34's Nemotron3_5TranscribeMTPModel); plan without the draft")
+                         "Qwen3-Next/3.5, LongCat-Flash and, under vLLM 0.33+, Inkling (not MiMo, ERNIE, "
+                         "Nemotron-H, Step-3.5, or vLLM 0.34's Nemotron3_5TranscribeMTPModel); plan without the "
+                         "draft")
 
 
 def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
@@ -80,7 +82,14 @@ def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
     vllm_dsv4.py); a clear refusal when kvplan does not model them. engine: the name the refusal starts with
     (SGLang's NEXTN draft reads the same layers)."""
     from .vllm import is_deepseek_v4
+    from .vllm_inkling import is_inkling
 
+    if engine == "vLLM" and is_inkling(model):  # vllm_inkling.with_inkling_draft builds its depths
+        if not model.mtp_layers:
+            raise UsageError(f"vLLM: {model.name}'s config has no mtp_config with num_nextn_predict_layers of 1 or "
+                             "more, and vLLM refuses its MTP draft ('The Inkling checkpoint does not contain MTP "
+                             "weights', config/speculative.py)", "plan without the draft")
+        return model.mtp_layers
     if not is_deepseek_v4(model):
         _check_family(model, engine)
     elif not model.mtp_layers:
