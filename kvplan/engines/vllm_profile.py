@@ -89,6 +89,12 @@ The terms, and where each comes from:
     vocab), allocated with the sampler: vLLM counts it from 0.27.0, when the
     profile measures everything consumed since its first snapshot
     (utils/mem_utils.py memory_profiling: total_consumed).
+- pipeline parallelism (v1 engine): the figure is the last stage's, the one
+  with the sampler, and the smallest, which vLLM sizes every stage's pool to;
+  it adds the buffer every stage but the first keeps for received
+  activations, 2 x max_num_batched_tokens x hidden x 2 B (PP_STAGE_BUFFER_TENSORS,
+  read in source: the v1 runner in the profile, Model Runner V2 from 0.27).
+  The first stage's own figure (no sampler, no buffer) is not predicted.
 - non-torch memory (CUDA context growth, NCCL and custom all-reduce buffers):
   0.35 GiB on v0, 0.13 GiB on v1 at TP 1, plus a TP term that depends on where
   vLLM takes its first snapshot and on the interconnect: kvplan.engines.
