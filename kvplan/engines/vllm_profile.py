@@ -89,6 +89,12 @@ The terms, and where each comes from:
     vocab), allocated with the sampler: vLLM counts it from 0.27.0, when the
     profile measures everything consumed since its first snapshot
     (utils/mem_utils.py memory_profiling: total_consumed).
+- pipeline parallelism (v1 engine): the figure is the last stage's, the one
+  with the sampler, and the smallest, which vLLM sizes every stage's pool to;
+  it adds the buffer every stage but the first keeps for received
+  activations, 2 x max_num_batched_tokens x hidden x 2 B (PP_STAGE_BUFFER_TENSORS,
+  read in source: the v1 runner in the profile, Model Runner V2 from 0.27).
+  The first stage's own figure (no sampler, no buffer) is not predicted.
 - non-torch memory (CUDA context growth, NCCL and custom all-reduce buffers):
   0.35 GiB on v0, 0.13 GiB on v1 at TP 1, plus a TP term that depends on where
   vLLM takes its first snapshot and on the interconnect: kvplan.engines.
@@ -146,6 +152,20 @@ V2_WARMUP_BYTES_PER_LOGIT = 2 + 3 * 4  # bf16 logits + fp32 copy + FlashInfer's 
 # count; the log's breakdown says "consumed memory (weights + non-torch)" from then on
 CONSUMED_FROM = (0, 27, 0)
 V2_BIN_COUNT_BYTES = 4  # PenaltiesState.output_bin_counts: int32, max_num_reqs x vocab
+# Pipeline parallelism: every stage but the first keeps a buffer for the activations it receives,
+# IntermediateTensors of max_num_batched_tokens x hidden_size per key in the model dtype (model_executor/models/
+# utils.py make_empty_intermediate_tensors_factory; Llama, Qwen2 and Qwen3 build two keys, "hidden_states" and
+# "residual"; other families are taken to do the same, an inference). The v1 runner (v1/worker/gpu_model_runner.py
+# _dummy_run, read in 0.22.0, 0.24.0, 0.26.0, 0.27.1 and 0.29.0; the same lazy allocation in older v1 runners)
+# allocates it in the profile's own dummy run and keeps it, so the profile counts it (the torch peak before 0.27,
+# "consumed" after); Model Runner V2 (v1/worker/gpu/model_runner.py load_model, `if not self.is_first_pp_rank`,
+# read in 0.22.0, 0.24.0, 0.26.0, 0.27.1, 0.28.0, 0.29.0, 0.31.0, 0.32.0 and 0.34.0) allocates it after the
+# weights are measured and before the profile, so it counts only from CONSUMED_FROM. Only the last stage builds the sampler (load_model: `if self.is_last_pp_rank`) and runs the
+# dummy sampler (profile_run), so the last stage holds the most and vLLM sizes every stage's pool to its blocks
+# (v1/core/kv_cache_utils.py get_kv_cache_configs: the smallest num_blocks over the workers): kvplan's figure is
+# the last stage's.
+PP_STAGE_BUFFER_TENSORS = 2
+PP_STAGE_BUFFER_DTYPE_BYTES = 2  # bf16/fp16; vLLM's dtype auto serves a float32 checkpoint in bf16
 # the v1 runner's sampler from 0.17.0: top-k/top-p masked in place by a Triton kernel (v1/sample/ops/
 # topk_topp_sampler.py apply_top_k_top_p, batches of 8 or more; FlashInfer's sampler from 0.23 where
 # supported holds as much), no sort: the bf16 logits, their fp32 copy, the fp32 softmax and random_sample's
@@ -554,6 +574,9 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     if kind["is_moe"]:
         activation, activation_from, buffers = _with_moe_workspace(
             model, version, gpu, tp, tokens, activation, activation_from, buffers, buffers_from, notes)
+    if max(pp, 1) > 1 and not v0_engine:
+        activation, activation_from, buffers = _with_pp_stage_buffer(
+            model, version, pp, v2, tokens, activation, activation_from, buffers, buffers_from, notes)
     non_torch = ((NON_TORCH_BYTES if v0_engine else NON_TORCH_BYTES_V1)
                  + tp_non_torch_bytes(tp, gpu, version, v0_engine, pcie_only))
     graphs, graphs_from = 0, ""
@@ -581,8 +604,11 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                      f"(empirical, one TP 2 log; {'the profile counts the distributed init' if early else 'from 0.11 the distributed init is outside the profile'};"
                      " public TP > 1 logs add 0.4-1.8 GiB)"
                      + (f" + {nvls / GIB:.3f} GiB NCCL NVLS buffers" if nvls else ""))
-    if max(pp, 1) > 1:
+    if max(pp, 1) > 1 and (v0_engine or snapshot_before_dist_init(version, v0_engine)):
         notes.append(f"non-torch memory at PP {pp}: pipeline NCCL buffers not modelled")
+    elif max(pp, 1) > 1:
+        notes.append(f"non-torch memory at PP {pp}: none added; the pipeline's NCCL communicator is set up before "
+                     "vLLM's first snapshot (from 0.11), its point-to-point ones at the first send, after the profile")
     extensible = None
     if not v0_engine and (extensible_kv_cache if extensible_kv_cache is not None else extensible_by_default(version)):
         extensible = extensible_pool(total_bytes=total_bytes, utilization=gpu_memory_utilization, tp=ranks,
@@ -592,6 +618,34 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     return ProfileEstimate(total_bytes, gpu_memory_utilization, per_gpu, activation, non_torch, graphs, tokens,
                            weights_from, activation_from, tuple(notes), graphs_from, buffers,
                            " + ".join(buffers_from), extensible)
+
+
+def pp_stage_buffer_bytes(tokens: int, hidden_size: int) -> int:
+    """The buffer a later pipeline stage keeps for received activations (see PP_STAGE_BUFFER_TENSORS)."""
+    return PP_STAGE_BUFFER_TENSORS * tokens * hidden_size * PP_STAGE_BUFFER_DTYPE_BYTES
+
+
+def _with_pp_stage_buffer(model, version, pp, v2, tokens, activation, activation_from, buffers, buffers_from,
+                          notes):
+    """The activation and kept buffers with the last stage's received-activation buffer (v1 engine, pp > 1)."""
+    head = (f"PP {pp}: the figure is the last stage's, the one that runs the sampler; the first stage holds no "
+            "sampler state and no received-activation buffer, and its own figure is not predicted")
+    if not model.hidden_size:
+        notes.append(head + "; the received-activation buffer is not modelled (no hidden size)")
+        return activation, activation_from, buffers
+    stage = pp_stage_buffer_bytes(tokens, model.hidden_size)
+    what = (f"received-activation buffer {PP_STAGE_BUFFER_TENSORS} x {tokens:,} x {model.hidden_size:,} x "
+            f"{PP_STAGE_BUFFER_DTYPE_BYTES} B (hidden_states and residual as Llama and Qwen build them; inferred for "
+            "other families)")
+    if v2 and not _at_least(version, CONSUMED_FROM):
+        notes.append(head + f"; its {what} is allocated before the profile, which Model Runner V2 does not count "
+                     "before 0.27")
+        return activation, activation_from, buffers
+    notes.append(head + f"; + {stage / GIB:.2f} GiB, the {what}")
+    if v2 or _at_least(version, CONSUMED_FROM):
+        buffers_from.append("the last stage's received-activation buffer")
+        return activation, activation_from, buffers + stage
+    return activation + stage, f"{activation_from} + the last stage's received-activation buffer", buffers
 
 
 def _with_moe_workspace(model, version, gpu, tp, tokens, activation, activation_from, buffers, buffers_from,
@@ -625,4 +679,4 @@ __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_
            "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "driver_total_bytes", "V0_MAX_NUM_SEQS",
            "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "rope_bytes", "served_from_float32", "downcast_float32", "vllm_loaded", "weights_per_gpu", "forward_bytes",
-           "sampler_bytes", "v1_sampler_bytes", "v2_sampler_bytes", "subtracts_cuda_graphs", "version_key"]
+           "pp_stage_buffer_bytes", "PP_STAGE_BUFFER_TENSORS", "sampler_bytes", "v1_sampler_bytes", "v2_sampler_bytes", "subtracts_cuda_graphs", "version_key"]
