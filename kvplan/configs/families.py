@@ -23,6 +23,7 @@ from . import sarvam
 from . import encoder_decoders
 from . import encoders_refused
 from . import speech_wrappers
+from . import zaya_layout
 from . import vllm34_text  # vLLM 0.34's new text architectures (helper vllm34reg)
 from .params_moondream import moondream3_params
 from .hybrid import (gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
@@ -1079,11 +1080,16 @@ _ROWS: list[Family] = [
            rules=("a Mamba-2 state on every layer; 'hybrid' layers also keep K/V of a shared transformer "
                   "block (each its own cache)",)),
     Family(("zaya",), kinds=frozenset({K.HYBRID, K.HYBRID_SLIDING}), state=zaya_cca_state,
-           derive=lambda f, n: [K.HYBRID] * n, params=params.by_type,
+           derive=lambda f, n: [K.HYBRID] * n, params=params.by_type, layers_rule=zaya_layout.zaya_layers,
+           dims=zaya_layout.zaya_head_dims, notes=zaya_layout.zaya_notes,
            defaults={"num_key_value_heads": 2, "head_dim": 128, "cca_time0": 2, "cca_time1": 2},
            rules=("layer_types 'hybrid' / 'hybrid_sliding' (absent: all 'hybrid'): K/V of num_key_value_heads x "
                   "head_dim (full, or sliding_window) plus the CCA state: (cca_time0 - 1) + (cca_time1 - 1) conv "
-                  "columns of (heads + KV heads) x head_dim and the delayed value half, KV heads x head_dim / 2",)),
+                  "columns of (heads + KV heads) x head_dim and the delayed value half, KV heads x head_dim / 2",
+                  "Megatron-style configs (zaya_layers, as ZAYA1-base): one full-attention layer per 'a' entry "
+                  "(MoE half-layers cache nothing), heads the first non-zero cca_num_q_heads, KV heads the first "
+                  "non-zero num_query_groups_list, head_dim kv_channels (SGLang 0.5.23's ZayaConfig); swa_layers "
+                  "refused; parameters not counted",)),
     Family(("inkling_text",), kinds=frozenset({K.HYBRID, K.HYBRID_SLIDING}), kind_state=inkling_conv_state,
            derive=inkling_kinds, per_layer=inkling_dims, params=params.by_type,
            aliases={"sliding_window": ("sliding_window_size",)},

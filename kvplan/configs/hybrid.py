@@ -21,6 +21,7 @@ from ..core.layers import RecurrentState
 from ..core.storage import Storage, float_storage
 from ..errors import ConfigError, UsageError
 from .fields import Fields
+from .zaya_layout import zaya_dims
 
 
 def _storage(f: Fields, *names: str, default: str = "bfloat16") -> Storage:
@@ -153,11 +154,11 @@ def zaya_cca_state(f: Fields) -> RecurrentState:
     concatenated q and k projections ((heads + KV heads) x head_dim channels) keep
     (cca_time0 - 1) + (cca_time1 - 1) past columns, and the delayed half of the value projection keeps
     the last token's KV heads x head_dim / 2; both in the model dtype (ZayaCCAProjection)."""
-    head_dim = f.int("head_dim")
-    channels = (f.int("num_attention_heads") + f.int("num_key_value_heads")) * head_dim
+    heads, kv, head_dim = zaya_dims(f)  # either layout: transformers' fields, or the Megatron-style lists
+    channels = (heads + kv) * head_dim
     columns = (f.int("cca_time0", default=2) - 1) + (f.int("cca_time1", default=2) - 1)
     dtype = model_storage(f)
-    return RecurrentState("cca", columns * channels, f.int("num_key_value_heads") * head_dim // 2, dtype, dtype)
+    return RecurrentState("cca", columns * channels, kv * head_dim // 2, dtype, dtype)
 
 
 def bailing_hybrid_state(f: Fields) -> RecurrentState:

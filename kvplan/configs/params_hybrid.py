@@ -18,6 +18,7 @@ from .fields import Fields
 from .param_parts import dense_first, embeddings, mlp_layer_types, moe_stack
 from .params_kimi_k3 import kimi_k3_text, uses_k3_fields
 from ..errors import ConfigError
+from .zaya_layout import is_megatron
 
 
 # -- small helpers ----------------------------------------------------------------------------------------
@@ -386,7 +387,12 @@ def zaya(f: Fields, layers: list, dims) -> tuple[int, int]:
     - ZayaSparseMoeBlock: router down_proj (hidden -> router_hidden_size, bias), router_states_scale (not on
       layer 0), router_mlp (RMSNorm, fc1 and fc2 with bias, out_proj to num_experts + 1), experts (gate_up,
       down; the skip expert has none); its balancing_biases buffer is not an e_score_correction_bias;
-    - input/post-attention RMSNorms and two ZayaResidualScaling (4 x hidden each)."""
+    - input/post-attention RMSNorms and two ZayaResidualScaling (4 x hidden each).
+    A Megatron-style config (zaya_layers: attention and MoE as separate half-layers, the MoE widths in
+    ffn_hidden_size_list and zaya_mlp_expansion) builds other modules, which this count does not follow."""
+    if is_megatron(f.raw):
+        raise ConfigError("kvplan counts ZAYA's parameters in transformers' layout only, not the Megatron-style "
+                          "one (zaya_layers)")
     hidden = f.int("hidden_size", default=2048)
     heads = f.int("num_attention_heads", default=8)
     kv = f.int("num_key_value_heads", default=2)

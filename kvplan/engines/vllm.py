@@ -68,6 +68,7 @@ from .._record import record
 from ..capacity.shard import shard, stage_bounds
 from ..core.layers import TokenCache
 from ..configs.nemotron_nas import linear_replacement
+from ..configs.zaya_layout import MEGATRON_NOTE
 from ..core.model import ModelSpec
 from ..core.storage import BF16, FP16, FP32, Storage
 from ..core.transform import map_layers
@@ -815,6 +816,11 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     inkling = is_inkling(model)
     if inkling:
         check_inkling(model, tp, rules, draft_layers, draft_model is not None, num_speculative_tokens)
+    if model.model_type == "zaya" and any(n.startswith(MEGATRON_NOTE) for n in model.notes):
+        raise UsageError(f"vLLM 0.34 cannot load {model.name}: its config is Megatron-style (zaya_layers), and vLLM "
+                         "builds transformers' ZayaConfig, which reads no zaya_layers (and refuses rope_scaling false), and "
+                         "loads transformers' weight names only (zaya.py load_weights: no self_attn.qkv.*, zaya_block.*)",
+                         "use --engine sglang (0.5.23 reads this layout) or plan without --engine")
     if model.model_type == "zaya" and (draft_layers or draft_model is not None or num_speculative_tokens):
         raise UsageError(f"vLLM cannot serve {model.name} with speculative decoding: ZayaForCausalLM raises "
                          "NotImplementedError for any num_speculative_tokens (vLLM 0.34 zaya.py)",
