@@ -78,3 +78,20 @@ def test_cli(cli, tmp_path):
     rc, out, _ = cli("estimate", str(path), "--engine", "sglang", "--kv-memory", "10GiB", "--format", "json")
     engine = json.loads(out)["engine"]
     assert rc == 0 and (engine["cell_bytes"], engine["state_bytes_per_request"]) == (40_960, 368_640)
+
+
+@pytest.mark.parametrize("bad", [{"zaya_layers": "a16"}, {"zaya_layers": []}, {"zaya_layers": None}])
+def test_megatron_fields_without_a_usable_list_are_refused(bad):
+    # a malformed or missing zaya_layers beside the half-layer lists: num_hidden_layers (80) counts half-layers, so
+    # transformers' reading would make 80 caching layers where 40 cache (81,920 B a token, not 40,960)
+    with pytest.raises(ConfigError, match="zaya_layers|Megatron-style ZAYA fields"):
+        build_model(dict(BASE, **bad), "zaya1-base")
+
+
+def test_transformers_layout_with_a_null_zaya_layers_is_read_as_transformers_layout():
+    # --set zaya_layers=null leaves the key as null, which is no list: transformers' layout, 40 hybrid layers of 2
+    # KV heads x 128: 40 x 2 x 2 x 128 x 2 B = 40,960 B a token
+    raw = {"model_type": "zaya", "architectures": ["ZayaForCausalLM"], "hidden_size": 2048, "num_hidden_layers": 40,
+           "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128, "cca_time0": 2, "cca_time1": 2,
+           "vocab_size": 1000, "torch_dtype": "bfloat16", "zaya_layers": None}
+    assert estimate(build_model(raw, "zaya"), 8192).bytes_per_token == 40_960

@@ -96,7 +96,22 @@ def zaya_layers(f: Fields) -> int:
     if is_megatron(f.raw):
         megatron_dims(f)  # checked before anything is built
         return len(attention_ids(f.raw))
+    _refuse_half_megatron(f)
     return f.int("num_hidden_layers")
+
+
+def _refuse_half_megatron(f: Fields) -> None:
+    """A config that is not Megatron-style (no non-empty zaya_layers list) but carries that layout's fields: its
+    num_hidden_layers may count half-layers, so transformers' reading (one cache per layer) could be twice too many."""
+    if f.raw.get(MEGATRON) is not None:  # null (--set zaya_layers=null) is absent
+        raise ConfigError(f"{f.source}: {MEGATRON} is {f.raw[MEGATRON]!r}, not a non-empty list of 'a' (attention) "
+                          "and expert counts (MoE), so kvplan cannot tell which half-layers cache",
+                          f"fix {MEGATRON}, or remove it (--set {MEGATRON}=null) if the config follows transformers' layout")
+    megatron = [key for key in (*_LISTS, "ffn_hidden_size_list", "cca") if f.raw.get(key) is not None]
+    if megatron:
+        raise ConfigError(f"{f.source}: Megatron-style ZAYA fields ({', '.join(megatron)}) without a {MEGATRON} "
+                          "list: num_hidden_layers may count attention and MoE half-layers, so kvplan cannot tell "
+                          "which layers cache", f"add the checkpoint's {MEGATRON} list to the config")
 
 
 def zaya_head_dims(f: Fields) -> tuple[int, int, int, int]:
