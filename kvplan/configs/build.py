@@ -448,23 +448,6 @@ def _latent_fp8(f: Fields) -> str | None:
     return "fp8_ds_mla" if f.model_type == "mistral_large_4" and f.flag("fp8_kv_cache", default=False) else None
 
 
-def _inkling_mtp(raw: dict) -> tuple[int | None, tuple[int, ...], tuple[str, ...]]:
-    """(MTP depths, the sliding ones, notes) of an Inkling checkpoint, from the config's top-level mtp_config,
-    where vLLM reads it (config/speculative.py SpeculativeConfig.hf_config_override, 0.27+:
-    num_nextn_predict_layers, absent: 0, and local_layer_ids, absent: none) and only for MTP speculative
-    decoding: an mtp_config kvplan cannot read leaves the depths absent, with a note."""
-    mtp = raw.get("mtp_config")
-    if mtp is None:
-        return None, (), ()
-    depths = mtp.get("num_nextn_predict_layers", 0) if isinstance(mtp, dict) else None
-    local = mtp.get("local_layer_ids") or [] if isinstance(mtp, dict) else None
-    if (not isinstance(depths, int) or isinstance(depths, bool) or depths < 0 or not isinstance(local, list)
-            or not all(isinstance(i, int) and not isinstance(i, bool) for i in local)):
-        return None, (), ("mtp_config is not an object with a count num_nextn_predict_layers and a list of integers "
-                          "local_layer_ids: its MTP draft is not read (--mtp is refused)",)
-    return depths, tuple(local), ()
-
-
 def _architectures(raw: dict) -> tuple[str, ...]:
     """Every name in the config's architectures, in order."""
     names = raw.get("architectures")
@@ -542,8 +525,8 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         notes += family.notes(f)
     heads = f.opt_int("num_attention_heads") or 0
     # the MTP layers as the family's own field names them (None: absent): Qwen3.5's vLLM MTP model reads
-    # mtp_num_hidden_layers, every other num_nextn_predict_layers; Inkling's, the top-level mtp_config
-    mtp_layers, mtp_local, mtp_notes = _inkling_mtp(raw) if family.name in ("inkling_model", "inkling_text") else (
+    # mtp_num_hidden_layers, every other num_nextn_predict_layers, unless the family reads its own (Family.mtp)
+    mtp_layers, mtp_local, mtp_notes = family.mtp(raw) if family.mtp is not None else (
         f.opt_int("mtp_num_hidden_layers" if f.model_type.startswith("qwen3_5") else "num_nextn_predict_layers",
                   minimum=0), (), ())
     notes += mtp_notes

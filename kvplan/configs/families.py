@@ -26,7 +26,7 @@ from . import speech_wrappers
 from . import zaya_layout
 from . import vllm34_text  # vLLM 0.34's new text architectures (helper vllm34reg)
 from .params_moondream import moondream3_params
-from .hybrid import (gated_deltanet_state, inkling_conv_state, kda_state, lightning_state,
+from .hybrid import (gated_deltanet_state, inkling_conv_state, inkling_mtp, kda_state, lightning_state,
                      mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
                      zaya_cca_state)
 from .markers import (alternate_sliding_first, bailing_kinds, cohere2_moe_windows, dots3_dsa, dots3_kinds, dots3_layer_dims,
@@ -1091,6 +1091,7 @@ _ROWS: list[Family] = [
                   "non-zero num_query_groups_list, head_dim kv_channels (SGLang 0.5.23's ZayaConfig); swa_layers "
                   "refused; parameters not counted",)),
     Family(("inkling_text",), kinds=frozenset({K.HYBRID, K.HYBRID_SLIDING}), kind_state=inkling_conv_state,
+           mtp=inkling_mtp,
            derive=inkling_kinds, per_layer=inkling_dims, params=params.by_type,
            aliases={"sliding_window": ("sliding_window_size",)},
            defaults={"num_key_value_heads": 8, "head_dim": 128, "swa_num_key_value_heads": 16, "swa_head_dim": 128,

@@ -54,6 +54,9 @@ class Family:
     # (GlmAsrConfig._default_text_config_kwargs, MiDashengLM's Qwen2_5OmniTextConfig): they beat the text
     # family's, and a config without the nested key runs them alone rather than the top-level fields
     text_defaults: Mapping[str, Any] = field(default_factory=dict)
+    # (raw config) -> (MTP depths or None, the sliding depths' ids, notes), for a family whose MTP draft is not
+    # described by num_nextn_predict_layers (Inkling's top-level mtp_config)
+    mtp: Callable | None = None
     params: Callable | None = None  # (fields, layers, dims) -> (total, active) parameters
     # (fields, n, kinds) -> the n LayerSpecs, for a family whose layers depend on one another or on fields the
     # per-kind builder does not read (DeepSeek-V4.1's shared compressed caches, GLM-5-Next's pooled indexer)

@@ -192,3 +192,20 @@ def inkling_short_convs(f: Fields, kv: int, head_dim: int, kernel: int) -> Recur
     channels = 2 * kv * head_dim + 2 * f.int("hidden_size")
     return RecurrentState("short_conv", (kernel - 1) * channels, 0, dtype, dtype, heads=kv, head_dim=head_dim,
                           conv_kernel=kernel, conv_channels=channels)
+
+
+def inkling_mtp(raw: dict) -> tuple[int | None, tuple[int, ...], tuple[str, ...]]:
+    """(MTP depths, the sliding ones, notes) of an Inkling checkpoint, from the config's top-level mtp_config,
+    where vLLM reads it (config/speculative.py SpeculativeConfig.hf_config_override, 0.27+:
+    num_nextn_predict_layers, absent: 0, and local_layer_ids, absent: none) and only for MTP speculative
+    decoding: an mtp_config kvplan cannot read leaves the depths absent, with a note."""
+    mtp = raw.get("mtp_config")
+    if mtp is None:
+        return None, (), ()
+    depths = mtp.get("num_nextn_predict_layers", 0) if isinstance(mtp, dict) else None
+    local = mtp.get("local_layer_ids") or [] if isinstance(mtp, dict) else None
+    if (not isinstance(depths, int) or isinstance(depths, bool) or depths < 0 or not isinstance(local, list)
+            or not all(isinstance(i, int) and not isinstance(i, bool) for i in local)):
+        return None, (), ("mtp_config is not an object with a count num_nextn_predict_layers and a list of integers "
+                          "local_layer_ids: its MTP draft is not read (--mtp is refused)",)
+    return depths, tuple(local), ()

@@ -32,7 +32,7 @@ from . import kinds as K
 from .attention import falcon_kv_heads
 from .family import Family
 from .fields import Fields
-from .hybrid import inkling_short_convs
+from .hybrid import inkling_mtp, inkling_short_convs
 from .param_parts import moe_stack
 from .params_dense import falcon
 from .vl_wrappers import nested_only
@@ -192,7 +192,7 @@ ROWS: list[Family] = [
     Family(("inkling_model",), kinds=frozenset({K.HYBRID, K.HYBRID_SLIDING}), defaults=INKLING_MODEL_DEFAULTS,
            dims=inkling_model_dims, derive=inkling_model_kinds, refine=lambda f, kinds: inkling_model_kinds(f, len(kinds)),
            window=lambda f: f.int("sliding_window_size"), per_layer=inkling_model_layer,
-           kind_state=inkling_model_state, params=inkling_model_params,
+           kind_state=inkling_model_state, params=inkling_model_params, mtp=inkling_mtp,
            rules=("Inkling as vLLM 0.34 reads it (models/inkling/configs.py InklingModelConfig, nvidia/model.py "
                   "InklingForCausalLM; the text_config of the public inkling_mm_model checkpoints): layers in "
                   "local_layer_ids keep K/V of swa_num_key_value_heads x swa_head_dim over sliding_window_size "

@@ -137,6 +137,7 @@ from .vllm_non_torch import (
     snapshot_before_dist_init, tp_non_torch_bytes,
 )
 from .vllm_release import at_least as _at_least, release_key as version_key
+from .vllm_rules import TP_REPLICATED
 
 PROFILE_BYTES_PER_TOKEN_PER_HIDDEN = 26  # fitted on vLLM #10517's two RTX 3090 logs (see the module doc)
 SAMPLER_LOGIT_COPIES = 9.6  # fitted on llm-d-benchmark's H100 logs; tested on PR #10511 (v0)
@@ -498,8 +499,6 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     on from 0.34.0); the estimate's pool_bytes is then that measured pool and available_bytes the reserved
     capacity the log's "Available KV cache memory" prints (gpu_memory_utilization: the resolved one, 1.0 by
     default with it)."""
-    from .vllm_rules import TP_REPLICATED
-
     weight_tp = 1 if model.model_type in TP_REPLICATED else max(tp, 1)  # every rank loads the whole model
     ranks = weight_tp * max(pp, 1)
     notes = []
