@@ -59,10 +59,11 @@ def held_blocks(spec, length_tokens: int, lag_tokens: int) -> int | None:
                    for n in range(max(1, length_tokens - period), length_tokens + 1))
     if kind in ("mamba", "short_conv"):
         # MambaManager: mode 'none' holds one block (its block is max_model_len), 'align' the running state's
-        # block and, across a block boundary, the one it is copied from until the processed tokens pass it
-        # (remove_skipped_blocks frees last_state_block_idx): 2. The prefill checkpoint page is not held in decode
-        # (is_mamba_prefill_checkpoint_valid needs a query spanning a hash block). Both + num_speculative_blocks.
-        steady = min(spec.state_pages - spec.speculative_pages, 2)
+        # block and, once the request has crossed a block boundary, the one it is copied from until the
+        # processed tokens pass it (remove_skipped_blocks frees last_state_block_idx): 2. The prefill checkpoint
+        # page is not held in decode (is_mamba_prefill_checkpoint_valid needs a query spanning a hash block).
+        # Both + num_speculative_blocks.
+        steady = min(spec.state_pages - spec.speculative_pages, 2, cdiv(length_tokens, block))
         return steady + spec.speculative_pages
     if kind == "ring":  # CircularBufferManager: one block for the request's lifetime
         return 1
