@@ -4,8 +4,10 @@ vLLM's start-up concurrency counts a request's worst case (a sliding window's pr
 prefill checkpoint); a request that has reached steady decode holds less. Each step KVCacheManager.allocate_slots
 (v1/core/kv_cache_manager.py) first frees, group by group, the whole blocks below what get_num_skipped_tokens says
 the next token no longer reads (SingleTypeKVCacheManager.remove_skipped_blocks), then tops the request up to
-cdiv(computed + 1, block) blocks. Read in vLLM 0.34.0 (v1/core/single_type_kv_cache_manager.py), and the same
-managers in 0.11.0, 0.20.0, 0.25.0 and 0.26.0-0.33.0; one rule per kind of group below, in held_blocks.
+cdiv(computed + 1, block) blocks. Read in vLLM 0.34.0 (v1/core/single_type_kv_cache_manager.py); the sliding
+window's freeing and its call compared in 0.11.0, 0.20.0, 0.22.0, 0.24.0, 0.25.0, 0.26.0, 0.27.1, 0.28.0-0.33.0
+(not 0.30), Mamba 'align' in 0.20.0. One rule per kind of group, in held_blocks; checked against 0.34.0's
+KVCacheManager on CPU by benchmarks/vllm_oracle_decode.py.
 
 In steady decode one token is scheduled a step. From 0.26.0 the freeing counts the processed tokens only
 (computed - request.num_in_flight_tokens, VllmRules.decode_frees_processed_tokens): under async scheduling, the

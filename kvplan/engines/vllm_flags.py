@@ -9,7 +9,9 @@ int4 per token and head (from 0.25), paging (block size: 1-128 in 0.11.0,
 Architecture what-ifs need a checkpoint trained for them; eviction and Quest
 need engine support vLLM does not have; KIVI and int2 are not vLLM KV cache
 dtypes. The flags are checked against the selected
-release's rules (kvplan.engines.vllm_rules).
+release's rules (kvplan.engines.vllm_rules). --max-num-seqs, with a warning
+that it caps shorter requests: under --engine vllm the --context-long requests
+vLLM's own pool keeps decoding (kvplan.engines.vllm_decode), else kvplan's capacity.
 """
 
 from __future__ import annotations
