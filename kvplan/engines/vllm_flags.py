@@ -178,7 +178,8 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
     elif fit is not None:
         if fit.seqs >= 1:
             argv += ["--max-num-seqs", str(fit.seqs)]
-            notes.append(_fit_warning(fit, rules, default_seqs, cap.max_concurrency if cap is not None else None))
+            notes.append(_fit_warning(fit, rules, default_seqs, cap.max_concurrency if cap is not None else None,
+                                      capped=context_tokens is not None and fit.context_tokens < context_tokens))
         else:
             notes.append(f"not one sequence of {fit.context_tokens:,} tokens keeps decoding in vLLM's pool "
                          f"({fit.usable_blocks:,} blocks, {fit.blocks_per_request:,} a request): vLLM would "
@@ -246,10 +247,12 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
     return argv, skipped, notes
 
 
-def _fit_warning(fit, rules: VllmRules, default_seqs: int, planned: int | None) -> str:
-    """The warning beside a --max-num-seqs taken from vLLM's pool (kvplan.engines.vllm_decode.decode_fit)."""
-    own = f"; kvplan's own plan fits {planned}" if planned is not None and planned != fit.seqs else ""
-    return (f"warning: --max-num-seqs {fit.seqs} is how many {fit.context_tokens:,}-token (--context) sequences "
+def _fit_warning(fit, rules: VllmRules, default_seqs: int, planned: int | None, capped: bool = False) -> str:
+    """The warning beside a --max-num-seqs taken from vLLM's pool (kvplan.engines.vllm_decode.decode_fit).
+    capped: --context is above --max-model-len, whose length the requests then have."""
+    own = f"; kvplan's own plan fits {planned} at --context" if planned is not None and planned != fit.seqs else ""
+    length = "--max-model-len" if capped else "--context"
+    return (f"warning: --max-num-seqs {fit.seqs} is how many {fit.context_tokens:,}-token ({length}) sequences "
             f"vLLM's pool keeps decoding: {fit.usable_blocks:,} blocks (the null block left out) // "
             f"{fit.blocks_per_request:,} blocks each ({fit.parts_text}; windows and states take whole "
             f"blocks){own}. It also caps shorter requests, which could run more at once; a larger value lets vLLM "
