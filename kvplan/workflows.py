@@ -99,16 +99,16 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         report.lines.append(f"weights: {cast_note}")
     engine = request.engine
     vllm_concurrency = None
-    vllm_pool = None  # --engine vllm's pool at --context, for --emit vllm
+    vllm_pool = None  # --engine vllm's pool, for --emit vllm's --max-num-seqs
     if engine.name == "vllm":
         from .engines import vllm_report
 
         pool = vllm_report.add_to_report(report, result, request.engine_tokens, rules=engine.rules, note=engine.note,
                                          release=engine.release, max_num_seqs=engine.max_num_seqs,
                                          enforce_eager=engine.enforce_eager, speculation=engine.speculation)
+        vllm_pool = pool
         if request.engine_tokens == tokens:  # vLLM's sequences of max_model_len = --context
             vllm_concurrency = pool.max_concurrency
-            vllm_pool = pool
     elif engine.name == "sglang":
         from .engines import sglang_report
 
@@ -131,7 +131,7 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
                                  release=engine.emit_release, max_num_seqs=engine.max_num_seqs,
                                  enforce_eager=engine.enforce_eager, speculation=engine.speculation,
                                  pool=vllm_pool if engine.emit_rules is None or engine.emit_rules == engine.rules
-                                 else None)
+                                 else None, context_tokens=tokens)
     if engine.max_model_len is not None and engine.max_model_len < tokens:
         report.lines.append(f"note: --context {tokens:,} is above --max-model-len {engine.max_model_len:,}: the engine "
                             f"refuses longer requests, so its figures are for requests of {engine.max_model_len:,} "

@@ -198,11 +198,13 @@ def test_inkling_mtp_three_depths_keep_two_more_tokens_in_every_window():
     assert {s.retained_tokens for s in pool.layer_specs if s.kind == "sliding"} == {2}
     assert pool.blocks_per_request == 5 * 2_050 + 4 * 266 + 2_048 == 13_362
     assert pool.gpu_kv_cache_tokens == 18_204 * 131_072 // 13_362 == 178_568
-    # a decoding request of 131,072 tokens (vllm_inkling.decode_blocks_per_request): full 2,048; sliding at most
-    # cdiv(511 + 2, 64) + 1 = 10 (x 4); conv cdiv(3 + 2, 8) + 1 = 2 (x 5): 2,098
-    from kvplan.engines.vllm_inkling import decode_blocks_per_request
+    # a decoding request of 131,072 tokens (vllm_decode.decode_blocks): full 2,048; sliding at most
+    # cdiv(511 + 2, 64) + 1 = 10 (x 4); conv cdiv(3 + 2, 8) + 1 = 2 (x 5): 2,098. 0.34 frees below the processed
+    # tokens, one more kept (the token in flight): cdiv(512 + 2 + 1 + 63, 64) = 10 and cdiv(4 + 2 + 1 + 7, 8) = 2
+    from kvplan.engines.vllm_decode import decode_blocks
+    from kvplan.engines.vllm_rules import V0_34
 
-    assert decode_blocks_per_request(pool, 131_072) == 2_048 + 40 + 10 == 2_098
+    assert decode_blocks(pool, 131_072, V0_34)[0] == 2_048 + 40 + 10 == 2_098
 
 
 def test_inkling_mtp_refusals():

@@ -36,7 +36,7 @@ def estimate_command(
     draft_model: DraftModelOpt = None,
     max_kv_gib: Annotated[Optional[float], typer.Option("--max-kv-gib", help="Fail (exit 1) when the batch's KV cache per GPU exceeds this many GiB (> 0).")] = None,
     min_concurrency: Annotated[Optional[int], typer.Option("--min-concurrency", help="Fail (exit 1) when fewer sequences of --context fit (>= 1); with --engine vllm, in vLLM's pool too.")] = None,
-    emit_flags: Annotated[Optional[str], typer.Option("--emit", help="Print the serving flags that realise the plan: vllm, vllm@VERSION, sglang or sglang@0.5.9 (SGLang's launch_server).")] = None,
+    emit_flags: Annotated[Optional[str], typer.Option("--emit", help="Print the serving flags that realise the plan: vllm, vllm@VERSION, sglang or sglang@0.5.9 (SGLang's launch_server). With --engine vllm, --max-num-seqs is the --context-long requests vLLM's pool keeps decoding.")] = None,
     set_: SetOpt = None,
     set_new: SetNewOpt = None,
     revision: RevisionOpt = None,

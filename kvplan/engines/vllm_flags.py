@@ -9,7 +9,9 @@ int4 per token and head (from 0.25), paging (block size: 1-128 in 0.11.0,
 Architecture what-ifs need a checkpoint trained for them; eviction and Quest
 need engine support vLLM does not have; KIVI and int2 are not vLLM KV cache
 dtypes. The flags are checked against the selected
-release's rules (kvplan.engines.vllm_rules).
+release's rules (kvplan.engines.vllm_rules). --max-num-seqs, with a warning
+that it caps shorter requests: under --engine vllm the --context-long requests
+vLLM's own pool keeps decoding (kvplan.engines.vllm_decode), else kvplan's capacity.
 """
 
 from __future__ import annotations
@@ -121,13 +123,15 @@ def _kv_cache_dtype(model: ModelSpec, kv_dtype_name: str, rules: VllmRules = LAT
 
 def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             rules: VllmRules | None = None, max_num_seqs: int | None = None,
-            enforce_eager: bool = False, speculation=None, pool=None) -> tuple[list[str], list[NotApplied], list[str]]:
+            enforce_eager: bool = False, speculation=None, pool=None,
+            context_tokens: int | None = None) -> tuple[list[str], list[NotApplied], list[str]]:
     """(argv of `vllm serve`, techniques vLLM cannot apply, notes) for the release `rules` model.
     max_num_seqs / enforce_eager: the user's own settings (--max-num-seqs, --enforce-eager), passed on;
     speculation: kvplan.request.Speculation: the checkpoint's MTP layers (draft tokens by default one per
     layer, vLLM's own default: n_predict, config/speculative.py) or a separate draft checkpoint (its method by
-    its architecture: eagle3, eagle, draft_model). pool: --engine vllm's VllmPool at --context (Inkling: its
-    --max-num-seqs is held to the sequences that pool keeps decoding, see _inkling_decode_fit)."""
+    its architecture: eagle3, eagle, draft_model). pool: --engine vllm's VllmPool (its rules the emitted release's):
+    --max-num-seqs is then the requests of context_tokens (--context, at most max_model_len) that pool keeps
+    decoding (kvplan.engines.vllm_decode); without it, kvplan's own capacity at --context."""
     rules = rules or LATEST
     plan, dep, cap = result.plan, result.deployment, result.capacity
     model = plan.model
@@ -155,22 +159,41 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
         notes.append(f"--max-model-len {max_model_len_tokens:,} exceeds the model's maximum {limit:,}: vLLM "
                      "refuses to start unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (set in the command; positions "
                      "past the trained length may give garbage)")
+    gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
+    default_seqs = rules.max_num_seqs(gpu.memory_bytes if gpu else None, gpu.name if gpu else "")
+    fit = None
+    if pool is not None:
+        from .vllm_decode import decode_fit
+
+        fit = decode_fit(pool, context_tokens or pool.max_model_len, rules)
     if max_num_seqs is not None:
         argv += ["--max-num-seqs", str(max_num_seqs)]
-        if cap is not None and 1 <= cap.max_concurrency < max_num_seqs:
+        if fit is not None and 1 <= fit.seqs < max_num_seqs:
+            notes.append(f"--max-num-seqs {max_num_seqs}: vLLM's pool keeps only {fit.seqs} sequences of "
+                         f"{fit.context_tokens:,} tokens decoding at once ({fit.blocks_per_request} blocks each); "
+                         "more run when requests are shorter, and beyond that vLLM preempts")
+        elif fit is None and cap is not None and 1 <= cap.max_concurrency < max_num_seqs:
             notes.append(f"--max-num-seqs {max_num_seqs}: only {cap.max_concurrency} sequences of --context fit the "
                          "KV pool at once; more run when requests are shorter")
+    elif fit is not None:
+        if fit.seqs >= 1:
+            argv += ["--max-num-seqs", str(fit.seqs)]
+            notes.append(_fit_warning(fit, rules, default_seqs, cap.max_concurrency if cap is not None else None,
+                                      capped=context_tokens is not None and fit.context_tokens < context_tokens))
+        else:
+            notes.append(f"not one sequence of {fit.context_tokens:,} tokens keeps decoding in vLLM's pool "
+                         f"({fit.usable_blocks:,} blocks, {fit.blocks_per_request:,} a request): vLLM would "
+                         "preempt it or refuse to start")
     elif cap is not None:
-        fit = _inkling_decode_fit(model, pool, cap.max_concurrency, notes)
-        if fit is not None:
-            argv += ["--max-num-seqs", str(fit)]
-        elif cap.max_concurrency >= 1:
+        if pool is not None:  # a group kvplan has not read: kvplan's own capacity, said so
+            notes.append("--max-num-seqs below is kvplan's capacity: kvplan has not read how vLLM frees one of "
+                         "this pool's kinds of group in decode")
+        if cap.max_concurrency >= 1:
             argv += ["--max-num-seqs", str(cap.max_concurrency)]
-            gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
-            default_seqs = rules.max_num_seqs(gpu.memory_bytes if gpu else None, gpu.name if gpu else "")
-            notes.append(f"warning: --max-num-seqs {cap.max_concurrency} is how many --context-long sequences fit; "
-                         "it also caps shorter requests, which could run more at once. Drop it to let the KV "
-                         f"pool decide (vLLM {rules.version}'s default is {default_seqs})")
+            notes.append(f"warning: --max-num-seqs {cap.max_concurrency} is how many --context-long sequences fit "
+                         "kvplan's own plan of the KV pool (not vLLM's: --engine vllm, of --emit's release, gives that); it also "
+                         "caps shorter requests, which could run more at once. Drop it to let the KV pool decide "
+                         f"(vLLM {rules.version}'s default is {default_seqs})")
         else:
             notes.append("not one sequence of --context fits the KV pool: vLLM would refuse to start")
     if enforce_eager:
@@ -185,8 +208,12 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
         argv += ["--speculative-config", json.dumps({"method": draft_method(draft), "model": where,
                                                       "num_speculative_tokens": tokens})]
     if speculation is not None and "--max-num-seqs" in argv and max_num_seqs is None:
-        notes.append("--max-num-seqs comes from kvplan's capacity, which leaves out the draft's cache "
-                     "(--engine vllm counts it)")
+        if fit is not None:
+            notes.append("--max-num-seqs counts the draft's layers in vLLM's pool, not the draft and lookahead "
+                         "slots a decoding step reserves ahead (allocate_slots; up to a block more a group)")
+        else:
+            notes.append("--max-num-seqs comes from kvplan's capacity, which leaves out the draft's cache "
+                         "(--engine vllm counts it)")
     if plan.prefix is not None:
         argv.append("--enable-prefix-caching")
     if plan.offload is not None and not rules.kv_offloading:
@@ -214,32 +241,23 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
                              "which no 0.34 start-up log has checked; pass --kv-cache-memory-bytes to fix the size, "
                              "or --no-enable-extensible-kv-cache for the estimate-based sizing (at 0.92 unless given)")
     skipped = [NotApplied(t.spec, reason) for t in techniques if (reason := _unsupported(t, rules)) is not None]
-    if skipped and "--max-num-seqs" in argv:
-        notes.append("--max-num-seqs comes from kvplan's capacity, which counts the techniques vLLM does not apply")
+    if skipped and "--max-num-seqs" in argv and max_num_seqs is None:
+        source = "vLLM's pool as planned" if fit is not None else "kvplan's capacity"
+        notes.append(f"--max-num-seqs comes from {source}, which counts the techniques vLLM does not apply")
     return argv, skipped, notes
 
 
-def _inkling_decode_fit(model: ModelSpec, pool, planned: int, notes: list[str]) -> int | None:
-    """Inkling under --engine vllm: the --max-num-seqs vLLM's own pool bears, where it is below kvplan's capacity.
-
-    vLLM pages each layer's conv state as a sliding window of the kernel's tokens, its page raised to the
-    attention page (vllm_inkling.py), so a decoding request holds whole blocks of every conv group, and whole
-    blocks of every sliding group's window: more than kvplan's own per-token sum. max_num_seqs is what bounds
-    the running requests (the scheduler admits a request while blocks for its prompt are free, then preempts when
-    decode runs out), so a value above num_blocks // blocks a decoding request holds leads to preemption.
-    None: not Inkling, no pool at --context, or kvplan's figure is the smaller."""
-    from .vllm_inkling import decode_blocks_per_request, is_inkling
-
-    if pool is None or not is_inkling(model):
-        return None
-    held = decode_blocks_per_request(pool, pool.max_model_len)
-    fit = pool.num_blocks // held
-    if fit >= planned or fit < 1:
-        return None
-    notes.append(f"--max-num-seqs {fit}: vLLM's pool ({pool.num_blocks:,} blocks) keeps {fit} --context-long "
-                 f"sequences decoding ({held} blocks each: the conv states and sliding windows take whole blocks), "
-                 f"fewer than kvplan's {planned}; a larger value lets vLLM admit requests it then preempts")
-    return fit
+def _fit_warning(fit, rules: VllmRules, default_seqs: int, planned: int | None, capped: bool = False) -> str:
+    """The warning beside a --max-num-seqs taken from vLLM's pool (kvplan.engines.vllm_decode.decode_fit).
+    capped: --context is above --max-model-len, whose length the requests then have."""
+    own = f"; kvplan's own plan fits {planned} at --context" if planned is not None and planned != fit.seqs else ""
+    length = "--max-model-len" if capped else "--context"
+    return (f"warning: --max-num-seqs {fit.seqs} is how many {fit.context_tokens:,}-token ({length}) sequences "
+            f"vLLM's pool keeps decoding: {fit.usable_blocks:,} blocks (the null block left out) // "
+            f"{fit.blocks_per_request:,} blocks each ({fit.parts_text}; windows and states take whole "
+            f"blocks){own}. It also caps shorter requests, which could run more at once; a larger value lets vLLM "
+            f"admit requests it may then preempt. Drop it to let the KV pool decide (vLLM {rules.version}'s "
+            f"default is {default_seqs})")
 
 
 def long_context_env(model: ModelSpec, max_model_len_tokens: int) -> list[str]:
@@ -251,17 +269,17 @@ def long_context_env(model: ModelSpec, max_model_len_tokens: int) -> list[str]:
 
 def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
                   rules: VllmRules | None = None, release: str | None = None, max_num_seqs: int | None = None,
-                  enforce_eager: bool = False, speculation=None, pool=None) -> None:
+                  enforce_eager: bool = False, speculation=None, pool=None, context_tokens: int | None = None) -> None:
     """`--emit vllm`: the command under report.data["emit"] and as lines. release: the vLLM
     release asked for (its registry says whether it serves the architecture; default: the rules').
-    pool: --engine vllm's VllmPool at --context, where one was planned (see command)."""
+    pool: --engine vllm's VllmPool, where one was planned; context_tokens: --context (see command)."""
     from .vllm import check_modelled
     from .vllm_served import check
 
     check_modelled(result.plan.model)
     rules = rules or LATEST
     argv, skipped, notes = command(result, techniques, kv_dtype_name, max_model_len_tokens, rules, max_num_seqs,
-                                   enforce_eager, speculation, pool)
+                                   enforce_eager, speculation, pool, context_tokens)
     served = check(result.plan.model.registry_names, release or rules.version)
     if served.reason:
         notes.insert(0, served.reason)

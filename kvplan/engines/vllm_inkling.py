@@ -138,24 +138,6 @@ def with_inkling_draft(model: ModelSpec, depths_in_checkpoint: int, tokens: int)
     return replace(model, layers=model.layers + tuple(layers)), notes, retained
 
 
-def decode_blocks_per_request(pool, context_tokens: int) -> int:
-    """Blocks one decoding request of context_tokens holds in vLLM's pool at most, summed over the groups.
-
-    A full group holds cdiv(L, block); a sliding group (the conv states too) frees the blocks wholly below the
-    window (single_type_kv_cache_manager.py SlidingWindowManager.remove_skipped_blocks: the first L - W + 1 tokens
-    are skipped), so it holds at most cdiv(W - 1, block) + 1 blocks, or cdiv(L, block) when L is shorter. This is
-    the steady state; SlidingWindowSpec.max_memory_usage_bytes (the start-up concurrency) instead counts the
-    tokens in flight, which a prefill chunk holds until it is computed."""
-    total = 0
-    for group in pool.groups:
-        spec = group.spec
-        held = -(-context_tokens // spec.block_tokens)
-        if spec.kind == "sliding":  # extra_retained_tokens: kept below the window too (remove_skipped_blocks)
-            held = min(held, -(-(spec.window_tokens - 1 + spec.retained_tokens) // spec.block_tokens) + 1)
-        total += held
-    return total
-
-
 def conv_state_geometry(layer: LayerSpec) -> tuple[int, int, int]:
     """(KV heads on this rank, packed head width, kernel) of one layer's InklingConvState.
 

@@ -22,6 +22,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | log lines                             | two ("GPU KV cache size: N tokens" + "Maximum concurrency for L tokens per request: C.CCx"); one from 0.28.0 ("GPU KV cache size: N tokens, Maximum concurrency ..."; 0.30.0+ prints the device name, "GPU" on CUDA) |
 | "Available KV cache memory: X GiB"    | %.2f; round(x, 2) from 0.14.0 ("5.9", not "5.90")                           |
 | sliding window in-flight tokens       | max_num_batched_tokens; x max_concurrent_batches (2, async scheduling) from 0.26.0; with PP: PP (async off) until 0.33, PP + 1 from 0.34.0 (async stays on) |
+| window freed in decode (--emit's --max-num-seqs) | below the computed tokens; below the processed ones (the in-flight token kept) from 0.26.0 |
 | MLA block on Hopper                   | 64 forced for every block (0.11.0); 64 unless the block is a multiple of 64 (0.11.1); bf16 16 (FLASH_ATTN_MLA), fp8 64, sparse 64, the user's block kept, from 0.18.0; bf16 64 from 0.34.0 (the default block) |
 | hybrid attention block alignment      | 16; max(16, block size) from 0.20.0 (so 64 by default from 0.34.0)          |
 | hybrid Mamba prefix caching           | off by default (one state page per request), on by default from 0.26.0. On (default or --enable-prefix-caching): 0.11.1-0.14 vLLM turns it off for most hybrids (one page); from 0.15.0 'align' (2 pages); 'all' for Bamba, Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 until 0.27 (not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
@@ -123,6 +124,11 @@ class VllmRules:
         "vllm/v1/kv_cache_interface.py: SlidingWindowSpec.max_memory_usage_bytes (max_num_batched_tokens until "
         "0.25.1); from 0.26.0 vllm/config/vllm.py: VllmConfig.max_in_flight_tokens = max_concurrent_batches x "
         "max_num_batched_tokens (2 with async scheduling, the default)")
+    decode_frees_processed_tokens: bool = _src(
+        "vllm/v1/core/kv_cache_manager.py: KVCacheManager.allocate_slots calls remove_skipped_blocks with "
+        "request.num_computed_tokens (0.11.0) / total_computed_tokens (0.20.0-0.25.0), which under async scheduling "
+        "already counts the token in flight; from 0.26.0 with total_computed_tokens - request.num_in_flight_tokens "
+        "(the processed tokens): a decoding request keeps one more token below its window (vllm_decode.py)")
     async_scheduling_with_pp: bool = _src(
         "vllm/config/vllm.py: VllmConfig.max_concurrent_batches: with PP, until 0.33 the V1 model runner turns "
         "async scheduling off (PP batches in flight); from 0.34.0 (Model Runner V1 removed) it stays on with the "
@@ -297,6 +303,7 @@ V0_11 = VllmRules(
     one_log_line=False,
     gib_text_rounded=False,
     sliding_in_flight_batches=1,
+    decode_frees_processed_tokens=False,
     async_scheduling_with_pp=False,
     mla_block_bf16=64,
     mla_block_fp8=64,
@@ -351,7 +358,8 @@ V0_20 = replace(V0_19, version="0.20", gpu_memory_utilization=0.92, hybrid_align
 V0_20_1 = replace(V0_20, version="0.20.1", tokens_from_concurrency=True)
 V0_23 = replace(V0_20_1, version="0.23", dsv4_pool="buckets")
 V0_25 = replace(V0_23, version="0.25", kv_cache_dtypes=V0_23.kv_cache_dtypes + ("int4_per_token_head",))
-V0_26 = replace(V0_25, version="0.26", sliding_in_flight_batches=2, mamba_align_mode=True)
+V0_26 = replace(V0_25, version="0.26", sliding_in_flight_batches=2, mamba_align_mode=True,
+                decode_frees_processed_tokens=True)
 V0_27 = replace(V0_26, version="0.27", mla_hybrid_align=128, dsv4_pool="packed")
 V0_28 = replace(V0_27, version="0.28", one_log_line=True, mamba_all_mode_types=(),
                 batched_tokens_tiers=((160 * GIB, False, 16384),) + V0_26.batched_tokens_tiers)

@@ -1,0 +1,116 @@
+"""--emit vllm's --max-num-seqs from vLLM's own pool (kvplan.engines.vllm_decode): the blocks a decoding request
+holds per group, worked out by hand from vLLM's KV cache managers (v1/core/single_type_kv_cache_manager.py,
+0.34.0); benchmarks/vllm_oracle_decode.py runs those managers on CPU for the per-kind rule."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.cli.app import app
+from kvplan.engines.vllm import PageSpec
+from kvplan.engines.vllm_decode import held_blocks
+
+
+def emit(*args: str) -> tuple[dict, list[str], int]:
+    r = CliRunner().invoke(app, ["estimate", *args, "--emit", "vllm", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    argv = out["emit"]["argv"]
+    seqs = int(argv[argv.index("--max-num-seqs") + 1])
+    return out, [n for n in out["emit"]["notes"] if n.startswith("warning: --max-num-seqs")], seqs
+
+
+def test_dense_llama_holds_every_block():
+    # Llama-3.1-8B, 0.34, 10 GiB: a block is 64 tokens x 8 KV heads x 128 x 2 (K, V) x 2 B = 262,144 B a layer,
+    # x 32 layers = 8 MiB -> 10 GiB / 8 MiB = 1,280 blocks, 1,279 less the null block. A 1,000-token request
+    # holds cdiv(1,000, 64) = 16 blocks: 1,279 // 16 = 79 (16 x 80 = 1,280 > 1,279). kvplan's own plan:
+    # 10 GiB / (1,000 x 131,072 B) = 81.9 -> 81
+    out, warning, seqs = emit("llama-3.1-8b", "--engine", "vllm", "--kv-memory", "10GiB", "--context", "1000")
+    assert out["engine"]["num_blocks"] == 1_280
+    assert seqs == 79
+    assert len(warning) == 1 and "1,279 blocks" in warning[0] and "16 blocks each" in warning[0]
+    assert "kvplan's own plan fits 81" in warning[0]
+    # issue 14 item 4: warn that it caps shorter requests, and name vLLM's default
+    assert "caps shorter requests" in warning[0] and "vLLM 0.34's default is 1024" in warning[0]
+
+
+def test_sliding_gemma_windows_hold_whole_blocks_at_context_not_max_model_len():
+    # Gemma-3-12B, 0.34, 40 GiB: 8 KV heads x 256 x 2 x 2 B = 8,192 B a token, 512 KiB a 64-token page; 40 sliding
+    # + 8 full layers -> 5 + 1 groups of 8, a block 4 MiB -> 10,240 blocks (10,239 usable). A 4,096-token request
+    # (--context; --max-model-len 8,192 does not change the pool): full 4,096 / 64 = 64; a sliding-1024 group
+    # keeps the window + the token in flight, 1,025 tokens, over at most cdiv(1,025 + 63, 64) = 17 blocks: 64 +
+    # 5 x 17 = 149 -> 10,239 // 149 = 68 (149 x 69 = 10,281). kvplan's own: 40 GiB / 576 MiB = 71.1 -> 71
+    out, warning, seqs = emit("gemma-3-12b", "--engine", "vllm", "--kv-memory", "40GiB", "--context", "4096",
+                              "--max-model-len", "8192")
+    assert out["engine"]["num_blocks"] == 10_240
+    assert seqs == 68
+    assert "149 blocks each (5 x 17 sliding window 1024 + 64 full attention" in warning[0]
+    assert "kvplan's own plan fits 71" in warning[0]
+
+
+def test_sliding_gemma_under_vllm_0_11():
+    # 0.11: block 16, 128 KiB pages, 8 layers a group -> 1 MiB a block, 40,960 blocks (40,959 usable). Freed below
+    # the computed tokens (no token in flight kept): 1,024 kept over cdiv(1,024 + 15, 16) = 65 blocks; full
+    # 4,096 / 16 = 256: 256 + 5 x 65 = 581 -> 40,959 // 581 = 70 (581 x 71 = 41,251)
+    out, warning, seqs = emit("gemma-3-12b", "--engine", "vllm@0.11", "--kv-memory", "40GiB", "--context", "4096")
+    assert out["engine"]["num_blocks"] == 40_960 and out["emit"]["version"] == "0.11"
+    assert seqs == 70
+    assert "581 blocks each" in warning[0] and "vLLM 0.11's default is 1024" in warning[0]
+
+
+def test_mamba_hybrid_granite_holds_two_state_blocks_in_align_mode():
+    # Granite-4.0-H-Tiny, 0.34, 10 GiB: Mamba-2 state 806,400 B (conv 3 x 3,328 + SSM 48 x 64 x 128, bf16); a token
+    # of attention 2 x 4 x 128 x 2 = 2,048 B -> block 64 x cdiv(806,400, 64 x 2,048) = 448, page 917,504 B; 4
+    # attention + 36 Mamba -> 1 + 9 groups of 4, a block 3,670,016 B -> 2,925 blocks (2,924 usable). A decoding
+    # request of 8,192: full cdiv(8,192, 448) = 19; each Mamba group 2 ('align': the state and the one it was
+    # copied from; the start-up's third, the prefill checkpoint, is not held in decode): 19 + 18 = 37 ->
+    # 2,924 // 37 = 79 (37 x 79 = 2,923). kvplan's own plan: 111
+    out, warning, seqs = emit("granite-4.0-h-tiny", "--engine", "vllm", "--kv-memory", "10GiB", "--context", "8192")
+    assert out["engine"]["num_blocks"] == 2_925
+    assert seqs == 79
+    assert "37 blocks each (9 x 2 mamba state + 19 full attention" in warning[0]
+    # 0.25: no prefix caching by default, Mamba mode 'none' (one state block); block 16 x cdiv(806,400, 32,768)
+    # = 400, 3,276,800 B a block -> 3,276 blocks (3,275 usable); cdiv(8,192, 400) = 21 + 9 = 30 -> 109
+    out, warning, seqs = emit("granite-4.0-h-tiny", "--engine", "vllm@0.25", "--kv-memory", "10GiB",
+                              "--context", "8192")
+    assert out["engine"]["num_blocks"] == 3_276
+    assert seqs == 109 and "30 blocks each (9 x 1 mamba state + 21 full attention" in warning[0]
+
+
+def test_mla_deepseek_v2_lite():
+    # DeepSeek-V2-Lite, 0.34, 10 GiB: the latent (512 + 64) x 2 B = 1,152 B a token, FLASH_ATTN_MLA's 64-token
+    # block: 73,728 B a layer x 27 = 1,990,656 B a block -> 10,737,418,240 // 1,990,656 = 5,393 blocks (5,392
+    # usable); a 1,000-token request holds 16 -> 5,392 // 16 = 337. kvplan's own plan: 10 GiB / 31,104,000 = 345
+    out, warning, seqs = emit("deepseek-v2-lite", "--engine", "vllm", "--kv-memory", "10GiB", "--context", "1000")
+    assert out["engine"]["num_blocks"] == 5_393
+    assert seqs == 337 and "16 blocks each (16 latent (MLA)" in warning[0] and "plan fits 345" in warning[0]
+
+
+def test_users_max_num_seqs_above_what_the_pool_keeps_decoding():
+    # the user's --max-num-seqs 100 is passed on, with the 79 of test_dense_llama_holds_every_block beside it
+    out, warning, seqs = emit("llama-3.1-8b", "--engine", "vllm", "--kv-memory", "10GiB", "--context", "1000",
+                              "--max-num-seqs", "100")
+    assert seqs == 100 and not warning
+    assert any(n.startswith("--max-num-seqs 100: vLLM's pool keeps only 79 sequences of 1,000 tokens")
+               for n in out["emit"]["notes"])
+
+
+@pytest.mark.parametrize("spec, length, lag, held", [
+    # sliding 513, block 16: 513 + 1 in flight = 514 tokens kept over cdiv(514 + 15, 16) = 34 blocks; without the
+    # token in flight (before 0.26) 513 over cdiv(528, 16) = 33; a request shorter than that holds all its blocks
+    (PageSpec("sliding", 16, token_bytes=1, window_tokens=513), 4_096, 1, 34),
+    (PageSpec("sliding", 16, token_bytes=1, window_tokens=513), 4_096, 0, 33),
+    (PageSpec("sliding", 16, token_bytes=1, window_tokens=513), 300, 1, 19),
+    # chunked 8,192 (Llama 4), block 64: at 8,193 slots the processed tokens (8,191) are still in the first chunk,
+    # so all 129 blocks are held; freeing on the computed ones (8,192) leaves 1: the most is then 8,192 / 64 = 128
+    (PageSpec("chunked", 64, token_bytes=1, window_tokens=8_192), 32_768, 1, 129),
+    (PageSpec("chunked", 64, token_bytes=1, window_tokens=8_192), 32_768, 0, 128),
+    # Mamba 'align' (3 start-up pages): 1 block until the request crosses its first block, then 2; + the draft's
+    (PageSpec("mamba", 448, state_bytes=1, state_pages=3), 448, 1, 1),
+    (PageSpec("mamba", 448, state_bytes=1, state_pages=3), 449, 1, 2),
+    (PageSpec("mamba", 448, state_bytes=1, state_pages=5, speculative_pages=2), 4_096, 1, 4),
+    (PageSpec("ring", 64, state_bytes=1), 4_096, 1, 1),
+])
+def test_held_blocks_by_kind(spec, length, lag, held):
+    assert held_blocks(spec, length, lag) == held
