@@ -553,3 +553,75 @@ def test_cli_sglang_names_the_draft_checkpoint_s_folder_not_the_file_stem(cli):
     argv = emit["argv"]
     assert argv[argv.index("--speculative-draft-model-path") + 1] == str(CONFIGS)
     assert any("the draft checkpoint's folder" in n for n in emit["notes"])
+
+
+# MiMo-7B and ERNIE-4.5 MoE (vLLM mimo_mtp.py MiMoMultiTokenPredictor, ernie_mtp.py ErnieMultiTokenPredictor, read in
+# 0.11.0 and 0.34.0): num_nextn_predict_layers decoder layers built from the target's config, so each draft layer is
+# one more full-attention layer of the target's K/V. 0.34's default block is 64 tokens. vLLM 0.34's own planner and
+# its FullAttentionSpec (run on CPU against kvplan's pools) give the same blocks and pages.
+CONFIGS = Path(__file__).parent / "data" / "configs"
+
+
+def _config_pool(raw, name, draft, rules_name="0.34", mem=MEM):
+    from kvplan.configs import build_model
+    from kvplan.engines.vllm_rules import resolve
+
+    return simulate(build_model(raw, name), rules=resolve(rules_name)[0], kv_memory_bytes=mem, max_model_len=8192,
+                    draft_layers=draft)
+
+
+def test_mimo_7b_mtp_layer_is_one_more_qwen2_attention_layer():
+    raw = json.loads((CONFIGS / "mimo-7b.json").read_text())
+    model_draft = draft_layer_count(load_model(str(CONFIGS / "mimo-7b.json")))
+    assert model_draft == 1  # num_nextn_predict_layers
+    # Qwen2Attention: 8 KV heads x (4,096 / 32 =) 128, K and V, bf16 = 4,096 B/token; 64-token page 262,144 B
+    page = 64 * 2 * 8 * 128 * 2
+    assert _config_pool(raw, "mimo-7b", 0).num_blocks == 42_949_672_960 // (36 * page) == 4_551
+    drafted = _config_pool(raw, "mimo-7b", 1)
+    assert drafted.num_blocks == 42_949_672_960 // (37 * page) == 4_428
+    assert drafted.gpu_kv_cache_tokens == 4_428 * 64 == 283_392
+    # vLLM 0.33: 16-token blocks of 65,536 B, 40 GiB // (37 x 65,536) = 17,712, the same 283,392 tokens
+    assert _config_pool(raw, "mimo-7b", 1, "0.33").num_blocks == 17_712
+
+
+def test_ernie_45_moe_mtp_layer_under_either_field_name():
+    from kvplan.configs import build_model
+
+    raw = json.loads((CONFIGS / "ernie-4.5-21b-a3b-quoted.json").read_text())
+    # the quoted config names no MTP layers; ERNIE-4.5's checkpoints write num_nextn_predict_layers, transformers 5's
+    # Ernie4_5_MoeConfig num_mtp_layers (its attribute_map reads one as the other)
+    for field in ("num_nextn_predict_layers", "num_mtp_layers"):
+        assert draft_layer_count(build_model({**raw, field: 1}, "ernie-21b")) == 1
+    with pytest.raises(UsageError, match="has no MTP layers"):
+        draft_layer_count(build_model(raw, "ernie-21b"))
+    # LlamaAttention: 4 KV heads x (head_dim null: 2,560 / 20 =) 128, K and V, bf16 = 2,048 B/token; 28 + 1 layers
+    page = 64 * 2 * 4 * 128 * 2
+    drafted = _config_pool({**raw, "num_mtp_layers": 1}, "ernie-21b", 1)
+    assert drafted.num_blocks == 42_949_672_960 // (29 * page) == 11_299
+    assert drafted.gpu_kv_cache_tokens == 11_299 * 64 == 723_136
+
+
+def test_mtp_refusals_of_families_not_modelled_say_why(tmp_path):
+    from kvplan.configs import build_model
+
+    # MiMo-V2: one sliding-window MTP layer whatever the config's 3 (mimo_v2_mtp.py), not placed in its groups
+    with pytest.raises(UsageError, match="mimo_v2_mtp.py builds one MiMoV2MTPLayer"):
+        draft_layer_count(load_model(str(CONFIGS / "mimo-v2.6-flash.json")))
+    nemotron = json.loads((CONFIGS / "nemotron-h-8b-tf5.json").read_text())
+    with pytest.raises(UsageError, match="Mamba-2 conv state"):
+        draft_layer_count(build_model({**nemotron, "num_nextn_predict_layers": 1}, "nemotron-h-mtp"))
+    dense = json.loads((CONFIGS / "ernie-4.5-0.3b.json").read_text())
+    with pytest.raises(UsageError, match="only ernie4_5_moe"):
+        draft_layer_count(build_model({**dense, "num_nextn_predict_layers": 1}, "ernie-dense-mtp"))
+    # read in vLLM only: SGLang's NEXTN draft of MiMo is refused
+    with pytest.raises(UsageError, match="not modelled for SGLang"):
+        draft_layer_count(load_model(str(CONFIGS / "mimo-7b.json")), "SGLang")
+
+
+def test_cli_mimo_mtp_json():
+    out = _kvplan("estimate", str(CONFIGS / "mimo-7b.json"), "--engine", "vllm", "--kv-memory", "40GiB",
+                  "--max-model-len", "8192", "--mtp", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    engine = json.loads(out.stdout)["engine"]
+    assert engine["num_blocks"] == 4_428 and engine["mtp_draft_layers"] == 1  # as worked above
+    assert engine["gpu_kv_cache_tokens"] == 283_392

@@ -11,7 +11,14 @@ last pipeline stage (gpu_model_runner: `speculative_config and
 get_pp_group().is_last_rank`).
 
 What one MTP layer caches, per family (read in each release's model file,
-0.11.0-0.33.0; each arrived with its target model):
+0.11.0-0.33.0; each arrived with its target model). MiMo's and ERNIE's were read
+in 0.11.0 and 0.34.0 (MiMoMTPModel and ErnieMTPModel are in 0.11.0's registry):
+MiMoMultiTokenPredictor / ErnieMultiTokenPredictor build num_nextn_predict_layers
+decoder layers, numbered after the target's, from the target's config and cache
+config (config/speculative.py maps MiMoForCausalLM and ernie4_5_moe to mimo_mtp /
+ernie_mtp; the dense ernie4_5 has no vLLM MTP draft). MiMo's Qwen2Attention takes
+hidden_size / num_attention_heads as its head size and ERNIE's LlamaAttention
+head_dim (else the same quotient), as the target's own layers do:
 
 | family (model_type)                  | vLLM file            | draft layer                                   | layers |
 |--------------------------------------|----------------------|-----------------------------------------------|--------|
@@ -22,14 +29,16 @@ What one MTP layer caches, per family (read in each release's model file,
 | Qwen3-Next (qwen3_next)              | qwen3_next_mtp.py    | Qwen3NextDecoderLayer(layer_type="full_attention") | num_nextn_predict_layers, else 1 |
 | Qwen3.5 / 3.6 (qwen3_5*, _text)      | qwen3_5_mtp.py       | Qwen3_5DecoderLayer(layer_type="full_attention") | mtp_num_hidden_layers, else 1 |
 | LongCat-Flash (longcat_flash)        | longcat_flash_mtp.py | DeepseekV2DecoderLayer: the target's MLA      | always 1 |
+| MiMo-7B (mimo)                       | mimo_mtp.py          | Qwen2DecoderLayer: the target's GQA           | num_nextn_predict_layers |
+| ERNIE-4.5 MoE (ernie4_5_moe)         | ernie_mtp.py         | LlamaDecoderLayer: the target's GQA           | num_nextn_predict_layers |
 
 The draft layer is built from the target's config with the same cache config,
 so its spec is the target's full-attention (or latent) layer's: kvplan copies
 the target's last such layer. num_speculative_tokens does not add layers (the
 module's layers are reused step by step). DeepSeek-V4's draft layer caches a
 window only (vllm_dsv4.py); Inkling's depths are decoder layers with conv states,
-min(depths, num_speculative_tokens) of them (vllm_inkling.with_inkling_draft); other families' MTP modules (MiMo, ERNIE, Nemotron-H,
-Step-3.5 ...) are not modelled and are refused.
+min(depths, num_speculative_tokens) of them (vllm_inkling.with_inkling_draft); other families' MTP modules
+are refused (REFUSED_MTP says why, family by family).
 
 A separate draft checkpoint (methods eagle, eagle3 from 0.11; draft_model from
 0.15) registers its own decoder layers the same way (llama_eagle3.py: prefix
@@ -53,7 +62,10 @@ MTP_FAMILIES: dict[str, int | None] = {
     "qwen3_next": 1,
     "qwen3_5": 1, "qwen3_5_moe": 1, "qwen3_5_text": 1, "qwen3_5_moe_text": 1,
     "longcat_flash": None,  # MTP_FIXED
+    "mimo": None, "ernie4_5_moe": None,  # mimo_mtp.py / ernie_mtp.py: range(num_nextn_predict_layers)
 }
+# families whose MTP draft kvplan read in vLLM only: SGLang's (its own NEXTN model files) is refused
+VLLM_ONLY_MTP = frozenset({"mimo", "ernie4_5_moe"})
 # model_type -> the layer count vLLM's MTP module builds whatever the config says
 # (longcat_flash_mtp.py LongCatMultiTokenPredictor: num_mtp_layers = 1)
 MTP_FIXED: dict[str, int] = {"longcat_flash": 1}
@@ -65,14 +77,32 @@ def is_mtp_method(method: str | None) -> bool:
     return bool(method) and (method == "mtp" or method.endswith("_mtp"))
 
 
+# model_type -> why kvplan refuses the KV cache of its MTP draft under vLLM (what was read, what is missing)
+REFUSED_MTP: dict[str, str] = {
+    "mimo_v2": "vLLM 0.21+ mimo_v2_mtp.py builds one MiMoV2MTPLayer whatever num_nextn_predict_layers says, a "
+               "sliding-window MiMoV2Attention of the swa_* heads (read in 0.27.1 and 0.34.0, not in 0.21-0.26); "
+               "its place in MiMo-V2's sliding groups is not modelled",
+    "nemotron_h": "vLLM 0.17+ nemotron_h_mtp.py builds one MTP step of mtp_hybrid_override_pattern's layers "
+                  "('*' the target's attention, 'E' MoE) and the draft tokens widen every Mamba-2 conv state "
+                  "(mamba_utils.mamba2_state_shape num_spec); neither is modelled",
+    "step3p5": "vLLM 0.15.1+ step3p5_mtp.py builds num_nextn_predict_layers Step3p5DecoderLayers numbered after the "
+               "target's, each full or sliding (with its own heads) by its trailing layer_types entry, which kvplan "
+               "drops when it reads the target (read in 0.17.0 and 0.34.0)",
+    "ernie4_5": "vLLM maps only ernie4_5_moe to its ErnieMTPModel (config/speculative.py): the dense ERNIE-4.5 has "
+                "no MTP draft there",
+}
+
+
 def _check_family(model: ModelSpec, engine: str = "vLLM") -> None:
     if model.model_type not in MTP_FAMILIES and not model.mtp_layers:
         raise UsageError(f"{engine}: {model.name} ({model.model_type}) has no MTP layers (its config declares none)",
                          "drop --mtp, or give a separate draft checkpoint with --draft-model")
     if model.model_type not in MTP_FAMILIES:
+        why = REFUSED_MTP.get(model.model_type)
         raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft layers ({model.model_type}) is not "
-                         "modelled", "kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, "
-                         "Qwen3-Next/3.5, LongCat-Flash and, under vLLM 0.33+, Inkling (not MiMo, ERNIE, "
+                         "modelled" + (f": {why}" if why else ""),
+                         "kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, Qwen3-Next/3.5, "
+                         "LongCat-Flash, MiMo-7B, ERNIE-4.5 MoE and, under vLLM 0.33+, Inkling (not MiMo-V2, "
                          "Nemotron-H, Step-3.5, or vLLM 0.34's Nemotron3_5TranscribeMTPModel); plan without the "
                          "draft")
 
@@ -92,6 +122,10 @@ def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
         return model.mtp_layers
     if not is_deepseek_v4(model):
         _check_family(model, engine)
+        if engine != "vLLM" and model.model_type in VLLM_ONLY_MTP:
+            raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft ({model.model_type}) is not "
+                             f"modelled for {engine} (kvplan read vLLM's draft of this family, not {engine}'s)",
+                             "plan without the draft, or use --engine vllm")
     elif not model.mtp_layers:
         raise UsageError(f"{engine}: {model.name}'s config has no MTP layers", "plan without the draft")
     count = MTP_FIXED.get(model.model_type)
