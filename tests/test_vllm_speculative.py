@@ -607,9 +607,6 @@ def test_mtp_refusals_of_families_not_modelled_say_why(tmp_path):
     # MiMo-V2: one sliding-window MTP layer whatever the config's 3 (mimo_v2_mtp.py), not placed in its groups
     with pytest.raises(UsageError, match="mimo_v2_mtp.py builds one MiMoV2MTPLayer"):
         draft_layer_count(load_model(str(CONFIGS / "mimo-v2.6-flash.json")))
-    nemotron = json.loads((CONFIGS / "nemotron-h-8b-tf5.json").read_text())
-    with pytest.raises(UsageError, match="Mamba-2 conv state"):
-        draft_layer_count(build_model({**nemotron, "num_nextn_predict_layers": 1}, "nemotron-h-mtp"))
     dense = json.loads((CONFIGS / "ernie-4.5-0.3b.json").read_text())
     with pytest.raises(UsageError, match="only ernie4_5_moe"):
         draft_layer_count(build_model({**dense, "num_nextn_predict_layers": 1}, "ernie-dense-mtp"))
@@ -625,3 +622,55 @@ def test_cli_mimo_mtp_json():
     engine = json.loads(out.stdout)["engine"]
     assert engine["num_blocks"] == 4_428 and engine["mtp_draft_layers"] == 1  # as worked above
     assert engine["gpu_kv_cache_tokens"] == 283_392
+
+
+# Nemotron-H (vLLM 0.17.0-0.34.0 nemotron_h_mtp.py NemotronHMultiTokenPredictor: one step asserted, a
+# NemotronHAttentionDecoderLayer per '*' of mtp_hybrid_override_pattern, 'E' a MoE layer; mamba_mixer2.py
+# MambaMixer2.get_state_shape and nemotron_h.py get_mamba_state_shape_from_config pass num_spec =
+# num_speculative_tokens to mamba2_state_shape: conv rows conv_kernel - 1 + num_spec). Checked against vLLM 0.33's
+# and 0.34's own planner and mamba2_state_shape on CPU: TP 1/2/4/8 x 0/1/3 draft tokens x 10/40 GiB x 8K/128K, 48 of
+# 48 agree on each.
+def _nemotron(**extra):
+    from kvplan.configs import build_model
+
+    raw = json.loads((CONFIGS / "nemotron-h-8b-tf5.json").read_text())  # mtp_layers_block_type [full_attention, moe]
+    return build_model({**raw, "num_nextn_predict_layers": 1, **extra}, "nemotron-h-mtp")
+
+
+def _nemotron_pool(draft, tokens, rules_name="0.34"):
+    from kvplan.engines.vllm_rules import resolve
+
+    return simulate(_nemotron(), rules=resolve(rules_name)[0], kv_memory_bytes=MEM, max_model_len=8192,
+                    draft_layers=draft, num_speculative_tokens=tokens)
+
+
+def test_nemotron_h_mtp_adds_an_attention_layer_and_widens_the_conv_state():
+    assert draft_layer_count(_nemotron()) == 1  # one '*' in ['full_attention', 'moe']
+    # Mamba-2 state: conv (4 - 1 + 1 draft token) rows x (8,192 + 2 x 8 x 128 =) 10,240 channels x 2 B = 81,920;
+    # SSM 128 heads x 64 x 128 x 4 B (float32) = 4,194,304: 4,276,224 B. Attention 8 x 128 x 2 x 2 B = 4,096 B/token,
+    # so the block grows to a multiple of 64 holding it: ceil(4,276,224 / 4,096) = 1,044 -> 1,088 tokens, 4,456,448 B
+    state = 4 * 10_240 * 2 + 128 * 64 * 128 * 4
+    assert state == 4_276_224 and 1024 * 4096 < state <= 1088 * 4096
+    # 24 Mamba + 5 attention layers (4 + the draft's): groups of 5, a block costs 5 pages
+    pool = _nemotron_pool(1, 1)
+    assert [len(g.layers) for g in pool.groups] == [5, 5, 5, 5, 4, 5]
+    assert pool.num_blocks == MEM // (5 * 1088 * 4096) == 1_927
+    # a request at 8K: 8 attention blocks, and per Mamba group 2 (align) + 1 draft token + 1 checkpoint = 4 pages:
+    # 8 + 5 x 4 = 28 blocks; 1,927 / 28 = 68.82x, 1,927 x 8,192 // 28 = 563,785 tokens
+    assert pool.gpu_kv_cache_tokens == 1_927 * 8192 // 28 == 563_785
+    # without speculative decoding: 4 attention layers, groups of 4, conv 3 rows (4,255,744 B, the same 1,088 block)
+    assert _nemotron_pool(0, 0).num_blocks == MEM // (4 * 1088 * 4096) == 2_409
+
+
+def test_nemotron_h_mtp_refusals():
+    with pytest.raises(UsageError, match="arrived in 0.17.0"):
+        _nemotron_pool(1, 1, "0.16")
+    with pytest.raises(UsageError, match="asserts 1"):
+        draft_layer_count(_nemotron(num_nextn_predict_layers=2))
+    with pytest.raises(UsageError, match="not one or more attention layers"):  # 'M': NotImplementedError in vLLM
+        draft_layer_count(_nemotron(mtp_layers_block_type=["mamba", "moe"]))
+    with pytest.raises(UsageError, match="not modelled for SGLang"):
+        draft_layer_count(_nemotron(), "SGLang")
+    # the older pattern field, as NVIDIA's configs write it, when no list is given
+    raw = {"mtp_hybrid_override_pattern": "*E*E", "mtp_layers_block_type": None}
+    assert draft_layer_count(_nemotron(**raw)) == 2

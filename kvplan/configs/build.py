@@ -533,6 +533,10 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     mtp_layers, mtp_local, mtp_notes = family.mtp(raw) if family.mtp is not None else (
         f.opt_int(*mtp_fields, minimum=0), (), ())
     notes += mtp_notes
+    mtp_attention = None
+    if family.mtp_attention is not None and mtp_layers:
+        mtp_attention, attention_notes = family.mtp_attention(f)
+        notes += attention_notes
     if reading == "guessed":
         notes += (f"guessed: unknown model_type {f.model_type!r} read with transformers' generic rule "
                  "(layer_types, else sliding_window on every layer, else full attention); check the layer kinds",)
@@ -558,6 +562,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         architectures=_architectures(raw),
         mtp_layers=mtp_layers,
         mtp_local_layers=mtp_local,
+        mtp_attention_layers=mtp_attention,
         checkpoint_kv_cache=quant_bytes.modelopt_kv_cache(_quantization_config(raw, f)) or _latent_fp8(f),
         config_model_type=raw["model_type"],
         config_ships_code=isinstance(raw.get("auto_map"), dict) and "AutoConfig" in raw["auto_map"],

@@ -31,6 +31,7 @@ head_dim (else the same quotient), as the target's own layers do:
 | LongCat-Flash (longcat_flash)        | longcat_flash_mtp.py | DeepseekV2DecoderLayer: the target's MLA      | always 1 |
 | MiMo-7B (mimo)                       | mimo_mtp.py          | Qwen2DecoderLayer: the target's GQA           | num_nextn_predict_layers |
 | ERNIE-4.5 MoE (ernie4_5_moe)         | ernie_mtp.py         | LlamaDecoderLayer: the target's GQA           | num_nextn_predict_layers |
+| Nemotron-H (nemotron_h), 0.17.0+     | nemotron_h_mtp.py    | a NemotronHAttentionDecoderLayer (the target's attention) per '*' of mtp_hybrid_override_pattern | one step |
 
 The draft layer is built from the target's config with the same cache config,
 so its spec is the target's full-attention (or latent) layer's: kvplan copies
@@ -63,7 +64,10 @@ MTP_FAMILIES: dict[str, int | None] = {
     "qwen3_5": 1, "qwen3_5_moe": 1, "qwen3_5_text": 1, "qwen3_5_moe_text": 1,
     "longcat_flash": None,  # MTP_FIXED
     "mimo": None, "ernie4_5_moe": None,  # mimo_mtp.py / ernie_mtp.py: range(num_nextn_predict_layers)
+    "nemotron_h": None,  # nemotron_h_mtp.py: one step (asserted); its attention layers are mtp_attention_layers
 }
+# model_type -> the first vLLM release with its MTP draft (registry.py; every other family's is in 0.11.0)
+MTP_FROM: dict[str, tuple[int, int, int]] = {"nemotron_h": (0, 17, 0)}
 # families whose MTP draft kvplan read in vLLM only: SGLang's (its own NEXTN model files) is refused
 VLLM_ONLY_MTP = frozenset({"mimo", "ernie4_5_moe"})
 # model_type -> the layer count vLLM's MTP module builds whatever the config says
@@ -82,9 +86,6 @@ REFUSED_MTP: dict[str, str] = {
     "mimo_v2": "vLLM 0.21+ mimo_v2_mtp.py builds one MiMoV2MTPLayer whatever num_nextn_predict_layers says, a "
                "sliding-window MiMoV2Attention of the swa_* heads (read in 0.27.1 and 0.34.0, not in 0.21-0.26); "
                "its place in MiMo-V2's sliding groups is not modelled",
-    "nemotron_h": "vLLM 0.17+ nemotron_h_mtp.py builds one MTP step of mtp_hybrid_override_pattern's layers "
-                  "('*' the target's attention, 'E' MoE) and the draft tokens widen every Mamba-2 conv state "
-                  "(mamba_utils.mamba2_state_shape num_spec); neither is modelled",
     "step3p5": "vLLM 0.15.1+ step3p5_mtp.py builds num_nextn_predict_layers Step3p5DecoderLayers numbered after the "
                "target's, each full or sliding (with its own heads) by its trailing layer_types entry, which kvplan "
                "drops when it reads the target (read in 0.17.0 and 0.34.0)",
@@ -102,9 +103,9 @@ def _check_family(model: ModelSpec, engine: str = "vLLM") -> None:
         raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft layers ({model.model_type}) is not "
                          "modelled" + (f": {why}" if why else ""),
                          "kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, Qwen3-Next/3.5, "
-                         "LongCat-Flash, MiMo-7B, ERNIE-4.5 MoE and, under vLLM 0.33+, Inkling (not MiMo-V2, "
-                         "Nemotron-H, Step-3.5, or vLLM 0.34's Nemotron3_5TranscribeMTPModel); plan without the "
-                         "draft")
+                         "LongCat-Flash, MiMo-7B, ERNIE-4.5 MoE, Nemotron-H (vLLM 0.17+) and, under vLLM 0.33+, "
+                         "Inkling (not MiMo-V2, Step-3.5, or vLLM 0.34's Nemotron3_5TranscribeMTPModel); plan "
+                         "without the draft")
 
 
 def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
@@ -128,6 +129,8 @@ def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
                              "plan without the draft, or use --engine vllm")
     elif not model.mtp_layers:
         raise UsageError(f"{engine}: {model.name}'s config has no MTP layers", "plan without the draft")
+    if model.model_type == "nemotron_h":
+        return _nemotron_h_draft(model, engine)
     count = MTP_FIXED.get(model.model_type)
     if count is None:
         count = model.mtp_layers if model.mtp_layers is not None else MTP_FAMILIES.get(model.model_type)
@@ -135,6 +138,39 @@ def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
         raise UsageError(f"{engine}: {model.name}'s config has no MTP layers (its MTP layer count is 0 or absent), "
                          "so vLLM has no MTP draft for it", "plan without the draft")
     return count
+
+
+def _nemotron_h_draft(model: ModelSpec, engine: str) -> int:
+    """Nemotron-H's MTP draft layers in the pool: config/speculative.py makes a nemotron_h config with
+    num_nextn_predict_layers > 0 a nemotron_h_mtp draft (NemotronHMTPModel; the Omni VLMs promote their text
+    config, Nemotron-3.5-Transcribe has its own class), and NemotronHMultiTokenPredictor asserts one step and
+    builds a NemotronHAttentionDecoderLayer (the target's NemotronHAttention: num_key_value_heads x head_dim,
+    the config's sliding_window) per '*' of mtp_hybrid_override_pattern (read in 0.17.0 and 0.34.0)."""
+    where = "vLLM 0.17.0-0.34.0 nemotron_h_mtp.py NemotronHMultiTokenPredictor"
+    if model.architecture != "NemotronHForCausalLM":
+        raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft ({model.architecture}) is not modelled: "
+                         "kvplan read Nemotron-H's MTP draft for NemotronHForCausalLM only (Nemotron-3.5-Transcribe "
+                         "has its own Nemotron3_5TranscribeMTPModel)", "plan without the draft")
+    if engine != "vLLM":
+        raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft (nemotron_h) is not modelled for "
+                         f"{engine} (kvplan read vLLM's)", "plan without the draft, or use --engine vllm")
+    if not model.mtp_layers:
+        raise UsageError(f"{engine}: {model.name}'s config has no MTP layers (num_nextn_predict_layers is 0 or "
+                         "absent), so vLLM has no MTP draft for it", "plan without the draft")
+    if model.mtp_layers != 1:
+        raise UsageError(f"vLLM cannot serve {model.name}'s MTP draft: num_nextn_predict_layers is "
+                         f"{model.mtp_layers}, and {where} asserts 1", "plan without the draft")
+    if not model.mtp_attention_layers:
+        raise UsageError(f"vLLM: the KV cache of {model.name}'s MTP draft is not modelled: its MTP layers are not "
+                         f"one or more attention layers and MoE layers, all {where} builds",
+                         "plan without the draft")
+    return model.mtp_attention_layers
+
+
+def default_draft_tokens(model: ModelSpec, draft_layers: int) -> int:
+    """vLLM's num_speculative_tokens when none is given: the draft's n_predict, its MTP depths (Nemotron-H:
+    num_nextn_predict_layers, not its attention layers)."""
+    return model.mtp_layers if model.mtp_attention_layers is not None and model.mtp_layers else draft_layers
 
 
 def with_draft_layers(model: ModelSpec, count: int) -> ModelSpec:
@@ -152,31 +188,45 @@ def with_draft_layers(model: ModelSpec, count: int) -> ModelSpec:
     return replace(model, layers=model.layers + (template,) * count)
 
 
-def with_speculative_tokens(model: ModelSpec, tokens: int) -> tuple[ModelSpec, list[str]]:
+def with_speculative_tokens(model: ModelSpec, tokens: int, rules=None) -> tuple[ModelSpec, list[str]]:
     """The state layers as vLLM sizes them under speculative decoding with `tokens` draft tokens (any method):
     a Gated DeltaNet conv state keeps conv_kernel - 1 + tokens rows (mamba_utils.py
     gated_delta_net_state_shape(num_spec), passed by qwen3_next.py from 0.11, qwen3_5.py from 0.17 and
-    olmo_hybrid.py from 0.18: every release that serves each). Other state kinds are left as they are,
-    with a note."""
+    olmo_hybrid.py from 0.18: every release that serves each), and so does a Mamba-2 conv state of the model
+    types rules.mamba2_speculative_conv lists (mamba2_state_shape(num_spec), from 0.17). Other state kinds are
+    left as they are, with a note."""
     if tokens <= 0 or not any(layer.state is not None for layer in model.layers):
         return model, []
+    mamba2_types = getattr(rules, "mamba2_speculative_conv", ())
+
+    def widens(state) -> bool:
+        if state.kind == "gated_deltanet":
+            return bool(state.conv_channels)
+        return (state.kind == "mamba2" and model.model_type in mamba2_types
+                and None not in (state.conv_kernel, state.d_inner, state.n_groups, state.d_state))
+
     notes: list[str] = []
-    other = sorted({layer.state.kind for layer in model.layers if layer.state is not None
-                    and not (layer.state.kind == "gated_deltanet" and layer.state.conv_channels)})
+    states = [layer.state for layer in model.layers if layer.state is not None]
+    other = sorted({state.kind for state in states if not widens(state)})
     if other:
         notes.append(f"not modelled: the growth of {', '.join(other)} states under speculative decoding "
                      "(vLLM widens some families' conv state by the draft tokens)")
 
     def grow(_i, layer):
         state = layer.state
-        if state is None or state.kind != "gated_deltanet" or not state.conv_channels:
+        if state is None or not widens(state):
             return layer
-        rows = state.conv_kernel - 1
-        return replace(layer, state=replace(state, conv_elements=state.conv_channels * (rows + tokens)))
+        rows = state.conv_kernel - 1 + tokens
+        if state.kind == "mamba2":  # shard_state re-derives the rank's rows from conv_extra_rows
+            channels = state.d_inner + 2 * state.n_groups * state.d_state
+            return replace(layer, state=replace(state, conv_elements=channels * rows, conv_extra_rows=tokens))
+        return replace(layer, state=replace(state, conv_elements=state.conv_channels * rows))
 
-    if len(other) < len({layer.state.kind for layer in model.layers if layer.state is not None}):
-        notes.append(f"speculative decoding ({tokens} draft tokens): each Gated DeltaNet conv state keeps "
-                     f"{tokens} more rows (conv_kernel - 1 + num_speculative_tokens)")
+    grown = sorted({state.kind for state in states if widens(state)})
+    if grown:
+        names = {"gated_deltanet": "Gated DeltaNet", "mamba2": "Mamba-2"}
+        notes.append(f"speculative decoding ({tokens} draft tokens): each {' and '.join(names[k] for k in grown)} "
+                     f"conv state keeps {tokens} more rows (conv_kernel - 1 + num_speculative_tokens)")
     return map_layers(model, grow), notes
 
 
@@ -260,7 +310,7 @@ def resolve_speculation(model: ModelSpec, speculation) -> tuple[int, int, ModelS
         return 0, 0, None
     if speculation.mtp:
         layers = draft_layer_count(model)
-        return layers, speculation.tokens or layers, None
+        return layers, speculation.tokens or default_draft_tokens(model, layers), None
     return 0, speculation.tokens or 0, load_draft(speculation.draft_model)
 
 
@@ -272,6 +322,11 @@ def with_speculation(model: ModelSpec, rules, draft_layers: int = 0, draft: Mode
 
     notes: list[str] = []
     if draft_layers:
+        first = MTP_FROM.get(model.model_type)
+        if first is not None and not at_least(rules.version, first):
+            raise UsageError(f"vLLM {rules.version} has no MTP draft for {model.name} ({model.model_type}): it "
+                             f"arrived in {'.'.join(map(str, first))} (model_executor/models/registry.py)",
+                             f"use vllm@{first[0]}.{first[1]} or later, or plan without the draft")
         model = with_draft_layers(model, draft_layers)
         notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s), each caching what the "
                      "target's last attention layer caches")
@@ -288,7 +343,7 @@ def with_speculation(model: ModelSpec, rules, draft_layers: int = 0, draft: Mode
         notes.append(f"speculative decoding ({method}): the draft {draft.name}'s {draft.num_layers} layer(s) join "
                      "the pool after the target's")
     if tokens:
-        model, token_notes = with_speculative_tokens(model, tokens)
+        model, token_notes = with_speculative_tokens(model, tokens, rules)
         notes += token_notes
     return model, notes
 
