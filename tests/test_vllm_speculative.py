@@ -604,9 +604,13 @@ def test_ernie_45_moe_mtp_layer_under_either_field_name():
 def test_mtp_refusals_of_families_not_modelled_say_why(tmp_path):
     from kvplan.configs import build_model
 
-    # MiMo-V2: one sliding-window MTP layer whatever the config's 3 (mimo_v2_mtp.py), not placed in its groups
-    with pytest.raises(UsageError, match="mimo_v2_mtp.py builds one MiMoV2MTPLayer"):
-        draft_layer_count(load_model(str(CONFIGS / "mimo-v2.6-flash.json")))
+    # Step-3.5: its MTP layers' kinds are the trailing layer_types entries kvplan drops
+    step = {"architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "hidden_size": 1024,
+            "num_hidden_layers": 2, "num_attention_heads": 8, "num_attention_groups": 2, "head_dim": 128,
+            "num_nextn_predict_layers": 1, "sliding_window": 512,
+            "layer_types": ["full_attention", "sliding_attention", "full_attention"]}
+    with pytest.raises(UsageError, match="trailing layer_types entry"):
+        draft_layer_count(build_model(step, "step-3.5-mtp"))
     dense = json.loads((CONFIGS / "ernie-4.5-0.3b.json").read_text())
     with pytest.raises(UsageError, match="only ernie4_5_moe"):
         draft_layer_count(build_model({**dense, "num_nextn_predict_layers": 1}, "ernie-dense-mtp"))
@@ -663,7 +667,7 @@ def test_nemotron_h_mtp_adds_an_attention_layer_and_widens_the_conv_state():
 
 
 def test_nemotron_h_mtp_refusals():
-    with pytest.raises(UsageError, match="arrived in 0.17.0"):
+    with pytest.raises(UsageError, match="NemotronHMTPModel from 0.17.0"):  # registry.py, 0.16.0 lacks it
         _nemotron_pool(1, 1, "0.16")
     with pytest.raises(UsageError, match="asserts 1"):
         draft_layer_count(_nemotron(num_nextn_predict_layers=2))
@@ -674,3 +678,28 @@ def test_nemotron_h_mtp_refusals():
     # the older pattern field, as NVIDIA's configs write it, when no list is given
     raw = {"mtp_hybrid_override_pattern": "*E*E", "mtp_layers_block_type": None}
     assert draft_layer_count(_nemotron(**raw)) == 2
+
+
+# MiMo-V2 (vLLM 0.21.0 / 0.27.1 / 0.34.0 mimo_v2_mtp.py: config/speculative.py sets n_predict 1 and
+# MiMoV2MultiTokenPredictor builds one MiMoV2MTPLayer, a MiMoV2Attention of swa_num_key_value_heads x swa_head_dim
+# (K) / swa_v_head_dim (V) over sliding_window_size, as the target's SWA layers in mimo_v2.py): one more sliding
+# layer. vLLM 0.33's and 0.34's own planner agree on these pools (auto/fp8 x TP 1-8 x 10/40 GiB x 8K/128K, with and
+# without the draft: 64 of 64 each).
+def test_mimo_v2_mtp_layer_fills_a_sliding_groups_padding():
+    model = load_model(str(CONFIGS / "mimo-v2.6-flash.json"))
+    assert draft_layer_count(model) == 1  # the config's num_nextn_predict_layers is 3; vLLM builds one
+    # full layers: 4 KV heads x (192 + 128) x 2 B = 2,560 B/token; SWA layers 8 x (192 + 128) x 2 = 5,120 B/token.
+    # 0.34's 64-token block: 327,680 B SWA pages; the full layers' block doubles to 128 for the same page.
+    # 9 full and 39 sliding layers (hybrid_layer_pattern): groups of 9 slots, the sliding layers in 5 groups
+    # (8, 8, 8, 8, 7); the draft's 40th sliding layer takes a padding slot (8 x 5), so the pool is unchanged:
+    # 40 GiB // (9 x 327,680) = 14,563 blocks; a request at 8K holds 64 full blocks + 5 x (128 + 1) sliding ones
+    # (its window and 16,384 tokens in flight exceed 8,192): 709; 14,563 x 8,192 // 709 = 168,265 tokens
+    for draft in (0, 1):
+        pool = simulate(model, kv_memory_bytes=MEM, max_model_len=8192, draft_layers=draft)
+        assert sorted(len(g.layers) for g in pool.groups) == [7 + draft, 8, 8, 8, 8, 9]
+        assert pool.num_blocks == MEM // (9 * 327_680) == 14_563
+        assert pool.gpu_kv_cache_tokens == 14_563 * 8192 // 709 == 168_265
+    with pytest.raises(UsageError, match="MiMoV2MTPModel from 0.21.0"):
+        from kvplan.engines.vllm_rules import resolve
+
+        simulate(model, kv_memory_bytes=MEM, max_model_len=8192, draft_layers=1, rules=resolve("0.20")[0])

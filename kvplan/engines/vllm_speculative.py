@@ -32,10 +32,11 @@ head_dim (else the same quotient), as the target's own layers do:
 | MiMo-7B (mimo)                       | mimo_mtp.py          | Qwen2DecoderLayer: the target's GQA           | num_nextn_predict_layers |
 | ERNIE-4.5 MoE (ernie4_5_moe)         | ernie_mtp.py         | LlamaDecoderLayer: the target's GQA           | num_nextn_predict_layers |
 | Nemotron-H (nemotron_h), 0.17.0+     | nemotron_h_mtp.py    | a NemotronHAttentionDecoderLayer (the target's attention) per '*' of mtp_hybrid_override_pattern | one step |
+| MiMo-V2 (mimo_v2, mimo_v2_flash), 0.21.0+ | mimo_v2_mtp.py  | MiMoV2MTPLayer: the target's SWA attention (swa_* heads, sliding_window_size) | always 1 |
 
 The draft layer is built from the target's config with the same cache config,
 so its spec is the target's full-attention (or latent) layer's: kvplan copies
-the target's last such layer. num_speculative_tokens does not add layers (the
+the target's last such layer (MiMo-V2: its last sliding-window layer). num_speculative_tokens does not add layers (the
 module's layers are reused step by step). DeepSeek-V4's draft layer caches a
 window only (vllm_dsv4.py); Inkling's depths are decoder layers with conv states,
 min(depths, num_speculative_tokens) of them (vllm_inkling.with_inkling_draft); other families' MTP modules
@@ -65,14 +66,28 @@ MTP_FAMILIES: dict[str, int | None] = {
     "longcat_flash": None,  # MTP_FIXED
     "mimo": None, "ernie4_5_moe": None,  # mimo_mtp.py / ernie_mtp.py: range(num_nextn_predict_layers)
     "nemotron_h": None,  # nemotron_h_mtp.py: one step (asserted); its attention layers are mtp_attention_layers
+    "mimo_v2": None, "mimo_v2_flash": None,  # MTP_FIXED
 }
-# model_type -> the first vLLM release with its MTP draft (registry.py; every other family's is in 0.11.0)
-MTP_FROM: dict[str, tuple[int, int, int]] = {"nemotron_h": (0, 17, 0)}
+# model_type -> the draft class vLLM's registry must list for its MTP draft (config/speculative.py maps the target
+# to it; every other modelled family's draft class is in 0.11.0's registry): NemotronHMTPModel from 0.17.0,
+# MiMoV2MTPModel from 0.21.0 (vllm_registry_data)
+MTP_DRAFT_CLASSES: dict[str, str] = {"nemotron_h": "NemotronHMTPModel", "mimo_v2": "MiMoV2MTPModel",
+                                     "mimo_v2_flash": "MiMoV2MTPModel"}
+# model_type -> the architectures whose MTP draft kvplan read (config/speculative.py maps each to its draft class)
+MTP_ARCHITECTURES: dict[str, frozenset[str]] = {
+    "mimo_v2": frozenset({"MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM", "MiMoV2FlashForCausalLM"}),
+    "mimo_v2_flash": frozenset({"MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM", "MiMoV2FlashForCausalLM"}),
+}
+# model_type -> the draft layer copies the target's last sliding-window layer, not its last full one
+# (mimo_v2_mtp.py MiMoV2MTPLayer: a MiMoV2Attention of swa_num_key_value_heads x swa_head_dim / swa_v_head_dim over
+# sliding_window_size, as the target's SWA layers in mimo_v2.py; read in 0.21.0, 0.27.1 and 0.34.0)
+MTP_SLIDING = frozenset({"mimo_v2", "mimo_v2_flash"})
 # families whose MTP draft kvplan read in vLLM only: SGLang's (its own NEXTN model files) is refused
-VLLM_ONLY_MTP = frozenset({"mimo", "ernie4_5_moe"})
+VLLM_ONLY_MTP = frozenset({"mimo", "ernie4_5_moe", "mimo_v2", "mimo_v2_flash"})
 # model_type -> the layer count vLLM's MTP module builds whatever the config says
 # (longcat_flash_mtp.py LongCatMultiTokenPredictor: num_mtp_layers = 1)
-MTP_FIXED: dict[str, int] = {"longcat_flash": 1}
+# (mimo_v2_mtp.py MiMoV2MultiTokenPredictor: num_mtp_layers = 1; config/speculative.py sets n_predict 1)
+MTP_FIXED: dict[str, int] = {"longcat_flash": 1, "mimo_v2": 1, "mimo_v2_flash": 1}
 
 
 def is_mtp_method(method: str | None) -> bool:
@@ -83,9 +98,6 @@ def is_mtp_method(method: str | None) -> bool:
 
 # model_type -> why kvplan refuses the KV cache of its MTP draft under vLLM (what was read, what is missing)
 REFUSED_MTP: dict[str, str] = {
-    "mimo_v2": "vLLM 0.21+ mimo_v2_mtp.py builds one MiMoV2MTPLayer whatever num_nextn_predict_layers says, a "
-               "sliding-window MiMoV2Attention of the swa_* heads (read in 0.27.1 and 0.34.0, not in 0.21-0.26); "
-               "its place in MiMo-V2's sliding groups is not modelled",
     "step3p5": "vLLM 0.15.1+ step3p5_mtp.py builds num_nextn_predict_layers Step3p5DecoderLayers numbered after the "
                "target's, each full or sliding (with its own heads) by its trailing layer_types entry, which kvplan "
                "drops when it reads the target (read in 0.17.0 and 0.34.0)",
@@ -103,9 +115,9 @@ def _check_family(model: ModelSpec, engine: str = "vLLM") -> None:
         raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft layers ({model.model_type}) is not "
                          "modelled" + (f": {why}" if why else ""),
                          "kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, Qwen3-Next/3.5, "
-                         "LongCat-Flash, MiMo-7B, ERNIE-4.5 MoE, Nemotron-H (vLLM 0.17+) and, under vLLM 0.33+, "
-                         "Inkling (not MiMo-V2, Step-3.5, or vLLM 0.34's Nemotron3_5TranscribeMTPModel); plan "
-                         "without the draft")
+                         "LongCat-Flash, MiMo-7B, ERNIE-4.5 MoE, Nemotron-H (vLLM 0.17+), MiMo-V2 (0.21+) and, "
+                         "under vLLM 0.33+, Inkling (not Step-3.5 or vLLM 0.34's Nemotron3_5TranscribeMTPModel); "
+                         "plan without the draft")
 
 
 def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
@@ -131,7 +143,14 @@ def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
         raise UsageError(f"{engine}: {model.name}'s config has no MTP layers", "plan without the draft")
     if model.model_type == "nemotron_h":
         return _nemotron_h_draft(model, engine)
+    allowed = MTP_ARCHITECTURES.get(model.model_type)
+    if allowed is not None and model.architecture not in allowed:
+        raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft ({model.architecture}) is not modelled: "
+                         f"kvplan read it for {', '.join(sorted(allowed))}", "plan without the draft")
     count = MTP_FIXED.get(model.model_type)
+    if count is not None and model.model_type in MTP_SLIDING and not model.mtp_layers:
+        raise UsageError(f"{engine}: {model.name}'s config has no MTP layers (num_nextn_predict_layers is 0 or "
+                         "absent), so its checkpoint has no MTP weights for vLLM's draft", "plan without the draft")
     if count is None:
         count = model.mtp_layers if model.mtp_layers is not None else MTP_FAMILIES.get(model.model_type)
     if not count:
@@ -167,6 +186,34 @@ def _nemotron_h_draft(model: ModelSpec, engine: str) -> int:
     return model.mtp_attention_layers
 
 
+def check_mtp_release(model: ModelSpec, release: str) -> None:
+    """Refuse an MTP draft whose class vLLM `release` does not register (MTP_DRAFT_CLASSES)."""
+    from .vllm_served import check
+
+    name = MTP_DRAFT_CLASSES.get(model.model_type)
+    served = check(name, release) if name is not None else None
+    if served is not None and served.served is False:
+        from .vllm_registry_data import REGISTRY
+
+        first = REGISTRY[name][0][0][0]
+        raise UsageError(f"vLLM {served.release} has no MTP draft for {model.name} ({model.model_type}): its "
+                         f"registry lists {name} from {first} (model_executor/models/registry.py)",
+                         f"use vllm@{first} or later, or plan without the draft")
+
+
+def last_release_of(rules) -> str:
+    """The newest release a rules object stands for (the last before the next object's first): what
+    simulate, which knows only the rules, can check a release-bound draft against."""
+    from .vllm_registry_data import RELEASES
+    from .vllm_release import release_key
+    from .vllm_rules import RULES
+
+    start = release_key(rules.version)
+    later = [release_key(r.version) for r in RULES if release_key(r.version) > start]
+    inside = [r for r in RELEASES if start <= release_key(r) and (not later or release_key(r) < later[0])]
+    return inside[-1] if inside else rules.version
+
+
 def default_draft_tokens(model: ModelSpec, draft_layers: int) -> int:
     """vLLM's num_speculative_tokens when none is given: the draft's n_predict, its MTP depths (Nemotron-H:
     num_nextn_predict_layers, not its attention layers)."""
@@ -174,14 +221,16 @@ def default_draft_tokens(model: ModelSpec, draft_layers: int) -> int:
 
 
 def with_draft_layers(model: ModelSpec, count: int) -> ModelSpec:
-    """`model` with `count` copies of its last attention or latent layer appended (in every modelled family
-    a full-attention layer): the caches the MTP draft registers, after the target's layers."""
+    """`model` with `count` copies of its last attention or latent layer appended (a full-attention layer, or
+    for MTP_SLIDING its last sliding-window layer): the caches the MTP draft registers, after the target's layers."""
     if count <= 0:
         return model
     _check_family(model)
+    sliding = model.model_type in MTP_SLIDING
     template = next((layer for layer in reversed(model.layers)
                      if layer.state is None and layer.shares_cache_of is None and layer.caches
-                     and all(c.kind in ("attention", "latent", "indexer") for c in layer.caches)), None)
+                     and all(c.kind in ("attention", "latent", "indexer") for c in layer.caches)
+                     and (not sliding or any(c.policy.window_tokens is not None for c in layer.caches))), None)
     if template is None:
         raise UsageError(f"vLLM: {model.name} has no attention layer for its MTP draft to copy",
                          "plan without the draft")
@@ -322,11 +371,7 @@ def with_speculation(model: ModelSpec, rules, draft_layers: int = 0, draft: Mode
 
     notes: list[str] = []
     if draft_layers:
-        first = MTP_FROM.get(model.model_type)
-        if first is not None and not at_least(rules.version, first):
-            raise UsageError(f"vLLM {rules.version} has no MTP draft for {model.name} ({model.model_type}): it "
-                             f"arrived in {'.'.join(map(str, first))} (model_executor/models/registry.py)",
-                             f"use vllm@{first[0]}.{first[1]} or later, or plan without the draft")
+        check_mtp_release(model, last_release_of(rules))  # the exact release is checked where it is known
         model = with_draft_layers(model, draft_layers)
         notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s), each caching what the "
                      "target's last attention layer caches")
