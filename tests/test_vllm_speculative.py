@@ -558,7 +558,7 @@ def test_cli_sglang_names_the_draft_checkpoint_s_folder_not_the_file_stem(cli):
 # MiMo-7B and ERNIE-4.5 MoE (vLLM mimo_mtp.py MiMoMultiTokenPredictor, ernie_mtp.py ErnieMultiTokenPredictor, read in
 # 0.11.0 and 0.34.0): num_nextn_predict_layers decoder layers built from the target's config, so each draft layer is
 # one more full-attention layer of the target's K/V. 0.34's default block is 64 tokens. vLLM 0.34's own planner and
-# its FullAttentionSpec (run on CPU against kvplan's pools) give the same blocks and pages.
+# its FullAttentionSpec (benchmarks/vllm_oracle_mtp_families.py, on CPU) give the same blocks and pages.
 CONFIGS = Path(__file__).parent / "data" / "configs"
 
 
@@ -632,8 +632,8 @@ def test_cli_mimo_mtp_json():
 # NemotronHAttentionDecoderLayer per '*' of mtp_hybrid_override_pattern, 'E' a MoE layer; mamba_mixer2.py
 # MambaMixer2.get_state_shape and nemotron_h.py get_mamba_state_shape_from_config pass num_spec =
 # num_speculative_tokens to mamba2_state_shape: conv rows conv_kernel - 1 + num_spec). Checked against vLLM 0.33's
-# and 0.34's own planner and mamba2_state_shape on CPU: TP 1/2/4/8 x 0/1/3 draft tokens x 10/40 GiB x 8K/128K, 48 of
-# 48 agree on each.
+# and 0.34's own planner and mamba2_state_shape on CPU (benchmarks/vllm_oracle_mtp_families.py: auto/fp8 x TP 1/2/4/8
+# x 0/1/3 draft tokens x 10/40 GiB x 8K/128K, 96 of 96 agree on each).
 def _nemotron(**extra):
     from kvplan.configs import build_model
 
@@ -683,8 +683,8 @@ def test_nemotron_h_mtp_refusals():
 # MiMo-V2 (vLLM 0.21.0 / 0.27.1 / 0.34.0 mimo_v2_mtp.py: config/speculative.py sets n_predict 1 and
 # MiMoV2MultiTokenPredictor builds one MiMoV2MTPLayer, a MiMoV2Attention of swa_num_key_value_heads x swa_head_dim
 # (K) / swa_v_head_dim (V) over sliding_window_size, as the target's SWA layers in mimo_v2.py): one more sliding
-# layer. vLLM 0.33's and 0.34's own planner agree on these pools (auto/fp8 x TP 1-8 x 10/40 GiB x 8K/128K, with and
-# without the draft: 64 of 64 each).
+# layer. vLLM 0.33's and 0.34's own planner and SlidingWindowSpec agree on these pools
+# (benchmarks/vllm_oracle_mtp_families.py: auto/fp8 x TP 1-8 x 10/40 GiB x 8K/128K, with and without the draft).
 def test_mimo_v2_mtp_layer_fills_a_sliding_groups_padding():
     model = load_model(str(CONFIGS / "mimo-v2.6-flash.json"))
     assert draft_layer_count(model) == 1  # the config's num_nextn_predict_layers is 3; vLLM builds one
