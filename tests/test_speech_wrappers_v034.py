@@ -269,16 +269,17 @@ def test_a_nested_model_type_that_is_not_a_string_is_refused_in_one_line():
             build_model(raw, "bad")
 
 
-def test_nemotron_transcribe_mtp_is_refused_as_nemotron_hs():
+def test_nemotron_transcribe_mtp_is_refused_the_bare_decoders_modelled():
     # vLLM 0.34 config/speculative.py turns the wrapper into Nemotron3_5TranscribeMTPModel on the decoder's
-    # num_nextn_predict_layers, a NemotronH MTP layer: kvplan models no NemotronH draft cache, for the bare decoder
-    # or the wrapper, so both refuse the same way
+    # num_nextn_predict_layers (its own class, not read); the bare decoder (NemotronHForCausalLM) gets
+    # NemotronHMTPModel, whose one attention layer ('*E', the default pattern) kvplan models from 0.17
     from kvplan.engines.vllm_speculative import draft_layer_count
     from kvplan.errors import KvplanError
 
     raw = _raw(NEMO)
     raw["llm_config"]["num_nextn_predict_layers"] = 1
-    for model in (build_model(raw, "transcribe"), build_model(raw["llm_config"], "nano")):
-        assert model.mtp_layers == 1
-        with pytest.raises(KvplanError, match=r"MTP draft layers \(nemotron_h\) is not modelled"):
-            draft_layer_count(model)
+    wrapper, decoder = build_model(raw, "transcribe"), build_model(raw["llm_config"], "nano")
+    assert wrapper.mtp_layers == decoder.mtp_layers == 1
+    with pytest.raises(KvplanError, match="Nemotron3_5TranscribeMTPModel"):
+        draft_layer_count(wrapper)
+    assert draft_layer_count(decoder) == 1

@@ -553,3 +553,153 @@ def test_cli_sglang_names_the_draft_checkpoint_s_folder_not_the_file_stem(cli):
     argv = emit["argv"]
     assert argv[argv.index("--speculative-draft-model-path") + 1] == str(CONFIGS)
     assert any("the draft checkpoint's folder" in n for n in emit["notes"])
+
+
+# MiMo-7B and ERNIE-4.5 MoE (vLLM mimo_mtp.py MiMoMultiTokenPredictor, ernie_mtp.py ErnieMultiTokenPredictor, read in
+# 0.11.0 and 0.34.0): num_nextn_predict_layers decoder layers built from the target's config, so each draft layer is
+# one more full-attention layer of the target's K/V. 0.34's default block is 64 tokens. vLLM 0.34's own planner and
+# its FullAttentionSpec (benchmarks/vllm_oracle_mtp_families.py, on CPU) give the same blocks and pages.
+CONFIGS = Path(__file__).parent / "data" / "configs"
+
+
+def _config_pool(raw, name, draft, rules_name="0.34", mem=MEM):
+    from kvplan.configs import build_model
+    from kvplan.engines.vllm_rules import resolve
+
+    return simulate(build_model(raw, name), rules=resolve(rules_name)[0], kv_memory_bytes=mem, max_model_len=8192,
+                    draft_layers=draft)
+
+
+def test_mimo_7b_mtp_layer_is_one_more_qwen2_attention_layer():
+    raw = json.loads((CONFIGS / "mimo-7b.json").read_text())
+    model_draft = draft_layer_count(load_model(str(CONFIGS / "mimo-7b.json")))
+    assert model_draft == 1  # num_nextn_predict_layers
+    # Qwen2Attention: 8 KV heads x (4,096 / 32 =) 128, K and V, bf16 = 4,096 B/token; 64-token page 262,144 B
+    page = 64 * 2 * 8 * 128 * 2
+    assert _config_pool(raw, "mimo-7b", 0).num_blocks == 42_949_672_960 // (36 * page) == 4_551
+    drafted = _config_pool(raw, "mimo-7b", 1)
+    assert drafted.num_blocks == 42_949_672_960 // (37 * page) == 4_428
+    assert drafted.gpu_kv_cache_tokens == 4_428 * 64 == 283_392
+    # vLLM 0.33: 16-token blocks of 65,536 B, 40 GiB // (37 x 65,536) = 17,712, the same 283,392 tokens
+    assert _config_pool(raw, "mimo-7b", 1, "0.33").num_blocks == 17_712
+
+
+def test_ernie_45_moe_mtp_layer_under_either_field_name():
+    from kvplan.configs import build_model
+
+    raw = json.loads((CONFIGS / "ernie-4.5-21b-a3b-quoted.json").read_text())
+    # the quoted config names no MTP layers; ERNIE-4.5's checkpoints write num_nextn_predict_layers, transformers 5's
+    # Ernie4_5_MoeConfig num_mtp_layers (its attribute_map reads one as the other)
+    for field in ("num_nextn_predict_layers", "num_mtp_layers"):
+        assert draft_layer_count(build_model({**raw, field: 1}, "ernie-21b")) == 1
+    with pytest.raises(UsageError, match="has no MTP layers"):
+        draft_layer_count(build_model(raw, "ernie-21b"))
+    # LlamaAttention: 4 KV heads x (head_dim null: 2,560 / 20 =) 128, K and V, bf16 = 2,048 B/token; 28 + 1 layers
+    page = 64 * 2 * 4 * 128 * 2
+    drafted = _config_pool({**raw, "num_mtp_layers": 1}, "ernie-21b", 1)
+    assert drafted.num_blocks == 42_949_672_960 // (29 * page) == 11_299
+    assert drafted.gpu_kv_cache_tokens == 11_299 * 64 == 723_136
+
+
+def test_mtp_refusals_of_families_not_modelled_say_why(tmp_path):
+    from kvplan.configs import build_model
+
+    # Step-3.5: its MTP layers' kinds are the trailing layer_types entries kvplan drops
+    step = {"architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "hidden_size": 1024,
+            "num_hidden_layers": 2, "num_attention_heads": 8, "num_attention_groups": 2, "head_dim": 128,
+            "num_nextn_predict_layers": 1, "sliding_window": 512,
+            "layer_types": ["full_attention", "sliding_attention", "full_attention"]}
+    with pytest.raises(UsageError, match="trailing layer_types entry"):
+        draft_layer_count(build_model(step, "step-3.5-mtp"))
+    dense = json.loads((CONFIGS / "ernie-4.5-0.3b.json").read_text())
+    with pytest.raises(UsageError, match="only ernie4_5_moe"):
+        draft_layer_count(build_model({**dense, "num_nextn_predict_layers": 1}, "ernie-dense-mtp"))
+    # read in vLLM only: SGLang's NEXTN draft of MiMo is refused
+    with pytest.raises(UsageError, match="not modelled for SGLang"):
+        draft_layer_count(load_model(str(CONFIGS / "mimo-7b.json")), "SGLang")
+
+
+def test_cli_mimo_mtp_json():
+    out = _kvplan("estimate", str(CONFIGS / "mimo-7b.json"), "--engine", "vllm", "--kv-memory", "40GiB",
+                  "--max-model-len", "8192", "--mtp", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    engine = json.loads(out.stdout)["engine"]
+    assert engine["num_blocks"] == 4_428 and engine["mtp_draft_layers"] == 1  # as worked above
+    assert engine["gpu_kv_cache_tokens"] == 283_392
+
+
+# Nemotron-H (vLLM 0.17.0-0.34.0 nemotron_h_mtp.py NemotronHMultiTokenPredictor: one step asserted, a
+# NemotronHAttentionDecoderLayer per '*' of mtp_hybrid_override_pattern, 'E' a MoE layer; mamba_mixer2.py
+# MambaMixer2.get_state_shape and nemotron_h.py get_mamba_state_shape_from_config pass num_spec =
+# num_speculative_tokens to mamba2_state_shape: conv rows conv_kernel - 1 + num_spec). Checked against vLLM 0.33's
+# and 0.34's own planner and mamba2_state_shape on CPU (benchmarks/vllm_oracle_mtp_families.py: auto/fp8 x TP 1/2/4/8
+# x 0/1/3 draft tokens x 10/40 GiB x 8K/128K, 96 of 96 agree on each).
+def _nemotron(**extra):
+    from kvplan.configs import build_model
+
+    raw = json.loads((CONFIGS / "nemotron-h-8b-tf5.json").read_text())  # mtp_layers_block_type [full_attention, moe]
+    return build_model({**raw, "num_nextn_predict_layers": 1, **extra}, "nemotron-h-mtp")
+
+
+def _nemotron_pool(draft, tokens, rules_name="0.34"):
+    from kvplan.engines.vllm_rules import resolve
+
+    return simulate(_nemotron(), rules=resolve(rules_name)[0], kv_memory_bytes=MEM, max_model_len=8192,
+                    draft_layers=draft, num_speculative_tokens=tokens)
+
+
+def test_nemotron_h_mtp_adds_an_attention_layer_and_widens_the_conv_state():
+    assert draft_layer_count(_nemotron()) == 1  # one '*' in ['full_attention', 'moe']
+    # Mamba-2 state: conv (4 - 1 + 1 draft token) rows x (8,192 + 2 x 8 x 128 =) 10,240 channels x 2 B = 81,920;
+    # SSM 128 heads x 64 x 128 x 4 B (float32) = 4,194,304: 4,276,224 B. Attention 8 x 128 x 2 x 2 B = 4,096 B/token,
+    # so the block grows to a multiple of 64 holding it: ceil(4,276,224 / 4,096) = 1,044 -> 1,088 tokens, 4,456,448 B
+    state = 4 * 10_240 * 2 + 128 * 64 * 128 * 4
+    assert state == 4_276_224 and 1024 * 4096 < state <= 1088 * 4096
+    # 24 Mamba + 5 attention layers (4 + the draft's): groups of 5, a block costs 5 pages
+    pool = _nemotron_pool(1, 1)
+    assert [len(g.layers) for g in pool.groups] == [5, 5, 5, 5, 4, 5]
+    assert pool.num_blocks == MEM // (5 * 1088 * 4096) == 1_927
+    # a request at 8K: 8 attention blocks, and per Mamba group 2 (align) + 1 draft token + 1 checkpoint = 4 pages:
+    # 8 + 5 x 4 = 28 blocks; 1,927 / 28 = 68.82x, 1,927 x 8,192 // 28 = 563,785 tokens
+    assert pool.gpu_kv_cache_tokens == 1_927 * 8192 // 28 == 563_785
+    # without speculative decoding: 4 attention layers, groups of 4, conv 3 rows (4,255,744 B, the same 1,088 block)
+    assert _nemotron_pool(0, 0).num_blocks == MEM // (4 * 1088 * 4096) == 2_409
+
+
+def test_nemotron_h_mtp_refusals():
+    with pytest.raises(UsageError, match="NemotronHMTPModel from 0.17.0"):  # registry.py, 0.16.0 lacks it
+        _nemotron_pool(1, 1, "0.16")
+    with pytest.raises(UsageError, match="asserts 1"):
+        draft_layer_count(_nemotron(num_nextn_predict_layers=2))
+    with pytest.raises(UsageError, match="not one or more attention layers"):  # 'M': NotImplementedError in vLLM
+        draft_layer_count(_nemotron(mtp_layers_block_type=["mamba", "moe"]))
+    with pytest.raises(UsageError, match="not modelled for SGLang"):
+        draft_layer_count(_nemotron(), "SGLang")
+    # the older pattern field, as NVIDIA's configs write it, when no list is given
+    raw = {"mtp_hybrid_override_pattern": "*E*E", "mtp_layers_block_type": None}
+    assert draft_layer_count(_nemotron(**raw)) == 2
+
+
+# MiMo-V2 (vLLM 0.21.0 / 0.27.1 / 0.34.0 mimo_v2_mtp.py: config/speculative.py sets n_predict 1 and
+# MiMoV2MultiTokenPredictor builds one MiMoV2MTPLayer, a MiMoV2Attention of swa_num_key_value_heads x swa_head_dim
+# (K) / swa_v_head_dim (V) over sliding_window_size, as the target's SWA layers in mimo_v2.py): one more sliding
+# layer. vLLM 0.33's and 0.34's own planner and SlidingWindowSpec agree on these pools
+# (benchmarks/vllm_oracle_mtp_families.py: auto/fp8 x TP 1-8 x 10/40 GiB x 8K/128K, with and without the draft).
+def test_mimo_v2_mtp_layer_fills_a_sliding_groups_padding():
+    model = load_model(str(CONFIGS / "mimo-v2.6-flash.json"))
+    assert draft_layer_count(model) == 1  # the config's num_nextn_predict_layers is 3; vLLM builds one
+    # full layers: 4 KV heads x (192 + 128) x 2 B = 2,560 B/token; SWA layers 8 x (192 + 128) x 2 = 5,120 B/token.
+    # 0.34's 64-token block: 327,680 B SWA pages; the full layers' block doubles to 128 for the same page.
+    # 9 full and 39 sliding layers (hybrid_layer_pattern): groups of 9 slots, the sliding layers in 5 groups
+    # (8, 8, 8, 8, 7); the draft's 40th sliding layer takes a padding slot (8 x 5), so the pool is unchanged:
+    # 40 GiB // (9 x 327,680) = 14,563 blocks; a request at 8K holds 64 full blocks + 5 x (128 + 1) sliding ones
+    # (its window and 16,384 tokens in flight exceed 8,192): 709; 14,563 x 8,192 // 709 = 168,265 tokens
+    for draft in (0, 1):
+        pool = simulate(model, kv_memory_bytes=MEM, max_model_len=8192, draft_layers=draft)
+        assert sorted(len(g.layers) for g in pool.groups) == [7 + draft, 8, 8, 8, 8, 9]
+        assert pool.num_blocks == MEM // (9 * 327_680) == 14_563
+        assert pool.gpu_kv_cache_tokens == 14_563 * 8192 // 709 == 168_265
+    with pytest.raises(UsageError, match="MiMoV2MTPModel from 0.21.0"):
+        from kvplan.engines.vllm_rules import resolve
+
+        simulate(model, kv_memory_bytes=MEM, max_model_len=8192, draft_layers=1, rules=resolve("0.20")[0])

@@ -54,7 +54,7 @@ def shard_state(state: RecurrentState, tp: int) -> RecurrentState:
                                                state.head_dim, state.conv_kernel):
         groups = state.n_groups + extra_groups_for_head_shards(state.n_groups, tp)
         conv_dim = state.d_inner + 2 * groups * state.d_state
-        conv = (state.conv_kernel - 1) * _ceil_div(conv_dim, tp)
+        conv = (state.conv_kernel - 1 + state.conv_extra_rows) * _ceil_div(conv_dim, tp)
         ssm = _ceil_div(state.heads, tp) * state.head_dim * state.d_state
         return replace(state, conv_elements=conv, ssm_elements=ssm)
     return replace(state, conv_elements=_ceil_div(state.conv_elements, tp),

@@ -525,11 +525,18 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         notes += family.notes(f)
     heads = f.opt_int("num_attention_heads") or 0
     # the MTP layers as the family's own field names them (None: absent): Qwen3.5's vLLM MTP model reads
-    # mtp_num_hidden_layers, every other num_nextn_predict_layers, unless the family reads its own (Family.mtp)
+    # mtp_num_hidden_layers, every other num_nextn_predict_layers, unless the family reads its own (Family.mtp);
+    # transformers 5's Ernie4_5_MoeConfig stores it as num_mtp_layers (attribute_map: num_nextn_predict_layers)
+    mtp_fields = (("mtp_num_hidden_layers",) if f.model_type.startswith("qwen3_5") else
+                  ("num_nextn_predict_layers", "num_mtp_layers") if f.model_type == "ernie4_5_moe" else
+                  ("num_nextn_predict_layers",))
     mtp_layers, mtp_local, mtp_notes = family.mtp(raw) if family.mtp is not None else (
-        f.opt_int("mtp_num_hidden_layers" if f.model_type.startswith("qwen3_5") else "num_nextn_predict_layers",
-                  minimum=0), (), ())
+        f.opt_int(*mtp_fields, minimum=0), (), ())
     notes += mtp_notes
+    mtp_attention = None
+    if family.mtp_attention is not None and mtp_layers:
+        mtp_attention, attention_notes = family.mtp_attention(f)
+        notes += attention_notes
     if reading == "guessed":
         notes += (f"guessed: unknown model_type {f.model_type!r} read with transformers' generic rule "
                  "(layer_types, else sliding_window on every layer, else full attention); check the layer kinds",)
@@ -555,6 +562,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         architectures=_architectures(raw),
         mtp_layers=mtp_layers,
         mtp_local_layers=mtp_local,
+        mtp_attention_layers=mtp_attention,
         checkpoint_kv_cache=quant_bytes.modelopt_kv_cache(_quantization_config(raw, f)) or _latent_fp8(f),
         config_model_type=raw["model_type"],
         config_ships_code=isinstance(raw.get("auto_map"), dict) and "AutoConfig" in raw["auto_map"],

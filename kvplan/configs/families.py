@@ -27,8 +27,8 @@ from . import zaya_layout
 from . import vllm34_text  # vLLM 0.34's new text architectures (helper vllm34reg)
 from .params_moondream import moondream3_params
 from .hybrid import (gated_deltanet_state, inkling_conv_state, inkling_mtp, kda_state, lightning_state,
-                     mamba1_state, mamba2_state, olmo_hybrid_state, rg_lru_state, rwkv_state, short_conv_state,
-                     zaya_cca_state)
+                     mamba1_state, mamba2_state, nemotron_h_mtp_attention, olmo_hybrid_state, rg_lru_state,
+                     rwkv_state, short_conv_state, zaya_cca_state)
 from .markers import (alternate_sliding_first, bailing_kinds, cohere2_moe_windows, dots3_dsa, dots3_kinds, dots3_layer_dims,
                       every_period, first_of_four_full, from_max_window_layers, gemma4_layer_dims,
                       gemma4_kinds, glm_dsa_indexers, gpt_neo_attention_types, hy_v4_indexers,
@@ -119,8 +119,8 @@ _SPEECH_V034_ROWS: list[Family] = [
                   "configs naming another architecture, lacking both keys, or whose decoder is not nemotron_h are "
                   "refused; vLLM 0.34 loads only the NeMo layout (its audio tower reads perception and "
                   "pe_encoder_config, which transformers' audio_config does not carry); its MTP head (Nemotron3_5TranscribeMTPModel) drafts from the decoder's "
-                  "num_nextn_predict_layers, a NemotronH MTP whose cache kvplan does not model, so --mtp is refused "
-                  "as for nemotron_h; parameters: the decoder as its config gives "
+                  "num_nextn_predict_layers, its own draft class, which kvplan has not read, so --mtp is refused "
+                  "(a bare nemotron_h decoder's NemotronHMTPModel is modelled); parameters: the decoder as its config gives "
                   "vocab_size (vLLM appends 10 embedding and LM-head rows to an llm_config's vocabulary, "
                   "SPEECHLM_EMBED_EXTRA_ROWS, not counted)",)),
     Family(("omniasr",), text="llama", text_rule=vl_wrappers.nested_only("text_config", "omniasr"),
@@ -1130,7 +1130,7 @@ _ROWS: list[Family] = [
     Family(("nemotron_h",), kinds=MAMBA_HYBRID, state=lambda f: mamba2_state(f, "mamba_"), params=params.by_type,
            markers=("layers_block_type", "hybrid_override_pattern"),
            layers_rule=_marker_layers("layer_types", "layers_block_type", "hybrid_override_pattern"),
-           defaults={"head_dim": 128, "mamba_ssm_cache_dtype": "float32"},
+           defaults={"head_dim": 128, "mamba_ssm_cache_dtype": "float32"}, mtp_attention=nemotron_h_mtp_attention,
            rules=("layers_block_type (or the older hybrid_override_pattern: M Mamba-2, * attention, - MLP, E MoE); "
                   "NemotronHConfig's default SSM cache dtype is float32",)),
     Family(("granitemoehybrid",), kinds=MAMBA_HYBRID, state=lambda f: mamba2_state(f, "mamba_"),

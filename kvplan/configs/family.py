@@ -57,6 +57,9 @@ class Family:
     # (raw config) -> (MTP depths or None, the sliding depths' ids, notes), for a family whose MTP draft is not
     # described by num_nextn_predict_layers (Inkling's top-level mtp_config)
     mtp: Callable | None = None
+    # (fields) -> (the MTP module's attention layers, notes), for a family whose MTP step is not one decoder layer
+    # (Nemotron-H: mtp_layers_block_type's full_attention entries); None: one a depth
+    mtp_attention: Callable | None = None
     params: Callable | None = None  # (fields, layers, dims) -> (total, active) parameters
     # (fields, n, kinds) -> the n LayerSpecs, for a family whose layers depend on one another or on fields the
     # per-kind builder does not read (DeepSeek-V4.1's shared compressed caches, GLM-5-Next's pooled indexer)

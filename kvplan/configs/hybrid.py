@@ -209,3 +209,23 @@ def inkling_mtp(raw: dict) -> tuple[int | None, tuple[int, ...], tuple[str, ...]
         return None, (), ("mtp_config is not an object with a count num_nextn_predict_layers and a list of integers "
                           "local_layer_ids: its MTP draft is not read (--mtp is refused)",)
     return depths, tuple(local), ()
+
+
+def nemotron_h_mtp_attention(f: Fields) -> tuple[int | None, tuple[str, ...]]:
+    """(attention layers of Nemotron-H's MTP step, notes): vLLM's NemotronHMultiTokenPredictor (nemotron_h_mtp.py,
+    0.17.0-0.34.0) builds one layer per character of config.mtp_hybrid_override_pattern, '*' a
+    NemotronHAttentionDecoderLayer and 'E' a MoE layer, and raises NotImplementedError on any other. transformers
+    5's NemotronHConfig stores the list mtp_layers_block_type (legacy 'attention' read as full_attention; absent:
+    ['full_attention', 'moe']) and derives the pattern from it; older configs write the pattern, whose default
+    (vLLM 0.17's own NemotronHConfig) is '*E'. None, with a note, where vLLM would not build it."""
+    names = {"full_attention": "*", "attention": "*", "moe": "E", "linear_attention": "M", "mamba": "M", "mlp": "-"}
+    listed = f.get("mtp_layers_block_type")
+    if isinstance(listed, list) and listed and all(isinstance(x, str) for x in listed):
+        pattern = "".join(names.get(x, "?") for x in listed)
+    else:
+        pattern = f.get("mtp_hybrid_override_pattern")
+        pattern = "*E" if pattern is None and listed is None else pattern
+    if not isinstance(pattern, str) or not pattern or set(pattern) - {"*", "E"}:
+        return None, (f"the MTP layers {listed if listed is not None else pattern!r} are not all attention or MoE: "
+                      "vLLM's NemotronHMultiTokenPredictor builds no other (--mtp is refused)",)
+    return pattern.count("*"), ()

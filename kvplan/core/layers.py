@@ -233,6 +233,8 @@ class RecurrentState:
     head_dim: int | None = None
     conv_kernel: int | None = None
     conv_channels: int | None = None  # channels of the conv state (rows = conv_kernel - 1), when known
+    # conv rows kept beyond conv_kernel - 1 (vLLM's Mamba-2 under speculative decoding: num_speculative_tokens)
+    conv_extra_rows: int = 0
     # every TP rank holds the whole state (vLLM MambaSpec.tp_replicated; DeepSeek-V4's compressor state)
     tp_replicated: bool = False
     # further fixed states the same layer keeps, each with its own shape, dtype and sharding (Qwen4-Exp: the

@@ -33,6 +33,9 @@ class ModelSpec:
     mtp_layers: int | None = None  # num_nextn_predict_layers (Qwen3.5: mtp_num_hidden_layers), None: absent
     # the MTP depths whose attention is sliding (Inkling's mtp_config.local_layer_ids; the others are full)
     mtp_local_layers: tuple[int, ...] = ()
+    # the attention layers of one MTP step where it is not one decoder layer (Nemotron-H: the full_attention
+    # entries of mtp_layers_block_type); None: one a depth, or not read
+    mtp_attention_layers: int | None = None
     # the KV cache a ModelOpt quantization config names ("fp8", "nvfp4"; configs.quant_bytes.modelopt_kv_cache),
     # which vLLM's --kv-cache-dtype auto follows from 0.14 (engines.vllm_rules.checkpoint_kv_dtypes); or
     # "fp8_ds_mla" for Mistral Large 4's dsa.fp8_kv_cache, which vLLM 0.34's auto keeps (engines.vllm.layer_specs)

@@ -30,7 +30,7 @@ from ..units import GIB
 from .vllm import VllmPool, simulate
 from .vllm_extensible import resolved_utilization
 from .vllm_log import VllmLog, printed_range
-from .vllm_speculative import draft_layer_count, is_mtp_method
+from .vllm_speculative import default_draft_tokens, draft_layer_count, is_mtp_method
 from .vllm_release import at_least
 from .vllm_rules import V0_11, V0_33, V0_34, VllmRules, parse_engine, resolve
 
@@ -149,7 +149,8 @@ def speculative_tokens(model, log: VllmLog) -> int:
                          "models (1-64)", "replay another with --num-speculative-tokens")
     if log.speculative_tokens:
         return log.speculative_tokens
-    return draft_layers(model, log)  # not printed (or 0): an MTP draft's default, one per layer
+    layers = draft_layers(model, log)  # not printed (or 0): an MTP draft's default, its depths
+    return default_draft_tokens(model, layers) if layers else 0
 
 
 def _simulate(model, log: VllmLog, rules: VllmRules, kv: int, max_len: int, kv_dtype, block, mnbt, draft=None):

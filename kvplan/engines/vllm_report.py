@@ -12,7 +12,7 @@ from ..units import GIB, format_bytes
 from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
 from .vllm_rules import LATEST, VllmRules
 from .vllm_served import check
-from .vllm_speculative import resolve_speculation
+from .vllm_speculative import check_mtp_release, resolve_speculation
 
 
 class KvMemory(NamedTuple):
@@ -103,6 +103,8 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     if hybrid_manager is None:  # a KV connector (CPU offloading) turns the hybrid manager off
         hybrid_manager = plan.offload is None
     draft_layers, spec_tokens, draft = resolve_speculation(plan.model, speculation)
+    if draft_layers:
+        check_mtp_release(plan.model, release or rules.version)
     kv_memory, how, reserved = kv_memory_of(result, rules, mnbt, release, max_num_seqs, enforce_eager, draft_layers,
                                             draft)
     gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None

@@ -169,6 +169,13 @@ class VllmRules:
         "0.14.x: cdiv(max_model_len, block) pages, one): with speculative decoding a request holds "
         "1 + num_speculative_blocks state pages (align: 2 + ...; vllm/model_executor/layers/mamba/abstract.py "
         "get_kv_cache_spec sets num_speculative_blocks = num_speculative_tokens); until 0.14.1 one page")
+    mamba2_speculative_conv: tuple[str, ...] = _src(
+        "vllm/model_executor/layers/mamba/mamba_mixer2.py: MambaMixer2.get_state_shape passes num_spec = "
+        "num_speculative_tokens to mamba_utils.MambaStateShapeCalculator.mamba2_state_shape (conv rows "
+        "conv_kernel - 1 + num_spec) from 0.17.0 (0.11.0-0.14.0 and 0.16.0 read: none); the model types listed are "
+        "those whose get_mamba_state_shape_from_config (which sizes the hybrid block) passes it too, read in "
+        "0.17.0 and 0.34.0: nemotron_h.py and mamba2.py (zamba2, falcon_h1, granitemoehybrid pass it in 0.34.0, "
+        "not 0.17.0: not modelled)")
     mamba_all_mode_types: tuple[str, ...] = _src(
         "0.15.0-0.27.1 vllm/model_executor/models/config.py: MambaModelConfig.verify_and_update_config "
         "('all' if model_config.supports_mamba_prefix_caching: the SupportsMambaPrefixCaching models; "
@@ -313,6 +320,7 @@ V0_11 = VllmRules(
     mamba_align_mode=False,
     mamba_cache_modes=False,
     mamba_speculative_blocks=False,
+    mamba2_speculative_conv=(),
     mamba_all_mode_types=(),
     mamba_align_pages=(),
     gdn_checkpoint_align=0,
@@ -346,7 +354,8 @@ V0_13 = replace(V0_12, version="0.13", nemotron_h_ssm_dtype="float16")
 V0_14 = replace(V0_13, version="0.14", gib_text_rounded=True, chunked_hybrid_manager=True, start_check="first_group",
                 checkpoint_kv_dtypes=(("fp8", "fp8_e4m3"),))
 V0_15 = replace(V0_14, version="0.15", mamba_cache_modes=True, mamba_speculative_blocks=True)
-V0_17 = replace(V0_15, version="0.17", qwen35_config_ssm_dtype=True)
+V0_17 = replace(V0_15, version="0.17", qwen35_config_ssm_dtype=True,
+                mamba2_speculative_conv=("nemotron_h", "mamba2"))
 V0_18 = replace(V0_17, version="0.18", group_close_ratio=1.5, block_sizes=None, mla_block_bf16=16, mla_block_forced="",
                 kv_cache_dtypes=_COMMON_DTYPES + ("float16", "fp8_ds_mla"))
 V0_19 = replace(V0_18, version="0.19", start_check="groups", kv_cache_dtype_skip_layers=True)

@@ -11,7 +11,14 @@ last pipeline stage (gpu_model_runner: `speculative_config and
 get_pp_group().is_last_rank`).
 
 What one MTP layer caches, per family (read in each release's model file,
-0.11.0-0.33.0; each arrived with its target model):
+0.11.0-0.33.0; each arrived with its target model). MiMo's and ERNIE's were read
+in 0.11.0 and 0.34.0 (MiMoMTPModel and ErnieMTPModel are in 0.11.0's registry):
+MiMoMultiTokenPredictor / ErnieMultiTokenPredictor build num_nextn_predict_layers
+decoder layers, numbered after the target's, from the target's config and cache
+config (config/speculative.py maps MiMoForCausalLM and ernie4_5_moe to mimo_mtp /
+ernie_mtp; the dense ernie4_5 has no vLLM MTP draft). MiMo's Qwen2Attention takes
+hidden_size / num_attention_heads as its head size and ERNIE's LlamaAttention
+head_dim (else the same quotient), as the target's own layers do:
 
 | family (model_type)                  | vLLM file            | draft layer                                   | layers |
 |--------------------------------------|----------------------|-----------------------------------------------|--------|
@@ -22,14 +29,18 @@ What one MTP layer caches, per family (read in each release's model file,
 | Qwen3-Next (qwen3_next)              | qwen3_next_mtp.py    | Qwen3NextDecoderLayer(layer_type="full_attention") | num_nextn_predict_layers, else 1 |
 | Qwen3.5 / 3.6 (qwen3_5*, _text)      | qwen3_5_mtp.py       | Qwen3_5DecoderLayer(layer_type="full_attention") | mtp_num_hidden_layers, else 1 |
 | LongCat-Flash (longcat_flash)        | longcat_flash_mtp.py | DeepseekV2DecoderLayer: the target's MLA      | always 1 |
+| MiMo-7B (mimo)                       | mimo_mtp.py          | Qwen2DecoderLayer: the target's GQA           | num_nextn_predict_layers |
+| ERNIE-4.5 MoE (ernie4_5_moe)         | ernie_mtp.py         | LlamaDecoderLayer: the target's GQA           | num_nextn_predict_layers |
+| Nemotron-H (nemotron_h), 0.17.0+     | nemotron_h_mtp.py    | a NemotronHAttentionDecoderLayer (the target's attention) per '*' of mtp_hybrid_override_pattern | one step |
+| MiMo-V2 (mimo_v2, mimo_v2_flash), 0.21.0+ | mimo_v2_mtp.py  | MiMoV2MTPLayer: the target's SWA attention (swa_* heads, sliding_window_size) | always 1 |
 
 The draft layer is built from the target's config with the same cache config,
 so its spec is the target's full-attention (or latent) layer's: kvplan copies
-the target's last such layer. num_speculative_tokens does not add layers (the
+the target's last such layer (MiMo-V2: its last sliding-window layer). num_speculative_tokens does not add layers (the
 module's layers are reused step by step). DeepSeek-V4's draft layer caches a
 window only (vllm_dsv4.py); Inkling's depths are decoder layers with conv states,
-min(depths, num_speculative_tokens) of them (vllm_inkling.with_inkling_draft); other families' MTP modules (MiMo, ERNIE, Nemotron-H,
-Step-3.5 ...) are not modelled and are refused.
+min(depths, num_speculative_tokens) of them (vllm_inkling.with_inkling_draft); other families' MTP modules
+are refused (REFUSED_MTP says why, family by family).
 
 A separate draft checkpoint (methods eagle, eagle3 from 0.11; draft_model from
 0.15) registers its own decoder layers the same way (llama_eagle3.py: prefix
@@ -53,10 +64,30 @@ MTP_FAMILIES: dict[str, int | None] = {
     "qwen3_next": 1,
     "qwen3_5": 1, "qwen3_5_moe": 1, "qwen3_5_text": 1, "qwen3_5_moe_text": 1,
     "longcat_flash": None,  # MTP_FIXED
+    "mimo": None, "ernie4_5_moe": None,  # mimo_mtp.py / ernie_mtp.py: range(num_nextn_predict_layers)
+    "nemotron_h": None,  # nemotron_h_mtp.py: one step (asserted); its attention layers are mtp_attention_layers
+    "mimo_v2": None, "mimo_v2_flash": None,  # MTP_FIXED
 }
+# model_type -> the draft class vLLM's registry must list for its MTP draft (config/speculative.py maps the target
+# to it; every other modelled family's draft class is in 0.11.0's registry): NemotronHMTPModel from 0.17.0,
+# MiMoV2MTPModel from 0.21.0 (vllm_registry_data)
+MTP_DRAFT_CLASSES: dict[str, str] = {"nemotron_h": "NemotronHMTPModel", "mimo_v2": "MiMoV2MTPModel",
+                                     "mimo_v2_flash": "MiMoV2MTPModel"}
+# model_type -> the architectures whose MTP draft kvplan read (config/speculative.py maps each to its draft class)
+MTP_ARCHITECTURES: dict[str, frozenset[str]] = {
+    "mimo_v2": frozenset({"MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM", "MiMoV2FlashForCausalLM"}),
+    "mimo_v2_flash": frozenset({"MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM", "MiMoV2FlashForCausalLM"}),
+}
+# model_type -> the draft layer copies the target's last sliding-window layer, not its last full one
+# (mimo_v2_mtp.py MiMoV2MTPLayer: a MiMoV2Attention of swa_num_key_value_heads x swa_head_dim / swa_v_head_dim over
+# sliding_window_size, as the target's SWA layers in mimo_v2.py; read in 0.21.0, 0.27.1 and 0.34.0)
+MTP_SLIDING = frozenset({"mimo_v2", "mimo_v2_flash"})
+# families whose MTP draft kvplan read in vLLM only: SGLang's (its own NEXTN model files) is refused
+VLLM_ONLY_MTP = frozenset({"mimo", "ernie4_5_moe", "mimo_v2", "mimo_v2_flash"})
 # model_type -> the layer count vLLM's MTP module builds whatever the config says
 # (longcat_flash_mtp.py LongCatMultiTokenPredictor: num_mtp_layers = 1)
-MTP_FIXED: dict[str, int] = {"longcat_flash": 1}
+# (mimo_v2_mtp.py MiMoV2MultiTokenPredictor: num_mtp_layers = 1; config/speculative.py sets n_predict 1)
+MTP_FIXED: dict[str, int] = {"longcat_flash": 1, "mimo_v2": 1, "mimo_v2_flash": 1}
 
 
 def is_mtp_method(method: str | None) -> bool:
@@ -65,16 +96,28 @@ def is_mtp_method(method: str | None) -> bool:
     return bool(method) and (method == "mtp" or method.endswith("_mtp"))
 
 
+# model_type -> why kvplan refuses the KV cache of its MTP draft under vLLM (what was read, what is missing)
+REFUSED_MTP: dict[str, str] = {
+    "step3p5": "vLLM 0.15.1+ step3p5_mtp.py builds num_nextn_predict_layers Step3p5DecoderLayers numbered after the "
+               "target's, each full or sliding (with its own heads) by its trailing layer_types entry, which kvplan "
+               "drops when it reads the target (read in 0.17.0 and 0.34.0)",
+    "ernie4_5": "vLLM maps only ernie4_5_moe to its ErnieMTPModel (config/speculative.py): the dense ERNIE-4.5 has "
+                "no MTP draft there",
+}
+
+
 def _check_family(model: ModelSpec, engine: str = "vLLM") -> None:
     if model.model_type not in MTP_FAMILIES and not model.mtp_layers:
         raise UsageError(f"{engine}: {model.name} ({model.model_type}) has no MTP layers (its config declares none)",
                          "drop --mtp, or give a separate draft checkpoint with --draft-model")
     if model.model_type not in MTP_FAMILIES:
+        why = REFUSED_MTP.get(model.model_type)
         raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft layers ({model.model_type}) is not "
-                         "modelled", "kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, "
-                         "Qwen3-Next/3.5, LongCat-Flash and, under vLLM 0.33+, Inkling (not MiMo, ERNIE, "
-                         "Nemotron-H, Step-3.5, or vLLM 0.34's Nemotron3_5TranscribeMTPModel); plan without the "
-                         "draft")
+                         "modelled" + (f": {why}" if why else ""),
+                         "kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, Qwen3-Next/3.5, "
+                         "LongCat-Flash, MiMo-7B, ERNIE-4.5 MoE, Nemotron-H (vLLM 0.17+), MiMo-V2 (0.21+) and, "
+                         "under vLLM 0.33+, Inkling (not Step-3.5 or vLLM 0.34's Nemotron3_5TranscribeMTPModel); "
+                         "plan without the draft")
 
 
 def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
@@ -92,9 +135,22 @@ def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
         return model.mtp_layers
     if not is_deepseek_v4(model):
         _check_family(model, engine)
+        if engine != "vLLM" and model.model_type in VLLM_ONLY_MTP:
+            raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft ({model.model_type}) is not "
+                             f"modelled for {engine} (kvplan read vLLM's draft of this family, not {engine}'s)",
+                             "plan without the draft, or use --engine vllm")
     elif not model.mtp_layers:
         raise UsageError(f"{engine}: {model.name}'s config has no MTP layers", "plan without the draft")
+    if model.model_type == "nemotron_h":
+        return _nemotron_h_draft(model, engine)
+    allowed = MTP_ARCHITECTURES.get(model.model_type)
+    if allowed is not None and model.architecture not in allowed:
+        raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft ({model.architecture}) is not modelled: "
+                         f"kvplan read it for {', '.join(sorted(allowed))}", "plan without the draft")
     count = MTP_FIXED.get(model.model_type)
+    if count is not None and model.model_type in MTP_SLIDING and not model.mtp_layers:
+        raise UsageError(f"{engine}: {model.name}'s config has no MTP layers (num_nextn_predict_layers is 0 or "
+                         "absent), so its checkpoint has no MTP weights for vLLM's draft", "plan without the draft")
     if count is None:
         count = model.mtp_layers if model.mtp_layers is not None else MTP_FAMILIES.get(model.model_type)
     if not count:
@@ -103,46 +159,123 @@ def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
     return count
 
 
+def _nemotron_h_draft(model: ModelSpec, engine: str) -> int:
+    """Nemotron-H's MTP draft layers in the pool: config/speculative.py makes a nemotron_h config with
+    num_nextn_predict_layers > 0 a nemotron_h_mtp draft (NemotronHMTPModel; the Omni VLMs promote their text
+    config, Nemotron-3.5-Transcribe has its own class), and NemotronHMultiTokenPredictor asserts one step and
+    builds a NemotronHAttentionDecoderLayer (the target's NemotronHAttention: num_key_value_heads x head_dim,
+    the config's sliding_window) per '*' of mtp_hybrid_override_pattern (read in 0.17.0 and 0.34.0)."""
+    where = "vLLM 0.17.0-0.34.0 nemotron_h_mtp.py NemotronHMultiTokenPredictor"
+    if model.architecture != "NemotronHForCausalLM":
+        raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft ({model.architecture}) is not modelled: "
+                         "kvplan read Nemotron-H's MTP draft for NemotronHForCausalLM only (Nemotron-3.5-Transcribe "
+                         "has its own Nemotron3_5TranscribeMTPModel)", "plan without the draft")
+    if engine != "vLLM":
+        raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft (nemotron_h) is not modelled for "
+                         f"{engine} (kvplan read vLLM's)", "plan without the draft, or use --engine vllm")
+    if not model.mtp_layers:
+        raise UsageError(f"{engine}: {model.name}'s config has no MTP layers (num_nextn_predict_layers is 0 or "
+                         "absent), so vLLM has no MTP draft for it", "plan without the draft")
+    if model.mtp_layers != 1:
+        raise UsageError(f"vLLM cannot serve {model.name}'s MTP draft: num_nextn_predict_layers is "
+                         f"{model.mtp_layers}, and {where} asserts 1", "plan without the draft")
+    if not model.mtp_attention_layers:
+        raise UsageError(f"vLLM: the KV cache of {model.name}'s MTP draft is not modelled: its MTP layers are not "
+                         f"one or more attention layers and MoE layers, all {where} builds",
+                         "plan without the draft")
+    return model.mtp_attention_layers
+
+
+def check_mtp_release(model: ModelSpec, release: str) -> None:
+    """Refuse an MTP draft whose class vLLM `release` does not register (MTP_DRAFT_CLASSES)."""
+    from .vllm_served import check
+
+    name = MTP_DRAFT_CLASSES.get(model.model_type)
+    served = check(name, release) if name is not None else None
+    if served is not None and served.served is False:
+        from .vllm_registry_data import REGISTRY
+
+        first = REGISTRY[name][0][0][0]
+        raise UsageError(f"vLLM {served.release} has no MTP draft for {model.name} ({model.model_type}): its "
+                         f"registry lists {name} from {first} (model_executor/models/registry.py)",
+                         f"use vllm@{first} or later, or plan without the draft")
+
+
+def last_release_of(rules) -> str:
+    """The newest release a rules object stands for (the last before the next object's first): what
+    simulate, which knows only the rules, can check a release-bound draft against."""
+    from .vllm_registry_data import RELEASES
+    from .vllm_release import release_key
+    from .vllm_rules import RULES
+
+    start = release_key(rules.version)
+    later = [release_key(r.version) for r in RULES if release_key(r.version) > start]
+    inside = [r for r in RELEASES if start <= release_key(r) and (not later or release_key(r) < later[0])]
+    return inside[-1] if inside else rules.version
+
+
+def default_draft_tokens(model: ModelSpec, draft_layers: int) -> int:
+    """vLLM's num_speculative_tokens when none is given: the draft's n_predict, its MTP depths (Nemotron-H:
+    num_nextn_predict_layers, not its attention layers)."""
+    return model.mtp_layers if model.mtp_attention_layers is not None and model.mtp_layers else draft_layers
+
+
 def with_draft_layers(model: ModelSpec, count: int) -> ModelSpec:
-    """`model` with `count` copies of its last attention or latent layer appended (in every modelled family
-    a full-attention layer): the caches the MTP draft registers, after the target's layers."""
+    """`model` with `count` copies of its last attention or latent layer appended (a full-attention layer, or
+    for MTP_SLIDING its last sliding-window layer): the caches the MTP draft registers, after the target's layers."""
     if count <= 0:
         return model
     _check_family(model)
+    sliding = model.model_type in MTP_SLIDING
     template = next((layer for layer in reversed(model.layers)
                      if layer.state is None and layer.shares_cache_of is None and layer.caches
-                     and all(c.kind in ("attention", "latent", "indexer") for c in layer.caches)), None)
+                     and all(c.kind in ("attention", "latent", "indexer") for c in layer.caches)
+                     and (not sliding or any(c.policy.window_tokens is not None for c in layer.caches))), None)
     if template is None:
         raise UsageError(f"vLLM: {model.name} has no attention layer for its MTP draft to copy",
                          "plan without the draft")
     return replace(model, layers=model.layers + (template,) * count)
 
 
-def with_speculative_tokens(model: ModelSpec, tokens: int) -> tuple[ModelSpec, list[str]]:
+def with_speculative_tokens(model: ModelSpec, tokens: int, rules=None) -> tuple[ModelSpec, list[str]]:
     """The state layers as vLLM sizes them under speculative decoding with `tokens` draft tokens (any method):
     a Gated DeltaNet conv state keeps conv_kernel - 1 + tokens rows (mamba_utils.py
     gated_delta_net_state_shape(num_spec), passed by qwen3_next.py from 0.11, qwen3_5.py from 0.17 and
-    olmo_hybrid.py from 0.18: every release that serves each). Other state kinds are left as they are,
-    with a note."""
+    olmo_hybrid.py from 0.18: every release that serves each), and so does a Mamba-2 conv state of the model
+    types rules.mamba2_speculative_conv lists (mamba2_state_shape(num_spec), from 0.17). Other state kinds are
+    left as they are, with a note."""
     if tokens <= 0 or not any(layer.state is not None for layer in model.layers):
         return model, []
+    mamba2_types = getattr(rules, "mamba2_speculative_conv", ())
+
+    def widens(state) -> bool:
+        if state.kind == "gated_deltanet":
+            return bool(state.conv_channels)
+        return (state.kind == "mamba2" and model.model_type in mamba2_types
+                and None not in (state.conv_kernel, state.d_inner, state.n_groups, state.d_state))
+
     notes: list[str] = []
-    other = sorted({layer.state.kind for layer in model.layers if layer.state is not None
-                    and not (layer.state.kind == "gated_deltanet" and layer.state.conv_channels)})
+    states = [layer.state for layer in model.layers if layer.state is not None]
+    other = sorted({state.kind for state in states if not widens(state)})
     if other:
         notes.append(f"not modelled: the growth of {', '.join(other)} states under speculative decoding "
                      "(vLLM widens some families' conv state by the draft tokens)")
 
     def grow(_i, layer):
         state = layer.state
-        if state is None or state.kind != "gated_deltanet" or not state.conv_channels:
+        if state is None or not widens(state):
             return layer
-        rows = state.conv_kernel - 1
-        return replace(layer, state=replace(state, conv_elements=state.conv_channels * (rows + tokens)))
+        rows = state.conv_kernel - 1 + tokens
+        if state.kind == "mamba2":  # shard_state re-derives the rank's rows from conv_extra_rows
+            channels = state.d_inner + 2 * state.n_groups * state.d_state
+            return replace(layer, state=replace(state, conv_elements=channels * rows, conv_extra_rows=tokens))
+        return replace(layer, state=replace(state, conv_elements=state.conv_channels * rows))
 
-    if len(other) < len({layer.state.kind for layer in model.layers if layer.state is not None}):
-        notes.append(f"speculative decoding ({tokens} draft tokens): each Gated DeltaNet conv state keeps "
-                     f"{tokens} more rows (conv_kernel - 1 + num_speculative_tokens)")
+    grown = sorted({state.kind for state in states if widens(state)})
+    if grown:
+        names = {"gated_deltanet": "Gated DeltaNet", "mamba2": "Mamba-2"}
+        notes.append(f"speculative decoding ({tokens} draft tokens): each {' and '.join(names[k] for k in grown)} "
+                     f"conv state keeps {tokens} more rows (conv_kernel - 1 + num_speculative_tokens)")
     return map_layers(model, grow), notes
 
 
@@ -226,7 +359,7 @@ def resolve_speculation(model: ModelSpec, speculation) -> tuple[int, int, ModelS
         return 0, 0, None
     if speculation.mtp:
         layers = draft_layer_count(model)
-        return layers, speculation.tokens or layers, None
+        return layers, speculation.tokens or default_draft_tokens(model, layers), None
     return 0, speculation.tokens or 0, load_draft(speculation.draft_model)
 
 
@@ -238,6 +371,7 @@ def with_speculation(model: ModelSpec, rules, draft_layers: int = 0, draft: Mode
 
     notes: list[str] = []
     if draft_layers:
+        check_mtp_release(model, last_release_of(rules))  # the exact release is checked where it is known
         model = with_draft_layers(model, draft_layers)
         notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s), each caching what the "
                      "target's last attention layer caches")
@@ -254,7 +388,7 @@ def with_speculation(model: ModelSpec, rules, draft_layers: int = 0, draft: Mode
         notes.append(f"speculative decoding ({method}): the draft {draft.name}'s {draft.num_layers} layer(s) join "
                      "the pool after the target's")
     if tokens:
-        model, token_notes = with_speculative_tokens(model, tokens)
+        model, token_notes = with_speculative_tokens(model, tokens, rules)
         notes += token_notes
     return model, notes
 
