@@ -266,3 +266,18 @@ def test_vllm_holds_a_float32_checkpoint_in_bf16_so_one_gpu_fits_it():
     assert abs(params / 15.5e9 - 1) < 0.01
     assert (ideal.gpus, served.gpus) == (2, 1)
     assert served.weight_bytes_per_gpu == params * 2
+
+
+def test_a_vllm_start_refusal_that_is_not_memory_screens_out_as_the_planner_refuses():
+    # Nemotron-H-8B on one L4 under vLLM 0.34: the pool holds a 4K request (about 7 of them), but a model with Mamba
+    # layers needs a block per decode sequence with FULL decode CUDA graphs (0.20+ CompilationConfig.
+    # resolve_cudagraph_mode_and_sizes), and vLLM's default max_num_seqs on a card under 70 GiB is 256
+    # (arg_utils.py get_batch_defaults), more than a 24 GB card's pool has blocks. The screen passed it on memory
+    # alone and the planner then refused it: fit printed "dropped (the screen and the planner disagree)".
+    result = search(FitRequest(model="nemotron-h-8b", context_tokens=4096, concurrency=1, gpus=(CATALOG["l4"],),
+                               engine="vllm"))
+    assert result.dropped == []
+    one = [c for c in result.candidates if c.gpus == 1 and c.kv_dtype == "bf16"]
+    assert one and all(c not in result.options for c in one)
+    assert one[0].reason.startswith("vLLM would not start: max_num_seqs (256) exceeds the")
+    assert all(c.gpus >= 2 for c in result.options)

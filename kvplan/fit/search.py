@@ -262,7 +262,12 @@ class _Engine:
                 plan.model, kv_memory_bytes=kv_memory, max_model_len=self.tokens, block_tokens=plan.block_size,
                 tp=deployment.tp, pp=deployment.pp, max_num_batched_tokens=mnbt,
                 hybrid_manager=plan.offload is None, rules=self.rules, allow_long_max_model_len=self.allow_long,
+                max_num_seqs=self.rules.max_num_seqs(deployment.gpu.memory_bytes, deployment.gpu.name),
                 draft_layers=drafts, num_speculative_tokens=tokens, draft_model=draft, gpu=deployment.gpu.name)
+        if not pool.fits and pool.estimated_max_model_len is None:
+            # a start refusal that is not about memory (a model with Mamba layers whose max_num_seqs exceeds the
+            # blocks, 0.20+): the planner refuses the candidate, so the screen does too
+            raise UsageError(pool.refusal or "vLLM would refuse to start")
         return (kv_memory // pool.bytes_per_block) / pool.blocks_per_request
 
     def _sglang_concurrency(self, plan, deployment: Deployment, key) -> float:
