@@ -281,3 +281,20 @@ def test_a_vllm_start_refusal_that_is_not_memory_screens_out_as_the_planner_refu
     assert one and all(c not in result.options for c in one)
     assert one[0].reason.startswith("vLLM would not start: max_num_seqs (256) exceeds the")
     assert all(c.gpus >= 2 for c in result.options)
+
+
+def test_sglang_screen_sizes_each_gpu_kinds_pool_apart():
+    # SGLang's pool is what mem_fraction_static of the GPU leaves after the weights, so an L40S (48 GB) holds far
+    # more 4K requests of Mistral-7B (14.5 GB of bf16 weights) than an L4 (24 GB). The screen cached one pool per
+    # (plan, tp, pp) whatever the GPU, so every GPU kind after the first got the first one's figure and the planner
+    # dropped it ("the screen and the planner disagree"), or crashed where the first GPU's pool was empty.
+    result = search(FitRequest(model="mistral-7b-v0.1", context_tokens=4096, concurrency=1,
+                               gpus=(CATALOG["l4"], CATALOG["l40s"]), engine="sglang"))
+    assert result.dropped == []
+    one = {c.gpu.name: c.engine_concurrency for c in result.candidates
+           if c.gpus == 1 and c.kv_dtype == "bf16" and c.engine_concurrency is not None}
+    assert set(one) == {"l4", "l40s"}
+    # a request is 32 layers x 8 KV heads x 128 x 2 x 2 B = 128 KiB a token x 4,096 = 0.5 GiB. SGLang's default
+    # mem_fraction_static is about 0.85 on a 48 GB card and 0.68 on a 24 GB one (server_args.py, by GPU memory), so
+    # the pools are about 44 x 0.85 - 13.5 = 24 GiB and 21.7 x 0.68 - 13.5 = 1.3 GiB: some 45 requests apart
+    assert one["l40s"] - one["l4"] > 40

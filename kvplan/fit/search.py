@@ -289,9 +289,10 @@ class _Engine:
             rest, _, _ = memory_of(result, self.mem_fraction_static, spec.algorithm if spec else None, rules,
                                    draft=draft_weights(result, spec, rules))
             self._memory[memory_key] = rest
-        got = self._pools.get(key)
+        pool_key = (key, deployment.gpu.name)  # the pool is what the GPU's memory leaves, so one per GPU kind
+        got = self._pools.get(pool_key)
         if got is None:
-            got = self._pools[key] = stage_pool(result, rest, self.tokens, rules, tp=deployment.tp,
+            got = self._pools[pool_key] = stage_pool(result, rest, self.tokens, rules, tp=deployment.tp,
                                                 page_size=plan.block_size or 1,
                                                 ssm_bytes=ssm_bytes_of(plan.model)[0], nsa_fp8=nsa_fp8(deployment),
                                                 speculation=spec)[0]
@@ -585,17 +586,25 @@ def _verify(req, base, record, engine, passing, top):
             from ..engines import vllm_report
             from ..render import Report
 
-            pool = vllm_report.add_to_report(Report({}), result, req.context_tokens, rules=engine.rules,
-                                             speculation=engine.speculation)
+            try:
+                pool = vllm_report.add_to_report(Report({}), result, req.context_tokens, rules=engine.rules,
+                                                 speculation=engine.speculation)
+            except KvplanError as exc:  # the screen passed what the engine model refuses: report, never crash
+                dropped.append((c, f"vLLM: {exc.message}"))
+                continue
             if abs(pool.max_concurrency - c.engine_concurrency) > 1e-9 or not pool.fits:
                 problems.append(f"vLLM concurrency {pool.max_concurrency:.4f} (screen {c.engine_concurrency:.4f})")
         elif engine.name == "sglang":
             from ..engines import sglang_report
             from ..render import Report
 
-            pool = sglang_report.add_to_report(Report({}), result, req.context_tokens,
-                                               mem_fraction_static=engine.mem_fraction_static,
-                                               speculation=engine.speculation, release=engine.release)
+            try:
+                pool = sglang_report.add_to_report(Report({}), result, req.context_tokens,
+                                                   mem_fraction_static=engine.mem_fraction_static,
+                                                   speculation=engine.speculation, release=engine.release)
+            except KvplanError as exc:
+                dropped.append((c, f"SGLang: {exc.message}"))
+                continue
             if abs(pool.max_concurrency - c.engine_concurrency) > 1e-9:
                 problems.append(f"SGLang concurrency {pool.max_concurrency:.4f} (screen {c.engine_concurrency:.4f})")
         if result.decode is not None and c.decode_ms_per_token is not None \
