@@ -90,12 +90,39 @@ def estimate_error(cli):
     return run
 
 
+def _marks_slow(path: Path) -> bool:
+    """Whether a test file names the slow marker (`pytest.mark.slow` in a decorator, pytestmark or param marks)."""
+    return "mark.slow" in path.read_text(encoding="utf-8")
+
+
+def pytest_ignore_collect(collection_path, config):
+    """`pytest -m slow` (.ci/run's second step) collects only the test files that mark a test slow.
+
+    Every other file's tests would all be deselected, and collecting them (importing torch, transformers and the
+    parity cases, and rewriting the asserts of every test module) cost that step 18.5 s of CPU to run one test.
+    pytest_collection_modifyitems below refuses, in any run that collects them, a slow test whose file does not
+    say so, so this can never drop one."""
+    if config.getoption("markexpr", "") != "slow":
+        return None
+    path = Path(collection_path)
+    if path.is_dir():
+        return None if any(_marks_slow(p) for p in path.rglob("test_*.py")) else True
+    if path.suffix == ".py" and path.name.startswith("test_") and not _marks_slow(path):
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked slow (minutes: a fresh venv install, a whole bench) run only
     with KVPLAN_SLOW=1, so `pytest -q -n auto` stays within a few minutes; .ci/run runs
     them as a second step (`KVPLAN_SLOW=1 pytest -q -m slow`)."""
     import os
 
+    hidden = sorted({item.nodeid.split("::")[0] for item in items
+                     if item.get_closest_marker("slow") and not _marks_slow(Path(item.path))})
+    if hidden:  # pytest_ignore_collect would leave them out of `pytest -m slow`
+        raise pytest.UsageError(f"tests marked slow in {', '.join(hidden)}, whose text never says 'mark.slow': "
+                                "mark them with @pytest.mark.slow or pytestmark = pytest.mark.slow")
     if os.environ.get("KVPLAN_SLOW", "") not in ("", "0"):
         return
     skip = pytest.mark.skip(reason="slow: set KVPLAN_SLOW=1 to run")

@@ -11,9 +11,9 @@ machine's python3, upload-artifact = the folder must hold the JSON. The install
 step's pip reads the pins of ci-constraints.txt from this machine's own package
 index (torch-index ''), as a hosted runner reads the PyTorch CPU index.
 
-The shapes are those of benchmarks/ci_bench_gate.sh (test_ci_bench_gate.py),
-so this replaces no coverage and costs one bench run (about a minute on 2 cores)
-plus the install.
+The shapes are those of benchmarks/ci_bench_gate.sh, whose gate then runs on
+the job's bench (BENCH_JSON), so the project's own CI gate and the shipped
+workflow cost one bench run (about a minute on 2 cores) plus the install.
 """
 
 from __future__ import annotations
@@ -119,7 +119,10 @@ def _clean_copy(dest: Path) -> Path:
     return dest
 
 
-def test_cpu_workflow_passes_then_fails_on_a_planted_regression(tmp_path):
+@pytest.fixture(scope="module")
+def cpu_job(tmp_path_factory) -> tuple[Runner, Path, Path]:
+    """The CPU job's steps as written, run once for this module: (runner, clean copy, runner temp)."""
+    tmp_path = tmp_path_factory.mktemp("workflow")
     work = _clean_copy(tmp_path / "repo")
     temp = tmp_path / "runner"
     temp.mkdir()
@@ -129,6 +132,11 @@ def test_cpu_workflow_passes_then_fails_on_a_planted_regression(tmp_path):
         proc = runner.run_step(step)
         if proc is not None:
             assert proc.returncode == 0, f"step {step.get('name')}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return runner, work, temp
+
+
+def test_cpu_workflow_passes_then_fails_on_a_planted_regression(cpu_job):
+    runner, work, temp = cpu_job
     venv = temp / "kvplan-venv"
     assert (venv / "bin" / "kvplan").exists()
     # the package under test is the clean copy, installed (not the developer's editable one)
@@ -167,3 +175,23 @@ def test_cpu_workflow_passes_then_fails_on_a_planted_regression(tmp_path):
     runner.inputs["first-run"] = "fail"
     proc = runner.run_step(runner.step("Gate against the baseline"))
     assert proc.returncode == 1 and "::error title=kvplan gate::no baseline" in proc.stdout
+
+
+def test_cpu_bench_of_every_technique_passes_the_gate(cpu_job):
+    """The project's own CI gate, benchmarks/ci_bench_gate.sh, gating the bench the job above ran (BENCH_JSON):
+    the job's default inputs are the script's BENCH_ARGS (checked here, and the gate refuses a run of another
+    model, shape or technique set), so CI spends the bench's minute of CPU once. It ran the same bench again in
+    the main suite (tests/test_ci_bench_gate.py) before."""
+    runner, _, temp = cpu_job
+    script = ROOT / "benchmarks" / "ci_bench_gate.sh"
+    bench_args = re.search(r"^BENCH_ARGS=\((.*)\)$", script.read_text(), re.M).group(1).split()
+    job = runner.inputs
+    assert bench_args == [job["model"], "-t", job["techniques"], "--device", job["device"], "--context", job["context"],
+                          "--batch", job["batch"], "--repeats", job["repeats"], "--quiet"] and not job["bench-args"]
+    bench = temp / "kvplan-out" / "bench.json"
+    env = dict(os.environ, KVPLAN=f"{sys.executable} -m kvplan", BENCH_JSON=str(bench))
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert bench.is_file()
+    assert "| prediction | ok |" in proc.stdout

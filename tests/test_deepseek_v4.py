@@ -9,8 +9,6 @@ figures: V4-Flash 284B / V4-Pro 1.6T parameters; V4-Pro's KV cache at 1M tokens,
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,8 @@ from kvplan.configs.build import build_model
 from kvplan.core.estimate import estimate
 from kvplan.errors import ConfigError
 from kvplan.sources import load_model
+
+from kvplan_inprocess import kvplan
 
 GIB = 2**30
 MIB = 2**20
@@ -139,7 +139,7 @@ def test_tensor_parallel_replicates_the_single_kv_head_and_the_compressor_state(
 
 
 def _kvplan(*args):
-    return subprocess.run([sys.executable, "-m", "kvplan", *args], capture_output=True, text=True, timeout=120)
+    return kvplan(*args)  # `python -m kvplan ARGS`, in this process
 
 
 # vLLM's own planner (0.29.0, 0.30.0, 0.32.0 and 0.33.0 alike) on the specs DeepSeek-V4 registers in 0.33.0

@@ -18,8 +18,6 @@ OpenPanguMLP, OpenPanguDecoderLayer) and rnj1.py (Rnj1Attention, Rnj1MLP, Rnj1De
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -28,6 +26,8 @@ from kvplan.cli.app import app
 from kvplan.configs.build import build_model
 from kvplan.core.estimate import estimate
 from kvplan.errors import ConfigError
+
+from kvplan_inprocess import kvplan
 
 ULTRA = {
     "architectures": ["PanguUltraMoEForCausalLM"], "model_type": "pangu_ultra_moe", "vocab_size": 153600,
@@ -58,8 +58,7 @@ def _one_line_error(tmp_path, raw: dict) -> str:
     """Runs `kvplan estimate CFG --gpu h100 --engine vllm` as a user would; returns its one error line."""
     path = tmp_path / "config.json"
     path.write_text(json.dumps(raw))
-    r = subprocess.run([sys.executable, "-m", "kvplan", "estimate", str(path), "--gpu", "h100", "--engine", "vllm"],
-                       capture_output=True, text=True, timeout=60)
+    r = kvplan("estimate", str(path), "--gpu", "h100", "--engine", "vllm")
     lines = r.stderr.strip().splitlines()
     assert r.returncode != 0 and len(lines) == 1 and lines[0].startswith("kvplan: error:"), r.stderr
     return lines[0]
@@ -278,8 +277,7 @@ def test_mistral_params_json_with_audio_or_without_shared_experts_is_one_line(tm
     # a vision encoder is read as vLLM's Pixtral wrapper (tests/test_vla_wrappers.py); an audio one (Voxtral) is not
     audio = {**LARGE3_PARAMS, "multimodal": {"whisper_model_args": {"encoder_args": {"dim": 1280}}}}
     path = _params_json(tmp_path, audio) / "params.json"
-    r = subprocess.run([sys.executable, "-m", "kvplan", "estimate", str(path)], capture_output=True, text=True,
-                       timeout=60)
+    r = kvplan("estimate", str(path))
     assert r.returncode != 0 and r.stderr.count("\n") == 1 and "Voxtral" in r.stderr
     from kvplan.configs.mistral_params import to_config
 

@@ -19,14 +19,14 @@ KV heads x head_dim / 2 delayed values).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from kvplan.configs.build import build_model
 from kvplan.core.estimate import estimate
 from kvplan.errors import ConfigError
+
+from kvplan_inprocess import kvplan
 
 RIPPLE = {
     "architectures": ["RicursiveForCausalLM"], "model_type": "ricursive", "vocab_size": 100352, "hidden_size": 5120,
@@ -40,8 +40,7 @@ def _one_line_error(tmp_path, raw: dict) -> str:
     """Runs `kvplan estimate CFG` as a user would; returns its one error line."""
     path = tmp_path / "config.json"
     path.write_text(json.dumps(raw))
-    r = subprocess.run([sys.executable, "-m", "kvplan", "estimate", str(path)], capture_output=True, text=True,
-                       timeout=60)
+    r = kvplan("estimate", str(path))
     lines = r.stderr.strip().splitlines()
     assert r.returncode != 0 and len(lines) == 1 and lines[0].startswith("kvplan: error:"), r.stderr
     return lines[0]
@@ -328,8 +327,7 @@ def test_mistral_large_4_forms_vllm_refuses_are_one_line(tmp_path, change, words
     folder = tmp_path / "large4"
     folder.mkdir()
     (folder / "params.json").write_text(json.dumps({**LARGE4_PARAMS, **change}))
-    r = subprocess.run([sys.executable, "-m", "kvplan", "estimate", str(folder)], capture_output=True, text=True,
-                       timeout=60)
+    r = kvplan("estimate", str(folder))
     lines = r.stderr.strip().splitlines()
     assert r.returncode != 0 and len(lines) == 1 and words in lines[0], r.stderr
 

@@ -30,6 +30,7 @@ from hub_server import HubServer
 from kvplan.configs import build_model
 from kvplan.configs.quant_bytes import modelopt_kv_cache
 from kvplan.sources import load_config
+from kvplan_inprocess import kvplan
 
 DATA = Path(__file__).resolve().parent / "data" / "hf_quant_config"
 SPECS = Path(__file__).resolve().parent.parent / "model_specs"
@@ -50,6 +51,9 @@ def _folder(tmp_path: Path, config: dict, quant: str | None, name: str = "ckpt")
 
 
 def _cli(*args: str, cwd=None, env=None) -> subprocess.CompletedProcess:
+    if cwd is None and env is None:
+        return kvplan(*args)  # `python -m kvplan ARGS`, in this process
+    # the Hub cases: their own HF_HOME and endpoint, read when huggingface_hub is imported
     return subprocess.run([sys.executable, "-m", "kvplan", *args], capture_output=True, text=True, timeout=120,
                           cwd=cwd, env=env)
 

@@ -23,8 +23,6 @@ Configs (tests/data/configs/):
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -36,6 +34,8 @@ from kvplan.core.estimate import estimate
 from kvplan.engines import vllm_served
 from kvplan.engines.sglang_rules import hf_text_config
 from kvplan.errors import ConfigError
+
+from kvplan_inprocess import kvplan
 
 DATA = Path(__file__).parent / "data" / "configs"
 QWEN3_OMNI = "qwen3-omni-30b-a3b-instruct-tf5-trimmed.json"
@@ -51,8 +51,7 @@ def _cli(path: Path, *args: str):
 
 
 def _one_line_error(path: Path, *args: str) -> str:
-    r = subprocess.run([sys.executable, "-m", "kvplan", "estimate", str(path), "--gpu", "h100", *args],
-                       capture_output=True, text=True, timeout=60)
+    r = kvplan("estimate", str(path), "--gpu", "h100", *args)
     lines = r.stderr.strip().splitlines()
     assert r.returncode != 0 and len(lines) == 1 and lines[0].startswith("kvplan: error:"), r.stderr
     return lines[0]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -30,12 +29,14 @@ from kvplan.configs.param_modules import TABLES, split, table
 from kvplan.configs.quant_bytes import Unsized
 from kvplan.configs.quant_exclude import COMPRESSED_TENSORS, FP8, MODELOPT, Matcher
 
+from kvplan_inprocess import kvplan
+
 DATA = Path(__file__).resolve().parent / "data" / "configs"
 SPECS = Path(__file__).resolve().parent.parent / "model_specs"
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kvplan", *args], capture_output=True, text=True, timeout=120)
+    return kvplan(*args)  # `python -m kvplan ARGS`, in this process
 
 
 # -- each format's matching ------------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ from kvplan.engines.vllm_speculative import draft_layer_count, is_mtp_method
 from kvplan.errors import UsageError
 from kvplan.sources import load_model
 
+from kvplan_inprocess import kvplan
+
 GIB = 2**30
 MEM = 40 * GIB
 LOGS = Path(__file__).parent / "data" / "vllm_logs"
@@ -108,9 +110,11 @@ def test_draft_of_a_model_without_mtp_layers_is_refused():
 
 
 def _kvplan(*args, offline: bool = False):
+    if not offline:
+        return kvplan(*args)  # `python -m kvplan ARGS`, in this process
     import os
 
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"} if offline else None
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # read when huggingface_hub is imported: a process of its own
     return subprocess.run([sys.executable, "-m", "kvplan", *args], capture_output=True, text=True, env=env)
 
 

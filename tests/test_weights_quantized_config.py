@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from kvplan.configs import build_model
+
+from kvplan_inprocess import kvplan
 
 SPECS = Path(__file__).resolve().parent.parent / "model_specs"
 
@@ -23,7 +24,7 @@ def _raw(name: str) -> dict:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kvplan", *args], capture_output=True, text=True, timeout=120)
+    return kvplan(*args)  # `python -m kvplan ARGS`, in this process
 
 
 # Llama-3.1-8B's linear layers as (inputs, outputs): q, k, v, o, gate, up, down; 32 layers, vocab 128,256,
