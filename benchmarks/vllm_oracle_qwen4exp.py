@@ -41,7 +41,8 @@ compressed-tensors, loguru and torchvision on the path:
 It runs on vLLM 0.34.0's sdist as well (einops, apache-tvm-ffi and a torchvision that imports against the CPU
 torch on the path, as benchmarks/vllm_oracle_glm5next.py says), where the raw-key ring is QSARawKeyCache
 (common/qsa_indexer.py) and the owner's backend Qwen4ExpQSABackend; give --grid --release 0.34 so that kvplan
-plans with 0.34's rules: 64 of 64 cases agree (0.33.0 with --release 0.33: 64 of 64).
+plans with 0.34's rules: 96 of 96 cases agree (0.33.0 with --release 0.33: 96 of 96), the last 32 under PP
+(plan_pp: each stage's specs through get_global_kv_cache_groups and get_kv_cache_configs).
 """
 
 from __future__ import annotations
@@ -315,9 +316,50 @@ def plan(gib: float, max_len: int, mnbt: int = 8192) -> tuple[int, int, bool]:
     return kv.num_blocks, tokens, start_check(c, specs, groups, memory)
 
 
+def plan_pp(gib: float, max_len: int, pp: int, mnbt: int = 8192) -> tuple[int, int, bool]:
+    """(blocks, tokens, fits) as vLLM's engine core plans a PP pipeline under OPTIONS: each stage registers the
+    specs of the decoder layers get_pp_indices gives it (make_layers builds no other layer: its PLE conv and its
+    QSA indexer caches go with it), then get_global_kv_cache_groups on every stage's specs, get_kv_cache_configs
+    (each stage's projected groups and check, the fewest blocks for all) and generate_scheduler_kv_cache_config,
+    as EngineCore._initialize_kv_caches calls them (v1/engine/core.py). Each stage's memory check is recorded
+    instead of raised, so the blocks still come out where a request does not fit."""
+    from vllm.distributed.utils import get_pp_indices
+    from vllm.v1.core.kv_cache_utils import generate_scheduler_kv_cache_config
+
+    memory = int(gib * GIB)
+    c, specs, _ = registered_specs(max_len, mnbt)
+    c.num_prefill_lookahead_tokens = 0  # VllmConfig.num_prefill_lookahead_tokens without a speculative config
+    c.model_config.supports_kv_cache_grouping = False  # models/qwen4_exp declares no get_kv_cache_groups
+    layers = len(c.model_config.hf_text_config.layer_types)
+    workers = []
+    for rank in range(pp):
+        start, end = get_pp_indices(layers, rank, pp)
+        workers.append({name: spec for name, spec in specs.items()
+                        if start <= int(name.split("layers.")[1].split(".")[0]) < end})
+    assert sum(map(len, workers)) == len(specs)
+    failed = []
+    check = planning._check_enough_kv_cache_memory
+
+    def record(*args, **kwargs):
+        try:
+            check(*args, **kwargs)
+        except ValueError as err:
+            failed.append(err)
+
+    planning._check_enough_kv_cache_memory = record
+    try:
+        groups = planning.get_global_kv_cache_groups(c, workers)
+        configs = planning.get_kv_cache_configs(c, workers, [memory] * pp, groups)
+    finally:
+        planning._check_enough_kv_cache_memory = check
+    kv = generate_scheduler_kv_cache_config(configs)
+    tokens, _ = capacity(c, kv, max_len)
+    return kv.num_blocks, tokens, not failed
+
+
 def grid(release: str) -> None:
     """kvplan's pool (kvplan.engines.vllm_qwen4exp) under `release`'s rules against vLLM's planner: TP 1/2/4/8,
-    KV dtype auto/fp8, prefix caching on/off, 10 / 40 GiB, 8K / 128K."""
+    KV dtype auto/fp8, prefix caching on/off, 10 / 40 GiB, 8K / 128K; then PP 2 and 4 at TP 1 and 2 (plan_pp)."""
     import sys
 
     sys.path.insert(0, str(REPO))
@@ -344,6 +386,22 @@ def grid(release: str) -> None:
                         else:
                             differ += 1
                             print(f"DIFFER tp {tp} {dtype} prefix {prefix} {gib} GiB {max_len}: vLLM {theirs}, "
+                                  f"kvplan {ours}")
+    for pp in (2, 4):  # PP at TP 1 and 2, bf16, both prefix caching modes
+        for tp in (1, 2):
+            for prefix in (True, False):
+                OPTIONS.update(tp=tp, kv_cache_dtype="auto", prefix_caching=prefix)
+                for gib in MEMS:
+                    for max_len in LENS:
+                        theirs = plan_pp(gib, max_len, pp)
+                        pool = simulate(model, kv_memory_bytes=int(gib * GIB), max_model_len=max_len, tp=tp, pp=pp,
+                                        gpu="h200", prefix_caching=prefix, rules=rules)
+                        ours = (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits)
+                        if theirs == ours:
+                            agree += 1
+                        else:
+                            differ += 1
+                            print(f"DIFFER pp {pp} tp {tp} prefix {prefix} {gib} GiB {max_len}: vLLM {theirs}, "
                                   f"kvplan {ours}")
     print(f"vLLM {release} Qwen4-Exp grid: {agree} agree, {differ} differ")
 

@@ -293,7 +293,7 @@ def test_qwen4_exp_text_architecture_rings_hold_no_positions_and_plain_full_atte
 
 
 # (tp, kv cache dtype, prefix caching, GiB, max_model_len) -> (blocks, tokens): vLLM 0.33.0's planner on the specs
-# its Qwen4-Exp code registers on Hopper (benchmarks/vllm_oracle_qwen4exp.py; --grid agrees on 64 of 64 cases)
+# its Qwen4-Exp code registers on Hopper (benchmarks/vllm_oracle_qwen4exp.py; --grid agrees on 96 of 96 cases, 32 under PP)
 VLLM_QWEN4_EXP = {
     (1, "auto", True, 10, 8192): (264, 113_825), (1, "auto", True, 10, 131072): (264, 364_242),
     (1, "auto", True, 40, 8192): (1_059, 456_596), (1, "auto", True, 40, 131072): (1_059, 1_461_107),
@@ -348,6 +348,34 @@ def test_qwen4_exp_vllm_034_pool_by_hand():
                     prefix_caching=False).num_blocks == 10 * GIB // (12 * (1568 * 2048 + 392 * 256)) == 270
 
 
+def test_qwen4_exp_vllm_pool_under_pp():
+    """--pp 2, TP 1, bf16, 40 GiB, 128K. get_pp_indices(48, rank, 2): layers 0-23 and 24-47, each stage building its
+    own decoder layers with their QSA indexer caches and PLE conv (make_layers). The whole model's groups
+    (get_global_kv_cache_groups): the 36 Gated DeltaNet states split into 3 groups dealt round-robin (group g: layers
+    4k + g), the 12 QSA layers' keys and K/V one group, the PLE conv one, the 12 rings one. A stage's block is its
+    widest group (_project_kv_cache_groups_to_worker, _get_kv_cache_bytes_per_block) and every stage takes the
+    fewest blocks (get_kv_cache_configs)."""
+    model = _model("qwen3.8-flash-next.json")
+    block = 1600  # as at TP 1 without PP: the block comes from the config, not the stage
+    kv_page, key_page = block * 2048, block // 4 * 256  # 3,276,800 B and 102,400 B
+    stage = 6 * (kv_page + key_page)  # 6 of the 12 QSA layers (3, 7, ..., 23 | 27, ..., 47) on each stage
+    assert stage == 20_275_200 > 6 * kv_page  # wider than 6 GDN states (19,660,800 B) or the PLE conv (one page)
+    pool = simulate(model, kv_memory_bytes=40 * GIB, max_model_len=131072, gpu="h200", pp=2)
+    blocks = 40 * GIB // stage  # 42,949,672,960 // 20,275,200 = 2,118 (twice PP 1's 1,059: half the layers)
+    per_request = 4 * 3 + 1 + -(-131072 // block)  # every group on every stage: 12 + 1 + 82 = 95, as at PP 1
+    assert (pool.num_blocks, pool.blocks_per_request) == (blocks, per_request) == (2_118, 95)
+    assert pool.gpu_kv_cache_tokens == 2_118 * 131072 // 95 == 2_922_215 and pool.fits
+    # vLLM 0.33.0's get_kv_cache_configs on CPU (benchmarks/vllm_oracle_qwen4exp.py plan_pp) gives the same
+    # 2,118 blocks and 2,922,215 tokens; at PP 4 (12 layers, 3 QSA a stage: 3 x 3,379,200 B) 4,236 and 5,844,431
+    pp4 = simulate(model, kv_memory_bytes=40 * GIB, max_model_len=131072, gpu="h200", pp=4)
+    assert (pp4.num_blocks, pp4.gpu_kv_cache_tokens) == (40 * GIB // (3 * (kv_page + key_page)), 5_844_431)
+    # 1 GiB: 52 blocks a stage; the check holds back one block, so a request may hold 51: 13 + cdiv(L, 1,600) <= 51
+    # -> L <= 38 x 1,600 = 60,800 (vLLM 0.33.0's per-stage check, run on CPU through plan_pp, refuses 128K with
+    # "the estimated maximum model length is 60800")
+    small = simulate(model, kv_memory_bytes=GIB, max_model_len=131072, gpu="h200", pp=2)
+    assert (small.num_blocks, small.fits, small.estimated_max_model_len) == (GIB // stage, False, 60_800)
+
+
 def test_qwen4_exp_ring_row_widths():
     # QSARawKeyCache (0.34 common/qsa_indexer.py; QSAKeyStateCache in 0.33): with cache_rope_positions the row is
     # round_up(indexer_head_dim, 4) + 3 x 4 bf16 columns, without it indexer_head_dim alone; 4 rows (the ratio)
@@ -386,6 +414,8 @@ def test_qwen4_exp_vllm_refusals():
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=resolve("0.32")[0])
     with pytest.raises(UsageError, match="speculative decoding"):
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, num_speculative_tokens=1)
+    with pytest.raises(UsageError, match="or --block-size"):  # --pp is modelled (test_qwen4_exp_vllm_pool_under_pp)
+        simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, block_tokens=64)
     # a release after the ones read (none exists yet: a stand-in 0.35 with 0.34's rules)
     with pytest.raises(UsageError, match="read Qwen4-Exp's pool in vLLM 0.33 and 0.34 only") as err:
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=replace(resolve("0.34")[0], version="0.35"))

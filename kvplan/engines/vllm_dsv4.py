@@ -119,21 +119,23 @@ def approximate_gcd(values: list[int], lower_bound: int) -> int:
     return best_d
 
 
-def packed_groups(pages: list[tuple]) -> list[tuple[tuple, list[int]]]:
-    """_get_packed_kv_cache_groups: (bucket, the page bytes of each layer in the group) per group, in vLLM's order.
-    pages: (bucket, page bytes, ...) per layer in registration order; bucket = (kind, block tokens, window or
-    None). Balanced buckets that mix page sizes repeat by _approximate_gcd; Mamba and ring buckets (and windows
-    when nothing repeats) are state buckets, split to the states one block of the widest group holds."""
-    buckets: dict[tuple, dict[int, int]] = {}
-    for bucket, page, *_ in pages:
-        sizes = buckets.setdefault(bucket, {})
-        sizes[page] = sizes.get(page, 0) + 1
-    balanced = {b: len(set(sizes.values())) == 1 for b, sizes in buckets.items()}
-    floor = max((max(s.values()) for b, s in buckets.items() if balanced[b] and len(s) > 1), default=0)
-    repeats = approximate_gcd([max(s.values()) for b, s in buckets.items() if balanced[b]], floor) if floor else None
+def packed_group_members(pages: list[tuple]) -> list[tuple[tuple, list[int]]]:
+    """_get_packed_kv_cache_groups: (bucket, the indices into `pages` of the layers in the group) per group, in
+    vLLM's order. pages: (bucket, page bytes, ...) per layer in registration order; bucket = (kind, block tokens,
+    window or None). Balanced buckets that mix page sizes repeat by _approximate_gcd; Mamba and ring buckets (and
+    windows when nothing repeats) are state buckets, split to the states one block of the widest group holds. A
+    split bucket deals its repeats (one layer of each page size, zip(*page_size_layers.values())) round-robin:
+    group i takes repeats i, i + n, ... (what a pipeline stage keeps of each group follows from it)."""
+    buckets: dict[tuple, dict[int, list[int]]] = {}
+    for k, (bucket, page, *_) in enumerate(pages):
+        buckets.setdefault(bucket, {}).setdefault(page, []).append(k)
+    counts = {b: {page: len(ks) for page, ks in sizes.items()} for b, sizes in buckets.items()}
+    balanced = {b: len(set(sizes.values())) == 1 for b, sizes in counts.items()}
+    floor = max((max(s.values()) for b, s in counts.items() if balanced[b] and len(s) > 1), default=0)
+    repeats = approximate_gcd([max(s.values()) for b, s in counts.items() if balanced[b]], floor) if floor else None
 
     def groups_for(bucket) -> int:
-        return -(-max(buckets[bucket].values()) // repeats) if balanced[bucket] and repeats else 1
+        return -(-max(counts[bucket].values()) // repeats) if balanced[bucket] and repeats else 1
 
     def is_state(bucket) -> bool:  # MambaSpec, CircularBufferSpec, and windows when nothing repeats
         return bucket[0] in ("ring", "mamba", "short_conv") or (repeats is None and bucket[0] == "sliding")
@@ -141,19 +143,29 @@ def packed_groups(pages: list[tuple]) -> list[tuple[tuple, list[int]]]:
     def widest(sizes: dict[int, int], n: int) -> int:
         return sum(-(-count // n) * page for page, count in sizes.items())
 
-    anchor = max(widest(sizes, sum(sizes.values()) if is_state(b) else groups_for(b)) for b, sizes in buckets.items())
+    anchor = max(widest(sizes, sum(sizes.values()) if is_state(b) else groups_for(b)) for b, sizes in counts.items())
     out = []
-    for bucket, sizes in buckets.items():
+    for bucket, members in buckets.items():
+        sizes = counts[bucket]
         n = groups_for(bucket)
         if is_state(bucket):  # a state bucket splits down to the states one block already holds
             n = max(n, -(-sum(sizes.values()) // max(anchor // next(iter(sizes)), 1)))
         if n == 1:
-            out.append((bucket, [p for p, c in sizes.items() for _ in range(c)]))
+            out.append((bucket, sorted(k for ks in members.values() for k in ks)))
             continue
-        repeat_count = min(sizes.values())  # zip(*page_size_layers.values()): one layer of each size per repeat
+        pattern = list(zip(*members.values()))  # one layer of each page size per repeat
         for i in range(n):
-            taken = len(range(i, repeat_count, n))
-            out.append((bucket, [p for p in sizes for _ in range(taken)]))
+            out.append((bucket, [k for repeat in pattern[i::n] for k in repeat]))
+    return out
+
+
+def packed_groups(pages: list[tuple]) -> list[tuple[tuple, list[int]]]:
+    """packed_group_members as (bucket, the page bytes of each layer in the group), a group's pages by size in
+    first-seen order."""
+    out = []
+    for bucket, members in packed_group_members(pages):
+        rank = {page: r for r, page in enumerate(dict.fromkeys(pages[k][1] for k in members))}
+        out.append((bucket, sorted((pages[k][1] for k in members), key=rank.__getitem__)))
     return out
 
 

@@ -25,6 +25,10 @@ The layout is block-outermost (the ring backend's), so the groups are packed (vl
 a block is the widest group (no stride alignment), and a request needs 2 + 1 (the prefill checkpoint)
 blocks per state group in 'align' mode (1 without prefix caching), cdiv(max_len, block) for the keys
 and K/V, 1 for the rings.
+Under PP each stage builds only its decoder layers (models/qwen4_exp/nvidia/model.py Qwen4ExpModel: make_layers,
+get_pp_indices), with their PLE conv and QSA indexer caches, and sizes its block from the whole model's groups
+projected onto those layers (_stage_block_bytes); the block size itself comes from the config, the same on every
+stage.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ import math
 
 from ..core.model import ModelSpec
 from ..errors import UsageError
-from .vllm_dsv4 import packed_groups
+from ..capacity.shard import stage_bounds
+from .vllm_dsv4 import packed_group_members, packed_groups
 
 BACKEND_BLOCK = 16  # QSA's kernels take MultipleOf(16) (0.33 and 0.34), the indexer caches' backend MultipleOf(1)
 GDN_CHECKPOINT_ALIGNMENT = 64  # FLASHINFER_GDN_CHECKPOINT_ALIGNMENT (v1/attention/backends/gdn_attn.py)
@@ -56,6 +61,21 @@ def _rank_state_bytes(state, tp: int) -> int:
             + state.ssm_storage.payload_bytes(state.ssm_elements // tp))
 
 
+def _stage_block_bytes(pages: list[tuple], num_layers: int, pp: int) -> list[int]:
+    """Bytes one block costs each pipeline stage. vLLM groups the whole model's layers (get_global_kv_cache_groups
+    on every stage's specs merged), keeps on each stage the layers it built (make_layers: the decoder layers
+    get_pp_indices gives it, with their PLE conv and QSA indexer caches; _project_kv_cache_groups_to_worker), and
+    sizes its block as the widest group's pages there (_get_kv_cache_bytes_per_block, block-outermost); every stage
+    then takes the fewest blocks (get_kv_cache_configs, v1/core/kv_cache_planning.py, 0.33 and 0.34)."""
+    out = []
+    for start, end in stage_bounds(num_layers, pp):
+        widths = [sum(pages[k][1] for k in members if start <= pages[k][2] < end)
+                  for _, members in packed_group_members(pages)]
+        if max(widths):
+            out.append(max(widths))
+    return out
+
+
 def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None,
                       tp: int, pp: int, mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int,
                       notes: list[str], capability: tuple[int, int] | None, prefix_caching: bool | None = None,
@@ -66,9 +86,9 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
 
     require_hopper_read("Qwen4-Exp", rules, capability, notes, "no Qwen4-Exp model (models/qwen4_exp is new in 0.33)",
                         "Hopper is assumed (FlashInfer's Gated DeltaNet prefill, which checkpoints every 64 tokens)")
-    if pp > 1 or draft_layers or num_speculative_tokens or block_tokens is not None:
-        raise UsageError("vLLM's Qwen4-Exp pool is modelled without --pp, speculative decoding (MTP adds a QSA "
-                         "layer and grows the ring and the conv states) or --block-size", "drop those options")
+    if draft_layers or num_speculative_tokens or block_tokens is not None:
+        raise UsageError("vLLM's Qwen4-Exp pool is modelled without speculative decoding (MTP adds a QSA layer and "
+                         "grows the ring and the conv states) or --block-size", "drop those options")
     qsa = next((layer for layer in model.layers if layer.caches), None)
     gdn = next((layer.state for layer in model.layers if not layer.caches and layer.state is not None), None)
     if qsa is None or gdn is None:
@@ -116,17 +136,18 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
     page = block * token_bytes  # every state page is padded to one K/V page
     key_page = block // ratio * keys.storage.tensor_bytes(1, 1, keys.key_dim, "key")
     ring_page = qsa.state.bytes - sum(s.bytes for s in qsa.state.also)
-    pages = []
-    for layer in model.layers:
+    pages = []  # (bucket, page bytes, the decoder layer that registers it)
+    for i, layer in enumerate(model.layers):
         for extra in (layer.state.also if layer.state is not None else ()):
-            pages.append((("short_conv", state_block, None), page, 1))
+            pages.append((("short_conv", state_block, None), page, i))
         if layer.caches:
-            pages += [(("ring", ratio, None), ring_page, 1), (("full", block, None), key_page, 1),
-                      (("full", block, None), page, 1)]
+            pages += [(("ring", ratio, None), ring_page, i), (("full", block, None), key_page, i),
+                      (("full", block, None), page, i)]
         elif layer.state is not None:
-            pages.append((("mamba", state_block, None), page, 1))
+            pages.append((("mamba", state_block, None), page, i))
     groups = packed_groups(pages)
-    bytes_per_block = max(sum(p) for _, p in groups)
+    stage_bytes = _stage_block_bytes(pages, model.num_layers, pp)
+    bytes_per_block = max(stage_bytes)  # the stage with the widest block has the fewest blocks
     state_pages = 2 + CHECKPOINT_PAGES if align else 1
     in_flight = in_flight_tokens(rules, mnbt, pp)
 
@@ -134,13 +155,18 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
         return sum({"mamba": state_pages, "short_conv": state_pages, "ring": 1}.get(kind) or _cdiv(length, size)
                    for (kind, size, _), _ in groups)
 
-    def fits(length: int) -> bool:
-        return bytes_per_block * per_request(length) <= kv_memory_bytes - bytes_per_block
+    def fits(length: int) -> bool:  # every stage's check; a request holds blocks in every group on every stage
+        return all(b * per_request(length) <= kv_memory_bytes - b for b in stage_bytes)
 
     notes.append(f"Qwen4-Exp: vLLM {rules.version} on Hopper: block {block:,} tokens (a K/V page, {page:,} B, holds "
                  f"the largest state, {largest:,} B), {ring_page:,}-B rings, "
                  + (f"'align' mode with FlashInfer's prefill checkpoint: {state_pages} state pages a request"
                     if align else "no prefix caching: 1 state page a request"))
+    if pp > 1:
+        sizes = [end - start for start, end in stage_bounds(model.num_layers, pp)]
+        notes.append(f"Qwen4-Exp: --pp {pp}: stages of {sizes} layers (get_pp_indices, without "
+                     f"VLLM_PP_LAYER_PARTITION), blocks of {', '.join(f'{b:,}' for b in stage_bytes)} B; every stage "
+                     "gets the blocks of the widest")
     if ring_page != ratio * keys.key_dim * 2:  # the ring's rows carry the MRoPE positions (cache_rope_positions)
         notes.append("Qwen4-Exp: its rings hold the int64 MRoPE positions beside the keys, as vLLM serves the VL "
                      "architecture; `vllm serve --language-model-only` drops them (kvplan cannot see that flag)")
