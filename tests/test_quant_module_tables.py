@@ -118,8 +118,9 @@ def test_gemma4_26b_a4b_nvfp4_quantizes_the_routed_experts_only():
     # published: google/gemma-4-26B-A4B-it holds 25,805,936,206 parameters; less its 30 layer_scalar buffers and the
     # vision tower and embedder, 1,145,588,832 B in BF16 (a public tensor inventory, code-index id 59141256601)
     assert model.param_count == 25_805_936_206 - 30 - 1_145_588_832 // 2
-    # NVFP4: 1/2 B + an fp8 scale per 16 = 0.5625 B a weight
-    assert model.weight_bytes == experts * 9 // 16 + (attention + mlp + floats) * 2 == 17_636_679_680
+    # NVFP4: 1/2 B + an fp8 scale per 16 = 0.5625 B a weight, + weight_scale_2 and input_scale (F32 each: vLLM 0.34
+    # modelopt.py KNvfp4Static / KNvfp4Dynamic) per expert tensor, 30 x 128 x 3 = 11,520 of them
+    assert model.weight_bytes == experts * 9 // 16 + 11_520 * 8 + (attention + mlp + floats) * 2 == 17_636_771_840
     assert "attention 1,110,179,840; mlp 535,265,280" in _note(model)
 
 
@@ -135,7 +136,8 @@ def test_gemma4_31b_nvfp4_keeps_attention_in_bf16():
     floats = 262_144 * 5376 + 5376 + 50 * 512 + 10 * 1024 + 60 * 4 * 5376
     assert model.param_count == attention + mlp + floats == 30_697_345_280
     text_bytes = mlp * 9 // 16 + (attention + floats) * 2
-    assert model.weight_bytes == text_bytes == 31_481_766_400
+    # + weight_scale_2 and input_scale (F32 each) of the 60 x 3 quantized MLP tensors
+    assert model.weight_bytes == text_bytes + 180 * 8 == 31_481_767_840
     # published (LilaRest/gemma-4-31B-it-NVFP4-turbo's model card, vLLM on an RTX PRO 6000): this checkpoint takes
     # 31 GiB of GPU memory, google/gemma-4-31B-it 58.9 GiB. The BF16 one is 31,273,088,876 parameters x 2 B =
     # 58.25 GiB, so the loader adds about 0.65 GiB. The same here: text, plus the vision tower and embedder in
@@ -170,7 +172,8 @@ def test_gemma4_per_layer_inputs_shared_layers_and_double_wide_mlp():
     # embeddings 100 x 64, final norm 64, embed_tokens_per_layer 100 x 5 x 8, per_layer_projection_norm 8
     floats = 176 + 5 * 4 * 64 + 5 * 64 + 6400 + 64 + 4000 + 8
     assert model.param_count == attention + mlp + ple + floats == 226_776
-    assert model.weight_bytes == mlp * 9 // 16 + (attention + ple + floats) * 2 == 206_256
+    # + two F32 scalars (weight_scale_2, input_scale) for each of the 5 x 3 MLP tensors
+    assert model.weight_bytes == mlp * 9 // 16 + 15 * 8 + (attention + ple + floats) * 2 == 206_376
     assert "per-layer inputs 7,680; attention 34,816" in _note(model)
 
 

@@ -71,8 +71,9 @@ def test_gemma4_unified_12b_nvfp4_keeps_attention_in_bf16():
     floats = 262_144 * 3840 + 3840 + 40 * 512 + 8 * 1024 + 48 * 4 * 3840
     assert floats == 1_007_402_752
     assert model.param_count == attention + mlp + floats == 11_907_350_272
-    # NVFP4: 1/2 B + an fp8 scale per 16 = 0.5625 B a weight, on the MLPs only
-    assert model.weight_bytes == mlp * 9 // 16 + (attention + floats) * 2 == 11_605_343_744
+    # NVFP4: 1/2 B + an fp8 scale per 16 = 0.5625 B a weight, on the MLPs only, + weight_scale_2 and input_scale
+    # (F32 each) for each of the 48 x 3 MLP tensors
+    assert model.weight_bytes == mlp * 9 // 16 + 144 * 8 + (attention + floats) * 2 == 11_605_344_896
     assert "(attention 2,406,481,920)" in _note(model)
 
 

@@ -370,10 +370,13 @@ _QUANTIZED_NAME = re.compile(r"(?i)(?:^|[-_./])(?:fp8|nvfp4|mxfp4|fp4|awq|gptq|i
 def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tuple[str, float, float, int, tuple[str, ...]]:
     """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, parameters kept in
     the float dtype, notes) of the
-    checkpoint the config describes: its float dtype, or its quantization (kvplan.configs.quant_bytes) with
-    the embeddings, a kept LM head and, for gpt-oss, everything but the experts in the float dtype; a list of
-    unquantized modules that keeps more than those read module by module (configs/param_modules.py). A
-    quantization whose bytes kvplan cannot work out gives 0 B and says why (GPU plans then refuse)."""
+    checkpoint the config describes: its float dtype, or its quantization (kvplan.configs.quant_bytes) read
+    module by module where kvplan has a per-module count of the family (configs/param_modules.py: the embeddings,
+    norms, routers, biases, a kept LM head and whatever a list of unquantized modules names in the float dtype,
+    plus what the format stores once per quantized tensor); else with the embeddings, a kept LM head and, for
+    gpt-oss, everything but the experts in the float dtype, norms, biases and routers at the quantized width (a
+    list that keeps more then gives no figure). A quantization whose bytes kvplan cannot work out gives 0 B and
+    says why (GPU plans then refuse)."""
     dtype = _float_dtype(f)[0]
     plain_bytes = {"float32": 4.0, "float16": 2.0, "bfloat16": 2.0}.get(dtype, 2.0)
     misshapen = _misshapen_quantization_config(raw, f)
@@ -385,17 +388,31 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         return dtype, plain_bytes, plain_bytes, 0, ()
     try:
         q = quant_bytes.read(quant, f.model_type)
-        split = _module_split(f, q, layers, dims, total) if q.exclusions is not None else None
+        split = (_module_split(f, q, layers, dims, total) if q.exclusions is not None
+                 else None if q.experts_only else _whole_split(f, q, layers, dims, total))
     except quant_bytes.Unsized as exc:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: {exc}; give them with --weights, or point --weights "
                                  "at the checkpoint's folder or hf://REPO to read its tensors",)
+    head_note = ""
+    if q.keeps_lm_head and not q.experts_only and not f.has("tie_word_embeddings"):
+        head = params.embedding_params(f)[1]
+        head_note = f"; the config has no tie_word_embeddings, so the head is taken as {'separate' if head else 'tied'}"
     if split is not None:
         plain = total - split.quantized
-        stored = split.quantized * q.bytes_per_weight + plain * plain_bytes
-        kept = "; ".join(f"{role} {n:,}" for role, n in split.kept.items()) or "no linear weights"
+        scales_bytes = split.tensors * q.per_tensor_bytes
+        stored = split.quantized * q.bytes_per_weight + plain * plain_bytes + scales_bytes
+        kept = "; ".join(f"{role} {n:,}" for role, n in split.kept.items())
+        if q.exclusions is not None:
+            what = (f"the linear weights its list of unquantized modules keeps ({kept or 'no linear weights'}), read "
+                    "module by module, and the embeddings, norms, routers and biases")
+        else:  # the head, when kept, is the only linear weight in the float dtype
+            what = f"read module by module: {'the LM head, ' if kept else ''}the embeddings, norms, routers and biases"
         note = (f"weights estimated as {q.label}: {q.bytes_per_weight:.4g} B per quantized weight with its scales, "
-                f"{plain:,} parameters at {plain_bytes:g} B: the linear weights its list of unquantized modules "
-                f"keeps ({kept}), read module by module, and the embeddings, norms, routers and biases")
+                f"{plain:,} parameters at {plain_bytes:g} B: {what}")
+        if scales_bytes:
+            note += (f"; {split.tensors:,} quantized tensors with {q.per_tensor_bytes} B each of per-tensor scales "
+                     f"or shapes ({scales_bytes:,} B)")
+        note += head_note if q.exclusions is None else ""
         return f"{q.dtype} + {dtype}", stored / total, q.bytes_per_weight, plain, (note,)
     embed, head = params.embedding_params(f)
     plain = embed + (head if q.keeps_lm_head else 0)
@@ -406,10 +423,23 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         "embeddings and LM head" if q.keeps_lm_head and head else "embeddings")
     note = (f"weights estimated as {q.label}: {q.bytes_per_weight:.4g} B per quantized weight with its scales, "
             f"{plain:,} parameters ({kept}) at {plain_bytes:g} B")
-    if q.keeps_lm_head and not q.experts_only and not f.has("tie_word_embeddings"):
-        note += f"; the config has no tie_word_embeddings, so the head is taken as {'separate' if head else 'tied'}"
-    notes = (note,)
+    if not q.experts_only:
+        note += (f"; norms, biases and routers counted at the quantized width and per-tensor scales left out (kvplan "
+                 f"has no per-module count of model_type {f.model_type!r} that adds up to its parameter count)")
+    notes = (note + head_note,)
     return f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes
+
+
+def _whole_split(f: Fields, q, layers: list, dims, total: int):
+    """The parameters q's format quantizes when it keeps no linear layer but perhaps the head: every linear
+    weight of the family's per-module count (configs/param_modules.py); None where kvplan has no such count, or
+    one that does not add up to the parameter count."""
+    from .param_modules import split, table
+
+    modules = table(f, layers, dims)
+    if not modules or sum(m.weight + m.other for m in modules) != total:
+        return None
+    return split(modules, lambda name: False, quantizes_head=not q.keeps_lm_head)
 
 
 def _module_split(f: Fields, q, layers: list, dims, total: int):

@@ -339,12 +339,13 @@ def table(f: Fields, layers: list, dims) -> list[Module]:
 class Split:
     quantized: int  # parameters stored in the quantized format
     kept: dict  # role -> parameters the list keeps in the float dtype (linear weights only)
+    tensors: int = 0  # quantized weight tensors (each routed expert's own): what per-tensor scales are counted by
 
 
 def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
     """The quantized parameters of a module table under a list of unquantized modules (excluded(name) -> bool:
     a quant_exclude.Matcher). Routed experts: the list must name all or none of a layer's experts."""
-    quantized, kept = 0, {}
+    quantized, kept, tensors = 0, {}, 0
     for m in modules:
         if not m.weight:
             continue
@@ -363,4 +364,5 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
             kept[m.role] = kept.get(m.role, 0) + m.weight
         else:
             quantized += m.weight
-    return Split(quantized, kept)
+            tensors += m.experts or 1
+    return Split(quantized, kept, tensors)

@@ -25,7 +25,10 @@ own code writes them (per weight of a linear layer with `in` inputs, group g):
 
 Embeddings are never quantized; the LM head is unless the format says it is kept (AWQ,
 GPTQ without lm_head: true, bitsandbytes, FP8) or an ignore list names it. Norms, biases
-and MoE routers are counted with the quantized linears: under 0.1% of the bytes. An ignore
+and MoE routers stay in the float dtype where kvplan has a per-module count of the family
+(configs/param_modules.py), which also counts the quantized tensors for what a format stores
+once per tensor (QuantBytes.per_tensor_bytes); elsewhere they are counted with the quantized
+linears (under 0.1% of the bytes) and per-tensor bytes are left out. An ignore
 list of ModelOpt, compressed-tensors or FP8 that keeps more (attention, a dense layer, the
 shared experts) is handed on whole (QuantBytes.exclusions) and read module by module
 (configs/param_modules.py, configs/quant_exclude.py). A format or a list kvplan cannot map
@@ -54,6 +57,10 @@ class QuantBytes:
     # ("ModelOpt", "compressed-tensors", "FP8": configs/quant_exclude.py) and its entries, read module by module
     # (configs/param_modules.py); keeps_lm_head then says whether the format keeps the head whatever the list says
     exclusions: tuple[str, tuple[str, ...]] | None = None
+    # bytes stored once per quantized weight tensor: NVFP4's float32 global scales, per-tensor FP8's weight and
+    # static input scales, compressed-tensors pack-quantized's int64 weight_shape; counted tensor by tensor where
+    # kvplan's per-module count names the tensors (configs/param_modules.py)
+    per_tensor_bytes: int = 0
 
 
 class Unsized(Exception):
@@ -149,7 +156,9 @@ def _fp8(q: dict) -> QuantBytes:
         a, b = (_positive_int(x, "weight_block_size", "FP8") for x in block)
         scale = 1 if str(q.get("scale_fmt", "")).lower() == "ue8m0" else 4  # UE8M0 exponents, else float32
         return QuantBytes(f"FP8 block-scaled {a}x{b}", "fp8", 1 + scale / (a * b), exclusions=exclusions)
-    return QuantBytes("FP8", "fp8", 1.0, exclusions=exclusions)
+    # vLLM's Fp8LinearMethod: a float32 weight_scale per tensor, and an input_scale when activation_scheme is static
+    static = str(q.get("activation_scheme") or "").lower() == "static"
+    return QuantBytes("FP8", "fp8", 1.0, exclusions=exclusions, per_tensor_bytes=8 if static else 4)
 
 
 def _compressed_tensors(q: dict) -> QuantBytes:
@@ -167,12 +176,25 @@ def _compressed_tensors(q: dict) -> QuantBytes:
         w = group.get("weights")
         if not isinstance(w, dict):
             raise Unsized("compressed-tensors: a config group without weights")
-        sizes.add(_ct_weight(fmt, w))
+        sizes.add(_ct_weight(fmt, w) + (_ct_per_tensor(fmt, group),))
     if len(sizes) != 1:
         raise Unsized("compressed-tensors: config groups of different sizes")
-    label, dtype, size = sizes.pop()
+    label, dtype, size, scalars = sizes.pop()
     head, exclusions = _ignored(q.get("ignore"), "compressed-tensors", False)
-    return QuantBytes(f"compressed-tensors {fmt} ({label})", dtype, size, keeps_lm_head=head, exclusions=exclusions)
+    return QuantBytes(f"compressed-tensors {fmt} ({label})", dtype, size, keeps_lm_head=head, exclusions=exclusions,
+                      per_tensor_bytes=scalars)
+
+
+def _ct_per_tensor(fmt: str, group: dict) -> int:
+    """Bytes a group stores once per quantized tensor, as vLLM 0.34 loads them: NVFP4's float32
+    weight_global_scale, and its input_global_scale when the group quantizes the input activations
+    (CompressedTensorsW4A4Fp4.create_weights; NVFP4A16 has none); pack-quantized int's weight_shape, two int64
+    (CompressedTensorsWNA16.create_weights). Left out: an 8-bit strategy "tensor" weight or static input scale,
+    whose dtype the config does not always say (a few bytes a tensor)."""
+    if fmt == "nvfp4-pack-quantized":
+        return 8 if isinstance(group.get("input_activations"), dict) else 4
+    w = group.get("weights")
+    return 16 if fmt == "pack-quantized" and str(w.get("type") or "int") == "int" else 0
 
 
 def _ct_weight(fmt: str, w: dict) -> tuple[str, str, float]:
@@ -208,10 +230,14 @@ def _modelopt(q: dict) -> QuantBytes:
     where = ", hf_quant_config.json" if inner is not q and not q.get("quant_method") else ""
     if algo == "NVFP4":
         head, exclusions = _ignored(excluded, "ModelOpt", False)
-        return QuantBytes(f"NVFP4 (modelopt{where})", "nvfp4", 0.5 + 1 / 16, keeps_lm_head=head, exclusions=exclusions)
+        # weight_scale_2 and input_scale, float32 each (vLLM 0.34 modelopt.py KNvfp4Static / KNvfp4Dynamic)
+        return QuantBytes(f"NVFP4 (modelopt{where})", "nvfp4", 0.5 + 1 / 16, keeps_lm_head=head, exclusions=exclusions,
+                          per_tensor_bytes=8)
     if algo == "FP8":
         head, exclusions = _ignored(excluded, "ModelOpt", False)
-        return QuantBytes(f"FP8 (modelopt{where})", "fp8", 1.0, keeps_lm_head=head, exclusions=exclusions)
+        # weight_scale and input_scale, float32 each (modelopt.py's per-tensor static FP8 scheme, both slots)
+        return QuantBytes(f"FP8 (modelopt{where})", "fp8", 1.0, keeps_lm_head=head, exclusions=exclusions,
+                          per_tensor_bytes=8)
     raise Unsized(f"ModelOpt quant_algo {algo or None!r}: kvplan knows NVFP4 and FP8")
 
 
