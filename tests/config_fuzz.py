@@ -237,6 +237,8 @@ def run_argv(argv: list[str]) -> Outcome:
     seconds = time.perf_counter() - start
     lines = err.strip().splitlines()
     errors = [line for line in lines if line.startswith("kvplan: error:")]
+    if seconds >= TIME_LIMIT_S:  # the alarm went off where Python swallows it (a __del__ prints it): still too slow
+        return Outcome(code, seconds, out, err, f"answered after {seconds:.1f} s", "slow (the alarm was swallowed)")
     if code == 0 and out.strip():
         crash = None
     elif code in (1, 2) and len(errors) == 1 and "internal error" not in errors[0] and "Traceback" not in err:
@@ -358,7 +360,7 @@ def write_inputs(files: dict, folder: Path) -> Path:
     """Write the files into a fresh subfolder; the path to give kvplan."""
     import shutil
 
-    where = folder / "in"
+    where = folder / "model"  # the name kvplan shows for a folder or a config.json in it
     shutil.rmtree(where, ignore_errors=True)
     where.mkdir(parents=True)
     for file, content in files.items():

@@ -101,3 +101,13 @@ def test_every_other_reader_input_answers_unmutated(name, tmp_path):
     own baseline tests) give a result as written: a mutation then starts from an input kvplan reads."""
     outcome = config_fuzz.run_inputs(config_fuzz.SOURCES[name](), (), tmp_path)
     assert outcome.code == 0 and outcome.crash is None, outcome.stderr
+
+
+@pytest.mark.parametrize("field", ["window_sizes", "position_layers"])
+def test_a_null_domyn_edge_per_layer_list_is_one_line(field, tmp_path):
+    # domyn_edge.py _windows: `for ... in enumerate(None)` (TypeError) when the list is null
+    files = config_fuzz.SOURCES["data:domyn-edge-defaults-handwritten"]()
+    files["config.json"][field] = None
+    outcome = config_fuzz.run_inputs(files, (), tmp_path)
+    assert outcome.crash is None, f"{outcome.crash} at {outcome.site}"
+    assert outcome.code == 1 and f"config.json: {field} is null; DomynEdge reads one entry a layer" in outcome.stderr
