@@ -111,3 +111,15 @@ def test_a_null_domyn_edge_per_layer_list_is_one_line(field, tmp_path):
     outcome = config_fuzz.run_inputs(files, (), tmp_path)
     assert outcome.crash is None, f"{outcome.crash} at {outcome.site}"
     assert outcome.code == 1 and f"config.json: {field} is null; DomynEdge reads one entry a layer" in outcome.stderr
+
+
+def test_a_gpu_name_of_thousands_of_digits_is_read_in_linear_time(tmp_path):
+    # vllm_log.py parse_log: the GPU-name pattern (a lazy run, \d+, a lazy run) backtracked over every split of a
+    # 5,000-digit run that no terminator follows: minutes (the fuzz's 2 s limit stopped it). The comment line
+    # "# GPU: NVIDIA A100-SXM4-40GB (nvidia-smi ..." has " (" after the name, which ends no name.
+    name = "v092_qwen3_8b_a100_40gb_tokenkaki_early"
+    log_fuzz.run_calibrate(name, log_fuzz.LOG_PATHS[name].read_bytes(), (), tmp_path)  # imports: not timed
+    outcome = log_fuzz.run_calibrate(name, _edited(name, r"NVIDIA A100-SXM4", f"NVIDIA A100-SXM{DIGITS_5000}"), (),
+                                     tmp_path)
+    assert outcome.crash is None, f"{outcome.crash} at {outcome.site}"
+    assert outcome.code == 0 and outcome.seconds < 1.0  # 0.02 s warm here; the old pattern: minutes

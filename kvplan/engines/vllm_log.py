@@ -264,7 +264,9 @@ def parse_log(text: str, path: str = "") -> VllmLog:
     version = _first(_VERSION, text)
     if version:
         log.version = version.rstrip(".")
-    gpu = re.search(r"(NVIDIA [A-Z][A-Za-z0-9 \-]*?\d+[A-Za-z0-9 \-]*?)(?:\s{2,}|,|\||\n|$)", text)
+    # the name: up to its first digit without digits, so a long run of digits is read once (a lazy run, \d+ and a
+    # lazy run took minutes on a name of 5,000 digits that no terminator follows)
+    gpu = re.search(r"(NVIDIA [A-Z][A-Za-z \-]*\d[A-Za-z0-9 \-]*?)(?:\s{2,}|,|\||\n|$)", text)
     if gpu:
         log.gpu_name = gpu.group(1).strip()
     total = _first([r"total_gpu_memory[=\s(]+([0-9.]+)\s*GiB", r"total memory:?\s*([0-9.]+)\s*GiB"], text)
