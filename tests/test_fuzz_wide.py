@@ -46,6 +46,11 @@ LOG_CASES = {
     "v0_blocks_inf": ("v06_llama3_8b_a100_40gb", r"# GPU blocks: 5691", f"# GPU blocks: {DIGITS_400}", (),
                       "line 7, after 'gpu_executor.py:76] # GPU blocks:': a figure vLLM prints as a number reads "
                       "'99999999999999999999... (401 characters)'"),  # the comma after it is read too
+    # vllm_log.py parse_log: int() of the refusal's 5,000-digit estimate (ValueError)
+    "refused_estimate_5000_digits": ("v010_fp8_kv_221k_refused_issue25350", r"estimated maximum model length is \d+",
+                                     f"estimated maximum model length is {DIGITS_5000}", (),
+                                     "after 'the estimated maximum model length is': a figure vLLM prints as a number "
+                                     "reads '99999999999999999999... (5,000 characters)'"),
     # sglang_calibrate.py _tokens: int(inf GiB) of 'avail mem' (OverflowError)
     "sglang_avail_inf": ("sglang:v041_llama31_8b_h100_docs", r"avail mem=78\.81 GB", f"avail mem={DIGITS_400} GB", (),
                          "'Load weight begin' avail mem reads '99999999999999999999... (400 characters)'"),
@@ -55,6 +60,9 @@ LOG_CASES = {
     # sglang_log.py _kv: int() of a 5,000-digit #tokens (ValueError)
     "sglang_kv_tokens_5000_digits": ("sglang:main2026_qwen35_397b_ktransformers_rtx4090_tp2", r"#tokens: 580364",
                                      f"#tokens: {DIGITS_5000}", (), "the KV line's #tokens reads"),
+    # sglang_log.py _server_args: int() of a 5,000-digit tp_size (ValueError)
+    "sglang_tp_size_5000_digits": ("sglang:v052rc2_grok2_fp8_h100_tp8", r"tp_size=8", f"tp_size={DIGITS_5000}", (),
+                                   "server_args tp_size reads '99999999999999999999... (5,000 characters)'"),
     # sglang_log.py _server_args: float('1.2.3') of mem_fraction_static (ValueError)
     "sglang_mem_fraction_text": ("sglang:v052rc2_grok2_fp8_h100_tp8", r"mem_fraction_static=[0-9.]+",
                                  "mem_fraction_static=1.2.3", (), "server_args mem_fraction_static reads '1.2.3'"),
