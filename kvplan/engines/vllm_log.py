@@ -513,7 +513,7 @@ def read_log(path: str) -> VllmLog:
         before = text[start:at].strip()
         before = before if len(before) <= 40 else before[-40:].split(" ", 1)[-1]  # the words before the figure
         where = f"line {text.count(chr(10), 0, at) + 1}, after {before!r}: " if at >= 0 else ""
-        raise UsageError(f"{path}: {where}a figure vLLM prints as a number reads {_shown(str(exc))!r}",
+        raise UsageError(f"{path}: {where}a figure vLLM prints as a number reads {_shown(str(exc))!r} here",
                          "the log was edited or cut mid-line: give the server's log as it printed it") from None
     wrong = _implausible(log)
     if wrong:
