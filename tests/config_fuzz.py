@@ -217,7 +217,12 @@ def run_estimate(config: dict, variant: tuple, folder: Path) -> Outcome:
     """`kvplan estimate CONFIG --context 4096 --format json VARIANT`, classified."""
     path = folder / "config.json"
     path.write_text(json.dumps(config), encoding="utf-8")
-    argv = ["estimate", str(path), "--context", "4096", "--format", "json", *variant]
+    return run_argv(["estimate", str(path), "--context", "4096", "--format", "json", *variant])
+
+
+def run_argv(argv: list[str]) -> Outcome:
+    """`kvplan ARGV` in-process, classified: a result (exit 0 with output) or one kvplan error line (exit 1/2)
+    is allowed; anything else, or more than TIME_LIMIT_S, is a crash with its site."""
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT_S)
     start = time.perf_counter()
@@ -232,6 +237,8 @@ def run_estimate(config: dict, variant: tuple, folder: Path) -> Outcome:
     seconds = time.perf_counter() - start
     lines = err.strip().splitlines()
     errors = [line for line in lines if line.startswith("kvplan: error:")]
+    if seconds >= TIME_LIMIT_S:  # the alarm went off where Python swallows it (a __del__ prints it): still too slow
+        return Outcome(code, seconds, out, err, f"answered after {seconds:.1f} s", "slow (the alarm was swallowed)")
     if code == 0 and out.strip():
         crash = None
     elif code in (1, 2) and len(errors) == 1 and "internal error" not in errors[0] and "Traceback" not in err:
@@ -259,3 +266,133 @@ def check_case(case, folder: Path) -> None:
         assert outcome.seconds < TIME_LIMIT_S
         if outcome.code == 0:
             json.loads(outcome.stdout)  # a result is a whole JSON document
+
+
+# ---- every reader and engine path (benchmarks/fuzz_configs.py; the suite keeps to the sources above) ----
+
+ALL_DATA_NAMES = tuple(sorted(p.stem for p in DATA.glob("*.json")))
+QUANT = ROOT / "tests" / "data" / "hf_quant_config"
+# the options of the engines and plans added since the three VARIANTS: SGLang's pool, the oldest and a late vLLM
+# release, vLLM's flags, MTP drafts, tensor and pipeline parallel, a KV pool given directly
+WIDE_VARIANTS = VARIANTS + (
+    ("--gpu", "h100", "--engine", "sglang"),
+    ("--gpu", "h100", "--engine", "vllm@0.11"),
+    ("--gpu", "h100", "--engine", "vllm@0.33"),
+    ("--gpu", "h100", "--engine", "vllm", "--emit", "vllm"),
+    ("--gpu", "h100", "--engine", "vllm", "--mtp"),
+    ("--gpu", "h100", "--engine", "vllm", "--tp", "4"),
+    ("--gpu", "h100", "--engine", "vllm", "--pp", "2"),
+    ("--engine", "vllm", "--kv-memory", "10GiB"),
+    ("--gpu", "h100", "--engine", "sglang", "--tp", "4", "--mtp"),
+)
+
+
+def _from_test(module: str, name: str):
+    """A config a test module writes by hand (the tests folder is on sys.path wherever this module is)."""
+    import importlib
+
+    return json.loads(json.dumps(getattr(importlib.import_module(module), name)))
+
+
+def _gguf(arch: str) -> dict:
+    return {"general.architecture": arch, **_from_test("test_gguf_bad_metadata", "BASE")[arch]}
+
+
+# name: () -> {file name: content}; the first file is the one given to kvplan (a folder when it is config.json
+# with a file beside it). A .gguf's content is its metadata, written by test_gguf_bad_metadata.gguf_bytes.
+def _sources() -> dict:
+    out = {f"spec:{n}": (lambda n=n: {"config.json": bundled(n)}) for n in CONFIG_NAMES}
+    out.update({f"data:{n}": (lambda n=n: {"config.json": data_config(n)}) for n in ALL_DATA_NAMES})
+    out["zaya-megatron"] = lambda: {"config.json": _from_test("test_zaya_layout", "BASE")}
+    out["zaya-megatron-40"] = lambda: {"config.json": _from_test("test_sglang_zaya", "ZAYA_40")}
+    out["mistral-large-4-params"] = lambda: {"params.json": _from_test("test_families_vllm034", "LARGE4_PARAMS")}
+    for stem, spec in (("qwen3-30b-a3b-nvfp4", "qwen3-30b-a3b"), ("qwen3-32b-nvfp4", "qwen3-8b")):
+        out[f"hf_quant_config:{stem}"] = lambda stem=stem, spec=spec: {
+            "config.json": bundled(spec),
+            "hf_quant_config.json": json.loads((QUANT / f"{stem}.json").read_text(encoding="utf-8"))}
+    for arch in ("llama", "qwen2", "qwen3moe", "gemma2", "gemma3"):
+        out[f"gguf:{arch}"] = lambda arch=arch: {"m.gguf": _gguf(arch)}
+    return out
+
+
+SOURCES = _sources()
+SOURCE_NAMES = tuple(SOURCES)
+
+
+def _gguf_value(value):
+    """A junk JSON value as GGUF can hold it: None and objects become text, integers past 64 bits are clipped,
+    a list takes its first element's type (GGUF arrays hold one type)."""
+    if isinstance(value, bool) or isinstance(value, float) or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return max(-(2**63), min(value, 2**64 - 1))
+    if isinstance(value, list):
+        items = [_gguf_value(v) for v in value if v is not None and not isinstance(v, dict)]
+        first = type(items[0]) if items else int
+        return [v for v in items if type(v) is first and not isinstance(v, list)]
+    return json.dumps(value)
+
+
+@st.composite
+def mutated_inputs(draw, names=SOURCE_NAMES):
+    """(source name, mutations, {file name: mutated content}): any reader's input, mutated as mutated_configs
+    mutates a config.json; the mutation's path starts with the file it changes."""
+    name = draw(st.sampled_from(names))
+    files = SOURCES[name]()
+    mutations = []
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        places = paths(files)
+        places = [p for p in places if len(p) > 1]
+        if not places:
+            break
+        path = draw(st.sampled_from(places))
+        if draw(st.booleans()) and draw(st.booleans()):
+            mutation = Mutation(path, "drop")
+        else:
+            value = draw(JUNK)
+            mutation = Mutation(path, "set", _gguf_value(value) if path[0].endswith(".gguf") else value)
+        files = apply(files, mutation)
+        mutations.append(mutation)
+    return name, tuple(mutations), files
+
+
+def write_inputs(files: dict, folder: Path) -> Path:
+    """Write the files into a fresh subfolder; the path to give kvplan."""
+    import shutil
+
+    where = folder / "model"  # the name kvplan shows for a folder or a config.json in it
+    shutil.rmtree(where, ignore_errors=True)
+    where.mkdir(parents=True)
+    for file, content in files.items():
+        if file.endswith(".gguf"):
+            from test_gguf_bad_metadata import gguf_bytes
+
+            (where / file).write_bytes(gguf_bytes(content))
+        else:
+            (where / file).write_text(json.dumps(content), encoding="utf-8")
+    first = next(iter(files))
+    return where if len(files) > 1 else where / first
+
+
+def run_inputs(files: dict, variant: tuple, folder: Path, overrides: tuple = ()) -> Outcome:
+    """`kvplan estimate INPUT --context 4096 --format json VARIANT [--set k=v ...]`, classified."""
+    path = write_inputs(files, folder)
+    return run_argv(["estimate", str(path), "--context", "4096", "--format", "json", *variant, *overrides])
+
+
+OVERRIDE_TEXTS = ("NaN", "Infinity", "-Infinity", "1e999", "-1", "0", "0.5", "null", "true", "[]", "{}", "\"\"",
+                  "[1, 2]", "{\"a\": 1}", "9" * 400, "9" * 5000, "x", "", "[", "{\"a\":", "1e-320", "4096.0")
+
+
+@st.composite
+def overrides(draw, files: dict):
+    """A few `--set key=value` of top-level keys of the input's JSON with junk text (a GGUF takes none)."""
+    first = next(iter(files))
+    content = files[first]
+    if first.endswith(".gguf") or not isinstance(content, dict) or not content:
+        return ()
+    out = []
+    for key in draw(st.lists(st.sampled_from(sorted(content)), max_size=2, unique=True)):
+        text = draw(st.one_of(st.sampled_from(OVERRIDE_TEXTS), JUNK.map(lambda v: json.dumps(v))))
+        out += ["--set", f"{key}={text}"]
+    return tuple(out)

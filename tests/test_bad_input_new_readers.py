@@ -126,7 +126,7 @@ def test_each_new_reader_config_runs_unmutated(name, tmp_path):
 @settings(max_examples=8, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
-@given(case=config_fuzz.mutated_configs(config_fuzz.DATA_NAMES, config_fuzz.data_config))
+@given(case=config_fuzz.mutated_configs(config_fuzz.ALL_DATA_NAMES, config_fuzz.data_config))
 def test_mutated_new_reader_configs_answer_or_fail_cleanly(case, tmp_path):
     config_fuzz.check_case(case, tmp_path)
 

@@ -36,16 +36,26 @@ DEFAULTS = {
 }
 
 
+def _per_layer(f: Fields, name: str, n: int) -> list:
+    """A per-layer list; null is refused (an absent one is DomynEdgeConfig's default, a null one is not read by
+    any code kvplan has seen)."""
+    values = f.list(name, length=n)
+    if values is None:
+        raise ConfigError(f"{f.source}: {name} is null; DomynEdge reads one entry a layer (model_type "
+                          f"{f.model_type!r})", f"give the list, or remove {name} for DomynEdgeConfig's default")
+    return values
+
+
 def _windows(f: Fields, n: int) -> list[int]:
     """window_sizes[i][0] per layer (one (w, 0) pair a layer, as DomynEdgeConfig checks)."""
-    pairs = f.list("window_sizes", length=n)
+    pairs = _per_layer(f, "window_sizes", n)
     out = []
     for i, pair in enumerate(pairs):
         if not isinstance(pair, list) or len(pair) != 2:
             raise ConfigError(f"{f.source}: window_sizes[{i}] must be a pair [w, 0], got {pair!r} "
                               f"(model_type {f.model_type!r})", "fix the config")
         out.append(f.check_int(f"window_sizes[{i}][0]", pair[0], minimum=-(2**31)))
-    positions = f.list("position_layers", length=n)
+    positions = _per_layer(f, "position_layers", n)
     for i, kind in enumerate(positions):
         if kind not in ("rope", "nope"):
             raise ConfigError(f"{f.source}: position_layers[{i}] is {kind!r}; vLLM 0.33's DomynEdgeDecoderLayer "

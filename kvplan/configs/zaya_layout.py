@@ -66,6 +66,10 @@ def megatron_dims(f: Fields) -> tuple[int, int, int]:
                           "pass --set swa_layers=null to plan every layer full, as SGLang 0.5.23 does")
     for key in _LISTS:
         values = f.list(key)
+        bad = next((i for i, v in enumerate(values or ()) if isinstance(v, bool) or not isinstance(v, int)), None)
+        if bad is not None:
+            raise ConfigError(f"{f.source}: {key}[{bad}] is {values[bad]!r}; ZAYA's per-half-layer head counts are "
+                              "integers (0 on MoE half-layers)", "fix the config")
         if values is not None and len({v for v in values if v}) > 1:
             raise ConfigError(f"{f.source}: {key} differs between attention layers; SGLang 0.5.23 builds every "
                               "attention layer with its first non-zero entry and kvplan reads ZAYA the same way",

@@ -18,6 +18,7 @@ Figures are rank 0's where ranks print their own (TP0, else the first seen). GB 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -45,6 +46,31 @@ _ARGS = {  # server_args fields read: name -> (pattern of the value, type)
     "speculative_algorithm": (r"('[^']*'|None)", str), "disable_hybrid_swa_memory": (r"(True|False)", str),
     "disable_radix_cache": (r"(True|False)", str),
 }
+
+
+# no GPU holds 100,000 GiB and kvplan counts tokens to 2^40 (vllm_log's limits): a figure past them was edited
+MOST_GIB = 100_000.0
+MOST_COUNT = 2**40
+
+
+class _NotAFigure(ValueError):
+    """A figure SGLang prints as a number that does not read as one: (what it is, the text)."""
+
+
+def _gib(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:  # "1.2.3" where the pattern allows dots
+        raise _NotAFigure(what, text) from None
+    if not math.isfinite(value) or abs(value) > MOST_GIB:  # hundreds of digits read as infinity
+        raise _NotAFigure(what, text)
+    return value
+
+
+def _count(text: str, what: str) -> int:
+    if len(text.lstrip("-")) > 13 or int(text) > MOST_COUNT:  # checked before int() meets thousands of digits
+        raise _NotAFigure(what, text)
+    return int(text)
 
 
 @dataclass
@@ -126,7 +152,7 @@ def parse(text: str, path: str = "-") -> SglangLog:
     kv_rank = None
     for line in text.splitlines():
         rank_match = _RANK.search(line)
-        rank = int(rank_match.group(1)) if rank_match else 0
+        rank = _count(rank_match.group(1), "the TP rank") if rank_match else 0
         if rank_match:
             log.ranks.add(rank)
         if "server_args=ServerArgs(" in line and not log.args:
@@ -135,9 +161,10 @@ def parse(text: str, path: str = "-") -> SglangLog:
         for name, pattern in _PATTERNS.items():
             m = pattern.search(line)
             if m is not None and name == "load_begin_avail_gib":
-                log.begin_by_rank.setdefault(rank, float(m.group(1)))
+                log.begin_by_rank.setdefault(rank, _gib(m.group(1), "'Load weight begin' avail mem"))
             elif m is not None and name == "load_end":
-                log.end_by_rank.setdefault(rank, (float(m.group(2)), float(m.group(3)) if m.group(3) else None))
+                log.end_by_rank.setdefault(rank, (_gib(m.group(2), "'Load weight end' avail mem"),
+                                                  _gib(m.group(3), "'Load weight end' mem usage") if m.group(3) else None))
             if m is not None and name == "kv":  # every KV line of the lowest rank
                 if kv_rank is None or rank < kv_rank:
                     kv_rank, log.kv_lines, log.full_kv_index = rank, [], None
@@ -155,24 +182,26 @@ def parse(text: str, path: str = "-") -> SglangLog:
 
 def _store(log: SglangLog, name: str, m: re.Match) -> None:
     if name in ("init_usage_gib", "load_begin_avail_gib", "pool_end_avail_gib"):
-        setattr(log, name, float(m.group(1)))
+        setattr(log, name, _gib(m.group(1), name))
     elif name == "load_end":
-        log.architecture, log.load_end_avail_gib = m.group(1), float(m.group(2))
-        log.load_usage_gib = float(m.group(3)) if m.group(3) else None
+        log.architecture, log.load_end_avail_gib = m.group(1), _gib(m.group(2), "load_end_avail_gib")
+        log.load_usage_gib = _gib(m.group(3), "load_usage_gib") if m.group(3) else None
     elif name == "swa":
-        log.full_tokens, log.swa_tokens = int(m.group(1)), int(m.group(2))
+        log.full_tokens, log.swa_tokens = _count(m.group(1), "full_layer_tokens"), _count(m.group(2), "swa_layer_tokens")
     elif name == "mamba":
-        log.mamba_cache_size, log.conv_state_gib, log.ssm_state_gib = (int(m.group(1)), float(m.group(2)),
-                                                                        float(m.group(3)))
+        log.mamba_cache_size, log.conv_state_gib, log.ssm_state_gib = (
+            _count(m.group(1), "max_mamba_cache_size"), _gib(m.group(2), "conv_state size"),
+            _gib(m.group(3), "ssm_state size"))
     elif name == "max_total":
-        log.max_total_num_tokens, log.max_running_requests, log.context_len = map(int, m.groups())
+        log.max_total_num_tokens, log.max_running_requests, log.context_len = (
+            _count(v, k) for v, k in zip(m.groups(), ("max_total_num_tokens", "max_running_requests", "context_len")))
 
 
 def _kv(m: re.Match) -> tuple:
-    tokens = int(m.group(1)) if m.group(1) else None
+    tokens = _count(m.group(1), "the KV line's #tokens") if m.group(1) else None
     if m.group(4) is not None:
-        return tokens, None, None, float(m.group(4))
-    return tokens, float(m.group(2)), float(m.group(3)), None
+        return tokens, None, None, _gib(m.group(4), "the KV line's KV size")
+    return tokens, _gib(m.group(2), "the KV line's K size"), _gib(m.group(3), "the KV line's V size"), None
 
 
 def _server_args(line: str) -> dict:
@@ -186,8 +215,10 @@ def _server_args(line: str) -> dict:
             out[name] = None
         elif kind is str:
             out[name] = raw.strip("'")
+        elif kind is int:
+            out[name] = _count(raw, f"server_args {name}")
         else:
-            out[name] = kind(raw)
+            out[name] = _gib(raw, f"server_args {name}")  # mem_fraction_static
     return out
 
 
@@ -206,8 +237,16 @@ def sniff(path: str) -> bool:
 def read(path: str) -> SglangLog:
     from .vllm_log import LOG_HEAD_BYTES, read_startup
 
+    from ..errors import UsageError
+
     text, size = read_startup(path)
-    log = parse(text, path)
+    try:
+        log = parse(text, path)
+    except _NotAFigure as exc:
+        what, figure = exc.args
+        shown = figure if len(figure) <= 40 else f"{figure[:20]}... ({len(figure):,} characters)"
+        raise UsageError(f"{path}: {what} reads {shown!r}, not a figure SGLang prints",
+                         "the log was edited or cut mid-line: give the server's log as it printed it") from None
     if size > LOG_HEAD_BYTES:
         log.head_only_bytes = LOG_HEAD_BYTES
     return log

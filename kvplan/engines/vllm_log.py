@@ -50,6 +50,7 @@ Every figure is kept as printed (text) and as a number; None when absent.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -63,9 +64,17 @@ class _NotANumber(ValueError):
 
 def _num(text: str) -> float:
     try:
-        return float(text.replace(",", ""))
+        value = float(text.replace(",", ""))
     except ValueError:
         raise _NotANumber(text) from None
+    if not math.isfinite(value):  # hundreds of digits read as infinity: no figure vLLM prints
+        raise _NotANumber(text)
+    return value
+
+
+def _int(text: str) -> int:
+    """A count as printed ("1952", "1,952"); one of hundreds of digits is refused before int() reads it."""
+    return int(_num(text))
 
 
 @dataclass
@@ -255,7 +264,9 @@ def parse_log(text: str, path: str = "") -> VllmLog:
     version = _first(_VERSION, text)
     if version:
         log.version = version.rstrip(".")
-    gpu = re.search(r"(NVIDIA [A-Z][A-Za-z0-9 \-]*?\d+[A-Za-z0-9 \-]*?)(?:\s{2,}|,|\||\n|$)", text)
+    # the name: up to its first digit without digits, so a long run of digits is read once (a lazy run, \d+ and a
+    # lazy run took minutes on a name of 5,000 digits that no terminator follows)
+    gpu = re.search(r"(NVIDIA [A-Z][A-Za-z \-]*\d[A-Za-z0-9 \-]*?)(?:\s{2,}|,|\||\n|$)", text)
     if gpu:
         log.gpu_name = gpu.group(1).strip()
     total = _first([r"total_gpu_memory[=\s(]+([0-9.]+)\s*GiB", r"total memory:?\s*([0-9.]+)\s*GiB"], text)
@@ -312,16 +323,16 @@ def parse_log(text: str, path: str = "") -> VllmLog:
             log.max_model_len = log.concurrency_len
     refusal = re.search(r"estimated maximum model length is (\d+)", text)
     if refusal:
-        log.refused, log.refused_estimate = True, int(refusal.group(1))
+        log.refused, log.refused_estimate = True, _int(refusal.group(1))
     old = re.search(r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in KV "
                     r"cache \((\d+)\)", text)
     if old:
-        log.refused, log.refused_estimate = True, int(old.group(2))
-        log.max_model_len = log.max_model_len or int(old.group(1))
+        log.refused, log.refused_estimate = True, _int(old.group(2))
+        log.max_model_len = log.max_model_len or _int(old.group(1))
     # 0.8-0.10 print "the models's max seq len", later releases "the model's"
     if re.search(r"To serve at least one request with the models?'?s max seq len \((\d+)\)", text):
         log.refused = True
-        log.max_model_len = log.max_model_len or int(
+        log.max_model_len = log.max_model_len or _int(
             re.search(r"max seq len \((\d+)\)", text).group(1))
     flags = []
     if re.search(r"speculative_config=SpeculativeConfig|'speculative_config': \{|--speculative[-_]config", text):
@@ -330,13 +341,13 @@ def parse_log(text: str, path: str = "") -> VllmLog:
         log.speculative_method = (method.group(1) or method.group(2)) if method else None
         count = re.search(r"""SpeculativeConfig\([^)]*num_spec_tokens=(\d+)|['"]num_speculative_tokens['"]: ?(\d+)""",
                           text)
-        log.speculative_tokens = int(count.group(1) or count.group(2)) if count else None
+        log.speculative_tokens = _int(count.group(1) or count.group(2)) if count else None
         draft = re.search(r"""SpeculativeConfig\([^)]*?\bmodel=['"]([^'"]+)|['"]speculative_config['"]: \{[^}]*?"""
                           r"""['"]model['"]: ?['"]([^'"]+)|--speculative[-_]config[= ]'?\{[^}]*?"model": ?"([^"]+)""",
                           text)
         log.speculative_model = next((g.strip() for g in draft.groups() if g), None) if draft else None
         draft_tp = re.search(r"""['"]?draft_tensor_parallel_size['"]?[:=] ?(\d+)""", text)
-        log.draft_tp = int(draft_tp.group(1)) if draft_tp else None
+        log.draft_tp = _int(draft_tp.group(1)) if draft_tp else None
     if re.search(r"kv_transfer_config|KVConnector|LMCacheConnector|OffloadingConnector", text):
         flags.append("connector")
     if re.search(r"quantization=(?!None)\w+|'quantization': '", text):
@@ -394,8 +405,8 @@ def _read_warmup(log: VllmLog, text: str) -> None:
     measured = re.findall(r"Memory after warmup: ([^;\n]*); ([0-9]+) KV cache blocks \(" + _G + r" GiB\) fit within",
                           text)
     if measured:
-        head, blocks, gib = min(measured, key=lambda m: int(m[1]))
-        log.warmup_kv_blocks, log.warmup_kv_text, log.warmup_kv_gib = int(blocks), gib, _num(gib)
+        head, blocks, gib = min(measured, key=lambda m: _int(m[1]))
+        log.warmup_kv_blocks, log.warmup_kv_text, log.warmup_kv_gib = _int(blocks), gib, _num(gib)
         kept = re.search(_G + r" GiB kept for transient activations", head)
         log.transient_kept_gib = _num(kept.group(1)) if kept else None
         log.extensible_kv_cache = True
@@ -404,14 +415,14 @@ def _read_warmup(log: VllmLog, text: str) -> None:
         log.extensible_kv_cache = False
     extended = re.search(r"Extended KV cache to ([0-9]+) blocks", text)
     if extended:
-        log.extended_kv_blocks = int(extended.group(1))
+        log.extended_kv_blocks = _int(extended.group(1))
         log.extensible_kv_cache = True
 
 
 def _read_cuda_graphs(log: VllmLog, text: str) -> None:
     modes = re.search(r"Profiling CUDA graph memory: ((?:[A-Z_]+=\d+ \(largest=\d+\)(?:, )?)+)", text)
     if modes:
-        log.cuda_graph_modes = {m: (int(n), int(largest)) for m, n, largest in
+        log.cuda_graph_modes = {m: (_int(n), _int(largest)) for m, n, largest in
                                 re.findall(r"([A-Z_]+)=(\d+) \(largest=(\d+)\)", modes.group(1))}
     estimate = re.search(r"Estimated CUDA graph memory: " + _G + r" GiB total", text)
     if estimate:
@@ -474,11 +485,22 @@ def _implausible(log: VllmLog) -> str | None:
         if isinstance(value, float) and abs(value) > MOST_GIB:
             return f"{value:,.2f} GiB ({name.removesuffix('_gib').replace('_', ' ')}) is more than any GPU holds"
     for name in ("num_gpu_blocks", "gpu_kv_cache_tokens", "concurrency_len", "max_model_len", "max_num_batched_tokens",
-                 "max_num_seqs", "block_size", "tp", "pp"):
+                 "max_num_seqs", "block_size", "tp", "pp", "refused_estimate", "speculative_tokens", "draft_tp",
+                 "warmup_kv_blocks", "extended_kv_blocks", "concurrency"):
         value = getattr(log, name)
         if value is not None and value > MOST_COUNT:
             return f"{value:,} ({name.replace('_', ' ')}) is above the limit of 2^40"
+    if log.version and re.search(r"\d{7,}", log.version.split("+")[0]):  # no release number has 7 digits
+        return f"the version it prints, {_shown(log.version)!r}, is not a vLLM release"
+    for mode, counts in log.cuda_graph_modes.items():
+        if max(counts) > MOST_COUNT:
+            return f"{max(counts):,} (CUDA graphs of {mode}) is above the limit of 2^40"
     return None
+
+
+def _shown(text: str) -> str:
+    """A figure as a message quotes it: a few characters of one with thousands."""
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text):,} characters)"
 
 
 def read_log(path: str) -> VllmLog:
@@ -486,7 +508,12 @@ def read_log(path: str) -> VllmLog:
     try:
         log = parse_log(text, path)
     except _NotANumber as exc:
-        raise UsageError(f"{path}: a figure vLLM prints as a number reads {str(exc)!r} here",
+        at = text.find(str(exc))
+        start = text.rfind("\n", 0, at) + 1
+        before = text[start:at].strip()
+        before = before if len(before) <= 40 else before[-40:].split(" ", 1)[-1]  # the words before the figure
+        where = f"line {text.count(chr(10), 0, at) + 1}, after {before!r}: " if at >= 0 else ""
+        raise UsageError(f"{path}: {where}a figure vLLM prints as a number reads {_shown(str(exc))!r} here",
                          "the log was edited or cut mid-line: give the server's log as it printed it") from None
     wrong = _implausible(log)
     if wrong:

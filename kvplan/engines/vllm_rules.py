@@ -411,8 +411,9 @@ def resolve(version: str | None) -> tuple[VllmRules, str | None]:
         return LATEST, None
     text = version.strip().lstrip("v")
     match = _VERSION_FORM.fullmatch(text)
-    if not match:
-        raise UsageError(f"unknown vLLM version {version!r}",
+    if not match or any(len(part or "") > 6 for part in match.groups()[:3]):  # int() of thousands of digits fails
+        shown = version if len(version) <= 40 else f"{version[:20]}... ({len(version):,} characters)"
+        raise UsageError(f"unknown vLLM version {shown!r}",
                          f"give a release such as 0.11 or 0.34 (modelled: {', '.join(r.version for r in RULES)})")
     wanted = (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
     if wanted[:2] > _key(LATEST.version)[:2]:
