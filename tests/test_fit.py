@@ -298,3 +298,27 @@ def test_sglang_screen_sizes_each_gpu_kinds_pool_apart():
     # mem_fraction_static is about 0.85 on a 48 GB card and 0.68 on a 24 GB one (server_args.py, by GPU memory), so
     # the pools are about 44 x 0.85 - 13.5 = 24 GiB and 21.7 x 0.68 - 13.5 = 1.3 GiB: some 45 requests apart
     assert one["l40s"] - one["l4"] > 40
+
+
+def test_a_stage_that_holds_a_borrowed_cache_is_screened_as_the_planner_shards_it():
+    # DeepSeek-V4.1-Flash's later layers read the compressed cache of layer 20 (borrows) and keep only their
+    # 128-token window themselves. At PP 3 (layers 0-12, 13-26, 27-39) the third stage's first layer must hold
+    # that cache itself (capacity.shard hold_borrowed): 4,096 more latent entries of 1,024 B there. The screen
+    # measured each layer alone, so it missed those 4 MiB and promised more sequences than the planner found
+    # (every PP 3, 5 and 7 option was dropped as "the screen and the planner disagree").
+    result = search(FitRequest(model="deepseek-v4.1-flash", context_tokens=4096, concurrency=1,
+                               gpus=(CATALOG["h200"],), kv_dtypes=("auto",)))
+    assert result.dropped == []
+    assert any(c.pp == 3 for c in result.options)
+
+
+def test_sglang_screen_refuses_a_context_above_the_models_as_sglang_does():
+    # GPT-Neo-125M's max_position_embeddings is 2,048: SGLang refuses --context-length 4,096 unless
+    # SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (model_config.py _derive_context_length). The screen passed every
+    # deployment and the planner then refused each one.
+    result = search(FitRequest(model="gpt-neo-125m", context_tokens=4096, concurrency=1,
+                               gpus=(CATALOG["l4"],), engine="sglang"))
+    assert result.dropped == [] and result.options == []
+    startable = [c for c in result.candidates if not c.reason.startswith("heads not divisible")]  # 12 heads
+    assert startable and all("SGLang refuses --context-length 4,096: above" in c.reason and "2,048 tokens" in c.reason
+                             for c in startable)

@@ -273,12 +273,13 @@ class _Engine:
     def _sglang_concurrency(self, plan, deployment: Deployment, key) -> float:
         """SGLang's requests of the context its pool holds (kvplan.engines.sglang), the pool sized as
         `kvplan estimate --engine sglang` sizes it."""
-        from ..engines.sglang_report import (draft_weights, memory_of, nsa_fp8, refuse_unread, resolve_speculation,
-                                             ssm_bytes_of, stage_pool)
+        from ..engines.sglang_report import (check_context, draft_weights, memory_of, nsa_fp8, refuse_unread,
+                                             resolve_speculation, ssm_bytes_of, stage_pool)
         from ..engines.sglang_rules import rules_for
 
         rules = rules_for(self.release)
         refuse_unread(plan.model, deployment, rules)
+        check_context(plan.model, self.tokens)  # a --context-length above the model's: SGLang refuses to start
         if self.sglang_spec is None and self.speculation is not None:  # once per search
             self.sglang_spec = resolve_speculation(plan.model, self.speculation)
         spec = self.sglang_spec
@@ -314,13 +315,15 @@ class _Layers:
     Every term capacity.pool.batch_bytes and capacity.capacity add up is a sum
     over layers, so a stage's figure is the sum over its layers; each distinct
     layer is measured once with batch_bytes on a one-layer model. A model with
-    layers that reuse another layer's cache goes through capacity.shard
-    instead (a stage boundary turns such a layer into an owner)."""
+    layers that reuse or read another layer's cache (shares_cache_of, borrows:
+    DeepSeek-V4.1's layers reading a compressed cache held elsewhere) goes
+    through capacity.shard instead (a stage boundary turns such a layer into an
+    owner, which a one-layer measure cannot see)."""
 
     def __init__(self, plan, tokens: int, tp: int):
         self.plan, self.tokens, self.tp = plan, tokens, tp
         model = plan.model
-        self.exact = any(layer.shares_cache_of is not None for layer in model.layers)
+        self.exact = any(layer.shares_cache_of is not None or layer.borrows for layer in model.layers)
         if self.exact:
             return
         from ..capacity.shard import shard_layer
