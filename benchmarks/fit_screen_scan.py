@@ -34,11 +34,14 @@ def bundled_models() -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engines", default="ideal,vllm,sglang", help="comma list (default ideal,vllm,sglang)")
-    parser.add_argument("--models", default=None, help="comma list of bundled names (default: all)")
+    parser.add_argument("--models", default=None, help="comma list of bundled names or config paths (default: all)")
+    parser.add_argument("--data", action="store_true", help="also every tests/data/configs/*.json")
     parser.add_argument("--context", type=int, default=4096, help="tokens a sequence (default 4,096)")
     parser.add_argument("--show", type=int, default=10, help="dropped rows to print (default 10)")
     args = parser.parse_args(argv)
     models = args.models.split(",") if args.models else bundled_models()
+    if args.data:
+        models += sorted(str(p) for p in (ROOT / "tests" / "data" / "configs").glob("*.json"))
     gpus = tuple(CATALOG.values())
     shown = 0
     any_dropped = False
