@@ -87,6 +87,20 @@ def test_mla_deepseek_v2_lite():
     assert seqs == 337 and "16 blocks each (16 latent (MLA)" in warning[0] and "plan fits 345" in warning[0]
 
 
+def test_mimo_v2_sliding_window_is_sliding_window_size_under_vllm():
+    # MiMo-V2 (tests/data/configs/mimo-v2.6-flash.json: sliding_window_size 128): transformers keeps
+    # sliding_window_size + 1 = 129 tokens, vLLM's mimo_v2.py passes per_layer_sliding_window = sliding_window_size
+    # = 128. 0.34, 40 GiB, 8,192 tokens: 14,563 blocks (14,562 usable); the full group's block is 128 tokens:
+    # 8,192 / 128 = 64 blocks; each of the 5 sliding groups (block 64) keeps W + 1 in-flight = 129 tokens, at most
+    # cdiv(129 + 63, 64) = 3 blocks (with 129 it would be cdiv(130 + 63, 64) = 4): 64 + 5 x 3 = 79 a request,
+    # 14,562 // 79 = 184 (with 4: 84 a request, 173)
+    out, warning, seqs = emit("tests/data/configs/mimo-v2.6-flash.json", "--engine", "vllm", "--kv-memory", "40GiB",
+                              "--max-model-len", "8192", "--context", "8192")
+    assert out["engine"]["num_blocks"] == 14_563
+    assert seqs == 184
+    assert "5 x 3 sliding window 128" in warning[0]
+
+
 def test_users_max_num_seqs_above_what_the_pool_keeps_decoding():
     # the user's --max-num-seqs 100 is passed on, with the 79 of test_dense_llama_holds_every_block beside it
     out, warning, seqs = emit("llama-3.1-8b", "--engine", "vllm", "--kv-memory", "10GiB", "--context", "1000",

@@ -76,7 +76,7 @@ from ..errors import PlanError, UsageError
 from ..units import GIB
 from .vllm_inkling import (check_inkling, conv_state_geometry, conv_state_token_bytes, is_inkling,
                            with_inkling_draft)
-from .vllm_rules import LATEST, TP_REPLICATED, VllmRules
+from .vllm_rules import LATEST, TP_REPLICATED, WINDOW_ONE_LESS, VllmRules
 
 DEFAULT_BLOCK_TOKENS = 16  # CacheConfig.DEFAULT_BLOCK_SIZE until 0.33 (0.34: 64; VllmRules.default_block_tokens)
 KERNEL_BLOCK_ALIGN_TOKENS = 16  # FlashAttention / FlashInfer kernel block: a multiple of 16
@@ -507,13 +507,18 @@ def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, 
             specs.append((i, PageSpec("sliding", kernel, token_bytes=conv_state_token_bytes(layer),
                                       window_tokens=kernel, conv_shape=(heads, packed))))
         for cache in layer.caches:
-            specs.append((i, _token_cache_spec(cache, block, kv_cache_dtype, serving, sparse, rules, blackwell)))
+            spec = _token_cache_spec(cache, block, kv_cache_dtype, serving, sparse, rules, blackwell)
+            if spec.kind == "sliding" and model.model_type in WINDOW_ONE_LESS:
+                spec = replace(spec, window_tokens=spec.window_tokens - 1)
+            specs.append((i, spec))
         if layer.state is not None and not inkling:
             specs.append((i, PageSpec(MAMBA, max_model_len, state_bytes=layer.state.bytes)))
     if inkling:
         notes.append("Inkling: each layer's four short-conv states are one sliding-window page of the conv kernel's "
                      "tokens (vLLM's InklingConvState, models/inkling/nvidia/sconv_swa_attn.py), grouped with the "
                      "K/V layers by page size; not a Mamba state")
+    if model.model_type in WINDOW_ONE_LESS and any(s.kind == "sliding" for _, s in specs):
+        notes.append(WINDOW_ONE_LESS[model.model_type])
     if model.model_type in ATTENTION_REGISTERED_FIRST:  # a stable sort: attention specs first, in layer order
         specs.sort(key=lambda pair: pair[1].kind == MAMBA)
     kinds = {s.kind for _, s in specs}

@@ -82,6 +82,17 @@ TP_REPLICATED = {
             "all heads, ZayaCCA.get_state_shape unsharded), so every TP rank holds the whole caches and weights",
 }
 
+# model_type -> why vLLM's sliding window is one token shorter than kvplan's reading (transformers' window). MiMo-V2:
+# transformers 5.25 MiMoV2FlashConfig sets sliding_window = sliding_window_size + 1 (the reference attends
+# sliding_window_size previous tokens plus the query), which kvplan reads; vLLM's mimo_v2.py (0.21.0-0.34.0)
+# passes per_layer_sliding_window = config.sliding_window_size, and mimo_v2_mtp.py the same, so its
+# SlidingWindowSpec keeps one token less
+WINDOW_ONE_LESS = {
+    model_type: "MiMo-V2: vLLM's sliding layers use sliding_window_size (mimo_v2.py per_layer_sliding_window), "
+                "one token less than transformers' sliding_window_size + 1 that kvplan's own plan keeps"
+    for model_type in ("mimo_v2", "mimo_v2_flash")
+}
+
 
 def _src(text: str):
     return field(metadata={"source": text})
