@@ -106,20 +106,26 @@ class Mutation:
 def mutated_configs(draw, names=CONFIG_NAMES, load=bundled):
     """(config name, mutations, mutated config); load reads a name (bundled, or data_config)."""
     name = draw(st.sampled_from(names))
-    config = load(name)
+    config, mutations = _mutate(draw, load(name))
+    return name, mutations, config
+
+
+def _mutate(draw, value, where=lambda path: True, junk=lambda path, new: new):
+    """value after one to three mutations at places `where` keeps (a place dropped, or set to JUNK passed
+    through `junk`), and the mutations."""
     mutations = []
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        places = paths(config)
+        places = [p for p in paths(value) if where(p)]
         if not places:
             break
         path = draw(st.sampled_from(places))
         if draw(st.booleans()) and draw(st.booleans()):
             mutation = Mutation(path, "drop")
         else:
-            mutation = Mutation(path, "set", draw(JUNK))
-        config = apply(config, mutation)
+            mutation = Mutation(path, "set", junk(path, draw(JUNK)))
+        value = apply(value, mutation)
         mutations.append(mutation)
-    return name, tuple(mutations), config
+    return value, tuple(mutations)
 
 
 def apply(config, mutation: Mutation):
@@ -338,22 +344,9 @@ def mutated_inputs(draw, names=SOURCE_NAMES):
     """(source name, mutations, {file name: mutated content}): any reader's input, mutated as mutated_configs
     mutates a config.json; the mutation's path starts with the file it changes."""
     name = draw(st.sampled_from(names))
-    files = SOURCES[name]()
-    mutations = []
-    for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        places = paths(files)
-        places = [p for p in places if len(p) > 1]
-        if not places:
-            break
-        path = draw(st.sampled_from(places))
-        if draw(st.booleans()) and draw(st.booleans()):
-            mutation = Mutation(path, "drop")
-        else:
-            value = draw(JUNK)
-            mutation = Mutation(path, "set", _gguf_value(value) if path[0].endswith(".gguf") else value)
-        files = apply(files, mutation)
-        mutations.append(mutation)
-    return name, tuple(mutations), files
+    files, mutations = _mutate(draw, SOURCES[name](), where=lambda path: len(path) > 1,
+                               junk=lambda path, new: _gguf_value(new) if path[0].endswith(".gguf") else new)
+    return name, mutations, files
 
 
 def write_inputs(files: dict, folder: Path) -> Path:
