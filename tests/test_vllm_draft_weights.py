@@ -104,6 +104,65 @@ def test_fc_layout_drafter_is_qwen_mtp_module():
         assert mtp_drafter(model, raw, None, tp=2, release=release).bytes_per_gpu == expected
 
 
+# MiMo-7B (mimo-7b.json: hidden 4,096, 32 heads, 8 KV heads x 128, intermediate 11,008, attention_bias, vocab
+# 151,680, bfloat16). vLLM 0.34.0 mimo_mtp.py MiMoMultiTokenPredictorLayer: a Qwen2DecoderLayer (q/k/v with
+# bias), input_proj an nn.Linear (2 x 4,096 -> 4,096, no bias, no quant_config: whole on every rank), three norms
+MIMO_LAYER = (4096 * 4096 + 4096  # q_proj + bias
+              + 2 * (4096 * 1024 + 1024)  # k_proj, v_proj + biases
+              + 4096 * 4096  # o_proj
+              + 3 * 4096 * 11008  # gate, up, down
+              + 2 * 4096)  # input_layernorm, post_attention_layernorm
+MIMO_PROJ_B = 2 * 4096 * 4096 * 2
+MIMO_NORMS_B = 3 * 4096 * 2  # token_layernorm, hidden_layernorm, final_layernorm
+# ERNIE-4.5-21B-A3B (ernie-4.5-21b-a3b-quoted.json: hidden 2,560, 20 heads, 4 KV heads, head_dim null -> 128,
+# intermediate_size 12,288, no torch_dtype -> 2 B). ernie_mtp.py ErnieMultiTokenPredictorLayer: a dense
+# LlamaDecoderLayer (not the target's MoE layer; no bias: the config sets none of the keys llama.py reads),
+# mtp_linear_proj an nn.Linear (2 x 2,560 -> 2,560), mtp_emb_norm and mtp_hidden_norm (no final norm)
+ERNIE_LAYER = (2560 * 2560 + 2 * 2560 * 512 + 2560 * 2560  # q, k, v (4 x 128), o
+               + 3 * 2560 * 12288  # gate, up, down
+               + 2 * 2560)  # two norms
+ERNIE_PROJ_B = 2 * 2560 * 2560 * 2
+ERNIE_NORMS_B = 2 * 2560 * 2
+
+
+def _ernie_mtp():
+    from kvplan.configs.build import build_model
+
+    raw = {**json.loads((CONFIGS / "ernie-4.5-21b-a3b-quoted.json").read_text()), "num_mtp_layers": 1}
+    return build_model(raw, "ernie-21b-mtp"), raw
+
+
+def test_mimo_and_ernie_drafters_by_hand():
+    assert MIMO_LAYER == 177_223_680 and ERNIE_LAYER == 110_105_600
+    model, raw = _spec(str(CONFIGS / "mimo-7b.json"))
+    assert mtp_drafter(model, raw, None, tp=1, release="0.34.0").bytes_per_gpu == MIMO_LAYER * 2 + MIMO_PROJ_B \
+        + MIMO_NORMS_B == 421_580_800
+    # TP 2: the decoder layer halves, input_proj stays whole (the fc layout's mtp.fc would halve)
+    assert mtp_drafter(model, raw, None, tp=2, release="0.34.0").bytes_per_gpu == MIMO_LAYER * 2 // 2 + MIMO_PROJ_B \
+        + MIMO_NORMS_B
+    # PP 2: the module's own embedding (151,680 x 4,096 x 2 B) stays; its lm_head is replaced in every release
+    assert mtp_drafter(model, raw, None, pp=2, release="0.11.0").bytes_per_gpu == 421_580_800 + 151680 * 4096 * 2
+    model, raw = _ernie_mtp()
+    assert mtp_drafter(model, raw, None, tp=1, release="0.34.0").bytes_per_gpu == ERNIE_LAYER * 2 + ERNIE_PROJ_B \
+        + ERNIE_NORMS_B == 246_435_840
+    assert mtp_drafter(model, raw, None, tp=4, release="0.34.0").bytes_per_gpu == ERNIE_LAYER * 2 // 4 \
+        + ERNIE_PROJ_B + ERNIE_NORMS_B
+
+
+def test_the_profile_subtracts_mimo_and_ernie_drafters(cli, tmp_path):
+    ernie = tmp_path / "ernie-mtp.json"
+    ernie.write_text(json.dumps(_ernie_mtp()[1]))
+
+    def available(config, *extra):
+        rc, out, err = cli("estimate", str(config), "--engine", "vllm", "--gpu", "h100", "--max-model-len", "8192",
+                           "--format", "json", *extra)
+        assert rc == 0, err
+        return json.loads(out)["engine"]["kv_memory_bytes"]
+
+    assert available(CONFIGS / "mimo-7b.json") - available(CONFIGS / "mimo-7b.json", "--mtp") == 421_580_800
+    assert available(ernie) - available(ernie, "--mtp") == 246_435_840
+
+
 def test_a_tensor_table_sizes_the_drafter_exactly():
     # 2 decoder layers; layer 2 = num_layers is the MTP layer, DeepSeek-style, with its own copies
     parts = [("embeddings", NO_LAYER, 1000), ("lm_head", NO_LAYER, 1000)]

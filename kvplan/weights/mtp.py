@@ -13,6 +13,18 @@ Two layouts hold the module (read in vLLM's loaders, which name every tensor the
   and `mtp.layers.{i}` (the family's full-attention decoder layer); the embedding and head are the
   model's own (the loader takes `embed_tokens` / `lm_head` from the main tensors), no copies.
 
+- "mimo" (MiMo-7B; vLLM 0.34.0 mimo_mtp.py MiMoMultiTokenPredictorLayer): `model.mtp_layers.{i}` holds
+  `input_proj` (2 x hidden -> hidden, an nn.Linear without bias: unquantized, whole on every TP rank),
+  `token_layernorm`, `hidden_layernorm`, `final_layernorm` and `mtp_block`, a Qwen2DecoderLayer like the
+  target's (quantized as the target); the embedding and `lm_head` the draft builds are loaded from the
+  model's own `embed_tokens` / `lm_head`, no copies in the checkpoint.
+- "ernie" (ERNIE-4.5 MoE; ernie_mtp.py ErnieMultiTokenPredictorLayer): `mtp_emb_norm`, `mtp_hidden_norm`,
+  `mtp_linear_proj` (an nn.Linear as MiMo's, 2 x hidden -> hidden, no bias) and `mtp_block`, a dense
+  LlamaDecoderLayer, not the target's MoE layer: q/k/v/o over num_attention_heads / num_key_value_heads x
+  head_dim (else hidden / heads), a gated MLP of intermediate_size, two norms; biases only where the config
+  sets attention_bias / bias / qkv_bias / mlp_bias (llama.py LlamaDecoderLayer; ERNIE's use_bias is not
+  read there). No final norm; no copies of the embedding or head.
+
 The decoder layer's parameters are the family's own count of its last layer (configs.build.
 last_layer_params: in every family here the last layer is a full-attention MoE or dense layer like the
 MTP layer), stored at the checkpoint's bytes per parameter (FP8: 1 B; block scales not counted); the
@@ -28,14 +40,17 @@ from ..configs.build import nested_text
 from ..core.model import ModelSpec
 from .record import Weights
 
+# layouts whose projection is an nn.Linear built without quant_config: unquantized, whole on every TP rank
+PROJ_WHOLE = frozenset({"shared_head", "mimo", "ernie"})
+# the final-norm count of each layout's MTP layer beside the decoder layer's own norms
+_NORMS = {"shared_head": 3, "fc": 3, "mimo": 3, "ernie": 2}
+
 # model_type -> (layout, MTP layers when the config names none: None = the config must name them)
 LAYOUTS: dict[str, tuple[str, int | None]] = {
     "deepseek_v3": ("shared_head", None), "deepseek_v32": ("shared_head", None),
     "glm4_moe": ("shared_head", None), "glm4_moe_lite": ("shared_head", None),
     "qwen3_next": ("fc", 1),
-    # MiMo (mimo_mtp.py MiMoMultiTokenPredictorLayer): model.mtp_layers.{i} holds input_proj (2 x hidden -> hidden,
-    # no bias), token_layernorm, hidden_layernorm, final_layernorm and a Qwen2 decoder layer: the fc shape
-    "mimo": ("fc", None),
+    "mimo": ("mimo", None), "ernie4_5_moe": ("ernie", None),
     "qwen3_5": ("fc", 1), "qwen3_5_moe": ("fc", 1), "qwen3_5_text": ("fc", 1), "qwen3_5_moe_text": ("fc", 1),
 }
 
@@ -73,10 +88,13 @@ def mtp_module(model: ModelSpec, raw: dict | None) -> MtpModule | None:
     layers = model.mtp_layers if model.mtp_layers is not None else default
     if not layers:
         return None
-    try:
-        per_layer = last_layer_params(raw, model.source or model.name)
-    except KvplanError:
-        return None
+    if kind == "ernie":
+        per_layer = _llama_dense_layer(raw)
+    else:
+        try:
+            per_layer = last_layer_params(raw, model.source or model.name)
+        except KvplanError:
+            return None
     hidden = model.hidden_size
     vocab = _vocab(raw)
     if not per_layer or not hidden or not vocab:
@@ -89,14 +107,41 @@ def mtp_module(model: ModelSpec, raw: dict | None) -> MtpModule | None:
         proj = layers * 2 * hidden * hidden * plain  # eh_proj: nn.Linear, no quant_config
         norms = layers * 3 * hidden * plain  # enorm, hnorm, shared_head.norm
         embed = head = layers * copy
+    elif kind in PROJ_WHOLE:  # mimo input_proj / ernie mtp_linear_proj: nn.Linear, no quant_config
+        proj = layers * 2 * hidden * hidden * plain
+        norms = layers * _NORMS[kind] * hidden * plain
+        embed = head = 0
     else:
         proj = int(2 * hidden * hidden * width)  # mtp.fc
         norms = 3 * hidden * plain  # pre_fc_norm_hidden, pre_fc_norm_embedding, norm
         embed = head = 0
+    pieces = {"shared_head": f", eh_proj, norms, and the embedding and head copies at {plain} B",
+              "fc": ", mtp.fc and norms", "mimo": f", input_proj and norms at {plain} B",
+              "ernie": f" (a dense LlamaDecoderLayer), mtp_linear_proj and norms at {plain} B"}
     how = (f"MTP module estimated from the config ({kind} layout): {layers} decoder layer(s) of "
-           f"{per_layer:,} parameters at {width:g} B" + (", eh_proj, norms, and the embedding and head copies "
-                                                       "at 2 B" if kind == "shared_head" else ", mtp.fc and norms"))
+           f"{per_layer:,} parameters at {width:g} B" + pieces[kind])
     return MtpModule(kind, layers, per_layer, decoder, proj, norms, embed, head, copy, how)
+
+
+def _llama_dense_layer(raw: dict) -> int | None:
+    """Parameters of the dense LlamaDecoderLayer ERNIE's MTP module builds from the config (vLLM llama.py:
+    LlamaAttention's q/k/v/o, LlamaMLP's gate/up/down, input_layernorm and post_attention_layernorm); None where
+    a field is missing."""
+    def whole(key: str) -> int | None:
+        value = raw.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    hidden, heads, inter = whole("hidden_size"), whole("num_attention_heads"), whole("intermediate_size")
+    if not hidden or not heads or not inter:
+        return None
+    kv = whole("num_key_value_heads") or heads
+    head_dim = whole("head_dim") or hidden // heads
+    attention_bias = bool(raw.get("attention_bias") or raw.get("bias"))
+    qkv_bias = bool(raw["qkv_bias"]) if "qkv_bias" in raw else attention_bias
+    qkv = (heads + 2 * kv) * head_dim
+    attention = hidden * qkv + heads * head_dim * hidden + (qkv if qkv_bias else 0) + (hidden if attention_bias else 0)
+    mlp = 3 * hidden * inter + ((2 * inter + hidden) if raw.get("mlp_bias") else 0)
+    return attention + mlp + 2 * hidden
 
 
 def _vocab(raw: dict) -> int | None:
