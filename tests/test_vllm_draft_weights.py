@@ -149,7 +149,7 @@ def test_mimo_and_ernie_drafters_by_hand():
         + ERNIE_PROJ_B + ERNIE_NORMS_B
 
 
-def test_the_profile_subtracts_mimo_and_ernie_drafters(cli, tmp_path):
+def test_the_profile_subtracts_mimo_ernie_and_nemotron_h_drafters(cli, tmp_path):
     ernie = tmp_path / "ernie-mtp.json"
     ernie.write_text(json.dumps(_ernie_mtp()[1]))
 
@@ -161,6 +161,41 @@ def test_the_profile_subtracts_mimo_and_ernie_drafters(cli, tmp_path):
 
     assert available(CONFIGS / "mimo-7b.json") - available(CONFIGS / "mimo-7b.json", "--mtp") == 421_580_800
     assert available(ernie) - available(ernie, "--mtp") == 246_435_840
+    nemotron = tmp_path / "nemotron-mtp.json"
+    nemotron.write_text(json.dumps(_nemotron_mtp()[1]))
+    assert available(nemotron) - available(nemotron, "--mtp") == 1_284_743_200
+
+
+# Nemotron-H-8B (nemotron-h-8b-tf5.json: hidden 4,096, 32 heads, 8 KV heads x 128, mtp_layers_block_type
+# [full_attention, moe] = '*E', 8 routed experts of 7,688, one shared expert of 7,688, no latent, bfloat16) with
+# num_nextn_predict_layers 1. vLLM 0.34.0 nemotron_h_mtp.py: the '*' layer (norm, qkv_proj, o_proj), the 'E'
+# layer (norm; NemotronHMoE: non-gated experts up + down, shared NemotronHMLP up + down, GateLinear router, float32
+# e_score_correction_bias), enorm + hnorm + eh_proj on the first, final_layernorm on the last; no embedding/head
+NEMOTRON_ATTN = 4096 + 4096 * (32 + 2 * 8) * 128 + 32 * 128 * 4096
+NEMOTRON_MOE = 4096 + 8 * 2 * 4096 * 7688 + 2 * 4096 * 7688  # norm, experts, shared expert
+NEMOTRON_WHOLE_B = 3 * 4096 * 2 + 4096 * 8 * 2 + 8 * 4  # three norms, router, its float32 bias
+NEMOTRON_EH_B = 2 * 4096 * 4096 * 2
+
+
+def _nemotron_mtp():
+    from kvplan.configs.build import build_model
+
+    raw = {**json.loads((CONFIGS / "nemotron-h-8b-tf5.json").read_text()), "num_nextn_predict_layers": 1}
+    return build_model(raw, "nemotron-h-mtp"), raw
+
+
+def test_nemotron_h_drafter_by_hand():
+    assert NEMOTRON_ATTN == 41_947_136 and NEMOTRON_MOE == 566_824_960
+    model, raw = _nemotron_mtp()
+    total = (NEMOTRON_ATTN + NEMOTRON_MOE) * 2 + NEMOTRON_EH_B + NEMOTRON_WHOLE_B
+    assert mtp_drafter(model, raw, None, tp=1, release="0.34.0").bytes_per_gpu == total == 1_284_743_200
+    # TP 2: layers and eh_proj (column-parallel) halve; norms, router and its bias stay whole
+    assert mtp_drafter(model, raw, None, tp=2, release="0.17.0").bytes_per_gpu == \
+        (NEMOTRON_ATTN + NEMOTRON_MOE) * 2 // 2 + NEMOTRON_EH_B // 2 + NEMOTRON_WHOLE_B
+    # an attention-only step ('*'): no MoE layer, no router
+    model, raw = _nemotron_mtp()
+    raw = {**raw, "mtp_layers_block_type": ["full_attention"]}
+    assert mtp_drafter(model, raw, None, tp=1).bytes_per_gpu == NEMOTRON_ATTN * 2 + NEMOTRON_EH_B + 3 * 4096 * 2
 
 
 def test_a_tensor_table_sizes_the_drafter_exactly():

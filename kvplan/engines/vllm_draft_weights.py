@@ -27,7 +27,7 @@ EagleProposer.load_model; 0.11.1-0.19 eagle.py and 0.20+ llm_base_proposer.py `_
   (torch.equal): with the head's safetensors beside its config they are counted whole, an upper bound;
   from a config alone they are not modelled.
 
-Not modelled (a note in place of a size): Nemotron-H's and MiMo-V2's MTP modules (see LAYOUTS), DeepSeek-V3.2's MTP top-k index buffer (max_num_batched_tokens x index_topk x 4 B,
+Not modelled (a note in place of a size): MiMo-V2's MTP module (see LAYOUTS), DeepSeek-V3.2's MTP top-k index buffer (max_num_batched_tokens x index_topk x 4 B,
 shared with the target's in recent releases), LongCat-Flash's MTP module, the drafter's own CUDA graphs
 and profiling forward.
 """
@@ -84,9 +84,9 @@ def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, t
     module = mtp_module(model, raw)
     if module is None:
         return DrafterWeights(None, f"{model.name}'s MTP module could not be sized from its config")
-    total = _cdiv(module.decoder_bytes, tp) + module.norm_bytes
+    total = _cdiv(module.decoder_bytes, tp) + module.norm_bytes + module.whole_bytes
     total += module.proj_bytes if layout in PROJ_WHOLE else _cdiv(module.proj_bytes, tp)
-    if not embedding_shared:
+    if not embedding_shared and module.copy_bytes:
         total += _cdiv(module.copy_bytes, tp)  # one embedding for the predictor, loaded apart from the target's
     if not head_shared:
         total += _cdiv(module.layers * module.copy_bytes, tp)  # shared_head.head per layer

@@ -25,6 +25,18 @@ Two layouts hold the module (read in vLLM's loaders, which name every tensor the
   sets attention_bias / bias / qkv_bias / mlp_bias (llama.py LlamaDecoderLayer; ERNIE's use_bias is not
   read there). No final norm; no copies of the embedding or head.
 
+- "nemotron_h" (Nemotron-H, vLLM 0.17+; 0.34.0 nemotron_h_mtp.py NemotronHMultiTokenPredictor): one step of
+  one layer per character of mtp_hybrid_override_pattern (configs.hybrid.nemotron_h_mtp_pattern): '*' a
+  NemotronHMTPAttentionDecoderLayer (norm, qkv_proj, o_proj without bias), 'E' a NemotronHMTPMoEDecoderLayer
+  (norm and nemotron_h.py NemotronHMoE: n_routed_experts non-gated experts of up and down over
+  moe_latent_size, else hidden, x moe_intermediate_size; a shared NemotronHMLP of
+  moe_shared_expert_intermediate_size x n_shared_experts, up and down, no bias; the router GateLinear
+  (hidden x n_routed_experts, unquantized) and its float32 e_score_correction_bias; with moe_latent_size
+  fc1/fc2_latent_proj, ReplicatedLinear [+bias mlp_bias]). The first layer adds enorm, hnorm and eh_proj
+  (a ColumnParallelLinear 2 x hidden -> hidden, quantized as the target), the last final_layernorm. No
+  embedding or head (embed_tokens and lm_head are None; has_own_embed_tokens / has_own_lm_head False).
+  The router, its bias and the latent projections sit whole on every rank.
+
 The decoder layer's parameters are the family's own count of its last layer (configs.build.
 last_layer_params: in every family here the last layer is a full-attention MoE or dense layer like the
 MTP layer), stored at the checkpoint's bytes per parameter (FP8: 1 B; block scales not counted); the
@@ -43,7 +55,7 @@ from .record import Weights
 # layouts whose projection is an nn.Linear built without quant_config: unquantized, whole on every TP rank
 PROJ_WHOLE = frozenset({"shared_head", "mimo", "ernie"})
 # the final-norm count of each layout's MTP layer beside the decoder layer's own norms
-_NORMS = {"shared_head": 3, "fc": 3, "mimo": 3, "ernie": 2}
+_NORMS = {"shared_head": 3, "fc": 3, "mimo": 3, "ernie": 2, "nemotron_h": 3}
 
 # model_type -> (layout, MTP layers when the config names none: None = the config must name them)
 LAYOUTS: dict[str, tuple[str, int | None]] = {
@@ -51,6 +63,7 @@ LAYOUTS: dict[str, tuple[str, int | None]] = {
     "glm4_moe": ("shared_head", None), "glm4_moe_lite": ("shared_head", None),
     "qwen3_next": ("fc", 1),
     "mimo": ("mimo", None), "ernie4_5_moe": ("ernie", None),
+    "nemotron_h": ("nemotron_h", None),
     "qwen3_5": ("fc", 1), "qwen3_5_moe": ("fc", 1), "qwen3_5_text": ("fc", 1), "qwen3_5_moe_text": ("fc", 1),
 }
 
@@ -67,12 +80,14 @@ class MtpModule:
     norm_bytes: int
     embed_bytes: int  # the stored embedding copies (shared_head layout; 0 for fc)
     head_bytes: int  # the stored output-head copies (shared_head layout; 0 for fc)
-    copy_bytes: int  # one vocabulary x hidden matrix, unquantized (an embedding or head)
+    copy_bytes: int  # one vocabulary x hidden matrix, unquantized (an embedding or head); 0: the module has none
     how: str
+    whole_bytes: int = 0  # other tensors whole on every TP rank (Nemotron-H's router, its bias, latent projections)
 
     @property
     def stored_bytes(self) -> int:
-        return self.decoder_bytes + self.proj_bytes + self.norm_bytes + self.embed_bytes + self.head_bytes
+        return (self.decoder_bytes + self.proj_bytes + self.norm_bytes + self.embed_bytes + self.head_bytes
+                + self.whole_bytes)
 
 
 def mtp_module(model: ModelSpec, raw: dict | None) -> MtpModule | None:
@@ -88,8 +103,17 @@ def mtp_module(model: ModelSpec, raw: dict | None) -> MtpModule | None:
     layers = model.mtp_layers if model.mtp_layers is not None else default
     if not layers:
         return None
+    whole_bytes = 0
+    width = model.weight_linear_bytes_per_param or model.weight_bytes_per_param
+    plain = 4 if model.float_dtype in ("float32", "fp32") else 2  # unquantized tensors
     if kind == "ernie":
         per_layer = _llama_dense_layer(raw)
+    elif kind == "nemotron_h":
+        step = _nemotron_h_step(raw, model.source or model.name)
+        if step is None:
+            return None
+        per_layer, latent, router, router_bias = step
+        whole_bytes = int(latent * width) + router * plain + router_bias * 4  # e_score_correction_bias: float32
     else:
         try:
             per_layer = last_layer_params(raw, model.source or model.name)
@@ -99,10 +123,8 @@ def mtp_module(model: ModelSpec, raw: dict | None) -> MtpModule | None:
     vocab = _vocab(raw)
     if not per_layer or not hidden or not vocab:
         return None
-    width = model.weight_linear_bytes_per_param or model.weight_bytes_per_param
-    plain = 4 if model.float_dtype in ("float32", "fp32") else 2  # unquantized tensors
     decoder = int(layers * per_layer * width)
-    copy = vocab * hidden * plain
+    copy = 0 if kind == "nemotron_h" else vocab * hidden * plain
     if kind == "shared_head":
         proj = layers * 2 * hidden * hidden * plain  # eh_proj: nn.Linear, no quant_config
         norms = layers * 3 * hidden * plain  # enorm, hnorm, shared_head.norm
@@ -111,16 +133,17 @@ def mtp_module(model: ModelSpec, raw: dict | None) -> MtpModule | None:
         proj = layers * 2 * hidden * hidden * plain
         norms = layers * _NORMS[kind] * hidden * plain
         embed = head = 0
-    else:
-        proj = int(2 * hidden * hidden * width)  # mtp.fc
-        norms = 3 * hidden * plain  # pre_fc_norm_hidden, pre_fc_norm_embedding, norm
+    else:  # mtp.fc once beside the layers; Nemotron-H's eh_proj (a ColumnParallelLinear, quantized), one step
+        proj = int(2 * hidden * hidden * width)
+        norms = 3 * hidden * plain  # pre_fc_norm_hidden, pre_fc_norm_embedding, norm; enorm, hnorm, final_layernorm
         embed = head = 0
     pieces = {"shared_head": f", eh_proj, norms, and the embedding and head copies at {plain} B",
               "fc": ", mtp.fc and norms", "mimo": f", input_proj and norms at {plain} B",
-              "ernie": f" (a dense LlamaDecoderLayer), mtp_linear_proj and norms at {plain} B"}
+              "ernie": f" (a dense LlamaDecoderLayer), mtp_linear_proj and norms at {plain} B",
+              "nemotron_h": f" (the attention and MoE layers of one step), eh_proj, norms and the router at {plain} B"}
     how = (f"MTP module estimated from the config ({kind} layout): {layers} decoder layer(s) of "
            f"{per_layer:,} parameters at {width:g} B" + pieces[kind])
-    return MtpModule(kind, layers, per_layer, decoder, proj, norms, embed, head, copy, how)
+    return MtpModule(kind, layers, per_layer, decoder, proj, norms, embed, head, copy, how, whole_bytes)
 
 
 def _llama_dense_layer(raw: dict) -> int | None:
@@ -142,6 +165,40 @@ def _llama_dense_layer(raw: dict) -> int | None:
     attention = hidden * qkv + heads * head_dim * hidden + (qkv if qkv_bias else 0) + (hidden if attention_bias else 0)
     mlp = 3 * hidden * inter + ((2 * inter + hidden) if raw.get("mlp_bias") else 0)
     return attention + mlp + 2 * hidden
+
+
+def _nemotron_h_step(raw: dict, source: str) -> tuple[int, int, int, int] | None:
+    """(parameters sharded with the layers, latent-projection parameters, router parameters, router-bias
+    entries) of Nemotron-H's
+    MTP step as vLLM 0.34 nemotron_h_mtp.py builds it (module docstring); None where the config's pattern or a
+    field is not read."""
+    from ..configs.build import resolve
+    from ..configs.hybrid import nemotron_h_mtp_pattern
+    from ..errors import KvplanError
+
+    try:
+        _, f, _ = resolve(raw, source)
+        pattern = nemotron_h_mtp_pattern(f)
+        if pattern is None:
+            return None
+        hidden = f.int("hidden_size")
+        heads = f.int("num_attention_heads")
+        kv, head_dim = f.int("num_key_value_heads", default=heads), f.int("head_dim", default=hidden // heads)
+        attention = hidden + hidden * (heads + 2 * kv) * head_dim + heads * head_dim * hidden  # norm, qkv, o
+        moe = latent = router = experts = 0
+        if "E" in pattern:
+            experts = f.int("n_routed_experts")
+            width = f.opt_int("moe_latent_size")
+            shared = f.int("moe_shared_expert_intermediate_size", minimum=0) * f.int("n_shared_experts", default=0,
+                                                                                    minimum=0)
+            moe = hidden + experts * 2 * (width or hidden) * f.int("moe_intermediate_size") + 2 * hidden * shared
+            router = hidden * experts
+            if width:
+                latent = 2 * hidden * width + ((width + hidden) if f.flag("mlp_bias") else 0)
+    except KvplanError:
+        return None
+    count = pattern.count("E")
+    return pattern.count("*") * attention + count * moe, count * latent, count * router, count * experts
 
 
 def _vocab(raw: dict) -> int | None:
