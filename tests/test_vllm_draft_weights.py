@@ -198,6 +198,37 @@ def test_nemotron_h_drafter_by_hand():
     assert mtp_drafter(model, raw, None, tp=1).bytes_per_gpu == NEMOTRON_ATTN * 2 + NEMOTRON_EH_B + 3 * 4096 * 2
 
 
+# MiMo-V2.6-Flash (mimo-v2.6-flash.json: hidden 4,096, SWA 64 heads x 192 (v 128), 8 KV heads, intermediate 16,384,
+# attention sinks, FP8 with 128 x 128 blocks: 1 + 4 / 16,384 B a linear parameter). vLLM 0.34.0 mimo_v2_mtp.py: one
+# MiMoV2MTPLayer whatever num_nextn_predict_layers (3) says; eh_proj a ReplicatedLinear without quant_config
+MIMO_V2_LAYER = (4096 * (64 * 192 + 8 * 192 + 8 * 128)  # fused qkv (no padding: 16 x 192, 2 x 192, 2 x 128 rows
+                 + 64 * 128 * 4096  # o_proj                      a chunk of ckpt_tp 4 are whole 128-row blocks)
+                 + 64  # attention_sink_bias, one a head
+                 + 3 * 4096 * 16384  # gate, up, down
+                 + 2 * 4096)  # input_layernorm, pre_mlp_layernorm
+MIMO_V2_FP8 = MIMO_V2_LAYER + MIMO_V2_LAYER // 4096  # block scales: 4 B per 128 x 128 block
+MIMO_V2_REST_B = 2 * 4096 * 4096 * 2 + 3 * 4096 * 2  # eh_proj, enorm + hnorm + final_layernorm, whole
+
+
+def test_mimo_v2_drafter_by_hand(cli):
+    assert MIMO_V2_LAYER == 295_706_688 and MIMO_V2_FP8 == 295_778_882
+    model, raw = _spec(str(CONFIGS / "mimo-v2.6-flash.json"))
+    assert mtp_drafter(model, raw, None, tp=1).bytes_per_gpu == MIMO_V2_FP8 + MIMO_V2_REST_B  # one layer, not 3
+    per_gpu = -(-MIMO_V2_FP8 // 8) + MIMO_V2_REST_B
+    assert mtp_drafter(model, raw, None, tp=8).bytes_per_gpu == per_gpu == 104_105_801
+
+    def available(*extra):
+        rc, out, err = cli("estimate", str(CONFIGS / "mimo-v2.6-flash.json"), "--engine", "vllm", "--gpu", "h100",
+                           "--tp", "8", "--max-model-len", "8192", "--format", "json", *extra)
+        assert rc == 0, err
+        return json.loads(out)["engine"]["kv_memory_bytes"]
+
+    assert available() - available("--mtp") == per_gpu
+    # a fused qkv vLLM would pad per checkpoint chunk (96-row K chunks) is not sized
+    padded = mtp_drafter(model, {**raw, "swa_head_dim": 96, "swa_v_head_dim": 96}, None, tp=8)
+    assert padded.bytes_per_gpu is None and "could not be sized" in padded.how
+
+
 def test_a_tensor_table_sizes_the_drafter_exactly():
     # 2 decoder layers; layer 2 = num_layers is the MTP layer, DeepSeek-style, with its own copies
     parts = [("embeddings", NO_LAYER, 1000), ("lm_head", NO_LAYER, 1000)]

@@ -27,7 +27,7 @@ EagleProposer.load_model; 0.11.1-0.19 eagle.py and 0.20+ llm_base_proposer.py `_
   (torch.equal): with the head's safetensors beside its config they are counted whole, an upper bound;
   from a config alone they are not modelled.
 
-Not modelled (a note in place of a size): MiMo-V2's MTP module (see LAYOUTS), DeepSeek-V3.2's MTP top-k index buffer (max_num_batched_tokens x index_topk x 4 B,
+Not modelled: DeepSeek-V3.2's MTP top-k index buffer (max_num_batched_tokens x index_topk x 4 B,
 shared with the target's in recent releases), LongCat-Flash's MTP module, the drafter's own CUDA graphs
 and profiling forward.
 """
@@ -81,7 +81,8 @@ def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, t
                 whole = role in REPLICATED or (role == "other" and layout in PROJ_WHOLE)  # eh_proj: nn.Linear
                 total += n if whole else _cdiv(n, tp)
             return DrafterWeights(total, f"MTP module from the checkpoint's tensor table; {rule}")
-    module = mtp_module(model, raw)
+    # MiMo-V2: mimo_v2_mtp.py MiMoV2MultiTokenPredictor builds one layer (num_mtp_layers = 1), whatever the config
+    module = mtp_module(model, raw, 1 if layout == "mimo_v2" else None)
     if module is None:
         return DrafterWeights(None, f"{model.name}'s MTP module could not be sized from its config")
     total = _cdiv(module.decoder_bytes, tp) + module.norm_bytes + module.whole_bytes

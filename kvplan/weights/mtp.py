@@ -37,6 +37,16 @@ Two layouts hold the module (read in vLLM's loaders, which name every tensor the
   embedding or head (embed_tokens and lm_head are None; has_own_embed_tokens / has_own_lm_head False).
   The router, its bias and the latent projections sit whole on every rank.
 
+- "mimo_v2" (MiMo-V2 / V2-Flash / V2-Omni, vLLM 0.21+; 0.34.0 mimo_v2_mtp.py MiMoV2MTPLayer, one layer
+  whatever num_nextn_predict_layers says): `enorm`, `hnorm`, `eh_proj` (a ReplicatedLinear 2 x hidden ->
+  hidden without quant_config: unquantized, whole), `input_layernorm`, a mimo_v2.py MiMoV2Attention over the
+  SWA shape (qkv_proj of swa_num_attention_heads x swa_head_dim for q and swa_num_key_value_heads x
+  (swa_head_dim + swa_v_head_dim) for k and v [+bias attention_bias], o_proj of heads x swa_v_head_dim
+  without bias, one attention-sink entry a head with add_swa_attention_sink_bias), `pre_mlp_layernorm`, a
+  dense gated MiMoV2MLP of intermediate_size without bias, and `final_layernorm`; the embedding and head it
+  builds are the model's own, shared as MiMo's. For the SWA shapes the fused-qkv chunk padding
+  (_fused_qkv_kv_chunk_rows) is 0 when every chunk's rows fill 128-row blocks; other shapes are not read.
+
 The decoder layer's parameters are the family's own count of its last layer (configs.build.
 last_layer_params: in every family here the last layer is a full-attention MoE or dense layer like the
 MTP layer), stored at the checkpoint's bytes per parameter (FP8: 1 B; block scales not counted); the
@@ -53,9 +63,9 @@ from ..core.model import ModelSpec
 from .record import Weights
 
 # layouts whose projection is an nn.Linear built without quant_config: unquantized, whole on every TP rank
-PROJ_WHOLE = frozenset({"shared_head", "mimo", "ernie"})
+PROJ_WHOLE = frozenset({"shared_head", "mimo", "ernie", "mimo_v2"})
 # the final-norm count of each layout's MTP layer beside the decoder layer's own norms
-_NORMS = {"shared_head": 3, "fc": 3, "mimo": 3, "ernie": 2, "nemotron_h": 3}
+_NORMS = {"shared_head": 3, "fc": 3, "mimo": 3, "ernie": 2, "nemotron_h": 3, "mimo_v2": 3}
 
 # model_type -> (layout, MTP layers when the config names none: None = the config must name them)
 LAYOUTS: dict[str, tuple[str, int | None]] = {
@@ -63,7 +73,7 @@ LAYOUTS: dict[str, tuple[str, int | None]] = {
     "glm4_moe": ("shared_head", None), "glm4_moe_lite": ("shared_head", None),
     "qwen3_next": ("fc", 1),
     "mimo": ("mimo", None), "ernie4_5_moe": ("ernie", None),
-    "nemotron_h": ("nemotron_h", None),
+    "nemotron_h": ("nemotron_h", None), "mimo_v2": ("mimo_v2", None), "mimo_v2_flash": ("mimo_v2", None),
     "qwen3_5": ("fc", 1), "qwen3_5_moe": ("fc", 1), "qwen3_5_text": ("fc", 1), "qwen3_5_moe_text": ("fc", 1),
 }
 
@@ -90,9 +100,9 @@ class MtpModule:
                 + self.whole_bytes)
 
 
-def mtp_module(model: ModelSpec, raw: dict | None) -> MtpModule | None:
+def mtp_module(model: ModelSpec, raw: dict | None, layers: int | None = None) -> MtpModule | None:
     """The module `model`'s config declares, sized from the config; None where it declares none or the
-    family's layout is not read here."""
+    family's layout is not read here. layers: the MTP layers an engine builds, where not the config's."""
     from ..configs.build import last_layer_params
     from ..errors import KvplanError
 
@@ -100,7 +110,8 @@ def mtp_module(model: ModelSpec, raw: dict | None) -> MtpModule | None:
     if layout is None or not isinstance(raw, dict):
         return None
     kind, default = layout
-    layers = model.mtp_layers if model.mtp_layers is not None else default
+    if layers is None:
+        layers = model.mtp_layers if model.mtp_layers is not None else default
     if not layers:
         return None
     whole_bytes = 0
@@ -108,6 +119,8 @@ def mtp_module(model: ModelSpec, raw: dict | None) -> MtpModule | None:
     plain = 4 if model.float_dtype in ("float32", "fp32") else 2  # unquantized tensors
     if kind == "ernie":
         per_layer = _llama_dense_layer(raw)
+    elif kind == "mimo_v2":
+        per_layer = _mimo_v2_layer(raw)
     elif kind == "nemotron_h":
         step = _nemotron_h_step(raw, model.source or model.name)
         if step is None:
@@ -140,7 +153,8 @@ def mtp_module(model: ModelSpec, raw: dict | None) -> MtpModule | None:
     pieces = {"shared_head": f", eh_proj, norms, and the embedding and head copies at {plain} B",
               "fc": ", mtp.fc and norms", "mimo": f", input_proj and norms at {plain} B",
               "ernie": f" (a dense LlamaDecoderLayer), mtp_linear_proj and norms at {plain} B",
-              "nemotron_h": f" (the attention and MoE layers of one step), eh_proj, norms and the router at {plain} B"}
+              "nemotron_h": f" (the attention and MoE layers of one step), eh_proj, norms and the router at {plain} B",
+              "mimo_v2": f" (SWA attention and a dense MLP), eh_proj and norms at {plain} B"}
     how = (f"MTP module estimated from the config ({kind} layout): {layers} decoder layer(s) of "
            f"{per_layer:,} parameters at {width:g} B" + pieces[kind])
     return MtpModule(kind, layers, per_layer, decoder, proj, norms, embed, head, copy, how, whole_bytes)
@@ -165,6 +179,29 @@ def _llama_dense_layer(raw: dict) -> int | None:
     attention = hidden * qkv + heads * head_dim * hidden + (qkv if qkv_bias else 0) + (hidden if attention_bias else 0)
     mlp = 3 * hidden * inter + ((2 * inter + hidden) if raw.get("mlp_bias") else 0)
     return attention + mlp + 2 * hidden
+
+
+def _mimo_v2_layer(raw: dict) -> int | None:
+    """Parameters of MiMo-V2's MTP decoder layer as the module docstring says (vLLM 0.34.0 mimo_v2_mtp.py
+    MiMoV2MTPLayer, less enorm / hnorm / eh_proj / final_layernorm); None where a field is missing or the fused
+    qkv would be padded (mimo_v2.py _fused_qkv_kv_chunk_rows: a chunk's rows not whole 128-row blocks)."""
+    def whole(key: str) -> int | None:
+        value = raw.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    hidden, inter = whole("hidden_size"), whole("intermediate_size")
+    heads, kv, head_dim = whole("swa_num_attention_heads"), whole("swa_num_key_value_heads"), whole("swa_head_dim")
+    if not hidden or not inter or not heads or not kv or not head_dim:
+        return None
+    v_dim = whole("swa_v_head_dim") or head_dim
+    chunks = whole("num_key_value_heads")  # the loader's ckpt_tp
+    if chunks and heads % chunks == 0 and kv % chunks == 0 and any(
+            rows % 128 for rows in (heads // chunks * head_dim, kv // chunks * head_dim, kv // chunks * v_dim)):
+        return None
+    qkv = heads * head_dim + kv * (head_dim + v_dim)
+    attention = hidden * qkv + (qkv if raw.get("attention_bias") else 0) + heads * v_dim * hidden
+    sinks = heads if raw.get("add_swa_attention_sink_bias") else 0
+    return attention + sinks + 3 * hidden * inter + 2 * hidden  # + gate/up/down, two norms
 
 
 def _nemotron_h_step(raw: dict, source: str) -> tuple[int, int, int, int] | None:
