@@ -224,6 +224,10 @@ def test_mimo_v2_drafter_by_hand(cli):
         return json.loads(out)["engine"]["kv_memory_bytes"]
 
     assert available() - available("--mtp") == per_gpu
+    # from a tensor table: the checkpoint's model.mtp.layers.1 and .2 are not loaded (one layer built)
+    parts = (("embeddings", NO_LAYER, 1000), ("mtp", 0, 800), ("mtp", 1, 800), ("mtp", 2, 800))
+    record = Weights(total_bytes=3400, source="safetensors", parts=parts)
+    assert mtp_drafter(model, raw, record, tp=2).bytes_per_gpu == 400
     # a fused qkv vLLM would pad per checkpoint chunk (96-row K chunks) is not sized
     padded = mtp_drafter(model, {**raw, "swa_head_dim": 96, "swa_v_head_dim": 96}, None, tp=8)
     assert padded.bytes_per_gpu is None and "could not be sized" in padded.how

@@ -72,7 +72,8 @@ def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, t
     else:
         embedding_shared, head_shared, rule = shares
     if record is not None and record.parts:
-        table = [(role, layer, n) for role, layer, n in record.parts if is_mtp_part(role, layer, model.num_layers)]
+        table = [(role, layer, n) for role, layer, n in record.parts if is_mtp_part(role, layer, model.num_layers)
+                 and not (layout == "mimo_v2" and layer > 0)]  # mimo_v2_mtp.py loads model.mtp.layers.0 only
         if table:
             total = 0
             for role, _, n in table:
