@@ -104,6 +104,135 @@ def test_fc_layout_drafter_is_qwen_mtp_module():
         assert mtp_drafter(model, raw, None, tp=2, release=release).bytes_per_gpu == expected
 
 
+# MiMo-7B (mimo-7b.json: hidden 4,096, 32 heads, 8 KV heads x 128, intermediate 11,008, attention_bias, vocab
+# 151,680, bfloat16). vLLM 0.34.0 mimo_mtp.py MiMoMultiTokenPredictorLayer: a Qwen2DecoderLayer (q/k/v with
+# bias), input_proj an nn.Linear (2 x 4,096 -> 4,096, no bias, no quant_config: whole on every rank), three norms
+MIMO_LAYER = (4096 * 4096 + 4096  # q_proj + bias
+              + 2 * (4096 * 1024 + 1024)  # k_proj, v_proj + biases
+              + 4096 * 4096  # o_proj
+              + 3 * 4096 * 11008  # gate, up, down
+              + 2 * 4096)  # input_layernorm, post_attention_layernorm
+MIMO_PROJ_B = 2 * 4096 * 4096 * 2
+MIMO_NORMS_B = 3 * 4096 * 2  # token_layernorm, hidden_layernorm, final_layernorm
+# ERNIE-4.5-21B-A3B (ernie-4.5-21b-a3b-quoted.json: hidden 2,560, 20 heads, 4 KV heads, head_dim null -> 128,
+# intermediate_size 12,288, no torch_dtype -> 2 B). ernie_mtp.py ErnieMultiTokenPredictorLayer: a dense
+# LlamaDecoderLayer (not the target's MoE layer; no bias: the config sets none of the keys llama.py reads),
+# mtp_linear_proj an nn.Linear (2 x 2,560 -> 2,560), mtp_emb_norm and mtp_hidden_norm (no final norm)
+ERNIE_LAYER = (2560 * 2560 + 2 * 2560 * 512 + 2560 * 2560  # q, k, v (4 x 128), o
+               + 3 * 2560 * 12288  # gate, up, down
+               + 2 * 2560)  # two norms
+ERNIE_PROJ_B = 2 * 2560 * 2560 * 2
+ERNIE_NORMS_B = 2 * 2560 * 2
+
+
+def _ernie_mtp():
+    from kvplan.configs.build import build_model
+
+    raw = {**json.loads((CONFIGS / "ernie-4.5-21b-a3b-quoted.json").read_text()), "num_mtp_layers": 1}
+    return build_model(raw, "ernie-21b-mtp"), raw
+
+
+def test_mimo_and_ernie_drafters_by_hand():
+    assert MIMO_LAYER == 177_223_680 and ERNIE_LAYER == 110_105_600
+    model, raw = _spec(str(CONFIGS / "mimo-7b.json"))
+    assert mtp_drafter(model, raw, None, tp=1, release="0.34.0").bytes_per_gpu == MIMO_LAYER * 2 + MIMO_PROJ_B \
+        + MIMO_NORMS_B == 421_580_800
+    # TP 2: the decoder layer halves, input_proj stays whole (the fc layout's mtp.fc would halve)
+    assert mtp_drafter(model, raw, None, tp=2, release="0.34.0").bytes_per_gpu == MIMO_LAYER * 2 // 2 + MIMO_PROJ_B \
+        + MIMO_NORMS_B
+    # PP 2: the module's own embedding (151,680 x 4,096 x 2 B) stays; its lm_head is replaced in every release
+    assert mtp_drafter(model, raw, None, pp=2, release="0.11.0").bytes_per_gpu == 421_580_800 + 151680 * 4096 * 2
+    model, raw = _ernie_mtp()
+    assert mtp_drafter(model, raw, None, tp=1, release="0.34.0").bytes_per_gpu == ERNIE_LAYER * 2 + ERNIE_PROJ_B \
+        + ERNIE_NORMS_B == 246_435_840
+    assert mtp_drafter(model, raw, None, tp=4, release="0.34.0").bytes_per_gpu == ERNIE_LAYER * 2 // 4 \
+        + ERNIE_PROJ_B + ERNIE_NORMS_B
+
+
+def test_the_profile_subtracts_mimo_ernie_and_nemotron_h_drafters(cli, tmp_path):
+    ernie = tmp_path / "ernie-mtp.json"
+    ernie.write_text(json.dumps(_ernie_mtp()[1]))
+
+    def available(config, *extra):
+        rc, out, err = cli("estimate", str(config), "--engine", "vllm", "--gpu", "h100", "--max-model-len", "8192",
+                           "--format", "json", *extra)
+        assert rc == 0, err
+        return json.loads(out)["engine"]["kv_memory_bytes"]
+
+    assert available(CONFIGS / "mimo-7b.json") - available(CONFIGS / "mimo-7b.json", "--mtp") == 421_580_800
+    assert available(ernie) - available(ernie, "--mtp") == 246_435_840
+    nemotron = tmp_path / "nemotron-mtp.json"
+    nemotron.write_text(json.dumps(_nemotron_mtp()[1]))
+    assert available(nemotron) - available(nemotron, "--mtp") == 1_284_743_200
+
+
+# Nemotron-H-8B (nemotron-h-8b-tf5.json: hidden 4,096, 32 heads, 8 KV heads x 128, mtp_layers_block_type
+# [full_attention, moe] = '*E', 8 routed experts of 7,688, one shared expert of 7,688, no latent, bfloat16) with
+# num_nextn_predict_layers 1. vLLM 0.34.0 nemotron_h_mtp.py: the '*' layer (norm, qkv_proj, o_proj), the 'E'
+# layer (norm; NemotronHMoE: non-gated experts up + down, shared NemotronHMLP up + down, GateLinear router, float32
+# e_score_correction_bias), enorm + hnorm + eh_proj on the first, final_layernorm on the last; no embedding/head
+NEMOTRON_ATTN = 4096 + 4096 * (32 + 2 * 8) * 128 + 32 * 128 * 4096
+NEMOTRON_MOE = 4096 + 8 * 2 * 4096 * 7688 + 2 * 4096 * 7688  # norm, experts, shared expert
+NEMOTRON_WHOLE_B = 3 * 4096 * 2 + 4096 * 8 * 2 + 8 * 4  # three norms, router, its float32 bias
+NEMOTRON_EH_B = 2 * 4096 * 4096 * 2
+
+
+def _nemotron_mtp():
+    from kvplan.configs.build import build_model
+
+    raw = {**json.loads((CONFIGS / "nemotron-h-8b-tf5.json").read_text()), "num_nextn_predict_layers": 1}
+    return build_model(raw, "nemotron-h-mtp"), raw
+
+
+def test_nemotron_h_drafter_by_hand():
+    assert NEMOTRON_ATTN == 41_947_136 and NEMOTRON_MOE == 566_824_960
+    model, raw = _nemotron_mtp()
+    total = (NEMOTRON_ATTN + NEMOTRON_MOE) * 2 + NEMOTRON_EH_B + NEMOTRON_WHOLE_B
+    assert mtp_drafter(model, raw, None, tp=1, release="0.34.0").bytes_per_gpu == total == 1_284_743_200
+    # TP 2: layers and eh_proj (column-parallel) halve; norms, router and its bias stay whole
+    assert mtp_drafter(model, raw, None, tp=2, release="0.17.0").bytes_per_gpu == \
+        (NEMOTRON_ATTN + NEMOTRON_MOE) * 2 // 2 + NEMOTRON_EH_B // 2 + NEMOTRON_WHOLE_B
+    # an attention-only step ('*'): no MoE layer, no router
+    model, raw = _nemotron_mtp()
+    raw = {**raw, "mtp_layers_block_type": ["full_attention"]}
+    assert mtp_drafter(model, raw, None, tp=1).bytes_per_gpu == NEMOTRON_ATTN * 2 + NEMOTRON_EH_B + 3 * 4096 * 2
+
+
+# MiMo-V2.6-Flash (mimo-v2.6-flash.json: hidden 4,096, SWA 64 heads x 192 (v 128), 8 KV heads, intermediate 16,384,
+# attention sinks, FP8 with 128 x 128 blocks: 1 + 4 / 16,384 B a linear parameter). vLLM 0.34.0 mimo_v2_mtp.py: one
+# MiMoV2MTPLayer whatever num_nextn_predict_layers (3) says; eh_proj a ReplicatedLinear without quant_config
+MIMO_V2_LAYER = (4096 * (64 * 192 + 8 * 192 + 8 * 128)  # fused qkv (no padding: 16 x 192, 2 x 192, 2 x 128 rows
+                 + 64 * 128 * 4096  # o_proj                      a chunk of ckpt_tp 4 are whole 128-row blocks)
+                 + 64  # attention_sink_bias, one a head
+                 + 3 * 4096 * 16384  # gate, up, down
+                 + 2 * 4096)  # input_layernorm, pre_mlp_layernorm
+MIMO_V2_FP8 = MIMO_V2_LAYER + MIMO_V2_LAYER // 4096  # block scales: 4 B per 128 x 128 block
+MIMO_V2_REST_B = 2 * 4096 * 4096 * 2 + 3 * 4096 * 2  # eh_proj, enorm + hnorm + final_layernorm, whole
+
+
+def test_mimo_v2_drafter_by_hand(cli):
+    assert MIMO_V2_LAYER == 295_706_688 and MIMO_V2_FP8 == 295_778_882
+    model, raw = _spec(str(CONFIGS / "mimo-v2.6-flash.json"))
+    assert mtp_drafter(model, raw, None, tp=1).bytes_per_gpu == MIMO_V2_FP8 + MIMO_V2_REST_B  # one layer, not 3
+    per_gpu = -(-MIMO_V2_FP8 // 8) + MIMO_V2_REST_B
+    assert mtp_drafter(model, raw, None, tp=8).bytes_per_gpu == per_gpu == 104_105_801
+
+    def available(*extra):
+        rc, out, err = cli("estimate", str(CONFIGS / "mimo-v2.6-flash.json"), "--engine", "vllm", "--gpu", "h100",
+                           "--tp", "8", "--max-model-len", "8192", "--format", "json", *extra)
+        assert rc == 0, err
+        return json.loads(out)["engine"]["kv_memory_bytes"]
+
+    assert available() - available("--mtp") == per_gpu
+    # from a tensor table: the checkpoint's model.mtp.layers.1 and .2 are not loaded (one layer built)
+    parts = (("embeddings", NO_LAYER, 1000), ("mtp", 0, 800), ("mtp", 1, 800), ("mtp", 2, 800))
+    record = Weights(total_bytes=3400, source="safetensors", parts=parts)
+    assert mtp_drafter(model, raw, record, tp=2).bytes_per_gpu == 400
+    # a fused qkv vLLM would pad per checkpoint chunk (96-row K chunks) is not sized
+    padded = mtp_drafter(model, {**raw, "swa_head_dim": 96, "swa_v_head_dim": 96}, None, tp=8)
+    assert padded.bytes_per_gpu is None and "could not be sized" in padded.how
+
+
 def test_a_tensor_table_sizes_the_drafter_exactly():
     # 2 decoder layers; layer 2 = num_layers is the MTP layer, DeepSeek-style, with its own copies
     parts = [("embeddings", NO_LAYER, 1000), ("lm_head", NO_LAYER, 1000)]

@@ -218,6 +218,18 @@ def nemotron_h_mtp_attention(f: Fields) -> tuple[int | None, tuple[str, ...]]:
     5's NemotronHConfig stores the list mtp_layers_block_type (legacy 'attention' read as full_attention; absent:
     ['full_attention', 'moe']) and derives the pattern from it; older configs write the pattern, whose default
     (vLLM 0.17's own NemotronHConfig) is '*E'. None, with a note, where vLLM would not build it."""
+    pattern = nemotron_h_mtp_pattern(f)
+    if pattern is None:
+        listed = f.get("mtp_layers_block_type")
+        return None, (f"the MTP layers {listed if listed is not None else f.get('mtp_hybrid_override_pattern')!r} "
+                      "are not all attention or MoE: vLLM's NemotronHMultiTokenPredictor builds no other (--mtp is "
+                      "refused)",)
+    return pattern.count("*"), ()
+
+
+def nemotron_h_mtp_pattern(f: Fields) -> str | None:
+    """The MTP step's layers as vLLM's mtp_hybrid_override_pattern spells them ('*' attention, 'E' MoE; read as
+    nemotron_h_mtp_attention says); None where it names another kind."""
     names = {"full_attention": "*", "attention": "*", "moe": "E", "linear_attention": "M", "mamba": "M", "mlp": "-"}
     listed = f.get("mtp_layers_block_type")
     if isinstance(listed, list) and listed and all(isinstance(x, str) for x in listed):
@@ -226,6 +238,5 @@ def nemotron_h_mtp_attention(f: Fields) -> tuple[int | None, tuple[str, ...]]:
         pattern = f.get("mtp_hybrid_override_pattern")
         pattern = "*E" if pattern is None and listed is None else pattern
     if not isinstance(pattern, str) or not pattern or set(pattern) - {"*", "E"}:
-        return None, (f"the MTP layers {listed if listed is not None else pattern!r} are not all attention or MoE: "
-                      "vLLM's NemotronHMultiTokenPredictor builds no other (--mtp is refused)",)
-    return pattern.count("*"), ()
+        return None
+    return pattern

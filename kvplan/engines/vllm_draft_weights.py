@@ -11,13 +11,15 @@ EagleProposer.load_model; 0.11.1-0.19 eagle.py and 0.20+ llm_base_proposer.py `_
 - MTP (kvplan.weights.mtp gives the module's layout): the module loads whole, then
   - its vocabulary embedding is replaced by the target's when PP = 1 (0.11.0: when the shapes match, as
     an MTP module's do; 0.11.1+: "Detected MTP model"); with PP > 1 it stays, loaded separately;
-  - an `lm_head` of the module itself (the fc layout: Qwen3-Next, Qwen3.5) is replaced in every release
-    (0.11.0 sets it to the target's for every method but eagle3);
+  - an `lm_head` of the module itself (the fc layout: Qwen3-Next, Qwen3.5; MiMo-7B's mimo_mtp.py MiMoMTP and
+    ERNIE-4.5 MoE's ernie_mtp.py ErnieMTP, which declare no has_own_lm_head) is replaced in every release
+    (0.11.0 sets it to the target's for every method but eagle3; 0.34.0 v1/worker/gpu/spec_decode/eagle/
+    utils.py share_target_lm_head shares unless the draft declares its own);
   - the shared_head layout's per-layer `shared_head.head` (DeepSeek, GLM) stays up to 0.15.0 and is
     replaced from 0.16.0 ("Shared target model lm_head with MTP shared_head.head"; HEAD_SHARED_FROM).
   Under TP the decoder layer, `mtp.fc`, the embedding and the head shard like the target's
-  (ColumnParallelLinear, VocabParallelEmbedding, ParallelLMHead); `eh_proj` (an nn.Linear) and the norms
-  are whole on every rank.
+  (ColumnParallelLinear, VocabParallelEmbedding, ParallelLMHead); `eh_proj`, MiMo's `input_proj` and
+  ERNIE's `mtp_linear_proj` (nn.Linear, unquantized) and the norms are whole on every rank.
 - draft_model (0.15+): draft_model.py overrides both sharing methods to do nothing: the draft
   checkpoint's weights, sharded over the target's TP.
 - EAGLE / EAGLE-3 heads: the head's own tensors, less the embedding and head vLLM shares, which from
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 
 from ..capacity.weights import is_mtp_part
 from ..core.model import ModelSpec
-from ..weights.mtp import LAYOUTS, mtp_module
+from ..weights.mtp import LAYOUTS, PROJ_WHOLE, mtp_module
 from ..weights.record import REPLICATED, Weights
 from .vllm_release import at_least
 
@@ -63,28 +65,30 @@ def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, t
         return DrafterWeights(None, f"the weights of {model.model_type}'s MTP module are not modelled")
     tp = max(tp, 1)
     if shares is None:
-        embedding_shared, head_shared = pp == 1, layout == "fc" or at_least(release, HEAD_SHARED_FROM)
+        embedding_shared, head_shared = pp == 1, layout != "shared_head" or at_least(release, HEAD_SHARED_FROM)
         kept = "the embedding and head" if embedding_shared and head_shared else (
             "the head" if head_shared else "the embedding" if embedding_shared else "nothing")
         rule = f"vLLM {release} shares {kept} with the target"
     else:
         embedding_shared, head_shared, rule = shares
     if record is not None and record.parts:
-        table = [(role, layer, n) for role, layer, n in record.parts if is_mtp_part(role, layer, model.num_layers)]
+        table = [(role, layer, n) for role, layer, n in record.parts if is_mtp_part(role, layer, model.num_layers)
+                 and not (layout == "mimo_v2" and layer > 0)]  # mimo_v2_mtp.py loads model.mtp.layers.0 only
         if table:
             total = 0
             for role, _, n in table:
                 if (role == "embeddings" and embedding_shared) or (role == "lm_head" and head_shared):
                     continue
-                whole = role in REPLICATED or (role == "other" and layout == "shared_head")  # eh_proj: nn.Linear
+                whole = role in REPLICATED or (role == "other" and layout in PROJ_WHOLE)  # eh_proj: nn.Linear
                 total += n if whole else _cdiv(n, tp)
             return DrafterWeights(total, f"MTP module from the checkpoint's tensor table; {rule}")
-    module = mtp_module(model, raw)
+    # MiMo-V2: mimo_v2_mtp.py MiMoV2MultiTokenPredictor builds one layer (num_mtp_layers = 1), whatever the config
+    module = mtp_module(model, raw, 1 if layout == "mimo_v2" else None)
     if module is None:
         return DrafterWeights(None, f"{model.name}'s MTP module could not be sized from its config")
-    total = _cdiv(module.decoder_bytes, tp) + module.norm_bytes
-    total += module.proj_bytes if layout == "shared_head" else _cdiv(module.proj_bytes, tp)
-    if not embedding_shared:
+    total = _cdiv(module.decoder_bytes, tp) + module.norm_bytes + module.whole_bytes
+    total += module.proj_bytes if layout in PROJ_WHOLE else _cdiv(module.proj_bytes, tp)
+    if not embedding_shared and module.copy_bytes:
         total += _cdiv(module.copy_bytes, tp)  # one embedding for the predictor, loaded apart from the target's
     if not head_shared:
         total += _cdiv(module.layers * module.copy_bytes, tp)  # shared_head.head per layer
