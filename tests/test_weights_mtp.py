@@ -131,3 +131,19 @@ def test_ernie_mtp_names_are_mtp_for_ernie_configs_only(tmp_path):
                                        ("norms", NO_LAYER, 512)]
     llama = from_safetensors(tmp_path / "m", CONFIG)
     assert "mtp" not in llama.by_role and served_bytes(llama, L) == llama.total_bytes
+
+
+@pytest.mark.parametrize("name,role", [
+    ("model.mtp_layers.0.input_proj.weight", "mtp_proj"),  # MiMo: nn.Linear (vLLM 0.34.0 mimo_mtp.py)
+    ("mtp.layers.0.eh_proj.weight", "mtp_proj"),  # Nemotron-H: ColumnParallelLinear; the engine decides the split
+    ("mtp.layers.1.mixer.gate.weight", "router"),  # Nemotron-H's GateLinear (a "mixer" outside an MTP module)
+    ("mtp.layers.1.mixer.gate.e_score_correction_bias", "router"),
+    ("mtp.layers.1.mixer.fc1_latent_proj.weight", "latent_proj"),
+    ("model.mtp_layers.0.token_layernorm.weight", "norms"),
+    ("blk.92.nextn.shared_head_head.weight", "lm_head"),  # llama.cpp GLM-4.5: the layer's own head
+    ("mtp.layers.0.mlp.gate_proj.weight", "mlp"),
+])
+def test_roles_inside_an_mtp_module(name, role):
+    from kvplan.weights.roles import mtp_role_of
+
+    assert role_of(name) == "mtp" and mtp_role_of(name) == role

@@ -56,6 +56,8 @@ def mtp_role_of(name: str) -> str:
     low = name.lower()
     if _MTP_PROJ.search(low):
         return "mtp_proj"
+    if ".shared_head_head." in low:  # llama.cpp's GGUF name of the layer's own head (blk.N.nextn.shared_head_head)
+        return "lm_head"
     if "latent_proj" in low:
         return "latent_proj"
     if _ROUTER_GATE.search(low):
