@@ -271,3 +271,82 @@ def test_the_profile_subtracts_the_drafter(cli):
         return json.loads(out)["engine"]["kv_memory_bytes"]
 
     assert available() - available("--mtp") == 1_643_974_688 + 351_175
+
+
+def _table(entries, family=""):
+    # a hand-built tensor table (name, bytes): BF16, 2 B an element
+    from kvplan.weights.roles import TensorEntry, fold
+
+    rows = [TensorEntry(name, "BF16", n // 2, n) for name, n in entries]
+    return fold(rows, source="safetensors", origin="hand", quantization="none", files=1, family=family)
+
+
+def test_mtp_tables_keep_norms_routers_and_nn_linear_projections_whole():
+    # vLLM 0.34.0: mimo_mtp.py input_proj and ernie_mtp.py mtp_linear_proj are nn.Linear, mimo_v2_mtp.py eh_proj a
+    # ReplicatedLinear, nemotron_h_mtp.py eh_proj a ColumnParallelLinear (split); RMSNorms, nemotron_h.py GateLinear
+    # (+ e_score_correction_bias) and fc1/fc2_latent_proj (ReplicatedLinear) whole; the decoder layers split
+    mimo = _table([("model.embed_tokens.weight", 5000), ("model.layers.0.mlp.up_proj.weight", 600),
+                   ("model.mtp_layers.0.input_proj.weight", 1000), ("model.mtp_layers.0.token_layernorm.weight", 10),
+                   ("model.mtp_layers.0.hidden_layernorm.weight", 10), ("model.mtp_layers.0.final_layernorm.weight", 10),
+                   ("model.mtp_layers.0.mtp_block.self_attn.q_proj.weight", 400),
+                   ("model.mtp_layers.0.mtp_block.mlp.gate_proj.weight", 600),
+                   ("model.mtp_layers.0.mtp_block.input_layernorm.weight", 10)])
+    model, raw = _spec(str(CONFIGS / "mimo-7b.json"))
+    # TP 2: 1000 + 3 x 10 + 10 whole, (400 + 600) / 2 (was 2,040 / 2 = 1,020: every tensor split)
+    assert mtp_drafter(model, raw, mimo, tp=2, release="0.34.0").bytes_per_gpu == 1000 + 30 + 10 + 500 == 1540
+    v2 = _table([("model.mtp.layers.0.enorm.weight", 8), ("model.mtp.layers.0.hnorm.weight", 8),
+                 ("model.mtp.layers.0.final_layernorm.weight", 8), ("model.mtp.layers.0.eh_proj.weight", 800),
+                 ("model.mtp.layers.0.self_attn.q_proj.weight", 400), ("model.mtp.layers.0.mlp.gate_proj.weight", 600),
+                 ("model.mtp.layers.1.self_attn.q_proj.weight", 400), ("model.mtp.layers.1.enorm.weight", 8)])
+    model, raw = _spec(str(CONFIGS / "mimo-v2.6-flash.json"))
+    # layer 0 only (one MiMoV2MTPLayer); TP 2: 24 + 800 whole, (400 + 600) / 2
+    assert mtp_drafter(model, raw, v2, tp=2).bytes_per_gpu == 24 + 800 + 500 == 1324
+    nemo = _table([("mtp.layers.0.enorm.weight", 8), ("mtp.layers.0.hnorm.weight", 8),
+                   ("mtp.layers.0.eh_proj.weight", 800), ("mtp.layers.0.norm.weight", 8),
+                   ("mtp.layers.0.mixer.q_proj.weight", 200), ("mtp.layers.1.norm.weight", 8),
+                   ("mtp.layers.1.mixer.gate.weight", 64), ("mtp.layers.1.mixer.gate.e_score_correction_bias", 16),
+                   ("mtp.layers.1.mixer.experts.0.up_proj.weight", 1000),
+                   ("mtp.layers.1.mixer.fc1_latent_proj.weight", 40), ("mtp.layers.1.final_layernorm.weight", 8)])
+    model, raw = _nemotron_mtp()
+    # TP 2: norms 5 x 8, router 64 + 16, latent 40 whole; eh_proj, q_proj, experts halve: (800 + 200 + 1000) / 2
+    assert mtp_drafter(model, raw, nemo, tp=2, release="0.34.0").bytes_per_gpu == 40 + 80 + 40 + 1000 == 1160
+
+
+def test_ernie_mtp_tensors_size_the_drafter_only_for_ernie():
+    # vLLM 0.34.0 ernie_mtp.py maps model.mtp_{emb_norm,hidden_norm,linear_proj,block}.0.*; ernie45_moe.py drops
+    # every name holding "mtp" from the target
+    rows = [("model.layers.0.mlp.up_proj.weight", 600), ("model.mtp_emb_norm.0.weight", 8),
+            ("model.mtp_hidden_norm.0.weight", 8), ("model.mtp_linear_proj.0.weight", 800),
+            ("model.mtp_block.0.self_attn.q_proj.weight", 400), ("model.mtp_block.0.mlp.up_proj.weight", 600),
+            ("model.mtp_block.0.input_layernorm.weight", 8)]
+    model, raw = _ernie_mtp()
+    ernie = _table(rows, family="ernie4_5_moe")
+    assert ernie.by_role["mtp"] == 8 + 8 + 800 + 400 + 600 + 8 == 1824 and ernie.by_role["mlp"] == 600
+    drafter = mtp_drafter(model, raw, ernie, tp=4, release="0.34.0")
+    # TP 4: two norms, mtp_linear_proj and the block's norm whole; q_proj and up_proj / 4
+    assert drafter.bytes_per_gpu == 16 + 800 + 8 + 100 + 150 == 1074 and "tensor table" in drafter.how
+    # another family: the names are not MTP, and the drafter falls back to the config
+    other = _table(rows)
+    assert "mtp" not in other.by_role
+    assert "estimated from the config" in mtp_drafter(model, raw, other, tp=4, release="0.34.0").how
+
+
+def test_the_profile_reads_an_ernie_drafter_from_the_safetensors_beside_its_config(cli, tmp_path):
+    import numpy as np
+    from test_weights_safetensors import H, dense_tensors, write_sharded
+
+    tensors = dense_tensors()
+    tensors.update({"model.mtp_block.0.self_attn.q_proj.weight": np.zeros((H, H), np.float16),
+                    "model.mtp_linear_proj.0.weight": np.zeros((H, 2 * H), np.float16),
+                    "model.mtp_emb_norm.0.weight": np.ones(H, np.float32),
+                    "model.mtp_hidden_norm.0.weight": np.ones(H, np.float32)})
+    write_sharded(tmp_path / "m", tensors, config=_ernie_mtp()[1])
+
+    def available(*extra):
+        rc, out, err = cli("estimate", str(tmp_path / "m" / "config.json"), "--engine", "vllm", "--gpu", "h100",
+                           "--max-model-len", "8192", "--format", "json", *extra)
+        assert rc == 0, err
+        return json.loads(out)["engine"]["kv_memory_bytes"]
+
+    # TP 1: the module's 64 x 64 + 64 x 128 fp16 and two 64-entry fp32 norms, not the config's 246,435,840 B estimate
+    assert available() - available("--mtp") == 64 * 64 * 2 + 64 * 128 * 2 + 2 * 64 * 4 == 25_088

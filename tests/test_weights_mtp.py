@@ -112,3 +112,38 @@ def test_estimate_capacity_counts_the_served_weights(tmp_path, cli):
     rc, out, err = cli("estimate", str(tmp_path / "m" / "config.json"), "--weights", str(tmp_path / "m"),
                        "--gpu", "h100", "--context", "1k")
     assert rc == 0 and "MTP" in out
+
+
+def test_ernie_mtp_names_are_mtp_for_ernie_configs_only(tmp_path):
+    # ERNIE-4.5 stores its MTP module flat (vLLM 0.34.0 ernie_mtp.py: model.mtp_block.0.*, model.mtp_linear_proj.0.*,
+    # model.mtp_emb_norm.0.*, model.mtp_hidden_norm.0.*); the config's model_type decides
+    tensors = dense_tensors()
+    tensors.update({"model.mtp_block.0.self_attn.q_proj.weight": np.zeros((H, H), np.float16),
+                    "model.mtp_linear_proj.0.weight": np.zeros((H, 2 * H), np.float16),
+                    "model.mtp_emb_norm.0.weight": np.ones(H, np.float32),
+                    "model.mtp_hidden_norm.0.weight": np.ones(H, np.float32)})
+    write_sharded(tmp_path / "m", tensors)
+    module = H * H * 2 + H * 2 * H * 2 + 2 * H * 4  # 8,192 + 16,384 + 512
+    ernie = from_safetensors(tmp_path / "m", {**CONFIG, "model_type": "ernie4_5_moe"})
+    assert ernie.by_role["mtp"] == module == 25_088
+    assert served_bytes(ernie, L) == ernie.total_bytes - module
+    assert sorted(ernie.mtp_parts) == [("attention", NO_LAYER, 8192), ("mtp_proj", NO_LAYER, 16_384),
+                                       ("norms", NO_LAYER, 512)]
+    llama = from_safetensors(tmp_path / "m", CONFIG)
+    assert "mtp" not in llama.by_role and served_bytes(llama, L) == llama.total_bytes
+
+
+@pytest.mark.parametrize("name,role", [
+    ("model.mtp_layers.0.input_proj.weight", "mtp_proj"),  # MiMo: nn.Linear (vLLM 0.34.0 mimo_mtp.py)
+    ("mtp.layers.0.eh_proj.weight", "mtp_proj"),  # Nemotron-H: ColumnParallelLinear; the engine decides the split
+    ("mtp.layers.1.mixer.gate.weight", "router"),  # Nemotron-H's GateLinear (a "mixer" outside an MTP module)
+    ("mtp.layers.1.mixer.gate.e_score_correction_bias", "router"),
+    ("mtp.layers.1.mixer.fc1_latent_proj.weight", "latent_proj"),
+    ("model.mtp_layers.0.token_layernorm.weight", "norms"),
+    ("blk.92.nextn.shared_head_head.weight", "lm_head"),  # llama.cpp GLM-4.5: the layer's own head
+    ("mtp.layers.0.mlp.gate_proj.weight", "mlp"),
+])
+def test_roles_inside_an_mtp_module(name, role):
+    from kvplan.weights.roles import mtp_role_of
+
+    assert role_of(name) == "mtp" and mtp_role_of(name) == role

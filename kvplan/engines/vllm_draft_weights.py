@@ -72,15 +72,14 @@ def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, t
     else:
         embedding_shared, head_shared, rule = shares
     if record is not None and record.parts:
-        table = [(role, layer, n) for role, layer, n in record.parts if is_mtp_part(role, layer, model.num_layers)
-                 and not (layout == "mimo_v2" and layer > 0)]  # mimo_v2_mtp.py loads model.mtp.layers.0 only
+        table = [(role, layer, n) for role, layer, n in _mtp_table(record, model.num_layers)
+                 if not (layout == "mimo_v2" and layer > 0)]  # mimo_v2_mtp.py loads model.mtp.layers.0 only
         if table:
             total = 0
             for role, _, n in table:
                 if (role == "embeddings" and embedding_shared) or (role == "lm_head" and head_shared):
                     continue
-                whole = role in REPLICATED or (role == "other" and layout in PROJ_WHOLE)  # eh_proj: nn.Linear
-                total += n if whole else _cdiv(n, tp)
+                total += n if _whole(role, layout) else _cdiv(n, tp)
             return DrafterWeights(total, f"MTP module from the checkpoint's tensor table; {rule}")
     # MiMo-V2: mimo_v2_mtp.py MiMoV2MultiTokenPredictor builds one layer (num_mtp_layers = 1), whatever the config
     module = mtp_module(model, raw, 1 if layout == "mimo_v2" else None)
@@ -93,6 +92,26 @@ def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, t
     if not head_shared:
         total += _cdiv(module.layers * module.copy_bytes, tp)  # shared_head.head per layer
     return DrafterWeights(total, f"{module.how}; {rule}")
+
+
+def _mtp_table(record: Weights, num_layers: int) -> list[tuple[str, int, int]]:
+    """The MTP module's parts: a namespaced module ("mtp" parts) by its roles inside (record.mtp_parts) where
+    the record carries them for every "mtp" byte, else as one "mtp" role (split under TP)."""
+    table = [part for part in record.parts if is_mtp_part(part[0], part[1], num_layers)]
+    namespaced = sum(n for role, _, n in table if role == "mtp")
+    if namespaced and sum(n for *_, n in record.mtp_parts) == namespaced:
+        table = [part for part in table if part[0] != "mtp"] + list(record.mtp_parts)
+    return table
+
+
+def _whole(role: str, layout: str) -> bool:
+    """Whether vLLM 0.34 keeps an MTP tensor of `role` whole on every TP rank: norms (RMSNorm) and routers
+    (GateLinear) always; Nemotron-H's latent projections (ReplicatedLinear); the projection joining the embedding
+    and hidden state where the module builds it as nn.Linear / ReplicatedLinear (PROJ_WHOLE: DeepSeek/GLM
+    eh_proj, MiMo input_proj, ERNIE mtp_linear_proj, MiMo-V2 eh_proj; Nemotron-H's eh_proj is a
+    ColumnParallelLinear). role "other" at a layer past num_layers is the shared_head layout's eh_proj."""
+    return (role in REPLICATED or role == "latent_proj"
+            or (role in ("mtp_proj", "other") and layout in PROJ_WHOLE))
 
 
 def draft_checkpoint_drafter(draft: ModelSpec, method: str, record: Weights | None, *,

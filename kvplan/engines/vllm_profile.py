@@ -362,19 +362,20 @@ def checkpoint_weights(model):
 
     source = model.source or ""
     record = None
+    raw = raw_config(model)  # its model_type decides some MTP names (weights.roles.MTP_SUBSTRING_FAMILIES)
     try:
         if source.startswith("bundled:"):
             record = from_bundled(source.split(":", 1)[1])
         elif source and Path(source).is_file():
             path = Path(source)
             if has_safetensors(path.parent):
-                record = from_safetensors(path.parent)
+                record = from_safetensors(path.parent, raw)
             elif (path.parent / INDEX_NAME).is_file():
-                record = from_index(path.parent / INDEX_NAME)
+                record = from_index(path.parent / INDEX_NAME, raw)
     except (KvplanError, OSError, ValueError):
         return None
     # a total without a tensor table holds the MTP module vLLM does not load without speculative decoding
-    return with_mtp_estimate(record, model, raw_config(model)) if record is not None else None
+    return with_mtp_estimate(record, model, raw) if record is not None else None
 
 
 def rope_bytes(model, version: str | None = None, max_model_len: int | None = None) -> int | None:
@@ -420,7 +421,10 @@ def downcast_float32(record):
                   for role, layer, n in record.parts)
     note = (f"float32 checkpoint served in bf16 (vLLM's dtype auto): its {f32 / 2**30:,.2f} GiB of F32 tensors "
             f"load as {f32 / 2 / 2**30:,.2f} GiB" + ("" if exact else ", split over the roles in proportion"))
-    return replace(record, total_bytes=total, by_dtype=by_dtype, parts=parts, notes=record.notes + (note,)), note
+    mtp_parts = tuple((role, layer, n // 2 if exact else n * total // record.total_bytes)
+                      for role, layer, n in record.mtp_parts)
+    return replace(record, total_bytes=total, by_dtype=by_dtype, parts=parts, mtp_parts=mtp_parts,
+                   notes=record.notes + (note,)), note
 
 
 def vllm_loaded(model, record):

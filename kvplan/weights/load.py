@@ -30,6 +30,12 @@ from .roles import TensorEntry, fold
 from .safetensors import INDEX_NAME, has_safetensors, index_total, local_files, read_file, read_index, shard_names
 
 
+def _family(raw: dict | None) -> str:
+    """The config's model_type, which decides some MTP names (roles.MTP_SUBSTRING_FAMILIES)."""
+    family = raw.get("model_type") if isinstance(raw, dict) else None
+    return family if isinstance(family, str) else ""
+
+
 def _quant_config(raw: dict | None) -> dict | None:
     if not isinstance(raw, dict):
         return None
@@ -62,7 +68,8 @@ def _headers(files: list[Path], origin: str, raw: dict | None, declared: int | N
     if not entries:  # 0 B of weights would plan as if the model were free
         raise WeightsError(f"{origin}: no tensors in {'its' if len(files) == 1 else 'any'} safetensors header",
                            "give the checkpoint's weight files, or pass --weights SIZE")
-    w = fold(entries, source="safetensors", origin=origin, quantization=identify(_quant_config(raw), entries), files=len(files))
+    w = fold(entries, source="safetensors", origin=origin, quantization=identify(_quant_config(raw), entries), files=len(files),
+             family=_family(raw))
     if isinstance(declared, int) and declared != w.total_bytes:
         w = _note(w, f"{index_name} declares total_size {declared:,}; the shard headers sum to {w.total_bytes:,} (used)")
     return w
@@ -171,7 +178,7 @@ def from_hub(repo_id: str, revision: str | None, raw: dict | None) -> Weights | 
         return None
     entries, files, meta = found
     w = fold(entries, source="safetensors", origin=where, quantization=identify(_quant_config(raw), entries), files=files,
-             notes=("shard headers read over HTTP range requests",))
+             notes=("shard headers read over HTTP range requests",), family=_family(raw))
     declared = (meta or {}).get("total_size")
     if isinstance(declared, int) and declared != w.total_bytes:
         w = _note(w, f"{INDEX_NAME} declares total_size {declared:,}; the shard headers sum to {w.total_bytes:,} (used)")

@@ -40,6 +40,9 @@ class Weights:
     # a total without a tensor table: the bytes of the MTP module inside it, estimated from the config
     # (kvplan.weights.mtp); a table's MTP parts are exact and this stays 0
     mtp_estimated_bytes: int = 0
+    # the "mtp" parts again by (role inside the module, its layer index or NO_LAYER): roles.mtp_role_of; not in
+    # the JSON (by_role shows the module as "mtp")
+    mtp_parts: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def by_role(self) -> dict[str, int]:

@@ -17,6 +17,15 @@ _HEAD = ("lm_head", "embed_out", "output.weight", "output.bias")
 # a multi-token-prediction module's own namespace: `mtp.` (Qwen3-Next, Qwen3.5, Nemotron-H), `mtp_layers.`
 # (MiMo), GGUF's `nextn.` tensors (llama.cpp's GLM-4.5 conversion)
 _MTP = re.compile(r"(?:^|\.)(?:mtp|mtp_layers|nextn)\.")
+# families whose MTP tensors are told apart by the family: ERNIE-4.5 stores its module flat as
+# model.mtp_block.0.*, model.mtp_linear_proj.0.*, model.mtp_emb_norm.0.*, model.mtp_hidden_norm.0.* (vLLM 0.34.0
+# ernie_mtp.py ErnieMTP.hf_to_vllm_mapper); the target's loaders drop every name containing "mtp" (ernie45_moe.py
+# hf_to_vllm_mapper orig_to_new_substr {"mtp": None}; ernie45_vl_moe.py load_weights), and so does kvplan
+MTP_SUBSTRING_FAMILIES = frozenset({"ernie4_5_moe", "ernie4_5_vl_moe"})
+# inside an MTP module: the projection joining the embedding and the hidden state (eh_proj, MiMo's input_proj,
+# ERNIE's mtp_linear_proj), latent projections (Nemotron-H), a MoE router gate (Nemotron-H's mixer.gate)
+_MTP_PROJ = re.compile(r"(?:^|\.)(?:eh_proj|input_proj|mtp_linear_proj)\.")
+_ROUTER_GATE = re.compile(r"\.gate\.(?:weight|bias|e_score)")
 
 
 @dataclass(frozen=True)
@@ -33,10 +42,30 @@ def layer_of(name: str) -> int:
     return int(m.group(1)) if m else NO_LAYER
 
 
-def role_of(name: str) -> str:
+def role_of(name: str, family: str = "") -> str:
+    """The tensor's role; family: the config's model_type, where the family decides what is MTP."""
     low = name.lower()
-    if _MTP.search(low):
+    if _MTP.search(low) or (family in MTP_SUBSTRING_FAMILIES and "mtp" in low):
         return "mtp"
+    return _plain_role(low)
+
+
+def mtp_role_of(name: str) -> str:
+    """The role of a tensor inside an MTP module: a plain role, or "mtp_proj" / "latent_proj" for the
+    projections whose TP split an engine decides per family."""
+    low = name.lower()
+    if _MTP_PROJ.search(low):
+        return "mtp_proj"
+    if ".shared_head_head." in low:  # llama.cpp's GGUF name of the layer's own head (blk.N.nextn.shared_head_head)
+        return "lm_head"
+    if "latent_proj" in low:
+        return "latent_proj"
+    if _ROUTER_GATE.search(low):
+        return "router"
+    return _plain_role(low)
+
+
+def _plain_role(low: str) -> str:
     if any(key in low for key in _VISION) or low.startswith(_VISION_PREFIX):
         return "vision"
     if low.startswith(_HEAD) or ".lm_head." in low or ".shared_head.head." in low:  # an MTP layer's own head
@@ -61,17 +90,22 @@ def role_of(name: str) -> str:
 
 
 def fold(entries: list[TensorEntry], *, source: str, origin: str, quantization: str, files: int,
-         notes: tuple[str, ...] = ()) -> Weights:
-    """One Weights record from a tensor table: totals by dtype, by (role, layer)."""
+         notes: tuple[str, ...] = (), family: str = "") -> Weights:
+    """One Weights record from a tensor table: totals by dtype, by (role, layer), and the MTP module's by
+    (role inside it, its layer). family: the config's model_type (see role_of)."""
     dtypes: dict[str, list[int]] = {}
     parts: dict[tuple[str, int], int] = {}
+    mtp: dict[tuple[str, int], int] = {}
     has_head = has_embed = False
     for t in entries:
         d = dtypes.setdefault(t.dtype, [0, 0, 0])
         d[0] += t.bytes
         d[1] += t.elements
         d[2] += 1
-        role = role_of(t.name)
+        role = role_of(t.name, family)
+        if role == "mtp":
+            key = (mtp_role_of(t.name), layer_of(t.name))
+            mtp[key] = mtp.get(key, 0) + t.bytes
         has_head |= role == "lm_head"
         has_embed |= role == "embeddings"
         layer = NO_LAYER if role in ("vision", "mtp") else layer_of(t.name)
@@ -90,4 +124,6 @@ def fold(entries: list[TensorEntry], *, source: str, origin: str, quantization: 
         files=files,
         tensors=len(entries),
         notes=notes,
+        mtp_parts=tuple((role, layer, n) for (role, layer), n in
+                        sorted(mtp.items(), key=lambda kv: (kv[0][1], kv[0][0]))),
     )
