@@ -112,6 +112,10 @@ def test_roles_from_tensor_names():
         "model.layers.0.mlp.experts.gate_up_proj_blocks": "experts",
         "model.layers.0.mlp.shared_experts.gate_proj.weight": "mlp",
         "backbone.layers.1.mixer.in_proj.weight": "mixer",
+        # Nemotron-H's MoE layer: the router is the mixer's GateLinear (replicated in vLLM), the experts its own
+        "backbone.layers.3.mixer.gate.weight": "router",
+        "backbone.layers.3.mixer.gate.e_score_correction_bias": "router",
+        "backbone.layers.3.mixer.experts.5.up_proj.weight": "experts",
         "transformer.wte.weight": "embeddings",
         "transformer.ln_f.weight": "norms",
         "transformer.h.0.attn.c_attn.weight": "attention",
