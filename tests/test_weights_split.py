@@ -111,6 +111,8 @@ def test_roles_from_tensor_names():
         "model.layers.0.block_sparse_moe.experts.7.w1.weight": "experts",
         "model.layers.0.mlp.experts.gate_up_proj_blocks": "experts",
         "model.layers.0.mlp.shared_experts.gate_proj.weight": "mlp",
+        "model.layers.0.mlp.shared_expert.gate_proj.weight": "mlp",
+        "model.layers.0.mlp.shared_expert_gate.weight": "router",  # hidden -> 1, a ReplicatedLinear in vLLM
         "backbone.layers.1.mixer.in_proj.weight": "mixer",
         # Nemotron-H's MoE layer: the router is the mixer's GateLinear (replicated in vLLM), the experts its own
         "backbone.layers.3.mixer.gate.weight": "router",

@@ -26,7 +26,7 @@ MTP_SUBSTRING_FAMILIES = frozenset({"ernie4_5_moe", "ernie4_5_vl_moe"})
 # ERNIE's mtp_linear_proj), latent projections (Nemotron-H), a MoE router gate (Nemotron-H's mixer.gate)
 _MTP_PROJ = re.compile(r"(?:^|\.)(?:eh_proj|input_proj|mtp_linear_proj)\.")
 _ROUTER_GATE = re.compile(r"\.gate\.(?:weight|bias|e_score)")
-_MOE_GATE = re.compile(r"\.(?:mlp|block_sparse_moe|moe|mixer)\.gate\.(?:weight|bias|e_score)")
+_MOE_GATE = re.compile(r"\.(?:mlp|block_sparse_moe|moe|mixer)\.gate\.(?:weight|bias|e_score)|\.shared_expert_gate\.")
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,8 @@ def _plain_role(low: str) -> str:
     if any("norm" in c or _LN.fullmatch(c) for c in low.split(".")[-2:]):
         return "norms"
     # a MoE router gate; Nemotron-H's sits in its mixer (vLLM 0.34 nemotron_h.py NemotronHMoE.gate: GateLinear, a
-    # ReplicatedLinear, so whole on every TP rank)
+    # ReplicatedLinear, so whole on every TP rank); Qwen2-MoE / Qwen3-Next's shared_expert_gate (hidden -> 1) is a
+    # ReplicatedLinear too (qwen2_moe.py, qwen3_next.py)
     if ".router." in low or "ffn_gate_inp" in low or _MOE_GATE.search(low):
         return "router"
     if ".experts." in low or "_exps" in low or ".experts_" in low:
