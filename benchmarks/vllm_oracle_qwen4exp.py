@@ -36,13 +36,14 @@ shadows a package), with vLLM 0.33.0's sdist, the packages benchmarks/vllm_oracl
 compressed-tensors, loguru and torchvision on the path:
     cd /tmp && PYTHONPATH=<vllm-0.33.0>:<deps>:$REPO/benchmarks $REPO/.venv/bin/python \
         $REPO/benchmarks/vllm_oracle_qwen4exp.py [--specs] [--tp N] [--kv-cache-dtype fp8] [--indexer-kv-dtype fp8] \
-        [--language-model-only] [--no-prefix-caching] [--gdn-backend triton] [--grid [--release 0.34]]
+        [--language-model-only] [--no-prefix-caching] [--gdn-backend triton] [--block-size B] [--grid [--release 0.34]]
 
 It runs on vLLM 0.34.0's sdist as well (einops, apache-tvm-ffi and a torchvision that imports against the CPU
 torch on the path, as benchmarks/vllm_oracle_glm5next.py says), where the raw-key ring is QSARawKeyCache
 (common/qsa_indexer.py) and the owner's backend Qwen4ExpQSABackend; give --grid --release 0.34 so that kvplan
-plans with 0.34's rules: 96 of 96 cases agree (0.33.0 with --release 0.33: 96 of 96), the last 32 under PP
-(plan_pp: each stage's specs through get_global_kv_cache_groups and get_kv_cache_configs).
+plans with 0.34's rules: 168 of 168 cases agree (0.33.0 with --release 0.33: 168 of 168): 64 at the default
+block, 32 under PP (plan_pp: each stage's specs through get_global_kv_cache_groups and get_kv_cache_configs), 72
+with a --block-size (BLOCK_SIZES; 24 of them refused by both, the indexer caches' divisibility check).
 """
 
 from __future__ import annotations
@@ -94,9 +95,10 @@ CONFIG = REPO / "tests" / "data" / "configs" / "qwen3.8-flash-next.json"
 GIB = 2**30
 MEMS = (10, 40)
 LENS = (8192, 131072)
+BLOCK_SIZES = (6, 96, 2048)  # --block-size: 6 is not a multiple of indexer_compress_ratio 4 (both refuse)
 ARCH = "Qwen4ExpForConditionalGeneration"
 OPTIONS = dict(kv_cache_dtype="auto", indexer_kv_dtype="auto", language_model_only=False,
-               prefix_caching=True, gdn_backend="auto", tp=1)
+               prefix_caching=True, gdn_backend="auto", tp=1, block_size=None)
 
 
 def load_hf_config():
@@ -107,7 +109,9 @@ def load_hf_config():
 def build_config(hf, max_len: int, mnbt: int):
     text = hf.text_config
     cfg = stub_vllm_config(max_len, layout="BLHNC", mnbt=mnbt)
-    cache = CacheConfig()
+    # --block-size: CacheConfig(block_size=B) sets user_specified_block_size (config/cache.py
+    # _apply_block_size_default), which skips phase 1 of the block-size resolution
+    cache = CacheConfig(block_size=OPTIONS["block_size"]) if OPTIONS["block_size"] else CacheConfig()
     cache.kv_cache_layout = "BLHNC"  # QSAStateBackend declares (BLHNC, BLNHC) only: qsa_cache.py:753-756
     cache.cache_dtype = OPTIONS["kv_cache_dtype"]
     cache.enable_prefix_caching = OPTIONS["prefix_caching"]
@@ -359,12 +363,14 @@ def plan_pp(gib: float, max_len: int, pp: int, mnbt: int = 8192) -> tuple[int, i
 
 def grid(release: str) -> None:
     """kvplan's pool (kvplan.engines.vllm_qwen4exp) under `release`'s rules against vLLM's planner: TP 1/2/4/8,
-    KV dtype auto/fp8, prefix caching on/off, 10 / 40 GiB, 8K / 128K; then PP 2 and 4 at TP 1 and 2 (plan_pp)."""
+    KV dtype auto/fp8, prefix caching on/off, 10 / 40 GiB, 8K / 128K; then PP 2 and 4 at TP 1 and 2 (plan_pp); then
+    --block-size 6, 96 and 2048 at TP 1, 2 (fp8) and 8 (a refusal agrees where both refuse)."""
     import sys
 
     sys.path.insert(0, str(REPO))
     from kvplan.engines.vllm import simulate
     from kvplan.engines.vllm_rules import resolve
+    from kvplan.errors import UsageError
     from kvplan.sources import load_model
 
     rules = resolve(release)[0]
@@ -403,6 +409,32 @@ def grid(release: str) -> None:
                             differ += 1
                             print(f"DIFFER pp {pp} tp {tp} prefix {prefix} {gib} GiB {max_len}: vLLM {theirs}, "
                                   f"kvplan {ours}")
+    for block in BLOCK_SIZES:  # --block-size at TP 1, 2 (fp8) and 8, both prefix caching modes
+        for tp, dtype in ((1, "auto"), (2, "fp8"), (8, "auto")):
+            for prefix in (True, False):
+                OPTIONS.update(tp=tp, kv_cache_dtype=dtype, prefix_caching=prefix, block_size=block)
+                for gib in MEMS:
+                    for max_len in LENS:
+                        try:
+                            theirs = plan(gib, max_len)
+                        except ValueError as err:  # the indexer caches' check (_QSAStateCache / _QSAIndexerCache)
+                            theirs = f"refused: {err}"
+                        try:
+                            pool = simulate(model, kv_memory_bytes=int(gib * GIB), max_model_len=max_len, tp=tp,
+                                            gpu="h200", kv_cache_dtype=None if dtype == "auto" else dtype,
+                                            prefix_caching=prefix, rules=rules, block_tokens=block)
+                            ours = (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits)
+                        except UsageError as err:
+                            ours = f"refused: {err}"
+                        if theirs == ours or (isinstance(theirs, str) and isinstance(ours, str)):
+                            agree += 1
+                        else:
+                            differ += 1
+                            print(f"DIFFER block {block} tp {tp} {dtype} prefix {prefix} {gib} GiB {max_len}: "
+                                  f"vLLM {theirs}, kvplan {ours}")
+                        if block == BLOCK_SIZES[0]:
+                            print(f"block {block} tp {tp}: vLLM {theirs}; kvplan {ours}")
+    OPTIONS.update(block_size=None)
     print(f"vLLM {release} Qwen4-Exp grid: {agree} agree, {differ} differ")
 
 
@@ -418,12 +450,13 @@ def main() -> None:
     p.add_argument("--mems", default=None, help="comma list of GiB")
     p.add_argument("--lens", default=None, help="comma list of max_model_len")
     p.add_argument("--tp", type=int, default=1, help="tensor parallel size")
+    p.add_argument("--block-size", type=int, default=None, help="vllm serve --block-size (default: none given)")
     p.add_argument("--grid", action="store_true", help="compare kvplan's pool with vLLM's planner on a grid")
     p.add_argument("--release", default="0.33", help="the vLLM release on the path, for kvplan's rules (0.33, 0.34)")
     a = p.parse_args()
     OPTIONS.update(kv_cache_dtype=a.kv_cache_dtype, indexer_kv_dtype=a.indexer_kv_dtype,
                    language_model_only=a.language_model_only, prefix_caching=not a.no_prefix_caching,
-                   gdn_backend=a.gdn_backend, tp=a.tp)
+                   gdn_backend=a.gdn_backend, tp=a.tp, block_size=a.block_size)
     if a.grid:
         grid(a.release)
         return

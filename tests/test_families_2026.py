@@ -293,7 +293,8 @@ def test_qwen4_exp_text_architecture_rings_hold_no_positions_and_plain_full_atte
 
 
 # (tp, kv cache dtype, prefix caching, GiB, max_model_len) -> (blocks, tokens): vLLM 0.33.0's planner on the specs
-# its Qwen4-Exp code registers on Hopper (benchmarks/vllm_oracle_qwen4exp.py; --grid agrees on 96 of 96 cases, 32 under PP)
+# its Qwen4-Exp code registers on Hopper (benchmarks/vllm_oracle_qwen4exp.py; --grid agrees on 168 of 168 cases, 32 under
+# PP, 72 with a --block-size)
 VLLM_QWEN4_EXP = {
     (1, "auto", True, 10, 8192): (264, 113_825), (1, "auto", True, 10, 131072): (264, 364_242),
     (1, "auto", True, 40, 8192): (1_059, 456_596), (1, "auto", True, 40, 131072): (1_059, 1_461_107),
@@ -346,6 +347,30 @@ def test_qwen4_exp_vllm_034_pool_by_hand():
     assert (off.num_blocks, off.blocks_per_request, off.gpu_kv_cache_tokens) == (264, 11, 264 * 8192 // 11)
     assert simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200",
                     prefix_caching=False).num_blocks == 10 * GIB // (12 * (1568 * 2048 + 392 * 256)) == 270
+
+
+def test_qwen4_exp_vllm_034_pool_with_a_block_size_by_hand():
+    """vLLM 0.34.0, --block-size 96 (user_specified_block_size: phase 1 skipped, the backends take 96);
+    _align_hybrid_block_size (platforms/interface.py) steps by max(1, 96) = 96, lcm'ed with the checkpoint grid 64 in
+    'align' mode, rounds up to 16 and keeps 96 where that is larger. 96 % 4 == 0, so the indexer caches build."""
+    model = _model("qwen3.8-flash-next.json")
+    v034 = resolve("0.34")[0]
+    gdn = 3 * 10240 * 2 + 48 * 128 * 128 * 4  # 3,207,168 B, the largest state; a K/V token 2 x 2 x 256 x 2 = 2,048 B
+    # 'align': lcm(96, 64) = 192; 192 x cdiv(3,207,168, 192 x 2,048 = 393,216) = 192 x 9 = 1,728 (a multiple of 16)
+    assert 192 * -(-gdn // (192 * 2048)) == 1728 and 96 * -(-gdn // (96 * 2048)) == 1632  # 'align', no prefix caching
+    per_block = 12 * (1728 * 2048 + 1728 // 4 * 256)  # the attention group: 12 x (3,538,944 + 110,592) B
+    assert per_block == 43_794_432 and 10 * GIB // per_block == 245
+    pool = simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200", rules=v034, block_tokens=96)
+    # a request: 4 state groups x 3 pages + 1 ring + cdiv(8,192, 1,728) = 5; 245 / 18 x 8,192 = 111,502.2 tokens
+    assert (pool.num_blocks, pool.blocks_per_request, pool.gpu_kv_cache_tokens) == (245, 18, 111_502)
+    # no prefix caching: steps of 96: 96 x cdiv(3,207,168, 96 x 2,048 = 196,608) = 96 x 17 = 1,632 (16 x 102);
+    # 12 x (1,632 x 2,048 + 408 x 256) = 41,361,408 B a block: 259 blocks; 4 + 1 + cdiv(8,192, 1,632) = 6 = 11
+    # (benchmarks/vllm_oracle_qwen4exp.py --block-size 96 [--no-prefix-caching] on 0.34.0 prints 245 blocks,
+    # 111,502 tokens and 259 blocks, 192,884 tokens)
+    off = simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, gpu="h200", rules=v034, block_tokens=96,
+                   prefix_caching=False)
+    assert 10 * GIB // (12 * (1632 * 2048 + 408 * 256)) == 259
+    assert (off.num_blocks, off.blocks_per_request, off.gpu_kv_cache_tokens) == (259, 11, 259 * 8192 // 11)
 
 
 def test_qwen4_exp_vllm_pool_under_pp():
@@ -414,8 +439,11 @@ def test_qwen4_exp_vllm_refusals():
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=resolve("0.32")[0])
     with pytest.raises(UsageError, match="speculative decoding"):
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, num_speculative_tokens=1)
-    with pytest.raises(UsageError, match="or --block-size"):  # --pp is modelled (test_qwen4_exp_vllm_pool_under_pp)
-        simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, block_tokens=64)
+    # the indexer caches are built with --block-size and refuse one that indexer_compress_ratio 4 does not divide
+    # (_QSAStateCache.__init__, common/qsa_cache.py, 0.33; benchmarks/vllm_oracle_qwen4exp.py --grid: vLLM raises too)
+    with pytest.raises(UsageError, match="does not divide --block-size 6") as err:
+        simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, block_tokens=6)
+    assert "multiple of 4" in err.value.hint
     # a release after the ones read (none exists yet: a stand-in 0.35 with 0.34's rules)
     with pytest.raises(UsageError, match="read Qwen4-Exp's pool in vLLM 0.33 and 0.34 only") as err:
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=replace(resolve("0.34")[0], version="0.35"))

@@ -15,12 +15,13 @@ tp_replicated, so never grouped with the Gated DeltaNet states); a linear layer 
 state (conv and float32 recurrent state, heads split by TP); a QSA layer its ring of the open group's
 raw index keys (CircularBufferSpec, one page a request), its compressed index keys (MLAAttentionSpec,
 one bf16 row per indexer_compress_ratio tokens) and its K/V (FullAttentionSpec, max(1, kv heads / TP)
-heads). The block: both attention backends take the default block D (16 to 0.33, 64 from 0.34), and the
-hybrid alignment makes one K/V page hold the largest state: A x cdiv(state, A x K/V bytes a token) with
-A = lcm(D, 64) in 'align' mode (FlashInfer's Gated DeltaNet prefill checkpoints every 64 tokens on Hopper),
-else D (max of the first backend's smallest kernel block and D); every state page is padded to it. So
-0.34 differs from 0.33 only without prefix caching (steps of 64, not 16). The indexer caches are built with D
-and refuse an indexer_compress_ratio that does not divide it.
+heads). The block: both attention backends take the default block D (16 to 0.33, 64 from 0.34), or the user's
+--block-size B in its place (D is then never looked at), and the hybrid alignment makes one K/V page hold the
+largest state: A x cdiv(state, A x K/V bytes a token) with A = lcm(D, 64) in 'align' mode (FlashInfer's Gated
+DeltaNet prefill checkpoints every 64 tokens on Hopper), else D (max of the first backend's smallest kernel block
+and D), rounded up to 16 and never below D; every state page is padded to it. So 0.34 differs from 0.33 only
+without prefix caching (steps of 64, not 16). The indexer caches are built with D (or B) and refuse an
+indexer_compress_ratio that does not divide it.
 The layout is block-outermost (the ring backend's), so the groups are packed (vllm_dsv4.packed_groups),
 a block is the widest group (no stride alignment), and a request needs 2 + 1 (the prefill checkpoint)
 blocks per state group in 'align' mode (1 without prefix caching), cdiv(max_len, block) for the keys
@@ -86,9 +87,9 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
 
     require_hopper_read("Qwen4-Exp", rules, capability, notes, "no Qwen4-Exp model (models/qwen4_exp is new in 0.33)",
                         "Hopper is assumed (FlashInfer's Gated DeltaNet prefill, which checkpoints every 64 tokens)")
-    if draft_layers or num_speculative_tokens or block_tokens is not None:
+    if draft_layers or num_speculative_tokens:
         raise UsageError("vLLM's Qwen4-Exp pool is modelled without speculative decoding (MTP adds a QSA layer and "
-                         "grows the ring and the conv states) or --block-size", "drop those options")
+                         "grows the ring and the conv states)", "drop the speculative options")
     qsa = next((layer for layer in model.layers if layer.caches), None)
     gdn = next((layer.state for layer in model.layers if not layer.caches and layer.state is not None), None)
     if qsa is None or gdn is None:
@@ -108,12 +109,18 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
         raise UsageError("vLLM's pool for Qwen4-Exp without QSA (no indexer_* fields) is not modelled",
                          "plan without --engine vllm")
     ratio = keys.policy.compress_ratio
-    # the indexer caches are built with the default block and refuse one their groups do not divide
-    # (_QSAStateCache.__init__ in 0.33, _QSAIndexerCache.__init__ in 0.34)
-    if rules.default_block_tokens % ratio:
-        raise UsageError(f"vLLM {rules.version}: Qwen4-Exp's indexer_compress_ratio {ratio} does not divide the "
-                         f"default block of {rules.default_block_tokens} tokens (vLLM refuses to build the "
-                         "indexer caches)", "plan without --engine vllm")
+    # the block the layers are built with: --block-size (CacheConfig.user_specified_block_size, which skips phase 1
+    # of Platform.update_block_size_for_backend) or the default D. That runs after the model is built
+    # (executor: load_model, then update_block_size_for_backend), so the indexer caches see this block and
+    # refuse one their groups do not divide (_QSAStateCache.__init__ in 0.33, _QSAIndexerCache.__init__ in 0.34)
+    built = rules.default_block_tokens if block_tokens is None else block_tokens
+    if built % ratio:
+        what = (f"--block-size {built}" if block_tokens is not None
+                else f"the default block of {built} tokens")
+        raise UsageError(f"vLLM {rules.version}: Qwen4-Exp's indexer_compress_ratio {ratio} does not divide "
+                         f"{what} (vLLM refuses to build the indexer caches)",
+                         f"give a --block-size that is a multiple of {ratio}" if block_tokens is not None
+                         else "plan without --engine vllm")
     heads = main.heads // tp if main.heads >= tp else 1  # replicated when TP exceeds the KV heads
     if (main.heads % tp if main.heads >= tp else tp % main.heads):
         raise UsageError(f"--tp {tp} and Qwen4-Exp's {main.heads} KV heads: vLLM needs one to divide the other",
@@ -122,13 +129,13 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
     states = [(False, _rank_state_bytes(gdn, tp))] + [(True, s.bytes) for layer in model.layers if layer.state
                                                       for s in layer.state.also]
     largest = max(size for _, size in states)
-    # every backend takes the default block D (16 to 0.33, 64 from 0.34); _align_hybrid_block_size steps by
-    # max(the first backend's smallest kernel block: 1, the indexer caches', D) = D, lcm'ed with the checkpoint
-    # grid in 'align' mode, then rounds to every backend's smallest kernel block (lcm(1, 16) = BACKEND_BLOCK)
-    default = rules.default_block_tokens
-    unit = math.lcm(default, GDN_CHECKPOINT_ALIGNMENT) if align else default
+    # every backend takes the block B it was built with (D, 16 to 0.33 and 64 from 0.34, or --block-size);
+    # _align_hybrid_block_size (platforms/interface.py, 0.33 and 0.34) steps by max(the first backend's smallest
+    # kernel block: 1, the indexer caches', B) = B, lcm'ed with the checkpoint grid in 'align' mode, rounds to
+    # every backend's smallest kernel block (lcm(1, 16) = BACKEND_BLOCK) and keeps B where that is larger
+    unit = math.lcm(built, GDN_CHECKPOINT_ALIGNMENT) if align else built
     block = unit * _cdiv(largest, unit * token_bytes)
-    block = _cdiv(block, BACKEND_BLOCK) * BACKEND_BLOCK
+    block = max(built, _cdiv(block, BACKEND_BLOCK) * BACKEND_BLOCK)
     if block % ratio:
         raise UsageError(f"vLLM: Qwen4-Exp's block of {block} tokens is not a multiple of the indexer's "
                          f"{ratio}-token groups", "plan without --engine vllm")
@@ -158,7 +165,9 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
     def fits(length: int) -> bool:  # every stage's check; a request holds blocks in every group on every stage
         return all(b * per_request(length) <= kv_memory_bytes - b for b in stage_bytes)
 
-    notes.append(f"Qwen4-Exp: vLLM {rules.version} on Hopper: block {block:,} tokens (a K/V page, {page:,} B, holds "
+    notes.append(f"Qwen4-Exp: vLLM {rules.version} on Hopper: "
+                 + (f"--block-size {block_tokens} -> " if block_tokens is not None else "")
+                 + f"block {block:,} tokens (a K/V page, {page:,} B, holds "
                  f"the largest state, {largest:,} B), {ring_page:,}-B rings, "
                  + (f"'align' mode with FlashInfer's prefill checkpoint: {state_pages} state pages a request"
                     if align else "no prefix caching: 1 state page a request"))
