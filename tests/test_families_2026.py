@@ -443,7 +443,7 @@ def test_qwen4_exp_vllm_refusals():
     # (_QSAStateCache.__init__, common/qsa_cache.py, 0.33; benchmarks/vllm_oracle_qwen4exp.py --grid: vLLM raises too)
     with pytest.raises(UsageError, match="does not divide --block-size 6") as err:
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, block_tokens=6)
-    assert "multiple of 4" in err.value.hint
+    assert "multiple of 4" in err.value.hint and "-t page:N" in err.value.hint
     # a release after the ones read (none exists yet: a stand-in 0.35 with 0.34's rules)
     with pytest.raises(UsageError, match="read Qwen4-Exp's pool in vLLM 0.33 and 0.34 only") as err:
         simulate(model, kv_memory_bytes=10 * GIB, max_model_len=8192, rules=replace(resolve("0.34")[0], version="0.35"))

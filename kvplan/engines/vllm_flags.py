@@ -191,8 +191,9 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
         if cap.max_concurrency >= 1:
             argv += ["--max-num-seqs", str(cap.max_concurrency)]
             notes.append(f"warning: --max-num-seqs {cap.max_concurrency} is how many --context-long sequences fit "
-                         "kvplan's own plan of the KV pool (not vLLM's: --engine vllm, of --emit's release, gives that); it also "
-                         "caps shorter requests, which could run more at once. Drop it to let the KV pool decide "
+                         "kvplan's own plan of the KV pool (not vLLM's: --engine vllm, of --emit's release, gives "
+                         "that); it also caps shorter requests, which could run more at once. Drop it to let the KV "
+                         "pool decide "
                          f"(vLLM {rules.version}'s default is {default_seqs})")
         else:
             notes.append("not one sequence of --context fits the KV pool: vLLM would refuse to start")

@@ -119,7 +119,8 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
                 else f"the default block of {built} tokens")
         raise UsageError(f"vLLM {rules.version}: Qwen4-Exp's indexer_compress_ratio {ratio} does not divide "
                          f"{what} (vLLM refuses to build the indexer caches)",
-                         f"give a --block-size that is a multiple of {ratio}" if block_tokens is not None
+                         f"give a block size (-t page:N, vLLM's --block-size) that is a multiple of {ratio}"
+                         if block_tokens is not None
                          else "plan without --engine vllm")
     heads = main.heads // tp if main.heads >= tp else 1  # replicated when TP exceeds the KV heads
     if (main.heads % tp if main.heads >= tp else tp % main.heads):
