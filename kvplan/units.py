@@ -132,6 +132,11 @@ def check_number(value: float | int | None, what: str, *, minimum: float = 0.0, 
         raise UsageError(f"{what}: must be at most {maximum:g}, got {value:g}")
 
 
+def cdiv(a: int, b: int) -> int:
+    """a / b rounded up, in integers (blocks that hold a tokens of b each)."""
+    return -(-a // b)
+
+
 def gib(num_bytes: float) -> float:
     return num_bytes / GIB
 

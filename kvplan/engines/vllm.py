@@ -73,7 +73,7 @@ from ..core.model import ModelSpec
 from ..core.storage import BF16, FP16, FP32, Storage
 from ..core.transform import map_layers
 from ..errors import PlanError, UsageError
-from ..units import GIB
+from ..units import GIB, cdiv
 from .vllm_inkling import (check_inkling, conv_state_geometry, conv_state_token_bytes, is_inkling,
                            with_inkling_draft)
 from .vllm_rules import LATEST, TP_REPLICATED, WINDOW_ONE_LESS, VllmRules
@@ -110,10 +110,6 @@ ATTENTION_REGISTERED_FIRST = ("zamba2",)
 # MiniMax-M3's sparse attention and indexer backends: get_supported_kernel_block_sizes -> [128]
 # (one sparse block per KV page; models/minimax_m3/common/*.py, read in 0.24.0, 0.26.0, 0.33.0 and 0.34.0)
 MINIMAX_M3_BLOCK = 128
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def default_max_num_batched_tokens(gpu=None, rules: VllmRules = LATEST) -> int:

@@ -26,10 +26,7 @@ from __future__ import annotations
 import math
 
 from .._record import record
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
+from ..units import cdiv
 
 
 def held_blocks(spec, length_tokens: int, lag_tokens: int) -> int | None:

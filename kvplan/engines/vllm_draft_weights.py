@@ -40,13 +40,10 @@ from ..capacity.weights import is_mtp_part
 from ..core.model import ModelSpec
 from ..weights.mtp import LAYOUTS, PROJ_WHOLE, mtp_module
 from ..weights.record import REPLICATED, Weights
+from ..units import cdiv
 from .vllm_release import at_least
 
 HEAD_SHARED_FROM = (0, 16, 0)  # the shared_head layout's per-layer head replaced by the target's lm_head
-
-
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 @dataclass(frozen=True)
@@ -79,18 +76,18 @@ def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, t
             for role, _, n in table:
                 if (role == "embeddings" and embedding_shared) or (role == "lm_head" and head_shared):
                     continue
-                total += n if _whole(role, layout) else _cdiv(n, tp)
+                total += n if _whole(role, layout) else cdiv(n, tp)
             return DrafterWeights(total, f"MTP module from the checkpoint's tensor table; {rule}")
     # MiMo-V2: mimo_v2_mtp.py MiMoV2MultiTokenPredictor builds one layer (num_mtp_layers = 1), whatever the config
     module = mtp_module(model, raw, 1 if layout == "mimo_v2" else None)
     if module is None:
         return DrafterWeights(None, f"{model.name}'s MTP module could not be sized from its config")
-    total = _cdiv(module.decoder_bytes, tp) + module.norm_bytes + module.whole_bytes
-    total += module.proj_bytes if layout in PROJ_WHOLE else _cdiv(module.proj_bytes, tp)
+    total = cdiv(module.decoder_bytes, tp) + module.norm_bytes + module.whole_bytes
+    total += module.proj_bytes if layout in PROJ_WHOLE else cdiv(module.proj_bytes, tp)
     if not embedding_shared and module.copy_bytes:
-        total += _cdiv(module.copy_bytes, tp)  # one embedding for the predictor, loaded apart from the target's
+        total += cdiv(module.copy_bytes, tp)  # one embedding for the predictor, loaded apart from the target's
     if not head_shared:
-        total += _cdiv(module.layers * module.copy_bytes, tp)  # shared_head.head per layer
+        total += cdiv(module.layers * module.copy_bytes, tp)  # shared_head.head per layer
     return DrafterWeights(total, f"{module.how}; {rule}")
 
 
@@ -130,7 +127,7 @@ def draft_checkpoint_drafter(draft: ModelSpec, method: str, record: Weights | No
                                        "target, which it decides by comparing the tensors (an upper bound)")
     if method == "draft_model" and draft.param_count:
         plain = 2 if draft.float_dtype in ("float32", "fp32") else draft.weight_bytes_per_param
-        per_gpu = _cdiv(int(draft.param_count * plain), tp)
+        per_gpu = cdiv(int(draft.param_count * plain), tp)
         return DrafterWeights(per_gpu, f"the draft {draft.name}: parameter count {draft.param_count:,} x {plain:g} B "
                                        "(its config; no checkpoint read), nothing shared")
     return DrafterWeights(None, f"the {method} head {draft.name}'s weights are not modelled without its "

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from ..core.model import ModelSpec
 from ..errors import UsageError
+from ..units import cdiv
 from .vllm_release import release_key as _release
 
 ALIGN = 576  # FlashMLA's page alignment (alignment=576 on every fp8_ds_mla spec)
@@ -52,10 +53,6 @@ SWA_BLOCK = 64  # DeepseekV4SWACache: block_size=64
 
 def _round(x: int) -> int:
     return -(-x // ALIGN) * ALIGN
-
-
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def check_native(model: ModelSpec) -> None:
@@ -172,8 +169,8 @@ def packed_groups(pages: list[tuple]) -> list[tuple[tuple, list[int]]]:
 def blocks_per_request(bucket: tuple, max_len: int, in_flight: int) -> int:
     kind, block, window = bucket
     if window is None:
-        return _cdiv(max_len, block)
-    return _cdiv(min(window - 1 + in_flight, max_len), block) + 1
+        return cdiv(max_len, block)
+    return cdiv(min(window - 1 + in_flight, max_len), block) + 1
 
 
 def block_costs(groups: list[tuple[tuple, list[int]]], pool: str) -> tuple[int, int]:

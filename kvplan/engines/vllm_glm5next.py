@@ -29,15 +29,12 @@ import math
 
 from ..core.model import ModelSpec
 from ..errors import UsageError
+from ..units import cdiv
 from .vllm_dsv4 import packed_groups
 
 MLA_BLOCK_MULTIPLE = 64  # FLASHINFER_MLA_SPARSE_SM90: MultipleOf(64)
 MLA_HYBRID_ALIGN = 128  # _align_hybrid_block_size: MLA blocks aligned to at least 128
 CHECKPOINT_PAGES = 1  # FlashKDA's prefill checkpoint (the default on Hopper for a bounded gate)
-
-
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def simulate_glm5next(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None,
@@ -80,7 +77,7 @@ def simulate_glm5next(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
     block = min(math.lcm(s, MLA_BLOCK_MULTIPLE) for s in index_sizes)
     align = max(min(index_sizes), block, MLA_HYBRID_ALIGN)
     backend_align = math.lcm(min(index_sizes), MLA_BLOCK_MULTIPLE)
-    block = max(block, backend_align * _cdiv(align * _cdiv(state_bytes, align * token_bytes), backend_align))
+    block = max(block, backend_align * cdiv(align * cdiv(state_bytes, align * token_bytes), backend_align))
     latent_page = block * token_bytes
     key_row = keys.storage.tensor_bytes(1, 1, keys.key_dim, "key")
     ring_page = sparse[0].state.bytes
@@ -94,11 +91,11 @@ def simulate_glm5next(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
     groups = packed_groups(pages)
     kernel = math.gcd(max(index_sizes), block)  # the indexer's kernel page, where it is not the whole block
     stride = math.lcm(1 if kernel == block else kernel // kpool * key_row, token_bytes)
-    bytes_per_block = _cdiv(max(sum(p) for _, p in groups), stride) * stride
+    bytes_per_block = cdiv(max(sum(p) for _, p in groups), stride) * stride
     in_flight = in_flight_tokens(rules, mnbt, pp)
 
     def per_request(length: int) -> int:
-        return sum({"mamba": 2 + CHECKPOINT_PAGES, "ring": 1}.get(kind) or _cdiv(length, size)
+        return sum({"mamba": 2 + CHECKPOINT_PAGES, "ring": 1}.get(kind) or cdiv(length, size)
                    for (kind, size, _), _ in groups)
 
     def fits(length: int) -> bool:

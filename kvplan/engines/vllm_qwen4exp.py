@@ -39,15 +39,12 @@ import math
 from ..core.model import ModelSpec
 from ..errors import UsageError
 from ..capacity.shard import stage_bounds
+from ..units import cdiv
 from .vllm_dsv4 import packed_group_members, packed_groups
 
 BACKEND_BLOCK = 16  # QSA's kernels take MultipleOf(16) (0.33 and 0.34), the indexer caches' backend MultipleOf(1)
 GDN_CHECKPOINT_ALIGNMENT = 64  # FLASHINFER_GDN_CHECKPOINT_ALIGNMENT (v1/attention/backends/gdn_attn.py)
 CHECKPOINT_PAGES = 1  # num_prefill_checkpoint_blocks in 'align' mode
-
-
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def _rank_state_bytes(state, tp: int) -> int:
@@ -135,8 +132,8 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
     # kernel block: 1, the indexer caches', B) = B, lcm'ed with the checkpoint grid in 'align' mode, rounds to
     # every backend's smallest kernel block (lcm(1, 16) = BACKEND_BLOCK) and keeps B where that is larger
     unit = math.lcm(built, GDN_CHECKPOINT_ALIGNMENT) if align else built
-    block = unit * _cdiv(largest, unit * token_bytes)
-    block = max(built, _cdiv(block, BACKEND_BLOCK) * BACKEND_BLOCK)
+    block = unit * cdiv(largest, unit * token_bytes)
+    block = max(built, cdiv(block, BACKEND_BLOCK) * BACKEND_BLOCK)
     if block % ratio:
         raise UsageError(f"vLLM: Qwen4-Exp's block of {block} tokens is not a multiple of the indexer's "
                          f"{ratio}-token groups", "plan without --engine vllm")
@@ -160,7 +157,7 @@ def simulate_qwen4exp(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: 
     in_flight = in_flight_tokens(rules, mnbt, pp)
 
     def per_request(length: int) -> int:
-        return sum({"mamba": state_pages, "short_conv": state_pages, "ring": 1}.get(kind) or _cdiv(length, size)
+        return sum({"mamba": state_pages, "short_conv": state_pages, "ring": 1}.get(kind) or cdiv(length, size)
                    for (kind, size, _), _ in groups)
 
     def fits(length: int) -> bool:  # every stage's check; a request holds blocks in every group on every stage

@@ -24,14 +24,11 @@ import math
 
 from ..core.model import ModelSpec
 from ..errors import UsageError
+from ..units import cdiv
 from .vllm_dsv4 import packed_groups
 
 BLOCK = 16  # the four backends' kernel block (FlashAttention's multiples of 16); 0.33's default block too
 RING_ROW_BYTES = 1024  # one bf16 [index_k | index_z] row of 2 x proxy_dim (csa_tail_ring.py)
-
-
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def simulate_step5(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None,
@@ -85,7 +82,7 @@ def simulate_step5(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
             pages.append((("sliding", block, window), page, 1))
     groups = packed_groups(pages)
     stride = math.lcm(8 * token_bytes, RING_ROW_BYTES)
-    bytes_per_block = _cdiv(max(sum(p) for _, p in groups), stride) * stride
+    bytes_per_block = cdiv(max(sum(p) for _, p in groups), stride) * stride
     in_flight = in_flight_tokens(rules, mnbt, pp)
 
     def per_request(length: int) -> int:
@@ -93,8 +90,8 @@ def simulate_step5(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int
             if kind == "ring":
                 return 1
             if kind == "sliding":  # SlidingWindowSpec: the window and the tokens in flight, plus one block
-                return _cdiv(min(window - 1 + in_flight, length), size) + 1
-            return _cdiv(length, size)
+                return cdiv(min(window - 1 + in_flight, length), size) + 1
+            return cdiv(length, size)
         return sum(blocks(*bucket) for bucket, _ in groups)
 
     def fits(length: int) -> bool:
