@@ -375,7 +375,15 @@ def grid(release: str) -> None:
 
     rules = resolve(release)[0]
     model = load_model(str(CONFIG))
-    agree = differ = 0
+    counts = {"agree": 0, "differ": 0}
+
+    def compare(label: str, theirs, ours) -> None:  # both refusing counts as agreeing
+        if theirs == ours or (isinstance(theirs, str) and isinstance(ours, str)):
+            counts["agree"] += 1
+        else:
+            counts["differ"] += 1
+            print(f"DIFFER {label}: vLLM {theirs}, kvplan {ours}")
+
     for tp in (1, 2, 4, 8):
         for dtype in ("auto", "fp8"):
             for prefix in (True, False):
@@ -386,13 +394,8 @@ def grid(release: str) -> None:
                         pool = simulate(model, kv_memory_bytes=int(gib * GIB), max_model_len=max_len, tp=tp,
                                         gpu="h200", kv_cache_dtype=None if dtype == "auto" else dtype,
                                         prefix_caching=prefix, rules=rules)
-                        ours = (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits)
-                        if theirs == ours:
-                            agree += 1
-                        else:
-                            differ += 1
-                            print(f"DIFFER tp {tp} {dtype} prefix {prefix} {gib} GiB {max_len}: vLLM {theirs}, "
-                                  f"kvplan {ours}")
+                        compare(f"tp {tp} {dtype} prefix {prefix} {gib} GiB {max_len}", theirs,
+                                (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits))
     for pp in (2, 4):  # PP at TP 1 and 2, bf16, both prefix caching modes
         for tp in (1, 2):
             for prefix in (True, False):
@@ -402,13 +405,8 @@ def grid(release: str) -> None:
                         theirs = plan_pp(gib, max_len, pp)
                         pool = simulate(model, kv_memory_bytes=int(gib * GIB), max_model_len=max_len, tp=tp, pp=pp,
                                         gpu="h200", prefix_caching=prefix, rules=rules)
-                        ours = (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits)
-                        if theirs == ours:
-                            agree += 1
-                        else:
-                            differ += 1
-                            print(f"DIFFER pp {pp} tp {tp} prefix {prefix} {gib} GiB {max_len}: vLLM {theirs}, "
-                                  f"kvplan {ours}")
+                        compare(f"pp {pp} tp {tp} prefix {prefix} {gib} GiB {max_len}", theirs,
+                                (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits))
     for block in BLOCK_SIZES:  # --block-size at TP 1, 2 (fp8) and 8, both prefix caching modes
         for tp, dtype in ((1, "auto"), (2, "fp8"), (8, "auto")):
             for prefix in (True, False):
@@ -426,16 +424,11 @@ def grid(release: str) -> None:
                             ours = (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits)
                         except UsageError as err:
                             ours = f"refused: {err}"
-                        if theirs == ours or (isinstance(theirs, str) and isinstance(ours, str)):
-                            agree += 1
-                        else:
-                            differ += 1
-                            print(f"DIFFER block {block} tp {tp} {dtype} prefix {prefix} {gib} GiB {max_len}: "
-                                  f"vLLM {theirs}, kvplan {ours}")
+                        compare(f"block {block} tp {tp} {dtype} prefix {prefix} {gib} GiB {max_len}", theirs, ours)
                         if block == BLOCK_SIZES[0]:
                             print(f"block {block} tp {tp}: vLLM {theirs}; kvplan {ours}")
     OPTIONS.update(block_size=None)
-    print(f"vLLM {release} Qwen4-Exp grid: {agree} agree, {differ} differ")
+    print(f"vLLM {release} Qwen4-Exp grid: {counts['agree']} agree, {counts['differ']} differ")
 
 
 def main() -> None:
