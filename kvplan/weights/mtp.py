@@ -164,15 +164,11 @@ def _llama_dense_layer(raw: dict) -> int | None:
     """Parameters of the dense LlamaDecoderLayer ERNIE's MTP module builds from the config (vLLM llama.py:
     LlamaAttention's q/k/v/o, LlamaMLP's gate/up/down, input_layernorm and post_attention_layernorm); None where
     a field is missing."""
-    def whole(key: str) -> int | None:
-        value = raw.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-    hidden, heads, inter = whole("hidden_size"), whole("num_attention_heads"), whole("intermediate_size")
+    hidden, heads, inter = (_positive(raw, key) for key in ("hidden_size", "num_attention_heads", "intermediate_size"))
     if not hidden or not heads or not inter:
         return None
-    kv = whole("num_key_value_heads") or heads
-    head_dim = whole("head_dim") or hidden // heads
+    kv = _positive(raw, "num_key_value_heads") or heads
+    head_dim = _positive(raw, "head_dim") or hidden // heads
     attention_bias = bool(raw.get("attention_bias") or raw.get("bias"))
     qkv_bias = bool(raw["qkv_bias"]) if "qkv_bias" in raw else attention_bias
     qkv = (heads + 2 * kv) * head_dim
@@ -185,16 +181,13 @@ def _mimo_v2_layer(raw: dict) -> int | None:
     """Parameters of MiMo-V2's MTP decoder layer as the module docstring says (vLLM 0.34.0 mimo_v2_mtp.py
     MiMoV2MTPLayer, less enorm / hnorm / eh_proj / final_layernorm); None where a field is missing or the fused
     qkv would be padded (mimo_v2.py _fused_qkv_kv_chunk_rows: a chunk's rows not whole 128-row blocks)."""
-    def whole(key: str) -> int | None:
-        value = raw.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-    hidden, inter = whole("hidden_size"), whole("intermediate_size")
-    heads, kv, head_dim = whole("swa_num_attention_heads"), whole("swa_num_key_value_heads"), whole("swa_head_dim")
+    hidden, inter = _positive(raw, "hidden_size"), _positive(raw, "intermediate_size")
+    heads, kv, head_dim = (_positive(raw, key) for key in ("swa_num_attention_heads", "swa_num_key_value_heads",
+                                                            "swa_head_dim"))
     if not hidden or not inter or not heads or not kv or not head_dim:
         return None
-    v_dim = whole("swa_v_head_dim") or head_dim
-    chunks = whole("num_key_value_heads")  # the loader's ckpt_tp
+    v_dim = _positive(raw, "swa_v_head_dim") or head_dim
+    chunks = _positive(raw, "num_key_value_heads")  # the loader's ckpt_tp
     if chunks and heads % chunks == 0 and kv % chunks == 0 and any(
             rows % 128 for rows in (heads // chunks * head_dim, kv // chunks * head_dim, kv // chunks * v_dim)):
         return None
@@ -238,10 +231,14 @@ def _nemotron_h_step(raw: dict, source: str) -> tuple[int, int, int, int] | None
     return pattern.count("*") * attention + count * moe, count * latent, count * router, count * experts
 
 
-def _vocab(raw: dict) -> int | None:
-    nested = nested_text(raw)
-    value = raw.get("vocab_size") or nested.get("vocab_size")
+def _positive(raw: dict, key: str) -> int | None:
+    """raw[key] where it is a positive integer, else None."""
+    value = raw.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _vocab(raw: dict) -> int | None:
+    return _positive(raw, "vocab_size") or _positive(nested_text(raw), "vocab_size")
 
 
 def with_mtp_estimate(record: Weights, model: ModelSpec, raw: dict | None) -> Weights:
