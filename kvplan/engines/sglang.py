@@ -67,7 +67,8 @@ models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how)
 pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
 (kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative draft pool (said beside, not
 subtracted: it comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report), an EAGLE head's weights
-under 0.5.23 (said, not subtracted), MTP or a sliding-window draft on a 0.5.23 sliding-window pool, NGRAM
+under 0.5.23 (said, not subtracted), MTP (MiMo-V2's excepted: kvplan.engines.sglang_mtp) or a sliding-window
+draft on a 0.5.23 sliding-window pool, NGRAM
 speculation, vision models' mem_fraction_static adjustment where config.json leaves the tower's size to its config
 class (said), and models whose layers differ in heads or width outside the hybrid architectures.
 """
@@ -461,7 +462,7 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
                                  "mtp_local_layer_ids / eagle_draft_swa_num_layers)",
                                  "plan without --mtp / --draft-model, or use --engine sglang@0.5.9")
             else:
-                d_full = d
+                d_full, d_local = d, 0
             draft = c.full_per_token * d_full + c.swa_per_token * d_local
         else:
             draft = int(c.bytes * speculation.draft_layers / c.full_layers)
