@@ -59,7 +59,8 @@ def draft_layers(model: ModelSpec) -> int:
     (eagle_draft_num_layers); a refusal where the architecture is not one it renames or the config names none."""
     name, targets = DRAFTS[model.model_type]
     if model.architecture not in targets:
-        raise UsageError(f"SGLang: {model.name}'s MTP draft ({model.architecture}) is not modelled: kvplan read "
+        raise UsageError(f"SGLang: {model.name}'s MTP draft ({model.architecture or 'no architectures in its config'}) "
+                         f"is not modelled: kvplan read "
                          f"0.5.23's {name} draft for {', '.join(sorted(targets))} (model_config._config_draft_model)",
                          "plan without the draft")
     if not model.mtp_layers:
@@ -101,11 +102,15 @@ def module_weights(model: ModelSpec, raw: dict | None, tp: int, steps: int, rele
     if module is None:
         return 0, (f"{model.name}'s {name} module could not be sized from its config: the draft's weights are not "
                    "subtracted, so the pool is high by their size on each GPU")
+    plain = 4 if model.float_dtype in ("float32", "fp32") else 2  # unquantized tensors
     # one vocabulary x hidden matrix, unquantized (Nemotron-H's layout has none in vLLM, so it is not in copy_bytes)
-    copy = module.copy_bytes or (_vocab(raw) or 0) * model.hidden_size * (4 if model.float_dtype in ("float32", "fp32")
-                                                                          else 2)
-    copies = 1 if ernie and bool(text.get("tie_word_embeddings", (raw or {}).get("tie_word_embeddings"))) else 2
-    proj = module.proj_bytes + (model.hidden_size * 2 if bias else 0)  # mtp_linear_proj's bias with use_bias
+    copy = module.copy_bytes or (_vocab(raw) or 0) * model.hidden_size * plain
+    if not copy:
+        return 0, (f"{model.name}'s vocabulary size is not in its config: {name}'s own embedding and head are not "
+                   "subtracted, so the pool is high by their size on each GPU")
+    # Ernie4_5_MoeConfig ties them unless the config says otherwise (transformers: tie_word_embeddings = True)
+    copies = 1 if ernie and bool(text.get("tie_word_embeddings", (raw or {}).get("tie_word_embeddings", True))) else 2
+    proj = module.proj_bytes + (model.hidden_size * plain if bias else 0)  # mtp_linear_proj's bias with use_bias
     if model.model_type == "nemotron_h":
         proj = -(-module.proj_bytes // tp)  # eh_proj: a ColumnParallelLinear
     one = -(-module.decoder_bytes // tp) + proj + module.norm_bytes + module.whole_bytes + copies * -(-copy // tp)
