@@ -618,9 +618,6 @@ def test_mtp_refusals_of_families_not_modelled_say_why(tmp_path):
     dense = json.loads((CONFIGS / "ernie-4.5-0.3b.json").read_text())
     with pytest.raises(UsageError, match="only ernie4_5_moe"):
         draft_layer_count(build_model({**dense, "num_nextn_predict_layers": 1}, "ernie-dense-mtp"))
-    # read in vLLM only: SGLang's NEXTN draft of MiMo is refused
-    with pytest.raises(UsageError, match="not modelled for SGLang"):
-        draft_layer_count(load_model(str(CONFIGS / "mimo-7b.json")), "SGLang")
 
 
 def test_cli_mimo_mtp_json():
@@ -677,8 +674,6 @@ def test_nemotron_h_mtp_refusals():
         draft_layer_count(_nemotron(num_nextn_predict_layers=2))
     with pytest.raises(UsageError, match="not one or more attention layers"):  # 'M': NotImplementedError in vLLM
         draft_layer_count(_nemotron(mtp_layers_block_type=["mamba", "moe"]))
-    with pytest.raises(UsageError, match="not modelled for SGLang"):
-        draft_layer_count(_nemotron(), "SGLang")
     # the older pattern field, as NVIDIA's configs write it, when no list is given
     raw = {"mtp_hybrid_override_pattern": "*E*E", "mtp_layers_block_type": None}
     assert draft_layer_count(_nemotron(**raw)) == 2

@@ -67,7 +67,8 @@ models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how)
 pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
 (kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative draft pool (said beside, not
 subtracted: it comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report), an EAGLE head's weights
-under 0.5.23 (said, not subtracted), MTP or a sliding-window draft on a 0.5.23 sliding-window pool, NGRAM
+under 0.5.23 (said, not subtracted), MTP (MiMo-V2's excepted: kvplan.engines.sglang_mtp) or a sliding-window
+draft on a 0.5.23 sliding-window pool, NGRAM
 speculation, vision models' mem_fraction_static adjustment where config.json leaves the tower's size to its config
 class (said), and models whose layers differ in heads or width outside the hybrid architectures.
 """
@@ -80,6 +81,7 @@ from ..configs.nemotron_nas import linear_replacement
 from ..core.model import ModelSpec
 from ..errors import UsageError
 from .sglang_bailing import LING3, LING25, check_ling3, check_ling25
+from .sglang_mtp import DRAFTS as MTP_DRAFTS
 from .sglang_zaya import ZAYA, zaya_shape
 from .sglang_rules import (GIB, KV_DTYPES, LATEST, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
                            MAMBA_EXTRA_BUFFER_SLOTS, MAMBA_FULL_MEMORY_RATIO, NSA_ARCHS, NSA_PAGE_SIZE, NSA_QUANT_BLOCK,
@@ -97,6 +99,10 @@ class Speculation:
     draft_name: str | None = None  # a separate draft checkpoint
     draft_architecture: str | None = None  # its architecture (a sliding-window draft splits its layers)
     draft_source: str | None = None  # what --draft-model named (a bundled name, a config.json, a Hub id): reloaded from
+    # an MTP draft on a sliding-window pool (kvplan.engines.sglang_mtp, MiMo-V2): whether kvplan read how it splits,
+    # and how many of its layers mtp_local_layer_ids lists (None: the config lists none)
+    sliding_draft: bool = False
+    local_draft_layers: int | None = None
 
 
 @dataclass(frozen=True)
@@ -413,6 +419,11 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
         raise UsageError(f"SGLang {rules.release} serves DeepSeek's sparse attention with a bfloat16 or fp8_e4m3 "
                          "cache only (_dsa_kv_cache_dtype_default)", "use -t fp8 (e4m3) or the default")
     c = cell(model, tp, kv_bytes, ssm_bytes, rules, sm10=nsa_fp8)
+    if (speculation is not None and speculation.draft_name is None and model.model_type in MTP_DRAFTS
+            and model.architecture not in rules.mtp_targets):
+        raise UsageError(f"SGLang {rules.release}: the MTP draft of {model.name} ({model.architecture}) is not "
+                         f"modelled: kvplan read SGLang 0.5.23's {MTP_DRAFTS[model.model_type][0]} "
+                         "(kvplan.engines.sglang_mtp), not this release's", "use --engine sglang (0.5.23)")
     if speculation is not None and model.architecture == ZAYA:
         raise UsageError(f"SGLang {rules.release} does not refuse speculative decoding on {model.name} ({ZAYA}), but "
                          "kvplan has not read how it keeps the CCA state's draft-token conv windows "
@@ -437,21 +448,28 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
                          f"{(c.mla_stored - profiled) / (profiled + c.index_bytes):.1%}")
     if speculation is not None and max_running_requests is None:
         max_running_requests = SPEC_MAX_RUNNING_REQUESTS  # _handle_speculative_decoding's default
-    draft = 0
+    draft = d_swa = 0  # d_swa: draft layers priced in the sliding cell (x swa_full_tokens_ratio)
     if rules.draft_kv_in_cell and speculation is not None:  # DefaultPoolConfigurator: the target's per-layer size
         if c.kind == "hybrid_swa":  # HybridSWAPoolConfigurator: a draft without sliding layers prices them as full
-            if speculation.draft_name is None or (speculation.draft_architecture or "") in rules.hybrid_swa_archs:
+            d = speculation.draft_layers
+            if speculation.sliding_draft:  # kvplan.engines.sglang_mtp: the draft's layers by mtp_local_layer_ids,
+                local = speculation.local_draft_layers  # else min(its layers, the target's sliding layers) sliding
+                d_swa, d_local = (min(d, c.swa_layers), 0) if local is None else (0, local)
+                d_full = d - d_swa - d_local
+            elif speculation.draft_name is None or (speculation.draft_architecture or "") in rules.hybrid_swa_archs:
                 raise UsageError(f"SGLang {rules.release}: a sliding-window draft on a sliding-window pool is not "
                                  "modelled (its layers split between the full and sliding sub-pools by "
                                  "mtp_local_layer_ids / eagle_draft_swa_num_layers)",
                                  "plan without --mtp / --draft-model, or use --engine sglang@0.5.9")
-            draft = c.full_per_token * speculation.draft_layers
+            else:
+                d_full, d_local = d, 0
+            draft = c.full_per_token * d_full + c.swa_per_token * d_local
         else:
             draft = int(c.bytes * speculation.draft_layers / c.full_layers)
     rest_bytes, states, ratio, given = _states(c, rest_bytes, rules, model, speculation, max_running_requests, notes)
     if c.kind == "hybrid_swa" and rules.swa_split_on_cell:  # 0.5.23 HybridSWAPoolConfigurator
         per_full = (c.full_per_token * c.full_layers + draft
-                    + swa_full_tokens_ratio * c.swa_per_token * c.swa_layers)
+                    + swa_full_tokens_ratio * c.swa_per_token * (c.swa_layers + d_swa))
         full = int(rest_bytes // per_full)
         if max_total_tokens is not None:
             full = min(full, max_total_tokens)
@@ -466,7 +484,7 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
         if c.kind == "hybrid_swa":  # 0.5.9 set_num_tokens_hybrid_swa
             total = tokens * (c.full_per_token * c.full_layers + c.swa_per_token * c.swa_layers)
             full = int(total / (c.full_per_token * c.full_layers
-                                + swa_full_tokens_ratio * c.swa_per_token * c.swa_layers))
+                                + swa_full_tokens_ratio * c.swa_per_token * (c.swa_layers + d_swa)))
             swa = int(full * swa_full_tokens_ratio) // page_size * page_size
             tokens = full // page_size * page_size
     if tokens <= 0:
@@ -489,7 +507,8 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
     return SglangPool(c, dtype, rest_bytes, tokens, swa, states, page_size, context_len, requests,
                       mem_fraction_static, tuple(notes), rules.release,
                       TORCH_DTYPES.get(dtype, "torch.float16" if model.float_dtype == "float16" else "torch.bfloat16"),
-                      draft, ratio if states is not None else 0, given,
+                      draft + int(swa_full_tokens_ratio * c.swa_per_token * d_swa), ratio if states is not None else 0,
+                      given,
                       speculation.draft_tokens if speculation is not None else 0)
 
 

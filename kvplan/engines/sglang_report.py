@@ -6,6 +6,7 @@ from ..errors import UsageError
 from ..render import Report
 from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
+from .sglang_mtp import MULTI_LAYER, draft_layers, is_sglang_mtp, local_draft_layers, module_weights
 from .sglang_served import check
 from .sglang_rules import (MULTIMODAL_PREFILL_GRAPH_0523, SPEC_MAX_RUNNING_REQUESTS, Rules, hf_text_config,
                            memory_defaults, page_size_refusal, rules_for, vlm_fraction_factor)
@@ -27,7 +28,15 @@ def resolve_speculation(model, speculation) -> Speculation | None:
         return None
     from .vllm_speculative import draft_layer_count, draft_method, load_draft
 
-    if speculation.mtp:
+    local, sliding = None, False
+    if speculation.mtp and is_sglang_mtp(model):  # SGLang 0.5.23's own drafts of MiMo, ERNIE, Nemotron-H, MiMo-V2
+        algorithm, layers, draft = "EAGLE", draft_layers(model), None
+        sliding = model.model_type in MULTI_LAYER
+        if sliding:
+            from .vllm_profile import raw_config
+
+            local = local_draft_layers(model, raw_config(model), layers)
+    elif speculation.mtp:
         algorithm, layers, draft = "EAGLE", draft_layer_count(model, "SGLang"), None
     else:
         draft = load_draft(speculation.draft_model)
@@ -37,9 +46,14 @@ def resolve_speculation(model, speculation) -> Speculation | None:
         steps, tokens = speculation.tokens, speculation.tokens + 1
     else:  # only MTP comes here (a draft checkpoint needs the tokens): every MTP family kvplan models gets (3, 1, 4)
         steps, tokens = 3, 4
+    if sliding and steps > layers:  # multi-layer EAGLE: runner i loads MTP layer i only (loader._filter_mtp_weights)
+        raise UsageError(f"SGLang: {model.name}'s MTP draft runs one module per speculative step, each loading one "
+                         f"of the checkpoint's {layers} MTP layer(s) (multi-layer EAGLE), so {steps} steps would "
+                         "need layers it does not have; kvplan has not read what SGLang does then",
+                         f"give --num-speculative-tokens {layers} or fewer")
     return Speculation(algorithm, steps, tokens, layers, draft.name if draft is not None else None,
                        draft.architecture if draft is not None else None,
-                       speculation.draft_model if draft is not None else None)
+                       speculation.draft_model if draft is not None else None, sliding, local)
 
 
 def draft_weights(result, spec: Speculation | None, rules: Rules) -> tuple[int, str | None]:
@@ -59,6 +73,8 @@ def draft_weights(result, spec: Speculation | None, rules: Rules) -> tuple[int, 
     record = getattr(result, "weights", None) or dep.weights or checkpoint_weights(model)
     if spec.draft_name is None:
         layout = LAYOUTS.get(model.model_type, (None,))[0]
+        if is_sglang_mtp(model):
+            return module_weights(model, raw_config(model), dep.tp, spec.num_steps, rules.release)
         if layout == "fc":
             return _fc_module(model, raw_config(model), dep.tp, rules)
         if layout is None:
@@ -312,7 +328,9 @@ def draft_pool_note(model, spec: Speculation, got: SglangPool, tp: int, rules: R
     head = (f"speculative decoding ({spec.algorithm}, {spec.num_steps} steps, {spec.draft_tokens} draft tokens): "
             f"max_running_requests defaults to {SPEC_MAX_RUNNING_REQUESTS} (--max-num-seqs sets it); ")
     if rules.draft_kv_in_cell:
-        return (head + f"the draft's {spec.draft_layers} layer(s) at the target's per-layer size add "
+        size = ("as sliding layers x swa_full_tokens_ratio where HybridSWAPoolConfigurator puts them"
+                if spec.sliding_draft and got.cell.kind == "hybrid_swa" else "at the target's per-layer size")
+        return (head + f"the draft's {spec.draft_layers} layer(s) {size} add "
                 f"{got.draft_bytes:,} B a token to the {got.cell.bytes:,} B cell the pool is sized with"
                 + (f"; {unsubtracted}" if unsubtracted else ""))
     if spec.draft_name is None:  # MTP: the target's own attention (or latent) layer, draft_layers of them

@@ -51,6 +51,7 @@ import math
 from dataclasses import dataclass
 
 from ..errors import ConfigError, UsageError
+from .sglang_mtp import DRAFTS as MTP_DRAFTS
 
 
 GIB = 2**30
@@ -213,6 +214,9 @@ class Rules:
     # mamba_scheduler_strategy no_buffer unless told otherwise) it asserts page_size == 1, so a state model with its
     # radix cache on does not start with a larger --page-size; 0.5.23 has no such assert
     mamba_radix_page_one: bool = False
+    # model_config._config_draft_model: the target architectures whose own MTP draft class kvplan read
+    # (kvplan.engines.sglang_mtp: MiMo-7B, ERNIE-4.5 MoE, Nemotron-H, MiMo-V2, read in 0.5.23 only)
+    mtp_targets: frozenset = frozenset()
 
 
 RULES = {
@@ -223,7 +227,8 @@ RULES = {
                    mamba_radix_page_one=True),
     "0.5.23": Rules("0.5.23", DEFAULTS_BY_MEMORY_0523, {}, True, HYBRID_SWA_ARCHS_0523, True,
                     MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, True, True, VLM_CACHE_MIB, MULTIMODAL_ARCHS_0523,
-                    HYBRID_SWA_COMPRESS_0523, True, True, bailing_kda_by_conv=True),
+                    HYBRID_SWA_COMPRESS_0523, True, True, bailing_kda_by_conv=True,
+                    mtp_targets=frozenset().union(*(targets for _, targets in MTP_DRAFTS.values()))),
 }
 LATEST = "0.5.23"
 RELEASE = LATEST  # what --engine sglang models

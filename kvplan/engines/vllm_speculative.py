@@ -82,8 +82,6 @@ MTP_ARCHITECTURES: dict[str, frozenset[str]] = {
 # (mimo_v2_mtp.py MiMoV2MTPLayer: a MiMoV2Attention of swa_num_key_value_heads x swa_head_dim / swa_v_head_dim over
 # sliding_window_size, as the target's SWA layers in mimo_v2.py; read in 0.21.0, 0.27.1 and 0.34.0)
 MTP_SLIDING = frozenset({"mimo_v2", "mimo_v2_flash"})
-# families whose MTP draft kvplan read in vLLM only: SGLang's (its own NEXTN model files) is refused
-VLLM_ONLY_MTP = frozenset({"mimo", "ernie4_5_moe", "mimo_v2", "mimo_v2_flash"})
 # model_type -> the layer count vLLM's MTP module builds whatever the config says
 # (longcat_flash_mtp.py LongCatMultiTokenPredictor: num_mtp_layers = 1)
 # (mimo_v2_mtp.py MiMoV2MultiTokenPredictor: num_mtp_layers = 1; config/speculative.py sets n_predict 1)
@@ -123,7 +121,8 @@ def _check_family(model: ModelSpec, engine: str = "vLLM") -> None:
 def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
     """The MTP layers vLLM's drafter registers for `model` (DeepSeek-V4: its num_nextn_predict_layers, pooled by
     vllm_dsv4.py); a clear refusal when kvplan does not model them. engine: the name the refusal starts with
-    (SGLang's NEXTN draft reads the same layers)."""
+    (SGLang's NEXTN draft reads the same layers; kvplan.engines.sglang_mtp counts its own drafts of MiMo,
+    ERNIE-4.5 MoE, Nemotron-H and MiMo-V2)."""
     from .vllm import is_deepseek_v4
     from .vllm_inkling import is_inkling
 
@@ -135,10 +134,6 @@ def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
         return model.mtp_layers
     if not is_deepseek_v4(model):
         _check_family(model, engine)
-        if engine != "vLLM" and model.model_type in VLLM_ONLY_MTP:
-            raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft ({model.model_type}) is not "
-                             f"modelled for {engine} (kvplan read vLLM's draft of this family, not {engine}'s)",
-                             "plan without the draft, or use --engine vllm")
     elif not model.mtp_layers:
         raise UsageError(f"{engine}: {model.name}'s config has no MTP layers", "plan without the draft")
     if model.model_type == "nemotron_h":
@@ -170,9 +165,6 @@ def _nemotron_h_draft(model: ModelSpec, engine: str) -> int:
         raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft ({model.architecture}) is not modelled: "
                          "kvplan read Nemotron-H's MTP draft for NemotronHForCausalLM only (Nemotron-3.5-Transcribe "
                          "has its own Nemotron3_5TranscribeMTPModel)", "plan without the draft")
-    if engine != "vLLM":
-        raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft (nemotron_h) is not modelled for "
-                         f"{engine} (kvplan read vLLM's)", "plan without the draft, or use --engine vllm")
     if not model.mtp_layers:
         raise UsageError(f"{engine}: {model.name}'s config has no MTP layers (num_nextn_predict_layers is 0 or "
                          "absent), so vLLM has no MTP draft for it", "plan without the draft")
