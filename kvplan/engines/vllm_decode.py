@@ -27,9 +27,9 @@ if all were accepted, while the freeing counts the processed tokens only: the sl
 and a window keeps 3k more tokens; without async scheduling 2k. Mamba in 'align' mode sizes its blocks by the
 target's tokens, without the lookahead (MambaManager.get_num_blocks_to_allocate): 2k and k. Read in 0.34.0
 (v1/core/sched/scheduler.py, async_scheduler.py, kv_cache_manager.py allocate_slots); the lookahead and the
-allocate_slots call compared in 0.11.0, 0.16.0, 0.17.0, 0.20.0, 0.22.0, 0.24.0, 0.25.0, 0.26.0, 0.28.0, 0.29.0,
-0.31.0-0.33.0 (the same for these methods). Checked against 0.34.0's KVCacheManager with k = 1, 2, 3 by
-benchmarks/vllm_oracle_decode.py.
+allocate_slots call compared in 0.11.0, 0.16.0, 0.17.0, 0.20.0, 0.22.0, 0.24.0, 0.25.0, 0.26.0, 0.27.1,
+0.28.0, 0.29.0, 0.31.0-0.33.0 (the same for these methods). Checked against 0.34.0's KVCacheManager with
+k = 1, 2, 3 by benchmarks/vllm_oracle_decode.py.
 
 Not modelled: prefill chunks, the admission watermark (0 by default), prefix-cache sharing (shared blocks count once
 in the pool), DFlash's extra lookahead slot and more than one step in flight (PP).
@@ -173,4 +173,5 @@ def decode_fit(pool, context_tokens: int, rules, draft_tokens: int = 0, method: 
                      draft_tokens, slots.ahead_tokens)
 
 
-__all__ = ["held_blocks", "decode_blocks", "decode_fit", "decode_slots", "DecodeFit", "DecodeSlots", "LOOKAHEAD_METHODS"]
+__all__ = ["held_blocks", "decode_blocks", "decode_fit", "decode_slots", "DecodeFit", "DecodeSlots",
+           "LOOKAHEAD_METHODS"]
