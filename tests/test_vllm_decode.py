@@ -128,3 +128,108 @@ def test_users_max_num_seqs_above_what_the_pool_keeps_decoding():
 ])
 def test_held_blocks_by_kind(spec, length, lag, held):
     assert held_blocks(spec, length, lag) == held
+
+
+# Speculative decoding (vllm_decode.decode_slots): a decoding step with k drafts schedules 1 + k tokens and
+# allocate_slots adds k lookahead slots (eagle, eagle3, mtp, draft_model); under async scheduling the computed
+# tokens count the step in flight with its k drafts too. So an attention group holds slots up to 3k past the
+# k = 0 step's (2k without async scheduling), at most max_model_len, and a window keeps 3k (2k) more tokens;
+# Mamba 'align' counts the target's tokens only: 2k (k). Read in vLLM 0.34.0 v1/core/sched/scheduler.py
+# (Scheduler.schedule num_new_tokens, allocate_slots(..., num_lookahead_tokens)), async_scheduler.py and
+# kv_cache_manager.py allocate_slots; benchmarks/vllm_oracle_decode.py runs 0.34.0's KVCacheManager so.
+
+@pytest.mark.parametrize("tokens", [1, 2, 3])
+def test_mtp_deepseek_v3_holds_the_drafts_and_lookahead_below_max_model_len(tokens):
+    # DeepSeek-V3, 0.34, 40 GiB: the latent (512 + 64) x 2 B x 64 tokens = 73,728 B a layer, 61 layers + 1 MTP
+    # layer = 4,571,136 B a block -> 42,949,672,960 // 4,571,136 = 9,395 blocks (9,394 usable). A 4,096-token
+    # request (--max-model-len 32,768) reaches 4,096 + 3k slots: cdiv(4,099 .. 4,105, 64) = 65 blocks ->
+    # 9,394 // 65 = 144 (65 x 145 = 9,425). Without the drafts (the old count) 4,096 / 64 = 64 -> 146
+    out, warning, seqs = emit("deepseek-v3", "--engine", "vllm", "--kv-memory", "40GiB", "--context", "4096",
+                              "--max-model-len", "32768", "--mtp", "--num-speculative-tokens", str(tokens))
+    assert out["engine"]["num_blocks"] == 9_395
+    assert seqs == 144 and "65 blocks each (65 latent (MLA)" in warning[0]
+    assert any(f"the {3 * tokens} slots past a request's tokens" in n for n in out["emit"]["notes"])
+
+
+def test_mtp_slots_stop_at_max_model_len():
+    # the same at --context = --max-model-len 4,096: allocate_slots caps the slots at max_model_len
+    # (min(num_tokens + num_lookahead_tokens, max_model_len)), so the request holds 4,096 / 64 = 64 blocks; the
+    # pool: 9,395 blocks as above (the block does not depend on max_model_len) -> 9,394 // 64 = 146
+    out, warning, seqs = emit("deepseek-v3", "--engine", "vllm", "--kv-memory", "40GiB", "--context", "4096",
+                              "--max-model-len", "4096", "--mtp", "--num-speculative-tokens", "3")
+    assert out["engine"]["num_blocks"] == 9_395
+    assert seqs == 146 and "64 blocks each" in warning[0]
+
+
+@pytest.mark.parametrize("tokens, seqs", [(1, 58), (2, 51), (3, 46)])
+def test_mtp_qwen3_next_full_group_crosses_a_block_and_states_hold_the_drafts(tokens, seqs):
+    # Qwen3-Next-80B-A3B, 0.34, 20 GiB, --max-model-len 32,768: block 576 (the GDN state aligned to 64, under
+    # 576 x 2,048 B), a full-attention token 2 KV heads x 256 x 2 x 2 B = 2,048 B, page 1,179,648 B; 12 full + 1
+    # MTP layer, 36 GDN -> groups of 13: 13 x 1,179,648 = 15,335,424 B a block -> 21,474,836,480 // 15,335,424 =
+    # 1,400 blocks (1,399 usable). --context 8,064 = 14 x 576: the full group holds cdiv(8,064 + 3k, 576) = 15
+    # (14 without the drafts); each of the 3 GDN groups 2 ('align') + k draft pages. k = 1: 15 + 9 = 24 ->
+    # 1,399 // 24 = 58 (old 23 -> 60); k = 2: 15 + 12 = 27 -> 51 (old 53); k = 3: 15 + 15 = 30 -> 46 (old 48)
+    out, warning, got = emit("qwen3-next-80b-a3b", "--engine", "vllm", "--kv-memory", "20GiB", "--context", "8064",
+                             "--max-model-len", "32768", "--mtp", "--num-speculative-tokens", str(tokens))
+    assert out["engine"]["num_blocks"] == 1_400 and out["engine"]["block_size"] == 576
+    assert got == seqs
+    assert f"3 x {2 + tokens} mamba state + 15 full attention" in warning[0]
+
+
+@pytest.mark.parametrize("tokens", [1, 2, 3])
+def test_mtp_mimo_v2_windows_keep_the_drafts(tokens):
+    # MiMo-V2 (as test_mimo_v2_sliding_window_is_sliding_window_size_under_vllm, 14,563 blocks: the MTP draft's
+    # sliding layer takes the last sliding group's padding slot), 8,192 tokens = --max-model-len: full 8,192 /
+    # 128 = 64 (the slots stop at max_model_len); each of the 5 sliding groups (block 64) keeps W + 1 in flight
+    # + 3k = 132, 135, 138 tokens, at most cdiv(132 .. 138 + 63, 64) = 4 blocks (3 without the drafts):
+    # 64 + 5 x 4 = 84 -> 14,562 // 84 = 173 (84 x 174 = 14,616); the old count 79 -> 184
+    out, warning, seqs = emit("tests/data/configs/mimo-v2.6-flash.json", "--engine", "vllm", "--kv-memory", "40GiB",
+                              "--max-model-len", "8192", "--context", "8192", "--mtp", "--num-speculative-tokens",
+                              str(tokens))
+    assert out["engine"]["num_blocks"] == 14_563
+    assert seqs == 173 and "5 x 4 sliding window 128" in warning[0]
+
+
+@pytest.mark.parametrize("release, held", [("0.27", 256), ("0.28", 257)])
+def test_draft_model_decodes_synchronously_before_0_28(release, held):
+    # Llama-3.1-8B with a 16-layer draft checkpoint (method draft_model), 2 drafts, 10 GiB: block 16, 10 GiB //
+    # (32 x 65,536 + 16 x 32,768) = 4,096 blocks (test_vllm_speculative). 0.26-0.27 turn async scheduling off for
+    # draft_model (config/vllm.py), so nothing is in flight: a 4,091-token request reaches 4,091 + 2 + 2 = 4,095
+    # slots, cdiv(4,095, 16) = 256 blocks; 0.28 keeps async scheduling: 4,091 + 6 = 4,097 -> 257
+    out, warning, seqs = emit("llama-3.1-8b", "--engine", f"vllm@{release}", "--kv-memory", "10GiB", "--context",
+                              "4091", "--max-model-len", "16384", "--draft-model",
+                              "tests/data/configs/draft-llama-1b-shape.json", "--num-speculative-tokens", "2")
+    assert out["engine"]["num_blocks"] == 4_096
+    assert f"// {held} blocks each" in warning[0] and seqs == 4_095 // held == 15
+
+
+@pytest.mark.parametrize("spec, args, held", [
+    # full, 4,096 tokens, 9 slots ahead: cdiv(4,105, 64) = 65; capped at max_model_len 4,096: 64
+    (PageSpec("full", 64, token_bytes=1), (4_096, 1, 9, 6, None), 65),
+    (PageSpec("full", 64, token_bytes=1), (4_096, 1, 9, 6, 4_096), 64),
+    # Mamba 'align', block 576, one draft: the target's tokens reach L + 2 (not the lookahead's L + 3): at 574 they
+    # stay in the first block (1 + 1 draft page), at 575 they cross it (2 + 1)
+    (PageSpec("mamba", 576, state_bytes=1, state_pages=4, speculative_pages=1), (574, 1, 3, 2, 32_768), 2),
+    (PageSpec("mamba", 576, state_bytes=1, state_pages=4, speculative_pages=1), (575, 1, 3, 2, 32_768), 3),
+    # sliding 4 + 2 retained, block 8, k = 1 async: 4 + 2 + 1 + 3 = 10 tokens kept, over at most cdiv(10 + 7, 8) =
+    # 3 blocks; synchronous (lag 0, 2 ahead): 8 kept, cdiv(15, 8) = 2
+    (PageSpec("sliding", 8, token_bytes=1, window_tokens=4, retained_tokens=2), (2_000, 1, 3, 2, 3_000), 3),
+    (PageSpec("sliding", 8, token_bytes=1, window_tokens=4, retained_tokens=2), (2_000, 0, 2, 1, 3_000), 2),
+])
+def test_held_blocks_with_speculative_slots(spec, args, held):
+    assert held_blocks(spec, *args) == held
+
+
+def test_decode_slots_by_release_and_method():
+    # (lag, ahead, state ahead) for k = 2: async (0.26+; draft_model 0.28+): 1, 2 + 2 + 2, 2 + 2; else 0, 2 + 2, 2
+    from kvplan.engines.vllm_decode import decode_slots
+    from kvplan.engines.vllm_rules import V0_25, V0_27, V0_28, V0_34
+
+    def triple(rules, method):
+        s = decode_slots(rules, 2, method)
+        return s.lag_tokens, s.ahead_tokens, s.state_ahead_tokens
+
+    assert triple(V0_34, "mtp") == triple(V0_27, "eagle3") == triple(V0_28, "draft_model") == (1, 6, 4)
+    assert triple(V0_27, "draft_model") == triple(V0_25, "mtp") == (0, 4, 2)
+    none = decode_slots(V0_34)  # no speculative decoding: the k = 0 step
+    assert (none.lag_tokens, none.ahead_tokens, none.state_ahead_tokens) == (1, 0, 0)

@@ -234,7 +234,11 @@ def test_inkling_mtp_refusals():
 def test_inkling_mtp_from_the_cli(tmp_path):
     # --mtp reads the depths from mtp_config (3) and --num-speculative-tokens 3 builds all three: the pool of
     # test_inkling_mtp_three_depths_keep_two_more_tokens_in_every_window (18,204 blocks); --emit vllm at 131,072
-    # tokens: 18,204 // 2,098 blocks a decoding request = 8 (2,098 x 8 = 16,784; x 9 = 18,882)
+    # tokens (= max_model_len): a decoding step with 3 drafts holds 3 x 3 = 9 slots past the k = 0 step's (the
+    # step in flight's 3 drafts, its own 3, 3 lookahead; async scheduling), each window keeps 9 more tokens:
+    # sliding 512 + 2 + 1 + 9 = 524 over at most cdiv(524 + 63, 64) = 10 blocks (x 4), conv 4 + 2 + 1 + 9 = 16
+    # over cdiv(16 + 7, 8) = 3 (x 5, 2 without the drafts), full cdiv(min(131,072 + 9, 131,072), 64) = 2,048:
+    # 2,103 a request (2,098 without). 18,203 usable // 2,103 = 8 (2,103 x 9 = 18,927)
     from typer.testing import CliRunner
 
     from kvplan.cli.app import app
@@ -250,4 +254,5 @@ def test_inkling_mtp_from_the_cli(tmp_path):
     assert out["engine"]["num_blocks"] == 18_204
     argv = out["emit"]["argv"]
     assert argv[argv.index("--max-num-seqs") + 1] == "8"
+    assert any("// 2,103 blocks each (5 x 3 Inkling conv state" in n for n in out["emit"]["notes"])
     assert '"num_speculative_tokens": 3' in argv[argv.index("--speculative-config") + 1]

@@ -50,7 +50,8 @@ vLLM's file and function); this module applies them:
   bytes per block; 0.29+ in memory less one block (the null block).
 
 Not modelled: token eviction, compressed sparse attention and Quest (vLLM
-allocates every token), speculative decoding's lookahead slots, DFlash /
+allocates every token), speculative decoding's draft and lookahead slots (a
+scheduling reserve vLLM's planner leaves out too; vllm_decode counts them), DFlash /
 DSpark drafts and a draft at its own TP size (vllm_speculative.py), DCP/PCP, 0.29+'s
 block-outermost packing of groups with mixed page sizes, non-Hopper backends
 (Blackwell MLA uses other block sizes; only 0.34's sparse MLA fp8 on Blackwell, a

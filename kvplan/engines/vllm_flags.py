@@ -161,11 +161,13 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
                      "past the trained length may give garbage)")
     gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
     default_seqs = rules.max_num_seqs(gpu.memory_bytes if gpu else None, gpu.name if gpu else "")
+    layers, tokens, draft = resolve_speculation(model, speculation)
+    method = "mtp" if layers else draft_method(draft) if draft is not None else ""
     fit = None
     if pool is not None:
         from .vllm_decode import decode_fit
 
-        fit = decode_fit(pool, context_tokens or pool.max_model_len, rules)
+        fit = decode_fit(pool, context_tokens or pool.max_model_len, rules, tokens if method else 0, method)
     if max_num_seqs is not None:
         argv += ["--max-num-seqs", str(max_num_seqs)]
         if fit is not None and 1 <= fit.seqs < max_num_seqs:
@@ -199,19 +201,20 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             notes.append("not one sequence of --context fits the KV pool: vLLM would refuse to start")
     if enforce_eager:
         argv.append("--enforce-eager")
-    layers, tokens, draft = resolve_speculation(model, speculation)
     if layers:
         argv += ["--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": tokens})]
     elif draft is not None:
         where, note = draft_location(speculation.draft_model, draft.name, "--speculative-config's model")
         if note:
             notes.append(note)
-        argv += ["--speculative-config", json.dumps({"method": draft_method(draft), "model": where,
+        argv += ["--speculative-config", json.dumps({"method": method, "model": where,
                                                       "num_speculative_tokens": tokens})]
     if speculation is not None and "--max-num-seqs" in argv and max_num_seqs is None:
         if fit is not None:
-            notes.append("--max-num-seqs counts the draft's layers in vLLM's pool, not the draft and lookahead "
-                         "slots a decoding step reserves ahead (allocate_slots; up to a block more a group)")
+            notes.append(f"--max-num-seqs counts the draft's layers in vLLM's pool and the {fit.ahead_tokens} slots "
+                         f"past a request's tokens that a decoding step with {tokens} draft token(s) holds in each "
+                         "attention group (allocate_slots: the drafts to verify, the lookahead, and under async "
+                         "scheduling the drafts of the step in flight; at most --max-model-len)")
         else:
             notes.append("--max-num-seqs comes from kvplan's capacity, which leaves out the draft's cache "
                          "(--engine vllm counts it)")

@@ -130,8 +130,9 @@ def with_inkling_draft(model: ModelSpec, depths_in_checkpoint: int, tokens: int)
              "state and K/V of a "
              + ("sliding or full layer by mtp_config.local_layer_ids" if local_ids & set(range(depths))
                 else "full layer (none in mtp_config.local_layer_ids)"),
-             "not modelled: the slots a decoding request allocates ahead for its draft tokens (allocate_slots: "
-             "the drafts and as many lookahead slots); vLLM's pool planner does not count them either"]
+             "the pool leaves out the slots a decoding request allocates ahead for its draft tokens (allocate_slots: "
+             "the drafts and as many lookahead slots), as vLLM's pool planner does; --emit vllm's --max-num-seqs "
+             "counts them"]
     if retained:
         notes.append(f"multi-module MTP ({depths} depths): every sliding-window page, conv states included, keeps "
                      f"num_speculative_tokens - 1 = {retained} more tokens (SlidingWindowSpec.extra_retained_tokens)")

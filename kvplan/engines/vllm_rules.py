@@ -23,6 +23,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | "Available KV cache memory: X GiB"    | %.2f; round(x, 2) from 0.14.0 ("5.9", not "5.90")                           |
 | sliding window in-flight tokens       | max_num_batched_tokens; x max_concurrent_batches (2, async scheduling) from 0.26.0; with PP: PP (async off) until 0.33, PP + 1 from 0.34.0 (async stays on) |
 | window freed in decode (--emit's --max-num-seqs) | below the computed tokens; below the processed ones (the in-flight token kept) from 0.26.0 |
+| speculative slots a decoding step holds (--emit's --max-num-seqs) | 1 + k scheduled + k lookahead (eagle, eagle3, mtp, draft_model) in every release read; under async scheduling (0.26.0; draft_model from 0.28.0) the step in flight's k drafts too |
 | MLA block on Hopper                   | 64 forced for every block (0.11.0); 64 unless the block is a multiple of 64 (0.11.1); bf16 16 (FLASH_ATTN_MLA), fp8 64, sparse 64, the user's block kept, from 0.18.0; bf16 64 from 0.34.0 (the default block) |
 | hybrid attention block alignment      | 16; max(16, block size) from 0.20.0 (so 64 by default from 0.34.0)          |
 | hybrid Mamba prefix caching           | off by default (one state page per request), on by default from 0.26.0. On (default or --enable-prefix-caching): 0.11.1-0.14 vLLM turns it off for most hybrids (one page); from 0.15.0 'align' (2 pages); 'all' for Bamba, Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 until 0.27 (not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
@@ -140,6 +141,12 @@ class VllmRules:
         "request.num_computed_tokens (0.11.0) / total_computed_tokens (0.20.0-0.25.0), which under async scheduling "
         "already counts the token in flight; from 0.26.0 with total_computed_tokens - request.num_in_flight_tokens "
         "(the processed tokens): a decoding request keeps one more token below its window (vllm_decode.py)")
+    async_draft_model: bool = _src(
+        "vllm/config/vllm.py: VllmConfig.__post_init__ (async_scheduling None, the default): 0.26.0-0.27.1 turn "
+        "async scheduling off for a speculative method outside EagleModelTypes (eagle, eagle3, mtp), NgramGPUTypes "
+        "and dspark ('Async scheduling not supported with %s-based speculative decoding'), so draft_model decodes "
+        "synchronously; from 0.28.0 draft_model keeps it (0.33.0 v1_async_sched_incompat, 0.34.0 no such check). "
+        "Read for --emit's --max-num-seqs under speculative decoding (vllm_decode.decode_slots)")
     async_scheduling_with_pp: bool = _src(
         "vllm/config/vllm.py: VllmConfig.max_concurrent_batches: with PP, until 0.33 the V1 model runner turns "
         "async scheduling off (PP batches in flight); from 0.34.0 (Model Runner V1 removed) it stays on with the "
@@ -322,6 +329,7 @@ V0_11 = VllmRules(
     gib_text_rounded=False,
     sliding_in_flight_batches=1,
     decode_frees_processed_tokens=False,
+    async_draft_model=False,
     async_scheduling_with_pp=False,
     mla_block_bf16=64,
     mla_block_fp8=64,
@@ -381,7 +389,7 @@ V0_25 = replace(V0_23, version="0.25", kv_cache_dtypes=V0_23.kv_cache_dtypes + (
 V0_26 = replace(V0_25, version="0.26", sliding_in_flight_batches=2, mamba_align_mode=True,
                 decode_frees_processed_tokens=True)
 V0_27 = replace(V0_26, version="0.27", mla_hybrid_align=128, dsv4_pool="packed")
-V0_28 = replace(V0_27, version="0.28", one_log_line=True, mamba_all_mode_types=(),
+V0_28 = replace(V0_27, version="0.28", one_log_line=True, mamba_all_mode_types=(), async_draft_model=True,
                 batched_tokens_tiers=((160 * GIB, False, 16384),) + V0_26.batched_tokens_tiers)
 V0_29 = replace(V0_28, version="0.29", null_block_in_check=True)
 V0_31 = replace(V0_29, version="0.31", fp8_head512_kernel_block=64)
