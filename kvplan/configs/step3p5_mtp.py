@@ -60,3 +60,29 @@ def step3p5_mtp(raw: dict) -> tuple[int | None, tuple[int, ...], tuple[str, ...]
     if text.get("sliding_window") is None:  # Step3p5Attention gets per_layer_sliding_window None: full attention
         return depths, (), ()
     return depths, tuple(k for k, kind in enumerate(types) if kind == "sliding_attention"), ()
+
+
+def mlp_kinds(text: dict, depths: int) -> list[str]:
+    """Each MTP layer's MLP, "sparse" (MoE) or "dense", as vLLM 0.34 step3p5.py _is_moe_layer reads
+    [*mlp_layer_types, *mtp_mlp_layer_types] of transformers' Step3p7TextConfig: a legacy mlp_layer_types of
+    num_hidden_layers + depths entries is split; no mlp_layer_types derives them over that range from
+    moe_layers_enum (absent: layers 3 to num_hidden_layers - 1, so the MTP layers are dense); an index past the
+    lists is dense. "unread" where the fields are not lists or strings kvplan can read."""
+    layers = _count(text.get("num_hidden_layers")) or 0
+    listed, extra = text.get("mlp_layer_types"), text.get("mtp_mlp_layer_types")
+    if isinstance(listed, list) and len(listed) == layers + depths:
+        kinds = listed[layers:]
+    elif listed is None:
+        enum = text.get("moe_layers_enum")
+        items = enum.split(",") if isinstance(enum, str) else enum if isinstance(enum, list) else []
+        try:
+            moe = {int(i) for i in items if str(i).strip()}
+        except ValueError:
+            return ["unread"] * depths
+        kinds = ["sparse" if layers + k in moe else "dense" for k in range(depths)]
+    elif isinstance(listed, list):
+        kinds = list(extra) if isinstance(extra, list) else []
+    else:
+        return ["unread"] * depths
+    kinds = kinds + ["dense"] * (depths - len(kinds))
+    return ["dense" if kind == "dense" else "sparse" if kind == "sparse" else "unread" for kind in kinds[:depths]]
