@@ -790,3 +790,13 @@ def test_step35_mtp_refusals():
     wide = {**STEP35, "per_layer_config": {"1": {"num_key_value_heads": 16}}}
     with pytest.raises(UsageError, match="per_layer_config"):
         draft_layer_count(build_model(wide, "step-3.5"))
+
+
+def test_qwen4_exp_mtp_is_refused_saying_what_was_read():
+    # the test config names mtp_num_hidden_layers 1, which vLLM 0.33 / 0.34 config/speculative.py takes as n_predict
+    # (the old refusal said the config declared no MTP layers); its draft (models/qwen4_exp/nvidia/mtp.py: QSA
+    # layers, rings widened by the draft tokens) is not in kvplan's packed pool
+    model = load_model(str(CONFIGS / "qwen3.8-flash-next.json"))
+    assert model.mtp_layers == 1
+    with pytest.raises(UsageError, match="Qwen4ExpMultiTokenPredictor builds mtp_num_hidden_layers QSA"):
+        draft_layer_count(model)

@@ -111,6 +111,12 @@ def is_mtp_method(method: str | None) -> bool:
 REFUSED_MTP: dict[str, str] = {
     "ernie4_5": "vLLM maps only ernie4_5_moe to its ErnieMTPModel (config/speculative.py): the dense ERNIE-4.5 has "
                 "no MTP draft there",
+    "qwen4_exp_text": "vLLM 0.33 / 0.34 models/qwen4_exp/nvidia/mtp.py Qwen4ExpMultiTokenPredictor builds "
+                      "mtp_num_hidden_layers QSA decoder layers numbered after the target's (a ring, compressed "
+                      "index keys and K/V each), and the draft tokens widen every ring to round_up(indexer_compress_"
+                      "ratio + num_speculative_tokens, ratio) rows (0.34 common/qsa_indexer.py QSARawKeyCache, "
+                      "0.33 qsa_cache.py: asserted to divide the block) and the Gated DeltaNet and PLE conv states by num_speculative_tokens rows; "
+                      "kvplan's packed Qwen4-Exp pool (vllm_qwen4exp.py) has none of these",
 }
 
 
