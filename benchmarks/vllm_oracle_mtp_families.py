@@ -1,4 +1,5 @@
-"""kvplan's vLLM pool with the MTP drafts of MiMo-7B, ERNIE-4.5 MoE, Nemotron-H and MiMo-V2 against vLLM's own code.
+"""kvplan's vLLM pool with the MTP drafts of MiMo-7B, ERNIE-4.5 MoE, Nemotron-H, MiMo-V2 and Step-3.5 against vLLM's
+own code.
 
 Two checks per case, no GPU:
 - the draft layer's page, built here from the config as each vLLM MTP file builds it, with that release's own spec
@@ -11,7 +12,15 @@ Two checks per case, no GPU:
 - the release's get_kv_cache_groups and get_kv_cache_config_from_groups on kvplan's specs (vllm_oracle_versions
   .compare): groups, layers per group, blocks, tokens and the start check.
 
+Step-3.5 (0.33+; step3p5_case) is checked end to end from the config instead: transformers' Step3p7TextConfig (the
+class vLLM 0.33 / 0.34 read step3p5 with) and vLLM's own step3p5._get_layer_type give every layer's kind, target and
+MTP (indices num_hidden_layers + k); each registers a FullAttentionSpec or SlidingWindowSpec(sliding_window) of
+num_attention_groups // TP heads of head_dim, as Step3p5DecoderLayer builds it; every SlidingWindowSpec is tagged
+with extra_retained_tokens from VllmConfig.num_prefill_lookahead_tokens (the release's own property, on a stub of
+the speculative config); then the release's planner gives groups, blocks, tokens and the start check.
+
     PYTHONPATH=/tmp/vsd/vllm-0.34.0:/tmp/vdeps .venv/bin/python benchmarks/vllm_oracle_mtp_families.py 0.34
+    PYTHONPATH=... .venv/bin/python benchmarks/vllm_oracle_mtp_families.py 0.34 --step3p5   # Step-3.5 only
 
 (the packages: see benchmarks/vllm_oracle.py; the PYTHONPATH must not put the repository root, whose kernels/
 shadows a package transformers imports, before site-packages). Prints the cases that differ and a count per family.
@@ -76,11 +85,115 @@ def mamba_state(raw: dict, tp: int, spec_tokens: int) -> int:
     return math.prod(conv) * 2 + math.prod(ssm) * 4
 
 
+def _step35(num_layers: int, **extra) -> dict:
+    """A Step-3.5 config in the hub's shape (constructed, not a checkpoint's file): 64 query heads, head_dim 128, a
+    512-token window, full attention on every 4th layer."""
+    return {"architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "hidden_size": 4096,
+            "num_hidden_layers": num_layers, "num_attention_heads": 64, "num_attention_groups": 8, "head_dim": 128,
+            "sliding_window": 512, "max_position_embeddings": 262144, "vocab_size": 128896, **extra}
+
+
+STEP35 = {  # name -> (config, draft tokens tried)
+    # the hub's legacy form: 45 + 3 layer_types entries, the trailing three (indices 45-47) sliding
+    "step-3.5-legacy": (_step35(45, num_nextn_predict_layers=3, layer_types=[
+        "full_attention" if i % 4 == 0 else "sliding_attention" for i in range(48)]), (1, 3)),
+    # transformers' saved form: mtp_layer_types, one full and two sliding
+    "step-3.5-mtp-types": (_step35(45, num_nextn_predict_layers=3, layer_types=[
+        "full_attention" if i % 4 == 0 else "sliding_attention" for i in range(45)],
+        mtp_layer_types=["sliding_attention", "full_attention", "sliding_attention"]), (1, 3, 6)),
+    # no layer_types: every layer full, the draft's too; 4 K/V heads
+    "step-3.5-no-types": (_step35(8, num_nextn_predict_layers=2, num_attention_groups=4), (1, 2)),
+}
+
+
+def step3p5_specs(raw: dict, tp: int, block: int, dtype, iface, draft: bool) -> dict:
+    """The specs vLLM registers for a step3p5 config: the target's layers and, with the draft, the MTP layers."""
+    from transformers.models.step3p7.configuration_step3p7 import Step3p7TextConfig
+    from vllm.model_executor.models.step3p5 import _get_layer_type
+
+    config = Step3p7TextConfig(**{k: v for k, v in raw.items() if k != "architectures"})
+    count = config.num_hidden_layers + (config.num_nextn_predict_layers if draft else 0)
+    out = {}
+    for i in range(count):
+        common = dict(block_size=block, num_kv_heads=max(1, config.num_attention_groups // tp),
+                      head_size=config.head_dim, dtype=dtype)
+        sliding = _get_layer_type(config, i) == "sliding_attention" and config.sliding_window is not None
+        out[f"model.layers.{i}.self_attn.attn"] = (iface.SlidingWindowSpec(sliding_window=config.sliding_window,
+                                                                           **common)
+                                                   if sliding else iface.FullAttentionSpec(**common))
+    return out
+
+
+def step3p5_retained(raw: dict, tokens: int) -> int:
+    """extra_retained_tokens as the release gives it: VllmConfig.num_prefill_lookahead_tokens - 1 (0.33: from
+    SpeculativeConfig.use_multi_module_mtp; 0.34: from the speculator config MTPSpeculatorConfig.specialize picks),
+    on stubs carrying what those read (the draft config config/speculative.py makes: step3p5_mtp, n_predict)."""
+    from types import SimpleNamespace
+
+    from vllm.config import VllmConfig
+    from vllm.config.speculative import SpeculativeConfig
+
+    n = raw["num_nextn_predict_layers"]
+    hf = SimpleNamespace(n_predict=n, num_nextn_predict_layers=n, model_type="step3p5_mtp")
+    spec = SimpleNamespace(method="mtp", num_speculative_tokens=tokens, index_share_for_mtp_iteration=None,
+                           draft_model_config=SimpleNamespace(hf_config=hf))
+    for name in ("num_mtp_modules", "use_multi_module_mtp", "use_eagle"):
+        if hasattr(SpeculativeConfig, name):
+            setattr(spec, name, getattr(SpeculativeConfig, name).__get__(spec))
+    try:  # 0.34
+        from vllm.v1.worker.gpu.spec_decode.mtp.config import MTPSpeculatorConfig
+
+        spec.speculator_config = MTPSpeculatorConfig.specialize(spec)(spec)
+    except ModuleNotFoundError:
+        pass
+    cfg = SimpleNamespace(speculative_config=spec, diffusion_config=None)
+    cfg.num_speculative_tokens = VllmConfig.num_speculative_tokens.fget(cfg)
+    return max(0, VllmConfig.num_prefill_lookahead_tokens.fget(cfg) - 1)
+
+
+def step3p5_case(version: str, rules, iface, planning) -> None:
+    from dataclasses import replace
+
+    for name, (raw, token_counts) in STEP35.items():
+        base = build_model(raw, name)
+        agree = differ = 0
+        for kv, tp, gib, max_len, tokens in itertools.product(("auto", "fp8"), (1, 2, 4, 8), (10, 40), (8192, 131072),
+                                                              (0,) + token_counts):
+            model = apply_kv_dtype(base, kv)[0]
+            draft = dict(draft_layers=base.mtp_layers, num_speculative_tokens=tokens) if tokens else {}
+            pool = simulate(model, rules=rules, kv_memory_bytes=gib * GIB, max_model_len=max_len, tp=tp,
+                            max_num_batched_tokens=8192, allow_long_max_model_len=True, **draft)
+            cfg = oracle.vllm_config(max_len, mnbt=8192, in_flight=pool.in_flight_tokens)
+            dtype = torch.bfloat16 if kv == "auto" else torch.float8_e4m3fn
+            specs = step3p5_specs(raw, tp, rules.default_block_tokens, dtype, iface, bool(tokens))
+            if tokens:
+                kept = step3p5_retained(raw, tokens)
+                specs = {k: replace(v, extra_retained_tokens=kept) if isinstance(v, iface.SlidingWindowSpec) else v
+                         for k, v in specs.items()}
+            registered = dict(specs)
+            groups = planning.get_kv_cache_groups(cfg, specs)
+            kv_config = planning.get_kv_cache_config_from_groups(cfg, groups, gib * GIB)
+            theirs = (len(groups), sorted(len(g.layer_names) for g in groups), kv_config.num_blocks,
+                      oracle.capacity(cfg, kv_config, max_len)[0], oracle.start_check(cfg, registered, groups, gib * GIB))
+            ours = (len(pool.groups), sorted(len(g.layers) for g in pool.groups), pool.num_blocks,
+                    pool.gpu_kv_cache_tokens, pool.fits)
+            if theirs == ours:
+                agree += 1
+            else:
+                differ += 1
+                print(f"DIFFER vLLM {version} {name} {kv} tp {tp} {gib} GiB {max_len} tokens {tokens}: "
+                      f"vLLM {theirs}, kvplan {ours}")
+        print(f"vLLM {version} {name}: {agree} agree, {differ} differ")
+
+
 def main() -> None:
     version = sys.argv[1] if len(sys.argv) > 1 else "0.34"
     rules, _ = resolve(version)
     iface = importlib.import_module("vllm.v1.kv_cache_interface")
     planning = oracle.planner()[0]
+    if "--step3p5" in sys.argv:
+        step3p5_case(version, rules, iface, planning)
+        return
     for name, (raw, token_counts) in CASES.items():
         base = build_model(raw, name)
         agree = differ = 0

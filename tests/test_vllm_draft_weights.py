@@ -350,3 +350,40 @@ def test_the_profile_reads_an_ernie_drafter_from_the_safetensors_beside_its_conf
 
     # TP 1: the module's 64 x 64 + 64 x 128 fp16 and two 64-entry fp32 norms, not the config's 246,435,840 B estimate
     assert available() - available("--mtp") == 64 * 64 * 2 + 64 * 128 * 2 + 2 * 64 * 4 == 25_088
+
+
+# Step-3.5 (vLLM 0.34.0 step3p5_mtp.py Step3p5AMultiTokenPredictorLayer, step3p5.py Step3p5DecoderLayer / Step3p5MLP):
+# a constructed config in the hub's shape (45 layers + 3 trailing sliding layer_types entries, 64 query heads, 96 on
+# sliding layers by attention_other_setting, 8 K/V heads x 128, the head-wise gate, intermediate 11,264, vocab
+# 128,896). One sliding MTP layer:
+STEP35_LAYER = (4096 * (96 + 2 * 8) * 128  # qkv_proj over 96 query heads
+                + 96 * 128 * 4096  # o_proj
+                + 2 * 128  # q_norm, k_norm
+                + 4096 * 96  # g_proj (use_head_wise_attn_gate)
+                + 3 * 4096 * 11264  # gate_up_proj, down_proj (dense: layer 45+ is not in moe_layers_enum)
+                + 2 * 4096)  # input_layernorm, post_attention_layernorm
+STEP35_HEAD = 128_896 * 4096 * 2  # each layer's own shared_head.head, bf16: kept (has_own_lm_head)
+STEP35_WHOLE = 2 * 4096 * 4096 * 2 + 3 * 4096 * 2  # eh_proj (nn.Linear), enorm + hnorm + shared_head.norm
+
+
+def test_step35_drafter_keeps_a_head_per_layer_by_hand():
+    from kvplan.configs import build_model
+
+    raw = {"architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "hidden_size": 4096,
+           "num_hidden_layers": 45, "num_attention_heads": 64, "num_attention_groups": 8, "head_dim": 128,
+           "sliding_window": 512, "intermediate_size": 11264, "vocab_size": 128896, "num_nextn_predict_layers": 3,
+           "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(48)],
+           "moe_layers_enum": ",".join(str(i) for i in range(3, 45)), "use_head_wise_attn_gate": True,
+           "attention_other_setting": {"attention_type": "sliding_attention", "num_attention_heads": 96}}
+    model = build_model(raw, "step-3.5")
+    assert STEP35_LAYER == 247_865_600
+    tp1 = 3 * STEP35_LAYER * 2 + 3 * STEP35_WHOLE + 3 * STEP35_HEAD
+    assert mtp_drafter(model, raw, None, tp=1, release="0.34.0").bytes_per_gpu == tp1 == 4_856_342_016
+    tp8 = 3 * STEP35_LAYER * 2 // 8 + 3 * STEP35_WHOLE + 3 * STEP35_HEAD // 8
+    assert mtp_drafter(model, raw, None, tp=8, release="0.34.0").bytes_per_gpu == tp8 == 783_268_032
+    # with PP 2 the predictor's own embedding stays (maybe_share_target_embed returns early)
+    pp2 = mtp_drafter(model, raw, None, tp=8, pp=2, release="0.34.0").bytes_per_gpu
+    assert pp2 == tp8 + 128_896 * 4096 * 2 // 8 == 915_257_536
+    # an MTP layer in moe_layers_enum is a MoE layer: not sized
+    moe = {**raw, "moe_layers_enum": ",".join(str(i) for i in range(3, 48))}
+    assert mtp_drafter(build_model(moe, "step-3.5"), moe, None, tp=8).bytes_per_gpu is None

@@ -608,12 +608,13 @@ def test_ernie_45_moe_mtp_layer_under_either_field_name():
 def test_mtp_refusals_of_families_not_modelled_say_why(tmp_path):
     from kvplan.configs import build_model
 
-    # Step-3.5: its MTP layers' kinds are the trailing layer_types entries kvplan drops
+    # Step-3.5: layer_types names the 2 decoder layers only and no mtp_layer_types names the MTP layer, so vLLM
+    # 0.34 step3p5.py _get_layer_type ([*layer_types, *mtp_layer_types][2]) would index past the list
     step = {"architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "hidden_size": 1024,
             "num_hidden_layers": 2, "num_attention_heads": 8, "num_attention_groups": 2, "head_dim": 128,
             "num_nextn_predict_layers": 1, "sliding_window": 512,
-            "layer_types": ["full_attention", "sliding_attention", "full_attention"]}
-    with pytest.raises(UsageError, match="trailing layer_types entry"):
+            "layer_types": ["full_attention", "sliding_attention"]}
+    with pytest.raises(UsageError, match="would index past the list"):
         draft_layer_count(build_model(step, "step-3.5-mtp"))
     dense = json.loads((CONFIGS / "ernie-4.5-0.3b.json").read_text())
     with pytest.raises(UsageError, match="only ernie4_5_moe"):
@@ -702,3 +703,95 @@ def test_mimo_v2_mtp_layer_fills_a_sliding_groups_padding():
         from kvplan.engines.vllm_rules import resolve
 
         simulate(model, kv_memory_bytes=MEM, max_model_len=8192, draft_layers=1, rules=resolve("0.20")[0])
+
+
+# Step-3.5 (vLLM 0.33.0 / 0.34.0 step3p5_mtp.py Step3p5AMultiTokenPredictor): num_nextn_predict_layers
+# Step3p5DecoderLayers numbered num_hidden_layers + k, each full or sliding by step3p5.py _get_layer_type
+# ([*layer_types, *mtp_layer_types][index]; transformers 5.25 Step3p7TextConfig moves a legacy layer_types' trailing
+# entries to mtp_layer_types), with num_attention_groups K/V heads of head_dim. With min(layers, draft tokens) > 1,
+# multi-module MTP keeps num_speculative_tokens - 1 more tokens below every window (0.34 kv_cache_planning.py
+# get_kv_cache_configs: extra_retained_tokens = num_prefill_lookahead_tokens - 1;
+# MultiModuleMTPSpeculatorConfig.num_prefill_lookahead_tokens = num_speculative_tokens). A constructed config in
+# the hub's legacy shape: 45 layers, full on every 4th (12), 33 sliding over 512, then 3 trailing sliding entries.
+STEP35_TYPES = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(48)]
+STEP35 = {"architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "hidden_size": 4096,
+          "num_hidden_layers": 45, "num_attention_heads": 64, "num_attention_groups": 8, "head_dim": 128,
+          "sliding_window": 512, "layer_types": STEP35_TYPES, "num_nextn_predict_layers": 3,
+          "max_position_embeddings": 262144, "vocab_size": 128896}
+
+
+def _step35_pool(raw, draft, tokens=0, max_len=8192, release="0.34"):
+    from kvplan.configs import build_model
+    from kvplan.engines.vllm_rules import resolve
+
+    return simulate(build_model(raw, "step-3.5"), rules=resolve(release)[0], kv_memory_bytes=MEM,
+                    max_model_len=max_len, draft_layers=draft, num_speculative_tokens=tokens)
+
+
+def test_step35_mtp_layers_fill_the_sliding_groups_and_keep_draft_tokens():
+    from kvplan.configs import build_model
+
+    assert draft_layer_count(build_model(STEP35, "step-3.5")) == 3
+    # 8 K/V heads x 128, K and V, bf16 = 4,096 B/token; 0.34's 64-token page 262,144 B. 12 full layers; 33 sliding
+    # in three groups of 11 padded to 12; the 3 sliding MTP layers fill the padding: 40 GiB // (12 x 262,144) =
+    # 13,653 blocks with or without them. At 8K a request holds 128 full blocks + 3 x (cdiv(8,192, 64) + 1) sliding
+    # (window 511 + 16,384 in flight exceed 8K) = 515: 13,653 x 8,192 // 515 = 217,175 tokens
+    for draft in (0, 3):
+        pool = _step35_pool(STEP35, draft, draft)
+        assert sorted(len(g.layers) for g in pool.groups) == [11 + draft // 3] * 3 + [12]
+        assert pool.num_blocks == MEM // (12 * 262_144) == 13_653
+        assert pool.gpu_kv_cache_tokens == 13_653 * 8192 // 515 == 217_175
+    # 128K, one draft token (no retained tokens): 2,048 full + 3 x (cdiv(511 + 16,384, 64) + 1 = 265) = 2,843 blocks;
+    # three draft tokens keep 2 more: 3 x (cdiv(16,897, 64) + 1 = 266) -> 2,846
+    one = _step35_pool(STEP35, 3, 1, max_len=131072)
+    three = _step35_pool(STEP35, 3, 3, max_len=131072)
+    assert one.gpu_kv_cache_tokens == 13_653 * 131072 // 2843 == 629_449
+    assert three.gpu_kv_cache_tokens == 13_653 * 131072 // 2846 == 628_786
+    assert any("= 2 more tokens" in note for note in three.notes)
+
+
+def test_step35_mtp_layer_kinds_follow_mtp_layer_types_and_num_attention_groups():
+    # transformers' saved form: 45 layer_types and mtp_layer_types [sliding, full, sliding]: the draft's three pages
+    # come last, sliding / full / sliding
+    saved = {**STEP35, "layer_types": STEP35_TYPES[:45],
+             "mtp_layer_types": ["sliding_attention", "full_attention", "sliding_attention"]}
+    assert [s.kind for s in _step35_pool(saved, 3).layer_specs[-3:]] == ["sliding", "full", "sliding"]
+    # no layer_types: every layer full (Step3p7TextConfig), the MTP ones too; num_attention_groups 4 (the hub's name
+    # for the K/V heads): 4 x 128 x 2 x 2 = 2,048 B/token, 131,072 B pages, one group of 8 (+ 2) layers:
+    # 40 GiB // (8 x 131,072) = 40,960 blocks, with the draft // (10 x 131,072) = 32,768; 32,768 / 128 x 8,192
+    plain = {k: v for k, v in STEP35.items() if k != "layer_types"} | {
+        "num_hidden_layers": 8, "num_attention_groups": 4, "num_nextn_predict_layers": 2}
+    assert _step35_pool(plain, 0).num_blocks == MEM // (8 * 131_072) == 40_960
+    drafted = _step35_pool(plain, 2)
+    assert drafted.num_blocks == MEM // (10 * 131_072) == 32_768
+    assert drafted.gpu_kv_cache_tokens == 32_768 // 128 * 8192 == 2_097_152
+
+
+def test_step35_mtp_refusals():
+    from kvplan.configs import build_model
+    from kvplan.engines.vllm_rules import resolve
+
+    model = build_model(STEP35, "step-3.5")
+    # 0.16-0.32 read Step-3.5 with vLLM's own Step3p5Config: not modelled
+    with pytest.raises(UsageError, match="modelled from vLLM 0.33.0"):
+        simulate(model, rules=resolve("0.32")[0], kv_memory_bytes=MEM, max_model_len=8192, draft_layers=3)
+    # above the MTP layers, the draft tokens must be a multiple of them ('must be divisible by n_predict')
+    with pytest.raises(UsageError, match="multiple"):
+        _step35_pool(STEP35, 3, 4)
+    # SGLang's draft is not read
+    with pytest.raises(UsageError, match="not modelled for SGLang"):
+        draft_layer_count(model, "SGLang")
+    # a per-layer K/V width (kvplan reads it; vLLM 0.34's Step3p5Attention does not) leaves no layer to copy
+    wide = {**STEP35, "per_layer_config": {"1": {"num_key_value_heads": 16}}}
+    with pytest.raises(UsageError, match="per_layer_config"):
+        draft_layer_count(build_model(wide, "step-3.5"))
+
+
+def test_qwen4_exp_mtp_is_refused_saying_what_was_read():
+    # the test config names mtp_num_hidden_layers 1, which vLLM 0.33 / 0.34 config/speculative.py takes as n_predict
+    # (the old refusal said the config declared no MTP layers); its draft (models/qwen4_exp/nvidia/mtp.py: QSA
+    # layers, rings widened by the draft tokens) is not in kvplan's packed pool
+    model = load_model(str(CONFIGS / "qwen3.8-flash-next.json"))
+    assert model.mtp_layers == 1
+    with pytest.raises(UsageError, match="Qwen4ExpMultiTokenPredictor builds mtp_num_hidden_layers QSA"):
+        draft_layer_count(model)

@@ -558,6 +558,9 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     # mtp_num_hidden_layers, every other num_nextn_predict_layers, unless the family reads its own (Family.mtp);
     # transformers 5's Ernie4_5_MoeConfig stores it as num_mtp_layers (attribute_map: num_nextn_predict_layers)
     mtp_fields = (("mtp_num_hidden_layers",) if f.model_type.startswith("qwen3_5") else
+                  # vLLM 0.33 / 0.34 config/speculative.py: Qwen4-Exp's n_predict is mtp_num_hidden_layers, else
+                  # num_nextn_predict_layers
+                  ("mtp_num_hidden_layers", "num_nextn_predict_layers") if f.model_type.startswith("qwen4_exp") else
                   ("num_nextn_predict_layers", "num_mtp_layers") if f.model_type == "ernie4_5_moe" else
                   ("num_nextn_predict_layers",))
     mtp_layers, mtp_local, mtp_notes = family.mtp(raw) if family.mtp is not None else (

@@ -37,6 +37,7 @@ from .markers import (alternate_sliding_first, bailing_kinds, cohere2_moe_window
                       mistral_large4_indexers, mistral_large4_rope, olmo3_windows, olmo_hybrid_default,
                       pattern_default, per_layer_config_dims, qwen2_moe_windows, smollm3_windows, step3p5_kinds,
                       zamba2_default, zamba_default)
+from .step3p5_mtp import step3p5_mtp
 
 # Sarvam's original configs (transformers' attribute_map): num_experts, num_shared_experts
 SARVAM_NAMES = {"n_routed_experts": ("num_experts",), "n_shared_experts": ("num_shared_experts",)}
@@ -706,12 +707,15 @@ _ROWS: list[Family] = [
                   "last layers), sliding_window 1024 by default; use_bidirectional_attention 'vision' (the "
                   "default) leaves the text cache causal, 'all' is refused",)),
     Family(("step3p7",), text="step3p5", rules=("text model in text_config (step3p5 by default)",)),
+    # num_attention_groups: the hub configs' name, which Step3p7TextConfig's attribute_map reads as num_key_value_heads
     Family(("step3p5",), kinds=ATTN, derive=step3p5_kinds, per_layer=per_layer_config_dims,
-           trailing="num_nextn_predict_layers", params=params.attention_decoder,
+           trailing="num_nextn_predict_layers", params=params.attention_decoder, mtp=step3p5_mtp,
            defaults={"num_key_value_heads": 8, "head_dim": 128},
+           aliases={"num_key_value_heads": ("num_attention_groups",)},
            rules=("layer_types (legacy files: trailing num_nextn_predict_layers MTP entries dropped; absent: all "
-                  "full); per_layer_config may change a layer's KV heads or head_dim (sliding layers usually only "
-                  "their query heads); lightning-index sparse layers are refused",)),
+                  "full); K/V heads num_key_value_heads (hub configs: num_attention_groups); per_layer_config may "
+                  "change a layer's KV heads or head_dim (sliding layers usually only their query heads); "
+                  "lightning-index sparse layers are refused",)),
     Family(("minimax_m3_vl",), text="minimax_m3_vl_text", rules=("text model in text_config",)),
     # minimax_m3_text: vLLM's own MiniMaxM3TextConfig (transformers_utils/configs/minimax_m3.py, 0.24-0.29), the
     # flat text config 'minimax_m3' checkpoints carry: the same fields (sparse_attention_config, moe_layer_freq,

@@ -833,10 +833,14 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         model, spec_notes, retained = with_inkling_draft(model, draft_layers, num_speculative_tokens)
         notes += spec_notes
     elif draft_layers or draft_model is not None or num_speculative_tokens:
-        from .vllm_speculative import with_speculation  # the draft's layers after the target's, its tokens' rows
+        from .vllm_speculative import multi_module_retained, with_speculation  # the draft's layers, its tokens' rows
 
         model, spec_notes = with_speculation(model, rules, draft_layers, draft_model, num_speculative_tokens)
         notes += spec_notes
+        retained = multi_module_retained(model, draft_layers, num_speculative_tokens)
+        if retained:
+            notes.append(f"multi-module MTP ({draft_layers} MTP layers): every sliding-window page keeps "
+                         f"num_speculative_tokens - 1 = {retained} more tokens (SlidingWindowSpec.extra_retained_tokens)")
     fixed, state_notes = engine_model(model, rules)
     if model.model_type in TP_REPLICATED and tp > 1:
         notes.append(TP_REPLICATED[model.model_type])

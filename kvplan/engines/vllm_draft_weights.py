@@ -16,7 +16,11 @@ EagleProposer.load_model; 0.11.1-0.19 eagle.py and 0.20+ llm_base_proposer.py `_
     (0.11.0 sets it to the target's for every method but eagle3; 0.34.0 v1/worker/gpu/spec_decode/eagle/
     utils.py share_target_lm_head shares unless the draft declares its own);
   - the shared_head layout's per-layer `shared_head.head` (DeepSeek, GLM) stays up to 0.15.0 and is
-    replaced from 0.16.0 ("Shared target model lm_head with MTP shared_head.head"; HEAD_SHARED_FROM).
+    replaced from 0.16.0 ("Shared target model lm_head with MTP shared_head.head"; HEAD_SHARED_FROM);
+  - Step-3.5's per-layer `shared_head.head` stays (OWN_HEADS): 0.33.0 v1/spec_decode/step3p5.py
+    Step3p5MTPProposer._maybe_share_lm_head shares nothing; 0.34.0 Step3p5MTP declares has_own_lm_head and has no
+    top-level lm_head, so eagle/utils.py _should_share keeps it. Its module is sized from the config only (the
+    checkpoint names the head shared_head.output, a role the tensor table does not read).
   Under TP the decoder layer, `mtp.fc`, the embedding and the head shard like the target's
   (ColumnParallelLinear, VocabParallelEmbedding, ParallelLMHead); `eh_proj`, MiMo's `input_proj` and
   ERNIE's `mtp_linear_proj` (nn.Linear, unquantized) and the norms are whole on every rank.
@@ -44,6 +48,7 @@ from ..units import cdiv
 from .vllm_release import at_least
 
 HEAD_SHARED_FROM = (0, 16, 0)  # the shared_head layout's per-layer head replaced by the target's lm_head
+OWN_HEADS = frozenset({"step3p5"})  # layouts whose per-layer heads vLLM keeps (modelled from 0.33.0)
 
 
 @dataclass(frozen=True)
@@ -62,13 +67,14 @@ def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, t
         return DrafterWeights(None, f"the weights of {model.model_type}'s MTP module are not modelled")
     tp = max(tp, 1)
     if shares is None:
-        embedding_shared, head_shared = pp == 1, layout != "shared_head" or at_least(release, HEAD_SHARED_FROM)
+        embedding_shared = pp == 1
+        head_shared = layout not in OWN_HEADS and (layout != "shared_head" or at_least(release, HEAD_SHARED_FROM))
         kept = "the embedding and head" if embedding_shared and head_shared else (
             "the head" if head_shared else "the embedding" if embedding_shared else "nothing")
         rule = f"vLLM {release} shares {kept} with the target"
     else:
         embedding_shared, head_shared, rule = shares
-    if record is not None and record.parts:
+    if record is not None and record.parts and layout not in OWN_HEADS:
         table = [(role, layer, n) for role, layer, n in _mtp_table(record, model.num_layers)
                  if not (layout == "mimo_v2" and layer > 0)]  # mimo_v2_mtp.py loads model.mtp.layers.0 only
         if table:

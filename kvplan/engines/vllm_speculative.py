@@ -33,6 +33,7 @@ head_dim (else the same quotient), as the target's own layers do:
 | ERNIE-4.5 MoE (ernie4_5_moe)         | ernie_mtp.py         | LlamaDecoderLayer: the target's GQA           | num_nextn_predict_layers |
 | Nemotron-H (nemotron_h), 0.17.0+     | nemotron_h_mtp.py    | a NemotronHAttentionDecoderLayer (the target's attention) per '*' of mtp_hybrid_override_pattern | one step |
 | MiMo-V2 (mimo_v2, mimo_v2_flash), 0.21.0+ | mimo_v2_mtp.py  | MiMoV2MTPLayer: the target's SWA attention (swa_* heads, sliding_window_size) | always 1 |
+| Step-3.5 (step3p5, step3p7), modelled from 0.33.0 | step3p5_mtp.py | Step3p5DecoderLayer: full or sliding by mtp_layer_types (configs.step3p5_mtp) | num_nextn_predict_layers |
 
 The draft layer is built from the target's config with the same cache config,
 so its spec is the target's full-attention (or latent) layer's: kvplan copies
@@ -67,12 +68,22 @@ MTP_FAMILIES: dict[str, int | None] = {
     "mimo": None, "ernie4_5_moe": None,  # mimo_mtp.py / ernie_mtp.py: range(num_nextn_predict_layers)
     "nemotron_h": None,  # nemotron_h_mtp.py: one step (asserted); its attention layers are mtp_attention_layers
     "mimo_v2": None, "mimo_v2_flash": None,  # MTP_FIXED
+    "step3p5": None,  # step3p5_mtp.py: range(num_nextn_predict_layers), each full or sliding (MTP_BY_DEPTH)
 }
 # model_type -> the draft class vLLM's registry must list for its MTP draft (config/speculative.py maps the target
 # to it; every other modelled family's draft class is in 0.11.0's registry): NemotronHMTPModel from 0.17.0,
 # MiMoV2MTPModel from 0.21.0 (vllm_registry_data)
 MTP_DRAFT_CLASSES: dict[str, str] = {"nemotron_h": "NemotronHMTPModel", "mimo_v2": "MiMoV2MTPModel",
-                                     "mimo_v2_flash": "MiMoV2MTPModel"}
+                                     "mimo_v2_flash": "MiMoV2MTPModel", "step3p5": "Step3p5MTP"}
+# model_type -> (the first release whose draft kvplan models, what was read of the releases before it)
+MTP_MODELLED_FROM: dict[str, tuple[str, str]] = {
+    "step3p5": ("0.33.0", "0.16.0-0.32.0 read Step-3.5 with vLLM's own Step3p5Config (from 0.20.0 it cuts "
+                "layer_types to num_hidden_layers, which the draft layers' index passes; sliding layers take "
+                "attention_other_setting's K/V heads and head_dim): read, not checked against their planner"),
+}
+# model_type -> the draft's layers are full or sliding depth by depth (ModelSpec.mtp_local_layers: the sliding ones;
+# step3p5.py _get_layer_type, read in 0.33.0 and 0.34.0), each a copy of the target's last layer of that kind
+MTP_BY_DEPTH = frozenset({"step3p5"})
 # model_type -> the architectures whose MTP draft kvplan read (config/speculative.py maps each to its draft class)
 MTP_ARCHITECTURES: dict[str, frozenset[str]] = {
     "mimo_v2": frozenset({"MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM", "MiMoV2FlashForCausalLM"}),
@@ -82,6 +93,9 @@ MTP_ARCHITECTURES: dict[str, frozenset[str]] = {
 # (mimo_v2_mtp.py MiMoV2MTPLayer: a MiMoV2Attention of swa_num_key_value_heads x swa_head_dim / swa_v_head_dim over
 # sliding_window_size, as the target's SWA layers in mimo_v2.py; read in 0.21.0, 0.27.1 and 0.34.0)
 MTP_SLIDING = frozenset({"mimo_v2", "mimo_v2_flash"})
+# families whose MTP draft kvplan read in vLLM only: SGLang's is refused (SGLang 0.5.23's own drafts of MiMo,
+# ERNIE-4.5 MoE, Nemotron-H and MiMo-V2 are kvplan.engines.sglang_mtp's)
+VLLM_ONLY_MTP = frozenset({"step3p5"})
 # model_type -> the layer count vLLM's MTP module builds whatever the config says
 # (longcat_flash_mtp.py LongCatMultiTokenPredictor: num_mtp_layers = 1)
 # (mimo_v2_mtp.py MiMoV2MultiTokenPredictor: num_mtp_layers = 1; config/speculative.py sets n_predict 1)
@@ -96,11 +110,14 @@ def is_mtp_method(method: str | None) -> bool:
 
 # model_type -> why kvplan refuses the KV cache of its MTP draft under vLLM (what was read, what is missing)
 REFUSED_MTP: dict[str, str] = {
-    "step3p5": "vLLM 0.15.1+ step3p5_mtp.py builds num_nextn_predict_layers Step3p5DecoderLayers numbered after the "
-               "target's, each full or sliding (with its own heads) by its trailing layer_types entry, which kvplan "
-               "drops when it reads the target (read in 0.17.0 and 0.34.0)",
     "ernie4_5": "vLLM maps only ernie4_5_moe to its ErnieMTPModel (config/speculative.py): the dense ERNIE-4.5 has "
                 "no MTP draft there",
+    "qwen4_exp_text": "vLLM 0.33 / 0.34 models/qwen4_exp/nvidia/mtp.py Qwen4ExpMultiTokenPredictor builds "
+                      "mtp_num_hidden_layers QSA decoder layers numbered after the target's (a ring, compressed "
+                      "index keys and K/V each), and the draft tokens widen every ring to round_up(indexer_compress_"
+                      "ratio + num_speculative_tokens, ratio) rows (0.34 common/qsa_indexer.py QSARawKeyCache, "
+                      "0.33 qsa_cache.py: asserted to divide the block) and the Gated DeltaNet and PLE conv states by num_speculative_tokens rows; "
+                      "kvplan's packed Qwen4-Exp pool (vllm_qwen4exp.py) has none of these",
 }
 
 
@@ -114,7 +131,7 @@ def _check_family(model: ModelSpec, engine: str = "vLLM") -> None:
                          "modelled" + (f": {why}" if why else ""),
                          "kvplan models the MTP layers of DeepSeek-V3/V3.2/V4, GLM-4.5-4.7, Qwen3-Next/3.5, "
                          "LongCat-Flash, MiMo-7B, ERNIE-4.5 MoE, Nemotron-H (vLLM 0.17+), MiMo-V2 (0.21+) and, "
-                         "under vLLM 0.33+, Inkling (not Step-3.5 or vLLM 0.34's Nemotron3_5TranscribeMTPModel); "
+                         "under vLLM 0.33+, Inkling and Step-3.5 (not vLLM 0.34's Nemotron3_5TranscribeMTPModel); "
                          "plan without the draft")
 
 
@@ -134,10 +151,21 @@ def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
         return model.mtp_layers
     if not is_deepseek_v4(model):
         _check_family(model, engine)
+        if engine != "vLLM" and model.model_type in VLLM_ONLY_MTP:
+            raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft ({model.model_type}) is not "
+                             f"modelled for {engine} (kvplan read vLLM's draft of this family, not {engine}'s)",
+                             "plan without the draft, or use --engine vllm")
     elif not model.mtp_layers:
         raise UsageError(f"{engine}: {model.name}'s config has no MTP layers", "plan without the draft")
     if model.model_type == "nemotron_h":
         return _nemotron_h_draft(model, engine)
+    if model.model_type == "step3p5" and model.mtp_layers is None:
+        from ..configs.step3p5_mtp import UNREAD
+
+        why = next((note for note in model.notes if note.startswith(UNREAD)), None)
+        if why is not None:
+            raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft is not modelled: {why}",
+                             "plan without the draft")
     allowed = MTP_ARCHITECTURES.get(model.model_type)
     if allowed is not None and model.architecture not in allowed:
         raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft ({model.architecture}) is not modelled: "
@@ -179,7 +207,9 @@ def _nemotron_h_draft(model: ModelSpec, engine: str) -> int:
 
 
 def check_mtp_release(model: ModelSpec, release: str) -> None:
-    """Refuse an MTP draft whose class vLLM `release` does not register (MTP_DRAFT_CLASSES)."""
+    """Refuse an MTP draft whose class vLLM `release` does not register (MTP_DRAFT_CLASSES), or which kvplan
+    models from a later release only (MTP_MODELLED_FROM)."""
+    from .vllm_release import release_key
     from .vllm_served import check
 
     name = MTP_DRAFT_CLASSES.get(model.model_type)
@@ -191,6 +221,12 @@ def check_mtp_release(model: ModelSpec, release: str) -> None:
         raise UsageError(f"vLLM {served.release} has no MTP draft for {model.name} ({model.model_type}): its "
                          f"registry lists {name} from {first} (model_executor/models/registry.py)",
                          f"use vllm@{first} or later, or plan without the draft")
+
+    modelled = MTP_MODELLED_FROM.get(model.model_type)
+    if modelled is not None and release_key(release) < release_key(modelled[0]):
+        raise UsageError(f"vLLM {release}: the KV cache of {model.name}'s MTP draft is modelled from vLLM "
+                         f"{modelled[0]} only ({modelled[1]})", f"use vllm@{modelled[0]} or later, or plan without "
+                         "the draft")
 
 
 def last_release_of(rules) -> str:
@@ -218,15 +254,43 @@ def with_draft_layers(model: ModelSpec, count: int) -> ModelSpec:
     if count <= 0:
         return model
     _check_family(model)
-    sliding = model.model_type in MTP_SLIDING
+    if model.model_type in MTP_BY_DEPTH:
+        sliding = set(model.mtp_local_layers)
+        return replace(model, layers=model.layers + tuple(_template(model, depth in sliding) for depth in range(count)))
+    return replace(model, layers=model.layers + (_template(model, model.model_type in MTP_SLIDING),) * count)
+
+
+def _template(model: ModelSpec, sliding: bool):
+    """The target's last attention or latent layer (sliding: its last sliding-window one) for a draft layer to copy;
+    MTP_BY_DEPTH families take their last full layer for a full draft layer."""
+    by_depth = model.model_type in MTP_BY_DEPTH
     template = next((layer for layer in reversed(model.layers)
                      if layer.state is None and layer.shares_cache_of is None and layer.caches
                      and all(c.kind in ("attention", "latent", "indexer") for c in layer.caches)
-                     and (not sliding or any(c.policy.window_tokens is not None for c in layer.caches))), None)
+                     and (not (sliding or by_depth)
+                          or any(c.policy.window_tokens is not None for c in layer.caches) == sliding)), None)
     if template is None:
-        raise UsageError(f"vLLM: {model.name} has no attention layer for its MTP draft to copy",
+        kind = "sliding-window " if sliding else "full " if by_depth else ""
+        raise UsageError(f"vLLM: {model.name} has no {kind}attention layer for its MTP draft to copy",
                          "plan without the draft")
-    return replace(model, layers=model.layers + (template,) * count)
+    return template
+
+
+def multi_module_retained(model: ModelSpec, draft_layers: int, tokens: int) -> int:
+    """The tokens every SlidingWindowSpec keeps below its window with Step-3.5's MTP draft: with
+    min(num_nextn_predict_layers, num_speculative_tokens) > 1 SpeculativeConfig.use_multi_module_mtp holds and
+    num_prefill_lookahead_tokens is num_speculative_tokens (0.33.0 config/vllm.py; 0.34.0
+    MultiModuleMTPSpeculatorConfig), of which get_kv_cache_configs tags every SlidingWindowSpec with
+    extra_retained_tokens = lookahead - 1 (kv_cache_planning.py). Other families: 0 (not read)."""
+    if model.model_type not in MTP_BY_DEPTH or not draft_layers:
+        return 0
+    tokens = tokens or draft_layers  # vLLM's default num_speculative_tokens: n_predict
+    if tokens > draft_layers and tokens % draft_layers:
+        raise UsageError(f"vLLM refuses num_speculative_tokens {tokens} for {model.name}'s {draft_layers} MTP "
+                         "layers: above them it must be a multiple of them ('must be divisible by n_predict', 0.33 "
+                         "config/speculative.py, 0.34 speculator_config.py)",
+                         f"use --num-speculative-tokens {draft_layers} or less, or a multiple of {draft_layers}")
+    return tokens - 1 if min(draft_layers, tokens) > 1 else 0
 
 
 def with_speculative_tokens(model: ModelSpec, tokens: int, rules=None) -> tuple[ModelSpec, list[str]]:
@@ -365,8 +429,14 @@ def with_speculation(model: ModelSpec, rules, draft_layers: int = 0, draft: Mode
     if draft_layers:
         check_mtp_release(model, last_release_of(rules))  # the exact release is checked where it is known
         model = with_draft_layers(model, draft_layers)
-        notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s), each caching what the "
-                     "target's last attention layer caches")
+        if model.model_type in MTP_BY_DEPTH:
+            sliding = len([d for d in model.mtp_local_layers if d < draft_layers])
+            notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s), {sliding} sliding and "
+                         f"{draft_layers - sliding} full by the config's MTP layer types, each caching what the "
+                         "target's last layer of that kind caches")
+        else:
+            notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s), each caching what the "
+                         "target's last attention layer caches")
     if draft is not None:
         method = draft_method(draft)
         if "peagle" in (draft.architecture or "").lower() and at_least(rules.version, PEAGLE_DROPPED_FROM):

@@ -47,6 +47,17 @@ Two layouts hold the module (read in vLLM's loaders, which name every tensor the
   builds are the model's own, shared as MiMo's. For the SWA shapes the fused-qkv chunk padding
   (_fused_qkv_kv_chunk_rows) is 0 when every chunk's rows fill 128-row blocks; other shapes are not read.
 
+- "step3p5" (Step-3.5, vLLM 0.33+; 0.34.0 step3p5_mtp.py Step3p5AMultiTokenPredictorLayer): decoder layer
+  num_hidden_layers + k holds `enorm`, `hnorm`, `eh_proj` (an nn.Linear 2 x hidden -> hidden without
+  quant_config: unquantized, whole), `shared_head.norm`, its own head `shared_head.head` (a ParallelLMHead, vocab x
+  hidden, stored as shared_head.output) and `mtp_block`, a step3p5.py Step3p5DecoderLayer: qkv_proj over the layer's
+  query heads (sliding layers: num_sliding_attention_heads, else attention_other_setting's, else
+  num_attention_heads) and num_attention_groups K/V heads of head_dim [+bias attention_bias], o_proj, q_norm and
+  k_norm of head_dim, g_proj (hidden x query heads) with use_head_wise_attn_gate, a dense Step3p5MLP of
+  intermediate_size (gate_up, down, no bias) and two norms. The predictor builds one embedding (shared as MiMo's);
+  whether the checkpoint stores embedding copies is not read (none counted). An MTP layer that is a MoE layer
+  (mtp_mlp_layer_types / mlp_layer_types / moe_layers_enum) is not sized.
+
 The decoder layer's parameters are the family's own count of its last layer (configs.build.
 last_layer_params: in every family here the last layer is a full-attention MoE or dense layer like the
 MTP layer), stored at the checkpoint's bytes per parameter (FP8: 1 B; block scales not counted); the
@@ -63,9 +74,9 @@ from ..core.model import ModelSpec
 from .record import Weights
 
 # layouts whose projection is an nn.Linear built without quant_config: unquantized, whole on every TP rank
-PROJ_WHOLE = frozenset({"shared_head", "mimo", "ernie", "mimo_v2"})
+PROJ_WHOLE = frozenset({"shared_head", "mimo", "ernie", "mimo_v2", "step3p5"})
 # the final-norm count of each layout's MTP layer beside the decoder layer's own norms
-_NORMS = {"shared_head": 3, "fc": 3, "mimo": 3, "ernie": 2, "nemotron_h": 3, "mimo_v2": 3}
+_NORMS = {"shared_head": 3, "fc": 3, "mimo": 3, "ernie": 2, "nemotron_h": 3, "mimo_v2": 3, "step3p5": 3}
 
 # model_type -> (layout, MTP layers when the config names none: None = the config must name them)
 LAYOUTS: dict[str, tuple[str, int | None]] = {
@@ -75,6 +86,7 @@ LAYOUTS: dict[str, tuple[str, int | None]] = {
     "mimo": ("mimo", None), "ernie4_5_moe": ("ernie", None),
     "nemotron_h": ("nemotron_h", None), "mimo_v2": ("mimo_v2", None), "mimo_v2_flash": ("mimo_v2", None),
     "qwen3_5": ("fc", 1), "qwen3_5_moe": ("fc", 1), "qwen3_5_text": ("fc", 1), "qwen3_5_moe_text": ("fc", 1),
+    "step3p5": ("step3p5", None),
 }
 
 
@@ -117,7 +129,11 @@ def mtp_module(model: ModelSpec, raw: dict | None, layers: int | None = None) ->
     whole_bytes = 0
     width = model.weight_linear_bytes_per_param or model.weight_bytes_per_param
     plain = 4 if model.float_dtype in ("float32", "fp32") else 2  # unquantized tensors
-    if kind == "ernie":
+    decoder_params = None  # all the layers' parameters where they differ layer by layer
+    if kind == "step3p5":
+        decoder_params = _step3p5_layers(raw, layers)
+        per_layer = decoder_params // layers if decoder_params else None
+    elif kind == "ernie":
         per_layer = _llama_dense_layer(raw)
     elif kind == "mimo_v2":
         per_layer = _mimo_v2_layer(raw)
@@ -136,9 +152,13 @@ def mtp_module(model: ModelSpec, raw: dict | None, layers: int | None = None) ->
     vocab = _vocab(raw)
     if not per_layer or not hidden or not vocab:
         return None
-    decoder = int(layers * per_layer * width)
+    decoder = int((decoder_params or layers * per_layer) * width)
     copy = 0 if kind == "nemotron_h" else vocab * hidden * plain
-    if kind == "shared_head":
+    if kind == "step3p5":
+        proj = layers * 2 * hidden * hidden * plain  # eh_proj: nn.Linear, no quant_config
+        norms = layers * 3 * hidden * plain  # enorm, hnorm, shared_head.norm
+        embed, head = 0, layers * copy  # shared_head.output per layer; embedding copies not read
+    elif kind == "shared_head":
         proj = layers * 2 * hidden * hidden * plain  # eh_proj: nn.Linear, no quant_config
         norms = layers * 3 * hidden * plain  # enorm, hnorm, shared_head.norm
         embed = head = layers * copy
@@ -154,9 +174,12 @@ def mtp_module(model: ModelSpec, raw: dict | None, layers: int | None = None) ->
               "fc": ", mtp.fc and norms", "mimo": f", input_proj and norms at {plain} B",
               "ernie": f" (a dense LlamaDecoderLayer), mtp_linear_proj and norms at {plain} B",
               "nemotron_h": f" (the attention and MoE layers of one step), eh_proj, norms and the router at {plain} B",
-              "mimo_v2": f" (SWA attention and a dense MLP), eh_proj and norms at {plain} B"}
-    how = (f"MTP module estimated from the config ({kind} layout): {layers} decoder layer(s) of "
-           f"{per_layer:,} parameters at {width:g} B" + pieces[kind])
+              "mimo_v2": f" (SWA attention and a dense MLP), eh_proj and norms at {plain} B",
+              "step3p5": f" (full or sliding attention and a dense MLP), eh_proj, norms and a head per layer at {plain} "
+                         "B (embedding copies in the checkpoint not read)"}
+    of = f"{decoder_params:,} parameters in all" if decoder_params else f"{per_layer:,} parameters"
+    how = (f"MTP module estimated from the config ({kind} layout): {layers} decoder layer(s) of {of} at {width:g} B"
+           + pieces[kind])
     return MtpModule(kind, layers, per_layer, decoder, proj, norms, embed, head, copy, how, whole_bytes)
 
 
@@ -175,6 +198,34 @@ def _llama_dense_layer(raw: dict) -> int | None:
     attention = hidden * qkv + heads * head_dim * hidden + (qkv if qkv_bias else 0) + (hidden if attention_bias else 0)
     mlp = 3 * hidden * inter + ((2 * inter + hidden) if raw.get("mlp_bias") else 0)
     return attention + mlp + 2 * hidden
+
+
+def _step3p5_layers(raw: dict, layers: int) -> int | None:
+    """Parameters of Step-3.5's `layers` MTP decoder layers (the module docstring), each by its attention kind
+    (configs.step3p5_mtp); None where a field is missing, the kinds are not read or a layer is a MoE layer."""
+    from ..configs.step3p5_mtp import mlp_kinds, step3p5_mtp
+
+    depths, sliding, _ = step3p5_mtp(raw)
+    text = raw.get("text_config") if raw.get("model_type") == "step3p7" else raw
+    if not depths or depths < layers or not isinstance(text, dict):
+        return None
+    hidden, inter = _positive(text, "hidden_size"), _positive(text, "intermediate_size")
+    heads = _positive(text, "num_attention_heads")
+    if not hidden or not inter or not heads or any(kind != "dense" for kind in mlp_kinds(text, depths)[:layers]):
+        return None
+    kv = _positive(text, "num_attention_groups") or _positive(text, "num_key_value_heads") or 8  # Step3p7TextConfig
+    head_dim = _positive(text, "head_dim") or 128
+    other = text.get("attention_other_setting")
+    swa_heads = (_positive(text, "num_sliding_attention_heads")
+                 or (_positive(other, "num_attention_heads") if isinstance(other, dict) else None) or heads)
+    total = 0
+    for depth in range(layers):
+        q = swa_heads if depth in sliding else heads
+        qkv = (q + 2 * kv) * head_dim
+        total += (hidden * qkv + (qkv if text.get("attention_bias") else 0) + q * head_dim * hidden + 2 * head_dim
+                  + (hidden * q if text.get("use_head_wise_attn_gate") else 0))  # q/k norms, g_proj
+        total += 3 * hidden * inter + 2 * hidden  # gate_up, down; input and post-attention norms
+    return total
 
 
 def _mimo_v2_layer(raw: dict) -> int | None:
