@@ -153,6 +153,13 @@ def test_bitsandbytes_nf4_double_quant_by_its_tensors():
     assert any("estimated: not counted" in n and "quant_state.bitsandbytes__nf4" in n for n in model.notes)
 
 
+def test_bitsandbytes_int8_by_its_tensors():
+    model = build_model(_llama8b_with({"quant_method": "bitsandbytes", "load_in_8bit": True}), "int8")
+    # bitsandbytes Linear8bitLt._save_to_state_dict: the int8 weight [out, in], SCB float32 [out] and weight_format,
+    # a uint8 scalar (before: SCB and weight_format left out, 5,505,248 B under)
+    assert model.weight_bytes == _layout_bytes(lambda i, o: i * o + o * 4 + 1)
+
+
 def test_fp8_keeps_embeddings_and_head_in_bf16():
     quant = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
     model = build_model(_llama8b_with(quant), "fp8")
