@@ -114,9 +114,10 @@ def test_llama_31_70b_fp8_is_no_longer_sized_as_bf16(tmp_path):
     # 70,553,706,496 parameters; embeddings and head 2 x 128,256 x 8,192 = 2,101,346,304 and the norms
     # 80 x 2 x 8,192 + 8,192 = 1,318,912 at 2 B = 4,205,330,432; the other 68,451,041,280 (the linear weights) at
     # 1 B, + weight_scale and input_scale (F32 each: vLLM 0.34 modelopt.py, per-tensor static FP8) for each of the
-    # 80 x 7 linear tensors, 4,480 B: 72,656,376,192 B (141,107,412,992 B as BF16)
+    # 80 x 7 linear tensors, 4,480 B, + the FP8 KV cache's k_scale and v_scale (F32 each, on k_proj and v_proj as
+    # ModelOpt exports them) in each of the 80 layers, 640 B: 72,656,376,832 B (141,107,412,992 B as BF16)
     assert model.param_count == 70_553_706_496
-    assert model.weight_bytes == 4_205_330_432 + 68_451_041_280 + 80 * 7 * 8 == 72_656_376_192
+    assert model.weight_bytes == 4_205_330_432 + 68_451_041_280 + 80 * 7 * 8 + 80 * 8 == 72_656_376_832
 
 
 def test_a_config_json_path_reads_the_file_beside_it_and_a_loose_json_does_not(tmp_path):

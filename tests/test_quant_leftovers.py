@@ -82,6 +82,14 @@ def test_what_the_config_cannot_size_is_named_in_the_note():
     assert model.weight_bytes == 18_087_458_688 - 48 * 8  # the NVFP4 KV cache's scales are not read
     note = next(n for n in model.notes if n.startswith("weights estimated"))
     assert "estimated: not counted" in note and "KV-cache scales of its nvfp4 KV cache" in note
+    # attention kept unquantized: whether ModelOpt still writes the 48 layers' KV scales is not read, so none counted
+    kept = dict(NVFP4_30B, quantization=dict(NVFP4_30B["quantization"],
+                                             exclude_modules=NVFP4_30B["quantization"]["exclude_modules"]
+                                             + ["*self_attn*"]))
+    note = next(n for n in build_model(_spec("qwen3-30b-a3b", quantization_config=kept), "nvattn").notes
+                if n.startswith("weights estimated"))
+    assert "KV-cache scales of 48 attention layers without a quantized k_proj and v_proj" in note
+    assert "k_scale and v_scale in" not in note
     ct = {"quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
           "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "tensor", "dynamic": False,
                               "symmetric": True},

@@ -352,7 +352,11 @@ class Split:
     output_rows: int | None = 0  # the same for output rows (bitsandbytes 8-bit's SCB)
     # parameters each TP rank holds whole, in the float dtype: norms and MoE routers (weights.record.REPLICATED)
     replicated: int = 0
-    kv_layers: int = 0  # decoder layers with a self_attn.k_proj (where ModelOpt stores a KV cache's scales)
+    # decoder layers whose self_attn.k_proj and v_proj are both quantized (ModelOpt stores a KV cache's k_scale and
+    # v_scale on them), and the other layers with a self_attn.k_proj (no v_proj, or attention kept unquantized),
+    # whose KV scales kvplan does not count
+    kv_layers: int = 0
+    kv_unsure_layers: int = 0
 
 
 def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
@@ -360,7 +364,9 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
     a quant_exclude.Matcher). Routed experts: the list must name all or none of a layer's experts."""
     quantized, kept, tensors, rows, outs = 0, {}, 0, 0, 0
     replicated = sum(m.other for m in modules if not m.weight and m.role in REPLICATED)
-    kv_layers = sum(1 for m in modules if m.name.endswith(".self_attn.k_proj") and m.name.startswith("layers."))
+    attention = {m.name[: -len(".k_proj")] for m in modules
+                 if m.name.startswith("layers.") and m.name.endswith(".self_attn.k_proj")}
+    kv_quantized: dict[str, int] = {}
     for m in modules:
         if not m.weight:
             continue
@@ -380,6 +386,9 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
         else:
             quantized += m.weight
             tensors += m.experts or 1
+            if m.name.endswith((".k_proj", ".v_proj")) and m.name[: -len(".k_proj")] in attention:
+                kv_quantized[m.name[: -len(".k_proj")]] = kv_quantized.get(m.name[: -len(".k_proj")], 0) + 1
             rows = rows + (m.experts or 1) * m.inputs if rows is not None and m.inputs else None
             outs = outs + m.weight // m.inputs if outs is not None and m.inputs else None
-    return Split(quantized, kept, tensors, rows, outs, replicated, kv_layers)
+    kv_layers = sum(1 for n in kv_quantized.values() if n == 2)
+    return Split(quantized, kept, tensors, rows, outs, replicated, kv_layers, len(attention) - kv_layers)

@@ -6,7 +6,9 @@ per-module table (configs/param_modules.py Split), and which of it each tensor-p
   per input row          QuantBytes.per_input_row_bytes: GPTQ's int32 g_idx (AutoGPTQ QuantLinear: g_idx
                          [in_features], saved whatever desc_act says)
   per output row         QuantBytes.per_output_row_bytes: bitsandbytes 8-bit's float32 SCB
-  per attention layer    QuantBytes.kv_scale_bytes: ModelOpt's float32 k_scale and v_scale with an FP8 KV cache
+  per attention layer    QuantBytes.kv_scale_bytes: ModelOpt's float32 k_scale and v_scale with an FP8 KV cache,
+                         counted in the layers whose k_proj and v_proj are both quantized (the layout read);
+                         elsewhere (attention kept unquantized, Gemma 4's k_eq_v layers) named as not counted
 
 Scalars (per tensor, per attention layer) sit whole on every TP rank: vLLM creates them per layer, unsharded
 (vLLM 0.34 parameter.py PerTensorScaleParameter; kv_cache.py BaseKVCacheMethod.create_weights, scalars); the
@@ -42,7 +44,10 @@ def stored(q, split) -> Stored:
     kv = split.kv_layers * q.kv_scale_bytes
     if kv:
         parts.append(f"float32 k_scale and v_scale in {split.kv_layers:,} attention layers ({kv:,} B)")
-    elif q.kv_scale_bytes:
+    if q.kv_scale_bytes and split.kv_unsure_layers:
+        unsized.append(f"the KV-cache scales of {split.kv_unsure_layers:,} attention layers without a quantized "
+                       "k_proj and v_proj (attention kept unquantized, or no v_proj)")
+    elif q.kv_scale_bytes and not split.kv_layers:
         unsized.append("the KV-cache scales (kvplan's table of this family has no self_attn.k_proj to count)")
     return Stored(per_tensor + g_idx + scb + kv, per_tensor + kv, g_idx, tuple(parts), tuple(unsized))
 
