@@ -90,11 +90,13 @@ def test_a_folder_with_hf_quant_config_is_sized_as_its_format(tmp_path):
     # the format's tensors one by one, per layer: attention 10,616,864 (q and o 4,718,600 each, k and v 589,832
     # each), 128 experts x 3 x 884,744 = 339,741,696, router 524,288, norms 8,704, KV scales 8: 350,891,560;
     # x 48 + embeddings and head 1,244,659,712 + final norm 4,096 = 18,087,458,688 B. kvplan reads Qwen3-MoE module
-    # by module (routers and norms in BF16, two F32 scalars a quantized tensor) and leaves out only the 48 x 2 F32
-    # KV scales: 384 B under (before: routers and norms at the NVFP4 rate and no scalars, 18,540,544 B under)
+    # by module (routers and norms in BF16, two F32 scalars a quantized tensor, and with kv_cache_quant_algo FP8 the
+    # k_scale and v_scale of each of the 48 attention layers): equal (before: 48 x 2 x 4 = 384 B under, the KV
+    # scales left out; before that, routers and norms at the NVFP4 rate and no scalars, 18,540,544 B under)
     laid_out = _qwen3_30b_nvfp4_tensors()
     assert laid_out == 18_087_458_688
-    assert model.weight_bytes == laid_out - 48 * 2 * 4 == 18_087_458_304
+    assert model.weight_bytes == laid_out
+    assert any("float32 k_scale and v_scale in 48 attention layers (384 B)" in n for n in model.notes)
     assert any("NVFP4 (modelopt, hf_quant_config.json)" in n for n in model.notes)
     assert model.checkpoint_kv_cache == "fp8"
     # without the file the same folder is the BF16 checkpoint
@@ -112,9 +114,10 @@ def test_llama_31_70b_fp8_is_no_longer_sized_as_bf16(tmp_path):
     # 70,553,706,496 parameters; embeddings and head 2 x 128,256 x 8,192 = 2,101,346,304 and the norms
     # 80 x 2 x 8,192 + 8,192 = 1,318,912 at 2 B = 4,205,330,432; the other 68,451,041,280 (the linear weights) at
     # 1 B, + weight_scale and input_scale (F32 each: vLLM 0.34 modelopt.py, per-tensor static FP8) for each of the
-    # 80 x 7 linear tensors, 4,480 B: 72,656,376,192 B (141,107,412,992 B as BF16)
+    # 80 x 7 linear tensors, 4,480 B, + the FP8 KV cache's k_scale and v_scale (F32 each, on k_proj and v_proj as
+    # ModelOpt exports them) in each of the 80 layers, 640 B: 72,656,376,832 B (141,107,412,992 B as BF16)
     assert model.param_count == 70_553_706_496
-    assert model.weight_bytes == 4_205_330_432 + 68_451_041_280 + 80 * 7 * 8 == 72_656_376_192
+    assert model.weight_bytes == 4_205_330_432 + 68_451_041_280 + 80 * 7 * 8 + 80 * 8 == 72_656_376_832
 
 
 def test_a_config_json_path_reads_the_file_beside_it_and_a_loose_json_does_not(tmp_path):
@@ -245,7 +248,7 @@ def test_the_hub_file_is_read_then_cached_for_offline_use(tmp_path):
                    files={"nvidia/q30": {"hf_quant_config.json": NVFP4_30B.encode()}}) as hub:
         out = _run(["weights", "nvidia/q30", "--format", "json"], tmp_path, hub.url)
         assert out.returncode == 0, out.stderr
-        assert json.loads(out.stdout)["weights"]["total_bytes"] == 18_087_458_304
+        assert json.loads(out.stdout)["weights"]["total_bytes"] == 18_087_458_688  # laid out, above
         asked = [p.split("?")[0] for m, p, _ in hub.requests if m == "GET"]
         assert asked.count("/nvidia/q30/resolve/main/hf_quant_config.json") == 1
         # a repository without the file: one 404, the plain checkpoint
@@ -255,7 +258,7 @@ def test_the_hub_file_is_read_then_cached_for_offline_use(tmp_path):
     # offline: the cached copy answers, no request
     out = _run(["weights", "nvidia/q30", "--format", "json"], tmp_path, "http://127.0.0.1:9", HF_HUB_OFFLINE="1")
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["weights"]["total_bytes"] == 18_087_458_304
+    assert json.loads(out.stdout)["weights"]["total_bytes"] == 18_087_458_688  # laid out, above
     out = _run(["weights", "acme/plain", "--format", "json"], tmp_path, "http://127.0.0.1:9", HF_HUB_OFFLINE="1")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["weights"]["total_bytes"] == 61_064_245_248

@@ -20,7 +20,10 @@ checkpoint total without a tensor table carries the module's estimate from the
 config (Weights.mtp_estimated_bytes, kvplan.weights.mtp) and leaves that out.
 
 A record with no tensor table (a given size, an index total, the config
-estimate) is split evenly: (total - MTP estimate) / (tp x pp), rounded up.
+estimate) is split evenly: (total - MTP estimate) / (tp x pp), rounded up;
+for the config estimate the bytes each TP rank holds whole
+(Weights.replicated_bytes: norms, routers, per-tensor and KV scales, from the
+family's per-module count) are divided by pp only.
 """
 
 from __future__ import annotations
@@ -68,9 +71,9 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
                        include_mtp: bool = False, bounds: list[tuple[int, int]] | None = None) -> list[int]:
     """Weight bytes on one GPU of each pipeline stage (the MTP module, when loaded, on the last). bounds: the
     stages' layer ranges where the engine splits otherwise than vLLM (kvplan.capacity.shard.stage_bounds)."""
-    if not weights.parts:
-        mtp = weights.mtp_estimated_bytes
-        out = [_ceil_div(weights.total_bytes - mtp, tp * pp)] * pp
+    if not weights.parts:  # split evenly, but what each TP rank holds whole (Weights.replicated_bytes) only by stage
+        mtp, whole = weights.mtp_estimated_bytes, weights.replicated_bytes
+        out = [_ceil_div(weights.total_bytes - mtp - whole, tp * pp) + _ceil_div(whole, pp)] * pp
         if include_mtp and mtp:
             out[-1] += _ceil_div(mtp, tp)
         return out

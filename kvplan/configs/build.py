@@ -25,7 +25,7 @@ from ..core.model import ModelSpec
 from ..core.transform import intern
 from ..errors import ConfigError
 from . import kinds as K
-from . import params, quant_bytes
+from . import params, quant_bytes, quant_stored
 from .attention import attention_cache, head_dims
 from .family import Family
 from .block_sparse import block_sparse_caches
@@ -367,9 +367,9 @@ _QUANTIZED_NAME = re.compile(r"(?i)(?:^|[-_./])(?:fp8|nvfp4|mxfp4|fp4|awq|gptq|i
                              r"(?:$|[-_./])")
 
 
-def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tuple[str, float, float, int, tuple[str, ...]]:
+def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tuple:
     """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, parameters kept in
-    the float dtype, notes) of the
+    the float dtype, notes, (bytes each TP rank holds whole, bytes of GPTQ g_idx)) of the
     checkpoint the config describes: its float dtype, or its quantization (kvplan.configs.quant_bytes) read
     module by module where kvplan has a per-module count of the family (configs/param_modules.py: the embeddings,
     norms, routers, biases, a kept LM head and whatever a list of unquantized modules names in the float dtype,
@@ -382,25 +382,27 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
     misshapen = _misshapen_quantization_config(raw, f)
     if misshapen is not None and total:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: its quantization_config is a {misshapen}, not a JSON "
-                                 "object; give them with --weights, or point --weights at the checkpoint's folder",)
+                                 "object; give them with --weights, or point --weights at the checkpoint's folder",), (0, 0)
     quant = _quantization_config(raw, f)
     if not quant or not total:
-        return dtype, plain_bytes, plain_bytes, 0, ()
+        # an unquantized config builds no per-module table (it would double build_model's time), so its norms
+        # and routers are not kept apart for the TP split: weight_replicated_bytes stays 0 (docs/weights.md)
+        return dtype, plain_bytes, plain_bytes, 0, (), (0, 0)
     try:
         q = quant_bytes.read(quant, f.model_type)
         split = (_module_split(f, q, layers, dims, total) if q.exclusions is not None
                  else None if q.experts_only else _whole_split(f, q, layers, dims, total))
     except quant_bytes.Unsized as exc:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: {exc}; give them with --weights, or point --weights "
-                                 "at the checkpoint's folder or hf://REPO to read its tensors",)
+                                 "at the checkpoint's folder or hf://REPO to read its tensors",), (0, 0)
     head_note = ""
     if q.keeps_lm_head and not q.experts_only and not f.has("tie_word_embeddings"):
         head = params.embedding_params(f)[1]
         head_note = f"; the config has no tie_word_embeddings, so the head is taken as {'separate' if head else 'tied'}"
     if split is not None:
         plain = total - split.quantized
-        scales_bytes = split.tensors * q.per_tensor_bytes
-        stored = split.quantized * q.bytes_per_weight + plain * plain_bytes + scales_bytes
+        beside = quant_stored.stored(q, split)
+        stored = split.quantized * q.bytes_per_weight + plain * plain_bytes + beside.total_bytes
         kept = "; ".join(f"{role} {n:,}" for role, n in split.kept.items())
         if q.exclusions is not None:
             what = (f"the linear weights its list of unquantized modules keeps ({kept or 'no linear weights'}), read "
@@ -409,11 +411,13 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
             what = f"read module by module: {'the LM head, ' if kept else ''}the embeddings, norms, routers and biases"
         note = (f"weights estimated as {q.label}: {q.bytes_per_weight:.4g} B per quantized weight with its scales, "
                 f"{plain:,} parameters at {plain_bytes:g} B: {what}")
-        if scales_bytes:
-            note += (f"; {split.tensors:,} quantized tensors with {q.per_tensor_bytes} B each of per-tensor scales "
-                     f"or shapes ({scales_bytes:,} B)")
+        if beside.parts:
+            note += "; " + "; ".join(beside.parts)
+        if beside.unsized:
+            note += ("; estimated: not counted, as the config does not size them, " + " and ".join(beside.unsized))
         note += head_note if q.exclusions is None else ""
-        return f"{q.dtype} + {dtype}", stored / total, q.bytes_per_weight, plain, (note,)
+        whole = int(split.replicated * plain_bytes) + beside.replicated_bytes
+        return f"{q.dtype} + {dtype}", stored / total, q.bytes_per_weight, plain, (note,), (whole, beside.g_idx_bytes)
     embed, head = params.embedding_params(f)
     plain = embed + (head if q.keeps_lm_head else 0)
     if q.experts_only:
@@ -427,7 +431,7 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         note += (f"; norms, biases and routers counted at the quantized width and per-tensor scales left out (kvplan "
                  f"has no per-module count of model_type {f.model_type!r} that adds up to its parameter count)")
     notes = (note + head_note,)
-    return f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes
+    return f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes, (0, 0)
 
 
 def _whole_split(f: Fields, q, layers: list, dims, total: int):
@@ -537,7 +541,8 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         notes += (f"parameter count approximate: kvplan's count for model_type {f.model_type!r} misses modules "
                   f"transformers builds for some configs ({PARAMS_OFF[f.model_type]}); give --weights, or the "
                   "checkpoint's folder or hf://REPO, for exact bytes",)
-    weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes = _weight_format(f, raw, total, layers, dims)
+    weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes, (whole_bytes, g_idx_bytes) = _weight_format(
+        f, raw, total, layers, dims)
     dtype_note = _float_dtype(f)[1]
     if dtype_note:
         weight_notes += (dtype_note,)
@@ -548,7 +553,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     if family.weight_format is not None:  # DeepSeek-V4: experts in their own dtype, the rest per linear weight
         weight_dtype, bytes_per_param = family.weight_format(f, layers, total, weight_dtype.split(" + ")[0],
                                                              linear_bytes)
-        plain = 0
+        plain = whole_bytes = 0
         weight_notes = tuple(n for n in weight_notes if n.startswith(WEIGHTS_NOT_SIZED))
     notes += weight_notes
     if family.notes is not None:
@@ -583,6 +588,8 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_bytes_per_param=bytes_per_param,
         weight_linear_bytes_per_param=linear_bytes,
         weight_plain_params=plain,
+        weight_replicated_bytes=whole_bytes,
+        weight_g_idx_bytes=g_idx_bytes,
         weight_dtype=weight_dtype,
         max_context_tokens=f.opt_int("max_position_embeddings"),
         hidden_size=f.opt_int("hidden_size") or 0,

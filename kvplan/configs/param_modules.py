@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from ..weights.record import REPLICATED
 from .fields import Fields
 from .param_parts import dense_first, embeddings, mlp_layer_types
 from .quant_bytes import Unsized
@@ -41,6 +42,7 @@ class Module:
     role: str = "attention"  # attention, mlp, experts, shared experts, router, norms, embeddings, lm_head, ...
     experts: int = 0  # routed experts this entry stands for ("{e}" in the name): weight covers all of them
     top: bool = False
+    inputs: int = 0  # input features of the weight (each expert's): GPTQ stores an int32 g_idx entry per input row
 
     def names(self, expert: int = 0) -> list[str]:
         name = self.name.replace("{e}", str(expert))
@@ -48,7 +50,7 @@ class Module:
 
 
 def _linear(name: str, inputs: int, outputs: int, role: str, bias: bool = False) -> Module:
-    return Module(name, inputs * outputs, outputs if bias else 0, role)
+    return Module(name, inputs * outputs, outputs if bias else 0, role, inputs=inputs)
 
 
 def _float(name: str, params: int, role: str = "norms") -> Module:
@@ -57,9 +59,9 @@ def _float(name: str, params: int, role: str = "norms") -> Module:
 
 def _experts(prefix: str, count: int, hidden: int, inter: int, names=("gate_proj", "up_proj", "down_proj")) -> list:
     gate, up, down = names
-    return [Module(f"{prefix}.experts.{{e}}.{gate}", count * hidden * inter, 0, "experts", count),
-            Module(f"{prefix}.experts.{{e}}.{up}", count * hidden * inter, 0, "experts", count),
-            Module(f"{prefix}.experts.{{e}}.{down}", count * inter * hidden, 0, "experts", count)]
+    return [Module(f"{prefix}.experts.{{e}}.{gate}", count * hidden * inter, 0, "experts", count, inputs=hidden),
+            Module(f"{prefix}.experts.{{e}}.{up}", count * hidden * inter, 0, "experts", count, inputs=hidden),
+            Module(f"{prefix}.experts.{{e}}.{down}", count * inter * hidden, 0, "experts", count, inputs=inter)]
 
 
 def _mlp(prefix: str, hidden: int, inter: int, role: str) -> list:
@@ -75,7 +77,7 @@ def _ends(f: Fields, hidden: int, tied_default: bool, vocab_default: int | None)
     vocab_x_hidden = vocab * hidden
     out = [_float("embed_tokens", vocab_x_hidden, "embeddings"), _float("norm", hidden)]
     if both > vocab_x_hidden:
-        out.append(Module("lm_head", both - vocab_x_hidden, 0, "lm_head", top=True))
+        out.append(Module("lm_head", both - vocab_x_hidden, 0, "lm_head", top=True, inputs=hidden))
     return out
 
 
@@ -97,6 +99,9 @@ def _gqa(f: Fields, layers: list, dims) -> list:
     qkv_bias = f.flag("attention_bias") or mt in P._QKV_BIAS_ONLY
     o_bias = f.flag("attention_bias") and mt not in P._QKV_BIAS_ONLY
     out = _ends(f, hidden, mt in P._TIED_BY_DEFAULT, 0)
+    # read once, not per layer (a table is built for every quantized config and for the TP split of every config)
+    experts = f.int("num_local_experts", "num_experts", "n_routed_experts", default=0, minimum=0)
+    moe_inter = None
     for i in range(len(layers)):
         a = f"layers.{i}.self_attn"
         out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", qkv_bias),
@@ -108,9 +113,8 @@ def _gqa(f: Fields, layers: list, dims) -> list:
         if mt == "minimax_m2":  # MiniMaxM2Attention: RMSNorms over all heads' queries and keys
             out += [_float(f"{a}.q_norm", heads * head_dim), _float(f"{a}.k_norm", kv * head_dim)]
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
-        experts = f.int("num_local_experts", "num_experts", "n_routed_experts", default=0, minimum=0)
         if experts and P._is_moe_layer(f, i):
-            moe_inter = f.int("moe_intermediate_size", "intermediate_size")
+            moe_inter = moe_inter or f.int("moe_intermediate_size", "intermediate_size")
             if mt in _BLOCK_SPARSE:
                 m = f"layers.{i}.block_sparse_moe"
                 out += _experts(m, experts, hidden, moe_inter, ("w1", "w3", "w2"))
@@ -180,11 +184,13 @@ def _latent(f: Fields, layers: list, dims) -> list:
     if f.int("shared_expert_intermediate_size", default=0, minimum=0) and not f.int("n_shared_experts", default=0):
         return []  # a Qwen-style shared expert on an MLA model: no table
     out = _ends(f, hidden, False, 0)
+    widths = (f.int("kv_lora_rank"), f.int("qk_rope_head_dim"), f.int("qk_nope_head_dim"), f.int("v_head_dim"))
+    index = (f.int("index_head_dim"), f.int("index_n_heads")) if f.has("index_head_dim") else None
     for i in range(len(layers)):
         a = f"layers.{i}.self_attn"
-        out += _mla(f, a, hidden, heads, q_lora, False)
-        if f.has("index_head_dim"):
-            out += _indexer(a, hidden, q_lora, f.int("index_head_dim"), f.int("index_n_heads"))
+        out += _mla_widths(a, hidden, heads, q_lora, False, *widths)
+        if index:
+            out += _indexer(a, hidden, q_lora, *index)
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         if experts and P._is_moe_layer(f, i):
             moe_inter = f.int("moe_intermediate_size", "intermediate_size")
@@ -340,12 +346,27 @@ class Split:
     quantized: int  # parameters stored in the quantized format
     kept: dict  # role -> parameters the list keeps in the float dtype (linear weights only)
     tensors: int = 0  # quantized weight tensors (each routed expert's own): what per-tensor scales are counted by
+    # input rows of the quantized tensors, summed (each expert's own): GPTQ's g_idx holds one int32 a row;
+    # None where a quantized module of the table does not give its input width
+    input_rows: int | None = 0
+    output_rows: int | None = 0  # the same for output rows (bitsandbytes 8-bit's SCB)
+    # parameters each TP rank holds whole, in the float dtype: norms and MoE routers (weights.record.REPLICATED)
+    replicated: int = 0
+    # decoder layers whose self_attn.k_proj and v_proj are both quantized (ModelOpt stores a KV cache's k_scale and
+    # v_scale on them), and the other layers with a self_attn.k_proj (no v_proj, or attention kept unquantized),
+    # whose KV scales kvplan does not count
+    kv_layers: int = 0
+    kv_unsure_layers: int = 0
 
 
 def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
     """The quantized parameters of a module table under a list of unquantized modules (excluded(name) -> bool:
     a quant_exclude.Matcher). Routed experts: the list must name all or none of a layer's experts."""
-    quantized, kept, tensors = 0, {}, 0
+    quantized, kept, tensors, rows, outs = 0, {}, 0, 0, 0
+    replicated = sum(m.other for m in modules if not m.weight and m.role in REPLICATED)
+    attention = {m.name[: -len(".k_proj")] for m in modules
+                 if m.name.startswith("layers.") and m.name.endswith(".self_attn.k_proj")}
+    kv_quantized: dict[str, int] = {}
     for m in modules:
         if not m.weight:
             continue
@@ -365,4 +386,9 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
         else:
             quantized += m.weight
             tensors += m.experts or 1
-    return Split(quantized, kept, tensors)
+            if m.name.endswith((".k_proj", ".v_proj")) and m.name[: -len(".k_proj")] in attention:
+                kv_quantized[m.name[: -len(".k_proj")]] = kv_quantized.get(m.name[: -len(".k_proj")], 0) + 1
+            rows = rows + (m.experts or 1) * m.inputs if rows is not None and m.inputs else None
+            outs = outs + m.weight // m.inputs if outs is not None and m.inputs else None
+    kv_layers = sum(1 for n in kv_quantized.values() if n == 2)
+    return Split(quantized, kept, tensors, rows, outs, replicated, kv_layers, len(attention) - kv_layers)

@@ -131,7 +131,7 @@ def kimi_linear(f: Fields, layers: list, dims) -> list[Module]:
     hidden, p = k.hidden, k.lin_heads * k.lin_dim
     vocab = f.int("vocab_size", default=D["vocab_size"], minimum=0)
     out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("norm", hidden),
-           Module("lm_head", vocab * hidden, 0, "lm_head", top=True)]  # never tied (param_parts.embeddings tieable)
+           Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden)]  # never tied (param_parts.embeddings tieable)
     for i, (layer, kind) in enumerate(zip(layers, m.kinds)):
         a = f"layers.{i}.self_attn"
         if layer.caches:
@@ -195,7 +195,7 @@ def kimi_k3(f: Fields, layers: list, dims) -> list[Module]:
     freq = f.int("moe_layer_freq", default=1)
     attn_res = f.has("attn_res_block_size")
     out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("norm", hidden),
-           Module("lm_head", vocab * hidden, 0, "lm_head", top=True)]
+           Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden)]
     if attn_res:
         out += [_float("output_attn_res_norm", hidden), _float("output_attn_res_proj", hidden)]
     for i, layer in enumerate(layers):

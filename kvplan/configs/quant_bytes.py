@@ -61,6 +61,16 @@ class QuantBytes:
     # static input scales, compressed-tensors pack-quantized's int64 weight_shape; counted tensor by tensor where
     # kvplan's per-module count names the tensors (configs/param_modules.py)
     per_tensor_bytes: int = 0
+    # bytes stored once per input row of each quantized tensor: GPTQ's int32 g_idx (AutoGPTQ's QuantLinear
+    # registers g_idx [in_features] int32, saved with the weights whatever desc_act says)
+    per_input_row_bytes: int = 0
+    # bytes stored once per attention layer for the KV cache: ModelOpt's k_scale and v_scale (float32 scalars,
+    # self_attn.k_proj.k_scale / v_proj.v_scale) when its kv_cache_quant_algo is FP8
+    kv_scale_bytes: int = 0
+    # bytes stored once per output row of each quantized tensor: bitsandbytes 8-bit's float32 SCB
+    per_output_row_bytes: int = 0
+    # what such a checkpoint also stores that the config does not size, for the note ("" when nothing)
+    unsized: str = ""
 
 
 class Unsized(Exception):
@@ -146,7 +156,7 @@ def _gptq(q: dict) -> QuantBytes:
         raise Unsized(f"GPTQ checkpoint_format {fmt!r}: kvplan knows the gptq and gptq_v2 layouts")
     _kept(q.get("modules_to_not_convert"), "GPTQ")
     return QuantBytes(f"GPTQ int{bits}, group {group}", f"int{bits}", _grouped(bits, group, 2, True),
-                      keeps_lm_head=q.get("lm_head") is not True)
+                      keeps_lm_head=q.get("lm_head") is not True, per_input_row_bytes=4)
 
 
 def _fp8(q: dict) -> QuantBytes:
@@ -181,8 +191,11 @@ def _compressed_tensors(q: dict) -> QuantBytes:
         raise Unsized("compressed-tensors: config groups of different sizes")
     label, dtype, size, scalars = sizes.pop()
     head, exclusions = _ignored(q.get("ignore"), "compressed-tensors", False)
+    # a kv_cache_scheme stores k_scale / v_scale (and zero points) per attention layer, whose dtype and shape
+    # depend on the producer (vLLM 0.34 CompressedTensorsKVCacheMethod takes one or num_kv_heads values)
+    unsized = "the KV-cache scales of its kv_cache_scheme" if isinstance(q.get("kv_cache_scheme"), dict) else ""
     return QuantBytes(f"compressed-tensors {fmt} ({label})", dtype, size, keeps_lm_head=head, exclusions=exclusions,
-                      per_tensor_bytes=scalars)
+                      per_tensor_bytes=scalars, unsized=unsized)
 
 
 def _ct_per_tensor(fmt: str, group: dict) -> int:
@@ -228,17 +241,31 @@ def _modelopt(q: dict) -> QuantBytes:
     excluded = inner.get("exclude_modules", inner.get("ignore"))
     # the hf_quant_config.json layout (no quant_method, the algorithm under "quantization"): say where it came from
     where = ", hf_quant_config.json" if inner is not q and not q.get("quant_method") else ""
+    kv_bytes, kv_unsized = _modelopt_kv_scales(q)
     if algo == "NVFP4":
         head, exclusions = _ignored(excluded, "ModelOpt", False)
         # weight_scale_2 and input_scale, float32 each (vLLM 0.34 modelopt.py KNvfp4Static / KNvfp4Dynamic)
         return QuantBytes(f"NVFP4 (modelopt{where})", "nvfp4", 0.5 + 1 / 16, keeps_lm_head=head, exclusions=exclusions,
-                          per_tensor_bytes=8)
+                          per_tensor_bytes=8, kv_scale_bytes=kv_bytes, unsized=kv_unsized)
     if algo == "FP8":
         head, exclusions = _ignored(excluded, "ModelOpt", False)
         # weight_scale and input_scale, float32 each (modelopt.py's per-tensor static FP8 scheme, both slots)
         return QuantBytes(f"FP8 (modelopt{where})", "fp8", 1.0, keeps_lm_head=head, exclusions=exclusions,
-                          per_tensor_bytes=8)
+                          per_tensor_bytes=8, kv_scale_bytes=kv_bytes, unsized=kv_unsized)
     raise Unsized(f"ModelOpt quant_algo {algo or None!r}: kvplan knows NVFP4 and FP8")
+
+
+def _modelopt_kv_scales(quant: dict) -> tuple[int, str]:
+    """(bytes a ModelOpt checkpoint stores per attention layer for its KV cache, what it stores that kvplan does
+    not size): with an FP8 KV cache ModelOpt writes self_attn.k_proj.k_scale and self_attn.v_proj.v_scale, a
+    float32 scalar each (the layout of nvidia/Qwen3-30B-A3B-NVFP4, tests/test_hf_quant_config.py); another KV
+    algorithm's scales are not read."""
+    kv = modelopt_kv_cache(quant)
+    if kv is None:
+        return 0, ""
+    if kv == "fp8":
+        return 8, ""
+    return 0, f"the KV-cache scales of its {kv} KV cache"
 
 
 def modelopt_kv_cache(quant) -> str | None:
@@ -269,13 +296,22 @@ def modelopt_kv_cache(quant) -> str | None:
 
 def _bitsandbytes(q: dict) -> QuantBytes:
     _kept(q.get("llm_int8_skip_modules"), "bitsandbytes")
+    # bitsandbytes' QuantState.as_dict(packed=True), which transformers saves beside each 4-bit weight: absmax per
+    # block of 64 (float32; with double quantization uint8 plus a float32 nested_absmax per 256 blocks), the
+    # 16-entry float32 quant_map, with double quantization the 256-entry float32 nested_quant_map, and the
+    # non-tensor fields (shape, dtype, nested_offset ...) packed as JSON into a uint8
+    # quant_state.bitsandbytes__<type>, whose length the config does not give
     if q.get("load_in_4bit"):
         double = q.get("bnb_4bit_use_double_quant") is True
         absmax = 1 / 64 + 4 / (64 * 256) if double else 4 / 64
         kind = q.get("bnb_4bit_quant_type", "fp4")
-        return QuantBytes(f"bitsandbytes 4-bit ({kind})", str(kind), 0.5 + absmax)
+        return QuantBytes(f"bitsandbytes 4-bit ({kind})", str(kind), 0.5 + absmax,
+                          per_tensor_bytes=16 * 4 + (256 * 4 if double else 0),
+                          unsized=f"each quantized tensor's packed JSON quant_state.bitsandbytes__{kind}")
     if q.get("load_in_8bit"):
-        return QuantBytes("bitsandbytes 8-bit", "int8", 1.0)
+        # Linear8bitLt._save_to_state_dict: the int8 weight, SCB (one float32 per output row) and weight_format,
+        # a uint8 scalar
+        return QuantBytes("bitsandbytes 8-bit", "int8", 1.0, per_output_row_bytes=4, per_tensor_bytes=1)
     raise Unsized("bitsandbytes without load_in_4bit or load_in_8bit")
 
 

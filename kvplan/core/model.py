@@ -19,6 +19,10 @@ class ModelSpec:
     weight_bytes_per_param: float = 2.0  # the checkpoint's bytes / param_count (quantized: an average)
     weight_linear_bytes_per_param: float | None = None  # one decoder-layer linear weight (None: the average)
     weight_plain_params: int = 0  # of a quantized checkpoint, the parameters kept in its float dtype (embeddings ...)
+    # of weight_bytes, what each tensor-parallel rank holds whole (norms, MoE routers, per-tensor scales, KV
+    # scales), where kvplan's per-module count of the family gives it (configs/param_modules.py); else 0
+    weight_replicated_bytes: int = 0
+    weight_g_idx_bytes: int = 0  # of weight_bytes, GPTQ's g_idx (configs/quant_stored.py), which vLLM drops
     weight_dtype: str = "bfloat16"
     max_context_tokens: int | None = None
     hidden_size: int = 0

@@ -434,6 +434,25 @@ def vllm_loaded(model, record):
     return downcast_float32(record)
 
 
+# vLLM drops every checkpoint tensor named *.g_idx at load (base_config.py QuantizationConfig.
+# get_checkpoint_weight_mapper, read in 0.31.0-0.34.0; 0.29.0's auto_gptq.py still creates and loads g_idx)
+G_IDX_DROPPED_FROM = (0, 31, 0)
+
+
+def config_weights_per_gpu(model, tp: int = 1, pp: int = 1, version: str | None = None, halve: bool = False) -> int:
+    """Bytes on one GPU of a config-sized checkpoint (no tensor table) under (tp, pp): what each TP rank holds
+    whole (model.weight_replicated_bytes: norms, routers, per-tensor and KV scales) spread over the stages, the
+    rest over every GPU; GPTQ's g_idx left out where vLLM `version` drops it. halve: a float32 checkpoint served
+    in bf16."""
+    whole = model.weight_replicated_bytes
+    split = model.weight_bytes - whole
+    if model.weight_g_idx_bytes and _at_least(version, G_IDX_DROPPED_FROM):
+        split -= model.weight_g_idx_bytes
+    if halve:
+        whole, split = whole // 2, split // 2
+    return split // (tp * pp) + whole // pp
+
+
 def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1, last_stage_extra: int = 0) -> int:
     """Bytes on the fullest GPU of a (tp, pp) replica for a kvplan.weights record (last_stage_extra: the
     drafter's weights, on the last stage's GPUs)."""
@@ -531,10 +550,13 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                 notes.append(cast_note)
             per_gpu = weights_per_gpu(model, record, weight_tp, pp, extra)
         elif served_from_float32(model):  # 4 B per parameter as stored, 2 B as vLLM loads it
-            per_gpu = model.weight_bytes // 2 // ranks + extra
+            per_gpu = config_weights_per_gpu(model, weight_tp, pp, version, halve=True) + extra
             weights_from = "parameter count x 2 B: a float32 checkpoint, served in bf16 (vLLM's dtype auto)"
         else:
-            per_gpu, weights_from = model.weight_bytes // ranks + extra, "parameter count x dtype"
+            per_gpu = config_weights_per_gpu(model, weight_tp, pp, version) + extra
+            weights_from = "parameter count x dtype"
+            if model.weight_g_idx_bytes and _at_least(version, G_IDX_DROPPED_FROM):
+                weights_from += f", less GPTQ's g_idx ({model.weight_g_idx_bytes:,} B; vLLM drops it at load)"
         if extra:
             weights_from += (f", + {extra / GIB:,.2f} GiB of drafter weights on the last stage's GPUs "
                              f"({drafter.how})")

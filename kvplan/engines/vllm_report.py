@@ -65,6 +65,21 @@ def _mixed_label(pool: VllmPool) -> str:
     return " + ".join(dict.fromkeys(s.label for s in pool.layer_specs))
 
 
+def quantization_note(model, version: str) -> str | None:
+    """Where vLLM `version` would not load the checkpoint's quantization (kvplan.engines.vllm_quant_support), read
+    from a bundled or local config."""
+    from ..configs.build import nested_text
+    from .vllm_profile import raw_config
+    from .vllm_quant_support import unsupported_note
+
+    if model.weight_dtype in ("bfloat16", "float16", "float32"):  # no quantization_config was read
+        return None
+    raw = raw_config(model)
+    if not isinstance(raw, dict):
+        return None
+    return unsupported_note(raw.get("quantization_config") or nested_text(raw).get("quantization_config"), version)
+
+
 def checkpoint_kv_note(model, kv_cache_dtype: str, rules: VllmRules) -> str | None:
     """Where the checkpoint's ModelOpt config names a KV cache that vLLM's --kv-cache-dtype auto follows
     (VllmRules.checkpoint_kv_dtypes) and the plan keeps the model's dtype: what vLLM serves by default."""
@@ -124,6 +139,9 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     checkpoint_kv = checkpoint_kv_note(plan.model, pool.kv_cache_dtype, rules)
     if checkpoint_kv:
         notes.append(checkpoint_kv)
+    refused = quantization_note(plan.model, release or rules.version)
+    if refused:
+        notes.append(refused)
     if how is not None and rules.extensible_kv_cache:
         notes.append(f"vLLM {rules.version} sizes the KV cache after warmup by default (the extensible KV cache, "
                      "gpu_memory_utilization 1.0 unless given): 'Available KV cache memory' is the capacity it "

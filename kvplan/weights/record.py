@@ -43,6 +43,9 @@ class Weights:
     # the "mtp" parts again by (role inside the module, its layer index or NO_LAYER): roles.mtp_role_of; not in
     # the JSON (by_role shows the module as "mtp")
     mtp_parts: tuple[tuple[str, int, int], ...] = ()
+    # a record without a tensor table: of total_bytes, what each TP rank holds whole (the config estimate's norms,
+    # routers, per-tensor and KV scales: ModelSpec.weight_replicated_bytes); not in the JSON
+    replicated_bytes: int = 0
 
     @property
     def by_role(self) -> dict[str, int]:

@@ -1,0 +1,62 @@
+"""What a config-sized quantized checkpoint stores beside its bytes per quantized weight, counted from kvplan's
+per-module table (configs/param_modules.py Split), and which of it each tensor-parallel rank holds whole.
+
+  per quantized tensor   QuantBytes.per_tensor_bytes: NVFP4 / FP8 per-tensor scales, pack-quantized weight_shape,
+                         bitsandbytes 4-bit quant_map (+ nested_quant_map), bitsandbytes 8-bit weight_format
+  per input row          QuantBytes.per_input_row_bytes: GPTQ's int32 g_idx (AutoGPTQ QuantLinear: g_idx
+                         [in_features], saved whatever desc_act says)
+  per output row         QuantBytes.per_output_row_bytes: bitsandbytes 8-bit's float32 SCB
+  per attention layer    QuantBytes.kv_scale_bytes: ModelOpt's float32 k_scale and v_scale with an FP8 KV cache,
+                         counted in the layers whose k_proj and v_proj are both quantized (the layout read);
+                         elsewhere (attention kept unquantized, Gemma 4's k_eq_v layers) named as not counted
+
+Scalars (per tensor, per attention layer) sit whole on every TP rank: vLLM creates them per layer, unsharded
+(vLLM 0.34 parameter.py PerTensorScaleParameter; kv_cache.py BaseKVCacheMethod.create_weights, scalars); the
+per-row tensors split with their weight. vLLM 0.31.0 and later drop every `.g_idx` at load
+(base_config.py QuantizationConfig.get_checkpoint_weight_mapper; read in 0.31.0-0.34.0, 0.29.0 still loads it),
+so g_idx_bytes is kept apart for the vLLM profile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Stored:
+    total_bytes: int = 0
+    replicated_bytes: int = 0  # of total_bytes, the scalars every TP rank holds whole
+    g_idx_bytes: int = 0  # of total_bytes, GPTQ's g_idx
+    parts: tuple[str, ...] = ()  # each counted part in words, for the note
+    unsized: tuple[str, ...] = ()  # what the checkpoint also stores that kvplan does not count
+
+
+def stored(q, split) -> Stored:
+    """The bytes q's format stores beside its per-weight rate for a checkpoint of `split`'s modules."""
+    parts, unsized = [], [q.unsized] if q.unsized else []
+    per_tensor = split.tensors * q.per_tensor_bytes
+    if per_tensor:
+        parts.append(f"{split.tensors:,} quantized tensors with {q.per_tensor_bytes} B each of per-tensor scales, "
+                     f"maps or shapes ({per_tensor:,} B)")
+    g_idx = _rows(split.input_rows, q.per_input_row_bytes, "GPTQ's int32 g_idx, one per input row", parts, unsized)
+    scb = _rows(split.output_rows, q.per_output_row_bytes, "bitsandbytes' float32 SCB, one per output row", parts,
+                unsized)
+    kv = split.kv_layers * q.kv_scale_bytes
+    if kv:
+        parts.append(f"float32 k_scale and v_scale in {split.kv_layers:,} attention layers ({kv:,} B)")
+    if q.kv_scale_bytes and split.kv_unsure_layers:
+        unsized.append(f"the KV-cache scales of {split.kv_unsure_layers:,} attention layers without a quantized "
+                       "k_proj and v_proj (attention kept unquantized, or no v_proj)")
+    elif q.kv_scale_bytes and not split.kv_layers:
+        unsized.append("the KV-cache scales (kvplan's table of this family has no self_attn.k_proj to count)")
+    return Stored(per_tensor + g_idx + scb + kv, per_tensor + kv, g_idx, tuple(parts), tuple(unsized))
+
+
+def _rows(rows: int | None, each: int, what: str, parts: list, unsized: list) -> int:
+    if not each:
+        return 0
+    if rows is None:
+        unsized.append(f"{what} (kvplan's table does not give every quantized tensor's shape)")
+        return 0
+    parts.append(f"{what} ({rows:,} rows, {rows * each:,} B)")
+    return rows * each
