@@ -367,7 +367,16 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
     serving dtype (MambaStateDtypeCalculator with mamba_cache_dtype 'auto'),
     Nemotron-H's SSM state in the config's mamba_ssm_cache_dtype, else float16
     (0.13-0.19) or float32 (0.20 on); Qwen3.5's (0.17 on) in the config's
-    mamba_ssm_dtype (float32 in the published checkpoints)."""
+    mamba_ssm_dtype (float32 in the published checkpoints).
+
+    A function of (model, rules) alone, kept on the model (ModelSpec.memo, one entry per release asked): a sweep
+    or the release grid plans one model at many sizes, and rebuilding a hybrid's layers each time was a third of
+    simulate's time in tests/test_vllm_grid.py; the same object back also lets shard's memo on it answer."""
+    fixed, notes = model.memo(("vllm engine_model", rules), lambda: _engine_model(model, rules))
+    return fixed, list(notes)
+
+
+def _engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, tuple[str, ...]]:
     serving = serving_storage(model)
     checkpoint = FP32 if model.float_dtype in ("float32", "fp32") else serving
     notes: list[str] = []
@@ -410,13 +419,35 @@ def engine_model(model: ModelSpec, rules: VllmRules) -> tuple[ModelSpec, list[st
     if qwen35:
         notes.append(f"Qwen3.5: vLLM {rules.version} keeps the SSM state in the config's mamba_ssm_dtype "
                      "(--mamba-ssm-cache-dtype overrides)")
-    return out, notes
+    return out, tuple(notes)
+
+
+LAYER_SPECS_KEPT = 64  # argument sets of layer_specs kept a model
 
 
 def layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, hybrid_manager: bool = True,
                 rules: VllmRules = LATEST, kv_cache_dtype: str | None = None, prefix_caching: bool | None = None,
                 *, local_as_full: bool = True, num_speculative_tokens: int = 0, kda_checkpoints: bool = False,
                 capability: tuple[int, int] | None = None) -> tuple[list[tuple[int, PageSpec]], list[str], str]:
+    """_layer_specs (below) of these arguments, kept on the model: a function of them alone, and a plan at several
+    memory sizes (a sweep, the release grid) asks for the same specs each time. At most LAYER_SPECS_KEPT
+    argument sets a model; past that the cache starts over."""
+    args = (block_tokens, max_model_len, hybrid_manager, rules, kv_cache_dtype, prefix_caching, local_as_full,
+            num_speculative_tokens, kda_checkpoints, capability)
+    kept = model.memo("vllm layer_specs", dict)
+    if args not in kept:
+        if len(kept) >= LAYER_SPECS_KEPT:
+            kept.clear()
+        specs, notes, dtype = _layer_specs(model, *args)
+        kept[args] = tuple(specs), tuple(notes), dtype
+    specs, notes, dtype = kept[args]
+    return list(specs), list(notes), dtype
+
+
+def _layer_specs(model: ModelSpec, block_tokens: int | None, max_model_len: int, hybrid_manager: bool,
+                 rules: VllmRules, kv_cache_dtype: str | None, prefix_caching: bool | None, local_as_full: bool,
+                 num_speculative_tokens: int, kda_checkpoints: bool,
+                 capability: tuple[int, int] | None) -> tuple[list[tuple[int, PageSpec]], list[str], str]:
     """(model layer index, spec) for every cache vLLM allocates, notes, and the KV dtype used.
 
     `model` is one TP rank's (already sharded, engine dtypes applied). A model
