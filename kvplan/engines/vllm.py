@@ -36,7 +36,8 @@ vLLM's file and function); this module applies them:
   the conv kernel's tokens (a SlidingWindowSpec, bf16), grouped as sliding layers
   are; the model is not a hybrid, so no Mamba alignment or pages. Its MTP depths
   (0.33+) are decoder layers of the same kinds, and with two or more depths every
-  sliding spec keeps num_speculative_tokens - 1 more tokens (with_inkling_draft).
+  sliding spec keeps num_speculative_tokens - 1 more tokens (multi_module_retained,
+  as for any family with windows under a multi-module MTP draft, 0.28+).
 - num_blocks = available // (page x layers per group), the minimum over PP
   stages. Concurrency = num_blocks / (sum over groups of the pages one
   max_model_len request needs). Tokens: num_blocks // groups x block until
@@ -204,7 +205,7 @@ class PageSpec:
     # compares them, so two conv states of equal pages but other shapes are two specs (two buckets of groups)
     conv_shape: tuple[int, int] | None = None
     # sliding: SlidingWindowSpec.extra_retained_tokens, the tokens kept below the window (multi-module MTP:
-    # num_speculative_tokens - 1, vllm_inkling.retained_tokens)
+    # num_speculative_tokens - 1, vllm_speculative.multi_module_retained)
     retained_tokens: int = 0
 
     @property
@@ -813,13 +814,14 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         from .vllm_speculative import check_draft_tokens, multi_module_retained
 
         seqs = max_num_seqs if max_num_seqs is not None else rules.max_num_seqs(None)
+        kept = 0
         if draft_layers:
             check_draft_tokens(model, num_speculative_tokens)
+            kept = multi_module_retained(model, num_speculative_tokens, rules)
         return simulate_dsv4(model, kv_memory_bytes=kv_memory_bytes, max_model_len=max_model_len,
                              block_tokens=block_tokens, pp=pp, mnbt=mnbt, rules=rules,
                              kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs, notes=notes,
-                             draft_layers=draft_layers, retained_tokens=multi_module_retained(model, num_speculative_tokens, rules)
-                             if draft_layers else 0)
+                             draft_layers=draft_layers, retained_tokens=kept)
     inkling = is_inkling(model)
     if inkling:
         check_inkling(model, tp, rules, draft_layers, draft_model is not None, num_speculative_tokens)

@@ -43,6 +43,10 @@ window only (vllm_dsv4.py); Inkling's depths are decoder layers with conv states
 min(depths, num_speculative_tokens) of them (vllm_inkling.with_inkling_draft); other families' MTP modules
 are refused (REFUSED_MTP says why, family by family).
 
+With two or more MTP modules and draft tokens (SpeculativeConfig.use_multi_module_mtp, 0.28+) every
+sliding-window spec of the pool, target's and draft's, keeps num_speculative_tokens - 1 more tokens:
+multi_module_retained, for every family; check_draft_tokens refuses draft tokens n_predict does not divide.
+
 A separate draft checkpoint (methods eagle, eagle3 from 0.11; draft_model from
 0.15) registers its own decoder layers the same way (llama_eagle3.py: prefix
 layers.{i + target num_hidden_layers}), built from its own config (heads, head
