@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec, get_kv_quant_mode
 
-from vllm_stub_config import capacity, planner, start_check, vllm_config  # this folder
+from vllm_stub_config import capacity, mtp_retained_tokens, planner, start_check, vllm_config  # this folder
 
 planning = planner()[0]
 
@@ -74,10 +74,19 @@ def specs(config: dict, mtp_layers: int = 0) -> dict:
     return out
 
 
-def plan(config: dict, mtp: int, memory: int, max_len: int, mnbt: int, in_flight: int | None):
-    """vLLM's (blocks, tokens, concurrency, start check passed, groups) for one case."""
+def plan(config: dict, mtp: int, memory: int, max_len: int, mnbt: int, in_flight: int | None, tokens: int = 0):
+    """vLLM's (blocks, tokens, concurrency, start check passed, groups) for one case. tokens: the draft tokens,
+    whose multi-module MTP retained tokens tag every SlidingWindowMLASpec (windows and compressor states), as
+    get_kv_cache_configs / get_global_kv_cache_groups does before grouping (config/speculative.py gives the draft
+    config model_type deepseek_mtp and n_predict = num_nextn_predict_layers)."""
     cfg = vllm_config(max_len, layout="BLHNC", mnbt=mnbt, in_flight=in_flight)
     registered = specs(config, mtp)
+    n = config["num_nextn_predict_layers"]
+    kept = mtp_retained_tokens(dict(model_type="deepseek_mtp", n_predict=n, num_nextn_predict_layers=n),
+                               tokens) if mtp and tokens else 0
+    if kept:
+        registered = {k: dataclasses.replace(v, extra_retained_tokens=kept) if isinstance(v, SlidingWindowMLASpec)
+                      else v for k, v in registered.items()}
     groups = planning.get_kv_cache_groups(cfg, dict(registered))
     kv = planning.get_kv_cache_config_from_groups(cfg, groups, memory)
     tokens, concurrency = capacity(cfg, kv, max_len)
@@ -110,6 +119,29 @@ def grid(release: str) -> None:
                 print(f"DIFFER vLLM {release} {name} mtp {mtp} {gib} GiB {max_len} mnbt {mnbt}: vLLM {theirs}, "
                       f"kvplan {ours}")
     print(f"vLLM {release} DeepSeek-V4 grid: {agree} agree, {differ} differ")
+    # Flash with two MTP layers (constructed: the published config has one), 1 / 2 / 4 draft tokens: from 0.28 two
+    # or more draft tokens make it multi-module MTP, every window and compressor state keeping tokens - 1 more
+    from kvplan.configs.build import build_model
+
+    config = json.loads((ROOT / "model_specs" / "deepseek-v4-flash.json").read_text())
+    config.update(num_nextn_predict_layers=2, compress_ratios=config["compress_ratios"] + [0])
+    model = build_model(config, "deepseek-v4-flash-2mtp")
+    agree = differ = 0
+    for tokens, gib, max_len, mnbt in itertools.product((1, 2, 4), (7.01, 10, 40), (8192, 131072, 1048576),
+                                                        (2048, 8192)):
+        memory = int(gib * GIB)
+        blocks, got_tokens, _, fits, _ = plan(config, 2, memory, max_len, mnbt, in_flight_tokens(rules, mnbt, 1),
+                                              tokens)
+        pool = simulate(model, kv_memory_bytes=memory, max_model_len=max_len, max_num_batched_tokens=mnbt,
+                        rules=rules, draft_layers=2, num_speculative_tokens=tokens, allow_long_max_model_len=True)
+        theirs, ours = (blocks, got_tokens, fits), (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits)
+        if theirs == ours:
+            agree += 1
+        else:
+            differ += 1
+            print(f"DIFFER vLLM {release} flash-2mtp tokens {tokens} {gib} GiB {max_len} mnbt {mnbt}: vLLM {theirs}, "
+                  f"kvplan {ours}")
+    print(f"vLLM {release} DeepSeek-V4-Flash, 2 MTP layers, 1/2/4 draft tokens: {agree} agree, {differ} differ")
 
 
 def main() -> None:

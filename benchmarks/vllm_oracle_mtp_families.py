@@ -39,6 +39,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vllm_oracle_versions as oracle  # noqa: E402
+from vllm_stub_config import mtp_retained_tokens  # noqa: E402
 
 from kvplan.configs.build import build_model  # noqa: E402
 from kvplan.engines.vllm import simulate  # noqa: E402
@@ -124,37 +125,34 @@ def step3p5_specs(raw: dict, tp: int, block: int, dtype, iface, draft: bool) -> 
     return out
 
 
-def step3p5_retained(raw: dict, tokens: int) -> int:
-    """extra_retained_tokens as the release gives it: VllmConfig.num_prefill_lookahead_tokens - 1 (0.33: from
-    SpeculativeConfig.use_multi_module_mtp; 0.34: from the speculator config MTPSpeculatorConfig.specialize picks),
-    on stubs carrying what those read (the draft config config/speculative.py makes: step3p5_mtp, n_predict)."""
-    from types import SimpleNamespace
-
-    from vllm.config import VllmConfig
-    from vllm.config.speculative import SpeculativeConfig
-
-    n = raw["num_nextn_predict_layers"]
-    hf = SimpleNamespace(n_predict=n, num_nextn_predict_layers=n, model_type="step3p5_mtp")
-    spec = SimpleNamespace(method="mtp", num_speculative_tokens=tokens, index_share_for_mtp_iteration=None,
-                           draft_model_config=SimpleNamespace(hf_config=hf))
-    for name in ("num_mtp_modules", "use_multi_module_mtp", "use_eagle"):
-        if hasattr(SpeculativeConfig, name):
-            setattr(spec, name, getattr(SpeculativeConfig, name).__get__(spec))
-    try:  # 0.34
-        from vllm.v1.worker.gpu.spec_decode.mtp.config import MTPSpeculatorConfig
-
-        spec.speculator_config = MTPSpeculatorConfig.specialize(spec)(spec)
-    except ModuleNotFoundError:
-        pass
-    cfg = SimpleNamespace(speculative_config=spec, diffusion_config=None)
-    cfg.num_speculative_tokens = VllmConfig.num_speculative_tokens.fget(cfg)
-    return max(0, VllmConfig.num_prefill_lookahead_tokens.fget(cfg) - 1)
+def mimo_sliding_specs(raw: dict, tp: int, block: int, dtype, iface, draft: bool) -> dict:
+    """The specs vLLM registers for a MiMo-7B config with use_sliding_window: every Qwen2Attention (the target's and
+    mimo_mtp.py's MTP layers, numbered after them) takes the cache config's sliding_window (Qwen2DecoderLayer
+    asserts max_window_layers = num_hidden_layers), num_key_value_heads // TP heads of hidden_size /
+    num_attention_heads."""
+    count = raw["num_hidden_layers"] + (raw["num_nextn_predict_layers"] if draft else 0)
+    head = raw["hidden_size"] // raw["num_attention_heads"]
+    return {f"model.layers.{i}.self_attn.attn": iface.SlidingWindowSpec(
+        block_size=block, num_kv_heads=max(1, raw["num_key_value_heads"] // tp), head_size=head, dtype=dtype,
+        sliding_window=raw["sliding_window"]) for i in range(count)}
 
 
-def step3p5_case(version: str, rules, iface, planning) -> None:
+# families checked end to end from the config: name -> (config, draft tokens tried, the spec builder, the draft
+# config's model_type as config/speculative.py hf_config_override names it; it sets n_predict and keeps
+# num_nextn_predict_layers)
+SLIDING_MTP = {
+    # MiMo-7B's shape with use_sliding_window, a 4,096-token window and two MTP layers (constructed: the published
+    # checkpoint has one MTP layer and no window); 3 draft tokens are refused (above n_predict 2, not a multiple)
+    "mimo-7b-sliding-2mtp": (_raw("mimo-7b.json", use_sliding_window=True, sliding_window=4096,
+                                  num_nextn_predict_layers=2), (1, 2, 4), mimo_sliding_specs, "mimo_mtp"),
+}
+
+
+def sliding_mtp_case(version: str, rules, iface, planning, cases: dict) -> None:
+    """cases: name -> (config, draft tokens tried, spec builder, the draft config's model_type)."""
     from dataclasses import replace
 
-    for name, (raw, token_counts) in STEP35.items():
+    for name, (raw, token_counts, specs_of, draft_type) in cases.items():
         base = build_model(raw, name)
         agree = differ = 0
         for kv, tp, gib, max_len, tokens in itertools.product(("auto", "fp8"), (1, 2, 4, 8), (10, 40), (8192, 131072),
@@ -165,9 +163,11 @@ def step3p5_case(version: str, rules, iface, planning) -> None:
                             max_num_batched_tokens=8192, allow_long_max_model_len=True, **draft)
             cfg = oracle.vllm_config(max_len, mnbt=8192, in_flight=pool.in_flight_tokens)
             dtype = torch.bfloat16 if kv == "auto" else torch.float8_e4m3fn
-            specs = step3p5_specs(raw, tp, rules.default_block_tokens, dtype, iface, bool(tokens))
-            if tokens:
-                kept = step3p5_retained(raw, tokens)
+            specs = specs_of(raw, tp, rules.default_block_tokens, dtype, iface, bool(tokens))
+            n = raw["num_nextn_predict_layers"]
+            kept = mtp_retained_tokens(dict(model_type=draft_type, n_predict=n, num_nextn_predict_layers=n),
+                                       tokens) if tokens else 0
+            if kept:
                 specs = {k: replace(v, extra_retained_tokens=kept) if isinstance(v, iface.SlidingWindowSpec) else v
                          for k, v in specs.items()}
             registered = dict(specs)
@@ -192,7 +192,11 @@ def main() -> None:
     iface = importlib.import_module("vllm.v1.kv_cache_interface")
     planning = oracle.planner()[0]
     if "--step3p5" in sys.argv:
-        step3p5_case(version, rules, iface, planning)
+        sliding_mtp_case(version, rules, iface, planning,
+                         {k: (raw, counts, step3p5_specs, "step3p5_mtp") for k, (raw, counts) in STEP35.items()})
+        return
+    if "--sliding" in sys.argv:
+        sliding_mtp_case(version, rules, iface, planning, SLIDING_MTP)
         return
     for name, (raw, token_counts) in CASES.items():
         base = build_model(raw, name)

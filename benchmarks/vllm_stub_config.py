@@ -173,3 +173,38 @@ def full_start(cfg, specs, groups, memory: int) -> str:
         return f"ok ({kv.num_blocks:,} blocks)"
     except (ValueError, AssertionError) as exc:
         return f"{type(exc).__name__}: " + str(exc).split(" Try increasing")[0][:300]
+
+
+def mtp_retained_tokens(hf_config: dict, tokens: int) -> int:
+    """extra_retained_tokens as the release on the path tags every SlidingWindowSpec with under an MTP draft of
+    `tokens` draft tokens, from the release's own code run on a stub of the speculative config: hf_config holds what
+    config/speculative.py hf_config_override writes into the draft config (model_type, n_predict,
+    num_nextn_predict_layers where set). 0.31+: VllmConfig.num_prefill_lookahead_tokens - 1 (0.34: through the
+    speculator config MTPSpeculatorConfig.specialize picks); 0.28-0.30: num_speculative_tokens - 1 where
+    SpeculativeConfig.use_multi_module_mtp holds (kv_cache_utils.get_kv_cache_configs); before 0.28 no such field
+    (0)."""
+    import dataclasses
+
+    from vllm.config import VllmConfig
+    from vllm.config.speculative import SpeculativeConfig
+    from vllm.v1.kv_cache_interface import SlidingWindowSpec
+
+    if "extra_retained_tokens" not in {f.name for f in dataclasses.fields(SlidingWindowSpec)}:
+        return 0
+    spec = SimpleNamespace(method="mtp", num_speculative_tokens=tokens, index_share_for_mtp_iteration=None,
+                           draft_model_config=SimpleNamespace(hf_config=SimpleNamespace(**hf_config)))
+    for name in ("num_mtp_modules", "use_multi_module_mtp", "use_eagle"):
+        if hasattr(SpeculativeConfig, name):
+            setattr(spec, name, getattr(SpeculativeConfig, name).__get__(spec))
+    try:  # 0.34
+        from vllm.v1.worker.gpu.spec_decode.mtp.config import MTPSpeculatorConfig
+
+        spec.speculator_config = MTPSpeculatorConfig.specialize(spec)(spec)
+    except ModuleNotFoundError:
+        pass
+    lookahead = getattr(VllmConfig, "num_prefill_lookahead_tokens", None)
+    if lookahead is None:  # 0.28-0.30
+        return tokens - 1 if spec.use_multi_module_mtp() else 0
+    cfg = SimpleNamespace(speculative_config=spec, diffusion_config=None)
+    cfg.num_speculative_tokens = VllmConfig.num_speculative_tokens.fget(cfg)
+    return max(0, lookahead.fget(cfg) - 1)

@@ -361,3 +361,24 @@ def test_vllm_keeps_fp8_as_fp8_ds_mla():
                   "-t", "fp8", "--format", "json")
     engine = json.loads(out.stdout)["engine"]
     assert (engine["num_blocks"], engine["gpu_kv_cache_tokens"]) == VLLM_DSV4[("deepseek-v4-flash", 10, 131072)]
+
+
+def test_vllm_multi_module_mtp_keeps_more_tokens_in_every_window_and_compressor_state():
+    # DeepSeek-V4-Flash with two MTP layers (constructed: compress_ratios gains the second MTP layer's entry) at
+    # 40 GiB, 128K, 8,192 batched tokens under 0.34. With 4 draft tokens min(n_predict 2, 4) > 1, so vLLM tags every
+    # SlidingWindowMLASpec (the 128-token windows and the compressor states) with extra_retained_tokens 3
+    # (kv_cache_planning.get_global_kv_cache_groups); vLLM 0.34.0's own planner on those specs
+    # (benchmarks/vllm_oracle_dsv4.py plan(config, 2, ..., tokens)) prints 42,853 blocks and 780,765 tokens
+    # (5.9568x) with 1 or 2 draft tokens, 780,331 (5.9535x) with 4: 7,198 blocks a request instead of 7,194
+    from kvplan.engines.vllm import simulate
+    from kvplan.engines.vllm_rules import resolve
+
+    config = _flash_config()
+    config.update(num_nextn_predict_layers=2, compress_ratios=config["compress_ratios"] + [0])
+    model = build_model(config, "deepseek-v4-flash-2mtp")
+    got = {tokens: simulate(model, rules=resolve("0.34")[0], kv_memory_bytes=40 * GIB, max_model_len=131072,
+                            max_num_batched_tokens=8192, draft_layers=2, num_speculative_tokens=tokens)
+           for tokens in (1, 4)}
+    assert [(p.num_blocks, p.gpu_kv_cache_tokens) for p in got.values()] == [(42_853, 780_765), (42_853, 780_331)]
+    assert got[4].blocks_per_request - got[1].blocks_per_request == 7_198 - 7_194
+    assert any("= 3 more tokens" in note and "compressor states" in note for note in got[4].notes)

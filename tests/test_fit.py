@@ -322,3 +322,23 @@ def test_sglang_screen_refuses_a_context_above_the_models_as_sglang_does():
     startable = [c for c in result.candidates if not c.reason.startswith("heads not divisible")]  # 12 heads
     assert startable and all("SGLang refuses --context-length 4,096: above" in c.reason and "2,048 tokens" in c.reason
                              for c in startable)
+
+
+def test_fit_screens_sglang_speculation_by_sglangs_rules_not_vllms(tmp_path):
+    # Nemotron-H-8B with num_nextn_predict_layers 2: vLLM's nemotron_h_mtp.py NemotronHMultiTokenPredictor asserts
+    # one step, so vLLM refuses the draft; SGLang 0.5.23 prices both layers into its cell (sglang_mtp.draft_layers:
+    # eagle_draft_num_layers = num_nextn_predict_layers). The screen ran vLLM's check first whatever --engine said.
+    import json
+    from pathlib import Path
+
+    from kvplan.request import Speculation
+
+    raw = json.loads((Path(__file__).parent / "data" / "configs" / "nemotron-h-8b-tf5.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**raw, "num_nextn_predict_layers": 2}))
+    request = dict(model=str(path), context_tokens=4096, concurrency=1, gpus=(CATALOG["h100-sxm"],), max_gpus=1,
+                   kv_dtypes=("auto",), speculation=Speculation.parse(mtp=True))
+    result = search(FitRequest(engine="sglang", **request))
+    assert result.options and result.dropped == []
+    with pytest.raises(UsageError, match="NemotronHMultiTokenPredictor asserts 1"):
+        search(FitRequest(engine="vllm", **request))

@@ -795,3 +795,56 @@ def test_qwen4_exp_mtp_is_refused_saying_what_was_read():
     assert model.mtp_layers == 1
     with pytest.raises(UsageError, match="Qwen4ExpMultiTokenPredictor builds mtp_num_hidden_layers QSA"):
         draft_layer_count(model)
+
+
+def _mimo_sliding_pool(tokens: int, release: str):
+    # MiMo-7B's shape with use_sliding_window (vLLM slides every layer, the MTP layers too: they take the cache
+    # config's window) and two MTP layers, constructed: 36 + 2 layers of 8 KV heads x 128 x 2 x 2 B = 4,096 B/token
+    from kvplan.configs import build_model
+    from kvplan.engines.vllm_rules import resolve
+
+    raw = {**json.loads((CONFIGS / "mimo-7b.json").read_text()), "use_sliding_window": True, "sliding_window": 4096,
+           "num_nextn_predict_layers": 2}
+    return simulate(build_model(raw, "mimo-7b-sliding"), rules=resolve(release)[0], kv_memory_bytes=MEM,
+                    max_model_len=32768, max_num_batched_tokens=8192, draft_layers=2, num_speculative_tokens=tokens)
+
+
+def test_multi_module_mtp_keeps_window_tokens_for_every_family_from_0_28():
+    # vLLM tags every SlidingWindowSpec with extra_retained_tokens = num_speculative_tokens - 1 when
+    # min(MTP modules, num_speculative_tokens) > 1, whatever the family (0.28.0-0.33.0 kv_cache_utils /
+    # kv_cache_planning get_global_kv_cache_groups, modules = the draft config's num_nextn_predict_layers; 0.34.0
+    # n_predict); kvplan applied it to Step-3.5 and Inkling only. In flight: 2 x 8,192 (async scheduling).
+    # 0.34, block 64: 40 GiB // (38 x 64 x 4,096) = 4,311 blocks; a request at 32K holds
+    # cdiv(min(4,095 + r + 16,384, 32,768), 64) + 1: r = 0 -> 320 + 1 = 321; 4 draft tokens, r = 3 -> 321 + 1 = 322
+    one, four = _mimo_sliding_pool(1, "0.34"), _mimo_sliding_pool(4, "0.34")
+    assert (one.num_blocks, one.blocks_per_request, four.blocks_per_request) == (4_311, 321, 322)
+    assert four.gpu_kv_cache_tokens == 4_311 * 32768 // 322 == 438_704
+    assert any("num_speculative_tokens - 1 = 3 more tokens" in n for n in four.notes)
+    # 0.27 (block 16): no extra_retained_tokens field yet: cdiv(20,479, 16) + 1 = 1,281 with 4 tokens too;
+    # 0.28: cdiv(20,482, 16) + 1 = 1,282
+    assert _mimo_sliding_pool(4, "0.27").blocks_per_request == 1_281
+    assert _mimo_sliding_pool(4, "0.28").blocks_per_request == 1_282
+
+
+def test_mtp_module_count_by_release_and_the_divisibility_refusal_for_every_family():
+    from kvplan.configs import build_model
+    from kvplan.engines.vllm_speculative import mtp_modules
+
+    # Qwen3.5's count is mtp_num_hidden_layers: vLLM 0.34 reads it as n_predict, 0.28-0.33 read
+    # num_nextn_predict_layers, which a Qwen3.5 config lacks (getattr default 1)
+    raw = json.loads((CONFIGS / "qwen3.5-397b-a17b-shape.json").read_text())
+    raw["text_config"]["mtp_num_hidden_layers"] = 2
+    qwen2 = build_model(raw, "qwen3.5-2mtp")
+    assert qwen2.mtp_layers == 2
+    assert (mtp_modules(qwen2, "num_nextn_predict_layers"), mtp_modules(qwen2, "n_predict")) == (1, 2)
+    # MiMo-V2: hf_config_override sets both to 1, whatever num_nextn_predict_layers (3 here) says
+    mimo_v2 = load_model(str(CONFIGS / "mimo-v2.6-flash.json"))
+    assert mimo_v2.mtp_layers == 3 and mtp_modules(mimo_v2, "n_predict") == 1
+    # 'must be divisible by n_predict' (config/speculative.py; 0.34 speculator_config.py): GLM-4.5-Air with two
+    # MTP layers refuses 3 draft tokens (3 > 2, 3 % 2 = 1) and takes 4; kvplan refused it for Step-3.5 / Inkling only
+    raw = {**json.loads((Path(__file__).parents[1] / "model_specs" / "glm-4.5-air.json").read_text()),
+           "num_nextn_predict_layers": 2}
+    glm = build_model(raw, "glm-4.5-air-2mtp")
+    with pytest.raises(UsageError, match=r"num_speculative_tokens 3 .*\(n_predict 2\)"):
+        simulate(glm, kv_memory_bytes=MEM, max_model_len=8192, draft_layers=2, num_speculative_tokens=3)
+    assert simulate(glm, kv_memory_bytes=MEM, max_model_len=8192, draft_layers=2, num_speculative_tokens=4).fits

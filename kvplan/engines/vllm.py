@@ -36,7 +36,8 @@ vLLM's file and function); this module applies them:
   the conv kernel's tokens (a SlidingWindowSpec, bf16), grouped as sliding layers
   are; the model is not a hybrid, so no Mamba alignment or pages. Its MTP depths
   (0.33+) are decoder layers of the same kinds, and with two or more depths every
-  sliding spec keeps num_speculative_tokens - 1 more tokens (with_inkling_draft).
+  sliding spec keeps num_speculative_tokens - 1 more tokens (multi_module_retained,
+  as for any family with windows under a multi-module MTP draft, 0.28+).
 - num_blocks = available // (page x layers per group), the minimum over PP
   stages. Concurrency = num_blocks / (sum over groups of the pages one
   max_model_len request needs). Tokens: num_blocks // groups x block until
@@ -204,7 +205,7 @@ class PageSpec:
     # compares them, so two conv states of equal pages but other shapes are two specs (two buckets of groups)
     conv_shape: tuple[int, int] | None = None
     # sliding: SlidingWindowSpec.extra_retained_tokens, the tokens kept below the window (multi-module MTP:
-    # num_speculative_tokens - 1, vllm_inkling.retained_tokens)
+    # num_speculative_tokens - 1, vllm_speculative.multi_module_retained)
     retained_tokens: int = 0
 
     @property
@@ -841,11 +842,17 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     if is_deepseek_v4(model):
         from .vllm_dsv4 import simulate_dsv4
 
+        from .vllm_speculative import check_draft_tokens, multi_module_retained
+
         seqs = max_num_seqs if max_num_seqs is not None else rules.max_num_seqs(None)
+        kept = 0
+        if draft_layers:
+            check_draft_tokens(model, num_speculative_tokens)
+            kept = multi_module_retained(model, num_speculative_tokens, rules)
         return simulate_dsv4(model, kv_memory_bytes=kv_memory_bytes, max_model_len=max_model_len,
                              block_tokens=block_tokens, pp=pp, mnbt=mnbt, rules=rules,
                              kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs, notes=notes,
-                             draft_layers=draft_layers)
+                             draft_layers=draft_layers, retained_tokens=kept)
     inkling = is_inkling(model)
     if inkling:
         check_inkling(model, tp, rules, draft_layers, draft_model is not None, num_speculative_tokens)
@@ -860,18 +867,19 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                          "drop the draft (--mtp, --draft-model, --num-speculative-tokens)")
     target_layers = model.num_layers
     retained = 0
+    if draft_layers:  # vLLM refuses draft tokens n_predict does not divide; multi-module MTP keeps more tokens
+        from .vllm_speculative import check_draft_tokens, multi_module_retained, retained_note
+
+        check_draft_tokens(model, num_speculative_tokens)
+        retained = multi_module_retained(model, num_speculative_tokens, rules)
     if inkling and draft_layers:  # its MTP depths are Inkling decoder layers, with conv states
-        model, spec_notes, retained = with_inkling_draft(model, draft_layers, num_speculative_tokens)
+        model, spec_notes = with_inkling_draft(model, draft_layers, num_speculative_tokens)
         notes += spec_notes
     elif draft_layers or draft_model is not None or num_speculative_tokens:
-        from .vllm_speculative import multi_module_retained, with_speculation  # the draft's layers, its tokens' rows
+        from .vllm_speculative import with_speculation  # the draft's layers, its tokens' rows
 
         model, spec_notes = with_speculation(model, rules, draft_layers, draft_model, num_speculative_tokens)
         notes += spec_notes
-        retained = multi_module_retained(model, draft_layers, num_speculative_tokens)
-        if retained:
-            notes.append(f"multi-module MTP ({draft_layers} MTP layers): every sliding-window page keeps "
-                         f"num_speculative_tokens - 1 = {retained} more tokens (SlidingWindowSpec.extra_retained_tokens)")
     fixed, state_notes = engine_model(model, rules)
     if model.model_type in TP_REPLICATED and tp > 1:
         notes.append(TP_REPLICATED[model.model_type])
@@ -885,8 +893,9 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                                               num_speculative_tokens=num_speculative_tokens,
                                               kda_checkpoints=kda_checkpoints, capability=capability)
     notes += state_notes + spec_notes
-    if retained:  # get_global_kv_cache_groups tags every SlidingWindowSpec before grouping
+    if retained and any(s.kind == "sliding" for _, s in pairs):  # tagged before grouping (multi_module_retained)
         pairs = [(i, replace(s, retained_tokens=retained) if s.kind == "sliding" else s) for i, s in pairs]
+        notes.append(retained_note(model, retained, rules))
     if not pairs:
         raise PlanError(f"{model.name} has no KV cache: vLLM allocates one null block")
     owners = [i for i, _ in pairs]

@@ -166,11 +166,13 @@ def packed_groups(pages: list[tuple]) -> list[tuple[tuple, list[int]]]:
     return out
 
 
-def blocks_per_request(bucket: tuple, max_len: int, in_flight: int) -> int:
+def blocks_per_request(bucket: tuple, max_len: int, in_flight: int, retained: int = 0) -> int:
+    """retained: SlidingWindowMLASpec.extra_retained_tokens (windows and compressor states alike: multi-module MTP,
+    vllm_speculative.multi_module_retained)."""
     kind, block, window = bucket
     if window is None:
         return cdiv(max_len, block)
-    return cdiv(min(window - 1 + in_flight, max_len), block) + 1
+    return cdiv(min(window - 1 + retained + in_flight, max_len), block) + 1
 
 
 def block_costs(groups: list[tuple[tuple, list[int]]], pool: str) -> tuple[int, int]:
@@ -190,9 +192,10 @@ def block_costs(groups: list[tuple[tuple, list[int]]], pool: str) -> tuple[int, 
 
 def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, block_tokens: int | None,
                   pp: int, mnbt: int, rules, kv_cache_dtype: str | None, max_num_seqs: int, notes: list[str],
-                  draft_layers: int = 0):
+                  draft_layers: int = 0, retained_tokens: int = 0):
     """vLLM's pool for DeepSeek-V4 (one rank: the K/V head and compressor states are replicated under TP).
-    draft_layers: the MTP layers speculative decoding (method "mtp") adds to the pool."""
+    draft_layers: the MTP layers speculative decoding (method "mtp") adds to the pool; retained_tokens: the
+    tokens every window and compressor state keeps below it (multi-module MTP)."""
     from .vllm import in_flight_tokens
 
     if not rules.dsv4_pool:
@@ -217,6 +220,10 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
     pages = layer_pages(model, draft_layers)
     if draft_layers:
         notes.append(f"speculative decoding (mtp): {draft_layers} MTP draft layer(s) add a window cache each")
+    if retained_tokens:
+        from .vllm_speculative import retained_note
+
+        notes.append(retained_note(model, retained_tokens, rules) + ", the compressor states' too")
     packed = rules.dsv4_pool == "packed"
     if not any(kind == "mla" for (kind, _, _), _ in pages) or not any(kind == "state" for (kind, _, _), _ in pages):
         raise UsageError("vLLM's DeepSeek-V4 pool is modelled only for models with compressed sparse layers",
@@ -227,12 +234,12 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
     mla_bytes = next(sum(p) for (kind, _, _), p in groups if kind == "mla")
 
     def pages_needed(length: int) -> int:
-        return sum(blocks_per_request(bucket, length, in_flight) for bucket, _ in groups)
+        return sum(blocks_per_request(bucket, length, in_flight, retained_tokens) for bucket, _ in groups)
 
     def needed(length: int) -> int:
         if packed:
             return pages_needed(length)
-        weighted = sum(blocks_per_request(bucket, length, in_flight) * sum(p) for bucket, p in groups)
+        weighted = sum(blocks_per_request(bucket, length, in_flight, retained_tokens) * sum(p) for bucket, p in groups)
         return -(-weighted // mla_bytes)
 
     def fits(length: int) -> bool:
@@ -242,12 +249,13 @@ def simulate_dsv4(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int,
 
     return packed_pool(groups, needed(max_model_len), fits, kv_memory_bytes=kv_memory_bytes,
                        max_model_len=max_model_len, mnbt=mnbt, bytes_per_block=bytes_per_block, rules=rules,
-                       kv_dtype="fp8_ds_mla", in_flight=in_flight, max_num_seqs=max_num_seqs, notes=notes)
+                       kv_dtype="fp8_ds_mla", in_flight=in_flight, max_num_seqs=max_num_seqs, notes=notes,
+                       retained_tokens=retained_tokens)
 
 
 def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *, kv_memory_bytes: int,
                 max_model_len: int, mnbt: int, bytes_per_block: int, rules, kv_dtype: str, in_flight: int,
-                max_num_seqs: int, notes: list[str], state_pages: int = 1):
+                max_num_seqs: int, notes: list[str], state_pages: int = 1, retained_tokens: int = 0):
     """The VllmPool of a packed-slab plan (DeepSeek-V4, V4.1, GLM-5-Next): groups as (bucket, page bytes per
     layer), a request's blocks, and the start check fits(max_len); state_pages: the pages a request holds in a
     Mamba group."""
@@ -259,10 +267,12 @@ def packed_pool(groups: list[tuple[tuple, list[int]]], per_request: int, fits, *
     estimate = None if ok else longest_fitting(fits, max_model_len)
     cache_groups, layer_specs, start = [], [], 0
     for (kind, block, window), pages in groups:
-        spec = PageSpec(kind, block, window_tokens=window, padded_page_bytes=sum(pages), state_pages=state_pages)
+        kept = retained_tokens if kind in ("sliding", "state") else 0  # SlidingWindowMLASpec.extra_retained_tokens
+        spec = PageSpec(kind, block, window_tokens=window, padded_page_bytes=sum(pages), state_pages=state_pages,
+                        retained_tokens=kept)
         cache_groups.append(CacheGroup(spec, tuple(range(start, start + len(pages)))))
-        layer_specs += [PageSpec(kind, block, window_tokens=window, padded_page_bytes=p, state_pages=state_pages)
-                        for p in pages]
+        layer_specs += [PageSpec(kind, block, window_tokens=window, padded_page_bytes=p, state_pages=state_pages,
+                                 retained_tokens=kept) for p in pages]
         start += len(pages)
     refusal = None if ok else memory_refusal(max_model_len, estimate)
     return VllmPool(kv_memory_bytes, max_model_len, mnbt, tuple(cache_groups), False, bytes_per_block, num_blocks,

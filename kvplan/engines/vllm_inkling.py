@@ -89,24 +89,18 @@ def check_inkling(model: ModelSpec, tp: int, rules=None, draft_layers: int = 0, 
                          "it against vLLM 0.33 and 0.34's planner only (0.27.1 builds one depth whatever the "
                          "checkpoint holds and keeps no extra sliding-window tokens; 0.28-0.32 were read, not "
                          "checked)", "use vllm@0.33 or vllm@0.34, or plan without the draft")
-    if tokens > draft_layers and tokens % draft_layers:
-        raise UsageError(f"vLLM refuses num_speculative_tokens {tokens} for {model.name}'s {draft_layers} MTP "
-                         "depths: above the depths it must be a multiple of them (SpeculatorConfig."
-                         "resolve_num_speculative_tokens: 'must be divisible by n_predict')",
-                         f"use --num-speculative-tokens {draft_layers} or less, or a multiple of {draft_layers}")
 
 
-def with_inkling_draft(model: ModelSpec, depths_in_checkpoint: int, tokens: int) -> tuple[ModelSpec, list[str], int]:
-    """(the target with its MTP depth layers appended, notes, extra tokens every sliding-window spec keeps).
+def with_inkling_draft(model: ModelSpec, depths_in_checkpoint: int, tokens: int) -> tuple[ModelSpec, list[str]]:
+    """(the target with its MTP depth layers appended, notes).
 
     vLLM (0.33, 0.34) builds min(mtp_config.num_nextn_predict_layers, num_speculative_tokens) depths (models/
     inkling/nvidia/mtp.py _select_mtp_depth_count), each an InklingDecoderLayer built from the target's text
     config: its conv state and K/V are a local layer's (swa_* heads, the window) for the depths in
     mtp_config.local_layer_ids and a full layer's for the others, so kvplan copies the target's last layer of
-    that kind. With two or more depths the speculator is multi-module MTP (SpeculativeConfig.
-    use_multi_module_mtp) and every SlidingWindowSpec, conv states included, keeps num_speculative_tokens - 1
-    more tokens below its window (kv_cache_planning.py get_global_kv_cache_groups: num_prefill_lookahead_tokens
-    - 1, which MultiModuleMTPSpeculatorConfig makes num_speculative_tokens)."""
+    that kind. With two or more depths the speculator is multi-module MTP and every SlidingWindowSpec, conv
+    states included, keeps num_speculative_tokens - 1 more tokens below its window
+    (vllm_speculative.multi_module_retained, as for every family)."""
     tokens = tokens or depths_in_checkpoint  # vLLM's default: n_predict
     depths = min(depths_in_checkpoint, tokens)
 
@@ -124,7 +118,6 @@ def with_inkling_draft(model: ModelSpec, depths_in_checkpoint: int, tokens: int)
             raise UsageError(f"--engine vllm: {model.name}'s MTP depth {depth} has {kind} attention, but the target "
                              f"has no {kind} layer whose shape kvplan could give it", "plan without the draft")
         layers.append(template)
-    retained = tokens - 1 if depths > 1 else 0
     notes = [f"speculative decoding (mtp): {depths} Inkling MTP depth layer(s) (min(mtp_config."
              f"num_nextn_predict_layers {depths_in_checkpoint}, num_speculative_tokens {tokens})), each with a conv "
              "state and K/V of a "
@@ -133,10 +126,7 @@ def with_inkling_draft(model: ModelSpec, depths_in_checkpoint: int, tokens: int)
              "the pool leaves out the slots a decoding request allocates ahead for its draft tokens (allocate_slots: "
              "the drafts and as many lookahead slots), as vLLM's pool planner does; --emit vllm's --max-num-seqs "
              "counts them"]
-    if retained:
-        notes.append(f"multi-module MTP ({depths} depths): every sliding-window page, conv states included, keeps "
-                     f"num_speculative_tokens - 1 = {retained} more tokens (SlidingWindowSpec.extra_retained_tokens)")
-    return replace(model, layers=model.layers + tuple(layers)), notes, retained
+    return replace(model, layers=model.layers + tuple(layers)), notes
 
 
 def conv_state_geometry(layer: LayerSpec) -> tuple[int, int, int]:

@@ -24,6 +24,7 @@ Which rule holds from which release (docs/engines.md repeats the table):
 | sliding window in-flight tokens       | max_num_batched_tokens; x max_concurrent_batches (2, async scheduling) from 0.26.0; with PP: PP (async off) until 0.33, PP + 1 from 0.34.0 (async stays on) |
 | window freed in decode (--emit's --max-num-seqs) | below the computed tokens; below the processed ones (the in-flight token kept) from 0.26.0 |
 | speculative slots a decoding step holds (--emit's --max-num-seqs) | 1 + k scheduled + k lookahead (eagle, eagle3, mtp, draft_model) in every release read; under async scheduling (0.26.0; draft_model from 0.28.0) the step in flight's k drafts too |
+| multi-module MTP: tokens every sliding window keeps below it | none; num_speculative_tokens - 1 from 0.28.0 when min(the draft config's num_nextn_predict_layers (default 1), num_speculative_tokens) > 1; from 0.34.0 its n_predict instead (Qwen3.5's mtp_num_hidden_layers counts from 0.34) |
 | MLA block on Hopper                   | 64 forced for every block (0.11.0); 64 unless the block is a multiple of 64 (0.11.1); bf16 16 (FLASH_ATTN_MLA), fp8 64, sparse 64, the user's block kept, from 0.18.0; bf16 64 from 0.34.0 (the default block) |
 | hybrid attention block alignment      | 16; max(16, block size) from 0.20.0 (so 64 by default from 0.34.0)          |
 | hybrid Mamba prefix caching           | off by default (one state page per request), on by default from 0.26.0. On (default or --enable-prefix-caching): 0.11.1-0.14 vLLM turns it off for most hybrids (one page); from 0.15.0 'align' (2 pages); 'all' for Bamba, Jamba, Nemotron-H, Falcon-H1, Zamba2, Granite-4 until 0.27 (not modelled); 'align' for every model from 0.28.0; Mamba-2 3 pages (a prefill checkpoint) from 0.32.0 |
@@ -141,6 +142,20 @@ class VllmRules:
         "request.num_computed_tokens (0.11.0) / total_computed_tokens (0.20.0-0.25.0), which under async scheduling "
         "already counts the token in flight; from 0.26.0 with total_computed_tokens - request.num_in_flight_tokens "
         "(the processed tokens): a decoding request keeps one more token below its window (vllm_decode.py)")
+    multi_module_mtp: str = _src(
+        "vllm/config/speculative.py SpeculativeConfig.use_multi_module_mtp: what vLLM counts as the MTP modules when it "
+        "keeps extra tokens below every sliding window (multi-module "
+        "MTP: min(modules, num_speculative_tokens) > 1 -> each SlidingWindowSpec, SlidingWindowMLASpec included, "
+        "gets extra_retained_tokens = num_speculative_tokens - 1): '' until 0.27.1 (0.27.1 "
+        "kv_cache_interface.py SlidingWindowSpec has no such field; config/speculative.py already has "
+        "use_multi_module_mtp); 'num_nextn_predict_layers' from 0.28.0 (SpeculativeConfig.use_multi_module_mtp: "
+        "getattr(draft hf_config, 'num_nextn_predict_layers', 1), method 'mtp'; 0.28.0-0.30.0 "
+        "v1/core/kv_cache_utils.py get_kv_cache_configs tags the specs with num_speculative_tokens - 1, "
+        "0.31.0-0.32.0 the same place and 0.33.0 v1/core/kv_cache_planning.py get_global_kv_cache_groups with "
+        "VllmConfig.num_prefill_lookahead_tokens - 1, which is num_speculative_tokens under multi-module MTP); "
+        "'n_predict' from 0.34.0 (SpeculativeConfig.num_mtp_modules: draft hf_config n_predict or 1; "
+        "MTPSpeculatorConfig.specialize -> MultiModuleMTPSpeculatorConfig.num_prefill_lookahead_tokens; "
+        "kv_cache_planning.py get_global_kv_cache_groups; not with index_share_for_mtp_iteration or MiniMax-M3)")
     async_draft_model: bool = _src(
         "vllm/config/vllm.py: VllmConfig.__post_init__ (async_scheduling None, the default): 0.26.0-0.27.1 turn "
         "async scheduling off for a speculative method outside EagleModelTypes (eagle, eagle3, mtp), NgramGPUTypes "
@@ -330,6 +345,7 @@ V0_11 = VllmRules(
     sliding_in_flight_batches=1,
     decode_frees_processed_tokens=False,
     async_draft_model=False,
+    multi_module_mtp="",
     async_scheduling_with_pp=False,
     mla_block_bf16=64,
     mla_block_fp8=64,
@@ -390,6 +406,7 @@ V0_26 = replace(V0_25, version="0.26", sliding_in_flight_batches=2, mamba_align_
                 decode_frees_processed_tokens=True)
 V0_27 = replace(V0_26, version="0.27", mla_hybrid_align=128, dsv4_pool="packed")
 V0_28 = replace(V0_27, version="0.28", one_log_line=True, mamba_all_mode_types=(), async_draft_model=True,
+                multi_module_mtp="num_nextn_predict_layers",
                 batched_tokens_tiers=((160 * GIB, False, 16384),) + V0_26.batched_tokens_tiers)
 V0_29 = replace(V0_28, version="0.29", null_block_in_check=True)
 V0_31 = replace(V0_29, version="0.31", fp8_head512_kernel_block=64)
@@ -404,7 +421,8 @@ V0_33 = replace(V0_32, version="0.33", mamba_align_pages=(("mamba2", 3), ("gated
 # scheduling with PP (PP + 1 batches in flight). The KV dtypes, batch tiers, Mamba / GDN pages and alignments,
 # the start check with its null block and the log lines kvplan reads are 0.33's.
 V0_34 = replace(V0_33, version="0.34", default_block_tokens=64, mla_block_bf16=64, extensible_kv_cache=True,
-                gpu_memory_utilization=1.0, async_scheduling_with_pp=True, sparse_mla_sm100_plain_fp8=True)
+                gpu_memory_utilization=1.0, async_scheduling_with_pp=True, sparse_mla_sm100_plain_fp8=True,
+                multi_module_mtp="n_predict")
 
 RULES = (V0_11, V0_11_1, V0_12, V0_13, V0_14, V0_15, V0_17, V0_18, V0_19, V0_20, V0_20_1, V0_23, V0_25, V0_26, V0_27,
          V0_28, V0_29, V0_31, V0_32, V0_33, V0_34)

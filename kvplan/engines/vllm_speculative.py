@@ -43,6 +43,10 @@ window only (vllm_dsv4.py); Inkling's depths are decoder layers with conv states
 min(depths, num_speculative_tokens) of them (vllm_inkling.with_inkling_draft); other families' MTP modules
 are refused (REFUSED_MTP says why, family by family).
 
+With two or more MTP modules and draft tokens (SpeculativeConfig.use_multi_module_mtp, 0.28+) every
+sliding-window spec of the pool, target's and draft's, keeps num_speculative_tokens - 1 more tokens:
+multi_module_retained, for every family; check_draft_tokens refuses draft tokens n_predict does not divide.
+
 A separate draft checkpoint (methods eagle, eagle3 from 0.11; draft_model from
 0.15) registers its own decoder layers the same way (llama_eagle3.py: prefix
 layers.{i + target num_hidden_layers}), built from its own config (heads, head
@@ -276,21 +280,56 @@ def _template(model: ModelSpec, sliding: bool):
     return template
 
 
-def multi_module_retained(model: ModelSpec, draft_layers: int, tokens: int) -> int:
-    """The tokens every SlidingWindowSpec keeps below its window with Step-3.5's MTP draft: with
-    min(num_nextn_predict_layers, num_speculative_tokens) > 1 SpeculativeConfig.use_multi_module_mtp holds and
-    num_prefill_lookahead_tokens is num_speculative_tokens (0.33.0 config/vllm.py; 0.34.0
-    MultiModuleMTPSpeculatorConfig), of which get_kv_cache_configs tags every SlidingWindowSpec with
-    extra_retained_tokens = lookahead - 1 (kv_cache_planning.py). Other families: 0 (not read)."""
-    if model.model_type not in MTP_BY_DEPTH or not draft_layers:
+def mtp_modules(model: ModelSpec, field: str) -> int | None:
+    """The MTP module count vLLM reads from the draft config config/speculative.py hf_config_override writes
+    (field: 'n_predict' or 'num_nextn_predict_layers'; None: n_predict unset). MiMo-V2: both set to 1 (its
+    _MIMO_V2_*_NUM_MTP_LAYERS); Qwen3.5 / 3.6: n_predict is mtp_num_hidden_layers and num_nextn_predict_layers is
+    absent (transformers' Qwen3_5 configs have no such field or alias), so getattr's default 1; Inkling: both the
+    mtp_config's depths; every other family: the config's own count (num_nextn_predict_layers, ModelSpec.mtp_layers),
+    default 1 for getattr and for LongCat / Nemotron-H / Step-3.5's n_predict, unset for the others."""
+    if model.model_type in MTP_SLIDING:
+        return 1
+    if field == "num_nextn_predict_layers" and model.model_type.startswith("qwen3_5"):
+        return 1
+    if model.mtp_layers:
+        return model.mtp_layers
+    return 1 if field == "num_nextn_predict_layers" or model.model_type in _N_PREDICT_DEFAULT_ONE else None
+
+
+# model_type -> n_predict defaults to 1 in hf_config_override (getattr(hf_config, "num_nextn_predict_layers", 1))
+_N_PREDICT_DEFAULT_ONE = frozenset({"longcat_flash", "nemotron_h", "step3p5"})
+
+
+def check_draft_tokens(model: ModelSpec, tokens: int) -> None:
+    """vLLM's refusal of draft tokens above n_predict that are not a multiple of it (0.11.0-0.33.0
+    config/speculative.py SpeculativeConfig.__post_init__, 0.34.0 speculator_config.py
+    SpeculatorConfig.resolve_num_speculative_tokens: 'must be divisible by n_predict')."""
+    n = mtp_modules(model, "n_predict")
+    if n and tokens > n and tokens % n:
+        raise UsageError(f"vLLM refuses num_speculative_tokens {tokens} for {model.name}'s MTP draft (n_predict {n}): "
+                         f"above n_predict it must be a multiple of it ('must be divisible by n_predict')",
+                         f"use --num-speculative-tokens {n} or less, or a multiple of {n}")
+
+
+def multi_module_retained(model: ModelSpec, tokens: int, rules) -> int:
+    """The tokens every sliding-window spec keeps below its window under vLLM's MTP draft (SlidingWindowSpec /
+    SlidingWindowMLASpec.extra_retained_tokens), any family: num_speculative_tokens - 1 when
+    min(MTP modules, num_speculative_tokens) > 1 (SpeculativeConfig.use_multi_module_mtp), the modules as
+    rules.multi_module_mtp counts them (none before 0.28.0). tokens: the draft tokens (0: vLLM's default,
+    n_predict). Chunked local attention and Mamba / GDN states are other specs and keep nothing more."""
+    field = rules.multi_module_mtp
+    if not field:
         return 0
-    tokens = tokens or draft_layers  # vLLM's default num_speculative_tokens: n_predict
-    if tokens > draft_layers and tokens % draft_layers:
-        raise UsageError(f"vLLM refuses num_speculative_tokens {tokens} for {model.name}'s {draft_layers} MTP "
-                         "layers: above them it must be a multiple of them ('must be divisible by n_predict', 0.33 "
-                         "config/speculative.py, 0.34 speculator_config.py)",
-                         f"use --num-speculative-tokens {draft_layers} or less, or a multiple of {draft_layers}")
-    return tokens - 1 if min(draft_layers, tokens) > 1 else 0
+    tokens = tokens or mtp_modules(model, "n_predict") or 0
+    modules = mtp_modules(model, field) or 1
+    return tokens - 1 if min(modules, tokens) > 1 else 0
+
+
+def retained_note(model: ModelSpec, retained: int, rules) -> str:
+    field = rules.multi_module_mtp
+    return (f"multi-module MTP (vLLM {rules.version}: min({field} {mtp_modules(model, field) or 1}, "
+            f"num_speculative_tokens {retained + 1}) > 1): every sliding-window page keeps num_speculative_tokens - 1 "
+            f"= {retained} more tokens (SlidingWindowSpec.extra_retained_tokens)")
 
 
 def with_speculative_tokens(model: ModelSpec, tokens: int, rules=None) -> tuple[ModelSpec, list[str]]:

@@ -423,12 +423,16 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
         req = replace(req, context_tokens=longest)  # as `kvplan estimate` does without --context
     engine = _Engine(req.engine, req.context_tokens, req.speculation,
                      req.mem_util if req.mem_util_given else None)
-    if engine.speculation is not None:  # once, before the search: a model without a modelled draft is refused
-        from ..engines.vllm_speculative import resolve_speculation  # techniques change neither the MTP layers
+    # once, before the search, by the selected engine's rules: a model without a draft that engine serves is refused
+    # (techniques change neither the MTP layers nor the draft checkpoint)
+    if engine.speculation is not None and engine.name == "sglang":
+        from ..engines.sglang_report import resolve_speculation as sglang_speculation
 
-        drafted = resolve_speculation(base, engine.speculation)  # nor the draft checkpoint
-        if engine.on:
-            engine.drafted = drafted
+        engine.sglang_spec = sglang_speculation(base, engine.speculation)
+    elif engine.speculation is not None:
+        from ..engines.vllm_speculative import resolve_speculation
+
+        engine.drafted = resolve_speculation(base, engine.speculation)
     if engine.on:  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
         from ..engines.vllm_profile import vllm_loaded
 
