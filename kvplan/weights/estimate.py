@@ -24,7 +24,7 @@ def estimated(model: ModelSpec, quantization: str = "none", note: str | None = N
         quantization=quantization,
         by_dtype=_by_dtype(model, total),
         notes=notes,
-        replicated_bytes=model.weight_replicated_bytes,
+        replicated=model.weight_replicated,  # a counter stays one: read only under TP
     )
 
 
