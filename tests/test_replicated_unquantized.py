@@ -16,6 +16,7 @@ from pathlib import Path
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model, param_modules
 from kvplan.engines.vllm_profile import config_weights_per_gpu, predict_available, rope_bytes
+from kvplan.sources import load_model
 from kvplan.weights.estimate import estimated
 from kvplan_inprocess import kvplan
 
@@ -89,3 +90,22 @@ def test_the_table_is_built_only_when_a_tp_split_needs_it(monkeypatch):
     stage_weight_bytes(record, 48, tp=2)
     config_weights_per_gpu(model, 2)
     assert built == [1]  # once, then kept
+
+
+def test_a_bundled_total_equal_to_the_config_estimate_takes_its_replicated_bytes():
+    # qwen3-30b-a3b's bundled total is its Hub index total_size, 61,064,245,248 B, the config's count x 2 B to the
+    # byte (model_specs/weights.json): the same modules, so the same 25,587,712 B whole on each rank at TP 2, in
+    # kvplan's plan and vLLM's profile (which adds its rotary cos/sin tables)
+    out = kvplan("estimate", "qwen3-30b-a3b", "--gpu", "h100", "--tp", "2", "--context", "8k", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["model"]["weights"]["source"] == "bundled"
+    assert report["capacity"]["weight_bytes_per_gpu"] == 30_544_916_480  # before: 30,532,122,624
+    spec = load_model("qwen3-30b-a3b")  # vLLM's profile reads the same bundled record
+    profile = predict_available(spec, total_bytes=80 * 2**30, gpu_memory_utilization=0.9, tp=2, version="0.34.0",
+                                max_model_len=8192)
+    assert profile.weight_bytes == 30_544_916_480 + rope_bytes(spec, "0.34.0", 8192)
+    # Llama-3.1-8B's bundled index total 16,060,522,496 B (8,030,261,248 x 2): its norms, 266,240 parameters, whole
+    # on each rank: 16,060,522,496 / 2 + 266,240 = 8,030,527,488 at TP 2 (before: 8,030,261,248)
+    out = kvplan("estimate", "llama-3.1-8b", "--gpu", "h100", "--tp", "2", "--context", "8k", "--format", "json")
+    assert json.loads(out.stdout)["capacity"]["weight_bytes_per_gpu"] == 8_030_527_488

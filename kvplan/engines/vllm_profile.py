@@ -357,6 +357,7 @@ def checkpoint_weights(model):
 
     from ..errors import KvplanError
     from ..weights.load import from_bundled, from_index, from_safetensors
+    from ..weights.estimate import with_config_replicated
     from ..weights.mtp import with_mtp_estimate
     from ..weights.safetensors import INDEX_NAME, has_safetensors
 
@@ -375,7 +376,7 @@ def checkpoint_weights(model):
     except (KvplanError, OSError, ValueError):
         return None
     # a total without a tensor table holds the MTP module vLLM does not load without speculative decoding
-    return with_mtp_estimate(record, model, raw) if record is not None else None
+    return with_mtp_estimate(with_config_replicated(record, model), model, raw) if record is not None else None
 
 
 def rope_bytes(model, version: str | None = None, max_model_len: int | None = None) -> int | None:
