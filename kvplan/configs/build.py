@@ -370,7 +370,8 @@ _QUANTIZED_NAME = re.compile(r"(?i)(?:^|[-_./])(?:fp8|nvfp4|mxfp4|fp4|awq|gptq|i
 
 def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tuple:
     """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, parameters kept in
-    the float dtype, notes, (bytes each TP rank holds whole, bytes of GPTQ g_idx)) of the
+    the float dtype, notes, (bytes each TP rank holds whole, or for an unquantized config a counter of them that
+    runs on first use, bytes of GPTQ g_idx)) of the
     checkpoint the config describes: its float dtype, or its quantization (kvplan.configs.quant_bytes) read
     module by module where kvplan has a per-module count of the family (configs/param_modules.py: the embeddings,
     norms, routers, biases, a kept LM head and whatever a list of unquantized modules names in the float dtype,
