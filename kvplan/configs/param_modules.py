@@ -117,7 +117,8 @@ def _gqa(f: Fields, layers: list, dims) -> list:
             out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
         if mt == "minimax_m2":  # MiniMaxM2Attention: RMSNorms over all heads' queries and keys, which vLLM 0.34
             # splits over TP with the heads (minimax_m2.py: MiniMaxText01RMSNormTP, hidden_size // tp a rank)
-            out += [_float(f"{a}.q_norm", heads * head_dim, "attention"), _float(f"{a}.k_norm", kv * head_dim, "attention")]
+            out += [_float(f"{a}.q_norm", heads * head_dim, "attention"),
+                    _float(f"{a}.k_norm", kv * head_dim, "attention")]
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         if experts and P._is_moe_layer(f, i):
             moe_inter = moe_inter or f.int("moe_intermediate_size", "intermediate_size")

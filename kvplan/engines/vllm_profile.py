@@ -356,8 +356,8 @@ def checkpoint_weights(model):
     from pathlib import Path
 
     from ..errors import KvplanError
-    from ..weights.load import from_bundled, from_index, from_safetensors
     from ..weights.estimate import with_config_replicated
+    from ..weights.load import from_bundled, from_index, from_safetensors
     from ..weights.mtp import with_mtp_estimate
     from ..weights.safetensors import INDEX_NAME, has_safetensors
 
