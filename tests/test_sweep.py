@@ -5,9 +5,10 @@ output files, plots, and every bad input.
 Hand arithmetic (Llama-3.1-70B, bf16): 80 layers x 8 KV heads x 128 x 2 x 2 B
 = 327,680 B/token. fp8 halves it to 163,840 B/token and adds one fp32 scale per
 K and V tensor per layer: 80 x 2 x 4 = 640 B once. On 4 x H200 (141 GiB):
-usable = floor(0.9 x 141 GiB) = 136,257,837,465 B; weights 70,553,706,496 x 2 B / 4
-= 35,276,853,248 B per GPU; pool = 136,257,837,465 - 35,276,853,248 - 2 GiB
-= 98,833,500,569 B; each GPU keeps 2 of the 8 KV heads: 81,920 B/token.
+usable = floor(0.9 x int(139.81 GiB)) = 135,107,859,971 B; weights 70,553,706,496 x 2 B, of which
+each GPU holds the norms whole (80 x 2 x 8,192 + 8,192 = 1,318,912 x 2 B = 2,637,824 B) and a quarter of the
+rest: 141,104,775,168 / 4 + 2,637,824 = 35,278,831,616 B per GPU; pool = 135,107,859,971 - 35,278,831,616
+- 2 GiB = 97,681,544,707 B; each GPU keeps 2 of the 8 KV heads: 81,920 B/token.
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ from kvplan.workload import sweep, vector
 
 GIB = 1024**3
 PER_TOKEN = 80 * 8 * 128 * 2 * 2
-POOL = int(0.9 * int(139.81 * GIB)) - 70_553_706_496 * 2 // 4 - 2 * GIB  # an H200 as its driver reports it
+NORMS = (80 * 2 * 8192 + 8192) * 2  # whole on every TP rank
+POOL = int(0.9 * int(139.81 * GIB)) - ((70_553_706_496 * 2 - NORMS) // 4 + NORMS) - 2 * GIB  # H200 as its driver reports
 POWERS = [2**k for k in range(10, 21)]  # 1K .. 1M
 
 
 def test_hand_figures():
     assert PER_TOKEN == 327_680
-    assert POOL == 97_683_523_075
+    assert NORMS == 2_637_824 and POOL == 97_681_544_707  # (before the norms were kept whole: 97,683,523,075)
 
 
 def llama_frame(**kw):
@@ -53,8 +55,8 @@ def test_series_and_values_by_hand():
     assert by["fp8"]["kv_bytes_per_sequence"].tolist() == [163_840 * n for n in POWERS]
     # evict:0.5 keeps ceil(n / 2) tokens
     assert by["fp8+evict:0.5"]["stored_bytes"].tolist() == [163_840 * math.ceil(n / 2) + 640 for n in POWERS]
-    # pool tokens: 98,833,500,569 // 81,920 per GPU (bf16), // 40,960 (fp8; 160 B of scales per GPU first)
-    assert set(by["baseline"]["pool_tokens"]) == {POOL // 81_920} == {1_192_425}
+    # pool tokens: 97,681,544,707 // 81,920 per GPU (bf16), // 40,960 (fp8; 160 B of scales per GPU first)
+    assert set(by["baseline"]["pool_tokens"]) == {POOL // 81_920} == {1_192_401}
     assert set(by["fp8"]["pool_tokens"]) == {(POOL - 160) // 40_960}
     # concurrency: the pool over one sequence's share per GPU
     assert by["baseline"]["max_concurrency"].tolist() == [POOL // (81_920 * n) for n in POWERS]

@@ -118,7 +118,11 @@ def test_an_entry_without_a_role_split_divides_evenly_under_tp_and_pp(cli):
     assert code == 0, err
     data = json.loads(out)
     assert data["model"]["weights"]["source"] == "bundled"
-    assert data["capacity"]["weight_bytes_per_gpu"] == -(-total // 4)  # 35,276,853,248
+    # the plan keeps the config's norms whole on each TP rank, as the total is the config's count x 2 B to the byte:
+    # 80 x 2 x 8,192 + 8,192 = 1,318,912 x 2 B = 2,637,824 B; (141,107,412,992 - 2,637,824) / 4 + 2,637,824 / 2
+    # = 35,277,512,704 (an even split: 35,276,853,248)
+    assert total == 141_107_412_992
+    assert data["capacity"]["weight_bytes_per_gpu"] == (total - 2_637_824) // 4 + 2_637_824 // 2 == 35_277_512_704
 
 
 def test_multimodal_total_is_split_evenly_vision_tower_included(cli):

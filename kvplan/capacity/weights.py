@@ -21,9 +21,10 @@ config (Weights.mtp_estimated_bytes, kvplan.weights.mtp) and leaves that out.
 
 A record with no tensor table (a given size, an index total, the config
 estimate) is split evenly: (total - MTP estimate) / (tp x pp), rounded up;
-for the config estimate the bytes each TP rank holds whole
-(Weights.replicated_bytes: norms, routers, per-tensor and KV scales, from the
-family's per-module count) are divided by pp only.
+for the config estimate under TP the bytes each TP rank holds whole
+(Weights.replicated_bytes: norms, routers, RowParallelLinear biases,
+per-tensor and KV scales, from the family's per-module count) are divided by
+pp only.
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
     """Weight bytes on one GPU of each pipeline stage (the MTP module, when loaded, on the last). bounds: the
     stages' layer ranges where the engine splits otherwise than vLLM (kvplan.capacity.shard.stage_bounds)."""
     if not weights.parts:  # split evenly, but what each TP rank holds whole (Weights.replicated_bytes) only by stage
-        mtp, whole = weights.mtp_estimated_bytes, weights.replicated_bytes
+        # (read only under TP: an unquantized config counts it on first use)
+        mtp, whole = weights.mtp_estimated_bytes, weights.replicated_bytes if tp > 1 else 0
         out = [_ceil_div(weights.total_bytes - mtp - whole, tp * pp) + _ceil_div(whole, pp)] * pp
         if include_mtp and mtp:
             out[-1] += _ceil_div(mtp, tp)

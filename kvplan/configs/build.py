@@ -17,6 +17,7 @@ list, a latent rank, a state size) is refused by name instead.
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
 
@@ -369,7 +370,8 @@ _QUANTIZED_NAME = re.compile(r"(?i)(?:^|[-_./])(?:fp8|nvfp4|mxfp4|fp4|awq|gptq|i
 
 def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tuple:
     """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, parameters kept in
-    the float dtype, notes, (bytes each TP rank holds whole, bytes of GPTQ g_idx)) of the
+    the float dtype, notes, (bytes each TP rank holds whole, or for an unquantized config a counter of them that
+    runs on first use, bytes of GPTQ g_idx)) of the
     checkpoint the config describes: its float dtype, or its quantization (kvplan.configs.quant_bytes) read
     module by module where kvplan has a per-module count of the family (configs/param_modules.py: the embeddings,
     norms, routers, biases, a kept LM head and whatever a list of unquantized modules names in the float dtype,
@@ -385,9 +387,9 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
                                  "object; give them with --weights, or point --weights at the checkpoint's folder",), (0, 0)
     quant = _quantization_config(raw, f)
     if not quant or not total:
-        # an unquantized config builds no per-module table (it would double build_model's time), so its norms
-        # and routers are not kept apart for the TP split: weight_replicated_bytes stays 0 (docs/weights.md)
-        return dtype, plain_bytes, plain_bytes, 0, (), (0, 0)
+        # an unquantized config counts what each TP rank holds whole on first use, not here (docs/weights.md)
+        whole = _replicated_counter(f, layers, dims, total, plain_bytes) if total else 0
+        return dtype, plain_bytes, plain_bytes, 0, (), (whole, 0)
     try:
         q = quant_bytes.read(quant, f.model_type)
         split = (_module_split(f, q, layers, dims, total) if q.exclusions is not None
@@ -432,6 +434,26 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
                  f"has no per-module count of model_type {f.model_type!r} that adds up to its parameter count)")
     notes = (note + head_note,)
     return f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes, (0, 0)
+
+
+def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: float):
+    """The bytes each TP rank holds whole of an unquantized checkpoint (norms, routers, RowParallelLinear biases:
+    param_modules.replicated_params), as a counter that builds the family's per-module table when first called
+    and keeps the answer: building it costs 0.4 to 3 ms, more than the rest of build_model for most configs, and
+    only a TP split reads it. 0 where kvplan has no such table, or one that does not add up to the count."""
+    from . import param_modules
+
+    if f.model_type not in param_modules.TABLES:
+        return 0
+
+    @functools.cache
+    def count() -> int:
+        modules = param_modules.table(f, layers, dims)
+        if not modules or sum(m.weight + m.other for m in modules) != total:
+            return 0
+        return int(param_modules.replicated_params(modules) * plain_bytes)
+
+    return count
 
 
 def _whole_split(f: Fields, q, layers: list, dims, total: int):
@@ -588,7 +610,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_bytes_per_param=bytes_per_param,
         weight_linear_bytes_per_param=linear_bytes,
         weight_plain_params=plain,
-        weight_replicated_bytes=whole_bytes,
+        weight_replicated=whole_bytes,
         weight_g_idx_bytes=g_idx_bytes,
         weight_dtype=weight_dtype,
         max_context_tokens=f.opt_int("max_position_embeddings"),

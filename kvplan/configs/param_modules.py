@@ -43,14 +43,19 @@ class Module:
     experts: int = 0  # routed experts this entry stands for ("{e}" in the name): weight covers all of them
     top: bool = False
     inputs: int = 0  # input features of the weight (each expert's): GPTQ stores an int32 g_idx entry per input row
+    # `other` is a RowParallelLinear's bias: vLLM 0.34 linear.py RowParallelLinear.__init__ creates it at the full
+    # output_size on every TP rank (loaded whole, added on rank 0 only), so each rank holds it whole
+    whole_bias: bool = False
 
     def names(self, expert: int = 0) -> list[str]:
         name = self.name.replace("{e}", str(expert))
         return [root + name for root in (TOP_ROOTS if self.top else ROOTS)]
 
 
-def _linear(name: str, inputs: int, outputs: int, role: str, bias: bool = False) -> Module:
-    return Module(name, inputs * outputs, outputs if bias else 0, role, inputs=inputs)
+def _linear(name: str, inputs: int, outputs: int, role: str, bias: bool = False, row: bool = False) -> Module:
+    """row: vLLM builds it as a RowParallelLinear (every o_proj of these families: llama.py, qwen2.py, qwen3.py,
+    qwen3_moe.py, qwen2_moe.py, mixtral.py, minimax_m2.py, laguna.py in 0.34), whose bias each TP rank holds whole."""
+    return Module(name, inputs * outputs, outputs if bias else 0, role, inputs=inputs, whole_bias=row and bias)
 
 
 def _float(name: str, params: int, role: str = "norms") -> Module:
@@ -107,11 +112,13 @@ def _gqa(f: Fields, layers: list, dims) -> list:
         out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", qkv_bias),
                 _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", qkv_bias),
                 _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", qkv_bias),
-                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", o_bias)]
+                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", o_bias, row=True)]
         if mt in P._QK_NORM:
             out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
-        if mt == "minimax_m2":  # MiniMaxM2Attention: RMSNorms over all heads' queries and keys
-            out += [_float(f"{a}.q_norm", heads * head_dim), _float(f"{a}.k_norm", kv * head_dim)]
+        if mt == "minimax_m2":  # MiniMaxM2Attention: RMSNorms over all heads' queries and keys, which vLLM 0.34
+            # splits over TP with the heads (minimax_m2.py: MiniMaxText01RMSNormTP, hidden_size // tp a rank)
+            out += [_float(f"{a}.q_norm", heads * head_dim, "attention"),
+                    _float(f"{a}.k_norm", kv * head_dim, "attention")]
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         if experts and P._is_moe_layer(f, i):
             moe_inter = moe_inter or f.int("moe_intermediate_size", "intermediate_size")
@@ -309,7 +316,7 @@ def _laguna(f: Fields, layers: list, dims) -> list:
         out += [_linear(f"{a}.q_proj", hidden, h * hd, "attention", bias),
                 _linear(f"{a}.k_proj", hidden, kv * hd, "attention", bias),
                 _linear(f"{a}.v_proj", hidden, kv * hd, "attention", bias),
-                _linear(f"{a}.o_proj", h * hd, hidden, "attention", bias),
+                _linear(f"{a}.o_proj", h * hd, hidden, "attention", bias, row=True),
                 _float(f"{a}.q_norm", hd), _float(f"{a}.k_norm", hd),
                 _linear(f"{a}.g_proj", hidden, h if per_head else h * hd, "attention"),
                 _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
@@ -341,6 +348,13 @@ def table(f: Fields, layers: list, dims) -> list[Module]:
         return []
 
 
+def replicated_params(modules: list[Module]) -> int:
+    """Parameters each TP rank holds whole, all in the float dtype: norms and MoE routers (weights.record.REPLICATED:
+    vLLM 0.34 layernorm.py RMSNorm's weight is [hidden_size] on every rank; routers are ReplicatedLinear, or its
+    subclass fused_moe/router/gate_linear.py GateLinear) and RowParallelLinear biases (Module.whole_bias)."""
+    return sum(m.other for m in modules if (not m.weight and m.role in REPLICATED) or m.whole_bias)
+
+
 @dataclass(frozen=True)
 class Split:
     quantized: int  # parameters stored in the quantized format
@@ -363,7 +377,7 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
     """The quantized parameters of a module table under a list of unquantized modules (excluded(name) -> bool:
     a quant_exclude.Matcher). Routed experts: the list must name all or none of a layer's experts."""
     quantized, kept, tensors, rows, outs = 0, {}, 0, 0, 0
-    replicated = sum(m.other for m in modules if not m.weight and m.role in REPLICATED)
+    replicated = replicated_params(modules)
     attention = {m.name[: -len(".k_proj")] for m in modules
                  if m.name.startswith("layers.") and m.name.endswith(".self_attn.k_proj")}
     kv_quantized: dict[str, int] = {}

@@ -83,7 +83,7 @@ def gemma4(f: Fields, layers: list, dims, unified: bool = False) -> list[Module]
             out += [_float(f"{a}.k_norm", hd), _linear(f"{a}.k_proj", hidden, kv * hd, "attention", bias)]
             if not (g.k_eq_v and kind != "sliding_attention"):
                 out.append(_linear(f"{a}.v_proj", hidden, kv * hd, "attention", bias))
-        out.append(_linear(f"{a}.o_proj", heads * hd, hidden, "attention", bias))
+        out.append(_linear(f"{a}.o_proj", heads * hd, hidden, "attention", bias, row=True))
         out += _mlp(f"{layer}.mlp", hidden, g.inter * (2 if g.double_wide and reuse else 1), "mlp")
         out += [_float(f"{layer}.{norm}", hidden) for norm in
                 ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import field, replace
 from functools import cached_property
 
@@ -19,9 +20,12 @@ class ModelSpec:
     weight_bytes_per_param: float = 2.0  # the checkpoint's bytes / param_count (quantized: an average)
     weight_linear_bytes_per_param: float | None = None  # one decoder-layer linear weight (None: the average)
     weight_plain_params: int = 0  # of a quantized checkpoint, the parameters kept in its float dtype (embeddings ...)
-    # of weight_bytes, what each tensor-parallel rank holds whole (norms, MoE routers, per-tensor scales, KV
-    # scales), where kvplan's per-module count of the family gives it (configs/param_modules.py); else 0
-    weight_replicated_bytes: int = 0
+    # of weight_bytes, what each tensor-parallel rank holds whole (norms, MoE routers, RowParallelLinear biases,
+    # per-tensor scales, KV scales), where kvplan's per-module count of the family gives it
+    # (configs/param_modules.py), else 0: the bytes, or for an unquantized config a counter that builds the table
+    # on first use (configs/build.py: only a TP split needs it, and the table costs more than the rest of
+    # build_model). Read it as weight_replicated_bytes.
+    weight_replicated: int | Callable[[], int] = field(default=0, compare=False, repr=False)
     weight_g_idx_bytes: int = 0  # of weight_bytes, GPTQ's g_idx (configs/quant_stored.py), which vLLM drops
     weight_dtype: str = "bfloat16"
     max_context_tokens: int | None = None
@@ -97,6 +101,11 @@ class ModelSpec:
         if key not in cache:
             cache[key] = make()
         return cache[key]
+
+    @property
+    def weight_replicated_bytes(self) -> int:
+        whole = self.weight_replicated
+        return whole if isinstance(whole, int) else whole()
 
     @property
     def num_layers(self) -> int:

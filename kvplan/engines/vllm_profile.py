@@ -356,6 +356,7 @@ def checkpoint_weights(model):
     from pathlib import Path
 
     from ..errors import KvplanError
+    from ..weights.estimate import with_config_replicated
     from ..weights.load import from_bundled, from_index, from_safetensors
     from ..weights.mtp import with_mtp_estimate
     from ..weights.safetensors import INDEX_NAME, has_safetensors
@@ -375,7 +376,7 @@ def checkpoint_weights(model):
     except (KvplanError, OSError, ValueError):
         return None
     # a total without a tensor table holds the MTP module vLLM does not load without speculative decoding
-    return with_mtp_estimate(record, model, raw) if record is not None else None
+    return with_mtp_estimate(with_config_replicated(record, model), model, raw) if record is not None else None
 
 
 def rope_bytes(model, version: str | None = None, max_model_len: int | None = None) -> int | None:
@@ -441,10 +442,10 @@ G_IDX_DROPPED_FROM = (0, 31, 0)
 
 def config_weights_per_gpu(model, tp: int = 1, pp: int = 1, version: str | None = None, halve: bool = False) -> int:
     """Bytes on one GPU of a config-sized checkpoint (no tensor table) under (tp, pp): what each TP rank holds
-    whole (model.weight_replicated_bytes: norms, routers, per-tensor and KV scales) spread over the stages, the
-    rest over every GPU; GPTQ's g_idx left out where vLLM `version` drops it. halve: a float32 checkpoint served
-    in bf16."""
-    whole = model.weight_replicated_bytes
+    whole (model.weight_replicated_bytes: norms, routers, RowParallelLinear biases, per-tensor and KV scales;
+    read only under TP) spread over the stages, the rest over every GPU; GPTQ's g_idx left out where vLLM
+    `version` drops it. halve: a float32 checkpoint served in bf16."""
+    whole = model.weight_replicated_bytes if tp > 1 else 0
     split = model.weight_bytes - whole
     if model.weight_g_idx_bytes and _at_least(version, G_IDX_DROPPED_FROM):
         split -= model.weight_g_idx_bytes

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..core.model import ModelSpec
 from .record import DtypeBytes, Weights
 
@@ -24,8 +26,19 @@ def estimated(model: ModelSpec, quantization: str = "none", note: str | None = N
         quantization=quantization,
         by_dtype=_by_dtype(model, total),
         notes=notes,
-        replicated_bytes=model.weight_replicated_bytes,
+        replicated=model.weight_replicated,  # a counter stays one: read only under TP
     )
+
+
+def with_config_replicated(record: Weights, model: ModelSpec) -> Weights:
+    """A checkpoint total without a tensor table (a bundled total, an index's total_size) that equals the config
+    estimate to the byte holds the modules the config counts: it takes the estimate's bytes each TP rank holds
+    whole (ModelSpec.weight_replicated, counted on first use under TP). A float32 checkpoint is left as it is
+    (vLLM serves it in bf16, halving the total but not this count)."""
+    if (record.parts or record.source not in ("bundled", "index") or record.replicated
+            or record.total_bytes != model.weight_bytes or model.float_dtype == "float32"):
+        return record
+    return replace(record, replicated=model.weight_replicated)
 
 
 FLOAT_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}

@@ -23,7 +23,7 @@ from ..errors import UsageError, WeightsError
 from ..files import check_path_name
 from ..units import parse_size
 from .dtypes import GGUF_FILE_TYPES
-from .estimate import estimated, given
+from .estimate import estimated, given, with_config_replicated
 from .quant import identify
 from .record import NO_LAYER, DtypeBytes, Weights
 from .roles import TensorEntry, fold
@@ -210,7 +210,7 @@ def _mtp_note(w: Weights, raw: dict | None, model: ModelSpec) -> Weights:
         return w
     from .mtp import with_mtp_estimate
 
-    w = with_mtp_estimate(w, model, raw)
+    w = with_mtp_estimate(with_config_replicated(w, model), model, raw)
     if w.mtp_estimated_bytes:
         return w
     nested = nested_text(raw)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 # where a Weights record's bytes come from, most exact first
@@ -44,8 +45,14 @@ class Weights:
     # the JSON (by_role shows the module as "mtp")
     mtp_parts: tuple[tuple[str, int, int], ...] = ()
     # a record without a tensor table: of total_bytes, what each TP rank holds whole (the config estimate's norms,
-    # routers, per-tensor and KV scales: ModelSpec.weight_replicated_bytes); not in the JSON
-    replicated_bytes: int = 0
+    # routers, biases, per-tensor and KV scales: ModelSpec.weight_replicated, the bytes or a counter run on first
+    # use); read it as replicated_bytes; not in the JSON
+    replicated: int | Callable[[], int] = field(default=0, compare=False, repr=False)
+
+    @property
+    def replicated_bytes(self) -> int:
+        whole = self.replicated
+        return whole if isinstance(whole, int) else whole()
 
     @property
     def by_role(self) -> dict[str, int]:
