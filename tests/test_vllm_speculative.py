@@ -778,9 +778,6 @@ def test_step35_mtp_refusals():
     # above the MTP layers, the draft tokens must be a multiple of them ('must be divisible by n_predict')
     with pytest.raises(UsageError, match="multiple"):
         _step35_pool(STEP35, 3, 4)
-    # SGLang's draft is not read
-    with pytest.raises(UsageError, match="not modelled for SGLang"):
-        draft_layer_count(model, "SGLang")
     # a per-layer K/V width (kvplan reads it; vLLM 0.34's Step3p5Attention does not) leaves no layer to copy
     wide = {**STEP35, "per_layer_config": {"1": {"num_key_value_heads": 16}}}
     with pytest.raises(UsageError, match="per_layer_config"):

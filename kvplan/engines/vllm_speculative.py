@@ -97,9 +97,9 @@ MTP_ARCHITECTURES: dict[str, frozenset[str]] = {
 # (mimo_v2_mtp.py MiMoV2MTPLayer: a MiMoV2Attention of swa_num_key_value_heads x swa_head_dim / swa_v_head_dim over
 # sliding_window_size, as the target's SWA layers in mimo_v2.py; read in 0.21.0, 0.27.1 and 0.34.0)
 MTP_SLIDING = frozenset({"mimo_v2", "mimo_v2_flash"})
-# families whose MTP draft kvplan read in vLLM only: SGLang's is refused (SGLang 0.5.23's own drafts of MiMo,
-# ERNIE-4.5 MoE, Nemotron-H and MiMo-V2 are kvplan.engines.sglang_mtp's)
-VLLM_ONLY_MTP = frozenset({"step3p5"})
+# families whose MTP draft kvplan read in vLLM only: SGLang's is refused (none now: SGLang 0.5.23's own drafts of
+# MiMo, ERNIE-4.5 MoE, Nemotron-H, MiMo-V2 and Step-3.5 are kvplan.engines.sglang_mtp's)
+VLLM_ONLY_MTP: frozenset[str] = frozenset()
 # model_type -> the layer count vLLM's MTP module builds whatever the config says
 # (longcat_flash_mtp.py LongCatMultiTokenPredictor: num_mtp_layers = 1)
 # (mimo_v2_mtp.py MiMoV2MultiTokenPredictor: num_mtp_layers = 1; config/speculative.py sets n_predict 1)
@@ -143,7 +143,7 @@ def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
     """The MTP layers vLLM's drafter registers for `model` (DeepSeek-V4: its num_nextn_predict_layers, pooled by
     vllm_dsv4.py); a clear refusal when kvplan does not model them. engine: the name the refusal starts with
     (SGLang's NEXTN draft reads the same layers; kvplan.engines.sglang_mtp counts its own drafts of MiMo,
-    ERNIE-4.5 MoE, Nemotron-H and MiMo-V2)."""
+    ERNIE-4.5 MoE, Nemotron-H, MiMo-V2 and Step-3.5)."""
     from .vllm import is_deepseek_v4
     from .vllm_inkling import is_inkling
 
