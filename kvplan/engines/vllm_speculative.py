@@ -325,6 +325,25 @@ def multi_module_retained(model: ModelSpec, tokens: int, rules) -> int:
     return tokens - 1 if min(modules, tokens) > 1 else 0
 
 
+def check_lookahead_block(model: ModelSpec, retained: int, rules, scheduler_block_tokens: int,
+                          prefix_caching: bool | None) -> None:
+    """vLLM's refusal of multi-module MTP with prefix caching when the scheduler's block (the LCM of the KV cache
+    groups' block sizes, v1/core/kv_cache_utils.py) holds fewer tokens than the draft looks ahead: num_speculative_tokens
+    (rules.mtp_lookahead_block_check: 0.33.0+ kv_cache_coordinator.py KVCacheCoordinator.__init__). retained:
+    multi_module_retained's figure (num_speculative_tokens - 1 under multi-module MTP, else 0); prefix_caching
+    None: vLLM's default, on."""
+    if not rules.mtp_lookahead_block_check or prefix_caching is False:
+        return
+    lookahead = retained + 1  # num_prefill_lookahead: num_speculative_tokens under multi-module MTP, else 1
+    if lookahead > 1 and scheduler_block_tokens < lookahead:
+        raise UsageError(f"vLLM {rules.version} refuses {model.name}'s multi-module MTP draft with prefix caching: the "
+                         f"scheduler block of {scheduler_block_tokens} tokens is below num_speculative_tokens "
+                         f"{lookahead} ('Multi-module MTP with prefix caching requires scheduler_block_size >= "
+                         "num_speculative_tokens', kv_cache_coordinator.py)",
+                         f"use blocks of {lookahead} tokens or more (-t page:N, vLLM's --block-size), or at most "
+                         f"{scheduler_block_tokens} draft tokens")
+
+
 def retained_note(model: ModelSpec, retained: int, rules) -> str:
     field = rules.multi_module_mtp
     return (f"multi-module MTP (vLLM {rules.version}: min({field} {mtp_modules(model, field) or 1}, "
