@@ -148,3 +148,57 @@ def test_emit_sglang_prints_nextn_for_these_drafts(cli):
     assert "--speculative-algorithm NEXTN" in plain and "--speculative-num-steps" not in plain
     assert ("--speculative-num-steps 2 --speculative-eagle-topk 1 --speculative-num-draft-tokens 3"
             in command("--num-speculative-tokens", "2"))
+
+
+# Step-3.5 (SGLang 0.5.23 step3p5_mtp.py Step3p5MTP; model_config._config_draft_model renames Step3p5ForCausalLM to
+# it; arg_groups/overrides.py _step3p_overrides turns on multi-layer EAGLE). A constructed config in the hub's shape as
+# SGLang's configs/step3p5.py describes it: 45 layers, layer_types of 48 entries (full on every 4th: 12 full, 33
+# sliding; entry 45 sliding), 8 K/V heads of 128, sliding layers 96 query heads (attention_other_setting), MoE layers
+# 3-44 (layer 45 dense)
+STEP35_TYPES = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(48)]
+STEP35 = {"architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "hidden_size": 4096,
+          "num_hidden_layers": 45, "num_attention_heads": 64, "num_attention_groups": 8, "head_dim": 128,
+          "attention_other_setting": {"num_attention_heads": 96, "num_attention_groups": 8},
+          "use_head_wise_attn_gate": True, "moe_layers_enum": ",".join(str(i) for i in range(3, 45)),
+          "sliding_window": 512, "layer_types": STEP35_TYPES, "num_nextn_predict_layers": 3,
+          "max_position_embeddings": 262144, "vocab_size": 128896, "intermediate_size": 11264,
+          "torch_dtype": "bfloat16"}
+
+
+def test_step35s_draft_layers_are_priced_as_sliding_layers(cli, tmp_path):
+    # a layer's token: 8 x (128 + 128) x 2 B = 4,096 B, full or sliding. HybridSWAPoolConfigurator.__init__: the target
+    # is hybrid SWA, so eagle_draft_swa_num_layers = its 33 sliding layers and min(3, 33) = all 3 draft layers join
+    # the sliding cell (no mtp_local_layer_ids): 4,096 x 12 + 0.8 x 4,096 x (33 + 3) = 167,116.8 B a full token;
+    # full = int(40 GiB // that), sliding = int(full x 0.8). (The old code refused: "not modelled for SGLang".)
+    got = _engine(cli, tmp_path, STEP35, "--mtp")
+    assert got["max_total_num_tokens"] == int(KV // 167_116.8) == 257_003
+    assert got["swa_tokens"] == int(257_003 * 0.8) == 205_602
+    assert got["draft_bytes_per_token"] == int(0.8 * 4096 * 3) == 9_830
+
+
+def test_step35s_draft_weights_by_hand():
+    # TP 4, three steps, one Step3p5MTP module each. mtp_block is Step3p5DecoderLayer(layer_id=45), built without
+    # quant_config: layer 45 is sliding, so 96 heads / 8 groups of 128: qkv 4,096 x (96 + 16) x 128 = 58,720,256,
+    # o 96 x 128 x 4,096 = 50,331,648, q/k norms 256, g_proj 4,096 x 96 = 393,216, dense MLP 3 x 4,096 x 11,264 =
+    # 138,412,032, two norms 8,192: 247,865,600 parameters x 2 B / 4 = 123,932,800 B; eh_proj 2 x 4,096^2 x 2 B =
+    # 67,108,864 and enorm, hnorm, shared_head.norm 3 x 4,096 x 2 B whole; embedding and head 128,896 x 4,096 x 2 B / 4
+    # = 263,979,008 each
+    model = build_model(STEP35, "step-3.5")
+    one = 123_932_800 + 67_108_864 + 24_576 + 2 * 263_979_008
+    assert module_weights(model, STEP35, 4, 3, "0.5.23")[0] == 3 * one == 2_157_072_768
+
+
+@pytest.mark.parametrize("change, words", [
+    # step3p5_mtp.py: layer_id = 45 whatever num_hidden_layers says (its pool layer id 45 - num_hidden_layers)
+    ({"num_hidden_layers": 44, "layer_types": STEP35_TYPES[:47]}, "models the 45-layer Step-3.5 shape only"),
+    # Step3p5DecoderLayer reads layer_types[45]: a list of num_hidden_layers entries has none
+    ({"layer_types": STEP35_TYPES[:45], "mtp_layer_types": STEP35_TYPES[45:]}, "no full_attention / sliding_attention "
+                                                                               "entry for layer 45"),
+])
+def test_step35_refusals_are_one_line(cli, tmp_path, change, words):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**STEP35, **change}))
+    rc, _, err = cli("estimate", str(path), "--engine", "sglang", "--kv-memory", "40GiB", "--max-model-len", "8192",
+                     "--mtp")
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert rc == 2 and len(lines) == 1 and words in lines[0] and "Traceback" not in err, err

@@ -778,9 +778,6 @@ def test_step35_mtp_refusals():
     # above the MTP layers, the draft tokens must be a multiple of them ('must be divisible by n_predict')
     with pytest.raises(UsageError, match="multiple"):
         _step35_pool(STEP35, 3, 4)
-    # SGLang's draft is not read
-    with pytest.raises(UsageError, match="not modelled for SGLang"):
-        draft_layer_count(model, "SGLang")
     # a per-layer K/V width (kvplan reads it; vLLM 0.34's Step3p5Attention does not) leaves no layer to copy
     wide = {**STEP35, "per_layer_config": {"1": {"num_key_value_heads": 16}}}
     with pytest.raises(UsageError, match="per_layer_config"):
@@ -848,3 +845,30 @@ def test_mtp_module_count_by_release_and_the_divisibility_refusal_for_every_fami
     with pytest.raises(UsageError, match=r"num_speculative_tokens 3 .*\(n_predict 2\)"):
         simulate(glm, kv_memory_bytes=MEM, max_model_len=8192, draft_layers=2, num_speculative_tokens=3)
     assert simulate(glm, kv_memory_bytes=MEM, max_model_len=8192, draft_layers=2, num_speculative_tokens=4).fits
+
+
+def test_multi_module_mtp_with_prefix_caching_needs_the_draft_tokens_in_a_block(cli, tmp_path):
+    # 0.33.0 / 0.34.0 v1/core/kv_cache_coordinator.py KVCacheCoordinator.__init__: prefix caching (on by default) and
+    # an EAGLE-family group with scheduler_block_size (kv_cache_utils.py: lcm of the groups' block sizes; every group
+    # here 16) < num_prefill_lookahead (multi-module MTP, min(3 MTP layers, 18 tokens) > 1: num_speculative_tokens 18)
+    # raise 'Multi-module MTP with prefix caching requires scheduler_block_size (=16) >= num_speculative_tokens (=18)'
+    from kvplan.configs import build_model
+    from kvplan.engines.vllm_rules import resolve
+
+    model = build_model(STEP35, "step-3.5")
+
+    def pool(release, tokens, prefix_caching=None):
+        return simulate(model, rules=resolve(release)[0], kv_memory_bytes=MEM, max_model_len=8192, draft_layers=3,
+                        num_speculative_tokens=tokens, block_tokens=16, prefix_caching=prefix_caching)
+
+    for release in ("0.33", "0.34"):
+        with pytest.raises(UsageError, match="scheduler block of 16 tokens is below num_speculative_tokens 18"):
+            pool(release, 18)
+    # 15 tokens (a multiple of n_predict 3) fit the block; without prefix caching vLLM checks nothing
+    assert pool("0.34", 15).num_blocks == pool("0.34", 18, prefix_caching=False).num_blocks
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(STEP35))
+    rc, _, err = cli("estimate", str(path), "--engine", "vllm", "--kv-memory", "40GiB", "--max-model-len", "8192",
+                     "--mtp", "-t", "page:16", "--num-speculative-tokens", "18")
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert rc == 2 and len(lines) == 1 and "Multi-module MTP with prefix caching" in lines[0], err

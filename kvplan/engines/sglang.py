@@ -67,8 +67,8 @@ models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how)
 pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
 (kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative draft pool (said beside, not
 subtracted: it comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report), an EAGLE head's weights
-under 0.5.23 (said, not subtracted), MTP (MiMo-V2's excepted: kvplan.engines.sglang_mtp) or a sliding-window
-draft on a 0.5.23 sliding-window pool, NGRAM
+under 0.5.23 (said, not subtracted), MTP (MiMo-V2's and Step-3.5's excepted: kvplan.engines.sglang_mtp) or a
+sliding-window draft on a 0.5.23 sliding-window pool, NGRAM
 speculation, vision models' mem_fraction_static adjustment where config.json leaves the tower's size to its config
 class (said), and models whose layers differ in heads or width outside the hybrid architectures.
 """

@@ -29,12 +29,12 @@ def resolve_speculation(model, speculation) -> Speculation | None:
     from .vllm_speculative import draft_layer_count, draft_method, load_draft
 
     local, sliding = None, False
-    if speculation.mtp and is_sglang_mtp(model):  # SGLang 0.5.23's own drafts of MiMo, ERNIE, Nemotron-H, MiMo-V2
-        algorithm, layers, draft = "EAGLE", draft_layers(model), None
+    if speculation.mtp and is_sglang_mtp(model):  # SGLang 0.5.23's own drafts (kvplan.engines.sglang_mtp.DRAFTS)
+        from .vllm_profile import raw_config
+
+        algorithm, layers, draft = "EAGLE", draft_layers(model, raw_config(model)), None
         sliding = model.model_type in MULTI_LAYER
         if sliding:
-            from .vllm_profile import raw_config
-
             local = local_draft_layers(model, raw_config(model), layers)
     elif speculation.mtp:
         algorithm, layers, draft = "EAGLE", draft_layer_count(model, "SGLang"), None

@@ -901,6 +901,10 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     owners = [i for i, _ in pairs]
     specs = [s for _, s in pairs]
     groups, uniform_type = kv_cache_groups(specs, rules)
+    if draft_layers:  # the scheduler block: the LCM of the groups' block sizes (kv_cache_utils.py)
+        from .vllm_speculative import check_lookahead_block
+
+        check_lookahead_block(model, retained, rules, math.lcm(*(g.spec.block_tokens for g in groups)), prefix_caching)
     grouped_specs = list(specs)  # after page unification
     if not uniform_type:
         for g in groups:

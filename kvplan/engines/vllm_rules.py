@@ -156,6 +156,12 @@ class VllmRules:
         "'n_predict' from 0.34.0 (SpeculativeConfig.num_mtp_modules: draft hf_config n_predict or 1; "
         "MTPSpeculatorConfig.specialize -> MultiModuleMTPSpeculatorConfig.num_prefill_lookahead_tokens; "
         "kv_cache_planning.py get_global_kv_cache_groups; not with index_share_for_mtp_iteration or MiniMax-M3)")
+    mtp_lookahead_block_check: bool = _src(
+        "vllm/v1/core/kv_cache_coordinator.py KVCacheCoordinator.__init__: with prefix caching and an EAGLE-family "
+        "group, a scheduler_block_size (kv_cache_utils: the LCM of the groups' block sizes) below "
+        "num_prefill_lookahead (num_speculative_tokens under multi-module MTP, else 1) raises 'Multi-module MTP with "
+        "prefix caching requires scheduler_block_size (=B) >= num_speculative_tokens (=T)': from 0.33.0 (read in "
+        "0.33.0 and 0.34.0; not in 0.31.0 or 0.32.0, 0.28.0-0.30.0 not read)")
     async_draft_model: bool = _src(
         "vllm/config/vllm.py: VllmConfig.__post_init__ (async_scheduling None, the default): 0.26.0-0.27.1 turn "
         "async scheduling off for a speculative method outside EagleModelTypes (eagle, eagle3, mtp), NgramGPUTypes "
@@ -346,6 +352,7 @@ V0_11 = VllmRules(
     decode_frees_processed_tokens=False,
     async_draft_model=False,
     multi_module_mtp="",
+    mtp_lookahead_block_check=False,
     async_scheduling_with_pp=False,
     mla_block_bf16=64,
     mla_block_fp8=64,
@@ -414,7 +421,7 @@ V0_32 = replace(V0_31, version="0.32", mamba_align_pages=(("mamba2", 3),))
 
 # 0.33: Qwen's Gated DeltaNet exports a prefill checkpoint on Hopper (a third state page, 64-token alignment)
 V0_33 = replace(V0_32, version="0.33", mamba_align_pages=(("mamba2", 3), ("gated_deltanet", 3), ("kda", 3)),
-                gdn_checkpoint_align=64)
+                gdn_checkpoint_align=64, mtp_lookahead_block_check=True)
 
 # 0.34 (read from its sdist, diffed against 0.33.0): CacheConfig.DEFAULT_BLOCK_SIZE 64 (FLASH_ATTN and
 # FLASH_ATTN_MLA keep it: MLA bf16 64), the extensible KV cache sized after warmup (CUDA's default), and async

@@ -97,9 +97,9 @@ MTP_ARCHITECTURES: dict[str, frozenset[str]] = {
 # (mimo_v2_mtp.py MiMoV2MTPLayer: a MiMoV2Attention of swa_num_key_value_heads x swa_head_dim / swa_v_head_dim over
 # sliding_window_size, as the target's SWA layers in mimo_v2.py; read in 0.21.0, 0.27.1 and 0.34.0)
 MTP_SLIDING = frozenset({"mimo_v2", "mimo_v2_flash"})
-# families whose MTP draft kvplan read in vLLM only: SGLang's is refused (SGLang 0.5.23's own drafts of MiMo,
-# ERNIE-4.5 MoE, Nemotron-H and MiMo-V2 are kvplan.engines.sglang_mtp's)
-VLLM_ONLY_MTP = frozenset({"step3p5"})
+# families whose MTP draft kvplan read in vLLM only: SGLang's is refused (none now: SGLang 0.5.23's own drafts of
+# MiMo, ERNIE-4.5 MoE, Nemotron-H, MiMo-V2 and Step-3.5 are kvplan.engines.sglang_mtp's)
+VLLM_ONLY_MTP: frozenset[str] = frozenset()
 # model_type -> the layer count vLLM's MTP module builds whatever the config says
 # (longcat_flash_mtp.py LongCatMultiTokenPredictor: num_mtp_layers = 1)
 # (mimo_v2_mtp.py MiMoV2MultiTokenPredictor: num_mtp_layers = 1; config/speculative.py sets n_predict 1)
@@ -143,7 +143,7 @@ def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
     """The MTP layers vLLM's drafter registers for `model` (DeepSeek-V4: its num_nextn_predict_layers, pooled by
     vllm_dsv4.py); a clear refusal when kvplan does not model them. engine: the name the refusal starts with
     (SGLang's NEXTN draft reads the same layers; kvplan.engines.sglang_mtp counts its own drafts of MiMo,
-    ERNIE-4.5 MoE, Nemotron-H and MiMo-V2)."""
+    ERNIE-4.5 MoE, Nemotron-H, MiMo-V2 and Step-3.5)."""
     from .vllm import is_deepseek_v4
     from .vllm_inkling import is_inkling
 
@@ -323,6 +323,25 @@ def multi_module_retained(model: ModelSpec, tokens: int, rules) -> int:
     tokens = tokens or mtp_modules(model, "n_predict") or 0
     modules = mtp_modules(model, field) or 1
     return tokens - 1 if min(modules, tokens) > 1 else 0
+
+
+def check_lookahead_block(model: ModelSpec, retained: int, rules, scheduler_block_tokens: int,
+                          prefix_caching: bool | None) -> None:
+    """vLLM's refusal of multi-module MTP with prefix caching when the scheduler's block (the LCM of the KV cache
+    groups' block sizes, v1/core/kv_cache_utils.py) holds fewer tokens than the draft looks ahead: num_speculative_tokens
+    (rules.mtp_lookahead_block_check: 0.33.0+ kv_cache_coordinator.py KVCacheCoordinator.__init__). retained:
+    multi_module_retained's figure (num_speculative_tokens - 1 under multi-module MTP, else 0); prefix_caching
+    None: vLLM's default, on."""
+    if not rules.mtp_lookahead_block_check or prefix_caching is False:
+        return
+    lookahead = retained + 1  # num_prefill_lookahead: num_speculative_tokens under multi-module MTP, else 1
+    if lookahead > 1 and scheduler_block_tokens < lookahead:
+        raise UsageError(f"vLLM {rules.version} refuses {model.name}'s multi-module MTP draft with prefix caching: the "
+                         f"scheduler block of {scheduler_block_tokens} tokens is below num_speculative_tokens "
+                         f"{lookahead} ('Multi-module MTP with prefix caching requires scheduler_block_size >= "
+                         "num_speculative_tokens', kv_cache_coordinator.py)",
+                         f"use blocks of {lookahead} tokens or more (-t page:N, vLLM's --block-size), or at most "
+                         f"{scheduler_block_tokens} draft tokens")
 
 
 def retained_note(model: ModelSpec, retained: int, rules) -> str:
