@@ -97,9 +97,6 @@ MTP_ARCHITECTURES: dict[str, frozenset[str]] = {
 # (mimo_v2_mtp.py MiMoV2MTPLayer: a MiMoV2Attention of swa_num_key_value_heads x swa_head_dim / swa_v_head_dim over
 # sliding_window_size, as the target's SWA layers in mimo_v2.py; read in 0.21.0, 0.27.1 and 0.34.0)
 MTP_SLIDING = frozenset({"mimo_v2", "mimo_v2_flash"})
-# families whose MTP draft kvplan read in vLLM only: SGLang's is refused (none now: SGLang 0.5.23's own drafts of
-# MiMo, ERNIE-4.5 MoE, Nemotron-H, MiMo-V2 and Step-3.5 are kvplan.engines.sglang_mtp's)
-VLLM_ONLY_MTP: frozenset[str] = frozenset()
 # model_type -> the layer count vLLM's MTP module builds whatever the config says
 # (longcat_flash_mtp.py LongCatMultiTokenPredictor: num_mtp_layers = 1)
 # (mimo_v2_mtp.py MiMoV2MultiTokenPredictor: num_mtp_layers = 1; config/speculative.py sets n_predict 1)
@@ -155,10 +152,6 @@ def draft_layer_count(model: ModelSpec, engine: str = "vLLM") -> int:
         return model.mtp_layers
     if not is_deepseek_v4(model):
         _check_family(model, engine)
-        if engine != "vLLM" and model.model_type in VLLM_ONLY_MTP:
-            raise UsageError(f"{engine}: the KV cache of {model.name}'s MTP draft ({model.model_type}) is not "
-                             f"modelled for {engine} (kvplan read vLLM's draft of this family, not {engine}'s)",
-                             "plan without the draft, or use --engine vllm")
     elif not model.mtp_layers:
         raise UsageError(f"{engine}: {model.name}'s config has no MTP layers", "plan without the draft")
     if model.model_type == "nemotron_h":
