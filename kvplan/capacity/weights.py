@@ -3,6 +3,9 @@
 TP: every tensor is divided across the ranks (rounded up), except the roles in
 REPLICATED (norms, MoE routers), which each rank holds whole; embeddings and
 lm_head are vocabulary-parallel (vLLM's VocabParallelEmbedding / ParallelLMHead).
+Tensors vLLM holds otherwise than their role (Weights.against_role, read by
+name: MLA's q_a_proj / kv_a_proj_with_mqa, the DSA indexer's wq_b / wk /
+weights_proj and o_proj biases whole; MiniMax-M2's q/k norms split) follow vLLM.
 PP: a decoder layer's tensors sit on the stage that runs the layer (the split
 of capacity/shard.stage_bounds); the embeddings, vision tower and anything
 outside the layers sit on the first stage, the final norm and lm_head on the
@@ -85,11 +88,14 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
         for i in range(start, end):
             stage_of_layer[i] = s
     out = [0] * pp
+    against = {(role, layer): n for role, layer, n in weights.against_role}
     for role, layer, n in weights.parts:
         mtp = is_mtp_part(role, layer, num_layers)
         if mtp and not include_mtp:
             continue
-        per_rank = n if role in REPLICATED else _ceil_div(n, tp)
+        other = against.get((role, layer), 0)  # held the other way (Weights.against_role)
+        whole = n - other if role in REPLICATED else other
+        per_rank = whole + _ceil_div(n - whole, tp)
         if mtp:
             stage = pp - 1
         elif layer == NO_LAYER:

@@ -418,7 +418,10 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         if beside.unsized:
             note += ("; estimated: not counted, as the config does not size them, " + " and ".join(beside.unsized))
         note += head_note if q.exclusions is None else ""
-        whole = int(split.replicated * plain_bytes) + beside.replicated_bytes
+        # what each TP rank holds whole: float parameters, the weights of whole modules the format quantizes (at
+        # its per-weight rate with scales), per-tensor and KV scales
+        whole = int(split.replicated * plain_bytes + split.replicated_quantized * q.bytes_per_weight) \
+            + beside.replicated_bytes
         return f"{q.dtype} + {dtype}", stored / total, q.bytes_per_weight, plain, (note,), (whole, beside.g_idx_bytes)
     embed, head = params.embedding_params(f)
     plain = embed + (head if q.keeps_lm_head else 0)

@@ -46,16 +46,22 @@ class Module:
     # `other` is a RowParallelLinear's bias: vLLM 0.34 linear.py RowParallelLinear.__init__ creates it at the full
     # output_size on every TP rank (loaded whole, added on rank 0 only), so each rank holds it whole
     whole_bias: bool = False
+    # vLLM builds the whole module (weight and bias) on every TP rank: MLA's latent down-projections and the DSA
+    # indexer's projections (_mla_widths, _indexer say which vLLM 0.34 class or argument makes each whole)
+    whole: bool = False
 
     def names(self, expert: int = 0) -> list[str]:
         name = self.name.replace("{e}", str(expert))
         return [root + name for root in (TOP_ROOTS if self.top else ROOTS)]
 
 
-def _linear(name: str, inputs: int, outputs: int, role: str, bias: bool = False, row: bool = False) -> Module:
+def _linear(name: str, inputs: int, outputs: int, role: str, bias: bool = False, row: bool = False,
+            whole: bool = False) -> Module:
     """row: vLLM builds it as a RowParallelLinear (every o_proj of these families: llama.py, qwen2.py, qwen3.py,
-    qwen3_moe.py, qwen2_moe.py, mixtral.py, minimax_m2.py, laguna.py in 0.34), whose bias each TP rank holds whole."""
-    return Module(name, inputs * outputs, outputs if bias else 0, role, inputs=inputs, whole_bias=row and bias)
+    qwen3_moe.py, qwen2_moe.py, mixtral.py, minimax_m2.py, laguna.py, deepseek_v2.py in 0.34), whose bias each TP
+    rank holds whole. whole: every TP rank holds the whole module (Module.whole)."""
+    return Module(name, inputs * outputs, outputs if bias else 0, role, inputs=inputs, whole_bias=row and bias,
+                  whole=whole)
 
 
 def _float(name: str, params: int, role: str = "norms") -> Module:
@@ -155,23 +161,33 @@ def _mla(f: Fields, a: str, hidden: int, heads: int, q_lora: int | None, bias: b
 
 def _mla_widths(a: str, hidden: int, heads: int, q_lora: int | None, bias: bool, rank: int, rope: int, nope: int,
                 v_dim: int) -> list:
-    """MLA's modules for widths a counter has read (kv_lora_rank, qk_rope / qk_nope / v_head_dim)."""
+    """MLA's modules for widths a counter has read (kv_lora_rank, qk_rope / qk_nope / v_head_dim). vLLM 0.34 holds
+    the latent down-projections q_a_proj and kv_a_proj_with_mqa whole on every TP rank and splits the heads only in
+    q_b_proj (or q_proj), kv_b_proj and o_proj: deepseek_v2.py DeepseekV2MLAAttention fuses the two into
+    DeepSeekV2FusedQkvAProjLinear (a MergedColumnParallelLinear with disable_tp=True), or builds kv_a_proj_with_mqa
+    as a ReplicatedLinear without a q_lora_rank; DeepseekV2Attention builds both as ReplicatedLinear;
+    deepseek_v32/attention.py DeepseekV32Attention (DeepSeek-V3.2, GLM-5) and kimi_k3/nvidia/mla.py (Kimi-Linear:
+    kv_a_proj_with_mqa a ReplicatedLinear) do the same."""
     if q_lora:
-        out = [_linear(f"{a}.q_a_proj", hidden, q_lora, "attention", bias), _float(f"{a}.q_a_layernorm", q_lora),
+        out = [_linear(f"{a}.q_a_proj", hidden, q_lora, "attention", bias, whole=True),
+               _float(f"{a}.q_a_layernorm", q_lora),
                _linear(f"{a}.q_b_proj", q_lora, heads * (nope + rope), "attention")]
     else:
         out = [_linear(f"{a}.q_proj", hidden, heads * (nope + rope), "attention")]
-    return out + [_linear(f"{a}.kv_a_proj_with_mqa", hidden, rank + rope, "attention", bias),
+    return out + [_linear(f"{a}.kv_a_proj_with_mqa", hidden, rank + rope, "attention", bias, whole=True),
                   _float(f"{a}.kv_a_layernorm", rank),
                   _linear(f"{a}.kv_b_proj", rank, heads * (nope + v_dim), "attention"),
-                  _linear(f"{a}.o_proj", heads * v_dim, hidden, "attention", bias)]
+                  _linear(f"{a}.o_proj", heads * v_dim, hidden, "attention", bias, row=True)]
 
 
 def _indexer(a: str, hidden: int, q_lora: int, head_dim: int, heads: int) -> list:
-    return [_linear(f"{a}.indexer.wq_b", q_lora, heads * head_dim, "attention"),
-            _linear(f"{a}.indexer.wk", hidden, head_dim, "attention"),
+    """The DSA indexer, whole on every TP rank in vLLM 0.34 (deepseek_v32/attention.py DeepseekV32Indexer, and
+    deepseek_v2.py Indexer: wq_b a ReplicatedLinear, wk and weights_proj fused into wk_weights_proj, a
+    MergedColumnParallelLinear with disable_tp=True; k_norm a LayerNorm)."""
+    return [_linear(f"{a}.indexer.wq_b", q_lora, heads * head_dim, "attention", whole=True),
+            _linear(f"{a}.indexer.wk", hidden, head_dim, "attention", whole=True),
             _float(f"{a}.indexer.k_norm", 2 * head_dim),
-            _float(f"{a}.indexer.weights_proj", hidden * heads, "attention")]
+            Module(f"{a}.indexer.weights_proj", 0, hidden * heads, "attention", whole=True)]
 
 
 def _deepseek_moe(m: str, hidden: int, experts: int, inter: int, shared_inter: int, score_bias: bool = True) -> list:
@@ -349,10 +365,17 @@ def table(f: Fields, layers: list, dims) -> list[Module]:
 
 
 def replicated_params(modules: list[Module]) -> int:
-    """Parameters each TP rank holds whole, all in the float dtype: norms and MoE routers (weights.record.REPLICATED:
-    vLLM 0.34 layernorm.py RMSNorm's weight is [hidden_size] on every rank; routers are ReplicatedLinear, or its
-    subclass fused_moe/router/gate_linear.py GateLinear) and RowParallelLinear biases (Module.whole_bias)."""
-    return sum(m.other for m in modules if (not m.weight and m.role in REPLICATED) or m.whole_bias)
+    """Parameters each TP rank holds whole, of an unquantized checkpoint: norms and MoE routers
+    (weights.record.REPLICATED: vLLM 0.34 layernorm.py RMSNorm's weight is [hidden_size] on every rank; routers are
+    ReplicatedLinear, or its subclass fused_moe/router/gate_linear.py GateLinear), RowParallelLinear biases
+    (Module.whole_bias) and the modules vLLM builds whole (Module.whole: MLA's q_a_proj / kv_a_proj_with_mqa, the
+    DSA indexer's wq_b / wk / weights_proj)."""
+    return sum(m.weight + m.other if m.whole else m.other for m in modules if _whole_floats(m))
+
+
+def _whole_floats(m: Module) -> bool:
+    """m's float parameters (m.other) are held whole on every TP rank."""
+    return (not m.weight and m.role in REPLICATED) or m.whole_bias or m.whole
 
 
 @dataclass(frozen=True)
@@ -364,20 +387,23 @@ class Split:
     # None where a quantized module of the table does not give its input width
     input_rows: int | None = 0
     output_rows: int | None = 0  # the same for output rows (bitsandbytes 8-bit's SCB)
-    # parameters each TP rank holds whole, in the float dtype: norms and MoE routers (weights.record.REPLICATED)
+    # parameters each TP rank holds whole, in the float dtype: norms, MoE routers (weights.record.REPLICATED),
+    # RowParallelLinear biases and the kept weights of modules vLLM builds whole (Module.whole)
     replicated: int = 0
     # decoder layers whose self_attn.k_proj and v_proj are both quantized (ModelOpt stores a KV cache's k_scale and
     # v_scale on them), and the other layers with a self_attn.k_proj (no v_proj, or attention kept unquantized),
     # whose KV scales kvplan does not count
     kv_layers: int = 0
     kv_unsure_layers: int = 0
+    # quantized parameters of modules vLLM builds whole on every TP rank (Module.whole), stored in the format
+    replicated_quantized: int = 0
 
 
 def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
     """The quantized parameters of a module table under a list of unquantized modules (excluded(name) -> bool:
     a quant_exclude.Matcher). Routed experts: the list must name all or none of a layer's experts."""
-    quantized, kept, tensors, rows, outs = 0, {}, 0, 0, 0
-    replicated = replicated_params(modules)
+    quantized, kept, tensors, rows, outs, whole_quantized = 0, {}, 0, 0, 0, 0
+    replicated = replicated_params(modules)  # less the whole modules' weights the format quantizes, below
     attention = {m.name[: -len(".k_proj")] for m in modules
                  if m.name.startswith("layers.") and m.name.endswith(".self_attn.k_proj")}
     kv_quantized: dict[str, int] = {}
@@ -400,9 +426,11 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
         else:
             quantized += m.weight
             tensors += m.experts or 1
+            whole_quantized += m.weight if m.whole else 0
             if m.name.endswith((".k_proj", ".v_proj")) and m.name[: -len(".k_proj")] in attention:
                 kv_quantized[m.name[: -len(".k_proj")]] = kv_quantized.get(m.name[: -len(".k_proj")], 0) + 1
             rows = rows + (m.experts or 1) * m.inputs if rows is not None and m.inputs else None
             outs = outs + m.weight // m.inputs if outs is not None and m.inputs else None
     kv_layers = sum(1 for n in kv_quantized.values() if n == 2)
-    return Split(quantized, kept, tensors, rows, outs, replicated, kv_layers, len(attention) - kv_layers)
+    return Split(quantized, kept, tensors, rows, outs, replicated - whole_quantized, kv_layers,
+                 len(attention) - kv_layers, whole_quantized)

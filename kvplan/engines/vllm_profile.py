@@ -424,8 +424,10 @@ def downcast_float32(record):
             f"load as {f32 / 2 / 2**30:,.2f} GiB" + ("" if exact else ", split over the roles in proportion"))
     mtp_parts = tuple((role, layer, n // 2 if exact else n * total // record.total_bytes)
                       for role, layer, n in record.mtp_parts)
+    against = tuple((role, layer, n // 2 if exact else n * total // record.total_bytes)
+                    for role, layer, n in record.against_role)
     return replace(record, total_bytes=total, by_dtype=by_dtype, parts=parts, mtp_parts=mtp_parts,
-                   notes=record.notes + (note,)), note
+                   against_role=against, notes=record.notes + (note,)), note
 
 
 def vllm_loaded(model, record):

@@ -44,6 +44,10 @@ class Weights:
     # the "mtp" parts again by (role inside the module, its layer index or NO_LAYER): roles.mtp_role_of; not in
     # the JSON (by_role shows the module as "mtp")
     mtp_parts: tuple[tuple[str, int, int], ...] = ()
+    # of the parts, the bytes that vLLM holds whole on every TP rank though their role is split (MLA's q_a_proj /
+    # kv_a_proj_with_mqa, the DSA indexer, o_proj biases), or splits though their role is whole (MiniMax-M2's q/k
+    # norms), by (role, layer): roles.against_role; not in the JSON
+    against_role: tuple[tuple[str, int, int], ...] = ()
     # a record without a tensor table: of total_bytes, what each TP rank holds whole (the config estimate's norms,
     # routers, biases, per-tensor and KV scales: ModelSpec.weight_replicated, the bytes or a counter run on first
     # use); read it as replicated_bytes; not in the JSON

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .record import NO_LAYER, DtypeBytes, Weights
+from .record import NO_LAYER, REPLICATED, DtypeBytes, Weights
 
 _LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks|blk|layer|decoder_layers)\.(\d+)\.")
 _VISION = ("vision", "visual", "image_", "mm_projector", "multi_modal_projector", "audio")
@@ -29,6 +29,19 @@ _ROUTER_GATE = re.compile(r"\.gate\.(?:weight|bias|e_score)")
 _MOE_GATE = re.compile(r"\.(?:mlp|block_sparse_moe|moe|mixer)\.gate\.(?:weight|bias|e_score)|\.shared_expert_gate\.")
 
 
+# tensors of a split role that vLLM 0.34 holds whole on every TP rank (with their scales): MLA's latent
+# down-projections (deepseek_v2.py DeepseekV2MLAAttention: fused_qkv_a_proj, a MergedColumnParallelLinear with
+# disable_tp=True, or kv_a_proj_with_mqa a ReplicatedLinear; DeepseekV2Attention, deepseek_v32/attention.py,
+# minicpm3.py, longcat_flash.py, bailing_moe_v3.py, openpangu.py, sarvam.py, kimi_k3 likewise), the DSA indexer's
+# wq_b (ReplicatedLinear), wk and weights_proj (wk_weights_proj, disable_tp=True), and the bias of o_proj, a
+# RowParallelLinear in every family but ZAYA (linear.py: created at the full output size on every rank)
+_TP_WHOLE = re.compile(r"\.(?:q_a_proj|kv_a_proj_with_mqa|fused_qkv_a_proj(?:_with_mqa)?)\."
+                       r"|\.indexer\.(?:wq_b|wk|weights_proj)\.|\.o_proj\.bias$")
+# norms that vLLM splits over TP with the heads: MiniMax-M2's q_norm / k_norm over all heads (minimax_m2.py
+# MiniMaxText01RMSNormTP: hidden_size // tp a rank)
+_TP_SPLIT_NORMS = {"minimax_m2": re.compile(r"\.self_attn\.[qk]_norm\.")}
+
+
 @dataclass(frozen=True)
 class TensorEntry:
     name: str
@@ -49,6 +62,16 @@ def role_of(name: str, family: str = "") -> str:
     if _MTP.search(low) or (family in MTP_SUBSTRING_FAMILIES and "mtp" in low):
         return "mtp"
     return _plain_role(low)
+
+
+def against_role(name: str, role: str, family: str = "") -> bool:
+    """vLLM splits this tensor over TP though its role is held whole (REPLICATED), or holds it whole though its
+    role is split (_TP_WHOLE, _TP_SPLIT_NORMS)."""
+    low = name.lower()
+    if role in REPLICATED:
+        split = _TP_SPLIT_NORMS.get(family)
+        return bool(split and split.search(low))
+    return role not in ("vision", "mtp") and bool(_TP_WHOLE.search(low))
 
 
 def mtp_role_of(name: str) -> str:
@@ -100,6 +123,7 @@ def fold(entries: list[TensorEntry], *, source: str, origin: str, quantization: 
     dtypes: dict[str, list[int]] = {}
     parts: dict[tuple[str, int], int] = {}
     mtp: dict[tuple[str, int], int] = {}
+    against: dict[tuple[str, int], int] = {}
     has_head = has_embed = False
     for t in entries:
         d = dtypes.setdefault(t.dtype, [0, 0, 0])
@@ -114,6 +138,8 @@ def fold(entries: list[TensorEntry], *, source: str, origin: str, quantization: 
         has_embed |= role == "embeddings"
         layer = NO_LAYER if role in ("vision", "mtp") else layer_of(t.name)
         parts[(role, layer)] = parts.get((role, layer), 0) + t.bytes
+        if against_role(t.name, role, family):
+            against[(role, layer)] = against.get((role, layer), 0) + t.bytes
     by_dtype = tuple(
         sorted((DtypeBytes(k, v[0], v[1], v[2]) for k, v in dtypes.items()), key=lambda d: (-d.bytes, d.dtype))
     )
@@ -130,4 +156,5 @@ def fold(entries: list[TensorEntry], *, source: str, origin: str, quantization: 
         notes=notes,
         mtp_parts=tuple((role, layer, n) for (role, layer), n in
                         sorted(mtp.items(), key=lambda kv: (kv[0][1], kv[0][0]))),
+        against_role=tuple((role, layer, n) for (role, layer), n in sorted(against.items())),
     )
