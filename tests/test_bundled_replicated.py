@@ -74,3 +74,34 @@ def test_an_unexplained_difference_is_still_split_evenly():
     index = replace(bundled, source="index", total_bytes=model.weight_bytes + 1)
     assert with_config_replicated(index, model).replicated_bytes == 0
     assert with_config_replicated(replace(index, total_bytes=model.weight_bytes), model).replicated_bytes == 1_256_053_936
+
+
+def test_gguf_names_of_the_mla_projections_the_indexer_and_o_proj_bias_are_held_whole():
+    # one DeepSeek-V3.2-shaped layer (hidden 64, q_lora_rank 32, kv_lora_rank 16 + rope 8, 4 heads of 24, an indexer
+    # of 2 heads x 16) named as llama.cpp's gguf-py 0.19.0 writes it (constants.py TENSOR_NAMES), F16 at 2 B, norms
+    # and the bias F32 at 4 B
+    from kvplan.capacity.weights import stage_weight_bytes
+    from kvplan.weights.roles import TensorEntry, fold
+
+    shapes = {
+        "blk.0.attn_q_a.weight": ((32, 64), 2),  # q_a_proj: 4,096 B, whole
+        "blk.0.attn_q_a_norm.weight": ((32,), 4),  # 128 B, whole (a norm)
+        "blk.0.attn_kv_a_mqa.weight": ((24, 64), 2),  # kv_a_proj_with_mqa: 3,072 B, whole
+        "blk.0.attn_q_b.weight": ((96, 32), 2),  # 6,144 B, split
+        "blk.0.indexer.attn_q_b.weight": ((32, 32), 2),  # indexer wq_b: 2,048 B, whole
+        "blk.0.indexer.attn_k.weight": ((16, 64), 2),  # indexer wk: 2,048 B, whole
+        "blk.0.indexer.proj.weight": ((2, 64), 2),  # indexer weights_proj: 256 B, whole
+        "blk.0.indexer.k_norm.weight": ((16,), 4),  # 64 B, whole (a norm)
+        "blk.0.attn_output.weight": ((64, 64), 2),  # o_proj: 8,192 B, split
+        "blk.0.attn_output.bias": ((64,), 4),  # o_proj's bias (RowParallelLinear): 256 B, whole
+    }
+    entries = []
+    for name, (shape, width) in shapes.items():
+        elements = 1
+        for d in shape:
+            elements *= d
+        entries.append(TensorEntry(name, "F16" if width == 2 else "F32", elements, elements * width, shape))
+    w = fold(entries, source="gguf", origin="m.gguf", quantization="", files=1)
+    # TP 4: whole 4,096 + 128 + 3,072 + 2,048 + 2,048 + 256 + 64 + 256 = 11,968; split (6,144 + 8,192) / 4 = 3,584
+    # (before: only the two norms whole, 192 + the other 26,112 B / 4 = 6,720)
+    assert stage_weight_bytes(w, 1, tp=4) == [11_968 + 3_584] == [15_552]
