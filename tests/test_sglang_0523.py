@@ -249,7 +249,13 @@ def test_the_draft_weights_are_resident_when_the_pool_is_sized(cli):
     # decoder layer (11,507,286,272 parameters) and its vocabulary-parallel embedding and head (129,280 x 7,168 x
     # 2 B each) over 8, eh_proj (2 x 7,168 x 7,168 x 2 B) and three norms (7,168 x 2 B) whole; the layer's FP8
     # block scales (one float32 per 128 x 128: 11,507,286,272 x 4 / 16,384 = 2,809,396 B) with it:
-    # ceil(11,510,095,668 / 8) + 205,520,896 + 43,008 + 2 x 1,853,358,080 / 8 = 2,107,665,383 B
+    # but the layer's 16,990,464 parameters each rank holds whole (sglang 0.5.23 deepseek_nextn.py DeepseekModelNextN
+    # .decoder is deepseek_v2.py's DeepseekV2DecoderLayer: fused_qkv_a_proj_with_mqa / kv_a_proj_with_mqa are
+    # ReplicatedLinear, MoEGate's weight and e_score_correction_bias plain parameters, RMSNorms whole): q_a 7,168 x
+    # 1,536 + kv_a 7,168 x 576 + 4 norms 16,384 + router 7,168 x 256 + 256, at the layer's 1 + 4 / 16,384 B =
+    # 16,994,612 B: (11,510,095,668 - 16,994,612) / 8 + 16,994,612 + 205,520,896 + 43,008 + 2 x 1,853,358,080 / 8
+    # = 1,436,637,632 + 16,994,612 + 205,563,904 + 463,339,520 = 2,122,535,668 B (before: the layer all split,
+    # ceil(11,510,095,668 / 8) + ... = 2,107,665,383)
     def engine(*extra):
         rc, out, err = cli("estimate", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--context", "32k", "--engine",
                            "sglang", "--format", "json", *extra)
@@ -257,7 +263,7 @@ def test_the_draft_weights_are_resident_when_the_pool_is_sized(cli):
         return json.loads(out)["engine"]
 
     plain, drafted = engine(), engine("--mtp")
-    assert plain["kv_memory_bytes"] - drafted["kv_memory_bytes"] == 2_107_665_383
+    assert plain["kv_memory_bytes"] - drafted["kv_memory_bytes"] == 2_122_535_668
     assert drafted["draft_bytes_per_token"] == 70_272 // 61  # 1,152 B: the one MTP layer at the target's size
     assert drafted["max_total_num_tokens"] == drafted["kv_memory_bytes"] // (70_272 + 1_152)
 

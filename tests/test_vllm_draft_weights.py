@@ -56,7 +56,12 @@ def test_a_checkpoint_total_leaves_out_its_estimated_mtp_module(cli):
     data = json.loads(out)
     assert data["model"]["mtp_weight_bytes"] == stored
     assert data["model"]["weights"]["mtp_estimated_bytes"] == stored
-    assert data["capacity"]["weight_bytes_per_gpu"] == -(-(688_586_727_753 - stored) // 8)
+    # the rest is the config estimate and 13,776,741 B of shard headers, so each rank holds the estimate's
+    # whole bytes whole (tests/test_bundled_replicated.py): 61 x (q_a_proj + kv_a_proj_with_mqa = 15,138,816 FP8
+    # weights + 3,696 B of scales + 4 norms 16,384 x 2 B) + 58 routers (256 x 7,168 + 256) x 2 B + final norm
+    # 7,168 x 2 B = 1,138,597,040 (before this, an even split: -(-(688,586,727,753 - stored) // 8))
+    whole = 61 * (15_138_816 + 3_696 + 16_384 * 2) + 58 * (256 * H3 + 256) * 2 + H3 * 2
+    assert data["capacity"]["weight_bytes_per_gpu"] == -(-(688_586_727_753 - stored - whole) // 8) + whole
     assert any("MTP module" in n and "left out" in n for n in data["model"]["weights"]["notes"])
 
 
@@ -76,9 +81,16 @@ def test_a_family_whose_mtp_layout_is_not_read_keeps_its_total_and_says_so(cli, 
 
 def test_deepseek_v3_drafter_per_release_and_split():
     model, raw = _spec("deepseek-v3")
-    # TP 8, PP 1, from 0.16.0: the layer sharded, eh_proj and the norms whole, embedding and head shared
-    base = -(-V3_LAYER_BYTES // 8) + 2 * H3 * H3 * 2 + 3 * H3 * 2
-    assert base == 1_643_974_688 + 351_175  # the layer's 2,809,396 B of scales over 8
+    # TP 8, PP 1, from 0.16.0: the layer sharded but what vLLM 0.34 builds whole in a DeepseekV2DecoderLayer
+    # (deepseek_mtp.py DeepSeekMultiTokenPredictorLayer.mtp_block): q_a_proj 7,168 x 1,536 and kv_a_proj_with_mqa
+    # 7,168 x 576 (deepseek_v2.py, disable_tp / ReplicatedLinear), its 4 norms 2 x 7,168 + 1,536 + 512 and the
+    # router 7,168 x 256 + 256 (GateLinear), 16,990,464 parameters at the layer's 1 + 4 / 16,384 B = 16,994,612 B;
+    # eh_proj and the 3 module norms whole, embedding and head shared
+    whole = int((H3 * 1536 + H3 * 576 + 2 * H3 + 1536 + 512 + H3 * 256 + 256) * (1 + 4 / 128**2))
+    assert whole == 16_990_464 + 4_148
+    base = -(-(V3_LAYER_BYTES - whole) // 8) + whole + 2 * H3 * H3 * 2 + 3 * H3 * 2
+    # (11,510,095,668 - 16,994,612) / 8 = 1,436,637,632; before, the whole layer split: 1,643,974,688 + 351,175
+    assert base == 1_436_637_632 + 16_994_612 + 205_520_896 + 43_008 == 1_659_196_148
     assert mtp_drafter(model, raw, None, tp=8, release="0.16.0").bytes_per_gpu == base
     # 0.15.0 keeps the layer's own shared_head.head (vocabulary-parallel)
     assert mtp_drafter(model, raw, None, tp=8, release="0.15.0").bytes_per_gpu == base + V3_COPY // 8
@@ -270,7 +282,7 @@ def test_the_profile_subtracts_the_drafter(cli):
         assert rc == 0, err
         return json.loads(out)["engine"]["kv_memory_bytes"]
 
-    assert available() - available("--mtp") == 1_643_974_688 + 351_175
+    assert available() - available("--mtp") == 1_659_196_148  # test_deepseek_v3_drafter_per_release_and_split
 
 
 def _table(entries, family=""):
@@ -310,6 +322,26 @@ def test_mtp_tables_keep_norms_routers_and_nn_linear_projections_whole():
     model, raw = _nemotron_mtp()
     # TP 2: norms 5 x 8, router 64 + 16, latent 40 whole; eh_proj, q_proj, experts halve: (800 + 200 + 1000) / 2
     assert mtp_drafter(model, raw, nemo, tp=2, release="0.34.0").bytes_per_gpu == 40 + 80 + 40 + 1000 == 1160
+
+
+def test_deepseek_v3_mtp_table_keeps_the_layers_mla_down_projections_whole():
+    # DeepSeek-V3's MTP layer 61 is a DeepseekV2DecoderLayer (vLLM 0.34.0 deepseek_mtp.py mtp_block), whose
+    # q_a_proj and kv_a_proj_with_mqa vLLM builds whole (deepseek_v2.py: disable_tp / ReplicatedLinear), with their
+    # scales; q_b_proj and o_proj split. Bytes: q_a 1,536 x 7,168 FP8 = 11,010,048 + scales 12 x 56 x 4 = 2,688;
+    # kv_a 576 x 7,168 = 4,128,768 + scales 5 x 56 x 4 = 1,120; q_b 24,576 x 1,536 = 37,748,736; o_proj 7,168 x
+    # 16,384 = 117,440,512; eh_proj 7,168 x 14,336 BF16 = 205,520,896 (whole)
+    rows = [("model.layers.61.self_attn.q_a_proj.weight", 11_010_048),
+            ("model.layers.61.self_attn.q_a_proj.weight_scale_inv", 2_688),
+            ("model.layers.61.self_attn.kv_a_proj_with_mqa.weight", 4_128_768),
+            ("model.layers.61.self_attn.kv_a_proj_with_mqa.weight_scale_inv", 1_120),
+            ("model.layers.61.self_attn.q_b_proj.weight", 37_748_736),
+            ("model.layers.61.self_attn.o_proj.weight", 117_440_512),
+            ("model.layers.61.eh_proj.weight", 205_520_896)]
+    model, raw = _spec("deepseek-v3")
+    # TP 8: 11,010,048 + 2,688 + 4,128,768 + 1,120 = 15,142,624 whole, (37,748,736 + 117,440,512) / 8 = 19,398,656,
+    # eh_proj 205,520,896 (before: the attention split, ceil(170,331,872 / 8) = 21,291,484 + 205,520,896)
+    got = mtp_drafter(model, raw, _table(rows), tp=8, release="0.34.0").bytes_per_gpu
+    assert got == 15_142_624 + 19_398_656 + 205_520_896 == 240_062_176
 
 
 def test_ernie_mtp_tensors_size_the_drafter_only_for_ernie():

@@ -548,6 +548,24 @@ def last_layer_params(raw: dict, source: str) -> int | None:
         return None
 
 
+def last_layer_whole_params(raw: dict, source: str) -> int:
+    """Parameters of the config's last decoder layer that vLLM holds whole on every TP rank (norms, the router,
+    RowParallelLinear biases, MLA's q_a_proj / kv_a_proj_with_mqa, the DSA indexer: param_modules.replicated_params,
+    the table with every layer less the table without the last one); 0 where the family has no per-module table."""
+    from . import param_modules
+
+    try:
+        _, f, _, layers, dims = _read(raw, source)
+    except ConfigError:
+        return 0
+    if len(layers) < 2:
+        return 0
+    whole, before = param_modules.table(f, layers, dims), param_modules.table(f, layers[:-1], dims)
+    if not whole or not before:
+        return 0
+    return param_modules.replicated_params(whole) - param_modules.replicated_params(before)
+
+
 def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     """The per-layer description of the model a config dict describes."""
     source = source or name

@@ -23,7 +23,10 @@ EagleProposer.load_model; 0.11.1-0.19 eagle.py and 0.20+ llm_base_proposer.py `_
     checkpoint names the head shared_head.output, a role the tensor table does not read).
   Under TP the decoder layer, `mtp.fc`, the embedding and the head shard like the target's
   (ColumnParallelLinear, VocabParallelEmbedding, ParallelLMHead); `eh_proj`, MiMo's `input_proj` and
-  ERNIE's `mtp_linear_proj` (nn.Linear, unquantized) and the norms are whole on every rank.
+  ERNIE's `mtp_linear_proj` (nn.Linear, unquantized) and the norms are whole on every rank, and so is what the
+  target's decoder layer holds whole: DeepSeek's MTP layer is a DeepseekV2DecoderLayer (0.34.0 deepseek_mtp.py
+  DeepSeekMultiTokenPredictorLayer.mtp_block), whose q_a_proj / kv_a_proj_with_mqa, norms and router are whole
+  (a tensor table's Weights.against_role; from the config, MtpModule.decoder_whole_bytes).
 - draft_model (0.15+): draft_model.py overrides both sharing methods to do nothing: the draft
   checkpoint's weights, sharded over the target's TP.
 - EAGLE / EAGLE-3 heads: the head's own tensors, less the embedding and head vLLM shares, which from
@@ -79,22 +82,30 @@ def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, t
                  if not (layout == "mimo_v2" and layer > 0)]  # mimo_v2_mtp.py loads model.mtp.layers.0 only
         if table:
             total = 0
-            for role, _, n in table:
+            # tensors held otherwise than their role (Weights.against_role): an MTP decoder layer's MLA
+            # q_a_proj / kv_a_proj_with_mqa and indexer, whole on every rank as in the target's layers
+            against = dict(((role, layer), n) for role, layer, n in record.against_role)
+            for role, layer, n in table:
                 if (role == "embeddings" and embedding_shared) or (role == "lm_head" and head_shared):
                     continue
-                total += n if _whole(role, layout) else cdiv(n, tp)
+                other = against.get((role, layer), 0)
+                whole = n - other if _whole(role, layout) else other
+                total += whole + cdiv(n - whole, tp)
             return DrafterWeights(total, f"MTP module from the checkpoint's tensor table; {rule}")
     # MiMo-V2: mimo_v2_mtp.py MiMoV2MultiTokenPredictor builds one layer (num_mtp_layers = 1), whatever the config
     module = mtp_module(model, raw, 1 if layout == "mimo_v2" else None)
     if module is None:
         return DrafterWeights(None, f"{model.name}'s MTP module could not be sized from its config")
-    total = cdiv(module.decoder_bytes, tp) + module.norm_bytes + module.whole_bytes
+    total = (cdiv(module.decoder_bytes - module.decoder_whole_bytes, tp) + module.decoder_whole_bytes
+             + module.norm_bytes + module.whole_bytes)
     total += module.proj_bytes if layout in PROJ_WHOLE else cdiv(module.proj_bytes, tp)
     if not embedding_shared and module.copy_bytes:
         total += cdiv(module.copy_bytes, tp)  # one embedding for the predictor, loaded apart from the target's
     if not head_shared:
         total += cdiv(module.layers * module.copy_bytes, tp)  # shared_head.head per layer
-    return DrafterWeights(total, f"{module.how}; {rule}")
+    whole = (f"; {module.decoder_whole_bytes:,} B of the decoder layer (its norms, router and MLA latent "
+             "down-projections) whole on every TP rank" if module.decoder_whole_bytes and tp > 1 else "")
+    return DrafterWeights(total, f"{module.how}{whole}; {rule}")
 
 
 def _mtp_table(record: Weights, num_layers: int) -> list[tuple[str, int, int]]:

@@ -376,7 +376,7 @@ def checkpoint_weights(model):
     except (KvplanError, OSError, ValueError):
         return None
     # a total without a tensor table holds the MTP module vLLM does not load without speculative decoding
-    return with_mtp_estimate(with_config_replicated(record, model), model, raw) if record is not None else None
+    return with_config_replicated(with_mtp_estimate(record, model, raw), model) if record is not None else None
 
 
 def rope_bytes(model, version: str | None = None, max_model_len: int | None = None) -> int | None:

@@ -30,15 +30,36 @@ def estimated(model: ModelSpec, quantization: str = "none", note: str | None = N
     )
 
 
+# a bundled total is the bytes of the safetensors files: each file's header (8 B and a JSON entry a tensor) sits
+# above its tensors; the bundled notes put these headers under 0.01% of the total (DeepSeek-V2 3.6 MB in 471 GB)
+HEADER_SHARE = 10_000
+
+
 def with_config_replicated(record: Weights, model: ModelSpec) -> Weights:
-    """A checkpoint total without a tensor table (a bundled total, an index's total_size) that equals the config
-    estimate to the byte holds the modules the config counts: it takes the estimate's bytes each TP rank holds
-    whole (ModelSpec.weight_replicated, counted on first use under TP). A float32 checkpoint is left as it is
-    (vLLM serves it in bf16, halving the total but not this count)."""
+    """A checkpoint total without a tensor table (a bundled total, an index's total_size) whose bytes are the
+    config estimate's, less the MTP module estimated in it (kvplan.weights.mtp: apply with_mtp_estimate first)
+    and, for a bundled total of safetensors files, up to 1 / HEADER_SHARE of the total for the files' headers,
+    holds the modules the config counts: it takes the estimate's bytes each TP rank holds whole
+    (ModelSpec.weight_replicated, counted on first use under TP), and a note says what is assumed where the total
+    is not the estimate to the byte. Any other total is left to an even split. A float32 checkpoint is left as it
+    is (vLLM serves it in bf16, halving the total but not this count)."""
     if (record.parts or record.source not in ("bundled", "index") or record.replicated
-            or record.total_bytes != model.weight_bytes or model.float_dtype == "float32"):
+            or model.float_dtype == "float32"):
         return record
-    return replace(record, replicated=model.weight_replicated)
+    left = record.total_bytes - record.mtp_estimated_bytes - model.weight_bytes
+    headers = record.total_bytes // HEADER_SHARE if record.source == "bundled" else 0
+    if not 0 <= left <= headers:
+        return record
+    if not left and not record.mtp_estimated_bytes:
+        return replace(record, replicated=model.weight_replicated)
+    pieces = [f"{model.weight_bytes:,} B config estimate"]
+    if record.mtp_estimated_bytes:
+        pieces.append(f"{record.mtp_estimated_bytes:,} B MTP module estimate")
+    if left:
+        pieces.append(f"{left:,} B taken for the safetensors files' headers")
+    note = (f"assumed to hold the modules the config counts ({record.total_bytes:,} B = " + " + ".join(pieces)
+            + "), so each TP rank holds the estimate's norms, routers, biases and latent projections whole")
+    return replace(record, replicated=model.weight_replicated, notes=record.notes + (note,))
 
 
 FLOAT_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}

@@ -210,7 +210,7 @@ def _mtp_note(w: Weights, raw: dict | None, model: ModelSpec) -> Weights:
         return w
     from .mtp import with_mtp_estimate
 
-    w = with_mtp_estimate(with_config_replicated(w, model), model, raw)
+    w = with_config_replicated(with_mtp_estimate(w, model, raw), model)
     if w.mtp_estimated_bytes:
         return w
     nested = nested_text(raw)

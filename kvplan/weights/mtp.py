@@ -105,6 +105,10 @@ class MtpModule:
     copy_bytes: int  # one vocabulary x hidden matrix, unquantized (an embedding or head); 0: the module has none
     how: str
     whole_bytes: int = 0  # other tensors whole on every TP rank (Nemotron-H's router, its bias, latent projections)
+    # of decoder_bytes, what vLLM holds whole on every TP rank (the layer's norms, router, MLA's q_a_proj /
+    # kv_a_proj_with_mqa, the DSA indexer: configs.build.last_layer_whole_params at the decoder's width); the
+    # shared_head layout only, where the MTP layer is the target's decoder layer class
+    decoder_whole_bytes: int = 0
 
     @property
     def stored_bytes(self) -> int:
@@ -115,7 +119,7 @@ class MtpModule:
 def mtp_module(model: ModelSpec, raw: dict | None, layers: int | None = None) -> MtpModule | None:
     """The module `model`'s config declares, sized from the config; None where it declares none or the
     family's layout is not read here. layers: the MTP layers an engine builds, where not the config's."""
-    from ..configs.build import last_layer_params
+    from ..configs.build import last_layer_params, last_layer_whole_params
     from ..errors import KvplanError
 
     layout = LAYOUTS.get(model.model_type)
@@ -126,7 +130,7 @@ def mtp_module(model: ModelSpec, raw: dict | None, layers: int | None = None) ->
         layers = model.mtp_layers if model.mtp_layers is not None else default
     if not layers:
         return None
-    whole_bytes = 0
+    whole_bytes = decoder_whole = 0
     width = model.weight_linear_bytes_per_param or model.weight_bytes_per_param
     plain = 4 if model.float_dtype in ("float32", "fp32") else 2  # unquantized tensors
     decoder_params = None  # all the layers' parameters where they differ layer by layer
@@ -148,6 +152,8 @@ def mtp_module(model: ModelSpec, raw: dict | None, layers: int | None = None) ->
             per_layer = last_layer_params(raw, model.source or model.name)
         except KvplanError:
             return None
+        if kind == "shared_head":  # deepseek_mtp.py / glm4_moe_mtp.py: the target's decoder layer class
+            decoder_whole = last_layer_whole_params(raw, model.source or model.name)
     hidden = model.hidden_size
     vocab = _vocab(raw)
     if not per_layer or not hidden or not vocab:
@@ -180,7 +186,8 @@ def mtp_module(model: ModelSpec, raw: dict | None, layers: int | None = None) ->
     of = f"{decoder_params:,} parameters in all" if decoder_params else f"{per_layer:,} parameters"
     how = (f"MTP module estimated from the config ({kind} layout): {layers} decoder layer(s) of {of} at {width:g} B"
            + pieces[kind])
-    return MtpModule(kind, layers, per_layer, decoder, proj, norms, embed, head, copy, how, whole_bytes)
+    return MtpModule(kind, layers, per_layer, decoder, proj, norms, embed, head, copy, how, whole_bytes,
+                     int(layers * decoder_whole * width))
 
 
 def _llama_dense_layer(raw: dict) -> int | None:

@@ -34,9 +34,16 @@ _MOE_GATE = re.compile(r"\.(?:mlp|block_sparse_moe|moe|mixer)\.gate\.(?:weight|b
 # disable_tp=True, or kv_a_proj_with_mqa a ReplicatedLinear; DeepseekV2Attention, deepseek_v32/attention.py,
 # minicpm3.py, longcat_flash.py, bailing_moe_v3.py, openpangu.py, sarvam.py, kimi_k3 likewise), the DSA indexer's
 # wq_b (ReplicatedLinear), wk and weights_proj (wk_weights_proj, disable_tp=True), and the bias of o_proj, a
-# RowParallelLinear in every family but ZAYA (linear.py: created at the full output size on every rank)
+# RowParallelLinear in every family but ZAYA (linear.py: created at the full output size on every rank). In a
+# GGUF the same tensors as llama.cpp's gguf-py 0.19.0 names them (constants.py TENSOR_NAMES, tensor_mapping.py:
+# q_a_proj -> blk.N.attn_q_a, kv_a_proj_with_mqa -> attn_kv_a_mqa, indexer wq_b / wk / weights_proj ->
+# indexer.attn_q_b / attn_k / proj, o_proj -> attn_output); vLLM builds its own model classes for a GGUF and
+# maps these names onto their modules (0.22.0 model_loader/gguf_loader.py _get_gguf_weights_map, deepseek_v2 /
+# v3 as gguf's deepseek2 through gguf.get_tensor_name_map; in 0.34.0 the out-of-tree vllm-gguf-plugin, not read)
 _TP_WHOLE = re.compile(r"\.(?:q_a_proj|kv_a_proj_with_mqa|fused_qkv_a_proj(?:_with_mqa)?)\."
-                       r"|\.indexer\.(?:wq_b|wk|weights_proj)\.|\.o_proj\.bias$")
+                       r"|\.indexer\.(?:wq_b|wk|weights_proj)\.|\.o_proj\.bias$"
+                       r"|^blk\.\d+\.(?:attn_q_a|attn_kv_a_mqa|indexer\.(?:attn_q_b|attn_k|proj))\."
+                       r"|^blk\.\d+\.attn_output\.bias$")
 # norms that vLLM splits over TP with the heads: MiniMax-M2's q_norm / k_norm over all heads (minimax_m2.py
 # MiniMaxText01RMSNormTP: hidden_size // tp a rank)
 _TP_SPLIT_NORMS = {"minimax_m2": re.compile(r"\.self_attn\.[qk]_norm\.")}
