@@ -45,7 +45,7 @@ class Weights:
     # the JSON (by_role shows the module as "mtp")
     mtp_parts: tuple[tuple[str, int, int], ...] = ()
     # of the parts, the bytes that vLLM holds whole on every TP rank though their role is split (MLA's q_a_proj /
-    # kv_a_proj_with_mqa, the DSA indexer, o_proj biases), or splits though their role is whole (MiniMax-M2's q/k
+    # kv_a_proj_with_mqa, the DSA indexer, o_proj biases, one-element scales), or splits though their role is whole (MiniMax-M2's q/k
     # norms), by (role, layer): roles.against_role; not in the JSON
     against_role: tuple[tuple[str, int, int], ...] = ()
     # a record without a tensor table: of total_bytes, what each TP rank holds whole (the config estimate's norms,
