@@ -5,7 +5,8 @@ REPLICATED (norms, MoE routers), which each rank holds whole; embeddings and
 lm_head are vocabulary-parallel (vLLM's VocabParallelEmbedding / ParallelLMHead).
 Tensors vLLM holds otherwise than their role (Weights.against_role, read by
 name: MLA's q_a_proj / kv_a_proj_with_mqa, the DSA indexer's wq_b / wk /
-weights_proj and o_proj biases whole; MiniMax-M2's q/k norms split) follow vLLM.
+weights_proj, o_proj biases and one-element per-tensor / KV scales whole;
+MiniMax-M2's q/k norms split) follow vLLM.
 PP: a decoder layer's tensors sit on the stage that runs the layer (the split
 of capacity/shard.stage_bounds); the embeddings, vision tower and anything
 outside the layers sit on the first stage, the final norm and lm_head on the

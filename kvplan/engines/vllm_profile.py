@@ -442,6 +442,17 @@ def vllm_loaded(model, record):
 G_IDX_DROPPED_FROM = (0, 31, 0)
 
 
+def vllm_without_g_idx(record, version: str | None):
+    """(record less its tensor table's GPTQ g_idx where vLLM `version` drops them at load, the bytes dropped)."""
+    from ..weights.record import less
+
+    part = record.g_idx
+    if part is None or not _at_least(version, G_IDX_DROPPED_FROM):
+        return record, 0
+    return less(record, part, f"vLLM {version} drops GPTQ's g_idx at load ({part.total_bytes:,} B, "
+                              f"{part.tensors:,} tensors)"), part.total_bytes
+
+
 def config_weights_per_gpu(model, tp: int = 1, pp: int = 1, version: str | None = None, halve: bool = False) -> int:
     """Bytes on one GPU of a config-sized checkpoint (no tensor table) under (tp, pp): what each TP rank holds
     whole (model.weight_replicated_bytes: norms, routers, RowParallelLinear biases, per-tensor and KV scales;
@@ -541,6 +552,9 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         record = weights if weights is not None else checkpoint_weights(model)
         if record is not None and record.source != "estimated from config":
             weights_from = f"checkpoint, {record.source}"
+            record, dropped = vllm_without_g_idx(record, version)
+            if dropped:
+                weights_from += f", less GPTQ's g_idx ({dropped:,} B; vLLM drops it at load)"
             raw = raw_config(model) if record.source != "given" else None
             if raw is not None:
                 from ..weights.vllm_mxfp4 import loaded_by_vllm

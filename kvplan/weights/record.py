@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # where a Weights record's bytes come from, most exact first
 SOURCES = ("safetensors", "gguf", "index", "bundled", "given", "estimated from config")
@@ -45,13 +45,16 @@ class Weights:
     # the JSON (by_role shows the module as "mtp")
     mtp_parts: tuple[tuple[str, int, int], ...] = ()
     # of the parts, the bytes that vLLM holds whole on every TP rank though their role is split (MLA's q_a_proj /
-    # kv_a_proj_with_mqa, the DSA indexer, o_proj biases), or splits though their role is whole (MiniMax-M2's q/k
+    # kv_a_proj_with_mqa, the DSA indexer, o_proj biases, one-element scales), or splits though their role is whole (MiniMax-M2's q/k
     # norms), by (role, layer): roles.against_role; not in the JSON
     against_role: tuple[tuple[str, int, int], ...] = ()
     # a record without a tensor table: of total_bytes, what each TP rank holds whole (the config estimate's norms,
     # routers, biases, per-tensor and KV scales: ModelSpec.weight_replicated, the bytes or a counter run on first
     # use); read it as replicated_bytes; not in the JSON
     replicated: int | Callable[[], int] = field(default=0, compare=False, repr=False)
+    # a tensor table's GPTQ `*.g_idx` tensors, folded as a record of their own (roles.fold), which an engine that
+    # drops them at load takes away (less); None without a table or without g_idx; not in the JSON
+    g_idx: Weights | None = field(default=None, compare=False, repr=False)
 
     @property
     def replicated_bytes(self) -> int:
@@ -81,3 +84,26 @@ class Weights:
             "notes": list(self.notes),
             "mtp_estimated_bytes": self.mtp_estimated_bytes,
         }
+
+
+def _less(whole: tuple[tuple[str, int, int], ...], part: tuple[tuple[str, int, int], ...]) -> tuple:
+    taken = {(role, layer): n for role, layer, n in part}
+    kept = ((role, layer, n - taken.get((role, layer), 0)) for role, layer, n in whole)
+    return tuple(p for p in kept if p[2])
+
+
+def less(w: Weights, part: Weights, note: str) -> Weights:
+    """w without the tensors of `part`, a record folded from some of w's own tensors (Weights.g_idx): its bytes
+    taken from the total, the dtypes, the roles, the MTP parts and what is held against its role."""
+    taken = {d.dtype: d for d in part.by_dtype}
+    by_dtype = []
+    for d in w.by_dtype:
+        t = taken.get(d.dtype)
+        if t is not None:
+            d = DtypeBytes(d.dtype, d.bytes - t.bytes, d.elements - t.elements, d.tensors - t.tensors)
+        if d.tensors or d.bytes:
+            by_dtype.append(d)
+    return replace(w, total_bytes=w.total_bytes - part.total_bytes, by_dtype=tuple(by_dtype),
+                   parts=_less(w.parts, part.parts), tensors=w.tensors - part.tensors,
+                   mtp_parts=_less(w.mtp_parts, part.mtp_parts), against_role=_less(w.against_role, part.against_role),
+                   notes=w.notes + (note,), g_idx=None if part is w.g_idx else w.g_idx)

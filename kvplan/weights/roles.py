@@ -44,6 +44,17 @@ _TP_WHOLE = re.compile(r"\.(?:q_a_proj|kv_a_proj_with_mqa|fused_qkv_a_proj(?:_wi
                        r"|\.indexer\.(?:wq_b|wk|weights_proj)\.|\.o_proj\.bias$"
                        r"|^blk\.\d+\.(?:attn_q_a|attn_kv_a_mqa|indexer\.(?:attn_q_b|attn_k|proj))\."
                        r"|^blk\.\d+\.attn_output\.bias$")
+# scalars vLLM 0.34 holds whole on every TP rank, whatever their layer's split, read by name and size (one element,
+# shape [] or [1]): per-tensor scales (parameter.py PerTensorScaleParameter: loaded as they are by column- and
+# row-parallel layers, one a logical shard of a merged layer; a FusedMoE's per-expert ones hold every local
+# expert's: modelopt.py w13_weight_scale_2 [num_experts, 2]) of FP8 (weight_scale, input_scale), ModelOpt NVFP4
+# (weight_scale_2) and compressed-tensors NVFP4 (compressed_tensors_w4a4_nvfp4.py weight_global_scale,
+# input_global_scale), and the KV-cache scales (kv_cache.py KVCacheScaleParameter: a 0-dim tensor on every rank)
+_SCALAR_SCALES = (".weight_scale", ".weight_scale_2", ".input_scale", ".weight_global_scale", ".input_global_scale",
+                  ".q_scale", ".k_scale", ".v_scale", ".prob_scale")
+# GPTQ's activation-order index (int32 per input row), which vLLM 0.31.0 and later drop at load (base_config.py
+# QuantizationConfig.get_checkpoint_weight_mapper); the tensor table keeps it apart (Weights.g_idx)
+G_IDX_SUFFIX = ".g_idx"
 # norms that vLLM splits over TP with the heads: MiniMax-M2's q_norm / k_norm over all heads (minimax_m2.py
 # MiniMaxText01RMSNormTP: hidden_size // tp a rank)
 _TP_SPLIT_NORMS = {"minimax_m2": re.compile(r"\.self_attn\.[qk]_norm\.")}
@@ -71,14 +82,20 @@ def role_of(name: str, family: str = "") -> str:
     return _plain_role(low)
 
 
-def against_role(name: str, role: str, family: str = "") -> bool:
+def is_scalar_scale(name: str, elements: int) -> bool:
+    """A per-tensor or KV-cache scale of one element (_SCALAR_SCALES), which vLLM holds whole on every TP rank."""
+    return elements == 1 and name.lower().endswith(_SCALAR_SCALES)
+
+
+def against_role(name: str, role: str, family: str = "", elements: int | None = None) -> bool:
     """vLLM splits this tensor over TP though its role is held whole (REPLICATED), or holds it whole though its
-    role is split (_TP_WHOLE, _TP_SPLIT_NORMS)."""
+    role is split (_TP_WHOLE, a one-element scale: is_scalar_scale, _TP_SPLIT_NORMS). elements: the tensor's
+    element count, where known."""
     low = name.lower()
     if role in REPLICATED:
         split = _TP_SPLIT_NORMS.get(family)
         return bool(split and split.search(low))
-    return role not in ("vision", "mtp") and bool(_TP_WHOLE.search(low))
+    return role not in ("vision", "mtp") and (bool(_TP_WHOLE.search(low)) or is_scalar_scale(low, elements or 0))
 
 
 def mtp_role_of(name: str) -> str:
@@ -126,7 +143,15 @@ def _plain_role(low: str) -> str:
 def fold(entries: list[TensorEntry], *, source: str, origin: str, quantization: str, files: int,
          notes: tuple[str, ...] = (), family: str = "") -> Weights:
     """One Weights record from a tensor table: totals by dtype, by (role, layer), and the MTP module's by
-    (role inside it, its layer). family: the config's model_type (see role_of)."""
+    (role inside it, its layer); GPTQ's g_idx tensors again as a record of their own (Weights.g_idx). family: the
+    config's model_type (see role_of)."""
+    g_idx = [t for t in entries if t.name.lower().endswith(G_IDX_SUFFIX)]
+    sums = _sums(entries, family)
+    return Weights(source=source, origin=origin, quantization=quantization, files=files, notes=notes, **sums,
+                   g_idx=Weights(source=source, origin=origin, **_sums(g_idx, family)) if g_idx else None)
+
+
+def _sums(entries: list[TensorEntry], family: str) -> dict:
     dtypes: dict[str, list[int]] = {}
     parts: dict[tuple[str, int], int] = {}
     mtp: dict[tuple[str, int], int] = {}
@@ -145,22 +170,17 @@ def fold(entries: list[TensorEntry], *, source: str, origin: str, quantization: 
         has_embed |= role == "embeddings"
         layer = NO_LAYER if role in ("vision", "mtp") else layer_of(t.name)
         parts[(role, layer)] = parts.get((role, layer), 0) + t.bytes
-        if against_role(t.name, role, family):
+        if against_role(t.name, role, family, t.elements):
             against[(role, layer)] = against.get((role, layer), 0) + t.bytes
     by_dtype = tuple(
         sorted((DtypeBytes(k, v[0], v[1], v[2]) for k, v in dtypes.items()), key=lambda d: (-d.bytes, d.dtype))
     )
-    return Weights(
+    return dict(
         total_bytes=sum(t.bytes for t in entries),
-        source=source,
-        origin=origin,
-        quantization=quantization,
         by_dtype=by_dtype,
         parts=tuple((role, layer, n) for (role, layer), n in sorted(parts.items(), key=lambda kv: (kv[0][1], kv[0][0]))),
         tied_embeddings=has_embed and not has_head,
-        files=files,
         tensors=len(entries),
-        notes=notes,
         mtp_parts=tuple((role, layer, n) for (role, layer), n in
                         sorted(mtp.items(), key=lambda kv: (kv[0][1], kv[0][0]))),
         against_role=tuple((role, layer, n) for (role, layer), n in sorted(against.items())),
