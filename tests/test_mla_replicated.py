@@ -12,7 +12,6 @@ MiniMaxText01RMSNormTP, hidden_size // tp a rank).
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 
 from kvplan.capacity.weights import stage_weight_bytes
@@ -20,6 +19,7 @@ from kvplan.configs import build_model
 from kvplan.weights.estimate import estimated
 from kvplan.weights.load import from_safetensors
 from kvplan_inprocess import kvplan
+from safetensors_files import write_safetensors
 
 SPECS = Path(__file__).resolve().parent.parent / "model_specs"
 
@@ -60,25 +60,12 @@ def test_deepseek_v32_fp8_keeps_q_a_kv_a_and_the_indexer_whole():
     assert model.weight_replicated_bytes == 2_018_002_564
 
 
-def _safetensors(path: Path, tensors: dict) -> None:
-    """A safetensors file of zeros: tensors maps a name to (dtype, shape, bytes per element)."""
-    header, offset = {}, 0
-    for name, (dtype, shape, size) in tensors.items():
-        n = size
-        for d in shape:
-            n *= d
-        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + n]}
-        offset += n
-    raw = json.dumps(header).encode()
-    path.write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(offset))
-
-
 def test_a_tensor_table_keeps_mla_and_indexer_projections_whole(tmp_path):
     # one small DeepSeek-V3.2-style layer (hidden 64, q_lora 32, kv_lora 16 + rope 8, 4 heads of 16 + 8, indexer
     # 2 heads of 8), bytes = elements x 2 (BF16), 4 (F32), 1 (F8_E4M3)
     a = "model.layers.0.self_attn."
     bf16 = 2
-    _safetensors(tmp_path / "model.safetensors", {
+    write_safetensors(tmp_path / "model.safetensors", {
         a + "q_a_proj.weight": ("F8_E4M3", [32, 64], 1),            # 2,048 B, whole
         a + "q_a_proj.weight_scale_inv": ("F32", [1, 1], 4),        # 4 B, whole
         a + "q_a_layernorm.weight": ("BF16", [32], bf16),           # 64 B, a norm: whole
@@ -104,7 +91,7 @@ def test_a_tensor_table_keeps_o_proj_biases_whole_and_splits_minimax_m2_query_an
     # as the config path (test_replicated_unquantized.py): a RowParallelLinear's bias whole, q/k/v biases split;
     # MiniMax-M2's q_norm over 4 heads of 16 and k_norm over 2, split with the heads
     a = "model.layers.0.self_attn."
-    _safetensors(tmp_path / "model.safetensors", {
+    write_safetensors(tmp_path / "model.safetensors", {
         a + "q_proj.bias": ("BF16", [64], 2),     # 128 B, split
         a + "o_proj.bias": ("BF16", [64], 2),     # 128 B, whole
         a + "q_norm.weight": ("BF16", [64], 2),   # 128 B: split for minimax_m2, whole otherwise

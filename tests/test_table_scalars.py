@@ -12,7 +12,6 @@ QuantizationConfig.get_checkpoint_weight_mapper (orig_to_new_suffix {".g_idx": N
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 
 from kvplan.capacity.weights import stage_weight_bytes
@@ -20,27 +19,16 @@ from kvplan.configs import build_model
 from kvplan.engines.vllm_profile import predict_available, rope_bytes
 from kvplan.weights.load import from_safetensors
 
+from safetensors_files import write_safetensors
+
 SPECS = Path(__file__).resolve().parent.parent / "model_specs"
-
-
-def _safetensors(path: Path, tensors: dict) -> None:
-    """A safetensors file of zeros: tensors maps a name to (dtype, shape, bytes per element)."""
-    header, offset = {}, 0
-    for name, (dtype, shape, size) in tensors.items():
-        n = size
-        for d in shape:
-            n *= d
-        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + n]}
-        offset += n
-    raw = json.dumps(header).encode()
-    path.write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(offset))
 
 
 def test_one_element_scales_are_whole_on_every_tp_rank(tmp_path):
     # one layer (hidden 64, 4 query heads and 2 KV heads of 16): FP8 per-tensor attention with an FP8 KV cache's
     # k_scale / v_scale, and two NVFP4 experts' down_proj (intermediate 32: U8 [64, 16], F8 scales [64, 2])
     a, e = "model.layers.0.self_attn.", "model.layers.0.mlp.experts."
-    _safetensors(tmp_path / "model.safetensors", {
+    write_safetensors(tmp_path / "model.safetensors", {
         a + "q_proj.weight": ("F8_E4M3", [64, 64], 1),       # 4,096 B, split
         a + "q_proj.weight_scale": ("F32", [], 4),           # 4 B, whole (AutoFP8's 0-dim scale)
         a + "q_proj.input_scale": ("F32", [], 4),            # 4 B, whole
@@ -83,7 +71,7 @@ def _gptq_table(path: Path) -> None:
         stem = f"model.layers.0.self_attn.{proj}."
         tensors |= {stem + "qweight": ("I32", [8, 64], 4), stem + "qzeros": ("I32", [2, 8], 4),
                     stem + "scales": ("F16", [2, 64], 2), stem + "g_idx": ("I32", [64], 4)}
-    _safetensors(path / "model.safetensors", tensors)
+    write_safetensors(path / "model.safetensors", tensors)
 
 
 def test_a_tensor_tables_g_idx_is_kept_in_the_plan_and_left_out_of_vllms_load_from_0_31(tmp_path):
