@@ -30,7 +30,7 @@ from kvplan.configs.build import build_model
 from kvplan.engines.vllm import simulate
 from kvplan.engines.vllm_rules import resolve
 
-from vllm_stub_config import capacity, planner, start_check, vllm_config  # this folder
+from vllm_stub_config import capacity, mtp_retained_tokens, planner, start_check, vllm_config  # this folder
 
 GIB = 2**30
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "configs"
@@ -88,31 +88,12 @@ def registered_specs(raw: dict, tp: int, block: int, kv_dtype: torch.dtype, ifac
 
 
 def retained_tokens(raw: dict, tokens: int) -> int:
-    """extra_retained_tokens as vLLM's own code gives it: VllmConfig.num_prefill_lookahead_tokens (0.33: from
-    SpeculativeConfig.use_eagle / use_multi_module_mtp; 0.34: from the speculator config that
-    MTPSpeculatorConfig.specialize picks by use_multi_module_mtp), less one, as get_global_kv_cache_groups tags
-    every SlidingWindowSpec. The stubs carry what those read of the speculative and draft configs."""
-    from types import SimpleNamespace
-
-    from vllm.config import VllmConfig
-    from vllm.config.speculative import SpeculativeConfig
-
+    """extra_retained_tokens as vLLM's own code gives it for Inkling's draft (vllm_stub_config.mtp_retained_tokens:
+    VllmConfig.num_prefill_lookahead_tokens less one, as get_global_kv_cache_groups tags every SlidingWindowSpec),
+    with the draft config hf_config_override writes: n_predict = num_nextn_predict_layers = the MTP depths."""
     depths = raw["mtp_config"]["num_nextn_predict_layers"]
-    hf = SimpleNamespace(n_predict=depths, num_nextn_predict_layers=depths, model_type="inkling_mtp")
-    spec = SimpleNamespace(method="mtp", num_speculative_tokens=tokens, index_share_for_mtp_iteration=None,
-                           draft_model_config=SimpleNamespace(hf_config=hf))
-    for name in ("num_mtp_modules", "use_multi_module_mtp", "use_eagle"):
-        if hasattr(SpeculativeConfig, name):
-            setattr(spec, name, getattr(SpeculativeConfig, name).__get__(spec))
-    try:  # 0.34
-        from vllm.v1.worker.gpu.spec_decode.mtp.config import MTPSpeculatorConfig
-
-        spec.speculator_config = MTPSpeculatorConfig.specialize(spec)(spec)
-    except ModuleNotFoundError:
-        pass
-    cfg = SimpleNamespace(speculative_config=spec, diffusion_config=None)
-    cfg.num_speculative_tokens = VllmConfig.num_speculative_tokens.fget(cfg)
-    return max(0, VllmConfig.num_prefill_lookahead_tokens.fget(cfg) - 1)
+    return mtp_retained_tokens({"n_predict": depths, "num_nextn_predict_layers": depths, "model_type": "inkling_mtp"},
+                               tokens)
 
 
 def tag_retained(specs: dict, retained: int) -> dict:
