@@ -13,7 +13,8 @@ import pytest
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
-from kvplan.configs.param_modules import replicated_params, table
+from kvplan.configs.param_modules import table
+from kvplan.engines.vllm_profile import config_weights_per_gpu
 from kvplan.weights.estimate import estimated
 
 SPECS = Path(__file__).resolve().parent.parent / "model_specs"
@@ -70,3 +71,8 @@ def test_gpt_oss_120b_mxfp4_keeps_norms_routers_and_o_proj_biases_whole():
     experts = 36 * 128 * 3 * 2880 * 2880
     assert model.param_count == 116_829_156_672 and experts == 114_661_785_600
     assert model.weight_bytes == int(experts * 17 / 32 + (model.param_count - experts) * 2)
+    # TP 2, in kvplan's plan and vLLM's profile: 65,248,815,744 B (the Hub index's total_size, which this estimate
+    # meets) less 27,179,136 whole, halved: 32,610,818,304, + 27,179,136 (13,589,568 B above an even split)
+    assert model.weight_bytes == 65_248_815_744
+    assert stage_weight_bytes(estimated(model), 36, tp=2) == [32_637_997_440]
+    assert config_weights_per_gpu(model, 2, 1, "0.34.0") == 32_637_997_440
