@@ -76,3 +76,26 @@ def test_gpt_oss_120b_mxfp4_keeps_norms_routers_and_o_proj_biases_whole():
     assert model.weight_bytes == 65_248_815_744
     assert stage_weight_bytes(estimated(model), 36, tp=2) == [32_637_997_440]
     assert config_weights_per_gpu(model, 2, 1, "0.34.0") == 32_637_997_440
+
+
+def test_glm_4_5_air_fp8_block_splits_module_by_module():
+    # llm-compressor's FP8_BLOCK recipe for GLM (examples/model_free_ptq/glm_4.6_fp8_block.py: ignore the routers
+    # "re:.*gate$", lm_head and the embeddings), written out as compressed-tensors does, with float32 block scales
+    group = {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "block",
+                                                "block_structure": [128, 128], "scale_dtype": "torch.float32"}}
+    raw = dict(_raw("glm-4.5-air"), quantization_config={
+        "quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": {"group_0": group},
+        "ignore": ["re:.*gate$", "lm_head", "model.embed_tokens"]})
+    model = build_model(raw, "glm-4.5-air-fp8-block")
+    # quantized: every layer's q/k/v/o weights, layer 0's dense MLP, 45 layers' experts and shared expert
+    attention = 2 * 4096 * 12288 + 2 * 4096 * 1024
+    quantized = 46 * attention + 3 * 4096 * 10944 + 45 * (128 + 1) * 3 * 4096 * 1408
+    assert quantized == 105_586_098_176
+    # the rest in BF16: embeddings and head 2 x 151,552 x 4,096, q/k/v biases 46 x (12,288 + 2 x 1,024), norms
+    # 46 x 2 x 4,096 + 4,096, routers 45 x (128 x 4,096 + 128)
+    plain = 2 * 151552 * 4096 + 46 * (12288 + 2048) + 46 * 2 * 4096 + 4096 + 45 * (128 * 4096 + 128)
+    assert plain == 1_266_153_088 and model.param_count == quantized + plain
+    # 1 B a weight + a float32 scale a 128 x 128 block (105,586,098,176 / 4,096 = 25,777,856 B of scales)
+    assert model.weight_bytes == quantized + quantized // 4096 + 2 * plain == 108_144_182_208
+    # whole on every TP rank: the norms and routers, as in BF16 (no linear module of this family is whole)
+    assert model.weight_replicated_bytes == 2 * (46 * 2 * 4096 + 4096 + 45 * (128 * 4096 + 128)) == 47_959_296
