@@ -176,7 +176,7 @@ def test_minimax_m25_nvfp4_keeps_attention_in_bf16():
 # experts.gate_up_proj / experts.down_proj and renames Mixtral's and MiniMax's block_sparse_moe to mlp
 _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mixtral", "minimax_m2",
              "deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text", "qwen3_5_moe_text",
-             "llama4_text", "gemma4_text", "laguna"]
+             "llama4_text", "gemma4_text", "laguna", "glm4_moe", "glm4_moe_lite", "gpt_oss"]
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias"))}
@@ -210,6 +210,7 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
                                                 if n.endswith("e_score_correction_bias")]
     for name, tensor in tensors:  # a module's weight and bias under its name; a bare parameter under its own
         key = name.rsplit(".", 1)[0] if name.endswith((".weight", ".bias")) else name
+        key = key[: -len("_bias")] if key.endswith("_proj_bias") else key  # gpt-oss: experts.gate_up_proj_bias
         theirs[key] = theirs.get(key, 0) + tensor.numel()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -425,8 +425,13 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         return f"{q.dtype} + {dtype}", stored / total, q.bytes_per_weight, plain, (note,), (whole, beside.g_idx_bytes)
     embed, head = params.embedding_params(f)
     plain = embed + (head if q.keeps_lm_head else 0)
+    whole = 0
     if q.experts_only:
         plain = total - params.gpt_oss_expert_weights(f, len(layers))
+        # all but the experts stays in the float dtype, so what each TP rank holds whole (norms, routers, o_proj
+        # biases) is the unquantized checkpoint's, from the per-module count where it adds up
+        counter = _replicated_counter(f, layers, dims, total, plain_bytes)
+        whole = counter() if callable(counter) else 0
     stored = (total - plain) * q.bytes_per_weight + plain * plain_bytes
     kept = "all but the routed experts' weights" if q.experts_only else (
         "embeddings and LM head" if q.keeps_lm_head and head else "embeddings")
@@ -436,7 +441,7 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         note += (f"; norms, biases and routers counted at the quantized width and per-tensor scales left out (kvplan "
                  f"has no per-module count of model_type {f.model_type!r} that adds up to its parameter count)")
     notes = (note + head_note,)
-    return f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes, (0, 0)
+    return f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes, (whole, 0)
 
 
 def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: float):

@@ -347,10 +347,12 @@ def _laguna(f: Fields, layers: list, dims) -> list:
     return out
 
 
+from .param_modules_glm_oss import TABLES as GLM_OSS  # noqa: E402 (GLM-4.5, GLM-4.7-Flash, gpt-oss)
 from .param_modules_wrapped import WRAPPED  # noqa: E402 (Llama 4, Gemma 4: built from the helpers above)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
-          "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED}
+          "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
+          **GLM_OSS}
 
 
 def table(f: Fields, layers: list, dims) -> list[Module]:

@@ -69,7 +69,9 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
     # MiniCPM-V 4.5 / MiniCPM-o 4.5 / Isaac Qwen3 attention (q/k norms), whatever the wrapper's model_type
     kind = f.text_type
     qkv_bias = f.flag("attention_bias") or kind in _QKV_BIAS_ONLY
-    o_bias = f.flag("attention_bias") and kind not in _QKV_BIAS_ONLY
+    # GLM-4-MoE's o_proj has no bias whatever attention_bias says (transformers 5.25 modeling_glm4_moe.py
+    # Glm4MoeAttention: nn.Linear(..., bias=False); vLLM 0.34 glm4_moe.py: RowParallelLinear bias=False)
+    o_bias = f.flag("attention_bias") and kind not in _QKV_BIAS_ONLY + GLM4_MOE
     n = hidden * heads * head_dim + 2 * hidden * kv * head_dim + heads * head_dim * hidden
     if qkv_bias:
         n += heads * head_dim + 2 * kv * head_dim
