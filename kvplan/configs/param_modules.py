@@ -348,9 +348,11 @@ def _laguna(f: Fields, layers: list, dims) -> list:
 
 
 from .param_modules_wrapped import WRAPPED  # noqa: E402 (Llama 4, Gemma 4: built from the helpers above)
+from .param_modules_more import MORE  # noqa: E402 (Gemma 3, Phi-3, Qwen3-Next)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
-          "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED}
+          "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
+          **MORE}
 
 
 def table(f: Fields, layers: list, dims) -> list[Module]:
