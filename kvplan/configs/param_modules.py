@@ -17,7 +17,7 @@ Names are relative to the decoder ("layers.3.self_attn.q_proj", "embed_tokens", 
 `ROOTS` are the prefixes checkpoints put before them (a causal LM's `model.`, a multimodal wrapper's
 `model.language_model.` or `language_model.model.`). Checked against the modules transformers builds by
 tests/test_quant_exclude.py. Llama 4's, Gemma 4's (and Gemma 4 Unified's) and Kimi-Linear's (and Kimi K3's) tables
-live in configs/param_modules_wrapped.py.
+live in configs/param_modules_wrapped.py; Gemma 3's, Phi-3's and Qwen3-Next's in configs/param_modules_more.py.
 """
 
 from __future__ import annotations
