@@ -176,7 +176,8 @@ def test_minimax_m25_nvfp4_keeps_attention_in_bf16():
 # experts.gate_up_proj / experts.down_proj and renames Mixtral's and MiniMax's block_sparse_moe to mlp
 _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mixtral", "minimax_m2",
              "deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text", "qwen3_5_moe_text",
-             "llama4_text", "gemma4_text", "laguna", "glm4_moe", "glm4_moe_lite", "gpt_oss"]
+             "llama4_text", "gemma4_text", "laguna", "glm4_moe", "glm4_moe_lite", "gpt_oss",
+             "gemma3_text", "phi3", "qwen3_next"]
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias"))}

@@ -70,14 +70,30 @@ def test_fp8_per_tensor_scales_follow_the_activation_scheme():
 
 
 def test_a_family_without_a_per_module_count_keeps_the_old_estimate_and_says_so():
-    # Phi-3-mini (model_type phi3: fused qkv_proj and gate_up_proj, no per-module count in kvplan): 32 layers of
-    # qkv 3,072 x 9,216 + o 3,072 x 3,072 + gate_up 3,072 x 16,384 + down 8,192 x 3,072 + 2 norms x 3,072
-    # = 113,252,352; + embeddings and the untied head 2 x 32,064 x 3,072 + final norm 3,072 = 3,821,079,552
+    # Gemma-7B (model_type gemma, no per-module count in kvplan): 28 layers of q, k, v 3 x 3,072 x 4,096 + o 4,096
+    # x 3,072 + mlp 3 x 3,072 x 24,576 + 2 norms x 3,072 = 276,830,208; + embeddings 256,000 x 3,072 (the head
+    # tied) + final norm 3,072 = 8,537,680,896
+    awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}
+    model = build_model(_spec("gemma-7b", awq), "gemma-awq")
+    assert model.param_count == 28 * 276_830_208 + 256_000 * 3_072 + 3_072 == 8_537_680_896
+    # AWQ keeps the embeddings in fp16 (786,432,000 at 2 B); everything else, norms included, at
+    # 1/2 + (2 + 1/2) / 128 B = 133/256 B: 7,751,248,896 x 133 / 256 = 4,027,016,028 B
+    assert model.weight_bytes == 7_751_248_896 * 133 // 256 + 786_432_000 * 2 == 5_599_880_028
+    assert "norms, biases and routers counted at the quantized width" in _note(model)
+    assert "no per-module count of model_type 'gemma'" in _note(model)
+
+
+def test_phi3_awq_is_split_module_by_module():
+    # Phi-3-mini (model_type phi3, per-module count in configs/param_modules_more.py): 32 layers of qkv 3,072 x
+    # 9,216 + o 3,072 x 3,072 + gate_up 3,072 x 16,384 + down 8,192 x 3,072 = 113,246,208 linear weights, + 2 norms
+    # x 3,072; + embeddings and the untied head 2 x 32,064 x 3,072 + final norm 3,072 = 3,821,079,552
     awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}
     model = build_model(_spec("phi-3-mini-4k", awq), "phi3-awq")
-    assert model.param_count == 32 * 113_252_352 + 2 * 32_064 * 3_072 + 3_072 == 3_821_079_552
-    # AWQ keeps the embeddings and head in fp16 (197,001,216 at 2 B); everything else, norms included, at
-    # 1/2 + (2 + 1/2) / 128 B = 133/256 B: 3,624,078,336 x 133 / 256 = 1,882,821,948 B
-    assert model.weight_bytes == 3_624_078_336 * 133 // 256 + 197_001_216 * 2 == 2_276_824_380
-    assert "norms, biases and routers counted at the quantized width" in _note(model)
-    assert "no per-module count of model_type 'phi3'" in _note(model)
+    assert model.param_count == 32 * (113_246_208 + 6_144) + 2 * 32_064 * 3_072 + 3_072 == 3_821_079_552
+    # the linear weights but the head, 32 x 113,246,208 = 3,623,878,656, at 133/256 B = 1,882,718,208 B; the
+    # embeddings, head and norms, 197,001,216 + 32 x 6,144 + 3,072 = 197,200,896, at 2 B (before: the norms at
+    # 133/256 B, 2,276,824,380 B in all)
+    assert model.weight_bytes == 3_623_878_656 * 133 // 256 + 197_200_896 * 2 == 2_277_120_000
+    assert "read module by module" in _note(model)
+    # whole on each TP rank: the 32 x 2 + 1 norms of 3,072, in fp16
+    assert model.weight_replicated_bytes == 65 * 3_072 * 2 == 399_360
