@@ -268,6 +268,39 @@ class _Defaults:
 
 # -- Qwen3.5 / 3.6 (params.qwen3_5) ----------------------------------------------------------------------------
 
+def _qkvo(a: str, hidden: int, heads: int, kv: int, head_dim: int, bias: bool = False, q_width: int | None = None
+          ) -> list:
+    """q/k/v/o_proj of one attention layer (biases on all four with `bias`; o_proj a RowParallelLinear, whose
+    bias every TP rank holds whole); q_width: the query projection's outputs where they are not heads x head_dim
+    (Qwen3-Next's and Qwen3.5's output gate doubles them)."""
+    return [_linear(f"{a}.q_proj", hidden, q_width or heads * head_dim, "attention", bias),
+            _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", bias),
+            _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", bias),
+            _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", bias, row=True)]
+
+
+def _gdn_after_inputs(a: str, key_dim: int, value_dim: int, value_heads: int, value_head_dim: int, kernel: int,
+                      hidden: int) -> list:
+    """A Gated DeltaNet's parameters after its input projections (Qwen3-Next and Qwen3.5 alike): conv1d over
+    keys, queries and values (no bias), dt_bias, A_log, the gated norm over head_v_dim, out_proj."""
+    return [_float(f"{a}.conv1d", (2 * key_dim + value_dim) * kernel, "linear attention"),
+            _float(f"{a}.dt_bias", value_heads, "linear attention"),
+            _float(f"{a}.A_log", value_heads, "linear attention"),
+            _float(f"{a}.norm", value_head_dim),
+            _linear(f"{a}.out_proj", value_dim, hidden, "linear attention")]
+
+
+def _qwen_sparse_moe(f: Fields, m: str, experts: int, hidden: int, inter: int) -> list:
+    """Qwen2-MoE / Qwen3-Next / Qwen3.5's sparse block: the routed experts, the router mlp.gate, and a
+    shared_expert with its one-output shared_expert_gate where shared_expert_intermediate_size is set."""
+    out = _experts(m, experts, hidden, inter) + [_float(f"{m}.gate", hidden * experts, "router")]
+    shared_inter = f.int("shared_expert_intermediate_size", default=0, minimum=0)
+    if shared_inter:
+        out += _mlp(f"{m}.shared_expert", hidden, shared_inter, "shared experts")
+        out.append(_float(f"{m}.shared_expert_gate", hidden, "router"))
+    return out
+
+
 def _qwen3_5(f: Fields, layers: list, dims) -> list:
     from . import params as P
 
@@ -283,30 +316,19 @@ def _qwen3_5(f: Fields, layers: list, dims) -> list:
     for i, kind in enumerate(P._kinds_of(layers)):
         if kind == "attention":
             a = f"layers.{i}.self_attn"
-            out += [_linear(f"{a}.q_proj", hidden, heads * head_dim * gate, "attention"),
-                    _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention"),
-                    _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention"),
-                    _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
-                    _float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
+            out += _qkvo(a, hidden, heads, kv, head_dim, q_width=heads * head_dim * gate)
+            out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
         else:
             a = f"layers.{i}.linear_attn"
             out += [_linear(f"{a}.in_proj_qkv", hidden, 2 * key_dim + value_dim, "linear attention"),
                     _linear(f"{a}.in_proj_z", hidden, value_dim, "linear attention"),
                     _linear(f"{a}.in_proj_b", hidden, vh, "linear attention"),
                     _linear(f"{a}.in_proj_a", hidden, vh, "linear attention"),
-                    _float(f"{a}.conv1d", (2 * key_dim + value_dim) * kernel, "linear attention"),
-                    _float(f"{a}.dt_bias", vh, "linear attention"), _float(f"{a}.A_log", vh, "linear attention"),
-                    _float(f"{a}.norm", vd),
-                    _linear(f"{a}.out_proj", value_dim, hidden, "linear attention")]
+                    *_gdn_after_inputs(a, key_dim, value_dim, vh, vd, kernel, hidden)]
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         m = f"layers.{i}.mlp"
         if experts:
-            out += _experts(m, experts, hidden, f.int("moe_intermediate_size"))
-            out.append(_float(f"{m}.gate", hidden * experts, "router"))
-            shared_inter = f.int("shared_expert_intermediate_size", default=0, minimum=0)
-            if shared_inter:
-                out += _mlp(f"{m}.shared_expert", hidden, shared_inter, "shared experts")
-                out.append(_float(f"{m}.shared_expert_gate", hidden, "router"))
+            out += _qwen_sparse_moe(f, m, experts, hidden, f.int("moe_intermediate_size"))
         else:
             out += _mlp(m, hidden, f.int("intermediate_size"), "mlp")
     return out

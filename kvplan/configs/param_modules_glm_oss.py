@@ -15,7 +15,7 @@ make_attention_sink(num_attention_heads // tp_size)), its experts' biases with t
 from __future__ import annotations
 
 from .fields import Fields
-from .param_modules import Module, _deepseek_moe, _ends, _float, _linear, _mla_widths, _mlp
+from .param_modules import Module, _deepseek_moe, _ends, _float, _linear, _mla_widths, _mlp, _qkvo
 from .param_parts import dense_first, mlp_layer_types
 
 
@@ -105,11 +105,8 @@ def gpt_oss(f: Fields, layers: list, dims) -> list[Module]:
     out = _ends(f, hidden, False, 0)
     for i in range(len(layers)):
         a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
-        out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", bias),
-                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", bias),
-                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", bias),
-                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", bias, row=True),
-                _float(f"{a}.sinks", heads, "attention"),
+        out += _qkvo(a, hidden, heads, kv, head_dim, bias)
+        out += [_float(f"{a}.sinks", heads, "attention"),
                 _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden),
                 _float(f"{m}.router", hidden * experts + experts, "router"),
                 Module(f"{m}.experts.gate_up_proj", experts * hidden * 2 * inter, experts * 2 * inter, "experts",

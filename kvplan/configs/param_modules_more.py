@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from .fields import Fields
-from .param_modules import Module, _ends, _experts, _float, _linear, _mlp
+from .param_modules import Module, _ends, _float, _gdn_after_inputs, _linear, _mlp, _qkvo, _qwen_sparse_moe
 
 
 def gemma3_text(f: Fields, layers: list, dims) -> list[Module]:
@@ -25,11 +25,8 @@ def gemma3_text(f: Fields, layers: list, dims) -> list[Module]:
     out = _ends(f, hidden, True, 0)
     for i in range(len(layers)):
         a, layer = f"layers.{i}.self_attn", f"layers.{i}"
-        out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", bias),
-                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", bias),
-                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", bias),
-                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", bias, row=True),
-                _float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
+        out += _qkvo(a, hidden, heads, kv, head_dim, bias)
+        out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
         out += [_float(f"{layer}.{norm}", hidden) for norm in
                 ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
                  "post_feedforward_layernorm")]
@@ -78,11 +75,8 @@ def qwen3_next(f: Fields, layers: list, dims) -> list[Module]:
     for i, layer in enumerate(layers):
         if layer.caches:
             a = f"layers.{i}.self_attn"
-            out += [_linear(f"{a}.q_proj", hidden, 2 * heads * head_dim, "attention", bias),
-                    _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", bias),
-                    _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", bias),
-                    _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", bias, row=True),
-                    _float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
+            out += _qkvo(a, hidden, heads, kv, head_dim, bias, q_width=2 * heads * head_dim)
+            out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
         else:
             kh, vh = f.int("linear_num_key_heads"), f.int("linear_num_value_heads")
             kd, vd = f.int("linear_key_head_dim"), f.int("linear_value_head_dim")
@@ -91,19 +85,11 @@ def qwen3_next(f: Fields, layers: list, dims) -> list[Module]:
             a = f"layers.{i}.linear_attn"
             out += [_linear(f"{a}.in_proj_qkvz", hidden, 2 * key_dim + 2 * value_dim, "linear attention"),
                     _linear(f"{a}.in_proj_ba", hidden, 2 * vh, "linear attention"),
-                    _float(f"{a}.conv1d", (2 * key_dim + value_dim) * kernel, "linear attention"),
-                    _float(f"{a}.dt_bias", vh, "linear attention"), _float(f"{a}.A_log", vh, "linear attention"),
-                    _float(f"{a}.norm", vd),
-                    _linear(f"{a}.out_proj", value_dim, hidden, "linear attention")]
+                    *_gdn_after_inputs(a, key_dim, value_dim, vh, vd, kernel, hidden)]
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         m = f"layers.{i}.mlp"
         if experts and P._is_moe_layer(f, i):
-            out += _experts(m, experts, hidden, f.int("moe_intermediate_size", "intermediate_size"))
-            out.append(_float(f"{m}.gate", hidden * experts, "router"))
-            shared_inter = f.int("shared_expert_intermediate_size", default=0, minimum=0)
-            if shared_inter:
-                out += _mlp(f"{m}.shared_expert", hidden, shared_inter, "shared experts")
-                out.append(_float(f"{m}.shared_expert_gate", hidden, "router"))
+            out += _qwen_sparse_moe(f, m, experts, hidden, f.int("moe_intermediate_size", "intermediate_size"))
         else:
             out += _mlp(m, hidden, f.int("intermediate_size"), "mlp")
     return out
