@@ -839,20 +839,20 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                        tp=tp, pp=pp, mnbt=mnbt, rules=rules, kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs,
                        notes=notes, capability=CUDA_CAPABILITY.get(gpu or ""), prefix_caching=prefix_caching,
                        draft_layers=draft_layers, num_speculative_tokens=num_speculative_tokens)
+    retained = 0
+    if draft_layers:  # vLLM refuses draft tokens n_predict does not divide; multi-module MTP keeps more tokens
+        from .vllm_speculative import check_draft_tokens, multi_module_retained
+
+        check_draft_tokens(model, num_speculative_tokens)
+        retained = multi_module_retained(model, num_speculative_tokens, rules)
     if is_deepseek_v4(model):
         from .vllm_dsv4 import simulate_dsv4
 
-        from .vllm_speculative import check_draft_tokens, multi_module_retained
-
         seqs = max_num_seqs if max_num_seqs is not None else rules.max_num_seqs(None)
-        kept = 0
-        if draft_layers:
-            check_draft_tokens(model, num_speculative_tokens)
-            kept = multi_module_retained(model, num_speculative_tokens, rules)
         return simulate_dsv4(model, kv_memory_bytes=kv_memory_bytes, max_model_len=max_model_len,
                              block_tokens=block_tokens, pp=pp, mnbt=mnbt, rules=rules,
                              kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs, notes=notes,
-                             draft_layers=draft_layers, retained_tokens=kept)
+                             draft_layers=draft_layers, retained_tokens=retained)
     inkling = is_inkling(model)
     if inkling:
         check_inkling(model, tp, rules, draft_layers, draft_model is not None, num_speculative_tokens)
@@ -866,12 +866,6 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                          "NotImplementedError for any num_speculative_tokens (vLLM 0.34 zaya.py)",
                          "drop the draft (--mtp, --draft-model, --num-speculative-tokens)")
     target_layers = model.num_layers
-    retained = 0
-    if draft_layers:  # vLLM refuses draft tokens n_predict does not divide; multi-module MTP keeps more tokens
-        from .vllm_speculative import check_draft_tokens, multi_module_retained, retained_note
-
-        check_draft_tokens(model, num_speculative_tokens)
-        retained = multi_module_retained(model, num_speculative_tokens, rules)
     if inkling and draft_layers:  # its MTP depths are Inkling decoder layers, with conv states
         model, spec_notes = with_inkling_draft(model, draft_layers, num_speculative_tokens)
         notes += spec_notes
@@ -894,6 +888,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                                               kda_checkpoints=kda_checkpoints, capability=capability)
     notes += state_notes + spec_notes
     if retained and any(s.kind == "sliding" for _, s in pairs):  # tagged before grouping (multi_module_retained)
+        from .vllm_speculative import retained_note
+
         pairs = [(i, replace(s, retained_tokens=retained) if s.kind == "sliding" else s) for i, s in pairs]
         notes.append(retained_note(model, retained, rules))
     if not pairs:
