@@ -96,52 +96,44 @@ def plan(config: dict, mtp: int, memory: int, max_len: int, mnbt: int, in_flight
 def grid(release: str) -> None:
     """kvplan's DeepSeek-V4 pool against this release's planner: Flash and Pro, with and without the MTP
     layer, 7.01 / 10 / 40 GiB, 8K / 128K / 1M, 2,048 / 8,192 batched tokens."""
+    from kvplan.configs.build import build_model
     from kvplan.engines.vllm import in_flight_tokens, simulate
     from kvplan.engines.vllm_rules import resolve
     from kvplan.sources import load_model
 
     rules = resolve(release)[0]
-    agree = differ = 0
+
+    def compare(label: str, config: dict, model, mtp: int, tokens: int) -> None:
+        """Every memory, length and batched-token case of one model and draft, tallied; prints those that differ."""
+        for gib, max_len, mnbt in itertools.product((7.01, 10, 40), (8192, 131072, 1048576), (2048, 8192)):
+            memory = int(gib * GIB)
+            blocks, got_tokens, _, fits, _ = plan(config, mtp, memory, max_len, mnbt,
+                                                  in_flight_tokens(rules, mnbt, 1), tokens)
+            pool = simulate(model, kv_memory_bytes=memory, max_model_len=max_len, max_num_batched_tokens=mnbt,
+                            rules=rules, draft_layers=mtp, num_speculative_tokens=tokens,
+                            allow_long_max_model_len=True)
+            theirs, ours = (blocks, got_tokens, fits), (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits)
+            tally[theirs == ours] += 1
+            if theirs != ours:
+                print(f"DIFFER vLLM {release} {label} {gib} GiB {max_len} mnbt {mnbt}: vLLM {theirs}, kvplan {ours}")
+
+    tally = {True: 0, False: 0}
     for name in ("flash", "pro"):
         config = json.loads((ROOT / "model_specs" / f"deepseek-v4-{name}.json").read_text())
         model = load_model(f"deepseek-v4-{name}")
-        for mtp, gib, max_len, mnbt in itertools.product((0, 1), (7.01, 10, 40), (8192, 131072, 1048576),
-                                                         (2048, 8192)):
-            memory = int(gib * GIB)
-            blocks, tokens, _, fits, _ = plan(config, mtp, memory, max_len, mnbt, in_flight_tokens(rules, mnbt, 1))
-            pool = simulate(model, kv_memory_bytes=memory, max_model_len=max_len, max_num_batched_tokens=mnbt,
-                            rules=rules, draft_layers=mtp, allow_long_max_model_len=True)
-            theirs, ours = (blocks, tokens, fits), (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits)
-            if theirs == ours:
-                agree += 1
-            else:
-                differ += 1
-                print(f"DIFFER vLLM {release} {name} mtp {mtp} {gib} GiB {max_len} mnbt {mnbt}: vLLM {theirs}, "
-                      f"kvplan {ours}")
-    print(f"vLLM {release} DeepSeek-V4 grid: {agree} agree, {differ} differ")
+        for mtp in (0, 1):
+            compare(f"{name} mtp {mtp}", config, model, mtp, 0)
+    print(f"vLLM {release} DeepSeek-V4 grid: {tally[True]} agree, {tally[False]} differ")
     # Flash with two MTP layers (constructed: the published config has one), 1 / 2 / 4 draft tokens: from 0.28 two
     # or more draft tokens make it multi-module MTP, every window and compressor state keeping tokens - 1 more
-    from kvplan.configs.build import build_model
-
     config = json.loads((ROOT / "model_specs" / "deepseek-v4-flash.json").read_text())
     config.update(num_nextn_predict_layers=2, compress_ratios=config["compress_ratios"] + [0])
     model = build_model(config, "deepseek-v4-flash-2mtp")
-    agree = differ = 0
-    for tokens, gib, max_len, mnbt in itertools.product((1, 2, 4), (7.01, 10, 40), (8192, 131072, 1048576),
-                                                        (2048, 8192)):
-        memory = int(gib * GIB)
-        blocks, got_tokens, _, fits, _ = plan(config, 2, memory, max_len, mnbt, in_flight_tokens(rules, mnbt, 1),
-                                              tokens)
-        pool = simulate(model, kv_memory_bytes=memory, max_model_len=max_len, max_num_batched_tokens=mnbt,
-                        rules=rules, draft_layers=2, num_speculative_tokens=tokens, allow_long_max_model_len=True)
-        theirs, ours = (blocks, got_tokens, fits), (pool.num_blocks, pool.gpu_kv_cache_tokens, pool.fits)
-        if theirs == ours:
-            agree += 1
-        else:
-            differ += 1
-            print(f"DIFFER vLLM {release} flash-2mtp tokens {tokens} {gib} GiB {max_len} mnbt {mnbt}: vLLM {theirs}, "
-                  f"kvplan {ours}")
-    print(f"vLLM {release} DeepSeek-V4-Flash, 2 MTP layers, 1/2/4 draft tokens: {agree} agree, {differ} differ")
+    tally = {True: 0, False: 0}
+    for tokens in (1, 2, 4):
+        compare(f"flash-2mtp tokens {tokens}", config, model, 2, tokens)
+    print(f"vLLM {release} DeepSeek-V4-Flash, 2 MTP layers, 1/2/4 draft tokens: {tally[True]} agree, "
+          f"{tally[False]} differ")
 
 
 def main() -> None:
