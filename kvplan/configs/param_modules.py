@@ -197,6 +197,16 @@ def _deepseek_moe(m: str, hidden: int, experts: int, inter: int, shared_inter: i
     return out + (_mlp(f"{m}.shared_experts", hidden, shared_inter, "shared experts") if shared_inter else [])
 
 
+def _norms_and_ffn(i: int, hidden: int, sparse: bool, experts: int, moe_inter: int, shared_inter: int, inter: int,
+                   score_bias: bool = True) -> list:
+    """A DeepSeek-style decoder layer after its attention: the two norms, then the MoE block (sparse) or a dense
+    mlp of `inter`."""
+    out = [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+    if sparse:
+        return out + _deepseek_moe(f"layers.{i}.mlp", hidden, experts, moe_inter, shared_inter, score_bias)
+    return out + _mlp(f"layers.{i}.mlp", hidden, inter, "mlp")
+
+
 def _latent(f: Fields, layers: list, dims) -> list:
     from . import params as P
 
@@ -214,14 +224,11 @@ def _latent(f: Fields, layers: list, dims) -> list:
         out += _mla_widths(a, hidden, heads, q_lora, False, *widths)
         if index:
             out += _indexer(a, hidden, q_lora, *index)
-        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
-        if experts and P._is_moe_layer(f, i):
-            moe_inter = f.int("moe_intermediate_size", "intermediate_size")
-            shared = f.int("n_shared_experts", default=0, minimum=0) * moe_inter
-            out += _deepseek_moe(f"layers.{i}.mlp", hidden, experts, moe_inter, shared,
-                                 score_bias=f.model_type != "deepseek_v2")
-        else:
-            out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp")
+        sparse = bool(experts) and P._is_moe_layer(f, i)
+        moe_inter = f.int("moe_intermediate_size", "intermediate_size") if sparse else 0
+        shared = f.int("n_shared_experts", default=0, minimum=0) * moe_inter if sparse else 0
+        out += _norms_and_ffn(i, hidden, sparse, experts, moe_inter, shared, inter,
+                              score_bias=f.model_type != "deepseek_v2")
     return out
 
 
@@ -248,11 +255,7 @@ def _glm_moe_dsa(f: Fields, layers: list, dims) -> list:
         out += _mla(g, a, hidden, heads, q_lora, bias)
         if itype != "shared":
             out += _indexer(a, hidden, q_lora, f.int("index_head_dim", default=128), f.int("index_n_heads", default=32))
-        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
-        if kind == "sparse":
-            out += _deepseek_moe(f"layers.{i}.mlp", hidden, experts, moe_inter, shared)
-        else:
-            out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp")
+        out += _norms_and_ffn(i, hidden, kind == "sparse", experts, moe_inter, shared, inter)
     return out
 
 

@@ -15,7 +15,7 @@ make_attention_sink(num_attention_heads // tp_size)), its experts' biases with t
 from __future__ import annotations
 
 from .fields import Fields
-from .param_modules import Module, _deepseek_moe, _ends, _float, _linear, _mla_widths, _mlp, _qkvo
+from .param_modules import Module, _ends, _float, _linear, _mla_widths, _norms_and_ffn, _qkvo
 from .param_parts import dense_first, mlp_layer_types
 
 
@@ -46,13 +46,10 @@ def glm4_moe(f: Fields, layers: list, dims) -> list[Module]:
                 _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention")]
         if f.flag("use_qk_norm"):
             out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
-        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
-        if experts and P._is_moe_layer(f, i):
-            moe_inter = f.int("moe_intermediate_size", "intermediate_size")
-            shared = f.int("n_shared_experts", default=0, minimum=0) * moe_inter
-            out += _deepseek_moe(f"layers.{i}.mlp", hidden, experts, moe_inter, shared, score_bias)
-        else:
-            out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp")
+        sparse = bool(experts) and P._is_moe_layer(f, i)
+        moe_inter = f.int("moe_intermediate_size", "intermediate_size") if sparse else 0
+        shared = f.int("n_shared_experts", default=0, minimum=0) * moe_inter if sparse else 0
+        out += _norms_and_ffn(i, hidden, sparse, experts, moe_inter, shared, inter, score_bias)
     return out
 
 
@@ -79,11 +76,7 @@ def glm4_moe_lite(f: Fields, layers: list, dims) -> list[Module]:
     out = _ends(f, hidden, False, 154880)
     for i, kind in enumerate(mlp_layer_types(f, len(layers), dense_first(1))):
         out += _mla_widths(f"layers.{i}.self_attn", hidden, heads, q_lora, bias, *widths)
-        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
-        if kind == "sparse":
-            out += _deepseek_moe(f"layers.{i}.mlp", hidden, experts, moe_inter, shared)
-        else:
-            out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp")
+        out += _norms_and_ffn(i, hidden, kind == "sparse", experts, moe_inter, shared, inter)
     return out
 
 
