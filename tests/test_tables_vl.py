@@ -1,8 +1,8 @@
 """Per-module tables of the Qwen3-VL, Qwen3-VL-MoE and Qwen2.5-VL text models, ERNIE 4.5 (dense and MoE) and
-MiMo-7B (configs/param_modules_vl.py): they add up to the parameter count, and the bytes each TP rank holds
+MiMo-7B, Granite 3 and InternLM3 (configs/param_modules_vl.py): they add up to the parameter count, and the bytes each TP rank holds
 whole are worked out here by hand from the configs (module shapes: transformers 5.25 modeling_qwen3_vl.py,
-modeling_qwen3_vl_moe.py, modeling_qwen2_5_vl.py, modeling_ernie4_5.py, modeling_ernie4_5_moe.py; vLLM 0.34
-mimo.py on qwen2.py; what vLLM 0.34 builds whole: the module's docstring)."""
+modeling_qwen3_vl_moe.py, modeling_qwen2_5_vl.py, modeling_ernie4_5.py, modeling_ernie4_5_moe.py,
+modeling_granite.py, modeling_llama.py for internlm3; vLLM 0.34 mimo.py on qwen2.py; what vLLM 0.34 builds whole: the module's docstring)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def _raw(name: str) -> dict:
 
 
 @pytest.mark.parametrize("name", ["qwen3-vl-4b", "qwen3-vl-8b", "qwen3-vl-30b-a3b", "qwen2.5-vl-7b",
-                                  "alpamayo2-super-tiny", "ernie-4.5-0.3b", "ernie-4.5-21b-a3b-quoted", "mimo-7b"])
+                                  "alpamayo2-super-tiny", "ernie-4.5-0.3b", "ernie-4.5-21b-a3b-quoted", "mimo-7b",
+                                  "internlm3-8b-instruct", "granite-speech-4.0-1b-quoted"])
 def test_the_table_adds_up_to_the_parameter_count(name):
     family, f, _, layers, dims = _read(_raw(name), name)
     modules = table(f, layers, dims)
@@ -110,6 +111,36 @@ def test_ernie_4_5_dense_and_mimo_keep_their_norms_whole():
     assert mimo.weight_replicated_bytes == 2 * (36 * 2 * 4096 + 4096) == 598_016
     # TP 2: (15,245,238,272 - 598,016) / 2 + 598,016 = 7,622,918,144 B a GPU
     assert _per_gpu(mimo, 36, 2) == 7_622_918_144
+
+
+def test_internlm3_and_granite_keep_their_norms_whole():
+    model = build_model(_raw("internlm3-8b-instruct"), "internlm3-8b")
+    # 48 layers, hidden 4,096, 32 query / 2 KV heads of 128, mlp 10,240, vocab 128,512, untied, no biases
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 256 + 3 * 4096 * 10240 + 2 * 4096
+    total = 2 * 128512 * 4096 + 4096 + 48 * layer
+    assert total == 8_804_241_408 and model.param_count == total
+    assert model.weight_replicated_bytes == 2 * (48 * 2 * 4096 + 4096) == 794_624
+    # TP 2: (17,608,482,816 - 794,624) / 2 + 794,624 = 8,804,638,720 B a GPU
+    assert _per_gpu(model, 48, 2) == 8_804_638_720
+    # Granite Speech's text model (granite): 40 layers of hidden 2,048, two norms each, and the final norm; BF16
+    speech = build_model(_raw("granite-speech-4.0-1b-quoted"), "granite-speech")
+    assert speech.weight_replicated_bytes == 2 * (40 * 2 * 2048 + 2048) == 331_776
+
+
+def test_biases_the_counters_leave_out_get_no_table():
+    # ERNIE's use_bias, Granite's mlp_bias, InternLM3's qkv_bias / bias put biases count_params does not count:
+    # no table (an even split), rather than a table that agrees with a wrong count
+    def modules(raw: dict) -> list:
+        family, f, _, layers, dims = _read(raw, "edited")
+        return table(f, layers, dims)
+
+    for name, key in (("ernie-4.5-0.3b", "use_bias"), ("internlm3-8b-instruct", "qkv_bias"),
+                      ("internlm3-8b-instruct", "bias")):
+        assert modules(_raw(name)) and modules(dict(_raw(name), **{key: True})) == []
+    raw = _raw("granite-speech-4.0-1b-quoted")
+    assert modules(raw)
+    raw["text_config"] = dict(raw["text_config"], mlp_bias=True)
+    assert modules(raw) == []
 
 
 def test_qwen3_vl_moe_reads_mlp_only_layers_and_decoder_sparse_step():

@@ -1,6 +1,6 @@
 """Per-module parameter tables (configs/param_modules.py) of the text models of Qwen3-VL (qwen3_vl_text),
 Qwen3-VL-MoE (qwen3_vl_moe_text) and Qwen2.5-VL (qwen2_5_vl_text), of ERNIE 4.5 (ernie4_5, ernie4_5_moe) and of
-MiMo-7B (mimo), each mirroring its counter term by term.
+MiMo-7B (mimo), Granite 3 (granite) and InternLM3 (internlm3), each mirroring its counter term by term.
 
 The three Qwen VL text models are Qwen3, Qwen3-MoE and Qwen2 decoders under a wrapper, counted by
 params.count_params with the same rules (Qwen3's q_norm / k_norm, Qwen2's q/k/v biases): their table is
@@ -21,8 +21,9 @@ names `mlp.experts` whole matches either layout.
 What vLLM 0.34 holds whole on every TP rank (param_modules.replicated_params): the RMSNorms (layernorm.py RMSNorm;
 qwen3.py Qwen3Attention's q_norm / k_norm over head_dim), the MoE routers (qwen3_moe.py Qwen3MoeSparseMoeBlock
 mlp.gate, ernie45_moe.py Ernie4_5_MoeMoE mlp.gate: GateLinear, a ReplicatedLinear, with ERNIE's
-e_score_correction_bias beside it) and RowParallelLinear biases (ERNIE's down_proj with use_bias). None of these
-families' o_proj has a bias in vLLM (qwen2.py, qwen3.py, ernie45_moe.py: RowParallelLinear bias=False).
+e_score_correction_bias beside it) and RowParallelLinear biases (ERNIE-MoE's down_proj with use_bias, Granite's
+o_proj with attention_bias: granite.py). The Qwen, ERNIE and MiMo o_proj have no bias in vLLM (qwen2.py, qwen3.py,
+ernie45_moe.py: RowParallelLinear bias=False; ernie45.py removes the Llama o_proj's).
 """
 
 from __future__ import annotations
@@ -100,6 +101,30 @@ def ernie4_5_moe(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Granite 3 and InternLM3 (params.count_params) -------------------------------------------------------------
+
+def granite(f: Fields, layers: list, dims) -> list[Module]:
+    """GraniteForCausalLM (transformers 5.25 modeling_granite.py; vLLM 0.34 granite.py): Llama's modules under
+    Llama's names, q/k/v/o_proj biased with attention_bias (o_proj's a RowParallelLinear bias, whole on every TP
+    rank), two norms; untied by default (GraniteConfig). Granite's multipliers are scalars, not parameters.
+    count_params does not count the MLP biases mlp_bias adds (gate/up/down_proj in transformers and vLLM): such a
+    config gets no table."""
+    if f.flag("mlp_bias"):
+        raise ConfigError("mlp_bias: the MLP biases are not in kvplan's count of granite")
+    return _gqa(f, layers, dims)
+
+
+def internlm3(f: Fields, layers: list, dims) -> list[Module]:
+    """InternLM3ForCausalLM, which transformers 5.25 and vLLM 0.34 run as Llama (modeling_auto.py internlm3 ->
+    LlamaForCausalLM; llama.py LlamaAttention reads qkv_bias): Llama's modules and names, untied by default
+    (InternLM3Config). InternLM3's config writes its biases as qkv_bias and bias, which count_params does not
+    read: a config with either (or attention_bias, mlp_bias) set gets no table."""
+    for name in ("qkv_bias", "bias", "attention_bias", "mlp_bias"):
+        if f.flag(name):
+            raise ConfigError(f"{name}: InternLM3's biases are not in kvplan's count of internlm3")
+    return _gqa(f, layers, dims)
+
+
 # -- MiMo-7B (remote_decoders.mimo_params) ---------------------------------------------------------------------
 
 def mimo(f: Fields, layers: list, dims) -> list[Module]:
@@ -129,4 +154,4 @@ def mimo(f: Fields, layers: list, dims) -> list[Module]:
 # a flat Qwen2.5-VL config (the text fields at the top) keeps model_type qwen2_5_vl; one with text_config is read
 # as qwen2_5_vl_text (configs/families.py)
 VL = {"qwen3_vl_text": _gqa, "qwen3_vl_moe_text": _gqa, "qwen2_5_vl": _gqa, "qwen2_5_vl_text": _gqa,
-      "ernie4_5": ernie4_5, "ernie4_5_moe": ernie4_5_moe, "mimo": mimo}
+      "ernie4_5": ernie4_5, "ernie4_5_moe": ernie4_5_moe, "mimo": mimo, "granite": granite, "internlm3": internlm3}
