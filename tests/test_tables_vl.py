@@ -204,3 +204,30 @@ def test_qwen3_vl_30b_a3b_int8_awq_splits_module_by_module():
     assert model.weight_replicated_bytes == 2 * (48 * (2 * 2048 + 2 * 128 + 128 * 2048) + 2048) + tensors * 16
     # TP 2: (33,036,106,752 - 25,885,696) / 2 + 25,885,696 = 16,530,996,224 B a GPU
     assert _per_gpu(model, 48, 2) == 16_530_996_224
+
+
+def test_mimo_names_and_sizes_the_modules_of_qwen2():
+    # transformers 5.25 has no MiMo model; vLLM 0.34 mimo.py builds the target as Qwen2Model (qwen2.py), so the
+    # table must name and size exactly the modules Qwen2ForCausalLM builds from the same numbers (the MTP layer,
+    # model.mtp_layers.0, is the drafter's and in neither)
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    sizes = {"hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 3,
+             "intermediate_size": 96, "vocab_size": 128, "tie_word_embeddings": False}
+    raw = {"architectures": ["MiMoForCausalLM"], "model_type": "mimo", "attention_bias": True,
+           "num_nextn_predict_layers": 1, "use_sliding_window": False, **sizes}
+    with torch.device("meta"):
+        model = Qwen2ForCausalLM(Qwen2Config(**sizes))
+    theirs: dict[str, int] = {}
+    for name, tensor in model.named_parameters():
+        key = name.rsplit(".", 1)[0]
+        theirs[key] = theirs.get(key, 0) + tensor.numel()
+    family, f, _, layers, dims = _read(raw, "mimo-tiny")
+    ours: dict[str, int] = {}
+    for m in table(f, layers, dims):
+        name = m.name if m.top else f"model.{m.name}"
+        ours[name] = ours.get(name, 0) + m.weight + m.other
+    assert ours == theirs and sum(ours.values()) == family.params(f, layers, dims)[0]
