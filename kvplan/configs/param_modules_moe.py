@@ -1,7 +1,8 @@
 """Per-module parameter tables (configs/param_modules.py) of MiniMax-Text-01 / MiniMax-M1 (minimax_text_01,
-minimax_m1, and the transformers-format minimax), Ling / Ring 1.x and 2.0 (bailing_moe), DBRX (dbrx) and
-DeepSeek-MoE v1 (deepseek), each mirroring its counter term by term (params.minimax, bailing.moe_params,
-params.dbrx, deepseek_moe.params) and naming modules as the checkpoints' safetensors do.
+minimax_m1, and the transformers-format minimax), Ling / Ring 1.x and 2.0 (bailing_moe), DBRX (dbrx),
+DeepSeek-MoE v1 (deepseek) and Ling 3.0 (bailing_hybrid with BailingMoeV3ForCausalLM), each mirroring its counter
+term by term (params.minimax, bailing.moe_params, params.dbrx, deepseek_moe.params, params_hybrid.bailing_hybrid)
+and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (param_modules.replicated_params), read in each model file:
 - MiniMax-Text-01 / M1: vLLM 0.34 no longer builds them (registry.py _PREVIOUSLY_SUPPORTED_MODELS: MiniMaxForCausalLM,
@@ -18,6 +19,7 @@ What vLLM holds whole on every TP rank (param_modules.replicated_params), read i
   removes), the router ffn.router.layer (DbrxRouter: GateLinear); Wqkv and out_proj have no bias.
 - DeepSeek-MoE (vLLM 0.34 deepseek_v2.py, DeepseekAttention for model_type deepseek): the norms, the router mlp.gate
   (DeepseekV2MoE: GateLinear) and its e_score_correction_bias where topk_method is noaux_tc; no biases.
+- Ling 3.0 (vLLM 0.34 bailing_moe_v3.py): the table's docstring (bailing_hybrid).
 """
 
 from __future__ import annotations
@@ -194,5 +196,94 @@ def deepseek(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Ling 3.0 (params_hybrid.bailing_hybrid) -------------------------------------------------------------------
+
+def bailing_hybrid(f: Fields, layers: list, dims) -> list[Module]:
+    """BailingMoeV3ForCausalLM (Ling 3.0: vLLM 0.34 bailing_moe_v3.py, whose hf_to_vllm_mapper only renames
+    `.attention.` to `.self_attn.`; transformers 5.25 modeling_bailing_hybrid.py, which renames more on load:
+    conversion_mapping "bailing_hybrid"), named as the checkpoints are: model.word_embeddings, model.norm, lm_head
+    (never tied); per layer two norms and under `attention.`
+    - MLA layers (those with a cache): q_proj, or q_a_proj (a bias with attention_bias), q_a_layernorm and q_b_proj
+      with q_lora_rank; kv_a_proj_with_mqa (a bias with attention_bias), kv_a_layernorm, kv_b_proj, dense (the
+      output projection, a bias with attention_bias) and the output gate g_proj (hidden -> heads, head_wise; heads x
+      v_head_dim, element_wise; none when null);
+    - Kimi Delta Attention layers: q_proj, k_proj, v_proj (hidden -> heads x head_dim), q_conv1d, k_conv1d,
+      v_conv1d (one kernel a channel), A_log (a head), dt_bias, f_proj, b_proj (hidden -> heads), o_norm (head_dim),
+      o_proj and g_proj, with linear_num_heads / linear_head_dim / linear_conv_kernel_dim as the counter reads them;
+    - by mlp_layer_types (else the first first_k_dense_replace dense) a dense mlp, or mlp.gate [E, hidden] with
+      mlp.gate.expert_bias [E], the routed experts mlp.experts.N and mlp.shared_experts.
+    Whole on every TP rank in vLLM: the norms (RMSNorm; KDA's o_norm, a FusedRMSNormGated over head_dim), the router
+    (GateLinear) and expert_bias, MLA's latent down-projections (fused_qkv_a_proj with disable_tp=True, or
+    kv_a_proj_with_mqa a ReplicatedLinear) and the RowParallelLinear dense's bias; KDA's conv1d, dt_bias and A_log
+    split with the heads (ColumnParallelLinear, sharded_weight_loader, _load_a_log) and are built without a
+    quantization method, in float32 like the router and expert_bias (kvplan counts them at the checkpoint's dtype).
+    vLLM replicates a head_wise g_proj under block FP8 when its heads fit one scale block (replicate_g_proj), which
+    this table does not model. Ling / Ring 2.5 (BailingMoeV2_5ForCausalLM: lightning attention, bailing_moe_linear.py)
+    gets no table."""
+    from . import bailing as B
+    from .params_hybrid import _attention_layer, latent_delta_moe
+
+    if B.architecture(f) == B.V25:
+        raise ConfigError("BailingMoeV2_5ForCausalLM: kvplan has no per-module count of Ling 2.5")
+    hidden = f.int("hidden_size", default=2560)
+    bias = f.flag("attention_bias")
+    heads = f.int("num_attention_heads", default=32)
+    rank = f.int("kv_lora_rank", default=512)
+    rope = f.int("qk_rope_head_dim", default=64)
+    nope = f.int("qk_nope_head_dim", default=128)
+    v_dim = f.int("v_head_dim", default=128)
+    q_lora = f.opt_int("q_lora_rank")
+    name = "gated_attention_proj_granularity_type"  # as params_hybrid.bailing_hybrid reads it
+    kind = f.raw[name] if name in f.raw else f.defaults.get(name, "head_wise")
+    gate = {"head_wise": heads, "element_wise": heads * v_dim, None: 0}.get(kind, -1) \
+        if isinstance(kind, (str, type(None))) else -1
+    if gate < 0:
+        raise ConfigError(f"{name} {kind!r}")
+    lin_heads = f.int("linear_num_heads", default=heads)
+    lin_dim = f.int("linear_head_dim", "head_dim", default=128)
+    kernel = f.int("linear_conv_kernel_dim", "short_conv_kernel_size", default=4)
+    qkv = lin_heads * lin_dim
+    m = latent_delta_moe(f, len(layers), {
+        "experts": 512, "moe_intermediate_size": 768, "intermediate_size": 6144, "first_k_dense_replace": 2,
+        "shared_width": ("moe_shared_expert_intermediate_size",)})
+    vocab = f.int("vocab_size", default=157184, minimum=0)
+    out = [_float("word_embeddings", vocab * hidden, "embeddings"), _float("norm", hidden),
+           Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden)]
+    for i, (layer, mlp_kind) in enumerate(zip(layers, m.kinds)):
+        a, mm = f"layers.{i}.attention", f"layers.{i}.mlp"
+        if _attention_layer(layer):
+            if q_lora:
+                out += [_linear(f"{a}.q_a_proj", hidden, q_lora, "attention", bias, whole=True),
+                        _float(f"{a}.q_a_layernorm", q_lora),
+                        _linear(f"{a}.q_b_proj", q_lora, heads * (nope + rope), "attention")]
+            else:
+                out.append(_linear(f"{a}.q_proj", hidden, heads * (nope + rope), "attention"))
+            out += [_linear(f"{a}.kv_a_proj_with_mqa", hidden, rank + rope, "attention", bias, whole=True),
+                    _float(f"{a}.kv_a_layernorm", rank),
+                    _linear(f"{a}.kv_b_proj", rank, heads * (nope + v_dim), "attention"),
+                    _linear(f"{a}.dense", heads * v_dim, hidden, "attention", bias, row=True)]
+            if gate:
+                out.append(_linear(f"{a}.g_proj", hidden, gate, "attention"))
+        else:
+            out += [_linear(f"{a}.{p}", hidden, qkv, "linear attention") for p in ("q_proj", "k_proj", "v_proj")]
+            out += [_float(f"{a}.{c}", qkv * kernel, "linear attention") for c in ("q_conv1d", "k_conv1d", "v_conv1d")]
+            out += [_float(f"{a}.A_log", lin_heads, "linear attention"), _float(f"{a}.dt_bias", qkv, "linear attention"),
+                    _linear(f"{a}.f_proj", hidden, qkv, "linear attention"),
+                    _linear(f"{a}.b_proj", hidden, lin_heads, "linear attention"),
+                    _float(f"{a}.o_norm", lin_dim),
+                    _linear(f"{a}.o_proj", qkv, hidden, "linear attention"),
+                    _linear(f"{a}.g_proj", hidden, qkv, "linear attention")]
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if mlp_kind == "sparse":
+            out += _experts(mm, m.experts, hidden, m.moe_inter)
+            out += [_float(f"{mm}.gate", hidden * m.experts, "router"),
+                    _float(f"{mm}.gate.expert_bias", m.experts, "router")]
+            if m.shared_inter * m.shared:
+                out += _mlp(f"{mm}.shared_experts", hidden, m.shared_inter * m.shared, "shared experts")
+        else:
+            out += _mlp(mm, hidden, m.inter, "mlp")
+    return out
+
+
 MOE = {"minimax": minimax, "minimax_m1": minimax, "minimax_text_01": minimax, "bailing_moe": bailing_moe,
-       "dbrx": dbrx, "deepseek": deepseek}
+       "dbrx": dbrx, "deepseek": deepseek, "bailing_hybrid": bailing_hybrid}
