@@ -179,7 +179,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "llama4_text", "gemma4_text", "laguna", "glm4_moe", "glm4_moe_lite", "gpt_oss",
              "gemma3_text", "phi3", "qwen3_next",
              "qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl", "ernie4_5", "ernie4_5_moe", "granite", "internlm3",  # vl
-             "minimax", "dbrx",  # moe
+             "minimax", "dbrx", "bailing_hybrid",  # moe
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -188,7 +188,15 @@ _IN_WRAPPER = ("qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl")
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
-            "ernie4_5_moe": ((".mlp.moe_statics.", ".mlp.gate.moe_statics."),)}
+            "ernie4_5_moe": ((".mlp.moe_statics.", ".mlp.gate.moe_statics."),),
+            # Ling 3.0's checkpoint names (vLLM 0.34 bailing_moe_v3.py), which transformers renames on load and
+            # whose three KDA convolutions it packs into one conv1d
+            "bailing_hybrid": (("model.word_embeddings", "model.embed_tokens"), (".attention.", ".self_attn."),
+                               (".self_attn.dense", ".self_attn.o_proj"),
+                               *((f".self_attn.{p}", f".self_attn.forget_gate.{p}") for p in ("f_proj", "dt_bias",
+                                                                                              "A_log")),
+                               *((f".self_attn.{c}_conv1d", ".self_attn.conv1d") for c in "qkv"),
+                               (".mlp.gate.expert_bias", ".mlp.gate.e_score_correction_bias"))}
 
 
 def _as_transformers(name: str) -> str:

@@ -27,7 +27,8 @@ def _raw(path: Path) -> dict:
 @pytest.mark.parametrize("path", [SPECS / "minimax-text-01.json", SPECS / "minimax-m1.json",
                                   SPECS / "minimax-m1-hf.json", SPECS / "dbrx-instruct.json",
                                   DATA / "deepseek-moe-16b-base.json", DATA / "ling-lite-1.5.json",
-                                  DATA / "ling-mini-2.0-trimmed.json", DATA / "ling-flash-2.0-handwritten.json"],
+                                  DATA / "ling-mini-2.0-trimmed.json", DATA / "ling-flash-2.0-handwritten.json",
+                                  DATA / "edge0-8b-a1b-preview.json", DATA / "ming-v3-asr-handwritten.json"],
                          ids=lambda p: p.stem)
 def test_the_table_adds_up_to_the_parameter_count(path):
     family, f, _, layers, dims = _read(_raw(path), path.stem)
@@ -108,6 +109,30 @@ def test_deepseek_moe_16b_keeps_norms_and_routers_whole():
     # TP 2: (32,751,456,256 - 7,311,360) / 2 + 7,311,360 = 16,379,383,808 (even split 16,375,728,128)
     assert stage_weight_bytes(estimated(model), 28, tp=2) == [(2 * total - 2 * whole) // 2 + 2 * whole] \
         == [16_379_383_808]
+
+
+def test_ling_3_0_edge0_holds_mla_down_projections_and_kda_o_norm_whole():
+    raw = _raw(DATA / "edge0-8b-a1b-preview.json")
+    del raw["quantization"], raw["quantization_config"]  # an MLX 4-bit config, read here as the BF16 original
+    model = build_model(raw, "edge0")
+    # BailingMoeV3ForCausalLM, hidden 1,536, 24 layers: MLA where (i + 1) % layer_group_size 4 == 0 (6 layers), Kimi
+    # Delta Attention on the other 18; 16 heads; layer 0 dense (4,608), 23 MoE layers of 128 experts (512) + 1 shared
+    # MLA: q_a_proj 1,536 x 256, q_a_layernorm, q_b_proj 256 x 16 x 192, kv_a_proj_with_mqa 1,536 x (512 + 64),
+    # kv_a_layernorm 512, kv_b_proj 512 x 16 x 256, dense 2,048 x 1,536, g_proj 1,536 x 16 (head_wise)
+    mla = 1536 * 256 + 256 + 256 * 16 * 192 + 1536 * 576 + 512 + 512 * 16 * 256 + 2048 * 1536 + 1536 * 16
+    # KDA over 16 heads of head_dim 128 (2,048): q/k/v_proj, three convolutions of kernel 4, A_log, dt_bias,
+    # f_proj, b_proj 1,536 x 16, o_norm 128, o_proj, g_proj
+    kda = 3 * 1536 * 2048 + 3 * 2048 * 4 + 16 + 2048 + 1536 * 2048 + 1536 * 16 + 128 + 2048 * 1536 + 1536 * 2048
+    moe = 128 * 3 * 1536 * 512 + 128 * 1536 + 128 + 3 * 1536 * 512
+    total = 2 * 157184 * 1536 + 1536 + 6 * mla + 18 * kda + 24 * 2 * 1536 + 3 * 1536 * 4608 + 23 * moe
+    assert total == model.param_count == 7_893_392_800
+    # whole: the norms, MLA's q_a_proj and kv_a_proj_with_mqa with their layernorms, KDA's o_norm, the routers
+    # with expert_bias, the final norm
+    whole = 24 * 2 * 1536 + 6 * (1536 * 256 + 256 + 1536 * 576 + 512) + 18 * 128 + 23 * (128 * 1536 + 128) + 1536
+    assert whole == 12_274_816 and model.weight_replicated_bytes == 2 * whole
+    # TP 2: (15,786,785,600 - 24,549,632) / 2 + 24,549,632 = 7,905,667,616 (even split 7,893,392,800)
+    assert stage_weight_bytes(estimated(model), 24, tp=2) == [(2 * total - 2 * whole) // 2 + 2 * whole] \
+        == [7_905_667_616]
 
 
 def test_amd_dbrx_instruct_fp8_kv_reads_its_modules_one_by_one():
