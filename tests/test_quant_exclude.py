@@ -179,6 +179,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "llama4_text", "gemma4_text", "laguna", "glm4_moe", "glm4_moe_lite", "gpt_oss",
              "gemma3_text", "phi3", "qwen3_next",
              "qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl", "ernie4_5", "ernie4_5_moe", "granite", "internlm3",  # vl
+             "gemma2", "cohere2", "exaone4", "glm4", "olmo3", "gemma", "glm",  # dense
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
