@@ -1,9 +1,10 @@
 """Per-module tables of Gemma, Gemma 2, Command R7B (cohere2), EXAONE 4.0, GLM-4-9B-chat-hf (glm), GLM-4-0414
-(glm4) and OLMo 3 (configs/param_modules_dense.py), and the parameter counts they mirror: each table adds up to
+(glm4), OLMo 3, LFM2 and LFM2-MoE (configs/param_modules_dense.py), and the parameter counts they mirror: each table adds up to
 the family's count, and the bytes each TP rank holds whole (the norms; o_proj's bias where attention_bias gives
 one) are worked out here by hand from the bundled configs (model_specs/*.json) and the module shapes of
 transformers 5.25 (modeling_gemma.py, modeling_gemma2.py, modeling_cohere2.py, modeling_exaone4.py,
-modeling_glm.py, modeling_glm4.py, modeling_olmo3.py). What vLLM 0.34 builds whole: the module's docstring."""
+modeling_glm.py, modeling_glm4.py, modeling_olmo3.py, modeling_lfm2.py, modeling_lfm2_moe.py). What vLLM 0.34
+builds whole: the module's docstrings."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from kvplan.engines.vllm_profile import config_weights_per_gpu
 from kvplan.weights.estimate import estimated
 
 SPECS = Path(__file__).resolve().parent.parent / "model_specs"
-DENSE_TYPES = {"gemma", "gemma2", "cohere2", "exaone4", "glm", "glm4", "olmo3"}
+DENSE_TYPES = {"gemma", "gemma2", "cohere2", "exaone4", "glm", "glm4", "olmo3", "lfm2", "lfm2_moe"}
 
 
 def _raw(name: str) -> dict:
@@ -179,3 +180,43 @@ def test_exaone4_with_attention_bias_gets_no_table():
     # Exaone4Attention builds no biases whatever the config says: the counter's biases would have no module
     family, f, _, layers, dims = _read(dict(_raw("exaone-4.0-32b"), attention_bias=True), "exaone4-bias")
     assert table(f, layers, dims) == []
+
+
+# -- LFM2 / LFM2-MoE: short convolutions and attention ----------------------------------------------------------
+
+def test_lfm2_1_2b_keeps_its_norms_whole_and_splits_the_convolutions():
+    model = build_model(_raw("lfm2-1.2b"), "lfm2")
+    # hidden 2,048, 16 layers (attention at 2, 5, 8, 10, 12, 14: 6; short convolutions: 10), 32 heads and 8 KV heads
+    # of 64, conv_L_cache 3, no conv_bias, MLP 2/3 x 12,288 = 8,192 (a multiple of 256), vocab 65,536, the head tied.
+    # attention q 2,048 x 2,048 + k, v 2 x 2,048 x 512 + out 2,048 x 2,048 + q/k_layernorm 2 x 64 = 10,485,888;
+    # conv in_proj 2,048 x 6,144 + conv 2,048 x 3 + out_proj 2,048 x 2,048 = 16,783,360; w1/w3/w2 3 x 2,048 x
+    # 8,192 = 50,331,648; operator_norm and ffn_norm 4,096
+    total = 6 * 10_485_888 + 10 * 16_783_360 + 16 * (50_331_648 + 4_096) + 65_536 * 2_048 + 2_048
+    assert model.param_count == total == 1_170_340_608
+    # whole: 16 x 2 norms of 2,048, 6 x (q_layernorm + k_layernorm) of 64, embedding_norm 2,048: 68,352
+    assert model.weight_replicated_bytes == (16 * 2 * 2_048 + 6 * 2 * 64 + 2_048) * 2 == 136_704
+    # TP 2: (2,340,681,216 - 136,704) / 2 + 136,704 (before: an even split, 1,170,340,608)
+    assert _per_gpu(model, 16, 2) == 1_170_272_256 + 136_704 == 1_170_408_960
+
+
+def test_lfm2_with_conv_bias_holds_the_out_proj_bias_whole():
+    # conv_bias: in_proj 6,144, conv 2,048 and out_proj 2,048 biases on each of the 10 conv layers; only out_proj's
+    # (a RowParallelLinear in vLLM's ShortConv) is whole on every rank
+    model = build_model(dict(_raw("lfm2-1.2b"), conv_bias=True), "lfm2-bias")
+    assert model.param_count == 1_170_340_608 + 10 * (6_144 + 2_048 + 2_048)
+    assert model.weight_replicated_bytes == (68_352 + 10 * 2_048) * 2 == 177_664
+
+
+def test_lfm2_8b_a1b_keeps_norms_routers_and_expert_biases_whole():
+    model = build_model(_raw("lfm2-8b-a1b"), "lfm2_moe")
+    # hidden 2,048, 24 layers (attention at 2, 6, 10, 14, 18, 21: 6; conv: 18), layers 0 and 1 a dense MLP of
+    # 7,168 (3 x 2,048 x 7,168 = 44,040,192), the other 22 MoE: 32 experts of 1,792 (32 x 3 x 2,048 x 1,792 =
+    # 352,321,536), router 2,048 x 32, expert_bias 32; attention and conv layers as LFM2-1.2B's
+    moe = 352_321_536 + 2_048 * 32 + 32
+    total = (6 * 10_485_888 + 18 * 16_783_360 + 24 * 4_096 + 2 * 44_040_192 + 22 * moe + 65_536 * 2_048 + 2_048)
+    assert model.param_count == total == 8_339_930_560
+    # whole: 24 x 2 norms of 2,048, 6 x 2 x 64, 22 x (router 65,536 + expert_bias 32), embedding_norm 2,048
+    whole = 24 * 2 * 2_048 + 6 * 2 * 64 + 22 * (65_536 + 32) + 2_048
+    assert model.weight_replicated_bytes == whole * 2 == 3_087_232
+    # TP 2: (16,679,861,120 - 3,087,232) / 2 + 3,087,232
+    assert _per_gpu(model, 24, 2) == 8_338_386_944 + 3_087_232 == 8_341_474_176

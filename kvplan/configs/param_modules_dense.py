@@ -1,6 +1,6 @@
 """Per-module parameter tables (configs/param_modules.py) of dense attention decoders: Gemma (gemma), Gemma 2
 (gemma2), Command R7B (cohere2), EXAONE 4.0 (exaone4), GLM-4-9B-chat-hf (glm), GLM-4-0414 (glm4) and OLMo 3
-(olmo3). Each mirrors its counter term by term (params.count_params for all but cohere2, whose counter is
+(olmo3); and LFM2 / LFM2-MoE (lfm2, lfm2_moe: short convolutions and attention, see lfm2()). Each mirrors its counter term by term (params.count_params for all but cohere2, whose counter is
 params.decoder(norm_bias=False, norms=1, ...) in families.py) and names modules as the checkpoints'
 safetensors do (transformers 5.25 modeling_gemma.py, modeling_gemma2.py, modeling_cohere2.py,
 modeling_exaone4.py, modeling_glm.py, modeling_glm4.py, modeling_olmo3.py): q/k/v/o_proj apart, and the MLP's
@@ -25,9 +25,11 @@ weight) and each RMSNorm into fusers/rms_norm.py's TPAwareRMSNorm of the norm's 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import ConfigError
 from .fields import Fields
-from .param_modules import Module, _ends, _float, _linear, _mlp, _qkvo
+from .param_modules import Module, _ends, _experts, _float, _linear, _mlp, _qkvo
 
 
 def _layer(i: int, hidden: int, dims, inter: int, *, bias: bool, o_bias: bool, norms: tuple[str, ...],
@@ -136,5 +138,54 @@ def olmo3(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def lfm2(f: Fields, layers: list, dims) -> list[Module]:
+    """Lfm2ForCausalLM and Lfm2MoeForCausalLM (transformers 5.25 modeling_lfm2.py, modeling_lfm2_moe.py), as
+    params.lfm2 counts them: per layer either attention under self_attn (q/k/v_proj, out_proj, q_layernorm and
+    k_layernorm over head_dim; no biases) or the short convolution under conv (in_proj to 3 x hidden, the
+    depthwise conv.conv [hidden, 1, conv_L_cache], out_proj; biases on all three with conv_bias); operator_norm
+    and ffn_norm; feed_forward's w1 / w3 / w2 (params.lfm2_dense_width), or after num_dense_layers (LFM2-MoE)
+    the routed experts feed_forward.experts.N.w1 / w3 / w2, the router feed_forward.gate [E, hidden] and its
+    expert_bias [E] with use_expert_bias (a float32 buffer in transformers, counted here at the checkpoint's
+    float width like the rest); the final norm is embedding_norm, the head tied unless tie_word_embeddings is
+    false.
+
+    vLLM 0.34 (lfm2.py, lfm2_moe.py, layers/mamba/short_conv.py ShortConv) holds whole on every TP rank the
+    RMSNorms, the router (GateLinear) and its e_score_correction_bias (the checkpoint's expert_bias), and
+    conv's out_proj bias (a RowParallelLinear); it splits the conv weight and bias by channel (conv is a
+    ColumnParallelLinear built without a quantization method) and in_proj (MergedColumnParallelLinear)."""
+    from .params import lfm2_dense_width
+
+    heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
+    hidden = f.int("hidden_size")
+    bias = f.flag("conv_bias")
+    kernel = f.int("conv_L_cache", default=3)
+    inter = lfm2_dense_width(f)
+    experts = f.int("num_experts", default=0, minimum=0)
+    first_dense = f.int("num_dense_layers", default=2, minimum=0) if experts else len(layers)
+    out = [replace(m, name="embedding_norm") if m.name == "norm" else m for m in _ends(f, hidden, True, 0)]
+    for i, layer in enumerate(layers):
+        if layer.caches:
+            a = f"layers.{i}.self_attn"
+            out += _qkvo(a, hidden, heads, kv, head_dim)[:3]
+            out += [_linear(f"{a}.out_proj", heads * head_dim, hidden, "attention", row=True),
+                    _float(f"{a}.q_layernorm", head_dim), _float(f"{a}.k_layernorm", head_dim)]
+        else:
+            c = f"layers.{i}.conv"
+            out += [_linear(f"{c}.in_proj", hidden, 3 * hidden, "mixer", bias),
+                    _float(f"{c}.conv", hidden * kernel + (hidden if bias else 0), "mixer"),
+                    _linear(f"{c}.out_proj", hidden, hidden, "mixer", bias, row=True)]
+        out += [_float(f"layers.{i}.operator_norm", hidden), _float(f"layers.{i}.ffn_norm", hidden)]
+        m = f"layers.{i}.feed_forward"
+        if i < first_dense:
+            out += [_linear(f"{m}.w1", hidden, inter, "mlp"), _linear(f"{m}.w3", hidden, inter, "mlp"),
+                    _linear(f"{m}.w2", inter, hidden, "mlp")]
+        else:
+            out += _experts(m, experts, hidden, f.int("moe_intermediate_size"), ("w1", "w3", "w2"))
+            out.append(_float(f"{m}.gate", hidden * experts, "router"))
+            if f.flag("use_expert_bias", default=True):
+                out.append(_float(f"{m}.expert_bias", experts, "router"))
+    return out
+
+
 DENSE = {"gemma": gemma, "gemma2": gemma, "cohere2": cohere2, "exaone4": exaone4, "glm": glm, "glm4": glm,
-         "olmo3": olmo3}
+         "olmo3": olmo3, "lfm2": lfm2, "lfm2_moe": lfm2}

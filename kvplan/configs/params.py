@@ -633,6 +633,19 @@ def minimax(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
+def lfm2_dense_width(f: Fields) -> int:
+    """LFM2's dense MLP width: intermediate_size (or block_ff_dim), which LFM2 (no experts) shrinks to 2/3 and
+    rounds up to block_multiple_of when block_auto_adjust_ff_dim; LFM2-MoE's dense layers use it as it is."""
+    inter = f.int("intermediate_size", "block_ff_dim", default=12288, maximum=10**8)
+    if not f.int("num_experts", default=0, minimum=0) and f.flag("block_auto_adjust_ff_dim", default=True):
+        inter = int(2 * inter / 3)
+        if f.get("block_ffn_dim_multiplier", default=1.0) is not None:
+            inter = int(f.number("block_ffn_dim_multiplier", default=1.0) * inter)
+            step = f.int("block_multiple_of", default=256)
+            inter = step * ((inter + step - 1) // step)
+    return inter
+
+
 def lfm2(f: Fields, layers: list, dims) -> tuple[int, int]:
     """LFM2 / LFM2-MoE: a short-conv operator (in_proj to 3 x hidden, depthwise conv of conv_L_cache,
     out_proj) or GQA attention with q/k RMSNorms; then a SwiGLU MLP (LFM2: intermediate_size, shrunk to
@@ -644,15 +657,8 @@ def lfm2(f: Fields, layers: list, dims) -> tuple[int, int]:
     conv = 3 * hidden * hidden + hidden * f.int("conv_L_cache", default=3) + hidden * hidden
     conv += (3 * hidden + hidden + hidden) if bias else 0
     attn = _attention_plain(hidden, heads, kv, head_dim) + 2 * head_dim
-    inter = f.int("intermediate_size", "block_ff_dim", default=12288, maximum=10**8)
     experts = f.int("num_experts", default=0, minimum=0)
-    if not experts and f.flag("block_auto_adjust_ff_dim", default=True):
-        inter = int(2 * inter / 3)
-        if f.get("block_ffn_dim_multiplier", default=1.0) is not None:
-            inter = int(f.number("block_ffn_dim_multiplier", default=1.0) * inter)
-            step = f.int("block_multiple_of", default=256)
-            inter = step * ((inter + step - 1) // step)
-    dense = gated_mlp(hidden, inter)
+    dense = gated_mlp(hidden, lfm2_dense_width(f))
     first_dense = f.int("num_dense_layers", default=2, minimum=0) if experts else len(layers)
     moe = (_ffn_moe(hidden, experts, f.int("num_experts_per_tok", default=4), f.int("moe_intermediate_size"),
                     router_bias=experts if f.flag("use_expert_bias", default=True) else 0) if experts else None)
