@@ -179,6 +179,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "llama4_text", "gemma4_text", "laguna", "glm4_moe", "glm4_moe_lite", "gpt_oss",
              "gemma3_text", "phi3", "qwen3_next",
              "qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl", "ernie4_5", "ernie4_5_moe", "granite", "internlm3",  # vl
+             "gemma2", "cohere2", "exaone4", "glm4", "olmo3", "gemma", "glm", "lfm2", "lfm2_moe",  # dense
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -219,8 +220,9 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
         else:
             model = AutoModelForCausalLM.from_config(text if text is not top else top)
     theirs: dict[str, int] = {}
+    # a router's per-expert bias, a buffer in transformers and a tensor in the checkpoints (LFM2-MoE's expert_bias)
     tensors = list(model.named_parameters()) + [(n, b) for n, b in model.named_buffers()
-                                                if n.endswith("e_score_correction_bias")]
+                                                if n.endswith(("e_score_correction_bias", ".expert_bias"))]
     if model_type in _IN_WRAPPER:
         tensors = [(n.replace("model.language_model.", "model.", 1), t) for n, t in tensors
                    if n.startswith(("model.language_model.", "lm_head."))]

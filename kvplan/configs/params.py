@@ -71,9 +71,10 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
     # MiniCPM-V 4.5 / MiniCPM-o 4.5 / Isaac Qwen3 attention (q/k norms), whatever the wrapper's model_type
     kind = f.text_type
     qkv_bias = f.flag("attention_bias") or kind in _QKV_BIAS_ONLY
-    # GLM-4-MoE's o_proj has no bias whatever attention_bias says (transformers 5.25 modeling_glm4_moe.py
-    # Glm4MoeAttention: nn.Linear(..., bias=False); vLLM 0.34 glm4_moe.py: RowParallelLinear bias=False)
-    o_bias = f.flag("attention_bias") and kind not in _QKV_BIAS_ONLY + GLM4_MOE
+    # GLM-4-MoE's, GLM-4's and GLM-4-0414's o_proj has no bias whatever attention_bias says (transformers 5.25
+    # modeling_glm4_moe.py Glm4MoeAttention, modeling_glm.py GlmAttention, modeling_glm4.py Glm4Attention:
+    # nn.Linear(..., bias=False); vLLM 0.34 glm4_moe.py, glm4.py: RowParallelLinear bias=False)
+    o_bias = f.flag("attention_bias") and kind not in _QKV_BIAS_ONLY + GLM4_MOE + GLM_DENSE
     n = hidden * heads * head_dim + 2 * hidden * kv * head_dim + heads * head_dim * hidden
     if qkv_bias:
         n += heads * head_dim + 2 * kv * head_dim
@@ -83,16 +84,20 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
         n += 2 * head_dim  # q_norm and k_norm
     if f.model_type == "minimax_m2":  # MiniMaxM2Attention: q_norm and k_norm over all heads' queries and keys
         n += (heads + kv) * head_dim
+    if kind == "olmo3":  # Olmo3Attention: q_norm over heads x head_dim, k_norm over kv heads x head_dim
+        n += (heads + kv) * head_dim  # (transformers 5.25 modeling_olmo3.py)
     return n
 
 
+GLM_DENSE = ("glm", "glm4")  # GLM-4-9B-chat-hf (GlmForCausalLM), GLM-4-0414 (Glm4ForCausalLM)
 GLM4_MOE = ("glm4_moe", "param2moe")  # Param2 runs transformers' GLM-4-MoE model (Sarvam-MoE: configs/sarvam.py)
 # q/k/v projections biased, o_proj not (dots_ocr: a flat Qwen2Config, vLLM 0.33 dots_ocr.py runs Qwen2ForCausalLM)
 # Kimi-Audio: a flat Qwen2Config, run as Qwen2ForCausalLM (vLLM 0.33 kimi_audio.py)
 _QKV_BIAS_ONLY = ("qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text", "dots_ocr", "qwen2_5_omni_text", "kimi_audio",
                   "moonshot_kimia")
 _QK_NORM = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "gemma3n_text", "gemma3n", "qwen3_next",
-            "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "qwen3_asr_text")  # per-head RMSNorm on q and k
+            "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "qwen3_asr_text",
+            "exaone4")  # per-head RMSNorm on q and k (exaone4: transformers 5.25 modeling_exaone4.py Exaone4Attention)
 
 
 def _moe(f: Fields, hidden: int) -> tuple[int, int]:
@@ -158,7 +163,9 @@ def count_params(f: Fields, num_layers: int, heads: int, kv: int, head_dim: int)
     else:
         inters = [f.int("intermediate_size", "n_inner", default=4 * hidden, maximum=10**8)] * num_layers
     attn = _attention(f, hidden, heads, kv, head_dim)
-    norms = (4 if mt in ("gemma2", "gemma3", "gemma3_text") else 2) * hidden
+    # Gemma 2 / 3: input, post_attention, pre_ and post_feedforward_layernorm; GLM-4-0414 (transformers 5.25
+    # modeling_glm4.py Glm4DecoderLayer): input, post_attention, post_self_attn and post_mlp_layernorm
+    norms = (4 if mt in ("gemma2", "gemma3", "gemma3_text", "glm4") else 2) * hidden
     if mt == "gpt_oss":
         attn += heads  # attention sinks (the q/k/v/o biases come with attention_bias: true)
     total = active = _vocab_embed(f, hidden) + hidden  # embeddings (+ head) and final norm
@@ -626,6 +633,19 @@ def minimax(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
+def lfm2_dense_width(f: Fields) -> int:
+    """LFM2's dense MLP width: intermediate_size (or block_ff_dim), which LFM2 (no experts) shrinks to 2/3 and
+    rounds up to block_multiple_of when block_auto_adjust_ff_dim; LFM2-MoE's dense layers use it as it is."""
+    inter = f.int("intermediate_size", "block_ff_dim", default=12288, maximum=10**8)
+    if not f.int("num_experts", default=0, minimum=0) and f.flag("block_auto_adjust_ff_dim", default=True):
+        inter = int(2 * inter / 3)
+        if f.get("block_ffn_dim_multiplier", default=1.0) is not None:
+            inter = int(f.number("block_ffn_dim_multiplier", default=1.0) * inter)
+            step = f.int("block_multiple_of", default=256)
+            inter = step * ((inter + step - 1) // step)
+    return inter
+
+
 def lfm2(f: Fields, layers: list, dims) -> tuple[int, int]:
     """LFM2 / LFM2-MoE: a short-conv operator (in_proj to 3 x hidden, depthwise conv of conv_L_cache,
     out_proj) or GQA attention with q/k RMSNorms; then a SwiGLU MLP (LFM2: intermediate_size, shrunk to
@@ -637,15 +657,8 @@ def lfm2(f: Fields, layers: list, dims) -> tuple[int, int]:
     conv = 3 * hidden * hidden + hidden * f.int("conv_L_cache", default=3) + hidden * hidden
     conv += (3 * hidden + hidden + hidden) if bias else 0
     attn = _attention_plain(hidden, heads, kv, head_dim) + 2 * head_dim
-    inter = f.int("intermediate_size", "block_ff_dim", default=12288, maximum=10**8)
     experts = f.int("num_experts", default=0, minimum=0)
-    if not experts and f.flag("block_auto_adjust_ff_dim", default=True):
-        inter = int(2 * inter / 3)
-        if f.get("block_ffn_dim_multiplier", default=1.0) is not None:
-            inter = int(f.number("block_ffn_dim_multiplier", default=1.0) * inter)
-            step = f.int("block_multiple_of", default=256)
-            inter = step * ((inter + step - 1) // step)
-    dense = gated_mlp(hidden, inter)
+    dense = gated_mlp(hidden, lfm2_dense_width(f))
     first_dense = f.int("num_dense_layers", default=2, minimum=0) if experts else len(layers)
     moe = (_ffn_moe(hidden, experts, f.int("num_experts_per_tok", default=4), f.int("moe_intermediate_size"),
                     router_bias=experts if f.flag("use_expert_bias", default=True) else 0) if experts else None)
