@@ -1,5 +1,9 @@
-"""Per-module parameter tables (configs/param_modules.py) of DeepSeek-V4 (deepseek_v4), named as the
-checkpoints' safetensors are. Each mirrors its family's counter term by term (params.deepseek_v4).
+"""Per-module parameter tables (configs/param_modules.py) of DeepSeek-V4 (deepseek_v4), MiniCPM3 (minicpm3) and
+LongCat-Flash (longcat_flash), named as the checkpoints' safetensors are. Each mirrors its family's counter term
+by term (params.deepseek_v4, params.minicpm3, params_mla.longcat_flash); MiniCPM3's and LongCat-Flash's say what
+vLLM 0.34 holds whole in their docstrings. DeepSeek-V4.1 (deepseek_v41_text) has no table: its layout differs
+(KV-source compressors without ape, indexer key projections, Engram, a second router bias, no hc_head:
+params.deepseek_v41_parts), and its weights are sized by dtype (shared_compressed.weight_format).
 
 DeepSeek-V4 (deepseek-ai/DeepSeek-V4-Flash, -Pro) keeps DeepSeek's own tensor names, with no `model.` prefix:
 `embed`, `head`, `norm`, `hc_head_fn / _base / _scale`, and per layer `layers.N.attn.wq_a / q_norm / wq_b / wkv /
