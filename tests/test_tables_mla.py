@@ -136,3 +136,17 @@ def test_longcat_flash_holds_latents_norms_and_routers_whole():
     per_gpu = (2 * LONGCAT - 2 * whole) // 8 + 2 * whole
     assert per_gpu == 139_951_341_568 + 1_719_228_416 == 141_670_569_984
     assert stage_weight_bytes(estimated(model), 56, tp=8) == [per_gpu]
+
+
+def test_deepseek_v4_flash_nvfp4_experts_read_moe_quant_algo():
+    # the bundled config with quantization_config's moe_quant_algo NVFP4, the field vLLM 0.34's DeepseekV4FP8Config
+    # reads (not a published checkpoint's config): the routed experts in NVFP4, the rest as in the FP4 checkpoint
+    raw = _raw("deepseek-v4-flash")
+    raw["quantization_config"] = dict(raw["quantization_config"], moe_quant_algo="NVFP4")
+    model = build_model(raw, "flash-nvfp4")
+    assert model.weight_dtype == "nvfp4 experts + fp8"
+    # experts at 1/2 + 1/16 B (an F8_E4M3 scale per 16) + float32 weight_scale_2 and input_scale for each of the
+    # 43 x 256 x 3 expert tensors (264,192 B, whole on every rank); the other modules' 8,827,343,068 B as above
+    scalars = 43 * 256 * 3 * 8
+    assert model.weight_bytes == FLASH_EXPERTS * 9 // 16 + scalars + 8_827_343_068 == 164_654_389_468
+    assert model.weight_replicated_bytes == 1_298_226_140 + scalars  # before: MXFP4 experts, 155,997,081,820 B

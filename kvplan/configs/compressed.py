@@ -146,14 +146,27 @@ def weight_format(f: Fields, layers: list, total: int, rest_dtype: str, rest_byt
         return rest_dtype, rest_bytes, 0
     by_module = _by_module(f, layers, total, expert_dtype, rest_bytes)
     if by_module is not None:
-        return (f"{expert_dtype} experts + {rest_dtype}",) + by_module
+        experts = "nvfp4" if _nvfp4_experts(f, expert_dtype) else expert_dtype
+        return (f"{experts} experts + {rest_dtype}",) + by_module
     return _by_share(f, total, len(layers), expert_dtype, rest_dtype, rest_bytes) + (0,)
+
+
+def _nvfp4_experts(f: Fields, expert_dtype: str) -> bool:
+    """FP4 experts in NVFP4 rather than MXFP4: vLLM 0.34 models/deepseek_v4/quant_config.py DeepseekV4FP8Config
+    reads quantization_config's moe_quant_algo and, for "NVFP4" with expert_dtype fp4, loads the routed experts
+    with ModelOptNvFp4FusedMoE (group_size 16) instead of Mxfp4MoEMethod."""
+    quant = f.raw.get("quantization_config")
+    return (expert_dtype == "fp4" and isinstance(quant, dict)
+            and str(quant.get("moe_quant_algo") or "").upper() == "NVFP4")
 
 
 def _by_module(f: Fields, layers: list, total: int, expert_dtype: str, rest_bytes: float):
     """(average bytes per parameter, bytes each TP rank holds whole) of a DeepSeek-V4 checkpoint, module by
-    module: the routed experts in expert_dtype (FP4: MXFP4, 1/2 B + one E8M0 scale per 32 values; FP8: block
-    scaled as the other linears, vLLM 0.34 models/deepseek_v4/quant_config.py DeepseekV4FP8Config; BF16: 2 B),
+    module: the routed experts in expert_dtype (FP4: MXFP4, 1/2 B + one E8M0 scale per 32 values, or with
+    moe_quant_algo NVFP4, 1/2 B + one F8_E4M3 scale per 16 and float32 weight_scale_2 and input_scale for each
+    expert's w1, w2 and w3, held whole on every TP rank: vLLM 0.34 modelopt.py ModelOptNvFp4FusedMoE.create_weights,
+    w13_ / w2_weight_scale_2 and input_scale [experts(, 2)] float32; FP8: block scaled as the other linears, vLLM
+    0.34 models/deepseek_v4/quant_config.py DeepseekV4FP8Config; BF16: 2 B),
     the head in BF16 (Fp8Config never quantizes it), every other weight a table marks quantized (wq_a, wq_b,
     wkv, wo_a, wo_b, the shared experts, the indexer's wq_b) at rest_bytes (FP8 with its block scales, UE8M0
     where scale_fmt says so), and the float parameters in float32 (_FP32) or bfloat16 (embed, norms, the
@@ -165,8 +178,10 @@ def _by_module(f: Fields, layers: list, total: int, expert_dtype: str, rest_byte
     modules = table(f, layers, None)
     if not modules or sum(m.weight + m.other for m in modules) != total:
         return None
-    expert = rest_bytes if expert_dtype == "fp8" else EXPERT_BYTES[expert_dtype]
-    stored = whole = 0.0
+    nvfp4 = _nvfp4_experts(f, expert_dtype)
+    expert = rest_bytes if expert_dtype == "fp8" else 0.5 + 1 / 16 if nvfp4 else EXPERT_BYTES[expert_dtype]
+    # NVFP4's two float32 scalars an expert tensor, whole on every rank
+    stored = whole = 8.0 * sum(m.experts for m in modules) if nvfp4 else 0.0
     for m in modules:
         rate = expert if m.experts else 2.0 if m.role == "lm_head" else rest_bytes
         floats = m.other * (4 if _FP32.search(m.name) else 2)
