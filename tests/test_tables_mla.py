@@ -150,3 +150,19 @@ def test_deepseek_v4_flash_nvfp4_experts_read_moe_quant_algo():
     scalars = 43 * 256 * 3 * 8
     assert model.weight_bytes == FLASH_EXPERTS * 9 // 16 + scalars + 8_827_343_068 == 164_654_389_468
     assert model.weight_replicated_bytes == 1_298_226_140 + scalars  # before: MXFP4 experts, 155,997,081,820 B
+
+
+def test_deepseek_v4_modules_match_a_list_written_against_the_checkpoint_names():
+    from kvplan.configs.param_modules import split
+    from kvplan.configs.quant_exclude import MODELOPT, Matcher
+
+    # a ModelOpt-style list in the checkpoint's own names (an illustration, not a published config): the
+    # attention and the shared experts kept, the head named bare
+    family, f, _, layers, dims = _read(_raw("deepseek-v4-flash"), "flash")
+    s = split(table(f, layers, dims), Matcher(MODELOPT, ("*.attn.*", "*.ffn.shared_experts.*", "head")), True)
+    # kept: wq_a, wq_b, wkv, wo_a, wo_b (132,120,576 - 25,165,824 = 106,954,752 a layer) and the indexer's wq_b
+    # (21 x 8,388,608); the shared experts 43 x 25,165,824; the head 129,280 x 4,096. The compressors' wkv / wgate
+    # and weights_proj are never quantized, so not "kept"; only the routed experts stay quantized
+    assert s.kept == {"attention": 43 * 106_954_752 + 21 * 8_388_608, "shared experts": 43 * 25_165_824,
+                      "lm_head": 129_280 * 4096}
+    assert s.quantized == FLASH_EXPERTS and s.tensors == 43 * 256 * 3

@@ -11,8 +11,9 @@ kv_norm / wo_a / wo_b / attn_sink`, `attn.compressor.wkv / wgate / ape / norm`, 
 weights_proj` and `attn.indexer.compressor.*`, `ffn.gate` (and `ffn.gate.bias`), `ffn.experts.E.w1 / w2 / w3`,
 `ffn.shared_experts.w1 / w2 / w3`, `attn_norm`, `ffn_norm`, `hc_attn_* / hc_ffn_*` (transformers 5.25
 conversion_mapping.py "deepseek_v4" renames them on load; vLLM 0.34 models/deepseek_v4/nvidia/model.py
-_make_deepseek_v4_weights_mapper only prefixes `model.`). The table's modules are therefore `top` (param_modules
-TOP_ROOTS: the bare name, or under a wrapper's `language_model.`).
+_make_deepseek_v4_weights_mapper puts them under `model.` and renames a few: head, embed, ffn.gate.bias). The
+table's modules are therefore `top` (param_modules TOP_ROOTS: the bare name, or under a wrapper's
+`language_model.`), so a list of unquantized modules written against the checkpoint ("*.attn.*") matches them.
 
 What vLLM 0.34 (models/deepseek_v4) holds whole on every TP rank (Module.whole, or a norm / router role):
 - attention.py DeepseekV4Attention: wq_a and wkv fused into fused_wqa_wkv, a MergedColumnParallelLinear with
@@ -36,6 +37,8 @@ out.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .fields import Fields
 from .param_modules import Module, _ends, _experts, _float, _linear, _mla_widths, _mlp
 
@@ -51,7 +54,7 @@ def _norm(name: str, params: int) -> Module:
 
 
 def _top(m: Module) -> Module:
-    return Module(m.name, m.weight, m.other, m.role, m.experts, True, m.inputs, m.whole_bias, m.whole)
+    return replace(m, top=True)
 
 
 def _compressor(c: str, hidden: int, width: int, coff: int, ratio: int) -> list[Module]:
