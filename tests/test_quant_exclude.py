@@ -179,11 +179,17 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text", "qwen3_5_moe_text",
              "llama4_text", "gemma4_text", "laguna", "glm4_moe", "glm4_moe_lite", "gpt_oss",
              "gemma3_text", "phi3", "qwen3_next",
+             "qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl", "ernie4_5", "ernie4_5_moe", "granite", "internlm3",  # vl
              "deepseek_v4", "minicpm3", "longcat_flash",  # mla
              ]
+# image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
+# qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
+# (model.language_model.X, lm_head) compared under the causal LM's names (model.X, lm_head)
+_IN_WRAPPER = ("qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl")
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
-                       (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias"))}
+                       (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
+            "ernie4_5_moe": ((".mlp.moe_statics.", ".mlp.gate.moe_statics."),)}
 
 # DeepSeek-V4's checkpoints keep DeepSeek's own names (no model. prefix: its table's modules are top), which
 # transformers 5.25 renames on load (conversion_mapping.py "deepseek_v4"): the same renames, as regular expressions
@@ -227,17 +233,31 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
     text = top.get_text_config(decoder=True)
     with warnings.catch_warnings(), torch.device("meta"):
         warnings.simplefilter("ignore")
-        model = AutoModelForCausalLM.from_config(text if text is not top else top)
+        if model_type in _IN_WRAPPER:
+            from transformers import AutoModelForImageTextToText
+
+            model = AutoModelForImageTextToText.from_config(top)
+        else:
+            model = AutoModelForCausalLM.from_config(text if text is not top else top)
     theirs: dict[str, int] = {}
     tensors = list(model.named_parameters()) + [(n, b) for n, b in model.named_buffers()
                                                 if n.endswith("e_score_correction_bias")]
+    if model_type in _IN_WRAPPER:
+        tensors = [(n.replace("model.language_model.", "model.", 1), t) for n, t in tensors
+                   if n.startswith(("model.language_model.", "lm_head."))]
     for name, tensor in tensors:  # a module's weight and bias under its name; a bare parameter under its own
         key = name.rsplit(".", 1)[0] if name.endswith((".weight", ".bias")) else name
         key = key[: -len("_bias")] if key.endswith("_proj_bias") else key  # gpt-oss: experts.gate_up_proj_bias
         theirs[key] = theirs.get(key, 0) + tensor.numel()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        family, f, _, layers, dims = _read(harness.saved_form(top), f"modules:{model_type}")
+        saved = harness.saved_form(top)
+        if model_type in _IN_WRAPPER and "tie_word_embeddings" in saved:
+            # the shrunk text_config writes out Qwen3VLMoeTextConfig's default tie_word_embeddings True, which the
+            # wrapper (whose False transformers 5.25 ties by) overrides; the real checkpoints' text_config leaves it
+            # out (model_specs/qwen3-vl-30b-a3b.json), so kvplan reads the wrapper's
+            saved["text_config"].pop("tie_word_embeddings", None)
+        family, f, _, layers, dims = _read(saved, f"modules:{model_type}")
     assert f.model_type in TABLES
     ours: dict[str, int] = {}
     for m in table(f, layers, dims):

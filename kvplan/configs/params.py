@@ -59,7 +59,9 @@ def gpt_oss_expert_weights(f: Fields, num_layers: int) -> int:
     return num_layers * f.int("num_local_experts") * 3 * f.int("hidden_size") * f.int("intermediate_size")
 
 
-_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "gpt_bigcode", "mamba", "mamba2", "falcon"}
+# ernie4_5: transformers 5.25 configuration_ernie4_5.py Ernie4_5Config tie_word_embeddings = True
+_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "gpt_bigcode", "mamba", "mamba2",
+                    "falcon", "ernie4_5"}
 
 
 
@@ -132,7 +134,10 @@ def _is_moe_layer(f: Fields, i: int) -> bool:
         k = f.int("first_k_dense_replace", default=0, minimum=0)
         freq = f.int("moe_layer_freq", default=1)
         return i >= k and i % freq == 0
-    if mt in ("qwen2_moe", "qwen3_moe", "qwen3_next"):
+    # Qwen3-VL-MoE's text model reads mlp_only_layers and decoder_sparse_step as Qwen3-MoE does (transformers 5.25
+    # modeling_qwen3_vl_moe.py Qwen3VLMoeTextDecoderLayer; vLLM 0.34 qwen3_moe.py Qwen3MoeDecoderLayer, which
+    # qwen3_vl_moe.py builds)
+    if mt in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_vl_moe_text"):
         if i in (f.int_list("mlp_only_layers", minimum=0, maximum=10**6) or []):
             return False
         step = f.int("decoder_sparse_step", default=1)
