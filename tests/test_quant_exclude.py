@@ -18,6 +18,7 @@ are worked by hand from the configs and laid out tensor by tensor from the forma
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import warnings
 from pathlib import Path
@@ -180,6 +181,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "gemma3_text", "phi3", "qwen3_next",
              "qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl", "ernie4_5", "ernie4_5_moe", "granite", "internlm3",  # vl
              "gemma2", "cohere2", "exaone4", "glm4", "olmo3", "gemma", "glm", "lfm2", "lfm2_moe",  # dense
+             "deepseek_v4", "minicpm3", "longcat_flash",  # mla
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -189,6 +191,25 @@ _IN_WRAPPER = ("qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl")
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
             "ernie4_5_moe": ((".mlp.moe_statics.", ".mlp.gate.moe_statics."),)}
+
+# DeepSeek-V4's checkpoints keep DeepSeek's own names (no model. prefix: its table's modules are top), which
+# transformers 5.25 renames on load (conversion_mapping.py "deepseek_v4"): the same renames, as regular expressions
+# applied in order to the table's names (the indexer's before the attention's, the leaves' before attn. -> self_attn.)
+_CHECKPOINT_NAMES = {"deepseek_v4": (
+    (r"^embed$", "model.embed_tokens"), (r"^head$", "lm_head"), (r"^norm$", "model.norm"),
+    (r"^hc_head_(fn|base|scale)$", r"model.hc_head.hc_\1"), (r"^layers\.", "model.layers."),
+    (r"\.attn_norm$", ".input_layernorm"), (r"\.ffn_norm$", ".post_attention_layernorm"),
+    (r"\.hc_(attn|ffn)_(fn|base|scale)$", r".\1_hc.\2"),
+    (r"compressor\.wkv$", "compressor.kv_proj"), (r"compressor\.wgate$", "compressor.gate_proj"),
+    (r"compressor\.ape$", "compressor.position_bias"), (r"compressor\.norm$", "compressor.kv_norm"),
+    (r"\.attn\.indexer\.compressor\.", ".self_attn.compressor.indexer."),
+    (r"\.attn\.indexer\.wq_b$", ".self_attn.compressor.indexer.q_b_proj"),
+    (r"\.attn\.indexer\.weights_proj$", ".self_attn.compressor.indexer.scorer.weights_proj"),
+    (r"\.attn\.", ".self_attn."), (r"\.ffn\.", ".mlp."),
+    (r"\.wq_a$", ".q_a_proj"), (r"\.q_norm$", ".q_a_norm"), (r"\.wq_b$", ".q_b_proj"), (r"\.wkv$", ".kv_proj"),
+    (r"\.wo_a$", ".o_a_proj"), (r"\.wo_b$", ".o_b_proj"), (r"\.attn_sink$", ".sinks"),
+    (r"\.gate\.bias$", ".gate.e_score_correction_bias"), (r"shared_experts\.w1$", "shared_experts.gate_proj"),
+    (r"shared_experts\.w3$", "shared_experts.up_proj"), (r"shared_experts\.w2$", "shared_experts.down_proj"))}
 
 
 def _as_transformers(name: str) -> str:
@@ -245,6 +266,8 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
         name = ("" if m.top else "model.") + _as_transformers(m.name)
         for theirs_old, theirs_new in _RENAMED.get(model_type, ()):
             name = name.replace(theirs_old, theirs_new)
+        for pattern, theirs_new in _CHECKPOINT_NAMES.get(model_type, ()):
+            name = re.sub(pattern, theirs_new, name)
         ours[name] = ours.get(name, 0) + m.weight + m.other
     assert ours == theirs
     assert sum(ours.values()) == family.params(f, layers, dims)[0]

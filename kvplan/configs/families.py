@@ -920,8 +920,7 @@ _ROWS: list[Family] = [
     Family(("deepseek_v4",), kinds=frozenset({K.SLIDING, K.CSA, K.HCA}), attention="compressed",
            markers=("compress_ratios",), derive=compressed.default_kinds, trailing="num_nextn_predict_layers",
            defaults=compressed.DEFAULTS, params=params.deepseek_v4,
-           weight_format=lambda f, layers, total, dtype, size: compressed.weight_format(f, total, len(layers), dtype,
-                                                                                       size),
+           weight_format=compressed.weight_format,
            rules=("one shared K/V head (head_dim, rope in its last qk_rope_head_dim columns) for the newest "
                   "sliding_window tokens on every layer; compressed sparse layers (compress_ratios 4) add one "
                   "entry per 4 tokens plus indexer keys (index_head_dim) per entry and read index_topk of them; "

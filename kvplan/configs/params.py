@@ -706,23 +706,44 @@ def gemma3n(f: Fields, layers: list, dims) -> tuple[int, int]:
 def minicpm3(f: Fields, layers: list, dims) -> tuple[int, int]:
     """MiniCPM3: MLA projections (v_head_dim defaults to hidden / heads), a SwiGLU MLP and two norms a
     layer; embeddings tied by default. (The cache is read decompressed, as vLLM keeps it; the weights
-    are the compressed projections.)"""
+    are the compressed projections.) Biases as transformers 5.25 modeling_minicpm3.py builds them:
+    attention_bias on q_a_proj, kv_a_proj_with_mqa and o_proj, mlp_bias on the three MLP projections."""
     hidden = f.int("hidden_size")
-    v_dim = f.int("v_head_dim", default=hidden // f.int("num_attention_heads"))
-    per_layer = _mla(f, hidden, v_dim) + gated_mlp(hidden, f.int("intermediate_size")) + 2 * hidden
+    heads, inter = f.int("num_attention_heads"), f.int("intermediate_size")
+    v_dim = f.int("v_head_dim", default=hidden // heads)
+    q_lora = f.int("q_lora_rank", default=0, minimum=0)
+    attention = mla(hidden, heads, q_lora or None, f.int("kv_lora_rank"), f.int("qk_rope_head_dim"),
+                    f.int("qk_nope_head_dim"), v_dim, f.flag("attention_bias"))
+    mlp_bias = 2 * inter + hidden if f.flag("mlp_bias") else 0
+    per_layer = attention + gated_mlp(hidden, inter) + mlp_bias + 2 * hidden
     n = embeddings(f, hidden, True, 0) + hidden + len(layers) * per_layer
     return n, n
 
 
+def deepseek_v4_hashed(f: Fields, n: int) -> list[bool]:
+    """Whether each layer is routed by token hash (DeepseekV4HashRouter: no e_score_correction_bias):
+    mlp_layer_types' 'hash_moe' entries, else the first num_hash_layers (default 3), as transformers 5.25
+    configuration_deepseek_v4.py __post_init__ reads them."""
+    if f.has("mlp_layer_types"):
+        kinds = f.list("mlp_layer_types")
+        return [i < len(kinds) and kinds[i] == "hash_moe" for i in range(n)]
+    first = f.int("num_hash_layers", default=3, minimum=0)
+    return [i < first for i in range(n)]
+
+
 def deepseek_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """DeepSeek-V4 as transformers 5.25 builds it (modeling_deepseek_v4.py; 284,332,230,231 for
-    V4-Flash, 1,572,997,179,491 for V4-Pro: the published 284B and 1.6T without the MTP layer).
+    """DeepSeek-V4 as transformers 5.25 builds it (modeling_deepseek_v4.py; 284,332,240,471 for
+    V4-Flash, 1,572,997,201,763 for V4-Pro: the published 284B and 1.6T without the MTP layer).
     Every layer: low-rank q (q_a, q_a_norm, q_b), one shared K/V projection and its norm, the grouped
     output projection (o_a over o_groups, o_b), attention sinks, a MoE block (routed experts, one shared
     expert, the router), two hyper-connection mixers (attn_hc, ffn_hc) and two norms. Compressed layers
     add their compressor (kv and gate projections to coff x head_dim, position bias, norm; coff = 2 on
     CSA's overlapping windows); CSA adds the indexer (its own compressor at index_head_dim, q_b and the
-    head-weight projection). Hash-routed layers differ only in a buffer (tid2eid), not a parameter."""
+    head-weight projection). The router's float32 e_score_correction_bias (the checkpoint's ffn.gate.bias; a
+    buffer in transformers, counted as for DeepSeek-V3) sits on the layers that are not hash-routed
+    (deepseek_v4_hashed: mlp_layer_types, else the first num_hash_layers, 3); hash-routed layers hold the
+    tid2eid buffer instead, an integer table, not counted."""
+
     hidden, heads, head = f.int("hidden_size"), f.int("num_attention_heads"), f.int("head_dim")
     q_rank, o_rank, groups = f.int("q_lora_rank"), f.int("o_lora_rank"), f.int("o_groups")
     experts, top_k = f.int("n_routed_experts"), f.int("num_experts_per_tok")
@@ -740,8 +761,8 @@ def deepseek_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
 
     total = f.int("vocab_size") * hidden * (1 if f.flag("tie_word_embeddings") else 2)
     total += hc * hc * hidden + hc + 1 + hidden  # hc_head and the final norm
-    for spec in layers:
-        total += layer
+    for spec, by_hash in zip(layers, deepseek_v4_hashed(f, len(layers))):
+        total += layer + (0 if by_hash else experts)
         ratio = next((c.policy.compress_ratio for c in spec.caches if c.policy.compress_ratio), None)
         if ratio is None:
             continue
