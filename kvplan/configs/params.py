@@ -222,13 +222,15 @@ def mamba1_block(hidden: int, d_inner: int, d_state: int, d_conv: int, dt_rank: 
     return n
 
 
-def mamba2_block(hidden: int, n_heads: int, head_dim: int, n_groups: int, d_state: int, d_conv: int, d_inner: int | None = None) -> int:
+def mamba2_block(hidden: int, n_heads: int, head_dim: int, n_groups: int, d_state: int, d_conv: int, d_inner: int | None = None,
+                 gated_norm: bool = True) -> int:
+    """gated_norm: the mixer has its gated RMSNorm over d_inner (Falcon-H1's only with mamba_rms_norm)."""
     d_inner = d_inner or n_heads * head_dim
     conv_dim = d_inner + 2 * n_groups * d_state
     n = hidden * (2 * d_inner + 2 * n_groups * d_state + n_heads)  # in_proj
     n += conv_dim * d_conv + conv_dim  # conv1d with bias
     n += 3 * n_heads  # dt_bias, A_log, D
-    n += d_inner  # gated norm
+    n += d_inner if gated_norm else 0  # gated norm
     n += d_inner * hidden  # out_proj
     return n
 
@@ -267,6 +269,10 @@ def _hybrid_params(f: Fields, layers: list[LayerSpec], heads: int, kv: int, head
                     hidden, nh, hd, f.int(f"{p}n_groups", "n_groups", default=1),
                     f.int(f"{p}d_state", "ssm_state_size", "state_size", default=128),
                     f.int(f"{p}d_conv", "conv_kernel", default=4), f.opt_int(f"{p}d_ssm"),
+                    # transformers 5.25 modeling_falcon_h1.py FalconH1Mixer: norm is nn.Identity unless
+                    # mamba_rms_norm (FalconH1Config default False); vLLM 0.34 falcon_h1.py passes
+                    # use_rms_norm=config.mamba_rms_norm, and MambaMixer2 then registers no norm weight
+                    gated_norm=mt != "falcon_h1" or f.flag("mamba_rms_norm", default=False),
                 )
         norms = hidden if mt in ("mamba", "mamba2") else 2 * hidden
         moe_t, moe_a = (_moe(f, hidden) if mt in ("jamba", "qwen3_next") and _is_moe_layer(f, i) else (0, 0))
