@@ -177,10 +177,19 @@ def test_minimax_m25_nvfp4_keeps_attention_in_bf16():
 _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mixtral", "minimax_m2",
              "deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text", "qwen3_5_moe_text",
              "llama4_text", "gemma4_text", "laguna", "glm4_moe", "glm4_moe_lite", "gpt_oss",
-             "gemma3_text", "phi3", "qwen3_next"]
+             "gemma3_text", "phi3", "qwen3_next",
+             "nemotron_h", "granitemoehybrid", "falcon_h1", "jamba"]  # hybrid
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
-                       (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias"))}
+                       (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
+            # Nemotron-H's routed experts are not gated: transformers merges experts.N.up_proj into experts.up_proj;
+            # Granite 4.0-H's checkpoints keep the experts as block_sparse_moe.input_linear / output_linear and the
+            # router as router.layer (both conversion_mapping.py renames; _as_transformers has made block_sparse_moe
+            # mlp, which transformers keeps as block_sparse_moe for Granite)
+            "nemotron_h": ((".experts.gate_up_proj", ".experts.up_proj"),),
+            "granitemoehybrid": ((".mlp.input_linear", ".block_sparse_moe.experts.gate_up_proj"),
+                                 (".mlp.output_linear", ".block_sparse_moe.experts.down_proj"),
+                                 (".mlp.router.layer", ".block_sparse_moe.router"))}
 
 
 def _as_transformers(name: str) -> str:
