@@ -178,7 +178,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text", "qwen3_5_moe_text",
              "llama4_text", "gemma4_text", "laguna", "glm4_moe", "glm4_moe_lite", "gpt_oss",
              "gemma3_text", "phi3", "qwen3_next",
-             "nemotron_h", "granitemoehybrid", "falcon_h1", "jamba"]  # hybrid
+             "nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "zamba2"]  # hybrid
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),

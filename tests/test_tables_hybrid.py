@@ -1,8 +1,8 @@
-"""Per-module tables of the Mamba hybrids: Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba
+"""Per-module tables of the Mamba hybrids: Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2
 (configs/param_modules_hybrid.py). They add up to the parameter counts, and the bytes each TP rank holds whole are
 worked out here by hand from the configs (transformers 5.25 modeling_nemotron_h.py, modeling_granitemoehybrid.py,
-modeling_falcon_h1.py, modeling_jamba.py; what vLLM 0.34 holds whole: the module's docstring, including the B and C
-rows MambaMixer2 repeats on every rank when n_groups is 1)."""
+modeling_falcon_h1.py, modeling_jamba.py, modeling_zamba2.py; what vLLM 0.34 holds whole: the module's docstring,
+including the B and C rows MambaMixer2 repeats on every rank when n_groups is 1)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _raw(name: str) -> dict:
 
 def _configs() -> list:
     bundled = [_raw(n) for n in ("nemotron-h-8b", "nemotron-3-nano-30b-a3b", "granite-4.0-h-small",
-                                 "granite-4.0-h-tiny", "falcon-h1-7b", "jamba-v0.1")]
+                                 "granite-4.0-h-tiny", "falcon-h1-7b", "jamba-v0.1", "zamba2-2.7b")]
     test = [json.loads((DATA / f"{n}.json").read_text()) for n in
             ("nemotron-h-8b-tf5", "nemotron-3-nano-omni-30b-a3b-trimmed",
              "nemotron-3.5-transcribe-nemo-layout-handwritten")]
@@ -39,7 +39,7 @@ def _configs() -> list:
 @pytest.mark.parametrize("raw", _configs(), ids=lambda raw: str(raw.get("model_type")))
 def test_the_table_adds_up_to_the_parameter_count(raw):
     family, f, _, layers, dims = _read(raw, "hybrid")
-    assert f.model_type in ("nemotron_h", "granitemoehybrid", "falcon_h1", "jamba")
+    assert f.model_type in ("nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "zamba2")
     modules = table(f, layers, dims)
     assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
 
@@ -107,6 +107,18 @@ def test_jamba_keeps_its_norms_mixer_norms_and_routers_whole():
     assert stage_weight_bytes(estimated(model), 32, tp=4) == [25_787_145_984]
 
 
+def test_zamba2_holds_its_hybrid_linears_norms_and_the_one_group_whole():
+    model = build_model(_raw("zamba2-2.7b"), "zamba2-2.7b")
+    # 54 Mamba-2 layers of hidden 2,560 (80 heads x 64 = 5,120 inner, one group, state 64, conv 4 with bias), each
+    # with its input_layernorm; 9 hybrid layers add a linear 2,560 x 2,560 (a ReplicatedLinear in vLLM); two shared
+    # blocks, each with input_layernorm over attention_hidden_size 5,120 and pre_ff_layernorm over 2,560
+    whole = 54 * (2560 + 2 * 64 * 2560 + 2 * 64 * 5) + 9 * 2560 * 2560 + 2 * (5120 + 2560) + 2560
+    assert whole == 76_867_840 and model.weight_replicated_bytes == 2 * whole
+    assert model.param_count == 2_662_214_560
+    # TP 2: (5,324,429,120 - 153,735,680) / 2 = 2,585,346,720, + 153,735,680
+    assert stage_weight_bytes(estimated(model), 54, tp=2) == [2_739_082_400]
+
+
 def test_nemotron_3_nano_nvfp4_exclusions_come_out_module_by_module():
     # nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4's hf_quant_config.json (ModelOpt 0.29.0, NVFP4, FP8 KV cache), as
     # ollama.com shows it (dhiltgen/nemotron-3-nano:30b-a3b-nvfp4, blob 37ff9e85d043): only the first 31 entries of
@@ -140,3 +152,13 @@ def test_nemotron_3_nano_nvfp4_exclusions_come_out_module_by_module():
     assert model.weight_bytes == quantized * 9 // 16 + 2 * plain + 8 * tensors == 19_234_674_992
     # whole on every TP rank: the BF16 norms and routers (as unquantized), and the per-tensor scales
     assert model.weight_replicated_bytes == 2 * 8_058_880 + 8 * tensors
+
+
+def test_nemotron_h_modules_answer_to_every_prefix_its_checkpoints_use():
+    # backbone.* (the NemotronH checkpoints), model.* (transformers 5.25 after conversion_mapping), and a Nano VL /
+    # Omni wrapper's language_model.backbone.* (vLLM 0.34 nano_nemotron_vl.py maps it to language_model.model)
+    _, f, _, layers, dims = _read(_raw("nemotron-h-8b"), "nemotron-h-8b")
+    in_proj = next(m for m in table(f, layers, dims) if m.name == "layers.0.mixer.in_proj")
+    names = in_proj.names()
+    assert {"backbone.layers.0.mixer.in_proj", "model.layers.0.mixer.in_proj",
+            "language_model.backbone.layers.0.mixer.in_proj"} <= set(names)

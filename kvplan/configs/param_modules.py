@@ -18,7 +18,7 @@ Names are relative to the decoder ("layers.3.self_attn.q_proj", "embed_tokens", 
 `model.language_model.` or `language_model.model.`). Checked against the modules transformers builds by
 tests/test_quant_exclude.py. Llama 4's, Gemma 4's (and Gemma 4 Unified's) and Kimi-Linear's (and Kimi K3's) tables
 live in configs/param_modules_wrapped.py; Gemma 3's, Phi-3's and Qwen3-Next's in configs/param_modules_more.py;
-the Mamba hybrids' (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba) in configs/param_modules_hybrid.py.
+the Mamba hybrids' (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2) in configs/param_modules_hybrid.py.
 """
 
 from __future__ import annotations
@@ -380,7 +380,7 @@ def _laguna(f: Fields, layers: list, dims) -> list:
 from .param_modules_glm_oss import TABLES as GLM_OSS  # noqa: E402 (GLM-4.5, GLM-4.7-Flash, gpt-oss)
 from .param_modules_wrapped import WRAPPED  # noqa: E402 (Llama 4, Gemma 4: built from the helpers above)
 from .param_modules_more import MORE  # noqa: E402 (Gemma 3, Phi-3, Qwen3-Next)
-from .param_modules_hybrid import HYBRID  # noqa: E402 (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba)
+from .param_modules_hybrid import HYBRID  # noqa: E402 (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,

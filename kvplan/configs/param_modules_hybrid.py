@@ -1,8 +1,10 @@
 """Per-module parameter tables (configs/param_modules.py) of the Mamba hybrids: Nemotron-H (nemotron_h),
-Granite 4.0-H (granitemoehybrid), Falcon-H1 (falcon_h1) and Jamba (jamba). Each mirrors its counter term by term
-(params_hybrid.nemotron_h, params.granite_hybrid, params._hybrid_params for falcon_h1 and jamba) and names the
-modules as the checkpoints' safetensors do (transformers 5.25 modeling_nemotron_h.py, modeling_granitemoehybrid.py,
-modeling_falcon_h1.py, modeling_jamba.py; the names vLLM 0.34's load_weights takes).
+Granite 4.0-H (granitemoehybrid), Falcon-H1 (falcon_h1), Jamba (jamba) and Zamba2 (zamba2). Each mirrors its counter
+term by term (params_hybrid.nemotron_h, params.granite_hybrid, params._hybrid_params for falcon_h1 and jamba,
+params.zamba2) and names the modules as the checkpoints' safetensors do (transformers 5.25 modeling_nemotron_h.py,
+modeling_granitemoehybrid.py, modeling_falcon_h1.py, modeling_jamba.py, modeling_zamba2.py; the names vLLM 0.34's
+load_weights takes). Bamba has no table: vLLM 0.34 no longer builds BambaForCausalLM (models/registry.py
+_PREVIOUSLY_SUPPORTED_MODELS: supported until 0.23.0), so there is no 0.34 layout to say what each TP rank holds.
 
 What vLLM 0.34 holds whole on every TP rank (param_modules.replicated_params):
 - the RMSNorms (layernorm.py RMSNorm): every decoder norm, the final norm, Jamba's dt_layernorm, b_layernorm and
@@ -10,7 +12,8 @@ What vLLM 0.34 holds whole on every TP rank (param_modules.replicated_params):
 - the routers (GateLinear, a ReplicatedLinear) and Nemotron-H's gate.e_score_correction_bias;
 - RowParallelLinear biases (out_proj with a projection bias, an MLP's down_proj with mlp_bias, o_proj with
   attention_bias where the model builds one);
-- Nemotron-H's latent projections fc1_latent_proj / fc2_latent_proj (nemotron_h.py NemotronHMoE: ReplicatedLinear);
+- Nemotron-H's latent projections fc1_latent_proj / fc2_latent_proj (nemotron_h.py NemotronHMoE: ReplicatedLinear)
+  and Zamba2's per-hybrid-layer linear (zamba2.py Zamba2HybridLayer: ReplicatedLinear);
 - of a Mamba-2 mixer with n_groups = 1, the B and C rows of in_proj and the B and C channels of conv1d:
   layers/mamba/mamba_mixer2.py MambaMixer2 pads the one group to tp_size groups
   (mamba_utils.py extra_groups_for_head_shards) and mamba_v2_sharded_weight_loader loads the one group's rows on
@@ -36,12 +39,16 @@ MIXER = "mixer"  # weights.record.ROLES: split over TP (not REPLICATED)
 @dataclass(frozen=True)
 class _Backbone(Module):
     """A Nemotron-H module: its checkpoints put `backbone.` before the decoder's names (vLLM 0.34 nemotron_h.py
-    hf_to_vllm_mapper maps backbone -> model, transformers 5.25 conversion_mapping.py does the same), so a list
-    of unquantized modules may name either."""
+    hf_to_vllm_mapper maps backbone -> model, transformers 5.25 conversion_mapping.py does the same), and the
+    Nano VL / Omni wrappers' `language_model.backbone.` (nano_nemotron_vl.py maps it to language_model.model), so
+    a list of unquantized modules may name any of these."""
 
     def names(self, expert: int = 0) -> list[str]:
         out = super().names(expert)
-        return out if self.top else out + ["backbone." + self.name.replace("{e}", str(expert))]
+        if self.top:
+            return out
+        name = self.name.replace("{e}", str(expert))
+        return out + ["backbone." + name, "language_model.backbone." + name]
 
 
 def _backbone(m: Module) -> Module:
@@ -256,7 +263,10 @@ def jamba(f: Fields, layers: list, dims) -> list[Module]:
     (layers.N.mamba, _mamba1), input_layernorm and pre_ff_layernorm, then on expert layers
     (i % expert_layer_period == expert_layer_offset) feed_forward.router [E, hidden] and the routed experts
     feed_forward.experts.N.gate/up/down_proj, else feed_forward.gate/up/down_proj; embed_tokens,
-    final_layernorm, lm_head. vLLM 0.34 jamba.py builds the router as GateLinear."""
+    final_layernorm, lm_head. vLLM 0.34 jamba.py builds the router as GateLinear, and the Mamba mixer's linears
+    without a quantization method (JambaMambaDecoderLayer passes no quant_config to MambaMixer): the table counts
+    them as linear weights a format quantizes unless its list keeps them, as the checkpoint would store them;
+    vLLM would not load a checkpoint that quantized them."""
     from . import params as P
 
     heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
@@ -285,4 +295,54 @@ def jamba(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-HYBRID = {"nemotron_h": nemotron_h, "granitemoehybrid": granitemoehybrid, "falcon_h1": falcon_h1, "jamba": jamba}
+# -- Zamba2 (params.zamba2) ------------------------------------------------------------------------------------
+
+def zamba2(f: Fields, layers: list, dims) -> list[Module]:
+    """Zamba2ForCausalLM (transformers 5.25 modeling_zamba2.py; vLLM 0.34 zamba2.py): every layer a Mamba-2 mixer
+    (layers.N.mamba, on hybrid layers layers.N.mamba_decoder.mamba; conv1d always biased, in_proj and out_proj
+    under add_bias_linear) with its input_layernorm; hybrid layers also a linear hidden -> hidden (a
+    ReplicatedLinear in vLLM: whole on every rank) and one of num_mem_blocks shared transformer blocks, each
+    stored once, under the first hybrid layer that runs it (transformers ties the later ones to it):
+    self_attn q/k/v_proj over attention_hidden_size, o_proj, input_layernorm (attention_hidden_size) and
+    pre_ff_layernorm, feed_forward.gate_up_proj and down_proj (add_bias_linear), and per hybrid layer i run by
+    that block the LoRA adapters feed_forward.gate_up_proj_adapter_list.i.0 / .1 (and with
+    use_shared_attention_adapter self_attn.linear_q/k/v_adapter_list.i.0 / .1), which vLLM splits
+    (Zamba2LoRA: ColumnParallelLinear A and B). Embeddings tied by default, final_layernorm."""
+    heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
+    hidden = f.int("hidden_size")
+    attn_in = f.int("attention_hidden_size", default=2 * hidden)
+    inter = f.int("intermediate_size")
+    rank = f.int("adapter_rank", default=128)
+    bias = f.flag("add_bias_linear")
+    attention_adapter = f.flag("use_shared_attention_adapter")
+    nh, inner, groups, state, kernel = _mamba2_fields(f, hidden)
+    hybrid = [i for i, layer in enumerate(layers) if layer.caches]
+    blocks = min(len(hybrid), f.int("num_mem_blocks", default=1))
+    out = _ends(f, hidden, True, 0)
+    out = [_float("final_layernorm", hidden) if m.name == "norm" else m for m in out]
+    for i in range(len(layers)):
+        d = f"layers.{i}.mamba_decoder" if i in hybrid else f"layers.{i}"
+        out += [_float(f"{d}.input_layernorm", hidden),
+                *_mamba2(f"{d}.mamba", hidden, nh, inner, groups, state, kernel, True, bias, bias, True)]
+        if i in hybrid:
+            out.append(_linear(f"layers.{i}.linear", hidden, hidden, MIXER, whole=True))
+    for b in range(blocks):
+        t = f"layers.{hybrid[b]}.shared_transformer"
+        out += [*_qkvo(f"{t}.self_attn", attn_in, heads, kv, head_dim)[:3],
+                _linear(f"{t}.self_attn.o_proj", heads * head_dim, hidden, "attention"),
+                _float(f"{t}.input_layernorm", attn_in), _float(f"{t}.pre_ff_layernorm", hidden),
+                _linear(f"{t}.feed_forward.gate_up_proj", hidden, 2 * inter, "mlp", bias),
+                _linear(f"{t}.feed_forward.down_proj", inter, hidden, "mlp", bias, row=True)]
+        for slot in range(b, len(hybrid), f.int("num_mem_blocks", default=1)):
+            a = f"{t}.feed_forward.gate_up_proj_adapter_list.{slot}"
+            out += [_linear(f"{a}.0", hidden, rank, "mlp"), _linear(f"{a}.1", rank, 2 * inter, "mlp")]
+            if attention_adapter:
+                for x in "qkv":
+                    a = f"{t}.self_attn.linear_{x}_adapter_list.{slot}"
+                    out += [_linear(f"{a}.0", attn_in, rank, "attention"),
+                            _linear(f"{a}.1", rank, attn_in, "attention")]
+    return out
+
+
+HYBRID = {"nemotron_h": nemotron_h, "granitemoehybrid": granitemoehybrid, "falcon_h1": falcon_h1, "jamba": jamba,
+          "zamba2": zamba2}
