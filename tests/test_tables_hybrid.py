@@ -119,6 +119,25 @@ def test_zamba2_holds_its_hybrid_linears_norms_and_the_one_group_whole():
     assert stage_weight_bytes(estimated(model), 54, tp=2) == [2_739_082_400]
 
 
+def test_mamba2_biases_follow_each_family_s_flags():
+    # Granite 4.0-H tiny with attention_bias, mamba_proj_bias and no mamba_conv_bias (GraniteMoeHybridAttention
+    # biases q/k/v/o, GraniteMoeHybridMambaLayer in_proj and out_proj, conv1d only under mamba_conv_bias):
+    # + 4 attention layers x ((12 + 2 x 4) x 128 + 1,536), + 36 Mamba layers x (in_proj's 2 x 3,072 + 256 + 48
+    # outputs + out_proj's 1,536), - 36 x the conv's 3,072 + 256 channels
+    raw = dict(_raw("granite-4.0-h-tiny"), attention_bias=True, mamba_proj_bias=True, mamba_conv_bias=False)
+    model = build_model(raw, "granite-tiny-biased")
+    assert model.param_count == 6_939_037_248 + 4 * (2560 + 1536) + 36 * (6448 + 1536) - 36 * 3328 == 6_939_221_248
+    family, f, _, layers, dims = _read(raw, "granite-tiny-biased")
+    assert sum(m.weight + m.other for m in table(f, layers, dims)) == model.param_count
+    # Zamba2-2.7B with add_bias_linear: each of 54 mixers' in_proj (2 x 5,120 + 2 x 64 + 80 outputs) and out_proj
+    # (2,560) biases, and each of the two shared blocks' gate_up_proj (2 x 10,240) and down_proj (2,560) biases
+    raw = dict(_raw("zamba2-2.7b"), add_bias_linear=True)
+    model = build_model(raw, "zamba2-biased")
+    assert model.param_count == 2_662_214_560 + 54 * (10448 + 2560) + 2 * (20480 + 2560) == 2_662_963_072
+    family, f, _, layers, dims = _read(raw, "zamba2-biased")
+    assert sum(m.weight + m.other for m in table(f, layers, dims)) == model.param_count
+
+
 def test_nemotron_3_nano_nvfp4_exclusions_come_out_module_by_module():
     # nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4's hf_quant_config.json (ModelOpt 0.29.0, NVFP4, FP8 KV cache), as
     # ollama.com shows it (dhiltgen/nemotron-3-nano:30b-a3b-nvfp4, blob 37ff9e85d043): only the first 31 entries of
