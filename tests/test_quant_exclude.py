@@ -182,6 +182,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl", "ernie4_5", "ernie4_5_moe", "granite", "internlm3",  # vl
              "gemma2", "cohere2", "exaone4", "glm4", "olmo3", "gemma", "glm", "lfm2", "lfm2_moe",  # dense
              "deepseek_v4", "minicpm3", "longcat_flash",  # mla
+             "nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "zamba2",  # hybrid
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -190,7 +191,16 @@ _IN_WRAPPER = ("qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl")
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
-            "ernie4_5_moe": ((".mlp.moe_statics.", ".mlp.gate.moe_statics."),)}
+            "ernie4_5_moe": ((".mlp.moe_statics.", ".mlp.gate.moe_statics."),),
+            # Nemotron-H's routed experts are not gated: transformers merges experts.N.up_proj into experts.up_proj;
+            # Granite 4.0-H's checkpoints keep the experts as block_sparse_moe.input_linear / output_linear and the
+            # router as router.layer (both conversion_mapping.py renames; _as_transformers has made block_sparse_moe
+            # mlp, which transformers keeps as block_sparse_moe for Granite)
+            "nemotron_h": ((".experts.gate_up_proj", ".experts.up_proj"),),
+            "granitemoehybrid": ((".mlp.input_linear", ".block_sparse_moe.experts.gate_up_proj"),
+                                 (".mlp.output_linear", ".block_sparse_moe.experts.down_proj"),
+                                 (".mlp.router.layer", ".block_sparse_moe.router"))}
+
 
 # DeepSeek-V4's checkpoints keep DeepSeek's own names (no model. prefix: its table's modules are top), which
 # transformers 5.25 renames on load (conversion_mapping.py "deepseek_v4"): the same renames, as regular expressions

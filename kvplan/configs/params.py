@@ -234,14 +234,18 @@ def mamba1_block(hidden: int, d_inner: int, d_state: int, d_conv: int, dt_rank: 
     return n
 
 
-def mamba2_block(hidden: int, n_heads: int, head_dim: int, n_groups: int, d_state: int, d_conv: int, d_inner: int | None = None) -> int:
+def mamba2_block(hidden: int, n_heads: int, head_dim: int, n_groups: int, d_state: int, d_conv: int, d_inner: int | None = None,
+                 gated_norm: bool = True, conv_bias: bool = True, in_bias: bool = False, out_bias: bool = False) -> int:
+    """gated_norm: the mixer has its gated RMSNorm over d_inner (Falcon-H1's only with mamba_rms_norm); conv_bias,
+    in_bias, out_bias: conv1d, in_proj and out_proj have biases (_mamba2_mixer reads each family's flags)."""
     d_inner = d_inner or n_heads * head_dim
     conv_dim = d_inner + 2 * n_groups * d_state
-    n = hidden * (2 * d_inner + 2 * n_groups * d_state + n_heads)  # in_proj
-    n += conv_dim * d_conv + conv_dim  # conv1d with bias
+    projected = 2 * d_inner + 2 * n_groups * d_state + n_heads
+    n = hidden * projected + (projected if in_bias else 0)  # in_proj
+    n += conv_dim * d_conv + (conv_dim if conv_bias else 0)  # conv1d
     n += 3 * n_heads  # dt_bias, A_log, D
-    n += d_inner  # gated norm
-    n += d_inner * hidden  # out_proj
+    n += d_inner if gated_norm else 0  # gated norm
+    n += d_inner * hidden + (hidden if out_bias else 0)  # out_proj
     return n
 
 
@@ -279,6 +283,10 @@ def _hybrid_params(f: Fields, layers: list[LayerSpec], heads: int, kv: int, head
                     hidden, nh, hd, f.int(f"{p}n_groups", "n_groups", default=1),
                     f.int(f"{p}d_state", "ssm_state_size", "state_size", default=128),
                     f.int(f"{p}d_conv", "conv_kernel", default=4), f.opt_int(f"{p}d_ssm"),
+                    # transformers 5.25 modeling_falcon_h1.py FalconH1Mixer: norm is nn.Identity unless
+                    # mamba_rms_norm (FalconH1Config default False); vLLM 0.34 falcon_h1.py passes
+                    # use_rms_norm=config.mamba_rms_norm, and MambaMixer2 then registers no norm weight
+                    gated_norm=mt != "falcon_h1" or f.flag("mamba_rms_norm", default=False),
                 )
         norms = hidden if mt in ("mamba", "mamba2") else 2 * hidden
         moe_t, moe_a = (_moe(f, hidden) if mt in ("jamba", "qwen3_next") and _is_moe_layer(f, i) else (0, 0))
@@ -422,9 +430,17 @@ def _mamba2_mixer(f: Fields, hidden: int) -> int:
         hd = int(f.number("mamba_expand", default=2) * hidden) // nh
     else:
         hd = f.int("mamba_d_head", "mamba_head_dim", "head_dim")
+    # biases as transformers 5.25 builds them: Zamba2Mixer's conv1d always, in_proj and out_proj under
+    # add_bias_linear; BambaMixer's and GraniteMoeHybridMambaLayer's conv1d under mamba_conv_bias, in_proj and
+    # out_proj under mamba_proj_bias
+    if f.model_type == "zamba2":
+        conv_bias, proj_bias = True, f.flag("add_bias_linear")
+    else:
+        conv_bias, proj_bias = f.flag("mamba_conv_bias", default=True), f.flag("mamba_proj_bias")
     return mamba2_block(hidden, nh, hd, f.int("mamba_n_groups", "n_groups", default=1),
                         f.int("mamba_d_state", "ssm_state_size", "state_size", default=128),
-                        f.int("mamba_d_conv", "conv_kernel", default=4), f.opt_int("mamba_d_ssm"))
+                        f.int("mamba_d_conv", "conv_kernel", default=4), f.opt_int("mamba_d_ssm"),
+                        conv_bias=conv_bias, in_bias=proj_bias, out_bias=proj_bias)
 
 
 def _attention_plain(hidden: int, heads: int, kv: int, head_dim: int) -> int:
@@ -432,10 +448,13 @@ def _attention_plain(hidden: int, heads: int, kv: int, head_dim: int) -> int:
 
 
 def _mamba2_hybrid(f: Fields, layers: list, dims, ffn: tuple[int, int]) -> tuple[int, int]:
-    """Mamba-2 / attention layers, each followed by the same feed-forward block; two RMSNorms a layer."""
+    """Mamba-2 / attention layers, each followed by the same feed-forward block; two RMSNorms a layer. The
+    attention's q/k/v/o_proj are biased under attention_bias (BambaAttention, GraniteMoeHybridAttention)."""
     heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
     hidden = f.int("hidden_size")
     attn = _attention_plain(hidden, heads, kv, head_dim) if dims else 0
+    if dims and f.flag("attention_bias"):
+        attn += (heads + 2 * kv) * head_dim + hidden
     mamba = _mamba2_mixer(f, hidden)
     total = active = embeddings(f, hidden, False, 0) + hidden
     for kind in _kinds_of(layers):
