@@ -81,9 +81,13 @@ PUBLISHED = [
     ("lfm2-8b-a1b", 8.3 * B, 0.01, "LFM2-8B-A1B: 8.3B total, 1.5B active [recalled]"),
     ("lfm2-1.2b", 1.2 * B, 0.05 / 1.2, "LFM2-1.2B (rounded name) [recalled]"),
     ("deepseek-v3", 671 * B, 0.01, "DeepSeek-V3: 671B (685B on HF with the 14B MTP module) [recalled]"),
-    ("deepseek-v4-flash", 284_332_230_231, 0, "DeepSeek-V4-Flash as transformers 5.25 builds it (meta device, "
-                                              "sum of numel); published: 284B without the MTP layer"),
-    ("deepseek-v4-pro", 1_572_997_179_491, 0, "DeepSeek-V4-Pro as transformers 5.25 builds it; published: 1.6T"),
+    ("deepseek-v4-flash", 284_332_230_231 + 40 * 256, 0, "DeepSeek-V4-Flash as transformers 5.25 builds it (meta "
+                                                         "device, sum of numel) with the e_score_correction_bias "
+                                                         "buffers of its 40 non-hash layers; published: 284B "
+                                                         "without the MTP layer"),
+    ("deepseek-v4-pro", 1_572_997_179_491 + 58 * 384, 0, "DeepSeek-V4-Pro as transformers 5.25 builds it, with the "
+                                                         "58 non-hash layers' e_score_correction_bias; published: "
+                                                         "1.6T"),
     ("deepseek-v4.1-flash", 552 * B - 485_268_480, 0.5 / 552,
      "DeepSeek-V4.1-Flash: a 552B backbone (hosting docs, e.g. mittwald's and S3NS's model pages) less its vision "
      "tower (485,268,480 by hand from vLLM's v4/common/vision.py); its 197B of Engram tables are not weights"),

@@ -18,6 +18,7 @@ are worked by hand from the configs and laid out tensor by tensor from the forma
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import warnings
 from pathlib import Path
@@ -179,6 +180,9 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "llama4_text", "gemma4_text", "laguna", "glm4_moe", "glm4_moe_lite", "gpt_oss",
              "gemma3_text", "phi3", "qwen3_next",
              "qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl", "ernie4_5", "ernie4_5_moe", "granite", "internlm3",  # vl
+             "gemma2", "cohere2", "exaone4", "glm4", "olmo3", "gemma", "glm", "lfm2", "lfm2_moe",  # dense
+             "deepseek_v4", "minicpm3", "longcat_flash",  # mla
+             "nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "zamba2",  # hybrid
              "minimax", "dbrx", "bailing_hybrid",  # moe
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
@@ -189,6 +193,14 @@ _IN_WRAPPER = ("qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl")
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
             "ernie4_5_moe": ((".mlp.moe_statics.", ".mlp.gate.moe_statics."),),
+            # Nemotron-H's routed experts are not gated: transformers merges experts.N.up_proj into experts.up_proj;
+            # Granite 4.0-H's checkpoints keep the experts as block_sparse_moe.input_linear / output_linear and the
+            # router as router.layer (both conversion_mapping.py renames; _as_transformers has made block_sparse_moe
+            # mlp, which transformers keeps as block_sparse_moe for Granite)
+            "nemotron_h": ((".experts.gate_up_proj", ".experts.up_proj"),),
+            "granitemoehybrid": ((".mlp.input_linear", ".block_sparse_moe.experts.gate_up_proj"),
+                                 (".mlp.output_linear", ".block_sparse_moe.experts.down_proj"),
+                                 (".mlp.router.layer", ".block_sparse_moe.router")),
             # Ling 3.0's checkpoint names (vLLM 0.34 bailing_moe_v3.py), which transformers renames on load and
             # whose three KDA convolutions it packs into one conv1d
             "bailing_hybrid": (("model.word_embeddings", "model.embed_tokens"), (".attention.", ".self_attn."),
@@ -197,6 +209,26 @@ _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                                                                                               "A_log")),
                                *((f".self_attn.{c}_conv1d", ".self_attn.conv1d") for c in "qkv"),
                                (".mlp.gate.expert_bias", ".mlp.gate.e_score_correction_bias"))}
+
+
+# DeepSeek-V4's checkpoints keep DeepSeek's own names (no model. prefix: its table's modules are top), which
+# transformers 5.25 renames on load (conversion_mapping.py "deepseek_v4"): the same renames, as regular expressions
+# applied in order to the table's names (the indexer's before the attention's, the leaves' before attn. -> self_attn.)
+_CHECKPOINT_NAMES = {"deepseek_v4": (
+    (r"^embed$", "model.embed_tokens"), (r"^head$", "lm_head"), (r"^norm$", "model.norm"),
+    (r"^hc_head_(fn|base|scale)$", r"model.hc_head.hc_\1"), (r"^layers\.", "model.layers."),
+    (r"\.attn_norm$", ".input_layernorm"), (r"\.ffn_norm$", ".post_attention_layernorm"),
+    (r"\.hc_(attn|ffn)_(fn|base|scale)$", r".\1_hc.\2"),
+    (r"compressor\.wkv$", "compressor.kv_proj"), (r"compressor\.wgate$", "compressor.gate_proj"),
+    (r"compressor\.ape$", "compressor.position_bias"), (r"compressor\.norm$", "compressor.kv_norm"),
+    (r"\.attn\.indexer\.compressor\.", ".self_attn.compressor.indexer."),
+    (r"\.attn\.indexer\.wq_b$", ".self_attn.compressor.indexer.q_b_proj"),
+    (r"\.attn\.indexer\.weights_proj$", ".self_attn.compressor.indexer.scorer.weights_proj"),
+    (r"\.attn\.", ".self_attn."), (r"\.ffn\.", ".mlp."),
+    (r"\.wq_a$", ".q_a_proj"), (r"\.q_norm$", ".q_a_norm"), (r"\.wq_b$", ".q_b_proj"), (r"\.wkv$", ".kv_proj"),
+    (r"\.wo_a$", ".o_a_proj"), (r"\.wo_b$", ".o_b_proj"), (r"\.attn_sink$", ".sinks"),
+    (r"\.gate\.bias$", ".gate.e_score_correction_bias"), (r"shared_experts\.w1$", "shared_experts.gate_proj"),
+    (r"shared_experts\.w3$", "shared_experts.up_proj"), (r"shared_experts\.w2$", "shared_experts.down_proj"))}
 
 
 def _as_transformers(name: str) -> str:
@@ -228,8 +260,9 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
         else:
             model = AutoModelForCausalLM.from_config(text if text is not top else top)
     theirs: dict[str, int] = {}
+    # a router's per-expert bias, a buffer in transformers and a tensor in the checkpoints (LFM2-MoE's expert_bias)
     tensors = list(model.named_parameters()) + [(n, b) for n, b in model.named_buffers()
-                                                if n.endswith("e_score_correction_bias")]
+                                                if n.endswith(("e_score_correction_bias", ".expert_bias"))]
     if model_type in _IN_WRAPPER:
         tensors = [(n.replace("model.language_model.", "model.", 1), t) for n, t in tensors
                    if n.startswith(("model.language_model.", "lm_head."))]
@@ -252,6 +285,8 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
         name = ("" if m.top else "model.") + _as_transformers(m.name)
         for theirs_old, theirs_new in _RENAMED.get(model_type, ()):
             name = name.replace(theirs_old, theirs_new)
+        for pattern, theirs_new in _CHECKPOINT_NAMES.get(model_type, ()):
+            name = re.sub(pattern, theirs_new, name)
         ours[name] = ours.get(name, 0) + m.weight + m.other
     assert ours == theirs
     assert sum(ours.values()) == family.params(f, layers, dims)[0]

@@ -70,17 +70,17 @@ def test_fp8_per_tensor_scales_follow_the_activation_scheme():
 
 
 def test_a_family_without_a_per_module_count_keeps_the_old_estimate_and_says_so():
-    # Gemma-7B (model_type gemma, no per-module count in kvplan): 28 layers of q, k, v 3 x 3,072 x 4,096 + o 4,096
-    # x 3,072 + mlp 3 x 3,072 x 24,576 + 2 norms x 3,072 = 276,830,208; + embeddings 256,000 x 3,072 (the head
-    # tied) + final norm 3,072 = 8,537,680,896
+    # InternLM2.5-7B (model_type internlm2, no per-module count in kvplan; Gemma, which this test used, has one
+    # now): 32 layers of q 4,096 x 4,096 + k, v 2 x 4,096 x 1,024 + o 4,096 x 4,096 + mlp 3 x 4,096 x 14,336 + 2
+    # norms x 4,096 = 218,112,000; + embeddings and the untied head 2 x 92,544 x 4,096 + final norm 4,096
     awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}
-    model = build_model(_spec("gemma-7b", awq), "gemma-awq")
-    assert model.param_count == 28 * 276_830_208 + 256_000 * 3_072 + 3_072 == 8_537_680_896
-    # AWQ keeps the embeddings in fp16 (786,432,000 at 2 B); everything else, norms included, at
-    # 1/2 + (2 + 1/2) / 128 B = 133/256 B: 7,751,248,896 x 133 / 256 = 4,027,016,028 B
-    assert model.weight_bytes == 7_751_248_896 * 133 // 256 + 786_432_000 * 2 == 5_599_880_028
+    model = build_model(_spec("internlm2.5-7b-chat", awq), "internlm2-awq")
+    assert model.param_count == 32 * 218_112_000 + 2 * 92_544 * 4_096 + 4_096 == 7_737_708_544
+    # AWQ keeps the embeddings and the head in fp16 (758,120,448 at 2 B); everything else, norms included, at
+    # 1/2 + (2 + 1/2) / 128 B = 133/256 B: 6,979,588,096 x 133 / 256 = 3,626,114,128 B
+    assert model.weight_bytes == 6_979_588_096 * 133 // 256 + 758_120_448 * 2 == 5_142_355_024
     assert "norms, biases and routers counted at the quantized width" in _note(model)
-    assert "no per-module count of model_type 'gemma'" in _note(model)
+    assert "no per-module count of model_type 'internlm2'" in _note(model)
 
 
 def test_phi3_awq_is_split_module_by_module():

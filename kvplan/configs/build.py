@@ -599,9 +599,10 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
                          "(no quantization_config, no hf_quant_config.json beside it): the weights are sized at "
                          f"{weight_dtype}; point kvplan at the checkpoint's folder or hf://REPO, or give --weights",)
     if family.weight_format is not None:  # DeepSeek-V4: experts in their own dtype, the rest per linear weight
-        weight_dtype, bytes_per_param = family.weight_format(f, layers, total, weight_dtype.split(" + ")[0],
-                                                             linear_bytes)
-        plain = whole_bytes = 0
+        # (label, bytes per parameter[, bytes each TP rank holds whole: DeepSeek-V4, module by module])
+        weight_dtype, bytes_per_param, *whole = family.weight_format(f, layers, total, weight_dtype.split(" + ")[0],
+                                                                     linear_bytes)
+        plain, whole_bytes = 0, whole[0] if whole else 0
         weight_notes = tuple(n for n in weight_notes if n.startswith(WEIGHTS_NOT_SIZED))
     notes += weight_notes
     if family.notes is not None:

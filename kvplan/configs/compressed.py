@@ -27,6 +27,8 @@ transformers 5 writes layer_types and compress_rates instead.
 
 from __future__ import annotations
 
+import re
+
 from ..core.layers import LayerSpec, RecurrentState, TokenCache, TokenPolicy
 from ..core.storage import FP32
 from ..errors import ConfigError
@@ -126,13 +128,75 @@ def compressed_layer(f: Fields, kind: str) -> LayerSpec:
 EXPERT_BYTES = {"fp4": 0.5 + 1 / 32, "fp8": 1.0, "bf16": 2.0}
 
 
-def weight_format(f: Fields, total: int, num_layers: int, rest_dtype: str, rest_bytes: float) -> tuple[str, float]:
-    """(label, average bytes per parameter): the routed experts in expert_dtype (absent: FP4, as
-    the model cards say of V4-Flash and V4-Pro: 'MoE expert weights in FP4, most other parameters in
-    FP8'), the embeddings and head in BF16, the rest as the quantization_config says."""
+# DeepSeek-V4's float parameters held in float32 (the rest, norms and the BF16 linears, in bfloat16), as vLLM 0.34
+# builds them (models/deepseek_v4): nvidia/model.py DeepseekV4DecoderLayer hc_attn_* / hc_ffn_* and DeepseekV4Model
+# hc_head_* (torch.float32 nn.Parameters), DeepseekV4MoE gate.e_score_correction_bias (the checkpoint's
+# ffn.gate.bias, torch.float32), compressor.py DeepseekCompressor ape (state_dtype float32), attention.py attn_sink
+# (make_attention_sink(..., torch.float32))
+_FP32 = re.compile(r"(?:^|\.)hc_\w+$|\.ape$|\.attn_sink$|\.gate\.bias$")
+
+
+def weight_format(f: Fields, layers: list, total: int, rest_dtype: str, rest_bytes: float):
+    """(label, average bytes per parameter, bytes each TP rank holds whole): module by module from kvplan's
+    table of the family (configs/param_modules_mla.py) where it adds up to the count (_by_module), else the
+    routed experts in expert_dtype, the embeddings and head in BF16 and the rest at the quantized width
+    (_by_share, with nothing counted whole)."""
     expert_dtype = (f.text("expert_dtype") or "fp4").lower()
     if expert_dtype not in EXPERT_BYTES or not total or not rest_bytes:
-        return rest_dtype, rest_bytes
+        return rest_dtype, rest_bytes, 0
+    by_module = _by_module(f, layers, total, expert_dtype, rest_bytes)
+    if by_module is not None:
+        experts = "nvfp4" if _nvfp4_experts(f, expert_dtype) else expert_dtype
+        return (f"{experts} experts + {rest_dtype}",) + by_module
+    return _by_share(f, total, len(layers), expert_dtype, rest_dtype, rest_bytes) + (0,)
+
+
+def _nvfp4_experts(f: Fields, expert_dtype: str) -> bool:
+    """FP4 experts in NVFP4 rather than MXFP4: vLLM 0.34 models/deepseek_v4/quant_config.py DeepseekV4FP8Config
+    reads quantization_config's moe_quant_algo and, for "NVFP4" with expert_dtype fp4, loads the routed experts
+    with ModelOptNvFp4FusedMoE (group_size 16) instead of Mxfp4MoEMethod."""
+    quant = f.raw.get("quantization_config")
+    return (expert_dtype == "fp4" and isinstance(quant, dict)
+            and str(quant.get("moe_quant_algo") or "").upper() == "NVFP4")
+
+
+def _by_module(f: Fields, layers: list, total: int, expert_dtype: str, rest_bytes: float):
+    """(average bytes per parameter, bytes each TP rank holds whole) of a DeepSeek-V4 checkpoint, module by
+    module: the routed experts in expert_dtype (FP4: MXFP4, 1/2 B + one E8M0 scale per 32 values, or with
+    moe_quant_algo NVFP4, 1/2 B + one F8_E4M3 scale per 16 and float32 weight_scale_2 and input_scale for each
+    expert's w1, w2 and w3, held whole on every TP rank: vLLM 0.34 modelopt.py ModelOptNvFp4FusedMoE.create_weights,
+    w13_ / w2_weight_scale_2 and input_scale [experts(, 2)] float32; FP8: block scaled as the other linears, vLLM
+    0.34 models/deepseek_v4/quant_config.py DeepseekV4FP8Config; BF16: 2 B),
+    the head in BF16 (Fp8Config never quantizes it), every other weight a table marks quantized (wq_a, wq_b,
+    wkv, wo_a, wo_b, the shared experts, the indexer's wq_b) at rest_bytes (FP8 with its block scales, UE8M0
+    where scale_fmt says so), and the float parameters in float32 (_FP32) or bfloat16 (embed, norms, the
+    router gate, the compressors' wkv / wgate and the indexer's weights_proj, which vLLM builds with
+    quant_config=None). Whole on each TP rank: the modules param_modules.replicated_params names, at these
+    rates. None where the table does not add up to `total`."""
+    from .param_modules import _whole_floats, table
+
+    modules = table(f, layers, None)
+    if not modules or sum(m.weight + m.other for m in modules) != total:
+        return None
+    nvfp4 = _nvfp4_experts(f, expert_dtype)
+    expert = rest_bytes if expert_dtype == "fp8" else 0.5 + 1 / 16 if nvfp4 else EXPERT_BYTES[expert_dtype]
+    # NVFP4's two float32 scalars an expert tensor, whole on every rank
+    stored = whole = 8.0 * sum(m.experts for m in modules) if nvfp4 else 0.0
+    for m in modules:
+        rate = expert if m.experts else 2.0 if m.role == "lm_head" else rest_bytes
+        floats = m.other * (4 if _FP32.search(m.name) else 2)
+        stored += m.weight * rate + floats
+        if m.whole:
+            whole += m.weight * rate + floats
+        elif _whole_floats(m):
+            whole += floats
+    return stored / total, int(whole)
+
+
+def _by_share(f: Fields, total: int, num_layers: int, expert_dtype: str, rest_dtype: str, rest_bytes: float):
+    """(label, average bytes per parameter): the routed experts in expert_dtype (absent: FP4, as the model cards
+    say of V4-Flash and V4-Pro: 'MoE expert weights in FP4, most other parameters in FP8'), the embeddings and
+    head in BF16, the rest as the quantization_config says."""
     experts = num_layers * f.int("n_routed_experts") * 3 * f.int("hidden_size") * f.int("moe_intermediate_size")
     tables = sum(params.embedding_params(f))  # embeddings and LM head: BF16
     average = (experts * EXPERT_BYTES[expert_dtype] + tables * 2 + (total - experts - tables) * rest_bytes) / total

@@ -539,8 +539,11 @@ _ROWS: list[Family] = [
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
     Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,
            rules=("as mistral, with no default window",)),
-    Family(("glm", "glm4"), kinds=FULL_ONLY, defaults={"num_key_value_heads": 2, "head_dim": 128},
-           params=params.attention_decoder, rules=("GQA; an absent num_key_value_heads means 2 (GlmConfig)",)),
+    # GlmConfig's and Glm4Config's defaults (transformers 5.25 configuration_glm.py, configuration_glm4.py)
+    Family(("glm", "glm4"), kinds=FULL_ONLY, params=params.attention_decoder,
+           defaults={"num_key_value_heads": 2, "head_dim": 128, "vocab_size": 151552, "intermediate_size": 13696,
+                     "attention_bias": True},
+           rules=("GQA; an absent num_key_value_heads means 2 (GlmConfig)",)),
     Family(("internlm3",), kinds=FULL_ONLY, defaults={"num_key_value_heads": 2, "head_dim": 128},
            params=params.attention_decoder, rules=("an absent num_key_value_heads means 2 (InternLM3Config)",)),
     Family(("minimax_m2",), kinds=FULL_ONLY, defaults={"head_dim": 128}, markers=("attn_type_list",),
@@ -675,7 +678,9 @@ _ROWS: list[Family] = [
                   "num_attention_heads_per_layer varies the query heads only: K/V num_key_value_heads (8) x "
                   "head_dim (128) on every layer",)),
     Family(("cohere2",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
-           params=params.decoder(norm_bias=False, norms=1), window=window_plus_one,
+           # Cohere2Attention: q/k/v/o_proj biased with attention_bias (transformers 5.25 modeling_cohere2.py)
+           params=params.decoder(norm_bias=False, norms=1, qkv_bias=("attention_bias", False),
+                                 o_bias=("attention_bias", False)), window=window_plus_one,
            rules=("layer i is full when (i + 1) % sliding_window_pattern == 0; a sliding layer keeps sliding_window "
                   "+ 1 tokens (vLLM 0.33 commandr.py CohereAttention: it sees [pos - sliding_window, pos])",)),
     # Cohere Compass (North Vision): vLLM 0.34 cohere_compass.py CohereCompassForConditionalGeneration (0.30+) builds
@@ -915,8 +920,7 @@ _ROWS: list[Family] = [
     Family(("deepseek_v4",), kinds=frozenset({K.SLIDING, K.CSA, K.HCA}), attention="compressed",
            markers=("compress_ratios",), derive=compressed.default_kinds, trailing="num_nextn_predict_layers",
            defaults=compressed.DEFAULTS, params=params.deepseek_v4,
-           weight_format=lambda f, layers, total, dtype, size: compressed.weight_format(f, total, len(layers), dtype,
-                                                                                       size),
+           weight_format=compressed.weight_format,
            rules=("one shared K/V head (head_dim, rope in its last qk_rope_head_dim columns) for the newest "
                   "sliding_window tokens on every layer; compressed sparse layers (compress_ratios 4) add one "
                   "entry per 4 tokens plus indexer keys (index_head_dim) per entry and read index_topk of them; "

@@ -17,7 +17,8 @@ Names are relative to the decoder ("layers.3.self_attn.q_proj", "embed_tokens", 
 `ROOTS` are the prefixes checkpoints put before them (a causal LM's `model.`, a multimodal wrapper's
 `model.language_model.` or `language_model.model.`). Checked against the modules transformers builds by
 tests/test_quant_exclude.py. Llama 4's, Gemma 4's (and Gemma 4 Unified's) and Kimi-Linear's (and Kimi K3's) tables
-live in configs/param_modules_wrapped.py; Gemma 3's, Phi-3's and Qwen3-Next's in configs/param_modules_more.py.
+live in configs/param_modules_wrapped.py; Gemma 3's, Phi-3's and Qwen3-Next's in configs/param_modules_more.py;
+the Mamba hybrids' (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2) in configs/param_modules_hybrid.py.
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ class Module:
     # vLLM builds the whole module (weight and bias) on every TP rank: MLA's latent down-projections and the DSA
     # indexer's projections (_mla_widths, _indexer say which vLLM 0.34 class or argument makes each whole)
     whole: bool = False
+    # parameters of `weight` every TP rank holds whole where vLLM splits the rest of the module: MambaMixer2's
+    # in_proj rows for B and C when n_groups is 1 (vLLM 0.34 mamba_mixer2.py pads the one group to tp_size groups,
+    # one a rank: configs/param_modules_hybrid.py _mamba2)
+    whole_weight: int = 0
 
     def names(self, expert: int = 0) -> list[str]:
         name = self.name.replace("{e}", str(expert))
@@ -376,11 +381,14 @@ from .param_modules_glm_oss import TABLES as GLM_OSS  # noqa: E402 (GLM-4.5, GLM
 from .param_modules_wrapped import WRAPPED  # noqa: E402 (Llama 4, Gemma 4: built from the helpers above)
 from .param_modules_more import MORE  # noqa: E402 (Gemma 3, Phi-3, Qwen3-Next)
 from .param_modules_vl import VL  # noqa: E402 (Qwen3-VL / Qwen2.5-VL text models, ERNIE 4.5, MiMo)
+from .param_modules_dense import DENSE  # noqa: E402 (Gemma, Gemma 2, Cohere2, EXAONE 4, GLM-4, GLM-4-0414, OLMo 3)
+from .param_modules_mla import MLA  # noqa: E402 (DeepSeek-V4, LongCat-Flash, MiniCPM3)
+from .param_modules_hybrid import HYBRID  # noqa: E402 (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2)
 from .param_modules_moe import MOE  # noqa: E402 (MiniMax-Text-01 / M1, Ling / Ring 2.0 and 3.0, DBRX, DeepSeek-MoE)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
-          **GLM_OSS, **MORE, **VL,
+          **GLM_OSS, **MORE, **VL, **DENSE, **MLA, **HYBRID,
           **MOE}
 
 
@@ -400,8 +408,9 @@ def replicated_params(modules: list[Module]) -> int:
     (weights.record.REPLICATED: vLLM 0.34 layernorm.py RMSNorm's weight is [hidden_size] on every rank; routers are
     ReplicatedLinear, or its subclass fused_moe/router/gate_linear.py GateLinear), RowParallelLinear biases
     (Module.whole_bias) and the modules vLLM builds whole (Module.whole: MLA's q_a_proj / kv_a_proj_with_mqa, the
-    DSA indexer's wq_b / wk / weights_proj)."""
-    return sum(m.weight + m.other if m.whole else m.other for m in modules if _whole_floats(m))
+    DSA indexer's wq_b / wk / weights_proj), and the parts of modules vLLM holds whole (Module.whole_weight)."""
+    return (sum(m.weight + m.other if m.whole else m.other for m in modules if _whole_floats(m))
+            + sum(m.whole_weight for m in modules if not m.whole))
 
 
 def _whole_floats(m: Module) -> bool:
@@ -457,7 +466,7 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
         else:
             quantized += m.weight
             tensors += m.experts or 1
-            whole_quantized += m.weight if m.whole else 0
+            whole_quantized += m.weight if m.whole else m.whole_weight
             if m.name.endswith((".k_proj", ".v_proj")) and m.name[: -len(".k_proj")] in attention:
                 kv_quantized[m.name[: -len(".k_proj")]] = kv_quantized.get(m.name[: -len(".k_proj")], 0) + 1
             rows = rows + (m.experts or 1) * m.inputs if rows is not None and m.inputs else None

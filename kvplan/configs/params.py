@@ -71,9 +71,10 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
     # MiniCPM-V 4.5 / MiniCPM-o 4.5 / Isaac Qwen3 attention (q/k norms), whatever the wrapper's model_type
     kind = f.text_type
     qkv_bias = f.flag("attention_bias") or kind in _QKV_BIAS_ONLY
-    # GLM-4-MoE's o_proj has no bias whatever attention_bias says (transformers 5.25 modeling_glm4_moe.py
-    # Glm4MoeAttention: nn.Linear(..., bias=False); vLLM 0.34 glm4_moe.py: RowParallelLinear bias=False)
-    o_bias = f.flag("attention_bias") and kind not in _QKV_BIAS_ONLY + GLM4_MOE
+    # GLM-4-MoE's, GLM-4's and GLM-4-0414's o_proj has no bias whatever attention_bias says (transformers 5.25
+    # modeling_glm4_moe.py Glm4MoeAttention, modeling_glm.py GlmAttention, modeling_glm4.py Glm4Attention:
+    # nn.Linear(..., bias=False); vLLM 0.34 glm4_moe.py, glm4.py: RowParallelLinear bias=False)
+    o_bias = f.flag("attention_bias") and kind not in _QKV_BIAS_ONLY + GLM4_MOE + GLM_DENSE
     n = hidden * heads * head_dim + 2 * hidden * kv * head_dim + heads * head_dim * hidden
     if qkv_bias:
         n += heads * head_dim + 2 * kv * head_dim
@@ -83,16 +84,20 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
         n += 2 * head_dim  # q_norm and k_norm
     if f.model_type == "minimax_m2":  # MiniMaxM2Attention: q_norm and k_norm over all heads' queries and keys
         n += (heads + kv) * head_dim
+    if kind == "olmo3":  # Olmo3Attention: q_norm over heads x head_dim, k_norm over kv heads x head_dim
+        n += (heads + kv) * head_dim  # (transformers 5.25 modeling_olmo3.py)
     return n
 
 
+GLM_DENSE = ("glm", "glm4")  # GLM-4-9B-chat-hf (GlmForCausalLM), GLM-4-0414 (Glm4ForCausalLM)
 GLM4_MOE = ("glm4_moe", "param2moe")  # Param2 runs transformers' GLM-4-MoE model (Sarvam-MoE: configs/sarvam.py)
 # q/k/v projections biased, o_proj not (dots_ocr: a flat Qwen2Config, vLLM 0.33 dots_ocr.py runs Qwen2ForCausalLM)
 # Kimi-Audio: a flat Qwen2Config, run as Qwen2ForCausalLM (vLLM 0.33 kimi_audio.py)
 _QKV_BIAS_ONLY = ("qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text", "dots_ocr", "qwen2_5_omni_text", "kimi_audio",
                   "moonshot_kimia")
 _QK_NORM = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "gemma3n_text", "gemma3n", "qwen3_next",
-            "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "qwen3_asr_text")  # per-head RMSNorm on q and k
+            "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "qwen3_asr_text",
+            "exaone4")  # per-head RMSNorm on q and k (exaone4: transformers 5.25 modeling_exaone4.py Exaone4Attention)
 
 
 def _moe(f: Fields, hidden: int) -> tuple[int, int]:
@@ -158,7 +163,9 @@ def count_params(f: Fields, num_layers: int, heads: int, kv: int, head_dim: int)
     else:
         inters = [f.int("intermediate_size", "n_inner", default=4 * hidden, maximum=10**8)] * num_layers
     attn = _attention(f, hidden, heads, kv, head_dim)
-    norms = (4 if mt in ("gemma2", "gemma3", "gemma3_text") else 2) * hidden
+    # Gemma 2 / 3: input, post_attention, pre_ and post_feedforward_layernorm; GLM-4-0414 (transformers 5.25
+    # modeling_glm4.py Glm4DecoderLayer): input, post_attention, post_self_attn and post_mlp_layernorm
+    norms = (4 if mt in ("gemma2", "gemma3", "gemma3_text", "glm4") else 2) * hidden
     if mt == "gpt_oss":
         attn += heads  # attention sinks (the q/k/v/o biases come with attention_bias: true)
     total = active = _vocab_embed(f, hidden) + hidden  # embeddings (+ head) and final norm
@@ -227,14 +234,18 @@ def mamba1_block(hidden: int, d_inner: int, d_state: int, d_conv: int, dt_rank: 
     return n
 
 
-def mamba2_block(hidden: int, n_heads: int, head_dim: int, n_groups: int, d_state: int, d_conv: int, d_inner: int | None = None) -> int:
+def mamba2_block(hidden: int, n_heads: int, head_dim: int, n_groups: int, d_state: int, d_conv: int, d_inner: int | None = None,
+                 gated_norm: bool = True, conv_bias: bool = True, in_bias: bool = False, out_bias: bool = False) -> int:
+    """gated_norm: the mixer has its gated RMSNorm over d_inner (Falcon-H1's only with mamba_rms_norm); conv_bias,
+    in_bias, out_bias: conv1d, in_proj and out_proj have biases (_mamba2_mixer reads each family's flags)."""
     d_inner = d_inner or n_heads * head_dim
     conv_dim = d_inner + 2 * n_groups * d_state
-    n = hidden * (2 * d_inner + 2 * n_groups * d_state + n_heads)  # in_proj
-    n += conv_dim * d_conv + conv_dim  # conv1d with bias
+    projected = 2 * d_inner + 2 * n_groups * d_state + n_heads
+    n = hidden * projected + (projected if in_bias else 0)  # in_proj
+    n += conv_dim * d_conv + (conv_dim if conv_bias else 0)  # conv1d
     n += 3 * n_heads  # dt_bias, A_log, D
-    n += d_inner  # gated norm
-    n += d_inner * hidden  # out_proj
+    n += d_inner if gated_norm else 0  # gated norm
+    n += d_inner * hidden + (hidden if out_bias else 0)  # out_proj
     return n
 
 
@@ -272,6 +283,10 @@ def _hybrid_params(f: Fields, layers: list[LayerSpec], heads: int, kv: int, head
                     hidden, nh, hd, f.int(f"{p}n_groups", "n_groups", default=1),
                     f.int(f"{p}d_state", "ssm_state_size", "state_size", default=128),
                     f.int(f"{p}d_conv", "conv_kernel", default=4), f.opt_int(f"{p}d_ssm"),
+                    # transformers 5.25 modeling_falcon_h1.py FalconH1Mixer: norm is nn.Identity unless
+                    # mamba_rms_norm (FalconH1Config default False); vLLM 0.34 falcon_h1.py passes
+                    # use_rms_norm=config.mamba_rms_norm, and MambaMixer2 then registers no norm weight
+                    gated_norm=mt != "falcon_h1" or f.flag("mamba_rms_norm", default=False),
                 )
         norms = hidden if mt in ("mamba", "mamba2") else 2 * hidden
         moe_t, moe_a = (_moe(f, hidden) if mt in ("jamba", "qwen3_next") and _is_moe_layer(f, i) else (0, 0))
@@ -415,9 +430,17 @@ def _mamba2_mixer(f: Fields, hidden: int) -> int:
         hd = int(f.number("mamba_expand", default=2) * hidden) // nh
     else:
         hd = f.int("mamba_d_head", "mamba_head_dim", "head_dim")
+    # biases as transformers 5.25 builds them: Zamba2Mixer's conv1d always, in_proj and out_proj under
+    # add_bias_linear; BambaMixer's and GraniteMoeHybridMambaLayer's conv1d under mamba_conv_bias, in_proj and
+    # out_proj under mamba_proj_bias
+    if f.model_type == "zamba2":
+        conv_bias, proj_bias = True, f.flag("add_bias_linear")
+    else:
+        conv_bias, proj_bias = f.flag("mamba_conv_bias", default=True), f.flag("mamba_proj_bias")
     return mamba2_block(hidden, nh, hd, f.int("mamba_n_groups", "n_groups", default=1),
                         f.int("mamba_d_state", "ssm_state_size", "state_size", default=128),
-                        f.int("mamba_d_conv", "conv_kernel", default=4), f.opt_int("mamba_d_ssm"))
+                        f.int("mamba_d_conv", "conv_kernel", default=4), f.opt_int("mamba_d_ssm"),
+                        conv_bias=conv_bias, in_bias=proj_bias, out_bias=proj_bias)
 
 
 def _attention_plain(hidden: int, heads: int, kv: int, head_dim: int) -> int:
@@ -425,10 +448,13 @@ def _attention_plain(hidden: int, heads: int, kv: int, head_dim: int) -> int:
 
 
 def _mamba2_hybrid(f: Fields, layers: list, dims, ffn: tuple[int, int]) -> tuple[int, int]:
-    """Mamba-2 / attention layers, each followed by the same feed-forward block; two RMSNorms a layer."""
+    """Mamba-2 / attention layers, each followed by the same feed-forward block; two RMSNorms a layer. The
+    attention's q/k/v/o_proj are biased under attention_bias (BambaAttention, GraniteMoeHybridAttention)."""
     heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
     hidden = f.int("hidden_size")
     attn = _attention_plain(hidden, heads, kv, head_dim) if dims else 0
+    if dims and f.flag("attention_bias"):
+        attn += (heads + 2 * kv) * head_dim + hidden
     mamba = _mamba2_mixer(f, hidden)
     total = active = embeddings(f, hidden, False, 0) + hidden
     for kind in _kinds_of(layers):
@@ -626,6 +652,19 @@ def minimax(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
+def lfm2_dense_width(f: Fields) -> int:
+    """LFM2's dense MLP width: intermediate_size (or block_ff_dim), which LFM2 (no experts) shrinks to 2/3 and
+    rounds up to block_multiple_of when block_auto_adjust_ff_dim; LFM2-MoE's dense layers use it as it is."""
+    inter = f.int("intermediate_size", "block_ff_dim", default=12288, maximum=10**8)
+    if not f.int("num_experts", default=0, minimum=0) and f.flag("block_auto_adjust_ff_dim", default=True):
+        inter = int(2 * inter / 3)
+        if f.get("block_ffn_dim_multiplier", default=1.0) is not None:
+            inter = int(f.number("block_ffn_dim_multiplier", default=1.0) * inter)
+            step = f.int("block_multiple_of", default=256)
+            inter = step * ((inter + step - 1) // step)
+    return inter
+
+
 def lfm2(f: Fields, layers: list, dims) -> tuple[int, int]:
     """LFM2 / LFM2-MoE: a short-conv operator (in_proj to 3 x hidden, depthwise conv of conv_L_cache,
     out_proj) or GQA attention with q/k RMSNorms; then a SwiGLU MLP (LFM2: intermediate_size, shrunk to
@@ -637,15 +676,8 @@ def lfm2(f: Fields, layers: list, dims) -> tuple[int, int]:
     conv = 3 * hidden * hidden + hidden * f.int("conv_L_cache", default=3) + hidden * hidden
     conv += (3 * hidden + hidden + hidden) if bias else 0
     attn = _attention_plain(hidden, heads, kv, head_dim) + 2 * head_dim
-    inter = f.int("intermediate_size", "block_ff_dim", default=12288, maximum=10**8)
     experts = f.int("num_experts", default=0, minimum=0)
-    if not experts and f.flag("block_auto_adjust_ff_dim", default=True):
-        inter = int(2 * inter / 3)
-        if f.get("block_ffn_dim_multiplier", default=1.0) is not None:
-            inter = int(f.number("block_ffn_dim_multiplier", default=1.0) * inter)
-            step = f.int("block_multiple_of", default=256)
-            inter = step * ((inter + step - 1) // step)
-    dense = gated_mlp(hidden, inter)
+    dense = gated_mlp(hidden, lfm2_dense_width(f))
     first_dense = f.int("num_dense_layers", default=2, minimum=0) if experts else len(layers)
     moe = (_ffn_moe(hidden, experts, f.int("num_experts_per_tok", default=4), f.int("moe_intermediate_size"),
                     router_bias=experts if f.flag("use_expert_bias", default=True) else 0) if experts else None)
@@ -693,23 +725,44 @@ def gemma3n(f: Fields, layers: list, dims) -> tuple[int, int]:
 def minicpm3(f: Fields, layers: list, dims) -> tuple[int, int]:
     """MiniCPM3: MLA projections (v_head_dim defaults to hidden / heads), a SwiGLU MLP and two norms a
     layer; embeddings tied by default. (The cache is read decompressed, as vLLM keeps it; the weights
-    are the compressed projections.)"""
+    are the compressed projections.) Biases as transformers 5.25 modeling_minicpm3.py builds them:
+    attention_bias on q_a_proj, kv_a_proj_with_mqa and o_proj, mlp_bias on the three MLP projections."""
     hidden = f.int("hidden_size")
-    v_dim = f.int("v_head_dim", default=hidden // f.int("num_attention_heads"))
-    per_layer = _mla(f, hidden, v_dim) + gated_mlp(hidden, f.int("intermediate_size")) + 2 * hidden
+    heads, inter = f.int("num_attention_heads"), f.int("intermediate_size")
+    v_dim = f.int("v_head_dim", default=hidden // heads)
+    q_lora = f.int("q_lora_rank", default=0, minimum=0)
+    attention = mla(hidden, heads, q_lora or None, f.int("kv_lora_rank"), f.int("qk_rope_head_dim"),
+                    f.int("qk_nope_head_dim"), v_dim, f.flag("attention_bias"))
+    mlp_bias = 2 * inter + hidden if f.flag("mlp_bias") else 0
+    per_layer = attention + gated_mlp(hidden, inter) + mlp_bias + 2 * hidden
     n = embeddings(f, hidden, True, 0) + hidden + len(layers) * per_layer
     return n, n
 
 
+def deepseek_v4_hashed(f: Fields, n: int) -> list[bool]:
+    """Whether each layer is routed by token hash (DeepseekV4HashRouter: no e_score_correction_bias):
+    mlp_layer_types' 'hash_moe' entries, else the first num_hash_layers (default 3), as transformers 5.25
+    configuration_deepseek_v4.py __post_init__ reads them."""
+    if f.has("mlp_layer_types"):
+        kinds = f.list("mlp_layer_types")
+        return [i < len(kinds) and kinds[i] == "hash_moe" for i in range(n)]
+    first = f.int("num_hash_layers", default=3, minimum=0)
+    return [i < first for i in range(n)]
+
+
 def deepseek_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """DeepSeek-V4 as transformers 5.25 builds it (modeling_deepseek_v4.py; 284,332,230,231 for
-    V4-Flash, 1,572,997,179,491 for V4-Pro: the published 284B and 1.6T without the MTP layer).
+    """DeepSeek-V4 as transformers 5.25 builds it (modeling_deepseek_v4.py; 284,332,240,471 for
+    V4-Flash, 1,572,997,201,763 for V4-Pro: the published 284B and 1.6T without the MTP layer).
     Every layer: low-rank q (q_a, q_a_norm, q_b), one shared K/V projection and its norm, the grouped
     output projection (o_a over o_groups, o_b), attention sinks, a MoE block (routed experts, one shared
     expert, the router), two hyper-connection mixers (attn_hc, ffn_hc) and two norms. Compressed layers
     add their compressor (kv and gate projections to coff x head_dim, position bias, norm; coff = 2 on
     CSA's overlapping windows); CSA adds the indexer (its own compressor at index_head_dim, q_b and the
-    head-weight projection). Hash-routed layers differ only in a buffer (tid2eid), not a parameter."""
+    head-weight projection). The router's float32 e_score_correction_bias (the checkpoint's ffn.gate.bias; a
+    buffer in transformers, counted as for DeepSeek-V3) sits on the layers that are not hash-routed
+    (deepseek_v4_hashed: mlp_layer_types, else the first num_hash_layers, 3); hash-routed layers hold the
+    tid2eid buffer instead, an integer table, not counted."""
+
     hidden, heads, head = f.int("hidden_size"), f.int("num_attention_heads"), f.int("head_dim")
     q_rank, o_rank, groups = f.int("q_lora_rank"), f.int("o_lora_rank"), f.int("o_groups")
     experts, top_k = f.int("n_routed_experts"), f.int("num_experts_per_tok")
@@ -727,8 +780,8 @@ def deepseek_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
 
     total = f.int("vocab_size") * hidden * (1 if f.flag("tie_word_embeddings") else 2)
     total += hc * hc * hidden + hc + 1 + hidden  # hc_head and the final norm
-    for spec in layers:
-        total += layer
+    for spec, by_hash in zip(layers, deepseek_v4_hashed(f, len(layers))):
+        total += layer + (0 if by_hash else experts)
         ratio = next((c.policy.compress_ratio for c in spec.caches if c.policy.compress_ratio), None)
         if ratio is None:
             continue
