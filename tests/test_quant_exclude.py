@@ -183,6 +183,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "gemma2", "cohere2", "exaone4", "glm4", "olmo3", "gemma", "glm", "lfm2", "lfm2_moe",  # dense
              "deepseek_v4", "minicpm3", "longcat_flash",  # mla
              "nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "zamba2",  # hybrid
+             "minimax", "dbrx", "bailing_hybrid",  # moe
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -199,7 +200,15 @@ _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
             "nemotron_h": ((".experts.gate_up_proj", ".experts.up_proj"),),
             "granitemoehybrid": ((".mlp.input_linear", ".block_sparse_moe.experts.gate_up_proj"),
                                  (".mlp.output_linear", ".block_sparse_moe.experts.down_proj"),
-                                 (".mlp.router.layer", ".block_sparse_moe.router"))}
+                                 (".mlp.router.layer", ".block_sparse_moe.router")),
+            # Ling 3.0's checkpoint names (vLLM 0.34 bailing_moe_v3.py), which transformers renames on load and
+            # whose three KDA convolutions it packs into one conv1d
+            "bailing_hybrid": (("model.word_embeddings", "model.embed_tokens"), (".attention.", ".self_attn."),
+                               (".self_attn.dense", ".self_attn.o_proj"),
+                               *((f".self_attn.{p}", f".self_attn.forget_gate.{p}") for p in ("f_proj", "dt_bias",
+                                                                                              "A_log")),
+                               *((f".self_attn.{c}_conv1d", ".self_attn.conv1d") for c in "qkv"),
+                               (".mlp.gate.expert_bias", ".mlp.gate.e_score_correction_bias"))}
 
 
 # DeepSeek-V4's checkpoints keep DeepSeek's own names (no model. prefix: its table's modules are top), which

@@ -384,10 +384,12 @@ from .param_modules_vl import VL  # noqa: E402 (Qwen3-VL / Qwen2.5-VL text model
 from .param_modules_dense import DENSE  # noqa: E402 (Gemma, Gemma 2, Cohere2, EXAONE 4, GLM-4, GLM-4-0414, OLMo 3)
 from .param_modules_mla import MLA  # noqa: E402 (DeepSeek-V4, LongCat-Flash, MiniCPM3)
 from .param_modules_hybrid import HYBRID  # noqa: E402 (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2)
+from .param_modules_moe import MOE  # noqa: E402 (MiniMax-Text-01 / M1, Ling / Ring 2.0 and 3.0, DBRX, DeepSeek-MoE)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
-          **GLM_OSS, **MORE, **VL, **DENSE, **MLA, **HYBRID}
+          **GLM_OSS, **MORE, **VL, **DENSE, **MLA, **HYBRID,
+          **MOE}
 
 
 def table(f: Fields, layers: list, dims) -> list[Module]:
