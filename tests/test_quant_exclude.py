@@ -180,11 +180,15 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "gemma3_text", "phi3", "qwen3_next",
              "qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl", "ernie4_5", "ernie4_5_moe", "granite", "internlm3",  # vl
              "gemma2", "cohere2", "exaone4", "glm4", "olmo3", "gemma", "glm", "lfm2", "lfm2_moe",  # dense
+             "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama",  # wrap
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
 # (model.language_model.X, lm_head) compared under the causal LM's names (model.X, lm_head)
 _IN_WRAPPER = ("qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl")
+# the Qwen-Omni thinkers and Llama 3.2 Vision likewise (no causal LM for qwen2_5_omni_text, qwen3_omni_moe_text,
+# mllama_text_model's MllamaTextConfig): configs/param_modules_wrap.py
+_IN_WRAPPER += ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama")
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),

@@ -30,8 +30,10 @@ from .fields import Fields
 from .param_parts import dense_first, embeddings, mlp_layer_types
 from .quant_bytes import Unsized
 
-ROOTS = ("model.", "model.language_model.", "language_model.model.")
-TOP_ROOTS = ("", "language_model.")
+# the Qwen-Omni thinkers' and Qwen3-ASR's checkpoints: `thinker.model.layers.N...`, `thinker.lm_head` (vLLM 0.34
+# qwen2_5_omni_thinker.py, qwen3_omni_moe_thinker.py, qwen3_asr.py hf_to_vllm_mapper: configs/param_modules_wrap.py)
+ROOTS = ("model.", "model.language_model.", "language_model.model.", "thinker.model.")
+TOP_ROOTS = ("", "language_model.", "thinker.")
 
 
 @dataclass(frozen=True)
@@ -377,10 +379,12 @@ from .param_modules_wrapped import WRAPPED  # noqa: E402 (Llama 4, Gemma 4: buil
 from .param_modules_more import MORE  # noqa: E402 (Gemma 3, Phi-3, Qwen3-Next)
 from .param_modules_vl import VL  # noqa: E402 (Qwen3-VL / Qwen2.5-VL text models, ERNIE 4.5, MiMo)
 from .param_modules_dense import DENSE  # noqa: E402 (Gemma, Gemma 2, Cohere2, EXAONE 4, GLM-4, GLM-4-0414, OLMo 3)
+from .param_modules_wrap import WRAP  # noqa: E402 (Phi-3-vision, Phi-4-mm, Omni / ASR / Kimi-Audio text models, mllama)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
-          **GLM_OSS, **MORE, **VL, **DENSE}
+          **GLM_OSS, **MORE, **VL, **DENSE,
+          **WRAP}
 
 
 def table(f: Fields, layers: list, dims) -> list[Module]:

@@ -1,0 +1,115 @@
+"""Per-module parameter tables (configs/param_modules.py) of the text models that multimodal and audio wrappers
+run on a decoder kvplan already has a table for, and of a few Llama-shaped decoders: Phi-3-vision (phi3_v) and
+Phi-4-multimodal (phi4mm), dots.ocr (dots_ocr), the Qwen2.5-Omni and Qwen3-Omni thinkers' text models
+(qwen2_5_omni_text, qwen3_omni_moe_text), Qwen3-ASR's (qwen3_asr_text), Kimi-Audio (moonshot_kimia, kimi_audio),
+TeleChat3 (telechat3) and Llama 3.2 Vision's text model (mllama_text_model).
+
+Each mirrors the counter the family uses (params.count_params for all but TeleChat3's remote_decoders.llama_params
+and Llama 3.2 Vision's params_dense.mllama_text), term by term; where the decoder is the same, the table is the
+existing one:
+- phi3_v, phi4mm: vLLM 0.34 phi3v.py builds LlamaForCausalLM and phi4mm.py a LlamaModel on the flat config, but
+  both checkpoints keep Phi-3's fused modules (`model.layers.N.self_attn.qkv_proj`, `mlp.gate_up_proj`: phi4mm.py
+  packed_modules_mapping maps qkv_proj and gate_up_proj to themselves), so the table is param_modules_more.phi3.
+  Phi-4-multimodal's checkpoint stores each as `qkv_proj.base_layer` beside its LoRA adapters; vLLM's mapper drops
+  `base_layer.` and the adapters (phi4mm.py hf_to_vllm_mapper), and the table names the module as vLLM does.
+- dots_ocr, qwen2_5_omni_text, moonshot_kimia / kimi_audio: Qwen2 decoders (dots_ocr.py, qwen2_5_omni_thinker.py,
+  kimi_audio.py build Qwen2ForCausalLM): q/k/v biases, o_proj without; param_modules._gqa.
+- qwen3_asr_text: Qwen3ForCausalLM (qwen3_asr.py): q_norm / k_norm; _gqa.
+- qwen3_omni_moe_text: Qwen3MoeForCausalLM (qwen3_omni_moe_thinker.py Qwen3MoeLLMForCausalLM): _gqa, whose MoE
+  layers follow mlp_only_layers and decoder_sparse_step (params._is_moe_layer, as transformers 5.25
+  Qwen3OmniMoeThinkerTextDecoderLayer and vLLM qwen3_moe.py Qwen3MoeDecoderLayer read them).
+The Omni thinkers' and Qwen3-ASR's checkpoints put the text model under `thinker.model.` and the head at
+`thinker.lm_head` (their hf_to_vllm_mapper: "thinker.model." -> "language_model.model."): param_modules.ROOTS and
+TOP_ROOTS carry those prefixes.
+
+What vLLM 0.34 holds whole on every TP rank (param_modules.replicated_params): the RMSNorms (layernorm.py RMSNorm;
+Qwen3's q_norm / k_norm over head_dim), the MoE router (qwen3_moe.py Qwen3MoeSparseMoeBlock.gate, a GateLinear)
+and RowParallelLinear biases (TeleChat3's o_proj and down_proj with attention_bias / mlp_bias: llama.py
+LlamaAttention bias_o_proj, LlamaMLP bias). Llama 3.2 Vision: below.
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from .fields import Fields
+from .param_modules import Module, _ends, _float, _gqa, _linear, _qkvo
+from .param_modules_more import phi3
+
+
+def qwen3_omni_moe_text(f: Fields, layers: list, dims) -> list[Module]:
+    """The Qwen3-Omni thinker's text model: Qwen3-MoE's modules (_gqa). Its sparse block has no shared expert
+    (transformers 5.25 Qwen3OmniMoeThinkerTextSparseMoeBlock; vLLM qwen3_moe.py Qwen3MoeSparseMoeBlock), while
+    count_params would count one for a shared_expert_intermediate_size above 0 (the real configs write 0): such a
+    config gets no table."""
+    if f.int("shared_expert_intermediate_size", default=0, minimum=0):
+        raise ConfigError("shared_expert_intermediate_size: the Qwen3-Omni thinker builds no shared expert")
+    return _gqa(f, layers, dims)
+
+
+def telechat3(f: Fields, layers: list, dims) -> list[Module]:
+    """TeleChat3ForCausalLM, which vLLM 0.34 registers as LlamaForCausalLM (registry.py): Llama's modules and
+    names, as remote_decoders.llama_params counts them: q/k/v/o_proj with biases under attention_bias (or bias),
+    gate/up/down_proj with biases under mlp_bias (o_proj's and down_proj's are RowParallelLinear biases, whole on
+    every TP rank), two norms a layer; embeddings, final norm, the LM head unless tie_word_embeddings (which the
+    config must state: remote_decoders._tied). llama.py reads a qkv_bias field over attention_bias, which the
+    counter does not: a config with one gets no table."""
+    from .remote_decoders import _tied
+
+    if f.has("qkv_bias"):
+        raise ConfigError("qkv_bias: vLLM's Llama reads it, kvplan's count of telechat3 does not")
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    inter = f.int("intermediate_size", maximum=10**8)
+    bias, mlp_bias = f.flag("attention_bias") or f.flag("bias"), f.flag("mlp_bias")
+    out = _ends(f, hidden, _tied(f, None), None)
+    for i in range(len(layers)):
+        m = f"layers.{i}.mlp"
+        out += _qkvo(f"layers.{i}.self_attn", hidden, heads, kv, head_dim, bias)
+        out += [_linear(f"{m}.gate_proj", hidden, inter, "mlp", mlp_bias),
+                _linear(f"{m}.up_proj", hidden, inter, "mlp", mlp_bias),
+                _linear(f"{m}.down_proj", inter, hidden, "mlp", mlp_bias, row=True),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+    return out
+
+
+def mllama_text(f: Fields, layers: list, dims) -> list[Module]:
+    """Llama 3.2 Vision's text model (transformers 5.25 modeling_mllama.py MllamaTextModel, counted by
+    params_dense.mllama_text): embed_tokens of vocab_size + 8 rows (the image and padding tokens), the LM head of
+    vocab_size; on the layers of cross_attention_layers a MllamaCrossAttentionDecoderLayer (cross_attn.q/k/v/o_proj,
+    cross_attn.q_norm and k_norm over head_dim, the two one-element tanh gates cross_attn_attn_gate and
+    cross_attn_mlp_gate), on the others Llama's self_attn; on every layer the gated mlp and two norms. Checkpoints:
+    `language_model.model.layers.N...` and `language_model.lm_head` (meta-llama/Llama-3.2-11B-Vision), or
+    transformers 5's `model.language_model.` (param_modules.ROOTS).
+
+    vLLM 0.34 no longer serves it (registry.py: MllamaForConditionalGeneration removed in 0.10.2); the last vLLM
+    mllama.py that did (read at vllm-project/vllm 005ad95) held whole on every TP rank the RMSNorms, the
+    cross-attention q_norm / k_norm (MllamaTextRMSNorm over head_dim) and the two gates (plain Parameters of one
+    element), kept here as norms; no linear module of the text model has a bias."""
+    from .params_dense import mllama_cross_layers
+
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    inter = f.int("intermediate_size", maximum=10**8)
+    vocab = f.int("vocab_size", minimum=0)
+    out = _ends(f, hidden, False, None)
+    out[0] = _float("embed_tokens", (vocab + 8) * hidden, "embeddings")
+    cross = mllama_cross_layers(f, len(layers))
+    for i in range(len(layers)):
+        layer = f"layers.{i}"
+        if i in cross:
+            a = f"{layer}.cross_attn"
+            out += _qkvo(a, hidden, heads, kv, head_dim)
+            out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim),
+                    _float(f"{layer}.cross_attn_attn_gate", 1), _float(f"{layer}.cross_attn_mlp_gate", 1)]
+        else:
+            out += _qkvo(f"{layer}.self_attn", hidden, heads, kv, head_dim)
+        out += [_linear(f"{layer}.mlp.gate_proj", hidden, inter, "mlp"),
+                _linear(f"{layer}.mlp.up_proj", hidden, inter, "mlp"),
+                _linear(f"{layer}.mlp.down_proj", inter, hidden, "mlp"),
+                _float(f"{layer}.input_layernorm", hidden), _float(f"{layer}.post_attention_layernorm", hidden)]
+    return out
+
+
+WRAP = {"phi3_v": phi3, "phi4mm": phi3, "dots_ocr": _gqa, "qwen2_5_omni_text": _gqa,
+        "qwen3_omni_moe_text": qwen3_omni_moe_text, "qwen3_asr_text": _gqa, "moonshot_kimia": _gqa, "kimi_audio": _gqa,
+        "telechat3": telechat3, "mllama_text_model": mllama_text}
