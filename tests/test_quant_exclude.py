@@ -180,7 +180,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "gemma3_text", "phi3", "qwen3_next",
              "qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl", "ernie4_5", "ernie4_5_moe", "granite", "internlm3",  # vl
              "gemma2", "cohere2", "exaone4", "glm4", "olmo3", "gemma", "glm", "lfm2", "lfm2_moe",  # dense
-             "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama",  # wrap
+             "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n",  # wrap
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters

@@ -31,6 +31,7 @@ _FILES = {
     "moonshot_kimia": CONFIGS / "kimi-audio-7b-instruct-reconstructed.json",
     "telechat3": CONFIGS / "telechat3-36b-thinking-mlx-4bit.json",
     "mllama_text_model": SPECS / "llama-3.2-11b-vision.json",
+    "gemma3n_text": SPECS / "gemma-3n-e4b.json",
 }
 
 
@@ -117,3 +118,28 @@ def test_omni_checkpoint_names_under_thinker():
     modules = {m.name: m for m in table(f, layers, dims)}
     # qwen2_5_omni_thinker.py hf_to_vllm_mapper: "thinker.model." -> "language_model.model."
     assert "thinker.model.layers.3.self_attn.q_proj" in modules["layers.3.self_attn.q_proj"].names()
+
+
+def test_gemma_3n_e4b_keeps_altup_and_the_per_layer_input_projections_whole():
+    model = build_model(_raw(SPECS / "gemma-3n-e4b.json"), "gemma-3n-e4b")
+    # text_config: hidden 2,048, 35 layers (the last 15 KV-shared: no k/v_proj, no k_norm), 8 heads x 256, 2 KV
+    # heads, intermediate 16,384, per-layer input 256, altup_num_inputs 4, laurel_rank 64, vocab 262,400 (tied),
+    # vocab_size_per_layer_input 262,144
+    shared_layer = (2 * 2048 * 2048 + 256  # q_proj, o_proj, q_norm
+                    + 3 * 2048 * 16384 + 4 * 2048  # mlp, four norms
+                    + 2 * 2048 * 64 + 2048  # laurel
+                    + 2048 + 4 * 4 + 16 * 4 + 2048 * 4 + 2048  # altup: scale, coefs, router, router_norm
+                    + 2 * 2048 * 256 + 2048)  # per-layer input gate, projection, norm
+    own_layer = shared_layer + 2 * 2048 * 512 + 256  # k_proj, v_proj, k_norm
+    model_level = (262400 * 2048 + 2048 + 262144 * 35 * 256 + 2048 * 35 * 256 + 256  # embeddings, norms, PLE
+                   + 6 * 2048 * 2048)  # altup_projections and altup_unembed_projections (3 each)
+    total = model_level + 20 * own_layer + 15 * shared_layer
+    assert total == 6_835_235_568 and model.param_count == total
+    # whole on every TP rank (vLLM 0.34 gemma3n.py): the norms, altup's coefs, router and scale, the per-layer
+    # input gate and projection (ReplicatedLinear)
+    shared_whole = (4 * 2048 + 256 + 2048 + 2048 + 2048 + 2048  # norms, q_norm, laurel, scale, router_norm, PLE norm
+                    + 16 + 64 + 2048 * 4 + 2 * 2048 * 256)
+    whole = 20 * (shared_whole + 256) + 15 * shared_whole + 2048 + 256
+    assert whole == 37_579_504 and model.weight_replicated_bytes == 2 * whole
+    # TP 2, BF16: (13,670,471,136 - 75,159,008) / 2 + 75,159,008
+    assert stage_weight_bytes(estimated(model), 35, tp=2) == [6_872_815_072]

@@ -110,6 +110,71 @@ def mllama_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def gemma3n_text(f: Fields, layers: list, dims) -> list[Module]:
+    """Gemma 3n's text model (transformers 5.25 modeling_gemma3n.py Gemma3nTextModel, counted by params.gemma3n),
+    under the checkpoints' `model.language_model.` (google/gemma-3n-E4B): embed_tokens (the head tied unless
+    tie_word_embeddings is false), final norm, embed_tokens_per_layer (vocab_size_per_layer_input x layers x
+    hidden_size_per_layer_input), per_layer_model_projection, per_layer_projection_norm, and altup_projections.K /
+    altup_unembed_projections.K (K < altup_num_inputs - 1, hidden x hidden each); per layer q_proj, q_norm, o_proj,
+    and k_proj, v_proj, k_norm except on the last num_kv_shared_layers (Gemma3nTextAttention builds none there; its
+    v_norm has no weight), the mlp of the layer's intermediate_size, four norms, laurel (linear_left,
+    linear_right, post_laurel_norm), altup (correct_output_scale [hidden], correction_coefs [n, n],
+    prediction_coefs [n x n, n], modality_router [n, hidden], router_norm) and the per-layer input gate,
+    projection and post_per_layer_input_norm.
+
+    What vLLM 0.34 holds whole on every TP rank (gemma3n.py): every RMSNorm; Gemma3nAltUp's correction_coefs,
+    prediction_coefs and modality_router (ReplicatedLinear) and correct_output_scale (an nn.Parameter, float32 in
+    vLLM: counted here at the checkpoint's dtype); Gemma3nDecoderLayer's per_layer_input_gate and
+    per_layer_projection (ReplicatedLinear). laurel's linear_left / linear_right, the MLP, the attention, the
+    per-layer model projection and the AltUp projections are split. params.gemma3n reads num_kv_shared_layers
+    with a default of 0 where Gemma3nTextConfig's is 15; the table follows the counter."""
+    heads, kv, head_dim, _ = dims
+    n = len(layers)
+    hidden = f.int("hidden_size")
+    if isinstance(f.get("intermediate_size"), list):
+        inters = f.int_list("intermediate_size", n, minimum=1, maximum=10**8)
+    else:
+        inters = [f.int("intermediate_size")] * n
+    per_input = f.int("hidden_size_per_layer_input", default=256)
+    altup = f.int("altup_num_inputs", default=4)
+    rank = f.int("laurel_rank", default=64)
+    shared = f.int("num_kv_shared_layers", default=0, minimum=0, maximum=n)
+    out = _ends(f, hidden, True, 0)
+    out += [_float("embed_tokens_per_layer", f.int("vocab_size_per_layer_input", default=262144) * n * per_input,
+                   "embeddings"),
+            _linear("per_layer_model_projection", hidden, n * per_input, "per-layer inputs"),
+            _float("per_layer_projection_norm", per_input)]
+    for k in range(altup - 1):
+        out += [_linear(f"altup_projections.{k}", hidden, hidden, "altup"),
+                _linear(f"altup_unembed_projections.{k}", hidden, hidden, "altup")]
+    for i in range(n):
+        layer, a = f"layers.{i}", f"layers.{i}.self_attn"
+        out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"), _float(f"{a}.q_norm", head_dim),
+                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention")]
+        if i < n - shared:
+            out += [_linear(f"{a}.k_proj", hidden, kv * head_dim, "attention"),
+                    _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention"), _float(f"{a}.k_norm", head_dim)]
+        inter = int(inters[i])
+        out += [_linear(f"{layer}.mlp.gate_proj", hidden, inter, "mlp"),
+                _linear(f"{layer}.mlp.up_proj", hidden, inter, "mlp"),
+                _linear(f"{layer}.mlp.down_proj", inter, hidden, "mlp")]
+        out += [_float(f"{layer}.{norm}", hidden) for norm in
+                ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                 "post_feedforward_layernorm")]
+        out += [_linear(f"{layer}.laurel.linear_left", hidden, rank, "laurel"),
+                _linear(f"{layer}.laurel.linear_right", rank, hidden, "laurel"),
+                _float(f"{layer}.laurel.post_laurel_norm", hidden),
+                _float(f"{layer}.altup.correct_output_scale", hidden),
+                _linear(f"{layer}.altup.correction_coefs", altup, altup, "altup", whole=True),
+                _linear(f"{layer}.altup.prediction_coefs", altup, altup * altup, "altup", whole=True),
+                _linear(f"{layer}.altup.modality_router", hidden, altup, "altup", whole=True),
+                _float(f"{layer}.altup.router_norm", hidden),
+                _linear(f"{layer}.per_layer_input_gate", hidden, per_input, "per-layer inputs", whole=True),
+                _linear(f"{layer}.per_layer_projection", per_input, hidden, "per-layer inputs", whole=True),
+                _float(f"{layer}.post_per_layer_input_norm", hidden)]
+    return out
+
+
 WRAP = {"phi3_v": phi3, "phi4mm": phi3, "dots_ocr": _gqa, "qwen2_5_omni_text": _gqa,
         "qwen3_omni_moe_text": qwen3_omni_moe_text, "qwen3_asr_text": _gqa, "moonshot_kimia": _gqa, "kimi_audio": _gqa,
-        "telechat3": telechat3, "mllama_text_model": mllama_text}
+        "telechat3": telechat3, "mllama_text_model": mllama_text, "gemma3n_text": gemma3n_text}
