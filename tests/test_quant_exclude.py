@@ -180,7 +180,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "gemma3_text", "phi3", "qwen3_next",
              "qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl", "ernie4_5", "ernie4_5_moe", "granite", "internlm3",  # vl
              "gemma2", "cohere2", "exaone4", "glm4", "olmo3", "gemma", "glm", "lfm2", "lfm2_moe",  # dense
-             "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n",  # wrap
+             "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -193,6 +193,8 @@ _IN_WRAPPER += ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama")
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
             "ernie4_5_moe": ((".mlp.moe_statics.", ".mlp.gate.moe_statics."),)}
+# MiMo-V2's checkpoints name the sinks attention_sink_bias (conversion_mapping.py "mimo_v2_flash")
+_RENAMED["mimo_v2_flash"] = ((".self_attn.attention_sink_bias", ".self_attn.sinks"),)
 
 
 def _as_transformers(name: str) -> str:

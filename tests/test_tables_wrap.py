@@ -32,6 +32,7 @@ _FILES = {
     "telechat3": CONFIGS / "telechat3-36b-thinking-mlx-4bit.json",
     "mllama_text_model": SPECS / "llama-3.2-11b-vision.json",
     "gemma3n_text": SPECS / "gemma-3n-e4b.json",
+    "mimo_v2": CONFIGS / "mimo-v2.6-flash.json",
 }
 
 
@@ -143,3 +144,25 @@ def test_gemma_3n_e4b_keeps_altup_and_the_per_layer_input_projections_whole():
     assert whole == 37_579_504 and model.weight_replicated_bytes == 2 * whole
     # TP 2, BF16: (13,670,471,136 - 75,159,008) / 2 + 75,159,008
     assert stage_weight_bytes(estimated(model), 35, tp=2) == [6_872_815_072]
+
+
+def test_mimo_v2_6_flash_fp8_keeps_its_ignored_o_proj_module_by_module():
+    # XiaomiMiMo/MiMo-V2.6-Flash-RL's config.json (tests/test_families_2026.py gives its source): quant_method fp8,
+    # 128 x 128 blocks, ignored_layers = every layer's self_attn.o_proj (and the MTP block's, not counted here);
+    # vLLM 0.34 Fp8Config reads ignored_layers before modules_to_not_convert
+    model = build_model(_raw(_FILES["mimo_v2"]), "mimo-v2.6-flash")
+    total = 308_778_780_864
+    assert model.param_count == total
+    # in BF16: embeddings and head 2 x 152,576 x 4,096; 48 o_proj of 64 heads x 128 (v_head_dim) -> 4,096; norms
+    # 48 x 2 x 4,096 + 4,096; 47 MoE layers' routers 256 x 4,096 + 256 (moe_layer_freq: all but layer 0); the 39
+    # sliding layers' 64 sinks
+    o_proj = 48 * 64 * 128 * 4096
+    plain = 2 * 152576 * 4096 + o_proj + 48 * 2 * 4096 + 4096 + 47 * (256 * 4096 + 256) + 39 * 64
+    assert o_proj == 1_610_612_736 and plain == 2_910_210_240
+    quantized = total - plain
+    # 1 B a weight and a float32 scale a 128 x 128 block (305,868,570,624 / 4,096 = 74,674,944 B). The config's
+    # store_dtype "mxfp4" (vLLM stores the routed experts as MXFP4: Fp8Config.get_quant_method) is not read by
+    # kvplan, so the experts' bytes are not checked here: only the split module by module
+    assert model.weight_bytes == quantized + quantized // 4096 + 2 * plain == 311_763_666_048
+    # whole on every TP rank: the norms and the routers with their score biases, in BF16
+    assert model.weight_replicated_bytes == 2 * (48 * 2 * 4096 + 4096 + 47 * (256 * 4096 + 256)) == 99_384_832

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from .fields import Fields
-from .param_modules import Module, _ends, _float, _gqa, _linear, _qkvo
+from .param_modules import Module, _ends, _experts, _float, _gqa, _linear, _mlp, _qkvo
 from .param_modules_more import phi3
 
 
@@ -175,6 +175,70 @@ def gemma3n_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def mimo_v2(f: Fields, layers: list, dims) -> list[Module]:
+    """MiMo-V2-Flash and MiMo-V2.x (mimo_v2_flash, mimo_v2), counted by params_mla.mimo_v2_flash (transformers 5.25
+    modeling_mimo_v2_flash.py) and named as the checkpoints are (vLLM 0.34 mimo_v2.py MiMoV2Model.load_weights;
+    transformers renames self_attn.attention_sink_bias to sinks on load): per layer q_proj, k_proj, v_proj (biased
+    with attention_bias; one fused self_attn.qkv_proj where attention_projection_layout is "fused_qkv", the layout
+    MiMoV2ForCausalLM's packed_modules_mapping keeps), o_proj, on sliding layers twice the KV heads and the
+    per-head attention_sink_bias, two norms; then the MoE (mlp.gate, mlp.gate.e_score_correction_bias, the routed
+    experts mlp.experts.N, no shared expert) or a dense mlp. The MTP layers (model.mtp.*) are the drafter's
+    (weights/mtp.py), not in this table.
+
+    What vLLM 0.34 holds whole on every TP rank: the RMSNorms, the router (GateLinear, built in moe_router_dtype,
+    float32 by default) and its e_score_correction_bias (float32); both counted here at the checkpoint's dtype. The
+    sinks are split with the heads (make_attention_sink over the rank's heads). vLLM reads what the counter does
+    not: moe_layer_freq (MiMoV2FlashDecoderLayer.is_moe_layer) and add_swa_attention_sink_bias (no sinks without
+    it); a config whose moe_layer_freq list disagrees with the counter's dense / sparse layers, or that sets
+    add_swa_attention_sink_bias false, gets no table."""
+    from .param_parts import dense_first, mlp_layer_types
+
+    hidden = f.int("hidden_size", default=4096)
+    heads = f.int("num_attention_heads", default=64)
+    kv = f.int("num_key_value_heads", default=4)
+    head_dim, v_dim = f.int("head_dim", default=192), f.int("v_head_dim", default=128)
+    bias = f.flag("attention_bias")
+    n = len(layers)
+    layer_types = f.list("layer_types")
+    if layer_types is None:
+        layer_types = ["full_attention" if i == 0 or (i + 1) % 6 == 0 else "sliding_attention" for i in range(n)]
+    if len(layer_types) < n:
+        raise ConfigError("layer_types lists fewer entries than layers")
+    kinds = mlp_layer_types(f, n, dense_first(1))
+    freq = f.get("moe_layer_freq")
+    if isinstance(freq, list) and [bool(x) for x in freq[:n]] != [k == "sparse" for k in kinds]:
+        raise ConfigError("moe_layer_freq: vLLM's MoE layers differ from the counter's")
+    if f.has("add_swa_attention_sink_bias") and not f.flag("add_swa_attention_sink_bias"):
+        raise ConfigError("add_swa_attention_sink_bias false: vLLM builds no sinks, the counter counts them")
+    fused = f.get("attention_projection_layout") == "fused_qkv"
+    experts = f.int("num_local_experts", "n_routed_experts", default=256)
+    moe_inter = f.int("moe_intermediate_size", default=2048, minimum=0)
+    inter = f.int("intermediate_size", default=16384, minimum=0)
+    out = _ends(f, hidden, False, 152576)
+    for i, (kind, ltype) in enumerate(zip(kinds, layer_types[:n])):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        sliding = ltype == "sliding_attention"
+        k = 2 * kv if sliding else kv
+        if fused:
+            out.append(_linear(f"{a}.qkv_proj", hidden, heads * head_dim + k * (head_dim + v_dim), "attention", bias))
+        else:
+            out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", bias),
+                    _linear(f"{a}.k_proj", hidden, k * head_dim, "attention", bias),
+                    _linear(f"{a}.v_proj", hidden, k * v_dim, "attention", bias)]
+        out.append(_linear(f"{a}.o_proj", heads * v_dim, hidden, "attention"))
+        if sliding:
+            out.append(_float(f"{a}.attention_sink_bias", heads, "attention"))
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if kind == "sparse":
+            out += [_float(f"{m}.gate", hidden * experts, "router"),
+                    _float(f"{m}.gate.e_score_correction_bias", experts, "router")]
+            out += _experts(m, experts, hidden, moe_inter)
+        else:
+            out += _mlp(m, hidden, inter, "mlp")
+    return out
+
+
 WRAP = {"phi3_v": phi3, "phi4mm": phi3, "dots_ocr": _gqa, "qwen2_5_omni_text": _gqa,
         "qwen3_omni_moe_text": qwen3_omni_moe_text, "qwen3_asr_text": _gqa, "moonshot_kimia": _gqa, "kimi_audio": _gqa,
-        "telechat3": telechat3, "mllama_text_model": mllama_text, "gemma3n_text": gemma3n_text}
+        "telechat3": telechat3, "mllama_text_model": mllama_text, "gemma3n_text": gemma3n_text,
+        "mimo_v2": mimo_v2, "mimo_v2_flash": mimo_v2}
