@@ -379,7 +379,7 @@ from .param_modules_wrapped import WRAPPED  # noqa: E402 (Llama 4, Gemma 4: buil
 from .param_modules_more import MORE  # noqa: E402 (Gemma 3, Phi-3, Qwen3-Next)
 from .param_modules_vl import VL  # noqa: E402 (Qwen3-VL / Qwen2.5-VL text models, ERNIE 4.5, MiMo)
 from .param_modules_dense import DENSE  # noqa: E402 (Gemma, Gemma 2, Cohere2, EXAONE 4, GLM-4, GLM-4-0414, OLMo 3)
-from .param_modules_wrap import WRAP  # noqa: E402 (Phi-3-vision, Phi-4-mm, Omni / ASR / Kimi-Audio text models, mllama)
+from .param_modules_wrap import WRAP  # noqa: E402 (wrappers' text models, TeleChat3, Gemma 3n, MiMo-V2)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,

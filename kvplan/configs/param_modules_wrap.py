@@ -2,11 +2,12 @@
 run on a decoder kvplan already has a table for, and of a few Llama-shaped decoders: Phi-3-vision (phi3_v) and
 Phi-4-multimodal (phi4mm), dots.ocr (dots_ocr), the Qwen2.5-Omni and Qwen3-Omni thinkers' text models
 (qwen2_5_omni_text, qwen3_omni_moe_text), Qwen3-ASR's (qwen3_asr_text), Kimi-Audio (moonshot_kimia, kimi_audio),
-TeleChat3 (telechat3) and Llama 3.2 Vision's text model (mllama_text_model).
+TeleChat3 (telechat3), Llama 3.2 Vision's and Gemma 3n's text models (mllama_text_model, gemma3n_text) and MiMo-V2
+(mimo_v2, mimo_v2_flash).
 
-Each mirrors the counter the family uses (params.count_params for all but TeleChat3's remote_decoders.llama_params
-and Llama 3.2 Vision's params_dense.mllama_text), term by term; where the decoder is the same, the table is the
-existing one:
+Each mirrors the counter the family uses (params.count_params, but TeleChat3's remote_decoders.llama_params, Llama
+3.2 Vision's params_dense.mllama_text, Gemma 3n's params.gemma3n and MiMo-V2's params_mla.mimo_v2_flash), term by
+term; where the decoder is the same, the table is the existing one:
 - phi3_v, phi4mm: vLLM 0.34 phi3v.py builds LlamaForCausalLM and phi4mm.py a LlamaModel on the flat config, but
   both checkpoints keep Phi-3's fused modules (`model.layers.N.self_attn.qkv_proj`, `mlp.gate_up_proj`: phi4mm.py
   packed_modules_mapping maps qkv_proj and gate_up_proj to themselves), so the table is param_modules_more.phi3.
