@@ -184,11 +184,15 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "deepseek_v4", "minicpm3", "longcat_flash",  # mla
              "nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "zamba2",  # hybrid
              "minimax", "dbrx", "bailing_hybrid",  # moe
+             "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
 # (model.language_model.X, lm_head) compared under the causal LM's names (model.X, lm_head)
 _IN_WRAPPER = ("qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl")
+# the Qwen-Omni thinkers and Llama 3.2 Vision likewise (no causal LM for qwen2_5_omni_text, qwen3_omni_moe_text,
+# mllama_text_model's MllamaTextConfig): configs/param_modules_wrap.py
+_IN_WRAPPER += ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama")
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
@@ -229,6 +233,8 @@ _CHECKPOINT_NAMES = {"deepseek_v4": (
     (r"\.wo_a$", ".o_a_proj"), (r"\.wo_b$", ".o_b_proj"), (r"\.attn_sink$", ".sinks"),
     (r"\.gate\.bias$", ".gate.e_score_correction_bias"), (r"shared_experts\.w1$", "shared_experts.gate_proj"),
     (r"shared_experts\.w3$", "shared_experts.up_proj"), (r"shared_experts\.w2$", "shared_experts.down_proj"))}
+# MiMo-V2's checkpoints name the sinks attention_sink_bias (conversion_mapping.py "mimo_v2_flash")
+_RENAMED["mimo_v2_flash"] = ((".self_attn.attention_sink_bias", ".self_attn.sinks"),)
 
 
 def _as_transformers(name: str) -> str:

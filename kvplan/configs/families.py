@@ -863,7 +863,7 @@ _ROWS: list[Family] = [
                   "no_rope_layer_interval-th (NoPE) layer is full",)),
     Family(("mllama",), text="mllama_text_model", rules=("text model in text_config",)),
     Family(("mllama_text_model",), kinds=frozenset({K.FULL, K.CROSS}), dims=gqa_from_hidden,
-           markers=("cross_attention_layers",), params=params.attention_decoder,
+           markers=("cross_attention_layers",), params=params.by_type,  # params_dense.mllama_text
            defaults={"cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38], "num_key_value_heads": 8},
            rules=("cross_attention_layers cache image tokens only (a constant per image, not counted); "
                   "the others are full self-attention",)),

@@ -31,8 +31,10 @@ from .fields import Fields
 from .param_parts import dense_first, embeddings, mlp_layer_types
 from .quant_bytes import Unsized
 
-ROOTS = ("model.", "model.language_model.", "language_model.model.")
-TOP_ROOTS = ("", "language_model.")
+# the Qwen-Omni thinkers' and Qwen3-ASR's checkpoints: `thinker.model.layers.N...`, `thinker.lm_head` (vLLM 0.34
+# qwen2_5_omni_thinker.py, qwen3_omni_moe_thinker.py, qwen3_asr.py hf_to_vllm_mapper: configs/param_modules_wrap.py)
+ROOTS = ("model.", "model.language_model.", "language_model.model.", "thinker.model.")
+TOP_ROOTS = ("", "language_model.", "thinker.")
 
 
 @dataclass(frozen=True)
@@ -385,10 +387,11 @@ from .param_modules_dense import DENSE  # noqa: E402 (Gemma, Gemma 2, Cohere2, E
 from .param_modules_mla import MLA  # noqa: E402 (DeepSeek-V4, LongCat-Flash, MiniCPM3)
 from .param_modules_hybrid import HYBRID  # noqa: E402 (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2)
 from .param_modules_moe import MOE  # noqa: E402 (MiniMax-Text-01 / M1, Ling / Ring 2.0 and 3.0, DBRX, DeepSeek-MoE)
+from .param_modules_wrap import WRAP  # noqa: E402 (wrappers' text models, TeleChat3, Gemma 3n, MiMo-V2)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
-          **GLM_OSS, **MORE, **VL, **DENSE, **MLA, **HYBRID,
+          **GLM_OSS, **MORE, **VL, **DENSE, **MLA, **HYBRID, **WRAP,
           **MOE}
 
 

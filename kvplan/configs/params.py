@@ -141,8 +141,9 @@ def _is_moe_layer(f: Fields, i: int) -> bool:
         return i >= k and i % freq == 0
     # Qwen3-VL-MoE's text model reads mlp_only_layers and decoder_sparse_step as Qwen3-MoE does (transformers 5.25
     # modeling_qwen3_vl_moe.py Qwen3VLMoeTextDecoderLayer; vLLM 0.34 qwen3_moe.py Qwen3MoeDecoderLayer, which
-    # qwen3_vl_moe.py builds)
-    if mt in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_vl_moe_text"):
+    # qwen3_vl_moe.py builds), and so does Qwen3-Omni's thinker (modeling_qwen3_omni_moe.py
+    # Qwen3OmniMoeThinkerTextDecoderLayer; qwen3_omni_moe_thinker.py builds Qwen3MoeLLMForCausalLM)
+    if mt in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_vl_moe_text", "qwen3_omni_moe_text"):
         if i in (f.int_list("mlp_only_layers", minimum=0, maximum=10**6) or []):
             return False
         step = f.int("decoder_sparse_step", default=1)

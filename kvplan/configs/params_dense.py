@@ -524,3 +524,29 @@ COUNTERS = {
     "glm_image_text": glm_image_text,
     "higgs_audio_v2": higgs_audio_v2,
 }
+
+
+# -- Llama 3.2 Vision's text model (transformers 5.25 modeling_mllama.py MllamaTextModel) ------------------
+
+def mllama_cross_layers(f: Fields, n: int) -> set[int]:
+    """The layers of cross_attention_layers (MllamaTextConfig; the family's default fills it) below n."""
+    return {i for i in f.int_list("cross_attention_layers", maximum=10**6) or [] if i < n}
+
+
+def mllama_text(f: Fields, layers, dims) -> tuple[int, int]:
+    """MllamaForCausalLM's text model: Llama's layers (q/k/v/o without biases, gated MLP, two RMSNorms) with
+    embed_tokens of vocab_size + 8 rows (MllamaTextModel: nn.Embedding(config.vocab_size + 8, ...)) and an LM
+    head of vocab_size (untied by default: MllamaTextConfig); each layer of cross_attention_layers is a
+    MllamaCrossAttentionDecoderLayer, whose cross_attn adds q_norm and k_norm over head_dim and which holds two
+    one-element gates (cross_attn_attn_gate, cross_attn_mlp_gate)."""
+    from .params import count_params
+
+    heads, kv, head_dim, _ = dims
+    n = len(layers)
+    hidden = f.int("hidden_size")
+    llama, _ = count_params(f, n, heads, kv, head_dim)
+    total = llama + 8 * hidden + len(mllama_cross_layers(f, n)) * (2 * head_dim + 2)
+    return total, total
+
+
+COUNTERS["mllama_text_model"] = mllama_text

@@ -11,7 +11,8 @@ the shared experts. The config lists them, and each format reads its list its ow
   compressed-tensors `ignore`: `re:` + a regular expression matched from the start of the name (re.match), else
                      the exact module name (compressed_tensors.utils.match is_match / _match_name; vLLM's
                      compressed_tensors/utils.py _is_equal_or_regex_match), or a module class name.
-  FP8 (fp8)          `modules_to_not_convert`: module names; vLLM matches them exactly (quant_utils.py
+  FP8 (fp8)          `ignored_layers`, else `modules_to_not_convert` (vLLM 0.34 fp8.py Fp8Config.from_config
+                     reads them in that order): module names; vLLM matches them exactly (quant_utils.py
                      is_layer_skipped), and short names such as `gate` or `lm_head` at a component boundary
                      (its "suffix" match mode), which is what checkpoints that write short names mean.
 
