@@ -378,10 +378,12 @@ from .param_modules_more import MORE  # noqa: E402 (Gemma 3, Phi-3, Qwen3-Next)
 from .param_modules_vl import VL  # noqa: E402 (Qwen3-VL / Qwen2.5-VL text models, ERNIE 4.5, MiMo)
 from .param_modules_dense import DENSE  # noqa: E402 (Gemma, Gemma 2, Cohere2, EXAONE 4, GLM-4, GLM-4-0414, OLMo 3)
 from .param_modules_mla import MLA  # noqa: E402 (DeepSeek-V4, LongCat-Flash, MiniCPM3)
+from .param_modules_classic import CLASSIC  # noqa: E402 (InternLM2, Falcon, ChatGLM, GPT-2, OPT, BLOOM, ...)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
-          **GLM_OSS, **MORE, **VL, **DENSE, **MLA}
+          **GLM_OSS, **MORE, **VL, **DENSE, **MLA,
+          **CLASSIC}
 
 
 def table(f: Fields, layers: list, dims) -> list[Module]:
