@@ -29,9 +29,12 @@ What each TP rank holds whole (param_modules.replicated_params), as read in vLLM
   multi_query its attention splits by a view, which PackedQKVFuser does not match, so it stays whole too.
   wpe is a plain nn.Embedding (only the vocab embeddings become VocabParallelEmbedding): whole.
 - Not served by vLLM 0.34 (registry.py _PREVIOUSLY_SUPPORTED_MODELS: BaichuanForCausalLM 0.23.0,
-  PersimmonForCausalLM 0.25.0, MPTForCausalLM 0.28.0; XGLM never): the tables keep vLLM's usual layout, the
-  layout their last model files had (vLLM's mpt.py: QKVParallelLinear Wqkv, RowParallelLinear out_proj and
-  down_proj, nn.LayerNorm): norms whole, the output projections' biases whole, the rest split.
+  PersimmonForCausalLM 0.25.0, MPTForCausalLM 0.28.0; XGLM never had a model file): the tables keep the layout
+  their last vLLM model files had, read in vLLM's history: mpt.py (QKVParallelLinear Wqkv, RowParallelLinear
+  out_proj and down_proj, nn.LayerNorm), persimmon.py (QKVParallelLinear query_key_value, RowParallelLinear
+  dense and dense_4h_to_h with biases, nn.LayerNorm q_layernorm / k_layernorm and layer norms): norms whole, the
+  output projections' biases whole, the rest split. Baichuan's (no biases: only its RMSNorms whole) and XGLM's
+  (OPT's layout) follow the same rule, not read in a vLLM file.
 
 Not modelled: where a model has fewer KV heads than the TP size (GPTBigCode's one, ChatGLM's two groups) vLLM's
 QKVParallelLinear keeps a copy of a KV head on each rank, which an even split of query_key_value undercounts.
