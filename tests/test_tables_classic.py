@@ -249,3 +249,12 @@ def test_granite_20b_code_fp8_is_read_module_by_module():
     assert model.weight_replicated_bytes == whole == 15_810_553_472
     # TP 4: (20,422,856,320 - 15,810,553,472) / 4 + 15,810,553,472
     assert stage_weight_bytes(estimated(model), 52, tp=4) == [1_153_075_712 + whole] == [16_963_629_184]
+
+
+def test_gpt_sw3_takes_the_gpt2_table():
+    # a GPT-SW3-shaped config written here (not a published file): n_embd 2,048, 24 layers, 2,048 positions, vocab
+    # 64,000, tied. Whole: a layer's 2 LayerNorms 8,192 + attn.c_proj and mlp.c_proj biases 4,096 = 12,288; 24 x
+    # that + wpe 2,048 x 2,048 + ln_f 4,096 = 4,493,312 x 2 B = 8,986,624
+    raw = {"model_type": "gpt-sw3", "vocab_size": 64000, "n_embd": 2048, "n_layer": 24, "n_head": 16,
+           "n_positions": 2048, "torch_dtype": "bfloat16"}
+    assert build_model(raw, "gpt-sw3-shape").weight_replicated_bytes == 8_986_624

@@ -462,4 +462,5 @@ def opt(f: Fields, layers: list, dims) -> list[Module]:
 
 CLASSIC = {"internlm2": internlm2, "falcon": falcon, "baichuan": baichuan, "chatglm": chatglm, "stablelm": stablelm,
            "gpt_bigcode": gpt_bigcode, "gpt_neox": gpt_neox, "mpt": mpt, "bloom": bloom, "opt": opt, "gptj": gptj,
-           "gpt2": gpt2, "persimmon": persimmon, "xglm": xglm}
+           "gpt2": gpt2, "persimmon": persimmon, "xglm": xglm,
+           "gpt-sw3": gpt2}  # GPT-SW3: GPT2Config and GPT2LMHeadModel (transformers 5.25 configuration_auto.py)
