@@ -70,17 +70,20 @@ def test_fp8_per_tensor_scales_follow_the_activation_scheme():
 
 
 def test_a_family_without_a_per_module_count_keeps_the_old_estimate_and_says_so():
-    # InternLM2.5-7B (model_type internlm2, no per-module count in kvplan; Gemma, which this test used, has one
-    # now): 32 layers of q 4,096 x 4,096 + k, v 2 x 4,096 x 1,024 + o 4,096 x 4,096 + mlp 3 x 4,096 x 14,336 + 2
-    # norms x 4,096 = 218,112,000; + embeddings and the untied head 2 x 92,544 x 4,096 + final norm 4,096
+    # GPT-Neo-125M (model_type gpt_neo, no per-module count in kvplan; InternLM2, which this test used, has one
+    # now: configs/param_modules_classic.py): 12 layers of q, k, v 3 x 768 x 768 + out_proj 768 x 768 + 768 +
+    # c_fc 768 x 3,072 + 3,072 + c_proj 3,072 x 768 + 768 + 2 LayerNorms 3,072 = 7,085,568; + embeddings 50,257 x
+    # 768 (head tied) + 2,048 positions x 768 + ln_f 1,536
     awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}
-    model = build_model(_spec("internlm2.5-7b-chat", awq), "internlm2-awq")
-    assert model.param_count == 32 * 218_112_000 + 2 * 92_544 * 4_096 + 4_096 == 7_737_708_544
-    # AWQ keeps the embeddings and the head in fp16 (758,120,448 at 2 B); everything else, norms included, at
-    # 1/2 + (2 + 1/2) / 128 B = 133/256 B: 6,979,588,096 x 133 / 256 = 3,626,114,128 B
-    assert model.weight_bytes == 6_979_588_096 * 133 // 256 + 758_120_448 * 2 == 5_142_355_024
+    # (tie_word_embeddings written out: without it kvplan's quantized estimate takes GPT-Neo's head as separate
+    # while its parameter count ties it, GPTNeoConfig's default)
+    model = build_model(dict(_spec("gpt-neo-125m", awq), tie_word_embeddings=True), "gpt-neo-awq")
+    assert model.param_count == 12 * 7_085_568 + 50_257 * 768 + 2_048 * 768 + 1_536 == 125_198_592
+    # AWQ keeps the embeddings in fp16 (38,597,376 at 2 B); everything else, positions and norms included, at
+    # 1/2 + (2 + 1/2) / 128 B = 133/256 B: 86,601,216 x 133 / 256 = 44,992,038 B
+    assert model.weight_bytes == 86_601_216 * 133 // 256 + 38_597_376 * 2 == 122_186_790
     assert "norms, biases and routers counted at the quantized width" in _note(model)
-    assert "no per-module count of model_type 'internlm2'" in _note(model)
+    assert "no per-module count of model_type 'gpt_neo'" in _note(model)
 
 
 def test_phi3_awq_is_split_module_by_module():

@@ -24,6 +24,7 @@ from . import encoder_decoders
 from . import encoders_refused
 from . import speech_wrappers
 from . import zaya_layout
+from . import params_classic  # StableLM, ChatGLM, OPT counters (helper tabclassic)
 from . import vllm34_text  # vLLM 0.34's new text architectures (helper vllm34reg)
 from .params_moondream import moondream3_params
 from .hybrid import (gated_deltanet_state, inkling_conv_state, inkling_mtp, kda_state, lightning_state,
@@ -562,15 +563,13 @@ _ROWS: list[Family] = [
     Family(("ctrl",), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden,
            params=params.by_type, rules=("MHA: n_head heads of n_embd / n_head",)),
     Family(("gpt_neox",), kinds=FULL_ONLY, dims=mha_from_hidden,
-           params=params.decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, tied=False),
+           # GPTNeoXAttention: query_key_value and dense biased with attention_bias (default true)
+           params=params.decoder(mlp="plain", qkv_bias=("attention_bias", True), o_bias=("attention_bias", True),
+                                 mlp_bias=True, tied=False),
            rules=("MHA: num_attention_heads heads of hidden_size / heads",)),
-    Family(("opt",), kinds=FULL_ONLY, dims=mha_from_hidden,
-           params=params.decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, inter=("ffn_dim",),
-                                 positions="max_position_embeddings", position_offset=2),
+    Family(("opt",), kinds=FULL_ONLY, dims=mha_from_hidden, params=params_classic.opt,
            rules=("MHA: num_attention_heads heads of hidden_size / heads",)),
-    Family(("persimmon",), kinds=FULL_ONLY, dims=mha_from_hidden,
-           params=params.decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, qk_norm_bias=True,
-                                 tied=False),
+    Family(("persimmon",), kinds=FULL_ONLY, dims=mha_from_hidden, params=params_classic.persimmon,
            rules=("MHA: num_attention_heads heads of hidden_size / heads",)),
     Family(("baichuan",), kinds=FULL_ONLY, dims=mha_from_hidden, params=params.attention_decoder,
            aliases={"max_position_embeddings": ("model_max_length",)},
@@ -606,7 +605,7 @@ _ROWS: list[Family] = [
            defaults={"sliding_window": 256},
            rules=("attention_types: 'global' layers full, 'local' layers keep window_size tokens "
                   "(transformers' cache keeps every token on local layers too: a parity rule)",)),
-    Family(("stablelm",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params.attention_decoder,
+    Family(("stablelm",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params_classic.stablelm,
            rules=("GQA; width hidden_size / heads (a head_dim key is not read)",)),
     Family(("mpt",), kinds=FULL_ONLY, dims=mpt_dims,
            params=params.decoder(mlp="plain", norm_bias=False, inter=(), expansion="expansion_ratio"),
@@ -875,7 +874,7 @@ _ROWS: list[Family] = [
            aliases={"num_hidden_layers": ("n_layer",), "num_attention_heads": ("n_head",), "hidden_size": ("n_embd",),
                     "max_position_embeddings": ("n_positions",), "intermediate_size": ("n_inner",)},
            rules=("multi_query (default true): one KV head",)),
-    Family(("chatglm",), kinds=FULL_ONLY, kv_rule=chatglm_kv_heads, params=params.attention_decoder,
+    Family(("chatglm",), kinds=FULL_ONLY, kv_rule=chatglm_kv_heads, params=params_classic.chatglm,
            refuse=(("pre_seq_len", "P-tuning prefix tokens on every layer"),),
            aliases={"num_hidden_layers": ("num_layers",), "head_dim": ("kv_channels",),
                     "intermediate_size": ("ffn_hidden_size",), "vocab_size": ("padded_vocab_size",),
