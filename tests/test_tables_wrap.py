@@ -15,6 +15,7 @@ from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
 from kvplan.configs.param_modules import table
+from kvplan.core.estimate import estimate
 from kvplan.weights.estimate import estimated
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -166,3 +167,17 @@ def test_mimo_v2_6_flash_fp8_keeps_its_ignored_o_proj_module_by_module():
     assert model.weight_bytes == quantized + quantized // 4096 + 2 * plain == 311_763_666_048
     # whole on every TP rank: the norms and the routers with their score biases, in BF16
     assert model.weight_replicated_bytes == 2 * (48 * 2 * 4096 + 4096 + 47 * (256 * 4096 + 256)) == 99_384_832
+
+
+def test_gemma_3n_without_num_kv_shared_layers_shares_the_last_15_as_transformers_does():
+    # Gemma3nTextConfig's num_kv_shared_layers defaults to 15 (transformers 5.25 configuration_gemma3n.py); kvplan
+    # read an absent value as 0, so all 35 layers of E4B held their own cache and counted their own k/v_proj.
+    raw = json.loads((SPECS / "gemma-3n-e4b.json").read_text())
+    stated = build_model(raw, "e4b")
+    del raw["text_config"]["num_kv_shared_layers"]
+    silent = build_model(raw, "e4b-silent")
+    # 35 layers, the last 15 reuse earlier caches: 20 own one; 2 KV heads of 256 in BF16, K and V:
+    # 20 x 2 x 2 x 256 x 2 B = 40,960 B a token below the 512-token window
+    assert estimate(silent, 256).bytes_per_token == estimate(stated, 256).bytes_per_token \
+        == 20 * 2 * 2 * 256 * 2 == 40_960
+    assert silent.param_count == stated.param_count

@@ -651,7 +651,9 @@ _ROWS: list[Family] = [
            rules=("layer i is full when (i + 1) % sliding_window_pattern == 0 (default 6), else sliding",
                   "a config naming Rnj1ForCausalLM is read by vLLM 0.33's rnj1.py rule instead (BY_ARCHITECTURE: "
                   "only chunked_attention layers keep a window)")),
+    # Gemma3nTextConfig's num_kv_shared_layers defaults to 15 (transformers 5.25 configuration_gemma3n.py)
     Family(("gemma3n_text",), kinds=ATTN, derive=pattern_default(5), params=params.gemma3n,
+           defaults={"num_kv_shared_layers": 15},
            rules=("full every 5th layer; the last num_kv_shared_layers reuse an earlier layer's cache",)),
     Family(("cohere2_moe",), kinds=ATTN, derive=cohere2_moe_windows, params=params.attention_decoder,
            defaults={"head_dim": 128, "sliding_window": 4096}, window=window_plus_one,
