@@ -54,6 +54,10 @@ class Module:
     # in_proj rows for B and C when n_groups is 1 (vLLM 0.34 mamba_mixer2.py pads the one group to tp_size groups,
     # one a rank: configs/param_modules_hybrid.py _mamba2)
     whole_weight: int = 0
+    # the first vLLM release that builds this module (weight and `other`) in float32 whatever the checkpoint's
+    # dtype, (major, minor, patch); None: in the serving dtype. Set by configs/param_fp32.py (VLLM_FP32, which
+    # cites the vLLM class of each), read by engines/vllm_fp32.py; kvplan's own plan sizes it as stored
+    vllm_fp32_from: tuple[int, int, int] | None = None
 
     def names(self, expert: int = 0) -> list[str]:
         name = self.name.replace("{e}", str(expert))
@@ -391,12 +395,15 @@ TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_d
 
 
 def table(f: Fields, layers: list, dims) -> list[Module]:
-    """The model's modules, or [] where kvplan has no per-module count of its model_type."""
+    """The model's modules, or [] where kvplan has no per-module count of its model_type; those vLLM builds in
+    float32 marked (Module.vllm_fp32_from)."""
+    from .param_fp32 import mark
+
     build = TABLES.get(f.model_type)
     if build is None:
         return []
     try:
-        return build(f, layers, dims)
+        return mark(f, build(f, layers, dims))
     except ConfigError:
         return []
 

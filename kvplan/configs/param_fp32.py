@@ -1,0 +1,97 @@
+"""The parameters vLLM builds in float32 whatever the checkpoint's dtype: MoE routers and their score-correction
+biases, and one indexer norm. kvplan's plan sizes them as the checkpoint stores them (its float width); vLLM loads
+each into a float32 parameter, so its weights hold (4 - width) B more per parameter (engines/vllm_fp32.py adds
+them to vLLM's profile).
+
+One rule per module, by the end of its name in kvplan's per-module table (configs/param_modules.py), with the first
+vLLM release that holds it in float32, read in the released sources (0.11.0, 0.11.1, 0.13.0, 0.14.0, 0.16.0,
+0.17.0, 0.20.0, 0.25.0, 0.26.0, 0.27.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0, 0.34.0; the release a family first appears
+in is its first release where the rule held from the start). What vLLM 0.34 builds in float32 (model_executor/
+models/*.py, vllm/models/*):
+
+- ERNIE-4.5-MoE: ernie45_moe.py Ernie4_5_MoeMoE, gate (GateLinear params_dtype=torch.float32) and
+  gate.e_score_correction_bias (the checkpoint's moe_statics) from 0.11.1 (0.11.0: both in the model dtype);
+- LongCat-Flash: longcat_flash.py LongcatMoe router_params_dtype = torch.float32 for LongcatRouter's classifier and
+  e_score_correction_bias (0.11-0.33: when the config's router_dtype is "float32", the default of vLLM's own
+  LongcatFlashConfig);
+- LFM2-MoE: lfm2_moe.py Lfm2MoeSparseMoeBlock gate.e_score_correction_bias (the checkpoint's expert_bias), from its
+  first release (0.11.1); the gate itself in the model dtype;
+- GLM-4.5 / 4.6 / 4.7 and GLM-4.7-Flash: glm4_moe.py Glm4MoE gate (params_dtype float32; an nn.Linear of dtype
+  float32 in 0.11) and gate.e_score_correction_bias; glm4_moe_lite.py Glm4MoeLite inherits it (from 0.16.0);
+- MiniMax-M2: minimax_m2.py MiniMaxM2MoE gate (params_dtype float32) and e_score_correction_bias, from 0.11.1;
+- Laguna: laguna.py LagunaMoE's e_score_correction_bias (float32 "regardless of model dtype"), from 0.27.0;
+- DeepSeek-V3, Kimi-K2, DeepSeek-V3.2, GLM-5: deepseek_v2.py DeepseekV2MoE gate.e_score_correction_bias, built only
+  where the config's topk_method is "noaux_tc" (0.11.0); the DSA indexer's k_norm (a LayerNorm, weight and bias)
+  from 0.32.0 (deepseek_v32/attention.py DeepseekV32Indexer, deepseek_v2.py Indexer: LayerNorm(dtype=float32));
+- Kimi-Linear: vllm/models/kimi_k3/nvidia/model.py's MoE gate.e_score_correction_bias from 0.27.0 (0.26.0's
+  kimi_linear.py built it in the model dtype);
+- Nemotron-H: nemotron_h.py NemotronHMoE gate.e_score_correction_bias from 0.11.1. Its gate is float32 in
+  0.11.1-0.16 (params_dtype float32); from 0.17.0 GateLinear(force_fp32_compute=True) keeps it in the model dtype
+  on Hopper and Blackwell (fused_moe/router/gate_linear.py) and in float32 elsewhere: not modelled here (a note).
+
+Read and found in the model dtype in 0.34 (nothing to add): Llama, Mistral, Qwen2/3 (MoE, VL, Next, 3.5), Mixtral,
+Llama 4, Gemma 2/3/4, gpt-oss (its sinks: make_attention_sink in the default dtype), Phi-3, ERNIE-4.5 dense, MiMo,
+Granite, InternLM3, Cohere2, EXAONE 4, GLM-4, LFM2, MiniCPM3, Jamba, Zamba2, Falcon-H1, Granite 4.0-H, the MTP
+drafters (not in these tables). DeepSeek-V4's float32 parameters are stored in float32 by its checkpoint and sized
+by configs/compressed.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .fields import Fields
+
+
+@dataclass(frozen=True)
+class Fp32Rule:
+    suffix: str  # the end of the module's name in the table ("mlp.gate" matches "layers.3.mlp.gate")
+    first: tuple[int, int, int]  # the first vLLM release that builds it in float32
+    noaux_tc_only: bool = False  # vLLM builds it only where the config's topk_method is "noaux_tc"
+
+
+def _rules(first: tuple[int, int, int], *suffixes: str, noaux_tc_only: bool = False) -> tuple[Fp32Rule, ...]:
+    return tuple(Fp32Rule(s, first, noaux_tc_only) for s in suffixes)
+
+
+_GLM = _rules((0, 11, 0), "mlp.gate", "mlp.gate.e_score_correction_bias")
+_DEEPSEEK = (_rules((0, 11, 0), "mlp.gate.e_score_correction_bias", noaux_tc_only=True)
+             + _rules((0, 32, 0), "indexer.k_norm"))
+
+# model_type (as kvplan's tables are keyed) -> its rules; the module docstring cites each vLLM class
+VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {
+    "ernie4_5_moe": _rules((0, 11, 1), "mlp.gate", "mlp.moe_statics.e_score_correction_bias"),
+    "longcat_flash": _rules((0, 11, 0), "router.classifier", "router.e_score_correction_bias"),
+    "lfm2_moe": _rules((0, 11, 1), "feed_forward.expert_bias"),
+    "glm4_moe": _GLM,
+    "glm4_moe_lite": _GLM,
+    "minimax_m2": _rules((0, 11, 1), "block_sparse_moe.gate", "block_sparse_moe.e_score_correction_bias"),
+    "laguna": _rules((0, 27, 0), "mlp.experts.e_score_correction_bias"),
+    "deepseek_v3": _DEEPSEEK,
+    "kimi_k2": _DEEPSEEK,
+    "deepseek_v32": _DEEPSEEK,
+    "glm_moe_dsa": _DEEPSEEK,
+    "kimi_linear": _rules((0, 27, 0), "gate.e_score_correction_bias"),
+    "nemotron_h": _rules((0, 11, 1), "gate.e_score_correction_bias"),
+}
+
+# model_type -> what vLLM holds in float32 on some GPUs only, which kvplan does not add (a note)
+VLLM_FP32_UNMODELLED = {
+    "nemotron_h": ("Nemotron-H's router gate: vLLM 0.11.1-0.16 builds it in float32; from 0.17.0 GateLinear("
+                   "force_fp32_compute=True) keeps it in the model dtype on Hopper and Blackwell and in float32 on "
+                   "other GPUs (fused_moe/router/gate_linear.py), which kvplan does not add"),
+}
+
+
+def mark(f: Fields, modules: list) -> list:
+    """The table with Module.vllm_fp32_from set on the modules vLLM builds in float32 (VLLM_FP32)."""
+    rules = VLLM_FP32.get(f.model_type)
+    if not rules or not modules:
+        return modules
+    noaux = f.raw.get("topk_method") == "noaux_tc"
+    live = [r for r in rules if noaux or not r.noaux_tc_only]
+    out = []
+    for m in modules:
+        rule = next((r for r in live if m.name == r.suffix or m.name.endswith("." + r.suffix)), None)
+        out.append(replace(m, vllm_fp32_from=rule.first) if rule else m)
+    return out
