@@ -100,7 +100,9 @@ def stores_no_float32(record) -> bool:
 
 def describe(up: Fp32Upcast, tp: int = 1, pp: int = 1) -> str:
     """', + X MiB of ...' for the weights line."""
-    return (f", + {up.per_gpu_bytes(tp, pp) / 2**20:,.1f} MiB for the {up.params:,} parameters vLLM holds in float32 "
+    added = up.per_gpu_bytes(tp, pp)
+    size = f"{added / 2**20:,.1f} MiB" if added >= 2**20 else f"{added:,} B"
+    return (f", + {size} for the {up.params:,} parameters vLLM holds in float32 "
             f"(routers, score biases: + {up.extra_bytes_per_param} B each, configs/param_fp32.py)")
 
 
