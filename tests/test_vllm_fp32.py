@@ -138,3 +138,16 @@ def _record(model, dtypes) -> Weights:
     total = model.weight_bytes
     by_dtype = tuple(DtypeBytes(d, total // len(dtypes), total // len(dtypes) // 2, 1) for d in dtypes)
     return Weights(total_bytes=total, source="safetensors", by_dtype=by_dtype, tensors=len(dtypes))
+
+
+def test_a_float32_checkpoint_keeps_them_at_4_bytes(tmp_path):
+    # a float32 checkpoint is served in bf16 (vllm_profile.served_from_float32): every other float loads at 2 B,
+    # the router and score bias at 4 B, the stored width: 8,850,816 B a GPU above the halved config split
+    import json
+
+    raw = json.loads(Path(ERNIE).read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**raw, "torch_dtype": "float32"}))
+    model = load_model(str(path))
+    weights, _ = _profile_weights(model, tp=2)
+    assert weights == config_weights_per_gpu(model, 2, halve=True) + 8_850_816
