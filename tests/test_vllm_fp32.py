@@ -20,10 +20,10 @@ CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
 ERNIE = str(CONFIGS / "ernie-4.5-21b-a3b-quoted.json")
 
 
-def _profile_weights(model, tp=1, pp=1, version="0.34.0", weights=None) -> int:
-    """vLLM's per-GPU weight bytes less what kvplan's plan gives (the config split, the rotary tables)."""
+def _profile_weights(model, tp=1, pp=1, version="0.34.0", weights=None, gpu="h200") -> int:
+    """(vLLM's per-GPU weight bytes less the rotary tables, the estimate)."""
     est = predict_available(model, total_bytes=int(140 * GIB), gpu_memory_utilization=0.9, tp=tp, pp=pp,
-                            max_model_len=8192, version=version, gpu="h200", weights=weights)
+                            max_model_len=8192, version=version, gpu=gpu, weights=weights)
     return est.weight_bytes - (rope_bytes(model, version, 8192) or 0), est
 
 
@@ -103,9 +103,20 @@ def test_releases_before_the_rule_add_nothing():
     assert _profile_weights(kimi, tp=2, version="0.26.0")[0] == config_weights_per_gpu(kimi, 2)
 
 
-def test_nemotron_h_gate_is_a_note():
-    _, est = _profile_weights(load_model("nemotron-3-nano-30b-a3b"), tp=2)
-    assert any("force_fp32_compute" in n for n in est.notes)
+def test_nemotron_h_gate_in_float32_off_hopper_and_blackwell():
+    # NemotronHMoE's gate = GateLinear(force_fp32_compute=True) from 0.17.0: float32 where GateLinear has no kernel
+    # of its own (not capability 9.0 / 10.x), else bf16; 0.11.1-0.16 params_dtype=torch.float32 on every GPU. The
+    # 23 'E' layers' gates, 23 x 128 x 2688 = 7,913,472 parameters (+ 15,826,944 B), whole on every rank, beside
+    # the 5,888 B of score biases
+    model = load_model("nemotron-3-nano-30b-a3b")
+    split = config_weights_per_gpu(model, 2)
+    assert _profile_weights(model, tp=2, gpu="a100-80gb")[0] - split == 15_826_944 + 5_888
+    assert _profile_weights(model, tp=2, gpu="l40s")[0] - split == 15_826_944 + 5_888
+    assert _profile_weights(model, tp=2, gpu="b200")[0] - split == 5_888
+    assert _profile_weights(model, tp=2, gpu="h200", version="0.16.0")[0] - split == 15_826_944 + 5_888
+    # a GPU kvplan cannot place: the gates are a note, not added
+    weights, est = _profile_weights(model, tp=2, gpu=None)
+    assert weights - split == 5_888 and any("7,913,472 more parameters" in n for n in est.notes)
 
 
 def test_score_bias_only_with_noaux_tc():
@@ -113,9 +124,9 @@ def test_score_bias_only_with_noaux_tc():
     from kvplan.engines.vllm_fp32 import fp32_params
 
     family, f, _, layers, dims = _read({**_raw_v3(), "topk_method": "greedy"}, "v3-greedy")
-    assert fp32_params(table(f, layers, dims)) == (0, 0)
+    assert fp32_params(table(f, layers, dims)) == (0, 0, 0)
     family, f, _, layers, dims = _read(_raw_v3(), "v3")
-    assert fp32_params(table(f, layers, dims)) == (58 * 256, 0)
+    assert fp32_params(table(f, layers, dims)) == (58 * 256, 0, 0)
 
 
 def _raw_v3() -> dict:

@@ -25,9 +25,10 @@ models/*.py, vllm/models/*):
   from 0.32.0 (deepseek_v32/attention.py DeepseekV32Indexer, deepseek_v2.py Indexer: LayerNorm(dtype=float32));
 - Kimi-Linear: vllm/models/kimi_k3/nvidia/model.py's MoE gate.e_score_correction_bias from 0.27.0 (0.26.0's
   kimi_linear.py built it in the model dtype);
-- Nemotron-H: nemotron_h.py NemotronHMoE gate.e_score_correction_bias from 0.11.1. Its gate is float32 in
-  0.11.1-0.16 (params_dtype float32); from 0.17.0 GateLinear(force_fp32_compute=True) keeps it in the model dtype
-  on Hopper and Blackwell (fused_moe/router/gate_linear.py) and in float32 elsewhere: not modelled here (a note).
+- Nemotron-H: nemotron_h.py NemotronHMoE gate.e_score_correction_bias from 0.11.1; its gate in float32 in
+  0.11.1-0.16 (params_dtype float32), and from 0.17.0 GateLinear(force_fp32_compute=True), which keeps it in the
+  model dtype where its own kernels run (CUDA capability 9.0 or 10.x, no bias: fused_moe/router/gate_linear.py
+  GateLinear.__init__, the same in 0.17.0, 0.20.0 and 0.34.0) and in float32 on other GPUs.
 
 Read and found in the model dtype in 0.34 (nothing to add): Llama, Mistral, Qwen2/3 (MoE, VL, Next, 3.5), Mixtral,
 Llama 4, Gemma 2/3/4, gpt-oss (its sinks: make_attention_sink in the default dtype), Phi-3, ERNIE-4.5 dense, MiMo,
@@ -45,46 +46,67 @@ from .fields import Fields
 
 @dataclass(frozen=True)
 class Fp32Rule:
+    """A module vLLM builds in float32 (weight and `other`), from release `first`."""
+
     suffix: str  # the end of the module's name in the table ("mlp.gate" matches "layers.3.mlp.gate")
     first: tuple[int, int, int]  # the first vLLM release that builds it in float32
+    source: str  # the vLLM file and class that build it so (0.34)
     noaux_tc_only: bool = False  # vLLM builds it only where the config's topk_method is "noaux_tc"
+    # from this release float32 only on GPUs without GateLinear's own router kernels: not CUDA capability 9.0 nor
+    # 10.x (GateLinear(force_fp32_compute=True), fused_moe/router/gate_linear.py); None: on every GPU
+    gpu_dependent_from: tuple[int, int, int] | None = None
+
+    def held(self, version, capability: tuple[int, int] | None) -> bool | None:
+        """Whether vLLM `version` (None: the newest release read, 0.34) holds it in float32 on a GPU of this CUDA
+        capability; None where that depends on the GPU and the capability is not known."""
+        from ..engines.vllm_release import at_least
+
+        if version is not None and not at_least(version, self.first):
+            return False
+        if self.gpu_dependent_from is None or (version is not None and not at_least(version,
+                                                                                    self.gpu_dependent_from)):
+            return True
+        if capability is None:
+            return None
+        return not (capability == (9, 0) or capability[0] == 10)
 
 
-def _rules(first: tuple[int, int, int], *suffixes: str, noaux_tc_only: bool = False) -> tuple[Fp32Rule, ...]:
-    return tuple(Fp32Rule(s, first, noaux_tc_only) for s in suffixes)
+def _rules(first: tuple[int, int, int], source: str, *suffixes: str, **kw) -> tuple[Fp32Rule, ...]:
+    return tuple(Fp32Rule(s, first, source, **kw) for s in suffixes)
 
 
-_GLM = _rules((0, 11, 0), "mlp.gate", "mlp.gate.e_score_correction_bias")
-_DEEPSEEK = (_rules((0, 11, 0), "mlp.gate.e_score_correction_bias", noaux_tc_only=True)
-             + _rules((0, 32, 0), "indexer.k_norm"))
+_GLM = _rules((0, 11, 0), "glm4_moe.py Glm4MoE (glm4_moe_lite.py Glm4MoeLite inherits it)", "mlp.gate",
+              "mlp.gate.e_score_correction_bias")
+_DEEPSEEK = (_rules((0, 11, 0), "deepseek_v2.py DeepseekV2MoE", "mlp.gate.e_score_correction_bias",
+                    noaux_tc_only=True)
+             + _rules((0, 32, 0), "deepseek_v32/attention.py DeepseekV32Indexer, deepseek_v2.py Indexer",
+                      "indexer.k_norm"))
 
-# model_type (as kvplan's tables are keyed) -> its rules; the module docstring cites each vLLM class
+# model_type (as kvplan's tables are keyed) -> its rules
 VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {
-    "ernie4_5_moe": _rules((0, 11, 1), "mlp.gate", "mlp.moe_statics.e_score_correction_bias"),
-    "longcat_flash": _rules((0, 11, 0), "router.classifier", "router.e_score_correction_bias"),
-    "lfm2_moe": _rules((0, 11, 1), "feed_forward.expert_bias"),
+    "ernie4_5_moe": _rules((0, 11, 1), "ernie45_moe.py Ernie4_5_MoeMoE", "mlp.gate",
+                           "mlp.moe_statics.e_score_correction_bias"),
+    "longcat_flash": _rules((0, 11, 0), "longcat_flash.py LongcatMoe / LongcatRouter", "router.classifier",
+                            "router.e_score_correction_bias"),
+    "lfm2_moe": _rules((0, 11, 1), "lfm2_moe.py Lfm2MoeSparseMoeBlock", "feed_forward.expert_bias"),
     "glm4_moe": _GLM,
     "glm4_moe_lite": _GLM,
-    "minimax_m2": _rules((0, 11, 1), "block_sparse_moe.gate", "block_sparse_moe.e_score_correction_bias"),
-    "laguna": _rules((0, 27, 0), "mlp.experts.e_score_correction_bias"),
+    "minimax_m2": _rules((0, 11, 1), "minimax_m2.py MiniMaxM2MoE", "block_sparse_moe.gate",
+                         "block_sparse_moe.e_score_correction_bias"),
+    "laguna": _rules((0, 27, 0), "laguna.py LagunaMoE", "mlp.experts.e_score_correction_bias"),
     "deepseek_v3": _DEEPSEEK,
     "kimi_k2": _DEEPSEEK,
     "deepseek_v32": _DEEPSEEK,
     "glm_moe_dsa": _DEEPSEEK,
-    "kimi_linear": _rules((0, 27, 0), "gate.e_score_correction_bias"),
-    "nemotron_h": _rules((0, 11, 1), "gate.e_score_correction_bias"),
-}
-
-# model_type -> what vLLM holds in float32 on some GPUs only, which kvplan does not add (a note)
-VLLM_FP32_UNMODELLED = {
-    "nemotron_h": ("Nemotron-H's router gate: vLLM 0.11.1-0.16 builds it in float32; from 0.17.0 GateLinear("
-                   "force_fp32_compute=True) keeps it in the model dtype on Hopper and Blackwell and in float32 on "
-                   "other GPUs (fused_moe/router/gate_linear.py), which kvplan does not add"),
+    "kimi_linear": _rules((0, 27, 0), "models/kimi_k3/nvidia/model.py (MoE gate)", "gate.e_score_correction_bias"),
+    "nemotron_h": (_rules((0, 11, 1), "nemotron_h.py NemotronHMoE", "gate.e_score_correction_bias")
+                   + _rules((0, 11, 1), "nemotron_h.py NemotronHMoE, fused_moe/router/gate_linear.py GateLinear",
+                            "gate", gpu_dependent_from=(0, 17, 0))),
 }
 
 
 def mark(f: Fields, modules: list) -> list:
-    """The table with Module.vllm_fp32_from set on the modules vLLM builds in float32 (VLLM_FP32)."""
+    """The table with Module.vllm_fp32 set on the modules vLLM builds in float32 (VLLM_FP32)."""
     rules = VLLM_FP32.get(f.model_type)
     if not rules or not modules:
         return modules
@@ -93,5 +115,5 @@ def mark(f: Fields, modules: list) -> list:
     out = []
     for m in modules:
         rule = next((r for r in live if m.name == r.suffix or m.name.endswith("." + r.suffix)), None)
-        out.append(replace(m, vllm_fp32_from=rule.first) if rule else m)
+        out.append(replace(m, vllm_fp32=rule) if rule else m)
     return out

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .vllm_release import at_least
-
 FP32_BYTES = 4
 _FLOAT_WIDTH = {"float32": 4, "float16": 2, "bfloat16": 2}
 
@@ -25,7 +23,7 @@ class Fp32Upcast:
     split_params: int  # float32 parameters split over the TP ranks
     extra_bytes_per_param: int  # 4 - the width kvplan sizes them at (as stored, or 2 for a float32 checkpoint
     # served in bf16, which vLLM loads into 16-bit parameters but these)
-    note: str | None = None  # what vLLM holds in float32 that is not added
+    note: str | None = None  # what vLLM may hold in float32 that is not added (the GPU decides, and is not known)
 
     @property
     def params(self) -> int:
@@ -39,43 +37,43 @@ class Fp32Upcast:
         return self.whole_params * extra // pp + self.split_params * extra // (tp * pp)
 
 
-def fp32_params(modules: list, version=None) -> tuple[int, int]:
-    """(parameters every TP rank holds whole, parameters split over TP) of a per-module table's modules that vLLM
-    `version` builds in float32 (Module.vllm_fp32_from; None: the newest release read, 0.34). Whole: a module
-    vLLM builds whole (Module.whole), a RowParallelLinear bias, or a float-only norm or router
-    (param_modules.replicated_params: ReplicatedLinear / GateLinear, RMSNorm / LayerNorm)."""
+def fp32_params(modules: list, version=None, capability: tuple[int, int] | None = None) -> tuple[int, int, int]:
+    """(parameters every TP rank holds whole, parameters split over TP, parameters whose dtype depends on a GPU
+    not known) of a per-module table's modules that vLLM `version` builds in float32 (Module.vllm_fp32; version
+    None: the newest release read, 0.34) on a GPU of this CUDA capability. Whole: a module vLLM builds whole
+    (Module.whole), a RowParallelLinear bias, or a float-only norm or router (param_modules.replicated_params:
+    ReplicatedLinear / GateLinear, RMSNorm / LayerNorm)."""
     from ..configs.param_modules import _whole_floats
 
-    whole = split = 0
+    whole = split = unknown = 0
     for m in modules:
-        first = m.vllm_fp32_from
-        if first is None or (version is not None and not at_least(version, first)):
-            continue
-        if _whole_floats(m):
+        held = m.vllm_fp32.held(version, capability) if m.vllm_fp32 is not None else False
+        if held is None:
+            unknown += m.weight + m.other
+        elif held and _whole_floats(m):
             whole += m.weight + m.other
-        else:
+        elif held:
             split += m.weight + m.other
-    return whole, split
+    return whole, split, unknown
 
 
-def upcast(model, version=None, halve: bool = False) -> Fp32Upcast | None:
-    """What vLLM `version` holds in float32 of `model` beyond kvplan's plan; None where kvplan cannot say (no
-    config, no per-module table that adds up) or vLLM holds nothing in float32. halve: a float32 checkpoint
-    served in bf16 (vllm_profile.served_from_float32), whose other floats load at 2 B."""
+def upcast(model, version=None, halve: bool = False, gpu: str | None = None) -> Fp32Upcast | None:
+    """What vLLM `version` holds in float32 of `model` on `gpu` (a catalog name) beyond kvplan's plan; None where
+    kvplan cannot say (no config, no per-module table that adds up) or vLLM holds nothing in float32. halve: a
+    float32 checkpoint served in bf16 (vllm_profile.served_from_float32), whose other floats load at 2 B."""
     from ..configs import param_modules
     from ..configs.build import _float_dtype, _read
-    from ..configs.param_fp32 import VLLM_FP32, VLLM_FP32_UNMODELLED
+    from ..configs.param_fp32 import VLLM_FP32
     from ..errors import KvplanError
+    from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
     from .vllm_profile import raw_config
 
-    if model.model_type not in VLLM_FP32 and model.model_type not in VLLM_FP32_UNMODELLED:
-        return None
-    raw = raw_config(model)
+    raw = raw_config(model) if model.model_type in VLLM_FP32 else None
     if raw is None:
         return None
     try:
         family, f, _, layers, dims = _read(raw, model.source or model.name)
-        if f.model_type not in VLLM_FP32 and f.model_type not in VLLM_FP32_UNMODELLED:
+        if f.model_type not in VLLM_FP32:
             return None
         modules = param_modules.table(f, layers, dims)
         if not modules or family.params is None or sum(m.weight + m.other for m in modules) != family.params(
@@ -83,10 +81,14 @@ def upcast(model, version=None, halve: bool = False) -> Fp32Upcast | None:
             return None
     except KvplanError:
         return None
-    whole, split = fp32_params(modules, version)
-    note = VLLM_FP32_UNMODELLED.get(f.model_type)
-    if not whole + split and note is None:
+    whole, split, unknown = fp32_params(modules, version, CUDA_CAPABILITY.get(gpu or ""))
+    if not whole + split + unknown:
         return None
+    note = None
+    if unknown:
+        note = (f"vLLM {version or '0.34'} holds {unknown:,} more parameters (router gates) in float32 on GPUs other "
+                "than Hopper and Blackwell (GateLinear force_fp32_compute: configs/param_fp32.py); the GPU is not "
+                "known, so they are not added")
     width = 2 if halve else _FLOAT_WIDTH.get(_float_dtype(f)[0], 2)
     return Fp32Upcast(whole, split, FP32_BYTES - width, note)
 
