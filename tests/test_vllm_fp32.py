@@ -5,6 +5,7 @@ named); kvplan's own plan of the checkpoint does not change."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from kvplan.units import GIB
 from kvplan.weights.record import DtypeBytes, Weights
 
 CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
+SPECS = Path(__file__).resolve().parent.parent / "model_specs"
 ERNIE = str(CONFIGS / "ernie-4.5-21b-a3b-quoted.json")
 
 
@@ -129,10 +131,18 @@ def test_score_bias_only_with_noaux_tc():
     assert fp32_params(table(f, layers, dims)) == (58 * 256, 0, 0)
 
 
-def _raw_v3() -> dict:
-    import json
+def test_minimax_m2_score_bias_only_with_use_routing_bias():
+    # MiniMaxM2MoE builds e_score_correction_bias only with use_routing_bias: without it only the float32 gate,
+    # 62 x 3072 x 256 = 48,758,784 parameters (kvplan's table keeps the bias, at the checkpoint's width)
+    from kvplan.engines.vllm_fp32 import fp32_params
 
-    return json.loads((Path(__file__).resolve().parent.parent / "model_specs" / "deepseek-v3.json").read_text())
+    raw = json.loads((SPECS / "minimax-m2.json").read_text())
+    family, f, _, layers, dims = _read({**raw, "use_routing_bias": False}, "m2-no-bias")
+    assert fp32_params(table(f, layers, dims)) == (48_758_784, 0, 0)
+
+
+def _raw_v3() -> dict:
+    return json.loads((SPECS / "deepseek-v3.json").read_text())
 
 
 def test_a_tensor_table_is_not_counted_twice():
@@ -154,8 +164,6 @@ def _record(model, dtypes) -> Weights:
 def test_a_float32_checkpoint_keeps_them_at_4_bytes(tmp_path):
     # a float32 checkpoint is served in bf16 (vllm_profile.served_from_float32): every other float loads at 2 B,
     # the router and score bias at 4 B, the stored width: 8,850,816 B a GPU above the halved config split
-    import json
-
     raw = json.loads(Path(ERNIE).read_text())
     path = tmp_path / "config.json"
     path.write_text(json.dumps({**raw, "torch_dtype": "float32"}))

@@ -18,7 +18,8 @@ models/*.py, vllm/models/*):
   first release (0.11.1); the gate itself in the model dtype;
 - GLM-4.5 / 4.6 / 4.7 and GLM-4.7-Flash: glm4_moe.py Glm4MoE gate (params_dtype float32; an nn.Linear of dtype
   float32 in 0.11) and gate.e_score_correction_bias; glm4_moe_lite.py Glm4MoeLite inherits it (from 0.16.0);
-- MiniMax-M2: minimax_m2.py MiniMaxM2MoE gate (params_dtype float32) and e_score_correction_bias, from 0.11.1;
+- MiniMax-M2: minimax_m2.py MiniMaxM2MoE gate (params_dtype float32) and e_score_correction_bias (built only with
+  use_routing_bias), from 0.11.1;
 - Laguna: laguna.py LagunaMoE's e_score_correction_bias (float32 "regardless of model dtype"), from 0.27.0;
 - DeepSeek-V3, Kimi-K2, DeepSeek-V3.2, GLM-5: deepseek_v2.py DeepseekV2MoE gate.e_score_correction_bias, built only
   where the config's topk_method is "noaux_tc" (0.11.0); the DSA indexer's k_norm (a LayerNorm, weight and bias)
@@ -51,7 +52,9 @@ class Fp32Rule:
     suffix: str  # the end of the module's name in the table ("mlp.gate" matches "layers.3.mlp.gate")
     first: tuple[int, int, int]  # the first vLLM release that builds it in float32
     source: str  # the vLLM file and class that build it so (0.34)
-    noaux_tc_only: bool = False  # vLLM builds it only where the config's topk_method is "noaux_tc"
+    # vLLM builds it only where the config's field has this value (DeepseekV2MoE: topk_method "noaux_tc";
+    # MiniMaxM2MoE: use_routing_bias true); None: always
+    only_if: tuple[str, object] | None = None
     # from this release float32 only on GPUs without GateLinear's own router kernels: not CUDA capability 9.0 nor
     # 10.x (GateLinear(force_fp32_compute=True), fused_moe/router/gate_linear.py); None: on every GPU
     gpu_dependent_from: tuple[int, int, int] | None = None
@@ -78,7 +81,7 @@ def _rules(first: tuple[int, int, int], source: str, *suffixes: str, **kw) -> tu
 _GLM = _rules((0, 11, 0), "glm4_moe.py Glm4MoE (glm4_moe_lite.py Glm4MoeLite inherits it)", "mlp.gate",
               "mlp.gate.e_score_correction_bias")
 _DEEPSEEK = (_rules((0, 11, 0), "deepseek_v2.py DeepseekV2MoE", "mlp.gate.e_score_correction_bias",
-                    noaux_tc_only=True)
+                    only_if=("topk_method", "noaux_tc"))
              + _rules((0, 32, 0), "deepseek_v32/attention.py DeepseekV32Indexer, deepseek_v2.py Indexer",
                       "indexer.k_norm"))
 
@@ -91,8 +94,9 @@ VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {
     "lfm2_moe": _rules((0, 11, 1), "lfm2_moe.py Lfm2MoeSparseMoeBlock", "feed_forward.expert_bias"),
     "glm4_moe": _GLM,
     "glm4_moe_lite": _GLM,
-    "minimax_m2": _rules((0, 11, 1), "minimax_m2.py MiniMaxM2MoE", "block_sparse_moe.gate",
-                         "block_sparse_moe.e_score_correction_bias"),
+    "minimax_m2": (_rules((0, 11, 1), "minimax_m2.py MiniMaxM2MoE", "block_sparse_moe.gate")
+                   + _rules((0, 11, 1), "minimax_m2.py MiniMaxM2MoE", "block_sparse_moe.e_score_correction_bias",
+                            only_if=("use_routing_bias", True))),
     "laguna": _rules((0, 27, 0), "laguna.py LagunaMoE", "mlp.experts.e_score_correction_bias"),
     "deepseek_v3": _DEEPSEEK,
     "kimi_k2": _DEEPSEEK,
@@ -110,8 +114,7 @@ def mark(f: Fields, modules: list) -> list:
     rules = VLLM_FP32.get(f.model_type)
     if not rules or not modules:
         return modules
-    noaux = f.raw.get("topk_method") == "noaux_tc"
-    live = [r for r in rules if noaux or not r.noaux_tc_only]
+    live = [r for r in rules if r.only_if is None or f.raw.get(r.only_if[0]) == r.only_if[1]]
     out = []
     for m in modules:
         rule = next((r for r in live if m.name == r.suffix or m.name.endswith("." + r.suffix)), None)
