@@ -4,10 +4,11 @@ each into a float32 parameter, so its weights hold (4 - width) B more per parame
 them to vLLM's profile).
 
 One rule per module, by the end of its name in kvplan's per-module table (configs/param_modules.py), with the first
-vLLM release that holds it in float32, read in the released sources (0.11.0, 0.11.1, 0.13.0, 0.14.0, 0.16.0,
-0.17.0, 0.20.0, 0.25.0, 0.26.0, 0.27.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0, 0.34.0; the release a family first appears
-in is its first release where the rule held from the start). What vLLM 0.34 builds in float32 (model_executor/
-models/*.py, vllm/models/*):
+vLLM release that holds it in float32, bisected in the released sdists (0.11.0, 0.11.1, 0.12.0, 0.13.0, 0.14.0,
+0.16.0, 0.17.0, 0.18.0, 0.20.0, 0.20.1, 0.20.2, 0.21.0, 0.22.0, 0.23.0, 0.24.0, 0.25.0, 0.26.0, 0.27.0, 0.30.0,
+0.31.0, 0.32.0, 0.33.0, 0.34.0; each rule in the releases its bisection needed; where a family's model file
+first appears with the rule, that release is given). What vLLM 0.34 builds in float32 (model_executor/models/*.py,
+vllm/models/*):
 
 - ERNIE-4.5-MoE: ernie45_moe.py Ernie4_5_MoeMoE, gate (GateLinear params_dtype=torch.float32) and
   gate.e_score_correction_bias (the checkpoint's moe_statics) from 0.11.1 (0.11.0: both in the model dtype);
@@ -17,10 +18,12 @@ models/*.py, vllm/models/*):
 - LFM2-MoE: lfm2_moe.py Lfm2MoeSparseMoeBlock gate.e_score_correction_bias (the checkpoint's expert_bias), from its
   first release (0.11.1); the gate itself in the model dtype;
 - GLM-4.5 / 4.6 / 4.7 and GLM-4.7-Flash: glm4_moe.py Glm4MoE gate (params_dtype float32; an nn.Linear of dtype
-  float32 in 0.11) and gate.e_score_correction_bias; glm4_moe_lite.py Glm4MoeLite inherits it (from 0.16.0);
+  float32 in 0.11) and gate.e_score_correction_bias; glm4_moe_lite.py Glm4MoeLite inherits it
+  (in 0.16.0, the first release read that has the file: 0.14.0 lacks it, 0.15 has no sdist);
 - MiniMax-M2: minimax_m2.py MiniMaxM2MoE gate (params_dtype float32) and e_score_correction_bias (built only with
   use_routing_bias), from 0.11.1;
-- Laguna: laguna.py LagunaMoE's e_score_correction_bias (float32 "regardless of model dtype"), from 0.27.0;
+- Laguna: laguna.py LagunaMoE's e_score_correction_bias (float32 "regardless of model dtype"), from its first
+  release, 0.21.0 (0.20.2 has no laguna.py);
 - DeepSeek-V3, Kimi-K2, DeepSeek-V3.2, GLM-5: deepseek_v2.py DeepseekV2MoE gate.e_score_correction_bias, built only
   where the config's topk_method is "noaux_tc" (0.11.0); the DSA indexer's k_norm (a LayerNorm, weight and bias)
   from 0.32.0 (deepseek_v32/attention.py DeepseekV32Indexer, deepseek_v2.py Indexer: LayerNorm(dtype=float32));
@@ -31,11 +34,13 @@ models/*.py, vllm/models/*):
   model dtype where its own kernels run (CUDA capability 9.0 or 10.x, no bias: fused_moe/router/gate_linear.py
   GateLinear.__init__, the same in 0.17.0, 0.20.0 and 0.34.0) and in float32 on other GPUs.
 
-Read and found in the model dtype in 0.34 (nothing to add): Llama, Mistral, Qwen2/3 (MoE, VL, Next, 3.5), Mixtral,
-Llama 4, Gemma 2/3/4, gpt-oss (its sinks: make_attention_sink in the default dtype), Phi-3, ERNIE-4.5 dense, MiMo,
-Granite, InternLM3, Cohere2, EXAONE 4, GLM-4, LFM2, MiniCPM3, Jamba, Zamba2, Falcon-H1, Granite 4.0-H, the MTP
-drafters (not in these tables). DeepSeek-V4's float32 parameters are stored in float32 by its checkpoint and sized
-by configs/compressed.py.
+Searched in 0.34 (float32 parameters, buffers and params_dtype, GateLinear's arguments) and found in the model
+dtype: Llama (and InternLM3), Mistral, Qwen2 / 2.5-VL, Qwen3 (MoE, VL, Next, 3.5), Mixtral, Llama 4, Gemma 2 / 3 /
+4 / 4 Unified, gpt-oss (its sinks: make_attention_sink in the default dtype), Phi-3, ERNIE-4.5 dense, MiMo, Granite,
+Cohere2, EXAONE 4, GLM-4, LFM2, MiniCPM3, Jamba, Zamba2, Falcon-H1, Granite 4.0-H (layers/mamba holds no float32
+parameter); Gemma, GLM and OLMo 3 have no model file of their own in 0.34. Not covered: the MTP drafters
+(engines/vllm_draft_weights.py), whose MoE layers reuse these classes. DeepSeek-V4's float32 parameters are stored
+in float32 by its checkpoint and sized by configs/compressed.py.
 """
 
 from __future__ import annotations
@@ -97,7 +102,7 @@ VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {
     "minimax_m2": (_rules((0, 11, 1), "minimax_m2.py MiniMaxM2MoE", "block_sparse_moe.gate")
                    + _rules((0, 11, 1), "minimax_m2.py MiniMaxM2MoE", "block_sparse_moe.e_score_correction_bias",
                             only_if=("use_routing_bias", True))),
-    "laguna": _rules((0, 27, 0), "laguna.py LagunaMoE", "mlp.experts.e_score_correction_bias"),
+    "laguna": _rules((0, 21, 0), "laguna.py LagunaMoE", "mlp.experts.e_score_correction_bias"),
     "deepseek_v3": _DEEPSEEK,
     "kimi_k2": _DEEPSEEK,
     "deepseek_v32": _DEEPSEEK,
