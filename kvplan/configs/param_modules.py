@@ -24,12 +24,16 @@ the Mamba hybrids' (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2) in conf
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..weights.record import REPLICATED
 from .fields import Fields
 from .param_parts import dense_first, embeddings, mlp_layer_types
 from .quant_bytes import Unsized
+
+if TYPE_CHECKING:
+    from .param_fp32 import Fp32Rule
 
 # the Qwen-Omni thinkers' and Qwen3-ASR's checkpoints: `thinker.model.layers.N...`, `thinker.lm_head` (vLLM 0.34
 # qwen2_5_omni_thinker.py, qwen3_omni_moe_thinker.py, qwen3_asr.py hf_to_vllm_mapper: configs/param_modules_wrap.py)
@@ -56,6 +60,10 @@ class Module:
     # in_proj rows for B and C when n_groups is 1 (vLLM 0.34 mamba_mixer2.py pads the one group to tp_size groups,
     # one a rank: configs/param_modules_hybrid.py _mamba2)
     whole_weight: int = 0
+    # vLLM builds this module (weight and `other`) in float32 whatever the checkpoint's dtype: the rule (the vLLM
+    # class, the first release, a GPU condition) from configs/param_fp32.py VLLM_FP32, read by engines/vllm_fp32.py;
+    # None: in the serving dtype. kvplan's own plan sizes the module as the checkpoint stores it
+    vllm_fp32: Fp32Rule | None = None
 
     def names(self, expert: int = 0) -> list[str]:
         name = self.name.replace("{e}", str(expert))
@@ -397,12 +405,15 @@ TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_d
 
 
 def table(f: Fields, layers: list, dims) -> list[Module]:
-    """The model's modules, or [] where kvplan has no per-module count of its model_type."""
+    """The model's modules, or [] where kvplan has no per-module count of its model_type; those vLLM builds in
+    float32 marked (Module.vllm_fp32)."""
+    from .param_fp32 import mark
+
     build = TABLES.get(f.model_type)
     if build is None:
         return []
     try:
-        return build(f, layers, dims)
+        return mark(f, build(f, layers, dims))
     except ConfigError:
         return []
 

@@ -150,7 +150,8 @@ def lfm2(f: Fields, layers: list, dims) -> list[Module]:
     false.
 
     vLLM 0.34 (lfm2.py, lfm2_moe.py, layers/mamba/short_conv.py ShortConv) holds whole on every TP rank the
-    RMSNorms, the router (GateLinear) and its e_score_correction_bias (the checkpoint's expert_bias), and
+    RMSNorms, the router (GateLinear) and its e_score_correction_bias (the checkpoint's expert_bias, in float32:
+    configs/param_fp32.py), and
     conv's out_proj bias (a RowParallelLinear); it splits the conv weight and bias by channel (conv is a
     ColumnParallelLinear built without a quantization method) and in_proj (MergedColumnParallelLinear)."""
     from .params import lfm2_dense_width

@@ -157,8 +157,8 @@ def longcat_flash(f: Fields, layers: list, dims) -> list[Module]:
 
     vLLM 0.34 holds whole on every TP rank: the MLA latent projections (DeepseekV2MLAAttention, as _mla_widths
     says), every RMSNorm, the router's classifier (GateLinear, a ReplicatedLinear) and e_score_correction_bias;
-    it builds both in float32 (LongcatMoe router_params_dtype), which kvplan does not model: they are sized at the
-    checkpoint's dtype. The dense mlps and the experts split."""
+    it builds both in float32 (LongcatMoe router_params_dtype): sized here at the checkpoint's dtype, vLLM's profile
+    adds the rest (configs/param_fp32.py). The dense mlps and the experts split."""
     from .params_mla import _experts as routed_experts
     from .params_mla import _int, _need_rank
 

@@ -59,8 +59,9 @@ def ernie4_5_moe(f: Fields, layers: list, dims) -> list[Module]:
     its bias with use_bias). The MTP block (num_nextn_predict_layers; vLLM's mapper drops every "mtp" name) is
     the drafter's, not in this table (weights/mtp.py counts it). vLLM builds the router and its score bias in
     float32 (GateLinear params_dtype=torch.float32; transformers keeps them in float32 too:
-    _keep_in_fp32_modules_strict), which kvplan's bytes count at the checkpoint's float dtype: 27 x (64 x 2,560 +
-    64) parameters of ERNIE-4.5-21B-A3B, 8,850,816 B a GPU more than the estimate in BF16 (not counted)."""
+    _keep_in_fp32_modules_strict), which this table sizes at the checkpoint's float dtype: 27 x (64 x 2,560 +
+    64) parameters of ERNIE-4.5-21B-A3B, 8,850,816 B a GPU more than in BF16, which vLLM's profile adds
+    (configs/param_fp32.py)."""
     from .params_moe import _head_dim
 
     n = len(layers)

@@ -467,6 +467,28 @@ def config_weights_per_gpu(model, tp: int = 1, pp: int = 1, version: str | None 
     return split // (tp * pp) + whole // pp
 
 
+def _with_fp32(model, version, gpu, halve: bool, tp: int, pp: int, per_gpu: int, weights_from: str,
+               notes: list, record=None) -> tuple[int, str]:
+    """(per_gpu, weights_from) with the parameters vLLM `version` builds in float32 at 4 B (vllm_fp32.upcast);
+    record: the tensor table the bytes came from, whose float32 tensors may already be these (then a note)."""
+    from .vllm_fp32 import describe, stores_no_float32, upcast
+
+    up = upcast(model, version, halve, gpu)
+    if up is None:
+        return per_gpu, weights_from
+    if up.note:
+        notes.append(up.note)
+    added = up.per_gpu_bytes(tp, pp)
+    if not added:
+        return per_gpu, weights_from
+    if record is not None and not stores_no_float32(record):
+        notes.append(f"vLLM holds {up.params:,} parameters (routers, score biases) in float32 (configs/param_fp32.py); "
+                     f"the checkpoint's tensor table may store them in float32 already, so the {added:,} B a GPU "
+                     "they would add at 2 B as stored is not counted")
+        return per_gpu, weights_from
+    return per_gpu + added, weights_from + describe(up, tp, pp)
+
+
 def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1, last_stage_extra: int = 0) -> int:
     """Bytes on the fullest GPU of a (tp, pp) replica for a kvplan.weights record (last_stage_extra: the
     drafter's weights, on the last stage's GPUs)."""
@@ -566,14 +588,18 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             if cast_note is not None:
                 notes.append(cast_note)
             per_gpu = weights_per_gpu(model, record, weight_tp, pp, extra)
+            per_gpu, weights_from = _with_fp32(model, version, gpu, served_from_float32(model), weight_tp, pp,
+                                               per_gpu, weights_from, notes, record)
         elif served_from_float32(model):  # 4 B per parameter as stored, 2 B as vLLM loads it
             per_gpu = config_weights_per_gpu(model, weight_tp, pp, version, halve=True) + extra
             weights_from = "parameter count x 2 B: a float32 checkpoint, served in bf16 (vLLM's dtype auto)"
+            per_gpu, weights_from = _with_fp32(model, version, gpu, True, weight_tp, pp, per_gpu, weights_from, notes)
         else:
             per_gpu = config_weights_per_gpu(model, weight_tp, pp, version) + extra
             weights_from = "parameter count x dtype"
             if model.weight_g_idx_bytes and _at_least(version, G_IDX_DROPPED_FROM):
                 weights_from += f", less GPTQ's g_idx ({model.weight_g_idx_bytes:,} B; vLLM drops it at load)"
+            per_gpu, weights_from = _with_fp32(model, version, gpu, False, weight_tp, pp, per_gpu, weights_from, notes)
         if extra:
             weights_from += (f", + {extra / GIB:,.2f} GiB of drafter weights on the last stage's GPUs "
                              f"({drafter.how})")
