@@ -59,9 +59,25 @@ def gpt_oss_expert_weights(f: Fields, num_layers: int) -> int:
     return num_layers * f.int("num_local_experts") * 3 * f.int("hidden_size") * f.int("intermediate_size")
 
 
-# ernie4_5: transformers 5.25 configuration_ernie4_5.py Ernie4_5Config tie_word_embeddings = True
-_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "gpt_bigcode", "mamba", "mamba2",
-                    "falcon", "ernie4_5"}
+# the model types whose config class ties the LM head to the embeddings when a config is silent (transformers 5.25
+# configuration_*.py: `tie_word_embeddings: bool = True`, e.g. Ernie4_5Config, Cohere2Config, Starcoder2Config,
+# Qwen3VLMoeTextConfig; checked for every type kvplan knows by tests/test_tied_defaults.py); save_pretrained leaves
+# a value equal to the class default out of config.json, so a silent config means the class default (Mamba2Config's
+# is False: Mamba-Codestral states it)
+_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "gpt_bigcode", "mamba",
+                    "falcon", "ernie4_5", "gemma4", "gemma4_text",
+                    "aya_vision", "biogpt", "bloom", "cohere", "cohere2", "cohere2_moe", "cohere2_vision",
+                    "cohere_compass", "cohere_compass_text", "ctrl", "ernie4_5_moe", "ernie4_5_vl_moe",
+                    "ernie4_5_vl_moe_text", "falcon_mamba", "gemma4_unified", "gemma4_unified_text", "gpt-sw3", "gpt2",
+                    "gpt_neo", "gpt_neox_japanese", "granite_docling", "granite_docling_text", "granite_swa",
+                    "hunyuan_vl", "hunyuan_vl_text", "jetmoe", "lfm2", "lfm2_moe", "lfm2_vl", "lfm3", "lfm3_vl",
+                    "minicpm3", "modernbert-decoder", "mpt", "opt", "paddleocr_vl", "paddleocr_vl_text", "paligemma",
+                    "param2moe", "qwen2_5_omni", "qwen2_5_omni_text", "qwen2_5_omni_thinker", "qwen3_asr",
+                    "qwen3_vl_moe", "qwen3_vl_moe_text", "recurrent_gemma", "shieldgemma2", "smollm3", "starcoder2",
+                    "vaultgemma", "xglm", "youtu", "zamba", "zamba2", "zaya",
+                    # wrappers whose text config ties by default (BLIP-2 and InstructBLIP: OPT; GOT-OCR2, PP-Chart2Table: Qwen2)
+                    "blip-2", "fun_asr_nano", "got_ocr2", "instructblip", "instructblipvideo", "kosmos-2", "kosmos-2.5",
+                    "kosmos_2_5_text_model", "kosmos_2_text_model", "lara_mini", "pp_chart2table"}
 
 
 
