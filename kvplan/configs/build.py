@@ -371,7 +371,8 @@ _QUANTIZED_NAME = re.compile(r"(?i)(?:^|[-_./])(?:fp8|nvfp4|mxfp4|fp4|awq|gptq|i
 def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tuple:
     """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, parameters kept in
     the float dtype, notes, (bytes each TP rank holds whole, or for an unquantized config a counter of them that
-    runs on first use, bytes of GPTQ g_idx)) of the
+    runs on first use, bytes of GPTQ g_idx, the routed experts' parameters and bytes where the format stores them
+    in a format of their own: FP8's store_dtype)) of the
     checkpoint the config describes: its float dtype, or its quantization (kvplan.configs.quant_bytes) read
     module by module where kvplan has a per-module count of the family (configs/param_modules.py: the embeddings,
     norms, routers, biases, a kept LM head and whatever a list of unquantized modules names in the float dtype,
@@ -384,19 +385,23 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
     misshapen = _misshapen_quantization_config(raw, f)
     if misshapen is not None and total:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: its quantization_config is a {misshapen}, not a JSON "
-                                 "object; give them with --weights, or point --weights at the checkpoint's folder",), (0, 0)
+                                 "object; give them with --weights, or point --weights at the checkpoint's folder",), (0, 0, 0, 0)
     quant = _quantization_config(raw, f)
     if not quant or not total:
         # an unquantized config counts what each TP rank holds whole on first use, not here (docs/weights.md)
         whole = _replicated_counter(f, layers, dims, total, plain_bytes) if total else 0
-        return dtype, plain_bytes, plain_bytes, 0, (), (whole, 0)
+        return dtype, plain_bytes, plain_bytes, 0, (), (whole, 0, 0, 0)
     try:
         q = quant_bytes.read(quant, f.model_type)
         split = (_module_split(f, q, layers, dims, total) if q.exclusions is not None
                  else None if q.experts_only else _whole_split(f, q, layers, dims, total))
+        if split is None and q.experts_bytes_per_weight is not None:
+            raise quant_bytes.Unsized(f"its store_dtype {q.experts_dtype!r} stores the routed experts in their own "
+                                      f"format, and kvplan has no per-module count of model_type {f.model_type!r} "
+                                      "that adds up to its parameter count to find them")
     except quant_bytes.Unsized as exc:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: {exc}; give them with --weights, or point --weights "
-                                 "at the checkpoint's folder or hf://REPO to read its tensors",), (0, 0)
+                                 "at the checkpoint's folder or hf://REPO to read its tensors",), (0, 0, 0, 0)
     head_note = ""
     if q.keeps_lm_head and not q.experts_only and not f.has("tie_word_embeddings"):
         head = params.embedding_params(f)[1]
@@ -404,7 +409,11 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
     if split is not None:
         plain = total - split.quantized
         beside = quant_stored.stored(q, split)
-        stored = split.quantized * q.bytes_per_weight + plain * plain_bytes + beside.total_bytes
+        # routed experts in a format of their own (FP8's store_dtype): their params and bytes
+        experts = split.experts if q.experts_bytes_per_weight is not None else 0
+        experts_bytes = experts * q.experts_bytes_per_weight if experts else 0
+        stored = ((split.quantized - experts) * q.bytes_per_weight + experts_bytes + plain * plain_bytes
+                  + beside.total_bytes)
         kept = "; ".join(f"{role} {n:,}" for role, n in split.kept.items())
         if q.exclusions is not None:
             what = (f"the linear weights its list of unquantized modules keeps ({kept or 'no linear weights'}), read "
@@ -413,6 +422,10 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
             what = f"read module by module: {'the LM head, ' if kept else ''}the embeddings, norms, routers and biases"
         note = (f"weights estimated as {q.label}: {q.bytes_per_weight:.4g} B per quantized weight with its scales, "
                 f"{plain:,} parameters at {plain_bytes:g} B: {what}")
+        if experts:
+            note += (f"; the routed experts' {experts:,} weights as {q.experts_dtype.upper()} (store_dtype), "
+                     f"{q.experts_bytes_per_weight:.4g} B each: packed 4-bit values and one uint8 E8M0 scale per 32 "
+                     "(vLLM's Mxfp4MoEMethod layout)")
         if beside.parts:
             note += "; " + "; ".join(beside.parts)
         if beside.unsized:
@@ -422,7 +435,9 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         # its per-weight rate with scales), per-tensor and KV scales
         whole = int(split.replicated * plain_bytes + split.replicated_quantized * q.bytes_per_weight) \
             + beside.replicated_bytes
-        return f"{q.dtype} + {dtype}", stored / total, q.bytes_per_weight, plain, (note,), (whole, beside.g_idx_bytes)
+        label = f"{q.experts_dtype} experts + {q.dtype} + {dtype}" if experts else f"{q.dtype} + {dtype}"
+        return (label, stored / total, q.bytes_per_weight, plain, (note,),
+                (whole, beside.g_idx_bytes, experts, round(experts_bytes)))
     embed, head = params.embedding_params(f)
     plain = embed + (head if q.keeps_lm_head else 0)
     whole = 0
@@ -441,7 +456,8 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         note += (f"; norms, biases and routers counted at the quantized width and per-tensor scales left out (kvplan "
                  f"has no per-module count of model_type {f.model_type!r} that adds up to its parameter count)")
     notes = (note + head_note,)
-    return f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes, (whole, 0)
+    return (f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes,
+            (whole, 0, 0, 0))
 
 
 def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: float):
@@ -589,7 +605,8 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         notes += (f"parameter count approximate: kvplan's count for model_type {f.model_type!r} misses modules "
                   f"transformers builds for some configs ({PARAMS_OFF[f.model_type]}); give --weights, or the "
                   "checkpoint's folder or hf://REPO, for exact bytes",)
-    weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes, (whole_bytes, g_idx_bytes) = _weight_format(
+    weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes, (whole_bytes, g_idx_bytes, expert_params,
+                                                                       expert_bytes) = _weight_format(
         f, raw, total, layers, dims)
     dtype_note = _float_dtype(f)[1]
     if dtype_note:
@@ -603,6 +620,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_dtype, bytes_per_param, *whole = family.weight_format(f, layers, total, weight_dtype.split(" + ")[0],
                                                                      linear_bytes)
         plain, whole_bytes = 0, whole[0] if whole else 0
+        expert_params = expert_bytes = 0
         weight_notes = tuple(n for n in weight_notes if n.startswith(WEIGHTS_NOT_SIZED))
     notes += weight_notes
     if family.notes is not None:
@@ -639,6 +657,8 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_plain_params=plain,
         weight_replicated=whole_bytes,
         weight_g_idx_bytes=g_idx_bytes,
+        weight_expert_params=expert_params,
+        weight_expert_bytes=expert_bytes,
         weight_dtype=weight_dtype,
         max_context_tokens=f.opt_int("max_position_embeddings"),
         hidden_size=f.opt_int("hidden_size") or 0,
