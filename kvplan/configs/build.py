@@ -26,7 +26,7 @@ from ..core.model import ModelSpec
 from ..core.transform import intern
 from ..errors import ConfigError
 from . import kinds as K
-from . import params, quant_bytes, quant_stored
+from . import params, quant_bytes, quant_mlx, quant_stored
 from .attention import attention_cache, head_dims
 from .family import Family
 from .block_sparse import block_sparse_caches
@@ -386,6 +386,9 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
     if misshapen is not None and total:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: its quantization_config is a {misshapen}, not a JSON "
                                  "object; give them with --weights, or point --weights at the checkpoint's folder",), (0, 0, 0, 0)
+    mlx = quant_mlx.block(raw) if total else None
+    if mlx is not None:  # mlx-lm's "quantization" (and its copy as quantization_config): no quant_method
+        return _mlx_format(f, mlx, total, layers, dims, dtype, plain_bytes)
     quant = _quantization_config(raw, f)
     if not quant or not total:
         # an unquantized config counts what each TP rank holds whole on first use, not here (docs/weights.md)
@@ -458,6 +461,45 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
     notes = (note + head_note,)
     return (f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes,
             (whole, 0, 0, 0))
+
+
+def _mlx_format(f: Fields, mlx: dict, total: int, layers: list, dims, dtype: str, plain_bytes: float) -> tuple:
+    """_weight_format's answer for an MLX checkpoint (configs/quant_mlx.py), module by module from kvplan's table
+    of the family where mlx-lm's module layout was read; else no figure, with the reason."""
+    from . import param_modules
+
+    try:
+        q = quant_mlx.read(mlx)
+        if f.model_type not in quant_mlx.FAMILIES:
+            raise quant_bytes.Unsized(f"an MLX checkpoint ({q.default.label}) of model_type {f.model_type!r}, whose "
+                                      "mlx-lm module layout kvplan has not read (it has: "
+                                      f"{', '.join(quant_mlx.FAMILIES)})")
+        modules = param_modules.table(f, layers, dims)
+        if not modules or sum(m.weight + m.other for m in modules) != total:
+            raise quant_bytes.Unsized(f"an MLX checkpoint ({q.default.label}), and kvplan's per-module count of "
+                                      f"model_type {f.model_type!r} does not add up to its parameter count")
+        sized = quant_mlx.size(q, modules, f.int("hidden_size"), int(plain_bytes))
+    except quant_bytes.Unsized as exc:
+        return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: {exc}; give them with --weights, or point --weights "
+                                 "at the checkpoint's folder or hf://REPO to read its tensors",), (0, 0, 0, 0)
+    d = q.default
+    rate = d.bytes_per_weight(int(plain_bytes))
+    plain = total - sized.quantized
+    scales = (f"a {dtype} scale and bias per {d.group_size} weights" if d.mode == "affine"
+              else f"a uint8 scale per {d.group_size} weights")
+    note = (f"weights estimated as MLX {d.label} (mlx-lm): {rate:.4g} B per quantized weight with {scales}, "
+            f"{sized.quantized:,} parameters quantized (the linear weights, the embeddings and any router, as MLX "
+            f"quantizes nn.Linear and nn.Embedding), {plain:,} parameters at {plain_bytes:g} B (norms, biases)")
+    others = {label: n for label, n in sized.rates.items() if label != d.label}
+    if others:
+        note += "; by the config's per-module entries " + ", ".join(f"{n:,} at {label}" for label, n in others.items())
+    if sized.kept:
+        note += (f"; {sized.kept:,} of them left unquantized: inputs not a multiple of group {d.group_size} "
+                 "(mlx_lm quantize_model)")
+    note += "; vLLM and SGLang cannot serve an MLX checkpoint"
+    qdtype = f"mlx-int{d.bits}" if d.mode == "affine" else f"mlx-{d.mode}"
+    return (f"{qdtype} + {dtype}", sized.stored_bytes / total, rate, plain, (note,),
+            (int(sized.whole_bytes), 0, 0, 0))
 
 
 def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: float):
@@ -611,7 +653,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     dtype_note = _float_dtype(f)[1]
     if dtype_note:
         weight_notes += (dtype_note,)
-    if total and not _quantization_config(raw, f) and _QUANTIZED_NAME.search(name):
+    if total and not _quantization_config(raw, f) and not quant_mlx.block(raw) and _QUANTIZED_NAME.search(name):
         weight_notes += (f"the name {name!r} suggests a quantized checkpoint, but its config declares no quantization "
                          "(no quantization_config, no hf_quant_config.json beside it): the weights are sized at "
                          f"{weight_dtype}; point kvplan at the checkpoint's folder or hf://REPO, or give --weights",)
