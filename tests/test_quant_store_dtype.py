@@ -102,3 +102,12 @@ def test_vllm_before_0_24_cannot_load_mxfp4_experts(version, refused):
     assert (note is not None) == refused
     if refused:
         assert "store_dtype" in note and "0.24.0" in note
+
+
+def test_vllm_report_says_what_it_does_not_model(cli):
+    code, out, err = cli("estimate", str(CONFIG), "--gpu", "h200", "--tp", "8", "--context", "32k",
+                         "--engine", "vllm@0.34.0")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "MXFP4 weights (FP8 store_dtype) are taken as stored" in text
+    assert "fused-MoE workspace not modelled: the fp8 store_dtype mxfp4 MoE kernels are not read" in text

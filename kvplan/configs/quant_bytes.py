@@ -170,7 +170,8 @@ def _gptq(q: dict) -> QuantBytes:
 def _fp8(q: dict) -> QuantBytes:
     # vLLM 0.34 fp8.py Fp8Config.from_config: ignored_layers, else (absent or empty) modules_to_not_convert
     _, exclusions = _ignored(q.get("ignored_layers") or q.get("modules_to_not_convert"), "FP8", True)
-    experts = _store_dtype(q)
+    # store_dtype: vLLM's Fp8Config only (fbgemm_fp8's FBGEMMFp8Config does not read it)
+    experts = _store_dtype(q) if str(q.get("quant_method") or "").lower() == "fp8" else {}
     block = q.get("weight_block_size")
     if isinstance(block, list) and len(block) == 2:
         a, b = (_positive_int(x, "weight_block_size", "FP8") for x in block)
