@@ -380,6 +380,7 @@ def test_telechat3_36b_is_llamas_rule_by_hand(tmp_path):
     h = 6144
     layer = h * 48 * 128 + 2 * h * 8 * 128 + 48 * 128 * h + 3 * h * 24576 + 2 * h
     assert model.param_count == 2 * 131072 * h + h + 64 * layer == 36_239_579_136
-    r = _cli(tmp_path, raw, "--format", "json")
+    # vLLM cannot load the MLX checkpoint itself (tests/test_quant_mlx.py): its cache is planned without the block
+    r = _cli(tmp_path, {k: v for k, v in raw.items() if k != "quantization"}, "--format", "json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["bytes_per_token"] == 262_144

@@ -161,10 +161,12 @@ def test_mimo_v2_6_flash_fp8_keeps_its_ignored_o_proj_module_by_module():
     plain = 2 * 152576 * 4096 + o_proj + 48 * 2 * 4096 + 4096 + 47 * (256 * 4096 + 256) + 39 * 64
     assert o_proj == 1_610_612_736 and plain == 2_910_210_240
     quantized = total - plain
-    # 1 B a weight and a float32 scale a 128 x 128 block (305,868,570,624 / 4,096 = 74,674,944 B). The config's
-    # store_dtype "mxfp4" (vLLM stores the routed experts as MXFP4: Fp8Config.get_quant_method) is not read by
-    # kvplan, so the experts' bytes are not checked here: only the split module by module
-    assert model.weight_bytes == quantized + quantized // 4096 + 2 * plain == 311_763_666_048
+    # the config's store_dtype "mxfp4" stores the routed experts as MXFP4 (vLLM Fp8Config.get_quant_method ->
+    # Mxfp4MoEMethod): 47 x 256 x 3 x 4,096 x 2,048 weights at 17/32 B (tests/test_quant_store_dtype.py); the other
+    # quantized linears 1 B a weight and a float32 scale a 128 x 128 block
+    experts = 47 * 256 * 3 * 4096 * 2048
+    fp8 = quantized - experts
+    assert model.weight_bytes == experts * 17 // 32 + fp8 + fp8 // 4096 + 2 * plain == 169_754_494_080
     # whole on every TP rank: the norms and the routers with their score biases, in BF16
     assert model.weight_replicated_bytes == 2 * (48 * 2 * 4096 + 4096 + 47 * (256 * 4096 + 256)) == 99_384_832
 

@@ -26,7 +26,7 @@ from ..core.model import ModelSpec
 from ..core.transform import intern
 from ..errors import ConfigError
 from . import kinds as K
-from . import params, quant_bytes, quant_stored
+from . import params, quant_bytes, quant_mlx, quant_stored
 from .attention import attention_cache, head_dims
 from .family import Family
 from .block_sparse import block_sparse_caches
@@ -371,7 +371,8 @@ _QUANTIZED_NAME = re.compile(r"(?i)(?:^|[-_./])(?:fp8|nvfp4|mxfp4|fp4|awq|gptq|i
 def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tuple:
     """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, parameters kept in
     the float dtype, notes, (bytes each TP rank holds whole, or for an unquantized config a counter of them that
-    runs on first use, bytes of GPTQ g_idx)) of the
+    runs on first use, bytes of GPTQ g_idx, the routed experts' parameters and bytes where the format stores them
+    in a format of their own: FP8's store_dtype)) of the
     checkpoint the config describes: its float dtype, or its quantization (kvplan.configs.quant_bytes) read
     module by module where kvplan has a per-module count of the family (configs/param_modules.py: the embeddings,
     norms, routers, biases, a kept LM head and whatever a list of unquantized modules names in the float dtype,
@@ -384,19 +385,26 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
     misshapen = _misshapen_quantization_config(raw, f)
     if misshapen is not None and total:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: its quantization_config is a {misshapen}, not a JSON "
-                                 "object; give them with --weights, or point --weights at the checkpoint's folder",), (0, 0)
+                                 "object; give them with --weights, or point --weights at the checkpoint's folder",), (0, 0, 0, 0)
+    mlx = quant_mlx.block(raw) if total else None
+    if mlx is not None:  # mlx-lm's "quantization" (and its copy as quantization_config): no quant_method
+        return _mlx_format(f, mlx, total, layers, dims, dtype, plain_bytes)
     quant = _quantization_config(raw, f)
     if not quant or not total:
         # an unquantized config counts what each TP rank holds whole on first use, not here (docs/weights.md)
         whole = _replicated_counter(f, layers, dims, total, plain_bytes) if total else 0
-        return dtype, plain_bytes, plain_bytes, 0, (), (whole, 0)
+        return dtype, plain_bytes, plain_bytes, 0, (), (whole, 0, 0, 0)
     try:
         q = quant_bytes.read(quant, f.model_type)
         split = (_module_split(f, q, layers, dims, total) if q.exclusions is not None
                  else None if q.experts_only else _whole_split(f, q, layers, dims, total))
+        if split is None and q.experts_bytes_per_weight is not None:
+            raise quant_bytes.Unsized(f"its store_dtype {q.experts_dtype!r} stores the routed experts in their own "
+                                      f"format, and kvplan has no per-module count of model_type {f.model_type!r} "
+                                      "that adds up to its parameter count to find them")
     except quant_bytes.Unsized as exc:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: {exc}; give them with --weights, or point --weights "
-                                 "at the checkpoint's folder or hf://REPO to read its tensors",), (0, 0)
+                                 "at the checkpoint's folder or hf://REPO to read its tensors",), (0, 0, 0, 0)
     head_note = ""
     if q.keeps_lm_head and not q.experts_only and not f.has("tie_word_embeddings"):
         head = params.embedding_params(f)[1]
@@ -404,7 +412,11 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
     if split is not None:
         plain = total - split.quantized
         beside = quant_stored.stored(q, split)
-        stored = split.quantized * q.bytes_per_weight + plain * plain_bytes + beside.total_bytes
+        # routed experts in a format of their own (FP8's store_dtype): their params and bytes
+        experts = split.experts if q.experts_bytes_per_weight is not None else 0
+        experts_bytes = experts * q.experts_bytes_per_weight if experts else 0
+        stored = ((split.quantized - experts) * q.bytes_per_weight + experts_bytes + plain * plain_bytes
+                  + beside.total_bytes)
         kept = "; ".join(f"{role} {n:,}" for role, n in split.kept.items())
         if q.exclusions is not None:
             what = (f"the linear weights its list of unquantized modules keeps ({kept or 'no linear weights'}), read "
@@ -413,6 +425,10 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
             what = f"read module by module: {'the LM head, ' if kept else ''}the embeddings, norms, routers and biases"
         note = (f"weights estimated as {q.label}: {q.bytes_per_weight:.4g} B per quantized weight with its scales, "
                 f"{plain:,} parameters at {plain_bytes:g} B: {what}")
+        if experts:
+            note += (f"; the routed experts' {experts:,} weights as {q.experts_dtype.upper()} (store_dtype), "
+                     f"{q.experts_bytes_per_weight:.4g} B each: packed 4-bit values and one uint8 E8M0 scale per 32 "
+                     "(vLLM's Mxfp4MoEMethod layout)")
         if beside.parts:
             note += "; " + "; ".join(beside.parts)
         if beside.unsized:
@@ -422,7 +438,9 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         # its per-weight rate with scales), per-tensor and KV scales
         whole = int(split.replicated * plain_bytes + split.replicated_quantized * q.bytes_per_weight) \
             + beside.replicated_bytes
-        return f"{q.dtype} + {dtype}", stored / total, q.bytes_per_weight, plain, (note,), (whole, beside.g_idx_bytes)
+        label = f"{q.experts_dtype} experts + {q.dtype} + {dtype}" if experts else f"{q.dtype} + {dtype}"
+        return (label, stored / total, q.bytes_per_weight, plain, (note,),
+                (whole, beside.g_idx_bytes, experts, round(experts_bytes)))
     embed, head = params.embedding_params(f)
     plain = embed + (head if q.keeps_lm_head else 0)
     whole = 0
@@ -441,7 +459,47 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         note += (f"; norms, biases and routers counted at the quantized width and per-tensor scales left out (kvplan "
                  f"has no per-module count of model_type {f.model_type!r} that adds up to its parameter count)")
     notes = (note + head_note,)
-    return f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes, (whole, 0)
+    return (f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes,
+            (whole, 0, 0, 0))
+
+
+def _mlx_format(f: Fields, mlx: dict, total: int, layers: list, dims, dtype: str, plain_bytes: float) -> tuple:
+    """_weight_format's answer for an MLX checkpoint (configs/quant_mlx.py), module by module from kvplan's table
+    of the family where mlx-lm's module layout was read; else no figure, with the reason."""
+    from . import param_modules
+
+    try:
+        q = quant_mlx.read(mlx)
+        if f.model_type not in quant_mlx.FAMILIES:
+            raise quant_bytes.Unsized(f"an MLX checkpoint ({q.default.label}) of model_type {f.model_type!r}, whose "
+                                      "mlx-lm module layout kvplan has not read (it has: "
+                                      f"{', '.join(quant_mlx.FAMILIES)})")
+        modules = param_modules.table(f, layers, dims)
+        if not modules or sum(m.weight + m.other for m in modules) != total:
+            raise quant_bytes.Unsized(f"an MLX checkpoint ({q.default.label}), and kvplan's per-module count of "
+                                      f"model_type {f.model_type!r} does not add up to its parameter count")
+        sized = quant_mlx.size(q, modules, f.int("hidden_size"), int(plain_bytes))
+    except quant_bytes.Unsized as exc:
+        return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: {exc}; give them with --weights, or point --weights "
+                                 "at the checkpoint's folder or hf://REPO to read its tensors",), (0, 0, 0, 0)
+    d = q.default
+    rate = d.bytes_per_weight(int(plain_bytes))
+    plain = total - sized.quantized
+    scales = (f"a {dtype} scale and bias per {d.group_size} weights" if d.mode == "affine"
+              else f"a uint8 scale per {d.group_size} weights")
+    note = (f"weights estimated as MLX {d.label} (mlx-lm): {rate:.4g} B per quantized weight with {scales}, "
+            f"{sized.quantized:,} parameters quantized (the linear weights, the embeddings and any router, as MLX "
+            f"quantizes nn.Linear and nn.Embedding), {plain:,} parameters at {plain_bytes:g} B (norms, biases)")
+    others = {label: n for label, n in sized.rates.items() if label != d.label}
+    if others:
+        note += "; by the config's per-module entries " + ", ".join(f"{n:,} at {label}" for label, n in others.items())
+    if sized.kept:
+        note += (f"; {sized.kept:,} of them left unquantized: inputs not a multiple of group {d.group_size} "
+                 "(mlx_lm quantize_model)")
+    note += "; vLLM and SGLang cannot serve an MLX checkpoint"
+    qdtype = f"mlx-int{d.bits}" if d.mode == "affine" else f"mlx-{d.mode}"
+    return (f"{qdtype} + {dtype}", sized.stored_bytes / total, rate, plain, (note,),
+            (int(sized.whole_bytes), 0, 0, 0))
 
 
 def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: float):
@@ -589,12 +647,13 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         notes += (f"parameter count approximate: kvplan's count for model_type {f.model_type!r} misses modules "
                   f"transformers builds for some configs ({PARAMS_OFF[f.model_type]}); give --weights, or the "
                   "checkpoint's folder or hf://REPO, for exact bytes",)
-    weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes, (whole_bytes, g_idx_bytes) = _weight_format(
+    weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes, (whole_bytes, g_idx_bytes, expert_params,
+                                                                       expert_bytes) = _weight_format(
         f, raw, total, layers, dims)
     dtype_note = _float_dtype(f)[1]
     if dtype_note:
         weight_notes += (dtype_note,)
-    if total and not _quantization_config(raw, f) and _QUANTIZED_NAME.search(name):
+    if total and not _quantization_config(raw, f) and not quant_mlx.block(raw) and _QUANTIZED_NAME.search(name):
         weight_notes += (f"the name {name!r} suggests a quantized checkpoint, but its config declares no quantization "
                          "(no quantization_config, no hf_quant_config.json beside it): the weights are sized at "
                          f"{weight_dtype}; point kvplan at the checkpoint's folder or hf://REPO, or give --weights",)
@@ -603,6 +662,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_dtype, bytes_per_param, *whole = family.weight_format(f, layers, total, weight_dtype.split(" + ")[0],
                                                                      linear_bytes)
         plain, whole_bytes = 0, whole[0] if whole else 0
+        expert_params = expert_bytes = 0
         weight_notes = tuple(n for n in weight_notes if n.startswith(WEIGHTS_NOT_SIZED))
     notes += weight_notes
     if family.notes is not None:
@@ -639,6 +699,8 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_plain_params=plain,
         weight_replicated=whole_bytes,
         weight_g_idx_bytes=g_idx_bytes,
+        weight_expert_params=expert_params,
+        weight_expert_bytes=expert_bytes,
         weight_dtype=weight_dtype,
         max_context_tokens=f.opt_int("max_position_embeddings"),
         hidden_size=f.opt_int("hidden_size") or 0,

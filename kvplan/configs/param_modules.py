@@ -452,12 +452,17 @@ class Split:
     kv_unsure_layers: int = 0
     # quantized parameters of modules vLLM builds whole on every TP rank (Module.whole), stored in the format
     replicated_quantized: int = 0
+    # of quantized and tensors, the routed experts' (a format may store them in a format of their own: FP8's
+    # store_dtype, configs/quant_bytes.py)
+    experts: int = 0
+    expert_tensors: int = 0
 
 
 def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
     """The quantized parameters of a module table under a list of unquantized modules (excluded(name) -> bool:
     a quant_exclude.Matcher). Routed experts: the list must name all or none of a layer's experts."""
     quantized, kept, tensors, rows, outs, whole_quantized = 0, {}, 0, 0, 0, 0
+    experts = expert_tensors = 0
     replicated = replicated_params(modules)  # less the whole modules' weights the format quantizes, below
     attention = {m.name[: -len(".k_proj")] for m in modules
                  if m.name.startswith("layers.") and m.name.endswith(".self_attn.k_proj")}
@@ -481,6 +486,9 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
         else:
             quantized += m.weight
             tensors += m.experts or 1
+            if m.experts:
+                experts += m.weight
+                expert_tensors += m.experts
             whole_quantized += m.weight if m.whole else m.whole_weight
             if m.name.endswith((".k_proj", ".v_proj")) and m.name[: -len(".k_proj")] in attention:
                 kv_quantized[m.name[: -len(".k_proj")]] = kv_quantized.get(m.name[: -len(".k_proj")], 0) + 1
@@ -488,4 +496,4 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
             outs = outs + m.weight // m.inputs if outs is not None and m.inputs else None
     kv_layers = sum(1 for n in kv_quantized.values() if n == 2)
     return Split(quantized, kept, tensors, rows, outs, replicated - whole_quantized, kv_layers,
-                 len(attention) - kv_layers, whole_quantized)
+                 len(attention) - kv_layers, whole_quantized, experts, expert_tensors)

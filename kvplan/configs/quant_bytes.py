@@ -22,6 +22,10 @@ own code writes them (per weight of a linear layer with `in` inputs, group g):
                                     uint8 plus a float32 per 256 blocks); 8-bit: 1 B + SCB per row
   MXFP4 (gpt-oss)                   the routed experts' weights only: 16 B of FP4 + one E8M0 scale
                                     per 32 (17/32 B); their biases and every other tensor in BF16
+  FP8 with store_dtype "mxfp4"      the linear layers FP8 as above, the routed experts MXFP4 (17/32 B):
+                                    vLLM 0.24.0-0.34.0 fp8.py Fp8Config.get_quant_method gives RoutedExperts
+                                    Mxfp4MoEMethod, whose create_weights makes w13 / w2 uint8 [.., in / 2] and
+                                    uint8 E8M0 scales [.., in / 32]; the checkpoint stores them so (MiMo-V2.x)
 
 Embeddings are never quantized; the LM head is unless the format says it is kept (AWQ,
 GPTQ without lm_head: true, bitsandbytes, FP8) or an ignore list names it. Norms, biases
@@ -71,6 +75,10 @@ class QuantBytes:
     per_output_row_bytes: int = 0
     # what such a checkpoint also stores that the config does not size, for the note ("" when nothing)
     unsized: str = ""
+    # the routed experts' bytes per weight where the format stores them in a format of their own (FP8's
+    # store_dtype "mxfp4": 17/32), with its short name; None: at bytes_per_weight like every quantized linear
+    experts_bytes_per_weight: float | None = None
+    experts_dtype: str = ""
 
 
 class Unsized(Exception):
@@ -162,14 +170,36 @@ def _gptq(q: dict) -> QuantBytes:
 def _fp8(q: dict) -> QuantBytes:
     # vLLM 0.34 fp8.py Fp8Config.from_config: ignored_layers, else (absent or empty) modules_to_not_convert
     _, exclusions = _ignored(q.get("ignored_layers") or q.get("modules_to_not_convert"), "FP8", True)
+    # store_dtype: vLLM's Fp8Config only (fbgemm_fp8's FBGEMMFp8Config does not read it)
+    experts = _store_dtype(q) if str(q.get("quant_method") or "").lower() == "fp8" else {}
     block = q.get("weight_block_size")
     if isinstance(block, list) and len(block) == 2:
         a, b = (_positive_int(x, "weight_block_size", "FP8") for x in block)
         scale = 1 if str(q.get("scale_fmt", "")).lower() == "ue8m0" else 4  # UE8M0 exponents, else float32
-        return QuantBytes(f"FP8 block-scaled {a}x{b}", "fp8", 1 + scale / (a * b), exclusions=exclusions)
+        return QuantBytes(f"FP8 block-scaled {a}x{b}", "fp8", 1 + scale / (a * b), exclusions=exclusions,
+                          **experts)
     # vLLM's Fp8LinearMethod: a float32 weight_scale per tensor, and an input_scale when activation_scheme is static
     static = str(q.get("activation_scheme") or "").lower() == "static"
-    return QuantBytes("FP8", "fp8", 1.0, exclusions=exclusions, per_tensor_bytes=8 if static else 4)
+    return QuantBytes("FP8", "fp8", 1.0, exclusions=exclusions, per_tensor_bytes=8 if static else 4, **experts)
+
+
+# FP8's store_dtype: the format the routed experts are stored in. vLLM 0.24.0-0.34.0 fp8.py Fp8Config.from_config
+# reads it and get_quant_method compares it with "mxfp4" only (exactly), giving RoutedExperts Mxfp4MoEMethod (its
+# create_weights: w13_weight [E, 2I, H / 2] and w2_weight [E, H, I / 2] uint8, two FP4 values a byte, and
+# w13_ / w2_weight_scale [.., in / 32] uint8 E8M0): 16 B + 1 B per 32 weights. Linear layers stay FP8
+# (Fp8LinearMethod), ignored modules unquantized. The checkpoint stores the experts so (the loader copies them
+# into those uint8 tensors; MiMo-V2.x writes *.weight_scale as uint8 E8M0, as a public SGLang loading note on
+# MiMoV2 MXFP4 checkpoints states): the same bytes on disk and in vLLM.
+STORE_DTYPE_EXPERT_BYTES = {"mxfp4": 17 / 32}
+
+
+def _store_dtype(q: dict) -> dict:
+    store = q.get("store_dtype")
+    if store is None:
+        return {}
+    if store not in STORE_DTYPE_EXPERT_BYTES:
+        raise Unsized(f"FP8 store_dtype {store!r}: kvplan knows 'mxfp4' (vLLM 0.34 Fp8Config reads that value only)")
+    return {"experts_bytes_per_weight": STORE_DTYPE_EXPERT_BYTES[store], "experts_dtype": store}
 
 
 def _compressed_tensors(q: dict) -> QuantBytes:

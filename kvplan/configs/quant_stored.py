@@ -34,9 +34,12 @@ class Stored:
 def stored(q, split) -> Stored:
     """The bytes q's format stores beside its per-weight rate for a checkpoint of `split`'s modules."""
     parts, unsized = [], [q.unsized] if q.unsized else []
-    per_tensor = split.tensors * q.per_tensor_bytes
+    # routed experts stored in a format of their own (FP8's store_dtype "mxfp4": Mxfp4MoEMethod creates no
+    # per-tensor scale) have none of the per-tensor scalars of the other quantized tensors
+    tensors = split.tensors - (split.expert_tensors if q.experts_bytes_per_weight is not None else 0)
+    per_tensor = tensors * q.per_tensor_bytes
     if per_tensor:
-        parts.append(f"{split.tensors:,} quantized tensors with {q.per_tensor_bytes} B each of per-tensor scales, "
+        parts.append(f"{tensors:,} quantized tensors with {q.per_tensor_bytes} B each of per-tensor scales, "
                      f"maps or shapes ({per_tensor:,} B)")
     g_idx = _rows(split.input_rows, q.per_input_row_bytes, "GPTQ's int32 g_idx, one per input row", parts, unsized)
     scb = _rows(split.output_rows, q.per_output_row_bytes, "bitsandbytes' float32 SCB, one per output row", parts,

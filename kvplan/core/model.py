@@ -27,6 +27,10 @@ class ModelSpec:
     # build_model). Read it as weight_replicated_bytes.
     weight_replicated: int | Callable[[], int] = field(default=0, compare=False, repr=False)
     weight_g_idx_bytes: int = 0  # of weight_bytes, GPTQ's g_idx (configs/quant_stored.py), which vLLM drops
+    # of a quantized checkpoint whose routed experts are stored in a format of their own (FP8's store_dtype
+    # "mxfp4": configs/quant_bytes.py), their parameters and bytes (in weight_bytes); 0 otherwise
+    weight_expert_params: int = 0
+    weight_expert_bytes: int = 0
     weight_dtype: str = "bfloat16"
     max_context_tokens: int | None = None
     hidden_size: int = 0
@@ -114,7 +118,7 @@ class ModelSpec:
     @property
     def float_dtype(self) -> str:
         """The checkpoint's float dtype: weight_dtype, or of a quantized one ("int4 + float16") the tables'."""
-        return self.weight_dtype.partition(" + ")[2] or self.weight_dtype
+        return self.weight_dtype.rpartition(" + ")[2] or self.weight_dtype
 
     @property
     def weight_bytes(self) -> int:

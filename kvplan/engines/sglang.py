@@ -409,6 +409,10 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
     """SGLang's pool from the memory it sizes it from (profile_max_num_token's rest, in bytes). ssm_bytes:
     a hybrid recurrent model's temporal state width (ssm_state_bytes). nsa_fp8: the GPU is SM >= 10, where
     SGLang's KV dtype auto is fp8_e4m3 for DeepSeek's sparse attention. rules: the release (default the newest)."""
+    from ..configs.quant_mlx import refusal
+
+    if mlx := refusal(model, "SGLang"):
+        raise UsageError(mlx, "plan the original (non-MLX) checkpoint, or use --engine ideal")
     rules = rules or RULES[LATEST]
     if page_size < 1:
         raise UsageError(f"--block-size {page_size}: SGLang's page_size must be 1 or more")

@@ -796,6 +796,10 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     checkpoint (EAGLE head, small LLM) whose layers join the pool (not with draft_layers). gpu: the
     catalog name of the GPU, where its backends decide the layout (DeepSeek-V4.1, GLM-5-Next, Kimi K3).
     """
+    from ..configs.quant_mlx import refusal
+
+    if mlx := refusal(model, "vLLM"):
+        raise UsageError(mlx, "plan the original (non-MLX) checkpoint, or use --engine ideal")
     if kv_memory_bytes <= 0:
         raise PlanError("vLLM: no memory left for the KV cache", "raise --mem-util or give --kv-memory")
     if max_model_len <= 0:

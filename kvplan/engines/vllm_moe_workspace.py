@@ -137,7 +137,11 @@ def moe_shape(config: dict) -> MoeShape | None:
         kind = "unquantized"
     elif isinstance(quant, dict):
         method = str(quant.get("quant_method", "")).lower()
-        if method == "fp8" and quant.get("weight_block_size") == [128, 128]:
+        if method == "fp8" and quant.get("store_dtype") is not None:
+            # the routed experts in their own format (Fp8Config store_dtype "mxfp4": Mxfp4MoEMethod with 0.34's
+            # DeepSeek-V4 MXFP4 backends, not the gpt-oss ones read here)
+            kind = f"fp8 store_dtype {quant.get('store_dtype')}"
+        elif method == "fp8" and quant.get("weight_block_size") == [128, 128]:
             kind = "fp8-block"
         else:
             kind = method or "unknown"

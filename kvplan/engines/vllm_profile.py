@@ -603,6 +603,10 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         if extra:
             weights_from += (f", + {extra / GIB:,.2f} GiB of drafter weights on the last stage's GPUs "
                              f"({drafter.how})")
+        if getattr(model, "weight_expert_params", 0):  # FP8 store_dtype mxfp4 (configs/quant_bytes.py)
+            notes.append("the routed experts' MXFP4 weights (FP8 store_dtype) are taken as stored: vLLM's re-layout "
+                         "of them for its MXFP4 kernel (fused_moe/oracle/mxfp4.py select_deepseek_v4_mxfp4_moe_backend,"
+                         " by GPU: padding, swizzled scales) is not modelled")
         if model.family == "deepseek_v41_text":
             notes.append("DeepSeek-V4.1's load is the text model at its checkpoint dtypes; not modelled: the vision "
                          "tower vLLM loads unless --language-model-only (485M parameters, 0.97 GB at TP 1), wo_a "

@@ -67,14 +67,22 @@ FLOAT_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 def _by_dtype(model: ModelSpec, total: int) -> tuple[DtypeBytes, ...]:
     """One row, or for a quantized checkpoint two: the quantized weights (with their scales) and the parameters
-    kept in the float dtype."""
-    quantized, _, plain_dtype = model.weight_dtype.partition(" + ")
+    kept in the float dtype; three where the routed experts are stored in a format of their own (FP8's
+    store_dtype, "mxfp4 experts + fp8 + bfloat16"): theirs first."""
+    quantized, _, plain_dtype = model.weight_dtype.rpartition(" + ")
     plain = model.weight_plain_params
     if not plain or plain_dtype not in FLOAT_BYTES:
         return (DtypeBytes(model.weight_dtype, total, model.param_count, 0),)
     plain_bytes = plain * FLOAT_BYTES[plain_dtype]
-    return (DtypeBytes(quantized, total - plain_bytes, model.param_count - plain, 0),
-            DtypeBytes(plain_dtype, plain_bytes, plain, 0))
+    rows = ()
+    experts, experts_bytes = model.weight_expert_params, model.weight_expert_bytes
+    if experts and " experts + " in quantized:  # FP8's store_dtype: the routed experts in their own row
+        experts_dtype, _, quantized = quantized.partition(" + ")
+        rows = (DtypeBytes(experts_dtype, experts_bytes, experts, 0),)
+    else:
+        experts = experts_bytes = 0
+    return rows + (DtypeBytes(quantized, total - plain_bytes - experts_bytes, model.param_count - plain - experts, 0),
+                   DtypeBytes(plain_dtype, plain_bytes, plain, 0))
 
 
 def given(total_bytes: int, origin: str = "--weights") -> Weights:

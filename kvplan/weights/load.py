@@ -39,6 +39,11 @@ def _family(raw: dict | None) -> str:
 def _quant_config(raw: dict | None) -> dict | None:
     if not isinstance(raw, dict):
         return None
+    from ..configs.quant_mlx import block
+
+    mlx = block(raw)  # mlx-lm's "quantization" (configs/quant_mlx.py)
+    if mlx is not None:
+        return mlx
     q = raw.get("quantization_config")
     if q is None:
         q = nested_text(raw).get("quantization_config")

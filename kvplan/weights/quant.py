@@ -10,6 +10,7 @@ Formats and the tensors that mark them:
   AWQ / GPTQ         qweight (I32, 32 / bits values each) + scales + qzeros (GPTQ also g_idx)
   compressed-tensors weight_packed (I32) or F8 weights + weight_scale; the config's `format` names it
   bitsandbytes       4-bit: U8 weight + absmax + quant_map (+ quant_state); 8-bit: I8 weight + SCB
+  MLX (mlx-lm)       U32 packed weight + scales (+ biases, affine mode); the config's "quantization" names it
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from .roles import TensorEntry
 
 
 def _from_config(q: dict) -> str | None:
+    from ..configs.quant_mlx import is_mlx
+
+    if is_mlx(q):  # mlx-lm's {"group_size", "bits"[, "mode"]} (configs/quant_mlx.py)
+        return f"MLX {q.get('bits')}-bit {q.get('mode', 'affine')}, group {q.get('group_size')}"
     method = str(q.get("quant_method", "")).lower()
     if method == "mxfp4":
         return "MXFP4"
@@ -95,6 +100,8 @@ def _from_tensors(entries: list[TensorEntry]) -> str | None:
         return "bitsandbytes 4-bit"
     if any(n.endswith(".SCB") for n in names):
         return "bitsandbytes 8-bit"
+    if any(n.endswith(".scales") and dtypes.get(n[: -len(".scales")] + ".weight") == "U32" for n in names):
+        return "MLX"
     return _fp8_granularity(entries)
 
 
