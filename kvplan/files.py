@@ -9,7 +9,8 @@ checked before any work, written whole or not at all.
 - `check_output`: before a long run, the target's folder must exist and take a
   file, the target must not be a folder, and an existing file is replaced only
   with --force.
-- `write_atomic`: a temp file in the target's folder, fsynced, moved over the
+- `write_atomic` (and `replacing`, for writers that take a path or stream: sweep
+  --out, the plots): a temp file in the target's folder, fsynced, moved over the
   target with os.replace, then the folder fsynced; the existing file's
   permissions are kept (a new file gets the usual umask mode, not mkstemp's
   0600); a symlink is followed, so the file it names is replaced and the link
@@ -201,11 +202,12 @@ def _fsync_folder(folder: str) -> None:
         os.close(fd)
 
 
-def write_atomic(path: str, text: str | bytes, *, make_folders: bool = False) -> str:
-    """Replace `path` (or the file its symlink names) with `text`, whole or not at all.
-
-    Returns the path actually written (the symlink's target when `path` is a link).
-    """
+@contextlib.contextmanager
+def replacing(path, *, make_folders: bool = False):
+    """A temp file's path in the folder of `path` (of the file its symlink names), to write by any means (a
+    stream, matplotlib's savefig, pandas' to_parquet); when the block ends without an error the temp file is
+    fsynced and moved over the target, else removed, so the target is the old file or the whole new one.
+    The temp name ends in the target's suffix, so writers that choose a format from it choose the same one."""
     target = os.path.realpath(path)
     folder = os.path.dirname(target) or "."
     if make_folders:
@@ -214,15 +216,17 @@ def write_atomic(path: str, text: str | bytes, *, make_folders: bool = False) ->
         mode = os.stat(target).st_mode & 0o7777
     except FileNotFoundError:
         mode = _default_mode()
-    data = text.encode("utf-8") if isinstance(text, str) else text
     tmp = None
     with _exit_on_sigterm():
         try:
-            fd, tmp = tempfile.mkstemp(prefix=".kvplan-", suffix=".tmp", dir=folder)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
+            fd, tmp = tempfile.mkstemp(prefix=".kvplan-", suffix=".tmp" + os.path.splitext(target)[1], dir=folder)
+            os.close(fd)
+            yield tmp
+            fd = os.open(tmp, os.O_RDWR)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
             os.chmod(tmp, mode)
             os.replace(tmp, target)
             tmp = None
@@ -231,7 +235,18 @@ def write_atomic(path: str, text: str | bytes, *, make_folders: bool = False) ->
             if tmp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
-    return target
+
+
+def write_atomic(path: str, text: str | bytes, *, make_folders: bool = False) -> str:
+    """Replace `path` (or the file its symlink names) with `text`, whole or not at all.
+
+    Returns the path actually written (the symlink's target when `path` is a link).
+    """
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    with replacing(path, make_folders=make_folders) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+    return os.path.realpath(path)
 
 
 def save_or_rescue(path: str, text: str, flag: str) -> str | None:

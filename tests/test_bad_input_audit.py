@@ -1,0 +1,89 @@
+"""Bad input and user-owned files, from a fresh audit of every command (Dec 2026, branch badinput): option
+values given as empty strings, links that lead nowhere, files kvplan writes, scenario sizes and bench documents
+with figures no run writes. Each case was a silent wrong answer, a misleading line or a file left half-written
+before; each is one clear line now (exit 2 for usage), or the user's file untouched."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "model_specs"
+
+
+def one_line(err: str) -> str:
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err and "internal error" not in err, err
+    assert lines[0].startswith("kvplan: error: "), err
+    return lines[0]
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".kvplan-"))
+
+
+# -- files kvplan writes: the whole new file or the user's old one, never half of either --------------------
+
+@pytest.mark.parametrize("failure", [OSError(errno.ENOSPC, "No space left on device"), KeyboardInterrupt()])
+def test_sweep_out_cut_off_halfway_keeps_the_users_file(cli, tmp_path, monkeypatch, failure):
+    # `open(path, "w")` emptied the file the user asked to replace (--force) before the first row was written:
+    # a full disk or Ctrl-C halfway left 'model,series' and nothing else where their table had been
+    from kvplan.workload import sweep
+
+    monkeypatch.chdir(tmp_path)
+    mine = tmp_path / "table.csv"
+    mine.write_text("the user's table\n")
+
+    def cut_off(result, stream):
+        stream.write("model,series\n")
+        raise failure
+
+    monkeypatch.setattr(sweep, "write_csv", cut_off)
+    code, _, err = cli("sweep", "llama-3.1-8b", "-n", "2", "--out", "table.csv", "--force")
+    assert code != 0 and "Traceback" not in err
+    assert mine.read_text() == "the user's table\n"
+    assert _leftovers(tmp_path) == []
+    # no --force, no file before: no cut-off table left behind either
+    code, _, err = cli("sweep", "llama-3.1-8b", "-n", "2", "--out", "new.csv")
+    assert code != 0 and not (tmp_path / "new.csv").exists() and _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("args", [
+    ["sweep", "llama-3.1-8b", "-n", "2", "--plot", "chart.png", "--force"],
+    ["fit", "llama-3.1-8b", "--gpu", "h100", "--max-gpus", "1", "--plot", "chart.png", "--force"],
+])
+def test_a_plot_that_fails_to_save_keeps_the_users_file(cli, tmp_path, monkeypatch, args):
+    # matplotlib's savefig wrote straight into the target: a failure halfway left a broken image there
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    monkeypatch.chdir(tmp_path)
+    mine = tmp_path / "chart.png"
+    mine.write_bytes(b"the user's chart")
+
+    def half_saved(self, fname, *a, **k):
+        Path(fname).write_bytes(b"\x89PNG half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", half_saved)
+    code, _, err = cli(*args)
+    assert code == 1 and "No space left on device" in one_line(err)
+    assert mine.read_bytes() == b"the user's chart"
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_plot_still_replaces_a_file_with_force(cli, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "chart.svg").write_text("old")
+    os.chmod(tmp_path / "chart.svg", 0o640)
+    code, _, err = cli("sweep", "llama-3.1-8b", "-n", "2", "--plot", "chart.svg", "--force")
+    assert code == 0, err
+    assert (tmp_path / "chart.svg").read_text().lstrip().startswith("<?xml")  # matplotlib's SVG, not the old text
+    assert (os.stat(tmp_path / "chart.svg").st_mode & 0o777) == 0o640  # the user's permissions kept
+    assert _leftovers(tmp_path) == []
