@@ -87,3 +87,17 @@ def test_a_plot_still_replaces_a_file_with_force(cli, tmp_path, monkeypatch):
     assert (tmp_path / "chart.svg").read_text().lstrip().startswith("<?xml")  # matplotlib's SVG, not the old text
     assert (os.stat(tmp_path / "chart.svg").st_mode & 0o777) == 0o640  # the user's permissions kept
     assert _leftovers(tmp_path) == []
+
+
+def test_fit_plot_never_replaces_a_file_of_the_model(cli, tmp_path, monkeypatch):
+    # sweep refused an --out/--plot inside the model's folder (--force or not); fit --plot overwrote it
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    (folder / "config.json").write_bytes((SPECS / "llama-3.1-8b.json").read_bytes())
+    (folder / "architecture.png").write_bytes(b"the model card's figure")
+    code, _, err = cli("fit", "my-model", "--gpu", "h100", "--max-gpus", "1", "--plot", "my-model/architecture.png",
+                       "--force")
+    line = one_line(err)
+    assert code == 2 and "--plot my-model/architecture.png is an input of this run (my-model)" in line, line
+    assert (folder / "architecture.png").read_bytes() == b"the model card's figure"

@@ -81,7 +81,8 @@ def fit_report(req: FitRequest, *, explain: bool, top: int, plot: str | None, fo
         from ..files import check_output
         from ..workload.plot import PLOT_SUFFIXES, require_matplotlib
 
-        check_output(plot, "--plot", force, PLOT_SUFFIXES)
+        # --force or not, never a file of the run's own input (a file in the model's folder), as sweep's outputs
+        check_output(plot, "--plot", force, PLOT_SUFFIXES, inputs=(req.model, req.weights))
         require_matplotlib()
     result = search(req, verify_top=top or None)
     if not result.options:
