@@ -101,3 +101,57 @@ def test_fit_plot_never_replaces_a_file_of_the_model(cli, tmp_path, monkeypatch)
     line = one_line(err)
     assert code == 2 and "--plot my-model/architecture.png is an input of this run (my-model)" in line, line
     assert (folder / "architecture.png").read_bytes() == b"the model card's figure"
+
+
+# -- an option given as an empty string is not the option left out ------------------------------------------
+
+LOG = ROOT / "tests" / "data" / "vllm_logs" / "v0191_qwen3_8b_a100_40gb_tokenkaki.log"
+
+
+@pytest.mark.parametrize("args, flag", [
+    # each ran with the option's default, exit 0, without a word ('' is false where the value was tested)
+    (["estimate", "llama-3.1-8b", "--kv-memory", ""], "--kv-memory"),
+    (["estimate", "llama-3.1-8b", "--gpu-memory="], "--gpu-memory"),
+    (["estimate", "llama-3.1-8b", "--gpu", "h100", "--emit", "vllm", "--max-model-len", ""], "--max-model-len"),
+    (["calibrate", str(LOG), "--model", ""], "--model"),
+    (["calibrate", str(LOG), "--model", "qwen3-8b", "--version", ""], "--version"),
+    (["calibrate", str(LOG), "--model", "qwen3-8b", "--as-version", ""], "--as-version"),
+    (["calibrate", str(LOG), "--model", "qwen3-8b", "--kv-dtype", ""], "--kv-dtype"),
+    (["calibrate", str(LOG), "--model", "qwen3-8b", "--max-model-len", ""], "--max-model-len"),
+    # this one said "--num-speculative-tokens sizes a draft: it needs --mtp or --draft-model"
+    (["estimate", "llama-3.1-8b", "--engine", "vllm", "--gpu", "h100", "--draft-model", "",
+      "--num-speculative-tokens", "3"], "--draft-model"),
+    # and this one ran a 256-token CPU bench (the default) before anything was said
+    (["bench", "--device", "cpu", "-t", "fp8", "--context", ""], "--context"),
+])
+def test_an_option_given_as_an_empty_string_is_refused(cli, args, flag):
+    code, out, err = cli(*args)
+    line = one_line(err)
+    assert code == 2 and out == "" and line.startswith(f"kvplan: error: {flag} is an empty string"), line
+    assert "leave the option out" in line
+
+
+REQUIRED = {"estimate": ["m"], "sweep": ["m"], "compare": ["m", "n"], "fit": ["m"], "weights": ["m"],
+            "calibrate": ["x.log"], "gate": ["a.json", "--baseline", "b.json"]}
+
+
+def _single_valued_options():
+    import typer
+
+    from kvplan.cli.app import COMMANDS, app
+
+    group = typer.main.get_command(app)
+    for name in COMMANDS:
+        for param in group.commands[name].params:
+            if param.param_type_name == "option" and not param.multiple and not param.is_flag \
+                    and param.type.name in ("text", "str"):
+                yield name, max(param.opts, key=len)
+
+
+def test_every_text_option_of_every_command_refuses_an_empty_string(cli):
+    # refused once, where click has read the options (kvplan.cli.common.refuse_empty_options), before any work
+    seen = list(_single_valued_options())
+    assert len(seen) > 40 and ("calibrate", "--as-version") in seen
+    for name, flag in seen:
+        code, out, err = cli(name, *REQUIRED.get(name, []), f"{flag}=")
+        assert code == 2 and one_line(err).startswith(f"kvplan: error: {flag} is an empty string"), (name, flag, err)
