@@ -284,7 +284,8 @@ def load_source(name: str, revision: str | None = None) -> Loaded:
             raise SourceError(f"{path}: folder has no config.json")  # one that is a folder, a pipe or a bad link: said when read
         return Loaded(read_config_file(config), path.name, str(config), *_tokenizer_beside(config))
     if path.suffix == ".json" or path.exists():
-        return Loaded(read_config_file(path), path.stem if path.name != "config.json" else path.parent.name,
+        # a config.json is named by its folder ('config.json' alone: the folder it is in, not '')
+        return Loaded(read_config_file(path), path.stem if path.name != "config.json" else path.absolute().parent.name,
                       str(path), *_tokenizer_beside(path))
     entry = resolve_bundled(name)
     if entry is not None and revision is None:
@@ -294,6 +295,9 @@ def load_source(name: str, revision: str | None = None) -> Loaded:
                     f"{entry.tokenizer_inferred}"
         return Loaded(bundled_config(entry), entry.hf_id, f"bundled:{entry.alias}", entry.tokenizer_code,
                       where if entry.tokenizer_code is not None else None)
+    if entry is None and path.is_symlink():  # exists() is False for a link to nothing or a loop of links
+        raise SourceError(f"{path}: a symlink that leads to no file (dangling, or a loop of links)",
+                          "fix the link, or give the config's real path")
     if "/" in name and not name.startswith((".", "/")) and name.count("/") == 1:
         return _hub_config(name, revision)
     if entry is not None:  # a bundled name has no revisions: "unknown model" and itself as the suggestion said nothing

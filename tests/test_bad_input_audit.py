@@ -155,3 +155,36 @@ def test_every_text_option_of_every_command_refuses_an_empty_string(cli):
     for name, flag in seen:
         code, out, err = cli(name, *REQUIRED.get(name, []), f"{flag}=")
         assert code == 2 and one_line(err).startswith(f"kvplan: error: {flag} is an empty string"), (name, flag, err)
+
+
+# -- a link that leads nowhere is said to be one ------------------------------------------------------------
+
+@pytest.mark.parametrize("args, hint", [
+    # each said "unknown model 'loop': not a bundled name, a file, or a Hub repo id (did you mean bloom?)",
+    # or for plan "no such file or bundled scenario", where the user's link was there and broken
+    (["estimate", "loop"], "the config's real path"),
+    (["weights", "loop"], "the config's real path"),
+    (["compare", "llama-3.1-8b", "loop"], "the config's real path"),
+    (["calibrate", str(LOG), "--model", "loop"], "the config's real path"),
+    (["plan", "loop"], "the scenario's real path"),
+])
+def test_a_link_loop_given_as_the_model_or_scenario_is_named(cli, tmp_path, monkeypatch, args, hint):
+    monkeypatch.chdir(tmp_path)
+    os.symlink("loop2", "loop")
+    os.symlink("loop", "loop2")
+    code, _, err = cli(*args)
+    line = one_line(err)
+    assert code in (1, 2) and "loop: a symlink that leads to no file (dangling, or a loop of links)" in line, line
+    assert hint in line
+
+
+def test_a_config_json_in_the_working_folder_is_named_by_that_folder(cli, tmp_path, monkeypatch):
+    # `kvplan weights config.json` titled its table ": weights" (the parent of a bare 'config.json' is '')
+    folder = tmp_path / "my-llama"
+    folder.mkdir()
+    (folder / "config.json").write_bytes((SPECS / "llama-3.1-8b.json").read_bytes())
+    monkeypatch.chdir(folder)
+    for command in ("weights", "estimate"):
+        code, out, err = cli(command, "config.json", "--format", "json")
+        assert code == 0, err
+        assert json.loads(out)["model"]["name"] == "my-llama"

@@ -214,6 +214,9 @@ def read(ref: str) -> Scenario:
     if path.is_dir():
         raise ScenarioError(f"{ref}: is a folder, not a scenario file", f"pass the .yaml files inside it, e.g. {ref.rstrip('/')}/*.yaml")
     text = None if path.suffix in SUFFIXES or "/" in ref else _bundled_text(ref)
+    if text is None and path.is_symlink():  # exists() is False for a link to nothing or a loop of links
+        raise ScenarioError(f"{ref}: a symlink that leads to no file (dangling, or a loop of links)",
+                            "fix the link, or give the scenario's real path")
     if text is None:
         names = bundled_names()
         close = difflib.get_close_matches(ref, names, n=2, cutoff=0.5)
