@@ -188,3 +188,36 @@ def test_a_config_json_in_the_working_folder_is_named_by_that_folder(cli, tmp_pa
         code, out, err = cli(command, "config.json", "--format", "json")
         assert code == 0, err
         assert json.loads(out)["model"]["name"] == "my-llama"
+
+
+# -- bench documents with figures no run writes ------------------------------------------------------------
+
+BASELINE = ROOT / "benchmarks" / "baseline-cpu.json"
+
+
+@pytest.mark.parametrize("edit, words", [
+    # each passed the gate (exit 0, "PASS"): an error of -1 is below any limit
+    (lambda d: d["results"][0].update(error_rel=-1.0), "results[0] (baseline).error_rel is -1.0: this figure is never negative"),
+    (lambda d: d["results"][0].update(predicted_bytes=-4096, measured_bytes=-4096), "predicted_bytes is -4096"),
+    # a list or a number as the device kind, "no" as text for meaningful (true): read without a word
+    (lambda d: d["environment"].update(device_kind=["cuda"]), "environment.device_kind must be text such as cuda or cpu"),
+    (lambda d: d["ceiling"].update(meaningful="no"), "ceiling.meaningful must be true or false, found str 'no'"),
+])
+def test_gate_refuses_a_run_with_figures_no_bench_writes(cli, tmp_path, edit, words):
+    doc = json.loads(BASELINE.read_text())
+    edit(doc)
+    current = tmp_path / "bench.json"
+    current.write_text(json.dumps(doc))
+    code, out, err = cli("gate", str(current), "--baseline", str(BASELINE))
+    line = one_line(err)
+    assert code == 2 and out == "" and words in line, line
+
+
+def test_gate_still_reads_a_negative_allocation_change(cli, tmp_path):
+    # CUDA's allocated bytes may drop while a cache is built (memory freed): the one signed figure
+    doc = json.loads(BASELINE.read_text())
+    doc["results"][0]["cuda_allocated_delta"] = -2048
+    current = tmp_path / "bench.json"
+    current.write_text(json.dumps(doc))
+    code, out, err = cli("gate", str(current), "--baseline", str(BASELINE))
+    assert code == 0 and "kvplan gate: PASS" in out, err

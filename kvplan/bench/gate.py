@@ -25,7 +25,8 @@ Checks, per technique (a row of `results`):
 
 Bad input raises GateInputError, exit 2: a missing file, not JSON, not a bench
 document, another schema version, no results, a row twice, an unknown status,
-a NaN, infinite or non-numeric figure (the field is named), and a baseline of
+a NaN, infinite, negative or non-numeric figure (the field is named), a
+device kind that is not text, and a baseline of
 another model, shape (shrink, context, batch, block, layer shapes) or technique
 set (`check_comparable`; --update-baseline replaces such a baseline instead).
 """
@@ -47,6 +48,10 @@ from .row import AccuracyFigures, BenchRow, LatencyFigures
 # softmax weights on the bench's own inputs gave 1.3e-3 (256 tokens) and 1.6e-3
 # (4096 tokens), so 5e-3 admits the arithmetic and still catches a broken kernel.
 CROSS_DEVICE_ERROR_FLOOR = 5e-3
+
+
+# Row figures that may be below zero: the change of CUDA's allocated bytes (memory freed meanwhile).
+SIGNED_FIELDS = ("cuda_allocated_delta",)
 
 
 class GateInputError(UsageError):
@@ -111,6 +116,10 @@ def validate(doc: dict, path: str, what: str) -> dict:
             raise GateInputError(f"{where}.message must be text, found {type(row.get('message')).__name__}")
         for key in NUMERIC_FIELDS:
             _check_number(row.get(key), f"{where}.{key}")
+            if key not in SIGNED_FIELDS and row.get(key) is not None and row[key] < 0:
+                # an error_rel of -1 passed every accuracy check: bytes, blocks, times and errors are never negative
+                raise GateInputError(f"{where}.{key} is {row[key]!r}: this figure is never negative",
+                                     "the run that wrote it is broken; rerun the bench")
         samples = row.get("latency_samples_ms")
         if samples is not None and not isinstance(samples, list):
             raise GateInputError(f"{where}.latency_samples_ms is not a list of numbers: {samples!r}")
@@ -120,6 +129,15 @@ def validate(doc: dict, path: str, what: str) -> dict:
                 raise GateInputError(f"{where}.latency_samples_ms[{j}] is {sample!r}: a latency is not negative",
                                      "the run that wrote it is broken; rerun the bench")
     _check_number(doc["ceiling"].get("copy_gbps"), f"{what} {path}: ceiling.copy_gbps")
+    # what decides whether latency is gated at all: "cuda" in a list, or "no" as text (true), passed unread
+    kind = doc["environment"].get("device_kind")
+    if kind is not None and not isinstance(kind, str):
+        raise GateInputError(f"{what} {path}: environment.device_kind must be text such as cuda or cpu, "
+                             f"found {type(kind).__name__} {kind!r}")
+    meaningful = doc["ceiling"].get("meaningful")
+    if meaningful is not None and not isinstance(meaningful, bool):
+        raise GateInputError(f"{what} {path}: ceiling.meaningful must be true or false, found "
+                             f"{type(meaningful).__name__} {meaningful!r}")
     return doc
 
 
