@@ -221,3 +221,22 @@ def test_gate_still_reads_a_negative_allocation_change(cli, tmp_path):
     current.write_text(json.dumps(doc))
     code, out, err = cli("gate", str(current), "--baseline", str(BASELINE))
     assert code == 0 and "kvplan gate: PASS" in out, err
+
+
+# -- a scenario too big is said to be big, not an alias bomb -----------------------------------------------
+
+def test_a_scenario_of_many_plain_keys_is_not_called_an_alias_bomb(cli, tmp_path):
+    # 50,001 keys and their values (100,002 nodes and the mapping: 100,003, one past the limit of 100,000), no
+    # alias at all: the line said "YAML aliases expand to 100,003 nodes ... instead of nesting aliases"
+    path = tmp_path / "keys.yaml"
+    path.write_text("".join(f"k{i}: {i}\n" for i in range(50_001)))
+    code, _, err = cli("plan", str(path))
+    line = one_line(err)
+    assert code == 2 and "the file holds 100,003 YAML nodes (keys, values and items)" in line, line
+    assert "alias" not in line
+    # 9 nodes x 9 per level, 8 levels of aliases: still named as what it is
+    bomb = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefg", "bcdefgh"))
+    path.write_text(bomb)
+    code, _, err = cli("plan", str(path))
+    assert code == 2 and "YAML aliases expand to" in one_line(err)

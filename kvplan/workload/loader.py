@@ -119,6 +119,18 @@ def expanded_size(root) -> int:
     return size[id(root)]
 
 
+def _distinct_nodes(root) -> int:
+    """Nodes written in the file: each counted once, however many aliases refer to it."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(_children(node))
+    return len(seen)
+
+
 def line_map(node, prefix: str = "", out: dict | None = None) -> dict[str, int]:
     """Dotted key ('workload.prompt_tokens', 'techniques[1]') -> 1-based line.
 
@@ -165,6 +177,11 @@ def _compose_once(text: str, source: str):
             raise ScenarioError(f"{source}:{line}: a YAML alias refers to the node it sits in (a structure with no "
                                 "end is not a scenario)", "write the values out instead of the alias") from None
         if nodes > MAX_EXPANDED_NODES:
+            written = _distinct_nodes(root)
+            if written > MAX_EXPANDED_NODES:  # no alias needed: "aliases expand" misled about 60,000 plain keys
+                raise ScenarioError(f"{source}: the file holds {written:,} YAML nodes (keys, values and items), "
+                                    f"more than a scenario's {MAX_EXPANDED_NODES:,}",
+                                    "check that the path names a scenario file (a real one has a few dozen keys)")
             raise ScenarioError(f"{source}: YAML aliases expand to {nodes:,} nodes (at most {MAX_EXPANDED_NODES:,})",
                                 "write the values out instead of nesting aliases")
         return root, loader.construct_document(root)
