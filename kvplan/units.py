@@ -127,9 +127,17 @@ def check_number(value: float | int | None, what: str, *, minimum: float = 0.0, 
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise UsageError(f"{what}: expected a finite number, got {value!r}")
     if value < minimum or (strict and value == minimum):
-        raise UsageError(f"{what}: must be {'>' if strict else '>='} {minimum:g}, got {value:g}")
+        raise UsageError(f"{what}: must be {'>' if strict else '>='} {_number(minimum)}, got {_number(value)}")
     if maximum is not None and value > maximum:
-        raise UsageError(f"{what}: must be at most {maximum:g}, got {value:g}")
+        raise UsageError(f"{what}: must be at most {_number(maximum)}, got {_number(value)}")
+
+
+def _number(value: float | int) -> str:
+    """A bound or a value for a message: whole numbers in full with grouped digits (2,147,483,647, not
+    '2.14748e+09', which hid the limit), others as %g."""
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:g}"
 
 
 def cdiv(a: int, b: int) -> int:

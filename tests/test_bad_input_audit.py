@@ -240,3 +240,19 @@ def test_a_scenario_of_many_plain_keys_is_not_called_an_alias_bomb(cli, tmp_path
     path.write_text(bomb)
     code, _, err = cli("plan", str(path))
     assert code == 2 and "YAML aliases expand to" in one_line(err)
+
+
+# -- limits said in full ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, words", [
+    # said "must be at most 2.14748e+09, got 1e+11": the limit (request.py) is 2^31 - 1 = 2,147,483,647
+    (["estimate", "llama-3.1-8b", "--engine", "vllm", "--gpu", "h100", "--max-num-seqs", "99999999999"],
+     "--max-num-seqs: must be at most 2,147,483,647, got 99,999,999,999"),
+    # said "must be at most 1e+06, got 2e+06"
+    (["estimate", "llama-3.1-8b", "--gpu", "h100", "--hbm-gbps", "2000000"], "--hbm-gbps: must be at most 1,000,000, got 2,000,000"),
+    (["estimate", "llama-3.1-8b", "--gpu", "h100", "--mem-util", "1.5"], "--mem-util: must be at most 1, got 1.5"),
+])
+def test_number_limits_are_written_in_full(cli, args, words):
+    code, _, err = cli(*args)
+    line = one_line(err)
+    assert code == 2 and words in line, line
