@@ -231,7 +231,7 @@ class EstimateRequest:
         if mem_util is None:  # the engine's own default: vLLM's changed from 0.90 to 0.92 in 0.20
             rules = engine_request.rules
             mem_util = rules.gpu_memory_utilization if rules is not None else DEFAULT_MEM_UTIL
-        reserve_bytes = parse_size(reserve, "--reserve") if str(reserve).strip() not in ("0", "0B") else 0
+        reserve_bytes = parse_size(reserve, "--reserve", allow_zero=True)
         if gpu is not None:  # here, where --gpu-memory and --hbm-gbps exist, an unknown GPU's hint names them
             from .capacity.gpus import lookup
 

@@ -79,11 +79,14 @@ def parse_tokens(text: str | int, what: str = "context") -> int:
     return value
 
 
-def parse_size(text: str | int, what: str = "size") -> int:
+def parse_size(text: str | int, what: str = "size", *, allow_zero: bool = False) -> int:
     """'64GiB' -> 68719476736, '80GB' -> 80e9, '8 GiB' -> 8589934592 (integer bytes).
 
-    A unit is required: a bare number (a string or an int) is refused.
+    A unit is required: a bare number (a string or an int) is refused. allow_zero (a reserve): 0 is taken,
+    bare or with any unit (0, 0B, 0GiB); otherwise a size must be positive.
     """
+    if allow_zero and not isinstance(text, bool) and str(text).strip() == "0":
+        return 0
     match = None if isinstance(text, bool) else _SIZE_RE.match(str(text))
     unit = match.group(2).lower() if match else None
     if match and unit == "":
@@ -98,6 +101,8 @@ def parse_size(text: str | int, what: str = "size") -> int:
     if len(number) > _MAX_DIGITS:
         raise UsageError(f"{what}: {_shown(text)} is too large (at most 2^60 bytes)")
     value = round(Fraction(number) * _SIZE_UNITS[unit])
+    if value == 0 and allow_zero and Fraction(number) == 0:
+        return 0
     if value <= 0:
         raise UsageError(f"{what}: must be positive, got {_shown(text)}")
     if value > MAX_BYTES:

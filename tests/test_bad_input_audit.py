@@ -256,3 +256,24 @@ def test_number_limits_are_written_in_full(cli, args, words):
     code, _, err = cli(*args)
     line = one_line(err)
     assert code == 2 and words in line, line
+
+
+@pytest.mark.parametrize("value", ["0B", "0GiB", "0.0 GB"])
+def test_a_zero_reserve_reads_with_any_unit(cli, tmp_path, value):
+    # '--reserve 0' and '0B' were taken by estimate, '0GiB' refused ("must be positive"); fit took only '0', a
+    # scenario only 0 and '0': a reserve of none, written with a unit, was refused in each in some spelling
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--reserve", value, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["capacity"]["reserve_bytes"] == 0
+    code, out, err = cli("fit", "llama-3.1-8b", "--gpu", "h100", "--max-gpus", "1", "--reserve", value)
+    assert code == 0, err
+    scenario = (ROOT / "scenarios" / "agent-tool-loop.yaml").read_text()
+    path = tmp_path / "s.yaml"
+    path.write_text(scenario.replace("  pp: 1\n", f"  pp: 1\n  reserve: {value}\n"))
+    code, out, err = cli("plan", str(path), "--format", "json")
+    assert code in (0, 1) and "error" not in err, err
+
+
+def test_a_size_that_rounds_to_no_byte_is_still_refused(cli):
+    code, _, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--reserve", "0.1B")
+    assert code == 2 and "--reserve: must be positive, got '0.1B'" in one_line(err)

@@ -39,7 +39,7 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
         max_gpus=gpus_most, allowed=tuple(split_allow(allow)), kv_dtypes=dtypes,
         engine=engine, speculation=Speculation.parse(mtp, draft_model, num_speculative_tokens), objective=objective, quality_first=quality_first, mem_util=mem_util,
         mem_util_given=mem_util_given,
-        reserve_bytes=parse_size(reserve, "--reserve") if str(reserve) != "0" else 0, weights=weights,
+        reserve_bytes=parse_size(reserve, "--reserve", allow_zero=True), weights=weights,
         max_kv_gib=max_kv_gib, max_decode_ms=max_decode_ms, prices=parse_prices(prices), overrides=tuple(overrides or ()),
         revision=revision)
 
