@@ -97,6 +97,8 @@ def read_json_file(path: Path) -> dict:
 
 
 def parse_json_text(text: str, where: str) -> dict:
+    if not text.strip():  # "malformed JSON at line 1, column 1: Expecting value" for a file with nothing in it
+        raise ConfigError(f"{where}: empty (no JSON in it)")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -277,3 +277,25 @@ def test_a_zero_reserve_reads_with_any_unit(cli, tmp_path, value):
 def test_a_size_that_rounds_to_no_byte_is_still_refused(cli):
     code, _, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--reserve", "0.1B")
     assert code == 2 and "--reserve: must be positive, got '0.1B'" in one_line(err)
+
+
+# -- an empty or non-text JSON file is said to be one ------------------------------------------------------
+
+@pytest.mark.parametrize("body, args, words", [
+    # "malformed JSON at line 1, column 1: Expecting value" of a file with nothing in it
+    (b"", ["estimate", "{path}"], "x.json: empty (no JSON in it)"),
+    (b" \r\n", ["compare", "llama-3.1-8b", "{path}"], "x.json: empty (no JSON in it)"),
+    (b"", ["gate", "{path}", "--baseline", str(BASELINE)], "x.json: empty (no JSON in it)"),
+    # the index's were Python's own: "(Expecting value: line 1 column 1 (char 0))", "('utf-8' codec can't
+    # decode byte 0xeb in position 1: invalid continuation byte)"
+    (b"", ["weights", "llama-3.1-8b", "--weights", "{path}"], "x.json: not a readable safetensors index (the file is empty)"),
+    (b"{\xeb\x01", ["weights", "llama-3.1-8b", "--weights", "{path}"], "x.json: not a readable safetensors index (not UTF-8 text)"),
+    (b'{"weight_map": ', ["weights", "llama-3.1-8b", "--weights", "{path}"],
+     "not a readable safetensors index (malformed JSON at line 1, column 16: Expecting value)"),
+])
+def test_an_empty_or_unreadable_json_file_says_what_it_is(cli, tmp_path, body, args, words):
+    path = tmp_path / "x.json"
+    path.write_bytes(body)
+    code, out, err = cli(*[str(path) if a == "{path}" else a for a in args])
+    line = one_line(err)
+    assert code in (1, 2) and out == "" and words in line and "codec" not in line and "char 0" not in line, line
