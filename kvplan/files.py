@@ -1,7 +1,8 @@
 """Files the user gives kvplan, read bounded; files kvplan writes for the user:
 checked before any work, written whole or not at all.
 
-- `read_head`: the head of a regular file of any size (a server log).
+- `read_head`: the head of a regular file of any size (a server log), UTF-8 or
+  UTF-16 with its byte-order mark.
 - `read_bounded`: a regular file only (a device, pipe or socket would block or
   never end: /dev/zero, a FIFO), and at most a stated number of bytes (a 5 GB
   file given by mistake is refused at once, not read into memory).
@@ -86,7 +87,16 @@ def read_head(path, what: str, limit_bytes: int, error: type[KvplanError] = Usag
             data = handle.read(limit_bytes)
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
-    return data.decode("utf-8", errors="replace"), size
+    return decode_text(data), size
+
+
+def decode_text(data: bytes) -> str:
+    """Text of a log: UTF-8 (undecodable bytes replaced), or UTF-16 when it starts with that byte-order mark,
+    as Windows PowerShell's `>` writes a server's output (read as UTF-8 it was every other byte a NUL, and no
+    start-up line was found in it)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8", errors="replace")
 
 
 def read_bounded(path, what: str, limit_bytes: int, error: type[KvplanError] = UsageError,

@@ -299,3 +299,21 @@ def test_an_empty_or_unreadable_json_file_says_what_it_is(cli, tmp_path, body, a
     code, out, err = cli(*[str(path) if a == "{path}" else a for a in args])
     line = one_line(err)
     assert code in (1, 2) and out == "" and words in line and "codec" not in line and "char 0" not in line, line
+
+
+# -- a log saved as UTF-16 (Windows PowerShell's `vllm serve ... > server.log`) ------------------------------
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_utf16_log_reads_as_its_utf8_copy(cli, tmp_path, encoding):
+    # read as UTF-8 every other byte was a NUL: "no vLLM start-up lines found"
+    text = LOG.read_text(encoding="utf-8")
+    path = tmp_path / "server.log"
+    path.write_bytes(("\ufeff" + text).encode(encoding) if encoding == "utf-16-be" else text.encode(encoding))
+    assert path.read_bytes()[:2] in (b"\xff\xfe", b"\xfe\xff")  # the byte-order mark is what tells it apart
+    code, out, err = cli("calibrate", str(path), "--model", "qwen3-8b", "--format", "json")
+    assert code == 0, err
+    code8, out8, _ = cli("calibrate", str(LOG), "--model", "qwen3-8b", "--format", "json")
+    read, read8 = json.loads(out)["log"], json.loads(out8)["log"]
+    assert read.pop("path") == str(path) and read8.pop("path") == str(LOG)
+    assert read == read8
+    assert json.loads(out)["log"]["available_kv_gib"] == 19.36  # the log's "Available KV cache memory: 19.36 GiB"
