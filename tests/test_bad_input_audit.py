@@ -317,3 +317,16 @@ def test_a_utf16_log_reads_as_its_utf8_copy(cli, tmp_path, encoding):
     assert read.pop("path") == str(path) and read8.pop("path") == str(LOG)
     assert read == read8
     assert json.loads(out)["log"]["available_kv_gib"] == 19.36  # the log's "Available KV cache memory: 19.36 GiB"
+
+
+@pytest.mark.parametrize("body", [b'{"model_type": "llama"}', b"my notes\n", b"", b"\xff\xfe\x00"])
+def test_update_baseline_never_replaces_a_file_that_is_no_bench_document(cli, tmp_path, body):
+    # refused before too, but the line said only "not a kvplan bench document" / "malformed JSON", not that the
+    # file was kept or what to do
+    mine = tmp_path / "mine.json"
+    mine.write_bytes(body)
+    code, out, err = cli("gate", str(BASELINE), "--baseline", str(mine), "--update-baseline")
+    line = one_line(err)
+    assert code == 2 and "--update-baseline replaces only a kvplan bench document" in line, line
+    assert "give another --baseline path, or move that file away first" in line
+    assert mine.read_bytes() == body and _leftovers(tmp_path) == []
