@@ -330,3 +330,19 @@ def test_update_baseline_never_replaces_a_file_that_is_no_bench_document(cli, tm
     assert code == 2 and "--update-baseline replaces only a kvplan bench document" in line, line
     assert "give another --baseline path, or move that file away first" in line
     assert mine.read_bytes() == body and _leftovers(tmp_path) == []
+
+
+def test_a_step_summary_pipe_nobody_reads_does_not_hold_the_gate(tmp_path):
+    # open(GITHUB_STEP_SUMMARY, "a") of a named pipe without a reader blocked for ever: the gate never ended
+    import subprocess
+    import sys
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+    pipe = tmp_path / "summary"
+    os.mkfifo(pipe)
+    r = subprocess.run([sys.executable, "-m", "kvplan", "gate", str(BASELINE), "--baseline", str(BASELINE)],
+                       capture_output=True, text=True, timeout=30,
+                       env={**os.environ, "GITHUB_STEP_SUMMARY": str(pipe), "HF_HUB_OFFLINE": "1"})
+    assert r.returncode == 0 and "kvplan gate: PASS" in r.stdout, r.stderr
+    assert "GITHUB_STEP_SUMMARY" in r.stderr and "a named pipe that nobody reads" in r.stderr

@@ -354,12 +354,28 @@ def append_step_summary(text: str) -> None:
     warning (the verdict, already on stdout, decides the exit code)."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
+        import errno
+
         try:
-            with open(target, "a", encoding="utf-8") as fh:
+            # opened without blocking: a named pipe nobody reads held the gate for ever at open(); then writes
+            # block as usual (a terminal or /dev/stderr named here still shows the summary)
+            fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o666)
+            _blocking(fd)
+            with os.fdopen(fd, "a", encoding="utf-8") as fh:
                 fh.write(text + "\n")
         except OSError as exc:
             import warnings
 
             from ..errors import KvplanWarning
 
-            warnings.warn(f"GITHUB_STEP_SUMMARY {target}: cannot append ({exc.strerror or exc})", KvplanWarning)
+            why = "a named pipe that nobody reads" if exc.errno == errno.ENXIO else exc.strerror or exc
+            warnings.warn(f"GITHUB_STEP_SUMMARY {target}: cannot append ({why})", KvplanWarning)
+
+
+def _blocking(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # no O_NONBLOCK to clear (Windows)
+        return
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
