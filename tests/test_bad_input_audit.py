@@ -346,3 +346,14 @@ def test_a_step_summary_pipe_nobody_reads_does_not_hold_the_gate(tmp_path):
                        env={**os.environ, "GITHUB_STEP_SUMMARY": str(pipe), "HF_HUB_OFFLINE": "1"})
     assert r.returncode == 0 and "kvplan gate: PASS" in r.stdout, r.stderr
     assert "GITHUB_STEP_SUMMARY" in r.stderr and "a named pipe that nobody reads" in r.stderr
+
+
+def test_a_pipe_named_safetensors_is_said_to_be_a_pipe(cli, tmp_path):
+    # said "not a safetensors file or folder, an index.json or a .gguf" of a file named model.safetensors
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+    pipe = tmp_path / "model.safetensors"
+    os.mkfifo(pipe)
+    code, _, err = cli("weights", "llama-3.1-8b", "--weights", str(pipe))
+    line = one_line(err)
+    assert code == 1 and "model.safetensors: not a regular file (a device, pipe or socket)" in line, line
