@@ -129,7 +129,8 @@ def check_number(value: float | int | None, what: str, *, minimum: float = 0.0, 
 
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or (isinstance(value, float) and not math.isfinite(value)):  # an int of 400 digits: no float holds it
         raise UsageError(f"{what}: expected a finite number, got {value!r}")
     if value < minimum or (strict and value == minimum):
         raise UsageError(f"{what}: must be {'>' if strict else '>='} {_number(minimum)}, got {_number(value)}")
@@ -140,9 +141,18 @@ def check_number(value: float | int | None, what: str, *, minimum: float = 0.0, 
 def _number(value: float | int) -> str:
     """A bound or a value for a message: whole numbers in full with grouped digits (2,147,483,647, not
     '2.14748e+09', which hid the limit), others as %g."""
-    if float(value).is_integer() and abs(value) < 1e15:
-        return f"{int(value):,}"
+    if isinstance(value, int) or (value.is_integer() and abs(value) < 1e15):
+        return count_text(int(value))
     return f"{value:g}"
+
+
+def count_text(value: int) -> str:
+    """A whole number with grouped digits; past 24 digits its start and its length (a 400-digit --pp is not
+    echoed whole)."""
+    digits = str(abs(value))
+    if len(digits) <= 24:
+        return f"{value:,}"
+    return f"{'-' if value < 0 else ''}{digits[:12]}... ({len(digits):,} digits)"
 
 
 def cdiv(a: int, b: int) -> int:

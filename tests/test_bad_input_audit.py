@@ -357,3 +357,44 @@ def test_a_pipe_named_safetensors_is_said_to_be_a_pipe(cli, tmp_path):
     code, _, err = cli("weights", "llama-3.1-8b", "--weights", str(pipe))
     line = one_line(err)
     assert code == 1 and "model.safetensors: not a regular file (a device, pipe or socket)" in line, line
+
+
+# -- found by benchmarks/audit_bad_input.py: integers no float holds, a --pp held in memory ---------------
+
+DIGITS_400 = "9" * 400  # click reads it as an int; float() of it overflows
+
+
+@pytest.mark.parametrize("args, words", [
+    # each was "internal error: OverflowError: int too large to convert to float" (math.isfinite of the int)
+    (["estimate", "llama-3.1-8b", "--gpu", "h100", "--min-concurrency", DIGITS_400],
+     "--min-concurrency: must be at most 1,099,511,627,776, got 999999999999... (400 digits)"),
+    (["estimate", "llama-3.1-8b", "--engine", "vllm", "--gpu", "h100", "--max-num-seqs", DIGITS_400],
+     "--max-num-seqs: must be at most 2,147,483,647"),
+    (["fit", "llama-3.1-8b", "--engine", "vllm", "--mtp", "--num-speculative-tokens", DIGITS_400],
+     "--num-speculative-tokens: must be at most 64"),
+    # "internal error: OverflowError: cannot fit 'int' into an index-sized integer"
+    (["sweep", "llama-3.1-8b", "-n", "2", "--pp", DIGITS_400], "--pp 999999999999... (400 digits) exceeds the model's 32 layers"),
+])
+def test_an_integer_option_no_float_holds_is_one_line(cli, args, words):
+    code, _, err = cli(*args)
+    line = one_line(err)
+    assert code == 2 and words in line and len(line) < 300, line
+
+
+def test_a_pipeline_split_is_checked_before_it_is_built():
+    # sweep --pp 100000000 built a list of 10^8 stage figures (4.7 GB, 43 s) before it said the model has 32
+    # layers: the even split of unparted weights came before the check in stage_bounds
+    import tracemalloc
+
+    from kvplan.capacity.weights import stage_weight_bytes
+    from kvplan.errors import UsageError
+    from kvplan.weights.estimate import given
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(UsageError, match="--pp 100,000,000 exceeds the model's 32 layers"):
+            stage_weight_bytes(given(16 * 10**9, "16GB"), 32, tp=1, pp=100_000_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * 1024**2
