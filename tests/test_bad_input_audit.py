@@ -398,3 +398,11 @@ def test_a_pipeline_split_is_checked_before_it_is_built():
     finally:
         tracemalloc.stop()
     assert peak < 10 * 1024**2
+
+
+@pytest.mark.parametrize("value", ["", " ", ","])
+def test_a_price_that_names_nothing_is_refused(cli, value):
+    # ran as if --price were not given (each empty item was skipped), where --gpu '' and --allow '' say so
+    code, _, err = cli("fit", "llama-3.1-8b", "--gpu", "h100", "--max-gpus", "1", "--price", value)
+    line = one_line(err)
+    assert code == 2 and f"--price {value!r} names nothing" in line, line
