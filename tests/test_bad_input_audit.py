@@ -406,3 +406,27 @@ def test_a_price_that_names_nothing_is_refused(cli, value):
     code, _, err = cli("fit", "llama-3.1-8b", "--gpu", "h100", "--max-gpus", "1", "--price", value)
     line = one_line(err)
     assert code == 2 and f"--price {value!r} names nothing" in line, line
+
+
+def test_a_scenario_model_beside_the_file_says_where_paths_are_read_from(cli, tmp_path, monkeypatch):
+    # "model: cfg.json: no such file" of the config next to the scenario: a relative path is read from the
+    # working folder; the line now says so and gives the path that names the file beside the scenario
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    (folder / "cfg.json").write_bytes((SPECS / "qwen3-8b.json").read_bytes())
+    text = (ROOT / "scenarios" / "agent-tool-loop.yaml").read_text().replace("model: qwen3-8b", "model: cfg.json")
+    (folder / "s.yaml").write_text(text)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, _, err = cli("plan", str(folder / "s.yaml"))
+    line = one_line(err)
+    assert code == 2 and "s.yaml:7: model: cfg.json: no such file in the working folder" in line, line
+    assert f"write model: {folder / 'cfg.json'}, or run kvplan from the scenario's folder" in line
+    monkeypatch.chdir(folder)  # from its own folder the same file plans
+    code, out, err = cli("plan", "s.yaml", "--format", "json")
+    assert code in (0, 1) and "error" not in err, err
+    # a name no file can have keeps its own line
+    (folder / "long.yaml").write_text(text.replace("model: cfg.json", "model: " + "m" * 300 + ".json"))
+    code, _, err = cli("plan", "long.yaml")
+    assert code == 2 and "too long for the file system" in one_line(err)

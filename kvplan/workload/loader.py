@@ -267,11 +267,31 @@ def _rewrap(scenario: Scenario, key: str, exc: KvplanError) -> ScenarioError:
     return ScenarioError(f"{scenario.where(key)}: {key}: {scenario_words(exc.message)}", hint)
 
 
+def _beside_the_file(scenario: Scenario) -> str | None:
+    """The path a relative model path names beside the scenario file, when there is a file there and none
+    from the working folder (a scenario's model path is read from the working folder, as on the command line)."""
+    if scenario.source.startswith("bundled:"):
+        return None
+    try:  # a name too long for the file system, or one holding a NUL: refused already, by its own line
+        relative = Path(scenario.model).expanduser()
+        if relative.is_absolute() or relative.exists():
+            return None
+        beside = Path(scenario.source).parent / relative
+        return str(beside) if beside.exists() else None
+    except (OSError, ValueError):
+        return None
+
+
 def resolve(scenario: Scenario) -> Resolved:
     """Build the model, the techniques and the deployment; errors name their line."""
     try:
         model, weights = load_model_and_weights(scenario.model)
     except KvplanError as exc:
+        beside = _beside_the_file(scenario)
+        if beside is not None:  # "cfg.json: no such file" of the config the user sees next to the scenario
+            raise ScenarioError(f"{scenario.where('model')}: model: {scenario.model}: no such file in the working "
+                                f"folder (a relative path is read from there, not from the scenario's folder)",
+                                f"write model: {beside}, or run kvplan from the scenario's folder") from None
         raise _rewrap(scenario, "model", exc) from None
     try:
         model, dtype = apply_kv_dtype(model, scenario.kv_dtype)
