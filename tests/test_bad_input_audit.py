@@ -430,3 +430,22 @@ def test_a_scenario_model_beside_the_file_says_where_paths_are_read_from(cli, tm
     (folder / "long.yaml").write_text(text.replace("model: cfg.json", "model: " + "m" * 300 + ".json"))
     code, _, err = cli("plan", "long.yaml")
     assert code == 2 and "too long for the file system" in one_line(err)
+
+
+def test_sweep_parquet_without_pyarrow_is_said_before_the_sweep(cli, tmp_path, monkeypatch):
+    # the sweep ran to its end (a million rows take seconds) before the write said pyarrow is missing
+    try:
+        import pyarrow  # noqa: F401
+        pytest.skip("pyarrow is installed here")
+    except ImportError:
+        pass
+    from kvplan.workload import sweep
+
+    def never(*a, **k):
+        raise AssertionError("the sweep ran")
+
+    monkeypatch.setattr(sweep, "sweep_columns", never)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("sweep", "llama-3.1-8b", "--out", "t.parquet")
+    assert code == 1 and "--out t.parquet: writing parquet needs pyarrow" in one_line(err)
+    assert list(tmp_path.iterdir()) == []

@@ -277,14 +277,18 @@ def write_json_document(result: SweepResult, stream) -> None:
     stream.write("}\n")
 
 
-def write_parquet(result: SweepResult, path: Path, shown: Path | None = None) -> None:
-    """Parquet through pandas and pyarrow (columnar already: one frame, one write); `shown`: the path the
-    user gave, for the message (`path` may be the temp file that replaces it)."""
+def require_pyarrow(path: Path) -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        raise KvplanError(f"--out {shown or path}: writing parquet needs pyarrow",
+        raise KvplanError(f"--out {path}: writing parquet needs pyarrow",
                           "pip install pyarrow, or use .csv or .json") from None
+
+
+def write_parquet(result: SweepResult, path: Path, shown: Path | None = None) -> None:
+    """Parquet through pandas and pyarrow (columnar already: one frame, one write); `shown`: the path the
+    user gave, for the message (`path` may be the temp file that replaces it)."""
+    require_pyarrow(shown or path)
     to_frame(result).to_parquet(path, index=False)
 
 
@@ -368,6 +372,8 @@ def sweep_workflow(*, model, context, points, techniques, gpu, tp, pp, kv_dtype,
         from .plot import require_matplotlib
 
         require_matplotlib()
+    if out_path is not None and out_path.suffix.lower() == ".parquet":  # before the sweep, as matplotlib is
+        require_pyarrow(out_path)
     result = sweep_columns(model, low=low, high=high, points=points, series=techniques, gpu=gpu, tp=tp, pp=pp,
                            kv_dtype=kv_dtype, batch=batch, mem_util=mem_util)
     if out_path is not None:
