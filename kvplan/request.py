@@ -224,6 +224,8 @@ class EstimateRequest:
         check_number(max_kv_gib, "--max-kv-gib", minimum=0, strict=True, maximum=2**30)
         check_number(min_concurrency, "--min-concurrency", minimum=1, maximum=2**40)
         check_number(mem_util, "--mem-util", minimum=0, strict=True, maximum=1)
+        if kv_memory:
+            _warn_unused_with_kv_memory(mem_util, reserve)
         engine_request = EngineRequest.parse(engine, emit, max_model_len, max_num_seqs, enforce_eager,
                                              Speculation.parse(mtp, draft_model, num_speculative_tokens))
         if "sglang" in (engine_request.name, engine_request.emit):  # SGLang's --mem-fraction-static: its default
@@ -248,6 +250,26 @@ class EstimateRequest:
     def engine_tokens(self) -> int:
         """vLLM's max_model_len: --max-model-len, else the context."""
         return self.engine.max_model_len or self.context_tokens
+
+
+def _warn_unused_with_kv_memory(mem_util, reserve) -> None:
+    """--mem-util and --reserve size the KV pool from the GPU's memory; --kv-memory gives the pool itself, and
+    then they change no figure (each engine's pool is --kv-memory: capacity.pool.pool_bytes_per_stage,
+    engines.vllm_report.kv_memory_of, engines.sglang_report). Said, not refused: a script may pass them always."""
+    unused = [flag for flag, given in (("--mem-util", mem_util is not None),
+                                       ("--reserve", str(reserve).strip() != DEFAULT_RESERVE_TEXT)) if given]
+    if unused:
+        import warnings
+
+        from .errors import KvplanWarning
+
+        two = len(unused) > 1
+        warnings.warn(f"{' and '.join(unused)} {'change' if two else 'changes'} nothing here: --kv-memory gives the "
+                      f"KV pool per GPU directly (without it, {'they size' if two else 'it sizes'} the pool from the "
+                      "GPU's memory)", KvplanWarning, stacklevel=3)
+
+
+DEFAULT_RESERVE_TEXT = "2GiB"  # the --reserve default of estimate and fit (kvplan.cli.estimate, kvplan.cli.fit)
 
 
 __all__ = ["ModelRef", "DeploymentRequest", "EngineRequest", "Budgets", "EstimateRequest", "DEFAULT_CONTEXT_TOKENS"]

@@ -454,3 +454,24 @@ def test_sweep_parquet_without_pyarrow_is_said_before_the_sweep(cli, tmp_path, m
     code, _, err = cli("sweep", "llama-3.1-8b", "--out", "t.parquet")
     assert code == 1 and "--out t.parquet: writing parquet needs pyarrow" in one_line(err)
     assert list(tmp_path.iterdir()) == []
+
+
+# -- options that change nothing beside --kv-memory --------------------------------------------------------
+
+@pytest.mark.parametrize("engine", ["ideal", "vllm", "sglang"])
+def test_mem_util_and_reserve_beside_kv_memory_are_said_to_change_nothing(cli, engine):
+    # --kv-memory is the pool itself (capacity.pool.pool_bytes_per_stage, vllm_report.kv_memory_of,
+    # sglang_report): --mem-util 0.5 --reserve 5GiB were only echoed in the JSON, every figure the same, unsaid
+    base = ["estimate", "llama-3.1-8b", "--gpu", "h100", "--kv-memory", "10GiB", "--engine", engine, "--format", "json"]
+    code, plain, err = cli(*base)
+    assert code == 0 and "warning" not in err, err
+    code, out, err = cli(*base, "--mem-util", "0.5", "--reserve", "5GiB")
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("kvplan: warning:")]
+    assert warnings == ["kvplan: warning: --mem-util and --reserve change nothing here: --kv-memory gives the KV pool "
+                        "per GPU directly (without it, they size the pool from the GPU's memory)"], err
+    same, given = json.loads(plain), json.loads(out)
+    # what the warning says: the pool is --kv-memory, 10 GiB, either way
+    assert given["capacity"]["pool_bytes"] == same["capacity"]["pool_bytes"] == 10 * 1024**3
+    code, _, err = cli(*base, "--reserve", "5GiB")
+    assert "kvplan: warning: --reserve changes nothing here" in err
