@@ -224,10 +224,11 @@ class EstimateRequest:
         check_number(max_kv_gib, "--max-kv-gib", minimum=0, strict=True, maximum=2**30)
         check_number(min_concurrency, "--min-concurrency", minimum=1, maximum=2**40)
         check_number(mem_util, "--mem-util", minimum=0, strict=True, maximum=1)
-        if kv_memory:
-            _warn_unused_with_kv_memory(mem_util, reserve)
         engine_request = EngineRequest.parse(engine, emit, max_model_len, max_num_seqs, enforce_eager,
                                              Speculation.parse(mtp, draft_model, num_speculative_tokens))
+        if kv_memory:  # SGLang's launch line takes --mem-util as its --mem-fraction-static: not unused there
+            _warn_unused_with_kv_memory(None if "sglang" in (engine_request.name, engine_request.emit) else mem_util,
+                                        reserve)
         if "sglang" in (engine_request.name, engine_request.emit):  # SGLang's --mem-fraction-static: its default
             engine_request = replace(engine_request, mem_fraction_static=mem_util)
         if mem_util is None:  # the engine's own default: vLLM's changed from 0.90 to 0.92 in 0.20
@@ -255,7 +256,8 @@ class EstimateRequest:
 def _warn_unused_with_kv_memory(mem_util, reserve) -> None:
     """--mem-util and --reserve size the KV pool from the GPU's memory; --kv-memory gives the pool itself, and
     then they change no figure (each engine's pool is --kv-memory: capacity.pool.pool_bytes_per_stage,
-    engines.vllm_report.kv_memory_of, engines.sglang_report). Said, not refused: a script may pass them always."""
+    engines.vllm_report.kv_memory_of, engines.sglang_report; with SGLang --mem-util is still its launch line's
+    --mem-fraction-static, and the caller leaves it out). Said, not refused: a script may pass them always."""
     unused = [flag for flag, given in (("--mem-util", mem_util is not None),
                                        ("--reserve", str(reserve).strip() != DEFAULT_RESERVE_TEXT)) if given]
     if unused:

@@ -458,7 +458,7 @@ def test_sweep_parquet_without_pyarrow_is_said_before_the_sweep(cli, tmp_path, m
 
 # -- options that change nothing beside --kv-memory --------------------------------------------------------
 
-@pytest.mark.parametrize("engine", ["ideal", "vllm", "sglang"])
+@pytest.mark.parametrize("engine", ["ideal", "vllm"])
 def test_mem_util_and_reserve_beside_kv_memory_are_said_to_change_nothing(cli, engine):
     # --kv-memory is the pool itself (capacity.pool.pool_bytes_per_stage, vllm_report.kv_memory_of,
     # sglang_report): --mem-util 0.5 --reserve 5GiB were only echoed in the JSON, every figure the same, unsaid
@@ -475,3 +475,13 @@ def test_mem_util_and_reserve_beside_kv_memory_are_said_to_change_nothing(cli, e
     assert given["capacity"]["pool_bytes"] == same["capacity"]["pool_bytes"] == 10 * 1024**3
     code, _, err = cli(*base, "--reserve", "5GiB")
     assert "kvplan: warning: --reserve changes nothing here" in err
+
+
+def test_mem_util_beside_kv_memory_still_counts_for_sglang(cli):
+    # SGLang's launch line takes --mem-util as --mem-fraction-static (it has no KV-memory flag): no warning there
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100", "--kv-memory", "10GiB", "--emit", "sglang",
+                         "--mem-util", "0.5", "--reserve", "5GiB")
+    assert code == 0 and "--mem-fraction-static 0.5" in out, err
+    assert [line for line in err.splitlines() if "warning" in line] == [
+        "kvplan: warning: --reserve changes nothing here: --kv-memory gives the KV pool per GPU directly (without it, "
+        "it sizes the pool from the GPU's memory)"]
