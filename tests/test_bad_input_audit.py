@@ -485,3 +485,23 @@ def test_mem_util_beside_kv_memory_still_counts_for_sglang(cli):
     assert [line for line in err.splitlines() if "warning" in line] == [
         "kvplan: warning: --reserve changes nothing here: --kv-memory gives the KV pool per GPU directly (without it, "
         "it sizes the pool from the GPU's memory)"]
+
+
+@pytest.mark.parametrize("args", [
+    ["estimate", "llama-3.1-8b", "--context", "1k", "-t", "prefix:tokens=99999,requests=3"],
+    ["compare", "llama-3.1-8b", "qwen3-8b", "--context", "1k", "-t", "prefix:tokens=99999,requests=3"],
+])
+def test_a_shared_prefix_longer_than_the_context_is_refused(cli, args):
+    # planned with the prefix capped at the context, unsaid, under the title "99999-token prefix shared by 3
+    # requests" (a scenario refuses shared_prefix_tokens above prompt_tokens)
+    code, out, err = cli(*args)
+    line = one_line(err)
+    assert code == 2 and out == "" and "a shared prefix of 99,999 tokens is longer than the 1,024-token context" \
+        in line, line
+
+
+def test_a_shared_prefix_as_long_as_the_context_plans(cli):
+    # the boundary: a prefix as long as the context (the whole sequence shared) still plans
+    code, out, err = cli("estimate", "llama-3.1-8b", "--context", "1k", "-t", "prefix:tokens=1024,requests=3",
+                         "--format", "json")
+    assert code == 0, err
