@@ -490,6 +490,8 @@ def test_mem_util_beside_kv_memory_still_counts_for_sglang(cli):
 @pytest.mark.parametrize("args", [
     ["estimate", "llama-3.1-8b", "--context", "1k", "-t", "prefix:tokens=99999,requests=3"],
     ["compare", "llama-3.1-8b", "qwen3-8b", "--context", "1k", "-t", "prefix:tokens=99999,requests=3"],
+    ["fit", "llama-3.1-8b", "--context", "1k", "--gpu", "h100", "--max-gpus", "1", "--allow",
+     "fp8,prefix:tokens=99999,requests=3"],
 ])
 def test_a_shared_prefix_longer_than_the_context_is_refused(cli, args):
     # planned with the prefix capped at the context, unsaid, under the title "99999-token prefix shared by 3
