@@ -258,6 +258,24 @@ def _hub_config(repo_id: str, revision: str | None) -> Loaded:
     return Loaded(raw, repo_id, source, code, where if code is not None else None)
 
 
+def _check_repo_id(name: str) -> None:
+    """Refuse, before any request, a name no Hub repository can have (huggingface_hub.utils.validate_repo_id: ASCII
+    letters, digits, '-', '_', '.'; at most 96 per part; no '--' or '..'; not ending in .git): 'a/b c' or 'ÄÖ/ü'
+    went to the network and came back as "cannot reach the Hub" or HTTP 404."""
+    try:
+        from huggingface_hub.utils import HFValidationError, validate_repo_id
+    except ImportError:  # pragma: no cover - a runtime dependency
+        return
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        from .files import clipped
+
+        raise SourceError(f"{clipped(repr(name))}: no such file here, and not a Hub repo id (a Hub id is owner/name "
+                          "of ASCII letters, digits, '-', '_' and '.', at most 96 each, without '--' or '..')",
+                          "check the path, or the Hub id") from None
+
+
 def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]:
     """(raw config, display name, source) for a bundled name, a path, or a Hub repo id."""
     loaded = load_source(name, revision)
@@ -301,6 +319,7 @@ def load_source(name: str, revision: str | None = None) -> Loaded:
         raise SourceError(f"{path}: a symlink that leads to no file (dangling, or a loop of links)",
                           "fix the link, or give the config's real path")
     if "/" in name and not name.startswith((".", "/")) and name.count("/") == 1:
+        _check_repo_id(name)
         return _hub_config(name, revision)
     if entry is not None:  # a bundled name has no revisions: "unknown model" and itself as the suggestion said nothing
         raise UsageError(f"--revision {revision}: {name!r} is a bundled model, not a Hub repo",

@@ -507,3 +507,34 @@ def test_a_shared_prefix_as_long_as_the_context_plans(cli):
     code, out, err = cli("estimate", "llama-3.1-8b", "--context", "1k", "-t", "prefix:tokens=1024,requests=3",
                          "--format", "json")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("name", ["a/b c", "a/..", "owner/name?rev=1", "\u00c4/\u00fc", "a/" + "b" * 97, "a/b--c",
+                                  "a/b.git"])
+def test_a_name_no_hub_repo_can_have_is_refused_before_any_request(cli, monkeypatch, name):
+    # each went to the Hub (or its cache) and came back "cannot reach the Hub" / "offline and not in the local
+    # cache" / HTTP 404: none can name a repository (huggingface_hub.utils.validate_repo_id's rules)
+    from kvplan import hub
+
+    def no_request(*a, **k):
+        raise AssertionError("asked the Hub")
+
+    monkeypatch.setattr(hub, "config_lookup", no_request)
+    code, _, err = cli("estimate", name)
+    line = one_line(err)
+    assert code == 1 and "no such file here, and not a Hub repo id" in line, line
+
+
+def test_a_well_formed_hub_id_still_asks_the_hub(cli, monkeypatch):
+    from kvplan import hub
+    from kvplan.errors import SourceError
+
+    asked = []
+
+    def lookup(repo_id, revision):
+        asked.append(repo_id)
+        raise SourceError(f"{repo_id}: offline (test)")
+
+    monkeypatch.setattr(hub, "config_lookup", lookup)
+    code, _, err = cli("estimate", "fake-org-zz/definitely-not-a-repo-xyz")
+    assert code == 1 and asked == ["fake-org-zz/definitely-not-a-repo-xyz"], err
