@@ -90,6 +90,13 @@ def read_head(path, what: str, limit_bytes: int, error: type[KvplanError] = Usag
     return decode_text(data), size
 
 
+def not_utf8_hint(data: bytes) -> str:
+    """What to do with a file that is not UTF-8 text (configs and scenarios are read as UTF-8 only)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "it is UTF-16 text, as Windows PowerShell's '>' writes: save it as UTF-8"
+    return "save it as UTF-8 text, or check that the path names the right file"
+
+
 def decode_text(data: bytes) -> str:
     """Text of a log: UTF-8 (undecodable bytes replaced), or UTF-16 when it starts with that byte-order mark,
     as Windows PowerShell's `>` writes a server's output (read as UTF-8 it was every other byte a NUL, and no

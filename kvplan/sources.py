@@ -92,7 +92,9 @@ def read_json_file(path: Path) -> dict:
     try:
         text = data.decode("utf-8-sig")  # a byte-order mark, as some editors save, is not an error
     except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text") from None
+        from .files import not_utf8_hint
+
+        raise ConfigError(f"{path}: not UTF-8 text", not_utf8_hint(data)) from None
     return parse_json_text(text, str(path))
 
 

@@ -551,3 +551,18 @@ def test_the_curated_audit_finds_nothing():
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert ": 0 problems" in r.stdout
+
+
+@pytest.mark.parametrize("name, body, hint", [
+    # "not UTF-8 text" said what, not what to do; a UTF-16 file (Windows PowerShell's '>') is named as one
+    ("config.json", (SPECS / "llama-3.1-8b.json").read_text().encode("utf-16"), "it is UTF-16 text, as Windows "
+     "PowerShell's '>' writes: save it as UTF-8"),
+    ("config.json", b'{"model_type": "caf\xe9"}', "save it as UTF-8 text, or check that the path names the right file"),
+    ("s.yaml", (ROOT / "scenarios" / "agent-tool-loop.yaml").read_text().encode("utf-16"), "it is UTF-16 text"),
+])
+def test_a_file_that_is_not_utf8_says_what_to_do(cli, tmp_path, name, body, hint):
+    path = tmp_path / name
+    path.write_bytes(body)
+    code, _, err = cli("plan" if name.endswith(".yaml") else "estimate", str(path))
+    line = one_line(err)
+    assert code in (1, 2) and f"{name}: not UTF-8 text ({hint}" in line, line

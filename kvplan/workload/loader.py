@@ -226,7 +226,9 @@ def read(ref: str) -> Scenario:
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
-            raise ScenarioError(f"{path}: not UTF-8 text") from None
+            from ..files import not_utf8_hint
+
+            raise ScenarioError(f"{path}: not UTF-8 text", not_utf8_hint(raw)) from None
         return parse(text, str(path), path.name.rsplit(".", 1)[0])
     if path.is_dir():
         raise ScenarioError(f"{ref}: is a folder, not a scenario file", f"pass the .yaml files inside it, e.g. {ref.rstrip('/')}/*.yaml")
