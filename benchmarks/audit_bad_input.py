@@ -166,6 +166,7 @@ CURATED = [
     (["sweep", "model", "-n", "2", "--plot", "model/figure.png", "--force"], "refuse"),
     (["sweep", "config.json", "-n", "2", "--out", "config.json", "--force"], "refuse"),
     (["sweep", "llama-3.1-8b", "-n", "2", "--out", "a-folder"], "refuse"),
+    (["sweep", "llama-3.1-8b", "-n", "2", "--out", "loop-a"], "refuse"),
     (["fit", "llama-3.1-8b", "--gpu", "h100", "--max-gpus", "1", "--plot", "chart.png"], "refuse"),
     (["fit", "model", "--gpu", "h100", "--max-gpus", "1", "--plot", "model/figure.png", "--force"], "refuse"),
     (["bench", "--device", "cpu", "-t", "fp8", "--json", "bench.json"], "refuse"),

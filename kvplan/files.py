@@ -140,6 +140,12 @@ def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, 
         raise UsageError(f"{flag} {path}: unsupported file type {kind!r}", f"use one of {', '.join(suffixes)}")
     if os.path.isdir(path):
         raise UsageError(f"{flag} {path}: is a folder", "give a file name inside it")
+    try:
+        os.stat(path)
+    except OSError as exc:  # a loop of links: the write at the end failed with an internal error, after the run
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{flag} {path}: a loop of symlinks, with no file at its end to write",
+                             "remove or fix the links, or give another path") from None
     target = os.path.realpath(path)
     folder = os.path.dirname(target) or "."
     if not os.path.isdir(folder):

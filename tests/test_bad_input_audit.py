@@ -566,3 +566,22 @@ def test_a_file_that_is_not_utf8_says_what_to_do(cli, tmp_path, name, body, hint
     code, _, err = cli("plan" if name.endswith(".yaml") else "estimate", str(path))
     line = one_line(err)
     assert code in (1, 2) and f"{name}: not UTF-8 text ({hint}" in line, line
+
+
+@pytest.mark.parametrize("args", [
+    ["sweep", "llama-3.1-8b", "-n", "2", "--out", "loop.csv"],
+    ["sweep", "llama-3.1-8b", "-n", "2", "--plot", "loop.png"],
+    ["fit", "llama-3.1-8b", "--gpu", "h100", "--max-gpus", "1", "--plot", "loop.png"],
+    ["bench", "--device", "cpu", "-t", "fp8", "--json", "loop.json"],
+])
+def test_an_output_that_is_a_loop_of_links_is_refused_before_the_run(cli, tmp_path, monkeypatch, args):
+    # sweep --out on a loop of links ran the sweep, then "internal error: OSError: [Errno 40] Too many levels of
+    # symbolic links" at the write
+    monkeypatch.chdir(tmp_path)
+    name = args[args.index(next(a for a in args if a.startswith("loop")))]
+    os.symlink(name + ".b", name)
+    os.symlink(name, name + ".b")
+    code, _, err = cli(*args)
+    line = one_line(err)
+    assert code == 2 and f"{name}: a loop of symlinks, with no file at its end to write" in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, name + ".b"])
