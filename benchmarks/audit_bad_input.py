@@ -75,6 +75,8 @@ def scratch_files(folder: Path) -> None:
     if hasattr(os, "mkfifo"):
         for name in ("pipe.json", "pipe.log", "pipe.yaml", "ckpt/pipe.safetensors"):
             os.mkfifo(folder / name)
+        os.mkfifo(folder / "pipe.csv")
+        os.symlink("pipe.json", folder / "pipe-link.csv")
     os.symlink("loop-b", folder / "loop-a")
     os.symlink("loop-a", folder / "loop-b")
     (folder / "utf16.log").write_bytes(LOG.read_text(encoding="utf-8").encode("utf-16"))
@@ -167,6 +169,8 @@ CURATED = [
     (["sweep", "config.json", "-n", "2", "--out", "config.json", "--force"], "refuse"),
     (["sweep", "llama-3.1-8b", "-n", "2", "--out", "a-folder"], "refuse"),
     (["sweep", "llama-3.1-8b", "-n", "2", "--out", "loop-a"], "refuse"),
+    (["sweep", "llama-3.1-8b", "-n", "2", "--out", "pipe.csv", "--force"], "refuse"),
+    (["sweep", "llama-3.1-8b", "-n", "2", "--out", "pipe-link.csv", "--force"], "refuse"),
     (["fit", "llama-3.1-8b", "--gpu", "h100", "--max-gpus", "1", "--plot", "chart.png"], "refuse"),
     (["fit", "model", "--gpu", "h100", "--max-gpus", "1", "--plot", "model/figure.png", "--force"], "refuse"),
     (["bench", "--device", "cpu", "-t", "fp8", "--json", "bench.json"], "refuse"),

@@ -147,6 +147,7 @@ def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, 
             raise UsageError(f"{flag} {path}: a loop of symlinks, with no file at its end to write",
                              "remove or fix the links, or give another path") from None
     target = os.path.realpath(path)
+    _refuse_special(target, path, flag)
     folder = os.path.dirname(target) or "."
     if not os.path.isdir(folder):
         if os.path.islink(path):  # a link to a missing folder: the folder the user can see is there
@@ -165,6 +166,20 @@ def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, 
         os.unlink(probe)
     except OSError as exc:
         raise UsageError(f"{flag} {path}: cannot write in {folder} ({exc.strerror or exc})") from None
+
+
+def _refuse_special(target: str, path: str, flag: str) -> None:
+    """A file is written by moving a new one over the target: over a device (a link to /dev/null), a pipe or a
+    socket that would replace the node itself (`--out null.csv --force`, null.csv -> /dev/null, turned /dev/null
+    into a regular file when run as root), so those are refused, --force or not."""
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        shown = path if os.path.realpath(path) == os.path.abspath(path) else f"{path} (-> {target})"
+        raise UsageError(f"{flag} {shown}: not a regular file (a device, pipe or socket); kvplan writes a file by "
+                         "replacing it whole, never such a node", "give the path of a file")
 
 
 def _refuse_input(path: str, flag: str, inputs: tuple[str, ...]) -> None:
@@ -236,9 +251,13 @@ def replacing(path, *, make_folders: bool = False):
     if make_folders:
         os.makedirs(folder, exist_ok=True)
     try:
-        mode = os.stat(target).st_mode & 0o7777
+        info = os.stat(target)
     except FileNotFoundError:
         mode = _default_mode()
+    else:
+        if not stat.S_ISREG(info.st_mode):  # os.replace would put a file where a device or pipe was
+            raise OSError(errno.EINVAL, f"not a regular file, not replaced: {target}")
+        mode = info.st_mode & 0o7777
     tmp = None
     with _exit_on_sigterm():
         try:

@@ -585,3 +585,41 @@ def test_an_output_that_is_a_loop_of_links_is_refused_before_the_run(cli, tmp_pa
     line = one_line(err)
     assert code == 2 and f"{name}: a loop of symlinks, with no file at its end to write" in line, line
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, name + ".b"])
+
+
+@pytest.mark.parametrize("link", [False, True])
+@pytest.mark.parametrize("args, name", [
+    (["sweep", "llama-3.1-8b", "-n", "2", "--force", "--out"], "pipe.csv"),
+    (["fit", "llama-3.1-8b", "--gpu", "h100", "--max-gpus", "1", "--force", "--plot"], "pipe.png"),
+])
+def test_an_output_on_a_pipe_or_device_is_refused_and_the_node_kept(cli, tmp_path, monkeypatch, args, name, link):
+    # os.replace put a regular file where the node was: `--out null.csv --force` with null.csv -> /dev/null turned
+    # /dev/null into a file (run as root); a named pipe here stands for any such node
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+    import stat
+
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo("node")
+    if link:
+        os.symlink("node", name)
+    else:
+        os.rename("node", name)
+    code, _, err = cli(*args, name)
+    line = one_line(err)
+    assert code == 2 and "not a regular file (a device, pipe or socket)" in line, line
+    assert stat.S_ISFIFO(os.stat(name).st_mode)  # still the pipe
+    assert _leftovers(tmp_path) == []
+
+
+def test_write_atomic_never_replaces_a_pipe(tmp_path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+    import stat
+
+    from kvplan.files import write_atomic
+
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(OSError, match="not a regular file"):
+        write_atomic(str(tmp_path / "pipe"), "text")
+    assert stat.S_ISFIFO(os.stat(tmp_path / "pipe").st_mode) and _leftovers(tmp_path) == []
