@@ -153,7 +153,10 @@ def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, 
         if os.path.islink(path):  # a link to a missing folder: the folder the user can see is there
             raise UsageError(f"{flag} {path}: a symlink to {os.readlink(path)}, in a folder that does not exist",
                              "fix or remove the link, or give another path")
-        raise UsageError(f"{flag} {path}: the folder {os.path.dirname(path) or '.'} does not exist",
+        shown = os.path.dirname(path) or "."
+        if os.path.lexists(folder):  # "the folder config.json does not exist" of a file the user can see
+            raise UsageError(f"{flag} {path}: {shown} is a file, not a folder", "give a path in a folder")
+        raise UsageError(f"{flag} {path}: the folder {shown} does not exist",
                          "create it first (mkdir -p), or give another path")
     if os.path.exists(target):
         if not force:

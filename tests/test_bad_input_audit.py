@@ -623,3 +623,18 @@ def test_write_atomic_never_replaces_a_pipe(tmp_path):
     with pytest.raises(OSError, match="not a regular file"):
         write_atomic(str(tmp_path / "pipe"), "text")
     assert stat.S_ISFIFO(os.stat(tmp_path / "pipe").st_mode) and _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("args", [
+    ["sweep", "llama-3.1-8b", "-n", "2", "--out", "notes.txt/t.csv"],
+    ["fit", "llama-3.1-8b", "--gpu", "h100", "--plot", "notes.txt/f.png"],
+    ["bench", "--device", "cpu", "-t", "fp8", "--json", "notes.txt/b.json"],
+])
+def test_an_output_inside_a_file_names_the_file(cli, tmp_path, monkeypatch, args):
+    # said "the folder notes.txt does not exist (create it first (mkdir -p) ...)" of a file the user can see
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("the user's notes\n")
+    code, _, err = cli(*args)
+    line = one_line(err)
+    assert code == 2 and "notes.txt is a file, not a folder" in line and "mkdir" not in line, line
+    assert (tmp_path / "notes.txt").read_text() == "the user's notes\n"
