@@ -37,7 +37,7 @@ from ..core.model import ModelSpec
 from ..errors import UsageError
 from ..weights.estimate import estimated, given
 from ..weights.record import NO_LAYER, REPLICATED, Weights
-from .shard import stage_bounds
+from .shard import check_pp, stage_bounds
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -76,6 +76,7 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
                        include_mtp: bool = False, bounds: list[tuple[int, int]] | None = None) -> list[int]:
     """Weight bytes on one GPU of each pipeline stage (the MTP module, when loaded, on the last). bounds: the
     stages' layer ranges where the engine splits otherwise than vLLM (kvplan.capacity.shard.stage_bounds)."""
+    check_pp(num_layers, pp)  # first: the even split below is a list of pp figures (--pp 10^8 took 4.7 GB)
     if not weights.parts:  # split evenly, but what each TP rank holds whole (Weights.replicated_bytes) only by stage
         # (read only under TP: an unquantized config counts it on first use)
         mtp, whole = weights.mtp_estimated_bytes, weights.replicated_bytes if tp > 1 else 0

@@ -241,6 +241,10 @@ def _resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: 
                 return from_index(path, raw)
             if has_safetensors(path):
                 return from_safetensors(path, raw)
+            if path.suffix == ".safetensors" and not path.is_dir():  # a pipe or a device: say that, not "not a file"
+                from ..files import regular_file_size
+
+                regular_file_size(path, "a safetensors file", WeightsError)
             raise WeightsError(f"--weights {option}: not a safetensors file or folder, an index.json or a .gguf")
         if path.is_symlink():  # exists() is False for a link to nothing or a loop of links: not "no such file"
             raise WeightsError(f"--weights {option}: a symlink that leads to no file (dangling, or a loop of links)",
