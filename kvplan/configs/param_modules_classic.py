@@ -40,8 +40,9 @@ KV heads: where the TP size exceeds the KV heads (GPTBigCode's one, Falcon-7B's 
 QKVParallelLinear keeps one whole KV head on each rank: the fused projections give the key and value rows as their
 KV share (param_modules.Module.kv_heads), which each rank holds 1 / kv_heads of (capacity.weights.kv_held).
 InternLM2's wqkv interleaves its rows by KV group; vLLM 0.34 internlm2.py still builds it as a QKVParallelLinear of
-(heads / tp + 2 x max(1, kv / tp)) x head_dim rows a rank, which these bytes follow (how it loads the rows at TP
-above the KV heads was not read).
+(heads / tp + 2 x max(1, kv / tp)) x head_dim rows a rank, which these bytes follow (it loads the checkpoint's wqkv
+through that layer's loader without a shard id; whether the rows it takes are right at TP above the KV heads was not
+checked: only the bytes it allocates are counted).
 """
 
 from __future__ import annotations
