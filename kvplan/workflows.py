@@ -111,6 +111,12 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     record_overrides(report, applied)
     if cast_note is not None and deployment is not None:
         report.lines.append(f"weights: {cast_note}")
+    if deployment is not None and deployment.tp > 1:
+        from .capacity.weights import kv_note, plan_weights
+
+        line = kv_note(plan_weights(spec, deployment), spec, deployment.tp)
+        if line is not None:
+            report.lines.append(f"weights: {line}")
     engine = request.engine
     vllm_concurrency = None
     vllm_pool = None  # --engine vllm's pool, for --emit vllm's --max-num-seqs
