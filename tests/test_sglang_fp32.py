@@ -114,3 +114,20 @@ def test_recurrent_a_log_in_float32(name, release, params):
     # split over TP 2: params x 2 B / 2 = params B a GPU
     up = upcast(load_model(name), release, tp=2)
     assert _figures(up) == (None if params is None else (params, 2, (params,)))
+
+
+def test_sglang_holds_whole_what_vllm_does_and_no_float32_for_qwen3_moe(cli):
+    # a pin (the same before this change): SGLang 0.5.23 holds Qwen3-MoE's norms (RMSNorm) and router
+    # (qwen3_moe.py ReplicatedLinear, no params_dtype: the model dtype) whole on every rank and, above the 4 KV
+    # heads, one whole KV head a rank (layers/linear.py QKVParallelLinear: num_kv_heads 1, num_kv_head_replicas
+    # tp / kv heads), as vLLM. Qwen3-30B-A3B at TP 8 (tests/test_kv_head_replication.py works it out):
+    # (61,064,245,248 - 25,587,712 - 201,326,592) / 8 + 25,587,712 + 201,326,592 / 4 = 7,680,585,728 B a GPU
+    from kvplan.capacity.gpus import lookup
+    from kvplan.engines.sglang_report import PRELOAD_BYTES, PRELOAD_TP_BYTES
+    from kvplan.engines.vllm_profile import driver_total_bytes
+
+    rc, out, err = cli("estimate", "qwen3-30b-a3b", "--engine", "sglang", "--gpu", "h100", "--tp", "8",
+                       "--context", "8k", "--mem-util", "0.8", "--format", "json")
+    assert rc == 0, err
+    t0 = driver_total_bytes(lookup("h100")) - PRELOAD_BYTES - PRELOAD_TP_BYTES
+    assert json.loads(out)["engine"]["kv_memory_bytes"] == int(t0 * 0.8) - 7_680_585_728
