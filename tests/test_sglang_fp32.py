@@ -57,6 +57,18 @@ def test_glm_gate_in_float32_from_0_5_23_only():
     assert _figures(upcast(model, "0.5.9", tp=2)) == (2_944, 2, (5_888,))
 
 
+def test_each_release_takes_its_own_float32_bytes_from_the_pool(cli):
+    # the same fraction (--mem-util) and GPU: the two releases' pools differ by the gate weights alone,
+    # 12,064,512 - 5,888 = 12,058,624 B (46 x 131,072 x 2 B)
+    pools = {}
+    for engine in ("sglang", "sglang@0.5.9"):
+        rc, out, err = cli("estimate", "glm-4.7-flash", "--engine", engine, "--gpu", "h100", "--tp", "2",
+                           "--context", "8k", "--mem-util", "0.8", "--format", "json")
+        assert rc == 0, err
+        pools[engine] = json.loads(out)["engine"]["kv_memory_bytes"]
+    assert pools["sglang@0.5.9"] - pools["sglang"] == 46 * 131_072 * 2 == 12_058_624
+
+
 def test_deepseek_score_bias_and_dsa_k_norm():
     # deepseek_v2.py MoEGate: noaux_tc -> e_score_correction_bias float32 [256]; the gate weight in the model dtype
     # (float32 only with router_fp32). DeepSeek-V3: 61 layers, 3 dense, 58 x 256 = 14,848 parameters -> 29,696 B
