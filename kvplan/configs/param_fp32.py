@@ -53,8 +53,10 @@ rules, Kimi-Linear's KDA conv1d, dt_bias and A_log, the Mamba-2 mixers' A (Mamba
 Granite 4.0-H), Gated DeltaNet's A_log (Qwen3-Next; Qwen3.5 from 0.5.23), MiMo-V2's router and score bias, and
 Ling's router (router_dtype "fp32") and expert_bias. The same everywhere else read: LongCat-Flash, LFM2-MoE,
 MiniMax-M2, DeepSeek's noaux_tc bias and DSA indexer k_norm. Not covered: Ling / Ring 2.5's float32 lm_head
-(bailing_moe_linear.py ParallelLMHead params_dtype float32: kvplan has no per-module table of Ling 2.5), ROCm
-builds (aiter keeps some of these in bf16), and the MTP / NextN drafters.
+(bailing_moe_linear.py ParallelLMHead params_dtype float32: kvplan has no per-module table of Ling 2.5); the float32
+routers and biases of families kvplan has no per-module table for (grok.py, step3p5.py, exaone_moe.py,
+sarvam_moe.py, afmoe.py, hunyuan_v3.py, llada2.py, minimax_m3.py, ernie45_moe_vl.py, iquest_q1.py, beam.py); ROCm
+builds (aiter keeps some of these in bf16); and the MTP / NextN drafters.
 """
 
 from __future__ import annotations
