@@ -436,8 +436,10 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     if fp32_note:
         notes.append(fp32_note)
     if how is not None:
-        notes.append("weights as the checkpoint stores them, split over TP (SGLang's own load layouts, e.g. of "
-                     "MXFP4 experts, are not modelled)")
+        notes.append("weights as the checkpoint stores them"
+                     + (" (but the float32 parameters above)" if fp32_note and fp32_note.startswith("weights include")
+                        else "")
+                     + ", split over TP (SGLang's own load layouts, e.g. of MXFP4 experts, are not modelled)")
     report.data["engine"] = {
         "name": "sglang",
         "version": rules.release,
