@@ -41,6 +41,22 @@ Cohere2, EXAONE 4, GLM-4, LFM2, MiniCPM3, Jamba, Zamba2, Falcon-H1, Granite 4.0-
 parameter); Gemma, GLM and OLMo 3 vLLM 0.34 serves through its Transformers backend (registry.py), not read.
 Not covered: the MTP drafters (engines/vllm_draft_weights.py), whose MoE layers reuse these classes. DeepSeek-V4's
 float32 parameters are stored in float32 by its checkpoint and sized by configs/compressed.py.
+
+SGLang (engines/sglang_fp32.py; read in the 0.5.23 wheel and the 0.5.9 sdist, python/sglang/srt): each rule also
+says which SGLang releases hold that module in float32 (Fp32Rule.sglang), and rules for the modules SGLang alone
+holds so are here too (first None). Where SGLang differs from vLLM 0.34: ERNIE-4.5-MoE's gate and bias, and
+Kimi-Linear's score bias, in the model dtype (ernie4.py MoEGate, kimi_linear.py); DeepSeek's gate in the model
+dtype as in vLLM (MoEGate: float32 only with the config's router_fp32, which no DeepSeek checkpoint sets); GLM-4.5's
+gate float32 from 0.5.23 only (0.5.9: the bias alone); Nemotron-H's gate float32 in 0.5.9 only (0.5.23:
+ReplicatedLinear in the model dtype, on every GPU); Laguna's gate float32 as well as its bias; and, beyond vLLM's
+rules, Kimi-Linear's KDA conv1d, dt_bias and A_log, the Mamba-2 mixers' A (MambaMixer2: Nemotron-H, Falcon-H1,
+Granite 4.0-H), Gated DeltaNet's A_log (Qwen3-Next; Qwen3.5 from 0.5.23), MiMo-V2's router and score bias, and
+Ling's router (router_dtype "fp32") and expert_bias. The same everywhere else read: LongCat-Flash, LFM2-MoE,
+MiniMax-M2, DeepSeek's noaux_tc bias and DSA indexer k_norm. Not covered: Ling / Ring 2.5's float32 lm_head
+(bailing_moe_linear.py ParallelLMHead params_dtype float32: kvplan has no per-module table of Ling 2.5); the float32
+routers and biases of families kvplan has no per-module table for (grok.py, step3p5.py, exaone_moe.py,
+sarvam_moe.py, afmoe.py, hunyuan_v3.py, llada2.py, minimax_m3.py, ernie45_moe_vl.py, iquest_q1.py, beam.py); ROCm
+builds (aiter keeps some of these in bf16); and the MTP / NextN drafters.
 """
 
 from __future__ import annotations
@@ -50,25 +66,41 @@ from dataclasses import dataclass, replace
 from .fields import Fields
 
 
+# the SGLang releases kvplan models (engines/sglang_rules.py)
+SGLANG_BOTH = ("0.5.9", "0.5.23")
+SGLANG_NEW = ("0.5.23",)
+
+
 @dataclass(frozen=True)
 class Fp32Rule:
-    """A module vLLM builds in float32 (weight and `other`), from release `first`."""
+    """A module vLLM (from release `first`) or SGLang (in the releases `sglang`) builds in float32 (weight and
+    `other`) whatever the checkpoint's dtype. One record per module, whichever engines hold it so: where SGLang's
+    choice is vLLM's, the same record says both (SGLANG_FP32 below)."""
 
     suffix: str  # the end of the module's name in the table ("mlp.gate" matches "layers.3.mlp.gate")
-    first: tuple[int, int, int]  # the first vLLM release that builds it in float32
+    # the first vLLM release that builds it in float32; None: kvplan's vLLM profile adds nothing for it (vLLM 0.34
+    # builds it in the model dtype, or kvplan has not read vLLM's class: `source` says which)
+    first: tuple[int, int, int] | None
     source: str  # the vLLM file and class that build it so (0.34)
-    # vLLM builds it only where the config's field has this value (DeepseekV2MoE: topk_method "noaux_tc";
+    # the engines build it only where the config's field has this value (DeepseekV2MoE: topk_method "noaux_tc";
     # MiniMaxM2MoE: use_routing_bias true); None: always
     only_if: tuple[str, object] | None = None
     # from this release float32 only on GPUs without GateLinear's own router kernels: not CUDA capability 9.0 nor
     # 10.x (GateLinear(force_fp32_compute=True), fused_moe/router/gate_linear.py); None: on every GPU
     gpu_dependent_from: tuple[int, int, int] | None = None
+    # the engine field: the SGLang releases modelled (SGLANG_BOTH) whose CUDA build holds it in float32, () where
+    # SGLang builds it in the model dtype; and the SGLang file and class that do (0.5.23's python/sglang/srt/models,
+    # 0.5.9's where it differs)
+    sglang: tuple[str, ...] = ()
+    sglang_source: str = ""
 
     def held(self, version, capability: tuple[int, int] | None) -> bool | None:
         """Whether vLLM `version` (None: the newest release read, 0.34) holds it in float32 on a GPU of this CUDA
         capability; None where that depends on the GPU and the capability is not known."""
         from ..engines.vllm_release import at_least
 
+        if self.first is None:
+            return False
         if version is not None and not at_least(version, self.first):
             return False
         if self.gpu_dependent_from is None or (version is not None and not at_least(version,
@@ -78,40 +110,114 @@ class Fp32Rule:
             return None
         return not (capability == (9, 0) or capability[0] == 10)
 
+    def held_by_sglang(self, release: str) -> bool:
+        """Whether SGLang `release` ("0.5.9", "0.5.23") holds it in float32 (on CUDA)."""
+        return release in self.sglang
 
-def _rules(first: tuple[int, int, int], source: str, *suffixes: str, **kw) -> tuple[Fp32Rule, ...]:
+
+def _rules(first: tuple[int, int, int] | None, source: str, *suffixes: str, **kw) -> tuple[Fp32Rule, ...]:
     return tuple(Fp32Rule(s, first, source, **kw) for s in suffixes)
 
 
-_GLM = _rules((0, 11, 0), "glm4_moe.py Glm4MoE (glm4_moe_lite.py Glm4MoeLite inherits it)", "mlp.gate",
-              "mlp.gate.e_score_correction_bias")
+_SG_DS = "deepseek_v2.py MoEGate (noaux_tc: e_score_correction_bias float32; its weight in the model dtype)"
+# SGLang: glm4_moe.py Glm4MoeGate / glm4_moe_lite.py Glm4MoeLiteGate, the weight in float32 from 0.5.23 (0.5.9 built
+# it in the model dtype, the bias in float32)
+_SG_GLM = "glm4_moe.py Glm4MoeGate, glm4_moe_lite.py Glm4MoeLiteGate"
+_GLM = (_rules((0, 11, 0), "glm4_moe.py Glm4MoE (glm4_moe_lite.py Glm4MoeLite inherits it)", "mlp.gate",
+               sglang=SGLANG_NEW, sglang_source=_SG_GLM)
+        + _rules((0, 11, 0), "glm4_moe.py Glm4MoE (glm4_moe_lite.py Glm4MoeLite inherits it)",
+                 "mlp.gate.e_score_correction_bias", sglang=SGLANG_BOTH, sglang_source=_SG_GLM))
 _DEEPSEEK = (_rules((0, 11, 0), "deepseek_v2.py DeepseekV2MoE", "mlp.gate.e_score_correction_bias",
-                    only_if=("topk_method", "noaux_tc"))
+                    only_if=("topk_method", "noaux_tc"), sglang=SGLANG_BOTH, sglang_source=_SG_DS)
              + _rules((0, 32, 0), "deepseek_v32/attention.py DeepseekV32Indexer, deepseek_v2.py Indexer",
-                      "indexer.k_norm"))
+                      "indexer.k_norm", sglang=SGLANG_BOTH,
+                      sglang_source="layers/attention/dsa/dsa_indexer.py Indexer (LayerNorm float32 on CUDA; "
+                      "RMSNorm in the model dtype where index_k_norm_type is \"rms\"; 0.5.9 nsa/nsa_indexer.py)"))
+_MAMBA2 = "layers/attention/mamba/mamba.py MambaMixer2 (A, loaded from A_log: float32, split by heads)"
+_NONE = "kvplan's vLLM profile adds nothing for it (vLLM's class not checked for it here)"
 
-# model_type (as kvplan's tables are keyed) -> its rules
-VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {
+# model_type (as kvplan's tables are keyed) -> its rules, for either engine
+FP32_RULES: dict[str, tuple[Fp32Rule, ...]] = {
+    # SGLang's ernie4.py MoEGate builds both in the model dtype (0.5.9, 0.5.23)
     "ernie4_5_moe": _rules((0, 11, 1), "ernie45_moe.py Ernie4_5_MoeMoE", "mlp.gate",
                            "mlp.moe_statics.e_score_correction_bias"),
+    # SGLang: its own LongcatFlashConfig's rounter_params_dtype, "float32" unless the config says otherwise
     "longcat_flash": _rules((0, 11, 0), "longcat_flash.py LongcatMoe / LongcatRouter", "router.classifier",
-                            "router.e_score_correction_bias"),
-    "lfm2_moe": _rules((0, 11, 1), "lfm2_moe.py Lfm2MoeSparseMoeBlock", "feed_forward.expert_bias"),
+                            "router.e_score_correction_bias", sglang=SGLANG_BOTH,
+                            sglang_source="longcat_flash.py LongcatFlashRouter (rounter_params_dtype)"),
+    "lfm2_moe": _rules((0, 11, 1), "lfm2_moe.py Lfm2MoeSparseMoeBlock", "feed_forward.expert_bias",
+                       sglang=SGLANG_BOTH, sglang_source="lfm2_moe.py Lfm2MoeSparseMoeBlock (use_expert_bias)"),
     "glm4_moe": _GLM,
     "glm4_moe_lite": _GLM,
-    "minimax_m2": (_rules((0, 11, 1), "minimax_m2.py MiniMaxM2MoE", "block_sparse_moe.gate")
+    "minimax_m2": (_rules((0, 11, 1), "minimax_m2.py MiniMaxM2MoE", "block_sparse_moe.gate", sglang=SGLANG_BOTH,
+                          sglang_source="minimax_m2.py MiniMaxM2MoE (ReplicatedLinear params_dtype float32)")
                    + _rules((0, 11, 1), "minimax_m2.py MiniMaxM2MoE", "block_sparse_moe.e_score_correction_bias",
-                            only_if=("use_routing_bias", True))),
-    "laguna": _rules((0, 21, 0), "laguna.py LagunaMoE", "mlp.experts.e_score_correction_bias"),
+                            only_if=("use_routing_bias", True), sglang=SGLANG_BOTH,
+                            sglang_source="minimax_m2.py MiniMaxM2MoE")),
+    # SGLang 0.5.23 laguna.py LagunaMoEGate: the gate too (0.5.9 has no laguna.py)
+    "laguna": (_rules((0, 21, 0), "laguna.py LagunaMoE", "mlp.experts.e_score_correction_bias",
+                      sglang=SGLANG_NEW, sglang_source="laguna.py LagunaMoEGate")
+               + _rules(None, "laguna.py LagunaMoE (its gate in the model dtype)", "mlp.gate", sglang=SGLANG_NEW,
+                        sglang_source="laguna.py LagunaMoEGate")),
     "deepseek_v3": _DEEPSEEK,
     "kimi_k2": _DEEPSEEK,
     "deepseek_v32": _DEEPSEEK,
     "glm_moe_dsa": _DEEPSEEK,
-    "kimi_linear": _rules((0, 27, 0), "models/kimi_k3/nvidia/model.py (MoE gate)", "gate.e_score_correction_bias"),
-    "nemotron_h": (_rules((0, 11, 1), "nemotron_h.py NemotronHMoE", "gate.e_score_correction_bias")
+    # SGLang's kimi_linear.py builds the score bias in the model dtype (0.5.9, 0.5.23), but KDA's conv1d (0.5.9
+    # q/k/v_conv1d, 0.5.23 one fused qkv_conv1d), dt_bias and A_log in float32, split over TP
+    "kimi_linear": (_rules((0, 27, 0), "models/kimi_k3/nvidia/model.py (MoE gate)", "gate.e_score_correction_bias")
+                    + _rules(None, _NONE, "self_attn.q_conv1d", "self_attn.k_conv1d", "self_attn.v_conv1d",
+                             "self_attn.dt_bias", "self_attn.A_log", sglang=SGLANG_BOTH,
+                             sglang_source="kimi_linear.py KimiDeltaAttention")),
+    "nemotron_h": (_rules((0, 11, 1), "nemotron_h.py NemotronHMoE", "gate.e_score_correction_bias",
+                          sglang=SGLANG_BOTH, sglang_source="nemotron_h.py NemotronHMoE")
                    + _rules((0, 11, 1), "nemotron_h.py NemotronHMoE, fused_moe/router/gate_linear.py GateLinear",
-                            "gate", gpu_dependent_from=(0, 17, 0))),
+                            "gate", gpu_dependent_from=(0, 17, 0), sglang=("0.5.9",),
+                            sglang_source="nemotron_h.py NemotronHMoE (0.5.9 ReplicatedLinear params_dtype "
+                            "float32; 0.5.23 the model dtype)")
+                   + _rules(None, _NONE, "mixer.A_log", sglang=SGLANG_BOTH, sglang_source=_MAMBA2)),
+    "falcon_h1": _rules(None, _NONE, "mamba.A_log", sglang=SGLANG_BOTH, sglang_source=_MAMBA2),
+    "granitemoehybrid": _rules(None, _NONE, "mamba.A_log", sglang=SGLANG_BOTH, sglang_source=_MAMBA2),
+    "qwen3_next": _rules(None, _NONE, "linear_attn.A_log", sglang=SGLANG_BOTH,
+                         sglang_source="qwen3_next.py Qwen3GatedDeltaNet (A_log float32, split by heads)"),
+    "qwen3_5_text": _rules(None, _NONE, "linear_attn.A_log", sglang=SGLANG_NEW,
+                           sglang_source="qwen3_5.py Qwen3_5GatedDeltaNet (0.5.9: the model dtype)"),
+    "qwen3_5_moe_text": _rules(None, _NONE, "linear_attn.A_log", sglang=SGLANG_NEW,
+                               sglang_source="qwen3_5.py Qwen3_5GatedDeltaNet (0.5.9: the model dtype)"),
+    # the router in moe_router_dtype, float32 unless the config names another (0.5.9: always float32)
+    "mimo_v2": (_rules(None, _NONE, "mlp.gate", sglang=SGLANG_BOTH,
+                       sglang_source="mimo_v2.py MoEGate (moe_router_dtype; 0.5.9 mimo_v2_flash.py)")
+                + _rules(None, _NONE, "mlp.gate.e_score_correction_bias", only_if=("topk_method", "noaux_tc"),
+                         sglang=SGLANG_BOTH, sglang_source="mimo_v2.py MoEGate")),
+    # Ling / Ring 2.0 and 3.0: the router in float32 where router_dtype is "fp32", its expert_bias always
+    "bailing_moe": (_rules(None, _NONE, "mlp.gate", only_if=("router_dtype", "fp32"), sglang=SGLANG_BOTH,
+                           sglang_source="bailing_moe.py BailingMoEGate (router_dtype)")
+                    + _rules(None, _NONE, "mlp.gate.expert_bias", sglang=SGLANG_BOTH,
+                             sglang_source="bailing_moe.py BailingMoEGate (moe_router_enable_expert_bias)")),
+    "bailing_hybrid": (_rules(None, _NONE, "mlp.gate", only_if=("router_dtype", "fp32"), sglang=SGLANG_NEW,
+                              sglang_source="bailing_moe_v3.py BailingMoEGate (router_dtype)")
+                       + _rules(None, _NONE, "mlp.gate.expert_bias", sglang=SGLANG_NEW,
+                                only_if=("moe_router_enable_expert_bias", True),
+                                sglang_source="bailing_moe_v3.py BailingMoEGate")),
 }
+FP32_RULES["mimo_v2_flash"] = FP32_RULES["mimo_v2"]
+
+# what vLLM builds in float32 (engines/vllm_fp32.py) and what SGLang does (engines/sglang_fp32.py)
+VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {
+    t: tuple(r for r in rules if r.first is not None) for t, rules in FP32_RULES.items()
+    if any(r.first is not None for r in rules)}
+SGLANG_FP32: dict[str, tuple[Fp32Rule, ...]] = {
+    t: tuple(r for r in rules if r.sglang) for t, rules in FP32_RULES.items() if any(r.sglang for r in rules)}
+
+
+def live(f: Fields, rules) -> list:
+    """The rules whose config condition (only_if) the config meets."""
+    return [r for r in rules if r.only_if is None or f.raw.get(r.only_if[0]) == r.only_if[1]]
+
+
+def matching(m, rules: list):
+    """The rule whose suffix ends m's name, or None."""
+    return next((r for r in rules if m.name == r.suffix or m.name.endswith("." + r.suffix)), None)
 
 
 def mark(f: Fields, modules: list) -> list:
@@ -119,9 +225,9 @@ def mark(f: Fields, modules: list) -> list:
     rules = VLLM_FP32.get(f.model_type)
     if not rules or not modules:
         return modules
-    live = [r for r in rules if r.only_if is None or f.raw.get(r.only_if[0]) == r.only_if[1]]
+    rules = live(f, rules)
     out = []
     for m in modules:
-        rule = next((r for r in live if m.name == r.suffix or m.name.endswith("." + r.suffix)), None)
+        rule = matching(m, rules)
         out.append(replace(m, vllm_fp32=rule) if rule else m)
     return out

@@ -152,7 +152,7 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
             vision = f"; the vision tower's scaling (adjust_mem_fraction_for_vlm): {vision}"
     preload = PRELOAD_BYTES + (PRELOAD_TP_BYTES if dep.tp * dep.pp > 1 else 0)
     t0 = total - preload
-    weights = _weights_per_gpu(result)
+    weights = _weights_per_gpu(result, rules.release)
     vlm = rules.vlm_cache_mib * 2**20 if multimodal else 0  # 0 before 0.5.23
     rest = int(t0 * frac) - weights - vlm - draft[0]
     how = (f"pool predicted from the GPU: free memory after the distributed init {t0 / GIB:.2f} GiB (the driver's "
@@ -185,8 +185,9 @@ def _is_mla(model) -> bool:
     return any(c.kind == "latent" for layer in model.layers for c in layer.caches)
 
 
-def _stage_weights(result) -> list[int]:
-    """Weight bytes on one GPU of each pipeline stage, split as SGLang splits the layers."""
+def _stage_weights(result, release: str | None = None) -> list[int]:
+    """Weight bytes on one GPU of each pipeline stage, split as SGLang splits the layers, with what SGLang `release`
+    (None: the newest modelled) holds in float32 beyond the checkpoint's width (engines/sglang_fp32.py)."""
     from ..capacity.shard import sglang_stage_bounds
     from ..capacity.weights import stage_weight_bytes
 
@@ -194,14 +195,38 @@ def _stage_weights(result) -> list[int]:
     record = getattr(result, "weights", None) or dep.weights
     model = result.plan.model
     if record is not None:
-        return stage_weight_bytes(record, model.num_layers, dep.tp, dep.pp,
-                                  bounds=sglang_stage_bounds(model.num_layers, dep.pp))
-    total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes
-    return [-(-total // (dep.tp * dep.pp))] * dep.pp
+        out = stage_weight_bytes(record, model.num_layers, dep.tp, dep.pp,
+                                 bounds=sglang_stage_bounds(model.num_layers, dep.pp))
+    else:
+        total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes
+        out = [-(-total // (dep.tp * dep.pp))] * dep.pp
+    up, _ = fp32_upcast(result, release)
+    if up is not None:
+        out = [n + extra for n, extra in zip(out, up.stage_bytes)]
+    return out
 
 
-def _weights_per_gpu(result) -> int:
-    return max(_stage_weights(result))
+def fp32_upcast(result, release: str | None = None):
+    """(what SGLang `release` holds in float32 beyond the weights kvplan sized, added; a note where it is not added
+    or where it is): engines/sglang_fp32.py. Nothing where the weights were given (a log's figure, --weight-bytes)."""
+    from .sglang_fp32 import stores_float32, upcast
+
+    dep = result.deployment
+    record = getattr(result, "weights", None) or dep.weights
+    if dep.weight_bytes is not None and record is None or record is not None and record.source == "given":
+        return None, None
+    up = upcast(result.plan.model, release or rules_for(None).release, dep.tp, dep.pp)
+    if up is None:
+        return None, None
+    if stores_float32(record):
+        return None, (f"SGLang holds {up.params:,} parameters in float32 (configs/param_fp32.py); the checkpoint's "
+                      f"tensor table may store them in float32 already, so the {max(up.stage_bytes):,} B a GPU they "
+                      "would add at 2 B as stored is not counted")
+    return up, "weights include + " + up.describe()
+
+
+def _weights_per_gpu(result, release: str | None = None) -> int:
+    return max(_stage_weights(result, release))
 
 
 def stage_pool(result, rest: int, context_len: int, rules: Rules, **kwargs) -> tuple[SglangPool, str | None]:
@@ -222,7 +247,7 @@ def stage_pool(result, rest: int, context_len: int, rules: Rules, **kwargs) -> t
                          f"decoding (each stage's state pool and draft are not read): {model.name}",
                          "plan one stage with --tp, or use --engine vllm")
     bounds = sglang_stage_bounds(model.num_layers, dep.pp)
-    weights = _stage_weights(result)
+    weights = _stage_weights(result, rules.release)
     pools = []
     for (start, end), stage_weights in zip(bounds, weights):
         stage_rest = rest if dep.kv_memory_bytes is not None else rest + max(weights) - stage_weights
@@ -407,9 +432,14 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
                      + f"), {got.state_slots_per_request} a request")
         if ssm_note:
             notes.append(ssm_note)
+    fp32_note = fp32_upcast(result, rules.release)[1] if how is not None else None
+    if fp32_note:
+        notes.append(fp32_note)
     if how is not None:
-        notes.append("weights as the checkpoint stores them, split over TP (SGLang's own load layouts, e.g. of "
-                     "MXFP4 experts, are not modelled)")
+        notes.append("weights as the checkpoint stores them"
+                     + (" (but the float32 parameters above)" if fp32_note and fp32_note.startswith("weights include")
+                        else "")
+                     + ", split over TP (SGLang's own load layouts, e.g. of MXFP4 experts, are not modelled)")
     report.data["engine"] = {
         "name": "sglang",
         "version": rules.release,

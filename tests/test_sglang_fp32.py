@@ -1,0 +1,145 @@
+"""Parameters SGLang builds in float32 whatever the checkpoint's dtype (configs/param_fp32.py, Fp32Rule.sglang), which
+SGLang's weights hold at 4 B where kvplan sizes them at the checkpoint's 2 B (engines/sglang_fp32.py), so its pool
+is smaller by as much. Each figure is worked out by hand from the bundled config and the SGLang class that builds
+the parameter (the 0.5.23 wheel's python/sglang/srt/models, 0.5.9's sdist where it differs)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvplan.engines.sglang_fp32 import upcast
+from kvplan.sources import load_model
+
+
+def _figures(up):
+    return None if up is None else (up.params, up.extra_bytes_per_param, up.stage_bytes)
+
+
+def test_longcat_flash_router_in_float32_whole_on_every_rank():
+    # longcat_flash.py LongcatFlashRouter: classifier = ReplicatedLinear(params_dtype=rounter_params_dtype, "float32"
+    # by SGLang's own LongcatFlashConfig) [n_routed_experts + zero_expert_num = 512 + 256, 6144], no bias
+    # (router_bias False), and e_score_correction_bias float32 [768]; 28 decoder layers:
+    # 28 x (768 x 6144 + 768) = 28 x 4,719,360 = 132,142,080 parameters, + 2 B each, whole on every TP rank
+    model = load_model("longcat-flash-chat")
+    assert _figures(upcast(model, "0.5.23", tp=8)) == (132_142_080, 2, (264_284_160,))
+    assert _figures(upcast(model, "0.5.9", tp=8)) == (132_142_080, 2, (264_284_160,))
+    # PP 2: get_pp_indices(28, 2) gives each stage 14 decoder layers, so 14 x 4,719,360 x 2 B = 132,142,080 B each
+    assert _figures(upcast(model, "0.5.23", tp=4, pp=2)) == (132_142_080, 2, (132_142_080, 132_142_080))
+
+
+def test_the_sglang_pool_loses_the_float32_bytes(cli):
+    # SGLang's pool is int(T0 x mem_fraction_static) - the weights on a GPU: with the fraction given (--mem-util),
+    # it is kvplan's own per-GPU weights (capacity) + LongCat-Flash's routers less than that: at TP 8 x PP 2, 14
+    # decoder layers a stage, 132,142,080 B (above)
+    from kvplan.engines.sglang_report import PRELOAD_BYTES, PRELOAD_TP_BYTES
+    from kvplan.capacity.gpus import lookup
+    from kvplan.engines.vllm_profile import driver_total_bytes
+
+    rc, out, err = cli("estimate", "longcat-flash-chat", "--engine", "sglang", "--gpu", "h200", "--tp", "8",
+                       "--pp", "2", "--context", "8k", "--mem-util", "0.85", "--format", "json")
+    assert rc == 0, err
+    data = json.loads(out)
+    t0 = driver_total_bytes(lookup("h200")) - PRELOAD_BYTES - PRELOAD_TP_BYTES
+    weights = data["capacity"]["weight_bytes_per_gpu"] + 132_142_080
+    assert data["engine"]["kv_memory_bytes"] == int(t0 * 0.85) - weights
+    assert any("132,142,080 parameters SGLang holds in float32" in n for n in data["engine"]["notes"])
+
+
+def test_glm_gate_in_float32_from_0_5_23_only():
+    # glm4_moe_lite.py Glm4MoeLiteGate: weight [64, 2048] and e_score_correction_bias [64] both float32 in 0.5.23;
+    # 0.5.9 built the weight in the model dtype. GLM-4.7-Flash: 47 layers, the first dense, 46 MoE layers:
+    # 0.5.23: 46 x (131,072 + 64) = 6,032,256 parameters, x 2 B = 12,064,512 B on every GPU (whole)
+    # 0.5.9: 46 x 64 = 2,944, x 2 B = 5,888 B
+    model = load_model("glm-4.7-flash")
+    assert _figures(upcast(model, "0.5.23", tp=2)) == (6_032_256, 2, (12_064_512,))
+    assert _figures(upcast(model, "0.5.9", tp=2)) == (2_944, 2, (5_888,))
+
+
+def test_each_release_takes_its_own_float32_bytes_from_the_pool(cli):
+    # the same fraction (--mem-util) and GPU: the two releases' pools differ by the gate weights alone,
+    # 12,064,512 - 5,888 = 12,058,624 B (46 x 131,072 x 2 B)
+    pools = {}
+    for engine in ("sglang", "sglang@0.5.9"):
+        rc, out, err = cli("estimate", "glm-4.7-flash", "--engine", engine, "--gpu", "h100", "--tp", "2",
+                           "--context", "8k", "--mem-util", "0.8", "--format", "json")
+        assert rc == 0, err
+        pools[engine] = json.loads(out)["engine"]["kv_memory_bytes"]
+    assert pools["sglang@0.5.9"] - pools["sglang"] == 46 * 131_072 * 2 == 12_058_624
+
+
+def test_deepseek_score_bias_and_dsa_k_norm():
+    # deepseek_v2.py MoEGate: noaux_tc -> e_score_correction_bias float32 [256]; the gate weight in the model dtype
+    # (float32 only with router_fp32). DeepSeek-V3: 61 layers, 3 dense, 58 x 256 = 14,848 parameters -> 29,696 B
+    # a GPU, whatever the TP
+    assert _figures(upcast(load_model("deepseek-v3"), "0.5.23", tp=8)) == (14_848, 2, (29_696,))
+    # DeepSeek-V3.2: + the DSA indexer's k_norm, LayerNorm(index_head_dim 128, float32: weight and bias) on each of
+    # 61 layers (dsa_indexer.py Indexer; 0.5.9 nsa_indexer.py): 14,848 + 61 x 256 = 30,464 -> 60,928 B
+    assert _figures(upcast(load_model("deepseek-v3.2-exp"), "0.5.23", tp=8)) == (30_464, 2, (60_928,))
+
+
+def test_deepseek_v3_tensor_table_with_float32_tensors_adds_nothing(cli):
+    # the bundled DeepSeek-V3 record holds F32 tensors (the checkpoint stores e_score_correction_bias so): the
+    # 29,696 B are not added twice, a note says so
+    rc, out, err = cli("estimate", "deepseek-v3", "--engine", "sglang", "--gpu", "h200", "--tp", "8", "--context",
+                       "8k", "--format", "json")
+    assert rc == 0, err
+    notes = json.loads(out)["engine"]["notes"]
+    assert any("may store them in float32 already" in n and "29,696 B" in n for n in notes)
+    assert not any(n.startswith("weights include +") for n in notes)
+
+
+def test_families_sglang_builds_in_the_model_dtype():
+    # ernie4.py MoEGate: weight and e_score_correction_bias torch.empty without a dtype (0.5.9, 0.5.23), where vLLM
+    # 0.34 holds both in float32; Qwen3-MoE's gate ReplicatedLinear without params_dtype; Llama: nothing
+    for name in ("qwen3-30b-a3b", "llama-3.1-8b"):
+        assert upcast(load_model(name), "0.5.23", tp=2) is None
+    from kvplan.configs.param_fp32 import FP32_RULES, SGLANG_FP32, VLLM_FP32
+
+    assert "ernie4_5_moe" in VLLM_FP32 and "ernie4_5_moe" not in SGLANG_FP32
+    # one record for a module both engines hold in float32, not a copy
+    assert SGLANG_FP32["longcat_flash"] == VLLM_FP32["longcat_flash"] == FP32_RULES["longcat_flash"]
+    assert SGLANG_FP32["deepseek_v3"][0] is VLLM_FP32["deepseek_v3"][0]
+
+
+def test_kimi_linear_kda_state_parameters_split_over_tp():
+    # kimi_linear.py KimiDeltaAttention, float32: qkv_conv1d (0.5.9 q/k/v_conv1d) 3 x [projection 32 x 128 = 4,096,
+    # kernel 4] = 49,152, dt_bias [4,096], A_log [32], each split over TP; the MoE gate's e_score_correction_bias in
+    # the model dtype (torch.empty(num_experts)). 20 KDA layers (kda_layers): 20 x 53,280 = 1,065,600 parameters,
+    # x 2 B = 2,131,200 B, / 2 ranks = 1,065,600 B a GPU
+    model = load_model("kimi-linear-48b-a3b")
+    assert _figures(upcast(model, "0.5.23", tp=2)) == (1_065_600, 2, (1_065_600,))
+
+
+@pytest.mark.parametrize("name,release,params", [
+    # qwen3_next.py: A_log float32 [linear_num_value_heads 32 / TP]; 48 layers, every 4th full: 36 x 32 = 1,152
+    ("qwen3-next-80b-a3b", "0.5.23", 1_152),
+    ("qwen3-next-80b-a3b", "0.5.9", 1_152),
+    # qwen3_5.py: the same from 0.5.23 (0.5.9 torch.empty without a dtype); 40 layers: 30 x 32 = 960
+    ("qwen3.5-35b-a3b", "0.5.23", 960),
+    ("qwen3.5-35b-a3b", "0.5.9", None),
+    # mamba.py MambaMixer2: A float32 [mamba_num_heads 128 / TP]; Nemotron-H 8B's pattern has 24 M layers: 3,072
+    ("nemotron-h-8b", "0.5.23", 3_072),
+])
+def test_recurrent_a_log_in_float32(name, release, params):
+    # split over TP 2: params x 2 B / 2 = params B a GPU
+    up = upcast(load_model(name), release, tp=2)
+    assert _figures(up) == (None if params is None else (params, 2, (params,)))
+
+
+def test_sglang_holds_whole_what_vllm_does_and_no_float32_for_qwen3_moe(cli):
+    # a pin (the same before this change): SGLang 0.5.23 holds Qwen3-MoE's norms (RMSNorm) and router
+    # (qwen3_moe.py ReplicatedLinear, no params_dtype: the model dtype) whole on every rank and, above the 4 KV
+    # heads, one whole KV head a rank (layers/linear.py QKVParallelLinear: num_kv_heads 1, num_kv_head_replicas
+    # tp / kv heads), as vLLM. Qwen3-30B-A3B at TP 8 (tests/test_kv_head_replication.py works it out):
+    # (61,064,245,248 - 25,587,712 - 201,326,592) / 8 + 25,587,712 + 201,326,592 / 4 = 7,680,585,728 B a GPU
+    from kvplan.capacity.gpus import lookup
+    from kvplan.engines.sglang_report import PRELOAD_BYTES, PRELOAD_TP_BYTES
+    from kvplan.engines.vllm_profile import driver_total_bytes
+
+    rc, out, err = cli("estimate", "qwen3-30b-a3b", "--engine", "sglang", "--gpu", "h100", "--tp", "8",
+                       "--context", "8k", "--mem-util", "0.8", "--format", "json")
+    assert rc == 0, err
+    t0 = driver_total_bytes(lookup("h100")) - PRELOAD_BYTES - PRELOAD_TP_BYTES
+    assert json.loads(out)["engine"]["kv_memory_bytes"] == int(t0 * 0.8) - 7_680_585_728
