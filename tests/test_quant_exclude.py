@@ -186,6 +186,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "minimax", "dbrx", "bailing_hybrid",  # moe
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
+             "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma",  # rest
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -214,7 +215,14 @@ _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                                                                                               "A_log")),
                                *((f".self_attn.{c}_conv1d", ".self_attn.conv1d") for c in "qkv"),
                                (".mlp.gate.expert_bias", ".mlp.gate.e_score_correction_bias")),
-            "gpt_neox": (("embed_out", "lm_head"),)}  # GPT-NeoX's head, embed_out in the checkpoints
+            "gpt_neox": (("embed_out", "lm_head"),),  # GPT-NeoX's head, embed_out in the checkpoints
+            # OLMo Hybrid's checkpoint names, which transformers renames on load and whose three convolutions it
+            # packs into one conv1d (conversion_mapping.py "olmo_hybrid"); Zamba's dt_proj_bias is keyed by the
+            # test as its module's bias (the key drops "_bias" from a name ending "_proj_bias")
+            "olmo_hybrid": ((".attention_layer_norm", ".input_layernorm"),
+                            (".feedforward_layer_norm", ".post_attention_layernorm"),
+                            *((f".{c}_conv1d", ".conv1d") for c in "qkv")),
+            "zamba": ((".dt_proj_bias", ".dt_proj"),)}
 
 
 # DeepSeek-V4's checkpoints keep DeepSeek's own names (no model. prefix: its table's modules are top), which
@@ -312,14 +320,15 @@ def _refused(tmp_path, raw: dict, reason: str) -> None:
 
 
 def test_a_model_type_without_a_per_module_count_is_refused(tmp_path):
-    # (falcon had no table before configs/param_modules_classic.py; GPT-Neo has none)
-    raw = json.loads((SPECS / "gpt-neo-125m.json").read_text())
-    raw["max_position_embeddings"] = 8192  # no context warning at --context 8k: the refusal is the one line
+    # (falcon had no table before configs/param_modules_classic.py, GPT-Neo before param_modules_rest.py; RWKV has
+    # none)
+    raw = json.loads((SPECS / "rwkv-4-430m-pile.json").read_text())
+    raw["context_length"] = 8192  # no context warning at --context 8k: the refusal is the one line
     raw["quantization_config"] = {
         "quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["re:.*self_attn.*"],
         "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float",
                                                                    "strategy": "channel"}}}}
-    _refused(tmp_path, raw, "no per-module count of model_type 'gpt_neo'")
+    _refused(tmp_path, raw, "no per-module count of model_type 'rwkv'")
 
 
 def test_a_list_that_picks_some_experts_is_refused(tmp_path):

@@ -397,11 +397,12 @@ from .param_modules_hybrid import HYBRID  # noqa: E402 (Nemotron-H, Granite 4.0-
 from .param_modules_moe import MOE  # noqa: E402 (MiniMax-Text-01 / M1, Ling / Ring 2.0 and 3.0, DBRX, DeepSeek-MoE)
 from .param_modules_wrap import WRAP  # noqa: E402 (wrappers' text models, TeleChat3, Gemma 3n, MiMo-V2)
 from .param_modules_classic import CLASSIC  # noqa: E402 (InternLM2, Falcon, ChatGLM, GPT-2, OPT, BLOOM, ...)
+from .param_modules_rest import REST  # noqa: E402 (Nemotron-NAS, Mamba, Mamba-2, OLMo Hybrid, Zamba, GPT-Neo, ...)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
           **GLM_OSS, **MORE, **VL, **DENSE, **MLA, **HYBRID, **WRAP,
-          **MOE, **CLASSIC}
+          **MOE, **CLASSIC, **REST}
 
 
 def table(f: Fields, layers: list, dims) -> list[Module]:
