@@ -1,0 +1,175 @@
+"""Per-module tables of Nemotron-NAS, Mamba, Falcon-Mamba, Mamba-2, OLMo Hybrid, Zamba v1, GPT-Neo and RecurrentGemma
+(configs/param_modules_rest.py). They add up to the parameter counts, and the bytes each TP rank holds whole are
+worked out here by hand from the configs (transformers 5.25 modeling_mamba.py, modeling_falcon_mamba.py,
+modeling_mamba2.py, modeling_olmo_hybrid.py, modeling_zamba.py, modeling_gpt_neo.py, modeling_recurrent_gemma.py;
+vLLM 0.34 nemotron_nas.py; what vLLM holds whole: the module's docstring)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvplan.capacity.weights import stage_weight_bytes
+from kvplan.configs import build_model
+from kvplan.configs.build import _read
+from kvplan.configs.param_modules import table
+from kvplan.weights.estimate import estimated
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS, DATA = ROOT / "model_specs", ROOT / "tests" / "data" / "configs"
+TYPES = ("nemotron-nas", "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma")
+
+
+def _raw(name: str) -> dict:
+    return json.loads((SPECS / f"{name}.json").read_text())
+
+
+def _configs() -> list:
+    bundled = [_raw(n) for n in ("mamba-2.8b", "falcon-mamba-7b", "mamba-codestral-7b", "olmo-hybrid-7b",
+                                 "zamba-7b-v1", "gpt-neo-125m", "recurrentgemma-2b-it", "recurrentgemma-9b")]
+    return bundled + [json.loads((DATA / "llama-3.3-nemotron-super-49b-v1.json").read_text())]
+
+
+def _per_gpu(model, layers: int, tp: int) -> int:
+    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
+
+
+@pytest.mark.parametrize("raw", _configs(), ids=lambda raw: str(raw.get("model_type")))
+def test_the_table_adds_up_to_the_parameter_count(raw):
+    family, f, _, layers, dims = _read(raw, "rest")
+    assert f.model_type in TYPES
+    modules = table(f, layers, dims)
+    assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
+
+
+def test_nemotron_super_49b_keeps_only_the_norms_of_its_live_blocks_whole():
+    raw = json.loads((DATA / "llama-3.3-nemotron-super-49b-v1.json").read_text())
+    model = build_model(raw, "nemotron-super")
+    # 80 layers of hidden 8,192, 64 query heads of 128; 49 keep attention (n_heads_in_group 8: 8 KV heads), 31 are
+    # no_op; every FFN is live, of int(2 x ffn_mult x 8,192 / 3) rounded up to 256: ffn_mult 5.25 -> 28,672 (49
+    # layers), 2.625 -> 14,336 (6), 0.5 -> 2,816 (6), 1.0 -> 5,632 (8), 1.3125 -> 7,168 (10), 3.28125 -> 17,920 (1)
+    widths = 49 * 28672 + 6 * 14336 + 6 * 2816 + 8 * 5632 + 10 * 7168 + 17920
+    attention = 2 * 8192 * 8192 + 2 * 8192 * 1024
+    total = 49 * attention + 3 * 8192 * widths + (49 + 80 + 1) * 8192 + 2 * 128256 * 8192
+    assert model.param_count == total == 49_867_145_216
+    # whole: input_layernorm on the 49 attention layers, post_attention_layernorm on all 80, the final norm (no
+    # biases: attention_bias and mlp_bias false)
+    whole = (49 + 80 + 1) * 8192
+    assert whole == 1_064_960 and model.weight_replicated_bytes == 2 * whole
+    # TP 2, BF16: (99,734,290,432 - 2,129,920) / 2 + 2,129,920
+    assert _per_gpu(model, 80, 2) == (2 * total - 2 * whole) // 2 + 2 * whole == 49_868_210_176
+
+
+def test_nemotron_nas_names_its_linear_replacements():
+    raw = json.loads((DATA / "llama-3.3-nemotron-super-49b-v1.json").read_text())
+    blocks = [dict(b) for b in raw["block_configs"]]
+    blocks[1] = {"attention": {"replace_with_linear": True}, "ffn": {"replace_with_linear": True}}
+    family, f, _, layers, dims = _read(dict(raw, block_configs=blocks), "nemotron-linear")
+    modules = {m.name: m for m in table(f, layers, dims)}
+    # the remote modeling_decilm.py's DeciLMLinearAttention / DeciLMLinearMLP: one hidden x hidden linear each,
+    # with the layer's two norms
+    assert modules["layers.1.self_attn.linear_attn"].weight == modules["layers.1.mlp.linear_mlp"].weight == 8192 ** 2
+    assert "layers.1.self_attn.q_proj" not in modules and "layers.1.input_layernorm" in modules
+
+
+def test_mamba_2_8b_float32_keeps_its_norms_whole():
+    model = build_model(_raw("mamba-2.8b"), "mamba-2.8b")
+    # 64 layers of hidden 2,560, inner 5,120, state 16, conv 4 (with a bias), dt_rank 160, no in/out biases;
+    # vocab 50,280, tied; float32
+    layer = (2560 + 2560 * 10240 + 5120 * 5 + 5120 * (160 + 32) + 160 * 5120 + 5120 + 5120 * 16 + 5120
+             + 5120 * 2560)
+    total = 64 * layer + 50280 * 2560 + 2560
+    assert model.param_count == total == 2_768_345_600
+    whole = 64 * 2560 + 2560  # layers.N.norm and norm_f
+    assert whole == 166_400 and model.weight_replicated_bytes == 4 * whole
+    # TP 2: (11,073,382,400 - 665,600) / 2 + 665,600
+    assert _per_gpu(model, 64, 2) == (4 * total - 4 * whole) // 2 + 4 * whole == 5_537_024_000
+
+
+def test_falcon_mamba_7b_counts_one_norm_a_layer():
+    model = build_model(_raw("falcon-mamba-7b"), "falcon-mamba-7b")
+    # FalconMambaBlock has one RMSNorm; its mixer's dt / b / c norms are weightless (FalconMambaWeightlessRMSNorm
+    # holds a non-persistent buffer). 64 layers of hidden 4,096, inner 8,192, state 16, conv 4, dt_rank 256;
+    # vocab 65,024, untied. Was 64 x 4,096 more
+    layer = (4096 + 4096 * 16384 + 8192 * 5 + 8192 * (256 + 32) + 256 * 8192 + 8192 + 8192 * 16 + 8192
+             + 8192 * 4096)
+    total = 64 * layer + 2 * 65024 * 4096 + 4096
+    assert model.param_count == total == 7_272_665_088
+    whole = 64 * 4096 + 4096
+    assert model.weight_replicated_bytes == 2 * whole == 532_480
+    # TP 2, BF16: (14,545,330,176 - 532,480) / 2 + 532,480
+    assert _per_gpu(model, 64, 2) == (2 * total - 2 * whole) // 2 + 2 * whole == 7_272_931_328
+
+
+def test_mamba_codestral_splits_its_eight_groups():
+    model = build_model(_raw("mamba-codestral-7b"), "mamba-codestral-7b")
+    # 64 layers of hidden 4,096; 128 heads x 64 = 8,192 inner, 8 groups of state 128 (B and C 2,048 rows), conv 4
+    # with a bias; vocab 32,768, untied. n_groups 8: vLLM splits B and C with the heads, nothing of the mixer whole
+    layer = (4096 + 4096 * (2 * 8192 + 2048 + 128) + (8192 + 2048) * 5 + 3 * 128 + 8192 + 8192 * 4096)
+    total = 64 * layer + 2 * 32768 * 4096 + 4096
+    assert model.param_count == total == 7_285_403_648
+    whole = 64 * 4096 + 4096
+    assert model.weight_replicated_bytes == 2 * whole
+    # TP 2, BF16: (14,570,807,296 - 532,480) / 2 + 532,480
+    assert _per_gpu(model, 64, 2) == (2 * total - 2 * whole) // 2 + 2 * whole == 7_285_669_888
+
+
+def test_a_one_group_mamba2_holds_b_and_c_whole():
+    raw = dict(_raw("mamba-codestral-7b"), n_groups=1)
+    family, f, _, layers, dims = _read(raw, "codestral-one-group")
+    from kvplan.configs.param_modules import replicated_params
+
+    # per layer the norm, in_proj's B and C rows 2 x 128 x 4,096 and conv1d's 256 channels x (4 + 1); norm_f
+    assert replicated_params(table(f, layers, dims)) == 64 * (4096 + 256 * 4096 + 256 * 5) + 4096 == 67_457_024
+
+
+def test_olmo_hybrid_7b_keeps_its_norms_and_gated_norms_whole():
+    model = build_model(_raw("olmo-hybrid-7b"), "olmo-hybrid-7b")
+    # 32 layers of hidden 3,840, every 4th attention (8 layers: 30 heads of 128, q_norm and k_norm over 3,840 each,
+    # post_attention and post_feedforward norms); 24 Gated DeltaNet layers (o_norm over the 192-wide value heads,
+    # attention_layer_norm and feedforward_layer_norm); the final norm. No biases
+    whole = 8 * (3840 + 3840 + 2 * 3840) + 24 * (192 + 2 * 3840) + 3840
+    assert whole == 315_648 and model.weight_replicated_bytes == 2 * whole
+    assert model.param_count == 7_430_870_688
+    # TP 2, BF16: (14,861,741,376 - 631,296) / 2 + 631,296
+    assert _per_gpu(model, 32, 2) == 7_431_186_336
+    # vLLM 0.34 olmo_hybrid.py builds q/k/v/o without biases: a config with attention_bias gets no table
+    family, f, _, layers, dims = _read(dict(_raw("olmo-hybrid-7b"), attention_bias=True), "olmo-biased")
+    assert table(f, layers, dims) == []
+
+
+def test_zamba_7b_holds_its_hybrid_linears_and_norms_whole():
+    model = build_model(_raw("zamba-7b-v1"), "zamba-7b-v1")
+    # 76 Mamba layers of hidden 3,712, each with its input_layernorm; 13 hybrid layers (2, then 7, 13, ..., 73)
+    # add a linear 3,712 x 3,712 (whole, as Zamba2's ReplicatedLinear); the one shared block's input_layernorm over
+    # attention_hidden_size 7,424 and pre_ff_layernorm; final_layernorm
+    whole = 76 * 3712 + 13 * 3712 * 3712 + 7424 + 3712 + 3712
+    assert whole == 179_423_232 and model.weight_replicated_bytes == 2 * whole
+    assert model.param_count == 7_232_490_496
+    # TP 2, BF16: (14,464,980,992 - 358,846,464) / 2 + 358,846,464
+    assert _per_gpu(model, 76, 2) == 7_411_913_728
+
+
+def test_gpt_neo_125m_keeps_norms_positions_and_output_biases_whole():
+    model = build_model(_raw("gpt-neo-125m"), "gpt-neo-125m")
+    # 12 blocks of hidden 768: ln_1 and ln_2 (weight and bias), attn.attention.out_proj's and mlp.c_proj's biases;
+    # wpe 2,048 x 768 (a plain embedding); ln_f
+    whole = 12 * (2 * 2 * 768 + 768 + 768) + 2048 * 768 + 2 * 768
+    assert whole == 1_629_696 and model.weight_replicated_bytes == 2 * whole
+    assert model.param_count == 125_198_592
+    # TP 2, BF16: (250,397,184 - 3,259,392) / 2 + 3,259,392
+    assert _per_gpu(model, 12, 2) == 126_828_288
+
+
+def test_recurrentgemma_9b_keeps_norms_and_output_biases_whole():
+    model = build_model(_raw("recurrentgemma-9b"), "recurrentgemma-9b")
+    # 38 layers of hidden 4,096 (recurrent, recurrent, attention repeated: 12 attention, 26 recurrent): two norms
+    # and mlp_block.down_proj's bias a layer, o_proj's bias on attention layers, linear_out's on recurrent ones;
+    # final_norm
+    whole = 38 * (2 * 4096 + 4096) + 12 * 4096 + 26 * 4096 + 4096
+    assert whole == 626_688 and model.weight_replicated_bytes == 2 * whole
+    assert model.param_count == 8_579_977_216
+    # TP 2, BF16: (17,159,954,432 - 1,253,376) / 2 + 1,253,376
+    assert _per_gpu(model, 38, 2) == 8_580_603_904
