@@ -186,7 +186,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "minimax", "dbrx", "bailing_hybrid",  # moe
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
-             "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma",  # rest
+             "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -222,7 +222,8 @@ _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
             "olmo_hybrid": ((".attention_layer_norm", ".input_layernorm"),
                             (".feedforward_layer_norm", ".post_attention_layernorm"),
                             *((f".{c}_conv1d", ".conv1d") for c in "qkv")),
-            "zamba": ((".dt_proj_bias", ".dt_proj"),)}
+            "zamba": ((".dt_proj_bias", ".dt_proj"),),
+            "lfm3": ((".self_attn.gate_proj", ".self_attn.g_proj"),)}  # LFM3's attention gate (conversion_mapping.py)
 
 
 # DeepSeek-V4's checkpoints keep DeepSeek's own names (no model. prefix: its table's modules are top), which

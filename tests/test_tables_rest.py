@@ -19,7 +19,8 @@ from kvplan.weights.estimate import estimated
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS, DATA = ROOT / "model_specs", ROOT / "tests" / "data" / "configs"
-TYPES = ("nemotron-nas", "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma")
+TYPES = ("nemotron-nas", "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma",
+         "iquestloopcoder", "lfm3")
 
 
 def _raw(name: str) -> dict:
@@ -29,7 +30,9 @@ def _raw(name: str) -> dict:
 def _configs() -> list:
     bundled = [_raw(n) for n in ("mamba-2.8b", "falcon-mamba-7b", "mamba-codestral-7b", "olmo-hybrid-7b",
                                  "zamba-7b-v1", "gpt-neo-125m", "recurrentgemma-2b-it", "recurrentgemma-9b")]
-    return bundled + [json.loads((DATA / "llama-3.3-nemotron-super-49b-v1.json").read_text())]
+    test = [json.loads((DATA / f"{n}.json").read_text()) for n in
+            ("llama-3.3-nemotron-super-49b-v1", "iquest-coder-v1-40b-loop", "lfm3-audio-training-export-handwritten")]
+    return bundled + test
 
 
 def _per_gpu(model, layers: int, tp: int) -> int:
@@ -173,3 +176,38 @@ def test_recurrentgemma_9b_keeps_norms_and_output_biases_whole():
     assert model.param_count == 8_579_977_216
     # TP 2, BF16: (17,159,954,432 - 1,253,376) / 2 + 1,253,376
     assert _per_gpu(model, 38, 2) == 8_580_603_904
+
+
+def test_iquest_loop_coder_splits_its_gate_projections_with_the_heads():
+    model = build_model(json.loads((DATA / "iquest-coder-v1-40b-loop.json").read_text()), "iquest-loop")
+    # 80 layers of hidden 5,120, 40 query / 8 KV heads of 128, MLP 27,648, vocab 76,800 untied; per layer one
+    # gate_projections.N of head_dim 128 -> 40 heads with a bias (vLLM 0.34 iquest_loopcoder.py LoopGateProjection,
+    # a ColumnParallelLinear: split, bias too)
+    layer = 2 * 5120 * 5120 + 2 * 5120 * 1024 + 3 * 5120 * 27648 + 2 * 5120 + 128 * 40 + 40
+    total = 80 * layer + 2 * 76800 * 5120 + 5120
+    assert model.param_count == total == 39_794_696_320
+    whole = 80 * 2 * 5120 + 5120  # the two norms a layer and the final norm
+    assert whole == 824_320 and model.weight_replicated_bytes == 2 * whole
+    # TP 2, BF16: (79,589,392,640 - 1,648,640) / 2 + 1,648,640
+    assert _per_gpu(model, 80, 2) == (2 * total - 2 * whole) // 2 + 2 * whole == 39_795_520_640
+
+
+def test_lfm3_audio_text_model_keeps_its_norms_whole():
+    model = build_model(json.loads((DATA / "lfm3-audio-training-export-handwritten.json").read_text()), "lfm3")
+    # the text model under "lfm" with Lfm3Config's defaults: 24 layers of hidden 2,048, attention where i % 4 == 2
+    # or (i % 4 == 0 and i > 0) (11 layers: 16 query / 4 KV heads of 128, q_norm and k_norm over 128, the gate
+    # 2,048 -> 16), short convolutions elsewhere (13: conv 2,048 x 7, in_proj 2,048 x 6,144, out_proj 2,048 x
+    # 2,048, no biases); MLP 7,680; four norms a layer (sandwich); vocab 128,000 tied; float32
+    attention = 2 * 2048 * 2048 + 2 * 2048 * 512 + 2 * 128 + 2048 * 16
+    conv = 2048 * 7 + 3 * 2048 * 2048 + 2048 * 2048
+    total = 11 * attention + 13 * conv + 24 * (3 * 2048 * 7680 + 4 * 2048) + 128000 * 2048 + 2048
+    assert model.param_count == total == 1_728_801_536
+    whole = 24 * 4 * 2048 + 11 * 2 * 128 + 2048  # the layer norms, q_norm / k_norm, embedding_norm
+    assert whole == 201_472 and model.weight_replicated_bytes == 4 * whole
+    # TP 2, float32: (6,915,206,144 - 805,888) / 2 + 805,888
+    assert _per_gpu(model, 24, 2) == (4 * total - 4 * whole) // 2 + 4 * whole == 3_458_006_016
+    # LFM3-Audio's checkpoints name the text model lfm.model.* (vLLM 0.34 lfm3_audio.py hf_to_vllm_mapper)
+    family, f, _, layers, dims = _read(json.loads((DATA / "lfm3-audio-training-export-handwritten.json").read_text()),
+                                       "lfm3")
+    conv_in = next(m for m in table(f, layers, dims) if m.name == "layers.0.conv.in_proj")
+    assert "lfm.model.layers.0.conv.in_proj" in conv_in.names()

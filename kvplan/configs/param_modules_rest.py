@@ -35,7 +35,7 @@ model dtype (dtype=torch.float32 in both constructors); configs/param_fp32.py do
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..errors import ConfigError
 from .fields import Fields
@@ -337,5 +337,95 @@ def recurrent_gemma(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- IQuest-Coder-V1-Loop (params.iquest_loop) ------------------------------------------------------------------
+
+def iquest_loop(f: Fields, layers: list, dims) -> list[Module]:
+    """IQuestLoopCoderForCausalLM as vLLM 0.34 iquest_loopcoder.py builds and loads it (transformers 5.25 has no
+    loop model): a Llama decoder whose loops share its weights (self_attn.q/k/v/o_proj without biases, heads of
+    hidden_size / num_attention_heads; mlp.gate/up/down_proj; input_layernorm, post_attention_layernorm), and per
+    layer gate_projections.N (head_dim -> heads, with a bias: LoopGateProjection's ColumnParallelLinear, split
+    with the heads, its bias too); embed_tokens, norm, lm_head. A config with attention_bias or mlp_bias, which
+    vLLM's LoopCoderAttention and LlamaMLP here build without, or a head_dim other than hidden / heads, gets no
+    table."""
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    if f.flag("attention_bias") or f.flag("mlp_bias"):
+        raise ConfigError("attention_bias / mlp_bias: vLLM 0.34 iquest_loopcoder.py builds no biases")
+    if heads * head_dim != hidden:
+        raise ConfigError("head_dim: vLLM 0.34 iquest_loopcoder.py takes hidden_size / num_attention_heads")
+    inter = f.int("intermediate_size", default=4 * hidden, maximum=10**8)
+    out = _ends(f, hidden, f.model_type in _TIED_BY_DEFAULT, 0)
+    for i in range(len(layers)):
+        a = f"layers.{i}.self_attn"
+        out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"),
+                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention"),
+                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention"),
+                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden),
+                *_mlp(f"layers.{i}.mlp", hidden, inter, "mlp"),
+                _linear(f"gate_projections.{i}", head_dim, heads, "attention", True)]
+    return out
+
+
+# -- LFM3 (params_hybrid.lfm3) -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Lfm(Module):
+    """An LFM3 module: LFM3-Audio's checkpoints put the text model under `lfm.model.` and its head at `lfm.lm_head`
+    (vLLM 0.34 lfm3_audio.py hf_to_vllm_mapper), besides a causal LM's own names."""
+
+    def names(self, expert: int = 0) -> list[str]:
+        name = self.name.replace("{e}", str(expert))
+        return super().names(expert) + ["lfm." + name if self.top else "lfm.model." + name]
+
+
+def lfm3(f: Fields, layers: list, dims) -> list[Module]:
+    """Lfm3ForCausalLM (transformers 5.25 modeling_lfm3.py; vLLM 0.34 lfm3.py), named as the checkpoints are
+    (transformers renames self_attn.gate_proj to g_proj on load: conversion_mapping.py "lfm3"; vLLM reads
+    gate_proj): per layer operator_norm, ffn_norm (and post_operator_norm, post_ffn_norm with use_sandwich_norm),
+    feed_forward.w1 / w3 / w2, and attention (self_attn.q/k/v/o_proj, q_norm and k_norm over head_dim, the
+    per-head gate_proj with use_attention_gate) or the short convolution (conv.conv, depthwise over hidden with
+    conv_L_cache taps, conv.in_proj hidden -> 3 x hidden, conv.out_proj; biases under conv_bias); embed_tokens,
+    embedding_norm (the final norm), lm_head tied by default. vLLM splits the attention gate with the heads, conv
+    and in_proj by channel, and holds the norms and out_proj's bias (a RowParallelLinear) whole; it builds no
+    attention biases, so a config with attention_bias gets no table."""
+    if f.flag("attention_bias"):
+        raise ConfigError("attention_bias: vLLM 0.34 lfm3.py builds no attention biases")
+    hidden = f.int("hidden_size", default=2048)
+    heads = f.int("num_attention_heads", default=16)
+    kv = f.int("num_key_value_heads", default=4)
+    head_dim = f.int("head_dim", default=128)
+    gate = f.flag("use_attention_gate", default=True)
+    conv_bias = f.flag("conv_bias")
+    kernel = f.int("conv_L_cache", default=7)
+    sandwich = f.flag("use_sandwich_norm", default=True)
+    inter = f.int("intermediate_size", default=7680)
+    out = [_float("embedding_norm", hidden) if m.name == "norm" else m for m in _ends(f, hidden, True, 128000)]
+    for i, layer in enumerate(layers):
+        a, c, m = f"layers.{i}.self_attn", f"layers.{i}.conv", f"layers.{i}.feed_forward"
+        if layer.caches:
+            out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"),
+                    _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention"),
+                    _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention"),
+                    _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
+                    _float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
+            if gate:
+                out.append(_linear(f"{a}.gate_proj", hidden, heads, "attention"))
+        else:
+            out += [_float(f"{c}.conv", hidden * (kernel + (1 if conv_bias else 0)), MIXER),
+                    _linear(f"{c}.in_proj", hidden, 3 * hidden, MIXER, conv_bias),
+                    _linear(f"{c}.out_proj", hidden, hidden, MIXER, conv_bias, row=True)]
+        out += [_float(f"layers.{i}.operator_norm", hidden), _float(f"layers.{i}.ffn_norm", hidden)]
+        if sandwich:
+            out += [_float(f"layers.{i}.post_operator_norm", hidden), _float(f"layers.{i}.post_ffn_norm", hidden)]
+        out += [_linear(f"{m}.w1", hidden, inter, "mlp"), _linear(f"{m}.w3", hidden, inter, "mlp"),
+                _linear(f"{m}.w2", inter, hidden, "mlp")]
+    return [_Lfm(*(getattr(x, k) for k in _FIELDS)) for x in out]
+
+
+_FIELDS = ("name", "weight", "other", "role", "experts", "top", "inputs", "whole_bias", "whole", "whole_weight")
+
+
 REST = {"nemotron-nas": nemotron_nas, "mamba": mamba, "falcon_mamba": mamba, "mamba2": mamba2,
-        "olmo_hybrid": olmo_hybrid, "zamba": zamba, "gpt_neo": gpt_neo, "recurrent_gemma": recurrent_gemma}
+        "olmo_hybrid": olmo_hybrid, "zamba": zamba, "gpt_neo": gpt_neo, "recurrent_gemma": recurrent_gemma,
+        "iquestloopcoder": iquest_loop, "lfm3": lfm3}
