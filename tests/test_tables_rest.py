@@ -20,7 +20,7 @@ from kvplan.weights.estimate import estimated
 ROOT = Path(__file__).resolve().parent.parent
 SPECS, DATA = ROOT / "model_specs", ROOT / "tests" / "data" / "configs"
 TYPES = ("nemotron-nas", "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma",
-         "iquestloopcoder", "lfm3")
+         "iquestloopcoder", "lfm3", "domynedge", "moondream3")
 
 
 def _raw(name: str) -> dict:
@@ -31,7 +31,8 @@ def _configs() -> list:
     bundled = [_raw(n) for n in ("mamba-2.8b", "falcon-mamba-7b", "mamba-codestral-7b", "olmo-hybrid-7b",
                                  "zamba-7b-v1", "gpt-neo-125m", "recurrentgemma-2b-it", "recurrentgemma-9b")]
     test = [json.loads((DATA / f"{n}.json").read_text()) for n in
-            ("llama-3.3-nemotron-super-49b-v1", "iquest-coder-v1-40b-loop", "lfm3-audio-training-export-handwritten")]
+            ("llama-3.3-nemotron-super-49b-v1", "iquest-coder-v1-40b-loop", "lfm3-audio-training-export-handwritten",
+             "domyn-edge-defaults-handwritten", "moondream3-preview-shape")]
     return bundled + test
 
 
@@ -211,3 +212,35 @@ def test_lfm3_audio_text_model_keeps_its_norms_whole():
                                        "lfm3")
     conv_in = next(m for m in table(f, layers, dims) if m.name == "layers.0.conv.in_proj")
     assert "lfm.model.layers.0.conv.in_proj" in conv_in.names()
+
+
+def test_domyn_edge_keeps_its_sandwich_norms_and_k_norms_whole():
+    model = build_model(json.loads((DATA / "domyn-edge-defaults-handwritten.json").read_text()), "domyn-edge")
+    # 36 layers of hidden 2,560, 32 query / 8 KV heads of head_sizes[i]: 256 on 12 layers, 64 on 24; per layer
+    # q/k/v/o (2,560 x 48 x d + 32 x d x 2,560), k_norm over d, four norms, MLP 3 x 2,560 x 9,728; vocab 115,269 tied
+    def layer(d: int) -> int:
+        return 2560 * 48 * d + 32 * d * 2560 + d + 4 * 2560 + 3 * 2560 * 9728
+
+    total = 12 * layer(256) + 24 * layer(64) + 115269 * 2560 + 2560
+    assert model.param_count == total == 3_928_780_288
+    whole = 36 * 4 * 2560 + 12 * 256 + 24 * 64 + 2560  # the norms, k_norm (vLLM's q_norm has no weight)
+    assert whole == 375_808 and model.weight_replicated_bytes == 2 * whole
+    # TP 2, BF16: (7,857,560,576 - 751,616) / 2 + 751,616
+    assert _per_gpu(model, 36, 2) == (2 * total - 2 * whole) // 2 + 2 * whole == 3_929_156_096
+
+
+def test_moondream3_keeps_its_layernorms_routers_and_row_biases_whole():
+    model = build_model(json.loads((DATA / "moondream3-preview-shape.json").read_text()), "moondream3")
+    # Moondream3TextConfig's defaults: 24 blocks of dim 2,048, 32 heads of 64 (qkv 6,144 wide), ff_dim 8,192
+    # below start_layer 4, then 64 experts of 1,024 (fc1 2 x 1,024 x 2,048, fc2 2,048 x 1,024) with a router
+    # [64, 2,048] and its bias; vocab 51,200, lm_head with a bias, never tied
+    attention = 2048 * 6144 + 6144 + 2048 * 2048 + 2048 + 32 + 2 * 32 * 3 * 2048  # qkv, proj, tau
+    dense = 2048 * 8192 + 8192 + 8192 * 2048 + 2048
+    moe = 64 * 3 * 1024 * 2048 + 2048 * 64 + 64
+    total = 24 * (attention + 2 * 2048) + 4 * dense + 20 * moe + 2 * 51200 * 2048 + 51200 + 2 * 2048
+    assert model.param_count == total == 8_812_101_632
+    # whole: each block's ln (weight and bias) and attn.proj's bias, the dense fc2 biases, the routers, post_ln
+    whole = 24 * (2 * 2048 + 2048) + 4 * 2048 + 20 * (2048 * 64 + 64) + 2 * 2048
+    assert whole == 2_782_464 and model.weight_replicated_bytes == 2 * whole
+    # TP 2, BF16: (17,624,203,264 - 5,564,928) / 2 + 5,564,928
+    assert _per_gpu(model, 24, 2) == (2 * total - 2 * whole) // 2 + 2 * whole == 8_814_884_096

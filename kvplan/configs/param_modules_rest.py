@@ -426,6 +426,74 @@ def lfm3(f: Fields, layers: list, dims) -> list[Module]:
 _FIELDS = ("name", "weight", "other", "role", "experts", "top", "inputs", "whole_bias", "whole", "whole_weight")
 
 
+# -- DomynEdge (domyn_edge.params) ----------------------------------------------------------------------------
+
+def domyn_edge(f: Fields, layers: list, dims) -> list[Module]:
+    """DomynEdgeForCausalLM as vLLM 0.34 domyn_edge.py builds it (no transformers model), under the names its
+    loader takes (Qwen2Model.load_weights, which stacks q/k/v_proj into qkv_proj and gate/up_proj into
+    gate_up_proj): per layer attention.q/k/v/o_proj of the layer's head_dim (no biases), attention.k_norm over
+    head_dim (q_norm holds no weight), pre_attention_norm, post_attention_norm, pre_feedforward_norm,
+    post_feedforward_norm, feedforward.gate/up/down_proj; embed_tokens, norm, lm_head (tied by default). No
+    public checkpoint was read: the names are vLLM's loader's."""
+    from .domyn_edge import DEFAULTS, head_dim
+
+    heads, kv = dims[0], dims[1]
+    hidden = f.int("hidden_size")
+    inter = f.int("intermediate_size")
+    out = _ends(f, hidden, True, DEFAULTS["vocab_size"])
+    for i in range(len(layers)):
+        d, a = head_dim(f, i), f"layers.{i}.attention"
+        out += [_linear(f"{a}.q_proj", hidden, heads * d, "attention"),
+                _linear(f"{a}.k_proj", hidden, kv * d, "attention"),
+                _linear(f"{a}.v_proj", hidden, kv * d, "attention"),
+                _linear(f"{a}.o_proj", heads * d, hidden, "attention"), _float(f"{a}.k_norm", d),
+                *(_float(f"layers.{i}.{n}_norm", hidden) for n in ("pre_attention", "post_attention",
+                                                                   "pre_feedforward", "post_feedforward")),
+                *_mlp(f"layers.{i}.feedforward", hidden, inter, "mlp")]
+    return out
+
+
+# -- Moondream 3 (params_moondream.moondream3_params) ----------------------------------------------------------
+
+def moondream3(f: Fields, layers: list, dims) -> list[Module]:
+    """Moondream 3's text model (HfMoondream; vLLM 0.34 moondream3.py Moondream3ForCausalLM), under the
+    checkpoint's names as vLLM's load_weights reads them (model.text.*): per block text.blocks.N.ln (a LayerNorm,
+    weight and bias), attn.qkv (biased; vLLM's qkv_proj) and attn.proj (biased; out_proj, a RowParallelLinear),
+    attn.tau.alpha / tau.wq / tau.wv (bare parameters, split by head), and below start_layer mlp.fc1 / mlp.fc2
+    (biased linears), from it the routed experts as the two tensors mlp.fc1 [E, 2 x inner, dim] and mlp.fc2
+    [E, dim, inner] (vLLM holds E / TP experts a rank and builds them without a quantization method) with
+    mlp.router (weight and bias: GateLinear, whole); text.wte, text.post_ln (a LayerNorm), text.lm_head with its
+    bias (ParallelLMHead: split with the vocabulary). Whole: the LayerNorms, the routers and the biases of
+    attn.proj and the dense mlp.fc2."""
+    from .params_moondream import _moe
+
+    heads, kv, head_dim, _ = dims
+    dim = f.int("hidden_size")
+    ff = f.int("intermediate_size")
+    vocab = f.int("vocab_size")
+    moe = _moe(f)
+    experts, inner = moe["n_experts"], moe["expert_inner_dim"]
+    qkv = (heads + 2 * kv) * head_dim
+    out = [_float("text.wte", vocab * dim, "embeddings"), Module("text.post_ln", 0, 2 * dim, "norms"),
+           Module("text.lm_head", vocab * dim, vocab, "lm_head", inputs=dim)]
+    for i in range(len(layers)):
+        b = f"text.blocks.{i}"
+        out += [Module(f"{b}.ln", 0, 2 * dim, "norms"),
+                _linear(f"{b}.attn.qkv", dim, qkv, "attention", True),
+                _linear(f"{b}.attn.proj", dim, dim, "attention", True, row=True),
+                _float(f"{b}.attn.tau.alpha", heads, "attention"),
+                _float(f"{b}.attn.tau.wq", heads * 3 * dim, "attention"),
+                _float(f"{b}.attn.tau.wv", heads * 3 * dim, "attention")]
+        if i < moe["start_layer"]:
+            out += [_linear(f"{b}.mlp.fc1", dim, ff, "mlp", True), _linear(f"{b}.mlp.fc2", ff, dim, "mlp", True, row=True)]
+        else:
+            out += [Module(f"{b}.mlp.fc1", experts * 2 * inner * dim, 0, "experts", experts, inputs=dim),
+                    Module(f"{b}.mlp.fc2", experts * dim * inner, 0, "experts", experts, inputs=inner),
+                    Module(f"{b}.mlp.router", 0, dim * experts + experts, "router")]
+    return out
+
+
 REST = {"nemotron-nas": nemotron_nas, "mamba": mamba, "falcon_mamba": mamba, "mamba2": mamba2,
         "olmo_hybrid": olmo_hybrid, "zamba": zamba, "gpt_neo": gpt_neo, "recurrent_gemma": recurrent_gemma,
-        "iquestloopcoder": iquest_loop, "lfm3": lfm3}
+        "iquestloopcoder": iquest_loop, "lfm3": lfm3, "domynedge": domyn_edge,
+        "moondream3": moondream3}
