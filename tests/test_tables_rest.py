@@ -244,3 +244,26 @@ def test_moondream3_keeps_its_layernorms_routers_and_row_biases_whole():
     assert whole == 2_782_464 and model.weight_replicated_bytes == 2 * whole
     # TP 2, BF16: (17,624,203,264 - 5,564,928) / 2 + 5,564,928
     assert _per_gpu(model, 24, 2) == (2 * total - 2 * whole) // 2 + 2 * whole == 8_814_884_096
+
+
+def test_falcon3_mamba_bnb_8bit_is_sized_module_by_module():
+    # PrunaAI/tiiuae-Falcon3-Mamba-7B-Instruct-bnb-8bit-smashed (config.json, refs/pr/1): bitsandbytes 8-bit,
+    # llm_int8_skip_modules ["lm_head"], float16; the falcon-mamba-7b shape (64 layers of hidden 4,096, inner 8,192,
+    # state 16, dt_rank 256, vocab 65,024 untied)
+    quant = {"_load_in_4bit": False, "_load_in_8bit": True, "bnb_4bit_compute_dtype": "bfloat16",
+             "bnb_4bit_quant_storage": "uint8", "bnb_4bit_quant_type": "fp4", "bnb_4bit_use_double_quant": False,
+             "llm_int8_enable_fp32_cpu_offload": False, "llm_int8_has_fp16_weight": False,
+             "llm_int8_skip_modules": ["lm_head"], "llm_int8_threshold": 6.0, "load_in_4bit": False,
+             "load_in_8bit": True, "quant_method": "bitsandbytes"}
+    raw = dict(_raw("falcon-mamba-7b"), quantization_config=quant, torch_dtype="float16", expand=2,
+               mixer_rms_eps=1e-05, eos_token_id=0)
+    model = build_model(raw, "falcon3-mamba-bnb8")
+    # int8 (bitsandbytes replaces the nn.Linear layers): in_proj 4,096 x 16,384, x_proj 8,192 x 288, dt_proj's
+    # weight 256 x 8,192, out_proj 8,192 x 4,096 a layer; each with a float32 SCB per output row (16,384 + 288 +
+    # 8,192 + 4,096 = 28,960) and a one-byte weight_format
+    quantized = 64 * (4096 * 16384 + 8192 * 288 + 256 * 8192 + 8192 * 4096)
+    assert quantized == 6_727_663_616
+    # float16: the rest of 7,272,665,088 (embeddings, the kept head, norms, conv1d, dt_proj's bias, A_log, D)
+    floats = 7_272_665_088 - quantized
+    assert model.weight_bytes == quantized + 2 * floats + 64 * 28960 * 4 + 64 * 4 == 7_825_080_576
+    assert "read module by module" in next(n for n in model.notes if n.startswith("weights estimated"))
