@@ -18,7 +18,9 @@ Names are relative to the decoder ("layers.3.self_attn.q_proj", "embed_tokens", 
 `model.language_model.` or `language_model.model.`). Checked against the modules transformers builds by
 tests/test_quant_exclude.py. Llama 4's, Gemma 4's (and Gemma 4 Unified's) and Kimi-Linear's (and Kimi K3's) tables
 live in configs/param_modules_wrapped.py; Gemma 3's, Phi-3's and Qwen3-Next's in configs/param_modules_more.py;
-the Mamba hybrids' (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2) in configs/param_modules_hybrid.py.
+the Mamba hybrids' (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2) in configs/param_modules_hybrid.py;
+Nemotron-NAS's, the pure Mamba models', OLMo Hybrid's, Zamba's, GPT-Neo's, RecurrentGemma's, IQuest-Loop's, LFM3's,
+DomynEdge's and Moondream 3's in configs/param_modules_rest.py.
 """
 
 from __future__ import annotations
