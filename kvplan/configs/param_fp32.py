@@ -32,13 +32,17 @@ vllm/models/*):
 - Nemotron-H: nemotron_h.py NemotronHMoE gate.e_score_correction_bias from 0.11.1; its gate in float32 in
   0.11.1-0.16 (params_dtype float32), and from 0.17.0 GateLinear(force_fp32_compute=True), which keeps it in the
   model dtype where its own kernels run (CUDA capability 9.0 or 10.x, no bias: fused_moe/router/gate_linear.py
-  GateLinear.__init__, the same in 0.17.0, 0.20.0 and 0.34.0) and in float32 on other GPUs.
+  GateLinear.__init__, the same in 0.17.0, 0.20.0 and 0.34.0) and in float32 on other GPUs;
+- the Mamba mixers' A (the checkpoints' A_log, loaded as -exp(A_log)): layers/mamba/mamba_mixer.py MambaMixer
+  ([inner, state]: Mamba, Falcon-Mamba, Jamba) and mamba_mixer2.py MambaMixer2 (one a head: Mamba-2, Nemotron-H,
+  Granite 4.0-H, Falcon-H1, Zamba2) build it with dtype=torch.float32, split over TP; read in 0.11.0, 0.33.0 and
+  0.34.0.
 
 Searched in 0.34 (float32 parameters, buffers and params_dtype, GateLinear's arguments) and found in the model
 dtype: Llama (and InternLM3), Mistral, Qwen2 / 2.5-VL, Qwen3 (MoE, VL, Next, 3.5), Mixtral, Llama 4, Gemma 2 / 3 /
 4 / 4 Unified, gpt-oss (its sinks: make_attention_sink in the default dtype), Phi-3, ERNIE-4.5 dense, MiMo, Granite,
-Cohere2, EXAONE 4, GLM-4, LFM2, MiniCPM3, Jamba, Zamba2, Falcon-H1, Granite 4.0-H (layers/mamba holds no float32
-parameter); Gemma, GLM and OLMo 3 vLLM 0.34 serves through its Transformers backend (registry.py), not read.
+Cohere2, EXAONE 4, GLM-4, LFM2, MiniCPM3, and the Mamba families but for their mixers' A (below); Gemma, GLM and
+OLMo 3 vLLM 0.34 serves through its Transformers backend (registry.py), not read.
 Not covered: the MTP drafters (engines/vllm_draft_weights.py), whose MoE layers reuse these classes. DeepSeek-V4's
 float32 parameters are stored in float32 by its checkpoint and sized by configs/compressed.py.
 """
@@ -90,6 +94,11 @@ _DEEPSEEK = (_rules((0, 11, 0), "deepseek_v2.py DeepseekV2MoE", "mlp.gate.e_scor
              + _rules((0, 32, 0), "deepseek_v32/attention.py DeepseekV32Indexer, deepseek_v2.py Indexer",
                       "indexer.k_norm"))
 
+# the Mamba mixers' A (the checkpoints' A_log, loaded as -exp(A_log)): layers/mamba/mamba_mixer.py MambaMixer and
+# mamba_mixer2.py MambaMixer2 build it with dtype=torch.float32 (0.11.0, 0.33.0, 0.34.0), split over TP
+_MAMBA1_A = _rules((0, 11, 0), "layers/mamba/mamba_mixer.py MambaMixer (A)", "A_log")
+_MAMBA2_A = _rules((0, 11, 0), "layers/mamba/mamba_mixer2.py MambaMixer2 (A)", "A_log")
+
 # model_type (as kvplan's tables are keyed) -> its rules
 VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {
     "ernie4_5_moe": _rules((0, 11, 1), "ernie45_moe.py Ernie4_5_MoeMoE", "mlp.gate",
@@ -112,6 +121,9 @@ VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {
                    + _rules((0, 11, 1), "nemotron_h.py NemotronHMoE, fused_moe/router/gate_linear.py GateLinear",
                             "gate", gpu_dependent_from=(0, 17, 0))),
 }
+VLLM_FP32.update({"mamba": _MAMBA1_A, "falcon_mamba": _MAMBA1_A, "jamba": _MAMBA1_A,  # mamba.py, jamba.py
+                  "mamba2": _MAMBA2_A, "granitemoehybrid": _MAMBA2_A, "falcon_h1": _MAMBA2_A, "zamba2": _MAMBA2_A})
+VLLM_FP32["nemotron_h"] += _MAMBA2_A
 
 
 def mark(f: Fields, modules: list) -> list:
