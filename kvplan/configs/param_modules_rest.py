@@ -485,7 +485,8 @@ def moondream3(f: Fields, layers: list, dims) -> list[Module]:
                 _float(f"{b}.attn.tau.wq", heads * 3 * dim, "attention"),
                 _float(f"{b}.attn.tau.wv", heads * 3 * dim, "attention")]
         if i < moe["start_layer"]:
-            out += [_linear(f"{b}.mlp.fc1", dim, ff, "mlp", True), _linear(f"{b}.mlp.fc2", ff, dim, "mlp", True, row=True)]
+            out += [_linear(f"{b}.mlp.fc1", dim, ff, "mlp", True),
+                    _linear(f"{b}.mlp.fc2", ff, dim, "mlp", True, row=True)]
         else:
             out += [Module(f"{b}.mlp.fc1", experts * 2 * inner * dim, 0, "experts", experts, inputs=dim),
                     Module(f"{b}.mlp.fc2", experts * dim * inner, 0, "experts", experts, inputs=inner),
