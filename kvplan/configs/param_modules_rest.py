@@ -1,10 +1,18 @@
 """Per-module parameter tables (configs/param_modules.py) of the remaining families: Nemotron-NAS (nemotron-nas),
-the pure Mamba models (mamba, falcon_mamba, mamba2), OLMo Hybrid (olmo_hybrid), Zamba v1 (zamba), GPT-Neo (gpt_neo)
-and RecurrentGemma (recurrent_gemma). Each mirrors its counter term by term (params.nemotron_nas,
-params._hybrid_params for the Mamba models, params_hybrid.olmo_hybrid, params.zamba, the params.decoder row of
-gpt_neo in families.py, params.recurrent_gemma) and names the modules as the checkpoints' safetensors do
-(transformers 5.25 modeling_<type>.py and conversion_mapping.py; Nemotron-NAS's remote modeling_decilm.py, as vLLM
-0.34 nemotron_nas.py loads it).
+the pure Mamba models (mamba, falcon_mamba, mamba2), OLMo Hybrid (olmo_hybrid), Zamba v1 (zamba), GPT-Neo (gpt_neo),
+RecurrentGemma (recurrent_gemma), IQuest-Coder-V1-Loop (iquestloopcoder), LFM3 (lfm3), DomynEdge (domynedge) and
+Moondream 3 (moondream3). Each mirrors its counter term by term (params.nemotron_nas, params._hybrid_params for the
+Mamba models, params_hybrid.olmo_hybrid, params.zamba, the params.decoder row of gpt_neo in families.py,
+params.recurrent_gemma, params.iquest_loop, params_hybrid.lfm3, domyn_edge.params,
+params_moondream.moondream3_params) and names the modules as the checkpoints' safetensors do (transformers 5.25
+modeling_<type>.py and conversion_mapping.py; Nemotron-NAS's remote modeling_decilm.py and the other families
+transformers does not build as the vLLM 0.34 model file loads them; each function says which).
+
+No table yet (their layouts want a reading of their own): Inkling (inkling_model: vLLM 0.34 models/inkling holds
+the embeddings whole on every rank, pads the router to a multiple of 8 rows, and its InklingModelConfig's defaults
+build no embed_norm, gate bias or global scales where transformers 5.25's builds them), GLM-5-Next
+(glm5_next_text), Qwen4-Exp (qwen4_exp_text) and DeepSeek-V4.1 (deepseek_v41_text, whose modules are stored in
+several dtypes, as configs/compressed.py sizes DeepSeek-V4's).
 
 What each TP rank holds whole (param_modules.replicated_params), as read in vLLM 0.34.0:
 - nemotron_nas.py DeciLMDecoderLayer: the RMSNorms input_layernorm / post_attention_layernorm (only where the
@@ -30,7 +38,7 @@ What each TP rank holds whole (param_modules.replicated_params), as read in vLLM
 Mamba's mixers (mamba_mixer.py, mamba_mixer2.py in mamba.py / mamba2.py) get no quant_config from vLLM 0.34: a
 format's quantized count of in_proj / x_proj / dt_proj / out_proj is as the checkpoint would store them, which
 vLLM would not load. vLLM builds MambaMixer's and MambaMixer2's A (the checkpoint's A_log) in float32 whatever the
-model dtype (dtype=torch.float32 in both constructors); configs/param_fp32.py does not mark it yet.
+model dtype (dtype=torch.float32 in both constructors): configs/param_fp32.py marks it.
 """
 
 from __future__ import annotations
