@@ -215,15 +215,7 @@ _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                                                                                               "A_log")),
                                *((f".self_attn.{c}_conv1d", ".self_attn.conv1d") for c in "qkv"),
                                (".mlp.gate.expert_bias", ".mlp.gate.e_score_correction_bias")),
-            "gpt_neox": (("embed_out", "lm_head"),),  # GPT-NeoX's head, embed_out in the checkpoints
-            # OLMo Hybrid's checkpoint names, which transformers renames on load and whose three convolutions it
-            # packs into one conv1d (conversion_mapping.py "olmo_hybrid"); Zamba's dt_proj_bias is keyed by the
-            # test as its module's bias (the key drops "_bias" from a name ending "_proj_bias")
-            "olmo_hybrid": ((".attention_layer_norm", ".input_layernorm"),
-                            (".feedforward_layer_norm", ".post_attention_layernorm"),
-                            *((f".{c}_conv1d", ".conv1d") for c in "qkv")),
-            "zamba": ((".dt_proj_bias", ".dt_proj"),),
-            "lfm3": ((".self_attn.gate_proj", ".self_attn.g_proj"),)}  # LFM3's attention gate (conversion_mapping.py)
+            "gpt_neox": (("embed_out", "lm_head"),)}  # GPT-NeoX's head, embed_out in the checkpoints
 
 
 # DeepSeek-V4's checkpoints keep DeepSeek's own names (no model. prefix: its table's modules are top), which
@@ -246,6 +238,13 @@ _CHECKPOINT_NAMES = {"deepseek_v4": (
     (r"shared_experts\.w3$", "shared_experts.up_proj"), (r"shared_experts\.w2$", "shared_experts.down_proj"))}
 # MiMo-V2's checkpoints name the sinks attention_sink_bias (conversion_mapping.py "mimo_v2_flash")
 _RENAMED["mimo_v2_flash"] = ((".self_attn.attention_sink_bias", ".self_attn.sinks"),)
+# OLMo Hybrid's checkpoint names, which transformers renames on load and whose three convolutions it packs into one
+# conv1d (conversion_mapping.py "olmo_hybrid"); LFM3's attention gate, gate_proj in the checkpoints (g_proj in
+# transformers); Zamba's dt_proj_bias, which this test keys as its module's bias (it drops "_bias" from "_proj_bias")
+_RENAMED.update({"olmo_hybrid": ((".attention_layer_norm", ".input_layernorm"),
+                                 (".feedforward_layer_norm", ".post_attention_layernorm"),
+                                 *((f".{c}_conv1d", ".conv1d") for c in "qkv")),
+                 "lfm3": ((".self_attn.gate_proj", ".self_attn.g_proj"),), "zamba": ((".dt_proj_bias", ".dt_proj"),)})
 
 
 def _as_transformers(name: str) -> str:
