@@ -1,7 +1,8 @@
 """Files the user gives kvplan, read bounded; files kvplan writes for the user:
 checked before any work, written whole or not at all.
 
-- `read_head`: the head of a regular file of any size (a server log).
+- `read_head`: the head of a regular file of any size (a server log), UTF-8 or
+  UTF-16 with its byte-order mark.
 - `read_bounded`: a regular file only (a device, pipe or socket would block or
   never end: /dev/zero, a FIFO), and at most a stated number of bytes (a 5 GB
   file given by mistake is refused at once, not read into memory).
@@ -9,7 +10,8 @@ checked before any work, written whole or not at all.
 - `check_output`: before a long run, the target's folder must exist and take a
   file, the target must not be a folder, and an existing file is replaced only
   with --force.
-- `write_atomic`: a temp file in the target's folder, fsynced, moved over the
+- `write_atomic` (and `replacing`, for writers that take a path or stream: sweep
+  --out, the plots): a temp file in the target's folder, fsynced, moved over the
   target with os.replace, then the folder fsynced; the existing file's
   permissions are kept (a new file gets the usual umask mode, not mkstemp's
   0600); a symlink is followed, so the file it names is replaced and the link
@@ -85,7 +87,23 @@ def read_head(path, what: str, limit_bytes: int, error: type[KvplanError] = Usag
             data = handle.read(limit_bytes)
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
-    return data.decode("utf-8", errors="replace"), size
+    return decode_text(data), size
+
+
+def not_utf8_hint(data: bytes) -> str:
+    """What to do with a file that is not UTF-8 text (configs and scenarios are read as UTF-8 only)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "it is UTF-16 text, as Windows PowerShell's '>' writes: save it as UTF-8"
+    return "save it as UTF-8 text, or check that the path names the right file"
+
+
+def decode_text(data: bytes) -> str:
+    """Text of a log: UTF-8 (undecodable bytes replaced), or UTF-16 when it starts with that byte-order mark,
+    as Windows PowerShell's `>` writes a server's output (read as UTF-8 it was every other byte a NUL, and no
+    start-up line was found in it)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8", errors="replace")
 
 
 def read_bounded(path, what: str, limit_bytes: int, error: type[KvplanError] = UsageError,
@@ -122,13 +140,23 @@ def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, 
         raise UsageError(f"{flag} {path}: unsupported file type {kind!r}", f"use one of {', '.join(suffixes)}")
     if os.path.isdir(path):
         raise UsageError(f"{flag} {path}: is a folder", "give a file name inside it")
+    try:
+        os.stat(path)
+    except OSError as exc:  # a loop of links: the write at the end failed with an internal error, after the run
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{flag} {path}: a loop of symlinks, with no file at its end to write",
+                             "remove or fix the links, or give another path") from None
     target = os.path.realpath(path)
+    _refuse_special(target, path, flag)
     folder = os.path.dirname(target) or "."
     if not os.path.isdir(folder):
         if os.path.islink(path):  # a link to a missing folder: the folder the user can see is there
             raise UsageError(f"{flag} {path}: a symlink to {os.readlink(path)}, in a folder that does not exist",
                              "fix or remove the link, or give another path")
-        raise UsageError(f"{flag} {path}: the folder {os.path.dirname(path) or '.'} does not exist",
+        shown = os.path.dirname(path) or "."
+        if os.path.lexists(folder):  # "the folder config.json does not exist" of a file the user can see
+            raise UsageError(f"{flag} {path}: {shown} is a file, not a folder", "give a path in a folder")
+        raise UsageError(f"{flag} {path}: the folder {shown} does not exist",
                          "create it first (mkdir -p), or give another path")
     if os.path.exists(target):
         if not force:
@@ -141,6 +169,20 @@ def check_output(path: str | None, flag: str, force: bool, suffixes: tuple[str, 
         os.unlink(probe)
     except OSError as exc:
         raise UsageError(f"{flag} {path}: cannot write in {folder} ({exc.strerror or exc})") from None
+
+
+def _refuse_special(target: str, path: str, flag: str) -> None:
+    """A file is written by moving a new one over the target: over a device (a link to /dev/null), a pipe or a
+    socket that would replace the node itself (`--out null.csv --force`, null.csv -> /dev/null, turned /dev/null
+    into a regular file when run as root), so those are refused, --force or not."""
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        shown = path if os.path.realpath(path) == os.path.abspath(path) else f"{path} (-> {target})"
+        raise UsageError(f"{flag} {shown}: not a regular file (a device, pipe or socket); kvplan writes a file by "
+                         "replacing it whole, never such a node", "give the path of a file")
 
 
 def _refuse_input(path: str, flag: str, inputs: tuple[str, ...]) -> None:
@@ -201,28 +243,35 @@ def _fsync_folder(folder: str) -> None:
         os.close(fd)
 
 
-def write_atomic(path: str, text: str | bytes, *, make_folders: bool = False) -> str:
-    """Replace `path` (or the file its symlink names) with `text`, whole or not at all.
-
-    Returns the path actually written (the symlink's target when `path` is a link).
-    """
+@contextlib.contextmanager
+def replacing(path, *, make_folders: bool = False):
+    """A temp file's path in the folder of `path` (of the file its symlink names), to write by any means (a
+    stream, matplotlib's savefig, pandas' to_parquet); when the block ends without an error the temp file is
+    fsynced and moved over the target, else removed, so the target is the old file or the whole new one.
+    The temp name ends in the target's suffix, so writers that choose a format from it choose the same one."""
     target = os.path.realpath(path)
     folder = os.path.dirname(target) or "."
     if make_folders:
         os.makedirs(folder, exist_ok=True)
     try:
-        mode = os.stat(target).st_mode & 0o7777
+        info = os.stat(target)
     except FileNotFoundError:
         mode = _default_mode()
-    data = text.encode("utf-8") if isinstance(text, str) else text
+    else:
+        if not stat.S_ISREG(info.st_mode):  # os.replace would put a file where a device or pipe was
+            raise OSError(errno.EINVAL, f"not a regular file, not replaced: {target}")
+        mode = info.st_mode & 0o7777
     tmp = None
     with _exit_on_sigterm():
         try:
-            fd, tmp = tempfile.mkstemp(prefix=".kvplan-", suffix=".tmp", dir=folder)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
+            fd, tmp = tempfile.mkstemp(prefix=".kvplan-", suffix=".tmp" + os.path.splitext(target)[1], dir=folder)
+            os.close(fd)
+            yield tmp
+            fd = os.open(tmp, os.O_RDWR)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
             os.chmod(tmp, mode)
             os.replace(tmp, target)
             tmp = None
@@ -231,7 +280,18 @@ def write_atomic(path: str, text: str | bytes, *, make_folders: bool = False) ->
             if tmp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
-    return target
+
+
+def write_atomic(path: str, text: str | bytes, *, make_folders: bool = False) -> str:
+    """Replace `path` (or the file its symlink names) with `text`, whole or not at all.
+
+    Returns the path actually written (the symlink's target when `path` is a link).
+    """
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    with replacing(path, make_folders=make_folders) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+    return os.path.realpath(path)
 
 
 def save_or_rescue(path: str, text: str, flag: str) -> str | None:

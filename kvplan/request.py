@@ -226,12 +226,15 @@ class EstimateRequest:
         check_number(mem_util, "--mem-util", minimum=0, strict=True, maximum=1)
         engine_request = EngineRequest.parse(engine, emit, max_model_len, max_num_seqs, enforce_eager,
                                              Speculation.parse(mtp, draft_model, num_speculative_tokens))
+        if kv_memory:  # SGLang's launch line takes --mem-util as its --mem-fraction-static: not unused there
+            _warn_unused_with_kv_memory(None if "sglang" in (engine_request.name, engine_request.emit) else mem_util,
+                                        reserve)
         if "sglang" in (engine_request.name, engine_request.emit):  # SGLang's --mem-fraction-static: its default
             engine_request = replace(engine_request, mem_fraction_static=mem_util)
         if mem_util is None:  # the engine's own default: vLLM's changed from 0.90 to 0.92 in 0.20
             rules = engine_request.rules
             mem_util = rules.gpu_memory_utilization if rules is not None else DEFAULT_MEM_UTIL
-        reserve_bytes = parse_size(reserve, "--reserve") if str(reserve).strip() not in ("0", "0B") else 0
+        reserve_bytes = parse_size(reserve, "--reserve", allow_zero=True)
         if gpu is not None:  # here, where --gpu-memory and --hbm-gbps exist, an unknown GPU's hint names them
             from .capacity.gpus import lookup
 
@@ -248,6 +251,27 @@ class EstimateRequest:
     def engine_tokens(self) -> int:
         """vLLM's max_model_len: --max-model-len, else the context."""
         return self.engine.max_model_len or self.context_tokens
+
+
+def _warn_unused_with_kv_memory(mem_util, reserve) -> None:
+    """--mem-util and --reserve size the KV pool from the GPU's memory; --kv-memory gives the pool itself, and
+    then they change no figure (each engine's pool is --kv-memory: capacity.pool.pool_bytes_per_stage,
+    engines.vllm_report.kv_memory_of, engines.sglang_report; with SGLang --mem-util is still its launch line's
+    --mem-fraction-static, and the caller leaves it out). Said, not refused: a script may pass them always."""
+    unused = [flag for flag, given in (("--mem-util", mem_util is not None),
+                                       ("--reserve", str(reserve).strip() != DEFAULT_RESERVE_TEXT)) if given]
+    if unused:
+        import warnings
+
+        from .errors import KvplanWarning
+
+        two = len(unused) > 1
+        warnings.warn(f"{' and '.join(unused)} {'change' if two else 'changes'} nothing here: --kv-memory gives the "
+                      f"KV pool per GPU directly (without it, {'they size' if two else 'it sizes'} the pool from the "
+                      "GPU's memory)", KvplanWarning, stacklevel=3)
+
+
+DEFAULT_RESERVE_TEXT = "2GiB"  # the --reserve default of estimate and fit (kvplan.cli.estimate, kvplan.cli.fit)
 
 
 __all__ = ["ModelRef", "DeploymentRequest", "EngineRequest", "Budgets", "EstimateRequest", "DEFAULT_CONTEXT_TOKENS"]

@@ -92,11 +92,15 @@ def read_json_file(path: Path) -> dict:
     try:
         text = data.decode("utf-8-sig")  # a byte-order mark, as some editors save, is not an error
     except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text") from None
+        from .files import not_utf8_hint
+
+        raise ConfigError(f"{path}: not UTF-8 text", not_utf8_hint(data)) from None
     return parse_json_text(text, str(path))
 
 
 def parse_json_text(text: str, where: str) -> dict:
+    if not text.strip():  # "malformed JSON at line 1, column 1: Expecting value" for a file with nothing in it
+        raise ConfigError(f"{where}: empty (no JSON in it)")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -256,6 +260,24 @@ def _hub_config(repo_id: str, revision: str | None) -> Loaded:
     return Loaded(raw, repo_id, source, code, where if code is not None else None)
 
 
+def _check_repo_id(name: str) -> None:
+    """Refuse, before any request, a name no Hub repository can have (huggingface_hub.utils.validate_repo_id: ASCII
+    letters, digits, '-', '_', '.'; at most 96 per part; no '--' or '..'; not ending in .git): 'a/b c' or 'ÄÖ/ü'
+    went to the network and came back as "cannot reach the Hub" or HTTP 404."""
+    try:
+        from huggingface_hub.utils import HFValidationError, validate_repo_id
+    except ImportError:  # pragma: no cover - a runtime dependency
+        return
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        from .files import clipped
+
+        raise SourceError(f"{clipped(repr(name))}: no such file here, and not a Hub repo id (a Hub id is owner/name "
+                          "of ASCII letters, digits, '-', '_' and '.', at most 96 each, without '--' or '..')",
+                          "check the path, or the Hub id") from None
+
+
 def load_config(name: str, revision: str | None = None) -> tuple[dict, str, str]:
     """(raw config, display name, source) for a bundled name, a path, or a Hub repo id."""
     loaded = load_source(name, revision)
@@ -284,7 +306,8 @@ def load_source(name: str, revision: str | None = None) -> Loaded:
             raise SourceError(f"{path}: folder has no config.json")  # one that is a folder, a pipe or a bad link: said when read
         return Loaded(read_config_file(config), path.name, str(config), *_tokenizer_beside(config))
     if path.suffix == ".json" or path.exists():
-        return Loaded(read_config_file(path), path.stem if path.name != "config.json" else path.parent.name,
+        # a config.json is named by its folder ('config.json' alone: the folder it is in, not '')
+        return Loaded(read_config_file(path), path.stem if path.name != "config.json" else path.absolute().parent.name,
                       str(path), *_tokenizer_beside(path))
     entry = resolve_bundled(name)
     if entry is not None and revision is None:
@@ -294,7 +317,11 @@ def load_source(name: str, revision: str | None = None) -> Loaded:
                     f"{entry.tokenizer_inferred}"
         return Loaded(bundled_config(entry), entry.hf_id, f"bundled:{entry.alias}", entry.tokenizer_code,
                       where if entry.tokenizer_code is not None else None)
+    if entry is None and path.is_symlink():  # exists() is False for a link to nothing or a loop of links
+        raise SourceError(f"{path}: a symlink that leads to no file (dangling, or a loop of links)",
+                          "fix the link, or give the config's real path")
     if "/" in name and not name.startswith((".", "/")) and name.count("/") == 1:
+        _check_repo_id(name)
         return _hub_config(name, revision)
     if entry is not None:  # a bundled name has no revisions: "unknown model" and itself as the suggestion said nothing
         raise UsageError(f"--revision {revision}: {name!r} is a bundled model, not a Hub repo",

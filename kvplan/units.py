@@ -79,11 +79,14 @@ def parse_tokens(text: str | int, what: str = "context") -> int:
     return value
 
 
-def parse_size(text: str | int, what: str = "size") -> int:
+def parse_size(text: str | int, what: str = "size", *, allow_zero: bool = False) -> int:
     """'64GiB' -> 68719476736, '80GB' -> 80e9, '8 GiB' -> 8589934592 (integer bytes).
 
-    A unit is required: a bare number (a string or an int) is refused.
+    A unit is required: a bare number (a string or an int) is refused. allow_zero (a reserve): 0 is taken,
+    bare or with any unit (0, 0B, 0GiB); otherwise a size must be positive.
     """
+    if allow_zero and not isinstance(text, bool) and str(text).strip() == "0":
+        return 0
     match = None if isinstance(text, bool) else _SIZE_RE.match(str(text))
     unit = match.group(2).lower() if match else None
     if match and unit == "":
@@ -98,6 +101,8 @@ def parse_size(text: str | int, what: str = "size") -> int:
     if len(number) > _MAX_DIGITS:
         raise UsageError(f"{what}: {_shown(text)} is too large (at most 2^60 bytes)")
     value = round(Fraction(number) * _SIZE_UNITS[unit])
+    if value == 0 and allow_zero and Fraction(number) == 0:
+        return 0
     if value <= 0:
         raise UsageError(f"{what}: must be positive, got {_shown(text)}")
     if value > MAX_BYTES:
@@ -124,12 +129,30 @@ def check_number(value: float | int | None, what: str, *, minimum: float = 0.0, 
 
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or (isinstance(value, float) and not math.isfinite(value)):  # an int of 400 digits: no float holds it
         raise UsageError(f"{what}: expected a finite number, got {value!r}")
     if value < minimum or (strict and value == minimum):
-        raise UsageError(f"{what}: must be {'>' if strict else '>='} {minimum:g}, got {value:g}")
+        raise UsageError(f"{what}: must be {'>' if strict else '>='} {_number(minimum)}, got {_number(value)}")
     if maximum is not None and value > maximum:
-        raise UsageError(f"{what}: must be at most {maximum:g}, got {value:g}")
+        raise UsageError(f"{what}: must be at most {_number(maximum)}, got {_number(value)}")
+
+
+def _number(value: float | int) -> str:
+    """A bound or a value for a message: whole numbers in full with grouped digits (2,147,483,647, not
+    '2.14748e+09', which hid the limit), others as %g."""
+    if isinstance(value, int) or (value.is_integer() and abs(value) < 1e15):
+        return count_text(int(value))
+    return f"{value:g}"
+
+
+def count_text(value: int) -> str:
+    """A whole number with grouped digits; past 24 digits its start and its length (a 400-digit --pp is not
+    echoed whole)."""
+    digits = str(abs(value))
+    if len(digits) <= 24:
+        return f"{value:,}"
+    return f"{'-' if value < 0 else ''}{digits[:12]}... ({len(digits):,} digits)"
 
 
 def cdiv(a: int, b: int) -> int:

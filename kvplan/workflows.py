@@ -33,6 +33,19 @@ def check_tp_after(model, chain, tp: int) -> None:
         check_tp(compose(model, chain)[-1].model, tp)
 
 
+def check_prefix_within(chain, tokens: int) -> None:
+    """A shared prefix is the start of each sequence: one longer than the context cannot be (the planner capped it
+    at the context without a word, and the report said '99999-token prefix' of 1,024-token sequences; a scenario
+    refuses the same, shared_prefix_tokens above prompt_tokens)."""
+    from .techniques.serving import Prefix
+
+    for technique in chain:
+        if isinstance(technique, Prefix) and technique.tokens > tokens:
+            raise UsageError(f"technique {technique.spec!r}: a shared prefix of {technique.tokens:,} tokens is longer "
+                             f"than the {tokens:,}-token context", "give at most the context's tokens, or a longer "
+                             "--context")
+
+
 def record_overrides(report: Report, applied) -> None:
     """Every --set / --set-new in the JSON (`overrides`) and in the first table's title."""
     report.data["overrides"] = [o.as_dict() for o in applied]
@@ -84,6 +97,7 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         tokens = longest
         request = replace(request, context_tokens=tokens)
     warn_above_max_context(spec, tokens)
+    check_prefix_within(chain, tokens)
     deployment = request.deployment.build(weight_record)
     check_tp_after(spec, chain, request.deployment.tp)
     result = evaluate(spec, chain, tokens, request.batch, deployment, weights=weight_record)
@@ -97,6 +111,12 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     record_overrides(report, applied)
     if cast_note is not None and deployment is not None:
         report.lines.append(f"weights: {cast_note}")
+    if deployment is not None and deployment.tp > 1:
+        from .capacity.weights import kv_note, plan_weights
+
+        line = kv_note(plan_weights(spec, deployment), spec, deployment.tp)
+        if line is not None:
+            report.lines.append(f"weights: {line}")
     engine = request.engine
     vllm_concurrency = None
     vllm_pool = None  # --engine vllm's pool, for --emit vllm's --max-num-seqs

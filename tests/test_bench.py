@@ -183,7 +183,7 @@ def test_device_capability_gates_bf16_and_fp8_kernels():
 @pytest.mark.parametrize("where, words", [
     ("missing/bench.json", ["the folder", "does not exist"]),
     (".", ["is a folder"]),
-    ("file.txt/bench.json", ["the folder", "does not exist"]),
+    ("file.txt/bench.json", ["file.txt is a file, not a folder"]),  # said "the folder file.txt does not exist"
 ])
 def test_unusable_output_paths_exit_2_before_any_work(cli, tmp_path, monkeypatch, where, words):
     from kvplan.bench import runner

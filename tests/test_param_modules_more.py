@@ -78,8 +78,11 @@ def test_qwen3_next_bf16_keeps_norms_and_both_gates_whole():
     model = build_model(_raw("qwen3-next-80b-a3b"), "next")
     assert model.param_count == NEXT_TOTAL == 79_674_391_296
     assert model.weight_replicated_bytes == NEXT_WHOLE * 2 == 101_278_720
-    # TP 4: (159,348,782,592 - 101,278,720) / 4 + 101,278,720
-    assert stage_weight_bytes(estimated(model), 48, tp=4) == [39_811_875_968 + 101_278_720] == [39_913_154_688]
+    # TP 4, above the 2 KV heads: each rank holds one KV head of k_proj / v_proj (vLLM QKVParallelLinear), half of
+    # the 12 attention layers' 12 x 2 x 2,048 x 512 x 2 B = 50,331,648 B; the rest split by 4:
+    # (159,348,782,592 - 101,278,720 - 50,331,648) / 4 + 101,278,720 + 50,331,648 / 2
+    assert stage_weight_bytes(estimated(model), 48, tp=4) == [39_799_293_056 + 101_278_720 + 25_165_824] \
+        == [39_925_737_600]
 
 
 def test_qwen3_next_fp8_split_module_by_module():
@@ -96,5 +99,8 @@ def test_qwen3_next_fp8_split_module_by_module():
     assert model.weight_bytes == 78_995_521_536 + 19_286_016 + 678_869_760 * 2 == 80_372_547_072
     # whole on each rank: the same float norms and gates as in BF16
     assert model.weight_replicated_bytes == 101_278_720
-    # TP 4: (80,372,547,072 - 101,278,720) / 4 + 101,278,720
-    assert stage_weight_bytes(estimated(model), 48, tp=4) == [20_067_817_088 + 101_278_720] == [20_169_095_808]
+    # TP 4, above the 2 KV heads: one KV head of k_proj / v_proj a rank, half of 12 x 2 x 2,048 x 512 =
+    # 25,165,824 FP8 weights at 1 + 4 / 16,384 B = 25,171,968 B; (80,372,547,072 - 101,278,720 - 25,171,968) / 4
+    # + 101,278,720 + 25,171,968 / 2 (before: 20,169,095,808)
+    assert stage_weight_bytes(estimated(model), 48, tp=4) == [20_061_524_096 + 101_278_720 + 12_585_984] \
+        == [20_175_388_800]

@@ -78,14 +78,6 @@ HAND = [
     # LayerNorm 4,096 = 1,644,515,328 (before: 1,644,267,520, no biases). Whole: (24 x 8,192 + 4,096) x 2 B =
     # 401,408; TP 2: (3,289,030,656 - 401,408) / 2 + 401,408
     ("stablelm-2-1.6b", 2, 1_644_515_328, 401_408, 1_644_716_032),
-    # StarCoder (float32): n_embd 6,144, 40 layers, 48 heads of 128 and one KV head, n_inner 24,576, 8,192
-    # positions, vocab 49,152, tied. A layer: c_attn 6,144 x 6,400 + 6,400 = 39,328,000, attn.c_proj 37,748,736 +
-    # 6,144, mlp.c_fc 150,994,944 + 24,576, mlp.c_proj 150,994,944 + 6,144, ln_1 and ln_2 24,576: 379,128,064;
-    # 40 x that + wte 301,989,888 + wpe 50,331,648 + ln_f 12,288 = 15,517,456,384. Whole (vLLM's Transformers
-    # backend keeps the MLP replicated): a layer's LayerNorms 24,576 + attn.c_proj bias 6,144 + the MLP
-    # 302,020,608 = 302,051,328; 40 x that + wpe + ln_f = 12,132,397,056 x 4 B = 48,529,588,224;
-    # TP 4: (62,069,825,536 - 48,529,588,224) / 4 + 48,529,588,224 (before: an even split, 15,517,456,384)
-    ("starcoder", 4, 15_517_456_384, 48_529_588_224, 51_914_647_552),
     # Pythia-1B: hidden 2,048, 16 layers, intermediate 8,192, vocab 50,304, untied. A layer: query_key_value
     # 2,048 x 6,144 + 6,144, dense 4,194,304 + 2,048, MLP 2 x 16,777,216 + 8,192 + 2,048, 2 LayerNorms 8,192 =
     # 50,358,272; 16 x that + 2 x 103,022,592 + 4,096 = 1,011,781,632. Whole: a layer's LayerNorms 8,192 + dense
@@ -124,6 +116,23 @@ HAND = [
     # out_proj and fc2 biases 4,096; (24 x 12,288 + 4,096) x 2 B = 598,016; TP 2
     ("xglm-1.7b", 2, 1_732_907_008, 598_016, 1_733_206_016),
 ]
+
+
+def test_starcoder_keeps_its_one_kv_head_on_every_rank():
+    # StarCoder (float32): n_embd 6,144, 40 layers, 48 heads of 128 and one KV head, n_inner 24,576, 8,192
+    # positions, vocab 49,152, tied. A layer: c_attn 6,144 x 6,400 + 6,400 = 39,328,000, attn.c_proj 37,748,736 +
+    # 6,144, mlp.c_fc 150,994,944 + 24,576, mlp.c_proj 150,994,944 + 6,144, ln_1 and ln_2 24,576: 379,128,064;
+    # 40 x that + wte 301,989,888 + wpe 50,331,648 + ln_f 12,288 = 15,517,456,384. Whole (vLLM's Transformers
+    # backend keeps the MLP replicated): a layer's LayerNorms 24,576 + attn.c_proj bias 6,144 + the MLP
+    # 302,020,608 = 302,051,328; 40 x that + wpe + ln_f = 12,132,397,056 x 4 B = 48,529,588,224.
+    # The key and value rows of c_attn (PackedQKVFuser -> QKVParallelLinear with one KV head) sit whole on every
+    # rank: 40 x (6,144 x 256 + 256) = 62,924,800 parameters x 4 B = 251,699,200 B.
+    # TP 4: (62,069,825,536 - 48,529,588,224 - 251,699,200) / 4 + 48,529,588,224 + 251,699,200
+    # = 3,322,134,528 + 48,781,287,424 (before: 51,914,647,552, the key and value rows split by 4)
+    model = build_model(_raw("starcoder"), "starcoder")
+    assert model.param_count == 15_517_456_384 and model.weight_bytes == 62_069_825_536
+    assert model.weight_replicated_bytes == 48_529_588_224
+    assert stage_weight_bytes(estimated(model), 40, tp=4) == [3_322_134_528 + 48_781_287_424] == [52_103_421_952]
 
 
 @pytest.mark.parametrize("name, tp, params, whole, per_gpu", HAND)
@@ -247,8 +256,11 @@ def test_granite_20b_code_fp8_is_read_module_by_module():
     # MLP biases 61,440, x 52, + wpe + ln_f, at 2 B, and every per-tensor scale (1,664 B)
     whole = 52 * 301_989_888 + 2 * (52 * 61_440 + 50_331_648 + 12_288) + 1_664
     assert model.weight_replicated_bytes == whole == 15_810_553_472
-    # TP 4: (20,422,856,320 - 15,810,553,472) / 4 + 15,810,553,472
-    assert stage_weight_bytes(estimated(model), 52, tp=4) == [1_153_075_712 + whole] == [16_963_629_184]
+    # the key and value rows of c_attn (one KV head, whole on every rank: vLLM QKVParallelLinear): 52 x (6,144 x 256
+    # FP8 weights at 1 B + a 256 bias at 2 B) = 81,815,552 B. TP 4: (20,422,856,320 - 15,810,553,472 - 81,815,552)
+    # / 4 + 15,810,553,472 + 81,815,552 (before: 16,963,629,184, the key and value rows split by 4)
+    assert stage_weight_bytes(estimated(model), 52, tp=4) == [1_132_621_824 + whole + 81_815_552] \
+        == [17_024_990_848]
 
 
 def test_gpt_sw3_takes_the_gpt2_table():

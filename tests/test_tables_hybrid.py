@@ -90,9 +90,11 @@ def test_nemotron_3_nano_keeps_norms_and_routers_whole_and_splits_its_eight_grou
     whole = 52 * 2688 + 2688 + 23 * (128 * 2688 + 128)
     assert whole == 8_058_880 and model.weight_replicated_bytes == 2 * whole
     assert model.param_count == 31_577_940_288
-    # TP 4: (63,155,880,576 - 16,117,760) / 4 = 15,784,940,704, + 16,117,760
-    assert stage_weight_bytes(estimated(model), 52, tp=4) == [15_801_058_464]
-    assert config_weights_per_gpu(model, 4, 1, "0.34.0") == 15_801_058_464
+    # TP 4, above the 2 KV heads of the 6 attention blocks: one KV head of k_proj / v_proj a rank, half of
+    # 6 x 2 x 2,688 x 256 x 2 B = 16,515,072 B (vLLM QKVParallelLinear); (63,155,880,576 - 16,117,760 - 16,515,072)
+    # / 4 = 15,780,811,936, + 16,117,760 + 8,257,536 (before: 15,801,058,464, the k/v projections split by 4)
+    assert stage_weight_bytes(estimated(model), 52, tp=4) == [15_805_187_232]
+    assert config_weights_per_gpu(model, 4, 1, "0.34.0") == 15_805_187_232
 
 
 def test_jamba_keeps_its_norms_mixer_norms_and_routers_whole():

@@ -25,7 +25,8 @@ Checks, per technique (a row of `results`):
 
 Bad input raises GateInputError, exit 2: a missing file, not JSON, not a bench
 document, another schema version, no results, a row twice, an unknown status,
-a NaN, infinite or non-numeric figure (the field is named), and a baseline of
+a NaN, infinite, negative or non-numeric figure (the field is named), a
+device kind that is not text, and a baseline of
 another model, shape (shrink, context, batch, block, layer shapes) or technique
 set (`check_comparable`; --update-baseline replaces such a baseline instead).
 """
@@ -47,6 +48,10 @@ from .row import AccuracyFigures, BenchRow, LatencyFigures
 # softmax weights on the bench's own inputs gave 1.3e-3 (256 tokens) and 1.6e-3
 # (4096 tokens), so 5e-3 admits the arithmetic and still catches a broken kernel.
 CROSS_DEVICE_ERROR_FLOOR = 5e-3
+
+
+# Row figures that may be below zero: the change of CUDA's allocated bytes (memory freed meanwhile).
+SIGNED_FIELDS = ("cuda_allocated_delta",)
 
 
 class GateInputError(UsageError):
@@ -111,6 +116,10 @@ def validate(doc: dict, path: str, what: str) -> dict:
             raise GateInputError(f"{where}.message must be text, found {type(row.get('message')).__name__}")
         for key in NUMERIC_FIELDS:
             _check_number(row.get(key), f"{where}.{key}")
+            if key not in SIGNED_FIELDS and row.get(key) is not None and row[key] < 0:
+                # an error_rel of -1 passed every accuracy check: bytes, blocks, times and errors are never negative
+                raise GateInputError(f"{where}.{key} is {row[key]!r}: this figure is never negative",
+                                     "the run that wrote it is broken; rerun the bench")
         samples = row.get("latency_samples_ms")
         if samples is not None and not isinstance(samples, list):
             raise GateInputError(f"{where}.latency_samples_ms is not a list of numbers: {samples!r}")
@@ -120,6 +129,15 @@ def validate(doc: dict, path: str, what: str) -> dict:
                 raise GateInputError(f"{where}.latency_samples_ms[{j}] is {sample!r}: a latency is not negative",
                                      "the run that wrote it is broken; rerun the bench")
     _check_number(doc["ceiling"].get("copy_gbps"), f"{what} {path}: ceiling.copy_gbps")
+    # what decides whether latency is gated at all: "cuda" in a list, or "no" as text (true), passed unread
+    kind = doc["environment"].get("device_kind")
+    if kind is not None and not isinstance(kind, str):
+        raise GateInputError(f"{what} {path}: environment.device_kind must be text such as cuda or cpu, "
+                             f"found {type(kind).__name__} {kind!r}")
+    meaningful = doc["ceiling"].get("meaningful")
+    if meaningful is not None and not isinstance(meaningful, bool):
+        raise GateInputError(f"{what} {path}: ceiling.meaningful must be true or false, found "
+                             f"{type(meaningful).__name__} {meaningful!r}")
     return doc
 
 
@@ -336,12 +354,28 @@ def append_step_summary(text: str) -> None:
     warning (the verdict, already on stdout, decides the exit code)."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
+        import errno
+
         try:
-            with open(target, "a", encoding="utf-8") as fh:
+            # opened without blocking: a named pipe nobody reads held the gate for ever at open(); then writes
+            # block as usual (a terminal or /dev/stderr named here still shows the summary)
+            fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o666)
+            _blocking(fd)
+            with os.fdopen(fd, "a", encoding="utf-8") as fh:
                 fh.write(text + "\n")
         except OSError as exc:
             import warnings
 
             from ..errors import KvplanWarning
 
-            warnings.warn(f"GITHUB_STEP_SUMMARY {target}: cannot append ({exc.strerror or exc})", KvplanWarning)
+            why = "a named pipe that nobody reads" if exc.errno == errno.ENXIO else exc.strerror or exc
+            warnings.warn(f"GITHUB_STEP_SUMMARY {target}: cannot append ({why})", KvplanWarning)
+
+
+def _blocking(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # no O_NONBLOCK to clear (Windows)
+        return
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)

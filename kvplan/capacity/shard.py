@@ -61,13 +61,20 @@ def shard_state(state: RecurrentState, tp: int) -> RecurrentState:
                    ssm_elements=_ceil_div(state.ssm_elements, tp))
 
 
+def check_pp(num_layers: int, pp: int) -> None:
+    """No engine gives a pipeline stage no layer: --pp above the layer count is refused (the number clipped)."""
+    if pp > num_layers:
+        from ..units import count_text
+
+        raise UsageError(f"--pp {count_text(pp)} exceeds the model's {num_layers} layers")
+
+
 def stage_bounds(num_layers: int, pp: int) -> list[tuple[int, int]]:
     """Contiguous layer ranges per pipeline stage, as vLLM splits them
     (vllm/distributed/utils.py: get_pp_indices): num_layers // pp each, and the
     remaining layers one each to the stages counted back from the second-to-last
     (the last stage holds the final norm and head, the first the embeddings)."""
-    if pp > num_layers:
-        raise UsageError(f"--pp {pp} exceeds the model's {num_layers} layers")
+    check_pp(num_layers, pp)
     sizes = [num_layers // pp] * pp
     for i in range(2, num_layers % pp + 2):
         sizes[-i] += 1
@@ -82,8 +89,7 @@ def sglang_stage_bounds(num_layers: int, pp: int) -> list[tuple[int, int]]:
     """Contiguous layer ranges per pipeline stage, as SGLang splits them (srt/distributed/utils.py get_pp_indices,
     0.5.9 and 0.5.23, without SGLANG_PP_LAYER_PARTITION): num_layers // pp each, and the last num_layers % pp
     stages one more."""
-    if pp > num_layers:
-        raise UsageError(f"--pp {pp} exceeds the model's {num_layers} layers")
+    check_pp(num_layers, pp)
     base, extra = divmod(num_layers, pp)
     bounds, start = [], 0
     for rank in range(pp):

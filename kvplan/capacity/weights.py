@@ -29,6 +29,18 @@ for the config estimate under TP the bytes each TP rank holds whole
 (Weights.replicated_bytes: norms, routers, RowParallelLinear biases,
 per-tensor and KV scales, from the family's per-module count) are divided by
 pp only.
+
+KV heads: vLLM builds k_proj / v_proj (or a fused qkv) as a QKVParallelLinear
+(0.11.0 to 0.34.0 layers/linear.py QKVParallelLinear.__init__: `if tp_size >=
+total_num_kv_heads: num_kv_heads = 1; num_kv_head_replicas = tp_size /
+total_num_kv_heads`), so under TP above a model's KV heads each rank holds one
+whole KV head of keys and values, with its bias and the scales and zero points
+that follow the output rows: 1 / kv_heads of that share, not 1 / tp. The
+record's kv_parts (Weights.kv_split: a tensor table's k/v tensors and the KV
+rows of fused qkv tensors, or the config estimate's) say which bytes;
+kv_held applies the rule, for kvplan's plan and for vLLM's profile alike
+(engines.vllm_profile.config_weights_per_gpu). Where they are not known (no
+per-module table of the family, a GGUF, a given size) kv_note says so.
 """
 
 from __future__ import annotations
@@ -37,7 +49,7 @@ from ..core.model import ModelSpec
 from ..errors import UsageError
 from ..weights.estimate import estimated, given
 from ..weights.record import NO_LAYER, REPLICATED, Weights
-from .shard import stage_bounds
+from .shard import check_pp, stage_bounds
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -67,6 +79,47 @@ def require_known(weights: Weights, name: str = "") -> None:
                          "give them with --weights: a size such as 300GB, or the checkpoint's folder")
 
 
+def kv_held(kv, tp: int, pp: int = 1) -> tuple[int, int]:
+    """(of the KV shares kv, (bytes, KV heads) pairs, the bytes vLLM holds one whole KV head a rank of (TP above
+    their KV heads), the bytes one GPU of a (tp, pp) replica holds of those: 1 / heads of each, spread over the
+    stages). vLLM 0.11.0-0.34.0 layers/linear.py QKVParallelLinear: num_kv_heads = 1 and num_kv_head_replicas =
+    tp / total_num_kv_heads when tp >= total_num_kv_heads (at tp == heads that is the even split, so it is left
+    to it)."""
+    taken = held = 0
+    for n, heads in kv:
+        if tp > heads > 0:
+            taken += n
+            held += _ceil_div(n, heads * pp)
+    return taken, held
+
+
+def kv_note(weights: Weights, model: ModelSpec, tp: int) -> str | None:
+    """A line saying that KV-head replication is not counted, where TP exceeds some layer's KV heads and the
+    record does not know which bytes are keys and values (no per-module table of the family, a GGUF, a size
+    given); None otherwise."""
+    if tp <= 1:
+        return None
+    kv = sorted({c.heads for layer, _ in model.groups for c in layer.caches if c.kind == "attention" and c.heads})
+    fewer = [h for h in kv if h < tp]
+    if not fewer or weights.kv_parts is not None:
+        return None
+    if weights.source == "given":
+        why = "a size given"
+    elif weights.source == "gguf":
+        why = "a GGUF tensor table, whose names kvplan does not match for this"
+    elif model.weight_kv_bytes is None:
+        why = f"no per-module table of model_type {model.model_type!r} that adds up to its parameter count"
+    elif weights.source in ("bundled", "index"):
+        why = ("a checkpoint total without a tensor table, not matched to the config estimate" if not weights.parts
+               else "a role split without tensor names")
+    else:
+        why = "tensor names that kvplan's per-module table of the family does not give"
+    heads = f"{fewer[0]} KV head" + ("s" if fewer[0] != 1 else "")
+    return (f"KV-head replication not counted: at TP {tp}, above the model's {heads}, vLLM's QKVParallelLinear "
+            "gives every rank one whole KV head of the k/v projections (1 / KV heads of them, not 1 / TP), but kvplan "
+            f"does not know those bytes here ({why}), so they are split evenly and the weights a GPU are understated")
+
+
 def served_bytes(weights: Weights, num_layers: int, include_mtp: bool = False) -> int:
     """The bytes a serving engine loads: the checkpoint less its MTP module unless include_mtp."""
     return weights.total_bytes - (0 if include_mtp else mtp_bytes(weights, num_layers))
@@ -76,10 +129,13 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
                        include_mtp: bool = False, bounds: list[tuple[int, int]] | None = None) -> list[int]:
     """Weight bytes on one GPU of each pipeline stage (the MTP module, when loaded, on the last). bounds: the
     stages' layer ranges where the engine splits otherwise than vLLM (kvplan.capacity.shard.stage_bounds)."""
+    check_pp(num_layers, pp)  # first: the even split below is a list of pp figures (--pp 10^8 took 4.7 GB)
     if not weights.parts:  # split evenly, but what each TP rank holds whole (Weights.replicated_bytes) only by stage
         # (read only under TP: an unquantized config counts it on first use)
         mtp, whole = weights.mtp_estimated_bytes, weights.replicated_bytes if tp > 1 else 0
-        out = [_ceil_div(weights.total_bytes - mtp - whole, tp * pp) + _ceil_div(whole, pp)] * pp
+        kv = (weights.kv_parts or ()) if tp > 1 else ()  # read only under TP, as replicated_bytes
+        taken, held = kv_held(((n, heads) for _, _, n, heads in kv), tp, pp)
+        out = [_ceil_div(weights.total_bytes - mtp - whole - taken, tp * pp) + _ceil_div(whole, pp) + held] * pp
         if include_mtp and mtp:
             out[-1] += _ceil_div(mtp, tp)
         return out
@@ -90,13 +146,17 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
             stage_of_layer[i] = s
     out = [0] * pp
     against = {(role, layer): n for role, layer, n in weights.against_role}
+    kv: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for role, layer, n, heads in (weights.kv_parts or ()) if tp > 1 else ():
+        kv.setdefault((role, layer), []).append((n, heads))
     for role, layer, n in weights.parts:
         mtp = is_mtp_part(role, layer, num_layers)
         if mtp and not include_mtp:
             continue
         other = against.get((role, layer), 0)  # held the other way (Weights.against_role)
         whole = n - other if role in REPLICATED else other
-        per_rank = whole + _ceil_div(n - whole, tp)
+        taken, held = kv_held(kv.get((role, layer), ()), tp)  # one whole KV head a rank above the KV heads
+        per_rank = whole + held + _ceil_div(n - whole - taken, tp)
         if mtp:
             stage = pp - 1
         elif layer == NO_LAYER:

@@ -64,9 +64,12 @@ def build_app(names=None):
     ) -> None:
         """Plan and validate the KV cache of LLM serving."""
 
+    from .common import command_class
+
+    cls = command_class()  # an option given as '' is refused, never taken for the option left out
     for name in COMMANDS if names is None else names:
         module, function = COMMANDS[name]
-        app.command(name)(getattr(importlib.import_module(f"{__package__}.{module}"), function))
+        app.command(name, cls=cls)(getattr(importlib.import_module(f"{__package__}.{module}"), function))
     return app
 
 

@@ -36,6 +36,35 @@ def _silence_stdout() -> None:
         pass
 
 
+def refuse_empty_options(ctx) -> None:
+    """An option given as an empty string ('--kv-memory ""', '--revision=') is not the option left out: many
+    commands test a value's truth, so '' was taken for "not given" (--kv-memory, --gpu-memory, --max-model-len,
+    calibrate's --model, --version, --as-version, bench's --context ran with their defaults, without a word).
+    Refused here, for every single-valued option of every command, once click has read them; repeatable
+    options and arguments reach their own parsers, which name an empty item."""
+    if ctx.resilient_parsing:  # shell completion parses half-typed lines
+        return
+    for param in ctx.command.params:
+        if param.param_type_name != "option" or param.multiple or getattr(param, "is_flag", False):
+            continue
+        if ctx.params.get(param.name) == "":
+            flag = max(param.opts, key=len)
+            raise UsageError(f"{flag} is an empty string", "give a value, or leave the option out")
+
+
+def command_class():
+    """The click command class every kvplan command is built with: typer's own, plus `refuse_empty_options`."""
+    from typer.core import TyperCommand
+
+    class KvplanCommand(TyperCommand):
+        def parse_args(self, ctx, args):
+            rest = super().parse_args(ctx, args)
+            refuse_empty_options(ctx)
+            return rest
+
+    return KvplanCommand
+
+
 def error_line(message: str) -> None:
     sys.stderr.write(f"kvplan: error: {message}\n")
 

@@ -125,7 +125,11 @@ def _update(gate, cur, current, baseline, reg, tol, mass_tolerance, waived) -> N
 
     base, notes = None, []
     if os.path.exists(baseline):
-        old = gate.read_document(baseline, "baseline")
+        try:
+            old = gate.read_document(baseline, "baseline")
+        except gate.GateInputError as exc:  # said what the file is not, not what to do about it
+            raise gate.GateInputError(f"{exc.message}; --update-baseline replaces only a kvplan bench document",
+                                      "give another --baseline path, or move that file away first") from None
         try:
             base = gate.validate(old, baseline, "baseline")
         except gate.GateInputError as exc:

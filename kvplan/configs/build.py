@@ -385,15 +385,15 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
     misshapen = _misshapen_quantization_config(raw, f)
     if misshapen is not None and total:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: its quantization_config is a {misshapen}, not a JSON "
-                                 "object; give them with --weights, or point --weights at the checkpoint's folder",), (0, 0, 0, 0)
+                                 "object; give them with --weights, or point --weights at the checkpoint's folder",), (0, 0, 0, 0, None)
     mlx = quant_mlx.block(raw) if total else None
     if mlx is not None:  # mlx-lm's "quantization" (and its copy as quantization_config): no quant_method
         return _mlx_format(f, mlx, total, layers, dims, dtype, plain_bytes)
     quant = _quantization_config(raw, f)
     if not quant or not total:
         # an unquantized config counts what each TP rank holds whole on first use, not here (docs/weights.md)
-        whole = _replicated_counter(f, layers, dims, total, plain_bytes) if total else 0
-        return dtype, plain_bytes, plain_bytes, 0, (), (whole, 0, 0, 0)
+        whole, kv = _replicated_counter(f, layers, dims, total, plain_bytes) if total else (0, None)
+        return dtype, plain_bytes, plain_bytes, 0, (), (whole, 0, 0, 0, kv)
     try:
         q = quant_bytes.read(quant, f.model_type)
         split = (_module_split(f, q, layers, dims, total) if q.exclusions is not None
@@ -404,7 +404,7 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
                                       "that adds up to its parameter count to find them")
     except quant_bytes.Unsized as exc:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: {exc}; give them with --weights, or point --weights "
-                                 "at the checkpoint's folder or hf://REPO to read its tensors",), (0, 0, 0, 0)
+                                 "at the checkpoint's folder or hf://REPO to read its tensors",), (0, 0, 0, 0, None)
     head_note = ""
     if q.keeps_lm_head and not q.experts_only and not f.has("tie_word_embeddings"):
         head = params.embedding_params(f)[1]
@@ -438,18 +438,22 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         # its per-weight rate with scales), per-tensor and KV scales
         whole = int(split.replicated * plain_bytes + split.replicated_quantized * q.bytes_per_weight) \
             + beside.replicated_bytes
+        # the KV shares vLLM splits by KV head: quantized weights at the format's rate with their scales and zero
+        # points (which follow the same output rows), biases and kept weights in the float dtype
+        kv = tuple((heads, int(quantized * q.bytes_per_weight + kept * plain_bytes)) for heads, quantized, kept in split.kv)
         label = f"{q.experts_dtype} experts + {q.dtype} + {dtype}" if experts else f"{q.dtype} + {dtype}"
         return (label, stored / total, q.bytes_per_weight, plain, (note,),
-                (whole, beside.g_idx_bytes, experts, round(experts_bytes)))
+                (whole, beside.g_idx_bytes, experts, round(experts_bytes), kv))
     embed, head = params.embedding_params(f)
     plain = embed + (head if q.keeps_lm_head else 0)
-    whole = 0
+    whole, kv = 0, None
     if q.experts_only:
         plain = total - params.gpt_oss_expert_weights(f, len(layers))
         # all but the experts stays in the float dtype, so what each TP rank holds whole (norms, routers, o_proj
-        # biases) is the unquantized checkpoint's, from the per-module count where it adds up
-        counter = _replicated_counter(f, layers, dims, total, plain_bytes)
+        # biases) and the KV shares are the unquantized checkpoint's, from the per-module count where it adds up
+        counter, kv_counter = _replicated_counter(f, layers, dims, total, plain_bytes)
         whole = counter() if callable(counter) else 0
+        kv = kv_counter() if callable(kv_counter) else None
     stored = (total - plain) * q.bytes_per_weight + plain * plain_bytes
     kept = "all but the routed experts' weights" if q.experts_only else (
         "embeddings and LM head" if q.keeps_lm_head and head else "embeddings")
@@ -460,7 +464,7 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
                  f"has no per-module count of model_type {f.model_type!r} that adds up to its parameter count)")
     notes = (note + head_note,)
     return (f"{q.dtype} + {dtype}" if plain else q.dtype, stored / total, q.bytes_per_weight, plain, notes,
-            (whole, 0, 0, 0))
+            (whole, 0, 0, 0, kv))
 
 
 def _mlx_format(f: Fields, mlx: dict, total: int, layers: list, dims, dtype: str, plain_bytes: float) -> tuple:
@@ -481,7 +485,7 @@ def _mlx_format(f: Fields, mlx: dict, total: int, layers: list, dims, dtype: str
         sized = quant_mlx.size(q, modules, f.int("hidden_size"), int(plain_bytes))
     except quant_bytes.Unsized as exc:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: {exc}; give them with --weights, or point --weights "
-                                 "at the checkpoint's folder or hf://REPO to read its tensors",), (0, 0, 0, 0)
+                                 "at the checkpoint's folder or hf://REPO to read its tensors",), (0, 0, 0, 0, None)
     d = q.default
     rate = d.bytes_per_weight(int(plain_bytes))
     plain = total - sized.quantized
@@ -499,27 +503,34 @@ def _mlx_format(f: Fields, mlx: dict, total: int, layers: list, dims, dtype: str
     note += "; vLLM and SGLang cannot serve an MLX checkpoint"
     qdtype = f"mlx-int{d.bits}" if d.mode == "affine" else f"mlx-{d.mode}"
     return (f"{qdtype} + {dtype}", sized.stored_bytes / total, rate, plain, (note,),
-            (int(sized.whole_bytes), 0, 0, 0))
+            (int(sized.whole_bytes), 0, 0, 0, None))
 
 
 def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: float):
-    """The bytes each TP rank holds whole of an unquantized checkpoint (norms, routers, RowParallelLinear biases:
-    param_modules.replicated_params), as a counter that builds the family's per-module table when first called
-    and keeps the answer: building it costs 0.4 to 3 ms, more than the rest of build_model for most configs, and
-    only a TP split reads it. 0 where kvplan has no such table, or one that does not add up to the count."""
+    """(the bytes each TP rank holds whole of an unquantized checkpoint (norms, routers, RowParallelLinear biases:
+    param_modules.replicated_params), the KV shares vLLM splits by KV head as (KV heads, bytes) pairs
+    (param_modules.kv_params)), as two counters that build the family's per-module table when first called and
+    keep the answer: building it costs 0.4 to 3 ms, more than the rest of build_model for most configs, and only a
+    TP split reads it. 0 and None where kvplan has no such table, or one that does not add up to the count."""
     from . import param_modules
 
     if f.model_type not in param_modules.TABLES:
-        return 0
+        return 0, None
 
     @functools.cache
-    def count() -> int:
-        modules = param_modules.table(f, layers, dims)
-        if not modules or sum(m.weight + m.other for m in modules) != total:
-            return 0
-        return int(param_modules.replicated_params(modules) * plain_bytes)
+    def modules() -> list:
+        found = param_modules.table(f, layers, dims)
+        return found if found and sum(m.weight + m.other for m in found) == total else []
 
-    return count
+    def count() -> int:
+        return int(param_modules.replicated_params(modules()) * plain_bytes)
+
+    def kv() -> tuple[tuple[int, int], ...] | None:
+        found = modules()
+        return tuple((heads, int(n * plain_bytes)) for heads, n in sorted(param_modules.kv_params(found).items())) \
+            if found else None
+
+    return functools.cache(count), functools.cache(kv)
 
 
 def _whole_split(f: Fields, q, layers: list, dims, total: int):
@@ -629,6 +640,30 @@ def last_layer_whole_params(raw: dict, source: str) -> int:
     return param_modules.replicated_params(whole) - param_modules.replicated_params(before)
 
 
+def kv_modules(raw: dict | None, source: str = "config") -> dict[str, tuple[int, int, int]] | None:
+    """The k/v modules of the config's per-module table (param_modules.py Module.kv_heads), by every name a
+    checkpoint may give them (Module.names), as (KV heads, parameters of the KV share, parameters of the weight):
+    what a tensor table's KV shares are read by (weights.roles.fold). {} where the table has none (MLA); None where
+    kvplan has no table of the family, or the config does not read."""
+    from . import param_modules
+
+    if not isinstance(raw, dict):
+        return None
+    try:
+        with warnings.catch_warnings():  # the config was read already, and warned then
+            warnings.simplefilter("ignore")
+            _, f, _, layers, dims = _read(raw, source)
+    except ConfigError:
+        return None
+    if f.model_type not in param_modules.TABLES:
+        return None
+    modules = param_modules.table(f, layers, dims)
+    if not modules:
+        return None
+    return {name: (m.kv_heads, m.kv_weight, m.weight) if m.weight else (m.kv_heads, m.kv_other, m.other)
+            for m in modules if m.kv_heads and not m.whole and (m.weight or m.other) for name in m.names()}
+
+
 def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     """The per-layer description of the model a config dict describes."""
     source = source or name
@@ -648,7 +683,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
                   f"transformers builds for some configs ({PARAMS_OFF[f.model_type]}); give --weights, or the "
                   "checkpoint's folder or hf://REPO, for exact bytes",)
     weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes, (whole_bytes, g_idx_bytes, expert_params,
-                                                                       expert_bytes) = _weight_format(
+                                                                       expert_bytes, kv_bytes) = _weight_format(
         f, raw, total, layers, dims)
     dtype_note = _float_dtype(f)[1]
     if dtype_note:
@@ -661,7 +696,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         # (label, bytes per parameter[, bytes each TP rank holds whole: DeepSeek-V4, module by module])
         weight_dtype, bytes_per_param, *whole = family.weight_format(f, layers, total, weight_dtype.split(" + ")[0],
                                                                      linear_bytes)
-        plain, whole_bytes = 0, whole[0] if whole else 0
+        plain, whole_bytes, kv_bytes = 0, whole[0] if whole else 0, None
         expert_params = expert_bytes = 0
         weight_notes = tuple(n for n in weight_notes if n.startswith(WEIGHTS_NOT_SIZED))
     notes += weight_notes
@@ -698,6 +733,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_linear_bytes_per_param=linear_bytes,
         weight_plain_params=plain,
         weight_replicated=whole_bytes,
+        weight_kv=kv_bytes,
         weight_g_idx_bytes=g_idx_bytes,
         weight_expert_params=expert_params,
         weight_expert_bytes=expert_bytes,

@@ -66,6 +66,14 @@ class Module:
     # class, the first release, a GPU condition) from configs/param_fp32.py VLLM_FP32, read by engines/vllm_fp32.py;
     # None: in the serving dtype. kvplan's own plan sizes the module as the checkpoint stores it
     vllm_fp32: Fp32Rule | None = None
+    # the module's outputs hold the keys and values of kv_heads KV heads (k_proj, v_proj, or the KV share of a fused
+    # qkv): kv_weight of `weight` and kv_other of `other` (its bias). vLLM builds them in a QKVParallelLinear
+    # (0.11.0-0.34.0 layers/linear.py), which gives every TP rank one whole KV head when TP >= kv_heads
+    # (num_kv_heads = 1, num_kv_head_replicas = tp / kv_heads), so each rank holds 1 / kv_heads of this share, not
+    # 1 / tp (kv_params; capacity.weights.kv_rank_bytes)
+    kv_heads: int = 0
+    kv_weight: int = 0
+    kv_other: int = 0
 
     def names(self, expert: int = 0) -> list[str]:
         name = self.name.replace("{e}", str(expert))
@@ -73,12 +81,16 @@ class Module:
 
 
 def _linear(name: str, inputs: int, outputs: int, role: str, bias: bool = False, row: bool = False,
-            whole: bool = False) -> Module:
+            whole: bool = False, kv_heads: int = 0, kv_outputs: int | None = None, top: bool = False) -> Module:
     """row: vLLM builds it as a RowParallelLinear (every o_proj of these families: llama.py, qwen2.py, qwen3.py,
     qwen3_moe.py, qwen2_moe.py, mixtral.py, minimax_m2.py, laguna.py, deepseek_v2.py in 0.34), whose bias each TP
-    rank holds whole. whole: every TP rank holds the whole module (Module.whole)."""
-    return Module(name, inputs * outputs, outputs if bias else 0, role, inputs=inputs, whole_bias=row and bias,
-                  whole=whole)
+    rank holds whole. whole: every TP rank holds the whole module (Module.whole). kv_heads: the KV heads of a k_proj
+    or v_proj (all its outputs), or of a fused qkv projection whose last kv_outputs outputs are its keys and values
+    (Module.kv_heads)."""
+    kv = (outputs if kv_outputs is None else kv_outputs) if kv_heads else 0
+    return Module(name, inputs * outputs, outputs if bias else 0, role, top=top, inputs=inputs,
+                  whole_bias=row and bias, whole=whole, kv_heads=kv_heads, kv_weight=inputs * kv,
+                  kv_other=kv if bias else 0)
 
 
 def _float(name: str, params: int, role: str = "norms") -> Module:
@@ -133,15 +145,17 @@ def _gqa(f: Fields, layers: list, dims) -> list:
     for i in range(len(layers)):
         a = f"layers.{i}.self_attn"
         out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", qkv_bias),
-                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", qkv_bias),
-                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", qkv_bias),
+                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", qkv_bias, kv_heads=kv),
+                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", qkv_bias, kv_heads=kv),
                 _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", o_bias, row=True)]
         if mt in P._QK_NORM:
             out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
         if mt == "minimax_m2":  # MiniMaxM2Attention: RMSNorms over all heads' queries and keys, which vLLM 0.34
-            # splits over TP with the heads (minimax_m2.py: MiniMaxText01RMSNormTP, hidden_size // tp a rank)
+            # splits over TP with the heads (minimax_m2.py: MiniMaxText01RMSNormTP, hidden_size // tp a rank); above
+            # the KV heads k_norm is sharded by KV head instead (weight_shard_world_size=total_num_kv_heads: head_dim
+            # a rank), as the keys it normalizes
             out += [_float(f"{a}.q_norm", heads * head_dim, "attention"),
-                    _float(f"{a}.k_norm", kv * head_dim, "attention")]
+                    Module(f"{a}.k_norm", 0, kv * head_dim, "attention", kv_heads=kv, kv_other=kv * head_dim)]
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         if experts and P._is_moe_layer(f, i):
             moe_inter = moe_inter or f.int("moe_intermediate_size", "intermediate_size")
@@ -294,8 +308,8 @@ def _qkvo(a: str, hidden: int, heads: int, kv: int, head_dim: int, bias: bool = 
     bias every TP rank holds whole); q_width: the query projection's outputs where they are not heads x head_dim
     (Qwen3-Next's and Qwen3.5's output gate doubles them)."""
     return [_linear(f"{a}.q_proj", hidden, q_width or heads * head_dim, "attention", bias),
-            _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", bias),
-            _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", bias),
+            _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
+            _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
             _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", bias, row=True)]
 
 
@@ -372,8 +386,8 @@ def _laguna(f: Fields, layers: list, dims) -> list:
         h = per_layer[i] if i < len(per_layer) else heads
         a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
         out += [_linear(f"{a}.q_proj", hidden, h * hd, "attention", bias),
-                _linear(f"{a}.k_proj", hidden, kv * hd, "attention", bias),
-                _linear(f"{a}.v_proj", hidden, kv * hd, "attention", bias),
+                _linear(f"{a}.k_proj", hidden, kv * hd, "attention", bias, kv_heads=kv),
+                _linear(f"{a}.v_proj", hidden, kv * hd, "attention", bias, kv_heads=kv),
                 _linear(f"{a}.o_proj", h * hd, hidden, "attention", bias, row=True),
                 _float(f"{a}.q_norm", hd), _float(f"{a}.k_norm", hd),
                 _linear(f"{a}.g_proj", hidden, h if per_head else h * hd, "attention"),
@@ -431,6 +445,16 @@ def replicated_params(modules: list[Module]) -> int:
             + sum(m.whole_weight for m in modules if not m.whole))
 
 
+def kv_params(modules: list[Module]) -> dict[int, int]:
+    """KV heads -> parameters (weights and biases) of the modules' KV shares (Module.kv_heads) that vLLM splits by
+    KV head; modules built whole on every rank (Module.whole) are left out, as they are held whole anyway."""
+    out: dict[int, int] = {}
+    for m in modules:
+        if m.kv_heads and not m.whole:
+            out[m.kv_heads] = out.get(m.kv_heads, 0) + m.kv_weight + m.kv_other
+    return out
+
+
 def _whole_floats(m: Module) -> bool:
     """m's float parameters (m.other) are held whole on every TP rank."""
     return (not m.weight and m.role in REPLICATED) or m.whole_bias or m.whole
@@ -459,6 +483,9 @@ class Split:
     # store_dtype, configs/quant_bytes.py)
     experts: int = 0
     expert_tensors: int = 0
+    # the KV shares vLLM splits by KV head (Module.kv_heads): (KV heads, parameters quantized, parameters kept in
+    # the float dtype: biases, and the weights the list keeps)
+    kv: tuple[tuple[int, int, int], ...] = ()
 
 
 def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
@@ -470,8 +497,11 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
     attention = {m.name[: -len(".k_proj")] for m in modules
                  if m.name.startswith("layers.") and m.name.endswith(".self_attn.k_proj")}
     kv_quantized: dict[str, int] = {}
+    kv_shares: dict[int, list[int]] = {}
     for m in modules:
         if not m.weight:
+            if m.kv_heads and not m.whole and m.kv_other:  # a float module split by KV head (MiniMax-M2's k_norm)
+                kv_shares.setdefault(m.kv_heads, [0, 0])[1] += m.kv_other
             continue
         if m.experts:
             samples = sorted({0, 1, m.experts // 2, m.experts - 1} & set(range(m.experts)))
@@ -484,6 +514,10 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
             out = any(excluded(n) for n in m.names())
         if m.role == "lm_head" and not quantizes_head:
             out = True
+        if m.kv_heads and not m.whole:
+            share = kv_shares.setdefault(m.kv_heads, [0, 0])
+            share[0 if not out else 1] += m.kv_weight
+            share[1] += m.kv_other
         if out:
             kept[m.role] = kept.get(m.role, 0) + m.weight
         else:
@@ -499,4 +533,5 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
             outs = outs + m.weight // m.inputs if outs is not None and m.inputs else None
     kv_layers = sum(1 for n in kv_quantized.values() if n == 2)
     return Split(quantized, kept, tensors, rows, outs, replicated - whole_quantized, kv_layers,
-                 len(attention) - kv_layers, whole_quantized, experts, expert_tensors)
+                 len(attention) - kv_layers, whole_quantized, experts, expert_tensors,
+                 tuple((heads, q, f) for heads, (q, f) in sorted(kv_shares.items())))

@@ -36,23 +36,28 @@ What each TP rank holds whole (param_modules.replicated_params), as read in vLLM
   output projections' biases whole, the rest split. Baichuan's (no biases: only its RMSNorms whole) and XGLM's
   (OPT's layout) follow the same rule, not read in a vLLM file.
 
-Not modelled: where a model has fewer KV heads than the TP size (GPTBigCode's one, ChatGLM's two groups) vLLM's
-QKVParallelLinear keeps a copy of a KV head on each rank, which an even split of query_key_value undercounts.
+KV heads: where the TP size exceeds the KV heads (GPTBigCode's one, Falcon-7B's one, ChatGLM's two groups) vLLM's
+QKVParallelLinear keeps one whole KV head on each rank: the fused projections give the key and value rows as their
+KV share (param_modules.Module.kv_heads), which each rank holds 1 / kv_heads of (capacity.weights.kv_held).
+InternLM2's wqkv interleaves its rows by KV group; vLLM 0.34 internlm2.py still builds it as a QKVParallelLinear of
+(heads / tp + 2 x max(1, kv / tp)) x head_dim rows a rank, which these bytes follow (it loads the checkpoint's wqkv
+through that layer's loader without a shard id; whether the rows it takes are right at TP above the KV heads was not
+checked: only the bytes it allocates are counted).
 """
 
 from __future__ import annotations
 
 from ..errors import ConfigError
 from .fields import Fields
-from .param_modules import Module, _ends, _mlp
+from .param_modules import Module, _ends, _linear, _mlp
 from .param_parts import embeddings
 
 
 def _lin(name: str, inputs: int, outputs: int, role: str, bias: bool = False, row: bool = False,
-         whole: bool = False, top: bool = False) -> Module:
-    """A linear layer (param_modules._linear) that may be named from the top of the checkpoint."""
-    return Module(name, inputs * outputs, outputs if bias else 0, role, top=top, inputs=inputs,
-                  whole_bias=row and bias, whole=whole)
+         whole: bool = False, top: bool = False, kv_heads: int = 0, kv_outputs: int | None = None) -> Module:
+    """A linear layer (param_modules._linear, with its KV share) that may be named from the top of the
+    checkpoint."""
+    return _linear(name, inputs, outputs, role, bias, row, whole, kv_heads, kv_outputs, top)
 
 
 def _norm(name: str, width: int, bias: bool = True, top: bool = False) -> Module:
@@ -99,7 +104,8 @@ def internlm2(f: Fields, layers: list, dims) -> list[Module]:
     out += _head(f, "output", hidden, False)
     for i in range(len(layers)):
         a, m = f"layers.{i}.attention", f"layers.{i}.feed_forward"
-        out += [_lin(f"{a}.wqkv", hidden, (heads + 2 * kv) * head_dim, "attention"),
+        out += [_lin(f"{a}.wqkv", hidden, (heads + 2 * kv) * head_dim, "attention", kv_heads=kv,
+                     kv_outputs=2 * kv * head_dim),
                 _lin(f"{a}.wo", heads * head_dim, hidden, "attention", row=True),
                 _lin(f"{m}.w1", hidden, inter, "mlp"), _lin(f"{m}.w3", hidden, inter, "mlp"),
                 _lin(f"{m}.w2", inter, hidden, "mlp"),
@@ -153,7 +159,8 @@ def chatglm(f: Fields, layers: list, dims) -> list[Module]:
     for i in range(len(layers)):
         layer = f"transformer.encoder.layers.{i}"
         a, m = f"{layer}.self_attention", f"{layer}.mlp"
-        out += [_lin(f"{a}.query_key_value", hidden, q + 2 * k, "attention", qkv_bias, top=True),
+        out += [_lin(f"{a}.query_key_value", hidden, q + 2 * k, "attention", qkv_bias, top=True, kv_heads=kv,
+                     kv_outputs=2 * k),
                 _lin(f"{a}.dense", q, hidden, "attention", linear_bias, row=True, top=True),
                 _lin(f"{m}.dense_h_to_4h", hidden, 2 * ffn, "mlp", linear_bias, top=True),
                 _lin(f"{m}.dense_4h_to_h", ffn, hidden, "mlp", linear_bias, row=True, top=True),
@@ -178,8 +185,8 @@ def stablelm(f: Fields, layers: list, dims) -> list[Module]:
     for i in range(len(layers)):
         a = f"layers.{i}.self_attn"
         out += [_lin(f"{a}.q_proj", hidden, heads * head_dim, "attention", bias),
-                _lin(f"{a}.k_proj", hidden, kv * head_dim, "attention", bias),
-                _lin(f"{a}.v_proj", hidden, kv * head_dim, "attention", bias),
+                _lin(f"{a}.k_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
+                _lin(f"{a}.v_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
                 _lin(f"{a}.o_proj", hidden, hidden, "attention", row=True)]
         if f.flag("qk_layernorm"):
             out += [_norm(f"{a}.q_layernorm.norms.{h}", head_dim, False) for h in range(heads)]
@@ -206,12 +213,15 @@ def falcon(f: Fields, layers: list, dims) -> list[Module]:
     hd = hidden // heads
     bias = f.flag("bias", default=False)
     new_arch = f.flag("new_decoder_architecture", default=False)
+    # KV heads as vLLM 0.34 falcon.py FalconAttention reads them: num_kv_heads under new_decoder_architecture, one
+    # with multi_query, else every head; the queries take heads x head_dim of query_key_value, keys and values the rest
     if new_arch:
-        qkv_out = (2 * f.int("num_kv_heads", "n_head_kv", default=heads) + heads) * hd
+        kv = f.int("num_kv_heads", "n_head_kv", default=heads)
+        qkv_out = (2 * kv + heads) * hd
     elif f.flag("multi_query", default=True):
-        qkv_out = hidden + 2 * hd
+        kv, qkv_out = 1, hidden + 2 * hd
     else:
-        qkv_out = 3 * hidden
+        kv, qkv_out = heads, 3 * hidden
     ffn = f.int("ffn_hidden_size", default=4 * hidden, maximum=10**9)
     num_ln = f.opt_int("num_ln_in_parallel_attn")
     if num_ln is None and new_arch:
@@ -225,7 +235,8 @@ def falcon(f: Fields, layers: list, dims) -> list[Module]:
         out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
     for i in range(len(layers)):
         layer = f"transformer.h.{i}"
-        out += [_lin(f"{layer}.self_attention.query_key_value", hidden, qkv_out, "attention", bias, top=True),
+        out += [_lin(f"{layer}.self_attention.query_key_value", hidden, qkv_out, "attention", bias, top=True,
+                     kv_heads=kv, kv_outputs=2 * kv * hd),
                 _lin(f"{layer}.self_attention.dense", hidden, hidden, "attention", bias, row=True, top=True),
                 _lin(f"{layer}.mlp.dense_h_to_4h", hidden, ffn, "mlp", bias, top=True),
                 _lin(f"{layer}.mlp.dense_4h_to_h", ffn, hidden, "mlp", bias, row=True, top=True)]
@@ -256,7 +267,7 @@ def gpt_bigcode(f: Fields, layers: list, dims) -> list[Module]:
         b = f"{top}.h.{i}"
         out += [_norm(f"{b}.ln_1", hidden, top=True), _norm(f"{b}.ln_2", hidden, top=True),
                 _lin(f"{b}.attn.c_attn", hidden, hidden + 2 * kv_width, "attention", True, whole=not multi_query,
-                     top=True),
+                     top=True, kv_heads=1 if multi_query else 0, kv_outputs=2 * kv_width),
                 _lin(f"{b}.attn.c_proj", hidden, hidden, "attention", True, row=True, whole=not multi_query,
                      top=True),
                 _lin(f"{b}.mlp.c_fc", hidden, inner, "mlp", True, whole=True, top=True),
@@ -313,7 +324,7 @@ def mpt(f: Fields, layers: list, dims) -> list[Module]:
     for i in range(len(layers)):
         b = f"transformer.blocks.{i}"
         out += [_norm(f"{b}.norm_1", hidden, False, top=True), _norm(f"{b}.norm_2", hidden, False, top=True),
-                _lin(f"{b}.attn.Wqkv", hidden, q + 2 * k, "attention", top=True),
+                _lin(f"{b}.attn.Wqkv", hidden, q + 2 * k, "attention", top=True, kv_heads=kv, kv_outputs=2 * k),
                 _lin(f"{b}.attn.out_proj", q, hidden, "attention", row=True, top=True),
                 _lin(f"{b}.ffn.up_proj", hidden, width, "mlp", top=True),
                 _lin(f"{b}.ffn.down_proj", width, hidden, "mlp", row=True, top=True)]

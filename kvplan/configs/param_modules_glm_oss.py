@@ -41,8 +41,8 @@ def glm4_moe(f: Fields, layers: list, dims) -> list[Module]:
     for i in range(len(layers)):
         a = f"layers.{i}.self_attn"
         out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", bias),
-                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", bias),
-                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", bias),
+                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
+                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
                 _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention")]
         if f.flag("use_qk_norm"):
             out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]

@@ -26,7 +26,7 @@ With n_groups > 1, vLLM needs tp_size to divide n_groups and splits B and C too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from ..errors import ConfigError
 from .fields import Fields
@@ -52,8 +52,7 @@ class _Backbone(Module):
 
 
 def _backbone(m: Module) -> Module:
-    return _Backbone(m.name, m.weight, m.other, m.role, m.experts, m.top, m.inputs, m.whole_bias, m.whole,
-                     m.whole_weight)
+    return _Backbone(**{field.name: getattr(m, field.name) for field in fields(Module)})
 
 
 def _mamba2(a: str, hidden: int, heads: int, inner: int, groups: int, state: int, kernel: int, conv_bias: bool,

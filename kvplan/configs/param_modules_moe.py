@@ -108,7 +108,8 @@ def bailing_moe(f: Fields, layers: list, dims) -> list[Module]:
 
     for i in range(len(layers)):
         a, m = f"layers.{i}.attention", f"layers.{i}.mlp"
-        out += [_linear(f"{a}.query_key_value", hidden, (heads + 2 * kv) * head_dim, "attention", qkv_bias),
+        out += [_linear(f"{a}.query_key_value", hidden, (heads + 2 * kv) * head_dim, "attention", qkv_bias,
+                        kv_heads=kv, kv_outputs=2 * kv * head_dim),
                 _linear(f"{a}.dense", heads * head_dim, hidden, "attention", bias, row=True)]
         if f.flag("use_qk_norm"):
             norm = head_dim * (1 if f.flag("use_rmsnorm") else 2)
@@ -156,8 +157,8 @@ def dbrx(f: Fields, layers: list, dims) -> list[Module]:
         b = f"transformer.blocks.{i}"
         a = f"{b}.norm_attn_norm"
         out += [Module(f"{a}.norm_1", 0, hidden, "norms", top=True),
-                Module(f"{a}.attn.Wqkv", hidden * (heads + 2 * kv) * head_dim, 0, "attention", top=True,
-                       inputs=hidden),
+                _linear(f"{a}.attn.Wqkv", hidden, (heads + 2 * kv) * head_dim, "attention", top=True, kv_heads=kv,
+                        kv_outputs=2 * kv * head_dim),
                 Module(f"{a}.attn.out_proj", heads * head_dim * hidden, 0, "attention", top=True,
                        inputs=heads * head_dim),
                 Module(f"{a}.norm_2", 0, hidden, "norms", top=True),

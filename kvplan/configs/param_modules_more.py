@@ -47,7 +47,8 @@ def phi3(f: Fields, layers: list, dims) -> list[Module]:
     out = _ends(f, hidden, False, 0)
     for i in range(len(layers)):
         a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
-        out += [_linear(f"{a}.qkv_proj", hidden, (heads + 2 * kv) * head_dim, "attention"),
+        out += [_linear(f"{a}.qkv_proj", hidden, (heads + 2 * kv) * head_dim, "attention", kv_heads=kv,
+                        kv_outputs=2 * kv * head_dim),
                 _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
                 _linear(f"{m}.gate_up_proj", hidden, 2 * inter, "mlp"),
                 _linear(f"{m}.down_proj", inter, hidden, "mlp"),

@@ -147,8 +147,8 @@ def mimo(f: Fields, layers: list, dims) -> list[Module]:
     for i in range(len(layers)):
         a = f"layers.{i}.self_attn"
         out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", True),
-                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", True),
-                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", True),
+                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", True, kv_heads=kv),
+                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", True, kv_heads=kv),
                 _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", row=True),
                 _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp")

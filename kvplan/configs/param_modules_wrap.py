@@ -153,8 +153,9 @@ def gemma3n_text(f: Fields, layers: list, dims) -> list[Module]:
         out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"), _float(f"{a}.q_norm", head_dim),
                 _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention")]
         if i < n - shared:
-            out += [_linear(f"{a}.k_proj", hidden, kv * head_dim, "attention"),
-                    _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention"), _float(f"{a}.k_norm", head_dim)]
+            out += [_linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
+                    _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
+                    _float(f"{a}.k_norm", head_dim)]
         inter = int(inters[i])
         out += [_linear(f"{layer}.mlp.gate_proj", hidden, inter, "mlp"),
                 _linear(f"{layer}.mlp.up_proj", hidden, inter, "mlp"),
@@ -221,11 +222,12 @@ def mimo_v2(f: Fields, layers: list, dims) -> list[Module]:
         sliding = ltype == "sliding_attention"
         k = 2 * kv if sliding else kv
         if fused:
-            out.append(_linear(f"{a}.qkv_proj", hidden, heads * head_dim + k * (head_dim + v_dim), "attention", bias))
+            out.append(_linear(f"{a}.qkv_proj", hidden, heads * head_dim + k * (head_dim + v_dim), "attention", bias,
+                               kv_heads=k, kv_outputs=k * (head_dim + v_dim)))
         else:
             out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", bias),
-                    _linear(f"{a}.k_proj", hidden, k * head_dim, "attention", bias),
-                    _linear(f"{a}.v_proj", hidden, k * v_dim, "attention", bias)]
+                    _linear(f"{a}.k_proj", hidden, k * head_dim, "attention", bias, kv_heads=k),
+                    _linear(f"{a}.v_proj", hidden, k * v_dim, "attention", bias, kv_heads=k)]
         out.append(_linear(f"{a}.o_proj", heads * v_dim, hidden, "attention"))
         if sliding:
             out.append(_float(f"{a}.attention_sink_bias", heads, "attention"))

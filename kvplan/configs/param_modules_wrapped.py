@@ -41,8 +41,8 @@ def llama4(f: Fields, layers: list, dims) -> list[Module]:
     for i in range(n):
         a, m = f"layers.{i}.self_attn", f"layers.{i}.feed_forward"
         out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"),
-                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention"),
-                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention"),
+                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
+                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
                 _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
                 _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         if i in moe_set:
@@ -80,9 +80,9 @@ def gemma4(f: Fields, layers: list, dims, unified: bool = False) -> list[Module]
         a, layer = f"layers.{i}.self_attn", f"layers.{i}"
         out += [_linear(f"{a}.q_proj", hidden, heads * hd, "attention", bias), _float(f"{a}.q_norm", hd)]
         if not reuse:
-            out += [_float(f"{a}.k_norm", hd), _linear(f"{a}.k_proj", hidden, kv * hd, "attention", bias)]
+            out += [_float(f"{a}.k_norm", hd), _linear(f"{a}.k_proj", hidden, kv * hd, "attention", bias, kv_heads=kv)]
             if not (g.k_eq_v and kind != "sliding_attention"):
-                out.append(_linear(f"{a}.v_proj", hidden, kv * hd, "attention", bias))
+                out.append(_linear(f"{a}.v_proj", hidden, kv * hd, "attention", bias, kv_heads=kv))
         out.append(_linear(f"{a}.o_proj", heads * hd, hidden, "attention", bias, row=True))
         out += _mlp(f"{layer}.mlp", hidden, g.inter * (2 if g.double_wide and reuse else 1), "mlp")
         out += [_float(f"{layer}.{norm}", hidden) for norm in

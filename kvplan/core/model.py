@@ -26,6 +26,13 @@ class ModelSpec:
     # on first use (configs/build.py: only a TP split needs it, and the table costs more than the rest of
     # build_model). Read it as weight_replicated_bytes.
     weight_replicated: int | Callable[[], int] = field(default=0, compare=False, repr=False)
+    # of weight_bytes, the KV shares vLLM splits by KV head (k_proj / v_proj, or the keys and values of a fused
+    # qkv: configs/param_modules.py Module.kv_heads), as (KV heads, bytes) pairs, where the family's per-module
+    # count gives them, else None (not known): the pairs, or for an unquantized config a counter (as
+    # weight_replicated) that may answer None. Under TP above a pair's KV heads each rank holds 1 / heads of its
+    # bytes (capacity.weights.kv_rank_bytes). Read it as weight_kv_bytes.
+    weight_kv: tuple[tuple[int, int], ...] | Callable[[], tuple | None] | None = field(default=None, compare=False,
+                                                                                       repr=False)
     weight_g_idx_bytes: int = 0  # of weight_bytes, GPTQ's g_idx (configs/quant_stored.py), which vLLM drops
     # of a quantized checkpoint whose routed experts are stored in a format of their own (FP8's store_dtype
     # "mxfp4": configs/quant_bytes.py), their parameters and bytes (in weight_bytes); 0 otherwise
@@ -110,6 +117,11 @@ class ModelSpec:
     def weight_replicated_bytes(self) -> int:
         whole = self.weight_replicated
         return whole if isinstance(whole, int) else whole()
+
+    @property
+    def weight_kv_bytes(self) -> tuple[tuple[int, int], ...] | None:
+        kv = self.weight_kv
+        return kv() if callable(kv) else kv
 
     @property
     def num_layers(self) -> int:

@@ -426,8 +426,12 @@ def downcast_float32(record):
                       for role, layer, n in record.mtp_parts)
     against = tuple((role, layer, n // 2 if exact else n * total // record.total_bytes)
                     for role, layer, n in record.against_role)
+    kv = record.kv_parts
+    if kv is not None:
+        kv = tuple((role, layer, n // 2 if exact else n * total // record.total_bytes, heads)
+                   for role, layer, n, heads in kv)
     return replace(record, total_bytes=total, by_dtype=by_dtype, parts=parts, mtp_parts=mtp_parts,
-                   against_role=against, notes=record.notes + (note,)), note
+                   against_role=against, kv_split=kv, notes=record.notes + (note,)), note
 
 
 def vllm_loaded(model, record):
@@ -456,15 +460,21 @@ def vllm_without_g_idx(record, version: str | None):
 def config_weights_per_gpu(model, tp: int = 1, pp: int = 1, version: str | None = None, halve: bool = False) -> int:
     """Bytes on one GPU of a config-sized checkpoint (no tensor table) under (tp, pp): what each TP rank holds
     whole (model.weight_replicated_bytes: norms, routers, RowParallelLinear biases, per-tensor and KV scales;
-    read only under TP) spread over the stages, the rest over every GPU; GPTQ's g_idx left out where vLLM
+    read only under TP) spread over the stages, the k/v projections' KV shares one KV head a rank where TP exceeds
+    the KV heads (capacity.weights.kv_held), the rest over every GPU; GPTQ's g_idx left out where vLLM
     `version` drops it. halve: a float32 checkpoint served in bf16."""
+    from ..capacity.weights import kv_held
+
     whole = model.weight_replicated_bytes if tp > 1 else 0
     split = model.weight_bytes - whole
     if model.weight_g_idx_bytes and _at_least(version, G_IDX_DROPPED_FROM):
         split -= model.weight_g_idx_bytes
+    # the KV shares (model.weight_kv_bytes) that vLLM holds one whole KV head a rank of when TP exceeds their heads
+    kv = tuple((n // 2 if halve else n, heads) for heads, n in (model.weight_kv_bytes or ())) if tp > 1 else ()
     if halve:
         whole, split = whole // 2, split // 2
-    return split // (tp * pp) + whole // pp
+    taken, held = kv_held(kv, tp, pp)
+    return (split - taken) // (tp * pp) + whole // pp + held
 
 
 def _with_fp32(model, version, gpu, halve: bool, tp: int, pp: int, per_gpu: int, weights_from: str,
@@ -608,6 +618,13 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             notes.append("the routed experts' MXFP4 weights (FP8 store_dtype) are taken as stored: vLLM's re-layout "
                          "of them for its MXFP4 kernel (fused_moe/oracle/mxfp4.py select_deepseek_v4_mxfp4_moe_backend,"
                          " by GPU: padding, swizzled scales) is not modelled")
+        from ..capacity.weights import kv_note
+        from ..weights.estimate import estimated
+
+        line = kv_note(record if record is not None and record.source != "estimated from config"
+                       else estimated(model), model, weight_tp)
+        if line is not None:
+            notes.append(line)
         if model.family == "deepseek_v41_text":
             notes.append("DeepSeek-V4.1's load is the text model at its checkpoint dtypes; not modelled: the vision "
                          "tower vLLM loads unless --language-model-only (485M parameters, 0.97 GB at TP 1), wo_a "

@@ -148,6 +148,8 @@ def parse_prices(values) -> dict[str, float]:
     """--price h100=2.5 (repeatable, or comma separated) -> {catalog name: USD per GPU hour}."""
     out = {}
     for value in values or []:
+        if not value.replace(",", "").strip():  # '--price ""' was dropped without a word, as if not given
+            raise UsageError(f"--price {value!r} names nothing", "give GPU=USD, e.g. h100=2.49, or leave --price out")
         for item in value.split(","):
             if not item.strip():
                 continue

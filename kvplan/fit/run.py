@@ -32,14 +32,21 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
         raise UsageError(f"--max-gpus {gpus_most:,}: at most {MAX_GPUS_LIMIT:,} GPUs in one replica are searched",
                          "a replica this large is split by data parallelism: plan one replica, then count replicas")
     dtypes = tuple(list_items(kv_dtypes, "--kv-dtype")) if kv_dtypes is not None else ("auto",)
+    allowed = tuple(split_allow(allow))
+    if context is not None:  # a prefix longer than --context was searched, capped at the context, unsaid
+        from ..techniques.registry import build_all
+        from ..workflows import check_prefix_within
+
+        check_prefix_within(build_all([s for s in allowed if s.split(":")[0].strip() == "prefix"]),
+                            parse_tokens(context, "--context"))
     return FitRequest(
         model=model, context_tokens=parse_tokens(context if context is not None else str(DEFAULT_CONTEXT_TOKENS),
                                                   "--context"), context_given=context is not None,
         concurrency=parse_positive_int(concurrency, "--concurrency"), gpus=tuple(parse_gpus(gpu)),
-        max_gpus=gpus_most, allowed=tuple(split_allow(allow)), kv_dtypes=dtypes,
+        max_gpus=gpus_most, allowed=allowed, kv_dtypes=dtypes,
         engine=engine, speculation=Speculation.parse(mtp, draft_model, num_speculative_tokens), objective=objective, quality_first=quality_first, mem_util=mem_util,
         mem_util_given=mem_util_given,
-        reserve_bytes=parse_size(reserve, "--reserve") if str(reserve) != "0" else 0, weights=weights,
+        reserve_bytes=parse_size(reserve, "--reserve", allow_zero=True), weights=weights,
         max_kv_gib=max_kv_gib, max_decode_ms=max_decode_ms, prices=parse_prices(prices), overrides=tuple(overrides or ()),
         revision=revision)
 
@@ -81,7 +88,8 @@ def fit_report(req: FitRequest, *, explain: bool, top: int, plot: str | None, fo
         from ..files import check_output
         from ..workload.plot import PLOT_SUFFIXES, require_matplotlib
 
-        check_output(plot, "--plot", force, PLOT_SUFFIXES)
+        # --force or not, never a file of the run's own input (a file in the model's folder), as sweep's outputs
+        check_output(plot, "--plot", force, PLOT_SUFFIXES, inputs=(req.model, req.weights))
         require_matplotlib()
     result = search(req, verify_top=top or None)
     if not result.options:

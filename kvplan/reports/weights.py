@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..capacity.weights import mtp_bytes, stage_weight_bytes
+from ..capacity.weights import kv_note, mtp_bytes, stage_weight_bytes
 from ..core.model import ModelSpec
 from ..render import Report, Table
 from ..units import format_bytes
@@ -53,6 +53,9 @@ def build(model: ModelSpec, weights: Weights, tp: int = 1, pp: int = 1) -> Repor
                 for role, n in roles.items()]
         tables.append(Table("by role", ["role", "bytes", "size", "share", "under TP"], rows, {1, 3}))
     lines = [note for note in weights.notes if note]
+    line = kv_note(weights, model, tp)
+    if line is not None:
+        lines.append(line)
     from . import tidy
 
     return Report(data, tables, lines, tidy=tidy.weights(data))

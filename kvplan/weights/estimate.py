@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..core.model import ModelSpec
-from .record import DtypeBytes, Weights
+from .record import NO_LAYER, DtypeBytes, Weights
 
 
 def estimated(model: ModelSpec, quantization: str = "none", note: str | None = None) -> Weights:
@@ -27,7 +27,22 @@ def estimated(model: ModelSpec, quantization: str = "none", note: str | None = N
         by_dtype=_by_dtype(model, total),
         notes=notes,
         replicated=model.weight_replicated,  # a counter stays one: read only under TP
+        kv_split=config_kv_split(model),
     )
+
+
+def config_kv_split(model: ModelSpec):
+    """The config estimate's KV shares (ModelSpec.weight_kv) as a record's kv_split (attention, outside the
+    layers, so split evenly over the stages): a counter where the model's is one (read only under TP), None where
+    not known."""
+    kv = model.weight_kv
+    if kv is None:
+        return None
+
+    def parts(pairs):
+        return None if pairs is None else tuple(("attention", NO_LAYER, n, heads) for heads, n in pairs)
+
+    return (lambda: parts(kv())) if callable(kv) else parts(kv)
 
 
 # a bundled total is the bytes of the safetensors files: each file's header (8 B and a JSON entry a tensor) sits
@@ -51,15 +66,17 @@ def with_config_replicated(record: Weights, model: ModelSpec) -> Weights:
     if not 0 <= left <= headers:
         return record
     if not left and not record.mtp_estimated_bytes:
-        return replace(record, replicated=model.weight_replicated)
+        return replace(record, replicated=model.weight_replicated, kv_split=config_kv_split(model))
     pieces = [f"{model.weight_bytes:,} B config estimate"]
     if record.mtp_estimated_bytes:
         pieces.append(f"{record.mtp_estimated_bytes:,} B MTP module estimate")
     if left:
         pieces.append(f"{left:,} B taken for the safetensors files' headers")
     note = (f"assumed to hold the modules the config counts ({record.total_bytes:,} B = " + " + ".join(pieces)
-            + "), so each TP rank holds the estimate's norms, routers, biases and latent projections whole")
-    return replace(record, replicated=model.weight_replicated, notes=record.notes + (note,))
+            + "), so each TP rank holds the estimate's norms, routers, biases and latent projections whole, and "
+            "its KV-head share of the k/v projections")
+    return replace(record, replicated=model.weight_replicated, kv_split=config_kv_split(model),
+                   notes=record.notes + (note,))
 
 
 FLOAT_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}

@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from ..configs.build import nested_text
+from ..configs.build import kv_modules, nested_text
 from ..core.model import ModelSpec
 from ..errors import UsageError, WeightsError
 from ..files import check_path_name
@@ -74,7 +74,7 @@ def _headers(files: list[Path], origin: str, raw: dict | None, declared: int | N
         raise WeightsError(f"{origin}: no tensors in {'its' if len(files) == 1 else 'any'} safetensors header",
                            "give the checkpoint's weight files, or pass --weights SIZE")
     w = fold(entries, source="safetensors", origin=origin, quantization=identify(_quant_config(raw), entries), files=len(files),
-             family=_family(raw))
+             family=_family(raw), kv_modules=kv_modules(raw))
     if isinstance(declared, int) and declared != w.total_bytes:
         w = _note(w, f"{index_name} declares total_size {declared:,}; the shard headers sum to {w.total_bytes:,} (used)")
     return w
@@ -183,7 +183,7 @@ def from_hub(repo_id: str, revision: str | None, raw: dict | None) -> Weights | 
         return None
     entries, files, meta = found
     w = fold(entries, source="safetensors", origin=where, quantization=identify(_quant_config(raw), entries), files=files,
-             notes=("shard headers read over HTTP range requests",), family=_family(raw))
+             notes=("shard headers read over HTTP range requests",), family=_family(raw), kv_modules=kv_modules(raw))
     declared = (meta or {}).get("total_size")
     if isinstance(declared, int) and declared != w.total_bytes:
         w = _note(w, f"{INDEX_NAME} declares total_size {declared:,}; the shard headers sum to {w.total_bytes:,} (used)")
@@ -241,6 +241,10 @@ def _resolve(option: str | None, *, model: ModelSpec, raw: dict | None, source: 
                 return from_index(path, raw)
             if has_safetensors(path):
                 return from_safetensors(path, raw)
+            if path.suffix == ".safetensors" and not path.is_dir():  # a pipe or a device: say that, not "not a file"
+                from ..files import regular_file_size
+
+                regular_file_size(path, "a safetensors file", WeightsError)
             raise WeightsError(f"--weights {option}: not a safetensors file or folder, an index.json or a .gguf")
         if path.is_symlink():  # exists() is False for a link to nothing or a loop of links: not "no such file"
             raise WeightsError(f"--weights {option}: a symlink that leads to no file (dangling, or a loop of links)",

@@ -52,6 +52,14 @@ class Weights:
     # routers, biases, per-tensor and KV scales: ModelSpec.weight_replicated, the bytes or a counter run on first
     # use); read it as replicated_bytes; not in the JSON
     replicated: int | Callable[[], int] = field(default=0, compare=False, repr=False)
+    # of the bytes, the KV shares vLLM splits by KV head, as (role, decoder layer or NO_LAYER, bytes, KV heads): a
+    # tensor table's k_proj / v_proj tensors and the keys' and values' rows of a fused qkv (roles.fold, matched by
+    # name against the family's per-module table), or a record without a table the config estimate's
+    # (ModelSpec.weight_kv, a counter stays one). Under TP above the KV heads vLLM gives every rank one whole KV head
+    # (capacity.weights.kv_rank_bytes). None where kvplan does not know them (no per-module table of the family, a
+    # GGUF, a given size), and a counter may answer None too. Not in the JSON
+    kv_split: tuple[tuple[str, int, int, int], ...] | Callable[[], tuple | None] | None = field(
+        default=None, compare=False, repr=False)
     # a tensor table's GPTQ `*.g_idx` tensors, folded as a record of their own (roles.fold), which an engine that
     # drops them at load takes away (less); None without a table or without g_idx; not in the JSON
     g_idx: Weights | None = field(default=None, compare=False, repr=False)
@@ -60,6 +68,11 @@ class Weights:
     def replicated_bytes(self) -> int:
         whole = self.replicated
         return whole if isinstance(whole, int) else whole()
+
+    @property
+    def kv_parts(self) -> tuple[tuple[str, int, int, int], ...] | None:
+        kv = self.kv_split
+        return kv() if callable(kv) else kv
 
     @property
     def by_role(self) -> dict[str, int]:

@@ -140,22 +140,41 @@ def _plain_role(low: str) -> str:
     return "other"
 
 
+# tensors of a k/v module that do not follow its output rows: GPTQ's g_idx (one entry per input row), the
+# shape and maps compressed-tensors and bitsandbytes store per tensor
+_KV_NOT_ROWS = (G_IDX_SUFFIX, ".weight_shape", ".quant_map", ".nested_quant_map")
+
+
+def kv_module_of(name: str, kv_modules: dict) -> tuple[int, int, int] | None:
+    """(KV heads, KV rows, rows) of the k/v module a tensor belongs to (its name less one to three trailing
+    components: `.weight`, `.qweight`, `.weight.absmax`, `.weight.quant_state.bitsandbytes__nf4`), from kv_modules
+    (configs.build.kv_modules: the family's per-module table); None for any other tensor."""
+    parts = name.split(".")
+    for cut in (1, 2, 3):
+        found = kv_modules.get(".".join(parts[:-cut]))
+        if found is not None:
+            return found
+    return None
+
+
 def fold(entries: list[TensorEntry], *, source: str, origin: str, quantization: str, files: int,
-         notes: tuple[str, ...] = (), family: str = "") -> Weights:
+         notes: tuple[str, ...] = (), family: str = "", kv_modules: dict | None = None) -> Weights:
     """One Weights record from a tensor table: totals by dtype, by (role, layer), and the MTP module's by
     (role inside it, its layer); GPTQ's g_idx tensors again as a record of their own (Weights.g_idx). family: the
-    config's model_type (see role_of)."""
+    config's model_type (see role_of). kv_modules: the k/v modules of the family's per-module table by name
+    (configs.build.kv_modules), which give the KV shares (Weights.kv_split); None: not known."""
     g_idx = [t for t in entries if t.name.lower().endswith(G_IDX_SUFFIX)]
-    sums = _sums(entries, family)
+    sums = _sums(entries, family, kv_modules)
     return Weights(source=source, origin=origin, quantization=quantization, files=files, notes=notes, **sums,
                    g_idx=Weights(source=source, origin=origin, **_sums(g_idx, family)) if g_idx else None)
 
 
-def _sums(entries: list[TensorEntry], family: str) -> dict:
+def _sums(entries: list[TensorEntry], family: str, kv_modules: dict | None = None) -> dict:
     dtypes: dict[str, list[int]] = {}
     parts: dict[tuple[str, int], int] = {}
     mtp: dict[tuple[str, int], int] = {}
     against: dict[tuple[str, int], int] = {}
+    kv: dict[tuple[str, int, int], int] = {}
     has_head = has_embed = False
     for t in entries:
         d = dtypes.setdefault(t.dtype, [0, 0, 0])
@@ -170,8 +189,17 @@ def _sums(entries: list[TensorEntry], family: str) -> dict:
         has_embed |= role == "embeddings"
         layer = NO_LAYER if role in ("vision", "mtp") else layer_of(t.name)
         parts[(role, layer)] = parts.get((role, layer), 0) + t.bytes
-        if against_role(t.name, role, family, t.elements):
+        held_against = against_role(t.name, role, family, t.elements)
+        if held_against:
             against[(role, layer)] = against.get((role, layer), 0) + t.bytes
+        # split over TP (a split role, or a whole one held against it: MiniMax-M2's k_norm), so perhaps by KV head
+        if (kv_modules and (role in REPLICATED) == held_against and role not in ("vision", "mtp")
+                and not t.name.lower().endswith(_KV_NOT_ROWS)):
+            found = kv_module_of(t.name, kv_modules)
+            if found is not None:  # the keys' and values' rows of it: all of a k_proj, a share of a fused qkv
+                heads, kv_rows, rows = found
+                key = (role, layer, heads)
+                kv[key] = kv.get(key, 0) + t.bytes * kv_rows // rows
     by_dtype = tuple(
         sorted((DtypeBytes(k, v[0], v[1], v[2]) for k, v in dtypes.items()), key=lambda d: (-d.bytes, d.dtype))
     )
@@ -184,4 +212,8 @@ def _sums(entries: list[TensorEntry], family: str) -> dict:
         mtp_parts=tuple((role, layer, n) for (role, layer), n in
                         sorted(mtp.items(), key=lambda kv: (kv[0][1], kv[0][0]))),
         against_role=tuple((role, layer, n) for (role, layer), n in sorted(against.items())),
+        # known where the table names k/v modules and some tensor is one of them (a checkpoint named otherwise
+        # than the table is not known, rather than taken to hold none)
+        kv_split=tuple((role, layer, n, heads) for (role, layer, heads), n in sorted(kv.items()))
+        if kv or kv_modules == {} else None,
     )

@@ -97,8 +97,17 @@ def read_file(path: Path) -> tuple[list[TensorEntry], dict]:
 def read_index(path: Path) -> dict:
     raw = read_bounded(path, "a safetensors index", JSON_LIMIT_BYTES, WeightsError)
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:  # Python's codec message (byte 0xeb in position 1...) said nothing of use
+        raise WeightsError(f"{path}: not a readable safetensors index (not UTF-8 text)") from None
+    if not text.strip():
+        raise WeightsError(f"{path}: not a readable safetensors index (the file is empty)") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise WeightsError(f"{path}: not a readable safetensors index (malformed JSON at line {exc.lineno}, "
+                           f"column {exc.colno}: {exc.msg})") from None
+    except RecursionError as exc:
         raise WeightsError(f"{path}: not a readable safetensors index ({exc})") from None
     except ValueError:  # an integer longer than Python reads (sys.int_max_str_digits)
         raise WeightsError(f"{path}: not a readable safetensors index (a number in it has more than "

@@ -10,7 +10,7 @@ from ..render import Report, Table
 from ..sources import load_model_and_weights
 from ..techniques.registry import build_all
 from ..units import format_bytes, format_tokens, parse_positive_int, parse_tokens
-from ..workflows import apply_kv_dtype, check_tp_after, warn_above_max_context
+from ..workflows import apply_kv_dtype, check_prefix_within, check_tp_after, warn_above_max_context
 
 
 def _column(name: str, spec, chain, tokens: int, batch: int, deployment, weights=None) -> dict:
@@ -75,6 +75,7 @@ def compare_workflow(*, models, context, batch, kv_dtype, techniques, gpu, tp, p
     tokens = parse_tokens(context, "--context")
     batch_n = parse_positive_int(batch, "--batch")
     chain = build_all(techniques)
+    check_prefix_within(chain, tokens)
     deployment = make_deployment(gpu, tp=tp, pp=pp, mem_util=mem_util)
     cols = []
     for name in models:

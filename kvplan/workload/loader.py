@@ -119,6 +119,18 @@ def expanded_size(root) -> int:
     return size[id(root)]
 
 
+def _distinct_nodes(root) -> int:
+    """Nodes written in the file: each counted once, however many aliases refer to it."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(_children(node))
+    return len(seen)
+
+
 def line_map(node, prefix: str = "", out: dict | None = None) -> dict[str, int]:
     """Dotted key ('workload.prompt_tokens', 'techniques[1]') -> 1-based line.
 
@@ -165,6 +177,11 @@ def _compose_once(text: str, source: str):
             raise ScenarioError(f"{source}:{line}: a YAML alias refers to the node it sits in (a structure with no "
                                 "end is not a scenario)", "write the values out instead of the alias") from None
         if nodes > MAX_EXPANDED_NODES:
+            written = _distinct_nodes(root)
+            if written > MAX_EXPANDED_NODES:  # no alias needed: "aliases expand" misled about 60,000 plain keys
+                raise ScenarioError(f"{source}: the file holds {written:,} YAML nodes (keys, values and items), "
+                                    f"more than a scenario's {MAX_EXPANDED_NODES:,}",
+                                    "check that the path names a scenario file (a real one has a few dozen keys)")
             raise ScenarioError(f"{source}: YAML aliases expand to {nodes:,} nodes (at most {MAX_EXPANDED_NODES:,})",
                                 "write the values out instead of nesting aliases")
         return root, loader.construct_document(root)
@@ -209,11 +226,16 @@ def read(ref: str) -> Scenario:
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
-            raise ScenarioError(f"{path}: not UTF-8 text") from None
+            from ..files import not_utf8_hint
+
+            raise ScenarioError(f"{path}: not UTF-8 text", not_utf8_hint(raw)) from None
         return parse(text, str(path), path.name.rsplit(".", 1)[0])
     if path.is_dir():
         raise ScenarioError(f"{ref}: is a folder, not a scenario file", f"pass the .yaml files inside it, e.g. {ref.rstrip('/')}/*.yaml")
     text = None if path.suffix in SUFFIXES or "/" in ref else _bundled_text(ref)
+    if text is None and path.is_symlink():  # exists() is False for a link to nothing or a loop of links
+        raise ScenarioError(f"{ref}: a symlink that leads to no file (dangling, or a loop of links)",
+                            "fix the link, or give the scenario's real path")
     if text is None:
         names = bundled_names()
         close = difflib.get_close_matches(ref, names, n=2, cutoff=0.5)
@@ -247,11 +269,31 @@ def _rewrap(scenario: Scenario, key: str, exc: KvplanError) -> ScenarioError:
     return ScenarioError(f"{scenario.where(key)}: {key}: {scenario_words(exc.message)}", hint)
 
 
+def _beside_the_file(scenario: Scenario) -> str | None:
+    """The path a relative model path names beside the scenario file, when there is a file there and none
+    from the working folder (a scenario's model path is read from the working folder, as on the command line)."""
+    if scenario.source.startswith("bundled:"):
+        return None
+    try:  # a name too long for the file system, or one holding a NUL: refused already, by its own line
+        relative = Path(scenario.model).expanduser()
+        if relative.is_absolute() or relative.exists():
+            return None
+        beside = Path(scenario.source).parent / relative
+        return str(beside) if beside.exists() else None
+    except (OSError, ValueError):
+        return None
+
+
 def resolve(scenario: Scenario) -> Resolved:
     """Build the model, the techniques and the deployment; errors name their line."""
     try:
         model, weights = load_model_and_weights(scenario.model)
     except KvplanError as exc:
+        beside = _beside_the_file(scenario)
+        if beside is not None:  # "cfg.json: no such file" of the config the user sees next to the scenario
+            raise ScenarioError(f"{scenario.where('model')}: model: {scenario.model}: no such file in the working "
+                                f"folder (a relative path is read from there, not from the scenario's folder)",
+                                f"write model: {beside}, or run kvplan from the scenario's folder") from None
         raise _rewrap(scenario, "model", exc) from None
     try:
         model, dtype = apply_kv_dtype(model, scenario.kv_dtype)

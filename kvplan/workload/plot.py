@@ -88,7 +88,7 @@ def plot_panels(path: Path, panels: list[Panel], *, title: str, xlabel: str = "c
                 height_in: float = 4.2, dpi: int = 100, x_tokens: bool = True):
     """Draw the panels side by side to path (.png or .svg); x_refs go on every panel.
     x_tokens: x is a token count (log2 axis, ticks 4K, 128K, 1M); else a plain linear axis.
-    Returns the matplotlib Figure (already saved)."""
+    Returns the matplotlib Figure (already saved). The file is replaced whole (kvplan.files.replacing)."""
     require_matplotlib()
     from matplotlib.figure import Figure
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
@@ -137,7 +137,10 @@ def plot_panels(path: Path, panels: list[Panel], *, title: str, xlabel: str = "c
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     fig.suptitle(title)
-    fig.savefig(path)
+    from ..files import replacing
+
+    with replacing(path) as tmp:  # the plot whole or not at all: a --force'd file is never left half-drawn
+        fig.savefig(tmp)
     return fig
 
 

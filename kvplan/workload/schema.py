@@ -216,12 +216,10 @@ class Checker:
         if kind in ("size", "size0", "weights"):
             if kind == "weights" and value == "auto":
                 return None
-            if kind == "size0" and value in (0, "0"):
-                return 0
             if isinstance(value, bool) or not isinstance(value, (str, int)):
                 raise self.expect(key, kind, value)
             try:
-                return parse_size(value, key)
+                return parse_size(value, key, allow_zero=kind == "size0")
             except UsageError:
                 raise self.expect(key, kind, value) from None
         if kind == "techniques":

@@ -277,22 +277,34 @@ def write_json_document(result: SweepResult, stream) -> None:
     stream.write("}\n")
 
 
-def write_parquet(result: SweepResult, path: Path) -> None:
-    """Parquet through pandas and pyarrow (columnar already: one frame, one write)."""
+def require_pyarrow(path: Path) -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        raise KvplanError(f"--out {path}: writing parquet needs pyarrow", "pip install pyarrow, or use .csv or .json") from None
+        raise KvplanError(f"--out {path}: writing parquet needs pyarrow",
+                          "pip install pyarrow, or use .csv or .json") from None
+
+
+def write_parquet(result: SweepResult, path: Path, shown: Path | None = None) -> None:
+    """Parquet through pandas and pyarrow (columnar already: one frame, one write); `shown`: the path the
+    user gave, for the message (`path` may be the temp file that replaces it)."""
+    require_pyarrow(shown or path)
     to_frame(result).to_parquet(path, index=False)
 
 
 def write_out(result: SweepResult, path: Path) -> None:
+    """The whole table to `path`, or nothing: written to a temp file beside it that replaces it at the end
+    (kvplan.files.replacing), so an error, Ctrl-C or a full disk halfway leaves the file the user had (with
+    --force) or no file, never a cut-off table."""
+    from ..files import replacing
+
     suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        write_parquet(result, path)
-        return
-    with open(path, "w", encoding="utf-8", newline="") as f:  # .json: the document --format json prints
-        (write_csv if suffix == ".csv" else write_json_document)(result, f)
+    with replacing(path) as tmp:
+        if suffix == ".parquet":
+            write_parquet(result, Path(tmp), shown=path)
+            return
+        with open(tmp, "w", encoding="utf-8", newline="") as f:  # .json: the document --format json prints
+            (write_csv if suffix == ".csv" else write_json_document)(result, f)
 
 
 def _summary_indices(count: int) -> list[int]:
@@ -360,6 +372,8 @@ def sweep_workflow(*, model, context, points, techniques, gpu, tp, pp, kv_dtype,
         from .plot import require_matplotlib
 
         require_matplotlib()
+    if out_path is not None and out_path.suffix.lower() == ".parquet":  # before the sweep, as matplotlib is
+        require_pyarrow(out_path)
     result = sweep_columns(model, low=low, high=high, points=points, series=techniques, gpu=gpu, tp=tp, pp=pp,
                            kv_dtype=kv_dtype, batch=batch, mem_util=mem_util)
     if out_path is not None:
