@@ -175,8 +175,12 @@ def test_recurrentgemma_9b_keeps_norms_and_output_biases_whole():
     whole = 38 * (2 * 4096 + 4096) + 12 * 4096 + 26 * 4096 + 4096
     assert whole == 626_688 and model.weight_replicated_bytes == 2 * whole
     assert model.param_count == 8_579_977_216
-    # TP 2, BF16: (17,159,954,432 - 1,253,376) / 2 + 1,253,376
-    assert _per_gpu(model, 38, 2) == 8_580_603_904
+    # one KV head of 256: at TP 2 vLLM's QKVParallelLinear gives each rank the whole head, so the 12 layers'
+    # k_proj and v_proj (12 x 2 x 4,096 x 256 = 25,165,824) sit on both ranks too
+    kv = 12 * 2 * 4096 * 256
+    # TP 2, BF16: (17,159,954,432 - 1,253,376 - 50,331,648) / 2 + 1,253,376 + 50,331,648
+    assert _per_gpu(model, 38, 2) == (2 * 8_579_977_216 - 2 * whole - 2 * kv) // 2 + 2 * whole + 2 * kv \
+        == 8_605_769_728
 
 
 def test_iquest_loop_coder_splits_its_gate_projections_with_the_heads():

@@ -43,7 +43,7 @@ model dtype (dtype=torch.float32 in both constructors): configs/param_fp32.py ma
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from ..errors import ConfigError
 from .fields import Fields
@@ -81,8 +81,8 @@ def nemotron_nas(f: Fields, layers: list, dims) -> list[Module]:
         if b.attention == "attention":
             kv = b.kv_heads * head_dim
             out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", attention_bias),
-                    _linear(f"{a}.k_proj", hidden, kv, "attention", attention_bias),
-                    _linear(f"{a}.v_proj", hidden, kv, "attention", attention_bias),
+                    _linear(f"{a}.k_proj", hidden, kv, "attention", attention_bias, kv_heads=b.kv_heads),
+                    _linear(f"{a}.v_proj", hidden, kv, "attention", attention_bias, kv_heads=b.kv_heads),
                     _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", attention_bias, row=True)]
         elif b.attention == "linear":
             out.append(_linear(f"{a}.linear_attn", hidden, hidden, "attention"))
@@ -202,8 +202,8 @@ def olmo_hybrid(f: Fields, layers: list, dims) -> list[Module]:
         if layer.caches:
             a = f"layers.{i}.self_attn"
             out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"),
-                    _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention"),
-                    _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention"),
+                    _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
+                    _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
                     _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
                     _float(f"{a}.q_norm", heads * head_dim), _float(f"{a}.k_norm", kv * head_dim),
                     _float(f"layers.{i}.post_attention_layernorm", hidden),
@@ -263,8 +263,8 @@ def zamba(f: Fields, layers: list, dims) -> list[Module]:
     if hybrid:
         t = f"layers.{hybrid[0]}.shared_transf"
         out += [_linear(f"{t}.self_attn.q_proj", attn_in, heads * head_dim, "attention"),
-                _linear(f"{t}.self_attn.k_proj", attn_in, kv * head_dim, "attention"),
-                _linear(f"{t}.self_attn.v_proj", attn_in, kv * head_dim, "attention"),
+                _linear(f"{t}.self_attn.k_proj", attn_in, kv * head_dim, "attention", kv_heads=kv),
+                _linear(f"{t}.self_attn.v_proj", attn_in, kv * head_dim, "attention", kv_heads=kv),
                 _linear(f"{t}.self_attn.o_proj", heads * head_dim, hidden, "attention"),
                 _float(f"{t}.input_layernorm", attn_in), _float(f"{t}.pre_ff_layernorm", hidden),
                 *_mlp(f"{t}.feed_forward", hidden, f.int("intermediate_size"), "mlp")]
@@ -294,8 +294,8 @@ def gpt_neo(f: Fields, layers: list, dims) -> list[Module]:
         h, a = f"transformer.h.{i}", f"transformer.h.{i}.attn.attention"
         out += _top("", [_float(f"{h}.ln_1", 2 * hidden), _float(f"{h}.ln_2", 2 * hidden),
                          _linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"),
-                         _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention"),
-                         _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention"),
+                         _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
+                         _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
                          _linear(f"{a}.out_proj", heads * head_dim, hidden, "attention", True, row=True),
                          _linear(f"{h}.mlp.c_fc", hidden, inter, "mlp", True),
                          _linear(f"{h}.mlp.c_proj", inter, hidden, "mlp", True, row=True)])
@@ -324,8 +324,8 @@ def recurrent_gemma(f: Fields, layers: list, dims) -> list[Module]:
         t = f"layers.{i}.temporal_block"
         if layer.caches:
             out += [_linear(f"{t}.q_proj", hidden, heads * head_dim, "attention", bias),
-                    _linear(f"{t}.k_proj", hidden, kv * head_dim, "attention", bias),
-                    _linear(f"{t}.v_proj", hidden, kv * head_dim, "attention", bias),
+                    _linear(f"{t}.k_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
+                    _linear(f"{t}.v_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
                     _linear(f"{t}.o_proj", heads * head_dim, hidden, "attention", True, row=True)]
         else:
             out += [_linear(f"{t}.linear_x", hidden, lru, MIXER, True),
@@ -366,8 +366,8 @@ def iquest_loop(f: Fields, layers: list, dims) -> list[Module]:
     for i in range(len(layers)):
         a = f"layers.{i}.self_attn"
         out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"),
-                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention"),
-                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention"),
+                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
+                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
                 _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
                 _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden),
                 *_mlp(f"layers.{i}.mlp", hidden, inter, "mlp"),
@@ -413,8 +413,8 @@ def lfm3(f: Fields, layers: list, dims) -> list[Module]:
         a, c, m = f"layers.{i}.self_attn", f"layers.{i}.conv", f"layers.{i}.feed_forward"
         if layer.caches:
             out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"),
-                    _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention"),
-                    _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention"),
+                    _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
+                    _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
                     _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
                     _float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
             if gate:
@@ -428,10 +428,7 @@ def lfm3(f: Fields, layers: list, dims) -> list[Module]:
             out += [_float(f"layers.{i}.post_operator_norm", hidden), _float(f"layers.{i}.post_ffn_norm", hidden)]
         out += [_linear(f"{m}.w1", hidden, inter, "mlp"), _linear(f"{m}.w3", hidden, inter, "mlp"),
                 _linear(f"{m}.w2", inter, hidden, "mlp")]
-    return [_Lfm(*(getattr(x, k) for k in _FIELDS)) for x in out]
-
-
-_FIELDS = ("name", "weight", "other", "role", "experts", "top", "inputs", "whole_bias", "whole", "whole_weight")
+    return [_Lfm(**{k.name: getattr(x, k.name) for k in fields(Module)}) for x in out]
 
 
 # -- DomynEdge (domyn_edge.params) ----------------------------------------------------------------------------
@@ -452,8 +449,8 @@ def domyn_edge(f: Fields, layers: list, dims) -> list[Module]:
     for i in range(len(layers)):
         d, a = head_dim(f, i), f"layers.{i}.attention"
         out += [_linear(f"{a}.q_proj", hidden, heads * d, "attention"),
-                _linear(f"{a}.k_proj", hidden, kv * d, "attention"),
-                _linear(f"{a}.v_proj", hidden, kv * d, "attention"),
+                _linear(f"{a}.k_proj", hidden, kv * d, "attention", kv_heads=kv),
+                _linear(f"{a}.v_proj", hidden, kv * d, "attention", kv_heads=kv),
                 _linear(f"{a}.o_proj", heads * d, hidden, "attention"), _float(f"{a}.k_norm", d),
                 *(_float(f"layers.{i}.{n}_norm", hidden) for n in ("pre_attention", "post_attention",
                                                                    "pre_feedforward", "post_feedforward")),
@@ -487,7 +484,7 @@ def moondream3(f: Fields, layers: list, dims) -> list[Module]:
     for i in range(len(layers)):
         b = f"text.blocks.{i}"
         out += [Module(f"{b}.ln", 0, 2 * dim, "norms"),
-                _linear(f"{b}.attn.qkv", dim, qkv, "attention", True),
+                _linear(f"{b}.attn.qkv", dim, qkv, "attention", True, kv_heads=kv, kv_outputs=2 * kv * head_dim),
                 _linear(f"{b}.attn.proj", dim, dim, "attention", True, row=True),
                 _float(f"{b}.attn.tau.alpha", heads, "attention"),
                 _float(f"{b}.attn.tau.wq", heads * 3 * dim, "attention"),
