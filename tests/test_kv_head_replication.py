@@ -169,13 +169,14 @@ def test_mla_has_no_kv_heads_to_replicate():
 
 
 def test_a_family_without_a_table_says_the_replication_is_not_counted(cli):
-    # RecurrentGemma (one KV head, no per-module table): at TP 2 the plan splits evenly and says so; at TP 1 nothing
-    model, record = load_model_and_weights("recurrentgemma-2b-it")
+    # Bamba-9B (8 KV heads, no per-module table: vLLM 0.34 no longer builds it; RecurrentGemma, which this test
+    # used, has one now: configs/param_modules_rest.py): at TP 16 the plan splits evenly and says so; at TP 8 nothing
+    model, record = load_model_and_weights("bamba-9b")
     assert record.kv_parts is None
-    note = kv_note(record, model, 2)
-    assert note is not None and note.startswith("KV-head replication not counted") and "recurrent_gemma" in note
-    assert kv_note(record, model, 1) is None
-    code, out, _ = cli("weights", "recurrentgemma-2b-it", "--tp", "2", "--format", "markdown")
+    note = kv_note(record, model, 16)
+    assert note is not None and note.startswith("KV-head replication not counted") and "bamba" in note
+    assert kv_note(record, model, 8) is None
+    code, out, _ = cli("weights", "bamba-9b", "--tp", "16", "--format", "markdown")
     assert code == 0 and "KV-head replication not counted" in " ".join(out.split())
     code, out, _ = cli("weights", "qwen3-30b-a3b", "--tp", "8", "--format", "markdown")
     assert code == 0 and "KV-head replication" not in " ".join(out.split())

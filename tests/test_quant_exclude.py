@@ -186,6 +186,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "minimax", "dbrx", "bailing_hybrid",  # moe
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
+             "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -237,6 +238,13 @@ _CHECKPOINT_NAMES = {"deepseek_v4": (
     (r"shared_experts\.w3$", "shared_experts.up_proj"), (r"shared_experts\.w2$", "shared_experts.down_proj"))}
 # MiMo-V2's checkpoints name the sinks attention_sink_bias (conversion_mapping.py "mimo_v2_flash")
 _RENAMED["mimo_v2_flash"] = ((".self_attn.attention_sink_bias", ".self_attn.sinks"),)
+# OLMo Hybrid's checkpoint names, which transformers renames on load and whose three convolutions it packs into one
+# conv1d (conversion_mapping.py "olmo_hybrid"); LFM3's attention gate, gate_proj in the checkpoints (g_proj in
+# transformers); Zamba's dt_proj_bias, which this test keys as its module's bias (it drops "_bias" from "_proj_bias")
+_RENAMED.update({"olmo_hybrid": ((".attention_layer_norm", ".input_layernorm"),
+                                 (".feedforward_layer_norm", ".post_attention_layernorm"),
+                                 *((f".{c}_conv1d", ".conv1d") for c in "qkv")),
+                 "lfm3": ((".self_attn.gate_proj", ".self_attn.g_proj"),), "zamba": ((".dt_proj_bias", ".dt_proj"),)})
 
 
 def _as_transformers(name: str) -> str:
@@ -312,14 +320,15 @@ def _refused(tmp_path, raw: dict, reason: str) -> None:
 
 
 def test_a_model_type_without_a_per_module_count_is_refused(tmp_path):
-    # (falcon had no table before configs/param_modules_classic.py; GPT-Neo has none)
-    raw = json.loads((SPECS / "gpt-neo-125m.json").read_text())
-    raw["max_position_embeddings"] = 8192  # no context warning at --context 8k: the refusal is the one line
+    # (falcon had no table before configs/param_modules_classic.py, GPT-Neo before param_modules_rest.py; RWKV has
+    # none)
+    raw = json.loads((SPECS / "rwkv-4-430m-pile.json").read_text())
+    raw["context_length"] = 8192  # no context warning at --context 8k: the refusal is the one line
     raw["quantization_config"] = {
         "quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["re:.*self_attn.*"],
         "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float",
                                                                    "strategy": "channel"}}}}
-    _refused(tmp_path, raw, "no per-module count of model_type 'gpt_neo'")
+    _refused(tmp_path, raw, "no per-module count of model_type 'rwkv'")
 
 
 def test_a_list_that_picks_some_experts_is_refused(tmp_path):

@@ -70,20 +70,20 @@ def test_fp8_per_tensor_scales_follow_the_activation_scheme():
 
 
 def test_a_family_without_a_per_module_count_keeps_the_old_estimate_and_says_so():
-    # GPT-Neo-125M (model_type gpt_neo, no per-module count in kvplan; InternLM2, which this test used, has one
-    # now: configs/param_modules_classic.py): 12 layers of q, k, v 3 x 768 x 768 + out_proj 768 x 768 + 768 +
-    # c_fc 768 x 3,072 + 3,072 + c_proj 3,072 x 768 + 768 + 2 LayerNorms 3,072 = 7,085,568; + embeddings 50,257 x
-    # 768 (head tied) + 2,048 positions x 768 + ln_f 1,536
+    # RWKV-4-430M (model_type rwkv, no per-module count in kvplan; InternLM2 and GPT-Neo, which this test used,
+    # have one now: configs/param_modules_classic.py, param_modules_rest.py): 24 blocks of hidden 1,024: time-mix
+    # 2 x 1,024 + 3 x 1,024 + key, value, receptance 3 x 1,024 x 1,024 + output 1,024 x 1,024 = 4,199,424,
+    # channel-mix 2 x 1,024 + key 1,024 x 4,096 + value 4,096 x 1,024 + receptance 1,024 x 1,024 = 9,439,232, two
+    # LayerNorms 4,096; + embeddings and the untied head 2 x 50,277 x 1,024, the first block's pre-LayerNorm and
+    # ln_out 4 x 1,024
     awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}
-    # (tie_word_embeddings written out: without it kvplan's quantized estimate takes GPT-Neo's head as separate
-    # while its parameter count ties it, GPTNeoConfig's default)
-    model = build_model(dict(_spec("gpt-neo-125m", awq), tie_word_embeddings=True), "gpt-neo-awq")
-    assert model.param_count == 12 * 7_085_568 + 50_257 * 768 + 2_048 * 768 + 1_536 == 125_198_592
-    # AWQ keeps the embeddings in fp16 (38,597,376 at 2 B); everything else, positions and norms included, at
-    # 1/2 + (2 + 1/2) / 128 B = 133/256 B: 86,601,216 x 133 / 256 = 44,992,038 B
-    assert model.weight_bytes == 86_601_216 * 133 // 256 + 38_597_376 * 2 == 122_186_790
+    model = build_model(_spec("rwkv-4-430m-pile", awq), "rwkv-awq")
+    assert model.param_count == 24 * (4_199_424 + 9_439_232 + 4_096) + 2 * 50_277 * 1_024 + 4_096 == 430_397_440
+    # AWQ keeps the embeddings and head in the checkpoint's float32 (102,967,296 at 4 B); everything else, norms
+    # included, at 1/2 + (2 + 1/2) / 128 B = 133/256 B: 327,430,144 x 133 / 256 = 170,110,192 B
+    assert model.weight_bytes == 327_430_144 * 133 // 256 + 102_967_296 * 4 == 581_979_376
     assert "norms, biases and routers counted at the quantized width" in _note(model)
-    assert "no per-module count of model_type 'gpt_neo'" in _note(model)
+    assert "no per-module count of model_type 'rwkv'" in _note(model)
 
 
 def test_phi3_awq_is_split_module_by_module():

@@ -86,8 +86,10 @@ def test_ernie_4_5_moe_gate_and_score_bias_in_float32_from_0_11_1():
     (str(CONFIGS / "laguna-xs.2-fp8.json"), 19_968),
     # kimi_k3/nvidia/model.py: gate.e_score_correction_bias float32 on 27 - 1 = 26 layers x 256 = 6,656 -> 13,312 B
     ("kimi-linear-48b-a3b", 13_312),
-    # nemotron_h.py NemotronHMoE: gate.e_score_correction_bias float32 on the 23 'E' layers x 128 = 2,944 -> 5,888 B
-    ("nemotron-3-nano-30b-a3b", 5_888),
+    # nemotron_h.py NemotronHMoE: gate.e_score_correction_bias float32 on the 23 'E' layers x 128 = 2,944 -> 5,888 B;
+    # mamba_mixer2.py MambaMixer2's A (the checkpoint's A_log) float32 on the 23 'M' layers x 64 heads = 1,472, split
+    # over the 2 ranks -> 1,472 B
+    ("nemotron-3-nano-30b-a3b", 5_888 + 1_472),
 ])
 def test_other_families_float32_routers(name, extra_bytes):
     model = load_model(name)
@@ -109,16 +111,17 @@ def test_nemotron_h_gate_in_float32_off_hopper_and_blackwell():
     # NemotronHMoE's gate = GateLinear(force_fp32_compute=True) from 0.17.0: float32 where GateLinear has no kernel
     # of its own (not capability 9.0 / 10.x), else bf16; 0.11.1-0.16 params_dtype=torch.float32 on every GPU. The
     # 23 'E' layers' gates, 23 x 128 x 2688 = 7,913,472 parameters (+ 15,826,944 B), whole on every rank, beside
-    # the 5,888 B of score biases
+    # the 5,888 B of score biases and the 1,472 B of the Mamba mixers' float32 A (23 x 64 heads, split in two)
     model = load_model("nemotron-3-nano-30b-a3b")
     split = config_weights_per_gpu(model, 2)
-    assert _profile_weights(model, tp=2, gpu="a100-80gb")[0] - split == 15_826_944 + 5_888
-    assert _profile_weights(model, tp=2, gpu="l40s")[0] - split == 15_826_944 + 5_888
-    assert _profile_weights(model, tp=2, gpu="b200")[0] - split == 5_888
-    assert _profile_weights(model, tp=2, gpu="h200", version="0.16.0")[0] - split == 15_826_944 + 5_888
+    other = 5_888 + 1_472
+    assert _profile_weights(model, tp=2, gpu="a100-80gb")[0] - split == 15_826_944 + other
+    assert _profile_weights(model, tp=2, gpu="l40s")[0] - split == 15_826_944 + other
+    assert _profile_weights(model, tp=2, gpu="b200")[0] - split == other
+    assert _profile_weights(model, tp=2, gpu="h200", version="0.16.0")[0] - split == 15_826_944 + other
     # a GPU kvplan cannot place: the gates are a note, not added
     weights, est = _profile_weights(model, tp=2, gpu=None)
-    assert weights - split == 5_888 and any("7,913,472 more parameters" in n for n in est.notes)
+    assert weights - split == other and any("7,913,472 more parameters" in n for n in est.notes)
 
 
 def test_score_bias_only_with_noaux_tc():
@@ -170,3 +173,15 @@ def test_a_float32_checkpoint_keeps_them_at_4_bytes(tmp_path):
     model = load_model(str(path))
     weights, _ = _profile_weights(model, tp=2)
     assert weights == config_weights_per_gpu(model, 2, halve=True) + 8_850_816
+
+
+def test_mamba_mixers_hold_a_in_float32():
+    # layers/mamba/mamba_mixer.py MambaMixer builds A [inner, state] with dtype=torch.float32 (0.11.0 to 0.34.0);
+    # falcon-mamba-7b (bf16): 64 layers x 8,192 x 16 = 8,388,608 parameters, split over TP 2: 4,194,304 a rank at
+    # + 2 B = 8,388,608 B
+    model = load_model("falcon-mamba-7b")
+    assert _profile_weights(model, tp=2)[0] - config_weights_per_gpu(model, 2) == 8_388_608
+    # mamba_mixer2.py MambaMixer2's A, one a head: Mamba-Codestral 64 layers x 128 heads = 8,192 -> 4,096 a rank,
+    # 8,192 B
+    model = load_model("mamba-codestral-7b")
+    assert _profile_weights(model, tp=2)[0] - config_weights_per_gpu(model, 2) == 8_192

@@ -32,13 +32,17 @@ vllm/models/*):
 - Nemotron-H: nemotron_h.py NemotronHMoE gate.e_score_correction_bias from 0.11.1; its gate in float32 in
   0.11.1-0.16 (params_dtype float32), and from 0.17.0 GateLinear(force_fp32_compute=True), which keeps it in the
   model dtype where its own kernels run (CUDA capability 9.0 or 10.x, no bias: fused_moe/router/gate_linear.py
-  GateLinear.__init__, the same in 0.17.0, 0.20.0 and 0.34.0) and in float32 on other GPUs.
+  GateLinear.__init__, the same in 0.17.0, 0.20.0 and 0.34.0) and in float32 on other GPUs;
+- the Mamba mixers' A (the checkpoints' A_log, loaded as -exp(A_log)): layers/mamba/mamba_mixer.py MambaMixer
+  ([inner, state]: Mamba, Falcon-Mamba, Jamba) and mamba_mixer2.py MambaMixer2 (one a head: Mamba-2, Nemotron-H,
+  Granite 4.0-H, Falcon-H1, Zamba2) build it with dtype=torch.float32, split over TP; read in 0.11.0, 0.33.0 and
+  0.34.0.
 
 Searched in 0.34 (float32 parameters, buffers and params_dtype, GateLinear's arguments) and found in the model
 dtype: Llama (and InternLM3), Mistral, Qwen2 / 2.5-VL, Qwen3 (MoE, VL, Next, 3.5), Mixtral, Llama 4, Gemma 2 / 3 /
 4 / 4 Unified, gpt-oss (its sinks: make_attention_sink in the default dtype), Phi-3, ERNIE-4.5 dense, MiMo, Granite,
-Cohere2, EXAONE 4, GLM-4, LFM2, MiniCPM3, Jamba, Zamba2, Falcon-H1, Granite 4.0-H (layers/mamba holds no float32
-parameter); Gemma, GLM and OLMo 3 vLLM 0.34 serves through its Transformers backend (registry.py), not read.
+Cohere2, EXAONE 4, GLM-4, LFM2, MiniCPM3, and the Mamba families but for their mixers' A (below); Gemma, GLM and
+OLMo 3 vLLM 0.34 serves through its Transformers backend (registry.py), not read.
 Not covered: the MTP drafters (engines/vllm_draft_weights.py), whose MoE layers reuse these classes. DeepSeek-V4's
 float32 parameters are stored in float32 by its checkpoint and sized by configs/compressed.py.
 
@@ -136,6 +140,12 @@ _DEEPSEEK = (_rules((0, 11, 0), "deepseek_v2.py DeepseekV2MoE", "mlp.gate.e_scor
 _MAMBA2 = "layers/attention/mamba/mamba.py MambaMixer2 (A, loaded from A_log: float32, split by heads)"
 _NONE = "kvplan's vLLM profile adds nothing for it (vLLM's class not checked for it here)"
 
+# the Mamba mixers' A (the checkpoints' A_log, loaded as -exp(A_log)): vLLM's layers/mamba/mamba_mixer.py MambaMixer
+# and mamba_mixer2.py MambaMixer2 build it with dtype=torch.float32 (0.11.0, 0.33.0, 0.34.0), split over TP
+_MAMBA1_A = _rules((0, 11, 0), "layers/mamba/mamba_mixer.py MambaMixer (A)", "A_log")
+_MAMBA2_A = _rules((0, 11, 0), "layers/mamba/mamba_mixer2.py MambaMixer2 (A)", "A_log")
+_VLLM_MAMBA2 = "layers/mamba/mamba_mixer2.py MambaMixer2 (A)"
+
 # model_type (as kvplan's tables are keyed) -> its rules, for either engine
 FP32_RULES: dict[str, tuple[Fp32Rule, ...]] = {
     # SGLang's ernie4.py MoEGate builds both in the model dtype (0.5.9, 0.5.23)
@@ -175,9 +185,9 @@ FP32_RULES: dict[str, tuple[Fp32Rule, ...]] = {
                             "gate", gpu_dependent_from=(0, 17, 0), sglang=("0.5.9",),
                             sglang_source="nemotron_h.py NemotronHMoE (0.5.9 ReplicatedLinear params_dtype "
                             "float32; 0.5.23 the model dtype)")
-                   + _rules(None, _NONE, "mixer.A_log", sglang=SGLANG_BOTH, sglang_source=_MAMBA2)),
-    "falcon_h1": _rules(None, _NONE, "mamba.A_log", sglang=SGLANG_BOTH, sglang_source=_MAMBA2),
-    "granitemoehybrid": _rules(None, _NONE, "mamba.A_log", sglang=SGLANG_BOTH, sglang_source=_MAMBA2),
+                   + _rules((0, 11, 0), _VLLM_MAMBA2, "mixer.A_log", sglang=SGLANG_BOTH, sglang_source=_MAMBA2)),
+    "falcon_h1": _rules((0, 11, 0), _VLLM_MAMBA2, "mamba.A_log", sglang=SGLANG_BOTH, sglang_source=_MAMBA2),
+    "granitemoehybrid": _rules((0, 11, 0), _VLLM_MAMBA2, "mamba.A_log", sglang=SGLANG_BOTH, sglang_source=_MAMBA2),
     "qwen3_next": _rules(None, _NONE, "linear_attn.A_log", sglang=SGLANG_BOTH,
                          sglang_source="qwen3_next.py Qwen3GatedDeltaNet (A_log float32, split by heads)"),
     "qwen3_5_text": _rules(None, _NONE, "linear_attn.A_log", sglang=SGLANG_NEW,
@@ -201,6 +211,9 @@ FP32_RULES: dict[str, tuple[Fp32Rule, ...]] = {
                                 sglang_source="bailing_moe_v3.py BailingMoEGate")),
 }
 FP32_RULES["mimo_v2_flash"] = FP32_RULES["mimo_v2"]
+# vLLM only (SGLang not read for these): mamba.py, jamba.py (MambaMixer); mamba2.py, zamba2.py (MambaMixer2)
+FP32_RULES.update({"mamba": _MAMBA1_A, "falcon_mamba": _MAMBA1_A, "jamba": _MAMBA1_A, "mamba2": _MAMBA2_A,
+                   "zamba2": _MAMBA2_A})
 
 # what vLLM builds in float32 (engines/vllm_fp32.py) and what SGLang does (engines/sglang_fp32.py)
 VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {

@@ -18,7 +18,9 @@ Names are relative to the decoder ("layers.3.self_attn.q_proj", "embed_tokens", 
 `model.language_model.` or `language_model.model.`). Checked against the modules transformers builds by
 tests/test_quant_exclude.py. Llama 4's, Gemma 4's (and Gemma 4 Unified's) and Kimi-Linear's (and Kimi K3's) tables
 live in configs/param_modules_wrapped.py; Gemma 3's, Phi-3's and Qwen3-Next's in configs/param_modules_more.py;
-the Mamba hybrids' (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2) in configs/param_modules_hybrid.py.
+the Mamba hybrids' (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2) in configs/param_modules_hybrid.py;
+Nemotron-NAS's, the pure Mamba models', OLMo Hybrid's, Zamba's, GPT-Neo's, RecurrentGemma's, IQuest-Loop's, LFM3's,
+DomynEdge's and Moondream 3's in configs/param_modules_rest.py.
 """
 
 from __future__ import annotations
@@ -411,11 +413,12 @@ from .param_modules_hybrid import HYBRID  # noqa: E402 (Nemotron-H, Granite 4.0-
 from .param_modules_moe import MOE  # noqa: E402 (MiniMax-Text-01 / M1, Ling / Ring 2.0 and 3.0, DBRX, DeepSeek-MoE)
 from .param_modules_wrap import WRAP  # noqa: E402 (wrappers' text models, TeleChat3, Gemma 3n, MiMo-V2)
 from .param_modules_classic import CLASSIC  # noqa: E402 (InternLM2, Falcon, ChatGLM, GPT-2, OPT, BLOOM, ...)
+from .param_modules_rest import REST  # noqa: E402 (Nemotron-NAS, Mamba, Mamba-2, OLMo Hybrid, Zamba, GPT-Neo, ...)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
           **GLM_OSS, **MORE, **VL, **DENSE, **MLA, **HYBRID, **WRAP,
-          **MOE, **CLASSIC}
+          **MOE, **CLASSIC, **REST}
 
 
 def table(f: Fields, layers: list, dims) -> list[Module]:

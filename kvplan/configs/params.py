@@ -305,7 +305,9 @@ def _hybrid_params(f: Fields, layers: list[LayerSpec], heads: int, kv: int, head
                     # use_rms_norm=config.mamba_rms_norm, and MambaMixer2 then registers no norm weight
                     gated_norm=mt != "falcon_h1" or f.flag("mamba_rms_norm", default=False),
                 )
-        norms = hidden if mt in ("mamba", "mamba2") else 2 * hidden
+        # the pure Mamba blocks hold one norm (Falcon-Mamba's mixer norms are weightless buffers: transformers 5.25
+        # modeling_falcon_mamba.py FalconMambaWeightlessRMSNorm; vLLM 0.34 mamba.py rms_norm_has_weight=False)
+        norms = hidden if mt in ("mamba", "mamba2", "falcon_mamba") else 2 * hidden
         moe_t, moe_a = (_moe(f, hidden) if mt in ("jamba", "qwen3_next") and _is_moe_layer(f, i) else (0, 0))
         if moe_t:
             total += block + norms + moe_t

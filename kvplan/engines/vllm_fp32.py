@@ -105,7 +105,7 @@ def describe(up: Fp32Upcast, tp: int = 1, pp: int = 1) -> str:
     added = up.per_gpu_bytes(tp, pp)
     size = f"{added / 2**20:,.1f} MiB" if added >= 2**20 else f"{added:,} B"
     return (f", + {size} for the {up.params:,} parameters vLLM holds in float32 "
-            f"(routers, score biases: + {up.extra_bytes_per_param} B each, configs/param_fp32.py)")
+            f"(routers, score biases, Mamba mixers' A: + {up.extra_bytes_per_param} B each, configs/param_fp32.py)")
 
 
 __all__ = ["Fp32Upcast", "fp32_params", "upcast", "stores_no_float32", "describe", "FP32_BYTES"]

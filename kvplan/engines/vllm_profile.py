@@ -492,7 +492,8 @@ def _with_fp32(model, version, gpu, halve: bool, tp: int, pp: int, per_gpu: int,
     if not added:
         return per_gpu, weights_from
     if record is not None and not stores_no_float32(record):
-        notes.append(f"vLLM holds {up.params:,} parameters (routers, score biases) in float32 (configs/param_fp32.py); "
+        notes.append(f"vLLM holds {up.params:,} parameters (routers, score biases, Mamba mixers' A) in float32 "
+                     "(configs/param_fp32.py); "
                      f"the checkpoint's tensor table may store them in float32 already, so the {added:,} B a GPU "
                      "they would add at 2 B as stored is not counted")
         return per_gpu, weights_from
