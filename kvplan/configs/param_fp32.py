@@ -41,7 +41,7 @@ vllm/models/*):
 Searched in 0.34 (float32 parameters, buffers and params_dtype, GateLinear's arguments) and found in the model
 dtype: Llama (and InternLM3), Mistral, Qwen2 / 2.5-VL, Qwen3 (MoE, VL, Next, 3.5), Mixtral, Llama 4, Gemma 2 / 3 /
 4 / 4 Unified, gpt-oss (its sinks: make_attention_sink in the default dtype), Phi-3, ERNIE-4.5 dense, MiMo, Granite,
-Cohere2, EXAONE 4, GLM-4, LFM2, MiniCPM3, and the Mamba families but for their mixers' A (below); Gemma, GLM and
+Cohere2, EXAONE 4, GLM-4, LFM2, MiniCPM3, and the Mamba families but for their mixers' A (above); Gemma, GLM and
 OLMo 3 vLLM 0.34 serves through its Transformers backend (registry.py), not read.
 Not covered: the MTP drafters (engines/vllm_draft_weights.py), whose MoE layers reuse these classes. DeepSeek-V4's
 float32 parameters are stored in float32 by its checkpoint and sized by configs/compressed.py.
