@@ -455,6 +455,17 @@ def kv_params(modules: list[Module]) -> dict[int, int]:
     return out
 
 
+def _kv_scale_holder(m: Module) -> bool:
+    """m is an attention layer's key projection on which ModelOpt stores the KV cache's k_scale (and its v_proj
+    v_scale): a decoder layer's `self_attn.k_proj`, or a `k_proj` the table marks as holding KV heads
+    (Module.kv_heads) under `mixer.` (Nemotron-H's attention layers). vLLM 0.34 quantization/base_config.py
+    QuantizationConfig.get_cache_scale_mapper reads ModelOpt's scales at `.self_attn.{k,v}_proj.{k,v}_scale` and,
+    for NemotronH, `.mixer.{k,v}_proj.{k,v}_scale`; other prefixes (Mllama's `cross_attn.k_proj`, which vLLM 0.34
+    no longer serves) are not read, so their scales are not counted."""
+    return m.name.startswith("layers.") and (m.name.endswith(".self_attn.k_proj")
+                                             or (m.name.endswith(".mixer.k_proj") and bool(m.kv_heads)))
+
+
 def _whole_floats(m: Module) -> bool:
     """m's float parameters (m.other) are held whole on every TP rank."""
     return (not m.weight and m.role in REPLICATED) or m.whole_bias or m.whole
@@ -472,9 +483,10 @@ class Split:
     # parameters each TP rank holds whole, in the float dtype: norms, MoE routers (weights.record.REPLICATED),
     # RowParallelLinear biases and the kept weights of modules vLLM builds whole (Module.whole)
     replicated: int = 0
-    # decoder layers whose self_attn.k_proj and v_proj are both quantized (ModelOpt stores a KV cache's k_scale and
-    # v_scale on them), and the other layers with a self_attn.k_proj (no v_proj, or attention kept unquantized),
-    # whose KV scales kvplan does not count
+    # decoder layers whose attention k_proj and v_proj are both quantized (ModelOpt stores a KV cache's k_scale and
+    # v_scale on them: self_attn's, or Nemotron-H's mixer.k_proj marked with kv_heads, _kv_scale_holder), and the
+    # other layers with such a k_proj (no v_proj, or attention kept unquantized), whose KV scales kvplan does not
+    # count
     kv_layers: int = 0
     kv_unsure_layers: int = 0
     # quantized parameters of modules vLLM builds whole on every TP rank (Module.whole), stored in the format
@@ -494,8 +506,7 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
     quantized, kept, tensors, rows, outs, whole_quantized = 0, {}, 0, 0, 0, 0
     experts = expert_tensors = 0
     replicated = replicated_params(modules)  # less the whole modules' weights the format quantizes, below
-    attention = {m.name[: -len(".k_proj")] for m in modules
-                 if m.name.startswith("layers.") and m.name.endswith(".self_attn.k_proj")}
+    attention = {m.name[: -len(".k_proj")] for m in modules if _kv_scale_holder(m)}
     kv_quantized: dict[str, int] = {}
     kv_shares: dict[int, list[int]] = {}
     for m in modules:
