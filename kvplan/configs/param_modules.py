@@ -36,6 +36,7 @@ from .quant_bytes import Unsized
 
 if TYPE_CHECKING:
     from .param_fp32 import Fp32Rule
+    from .param_vllm_load import LoadDelta
 
 # the Qwen-Omni thinkers' and Qwen3-ASR's checkpoints: `thinker.model.layers.N...`, `thinker.lm_head` (vLLM 0.34
 # qwen2_5_omni_thinker.py, qwen3_omni_moe_thinker.py, qwen3_asr.py hf_to_vllm_mapper: configs/param_modules_wrap.py)
@@ -74,6 +75,10 @@ class Module:
     kv_heads: int = 0
     kv_weight: int = 0
     kv_other: int = 0
+    # parameters vLLM holds of this module beyond the checkpoint's (LoadDelta.params; negative: fewer), each from a
+    # release on (configs/param_vllm_load.py: Gemma 4's k_eq_v V shard, LongCat-Flash's router bias), which
+    # vLLM's profile adds (engines/vllm_load_delta.py); kvplan's own plan counts the checkpoint, without them
+    vllm_delta: tuple[LoadDelta, ...] = ()
 
     def names(self, expert: int = 0) -> list[str]:
         name = self.name.replace("{e}", str(expert))

@@ -1,0 +1,38 @@
+"""What vLLM holds beyond a config-sized checkpoint, or below it, where it builds a module otherwise than the
+checkpoint stores it (configs/param_vllm_load.py, engines/vllm_load_delta.py). Figures worked out by hand from the
+configs and the sources named; kvplan's own plan (the checkpoint) does not change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kvplan.engines.vllm_profile import predict_available, rope_bytes
+from kvplan.sources import load_model
+from kvplan.units import GIB
+
+SPECS = Path(__file__).resolve().parent.parent / "model_specs"
+
+
+def _profile_weights(model, tp=1, pp=1, version="0.34.0"):
+    est = predict_available(model, total_bytes=int(140 * GIB), gpu_memory_utilization=0.9, tp=tp, pp=pp,
+                            max_model_len=8192, version=version, gpu="h200")
+    return est.weight_bytes - (rope_bytes(model, version, 8192) or 0), est
+
+
+def test_longcat_flash_router_bias_is_stored_but_not_built_by_vllm_from_0_32(tmp_path):
+    # LongCat-Flash-Chat with router_bias: transformers 5.25 LongcatFlashTopkRouter builds classifier with
+    # bias=router_bias, so the checkpoint stores 28 layers x (512 + 256) = 21,504 bias parameters, 43,008 B at
+    # bf16: kvplan's plan counts them. vLLM 0.32.0-0.34.0 longcat_flash.py LongcatRouter: GateLinear(bias=False), the
+    # .bias skipped at load; so vLLM's weights equal those of the same model without router_bias (its float32
+    # router then holds 28 x (6,144 x 768 + 768) parameters either way). Before: 43,008 B + 2 B x 21,504 for the
+    # float32 upcast = 86,016 B too many on every GPU.
+    raw = json.loads((SPECS / "longcat-flash-chat.json").read_text())
+    raw["router_bias"] = True
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    biased, plain = load_model(str(tmp_path / "config.json")), load_model("longcat-flash-chat")
+    assert biased.weight_bytes - plain.weight_bytes == 43_008
+    for tp, pp in ((8, 1), (4, 2)):
+        assert _profile_weights(biased, tp, pp)[0] == _profile_weights(plain, tp, pp)[0]
+    # vLLM 0.31.0 built ReplicatedLinear(bias=config.router_bias) in float32: 21,504 x 4 B = 86,016 B more a GPU
+    assert _profile_weights(biased, 8, version="0.31.0")[0] - _profile_weights(plain, 8, version="0.31.0")[0] == 86_016
