@@ -64,3 +64,16 @@ def test_longcat_flash_router_bias_is_stored_but_not_built_by_vllm_from_0_32(tmp
         assert _profile_weights(biased, tp, pp)[0] == _profile_weights(plain, tp, pp)[0]
     # vLLM 0.31.0 built ReplicatedLinear(bias=config.router_bias) in float32: 21,504 x 4 B = 86,016 B more a GPU
     assert _profile_weights(biased, 8, version="0.31.0")[0] - _profile_weights(plain, 8, version="0.31.0")[0] == 86_016
+
+
+def test_weights_from_a_record_name_the_v_copy_without_counting_it():
+    # a size given for Gemma-4-31B's checkpoint: kvplan cannot tell the k_proj bytes in it, so the V copy
+    # (110,100,480 parameters, as above) is named in a note and the weights are the given record's
+    from kvplan.weights.record import Weights
+
+    model = load_model("gemma-4-31b")
+    record = Weights(62_000_000_000, "given")
+    est = predict_available(model, total_bytes=int(140 * GIB), gpu_memory_utilization=0.9, max_model_len=8192,
+                            version="0.34.0", gpu="h200", weights=record)
+    assert est.weight_bytes - (rope_bytes(model, "0.34.0", 8192) or 0) == 62_000_000_000
+    assert any("110,100,480 parameters beyond the checkpoint's" in n and "read from given" in n for n in est.notes)

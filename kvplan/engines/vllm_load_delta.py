@@ -110,13 +110,14 @@ def unsized_note(d: HeldDelta) -> str | None:
             "for this checkpoint: not counted")
 
 
-def table_note(d: HeldDelta) -> str:
-    """For a tensor table, whose tensors kvplan does not match to the table's modules here."""
+def table_note(d: HeldDelta, source: str) -> str:
+    """For weights read from a record (a tensor table, a bundled total, a size given: `source`), whose tensors
+    kvplan does not match to the table's modules here."""
     held = d.params
-    what = (f"{held:,} parameters beyond the checkpoint's tensors" if held > 0
-            else f"{-held:,} fewer parameters than the checkpoint's tensors")
-    return (f"vLLM holds {what} ({'; '.join(d.sources)}: configs/param_vllm_load.py); sized from the tensor table, "
-            "the weights do not count them")
+    what = (f"{held:,} parameters beyond the checkpoint's" if held > 0
+            else f"{-held:,} fewer parameters than the checkpoint")
+    return (f"vLLM holds {what} ({'; '.join(d.sources)}: configs/param_vllm_load.py); the weights, read from "
+            f"{source}, do not count that")
 
 
 __all__ = ["HeldDelta", "load_delta", "describe", "unsized_note", "table_note", "TYPES"]

@@ -517,13 +517,14 @@ def _with_load_delta(model, version, halve: bool, tp: int, pp: int, per_gpu: int
     return per_gpu + d.per_gpu_bytes(tp, pp), weights_from + describe(d, tp, pp)
 
 
-def _note_load_delta(model, version, notes: list) -> None:
-    """A tensor table's weights: say what vLLM holds otherwise than the checkpoint, which is not counted."""
+def _note_load_delta(model, version, source: str, notes: list) -> None:
+    """Weights from a record (`source`: a tensor table, a total, a size given): say what vLLM holds otherwise than
+    the checkpoint, which is not counted."""
     from .vllm_load_delta import load_delta, table_note
 
     d = load_delta(model, version)
     if d is not None:
-        notes.append(table_note(d))
+        notes.append(table_note(d, source))
 
 
 def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1, last_stage_extra: int = 0) -> int:
@@ -627,7 +628,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             per_gpu = weights_per_gpu(model, record, weight_tp, pp, extra)
             per_gpu, weights_from = _with_fp32(model, version, gpu, served_from_float32(model), weight_tp, pp,
                                                per_gpu, weights_from, notes, record)
-            _note_load_delta(model, version, notes)
+            _note_load_delta(model, version, record.source, notes)
         elif served_from_float32(model):  # 4 B per parameter as stored, 2 B as vLLM loads it
             per_gpu = config_weights_per_gpu(model, weight_tp, pp, version, halve=True) + extra
             weights_from = "parameter count x 2 B: a float32 checkpoint, served in bf16 (vLLM's dtype auto)"
