@@ -16,6 +16,9 @@ checked before any work, written whole or not at all.
   permissions are kept (a new file gets the usual umask mode, not mkstemp's
   0600); a symlink is followed, so the file it names is replaced and the link
   stays; SIGTERM while writing removes the temp file before the process ends.
+  A file the user may not write (`read_only`: no write bit for the user, or
+  os.access says no) is refused with EACCES: os.replace needs only the folder's
+  permission and would put a new file over it.
 - `save_or_rescue`: when the final write still fails, the text goes next to the
   requested path, else to the temp folder, else to stdout: results are never lost.
 """
@@ -243,6 +246,21 @@ def _fsync_folder(folder: str) -> None:
         os.close(fd)
 
 
+def read_only(info: os.stat_result, target: str) -> bool:
+    """Whether the file (stat `info` of path `target`) is one its user may not write: its mode gives no write
+    bit to the class the user is in (owner, group, others), or os.access says so. Read from the mode bits too, as
+    root's os.access answers writable whatever the mode."""
+    if not os.access(target, os.W_OK):
+        return True
+    if info.st_uid == os.geteuid():
+        bit = stat.S_IWUSR
+    elif info.st_gid == os.getegid() or info.st_gid in os.getgroups():
+        bit = stat.S_IWGRP
+    else:
+        bit = stat.S_IWOTH
+    return not info.st_mode & bit
+
+
 @contextlib.contextmanager
 def replacing(path, *, make_folders: bool = False):
     """A temp file's path in the folder of `path` (of the file its symlink names), to write by any means (a
@@ -260,6 +278,9 @@ def replacing(path, *, make_folders: bool = False):
     else:
         if not stat.S_ISREG(info.st_mode):  # os.replace would put a file where a device or pipe was
             raise OSError(errno.EINVAL, f"not a regular file, not replaced: {target}")
+        if read_only(info, target):  # os.replace needs only the folder's write permission
+            raise PermissionError(errno.EACCES, f"read-only file (mode {info.st_mode & 0o7777:04o}), not replaced: "
+                                                f"{target}")
         mode = info.st_mode & 0o7777
     tmp = None
     with _exit_on_sigterm():

@@ -117,6 +117,7 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         line = kv_note(plan_weights(spec, deployment), spec, deployment.tp)
         if line is not None:
             report.lines.append(f"weights: {line}")
+            report.data["model"]["weights"]["notes"].append(line)  # in the JSON too, as the record's own notes
     engine = request.engine
     vllm_concurrency = None
     vllm_pool = None  # --engine vllm's pool, for --emit vllm's --max-num-seqs

@@ -413,3 +413,35 @@ def test_bench_row_maps_every_figure_to_one_json_key_and_round_trips():
     assert back.mismatches() == ["blocks: predicted 4 measured 5"]
     out = back.to_json()
     assert {k: out[k] for k in row} == row and list(out)[-2:] == ["rank", "scope"]
+
+
+def test_update_refuses_a_read_only_baseline(cli, files, tmp_path):
+    # kvplan/files.py replacing moved the new file over a 0444 baseline (os.replace asks only the folder's
+    # permission) and kept its 0444 mode: the user's read-only baseline changed. Refused now, by its mode bits
+    # (as root os.access says writable), with one line and exit 2 (GateInputError); the file is unchanged.
+    base = files("base.json", _doc())
+    before = open(base).read()
+    os.chmod(base, 0o444)
+    doc = _doc()
+    doc["results"][1]["error_rel"] = 0.04
+    code, out, err = _gate(cli, files("cur.json", doc), base, "--update-baseline")
+    assert code == 2
+    assert "read-only (mode 0444), not replaced" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert open(base).read() == before and os.stat(base).st_mode & 0o777 == 0o444
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".kvplan-")] == []
+
+
+def test_write_atomic_refuses_a_read_only_file(tmp_path):
+    # every writer through kvplan/files.py replacing: a file without the user's write bit is not replaced
+    from kvplan.files import write_atomic
+
+    path = tmp_path / "out.json"
+    path.write_text("old")
+    os.chmod(path, 0o444)
+    with pytest.raises(PermissionError, match="read-only file"):
+        write_atomic(str(path), "new")
+    assert path.read_text() == "old"
+    os.chmod(path, 0o644)
+    write_atomic(str(path), "new")
+    assert path.read_text() == "new"

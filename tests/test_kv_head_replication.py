@@ -180,3 +180,22 @@ def test_a_family_without_a_table_says_the_replication_is_not_counted(cli):
     assert code == 0 and "KV-head replication not counted" in " ".join(out.split())
     code, out, _ = cli("weights", "qwen3-30b-a3b", "--tp", "8", "--format", "markdown")
     assert code == 0 and "KV-head replication" not in " ".join(out.split())
+
+
+def test_the_plans_replication_note_is_in_the_json(cli):
+    # Bamba-9B has 8 KV heads and no per-module table: at TP 16 kvplan's own plan splits the k/v projections evenly
+    # and says so. `estimate` printed that line only in its text; the JSON carries it in model.weights.notes (as
+    # `kvplan weights` does in weights.notes); at TP 8 (not above the KV heads) there is nothing to say.
+    import json
+
+    args = ("estimate", "bamba-9b", "--gpu", "h100", "--context", "8k", "--format", "json")
+    code, out, err = cli(*args, "--tp", "16")
+    assert code == 0, err
+    notes = json.loads(out)["model"]["weights"]["notes"]
+    assert [n for n in notes if n.startswith("KV-head replication not counted: at TP 16")]
+    code, out, err = cli(*args, "--tp", "8")
+    assert code == 0, err
+    assert not [n for n in json.loads(out)["model"]["weights"]["notes"] if "KV-head replication" in n]
+    code, out, err = cli("weights", "bamba-9b", "--tp", "16", "--format", "json")
+    assert code == 0, err
+    assert [n for n in json.loads(out)["weights"]["notes"] if n.startswith("KV-head replication not counted")]

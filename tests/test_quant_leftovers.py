@@ -117,3 +117,21 @@ def test_the_vllm_report_says_when_the_release_will_not_load_the_quantization(tm
     assert any("desc_act=True" in n for n in notes(act, "vllm"))
     assert not any("desc_act" in n for n in notes(act, "vllm@0.29"))
     assert not any("desc_act" in n for n in notes(dict(act, desc_act=False), "vllm"))
+
+
+def test_nemotron_h_kv_scales_under_mixer_are_counted():
+    # Nemotron-H keeps its attention under layers.N.mixer (q/k/v/o_proj), not self_attn. ModelOpt's FP8 KV cache
+    # writes mixer.k_proj.k_scale and mixer.v_proj.v_scale, a float32 scalar each (vLLM 0.34
+    # quantization/base_config.py get_cache_scale_mapper: ".mixer.[kv]_proj.([kv])_scale" -> ".mixer.attn.*").
+    # Nemotron-H-8B's hybrid_override_pattern has 4 attention layers ("*"): 4 x 2 x 4 B = 32 B, whole on every TP
+    # rank. Before, only self_attn.k_proj was recognised: nothing counted and the note said so.
+    fp8 = {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8", "exclude_modules": ["lm_head"]}}
+    kv8 = {"producer": {"name": "modelopt"},
+           "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head"]}}
+    plain = build_model(_spec("nemotron-h-8b", quantization_config=fp8), "nh")
+    model = build_model(_spec("nemotron-h-8b", quantization_config=kv8), "nhkv")
+    assert model.weight_bytes - plain.weight_bytes == 32
+    assert model.weight_replicated_bytes - plain.weight_replicated_bytes == 32
+    note = next(n for n in model.notes if n.startswith("weights estimated"))
+    assert "float32 k_scale and v_scale in 4 attention layers (32 B)" in note
+    assert "KV-cache scales" not in note

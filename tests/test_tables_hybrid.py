@@ -170,9 +170,12 @@ def test_nemotron_3_nano_nvfp4_exclusions_come_out_module_by_module():
     # NVFP4: 0.5 B + a float8 scale per 16 weights; 8 B of per-tensor scales on each quantized tensor: 18 Mamba
     # layers x 2, layer 42's q/k/v/o, and 23 MoE blocks x (128 x 2 + 2) = 5,974 tensors
     tensors = 18 * 2 + 4 + 23 * (128 * 2 + 2)
-    assert model.weight_bytes == quantized * 9 // 16 + 2 * plain + 8 * tensors == 19_234_674_992
-    # whole on every TP rank: the BF16 norms and routers (as unquantized), and the per-tensor scales
-    assert model.weight_replicated_bytes == 2 * 8_058_880 + 8 * tensors
+    # the FP8 KV cache: a float32 k_scale and v_scale on layer 42's mixer.k_proj and v_proj, the one attention
+    # layer whose k_proj and v_proj are both quantized (vLLM 0.34 base_config.py get_cache_scale_mapper reads
+    # NemotronH's at .mixer.{k,v}_proj.{k,v}_scale), 8 B; the five kept layers' scales are not counted
+    assert model.weight_bytes == quantized * 9 // 16 + 2 * plain + 8 * tensors + 8 == 19_234_675_000
+    # whole on every TP rank: the BF16 norms and routers (as unquantized), the per-tensor and the KV scales
+    assert model.weight_replicated_bytes == 2 * 8_058_880 + 8 * tensors + 8
 
 
 def test_nemotron_h_modules_answer_to_every_prefix_its_checkpoints_use():

@@ -123,7 +123,14 @@ def _update(gate, cur, current, baseline, reg, tol, mass_tolerance, waived) -> N
     replaced, and the summary says so."""
     import os
 
+    from ..files import read_only
+
     base, notes = None, []
+    target = os.path.realpath(baseline)
+    if os.path.isfile(target) and read_only(os.stat(target), target):
+        raise gate.GateInputError(f"--update-baseline {baseline}: the file is read-only (mode "
+                                  f"{os.stat(target).st_mode & 0o7777:04o}), not replaced",
+                                  "make it writable (chmod u+w) or give another --baseline path")
     if os.path.exists(baseline):
         try:
             old = gate.read_document(baseline, "baseline")

@@ -36,6 +36,7 @@ from .quant_bytes import Unsized
 
 if TYPE_CHECKING:
     from .param_fp32 import Fp32Rule
+    from .param_vllm_load import LoadDelta
 
 # the Qwen-Omni thinkers' and Qwen3-ASR's checkpoints: `thinker.model.layers.N...`, `thinker.lm_head` (vLLM 0.34
 # qwen2_5_omni_thinker.py, qwen3_omni_moe_thinker.py, qwen3_asr.py hf_to_vllm_mapper: configs/param_modules_wrap.py)
@@ -74,6 +75,10 @@ class Module:
     kv_heads: int = 0
     kv_weight: int = 0
     kv_other: int = 0
+    # parameters vLLM holds of this module beyond the checkpoint's (LoadDelta.params; negative: fewer), each from a
+    # release on (configs/param_vllm_load.py: Gemma 4's k_eq_v V shard, LongCat-Flash's router bias), which
+    # vLLM's profile adds (engines/vllm_load_delta.py); kvplan's own plan counts the checkpoint, without them
+    vllm_delta: tuple[LoadDelta, ...] = ()
 
     def names(self, expert: int = 0) -> list[str]:
         name = self.name.replace("{e}", str(expert))
@@ -455,6 +460,17 @@ def kv_params(modules: list[Module]) -> dict[int, int]:
     return out
 
 
+def _kv_scale_holder(m: Module) -> bool:
+    """m is an attention layer's key projection on which ModelOpt stores the KV cache's k_scale (and its v_proj
+    v_scale): a decoder layer's `self_attn.k_proj`, or a `k_proj` the table marks as holding KV heads
+    (Module.kv_heads) under `mixer.` (Nemotron-H's attention layers). vLLM 0.34 quantization/base_config.py
+    QuantizationConfig.get_cache_scale_mapper reads ModelOpt's scales at `.self_attn.{k,v}_proj.{k,v}_scale` and,
+    for NemotronH, `.mixer.{k,v}_proj.{k,v}_scale`; other prefixes (Mllama's `cross_attn.k_proj`, which vLLM 0.34
+    no longer serves) are not read, so their scales are not counted."""
+    return m.name.startswith("layers.") and (m.name.endswith(".self_attn.k_proj")
+                                             or (m.name.endswith(".mixer.k_proj") and bool(m.kv_heads)))
+
+
 def _whole_floats(m: Module) -> bool:
     """m's float parameters (m.other) are held whole on every TP rank."""
     return (not m.weight and m.role in REPLICATED) or m.whole_bias or m.whole
@@ -472,9 +488,10 @@ class Split:
     # parameters each TP rank holds whole, in the float dtype: norms, MoE routers (weights.record.REPLICATED),
     # RowParallelLinear biases and the kept weights of modules vLLM builds whole (Module.whole)
     replicated: int = 0
-    # decoder layers whose self_attn.k_proj and v_proj are both quantized (ModelOpt stores a KV cache's k_scale and
-    # v_scale on them), and the other layers with a self_attn.k_proj (no v_proj, or attention kept unquantized),
-    # whose KV scales kvplan does not count
+    # decoder layers whose attention k_proj and v_proj are both quantized (ModelOpt stores a KV cache's k_scale and
+    # v_scale on them: self_attn's, or Nemotron-H's mixer.k_proj marked with kv_heads, _kv_scale_holder), and the
+    # other layers with such a k_proj (no v_proj, or attention kept unquantized), whose KV scales kvplan does not
+    # count
     kv_layers: int = 0
     kv_unsure_layers: int = 0
     # quantized parameters of modules vLLM builds whole on every TP rank (Module.whole), stored in the format
@@ -494,8 +511,7 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
     quantized, kept, tensors, rows, outs, whole_quantized = 0, {}, 0, 0, 0, 0
     experts = expert_tensors = 0
     replicated = replicated_params(modules)  # less the whole modules' weights the format quantizes, below
-    attention = {m.name[: -len(".k_proj")] for m in modules
-                 if m.name.startswith("layers.") and m.name.endswith(".self_attn.k_proj")}
+    attention = {m.name[: -len(".k_proj")] for m in modules if _kv_scale_holder(m)}
     kv_quantized: dict[str, int] = {}
     kv_shares: dict[int, list[int]] = {}
     for m in modules:

@@ -41,6 +41,7 @@ from dataclasses import replace
 
 from .fields import Fields
 from .param_modules import Module, _ends, _experts, _float, _linear, _mla_widths, _mlp
+from .param_vllm_load import longcat_router_bias
 
 
 def _whole_float(name: str, params: int, role: str = "attention") -> Module:
@@ -158,7 +159,10 @@ def longcat_flash(f: Fields, layers: list, dims) -> list[Module]:
     vLLM 0.34 holds whole on every TP rank: the MLA latent projections (DeepseekV2MLAAttention, as _mla_widths
     says), every RMSNorm, the router's classifier (GateLinear, a ReplicatedLinear) and e_score_correction_bias;
     it builds both in float32 (LongcatMoe router_params_dtype): sized here at the checkpoint's dtype, vLLM's profile
-    adds the rest (configs/param_fp32.py). The dense mlps and the experts split."""
+    adds the rest (configs/param_fp32.py). The classifier's bias a router_bias checkpoint stores (transformers 5.25
+    LongcatFlashTopkRouter: nn.Linear(bias=router_bias)) is counted here; vLLM 0.32.0 and later do not build it
+    (GateLinear(bias=False)), so the module carries it as Module.vllm_delta (configs/param_vllm_load.py) and
+    vLLM's profile leaves it out. The dense mlps and the experts split."""
     from .params_mla import _experts as routed_experts
     from .params_mla import _int, _need_rank
 
@@ -184,8 +188,11 @@ def longcat_flash(f: Fields, layers: list, dims) -> list[Module]:
         if s == 0:
             m = f"layers.{d}.mlp"
             out += _experts(m, experts, hidden, expert_inter) if experts else []
-            out += [_float(f"{m}.router.classifier", hidden * routed + (routed if f.flag("router_bias") else 0),
-                           "router"),
+            classifier = _float(f"{m}.router.classifier", hidden * routed + (routed if f.flag("router_bias") else 0),
+                                "router")
+            if f.flag("router_bias"):  # stored by the checkpoint, not built by vLLM from 0.32 (param_vllm_load.py)
+                classifier = replace(classifier, vllm_delta=(longcat_router_bias(routed),))
+            out += [classifier,
                     _float(f"{m}.router.e_score_correction_bias", routed, "router")]
     return out
 

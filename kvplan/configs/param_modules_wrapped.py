@@ -17,8 +17,11 @@ GateLinear without a quant_config, and Gemma 4's router.scale and per_expert_sca
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .fields import Fields
 from .param_modules import Module, _ends, _experts, _float, _linear, _mlp
+from .param_vllm_load import gemma4_v_copy
 from .params import llama4_moe_layers
 
 
@@ -59,7 +62,8 @@ def llama4(f: Fields, layers: list, dims) -> list[Module]:
 def gemma4(f: Fields, layers: list, dims, unified: bool = False) -> list[Module]:
     """Gemma4ForConditionalGeneration's text model (transformers modeling_gemma4.py Gemma4TextDecoderLayer, vLLM
     gemma4.py Gemma4DecoderLayer): per layer q_proj, q_norm, k_proj, k_norm and v_proj (none of the three on
-    KV-shared layers; no v_proj on full layers with attention_k_eq_v), o_proj, with head_dim and KV heads per layer
+    KV-shared layers; no v_proj on full layers with attention_k_eq_v, whose k_proj vLLM also holds as its V shard:
+    Module.vllm_delta, configs/param_vllm_load.py), o_proj, with head_dim and KV heads per layer
     as the counter reads them; the dense mlp (doubled on shared layers with use_double_wide_mlp); four norms; the
     per-layer-input gate, projection and norm; with enable_moe_block the router (proj, scale, per_expert_scale),
     the routed experts beside the dense MLP and three more norms. The model's embed_tokens_per_layer,
@@ -80,9 +84,13 @@ def gemma4(f: Fields, layers: list, dims, unified: bool = False) -> list[Module]
         a, layer = f"layers.{i}.self_attn", f"layers.{i}"
         out += [_linear(f"{a}.q_proj", hidden, heads * hd, "attention", bias), _float(f"{a}.q_norm", hd)]
         if not reuse:
-            out += [_float(f"{a}.k_norm", hd), _linear(f"{a}.k_proj", hidden, kv * hd, "attention", bias, kv_heads=kv)]
+            k_proj = _linear(f"{a}.k_proj", hidden, kv * hd, "attention", bias, kv_heads=kv)
             if not (g.k_eq_v and kind != "sliding_attention"):
-                out.append(_linear(f"{a}.v_proj", hidden, kv * hd, "attention", bias, kv_heads=kv))
+                out += [_float(f"{a}.k_norm", hd), k_proj,
+                        _linear(f"{a}.v_proj", hidden, kv * hd, "attention", bias, kv_heads=kv)]
+            else:  # no v_proj: vLLM holds a second copy of k_proj as its V shard (configs/param_vllm_load.py)
+                out += [_float(f"{a}.k_norm", hd),
+                        replace(k_proj, vllm_delta=tuple(gemma4_v_copy(k_proj.weight, k_proj.other)))]
         out.append(_linear(f"{a}.o_proj", heads * hd, hidden, "attention", bias, row=True))
         out += _mlp(f"{layer}.mlp", hidden, g.inter * (2 if g.double_wide and reuse else 1), "mlp")
         out += [_float(f"{layer}.{norm}", hidden) for norm in

@@ -51,7 +51,7 @@ def stored(q, split) -> Stored:
         unsized.append(f"the KV-cache scales of {split.kv_unsure_layers:,} attention layers without a quantized "
                        "k_proj and v_proj (attention kept unquantized, or no v_proj)")
     elif q.kv_scale_bytes and not split.kv_layers:
-        unsized.append("the KV-cache scales (kvplan's table of this family has no self_attn.k_proj to count)")
+        unsized.append("the KV-cache scales (kvplan's table of this family has no attention k_proj to count)")
     return Stored(per_tensor + g_idx + scb + kv, per_tensor + kv, g_idx, tuple(parts), tuple(unsized))
 
 

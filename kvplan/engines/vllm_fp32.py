@@ -48,12 +48,14 @@ def fp32_params(modules: list, version=None, capability: tuple[int, int] | None 
     whole = split = unknown = 0
     for m in modules:
         held = m.vllm_fp32.held(version, capability) if m.vllm_fp32 is not None else False
+        # less what vLLM does not build of it (LongCat-Flash's router bias: Module.vllm_delta)
+        n = m.weight + m.other + sum(d.params for d in m.vllm_delta if d.held(version)) if held is not False else 0
         if held is None:
-            unknown += m.weight + m.other
+            unknown += n
         elif held and _whole_floats(m):
-            whole += m.weight + m.other
+            whole += n
         elif held:
-            split += m.weight + m.other
+            split += n
     return whole, split, unknown
 
 

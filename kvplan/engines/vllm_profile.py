@@ -500,6 +500,33 @@ def _with_fp32(model, version, gpu, halve: bool, tp: int, pp: int, per_gpu: int,
     return per_gpu + added, weights_from + describe(up, tp, pp)
 
 
+def _with_load_delta(model, version, halve: bool, tp: int, pp: int, per_gpu: int, weights_from: str,
+                     notes: list) -> tuple[int, str]:
+    """(per_gpu, weights_from) with what vLLM `version` holds beyond a config-sized checkpoint, or below it, where
+    it builds modules otherwise than the checkpoint stores them (vllm_load_delta; configs/param_vllm_load.py)."""
+    from .vllm_load_delta import describe, load_delta, unsized_note
+
+    d = load_delta(model, version, halve)
+    if d is None:
+        return per_gpu, weights_from
+    line = unsized_note(d)
+    if line is not None:
+        notes.append(line)
+    if d.params == d.unsized:
+        return per_gpu, weights_from
+    return per_gpu + d.per_gpu_bytes(tp, pp), weights_from + describe(d, tp, pp)
+
+
+def _note_load_delta(model, version, source: str, notes: list) -> None:
+    """Weights from a record (`source`: a tensor table, a total, a size given): say what vLLM holds otherwise than
+    the checkpoint, which is not counted."""
+    from .vllm_load_delta import load_delta, table_note
+
+    d = load_delta(model, version)
+    if d is not None:
+        notes.append(table_note(d, source))
+
+
 def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1, last_stage_extra: int = 0) -> int:
     """Bytes on the fullest GPU of a (tp, pp) replica for a kvplan.weights record (last_stage_extra: the
     drafter's weights, on the last stage's GPUs)."""
@@ -601,16 +628,20 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             per_gpu = weights_per_gpu(model, record, weight_tp, pp, extra)
             per_gpu, weights_from = _with_fp32(model, version, gpu, served_from_float32(model), weight_tp, pp,
                                                per_gpu, weights_from, notes, record)
+            _note_load_delta(model, version, record.source, notes)
         elif served_from_float32(model):  # 4 B per parameter as stored, 2 B as vLLM loads it
             per_gpu = config_weights_per_gpu(model, weight_tp, pp, version, halve=True) + extra
             weights_from = "parameter count x 2 B: a float32 checkpoint, served in bf16 (vLLM's dtype auto)"
             per_gpu, weights_from = _with_fp32(model, version, gpu, True, weight_tp, pp, per_gpu, weights_from, notes)
+            per_gpu, weights_from = _with_load_delta(model, version, True, weight_tp, pp, per_gpu, weights_from, notes)
         else:
             per_gpu = config_weights_per_gpu(model, weight_tp, pp, version) + extra
             weights_from = "parameter count x dtype"
             if model.weight_g_idx_bytes and _at_least(version, G_IDX_DROPPED_FROM):
                 weights_from += f", less GPTQ's g_idx ({model.weight_g_idx_bytes:,} B; vLLM drops it at load)"
             per_gpu, weights_from = _with_fp32(model, version, gpu, False, weight_tp, pp, per_gpu, weights_from, notes)
+            per_gpu, weights_from = _with_load_delta(model, version, False, weight_tp, pp, per_gpu, weights_from,
+                                                     notes)
         if extra:
             weights_from += (f", + {extra / GIB:,.2f} GiB of drafter weights on the last stage's GPUs "
                              f"({drafter.how})")

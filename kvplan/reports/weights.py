@@ -56,6 +56,7 @@ def build(model: ModelSpec, weights: Weights, tp: int = 1, pp: int = 1) -> Repor
     line = kv_note(weights, model, tp)
     if line is not None:
         lines.append(line)
+        data["weights"]["notes"].append(line)
     from . import tidy
 
     return Report(data, tables, lines, tidy=tidy.weights(data))

@@ -1,0 +1,123 @@
+"""The bytes vLLM's weights hold beyond the checkpoint's (or below them) because vLLM builds some modules otherwise
+than the checkpoint stores them: configs/param_vllm_load.py names each case and the vLLM class that makes it
+(Gemma 4's k_eq_v layers: a V shard filled with a copy of k_proj; LongCat-Flash with router_bias: the router
+classifier's bias, stored, not built). kvplan's plan counts the checkpoint; vLLM's profile adds these for a
+config-sized checkpoint, at the checkpoint's float width, held as the module is: whole on every TP rank (a router),
+split, or one KV head a rank where TP exceeds the KV heads (capacity.weights.kv_held). Sized from the family's
+per-module table (configs/param_modules.py) only where it adds up to the family's parameter count; a weight of a
+quantized checkpoint (whose stored bytes depend on whether the format quantizes the module) and a tensor table are
+not sized, and a note says what is not counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# the model types whose tables carry a Module.vllm_delta (configs/param_vllm_load.py)
+TYPES = ("gemma4_text", "gemma4_unified_text", "longcat_flash")
+_FLOAT_WIDTH = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+
+@dataclass(frozen=True)
+class HeldDelta:
+    whole_params: int  # parameters every TP rank holds whole (signed: negative where vLLM holds fewer)
+    split_params: int  # parameters split over TP
+    kv: tuple[tuple[int, int], ...]  # (parameters, KV heads) split by KV head
+    width: int  # bytes a parameter (the checkpoint's float width; 2 for a float32 checkpoint served in bf16)
+    unsized: int  # weight parameters of a quantized checkpoint, not sized
+    sources: tuple[str, ...]
+
+    @property
+    def params(self) -> int:
+        return self.whole_params + self.split_params + sum(n for n, _ in self.kv)
+
+    def per_gpu_bytes(self, tp: int = 1, pp: int = 1) -> int:
+        """The bytes one GPU of a (tp, pp) replica holds beyond the checkpoint's share: the whole part on every
+        rank of a stage, the KV shares one KV head a rank above their KV heads, the rest over every GPU."""
+        from ..capacity.weights import kv_held
+
+        tp, pp = max(tp, 1), max(pp, 1)
+        w = self.width
+        out = _div(self.whole_params * w, pp) + _div(self.split_params * w, tp * pp)
+        for n, heads in self.kv:
+            taken, held = kv_held(((abs(n) * w, heads),), tp, pp)
+            out += (1 if n > 0 else -1) * (held if taken else abs(n) * w // (tp * pp))
+        return out
+
+
+def _div(n: int, by: int) -> int:
+    return n // by if n >= 0 else -(-n // by)
+
+
+def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
+    """What vLLM `version` (None: 0.34) holds of `model` beyond (or below) its checkpoint, from the family's table;
+    None where kvplan has no such case for the model or cannot read its table."""
+    from ..configs import param_modules
+    from ..configs.build import _float_dtype, _read
+    from ..errors import KvplanError
+    from .vllm_profile import raw_config
+
+    raw = raw_config(model) if model.model_type in TYPES else None
+    if raw is None:
+        return None
+    try:
+        family, f, _, layers, dims = _read(raw, model.source or model.name)
+        modules = param_modules.table(f, layers, dims)
+        if not modules or family.params is None or sum(m.weight + m.other for m in modules) != family.params(
+                f, layers, dims)[0]:
+            return None
+    except KvplanError:
+        return None
+    quantized = model.weight_dtype != model.float_dtype
+    whole = split = unsized = 0
+    kv: dict[int, int] = {}
+    sources = []
+    for m in modules:
+        for d in m.vllm_delta:
+            if not d.held(version):
+                continue
+            if d.source not in sources:
+                sources.append(d.source)
+            if d.weight and quantized:
+                unsized += d.params
+            elif param_modules._whole_floats(m):
+                whole += d.params
+            elif m.kv_heads and not m.whole:
+                kv[m.kv_heads] = kv.get(m.kv_heads, 0) + d.params
+            else:
+                split += d.params
+    if not (whole or split or kv or unsized):
+        return None
+    width = 2 if halve else _FLOAT_WIDTH.get(_float_dtype(f)[0], 2)
+    return HeldDelta(whole, split, tuple(sorted((n, h) for h, n in kv.items())), width, unsized, tuple(sources))
+
+
+def describe(d: HeldDelta, tp: int = 1, pp: int = 1) -> str:
+    """', + X MiB of ...' (or ', - X B ...') for the weights line."""
+    n = d.per_gpu_bytes(tp, pp)
+    size = f"{abs(n) / 2**20:,.1f} MiB" if abs(n) >= 2**20 else f"{abs(n):,} B"
+    held = d.params - d.unsized
+    what = (f"{held:,} parameters vLLM builds beyond the checkpoint" if held > 0
+            else f"{-held:,} parameters of the checkpoint vLLM does not build")
+    return f", {'+' if n >= 0 else '-'} {size} for the {what} ({'; '.join(d.sources)}: configs/param_vllm_load.py)"
+
+
+def unsized_note(d: HeldDelta) -> str | None:
+    if not d.unsized:
+        return None
+    return (f"vLLM also holds {d.unsized:,} parameters of quantized weights beyond the checkpoint "
+            f"({'; '.join(d.sources)}: configs/param_vllm_load.py), in the format's bytes, which kvplan does not size "
+            "for this checkpoint: not counted")
+
+
+def table_note(d: HeldDelta, source: str) -> str:
+    """For weights read from a record (a tensor table, a bundled total, a size given: `source`), whose tensors
+    kvplan does not match to the table's modules here."""
+    held = d.params
+    what = (f"{held:,} parameters beyond the checkpoint's" if held > 0
+            else f"{-held:,} fewer parameters than the checkpoint")
+    return (f"vLLM holds {what} ({'; '.join(d.sources)}: configs/param_vllm_load.py); the weights, read from "
+            f"{source}, do not count that")
+
+
+__all__ = ["HeldDelta", "load_delta", "describe", "unsized_note", "table_note", "TYPES"]
