@@ -170,7 +170,7 @@ def test_mla_has_no_kv_heads_to_replicate():
 
 def test_a_family_without_a_table_says_the_replication_is_not_counted(cli):
     # Bamba-9B (8 KV heads, no per-module table: vLLM 0.34 no longer builds it; RecurrentGemma, which this test
-    # used, has one now: configs/param_modules_rest.py): at TP 16 the plan splits evenly and says so; at TP 8 nothing
+    # used, has one now: configs/weight_tables/rest.py): at TP 16 the plan splits evenly and says so; at TP 8 nothing
     model, record = load_model_and_weights("bamba-9b")
     assert record.kv_parts is None
     note = kv_note(record, model, 16)

@@ -1,5 +1,5 @@
 """Quantized checkpoints whose ignore / exclude lists keep modules of size unquantized, sized module by module
-(kvplan/configs/param_modules.py, matched by kvplan/configs/quant_exclude.py).
+(kvplan/configs/weight_tables/__init__.py, matched by kvplan/configs/quant_exclude.py).
 
 Test data, each with where it was published:
 
@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.configs import build_model
-from kvplan.configs.param_modules import TABLES, split, table
+from kvplan.configs.weight_tables import TABLES, split, table
 from kvplan.configs.quant_bytes import Unsized
 from kvplan.configs.quant_exclude import COMPRESSED_TENSORS, FP8, MODELOPT, Matcher
 
@@ -193,7 +193,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
 # (model.language_model.X, lm_head) compared under the causal LM's names (model.X, lm_head)
 _IN_WRAPPER = ("qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl")
 # the Qwen-Omni thinkers and Llama 3.2 Vision likewise (no causal LM for qwen2_5_omni_text, qwen3_omni_moe_text,
-# mllama_text_model's MllamaTextConfig): configs/param_modules_wrap.py
+# mllama_text_model's MllamaTextConfig): configs/weight_tables/wrap.py
 _IN_WRAPPER += ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama")
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
@@ -320,7 +320,7 @@ def _refused(tmp_path, raw: dict, reason: str) -> None:
 
 
 def test_a_model_type_without_a_per_module_count_is_refused(tmp_path):
-    # (falcon had no table before configs/param_modules_classic.py, GPT-Neo before param_modules_rest.py; RWKV has
+    # (falcon had no table before configs/weight_tables/classic.py, GPT-Neo before weight_tables/rest.py; RWKV has
     # none)
     raw = json.loads((SPECS / "rwkv-4-430m-pile.json").read_text())
     raw["context_length"] = 8192  # no context warning at --context 8k: the refusal is the one line
@@ -341,10 +341,10 @@ def test_a_list_that_picks_some_experts_is_refused(tmp_path):
 
 
 def test_a_table_that_does_not_add_up_is_not_used(monkeypatch):
-    from kvplan.configs import param_modules
+    from kvplan.configs import weight_tables
 
-    real = param_modules.TABLES["deepseek_v3"]
-    monkeypatch.setitem(param_modules.TABLES, "deepseek_v3", lambda *a: real(*a)[1:])  # drops the embeddings
+    real = weight_tables.TABLES["deepseek_v3"]
+    monkeypatch.setitem(weight_tables.TABLES, "deepseek_v3", lambda *a: real(*a)[1:])  # drops the embeddings
     quant = {"quant_method": "modelopt", "quant_algo": "NVFP4", "ignore": ["*self_attn*"]}
     model = build_model(_tiny(quant), "tiny")
     assert model.weight_bytes == 0
@@ -353,7 +353,7 @@ def test_a_table_that_does_not_add_up_is_not_used(monkeypatch):
 
 
 def test_a_split_of_a_table_is_the_sum_of_its_linear_weights():
-    from kvplan.configs.param_modules import Module
+    from kvplan.configs.weight_tables import Module
 
     modules = [Module("layers.0.a", 10), Module("layers.0.b", 20, 5), Module("norm", 0, 7, "norms"),
                Module("layers.0.mlp.experts.{e}.w", 8 * 4, 0, "experts", 8), Module("lm_head", 6, 0, "lm_head", top=True)]

@@ -1,6 +1,6 @@
 """Quantized Llama 4, Gemma 4, Laguna and Kimi K3 checkpoints whose lists keep modules unquantized, sized module by
 module (the per-module tables of llama4_text, gemma4_text and Kimi K3's kimi_linear in
-kvplan/configs/param_modules_wrapped.py, laguna's in kvplan/configs/param_modules.py).
+kvplan/configs/weight_tables/wrapped.py, laguna's in kvplan/configs/weight_tables/__init__.py).
 
 Test data (tests/data/configs/), each a published config.json as public repositories keep it:
 

@@ -1,5 +1,5 @@
 """Per-module weight tables of Gemma 4 Unified's text model (gemma4_unified_text) and plain Kimi-Linear (kimi_linear
-without Kimi K3's fields), kvplan/configs/param_modules_wrapped.py: each mirrors its counter
+without Kimi K3's fields), kvplan/configs/weight_tables/wrapped.py: each mirrors its counter
 (params_dense.gemma4_unified_text through gemma4_fields; params_hybrid.kimi_linear through kimi_linear_fields and
 latent_delta_moe) and must add up to the family's own count, or the table is not used.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kvplan.configs import build_model
 from kvplan.configs.fields import Fields
-from kvplan.configs.param_modules import table
+from kvplan.configs.weight_tables import table
 from kvplan.sources import bundled_config, bundled_index
 
 DATA = Path(__file__).resolve().parent / "data" / "configs"

@@ -1,5 +1,5 @@
 """A quantized checkpoint sized from its config without a list of kept modules (kvplan/configs/build.py
-_weight_format): where kvplan has a per-module count of the family (configs/param_modules.py) the norms, biases and
+_weight_format): where kvplan has a per-module count of the family (configs/weight_tables/__init__.py) the norms, biases and
 MoE routers stay in the float dtype and what the format stores once per quantized tensor is added; elsewhere the
 old estimate (everything but the embeddings and a kept head at the quantized width) stands, and the note says so.
 
@@ -71,7 +71,7 @@ def test_fp8_per_tensor_scales_follow_the_activation_scheme():
 
 def test_a_family_without_a_per_module_count_keeps_the_old_estimate_and_says_so():
     # RWKV-4-430M (model_type rwkv, no per-module count in kvplan; InternLM2 and GPT-Neo, which this test used,
-    # have one now: configs/param_modules_classic.py, param_modules_rest.py): 24 blocks of hidden 1,024: time-mix
+    # have one now: configs/weight_tables/classic.py, weight_tables/rest.py): 24 blocks of hidden 1,024: time-mix
     # 2 x 1,024 + 3 x 1,024 + key, value, receptance 3 x 1,024 x 1,024 + output 1,024 x 1,024 = 4,199,424,
     # channel-mix 2 x 1,024 + key 1,024 x 4,096 + value 4,096 x 1,024 + receptance 1,024 x 1,024 = 9,439,232, two
     # LayerNorms 4,096; + embeddings and the untied head 2 x 50,277 x 1,024, the first block's pre-LayerNorm and
@@ -87,7 +87,7 @@ def test_a_family_without_a_per_module_count_keeps_the_old_estimate_and_says_so(
 
 
 def test_phi3_awq_is_split_module_by_module():
-    # Phi-3-mini (model_type phi3, per-module count in configs/param_modules_more.py): 32 layers of qkv 3,072 x
+    # Phi-3-mini (model_type phi3, per-module count in configs/weight_tables/more.py): 32 layers of qkv 3,072 x
     # 9,216 + o 3,072 x 3,072 + gate_up 3,072 x 16,384 + down 8,192 x 3,072 = 113,246,208 linear weights, + 2 norms
     # x 3,072; + embeddings and the untied head 2 x 32,064 x 3,072 + final norm 3,072 = 3,821,079,552
     awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}

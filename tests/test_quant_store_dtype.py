@@ -87,7 +87,7 @@ def test_per_tensor_fp8_experts_as_mxfp4_drop_their_scales():
 
 def test_store_dtype_without_a_module_table_gives_no_figure():
     """Without kvplan's per-module table the routed experts cannot be told from the other linears: MiMo-V2's
-    table is refused when add_swa_attention_sink_bias is false (param_modules_wrap.py mimo_v2)."""
+    table is refused when add_swa_attention_sink_bias is false (weight_tables/wrap.py mimo_v2)."""
     raw = _raw()
     raw["add_swa_attention_sink_bias"] = False
     del raw["quantization_config"]["ignored_layers"]

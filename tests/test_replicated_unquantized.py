@@ -1,5 +1,5 @@
 """What each TP rank holds whole of an unquantized checkpoint sized from its config (ModelSpec.weight_replicated,
-counted on first use from configs/param_modules.py), in kvplan's plan and in vLLM's profile.
+counted on first use from configs/weight_tables/__init__.py), in kvplan's plan and in vLLM's profile.
 
 Whole on every rank in vLLM 0.34.0 (read): RMSNorm weights (layers/layernorm.py RMSNorm: weight [hidden_size]),
 MoE routers (models/qwen3_moe.py: mlp.gate is fused_moe/router/gate_linear.py GateLinear, a ReplicatedLinear) and
@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from kvplan.capacity.weights import stage_weight_bytes
-from kvplan.configs import build_model, param_modules
+from kvplan.configs import build_model, weight_tables
 from kvplan.engines.vllm_profile import config_weights_per_gpu, predict_available, rope_bytes
 from kvplan.sources import load_model
 from kvplan.weights.estimate import estimated
@@ -80,8 +80,8 @@ def test_minimax_m2_query_and_key_norms_split_with_the_heads():
 
 def test_the_table_is_built_only_when_a_tp_split_needs_it(monkeypatch):
     built = []
-    real = param_modules.table
-    monkeypatch.setattr(param_modules, "table", lambda *a: built.append(1) or real(*a))
+    real = weight_tables.table
+    monkeypatch.setattr(weight_tables, "table", lambda *a: built.append(1) or real(*a))
     model = build_model(_spec("qwen3-30b-a3b"), "qwen3-30b-a3b")
     record = estimated(model)
     assert stage_weight_bytes(record, 48, tp=1) == [QWEN3_30B_BYTES]

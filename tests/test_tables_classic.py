@@ -1,4 +1,4 @@
-"""Per-module tables of the older dense families (configs/param_modules_classic.py) and the counters they
+"""Per-module tables of the older dense families (configs/weight_tables/classic.py) and the counters they
 mirror: every bundled config of InternLM2, Falcon, Baichuan, ChatGLM, StableLM, GPTBigCode, GPT-NeoX, MPT,
 BLOOM, OPT, GPT-J, GPT-2, Persimmon and XGLM adds up to its family count; what vLLM 0.34.0 holds whole on every TP
 rank and the per-GPU bytes, worked out by hand from the bundled configs (model_specs/*.json); configs of other
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.capacity.weights import stage_weight_bytes
-from kvplan.configs import build_model, param_modules
+from kvplan.configs import build_model, weight_tables
 from kvplan.configs.build import _read
 from kvplan.weights.estimate import estimated
 
@@ -40,7 +40,7 @@ def test_every_bundled_config_of_these_families_is_listed():
 @pytest.mark.parametrize("name", BUNDLED)
 def test_the_table_adds_up_to_the_family_count(name):
     family, f, _, layers, dims = _read(_raw(name), name)
-    modules = param_modules.table(f, layers, dims)
+    modules = weight_tables.table(f, layers, dims)
     assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
 
 
@@ -175,7 +175,7 @@ def _theirs(model_type: str, fields: dict) -> tuple[dict, dict]:
 def _ours(raw: dict, renames=()) -> tuple[dict, int]:
     family, f, _, layers, dims = _read(raw, "shape")
     ours: dict[str, int] = {}
-    for m in param_modules.table(f, layers, dims):
+    for m in weight_tables.table(f, layers, dims):
         name = m.name if m.top else "model." + m.name
         for old, new in renames:
             name = name.replace(old, new)

@@ -1,5 +1,5 @@
 """Per-module tables of Gemma, Gemma 2, Command R7B (cohere2), EXAONE 4.0, GLM-4-9B-chat-hf (glm), GLM-4-0414
-(glm4), OLMo 3, LFM2 and LFM2-MoE (configs/param_modules_dense.py), and the parameter counts they mirror: each table adds up to
+(glm4), OLMo 3, LFM2 and LFM2-MoE (configs/weight_tables/dense.py), and the parameter counts they mirror: each table adds up to
 the family's count, and the bytes each TP rank holds whole (the norms; o_proj's bias where attention_bias gives
 one) are worked out here by hand from the bundled configs (model_specs/*.json) and the module shapes of
 transformers 5.25 (modeling_gemma.py, modeling_gemma2.py, modeling_cohere2.py, modeling_exaone4.py,
@@ -16,7 +16,7 @@ import pytest
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
-from kvplan.configs.param_modules import table
+from kvplan.configs.weight_tables import table
 from kvplan.engines.vllm_profile import config_weights_per_gpu
 from kvplan.weights.estimate import estimated
 

@@ -1,5 +1,5 @@
 """Per-module tables of GLM-4.5 / 4.7 (glm4_moe), GLM-4.7-Flash (glm4_moe_lite) and gpt-oss
-(configs/param_modules_glm_oss.py): they add up to the parameter count, and the bytes each TP rank holds whole
+(configs/weight_tables/glm_oss.py): they add up to the parameter count, and the bytes each TP rank holds whole
 are worked out here by hand from the module shapes (transformers 5.25 modeling_glm4_moe.py,
 modeling_glm4_moe_lite.py, modeling_gpt_oss.py; what vLLM 0.34 builds whole: the module's docstring)."""
 
@@ -13,7 +13,7 @@ import pytest
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
-from kvplan.configs.param_modules import table
+from kvplan.configs.weight_tables import table
 from kvplan.engines.vllm_profile import config_weights_per_gpu
 from kvplan.weights.estimate import estimated
 

@@ -1,5 +1,5 @@
 """Per-module tables of the Mamba hybrids: Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2
-(configs/param_modules_hybrid.py). They add up to the parameter counts, and the bytes each TP rank holds whole are
+(configs/weight_tables/hybrid.py). They add up to the parameter counts, and the bytes each TP rank holds whole are
 worked out here by hand from the configs (transformers 5.25 modeling_nemotron_h.py, modeling_granitemoehybrid.py,
 modeling_falcon_h1.py, modeling_jamba.py, modeling_zamba2.py; what vLLM 0.34 holds whole: the module's docstring,
 including the B and C rows MambaMixer2 repeats on every rank when n_groups is 1)."""
@@ -14,7 +14,7 @@ import pytest
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
-from kvplan.configs.param_modules import table
+from kvplan.configs.weight_tables import table
 from kvplan.engines.vllm_profile import config_weights_per_gpu
 from kvplan.weights.estimate import estimated
 

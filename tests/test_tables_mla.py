@@ -1,4 +1,4 @@
-"""Per-module tables of DeepSeek-V4, MiniCPM3 and LongCat-Flash (configs/param_modules_mla.py): they add up to the families' own parameter
+"""Per-module tables of DeepSeek-V4, MiniCPM3 and LongCat-Flash (configs/weight_tables/mla.py): they add up to the families' own parameter
 counts, and the bytes a checkpoint stores and each TP rank holds whole are worked out here by hand from the bundled
 configs (model_specs/*.json), module by module as vLLM 0.34 builds them (the table module's docstring says which
 vLLM class makes each module whole or split, and compressed.py _FP32 which are float32)."""
@@ -13,7 +13,7 @@ import pytest
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
-from kvplan.configs.param_modules import table
+from kvplan.configs.weight_tables import table
 from kvplan.engines.vllm_profile import config_weights_per_gpu
 from kvplan.weights.estimate import estimated
 
@@ -153,7 +153,7 @@ def test_deepseek_v4_flash_nvfp4_experts_read_moe_quant_algo():
 
 
 def test_deepseek_v4_modules_match_a_list_written_against_the_checkpoint_names():
-    from kvplan.configs.param_modules import split
+    from kvplan.configs.weight_tables import split
     from kvplan.configs.quant_exclude import MODELOPT, Matcher
 
     # a ModelOpt-style list in the checkpoint's own names (an illustration, not a published config): the

@@ -1,5 +1,5 @@
 """Per-module tables of MiniMax-Text-01 / M1, Ling / Ring 2.0 (bailing_moe), DBRX and DeepSeek-MoE v1
-(configs/param_modules_moe.py): they add up to the parameter count, and the bytes each TP rank holds whole are
+(configs/weight_tables/moe.py): they add up to the parameter count, and the bytes each TP rank holds whole are
 worked out here by hand from the module shapes (what vLLM builds whole: the module's docstring)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
-from kvplan.configs.param_modules import table
+from kvplan.configs.weight_tables import table
 from kvplan.weights.estimate import estimated
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,5 +1,5 @@
 """Per-module tables of Nemotron-NAS, Mamba, Falcon-Mamba, Mamba-2, OLMo Hybrid, Zamba v1, GPT-Neo and RecurrentGemma
-(configs/param_modules_rest.py). They add up to the parameter counts, and the bytes each TP rank holds whole are
+(configs/weight_tables/rest.py). They add up to the parameter counts, and the bytes each TP rank holds whole are
 worked out here by hand from the configs (transformers 5.25 modeling_mamba.py, modeling_falcon_mamba.py,
 modeling_mamba2.py, modeling_olmo_hybrid.py, modeling_zamba.py, modeling_gpt_neo.py, modeling_recurrent_gemma.py;
 vLLM 0.34 nemotron_nas.py; what vLLM holds whole: the module's docstring)."""
@@ -14,7 +14,7 @@ import pytest
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
-from kvplan.configs.param_modules import table
+from kvplan.configs.weight_tables import table
 from kvplan.weights.estimate import estimated
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,7 +123,7 @@ def test_mamba_codestral_splits_its_eight_groups():
 def test_a_one_group_mamba2_holds_b_and_c_whole():
     raw = dict(_raw("mamba-codestral-7b"), n_groups=1)
     family, f, _, layers, dims = _read(raw, "codestral-one-group")
-    from kvplan.configs.param_modules import replicated_params
+    from kvplan.configs.weight_tables import replicated_params
 
     # per layer the norm, in_proj's B and C rows 2 x 128 x 4,096 and conv1d's 256 channels x (4 + 1); norm_f
     assert replicated_params(table(f, layers, dims)) == 64 * (4096 + 256 * 4096 + 256 * 5) + 4096 == 67_457_024

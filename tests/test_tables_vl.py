@@ -1,5 +1,5 @@
 """Per-module tables of the Qwen3-VL, Qwen3-VL-MoE and Qwen2.5-VL text models, ERNIE 4.5 (dense and MoE) and
-MiMo-7B, Granite 3 and InternLM3 (configs/param_modules_vl.py): they add up to the parameter count, and the bytes each TP rank holds
+MiMo-7B, Granite 3 and InternLM3 (configs/weight_tables/vl.py): they add up to the parameter count, and the bytes each TP rank holds
 whole are worked out here by hand from the configs (module shapes: transformers 5.25 modeling_qwen3_vl.py,
 modeling_qwen3_vl_moe.py, modeling_qwen2_5_vl.py, modeling_ernie4_5.py, modeling_ernie4_5_moe.py,
 modeling_granite.py, modeling_llama.py for internlm3; vLLM 0.34 mimo.py on qwen2.py; what vLLM 0.34 builds whole: the module's docstring)."""
@@ -14,7 +14,7 @@ import pytest
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
-from kvplan.configs.param_modules import table
+from kvplan.configs.weight_tables import table
 from kvplan.weights.estimate import estimated
 
 SPECS = Path(__file__).resolve().parent.parent / "model_specs"

@@ -1,5 +1,5 @@
 """Per-module tables of the text models under multimodal and audio wrappers, and of TeleChat3
-(configs/param_modules_wrap.py): they add up to the family's parameter count, and the bytes each TP rank holds
+(configs/weight_tables/wrap.py): they add up to the family's parameter count, and the bytes each TP rank holds
 whole are worked out here by hand from the config numbers and the module shapes (transformers 5.25
 modeling_mllama.py, modeling_qwen3_omni_moe.py, modeling_qwen2.py; what vLLM builds whole: the module's
 docstring)."""
@@ -14,7 +14,7 @@ import pytest
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
-from kvplan.configs.param_modules import table
+from kvplan.configs.weight_tables import table
 from kvplan.core.estimate import estimate
 from kvplan.weights.estimate import estimated
 

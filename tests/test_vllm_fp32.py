@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.configs.build import _read
-from kvplan.configs.param_modules import table
+from kvplan.configs.weight_tables import table
 from kvplan.engines.vllm_profile import config_weights_per_gpu, predict_available, rope_bytes
 from kvplan.sources import load_model
 from kvplan.units import GIB

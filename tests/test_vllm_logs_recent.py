@@ -89,7 +89,7 @@ def test_v0102_qwen3_next_80b_tp2_h200(cli):
     assert logged["logged"] == "44.59 GiB" and logged["predicted"] == "44.60 GiB"
     assert 0 < logged["deviation_pct"] < 0.1
     # kvplan's weights for the bundled model: 159,348,782,592 B (parameter count x 2 B) over 2 ranks but the
-    # 101,278,720 B each rank holds whole (norms, routers, shared_expert_gate: tests/test_param_modules_more.py),
+    # 101,278,720 B each rank holds whole (norms, routers, shared_expert_gate: tests/test_tables_more.py),
     # 79,623,751,936 + 101,278,720 = 79,725,030,656 B, plus the rotary table (partial rotary 0.25 x 256 = 64 wide,
     # 262,144 rows x 2 B = 33,554,432 B): 79,758,585,088 B = 74.281 GiB, 246,088 B under the load's
     # 79,758,831,176 (before the whole norms and gates: 79,707,945,728 B, 0.05 GiB under).

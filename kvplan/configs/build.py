@@ -374,7 +374,7 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
     runs on first use, bytes of GPTQ g_idx, the routed experts' parameters and bytes where the format stores them
     in a format of their own: FP8's store_dtype)) of the
     checkpoint the config describes: its float dtype, or its quantization (kvplan.configs.quant_bytes) read
-    module by module where kvplan has a per-module count of the family (configs/param_modules.py: the embeddings,
+    module by module where kvplan has a per-module count of the family (configs/weight_tables/__init__.py: the embeddings,
     norms, routers, biases, a kept LM head and whatever a list of unquantized modules names in the float dtype,
     plus what the format stores once per quantized tensor); else with the embeddings, a kept LM head and, for
     gpt-oss, everything but the experts in the float dtype, norms, biases and routers at the quantized width (a
@@ -470,7 +470,7 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
 def _mlx_format(f: Fields, mlx: dict, total: int, layers: list, dims, dtype: str, plain_bytes: float) -> tuple:
     """_weight_format's answer for an MLX checkpoint (configs/quant_mlx.py), module by module from kvplan's table
     of the family where mlx-lm's module layout was read; else no figure, with the reason."""
-    from . import param_modules
+    from . import weight_tables
 
     try:
         q = quant_mlx.read(mlx)
@@ -478,7 +478,7 @@ def _mlx_format(f: Fields, mlx: dict, total: int, layers: list, dims, dtype: str
             raise quant_bytes.Unsized(f"an MLX checkpoint ({q.default.label}) of model_type {f.model_type!r}, whose "
                                       "mlx-lm module layout kvplan has not read (it has: "
                                       f"{', '.join(quant_mlx.FAMILIES)})")
-        modules = param_modules.table(f, layers, dims)
+        modules = weight_tables.table(f, layers, dims)
         if not modules or sum(m.weight + m.other for m in modules) != total:
             raise quant_bytes.Unsized(f"an MLX checkpoint ({q.default.label}), and kvplan's per-module count of "
                                       f"model_type {f.model_type!r} does not add up to its parameter count")
@@ -508,26 +508,26 @@ def _mlx_format(f: Fields, mlx: dict, total: int, layers: list, dims, dtype: str
 
 def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: float):
     """(the bytes each TP rank holds whole of an unquantized checkpoint (norms, routers, RowParallelLinear biases:
-    param_modules.replicated_params), the KV shares vLLM splits by KV head as (KV heads, bytes) pairs
-    (param_modules.kv_params)), as two counters that build the family's per-module table when first called and
+    weight_tables.replicated_params), the KV shares vLLM splits by KV head as (KV heads, bytes) pairs
+    (weight_tables.kv_params)), as two counters that build the family's per-module table when first called and
     keep the answer: building it costs 0.4 to 3 ms, more than the rest of build_model for most configs, and only a
     TP split reads it. 0 and None where kvplan has no such table, or one that does not add up to the count."""
-    from . import param_modules
+    from . import weight_tables
 
-    if f.model_type not in param_modules.TABLES:
+    if f.model_type not in weight_tables.TABLES:
         return 0, None
 
     @functools.cache
     def modules() -> list:
-        found = param_modules.table(f, layers, dims)
+        found = weight_tables.table(f, layers, dims)
         return found if found and sum(m.weight + m.other for m in found) == total else []
 
     def count() -> int:
-        return int(param_modules.replicated_params(modules()) * plain_bytes)
+        return int(weight_tables.replicated_params(modules()) * plain_bytes)
 
     def kv() -> tuple[tuple[int, int], ...] | None:
         found = modules()
-        return tuple((heads, int(n * plain_bytes)) for heads, n in sorted(param_modules.kv_params(found).items())) \
+        return tuple((heads, int(n * plain_bytes)) for heads, n in sorted(weight_tables.kv_params(found).items())) \
             if found else None
 
     return functools.cache(count), functools.cache(kv)
@@ -535,9 +535,9 @@ def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: 
 
 def _whole_split(f: Fields, q, layers: list, dims, total: int):
     """The parameters q's format quantizes when it keeps no linear layer but perhaps the head: every linear
-    weight of the family's per-module count (configs/param_modules.py); None where kvplan has no such count, or
+    weight of the family's per-module count (configs/weight_tables/__init__.py); None where kvplan has no such count, or
     one that does not add up to the parameter count."""
-    from .param_modules import split, table
+    from .weight_tables import split, table
 
     modules = table(f, layers, dims)
     if not modules or sum(m.weight + m.other for m in modules) != total:
@@ -547,8 +547,8 @@ def _whole_split(f: Fields, q, layers: list, dims, total: int):
 
 def _module_split(f: Fields, q, layers: list, dims, total: int):
     """The parameters q's format quantizes under its list of unquantized modules, module by module
-    (configs/param_modules.py, matched as configs/quant_exclude.py reads the format's list)."""
-    from .param_modules import split, table
+    (configs/weight_tables/__init__.py, matched as configs/quant_exclude.py reads the format's list)."""
+    from .weight_tables import split, table
     from .quant_exclude import Matcher
 
     style, names = q.exclusions
@@ -624,9 +624,9 @@ def last_layer_params(raw: dict, source: str) -> int | None:
 
 def last_layer_whole_params(raw: dict, source: str) -> int:
     """Parameters of the config's last decoder layer that vLLM holds whole on every TP rank (norms, the router,
-    RowParallelLinear biases, MLA's q_a_proj / kv_a_proj_with_mqa, the DSA indexer: param_modules.replicated_params,
+    RowParallelLinear biases, MLA's q_a_proj / kv_a_proj_with_mqa, the DSA indexer: weight_tables.replicated_params,
     the table with every layer less the table without the last one); 0 where the family has no per-module table."""
-    from . import param_modules
+    from . import weight_tables
 
     try:
         _, f, _, layers, dims = _read(raw, source)
@@ -634,18 +634,18 @@ def last_layer_whole_params(raw: dict, source: str) -> int:
         return 0
     if len(layers) < 2:
         return 0
-    whole, before = param_modules.table(f, layers, dims), param_modules.table(f, layers[:-1], dims)
+    whole, before = weight_tables.table(f, layers, dims), weight_tables.table(f, layers[:-1], dims)
     if not whole or not before:
         return 0
-    return param_modules.replicated_params(whole) - param_modules.replicated_params(before)
+    return weight_tables.replicated_params(whole) - weight_tables.replicated_params(before)
 
 
 def kv_modules(raw: dict | None, source: str = "config") -> dict[str, tuple[int, int, int]] | None:
-    """The k/v modules of the config's per-module table (param_modules.py Module.kv_heads), by every name a
+    """The k/v modules of the config's per-module table (weight_tables/__init__.py Module.kv_heads), by every name a
     checkpoint may give them (Module.names), as (KV heads, parameters of the KV share, parameters of the weight):
     what a tensor table's KV shares are read by (weights.roles.fold). {} where the table has none (MLA); None where
     kvplan has no table of the family, or the config does not read."""
-    from . import param_modules
+    from . import weight_tables
 
     if not isinstance(raw, dict):
         return None
@@ -655,9 +655,9 @@ def kv_modules(raw: dict | None, source: str = "config") -> dict[str, tuple[int,
             _, f, _, layers, dims = _read(raw, source)
     except ConfigError:
         return None
-    if f.model_type not in param_modules.TABLES:
+    if f.model_type not in weight_tables.TABLES:
         return None
-    modules = param_modules.table(f, layers, dims)
+    modules = weight_tables.table(f, layers, dims)
     if not modules:
         return None
     return {name: (m.kv_heads, m.kv_weight, m.weight) if m.weight else (m.kv_heads, m.kv_other, m.other)

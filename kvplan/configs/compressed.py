@@ -138,7 +138,7 @@ _FP32 = re.compile(r"(?:^|\.)hc_\w+$|\.ape$|\.attn_sink$|\.gate\.bias$")
 
 def weight_format(f: Fields, layers: list, total: int, rest_dtype: str, rest_bytes: float):
     """(label, average bytes per parameter, bytes each TP rank holds whole): module by module from kvplan's
-    table of the family (configs/param_modules_mla.py) where it adds up to the count (_by_module), else the
+    table of the family (configs/weight_tables/mla.py) where it adds up to the count (_by_module), else the
     routed experts in expert_dtype, the embeddings and head in BF16 and the rest at the quantized width
     (_by_share, with nothing counted whole)."""
     expert_dtype = (f.text("expert_dtype") or "fp4").lower()
@@ -171,9 +171,9 @@ def _by_module(f: Fields, layers: list, total: int, expert_dtype: str, rest_byte
     wkv, wo_a, wo_b, the shared experts, the indexer's wq_b) at rest_bytes (FP8 with its block scales, UE8M0
     where scale_fmt says so), and the float parameters in float32 (_FP32) or bfloat16 (embed, norms, the
     router gate, the compressors' wkv / wgate and the indexer's weights_proj, which vLLM builds with
-    quant_config=None). Whole on each TP rank: the modules param_modules.replicated_params names, at these
+    quant_config=None). Whole on each TP rank: the modules weight_tables.replicated_params names, at these
     rates. None where the table does not add up to `total`."""
-    from .param_modules import _whole_floats, table
+    from .weight_tables import _whole_floats, table
 
     modules = table(f, layers, None)
     if not modules or sum(m.weight + m.other for m in modules) != total:

@@ -3,7 +3,7 @@ biases, and one indexer norm. kvplan's plan sizes them as the checkpoint stores 
 each into a float32 parameter, so its weights hold (4 - width) B more per parameter (engines/vllm_fp32.py adds
 them to vLLM's profile).
 
-One rule per module, by the end of its name in kvplan's per-module table (configs/param_modules.py), with the first
+One rule per module, by the end of its name in kvplan's per-module table (configs/weight_tables/__init__.py), with the first
 vLLM release that holds it in float32, bisected in the released sdists (0.11.0, 0.11.1, 0.12.0, 0.13.0, 0.14.0,
 0.16.0, 0.17.0, 0.18.0, 0.20.0, 0.20.1, 0.20.2, 0.21.0, 0.22.0, 0.23.0, 0.24.0, 0.25.0, 0.26.0, 0.27.0, 0.30.0,
 0.31.0, 0.32.0, 0.33.0, 0.34.0; each rule in the releases its bisection needed; where a family's model file

@@ -1,5 +1,5 @@
 """Parameters vLLM holds of a module beyond what the checkpoint stores, or fewer: vLLM builds the module otherwise
-than the checkpoint's layout. kvplan's plan counts the checkpoint (configs/param_modules.py tables mirror the
+than the checkpoint's layout. kvplan's plan counts the checkpoint (configs/weight_tables/__init__.py tables mirror the
 counters); vLLM's profile (engines/vllm_load_delta.py) adds or takes away these, at the checkpoint's float width,
 held as the module is (whole on every TP rank, split, or one KV head a rank above the KV heads).
 

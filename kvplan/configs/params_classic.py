@@ -1,7 +1,7 @@
 """Parameter counters of StableLM, ChatGLM and OPT, whose generic counters missed modules (transformers 5.25
 modeling_stablelm.py and modeling_opt.py; ChatGLM's remote modeling_chatglm.py as vLLM 0.34 chatglm.py builds
 it). Each is `count(f, layers, dims) -> (total, active)`, every parameter of the causal LM (a tied head once);
-configs/param_modules_classic.py names the same parameters module by module.
+configs/weight_tables/classic.py names the same parameters module by module.
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ def _gemma4_overrides(f: Fields, types: list[str]) -> dict[int, dict]:
 @dataclass(frozen=True)
 class Gemma4Fields:
     """The fields Gemma 4's text model is built from, read once for its counter and its per-module table
-    (param_modules_wrapped.gemma4), with Gemma4TextConfig's defaults."""
+    (weight_tables.wrapped.gemma4), with Gemma4TextConfig's defaults."""
     vocab: int
     hidden: int
     inter: int

@@ -244,7 +244,7 @@ def beam(f: Fields, layers: list, dims) -> tuple[int, int]:
 def laguna_fields(f: Fields) -> tuple:
     """(hidden, heads, kv heads, head_dim, attention_bias, one gate per head, heads per layer, intermediate,
     moe intermediate, shared expert intermediate, experts, top-k) with LagunaConfig's defaults; read once for
-    the counter below and the per-module table (param_modules._laguna)."""
+    the counter below and the per-module table (weight_tables._laguna)."""
     hidden = f.int("hidden_size", default=2048)
     heads = f.int("num_attention_heads", default=48)
     gating = f.get("gating", default=True)

@@ -30,12 +30,12 @@ own code writes them (per weight of a linear layer with `in` inputs, group g):
 Embeddings are never quantized; the LM head is unless the format says it is kept (AWQ,
 GPTQ without lm_head: true, bitsandbytes, FP8) or an ignore list names it. Norms, biases
 and MoE routers stay in the float dtype where kvplan has a per-module count of the family
-(configs/param_modules.py), which also counts the quantized tensors for what a format stores
+(configs/weight_tables/__init__.py), which also counts the quantized tensors for what a format stores
 once per tensor (QuantBytes.per_tensor_bytes); elsewhere they are counted with the quantized
 linears (under 0.1% of the bytes) and per-tensor bytes are left out. An ignore
 list of ModelOpt, compressed-tensors or FP8 that keeps more (attention, a dense layer, the
 shared experts) is handed on whole (QuantBytes.exclusions) and read module by module
-(configs/param_modules.py, configs/quant_exclude.py). A format or a list kvplan cannot map
+(configs/weight_tables/__init__.py, configs/quant_exclude.py). A format or a list kvplan cannot map
 gives no figure, with the reason: a guess must not look exact.
 
 A ModelOpt config is read in either layout: config.json's (quant_method "modelopt", quant_algo,
@@ -59,11 +59,11 @@ class QuantBytes:
     experts_only: bool = False  # only the routed experts' weights are quantized (gpt-oss MXFP4)
     # a list of unquantized modules that keeps more than the head, routers and norms: the format's name for it
     # ("ModelOpt", "compressed-tensors", "FP8": configs/quant_exclude.py) and its entries, read module by module
-    # (configs/param_modules.py); keeps_lm_head then says whether the format keeps the head whatever the list says
+    # (configs/weight_tables/__init__.py); keeps_lm_head then says whether the format keeps the head whatever the list says
     exclusions: tuple[str, tuple[str, ...]] | None = None
     # bytes stored once per quantized weight tensor: NVFP4's float32 global scales, per-tensor FP8's weight and
     # static input scales, compressed-tensors pack-quantized's int64 weight_shape; counted tensor by tensor where
-    # kvplan's per-module count names the tensors (configs/param_modules.py)
+    # kvplan's per-module count names the tensors (configs/weight_tables/__init__.py)
     per_tensor_bytes: int = 0
     # bytes stored once per input row of each quantized tensor: GPTQ's int32 g_idx (AutoGPTQ's QuantLinear
     # registers g_idx [in_features] int32, saved with the weights whatever desc_act says)
@@ -113,7 +113,7 @@ def _kept(names, method: str) -> bool:
 def _ignored(names, method: str, head_kept: bool) -> tuple[bool, tuple[str, tuple[str, ...]] | None]:
     """(the LM head stays unquantized, the list for a per-module count): a list of the head, routers, norms
     and towers only is read as before (_kept); one that keeps anything else is kept whole for
-    configs/param_modules.py, which reads each entry as the format does. head_kept: the format never quantizes
+    configs/weight_tables/__init__.py, which reads each entry as the format does. head_kept: the format never quantizes
     the head."""
     try:
         kept = _kept(names, method)

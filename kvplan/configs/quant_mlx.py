@@ -23,7 +23,7 @@ Read in ml-explore/mlx-lm d78bf58 (2026-08-22) and ml-explore/mlx 846d176 (2026-
 
 Module paths are MLX's, which are the checkpoint's except the routed experts (mlx-lm stacks them as
 mlp.switch_mlp.*): the families below are those whose mlx-lm model classes were read to build nn.Linear exactly
-where kvplan's per-module table (configs/param_modules.py) has a linear weight, plus the router as nn.Linear
+where kvplan's per-module table (configs/weight_tables/__init__.py) has a linear weight, plus the router as nn.Linear
 (qwen3_moe.py Qwen3MoeSparseMoeBlock.gate, mixtral.py MixtralSparseMoeBlock.gate; mlx-lm's qwen3_moe
 quant_predicate gives it 8 bits, written into the config). Other families give no figure.
 """
@@ -124,14 +124,14 @@ class Sized:
     quantized: int  # parameters stored quantized
     rates: dict  # Setting.label -> parameters quantized so
     kept: int  # parameters of quantizable modules left in the float dtype (inputs not a multiple of the group)
-    # bytes each TP rank would hold whole (norms, routers: param_modules.replicated_params), at their stored width
+    # bytes each TP rank would hold whole (norms, routers: weight_tables.replicated_params), at their stored width
     whole_bytes: float = 0.0
 
 
 def size(q: MlxQuant, modules: list, hidden: int, float_bytes: int) -> Sized:
-    """The bytes of an MLX checkpoint of these modules (a configs/param_modules.py table of one of FAMILIES):
+    """The bytes of an MLX checkpoint of these modules (a configs/weight_tables/__init__.py table of one of FAMILIES):
     linear weights, routers and embeddings quantized as MLX does, the rest at float_bytes."""
-    from .param_modules import ROOTS, _whole_floats
+    from .weight_tables import ROOTS, _whole_floats
 
     named = dict(q.overrides)
     stored, quantized, kept, rates, whole = 0.0, 0, 0, {}, 0.0

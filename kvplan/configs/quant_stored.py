@@ -1,5 +1,5 @@
 """What a config-sized quantized checkpoint stores beside its bytes per quantized weight, counted from kvplan's
-per-module table (configs/param_modules.py Split), and which of it each tensor-parallel rank holds whole.
+per-module table (configs/weight_tables/__init__.py Split), and which of it each tensor-parallel rank holds whole.
 
   per quantized tensor   QuantBytes.per_tensor_bytes: NVFP4 / FP8 per-tensor scales, pack-quantized weight_shape,
                          bitsandbytes 4-bit quant_map (+ nested_quant_map), bitsandbytes 8-bit weight_format

@@ -22,12 +22,12 @@ class ModelSpec:
     weight_plain_params: int = 0  # of a quantized checkpoint, the parameters kept in its float dtype (embeddings ...)
     # of weight_bytes, what each tensor-parallel rank holds whole (norms, MoE routers, RowParallelLinear biases,
     # per-tensor scales, KV scales), where kvplan's per-module count of the family gives it
-    # (configs/param_modules.py), else 0: the bytes, or for an unquantized config a counter that builds the table
+    # (configs/weight_tables/__init__.py), else 0: the bytes, or for an unquantized config a counter that builds the table
     # on first use (configs/build.py: only a TP split needs it, and the table costs more than the rest of
     # build_model). Read it as weight_replicated_bytes.
     weight_replicated: int | Callable[[], int] = field(default=0, compare=False, repr=False)
     # of weight_bytes, the KV shares vLLM splits by KV head (k_proj / v_proj, or the keys and values of a fused
-    # qkv: configs/param_modules.py Module.kv_heads), as (KV heads, bytes) pairs, where the family's per-module
+    # qkv: configs/weight_tables/__init__.py Module.kv_heads), as (KV heads, bytes) pairs, where the family's per-module
     # count gives them, else None (not known): the pairs, or for an unquantized config a counter (as
     # weight_replicated) that may answer None. Under TP above a pair's KV heads each rank holds 1 / heads of its
     # bytes (capacity.weights.kv_rank_bytes). Read it as weight_kv_bytes.

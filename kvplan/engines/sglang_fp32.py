@@ -12,7 +12,7 @@ divide(num_heads, tp_size); qwen3_next.py A_log num_v_heads // attn_tp_size; kim
 qkv_conv1d). Each stage of a pipeline holds its own layers' (capacity.shard.sglang_stage_bounds), so the bytes are
 added stage by stage.
 
-Sized from kvplan's per-module table of the family (configs/param_modules.py), only where it adds up to the
+Sized from kvplan's per-module table of the family (configs/weight_tables/__init__.py), only where it adds up to the
 family's parameter count. A checkpoint's tensor table that stores any float32 tensor may store these in float32
 already: then nothing is added and a note says so.
 """
@@ -52,7 +52,7 @@ def upcast(model, release: str, tp: int = 1, pp: int = 1) -> SglangFp32 | None:
     replica; None where kvplan cannot say (no config, no per-module table that adds up) or SGLang holds nothing in
     float32 (nor where the checkpoint is float32: nothing more to add)."""
     from ..capacity.shard import sglang_stage_bounds
-    from ..configs import param_modules
+    from ..configs import weight_tables
     from ..configs.build import _float_dtype, _read
     from ..configs.param_fp32 import SGLANG_FP32, live, matching
     from ..errors import KvplanError
@@ -66,7 +66,7 @@ def upcast(model, release: str, tp: int = 1, pp: int = 1) -> SglangFp32 | None:
         rules = [r for r in live(f, SGLANG_FP32.get(f.model_type, ())) if r.held_by_sglang(release)]
         if not rules:
             return None
-        modules = param_modules.table(f, layers, dims)
+        modules = weight_tables.table(f, layers, dims)
         if not modules or family.params is None or sum(m.weight + m.other for m in modules) != family.params(
                 f, layers, dims)[0]:
             return None
@@ -93,8 +93,8 @@ def upcast(model, release: str, tp: int = 1, pp: int = 1) -> SglangFp32 | None:
             sources.append(rule.sglang_source)
         layer = _layer_of(m.name)
         s = stage.get(layer, 0) if layer is not None else 0
-        # held whole on every TP rank (routers, norms, biases: param_modules._whole_floats) or split over TP
-        per_stage[s] += n * extra if param_modules._whole_floats(m) else -(-n * extra // tp)
+        # held whole on every TP rank (routers, norms, biases: weight_tables._whole_floats) or split over TP
+        per_stage[s] += n * extra if weight_tables._whole_floats(m) else -(-n * extra // tp)
     if not params:
         return None
     return SglangFp32(params, extra, tuple(per_stage), tuple(sources))

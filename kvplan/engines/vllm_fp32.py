@@ -3,7 +3,7 @@ the checkpoint's dtype (MoE routers and score-correction biases: configs/param_f
 class of each). Each such parameter loads into a 4 B float32 where kvplan's plan sizes it at the checkpoint's float
 width, so vLLM's profile adds (4 - width) B per parameter, held whole on every TP rank or split as the module is.
 
-Sized from kvplan's per-module table of the family (configs/param_modules.py), only where it adds up to the
+Sized from kvplan's per-module table of the family (configs/weight_tables/__init__.py), only where it adds up to the
 family's parameter count. A tensor table (a checkpoint's safetensors, an index, a bundled record) gives the stored
 dtypes: the upcast is added only where it stores no float32 tensor at all (then these parameters are stored in a
 narrower float); otherwise it may store them in float32 already, and a note says what is not added.
@@ -41,9 +41,9 @@ def fp32_params(modules: list, version=None, capability: tuple[int, int] | None 
     """(parameters every TP rank holds whole, parameters split over TP, parameters whose dtype depends on a GPU
     not known) of a per-module table's modules that vLLM `version` builds in float32 (Module.vllm_fp32; version
     None: the newest release read, 0.34) on a GPU of this CUDA capability. Whole: a module vLLM builds whole
-    (Module.whole), a RowParallelLinear bias, or a float-only norm or router (param_modules.replicated_params:
+    (Module.whole), a RowParallelLinear bias, or a float-only norm or router (weight_tables.replicated_params:
     ReplicatedLinear / GateLinear, RMSNorm / LayerNorm)."""
-    from ..configs.param_modules import _whole_floats
+    from ..configs.weight_tables import _whole_floats
 
     whole = split = unknown = 0
     for m in modules:
@@ -63,7 +63,7 @@ def upcast(model, version=None, halve: bool = False, gpu: str | None = None) -> 
     """What vLLM `version` holds in float32 of `model` on `gpu` (a catalog name) beyond kvplan's plan; None where
     kvplan cannot say (no config, no per-module table that adds up) or vLLM holds nothing in float32. halve: a
     float32 checkpoint served in bf16 (vllm_profile.served_from_float32), whose other floats load at 2 B."""
-    from ..configs import param_modules
+    from ..configs import weight_tables
     from ..configs.build import _float_dtype, _read
     from ..configs.param_fp32 import VLLM_FP32
     from ..errors import KvplanError
@@ -77,7 +77,7 @@ def upcast(model, version=None, halve: bool = False, gpu: str | None = None) -> 
         family, f, _, layers, dims = _read(raw, model.source or model.name)
         if f.model_type not in VLLM_FP32:
             return None
-        modules = param_modules.table(f, layers, dims)
+        modules = weight_tables.table(f, layers, dims)
         if not modules or family.params is None or sum(m.weight + m.other for m in modules) != family.params(
                 f, layers, dims)[0]:
             return None

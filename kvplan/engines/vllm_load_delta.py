@@ -4,7 +4,7 @@ than the checkpoint stores them: configs/param_vllm_load.py names each case and 
 classifier's bias, stored, not built). kvplan's plan counts the checkpoint; vLLM's profile adds these for a
 config-sized checkpoint, at the checkpoint's float width, held as the module is: whole on every TP rank (a router),
 split, or one KV head a rank where TP exceeds the KV heads (capacity.weights.kv_held). Sized from the family's
-per-module table (configs/param_modules.py) only where it adds up to the family's parameter count; a weight of a
+per-module table (configs/weight_tables/__init__.py) only where it adds up to the family's parameter count; a weight of a
 quantized checkpoint (whose stored bytes depend on whether the format quantizes the module) and a tensor table are
 not sized, and a note says what is not counted.
 """
@@ -52,7 +52,7 @@ def _div(n: int, by: int) -> int:
 def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
     """What vLLM `version` (None: 0.34) holds of `model` beyond (or below) its checkpoint, from the family's table;
     None where kvplan has no such case for the model or cannot read its table."""
-    from ..configs import param_modules
+    from ..configs import weight_tables
     from ..configs.build import _float_dtype, _read
     from ..errors import KvplanError
     from .vllm_profile import raw_config
@@ -62,7 +62,7 @@ def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
         return None
     try:
         family, f, _, layers, dims = _read(raw, model.source or model.name)
-        modules = param_modules.table(f, layers, dims)
+        modules = weight_tables.table(f, layers, dims)
         if not modules or family.params is None or sum(m.weight + m.other for m in modules) != family.params(
                 f, layers, dims)[0]:
             return None
@@ -80,7 +80,7 @@ def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
                 sources.append(d.source)
             if d.weight and quantized:
                 unsized += d.params
-            elif param_modules._whole_floats(m):
+            elif weight_tables._whole_floats(m):
                 whole += d.params
             elif m.kv_heads and not m.whole:
                 kv[m.kv_heads] = kv.get(m.kv_heads, 0) + d.params

@@ -1,13 +1,13 @@
-"""Per-module parameter tables (configs/param_modules.py) of the older dense families: InternLM2, Falcon, Baichuan,
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of the older dense families: InternLM2, Falcon, Baichuan,
 ChatGLM, StableLM, GPTBigCode (StarCoder), GPT-NeoX, MPT, BLOOM, OPT, GPT-J, GPT-2, Persimmon and XGLM. Each
 mirrors its family's counter term by term and names modules as the checkpoints' safetensors do under
 transformers 5.25's names (models/<type>/modeling_<type>.py; the remote code of InternLM2, Baichuan and ChatGLM,
 as vLLM 0.34 loads them). Families whose checkpoints keep everything under `model.` give names relative to it
-(param_modules.ROOTS); the others (`transformer.`, `gpt_neox.`, `model.decoder.`) give full names as top modules.
+(weight_tables.ROOTS); the others (`transformer.`, `gpt_neox.`, `model.decoder.`) give full names as top modules.
 GPT-2 and BLOOM checkpoints on the Hub often store their names without the `transformer.` prefix, which
 transformers adds on load; the tables use transformers' names.
 
-What each TP rank holds whole (param_modules.replicated_params), as read in vLLM 0.34.0:
+What each TP rank holds whole (weight_tables.replicated_params), as read in vLLM 0.34.0:
 - Served by a vLLM model file of its own: internlm2.py (RMSNorm), falcon.py, bloom.py, gpt2.py, gpt_j.py, opt.py
   (LayerNorm weight and bias), chatglm.py (RMSNorm, or LayerNorm without rmsnorm). The biases of their
   RowParallelLinear output projections (falcon's dense / dense_4h_to_h with `bias`, BLOOM's dense /
@@ -38,7 +38,7 @@ What each TP rank holds whole (param_modules.replicated_params), as read in vLLM
 
 KV heads: where the TP size exceeds the KV heads (GPTBigCode's one, Falcon-7B's one, ChatGLM's two groups) vLLM's
 QKVParallelLinear keeps one whole KV head on each rank: the fused projections give the key and value rows as their
-KV share (param_modules.Module.kv_heads), which each rank holds 1 / kv_heads of (capacity.weights.kv_held).
+KV share (weight_tables.Module.kv_heads), which each rank holds 1 / kv_heads of (capacity.weights.kv_held).
 InternLM2's wqkv interleaves its rows by KV group; vLLM 0.34 internlm2.py still builds it as a QKVParallelLinear of
 (heads / tp + 2 x max(1, kv / tp)) x head_dim rows a rank, which these bytes follow (it loads the checkpoint's wqkv
 through that layer's loader without a shard id; whether the rows it takes are right at TP above the KV heads was not
@@ -47,15 +47,15 @@ checked: only the bytes it allocates are counted).
 
 from __future__ import annotations
 
-from ..errors import ConfigError
-from .fields import Fields
-from .param_modules import Module, _ends, _linear, _mlp
-from .param_parts import embeddings
+from ...errors import ConfigError
+from ..fields import Fields
+from . import Module, _ends, _linear, _mlp
+from ..param_parts import embeddings
 
 
 def _lin(name: str, inputs: int, outputs: int, role: str, bias: bool = False, row: bool = False,
          whole: bool = False, top: bool = False, kv_heads: int = 0, kv_outputs: int | None = None) -> Module:
-    """A linear layer (param_modules._linear, with its KV share) that may be named from the top of the
+    """A linear layer (weight_tables._linear, with its KV share) that may be named from the top of the
     checkpoint."""
     return _linear(name, inputs, outputs, role, bias, row, whole, kv_heads, kv_outputs, top)
 
@@ -441,7 +441,7 @@ def opt(f: Fields, layers: list, dims) -> list[Module]:
     (vLLM ReplicatedLinear: whole); per layer self_attn.q/k/v_proj and out_proj, fc1, fc2 (biased with
     enable_bias), self_attn_layer_norm and final_layer_norm (with layer_norm_elementwise_affine); the decoder's
     final_layer_norm (params_classic.opt_final_norm); lm_head unless tied (the default)."""
-    from .params_classic import opt_final_norm, opt_widths
+    from ..params_classic import opt_final_norm, opt_widths
 
     hidden, proj, bias, norm = opt_widths(f)
     ffn = f.int("ffn_dim", default=4 * hidden, maximum=10**8)

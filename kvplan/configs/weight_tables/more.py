@@ -1,17 +1,17 @@
-"""Per-module parameter tables (configs/param_modules.py) of Gemma 3, Phi-3 and Qwen3-Next, each mirroring its
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of Gemma 3, Phi-3 and Qwen3-Next, each mirroring its
 counter term by term (params.count_params for gemma3_text and phi3, params._hybrid_params for qwen3_next) and
 naming modules as the checkpoints' safetensors do (transformers 5.25 modeling_gemma3.py, modeling_phi3.py,
 modeling_qwen3_next.py; a Gemma 3 wrapper's text model under `language_model.model.` or `model.language_model.`,
-param_modules.ROOTS). What vLLM 0.34 holds whole on every TP rank (param_modules.replicated_params): the norms
+weight_tables.ROOTS). What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params): the norms
 (gemma3.py GemmaRMSNorm, qwen3_next.py Qwen3NextRMSNorm, the Gated DeltaNet's RMSNormGated over head_v_dim),
 Qwen3-Next's router (GateLinear) and shared_expert_gate (ReplicatedLinear, quant_config=None), and Gemma 3's
 o_proj bias with attention_bias (RowParallelLinear)."""
 
 from __future__ import annotations
 
-from ..errors import ConfigError
-from .fields import Fields
-from .param_modules import Module, _ends, _float, _gdn_after_inputs, _linear, _mlp, _qkvo, _qwen_sparse_moe
+from ...errors import ConfigError
+from ..fields import Fields
+from . import Module, _ends, _float, _gdn_after_inputs, _linear, _mlp, _qkvo, _qwen_sparse_moe
 
 
 def gemma3_text(f: Fields, layers: list, dims) -> list[Module]:
@@ -64,7 +64,7 @@ def qwen3_next(f: Fields, layers: list, dims) -> list[Module]:
     shared_expert_gate) or, on mlp_only_layers, a dense mlp, which the counter leaves out (such a config's table
     does not add up, and is not used). Gated DeltaNet's conv1d, dt_bias and A_log stay in the float dtype and
     are split over TP with the value heads (vLLM 0.34 mamba/gdn/qwen_gdn_linear_attn.py)."""
-    from . import params as P
+    from .. import params as P
 
     heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
     hidden = f.int("hidden_size")

@@ -1,10 +1,10 @@
-"""Per-module parameter tables (configs/param_modules.py) of MiniMax-Text-01 / MiniMax-M1 (minimax_text_01,
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of MiniMax-Text-01 / MiniMax-M1 (minimax_text_01,
 minimax_m1, and the transformers-format minimax), Ling / Ring 1.x and 2.0 (bailing_moe), DBRX (dbrx),
 DeepSeek-MoE v1 (deepseek) and Ling 3.0 (bailing_hybrid with BailingMoeV3ForCausalLM), each mirroring its counter
 term by term (params.minimax, bailing.moe_params, params.dbrx, deepseek_moe.params, params_hybrid.bailing_hybrid)
 and naming modules as the checkpoints' safetensors do.
 
-What vLLM holds whole on every TP rank (param_modules.replicated_params), read in each model file:
+What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - MiniMax-Text-01 / M1: vLLM 0.34 no longer builds them (registry.py _PREVIOUSLY_SUPPORTED_MODELS: MiniMaxForCausalLM,
   MiniMaxText01ForCausalLM, MiniMaxM1ForCausalLM last in 0.23.0), so this follows vLLM 0.23.0 minimax_text_01.py:
   the two RMSNorms a layer and the final norm (layernorm.py RMSNorm), the router block_sparse_moe.gate
@@ -24,10 +24,10 @@ What vLLM holds whole on every TP rank (param_modules.replicated_params), read i
 
 from __future__ import annotations
 
-from ..errors import ConfigError
-from .fields import Fields
-from .param_modules import Module, _deepseek_moe, _ends, _experts, _float, _linear, _mlp, _qkvo
-from .param_parts import embeddings
+from ...errors import ConfigError
+from ..fields import Fields
+from . import Module, _deepseek_moe, _ends, _experts, _float, _linear, _mlp, _qkvo
+from ..param_parts import embeddings
 
 
 # -- MiniMax-Text-01 / M1 (params.minimax) ---------------------------------------------------------------------
@@ -89,7 +89,7 @@ def bailing_moe(f: Fields, layers: list, dims) -> list[Module]:
     The MTP layers (num_nextn_predict_layers) are not in the table, as they are not in the count. vLLM builds
     expert_bias in float32 (and the router too with router_dtype fp32), which kvplan counts at the checkpoint's
     dtype (not counted)."""
-    from . import bailing as B
+    from .. import bailing as B
 
     heads, kv, head_dim, _ = dims or B.moe_dims(f)
     hidden = B._int(f, "hidden_size")
@@ -221,8 +221,8 @@ def bailing_hybrid(f: Fields, layers: list, dims) -> list[Module]:
     vLLM replicates a head_wise g_proj under block FP8 when its heads fit one scale block (replicate_g_proj), which
     this table does not model. Ling / Ring 2.5 (BailingMoeV2_5ForCausalLM: lightning attention, bailing_moe_linear.py)
     gets no table."""
-    from . import bailing as B
-    from .params_hybrid import _attention_layer, latent_delta_moe
+    from .. import bailing as B
+    from ..params_hybrid import _attention_layer, latent_delta_moe
 
     if B.architecture(f) == B.V25:
         raise ConfigError("BailingMoeV2_5ForCausalLM: kvplan has no per-module count of Ling 2.5")

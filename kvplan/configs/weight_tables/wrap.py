@@ -1,4 +1,4 @@
-"""Per-module parameter tables (configs/param_modules.py) of the text models that multimodal and audio wrappers
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of the text models that multimodal and audio wrappers
 run on a decoder kvplan already has a table for, and of a few Llama-shaped decoders: Phi-3-vision (phi3_v) and
 Phi-4-multimodal (phi4mm), dots.ocr (dots_ocr), the Qwen2.5-Omni and Qwen3-Omni thinkers' text models
 (qwen2_5_omni_text, qwen3_omni_moe_text), Qwen3-ASR's (qwen3_asr_text), Kimi-Audio (moonshot_kimia, kimi_audio),
@@ -10,20 +10,20 @@ Each mirrors the counter the family uses (params.count_params, but TeleChat3's r
 term; where the decoder is the same, the table is the existing one:
 - phi3_v, phi4mm: vLLM 0.34 phi3v.py builds LlamaForCausalLM and phi4mm.py a LlamaModel on the flat config, but
   both checkpoints keep Phi-3's fused modules (`model.layers.N.self_attn.qkv_proj`, `mlp.gate_up_proj`: phi4mm.py
-  packed_modules_mapping maps qkv_proj and gate_up_proj to themselves), so the table is param_modules_more.phi3.
+  packed_modules_mapping maps qkv_proj and gate_up_proj to themselves), so the table is weight_tables.more.phi3.
   Phi-4-multimodal's checkpoint stores each as `qkv_proj.base_layer` beside its LoRA adapters; vLLM's mapper drops
   `base_layer.` and the adapters (phi4mm.py hf_to_vllm_mapper), and the table names the module as vLLM does.
 - dots_ocr, qwen2_5_omni_text, moonshot_kimia / kimi_audio: Qwen2 decoders (dots_ocr.py, qwen2_5_omni_thinker.py,
-  kimi_audio.py build Qwen2ForCausalLM): q/k/v biases, o_proj without; param_modules._gqa.
+  kimi_audio.py build Qwen2ForCausalLM): q/k/v biases, o_proj without; weight_tables._gqa.
 - qwen3_asr_text: Qwen3ForCausalLM (qwen3_asr.py): q_norm / k_norm; _gqa.
 - qwen3_omni_moe_text: Qwen3MoeForCausalLM (qwen3_omni_moe_thinker.py Qwen3MoeLLMForCausalLM): _gqa, whose MoE
   layers follow mlp_only_layers and decoder_sparse_step (params._is_moe_layer, as transformers 5.25
   Qwen3OmniMoeThinkerTextDecoderLayer and vLLM qwen3_moe.py Qwen3MoeDecoderLayer read them).
 The Omni thinkers' and Qwen3-ASR's checkpoints put the text model under `thinker.model.` and the head at
-`thinker.lm_head` (their hf_to_vllm_mapper: "thinker.model." -> "language_model.model."): param_modules.ROOTS and
+`thinker.lm_head` (their hf_to_vllm_mapper: "thinker.model." -> "language_model.model."): weight_tables.ROOTS and
 TOP_ROOTS carry those prefixes.
 
-What vLLM 0.34 holds whole on every TP rank (param_modules.replicated_params): the RMSNorms (layernorm.py RMSNorm;
+What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params): the RMSNorms (layernorm.py RMSNorm;
 Qwen3's q_norm / k_norm over head_dim), the MoE router (qwen3_moe.py Qwen3MoeSparseMoeBlock.gate, a GateLinear)
 and RowParallelLinear biases (TeleChat3's o_proj and down_proj with attention_bias / mlp_bias: llama.py
 LlamaAttention bias_o_proj, LlamaMLP bias). Llama 3.2 Vision: below.
@@ -31,10 +31,10 @@ LlamaAttention bias_o_proj, LlamaMLP bias). Llama 3.2 Vision: below.
 
 from __future__ import annotations
 
-from ..errors import ConfigError
-from .fields import Fields
-from .param_modules import Module, _ends, _experts, _float, _gqa, _linear, _mlp, _qkvo
-from .param_modules_more import phi3
+from ...errors import ConfigError
+from ..fields import Fields
+from . import Module, _ends, _experts, _float, _gqa, _linear, _mlp, _qkvo
+from .more import phi3
 
 
 def qwen3_omni_moe_text(f: Fields, layers: list, dims) -> list[Module]:
@@ -54,7 +54,7 @@ def telechat3(f: Fields, layers: list, dims) -> list[Module]:
     every TP rank), two norms a layer; embeddings, final norm, the LM head unless tie_word_embeddings (which the
     config must state: remote_decoders._tied). llama.py reads a qkv_bias field over attention_bias, which the
     counter does not: a config with one gets no table."""
-    from .remote_decoders import _tied
+    from ..remote_decoders import _tied
 
     if f.has("qkv_bias"):
         raise ConfigError("qkv_bias: vLLM's Llama reads it, kvplan's count of telechat3 does not")
@@ -80,13 +80,13 @@ def mllama_text(f: Fields, layers: list, dims) -> list[Module]:
     cross_attn.q_norm and k_norm over head_dim, the two one-element tanh gates cross_attn_attn_gate and
     cross_attn_mlp_gate), on the others Llama's self_attn; on every layer the gated mlp and two norms. Checkpoints:
     `language_model.model.layers.N...` and `language_model.lm_head` (meta-llama/Llama-3.2-11B-Vision), or
-    transformers 5's `model.language_model.` (param_modules.ROOTS).
+    transformers 5's `model.language_model.` (weight_tables.ROOTS).
 
     vLLM 0.34 no longer serves it (registry.py: MllamaForConditionalGeneration removed in 0.10.2); the last vLLM
     mllama.py that did (read at vllm-project/vllm 005ad95) held whole on every TP rank the RMSNorms, the
     cross-attention q_norm / k_norm (MllamaTextRMSNorm over head_dim) and the two gates (plain Parameters of one
     element), kept here as norms; no linear module of the text model has a bias."""
-    from .params_dense import mllama_cross_layers
+    from ..params_dense import mllama_cross_layers
 
     heads, kv, head_dim, _ = dims
     hidden = f.int("hidden_size")
@@ -193,7 +193,7 @@ def mimo_v2(f: Fields, layers: list, dims) -> list[Module]:
     not: moe_layer_freq (MiMoV2FlashDecoderLayer.is_moe_layer) and add_swa_attention_sink_bias (no sinks without
     it); a config whose moe_layer_freq list disagrees with the counter's dense / sparse layers, or that sets
     add_swa_attention_sink_bias false, gets no table."""
-    from .param_parts import dense_first, mlp_layer_types
+    from ..param_parts import dense_first, mlp_layer_types
 
     hidden = f.int("hidden_size", default=4096)
     heads = f.int("num_attention_heads", default=64)

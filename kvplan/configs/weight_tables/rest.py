@@ -1,4 +1,4 @@
-"""Per-module parameter tables (configs/param_modules.py) of the remaining families: Nemotron-NAS (nemotron-nas),
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of the remaining families: Nemotron-NAS (nemotron-nas),
 the pure Mamba models (mamba, falcon_mamba, mamba2), OLMo Hybrid (olmo_hybrid), Zamba v1 (zamba), GPT-Neo (gpt_neo),
 RecurrentGemma (recurrent_gemma), IQuest-Coder-V1-Loop (iquestloopcoder), LFM3 (lfm3), DomynEdge (domynedge) and
 Moondream 3 (moondream3). Each mirrors its counter term by term (params.nemotron_nas, params._hybrid_params for the
@@ -14,7 +14,7 @@ build no embed_norm, gate bias or global scales where transformers 5.25's builds
 (glm5_next_text), Qwen4-Exp (qwen4_exp_text) and DeepSeek-V4.1 (deepseek_v41_text, whose modules are stored in
 several dtypes, as configs/compressed.py sizes DeepSeek-V4's).
 
-What each TP rank holds whole (param_modules.replicated_params), as read in vLLM 0.34.0:
+What each TP rank holds whole (weight_tables.replicated_params), as read in vLLM 0.34.0:
 - nemotron_nas.py DeciLMDecoderLayer: the RMSNorms input_layernorm / post_attention_layernorm (only where the
   layer's attention / FFN is not no_op) and the final norm; the biases of the RowParallelLinear o_proj
   (LlamaAttention bias_o_proj = attention_bias) and down_proj (LlamaMLP bias = mlp_bias). The rest splits.
@@ -24,7 +24,7 @@ What each TP rank holds whole (param_modules.replicated_params), as read in vLLM
   bias (use_bias) is whole. Falcon-Mamba's dt / b / c RMSNorms have no weight (rms_norm_has_weight False,
   FalconMambaWeightlessRMSNorm in transformers): nothing to hold.
 - mamba2.py Mamba2DecoderLayer and layers/mamba/mamba_mixer2.py MambaMixer2: the RMSNorms, and with n_groups 1 the
-  B and C rows of in_proj and channels of conv1d (the one-group repeat: param_modules_hybrid._mamba2, reused);
+  B and C rows of in_proj and channels of conv1d (the one-group repeat: weight_tables.hybrid._mamba2, reused);
   out_proj's bias (use_bias) whole; the rest split with the heads.
 - olmo_hybrid.py: the RMSNorms (decoder norms, the final norm, OlmoHybridAttention's q_norm over hidden_size and
   k_norm over all KV heads, which vLLM keeps whole and applies after all-gathering q and k) and the Gated
@@ -45,12 +45,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from ..errors import ConfigError
-from .fields import Fields
-from .param_modules import Module, _ends, _float, _linear, _mlp
-from .param_modules_hybrid import MIXER, _mamba2
-from .params import _TIED_BY_DEFAULT
-from .param_parts import embeddings
+from ...errors import ConfigError
+from ..fields import Fields
+from . import Module, _ends, _float, _linear, _mlp
+from .hybrid import MIXER, _mamba2
+from ..params import _TIED_BY_DEFAULT
+from ..param_parts import embeddings
 
 
 def _top(prefix: str, modules: list[Module]) -> list[Module]:
@@ -68,7 +68,7 @@ def nemotron_nas(f: Fields, layers: list, dims) -> list[Module]:
     no_op has its post_attention_layernorm and mlp.gate/up/down_proj of the layer's width (mlp_bias), or
     mlp.linear_mlp. Then embed_tokens, norm and the untied lm_head. Where a layer has fewer KV heads than the TP
     size, vLLM's QKVParallelLinear copies them to every rank, which the even split of k/v_proj undercounts."""
-    from .nemotron_nas import blocks, dims as nas_dims
+    from ..nemotron_nas import blocks, dims as nas_dims
 
     heads, _, head_dim, _ = nas_dims(f)
     hidden = f.int("hidden_size")
@@ -150,7 +150,7 @@ def mamba(f: Fields, layers: list, dims) -> list[Module]:
 def mamba2(f: Fields, layers: list, dims) -> list[Module]:
     """Mamba2ForCausalLM (transformers 5.25 modeling_mamba2.py Mamba2Mixer; vLLM 0.34 mamba2.py MambaMixer2):
     backbone.layers.N.norm and .mixer: in_proj, conv1d (with a bias), dt_bias, A_log, D, the gated norm over
-    inner and out_proj (param_modules_hybrid._mamba2), heads, head_dim, n_groups, state and kernel as the counter
+    inner and out_proj (weight_tables.hybrid._mamba2), heads, head_dim, n_groups, state and kernel as the counter
     reads them; backbone.embeddings, backbone.norm_f, lm_head (untied by default)."""
     _counted_biases(f, True, False)
     hidden = f.int("hidden_size", "d_model")
@@ -440,7 +440,7 @@ def domyn_edge(f: Fields, layers: list, dims) -> list[Module]:
     head_dim (q_norm holds no weight), pre_attention_norm, post_attention_norm, pre_feedforward_norm,
     post_feedforward_norm, feedforward.gate/up/down_proj; embed_tokens, norm, lm_head (tied by default). No
     public checkpoint was read: the names are vLLM's loader's."""
-    from .domyn_edge import DEFAULTS, head_dim
+    from ..domyn_edge import DEFAULTS, head_dim
 
     heads, kv = dims[0], dims[1]
     hidden = f.int("hidden_size")
@@ -470,7 +470,7 @@ def moondream3(f: Fields, layers: list, dims) -> list[Module]:
     mlp.router (weight and bias: GateLinear, whole); text.wte, text.post_ln (a LayerNorm), text.lm_head with its
     bias (ParallelLMHead: split with the vocabulary). Whole: the LayerNorms, the routers and the biases of
     attn.proj and the dense mlp.fc2."""
-    from .params_moondream import _moe
+    from ..params_moondream import _moe
 
     heads, kv, head_dim, _ = dims
     dim = f.int("hidden_size")

@@ -1,4 +1,4 @@
-"""Per-module parameter tables (configs/param_modules.py) of DeepSeek-V4 (deepseek_v4), MiniCPM3 (minicpm3) and
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of DeepSeek-V4 (deepseek_v4), MiniCPM3 (minicpm3) and
 LongCat-Flash (longcat_flash), named as the checkpoints' safetensors are. Each mirrors its family's counter term
 by term (params.deepseek_v4, params.minicpm3, params_mla.longcat_flash); MiniCPM3's and LongCat-Flash's say what
 vLLM 0.34 holds whole in their docstrings. DeepSeek-V4.1 (deepseek_v41_text) has no table: its layout differs
@@ -12,7 +12,7 @@ weights_proj` and `attn.indexer.compressor.*`, `ffn.gate` (and `ffn.gate.bias`),
 `ffn.shared_experts.w1 / w2 / w3`, `attn_norm`, `ffn_norm`, `hc_attn_* / hc_ffn_*` (transformers 5.25
 conversion_mapping.py "deepseek_v4" renames them on load; vLLM 0.34 models/deepseek_v4/nvidia/model.py
 _make_deepseek_v4_weights_mapper puts them under `model.` and renames a few: head, embed, ffn.gate.bias). The
-table's modules are therefore `top` (param_modules TOP_ROOTS: the bare name, or under a wrapper's
+table's modules are therefore `top` (weight_tables TOP_ROOTS: the bare name, or under a wrapper's
 `language_model.`), so a list of unquantized modules written against the checkpoint ("*.attn.*") matches them.
 
 What vLLM 0.34 (models/deepseek_v4) holds whole on every TP rank (Module.whole, or a norm / router role):
@@ -39,9 +39,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .fields import Fields
-from .param_modules import Module, _ends, _experts, _float, _linear, _mla_widths, _mlp
-from .param_vllm_load import longcat_router_bias
+from ..fields import Fields
+from . import Module, _ends, _experts, _float, _linear, _mla_widths, _mlp
+from ..param_vllm_load import longcat_router_bias
 
 
 def _whole_float(name: str, params: int, role: str = "attention") -> Module:
@@ -74,7 +74,7 @@ def deepseek_v4(f: Fields, layers: list, dims) -> list[Module]:
     hc = f.int("hc_mult", default=4)
     index, index_heads = f.int("index_head_dim"), f.int("index_n_heads", default=64)
     vocab = f.int("vocab_size")
-    from .params import deepseek_v4_hashed
+    from ..params import deepseek_v4_hashed
 
     by_hash = deepseek_v4_hashed(f, len(layers))
     out = [Module("embed", 0, vocab * hidden, "embeddings", top=True), _norm("norm", hidden),
@@ -163,8 +163,8 @@ def longcat_flash(f: Fields, layers: list, dims) -> list[Module]:
     LongcatFlashTopkRouter: nn.Linear(bias=router_bias)) is counted here; vLLM 0.32.0 and later do not build it
     (GateLinear(bias=False)), so the module carries it as Module.vllm_delta (configs/param_vllm_load.py) and
     vLLM's profile leaves it out. The dense mlps and the experts split."""
-    from .params_mla import _experts as routed_experts
-    from .params_mla import _int, _need_rank
+    from ..params_mla import _experts as routed_experts
+    from ..params_mla import _int, _need_rank
 
     hidden = f.int("hidden_size", default=6144)
     nope, rope = f.int("qk_nope_head_dim", default=128), f.int("qk_rope_head_dim", default=64)

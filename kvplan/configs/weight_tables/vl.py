@@ -1,13 +1,13 @@
-"""Per-module parameter tables (configs/param_modules.py) of the text models of Qwen3-VL (qwen3_vl_text),
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of the text models of Qwen3-VL (qwen3_vl_text),
 Qwen3-VL-MoE (qwen3_vl_moe_text) and Qwen2.5-VL (qwen2_5_vl_text), of ERNIE 4.5 (ernie4_5, ernie4_5_moe) and of
 MiMo-7B (mimo), Granite 3 (granite) and InternLM3 (internlm3), each mirroring its counter term by term.
 
 The three Qwen VL text models are Qwen3, Qwen3-MoE and Qwen2 decoders under a wrapper, counted by
 params.count_params with the same rules (Qwen3's q_norm / k_norm, Qwen2's q/k/v biases): their table is
-param_modules' own `_gqa`, not a copy. Their checkpoints name the text model `model.language_model.layers.N...`
+weight_tables' own `_gqa`, not a copy. Their checkpoints name the text model `model.language_model.layers.N...`
 and the head `lm_head` (vLLM 0.34 qwen3_vl.py Qwen3VLForConditionalGeneration.hf_to_vllm_mapper:
 "model.language_model." -> "language_model.model.", "lm_head." -> "language_model.lm_head."); Qwen2.5-VL's
-first checkpoints `model.layers.N...` (qwen2_5_vl.py hf_to_vllm_mapper takes both): param_modules.ROOTS. The
+first checkpoints `model.layers.N...` (qwen2_5_vl.py hf_to_vllm_mapper takes both): weight_tables.ROOTS. The
 vision towers (`model.visual.`, `visual.`) are not counted, as the counters leave them out.
 
 Qwen3-VL-MoE's BF16 checkpoints keep each layer's routed experts as two 3-D tensors, mlp.experts.gate_up_proj
@@ -18,7 +18,7 @@ which unfuses them to calibrate: modeling/qwen3_vl_moe.py) write one module an e
 `mlp.experts.7.gate_proj`: the table names experts one at a time, as quantization lists name them; a list that
 names `mlp.experts` whole matches either layout.
 
-What vLLM 0.34 holds whole on every TP rank (param_modules.replicated_params): the RMSNorms (layernorm.py RMSNorm;
+What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params): the RMSNorms (layernorm.py RMSNorm;
 qwen3.py Qwen3Attention's q_norm / k_norm over head_dim), the MoE routers (qwen3_moe.py Qwen3MoeSparseMoeBlock
 mlp.gate, ernie45_moe.py Ernie4_5_MoeMoE mlp.gate: GateLinear, a ReplicatedLinear, with ERNIE's
 e_score_correction_bias beside it) and RowParallelLinear biases (ERNIE-MoE's down_proj with use_bias, Granite's
@@ -28,9 +28,9 @@ ernie45_moe.py: RowParallelLinear bias=False; ernie45.py removes the Llama o_pro
 
 from __future__ import annotations
 
-from ..errors import ConfigError
-from .fields import Fields
-from .param_modules import Module, _ends, _experts, _float, _gqa, _linear, _mlp, _qkvo
+from ...errors import ConfigError
+from ..fields import Fields
+from . import Module, _ends, _experts, _float, _gqa, _linear, _mlp, _qkvo
 
 
 # -- ERNIE 4.5 dense (params.count_params) ---------------------------------------------------------------------
@@ -62,7 +62,7 @@ def ernie4_5_moe(f: Fields, layers: list, dims) -> list[Module]:
     _keep_in_fp32_modules_strict), which this table sizes at the checkpoint's float dtype: 27 x (64 x 2,560 +
     64) parameters of ERNIE-4.5-21B-A3B, 8,850,816 B a GPU more than in BF16, which vLLM's profile adds
     (configs/param_fp32.py)."""
-    from .params_moe import _head_dim
+    from ..params_moe import _head_dim
 
     n = len(layers)
     hidden = f.int("hidden_size", default=2560)
@@ -138,7 +138,7 @@ def mimo(f: Fields, layers: list, dims) -> list[Module]:
     checkpoints' `model.mtp_layers.N` (num_nextn_predict_layers) are the MTP drafter's weights: MiMoForCausalLM's
     hf_to_vllm_mapper drops them from the target and weights/mtp.py counts them as the drafter's, so they are not
     in this table, as they are not in the count."""
-    from .remote_decoders import _tied
+    from ..remote_decoders import _tied
 
     heads, kv, head_dim, _ = dims
     hidden = f.int("hidden_size")

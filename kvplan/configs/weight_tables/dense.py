@@ -1,4 +1,4 @@
-"""Per-module parameter tables (configs/param_modules.py) of dense attention decoders: Gemma (gemma), Gemma 2
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of dense attention decoders: Gemma (gemma), Gemma 2
 (gemma2), Command R7B (cohere2), EXAONE 4.0 (exaone4), GLM-4-9B-chat-hf (glm), GLM-4-0414 (glm4) and OLMo 3
 (olmo3); and LFM2 / LFM2-MoE (lfm2, lfm2_moe: short convolutions and attention, see lfm2()). Each mirrors its counter term by term (params.count_params for all but cohere2, whose counter is
 params.decoder(norm_bias=False, norms=1, ...) in families.py) and names modules as the checkpoints'
@@ -8,7 +8,7 @@ gate_proj / up_proj / down_proj, but for GLM-4 and GLM-4-0414, whose checkpoints
 mlp.gate_up_proj (GlmMLP, Glm4MLP) that vLLM loads as it is (glm4.py builds llama.py's LlamaMLP, whose
 gate_up_proj is a MergedColumnParallelLinear of that name).
 
-What vLLM 0.34 holds whole on every TP rank (param_modules.replicated_params): the norms, and o_proj's bias
+What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params): the norms, and o_proj's bias
 where attention_bias gives it one (a RowParallelLinear). vLLM 0.34 runs four of these with its own model file
 (model_executor/models/registry.py): gemma2.py (GemmaRMSNorm x 4 a layer, qkv_proj and o_proj biased with
 attention_bias), commandr.py for Cohere2ForCausalLM (its LayerNorm: one weight of hidden_size, loaded by
@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..errors import ConfigError
-from .fields import Fields
-from .param_modules import Module, _ends, _experts, _float, _linear, _mlp, _qkvo
+from ...errors import ConfigError
+from ..fields import Fields
+from . import Module, _ends, _experts, _float, _linear, _mlp, _qkvo
 
 
 def _layer(i: int, hidden: int, dims, inter: int, *, bias: bool, o_bias: bool, norms: tuple[str, ...],
@@ -154,7 +154,7 @@ def lfm2(f: Fields, layers: list, dims) -> list[Module]:
     configs/param_fp32.py), and
     conv's out_proj bias (a RowParallelLinear); it splits the conv weight and bias by channel (conv is a
     ColumnParallelLinear built without a quantization method) and in_proj (MergedColumnParallelLinear)."""
-    from .params import lfm2_dense_width
+    from ..params import lfm2_dense_width
 
     heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
     hidden = f.int("hidden_size")

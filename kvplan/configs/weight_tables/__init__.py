@@ -17,10 +17,10 @@ Names are relative to the decoder ("layers.3.self_attn.q_proj", "embed_tokens", 
 `ROOTS` are the prefixes checkpoints put before them (a causal LM's `model.`, a multimodal wrapper's
 `model.language_model.` or `language_model.model.`). Checked against the modules transformers builds by
 tests/test_quant_exclude.py. Llama 4's, Gemma 4's (and Gemma 4 Unified's) and Kimi-Linear's (and Kimi K3's) tables
-live in configs/param_modules_wrapped.py; Gemma 3's, Phi-3's and Qwen3-Next's in configs/param_modules_more.py;
-the Mamba hybrids' (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2) in configs/param_modules_hybrid.py;
+live in configs/weight_tables/wrapped.py; Gemma 3's, Phi-3's and Qwen3-Next's in configs/weight_tables/more.py;
+the Mamba hybrids' (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2) in configs/weight_tables/hybrid.py;
 Nemotron-NAS's, the pure Mamba models', OLMo Hybrid's, Zamba's, GPT-Neo's, RecurrentGemma's, IQuest-Loop's, LFM3's,
-DomynEdge's and Moondream 3's in configs/param_modules_rest.py.
+DomynEdge's and Moondream 3's in configs/weight_tables/rest.py.
 """
 
 from __future__ import annotations
@@ -28,18 +28,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError
-from ..weights.record import REPLICATED
-from .fields import Fields
-from .param_parts import dense_first, embeddings, mlp_layer_types
-from .quant_bytes import Unsized
+from ...errors import ConfigError
+from ...weights.record import REPLICATED
+from ..fields import Fields
+from ..param_parts import dense_first, embeddings, mlp_layer_types
+from ..quant_bytes import Unsized
 
 if TYPE_CHECKING:
-    from .param_fp32 import Fp32Rule
-    from .param_vllm_load import LoadDelta
+    from ..param_fp32 import Fp32Rule
+    from ..param_vllm_load import LoadDelta
 
 # the Qwen-Omni thinkers' and Qwen3-ASR's checkpoints: `thinker.model.layers.N...`, `thinker.lm_head` (vLLM 0.34
-# qwen2_5_omni_thinker.py, qwen3_omni_moe_thinker.py, qwen3_asr.py hf_to_vllm_mapper: configs/param_modules_wrap.py)
+# qwen2_5_omni_thinker.py, qwen3_omni_moe_thinker.py, qwen3_asr.py hf_to_vllm_mapper: configs/weight_tables/wrap.py)
 ROOTS = ("model.", "model.language_model.", "language_model.model.", "thinker.model.")
 TOP_ROOTS = ("", "language_model.", "thinker.")
 
@@ -61,7 +61,7 @@ class Module:
     whole: bool = False
     # parameters of `weight` every TP rank holds whole where vLLM splits the rest of the module: MambaMixer2's
     # in_proj rows for B and C when n_groups is 1 (vLLM 0.34 mamba_mixer2.py pads the one group to tp_size groups,
-    # one a rank: configs/param_modules_hybrid.py _mamba2)
+    # one a rank: configs/weight_tables/hybrid.py _mamba2)
     whole_weight: int = 0
     # vLLM builds this module (weight and `other`) in float32 whatever the checkpoint's dtype: the rule (the vLLM
     # class, the first release, a GPU condition) from configs/param_fp32.py VLLM_FP32, read by engines/vllm_fp32.py;
@@ -135,7 +135,7 @@ _BLOCK_SPARSE = ("mixtral", "minimax_m2")
 
 
 def _gqa(f: Fields, layers: list, dims) -> list:
-    from . import params as P
+    from .. import params as P
 
     heads, kv, head_dim, _ = dims
     mt = f.model_type
@@ -244,7 +244,7 @@ def _norms_and_ffn(i: int, hidden: int, sparse: bool, experts: int, moe_inter: i
 
 
 def _latent(f: Fields, layers: list, dims) -> list:
-    from . import params as P
+    from .. import params as P
 
     hidden, heads = f.int("hidden_size"), f.int("num_attention_heads")
     q_lora = f.int("q_lora_rank", default=0, minimum=0)
@@ -271,7 +271,7 @@ def _latent(f: Fields, layers: list, dims) -> list:
 # -- GLM-5 (params_mla.glm_moe_dsa) ----------------------------------------------------------------------------
 
 def _glm_moe_dsa(f: Fields, layers: list, dims) -> list:
-    from . import params_mla as M
+    from .. import params_mla as M
 
     hidden = f.int("hidden_size", default=6144)
     heads = f.int("num_attention_heads", default=64)
@@ -341,7 +341,7 @@ def _qwen_sparse_moe(f: Fields, m: str, experts: int, hidden: int, inter: int) -
 
 
 def _qwen3_5(f: Fields, layers: list, dims) -> list:
-    from . import params as P
+    from .. import params as P
 
     heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
     hidden = f.int("hidden_size")
@@ -382,7 +382,7 @@ def _laguna(f: Fields, layers: list, dims) -> list:
     q_norm, k_norm, g_proj (one gate per head, or per head x head_dim), two norms; sparse layers (mlp_layer_types,
     else all but layer 0) the routed experts, the router mlp.gate (vLLM's GateLinear, never quantized) and its
     e_score_correction_bias, and mlp.shared_expert; dense layers mlp.gate_proj / up_proj / down_proj."""
-    from .params_moe import laguna_fields
+    from ..params_moe import laguna_fields
 
     n = len(layers)
     hidden, heads, kv, hd, bias, per_head, per_layer, inter, moe_inter, shared_inter, experts, _ = laguna_fields(f)
@@ -408,17 +408,17 @@ def _laguna(f: Fields, layers: list, dims) -> list:
     return out
 
 
-from .param_modules_glm_oss import TABLES as GLM_OSS  # noqa: E402 (GLM-4.5, GLM-4.7-Flash, gpt-oss)
-from .param_modules_wrapped import WRAPPED  # noqa: E402 (Llama 4, Gemma 4: built from the helpers above)
-from .param_modules_more import MORE  # noqa: E402 (Gemma 3, Phi-3, Qwen3-Next)
-from .param_modules_vl import VL  # noqa: E402 (Qwen3-VL / Qwen2.5-VL text models, ERNIE 4.5, MiMo)
-from .param_modules_dense import DENSE  # noqa: E402 (Gemma, Gemma 2, Cohere2, EXAONE 4, GLM-4, GLM-4-0414, OLMo 3)
-from .param_modules_mla import MLA  # noqa: E402 (DeepSeek-V4, LongCat-Flash, MiniCPM3)
-from .param_modules_hybrid import HYBRID  # noqa: E402 (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2)
-from .param_modules_moe import MOE  # noqa: E402 (MiniMax-Text-01 / M1, Ling / Ring 2.0 and 3.0, DBRX, DeepSeek-MoE)
-from .param_modules_wrap import WRAP  # noqa: E402 (wrappers' text models, TeleChat3, Gemma 3n, MiMo-V2)
-from .param_modules_classic import CLASSIC  # noqa: E402 (InternLM2, Falcon, ChatGLM, GPT-2, OPT, BLOOM, ...)
-from .param_modules_rest import REST  # noqa: E402 (Nemotron-NAS, Mamba, Mamba-2, OLMo Hybrid, Zamba, GPT-Neo, ...)
+from .glm_oss import TABLES as GLM_OSS  # noqa: E402 (GLM-4.5, GLM-4.7-Flash, gpt-oss)
+from .wrapped import WRAPPED  # noqa: E402 (Llama 4, Gemma 4: built from the helpers above)
+from .more import MORE  # noqa: E402 (Gemma 3, Phi-3, Qwen3-Next)
+from .vl import VL  # noqa: E402 (Qwen3-VL / Qwen2.5-VL text models, ERNIE 4.5, MiMo)
+from .dense import DENSE  # noqa: E402 (Gemma, Gemma 2, Cohere2, EXAONE 4, GLM-4, GLM-4-0414, OLMo 3)
+from .mla import MLA  # noqa: E402 (DeepSeek-V4, LongCat-Flash, MiniCPM3)
+from .hybrid import HYBRID  # noqa: E402 (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2)
+from .moe import MOE  # noqa: E402 (MiniMax-Text-01 / M1, Ling / Ring 2.0 and 3.0, DBRX, DeepSeek-MoE)
+from .wrap import WRAP  # noqa: E402 (wrappers' text models, TeleChat3, Gemma 3n, MiMo-V2)
+from .classic import CLASSIC  # noqa: E402 (InternLM2, Falcon, ChatGLM, GPT-2, OPT, BLOOM, ...)
+from .rest import REST  # noqa: E402 (Nemotron-NAS, Mamba, Mamba-2, OLMo Hybrid, Zamba, GPT-Neo, ...)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
@@ -429,7 +429,7 @@ TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_d
 def table(f: Fields, layers: list, dims) -> list[Module]:
     """The model's modules, or [] where kvplan has no per-module count of its model_type; those vLLM builds in
     float32 marked (Module.vllm_fp32)."""
-    from .param_fp32 import mark
+    from ..param_fp32 import mark
 
     build = TABLES.get(f.model_type)
     if build is None:

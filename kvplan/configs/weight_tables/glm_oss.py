@@ -1,10 +1,10 @@
-"""Per-module parameter tables (configs/param_modules.py) of GLM-4.5 / 4.6 / 4.7 (glm4_moe), GLM-4.7-Flash
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of GLM-4.5 / 4.6 / 4.7 (glm4_moe), GLM-4.7-Flash
 (glm4_moe_lite) and gpt-oss (gpt_oss), named as their checkpoints' safetensors are (`model.layers.N...`,
 `lm_head`). Each mirrors its counter term by term: params.count_params (glm4_moe, gpt_oss) and
 params_mla.glm4_moe_lite. The multi-token-prediction layers (num_nextn_predict_layers) are not in them, as the
 counters leave them out.
 
-What vLLM 0.34 holds whole on every TP rank (param_modules.replicated_params): the RMSNorms (layernorm.py
+What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params): the RMSNorms (layernorm.py
 RMSNorm, q_norm / k_norm included), the routers (GLM's mlp.gate and its e_score_correction_bias, gpt-oss's
 mlp.router weight and bias: GateLinear, a ReplicatedLinear), gpt-oss's o_proj bias (oss_attention: a
 RowParallelLinear with bias=True) and GLM-4.7-Flash's latent down-projections (deepseek_v2.py's MLA attention,
@@ -14,9 +14,9 @@ make_attention_sink(num_attention_heads // tp_size)), its experts' biases with t
 
 from __future__ import annotations
 
-from .fields import Fields
-from .param_modules import Module, _ends, _float, _linear, _mla_widths, _norms_and_ffn, _qkvo
-from .param_parts import dense_first, mlp_layer_types
+from ..fields import Fields
+from . import Module, _ends, _float, _linear, _mla_widths, _norms_and_ffn, _qkvo
+from ..param_parts import dense_first, mlp_layer_types
 
 
 # -- GLM-4.5 / 4.6 / 4.7 (params.count_params) -----------------------------------------------------------------
@@ -28,7 +28,7 @@ def glm4_moe(f: Fields, layers: list, dims) -> list[Module]:
     from first_k_dense_replace (every moe_layer_freq-th) the routed experts, mlp.gate (weight [E, hidden]) and
     mlp.gate.e_score_correction_bias [E], and mlp.shared_experts of n_shared_experts x moe_intermediate_size;
     the other layers a dense mlp of intermediate_size."""
-    from . import params as P
+    from .. import params as P
 
     heads, kv, head_dim, _ = dims
     hidden = f.int("hidden_size")
@@ -61,7 +61,7 @@ def glm4_moe_lite(f: Fields, layers: list, dims) -> list[Module]:
     where q_lora_rank is null, else q_a_proj, q_a_layernorm, q_b_proj; attention_bias on q_a_proj,
     kv_a_proj_with_mqa and o_proj), two norms, and by mlp_layer_types (else layer 0 dense) a dense mlp or the
     routed experts, mlp.gate, its e_score_correction_bias and mlp.shared_experts, with params_mla's defaults."""
-    from . import params_mla as M
+    from .. import params_mla as M
 
     hidden = f.int("hidden_size", default=2048)
     heads = f.int("num_attention_heads", default=20)

@@ -1,4 +1,4 @@
-"""Per-module tables of Gemma 3, Phi-3 and Qwen3-Next (configs/param_modules_more.py): they add up to the
+"""Per-module tables of Gemma 3, Phi-3 and Qwen3-Next (configs/weight_tables/more.py): they add up to the
 families' own parameter counts (which the parity tests check against transformers), and what vLLM 0.34.0 holds
 whole on every TP rank, worked out by hand from the bundled configs (model_specs/*.json). Whole on each rank, as
 read in vLLM 0.34.0: gemma3.py GemmaRMSNorm (input / post_attention / pre_ / post_feedforward_layernorm, q_norm
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.capacity.weights import stage_weight_bytes
-from kvplan.configs import build_model, param_modules
+from kvplan.configs import build_model, weight_tables
 from kvplan.configs.build import _read
 from kvplan.weights.estimate import estimated
 
@@ -31,7 +31,7 @@ def _raw(name: str) -> dict:
 def test_the_table_adds_up_to_the_family_count(name):
     family, f, _, layers, dims = _read(_raw(name), name)
     assert f.model_type in ("gemma3_text", "phi3", "qwen3_next")
-    modules = param_modules.table(f, layers, dims)
+    modules = weight_tables.table(f, layers, dims)
     assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
 
 

@@ -1,7 +1,7 @@
-"""Per-module parameter tables (configs/param_modules.py) of Llama 4 and Gemma 4 (and Gemma 4 Unified), whose
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of Llama 4 and Gemma 4 (and Gemma 4 Unified), whose
 checkpoints put the text model under a multimodal wrapper: `language_model.model.layers.N...` and
 `language_model.lm_head` (Llama 4), `model.language_model.layers.N...` (Gemma 4, Gemma 4 Unified: vLLM 0.33's
-gemma4_unified.py hf_to_vllm_mapper takes the same names); param_modules.ROOTS carries both prefixes; and of
+gemma4_unified.py hf_to_vllm_mapper takes the same names); weight_tables.ROOTS carries both prefixes; and of
 Kimi-Linear and Kimi K3 (`model.layers.N...`, `language_model.model.layers.N...`).
 
 Each table mirrors its counter term by term (params.llama4, params_dense._gemma4_family, params_hybrid.kimi_linear,
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .fields import Fields
-from .param_modules import Module, _ends, _experts, _float, _linear, _mlp
-from .param_vllm_load import gemma4_v_copy
-from .params import llama4_moe_layers
+from ..fields import Fields
+from . import Module, _ends, _experts, _float, _linear, _mlp
+from ..param_vllm_load import gemma4_v_copy
+from ..params import llama4_moe_layers
 
 
 # -- Llama 4 (params.llama4) -----------------------------------------------------------------------------------
@@ -69,7 +69,7 @@ def gemma4(f: Fields, layers: list, dims, unified: bool = False) -> list[Module]
     the routed experts beside the dense MLP and three more norms. The model's embed_tokens_per_layer,
     per_layer_model_projection and per_layer_projection_norm, final norm and LM head (tied by default). unified:
     Gemma 4 Unified's text model, read as gemma4_fields(f, unified=True) reads it (no per-layer inputs, no MoE)."""
-    from .params_dense import _GEMMA4_DEFAULTS as D, gemma4_fields
+    from ..params_dense import _GEMMA4_DEFAULTS as D, gemma4_fields
 
     g = gemma4_fields(f, unified)
     hidden, heads, bias, ple, n_cfg = g.hidden, g.heads, g.bias, g.ple, g.n_cfg
@@ -128,9 +128,9 @@ def kimi_linear(f: Fields, layers: list, dims) -> list[Module]:
     with attention_bias' biases) or KDA under self_attn (q/k/v_proj, g_a/g_b_proj, f_a/f_b_proj, b_proj, dt_bias,
     q/k/v_conv1d, A_log, o_norm, o_proj), two norms, then block_sparse_moe (gate, gate.e_score_correction_bias,
     routed experts, shared_experts) or a dense mlp. KDA's conv1d, dt_bias, A_log and o_norm are never quantized."""
-    from .param_modules import _mla_widths
-    from .params_hybrid import KIMI_LINEAR_DEFAULTS as D, kimi_linear_fields, latent_delta_moe
-    from .params_kimi_k3 import uses_k3_fields
+    from . import _mla_widths
+    from ..params_hybrid import KIMI_LINEAR_DEFAULTS as D, kimi_linear_fields, latent_delta_moe
+    from ..params_kimi_k3 import uses_k3_fields
 
     if uses_k3_fields(f):
         return kimi_k3(f, layers, dims)
@@ -179,9 +179,9 @@ def kimi_k3(f: Fields, layers: list, dims) -> list[Module]:
     e_score_correction_bias, routed experts at routed_expert_hidden_size, shared_experts, the latent MoE's
     routed_expert_down_proj / routed_expert_norm / routed_expert_up_proj) or a dense mlp. KDA's conv1d (float32),
     dt_bias, A_log and o_norm are never quantized. Kimi-Linear configs without K3's fields: kimi_linear above."""
-    from ..errors import ConfigError
-    from .param_modules import _mla
-    from .params_kimi_k3 import uses_k3_fields
+    from ...errors import ConfigError
+    from . import _mla
+    from ..params_kimi_k3 import uses_k3_fields
 
     if not uses_k3_fields(f):
         return kimi_linear(f, layers, dims)

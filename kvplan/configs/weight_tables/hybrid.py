@@ -1,4 +1,4 @@
-"""Per-module parameter tables (configs/param_modules.py) of the Mamba hybrids: Nemotron-H (nemotron_h),
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of the Mamba hybrids: Nemotron-H (nemotron_h),
 Granite 4.0-H (granitemoehybrid), Falcon-H1 (falcon_h1), Jamba (jamba) and Zamba2 (zamba2). Each mirrors its counter
 term by term (params_hybrid.nemotron_h, params.granite_hybrid, params._hybrid_params for falcon_h1 and jamba,
 params.zamba2) and names the modules as the checkpoints' safetensors do (transformers 5.25 modeling_nemotron_h.py,
@@ -6,7 +6,7 @@ modeling_granitemoehybrid.py, modeling_falcon_h1.py, modeling_jamba.py, modeling
 load_weights takes). Bamba has no table: vLLM 0.34 no longer builds BambaForCausalLM (models/registry.py
 _PREVIOUSLY_SUPPORTED_MODELS: supported until 0.23.0), so there is no 0.34 layout to say what each TP rank holds.
 
-What vLLM 0.34 holds whole on every TP rank (param_modules.replicated_params):
+What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params):
 - the RMSNorms (layernorm.py RMSNorm): every decoder norm, the final norm, Jamba's dt_layernorm, b_layernorm and
   c_layernorm (mamba_mixer.py MambaMixer);
 - the routers (GateLinear, a ReplicatedLinear) and Nemotron-H's gate.e_score_correction_bias;
@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from ..errors import ConfigError
-from .fields import Fields
-from .param_modules import Module, _ends, _experts, _float, _linear, _mlp, _qkvo
-from .param_parts import embeddings
+from ...errors import ConfigError
+from ..fields import Fields
+from . import Module, _ends, _experts, _float, _linear, _mlp, _qkvo
+from ..param_parts import embeddings
 
 MIXER = "mixer"  # weights.record.ROLES: split over TP (not REPLICATED)
 
@@ -93,7 +93,7 @@ def nemotron_h(f: Fields, layers: list, dims) -> list[Module]:
     then embeddings, norm_f and the untied lm_head. vLLM 0.34 nemotron_h.py builds the MLPs as
     ColumnParallelLinear up_proj and RowParallelLinear down_proj, the router as GateLinear and the latent
     projections as ReplicatedLinear."""
-    from .params_hybrid import _first_int, _nemotron_blocks
+    from ..params_hybrid import _first_int, _nemotron_blocks
 
     hidden = f.int("hidden_size", default=4096)
     blocks = _nemotron_blocks(f)
@@ -266,7 +266,7 @@ def jamba(f: Fields, layers: list, dims) -> list[Module]:
     without a quantization method (JambaMambaDecoderLayer passes no quant_config to MambaMixer): the table counts
     them as linear weights a format quantizes unless its list keeps them, as the checkpoint would store them;
     vLLM would not load a checkpoint that quantized them."""
-    from . import params as P
+    from .. import params as P
 
     heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
     hidden = f.int("hidden_size", "d_model")
