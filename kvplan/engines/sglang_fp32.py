@@ -53,24 +53,17 @@ def upcast(model, release: str, tp: int = 1, pp: int = 1) -> SglangFp32 | None:
     float32 (nor where the checkpoint is float32: nothing more to add)."""
     from ..capacity.shard import sglang_stage_bounds
     from ..configs import weight_tables
-    from ..configs.build import _float_dtype, _read
+    from ..configs.build import _float_dtype
     from ..configs.param_fp32 import SGLANG_FP32, live, matching
-    from ..errors import KvplanError
     from .vllm_profile import raw_config
 
-    raw = raw_config(model)
-    if raw is None:
+    raw = raw_config(model) if model.model_type in SGLANG_FP32 else None
+    checked = weight_tables.checked_table(raw, model.source or model.name) if raw is not None else None
+    if checked is None:
         return None
-    try:
-        family, f, _, layers, dims = _read(raw, model.source or model.name)
-        rules = [r for r in live(f, SGLANG_FP32.get(f.model_type, ())) if r.held_by_sglang(release)]
-        if not rules:
-            return None
-        modules = weight_tables.table(f, layers, dims)
-        if not modules or family.params is None or sum(m.weight + m.other for m in modules) != family.params(
-                f, layers, dims)[0]:
-            return None
-    except KvplanError:
+    f, modules = checked
+    rules = [r for r in live(f, SGLANG_FP32.get(f.model_type, ())) if r.held_by_sglang(release)]
+    if not rules:
         return None
     extra = FP32_BYTES - _FLOAT_WIDTH.get(_float_dtype(f)[0], 2)
     if extra <= 0:

@@ -64,25 +64,16 @@ def upcast(model, version=None, halve: bool = False, gpu: str | None = None) -> 
     kvplan cannot say (no config, no per-module table that adds up) or vLLM holds nothing in float32. halve: a
     float32 checkpoint served in bf16 (vllm_profile.served_from_float32), whose other floats load at 2 B."""
     from ..configs import weight_tables
-    from ..configs.build import _float_dtype, _read
+    from ..configs.build import _float_dtype
     from ..configs.param_fp32 import VLLM_FP32
-    from ..errors import KvplanError
     from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
     from .vllm_profile import raw_config
 
     raw = raw_config(model) if model.model_type in VLLM_FP32 else None
-    if raw is None:
+    checked = weight_tables.checked_table(raw, model.source or model.name) if raw is not None else None
+    if checked is None or checked[0].model_type not in VLLM_FP32:
         return None
-    try:
-        family, f, _, layers, dims = _read(raw, model.source or model.name)
-        if f.model_type not in VLLM_FP32:
-            return None
-        modules = weight_tables.table(f, layers, dims)
-        if not modules or family.params is None or sum(m.weight + m.other for m in modules) != family.params(
-                f, layers, dims)[0]:
-            return None
-    except KvplanError:
-        return None
+    f, modules = checked
     whole, split, unknown = fp32_params(modules, version, CUDA_CAPABILITY.get(gpu or ""))
     if not whole + split + unknown:
         return None

@@ -53,21 +53,14 @@ def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
     """What vLLM `version` (None: 0.34) holds of `model` beyond (or below) its checkpoint, from the family's table;
     None where kvplan has no such case for the model or cannot read its table."""
     from ..configs import weight_tables
-    from ..configs.build import _float_dtype, _read
-    from ..errors import KvplanError
+    from ..configs.build import _float_dtype
     from .vllm_profile import raw_config
 
     raw = raw_config(model) if model.model_type in TYPES else None
-    if raw is None:
+    checked = weight_tables.checked_table(raw, model.source or model.name) if raw is not None else None
+    if checked is None:
         return None
-    try:
-        family, f, _, layers, dims = _read(raw, model.source or model.name)
-        modules = weight_tables.table(f, layers, dims)
-        if not modules or family.params is None or sum(m.weight + m.other for m in modules) != family.params(
-                f, layers, dims)[0]:
-            return None
-    except KvplanError:
-        return None
+    f, modules = checked
     quantized = model.weight_dtype != model.float_dtype
     whole = split = unsized = 0
     kv: dict[int, int] = {}

@@ -426,6 +426,24 @@ TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_d
           **MOE, **CLASSIC, **REST}
 
 
+def checked_table(raw: dict, source: str):
+    """(the config's Fields, its module table) where kvplan has a table of the family that adds up to the family's
+    own parameter count, else None (nor for a config kvplan cannot read): what the engines' additions beyond the
+    checkpoint (engines/vllm_fp32.py, sglang_fp32.py, vllm_load_delta.py) are sized from."""
+    from ...errors import KvplanError
+    from ..build import _read
+
+    try:
+        family, f, _, layers, dims = _read(raw, source)
+        modules = table(f, layers, dims)
+        if not modules or family.params is None or sum(m.weight + m.other for m in modules) != family.params(
+                f, layers, dims)[0]:
+            return None
+    except KvplanError:
+        return None
+    return f, modules
+
+
 def table(f: Fields, layers: list, dims) -> list[Module]:
     """The model's modules, or [] where kvplan has no per-module count of its model_type; those vLLM builds in
     float32 marked (Module.vllm_fp32)."""
