@@ -109,9 +109,10 @@ def _experts(prefix: str, count: int, hidden: int, inter: int, names=("gate_proj
             Module(f"{prefix}.experts.{{e}}.{down}", count * inter * hidden, 0, "experts", count, inputs=inter)]
 
 
-def _mlp(prefix: str, hidden: int, inter: int, role: str) -> list:
-    return [_linear(f"{prefix}.gate_proj", hidden, inter, role), _linear(f"{prefix}.up_proj", hidden, inter, role),
-            _linear(f"{prefix}.down_proj", inter, hidden, role)]
+def _mlp(prefix: str, hidden: int, inter: int, role: str, bias: bool = False) -> list:
+    """A gated MLP: gate_proj, up_proj and down_proj (a RowParallelLinear, whose bias each TP rank holds whole)."""
+    return [_linear(f"{prefix}.gate_proj", hidden, inter, role, bias), _linear(f"{prefix}.up_proj", hidden, inter, role, bias),
+            _linear(f"{prefix}.down_proj", inter, hidden, role, bias, row=True)]
 
 
 def _ends(f: Fields, hidden: int, tied_default: bool, vocab_default: int | None) -> list:

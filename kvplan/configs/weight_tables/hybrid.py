@@ -233,9 +233,7 @@ def falcon_h1(f: Fields, layers: list, dims) -> list[Module]:
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.pre_ff_layernorm", hidden)]
         if inter:
             m = f"layers.{i}.feed_forward"
-            out += [_linear(f"{m}.gate_proj", hidden, inter, "mlp", mlp_bias),
-                    _linear(f"{m}.up_proj", hidden, inter, "mlp", mlp_bias),
-                    _linear(f"{m}.down_proj", inter, hidden, "mlp", mlp_bias, row=True)]
+            out += _mlp(m, hidden, inter, "mlp", mlp_bias)
     return out
 
 

@@ -137,10 +137,8 @@ def minicpm3(f: Fields, layers: list, dims) -> list[Module]:
     for i in range(len(layers)):
         m = f"layers.{i}.mlp"
         out += _mla_widths(f"layers.{i}.self_attn", hidden, heads, q_lora, bias, *widths)
-        out += [_linear(f"{m}.gate_proj", hidden, inter, "mlp", mlp_bias),
-                _linear(f"{m}.up_proj", hidden, inter, "mlp", mlp_bias),
-                _linear(f"{m}.down_proj", inter, hidden, "mlp", mlp_bias, row=True),
-                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        out += _mlp(m, hidden, inter, "mlp", mlp_bias)
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
     return out
 
 

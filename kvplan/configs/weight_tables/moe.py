@@ -101,11 +101,6 @@ def bailing_moe(f: Fields, layers: list, dims) -> list[Module]:
         out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
     first_dense = B._int(f, "first_k_dense_replace", minimum=0)
 
-    def mlp(prefix: str, width: int, role: str) -> list[Module]:
-        return [_linear(f"{prefix}.gate_proj", hidden, width, role, bias),
-                _linear(f"{prefix}.up_proj", hidden, width, role, bias),
-                _linear(f"{prefix}.down_proj", width, hidden, role, bias, row=True)]
-
     for i in range(len(layers)):
         a, m = f"layers.{i}.attention", f"layers.{i}.mlp"
         out += [_linear(f"{a}.query_key_value", hidden, (heads + 2 * kv) * head_dim, "attention", qkv_bias,
@@ -116,7 +111,7 @@ def bailing_moe(f: Fields, layers: list, dims) -> list[Module]:
             out += [_float(f"{a}.query_layernorm", norm), _float(f"{a}.key_layernorm", norm)]
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         if i < first_dense:
-            out += mlp(m, B._int(f, "intermediate_size"), "mlp")
+            out += _mlp(m, hidden, B._int(f, "intermediate_size"), "mlp", bias)
             continue
         experts = B._int(f, "num_experts")
         inter = B._int(f, "moe_intermediate_size")
@@ -126,8 +121,8 @@ def bailing_moe(f: Fields, layers: list, dims) -> list[Module]:
             out.append(_float(f"{m}.gate.expert_bias", experts, "router"))
         shared = B._int(f, "num_shared_experts", minimum=0)
         if shared:
-            out += mlp(f"{m}.shared_experts", f.int("moe_shared_expert_intermediate_size", default=inter) * shared,
-                       "shared experts")
+            out += _mlp(f"{m}.shared_experts", hidden,
+                        f.int("moe_shared_expert_intermediate_size", default=inter) * shared, "shared experts", bias)
     return out
 
 

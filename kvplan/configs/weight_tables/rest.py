@@ -89,9 +89,7 @@ def nemotron_nas(f: Fields, layers: list, dims) -> list[Module]:
         if b.ffn != "none":
             out.append(_float(f"layers.{i}.post_attention_layernorm", hidden))
         if b.ffn == "mlp":
-            out += [_linear(f"{m}.gate_proj", hidden, b.intermediate, "mlp", mlp_bias),
-                    _linear(f"{m}.up_proj", hidden, b.intermediate, "mlp", mlp_bias),
-                    _linear(f"{m}.down_proj", b.intermediate, hidden, "mlp", mlp_bias, row=True)]
+            out += _mlp(m, hidden, b.intermediate, "mlp", mlp_bias)
         elif b.ffn == "linear":
             out.append(_linear(f"{m}.linear_mlp", hidden, hidden, "mlp"))
     return out
@@ -338,10 +336,8 @@ def recurrent_gemma(f: Fields, layers: list, dims) -> list[Module]:
                     _float(f"{t}.rg_lru.recurrent_gate_weight", block, MIXER),
                     _float(f"{t}.rg_lru.recurrent_gate_bias", lru, MIXER)]
         m = f"layers.{i}.mlp_block"
-        out += [_float(f"layers.{i}.temporal_pre_norm", hidden), _float(f"layers.{i}.channel_pre_norm", hidden),
-                _linear(f"{m}.gate_proj", hidden, inter, "mlp", True),
-                _linear(f"{m}.up_proj", hidden, inter, "mlp", True),
-                _linear(f"{m}.down_proj", inter, hidden, "mlp", True, row=True)]
+        out += [_float(f"layers.{i}.temporal_pre_norm", hidden), _float(f"layers.{i}.channel_pre_norm", hidden)]
+        out += _mlp(m, hidden, inter, "mlp", True)
     return out
 
 

@@ -85,11 +85,6 @@ def ernie4_5_moe(f: Fields, layers: list, dims) -> list[Module]:
         out.append(Module("lm_head", 0 if tied else vocab * hidden, vocab if bias else 0, "lm_head", top=True,
                           inputs=hidden))
 
-    def mlp(prefix: str, width: int, role: str) -> list[Module]:
-        return [_linear(f"{prefix}.gate_proj", hidden, width, role, bias),
-                _linear(f"{prefix}.up_proj", hidden, width, role, bias),
-                _linear(f"{prefix}.down_proj", width, hidden, role, bias, row=True)]
-
     for i in range(n):
         a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
         out += _qkvo(a, hidden, heads, kv, hd, bias)
@@ -99,9 +94,9 @@ def ernie4_5_moe(f: Fields, layers: list, dims) -> list[Module]:
                     _float(f"{m}.moe_statics.e_score_correction_bias", experts, "router")]
             out += _experts(m, experts, hidden, moe_inter)
             if shared > 0:
-                out += mlp(f"{m}.shared_experts", moe_inter * shared, "shared experts")
+                out += _mlp(f"{m}.shared_experts", hidden, moe_inter * shared, "shared experts", bias)
         else:
-            out += mlp(m, inter, "mlp")
+            out += _mlp(m, hidden, inter, "mlp", bias)
     return out
 
 

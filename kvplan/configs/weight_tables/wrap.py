@@ -66,10 +66,8 @@ def telechat3(f: Fields, layers: list, dims) -> list[Module]:
     for i in range(len(layers)):
         m = f"layers.{i}.mlp"
         out += _qkvo(f"layers.{i}.self_attn", hidden, heads, kv, head_dim, bias)
-        out += [_linear(f"{m}.gate_proj", hidden, inter, "mlp", mlp_bias),
-                _linear(f"{m}.up_proj", hidden, inter, "mlp", mlp_bias),
-                _linear(f"{m}.down_proj", inter, hidden, "mlp", mlp_bias, row=True),
-                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        out += _mlp(m, hidden, inter, "mlp", mlp_bias)
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
     return out
 
 
@@ -104,10 +102,8 @@ def mllama_text(f: Fields, layers: list, dims) -> list[Module]:
                     _float(f"{layer}.cross_attn_attn_gate", 1), _float(f"{layer}.cross_attn_mlp_gate", 1)]
         else:
             out += _qkvo(f"{layer}.self_attn", hidden, heads, kv, head_dim)
-        out += [_linear(f"{layer}.mlp.gate_proj", hidden, inter, "mlp"),
-                _linear(f"{layer}.mlp.up_proj", hidden, inter, "mlp"),
-                _linear(f"{layer}.mlp.down_proj", inter, hidden, "mlp"),
-                _float(f"{layer}.input_layernorm", hidden), _float(f"{layer}.post_attention_layernorm", hidden)]
+        out += _mlp(f"{layer}.mlp", hidden, inter, "mlp")
+        out += [_float(f"{layer}.input_layernorm", hidden), _float(f"{layer}.post_attention_layernorm", hidden)]
     return out
 
 
@@ -157,9 +153,7 @@ def gemma3n_text(f: Fields, layers: list, dims) -> list[Module]:
                     _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
                     _float(f"{a}.k_norm", head_dim)]
         inter = int(inters[i])
-        out += [_linear(f"{layer}.mlp.gate_proj", hidden, inter, "mlp"),
-                _linear(f"{layer}.mlp.up_proj", hidden, inter, "mlp"),
-                _linear(f"{layer}.mlp.down_proj", inter, hidden, "mlp")]
+        out += _mlp(f"{layer}.mlp", hidden, inter, "mlp")
         out += [_float(f"{layer}.{norm}", hidden) for norm in
                 ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
                  "post_feedforward_layernorm")]
