@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import builtins
 import re
 import textwrap
 import sys
@@ -123,6 +124,38 @@ def read_registry_classes(path: Path) -> tuple[set[str], set[str], dict[str, tup
 SEARCHED = ("vllm/model_executor/models", "vllm/models")
 
 
+CUDA_TRUE = {"is_cuda", "is_cuda_alike"}
+CUDA_FALSE = {"is_rocm", "is_xpu", "is_cpu", "is_tpu", "is_hpu", "is_neuron", "is_out_of_tree", "is_mps"}
+
+
+def _truth(test: ast.expr, typing: bool = False) -> bool | None:
+    """An `if` test's value when vLLM runs on an NVIDIA GPU: TYPE_CHECKING is False at run time (True with
+    `typing`), current_platform.is_cuda() True, is_rocm() / is_xpu() / is_cpu() ... False; None: not known (both
+    branches are read)."""
+    if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING":
+        return typing
+    if isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING":
+        return typing
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _truth(test.operand, typing)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and not test.args:
+        if test.func.attr in CUDA_TRUE:
+            return True
+        if test.func.attr in CUDA_FALSE:
+            return False
+    return None
+
+
+def _bound(node: ast.stmt) -> set[str]:
+    """The names a module-level assignment or import binds."""
+    if isinstance(node, ast.Assign):
+        return {t.id for t in node.targets if isinstance(t, ast.Name)}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {alias.asname or alias.name for alias in node.names}
+    return set()
+
+
 class _Unread(Exception):
     """A class the static reader could not find: its PP support is left unknown."""
 
@@ -151,42 +184,67 @@ class _Classes:
             self._trees[dotted] = ast.parse(path.read_text(), str(path)) if inside else None
         return self._trees[dotted]
 
-    def _statements(self, tree: ast.Module):
-        """Module-level statements in order, entering if/try blocks (platform or TYPE_CHECKING branches:
-        the first definition of a name wins)."""
+    def _statements(self, tree: ast.Module, typing: bool = False):
+        """Module-level statements in order, entering if/try blocks: a branch that runs on CUDA (_truth), both
+        where the test is not known."""
         stack = list(reversed(tree.body))
         while stack:
             node = stack.pop()
-            if isinstance(node, (ast.If, ast.Try)):
-                inner = node.body + getattr(node, "orelse", []) + [
-                    s for h in getattr(node, "handlers", []) for s in h.body]
+            if isinstance(node, ast.If):
+                truth = _truth(node.test, typing)
+                inner = (node.body if truth is not False else []) + (node.orelse if truth is not True else [])
+                stack.extend(reversed(inner))
+            elif isinstance(node, ast.Try):
+                inner = node.body + [s for h in node.handlers for s in h.body] + node.orelse
                 stack.extend(reversed(inner))
             else:
                 yield node
 
-    def find(self, module: str, name: str, depth: int = 0) -> tuple[str, ast.ClassDef] | None:
-        """(module, ClassDef) that `name` is in `module`; None: from outside vllm/ (not read)."""
+    def find_all(self, module: str, name: str, depth: int = 0) -> list[tuple[str, ast.ClassDef] | None]:
+        """Every (module, ClassDef) `name` can be in `module`, one per platform branch (if/else, TYPE_CHECKING)
+        that defines or imports it; None for one from outside vllm/ (not read). `Name = None` (a class a
+        platform lacks) is skipped."""
         if depth > 20:
             raise _Unread(f"{module}.{name}: import chain too long")
         tree = self._tree(module)
         if tree is None:
-            return None
+            return [None]
         is_package = _module_path(self.src, module).name == "__init__.py"
-        for node in self._statements(tree):
+        found: list = []
+        lazy = any(isinstance(node, ast.FunctionDef) and node.name == "__getattr__" for node in tree.body)
+        statements = list(self._statements(tree))
+        if lazy and not any(getattr(node, "name", None) == name or name in _bound(node) for node in statements):
+            # a module __getattr__ imports it on first lookup (vllm/models/step5, inkling, flint): the module's
+            # TYPE_CHECKING imports name the same classes, read as a type checker would (platform tests as on CUDA)
+            statements = list(self._statements(tree, typing=True))
+        for node in statements:
             if isinstance(node, ast.ClassDef) and node.name == name:
-                return module, node
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-                if isinstance(node.value, ast.Name):
-                    return self.find(module, node.value.id, depth + 1)
-                raise _Unread(f"{module}.{name}: assigned from {ast.unparse(node.value)[:60]}")
-            if isinstance(node, ast.ImportFrom):
+                found.append((module, node))
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                value = node.value
+                if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                        and value.func.id.startswith("as_") and len(value.args) == 1 and not value.keywords):
+                    value = value.args[0]  # adapters.py as_embedding_model(cls) / as_seq_cls_model(cls): a subclass
+                if isinstance(value, ast.Name):
+                    found += self.find_all(module, value.id, depth + 1)
+                elif not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                    raise _Unread(f"{module}.{name}: assigned from {ast.unparse(node.value)[:60]}")
+            elif isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     if (alias.asname or alias.name) == name:
                         origin = self._origin(module, node, is_package)
                         if _module_path(self.src, f"{origin}.{alias.name}") is not None:
                             raise _Unread(f"{module}.{name}: a module, not a class")
-                        return self.find(origin, alias.name, depth + 1)
-        raise _Unread(f"{module}: no class {name}")
+                        found += self.find_all(origin, alias.name, depth + 1)
+        if not found and name in dir(builtins):
+            return [None]  # object, ...: not read
+        if not found:
+            raise _Unread(f"{module}: no class {name}")
+        return found
+
+    def find(self, module: str, name: str) -> tuple[str, ast.ClassDef] | None:
+        """The first of find_all (a base class: platform branches of a base are not compared)."""
+        return self.find_all(module, name)[0]
 
     def _origin(self, module: str, node: ast.ImportFrom, is_package: bool) -> str:
         if not node.level:
@@ -199,6 +257,9 @@ class _Classes:
         """(module, name) a base expression names; None: not a plain name (a call, a generic's argument...)."""
         if isinstance(base, ast.Subscript):
             return self._base(module, base.value)  # Generic[...] / SupportsX[...]
+        if (isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id.startswith("as_")
+                and len(base.args) == 1 and not base.keywords):
+            return self._base(module, base.args[0])  # adapters.py as_embedding_model(cls): a subclass of cls
         if isinstance(base, ast.Name):
             return module, base.id
         if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
@@ -217,10 +278,10 @@ class _Classes:
             return None
         return None
 
-    def mro(self, module: str, name: str) -> list[tuple[str, ast.ClassDef]]:
+    def mro(self, module: str, name: str, found: tuple[str, ast.ClassDef] | None = None) -> list:
         """The classes read under vllm/ in C3 order (classes from outside vllm/ are left out: none of them is
         SupportsPP or, for the check below, a forward that takes intermediate_tensors)."""
-        found = self.find(module, name)
+        found = found or self.find(module, name)
         if found is None:
             return []
         where, node = found
@@ -237,11 +298,16 @@ class _Classes:
     def supports_pp(self, module: str, name: str) -> bool:
         key = (module, name)
         if key not in self._pp:
-            chain = self.mro(module, name)
-            if not chain:
-                raise _Unread(f"{module}.{name}: not found under vllm/")
-            pp = any(node.name == "SupportsPP" and where.endswith("models.interfaces") for where, node in chain)
-            self._pp[key] = pp and _forward_takes_intermediate(chain)
+            answers = set()
+            for found in self.find_all(module, name):  # one per platform branch: they must agree
+                if found is None:
+                    raise _Unread(f"{module}.{name}: not found under vllm/")
+                chain = self.mro(module, name, found)
+                pp = any(node.name == "SupportsPP" and where.endswith("models.interfaces") for where, node in chain)
+                answers.add(pp and _forward_takes_intermediate(chain))
+            if len(answers) > 1:
+                raise _Unread(f"{module}.{name}: its platform branches disagree")
+            self._pp[key] = answers.pop()
         return self._pp[key]
 
 
@@ -336,10 +402,15 @@ def read_pp_table(path: Path) -> dict[tuple[int, int, int], tuple[set[str], set[
     names = _dicts(ast.parse(path.read_text(), str(path)))
     if "PP_RELEASES" not in names:
         return {}
-    no_pp = ast.literal_eval(names["NO_PP"])
-    unread = ast.literal_eval(names["PP_UNREAD"]) if "PP_UNREAD" in names else {}
-    return {_version(r): (set(no_pp.get(r, ())), set(unread.get(r, ())))
-            for r in ast.literal_eval(names["PP_RELEASES"])}
+    releases = [_version(r) for r in ast.literal_eval(names["PP_RELEASES"])]
+    found: dict[tuple[int, int, int], tuple[set[str], set[str]]] = {v: (set(), set()) for v in releases}
+    for kind, name in enumerate(("NO_PP", "PP_UNREAD")):
+        for arch, spans_ in (ast.literal_eval(names[name]) if name in names else {}).items():
+            for first, end in spans_:
+                for v in releases:
+                    if _version(first) <= v and (end is None or v < _version(end)):
+                        found[v][kind].add(arch)
+    return found
 
 
 def build(root: Path, base: Path | None = None) -> tuple[list[str], dict[str, dict[str, list]]]:
@@ -401,10 +472,12 @@ def render(releases: list[str], table: dict[str, dict[str, list]], pp: dict | No
         *(["",
            *textwrap.wrap("Pipeline parallelism (vLLM refuses --pipeline-parallel-size > 1 for a class that does not "
                           "implement SupportsPP: config/model.py ModelConfig.verify_with_parallel_config), read from "
-                          "the model sources of the releases in PP_RELEASES only: NO_PP[release] lists the "
-                          "architectures registered in it whose class lacks SupportsPP in its MRO or whose forward "
-                          "takes no intermediate_tensors (interfaces.py supports_pp); PP_UNREAD[release] those the "
-                          "reader could not follow. For any other release PP support is not known.", 100)]
+                          "the model sources of the releases in PP_RELEASES only (PyPI has no sdist of some). "
+                          "NO_PP[architecture]: spans over PP_RELEASES (first, first without, or None) in which its "
+                          "registered class lacks SupportsPP in its MRO or has a forward that takes no "
+                          "intermediate_tensors (interfaces.py supports_pp); PP_UNREAD: the same for classes the "
+                          "reader could not follow. An architecture registered in a release of PP_RELEASES and in "
+                          "neither supports PP; for a release not in PP_RELEASES it is not known.", 100)]
           if pp else []),
         '"""',
         "",
@@ -418,13 +491,14 @@ def render(releases: list[str], table: dict[str, dict[str, list]], pp: dict | No
         lines.append(f"    {arch!r}: ({native!r}, {backend!r}),")
     lines.append("}")
     if pp:
-        lines += ["", f"PP_RELEASES = {tuple(pp)!r}"]
+        read = list(pp)
+        lines += ["", f"PP_RELEASES = {tuple(read)!r}"]
         for name, index in (("NO_PP", 0), ("PP_UNREAD", 1)):
+            archs = sorted(set().union(*(sets[index] for sets in pp.values())))
             lines += ["", f"{name} = {{"]
-            for release, sets in pp.items():
-                lines.append(f"    {release!r}: (")
-                lines += [f"        {arch!r}," for arch in sorted(sets[index])]
-                lines.append("    ),")
+            for arch in archs:
+                found = tuple(tuple(x) for x in spans([arch in pp[r][index] for r in read], read))
+                lines.append(f"    {arch!r}: {found!r},")
             lines.append("}")
     return "\n".join(lines) + "\n"
 

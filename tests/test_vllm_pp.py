@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.engines.vllm_pp import pipeline_support
-from kvplan.engines.vllm_registry_data import NO_PP, PP_RELEASES
+from kvplan.engines.vllm_registry_data import NO_PP, PP_RELEASES, RELEASES
 from kvplan.fit.grid import parse_gpus
 from kvplan.fit.search import FitRequest, search
 from kvplan_inprocess import kvplan
@@ -35,8 +35,9 @@ from kvplan_inprocess import kvplan
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_table_reads_the_releases_it_says():
-    assert PP_RELEASES == ("0.11.0", "0.33.0", "0.34.0")
+def test_the_table_reads_every_release_with_an_sdist():
+    # PyPI has no sdist of 0.15.0 and 0.15.1 (wheels only): every other release of the registry table is read
+    assert set(RELEASES) - set(PP_RELEASES) == {"0.15.0", "0.15.1"}
 
 
 @pytest.mark.parametrize("arch", ["LlamaForCausalLM", "GemmaForCausalLM"])
@@ -47,14 +48,14 @@ def test_supportspp_classes_run_with_pp_in_0_34(arch):
 
 @pytest.mark.parametrize("arch", ["Zamba2ForCausalLM", "Mamba2ForCausalLM", "Eagle3Qwen3ForCausalLM"])
 def test_classes_without_supportspp_are_listed(arch):
-    assert arch in NO_PP["0.34.0"]
+    assert arch in NO_PP
     assert pipeline_support(arch, "0.34").supported is False
 
 
 def test_a_release_not_read_is_not_known():
-    # 0.20.0 registers Zamba2ForCausalLM (native from 0.11.0) but its sources were not read for PP
-    found = pipeline_support("Zamba2ForCausalLM", "0.20.0")
-    assert found.supported is None and "not known" in found.note and "0.20.0" in found.note
+    # 0.15.0 registers Zamba2ForCausalLM (native from 0.11.0) but its sources were not read for PP
+    found = pipeline_support("Zamba2ForCausalLM", "0.15.0")
+    assert found.supported is None and "not known" in found.note and "0.15.0" in found.note
 
 
 def test_cli_refuses_pp_for_a_class_without_supportspp():
@@ -68,9 +69,9 @@ def test_cli_refuses_pp_for_a_class_without_supportspp():
 
 
 def test_cli_notes_a_release_it_did_not_read():
-    out = kvplan("estimate", "zamba2-2.7b", "--engine", "vllm@0.20.0", "--gpu", "h100", "--pp", "2")
+    out = kvplan("estimate", "zamba2-2.7b", "--engine", "vllm@0.15.0", "--gpu", "h100", "--pp", "2")
     assert out.returncode == 0
-    assert "whether vLLM 0.20.0 runs Zamba2ForCausalLM with pipeline parallelism is not known" in out.stdout
+    assert "whether vLLM 0.15.0 runs Zamba2ForCausalLM with pipeline parallelism is not known" in out.stdout
 
 
 def test_fit_leaves_pp_out_for_a_class_without_supportspp():
@@ -103,7 +104,9 @@ def _write(root: Path, rel: str, text: str) -> None:
 
 def test_reader_follows_bases_across_modules(tmp_path):
     # A: SupportsPP through a base imported from another module; B: SupportsPP but a forward without
-    # intermediate_tensors; C: no SupportsPP; D: an alias of A in a package's __init__; E: a class that is not there
+    # intermediate_tensors; C: no SupportsPP; D: a package whose CUDA branch (not ROCm's) has a PP class;
+    # F: a lazy package (module __getattr__) whose TYPE_CHECKING import names the class; G: a subclass of
+    # adapters.py as_embedding_model(A), itself a subclass of A; E: a class that is not there
     models = "vllm/model_executor/models"
     _write(tmp_path, f"{models}/interfaces.py", """
         class SupportsPP:
@@ -117,9 +120,11 @@ def test_reader_follows_bases_across_modules(tmp_path):
     """)
     _write(tmp_path, f"{models}/a.py", """
         from vllm.model_executor.models.base import Base as Parent
+        from .adapters import as_embedding_model
         class A(Parent): ...
         class B(Parent):
             def forward(self, input_ids, positions, hidden_states): ...
+        class G(as_embedding_model(A)): ...
     """)
     _write(tmp_path, f"{models}/c.py", """
         from torch import nn
@@ -127,19 +132,29 @@ def test_reader_follows_bases_across_modules(tmp_path):
             def forward(self, input_ids, positions, intermediate_tensors=None): ...
     """)
     _write(tmp_path, "vllm/models/d/__init__.py", """
-        from typing import TYPE_CHECKING
-        if TYPE_CHECKING:
-            from .impl import D
+        from vllm.platforms import current_platform
+        if current_platform.is_rocm():
+            from vllm.model_executor.models.c import C as D
         else:
-            from .other import D
+            from .impl import D
     """)
     _write(tmp_path, "vllm/models/d/impl.py", """
         from vllm.model_executor.models import a
         class D(a.A): ...
     """)
-    entries = {"A": ("a", "A"), "B": ("a", "B"), "C": ("c", "C"), "D": ("vllm.models.d", "D"), "E": ("c", "E")}
+    _write(tmp_path, "vllm/models/f/__init__.py", """
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from vllm.model_executor.models.c import C as F
+        def __getattr__(name):
+            from vllm.model_executor.models import c
+            return c.C
+    """)
+    entries = {"A": ("a", "A"), "B": ("a", "B"), "C": ("c", "C"), "D": ("vllm.models.d", "D"),
+               "E": ("c", "E"), "F": ("vllm.models.f", "F"), "G": ("a", "G")}
     without, unread = _script().read_pp(tmp_path, entries)
-    assert without == {"B", "C"} and unread == {"E"}
+    assert without == {"B", "C", "F"} and unread == {"E"}
+
 
 
 def test_emit_vllm_warns_that_the_command_would_not_start():

@@ -3,9 +3,9 @@
 vLLM refuses pipeline_parallel_size > 1 when the architecture's class does not implement SupportsPP (0.34
 config/model.py ModelConfig.verify_with_parallel_config: "Pipeline parallelism is not supported for this model.
 Supported models implement the `SupportsPP` interface."; registry.py _ModelInfo.from_model_cls sets supports_pp from
-interfaces.py supports_pp). kvplan.engines.vllm_registry_data records, for the releases in PP_RELEASES only, which
-registered architectures lack it (benchmarks/vllm_registry_table.py reads the classes statically). For any other
-release the answer is "not known", said in a note, never a refusal.
+interfaces.py supports_pp). kvplan.engines.vllm_registry_data's NO_PP holds, per architecture, the releases of
+PP_RELEASES in which its class lacks it (benchmarks/vllm_registry_table.py reads the classes statically). For a
+release not in PP_RELEASES (no sdist to read) the answer is "not known", said in a note, never a refusal.
 """
 
 from __future__ import annotations
@@ -23,11 +23,14 @@ class PipelineSupport:
     note: str | None  # for the report where not known
 
 
+def _inside(spans, key) -> bool:
+    return any(_key(first) <= key and (end is None or key < _key(end)) for first, end in spans)
+
+
 def _registered(name: str, key) -> bool:
     from .vllm_registry_data import REGISTRY
 
-    return any(_key(first) <= key and (end is None or key < _key(end))
-               for spans in REGISTRY.get(name, ((), ())) for first, end in spans)
+    return any(_inside(spans, key) for spans in REGISTRY.get(name, ((), ())))
 
 
 def pipeline_support(architectures, release: str) -> PipelineSupport:
@@ -47,12 +50,13 @@ def pipeline_support(architectures, release: str) -> PipelineSupport:
     if table_release not in PP_RELEASES:
         return PipelineSupport(None, chosen, None,
                                f"whether vLLM {table_release} runs {chosen} with pipeline parallelism is not known: "
-                               f"kvplan read SupportsPP from the sources of {', '.join(PP_RELEASES)} only")
-    if chosen in PP_UNREAD.get(table_release, ()):
+                               f"kvplan did not read that release's model sources for SupportsPP")
+    here = _key(table_release)
+    if _inside(PP_UNREAD.get(chosen, ()), here):
         return PipelineSupport(None, chosen, table_release,
                                f"whether vLLM {table_release} runs {chosen} with pipeline parallelism is not known: "
                                "its class could not be read")
-    return PipelineSupport(chosen not in NO_PP[table_release], chosen, table_release, None)
+    return PipelineSupport(not _inside(NO_PP.get(chosen, ()), here), chosen, table_release, None)
 
 
 def check_pp(architectures, release: str, pp: int, tp: int, notes: list[str]) -> None:
