@@ -23,6 +23,13 @@ registry.py unpacked. A release both in the table and under ROOT must read the s
 It writes a Python module with, per architecture, the spans of releases in which it is native and in
 which it is Transformers-backend only, as (first release, first release without it or None). Without
 --out it prints a summary.
+
+Pipeline parallelism: where a release's model sources are unpacked too (vllm/model_executor/models/*.py and
+vllm/models/, as in an sdist), each registered class is followed statically through its bases and the imports
+under those two folders (platform branches as on CUDA, TYPE_CHECKING false unless a module __getattr__ loads the
+class lazily, adapters.py as_*_model(cls) as cls) to tell whether vLLM's interfaces.py supports_pp holds:
+SupportsPP in the MRO and a forward taking intermediate_tensors. The module gets PP_RELEASES (the releases read),
+NO_PP and PP_UNREAD (spans over PP_RELEASES); --base keeps the releases read before.
 """
 
 from __future__ import annotations
