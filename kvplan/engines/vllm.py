@@ -782,7 +782,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
              allow_long_max_model_len: bool = False, prefix_caching: bool | None = None,
              max_num_seqs: int | None = None, enforce_eager: bool = False, draft_layers: int = 0,
              num_speculative_tokens: int = 0, draft_model: ModelSpec | None = None,
-             gpu: str | None = None) -> VllmPool:
+             gpu: str | None = None, release: str | None = None) -> VllmPool:
     """vLLM's KV cache config for `model` on one (tp, pp) replica under `rules`.
 
     kv_memory_bytes: memory for the KV cache per GPU. max_num_batched_tokens:
@@ -795,6 +795,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     states and, from 0.15, add as many state pages to each request. draft_model: a separate draft
     checkpoint (EAGLE head, small LLM) whose layers join the pool (not with draft_layers). gpu: the
     catalog name of the GPU, where its backends decide the layout (DeepSeek-V4.1, GLM-5-Next, Kimi K3).
+    release: the vLLM release asked for (default rules.version): its registry says whether pp > 1 is refused
+    (kvplan.engines.vllm_pp).
     """
     from ..configs.quant_mlx import refusal
 
@@ -806,6 +808,10 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         raise UsageError("--max-model-len must be positive")
     mnbt = max_num_batched_tokens or rules.max_num_batched_tokens(None)
     notes: list[str] = []
+    if pp > 1:  # vLLM refuses PP for a class without SupportsPP (config/model.py verify_with_parallel_config)
+        from .vllm_pp import check_pp
+
+        check_pp(model.registry_names, release or rules.version, pp, tp, notes)
     limit = model.max_context_tokens
     if limit and max_model_len > limit:
         if not allow_long_max_model_len:

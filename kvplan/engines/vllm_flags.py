@@ -287,6 +287,15 @@ def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_mo
     served = check(result.plan.model.registry_names, release or rules.version)
     if served.reason:
         notes.insert(0, served.reason)
+    dep = result.deployment
+    if dep is not None and dep.pp > 1:  # --engine vllm refuses it (engines.vllm_pp); the emitted command says so
+        from ..errors import UsageError
+        from .vllm_pp import check_pp
+
+        try:
+            check_pp(result.plan.model.registry_names, release or rules.version, dep.pp, dep.tp, notes)
+        except UsageError as refused:
+            notes.insert(0, f"warning: this command would not start: {refused.one_line()}")
     env = long_context_env(result.plan.model, max_model_len_tokens)
     text = " ".join(env + [shlex.join(argv)])
     report.data["emit"] = {

@@ -219,6 +219,9 @@ class _Engine:
         self.speculation = speculation
         self.drafted = (0, 0, None)  # (MTP layers, draft tokens, draft checkpoint), resolved once per search
         self.sglang_spec = None  # SGLang's reading of the speculation (engines.sglang.Speculation), once
+        # vLLM's PP check (engines.vllm_pp), once per search: why pp > 1 is left out, or a note where not known
+        self.pp_refused: str | None = None
+        self.pp_note: str | None = None
         self.tokens = tokens
         self.allow_long = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
         self._pools: dict = {}
@@ -433,6 +436,14 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
         from ..engines.vllm_speculative import resolve_speculation
 
         engine.drafted = resolve_speculation(base, engine.speculation)
+    if engine.on and req.max_gpus > 1:  # vLLM refuses pp > 1 for a class without SupportsPP: those splits are left out
+        from ..engines.vllm_pp import pipeline_support
+
+        pp = pipeline_support(base.registry_names, engine.release)
+        if pp.supported is False:
+            engine.pp_refused = (f"vLLM {pp.release} runs {pp.architecture} without pipeline parallelism only "
+                                 "(no SupportsPP)")
+        engine.pp_note = pp.note
     if engine.on:  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
         from ..engines.vllm_profile import vllm_loaded
 
@@ -483,6 +494,8 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
     read_by_tp: dict[int, int] = {}
     for tp, pp in grid:
         bad = split_reason(model, tp, pp)
+        if bad is None and pp > 1 and engine.pp_refused:
+            bad = engine.pp_refused
         if bad is not None:
             for gpu in req.gpus:
                 out.append(Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices),

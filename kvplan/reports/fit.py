@@ -163,6 +163,10 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
     if options:
         report.lines.append("each option was evaluated by the planner of `kvplan estimate`; check the first with: "
                             + estimate_command(req, options[0]))
+    if getattr(result.engine, "pp_refused", None):
+        report.lines.append(f"pipeline-parallel splits left out: {result.engine.pp_refused}; only pp 1 is searched")
+    if getattr(result.engine, "pp_note", None):
+        report.lines.append(f"note: {result.engine.pp_note}")
     for c, why in result.dropped:
         report.lines.append(f"dropped (the screen and the planner disagree, please report): {c.label()}: {why}")
     for label, why in result.skipped_sets:
