@@ -373,6 +373,11 @@ def test_v0102_qwen3_235b_fp8_tp8_ep_l40s_pcie(cli, tmp_path):
     assert logged["logged"] == "10.68 GiB" and logged["predicted"] == "10.69 GiB"
     assert 0 < logged["deviation_pct"] < 0.2
     assert "over PCIe only" in logged["explanation"]
+    # kvplan's own weights from the config alone agree with the logged 27.72 GiB: FP8 with 128 x 128 block scales,
+    # norms and routers whole on every rank, and, with 4 KV heads over 8 ranks, one KV head's k/v_proj whole on each
+    # rank (vLLM's QKVParallelLinear); 27.67 GiB (10.74 GiB available) before that replication was counted
+    model = f["Available KV cache memory (from the GPU and the model)"]
+    assert "weights 27.72 GiB (parameter count" in model["explanation"] and model["predicted"] == "10.69 GiB"
     terms = _terms(data)
     assert terms["non-torch"]["logged_gib"] == 0.18
     assert terms["non-torch"]["predicted_gib"] == round(193_273_528 / GIB, 3)
