@@ -132,8 +132,9 @@ EXPERT_BYTES = {"fp4": 0.5 + 1 / 32, "fp8": 1.0, "bf16": 2.0}
 # builds them (models/deepseek_v4): nvidia/model.py DeepseekV4DecoderLayer hc_attn_* / hc_ffn_* and DeepseekV4Model
 # hc_head_* (torch.float32 nn.Parameters), DeepseekV4MoE gate.e_score_correction_bias (the checkpoint's
 # ffn.gate.bias, torch.float32), compressor.py DeepseekCompressor ape (state_dtype float32), attention.py attn_sink
-# (make_attention_sink(..., torch.float32))
-_FP32 = re.compile(r"(?:^|\.)hc_\w+$|\.ape$|\.attn_sink$|\.gate\.bias$")
+# (make_attention_sink(..., torch.float32)); and DeepSeek-V4.1's gate.bias_vl (the same DeepseekV4MoE, a torch.float32
+# nn.Parameter where the config has a vision tower)
+_FP32 = re.compile(r"(?:^|\.)hc_\w+$|\.ape$|\.attn_sink$|\.gate\.bias(?:_vl)?$")
 
 
 def weight_format(f: Fields, layers: list, total: int, rest_dtype: str, rest_bytes: float):
@@ -161,8 +162,9 @@ def _nvfp4_experts(f: Fields, expert_dtype: str) -> bool:
 
 
 def _by_module(f: Fields, layers: list, total: int, expert_dtype: str, rest_bytes: float):
-    """(average bytes per parameter, bytes each TP rank holds whole) of a DeepSeek-V4 checkpoint, module by
-    module: the routed experts in expert_dtype (FP4: MXFP4, 1/2 B + one E8M0 scale per 32 values, or with
+    """(average bytes per parameter, bytes each TP rank holds whole) of a DeepSeek-V4 checkpoint (or V4.1's:
+    shared_compressed.weight_format passes its expert_dtype and FP8 width), module by module: the routed
+    experts in expert_dtype (FP4: MXFP4, 1/2 B + one E8M0 scale per 32 values, or with
     moe_quant_algo NVFP4, 1/2 B + one F8_E4M3 scale per 16 and float32 weight_scale_2 and input_scale for each
     expert's w1, w2 and w3, held whole on every TP rank: vLLM 0.34 modelopt.py ModelOptNvFp4FusedMoE.create_weights,
     w13_ / w2_weight_scale_2 and input_scale [experts(, 2)] float32; FP8: block scaled as the other linears, vLLM
@@ -171,7 +173,8 @@ def _by_module(f: Fields, layers: list, total: int, expert_dtype: str, rest_byte
     wkv, wo_a, wo_b, the shared experts, the indexer's wq_b) at rest_bytes (FP8 with its block scales, UE8M0
     where scale_fmt says so), and the float parameters in float32 (_FP32) or bfloat16 (embed, norms, the
     router gate, the compressors' wkv / wgate and the indexer's weights_proj, which vLLM builds with
-    quant_config=None). Whole on each TP rank: the modules weight_tables.replicated_params names, at these
+    quant_config=None; V4.1's indexer wk, also quant_config=None, and its Engram q_weight / k_weight, bfloat16
+    nn.Parameters). Whole on each TP rank: the modules weight_tables.replicated_params names, at these
     rates. None where the table does not add up to `total`."""
     from .weight_tables import _whole_floats, table
 

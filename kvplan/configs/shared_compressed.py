@@ -34,7 +34,7 @@ from ..core.layers import LayerSpec, RecurrentState, TokenCache, TokenPolicy
 from ..core.storage import FP32
 from ..errors import ConfigError
 from . import kinds as K
-from .compressed import EXPERT_BYTES, _shared_kv
+from .compressed import EXPERT_BYTES, _by_module, _nvfp4_experts, _shared_kv
 from .fields import Fields
 from .params import deepseek_v41_parts
 
@@ -133,13 +133,16 @@ def layers(f: Fields, n: int, kinds: list[str] | None = None) -> list[LayerSpec]
     return out
 
 
-def weight_format(f: Fields, layers: list, total: int, rest_dtype: str, rest_bytes: float) -> tuple[str, float]:
-    """(label, average bytes per parameter) of the text model as the checkpoint stores it: the routed experts
-    in expert_dtype (quantization_config's, as vLLM's config class lifts it; FP4: 4 bits + one E8M0 scale
-    per 32), the quantized linears in FP8 with one scale per weight_block_size block (32 x 32, UE8M0: 1 B),
-    the rest in bf16 and float32 as vLLM allocates them."""
+def weight_format(f: Fields, layers: list, total: int, rest_dtype: str, rest_bytes: float):
+    """(label, average bytes per parameter, bytes each TP rank holds whole) of the text model as the checkpoint
+    stores it: the routed experts in expert_dtype (quantization_config's, as vLLM's config class lifts it; FP4: 4
+    bits + one E8M0 scale per 32), the quantized linears in FP8 with one scale per weight_block_size block (32 x
+    32, UE8M0: 1 B), the rest in bf16 and float32 as vLLM allocates them. Module by module from kvplan's table
+    (configs/weight_tables/mla.py deepseek_v41, sized as DeepSeek-V4's: compressed._by_module) where the experts'
+    dtype is one it sizes and the table adds up to `total`, which also gives the bytes vLLM holds whole on every
+    TP rank; else by dtype from params.deepseek_v41_parts, with nothing counted whole."""
     if not total:
-        return rest_dtype, rest_bytes
+        return rest_dtype, rest_bytes, 0
     quant = f.get("quantization_config")
     quant = quant if isinstance(quant, dict) else {}
     fp8 = str(quant.get("quant_method", "")).lower() == "fp8"
@@ -149,11 +152,17 @@ def weight_format(f: Fields, layers: list, total: int, rest_dtype: str, rest_byt
     per_block = (block[0] * block[1] if isinstance(block, list) and len(block) == 2
                  and all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block) else None)
     linear = 1 + scale / per_block if fp8 and per_block else (1.0 if fp8 else rest_bytes)
+    rest = "fp8" if fp8 else rest_dtype
+    if fp8 and expert_dtype in EXPERT_BYTES:
+        by_module = _by_module(f, layers, total, expert_dtype, linear)
+        if by_module is not None:
+            experts = "nvfp4" if _nvfp4_experts(f, expert_dtype) else expert_dtype
+            return (f"{experts} experts + {rest}",) + by_module
     parts = deepseek_v41_parts(f, layers)
     experts = EXPERT_BYTES.get(expert_dtype, linear)
     stored = parts["experts"] * experts + parts["fp8"] * linear + parts["bf16"] * 2 + parts["fp32"] * 4
-    label = f"{expert_dtype or rest_dtype} experts + {'fp8' if fp8 else rest_dtype}"
-    return label, stored / total
+    label = f"{expert_dtype or rest_dtype} experts + {rest}"
+    return label, stored / total, 0
 
 
 def engram_note(f: Fields) -> tuple[str, ...]:

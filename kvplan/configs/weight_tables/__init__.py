@@ -414,7 +414,7 @@ from .wrapped import WRAPPED  # noqa: E402 (Llama 4, Gemma 4: built from the hel
 from .more import MORE  # noqa: E402 (Gemma 3, Phi-3, Qwen3-Next)
 from .vl import VL  # noqa: E402 (Qwen3-VL / Qwen2.5-VL text models, ERNIE 4.5, MiMo)
 from .dense import DENSE  # noqa: E402 (Gemma, Gemma 2, Cohere2, EXAONE 4, GLM-4, GLM-4-0414, OLMo 3)
-from .mla import MLA  # noqa: E402 (DeepSeek-V4, LongCat-Flash, MiniCPM3)
+from .mla import MLA  # noqa: E402 (DeepSeek-V4, DeepSeek-V4.1, LongCat-Flash, MiniCPM3)
 from .hybrid import HYBRID  # noqa: E402 (Nemotron-H, Granite 4.0-H, Falcon-H1, Jamba, Zamba2)
 from .moe import MOE  # noqa: E402 (MiniMax-Text-01 / M1, Ling / Ring 2.0 and 3.0, DBRX, DeepSeek-MoE)
 from .wrap import WRAP  # noqa: E402 (wrappers' text models, TeleChat3, Gemma 3n, MiMo-V2)

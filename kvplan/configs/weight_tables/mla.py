@@ -1,9 +1,10 @@
-"""Per-module parameter tables (configs/weight_tables/__init__.py) of DeepSeek-V4 (deepseek_v4), MiniCPM3 (minicpm3) and
-LongCat-Flash (longcat_flash), named as the checkpoints' safetensors are. Each mirrors its family's counter term
-by term (params.deepseek_v4, params.minicpm3, params_mla.longcat_flash); MiniCPM3's and LongCat-Flash's say what
-vLLM 0.34 holds whole in their docstrings. DeepSeek-V4.1 (deepseek_v41_text) has no table: its layout differs
-(KV-source compressors without ape, indexer key projections, Engram, a second router bias, no hc_head:
-params.deepseek_v41_parts), and its weights are sized by dtype (shared_compressed.weight_format).
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of DeepSeek-V4 (deepseek_v4), DeepSeek-V4.1
+(deepseek_v41_text), MiniCPM3 (minicpm3) and LongCat-Flash (longcat_flash), named as the checkpoints'
+safetensors are. Each mirrors its family's counter term by term (params.deepseek_v4, params.deepseek_v41_parts,
+params.minicpm3, params_mla.longcat_flash); DeepSeek-V4.1's, MiniCPM3's and LongCat-Flash's say what vLLM 0.34
+holds whole in their docstrings. DeepSeek-V4.1 shares V4's attention, MoE and mixer modules (_v4_attention,
+_v4_ffn, _v4_layer_rest) and differs in its compressors, indexers, Engram, router biases and hc_head
+(deepseek_v41); both are sized module by module in their stored dtypes (compressed._by_module).
 
 DeepSeek-V4 (deepseek-ai/DeepSeek-V4-Flash, -Pro) keeps DeepSeek's own tensor names, with no `model.` prefix:
 `embed`, `head`, `norm`, `hc_head_fn / _base / _scale`, and per layer `layers.N.attn.wq_a / q_norm / wq_b / wkv /
@@ -65,6 +66,42 @@ def _compressor(c: str, hidden: int, width: int, coff: int, ratio: int) -> list[
             _whole_float(f"{c}.ape", ratio * coff * width), _norm(f"{c}.norm", width)]
 
 
+def _v4_attention(a: str, hidden: int, q_rank: int, heads: int, head: int, o_rank: int, groups: int) -> list[Module]:
+    """DeepseekV4Attention's own modules, the same in V4 and V4.1 (vLLM 0.34 models/deepseek_v4/attention.py and
+    models/deepseek_v41/attention.py DeepseekV4Attention.__init__): wq_a and wkv whole (fused_wqa_wkv,
+    disable_tp=True), q_norm, wq_b, kv_norm, wo_a, wo_b, attn_sink (split with the heads). wkv is the one shared
+    K/V head, built whole, so it carries no Module.kv_heads (kv_params leaves whole modules out)."""
+    return [_top(_linear(f"{a}.wq_a", hidden, q_rank, "attention", whole=True)), _norm(f"{a}.q_norm", q_rank),
+            _top(_linear(f"{a}.wq_b", q_rank, heads * head, "attention")),
+            _top(_linear(f"{a}.wkv", hidden, head, "attention", whole=True)), _norm(f"{a}.kv_norm", head),
+            _top(_linear(f"{a}.wo_a", heads * head // groups, groups * o_rank, "attention")),
+            _top(_linear(f"{a}.wo_b", groups * o_rank, hidden, "attention")),
+            Module(f"{a}.attn_sink", 0, heads, "attention", top=True)]
+
+
+def _v4_ffn(m: str, experts: int, hidden: int, inter: int, shared: int) -> list[Module]:
+    """DeepseekV4MoE's routed experts (w1, w3, w2), shared experts (shared x moe_intermediate_size wide) and router
+    gate (GateLinear, whole); its biases are the caller's."""
+    out = [_top(e) for e in _experts(m, experts, hidden, inter, ("w1", "w3", "w2"))]
+    if shared:
+        out += [_top(_linear(f"{m}.shared_experts.w1", hidden, shared, "shared experts")),
+                _top(_linear(f"{m}.shared_experts.w3", hidden, shared, "shared experts")),
+                _top(_linear(f"{m}.shared_experts.w2", shared, hidden, "shared experts"))]
+    return out + [Module(f"{m}.gate", 0, experts * hidden, "router", top=True)]
+
+
+def _v4_layer_rest(i: int, hidden: int, hc: int) -> list[Module]:
+    """A decoder layer's attn_norm, ffn_norm and its two hyper-connection mixers hc_attn_* / hc_ffn_* (fn, base,
+    scale: float32 nn.Parameters, whole; DeepseekV4DecoderLayer in both models' nvidia/model.py)."""
+    mix = (2 + hc) * hc
+    out = [_norm(f"layers.{i}.attn_norm", hidden), _norm(f"layers.{i}.ffn_norm", hidden)]
+    for hc_name in ("hc_attn", "hc_ffn"):
+        out += [_whole_float(f"layers.{i}.{hc_name}_fn", mix * hc * hidden, "mixer"),
+                _whole_float(f"layers.{i}.{hc_name}_base", mix, "mixer"),
+                _whole_float(f"layers.{i}.{hc_name}_scale", 3, "mixer")]
+    return out
+
+
 def deepseek_v4(f: Fields, layers: list, dims) -> list[Module]:
     """DeepseekV4ForCausalLM as params.deepseek_v4 counts it, under the checkpoint's names (module docstring)."""
     hidden, heads, head = f.int("hidden_size"), f.int("num_attention_heads"), f.int("head_dim")
@@ -82,15 +119,9 @@ def deepseek_v4(f: Fields, layers: list, dims) -> list[Module]:
            _whole_float("hc_head_scale", 1, "mixer")]
     if not f.flag("tie_word_embeddings"):
         out.append(Module("head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
-    mix = (2 + hc) * hc
     for i, spec in enumerate(layers):
         a, m = f"layers.{i}.attn", f"layers.{i}.ffn"
-        out += [_top(_linear(f"{a}.wq_a", hidden, q_rank, "attention", whole=True)), _norm(f"{a}.q_norm", q_rank),
-                _top(_linear(f"{a}.wq_b", q_rank, heads * head, "attention")),
-                _top(_linear(f"{a}.wkv", hidden, head, "attention", whole=True)), _norm(f"{a}.kv_norm", head),
-                _top(_linear(f"{a}.wo_a", heads * head // groups, groups * o_rank, "attention")),
-                _top(_linear(f"{a}.wo_b", groups * o_rank, hidden, "attention")),
-                Module(f"{a}.attn_sink", 0, heads, "attention", top=True)]
+        out += _v4_attention(a, hidden, q_rank, heads, head, o_rank, groups)
         ratio = next((c.policy.compress_ratio for c in spec.caches if c.policy.compress_ratio), None)
         if ratio is not None:
             csa = any(c.kind == "indexer" for c in spec.caches)
@@ -99,19 +130,74 @@ def deepseek_v4(f: Fields, layers: list, dims) -> list[Module]:
                 out += _compressor(f"{a}.indexer.compressor", hidden, index, 2, ratio)
                 out += [_top(_linear(f"{a}.indexer.wq_b", q_rank, index_heads * index, "attention", whole=True)),
                         _whole_float(f"{a}.indexer.weights_proj", hidden * index_heads)]
-        out += [_top(e) for e in _experts(m, experts, hidden, inter, ("w1", "w3", "w2"))]
-        if shared:
-            out += [_top(_linear(f"{m}.shared_experts.w1", hidden, shared, "shared experts")),
-                    _top(_linear(f"{m}.shared_experts.w3", hidden, shared, "shared experts")),
-                    _top(_linear(f"{m}.shared_experts.w2", shared, hidden, "shared experts"))]
-        out.append(Module(f"{m}.gate", 0, experts * hidden, "router", top=True))
+        out += _v4_ffn(m, experts, hidden, inter, shared)
         if not by_hash[i]:
             out.append(Module(f"{m}.gate.bias", 0, experts, "router", top=True))
-        out += [_norm(f"layers.{i}.attn_norm", hidden), _norm(f"layers.{i}.ffn_norm", hidden)]
-        for hc_name in ("hc_attn", "hc_ffn"):
-            out += [_whole_float(f"layers.{i}.{hc_name}_fn", mix * hc * hidden, "mixer"),
-                    _whole_float(f"layers.{i}.{hc_name}_base", mix, "mixer"),
-                    _whole_float(f"layers.{i}.{hc_name}_scale", 3, "mixer")]
+        out += _v4_layer_rest(i, hidden, hc)
+    return out
+
+
+# -- DeepSeek-V4.1 (params.deepseek_v41_parts) ------------------------------------------------------------------
+
+def deepseek_v41(f: Fields, layers: list, dims) -> list[Module]:
+    """DeepSeek-V4.1's text model (deepseek_v41_text) as params.deepseek_v41_parts counts it, under the
+    checkpoint's names, which are V4's (vLLM 0.34 models/deepseek_v41/nvidia/model.py
+    _make_deepseek_v4_weights_mapper: the same layers. / embed / head / norm names and the packed
+    fused_wqa_wkv = wq_a + wkv, fused_wkv_wgate = wkv + wgate). Per layer: V4's attention modules
+    (_v4_attention), V4's MoE (_v4_ffn) with two float32 router biases on every layer (DeepseekV4MoE is built
+    with num_hash_layers=0; deepseek_v4/nvidia/model.py DeepseekV4MoE: gate.e_score_correction_bias, the
+    checkpoint's ffn.gate.bias, and gate.bias_vl, which vLLM builds where the config has a vision tower), the
+    norms and mixers (_v4_layer_rest). What differs from V4 (models/deepseek_v41):
+    - a KV source (kv_source_layer_ids; compressor.py DeepseekCompressor) holds compressor.wkv, compressor.wgate
+      at ratio 2 only (ratio 1 "carries no gate"), head_dim wide each, built with quant_config=None and
+      disable_tp=True (BF16, whole), and compressor.norm; no ape;
+    - an index source (index_source_layer_ids; attention.py DeepseekV4Indexer) holds indexer.wq_b (a
+      ReplicatedLinear, FP8, whole) and indexer.weights_proj (ReplicatedLinear, quant_config=None: BF16, whole);
+      one that is also a KV source (owns_k) holds indexer.wk, head_dim -> index_head_dim (ReplicatedLinear,
+      quant_config=None: BF16, whole), and indexer.k_norm; the indexer has no compressor of its own;
+    - an Engram layer (engram_layer_ids; common/engram.py Engram) holds engram.wkv, (max_ngram - 1) x heads x
+      head_dim -> (hc_mult + 1) x hidden (a ColumnParallelLinear, FP8, split over TP), and engram.q_weight and
+      engram.k_weight, [hc_mult, hidden] bfloat16 nn.Parameters (whole); its n-gram table engram.embed is not
+      counted (kept in host memory by default: shared_compressed.engram_note);
+    - no hc_head (DeepseekV4Model: "v4.1 has no learned hc_head").
+    Not in the table, as the counter leaves them out: the DSpark drafter (mtp.*) and the vision tower."""
+    hidden, heads, head = f.int("hidden_size"), f.int("num_attention_heads"), f.int("head_dim")
+    q_rank, o_rank, groups = f.int("q_lora_rank"), f.int("o_lora_rank"), f.int("o_groups")
+    experts, inter = f.int("n_routed_experts"), f.int("moe_intermediate_size")
+    shared = f.int("n_shared_experts", default=1, minimum=0) * inter
+    hc = f.int("hc_mult", default=4)
+    index, index_heads = f.int("index_head_dim"), f.int("index_n_heads", default=32)
+    vocab = f.int("vocab_size")
+    engram = set(f.list("engram_layer_ids")) if f.has("engram_layer_ids") else set()
+    out = [Module("embed", 0, vocab * hidden, "embeddings", top=True), _norm("norm", hidden)]
+    if not f.flag("tie_word_embeddings"):
+        out.append(Module("head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
+    for i, spec in enumerate(layers):
+        a, m = f"layers.{i}.attn", f"layers.{i}.ffn"
+        out += _v4_attention(a, hidden, q_rank, heads, head, o_rank, groups)
+        main = spec.caches[0] if spec.caches and not spec.borrows else None
+        ratio = main.policy.compress_ratio if main is not None else None
+        if ratio:  # a KV source (shared_compressed.layers: only a KV source stores compressed entries)
+            c = f"{a}.compressor"
+            out.append(_whole_float(f"{c}.wkv", hidden * head))
+            if ratio > 1:
+                out.append(_whole_float(f"{c}.wgate", hidden * head))
+            out += [_norm(f"{c}.norm", head), _whole_float(f"{a}.indexer.wk", head * index),
+                    _norm(f"{a}.indexer.k_norm", index)]
+        if any(c.kind == "indexer" for c in spec.caches + spec.borrows):  # an index source
+            out += [_top(_linear(f"{a}.indexer.wq_b", q_rank, index_heads * index, "attention", whole=True)),
+                    _whole_float(f"{a}.indexer.weights_proj", hidden * index_heads)]
+        if i in engram:
+            e = f"layers.{i}.engram"
+            ngram, e_heads = f.int("engram_max_ngram_size", minimum=2), f.int("engram_n_heads", minimum=1)
+            e_dim = f.int("engram_head_dim", minimum=1)
+            out += [_top(_linear(f"{e}.wkv", (ngram - 1) * e_heads * e_dim, (hc + 1) * hidden, "engram")),
+                    _whole_float(f"{e}.q_weight", hc * hidden, "engram"),
+                    _whole_float(f"{e}.k_weight", hc * hidden, "engram")]
+        out += _v4_ffn(m, experts, hidden, inter, shared)
+        out += [Module(f"{m}.gate.bias", 0, experts, "router", top=True),
+                Module(f"{m}.gate.bias_vl", 0, experts, "router", top=True)]
+        out += _v4_layer_rest(i, hidden, hc)
     return out
 
 
@@ -195,4 +281,5 @@ def longcat_flash(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-MLA = {"deepseek_v4": deepseek_v4, "minicpm3": minicpm3, "longcat_flash": longcat_flash}
+MLA = {"deepseek_v4": deepseek_v4, "deepseek_v41_text": deepseek_v41, "minicpm3": minicpm3,
+       "longcat_flash": longcat_flash}
