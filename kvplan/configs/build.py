@@ -353,6 +353,11 @@ def _misshapen_quantization_config(raw: dict, f: Fields) -> str | None:
 _DTYPES = ("float32", "float16", "bfloat16", "float64", "float8_e4m3fn", "float8_e5m2", "int8", "uint8")
 
 
+def float_width_bytes(f: Fields) -> int:
+    """Bytes of one float parameter as the checkpoint stores it (its torch_dtype; bfloat16 when it names none)."""
+    return {"float32": 4, "float16": 2, "bfloat16": 2}.get(_float_dtype(f)[0], 2)
+
+
 def _float_dtype(f: Fields) -> tuple[str, str | None]:
     """(the checkpoint's dtype, a note when the config names none kvplan knows: bfloat16 is taken)."""
     value = f.get("torch_dtype", "dtype", default="bfloat16")

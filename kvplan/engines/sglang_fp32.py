@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-FP32_BYTES = 4
-_FLOAT_WIDTH = {"float32": 4, "float16": 2, "bfloat16": 2}
+from .vllm_fp32 import FP32_BYTES  # 4 B a float32 parameter
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,7 @@ def upcast(model, release: str, tp: int = 1, pp: int = 1) -> SglangFp32 | None:
     float32 (nor where the checkpoint is float32: nothing more to add)."""
     from ..capacity.shard import sglang_stage_bounds
     from ..configs import weight_tables
-    from ..configs.build import _float_dtype
+    from ..configs.build import float_width_bytes
     from ..configs.param_fp32 import SGLANG_FP32, live, matching
     from .vllm_profile import raw_config
 
@@ -65,7 +64,7 @@ def upcast(model, release: str, tp: int = 1, pp: int = 1) -> SglangFp32 | None:
     rules = [r for r in live(f, SGLANG_FP32.get(f.model_type, ())) if r.held_by_sglang(release)]
     if not rules:
         return None
-    extra = FP32_BYTES - _FLOAT_WIDTH.get(_float_dtype(f)[0], 2)
+    extra = FP32_BYTES - float_width_bytes(f)
     if extra <= 0:
         return None
     tp, pp = max(tp, 1), max(pp, 1)

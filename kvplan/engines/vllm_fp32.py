@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 FP32_BYTES = 4
-_FLOAT_WIDTH = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ def upcast(model, version=None, halve: bool = False, gpu: str | None = None) -> 
     kvplan cannot say (no config, no per-module table that adds up) or vLLM holds nothing in float32. halve: a
     float32 checkpoint served in bf16 (vllm_profile.served_from_float32), whose other floats load at 2 B."""
     from ..configs import weight_tables
-    from ..configs.build import _float_dtype
+    from ..configs.build import float_width_bytes
     from ..configs.param_fp32 import VLLM_FP32
     from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
     from .vllm_profile import raw_config
@@ -82,7 +81,7 @@ def upcast(model, version=None, halve: bool = False, gpu: str | None = None) -> 
         note = (f"vLLM {version or '0.34'} holds {unknown:,} more parameters (router gates) in float32 on GPUs other "
                 "than Hopper and Blackwell (GateLinear force_fp32_compute: configs/param_fp32.py); the GPU is not "
                 "known, so they are not added")
-    width = 2 if halve else _FLOAT_WIDTH.get(_float_dtype(f)[0], 2)
+    width = 2 if halve else float_width_bytes(f)
     return Fp32Upcast(whole, split, FP32_BYTES - width, note)
 
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 # the model types whose tables carry a Module.vllm_delta (configs/param_vllm_load.py)
 TYPES = ("gemma4_text", "gemma4_unified_text", "longcat_flash")
-_FLOAT_WIDTH = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,7 @@ def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
     """What vLLM `version` (None: 0.34) holds of `model` beyond (or below) its checkpoint, from the family's table;
     None where kvplan has no such case for the model or cannot read its table."""
     from ..configs import weight_tables
-    from ..configs.build import _float_dtype
+    from ..configs.build import float_width_bytes
     from .vllm_profile import raw_config
 
     raw = raw_config(model) if model.model_type in TYPES else None
@@ -81,7 +80,7 @@ def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
                 split += d.params
     if not (whole or split or kv or unsized):
         return None
-    width = 2 if halve else _FLOAT_WIDTH.get(_float_dtype(f)[0], 2)
+    width = 2 if halve else float_width_bytes(f)
     return HeldDelta(whole, split, tuple(sorted((n, h) for h, n in kv.items())), width, unsized, tuple(sources))
 
 
