@@ -19,6 +19,14 @@ the installed transformers has the class or the config's auto_map names an AutoM
 config classes (srt/configs/*.py) whose __init__ overwrites `architectures` with one name, so the
 name looked up for that model_type is SGLang's, not the checkpoint's. Not read: modules that
 fail to import at run time (SGLang skips them with a warning) and SGLANG_DISABLED_MODEL_ARCHS.
+
+Pipeline parallelism (read_pp): ModelRunner.__init__ (srt/model_executor/model_runner.py, 0.5.9 and
+0.5.23) asserts, with pp_size > 1, that "pp_proxy_tensors" is a parameter of the loaded model's forward
+(inspect.signature). The script finds each registered class's forward along its C3 MRO (bases followed
+through aliases and imports inside the package) and reads its parameter names; a class whose forward is
+decided at run time (a base outside the package before any forward, a forward delegated through
+__getattr__, an assigned forward) is listed as not read. Per-model refusals of PP at argument time
+(srt/arg_groups) are not read.
 """
 
 from __future__ import annotations
