@@ -19,6 +19,14 @@ the installed transformers has the class or the config's auto_map names an AutoM
 config classes (srt/configs/*.py) whose __init__ overwrites `architectures` with one name, so the
 name looked up for that model_type is SGLang's, not the checkpoint's. Not read: modules that
 fail to import at run time (SGLang skips them with a warning) and SGLANG_DISABLED_MODEL_ARCHS.
+
+Pipeline parallelism (read_pp): ModelRunner.__init__ (srt/model_executor/model_runner.py, 0.5.9 and
+0.5.23) asserts, with pp_size > 1, that "pp_proxy_tensors" is a parameter of the loaded model's forward
+(inspect.signature). The script finds each registered class's forward along its C3 MRO (bases followed
+through aliases and imports inside the package) and reads its parameter names; a class whose forward is
+decided at run time (a base outside the package before any forward, a forward delegated through
+__getattr__, an assigned forward) is listed as not read. Per-model refusals of PP at argument time
+(srt/arg_groups) are not read.
 """
 
 from __future__ import annotations
@@ -52,9 +60,11 @@ class _Module:
             self.path = pkg.joinpath(*dotted.split("."), "__init__.py")
         self.tree = ast.parse(self.path.read_text(encoding="utf-8-sig"), str(self.path))
         self.classes, self.aliases, self.imports = set(), {}, {}
+        self.class_nodes: dict[str, ast.ClassDef] = {}
         for node in self.tree.body:
             if isinstance(node, ast.ClassDef):
                 self.classes.add(node.name)
+                self.class_nodes[node.name] = node
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.aliases[node.targets[0].id] = node.value
             elif isinstance(node, ast.ImportFrom) and node.module:
@@ -89,6 +99,36 @@ class _Module:
                 return original  # a class from outside the package keeps its own name
             return _parse(self.pkg, module).class_name(original, seen)
         raise ValueError(f"{where}: not defined in the module")
+
+    def class_ref(self, name: str, seen: frozenset = frozenset()) -> tuple[str | None, str]:
+        """(module, class) this module's `name` refers to; module None for a class outside the package."""
+        if (self.dotted, name) in seen:
+            raise ValueError(f"{self.path}: {name}: a cycle of aliases")
+        seen = seen | {(self.dotted, name)}
+        if name in self.classes:
+            return self.dotted, name
+        if name in self.aliases and isinstance(self.aliases[name], ast.Name):
+            return self.class_ref(self.aliases[name].id, seen)
+        if name in self.imports:
+            module, original = self.imports[name]
+            if module is None:
+                return None, original
+            return _parse(self.pkg, module).class_ref(original, seen)
+        raise ValueError(f"{self.path}: {name}: not a class this script reads")
+
+    def entry_refs(self, node: ast.expr | None = None) -> list[tuple[str | None, str]]:
+        """(module, class) of each element of this module's EntryClass ([] when it has none)."""
+        if node is None:
+            if "EntryClass" in self.aliases:
+                node = self.aliases["EntryClass"]
+            elif "EntryClass" in self.imports:
+                module, original = self.imports["EntryClass"]
+                other = _parse(self.pkg, module)
+                return other.entry_refs(other.aliases[original])
+            else:
+                return []
+        items = node.elts if isinstance(node, (ast.List, ast.Tuple)) else [node]
+        return [self.class_ref(item.id) for item in items if isinstance(item, ast.Name)]
 
     def entry_names(self, node: ast.expr | None = None) -> list[str]:
         """The registry keys of this module's EntryClass ([] when it has none)."""
@@ -134,6 +174,92 @@ def read_registry(pkg: Path) -> dict[str, str]:
     return out
 
 
+# bases outside the package that define no forward of their own (nn.Module's comes last in every MRO here)
+_PLAIN_BASES = {"ABC", "abc.ABC", "object", "Generic", "Protocol"}
+_MODULE_BASES = {"nn.Module", "torch.nn.Module", "Module"}
+
+
+def _c3(seqs: list[list]) -> list:
+    out = []
+    seqs = [list(s) for s in seqs if s]
+    while seqs:
+        head = next((s[0] for s in seqs if not any(s[0] in t[1:] for t in seqs)), None)
+        if head is None:
+            raise ValueError("no consistent MRO")
+        out.append(head)
+        seqs = [[c for c in s if c != head] for s in seqs]
+        seqs = [s for s in seqs if s]
+    return out
+
+
+def _mro(pkg: Path, ref: tuple[str | None, str], memo: dict) -> list:
+    """C3 linearisation of a class of the package; a class outside it is ("", its written name), a leaf."""
+    if ref in memo:
+        return memo[ref]
+    module, name = ref
+    if module is None or module == "":
+        memo[ref] = [("", name)]
+        return memo[ref]
+    mod = _parse(pkg, module)
+    node = mod.class_nodes[name]
+    bases = []
+    for base in node.bases:
+        if isinstance(base, ast.Name):
+            found = mod.class_ref(base.id)
+            bases.append(("", found[1]) if found[0] is None else found)
+        elif isinstance(base, ast.Subscript) and isinstance(base.value, ast.Name):  # Generic[T], Foo[T]
+            found = mod.class_ref(base.value.id)
+            bases.append(("", found[1]) if found[0] is None else found)
+        else:
+            bases.append(("", ast.unparse(base)))
+    memo[ref] = [ref] + _c3([_mro(pkg, b, memo) for b in bases] + [bases])
+    return memo[ref]
+
+
+def forward_takes_pp(pkg: Path, module: str, name: str) -> bool:
+    """Whether SGLang's ModelRunner would find `pp_proxy_tensors` among the parameters of the class's
+    forward (0.5.9 / 0.5.23 model_executor/model_runner.py: "pp_proxy_tensors" in
+    inspect.signature(self.model.forward).parameters): the first class of its MRO that defines forward. Its
+    decorators here (torch.no_grad(), torch.inference_mode(), torch.compile) keep the signature
+    (functools.wraps; inspect.signature follows __wrapped__). ValueError where it cannot be read."""
+    ref = _parse(pkg, module).class_ref(name)
+    for mod_name, cls in _mro(pkg, ref, {}):
+        if mod_name == "":
+            if cls in _PLAIN_BASES:
+                continue
+            if cls in _MODULE_BASES:
+                return False  # nn.Module's forward (_forward_unimplemented(self, *input))
+            raise ValueError(f"{module}.{name}: base {cls} outside the package, before any forward")
+        node = _parse(pkg, mod_name).class_nodes[cls]
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward":
+                args = item.args
+                return "pp_proxy_tensors" in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+            targets = item.targets if isinstance(item, ast.Assign) else \
+                [item.target] if isinstance(item, ast.AnnAssign) and item.value is not None else []
+            if any(isinstance(t, ast.Name) and t.id == "forward" for t in targets):
+                raise ValueError(f"{mod_name}.{cls}: forward is assigned, not defined")
+    raise ValueError(f"{module}.{name}: no forward in its MRO")
+
+
+def read_pp(pkg: Path) -> tuple[set[str], set[str]]:
+    """(registered architectures whose class's forward takes no pp_proxy_tensors, those not read)."""
+    without, unread = set(), set()
+    for path in sorted((pkg / MODELS).glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        module = _parse(pkg, f"{MODELS.replace('/', '.')}.{path.stem}")
+        for where, entry in module.entry_refs():
+            try:
+                if where is None:
+                    raise ValueError(f"{path}: {entry} is a class from outside the package")
+                if not forward_takes_pp(pkg, where, entry):
+                    without.add(entry)
+            except (ValueError, KeyError):
+                unread.add(entry)
+    return without, unread
+
+
 def _model_type(cls: ast.ClassDef) -> str | None:
     for node in cls.body:
         if (isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant)
@@ -166,14 +292,16 @@ def read_config_architectures(pkg: Path) -> dict[str, str]:
     return out
 
 
-def build(pkgs: list[Path]) -> tuple[list[str], dict[str, list[str]], dict[str, tuple[str, list[str]]]]:
-    found, renamed = {}, {}
+def build(pkgs: list[Path]):
+    """(releases, registry table, config architectures, no-PP table, unread-PP table) of the packages."""
+    found, renamed, no_pp, unread_pp = {}, {}, {}, {}
     for pkg in pkgs:
         release = release_of(pkg)
         if release is None:
             raise ValueError(f"{pkg}: no sglang/_version.py with a release (give an unpacked sglang/ package)")
         found[release] = read_registry(pkg)
         renamed[release] = read_config_architectures(pkg)
+        no_pp[release], unread_pp[release] = read_pp(pkg)
     releases = sorted(found, key=lambda r: tuple(int(p) for p in r.split(".")))
     archs = sorted(set().union(*found.values()))
     table = {arch: [r for r in releases if arch in found[r]] for arch in archs}
@@ -183,10 +311,14 @@ def build(pkgs: list[Path]) -> tuple[list[str], dict[str, list[str]], dict[str, 
         if len(names) > 1:
             raise ValueError(f"{model_type}: SGLang's config class names {sorted(names)} in different releases")
         configs[model_type] = (names.pop(), [r for r in releases if model_type in renamed[r]])
-    return releases, table, configs
+    without = {a: [r for r in releases if a in no_pp[r]] for a in archs if any(a in no_pp[r] for r in releases)}
+    unread = {a: [r for r in releases if a in unread_pp[r]] for a in archs
+              if any(a in unread_pp[r] for r in releases)}
+    return releases, table, configs, without, unread
 
 
-def render(releases: list[str], table: dict[str, list[str]], configs: dict[str, tuple[str, list[str]]]) -> str:
+def render(releases: list[str], table: dict[str, list[str]], configs: dict[str, tuple[str, list[str]]],
+           without: dict[str, list[str]], unread: dict[str, list[str]]) -> str:
     lines = [
         '"""SGLang\'s model registry per release: GENERATED by benchmarks/sglang_registry_table.py, do not edit.',
         "",
@@ -201,6 +333,11 @@ def render(releases: list[str], table: dict[str, list[str]], configs: dict[str, 
         "CONFIG_ARCHITECTURES[model_type] = (architecture, releases): SGLang's own config class for that",
         f"model_type (sglang/{CONFIGS}) sets `self.architectures` to that one name in its __init__, so SGLang",
         "looks it up instead of the checkpoint's.",
+        "NO_PP[architecture] = the releases in which the registered class's forward takes no",
+        "pp_proxy_tensors: ModelRunner then refuses --pp-size > 1 (model_executor/model_runner.py: support_pp =",
+        '"pp_proxy_tensors" in inspect.signature(self.model.forward).parameters; assert support_pp, "Pipeline',
+        'Parallel is not compatible with this model."). PP_UNREAD: the same for classes whose forward the',
+        "reader could not follow. A registered architecture in neither passes that check.",
         '"""',
         "",
         f"RELEASES = {tuple(releases)!r}",
@@ -215,6 +352,12 @@ def render(releases: list[str], table: dict[str, list[str]], configs: dict[str, 
     for model_type, (arch, present) in configs.items():
         lines.append(f"    {model_type!r}: ({arch!r}, {tuple(present)!r}),")
     lines.append("}")
+    for title, found in (("NO_PP", without), ("PP_UNREAD", unread)):
+        lines.append("")
+        lines.append(f"{title} = {{")
+        for arch, present in found.items():
+            lines.append(f"    {arch!r}: {tuple(present)!r},")
+        lines.append("}")
     return "\n".join(lines) + "\n"
 
 
@@ -224,18 +367,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the generated module here")
     args = parser.parse_args(argv)
     try:
-        releases, table, configs = build(args.pkgs)
+        releases, table, configs, without, unread = build(args.pkgs)
     except (ValueError, OSError, SyntaxError) as exc:
         print(exc, file=sys.stderr)
         return 2
     if args.out:
-        args.out.write_text(render(releases, table, configs))
+        args.out.write_text(render(releases, table, configs, without, unread))
         print(f"{args.out}: {len(table)} architectures over {len(releases)} releases ({', '.join(releases)})")
     else:
         for arch, present in table.items():
             print(arch, *present)
         for model_type, (arch, present) in configs.items():
             print(f"config {model_type} -> {arch}", *present)
+        for arch, present in without.items():
+            print(f"no PP {arch}", *present)
+        for arch, present in unread.items():
+            print(f"PP not read {arch}", *present)
     return 0
 
 

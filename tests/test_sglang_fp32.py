@@ -31,18 +31,19 @@ def test_longcat_flash_router_in_float32_whole_on_every_rank():
 
 def test_the_sglang_pool_loses_the_float32_bytes(cli):
     # SGLang's pool is int(T0 x mem_fraction_static) - the weights on a GPU: with the fraction given (--mem-util),
-    # it is kvplan's own per-GPU weights (capacity) + LongCat-Flash's routers less than that: at TP 8 x PP 2, 14
-    # decoder layers a stage, 132,142,080 B (above)
+    # it is kvplan's own per-GPU weights (capacity) + LongCat-Flash's routers less than that: at TP 16 (SGLang
+    # refuses PP for LongcatFlashForCausalLM: tests/test_sglang_pp.py), all 28 decoder layers' routers whole on
+    # every GPU, 264,284,160 B (above)
     from kvplan.engines.sglang_report import PRELOAD_BYTES, PRELOAD_TP_BYTES
     from kvplan.capacity.gpus import lookup
     from kvplan.engines.vllm_profile import driver_total_bytes
 
-    rc, out, err = cli("estimate", "longcat-flash-chat", "--engine", "sglang", "--gpu", "h200", "--tp", "8",
-                       "--pp", "2", "--context", "8k", "--mem-util", "0.85", "--format", "json")
+    rc, out, err = cli("estimate", "longcat-flash-chat", "--engine", "sglang", "--gpu", "h200", "--tp", "16",
+                       "--context", "8k", "--mem-util", "0.85", "--format", "json")
     assert rc == 0, err
     data = json.loads(out)
     t0 = driver_total_bytes(lookup("h200")) - PRELOAD_BYTES - PRELOAD_TP_BYTES
-    weights = data["capacity"]["weight_bytes_per_gpu"] + 132_142_080
+    weights = data["capacity"]["weight_bytes_per_gpu"] + 264_284_160
     assert data["engine"]["kv_memory_bytes"] == int(t0 * 0.85) - weights
     assert any("132,142,080 parameters SGLang holds in float32" in n for n in data["engine"]["notes"])
 

@@ -130,11 +130,13 @@ def test_script_reads_entry_classes(tmp_path):
         "srt/configs/x.py": ("class XConfig:\n    model_type = 'x'\n    def __init__(self):\n"
                              "        self.architectures = ['A']\n"),
     })
-    releases, table, configs = _script().build([new, old])
+    releases, table, configs, without, unread = _script().build([new, old])
     assert releases == ["0.5.9", "0.5.23"]
     assert table == {"A": ["0.5.9", "0.5.23"], "B": ["0.5.9"], "Dee": ["0.5.23"], "Real": ["0.5.23"]}
     assert configs == {"x": ("A", ["0.5.23"])}
-    text = _script().render(releases, table, configs)
+    # no class here defines a forward or has a base: the PP check is not read for any (tests/test_sglang_pp.py reads it)
+    assert without == {} and unread == table
+    text = _script().render(releases, table, configs, without, unread)
     assert "RELEASES = ('0.5.9', '0.5.23')" in text and "'B': ('0.5.9',)," in text
 
 

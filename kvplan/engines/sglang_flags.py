@@ -152,6 +152,16 @@ def add_to_report(report: Report, result, techniques, context_len: int,
     served = check(model.registry_names, release or LATEST, model.config_model_type or model.model_type)
     if served.reason:
         notes.insert(0, served.reason)
+    dep = result.deployment
+    if dep is not None and dep.pp > 1:  # --engine sglang refuses it (engines.sglang_pp); the emitted command says so
+        from ..errors import UsageError
+        from .sglang_pp import check_pp
+
+        try:
+            check_pp(model.registry_names, release or LATEST, dep.pp, dep.tp, notes,
+                     model.config_model_type or model.model_type)
+        except UsageError as refused:
+            notes.insert(0, f"warning: this command would not start: {refused.one_line()}")
     limit = _limit(result.plan.model)
     env = [f"{LONG_CONTEXT_ENV}=1"] if limit and context_len > limit else []
     text = " ".join(env + [shlex.join(argv)])

@@ -400,6 +400,12 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     dep = result.deployment
     refuse_unread(result.plan.model, dep, rules)
     plan = result.plan
+    pp_notes: list[str] = []
+    if dep is not None and dep.pp > 1:  # ModelRunner asserts support_pp (kvplan.engines.sglang_pp)
+        from .sglang_pp import check_pp
+
+        check_pp(plan.model.registry_names, rules.release, dep.pp, dep.tp, pp_notes,
+                 plan.model.config_model_type or plan.model.model_type)
     long_note = check_context(plan.model, context_len)
     spec = resolve_speculation(plan.model, speculation)
     drafted = draft_weights(result, spec, rules) if (dep is not None and dep.kv_memory_bytes is None) else (0, None)
@@ -411,7 +417,7 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
                               nsa_fp8=nsa_fp8(dep), speculation=spec, max_running_requests=max_running_requests)
     served = check(plan.model.registry_names, rules.release, plan.model.config_model_type or plan.model.model_type)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([long_note] if long_note else []) + ([how] if how else []) + list(got.notes) \
-        + ([pp_note] if pp_note else [])
+        + ([pp_note] if pp_note else []) + pp_notes
     page_refusal = page_size_refusal(rules, plan.model, plan.block_size, spec is not None)
     if page_refusal:
         notes.insert(0, page_refusal)

@@ -444,6 +444,16 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
             engine.pp_refused = (f"vLLM {pp.release} runs {pp.architecture} without pipeline parallelism only "
                                  "(no SupportsPP)")
         engine.pp_note = pp.note
+    if engine.name == "sglang" and req.max_gpus > 1:  # SGLang asserts support_pp: those splits are left out
+        from ..engines.sglang_pp import pipeline_support as sglang_pipeline_support
+        from ..engines.sglang_rules import rules_for
+
+        pp = sglang_pipeline_support(base.registry_names, rules_for(engine.release).release,
+                                     base.config_model_type or base.model_type)
+        if pp.supported is False:
+            engine.pp_refused = (f"SGLang {pp.release} runs {pp.architecture} without pipeline parallelism only "
+                                 "(its forward takes no pp_proxy_tensors)")
+        engine.pp_note = pp.note
     if engine.on:  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
         from ..engines.vllm_profile import vllm_loaded
 
