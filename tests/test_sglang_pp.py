@@ -25,8 +25,6 @@ The bundled gemma-7b config names GemmaForCausalLM, llama-3.1-8b LlamaForCausalL
 
 from __future__ import annotations
 
-import importlib.util
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -34,6 +32,7 @@ import pytest
 from kvplan.fit.grid import parse_gpus
 from kvplan.fit.search import FitRequest, search
 from kvplan_inprocess import kvplan
+from benchmark_scripts import load_script, write_source
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -109,16 +108,10 @@ def test_fit_leaves_pp_out_for_a_forward_without_pp_proxy_tensors():
 # ---- the static reader ------------------------------------------------------------------------------------------
 
 def _script():
-    spec = importlib.util.spec_from_file_location("sglang_registry_table", ROOT / "benchmarks" / "sglang_registry_table.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("sglang_registry_table")
 
 
-def _write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text))
+_write = write_source
 
 
 def test_reader_follows_bases_and_reads_the_signature(tmp_path):

@@ -3,7 +3,6 @@ kvplan/engines/sglang_registry_data.py (benchmarks/sglang_registry_table.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import textwrap
 from pathlib import Path
@@ -15,6 +14,7 @@ from kvplan.cli.app import app
 from kvplan.engines.sglang_registry_data import CONFIG_ARCHITECTURES, REGISTRY, RELEASES
 from kvplan.engines.sglang_rules import RULES
 from kvplan.engines.sglang_served import check
+from benchmark_scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 PHI3V = str(ROOT / "tests" / "data" / "configs" / "phi-3-vision-128k-instruct.json")
@@ -102,11 +102,7 @@ def test_estimate_served_and_text():
 # ---- the generator script ----------------------------------------------------------------
 
 def _script():
-    spec = importlib.util.spec_from_file_location("sglang_registry_table",
-                                                  ROOT / "benchmarks" / "sglang_registry_table.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("sglang_registry_table")
 
 
 def _package(root: Path, version: str, files: dict[str, str]) -> Path:

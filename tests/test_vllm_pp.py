@@ -20,8 +20,6 @@ The bundled zamba2-2.7b config names Zamba2ForCausalLM.
 
 from __future__ import annotations
 
-import importlib.util
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -31,6 +29,7 @@ from kvplan.engines.vllm_registry_data import NO_PP, PP_RELEASES, RELEASES
 from kvplan.fit.grid import parse_gpus
 from kvplan.fit.search import FitRequest, search
 from kvplan_inprocess import kvplan
+from benchmark_scripts import load_script, write_source
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -90,16 +89,10 @@ def test_fit_leaves_pp_out_for_a_class_without_supportspp():
 # ---- the static reader ------------------------------------------------------------------------------------------
 
 def _script():
-    spec = importlib.util.spec_from_file_location("vllm_registry_table", ROOT / "benchmarks" / "vllm_registry_table.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("vllm_registry_table")
 
 
-def _write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text))
+_write = write_source
 
 
 def test_reader_follows_bases_across_modules(tmp_path):

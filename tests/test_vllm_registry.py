@@ -19,6 +19,7 @@ from kvplan.engines.vllm_registry_data import REGISTRY, RELEASES
 from kvplan.engines.vllm_rules import RULES
 from kvplan.engines.vllm_served import check
 from kvplan.sources import load_model
+from benchmark_scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 VSRC = Path("/tmp/vsrc")
@@ -130,12 +131,7 @@ def test_estimate_note(name, engine, served, words):
 # ---- the generator script ----------------------------------------------------------------
 
 def _script():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("vllm_registry_table", ROOT / "benchmarks" / "vllm_registry_table.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("vllm_registry_table")
 
 
 def _wheel(root: Path, version: str, registry: str) -> None:

@@ -24,7 +24,6 @@ only for preferring the backend over a native implementation.
 
 from __future__ import annotations
 
-import importlib.util
 import textwrap
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from kvplan.engines.vllm_served import check
 from kvplan.planner import evaluate
 from kvplan.render import Report
 from kvplan.sources import load_model
+from benchmark_scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB = 1024**3
@@ -146,10 +146,7 @@ def test_emit_for_a_removed_architecture_says_so():
 # ---- the generator's --base mode --------------------------------------------------------------------------
 
 def _script():
-    spec = importlib.util.spec_from_file_location("vllm_registry_table", ROOT / "benchmarks" / "vllm_registry_table.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("vllm_registry_table")
 
 
 def _release(root: Path, version: str, registry: str) -> None:
@@ -266,9 +263,7 @@ def test_internlm2_tokenizer_bypass_holds_in_0_34():
 
 def test_remote_code_tables_keep_earlier_releases(tmp_path):
     # --base with no engine rewrites the committed module byte for byte (every release's table kept)
-    spec = importlib.util.spec_from_file_location("remote_code_tables", ROOT / "benchmarks" / "remote_code_tables.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script("remote_code_tables")
     data = ROOT / "kvplan" / "engines" / "remote_code_data.py"
     out = tmp_path / "out.py"
     assert mod.main(["--base", str(data), "--out", str(out)]) == 0
