@@ -1,7 +1,8 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of MiniMax-Text-01 / MiniMax-M1 (minimax_text_01,
 minimax_m1, and the transformers-format minimax), Ling / Ring 1.x and 2.0 (bailing_moe), DBRX (dbrx),
-DeepSeek-MoE v1 (deepseek) and Ling 3.0 (bailing_hybrid with BailingMoeV3ForCausalLM), each mirroring its counter
-term by term (params.minimax, bailing.moe_params, params.dbrx, deepseek_moe.params, params_hybrid.bailing_hybrid)
+DeepSeek-MoE v1 (deepseek), Ling 3.0 (bailing_hybrid with BailingMoeV3ForCausalLM) and Ling / Ring 2.5 (bailing_hybrid
+with BailingMoeV2_5ForCausalLM), each mirroring its counter term by term (params.minimax, bailing.moe_params,
+params.dbrx, deepseek_moe.params, params_hybrid.bailing_hybrid, bailing.v25_params)
 and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
@@ -20,6 +21,9 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
 - DeepSeek-MoE (vLLM 0.34 deepseek_v2.py, DeepseekAttention for model_type deepseek): the norms, the router mlp.gate
   (DeepseekV2MoE: GateLinear) and its e_score_correction_bias where topk_method is noaux_tc; no biases.
 - Ling 3.0 (vLLM 0.34 bailing_moe_v3.py): the table's docstring (bailing_hybrid).
+- Ling / Ring 2.5 (vLLM 0.34 bailing_moe_linear.py): the norms, the router and its expert_bias, MLA's
+  kv_a_proj_with_mqa (ReplicatedLinear) and kv_a_layernorm; the lightning layers' g_norm is split over TP
+  (BailingGroupRMSNormGate of heads x head_dim / TP).
 """
 
 from __future__ import annotations
