@@ -55,9 +55,10 @@ gate float32 from 0.5.23 only (0.5.9: the bias alone); Nemotron-H's gate float32
 ReplicatedLinear in the model dtype, on every GPU); Laguna's gate float32 as well as its bias; and, beyond vLLM's
 rules, Kimi-Linear's KDA conv1d, dt_bias and A_log, the Mamba-2 mixers' A (MambaMixer2: Nemotron-H, Falcon-H1,
 Granite 4.0-H), Gated DeltaNet's A_log (Qwen3-Next; Qwen3.5 from 0.5.23), MiMo-V2's router and score bias, and
-Ling's router (router_dtype "fp32") and expert_bias. The same everywhere else read: LongCat-Flash, LFM2-MoE,
-MiniMax-M2, DeepSeek's noaux_tc bias and DSA indexer k_norm. Not covered: Ling / Ring 2.5's float32 lm_head
-(bailing_moe_linear.py ParallelLMHead params_dtype float32: kvplan has no per-module table of Ling 2.5); the float32
+Ling's router (router_dtype "fp32") and expert_bias, and Ling / Ring 2.5's LM head (bailing_moe_linear.py
+ParallelLMHead params_dtype float32; vLLM builds it in the model dtype). The same everywhere else read:
+LongCat-Flash, LFM2-MoE, MiniMax-M2, DeepSeek's noaux_tc bias and DSA indexer k_norm, Ling / Ring 2.5's router and
+expert_bias. Not covered: the float32
 routers and biases of families kvplan has no per-module table for (grok.py, step3p5.py, exaone_moe.py,
 sarvam_moe.py, afmoe.py, hunyuan_v3.py, llada2.py, minimax_m3.py, ernie45_moe_vl.py, iquest_q1.py, beam.py); ROCm
 builds (aiter keeps some of these in bf16); and the MTP / NextN drafters.
@@ -86,9 +87,14 @@ class Fp32Rule:
     # builds it in the model dtype, or kvplan has not read vLLM's class: `source` says which)
     first: tuple[int, int, int] | None
     source: str  # the vLLM file and class that build it so (0.34)
-    # the engines build it only where the config's field has this value (DeepseekV2MoE: topk_method "noaux_tc";
-    # MiniMaxM2MoE: use_routing_bias true); None: always
+    # the engines build it only where the config's field has this value, or one of these values when a tuple (a
+    # field the config leaves out reads None) (DeepseekV2MoE: topk_method "noaux_tc"; MiniMaxM2MoE:
+    # use_routing_bias true); None: always
     only_if: tuple[str, object] | None = None
+    # only for configs whose architectures[0] is `arch`, or is not `arch_not` (one model_type, two model files:
+    # bailing_hybrid's Ling 2.5 and Ling 3.0); None: any
+    arch: str | None = None
+    arch_not: str | None = None
     # from this release float32 only on GPUs without GateLinear's own router kernels: not CUDA capability 9.0 nor
     # 10.x (GateLinear(force_fp32_compute=True), fused_moe/router/gate_linear.py); None: on every GPU
     gpu_dependent_from: tuple[int, int, int] | None = None
@@ -123,6 +129,25 @@ def _rules(first: tuple[int, int, int] | None, source: str, *suffixes: str, **kw
     return tuple(Fp32Rule(s, first, source, **kw) for s in suffixes)
 
 
+# Ling / Ring 2.5 (bailing_hybrid with BailingMoeV2_5ForCausalLM): vLLM 0.17.0-0.34.0 bailing_moe_linear.py
+# BailingMoeV25 builds the router (GateLinear params_dtype router_dtype: float32 when the config's router_dtype is
+# absent or "fp32") and gate.expert_bias in float32, its ParallelLMHead in the model dtype (0.16.0 has no
+# bailing_moe_linear.py); SGLang 0.5.9 and 0.5.23 models/bailing_moe_linear.py the same router (BailingMoE
+# router_dtype, BailingMoEGate) and expert_bias, and also the LM head (BailingMoELinearForCausalLM: ParallelLMHead
+# params_dtype=torch.float32, split over TP by vocabulary rows). The expert_bias only where the config says
+# moe_router_enable_expert_bias true: SGLang 0.5.23's BailingHybridConfig defaults it to false (0.5.9's to true)
+_LING25 = "BailingMoeV2_5ForCausalLM"
+_V25_FILE = "bailing_moe_linear.py BailingMoeV25"
+_SG_V25 = "bailing_moe_linear.py"
+_LING25_RULES = (
+    _rules((0, 17, 0), f"{_V25_FILE} (router_dtype)", "mlp.gate", only_if=("router_dtype", (None, "fp32")),
+           sglang=SGLANG_BOTH, sglang_source=f"{_SG_V25} BailingMoE / BailingMoEGate (router_dtype)", arch=_LING25)
+    + _rules((0, 17, 0), _V25_FILE, "mlp.gate.expert_bias", only_if=("moe_router_enable_expert_bias", True),
+             sglang=SGLANG_BOTH, sglang_source=f"{_SG_V25} BailingMoEGate (expert_bias)", arch=_LING25)
+    + _rules(None, "bailing_moe_linear.py BailingMoeV25ForCausalLM (its ParallelLMHead in the model dtype)",
+             "lm_head", sglang=SGLANG_BOTH,
+             sglang_source=f"{_SG_V25} BailingMoELinearForCausalLM (ParallelLMHead params_dtype float32)",
+             arch=_LING25))
 _SG_DS = "deepseek_v2.py MoEGate (noaux_tc: e_score_correction_bias float32; its weight in the model dtype)"
 # SGLang: glm4_moe.py Glm4MoeGate / glm4_moe_lite.py Glm4MoeLiteGate, the weight in float32 from 0.5.23 (0.5.9 built
 # it in the model dtype, the bias in float32)
@@ -204,11 +229,13 @@ FP32_RULES: dict[str, tuple[Fp32Rule, ...]] = {
                            sglang_source="bailing_moe.py BailingMoEGate (router_dtype)")
                     + _rules(None, _NONE, "mlp.gate.expert_bias", sglang=SGLANG_BOTH,
                              sglang_source="bailing_moe.py BailingMoEGate (moe_router_enable_expert_bias)")),
+    # Ling 3.0 (BailingMoeV3ForCausalLM, or no architecture)
     "bailing_hybrid": (_rules(None, _NONE, "mlp.gate", only_if=("router_dtype", "fp32"), sglang=SGLANG_NEW,
-                              sglang_source="bailing_moe_v3.py BailingMoEGate (router_dtype)")
+                              sglang_source="bailing_moe_v3.py BailingMoEGate (router_dtype)", arch_not=_LING25)
                        + _rules(None, _NONE, "mlp.gate.expert_bias", sglang=SGLANG_NEW,
                                 only_if=("moe_router_enable_expert_bias", True),
-                                sglang_source="bailing_moe_v3.py BailingMoEGate")),
+                                sglang_source="bailing_moe_v3.py BailingMoEGate", arch_not=_LING25)
+                       + _LING25_RULES),
 }
 FP32_RULES["mimo_v2_flash"] = FP32_RULES["mimo_v2"]
 # vLLM only (SGLang not read for these): mamba.py, jamba.py (MambaMixer); mamba2.py, zamba2.py (MambaMixer2)
@@ -224,8 +251,18 @@ SGLANG_FP32: dict[str, tuple[Fp32Rule, ...]] = {
 
 
 def live(f: Fields, rules) -> list:
-    """The rules whose config condition (only_if) the config meets."""
-    return [r for r in rules if r.only_if is None or f.raw.get(r.only_if[0]) == r.only_if[1]]
+    """The rules whose config conditions (only_if, arch, arch_not) the config meets."""
+    names = f.raw.get("architectures")
+    first = names[0].strip() if isinstance(names, list) and names and isinstance(names[0], str) else None
+    return [r for r in rules if _meets(f.raw.get(r.only_if[0]) if r.only_if else None, r.only_if)
+            and (r.arch is None or first == r.arch) and (r.arch_not is None or first != r.arch_not)]
+
+
+def _meets(value, only_if) -> bool:
+    if only_if is None:
+        return True
+    wanted = only_if[1]
+    return value in wanted if isinstance(wanted, tuple) else value == wanted
 
 
 def matching(m, rules: list):

@@ -1,7 +1,8 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of MiniMax-Text-01 / MiniMax-M1 (minimax_text_01,
 minimax_m1, and the transformers-format minimax), Ling / Ring 1.x and 2.0 (bailing_moe), DBRX (dbrx),
-DeepSeek-MoE v1 (deepseek) and Ling 3.0 (bailing_hybrid with BailingMoeV3ForCausalLM), each mirroring its counter
-term by term (params.minimax, bailing.moe_params, params.dbrx, deepseek_moe.params, params_hybrid.bailing_hybrid)
+DeepSeek-MoE v1 (deepseek), Ling 3.0 (bailing_hybrid with BailingMoeV3ForCausalLM) and Ling / Ring 2.5 (bailing_hybrid
+with BailingMoeV2_5ForCausalLM), each mirroring its counter term by term (params.minimax, bailing.moe_params,
+params.dbrx, deepseek_moe.params, params_hybrid.bailing_hybrid, bailing.v25_params)
 and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
@@ -20,6 +21,9 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
 - DeepSeek-MoE (vLLM 0.34 deepseek_v2.py, DeepseekAttention for model_type deepseek): the norms, the router mlp.gate
   (DeepseekV2MoE: GateLinear) and its e_score_correction_bias where topk_method is noaux_tc; no biases.
 - Ling 3.0 (vLLM 0.34 bailing_moe_v3.py): the table's docstring (bailing_hybrid).
+- Ling / Ring 2.5 (vLLM 0.34 bailing_moe_linear.py): the norms, the router and its expert_bias, MLA's
+  kv_a_proj_with_mqa (ReplicatedLinear) and kv_a_layernorm; the lightning layers' g_norm is split over TP
+  (BailingGroupRMSNormGate of heads x head_dim / TP).
 """
 
 from __future__ import annotations
@@ -214,13 +218,12 @@ def bailing_hybrid(f: Fields, layers: list, dims) -> list[Module]:
     split with the heads (ColumnParallelLinear, sharded_weight_loader, _load_a_log) and are built without a
     quantization method, in float32 like the router and expert_bias (kvplan counts them at the checkpoint's dtype).
     vLLM replicates a head_wise g_proj under block FP8 when its heads fit one scale block (replicate_g_proj), which
-    this table does not model. Ling / Ring 2.5 (BailingMoeV2_5ForCausalLM: lightning attention, bailing_moe_linear.py)
-    gets no table."""
+    this table does not model. Ling / Ring 2.5 (BailingMoeV2_5ForCausalLM) has its own table (ling25)."""
     from .. import bailing as B
     from ..params_hybrid import _attention_layer, latent_delta_moe
 
     if B.architecture(f) == B.V25:
-        raise ConfigError("BailingMoeV2_5ForCausalLM: kvplan has no per-module count of Ling 2.5")
+        return ling25(f, layers, dims)
     hidden = f.int("hidden_size", default=2560)
     bias = f.flag("attention_bias")
     heads = f.int("num_attention_heads", default=32)
@@ -278,6 +281,72 @@ def bailing_hybrid(f: Fields, layers: list, dims) -> list[Module]:
                 out += _mlp(f"{mm}.shared_experts", hidden, m.shared_inter * m.shared, "shared experts")
         else:
             out += _mlp(mm, hidden, m.inter, "mlp")
+    return out
+
+
+# -- Ling / Ring 2.5 (bailing.v25_params) ----------------------------------------------------------------------
+
+def ling25(f: Fields, layers: list, dims) -> list[Module]:
+    """BailingMoeV2_5ForCausalLM (Ling / Ring 2.5: vLLM 0.34 bailing_moe_linear.py BailingMoeV25ForCausalLM and
+    layers/mamba/linear/bailing_linear_attn.py BailingMoELinearAttention; SGLang 0.5.23 models/bailing_moe_linear.py,
+    whose hf_to_sglang_mapper and vLLM's normalize_name both start from these checkpoint names), term by term as
+    bailing.v25_params counts it: model.word_embeddings, model.norm, lm_head (never tied: the counter counts it);
+    per layer input_layernorm, post_attention_layernorm and under `attention.`
+    - MLA layers (those with a cache): q_proj, or q_a_proj, q_a_layernorm and q_b_proj with q_lora_rank;
+      kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj and dense (the output projection: vLLM renames it o_proj on
+      these layers), no biases;
+    - lightning layers: query_key_value (hidden -> 3 x heads x head_dim; a bias with use_bias or use_qkv_bias),
+      query_layernorm / key_layernorm (head_dim) with use_qk_norm, g_proj (hidden -> heads x head_dim, no bias),
+      g_norm (heads x head_dim: BailingGroupRMSNormGate, split over TP, heads x head_dim / TP a rank) and dense (a
+      bias with use_bias);
+    - a MoE block when num_experts > 1 and i >= first_k_dense_replace: mlp.gate [E, hidden], mlp.gate.expert_bias
+      [E] with moe_router_enable_expert_bias (vLLM also loads it from a checkpoint's e_score_correction_bias), the
+      routed experts mlp.experts.N (no biases) and mlp.shared_experts of (moe_shared_expert_intermediate_size, else
+      moe_intermediate_size) x num_shared_experts; else a dense mlp of intermediate_size (biases with use_bias).
+    Defaults: the checkpoints' BailingMoeV2_5Config's (bailing.V25_DEFAULTS). What the engines build in float32
+    (the router, expert_bias, SGLang's lm_head): configs/param_fp32.py."""
+    from .. import bailing as B
+    from . import _mla_widths
+
+    hidden = B._int(f, "hidden_size")
+    heads = B._int(f, "num_attention_heads")
+    head_dim = B._v25_head_dim(f, hidden, heads)
+    inner = heads * head_dim
+    bias = B._flag(f, "use_bias")
+    qkv_bias = bias or B._flag(f, "use_qkv_bias")
+    vocab = B._int(f, "vocab_size")
+    out = [_float("word_embeddings", vocab * hidden, "embeddings"), _float("norm", hidden),
+           Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden)]
+    experts = B._int(f, "num_experts")
+    first_dense = B._int(f, "first_k_dense_replace", minimum=0)
+    for i, layer in enumerate(layers):
+        a, m = f"layers.{i}.attention", f"layers.{i}.mlp"
+        if layer.caches:
+            mla = _mla_widths(a, hidden, heads, f.opt_int("q_lora_rank") or None, False, B._int(f, "kv_lora_rank"),
+                              B._int(f, "qk_rope_head_dim"), B._int(f, "qk_nope_head_dim"), B._int(f, "v_head_dim"))
+            out += [Module(f"{a}.dense", x.weight, x.other, x.role, inputs=x.inputs) if x.name.endswith(".o_proj")
+                    else x for x in mla]
+        else:
+            out.append(_linear(f"{a}.query_key_value", hidden, 3 * inner, "linear attention", qkv_bias))
+            if B._flag(f, "use_qk_norm"):
+                out += [_float(f"{a}.query_layernorm", head_dim), _float(f"{a}.key_layernorm", head_dim)]
+            out += [_linear(f"{a}.g_proj", hidden, inner, "linear attention"),
+                    _float(f"{a}.g_norm", inner, "linear attention"),
+                    _linear(f"{a}.dense", inner, hidden, "linear attention", bias, row=True)]
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if experts > 1 and i >= first_dense:
+            inter = B._int(f, "moe_intermediate_size")
+            out += _experts(m, experts, hidden, inter)
+            out.append(_float(f"{m}.gate", hidden * experts, "router"))
+            if B._flag(f, "moe_router_enable_expert_bias"):
+                out.append(_float(f"{m}.gate.expert_bias", experts, "router"))
+            shared = B._int(f, "num_shared_experts", minimum=0)
+            if shared:
+                out += _mlp(f"{m}.shared_experts", hidden,
+                            f.int("moe_shared_expert_intermediate_size", default=inter) * shared, "shared experts",
+                            bias)
+        else:
+            out += _mlp(m, hidden, B._int(f, "intermediate_size"), "mlp", bias)
     return out
 
 
