@@ -117,16 +117,26 @@ def bailing_moe(f: Fields, layers: list, dims) -> list[Module]:
         if i < first_dense:
             out += _mlp(m, hidden, B._int(f, "intermediate_size"), "mlp", bias)
             continue
-        experts = B._int(f, "num_experts")
-        inter = B._int(f, "moe_intermediate_size")
-        out += _experts(m, experts, hidden, inter)
-        out.append(_float(f"{m}.gate", hidden * experts, "router"))
-        if B._flag(f, "moe_router_enable_expert_bias"):
-            out.append(_float(f"{m}.gate.expert_bias", experts, "router"))
-        shared = B._int(f, "num_shared_experts", minimum=0)
-        if shared:
-            out += _mlp(f"{m}.shared_experts", hidden,
-                        f.int("moe_shared_expert_intermediate_size", default=inter) * shared, "shared experts", bias)
+        out += _ling_moe(f, m, hidden, B._int(f, "num_experts"), bias)
+    return out
+
+
+def _ling_moe(f: Fields, m: str, hidden: int, experts: int, bias: bool) -> list[Module]:
+    """A Ling MoE block (Ling / Ring 2.0 and 2.5: vLLM 0.34 bailing_moe.py BailingMoE, bailing_moe_linear.py
+    BailingMoeV25): the routed experts of moe_intermediate_size, the router mlp.gate and, with
+    moe_router_enable_expert_bias, its expert_bias, and num_shared_experts shared experts of
+    moe_shared_expert_intermediate_size (default: moe_intermediate_size)."""
+    from .. import bailing as B
+
+    inter = B._int(f, "moe_intermediate_size")
+    out = _experts(m, experts, hidden, inter)
+    out.append(_float(f"{m}.gate", hidden * experts, "router"))
+    if B._flag(f, "moe_router_enable_expert_bias"):
+        out.append(_float(f"{m}.gate.expert_bias", experts, "router"))
+    shared = B._int(f, "num_shared_experts", minimum=0)
+    if shared:
+        out += _mlp(f"{m}.shared_experts", hidden, f.int("moe_shared_expert_intermediate_size", default=inter) * shared,
+                    "shared experts", bias)
     return out
 
 
@@ -335,16 +345,7 @@ def ling25(f: Fields, layers: list, dims) -> list[Module]:
                     _linear(f"{a}.dense", inner, hidden, "linear attention", bias, row=True)]
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         if experts > 1 and i >= first_dense:
-            inter = B._int(f, "moe_intermediate_size")
-            out += _experts(m, experts, hidden, inter)
-            out.append(_float(f"{m}.gate", hidden * experts, "router"))
-            if B._flag(f, "moe_router_enable_expert_bias"):
-                out.append(_float(f"{m}.gate.expert_bias", experts, "router"))
-            shared = B._int(f, "num_shared_experts", minimum=0)
-            if shared:
-                out += _mlp(f"{m}.shared_experts", hidden,
-                            f.int("moe_shared_expert_intermediate_size", default=inter) * shared, "shared experts",
-                            bias)
+            out += _ling_moe(f, m, hidden, experts, bias)
         else:
             out += _mlp(m, hidden, B._int(f, "intermediate_size"), "mlp", bias)
     return out
