@@ -90,6 +90,15 @@ def test_sglang_router_in_bf16_and_no_expert_bias(tmp_path):
     assert (up.params, up.stage_bytes) == (LM_HEAD, (2 * LM_HEAD,)) == (321_912_832, (643_825_664,))
 
 
+def test_sglang_puts_the_float32_lm_head_on_the_last_stage(tmp_path):
+    # SGLang 0.5.23 bailing_moe_linear.py builds lm_head only `if self.pp_group.is_last_rank` (else PPMissingLayer):
+    # at PP 2 (layers 0-9 and 10-19), router_dtype bf16 and no expert_bias, its 321,912,832 parameters x 2 B more
+    # sit on the second stage, split over TP 2: 321,912,832 B; nothing on the first
+    model, _ = _load(tmp_path, router_dtype="bf16", moe_router_enable_expert_bias=None)
+    up = sglang_fp32.upcast(model, "0.5.23", tp=2, pp=2)
+    assert up.stage_bytes == (0, LM_HEAD) == (0, 321_912_832)
+
+
 def test_vllm_holds_the_router_and_bias_in_float32_not_the_lm_head(tmp_path):
     # vLLM 0.34 BailingMoeV25: GateLinear params_dtype float32 and gate.expert_bias float32 (whole); its
     # ParallelLMHead in the model dtype. 9,966,336 parameters, + 2 B: 19,932,672 B a GPU at any TP. 0.16.0 has no

@@ -118,21 +118,42 @@ HAND = [
 ]
 
 
-def test_starcoder_keeps_its_one_kv_head_on_every_rank():
+def test_starcoder_keeps_its_one_kv_head_on_every_rank_and_vllm_025_its_mlp():
     # StarCoder (float32): n_embd 6,144, 40 layers, 48 heads of 128 and one KV head, n_inner 24,576, 8,192
     # positions, vocab 49,152, tied. A layer: c_attn 6,144 x 6,400 + 6,400 = 39,328,000, attn.c_proj 37,748,736 +
     # 6,144, mlp.c_fc 150,994,944 + 24,576, mlp.c_proj 150,994,944 + 6,144, ln_1 and ln_2 24,576: 379,128,064;
-    # 40 x that + wte 301,989,888 + wpe 50,331,648 + ln_f 12,288 = 15,517,456,384. Whole (vLLM's Transformers
-    # backend keeps the MLP replicated): a layer's LayerNorms 24,576 + attn.c_proj bias 6,144 + the MLP
-    # 302,020,608 = 302,051,328; 40 x that + wpe + ln_f = 12,132,397,056 x 4 B = 48,529,588,224.
-    # The key and value rows of c_attn (PackedQKVFuser -> QKVParallelLinear with one KV head) sit whole on every
-    # rank: 40 x (6,144 x 256 + 256) = 62,924,800 parameters x 4 B = 251,699,200 B.
-    # TP 4: (62,069,825,536 - 48,529,588,224 - 251,699,200) / 4 + 48,529,588,224 + 251,699,200
-    # = 3,322,134,528 + 48,781,287,424 (before: 51,914,647,552, the key and value rows split by 4)
+    # 40 x that + wte 301,989,888 + wpe 50,331,648 + ln_f 12,288 = 15,517,456,384.
+    # The checkpoint's layout (SGLang 0.5.23 gpt_bigcode.py, vLLM's own gpt_bigcode.py before 0.25: c_fc column-,
+    # c_proj row-parallel) holds whole a layer's LayerNorms 24,576 + the two c_proj biases 12,288 = 36,864;
+    # 40 x that + wpe + ln_f = 51,818,496 x 4 B = 207,273,984 B; and the key and value rows of c_attn (one KV
+    # head: QKVParallelLinear) 40 x (6,144 x 256 + 256) = 62,924,800 x 4 B = 251,699,200 B.
+    # TP 4: (62,069,825,536 - 207,273,984 - 251,699,200) / 4 + 207,273,984 + 251,699,200 = 15,861,686,272
     model = build_model(_raw("starcoder"), "starcoder")
     assert model.param_count == 15_517_456_384 and model.weight_bytes == 62_069_825_536
-    assert model.weight_replicated_bytes == 48_529_588_224
-    assert stage_weight_bytes(estimated(model), 40, tp=4) == [3_322_134_528 + 48_781_287_424] == [52_103_421_952]
+    assert model.weight_replicated_bytes == 207_273_984
+    assert stage_weight_bytes(estimated(model), 40, tp=4) == [15_402_713_088 + 458_973_184] == [15_861_686_272]
+    # vLLM serves it in bf16 (half of each); from 0.25 on its Transformers backend, which has no tensor-parallel
+    # plan for GPTBigCode and matches no fuser to c_fc -> c_proj: the MLP's c_fc (weight and bias) and c_proj
+    # weight, 40 x 302,014,464 = 12,080,578,560 parameters, sit whole on every rank: + 12,080,578,560 x 2 B x 3 / 4
+    # = 18,120,867,840 B at TP 4 over 15,861,686,272 / 2 = 7,930,843,136
+    from kvplan.engines.vllm_profile import predict_available
+    from kvplan.sources import load_model
+
+    bundled = load_model("starcoder")  # vLLM's profile reads the config again for what it builds otherwise
+
+    def weights(version):
+        est = predict_available(bundled, total_bytes=80 * 2**30, gpu_memory_utilization=0.9, tp=4, version=version)
+        return est.weight_bytes
+
+    assert weights("0.34.0") == 7_930_843_136 + 18_120_867_840 == 26_051_710_976
+    assert weights("0.24.0") == 7_930_843_136
+    # a float32 record as vLLM loads it (vllm_profile.downcast_float32): what each rank holds whole halves with the
+    # rest (it stayed at 4 B, and a GPU's share came out above the whole bf16 model once the MLP was whole)
+    from kvplan.engines.vllm_profile import downcast_float32
+
+    loaded, _ = downcast_float32(estimated(model))
+    assert loaded.total_bytes == 31_034_912_768 and loaded.replicated_bytes == 207_273_984 // 2
+    assert stage_weight_bytes(loaded, 40, tp=4) == [15_861_686_272 // 2]
 
 
 @pytest.mark.parametrize("name, tp, params, whole, per_gpu", HAND)
@@ -252,15 +273,17 @@ def test_granite_20b_code_fp8_is_read_module_by_module():
     assert model.param_count == quantized + plain == 20_066_993_152
     assert model.weight_bytes == quantized + 2 * plain + 1_664 == 20_422_856_320
     # before: no per-module count, the norms and biases at the quantized width: 19,765,003,264 + 2 x 301,989,888
-    # whole on each rank: the MLP's FP8 weights 52 x 301,989,888, a layer's bfloat16 LayerNorms, c_proj biases and
-    # MLP biases 61,440, x 52, + wpe + ln_f, at 2 B, and every per-tensor scale (1,664 B)
-    whole = 52 * 301_989_888 + 2 * (52 * 61_440 + 50_331_648 + 12_288) + 1_664
-    assert model.weight_replicated_bytes == whole == 15_810_553_472
+    # whole on each rank in the checkpoint's layout (the MLP split: c_fc column-, c_proj row-parallel): a layer's
+    # bfloat16 LayerNorms 24,576 and the two c_proj biases 12,288 = 36,864, x 52, + wpe + ln_f, at 2 B, and every
+    # per-tensor scale (1,664 B). vLLM 0.25+ holds the MLP whole too (its Transformers backend), which for this FP8
+    # checkpoint its profile names and does not size (configs/param_vllm_load.py)
+    whole = 2 * (52 * 36_864 + 50_331_648 + 12_288) + 1_664
+    assert model.weight_replicated_bytes == whole == 104_523_392
     # the key and value rows of c_attn (one KV head, whole on every rank: vLLM QKVParallelLinear): 52 x (6,144 x 256
-    # FP8 weights at 1 B + a 256 bias at 2 B) = 81,815,552 B. TP 4: (20,422,856,320 - 15,810,553,472 - 81,815,552)
-    # / 4 + 15,810,553,472 + 81,815,552 (before: 16,963,629,184, the key and value rows split by 4)
-    assert stage_weight_bytes(estimated(model), 52, tp=4) == [1_132_621_824 + whole + 81_815_552] \
-        == [17_024_990_848]
+    # FP8 weights at 1 B + a 256 bias at 2 B) = 81,815,552 B. TP 4: (20,422,856,320 - 104,523,392 - 81,815,552)
+    # / 4 + 104,523,392 + 81,815,552
+    assert stage_weight_bytes(estimated(model), 52, tp=4) == [5_059_129_344 + whole + 81_815_552] \
+        == [5_245_468_288]
 
 
 def test_gpt_sw3_takes_the_gpt2_table():

@@ -13,8 +13,9 @@ vllm/models/*):
 - ERNIE-4.5-MoE: ernie45_moe.py Ernie4_5_MoeMoE, gate (GateLinear params_dtype=torch.float32) and
   gate.e_score_correction_bias (the checkpoint's moe_statics) from 0.11.1 (0.11.0: both in the model dtype);
 - LongCat-Flash: longcat_flash.py LongcatMoe router_params_dtype = torch.float32 for LongcatRouter's classifier and
-  e_score_correction_bias (0.11-0.33: when the config's router_dtype is "float32", the default of vLLM's own
-  LongcatFlashConfig);
+  e_score_correction_bias (0.32+ whatever the config says; 0.11-0.31, read in 0.27.0, 0.30.0 and 0.31.0: the
+  config's router_dtype, "float32" by default in vLLM's own LongcatFlashConfig, so a config naming another dtype is
+  over-counted there);
 - LFM2-MoE: lfm2_moe.py Lfm2MoeSparseMoeBlock gate.e_score_correction_bias (the checkpoint's expert_bias), from its
   first release (0.11.1); the gate itself in the model dtype;
 - GLM-4.5 / 4.6 / 4.7 and GLM-4.7-Flash: glm4_moe.py Glm4MoE gate (params_dtype float32; an nn.Linear of dtype

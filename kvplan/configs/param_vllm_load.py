@@ -18,6 +18,14 @@ held as the module is (whole on every TP rank, split, or one KV head a rank abov
   zero_expert_num); vLLM from 0.32.0 builds LongcatRouter's classifier as GateLinear(bias=False) and its
   load_weights skips a ".bias" it has no parameter for, so it holds none of it (read in 0.32.0, 0.33.0, 0.34.0;
   0.19.0, 0.25.0, 0.27.0, 0.30.0 and 0.31.0 build ReplicatedLinear(bias=config.router_bias), which holds it).
+- GPTBigCode (StarCoder): from 0.25.0 vLLM runs it on its Transformers backend (registry.py
+  _TRANSFORMERS_SUPPORTED_MODELS; kvplan.engines.vllm_registry_data), which has no tensor-parallel plan for it
+  (transformers 5.25 GPTBigCodeConfig has no base_model_tp_plan): transformers/base.py _recursive_replace makes every
+  nn.Linear no fuser claims a ReplicatedLinear (tp_plan.get(pattern, "replicate")), and no fuser matches the plain
+  c_fc -> act -> c_proj MLP (fusers/glu.py wants act(gate(x)) * up(x); merged_column.py two projections of one
+  input), so every rank holds the MLP whole, and the attention too without multi_query (the packed-QKV fuser
+  matches only the split into one query and two KV widths). Its own gpt_bigcode.py before 0.25 and SGLang 0.5.23's
+  split them (ColumnParallelLinear c_fc, RowParallelLinear c_proj), as kvplan's plan does. Read in source, not run.
 """
 
 from __future__ import annotations
@@ -34,6 +42,9 @@ class LoadDelta:
     source: str  # the vLLM file and class (0.34) that build it so
     weight: bool = False  # of the module's weight (stored in a quantized format where the format quantizes the
     # module), else of its float parameters (`other`: a bias)
+    # vLLM holds these `params` whole on every TP rank where the checkpoint's layout (and kvplan's plan) splits
+    # them: the same parameters, more bytes a GPU under TP
+    whole_from_split: bool = False
 
     def held(self, version) -> bool:
         """Whether vLLM `version` (None: the newest release read, 0.34) builds it so."""
@@ -44,6 +55,7 @@ class LoadDelta:
 
 GEMMA4_K_EQ_V_FIRST = (0, 19, 0)
 LONGCAT_ROUTER_BIAS_DROPPED_FROM = (0, 32, 0)
+BIGCODE_TRANSFORMERS_BACKEND_FROM = (0, 25, 0)
 
 
 def gemma4_v_copy(k_proj_weight: int, k_proj_bias: int) -> list[LoadDelta]:
@@ -61,4 +73,13 @@ def longcat_router_bias(routed: int) -> LoadDelta:
                      "(GateLinear(bias=False); load_weights skips the checkpoint's .bias)")
 
 
-__all__ = ["LoadDelta", "gemma4_v_copy", "longcat_router_bias"]
+def replicated_by_transformers_backend(weight: int, bias: int) -> tuple[LoadDelta, ...]:
+    """A GPTBigCode linear layer vLLM 0.25+ builds as a ReplicatedLinear (its weight, and its bias where split)."""
+    source = "transformers/base.py _recursive_replace (GPTBigCode: no tensor-parallel plan, ReplicatedLinear)"
+    out = (LoadDelta(weight, BIGCODE_TRANSFORMERS_BACKEND_FROM, source, weight=True, whole_from_split=True),)
+    if bias:
+        out += (LoadDelta(bias, BIGCODE_TRANSFORMERS_BACKEND_FROM, source, whole_from_split=True),)
+    return out
+
+
+__all__ = ["LoadDelta", "gemma4_v_copy", "longcat_router_bias", "replicated_by_transformers_backend"]

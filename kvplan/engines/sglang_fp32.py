@@ -84,7 +84,9 @@ def upcast(model, release: str, tp: int = 1, pp: int = 1) -> SglangFp32 | None:
         if rule.sglang_source not in sources:
             sources.append(rule.sglang_source)
         layer = _layer_of(m.name)
-        s = stage.get(layer, 0) if layer is not None else 0
+        # a module outside the decoder layers: the LM head (and final norm) on the last stage, the embeddings on the
+        # first (SGLang 0.5.23 bailing_moe_linear.py: lm_head only `if self.pp_group.is_last_rank`)
+        s = stage.get(layer, 0) if layer is not None else pp - 1 if m.role in ("lm_head", "norms") else 0
         # held whole on every TP rank (routers, norms, biases: weight_tables._whole_floats) or split over TP
         per_stage[s] += n * extra if weight_tables._whole_floats(m) else -(-n * extra // tp)
     if not params:

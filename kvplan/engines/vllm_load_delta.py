@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # the model types whose tables carry a Module.vllm_delta (configs/param_vllm_load.py)
-TYPES = ("gemma4_text", "gemma4_unified_text", "longcat_flash")
+TYPES = ("gemma4_text", "gemma4_unified_text", "longcat_flash", "gpt_bigcode")
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class HeldDelta:
     width: int  # bytes a parameter (the checkpoint's float width; 2 for a float32 checkpoint served in bf16)
     unsized: int  # weight parameters of a quantized checkpoint, not sized
     sources: tuple[str, ...]
+    rehomed: int = 0  # parameters the checkpoint's layout splits over TP and vLLM holds whole on every rank
 
     @property
     def params(self) -> int:
@@ -38,6 +39,7 @@ class HeldDelta:
         tp, pp = max(tp, 1), max(pp, 1)
         w = self.width
         out = _div(self.whole_params * w, pp) + _div(self.split_params * w, tp * pp)
+        out += self.rehomed * w // pp - self.rehomed * w // (tp * pp)
         for n, heads in self.kv:
             taken, held = kv_held(((abs(n) * w, heads),), tp, pp)
             out += (1 if n > 0 else -1) * (held if taken else abs(n) * w // (tp * pp))
@@ -61,7 +63,7 @@ def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
         return None
     f, modules = checked
     quantized = model.weight_dtype != model.float_dtype
-    whole = split = unsized = 0
+    whole = split = unsized = rehomed = 0
     kv: dict[int, int] = {}
     sources = []
     for m in modules:
@@ -72,16 +74,19 @@ def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
                 sources.append(d.source)
             if d.weight and quantized:
                 unsized += d.params
+            elif d.whole_from_split:
+                rehomed += d.params
             elif weight_tables._whole_floats(m):
                 whole += d.params
             elif m.kv_heads and not m.whole:
                 kv[m.kv_heads] = kv.get(m.kv_heads, 0) + d.params
             else:
                 split += d.params
-    if not (whole or split or kv or unsized):
+    if not (whole or split or kv or unsized or rehomed):
         return None
     width = 2 if halve else float_width_bytes(f)
-    return HeldDelta(whole, split, tuple(sorted((n, h) for h, n in kv.items())), width, unsized, tuple(sources))
+    return HeldDelta(whole, split, tuple(sorted((n, h) for h, n in kv.items())), width, unsized, tuple(sources),
+                     rehomed)
 
 
 def describe(d: HeldDelta, tp: int = 1, pp: int = 1) -> str:
@@ -89,8 +94,11 @@ def describe(d: HeldDelta, tp: int = 1, pp: int = 1) -> str:
     n = d.per_gpu_bytes(tp, pp)
     size = f"{abs(n) / 2**20:,.1f} MiB" if abs(n) >= 2**20 else f"{abs(n):,} B"
     held = d.params - d.unsized
-    what = (f"{held:,} parameters vLLM builds beyond the checkpoint" if held > 0
-            else f"{-held:,} parameters of the checkpoint vLLM does not build")
+    if d.rehomed and not held:
+        what = f"{d.rehomed:,} parameters vLLM holds whole on every TP rank where the checkpoint's layout splits them"
+    else:
+        what = (f"{held:,} parameters vLLM builds beyond the checkpoint" if held > 0
+                else f"{-held:,} parameters of the checkpoint vLLM does not build")
     return f", {'+' if n >= 0 else '-'} {size} for the {what} ({'; '.join(d.sources)}: configs/param_vllm_load.py)"
 
 
@@ -106,8 +114,11 @@ def table_note(d: HeldDelta, source: str) -> str:
     """For weights read from a record (a tensor table, a bundled total, a size given: `source`), whose tensors
     kvplan does not match to the table's modules here."""
     held = d.params
-    what = (f"{held:,} parameters beyond the checkpoint's" if held > 0
-            else f"{-held:,} fewer parameters than the checkpoint")
+    if d.rehomed and not held:
+        what = f"{d.rehomed:,} parameters whole on every TP rank that the checkpoint's layout splits"
+    else:
+        what = (f"{held:,} parameters beyond the checkpoint's" if held > 0
+                else f"{-held:,} fewer parameters than the checkpoint")
     return (f"vLLM holds {what} ({'; '.join(d.sources)}: configs/param_vllm_load.py); the weights, read from "
             f"{source}, do not count that")
 

@@ -430,8 +430,15 @@ def downcast_float32(record):
     if kv is not None:
         kv = tuple((role, layer, n // 2 if exact else n * total // record.total_bytes, heads)
                    for role, layer, n, heads in kv)
+
+    def loaded(n: int) -> int:
+        return n // 2 if exact else n * total // record.total_bytes
+
+    # what each TP rank holds whole loads at 2 B too (a counter stays one, read only under TP)
+    whole = record.replicated
+    replicated = (lambda: loaded(whole())) if callable(whole) else loaded(whole)
     return replace(record, total_bytes=total, by_dtype=by_dtype, parts=parts, mtp_parts=mtp_parts,
-                   against_role=against, kv_split=kv, notes=record.notes + (note,)), note
+                   against_role=against, kv_split=kv, replicated=replicated, notes=record.notes + (note,)), note
 
 
 def vllm_loaded(model, record):
@@ -512,7 +519,7 @@ def _with_load_delta(model, version, halve: bool, tp: int, pp: int, per_gpu: int
     line = unsized_note(d)
     if line is not None:
         notes.append(line)
-    if d.params == d.unsized:
+    if d.params == d.unsized and not d.rehomed:
         return per_gpu, weights_from
     return per_gpu + d.per_gpu_bytes(tp, pp), weights_from + describe(d, tp, pp)
 

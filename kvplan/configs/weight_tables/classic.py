@@ -26,7 +26,10 @@ What each TP rank holds whole (weight_tables.replicated_params), as read in vLLM
   multi-query attention's `c_attn(x).split((embed, kv, kv))` matches fusers/packed_qkv.py PackedQKVFuser
   (QKVParallelLinear, attn.c_proj rowwise: its bias whole), but its MLP (c_fc -> act -> c_proj) matches no
   fuser, so mlp.c_fc and mlp.c_proj are ReplicatedLinear, whole on every rank with their biases; without
-  multi_query its attention splits by a view, which PackedQKVFuser does not match, so it stays whole too.
+  multi_query its attention splits by a view, which PackedQKVFuser does not match, so it stays whole too. That is
+  vLLM 0.25+ only (its own gpt_bigcode.py before, and SGLang 0.5.23's, split c_fc and c_proj as the checkpoint's
+  layout does): the table keeps the split layout, and carries vLLM's whole copies as Module.vllm_delta
+  (configs/param_vllm_load.py replicated_by_transformers_backend), which only vLLM's profile adds.
   wpe is a plain nn.Embedding (only the vocab embeddings become VocabParallelEmbedding): whole.
 - Not served by vLLM 0.34 (registry.py _PREVIOUSLY_SUPPORTED_MODELS: BaichuanForCausalLM 0.23.0,
   PersimmonForCausalLM 0.25.0, MPTForCausalLM 0.28.0; XGLM never had a model file): the tables keep the layout
@@ -47,10 +50,13 @@ checked: only the bytes it allocates are counted).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...errors import ConfigError
 from ..fields import Fields
 from . import Module, _ends, _linear, _mlp
 from ..param_parts import embeddings
+from ..param_vllm_load import replicated_by_transformers_backend
 
 
 def _lin(name: str, inputs: int, outputs: int, role: str, bias: bool = False, row: bool = False,
@@ -266,13 +272,22 @@ def gpt_bigcode(f: Fields, layers: list, dims) -> list[Module]:
     for i in range(len(layers)):
         b = f"{top}.h.{i}"
         out += [_norm(f"{b}.ln_1", hidden, top=True), _norm(f"{b}.ln_2", hidden, top=True),
-                _lin(f"{b}.attn.c_attn", hidden, hidden + 2 * kv_width, "attention", True, whole=not multi_query,
-                     top=True, kv_heads=1 if multi_query else 0, kv_outputs=2 * kv_width),
-                _lin(f"{b}.attn.c_proj", hidden, hidden, "attention", True, row=True, whole=not multi_query,
-                     top=True),
-                _lin(f"{b}.mlp.c_fc", hidden, inner, "mlp", True, whole=True, top=True),
-                _lin(f"{b}.mlp.c_proj", inner, hidden, "mlp", True, whole=True, top=True)]
+                _backend_whole(_lin(f"{b}.attn.c_attn", hidden, hidden + 2 * kv_width, "attention", True, top=True,
+                                    kv_heads=1 if multi_query else 0, kv_outputs=2 * kv_width), not multi_query),
+                _backend_whole(_lin(f"{b}.attn.c_proj", hidden, hidden, "attention", True, row=True, top=True),
+                               not multi_query),
+                _backend_whole(_lin(f"{b}.mlp.c_fc", hidden, inner, "mlp", True, top=True), True),
+                _backend_whole(_lin(f"{b}.mlp.c_proj", inner, hidden, "mlp", True, row=True, top=True), True)]
     return out
+
+
+def _backend_whole(m: Module, whole: bool) -> Module:
+    """m split as the checkpoint's layout (and SGLang, and vLLM's own gpt_bigcode.py before 0.25) splits it; where
+    `whole`, vLLM 0.25+'s Transformers backend holds it whole on every rank (Module.vllm_delta: its weight, and its
+    bias unless a RowParallelLinear bias, whole already)."""
+    if not whole:
+        return m
+    return replace(m, vllm_delta=replicated_by_transformers_backend(m.weight, 0 if m.whole_bias else m.other))
 
 
 # -- the dense decoders of params.decoder -----------------------------------------------------------------------
