@@ -293,3 +293,23 @@ def test_gpt_sw3_takes_the_gpt2_table():
     raw = {"model_type": "gpt-sw3", "vocab_size": 64000, "n_embd": 2048, "n_layer": 24, "n_head": 16,
            "n_positions": 2048, "torch_dtype": "bfloat16"}
     assert build_model(raw, "gpt-sw3-shape").weight_replicated_bytes == 8_986_624
+
+
+def test_sglang_serves_float32_starcoder_in_16_bits_with_its_mlp_split(cli):
+    # SGLang's dtype "auto" serves a float32 config in float16 (0.5.23 configs/model_config.py
+    # _get_and_verify_dtype: "we use float16 for float32 models"; Gemma in bfloat16), and its gpt_bigcode.py splits
+    # c_fc / c_proj (ColumnParallelLinear, RowParallelLinear). At TP 2 the checkpoint's layout holds on a GPU
+    # (62,069,825,536 - 207,273,984 - 251,699,200) / 2 + 207,273,984 + 251,699,200 = 31,264,399,360 B as stored
+    # (float32), 15,632,199,680 B in 16 bits. Pool: int(T0 x mem_fraction_static) - the weights (kvplan took the
+    # float32 bytes, 51.62 GiB a GPU with a whole MLP, before)
+    from kvplan.capacity.gpus import lookup
+    from kvplan.engines.sglang_report import PRELOAD_BYTES, PRELOAD_TP_BYTES
+    from kvplan.engines.vllm_profile import driver_total_bytes
+
+    rc, out, err = cli("estimate", "starcoder", "--engine", "sglang", "--gpu", "h100", "--tp", "2", "--context",
+                       "4k", "--mem-util", "0.85", "--format", "json")
+    assert rc == 0, err
+    data = json.loads(out)
+    assert data["capacity"]["weight_bytes_per_gpu"] == 31_264_399_360  # kvplan's own plan: as stored
+    t0 = driver_total_bytes(lookup("h100")) - PRELOAD_BYTES - PRELOAD_TP_BYTES
+    assert data["engine"]["kv_memory_bytes"] == int(t0 * 0.85) - 15_632_199_680

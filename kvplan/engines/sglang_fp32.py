@@ -46,10 +46,11 @@ def _layer_of(name: str) -> int | None:
     return None
 
 
-def upcast(model, release: str, tp: int = 1, pp: int = 1) -> SglangFp32 | None:
+def upcast(model, release: str, tp: int = 1, pp: int = 1, served_16bit: bool = False) -> SglangFp32 | None:
     """What SGLang `release` ("0.5.9", "0.5.23") holds in float32 of `model` beyond kvplan's plan, on a (tp, pp)
     replica; None where kvplan cannot say (no config, no per-module table that adds up) or SGLang holds nothing in
-    float32 (nor where the checkpoint is float32: nothing more to add)."""
+    float32. served_16bit: a float32 checkpoint SGLang loads in 16 bits (sglang_report.served_16bit), whose other
+    floats are 2 B; else nothing is added to a float32 checkpoint."""
     from ..capacity.shard import sglang_stage_bounds
     from ..configs import weight_tables
     from ..configs.build import float_width_bytes
@@ -64,7 +65,7 @@ def upcast(model, release: str, tp: int = 1, pp: int = 1) -> SglangFp32 | None:
     rules = [r for r in live(f, SGLANG_FP32.get(f.model_type, ())) if r.held_by_sglang(release)]
     if not rules:
         return None
-    extra = FP32_BYTES - float_width_bytes(f)
+    extra = FP32_BYTES - (2 if served_16bit else float_width_bytes(f))
     if extra <= 0:
         return None
     tp, pp = max(tp, 1), max(pp, 1)

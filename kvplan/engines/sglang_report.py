@@ -194,16 +194,33 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
     dep = result.deployment
     record = getattr(result, "weights", None) or dep.weights
     model = result.plan.model
+    if record is not None and served_16bit(result):
+        from .vllm_profile import downcast_float32
+
+        record = downcast_float32(record)[0]
     if record is not None:
         out = stage_weight_bytes(record, model.num_layers, dep.tp, dep.pp,
                                  bounds=sglang_stage_bounds(model.num_layers, dep.pp))
     else:
         total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes
+        total = total // 2 if dep.weight_bytes is None and served_16bit(result) else total
         out = [-(-total // (dep.tp * dep.pp))] * dep.pp
     up, _ = fp32_upcast(result, release)
     if up is not None:
         out = [n + extra for n, extra in zip(out, up.stage_bytes)]
     return out
+
+
+def served_16bit(result) -> bool:
+    """A float32 checkpoint SGLang loads in 16 bits: its dtype "auto" serves a float32 config in float16 (Gemma's in
+    bfloat16), 2 B a parameter (0.5.23 configs/model_config.py _get_and_verify_dtype; the same in 0.5.9). Not for
+    weights given as a figure (a log's, --weight-bytes)."""
+    from .vllm_profile import served_from_float32
+
+    dep = result.deployment
+    record = getattr(result, "weights", None) or dep.weights
+    given = dep.weight_bytes is not None and record is None or record is not None and record.source == "given"
+    return not given and served_from_float32(result.plan.model)
 
 
 def fp32_upcast(result, release: str | None = None):
@@ -215,7 +232,7 @@ def fp32_upcast(result, release: str | None = None):
     record = getattr(result, "weights", None) or dep.weights
     if dep.weight_bytes is not None and record is None or record is not None and record.source == "given":
         return None, None
-    up = upcast(result.plan.model, release or rules_for(None).release, dep.tp, dep.pp)
+    up = upcast(result.plan.model, release or rules_for(None).release, dep.tp, dep.pp, served_16bit(result))
     if up is None:
         return None, None
     if stores_float32(record):
