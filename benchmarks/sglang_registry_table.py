@@ -116,37 +116,32 @@ class _Module:
             return _parse(self.pkg, module).class_ref(original, seen)
         raise ValueError(f"{self.path}: {name}: not a class this script reads")
 
-    def entry_refs(self, node: ast.expr | None = None) -> list[tuple[str | None, str]]:
-        """(module, class) of each element of this module's EntryClass ([] when it has none)."""
+    def _entry_items(self, node: ast.expr | None = None) -> tuple["_Module", list[ast.expr]]:
+        """(the module that defines this module's EntryClass, its elements); no elements when it has none."""
         if node is None:
             if "EntryClass" in self.aliases:
                 node = self.aliases["EntryClass"]
             elif "EntryClass" in self.imports:
                 module, original = self.imports["EntryClass"]
                 other = _parse(self.pkg, module)
-                return other.entry_refs(other.aliases[original])
+                return other._entry_items(other.aliases[original])
             else:
-                return []
-        items = node.elts if isinstance(node, (ast.List, ast.Tuple)) else [node]
-        return [self.class_ref(item.id) for item in items if isinstance(item, ast.Name)]
+                return self, []
+        return self, (node.elts if isinstance(node, (ast.List, ast.Tuple)) else [node])
 
-    def entry_names(self, node: ast.expr | None = None) -> list[str]:
+    def entry_refs(self) -> list[tuple[str | None, str]]:
+        """(module, class) of each element of this module's EntryClass ([] when it has none)."""
+        owner, items = self._entry_items()
+        return [owner.class_ref(item.id) for item in items if isinstance(item, ast.Name)]
+
+    def entry_names(self) -> list[str]:
         """The registry keys of this module's EntryClass ([] when it has none)."""
-        if node is None:
-            if "EntryClass" in self.aliases:
-                node = self.aliases["EntryClass"]
-            elif "EntryClass" in self.imports:
-                module, original = self.imports["EntryClass"]
-                other = _parse(self.pkg, module)
-                return other.entry_names(other.aliases[original])
-            else:
-                return []
-        items = node.elts if isinstance(node, (ast.List, ast.Tuple)) else [node]
+        owner, items = self._entry_items()
         out = []
         for item in items:
             if not isinstance(item, ast.Name):
-                raise ValueError(f"{self.path}: an EntryClass element this script does not read: {ast.unparse(item)}")
-            out.append(self.class_name(item.id))
+                raise ValueError(f"{owner.path}: an EntryClass element this script does not read: {ast.unparse(item)}")
+            out.append(owner.class_name(item.id))
         return out
 
 
