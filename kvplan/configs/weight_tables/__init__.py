@@ -150,10 +150,7 @@ def _gqa(f: Fields, layers: list, dims) -> list:
     moe_inter = None
     for i in range(len(layers)):
         a = f"layers.{i}.self_attn"
-        out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", qkv_bias),
-                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", qkv_bias, kv_heads=kv),
-                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", qkv_bias, kv_heads=kv),
-                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", o_bias, row=True)]
+        out += _qkvo(a, hidden, heads, kv, head_dim, qkv_bias, o_bias=o_bias)
         if mt in P._QK_NORM:
             out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
         if mt == "minimax_m2":  # MiniMaxM2Attention: RMSNorms over all heads' queries and keys, which vLLM 0.34
@@ -308,15 +305,18 @@ class _Defaults:
 
 # -- Qwen3.5 / 3.6 (params.qwen3_5) ----------------------------------------------------------------------------
 
-def _qkvo(a: str, hidden: int, heads: int, kv: int, head_dim: int, bias: bool = False, q_width: int | None = None
-          ) -> list:
-    """q/k/v/o_proj of one attention layer (biases on all four with `bias`; o_proj a RowParallelLinear, whose
-    bias every TP rank holds whole); q_width: the query projection's outputs where they are not heads x head_dim
-    (Qwen3-Next's and Qwen3.5's output gate doubles them)."""
-    return [_linear(f"{a}.q_proj", hidden, q_width or heads * head_dim, "attention", bias),
-            _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
-            _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
-            _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", bias, row=True)]
+def _qkvo(a: str, hidden: int, heads: int, kv: int, head_dim: int, bias: bool = False, q_width: int | None = None,
+          o_bias: bool | None = None, inputs: int | None = None) -> list:
+    """q/k/v/o_proj of one attention layer (biases on q/k/v with `bias`, on o_proj with `o_bias`, `bias` unless
+    given; o_proj a RowParallelLinear, whose bias every TP rank holds whole, k/v_proj split by KV head); q_width:
+    the query projection's outputs where they are not heads x head_dim (Qwen3-Next's and Qwen3.5's output gate
+    doubles them); inputs: the q/k/v projections' input width where it is not hidden (Zamba's shared block)."""
+    inputs = inputs or hidden
+    return [_linear(f"{a}.q_proj", inputs, q_width or heads * head_dim, "attention", bias),
+            _linear(f"{a}.k_proj", inputs, kv * head_dim, "attention", bias, kv_heads=kv),
+            _linear(f"{a}.v_proj", inputs, kv * head_dim, "attention", bias, kv_heads=kv),
+            _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", bias if o_bias is None else o_bias,
+                    row=True)]
 
 
 def _gdn_after_inputs(a: str, key_dim: int, value_dim: int, value_heads: int, value_head_dim: int, kernel: int,

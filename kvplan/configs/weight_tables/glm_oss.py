@@ -15,7 +15,7 @@ make_attention_sink(num_attention_heads // tp_size)), its experts' biases with t
 from __future__ import annotations
 
 from ..fields import Fields
-from . import Module, _ends, _float, _linear, _mla_widths, _norms_and_ffn, _qkvo
+from . import Module, _ends, _float, _mla_widths, _norms_and_ffn, _qkvo
 from ..param_parts import dense_first, mlp_layer_types
 
 
@@ -40,10 +40,7 @@ def glm4_moe(f: Fields, layers: list, dims) -> list[Module]:
     out = _ends(f, hidden, False, 0)
     for i in range(len(layers)):
         a = f"layers.{i}.self_attn"
-        out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", bias),
-                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
-                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
-                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention")]
+        out += _qkvo(a, hidden, heads, kv, head_dim, bias, o_bias=False)
         if f.flag("use_qk_norm"):
             out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
         sparse = bool(experts) and P._is_moe_layer(f, i)

@@ -47,7 +47,7 @@ from dataclasses import dataclass, fields, replace
 
 from ...errors import ConfigError
 from ..fields import Fields
-from . import Module, _ends, _float, _linear, _mlp
+from . import Module, _ends, _float, _linear, _mlp, _qkvo
 from .hybrid import MIXER, _mamba2
 from ..params import _TIED_BY_DEFAULT
 from ..param_parts import embeddings
@@ -199,10 +199,7 @@ def olmo_hybrid(f: Fields, layers: list, dims) -> list[Module]:
     for i, layer in enumerate(layers):
         if layer.caches:
             a = f"layers.{i}.self_attn"
-            out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"),
-                    _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
-                    _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
-                    _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
+            out += [*_qkvo(a, hidden, heads, kv, head_dim),
                     _float(f"{a}.q_norm", heads * head_dim), _float(f"{a}.k_norm", kv * head_dim),
                     _float(f"layers.{i}.post_attention_layernorm", hidden),
                     _float(f"layers.{i}.post_feedforward_layernorm", hidden)]
@@ -260,10 +257,7 @@ def zamba(f: Fields, layers: list, dims) -> list[Module]:
             out.append(_linear(f"layers.{i}.linear", hidden, hidden, MIXER, whole=True))
     if hybrid:
         t = f"layers.{hybrid[0]}.shared_transf"
-        out += [_linear(f"{t}.self_attn.q_proj", attn_in, heads * head_dim, "attention"),
-                _linear(f"{t}.self_attn.k_proj", attn_in, kv * head_dim, "attention", kv_heads=kv),
-                _linear(f"{t}.self_attn.v_proj", attn_in, kv * head_dim, "attention", kv_heads=kv),
-                _linear(f"{t}.self_attn.o_proj", heads * head_dim, hidden, "attention"),
+        out += [*_qkvo(f"{t}.self_attn", hidden, heads, kv, head_dim, inputs=attn_in),
                 _float(f"{t}.input_layernorm", attn_in), _float(f"{t}.pre_ff_layernorm", hidden),
                 *_mlp(f"{t}.feed_forward", hidden, f.int("intermediate_size"), "mlp")]
     return out
@@ -321,10 +315,7 @@ def recurrent_gemma(f: Fields, layers: list, dims) -> list[Module]:
     for i, layer in enumerate(layers):
         t = f"layers.{i}.temporal_block"
         if layer.caches:
-            out += [_linear(f"{t}.q_proj", hidden, heads * head_dim, "attention", bias),
-                    _linear(f"{t}.k_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
-                    _linear(f"{t}.v_proj", hidden, kv * head_dim, "attention", bias, kv_heads=kv),
-                    _linear(f"{t}.o_proj", heads * head_dim, hidden, "attention", True, row=True)]
+            out += _qkvo(t, hidden, heads, kv, head_dim, bias, o_bias=True)
         else:
             out += [_linear(f"{t}.linear_x", hidden, lru, MIXER, True),
                     _linear(f"{t}.linear_y", hidden, lru, MIXER, True),
@@ -361,10 +352,7 @@ def iquest_loop(f: Fields, layers: list, dims) -> list[Module]:
     out = _ends(f, hidden, f.model_type in _TIED_BY_DEFAULT, 0)
     for i in range(len(layers)):
         a = f"layers.{i}.self_attn"
-        out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"),
-                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
-                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
-                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
+        out += [*_qkvo(a, hidden, heads, kv, head_dim),
                 _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden),
                 *_mlp(f"layers.{i}.mlp", hidden, inter, "mlp"),
                 _linear(f"gate_projections.{i}", head_dim, heads, "attention", True)]
@@ -408,11 +396,8 @@ def lfm3(f: Fields, layers: list, dims) -> list[Module]:
     for i, layer in enumerate(layers):
         a, c, m = f"layers.{i}.self_attn", f"layers.{i}.conv", f"layers.{i}.feed_forward"
         if layer.caches:
-            out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"),
-                    _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
-                    _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
-                    _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
-                    _float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
+            out += [*_qkvo(a, hidden, heads, kv, head_dim), _float(f"{a}.q_norm", head_dim),
+                    _float(f"{a}.k_norm", head_dim)]
             if gate:
                 out.append(_linear(f"{a}.gate_proj", hidden, heads, "attention"))
         else:
@@ -444,10 +429,7 @@ def domyn_edge(f: Fields, layers: list, dims) -> list[Module]:
     out = _ends(f, hidden, True, DEFAULTS["vocab_size"])
     for i in range(len(layers)):
         d, a = head_dim(f, i), f"layers.{i}.attention"
-        out += [_linear(f"{a}.q_proj", hidden, heads * d, "attention"),
-                _linear(f"{a}.k_proj", hidden, kv * d, "attention", kv_heads=kv),
-                _linear(f"{a}.v_proj", hidden, kv * d, "attention", kv_heads=kv),
-                _linear(f"{a}.o_proj", heads * d, hidden, "attention"), _float(f"{a}.k_norm", d),
+        out += [*_qkvo(a, hidden, heads, kv, d), _float(f"{a}.k_norm", d),
                 *(_float(f"layers.{i}.{n}_norm", hidden) for n in ("pre_attention", "post_attention",
                                                                    "pre_feedforward", "post_feedforward")),
                 *_mlp(f"layers.{i}.feedforward", hidden, inter, "mlp")]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from ...errors import ConfigError
 from ..fields import Fields
-from . import Module, _ends, _experts, _float, _gqa, _linear, _mlp, _qkvo
+from . import Module, _ends, _experts, _float, _gqa, _mlp, _qkvo
 
 
 # -- ERNIE 4.5 dense (params.count_params) ---------------------------------------------------------------------
@@ -141,10 +141,7 @@ def mimo(f: Fields, layers: list, dims) -> list[Module]:
     out = _ends(f, hidden, _tied(f, False), None)
     for i in range(len(layers)):
         a = f"layers.{i}.self_attn"
-        out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention", True),
-                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", True, kv_heads=kv),
-                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", True, kv_heads=kv),
-                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", row=True),
+        out += [*_qkvo(a, hidden, heads, kv, head_dim, True, o_bias=False),
                 _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp")
     return out

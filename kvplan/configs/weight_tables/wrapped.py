@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..fields import Fields
-from . import Module, _ends, _experts, _float, _linear, _mlp
+from . import Module, _ends, _experts, _float, _linear, _mlp, _qkvo
 from ..param_vllm_load import gemma4_v_copy
 from ..params import llama4_moe_layers
 
@@ -43,10 +43,7 @@ def llama4(f: Fields, layers: list, dims) -> list[Module]:
     out = _ends(f, hidden, False, 0)
     for i in range(n):
         a, m = f"layers.{i}.self_attn", f"layers.{i}.feed_forward"
-        out += [_linear(f"{a}.q_proj", hidden, heads * head_dim, "attention"),
-                _linear(f"{a}.k_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
-                _linear(f"{a}.v_proj", hidden, kv * head_dim, "attention", kv_heads=kv),
-                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
+        out += [*_qkvo(a, hidden, heads, kv, head_dim),
                 _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         if i in moe_set:
             out += _experts(m, experts, hidden, inter)
