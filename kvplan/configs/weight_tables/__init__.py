@@ -115,13 +115,15 @@ def _mlp(prefix: str, hidden: int, inter: int, role: str, bias: bool = False) ->
             _linear(f"{prefix}.down_proj", inter, hidden, role, bias, row=True)]
 
 
-def _ends(f: Fields, hidden: int, tied_default: bool, vocab_default: int | None) -> list:
-    """Embeddings, the final norm and the LM head (as param_parts.embeddings counts them)."""
+def _ends(f: Fields, hidden: int, tied_default: bool, vocab_default: int | None, embed: str = "embed_tokens",
+          norm: str = "norm", top: bool = False) -> list:
+    """Embeddings, the final norm and the LM head (as param_parts.embeddings counts them); embed and norm: their
+    names, relative to the decoder, or to the top of the checkpoint with `top` (Mamba's backbone.embeddings)."""
     both = embeddings(f, hidden, tied_default, vocab_default)
     vocab = (f.int("vocab_size", minimum=0) if vocab_default is None
              else f.int("vocab_size", default=vocab_default, minimum=0))
     vocab_x_hidden = vocab * hidden
-    out = [_float("embed_tokens", vocab_x_hidden, "embeddings"), _float("norm", hidden)]
+    out = [Module(embed, 0, vocab_x_hidden, "embeddings", top=top), Module(norm, 0, hidden, "norms", top=top)]
     if both > vocab_x_hidden:
         out.append(Module("lm_head", both - vocab_x_hidden, 0, "lm_head", top=True, inputs=hidden))
     return out

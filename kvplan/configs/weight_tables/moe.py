@@ -31,7 +31,6 @@ from __future__ import annotations
 from ...errors import ConfigError
 from ..fields import Fields
 from . import Module, _deepseek_moe, _ends, _experts, _float, _linear, _mlp, _qkvo
-from ..param_parts import embeddings
 
 
 # -- MiniMax-Text-01 / M1 (params.minimax) ---------------------------------------------------------------------
@@ -156,12 +155,7 @@ def dbrx(f: Fields, layers: list, dims) -> list[Module]:
     ffn = f.sub("ffn_config")
     experts = ffn.int("moe_num_experts", default=4)
     inter = ffn.int("ffn_hidden_size", default=3584)
-    vocab = f.int("vocab_size", default=0, minimum=0)
-    out = [Module("transformer.wte", 0, vocab * hidden, "embeddings", top=True),
-           Module("transformer.norm_f", 0, hidden, "norms", top=True)]
-    head = embeddings(f, hidden, False, 0) - vocab * hidden
-    if head:
-        out.append(Module("lm_head", head, 0, "lm_head", top=True, inputs=hidden))
+    out = _ends(f, hidden, False, 0, "transformer.wte", "transformer.norm_f", top=True)
     for i in range(len(layers)):
         b = f"transformer.blocks.{i}"
         a = f"{b}.norm_attn_norm"

@@ -99,13 +99,7 @@ def nemotron_nas(f: Fields, layers: list, dims) -> list[Module]:
 
 def _backbone_ends(f: Fields, hidden: int, tied_default: bool) -> list[Module]:
     """backbone.embeddings, backbone.norm_f and lm_head (none where tied)."""
-    vocab = f.int("vocab_size", default=0, minimum=0)
-    out = [Module("backbone.embeddings", 0, vocab * hidden, "embeddings", top=True),
-           Module("backbone.norm_f", 0, hidden, "norms", top=True)]
-    head = embeddings(f, hidden, tied_default, 0) - vocab * hidden
-    if head:
-        out.append(Module("lm_head", head, 0, "lm_head", top=True, inputs=hidden))
-    return out
+    return _ends(f, hidden, tied_default, 0, "backbone.embeddings", "backbone.norm_f", top=True)
 
 
 def _counted_biases(f: Fields, conv: bool, proj: bool) -> None:
