@@ -12,16 +12,7 @@ PP_UNREAD those whose forward it could not follow.
 
 from __future__ import annotations
 
-from .._record import record
-from ..errors import UsageError
-
-
-@record
-class PipelineSupport:
-    supported: bool | None  # None: not known (class not read, or no registered architecture)
-    architecture: str | None  # the name SGLang looks up (the first of the config's it registers)
-    release: str | None
-    note: str | None  # for the report where not known
+from .vllm_pp import PipelineSupport, enforce  # the same record and refusal for both engines
 
 
 def pipeline_support(architectures, release: str, model_type: str | None = None) -> PipelineSupport:
@@ -57,11 +48,7 @@ def check_pp(architectures, release: str, pp: int, tp: int, notes: list[str], mo
     if pp <= 1:
         return
     found = pipeline_support(architectures, release, model_type)
-    if found.supported is False:
-        raise UsageError(refusal(found, pp), f"use --pp 1, e.g. --tp {tp * pp} --pp 1 for the same GPUs, "
-                                             "or another engine")
-    if found.note:
-        notes.append(found.note)
+    enforce(found, refusal(found, pp), pp, tp, notes)
 
 
 __all__ = ["PipelineSupport", "pipeline_support", "check_pp", "refusal"]

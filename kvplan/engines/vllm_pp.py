@@ -17,8 +17,9 @@ from .vllm_release import release_key as _key
 
 @record
 class PipelineSupport:
-    supported: bool | None  # None: not known (release not read, or no registered architecture)
-    architecture: str | None  # the name vLLM would load (the first of the config's it registers)
+    """An engine's answer for one architecture and release (vLLM here, SGLang in engines/sglang_pp.py)."""
+    supported: bool | None  # None: not known (release or class not read, or no registered architecture)
+    architecture: str | None  # the name the engine looks up (the first of the config's it registers)
     release: str | None  # the release whose sources were read (None: none for the release asked)
     note: str | None  # for the report where not known
 
@@ -59,18 +60,23 @@ def pipeline_support(architectures, release: str) -> PipelineSupport:
     return PipelineSupport(not _inside(NO_PP.get(chosen, ()), here), chosen, table_release, None)
 
 
+def enforce(found: PipelineSupport, refusal: str, pp: int, tp: int, notes: list[str]) -> None:
+    """Refuse --pp `pp` with `refusal` (UsageError, exit 2) where the engine's sources say it fails the check; add
+    `found`'s note to `notes` where that is not known. For vLLM and SGLang alike (engines/sglang_pp.py)."""
+    if found.supported is False:
+        raise UsageError(refusal, f"use --pp 1, e.g. --tp {tp * pp} --pp 1 for the same GPUs, or another engine")
+    if found.note:
+        notes.append(found.note)
+
+
 def check_pp(architectures, release: str, pp: int, tp: int, notes: list[str]) -> None:
     """Refuse `--pp pp` (UsageError, exit 2) where vLLM `release`'s sources say the architecture lacks SupportsPP;
     add a note to `notes` where that is not known; nothing for --pp 1 or a supported architecture."""
     if pp <= 1:
         return
     found = pipeline_support(architectures, release)
-    if found.supported is False:
-        raise UsageError(f"vLLM {found.release} refuses --pp {pp} for {found.architecture}: its class does not "
-                         "implement SupportsPP (config/model.py verify_with_parallel_config)",
-                         f"use --pp 1, e.g. --tp {tp * pp} --pp 1 for the same GPUs, or another engine")
-    if found.note:
-        notes.append(found.note)
+    enforce(found, f"vLLM {found.release} refuses --pp {pp} for {found.architecture}: its class does not implement "
+            "SupportsPP (config/model.py verify_with_parallel_config)", pp, tp, notes)
 
 
-__all__ = ["PipelineSupport", "pipeline_support", "check_pp"]
+__all__ = ["PipelineSupport", "pipeline_support", "check_pp", "enforce"]
