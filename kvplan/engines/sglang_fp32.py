@@ -55,10 +55,9 @@ def upcast(model, release: str, tp: int = 1, pp: int = 1, served_16bit: bool = F
     from ..configs import weight_tables
     from ..configs.build import float_width_bytes
     from ..configs.param_fp32 import SGLANG_FP32, live, matching
-    from .vllm_profile import raw_config
+    from .vllm_profile import module_table
 
-    raw = raw_config(model) if model.model_type in SGLANG_FP32 else None
-    checked = weight_tables.checked_table(raw, model.source or model.name) if raw is not None else None
+    checked = module_table(model) if model.model_type in SGLANG_FP32 else None
     if checked is None:
         return None
     f, modules = checked

@@ -55,10 +55,9 @@ def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
     None where kvplan has no such case for the model or cannot read its table."""
     from ..configs import weight_tables
     from ..configs.build import float_width_bytes
-    from .vllm_profile import raw_config
+    from .vllm_profile import module_table
 
-    raw = raw_config(model) if model.model_type in TYPES else None
-    checked = weight_tables.checked_table(raw, model.source or model.name) if raw is not None else None
+    checked = module_table(model) if model.model_type in TYPES else None
     if checked is None:
         return None
     f, modules = checked

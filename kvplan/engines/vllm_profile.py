@@ -277,6 +277,19 @@ class ProfileEstimate:
                 + "".join(f"; {n}" for n in self.notes)]
 
 
+def module_table(model):
+    """(Fields, module table) of the model's config where kvplan has a table that adds up to its count
+    (configs/weight_tables checked_table), else None; read once per model (the engines' float32 and load-time
+    additions each ask for it)."""
+    def read():
+        from ..configs.weight_tables import checked_table
+
+        raw = raw_config(model)
+        return checked_table(raw, model.source or model.name) if raw is not None else None
+
+    return model.memo("module table", read)
+
+
 def raw_config(model) -> dict | None:
     """The config.json of a bundled or local model as a dict (the ModelSpec keeps only what
     planning needs; a config.json with the hf_quant_config.json beside it, as sources read it), else None."""
