@@ -1,0 +1,150 @@
+"""Per-module tables of more wrappers' text models (configs/weight_tables/vl_more.py): Qwen2-VL, GLM-4.1V
+(glm4v_text), GLM-OCR (glm_ocr_text). The counts, the bytes each TP rank holds whole and the bytes a GPU holds are
+worked out here by hand from the configs and the module shapes of transformers 5.25 (modeling_qwen2_vl.py,
+modeling_glm4v.py, modeling_glm_ocr.py); what vLLM 0.34 builds whole: the module's docstrings.
+
+Configs: Qwen2-VL-7B-Instruct's text fields (flat, as its config.json), GLM-4.1V-9B-Thinking's text_config,
+zai-org/GLM-OCR's text_config (a copy of its config.json, read with the search tools), and Qwen2-VL-2B-Instruct-AWQ's
+config.json (a copy in the public repository sophgo/LLM-TPU, models/Qwen2_VL/config/config.json)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvplan.capacity.weights import stage_weight_bytes
+from kvplan.configs import build_model
+from kvplan.configs.build import _read
+from kvplan.configs.weight_tables import table
+from kvplan.weights.estimate import estimated
+
+QWEN2_VL_7B = {"model_type": "qwen2_vl", "architectures": ["Qwen2VLForConditionalGeneration"], "hidden_size": 3584,
+               "intermediate_size": 18944, "num_attention_heads": 28, "num_hidden_layers": 28,
+               "num_key_value_heads": 4, "vocab_size": 152064, "tie_word_embeddings": False, "max_window_layers": 28,
+               "use_sliding_window": False, "sliding_window": 32768, "rope_theta": 1000000.0,
+               "max_position_embeddings": 32768, "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+               "vision_config": {"depth": 32, "embed_dim": 1280, "num_heads": 16, "hidden_size": 3584}}
+QWEN2_VL_2B_AWQ = {
+    "architectures": ["Qwen2VLForConditionalGeneration"], "hidden_act": "silu", "hidden_size": 1536,
+    "intermediate_size": 8960, "max_position_embeddings": 32768, "max_window_layers": 28, "model_type": "qwen2_vl",
+    "num_attention_heads": 12, "num_hidden_layers": 28, "num_key_value_heads": 2,
+    "quantization_config": {"bits": 4, "group_size": 128, "modules_to_not_convert": ["visual"], "quant_method": "awq",
+                            "version": "gemm", "zero_point": True},
+    "rms_norm_eps": 1e-06, "rope_scaling": {"mrope_section": [16, 24, 24], "type": "mrope"}, "rope_theta": 1000000.0,
+    "sliding_window": 32768, "tie_word_embeddings": True, "torch_dtype": "float16", "use_sliding_window": False,
+    "vision_config": {"hidden_size": 1536, "in_chans": 3, "model_type": "qwen2_vl", "spatial_patch_size": 14},
+    "vocab_size": 151936}
+GLM_41V = {"model_type": "glm4v", "architectures": ["Glm4vForConditionalGeneration"], "tie_word_embeddings": False,
+           "text_config": {"model_type": "glm4v_text", "hidden_size": 4096, "num_hidden_layers": 40,
+                           "intermediate_size": 13696, "num_attention_heads": 32, "num_key_value_heads": 2,
+                           "vocab_size": 151552, "rms_norm_eps": 1e-05, "attention_bias": True,
+                           "partial_rotary_factor": 0.5, "max_position_embeddings": 65536,
+                           "rope_theta": 10000.0, "rope_scaling": {"rope_type": "default", "mrope_section": [8, 12, 12]}},
+           "vision_config": {"model_type": "glm4v", "depth": 24, "hidden_size": 1536, "num_heads": 12}}
+GLM_OCR = {"architectures": ["GlmOcrForConditionalGeneration"], "model_type": "glm_ocr", "tie_word_embeddings": False,
+           "text_config": {"attention_bias": False, "head_dim": 128, "hidden_act": "silu", "hidden_size": 1536,
+                           "intermediate_size": 4608, "max_position_embeddings": 131072, "model_type": "glm_ocr_text",
+                           "num_attention_heads": 16, "num_hidden_layers": 16, "num_key_value_heads": 8,
+                           "num_nextn_predict_layers": 1, "rms_norm_eps": 1e-05, "tie_word_embeddings": False,
+                           "rope_parameters": {"mrope_section": [16, 24, 24], "partial_rotary_factor": 1.0,
+                                               "rope_theta": 10000, "rope_type": "default"},
+                           "vocab_size": 59392},
+           "vision_config": {"depth": 24, "hidden_size": 1024, "model_type": "glm_ocr_vision", "num_heads": 16}}
+
+
+def _per_gpu(model, layers: int, tp: int) -> int:
+    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
+
+
+@pytest.mark.parametrize("raw", [QWEN2_VL_7B, QWEN2_VL_2B_AWQ, GLM_41V, GLM_OCR,
+                                 {**QWEN2_VL_7B, "model_type": "qwen2_vl", "text_config": {
+                                     **{k: v for k, v in QWEN2_VL_7B.items() if k not in ("vision_config",
+                                                                                           "architectures")},
+                                     "model_type": "qwen2_vl_text"}}])
+def test_the_table_adds_up_to_the_parameter_count(raw):
+    family, f, _, layers, dims = _read(raw, "vl_more")
+    modules = table(f, layers, dims)
+    assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
+
+
+# -- Qwen2-VL ------------------------------------------------------------------------------------------------------
+
+def test_qwen2_vl_7b_counts_the_q_k_v_biases_and_keeps_the_norms_whole():
+    model = build_model(QWEN2_VL_7B, "qwen2-vl-7b")
+    # 28 layers, hidden 3,584, 28 query / 4 KV heads of 128, mlp 18,944, vocab 152,064, untied. A layer: q, o
+    # 3,584 x 3,584; k, v 3,584 x 512; q/k/v biases 3,584 + 2 x 512 (Qwen2VLAttention; uncounted before: 28 x 4,608
+    # = 129,024 fewer); mlp 3 x 3,584 x 18,944; 2 norms
+    layer = 2 * 3584 * 3584 + 2 * 3584 * 512 + 3584 + 2 * 512 + 3 * 3584 * 18944 + 2 * 3584
+    total = 2 * 152064 * 3584 + 3584 + 28 * layer
+    assert total == 7_615_616_512 and model.param_count == total
+    # whole on every TP rank: the two norms a layer and the final norm (o_proj has no bias), BF16
+    whole = 28 * 2 * 3584 + 3584
+    assert whole == 204_288 and model.weight_replicated_bytes == 2 * whole
+    # TP 2: (15,231,233,024 - 408,576) / 2 + 408,576 (before: an even split, 7,615,487,488 of a smaller count)
+    assert model.weight_bytes == 2 * total == 15_231_233_024
+    assert _per_gpu(model, 28, 2) == 7_615_412_224 + 408_576 == 7_615_820_800
+
+
+def test_qwen2_vl_2b_awq_keeps_embeddings_norms_and_biases_in_fp16():
+    model = build_model(QWEN2_VL_2B_AWQ, "qwen2-vl-2b-awq")
+    # 28 layers, hidden 1,536, 12 query / 2 KV heads of 128, mlp 8,960, vocab 151,936, tied. Linear weights a
+    # layer: q, o 1,536 x 1,536; k, v 1,536 x 256; mlp 3 x 1,536 x 8,960: 46,792,704; x 28 = 1,310,195,712, at AWQ
+    # int4 group 128: 1/2 + (2 + 1/2) / 128 = 133/256 B. In FP16: the embeddings 151,936 x 1,536 = 233,373,696, the
+    # q/k/v biases 1,536 + 512 and two norms 2 x 1,536 a layer, the final norm 1,536: 233,518,592 (before: the biases
+    # uncounted and the norms at the quantized width)
+    linear = 28 * (2 * 1536 * 1536 + 2 * 1536 * 256 + 3 * 1536 * 8960)
+    floats = 151936 * 1536 + 28 * (1536 + 512 + 2 * 1536) + 1536
+    assert linear == 1_310_195_712 and floats == 233_518_592
+    assert model.param_count == linear + floats == 1_543_714_304
+    assert model.weight_bytes == linear * 133 // 256 + floats * 2 == 1_147_724_800
+    assert any("read module by module" in n for n in model.notes)
+    # the norms are whole on every TP rank: 28 x 2 x 1,536 + 1,536 = 87,552 parameters
+    assert model.weight_replicated_bytes == 87_552 * 2
+
+
+def test_qwen2_vl_text_nested_reads_as_the_flat_config():
+    nested = {"model_type": "qwen2_vl", "architectures": ["Qwen2VLForConditionalGeneration"],
+              "text_config": {**{k: v for k, v in QWEN2_VL_7B.items() if k not in ("vision_config", "architectures")},
+                              "model_type": "qwen2_vl_text"}}
+    model = build_model(nested, "qwen2-vl-nested")
+    assert model.param_count == 7_615_616_512 and model.weight_replicated_bytes == 2 * 204_288
+
+
+# -- GLM-4.1V and GLM-OCR ------------------------------------------------------------------------------------------
+
+def test_glm_4_1v_counts_four_norms_q_k_v_biases_and_no_o_proj_bias():
+    model = build_model(GLM_41V, "glm-4.1v")
+    # 40 layers, hidden 4,096, 32 query / 2 KV heads of 128, mlp 13,696, vocab 151,552, untied. A layer: q, o
+    # 4,096 x 4,096; k, v 4,096 x 256; q/k/v biases 4,096 + 2 x 256 (o_proj none: Glm4vTextAttention); gate_up_proj
+    # 4,096 x 27,392 and down_proj 13,696 x 4,096; four norms 4 x 4,096. Before: two norms and an o_proj bias
+    # (attention_bias true), 40 x (2 x 4,096 - 4,096) = 163,840 fewer
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 256 + 4096 + 512 + 4096 * 27392 + 13696 * 4096 + 4 * 4096
+    assert layer == 203_969_024
+    total = 40 * layer + 2 * 151552 * 4096 + 4096
+    assert total == 9_400_279_040 and model.param_count == total
+    # whole on every TP rank: 40 x 4 norms of 4,096 + the final norm, BF16; the q/k/v biases split with the heads
+    assert model.weight_replicated_bytes == (40 * 4 * 4096 + 4096) * 2 == 1_318_912
+    # TP 2: (18,800,558,080 - 1,318,912) / 2 + 1,318,912
+    assert _per_gpu(model, 40, 2) == 9_399_619_584 + 1_318_912 == 9_400_938_496
+
+
+def test_glm_ocr_counts_four_norms_and_no_biases():
+    model = build_model(GLM_OCR, "glm-ocr")
+    # 16 layers, hidden 1,536, 16 query / 8 KV heads of head_dim 128, mlp 4,608, vocab 59,392, untied. A layer: q
+    # 1,536 x 2,048, k, v 1,536 x 1,024, o 2,048 x 1,536 (no biases: GlmOcrTextAttention); gate_up_proj
+    # 1,536 x 9,216 and down_proj 4,608 x 1,536; four norms 4 x 1,536 (two before: 16 x 3,072 = 49,152 fewer).
+    # The MTP layer (num_nextn_predict_layers) is the drafter's, not counted
+    layer = 1536 * 2048 + 2 * 1536 * 1024 + 2048 * 1536 + 1536 * 9216 + 4608 * 1536 + 4 * 1536
+    assert layer == 30_676_992
+    total = 16 * layer + 2 * 59392 * 1536 + 1536
+    assert total == 673_285_632 and model.param_count == total
+    # whole: 16 x 4 norms of 1,536 + the final norm, BF16; TP 2: (1,346,571,264 - 199,680) / 2 + 199,680
+    assert model.weight_replicated_bytes == (16 * 4 * 1536 + 1536) * 2 == 199_680
+    assert _per_gpu(model, 16, 2) == 673_185_792 + 199_680 == 673_385_472
+
+
+def test_glm_ocr_with_attention_bias_gets_no_table():
+    # GlmOcrTextAttention builds no biases; vLLM's Glm4Attention would build them from attention_bias
+    assert table(*_read(GLM_OCR, "glm-ocr")[1:2], *_read(GLM_OCR, "glm-ocr")[3:])
+    raw = {**GLM_OCR, "text_config": {**GLM_OCR["text_config"], "attention_bias": True}}
+    family, f, _, layers, dims = _read(raw, "glm-ocr-bias")
+    assert table(f, layers, dims) == []
