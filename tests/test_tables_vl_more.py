@@ -55,12 +55,13 @@ def _per_gpu(model, layers: int, tp: int) -> int:
     return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
 
 
-@pytest.mark.parametrize("raw", [QWEN2_VL_7B, QWEN2_VL_2B_AWQ, GLM_41V, GLM_OCR,
+@pytest.mark.parametrize("raw", [QWEN2_VL_7B, QWEN2_VL_2B_AWQ, GLM_41V, GLM_OCR, "ernie", "ernie-baidu",
                                  {**QWEN2_VL_7B, "model_type": "qwen2_vl", "text_config": {
                                      **{k: v for k, v in QWEN2_VL_7B.items() if k not in ("vision_config",
                                                                                            "architectures")},
                                      "model_type": "qwen2_vl_text"}}])
 def test_the_table_adds_up_to_the_parameter_count(raw):
+    raw = {"ernie": ERNIE_VL, "ernie-baidu": ERNIE_VL_BAIDU}.get(raw, raw) if isinstance(raw, str) else raw
     family, f, _, layers, dims = _read(raw, "vl_more")
     modules = table(f, layers, dims)
     assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
@@ -148,3 +149,55 @@ def test_glm_ocr_with_attention_bias_gets_no_table():
     raw = {**GLM_OCR, "text_config": {**GLM_OCR["text_config"], "attention_bias": True}}
     family, f, _, layers, dims = _read(raw, "glm-ocr-bias")
     assert table(f, layers, dims) == []
+
+
+# -- ERNIE-4.5-VL --------------------------------------------------------------------------------------------------
+
+ERNIE_VL_TEXT = {"model_type": "ernie4_5_vl_moe_text", "hidden_size": 2560, "intermediate_size": 12288,
+                 "num_hidden_layers": 28, "num_attention_heads": 20, "num_key_value_heads": 4, "vocab_size": 103424,
+                 "moe_num_experts": 64, "moe_intermediate_size": [1536, 512], "moe_k": 6,
+                 "moe_num_shared_experts": 2, "tie_word_embeddings": True, "use_bias": False,
+                 "max_position_embeddings": 131072, "rope_parameters": {"rope_theta": 500000.0, "rope_type": "default",
+                                                                        "mrope_section": [22, 22, 20]}}
+# ERNIE-4.5-VL-28B-A3B's text model (Baidu's config.json: 28 layers, hidden 2,560, 20 query / 4 KV heads, 64 + 64
+# experts of [1,536, 512], moe_k 6, moe_layer_start_index [1, 1], moe_layer_end_index [29, 28], 2 shared experts,
+# vocab 103,424, tied), in transformers 5.25's form (mlp_layer_types: layer 0 dense) and in Baidu's (start / end)
+ERNIE_VL = {"model_type": "ernie4_5_vl_moe", "architectures": ["Ernie4_5_VLMoeForConditionalGeneration"],
+            "tie_word_embeddings": True,
+            "text_config": {**ERNIE_VL_TEXT, "mlp_layer_types": ["dense"] + ["sparse"] * 27}}
+ERNIE_VL_BAIDU = {**ERNIE_VL, "text_config": {**ERNIE_VL_TEXT, "moe_num_experts": [64, 64],
+                                              "moe_layer_start_index": [1, 1], "moe_layer_end_index": [29, 28],
+                                              "moe_layer_interval": 1}}
+
+
+@pytest.mark.parametrize("raw", [ERNIE_VL, ERNIE_VL_BAIDU])
+def test_ernie_4_5_vl_28b_counts_text_and_vision_experts_and_keeps_routers_whole(raw):
+    model = build_model(raw, "ernie-4.5-vl-28b-a3b")
+    # a layer's attention: q, o 2,560 x 2,560; k, v 2,560 x 512 (head_dim 2,560 / 20 = 128); two norms 2 x 2,560
+    attention = 2 * 2560 * 2560 + 2 * 2560 * 512 + 2 * 2560
+    # layer 0: an mlp of 12,288; layers 1-27: text and vision routers 2 x 64 x 2,560, the [2, 64] score bias, 64
+    # text experts of 1,536 and 64 vision experts of 512 (3 x 2,560 x width each), shared experts of 2 x 1,536
+    # (before: a dense model, every layer an mlp of 12,288)
+    dense = 3 * 2560 * 12288
+    moe = 2 * 64 * 2560 + 2 * 64 + 64 * 3 * 2560 * (1536 + 512) + 3 * 2560 * 3072
+    assert moe == 1_030_553_728
+    total = attention + dense + 27 * (attention + moe) + 103424 * 2560 + 2560
+    assert total == 28_624_635_776 and model.param_count == total
+    # whole on every TP rank: 28 x 2 norms + the final norm, 27 x (routers 327,680 + score bias 128), BF16
+    whole = 28 * 2 * 2560 + 2560 + 27 * (2 * 64 * 2560 + 2 * 64)
+    assert whole == 8_996_736 and model.weight_replicated_bytes == 2 * whole
+    # TP 2: (57,249,271,552 - 17,993,472) / 2 + 17,993,472
+    assert _per_gpu(model, 28, 2) == 28_615_639_040 + 17_993_472 == 28_633_632_512
+
+
+def test_ernie_4_5_vl_list_naming_only_the_vision_experts_cannot_be_sized():
+    # the 128 experts a layer are one block (0-63 text, 64-127 vision): a list that keeps some of them is refused
+    from kvplan.configs.quant_bytes import Unsized
+    from kvplan.configs.weight_tables import split
+
+    family, f, _, layers, dims = _read(ERNIE_VL, "ernie-vl")
+    modules = table(f, layers, dims)
+    with pytest.raises(Unsized):
+        split(modules, lambda name: ".experts.127." in name or ".experts.64." in name, True)
+    kept = split(modules, lambda name: ".experts." in name, True)
+    assert kept.kept["experts"] == 27 * 64 * 3 * 2560 * 2048

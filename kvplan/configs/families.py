@@ -772,7 +772,9 @@ _ROWS: list[Family] = [
     *(Family((name,), text=f"{name}_text", rules=(f"text model in text_config ({name}_text by default)",))
       for name in ("glm4v_moe", "glm_ocr", "ernie4_5_vl_moe", "granite4_vision", "granite_docling", "paddleocr_vl",
                    "hunyuan_vl")),
-    *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.attention_decoder,
+    # params.by_type: ERNIE-4.5-VL's text and vision experts (params_moe.ernie4_5_vl_moe_text), the others
+    # params.attention_decoder
+    *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.by_type,
              rules=(f"full attention; num_key_value_heads ({kv} by default) heads of head_dim "
                     f"({dim} by default)",))
       for name, defaults, kv, dim in (

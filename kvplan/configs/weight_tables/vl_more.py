@@ -1,7 +1,7 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more wrappers' text models: Qwen2-VL's
 (qwen2_vl_text, and a flat qwen2_vl config), GLM-4.1V's and GLM-4.6V-Flash's (glm4v_text) and GLM-OCR's
-(glm_ocr_text). Each mirrors its counter (params.count_params) term by term; the vision towers are not counted, as
-the counters leave them out.
+(glm_ocr_text), ERNIE-4.5-VL's (ernie4_5_vl_moe_text). Each mirrors its counter (params.count_params;
+params_moe.ernie4_5_vl_moe_text) term by term; the vision towers are not counted, as the counters leave them out.
 
 Checkpoint names: the text model under `model.language_model.` and the head at `lm_head` (transformers 5's
 layout), or, for Qwen2-VL's first checkpoints, `model.layers.N...` (weight_tables.ROOTS holds both); vLLM 0.34
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ...errors import ConfigError
 from ..fields import Fields
-from . import Module, _ends, _gqa
+from . import Module, _ends, _float, _gqa, _mlp, _qkvo
 from .dense import _layer, _width
 
 # GLM-4-0414's four norms, in the order transformers 5.25 Glm4vTextDecoderLayer builds them
@@ -69,5 +69,55 @@ def glm_ocr_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def ernie4_5_vl_moe_text(f: Fields, layers: list, dims) -> list[Module]:
+    """ERNIE-4.5-VL's text model (ernie4_5_vl_moe_text), as params_moe.ernie4_5_vl_moe_text counts it, under
+    Baidu's checkpoint names (baidu/ERNIE-4.5-VL-28B-A3B-PT: `model.layers.N...`, which transformers 5.25 renames on
+    load, conversion_mapping.py "ernie4_5_vl_moe"; vLLM 0.34 ernie45_vl_moe.py Ernie4_5_VLMoeForCausalLM.load_weights
+    reads them as they are): per layer q/k/v/o_proj, two norms; on MoE layers
+    - mlp.gate: the text router `gate.weight` and the vision router `gate.weight_1` ([hidden, E] each), one module;
+    - mlp.moe_statics.e_score_correction_bias [2, E] (text, vision);
+    - mlp.experts.N.gate_proj / up_proj / down_proj: experts 0 to E-1 the text experts (moe_intermediate_size[0]),
+      E to 2E-1 the vision experts (moe_intermediate_size[1]), held here as one block of 2E experts (a list must
+      name all of them or none), whose down_proj's input rows per expert are the mean of the two widths (exact
+      over the block: E x (text + vision) rows; a config whose two widths sum to an odd number gets no table);
+    - mlp.shared_experts of moe_num_shared_experts x the text width;
+    elsewhere mlp.gate_proj / up_proj / down_proj of intermediate_size. Embeddings and final norm; the head tied
+    unless tie_word_embeddings is false.
+
+    vLLM 0.34 (ernie45_vl_moe.py) holds whole on every TP rank the RMSNorms, the two routers (text_experts_gate,
+    vision_experts_gate: ReplicatedLinear, params_dtype float32) and e_score_correction_bias (float32), both counted
+    here at the checkpoint's dtype (configs/param_fp32.py has no rule for ernie45_vl_moe.py: vLLM's profile adds
+    nothing for them); it splits the experts (FusedMoE), the shared experts and the attention (o_proj a
+    RowParallelLinear without bias). A config with use_bias (transformers biases q/k/v/o and the MLPs, vLLM's
+    o_proj has none) gets no table. The MTP layers (vLLM's loader skips "mtp" names) are not in the table or the
+    count."""
+    from ..params_moe import ernie4_5_vl_fields
+
+    if f.flag("use_bias"):
+        raise ConfigError("use_bias: transformers' o_proj bias is not built by vLLM's Ernie4_5_VLMoeAttention")
+    e = ernie4_5_vl_fields(f, len(layers))
+    hidden, experts, (text_width, vision_width) = e["hidden"], e["experts"], e["widths"]
+    if (text_width + vision_width) % 2:
+        raise ConfigError("moe_intermediate_size: text and vision widths sum to an odd number")
+    mean = (text_width + vision_width) // 2
+    out = _ends(f, hidden, True, None)
+    for i, kind in enumerate(e["kinds"]):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += _qkvo(a, hidden, e["heads"], e["kv"], e["head_dim"])
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if kind != "sparse":
+            out += _mlp(m, hidden, e["inter"], "mlp")
+            continue
+        both = experts * hidden * (text_width + vision_width)
+        out += [_float(f"{m}.gate", 2 * hidden * experts, "router"),
+                _float(f"{m}.moe_statics.e_score_correction_bias", 2 * experts, "router"),
+                Module(f"{m}.experts.{{e}}.gate_proj", both, 0, "experts", 2 * experts, inputs=hidden),
+                Module(f"{m}.experts.{{e}}.up_proj", both, 0, "experts", 2 * experts, inputs=hidden),
+                Module(f"{m}.experts.{{e}}.down_proj", both, 0, "experts", 2 * experts, inputs=mean)]
+        if e["shared"] > 0:
+            out += _mlp(f"{m}.shared_experts", hidden, text_width * e["shared"], "shared experts")
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
-           "glm_ocr_text": glm_ocr_text}
+           "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text}
