@@ -187,7 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
-             "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe",  # vl_more
+             "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl",  # vl_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -253,6 +253,24 @@ _RENAMED.update({"olmo_hybrid": ((".attention_layer_norm", ".input_layernorm"),
                                  *((f".{c}_conv1d", ".conv1d") for c in "qkv")),
                  "lfm3": ((".self_attn.gate_proj", ".self_attn.g_proj"),), "zamba": ((".dt_proj_bias", ".dt_proj"),)})
 
+# MiniMax-M3's checkpoint names (conversion_mapping.py "minimax_m3_vl"): the indexer's index_* projections and norms,
+# the score bias beside the router, and the MLPs' gate_proj and up_proj, which transformers fuses into gate_up_proj
+_RENAMED["minimax_m3_vl"] = (*((f".self_attn.index_{p}", f".self_attn.indexer.{p}") for p in
+                               ("q_proj", "k_proj", "q_norm", "k_norm")),
+                             (".mlp.e_score_correction_bias", ".mlp.gate.e_score_correction_bias"),
+                             *((f"{m}.{p}", f"{m}.gate_up_proj") for m in (".mlp", ".mlp.shared_experts")
+                               for p in ("gate_proj", "up_proj")))
+
+
+def _m3_shrunk(text) -> None:
+    """vLLM builds MiniMax-M3's shared experts of intermediate_size (the shrunk config's shared width differs: no
+    table); layer 1 made block-sparse, so that the indexer's modules are built and checked too."""
+    text.shared_intermediate_size = text.intermediate_size
+    text.layer_types = ["full_attention", "minimax_m3_sparse"] + list(text.layer_types[2:])
+
+
+# edits of a shrunk text config before the model is built (configs/weight_tables/vl_more.py)
+_SHRUNK_EDITS = {"minimax_m3_vl": _m3_shrunk}
 
 def _as_transformers(name: str) -> str:
     name = name.replace(".block_sparse_moe.", ".mlp.")
@@ -274,6 +292,8 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
 
     top = harness.shrunk_config(model_type)
     text = top.get_text_config(decoder=True)
+    if model_type in _SHRUNK_EDITS:
+        _SHRUNK_EDITS[model_type](text)
     with warnings.catch_warnings(), torch.device("meta"):
         warnings.simplefilter("ignore")
         if model_type in _IN_WRAPPER:

@@ -55,13 +55,13 @@ def _per_gpu(model, layers: int, tp: int) -> int:
     return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
 
 
-@pytest.mark.parametrize("raw", [QWEN2_VL_7B, QWEN2_VL_2B_AWQ, GLM_41V, GLM_OCR, "ernie", "ernie-baidu",
+@pytest.mark.parametrize("raw", [QWEN2_VL_7B, QWEN2_VL_2B_AWQ, GLM_41V, GLM_OCR, "ernie", "ernie-baidu", "m3",
                                  {**QWEN2_VL_7B, "model_type": "qwen2_vl", "text_config": {
                                      **{k: v for k, v in QWEN2_VL_7B.items() if k not in ("vision_config",
                                                                                            "architectures")},
                                      "model_type": "qwen2_vl_text"}}])
 def test_the_table_adds_up_to_the_parameter_count(raw):
-    raw = {"ernie": ERNIE_VL, "ernie-baidu": ERNIE_VL_BAIDU}.get(raw, raw) if isinstance(raw, str) else raw
+    raw = {"ernie": ERNIE_VL, "ernie-baidu": ERNIE_VL_BAIDU, "m3": M3}.get(raw, raw) if isinstance(raw, str) else raw
     family, f, _, layers, dims = _read(raw, "vl_more")
     modules = table(f, layers, dims)
     assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
@@ -201,3 +201,47 @@ def test_ernie_4_5_vl_list_naming_only_the_vision_experts_cannot_be_sized():
         split(modules, lambda name: ".experts.127." in name or ".experts.64." in name, True)
     kept = split(modules, lambda name: ".experts." in name, True)
     assert kept.kept["experts"] == 27 * 64 * 3 * 2560 * 2048
+
+
+# -- MiniMax-M3 ----------------------------------------------------------------------------------------------------
+
+# the text model as tests/test_minimax_m3.py writes it (the checkpoint's sparse_attention_config form: 60 layers, 3
+# full then 57 block-sparse, 4 KV heads and 4 index heads of 128, 128 experts of 3,072; no mlp_layer_types: every
+# layer a MoE, as the counter reads it)
+M3_SPARSE = {"use_sparse_attention": True, "sparse_index_dim": 128, "sparse_num_index_heads": 4,
+             "sparse_topk_blocks": 16, "sparse_block_size": 128, "sparse_local_block": 1,
+             "sparse_attention_freq": [0, 0, 0] + [1] * 57, "sparse_disable_index_value": [0, 0, 0] + [1] * 57}
+M3 = {"model_type": "minimax_m3_vl_text", "num_hidden_layers": 60, "hidden_size": 6144, "num_attention_heads": 64,
+      "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 200064, "intermediate_size": 3072,
+      "num_local_experts": 128, "num_experts_per_tok": 4, "max_position_embeddings": 1048576,
+      "sparse_attention_config": M3_SPARSE}
+
+
+def test_minimax_m3_keeps_norms_routers_and_the_index_key_projection_whole():
+    model = build_model(M3, "minimax-m3")
+    # a layer: q 6,144 x 8,192, k, v 6,144 x 512, o 8,192 x 6,144; q/k norms 2 x 128; two norms 2 x 6,144; the
+    # MoE: router 128 x 6,144, score bias 128, experts 128 x 3 x 6,144 x 3,072, shared experts 3 x 6,144 x 3,072;
+    # the 57 sparse layers' indexer: index_q 6,144 x 512, index_k 6,144 x 128, index q/k norms 2 x 128; embeddings
+    # and head 2 x 200,064 x 6,144 (untied), final norm
+    layer = (2 * 6144 * 8192 + 2 * 6144 * 512 + 2 * 128 + 2 * 6144
+             + 128 * 6144 + 128 + 128 * 3 * 6144 * 3072 + 3 * 6144 * 3072)
+    indexer = 6144 * 512 + 6144 * 128 + 2 * 128
+    total = 60 * layer + 57 * indexer + 2 * 200064 * 6144 + 6144
+    assert total == 447_410_596_608 and model.param_count == total
+    # whole: the norms (60 x (2 x 6,144 + 2 x 128) + 57 x 2 x 128 + 6,144 = 773,376), the routers and score biases
+    # (60 x 786,560 = 47,193,600) and index_k_proj, one head replicated to every rank (57 x 786,432 = 44,826,624)
+    whole = 773_376 + 47_193_600 + 44_826_624
+    assert whole == 92_793_600 and model.weight_replicated_bytes == 2 * whole
+    # TP 4 (one KV head and one index head a rank): (894,821,193,216 - 185,587,200) / 4 + 185,587,200
+    assert _per_gpu(model, 60, 4) == 223_658_901_504 + 185_587_200 == 223_844_488_704
+    # TP 8: above the 4 KV heads each rank holds a quarter of k_proj, v_proj and index_q_proj, not an eighth: their
+    # 60 x 6,291,456 + 57 x 3,145,728 = 556,793,856 parameters (1,113,587,712 B) add 1,113,587,712 / 8 a rank
+    assert _per_gpu(model, 60, 8) == 111_829_450_752 + 185_587_200 + 139_198_464 == 112_154_236_416
+
+
+def test_minimax_m3_with_shared_experts_of_another_width_gets_no_table():
+    # vLLM builds the shared experts of intermediate_size, transformers of shared_intermediate_size
+    family, f, _, layers, dims = _read(M3, "m3")
+    assert table(f, layers, dims)
+    family, f, _, layers, dims = _read({**M3, "shared_intermediate_size": 1536}, "m3-shared")
+    assert table(f, layers, dims) == []

@@ -1,7 +1,7 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more wrappers' text models: Qwen2-VL's
 (qwen2_vl_text, and a flat qwen2_vl config), GLM-4.1V's and GLM-4.6V-Flash's (glm4v_text) and GLM-OCR's
-(glm_ocr_text), ERNIE-4.5-VL's (ernie4_5_vl_moe_text). Each mirrors its counter (params.count_params;
-params_moe.ernie4_5_vl_moe_text) term by term; the vision towers are not counted, as the counters leave them out.
+(glm_ocr_text), ERNIE-4.5-VL's (ernie4_5_vl_moe_text) and MiniMax-M3's (minimax_m3_vl_text). Each mirrors its
+counter (params.count_params; params_moe.ernie4_5_vl_moe_text; params_hybrid.minimax_m3_vl_text) term by term; the vision towers are not counted, as the counters leave them out.
 
 Checkpoint names: the text model under `model.language_model.` and the head at `lm_head` (transformers 5's
 layout), or, for Qwen2-VL's first checkpoints, `model.layers.N...` (weight_tables.ROOTS holds both); vLLM 0.34
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ...errors import ConfigError
 from ..fields import Fields
-from . import Module, _ends, _float, _gqa, _mlp, _qkvo
+from . import Module, _ends, _experts, _float, _gqa, _linear, _mlp, _qkvo
 from .dense import _layer, _width
 
 # GLM-4-0414's four norms, in the order transformers 5.25 Glm4vTextDecoderLayer builds them
@@ -119,5 +119,66 @@ def ernie4_5_vl_moe_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def minimax_m3_vl_text(f: Fields, layers: list, dims) -> list[Module]:
+    """MiniMax-M3's text model (minimax_m3_vl_text), as params_hybrid.minimax_m3_vl_text counts it, under the
+    checkpoint's names (`language_model.model.layers.N...`, `language_model.lm_head`, which transformers 5.25
+    renames on load: conversion_mapping.py "minimax_m3_vl"): per layer q/k/v/o_proj (no biases), q_norm and k_norm
+    over head_dim, two norms; on the block-sparse layers (those with an index-key cache) the indexer's
+    self_attn.index_q_proj (hidden -> index_n_heads x index_head_dim), index_k_proj (hidden -> index_head_dim),
+    index_q_norm and index_k_norm; then by mlp_layer_types (params_hybrid.minimax_m3_mlp_kinds) the MoE
+    block_sparse_moe.gate [E, hidden], block_sparse_moe.e_score_correction_bias [E], the routed experts
+    block_sparse_moe.experts.N.w1 / w3 / w2 of intermediate_size and block_sparse_moe.shared_experts.gate_proj /
+    up_proj / down_proj, or a dense mlp.gate_proj / up_proj / down_proj of dense_intermediate_size.
+
+    vLLM 0.34 (vllm/models/minimax_m3/nvidia/model.py, registered for MiniMaxM3SparseForConditionalGeneration)
+    holds whole on every TP rank the RMSNorms (MiniMAXGemmaRMSNorm: the layer norms, q/k norms, index q/k norms),
+    the router (GateLinear, float32) and e_score_correction_bias (float32): both counted here at the checkpoint's
+    dtype (configs/param_fp32.py has no rule for minimax_m3: vLLM's profile adds nothing for them); and the index
+    key projection, a single head replicated to every rank (layers/linear.py MinimaxM3QKVParallelLinearWithIndexer:
+    "index_k is a single shared head, replicated to every rank"). The index query heads shard as the KV heads do
+    (index_n_heads must equal num_key_value_heads), replicated above that TP size. The shared experts are split
+    (MiniMaxM3MLP, MergedColumnParallelLinear / RowParallelLinear), as is the rest. The MegaMoE path (opt-in, NVFP4
+    experts, expert parallel) builds the shared experts whole instead: not modelled. vLLM builds the shared experts
+    of intermediate_size where transformers builds them of shared_intermediate_size: a config where the two differ
+    gets no table; so does one whose index heads differ from its KV heads (vLLM asserts them equal). The MTP layers
+    (vLLM's MiniMaxM3MTP) are the drafter's, not in the table or the count."""
+    from ..params_hybrid import _indexed_layer, _m3_index, minimax_m3_mlp_kinds
+
+    hidden = f.int("hidden_size", default=6144)
+    heads = f.int("num_attention_heads", default=64)
+    kv = f.int("num_key_value_heads", default=4)
+    head_dim = f.int("head_dim", default=128)
+    experts = f.int("num_local_experts", "num_experts", default=128)
+    inter = f.int("intermediate_size", default=3072)
+    shared = f.int("shared_intermediate_size", default=3072)
+    if shared != inter:
+        raise ConfigError("shared_intermediate_size: vLLM builds the shared experts of intermediate_size")
+    index_heads, index_dim = _m3_index(f, "index_n_heads"), _m3_index(f, "index_head_dim")
+    kinds = minimax_m3_mlp_kinds(f, len(layers))
+    if any(_indexed_layer(layer) for layer in layers) and index_heads != kv:
+        raise ConfigError("index_n_heads: vLLM's indexer needs as many index heads as KV heads")
+    dense_inter = f.int("dense_intermediate_size", default=12288)
+    out = _ends(f, hidden, False, 200064)
+    for i, (layer, kind) in enumerate(zip(layers, kinds)):
+        a = f"layers.{i}.self_attn"
+        out += _qkvo(a, hidden, heads, kv, head_dim)
+        out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if _indexed_layer(layer):
+            out += [_linear(f"{a}.index_q_proj", hidden, index_heads * index_dim, "attention", kv_heads=index_heads),
+                    _linear(f"{a}.index_k_proj", hidden, index_dim, "attention", whole=True),
+                    _float(f"{a}.index_q_norm", index_dim), _float(f"{a}.index_k_norm", index_dim)]
+        if kind == "sparse":
+            m = f"layers.{i}.block_sparse_moe"
+            out += [_float(f"{m}.gate", hidden * experts, "router"),
+                    _float(f"{m}.e_score_correction_bias", experts, "router")]
+            out += _experts(m, experts, hidden, inter, ("w1", "w3", "w2"))
+            out += _mlp(f"{m}.shared_experts", hidden, inter, "shared experts")
+        else:
+            out += _mlp(f"layers.{i}.mlp", hidden, dense_inter, "mlp")
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
-           "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text}
+           "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
+           "minimax_m3_vl_text": minimax_m3_vl_text}
