@@ -55,13 +55,13 @@ def _per_gpu(model, layers: int, tp: int) -> int:
     return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
 
 
-@pytest.mark.parametrize("raw", [QWEN2_VL_7B, QWEN2_VL_2B_AWQ, GLM_41V, GLM_OCR, "ernie", "ernie-baidu", "m3",
+@pytest.mark.parametrize("raw", [QWEN2_VL_7B, QWEN2_VL_2B_AWQ, GLM_41V, GLM_OCR, "ernie", "ernie-baidu", "m3", "molmo2",
                                  {**QWEN2_VL_7B, "model_type": "qwen2_vl", "text_config": {
                                      **{k: v for k, v in QWEN2_VL_7B.items() if k not in ("vision_config",
                                                                                            "architectures")},
                                      "model_type": "qwen2_vl_text"}}])
 def test_the_table_adds_up_to_the_parameter_count(raw):
-    raw = {"ernie": ERNIE_VL, "ernie-baidu": ERNIE_VL_BAIDU, "m3": M3}.get(raw, raw) if isinstance(raw, str) else raw
+    raw = {"ernie": ERNIE_VL, "ernie-baidu": ERNIE_VL_BAIDU, "m3": M3, "molmo2": MOLMO2}.get(raw, raw) if isinstance(raw, str) else raw
     family, f, _, layers, dims = _read(raw, "vl_more")
     modules = table(f, layers, dims)
     assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
@@ -244,4 +244,42 @@ def test_minimax_m3_with_shared_experts_of_another_width_gets_no_table():
     family, f, _, layers, dims = _read(M3, "m3")
     assert table(f, layers, dims)
     family, f, _, layers, dims = _read({**M3, "shared_intermediate_size": 1536}, "m3-shared")
+    assert table(f, layers, dims) == []
+
+
+# -- Molmo2 --------------------------------------------------------------------------------------------------------
+
+# Molmo2-ER's 4B text model (the text_config fields a public repository checks a checkpoint against, in Molmo2's
+# own names: qkv_bias, use_qk_norm, qk_norm_type, layer_norm_eps), the wrapper untied as Molmo2Config's default
+MOLMO2 = {"model_type": "molmo2", "architectures": ["Molmo2ForConditionalGeneration"], "tie_word_embeddings": False,
+          "text_config": {"model_type": "molmo2_text", "hidden_size": 2560, "intermediate_size": 9728,
+                          "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
+                          "head_dim": 128, "vocab_size": 151936, "additional_vocab_size": 128, "hidden_act": "silu",
+                          "rope_theta": 5000000.0, "qkv_bias": False, "use_qk_norm": True, "qk_norm_type": "qwen3",
+                          "layer_norm_eps": 1e-06, "max_position_embeddings": 16384, "norm_after": False,
+                          "tie_word_embeddings": False}}
+
+
+def test_molmo2_counts_the_extra_embedding_rows_and_q_k_norms_and_keeps_them_whole():
+    model = build_model(MOLMO2, "molmo2-4b")
+    # a block: att_proj 2,560 x (32 + 2 x 8) x 128, attn_out 4,096 x 2,560, q_norm and k_norm over head_dim 128
+    # (qk_norm_type qwen3), ff_proj 2,560 x 2 x 9,728 and ff_out 9,728 x 2,560, attn_norm and ff_norm 2 x 2,560.
+    # wte.embedding 151,936 and wte.new_embedding 128 rows of 2,560, the head 151,936 x 2,560, ln_f 2,560. Before:
+    # neither the 128 extra rows nor the q/k norms were counted
+    block = 2560 * 48 * 128 + 4096 * 2560 + 2 * 128 + 3 * 2560 * 9728 + 2 * 2560
+    assert block == 100_930_816
+    total = 36 * block + (151936 + 128) * 2560 + 151936 * 2560 + 2560
+    assert total == 4_411_751_936 and model.param_count == total
+    # whole: 36 x (2 x 2,560 + 2 x 128) + 2,560 = 196,096, BF16; TP 2: (8,823,503,872 - 392,192) / 2 + 392,192
+    assert model.weight_replicated_bytes == 196_096 * 2 == 392_192
+    assert _per_gpu(model, 36, 2) == 4_411_555_840 + 392_192 == 4_411_948_032
+
+
+def test_molmo2_olmo_norms_span_all_heads_and_use_qk_norm_false_gets_no_table():
+    olmo = {**MOLMO2, "text_config": {**MOLMO2["text_config"], "qk_norm_type": "olmo"}}
+    # q_norm over 32 x 128, k_norm over 8 x 128: 36 x (5,120 - 256) more, all whole
+    assert build_model(olmo, "molmo2-olmo").param_count == 4_411_751_936 + 36 * (5120 - 256)
+    assert build_model(olmo, "molmo2-olmo").weight_replicated_bytes == (196_096 + 36 * (5120 - 256)) * 2
+    family, f, _, layers, dims = _read({**MOLMO2, "text_config": {**MOLMO2["text_config"], "use_qk_norm": False}},
+                                       "molmo2-no-norm")
     assert table(f, layers, dims) == []

@@ -824,7 +824,8 @@ _ROWS: list[Family] = [
            defaults={"num_key_value_heads": 4, "max_window_layers": 28, "intermediate_size": 18944,
                      "vocab_size": 152064, "tie_word_embeddings": True},
            rules=("qwen2 window rules (max_window_layers 28 by default); 4 KV heads by default",)),
-    *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.attention_decoder,
+    # params.by_type: Molmo2's own counter (params_dense.molmo2_text), the others params.attention_decoder
+    *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.by_type,
              rules=(f"full attention (the attention reads no window); num_key_value_heads ({kv} by default) heads "
                     f"of head_dim ({dim} by default)",))
       for name, defaults, kv, dim in (

@@ -1,7 +1,8 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more wrappers' text models: Qwen2-VL's
 (qwen2_vl_text, and a flat qwen2_vl config), GLM-4.1V's and GLM-4.6V-Flash's (glm4v_text) and GLM-OCR's
-(glm_ocr_text), ERNIE-4.5-VL's (ernie4_5_vl_moe_text) and MiniMax-M3's (minimax_m3_vl_text). Each mirrors its
-counter (params.count_params; params_moe.ernie4_5_vl_moe_text; params_hybrid.minimax_m3_vl_text) term by term; the vision towers are not counted, as the counters leave them out.
+(glm_ocr_text), ERNIE-4.5-VL's (ernie4_5_vl_moe_text), MiniMax-M3's (minimax_m3_vl_text) and Molmo2's (molmo2_text).
+Each mirrors its counter (params.count_params; params_moe.ernie4_5_vl_moe_text; params_hybrid.minimax_m3_vl_text;
+params_dense.molmo2_text) term by term; the vision towers are not counted, as the counters leave them out.
 
 Checkpoint names: the text model under `model.language_model.` and the head at `lm_head` (transformers 5's
 layout), or, for Qwen2-VL's first checkpoints, `model.layers.N...` (weight_tables.ROOTS holds both); vLLM 0.34
@@ -179,6 +180,47 @@ def minimax_m3_vl_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def molmo2_text(f: Fields, layers: list, dims) -> list[Module]:
+    """Molmo2's text model (molmo2_text), as params_dense.molmo2_text counts it, under the checkpoints' own names
+    (allenai/Molmo2-*: `model.transformer.blocks.N...`, which transformers 5.25 renames and splits on load:
+    conversion_mapping.py "molmo2", "Molmo2TextModel"; vLLM 0.34 molmo2.py Molmo2ForConditionalGeneration
+    .hf_to_vllm_mapper reads them: "att_proj" -> "qkv_proj", "ff_proj" -> "up_gate_proj", "attn_out" -> "o_proj",
+    "ff_out" -> "down_proj", "attn_norm" / "ff_norm" -> the layer norms): per block self_attn.att_proj (q, k and v
+    fused: hidden -> (heads + 2 x KV heads) x head_dim, biased with qkv_bias), self_attn.attn_out (no bias),
+    self_attn.q_norm / k_norm, mlp.ff_proj (up and gate fused: hidden -> 2 x intermediate_size), mlp.ff_out,
+    attn_norm, ff_norm; transformer.wte.embedding (vocab_size rows) and transformer.wte.new_embedding
+    (additional_vocab_size rows), transformer.ln_f, lm_head (vocab_size rows, untied by default).
+
+    vLLM 0.34 (molmo2.py Molmo2Attention, LanguageModelMLP, Molmo2TextModel) holds whole on every TP rank the
+    RMSNorms, q_norm and k_norm too (RMSNorm of their full width, applied after gathering the heads for
+    qk_norm_type "olmo"); it splits qkv_proj (QKVParallelLinear), o_proj (RowParallelLinear, bias=False), the MLP
+    and the embeddings. vLLM builds q_norm / k_norm only with use_qk_norm (transformers always): a config stating
+    use_qk_norm false gets no table."""
+    from ..params_dense import molmo2_fields
+
+    if f.has("use_qk_norm") and not f.flag("use_qk_norm"):
+        raise ConfigError("use_qk_norm false: vLLM builds no q/k norms, transformers does")
+    heads, kv, head_dim = dims[:3]
+    m = molmo2_fields(f)
+    hidden = m["hidden"]
+    out = [Module("transformer.wte.embedding", 0, m["vocab"] * hidden, "embeddings"),
+           Module("transformer.wte.new_embedding", 0, m["extra"] * hidden, "embeddings"),
+           _float("transformer.ln_f", hidden)]
+    if not m["tied"]:
+        out.append(Module("lm_head", m["vocab"] * hidden, 0, "lm_head", top=True, inputs=hidden))
+    q_norm, k_norm = (head_dim, head_dim) if m["per_head"] else (heads * head_dim, kv * head_dim)
+    for i in range(len(layers)):
+        b = f"transformer.blocks.{i}"
+        out += [_linear(f"{b}.self_attn.att_proj", hidden, (heads + 2 * kv) * head_dim, "attention", m["bias"],
+                        kv_heads=kv, kv_outputs=2 * kv * head_dim),
+                _linear(f"{b}.self_attn.attn_out", heads * head_dim, hidden, "attention", row=True),
+                _float(f"{b}.self_attn.q_norm", q_norm), _float(f"{b}.self_attn.k_norm", k_norm),
+                _linear(f"{b}.mlp.ff_proj", hidden, 2 * m["inter"], "mlp"),
+                _linear(f"{b}.mlp.ff_out", m["inter"], hidden, "mlp", row=True),
+                _float(f"{b}.attn_norm", hidden), _float(f"{b}.ff_norm", hidden)]
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
            "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
-           "minimax_m3_vl_text": minimax_m3_vl_text}
+           "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text}
