@@ -283,3 +283,23 @@ def test_molmo2_olmo_norms_span_all_heads_and_use_qk_norm_false_gets_no_table():
     family, f, _, layers, dims = _read({**MOLMO2, "text_config": {**MOLMO2["text_config"], "use_qk_norm": False}},
                                        "molmo2-no-norm")
     assert table(f, layers, dims) == []
+
+
+# -- PaddleOCR-VL --------------------------------------------------------------------------------------------------
+
+def test_paddleocr_vl_flat_keeps_its_norms_whole():
+    # a flat PaddleOCR-VL config (its text model ERNIE-4.5-0.3B's shape: 18 layers, hidden 1,024, 16 query / 2 KV
+    # heads of head_dim 128, mlp 3,072, vocab 103,424; tied here). A layer: q 1,024 x 2,048, k, v 1,024 x 256,
+    # o 2,048 x 1,024, mlp 3 x 1,024 x 3,072, two norms: 14,157,824
+    raw = {"architectures": ["PaddleOCRVLForConditionalGeneration"], "model_type": "paddleocr_vl", "head_dim": 128,
+           "hidden_size": 1024, "intermediate_size": 3072, "num_attention_heads": 16, "num_hidden_layers": 18,
+           "num_key_value_heads": 2, "vocab_size": 103424, "tie_word_embeddings": True, "use_bias": False,
+           "max_position_embeddings": 131072, "vision_config": {"model_type": "paddleocr_vl"}}
+    model = build_model(raw, "paddleocr-vl")
+    assert model.param_count == 18 * 14_157_824 + 103424 * 1024 + 1024 == 360_748_032
+    # whole: 18 x 2 norms + the final norm, BF16; TP 2: (721,496,064 - 75,776) / 2 + 75,776
+    assert model.weight_replicated_bytes == (18 * 2 * 1024 + 1024) * 2 == 75_776
+    assert _per_gpu(model, 18, 2) == 360_710_144 + 75_776 == 360_785_920
+    # use_bias: transformers biases q/k/v/o and the MLP, vLLM's Ernie4_5ForCausalLM does not: no table
+    family, f, _, layers, dims = _read({**raw, "use_bias": True}, "paddleocr-vl-bias")
+    assert table(f, layers, dims) == []

@@ -1,6 +1,7 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more wrappers' text models: Qwen2-VL's
 (qwen2_vl_text, and a flat qwen2_vl config), GLM-4.1V's and GLM-4.6V-Flash's (glm4v_text) and GLM-OCR's
-(glm_ocr_text), ERNIE-4.5-VL's (ernie4_5_vl_moe_text), MiniMax-M3's (minimax_m3_vl_text) and Molmo2's (molmo2_text).
+(glm_ocr_text), ERNIE-4.5-VL's (ernie4_5_vl_moe_text), MiniMax-M3's (minimax_m3_vl_text), Molmo2's (molmo2_text) and
+PaddleOCR-VL's (paddleocr_vl_text).
 Each mirrors its counter (params.count_params; params_moe.ernie4_5_vl_moe_text; params_hybrid.minimax_m3_vl_text;
 params_dense.molmo2_text) term by term; the vision towers are not counted, as the counters leave them out.
 
@@ -17,6 +18,7 @@ from ...errors import ConfigError
 from ..fields import Fields
 from . import Module, _ends, _experts, _float, _gqa, _linear, _mlp, _qkvo
 from .dense import _layer, _width
+from .vl import ernie4_5
 
 # GLM-4-0414's four norms, in the order transformers 5.25 Glm4vTextDecoderLayer builds them
 _GLM_NORMS = ("input_layernorm", "post_self_attn_layernorm", "post_attention_layernorm", "post_mlp_layernorm")
@@ -223,4 +225,9 @@ def molmo2_text(f: Fields, layers: list, dims) -> list[Module]:
 
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
            "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
-           "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text}
+           "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text,
+           # PaddleOCR-VL's text model: ERNIE-4.5-0.3B's layout (transformers 5.25 modeling_paddleocr_vl.py
+           # PaddleOCRTextModel: q/k/v/o and MLP biases with use_bias), which vLLM 0.34 paddleocr_vl.py builds as
+           # Ernie4_5ForCausalLM on the text fields, loading `model.` and `lm_head.` (hf_to_vllm_mapper); tied by
+           # default: configs/weight_tables/vl.py ernie4_5
+           "paddleocr_vl_text": ernie4_5, "paddleocr_vl": ernie4_5}  # a flat PaddleOCR-VL config keeps paddleocr_vl
