@@ -18,7 +18,7 @@ from ...errors import ConfigError
 from ..fields import Fields
 from . import Module, _ends, _experts, _float, _gqa, _linear, _mlp, _qkvo
 from .dense import _layer, _width
-from .vl import ernie4_5
+from .vl import ernie4_5, granite
 
 # GLM-4-0414's four norms, in the order transformers 5.25 Glm4vTextDecoderLayer builds them
 _GLM_NORMS = ("input_layernorm", "post_self_attn_layernorm", "post_attention_layernorm", "post_mlp_layernorm")
@@ -230,4 +230,8 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            # PaddleOCRTextModel: q/k/v/o and MLP biases with use_bias), which vLLM 0.34 paddleocr_vl.py builds as
            # Ernie4_5ForCausalLM on the text fields, loading `model.` and `lm_head.` (hf_to_vllm_mapper); tied by
            # default: configs/weight_tables/vl.py ernie4_5
-           "paddleocr_vl_text": ernie4_5, "paddleocr_vl": ernie4_5}  # a flat PaddleOCR-VL config keeps paddleocr_vl
+           "paddleocr_vl_text": ernie4_5, "paddleocr_vl": ernie4_5,  # a flat PaddleOCR-VL config keeps paddleocr_vl
+           # Granite 4.0 Vision's text model: Granite's modules (transformers 5.25 modeling_granite4_vision.py), which
+           # vLLM 0.34 granite4_vision.py builds as Granite4VisionLLMForCausalLM (a GraniteForCausalLM) under
+           # `model.language_model.` (its hf_to_vllm_mapper): configs/weight_tables/vl.py granite
+           "granite4_vision_text": granite}
