@@ -187,7 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
-             "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl", "molmo2", "paddleocr_vl", "granite4_vision",  # vl_more
+             "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl", "molmo2", "paddleocr_vl", "granite4_vision", "phi4_multimodal",  # vl_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -279,6 +279,10 @@ _RENAMED["molmo2"] = (("model.transformer.blocks.", "model.layers."), (".self_at
                       ("model.transformer.wte.embedding", "model.embed_tokens"))
 
 
+# parameters of the model transformers builds that are not its text model's (configs/weight_tables/vl_more.py)
+_THEIRS_DROPPED = {"phi4_multimodal": ("model.embed_tokens_extend.",)}
+
+
 # edits of a shrunk text config before the model is built (configs/weight_tables/vl_more.py)
 _SHRUNK_EDITS = {"minimax_m3_vl": _m3_shrunk}
 
@@ -319,6 +323,8 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
     if model_type in _IN_WRAPPER:
         tensors = [(n.replace("model.language_model.", "model.", 1), t) for n, t in tensors
                    if n.startswith(("model.language_model.", "lm_head."))]
+    # the towers a causal LM builds beside its text model (Phi-4-multimodal's embed_tokens_extend), not counted
+    tensors = [(n, t) for n, t in tensors if not n.startswith(_THEIRS_DROPPED.get(model_type, ()))]
     for name, tensor in tensors:  # a module's weight and bias under its name; a bare parameter under its own
         key = name.rsplit(".", 1)[0] if name.endswith((".weight", ".bias")) else name
         key = key[: -len("_bias")] if key.endswith("_proj_bias") else key  # gpt-oss: experts.gate_up_proj_bias

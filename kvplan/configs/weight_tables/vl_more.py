@@ -223,6 +223,36 @@ def molmo2_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def phi4_multimodal(f: Fields, layers: list, dims) -> list[Module]:
+    """Phi-4-multimodal's text model in transformers 5.25's own format (phi4_multimodal; modeling_phi4_multimodal.py
+    Phi4MultimodalForCausalLM), as params_dense.phi4_multimodal counts it with Phi4MultimodalConfig's defaults:
+    Phi-3's modules and names (configs/weight_tables/more.py phi3: self_attn.qkv_proj, o_proj, mlp.gate_up_proj,
+    down_proj, two norms, no biases); embed_tokens_extend (the image and audio towers) is not counted.
+
+    vLLM 0.34 does not serve this architecture (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Phi4MultimodalForCausalLM
+    until 0.12.0; the remote-code phi4mm is served, configs/weight_tables/wrap.py): the table follows transformers,
+    and what a TP rank holds whole follows vLLM's rule for the same modules in phi4mm.py's LlamaModel (the RMSNorms
+    whole, the fused projections split)."""
+    vocab = f.int("vocab_size", default=200_064)
+    hidden = f.int("hidden_size", default=3072)
+    inter = f.int("intermediate_size", default=8192, maximum=10**9)
+    heads = f.int("num_attention_heads", default=32)
+    kv = f.int("num_key_value_heads", default=heads)
+    head_dim = f.int("head_dim", default=hidden // heads)
+    out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("norm", hidden)]
+    if not f.flag("tie_word_embeddings", default=False):
+        out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
+    for i in range(len(layers)):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += [_linear(f"{a}.qkv_proj", hidden, (heads + 2 * kv) * head_dim, "attention", kv_heads=kv,
+                        kv_outputs=2 * kv * head_dim),
+                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", row=True),
+                _linear(f"{m}.gate_up_proj", hidden, 2 * inter, "mlp"),
+                _linear(f"{m}.down_proj", inter, hidden, "mlp", row=True),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
            "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
            "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text,
@@ -234,4 +264,4 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            # Granite 4.0 Vision's text model: Granite's modules (transformers 5.25 modeling_granite4_vision.py), which
            # vLLM 0.34 granite4_vision.py builds as Granite4VisionLLMForCausalLM (a GraniteForCausalLM) under
            # `model.language_model.` (its hf_to_vllm_mapper): configs/weight_tables/vl.py granite
-           "granite4_vision_text": granite}
+           "granite4_vision_text": granite, "phi4_multimodal": phi4_multimodal}
