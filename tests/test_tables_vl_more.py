@@ -55,13 +55,13 @@ def _per_gpu(model, layers: int, tp: int) -> int:
     return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
 
 
-@pytest.mark.parametrize("raw", [QWEN2_VL_7B, QWEN2_VL_2B_AWQ, GLM_41V, GLM_OCR, "ernie", "ernie-baidu", "m3", "molmo2",
+@pytest.mark.parametrize("raw", [QWEN2_VL_7B, QWEN2_VL_2B_AWQ, GLM_41V, GLM_OCR, "ernie", "ernie-baidu", "m3", "molmo2", "hcx",
                                  {**QWEN2_VL_7B, "model_type": "qwen2_vl", "text_config": {
                                      **{k: v for k, v in QWEN2_VL_7B.items() if k not in ("vision_config",
                                                                                            "architectures")},
                                      "model_type": "qwen2_vl_text"}}])
 def test_the_table_adds_up_to_the_parameter_count(raw):
-    raw = {"ernie": ERNIE_VL, "ernie-baidu": ERNIE_VL_BAIDU, "m3": M3, "molmo2": MOLMO2}.get(raw, raw) if isinstance(raw, str) else raw
+    raw = {"ernie": ERNIE_VL, "ernie-baidu": ERNIE_VL_BAIDU, "m3": M3, "molmo2": MOLMO2, "hcx": HYPERCLOVAX}.get(raw, raw) if isinstance(raw, str) else raw
     family, f, _, layers, dims = _read(raw, "vl_more")
     modules = table(f, layers, dims)
     assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
@@ -303,3 +303,26 @@ def test_paddleocr_vl_flat_keeps_its_norms_whole():
     # use_bias: transformers biases q/k/v/o and the MLP, vLLM's Ernie4_5ForCausalLM does not: no table
     family, f, _, layers, dims = _read({**raw, "use_bias": True}, "paddleocr-vl-bias")
     assert table(f, layers, dims) == []
+
+
+# -- HyperCLOVA X ---------------------------------------------------------------------------------------------------
+
+# HyperCLOVAXConfig's defaults (transformers 5.25 configuration_hyperclovax.py), written out: 32 layers, hidden 4,096,
+# 32 heads of 128 (KV heads: the query heads), mlp 11,008, vocab 32,000, untied, use_post_norm true
+HYPERCLOVAX = {"model_type": "hyperclovax", "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+               "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 2048,
+               "tie_word_embeddings": False, "use_post_norm": True}
+
+
+def test_hyperclovax_counts_and_keeps_its_post_norms_whole():
+    model = build_model(HYPERCLOVAX, "hyperclovax")
+    # a layer: q/k/v/o 4 x 4,096 x 4,096, mlp 3 x 4,096 x 11,008, input / post_attention layernorm and post_norm1 /
+    # post_norm2 (HyperCLOVAXDecoderLayer; uncounted before: 32 x 8,192 fewer) 4 x 4,096
+    layer = 4 * 4096 * 4096 + 3 * 4096 * 11008 + 4 * 4096
+    total = 32 * layer + 2 * 32000 * 4096 + 4096
+    assert total == 6_738_677_760 and model.param_count == total
+    # whole: 32 x 4 norms + the final norm, BF16; TP 2: (13,477,355,520 - 1,056,768) / 2 + 1,056,768
+    assert model.weight_replicated_bytes == (32 * 4 * 4096 + 4096) * 2 == 1_056_768
+    assert _per_gpu(model, 32, 2) == 6_738_149_376 + 1_056_768 == 6_739_206_144
+    # without the post norms: two norms a layer
+    assert build_model({**HYPERCLOVAX, "use_post_norm": False}, "hcx-pre").param_count == total - 32 * 2 * 4096

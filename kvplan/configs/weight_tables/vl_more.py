@@ -253,6 +253,23 @@ def phi4_multimodal(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def hyperclovax(f: Fields, layers: list, dims) -> list[Module]:
+    """HyperCLOVAXForCausalLM (transformers 5.25 modeling_hyperclovax.py; the text model of HyperCLOVA X SEED Vision
+    2 too): Llama's modules and names (weight_tables._gqa: q/k/v/o_proj biased with attention_bias, the gated mlp,
+    two norms) and, with use_post_norm (HyperCLOVAXConfig's default true), post_norm1 / post_norm2 a layer. vLLM
+    0.34 hyperclovax.py HyperCLOVAXDecoderLayer builds the same: RMSNorms whole on every TP rank, o_proj a
+    RowParallelLinear whose attention_bias bias is whole. mlp_bias biases gate/up/down_proj in transformers and vLLM,
+    which count_params does not count: such a config gets no table."""
+    if f.flag("mlp_bias"):
+        raise ConfigError("mlp_bias: the MLP biases are not in kvplan's count of hyperclovax")
+    hidden = f.int("hidden_size", "n_embd")
+    out = _gqa(f, layers, dims)
+    if f.flag("use_post_norm", default=True):
+        out += [_float(f"layers.{i}.{norm}", hidden) for i in range(len(layers)) for norm in ("post_norm1",
+                                                                                              "post_norm2")]
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
            "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
            "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text,
@@ -264,4 +281,5 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            # Granite 4.0 Vision's text model: Granite's modules (transformers 5.25 modeling_granite4_vision.py), which
            # vLLM 0.34 granite4_vision.py builds as Granite4VisionLLMForCausalLM (a GraniteForCausalLM) under
            # `model.language_model.` (its hf_to_vllm_mapper): configs/weight_tables/vl.py granite
-           "granite4_vision_text": granite, "phi4_multimodal": phi4_multimodal}
+           "granite4_vision_text": granite, "phi4_multimodal": phi4_multimodal,
+           "hyperclovax": hyperclovax}
