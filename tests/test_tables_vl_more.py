@@ -326,3 +326,23 @@ def test_hyperclovax_counts_and_keeps_its_post_norms_whole():
     assert _per_gpu(model, 32, 2) == 6_738_149_376 + 1_056_768 == 6_739_206_144
     # without the post norms: two norms a layer
     assert build_model({**HYPERCLOVAX, "use_post_norm": False}, "hcx-pre").param_count == total - 32 * 2 * 4096
+
+
+# -- Cosmos3-Edge --------------------------------------------------------------------------------------------------
+
+def test_cosmos3_edge_defaults_keep_norms_whole_under_diffusers_names():
+    # Cosmos3EdgeTextConfig's defaults (a sparse text_config): 28 blocks, hidden 2,048, 16 query / 8 KV heads of 128,
+    # relu2 MLP of 9,216 (up and down), vocab 131,072, untied. A block: to_q, to_out 2,048 x 2,048, to_k, to_v
+    # 2,048 x 1,024, up_proj and down_proj 2 x 2,048 x 9,216, two norms: 50,335,744
+    raw = {"model_type": "cosmos3_edge", "architectures": ["Cosmos3EdgeForConditionalGeneration"],
+           "text_config": {"model_type": "cosmos3_edge_text"}}
+    model = build_model(raw, "cosmos3-edge")
+    block = 2 * 2048 * 2048 + 2 * 2048 * 1024 + 2 * 2048 * 9216 + 2 * 2048
+    assert block == 50_335_744
+    assert model.param_count == 28 * block + 2 * 131072 * 2048 + 2048 == 1_946_273_792
+    # whole: 28 x 2 norms + the final norm, BF16; TP 2: (3,892,547,584 - 233,472) / 2 + 233,472
+    assert model.weight_replicated_bytes == (28 * 2 * 2048 + 2048) * 2 == 233_472
+    assert _per_gpu(model, 28, 2) == 1_946_157_056 + 233_472 == 1_946_390_528
+    family, f, _, layers, dims = _read(raw, "cosmos3-edge")
+    names = {m.name for m in table(f, layers, dims)}
+    assert {"layers.27.self_attn.to_q", "layers.0.mlp.down_proj", "embed_tokens", "norm"} <= names

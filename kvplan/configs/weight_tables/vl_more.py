@@ -270,6 +270,43 @@ def hyperclovax(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def cosmos3_edge_text(f: Fields, layers: list, dims) -> list[Module]:
+    """Cosmos3-Edge's text model (cosmos3_edge_text), as its counter counts it (families.py: params.decoder with a
+    plain MLP, mlp_bias, no attention biases, RMSNorms without bias, untied by default), under the checkpoints'
+    Diffusers names at the top of the file (vLLM 0.34 cosmos3_edge.py _cosmos3_edge_diffusers_prefix_map and
+    hf_to_vllm_mapper; transformers 5.25 conversion_mapping.py "cosmos3_edge" renames them): embed_tokens, norm,
+    lm_head; per block layers.N.self_attn.to_q / to_k / to_v / to_out, input_layernorm, post_attention_layernorm,
+    mlp.up_proj and mlp.down_proj (relu2, no gate; biased with mlp_bias).
+
+    vLLM 0.34 builds each block as a Nemotron-H attention layer and an MLP layer (cosmos3_edge.py
+    Cosmos3EdgeAttentionDecoderLayer, nemotron_h.py NemotronHMLPDecoderLayer): the RMSNorms whole on every TP rank,
+    q/k/v fused in a QKVParallelLinear, o_proj and down_proj RowParallelLinear (down_proj's mlp_bias bias whole),
+    up_proj a ColumnParallelLinear. NemotronHAttention reads attention_bias, which the counter does not: a config
+    with it gets no table. ModelOpt's KV-cache scales are read on `self_attn.k_proj` / `v_proj` names
+    (weight_tables._kv_scale_holder), not on to_k / to_v: a ModelOpt FP8 KV cache's scales are not counted here."""
+    if f.flag("attention_bias"):
+        raise ConfigError("attention_bias: vLLM's NemotronHAttention would bias q/k/v/o, the counter counts none")
+    heads, kv, head_dim = dims[:3]
+    hidden = f.int("hidden_size")
+    inter = f.int("intermediate_size", default=None, maximum=10**8) or 4 * hidden
+    bias = f.flag("mlp_bias")
+    vocab = f.int("vocab_size", default=0, minimum=0)
+    out = [Module("embed_tokens", 0, vocab * hidden, "embeddings", top=True), Module("norm", 0, hidden, "norms", top=True)]
+    if not f.flag("tie_word_embeddings", default=False):
+        out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
+    for i in range(len(layers)):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += [_linear(f"{a}.to_q", hidden, heads * head_dim, "attention", top=True),
+                _linear(f"{a}.to_k", hidden, kv * head_dim, "attention", kv_heads=kv, top=True),
+                _linear(f"{a}.to_v", hidden, kv * head_dim, "attention", kv_heads=kv, top=True),
+                _linear(f"{a}.to_out", heads * head_dim, hidden, "attention", row=True, top=True),
+                Module(f"layers.{i}.input_layernorm", 0, hidden, "norms", top=True),
+                Module(f"layers.{i}.post_attention_layernorm", 0, hidden, "norms", top=True),
+                _linear(f"{m}.up_proj", hidden, inter, "mlp", bias, top=True),
+                _linear(f"{m}.down_proj", inter, hidden, "mlp", bias, row=True, top=True)]
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
            "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
            "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text,
@@ -282,4 +319,4 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            # vLLM 0.34 granite4_vision.py builds as Granite4VisionLLMForCausalLM (a GraniteForCausalLM) under
            # `model.language_model.` (its hf_to_vllm_mapper): configs/weight_tables/vl.py granite
            "granite4_vision_text": granite, "phi4_multimodal": phi4_multimodal,
-           "hyperclovax": hyperclovax}
+           "hyperclovax": hyperclovax, "cosmos3_edge_text": cosmos3_edge_text}
