@@ -346,3 +346,21 @@ def test_cosmos3_edge_defaults_keep_norms_whole_under_diffusers_names():
     family, f, _, layers, dims = _read(raw, "cosmos3-edge")
     names = {m.name for m in table(f, layers, dims)}
     assert {"layers.27.self_attn.to_q", "layers.0.mlp.down_proj", "embed_tokens", "norm"} <= names
+
+
+# -- GLM-Image -----------------------------------------------------------------------------------------------------
+
+def test_glm_image_generator_keeps_four_norms_a_layer_whole():
+    # GlmImageTextConfig's defaults as tests/test_glm_image.py writes them: 40 layers, hidden 4,096, 32 query / 2
+    # KV heads of 128, mlp 13,696, vocab 168,064, attention_bias, vision_vocab_size 16,512 (the head's rows);
+    # 8,914,788,352 parameters (that file's sum)
+    raw = {"model_type": "glm_image", "tie_word_embeddings": False,
+           "text_config": {"model_type": "glm_image_text", "vocab_size": 168064, "hidden_size": 4096,
+                           "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32,
+                           "num_key_value_heads": 2, "attention_bias": True, "vision_vocab_size": 16512}}
+    model = build_model(raw, "glm-image")
+    assert model.param_count == 8_847_155_200 + 67_633_152 == 8_914_788_352
+    # whole: 40 x 4 norms + the final norm, BF16 (q/k/v biases split, o_proj none); TP 2:
+    # (17,829,576,704 - 1,318,912) / 2 + 1,318,912
+    assert model.weight_replicated_bytes == (40 * 4 * 4096 + 4096) * 2 == 1_318_912
+    assert _per_gpu(model, 40, 2) == 8_914_128_896 + 1_318_912 == 8_915_447_808

@@ -307,6 +307,27 @@ def cosmos3_edge_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def glm_image_text(f: Fields, layers: list, dims) -> list[Module]:
+    """GLM-Image's autoregressive generator (glm_image_text), as params_dense.glm_image_text counts it, under
+    transformers 5.25's names (modeling_glm_image.py GlmImageForConditionalGeneration: `model.language_model.` and
+    `lm_head`): GLM-4-0414's layer (q/k/v_proj biased with attention_bias, true by default; o_proj without; four
+    RMSNorms; the fused mlp.gate_up_proj and down_proj), embed_tokens of vocab_size rows, the final norm and an
+    lm_head of vision_vocab_size rows (never tied). The vision encoder and VQ-VAE are not counted.
+
+    vLLM 0.34 does not serve GLM-Image (registry.py has no GlmImage class; SGLang 0.5.23 glm_image_vl.py does): what
+    a TP rank holds whole follows vLLM's rule for the same modules in glm4.py (the RMSNorms whole; QKVParallelLinear,
+    o_proj without bias, the MLP split)."""
+    hidden = f.int("hidden_size")
+    inter = f.int("intermediate_size", maximum=10**9)
+    rows = f.int("vision_vocab_size", default=16_512)
+    out = [_float("embed_tokens", f.int("vocab_size") * hidden, "embeddings"), _float("norm", hidden),
+           Module("lm_head", rows * hidden, 0, "lm_head", top=True, inputs=hidden)]
+    for i in range(len(layers)):
+        out += _layer(i, hidden, dims, inter, bias=f.flag("attention_bias", default=True), o_bias=False,
+                      norms=_GLM_NORMS, fused_mlp=True)
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
            "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
            "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text,
@@ -319,4 +340,5 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            # vLLM 0.34 granite4_vision.py builds as Granite4VisionLLMForCausalLM (a GraniteForCausalLM) under
            # `model.language_model.` (its hf_to_vllm_mapper): configs/weight_tables/vl.py granite
            "granite4_vision_text": granite, "phi4_multimodal": phi4_multimodal,
-           "hyperclovax": hyperclovax, "cosmos3_edge_text": cosmos3_edge_text}
+           "hyperclovax": hyperclovax, "cosmos3_edge_text": cosmos3_edge_text,
+           "glm_image_text": glm_image_text}
