@@ -188,7 +188,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
              "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl", "molmo2", "paddleocr_vl", "granite4_vision", "phi4_multimodal",
-             "hyperclovax", "cosmos3_edge", "glm_image",  # vl_more
+             "hyperclovax", "cosmos3_edge", "glm_image", "cohere_compass",  # vl_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters

@@ -364,3 +364,18 @@ def test_glm_image_generator_keeps_four_norms_a_layer_whole():
     # (17,829,576,704 - 1,318,912) / 2 + 1,318,912
     assert model.weight_replicated_bytes == (40 * 4 * 4096 + 4096) * 2 == 1_318_912
     assert _per_gpu(model, 40, 2) == 8_914_128_896 + 1_318_912 == 8_915_447_808
+
+
+# -- Cohere Compass ------------------------------------------------------------------------------------------------
+
+def test_cohere_compass_keeps_one_layernorm_weight_a_layer_whole():
+    # CohereCompassTextConfig's defaults as tests/test_cohere_compass.py writes them: 40 layers, hidden 8,192, 64
+    # heads (KV heads too) of 128, mlp 22,528, vocab 256,000, tied: 34,980,831,232 parameters
+    text = {"model_type": "cohere_compass_text", "vocab_size": 256000, "hidden_size": 8192,
+            "intermediate_size": 22528, "num_hidden_layers": 40, "num_attention_heads": 64, "sliding_window": 4096}
+    model = build_model({"model_type": "cohere_compass", "text_config": text}, "compass")
+    assert model.param_count == 34_980_831_232
+    # whole: 40 x one LayerNorm weight of 8,192 + the final norm, BF16; TP 4:
+    # (69,961,662,464 - 671,744) / 4 + 671,744
+    assert model.weight_replicated_bytes == (40 * 8192 + 8192) * 2 == 671_744
+    assert _per_gpu(model, 40, 4) == 17_490_247_680 + 671_744 == 17_490_919_424

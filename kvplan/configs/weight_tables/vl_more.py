@@ -17,7 +17,7 @@ from __future__ import annotations
 from ...errors import ConfigError
 from ..fields import Fields
 from . import Module, _ends, _experts, _float, _gqa, _linear, _mlp, _qkvo
-from .dense import _layer, _width
+from .dense import _layer, _width, cohere2
 from .vl import ernie4_5, granite
 
 # GLM-4-0414's four norms, in the order transformers 5.25 Glm4vTextDecoderLayer builds them
@@ -341,4 +341,10 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            # `model.language_model.` (its hf_to_vllm_mapper): configs/weight_tables/vl.py granite
            "granite4_vision_text": granite, "phi4_multimodal": phi4_multimodal,
            "hyperclovax": hyperclovax, "cosmos3_edge_text": cosmos3_edge_text,
-           "glm_image_text": glm_image_text}
+           "glm_image_text": glm_image_text,
+           # Cohere Compass's text model: Command R7B's parallel block (one LayerNorm weight a layer, q/k/v/o biased
+           # with attention_bias, the gated mlp; tied), as params.decoder(norms=1, norm_bias=False) counts it; vLLM
+           # 0.34 cohere_compass.py CohereCompassDecoderLayer (commandr.py LayerNorm, whole on every rank; o_proj a
+           # RowParallelLinear whose attention_bias bias is whole), under `model.language_model.`:
+           # configs/weight_tables/dense.py cohere2
+           "cohere_compass_text": cohere2}
