@@ -379,3 +379,22 @@ def test_cohere_compass_keeps_one_layernorm_weight_a_layer_whole():
     # (69,961,662,464 - 671,744) / 4 + 671,744
     assert model.weight_replicated_bytes == (40 * 8192 + 8192) * 2 == 671_744
     assert _per_gpu(model, 40, 4) == 17_490_247_680 + 671_744 == 17_490_919_424
+
+
+# -- Muse Glimmer --------------------------------------------------------------------------------------------------
+
+def test_muse_glimmer_counts_the_output_gate_and_four_norms():
+    # MuseGlimmerTextConfig's defaults (transformers 5.25 configuration_muse_glimmer.py): 52 layers, hidden 6,656,
+    # 32 query / 2 KV heads of 128, mlp 19,968, vocab 202,048, untied. A layer: q, o 6,656 x 4,096, k, v 6,656 x
+    # 256, the output gate self_attn.gate_proj 6,656 x 4,096 and four norms 4 x 6,656 (neither counted before:
+    # 52 x (27,262,976 + 13,312) fewer), mlp 3 x 6,656 x 19,968
+    text = {"model_type": "muse_glimmer_text", "vocab_size": 202048, "hidden_size": 6656, "intermediate_size": 19968,
+            "num_hidden_layers": 52, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128}
+    model = build_model({"model_type": "muse_glimmer", "text_config": text}, "muse-glimmer")
+    layer = 3 * 6656 * 4096 + 2 * 6656 * 256 + 4 * 6656 + 3 * 6656 * 19968
+    assert layer == 483_944_448
+    total = 52 * layer + 2 * 202048 * 6656 + 6656
+    assert total == 27_854_780_928 and model.param_count == total
+    # whole: 52 x 4 norms + the final norm, BF16; TP 2: (55,709,561,856 - 2,782,208) / 2 + 2,782,208
+    assert model.weight_replicated_bytes == (52 * 4 * 6656 + 6656) * 2 == 2_782_208
+    assert _per_gpu(model, 52, 2) == 27_853_389_824 + 2_782_208 == 27_856_172_032

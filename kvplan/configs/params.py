@@ -102,6 +102,8 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
         n += (heads + kv) * head_dim
     if kind == "olmo3":  # Olmo3Attention: q_norm over heads x head_dim, k_norm over kv heads x head_dim
         n += (heads + kv) * head_dim  # (transformers 5.25 modeling_olmo3.py)
+    if kind == "muse_glimmer_text":  # MuseGlimmerTextAttention's output gate: gate_proj hidden -> heads x head_dim
+        n += hidden * heads * head_dim  # (transformers 5.25 modeling_muse_glimmer.py; its q/k norms have no weight)
     return n
 
 
@@ -189,7 +191,7 @@ def count_params(f: Fields, num_layers: int, heads: int, kv: int, head_dim: int)
     attn = _attention(f, hidden, heads, kv, head_dim)
     # Gemma 2 / 3: input, post_attention, pre_ and post_feedforward_layernorm; GLM-4-0414 (transformers 5.25
     # modeling_glm4.py Glm4DecoderLayer): input, post_attention, post_self_attn and post_mlp_layernorm
-    norms = (4 if mt in ("gemma2", "gemma3", "gemma3_text", "glm4") + GLM_VL else 2) * hidden
+    norms = (4 if mt in ("gemma2", "gemma3", "gemma3_text", "glm4", "muse_glimmer_text") + GLM_VL else 2) * hidden
     if mt == "hyperclovax" and f.flag("use_post_norm", default=True):
         norms += 2 * hidden  # HyperCLOVAXDecoderLayer's post_norm1 / post_norm2 (transformers 5.25 modeling_hyperclovax.py)
     if mt == "gpt_oss":

@@ -328,6 +328,35 @@ def glm_image_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def muse_glimmer_text(f: Fields, layers: list, dims) -> list[Module]:
+    """Muse Glimmer's text model (muse_glimmer_text; transformers 5.25 modeling_muse_glimmer.py), as
+    params.count_params counts it, under the canonical checkpoints' names (`model.language_model.layers.N...`):
+    per layer q/k/v/o_proj (no biases), the attention's output gate self_attn.gate_proj (hidden -> heads x
+    head_dim), input / post_attention / pre_feedforward / post_feedforward_layernorm, the gated mlp; embeddings,
+    final norm, the head (untied by default). The q/k norms have no weight.
+
+    vLLM 0.34 muse_glimmer.py (MuseGlimmerForCausalLM; its hf_to_vllm_mapper reads the canonical names and renames
+    self_attn.gate_proj to output_gate_proj) holds the four GemmaRMSNorms and the final norm (built in float32 there:
+    counted here at the checkpoint's dtype) whole on every TP rank; qkv_proj, o_proj, output_gate_proj
+    (ColumnParallelLinear) and the MLP are split. Its attention has no biases: a config with attention_bias (which the
+    counter counts) gets no table. Legacy exports (`model.layers.N`, post_attn_norm / post_ffn_norm, remapped by
+    vLLM) name the norms differently."""
+    if f.flag("attention_bias"):
+        raise ConfigError("attention_bias: vLLM's MuseGlimmerAttention builds no biases")
+    heads, kv, head_dim = dims[:3]
+    hidden = f.int("hidden_size", "n_embd")
+    inter = _width(f, hidden)
+    out = _ends(f, hidden, False, 0)
+    norms = ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm")
+    for i in range(len(layers)):
+        a = f"layers.{i}.self_attn"
+        out += _qkvo(a, hidden, heads, kv, head_dim)
+        out.append(_linear(f"{a}.gate_proj", hidden, heads * head_dim, "attention"))
+        out += [_float(f"layers.{i}.{norm}", hidden) for norm in norms]
+        out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp")
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
            "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
            "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text,
@@ -347,4 +376,4 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            # 0.34 cohere_compass.py CohereCompassDecoderLayer (commandr.py LayerNorm, whole on every rank; o_proj a
            # RowParallelLinear whose attention_bias bias is whole), under `model.language_model.`:
            # configs/weight_tables/dense.py cohere2
-           "cohere_compass_text": cohere2}
+           "cohere_compass_text": cohere2, "muse_glimmer_text": muse_glimmer_text}
