@@ -188,7 +188,8 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
              "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl", "molmo2", "paddleocr_vl", "granite4_vision", "phi4_multimodal",
-             "hyperclovax", "cosmos3_edge", "glm_image", "cohere_compass", "muse_glimmer",  # vl_more
+             "hyperclovax", "cosmos3_edge", "glm_image", "cohere_compass", "muse_glimmer",
+             "higgs_audio_v2",  # vl_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -290,6 +291,8 @@ _CHECKPOINT_NAMES["cosmos3_edge"] = ((r"^layers\.", "model.layers."), (r"^embed_
 # wrappers no auto class builds (GLM-Image's generator: GlmImageForConditionalGeneration is not an image-text-to-text
 # model in transformers 5.25's auto mappings)
 _WRAPPER_CLASS = {"glm_image": "GlmImageForConditionalGeneration"}
+# models whose causal-LM class is not in transformers' auto mappings, built by class name (Higgs Audio v2)
+_CAUSAL_CLASS = {"higgs_audio_v2": "HiggsAudioV2ForConditionalGeneration"}
 
 
 # parameters of the model transformers builds that are not its text model's (configs/weight_tables/vl_more.py)
@@ -330,7 +333,8 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
             model = (getattr(transformers, _WRAPPER_CLASS[model_type])._from_config(top)
                      if model_type in _WRAPPER_CLASS else AutoModelForImageTextToText.from_config(top))
         else:
-            model = AutoModelForCausalLM.from_config(text if text is not top else top)
+            model = (getattr(transformers, _CAUSAL_CLASS[model_type])._from_config(top) if model_type in _CAUSAL_CLASS
+                     else AutoModelForCausalLM.from_config(text if text is not top else top))
     theirs: dict[str, int] = {}
     # a router's per-expert bias, a buffer in transformers and a tensor in the checkpoints (LFM2-MoE's expert_bias)
     tensors = list(model.named_parameters()) + [(n, b) for n, b in model.named_buffers()

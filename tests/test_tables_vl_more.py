@@ -398,3 +398,23 @@ def test_muse_glimmer_counts_the_output_gate_and_four_norms():
     # whole: 52 x 4 norms + the final norm, BF16; TP 2: (55,709,561,856 - 2,782,208) / 2 + 2,782,208
     assert model.weight_replicated_bytes == (52 * 4 * 6656 + 6656) * 2 == 2_782_208
     assert _per_gpu(model, 52, 2) == 27_853_389_824 + 2_782_208 == 27_856_172_032
+
+
+# -- Higgs Audio v2 ------------------------------------------------------------------------------------------------
+
+HIGGS = {"model_type": "higgs_audio_v2", "vocab_size": 128256, "hidden_size": 3072, "intermediate_size": 8192,
+         "num_hidden_layers": 28, "num_attention_heads": 24, "num_key_value_heads": 8, "head_dim": 128,
+         "num_codebooks": 8, "codebook_size": 1024}
+
+
+def test_higgs_audio_v2_keeps_four_norms_a_layer_whole():
+    # the config of tests/test_higgs_audio_v2.py (HiggsAudioV2Config's shape): 5,377,182,720 parameters there
+    model = build_model(HIGGS, "higgs")
+    assert model.param_count == 5_377_182_720
+    # whole: 28 x 4 norms of 3,072 (text and audio input / post-attention) + the final norm, BF16; TP 2:
+    # (10,754,365,440 - 694,272) / 2 + 694,272
+    assert model.weight_replicated_bytes == (28 * 4 * 3072 + 3072) * 2 == 694_272
+    assert _per_gpu(model, 28, 2) == 5_376_835_584 + 694_272 == 5_377_529_856
+    # with attention_bias and mlp_bias, o_proj's and both down_proj's biases are whole too: 28 x 3 x 3,072 more
+    biased = build_model(dict(HIGGS, attention_bias=True, mlp_bias=True), "higgs-bias")
+    assert biased.weight_replicated_bytes == (28 * 4 * 3072 + 3072 + 28 * 3 * 3072) * 2

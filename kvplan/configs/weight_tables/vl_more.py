@@ -357,6 +357,34 @@ def muse_glimmer_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def higgs_audio_v2(f: Fields, layers: list, dims) -> list[Module]:
+    """Higgs Audio v2 (higgs_audio_v2; transformers 5.25 modeling_higgs_audio_v2.py
+    HiggsAudioV2ForConditionalGeneration), as params_dense.higgs_audio_v2 counts it, under transformers' names:
+    embed_tokens, embed_audio_tokens.embed_audio_tokens (num_codebooks x codebook_size rows), norm, audio_lm_head
+    (the same rows; the text head is built only for training and not counted); per DualFFN layer q/k/v/o_proj
+    (biased with attention_bias, o_proj too), the text mlp and the audio_mlp (gated, biased with mlp_bias), and
+    input_layernorm, post_attention_layernorm, audio_input_layernorm, audio_post_attention_layernorm.
+
+    vLLM 0.34 does not serve Higgs Audio v2 (registry.py has no HiggsAudio class): what a TP rank holds whole follows
+    vLLM's rule for the same modules in llama.py (the RMSNorms; o_proj's and down_proj's biases, RowParallelLinear);
+    the audio embeddings and head are split by rows as a vocabulary is."""
+    heads, kv, head_dim = dims[:3]
+    hidden = f.int("hidden_size")
+    inter = f.int("intermediate_size", maximum=10**9)
+    bias, mlp_bias = f.flag("attention_bias", default=False), f.flag("mlp_bias", default=False)
+    rows = f.int("num_codebooks", default=8) * f.int("codebook_size", default=1024)
+    out = [_float("embed_tokens", f.int("vocab_size") * hidden, "embeddings"),
+           _float("embed_audio_tokens.embed_audio_tokens", rows * hidden, "embeddings"), _float("norm", hidden),
+           Module("audio_lm_head", rows * hidden, 0, "lm_head", top=True, inputs=hidden)]
+    norms = ("input_layernorm", "post_attention_layernorm", "audio_input_layernorm", "audio_post_attention_layernorm")
+    for i in range(len(layers)):
+        out += _qkvo(f"layers.{i}.self_attn", hidden, heads, kv, head_dim, bias)
+        out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp", mlp_bias)
+        out += _mlp(f"layers.{i}.audio_mlp", hidden, inter, "mlp", mlp_bias)
+        out += [_float(f"layers.{i}.{norm}", hidden) for norm in norms]
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
            "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
            "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text,
@@ -376,4 +404,5 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            # 0.34 cohere_compass.py CohereCompassDecoderLayer (commandr.py LayerNorm, whole on every rank; o_proj a
            # RowParallelLinear whose attention_bias bias is whole), under `model.language_model.`:
            # configs/weight_tables/dense.py cohere2
-           "cohere_compass_text": cohere2, "muse_glimmer_text": muse_glimmer_text}
+           "cohere_compass_text": cohere2, "muse_glimmer_text": muse_glimmer_text,
+           "higgs_audio_v2": higgs_audio_v2}
