@@ -418,3 +418,20 @@ def test_higgs_audio_v2_keeps_four_norms_a_layer_whole():
     # with attention_bias and mlp_bias, o_proj's and both down_proj's biases are whole too: 28 x 3 x 3,072 more
     biased = build_model(dict(HIGGS, attention_bias=True, mlp_bias=True), "higgs-bias")
     assert biased.weight_replicated_bytes == (28 * 4 * 3072 + 3072 + 28 * 3 * 3072) * 2
+
+
+# -- CodeGen -------------------------------------------------------------------------------------------------------
+
+def test_codegen_350m_keeps_layernorms_and_fc_out_bias_whole():
+    # Salesforce/codegen-350M-mono's shape: 20 blocks, n_embd 1,024, 16 heads, n_inner null (4 x 1,024), vocab
+    # 51,200, untied. A block: ln_1 2 x 1,024, qkv_proj 1,024 x 3,072, out_proj 1,024 x 1,024, fc_in 1,024 x 4,096
+    # + 4,096, fc_out 4,096 x 1,024 + 1,024: 12,590,080; wte and lm_head (+ its bias 51,200), ln_f 2 x 1,024
+    raw = {"model_type": "codegen", "architectures": ["CodeGenForCausalLM"], "n_embd": 1024, "n_layer": 20,
+           "n_head": 16, "n_ctx": 2048, "n_positions": 2048, "rotary_dim": 32, "vocab_size": 51200,
+           "n_inner": None, "tie_word_embeddings": False}
+    model = build_model(raw, "codegen-350m")
+    assert model.param_count == 20 * 12_590_080 + 2 * 51200 * 1024 + 51200 + 2048 == 356_712_448
+    # whole: 20 x (ln_1 2,048 + fc_out's bias 1,024) + ln_f 2,048 = 63,488, BF16; TP 2:
+    # (713,424,896 - 126,976) / 2 + 126,976
+    assert model.weight_replicated_bytes == 63_488 * 2 == 126_976
+    assert _per_gpu(model, 20, 2) == 356_648_960 + 126_976 == 356_775_936

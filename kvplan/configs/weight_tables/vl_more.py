@@ -385,6 +385,35 @@ def higgs_audio_v2(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def codegen(f: Fields, layers: list, dims) -> list[Module]:
+    """CodeGenForCausalLM (transformers 5.25 modeling_codegen.py), as its family's counter counts it (params.decoder
+    as GPT-J's: families.py "gptj", "codegen"): GPT-J's modules (configs/weight_tables/classic.py gptj) but for
+    attention's one fused attn.qkv_proj (hidden -> 3 x hidden, no bias; its rows grouped in 4 blocks of query,
+    value, key); transformer.wte, ln_1 a block, mlp.fc_in / fc_out (biased), transformer.ln_f, lm_head with a bias,
+    untied by default.
+
+    vLLM 0.34 does not serve CodeGen (registry.py has no CodeGen class): what a TP rank holds whole follows vLLM's
+    rule for GPT-J's same modules (gpt_j.py: the LayerNorms and fc_out's bias whole, the fused qkv_proj, out_proj and
+    fc_in split)."""
+    from .classic import _embed, _head, _lin, _norm, _widths
+
+    heads = dims[0]
+    hidden, q, k, width = _widths(f, dims)
+    t = "transformer"
+    out = [_embed(f"{t}.wte", f.int("vocab_size", default=0, minimum=0), hidden, top=True),
+           _norm(f"{t}.ln_f", hidden, top=True)]
+    out += _head(f, "lm_head", hidden, False, bias=True)
+    for i in range(len(layers)):
+        b = f"{t}.h.{i}"
+        out += [_norm(f"{b}.ln_1", hidden, top=True),
+                _lin(f"{b}.attn.qkv_proj", hidden, q + 2 * k, "attention", top=True, kv_heads=heads,
+                     kv_outputs=2 * k),
+                _lin(f"{b}.attn.out_proj", q, hidden, "attention", row=True, top=True),
+                _lin(f"{b}.mlp.fc_in", hidden, width, "mlp", True, top=True),
+                _lin(f"{b}.mlp.fc_out", width, hidden, "mlp", True, row=True, top=True)]
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
            "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
            "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text,
@@ -405,4 +434,4 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            # RowParallelLinear whose attention_bias bias is whole), under `model.language_model.`:
            # configs/weight_tables/dense.py cohere2
            "cohere_compass_text": cohere2, "muse_glimmer_text": muse_glimmer_text,
-           "higgs_audio_v2": higgs_audio_v2}
+           "higgs_audio_v2": higgs_audio_v2, "codegen": codegen}
