@@ -435,3 +435,18 @@ def test_codegen_350m_keeps_layernorms_and_fc_out_bias_whole():
     # (713,424,896 - 126,976) / 2 + 126,976
     assert model.weight_replicated_bytes == 63_488 * 2 == 126_976
     assert _per_gpu(model, 20, 2) == 356_648_960 + 126_976 == 356_775_936
+
+
+# -- HRM-Text ------------------------------------------------------------------------------------------------------
+
+def test_hrm_text_holds_z_l_init_whole_and_splits_the_fused_projections():
+    # HrmTextConfig's defaults: 16 layers a stack (L_module and H_module), hidden 1,536, 12 heads of 128, mlp 4,096,
+    # vocab 151,808, untied, no biases. A layer: gqkv_proj 1,536 x 4 x 1,536, o_proj 1,536 x 1,536, gate_up_proj
+    # 1,536 x 8,192, down_proj 4,096 x 1,536 (its RMSNorms have no weight): 30,670,848; z_L_init 1,536
+    raw = {"model_type": "hrm_text", "vocab_size": 151808, "hidden_size": 1536, "intermediate_size": 4096,
+           "num_hidden_layers": 16, "num_attention_heads": 12, "head_dim": 128, "max_position_embeddings": 2048}
+    model = build_model(raw, "hrm-text")
+    assert model.param_count == 32 * 30_670_848 + 2 * 151808 * 1536 + 1536 == 1_447_822_848
+    # whole: z_L_init alone, BF16; TP 2: (2,895,645,696 - 3,072) / 2 + 3,072
+    assert model.weight_replicated_bytes == 1536 * 2
+    assert _per_gpu(model, len(model.layers), 2) == 1_447_821_312 + 3072 == 1_447_824_384

@@ -414,6 +414,37 @@ def codegen(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def hrm_text(f: Fields, layers: list, dims) -> list[Module]:
+    """HrmTextForCausalLM, as params_dense.hrm_text counts it (HrmTextConfig's defaults, num_layers_per_stack layers
+    a stack), under the checkpoints' names (vLLM 0.34 hrm_text.py loads them as they are but for ".attn." ->
+    ".self_attn."; transformers 5.25 conversion_mapping.py "hrm_text" splits them): model.embed_tokens,
+    model.z_L_init [hidden] (the low-level state's learned start), and two stacks, model.L_module and model.H_module,
+    of layers.N.attn.gqkv_proj (gate, q, k, v fused: hidden -> 4 x heads x head_dim, biased with attention_bias),
+    attn.o_proj, mlp.gate_up_proj (fused) and mlp.down_proj (biased with mlp_bias); the RMSNorms have no weight;
+    lm_head, untied by default.
+
+    vLLM 0.34 (hrm_text.py HrmTextAttention, HrmTextMLP, HrmTextModel) splits gqkv_proj and gate_up_proj
+    (MergedColumnParallelLinear: MHA only, no KV-head replication), o_proj and down_proj (RowParallelLinear, their
+    biases whole), and holds z_L_init (an nn.Parameter) whole on every TP rank."""
+    vocab = f.int("vocab_size", default=151_808)
+    hidden = f.int("hidden_size", default=1536)
+    inter = f.int("intermediate_size", default=4096, maximum=10**9)
+    width = f.int("num_attention_heads", default=12) * f.int("head_dim", default=128)
+    abias, mbias = f.flag("attention_bias", default=False), f.flag("mlp_bias", default=False)
+    per_stack = f.opt_int("num_layers_per_stack") or f.int("num_hidden_layers", default=16)
+    out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("z_L_init", hidden)]
+    if not f.flag("tie_word_embeddings", default=False):
+        out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
+    for stack in ("L_module", "H_module"):
+        for i in range(per_stack):
+            b = f"{stack}.layers.{i}"
+            out += [_linear(f"{b}.attn.gqkv_proj", hidden, 4 * width, "attention", abias),
+                    _linear(f"{b}.attn.o_proj", width, hidden, "attention", abias, row=True),
+                    _linear(f"{b}.mlp.gate_up_proj", hidden, 2 * inter, "mlp", mbias),
+                    _linear(f"{b}.mlp.down_proj", inter, hidden, "mlp", mbias, row=True)]
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
            "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
            "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text,
@@ -434,4 +465,5 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            # RowParallelLinear whose attention_bias bias is whole), under `model.language_model.`:
            # configs/weight_tables/dense.py cohere2
            "cohere_compass_text": cohere2, "muse_glimmer_text": muse_glimmer_text,
-           "higgs_audio_v2": higgs_audio_v2, "codegen": codegen}
+           "higgs_audio_v2": higgs_audio_v2, "codegen": codegen,
+           "hrm_text": hrm_text}
