@@ -450,3 +450,46 @@ def test_hrm_text_holds_z_l_init_whole_and_splits_the_fused_projections():
     # whole: z_L_init alone, BF16; TP 2: (2,895,645,696 - 3,072) / 2 + 3,072
     assert model.weight_replicated_bytes == 1536 * 2
     assert _per_gpu(model, len(model.layers), 2) == 1_447_821_312 + 3072 == 1_447_824_384
+
+
+# -- CTRL, BioGPT, GPT-NeoX-Japanese (not served by vLLM 0.34) -----------------------------------------------------
+
+def test_ctrl_keeps_layernorms_and_row_biases_whole():
+    # Salesforce/ctrl's shape: 48 blocks, n_embd 1,280, 16 heads, dff 8,192, vocab 246,534, the head tied (its bias
+    # of 246,534 kept). A block: Wq/Wk/Wv/dense 4 x (1,280^2 + 1,280), ffn.0 1,280 x 8,192 + 8,192, ffn.2 8,192 x
+    # 1,280 + 1,280, layernorm1/2 2 x 2 x 1,280: 27,544,832
+    raw = {"model_type": "ctrl", "vocab_size": 246534, "n_embd": 1280, "n_layer": 48, "n_head": 16, "dff": 8192,
+           "n_positions": 50000}
+    model = build_model(raw, "ctrl")
+    assert model.param_count == 48 * 27_544_832 + 246534 * 1280 + 2 * 1280 + 246534 == 1_637_964_550
+    # whole: 48 x (layernorms 5,120 + the dense and ffn.2 biases 2,560) + the final LayerNorm 2,560, BF16
+    assert model.weight_replicated_bytes == (48 * (5120 + 2560) + 2560) * 2 == 742_400
+    # TP 2: (3,275,929,100 - 742,400) / 2 + 742,400
+    assert _per_gpu(model, 48, 2) == 1_637_593_350 + 742_400 == 1_638_335_750
+
+
+def test_biogpt_keeps_learned_positions_layernorms_and_row_biases_whole():
+    # microsoft/biogpt's shape: 24 layers, hidden 1,024, 16 heads, mlp 4,096, vocab 42,384, 1,024 positions (+ 2),
+    # tied. A layer: q/k/v/out_proj 4 x (1,024^2 + 1,024), fc1 1,024 x 4,096 + 4,096, fc2 4,096 x 1,024 + 1,024, two
+    # LayerNorms 2 x 2,048: 12,596,224
+    raw = {"model_type": "biogpt", "vocab_size": 42384, "hidden_size": 1024, "num_hidden_layers": 24,
+           "num_attention_heads": 16, "intermediate_size": 4096, "max_position_embeddings": 1024}
+    model = build_model(raw, "biogpt")
+    assert model.param_count == 24 * 12_596_224 + 42384 * 1024 + 1026 * 1024 + 2048 == 346_763_264
+    # whole: 24 x (LayerNorms 4,096 + out_proj and fc2 biases 2,048) + layer_norm 2,048 + positions 1,026 x 1,024
+    whole = 24 * (4096 + 2048) + 2048 + 1026 * 1024
+    assert whole == 1_200_128 and model.weight_replicated_bytes == 2 * whole
+    # TP 2: (693,526,528 - 2,400,256) / 2 + 2,400,256
+    assert _per_gpu(model, 24, 2) == 345_563_136 + 2_400_256 == 347_963_392
+
+
+def test_gpt_neox_japanese_holds_the_last_layers_dense_bias_whole():
+    # GPTNeoXJapaneseConfig's defaults written out: 32 layers, hidden 2,560, 32 heads, intermediate_multiple_size 4,
+    # vocab 32,000, tied. A layer: two LayerNorms 2 x 2 x 2,560, query_key_value 2,560 x 7,680, dense 2,560 x 2,560,
+    # dense_h_to_4h and dense_4h_to_h 2 x 2,560 x 10,240 (no biases): 78,653,440; the last layer's dense_bias 2,560
+    raw = {"model_type": "gpt_neox_japanese", "vocab_size": 32000, "hidden_size": 2560, "num_hidden_layers": 32,
+           "num_attention_heads": 32, "intermediate_multiple_size": 4, "max_position_embeddings": 2048}
+    model = build_model(raw, "gpt-neox-japanese")
+    assert model.param_count == 32 * 78_653_440 + 2560 + 32000 * 2560 + 2 * 2560 == 2_598_837_760
+    # whole: 32 x 2 LayerNorms of 2 x 2,560 + final_layer_norm + dense_bias, BF16
+    assert model.weight_replicated_bytes == (32 * 4 * 2560 + 2 * 2560 + 2560) * 2 == 670_720

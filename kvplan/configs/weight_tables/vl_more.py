@@ -445,6 +445,95 @@ def hrm_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- old single-purpose decoders vLLM 0.34 does not serve (registry.py has none of these classes): transformers 5.25's
+# modules under the checkpoints' names, and vLLM's rule for the same module kinds in its GPT-2 / OPT / GPT-NeoX
+# files (LayerNorms, RowParallelLinear biases and learned positions whole; the rest split)
+
+def gpt_neox_japanese(f: Fields, layers: list, dims) -> list[Module]:
+    """GPTNeoXJapaneseForCausalLM (transformers 5.25 modeling_gpt_neox_japanese.py), as params_dense.gpt_neox_japanese
+    counts it: gpt_neox_japanese.embed_in; per layer input_layernorm and post_attention_layernorm (LayerNorms),
+    attention.query_key_value (hidden -> 3 x hidden) and attention.dense (no biases), on the last layer
+    (num_hidden_layers - 1) attention.dense_bias (whole, as a RowParallelLinear's bias is in vLLM's gpt_neox.py),
+    mlp.dense_h_to_4h and dense_4h_to_h of int(hidden x intermediate_multiple_size) (no biases);
+    gpt_neox_japanese.final_layer_norm; embed_out, tied by default."""
+    from .classic import _embed, _head, _lin, _norm
+
+    heads = dims[0]
+    vocab = f.int("vocab_size", default=32000)
+    hidden = f.int("hidden_size", default=2560)
+    last = f.int("num_hidden_layers", default=32) - 1
+    inter = int(hidden * f.number("intermediate_multiple_size", default=4))
+    t = "gpt_neox_japanese"
+    out = [_embed(f"{t}.embed_in", vocab, hidden, top=True), _norm(f"{t}.final_layer_norm", hidden, top=True)]
+    out += _head(f, "embed_out", hidden, True, vocab_default=32000)
+    for i in range(len(layers)):
+        b = f"{t}.layers.{i}"
+        out += [_norm(f"{b}.input_layernorm", hidden, top=True), _norm(f"{b}.post_attention_layernorm", hidden, top=True),
+                _lin(f"{b}.attention.query_key_value", hidden, 3 * hidden, "attention", top=True, kv_heads=heads,
+                     kv_outputs=2 * hidden),
+                _lin(f"{b}.attention.dense", hidden, hidden, "attention", row=True, top=True),
+                _lin(f"{b}.mlp.dense_h_to_4h", hidden, inter, "mlp", top=True),
+                _lin(f"{b}.mlp.dense_4h_to_h", inter, hidden, "mlp", row=True, top=True)]
+        if i == last:
+            out.append(Module(f"{b}.attention.dense_bias", 0, hidden, "attention", top=True, whole=True))
+    return out
+
+
+def ctrl(f: Fields, layers: list, dims) -> list[Module]:
+    """CTRLLMHeadModel (transformers 5.25 modeling_ctrl.py), as params_dense.ctrl counts it: transformer.w (the
+    positional encoding is a buffer); per block multi_head_attention.Wq / Wk / Wv / dense (biased), ffn.0 (n_embd ->
+    dff) and ffn.2 (dff -> n_embd), both biased, layernorm1 and layernorm2; transformer.layernorm; lm_head (its weight
+    tied by default, its bias of vocab_size always)."""
+    from .classic import _embed, _head, _lin, _norm
+
+    heads = dims[0]
+    vocab = f.int("vocab_size", default=246_534)
+    hidden = f.int("hidden_size", "n_embd", default=1280)
+    dff = f.int("dff", default=8192, maximum=10**9)
+    t = "transformer"
+    out = [_embed(f"{t}.w", vocab, hidden, top=True), _norm(f"{t}.layernorm", hidden, top=True)]
+    out += _head(f, "lm_head", hidden, True, vocab_default=246_534, bias=True)
+    for i in range(len(layers)):
+        b, a = f"{t}.h.{i}", f"{t}.h.{i}.multi_head_attention"
+        out += [_lin(f"{a}.Wq", hidden, hidden, "attention", True, top=True),
+                _lin(f"{a}.Wk", hidden, hidden, "attention", True, top=True, kv_heads=heads),
+                _lin(f"{a}.Wv", hidden, hidden, "attention", True, top=True, kv_heads=heads),
+                _lin(f"{a}.dense", hidden, hidden, "attention", True, row=True, top=True),
+                _lin(f"{b}.ffn.0", hidden, dff, "mlp", True, top=True),
+                _lin(f"{b}.ffn.2", dff, hidden, "mlp", True, row=True, top=True),
+                _norm(f"{b}.layernorm1", hidden, top=True), _norm(f"{b}.layernorm2", hidden, top=True)]
+    return out
+
+
+def biogpt(f: Fields, layers: list, dims) -> list[Module]:
+    """BioGptForCausalLM (transformers 5.25 modeling_biogpt.py), as its counter counts it (params.decoder: plain MLP,
+    every projection biased, learned positions of max_position_embeddings + 2): biogpt.embed_tokens,
+    biogpt.embed_positions (whole, as OPT's learned positions in vLLM), per layer self_attn.q/k/v_proj and out_proj,
+    self_attn_layer_norm, fc1, fc2, final_layer_norm; biogpt.layer_norm; output_projection, tied by default."""
+    from .classic import _embed, _head, _lin, _norm
+
+    heads, kv, head_dim = dims[:3]
+    hidden = f.int("hidden_size")
+    width = f.int("intermediate_size", default=None, maximum=10**8) or 4 * hidden
+    q, k = heads * head_dim, kv * head_dim
+    t = "biogpt"
+    out = [_embed(f"{t}.embed_tokens", f.int("vocab_size", default=0, minimum=0), hidden, top=True),
+           _embed(f"{t}.embed_positions", f.int("max_position_embeddings") + 2, hidden, top=True, whole=True),
+           _norm(f"{t}.layer_norm", hidden, top=True)]
+    out += _head(f, "output_projection", hidden, True)
+    for i in range(len(layers)):
+        b = f"{t}.layers.{i}"
+        out += [_lin(f"{b}.self_attn.q_proj", hidden, q, "attention", True, top=True),
+                _lin(f"{b}.self_attn.k_proj", hidden, k, "attention", True, top=True, kv_heads=kv),
+                _lin(f"{b}.self_attn.v_proj", hidden, k, "attention", True, top=True, kv_heads=kv),
+                _lin(f"{b}.self_attn.out_proj", q, hidden, "attention", True, row=True, top=True),
+                _norm(f"{b}.self_attn_layer_norm", hidden, top=True),
+                _lin(f"{b}.fc1", hidden, width, "mlp", True, top=True),
+                _lin(f"{b}.fc2", width, hidden, "mlp", True, row=True, top=True),
+                _norm(f"{b}.final_layer_norm", hidden, top=True)]
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
            "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
            "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text,
@@ -466,4 +555,4 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            # configs/weight_tables/dense.py cohere2
            "cohere_compass_text": cohere2, "muse_glimmer_text": muse_glimmer_text,
            "higgs_audio_v2": higgs_audio_v2, "codegen": codegen,
-           "hrm_text": hrm_text}
+           "hrm_text": hrm_text, "gpt_neox_japanese": gpt_neox_japanese, "ctrl": ctrl, "biogpt": biogpt}
