@@ -493,3 +493,19 @@ def test_gpt_neox_japanese_holds_the_last_layers_dense_bias_whole():
     assert model.param_count == 32 * 78_653_440 + 2560 + 32000 * 2560 + 2 * 2560 == 2_598_837_760
     # whole: 32 x 2 LayerNorms of 2 x 2,560 + final_layer_norm + dense_bias, BF16
     assert model.weight_replicated_bytes == (32 * 4 * 2560 + 2 * 2560 + 2560) * 2 == 670_720
+
+
+def test_modernbert_decoder_keeps_its_layernorms_whole():
+    # ModernBertDecoderConfig's defaults written out (22 layers, hidden 768, 12 heads, mlp 1,152, vocab 50,368, tied,
+    # no norm biases, decoder_bias). A layer: attn_norm 768 (not on layer 0), q/k/v 3 x 768^2, Wo 768^2, mlp_norm 768,
+    # Wi 768 x 2,304, Wo 1,152 x 768: 5,015,040 (layer 0: 5,014,272); embeddings 50,368 x 768 and their norm, the
+    # final norm, lm_head.dense 768^2 and lm_head.norm, the decoder's bias 50,368
+    raw = {"model_type": "modernbert-decoder", "vocab_size": 50368, "hidden_size": 768, "num_hidden_layers": 22,
+           "num_attention_heads": 12, "intermediate_size": 1152, "max_position_embeddings": 8192}
+    model = build_model(raw, "modernbert-decoder")
+    total = 5_014_272 + 21 * 5_015_040 + 50368 * 768 + 3 * 768 + 768 * 768 + 50368
+    assert total == 149_655_232 and model.param_count == total
+    # whole: 21 attn_norm + 22 mlp_norm + the embeddings', final and head norms, 46 x 768 = 35,328, BF16; TP 2:
+    # (299,310,464 - 70,656) / 2 + 70,656
+    assert model.weight_replicated_bytes == 46 * 768 * 2 == 70_656
+    assert _per_gpu(model, 22, 2) == 149_619_904 + 70_656 == 149_690_560

@@ -1,9 +1,11 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more wrappers' text models: Qwen2-VL's
 (qwen2_vl_text, and a flat qwen2_vl config), GLM-4.1V's and GLM-4.6V-Flash's (glm4v_text) and GLM-OCR's
-(glm_ocr_text), ERNIE-4.5-VL's (ernie4_5_vl_moe_text), MiniMax-M3's (minimax_m3_vl_text), Molmo2's (molmo2_text) and
-PaddleOCR-VL's (paddleocr_vl_text).
-Each mirrors its counter (params.count_params; params_moe.ernie4_5_vl_moe_text; params_hybrid.minimax_m3_vl_text;
-params_dense.molmo2_text) term by term; the vision towers are not counted, as the counters leave them out.
+(glm_ocr_text), ERNIE-4.5-VL's (ernie4_5_vl_moe_text), MiniMax-M3's (minimax_m3_vl_text), Molmo2's (molmo2_text),
+PaddleOCR-VL's (paddleocr_vl_text), Granite 4.0 Vision's, Phi-4-multimodal's, HyperCLOVA X's, Cosmos3-Edge's, GLM-Image's,
+Cohere Compass's and Muse Glimmer's; Higgs Audio v2; and a few old single-purpose decoders (CodeGen, HRM-Text,
+GPT-NeoX-Japanese, CTRL, BioGPT, ModernBERT-decoder).
+Each mirrors its family's counter (params.count_params, params.decoder; params_moe.ernie4_5_vl_moe_text;
+params_hybrid.minimax_m3_vl_text; params_dense's) term by term; the vision towers are not counted, as the counters leave them out.
 
 Checkpoint names: the text model under `model.language_model.` and the head at `lm_head` (transformers 5's
 layout), or, for Qwen2-VL's first checkpoints, `model.layers.N...` (weight_tables.ROOTS holds both); vLLM 0.34
@@ -534,6 +536,45 @@ def biogpt(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def modernbert_decoder(f: Fields, layers: list, dims) -> list[Module]:
+    """ModernBertDecoderForCausalLM (transformers 5.25 modeling_modernbert_decoder.py), as
+    params_dense.modernbert_decoder counts it: model.embeddings.tok_embeddings and model.embeddings.norm; per layer
+    attn_norm (none on layer 0), attn.q_proj / k_proj / v_proj and attn.Wo (attention_bias), mlp_norm, mlp.Wi (hidden
+    -> 2 x intermediate, the GLU's two halves) and mlp.Wo (mlp_bias); model.final_norm; the prediction head
+    lm_head.dense (classifier_bias) and lm_head.norm; decoder (its weight tied to tok_embeddings by default, its bias
+    with decoder_bias, default true). LayerNorms carry a bias with norm_bias (default false)."""
+    from .classic import _lin, _norm
+
+    heads = dims[0]
+    vocab = f.int("vocab_size", default=50368)
+    hidden = f.int("hidden_size", default=768)
+    inter = f.int("intermediate_size", default=1152, maximum=10**9)
+    width = (hidden // f.int("num_attention_heads", default=12)) * f.int("num_attention_heads", default=12)
+    attn_bias, mlp_bias = f.flag("attention_bias", default=False), f.flag("mlp_bias", default=False)
+    nb = f.flag("norm_bias", default=False)
+    e = "embeddings"
+    out = [Module(f"{e}.tok_embeddings", 0, vocab * hidden, "embeddings"), _norm(f"{e}.norm", hidden, nb),
+           _norm("final_norm", hidden, nb),
+           _lin("lm_head.dense", hidden, hidden, "lm_head", f.flag("classifier_bias", default=False), top=True),
+           _norm("lm_head.norm", hidden, nb, top=True)]
+    tied = f.flag("tie_word_embeddings", default=True)
+    decoder_bias = vocab if f.flag("decoder_bias", default=True) else 0
+    if not tied or decoder_bias:
+        out.append(Module("decoder", 0 if tied else vocab * hidden, decoder_bias, "lm_head", top=True, inputs=hidden))
+    for i in range(len(layers)):
+        b = f"layers.{i}"
+        if i:
+            out.append(_norm(f"{b}.attn_norm", hidden, nb))
+        out += [_lin(f"{b}.attn.q_proj", hidden, width, "attention", attn_bias),
+                _lin(f"{b}.attn.k_proj", hidden, width, "attention", attn_bias, kv_heads=heads),
+                _lin(f"{b}.attn.v_proj", hidden, width, "attention", attn_bias, kv_heads=heads),
+                _lin(f"{b}.attn.Wo", hidden, hidden, "attention", attn_bias, row=True),
+                _norm(f"{b}.mlp_norm", hidden, nb),
+                _lin(f"{b}.mlp.Wi", hidden, 2 * inter, "mlp", mlp_bias),
+                _lin(f"{b}.mlp.Wo", inter, hidden, "mlp", mlp_bias, row=True)]
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
            "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
            "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text,
@@ -555,4 +596,5 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            # configs/weight_tables/dense.py cohere2
            "cohere_compass_text": cohere2, "muse_glimmer_text": muse_glimmer_text,
            "higgs_audio_v2": higgs_audio_v2, "codegen": codegen,
-           "hrm_text": hrm_text, "gpt_neox_japanese": gpt_neox_japanese, "ctrl": ctrl, "biogpt": biogpt}
+           "hrm_text": hrm_text, "gpt_neox_japanese": gpt_neox_japanese, "ctrl": ctrl, "biogpt": biogpt,
+           "modernbert-decoder": modernbert_decoder}
