@@ -187,10 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
-             "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl", "molmo2", "paddleocr_vl", "granite4_vision", "phi4_multimodal",
-             "hyperclovax", "cosmos3_edge", "glm_image", "cohere_compass", "muse_glimmer",
-             "higgs_audio_v2", "codegen", "hrm_text", "gpt_neox_japanese", "ctrl", "biogpt",
-             "modernbert-decoder",  # vl_more
+             "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl", "molmo2", "paddleocr_vl", "granite4_vision", "phi4_multimodal", "hyperclovax", "cosmos3_edge", "glm_image", "cohere_compass", "muse_glimmer", "higgs_audio_v2", "codegen", "hrm_text", "gpt_neox_japanese", "ctrl", "biogpt", "modernbert-decoder",  # vl_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -206,9 +203,11 @@ _IN_WRAPPER += ("qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "molmo2", "pa
 _THEIRS_MERGED = {"ernie4_5_vl_moe": ((r"\.(text|vision)_moe\.gate\.moe_statics\.", ".moe_statics."),
                                       (r"\.(text|vision)_moe\.", ".")),
                   # Molmo2: the checkpoints fuse q/k/v into att_proj and gate/up into ff_proj (conversion_mapping.py)
-                  "molmo2": ((r"\.self_attn\.[qkv]_proj$", ".self_attn.att_proj"), (r"\.mlp\.(gate|up)_proj$", ".mlp.ff_proj")),
+                  "molmo2": ((r"\.self_attn\.[qkv]_proj$", ".self_attn.att_proj"),
+                             (r"\.mlp\.(gate|up)_proj$", ".mlp.ff_proj")),
                   # HRM-Text: the checkpoints fuse gate/q/k/v into attn.gqkv_proj and gate/up into mlp.gate_up_proj
-                  "hrm_text": ((r"\.self_attn\.(gate|q|k|v)_proj$", ".attn.gqkv_proj"), (r"\.self_attn\.o_proj$", ".attn.o_proj"),
+                  "hrm_text": ((r"\.self_attn\.(gate|q|k|v)_proj$", ".attn.gqkv_proj"),
+                               (r"\.self_attn\.o_proj$", ".attn.o_proj"),
                                (r"\.mlp\.(gate|up)_proj$", ".mlp.gate_up_proj"))}
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),

@@ -38,7 +38,8 @@ GLM_41V = {"model_type": "glm4v", "architectures": ["Glm4vForConditionalGenerati
                            "intermediate_size": 13696, "num_attention_heads": 32, "num_key_value_heads": 2,
                            "vocab_size": 151552, "rms_norm_eps": 1e-05, "attention_bias": True,
                            "partial_rotary_factor": 0.5, "max_position_embeddings": 65536,
-                           "rope_theta": 10000.0, "rope_scaling": {"rope_type": "default", "mrope_section": [8, 12, 12]}},
+                           "rope_theta": 10000.0,
+                           "rope_scaling": {"rope_type": "default", "mrope_section": [8, 12, 12]}},
            "vision_config": {"model_type": "glm4v", "depth": 24, "hidden_size": 1536, "num_heads": 12}}
 GLM_OCR = {"architectures": ["GlmOcrForConditionalGeneration"], "model_type": "glm_ocr", "tie_word_embeddings": False,
            "text_config": {"attention_bias": False, "head_dim": 128, "hidden_act": "silu", "hidden_size": 1536,
@@ -55,13 +56,15 @@ def _per_gpu(model, layers: int, tp: int) -> int:
     return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
 
 
-@pytest.mark.parametrize("raw", [QWEN2_VL_7B, QWEN2_VL_2B_AWQ, GLM_41V, GLM_OCR, "ernie", "ernie-baidu", "m3", "molmo2", "hcx",
+@pytest.mark.parametrize("raw", [QWEN2_VL_7B, QWEN2_VL_2B_AWQ, GLM_41V, GLM_OCR,
+                                 "ernie", "ernie-baidu", "m3", "molmo2", "hcx",
                                  {**QWEN2_VL_7B, "model_type": "qwen2_vl", "text_config": {
                                      **{k: v for k, v in QWEN2_VL_7B.items() if k not in ("vision_config",
                                                                                            "architectures")},
                                      "model_type": "qwen2_vl_text"}}])
 def test_the_table_adds_up_to_the_parameter_count(raw):
-    raw = {"ernie": ERNIE_VL, "ernie-baidu": ERNIE_VL_BAIDU, "m3": M3, "molmo2": MOLMO2, "hcx": HYPERCLOVAX}.get(raw, raw) if isinstance(raw, str) else raw
+    if isinstance(raw, str):  # configs defined further down
+        raw = {"ernie": ERNIE_VL, "ernie-baidu": ERNIE_VL_BAIDU, "m3": M3, "molmo2": MOLMO2, "hcx": HYPERCLOVAX}[raw]
     family, f, _, layers, dims = _read(raw, "vl_more")
     modules = table(f, layers, dims)
     assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]

@@ -192,8 +192,8 @@ def count_params(f: Fields, num_layers: int, heads: int, kv: int, head_dim: int)
     # Gemma 2 / 3: input, post_attention, pre_ and post_feedforward_layernorm; GLM-4-0414 (transformers 5.25
     # modeling_glm4.py Glm4DecoderLayer): input, post_attention, post_self_attn and post_mlp_layernorm
     norms = (4 if mt in ("gemma2", "gemma3", "gemma3_text", "glm4", "muse_glimmer_text") + GLM_VL else 2) * hidden
-    if mt == "hyperclovax" and f.flag("use_post_norm", default=True):
-        norms += 2 * hidden  # HyperCLOVAXDecoderLayer's post_norm1 / post_norm2 (transformers 5.25 modeling_hyperclovax.py)
+    if mt == "hyperclovax" and f.flag("use_post_norm", default=True):  # transformers 5.25 modeling_hyperclovax.py
+        norms += 2 * hidden  # HyperCLOVAXDecoderLayer's post_norm1 / post_norm2
     if mt == "gpt_oss":
         attn += heads  # attention sinks (the q/k/v/o biases come with attention_bias: true)
     total = active = _vocab_embed(f, hidden) + hidden  # embeddings (+ head) and final norm

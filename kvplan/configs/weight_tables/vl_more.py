@@ -1,17 +1,18 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more wrappers' text models: Qwen2-VL's
 (qwen2_vl_text, and a flat qwen2_vl config), GLM-4.1V's and GLM-4.6V-Flash's (glm4v_text) and GLM-OCR's
-(glm_ocr_text), ERNIE-4.5-VL's (ernie4_5_vl_moe_text), MiniMax-M3's (minimax_m3_vl_text), Molmo2's (molmo2_text),
-PaddleOCR-VL's (paddleocr_vl_text), Granite 4.0 Vision's, Phi-4-multimodal's, HyperCLOVA X's, Cosmos3-Edge's, GLM-Image's,
-Cohere Compass's and Muse Glimmer's; Higgs Audio v2; and a few old single-purpose decoders (CodeGen, HRM-Text,
-GPT-NeoX-Japanese, CTRL, BioGPT, ModernBERT-decoder).
-Each mirrors its family's counter (params.count_params, params.decoder; params_moe.ernie4_5_vl_moe_text;
-params_hybrid.minimax_m3_vl_text; params_dense's) term by term; the vision towers are not counted, as the counters leave them out.
+(glm_ocr_text), ERNIE-4.5-VL's (ernie4_5_vl_moe_text), MiniMax-M3's (minimax_m3_vl_text), Molmo2's
+(molmo2_text), PaddleOCR-VL's (paddleocr_vl_text), Granite 4.0 Vision's, Phi-4-multimodal's, HyperCLOVA X's,
+Cosmos3-Edge's, GLM-Image's, Cohere Compass's and Muse Glimmer's; Higgs Audio v2; and a few old single-purpose
+decoders (CodeGen, HRM-Text, GPT-NeoX-Japanese, CTRL, BioGPT, ModernBERT-decoder). Each mirrors its family's
+counter (params.count_params, params.decoder; params_moe.ernie4_5_vl_moe_text; params_hybrid.minimax_m3_vl_text;
+params_dense's) term by term; the vision towers are not counted, as the counters leave them out.
 
-Checkpoint names: the text model under `model.language_model.` and the head at `lm_head` (transformers 5's
-layout), or, for Qwen2-VL's first checkpoints, `model.layers.N...` (weight_tables.ROOTS holds both); vLLM 0.34
-maps them onto its language model (qwen2_vl.py Qwen2VLForConditionalGeneration.hf_to_vllm_mapper,
-glm4_1v.py Glm4vForConditionalGeneration.hf_to_vllm_mapper: "model.language_model." -> "language_model.model.",
-"lm_head." -> "language_model.lm_head."; GlmOcrForConditionalGeneration (glm_ocr.py) subclasses the latter).
+Checkpoint names (each builder's docstring gives its own where they differ): the wrappers' text model under
+`model.language_model.` and the head at `lm_head` (transformers 5's layout), or, for Qwen2-VL's first checkpoints,
+`model.layers.N...` (weight_tables.ROOTS holds both); vLLM 0.34 maps them onto its language model (qwen2_vl.py
+Qwen2VLForConditionalGeneration.hf_to_vllm_mapper, glm4_1v.py Glm4vForConditionalGeneration.hf_to_vllm_mapper:
+"model.language_model." -> "language_model.model.", "lm_head." -> "language_model.lm_head."; glm_ocr.py
+GlmOcrForConditionalGeneration subclasses the latter).
 """
 
 from __future__ import annotations
@@ -293,7 +294,8 @@ def cosmos3_edge_text(f: Fields, layers: list, dims) -> list[Module]:
     inter = f.int("intermediate_size", default=None, maximum=10**8) or 4 * hidden
     bias = f.flag("mlp_bias")
     vocab = f.int("vocab_size", default=0, minimum=0)
-    out = [Module("embed_tokens", 0, vocab * hidden, "embeddings", top=True), Module("norm", 0, hidden, "norms", top=True)]
+    out = [Module("embed_tokens", 0, vocab * hidden, "embeddings", top=True),
+           Module("norm", 0, hidden, "norms", top=True)]
     if not f.flag("tie_word_embeddings", default=False):
         out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
     for i in range(len(layers)):
@@ -470,7 +472,8 @@ def gpt_neox_japanese(f: Fields, layers: list, dims) -> list[Module]:
     out += _head(f, "embed_out", hidden, True, vocab_default=32000)
     for i in range(len(layers)):
         b = f"{t}.layers.{i}"
-        out += [_norm(f"{b}.input_layernorm", hidden, top=True), _norm(f"{b}.post_attention_layernorm", hidden, top=True),
+        out += [_norm(f"{b}.input_layernorm", hidden, top=True),
+                _norm(f"{b}.post_attention_layernorm", hidden, top=True),
                 _lin(f"{b}.attention.query_key_value", hidden, 3 * hidden, "attention", top=True, kv_heads=heads,
                      kv_outputs=2 * hidden),
                 _lin(f"{b}.attention.dense", hidden, hidden, "attention", row=True, top=True),
