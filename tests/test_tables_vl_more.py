@@ -512,3 +512,18 @@ def test_modernbert_decoder_keeps_its_layernorms_whole():
     # (299,310,464 - 70,656) / 2 + 70,656
     assert model.weight_replicated_bytes == 46 * 768 * 2 == 70_656
     assert _per_gpu(model, 22, 2) == 149_619_904 + 70_656 == 149_690_560
+
+
+def test_git_text_decoder_keeps_positions_layernorms_and_row_biases_whole():
+    # microsoft/git-base's text decoder: 6 layers, hidden 768, 12 heads, mlp 3,072, vocab 30,522, 1,024 positions,
+    # the output head untied (with its bias). A layer: query/key/value 3 x (768^2 + 768), attention.output.dense
+    # 768^2 + 768, intermediate 768 x 3,072 + 3,072, output 3,072 x 768 + 768, two LayerNorms 2 x 1,536: 7,087,872
+    raw = {"model_type": "git", "vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 6,
+           "num_attention_heads": 12, "intermediate_size": 3072, "max_position_embeddings": 1024,
+           "tie_word_embeddings": False}
+    model = build_model(raw, "git-base")
+    total = 6 * 7_087_872 + 2 * 30522 * 768 + 30522 + 1024 * 768 + 1536
+    assert total == 90_227_514 and model.param_count == total
+    # whole: 6 x (two LayerNorms 3,072 + the two RowParallelLinear biases 1,536) + the embeddings' LayerNorm 1,536 +
+    # the learned positions 1,024 x 768
+    assert model.weight_replicated_bytes == (6 * (3072 + 1536) + 1536 + 1024 * 768) * 2 == 1_631_232

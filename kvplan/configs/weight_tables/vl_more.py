@@ -449,7 +449,7 @@ def hrm_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- old single-purpose decoders vLLM 0.34 does not serve (registry.py has none of these classes): transformers 5.25's
+# -- old single-purpose decoders vLLM 0.34 does not serve (GIT's text decoder too, git() below) (registry.py has none of these classes): transformers 5.25's
 # modules under the checkpoints' names, and vLLM's rule for the same module kinds in its GPT-2 / OPT / GPT-NeoX
 # files (LayerNorms, RowParallelLinear biases and learned positions whole; the rest split)
 
@@ -578,6 +578,41 @@ def modernbert_decoder(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def git(f: Fields, layers: list, dims) -> list[Module]:
+    """GitForCausalLM's text decoder (transformers 5.25 modeling_git.py), as params_dense.git counts it, under its
+    names: git.embeddings.word_embeddings, position_embeddings (learned, whole as vLLM keeps learned positions) and
+    LayerNorm; per layer git.encoder.layer.N.attention.self.query / key / value (biased), attention.output.dense
+    (biased) and its LayerNorm, intermediate.dense, output.dense (biased) and its LayerNorm; output (the head: its
+    weight untied by default, its bias always). The CLIP image encoder, visual_projection and
+    img_temporal_embedding are not counted. vLLM 0.34 does not serve GIT (registry.py has no Git class): what a TP
+    rank holds whole follows vLLM's rule for the same modules elsewhere (LayerNorms, learned positions and
+    RowParallelLinear biases whole, the rest split)."""
+    from .classic import _embed, _head, _lin, _norm
+
+    heads = f.int("num_attention_heads", default=12)
+    vocab = f.int("vocab_size", default=30522)
+    hidden = f.int("hidden_size", default=768)
+    inter = f.int("intermediate_size", default=3072, maximum=10**9)
+    width = heads * int(hidden / heads)
+    g = "git"
+    out = [_embed(f"{g}.embeddings.word_embeddings", vocab, hidden, top=True),
+           _embed(f"{g}.embeddings.position_embeddings", f.int("max_position_embeddings", default=1024), hidden,
+                  top=True, whole=True),
+           _norm(f"{g}.embeddings.LayerNorm", hidden, top=True)]
+    out += _head(f, "output", hidden, False, vocab_default=30522, bias=True)
+    for i in range(len(layers)):
+        b = f"{g}.encoder.layer.{i}"
+        out += [_lin(f"{b}.attention.self.query", hidden, width, "attention", True, top=True),
+                _lin(f"{b}.attention.self.key", hidden, width, "attention", True, top=True, kv_heads=heads),
+                _lin(f"{b}.attention.self.value", hidden, width, "attention", True, top=True, kv_heads=heads),
+                _lin(f"{b}.attention.output.dense", hidden, hidden, "attention", True, row=True, top=True),
+                _norm(f"{b}.attention.output.LayerNorm", hidden, top=True),
+                _lin(f"{b}.intermediate.dense", hidden, inter, "mlp", True, top=True),
+                _lin(f"{b}.output.dense", inter, hidden, "mlp", True, row=True, top=True),
+                _norm(f"{b}.output.LayerNorm", hidden, top=True)]
+    return out
+
+
 VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_text": glm4v_text,
            "glm_ocr_text": glm_ocr_text, "ernie4_5_vl_moe_text": ernie4_5_vl_moe_text,
            "minimax_m3_vl_text": minimax_m3_vl_text, "molmo2_text": molmo2_text,
@@ -600,4 +635,4 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            "cohere_compass_text": cohere2, "muse_glimmer_text": muse_glimmer_text,
            "higgs_audio_v2": higgs_audio_v2, "codegen": codegen,
            "hrm_text": hrm_text, "gpt_neox_japanese": gpt_neox_japanese, "ctrl": ctrl, "biogpt": biogpt,
-           "modernbert-decoder": modernbert_decoder}
+           "modernbert-decoder": modernbert_decoder, "git": git}
