@@ -450,8 +450,9 @@ def hrm_text(f: Fields, layers: list, dims) -> list[Module]:
 
 
 # -- old single-purpose decoders vLLM 0.34 does not serve (registry.py has none of these classes; GIT's text decoder,
-# git() below, neither): transformers 5.25's modules under the checkpoints' names, and vLLM's rule for the same module kinds in its GPT-2 / OPT / GPT-NeoX
-# files (LayerNorms, RowParallelLinear biases and learned positions whole; the rest split)
+# git() below, neither): transformers 5.25's modules under the checkpoints' names, and vLLM's rule for the same
+# module kinds in its GPT-2 / OPT / GPT-NeoX files (LayerNorms, RowParallelLinear biases and learned positions
+# whole; the rest split)
 
 def gpt_neox_japanese(f: Fields, layers: list, dims) -> list[Module]:
     """GPTNeoXJapaneseForCausalLM (transformers 5.25 modeling_gpt_neox_japanese.py), as params_dense.gpt_neox_japanese
