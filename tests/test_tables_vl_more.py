@@ -527,3 +527,20 @@ def test_git_text_decoder_keeps_positions_layernorms_and_row_biases_whole():
     # whole: 6 x (two LayerNorms 3,072 + the two RowParallelLinear biases 1,536) + the embeddings' LayerNorm 1,536 +
     # the learned positions 1,024 x 768
     assert model.weight_replicated_bytes == (6 * (3072 + 1536) + 1536 + 1024 * 768) * 2 == 1_631_232
+
+
+# -- Emu3 ----------------------------------------------------------------------------------------------------------
+
+def test_emu3_text_model_keeps_two_norms_a_layer_whole():
+    # Emu3TextConfig's defaults (transformers 5.25 configuration_emu3.py) written out: 32 layers, hidden 4,096, 32
+    # query / 8 KV heads of 128, mlp 14,336, vocab 184,622, untied. A layer: q, o 4,096^2, k, v 4,096 x 1,024, mlp
+    # 3 x 4,096 x 14,336, two norms: 218,112,000
+    raw = {"model_type": "emu3", "text_config": {
+        "model_type": "emu3_text_model", "vocab_size": 184622, "hidden_size": 4096, "intermediate_size": 14336,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "max_position_embeddings": 9216}}
+    model = build_model(raw, "emu3")
+    assert model.param_count == 32 * 218_112_000 + 2 * 184622 * 4096 + 4096 == 8_492_011_520
+    # whole: 32 x 2 norms + the final norm, BF16; TP 2: (16,984,023,040 - 532,480) / 2 + 532,480
+    assert model.weight_replicated_bytes == (32 * 2 * 4096 + 4096) * 2 == 532_480
+    assert _per_gpu(model, 32, 2) == 8_491_745_280 + 532_480 == 8_492_277_760

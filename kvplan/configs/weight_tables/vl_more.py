@@ -449,6 +449,25 @@ def hrm_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def emu3_text_model(f: Fields, layers: list, dims) -> list[Module]:
+    """Emu3's text model (emu3_text_model; transformers 5.25 modeling_emu3.py Emu3TextModel, whose attention and
+    MLP are Llama's code): Llama's modules and names (weight_tables._gqa: q/k/v/o_proj biased with attention_bias,
+    the gated mlp, two RMSNorms; untied by default), as params.count_params counts them; mlp_bias, which the counter
+    does not count, gets no table. Emu3-Chat-hf's checkpoint stores the text model under `text_model.model.` and the
+    head at `text_model.lm_head` (conversion_mapping.py "emu3"), which weight_tables.ROOTS does not hold: a list of
+    unquantized modules naming them exactly is not matched.
+
+    vLLM 0.34 serves Emu3ForConditionalGeneration through the Transformers backend (registry.py:
+    TransformersMultiModalForCausalLM). Emu3TextConfig's base_model_tp_plan names only embed_tokens; the backend's
+    fusers split the layers all the same (transformers/base.py recursive_replace applies them whatever the plan:
+    fusers/qkv.py fuses q/k/v_proj into a QKVParallelLinear and makes o_proj a RowParallelLinear, fusers/glu.py
+    gate/up_proj into a MergedColumnParallelLinear and down_proj a RowParallelLinear), and replaces the RMSNorms
+    with vLLM's, whole on every TP rank. Read from the source for Llama-shaped code, not run on Emu3."""
+    if f.flag("mlp_bias"):
+        raise ConfigError("mlp_bias: the MLP biases are not in kvplan's count of emu3_text_model")
+    return _gqa(f, layers, dims)
+
+
 # -- old single-purpose decoders vLLM 0.34 does not serve (registry.py has none of these classes; GIT's text decoder,
 # git() below, neither): transformers 5.25's modules under the checkpoints' names, and vLLM's rule for the same
 # module kinds in its GPT-2 / OPT / GPT-NeoX files (LayerNorms, RowParallelLinear biases and learned positions
@@ -636,4 +655,4 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            "cohere_compass_text": cohere2, "muse_glimmer_text": muse_glimmer_text,
            "higgs_audio_v2": higgs_audio_v2, "codegen": codegen,
            "hrm_text": hrm_text, "gpt_neox_japanese": gpt_neox_japanese, "ctrl": ctrl, "biogpt": biogpt,
-           "modernbert-decoder": modernbert_decoder, "git": git}
+           "modernbert-decoder": modernbert_decoder, "git": git, "emu3_text_model": emu3_text_model}
