@@ -544,3 +544,22 @@ def test_emu3_text_model_keeps_two_norms_a_layer_whole():
     # whole: 32 x 2 norms + the final norm, BF16; TP 2: (16,984,023,040 - 532,480) / 2 + 532,480
     assert model.weight_replicated_bytes == (32 * 2 * 4096 + 4096) * 2 == 532_480
     assert _per_gpu(model, 32, 2) == 8_491_745_280 + 532_480 == 8_492_277_760
+
+
+# -- Granite Docling (transformers 5.25's format) ------------------------------------------------------------------
+
+def test_granite_docling_text_names_its_modules_under_text_model():
+    # GraniteDoclingTextConfig's defaults written out: 28 layers, hidden 1,024, 16 query / 4 KV heads of 64, mlp
+    # 2,048, vocab 133,800, tied. A layer: q, o 1,024^2, k, v 1,024 x 256, mlp 3 x 1,024 x 2,048, two norms: 8,914,944
+    raw = {"model_type": "granite_docling", "text_config": {
+        "model_type": "granite_docling_text", "vocab_size": 133800, "hidden_size": 1024, "intermediate_size": 2048,
+        "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 4,
+        "max_position_embeddings": 32768}}
+    model = build_model(raw, "granite-docling")
+    assert model.param_count == 28 * 8_914_944 + 133800 * 1024 + 1024 == 386_630_656
+    # whole: 28 x 2 norms + the final norm, BF16; TP 2: (773,261,312 - 116,736) / 2 + 116,736
+    assert model.weight_replicated_bytes == (28 * 2 * 1024 + 1024) * 2 == 116_736
+    assert _per_gpu(model, 28, 2) == 386_572_288 + 116_736 == 386_689_024
+    family, f, _, layers, dims = _read(raw, "granite-docling")
+    names = {n for m in table(f, layers, dims) for n in m.names()}
+    assert {"model.text_model.layers.27.self_attn.q_proj", "model.text_model.embed_tokens"} <= names

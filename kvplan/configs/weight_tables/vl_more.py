@@ -468,6 +468,22 @@ def emu3_text_model(f: Fields, layers: list, dims) -> list[Module]:
     return _gqa(f, layers, dims)
 
 
+def granite_docling_text(f: Fields, layers: list, dims) -> list[Module]:
+    """Granite Docling's text model in transformers 5.25's format (granite_docling_text; modeling_granite_docling.py
+    GraniteDoclingTextModel under `model.text_model.`): Llama's modules (weight_tables._gqa: q/k/v/o_proj biased with
+    attention_bias, the gated mlp, two RMSNorms; tied by default), named `text_model.layers.N...` (ROOTS add
+    `model.`); mlp_bias, which count_params does not count, gets no table. vLLM 0.34 does not serve this architecture
+    (registry.py has no GraniteDocling class; ibm-granite/granite-docling-258M is an Idefics3 checkpoint): what a TP
+    rank holds whole follows vLLM's rule for the same modules in llama.py (the RMSNorms; o_proj's attention_bias
+    bias). Its layers are not named `layers.N` at the decoder's top, so ModelOpt KV-cache scales
+    (weight_tables._kv_scale_holder) are not looked for on them."""
+    from dataclasses import replace
+
+    if f.flag("mlp_bias"):
+        raise ConfigError("mlp_bias: the MLP biases are not in kvplan's count of granite_docling_text")
+    return [m if m.top else replace(m, name=f"text_model.{m.name}") for m in _gqa(f, layers, dims)]
+
+
 # -- old single-purpose decoders vLLM 0.34 does not serve (registry.py has none of these classes; GIT's text decoder,
 # git() below, neither): transformers 5.25's modules under the checkpoints' names, and vLLM's rule for the same
 # module kinds in its GPT-2 / OPT / GPT-NeoX files (LayerNorms, RowParallelLinear biases and learned positions
@@ -655,4 +671,5 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            "cohere_compass_text": cohere2, "muse_glimmer_text": muse_glimmer_text,
            "higgs_audio_v2": higgs_audio_v2, "codegen": codegen,
            "hrm_text": hrm_text, "gpt_neox_japanese": gpt_neox_japanese, "ctrl": ctrl, "biogpt": biogpt,
-           "modernbert-decoder": modernbert_decoder, "git": git, "emu3_text_model": emu3_text_model}
+           "modernbert-decoder": modernbert_decoder, "git": git, "emu3_text_model": emu3_text_model,
+           "granite_docling_text": granite_docling_text}
