@@ -187,7 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
-             "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl", "molmo2", "paddleocr_vl", "granite4_vision", "phi4_multimodal", "hyperclovax", "cosmos3_edge", "glm_image", "cohere_compass", "muse_glimmer", "higgs_audio_v2", "codegen", "hrm_text", "gpt_neox_japanese", "ctrl", "biogpt", "modernbert-decoder", "git", "emu3", "granite_docling",  # vl_more
+             "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl", "molmo2", "paddleocr_vl", "granite4_vision", "phi4_multimodal", "hyperclovax", "cosmos3_edge", "glm_image", "cohere_compass", "muse_glimmer", "higgs_audio_v2", "codegen", "hrm_text", "gpt_neox_japanese", "ctrl", "biogpt", "modernbert-decoder", "git", "emu3", "granite_docling", "deepseek_ocr2",  # vl_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -198,7 +198,7 @@ _IN_WRAPPER = ("qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl")
 _IN_WRAPPER += ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama")
 # configs/weight_tables/vl_more.py
 _IN_WRAPPER += ("qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "molmo2",
-                "paddleocr_vl", "granite4_vision", "cosmos3_edge", "glm_image", "muse_glimmer")
+                "paddleocr_vl", "granite4_vision", "cosmos3_edge", "glm_image", "muse_glimmer", "deepseek_ocr2")
 # ERNIE-4.5-VL: transformers splits each MoE layer into text_moe and vision_moe (conversion_mapping.py), which the
 # checkpoint and the table hold as one router module (gate.weight, gate.weight_1), one [2, E] score bias and one
 # block of 2E experts: their parameters are summed under the checkpoint's names (regular expressions, in order)

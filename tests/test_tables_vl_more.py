@@ -563,3 +563,25 @@ def test_granite_docling_text_names_its_modules_under_text_model():
     family, f, _, layers, dims = _read(raw, "granite-docling")
     names = {n for m in table(f, layers, dims) for n in m.names()}
     assert {"model.text_model.layers.27.self_attn.q_proj", "model.text_model.embed_tokens"} <= names
+
+
+# -- DeepSeek-OCR-2 (transformers 5.25's format) -------------------------------------------------------------------
+
+def test_deepseek_ocr2_text_reads_mlp_layer_types_and_keeps_routers_whole():
+    # a config written here in DeepSeek-3B-MoE's shape: 12 layers, hidden 1,280, 10 heads of 128 (MHA), layer 0 a
+    # dense mlp of 6,848, layers 1-11 a MoE of 64 experts of 896, 2 shared experts, vocab 129,280, untied.
+    # attention 4 x 1,280^2 and two norms a layer; the MoE: experts 64 x 3 x 1,280 x 896, router 64 x 1,280, shared
+    # experts 3 x 1,280 x 1,792. Before: mlp_layer_types unread, layer 0 counted as a MoE (200,867,840 more)
+    text = {"model_type": "deepseek_ocr2_text", "vocab_size": 129280, "hidden_size": 1280, "intermediate_size": 6848,
+            "num_hidden_layers": 12, "num_attention_heads": 10, "num_key_value_heads": 10, "n_routed_experts": 64,
+            "n_shared_experts": 2, "moe_intermediate_size": 896, "num_experts_per_tok": 6,
+            "mlp_layer_types": ["dense"] + ["sparse"] * 11, "max_position_embeddings": 8192}
+    model = build_model({"model_type": "deepseek_ocr2", "text_config": text}, "deepseek-ocr2")
+    attention = 4 * 1280 * 1280 + 2 * 1280
+    moe = 64 * 3 * 1280 * 896 + 64 * 1280 + 3 * 1280 * 1792
+    total = 12 * attention + 3 * 1280 * 6848 + 11 * moe + 2 * 129280 * 1280 + 1280
+    assert total == 2_934_734_080 and model.param_count == total
+    # whole: 12 x 2 norms + the final norm, 11 routers of 64 x 1,280, BF16; TP 2:
+    # (5,869,468,160 - 1,866,240) / 2 + 1,866,240
+    assert model.weight_replicated_bytes == (12 * 2 * 1280 + 1280 + 11 * 64 * 1280) * 2 == 1_866_240
+    assert _per_gpu(model, 12, 2) == 2_933_800_960 + 1_866_240 == 2_935_667_200

@@ -173,6 +173,10 @@ def _is_moe_layer(f: Fields, i: int) -> bool:
             return False
         step = f.int("decoder_sparse_step", default=1)
         return (i + 1) % step == 0
+    # DeepSeek-OCR-2's text model in transformers 5.25's format: DeepseekOcr2TextDecoderLayer builds the MoE where
+    # mlp_layer_types says "sparse" (modeling_deepseek_ocr2.py; the config class sets no default)
+    if mt == "deepseek_ocr2_text" and f.has("mlp_layer_types"):
+        return mlp_layer_types(f, i + 1, lambda _: "sparse")[i] == "sparse"
     if mt == "jamba":
         period = f.int("expert_layer_period", default=2)
         offset = f.int("expert_layer_offset", default=1, minimum=0)

@@ -484,6 +484,48 @@ def granite_docling_text(f: Fields, layers: list, dims) -> list[Module]:
     return [m if m.top else replace(m, name=f"text_model.{m.name}") for m in _gqa(f, layers, dims)]
 
 
+def deepseek_ocr2_text(f: Fields, layers: list, dims) -> list[Module]:
+    """DeepSeek-OCR-2's text model in transformers 5.25's format (deepseek_ocr2_text; modeling_deepseek_ocr2.py), as
+    params.count_params counts it, under the checkpoint's names (`model.layers.N...`, the routed experts one module
+    each: mlp.experts.N.gate_proj / up_proj / down_proj, which conversion_mapping.py "deepseek_ocr2" fuses on load):
+    per layer q/k/v/o_proj (MHA, no biases), two norms; where mlp_layer_types says "sparse" the router mlp.gate
+    [E, hidden] (greedy top-k: no score bias), the routed experts of moe_intermediate_size and mlp.shared_experts of
+    n_shared_experts x moe_intermediate_size; elsewhere a dense mlp of intermediate_size. A config without
+    mlp_layer_types (which DeepseekOcr2TextConfig does not fill in, and the counter then reads as all MoE) or with
+    attention_bias gets no table.
+
+    vLLM 0.34 serves DeepSeek-OCR-2 from its original config (deepseek_vl_v2 with a language_config:
+    transformers_utils/configs/deepseek_vl2.py DeepseekVLV2Config, architectures DeepseekOCR2ForCausalLM), on
+    deepseek_v2.py's decoder with DeepseekAttention (MHA: qkv_proj a QKVParallelLinear, o_proj without bias) and
+    DeepseekV2MoE (the router whole on every TP rank; routed and shared experts split); this table holds what a TP rank
+    holds by that rule: the RMSNorms and routers whole."""
+    if not f.has("mlp_layer_types"):
+        raise ConfigError("mlp_layer_types: DeepseekOcr2TextConfig does not fill it in")
+    if f.flag("attention_bias"):
+        raise ConfigError("attention_bias: vLLM's DeepseekAttention builds no biases")
+    from ..param_parts import mlp_layer_types
+
+    heads, kv, head_dim = dims[:3]
+    hidden = f.int("hidden_size")
+    inter = _width(f, hidden)
+    experts = f.int("n_routed_experts", "num_experts", "num_local_experts", default=0, minimum=0)
+    moe_inter = f.int("moe_intermediate_size", "intermediate_size")
+    shared = f.int("n_shared_experts", default=0, minimum=0)
+    out = _ends(f, hidden, False, 0)
+    for i, kind in enumerate(mlp_layer_types(f, len(layers), lambda _: "sparse")):
+        m = f"layers.{i}.mlp"
+        out += _qkvo(f"layers.{i}.self_attn", hidden, heads, kv, head_dim)
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if kind == "sparse" and experts:
+            out += _experts(m, experts, hidden, moe_inter)
+            out.append(_float(f"{m}.gate", hidden * experts, "router"))
+            if shared:
+                out += _mlp(f"{m}.shared_experts", hidden, shared * moe_inter, "shared experts")
+        else:
+            out += _mlp(m, hidden, inter, "mlp")
+    return out
+
+
 # -- old single-purpose decoders vLLM 0.34 does not serve (registry.py has none of these classes; GIT's text decoder,
 # git() below, neither): transformers 5.25's modules under the checkpoints' names, and vLLM's rule for the same
 # module kinds in its GPT-2 / OPT / GPT-NeoX files (LayerNorms, RowParallelLinear biases and learned positions
@@ -672,4 +714,4 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            "higgs_audio_v2": higgs_audio_v2, "codegen": codegen,
            "hrm_text": hrm_text, "gpt_neox_japanese": gpt_neox_japanese, "ctrl": ctrl, "biogpt": biogpt,
            "modernbert-decoder": modernbert_decoder, "git": git, "emu3_text_model": emu3_text_model,
-           "granite_docling_text": granite_docling_text}
+           "granite_docling_text": granite_docling_text, "deepseek_ocr2_text": deepseek_ocr2_text}
