@@ -585,3 +585,17 @@ def test_deepseek_ocr2_text_reads_mlp_layer_types_and_keeps_routers_whole():
     # (5,869,468,160 - 1,866,240) / 2 + 1,866,240
     assert model.weight_replicated_bytes == (12 * 2 * 1280 + 1280 + 11 * 64 * 1280) * 2 == 1_866_240
     assert _per_gpu(model, 12, 2) == 2_933_800_960 + 1_866_240 == 2_935_667_200
+
+
+# -- Kosmos-2 (not served by vLLM 0.34) ----------------------------------------------------------------------------
+
+def test_kosmos_2_text_model_is_counted_and_keeps_its_layernorms_whole():
+    # Kosmos2TextConfig's defaults: 24 blocks, embed_dim 2,048, ffn_dim 8,192, 32 heads, vocab 65,037, tied. A block:
+    # q/k/v/out_proj 4 x (2,048^2 + 2,048), inner_attn_ln, self_attn_layer_norm and final_layer_norm 3 x 4,096, fc1
+    # 2,048 x 8,192 + 8,192, ffn_layernorm 2 x 8,192, fc2 8,192 x 2,048 + 2,048: 50,378,752 (before: not counted)
+    model = build_model({"model_type": "kosmos-2", "text_config": {"model_type": "kosmos_2_text_model"}}, "kosmos-2")
+    block = 4 * (2048 * 2048 + 2048) + 3 * 4096 + 2048 * 8192 + 8192 + 2 * 8192 + 8192 * 2048 + 2048
+    assert block == 50_378_752
+    assert model.param_count == 24 * block + 65037 * 2048 + 4096 == 1_342_289_920
+    # whole: 24 x (the LayerNorms 28,672 + out_proj's and fc2's biases 4,096) + layer_norm 4,096, BF16
+    assert model.weight_replicated_bytes == (24 * (28672 + 4096) + 4096) * 2 == 1_581_056

@@ -589,9 +589,11 @@ _ROWS: list[Family] = [
            refuse=(CROSS_ATTENTION,),
            defaults={"num_hidden_layers": 24, "num_attention_heads": 32, "hidden_size": 2048,
                      "intermediate_size": 8192, "vocab_size": 65037, "max_position_embeddings": 2048},
+           params=params.by_type,  # params_dense.kosmos_2_text
            rules=("MHA: attention_heads heads of embed_dim / attention_heads on every layer (transformers 5.20 "
                   "modeling_kosmos2.py KosmosTextAttention; defaults 24 layers, 32 heads, embed_dim 2048); "
-                  "add_cross_attention is refused; parameters not counted",)),
+                  "add_cross_attention is refused; parameters: the text model and its head (the vision model and "
+                  "image-to-text projection not counted)",)),
     Family(("kosmos_2_5_text_model",), kinds=FULL_ONLY, aliases=KOSMOS_TEXT_NAMES, dims=mha_from_hidden,
            defaults={"num_hidden_layers": 24, "num_attention_heads": 16, "hidden_size": 1536,
                      "intermediate_size": 6144, "vocab_size": 108481, "max_position_embeddings": 4096},

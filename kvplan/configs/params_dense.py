@@ -585,3 +585,23 @@ def molmo2_text(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 
 COUNTERS["molmo2_text"] = molmo2_text  # configs/weight_tables/vl_more.py
+
+
+# -- Kosmos-2's text model (transformers 5.25 modeling_kosmos2.py Kosmos2TextForCausalLM) -------------------
+
+def kosmos_2_text(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Kosmos-2's text model (Kosmos2TextTransformer and the wrapper's lm_head, no bias, tied by default): embed_tokens
+    (the positions are sinusoidal, a buffer); per Kosmos2TextBlock self_attn q/k/v_proj and out_proj (biased, embed_dim
+    each), its inner_attn_ln, self_attn_layer_norm, ffn.fc1 (embed_dim -> ffn_dim) and fc2 (biased) with
+    ffn.ffn_layernorm (over ffn_dim) between them, final_layer_norm (all LayerNorms with a bias); layer_norm. A config
+    with add_cross_attention is refused by the family."""
+    hidden = f.int("hidden_size")
+    ffn = f.int("intermediate_size", maximum=10**9)
+    vocab = f.int("vocab_size", minimum=0)
+    per_layer = 4 * _linear(hidden, hidden, True) + 3 * _layernorm(hidden)
+    per_layer += _linear(hidden, ffn, True) + _layernorm(ffn) + _linear(ffn, hidden, True)
+    total = vocab * hidden + _head(f, vocab, hidden, True) + _layernorm(hidden) + _n_layers(layers) * per_layer
+    return total, total
+
+
+COUNTERS["kosmos_2_text_model"] = kosmos_2_text  # configs/weight_tables/vl_more.py

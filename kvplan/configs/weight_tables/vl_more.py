@@ -526,10 +526,10 @@ def deepseek_ocr2_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- old single-purpose decoders vLLM 0.34 does not serve (registry.py has none of these classes; GIT's text decoder,
-# git() below, neither): transformers 5.25's modules under the checkpoints' names, and vLLM's rule for the same
-# module kinds in its GPT-2 / OPT / GPT-NeoX files (LayerNorms, RowParallelLinear biases and learned positions
-# whole; the rest split)
+# -- old single-purpose decoders vLLM 0.34 does not serve (registry.py has none of these classes; nor GIT's text
+# decoder, git(), nor Kosmos-2's, kosmos_2_text(), below): transformers 5.25's modules under the checkpoints'
+# names, and vLLM's rule for the same module kinds in its GPT-2 / OPT / GPT-NeoX files (LayerNorms,
+# RowParallelLinear biases and learned positions whole; the rest split)
 
 def gpt_neox_japanese(f: Fields, layers: list, dims) -> list[Module]:
     """GPTNeoXJapaneseForCausalLM (transformers 5.25 modeling_gpt_neox_japanese.py), as params_dense.gpt_neox_japanese
@@ -613,6 +613,36 @@ def biogpt(f: Fields, layers: list, dims) -> list[Module]:
                 _norm(f"{b}.self_attn_layer_norm", hidden, top=True),
                 _lin(f"{b}.fc1", hidden, width, "mlp", True, top=True),
                 _lin(f"{b}.fc2", width, hidden, "mlp", True, row=True, top=True),
+                _norm(f"{b}.final_layer_norm", hidden, top=True)]
+    return out
+
+
+def kosmos_2_text(f: Fields, layers: list, dims) -> list[Module]:
+    """Kosmos-2's text model (kosmos_2_text_model), as params_dense.kosmos_2_text counts it, under the checkpoints'
+    names (microsoft/kosmos-2-patch14-224: `text_model.model.layers.N...`, `text_model.lm_head`, named here from the
+    top): embed_tokens, per block self_attn.q/k/v_proj and out_proj (biased), self_attn.inner_attn_ln,
+    self_attn_layer_norm, ffn.fc1, ffn.ffn_layernorm, ffn.fc2 (biased), final_layer_norm; layer_norm; the head, tied
+    by default."""
+    from .classic import _embed, _head, _lin, _norm
+
+    heads = dims[0]
+    hidden = f.int("hidden_size")
+    ffn = f.int("intermediate_size", maximum=10**9)
+    t = "text_model.model"
+    out = [_embed(f"{t}.embed_tokens", f.int("vocab_size", minimum=0), hidden, top=True),
+           _norm(f"{t}.layer_norm", hidden, top=True)]
+    out += _head(f, "text_model.lm_head", hidden, True, vocab_default=None)
+    for i in range(len(layers)):
+        b = f"{t}.layers.{i}"
+        out += [_lin(f"{b}.self_attn.q_proj", hidden, hidden, "attention", True, top=True),
+                _lin(f"{b}.self_attn.k_proj", hidden, hidden, "attention", True, top=True, kv_heads=heads),
+                _lin(f"{b}.self_attn.v_proj", hidden, hidden, "attention", True, top=True, kv_heads=heads),
+                _lin(f"{b}.self_attn.out_proj", hidden, hidden, "attention", True, row=True, top=True),
+                _norm(f"{b}.self_attn.inner_attn_ln", hidden, top=True),
+                _norm(f"{b}.self_attn_layer_norm", hidden, top=True),
+                _lin(f"{b}.ffn.fc1", hidden, ffn, "mlp", True, top=True),
+                _norm(f"{b}.ffn.ffn_layernorm", ffn, top=True),
+                _lin(f"{b}.ffn.fc2", ffn, hidden, "mlp", True, row=True, top=True),
                 _norm(f"{b}.final_layer_norm", hidden, top=True)]
     return out
 
@@ -714,4 +744,5 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            "higgs_audio_v2": higgs_audio_v2, "codegen": codegen,
            "hrm_text": hrm_text, "gpt_neox_japanese": gpt_neox_japanese, "ctrl": ctrl, "biogpt": biogpt,
            "modernbert-decoder": modernbert_decoder, "git": git, "emu3_text_model": emu3_text_model,
-           "granite_docling_text": granite_docling_text, "deepseek_ocr2_text": deepseek_ocr2_text}
+           "granite_docling_text": granite_docling_text, "deepseek_ocr2_text": deepseek_ocr2_text,
+           "kosmos_2_text_model": kosmos_2_text}
