@@ -187,7 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
-             "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl", "molmo2", "paddleocr_vl", "granite4_vision", "phi4_multimodal", "hyperclovax", "cosmos3_edge", "glm_image", "cohere_compass", "muse_glimmer", "higgs_audio_v2", "codegen", "hrm_text", "gpt_neox_japanese", "ctrl", "biogpt", "modernbert-decoder", "git", "emu3", "granite_docling", "deepseek_ocr2", "kosmos-2",  # vl_more
+             "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl", "molmo2", "paddleocr_vl", "granite4_vision", "phi4_multimodal", "hyperclovax", "cosmos3_edge", "glm_image", "cohere_compass", "muse_glimmer", "higgs_audio_v2", "codegen", "hrm_text", "gpt_neox_japanese", "ctrl", "biogpt", "modernbert-decoder", "git", "emu3", "granite_docling", "deepseek_ocr2", "kosmos-2", "kosmos-2.5",  # vl_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -302,14 +302,15 @@ _WRAPPER_CLASS = {"glm_image": "GlmImageForConditionalGeneration"}
 # likewise (text_model.model.)
 _CAUSAL_CLASS = {"higgs_audio_v2": "HiggsAudioV2ForConditionalGeneration", "emu3": "Emu3ForCausalLM",
                  "granite_docling": "GraniteDoclingForConditionalGeneration",
-                 "kosmos-2": "Kosmos2ForConditionalGeneration"}
+                 "kosmos-2": "Kosmos2ForConditionalGeneration", "kosmos-2.5": "Kosmos2_5ForConditionalGeneration"}
 
 
 # parameters of the model transformers builds that are not its text model's (configs/weight_tables/vl_more.py)
 _THEIRS_DROPPED = {"phi4_multimodal": ("model.embed_tokens_extend.",),
                    "git": ("git.image_encoder.", "git.visual_projection.", "git.img_temporal_embedding"),
                    "granite_docling": ("model.vision_model.",),
-                   "kosmos-2": ("vision_model.", "image_to_text_projection.")}
+                   "kosmos-2": ("vision_model.", "image_to_text_projection."),
+                   "kosmos-2.5": ("vision_model.", "image_to_text_projection.")}
 
 
 # edits of a shrunk text config before the model is built (configs/weight_tables/vl_more.py)
@@ -347,7 +348,8 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
                      if model_type in _WRAPPER_CLASS else AutoModelForImageTextToText.from_config(top))
         else:
             model = (getattr(transformers, _CAUSAL_CLASS[model_type])._from_config(
-                top if model_type in ("granite_docling", "kosmos-2") else text) if model_type in _CAUSAL_CLASS
+                top if model_type in ("granite_docling", "kosmos-2", "kosmos-2.5") else text)
+                     if model_type in _CAUSAL_CLASS
                      else AutoModelForCausalLM.from_config(text if text is not top else top))
     theirs: dict[str, int] = {}
     # a router's per-expert bias, a buffer in transformers and a tensor in the checkpoints (LFM2-MoE's expert_bias)

@@ -599,3 +599,15 @@ def test_kosmos_2_text_model_is_counted_and_keeps_its_layernorms_whole():
     assert model.param_count == 24 * block + 65037 * 2048 + 4096 == 1_342_289_920
     # whole: 24 x (the LayerNorms 28,672 + out_proj's and fc2's biases 4,096) + layer_norm 4,096, BF16
     assert model.weight_replicated_bytes == (24 * (28672 + 4096) + 4096) * 2 == 1_581_056
+
+
+def test_kosmos_2_5_text_model_has_no_inner_attn_ln_and_a_segment_embedding():
+    # Kosmos2_5TextConfig's defaults: 24 blocks, embed_dim 1,536, ffn_dim 6,144, 16 heads, vocab 108,481, tied. A
+    # block: q/k/v/out_proj 4 x (1,536^2 + 1,536), self_attn_layer_norm and final_layer_norm 2 x 3,072, fc1 1,536 x
+    # 6,144 + 6,144, ffn_layernorm 2 x 6,144, fc2 6,144 x 1,536 + 1,536: 28,343,808; segment_emb 2 x 1,536
+    model = build_model({"model_type": "kosmos-2.5", "text_config": {"model_type": "kosmos_2_5_text_model"}}, "k25")
+    block = 4 * (1536 * 1536 + 1536) + 2 * 3072 + 1536 * 6144 + 6144 + 2 * 6144 + 6144 * 1536 + 1536
+    assert block == 28_343_808
+    assert model.param_count == 24 * block + 108481 * 1536 + 3072 + 2 * 1536 == 846_884_352
+    # whole: 24 x (LayerNorms 18,432 + out_proj's and fc2's biases 3,072) + layer_norm 3,072, BF16
+    assert model.weight_replicated_bytes == (24 * (18432 + 3072) + 3072) * 2 == 1_038_336

@@ -597,9 +597,11 @@ _ROWS: list[Family] = [
     Family(("kosmos_2_5_text_model",), kinds=FULL_ONLY, aliases=KOSMOS_TEXT_NAMES, dims=mha_from_hidden,
            defaults={"num_hidden_layers": 24, "num_attention_heads": 16, "hidden_size": 1536,
                      "intermediate_size": 6144, "vocab_size": 108481, "max_position_embeddings": 4096},
+           params=params.by_type,  # params_dense.kosmos_2_text
            rules=("MHA: attention_heads heads of embed_dim / attention_heads on every layer (transformers 5.20 "
                   "modeling_kosmos2_5.py Kosmos2_5TextAttention; defaults 24 layers, 16 heads, embed_dim 1536); "
-                  "parameters not counted",)),
+                  "parameters: the text model and its head (the vision model and image-to-text projection not "
+                  "counted)",)),
     Family(("gpt_neo",), kinds=ATTN, dims=mha_from_hidden, derive=gpt_neo_attention_types,
            params=params.decoder(mlp="plain", o_bias=True, mlp_bias=True, positions="max_position_embeddings"),
            aliases={"num_hidden_layers": ("num_layers",), "num_attention_heads": ("num_heads",),

@@ -594,14 +594,18 @@ def kosmos_2_text(f: Fields, layers: list, dims) -> tuple[int, int]:
     (the positions are sinusoidal, a buffer); per Kosmos2TextBlock self_attn q/k/v_proj and out_proj (biased, embed_dim
     each), its inner_attn_ln, self_attn_layer_norm, ffn.fc1 (embed_dim -> ffn_dim) and fc2 (biased) with
     ffn.ffn_layernorm (over ffn_dim) between them, final_layer_norm (all LayerNorms with a bias); layer_norm. A config
-    with add_cross_attention is refused by the family."""
+    with add_cross_attention is refused by the family. Kosmos-2.5's (modeling_kosmos2_5.py Kosmos2_5TextTransformer)
+    has no inner_attn_ln and a segment_emb of 2 rows (image / text positions)."""
+    kosmos_2 = f.model_type == "kosmos_2_text_model"
     hidden = f.int("hidden_size")
     ffn = f.int("intermediate_size", maximum=10**9)
     vocab = f.int("vocab_size", minimum=0)
-    per_layer = 4 * _linear(hidden, hidden, True) + 3 * _layernorm(hidden)
+    per_layer = 4 * _linear(hidden, hidden, True) + (3 if kosmos_2 else 2) * _layernorm(hidden)
     per_layer += _linear(hidden, ffn, True) + _layernorm(ffn) + _linear(ffn, hidden, True)
     total = vocab * hidden + _head(f, vocab, hidden, True) + _layernorm(hidden) + _n_layers(layers) * per_layer
+    total += 0 if kosmos_2 else 2 * hidden  # Kosmos-2.5's segment_emb
     return total, total
 
 
 COUNTERS["kosmos_2_text_model"] = kosmos_2_text  # configs/weight_tables/vl_more.py
+COUNTERS["kosmos_2_5_text_model"] = kosmos_2_text

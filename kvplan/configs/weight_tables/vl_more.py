@@ -622,7 +622,8 @@ def kosmos_2_text(f: Fields, layers: list, dims) -> list[Module]:
     names (microsoft/kosmos-2-patch14-224: `text_model.model.layers.N...`, `text_model.lm_head`, named here from the
     top): embed_tokens, per block self_attn.q/k/v_proj and out_proj (biased), self_attn.inner_attn_ln,
     self_attn_layer_norm, ffn.fc1, ffn.ffn_layernorm, ffn.fc2 (biased), final_layer_norm; layer_norm; the head, tied
-    by default."""
+    by default. Kosmos-2.5's (kosmos_2_5_text_model, modeling_kosmos2_5.py; microsoft/kosmos-2.5) the same under the
+    same names, but for inner_attn_ln, which it has not, and its segment_emb (2 rows)."""
     from .classic import _embed, _head, _lin, _norm
 
     heads = dims[0]
@@ -632,13 +633,17 @@ def kosmos_2_text(f: Fields, layers: list, dims) -> list[Module]:
     out = [_embed(f"{t}.embed_tokens", f.int("vocab_size", minimum=0), hidden, top=True),
            _norm(f"{t}.layer_norm", hidden, top=True)]
     out += _head(f, "text_model.lm_head", hidden, True, vocab_default=None)
+    kosmos_2 = f.model_type == "kosmos_2_text_model"
+    if not kosmos_2:
+        out.append(_embed(f"{t}.segment_emb", 2, hidden, top=True))
     for i in range(len(layers)):
         b = f"{t}.layers.{i}"
+        if kosmos_2:
+            out.append(_norm(f"{b}.self_attn.inner_attn_ln", hidden, top=True))
         out += [_lin(f"{b}.self_attn.q_proj", hidden, hidden, "attention", True, top=True),
                 _lin(f"{b}.self_attn.k_proj", hidden, hidden, "attention", True, top=True, kv_heads=heads),
                 _lin(f"{b}.self_attn.v_proj", hidden, hidden, "attention", True, top=True, kv_heads=heads),
                 _lin(f"{b}.self_attn.out_proj", hidden, hidden, "attention", True, row=True, top=True),
-                _norm(f"{b}.self_attn.inner_attn_ln", hidden, top=True),
                 _norm(f"{b}.self_attn_layer_norm", hidden, top=True),
                 _lin(f"{b}.ffn.fc1", hidden, ffn, "mlp", True, top=True),
                 _norm(f"{b}.ffn.ffn_layernorm", ffn, top=True),
@@ -745,4 +750,4 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            "hrm_text": hrm_text, "gpt_neox_japanese": gpt_neox_japanese, "ctrl": ctrl, "biogpt": biogpt,
            "modernbert-decoder": modernbert_decoder, "git": git, "emu3_text_model": emu3_text_model,
            "granite_docling_text": granite_docling_text, "deepseek_ocr2_text": deepseek_ocr2_text,
-           "kosmos_2_text_model": kosmos_2_text}
+           "kosmos_2_text_model": kosmos_2_text, "kosmos_2_5_text_model": kosmos_2_text}
