@@ -20,7 +20,7 @@ vllm/models/*):
   first release (0.11.1); the gate itself in the model dtype;
 - GLM-4.5 / 4.6 / 4.7 and GLM-4.7-Flash: glm4_moe.py Glm4MoE gate (params_dtype float32; an nn.Linear of dtype
   float32 in 0.11) and gate.e_score_correction_bias; glm4_moe_lite.py Glm4MoeLite inherits it
-  (in 0.16.0, the first release read that has the file: 0.14.0 lacks it, 0.15 has no sdist);
+  (from 0.15.0, the file's first release: 0.14.0 lacks it; read in the 0.15.0 wheel and 0.16.0);
 - MiniMax-M2: minimax_m2.py MiniMaxM2MoE gate (params_dtype float32) and e_score_correction_bias (built only with
   use_routing_bias), from 0.11.1;
 - Laguna: laguna.py LagunaMoE's e_score_correction_bias (float32 "regardless of model dtype"), from its first
