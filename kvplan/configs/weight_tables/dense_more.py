@@ -28,6 +28,8 @@ What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params), r
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...errors import ConfigError
 from ..fields import Fields
 from . import Module, _ends, _float, _gqa, _linear, _mlp, _qkvo
@@ -195,5 +197,178 @@ def llama_shaped(f: Fields, layers: list, dims) -> list[Module]:
     return _gqa(f, layers, dims)
 
 
+def _no_attention_bias(f: Fields, why: str) -> None:
+    if f.flag("attention_bias"):
+        raise ConfigError(f"attention_bias: {why}")
+
+
+def iquestcoder(f: Fields, layers: list, dims) -> list[Module]:
+    """IQuest-Coder-V1 (iquestcoder): transformers 5.25 builds LlamaForCausalLM for it (modeling_auto.py) and vLLM
+    0.34 runs llama.py (registry.py IQuestCoderForCausalLM): Llama's modules and names, untied by default
+    (IQuestCoderConfig). mlp_bias adds MLP biases params.count_params does not count: such a config gets no
+    table."""
+    _no_mlp_bias(f, "params.count_params does not count the MLP biases LlamaMLP builds with it")
+    return _gqa(f, layers, dims)
+
+
+def cwm(f: Fields, layers: list, dims) -> list[Module]:
+    """CwmForCausalLM (Code World Model; modeling_cwm.py): Llama's modules and names, q/k/v/o_proj never biased
+    (bias=False whatever attention_bias says), the gated MLP (mlp_bias); untied by default. A config with either
+    flag (which params.count_params would count, or miss) gets no table."""
+    _no_attention_bias(f, "CwmAttention builds no biases")
+    _no_mlp_bias(f, "params.count_params does not count the MLP biases CwmMLP builds with it")
+    return _gqa(f, layers, dims)
+
+
+def helium(f: Fields, layers: list, dims) -> list[Module]:
+    """HeliumForCausalLM (modeling_helium.py): Llama's modules and names, but o_proj is hidden x hidden and never
+    biased (HeliumAttention), q/k/v_proj biased with attention_bias, the MLP with mlp_bias; untied by default.
+    params.count_params counts o_proj as heads x head_dim -> hidden, biased with attention_bias, and no MLP biases:
+    a config where that differs (attention_bias, mlp_bias, heads x head_dim != hidden) gets no table."""
+    heads, _, head_dim = dims[:3]
+    _no_attention_bias(f, "HeliumAttention's o_proj has no bias, which params.count_params would count")
+    _no_mlp_bias(f, "params.count_params does not count the MLP biases HeliumMLP builds with it")
+    if heads * head_dim != f.int("hidden_size"):
+        raise ConfigError("Helium's o_proj is hidden_size wide on both sides; this config's heads x head_dim is not")
+    return _gqa(f, layers, dims)
+
+
+# -- EXAONE 3 / 3.5 (params.count_params), under the checkpoints' own names ----------------------------------------
+
+_EXAONE_ENDS = {"embed_tokens": "transformer.wte", "norm": "transformer.ln_f"}
+_EXAONE_LAYERS = (("layers.", "transformer.h."), (".self_attn.o_proj", ".attn.attention.out_proj"),
+                  (".self_attn.", ".attn.attention."), (".input_layernorm", ".ln_1"),
+                  (".post_attention_layernorm", ".ln_2"), (".mlp.gate_proj", ".mlp.c_fc_0"),
+                  (".mlp.up_proj", ".mlp.c_fc_1"), (".mlp.down_proj", ".mlp.c_proj"))
+
+
+def _exaone_name(name: str) -> str:
+    if name in _EXAONE_ENDS:
+        return _EXAONE_ENDS[name]
+    for ours, theirs in _EXAONE_LAYERS:
+        name = name.replace(ours, theirs)
+    return name
+
+
+def exaone(f: Fields, layers: list, dims) -> list[Module]:
+    """EXAONE 3.0 / 3.5 (exaone): transformers 5.25 builds LlamaForCausalLM for it (modeling_auto.py) and renames
+    the checkpoints' tensors on load (conversion_mapping.py "exaone"); vLLM 0.34 exaone.py ExaoneForCausalLM loads
+    them under their own names: transformer.wte, transformer.h.N.ln_1 / ln_2 (RMSNorm, whole),
+    attn.attention.q_proj / k_proj / v_proj (its QKVParallelLinear) and out_proj (RowParallelLinear: its bias,
+    with attention_bias, whole), mlp.c_fc_0 / c_fc_1 (gate_up_proj) and c_proj, transformer.ln_f, lm_head. The
+    table is Llama's (weight_tables._gqa) under those names, untied unless tie_word_embeddings; mlp_bias (MLP
+    biases params.count_params does not count) gets no table."""
+    _no_mlp_bias(f, "params.count_params does not count the MLP biases ExaoneGatedMLP builds with it")
+    return [m if m.top else replace(m, name=_exaone_name(m.name), top=True) for m in _gqa(f, layers, dims)]
+
+
+# -- plain (non-gated) MLPs: Nemotron, Jais-2, Arcee, NanoChat, Apertus (params.decoder) ---------------------------
+
+def _plain_layer(i: int, hidden: int, dims, inter: int, *, bias: bool, mlp_bias: bool, norms: tuple[str, ...],
+                 norm_bias: bool, up: str = "up_proj", down: str = "down_proj") -> list[Module]:
+    heads, kv, head_dim = dims[:3]
+    m = f"layers.{i}.mlp"
+    out = _qkvo(f"layers.{i}.self_attn", hidden, heads, kv, head_dim, bias)
+    out += [_layer_norm(f"layers.{i}.{norm}", hidden, norm_bias) for norm in norms]
+    return out + [_linear(f"{m}.{up}", hidden, inter, "mlp", mlp_bias),
+                  _linear(f"{m}.{down}", inter, hidden, "mlp", mlp_bias, row=True)]
+
+
+def nemotron(f: Fields, layers: list, dims) -> list[Module]:
+    """NemotronForCausalLM (Nemotron-4, Minitron; modeling_nemotron.py): q/k/v/o_proj biased with attention_bias,
+    the plain MLP's up_proj / down_proj (relu2) with mlp_bias, input_layernorm and post_attention_layernorm
+    (NemotronLayerNorm1P: weight and bias), the final norm likewise; untied by default. vLLM 0.34 nemotron.py keeps
+    the NemotronLayerNorm1P weights and biases (one dimension, default loader) and o_proj's and down_proj's biases
+    (RowParallelLinear) whole."""
+    hidden = f.int("hidden_size")
+    out = _ends_layer_norm(f, hidden, False)
+    for i in range(len(layers)):
+        out += _plain_layer(i, hidden, dims, _width(f, hidden), bias=f.flag("attention_bias"),
+                            mlp_bias=f.flag("mlp_bias"), norms=("input_layernorm", "post_attention_layernorm"),
+                            norm_bias=True)
+    return out
+
+
+def jais2(f: Fields, layers: list, dims) -> list[Module]:
+    """Jais2ForCausalLM (modeling_jais2.py): q/k/v/o_proj biased with attention_bias and the plain MLP's up_proj /
+    down_proj with mlp_bias (both true by default: Jais2Config), input_layernorm and post_attention_layernorm
+    (nn.LayerNorm, weight and bias), the final norm likewise; untied by default."""
+    hidden = f.int("hidden_size")
+    out = _ends_layer_norm(f, hidden, False)
+    for i in range(len(layers)):
+        out += _plain_layer(i, hidden, dims, _width(f, hidden), bias=f.flag("attention_bias", default=True),
+                            mlp_bias=f.flag("mlp_bias", default=True),
+                            norms=("input_layernorm", "post_attention_layernorm"), norm_bias=True)
+    return out
+
+
+def arcee(f: Fields, layers: list, dims) -> list[Module]:
+    """ArceeForCausalLM (AFM; modeling_arcee.py): q/k/v/o_proj, the plain MLP's up_proj / down_proj with mlp_bias,
+    two RMSNorms; untied by default. q/k/v/o_proj take attention_bias, which params.decoder("arcee") does not
+    count: such a config gets no table."""
+    _no_attention_bias(f, "params.decoder('arcee') does not count the attention biases ArceeAttention builds")
+    hidden = f.int("hidden_size")
+    out = _ends(f, hidden, False, 0)
+    for i in range(len(layers)):
+        out += _plain_layer(i, hidden, dims, _width(f, hidden), bias=False, mlp_bias=f.flag("mlp_bias"),
+                            norms=("input_layernorm", "post_attention_layernorm"), norm_bias=False)
+    return out
+
+
+def nanochat(f: Fields, layers: list, dims) -> list[Module]:
+    """NanoChatForCausalLM (modeling_nanochat.py): q/k/v/o_proj and the plain MLP's fc1 / fc2 without biases;
+    NanoChatRMSNorm holds no weight, so no norm appears (nor q_norm / k_norm); untied by default. q/k/v/o_proj take
+    attention_bias, which params.decoder("nanochat") does not count: such a config gets no table."""
+    _no_attention_bias(f, "params.decoder('nanochat') does not count the attention biases NanoChatAttention builds")
+    hidden = f.int("hidden_size")
+    out = [m for m in _ends(f, hidden, False, 0) if m.name != "norm"]
+    for i in range(len(layers)):
+        out += _plain_layer(i, hidden, dims, _width(f, hidden), bias=False, mlp_bias=False, norms=(),
+                            norm_bias=False, up="fc1", down="fc2")
+    return out
+
+
+def apertus(f: Fields, layers: list, dims) -> list[Module]:
+    """ApertusForCausalLM (modeling_apertus.py; vLLM 0.34 apertus.py): q/k/v/o_proj, q_norm and k_norm over
+    head_dim, attention_layernorm and feedforward_layernorm (RMSNorm), the plain MLP's up_proj / down_proj and the
+    xIELU activation's two one-element parameters mlp.act_fn.alpha_p / alpha_n (plain nn.Parameters in vLLM's XIELU:
+    whole on every rank); untied by default. params.decoder("apertus") counts the xIELU scalars whatever the
+    activation and no attention biases: a config with attention_bias or another hidden_act (which vLLM 0.34's
+    ApertusMLP refuses) gets no table."""
+    heads, kv, head_dim = dims[:3]
+    _no_attention_bias(f, "params.decoder('apertus') does not count the attention biases ApertusAttention builds")
+    if f.get("hidden_act", default="xielu") != "xielu":
+        raise ConfigError("hidden_act: ApertusMLP holds xIELU's parameters only with hidden_act xielu")
+    hidden = f.int("hidden_size")
+    out = _ends(f, hidden, False, 0)
+    for i in range(len(layers)):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += _plain_layer(i, hidden, dims, _width(f, hidden), bias=False, mlp_bias=False,
+                            norms=("attention_layernorm", "feedforward_layernorm"), norm_bias=False)
+        out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim),
+                Module(f"{m}.act_fn.alpha_p", 0, 1, "mlp", whole=True),
+                Module(f"{m}.act_fn.alpha_n", 0, 1, "mlp", whole=True)]
+    return out
+
+
+# -- VaultGemma, Granite SWA (params.count_params) -----------------------------------------------------------------
+
+def vaultgemma(f: Fields, layers: list, dims) -> list[Module]:
+    """VaultGemmaForCausalLM (modeling_vaultgemma.py): q/k/v/o_proj biased with attention_bias, two norms a layer
+    named input_layernorm and pre_feedforward_layernorm (VaultGemmaRMSNorm, zero-centred: whole on every rank as
+    fusers/rms_norm.py TPAwareGemmaRMSNorm), the gated MLP; the head tied unless tie_word_embeddings is false."""
+    heads, kv, head_dim = dims[:3]
+    hidden = f.int("hidden_size")
+    bias = f.flag("attention_bias")
+    out = _ends(f, hidden, True, 0)
+    for i in range(len(layers)):
+        out += _qkvo(f"layers.{i}.self_attn", hidden, heads, kv, head_dim, bias)
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.pre_feedforward_layernorm", hidden)]
+        out += _mlp(f"layers.{i}.mlp", hidden, _width(f, hidden), "mlp")
+    return out
+
+
 DENSE_MORE = {"cohere": cohere, "starcoder2": starcoder2, "phi": phi, "olmo2": olmo2, "olmo": olmo,
-              "seed_oss": seed_oss, "smollm3": llama_shaped, "ministral3": llama_shaped, "ministral": llama_shaped}
+              "seed_oss": seed_oss, "smollm3": llama_shaped, "ministral3": llama_shaped, "ministral": llama_shaped,
+              "exaone": exaone, "nemotron": nemotron, "apertus": apertus, "arcee": arcee, "helium": helium,
+              "vaultgemma": vaultgemma, "cwm": cwm, "iquestcoder": iquestcoder, "jais2": jais2, "nanochat": nanochat}
