@@ -9,7 +9,7 @@ intermediate_size is 4 x hidden_size, an absent vocab_size 0), besides the flags
 from __future__ import annotations
 
 from .fields import Fields
-from .params import decoder
+from .params import count_params, decoder
 
 
 def cohere(f: Fields, layers: list, dims) -> tuple[int, int]:
@@ -71,4 +71,12 @@ def phi(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total
 
 
-COUNTERS = {"cohere": cohere, "olmo": olmo, "olmo2": olmo2, "seed_oss": seed_oss, "phi": phi}
+def granite_swa(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """GraniteSWAForCausalLM (modeling_granite_swa.py): Granite's modules (params.count_params) and
+    GraniteSWAAttention's sinks, one learnable logit a query head a layer. Before: the sinks uncounted."""
+    total = count_params(f, len(layers), *dims[:3])[0] + len(layers) * dims[0]
+    return total, total
+
+
+COUNTERS = {"cohere": cohere, "olmo": olmo, "olmo2": olmo2, "seed_oss": seed_oss, "phi": phi,
+            "granite_swa": granite_swa}

@@ -1,29 +1,34 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more dense attention decoders: Command R / R+
-(cohere), StarCoder2 (starcoder2), Phi-1 / 1.5 / 2 (phi), OLMo 2 (olmo2), OLMo (olmo), Seed-OSS (seed_oss), and the
-Llama-shaped SmolLM3 (smollm3), Ministral 3 (ministral3) and Ministral (ministral). Each mirrors its counter term by
-term (params_dense_more.py for cohere, olmo, olmo2, seed_oss and phi; params.decoder for starcoder2;
-params.count_params for the Llama-shaped ones) and names modules as the checkpoints' safetensors do (transformers 5.25
-models/<type>/modeling_<type>.py; transformers renames none of them on load: conversion_mapping.py).
+(cohere), StarCoder2 (starcoder2), Phi-1 / 1.5 / 2 (phi), OLMo 2 (olmo2), OLMo (olmo), Seed-OSS (seed_oss), the
+Llama-shaped SmolLM3, Ministral 3, Ministral, IQuest-Coder, CWM and Helium, EXAONE 3 / 3.5 (exaone, under its
+checkpoints' own names), Nemotron-4 / Minitron (nemotron), Apertus, Arcee (AFM), VaultGemma, Jais-2, NanoChat and
+Granite SWA (granite_swa). Each mirrors its counter term by term (params_dense_more.py for cohere, olmo, olmo2,
+seed_oss, phi and granite_swa; params.decoder for starcoder2, nemotron, jais2, arcee, nanochat and apertus;
+params.count_params for the rest) and names modules as the checkpoints' safetensors do (transformers 5.25
+models/<type>/modeling_<type>.py; of these transformers renames only EXAONE's on load: conversion_mapping.py).
 
 What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params), read in vLLM 0.34.0:
-- commandr.py CohereForCausalLM (Command R / R+): the LayerNorm input_layernorm and the final norm (one weight of
-  hidden_size, loaded by model_loader/weight_utils.py row_parallel_weight_loader, which narrows only parameters of
-  more than one dimension). With use_qk_norm (Command R+), CohereAttention builds q_norm of [heads / TP, head_dim]
-  and k_norm of [max(1, KV heads / TP), head_dim], both narrowed along the heads by that loader: q_norm splits with
-  the query heads and k_norm by KV head (each rank one whole KV head's row above the KV heads, as the keys), so
-  neither is whole. vLLM builds qkv_proj and o_proj without biases whatever attention_bias says; the table counts
-  the checkpoint's.
-- mistral.py MistralForCausalLM (Ministral3ForCausalLM, registry.py): Llama's layout, its RMSNorms whole.
-- The Transformers modeling backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS: Starcoder2ForCausalLM,
-  PhiForCausalLM, Olmo2ForCausalLM, OlmoForCausalLM, SeedOssForCausalLM, SmolLM3ForCausalLM; MinistralForCausalLM,
+- Its own model files (model_executor/models/registry.py): commandr.py CohereForCausalLM (Command R / R+): the
+  LayerNorm input_layernorm and the final norm (one weight of hidden_size, loaded by model_loader/weight_utils.py
+  row_parallel_weight_loader, which narrows only parameters of more than one dimension). With use_qk_norm,
+  CohereAttention builds q_norm of [heads / TP, head_dim] and k_norm of [max(1, KV heads / TP), head_dim], both
+  narrowed along the heads by that loader: q_norm splits with the query heads and k_norm by KV head (each rank one
+  whole KV head's row above the KV heads, as the keys), so neither is whole. vLLM builds qkv_proj and o_proj without
+  biases whatever attention_bias says; the table counts the checkpoint's. mistral.py (Ministral3ForCausalLM),
+  llama.py (IQuestCoderForCausalLM), exaone.py, nemotron.py, apertus.py and granite.py (GraniteSWAForCausalLM):
+  their norms (RMSNorm; Nemotron's NemotronLayerNorm1P weight and bias), the biases of their RowParallelLinear
+  output projections, Apertus' xIELU scalars; Granite SWA's sinks split with the heads.
+- The Transformers modeling backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS: Starcoder2, Phi, Olmo2, Olmo,
+  SeedOss, SmolLM3, VaultGemma, Arcee, Cwm, Jais2; MinistralForCausalLM, HeliumForCausalLM and NanoChatForCausalLM,
   which no vLLM file registers, through registry.py _try_resolve_transformers): transformers/base.py
   recursive_replace turns each nn.Linear into the class of its style in the config's base_model_tp_plan
   (utils.py replace_linear_class; every linear of these models is named there: q/k/v colwise, or
   colwise_gather_output for OLMo 2, which still splits the weight; o_proj / dense, down_proj / c_proj / fc2 rowwise,
-  so their biases are whole), each nn.LayerNorm into vLLM's LayerNorm (weight and bias whole: StarCoder2's and Phi's
-  norms, Phi's q_layernorm / k_layernorm) and each RMSNorm into fusers/rms_norm.py TPAwareRMSNorm of the norm's full
-  width (OLMo 2's q_norm over heads x head_dim and k_norm over KV heads x head_dim are whole, as OLMo 3's). Phi's LM
-  head bias is registered on vLLM's ParallelLMHead (causal.py), split with the vocabulary.
+  so their biases are whole), each nn.LayerNorm into vLLM's LayerNorm (weight and bias whole: StarCoder2's, Phi's
+  and Jais-2's norms, Phi's q_layernorm / k_layernorm) and each RMSNorm into fusers/rms_norm.py TPAwareRMSNorm (or
+  TPAwareGemmaRMSNorm) of the norm's full width (OLMo 2's q_norm over heads x head_dim and k_norm over KV heads x
+  head_dim are whole, as OLMo 3's). Phi's LM head bias is registered on vLLM's ParallelLMHead (causal.py), split
+  with the vocabulary.
 """
 
 from __future__ import annotations
@@ -368,7 +373,21 @@ def vaultgemma(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def granite_swa(f: Fields, layers: list, dims) -> list[Module]:
+    """GraniteSWAForCausalLM (modeling_granite_swa.py): Granite's modules under Llama's names (q/k/v/o_proj biased
+    with attention_bias, two RMSNorms, the gated MLP; untied by default) and self_attn.sinks, one logit a query head
+    (GraniteSWAAttention). vLLM 0.34 granite.py (GraniteSWAForCausalLM) builds sinks of the rank's heads (its
+    loader sharded_weight_loader(0): split with the heads), and only where layer_types is set or attention_sinks
+    says so (granite_layer_attn_params); the table counts the checkpoint's. mlp_bias (MLP biases
+    params.count_params does not count) gets no table."""
+    heads = dims[0]
+    _no_mlp_bias(f, "params.count_params does not count the MLP biases GraniteSWAMLP builds with it")
+    out = _gqa(f, layers, dims)
+    return out + [Module(f"layers.{i}.self_attn.sinks", 0, heads, "attention") for i in range(len(layers))]
+
+
 DENSE_MORE = {"cohere": cohere, "starcoder2": starcoder2, "phi": phi, "olmo2": olmo2, "olmo": olmo,
               "seed_oss": seed_oss, "smollm3": llama_shaped, "ministral3": llama_shaped, "ministral": llama_shaped,
               "exaone": exaone, "nemotron": nemotron, "apertus": apertus, "arcee": arcee, "helium": helium,
-              "vaultgemma": vaultgemma, "cwm": cwm, "iquestcoder": iquestcoder, "jais2": jais2, "nanochat": nanochat}
+              "vaultgemma": vaultgemma, "cwm": cwm, "iquestcoder": iquestcoder, "jais2": jais2, "nanochat": nanochat,
+              "granite_swa": granite_swa}
