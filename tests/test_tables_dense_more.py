@@ -216,3 +216,68 @@ def test_smollm3_with_mlp_bias_and_ministral_with_attention_bias_get_no_table():
     # SmolLM3 ties its head by default: embeddings 256,000 + final norm 256 + 2 layers of q, o 2 x 65,536 + k, v
     # 2 x 32,768 + mlp 3 x 131,072 + 2 norms 512
     assert sum(m.weight + m.other for m in table(f, layers, dims)) == 256_000 + 256 + 2 * (196_608 + 393_216 + 512)
+
+
+# -- EXAONE, Nemotron, Granite SWA, Apertus (configs written here, of the shapes their checkpoints have) -----------
+
+EXAONE = {"architectures": ["ExaoneForCausalLM"], "model_type": "exaone", "hidden_size": 2560,
+          "intermediate_size": 7168, "num_hidden_layers": 30, "num_attention_heads": 32, "num_key_value_heads": 8,
+          "vocab_size": 102400, "tie_word_embeddings": True, "max_position_embeddings": 32768,
+          "torch_dtype": "bfloat16"}
+NEMOTRON = {"architectures": ["NemotronForCausalLM"], "model_type": "nemotron", "hidden_size": 3072,
+            "intermediate_size": 9216, "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8,
+            "head_dim": 128, "vocab_size": 256000, "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}
+GRANITE_SWA = {"architectures": ["GraniteSWAForCausalLM"], "model_type": "granite_swa", "hidden_size": 2560,
+               "intermediate_size": 8192, "num_hidden_layers": 24, "num_attention_heads": 20,
+               "num_key_value_heads": 4, "vocab_size": 49160, "max_position_embeddings": 8192,
+               "torch_dtype": "bfloat16"}
+
+
+def test_exaone_names_its_modules_as_its_checkpoints_and_keeps_its_rms_norms_whole():
+    # EXAONE's checkpoints: transformer.wte, transformer.h.N.{ln_1, ln_2, attn.attention.{q,k,v,out}_proj,
+    # mlp.{c_fc_0, c_fc_1, c_proj}}, transformer.ln_f (vLLM 0.34 exaone.py; transformers renames them on load)
+    _, f, _, layers, dims = _read(EXAONE, "exaone")
+    names = {m.name for m in table(f, layers, dims)}
+    assert {"transformer.wte", "transformer.ln_f", "transformer.h.0.ln_1", "transformer.h.29.ln_2",
+            "transformer.h.0.attn.attention.q_proj", "transformer.h.0.attn.attention.out_proj",
+            "transformer.h.0.mlp.c_fc_0", "transformer.h.0.mlp.c_fc_1", "transformer.h.0.mlp.c_proj"} <= names
+    assert not any(n.startswith(("layers.", "embed_tokens")) for n in names) and "lm_head" not in names  # tied
+    model = build_model(EXAONE, "exaone")
+    # hidden 2,560, 32 heads of 80 and 8 KV heads, intermediate 7,168, vocab 102,400, tied. A layer: q, o 2 x 2,560 x
+    # 2,560 + k, v 2 x 2,560 x 640 + mlp 3 x 2,560 x 7,168 + ln_1, ln_2 2 x 2,560 = 71,439,360
+    assert model.param_count == 30 * 71_439_360 + 102_400 * 2_560 + 2_560 == 2_405_327_360
+    # whole: 30 x 2 RMSNorms of 2,560 + ln_f: 156,160 parameters; TP 2: (4,810,654,720 - 312,320) / 2 + 312,320
+    assert model.weight_replicated_bytes == (30 * 2 * 2_560 + 2_560) * 2 == 312_320
+    assert _per_gpu(model, 30, 2) == 2_405_171_200 + 312_320 == 2_405_483_520
+
+
+def test_nemotron_keeps_its_layer_norm_weights_and_biases_whole():
+    model = build_model(NEMOTRON, "nemotron")
+    # a layer: q, o 2 x 3,072 x 3,072 + k, v 2 x 3,072 x 1,024 + the relu2 MLP's up and down 2 x 3,072 x 9,216 +
+    # two NemotronLayerNorm1P (weight and bias) 4 x 3,072 = 81,801,216; untied: 2 x 256,000 x 3,072; final norm 6,144
+    assert model.param_count == 32 * 81_801_216 + 2 * 256_000 * 3_072 + 6_144 == 4_190_509_056
+    # whole: 32 x 4 x 3,072 + 6,144 = 399,360 parameters; TP 4: (8,381,018,112 - 798,720) / 4 + 798,720
+    assert model.weight_replicated_bytes == 798_720
+    assert _per_gpu(model, 32, 4) == 2_095_054_848 + 798_720 == 2_095_853_568
+
+
+def test_granite_swa_counts_one_sink_a_query_head_split_with_the_heads():
+    # a layer: q, o 2 x 2,560 x 2,560 + k, v 2 x 2,560 x 512 + mlp 3 x 2,560 x 8,192 + 2 norms 5,120 + sinks 20
+    # (GraniteSWAAttention; uncounted before) = 78,648,340; tied (GraniteSWAConfig)
+    model = build_model(GRANITE_SWA, "granite-swa")
+    assert model.param_count == 24 * 78_648_340 + 49_160 * 2_560 + 2_560 == 2_013_412_320
+    # the sinks split with the query heads (vLLM 0.34 granite.py sharded_weight_loader(0)): only the norms are whole
+    assert model.weight_replicated_bytes == (24 * 2 * 2_560 + 2_560) * 2 == 250_880
+
+
+def test_apertus_keeps_its_xielu_scalars_and_q_k_norms_whole():
+    # written here: hidden 256, 2 layers, 4 heads and 2 KV heads of 64, intermediate 512, vocab 1,000, untied;
+    # per layer: q, o 2 x 256 x 256 + k, v 2 x 256 x 128 + up, down 2 x 256 x 512 + q_norm, k_norm 2 x 64 +
+    # attention_layernorm, feedforward_layernorm 2 x 256 + alpha_p, alpha_n 2 = 196,608 + 262,144 + 642 = 459,394
+    raw = {"architectures": ["ApertusForCausalLM"], "model_type": "apertus", "hidden_size": 256,
+           "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "vocab_size": 1000, "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}
+    model = build_model(raw, "apertus")
+    assert model.param_count == 2 * 459_394 + 2 * 1_000 * 256 + 256 == 1_431_044
+    # whole: a layer's q_norm, k_norm, two norms and xIELU's two scalars, 128 + 512 + 2, and the final norm 256
+    assert model.weight_replicated_bytes == (2 * 642 + 256) * 2 == 3_080
