@@ -220,10 +220,12 @@ def test_smollm3_with_mlp_bias_and_ministral_with_attention_bias_get_no_table():
 
 # -- EXAONE, Nemotron, Granite SWA, Apertus (configs written here, of the shapes their checkpoints have) -----------
 
-EXAONE = {"architectures": ["ExaoneForCausalLM"], "model_type": "exaone", "hidden_size": 2560,
-          "intermediate_size": 7168, "num_hidden_layers": 30, "num_attention_heads": 32, "num_key_value_heads": 8,
-          "vocab_size": 102400, "tie_word_embeddings": True, "max_position_embeddings": 32768,
-          "torch_dtype": "bfloat16"}
+# LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct's config.json (transformers 4.45.2), as a public README quotes it in full: the
+# fields the counts read (num_layers, not num_hidden_layers: its remote ExaoneConfig)
+EXAONE = {"activation_function": "silu", "architectures": ["ExaoneForCausalLM"], "hidden_size": 4096,
+          "intermediate_size": 14336, "layer_norm_epsilon": 1e-05, "max_position_embeddings": 4096,
+          "model_type": "exaone", "num_attention_heads": 32, "num_key_value_heads": 8, "num_layers": 32,
+          "rope_theta": 500000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 102400}
 NEMOTRON = {"architectures": ["NemotronForCausalLM"], "model_type": "nemotron", "hidden_size": 3072,
             "intermediate_size": 9216, "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8,
             "head_dim": 128, "vocab_size": 256000, "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}
@@ -233,22 +235,25 @@ GRANITE_SWA = {"architectures": ["GraniteSWAForCausalLM"], "model_type": "granit
                "torch_dtype": "bfloat16"}
 
 
-def test_exaone_names_its_modules_as_its_checkpoints_and_keeps_its_rms_norms_whole():
+def test_exaone_3_names_its_modules_as_its_checkpoints_and_keeps_its_rms_norms_whole():
     # EXAONE's checkpoints: transformer.wte, transformer.h.N.{ln_1, ln_2, attn.attention.{q,k,v,out}_proj,
-    # mlp.{c_fc_0, c_fc_1, c_proj}}, transformer.ln_f (vLLM 0.34 exaone.py; transformers renames them on load)
+    # mlp.{c_fc_0, c_fc_1, c_proj}}, transformer.ln_f, lm_head (vLLM 0.34 exaone.py; transformers renames them on
+    # load). Before, kvplan refused the config: it has num_layers, no num_hidden_layers
     _, f, _, layers, dims = _read(EXAONE, "exaone")
+    assert len(layers) == 32
     names = {m.name for m in table(f, layers, dims)}
-    assert {"transformer.wte", "transformer.ln_f", "transformer.h.0.ln_1", "transformer.h.29.ln_2",
+    assert {"transformer.wte", "transformer.ln_f", "transformer.h.0.ln_1", "transformer.h.31.ln_2",
             "transformer.h.0.attn.attention.q_proj", "transformer.h.0.attn.attention.out_proj",
-            "transformer.h.0.mlp.c_fc_0", "transformer.h.0.mlp.c_fc_1", "transformer.h.0.mlp.c_proj"} <= names
-    assert not any(n.startswith(("layers.", "embed_tokens")) for n in names) and "lm_head" not in names  # tied
-    model = build_model(EXAONE, "exaone")
-    # hidden 2,560, 32 heads of 80 and 8 KV heads, intermediate 7,168, vocab 102,400, tied. A layer: q, o 2 x 2,560 x
-    # 2,560 + k, v 2 x 2,560 x 640 + mlp 3 x 2,560 x 7,168 + ln_1, ln_2 2 x 2,560 = 71,439,360
-    assert model.param_count == 30 * 71_439_360 + 102_400 * 2_560 + 2_560 == 2_405_327_360
-    # whole: 30 x 2 RMSNorms of 2,560 + ln_f: 156,160 parameters; TP 2: (4,810,654,720 - 312,320) / 2 + 312,320
-    assert model.weight_replicated_bytes == (30 * 2 * 2_560 + 2_560) * 2 == 312_320
-    assert _per_gpu(model, 30, 2) == 2_405_171_200 + 312_320 == 2_405_483_520
+            "transformer.h.0.mlp.c_fc_0", "transformer.h.0.mlp.c_fc_1", "transformer.h.0.mlp.c_proj", "lm_head"} <= names
+    assert not any(n.startswith(("layers.", "embed_tokens")) for n in names)
+    model = build_model(EXAONE, "exaone-3.0-7.8b")
+    # hidden 4,096, 32 heads of 128 and 8 KV heads, intermediate 14,336, vocab 102,400, untied. A layer: q, o 2 x
+    # 4,096 x 4,096 + k, v 2 x 4,096 x 1,024 + mlp 3 x 4,096 x 14,336 + ln_1, ln_2 2 x 4,096 = 33,554,432 +
+    # 8,388,608 + 176,160,768 + 8,192 = 218,112,000
+    assert model.param_count == 32 * 218_112_000 + 2 * 102_400 * 4_096 + 4_096 == 7_818_448_896
+    # whole: 32 x 2 RMSNorms of 4,096 + ln_f: 266,240 parameters; TP 2: (15,636,897,792 - 532,480) / 2 + 532,480
+    assert model.weight_replicated_bytes == (32 * 2 * 4_096 + 4_096) * 2 == 532_480
+    assert _per_gpu(model, 32, 2) == 7_818_182_656 + 532_480 == 7_818_715_136
 
 
 def test_nemotron_keeps_its_layer_norm_weights_and_biases_whole():

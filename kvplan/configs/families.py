@@ -170,9 +170,13 @@ _ROWS: list[Family] = [
            rules=("K/V on every layer; sliding_window (when set) on every layer; LlamaConfig defaults fill a "
                   "sparse text_config",)),
     Family(("mixtral", "phi3", "phi4_multimodal", "granite", "olmo2", "starcoder2", "internlm2",
-            "exaone", "phi", "gemma", "glm4_moe", "ministral", "qwen3_vl_text"),
+            "phi", "gemma", "glm4_moe", "ministral", "qwen3_vl_text"),
            kinds=ATTN, params=params.by_type,
            rules=("K/V on every layer; sliding_window (when set) on every layer",)),
+    # EXAONE 3.0 / 3.5's config.json writes num_layers (its remote ExaoneConfig; transformers 5.25 ExaoneConfig's
+    # attribute_map reads it as num_hidden_layers)
+    Family(("exaone",), kinds=ATTN, params=params.by_type, aliases={"num_hidden_layers": ("num_layers",)},
+           rules=("K/V on every layer; sliding_window (when set) on every layer; num_layers is the layer count",)),
     # decoders whose cache follows transformers' generic rule exactly (layer_types, else sliding_window on
     # every layer, else full), each checked against the cache transformers builds by tests/parity
     Family(("afmoe", "apertus", "apertus1p5_text", "arcee", "aria_text", "beam", "biogpt", "bitnet", "cohere", "cwm",
