@@ -286,3 +286,18 @@ def test_apertus_keeps_its_xielu_scalars_and_q_k_norms_whole():
     assert model.param_count == 2 * 459_394 + 2 * 1_000 * 256 + 256 == 1_431_044
     # whole: a layer's q_norm, k_norm, two norms and xIELU's two scalars, 128 + 512 + 2, and the final norm 256
     assert model.weight_replicated_bytes == (2 * 642 + 256) * 2 == 3_080
+
+
+def test_hunyuan_dense_counts_and_keeps_its_query_and_key_layernorms_whole():
+    # written here: hidden 4,096, 32 layers, 32 heads and 8 KV heads of 128, intermediate 14,336, vocab 128,167,
+    # untied. A layer: q, o 2 x 4,096 x 4,096 + k, v 2 x 4,096 x 1,024 + mlp 3 x 4,096 x 14,336 + 2 norms 8,192 +
+    # query_layernorm, key_layernorm 2 x 128 (HunYuanDenseV1Attention; uncounted before) = 218,112,256
+    raw = {"architectures": ["HunYuanDenseV1ForCausalLM"], "model_type": "hunyuan_v1_dense", "hidden_size": 4096,
+           "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "head_dim": 128, "vocab_size": 128167, "max_position_embeddings": 32768, "torch_dtype": "bfloat16"}
+    model = build_model(raw, "hunyuan-dense")
+    assert model.param_count == 32 * 218_112_256 + 2 * 128_167 * 4_096 + 4_096 == 8_029_540_352
+    # whole (the Transformers backend's RMSNorms): 32 x (8,192 + 256) + 4,096 = 274,432 parameters;
+    # TP 2: (16,059,080,704 - 548,864) / 2 + 548,864
+    assert model.weight_replicated_bytes == 548_864
+    assert _per_gpu(model, 32, 2) == 8_029_265_920 + 548_864 == 8_029_814_784

@@ -78,5 +78,13 @@ def granite_swa(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total
 
 
+def hunyuan_v1_dense(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """HunYuanDenseV1ForCausalLM (modeling_hunyuan_v1_dense.py): Llama's modules (params.count_params) and
+    HunYuanDenseV1Attention's query_layernorm and key_layernorm, RMSNorms over head_dim, on every layer whatever
+    use_qk_norm says. Before: those uncounted."""
+    total = count_params(f, len(layers), *dims[:3])[0] + len(layers) * 2 * dims[2]
+    return total, total
+
+
 COUNTERS = {"cohere": cohere, "olmo": olmo, "olmo2": olmo2, "seed_oss": seed_oss, "phi": phi,
-            "granite_swa": granite_swa}
+            "granite_swa": granite_swa, "hunyuan_v1_dense": hunyuan_v1_dense}

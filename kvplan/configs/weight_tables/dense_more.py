@@ -386,8 +386,26 @@ def granite_swa(f: Fields, layers: list, dims) -> list[Module]:
     return out + [Module(f"layers.{i}.self_attn.sinks", 0, heads, "attention") for i in range(len(layers))]
 
 
+def hunyuan_v1_dense(f: Fields, layers: list, dims) -> list[Module]:
+    """HunYuanDenseV1ForCausalLM (Hunyuan dense; modeling_hunyuan_v1_dense.py): Llama's modules and names (q/k/v/o_proj
+    biased with attention_bias, two RMSNorms, the gated MLP; untied by default) and self_attn.query_layernorm /
+    key_layernorm over head_dim. vLLM 0.34 serves it on the Transformers backend (registry.py
+    _TRANSFORMERS_SUPPORTED_MODELS), whose base_model_tp_plan names only embed_tokens: its linears are split by the
+    fusers, read here but not run: fusers/qkv.py QKVFuser (the three linears of the layer's input, q_proj the
+    widest, into a QKVParallelLinear; o_proj, the linear the module returns, rowwise) and fusers/glu.py GLUFuser
+    (gate_proj and up_proj merged, down_proj rowwise); its RMSNorms, the q/k norms included, are whole
+    (fusers/rms_norm.py). HunYuanDenseV1MLP builds no biases whatever mlp_bias says (nor does the counter count
+    any)."""
+    head_dim = dims[2]
+    out = _gqa(f, layers, dims)
+    for i in range(len(layers)):
+        a = f"layers.{i}.self_attn"
+        out += [_float(f"{a}.query_layernorm", head_dim), _float(f"{a}.key_layernorm", head_dim)]
+    return out
+
+
 DENSE_MORE = {"cohere": cohere, "starcoder2": starcoder2, "phi": phi, "olmo2": olmo2, "olmo": olmo,
               "seed_oss": seed_oss, "smollm3": llama_shaped, "ministral3": llama_shaped, "ministral": llama_shaped,
               "exaone": exaone, "nemotron": nemotron, "apertus": apertus, "arcee": arcee, "helium": helium,
               "vaultgemma": vaultgemma, "cwm": cwm, "iquestcoder": iquestcoder, "jais2": jais2, "nanochat": nanochat,
-              "granite_swa": granite_swa}
+              "granite_swa": granite_swa, "hunyuan_v1_dense": hunyuan_v1_dense}
