@@ -301,3 +301,16 @@ def test_hunyuan_dense_counts_and_keeps_its_query_and_key_layernorms_whole():
     # TP 2: (16,059,080,704 - 548,864) / 2 + 548,864
     assert model.weight_replicated_bytes == 548_864
     assert _per_gpu(model, 32, 2) == 8_029_265_920 + 548_864 == 8_029_814_784
+
+
+def test_diffllama_counts_its_lambdas_and_holds_them_whole():
+    # written here: hidden 2,048, 16 layers, 32 heads and 8 KV heads of 64, intermediate 8,192, vocab 32,000,
+    # untied. A layer: q, o 2 x 2,048 x 2,048 + k, v 2 x 2,048 x 512 + mlp 3 x 2,048 x 8,192 + 2 norms 4,096 +
+    # lambda_q1, lambda_k1, lambda_q2, lambda_k2 4 x 64 (DiffLlamaAttention; uncounted before) = 60,821,760
+    raw = {"architectures": ["DiffLlamaForCausalLM"], "model_type": "diffllama", "hidden_size": 2048,
+           "intermediate_size": 8192, "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "vocab_size": 32000, "max_position_embeddings": 2048, "torch_dtype": "bfloat16"}
+    model = build_model(raw, "diffllama")
+    assert model.param_count == 16 * 60_821_760 + 2 * 32_000 * 2_048 + 2_048 == 1_104_222_208
+    # whole: 16 x (2 norms of 2,048 + the four lambdas of 64) + the final norm = 71,680 parameters
+    assert model.weight_replicated_bytes == (16 * (4_096 + 256) + 2_048) * 2 == 143_360

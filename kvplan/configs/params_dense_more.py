@@ -86,5 +86,14 @@ def hunyuan_v1_dense(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total
 
 
+def diffllama(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """DiffLlamaForCausalLM (modeling_diffllama.py): Llama's modules (params.count_params) and DiffLlamaAttention's
+    four lambda vectors (lambda_q1, lambda_k1, lambda_q2, lambda_k2) of head_dim; its groupnorm holds no weight
+    (elementwise_affine=False). Before: the lambdas uncounted."""
+    total = count_params(f, len(layers), *dims[:3])[0] + len(layers) * 4 * dims[2]
+    return total, total
+
+
 COUNTERS = {"cohere": cohere, "olmo": olmo, "olmo2": olmo2, "seed_oss": seed_oss, "phi": phi,
-            "granite_swa": granite_swa, "hunyuan_v1_dense": hunyuan_v1_dense}
+            "granite_swa": granite_swa, "hunyuan_v1_dense": hunyuan_v1_dense,
+            "diffllama": diffllama}

@@ -404,8 +404,25 @@ def hunyuan_v1_dense(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def diffllama(f: Fields, layers: list, dims) -> list[Module]:
+    """DiffLlamaForCausalLM (modeling_diffllama.py): Llama's modules and names (q/k/v/o_proj biased with
+    attention_bias, two RMSNorms, the gated MLP; untied by default) and self_attn.lambda_q1 / lambda_k1 / lambda_q2 /
+    lambda_k2, plain parameters of head_dim (the groupnorm has no weight). vLLM 0.34 registers no DiffLlama model:
+    it would run on the Transformers backend (registry.py _try_resolve_transformers), whose base_model_tp_plan
+    names only embed_tokens, so the linears split as its fusers match them (read, not run: fusers/qkv.py, glu.py)
+    and a parameter of the attention module itself, as the lambdas, is not replaced: whole on every rank, as the
+    norms. Not served by a vLLM model file: the rule for the same modules elsewhere, not read for DiffLlama."""
+    head_dim = dims[2]
+    out = _gqa(f, layers, dims)
+    for i in range(len(layers)):
+        out += [Module(f"layers.{i}.self_attn.{name}", 0, head_dim, "attention", whole=True)
+                for name in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2")]
+    return out
+
+
 DENSE_MORE = {"cohere": cohere, "starcoder2": starcoder2, "phi": phi, "olmo2": olmo2, "olmo": olmo,
               "seed_oss": seed_oss, "smollm3": llama_shaped, "ministral3": llama_shaped, "ministral": llama_shaped,
               "exaone": exaone, "nemotron": nemotron, "apertus": apertus, "arcee": arcee, "helium": helium,
               "vaultgemma": vaultgemma, "cwm": cwm, "iquestcoder": iquestcoder, "jais2": jais2, "nanochat": nanochat,
-              "granite_swa": granite_swa, "hunyuan_v1_dense": hunyuan_v1_dense}
+              "granite_swa": granite_swa, "hunyuan_v1_dense": hunyuan_v1_dense,
+              "diffllama": diffllama}
