@@ -314,3 +314,19 @@ def test_diffllama_counts_its_lambdas_and_holds_them_whole():
     assert model.param_count == 16 * 60_821_760 + 2 * 32_000 * 2_048 + 2_048 == 1_104_222_208
     # whole: 16 x (2 norms of 2,048 + the four lambdas of 64) + the final norm = 71,680 parameters
     assert model.weight_replicated_bytes == (16 * (4_096 + 256) + 2_048) * 2 == 143_360
+
+
+def test_bitnet_keeps_its_sub_norms_whole():
+    # written here, unquantized (BF16): hidden 2,560, 30 layers, 20 heads and 5 KV heads of 128, intermediate 6,912,
+    # vocab 128,256, tied. A layer: q, o 2 x 2,560 x 2,560 + k, v 2 x 2,560 x 640 + attn_sub_norm 2,560 + mlp
+    # 3 x 2,560 x 6,912 + ffn_sub_norm 6,912 + 2 norms 5,120 = 69,482,752
+    raw = {"architectures": ["BitNetForCausalLM"], "model_type": "bitnet", "hidden_size": 2560,
+           "intermediate_size": 6912, "num_hidden_layers": 30, "num_attention_heads": 20, "num_key_value_heads": 5,
+           "vocab_size": 128256, "tie_word_embeddings": True, "max_position_embeddings": 4096,
+           "torch_dtype": "bfloat16"}
+    model = build_model(raw, "bitnet-bf16")
+    assert model.param_count == 30 * 69_482_752 + 128_256 * 2_560 + 2_560 == 2_412_820_480
+    # whole: every RMSNorm at its full width, 30 x (2,560 + 6,912 + 5,120) + 2,560 = 440,320 parameters;
+    # TP 2: (4,825,640,960 - 880,640) / 2 + 880,640
+    assert model.weight_replicated_bytes == 880_640
+    assert _per_gpu(model, 30, 2) == 2_412_380_160 + 880_640 == 2_413_260_800

@@ -420,9 +420,37 @@ def diffllama(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def bitnet(f: Fields, layers: list, dims) -> list[Module]:
+    """BitNetForCausalLM (modeling_bitnet.py), as params_dense.bitnet counts it (with BitNetConfig's defaults):
+    q/k/v/o_proj biased with attention_bias, self_attn.attn_sub_norm over hidden_size (before o_proj), the gated
+    MLP with mlp.ffn_sub_norm over intermediate_size (before down_proj), two RMSNorms a layer; an LM head of its own
+    unless tie_word_embeddings. vLLM 0.34 registers no BitNet model: it would run on the Transformers backend
+    (registry.py _try_resolve_transformers), with no base_model_tp_plan, so its linears split as the fusers match
+    them (read, not run: fusers/qkv.py QKVFuser, o_proj rowwise as the linear the attention returns; fusers/glu.py
+    GLUFuser) and every RMSNorm, the sub-norms included, is a full-width TPAwareRMSNorm (fusers/rms_norm.py, which
+    all-gathers a sharded input): whole on every rank. The published checkpoints' own format (quant_method
+    "bitnet": ternary weights packed four to a byte, with a weight_scale a linear) is not one whose bytes kvplan
+    knows: such a config is refused by the byte count, whatever this table says."""
+    heads, kv, head_dim = dims[:3]
+    hidden = f.int("hidden_size", default=2560)
+    inter = f.int("intermediate_size", default=6912, maximum=10**9)
+    bias = f.flag("attention_bias")
+    vocab = f.int("vocab_size", default=128_256)
+    out = [Module("embed_tokens", 0, vocab * hidden, "embeddings"), _float("norm", hidden)]
+    if not f.flag("tie_word_embeddings", default=False):
+        out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
+    for i in range(len(layers)):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += _qkvo(a, hidden, heads, kv, head_dim, bias)
+        out += [_float(f"{a}.attn_sub_norm", hidden), _float(f"{m}.ffn_sub_norm", inter),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        out += _mlp(m, hidden, inter, "mlp")
+    return out
+
+
 DENSE_MORE = {"cohere": cohere, "starcoder2": starcoder2, "phi": phi, "olmo2": olmo2, "olmo": olmo,
               "seed_oss": seed_oss, "smollm3": llama_shaped, "ministral3": llama_shaped, "ministral": llama_shaped,
               "exaone": exaone, "nemotron": nemotron, "apertus": apertus, "arcee": arcee, "helium": helium,
               "vaultgemma": vaultgemma, "cwm": cwm, "iquestcoder": iquestcoder, "jais2": jais2, "nanochat": nanochat,
               "granite_swa": granite_swa, "hunyuan_v1_dense": hunyuan_v1_dense,
-              "diffllama": diffllama}
+              "diffllama": diffllama, "bitnet": bitnet}
