@@ -330,3 +330,14 @@ def test_bitnet_keeps_its_sub_norms_whole():
     # TP 2: (4,825,640,960 - 880,640) / 2 + 880,640
     assert model.weight_replicated_bytes == 880_640
     assert _per_gpu(model, 30, 2) == 2_412_380_160 + 880_640 == 2_413_260_800
+
+
+def test_apertus_1_5_prunes_its_head_to_output_vocab_size():
+    # the Apertus table above with output_vocab_size 600 (of vocab 1,000) and an untied head: lm_head 600 x 256
+    raw = {"architectures": ["Apertus1p5TextForCausalLM"], "model_type": "apertus1p5_text", "hidden_size": 256,
+           "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "vocab_size": 1000, "output_vocab_size": 600, "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}
+    _, f, _, layers, dims = _read(raw, "apertus1p5")
+    head = [m for m in table(f, layers, dims) if m.name == "lm_head"]
+    assert [(m.weight, m.top) for m in head] == [(600 * 256, True)]
+    assert build_model(raw, "apertus1p5").param_count == 1_431_044 - 400 * 256 == 1_328_644

@@ -356,6 +356,19 @@ def apertus(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+def apertus1p5_text(f: Fields, layers: list, dims) -> list[Module]:
+    """Apertus1p5TextForCausalLM (modeling_apertus1p5.py: Apertus' decoder under the same names) as
+    params.apertus1p5_text counts it: Apertus' table, with an lm_head of output_vocab_size rows where the config
+    prunes the head and does not tie it. vLLM 0.34 registers no Apertus 1.5 model: the table follows apertus.py's
+    rule for the same modules (norms and the xIELU scalars whole), not read for Apertus 1.5."""
+    out = apertus(f, layers, dims)
+    rows = f.int("output_vocab_size", default=None, minimum=1)
+    if rows is None or f.flag("tie_word_embeddings", default=False):
+        return out
+    hidden = f.int("hidden_size")
+    return [replace(m, weight=rows * hidden) if m.name == "lm_head" else m for m in out]
+
+
 # -- VaultGemma, Granite SWA (params.count_params) -----------------------------------------------------------------
 
 def vaultgemma(f: Fields, layers: list, dims) -> list[Module]:
@@ -453,4 +466,5 @@ DENSE_MORE = {"cohere": cohere, "starcoder2": starcoder2, "phi": phi, "olmo2": o
               "exaone": exaone, "nemotron": nemotron, "apertus": apertus, "arcee": arcee, "helium": helium,
               "vaultgemma": vaultgemma, "cwm": cwm, "iquestcoder": iquestcoder, "jais2": jais2, "nanochat": nanochat,
               "granite_swa": granite_swa, "hunyuan_v1_dense": hunyuan_v1_dense,
-              "diffllama": diffllama, "bitnet": bitnet}
+              "diffllama": diffllama, "bitnet": bitnet,
+              "apertus1p5_text": apertus1p5_text}
