@@ -1,10 +1,11 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more dense attention decoders: Command R / R+
 (cohere), StarCoder2 (starcoder2), Phi-1 / 1.5 / 2 (phi), OLMo 2 (olmo2), OLMo (olmo), Seed-OSS (seed_oss), the
 Llama-shaped SmolLM3, Ministral 3, Ministral, IQuest-Coder, CWM and Helium, EXAONE 3 / 3.5 (exaone, under its
-checkpoints' own names), Nemotron-4 / Minitron (nemotron), Apertus, Arcee (AFM), VaultGemma, Jais-2, NanoChat and
-Granite SWA (granite_swa). Each mirrors its counter term by term (params_dense_more.py for cohere, olmo, olmo2,
-seed_oss, phi and granite_swa; params.decoder for starcoder2, nemotron, jais2, arcee, nanochat and apertus;
-params.count_params for the rest) and names modules as the checkpoints' safetensors do (transformers 5.25
+checkpoints' own names), Nemotron-4 / Minitron (nemotron), Hunyuan dense (hunyuan_v1_dense), Apertus and Apertus 1.5
+(apertus, apertus1p5_text), Arcee (AFM), VaultGemma, Jais-2, NanoChat, Granite SWA (granite_swa), DiffLlama and
+BitNet. Each mirrors its counter term by term (params_dense_more.py for cohere, olmo, olmo2, seed_oss, phi,
+granite_swa, hunyuan_v1_dense and diffllama; params.decoder for starcoder2, nemotron, jais2, arcee, nanochat and
+apertus; params.apertus1p5_text; params_dense.bitnet; params.count_params for the rest) and names modules as the checkpoints' safetensors do (transformers 5.25
 models/<type>/modeling_<type>.py; of these transformers renames only EXAONE's on load: conversion_mapping.py).
 
 What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params), read in vLLM 0.34.0:
@@ -19,8 +20,10 @@ What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params), r
   their norms (RMSNorm; Nemotron's NemotronLayerNorm1P weight and bias), the biases of their RowParallelLinear
   output projections, Apertus' xIELU scalars; Granite SWA's sinks split with the heads.
 - The Transformers modeling backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS: Starcoder2, Phi, Olmo2, Olmo,
-  SeedOss, SmolLM3, VaultGemma, Arcee, Cwm, Jais2; MinistralForCausalLM, HeliumForCausalLM and NanoChatForCausalLM,
-  which no vLLM file registers, through registry.py _try_resolve_transformers): transformers/base.py
+  SeedOss, SmolLM3, VaultGemma, Arcee, Cwm, Jais2, HunYuanDenseV1; MinistralForCausalLM, HeliumForCausalLM,
+  NanoChatForCausalLM, DiffLlamaForCausalLM and BitNetForCausalLM, which no vLLM file registers, through registry.py
+  _try_resolve_transformers, their _supports_attention_backend being true; Hunyuan's, DiffLlama's and BitNet's
+  tensor-parallel plans name no linear, so their fusers split them: see those tables): transformers/base.py
   recursive_replace turns each nn.Linear into the class of its style in the config's base_model_tp_plan
   (utils.py replace_linear_class; every linear of these models is named there: q/k/v colwise, or
   colwise_gather_output for OLMo 2, which still splits the weight; o_proj / dense, down_proj / c_proj / fc2 rowwise,
