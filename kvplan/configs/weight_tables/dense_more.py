@@ -24,10 +24,12 @@ What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params), r
   NanoChatForCausalLM, DiffLlamaForCausalLM and BitNetForCausalLM, which no vLLM file registers, through registry.py
   _try_resolve_transformers, their _supports_attention_backend being true; Hunyuan's, DiffLlama's and BitNet's
   tensor-parallel plans name no linear, so their fusers split them: see those tables): transformers/base.py
-  recursive_replace turns each nn.Linear into the class of its style in the config's base_model_tp_plan
-  (utils.py replace_linear_class; every linear of these models is named there: q/k/v colwise, or
-  colwise_gather_output for OLMo 2, which still splits the weight; o_proj / dense, down_proj / c_proj / fc2 rowwise,
-  so their biases are whole), each nn.LayerNorm into vLLM's LayerNorm (weight and bias whole: StarCoder2's, Phi's
+  recursive_replace first applies the fusers that match a module (fusers/qkv.py QKVFuser: an attention's three
+  linears of one input become one QKVParallelLinear, one whole KV head a rank above the KV heads, and the linear it
+  returns a RowParallelLinear; fusers/glu.py GLUFuser likewise for gate_proj / up_proj), then turns each remaining
+  nn.Linear into the class of its style in the config's base_model_tp_plan (utils.py replace_linear_class; every
+  linear of these models is named there: q/k/v colwise, or colwise_gather_output for OLMo 2, which still splits the
+  weight; o_proj / dense, down_proj / c_proj / fc2 rowwise, so their biases are whole), each nn.LayerNorm into vLLM's LayerNorm (weight and bias whole: StarCoder2's, Phi's
   and Jais-2's norms, Phi's q_layernorm / k_layernorm) and each RMSNorm into fusers/rms_norm.py TPAwareRMSNorm (or
   TPAwareGemmaRMSNorm) of the norm's full width (OLMo 2's q_norm over heads x head_dim and k_norm over KV heads x
   head_dim are whole, as OLMo 3's). Phi's LM head bias is registered on vLLM's ParallelLMHead (causal.py), split
