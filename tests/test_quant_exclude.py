@@ -187,6 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
+             "cohere", "starcoder2", "phi", "olmo2", "olmo", "seed_oss", "smollm3", "ministral3", "ministral", "exaone", "nemotron", "apertus", "arcee", "helium", "vaultgemma", "cwm", "iquestcoder", "jais2", "nanochat", "granite_swa", "hunyuan_v1_dense", "diffllama", "bitnet", "apertus1p5_text",  # dense_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -245,6 +246,12 @@ _RENAMED.update({"olmo_hybrid": ((".attention_layer_norm", ".input_layernorm"),
                                  (".feedforward_layer_norm", ".post_attention_layernorm"),
                                  *((f".{c}_conv1d", ".conv1d") for c in "qkv")),
                  "lfm3": ((".self_attn.gate_proj", ".self_attn.g_proj"),), "zamba": ((".dt_proj_bias", ".dt_proj"),)})
+# EXAONE 3 / 3.5's checkpoint names, which transformers renames on load (conversion_mapping.py "exaone")
+_RENAMED["exaone"] = (("transformer.wte", "model.embed_tokens"), ("transformer.ln_f", "model.norm"),
+                      ("transformer.h.", "model.layers."), (".attn.attention.out_proj", ".self_attn.o_proj"),
+                      (".attn.attention.", ".self_attn."), (".ln_1", ".input_layernorm"),
+                      (".ln_2", ".post_attention_layernorm"), (".mlp.c_fc_0", ".mlp.gate_proj"),
+                      (".mlp.c_fc_1", ".mlp.up_proj"), (".mlp.c_proj", ".mlp.down_proj"))
 
 
 def _as_transformers(name: str) -> str:

@@ -1102,7 +1102,7 @@ _PLAIN_DECODERS = {
                       position_offset=2),
     "starcoder2": decoder(mlp="plain", qkv_bias=("use_bias", True), o_bias=("use_bias", True),
                           mlp_bias=("use_bias", True)),
-    "phi": decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, norms=1, head_bias=True, tied=False),
+    # phi: params_dense_more.py (its q/k layernorms)
 }
 
 
@@ -1126,10 +1126,11 @@ _PLAIN_DECODERS["apertus1p5_text"] = apertus1p5_text
 def by_type(f: Fields, layers: list, dims) -> tuple[int, int]:
     """The model_type's own counter (its modules as transformers builds them: params_moe, params_mla, the plain
     decoders above) where a family record holds types whose modules differ, else attention_decoder."""
-    from . import params_dense, params_hybrid, params_mla, params_moe
+    from . import params_dense, params_dense_more, params_hybrid, params_mla, params_moe
 
     counters = {**_PLAIN_DECODERS, **params_moe.COUNTERS, **params_mla.COUNTERS, **params_dense.COUNTERS,
                 **params_hybrid.COUNTERS}
+    counters.update(params_dense_more.COUNTERS)  # dense_more: Cohere, OLMo, OLMo 2, Seed-OSS, Phi
     return counters.get(f.model_type, attention_decoder)(f, layers, dims)
 
 
