@@ -164,6 +164,8 @@ def _is_moe_layer(f: Fields, i: int) -> bool:
             return False
         step = f.int("decoder_sparse_step", default=1)
         return (i + 1) % step == 0
+    if mt == "mistral4":  # transformers 5.25 modeling_mistral4.py Mistral4DecoderLayer: a MoE from
+        return i >= f.int("first_k_dense_replace", default=0, minimum=0)  # first_k_dense_replace on (no freq)
     if mt == "jamba":
         period = f.int("expert_layer_period", default=2)
         offset = f.int("expert_layer_offset", default=1, minimum=0)
