@@ -187,7 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
-             "sarvam_mla", "youtu",  # mla_more
+             "sarvam_mla", "youtu", "mistral_large4",  # mla_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -246,6 +246,21 @@ _RENAMED.update({"olmo_hybrid": ((".attention_layer_norm", ".input_layernorm"),
                                  (".feedforward_layer_norm", ".post_attention_layernorm"),
                                  *((f".{c}_conv1d", ".conv1d") for c in "qkv")),
                  "lfm3": ((".self_attn.gate_proj", ".self_attn.g_proj"),), "zamba": ((".dt_proj_bias", ".dt_proj"),)})
+
+# Mistral Large 4's checkpoints keep Mistral's own names at the top, which transformers 5.25 renames on load
+# (conversion_mapping.py "mistral_large4", "mistral_large4_text"); its text model is built inside the wrapper only
+_IN_WRAPPER += ("mistral_large4",)
+_CHECKPOINT_NAMES["mistral_large4"] = (
+    (r"^tok_embeddings$", "model.embed_tokens"), (r"^output$", "lm_head"), (r"^norm$", "model.norm"),
+    (r"^lerope\.alpha$", "model.rotary_emb.alpha"), (r"^layers\.", "model.layers."),
+    (r"\.attention_norm$", ".input_layernorm"), (r"\.ffn_norm$", ".post_attention_layernorm"),
+    (r"\.attention\.", ".self_attn."), (r"\.wq$", ".q_proj"), (r"\.wkv_a_with_mqa$", ".kv_a_proj_with_mqa"),
+    (r"\.kv_a_norm$", ".kv_a_layernorm"), (r"\.wkv_b$", ".kv_b_proj"), (r"\.wo$", ".o_proj"),
+    (r"\.ssmax_scaling\.s$", ".softmax_scaling.scale"), (r"\.ssmax_scaling\.b$", ".softmax_scaling"),
+    (r"\.(feed_forward|shared_experts)\.w1$", r".\1.gate_proj"),
+    (r"\.(feed_forward|shared_experts)\.w3$", r".\1.up_proj"),
+    (r"\.(feed_forward|shared_experts)\.w2$", r".\1.down_proj"), (r"\.feed_forward\.", ".mlp."),
+    (r"\.shared_experts\.", ".mlp.shared_experts."), (r"\.gate$", ".mlp.gate"), (r"\.experts\.", ".mlp.experts."))
 
 
 def _as_transformers(name: str) -> str:

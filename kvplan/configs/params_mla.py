@@ -440,6 +440,68 @@ def dots3_note(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
+# -- Mistral Large 4's text model (transformers 5.25 modeling_mistral_large4.py) ----------------------------------
+
+def mistral_large4_fields(f: Fields, n: int) -> dict:
+    """MistralLarge4TextConfig's widths (its defaults where the file is silent) and per-layer choices: "rope" (1:
+    the layer applies RoPE, no_rope_layers; absent: all but every no_rope_layer_interval-th, 4) and "sparse" (a MoE,
+    mlp_layer_types; absent: all but the first first_k_dense_replace, 1)."""
+    flags = f.int_list("no_rope_layers", n, minimum=0, maximum=1)
+    if flags is None:
+        interval = f.int("no_rope_layer_interval", default=4, minimum=1)
+        flags = [int((i + 1) % interval != 0) for i in range(n)]
+    return {
+        "hidden": f.int("hidden_size", default=6144), "heads": f.int("num_attention_heads", default=64),
+        "rank": f.int("kv_lora_rank", default=512), "rope": f.int("qk_rope_head_dim", default=64),
+        "nope": f.int("qk_nope_head_dim", default=64), "v": f.int("v_head_dim", default=128),
+        "bias": f.flag("attention_bias"), "inter": f.int("intermediate_size", default=24576, minimum=0),
+        "moe_inter": f.int("moe_intermediate_size", default=6144, minimum=0),
+        "experts": _int(f, "num_local_experts", "num_experts", "n_routed_experts", default=128),
+        "shared": f.int("n_shared_experts", default=1, minimum=0), "top_k": f.int("num_experts_per_tok", default=4),
+        "index_heads": f.int("index_n_heads", default=32), "index_dim": f.int("index_head_dim", default=128),
+        "rope_flags": flags[:n],
+        "sparse": mlp_layer_types(f, n, dense_first(f.int("first_k_dense_replace", default=1, minimum=0))),
+    }
+
+
+def mistral_large4_text(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """MistralLarge4TextModel and the wrapper's lm_head (tie_word_embeddings, default False). Per layer:
+    MistralLarge4TextAttention, DSA attention without a query LoRA: q_proj (hidden -> heads x (qk_nope + qk_rope)),
+    kv_a_proj_with_mqa (hidden -> kv_lora_rank + qk_rope_head_dim, kv_lora_rank alone on a NoPE layer; attention_bias),
+    kv_a_layernorm, kv_b_proj (kv_lora_rank -> heads x (qk_nope + v_head_dim), a NoPE layer's nope width taking the
+    rope dims too), o_proj (attention_bias), softmax_scaling (scale and bias, one a head); on layers whose indexer
+    is not "shared" (the layers keeping index keys) a MistralLarge4TextIndexer: q_input_norm (LayerNorm over
+    hidden, weight and bias), wq_b (hidden -> index heads x index_head_dim: the queries come from the hidden
+    states, not a query LoRA), wk (hidden -> index_head_dim), k_norm (LayerNorm), weights_proj (hidden -> index
+    heads), softmax_scaling (two a head); input_layernorm and post_attention_layernorm; the MLP (intermediate_size),
+    or the MoE: experts.gate_up_proj / down_proj, the router gate.weight [experts, hidden] (float32, no
+    e_score_correction_bias) and shared_experts (moe_intermediate_size x n_shared_experts). The model: embed_tokens,
+    norm and the rotary embedding's LeRoPE alpha (a parameter, one a rotary frequency: qk_rope_head_dim / 2, which
+    the config makes the head_dim the rotary embedding reads). KV sharing between layers (kv_source_layers) is
+    refused by the family (markers.mistral_large4_indexers), so every layer owns kv_a_proj_with_mqa here."""
+    n = len(layers)
+    w = mistral_large4_fields(f, n)
+    hidden, heads, rank, rope, nope, v = (w[k] for k in ("hidden", "heads", "rank", "rope", "nope", "v"))
+    ih, nh = w["index_dim"], w["index_heads"]
+    indexer = hidden * nh * ih + hidden * ih + 2 * ih + hidden * nh + 2 * hidden + 2 * nh
+    per_expert = 3 * hidden * w["moe_inter"]
+    moe = w["experts"] * per_expert + w["experts"] * hidden + gated_mlp(hidden, w["moe_inter"] * w["shared"])
+    idle = (w["experts"] - min(w["top_k"], w["experts"])) * per_expert
+    total = active = embeddings(f, hidden, False, 204800) + hidden + rope // 2
+    for i, layer in enumerate(layers):
+        rope_i = rope if w["rope_flags"][i] else 0
+        kv_a = hidden * (rank + rope_i) + ((rank + rope_i) if w["bias"] else 0) + rank
+        attn = (hidden * heads * (nope + rope) + 2 * heads + kv_a + rank * heads * (nope + rope - rope_i + v)
+                + heads * v * hidden + (hidden if w["bias"] else 0))
+        if any(c.kind == "indexer" for c in layer.caches):
+            attn += indexer
+        sparse = w["sparse"][i] == "sparse"
+        mlp = moe if sparse else gated_mlp(hidden, w["inter"])
+        total += attn + 2 * hidden + mlp
+        active += attn + 2 * hidden + mlp - (idle if sparse else 0)
+    return total, active
+
+
 COUNTERS = {
     "axk1": axk1,
     "axk2": axk2,
@@ -450,6 +512,7 @@ COUNTERS = {
     "mimo_v2_flash": mimo_v2_flash,
     "dots3_note": dots3_note,
     "dots3_note_text": dots3_note,
-    "mimo_v2": mimo_v2_flash,  # vLLM's MiMoV2ForCausalLM subclasses the Flash model: the same modules
+    "mimo_v2": mimo_v2_flash,
+    "mistral_large4_text": mistral_large4_text,  # vLLM's MiMoV2ForCausalLM subclasses the Flash model: the same modules
 }
 

@@ -32,7 +32,7 @@ e_score_correction_bias, and o_proj's bias where attention_bias gives one (RowPa
 from __future__ import annotations
 
 from ..fields import Fields
-from . import Module, _ends, _float, _latent, _mla_widths, _mlp
+from . import Module, _ends, _experts, _float, _latent, _mla_widths, _mlp
 
 
 def mistral4(f: Fields, layers: list, dims) -> list[Module]:
@@ -65,4 +65,83 @@ def youtu(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-MLA_MORE = {"sarvam_mla": _latent, "mistral4": mistral4, "youtu": youtu}
+# -- Mistral Large 4 (params_mla.mistral_large4_text) -------------------------------------------------------------
+
+def _top(name: str, weight: int, other: int = 0, role: str = "attention", whole: bool = False,
+         inputs: int = 0) -> Module:
+    return Module(name, weight, other, role, top=True, whole=whole, inputs=inputs)
+
+
+def mistral_large4_text(f: Fields, layers: list, dims) -> list[Module]:
+    """Mistral Large 4's text model as params_mla.mistral_large4_text counts it, under its checkpoint's own names.
+    The Hugging Face repository keeps Mistral's tensor names at the top (transformers 5.25 conversion_mapping.py
+    "mistral_large4" and "mistral_large4_text" rename them on load): tok_embeddings, norm, output, lerope.alpha, and
+    per layer attention.wq / wkv_a_with_mqa / kv_a_norm / wkv_b / wo / ssmax_scaling.s and .b, attention.indexer.wq_b
+    / wk / k_norm / weights_proj / q_input_norm / ssmax_scaling.s and .b, attention_norm, ffn_norm, feed_forward.w1 /
+    w2 / w3 (dense layers), experts.E.w1 / w2 / w3, gate and shared_experts.w1 / w2 / w3 (MoE layers); vLLM 0.34
+    loads the same names (models/mistral/mistral_large4/nvidia/model.py _CHECKPOINT_NAME_MAP). The modules are
+    therefore `top` (weight_tables.TOP_ROOTS), as DeepSeek-V4's are.
+
+    vLLM 0.34 registers no class for the Hugging Face form (MistralLarge4ForConditionalGeneration); what each TP rank
+    holds follows vLLM 0.34's own Mistral Large 4 model, which it builds from the same checkpoint's params.json
+    (models/mistral/nvidia): attention.py MistralMLAAttention builds q_proj as a ColumnParallelLinear,
+    kv_a_proj_with_mqa as a ReplicatedLinear (quant_config=None: whole), kv_a_layernorm an RMSNorm, kv_b_proj a
+    ColumnParallelLinear, o_proj a RowParallelLinear, and the query scaling (SSMaxScaling with tp_sharded=True) one
+    s and b a local head, split with the heads; indexer.py MistralIndexer q_input_norm (LayerNorm), wq_b
+    (ReplicatedLinear), wk and weights_proj fused into wk_weights_proj (a MergedColumnParallelLinear with
+    quant_config=None and disable_tp=True), k_norm (LayerNorm) and its SSMaxScaling (tp_sharded=False), all whole;
+    moe.py MistralMoE the router gate (GateLinear, whole), the experts (FusedMoE) and shared_experts (MistralMLP,
+    split); mlp.py MistralMLP split; the RMSNorms whole; lerope.alpha is copied into the rotary embedding, whole on
+    every rank. vLLM builds the two SSMax scalings only with ssmax_scaling / indexer_ssmax_scaling, which
+    transformers' config does not have: transformers always builds them, and so does the table."""
+    from ..params_mla import mistral_large4_fields
+    from ..param_parts import embeddings
+
+    w = mistral_large4_fields(f, len(layers))
+    hidden, heads, rank, rope, nope, v = (w[k] for k in ("hidden", "heads", "rank", "rope", "nope", "v"))
+    ih, nh, bias = w["index_dim"], w["index_heads"], w["bias"]
+    vocab_x_hidden = f.int("vocab_size", default=204800, minimum=0) * hidden
+    out = [_top("tok_embeddings", 0, vocab_x_hidden, "embeddings"), _top("norm", 0, hidden, "norms"),
+           _top("lerope.alpha", 0, rope // 2, whole=True)]
+    if embeddings(f, hidden, False, 204800) > vocab_x_hidden:
+        out.append(_top("output", vocab_x_hidden, 0, "lm_head", inputs=hidden))
+    shared_inter = w["moe_inter"] * w["shared"]
+    for i, layer in enumerate(layers):
+        a, n = f"layers.{i}.attention", f"layers.{i}"
+        rope_i = rope if w["rope_flags"][i] else 0
+        out += [_top(f"{a}.wq", hidden * heads * (nope + rope), inputs=hidden),
+                _top(f"{a}.wkv_a_with_mqa", hidden * (rank + rope_i), (rank + rope_i) if bias else 0, whole=True,
+                     inputs=hidden),
+                _top(f"{a}.kv_a_norm", 0, rank, "norms"),
+                _top(f"{a}.wkv_b", rank * heads * (nope + rope - rope_i + v), inputs=rank),
+                Module(f"{a}.wo", heads * v * hidden, hidden if bias else 0, "attention", top=True,
+                       inputs=heads * v, whole_bias=bias),
+                _top(f"{a}.ssmax_scaling.s", 0, heads), _top(f"{a}.ssmax_scaling.b", 0, heads)]
+        if any(c.kind == "indexer" for c in layer.caches):
+            x = f"{a}.indexer"
+            out += [_top(f"{x}.q_input_norm", 0, 2 * hidden, "norms"),
+                    _top(f"{x}.wq_b", hidden * nh * ih, whole=True, inputs=hidden),
+                    _top(f"{x}.wk", hidden * ih, whole=True, inputs=hidden),
+                    _top(f"{x}.k_norm", 0, 2 * ih, "norms"),
+                    _top(f"{x}.weights_proj", 0, hidden * nh, whole=True),
+                    _top(f"{x}.ssmax_scaling.s", 0, nh, whole=True), _top(f"{x}.ssmax_scaling.b", 0, nh, whole=True)]
+        out += [_top(f"{n}.attention_norm", 0, hidden, "norms"), _top(f"{n}.ffn_norm", 0, hidden, "norms")]
+        if w["sparse"][i] == "sparse":
+            out += [Module(e.name, e.weight, 0, e.role, e.experts, top=True, inputs=e.inputs)
+                    for e in _experts(n, w["experts"], hidden, w["moe_inter"], ("w1", "w3", "w2"))]
+            out.append(_top(f"{n}.gate", 0, w["experts"] * hidden, "router"))
+            if shared_inter:
+                out += _mistral_mlp(f"{n}.shared_experts", hidden, shared_inter, "shared experts")
+        else:
+            out += _mistral_mlp(f"{n}.feed_forward", hidden, w["inter"], "mlp")
+    return out
+
+
+def _mistral_mlp(prefix: str, hidden: int, inter: int, role: str) -> list[Module]:
+    """Mistral's gated MLP under its own names: w1 (gate), w3 (up), w2 (down); no biases."""
+    return [_top(f"{prefix}.w1", hidden * inter, role=role, inputs=hidden),
+            _top(f"{prefix}.w3", hidden * inter, role=role, inputs=hidden),
+            _top(f"{prefix}.w2", inter * hidden, role=role, inputs=inter)]
+
+
+MLA_MORE = {"sarvam_mla": _latent, "mistral4": mistral4, "youtu": youtu, "mistral_large4_text": mistral_large4_text}
