@@ -1,0 +1,188 @@
+"""Per-module tables of Mistral Large 4's and Mistral Small 4's text models, Sarvam-MLA and Youtu-LLM
+(configs/weight_tables/mla_more.py), and the counts they mirror: each table adds up to the family's count, and the
+parameters each TP rank holds whole and the bytes a GPU holds are worked out here by hand from the configs below and
+the module shapes of transformers 5.25 (modeling_mistral_large4.py, modeling_mistral4.py, DeepseekV3 for
+sarvam_mla, modeling_youtu.py). What vLLM 0.34 builds whole: the table module's docstrings. BF16: 2 B a parameter.
+
+No bundled or public config of these types was at hand with every field; the configs here are written out: Mistral
+Large 4's as the hand-written params.json of tests/test_families_vllm034.py (LARGE4_PARAMS) in the Hugging Face
+form, Mistral Small 4's and Youtu-LLM's as transformers 5.25's config classes' defaults (Mistral4Config,
+YoutuConfig), Sarvam-MLA's as the Sarvam-105B-shaped fixture of Megatron Bridge's Sarvam MLA bridge unit test
+(SarvamMLAConfig's defaults, in the original config's num_experts / num_shared_experts names)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvplan.capacity.weights import stage_weight_bytes
+from kvplan.configs import build_model
+from kvplan.configs.build import _read
+from kvplan.configs.weight_tables import table
+from kvplan.weights.estimate import estimated
+
+LARGE4_TEXT = {
+    "model_type": "mistral_large4_text", "num_hidden_layers": 8, "hidden_size": 7168, "num_attention_heads": 128,
+    "num_key_value_heads": 128, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+    "v_head_dim": 128, "intermediate_size": 16384, "moe_intermediate_size": 4096, "n_routed_experts": 64,
+    "n_shared_experts": 1, "num_experts_per_tok": 4, "first_k_dense_replace": 1, "vocab_size": 131072,
+    "index_n_heads": 64, "index_head_dim": 128, "index_topk": 2048, "no_rope_layers": [1, 0] * 4,
+    "indexer_types": ["full", "shared", "shared", "shared"] * 2, "tie_word_embeddings": False}
+LARGE4 = {"model_type": "mistral_large4", "text_config": LARGE4_TEXT}
+SMALL4 = {"model_type": "mistral3", "architectures": ["Mistral3ForConditionalGeneration"],
+          "vision_config": {"model_type": "pixtral"}, "text_config": {
+              "model_type": "mistral4", "hidden_size": 4096, "num_hidden_layers": 36, "num_attention_heads": 32,
+              "num_key_value_heads": 32, "q_lora_rank": 1024, "kv_lora_rank": 256, "qk_rope_head_dim": 64,
+              "qk_nope_head_dim": 64, "v_head_dim": 128, "n_routed_experts": 128, "n_shared_experts": 1,
+              "moe_intermediate_size": 2048, "intermediate_size": 12288, "num_experts_per_tok": 4,
+              "first_k_dense_replace": 0, "vocab_size": 131072, "tie_word_embeddings": False}}
+SARVAM = {"model_type": "sarvam_mla", "architectures": ["SarvamMLAForCausalLM"], "num_hidden_layers": 32,
+          "hidden_size": 4096, "intermediate_size": 16384, "moe_intermediate_size": 2048, "num_attention_heads": 64,
+          "num_experts": 128, "num_experts_per_tok": 8, "num_shared_experts": 1, "first_k_dense_replace": 1,
+          "vocab_size": 262144, "max_position_embeddings": 131072, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+          "qk_rope_head_dim": 64, "v_head_dim": 128}
+YOUTU = {"model_type": "youtu", "architectures": ["YoutuForCausalLM"], "vocab_size": 128256, "hidden_size": 2048,
+         "intermediate_size": 6144, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16,
+         "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
+         "qk_nope_head_dim": 128, "tie_word_embeddings": True}
+
+
+def _per_gpu(model, layers: int, tp: int) -> int:
+    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
+
+
+@pytest.mark.parametrize("raw", [LARGE4, SMALL4, SARVAM, YOUTU, dict(YOUTU, attention_bias=True, q_lora_rank=None),
+                                 dict(SMALL4, text_config=dict(SMALL4["text_config"], first_k_dense_replace=2))],
+                         ids=["large4", "small4", "sarvam", "youtu", "youtu-bias-no-q-lora", "small4-dense-first"])
+def test_the_table_adds_up_to_the_family_count(raw):
+    family, f, _, layers, dims = _read(raw, "t")
+    modules = table(f, layers, dims)
+    assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
+
+
+# -- Mistral Large 4 (mistral_large4_text) ------------------------------------------------------------------------
+
+# hidden 7,168, 128 heads, kv_lora_rank 512, qk_rope 64, qk_nope 128, v 128, 8 layers (NoPE on the odd ones),
+# indexers (64 heads of 128) on layers 0 and 4, layer 0 dense (16,384), 7 MoE layers (64 experts of 4,096, 1 shared),
+# vocab 131,072, head untied. A layer's attention: q_proj 7,168 x 128 x 192 = 176,160,768; softmax_scaling 2 x 128;
+# kv_a_proj_with_mqa 7,168 x 576 = 4,128,768 (a NoPE layer 7,168 x 512 = 3,670,016); kv_a_layernorm 512; kv_b_proj
+# 512 x 128 x (128 + 128) = 16,777,216 (a NoPE layer 512 x 128 x (128 + 64 + 128) = 20,971,520); o_proj
+# 128 x 128 x 7,168 = 117,440,512; two norms 14,336: 314,522,368 a RoPE layer, 318,257,920 a NoPE layer.
+# The indexer: q_input_norm 2 x 7,168, wq_b 7,168 x 8,192 = 58,720,256, wk 7,168 x 128 = 917,504, k_norm 2 x 128,
+# weights_proj 7,168 x 64 = 458,752, softmax_scaling 2 x 64: 60,111,232. The dense MLP 3 x 7,168 x 16,384 =
+# 352,321,536; a MoE: experts 64 x 3 x 7,168 x 4,096 = 5,637,144,576, router 64 x 7,168 = 458,752, shared expert
+# 3 x 7,168 x 4,096 = 88,080,384. Embeddings and head 2 x 131,072 x 7,168, final norm 7,168, LeRoPE alpha 64 / 2.
+LARGE4_TOTAL = (4 * 314_522_368 + 4 * 318_257_920 + 2 * 60_111_232 + 352_321_536
+                + 7 * (5_637_144_576 + 458_752 + 88_080_384) + 2 * 131_072 * 7_168 + 7_168 + 32)
+# whole on every rank (vLLM 0.34 models/mistral): kv_a_proj_with_mqa (4 x 4,128,768 + 4 x 3,670,016), kv_a_layernorm
+# and the two norms (8 x (512 + 14,336)), both indexers whole (2 x 60,111,232), the routers (7 x 458,752), the final
+# norm and alpha
+LARGE4_WHOLE = 4 * 4_128_768 + 4 * 3_670_016 + 8 * (512 + 14_336) + 2 * 60_111_232 + 7 * 458_752 + 7_168 + 32
+
+
+def test_mistral_large_4_counts_its_own_modules():
+    # before (DeepSeek's count): an indexer on every layer with a q_lora_rank-wide wq_b, no q_input_norm, SSMax or
+    # alpha, and layer 0 a MoE: 50,211,714,048
+    assert build_model(LARGE4, "large4").param_count == LARGE4_TOTAL == 44_962_506_528
+
+
+def test_mistral_large_4_holds_its_latent_projections_indexers_and_routers_whole():
+    model = build_model(LARGE4, "large4")
+    assert LARGE4_WHOLE == 154_754_848
+    assert model.weight_replicated_bytes == 2 * LARGE4_WHOLE == 309_509_696
+    # TP 8: (89,925,013,056 - 309,509,696) / 8 + 309,509,696 (before: an even split, 12,552,928,512)
+    assert model.weight_bytes == 2 * LARGE4_TOTAL == 89_925_013_056
+    assert _per_gpu(model, 8, 8) == (89_925_013_056 - 309_509_696) // 8 + 309_509_696 == 11_511_447_616
+
+
+def test_mistral_large_4_names_modules_as_its_checkpoint_does():
+    family, f, _, layers, dims = _read(LARGE4, "large4")
+    names = {m.name for m in table(f, layers, dims)}
+    assert {"tok_embeddings", "output", "norm", "lerope.alpha", "layers.0.attention.wq",
+            "layers.0.attention.wkv_a_with_mqa", "layers.0.attention.indexer.wq_b", "layers.0.feed_forward.w1",
+            "layers.1.experts.{e}.w2", "layers.1.gate", "layers.1.shared_experts.w3"} <= names
+    assert "layers.1.attention.indexer.wq_b" not in names  # a "shared" indexer layer holds none
+
+
+# -- Mistral Small 4 (mistral4, in a Mistral3ForConditionalGeneration) ---------------------------------------------
+
+# hidden 4,096, 32 heads, q_lora_rank 1,024, kv_lora_rank 256, qk_rope 64, qk_nope 64, v 128, 36 layers, 128 experts
+# of 2,048 and 1 shared, vocab 131,072, untied. Attention: q_a_proj 4,096 x 1,024 = 4,194,304, q_a_layernorm 1,024,
+# q_b_proj 1,024 x 32 x 128 = 4,194,304, kv_a_proj_with_mqa 4,096 x 320 = 1,310,720, kv_a_layernorm 256, kv_b_proj
+# 256 x 32 x 192 = 1,572,864, o_proj 32 x 128 x 4,096 = 16,777,216: 28,050,688; two norms 8,192; a MoE: experts
+# 128 x 3 x 4,096 x 2,048 = 3,221,225,472, router 128 x 4,096 = 524,288 (no e_score_correction_bias), shared
+# 3 x 4,096 x 2,048 = 25,165,824; a dense MLP 3 x 4,096 x 12,288 = 150,994,944. Embeddings and head 2 x 131,072 x
+# 4,096, final norm 4,096.
+SMALL4_LAYER = 28_050_688 + 8_192
+SMALL4_MOE = 3_221_225_472 + 524_288 + 25_165_824
+SMALL4_ENDS = 2 * 131_072 * 4_096 + 4_096
+
+
+def test_mistral_small_4_counts_dense_layers_below_first_k_dense_replace():
+    assert build_model(SMALL4, "small4").param_count == 36 * (SMALL4_LAYER + SMALL4_MOE) + SMALL4_ENDS \
+        == 118_972_826_624
+    # Mistral4DecoderLayer builds Mistral4MLP below first_k_dense_replace (the count made every layer a MoE before)
+    dense_first = dict(SMALL4, text_config=dict(SMALL4["text_config"], first_k_dense_replace=1))
+    assert build_model(dense_first, "small4-1").param_count \
+        == 35 * (SMALL4_LAYER + SMALL4_MOE) + SMALL4_LAYER + 150_994_944 + SMALL4_ENDS == 115_876_905_984
+
+
+def test_mistral_small_4_holds_its_latent_down_projections_norms_and_routers_whole():
+    model = build_model(SMALL4, "small4")
+    # a layer: q_a_proj 4,194,304 + q_a_layernorm 1,024 + kv_a_proj_with_mqa 1,310,720 + kv_a_layernorm 256 + two
+    # norms 8,192 + router 524,288 = 6,038,784; 36 layers and the final norm
+    whole = 36 * 6_038_784 + 4_096
+    assert model.weight_replicated_bytes == 2 * whole == 434_800_640
+    # TP 8: (237,945,653,248 - 434,800,640) / 8 + 434,800,640 (before: no table, an even split, 29,743,206,656)
+    assert _per_gpu(model, 36, 8) == (237_945_653_248 - 434_800_640) // 8 + 434_800_640 == 30_123_657_216
+
+
+# -- Sarvam-MLA (sarvam_mla: DeepSeek-V3's modules) ------------------------------------------------------------------
+
+# hidden 4,096, 64 heads, no q_lora_rank, kv_lora_rank 512, qk_rope 64, qk_nope 128, v 128, 32 layers (layer 0
+# dense, 16,384), 128 experts of 2,048 and 1 shared, vocab 262,144, untied. Attention: q_proj 4,096 x 64 x 192 =
+# 50,331,648, kv_a_proj_with_mqa 4,096 x 576 = 2,359,296, kv_a_layernorm 512, kv_b_proj 512 x 64 x 256 =
+# 8,388,608, o_proj 64 x 128 x 4,096 = 33,554,432: 94,634,496; two norms 8,192; the dense MLP 3 x 4,096 x 16,384 =
+# 201,326,592; a MoE: experts 128 x 3 x 4,096 x 2,048 = 3,221,225,472, router 524,288 and its
+# e_score_correction_bias 128, shared 3 x 4,096 x 2,048 = 25,165,824.
+SARVAM_TOTAL = (32 * (94_634_496 + 8_192) + 201_326_592 + 31 * (3_221_225_472 + 524_288 + 128 + 25_165_824)
+                + 2 * 262_144 * 4_096 + 4_096)
+
+
+def test_sarvam_mla_holds_kv_a_proj_norms_and_routers_whole():
+    model = build_model(SARVAM, "sarvam")
+    assert model.param_count == SARVAM_TOTAL == 106_031_767_424
+    # whole: kv_a_proj_with_mqa, kv_a_layernorm and two norms a layer (32 x 2,368,000), the routers and their
+    # score biases (31 x 524,416), the final norm
+    whole = 32 * (2_359_296 + 512 + 8_192) + 31 * (524_288 + 128) + 4_096
+    assert model.weight_replicated_bytes == 2 * whole == 184_073_984
+    # TP 8: (212,063,534,848 - 184,073,984) / 8 + 184,073,984 (before: no table, an even split, 26,507,941,856)
+    assert _per_gpu(model, 32, 8) == (212_063_534_848 - 184_073_984) // 8 + 184_073_984 == 26_669_006_592
+
+
+# -- Youtu-LLM (youtu) -------------------------------------------------------------------------------------------
+
+# hidden 2,048, 16 heads, q_lora_rank 1,536, kv_lora_rank 512, qk_rope 64, qk_nope 128, v 128, 32 layers, mlp
+# 6,144, vocab 128,256, tied. A layer: q_a_proj 2,048 x 1,536 = 3,145,728, q_a_layernorm 1,536, q_b_proj
+# 1,536 x 16 x 192 = 4,718,592, kv_a_proj_with_mqa 2,048 x 576 = 1,179,648, kv_a_layernorm 512, kv_b_proj
+# 512 x 16 x 256 = 2,097,152, o_proj 16 x 128 x 2,048 = 4,194,304, mlp 3 x 2,048 x 6,144 = 37,748,736, two norms
+# 4,096: 53,090,304
+YOUTU_TOTAL = 32 * 53_090_304 + 128_256 * 2_048 + 2_048
+
+
+def test_youtu_holds_its_latent_down_projections_and_norms_whole():
+    model = build_model(YOUTU, "youtu")
+    assert model.param_count == YOUTU_TOTAL == 1_961_560_064
+    # whole a layer: q_a_proj 3,145,728 + q_a_layernorm 1,536 + kv_a_proj_with_mqa 1,179,648 + kv_a_layernorm 512
+    # + two norms 4,096 = 4,331,520; and the final norm
+    whole = 32 * 4_331_520 + 2_048
+    assert model.weight_replicated_bytes == 2 * whole == 277_221_376
+    # TP 4: (3,923,120,128 - 277,221,376) / 4 + 277,221,376 (before: no table, an even split, 980,780,032)
+    assert _per_gpu(model, 32, 4) == (3_923_120_128 - 277_221_376) // 4 + 277_221_376 == 1_188_696_064
+
+
+def test_youtu_with_attention_bias_holds_the_latent_biases_and_o_proj_bias_whole():
+    # attention_bias: q_a_proj 1,536, kv_a_proj_with_mqa 576 and o_proj 2,048 biases a layer, all three whole
+    # (the fused latent projection is built whole; o_proj is a RowParallelLinear)
+    model = build_model(dict(YOUTU, attention_bias=True), "youtu-bias")
+    assert model.param_count == YOUTU_TOTAL + 32 * (1_536 + 576 + 2_048)
+    assert model.weight_replicated_bytes == 2 * (32 * (4_331_520 + 1_536 + 576 + 2_048) + 2_048) == 277_487_616
