@@ -1065,8 +1065,8 @@ def lara_mini(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 
 def hy_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """HY-V4 as transformers 5.25 builds it (HYV4ForCausalLM): MLA with low-rank q, an output gate and per-head
-    sinks; the indexer (q from the q latent, one key projection with a LayerNorm, head weights) only on layers
+    """HY-V4 as transformers 5.25 builds it (HYV4ForCausalLM): MLA with low-rank q (attention_bias on q_a_proj,
+    kv_a_proj_with_mqa and o_proj), an output gate and per-head sinks; the indexer (q from the q latent, one key projection with a LayerNorm, head weights) only on layers
     that keep index keys; two hyper-connections a layer (hc_mult streams) and the head's; a dense MLP on the
     mlp_layer_types "dense" layers (absent: layer 0), else routed experts with a router (and its
     e_score_correction_bias, which the checkpoint holds), and shared experts."""
@@ -1075,6 +1075,8 @@ def hy_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
     nope, rope, v = f.int("qk_nope_head_dim"), f.int("qk_rope_head_dim"), f.int("v_head_dim")
     attention = (hidden * q + q + q * heads * (nope + rope) + hidden * (r + rope) + r + r * heads * (nope + v)
                  + 2 * heads * v * hidden + heads)
+    if f.flag("attention_bias"):  # HYV4Attention: biases on q_a_proj, kv_a_proj_with_mqa and o_proj
+        attention += q + r + rope + hidden
     index_heads, index = f.int("index_n_heads", default=16), f.int("index_head_dim", default=128)
     indexer = q * index_heads * index + hidden * index + 2 * index + hidden * index_heads
     hc = f.int("hc_mult", default=4)

@@ -32,7 +32,7 @@ e_score_correction_bias, and o_proj's bias where attention_bias gives one (RowPa
 from __future__ import annotations
 
 from ..fields import Fields
-from . import Module, _ends, _experts, _float, _latent, _mla_widths, _mlp
+from . import Module, _ends, _experts, _float, _latent, _linear, _mla_widths, _mlp
 
 
 def mistral4(f: Fields, layers: list, dims) -> list[Module]:
@@ -144,4 +144,70 @@ def _mistral_mlp(prefix: str, hidden: int, inter: int, role: str) -> list[Module
             _top(f"{prefix}.w2", inter * hidden, role=role, inputs=inter)]
 
 
-MLA_MORE = {"sarvam_mla": _latent, "mistral4": mistral4, "youtu": youtu, "mistral_large4_text": mistral_large4_text}
+# -- HY-V4 (params.hy_v4) -----------------------------------------------------------------------------------------
+
+def hy_v4(f: Fields, layers: list, dims) -> list[Module]:
+    """HYV4ForCausalLM (transformers 5.25 modeling_hy_v4.py), and HY-V4-VL's text model (hy_v4_vl_text, under
+    `model.language_model.`), as params.hy_v4 counts it, under the checkpoints' names (conversion_mapping.py "hy_v4"
+    renames them on load; vLLM 0.34 models/hy_v4/nvidia/model.py load_weights reads the same): per layer DeepSeek's
+    MLA modules with a query LoRA (attention_bias on q_a_proj, kv_a_proj_with_mqa and o_proj), the output gate
+    self_attn.linear_gate (hidden -> heads x v_head_dim; gate_proj in transformers), the sinks
+    self_attn.learnable_sink_param (one a head; sinks), the DSA indexer on the layers keeping index keys, two
+    norms, the two hyper-connections hc_attn_layer.hc_pre / hc_mlp_layer.hc_pre (hc_fn [2 x hc_mult, hc_mult x
+    hidden], hc_base [2 x hc_mult], hc_scale [2]; attn_hc / ffn_hc in transformers), and the dense mlp or the MoE
+    (routed experts, the router mlp.gate and its e_score_correction_bias, shared_experts); the model's
+    hc_head.hc_head_fn [hc_mult, hc_mult x hidden], hc_head_base, hc_head_scale, embeddings, final norm and
+    lm_head (untied by default). The routed experts are listed one by one (experts.E.gate_proj ...); vLLM also
+    loads them packed (experts.gate_up_proj / down_proj), as transformers keeps them.
+
+    What vLLM 0.34 holds whole on every TP rank (models/hy_v4/nvidia): attention.py HYV4MLAAttention fuses q_a_proj
+    and kv_a_proj_with_mqa into fused_qkv_a_proj (a MergedColumnParallelLinear with disable_tp=True) and builds
+    q_b_proj, kv_b_proj and linear_gate as ColumnParallelLinear, o_proj as a RowParallelLinear, and the sinks
+    with make_attention_sink for its local heads (split); its indexer wq_b a ReplicatedLinear, wk and
+    weights_proj fused into wk_weights_proj (quant_config=None, disable_tp=True), k_norm a LayerNorm: whole, as
+    weight_tables._indexer says; hc.py builds each hc_fn and hc_head_fn as a float32 ReplicatedLinear and the
+    bases and scales as nn.Parameters (whole); moe.py the router (GateLinear) and its expert_bias (whole), the
+    experts (FusedMoE) and shared experts split; the RMSNorms whole. vLLM builds the hyper-connections only with
+    enable_ihc, the gate only for a gated MLA and the sinks only with learnable_sink, all of which transformers
+    builds on every layer, and so does the table."""
+    from ..param_parts import dense_first, mlp_layer_types
+    from . import _deepseek_moe, _indexer
+
+    hidden, heads = f.int("hidden_size"), f.int("num_attention_heads")
+    q, r = f.int("q_lora_rank"), f.int("kv_lora_rank")
+    nope, rope, v = f.int("qk_nope_head_dim"), f.int("qk_rope_head_dim"), f.int("v_head_dim")
+    bias = f.flag("attention_bias")
+    index_heads, index = f.int("index_n_heads", default=16), f.int("index_head_dim", default=128)
+    hc = f.int("hc_mult", default=4)
+    experts, inter = f.int("n_routed_experts"), f.int("moe_intermediate_size")
+    shared = inter * f.int("n_shared_experts", default=1)
+    kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=1, minimum=0)))
+    out = _ends(f, hidden, False, None)
+    out += [_whole("hc_head.hc_head_fn", hc * hc * hidden), _whole("hc_head.hc_head_base", hc),
+            _whole("hc_head.hc_head_scale", 1)]
+    for i, (layer, kind) in enumerate(zip(layers, kinds)):
+        a, n = f"layers.{i}.self_attn", f"layers.{i}"
+        out += _mla_widths(a, hidden, heads, q, bias, r, rope, nope, v)
+        out += [_linear(f"{a}.linear_gate", hidden, heads * v, "attention"),
+                Module(f"{a}.learnable_sink_param", 0, heads, "attention")]
+        if any(c.kind == "indexer" for c in layer.caches):
+            out += _indexer(a, hidden, q, index, index_heads)
+        out += [_float(f"{n}.input_layernorm", hidden), _float(f"{n}.post_attention_layernorm", hidden)]
+        for side in ("hc_attn_layer", "hc_mlp_layer"):
+            out += [_whole(f"{n}.{side}.hc_pre.hc_fn", 2 * hc * hc * hidden),
+                    _whole(f"{n}.{side}.hc_pre.hc_base", 2 * hc), _whole(f"{n}.{side}.hc_pre.hc_scale", 2)]
+        if kind == "sparse":
+            out += _deepseek_moe(f"{n}.mlp", hidden, experts, inter, shared)
+        else:
+            out += _mlp(f"{n}.mlp", hidden, f.int("intermediate_size"), "mlp")
+    return out
+
+
+def _whole(name: str, params: int) -> Module:
+    """Float parameters every TP rank holds whole that are neither a norm nor a router: HY-V4's float32
+    hyper-connection mixers (vLLM 0.34 hy_v4/nvidia/hc.py: ReplicatedLinear and nn.Parameters)."""
+    return Module(name, 0, params, "mixer", whole=True)
+
+
+MLA_MORE = {"sarvam_mla": _latent, "mistral4": mistral4, "youtu": youtu, "mistral_large4_text": mistral_large4_text,
+            "hy_v4": hy_v4, "hy_v4_vl_text": hy_v4}
