@@ -6,8 +6,8 @@ sarvam_mla, modeling_youtu.py). What vLLM 0.34 builds whole: the table module's 
 
 No bundled or public config of these types was at hand with every field; the configs here are written out: Mistral
 Large 4's as the hand-written params.json of tests/test_families_vllm034.py (LARGE4_PARAMS) in the Hugging Face
-form, Mistral Small 4's and Youtu-LLM's as transformers 5.25's config classes' defaults (Mistral4Config,
-YoutuConfig), Sarvam-MLA's as the Sarvam-105B-shaped fixture of Megatron Bridge's Sarvam MLA bridge unit test
+form, Mistral Small 4's, HY-V4's and Youtu-LLM's as transformers 5.25's config classes' defaults (Mistral4Config,
+HYV4Config, YoutuConfig), Sarvam-MLA's as the Sarvam-105B-shaped fixture of Megatron Bridge's Sarvam MLA bridge unit test
 (SarvamMLAConfig's defaults, in the original config's num_experts / num_shared_experts names)."""
 
 from __future__ import annotations
@@ -40,6 +40,11 @@ SARVAM = {"model_type": "sarvam_mla", "architectures": ["SarvamMLAForCausalLM"],
           "num_experts": 128, "num_experts_per_tok": 8, "num_shared_experts": 1, "first_k_dense_replace": 1,
           "vocab_size": 262144, "max_position_embeddings": 131072, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
           "qk_rope_head_dim": 64, "v_head_dim": 128}
+HY_V4 = {"model_type": "hy_v4", "architectures": ["HYV4ForCausalLM"], "vocab_size": 120832, "hidden_size": 2816,
+         "intermediate_size": 6912, "moe_intermediate_size": 768, "num_hidden_layers": 34, "num_attention_heads": 32,
+         "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "q_lora_rank": 1536,
+         "kv_lora_rank": 512, "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "v_head_dim": 256,
+         "index_head_dim": 128, "index_n_heads": 16, "index_topk": 2048, "hc_mult": 4, "tie_word_embeddings": False}
 YOUTU = {"model_type": "youtu", "architectures": ["YoutuForCausalLM"], "vocab_size": 128256, "hidden_size": 2048,
          "intermediate_size": 6144, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16,
          "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
@@ -51,8 +56,11 @@ def _per_gpu(model, layers: int, tp: int) -> int:
 
 
 @pytest.mark.parametrize("raw", [LARGE4, SMALL4, SARVAM, YOUTU, dict(YOUTU, attention_bias=True, q_lora_rank=None),
-                                 dict(SMALL4, text_config=dict(SMALL4["text_config"], first_k_dense_replace=2))],
-                         ids=["large4", "small4", "sarvam", "youtu", "youtu-bias-no-q-lora", "small4-dense-first"])
+                                 dict(SMALL4, text_config=dict(SMALL4["text_config"], first_k_dense_replace=2)),
+                                 HY_V4, dict(HY_V4, attention_bias=True),
+                                 {"model_type": "hy_v4_vl", "text_config": dict(HY_V4, model_type="hy_v4_vl_text")}],
+                         ids=["large4", "small4", "sarvam", "youtu", "youtu-bias-no-q-lora", "small4-dense-first",
+                              "hy-v4", "hy-v4-bias", "hy-v4-vl"])
 def test_the_table_adds_up_to_the_family_count(raw):
     family, f, _, layers, dims = _read(raw, "t")
     modules = table(f, layers, dims)
@@ -186,3 +194,40 @@ def test_youtu_with_attention_bias_holds_the_latent_biases_and_o_proj_bias_whole
     model = build_model(dict(YOUTU, attention_bias=True), "youtu-bias")
     assert model.param_count == YOUTU_TOTAL + 32 * (1_536 + 576 + 2_048)
     assert model.weight_replicated_bytes == 2 * (32 * (4_331_520 + 1_536 + 576 + 2_048) + 2_048) == 277_487_616
+
+
+# -- HY-V4 (hy_v4) -----------------------------------------------------------------------------------------------
+
+# hidden 2,816, 32 heads, q_lora_rank 1,536, kv_lora_rank 512, qk_nope 192, qk_rope 64, v 256, 34 layers (layer 0
+# dense, 6,912), 256 experts of 768 and 1 shared, indexers (16 heads of 128) on layers 0, 1, 5, 9 ... 33 (10 layers:
+# HYV4Config's rule without indexer_types), hc_mult 4, vocab 120,832, untied. Attention: q_a_proj 2,816 x 1,536 =
+# 4,325,376, q_a_layernorm 1,536, q_b_proj 1,536 x 32 x 256 = 12,582,912, kv_a_proj_with_mqa 2,816 x 576 =
+# 1,622,016, kv_a_layernorm 512, kv_b_proj 512 x 32 x 448 = 7,340,032, o_proj and linear_gate 2 x 32 x 256 x 2,816
+# = 46,137,344, sinks 32: 72,009,760; two norms 5,632; two hyper-connections 2 x (8 x 11,264 + 8 + 2) = 180,244.
+# The indexer: wq_b 1,536 x 2,048 = 3,145,728, wk 2,816 x 128 = 360,448, k_norm 256, weights_proj 2,816 x 16 =
+# 45,056: 3,551,488. The dense MLP 3 x 2,816 x 6,912 = 58,392,576; a MoE: experts 256 x 3 x 2,816 x 768 =
+# 1,660,944,384, router 256 x 2,816 = 720,896 and its score bias 256, shared 3 x 2,816 x 768 = 6,488,064.
+# Embeddings and head 2 x 120,832 x 2,816, final norm 2,816, hc_head 4 x 11,264 + 4 + 1 = 45,061.
+HY_LAYER = 72_009_760 + 5_632 + 180_244
+HY_TOTAL = (34 * HY_LAYER + 10 * 3_551_488 + 58_392_576 + 33 * (1_660_944_384 + 720_896 + 256 + 6_488_064)
+            + 2 * 120_832 * 2_816 + 2_816 + 45_061)
+
+
+def test_hy_v4_holds_its_latent_projections_indexers_mixers_and_routers_whole():
+    model = build_model(HY_V4, "hy")
+    assert model.param_count == HY_TOTAL == 58_278_201_581
+    # whole a layer: q_a_proj, q_a_layernorm, kv_a_proj_with_mqa, kv_a_layernorm, two norms and the
+    # hyper-connections (4,325,376 + 1,536 + 1,622,016 + 512 + 5,632 + 180,244 = 6,135,316); the 10 indexers; the
+    # routers and their score biases (33 x 721,152); the final norm and hc_head
+    whole = 34 * 6_135_316 + 10 * 3_551_488 + 33 * 721_152 + 2_816 + 45_061
+    assert model.weight_replicated_bytes == 2 * whole == 535_923_034
+    # TP 8: (116,556,403,162 - 535,923,034) / 8 + 535,923,034 (before: no table, an even split, 14,569,550,396)
+    assert _per_gpu(model, 34, 8) == (116_556_403_162 - 535_923_034) // 8 + 535_923_034 == 15_038_483_050
+
+
+def test_hy_v4_counts_and_holds_the_attention_biases():
+    # attention_bias: HYV4Attention biases q_a_proj (1,536), kv_a_proj_with_mqa (576) and o_proj (2,816), uncounted
+    # before; all three whole on every rank (the fused latent projection; o_proj a RowParallelLinear)
+    model = build_model(dict(HY_V4, attention_bias=True), "hy-bias")
+    assert model.param_count == HY_TOTAL + 34 * (1_536 + 576 + 2_816) == 58_278_369_133
+    assert model.weight_replicated_bytes == 535_923_034 + 2 * 34 * 4_928
