@@ -187,7 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
-             "sarvam_mla", "youtu", "mistral_large4", "hy_v4",  # mla_more
+             "sarvam_mla", "youtu", "mistral_large4", "hy_v4", "axk1",  # mla_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -265,6 +265,9 @@ _CHECKPOINT_NAMES["mistral_large4"] = (
 _CHECKPOINT_NAMES["hy_v4"] = (
     (r"\.hc_pre\.hc_", ".hc_"), (r"\.hc_attn_layer\.hc_", ".attn_hc."), (r"\.hc_mlp_layer\.hc_", ".ffn_hc."),
     (r"\.hc_head\.hc_head_", ".hc_head.hc_"), (r"\.linear_gate$", ".gate_proj"), (r"\.learnable_sink_param$", ".sinks"))
+
+# A.X-K1's checkpoints keep post_mlp_layernorm at the decoder layer (conversion_mapping.py "axk1")
+_RENAMED["axk1"] = ((".post_mlp_layernorm", ".mlp.post_mlp_layernorm"),)
 
 
 

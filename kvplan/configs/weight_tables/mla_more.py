@@ -203,6 +203,46 @@ def hy_v4(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- A.X-K1 (params_mla.axk1) ------------------------------------------------------------------------------------
+
+def axk1(f: Fields, layers: list, dims) -> list[Module]:
+    """AXK1ForCausalLM (transformers 5.25 modeling_axk1.py) with params_mla.axk1's defaults: DeepSeek-V3's layers
+    (MLA with a query LoRA, attention_bias on q_a_proj, kv_a_proj_with_mqa and o_proj; the dense mlp or the MoE:
+    routed experts, the router mlp.gate and its e_score_correction_bias, shared_experts) whose MoE layers add a
+    post_mlp_layernorm, which the checkpoints keep at the decoder layer (layers.N.post_mlp_layernorm;
+    conversion_mapping.py "axk1" moves it into mlp.). vLLM 0.34 AXK1.py AXK1MLAAttention fuses q_a_proj and
+    kv_a_proj_with_mqa into a MergedColumnParallelLinear with disable_tp=True (whole), builds q_b_proj and kv_b_proj
+    column-parallel and o_proj row-parallel; AXK1MoE the router as GateLinear with e_score_correction_bias (for
+    topk_method noaux_tc, the default) and the experts and shared experts split; the RMSNorms whole.
+    AXK1DecoderLayer builds post_mlp_layernorm on the dense layers too, which the checkpoint does not hold: not in
+    the table (hidden_size parameters a dense layer)."""
+    from ..param_parts import mlp_layer_types
+    from ..params_mla import _experts as routed_experts
+    from ..params_mla import _first_k_rule, _need_rank
+    from . import _deepseek_moe
+
+    hidden, heads = f.int("hidden_size", default=7168), f.int("num_attention_heads", default=64)
+    q_lora = _need_rank(f, "q_lora_rank", 1536)
+    widths = (f.int("kv_lora_rank", default=512), f.int("qk_rope_head_dim", default=64),
+              f.int("qk_nope_head_dim", default=128), f.int("v_head_dim", default=128))
+    bias = f.flag("attention_bias")
+    inter = f.int("intermediate_size", default=18432, minimum=0)
+    moe_inter = f.int("moe_intermediate_size", default=2048, minimum=0)
+    experts = routed_experts(f, 192)
+    shared = moe_inter * f.int("n_shared_experts", default=1, minimum=0)
+    out = _ends(f, hidden, False, 163840)
+    for i, kind in enumerate(mlp_layer_types(f, len(layers), _first_k_rule(f, 1))):
+        n = f"layers.{i}"
+        out += _mla_widths(f"{n}.self_attn", hidden, heads, q_lora, bias, *widths)
+        out += [_float(f"{n}.input_layernorm", hidden), _float(f"{n}.post_attention_layernorm", hidden)]
+        if kind == "sparse":
+            out += _deepseek_moe(f"{n}.mlp", hidden, experts, moe_inter, shared)
+            out.append(_float(f"{n}.post_mlp_layernorm", hidden))
+        else:
+            out += _mlp(f"{n}.mlp", hidden, inter, "mlp")
+    return out
+
+
 def _whole(name: str, params: int) -> Module:
     """Float parameters every TP rank holds whole that are neither a norm nor a router: HY-V4's float32
     hyper-connection mixers (vLLM 0.34 hy_v4/nvidia/hc.py: ReplicatedLinear and nn.Parameters)."""
@@ -210,4 +250,4 @@ def _whole(name: str, params: int) -> Module:
 
 
 MLA_MORE = {"sarvam_mla": _latent, "mistral4": mistral4, "youtu": youtu, "mistral_large4_text": mistral_large4_text,
-            "hy_v4": hy_v4, "hy_v4_vl_text": hy_v4}
+            "hy_v4": hy_v4, "hy_v4_vl_text": hy_v4, "axk1": axk1}
