@@ -6,8 +6,8 @@ sarvam_mla, modeling_youtu.py). What vLLM 0.34 builds whole: the table module's 
 
 No bundled or public config of these types was at hand with every field; the configs here are written out: Mistral
 Large 4's as the hand-written params.json of tests/test_families_vllm034.py (LARGE4_PARAMS) in the Hugging Face
-form, Mistral Small 4's, HY-V4's and Youtu-LLM's as transformers 5.25's config classes' defaults (Mistral4Config,
-HYV4Config, YoutuConfig), Sarvam-MLA's as the Sarvam-105B-shaped fixture of Megatron Bridge's Sarvam MLA bridge unit test
+form, Mistral Small 4's, HY-V4's, A.X-K1's and Youtu-LLM's as transformers 5.25's config classes' defaults
+(Mistral4Config, HYV4Config, AXK1Config, YoutuConfig), Sarvam-MLA's as the Sarvam-105B-shaped fixture of Megatron Bridge's Sarvam MLA bridge unit test
 (SarvamMLAConfig's defaults, in the original config's num_experts / num_shared_experts names)."""
 
 from __future__ import annotations
@@ -45,6 +45,11 @@ HY_V4 = {"model_type": "hy_v4", "architectures": ["HYV4ForCausalLM"], "vocab_siz
          "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "q_lora_rank": 1536,
          "kv_lora_rank": 512, "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "v_head_dim": 256,
          "index_head_dim": 128, "index_n_heads": 16, "index_topk": 2048, "hc_mult": 4, "tie_word_embeddings": False}
+AXK1 = {"model_type": "axk1", "architectures": ["AXK1ForCausalLM"], "vocab_size": 163840, "hidden_size": 7168,
+        "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 64,
+        "n_shared_experts": 1, "n_routed_experts": 192, "kv_lora_rank": 512, "q_lora_rank": 1536,
+        "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "num_experts_per_tok": 8,
+        "first_k_dense_replace": 1, "tie_word_embeddings": False}
 YOUTU = {"model_type": "youtu", "architectures": ["YoutuForCausalLM"], "vocab_size": 128256, "hidden_size": 2048,
          "intermediate_size": 6144, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16,
          "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
@@ -58,9 +63,10 @@ def _per_gpu(model, layers: int, tp: int) -> int:
 @pytest.mark.parametrize("raw", [LARGE4, SMALL4, SARVAM, YOUTU, dict(YOUTU, attention_bias=True, q_lora_rank=None),
                                  dict(SMALL4, text_config=dict(SMALL4["text_config"], first_k_dense_replace=2)),
                                  HY_V4, dict(HY_V4, attention_bias=True),
-                                 {"model_type": "hy_v4_vl", "text_config": dict(HY_V4, model_type="hy_v4_vl_text")}],
+                                 {"model_type": "hy_v4_vl", "text_config": dict(HY_V4, model_type="hy_v4_vl_text")},
+                                 AXK1, dict(AXK1, attention_bias=True, first_k_dense_replace=3)],
                          ids=["large4", "small4", "sarvam", "youtu", "youtu-bias-no-q-lora", "small4-dense-first",
-                              "hy-v4", "hy-v4-bias", "hy-v4-vl"])
+                              "hy-v4", "hy-v4-bias", "hy-v4-vl", "axk1", "axk1-bias"])
 def test_the_table_adds_up_to_the_family_count(raw):
     family, f, _, layers, dims = _read(raw, "t")
     modules = table(f, layers, dims)
@@ -231,3 +237,28 @@ def test_hy_v4_counts_and_holds_the_attention_biases():
     model = build_model(dict(HY_V4, attention_bias=True), "hy-bias")
     assert model.param_count == HY_TOTAL + 34 * (1_536 + 576 + 2_816) == 58_278_369_133
     assert model.weight_replicated_bytes == 535_923_034 + 2 * 34 * 4_928
+
+
+# -- A.X-K1 (axk1) -----------------------------------------------------------------------------------------------
+
+# hidden 7,168, 64 heads, q_lora_rank 1,536, kv_lora_rank 512, qk_rope 64, qk_nope 128, v 128, 61 layers (layer 0
+# dense, 18,432), 192 experts of 2,048 and 1 shared, vocab 163,840, untied. Attention: q_a_proj 7,168 x 1,536 =
+# 11,010,048, q_a_layernorm 1,536, q_b_proj 1,536 x 64 x 192 = 18,874,368, kv_a_proj_with_mqa 7,168 x 576 =
+# 4,128,768, kv_a_layernorm 512, kv_b_proj 512 x 64 x 256 = 8,388,608, o_proj 64 x 128 x 7,168 = 58,720,256:
+# 101,124,096; two norms 14,336; the dense MLP 3 x 7,168 x 18,432 = 396,361,728; a MoE: experts 192 x 3 x 7,168 x
+# 2,048 = 8,455,716,864, router 192 x 7,168 = 1,376,256 and its score bias 192, shared 3 x 7,168 x 2,048 =
+# 44,040,192, post_mlp_layernorm 7,168.
+AXK1_TOTAL = (61 * (101_124_096 + 14_336) + 396_361_728 + 60 * (8_455_716_864 + 1_376_256 + 192 + 44_040_192 + 7_168)
+              + 2 * 163_840 * 7_168 + 7_168)
+
+
+def test_axk1_holds_its_latent_down_projections_norms_and_routers_whole():
+    model = build_model(AXK1, "axk1")
+    assert model.param_count == AXK1_TOTAL == 518_983_063_808
+    # whole: q_a_proj, q_a_layernorm, kv_a_proj_with_mqa, kv_a_layernorm and two norms a layer (61 x 15,155,200);
+    # the routers, their score biases and post_mlp_layernorm (60 x 1,383,616); the final norm
+    whole = 61 * (11_010_048 + 1_536 + 4_128_768 + 512 + 14_336) + 60 * (1_376_256 + 192 + 7_168) + 7_168
+    assert model.weight_replicated_bytes == 2 * whole == 2_014_982_656
+    # TP 8: (1,037,966,127,616 - 2,014,982,656) / 8 + 2,014,982,656 (before: no table, an even split,
+    # 129,745,765,952)
+    assert _per_gpu(model, 61, 8) == (1_037_966_127_616 - 2_014_982_656) // 8 + 2_014_982_656 == 131_508_875_776
