@@ -380,26 +380,17 @@ def _dots3_overrides(f: Fields, types: list[str]) -> dict[int, dict]:
     return {i: swa for i, t in enumerate(types) if t == "sliding_attention"}
 
 
-def dots3_note(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """dots3-note's text model (modeling_dots3_note.py, Dots3NoteForCausalLM; no vision or audio tower):
-    embed_tokens, final norm, lm_head (tie default False). Each layer: Dots3NoteTextAttention built from the
-    layer's own config (per_layer_config overrides, else swa_* for sliding layers): q_a_proj (+bias),
-    q_a_layernorm, q_b_proj (a query LoRA is required), kv_a_proj_with_mqa (+bias), kv_a_layernorm,
-    kv_b_proj, o_proj (+bias), k_rope_only_layernorm (qk_rope_head_dim), g_proj (hidden -> heads) and, on
-    'indexed_attention' layers, a Dots3NoteTextIndexer (wq_b, wk, k_norm LayerNorm, weights_proj); two
-    RMSNorms; by mlp_layer_types (else first_k_dense_replace 1 / moe_layer_freq, an int or a 0/1 list) a
-    Dots3NoteTextMLP(intermediate_size) or Dots3NoteTextMoE (experts, gate weight + e_score_correction_bias,
-    shared_experts of shared_experts_intermediate_size (moe_shared_expert_intermediate_size) x
-    n_shared_experts)."""
+def dots3_note_parts(f: Fields, n: int) -> dict:
+    """What dots3_note counts, read once (the per-layer table, configs/weight_tables/mla_more.py, reads the same):
+    hidden, the layer types, each layer's attention widths (per_layer_config / swa_* overrides on the global
+    ones), attention_bias, the MLP kinds and widths."""
     hidden = f.int("hidden_size", default=5120)
-    n = len(layers)
     types = _dots3_layer_types(f, n)
     overrides = _dots3_overrides(f, types)
     glob = {name: f.int(name, default=default, minimum=0) for name, default in _DOTS3_ATTN.items()}
     glob["q_lora_rank"] = _need_rank(f, "q_lora_rank", _DOTS3_ATTN["q_lora_rank"])
-    bias = f.flag("attention_bias")
 
-    def attention(i: int) -> int:
+    def widths(i: int) -> dict:
         cfg = dict(glob)
         for name, value in overrides.get(i, {}).items():
             if name in cfg:
@@ -407,19 +398,8 @@ def dots3_note(f: Fields, layers: list, dims) -> tuple[int, int]:
                     raise ConfigError(f"{f.source}: per-layer {name!r} of layer {i} is null; transformers' "
                                       f"dots3 attention needs it (model_type {f.model_type!r})", "fix the config")
                 cfg[name] = f.check_int(f"per_layer_config.{i}.{name}", value, minimum=0)
-        h, heads, rope = cfg["hidden_size"], cfg["num_attention_heads"], cfg["qk_rope_head_dim"]
-        out = _mla(h, heads, cfg["q_lora_rank"], cfg["kv_lora_rank"], rope, cfg["qk_nope_head_dim"],
-                   cfg["v_head_dim"], bias)
-        out += rope + h * heads  # k_rope_only_layernorm, g_proj
-        if types[i] == "indexed_attention":
-            out += _indexer(h, cfg["q_lora_rank"], cfg["index_head_dim"], cfg["index_n_heads"])
-        return out
+        return cfg
 
-    inter = f.int("intermediate_size", default=13824, minimum=0)
-    shared_inter = _int(f, "moe_shared_expert_intermediate_size", "shared_experts_intermediate_size", default=1536)
-    moe_t, moe_a = _routed_moe(hidden, _experts(f, 256), f.int("moe_intermediate_size", default=1536, minimum=0),
-                               f.int("num_experts_per_tok", default=8),
-                               shared_inter * f.int("n_shared_experts", default=1, minimum=0))
     first_k = f.int("first_k_dense_replace", default=1, minimum=0)
     freq = f.get("moe_layer_freq", default=1)
     if isinstance(freq, list):
@@ -431,10 +411,43 @@ def dots3_note(f: Fields, layers: list, dims) -> tuple[int, int]:
     else:
         step = f.int("moe_layer_freq", default=1)
         rule = lambda i: "sparse" if i >= first_k and i % step == 0 else "dense"  # noqa: E731
+    return {"hidden": hidden, "types": types, "attention": [widths(i) for i in range(n)],
+            "bias": f.flag("attention_bias"), "inter": f.int("intermediate_size", default=13824, minimum=0),
+            "shared_inter": _int(f, "moe_shared_expert_intermediate_size", "shared_experts_intermediate_size",
+                                 default=1536) * f.int("n_shared_experts", default=1, minimum=0),
+            "experts": _experts(f, 256), "moe_inter": f.int("moe_intermediate_size", default=1536, minimum=0),
+            "top_k": f.int("num_experts_per_tok", default=8), "kinds": mlp_layer_types(f, n, rule)}
+
+
+def dots3_note(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """dots3-note's text model (modeling_dots3_note.py, Dots3NoteForCausalLM; no vision or audio tower):
+    embed_tokens, final norm, lm_head (tie default False). Each layer: Dots3NoteTextAttention built from the
+    layer's own config (per_layer_config overrides, else swa_* for sliding layers): q_a_proj (+bias),
+    q_a_layernorm, q_b_proj (a query LoRA is required), kv_a_proj_with_mqa (+bias), kv_a_layernorm,
+    kv_b_proj, o_proj (+bias), k_rope_only_layernorm (qk_rope_head_dim), g_proj (hidden -> heads) and, on
+    'indexed_attention' layers, a Dots3NoteTextIndexer (wq_b, wk, k_norm LayerNorm, weights_proj); two
+    RMSNorms; by mlp_layer_types (else first_k_dense_replace 1 / moe_layer_freq, an int or a 0/1 list) a
+    Dots3NoteTextMLP(intermediate_size) or Dots3NoteTextMoE (experts, gate weight + e_score_correction_bias,
+    shared_experts of shared_experts_intermediate_size (moe_shared_expert_intermediate_size) x
+    n_shared_experts)."""
+    w = dots3_note_parts(f, len(layers))
+    hidden, bias = w["hidden"], w["bias"]
+
+    def attention(i: int) -> int:
+        cfg = w["attention"][i]
+        h, heads, rope = cfg["hidden_size"], cfg["num_attention_heads"], cfg["qk_rope_head_dim"]
+        out = _mla(h, heads, cfg["q_lora_rank"], cfg["kv_lora_rank"], rope, cfg["qk_nope_head_dim"],
+                   cfg["v_head_dim"], bias)
+        out += rope + h * heads  # k_rope_only_layernorm, g_proj
+        if w["types"][i] == "indexed_attention":
+            out += _indexer(h, cfg["q_lora_rank"], cfg["index_head_dim"], cfg["index_n_heads"])
+        return out
+
+    moe_t, moe_a = _routed_moe(hidden, w["experts"], w["moe_inter"], w["top_k"], w["shared_inter"])
     total = active = embeddings(f, hidden, False, 152064) + hidden
-    for i, kind in enumerate(mlp_layer_types(f, n, rule)):
+    for i, kind in enumerate(w["kinds"]):
         base = attention(i) + 2 * hidden
-        t, a = (moe_t, moe_a) if kind == "sparse" else (gated_mlp(hidden, inter),) * 2
+        t, a = (moe_t, moe_a) if kind == "sparse" else (gated_mlp(hidden, w["inter"]),) * 2
         total += base + t
         active += base + a
     return total, active

@@ -243,6 +243,46 @@ def axk1(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- dots3-note (params_mla.dots3_note) --------------------------------------------------------------------------
+
+def dots3_note(f: Fields, layers: list, dims) -> list[Module]:
+    """dots3-note's text model (dots3_note_text; transformers 5.25 modeling_dots3_note.py Dots3NoteTextAttention,
+    Dots3NoteTextMoE) as params_mla.dots3_note counts it (dots3_note_parts: each layer's own widths, per_layer_config
+    or the swa_* fields on sliding layers), under transformers' names, which the checkpoints keep: per layer MLA
+    with a query LoRA (attention_bias on q_a_proj, kv_a_proj_with_mqa and o_proj), k_rope_only_layernorm
+    (qk_rope_head_dim), the head-wise output gate g_proj (hidden -> heads), the DSA indexer on
+    "indexed_attention" layers, two norms, the dense mlp or the MoE (routed experts, mlp.gate and its
+    e_score_correction_bias, shared_experts); embeddings, final norm, lm_head (untied by default).
+
+    vLLM 0.34 (models/dots3_note/nvidia/model.py, on DeepSeek-V3.2's runtime) holds whole on every TP rank: the
+    fused q_a_proj + kv_a_proj_with_mqa (DeepSeekV2FusedQkvAProjLinear, disable_tp) on the DSA and the sliding
+    layers alike, the indexer (as weight_tables._indexer says), g_proj (a ReplicatedLinear for the "headwise" gate
+    transformers builds; attention_gate_type / swa_attention_gate_type), k_rope_only_layernorm and the other
+    RMSNorms, the router (GateLinear) and its score bias; q_b_proj, kv_b_proj and o_proj split with the heads,
+    the experts and shared experts split."""
+    from ..params_mla import dots3_note_parts
+    from . import _deepseek_moe, _indexer
+
+    w = dots3_note_parts(f, len(layers))
+    hidden, bias = w["hidden"], w["bias"]
+    out = _ends(f, hidden, False, 152064)
+    for i, kind in enumerate(w["kinds"]):
+        cfg, a, n = w["attention"][i], f"layers.{i}.self_attn", f"layers.{i}"
+        h, heads, rope, q_lora = (cfg[k] for k in ("hidden_size", "num_attention_heads", "qk_rope_head_dim",
+                                                    "q_lora_rank"))
+        out += _mla_widths(a, h, heads, q_lora, bias, cfg["kv_lora_rank"], rope, cfg["qk_nope_head_dim"],
+                           cfg["v_head_dim"])
+        out += [_float(f"{a}.k_rope_only_layernorm", rope), _linear(f"{a}.g_proj", h, heads, "attention", whole=True)]
+        if w["types"][i] == "indexed_attention":
+            out += _indexer(a, h, q_lora, cfg["index_head_dim"], cfg["index_n_heads"])
+        out += [_float(f"{n}.input_layernorm", hidden), _float(f"{n}.post_attention_layernorm", hidden)]
+        if kind == "sparse":
+            out += _deepseek_moe(f"{n}.mlp", hidden, w["experts"], w["moe_inter"], w["shared_inter"])
+        else:
+            out += _mlp(f"{n}.mlp", hidden, w["inter"], "mlp")
+    return out
+
+
 def _whole(name: str, params: int) -> Module:
     """Float parameters every TP rank holds whole that are neither a norm nor a router: HY-V4's float32
     hyper-connection mixers (vLLM 0.34 hy_v4/nvidia/hc.py: ReplicatedLinear and nn.Parameters)."""
@@ -250,4 +290,5 @@ def _whole(name: str, params: int) -> Module:
 
 
 MLA_MORE = {"sarvam_mla": _latent, "mistral4": mistral4, "youtu": youtu, "mistral_large4_text": mistral_large4_text,
-            "hy_v4": hy_v4, "hy_v4_vl_text": hy_v4, "axk1": axk1}
+            "hy_v4": hy_v4, "hy_v4_vl_text": hy_v4, "axk1": axk1,
+            "dots3_note_text": dots3_note}
