@@ -7,7 +7,8 @@ sarvam_mla, modeling_youtu.py). What vLLM 0.34 builds whole: the table module's 
 No bundled or public config of these types was at hand with every field; the configs here are written out: Mistral
 Large 4's as the hand-written params.json of tests/test_families_vllm034.py (LARGE4_PARAMS) in the Hugging Face
 form, Mistral Small 4's, HY-V4's, A.X-K1's and Youtu-LLM's as transformers 5.25's config classes' defaults
-(Mistral4Config, HYV4Config, AXK1Config, YoutuConfig), Sarvam-MLA's as the Sarvam-105B-shaped fixture of Megatron Bridge's Sarvam MLA bridge unit test
+(Mistral4Config, HYV4Config, AXK1Config, YoutuConfig), dots3-note's as Dots3NoteTextConfig's defaults over 8
+layers, Sarvam-MLA's as the Sarvam-105B-shaped fixture of Megatron Bridge's Sarvam MLA bridge unit test
 (SarvamMLAConfig's defaults, in the original config's num_experts / num_shared_experts names)."""
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ AXK1 = {"model_type": "axk1", "architectures": ["AXK1ForCausalLM"], "vocab_size"
         "n_shared_experts": 1, "n_routed_experts": 192, "kv_lora_rank": 512, "q_lora_rank": 1536,
         "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "num_experts_per_tok": 8,
         "first_k_dense_replace": 1, "tie_word_embeddings": False}
+DOTS3 = {"model_type": "dots3_note_text", "num_hidden_layers": 8, "hidden_size": 5120, "num_attention_heads": 128,
+         "q_lora_rank": 1024, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
+         "index_head_dim": 128, "index_n_heads": 64, "index_topk": 2048, "intermediate_size": 13824,
+         "moe_intermediate_size": 1536, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+         "first_k_dense_replace": 1, "vocab_size": 152064, "swa_num_attention_heads": 64, "swa_q_lora_rank": 1024,
+         "swa_kv_lora_rank": 1024, "swa_head_dim": 256, "swa_qk_nope_head_dim": 192, "swa_v_head_dim": 128,
+         "sliding_window": 512}
 YOUTU = {"model_type": "youtu", "architectures": ["YoutuForCausalLM"], "vocab_size": 128256, "hidden_size": 2048,
          "intermediate_size": 6144, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16,
          "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
@@ -64,9 +72,9 @@ def _per_gpu(model, layers: int, tp: int) -> int:
                                  dict(SMALL4, text_config=dict(SMALL4["text_config"], first_k_dense_replace=2)),
                                  HY_V4, dict(HY_V4, attention_bias=True),
                                  {"model_type": "hy_v4_vl", "text_config": dict(HY_V4, model_type="hy_v4_vl_text")},
-                                 AXK1, dict(AXK1, attention_bias=True, first_k_dense_replace=3)],
+                                 AXK1, dict(AXK1, attention_bias=True, first_k_dense_replace=3), DOTS3],
                          ids=["large4", "small4", "sarvam", "youtu", "youtu-bias-no-q-lora", "small4-dense-first",
-                              "hy-v4", "hy-v4-bias", "hy-v4-vl", "axk1", "axk1-bias"])
+                              "hy-v4", "hy-v4-bias", "hy-v4-vl", "axk1", "axk1-bias", "dots3"])
 def test_the_table_adds_up_to_the_family_count(raw):
     family, f, _, layers, dims = _read(raw, "t")
     modules = table(f, layers, dims)
@@ -262,3 +270,35 @@ def test_axk1_holds_its_latent_down_projections_norms_and_routers_whole():
     # TP 8: (1,037,966,127,616 - 2,014,982,656) / 8 + 2,014,982,656 (before: no table, an even split,
     # 129,745,765,952)
     assert _per_gpu(model, 61, 8) == (1_037_966_127_616 - 2_014_982_656) // 8 + 2_014_982_656 == 131_508_875_776
+
+
+# -- dots3-note (dots3_note_text) ----------------------------------------------------------------------------------
+
+# hidden 5,120, 8 layers: DSA on 0, 1 and 5 (i < 2 or i % 4 == 1), sliding elsewhere; layer 0 dense (13,824), 7 MoE
+# layers (256 experts of 1,536, 1 shared of 1,536); vocab 152,064, untied. A DSA layer's attention (128 heads,
+# q_lora_rank 1,024, kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128): q_a_proj 5,120 x 1,024 = 5,242,880,
+# q_a_layernorm 1,024, q_b_proj 1,024 x 128 x 192 = 25,165,824, kv_a_proj_with_mqa 5,120 x 576 = 2,949,120,
+# kv_a_layernorm 512, kv_b_proj 512 x 128 x 256 = 16,777,216, o_proj 128 x 128 x 5,120 = 83,886,080,
+# k_rope_only_layernorm 64, g_proj 5,120 x 128 = 655,360: 134,678,080; its indexer (64 heads of 128): wq_b
+# 1,024 x 8,192 = 8,388,608, wk 5,120 x 128 = 655,360, k_norm 256, weights_proj 5,120 x 64 = 327,680: 9,371,904.
+# A sliding layer's (the swa_* widths: 64 heads, q_lora_rank 1,024, kv_lora_rank 1,024, qk_nope 192, qk_rope
+# 256 - 192 = 64, v 128): q_a_proj 5,242,880, q_a_layernorm 1,024, q_b_proj 1,024 x 64 x 256 = 16,777,216,
+# kv_a_proj_with_mqa 5,120 x 1,088 = 5,570,560, kv_a_layernorm 1,024, kv_b_proj 1,024 x 64 x 320 = 20,971,520,
+# o_proj 64 x 128 x 5,120 = 41,943,040, k_rope_only_layernorm 64, g_proj 5,120 x 64 = 327,680: 90,835,008.
+# Two norms 10,240 a layer; the dense MLP 3 x 5,120 x 13,824 = 212,336,640; a MoE: experts 256 x 3 x 5,120 x 1,536
+# = 6,039,797,760, router 256 x 5,120 = 1,310,720 and its score bias 256, shared 3 x 5,120 x 1,536 = 23,592,960.
+DOTS3_TOTAL = (3 * (134_678_080 + 10_240) + 3 * 9_371_904 + 5 * (90_835_008 + 10_240) + 212_336_640
+               + 7 * (6_039_797_760 + 1_310_720 + 256 + 23_592_960) + 2 * 152_064 * 5_120 + 5_120)
+
+
+def test_dots3_note_holds_its_latent_down_projections_gates_indexers_and_routers_whole():
+    model = build_model(DOTS3, "dots3")
+    assert model.param_count == DOTS3_TOTAL == 45_108_795_904
+    # whole: a DSA layer's q_a_proj, q_a_layernorm, kv_a_proj_with_mqa, kv_a_layernorm, k_rope_only_layernorm,
+    # g_proj and two norms (5,242,880 + 1,024 + 2,949,120 + 512 + 64 + 655,360 + 10,240 = 8,859,200), a sliding
+    # layer's (5,242,880 + 1,024 + 5,570,560 + 1,024 + 64 + 327,680 + 10,240 = 11,153,472), the three indexers,
+    # the routers and their score biases (7 x 1,310,976), the final norm
+    whole = 3 * 8_859_200 + 5 * 11_153_472 + 3 * 9_371_904 + 7 * 1_310_976 + 5_120
+    assert model.weight_replicated_bytes == 2 * whole == 239_285_248
+    # TP 8: (90,217,591,808 - 239,285,248) / 8 + 239,285,248 (before: no table, an even split, 11,277,198,976)
+    assert _per_gpu(model, 8, 8) == (90_217_591_808 - 239_285_248) // 8 + 239_285_248 == 11_486_573_568
