@@ -283,6 +283,65 @@ def dots3_note(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- A.X-K2 (params_mla.axk2) ------------------------------------------------------------------------------------
+
+def axk2(f: Fields, layers: list, dims) -> list[Module]:
+    """AXK2ForCausalLM (transformers 5.25 modeling_axk2.py) with params_mla.axk2's defaults, under the checkpoints'
+    names (conversion_mapping.py "axk2" renames them on load): per layer q_a_proj, q_a_layernorm, the fused query and
+    output-gate projection self_attn.q_b_proj (2 x q_lora_rank -> heads x (qk_nope + qk_rope + v_head_dim);
+    q_gate_proj in transformers), kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj (attention_bias on
+    q_a_proj, kv_a_proj_with_mqa and o_proj), the DSA indexer on every layer; input_layernorm an AXK2GatedRMSNorm
+    (input_layernorm.norm and its low-rank gate input_layernorm.W_down (hidden -> gated_norm_rank) and W_up
+    (back); mlp.fc1 / mlp.fc2 in transformers), post_attention_layernorm gated on MoE layers and a plain RMSNorm on
+    dense ones; the dense mlp or the MoE (routed experts, stored one by one, mlp.gate and its
+    e_score_correction_bias, shared_experts); embeddings, final norm, lm_head (untied by default).
+
+    vLLM 0.34 registers no AXK2ForCausalLM: registry.py resolve_model_cls falls back to the Transformers modeling
+    backend (whether it runs this attention is not read here). transformers/base.py _recursive_replace gives each
+    nn.Linear the style of configuration_axk2.py's base_model_tp_plan: q_gate_proj and kv_b_proj colwise, o_proj
+    rowwise, the mlp and shared_experts split; kv_a_proj_with_mqa's "mla_kv_a_proj" is no style utils.py
+    replace_linear_class knows, so a ReplicatedLinear, as is every linear the plan leaves out (q_a_proj, the
+    indexer's, the gated norms' W_down / W_up): whole on every rank, as are the RMSNorms, the indexer's k_norm and
+    the router's weight and bias (parameters, not linear layers)."""
+    from ..param_parts import mlp_layer_types
+    from ..params_mla import _experts as routed_experts
+    from ..params_mla import _first_k_rule, _need_rank
+    from . import _deepseek_moe, _indexer
+
+    hidden, heads = f.int("hidden_size", default=2048), f.int("num_attention_heads", default=32)
+    q_lora = _need_rank(f, "q_lora_rank", 384)
+    rank = f.int("kv_lora_rank", default=128)
+    rope, nope = f.int("qk_rope_head_dim", default=32), f.int("qk_nope_head_dim", default=64)
+    v = f.int("v_head_dim", default=64)
+    bias = f.flag("attention_bias")
+    index, index_heads = f.int("index_head_dim", default=128), f.int("index_n_heads", default=16)
+    gate_rank = f.int("gated_norm_rank", default=16, minimum=0)
+    inter = f.int("intermediate_size", default=5120, minimum=0)
+    moe_inter = f.int("moe_intermediate_size", default=512, minimum=0)
+    experts = routed_experts(f, 128)
+    shared = moe_inter * f.int("n_shared_experts", default=1, minimum=0)
+
+    def gated(name: str) -> list[Module]:
+        return [_float(f"{name}.norm", hidden), _linear(f"{name}.W_down", hidden, gate_rank, "norms", whole=True),
+                _linear(f"{name}.W_up", gate_rank, hidden, "norms", whole=True)]
+
+    out = _ends(f, hidden, False, 163840)
+    for i, kind in enumerate(mlp_layer_types(f, len(layers), _first_k_rule(f, 1))):
+        a, n = f"layers.{i}.self_attn", f"layers.{i}"
+        mla = _mla_widths(a, hidden, heads, q_lora, bias, rank, rope, nope, v)
+        out += [_linear(f"{a}.q_b_proj", 2 * q_lora, heads * (nope + rope + v), "attention")
+                if m.name == f"{a}.q_b_proj" else m for m in mla]
+        out += _indexer(a, hidden, q_lora, index, index_heads)
+        out += gated(f"{n}.input_layernorm")
+        if kind == "sparse":
+            out += gated(f"{n}.post_attention_layernorm")
+            out += _deepseek_moe(f"{n}.mlp", hidden, experts, moe_inter, shared)
+        else:
+            out.append(_float(f"{n}.post_attention_layernorm", hidden))
+            out += _mlp(f"{n}.mlp", hidden, inter, "mlp")
+    return out
+
+
 def _whole(name: str, params: int) -> Module:
     """Float parameters every TP rank holds whole that are neither a norm nor a router: HY-V4's float32
     hyper-connection mixers (vLLM 0.34 hy_v4/nvidia/hc.py: ReplicatedLinear and nn.Parameters)."""
@@ -291,4 +350,4 @@ def _whole(name: str, params: int) -> Module:
 
 MLA_MORE = {"sarvam_mla": _latent, "mistral4": mistral4, "youtu": youtu, "mistral_large4_text": mistral_large4_text,
             "hy_v4": hy_v4, "hy_v4_vl_text": hy_v4, "axk1": axk1,
-            "dots3_note_text": dots3_note}
+            "dots3_note_text": dots3_note, "axk2": axk2}
