@@ -7,7 +7,7 @@ sarvam_mla, modeling_youtu.py). What vLLM 0.34 builds whole: the table module's 
 No bundled or public config of these types was at hand with every field; the configs here are written out: Mistral
 Large 4's as the hand-written params.json of tests/test_families_vllm034.py (LARGE4_PARAMS) in the Hugging Face
 form, Mistral Small 4's, HY-V4's, A.X-K1's and Youtu-LLM's as transformers 5.25's config classes' defaults
-(Mistral4Config, HYV4Config, AXK1Config, YoutuConfig), dots3-note's as Dots3NoteTextConfig's defaults over 8
+(Mistral4Config, HYV4Config, AXK1Config, AXK2Config, YoutuConfig), dots3-note's as Dots3NoteTextConfig's defaults over 8
 layers, Sarvam-MLA's as the Sarvam-105B-shaped fixture of Megatron Bridge's Sarvam MLA bridge unit test
 (SarvamMLAConfig's defaults, in the original config's num_experts / num_shared_experts names)."""
 
@@ -58,6 +58,12 @@ DOTS3 = {"model_type": "dots3_note_text", "num_hidden_layers": 8, "hidden_size":
          "first_k_dense_replace": 1, "vocab_size": 152064, "swa_num_attention_heads": 64, "swa_q_lora_rank": 1024,
          "swa_kv_lora_rank": 1024, "swa_head_dim": 256, "swa_qk_nope_head_dim": 192, "swa_v_head_dim": 128,
          "sliding_window": 512}
+AXK2 = {"model_type": "axk2", "architectures": ["AXK2ForCausalLM"], "vocab_size": 163840, "hidden_size": 2048,
+        "intermediate_size": 5120, "moe_intermediate_size": 512, "num_hidden_layers": 48, "num_attention_heads": 32,
+        "n_shared_experts": 1, "n_routed_experts": 128, "kv_lora_rank": 128, "q_lora_rank": 384,
+        "qk_rope_head_dim": 32, "v_head_dim": 64, "qk_nope_head_dim": 64, "num_experts_per_tok": 8,
+        "index_head_dim": 128, "index_n_heads": 16, "index_topk": 2048, "gated_norm_rank": 16,
+        "first_k_dense_replace": 1, "tie_word_embeddings": False}
 YOUTU = {"model_type": "youtu", "architectures": ["YoutuForCausalLM"], "vocab_size": 128256, "hidden_size": 2048,
          "intermediate_size": 6144, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16,
          "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
@@ -72,9 +78,10 @@ def _per_gpu(model, layers: int, tp: int) -> int:
                                  dict(SMALL4, text_config=dict(SMALL4["text_config"], first_k_dense_replace=2)),
                                  HY_V4, dict(HY_V4, attention_bias=True),
                                  {"model_type": "hy_v4_vl", "text_config": dict(HY_V4, model_type="hy_v4_vl_text")},
-                                 AXK1, dict(AXK1, attention_bias=True, first_k_dense_replace=3), DOTS3],
+                                 AXK1, dict(AXK1, attention_bias=True, first_k_dense_replace=3), DOTS3, AXK2,
+                                 dict(AXK2, attention_bias=True)],
                          ids=["large4", "small4", "sarvam", "youtu", "youtu-bias-no-q-lora", "small4-dense-first",
-                              "hy-v4", "hy-v4-bias", "hy-v4-vl", "axk1", "axk1-bias", "dots3"])
+                              "hy-v4", "hy-v4-bias", "hy-v4-vl", "axk1", "axk1-bias", "dots3", "axk2", "axk2-bias"])
 def test_the_table_adds_up_to_the_family_count(raw):
     family, f, _, layers, dims = _read(raw, "t")
     modules = table(f, layers, dims)
@@ -302,3 +309,30 @@ def test_dots3_note_holds_its_latent_down_projections_gates_indexers_and_routers
     assert model.weight_replicated_bytes == 2 * whole == 239_285_248
     # TP 8: (90,217,591,808 - 239,285,248) / 8 + 239,285,248 (before: no table, an even split, 11,277,198,976)
     assert _per_gpu(model, 8, 8) == (90_217_591_808 - 239_285_248) // 8 + 239_285_248 == 11_486_573_568
+
+
+# -- A.X-K2 (axk2) -----------------------------------------------------------------------------------------------
+
+# hidden 2,048, 32 heads, q_lora_rank 384, kv_lora_rank 128, qk_rope 32, qk_nope 64, v 64, 48 layers (layer 0 dense,
+# 5,120), 128 experts of 512 and 1 shared, an indexer (16 heads of 128) on every layer, gated_norm_rank 16, vocab
+# 163,840, untied. Attention: q_a_proj 2,048 x 384 = 786,432, q_a_layernorm 384, q_b_proj 768 x 32 x 160 =
+# 3,932,160, kv_a_proj_with_mqa 2,048 x 160 = 327,680, kv_a_layernorm 128, kv_b_proj 128 x 32 x 128 = 524,288,
+# o_proj 32 x 64 x 2,048 = 4,194,304: 9,765,376; the indexer: wq_b 384 x 2,048 = 786,432, wk 2,048 x 128 = 262,144,
+# k_norm 256, weights_proj 2,048 x 16 = 32,768: 1,081,600; a gated norm: 2,048 + W_down and W_up 2 x 2,048 x 16 =
+# 67,584. The dense layer's plain post-attention norm 2,048 and MLP 3 x 2,048 x 5,120 = 31,457,280; a MoE layer's
+# gated post-attention norm and MoE: experts 128 x 3 x 2,048 x 512 = 402,653,184, router 128 x 2,048 = 262,144 and
+# its score bias 128, shared 3 x 2,048 x 512 = 3,145,728.
+AXK2_TOTAL = (48 * (9_765_376 + 1_081_600 + 67_584) + 2_048 + 31_457_280
+              + 47 * (67_584 + 402_653_184 + 262_144 + 128 + 3_145_728) + 2 * 163_840 * 2_048 + 2_048)
+
+
+def test_axk2_holds_its_latent_down_projections_indexers_gated_norms_and_routers_whole():
+    model = build_model(AXK2, "axk2")
+    assert model.param_count == AXK2_TOTAL == 20_314_500_992
+    # whole a layer: q_a_proj, q_a_layernorm, kv_a_proj_with_mqa, kv_a_layernorm (786,432 + 384 + 327,680 + 128),
+    # the indexer and the gated input norm; the dense layer's plain norm; a MoE layer's gated norm, router and score
+    # bias (67,584 + 262,272); the final norm
+    whole = 48 * (1_114_624 + 1_081_600 + 67_584) + 2_048 + 47 * (67_584 + 262_272) + 2_048
+    assert model.weight_replicated_bytes == 2 * whole == 248_340_224
+    # TP 8: (40,629,001,984 - 248,340,224) / 8 + 248,340,224 (before: no table, an even split, 5,078,625,248)
+    assert _per_gpu(model, 48, 8) == (40_629_001_984 - 248_340_224) // 8 + 248_340_224 == 5_295_922_944
