@@ -188,7 +188,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
              "sarvam_mla", "youtu", "mistral_large4", "hy_v4", "axk1",
-             "dots3_note_text", "axk2",  # mla_more
+             "dots3_note_text", "axk2", "kolibri1_1",  # mla_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -272,6 +272,10 @@ _RENAMED["axk1"] = ((".post_mlp_layernorm", ".mlp.post_mlp_layernorm"),)
 
 # A.X-K2's checkpoint names (conversion_mapping.py "axk2")
 _RENAMED["axk2"] = ((".self_attn.q_b_proj", ".self_attn.q_gate_proj"), (".W_down", ".mlp.fc1"), (".W_up", ".mlp.fc2"))
+
+# Kolibri 1.1's checkpoint names (conversion_mapping.py "kolibri1")
+_RENAMED["kolibri1_1"] = ((".moe.router.expert_bias", ".mlp.gate.e_score_correction_bias"),
+                          (".post_attn_norm", ".post_self_attn_layernorm"), (".post_ffn_norm", ".post_mlp_layernorm"))
 
 
 

@@ -342,6 +342,47 @@ def axk2(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Kolibri 1.1 (params.kolibri1_1) -----------------------------------------------------------------------------
+
+def kolibri1_1(f: Fields, layers: list, dims) -> list[Module]:
+    """Kolibri1_1ForCausalLM (transformers 5.25 modeling_kolibri1_1.py) as params.kolibri1_1 counts it, under the
+    checkpoints' names (conversion_mapping.py "kolibri1", which "kolibri1_1" copies, renames post_attn_norm,
+    post_ffn_norm and moe.router.expert_bias on load): per layer q_proj, q_norm, and on the layers that keep their
+    own K/V (the others read an earlier layer's) k_proj, v_proj and k_norm; o_proj; input_layernorm,
+    post_attention_layernorm, post_attn_norm and post_ffn_norm (post_self_attn_layernorm / post_mlp_layernorm in
+    transformers); the dense mlp (mlp_only_intermediate_size) on mlp_only_layers, else the routed experts, the router
+    mlp.gate, its score bias moe.router.expert_bias and mlp.shared_experts; embeddings, final norm, lm_head. The
+    indexer holds no weights.
+
+    vLLM 0.34 does not serve Kolibri 1.1 (engines/vllm.py refuses it: the Transformers backend it falls back to fails
+    on the indexed layers), so what each TP rank holds is not read: the table follows vLLM's rule for the same
+    modules elsewhere (qwen3_moe.py: q/k/v in a QKVParallelLinear, split by KV head, o_proj row-parallel, the
+    q/k norms, the other RMSNorms and the router whole, the experts and shared experts split), and keeps q_proj and
+    o_proj split on the layers without K/V of their own, as vLLM's gemma3n.py does for its KV-sharing layers."""
+    heads, kv, head, _ = dims
+    hidden = f.int("hidden_size")
+    experts, inter = f.int("num_local_experts"), f.int("moe_intermediate_size")
+    dense_layers = set(f.int_list("mlp_only_layers", minimum=0) or [])
+    out = _ends(f, hidden, False, None)
+    for i, layer in enumerate(layers):
+        a, n = f"layers.{i}.self_attn", f"layers.{i}"
+        out += [_linear(f"{a}.q_proj", hidden, heads * head, "attention"), _float(f"{a}.q_norm", head)]
+        if layer.shares_cache_of is None:
+            out += [_linear(f"{a}.k_proj", hidden, kv * head, "attention", kv_heads=kv),
+                    _linear(f"{a}.v_proj", hidden, kv * head, "attention", kv_heads=kv), _float(f"{a}.k_norm", head)]
+        out.append(_linear(f"{a}.o_proj", heads * head, hidden, "attention", row=True))
+        out += [_float(f"{n}.{norm}", hidden) for norm in ("input_layernorm", "post_attention_layernorm",
+                                                          "post_attn_norm", "post_ffn_norm")]
+        if i in dense_layers:
+            out += _mlp(f"{n}.mlp", hidden, f.int("mlp_only_intermediate_size"), "mlp")
+        else:
+            out += _experts(f"{n}.mlp", experts, hidden, inter)
+            out += [_float(f"{n}.mlp.gate", hidden * experts, "router"),
+                    _float(f"{n}.moe.router.expert_bias", experts, "router")]
+            out += _mlp(f"{n}.mlp.shared_experts", hidden, f.int("shared_expert_intermediate_size"), "shared experts")
+    return out
+
+
 def _whole(name: str, params: int) -> Module:
     """Float parameters every TP rank holds whole that are neither a norm nor a router: HY-V4's float32
     hyper-connection mixers (vLLM 0.34 hy_v4/nvidia/hc.py: ReplicatedLinear and nn.Parameters)."""
@@ -350,4 +391,5 @@ def _whole(name: str, params: int) -> Module:
 
 MLA_MORE = {"sarvam_mla": _latent, "mistral4": mistral4, "youtu": youtu, "mistral_large4_text": mistral_large4_text,
             "hy_v4": hy_v4, "hy_v4_vl_text": hy_v4, "axk1": axk1,
-            "dots3_note_text": dots3_note, "axk2": axk2}
+            "dots3_note_text": dots3_note, "axk2": axk2,
+            "kolibri1_1": kolibri1_1}
