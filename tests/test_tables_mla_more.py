@@ -7,7 +7,7 @@ sarvam_mla, modeling_youtu.py). What vLLM 0.34 builds whole: the table module's 
 No bundled or public config of these types was at hand with every field; the configs here are written out: Mistral
 Large 4's as the hand-written params.json of tests/test_families_vllm034.py (LARGE4_PARAMS) in the Hugging Face
 form, Mistral Small 4's, HY-V4's, A.X-K1's and Youtu-LLM's as transformers 5.25's config classes' defaults
-(Mistral4Config, HYV4Config, AXK1Config, AXK2Config, YoutuConfig), dots3-note's as Dots3NoteTextConfig's defaults over 8
+(Mistral4Config, HYV4Config, AXK1Config, AXK2Config, Kolibri1_1Config, YoutuConfig), dots3-note's as Dots3NoteTextConfig's defaults over 8
 layers, Sarvam-MLA's as the Sarvam-105B-shaped fixture of Megatron Bridge's Sarvam MLA bridge unit test
 (SarvamMLAConfig's defaults, in the original config's num_experts / num_shared_experts names)."""
 
@@ -64,6 +64,11 @@ AXK2 = {"model_type": "axk2", "architectures": ["AXK2ForCausalLM"], "vocab_size"
         "qk_rope_head_dim": 32, "v_head_dim": 64, "qk_nope_head_dim": 64, "num_experts_per_tok": 8,
         "index_head_dim": 128, "index_n_heads": 16, "index_topk": 2048, "gated_norm_rank": 16,
         "first_k_dense_replace": 1, "tie_word_embeddings": False}
+KOLIBRI = {"model_type": "kolibri1_1", "architectures": ["Kolibri1_1ForCausalLM"], "vocab_size": 128000,
+           "hidden_size": 2560, "num_hidden_layers": 50, "num_attention_heads": 48, "num_key_value_heads": 4,
+           "head_dim": 128, "sliding_window": 513, "moe_intermediate_size": 512, "num_experts_per_tok": 6,
+           "num_experts": 384, "shared_expert_intermediate_size": 512, "mlp_only_intermediate_size": 3584,
+           "tie_word_embeddings": False}
 YOUTU = {"model_type": "youtu", "architectures": ["YoutuForCausalLM"], "vocab_size": 128256, "hidden_size": 2048,
          "intermediate_size": 6144, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16,
          "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
@@ -79,9 +84,9 @@ def _per_gpu(model, layers: int, tp: int) -> int:
                                  HY_V4, dict(HY_V4, attention_bias=True),
                                  {"model_type": "hy_v4_vl", "text_config": dict(HY_V4, model_type="hy_v4_vl_text")},
                                  AXK1, dict(AXK1, attention_bias=True, first_k_dense_replace=3), DOTS3, AXK2,
-                                 dict(AXK2, attention_bias=True)],
+                                 dict(AXK2, attention_bias=True), KOLIBRI, dict(KOLIBRI, mlp_only_layers=[0, 5])],
                          ids=["large4", "small4", "sarvam", "youtu", "youtu-bias-no-q-lora", "small4-dense-first",
-                              "hy-v4", "hy-v4-bias", "hy-v4-vl", "axk1", "axk1-bias", "dots3", "axk2", "axk2-bias"])
+                              "hy-v4", "hy-v4-bias", "hy-v4-vl", "axk1", "axk1-bias", "dots3", "axk2", "axk2-bias", "kolibri", "kolibri-dense-0-5"])
 def test_the_table_adds_up_to_the_family_count(raw):
     family, f, _, layers, dims = _read(raw, "t")
     modules = table(f, layers, dims)
@@ -336,3 +341,36 @@ def test_axk2_holds_its_latent_down_projections_indexers_gated_norms_and_routers
     assert model.weight_replicated_bytes == 2 * whole == 248_340_224
     # TP 8: (40,629,001,984 - 248,340,224) / 8 + 248,340,224 (before: no table, an even split, 5,078,625,248)
     assert _per_gpu(model, 48, 8) == (40_629_001_984 - 248_340_224) // 8 + 248_340_224 == 5_295_922_944
+
+
+# -- Kolibri 1.1 (kolibri1_1) --------------------------------------------------------------------------------------
+
+# hidden 2,560, 50 layers, 48 heads and 4 KV heads of 128; indexed layers 4, 9 ... 49, of which 9, 14, 49 read layer
+# 4's K/V and 34, 39, 44 layer 29's (Kolibri1_1Config's default kv_source_layers): 44 layers with k/v of their own.
+# mlp_only_layers left out: Kolibri1_1Config makes layers 0 and 1 dense (3,584); 48 MoE layers of 384 experts of 512
+# and a shared expert of 512 (num_experts: Kolibri1_1Config's attribute_map reads it as num_local_experts); vocab
+# 128,000, untied. A layer: q_proj and o_proj 2 x 2,560 x 6,144 = 31,457,280, q_norm 128, four norms 10,240 =
+# 31,467,648; a layer's own k_proj and v_proj 2 x 2,560 x 512 = 2,621,440 and k_norm 128. The dense MLP
+# 3 x 2,560 x 3,584 = 27,525,120; a MoE: experts 384 x 3 x 2,560 x 512 = 1,509,949,440, router 384 x 2,560 = 983,040
+# and its score bias 384, shared 3 x 2,560 x 512 = 3,932,160.
+KOLIBRI_MOE = 1_509_949_440 + 983_040 + 384 + 3_932_160
+KOLIBRI_TOTAL = (50 * 31_467_648 + 44 * 2_621_568 + 2 * 27_525_120 + 48 * KOLIBRI_MOE + 2 * 128_000 * 2_560 + 2_560)
+
+
+def test_kolibri_1_1_reads_num_experts_and_its_default_dense_layers():
+    # before: "parameters not counted" (no num_local_experts), and with it every layer a MoE (mlp_only_layers
+    # read as none when absent)
+    assert build_model(KOLIBRI, "kolibri").param_count == KOLIBRI_TOTAL == 75_112_665_344
+    assert build_model(dict(KOLIBRI, mlp_only_layers=[]), "kolibri-moe").param_count \
+        == KOLIBRI_TOTAL + 2 * (KOLIBRI_MOE - 27_525_120)
+
+
+def test_kolibri_1_1_holds_its_norms_and_routers_whole():
+    model = build_model(KOLIBRI, "kolibri")
+    # whole: q_norm and four norms a layer (50 x 10,368), k_norm on 44 layers, the routers and their score biases
+    # (48 x 983,424), the final norm
+    whole = 50 * (128 + 10_240) + 44 * 128 + 48 * 983_424 + 2_560
+    assert model.weight_replicated_bytes == 2 * whole == 95_461_888
+    # TP 4 (one KV head a rank: the k/v projections split by 4 as the rest): (150,225,330,688 - 95,461,888) / 4 +
+    # 95,461,888 (before: not counted)
+    assert _per_gpu(model, 50, 4) == (150_225_330_688 - 95_461_888) // 4 + 95_461_888 == 37_627_929_088

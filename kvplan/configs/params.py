@@ -1021,6 +1021,13 @@ def dory(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total
 
 
+def kolibri_dense_layers(f: Fields, n: int) -> set[int]:
+    """Kolibri 1.1's layers with a dense MLP: mlp_only_layers, else (absent or null) layers 0 and 1
+    (Kolibri1_1Config.__post_init__)."""
+    written = f.int_list("mlp_only_layers", minimum=0)
+    return set(written) if written is not None else {i for i in (0, 1) if i < n}
+
+
 def kolibri1_1(f: Fields, layers: list, dims) -> tuple[int, int]:
     """Kolibri 1.1 as transformers 5.25 builds it: q and o projections and a q norm on every layer, k and v
     projections and a k norm only on layers that keep their own K/V; four norms a layer; a dense MLP on
@@ -1028,8 +1035,10 @@ def kolibri1_1(f: Fields, layers: list, dims) -> tuple[int, int]:
     the checkpoint holds) and a shared expert."""
     heads, kv, head, _ = dims
     hidden, vocab = f.int("hidden_size"), f.int("vocab_size")
-    experts, top_k, inter = f.int("num_local_experts"), f.int("num_experts_per_tok"), f.int("moe_intermediate_size")
-    dense_layers = set(f.int_list("mlp_only_layers", minimum=0) or [])
+    # Kolibri1_1Config.attribute_map reads num_experts as num_local_experts: a file may write either
+    experts = f.int("num_local_experts", "num_experts")
+    top_k, inter = f.int("num_experts_per_tok"), f.int("moe_intermediate_size")
+    dense_layers = kolibri_dense_layers(f, len(layers))
     moe = experts * 3 * hidden * inter + experts * hidden + experts + 3 * hidden * f.int("shared_expert_intermediate_size")
     total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden
     moe_layers = 0

@@ -350,7 +350,7 @@ def kolibri1_1(f: Fields, layers: list, dims) -> list[Module]:
     post_ffn_norm and moe.router.expert_bias on load): per layer q_proj, q_norm, and on the layers that keep their
     own K/V (the others read an earlier layer's) k_proj, v_proj and k_norm; o_proj; input_layernorm,
     post_attention_layernorm, post_attn_norm and post_ffn_norm (post_self_attn_layernorm / post_mlp_layernorm in
-    transformers); the dense mlp (mlp_only_intermediate_size) on mlp_only_layers, else the routed experts, the router
+    transformers); the dense mlp (mlp_only_intermediate_size) on mlp_only_layers (absent: layers 0 and 1), else the routed experts, the router
     mlp.gate, its score bias moe.router.expert_bias and mlp.shared_experts; embeddings, final norm, lm_head. The
     indexer holds no weights.
 
@@ -361,8 +361,10 @@ def kolibri1_1(f: Fields, layers: list, dims) -> list[Module]:
     o_proj split on the layers without K/V of their own, as vLLM's gemma3n.py does for its KV-sharing layers."""
     heads, kv, head, _ = dims
     hidden = f.int("hidden_size")
-    experts, inter = f.int("num_local_experts"), f.int("moe_intermediate_size")
-    dense_layers = set(f.int_list("mlp_only_layers", minimum=0) or [])
+    experts, inter = f.int("num_local_experts", "num_experts"), f.int("moe_intermediate_size")
+    from ..params import kolibri_dense_layers
+
+    dense_layers = kolibri_dense_layers(f, len(layers))
     out = _ends(f, hidden, False, None)
     for i, layer in enumerate(layers):
         a, n = f"layers.{i}.self_attn", f"layers.{i}"
