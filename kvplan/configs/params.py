@@ -1075,10 +1075,10 @@ def lara_mini(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 def hy_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
     """HY-V4 as transformers 5.25 builds it (HYV4ForCausalLM): MLA with low-rank q (attention_bias on q_a_proj,
-    kv_a_proj_with_mqa and o_proj), an output gate and per-head sinks; the indexer (q from the q latent, one key projection with a LayerNorm, head weights) only on layers
-    that keep index keys; two hyper-connections a layer (hc_mult streams) and the head's; a dense MLP on the
-    mlp_layer_types "dense" layers (absent: layer 0), else routed experts with a router (and its
-    e_score_correction_bias, which the checkpoint holds), and shared experts."""
+    kv_a_proj_with_mqa and o_proj), an output gate and per-head sinks; the indexer (q from the q latent, one key
+    projection with a LayerNorm, head weights) only on layers that keep index keys; two hyper-connections a layer
+    (hc_mult streams) and the head's; a dense MLP on the mlp_layer_types "dense" layers (absent: layer 0), else
+    routed experts with a router (and its e_score_correction_bias, which the checkpoint holds), and shared experts."""
     hidden, vocab, heads = f.int("hidden_size"), f.int("vocab_size"), f.int("num_attention_heads")
     q, r = f.int("q_lora_rank"), f.int("kv_lora_rank")
     nope, rope, v = f.int("qk_nope_head_dim"), f.int("qk_rope_head_dim"), f.int("v_head_dim")

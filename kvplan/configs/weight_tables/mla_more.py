@@ -1,11 +1,15 @@
-"""Per-module parameter tables (configs/weight_tables/__init__.py) of more latent-attention decoders: Sarvam-MLA
-(sarvam_mla), Mistral Small 4's text model (mistral4) and Youtu-LLM (youtu), named as their checkpoints' safetensors
-are and each mirroring its family's counter term by term (params.count_latent_params for sarvam_mla and mistral4,
-params_mla.youtu).
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of more latent-attention and sparse decoders:
+Sarvam-MLA (sarvam_mla), Mistral Small 4's text model (mistral4), Youtu-LLM (youtu), Mistral Large 4's text model
+(mistral_large4_text), HY-V4 (hy_v4, hy_v4_vl_text), dots3-note's text model (dots3_note_text), A.X-K1 (axk1),
+A.X-K2 (axk2) and Kolibri 1.1 (kolibri1_1), named as their checkpoints' safetensors are and each mirroring its
+family's counter term by term (params.count_latent_params for sarvam_mla and mistral4, params.hy_v4,
+params.kolibri1_1, params_mla's for the rest). Each builder's docstring says what vLLM 0.34 holds whole on every
+TP rank and which vLLM class makes it so; the three below share one layout.
 
-What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params), for all three: the MLA latent
-down-projections q_a_proj and kv_a_proj_with_mqa (as _mla_widths marks them), every RMSNorm, the MoE router and its
-e_score_correction_bias, and o_proj's bias where attention_bias gives one (RowParallelLinear). Where it comes from:
+What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params) of sarvam_mla, youtu and mistral4:
+the MLA latent down-projections q_a_proj and kv_a_proj_with_mqa (as _mla_widths marks them), every RMSNorm, the MoE
+router and its e_score_correction_bias, and o_proj's bias where attention_bias gives one (RowParallelLinear). Where
+it comes from:
 - sarvam_mla: vLLM 0.34 sarvam.py SarvamMLAAttention builds q_a_proj and kv_a_proj_with_mqa as ReplicatedLinear,
   q_b_proj / q_proj and kv_b_proj as ColumnParallelLinear, o_proj as RowParallelLinear; SarvamMLAMoE the router as
   GateLinear with e_score_correction_bias an nn.Parameter (moe_router_enable_expert_bias, default true), the
@@ -350,7 +354,8 @@ def kolibri1_1(f: Fields, layers: list, dims) -> list[Module]:
     post_ffn_norm and moe.router.expert_bias on load): per layer q_proj, q_norm, and on the layers that keep their
     own K/V (the others read an earlier layer's) k_proj, v_proj and k_norm; o_proj; input_layernorm,
     post_attention_layernorm, post_attn_norm and post_ffn_norm (post_self_attn_layernorm / post_mlp_layernorm in
-    transformers); the dense mlp (mlp_only_intermediate_size) on mlp_only_layers (absent: layers 0 and 1), else the routed experts, the router
+    transformers); the dense mlp (mlp_only_intermediate_size) on mlp_only_layers (absent: layers 0 and 1), else the
+    routed experts, the router
     mlp.gate, its score bias moe.router.expert_bias and mlp.shared_experts; embeddings, final norm, lm_head. The
     indexer holds no weights.
 
