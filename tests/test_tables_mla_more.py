@@ -1,15 +1,16 @@
-"""Per-module tables of Mistral Large 4's and Mistral Small 4's text models, Sarvam-MLA, Youtu-LLM, HY-V4,
-dots3-note, A.X-K1, A.X-K2 and Kolibri 1.1 (configs/weight_tables/mla_more.py), and the counts they mirror: each
-table adds up to the family's count, and the parameters each TP rank holds whole and the bytes a GPU holds are
-worked out here by hand from the configs below and the module shapes of transformers 5.25 (modeling_mistral_large4.py, modeling_mistral4.py, DeepseekV3 for
-sarvam_mla, modeling_youtu.py, modeling_hy_v4.py, modeling_dots3_note.py, modeling_axk1.py, modeling_axk2.py,
-modeling_kolibri1_1.py). What vLLM 0.34 builds whole: the table module's docstrings. BF16: 2 B a parameter.
+"""Per-module tables of Mistral Large 4's and Mistral Small 4's text models, Sarvam-MLA, Youtu-LLM, HY-V4, dots3-note,
+A.X-K1, A.X-K2 and Kolibri 1.1 (configs/weight_tables/mla_more.py), and the counts they mirror: each table adds up to
+the family's count, and the parameters each TP rank holds whole and the bytes a GPU holds are worked out here by hand
+from the configs below and the module shapes of transformers 5.25 (modeling_mistral_large4.py, modeling_mistral4.py,
+DeepseekV3 for sarvam_mla, modeling_youtu.py, modeling_hy_v4.py, modeling_dots3_note.py, modeling_axk1.py,
+modeling_axk2.py, modeling_kolibri1_1.py). What vLLM 0.34 builds whole: the table module's docstrings. BF16: 2 B a
+parameter.
 
 No bundled or public config of these types was at hand with every field; the configs here are written out: Mistral
-Large 4's as the hand-written params.json of tests/test_families_vllm034.py (LARGE4_PARAMS) in the Hugging Face
-form; Mistral Small 4's, HY-V4's, A.X-K1's, A.X-K2's, Kolibri 1.1's and Youtu-LLM's as transformers 5.25's config
-classes' defaults (Mistral4Config, HYV4Config, AXK1Config, AXK2Config, Kolibri1_1Config, YoutuConfig); dots3-note's
-as Dots3NoteTextConfig's defaults over 8 layers; Sarvam-MLA's as the Sarvam-105B-shaped fixture of Megatron Bridge's
+Large 4's as the hand-written params.json of tests/test_families_vllm034.py (LARGE4_PARAMS) in the Hugging Face form;
+Mistral Small 4's, HY-V4's, A.X-K1's, A.X-K2's, Kolibri 1.1's and Youtu-LLM's as transformers 5.25's config classes'
+defaults (Mistral4Config, HYV4Config, AXK1Config, AXK2Config, Kolibri1_1Config, YoutuConfig); dots3-note's as
+Dots3NoteTextConfig's defaults over 8 layers; Sarvam-MLA's as the Sarvam-105B-shaped fixture of Megatron Bridge's
 Sarvam MLA bridge unit test (SarvamMLAConfig's defaults, in the original config's num_experts / num_shared_experts
 names)."""
 
