@@ -188,7 +188,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
              "sarvam_mla", "youtu", "mistral_large4", "hy_v4", "axk1",
-             "dots3_note_text", "axk2", "kolibri1_1",  # mla_more
+             "dots3_note_text", "axk2", "kolibri1_1", "dory",  # mla_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -276,6 +276,15 @@ _RENAMED["axk2"] = ((".self_attn.q_b_proj", ".self_attn.q_gate_proj"), (".W_down
 # Kolibri 1.1's checkpoint names (conversion_mapping.py "kolibri1")
 _RENAMED["kolibri1_1"] = ((".moe.router.expert_bias", ".mlp.gate.e_score_correction_bias"),
                           (".post_attn_norm", ".post_self_attn_layernorm"), (".post_ffn_norm", ".post_mlp_layernorm"))
+
+# Dory's checkpoints store decoder layer i as layers.{2i} (attention) and layers.{2i+1} (MLP) under backbone.
+# (conversion_mapping.py "dory" LayerPairCollapse): the index halved, mixer the block it is
+_CHECKPOINT_NAMES["dory"] = (
+    (r"^backbone\.layers\.(\d+)\.mixer\.",
+     lambda m: f"model.layers.{int(m[1]) // 2}.{('self_attn', 'mlp')[int(m[1]) % 2]}."),
+    (r"^backbone\.layers\.(\d+)\.(attn|mlp)_alpha$",
+     lambda m: f"model.layers.{int(m[1]) // 2}.lambda_{1 if m[2] == 'attn' else 2}"),
+    (r"\.self_attn\.g_proj$", ".self_attn.gate_proj"), (r"^backbone\.embeddings$", "model.embed_tokens"))
 
 
 

@@ -6,13 +6,14 @@ DeepseekV3 for sarvam_mla, modeling_youtu.py, modeling_hy_v4.py, modeling_dots3_
 modeling_axk2.py, modeling_kolibri1_1.py). What vLLM 0.34 builds whole: the table module's docstrings. BF16: 2 B a
 parameter.
 
-No bundled or public config of these types was at hand with every field; the configs here are written out: Mistral
-Large 4's as the hand-written params.json of tests/test_families_vllm034.py (LARGE4_PARAMS) in the Hugging Face form;
-Mistral Small 4's, HY-V4's, A.X-K1's, A.X-K2's, Kolibri 1.1's and Youtu-LLM's as transformers 5.25's config classes'
-defaults (Mistral4Config, HYV4Config, AXK1Config, AXK2Config, Kolibri1_1Config, YoutuConfig); dots3-note's as
+No bundled config of these types exists; the configs here are written out: Mistral Large 4's as the hand-written
+params.json of tests/test_families_vllm034.py (LARGE4_PARAMS) in the Hugging Face form; Youtu-LLM's with the field
+values of tencent/Youtu-LLM-2B's config.json as a public test fixture quotes them (they are also YoutuConfig's
+defaults); Mistral Small 4's, HY-V4's, A.X-K1's, A.X-K2's, Kolibri 1.1's and Dory's as transformers 5.25's config
+classes' defaults (Mistral4Config, HYV4Config, AXK1Config, AXK2Config, Kolibri1_1Config, DoryConfig); dots3-note's as
 Dots3NoteTextConfig's defaults over 8 layers; Sarvam-MLA's as the Sarvam-105B-shaped fixture of Megatron Bridge's
 Sarvam MLA bridge unit test (SarvamMLAConfig's defaults, in the original config's num_experts / num_shared_experts
-names)."""
+names). No public quantized config of these types was found."""
 
 from __future__ import annotations
 
@@ -72,6 +73,10 @@ KOLIBRI = {"model_type": "kolibri1_1", "architectures": ["Kolibri1_1ForCausalLM"
            "head_dim": 128, "sliding_window": 513, "moe_intermediate_size": 512, "num_experts_per_tok": 6,
            "num_experts": 384, "shared_expert_intermediate_size": 512, "mlp_only_intermediate_size": 3584,
            "tie_word_embeddings": False}
+DORY = {"model_type": "dory", "architectures": ["DoryForCausalLM"], "vocab_size": 131072, "hidden_size": 2560,
+        "intermediate_size": 7168, "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
+        "head_dim": 256, "sliding_window": 1024, "n_input_layers": 8, "n_output_layers": 8, "n_recurrent_loops": 2,
+        "tie_word_embeddings": False}
 YOUTU = {"model_type": "youtu", "architectures": ["YoutuForCausalLM"], "vocab_size": 128256, "hidden_size": 2048,
          "intermediate_size": 6144, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16,
          "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
@@ -378,3 +383,32 @@ def test_kolibri_1_1_holds_its_norms_and_routers_whole():
     # TP 4 (one KV head a rank: the k/v projections split by 4 as the rest): (150,225,330,688 - 95,461,888) / 4 +
     # 95,461,888 (before: not counted)
     assert _per_gpu(model, 50, 4) == (150_225_330_688 - 95_461_888) // 4 + 95_461_888 == 37_627_929_088
+
+
+# -- Dory (dory) -------------------------------------------------------------------------------------------------
+
+# hidden 2,560, 36 layers, 16 heads and 4 KV heads of 256, MLP 7,168, vocab 131,072, untied. A layer: q_proj, o_proj
+# and g_proj 3 x 2,560 x 4,096 = 31,457,280, k_proj and v_proj 2 x 2,560 x 1,024 = 5,242,880, sqk and s_gate
+# 2 x 4,096; the MLP 3 x 2,560 x 7,168 = 55,050,240 and suv_gate, suv_up 2 x 7,168; attn_alpha and mlp_alpha
+# 2 x 2,560: 91,778,048. Embeddings and head 2 x 131,072 x 2,560, logit_scale 131,072. The loops add nothing.
+DORY_TOTAL = 36 * 91_778_048 + 2 * 131_072 * 2_560 + 131_072
+
+
+DORY_PHYSICAL = dict(DORY, num_hidden_layers=72, n_input_layers=16, n_output_layers=16, layer_types=[
+    t for i in range(36) for t in ("full_attention" if (i + 1) % 4 == 0 else "sliding_attention", "mlp")])
+
+
+@pytest.mark.parametrize("raw", [DORY, DORY_PHYSICAL], ids=["logical", "physical"])
+def test_dory_names_each_decoder_layer_as_its_two_checkpoint_layers(raw):
+    family, f, _, layers, dims = _read(raw, "dory")
+    modules = table(f, layers, dims)
+    assert sum(m.weight + m.other for m in modules) == DORY_TOTAL == 3_975_229_440
+    names = {m.name for m in modules}
+    # decoder layer 1: its attention at checkpoint layer 2, its MLP at layer 3
+    assert {"backbone.layers.2.mixer.q_proj", "backbone.layers.2.mixer.g_proj", "backbone.layers.2.attn_alpha",
+            "backbone.layers.3.mixer.down_proj", "backbone.layers.3.mlp_alpha", "backbone.embeddings",
+            "lm_head.logit_scale"} <= names
+    assert "backbone.layers.72.mixer.q_proj" not in names and "backbone.layers.71.mlp_alpha" in names
+    # its nGPT scales, alphas and logit_scale are plain parameters of full width: 36 x (8,192 + 14,336 + 5,120)
+    # + 131,072 = 1,126,400 parameters
+    assert build_model(raw, "dory").weight_replicated_bytes == 2 * (36 * 27_648 + 131_072) == 2_252_800

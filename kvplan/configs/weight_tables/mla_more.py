@@ -390,6 +390,53 @@ def kolibri1_1(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Dory (params.dory) ------------------------------------------------------------------------------------------
+
+def dory(f: Fields, layers: list, dims) -> list[Module]:
+    """DoryForCausalLM (transformers 5.25 modeling_dory.py) as params.dory counts it, under its checkpoints' names:
+    each decoder layer is two checkpoint layers (conversion_mapping.py "dory" LayerPairCollapse and renames; vLLM 0.34
+    dory.py DoryDecoderLayer loads the same names): backbone.layers.{2i} the attention (mixer.q_proj / k_proj /
+    v_proj / o_proj with attention_bias, the output gate mixer.g_proj, the scales mixer.sqk and mixer.s_gate, and
+    attn_alpha) and backbone.layers.{2i + 1} the MLP (mixer.gate_proj / up_proj / down_proj with mlp_bias,
+    mixer.suv_gate and mixer.suv_up, and mlp_alpha); backbone.embeddings, lm_head (untied by default) and its
+    lm_head.logit_scale. Its L2 norms hold no weights. A config in that physical form (layer_types with "mlp"
+    entries, as transformers writes it) has kvplan's layers in the checkpoint's order; a logical one (attention
+    entries only) has layer i at checkpoint layers 2i and 2i + 1. The recurrent loops reuse the same weights.
+
+    vLLM 0.34 serves Dory at TP 1 only (dory.py: "tensor_parallel_size=1 only"); the table marks what its classes
+    would hold whole (sqk, s_gate, suv_gate, suv_up, the alphas and logit_scale: plain nn.Parameters of full width;
+    q/k/v in a QKVParallelLinear, g_proj column-, o_proj and down_proj row-parallel)."""
+    heads, kv, head, _ = dims
+    hidden, vocab, inter = f.int("hidden_size"), f.int("vocab_size"), f.int("intermediate_size")
+    q = heads * head
+    bias, mlp_bias = f.flag("attention_bias"), f.flag("mlp_bias")
+    out = [_top("backbone.embeddings", 0, vocab * hidden, "embeddings"),
+           _top("lm_head.logit_scale", 0, vocab, "lm_head", whole=True)]
+    if not f.flag("tie_word_embeddings"):
+        out.append(_top("lm_head", vocab * hidden, 0, "lm_head", inputs=hidden))
+    physical = any(not layer.caches for layer in layers)
+    attention = [j if physical else 2 * j for j, layer in enumerate(layers) if layer.caches]
+    for j in attention:
+        a, m = f"backbone.layers.{j}", f"backbone.layers.{j + 1}"
+        out += [Module(f"{a}.mixer.{p}", hidden * w, w if bias else 0, "attention", top=True, inputs=hidden,
+                       kv_heads=kv if p != "q_proj" else 0, kv_weight=hidden * w if p != "q_proj" else 0,
+                       kv_other=w if bias and p != "q_proj" else 0)
+                for p, w in (("q_proj", q), ("k_proj", kv * head), ("v_proj", kv * head))]
+        out += [Module(f"{a}.mixer.o_proj", q * hidden, hidden if bias else 0, "attention", top=True, inputs=q,
+                       whole_bias=bias),
+                _top(f"{a}.mixer.g_proj", hidden * q, inputs=hidden),
+                _top(f"{a}.mixer.sqk", 0, q, whole=True), _top(f"{a}.mixer.s_gate", 0, q, whole=True),
+                _top(f"{a}.attn_alpha", 0, hidden, whole=True)]
+        out += [_top(f"{m}.mixer.{p}", hidden * inter, inter if mlp_bias else 0, "mlp", inputs=hidden)
+                for p in ("gate_proj", "up_proj")]
+        out += [Module(f"{m}.mixer.down_proj", inter * hidden, hidden if mlp_bias else 0, "mlp", top=True,
+                       inputs=inter, whole_bias=mlp_bias),
+                _top(f"{m}.mixer.suv_gate", 0, inter, "mlp", whole=True),
+                _top(f"{m}.mixer.suv_up", 0, inter, "mlp", whole=True),
+                _top(f"{m}.mlp_alpha", 0, hidden, "mlp", whole=True)]
+    return out
+
+
 def _whole(name: str, params: int) -> Module:
     """Float parameters every TP rank holds whole that are neither a norm nor a router: HY-V4's float32
     hyper-connection mixers (vLLM 0.34 hy_v4/nvidia/hc.py: ReplicatedLinear and nn.Parameters)."""
@@ -399,4 +446,4 @@ def _whole(name: str, params: int) -> Module:
 MLA_MORE = {"sarvam_mla": _latent, "mistral4": mistral4, "youtu": youtu, "mistral_large4_text": mistral_large4_text,
             "hy_v4": hy_v4, "hy_v4_vl_text": hy_v4, "axk1": axk1,
             "dots3_note_text": dots3_note, "axk2": axk2,
-            "kolibri1_1": kolibri1_1}
+            "kolibri1_1": kolibri1_1, "dory": dory}
