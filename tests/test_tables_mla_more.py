@@ -412,3 +412,39 @@ def test_dory_names_each_decoder_layer_as_its_two_checkpoint_layers(raw):
     # its nGPT scales, alphas and logit_scale are plain parameters of full width: 36 x (8,192 + 14,336 + 5,120)
     # + 131,072 = 1,126,400 parameters
     assert build_model(raw, "dory").weight_replicated_bytes == 2 * (36 * 27_648 + 131_072) == 2_252_800
+
+
+def test_mistral_small_4_table_names_and_sizes_the_modules_transformers_builds():
+    # transformers 5.25 registers Mistral4ForCausalLM as an image-text-to-text class, not a causal LM
+    # (models/auto/modeling_auto.py), so tests/test_quant_exclude.py's check cannot build it: the same check here
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import warnings
+
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    from parity import harness
+
+    top = harness.shrunk_config("mistral4")
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        model = AutoModelForImageTextToText.from_config(top)
+    theirs: dict[str, int] = {}
+    tensors = list(model.named_parameters()) + [(n, b) for n, b in model.named_buffers()
+                                                if n.endswith("e_score_correction_bias")]
+    for name, tensor in tensors:
+        key = name.rsplit(".", 1)[0] if name.endswith((".weight", ".bias")) else name
+        theirs[key] = theirs.get(key, 0) + tensor.numel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        family, f, _, layers, dims = _read(harness.saved_form(top), "mistral4")
+    ours: dict[str, int] = {}
+    for m in table(f, layers, dims):
+        name = ("" if m.top else "model.") + m.name
+        if ".experts.{e}." in name:  # transformers packs the routed experts
+            head, tail = name.split(".experts.{e}.")
+            name = f"{head}.experts." + ("down_proj" if tail == "down_proj" else "gate_up_proj")
+        ours[name] = ours.get(name, 0) + m.weight + m.other
+    assert ours == theirs
+    assert sum(ours.values()) == family.params(f, layers, dims)[0]
