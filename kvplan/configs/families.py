@@ -958,7 +958,7 @@ _ROWS: list[Family] = [
            rules=("MLA latent on every layer; indexer keys only where indexer_types is 'full' (absent: layer 0 "
                   "and every layer with (i - 1) % 4 == 0)",)),
     Family(("mistral_large4",), text="mistral_large4_text", rules=("text model in text_config",)),
-    Family(("mistral_large4_text",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.latent,
+    Family(("mistral_large4_text",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.by_type,
            derive=lambda f, n: [K.INDEXED] * n, refine=mistral_large4_indexers, per_layer=mistral_large4_rope,
            defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64, "index_head_dim": 128},
            rules=("as glm_moe_dsa: MLA latent on every layer, indexer keys where indexer_types is 'full'; NoPE "
