@@ -190,6 +190,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "cohere", "starcoder2", "phi", "olmo2", "olmo", "seed_oss", "smollm3", "ministral3", "ministral", "exaone", "nemotron", "apertus", "arcee", "helium", "vaultgemma", "cwm", "iquestcoder", "jais2", "nanochat", "granite_swa", "hunyuan_v1_dense", "diffllama", "bitnet", "apertus1p5_text",  # dense_more
              "sarvam_mla", "youtu", "mistral_large4", "hy_v4", "axk1",
              "dots3_note_text", "axk2", "kolibri1_1", "dory",  # mla_more
+             "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl", "molmo2", "paddleocr_vl", "granite4_vision", "phi4_multimodal", "hyperclovax", "cosmos3_edge", "glm_image", "cohere_compass", "muse_glimmer", "higgs_audio_v2", "codegen", "hrm_text", "gpt_neox_japanese", "ctrl", "biogpt", "modernbert-decoder", "git", "emu3", "granite_docling", "deepseek_ocr2", "kosmos-2", "kosmos-2.5",  # vl_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -198,6 +199,21 @@ _IN_WRAPPER = ("qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl")
 # the Qwen-Omni thinkers and Llama 3.2 Vision likewise (no causal LM for qwen2_5_omni_text, qwen3_omni_moe_text,
 # mllama_text_model's MllamaTextConfig): configs/weight_tables/wrap.py
 _IN_WRAPPER += ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama")
+# configs/weight_tables/vl_more.py
+_IN_WRAPPER += ("qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "molmo2",
+                "paddleocr_vl", "granite4_vision", "cosmos3_edge", "glm_image", "muse_glimmer", "deepseek_ocr2")
+# ERNIE-4.5-VL: transformers splits each MoE layer into text_moe and vision_moe (conversion_mapping.py), which the
+# checkpoint and the table hold as one router module (gate.weight, gate.weight_1), one [2, E] score bias and one
+# block of 2E experts: their parameters are summed under the checkpoint's names (regular expressions, in order)
+_THEIRS_MERGED = {"ernie4_5_vl_moe": ((r"\.(text|vision)_moe\.gate\.moe_statics\.", ".moe_statics."),
+                                      (r"\.(text|vision)_moe\.", ".")),
+                  # Molmo2: the checkpoints fuse q/k/v into att_proj and gate/up into ff_proj (conversion_mapping.py)
+                  "molmo2": ((r"\.self_attn\.[qkv]_proj$", ".self_attn.att_proj"),
+                             (r"\.mlp\.(gate|up)_proj$", ".mlp.ff_proj")),
+                  # HRM-Text: the checkpoints fuse gate/q/k/v into attn.gqkv_proj and gate/up into mlp.gate_up_proj
+                  "hrm_text": ((r"\.self_attn\.(gate|q|k|v)_proj$", ".attn.gqkv_proj"),
+                               (r"\.self_attn\.o_proj$", ".attn.o_proj"),
+                               (r"\.mlp\.(gate|up)_proj$", ".mlp.gate_up_proj"))}
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
@@ -294,6 +310,59 @@ _CHECKPOINT_NAMES["dory"] = (
     (r"\.self_attn\.g_proj$", ".self_attn.gate_proj"), (r"^backbone\.embeddings$", "model.embed_tokens"))
 
 
+# MiniMax-M3's checkpoint names (conversion_mapping.py "minimax_m3_vl"): the indexer's index_* projections and norms,
+# the score bias beside the router, and the MLPs' gate_proj and up_proj, which transformers fuses into gate_up_proj
+_RENAMED["minimax_m3_vl"] = (*((f".self_attn.index_{p}", f".self_attn.indexer.{p}") for p in
+                               ("q_proj", "k_proj", "q_norm", "k_norm")),
+                             (".mlp.e_score_correction_bias", ".mlp.gate.e_score_correction_bias"),
+                             *((f"{m}.{p}", f"{m}.gate_up_proj") for m in (".mlp", ".mlp.shared_experts")
+                               for p in ("gate_proj", "up_proj")))
+
+
+def _m3_shrunk(text) -> None:
+    """vLLM builds MiniMax-M3's shared experts of intermediate_size (the shrunk config's shared width differs: no
+    table); layer 1 made block-sparse, so that the indexer's modules are built and checked too."""
+    text.shared_intermediate_size = text.intermediate_size
+    text.layer_types = ["full_attention", "minimax_m3_sparse"] + list(text.layer_types[2:])
+
+
+# Molmo2's checkpoint names (conversion_mapping.py "molmo2", "Molmo2TextModel"), as transformers names the modules
+_RENAMED["molmo2"] = (("model.transformer.blocks.", "model.layers."), (".self_attn.attn_out", ".self_attn.o_proj"),
+                      (".mlp.ff_out", ".mlp.down_proj"), (".attn_norm", ".input_layernorm"),
+                      (".ff_norm", ".post_attention_layernorm"), ("model.transformer.ln_f", "model.norm"),
+                      ("model.transformer.wte.new_embedding", "model.embed_tokens"),
+                      ("model.transformer.wte.embedding", "model.embed_tokens"))
+
+
+# Cosmos3-Edge's Diffusers names at the top of its checkpoints (conversion_mapping.py "cosmos3_edge")
+_CHECKPOINT_NAMES["cosmos3_edge"] = ((r"^layers\.", "model.layers."), (r"^embed_tokens$", "model.embed_tokens"),
+                                     (r"^norm$", "model.norm"), (r"\.self_attn\.to_out$", ".self_attn.o_proj"),
+                                     *((rf"\.self_attn\.to_{p}$", f".self_attn.{p}_proj") for p in "qkv"),
+                                     (r"\.mlp\.up_proj$", ".mlp.fc1"), (r"\.mlp\.down_proj$", ".mlp.fc2"))
+
+
+# wrappers no auto class builds (GLM-Image's generator: GlmImageForConditionalGeneration is not an image-text-to-text
+# model in transformers 5.25's auto mappings)
+_WRAPPER_CLASS = {"glm_image": "GlmImageForConditionalGeneration"}
+# models whose causal-LM class is not in transformers' auto mappings for their text config, built by class name
+# (Higgs Audio v2; Emu3's text model, whose Emu3TextConfig no auto class takes); Granite Docling's wrapper, whose text
+# model keeps its own names (model.text_model.) and whose vision model is dropped (_THEIRS_DROPPED); Kosmos-2's
+# likewise (text_model.model.)
+_CAUSAL_CLASS = {"higgs_audio_v2": "HiggsAudioV2ForConditionalGeneration", "emu3": "Emu3ForCausalLM",
+                 "granite_docling": "GraniteDoclingForConditionalGeneration",
+                 "kosmos-2": "Kosmos2ForConditionalGeneration", "kosmos-2.5": "Kosmos2_5ForConditionalGeneration"}
+
+
+# parameters of the model transformers builds that are not its text model's (configs/weight_tables/vl_more.py)
+_THEIRS_DROPPED = {"phi4_multimodal": ("model.embed_tokens_extend.",),
+                   "git": ("git.image_encoder.", "git.visual_projection.", "git.img_temporal_embedding"),
+                   "granite_docling": ("model.vision_model.",),
+                   "kosmos-2": ("vision_model.", "image_to_text_projection."),
+                   "kosmos-2.5": ("vision_model.", "image_to_text_projection.")}
+
+
+# edits of a shrunk text config before the model is built (configs/weight_tables/vl_more.py)
+_SHRUNK_EDITS = {"minimax_m3_vl": _m3_shrunk}
 
 def _as_transformers(name: str) -> str:
     name = name.replace(".block_sparse_moe.", ".mlp.")
@@ -308,6 +377,7 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     import torch
+    import transformers
     from transformers import AutoModelForCausalLM
 
     from kvplan.configs.build import _read
@@ -315,14 +385,20 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
 
     top = harness.shrunk_config(model_type)
     text = top.get_text_config(decoder=True)
+    if model_type in _SHRUNK_EDITS:
+        _SHRUNK_EDITS[model_type](text)
     with warnings.catch_warnings(), torch.device("meta"):
         warnings.simplefilter("ignore")
         if model_type in _IN_WRAPPER:
             from transformers import AutoModelForImageTextToText
 
-            model = AutoModelForImageTextToText.from_config(top)
+            model = (getattr(transformers, _WRAPPER_CLASS[model_type])._from_config(top)
+                     if model_type in _WRAPPER_CLASS else AutoModelForImageTextToText.from_config(top))
         else:
-            model = AutoModelForCausalLM.from_config(text if text is not top else top)
+            model = (getattr(transformers, _CAUSAL_CLASS[model_type])._from_config(
+                top if model_type in ("granite_docling", "kosmos-2", "kosmos-2.5") else text)
+                     if model_type in _CAUSAL_CLASS
+                     else AutoModelForCausalLM.from_config(text if text is not top else top))
     theirs: dict[str, int] = {}
     # a router's per-expert bias, a buffer in transformers and a tensor in the checkpoints (LFM2-MoE's expert_bias)
     tensors = list(model.named_parameters()) + [(n, b) for n, b in model.named_buffers()
@@ -330,9 +406,13 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
     if model_type in _IN_WRAPPER:
         tensors = [(n.replace("model.language_model.", "model.", 1), t) for n, t in tensors
                    if n.startswith(("model.language_model.", "lm_head."))]
+    # the towers a causal LM builds beside its text model (Phi-4-multimodal's embed_tokens_extend), not counted
+    tensors = [(n, t) for n, t in tensors if not n.startswith(_THEIRS_DROPPED.get(model_type, ()))]
     for name, tensor in tensors:  # a module's weight and bias under its name; a bare parameter under its own
         key = name.rsplit(".", 1)[0] if name.endswith((".weight", ".bias")) else name
         key = key[: -len("_bias")] if key.endswith("_proj_bias") else key  # gpt-oss: experts.gate_up_proj_bias
+        for pattern, merged in _THEIRS_MERGED.get(model_type, ()):
+            key = re.sub(pattern, merged, key)
         theirs[key] = theirs.get(key, 0) + tensor.numel()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

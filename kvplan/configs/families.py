@@ -593,15 +593,19 @@ _ROWS: list[Family] = [
            refuse=(CROSS_ATTENTION,),
            defaults={"num_hidden_layers": 24, "num_attention_heads": 32, "hidden_size": 2048,
                      "intermediate_size": 8192, "vocab_size": 65037, "max_position_embeddings": 2048},
+           params=params.by_type,  # params_dense.kosmos_2_text
            rules=("MHA: attention_heads heads of embed_dim / attention_heads on every layer (transformers 5.20 "
                   "modeling_kosmos2.py KosmosTextAttention; defaults 24 layers, 32 heads, embed_dim 2048); "
-                  "add_cross_attention is refused; parameters not counted",)),
+                  "add_cross_attention is refused; parameters: the text model and its head (the vision model and "
+                  "image-to-text projection not counted)",)),
     Family(("kosmos_2_5_text_model",), kinds=FULL_ONLY, aliases=KOSMOS_TEXT_NAMES, dims=mha_from_hidden,
            defaults={"num_hidden_layers": 24, "num_attention_heads": 16, "hidden_size": 1536,
                      "intermediate_size": 6144, "vocab_size": 108481, "max_position_embeddings": 4096},
+           params=params.by_type,  # params_dense.kosmos_2_text
            rules=("MHA: attention_heads heads of embed_dim / attention_heads on every layer (transformers 5.20 "
                   "modeling_kosmos2_5.py Kosmos2_5TextAttention; defaults 24 layers, 16 heads, embed_dim 1536); "
-                  "parameters not counted",)),
+                  "parameters: the text model and its head (the vision model and image-to-text projection not "
+                  "counted)",)),
     Family(("gpt_neo",), kinds=ATTN, dims=mha_from_hidden, derive=gpt_neo_attention_types,
            params=params.decoder(mlp="plain", o_bias=True, mlp_bias=True, positions="max_position_embeddings"),
            aliases={"num_hidden_layers": ("num_layers",), "num_attention_heads": ("num_heads",),
@@ -776,7 +780,9 @@ _ROWS: list[Family] = [
     *(Family((name,), text=f"{name}_text", rules=(f"text model in text_config ({name}_text by default)",))
       for name in ("glm4v_moe", "glm_ocr", "ernie4_5_vl_moe", "granite4_vision", "granite_docling", "paddleocr_vl",
                    "hunyuan_vl")),
-    *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.attention_decoder,
+    # params.by_type: ERNIE-4.5-VL's text and vision experts (params_moe.ernie4_5_vl_moe_text), the others
+    # params.attention_decoder
+    *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.by_type,
              rules=(f"full attention; num_key_value_heads ({kv} by default) heads of head_dim "
                     f"({dim} by default)",))
       for name, defaults, kv, dim in (
@@ -826,7 +832,8 @@ _ROWS: list[Family] = [
            defaults={"num_key_value_heads": 4, "max_window_layers": 28, "intermediate_size": 18944,
                      "vocab_size": 152064, "tie_word_embeddings": True},
            rules=("qwen2 window rules (max_window_layers 28 by default); 4 KV heads by default",)),
-    *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.attention_decoder,
+    # params.by_type: Molmo2's own counter (params_dense.molmo2_text), the others params.attention_decoder
+    *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.by_type,
              rules=(f"full attention (the attention reads no window); num_key_value_heads ({kv} by default) heads "
                     f"of head_dim ({dim} by default)",))
       for name, defaults, kv, dim in (

@@ -90,7 +90,7 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
     # GLM-4-MoE's, GLM-4's and GLM-4-0414's o_proj has no bias whatever attention_bias says (transformers 5.25
     # modeling_glm4_moe.py Glm4MoeAttention, modeling_glm.py GlmAttention, modeling_glm4.py Glm4Attention:
     # nn.Linear(..., bias=False); vLLM 0.34 glm4_moe.py, glm4.py: RowParallelLinear bias=False)
-    o_bias = f.flag("attention_bias") and kind not in _QKV_BIAS_ONLY + GLM4_MOE + GLM_DENSE
+    o_bias = f.flag("attention_bias") and kind not in _QKV_BIAS_ONLY + GLM4_MOE + GLM_DENSE + GLM_VL
     n = hidden * heads * head_dim + 2 * hidden * kv * head_dim + heads * head_dim * hidden
     if qkv_bias:
         n += heads * head_dim + 2 * kv * head_dim
@@ -102,6 +102,8 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
         n += (heads + kv) * head_dim
     if kind == "olmo3":  # Olmo3Attention: q_norm over heads x head_dim, k_norm over kv heads x head_dim
         n += (heads + kv) * head_dim  # (transformers 5.25 modeling_olmo3.py)
+    if kind == "muse_glimmer_text":  # MuseGlimmerTextAttention's output gate: gate_proj hidden -> heads x head_dim
+        n += hidden * heads * head_dim  # (transformers 5.25 modeling_muse_glimmer.py; its q/k norms have no weight)
     return n
 
 
@@ -114,6 +116,13 @@ _QKV_BIAS_ONLY = ("qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text", "dots_o
 _QK_NORM = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "gemma3n_text", "gemma3n", "qwen3_next",
             "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "qwen3_asr_text",
             "exaone4")  # per-head RMSNorm on q and k (exaone4: transformers 5.25 modeling_exaone4.py Exaone4Attention)
+# Qwen2-VL's text model (a flat qwen2_vl config reads as qwen2_vl_text) is Qwen2's attention (transformers 5.25
+# modeling_qwen2_vl.py Qwen2VLAttention: q/k/v bias=True, o_proj bias=False); so is GLM-4.1V's (modeling_glm4v.py
+# Glm4vTextAttention)
+_QKV_BIAS_ONLY += ("qwen2_vl", "qwen2_vl_text", "glm4v_text")
+# GLM-4.1V's and GLM-OCR's text models: four RMSNorms a layer and no o_proj bias, as GLM-4-0414's (transformers 5.25
+# modeling_glm4v.py Glm4vTextDecoderLayer, modeling_glm_ocr.py GlmOcrTextDecoderLayer; configs/weight_tables/vl_more.py)
+GLM_VL = ("glm4v_text", "glm_ocr_text")
 
 
 def _moe(f: Fields, hidden: int) -> tuple[int, int]:
@@ -166,6 +175,10 @@ def _is_moe_layer(f: Fields, i: int) -> bool:
         return (i + 1) % step == 0
     if mt == "mistral4":  # transformers 5.25 modeling_mistral4.py Mistral4DecoderLayer: a MoE from
         return i >= f.int("first_k_dense_replace", default=0, minimum=0)  # first_k_dense_replace on (no freq)
+    # DeepSeek-OCR-2's text model in transformers 5.25's format: DeepseekOcr2TextDecoderLayer builds the MoE where
+    # mlp_layer_types says "sparse" (modeling_deepseek_ocr2.py; the config class sets no default)
+    if mt == "deepseek_ocr2_text" and f.has("mlp_layer_types"):
+        return mlp_layer_types(f, i + 1, lambda _: "sparse")[i] == "sparse"
     if mt == "jamba":
         period = f.int("expert_layer_period", default=2)
         offset = f.int("expert_layer_offset", default=1, minimum=0)
@@ -184,7 +197,9 @@ def count_params(f: Fields, num_layers: int, heads: int, kv: int, head_dim: int)
     attn = _attention(f, hidden, heads, kv, head_dim)
     # Gemma 2 / 3: input, post_attention, pre_ and post_feedforward_layernorm; GLM-4-0414 (transformers 5.25
     # modeling_glm4.py Glm4DecoderLayer): input, post_attention, post_self_attn and post_mlp_layernorm
-    norms = (4 if mt in ("gemma2", "gemma3", "gemma3_text", "glm4") else 2) * hidden
+    norms = (4 if mt in ("gemma2", "gemma3", "gemma3_text", "glm4", "muse_glimmer_text") + GLM_VL else 2) * hidden
+    if mt == "hyperclovax" and f.flag("use_post_norm", default=True):  # transformers 5.25 modeling_hyperclovax.py
+        norms += 2 * hidden  # HyperCLOVAXDecoderLayer's post_norm1 / post_norm2
     if mt == "gpt_oss":
         attn += heads  # attention sinks (the q/k/v/o biases come with attention_bias: true)
     total = active = _vocab_embed(f, hidden) + hidden  # embeddings (+ head) and final norm

@@ -550,3 +550,62 @@ def mllama_text(f: Fields, layers, dims) -> tuple[int, int]:
 
 
 COUNTERS["mllama_text_model"] = mllama_text
+
+
+# -- Molmo2's text model (transformers 5.25 modeling_molmo2.py Molmo2TextModel) ----------------------------
+
+def molmo2_fields(f: Fields) -> dict:
+    """Molmo2TextConfig as transformers 5.25 reads it (attribute_map: qkv_bias -> attention_bias): hidden_size,
+    intermediate_size, vocab_size and additional_vocab_size (the embedding's extra rows), the q/k/v biases, and
+    qk_norm_type ("qwen3": q_norm / k_norm over head_dim; otherwise over all heads' queries / keys)."""
+    return {"hidden": f.int("hidden_size", default=4096), "inter": f.int("intermediate_size", default=12288),
+            "vocab": f.int("vocab_size", default=151936, minimum=0),
+            "extra": f.int("additional_vocab_size", default=128, minimum=0),
+            "bias": f.flag("attention_bias") or f.flag("qkv_bias"),
+            "per_head": (f.get("qk_norm_type") or "qwen3") == "qwen3",
+            "tied": f.flag("tie_word_embeddings", default=False)}
+
+
+def molmo2_text(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Molmo2's text model and the wrapper's lm_head (transformers 5.25 modeling_molmo2.py): embed_tokens of
+    vocab_size + additional_vocab_size rows (the checkpoint's wte.embedding and wte.new_embedding), the final norm,
+    an LM head of vocab_size rows unless tied; per layer q/k/v_proj (biases with attention_bias / qkv_bias), o_proj
+    (no bias), q_norm and k_norm (Molmo2TextAttention: head_dim wide for qk_norm_type "qwen3", else heads x
+    head_dim and KV heads x head_dim; built whatever use_qk_norm says), the gated MLP, two RMSNorms."""
+    heads, kv, head_dim, _ = dims
+    m = molmo2_fields(f)
+    hidden = m["hidden"]
+    attention = hidden * (heads + 2 * kv) * head_dim + heads * head_dim * hidden
+    attention += (heads + 2 * kv) * head_dim if m["bias"] else 0
+    attention += 2 * head_dim if m["per_head"] else (heads + kv) * head_dim
+    layer = attention + 3 * hidden * m["inter"] + 2 * hidden
+    total = (m["vocab"] + m["extra"]) * hidden + (0 if m["tied"] else m["vocab"] * hidden) + hidden
+    total += len(layers) * layer
+    return total, total
+
+
+COUNTERS["molmo2_text"] = molmo2_text  # configs/weight_tables/vl_more.py
+
+
+# -- Kosmos-2's text model (transformers 5.25 modeling_kosmos2.py Kosmos2TextForCausalLM) -------------------
+
+def kosmos_2_text(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Kosmos-2's text model (Kosmos2TextTransformer and the wrapper's lm_head, no bias, tied by default): embed_tokens
+    (the positions are sinusoidal, a buffer); per Kosmos2TextBlock self_attn q/k/v_proj and out_proj (biased, embed_dim
+    each), its inner_attn_ln, self_attn_layer_norm, ffn.fc1 (embed_dim -> ffn_dim) and fc2 (biased) with
+    ffn.ffn_layernorm (over ffn_dim) between them, final_layer_norm (all LayerNorms with a bias); layer_norm. A config
+    with add_cross_attention is refused by the family. Kosmos-2.5's (modeling_kosmos2_5.py Kosmos2_5TextTransformer)
+    has no inner_attn_ln and a segment_emb of 2 rows (image / text positions)."""
+    kosmos_2 = f.model_type == "kosmos_2_text_model"
+    hidden = f.int("hidden_size")
+    ffn = f.int("intermediate_size", maximum=10**9)
+    vocab = f.int("vocab_size", minimum=0)
+    per_layer = 4 * _linear(hidden, hidden, True) + (3 if kosmos_2 else 2) * _layernorm(hidden)
+    per_layer += _linear(hidden, ffn, True) + _layernorm(ffn) + _linear(ffn, hidden, True)
+    total = vocab * hidden + _head(f, vocab, hidden, True) + _layernorm(hidden) + _n_layers(layers) * per_layer
+    total += 0 if kosmos_2 else 2 * hidden  # Kosmos-2.5's segment_emb
+    return total, total
+
+
+COUNTERS["kosmos_2_text_model"] = kosmos_2_text  # configs/weight_tables/vl_more.py
+COUNTERS["kosmos_2_5_text_model"] = kosmos_2_text

@@ -570,6 +570,15 @@ def _m3_index(f: Fields, name: str) -> int:
     return _nested_int(f, "sparse_attention_config", legacy, f.int(name, default=default))
 
 
+def minimax_m3_mlp_kinds(f: Fields, n: int) -> list[str]:
+    """Each layer's MLP, "sparse" or "dense": mlp_layer_types, else moe_layer_freq (1: sparse), else all sparse."""
+    kinds = _string_list(f, "mlp_layer_types", n)
+    if kinds is None:
+        freq = f.list("moe_layer_freq", n)
+        kinds = ["sparse" if v else "dense" for v in freq] if freq is not None else ["sparse"] * n
+    return kinds
+
+
 def minimax_m3_vl_text(f: Fields, layers: list, dims) -> tuple[int, int]:
     """MiniMaxM3VLForCausalLM (modeling_minimax_m3_vl.py), the text model only: embed_tokens, final norm,
     lm_head (tied when tie_word_embeddings); every layer two RMSNorms and MiniMaxM3VLAttention: q/k/v/o_proj
@@ -594,10 +603,7 @@ def minimax_m3_vl_text(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe = experts * hidden + experts + experts * per_expert + 3 * hidden * f.int("shared_intermediate_size",
                                                                                  default=3072)
     dense = 3 * hidden * f.int("dense_intermediate_size", default=12288)
-    kinds = _string_list(f, "mlp_layer_types", n)
-    if kinds is None:
-        freq = f.list("moe_layer_freq", n)
-        kinds = ["sparse" if v else "dense" for v in freq] if freq is not None else ["sparse"] * n
+    kinds = minimax_m3_mlp_kinds(f, n)
 
     bases = [attention + (indexer if _indexed_layer(layer) else 0) + 2 * hidden for layer in layers]
     return moe_stack(embeddings(f, hidden, False, 200064) + hidden, bases, kinds, moe, dense,

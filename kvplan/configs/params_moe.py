@@ -14,6 +14,7 @@ list's end falls back to the config class's rule.
 
 from __future__ import annotations
 
+from ..errors import ConfigError
 from .fields import Fields
 from .param_parts import dense_first, embeddings, gated_mlp, mlp_layer_types, moe_stack
 
@@ -380,3 +381,74 @@ COUNTERS = {
     "exaone_moe": exaone_moe,
     "aria_text": aria_text,
 }
+
+
+def _pair(f: Fields, name: str, default: tuple[int, int]) -> tuple[int, int]:
+    """A [text, vision] pair of ERNIE-4.5-VL's config (an int stands for both)."""
+    value = f.get(name)
+    if value is None:
+        return default
+    if isinstance(value, list):
+        if len(value) != 2:
+            raise ConfigError(f"{f.source}: '{name}' lists {len(value)} entries, not [text, vision] "
+                              f"(model_type {f.model_type!r})")
+        return f.check_int(f"{name}[0]", value[0]), f.check_int(f"{name}[1]", value[1])
+    one = f.int(name)
+    return one, one
+
+
+def ernie4_5_vl_fields(f: Fields, n: int) -> dict:
+    """ERNIE-4.5-VL's text model as transformers 5.25 (modeling_ernie4_5_vl_moe.py) and vLLM 0.34
+    (ernie45_vl_moe.py) read it: hidden, heads, KV heads, head_dim, use_bias, intermediate_size, the routed experts
+    a modality (moe_num_experts, [text, vision] in Baidu's configs: vLLM asserts both equal), their widths
+    moe_intermediate_size [text, vision] (Ernie4_5_VLMoeTextConfig's default [1536, 512]), the shared experts
+    (moe_num_shared_experts x the text width), the MoE's top-k, and each layer's MLP kind: mlp_layer_types, else
+    Baidu's moe_layer_start_index / moe_layer_end_index / moe_layer_interval as vLLM's Ernie4_5_VLMoeDecoderLayer
+    reads them (a MoE layer when (i + 1) % interval == 0 and min(start) <= i <= max(end)), else transformers' default
+    (layer 0 dense, the rest sparse). Ernie4_5_VLMoeMoeBlock builds both modalities' experts on every MoE layer
+    (vLLM builds each where its own start / end range holds the layer: a config whose ranges differ gets the
+    transformers reading)."""
+    hidden = f.int("hidden_size", default=2560)
+    heads = f.int("num_attention_heads", default=20)
+    text_experts, vision_experts = _pair(f, "moe_num_experts", (64, 64))
+    if text_experts != vision_experts:
+        raise ConfigError(f"{f.source}: moe_num_experts differs between text and vision experts, which neither "
+                          f"transformers nor vLLM builds (model_type {f.model_type!r})")
+    kinds = f.list("mlp_layer_types")
+    if kinds is None and f.has("moe_layer_start_index"):
+        starts = _pair(f, "moe_layer_start_index", (1, 1))
+        ends = _pair(f, "moe_layer_end_index", (n - 1, n - 1))
+        interval = f.int("moe_layer_interval", default=1)
+        kinds = ["sparse" if (i + 1) % interval == 0 and min(starts) <= i <= max(ends) else "dense"
+                 for i in range(n)]
+    else:
+        kinds = mlp_layer_types(f, n, dense_first(1))
+    return {"hidden": hidden, "heads": heads, "kv": f.int("num_key_value_heads", default=4),
+            "head_dim": _head_dim(f, hidden, heads, None), "bias": f.flag("use_bias"),
+            "inter": f.int("intermediate_size", default=12288), "experts": text_experts,
+            "widths": _pair(f, "moe_intermediate_size", (1536, 512)),
+            "shared": f.int("moe_num_shared_experts", default=2, minimum=0),
+            "top_k": f.int("moe_k", "num_experts_per_tok", default=6, minimum=0), "kinds": kinds}
+
+
+def ernie4_5_vl_moe_text(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """ERNIE-4.5-VL's text model (transformers 5.25 modeling_ernie4_5_vl_moe.py Ernie4_5_VLMoeTextModel, and the
+    wrapper's lm_head: no bias, tied by default): embed_tokens, norm; per layer q/k/v/o_proj (biases with
+    use_bias), two RMSNorms; on MoE layers (ernie4_5_vl_fields) Ernie4_5_VLMoeMoeBlock: a text and a vision
+    Ernie4_5_VLMoeSparseMoeBlock, each a router (num_experts x hidden) with its moe_statics.e_score_correction_bias
+    (num_experts, a parameter) and num_experts experts (no biases) of its own width, and the shared experts
+    (Ernie4_5_VLMoeMLP of moe_num_shared_experts x the text width, biases with use_bias); elsewhere an
+    Ernie4_5_VLMoeMLP of intermediate_size. Active: the top-k of one modality's experts (a text token's; an image
+    token's use the vision experts, narrower in Baidu's configs)."""
+    e = ernie4_5_vl_fields(f, len(layers))
+    hidden, experts, (text_width, vision_width) = e["hidden"], e["experts"], e["widths"]
+    attn = _attn(hidden, e["heads"], e["kv"], e["head_dim"], e["bias"])
+    moe = 2 * (hidden * experts + experts) + experts * 3 * hidden * (text_width + vision_width)
+    if e["shared"] > 0:
+        moe += gated_mlp(hidden, text_width * e["shared"], e["bias"])
+    idle = (experts - e["top_k"]) * 3 * hidden * text_width + experts * 3 * hidden * vision_width
+    return moe_stack(embeddings(f, hidden, True) + hidden, attn + 2 * hidden, e["kinds"], moe,
+                     gated_mlp(hidden, e["inter"], e["bias"]), idle)
+
+
+COUNTERS["ernie4_5_vl_moe_text"] = ernie4_5_vl_moe_text  # configs/weight_tables/vl_more.py
