@@ -242,6 +242,14 @@ FP32_RULES["mimo_v2_flash"] = FP32_RULES["mimo_v2"]
 # vLLM only (SGLang not read for these): mamba.py, jamba.py (MambaMixer); mamba2.py, zamba2.py (MambaMixer2)
 FP32_RULES.update({"mamba": _MAMBA1_A, "falcon_mamba": _MAMBA1_A, "jamba": _MAMBA1_A, "mamba2": _MAMBA2_A,
                    "zamba2": _MAMBA2_A})
+# configs/weight_tables/hybrid_more.py (vLLM only): Bamba's MambaMixer2 A (read in 0.23.0, the last release with
+# bamba.py: the same float32 A as 0.11.0 and 0.34.0); Qwen4-Exp's Gated DeltaNet A_log, which
+# layers/mamba/gdn/qwen_gdn_linear_attn.py QwenGatedDeltaNetAttention builds with dtype=torch.float32, split by value
+# heads (0.33.0, the first release with models/qwen4_exp, and 0.34.0)
+_QWEN4_A = _rules((0, 33, 0), "layers/mamba/gdn/qwen_gdn_linear_attn.py QwenGatedDeltaNetAttention (A_log)",
+                  "linear_attn.A_log")
+FP32_RULES.update({"bamba": _rules((0, 11, 0), _VLLM_MAMBA2, "mamba.A_log"), "qwen4_exp_text": _QWEN4_A,
+                   "qwen3_8_flash_next_text": _QWEN4_A})
 
 # what vLLM builds in float32 (engines/vllm_fp32.py) and what SGLang does (engines/sglang_fp32.py)
 VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {

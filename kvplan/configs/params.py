@@ -484,9 +484,10 @@ def _mamba2_hybrid(f: Fields, layers: list, dims, ffn: tuple[int, int]) -> tuple
 
 
 def bamba(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """Bamba: Mamba-2 or attention, then a SwiGLU MLP (feed_forward) on every layer."""
+    """Bamba: Mamba-2 or attention, then a SwiGLU MLP (feed_forward) on every layer, its gate / up / down_proj
+    biased under mlp_bias (transformers 5.25 modeling_bamba.py BambaMLP)."""
     hidden = f.int("hidden_size")
-    mlp = gated_mlp(hidden, f.int("intermediate_size"))
+    mlp = gated_mlp(hidden, f.int("intermediate_size"), f.flag("mlp_bias"))
     return _mamba2_hybrid(f, layers, dims, (mlp, mlp))
 
 

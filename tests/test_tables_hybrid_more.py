@@ -1,0 +1,145 @@
+"""Per-module tables of more hybrid and recurrent models (configs/weight_tables/hybrid_more.py): Bamba and
+Qwen4-Exp. Each figure is worked out here by hand from the config and the module shapes of transformers 5.25
+(modeling_bamba.py, modeling_qwen4_exp.py), and what each TP rank holds whole from vLLM's model files (Bamba:
+0.23.0's bamba.py and layers/mamba/mamba_mixer2.py, the last release that serves it; Qwen4-Exp: 0.34.0's
+models/qwen4_exp/nvidia/). BF16: 2 B a parameter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kvplan.capacity.weights import stage_weight_bytes
+from kvplan.configs import build_model
+from kvplan.configs.weight_tables import checked_table
+from kvplan.engines import vllm_fp32
+from kvplan.sources import load_model
+from kvplan.weights.estimate import estimated
+
+SPECS = Path(__file__).resolve().parent.parent / "model_specs"
+DATA = Path(__file__).resolve().parent / "data" / "configs"
+
+
+def _bamba() -> dict:
+    return json.loads((SPECS / "bamba-9b.json").read_text())
+
+
+def _qwen38() -> dict:
+    return json.loads((DATA / "qwen3.8-flash-next.json").read_text())
+
+
+def _per_gpu(model, layers: int, tp: int) -> int:
+    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
+
+
+# -- Bamba-9B ------------------------------------------------------------------------------------------------------
+# hidden 4,096, 32 layers (attention on 9, 18, 27: 3; Mamba-2 on 29), 32 heads and 8 KV heads of 128, MLP 14,336,
+# vocab 128,256 untied. Mamba-2: 128 heads of 64 (inner 8,192), one group, state 128, conv 4 with bias, no
+# projection biases.
+#   in_proj 4,096 x (8,192 + 8,448 + 128) = 68,681,728 (conv_dim 8,192 + 2 x 128 = 8,448); conv1d 8,448 x 5 = 42,240;
+#   dt_bias, A_log, D 3 x 128 = 384; gated norm 8,192; out_proj 8,192 x 4,096 = 33,554,432: 102,286,976 a mixer
+#   attention: q, o 2 x 16,777,216 + k, v 2 x 4,194,304 = 41,943,040; MLP 3 x 4,096 x 14,336 = 176,160,768;
+#   two norms 8,192
+#   29 x (102,286,976 + 176,160,768 + 8,192) + 3 x (41,943,040 + 176,160,768 + 8,192) + 2 x 128,256 x 4,096 + 4,096
+#   = 8,075,222,144 + 654,336,000 + 1,050,673,152 + 4,096 = 9,780,235,392 (the model card's 9.78B)
+BAMBA_PARAMS = 9_780_235_392
+
+
+def test_bamba_9b_table_adds_up_to_its_count():
+    model = build_model(_bamba(), "bamba")
+    assert model.param_count == BAMBA_PARAMS
+    f, modules = checked_table(_bamba(), "bamba")
+    assert sum(m.weight + m.other for m in modules) == BAMBA_PARAMS
+    assert {m.vllm_fp32.suffix for m in modules if m.vllm_fp32} == {"mamba.A_log"}
+
+
+def test_bamba_counts_the_mlp_biases_mlp_bias_gives():
+    # BambaMLP: gate_proj, up_proj (14,336 each) and down_proj (4,096) biased under mlp_bias: 32 x 32,768 more
+    # (uncounted before)
+    raw = dict(_bamba(), mlp_bias=True)
+    assert build_model(raw, "bamba-bias").param_count == BAMBA_PARAMS + 32 * 32_768 == 9_781_283_968
+    # vLLM 0.23.0's BambaMLP builds no biases: no table
+    assert checked_table(raw, "bamba-bias") is None
+
+
+def test_bamba_9b_keeps_norms_and_the_one_groups_b_c_whole():
+    model = build_model(_bamba(), "bamba")
+    # norms: 32 x 2 x 4,096 + the final 4,096 = 266,240. The one group's B and C (2 x 128 = 256 channels), which
+    # MambaMixer2 loads on every rank: in_proj 4,096 x 256 = 1,048,576 and conv1d 256 x 5 = 1,280 a Mamba layer,
+    # 29 x 1,049,856 = 30,445,824. 30,712,064 parameters
+    assert model.weight_replicated_bytes == (266_240 + 30_445_824) * 2 == 61_424_128
+    # TP 2: (19,560,470,784 - 61,424,128) / 2 + 61,424,128 (before: an even split, 9,780,235,392)
+    assert model.weight_bytes == 2 * BAMBA_PARAMS == 19_560_470_784
+    assert _per_gpu(model, 32, 2) == 9_749_523_328 + 61_424_128 == 9_810_947_456
+
+
+def test_bamba_9b_fp8_compressed_tensors():
+    # ibm-ai-platform/Bamba-9B-fp8's quantization_config as a public audit of the family's Hugging Face configs
+    # describes it (code index file id 57098957315, "Bamba Transformers audit": compressed-tensors,
+    # float-quantized, targets Linear, static FP8 tensor weights, dynamic FP8 tensor activations, ignore lm_head);
+    # rebuilt from that description, not a verbatim copy of the file
+    raw = dict(_bamba(), quantization_config={
+        "quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
+        "config_groups": {"group_0": {"targets": ["Linear"],
+                                      "weights": {"num_bits": 8, "type": "float", "strategy": "tensor",
+                                                  "dynamic": False, "symmetric": True},
+                                      "input_activations": {"num_bits": 8, "type": "float", "strategy": "tensor",
+                                                            "dynamic": True, "symmetric": True}}}})
+    model = build_model(raw, "bamba-fp8")
+    # FP8: in_proj + out_proj 102,236,160 on 29 layers, q/k/v/o 41,943,040 on 3, the MLP 176,160,768 on 32:
+    # 2,964,848,640 + 125,829,120 + 5,637,144,576 = 8,727,822,336 at 1 B; the rest (embeddings, head, norms,
+    # conv1d, dt_bias / A_log / D) 9,780,235,392 - 8,727,822,336 = 1,052,413,056 at 2 B (the audit's 8.73 GB of
+    # float8_e4m3fn and 2.10 GB of bfloat16)
+    assert model.weight_bytes == 8_727_822_336 + 2 * 1_052_413_056 == 10_832_648_448
+    # whole on every rank: the norms 266,240 x 2 B, B / C's in_proj rows 29 x 1,048,576 at 1 B and conv1d channels
+    # 29 x 1,280 x 2 B
+    assert model.weight_replicated_bytes == 532_480 + 30_408_704 + 74_240 == 31_015_424
+    # TP 2: (10,832,648,448 - 31,015,424) / 2 + 31,015,424
+    assert _per_gpu(model, 32, 2) == 5_400_816_512 + 31_015_424 == 5_431_831_936
+
+
+def test_bamba_a_in_float32_under_vllm():
+    # MambaMixer2's A (A_log: 128 a Mamba layer, split by heads): 29 x 128 = 3,712 parameters, + 2 B each
+    up = vllm_fp32.upcast(load_model(str(SPECS / "bamba-9b.json")), "0.23.0")
+    assert (up.whole_params, up.split_params) == (0, 3_712)
+    assert up.per_gpu_bytes(tp=2) == 3_712
+
+
+# -- Qwen3.8-Flash-Next (qwen4_exp) ------------------------------------------------------------------------------
+# hidden 2,560, hc_count 4 (streams 10,240), hc_lowrank 320, 48 layers: attention (QSA) on every 4th (12), Gated
+# DeltaNet on 36; 512 experts; shared expert 640; attention 24 heads / 2 KV heads of 256; indexer 4 + 1 heads of
+# 128; GDN 48 value heads of 128; PLE on layer 2 (one-based), ple_embed_dim 2,560, conv 4; vocab 248,320 untied.
+
+def test_qwen3_8_flash_next_table_adds_up():
+    model = build_model(_qwen38(), "qwen3.8")
+    f, modules = checked_table(_qwen38(), "qwen3.8")
+    assert sum(m.weight + m.other for m in modules) == model.param_count
+    assert {m.vllm_fp32.suffix for m in modules if m.vllm_fp32} == {"linear_attn.A_log"}
+
+
+def test_qwen3_8_flash_next_keeps_hyper_connections_routers_norms_indexer_and_ple_projections_whole():
+    model = build_model(_qwen38(), "qwen3.8")
+    # a layer's two hyper-connection mixers (GatedResidual: hc_norm 10,240, input_mix_weight_down and _up
+    # 2 x 10,240 x 320 = 6,553,600, block_inject_weight 10,240 x 4 = 40,960): 2 x 6,604,800 = 13,209,600; the
+    # router 512 x 2,560 = 1,310,720 and shared_expert_gate 2,560: 14,522,880 a layer, x 48 = 697,098,240.
+    # Attention layers: q_norm, k_norm 2 x 256, indexer.index_qk_proj 5 x 128 x 2,560 = 1,638,400, q_ / k_layernorm
+    # 2 x 128: 1,639,168, x 12 = 19,670,016. GDN layers: the gated norm 128, x 36 = 4,608. The PLE layer: key_proj
+    # 2,560 x 10,240 = 26,214,400, value_proj 2,560 x 2,560 = 6,553,600, three norms 3 x 10,240, conv1d
+    # 10,240 x 4 = 40,960: 32,839,680. The final mixer: 10,240 + 6,553,600 = 6,563,840. 756,176,384 parameters
+    whole = 697_098_240 + 19_670_016 + 4_608 + 32_839_680 + 6_563_840
+    assert model.weight_replicated_bytes == whole * 2 == 1_512_352_768
+    # TP 4: (353,887,799,040 - 1,512,352,768) / 4 + 1,512,352,768; the 2 KV heads' k_proj / v_proj under TP 4 (one
+    # KV head a rank, QKVParallelLinear): 12 x 2 x 2 x 256 x 2,560 = 31,457,280 parameters held 1/2 a rank, not 1/4:
+    # + 62,914,560 B x 1/4
+    assert model.weight_bytes == 353_887_799_040
+    assert _per_gpu(model, 48, 4) == 88_093_861_568 + 1_512_352_768 + 15_728_640 == 89_621_942_976
+
+
+def test_qwen4_exp_gdn_a_log_in_float32_under_vllm_from_0_33():
+    # QwenGatedDeltaNetAttention's A_log (float32, split by value heads): 36 layers x 48 = 1,728, + 2 B each;
+    # 0.32 has no models/qwen4_exp
+    model = load_model(str(DATA / "qwen3.8-flash-next.json"))
+    up = vllm_fp32.upcast(model, "0.34.0")
+    assert (up.whole_params, up.split_params) == (0, 1_728)
+    assert up.per_gpu_bytes(tp=4) == 864
+    assert vllm_fp32.upcast(model, "0.32.0") is None
