@@ -187,7 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
-             "bamba", "qwen4_exp_text",  # hybrid_more
+             "bamba", "qwen4_exp_text", "glm5_next",  # hybrid_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -196,6 +196,8 @@ _IN_WRAPPER = ("qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl")
 # the Qwen-Omni thinkers and Llama 3.2 Vision likewise (no causal LM for qwen2_5_omni_text, qwen3_omni_moe_text,
 # mllama_text_model's MllamaTextConfig): configs/weight_tables/wrap.py
 _IN_WRAPPER += ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama")
+# GLM-5-Next likewise (transformers 5.25 has no causal LM for glm5_next_text: configs/weight_tables/hybrid_more.py)
+_IN_WRAPPER += ("glm5_next",)
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
@@ -246,6 +248,12 @@ _RENAMED.update({"olmo_hybrid": ((".attention_layer_norm", ".input_layernorm"),
                                  (".feedforward_layer_norm", ".post_attention_layernorm"),
                                  *((f".{c}_conv1d", ".conv1d") for c in "qkv")),
                  "lfm3": ((".self_attn.gate_proj", ".self_attn.g_proj"),), "zamba": ((".dt_proj_bias", ".dt_proj"),)})
+# GLM-5-Next's checkpoint names, which transformers renames on load (conversion_mapping.py "glm5_next": the KDA forget
+# gate's tensors into forget_gate, the three convolutions packed into conv1d, hc_attn_fn into attn_hc.fn, ...)
+_RENAMED["glm5_next"] = (*((f".self_attn.{p}", f".self_attn.forget_gate.{p}") for p in ("f_a_proj", "f_b_proj",
+                                                                                         "dt_bias", "A_log")),
+                         *((f".self_attn.{c}_conv1d", ".self_attn.conv1d") for c in "qkv"),
+                         *((f".hc_{h}_{p}", f".{h}_hc.{p}") for h in ("attn", "ffn") for p in ("fn", "base", "scale")))
 
 
 def _as_transformers(name: str) -> str:

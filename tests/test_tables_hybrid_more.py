@@ -143,3 +143,67 @@ def test_qwen4_exp_gdn_a_log_in_float32_under_vllm_from_0_33():
     assert (up.whole_params, up.split_params) == (0, 1_728)
     assert up.per_gpu_bytes(tp=4) == 864
     assert vllm_fp32.upcast(model, "0.32.0") is None
+
+
+# -- GLM-5.3-Flash (glm5_next): the public EXL3 derivative's config (tests/data/configs, as test_families_2026.py
+# reads it) without its quantization_config (EXL3, whose bytes kvplan does not know), i.e. as a bf16 checkpoint
+# hidden 4,096, 45 layers: MLA + DSA indexer on 3, 7, ..., 43 (11), KDA on 34; hc_mult 4 (24 mix rows over
+# 4 x 4,096 = 16,384); 64 heads, q_lora 1,536, kv_lora 512, no RoPE dims; indexer 32 heads of 128, k-pool 4; KDA
+# 64 heads of 128, conv 4; first 3 layers dense, 42 sparse with 256 experts; vocab 154,880 untied.
+
+def _glm53(tmp_path=None):
+    raw = json.loads((DATA / "glm-5.3-flash-exl3-derivative.json").read_text())
+    raw.pop("quantization_config")
+    if tmp_path is None:
+        return raw
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    return load_model(str(path))
+
+
+def test_glm_5_3_flash_table_adds_up():
+    model = build_model(_glm53(), "glm-5.3")
+    f, modules = checked_table(_glm53(), "glm-5.3")
+    assert sum(m.weight + m.other for m in modules) == model.param_count
+
+
+def test_glm5_next_counts_the_router_bias_and_reads_transformers_kda_fields():
+    # the count before: 279,498,427,390 (test_families_2026.py), less the 42 x 256 score-correction biases the
+    # checkpoint holds; a config that gives the KDA widths as linear_num_heads / linear_head_dim /
+    # linear_conv_kernel_dim (Glm5NextTextConfig's own fields) instead of linear_attn_config counts the same (before:
+    # refused, no linear_attn_config.num_heads)
+    raw = _glm53()
+    assert build_model(raw, "glm-5.3").param_count == 279_498_427_390 + 42 * 256 == 279_498_438_142
+    text = raw["text_config"]
+    text.pop("linear_attn_config")
+    text.update(linear_num_heads=64, linear_head_dim=128, linear_conv_kernel_dim=4)
+    assert build_model(raw, "glm-5.3-fields").param_count == 279_498_438_142
+
+
+def test_glm_5_3_flash_keeps_hyper_connections_latents_indexers_and_routers_whole():
+    model = build_model(_glm53(), "glm-5.3")
+    # a layer: hc_attn / hc_ffn fn 24 x 16,384 = 393,216, base 24, scale 3: 2 x 393,243 = 786,486, two norms
+    # 8,192: 794,678, x 45 = 35,760,510. MLA layers: q_a_proj 4,096 x 1,536 = 6,291,456, q_a_layernorm 1,536,
+    # kv_a_proj_with_mqa 4,096 x 512 = 2,097,152, kv_a_layernorm 512; the indexer's wq_b 1,536 x 32 x 128 =
+    # 6,291,456, wk 4,096 x 128 = 524,288, k_norm 2 x 128, weights_proj 4,096 x 32 = 131,072, the k-pool's ape
+    # 4 x 128 = 512 and gate 128 x 4,096 = 524,288: 15,862,528, x 11 = 174,487,808. KDA layers: f_a_proj and
+    # g_a_proj 2 x 4,096 x 128, o_norm 128: 1,048,704, x 34 = 35,655,936. Sparse layers: the router
+    # 256 x 4,096 = 1,048,576 and its bias 256: 1,048,832, x 42 = 44,050,944. The final norm 4,096
+    whole = 35_760_510 + 174_487_808 + 35_655_936 + 44_050_944 + 4_096
+    assert model.weight_replicated_bytes == whole * 2 == 579_918_588
+    # TP 8: (558,996,876,284 - 579,918,588) / 8 + 579,918,588 (before: an even split of 558,996,854,780,
+    # 69,874,606,848)
+    assert model.weight_bytes == 2 * 279_498_438_142 == 558_996_876_284
+    assert _per_gpu(model, 45, 8) == 69_802_119_712 + 579_918_588 == 70_382_038_300
+
+
+def test_glm5_next_float32_parameters_under_vllm(tmp_path):
+    # vLLM 0.33 / 0.34 glm5next: whole in float32 the hyper-connections 45 x 786,486 = 35,391,870, the routers'
+    # biases 42 x 256 = 10,752, the k-pool ape 11 x 512 = 5,632 and the indexer k_norm 11 x 256 = 2,816
+    # (35,411,070); split in float32 KDA's dt_bias 64 x 128, A_log 64 and the q/k/v convolutions 3 x 8,192 x 4 on
+    # 34 layers: 34 x (8,192 + 64 + 98,304) = 3,623,040. TP 8: + 2 B x (35,411,070 + 3,623,040 / 8)
+    model = _glm53(tmp_path)
+    up = vllm_fp32.upcast(model, "0.34.0")
+    assert (up.whole_params, up.split_params) == (35_411_070, 3_623_040)
+    assert up.per_gpu_bytes(tp=8) == 2 * (35_411_070 + 452_880) == 71_727_900
+    assert vllm_fp32.upcast(model, "0.32.0") is None

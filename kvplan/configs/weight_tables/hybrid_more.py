@@ -1,6 +1,9 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more hybrid and recurrent models: Bamba
-(bamba). Each mirrors its counter term by term (params.bamba) and names the modules as the checkpoints'
-safetensors do (transformers 5.25 modeling_bamba.py; the names vLLM's load_weights takes).
+(bamba), Qwen4-Exp (qwen4_exp_text, Qwen3.8-Flash-Next) and GLM-5-Next (glm5_next_text, GLM-5.3-Flash). Each
+mirrors its counter term by term (params.bamba, params.qwen4_exp, params.glm5_next) and names the modules as the
+checkpoints' safetensors do (transformers 5.25 modeling_bamba.py, modeling_qwen4_exp.py, modeling_glm5_next.py and
+its conversion_mapping.py renames; the names vLLM's load_weights takes). What vLLM holds whole on every TP rank: the
+builders' docstrings.
 
 Bamba: vLLM 0.34 does not serve BambaForCausalLM (models/registry.py _PREVIOUSLY_SUPPORTED_MODELS: "supported
 until v0.23.0"); the last release with models/bamba.py is 0.23.0 (0.24.0's sdist has none), and what each TP
@@ -147,4 +150,91 @@ def qwen4_exp_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-HYBRID_MORE = {"bamba": bamba, "qwen4_exp_text": qwen4_exp_text, "qwen3_8_flash_next_text": qwen4_exp_text}
+# -- GLM-5-Next (params.glm5_next) -----------------------------------------------------------------------------
+
+def _kda(a: str, hidden: int, heads: int, head_dim: int, kernel: int) -> list[Module]:
+    """GLM-5-Next's KDA under its checkpoints' names (transformers 5.25 conversion_mapping.py "glm5_next" renames
+    them on load: f_a_proj / f_b_proj / dt_bias / A_log into forget_gate, q/k/v_conv1d packed into conv1d). vLLM 0.34
+    glm5next/common/kda.py Glm5NextLinearAttention: q, k, v and b_proj in one MergedColumnParallelLinear split over
+    TP, whose f_a_proj and g_a_proj shards every rank holds whole (replicated_shard_ids); f_b_proj, g_b_proj, the
+    q/k/v convolutions (float32), dt_bias (float32) and A_log (float32) split by heads; o_norm (head_dim) whole;
+    o_proj a RowParallelLinear."""
+    from . import _linear
+
+    qkv = heads * head_dim
+    return [_linear(f"{a}.q_proj", hidden, qkv, "linear attention"),
+            _linear(f"{a}.k_proj", hidden, qkv, "linear attention"),
+            _linear(f"{a}.v_proj", hidden, qkv, "linear attention"),
+            *[_float(f"{a}.{c}_conv1d", qkv * kernel, "linear attention") for c in "qkv"],
+            _linear(f"{a}.f_a_proj", hidden, head_dim, "linear attention", whole=True),
+            _linear(f"{a}.f_b_proj", head_dim, qkv, "linear attention"),
+            _float(f"{a}.dt_bias", qkv, "linear attention"),
+            _float(f"{a}.A_log", heads, "linear attention"),
+            _linear(f"{a}.b_proj", hidden, heads, "linear attention"),
+            _linear(f"{a}.g_a_proj", hidden, head_dim, "linear attention", whole=True),
+            _linear(f"{a}.g_b_proj", head_dim, qkv, "linear attention"),
+            _float(f"{a}.o_norm", head_dim),
+            _linear(f"{a}.o_proj", qkv, hidden, "linear attention", row=True)]
+
+
+def glm5_next_text(f: Fields, layers: list, dims) -> list[Module]:
+    """GLM-5-Next's text model (GLM-5.3-Flash; transformers 5.25 modeling_glm5_next.py Glm5NextTextModel, vLLM 0.34
+    models/glm5next/common/model.py Glm5NextDecoderLayer), named as the checkpoints are: per layer the
+    hyper-connection mixers hc_attn_fn / _base / _scale and hc_ffn_* ((2 + hc_mult) x hc_mult x hc_mult x hidden,
+    (2 + hc_mult) x hc_mult and 3: vLLM builds them as float32 nn.Parameters, whole on every rank), KDA (_kda) or
+    MLA (q_a_proj and kv_a_proj_with_mqa whole: attention.py Glm5NextMLAAttention fuses them into
+    DeepSeekV2FusedQkvAProjLinear) with the DSA indexer (wq_b a ReplicatedLinear, wk and weights_proj fused with
+    disable_tp=True, k_norm a float32 LayerNorm, and the k-pool's index_kpool_compress_ape (float32) and
+    index_kpool_compress_gate: all whole), two norms, and the MLP (dense gate/up/down_proj, or the routed experts,
+    the router mlp.gate (GateLinear) and its float32 e_score_correction_bias, shared_experts); embed_tokens, the
+    final norm and the LM head (untied). vLLM 0.34 builds KDA and MLA (their indexers too) with quant_config=None:
+    the table counts their linears as the checkpoint stores them, and a format's list that does not keep them is
+    one vLLM would load only where the checkpoint keeps them in bf16 anyway (it dequantizes an FP8 checkpoint's
+    q_a_proj / kv_a_proj_with_mqa / o_proj and wk to bf16 on load: load_weights _try_load_fp8_attn_proj,
+    _try_load_fp8_indexer_wk), which kvplan does not add. No table for a config whose indexer_types (or
+    index_topk_pattern / index_topk_freq) has layers reuse another's indexer: transformers builds no indexer
+    there, vLLM 0.34 builds one on every MLA layer, and the count follows neither; nor for attention_bias, whose
+    biases the count does not hold."""
+    from .. import params as P
+    from . import _indexer, _mla_widths, _norms_and_ffn
+    from ..param_parts import dense_first, mlp_layer_types
+
+    if f.flag("attention_bias"):
+        raise ConfigError("attention_bias: kvplan's GLM-5-Next count has not read its biases")
+    types = f.list("indexer_types") or []
+    if "shared" in types or f.get("index_topk_pattern") is not None or f.get("index_topk_freq") not in (None, 1):
+        raise ConfigError("indexer_types with shared layers: transformers and vLLM 0.34 build their indexers apart")
+    hidden, heads = f.int("hidden_size"), f.int("num_attention_heads")
+    lin_heads, lin_dim, kernel = P.glm5_next_kda_widths(f)
+    q_rank = f.int("q_lora_rank")
+    widths = (f.int("kv_lora_rank"), f.int("qk_rope_head_dim", default=0, minimum=0), f.int("qk_nope_head_dim"),
+              f.int("v_head_dim"))
+    index, index_heads, kpool = f.int("index_head_dim"), f.int("index_n_heads"), f.int("index_kpool", default=16)
+    hc = f.int("hc_mult", default=4)
+    mix = (2 + hc) * hc
+    experts, moe_inter = f.int("n_routed_experts"), f.int("moe_intermediate_size")
+    shared = f.int("n_shared_experts", default=1, minimum=0) * moe_inter
+    inter = f.int("intermediate_size")
+    kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=0, minimum=0)))
+    vocab = f.int("vocab_size")
+    out = [Module("embed_tokens", 0, vocab * hidden, "embeddings"), _float("norm", hidden),
+           Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden)]
+    for i, (layer, kind) in enumerate(zip(layers, kinds)):
+        n, a = f"layers.{i}", f"layers.{i}.self_attn"
+        for h in ("attn", "ffn"):
+            out += [Module(f"{n}.hc_{h}_fn", 0, mix * hc * hidden, "other", whole=True),
+                    Module(f"{n}.hc_{h}_base", 0, mix, "other", whole=True),
+                    Module(f"{n}.hc_{h}_scale", 0, 3, "other", whole=True)]
+        if layer.caches:
+            out += _mla_widths(a, hidden, heads, q_rank or None, False, *widths)
+            out += _indexer(a, hidden, q_rank, index, index_heads)
+            out += [Module(f"{a}.indexer.index_kpool_compress_ape", 0, kpool * index, "attention", whole=True),
+                    Module(f"{a}.indexer.index_kpool_compress_gate", 0, index * hidden, "attention", whole=True)]
+        else:
+            out += _kda(a, hidden, lin_heads, lin_dim, kernel)
+        out += _norms_and_ffn(i, hidden, kind == "sparse", experts, moe_inter, shared, inter)
+    return out
+
+
+HYBRID_MORE = {"bamba": bamba, "glm5_next_text": glm5_next_text, "qwen4_exp_text": qwen4_exp_text,
+               "qwen3_8_flash_next_text": qwen4_exp_text}
