@@ -207,3 +207,50 @@ def test_glm5_next_float32_parameters_under_vllm(tmp_path):
     assert (up.whole_params, up.split_params) == (35_411_070, 3_623_040)
     assert up.per_gpu_bytes(tp=8) == 2 * (35_411_070 + 452_880) == 71_727_900
     assert vllm_fp32.upcast(model, "0.32.0") is None
+
+
+# -- Inkling (inkling_text): the quoted small Inkling's text sizes (tests/data/configs/inkling-small-text-quoted.json,
+# vLLM's own inkling_model config) written as transformers' InklingTextConfig fields (conv_kernel_size for
+# sconv_kernel_size). hidden 4,096, 42 layers, sliding (local_layer_ids: 35) and full (5, 11, ..., 41: 7) both 32
+# heads / 8 KV heads of 128, d_rel 16, rel extent 1,024 (full) and 512 (sliding), conv 4; layers 0-1 dense
+# (16,384), 40 sparse: 256 experts + 2 shared of 2,048; vocab 201,024
+
+def _inkling() -> dict:
+    local = json.loads((DATA / "inkling-small-text-quoted.json").read_text())["text_config"]["local_layer_ids"]
+    return {"architectures": ["InklingForCausalLM"], "model_type": "inkling_text", "hidden_size": 4096,
+            "num_hidden_layers": 42, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+            "swa_num_attention_heads": 32, "swa_num_key_value_heads": 8, "swa_head_dim": 128, "vocab_size": 201024,
+            "d_rel": 16, "rel_extent": 1024, "sliding_window_size": 512, "conv_kernel_size": 4,
+            "local_layer_ids": local, "dense_mlp_idx": 2, "dense_intermediate_size": 16384,
+            "intermediate_size": 2048, "n_routed_experts": 256, "num_experts_per_tok": 6, "n_shared_experts": 2}
+
+
+def test_inkling_table_adds_up_to_its_count_by_hand():
+    # attention: q, o 2 x 16,777,216, k, v 2 x 4,194,304, r_proj 4,096 x 32 x 16 = 2,097,152, k/v sconv
+    # 2 x 1,024 x 4 = 8,192, q/k norms 256, rel 16 x 1,024 = 16,384 (full: 44,065,024) or 16 x 512 (sliding:
+    # 44,056,832); two norms and attn/mlp sconv 8,192 + 32,768 = 40,960 a layer. MoE: router 258 x 4,096 =
+    # 1,056,768, global_scale 1, bias 256, experts 256 x 3 x 4,096 x 2,048 = 6,442,450,944, shared 2 x 3 x 4,096 x
+    # 2,048 = 50,331,648: 6,493,839,617; dense 3 x 4,096 x 16,384 + 1 = 201,326,593. Ends: 2 x 201,024 x 4,096 +
+    # embed_norm and norm 8,192 = 1,646,796,800
+    total = (1_646_796_800 + 35 * (44_056_832 + 40_960) + 7 * (44_065_024 + 40_960) + 40 * 6_493_839_617
+             + 2 * 201_326_593)
+    model = build_model(_inkling(), "inkling")
+    assert model.param_count == total == 263_655_199_274
+    f, modules = checked_table(_inkling(), "inkling")
+    assert sum(m.weight + m.other for m in modules) == total
+
+
+def test_inkling_keeps_its_embeddings_router_and_rel_tables_whole():
+    model = build_model(_inkling(), "inkling")
+    # embed_tokens 201,024 x 4,096 = 823,394,304 (vLLM's InklingReplicatedEmbedding) + embed_norm and norm 8,192;
+    # sliding layers q/k norms 256 + rel 8,192 + two norms 8,192 = 16,640 (x 35 = 582,400), full 256 + 16,384 +
+    # 8,192 = 24,832 (x 7 = 173,824); the router 1,056,768 + 1 + 256 on 40 layers = 42,281,000; the dense
+    # global_scale x 2
+    whole = 823_394_304 + 8_192 + 582_400 + 173_824 + 42_281_000 + 2
+    assert model.weight_replicated_bytes == whole * 2 == 1_732_879_444
+    # TP 8: (527,310,398,548 - 1,732,879,444) / 8 + 1,732,879,444 (before: an even split, 65,913,799,819)
+    assert model.weight_bytes == 2 * 263_655_199_274 == 527_310_398_548
+    assert _per_gpu(model, 42, 8) == 65_697_189_888 + 1_732_879_444 == 67_430_069_332
+    # TP 16 (8 KV heads): k_proj, v_proj and k/v_sconv, 42 x (8,388,608 + 8,192) = 352,665,600 parameters, held 1/8
+    # a rank, not 1/16: + 705,331,200 B x 1/16
+    assert _per_gpu(model, 42, 16) == 32_848_594_944 + 1_732_879_444 + 44_083_200 == 34_625_557_588

@@ -1,8 +1,9 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more hybrid and recurrent models: Bamba
-(bamba), Qwen4-Exp (qwen4_exp_text, Qwen3.8-Flash-Next) and GLM-5-Next (glm5_next_text, GLM-5.3-Flash). Each
-mirrors its counter term by term (params.bamba, params.qwen4_exp, params.glm5_next) and names the modules as the
-checkpoints' safetensors do (transformers 5.25 modeling_bamba.py, modeling_qwen4_exp.py, modeling_glm5_next.py and
-its conversion_mapping.py renames; the names vLLM's load_weights takes). What vLLM holds whole on every TP rank: the
+(bamba), Qwen4-Exp (qwen4_exp_text, Qwen3.8-Flash-Next), GLM-5-Next (glm5_next_text, GLM-5.3-Flash) and Inkling
+(inkling_text). Each mirrors its counter term by term (params.bamba, params.qwen4_exp, params.glm5_next,
+params_hybrid.inkling_text) and names the modules as the checkpoints' safetensors do (transformers 5.25
+modeling_bamba.py, modeling_qwen4_exp.py, modeling_glm5_next.py and its conversion_mapping.py renames,
+modeling_inkling.py; the names vLLM's load_weights takes). What vLLM holds whole on every TP rank: the
 builders' docstrings.
 
 Bamba: vLLM 0.34 does not serve BambaForCausalLM (models/registry.py _PREVIOUSLY_SUPPORTED_MODELS: "supported
@@ -236,5 +237,89 @@ def glm5_next_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-HYBRID_MORE = {"bamba": bamba, "glm5_next_text": glm5_next_text, "qwen4_exp_text": qwen4_exp_text,
+# -- Inkling (params_hybrid.inkling_text) ----------------------------------------------------------------------
+
+def _inkling_widths(f: Fields):
+    """The counter's reading of InklingTextConfig (params_hybrid.inkling_text): (hidden, kernel, d_rel, full sizes,
+    sliding sizes), each sizes (heads, KV heads, head_dim, rel extent)."""
+    hidden = f.int("hidden_size", default=6144)
+    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
+    full = (f.int("num_attention_heads", default=64), f.int("num_key_value_heads", default=8),
+            f.int("head_dim", default=128), f.int("rel_extent", default=1024))
+    swa = (f.int("swa_num_attention_heads", default=64), f.int("swa_num_key_value_heads", default=16),
+           f.int("swa_head_dim", default=128), f.int("sliding_window_size", "sliding_window", default=512))
+    return hidden, kernel, f.int("d_rel", default=16), full, swa
+
+
+def inkling_text(f: Fields, layers: list, dims) -> list[Module]:
+    """InklingForCausalLM as transformers 5.25 builds and names it (modeling_inkling.py; a checkpoint of model_type
+    inkling_text is one transformers wrote: conversion_mapping.py renames only the multimodal inkling_mm_model's
+    TML names, model.llm.*, which vLLM's own inkling_model config reads and this table does not name).
+    Per layer self_attn q/k/v/o_proj, r_proj (hidden -> heads x d_rel), k_sconv.conv1d / v_sconv.conv1d (depthwise
+    over KV heads x head_dim), q_norm, k_norm, rel_logits_proj.proj (d_rel x extent), with the sliding layers'
+    swa_* sizes; input / post_attention_layernorm; attn_sconv.conv1d and mlp_sconv.conv1d (depthwise over hidden);
+    the MoE (mlp.gate over routed + shared experts, its global_scale and e_score_correction_bias, the fused
+    experts.gate_up_proj / down_proj, shared_experts.gate_proj / up_proj / down_proj, each n_shared_experts x
+    moe_intermediate_size) or the dense mlp (gate/up/down_proj and a global_scale); embed_tokens with its
+    embed_norm, the final norm, an untied lm_head. What is built is transformers' choice, not the config's: vLLM's
+    own InklingModelConfig defaults use_global_scale, use_gate_bias and use_embed_norm, which transformers does not
+    read (it always builds the two global_scales, the score bias and embed_norm); the table, as the count, follows
+    transformers.
+
+    Whole on every TP rank, from vLLM 0.34 models/inkling/nvidia (whose InklingForCausalLM loads the TML names;
+    these are the same tensors): embed_tokens (model.py InklingReplicatedEmbedding: the full vocabulary on every
+    rank; the LM head stays split), the norms (InklingRMSNorm), rel_logits_proj.proj (attention.py: a plain
+    Parameter), the router weight, global_scale and score bias (moe.py InklingGate; its weight padded to a multiple
+    of 8 rows, which vLLM holds beyond the checkpoint and this table does not add) and the dense MLP's
+    global_scale. Split: q/k/v/r (one MergedColumnParallelLinear qkvr, K and V by KV head, as k_sconv / v_sconv:
+    InklingShortConv shards by the layer's KV channels), o_proj (wo_ud, RowParallelLinear), the experts, the
+    shared experts (InklingSinkExperts: the intermediate dim split over TP), attn_sconv / mlp_sconv (hidden //
+    tp_size channels a rank)."""
+    from ..param_parts import dense_first, mlp_layer_types
+    from ..params_hybrid import _sliding_layer
+    from . import _linear
+
+    hidden, kernel, d_rel, full, swa = _inkling_widths(f)
+    if f.has("dense_intermediate_size"):
+        moe_inter = f.int("intermediate_size", default=24576)
+        dense_inter = f.int("dense_intermediate_size")
+    else:
+        moe_inter = f.int("moe_intermediate_size", default=3072)
+        dense_inter = f.int("intermediate_size", default=24576)
+    experts = f.int("n_routed_experts", "num_local_experts", default=256)
+    shared = f.int("n_shared_experts", default=2)
+    kinds = mlp_layer_types(f, len(layers), dense_first(f.int("dense_mlp_idx", default=0, minimum=0)))
+    vocab = f.int("vocab_size", default=201024)
+    out = [Module("embed_tokens", 0, vocab * hidden, "embeddings", whole=True),
+           _float("embed_tokens.embed_norm", hidden), _float("norm", hidden),
+           Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden)]
+    for i, (layer, kind) in enumerate(zip(layers, kinds)):
+        heads, kv, head_dim, extent = swa if _sliding_layer(layer) else full
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += _qkvo(a, hidden, heads, kv, head_dim)
+        out += [_linear(f"{a}.r_proj", hidden, heads * d_rel, "attention"),
+                *[Module(f"{a}.{x}_sconv.conv1d", 0, kv * head_dim * kernel, "attention", kv_heads=kv,
+                         kv_other=kv * head_dim * kernel) for x in "kv"],
+                _float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim),
+                Module(f"{a}.rel_logits_proj.proj", 0, d_rel * extent, "attention", whole=True),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden),
+                _float(f"layers.{i}.attn_sconv.conv1d", hidden * kernel, "other"),
+                _float(f"layers.{i}.mlp_sconv.conv1d", hidden * kernel, "other")]
+        if kind == "sparse":
+            out += [_float(f"{m}.gate", (experts + shared) * hidden, "router"),
+                    _float(f"{m}.gate.global_scale", 1, "router"),
+                    _float(f"{m}.gate.e_score_correction_bias", experts, "router"),
+                    Module(f"{m}.experts.gate_up_proj", experts * 2 * moe_inter * hidden, 0, "experts", experts,
+                           inputs=hidden),
+                    Module(f"{m}.experts.down_proj", experts * hidden * moe_inter, 0, "experts", experts,
+                           inputs=moe_inter),
+                    *[Module(f"{m}.shared_experts.{p}", shared * moe_inter * hidden, 0, "shared experts",
+                             inputs=moe_inter if p == "down_proj" else hidden)
+                      for p in ("gate_proj", "up_proj", "down_proj")]]
+        else:
+            out += _mlp(m, hidden, dense_inter, "mlp") + [_float(f"{m}.global_scale", 1, "router")]
+    return out
+
+
+HYBRID_MORE = {"bamba": bamba, "inkling_text": inkling_text, "glm5_next_text": glm5_next_text, "qwen4_exp_text": qwen4_exp_text,
                "qwen3_8_flash_next_text": qwen4_exp_text}
