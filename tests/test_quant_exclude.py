@@ -187,7 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
-             "bamba", "qwen4_exp_text", "glm5_next", "inkling_text",  # hybrid_more
+             "bamba", "qwen4_exp_text", "glm5_next", "inkling_text", "inkling2",  # hybrid_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -197,7 +197,7 @@ _IN_WRAPPER = ("qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl")
 # mllama_text_model's MllamaTextConfig): configs/weight_tables/wrap.py
 _IN_WRAPPER += ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama")
 # GLM-5-Next likewise (transformers 5.25 has no causal LM for glm5_next_text: configs/weight_tables/hybrid_more.py)
-_IN_WRAPPER += ("glm5_next",)
+_IN_WRAPPER += ("glm5_next", "inkling2")
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
@@ -239,6 +239,32 @@ _CHECKPOINT_NAMES = {"deepseek_v4": (
     (r"\.wo_a$", ".o_a_proj"), (r"\.wo_b$", ".o_b_proj"), (r"\.attn_sink$", ".sinks"),
     (r"\.gate\.bias$", ".gate.e_score_correction_bias"), (r"shared_experts\.w1$", "shared_experts.gate_proj"),
     (r"shared_experts\.w3$", "shared_experts.up_proj"), (r"shared_experts\.w2$", "shared_experts.down_proj"))}
+# Inkling2's TML checkpoint names (conversion_mapping.py "inkling2_text": model.llm.* renamed on load), here after the
+# test's "model." (configs/weight_tables/hybrid_more.py names them relative to model.llm.); an attention-residual
+# query attn_res.attn_queries.K is layer K + 1's
+_CHECKPOINT_NAMES["inkling2"] = (
+    (r"^model\.unembed$", "lm_head"), (r"^model\.embed$", "model.embed_tokens"),
+    (r"^model\.embed_norm$", "model.embed_tokens.embed_norm"),
+    (r"attn_res\.attn_queries\.(\d+)$", lambda m: f"layers.{int(m.group(1)) + 1}.attention_input.query"),
+    (r"attn_res\.mlp_queries\.(\d+)$", r"layers.\1.mlp_input.query"),
+    (r"attn_res\.output_query$", "final_input.query"),
+    (r"\.attn\.wq_du$", ".self_attn.q_proj.linear"), (r"\.attn\.wk_dv$", ".self_attn.k_proj.linear"),
+    (r"\.attn\.wv_dv$", ".self_attn.v_proj.linear"), (r"\.attn\.wo_ud$", ".self_attn.o_proj.linear"),
+    (r"\.attn\.gate_attn$", ".self_attn.o_proj.gate_proj"), (r"\.attn\.attn_sink_proj$", ".self_attn.sink_proj"),
+    (r"\.attn\.wr_du$", ".self_attn.relative_position_bias.linear"),
+    (r"\.attn\.rel_logits_proj\.proj$", ".self_attn.relative_position_bias.proj"),
+    (r"\.attn\.q_l2_clip\.scale$", ".self_attn.q_proj.norm.scale"),
+    (r"\.attn\.rel_l2_clip\.scale$", ".self_attn.relative_position_bias.norm.scale"),
+    (r"\.attn\.([kv])_sconv\.weight$", r".self_attn.\1_proj.sconv.conv1d"),
+    (r"\.attn\.([kv])_sconv\.static_w$", r".self_attn.\1_proj.sconv.static_weight"),
+    (r"\.attn\.([kv])_sconv\.weight_proj$", r".self_attn.\1_proj.sconv.weight_proj"),
+    (r"\.attn_norm$", ".input_layernorm"), (r"\.([qkv])_input_norm$", r".\1_input_layernorm"),
+    (r"\.mlp_norm$", ".post_attention_layernorm"),
+    (r"\.attn_sconv\.weight$", ".post_attention_convolution.conv1d"),
+    (r"\.mlp_sconv\.weight$", ".post_mlp_convolution.conv1d"),
+    (r"\.mlp\.gate\.bias$", ".mlp.gate.e_score_correction_bias"),
+    (r"\.mlp\.experts\.w13_weight$", ".mlp.experts.gate_up_proj"),
+    (r"\.mlp\.experts\.w2_weight$", ".mlp.experts.down_proj"))
 # MiMo-V2's checkpoints name the sinks attention_sink_bias (conversion_mapping.py "mimo_v2_flash")
 _RENAMED["mimo_v2_flash"] = ((".self_attn.attention_sink_bias", ".self_attn.sinks"),)
 # OLMo Hybrid's checkpoint names, which transformers renames on load and whose three convolutions it packs into one

@@ -254,3 +254,48 @@ def test_inkling_keeps_its_embeddings_router_and_rel_tables_whole():
     # TP 16 (8 KV heads): k_proj, v_proj and k/v_sconv, 42 x (8,388,608 + 8,192) = 352,665,600 parameters, held 1/8
     # a rank, not 1/16: + 705,331,200 B x 1/16
     assert _per_gpu(model, 42, 16) == 32_848_594_944 + 1_732_879_444 + 44_083_200 == 34_625_557_588
+
+
+# -- Inkling2 (inkling2_text): Inkling2TextConfig's defaults (transformers 5.25) written out. hidden 4,608, 48 layers
+# (every 6th full: 8; sliding: 40), 48 heads / 8 KV heads of 128 on both, d_rel 16, extents 1,024, conv 4, 384
+# experts of 2,304, vocab 201,024 (the checkpoint's padded rows)
+
+def _inkling2() -> dict:
+    return {"model_type": "inkling2_text", "num_hidden_layers": 48,
+            "layer_types": ["hybrid" if i % 6 == 5 else "hybrid_sliding" for i in range(48)], "hidden_size": 4608,
+            "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "swa_num_attention_heads": 48,
+            "swa_num_key_value_heads": 8, "swa_head_dim": 128, "sliding_window_size": 1024, "rel_extent": 1024,
+            "d_rel": 16, "conv_kernel_size": 4, "moe_intermediate_size": 2304, "n_routed_experts": 384,
+            "num_experts_per_tok": 8, "vocab_size": 201024}
+
+
+def test_inkling2_table_adds_up_to_its_count_by_hand():
+    # sliding attention: wq_du, wo_ud, gate_attn 3 x 4,608 x 6,144 = 84,934,656, wk_dv / wv_dv 2 x 4,608 x 1,024 =
+    # 9,437,184, attn_sink_proj 4,608 x 48 = 221,184, wr_du 4,608 x 48 x 16 = 3,538,944, rel 16 x 1,024 = 16,384,
+    # q / rel clip scales 6,144 + 768, k/v sconv 2 x 1,024 x 4 = 8,192: 98,163,456, + attn_norm, mlp_norm 9,216.
+    # Full: the convolutions static_w 4 x 1,024 and weight_proj 4,608 x 8 x 4, twice: 303,104 for 8,192, + four
+    # norms 18,432: 98,476,800. Every layer: router 384 x 4,608 = 1,769,472, its bias 384, experts 384 x 3 x
+    # 4,608 x 2,304 = 12,230,590,464, the mlp query 4,608, attn/mlp sconv 2 x 4,608 x 4 = 36,864: 12,232,401,792.
+    # Attention queries after layer 0: 39 sliding x 4,608 + 8 full x 3 x 4,608 = 290,304. Ends: 2 x 201,024 x
+    # 4,608 + embed_norm, norm, output_query 3 x 4,608 = 1,852,651,008
+    total = (1_852_651_008 + 40 * (98_172_672 + 12_232_401_792) + 8 * (98_476_800 + 12_232_401_792) + 290_304)
+    model = build_model(_inkling2(), "inkling2")
+    assert model.param_count == total == 593_722_948_608
+    f, modules = checked_table(_inkling2(), "inkling2")
+    assert sum(m.weight + m.other for m in modules) == total
+    assert {n for m in modules for n in m.names()} >= {"model.llm.unembed", "model.llm.layers.5.attn.k_sconv.static_w",
+                                                       "model.llm.attn_res.attn_queries.4"}
+
+
+def test_inkling2_keeps_norms_router_queries_and_rel_tables_whole():
+    model = build_model(_inkling2(), "inkling2")
+    # norms: embed_norm, norm 9,216, sliding 40 x 9,216, full 8 x 18,432; the attention-residual queries 4,608 +
+    # 290,304 + 48 x 4,608; rel tables 48 x 16,384; static convolution taps 8 x 2 x 4,096; router and bias
+    # 48 x 1,769,856
+    whole = (9_216 + 368_640 + 147_456 + 4_608 + 290_304 + 221_184 + 786_432 + 65_536 + 84_953_088)
+    assert model.weight_replicated_bytes == whole * 2 == 173_692_928
+    # TP 8: (1,187,445,897,216 - 173,692,928) / 8 + 173,692,928
+    assert _per_gpu(model, 48, 8) == 148_409_025_536 + 173_692_928 == 148_582_718_464
+    # TP 16 (8 KV heads): wk_dv / wv_dv 48 x 9,437,184, the sliding k/v sconv 40 x 8,192 and the full layers'
+    # weight_proj 8 x 294,912, 455,671,808 parameters held 1/8 a rank, not 1/16: + 911,343,616 B x 1/16
+    assert _per_gpu(model, 48, 16) == 74_204_512_768 + 173_692_928 + 56_958_976 == 74_435_164_672

@@ -112,6 +112,9 @@ OVERRIDES: dict[str, dict] = {
     "qwen4_exp_text": {"indexer_n_heads": 4, "indexer_kv_heads": 1, "indexer_head_dim": 16, "indexer_budget": 64,
                        "indexer_compress_ratio": 4, "ple_layer_ids": [2], "ngram_vocab_size_base": 101,
                        "eos_token_id": 1},
+    # Inkling2's lm_head has unpadded_vocab_size rows in transformers 5.25 (it drops the checkpoint's padding rows on
+    # load), whose default (200,058) the generic shrink leaves: no padding in the shrunk model
+    "inkling2": {"unpadded_vocab_size": 128},
 }
 # The same for settings of a wrapper's top-level config (OVERRIDES go to its text_config).
 TOP_OVERRIDES: dict[str, dict] = {

@@ -1,9 +1,9 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more hybrid and recurrent models: Bamba
-(bamba), Qwen4-Exp (qwen4_exp_text, Qwen3.8-Flash-Next), GLM-5-Next (glm5_next_text, GLM-5.3-Flash) and Inkling
-(inkling_text). Each mirrors its counter term by term (params.bamba, params.qwen4_exp, params.glm5_next,
-params_hybrid.inkling_text) and names the modules as the checkpoints' safetensors do (transformers 5.25
+(bamba), Qwen4-Exp (qwen4_exp_text, Qwen3.8-Flash-Next), GLM-5-Next (glm5_next_text, GLM-5.3-Flash), Inkling
+(inkling_text) and Inkling2 (inkling2_text, under its TML names). Each mirrors its counter term by term (params.bamba, params.qwen4_exp, params.glm5_next,
+params_hybrid.inkling_text / inkling2_text) and names the modules as the checkpoints' safetensors do (transformers 5.25
 modeling_bamba.py, modeling_qwen4_exp.py, modeling_glm5_next.py and its conversion_mapping.py renames,
-modeling_inkling.py; the names vLLM's load_weights takes). What vLLM holds whole on every TP rank: the
+modeling_inkling.py, modeling_inkling2.py; the names vLLM's load_weights takes). What vLLM holds whole on every TP rank: the
 builders' docstrings.
 
 Bamba: vLLM 0.34 does not serve BambaForCausalLM (models/registry.py _PREVIOUSLY_SUPPORTED_MODELS: "supported
@@ -16,6 +16,8 @@ all without biases in 0.23.0's BambaAttentionDecoderLayer and BambaMLP).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, fields
 
 from ...errors import ConfigError
 from ..fields import Fields
@@ -321,5 +323,92 @@ def inkling_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-HYBRID_MORE = {"bamba": bamba, "inkling_text": inkling_text, "glm5_next_text": glm5_next_text, "qwen4_exp_text": qwen4_exp_text,
-               "qwen3_8_flash_next_text": qwen4_exp_text}
+# -- Inkling2 (params_hybrid.inkling2_text) --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Tml(Module):
+    """An Inkling2 module under the TML names its checkpoints keep (`model.llm.`: transformers 5.25
+    conversion_mapping.py "inkling2_text" / "inkling2" rename them on load, to model. / model.language_model.)."""
+
+    def names(self, expert: int = 0) -> list[str]:
+        return ["model.llm." + self.name.replace("{e}", str(expert))]
+
+
+def _tml(m: Module) -> Module:
+    return _Tml(**{field.name: getattr(m, field.name) for field in fields(Module)})
+
+
+def inkling2_text(f: Fields, layers: list, dims) -> list[Module]:
+    """Inkling2's text model (transformers 5.25 modeling_inkling2.py Inkling2TextModel and the multimodal wrapper's
+    lm_head), under the checkpoints' TML names (_Tml; relative to model.llm.): embed, embed_norm, norm, unembed
+    (the LM head, vocab_size rows as stored, padded), the block-attention-residual queries attn_res.attn_queries.K
+    (layer K + 1's: one query on sliding layers, three on full ones), attn_res.mlp_queries.K and
+    attn_res.output_query; per layer attn.wq_du / wk_dv / wv_dv / wo_ud, gate_attn (hidden -> heads x head_dim),
+    attn_sink_proj (hidden -> heads), wr_du (hidden -> heads x d_rel), rel_logits_proj.proj (d_rel x extent),
+    q_l2_clip.scale and rel_l2_clip.scale, the K / V convolutions k_sconv / v_sconv (sliding: a depthwise weight;
+    full: static_w and weight_proj), attn_norm (sliding) or q/k/v_input_norm (full), mlp_norm, attn_sconv and
+    mlp_sconv; the MoE: mlp.gate (router), mlp.gate.bias (the score correction), mlp.experts.w13_weight / w2_weight.
+
+    vLLM 0.34 does not serve Inkling2 (models/inkling builds Inkling's layers only: no sink, gate, attention
+    residual or dynamic convolution), so what each TP rank holds whole is not read: the table follows the rule
+    vLLM applies to the same kinds of module elsewhere, and says it is not read: the norms, the router and its
+    bias (GateLinear-like), the relative-position tables rel_logits_proj.proj (whole in vLLM's Inkling), the
+    attention-residual queries and the full layers' static convolution taps (plain parameters, not split by
+    any layer vLLM has) whole; the projections, the experts, the clip scales (per head) and the short
+    convolutions split."""
+    from ..params_hybrid import _sliding_layer
+    from . import _linear
+
+    hidden = f.int("hidden_size", default=4608)
+    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
+    d_rel = f.int("d_rel", default=16)
+    window = f.int("sliding_window_size", "sliding_window", default=1024)
+    full = (f.int("num_attention_heads", default=48), f.int("num_key_value_heads", default=8),
+            f.int("head_dim", default=128), f.int("rel_extent", default=1024))
+    swa = (f.int("swa_num_attention_heads", default=48), f.int("swa_num_key_value_heads", default=8),
+           f.int("swa_head_dim", default=128), window)
+    experts = f.int("n_routed_experts", "num_local_experts", default=384)
+    inter = f.int("moe_intermediate_size", "intermediate_size", default=2304)
+    vocab = f.int("vocab_size", default=201024)
+    out = [Module("embed", 0, vocab * hidden, "embeddings"), _float("embed_norm", hidden), _float("norm", hidden),
+           Module("unembed", vocab * hidden, 0, "lm_head", inputs=hidden),
+           Module("attn_res.output_query", 0, hidden, "other", whole=True)]
+    for i, layer in enumerate(layers):
+        sliding = _sliding_layer(layer)
+        heads, kv, hd, extent = swa if sliding else full
+        n, a = f"layers.{i}", f"layers.{i}.attn"
+        if i > 0:
+            out.append(Module(f"attn_res.attn_queries.{i - 1}", 0, (1 if sliding else 3) * hidden, "other",
+                              whole=True))
+        out += [Module(f"attn_res.mlp_queries.{i}", 0, hidden, "other", whole=True),
+                _linear(f"{a}.wq_du", hidden, heads * hd, "attention"),
+                _linear(f"{a}.wk_dv", hidden, kv * hd, "attention", kv_heads=kv),
+                _linear(f"{a}.wv_dv", hidden, kv * hd, "attention", kv_heads=kv),
+                _linear(f"{a}.wo_ud", heads * hd, hidden, "attention", row=True),
+                _linear(f"{a}.gate_attn", hidden, heads * hd, "attention"),
+                _linear(f"{a}.attn_sink_proj", hidden, heads, "attention"),
+                _linear(f"{a}.wr_du", hidden, heads * d_rel, "attention"),
+                Module(f"{a}.rel_logits_proj.proj", 0, d_rel * extent, "attention", whole=True),
+                Module(f"{a}.q_l2_clip.scale", 0, heads * hd, "attention"),
+                Module(f"{a}.rel_l2_clip.scale", 0, heads * d_rel, "attention")]
+        for x in "kv":
+            if sliding:
+                out.append(Module(f"{a}.{x}_sconv.weight", 0, kv * hd * kernel, "attention", kv_heads=kv,
+                                  kv_other=kv * hd * kernel))
+            else:
+                out += [Module(f"{a}.{x}_sconv.static_w", 0, kernel * kv * hd, "attention", whole=True),
+                        _linear(f"{a}.{x}_sconv.weight_proj", hidden, kv * kernel, "attention", kv_heads=kv)]
+        norms = ["attn_norm"] if sliding else ["q_input_norm", "k_input_norm", "v_input_norm"]
+        out += [_float(f"{n}.{x}", hidden) for x in norms + ["mlp_norm"]]
+        out += [_float(f"{n}.attn_sconv.weight", hidden * kernel, "other"),
+                _float(f"{n}.mlp_sconv.weight", hidden * kernel, "other"),
+                _float(f"{n}.mlp.gate", experts * hidden, "router"),
+                _float(f"{n}.mlp.gate.bias", experts, "router"),
+                Module(f"{n}.mlp.experts.w13_weight", experts * 2 * inter * hidden, 0, "experts", experts,
+                       inputs=hidden),
+                Module(f"{n}.mlp.experts.w2_weight", experts * hidden * inter, 0, "experts", experts, inputs=inter)]
+    return [_tml(m) for m in out]
+
+
+HYBRID_MORE = {"bamba": bamba, "qwen4_exp_text": qwen4_exp_text, "qwen3_8_flash_next_text": qwen4_exp_text,
+               "glm5_next_text": glm5_next_text, "inkling_text": inkling_text, "inkling2_text": inkling2_text}
