@@ -1,10 +1,10 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more hybrid and recurrent models: Bamba
 (bamba), Qwen4-Exp (qwen4_exp_text, Qwen3.8-Flash-Next), GLM-5-Next (glm5_next_text, GLM-5.3-Flash), Inkling
-(inkling_text) and Inkling2 (inkling2_text, under its TML names). Each mirrors its counter term by term (params.bamba, params.qwen4_exp, params.glm5_next,
-params_hybrid.inkling_text / inkling2_text) and names the modules as the checkpoints' safetensors do (transformers 5.25
-modeling_bamba.py, modeling_qwen4_exp.py, modeling_glm5_next.py and its conversion_mapping.py renames,
-modeling_inkling.py, modeling_inkling2.py; the names vLLM's load_weights takes). What vLLM holds whole on every TP rank: the
-builders' docstrings.
+(inkling_text) and Inkling2 (inkling2_text, under its TML names). Each mirrors its counter term by term
+(params.bamba, params.qwen4_exp, params.glm5_next, params_hybrid.inkling_text / inkling2_text) and names the
+modules as the checkpoints' safetensors do (transformers 5.25 modeling_bamba.py, modeling_qwen4_exp.py,
+modeling_glm5_next.py and its conversion_mapping.py renames, modeling_inkling.py, modeling_inkling2.py; the names
+vLLM's load_weights takes). What vLLM holds whole on every TP rank: the builders' docstrings.
 
 Bamba: vLLM 0.34 does not serve BambaForCausalLM (models/registry.py _PREVIOUSLY_SUPPORTED_MODELS: "supported
 until v0.23.0"); the last release with models/bamba.py is 0.23.0 (0.24.0's sdist has none), and what each TP
