@@ -187,7 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
-             "bamba", "qwen4_exp_text", "glm5_next", "inkling_text", "inkling2",  # hybrid_more
+             "bamba", "qwen4_exp_text", "glm5_next", "inkling_text", "inkling2", "inkling2_loop",  # hybrid_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -197,7 +197,7 @@ _IN_WRAPPER = ("qwen3_vl", "qwen3_vl_moe", "qwen2_5_vl")
 # mllama_text_model's MllamaTextConfig): configs/weight_tables/wrap.py
 _IN_WRAPPER += ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama")
 # GLM-5-Next likewise (transformers 5.25 has no causal LM for glm5_next_text: configs/weight_tables/hybrid_more.py)
-_IN_WRAPPER += ("glm5_next", "inkling2")
+_IN_WRAPPER += ("glm5_next", "inkling2", "inkling2_loop")
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
@@ -265,6 +265,15 @@ _CHECKPOINT_NAMES["inkling2"] = (
     (r"\.mlp\.gate\.bias$", ".mlp.gate.e_score_correction_bias"),
     (r"\.mlp\.experts\.w13_weight$", ".mlp.experts.gate_up_proj"),
     (r"\.mlp\.experts\.w2_weight$", ".mlp.experts.down_proj"))
+# Inkling2-Loop's: Inkling2's and the loop's message gates and queries (conversion_mapping.py "inkling2_loop_text";
+# transformers merges the two query tensors into message_input.query)
+_CHECKPOINT_NAMES["inkling2_loop"] = (
+    (r"\.controllers\.attn\.", ".q_message_gate."), (r"\.controllers\.(k|v|mlp)\.", r".\1_message_gate."),
+    (r"_message_gate\.down_weight$", "_message_gate.down_proj"),
+    (r"_message_gate\.gain_weight$", "_message_gate.message_gate_proj"),
+    (r"_message_gate\.forget_weight$", "_message_gate.forget_gate_proj"),
+    (r"^model\.middle_cycle_cross_pass_(kv_)?queries$", "model.message_input.query"),
+    *_CHECKPOINT_NAMES["inkling2"])
 # MiMo-V2's checkpoints name the sinks attention_sink_bias (conversion_mapping.py "mimo_v2_flash")
 _RENAMED["mimo_v2_flash"] = ((".self_attn.attention_sink_bias", ".self_attn.sinks"),)
 # OLMo Hybrid's checkpoint names, which transformers renames on load and whose three convolutions it packs into one

@@ -299,3 +299,40 @@ def test_inkling2_keeps_norms_router_queries_and_rel_tables_whole():
     # TP 16 (8 KV heads): wk_dv / wv_dv 48 x 9,437,184, the sliding k/v sconv 40 x 8,192 and the full layers'
     # weight_proj 8 x 294,912, 455,671,808 parameters held 1/8 a rank, not 1/16: + 911,343,616 B x 1/16
     assert _per_gpu(model, 48, 16) == 74_204_512_768 + 173_692_928 + 56_958_976 == 74_435_164_672
+
+
+# -- Inkling2-Loop (inkling2_loop_text): transformers 5.25's default config (tests/data/configs/
+# transformers-5.25-defaults.json, as test_families_transformers525.py reads it). hidden 2,304, 24 layers (full at 5,
+# 11, 17, 23), 24 heads / 8 KV heads of 128, d_rel 16, extents 1,024, conv 4, 128 experts of 1,152, vocab 201,024;
+# layers 6-17 looped, gate rank 64
+
+def _loop() -> dict:
+    return json.loads((DATA / "transformers-5.25-defaults.json").read_text())["inkling2_loop"]
+
+
+def test_inkling2_loop_table_adds_up_to_its_count_by_hand():
+    # sliding attention: wq_du, wo_ud, gate_attn 3 x 2,304 x 3,072 = 21,233,664, wk / wv 2 x 2,304 x 1,024 =
+    # 4,718,592, sink 2,304 x 24 = 55,296, wr_du 2,304 x 24 x 16 = 884,736, rel 16,384, clip scales 3,072 + 384,
+    # k/v sconv 8,192: 26,920,320, + two norms 4,608. Full: convolutions 2 x (4 x 1,024 + 2,304 x 8 x 4) = 155,648
+    # for 8,192, + four norms 9,216: 27,076,992. Every layer: router 128 x 2,304 = 294,912, bias 128, experts
+    # 128 x 3 x 2,304 x 1,152 = 1,019,215,872, mlp query 2,304, attn/mlp sconv 18,432: 1,019,531,648. Attention
+    # queries after layer 0: 19 x 2,304 + 4 x 6,912 = 71,424. Ends: 2 x 201,024 x 2,304 + 3 x 2,304 =
+    # 926,325,504. The loop: 12 layers x (4 gates x (64 x 4,608 + 2 x 2,304 x 64) + 4 queries x 2,304) = 28,422,144
+    total = (926_325_504 + 20 * (26_924_928 + 1_019_531_648) + 4 * (27_076_992 + 1_019_531_648) + 71_424
+             + 28_422_144)
+    model = build_model(_loop(), "loop")
+    assert model.param_count == total == 26_070_385_152
+    f, modules = checked_table(_loop(), "loop")
+    assert sum(m.weight + m.other for m in modules) == total
+
+
+def test_inkling2_loop_keeps_norms_router_and_queries_whole():
+    model = build_model(_loop(), "loop")
+    # embed_norm, norm, output_query 6,912; layer norms 20 x 4,608 + 4 x 9,216; attention and mlp queries 71,424 +
+    # 24 x 2,304; rel tables 24 x 16,384; static taps 4 x 8,192; router and bias 24 x 295,040; the loop's queries
+    # 2 x 12 x 2 x 2,304
+    whole = 6_912 + 92_160 + 36_864 + 71_424 + 55_296 + 393_216 + 32_768 + 7_080_960 + 110_592
+    assert model.weight_replicated_bytes == whole * 2 == 15_760_384
+    # TP 8: (52,140,770,304 - 15,760,384) / 8 + 15,760,384
+    assert model.weight_bytes == 2 * 26_070_385_152
+    assert _per_gpu(model, 24, 8) == 6_515_626_240 + 15_760_384 == 6_531_386_624

@@ -114,7 +114,7 @@ OVERRIDES: dict[str, dict] = {
                        "eos_token_id": 1},
     # Inkling2's lm_head has unpadded_vocab_size rows in transformers 5.25 (it drops the checkpoint's padding rows on
     # load), whose default (200,058) the generic shrink leaves: no padding in the shrunk model
-    "inkling2": {"unpadded_vocab_size": 128},
+    **dict.fromkeys(("inkling2", "inkling2_loop"), {"unpadded_vocab_size": 128}),
 }
 # The same for settings of a wrapper's top-level config (OVERRIDES go to its text_config).
 TOP_OVERRIDES: dict[str, dict] = {

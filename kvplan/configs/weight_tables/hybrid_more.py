@@ -1,10 +1,11 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more hybrid and recurrent models: Bamba
 (bamba), Qwen4-Exp (qwen4_exp_text, Qwen3.8-Flash-Next), GLM-5-Next (glm5_next_text, GLM-5.3-Flash), Inkling
-(inkling_text) and Inkling2 (inkling2_text, under its TML names). Each mirrors its counter term by term
-(params.bamba, params.qwen4_exp, params.glm5_next, params_hybrid.inkling_text / inkling2_text) and names the
-modules as the checkpoints' safetensors do (transformers 5.25 modeling_bamba.py, modeling_qwen4_exp.py,
-modeling_glm5_next.py and its conversion_mapping.py renames, modeling_inkling.py, modeling_inkling2.py; the names
-vLLM's load_weights takes). What vLLM holds whole on every TP rank: the builders' docstrings.
+(inkling_text), Inkling2 and Inkling2-Loop (inkling2_text, inkling2_loop_text, under their TML names). Each
+mirrors its counter term by term (params.bamba, params.qwen4_exp, params.glm5_next, params_hybrid.inkling_text /
+inkling2_text / inkling2_loop_text) and names the modules as the checkpoints' safetensors do (transformers 5.25
+modeling_bamba.py, modeling_qwen4_exp.py, modeling_glm5_next.py, modeling_inkling.py, modeling_inkling2.py,
+modeling_inkling2_loop.py and the conversion_mapping.py renames; the names vLLM's load_weights takes). What vLLM
+holds whole on every TP rank: the builders' docstrings.
 
 Bamba: vLLM 0.34 does not serve BambaForCausalLM (models/registry.py _PREVIOUSLY_SUPPORTED_MODELS: "supported
 until v0.23.0"); the last release with models/bamba.py is 0.23.0 (0.24.0's sdist has none), and what each TP
@@ -410,5 +411,37 @@ def inkling2_text(f: Fields, layers: list, dims) -> list[Module]:
     return [_tml(m) for m in out]
 
 
+def inkling2_loop_text(f: Fields, layers: list, dims) -> list[Module]:
+    """Inkling2-Loop's text model (transformers 5.25 modeling_inkling2_loop.py Inkling2LoopTextModel): Inkling2's
+    (inkling2_text) plus, on each looped layer [loop_layer_index_start, loop_layer_index_end) (loop_config's
+    core_start / core_end win), four message gates under the TML names (conversion_mapping.py
+    "inkling2_loop_text"): layers.N.controllers.{attn, k, v, mlp}.down_weight (2 x hidden -> loop_gate_rank),
+    gain_weight and forget_weight (loop_gate_rank -> hidden; transformers builds these two in float32, which the
+    table cannot say: it sizes them in the checkpoint's float width, as the count), and the model's
+    middle_cycle_cross_pass_queries and _kv_queries (2 x looped layers x hidden each: transformers merges them into
+    message_input.query). vLLM 0.34 does not serve Inkling2-Loop: the gates' projections are counted as split
+    linears, the queries whole, by the rule of inkling2_text (not read). The original checkpoints store their
+    experts in NVFP4 / MXFP8, which transformers dequantizes on load; the table counts the experts' parameters,
+    what a config's quantization_config then sizes."""
+    from . import _linear
+
+    hidden = f.int("hidden_size", default=2304)
+    loop = f.obj("loop_config") or {}
+    start = loop.get("core_start", f.int("loop_layer_index_start", default=6))
+    end = loop.get("core_end", f.int("loop_layer_index_end", default=18))
+    rank = f.check_int("loop_config.gate_rank", loop.get("gate_rank", f.int("loop_gate_rank", default=64)))
+    out = inkling2_text(f, layers, dims)
+    extra = [Module(f"middle_cycle_cross_pass_{q}", 0, 2 * (end - start) * hidden, "other", whole=True)
+             for q in ("queries", "kv_queries")]
+    for i in range(start, end):
+        for c in ("attn", "k", "v", "mlp"):
+            g = f"layers.{i}.controllers.{c}"
+            extra += [_linear(f"{g}.down_weight", 2 * hidden, rank, "other"),
+                      _linear(f"{g}.gain_weight", rank, hidden, "other"),
+                      _linear(f"{g}.forget_weight", rank, hidden, "other")]
+    return out + [_tml(m) for m in extra]
+
+
 HYBRID_MORE = {"bamba": bamba, "qwen4_exp_text": qwen4_exp_text, "qwen3_8_flash_next_text": qwen4_exp_text,
-               "glm5_next_text": glm5_next_text, "inkling_text": inkling_text, "inkling2_text": inkling2_text}
+               "glm5_next_text": glm5_next_text, "inkling_text": inkling_text, "inkling2_text": inkling2_text,
+               "inkling2_loop_text": inkling2_loop_text}
