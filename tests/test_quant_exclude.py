@@ -188,6 +188,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
              "bamba", "qwen4_exp_text", "glm5_next", "inkling_text", "inkling2", "inkling2_loop",  # hybrid_more
+             "lara_mini",  # hybrid_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -274,6 +275,10 @@ _CHECKPOINT_NAMES["inkling2_loop"] = (
     (r"_message_gate\.forget_weight$", "_message_gate.forget_gate_proj"),
     (r"^model\.middle_cycle_cross_pass_(kv_)?queries$", "model.message_input.query"),
     *_CHECKPOINT_NAMES["inkling2"])
+# Lara mini's checkpoints: the gated norm out_norm, and one in_proj that transformers splits on load into four
+# (conversion_mapping.py "lara_mini"): transformers' four are summed under the checkpoint's name (_THEIRS_MERGED)
+_RENAMED["lara_mini"] = ((".linear_attn.out_norm", ".linear_attn.norm"),)
+_THEIRS_MERGED = {"lara_mini": ((r"\.linear_attn\.in_proj_(qkv|z|b|a)$", ".linear_attn.in_proj"),)}
 # MiMo-V2's checkpoints name the sinks attention_sink_bias (conversion_mapping.py "mimo_v2_flash")
 _RENAMED["mimo_v2_flash"] = ((".self_attn.attention_sink_bias", ".self_attn.sinks"),)
 # OLMo Hybrid's checkpoint names, which transformers renames on load and whose three convolutions it packs into one
@@ -329,6 +334,8 @@ def test_every_table_names_and_sizes_the_modules_transformers_builds(model_type)
     for name, tensor in tensors:  # a module's weight and bias under its name; a bare parameter under its own
         key = name.rsplit(".", 1)[0] if name.endswith((".weight", ".bias")) else name
         key = key[: -len("_bias")] if key.endswith("_proj_bias") else key  # gpt-oss: experts.gate_up_proj_bias
+        for pattern, ours_name in _THEIRS_MERGED.get(model_type, ()):
+            key = re.sub(pattern, ours_name, key)
         theirs[key] = theirs.get(key, 0) + tensor.numel()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

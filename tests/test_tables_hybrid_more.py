@@ -336,3 +336,27 @@ def test_inkling2_loop_keeps_norms_router_and_queries_whole():
     # TP 8: (52,140,770,304 - 15,760,384) / 8 + 15,760,384
     assert model.weight_bytes == 2 * 26_070_385_152
     assert _per_gpu(model, 24, 8) == 6_515_626_240 + 15_760_384 == 6_531_386_624
+
+
+# -- Lara mini (lara_mini): transformers 5.25's default config (tests/data/configs/transformers-5.25-defaults.json).
+# hidden 1,024, 34 layers: 14 Gated DeltaNet, 13 sliding and 7 full attention (16 heads / 4 KV heads of 128); GDN
+# 8 key heads and 16 value heads of 128, conv 4; 128 experts of 512 and a shared expert of 512; vocab 151,936, tied
+
+def test_lara_mini_table_adds_up_to_its_count_by_hand():
+    # attention: q, o 2 x 1,024 x 2,048, k, v 2 x 1,024 x 512, q/k norms 256: 5,243,136. GDN: in_proj 1,024 x
+    # (2 x 1,024 + 2 x 2,048 + 2 x 16) = 6,324,224, conv1d (2 x 1,024 + 2,048) x 4 = 16,384, dt_bias and A_log 32,
+    # out_norm 128, out_proj 2,048 x 1,024 = 2,097,152: 8,437,920. Every layer: experts 128 x 3 x 1,024 x 512 =
+    # 201,326,592, router 131,072, shared expert 1,572,864, two norms 2,048: 203,032,576. Ends: 151,936 x 1,024
+    # (tied) + the final norm 1,024
+    raw = json.loads((DATA / "transformers-5.25-defaults.json").read_text())["lara_mini"]
+    total = 155_583_488 + 20 * 5_243_136 + 14 * 8_437_920 + 34 * 203_032_576
+    model = build_model(raw, "lara")
+    assert model.param_count == total == 7_281_684_672
+    f, modules = checked_table(raw, "lara")
+    assert sum(m.weight + m.other for m in modules) == total
+    # whole: the final norm 1,024, layer norms 34 x 2,048, q/k norms 20 x 256, GDN out_norm 14 x 128, routers
+    # 34 x 131,072
+    whole = 1_024 + 69_632 + 5_120 + 1_792 + 4_456_448
+    assert model.weight_replicated_bytes == whole * 2 == 9_068_032
+    # TP 4: (14,563,369,344 - 9,068,032) / 4 + 9,068,032
+    assert _per_gpu(model, 34, 4) == 3_638_575_328 + 9_068_032 == 3_647_643_360

@@ -1,11 +1,12 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more hybrid and recurrent models: Bamba
 (bamba), Qwen4-Exp (qwen4_exp_text, Qwen3.8-Flash-Next), GLM-5-Next (glm5_next_text, GLM-5.3-Flash), Inkling
-(inkling_text), Inkling2 and Inkling2-Loop (inkling2_text, inkling2_loop_text, under their TML names). Each
-mirrors its counter term by term (params.bamba, params.qwen4_exp, params.glm5_next, params_hybrid.inkling_text /
-inkling2_text / inkling2_loop_text) and names the modules as the checkpoints' safetensors do (transformers 5.25
-modeling_bamba.py, modeling_qwen4_exp.py, modeling_glm5_next.py, modeling_inkling.py, modeling_inkling2.py,
-modeling_inkling2_loop.py and the conversion_mapping.py renames; the names vLLM's load_weights takes). What vLLM
-holds whole on every TP rank: the builders' docstrings.
+(inkling_text), Inkling2 and Inkling2-Loop (inkling2_text, inkling2_loop_text, under their TML names) and Lara mini
+(lara_mini). Each mirrors its counter term by term (params.bamba, params.qwen4_exp, params.glm5_next,
+params_hybrid.inkling_text / inkling2_text / inkling2_loop_text, params.lara_mini) and names the modules as the
+checkpoints' safetensors do (transformers 5.25 modeling_bamba.py, modeling_qwen4_exp.py, modeling_glm5_next.py,
+modeling_inkling.py, modeling_inkling2.py, modeling_inkling2_loop.py, modeling_lara_mini.py and the
+conversion_mapping.py renames; the names vLLM's load_weights takes). What vLLM holds whole on every TP rank: the
+builders' docstrings.
 
 Bamba: vLLM 0.34 does not serve BambaForCausalLM (models/registry.py _PREVIOUSLY_SUPPORTED_MODELS: "supported
 until v0.23.0"); the last release with models/bamba.py is 0.23.0 (0.24.0's sdist has none), and what each TP
@@ -442,6 +443,55 @@ def inkling2_loop_text(f: Fields, layers: list, dims) -> list[Module]:
     return out + [_tml(m) for m in extra]
 
 
+# -- Lara mini (params.lara_mini) -------------------------------------------------------------------------------
+
+def lara_mini(f: Fields, layers: list, dims) -> list[Module]:
+    """LaraMiniForCausalLM (transformers 5.25 modeling_lara_mini.py), named as its checkpoints are
+    (conversion_mapping.py "lara_mini": the Gated DeltaNet's input projections fused in one linear_attn.in_proj, rows
+    [q | k | v | z | b | a], and its gated norm linear_attn.out_norm): per layer GQA under self_attn (q/k/v/o_proj,
+    q_norm and k_norm over head_dim) on full and sliding layers, else the Gated DeltaNet under linear_attn (in_proj,
+    conv1d, dt_bias, A_log, out_norm over the value head, out_proj); the MoE (mlp.experts.gate_up_proj / down_proj
+    as transformers stores them, the router mlp.gate, mlp.shared_expert gate/up/down_proj, no shared-expert gate);
+    two norms; embed_tokens, norm, and the LM head unless tied (tied by default). No table with attention_bias,
+    whose biases the count does not hold.
+
+    vLLM 0.34 does not serve Lara mini (no registry entry): what each TP rank holds whole is not read, and follows
+    vLLM's rule for the same modules in Qwen3-Next / Qwen3.5 (qwen3_next.py, layers/mamba/gdn): the norms (the
+    gated norm over one value head included) and the router whole, the rest split."""
+    from . import _gdn_after_inputs, _linear
+
+    if f.flag("attention_bias"):
+        raise ConfigError("attention_bias: kvplan's Lara mini count has not read its biases")
+    heads, kv, head = dims[:3] if dims else (0, 0, 0)
+    hidden, vocab = f.int("hidden_size"), f.int("vocab_size")
+    kh, vh = f.int("linear_num_key_heads"), f.int("linear_num_value_heads")
+    kd, vd = f.int("linear_key_head_dim"), f.int("linear_value_head_dim")
+    key_dim, value_dim = kh * kd, vh * vd
+    kernel = f.int("linear_conv_kernel_dim", default=4)
+    experts, inter = f.int("num_experts"), f.int("moe_intermediate_size")
+    shared = f.int("shared_expert_intermediate_size")
+    out = [Module("embed_tokens", 0, vocab * hidden, "embeddings"), _float("norm", hidden)]
+    if not f.flag("tie_word_embeddings", default=True):
+        out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
+    for i, layer in enumerate(layers):
+        if layer.caches:
+            a = f"layers.{i}.self_attn"
+            out += _qkvo(a, hidden, heads, kv, head) + [_float(f"{a}.q_norm", head), _float(f"{a}.k_norm", head)]
+        else:
+            a = f"layers.{i}.linear_attn"
+            gdn = _gdn_after_inputs(a, key_dim, value_dim, vh, vd, kernel, hidden)
+            out += [_linear(f"{a}.in_proj", hidden, 2 * key_dim + 2 * value_dim + 2 * vh, "linear attention"),
+                    *[_float(f"{a}.out_norm", vd) if m.name.endswith(".norm") else m for m in gdn]]
+        m = f"layers.{i}.mlp"
+        out += [Module(f"{m}.experts.gate_up_proj", experts * 2 * inter * hidden, 0, "experts", experts,
+                       inputs=hidden),
+                Module(f"{m}.experts.down_proj", experts * hidden * inter, 0, "experts", experts, inputs=inter),
+                _float(f"{m}.gate", experts * hidden, "router"),
+                *_mlp(f"{m}.shared_expert", hidden, shared, "shared experts"),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+    return out
+
+
 HYBRID_MORE = {"bamba": bamba, "qwen4_exp_text": qwen4_exp_text, "qwen3_8_flash_next_text": qwen4_exp_text,
                "glm5_next_text": glm5_next_text, "inkling_text": inkling_text, "inkling2_text": inkling2_text,
-               "inkling2_loop_text": inkling2_loop_text}
+               "inkling2_loop_text": inkling2_loop_text, "lara_mini": lara_mini}
