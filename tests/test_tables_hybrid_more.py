@@ -360,3 +360,33 @@ def test_lara_mini_table_adds_up_to_its_count_by_hand():
     assert model.weight_replicated_bytes == whole * 2 == 9_068_032
     # TP 4: (14,563,369,344 - 9,068,032) / 4 + 9,068,032
     assert _per_gpu(model, 34, 4) == 3_638_575_328 + 9_068_032 == 3_647_643_360
+
+
+# -- ZAYA1 (zaya), transformers' layout: tests/test_families_vllm034.py's 40-layer config (hidden 2,048, 8 heads / 2
+# KV heads of 128, CCA kernels 2 and 2, vocab 1,000) with ZayaConfig's defaults: 16 experts of 2,048, router 256,
+# tied embeddings
+
+def test_zaya_keeps_all_but_the_experts_and_embeddings_whole_as_vllm_0_34_does():
+    from kvplan.engines.vllm_profile import config_weights_per_gpu
+
+    raw = {"model_type": "zaya", "architectures": ["ZayaForCausalLM"], "hidden_size": 2048, "num_hidden_layers": 40,
+           "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128, "cca_time0": 2, "cca_time1": 2,
+           "vocab_size": 1000, "torch_dtype": "bfloat16"}
+    # attention: q_proj 2,048 x 1,024, k_proj 2,048 x 256, v_proj_current / _delayed 2 x 2,048 x 128, the CCA convs
+    # over 1,280 channels (1,280 x 2 + 1,280 depthwise; 1,280 x 128 x 2 + 1,280 grouped over 10 groups), o_proj
+    # 1,024 x 2,048, qk_norm.temp 2: 5,575,682. Router: down_proj 2,048 x 256 + 256, norm 256, fc1 / fc2
+    # 2 x (256 x 256 + 256), out_proj 256 x 17: 660,736 (+ router_states_scale 256 after layer 0). Experts
+    # 16 x 3 x 2,048 x 2,048 = 201,326,592; two norms 4,096; residual scales 8 x 2,048 = 16,384: 207,583,490 a layer.
+    # Ends: 1,000 x 2,048 (tied) + norm and input scale / bias 3 x 2,048
+    total = 2_054_144 + 40 * 207_583_490 + 39 * 256
+    model = build_model(raw, "zaya")
+    assert model.param_count == total == 8_305_403_728
+    f, modules = checked_table(raw, "zaya")
+    assert sum(m.weight + m.other for m in modules) == total
+    # whole: all but the embeddings (2,048,000) and the experts (40 x 201,326,592)
+    whole = total - 2_048_000 - 40 * 201_326_592
+    assert model.weight_replicated_bytes == whole * 2 == 500_584_096
+    # TP 4: (16,610,807,456 - 500,584,096) / 4 + 500,584,096 (before: an even split, 4,152,701,864), in kvplan's plan
+    # and in vLLM 0.34's profile
+    assert _per_gpu(model, 40, 4) == 4_027_555_840 + 500_584_096 == 4_528_139_936
+    assert config_weights_per_gpu(model, 4, 1, "0.34.0") == 4_528_139_936

@@ -1,12 +1,12 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more hybrid and recurrent models: Bamba
 (bamba), Qwen4-Exp (qwen4_exp_text, Qwen3.8-Flash-Next), GLM-5-Next (glm5_next_text, GLM-5.3-Flash), Inkling
-(inkling_text), Inkling2 and Inkling2-Loop (inkling2_text, inkling2_loop_text, under their TML names) and Lara mini
-(lara_mini). Each mirrors its counter term by term (params.bamba, params.qwen4_exp, params.glm5_next,
-params_hybrid.inkling_text / inkling2_text / inkling2_loop_text, params.lara_mini) and names the modules as the
-checkpoints' safetensors do (transformers 5.25 modeling_bamba.py, modeling_qwen4_exp.py, modeling_glm5_next.py,
-modeling_inkling.py, modeling_inkling2.py, modeling_inkling2_loop.py, modeling_lara_mini.py and the
-conversion_mapping.py renames; the names vLLM's load_weights takes). What vLLM holds whole on every TP rank: the
-builders' docstrings.
+(inkling_text), Inkling2 and Inkling2-Loop (inkling2_text, inkling2_loop_text, under their TML names), Lara mini
+(lara_mini) and ZAYA1 (zaya). Each mirrors its counter term by term (params.bamba, params.qwen4_exp,
+params.glm5_next, params_hybrid.inkling_text / inkling2_text / inkling2_loop_text, params.lara_mini,
+params_hybrid.zaya) and names the modules as the checkpoints' safetensors do (transformers 5.25 modeling_bamba.py,
+modeling_qwen4_exp.py, modeling_glm5_next.py, modeling_inkling.py, modeling_inkling2.py, modeling_inkling2_loop.py,
+modeling_lara_mini.py, modeling_zaya.py and the conversion_mapping.py renames; the names vLLM's load_weights takes).
+What vLLM holds whole on every TP rank: the builders' docstrings.
 
 Bamba: vLLM 0.34 does not serve BambaForCausalLM (models/registry.py _PREVIOUSLY_SUPPORTED_MODELS: "supported
 until v0.23.0"); the last release with models/bamba.py is 0.23.0 (0.24.0's sdist has none), and what each TP
@@ -492,6 +492,75 @@ def lara_mini(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- ZAYA1 (params_hybrid.zaya) ---------------------------------------------------------------------------------
+
+def zaya(f: Fields, layers: list, dims) -> list[Module]:
+    """ZayaForCausalLM in transformers' layout (transformers 5.25 modeling_zaya.py, whose names the checkpoints
+    and vLLM 0.34 zaya.py load_weights share; a Megatron-style config, zaya_layers, gets no table, as no count):
+    per layer self_attn.qkv_proj.q_proj / k_proj / v_proj_current / v_proj_delayed (attention_bias), its
+    conv_qk_depthwise and conv_qk_grouped (with biases), self_attn.o_proj (attention_bias), qk_norm.temp; the MoE
+    router mlp.gate: down_proj (with bias), router_states_scale (not on layer 0), router_mlp.norm, fc1, fc2 (with
+    biases) and out_proj (num_experts + 1 classes); the experts mlp.experts.gate_up_proj / down_proj; two norms and
+    post_attention_ / post_mlp_residual_scale (four vectors each); embed_tokens, input_hidden_states_scale / _bias,
+    the final norm, and the LM head unless tied (tied by default; its bias under lm_head_bias).
+
+    vLLM 0.34 zaya.py holds all of it whole on every TP rank but the embeddings, the LM head (VocabParallelEmbedding,
+    ParallelLMHead) and the experts (FusedMoE): ZayaCCA's projections and ZayaAttention's o_proj are
+    ReplicatedLinear with the quantization config, the router's down_proj and router_mlp ReplicatedLinear without
+    one (never quantized), the convolutions nn.Conv1d, the norms, qk_norm.temp and the residual scales plain
+    parameters."""
+    from ..zaya_layout import is_megatron
+    from . import _linear
+
+    if is_megatron(f.raw):
+        raise ConfigError("a Megatron-style ZAYA config (zaya_layers): kvplan counts transformers' layout only")
+    hidden = f.int("hidden_size", default=2048)
+    heads, kv = f.int("num_attention_heads", default=8), f.int("num_key_value_heads", default=2)
+    head_dim = f.int("head_dim", default=128)
+    bias = f.flag("attention_bias")
+    q_width, kv_width = heads * head_dim, kv * head_dim
+    channels = q_width + kv_width
+    t0, t1 = f.int("cca_time0", default=2), f.int("cca_time1", default=2)
+    experts = f.int("num_experts", "num_local_experts", default=16)
+    router = f.int("router_hidden_size", default=256)
+    inter = f.int("moe_intermediate_size", default=2048)
+    vocab = f.int("vocab_size", default=262272)
+    out = [Module("embed_tokens", 0, vocab * hidden, "embeddings"), _float("norm", hidden),
+           Module("input_hidden_states_scale", 0, hidden, "other", whole=True),
+           Module("input_hidden_states_bias", 0, hidden, "other", whole=True)]
+    head_bias = vocab if f.flag("lm_head_bias") else 0
+    if not f.flag("tie_word_embeddings", default=True):
+        out.append(Module("lm_head", vocab * hidden, head_bias, "lm_head", top=True, inputs=hidden))
+    elif head_bias:
+        out.append(Module("lm_head", 0, head_bias, "lm_head", top=True))
+    for i in range(len(layers)):
+        n, a, g = f"layers.{i}", f"layers.{i}.self_attn", f"layers.{i}.mlp.gate"
+        c = f"{a}.qkv_proj"
+        out += [_linear(f"{c}.q_proj", hidden, q_width, "attention", bias, whole=True),
+                _linear(f"{c}.k_proj", hidden, kv_width, "attention", bias, whole=True),
+                _linear(f"{c}.v_proj_current", hidden, kv_width // 2, "attention", bias, whole=True),
+                _linear(f"{c}.v_proj_delayed", hidden, kv_width // 2, "attention", bias, whole=True),
+                Module(f"{c}.conv_qk_depthwise", 0, channels * t0 + channels, "attention", whole=True),
+                Module(f"{c}.conv_qk_grouped", 0, channels * (channels // (heads + kv)) * t1 + channels,
+                       "attention", whole=True),
+                _linear(f"{a}.o_proj", q_width, hidden, "attention", bias, whole=True),
+                Module(f"{a}.qk_norm.temp", 0, kv, "attention", whole=True),
+                Module(f"{g}.down_proj", 0, hidden * router + router, "router", whole=True),
+                *([Module(f"{g}.router_states_scale", 0, router, "router", whole=True)] if i else []),
+                _float(f"{g}.router_mlp.norm", router, "router"),
+                Module(f"{g}.router_mlp.fc1", 0, router * router + router, "router", whole=True),
+                Module(f"{g}.router_mlp.fc2", 0, router * router + router, "router", whole=True),
+                Module(f"{g}.router_mlp.out_proj", 0, router * (experts + 1), "router", whole=True),
+                Module(f"{n}.mlp.experts.gate_up_proj", experts * 2 * inter * hidden, 0, "experts", experts,
+                       inputs=hidden),
+                Module(f"{n}.mlp.experts.down_proj", experts * hidden * inter, 0, "experts", experts, inputs=inter),
+                _float(f"{n}.input_layernorm", hidden), _float(f"{n}.post_attention_layernorm", hidden)]
+        for r in ("post_attention_residual_scale", "post_mlp_residual_scale"):
+            out += [Module(f"{n}.{r}.{p}", 0, hidden, "other", whole=True)
+                    for p in ("hidden_states_scale", "hidden_states_bias", "residual_scale", "residual_bias")]
+    return out
+
+
 HYBRID_MORE = {"bamba": bamba, "qwen4_exp_text": qwen4_exp_text, "qwen3_8_flash_next_text": qwen4_exp_text,
                "glm5_next_text": glm5_next_text, "inkling_text": inkling_text, "inkling2_text": inkling2_text,
-               "inkling2_loop_text": inkling2_loop_text, "lara_mini": lara_mini}
+               "inkling2_loop_text": inkling2_loop_text, "lara_mini": lara_mini, "zaya": zaya}
