@@ -390,3 +390,33 @@ def test_zaya_keeps_all_but_the_experts_and_embeddings_whole_as_vllm_0_34_does()
     # and in vLLM 0.34's profile
     assert _per_gpu(model, 40, 4) == 4_027_555_840 + 500_584_096 == 4_528_139_936
     assert config_weights_per_gpu(model, 4, 1, "0.34.0") == 4_528_139_936
+
+
+# -- RWKV-4 (rwkv): RWKV-4-430M-Pile (model_specs/rwkv-4-430m-pile.json, a float32 checkpoint: 4 B a parameter).
+# 24 blocks of hidden 1,024 (attention width 1,024, channel-mix 4,096), vocab 50,277, head untied
+
+def test_rwkv_4_430m_keeps_layernorms_and_time_mix_whole():
+    model = load_model("rwkv-4-430m-pile")
+    # 24 x (time-mix 4,199,424 + channel-mix 9,439,232 + ln1, ln2 4,096) + embeddings and head 2 x 50,277 x 1,024 +
+    # pre_ln and ln_out 4,096 (tests/test_quant_per_tensor.py works the same count)
+    assert model.param_count == 430_397_440
+    f, modules = checked_table(json.loads((SPECS / "rwkv-4-430m-pile.json").read_text()), "rwkv")
+    assert sum(m.weight + m.other for m in modules) == 430_397_440
+    # whole: the LayerNorms (weight and bias) 24 x 2 x 2,048 + pre_ln and ln_out 2 x 2,048 = 102,400, and the
+    # time-mix vectors over hidden 24 x 5 x 1,024 = 122,880: 225,280 at 4 B
+    assert model.weight_replicated_bytes == 225_280 * 4 == 901_120
+    # TP 2: (1,721,589,760 - 901,120) / 2 + 901,120 (before: an even split, 860,794,880)
+    assert _per_gpu(model, 24, 2) == 860_344_320 + 901_120 == 861_245_440
+
+
+def test_rwkv_4_430m_awq_sizes_its_layernorms_and_time_mix_in_float():
+    # AWQ 4-bit, group 128 (tests/test_quant_per_tensor.py's config; before this table the estimate counted every
+    # non-embedding parameter, norms included, at the quantized width, 581,979,376 B). Quantized: a block's key,
+    # value, receptance, output 4 x 1,024 x 1,024 and channel-mix key 1,024 x 4,096, receptance 1,024 x 1,024,
+    # value 4,096 x 1,024: 13,631,488, x 24 = 327,155,712 at 1/2 + (2 + 1/2) / 128 = 133/256 B: 169,967,616 B; the
+    # rest, 430,397,440 - 327,155,712 = 103,241,728, in the checkpoint's float32
+    raw = json.loads((SPECS / "rwkv-4-430m-pile.json").read_text())
+    raw["quantization_config"] = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm",
+                                  "zero_point": True}
+    model = build_model(raw, "rwkv-awq")
+    assert model.weight_bytes == 327_155_712 * 133 // 256 + 103_241_728 * 4 == 582_934_528

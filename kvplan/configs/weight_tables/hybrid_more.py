@@ -1,11 +1,12 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more hybrid and recurrent models: Bamba
 (bamba), Qwen4-Exp (qwen4_exp_text, Qwen3.8-Flash-Next), GLM-5-Next (glm5_next_text, GLM-5.3-Flash), Inkling
 (inkling_text), Inkling2 and Inkling2-Loop (inkling2_text, inkling2_loop_text, under their TML names), Lara mini
-(lara_mini) and ZAYA1 (zaya). Each mirrors its counter term by term (params.bamba, params.qwen4_exp,
-params.glm5_next, params_hybrid.inkling_text / inkling2_text / inkling2_loop_text, params.lara_mini,
-params_hybrid.zaya) and names the modules as the checkpoints' safetensors do (transformers 5.25 modeling_bamba.py,
-modeling_qwen4_exp.py, modeling_glm5_next.py, modeling_inkling.py, modeling_inkling2.py, modeling_inkling2_loop.py,
-modeling_lara_mini.py, modeling_zaya.py and the conversion_mapping.py renames; the names vLLM's load_weights takes).
+(lara_mini), ZAYA1 (zaya) and RWKV-4 (rwkv). Each mirrors its counter term by term (params.bamba,
+params.qwen4_exp, params.glm5_next, params_hybrid.inkling_text / inkling2_text / inkling2_loop_text,
+params.lara_mini, params_hybrid.zaya, params.rwkv) and names the modules as the checkpoints' safetensors do
+(transformers 5.25 modeling_bamba.py, modeling_qwen4_exp.py, modeling_glm5_next.py, modeling_inkling.py,
+modeling_inkling2.py, modeling_inkling2_loop.py, modeling_lara_mini.py, modeling_zaya.py, modeling_rwkv.py and the
+conversion_mapping.py renames; the names vLLM's load_weights takes).
 What vLLM holds whole on every TP rank: the builders' docstrings.
 
 Bamba: vLLM 0.34 does not serve BambaForCausalLM (models/registry.py _PREVIOUSLY_SUPPORTED_MODELS: "supported
@@ -561,6 +562,56 @@ def zaya(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- RWKV-4 (params.rwkv) ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Rwkv(Module):
+    """An RWKV module under its checkpoints' root `rwkv.` (transformers 5.25 RwkvForCausalLM.rwkv; the head is
+    `head`, a top module)."""
+
+    def names(self, expert: int = 0) -> list[str]:
+        return [self.name] if self.top else ["rwkv." + self.name]
+
+
+def rwkv(f: Fields, layers: list, dims) -> list[Module]:
+    """RwkvForCausalLM (RWKV-4; transformers 5.25 modeling_rwkv.py), named as its checkpoints are: rwkv.embeddings,
+    blocks.0.pre_ln, per block the LayerNorms ln1 and ln2 (weight and bias), attention (time-mix) time_decay and
+    time_first over attention_hidden_size, time_mix_key / _value / _receptance over hidden, key, value and
+    receptance (hidden -> attention_hidden_size) and output back, feed_forward (channel-mix) time_mix_key and
+    _receptance, key (hidden -> intermediate_size), receptance (hidden -> hidden) and value back; rwkv.ln_out and
+    the untied head.
+
+    vLLM 0.34 does not serve RWKV (no registry entry, nor in vLLM's earlier releases read): what each TP rank holds
+    whole is not read, and follows vLLM's rule for the same kinds of module elsewhere: the LayerNorms whole, the
+    time-mix vectors over hidden (they mix the whole input, as a norm) whole, time_decay and time_first (one a
+    channel of the attention width, as Mamba's A and D) and the linears split (key / value / receptance as
+    column-parallel, output and the channel-mix value as row-parallel), the embeddings and head split."""
+    from . import _linear
+
+    hidden = f.int("hidden_size")
+    width = f.int("attention_hidden_size", default=hidden)
+    inter = f.int("intermediate_size", default=4 * hidden, maximum=10**8)
+    vocab = f.int("vocab_size", minimum=0)
+    out = [Module("embeddings", 0, vocab * hidden, "embeddings"), _float("blocks.0.pre_ln", 2 * hidden),
+           _float("ln_out", 2 * hidden)]
+    if not f.flag("tie_word_embeddings"):
+        out.append(Module("head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
+    for i in range(len(layers)):
+        b = f"blocks.{i}"
+        a, m = f"{b}.attention", f"{b}.feed_forward"
+        out += [_float(f"{b}.ln1", 2 * hidden), _float(f"{b}.ln2", 2 * hidden),
+                _float(f"{a}.time_decay", width, "attention"), _float(f"{a}.time_first", width, "attention"),
+                *[Module(f"{a}.time_mix_{x}", 0, hidden, "attention", whole=True)
+                  for x in ("key", "value", "receptance")],
+                _linear(f"{a}.key", hidden, width, "attention"), _linear(f"{a}.value", hidden, width, "attention"),
+                _linear(f"{a}.receptance", hidden, width, "attention"),
+                _linear(f"{a}.output", width, hidden, "attention", row=True),
+                *[Module(f"{m}.time_mix_{x}", 0, hidden, "mlp", whole=True) for x in ("key", "receptance")],
+                _linear(f"{m}.key", hidden, inter, "mlp"), _linear(f"{m}.receptance", hidden, hidden, "mlp"),
+                _linear(f"{m}.value", inter, hidden, "mlp", row=True)]
+    return [_Rwkv(**{field.name: getattr(x, field.name) for field in fields(Module)}) for x in out]
+
+
 HYBRID_MORE = {"bamba": bamba, "qwen4_exp_text": qwen4_exp_text, "qwen3_8_flash_next_text": qwen4_exp_text,
                "glm5_next_text": glm5_next_text, "inkling_text": inkling_text, "inkling2_text": inkling2_text,
-               "inkling2_loop_text": inkling2_loop_text, "lara_mini": lara_mini, "zaya": zaya}
+               "inkling2_loop_text": inkling2_loop_text, "lara_mini": lara_mini, "zaya": zaya, "rwkv": rwkv}
