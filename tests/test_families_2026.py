@@ -225,21 +225,24 @@ def test_glm5_next_fp8_latents_and_refusals():
 
 def test_glm5_next_parameters_equal_transformers_count():
     """Glm5NextTextModel built by transformers 5.23 on the meta device from this config (sum of numel:
-    278,864,038,910) plus the untied lm_head (154,880 x 4,096); the derivative keeps 256 of the 288 experts."""
+    278,864,038,910) plus the untied lm_head (154,880 x 4,096) and the routers' e_score_correction_bias (a buffer
+    in transformers, a tensor of the checkpoint: 42 sparse layers x 256); the derivative keeps 256 of the 288
+    experts."""
     model = _model("glm-5.3-flash-exl3-derivative.json")
-    assert model.param_count == 278_864_038_910 + 154_880 * 4096 == 279_498_427_390
+    assert model.param_count == 278_864_038_910 + 154_880 * 4096 + 42 * 256 == 279_498_438_142
     # active: 8 of the 256 routed experts (3 x 4,096 x 2,048 each) on the 42 sparse-MLP layers
     assert model.active_param_count == model.param_count - 42 * (256 - 8) * 3 * 4096 * 2048
 
 
 def test_glm5_next_official_expert_count_meets_the_published_size():
     """With the official 288 routed experts the text model counts 313,326,799,870 (transformers 5.23's meta-device
-    count agrees); adding the MTP layer (7,432,592,128, counted by hand from vLLM's mtp.py) and the vision tower
-    (563,627,008) gives 321.3B, the published 'GLM-5.3-Flash: 320B total' (Baidu AIHC's model page)."""
+    count agrees) and 42 x 288 score-correction biases; adding the MTP layer (7,432,592,128, counted by hand from
+    vLLM's mtp.py) and the vision tower (563,627,008) gives 321.3B, the published 'GLM-5.3-Flash: 320B total'
+    (Baidu AIHC's model page)."""
     config = json.loads((DATA / "glm-5.3-flash-exl3-derivative.json").read_text())
     config["text_config"]["n_routed_experts"] = 288
     model = build_model(config, "glm-5.3-flash")
-    assert model.param_count == 313_326_799_870
+    assert model.param_count == 313_326_799_870 + 42 * 288 == 313_326_811_966
     whole = model.param_count + 7_432_592_128 + 563_627_008
     assert abs(whole - 320e9) / 320e9 < 0.01
 

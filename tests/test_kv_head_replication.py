@@ -168,9 +168,18 @@ def test_mla_has_no_kv_heads_to_replicate():
     assert kv_note(record, model, 8) is None
 
 
-def test_a_family_without_a_table_says_the_replication_is_not_counted(cli):
-    # Bamba-9B (8 KV heads, no per-module table: vLLM 0.34 no longer builds it; RecurrentGemma, which this test
-    # used, has one now: configs/weight_tables/rest.py): at TP 16 the plan splits evenly and says so; at TP 8 nothing
+def _without_bamba_table(monkeypatch):
+    """Bamba's per-module table taken away: every bundled model with KV heads has a table now
+    (configs/weight_tables/hybrid_more.py has Bamba's), so Bamba-9B stands for a family without one."""
+    from kvplan.configs import weight_tables
+
+    monkeypatch.delitem(weight_tables.TABLES, "bamba")
+
+
+def test_a_family_without_a_table_says_the_replication_is_not_counted(cli, monkeypatch):
+    # Bamba-9B (8 KV heads) with no per-module table (_without_bamba_table; RecurrentGemma, which this test used,
+    # has one now: configs/weight_tables/rest.py): at TP 16 the plan splits evenly and says so; at TP 8 nothing
+    _without_bamba_table(monkeypatch)
     model, record = load_model_and_weights("bamba-9b")
     assert record.kv_parts is None
     note = kv_note(record, model, 16)
@@ -182,11 +191,14 @@ def test_a_family_without_a_table_says_the_replication_is_not_counted(cli):
     assert code == 0 and "KV-head replication" not in " ".join(out.split())
 
 
-def test_the_plans_replication_note_is_in_the_json(cli):
-    # Bamba-9B has 8 KV heads and no per-module table: at TP 16 kvplan's own plan splits the k/v projections evenly
-    # and says so. `estimate` printed that line only in its text; the JSON carries it in model.weights.notes (as
-    # `kvplan weights` does in weights.notes); at TP 8 (not above the KV heads) there is nothing to say.
+def test_the_plans_replication_note_is_in_the_json(cli, monkeypatch):
+    # Bamba-9B has 8 KV heads; without a per-module table (_without_bamba_table) at TP 16 kvplan's own plan splits
+    # the k/v projections evenly and says so. `estimate` printed that line only in its text; the JSON carries it in
+    # model.weights.notes (as `kvplan weights` does in weights.notes); at TP 8 (not above the KV heads) there is
+    # nothing to say.
     import json
+
+    _without_bamba_table(monkeypatch)
 
     args = ("estimate", "bamba-9b", "--gpu", "h100", "--context", "8k", "--format", "json")
     code, out, err = cli(*args, "--tp", "16")

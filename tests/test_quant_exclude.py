@@ -191,6 +191,8 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "sarvam_mla", "youtu", "mistral_large4", "hy_v4", "axk1",
              "dots3_note_text", "axk2", "kolibri1_1", "dory",  # mla_more
              "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl", "molmo2", "paddleocr_vl", "granite4_vision", "phi4_multimodal", "hyperclovax", "cosmos3_edge", "glm_image", "cohere_compass", "muse_glimmer", "higgs_audio_v2", "codegen", "hrm_text", "gpt_neox_japanese", "ctrl", "biogpt", "modernbert-decoder", "git", "emu3", "granite_docling", "deepseek_ocr2", "kosmos-2", "kosmos-2.5",  # vl_more
+             "bamba", "qwen4_exp_text", "glm5_next", "inkling_text", "inkling2", "inkling2_loop",  # hybrid_more
+             "lara_mini", "zaya", "rwkv",  # hybrid_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -214,6 +216,8 @@ _THEIRS_MERGED = {"ernie4_5_vl_moe": ((r"\.(text|vision)_moe\.gate\.moe_statics\
                   "hrm_text": ((r"\.self_attn\.(gate|q|k|v)_proj$", ".attn.gqkv_proj"),
                                (r"\.self_attn\.o_proj$", ".attn.o_proj"),
                                (r"\.mlp\.(gate|up)_proj$", ".mlp.gate_up_proj"))}
+# GLM-5-Next likewise (transformers 5.25 has no causal LM for glm5_next_text: configs/weight_tables/hybrid_more.py)
+_IN_WRAPPER += ("glm5_next", "inkling2", "inkling2_loop")
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
@@ -255,6 +259,47 @@ _CHECKPOINT_NAMES = {"deepseek_v4": (
     (r"\.wo_a$", ".o_a_proj"), (r"\.wo_b$", ".o_b_proj"), (r"\.attn_sink$", ".sinks"),
     (r"\.gate\.bias$", ".gate.e_score_correction_bias"), (r"shared_experts\.w1$", "shared_experts.gate_proj"),
     (r"shared_experts\.w3$", "shared_experts.up_proj"), (r"shared_experts\.w2$", "shared_experts.down_proj"))}
+# Inkling2's TML checkpoint names (conversion_mapping.py "inkling2_text": model.llm.* renamed on load), here after the
+# test's "model." (configs/weight_tables/hybrid_more.py names them relative to model.llm.); an attention-residual
+# query attn_res.attn_queries.K is layer K + 1's
+_CHECKPOINT_NAMES["inkling2"] = (
+    (r"^model\.unembed$", "lm_head"), (r"^model\.embed$", "model.embed_tokens"),
+    (r"^model\.embed_norm$", "model.embed_tokens.embed_norm"),
+    (r"attn_res\.attn_queries\.(\d+)$", lambda m: f"layers.{int(m.group(1)) + 1}.attention_input.query"),
+    (r"attn_res\.mlp_queries\.(\d+)$", r"layers.\1.mlp_input.query"),
+    (r"attn_res\.output_query$", "final_input.query"),
+    (r"\.attn\.wq_du$", ".self_attn.q_proj.linear"), (r"\.attn\.wk_dv$", ".self_attn.k_proj.linear"),
+    (r"\.attn\.wv_dv$", ".self_attn.v_proj.linear"), (r"\.attn\.wo_ud$", ".self_attn.o_proj.linear"),
+    (r"\.attn\.gate_attn$", ".self_attn.o_proj.gate_proj"), (r"\.attn\.attn_sink_proj$", ".self_attn.sink_proj"),
+    (r"\.attn\.wr_du$", ".self_attn.relative_position_bias.linear"),
+    (r"\.attn\.rel_logits_proj\.proj$", ".self_attn.relative_position_bias.proj"),
+    (r"\.attn\.q_l2_clip\.scale$", ".self_attn.q_proj.norm.scale"),
+    (r"\.attn\.rel_l2_clip\.scale$", ".self_attn.relative_position_bias.norm.scale"),
+    (r"\.attn\.([kv])_sconv\.weight$", r".self_attn.\1_proj.sconv.conv1d"),
+    (r"\.attn\.([kv])_sconv\.static_w$", r".self_attn.\1_proj.sconv.static_weight"),
+    (r"\.attn\.([kv])_sconv\.weight_proj$", r".self_attn.\1_proj.sconv.weight_proj"),
+    (r"\.attn_norm$", ".input_layernorm"), (r"\.([qkv])_input_norm$", r".\1_input_layernorm"),
+    (r"\.mlp_norm$", ".post_attention_layernorm"),
+    (r"\.attn_sconv\.weight$", ".post_attention_convolution.conv1d"),
+    (r"\.mlp_sconv\.weight$", ".post_mlp_convolution.conv1d"),
+    (r"\.mlp\.gate\.bias$", ".mlp.gate.e_score_correction_bias"),
+    (r"\.mlp\.experts\.w13_weight$", ".mlp.experts.gate_up_proj"),
+    (r"\.mlp\.experts\.w2_weight$", ".mlp.experts.down_proj"))
+# Inkling2-Loop's: Inkling2's and the loop's message gates and queries (conversion_mapping.py "inkling2_loop_text";
+# transformers merges the two query tensors into message_input.query)
+_CHECKPOINT_NAMES["inkling2_loop"] = (
+    (r"\.controllers\.attn\.", ".q_message_gate."), (r"\.controllers\.(k|v|mlp)\.", r".\1_message_gate."),
+    (r"_message_gate\.down_weight$", "_message_gate.down_proj"),
+    (r"_message_gate\.gain_weight$", "_message_gate.message_gate_proj"),
+    (r"_message_gate\.forget_weight$", "_message_gate.forget_gate_proj"),
+    (r"^model\.middle_cycle_cross_pass_(kv_)?queries$", "model.message_input.query"),
+    *_CHECKPOINT_NAMES["inkling2"])
+# Lara mini's checkpoints: the gated norm out_norm, and one in_proj that transformers splits on load into four
+# (conversion_mapping.py "lara_mini"): transformers' four are summed under the checkpoint's name (_THEIRS_MERGED)
+_RENAMED["lara_mini"] = ((".linear_attn.out_norm", ".linear_attn.norm"),)
+_THEIRS_MERGED["lara_mini"] = ((r"\.linear_attn\.in_proj_(qkv|z|b|a)$", ".linear_attn.in_proj"),)
+# RWKV's checkpoints put rwkv. before its modules (the table's, here after the test's "model.")
+_CHECKPOINT_NAMES["rwkv"] = ((r"^model\.", "rwkv."),)
 # MiMo-V2's checkpoints name the sinks attention_sink_bias (conversion_mapping.py "mimo_v2_flash")
 _RENAMED["mimo_v2_flash"] = ((".self_attn.attention_sink_bias", ".self_attn.sinks"),)
 # OLMo Hybrid's checkpoint names, which transformers renames on load and whose three convolutions it packs into one
@@ -309,6 +354,12 @@ _CHECKPOINT_NAMES["dory"] = (
      lambda m: f"model.layers.{int(m[1]) // 2}.lambda_{1 if m[2] == 'attn' else 2}"),
     (r"\.self_attn\.g_proj$", ".self_attn.gate_proj"), (r"^backbone\.embeddings$", "model.embed_tokens"))
 
+# GLM-5-Next's checkpoint names, which transformers renames on load (conversion_mapping.py "glm5_next": the KDA forget
+# gate's tensors into forget_gate, the three convolutions packed into conv1d, hc_attn_fn into attn_hc.fn, ...)
+_RENAMED["glm5_next"] = (*((f".self_attn.{p}", f".self_attn.forget_gate.{p}") for p in ("f_a_proj", "f_b_proj",
+                                                                                         "dt_bias", "A_log")),
+                         *((f".self_attn.{c}_conv1d", ".self_attn.conv1d") for c in "qkv"),
+                         *((f".hc_{h}_{p}", f".{h}_hc.{p}") for h in ("attn", "ffn") for p in ("fn", "base", "scale")))
 
 # MiniMax-M3's checkpoint names (conversion_mapping.py "minimax_m3_vl"): the indexer's index_* projections and norms,
 # the score bias beside the router, and the MLPs' gate_proj and up_proj, which transformers fuses into gate_up_proj
@@ -447,9 +498,12 @@ def _refused(tmp_path, raw: dict, reason: str) -> None:
     assert "not known from its config" in plan.stderr and reason in plan.stderr and "--weights" in plan.stderr
 
 
-def test_a_model_type_without_a_per_module_count_is_refused(tmp_path):
-    # (falcon had no table before configs/weight_tables/classic.py, GPT-Neo before weight_tables/rest.py; RWKV has
-    # none)
+def test_a_model_type_without_a_per_module_count_is_refused(tmp_path, monkeypatch):
+    # (falcon had no table before configs/weight_tables/classic.py, GPT-Neo before weight_tables/rest.py, RWKV before
+    # weight_tables/hybrid_more.py: its table is taken away here, so that it stands for a family without one)
+    from kvplan.configs import weight_tables
+
+    monkeypatch.delitem(weight_tables.TABLES, "rwkv")
     raw = json.loads((SPECS / "rwkv-4-430m-pile.json").read_text())
     raw["context_length"] = 8192  # no context warning at --context 8k: the refusal is the one line
     raw["quantization_config"] = {

@@ -69,13 +69,17 @@ def test_fp8_per_tensor_scales_follow_the_activation_scheme():
     assert "the LM head, the embeddings, norms, routers and biases" in _note(static)
 
 
-def test_a_family_without_a_per_module_count_keeps_the_old_estimate_and_says_so():
-    # RWKV-4-430M (model_type rwkv, no per-module count in kvplan; InternLM2 and GPT-Neo, which this test used,
-    # have one now: configs/weight_tables/classic.py, weight_tables/rest.py): 24 blocks of hidden 1,024: time-mix
+def test_a_family_without_a_per_module_count_keeps_the_old_estimate_and_says_so(monkeypatch):
+    # RWKV-4-430M (model_type rwkv) with its per-module count taken away (configs/weight_tables/hybrid_more.py has
+    # one now, as InternLM2 and GPT-Neo, which this test used, have: weight_tables/classic.py, weight_tables/rest.py;
+    # tests/test_tables_hybrid_more.py sizes RWKV's AWQ module by module): 24 blocks of hidden 1,024: time-mix
     # 2 x 1,024 + 3 x 1,024 + key, value, receptance 3 x 1,024 x 1,024 + output 1,024 x 1,024 = 4,199,424,
     # channel-mix 2 x 1,024 + key 1,024 x 4,096 + value 4,096 x 1,024 + receptance 1,024 x 1,024 = 9,439,232, two
     # LayerNorms 4,096; + embeddings and the untied head 2 x 50,277 x 1,024, the first block's pre-LayerNorm and
     # ln_out 4 x 1,024
+    from kvplan.configs import weight_tables
+
+    monkeypatch.delitem(weight_tables.TABLES, "rwkv")
     awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}
     model = build_model(_spec("rwkv-4-430m-pile", awq), "rwkv-awq")
     assert model.param_count == 24 * (4_199_424 + 9_439_232 + 4_096) + 2 * 50_277 * 1_024 + 4_096 == 430_397_440

@@ -265,6 +265,26 @@ FP32_RULES["mimo_v2_flash"] = FP32_RULES["mimo_v2"]
 # vLLM only (SGLang not read for these): mamba.py, jamba.py (MambaMixer); mamba2.py, zamba2.py (MambaMixer2)
 FP32_RULES.update({"mamba": _MAMBA1_A, "falcon_mamba": _MAMBA1_A, "jamba": _MAMBA1_A, "mamba2": _MAMBA2_A,
                    "zamba2": _MAMBA2_A})
+# configs/weight_tables/hybrid_more.py (vLLM only): Bamba's MambaMixer2 A (read in 0.23.0, the last release with
+# bamba.py: the same float32 A as 0.11.0 and 0.34.0); Qwen4-Exp's Gated DeltaNet A_log, which
+# layers/mamba/gdn/qwen_gdn_linear_attn.py QwenGatedDeltaNetAttention builds with dtype=torch.float32, split by value
+# heads (0.33.0, the first release with models/qwen4_exp, and 0.34.0)
+_QWEN4_A = _rules((0, 33, 0), "layers/mamba/gdn/qwen_gdn_linear_attn.py QwenGatedDeltaNetAttention (A_log)",
+                  "linear_attn.A_log")
+FP32_RULES.update({"bamba": _rules((0, 11, 0), _VLLM_MAMBA2, "mamba.A_log"), "qwen4_exp_text": _QWEN4_A,
+                   "qwen3_8_flash_next_text": _QWEN4_A})
+# GLM-5-Next (vLLM 0.33.0, the first release with models/glm5next, and 0.34.0): glm5next/common/model.py
+# Glm5NextDecoderLayer's hyper-connection fn / base / scale and Glm5NextMoE's e_score_correction_bias (whole);
+# attention.py Indexer's index_kpool_compress_ape and k_norm (LayerNorm dtype float32; whole); kda.py
+# Glm5NextLinearAttention's dt_bias, A_log and q/k/v convolutions (split by heads)
+_GLM5N = "glm5next/common/"
+FP32_RULES["glm5_next_text"] = (
+    _rules((0, 33, 0), f"{_GLM5N}model.py Glm5NextDecoderLayer", *(f"hc_{h}_{p}" for h in ("attn", "ffn")
+                                                                    for p in ("fn", "base", "scale")))
+    + _rules((0, 33, 0), f"{_GLM5N}model.py Glm5NextMoE", "mlp.gate.e_score_correction_bias")
+    + _rules((0, 33, 0), f"{_GLM5N}attention.py Indexer", "indexer.index_kpool_compress_ape", "indexer.k_norm")
+    + _rules((0, 33, 0), f"{_GLM5N}kda.py Glm5NextLinearAttention", "self_attn.dt_bias", "self_attn.A_log",
+             "self_attn.q_conv1d", "self_attn.k_conv1d", "self_attn.v_conv1d"))
 
 # what vLLM builds in float32 (engines/vllm_fp32.py) and what SGLang does (engines/sglang_fp32.py)
 VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {

@@ -501,9 +501,10 @@ def _mamba2_hybrid(f: Fields, layers: list, dims, ffn: tuple[int, int]) -> tuple
 
 
 def bamba(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """Bamba: Mamba-2 or attention, then a SwiGLU MLP (feed_forward) on every layer."""
+    """Bamba: Mamba-2 or attention, then a SwiGLU MLP (feed_forward) on every layer, its gate / up / down_proj
+    biased under mlp_bias (transformers 5.25 modeling_bamba.py BambaMLP)."""
     hidden = f.int("hidden_size")
-    mlp = gated_mlp(hidden, f.int("intermediate_size"))
+    mlp = gated_mlp(hidden, f.int("intermediate_size"), f.flag("mlp_bias"))
     return _mamba2_hybrid(f, layers, dims, (mlp, mlp))
 
 
@@ -883,6 +884,16 @@ def deepseek_v41(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total - len(layers) * idle * 3 * f.int("hidden_size") * f.int("moe_intermediate_size")
 
 
+def glm5_next_kda_widths(f: Fields) -> tuple[int, int, int]:
+    """(heads, head_dim, conv kernel) of GLM-5-Next's KDA as transformers 5.25 reads them
+    (configuration_glm5_next.py Glm5NextTextConfig: linear_attn_config's num_heads / head_dim /
+    short_conv_kernel_size where the config has one, else linear_num_heads / linear_head_dim /
+    linear_conv_kernel_dim, defaulting to 64 / 128 / 4; vLLM 0.34 kda.py reads the same attributes)."""
+    return (f.int("linear_attn_config.num_heads", "linear_num_heads", default=64),
+            f.int("linear_attn_config.head_dim", "linear_head_dim", default=128),
+            f.int("linear_attn_config.short_conv_kernel_size", "linear_conv_kernel_dim", default=4))
+
+
 def glm5_next(f: Fields, layers: list, dims) -> tuple[int, int]:
     """GLM-5-Next's text model as transformers 5.23 builds it (modeling_glm5_next.py: Glm5NextTextModel and the
     untied lm_head; the router's e_score_correction_bias is a buffer). Every layer: two norms and two
@@ -892,12 +903,12 @@ def glm5_next(f: Fields, layers: list, dims) -> tuple[int, int]:
     o_norm. A DSA layer: MLA (q_a, its norm, q_b to qk_head_dim per head, kv_a to kv_lora_rank +
     qk_rope_head_dim, its norm, kv_b to qk_nope_head_dim + v_head_dim per head, o) and the indexer (its pool's
     positional table and gate, wq_b, wk, k_norm with bias, weights_proj). The MLP: mlp_layer_types 'dense' a
-    SwiGLU of intermediate_size, 'sparse' the routed and shared experts and the router. The MTP layer and the
-    vision tower are not counted."""
+    SwiGLU of intermediate_size, 'sparse' the routed and shared experts, the router and its
+    e_score_correction_bias (one a routed expert: a buffer in transformers, a tensor of the checkpoints, which vLLM
+    0.34 glm5next/common/model.py Glm5NextMoE loads under topk_method noaux_tc, as DeepSeek-V3's count holds it).
+    The MTP layer and the vision tower are not counted."""
     hidden, heads = f.int("hidden_size"), f.int("num_attention_heads")
-    lin_heads = f.int("linear_attn_config.num_heads")
-    lin_dim = f.int("linear_attn_config.head_dim")
-    kernel = f.int("linear_attn_config.short_conv_kernel_size", default=4)
+    lin_heads, lin_dim, kernel = glm5_next_kda_widths(f)
     qkv = lin_heads * lin_dim
     kda = (4 * hidden * qkv + 3 * qkv * kernel + qkv + lin_heads + 2 * (hidden * lin_dim + lin_dim * qkv)
            + hidden * lin_heads + lin_dim)
@@ -912,7 +923,8 @@ def glm5_next(f: Fields, layers: list, dims) -> tuple[int, int]:
     common = 2 * hidden + 2 * ((2 + hc) * hc * (hc * hidden + 1) + 3)
     experts, top_k = f.int("n_routed_experts"), f.int("num_experts_per_tok")
     per_expert = 3 * hidden * f.int("moe_intermediate_size")
-    sparse_mlp = experts * per_expert + f.int("n_shared_experts", default=1, minimum=0) * per_expert + experts * hidden
+    sparse_mlp = (experts * per_expert + f.int("n_shared_experts", default=1, minimum=0) * per_expert
+                  + experts * hidden + experts)
     dense_mlp = 3 * hidden * f.int("intermediate_size")
     kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=0, minimum=0)))
     ends = 2 * f.int("vocab_size") * hidden + hidden  # embeddings and lm_head (untied), the final norm

@@ -105,6 +105,16 @@ OVERRIDES: dict[str, dict] = {
         "layer_types": ["full_attention" if i % 4 == 3 else "sliding_attention" for i in range(40)],
         "rope_parameters": {kind: {"rope_type": "default", "rope_theta": 10000.0}
                             for kind in ("full_attention", "sliding_attention")}}),
+    # Qwen4-Exp's default has no QSA indexer, which its attention builds regardless (None // None), and no PLE
+    # layer: Qwen3.8-Flash-Next's (tests/data/configs/qwen3.8-flash-next.json) indexer heads and ratio at a
+    # shrunk head width and budget, its PLE on layer 2 (one-based) with small n-gram tables (the PLE needs an
+    # eos_token_id)
+    "qwen4_exp_text": {"indexer_n_heads": 4, "indexer_kv_heads": 1, "indexer_head_dim": 16, "indexer_budget": 64,
+                       "indexer_compress_ratio": 4, "ple_layer_ids": [2], "ngram_vocab_size_base": 101,
+                       "eos_token_id": 1},
+    # Inkling2's lm_head has unpadded_vocab_size rows in transformers 5.25 (it drops the checkpoint's padding rows on
+    # load), whose default (200,058) the generic shrink leaves: no padding in the shrunk model
+    **dict.fromkeys(("inkling2", "inkling2_loop"), {"unpadded_vocab_size": 128}),
 }
 # The same for settings of a wrapper's top-level config (OVERRIDES go to its text_config).
 TOP_OVERRIDES: dict[str, dict] = {

@@ -425,6 +425,7 @@ from .rest import REST  # noqa: E402 (Nemotron-NAS, Mamba, Mamba-2, OLMo Hybrid,
 from .dense_more import DENSE_MORE  # noqa: E402 (Command R, StarCoder2, Phi, OLMo, OLMo 2, Seed-OSS, ...)
 from .mla_more import MLA_MORE  # noqa: E402 (Sarvam-MLA, Mistral Small 4, Youtu-LLM, ...: latent attention)
 from .vl_more import VL_MORE  # noqa: E402 (more wrappers' text models: Qwen2-VL, GLM-4.1V, GLM-OCR, ...)
+from .hybrid_more import HYBRID_MORE  # noqa: E402 (Bamba, ...: more hybrid and recurrent models)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
@@ -432,7 +433,8 @@ TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_d
           **MOE, **CLASSIC, **REST,
           **DENSE_MORE,  # dense decoders (dense_more.py)
           **MLA_MORE,  # latent-attention / sparse decoders (mla_more.py)
-          **VL_MORE}  # configs/weight_tables/vl_more.py
+          **VL_MORE,  # configs/weight_tables/vl_more.py
+          **HYBRID_MORE}  # more hybrid and recurrent models (hybrid_more.py)
 
 
 def checked_table(raw: dict, source: str):

@@ -3,8 +3,8 @@ Granite 4.0-H (granitemoehybrid), Falcon-H1 (falcon_h1), Jamba (jamba) and Zamba
 term by term (params_hybrid.nemotron_h, params.granite_hybrid, params._hybrid_params for falcon_h1 and jamba,
 params.zamba2) and names the modules as the checkpoints' safetensors do (transformers 5.25 modeling_nemotron_h.py,
 modeling_granitemoehybrid.py, modeling_falcon_h1.py, modeling_jamba.py, modeling_zamba2.py; the names vLLM 0.34's
-load_weights takes). Bamba has no table: vLLM 0.34 no longer builds BambaForCausalLM (models/registry.py
-_PREVIOUSLY_SUPPORTED_MODELS: supported until 0.23.0), so there is no 0.34 layout to say what each TP rank holds.
+load_weights takes). Bamba's table is in configs/weight_tables/hybrid_more.py, read in vLLM 0.23.0 (0.34 no longer
+builds BambaForCausalLM: models/registry.py _PREVIOUSLY_SUPPORTED_MODELS, supported until 0.23.0).
 
 What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params):
 - the RMSNorms (layernorm.py RMSNorm): every decoder norm, the final norm, Jamba's dt_layernorm, b_layernorm and
