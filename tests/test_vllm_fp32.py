@@ -210,3 +210,42 @@ def test_mimo_v2_gate_and_score_bias_by_moe_router_dtype_and_release(tmp_path):
         up = upcast(model, version)
         assert (up.whole_params, up.split_params) == (49_295_104, 0)
     assert upcast(model, "0.13.0") is None
+
+
+@pytest.mark.parametrize("name,params", [
+    # Qwen3-Next-80B-A3B: 48 layers, every 4th full attention: 36 Gated DeltaNet layers x linear_num_value_heads 32
+    ("qwen3-next-80b-a3b", 36 * 32),
+    # Qwen3.5-35B-A3B: 40 layers, 30 Gated DeltaNet layers x 32 value heads
+    ("qwen3.5-35b-a3b", 30 * 32),
+])
+def test_gated_deltanet_a_log_in_float32_from_0_19(name, params):
+    # layers/mamba/gdn_linear_attn.py (0.19-0.21), gdn/qwen_gdn_linear_attn.py (0.22+): A_log = nn.Parameter(
+    # torch.empty(num_v_heads // tp, dtype=torch.float32)), split over TP; 0.18.1's qwen3_next.py
+    # Qwen3NextGatedDeltaNet (Qwen3.5's base too) built it without a dtype: nothing added
+    from kvplan.engines.vllm_fp32 import upcast
+
+    model = load_model(name)
+    up = upcast(model, "0.34.0")
+    assert (up.whole_params, up.split_params, up.extra_bytes_per_param) == (0, params, 2)
+    assert up.per_gpu_bytes(tp=4) == params * 2 // 4
+    assert upcast(model, "0.19.0").split_params == params
+    assert upcast(model, "0.18.1") is None
+
+
+def test_ernie_4_5_vl_routers_and_score_bias_in_float32(tmp_path):
+    # ernie45_vl_moe.py Ernie4_5_VLMoeMoE (vLLM 0.11.1+; SGLang 0.5.9 / 0.5.23 ernie45_moe_vl.py the same): the text and
+    # vision routers ReplicatedLinear(params_dtype=torch.float32) [64, 2,560] each and the [2, 64] score bias float32.
+    # ERNIE-4.5-VL-28B-A3B (tests/test_tables_vl_more.py's config): 27 MoE layers x (2 x 64 x 2,560 + 2 x 64) =
+    # 27 x 327,808 = 8,850,816 parameters, whole on every rank, + 2 B each
+    from kvplan.engines.sglang_fp32 import upcast as sglang_upcast
+    from kvplan.engines.vllm_fp32 import upcast
+    from test_tables_vl_more import ERNIE_VL
+
+    (tmp_path / "ernie-vl.json").write_text(json.dumps(ERNIE_VL))
+    model = load_model(str(tmp_path / "ernie-vl.json"))
+    up = upcast(model, "0.34.0")
+    assert (up.whole_params, up.split_params, up.extra_bytes_per_param) == (8_850_816, 0, 2)
+    assert upcast(model, "0.11.0") is None
+    for release in ("0.5.9", "0.5.23"):
+        sg = sglang_upcast(model, release, tp=4)
+        assert (sg.params, sg.stage_bytes) == (8_850_816, (17_701_632,))

@@ -16,6 +16,8 @@ vllm/models/*):
   e_score_correction_bias (0.32+ whatever the config says; 0.11-0.31, read in 0.27.0, 0.30.0 and 0.31.0: the
   config's router_dtype, "float32" by default in vLLM's own LongcatFlashConfig, so a config naming another dtype is
   over-counted there);
+- ERNIE-4.5-VL's text model: ernie45_vl_moe.py Ernie4_5_VLMoeMoE, the text and vision routers (ReplicatedLinear
+  params_dtype=torch.float32) and the [2, E] e_score_correction_bias, from 0.11.1 (0.11.0: the model dtype);
 - LFM2-MoE: lfm2_moe.py Lfm2MoeSparseMoeBlock gate.e_score_correction_bias (the checkpoint's expert_bias), from its
   first release (0.11.1); the gate itself in the model dtype;
 - GLM-4.5 / 4.6 / 4.7 and GLM-4.7-Flash: glm4_moe.py Glm4MoE gate (params_dtype float32; an nn.Linear of dtype
@@ -41,7 +43,8 @@ vllm/models/*):
 - the Mamba mixers' A (the checkpoints' A_log, loaded as -exp(A_log)): layers/mamba/mamba_mixer.py MambaMixer
   ([inner, state]: Mamba, Falcon-Mamba, Jamba) and mamba_mixer2.py MambaMixer2 (one a head: Mamba-2, Nemotron-H,
   Granite 4.0-H, Falcon-H1, Zamba2) build it with dtype=torch.float32, split over TP; read in 0.11.0, 0.33.0 and
-  0.34.0.
+  0.34.0; Gated DeltaNet's A_log (Qwen3-Next, Qwen3.5) likewise from 0.19.0 (layers/mamba/gdn_linear_attn.py, from
+  0.22.0 gdn/qwen_gdn_linear_attn.py; in the model dtype 0.11.1-0.18.1; read in the wheels of 0.11.0 to 0.32.0).
 
 Searched in 0.34 (float32 parameters, buffers and params_dtype, GateLinear's arguments) and found in the model
 dtype: Llama (and InternLM3), Mistral, Qwen2 / 2.5-VL, Qwen3 (MoE, VL, Next, 3.5), Mixtral, Llama 4, Gemma 2 / 3 /
@@ -171,6 +174,11 @@ _DEEPSEEK = (_rules((0, 11, 0), "deepseek_v2.py DeepseekV2MoE", "mlp.gate.e_scor
                       "RMSNorm in the model dtype where index_k_norm_type is \"rms\"; 0.5.9 nsa/nsa_indexer.py)"))
 _MAMBA2 = "layers/attention/mamba/mamba.py MambaMixer2 (A, loaded from A_log: float32, split by heads)"
 _NONE = "kvplan's vLLM profile adds nothing for it (vLLM's class not checked for it here)"
+# Gated DeltaNet's A_log (Qwen3-Next, Qwen3.5): float32, split by value heads, from 0.19.0 (layers/mamba/
+# gdn_linear_attn.py GatedDeltaNetAttention; gdn/qwen_gdn_linear_attn.py QwenGatedDeltaNetAttention from 0.22.0);
+# 0.11.1-0.18.1 qwen3_next.py Qwen3NextGatedDeltaNet (Qwen3.5's base up to 0.18) built it in the model dtype. 0.11.0
+# built it in float32 too, which this rule leaves out (Qwen3-Next-80B: 36 layers x 32 heads x 2 B, 2,304 B)
+_VLLM_GDN = "layers/mamba/gdn/qwen_gdn_linear_attn.py QwenGatedDeltaNetAttention (A_log float32, split by heads)"
 _MIMO = "mimo_v2.py MiMoV2MoE (mimo_v2_flash.py MiMoV2FlashMoE up to 0.20): the gate in moe_router_dtype"
 # a config's moe_router_dtype that leaves the router in float32 (left out: float32)
 _ROUTER_FP32 = ("moe_router_dtype", (None, "float32"))
@@ -194,6 +202,13 @@ FP32_RULES: dict[str, tuple[Fp32Rule, ...]] = {
                       + _rules(None, _NONE, "router.classifier", "router.e_score_correction_bias",
                                only_if=("rounter_params_dtype", (None, "float32")), sglang=SGLANG_BOTH,
                                sglang_source="longcat_flash.py LongcatFlashRouter (rounter_params_dtype)")),
+    # ERNIE-4.5-VL's text model: vLLM from 0.11.1 (0.11.0 in the model dtype) and SGLang 0.5.9 / 0.5.23 build the
+    # text and vision routers (text_experts_gate / vision_experts_gate: ReplicatedLinear params_dtype float32; the
+    # checkpoint's gate.weight and gate.weight_1, one module in the table) and the [2, E] e_score_correction_bias
+    # (the checkpoint's moe_statics) in float32
+    "ernie4_5_vl_moe_text": _rules((0, 11, 1), "ernie45_vl_moe.py Ernie4_5_VLMoeMoE", "mlp.gate",
+                                   "mlp.moe_statics.e_score_correction_bias", sglang=SGLANG_BOTH,
+                                   sglang_source="ernie45_moe_vl.py Ernie4_5_VLMoeMoE (routers and score bias)"),
     "lfm2_moe": _rules((0, 11, 1), "lfm2_moe.py Lfm2MoeSparseMoeBlock", "feed_forward.expert_bias",
                        sglang=SGLANG_BOTH, sglang_source="lfm2_moe.py Lfm2MoeSparseMoeBlock (use_expert_bias)"),
     "glm4_moe": _GLM,
@@ -227,11 +242,11 @@ FP32_RULES: dict[str, tuple[Fp32Rule, ...]] = {
                    + _rules((0, 11, 0), _VLLM_MAMBA2, "mixer.A_log", sglang=SGLANG_BOTH, sglang_source=_MAMBA2)),
     "falcon_h1": _rules((0, 11, 0), _VLLM_MAMBA2, "mamba.A_log", sglang=SGLANG_BOTH, sglang_source=_MAMBA2),
     "granitemoehybrid": _rules((0, 11, 0), _VLLM_MAMBA2, "mamba.A_log", sglang=SGLANG_BOTH, sglang_source=_MAMBA2),
-    "qwen3_next": _rules(None, _NONE, "linear_attn.A_log", sglang=SGLANG_BOTH,
+    "qwen3_next": _rules((0, 19, 0), _VLLM_GDN, "linear_attn.A_log", sglang=SGLANG_BOTH,
                          sglang_source="qwen3_next.py Qwen3GatedDeltaNet (A_log float32, split by heads)"),
-    "qwen3_5_text": _rules(None, _NONE, "linear_attn.A_log", sglang=SGLANG_NEW,
+    "qwen3_5_text": _rules((0, 19, 0), _VLLM_GDN, "linear_attn.A_log", sglang=SGLANG_NEW,
                            sglang_source="qwen3_5.py Qwen3_5GatedDeltaNet (0.5.9: the model dtype)"),
-    "qwen3_5_moe_text": _rules(None, _NONE, "linear_attn.A_log", sglang=SGLANG_NEW,
+    "qwen3_5_moe_text": _rules((0, 19, 0), _VLLM_GDN, "linear_attn.A_log", sglang=SGLANG_NEW,
                                sglang_source="qwen3_5.py Qwen3_5GatedDeltaNet (0.5.9: the model dtype)"),
     # MiMo-V2: vLLM from 0.14.0 (mimo_v2_flash.py; mimo_v2.py from 0.21.0) builds the gate in the config's
     # moe_router_dtype, float32 where it is left out, and its e_score_correction_bias in the gate's dtype, from 0.31.0
