@@ -187,6 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
+             "dots1", "hunyuan_v1_moe", "olmoe", "phimoe", "granitemoe", "granitemoeshared", "granitemoe_swa",  # moe_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -245,6 +246,14 @@ _RENAMED.update({"olmo_hybrid": ((".attention_layer_norm", ".input_layernorm"),
                                  (".feedforward_layer_norm", ".post_attention_layernorm"),
                                  *((f".{c}_conv1d", ".conv1d") for c in "qkv")),
                  "lfm3": ((".self_attn.gate_proj", ".self_attn.g_proj"),), "zamba": ((".dt_proj_bias", ".dt_proj"),)})
+# configs/weight_tables/moe_more.py: PhiMoE's router, block_sparse_moe.gate in the checkpoints (conversion_mapping.py
+# "phimoe"); the Granite MoE checkpoints' experts and router (conversion_mapping.py "granitemoe", which
+# granitemoeshared and granitemoe_swa reuse; _as_transformers has made block_sparse_moe mlp)
+_RENAMED["phimoe"] = ((".mlp.gate", ".mlp.router"),)
+_RENAMED.update(dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), (
+    (".mlp.input_linear", ".block_sparse_moe.experts.gate_up_proj"),
+    (".mlp.output_linear", ".block_sparse_moe.experts.down_proj"),
+    (".mlp.router.layer", ".block_sparse_moe.router"))))
 
 
 def _as_transformers(name: str) -> str:

@@ -661,7 +661,7 @@ _ROWS: list[Family] = [
                   "(default 1: full), the rest full when (i + 1) % sliding_window_pattern == 0 (default 4); "
                   "head_dim 128 and sliding_window 4096 by default; a sliding layer keeps sliding_window + 1 tokens "
                   "(vLLM 0.33 cohere2_moe.py Cohere2MoeAttention)",)),
-    *(Family((name,), kinds=ATTN, derive=first_of_four_full, params=params.attention_decoder,
+    *(Family((name,), kinds=ATTN, derive=first_of_four_full, params=params.by_type,  # granitemoe_swa: params_moe
              defaults={"sliding_window": 128, **kv},
              rules=("layer_types; else layer i full when i % 4 == 0, the rest sliding (sliding_window 128 by "
                     f"default); KV heads {kv_text} by default (the attention sink is a weight, not cached)",))

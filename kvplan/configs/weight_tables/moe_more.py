@@ -1,0 +1,167 @@
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of more mixture-of-experts decoders with ordinary
+K/V attention: dots.llm1 (dots1), each mirroring its counter term by term and naming modules as the checkpoints'
+safetensors do.
+
+What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
+- dots.llm1: vLLM 0.34 no longer serves it (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last in
+  0.23.0); read in vLLM's dots1.py as stored at vllm-project/vllm commit 00bd1493 (before its removal): the two
+  RMSNorms a layer, the final norm and the per-head q_norm / k_norm (RMSNorm of head_dim), the router mlp.gate
+  (Dots1MoE: ReplicatedLinear, quant_config=None) and its e_score_correction_bias (built for topk_method noaux_tc);
+  qkv_proj takes attention_bias, o_proj has no bias there (transformers 5.25 biases it with attention_bias too:
+  every released config leaves attention_bias false).
+"""
+
+from __future__ import annotations
+
+from ..fields import Fields
+from . import Module, _ends, _experts, _float, _linear, _mlp, _norms_and_ffn, _qkvo
+
+
+# -- dots.llm1 (params_moe.dots1) ------------------------------------------------------------------------------
+
+def dots1(f: Fields, layers: list, dims) -> list[Module]:
+    """Dots1ForCausalLM (transformers 5.25 modeling_dots1.py, whose checkpoint names transformers keeps but for
+    folding the experts: conversion_mapping "dots1" -> "qwen2_moe"): per layer self_attn.q_proj / k_proj / v_proj /
+    o_proj (attention_bias on all four), self_attn.q_norm / k_norm (head_dim), input_layernorm and
+    post_attention_layernorm; below first_k_dense_replace mlp.gate_proj / up_proj / down_proj of
+    intermediate_size, else mlp.gate [E, hidden], mlp.gate.e_score_correction_bias [E] (unless topk_method names
+    another method than noaux_tc), the routed experts mlp.experts.N of moe_intermediate_size and
+    mlp.shared_experts of moe_intermediate_size x n_shared_experts. Embeddings, final norm, an untied LM head by
+    default."""
+    from ..params_moe import dots1 as counter
+
+    counter(f, layers, dims)  # the same refusals as the count
+    heads, kv, head_dim = dims[:3]
+    hidden = f.int("hidden_size")
+    inter = f.int("intermediate_size", default=10944)
+    experts = f.opt_int("n_routed_experts") or 0
+    first_dense = f.int("first_k_dense_replace", default=0, minimum=0)
+    moe_inter = f.int("moe_intermediate_size", default=1408) if experts else 0
+    shared = moe_inter * f.int("n_shared_experts", default=0, minimum=0)
+    score_bias = f.get("topk_method", default="noaux_tc") == "noaux_tc"
+    out = _ends(f, hidden, False, None)
+    for i in range(len(layers)):
+        a = f"layers.{i}.self_attn"
+        out += _qkvo(a, hidden, heads, kv, head_dim, f.flag("attention_bias"))
+        out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
+        out += _norms_and_ffn(i, hidden, bool(experts) and i >= first_dense, experts, moe_inter, shared, inter,
+                              score_bias)
+    return out
+
+
+# -- HunYuan-MoE (params_moe.hunyuan_v1_moe) -------------------------------------------------------------------
+
+def hunyuan_v1_moe(f: Fields, layers: list, dims) -> list[Module]:
+    """HunYuanMoEV1ForCausalLM (Hunyuan-A13B; transformers 5.25 modeling_hunyuan_v1_moe.py, which keeps the
+    checkpoints' names but folds the experts: conversion_mapping "hunyuan_v1_moe" -> "qwen2_moe"): per layer
+    self_attn.q_proj / k_proj / v_proj / o_proj (attention_bias on all four), self_attn.query_layernorm /
+    key_layernorm (head_dim), two norms, the router mlp.gate.wg [num_experts, hidden] (an nn.Linear built in
+    float32 by transformers), the routed experts mlp.experts.N and mlp.shared_mlp, both of intermediate_size;
+    num_experts may be a per-layer list. Embeddings, final norm, an untied LM head by default."""
+    from ..params_moe import _head_dim, hunyuan_per_layer
+
+    n = len(layers)
+    hidden = f.int("hidden_size", default=4096)
+    heads = f.int("num_attention_heads", default=32)
+    kv = f.int("num_key_value_heads", default=heads)
+    hd = _head_dim(f, hidden, heads, None)
+    inter = f.int("intermediate_size", default=11008)
+    experts = hunyuan_per_layer(f, n, "num_experts", "num_local_experts", 1)
+    hunyuan_per_layer(f, n, "moe_topk", "num_experts_per_tok", 1)  # the count's refusals
+    out = _ends(f, hidden, False, None)
+    for i in range(n):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += _qkvo(a, hidden, heads, kv, hd, f.flag("attention_bias"))
+        out += [_float(f"{a}.query_layernorm", hd), _float(f"{a}.key_layernorm", hd),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden),
+                _float(f"{m}.gate.wg", hidden * experts[i], "router")]
+        out += _experts(m, experts[i], hidden, inter) + _mlp(f"{m}.shared_mlp", hidden, inter, "shared experts")
+    return out
+
+
+# -- OLMoE (params_moe.olmoe) ----------------------------------------------------------------------------------
+
+def olmoe(f: Fields, layers: list, dims) -> list[Module]:
+    """OlmoeForCausalLM (transformers 5.25 modeling_olmoe.py; conversion_mapping "olmoe" -> "qwen2_moe" folds the
+    experts only): per layer self_attn.q_proj / k_proj / v_proj / o_proj (attention_bias on all four),
+    self_attn.q_norm (hidden_size) and k_norm (hidden_size // heads x KV heads), two norms, the router mlp.gate
+    [num_experts, hidden] and the experts mlp.experts.N of intermediate_size. Embeddings, final norm, an untied
+    LM head by default (OlmoeConfig's defaults, as the count reads them)."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=2048)
+    experts = f.int("num_experts", default=64)
+    inter = f.int("intermediate_size", default=2048)
+    out = _ends(f, hidden, False, 50304)
+    for i in range(len(layers)):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += _qkvo(a, hidden, heads, kv, hd, f.flag("attention_bias"))
+        out += [_float(f"{a}.q_norm", hidden), _float(f"{a}.k_norm", hidden // heads * kv),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden),
+                _float(f"{m}.gate", hidden * experts, "router")]
+        out += _experts(m, experts, hidden, inter)
+    return out
+
+
+# -- PhiMoE (params_moe.phimoe) --------------------------------------------------------------------------------
+
+def phimoe(f: Fields, layers: list, dims) -> list[Module]:
+    """PhimoeForCausalLM (Phi-3.5-MoE), named as the checkpoints are (transformers 5.25 renames block_sparse_moe to
+    mlp and gate to router on load: conversion_mapping "phimoe"): per layer self_attn.q_proj / k_proj / v_proj /
+    o_proj (attention_bias on all four), input_layernorm and post_attention_layernorm (nn.LayerNorm: weight and
+    bias), block_sparse_moe.gate [E, hidden] and the experts block_sparse_moe.experts.N.w1 / w3 / w2 of
+    intermediate_size. embed_tokens, the final norm (a LayerNorm), lm_head with its bias under lm_head_bias (the
+    bias split over TP with the vocabulary: ParallelLMHead)."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=4096)
+    experts = f.int("num_local_experts", default=16)
+    inter = f.int("intermediate_size", default=6400)
+    vocab = f.int("vocab_size", default=32064, minimum=0)
+    out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("norm", 2 * hidden)]
+    if not f.flag("tie_word_embeddings", default=False):
+        out.append(Module("lm_head", vocab * hidden, vocab if f.flag("lm_head_bias") else 0, "lm_head", top=True,
+                          inputs=hidden))
+    for i in range(len(layers)):
+        m = f"layers.{i}.block_sparse_moe"
+        out += _qkvo(f"layers.{i}.self_attn", hidden, heads, kv, hd, f.flag("attention_bias"))
+        out += [_float(f"layers.{i}.input_layernorm", 2 * hidden),
+                _float(f"layers.{i}.post_attention_layernorm", 2 * hidden),
+                _float(f"{m}.gate", hidden * experts, "router")]
+        out += _experts(m, experts, hidden, inter, ("w1", "w3", "w2"))
+    return out
+
+
+# -- Granite 3.0 / 3.1 MoE, GraniteMoe-Shared, GraniteMoe-SWA (params_moe.granitemoe) ---------------------------
+
+def granitemoe(f: Fields, layers: list, dims) -> list[Module]:
+    """GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM and GraniteMoeSWAForCausalLM, named as the checkpoints
+    are (transformers 5.25 conversion_mapping "granitemoe", which the other two reuse, renames them on load; vLLM
+    0.34 granitemoe.py GraniteMoeModel.hf_to_vllm_mapper reads these): per layer self_attn.q_proj / k_proj /
+    v_proj / o_proj (attention_bias on all four), GraniteMoe-SWA's self_attn.sinks (one a query head), two norms,
+    the experts as two tensors block_sparse_moe.input_linear [E, 2 x intermediate, hidden] and output_linear
+    [E, hidden, intermediate], the router block_sparse_moe.router.layer [E, hidden], and (Shared, SWA) with
+    shared_intermediate_size shared_mlp.input_linear (hidden -> 2 x shared) and output_linear. Embeddings, final
+    norm, an untied LM head by default."""
+    heads, kv, hd = dims[:3]
+    mt = f.model_type
+    hidden = f.int("hidden_size", default=4096)
+    experts = f.int("num_local_experts", default=8)
+    inter = f.int("intermediate_size", default=11008)
+    shared = 0 if mt == "granitemoe" else f.int("shared_intermediate_size", default=0, minimum=0)
+    out = _ends(f, hidden, False, 32000)
+    for i in range(len(layers)):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.block_sparse_moe"
+        out += _qkvo(a, hidden, heads, kv, hd, f.flag("attention_bias"))
+        if mt == "granitemoe_swa":
+            out.append(_float(f"{a}.sinks", heads, "attention"))  # split with the heads in vLLM
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden),
+                Module(f"{m}.input_linear", experts * 2 * inter * hidden, 0, "experts", experts, inputs=hidden),
+                Module(f"{m}.output_linear", experts * hidden * inter, 0, "experts", experts, inputs=inter),
+                _float(f"{m}.router.layer", experts * hidden, "router")]
+        if shared:
+            out += [_linear(f"layers.{i}.shared_mlp.input_linear", hidden, 2 * shared, "shared experts"),
+                    _linear(f"layers.{i}.shared_mlp.output_linear", shared, hidden, "shared experts")]
+    return out
+
+
+MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
+            **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe)}
