@@ -163,5 +163,38 @@ def granitemoe(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- JetMoE (params_moe.jetmoe) --------------------------------------------------------------------------------
+
+def jetmoe(f: Fields, layers: list, dims) -> list[Module]:
+    """JetMoeForCausalLM (transformers 5.25 modeling_jetmoe.py, no renames on load), per layer: two norms;
+    self_attention.kv_proj (hidden -> 2 x kv_channels x num_key_value_heads, no bias) and the mixture of attention
+    heads self_attention.experts: input_linear [E, kv_channels x KV heads, hidden] (the queries), output_linear
+    [E, hidden, kv_channels x KV heads], router.layer [E, hidden] and a bias of hidden added to the output; the
+    MoE mlp: input_linear [E, 2 x intermediate, hidden], output_linear [E, hidden, intermediate], router.layer
+    and an output bias of hidden. Embeddings, final norm, the head tied by default (JetMoeConfig).
+    vLLM 0.34 serves no JetMoE (no JetMoeForCausalLM in registry.py): what each TP rank would hold whole follows
+    vLLM's rule for the same kinds elsewhere, not a model file: the norms, the routers (GateLinear), and the two
+    output biases, added after the experts' outputs are summed as a RowParallelLinear's bias is."""
+    hidden = f.int("hidden_size", default=2048)
+    kvh = f.int("num_key_value_heads", default=16)
+    proj = f.int("kv_channels", "head_dim", default=128) * kvh
+    inter = f.int("intermediate_size", default=5632)
+    experts = f.int("num_local_experts", default=8, minimum=0)
+    out = _ends(f, hidden, True, None)
+    for i in range(len(layers)):
+        a, m = f"layers.{i}.self_attention", f"layers.{i}.mlp"
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden),
+                _linear(f"{a}.kv_proj", hidden, 2 * proj, "attention", kv_heads=kvh),
+                Module(f"{a}.experts.input_linear", experts * proj * hidden, 0, "experts", experts, inputs=hidden),
+                Module(f"{a}.experts.output_linear", experts * hidden * proj, 0, "experts", experts, inputs=proj),
+                _float(f"{a}.experts.router.layer", hidden * experts, "router"),
+                Module(f"{a}.experts", 0, hidden, "attention", whole_bias=True),  # its bias
+                Module(f"{m}.input_linear", experts * 2 * inter * hidden, 0, "experts", experts, inputs=hidden),
+                Module(f"{m}.output_linear", experts * hidden * inter, 0, "experts", experts, inputs=inter),
+                _float(f"{m}.router.layer", hidden * experts, "router"),
+                Module(m, 0, hidden, "mlp", whole_bias=True)]  # its bias
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
-            **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe)}
+            **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe}

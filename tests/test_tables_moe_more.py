@@ -1,0 +1,224 @@
+"""Per-module tables of dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE, PhiMoE, the Granite MoEs (granitemoe,
+granitemoeshared, granitemoe_swa) and JetMoE (configs/weight_tables/moe_more.py), and the parameter counts they
+mirror. The configs below carry the fields of published checkpoints as public files quote them (each says where);
+every figure is worked out by hand from the config and the module shapes of transformers 5.25 (modeling_dots1.py,
+modeling_hunyuan_v1_moe.py, modeling_olmoe.py, modeling_phimoe.py, modeling_granitemoe*.py). What vLLM builds whole
+on every TP rank: the module's docstring."""
+
+from __future__ import annotations
+
+from kvplan.capacity.weights import stage_weight_bytes
+from kvplan.configs import build_model
+from kvplan.configs.build import _read
+from kvplan.configs.weight_tables import checked_table, table
+from kvplan.engines.vllm_profile import config_weights_per_gpu
+from kvplan.weights.estimate import estimated
+
+# rednote-hilab/dots.llm1.inst, as the trimmed config.json of its MLX conversion (dots.llm1.inst-mixed-4-6bit) is
+# quoted in a public test file, the MLX quantization block left out
+DOTS_LLM1 = {
+    "model_type": "dots1", "architectures": ["Dots1ForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 62,
+    "intermediate_size": 10944, "num_attention_heads": 32, "num_key_value_heads": 32, "rms_norm_eps": 1e-05,
+    "vocab_size": 152064, "first_k_dense_replace": 1, "moe_intermediate_size": 1408, "n_routed_experts": 128,
+    "n_shared_experts": 2, "num_experts_per_tok": 6, "norm_topk_prob": True, "routed_scaling_factor": 2.5,
+    "max_position_embeddings": 32768, "rope_theta": 10000000, "scoring_func": "sigmoid", "attention_bias": False,
+    "tie_word_embeddings": False}
+# tencent/Hunyuan-A13B-Instruct's config.json fields as a public test file quotes them (tie_word_embeddings not
+# among them: HunYuanMoEV1Config's default, False)
+HUNYUAN_A13B = {
+    "architectures": ["HunYuanMoEV1ForCausalLM"], "model_type": "hunyuan_v1_moe", "hidden_size": 4096,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+    "intermediate_size": 3072, "vocab_size": 128167, "torch_dtype": "bfloat16", "num_experts": 64,
+    "moe_intermediate_size": [3072] * 32, "moe_topk": [8] * 32, "num_shared_expert": [1] * 32,
+    "max_position_embeddings": 32768}
+# allenai/OLMoE-1B-7B-0924's config.json fields as public test files quote them
+OLMOE_1B_7B = {
+    "model_type": "olmoe", "architectures": ["OlmoeForCausalLM"], "hidden_act": "silu", "hidden_size": 2048,
+    "intermediate_size": 1024, "num_hidden_layers": 16, "num_experts": 64, "num_experts_per_tok": 8,
+    "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 50304, "tie_word_embeddings": False,
+    "max_position_embeddings": 4096}
+# microsoft/Phi-3.5-MoE-instruct's widths as a public test file quotes them (a config trimmed for an MLX port);
+# attention_bias and lm_head_bias set here (PhimoeConfig's defaults are False)
+PHI_35_MOE = {
+    "model_type": "phimoe", "architectures": ["PhiMoEForCausalLM"], "hidden_size": 4096, "intermediate_size": 6400,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "num_local_experts": 16,
+    "num_experts_per_tok": 2, "vocab_size": 32064, "attention_bias": True, "lm_head_bias": True,
+    "tie_word_embeddings": False, "max_position_embeddings": 131072}
+# ibm-granite/granite-3.1-3b-a800m-instruct's config.json fields as a public test file quotes them
+GRANITE_31_3B = {
+    "architectures": ["GraniteMoeForCausalLM"], "hidden_act": "silu", "hidden_size": 1536, "intermediate_size": 512,
+    "max_position_embeddings": 131072, "model_type": "granitemoe", "num_attention_heads": 24,
+    "num_experts_per_tok": 8, "num_hidden_layers": 32, "num_key_value_heads": 8, "num_local_experts": 40,
+    "rope_theta": 10000000.0, "tie_word_embeddings": True, "vocab_size": 49155}
+
+
+def _per_gpu(model, layers: int, tp: int) -> int:
+    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
+
+
+def _adds_up(raw: dict, source: str) -> list:
+    family, f, _, layers, dims = _read(raw, source)
+    modules = table(f, layers, dims)
+    assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
+    assert checked_table(raw, source) is not None
+    return modules
+
+
+# -- dots.llm1 ---------------------------------------------------------------------------------------------------
+
+def test_dots_llm1_counts_its_dense_first_layer_q_k_norms_and_score_bias():
+    # hidden 4,096, 62 layers, 32 heads and 32 KV heads of 128, no biases. Every layer: q/k/v/o 4 x 4,096 x 4,096 =
+    # 67,108,864, q_norm and k_norm 2 x 128, two norms 8,192: 67,117,312. Layer 0 (first_k_dense_replace 1) a dense
+    # MLP 3 x 4,096 x 10,944 = 134,479,872; layers 1-61 the MoE: 128 experts 128 x 3 x 4,096 x 1,408 =
+    # 2,214,592,512, router 128 x 4,096 = 524,288, its e_score_correction_bias 128, shared experts of 2 x 1,408:
+    # 3 x 4,096 x 2,816 = 34,603,008, together 2,249,719,936. Embeddings and an untied head 2 x 152,064 x 4,096 =
+    # 1,245,708,288, the final norm 4,096. (Before: every layer a MoE, no q/k norms, no bias: 144,889,597,952)
+    total = 62 * 67_117_312 + 134_479_872 + 61 * 2_249_719_936 + 1_245_708_288 + 4_096
+    model = build_model(DOTS_LLM1, "dots1")
+    assert model.param_count == total == 142_774_381_696
+    _adds_up(DOTS_LLM1, "dots1")
+
+
+def test_dots_llm1_keeps_norms_routers_and_score_biases_whole():
+    model = build_model(DOTS_LLM1, "dots1")
+    # whole: 62 x (two norms 8,192 + q/k norms 256) + 61 x (router 524,288 + bias 128) + the final norm 4,096
+    whole = 62 * 8_448 + 61 * 524_416 + 4_096
+    assert whole == 32_517_248 and model.weight_replicated_bytes == 2 * whole == 65_034_496
+    # TP 2: (285,548,763,392 - 65,034,496) / 2 + 65,034,496 (before: 144,889,597,952, an even split of the old count)
+    assert model.weight_bytes == 2 * 142_774_381_696
+    assert _per_gpu(model, 62, 2) == 142_741_864_448 + 65_034_496 == 142_806_898_944
+
+
+def test_dots1_with_another_topk_method_has_no_score_bias_and_moe_layer_freq_is_refused():
+    # vLLM's dots1.py builds gate.e_score_correction_bias only for topk_method noaux_tc: 61 x 128 fewer
+    assert build_model(dict(DOTS_LLM1, topk_method="greedy"), "dots1-greedy").param_count == 142_774_381_696 - 61 * 128
+    _adds_up(dict(DOTS_LLM1, topk_method="greedy"), "dots1-greedy")
+    family, f, _, layers, dims = _read(dict(DOTS_LLM1, moe_layer_freq=2), "dots1-freq")
+    assert table(f, layers, dims) == []
+
+
+# -- HunYuan-MoE -------------------------------------------------------------------------------------------------
+
+def test_hunyuan_a13b_keeps_its_norms_and_routers_whole():
+    # hidden 4,096, 32 layers, 32 heads and 8 KV heads of 128: q/o 2 x 4,096 x 4,096 + k/v 2 x 4,096 x 1,024 =
+    # 41,943,040, query/key_layernorm 2 x 128, two norms 8,192, router mlp.gate.wg 64 x 4,096 = 262,144, 64 experts
+    # of 3,072 64 x 3 x 4,096 x 3,072 = 2,415,919,104, shared_mlp 3 x 4,096 x 3,072 = 37,748,736: 2,495,881,472 a
+    # layer; embeddings and an untied head 2 x 128,167 x 4,096 = 1,049,944,064, the final norm 4,096
+    model = build_model(HUNYUAN_A13B, "hunyuan")
+    assert model.param_count == 32 * 2_495_881_472 + 1_049_944_064 + 4_096 == 80_918_155_264
+    _adds_up(HUNYUAN_A13B, "hunyuan")
+    # whole: 32 x (8,192 + 256 + 262,144) + 4,096 = 8,663,040 parameters
+    assert model.weight_replicated_bytes == 2 * (32 * 270_592 + 4_096) == 17_326_080
+    # TP 2: (161,836,310,528 - 17,326,080) / 2 + 17,326,080, in kvplan's plan and vLLM 0.34's profile (the
+    # Transformers backend: nothing of this family in the float32 rules)
+    assert _per_gpu(model, 32, 2) == 80_909_492_224 + 17_326_080 == 80_926_818_304
+    assert config_weights_per_gpu(model, 2, 1, "0.34.0") == 80_926_818_304
+
+
+# -- OLMoE -------------------------------------------------------------------------------------------------------
+
+def test_olmoe_1b_7b_counts_q_norm_and_k_norm_over_the_whole_projections():
+    # hidden 2,048, 16 layers, 16 heads and 16 KV heads of 128: q/k/v/o 4 x 2,048 x 2,048 = 16,777,216, q_norm over
+    # hidden 2,048 and k_norm over 128 x 16 = 2,048 (OlmoeAttention; uncounted before), two norms 4,096, router
+    # 64 x 2,048 = 131,072, 64 experts of 1,024 64 x 3 x 2,048 x 1,024 = 402,653,184: 419,569,664 a layer;
+    # embeddings and head 2 x 50,304 x 2,048 = 206,045,184, final norm 2,048 (published: 6.92B)
+    model = build_model(OLMOE_1B_7B, "olmoe")
+    assert model.param_count == 16 * 419_569_664 + 206_045_184 + 2_048 == 6_919_161_856
+    _adds_up(OLMOE_1B_7B, "olmoe")
+
+
+def test_olmoe_1b_7b_keeps_its_whole_width_q_k_norms_and_routers_whole():
+    model = build_model(OLMOE_1B_7B, "olmoe")
+    # whole: 16 x (4,096 + 2,048 + 2,048 + 131,072) + 2,048 = 2,230,272 parameters
+    assert model.weight_replicated_bytes == 2 * (16 * 139_264 + 2_048) == 4_460_544
+    # TP 2: (13,838,323,712 - 4,460,544) / 2 + 4,460,544
+    assert _per_gpu(model, 16, 2) == 6_916_931_584 + 4_460_544 == 6_921_392_128
+    assert config_weights_per_gpu(model, 2, 1, "0.34.0") == 6_921_392_128
+
+
+# -- PhiMoE ------------------------------------------------------------------------------------------------------
+
+def test_phi_3_5_moe_counts_layernorm_and_head_biases_and_keeps_o_proj_bias_whole():
+    # hidden 4,096, 32 layers, 32 heads and 8 KV heads of 128: q/o 2 x 4,096 x 4,096 + k/v 2 x 4,096 x 1,024 =
+    # 41,943,040 and their biases 4,096 + 2 x 1,024 + 4,096 = 10,240; two LayerNorms, weight and bias, 4 x 4,096
+    # (the biases uncounted before); router 16 x 4,096 = 65,536; 16 experts of 6,400 16 x 3 x 4,096 x 6,400 =
+    # 1,258,291,200: 1,300,326,400 a layer. Embeddings 32,064 x 4,096 and the head with its bias 32,064 x 4,097,
+    # the final LayerNorm 2 x 4,096 (published: 41.9B)
+    model = build_model(PHI_35_MOE, "phimoe")
+    total = 32 * 1_300_326_400 + 32_064 * 4_096 + 32_064 * 4_097 + 8_192
+    assert model.param_count == total == 41_873_153_344
+    _adds_up(PHI_35_MOE, "phimoe")
+    # whole: 32 x (LayerNorms 16,384 + router 65,536 + o_proj's bias 4,096: a RowParallelLinear's) + 8,192; the
+    # head's bias splits with the vocabulary
+    assert model.weight_replicated_bytes == 2 * (32 * 86_016 + 8_192) == 5_521_408
+    # TP 4: (83,746,306,688 - 5,521,408) / 4 + 5,521,408
+    assert _per_gpu(model, 32, 4) == 20_935_196_320 + 5_521_408 == 20_940_717_728
+
+
+# -- Granite MoE -------------------------------------------------------------------------------------------------
+
+def test_granite_3_1_3b_a800m_keeps_norms_and_routers_whole():
+    # hidden 1,536, 32 layers, 24 heads and 8 KV heads of 64: q/o 2 x 1,536 x 1,536 + k/v 2 x 1,536 x 512 =
+    # 6,291,456, two norms 3,072, router 40 x 1,536 = 61,440, 40 experts of 512 40 x 3 x 1,536 x 512 = 94,371,840:
+    # 100,727,808 a layer; the tied embeddings 49,155 x 1,536 = 75,502,080, the final norm 1,536 (published: 3.3B)
+    model = build_model(GRANITE_31_3B, "granitemoe")
+    assert model.param_count == 32 * 100_727_808 + 75_502_080 + 1_536 == 3_298_793_472
+    modules = _adds_up(GRANITE_31_3B, "granitemoe")
+    assert {m.name for m in modules if m.experts} >= {"layers.0.block_sparse_moe.input_linear",
+                                                      "layers.0.block_sparse_moe.output_linear"}
+    # whole: 32 x (3,072 + 61,440) + 1,536 = 2,065,920 parameters
+    assert model.weight_replicated_bytes == 2 * (32 * 64_512 + 1_536) == 4_131_840
+    # TP 2: (6,597,586,944 - 4,131,840) / 2 + 4,131,840
+    assert _per_gpu(model, 32, 2) == 3_296_727_552 + 4_131_840 == 3_300_859_392
+    assert config_weights_per_gpu(model, 2, 1, "0.34.0") == 3_300_859_392
+
+
+def test_granitemoe_shared_counts_its_shared_mlp_and_swa_its_sinks():
+    # Granite 3.1 3B-A800M's widths with a shared MLP of 1,024 (a config written here): shared_mlp input_linear
+    # 1,536 x 2,048 and output_linear 1,024 x 1,536 = 4,718,592 a layer (uncounted before)
+    shared = dict(GRANITE_31_3B, model_type="granitemoeshared", shared_intermediate_size=1024,
+                  architectures=["GraniteMoeSharedForCausalLM"])
+    assert build_model(shared, "shared").param_count == 3_298_793_472 + 32 * 4_718_592 == 3_449_788_416
+    _adds_up(shared, "shared")
+    # GraniteMoe-SWA: besides, one sink a query head on every layer, 24 (split with the heads in vLLM: not whole)
+    swa = dict(shared, model_type="granitemoe_swa", architectures=["GraniteMoeSWAForCausalLM"])
+    model = build_model(swa, "swa")
+    assert model.param_count == 3_449_788_416 + 32 * 24 == 3_449_789_184
+    _adds_up(swa, "swa")
+    assert model.weight_replicated_bytes == 4_131_840
+
+
+def test_granite_fp8_keeps_routers_norms_and_embeddings_in_bf16():
+    # compressed-tensors FP8 (per-channel weights, dynamic per-token activations) with llm-compressor's Granite MoE
+    # ignore list (lm_head and re:.*block_sparse_moe.router, as its granite4 examples write it): a config written
+    # here, not a published checkpoint's. Quantized: 32 x (6,291,456 + 94,371,840) = 3,221,225,472 weights at 1 B;
+    # in BF16 the tied embeddings 75,502,080, the norms 32 x 3,072 + 1,536 and the routers 32 x 61,440: 77,568,000
+    # (kvplan leaves the per-channel float32 scales out: quant_bytes.py's table)
+    quant = {"quant_method": "compressed-tensors", "format": "float-quantized",
+             "ignore": ["lm_head", "re:.*block_sparse_moe.router"],
+             "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+                 "num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True, "dynamic": False},
+                 "input_activations": {"num_bits": 8, "type": "float", "strategy": "token", "dynamic": True,
+                                       "symmetric": True}}}}
+    model = build_model(dict(GRANITE_31_3B, quantization_config=quant), "granite-fp8")
+    assert model.param_count == 3_221_225_472 + 77_568_000
+    assert model.weight_bytes == 3_221_225_472 + 2 * 77_568_000 == 3_376_361_472
+    assert any("read module by module" in n for n in model.notes)
+    assert model.weight_replicated_bytes == 4_131_840
+
+
+# -- JetMoE ------------------------------------------------------------------------------------------------------
+
+def test_jetmoe_table_names_the_attention_experts_and_holds_their_output_biases_whole():
+    # JetMoeConfig's widths (jetmoe/JetMoE-8B: hidden 2,048, 24 layers, 16 KV heads of 128, 8 experts of 5,632,
+    # the head tied by default). A layer: kv_proj 2,048 x 4,096 = 8,388,608; attention experts 8 x 2 x 2,048 x
+    # 2,048 = 67,108,864, their router 8 x 2,048 = 16,384 and output bias 2,048; MLP experts 8 x 3 x 2,048 x 5,632
+    # = 276,824,064, router 16,384, bias 2,048; two norms 4,096: 352,362,496; embeddings 32,000 x 2,048
+    raw = {"model_type": "jetmoe", "architectures": ["JetMoeForCausalLM"], "hidden_size": 2048,
+           "num_hidden_layers": 24, "num_key_value_heads": 16, "kv_channels": 128, "intermediate_size": 5632,
+           "num_local_experts": 8, "num_experts_per_tok": 2, "vocab_size": 32000, "max_position_embeddings": 4096}
+    model = build_model(raw, "jetmoe")
+    assert model.param_count == 24 * 352_362_496 + 32_000 * 2_048 + 2_048 == 8_522_237_952
+    _adds_up(raw, "jetmoe")
+    # whole (vLLM serves no JetMoE: kvplan's reading): 24 x (norms 4,096 + routers 32,768 + biases 4,096) + 2,048
+    assert model.weight_replicated_bytes == 2 * (24 * 40_960 + 2_048) == 1_970_176
