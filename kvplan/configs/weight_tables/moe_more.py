@@ -1,14 +1,35 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more mixture-of-experts decoders with ordinary
-K/V attention: dots.llm1 (dots1), each mirroring its counter term by term and naming modules as the checkpoints'
+K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
+(granitemoe, granitemoeshared, granitemoe_swa) and JetMoE (jetmoe), each mirroring its counter term by term
+(params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe) and naming modules as the checkpoints'
 safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
-- dots.llm1: vLLM 0.34 no longer serves it (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last in
-  0.23.0); read in vLLM's dots1.py as stored at vllm-project/vllm commit 00bd1493 (before its removal): the two
-  RMSNorms a layer, the final norm and the per-head q_norm / k_norm (RMSNorm of head_dim), the router mlp.gate
-  (Dots1MoE: ReplicatedLinear, quant_config=None) and its e_score_correction_bias (built for topk_method noaux_tc);
-  qkv_proj takes attention_bias, o_proj has no bias there (transformers 5.25 biases it with attention_bias too:
-  every released config leaves attention_bias false).
+- dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
+  in 0.23.0), and as the architecture is not registered and transformers 5.25's Dots1 model is backend-compatible
+  (_supports_attention_backend), registry.py inspect_model_cls falls back to the Transformers backend (model_impl
+  auto): Dots1Config's base_model_tp_plan splits q/k/v/o_proj, the dense MLP and the shared experts; the RMSNorms
+  (q_norm / k_norm of head_dim included) stay whole, and fusers/moe.py MoEBlockFuser.gate rebuilds the router as a
+  GateLinear carrying e_score_correction_bias: whole. vLLM's own dots1.py (read as stored at vllm-project/vllm
+  commit 00bd1493, before its removal) held the same whole: the norms, the router (ReplicatedLinear,
+  quant_config=None) and its e_score_correction_bias (built for topk_method noaux_tc); there o_proj had no bias
+  whatever attention_bias says (every released config leaves attention_bias false).
+- HunYuan-MoE and OLMoE: vLLM 0.34 runs them on its Transformers backend (registry.py
+  _TRANSFORMERS_SUPPORTED_MODELS: TransformersMoEForCausalLM). transformers/base.py recursive_replace makes each
+  nn.Linear a Column- / RowParallelLinear by the config's base_model_tp_plan (q/k/v_proj colwise or
+  colwise_gather_output, o_proj rowwise or rowwise_split_input, HunYuan's shared_mlp colwise / rowwise: split),
+  a linear the plan does not name a ReplicatedLinear, and each RMSNorm a vLLM RMSNorm of the norm's full width
+  (OLMoE's q_norm over hidden_size and k_norm over the KV projection: whole); fusers/moe.py MoEBlockFuser.gate
+  rebuilds a router whose only state is `weight` as a GateLinear (OLMoE's mlp.gate), and HunYuan's gate.wg, an
+  nn.Linear inside its gate module, becomes a ReplicatedLinear: whole either way.
+- PhiMoE (vLLM 0.34 phimoe.py): input_layernorm, post_attention_layernorm and the final norm (nn.LayerNorm, weight
+  and bias), the router block_sparse_moe.gate (PhiMoE: GateLinear), o_proj's bias (RowParallelLinear). vLLM builds
+  qkv_proj, o_proj and lm_head with bias=True whatever attention_bias and lm_head_bias say (Phi-3.5-MoE's config
+  sets both), and the head with quant_config=None; a config without those biases is not what vLLM builds.
+- Granite MoE (vLLM 0.34 granitemoe.py, granitemoeshared.py, which also serves GraniteMoeSWAForCausalLM): the
+  norms (RMSNorm) and the router (GraniteMoeMoE: GateLinear); qkv_proj, o_proj and the shared_mlp's
+  input_linear / output_linear have no bias; GraniteMoe-SWA's sinks split with the heads (sharded_weight_loader).
+- JetMoE: vLLM 0.34 registers no JetMoE model: see jetmoe().
 """
 
 from __future__ import annotations
@@ -172,9 +193,14 @@ def jetmoe(f: Fields, layers: list, dims) -> list[Module]:
     [E, hidden, kv_channels x KV heads], router.layer [E, hidden] and a bias of hidden added to the output; the
     MoE mlp: input_linear [E, 2 x intermediate, hidden], output_linear [E, hidden, intermediate], router.layer
     and an output bias of hidden. Embeddings, final norm, the head tied by default (JetMoeConfig).
-    vLLM 0.34 serves no JetMoE (no JetMoeForCausalLM in registry.py): what each TP rank would hold whole follows
-    vLLM's rule for the same kinds elsewhere, not a model file: the norms, the routers (GateLinear), and the two
-    output biases, added after the experts' outputs are summed as a RowParallelLinear's bias is."""
+    vLLM 0.34 registers no JetMoE model (registry.py); what each TP rank holds whole here follows vLLM's rule for the
+    same kinds elsewhere, not a model file: the norms, the routers (GateLinear), and the two output biases, added
+    after the experts' outputs are summed as a RowParallelLinear's bias is. Not modelled: vLLM 0.34 would try its
+    Transformers backend for the unregistered architecture (registry.py inspect_model_cls, model_impl auto), where
+    JetMoeConfig has no base_model_tp_plan, so each nn.Linear becomes a ReplicatedLinear (transformers/base.py
+    recursive_replace: "replicate" by default) and the expert tensors (JetMoeParallelExperts' nn.Parameter) are not
+    split either: there every layer may be held whole on every rank. Whether vLLM 0.34 loads JetMoE at all was not
+    tried."""
     hidden = f.int("hidden_size", default=2048)
     kvh = f.int("num_key_value_heads", default=16)
     proj = f.int("kv_channels", "head_dim", default=128) * kvh
