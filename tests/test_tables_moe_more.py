@@ -222,3 +222,29 @@ def test_jetmoe_table_names_the_attention_experts_and_holds_their_output_biases_
     _adds_up(raw, "jetmoe")
     # whole (vLLM serves no JetMoE: kvplan's reading): 24 x (norms 4,096 + routers 32,768 + biases 4,096) + 2,048
     assert model.weight_replicated_bytes == 2 * (24 * 40_960 + 2_048) == 1_970_176
+
+
+# -- Solar Open --------------------------------------------------------------------------------------------------
+
+# upstage/Solar-Open-100B's config.json as a public test file quotes it ("a faithful slice"; no attention_bias)
+SOLAR_OPEN_100B = {
+    "model_type": "solar_open", "architectures": ["SolarOpenForCausalLM"], "partial_rotary_factor": 1.0,
+    "hidden_size": 4096, "num_hidden_layers": 48, "num_attention_heads": 64, "head_dim": 128,
+    "num_key_value_heads": 8, "vocab_size": 196608, "intermediate_size": 10240, "moe_intermediate_size": 1280,
+    "rms_norm_eps": 1e-05, "rope_theta": 1000000, "max_position_embeddings": 131072, "n_routed_experts": 128,
+    "n_shared_experts": 1, "norm_topk_prob": True, "routed_scaling_factor": 1.0, "num_experts_per_tok": 8,
+    "tie_word_embeddings": False, "first_k_dense_replace": 0}
+
+
+def test_solar_open_100b_counts_the_score_bias_and_keeps_it_whole_with_the_router():
+    # hidden 4,096, 48 layers, 64 heads and 8 KV heads of 128: q/o 2 x 4,096 x 8,192 + k/v 2 x 4,096 x 1,024 =
+    # 75,497,472, two norms 8,192, 128 experts of 1,280 128 x 3 x 4,096 x 1,280 = 2,013,265,920, router 128 x
+    # 4,096 = 524,288 and its e_score_correction_bias 128 (uncounted before), one shared expert 3 x 4,096 x 1,280
+    # = 15,728,640: 2,105,024,640 a layer; embeddings and head 2 x 196,608 x 4,096 = 1,610,612,736, final norm
+    model = build_model(SOLAR_OPEN_100B, "solar_open")
+    assert model.param_count == 48 * 2_105_024_640 + 1_610_612_736 + 4_096 == 102_651_799_552
+    _adds_up(SOLAR_OPEN_100B, "solar_open")
+    # whole: 48 x (8,192 + 524,288 + 128) + 4,096 = 25,569,280 parameters
+    assert model.weight_replicated_bytes == 2 * (48 * 532_608 + 4_096) == 51_138_560
+    # TP 4: (205,303,599,104 - 51,138,560) / 4 + 51,138,560
+    assert _per_gpu(model, 48, 4) == 51_313_115_136 + 51_138_560 == 51_364_253_696

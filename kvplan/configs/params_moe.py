@@ -461,7 +461,27 @@ def granitemoe(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total - len(layers) * (experts - top_k) * per_expert
 
 
+def solar_open(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """SolarOpenForCausalLM (Solar Open; transformers 5.25 modeling_solar_open.py): embed_tokens, norm, lm_head
+    (tie_word_embeddings, default False). Every SolarOpenDecoderLayer: SolarOpenAttention (q/k/v_proj biased with
+    attention_bias, o_proj never), two RMSNorms, SolarOpenMoE: gate (SolarOpenTopkRouter, weight n_routed_experts x
+    hidden, and its e_score_correction_bias buffer), SolarOpenExperts of moe_intermediate_size, shared_experts a
+    SolarOpenMLP of moe_intermediate_size x n_shared_experts. Defaults: SolarOpenConfig's."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=4096)
+    experts = f.int("n_routed_experts", "num_local_experts", default=128)
+    top_k = f.int("num_experts_per_tok", default=8)
+    moe_inter = f.int("moe_intermediate_size", default=1280)
+    per_expert = 3 * hidden * moe_inter
+    block = (_attn(hidden, heads, kv, hd, f.flag("attention_bias"), o_bias=False) + 2 * hidden
+             + experts * per_expert + hidden * experts + experts
+             + gated_mlp(hidden, moe_inter * f.int("n_shared_experts", default=1, minimum=0)))
+    total = embeddings(f, hidden, False, 196608) + hidden + len(layers) * block
+    return total, total - len(layers) * (experts - top_k) * per_expert
+
+
 COUNTERS = {
+    "solar_open": solar_open,
     "olmoe": olmoe,
     "phimoe": phimoe,
     **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe),

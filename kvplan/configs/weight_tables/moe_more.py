@@ -30,6 +30,10 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
   norms (RMSNorm) and the router (GraniteMoeMoE: GateLinear); qkv_proj, o_proj and the shared_mlp's
   input_linear / output_linear have no bias; GraniteMoe-SWA's sinks split with the heads (sharded_weight_loader).
 - JetMoE: vLLM 0.34 registers no JetMoE model: see jetmoe().
+- Solar Open: vLLM 0.34 registers no SolarOpenForCausalLM; it falls back to the Transformers backend (as dots1),
+  where SolarOpenConfig's base_model_tp_plan splits q/k/v/o_proj and fusers/glu.py GLUFuser the shared experts
+  (gate and up merged into a MergedColumnParallelLinear, down_proj rowwise); whole are the norms and the router with
+  its e_score_correction_bias (GateLinear); o_proj has no bias.
 """
 
 from __future__ import annotations
@@ -222,5 +226,26 @@ def jetmoe(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Solar Open (params_moe.solar_open) ------------------------------------------------------------------------
+
+def solar_open(f: Fields, layers: list, dims) -> list[Module]:
+    """SolarOpenForCausalLM (transformers 5.25 modeling_solar_open.py; conversion_mapping "solar_open" ->
+    "qwen2_moe" folds the experts only): per layer self_attn.q_proj / k_proj / v_proj (attention_bias) and o_proj
+    (no bias), two norms, mlp.gate [E, hidden] with mlp.gate.e_score_correction_bias [E], the routed experts
+    mlp.experts.N and mlp.shared_experts (moe_intermediate_size x n_shared_experts) on every layer. Embeddings,
+    final norm, an untied LM head by default (SolarOpenConfig's defaults, as the count reads them)."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=4096)
+    experts = f.int("n_routed_experts", "num_local_experts", default=128)
+    moe_inter = f.int("moe_intermediate_size", default=1280)
+    shared = moe_inter * f.int("n_shared_experts", default=1, minimum=0)
+    out = _ends(f, hidden, False, 196608)
+    for i in range(len(layers)):
+        out += _qkvo(f"layers.{i}.self_attn", hidden, heads, kv, hd, f.flag("attention_bias"), o_bias=False)
+        out += _norms_and_ffn(i, hidden, True, experts, moe_inter, shared, 0)
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
-            **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe}
+            **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
+            "solar_open": solar_open}
