@@ -7,6 +7,9 @@ on every TP rank: the module's docstring."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
@@ -248,3 +251,26 @@ def test_solar_open_100b_counts_the_score_bias_and_keeps_it_whole_with_the_route
     assert model.weight_replicated_bytes == 2 * (48 * 532_608 + 4_096) == 51_138_560
     # TP 4: (205,303,599,104 - 51,138,560) / 4 + 51,138,560
     assert _per_gpu(model, 48, 4) == 51_313_115_136 + 51_138_560 == 51_364_253_696
+
+
+# -- Sarvam-MoE (Ling's table: vLLM's SarvamMoEForCausalLM is BailingMoeForCausalLM) ---------------------------
+
+def test_sarvam_moe_reads_with_lings_table_under_the_checkpoint_names():
+    # transformers 5.25 SarvamMoeConfig's defaults (tests/data/configs/transformers-5.25-defaults.json): hidden
+    # 4,096, 19 layers, 64 heads and 4 KV heads of 64, layer 0 dense (8,192), 18 MoE layers of 128 experts of 1,024
+    # and one shared, vocab 262,144, untied. A layer: attention.query_key_value 4,096 x (64 + 8) x 64 = 18,874,368,
+    # attention.dense 4,096 x 4,096 = 16,777,216, query / key_layernorm nn.LayerNorms of 64 with biases (vLLM's
+    # bailing_moe.py without use_rmsnorm) 256, two norms 8,192: 35,660,032. Dense MLP 3 x 4,096 x 8,192 =
+    # 100,663,296; MoE: experts 128 x 3 x 4,096 x 1,024 = 1,610,612,736, router 524,288, expert_bias 128, shared
+    # 3 x 4,096 x 1,024 = 12,582,912: 1,623,720,064
+    defaults = json.loads((Path(__file__).parent / "data/configs/transformers-5.25-defaults.json").read_text())
+    raw = dict(defaults["sarvam_moe"], architectures=["SarvamMoEForCausalLM"])
+    model = build_model(raw, "sarvam")
+    total = 19 * 35_660_032 + 100_663_296 + 18 * 1_623_720_064 + 2 * 262_144 * 4_096 + 4_096
+    assert model.param_count == total == 32_152_652_800
+    modules = _adds_up(raw, "sarvam")
+    assert "layers.1.attention.query_key_value" in {m.name for m in modules}
+    # whole: 19 x (8,192 + 256) + 18 x (router 524,288 + expert_bias 128) + the final norm: 9,604,096 parameters
+    assert model.weight_replicated_bytes == 2 * (19 * 8_448 + 18 * 524_416 + 4_096) == 19_208_192
+    # TP 4: (64,305,305,600 - 19,208,192) / 4 + 19,208,192
+    assert _per_gpu(model, 19, 4) == 16_071_524_352 + 19_208_192 == 16_090_732_544

@@ -1,8 +1,8 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more mixture-of-experts decoders with ordinary
 K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
-(granitemoe, granitemoeshared, granitemoe_swa) and JetMoE (jetmoe), each mirroring its counter term by term
-(params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe) and naming modules as the checkpoints'
-safetensors do.
+(granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open) and Sarvam-MoE
+(sarvam_moe), each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe,
+jetmoe, solar_open; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -30,6 +30,9 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
   norms (RMSNorm) and the router (GraniteMoeMoE: GateLinear); qkv_proj, o_proj and the shared_mlp's
   input_linear / output_linear have no bias; GraniteMoe-SWA's sinks split with the heads (sharded_weight_loader).
 - JetMoE: vLLM 0.34 registers no JetMoE model: see jetmoe().
+- Sarvam-MoE: vLLM 0.34 sarvam.py SarvamMoEForCausalLM is bailing_moe.py's BailingMoeForCausalLM (it only
+  re-centres the router bias on load), and its checkpoints keep Ling's names (transformers 5.25 renames them on
+  load: conversion_mapping "sarvam_moe"), as configs/sarvam.py counts it: Ling's table (moe.py bailing_moe).
 - Solar Open: vLLM 0.34 registers no SolarOpenForCausalLM; it falls back to the Transformers backend (as dots1),
   where SolarOpenConfig's base_model_tp_plan splits q/k/v/o_proj and fusers/glu.py GLUFuser the shared experts
   (gate and up merged into a MergedColumnParallelLinear, down_proj rowwise); whole are the norms and the router with
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 from ..fields import Fields
 from . import Module, _ends, _experts, _float, _linear, _mlp, _norms_and_ffn, _qkvo
+from .moe import bailing_moe
 
 
 # -- dots.llm1 (params_moe.dots1) ------------------------------------------------------------------------------
@@ -248,4 +252,4 @@ def solar_open(f: Fields, layers: list, dims) -> list[Module]:
 
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
-            "solar_open": solar_open}
+            "solar_open": solar_open, "sarvam_moe": bailing_moe}
