@@ -274,3 +274,31 @@ def test_sarvam_moe_reads_with_lings_table_under_the_checkpoint_names():
     assert model.weight_replicated_bytes == 2 * (19 * 8_448 + 18 * 524_416 + 4_096) == 19_208_192
     # TP 4: (64,305,305,600 - 19,208,192) / 4 + 19,208,192
     assert _per_gpu(model, 19, 4) == 16_071_524_352 + 19_208_192 == 16_090_732_544
+
+
+# -- AFMoE -------------------------------------------------------------------------------------------------------
+
+# arcee-ai/Trinity-Nano-Preview's config.json as a public test file quotes it (the fields the count reads)
+TRINITY_NANO = {
+    "architectures": ["AfmoeForCausalLM"], "model_type": "afmoe", "global_attn_every_n_layers": 4, "head_dim": 128,
+    "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 3072, "max_position_embeddings": 131072,
+    "moe_intermediate_size": 256, "num_attention_heads": 8, "num_dense_layers": 2, "num_experts": 128,
+    "num_experts_per_tok": 8, "num_hidden_layers": 56, "num_key_value_heads": 2, "num_shared_experts": 1,
+    "rms_norm_eps": 1e-05, "rope_theta": 10000, "sliding_window": 2048, "tie_word_embeddings": False,
+    "vocab_size": 200192}
+
+
+def test_trinity_nano_keeps_four_norms_q_k_norms_router_and_expert_bias_whole():
+    # hidden 1,024, 56 layers, 8 heads and 2 KV heads of 128: q/o 2 x 1,024 x 1,024 + k/v 2 x 1,024 x 256 =
+    # 2,621,440, q/k norms 256, the output gate self_attn.gate_proj 1,024 x 1,024 = 1,048,576, four norms 4,096:
+    # 3,674,368. Layers 0-1 a dense MLP 3 x 1,024 x 3,072 = 9,437,184; layers 2-55 router 128 x 1,024 = 131,072,
+    # expert_bias 128, one shared expert 3 x 1,024 x 256 = 786,432, experts 128 x 3 x 1,024 x 256 = 100,663,296:
+    # 101,580,928. Embeddings and head 2 x 200,192 x 1,024 = 409,993,216, final norm 1,024
+    model = build_model(TRINITY_NANO, "afmoe")
+    total = 56 * 3_674_368 + 2 * 9_437_184 + 54 * 101_580_928 + 409_993_216 + 1_024
+    assert model.param_count == total == 6_120_003_328
+    _adds_up(TRINITY_NANO, "afmoe")
+    # whole: 56 x (4,096 + 256) + 54 x (131,072 + 128) + 1,024 = 7,329,536 parameters
+    assert model.weight_replicated_bytes == 2 * (56 * 4_352 + 54 * 131_200 + 1_024) == 14_659_072
+    # TP 2: (12,240,006,656 - 14,659,072) / 2 + 14,659,072
+    assert _per_gpu(model, 56, 2) == 6_112_673_792 + 14_659_072 == 6_127_332_864

@@ -1,8 +1,8 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more mixture-of-experts decoders with ordinary
 K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
-(granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open) and Sarvam-MoE
-(sarvam_moe), each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe,
-jetmoe, solar_open; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
+(granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe)
+and AFMoE (afmoe), each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe,
+granitemoe, jetmoe, solar_open, afmoe; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -30,6 +30,10 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
   norms (RMSNorm) and the router (GraniteMoeMoE: GateLinear); qkv_proj, o_proj and the shared_mlp's
   input_linear / output_linear have no bias; GraniteMoe-SWA's sinks split with the heads (sharded_weight_loader).
 - JetMoE: vLLM 0.34 registers no JetMoE model: see jetmoe().
+- AFMoE (vLLM 0.34 afmoe.py): the four RMSNorms a layer, q_norm / k_norm (head_dim), the router (AfmoeMoE.gate, a
+  GateLinear) and expert_bias, both built in float32 (params_dtype=torch.float32), which kvplan counts at the
+  checkpoint's dtype (configs/param_fp32.py has no AFMoE rule: not bisected); the output gate self_attn.gate_proj
+  is a ColumnParallelLinear (split); qkv_proj and o_proj have no bias whatever attention_bias says.
 - Sarvam-MoE: vLLM 0.34 sarvam.py SarvamMoEForCausalLM is bailing_moe.py's BailingMoeForCausalLM (it only
   re-centres the router bias on load), and its checkpoints keep Ling's names (transformers 5.25 renames them on
   load: conversion_mapping "sarvam_moe"), as configs/sarvam.py counts it: Ling's table (moe.py bailing_moe).
@@ -250,6 +254,47 @@ def solar_open(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- AFMoE (params_moe.afmoe) ----------------------------------------------------------------------------------
+
+def afmoe(f: Fields, layers: list, dims) -> list[Module]:
+    """AfmoeForCausalLM (Arcee's Trinity; transformers 5.25 modeling_afmoe.py, whose names the checkpoints keep:
+    conversion_mapping "afmoe" -> "qwen2_moe" folds the experts only; vLLM 0.34 afmoe.py maps mlp.router.gate to
+    mlp.gate on load): per layer self_attn.q_proj / k_proj / v_proj / o_proj (attention_bias on all four),
+    self_attn.q_norm / k_norm (head_dim), the output gate self_attn.gate_proj (hidden -> heads x head_dim, no bias),
+    input_layernorm, post_attention_layernorm, pre_mlp_layernorm and post_mlp_layernorm; below num_dense_layers (1)
+    mlp.gate_proj / up_proj / down_proj of intermediate_size, else mlp.router.gate [E, hidden], mlp.expert_bias [E],
+    mlp.shared_experts (moe_intermediate_size x num_shared_experts) and the experts mlp.experts.N. Defaults:
+    AfmoeConfig's, as the count reads them."""
+    from ..params_moe import _head_dim
+
+    hidden = f.int("hidden_size", default=2048)
+    heads = f.int("num_attention_heads", default=16)
+    kv = f.int("num_key_value_heads", default=heads)
+    hd = _head_dim(f, hidden, heads, 128)
+    inter = f.int("intermediate_size", default=6144)
+    moe_inter = f.int("moe_intermediate_size", default=1408)
+    experts = f.int("num_experts", default=64, minimum=0)
+    shared = moe_inter * f.int("num_shared_experts", default=2, minimum=0)
+    dense_layers = f.int("num_dense_layers", default=1, minimum=0)
+    out = _ends(f, hidden, False, None)
+    for i in range(len(layers)):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += _qkvo(a, hidden, heads, kv, hd, f.flag("attention_bias"))
+        out += [_float(f"{a}.q_norm", hd), _float(f"{a}.k_norm", hd),
+                _linear(f"{a}.gate_proj", hidden, heads * hd, "attention")]
+        out += [_float(f"layers.{i}.{n}", hidden) for n in ("input_layernorm", "post_attention_layernorm",
+                                                             "pre_mlp_layernorm", "post_mlp_layernorm")]
+        if i < dense_layers:
+            out += _mlp(m, hidden, inter, "mlp")
+            continue
+        out += [_float(f"{m}.router.gate", hidden * experts, "router"), _float(f"{m}.expert_bias", experts, "router")]
+        if shared:
+            out += _mlp(f"{m}.shared_experts", hidden, shared, "shared experts")
+        out += _experts(m, experts, hidden, moe_inter)
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
-            "solar_open": solar_open, "sarvam_moe": bailing_moe}
+            "solar_open": solar_open, "sarvam_moe": bailing_moe,
+            "afmoe": afmoe}
