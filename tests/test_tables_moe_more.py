@@ -302,3 +302,29 @@ def test_trinity_nano_keeps_four_norms_q_k_norms_router_and_expert_bias_whole():
     assert model.weight_replicated_bytes == 2 * (56 * 4_352 + 54 * 131_200 + 1_024) == 14_659_072
     # TP 2: (12,240,006,656 - 14,659,072) / 2 + 14,659,072
     assert _per_gpu(model, 56, 2) == 6_112_673_792 + 14_659_072 == 6_127_332_864
+
+
+# -- EXAONE MoE --------------------------------------------------------------------------------------------------
+
+def test_exaone_moe_keeps_q_k_norms_router_and_score_bias_whole():
+    # the widths of vLLM's own EXAONE-MoE test config (tests/models/.../exaone_moe, 4 layers: hidden 6,144, 64 heads
+    # and 8 KV heads of 128, dense 18,432, 128 experts of 2,048 and one shared, vocab 153,600), its is_moe_layer
+    # written as first_k_dense_replace 1. A layer: q/o 2 x 6,144 x 8,192 + k/v 2 x 6,144 x 1,024 = 113,246,208,
+    # q/k norms 256, two norms 12,288: 113,258,752. Layer 0 a dense MLP 3 x 6,144 x 18,432 = 339,738,624; layers
+    # 1-3 experts 128 x 3 x 6,144 x 2,048 = 4,831,838,208, router 786,432, e_score_correction_bias 128, shared
+    # 3 x 6,144 x 2,048 = 37,748,736: 4,870,373,504. Embeddings and head 2 x 153,600 x 6,144 = 1,887,436,800
+    raw = {"architectures": ["ExaoneMoEForCausalLM"], "model_type": "exaone_moe", "first_k_dense_replace": 1,
+           "head_dim": 128, "hidden_act": "silu", "hidden_size": 6144, "intermediate_size": 18432,
+           "layer_types": ["sliding_attention"] * 3 + ["full_attention"], "max_position_embeddings": 262144,
+           "moe_intermediate_size": 2048, "num_attention_heads": 64, "num_experts": 128, "num_experts_per_tok": 8,
+           "num_hidden_layers": 4, "num_key_value_heads": 8, "num_shared_experts": 1, "sliding_window": 4,
+           "tie_word_embeddings": False, "topk_method": "noaux_tc", "vocab_size": 153600}
+    model = build_model(raw, "exaone_moe")
+    total = 4 * 113_258_752 + 339_738_624 + 3 * 4_870_373_504 + 1_887_436_800 + 6_144
+    assert model.param_count == total == 17_291_337_088
+    modules = _adds_up(raw, "exaone_moe")
+    assert "layers.1.mlp.e_score_correction_bias" in {m.name for m in modules}
+    # whole: 4 x (12,288 + 256) + 3 x (786,432 + 128) + 6,144 = 2,416,000 parameters
+    assert model.weight_replicated_bytes == 2 * (4 * 12_544 + 3 * 786_560 + 6_144) == 4_832_000
+    # TP 8: (34,582,674,176 - 4,832,000) / 8 + 4,832,000
+    assert _per_gpu(model, 4, 8) == 4_322_230_272 + 4_832_000 == 4_327_062_272

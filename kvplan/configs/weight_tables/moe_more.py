@@ -1,8 +1,8 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more mixture-of-experts decoders with ordinary
 K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
-(granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe)
-and AFMoE (afmoe), each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe,
-granitemoe, jetmoe, solar_open, afmoe; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
+(granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
+AFMoE (afmoe) and EXAONE MoE (exaone_moe), each mirroring its counter term by term (params_moe.dots1,
+hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -34,6 +34,9 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
   GateLinear) and expert_bias, both built in float32 (params_dtype=torch.float32), which kvplan counts at the
   checkpoint's dtype (configs/param_fp32.py has no AFMoE rule: not bisected); the output gate self_attn.gate_proj
   is a ColumnParallelLinear (split); qkv_proj and o_proj have no bias whatever attention_bias says.
+- EXAONE MoE (vLLM 0.34 exaone_moe.py): the norms, q_norm / k_norm (head_dim), the router (ExaoneMoe.gate, a
+  GateLinear) and e_score_correction_bias, built in float32 (kvplan counts it at the checkpoint's dtype:
+  configs/param_fp32.py has no EXAONE MoE rule); o_proj's bias with attention_bias (the count has none).
 - Sarvam-MoE: vLLM 0.34 sarvam.py SarvamMoEForCausalLM is bailing_moe.py's BailingMoeForCausalLM (it only
   re-centres the router bias on load), and its checkpoints keep Ling's names (transformers 5.25 renames them on
   load: conversion_mapping "sarvam_moe"), as configs/sarvam.py counts it: Ling's table (moe.py bailing_moe).
@@ -46,6 +49,7 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
 from __future__ import annotations
 
 from ..fields import Fields
+from ..param_parts import dense_first, mlp_layer_types
 from . import Module, _ends, _experts, _float, _linear, _mlp, _norms_and_ffn, _qkvo
 from .moe import bailing_moe
 
@@ -294,7 +298,45 @@ def afmoe(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- EXAONE MoE (params_moe.exaone_moe) ------------------------------------------------------------------------
+
+def exaone_moe(f: Fields, layers: list, dims) -> list[Module]:
+    """ExaoneMoeForCausalLM (K-EXAONE; transformers 5.25 modeling_exaone_moe.py), named as the checkpoints are
+    (conversion_mapping "exaone_moe" folds the experts and moves mlp.e_score_correction_bias under mlp.gate on
+    load; vLLM 0.34 exaone_moe.py reads these names and drops the mtp.* layers): per layer self_attn.q_proj /
+    k_proj / v_proj / o_proj (no biases: as the count), self_attn.q_norm / k_norm (head_dim), two norms; by
+    mlp_layer_types (else the first first_k_dense_replace dense) a dense mlp of intermediate_size, or mlp.gate
+    [E, hidden], mlp.e_score_correction_bias [E], the experts mlp.experts.N and mlp.shared_experts
+    (moe_intermediate_size x num_shared_experts). Defaults: ExaoneMoeConfig's, as the count reads them."""
+    from ..params_moe import _head_dim
+
+    hidden = f.int("hidden_size", default=4096)
+    heads = f.int("num_attention_heads", default=32)
+    kv = f.int("num_key_value_heads", default=32)
+    hd = _head_dim(f, hidden, heads, None)
+    inter = f.int("intermediate_size", default=16384)
+    moe_inter = f.int("moe_intermediate_size", default=1024)
+    experts = f.int("num_experts", default=64, minimum=0)
+    shared = moe_inter * f.int("num_shared_experts", default=1, minimum=0)
+    kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=1, minimum=0)))
+    out = _ends(f, hidden, False, None)
+    for i, kind in enumerate(kinds):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += _qkvo(a, hidden, heads, kv, hd)
+        out += [_float(f"{a}.q_norm", hd), _float(f"{a}.k_norm", hd),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if kind != "sparse":
+            out += _mlp(m, hidden, inter, "mlp")
+            continue
+        out += _experts(m, experts, hidden, moe_inter)
+        out += [_float(f"{m}.gate", hidden * experts, "router"),
+                _float(f"{m}.e_score_correction_bias", experts, "router")]
+        if shared:
+            out += _mlp(f"{m}.shared_experts", hidden, shared, "shared experts")
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
             "solar_open": solar_open, "sarvam_moe": bailing_moe,
-            "afmoe": afmoe}
+            "afmoe": afmoe, "exaone_moe": exaone_moe}
