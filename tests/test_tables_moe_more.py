@@ -328,3 +328,25 @@ def test_exaone_moe_keeps_q_k_norms_router_and_score_bias_whole():
     assert model.weight_replicated_bytes == 2 * (4 * 12_544 + 3 * 786_560 + 6_144) == 4_832_000
     # TP 8: (34,582,674,176 - 4,832,000) / 8 + 4,832,000
     assert _per_gpu(model, 4, 8) == 4_322_230_272 + 4_832_000 == 4_327_062_272
+
+
+# -- MiniCPM5-MoE ------------------------------------------------------------------------------------------------
+
+def test_minicpm5_moe_counts_the_score_bias_and_names_the_gated_q_proj():
+    # transformers 5.25 MiniCPM5MoeConfig's defaults (tests/data/configs/transformers-5.25-defaults.json): hidden
+    # 2,048, 28 layers (layer 0 dense), 32 heads and 2 KV heads of 128, no biases, 160 experts of 512 and one shared,
+    # vocab 130,560, untied. A layer: q_proj (queries and gates) 2,048 x 8,192 = 16,777,216, k/v 2 x 2,048 x 256,
+    # o_proj 4,096 x 2,048: 26,214,400, two norms 4,096. Dense MLP 3 x 2,048 x 8,192 = 50,331,648; MoE: experts
+    # 160 x 3 x 2,048 x 512 = 503,316,480, router 327,680, e_score_correction_bias 160 (uncounted before), shared
+    # 3 x 2,048 x 512 = 3,145,728: 506,790,048. Embeddings and head 2 x 130,560 x 2,048 = 534,773,760
+    defaults = json.loads((Path(__file__).parent / "data/configs/transformers-5.25-defaults.json").read_text())
+    raw = dict(defaults["minicpm5_moe"], architectures=["MiniCPM5MoeForCausalLM"])
+    model = build_model(raw, "minicpm5")
+    total = 28 * 26_218_496 + 50_331_648 + 27 * 506_790_048 + 534_773_760 + 2_048
+    assert model.param_count == total == 15_002_556_640
+    modules = _adds_up(raw, "minicpm5")
+    assert next(m for m in modules if m.name == "layers.0.self_attn.q_proj").weight == 16_777_216
+    # whole: 28 x 4,096 + 27 x (327,680 + 160) + 2,048 = 8,968,416 parameters
+    assert model.weight_replicated_bytes == 2 * (28 * 4_096 + 27 * 327_840 + 2_048) == 17_936_832
+    # TP 2: (30,005,113,280 - 17,936,832) / 2 + 17,936,832
+    assert _per_gpu(model, 28, 2) == 14_993_588_224 + 17_936_832 == 15_011_525_056

@@ -1,9 +1,9 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more mixture-of-experts decoders with ordinary
 K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
 (granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
-AFMoE (afmoe) and EXAONE MoE (exaone_moe), each mirroring its counter term by term (params_moe.dots1,
-hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe; bailing.moe_params) and
-naming modules as the checkpoints' safetensors do.
+AFMoE (afmoe), EXAONE MoE (exaone_moe) and MiniCPM5-MoE (minicpm5_moe), each mirroring its counter term by term
+(params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe;
+params.minicpm5_moe; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -38,6 +38,10 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
 - EXAONE MoE (vLLM 0.34 exaone_moe.py): the norms, q_norm / k_norm (head_dim), the router (ExaoneMoe.gate, a
   GateLinear) and e_score_correction_bias, built in float32 (kvplan counts it at the checkpoint's dtype:
   configs/param_fp32.py has no EXAONE MoE rule); o_proj's bias with attention_bias (the count has none).
+- MiniCPM5-MoE: vLLM 0.34 registers no MiniCPM5MoeForCausalLM; it falls back to the Transformers backend (as
+  dots1), where fusers/qkv.py QKVFuser takes q_gate_proj, k_proj and v_proj as one q/k/v triple (the largest the
+  query) into a QKVParallelLinear and o_proj is rowwise, GLUFuser splits the MLPs, and the norms and the router
+  with its e_score_correction_bias (GateLinear) stay whole.
 - Sarvam-MoE: vLLM 0.34 sarvam.py SarvamMoEForCausalLM is bailing_moe.py's BailingMoeForCausalLM (it only
   re-centres the router bias on load), and its checkpoints keep Ling's names (transformers 5.25 renames them on
   load: conversion_mapping "sarvam_moe"), as configs/sarvam.py counts it: Ling's table (moe.py bailing_moe).
@@ -337,7 +341,32 @@ def exaone_moe(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- MiniCPM5-MoE (params.minicpm5_moe) ------------------------------------------------------------------------
+
+def minicpm5_moe(f: Fields, layers: list, dims) -> list[Module]:
+    """MiniCPM5MoeForCausalLM (transformers 5.25 modeling_minicpm5_moe.py), named as the checkpoints are
+    (conversion_mapping "minicpm5_moe" folds the experts and renames self_attn.q_proj to q_gate_proj on load): per
+    layer self_attn.q_proj (hidden -> 2 x heads x head_dim: the queries and their gates), k_proj, v_proj, o_proj
+    (attention_bias on all four), two norms; by mlp_layer_types (else the first first_k_dense_replace dense) a
+    dense mlp of intermediate_size, or mlp.gate [E, hidden] with mlp.gate.e_score_correction_bias [E], the experts
+    mlp.experts.N and mlp.shared_experts (moe_intermediate_size x n_shared_experts). Embeddings, final norm, an
+    untied LM head unless tie_word_embeddings."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size")
+    experts, moe_inter = f.int("n_routed_experts"), f.int("moe_intermediate_size")
+    shared = f.int("n_shared_experts", default=1) * moe_inter
+    inter = f.int("intermediate_size")
+    kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=1, minimum=0)))
+    out = _ends(f, hidden, False, None)
+    for i, kind in enumerate(kinds):
+        out += _qkvo(f"layers.{i}.self_attn", hidden, heads, kv, hd, f.flag("attention_bias"),
+                     q_width=2 * heads * hd)
+        out += _norms_and_ffn(i, hidden, kind == "sparse", experts, moe_inter, shared, inter)
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
             "solar_open": solar_open, "sarvam_moe": bailing_moe,
-            "afmoe": afmoe, "exaone_moe": exaone_moe}
+            "afmoe": afmoe, "exaone_moe": exaone_moe,
+            "minicpm5_moe": minicpm5_moe}
