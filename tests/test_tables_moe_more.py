@@ -350,3 +350,26 @@ def test_minicpm5_moe_counts_the_score_bias_and_names_the_gated_q_proj():
     assert model.weight_replicated_bytes == 2 * (28 * 4_096 + 27 * 327_840 + 2_048) == 17_936_832
     # TP 2: (30,005,113,280 - 17,936,832) / 2 + 17,936,832
     assert _per_gpu(model, 28, 2) == 14_993_588_224 + 17_936_832 == 15_011_525_056
+
+
+# -- Hunyuan 3 ---------------------------------------------------------------------------------------------------
+
+def test_hy_v3_keeps_q_k_norms_router_and_expert_bias_whole():
+    # HYV3Config's defaults (transformers 5.25 configuration_hy_v3.py), written out: hidden 4,096, 80 layers (layer
+    # 0 dense), 64 heads and 8 KV heads of 128, dense 13,312, 192 experts of 1,536 and one shared, vocab 120,832,
+    # untied. A layer: q/o 2 x 4,096 x 8,192 + k/v 2 x 4,096 x 1,024 = 75,497,472, q/k norms 256, two norms 8,192.
+    # Dense MLP 3 x 4,096 x 13,312 = 163,577,856; MoE: router 192 x 4,096 = 786,432, expert_bias 192, experts
+    # 192 x 3 x 4,096 x 1,536 = 3,623,878,656, shared_mlp 3 x 4,096 x 1,536 = 18,874,368: 3,643,539,648
+    raw = {"model_type": "hy_v3", "architectures": ["HYV3ForCausalLM"], "vocab_size": 120832, "hidden_size": 4096,
+           "intermediate_size": 13312, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+           "head_dim": 128, "num_experts": 192, "num_experts_per_tok": 8, "num_shared_experts": 1,
+           "moe_intermediate_size": 1536, "max_position_embeddings": 131072}
+    model = build_model(raw, "hy_v3")
+    total = 80 * 75_505_920 + 163_577_856 + 79 * 3_643_539_648 + 2 * 120_832 * 4_096 + 4_096
+    assert model.param_count == total == 295_033_543_488
+    modules = _adds_up(raw, "hy_v3")
+    assert {"layers.1.mlp.router.gate", "layers.1.mlp.expert_bias"} <= {m.name for m in modules}
+    # whole: 80 x (8,192 + 256) + 79 x (786,432 + 192) + 4,096 = 62,823,232 parameters
+    assert model.weight_replicated_bytes == 2 * (80 * 8_448 + 79 * 786_624 + 4_096) == 125_646_464
+    # TP 8: (590,067,086,976 - 125,646,464) / 8 + 125,646,464
+    assert _per_gpu(model, 80, 8) == 73_742_680_064 + 125_646_464 == 73_868_326_528

@@ -1,9 +1,9 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more mixture-of-experts decoders with ordinary
 K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
 (granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
-AFMoE (afmoe), EXAONE MoE (exaone_moe) and MiniCPM5-MoE (minicpm5_moe), each mirroring its counter term by term
-(params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe;
-params.minicpm5_moe; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
+AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe) and Hunyuan 3 (hy_v3), each mirroring its
+counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe,
+exaone_moe, hy_v3; params.minicpm5_moe; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -42,6 +42,11 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
   dots1), where fusers/qkv.py QKVFuser takes q_gate_proj, k_proj and v_proj as one q/k/v triple (the largest the
   query) into a QKVParallelLinear and o_proj is rowwise, GLUFuser splits the MLPs, and the norms and the router
   with its e_score_correction_bias (GateLinear) stay whole.
+- Hunyuan 3 (vLLM 0.34 hy_v3.py): the norms, q_norm / k_norm (RMSNorm of head_dim; float32 where its HPC rope kernel
+  runs), the router (HYV3MoEFused.gate: GateLinear, float32) and expert_bias (float32), which kvplan counts at the
+  checkpoint's dtype (configs/param_fp32.py has no Hunyuan 3 rule); qkv_proj, o_proj and the MLPs have no biases
+  there (vLLM sizes shared_mlp by expert_hidden_dim x num_shared_experts and builds none for 0 shared experts,
+  where transformers builds one of intermediate_size: the table follows transformers, as the count does).
 - Sarvam-MoE: vLLM 0.34 sarvam.py SarvamMoEForCausalLM is bailing_moe.py's BailingMoeForCausalLM (it only
   re-centres the router bias on load), and its checkpoints keep Ling's names (transformers 5.25 renames them on
   load: conversion_mapping "sarvam_moe"), as configs/sarvam.py counts it: Ling's table (moe.py bailing_moe).
@@ -365,8 +370,45 @@ def minicpm5_moe(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Hunyuan 3 (params_moe.hy_v3) ------------------------------------------------------------------------------
+
+def hy_v3(f: Fields, layers: list, dims) -> list[Module]:
+    """HYV3ForCausalLM (transformers 5.25 modeling_hy_v3.py), named as the checkpoints are (conversion_mapping
+    "hy_v3" folds the experts and renames mlp.router.gate, mlp.expert_bias and mlp.shared_mlp on load; vLLM 0.34
+    hy_v3.py reads these names): per layer self_attn.q_proj / k_proj / v_proj / o_proj (attention_bias on all
+    four), self_attn.q_norm / k_norm (head_dim), two norms; by mlp_layer_types (else layer 0 dense) a dense mlp of
+    intermediate_size (biases with mlp_bias), or mlp.router.gate [E, hidden], mlp.expert_bias [E], the experts
+    mlp.experts.N of moe_intermediate_size and mlp.shared_mlp of moe_intermediate_size x num_shared_experts (0:
+    intermediate_size, as transformers builds it; biases with mlp_bias). Defaults: HYV3Config's, as the count reads
+    them."""
+    from ..params_moe import _head_dim
+
+    hidden = f.int("hidden_size", default=4096)
+    heads = f.int("num_attention_heads", default=64)
+    kv = f.int("num_key_value_heads", default=8)
+    hd = _head_dim(f, hidden, heads, 128)
+    mlp_bias = f.flag("mlp_bias")
+    inter = f.int("intermediate_size", default=13312)
+    moe_inter = f.int("moe_intermediate_size", default=1536)
+    experts = f.int("num_experts", "num_local_experts", default=192, minimum=0)
+    shared = moe_inter * f.int("num_shared_experts", default=1, minimum=0) or inter
+    out = _ends(f, hidden, False, None)
+    for i, kind in enumerate(mlp_layer_types(f, len(layers), dense_first(1))):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += _qkvo(a, hidden, heads, kv, hd, f.flag("attention_bias"))
+        out += [_float(f"{a}.q_norm", hd), _float(f"{a}.k_norm", hd),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if kind != "sparse":
+            out += _mlp(m, hidden, inter, "mlp", mlp_bias)
+            continue
+        out += [_float(f"{m}.router.gate", hidden * experts, "router"), _float(f"{m}.expert_bias", experts, "router")]
+        out += _experts(m, experts, hidden, moe_inter) + _mlp(f"{m}.shared_mlp", hidden, shared, "shared experts",
+                                                               mlp_bias)
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
             "solar_open": solar_open, "sarvam_moe": bailing_moe,
             "afmoe": afmoe, "exaone_moe": exaone_moe,
-            "minicpm5_moe": minicpm5_moe}
+            "minicpm5_moe": minicpm5_moe, "hy_v3": hy_v3}
