@@ -373,3 +373,24 @@ def test_hy_v3_keeps_q_k_norms_router_and_expert_bias_whole():
     assert model.weight_replicated_bytes == 2 * (80 * 8_448 + 79 * 786_624 + 4_096) == 125_646_464
     # TP 8: (590,067,086,976 - 125,646,464) / 8 + 125,646,464
     assert _per_gpu(model, 80, 8) == 73_742_680_064 + 125_646_464 == 73_868_326_528
+
+
+# -- Cohere2-MoE -------------------------------------------------------------------------------------------------
+
+def test_cohere2_moe_counts_one_norm_a_layer_and_its_shared_expert():
+    # Cohere2MoeConfig's defaults (hidden 8,192, 40 layers, 64 heads of 128, 8 experts of 22,528, vocab 256,000,
+    # the head tied) with 8 KV heads and one shared expert written here. A layer (a parallel block): q/o 2 x 8,192 x
+    # 8,192 + k/v 2 x 8,192 x 1,024 = 150,994,944, one input_layernorm 8,192 (two before); router 8 x 8,192 =
+    # 65,536, experts 8 x 3 x 8,192 x 22,528 = 4,429,185,024, shared 3 x 8,192 x 22,528 = 553,648,128 (uncounted
+    # before): 5,133,901,824. Tied embeddings 256,000 x 8,192, final norm 8,192
+    raw = {"model_type": "cohere2_moe", "architectures": ["Cohere2MoeForCausalLM"], "vocab_size": 256000,
+           "hidden_size": 8192, "intermediate_size": 22528, "num_hidden_layers": 40, "num_attention_heads": 64,
+           "num_key_value_heads": 8, "head_dim": 128, "num_experts": 8, "num_experts_per_tok": 2,
+           "num_shared_experts": 1, "max_position_embeddings": 8192, "sliding_window": 4096}
+    model = build_model(raw, "cohere2_moe")
+    assert model.param_count == 40 * 5_133_901_824 + 256_000 * 8_192 + 8_192 == 207_453_233_152
+    _adds_up(raw, "cohere2_moe")
+    # whole: 40 x (8,192 + 65,536) + 8,192 = 2,957,312 parameters
+    assert model.weight_replicated_bytes == 2 * (40 * 73_728 + 8_192) == 5_914_624
+    # TP 8: (414,906,466,304 - 5,914,624) / 8 + 5,914,624
+    assert _per_gpu(model, 40, 8) == 51_862_568_960 + 5_914_624 == 51_868_483_584

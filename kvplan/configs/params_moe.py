@@ -480,7 +480,31 @@ def solar_open(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total - len(layers) * (experts - top_k) * per_expert
 
 
+def cohere2_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Cohere2MoeForCausalLM (transformers 5.25 modeling_cohere2_moe.py): embed_tokens, norm, lm_head (tied by
+    default: Cohere2MoeConfig). Each Cohere2MoeDecoderLayer is a parallel block: Cohere2MoeAttention (q/k/v/o_proj,
+    all four biased with attention_bias) and one input_layernorm (an RMSNorm with rms_norm_eps, else a bias-free
+    LayerNorm: a weight of hidden either way); by mlp_layer_types (else the first first_k_dense_replace, default 0,
+    dense) a Cohere2MoeMLP of prefix_dense_intermediate_size (None: intermediate_size), or Cohere2MoeSparseMoeBlock:
+    gate (weight num_experts x hidden), Cohere2MoeExperts of intermediate_size, shared_experts of intermediate_size x
+    num_shared_experts when that is above 0. Defaults: Cohere2MoeConfig's."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=8192)
+    inter = f.int("intermediate_size", default=22528)
+    experts = f.int("num_experts", default=8, minimum=0)
+    top_k = f.int("num_experts_per_tok", default=2, minimum=0)
+    per_expert = 3 * hidden * inter
+    moe = hidden * experts + experts * per_expert + gated_mlp(hidden, inter * f.int("num_shared_experts", default=0,
+                                                                                    minimum=0))
+    dense = gated_mlp(hidden, f.opt_int("prefix_dense_intermediate_size") or inter)
+    kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=0, minimum=0)))
+    return moe_stack(embeddings(f, hidden, True, 256000) + hidden,
+                     _attn(hidden, heads, kv, hd, f.flag("attention_bias")) + hidden, kinds, moe, dense,
+                     (experts - top_k) * per_expert)
+
+
 COUNTERS = {
+    "cohere2_moe": cohere2_moe,
     "solar_open": solar_open,
     "olmoe": olmoe,
     "phimoe": phimoe,

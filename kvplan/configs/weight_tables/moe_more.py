@@ -1,9 +1,9 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more mixture-of-experts decoders with ordinary
 K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
 (granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
-AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe) and Hunyuan 3 (hy_v3), each mirroring its
-counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe,
-exaone_moe, hy_v3; params.minicpm5_moe; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
+AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe), Hunyuan 3 (hy_v3) and Cohere2-MoE
+(cohere2_moe), each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe,
+granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe; params.minicpm5_moe; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -47,6 +47,9 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
   checkpoint's dtype (configs/param_fp32.py has no Hunyuan 3 rule); qkv_proj, o_proj and the MLPs have no biases
   there (vLLM sizes shared_mlp by expert_hidden_dim x num_shared_experts and builds none for 0 shared experts,
   where transformers builds one of intermediate_size: the table follows transformers, as the count does).
+- Cohere2-MoE (vLLM 0.34 cohere2_moe.py): the one norm a layer and the final norm (make_norm: RMSNorm, or
+  commandr.py's LayerNorm, a weight only), the router (Cohere2Moe.gate: GateLinear); qkv_proj and o_proj are built
+  without biases whatever attention_bias says.
 - Sarvam-MoE: vLLM 0.34 sarvam.py SarvamMoEForCausalLM is bailing_moe.py's BailingMoeForCausalLM (it only
   re-centres the router bias on load), and its checkpoints keep Ling's names (transformers 5.25 renames them on
   load: conversion_mapping "sarvam_moe"), as configs/sarvam.py counts it: Ling's table (moe.py bailing_moe).
@@ -407,8 +410,40 @@ def hy_v3(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Cohere2-MoE (params_moe.cohere2_moe) ----------------------------------------------------------------------
+
+def cohere2_moe(f: Fields, layers: list, dims) -> list[Module]:
+    """Cohere2MoeForCausalLM (transformers 5.25 modeling_cohere2_moe.py; conversion_mapping "cohere2_moe" ->
+    "qwen2_moe" folds the experts only): per layer self_attn.q_proj / k_proj / v_proj / o_proj (attention_bias on
+    all four) and one input_layernorm (a weight of hidden); by mlp_layer_types (else the first
+    first_k_dense_replace dense) mlp.gate_proj / up_proj / down_proj of prefix_dense_intermediate_size (None:
+    intermediate_size), or the router mlp.gate [E, hidden], the experts mlp.experts.N of intermediate_size and,
+    with num_shared_experts, mlp.shared_experts of intermediate_size x num_shared_experts. Embeddings, final norm,
+    the head tied by default."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=8192)
+    inter = f.int("intermediate_size", default=22528)
+    experts = f.int("num_experts", default=8, minimum=0)
+    shared = inter * f.int("num_shared_experts", default=0, minimum=0)
+    dense = f.opt_int("prefix_dense_intermediate_size") or inter
+    kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=0, minimum=0)))
+    out = _ends(f, hidden, True, 256000)
+    for i, kind in enumerate(kinds):
+        m = f"layers.{i}.mlp"
+        out += _qkvo(f"layers.{i}.self_attn", hidden, heads, kv, hd, f.flag("attention_bias"))
+        out.append(_float(f"layers.{i}.input_layernorm", hidden))
+        if kind != "sparse":
+            out += _mlp(m, hidden, dense, "mlp")
+            continue
+        out += _experts(m, experts, hidden, inter) + [_float(f"{m}.gate", hidden * experts, "router")]
+        if shared:
+            out += _mlp(f"{m}.shared_experts", hidden, shared, "shared experts")
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
             "solar_open": solar_open, "sarvam_moe": bailing_moe,
             "afmoe": afmoe, "exaone_moe": exaone_moe,
-            "minicpm5_moe": minicpm5_moe, "hy_v3": hy_v3}
+            "minicpm5_moe": minicpm5_moe, "hy_v3": hy_v3,
+            "cohere2_moe": cohere2_moe}
