@@ -394,3 +394,22 @@ def test_cohere2_moe_counts_one_norm_a_layer_and_its_shared_expert():
     assert model.weight_replicated_bytes == 2 * (40 * 73_728 + 8_192) == 5_914_624
     # TP 8: (414,906,466,304 - 5,914,624) / 8 + 5,914,624
     assert _per_gpu(model, 40, 8) == 51_862_568_960 + 5_914_624 == 51_868_483_584
+
+
+# -- FlexOlmo ----------------------------------------------------------------------------------------------------
+
+def test_flex_olmo_counts_whole_width_q_k_norms_and_keeps_them_whole():
+    # FlexOlmoConfig's defaults, written out (hidden 4,096, 32 layers, 32 heads and 32 KV heads of 128, 7 experts
+    # of 11,008, vocab 100,352, untied). A layer: q/k/v/o 4 x 4,096 x 4,096 = 67,108,864, q_norm over 32 x 128 and
+    # k_norm over 32 x 128 (uncounted before) 8,192, post_attention / post_feedforward_layernorm 8,192, router 7 x
+    # 4,096 = 28,672, experts 7 x 3 x 4,096 x 11,008 = 946,864,128: 1,014,018,048
+    raw = {"model_type": "flex_olmo", "architectures": ["FlexOlmoForCausalLM"], "vocab_size": 100352,
+           "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+           "num_key_value_heads": 32, "num_experts": 7, "num_experts_per_tok": 5, "max_position_embeddings": 4096}
+    model = build_model(raw, "flex_olmo")
+    assert model.param_count == 32 * 1_014_018_048 + 2 * 100_352 * 4_096 + 4_096 == 33_270_665_216
+    _adds_up(raw, "flex_olmo")
+    # whole (vLLM's Transformers backend keeps a norm's full width): 32 x (8,192 + 8,192 + 28,672) + 4,096
+    assert model.weight_replicated_bytes == 2 * (32 * 45_056 + 4_096) == 2_891_776
+    # TP 4: (66,541,330,432 - 2,891,776) / 4 + 2,891,776
+    assert _per_gpu(model, 32, 4) == 16_634_609_664 + 2_891_776 == 16_637_501_440

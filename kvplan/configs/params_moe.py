@@ -503,7 +503,25 @@ def cohere2_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
                      (experts - top_k) * per_expert)
 
 
+def flex_olmo(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """FlexOlmoForCausalLM (FlexOlmo; transformers 5.25 modeling_flex_olmo.py): embed_tokens, norm, lm_head
+    (tie_word_embeddings, default False). Each FlexOlmoDecoderLayer: FlexOlmoAttention (q/k/v/o_proj, all four
+    biased with attention_bias; q_norm an RMSNorm over heads x head_dim, k_norm over KV heads x head_dim),
+    post_attention_layernorm and post_feedforward_layernorm, FlexOlmoSparseMoeBlock: gate (weight num_experts x
+    hidden) and FlexOlmoExperts of intermediate_size (no biases). Defaults: FlexOlmoConfig's."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=4096)
+    experts = f.int("num_experts", default=7)
+    top_k = f.int("num_experts_per_tok", default=5)
+    per_expert = 3 * hidden * f.int("intermediate_size", default=11008)
+    block = (_attn(hidden, heads, kv, hd, f.flag("attention_bias")) + (heads + kv) * hd + 2 * hidden
+             + hidden * experts + experts * per_expert)
+    total = embeddings(f, hidden, False, 100352) + hidden + len(layers) * block
+    return total, total - len(layers) * (experts - top_k) * per_expert
+
+
 COUNTERS = {
+    "flex_olmo": flex_olmo,
     "cohere2_moe": cohere2_moe,
     "solar_open": solar_open,
     "olmoe": olmoe,

@@ -1,9 +1,9 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more mixture-of-experts decoders with ordinary
 K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
 (granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
-AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe), Hunyuan 3 (hy_v3) and Cohere2-MoE
-(cohere2_moe), each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe,
-granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe; params.minicpm5_moe; bailing.moe_params) and
+AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe), Hunyuan 3 (hy_v3), Cohere2-MoE
+(cohere2_moe) and FlexOlmo (flex_olmo), each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe,
+olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo; params.minicpm5_moe; bailing.moe_params) and
 naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
@@ -24,6 +24,9 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
   (OLMoE's q_norm over hidden_size and k_norm over the KV projection: whole); fusers/moe.py MoEBlockFuser.gate
   rebuilds a router whose only state is `weight` as a GateLinear (OLMoE's mlp.gate), and HunYuan's gate.wg, an
   nn.Linear inside its gate module, becomes a ReplicatedLinear: whole either way.
+- FlexOlmo: vLLM 0.34 runs it on its Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS), as OLMoE:
+  q/k/v_proj colwise_gather_output and o_proj rowwise_split_input (split), q_norm and k_norm over the whole
+  projections (whole), the router a GateLinear (whole).
 - PhiMoE (vLLM 0.34 phimoe.py): input_layernorm, post_attention_layernorm and the final norm (nn.LayerNorm, weight
   and bias), the router block_sparse_moe.gate (PhiMoE: GateLinear), o_proj's bias (RowParallelLinear). vLLM builds
   qkv_proj, o_proj and lm_head with bias=True whatever attention_bias and lm_head_bias say (Phi-3.5-MoE's config
@@ -442,9 +445,32 @@ def cohere2_moe(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- FlexOlmo (params_moe.flex_olmo) ---------------------------------------------------------------------------
+
+def flex_olmo(f: Fields, layers: list, dims) -> list[Module]:
+    """FlexOlmoForCausalLM (transformers 5.25 modeling_flex_olmo.py; conversion_mapping "flex_olmo" -> "qwen2_moe"
+    folds the experts only): per layer self_attn.q_proj / k_proj / v_proj / o_proj (attention_bias on all four),
+    self_attn.q_norm (heads x head_dim) and k_norm (KV heads x head_dim), post_attention_layernorm and
+    post_feedforward_layernorm, the router mlp.gate [E, hidden] and the experts mlp.experts.N of intermediate_size.
+    Embeddings, final norm, an untied LM head by default (FlexOlmoConfig's defaults, as the count reads them)."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=4096)
+    experts = f.int("num_experts", default=7)
+    inter = f.int("intermediate_size", default=11008)
+    out = _ends(f, hidden, False, 100352)
+    for i in range(len(layers)):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += _qkvo(a, hidden, heads, kv, hd, f.flag("attention_bias"))
+        out += [_float(f"{a}.q_norm", heads * hd), _float(f"{a}.k_norm", kv * hd),
+                _float(f"layers.{i}.post_attention_layernorm", hidden),
+                _float(f"layers.{i}.post_feedforward_layernorm", hidden), _float(f"{m}.gate", hidden * experts, "router")]
+        out += _experts(m, experts, hidden, inter)
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
             "solar_open": solar_open, "sarvam_moe": bailing_moe,
             "afmoe": afmoe, "exaone_moe": exaone_moe,
             "minicpm5_moe": minicpm5_moe, "hy_v3": hy_v3,
-            "cohere2_moe": cohere2_moe}
+            "cohere2_moe": cohere2_moe, "flex_olmo": flex_olmo}
