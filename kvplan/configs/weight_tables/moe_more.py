@@ -3,8 +3,8 @@ K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), P
 (granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
 AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe), Hunyuan 3 (hy_v3), Cohere2-MoE
 (cohere2_moe) and FlexOlmo (flex_olmo), each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe,
-olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo; params.minicpm5_moe; bailing.moe_params) and
-naming modules as the checkpoints' safetensors do.
+olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo;
+params.minicpm5_moe; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -463,7 +463,8 @@ def flex_olmo(f: Fields, layers: list, dims) -> list[Module]:
         out += _qkvo(a, hidden, heads, kv, hd, f.flag("attention_bias"))
         out += [_float(f"{a}.q_norm", heads * hd), _float(f"{a}.k_norm", kv * hd),
                 _float(f"layers.{i}.post_attention_layernorm", hidden),
-                _float(f"layers.{i}.post_feedforward_layernorm", hidden), _float(f"{m}.gate", hidden * experts, "router")]
+                _float(f"layers.{i}.post_feedforward_layernorm", hidden),
+                _float(f"{m}.gate", hidden * experts, "router")]
         out += _experts(m, experts, hidden, inter)
     return out
 
