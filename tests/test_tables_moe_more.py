@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
@@ -413,3 +415,15 @@ def test_flex_olmo_counts_whole_width_q_k_norms_and_keeps_them_whole():
     assert model.weight_replicated_bytes == 2 * (32 * 45_056 + 4_096) == 2_891_776
     # TP 4: (66,541,330,432 - 2,891,776) / 4 + 2,891,776
     assert _per_gpu(model, 32, 4) == 16_634_609_664 + 2_891_776 == 16_637_501_440
+
+
+# -- the other tables add up to their counts on their config classes' defaults -----------------------------------
+
+@pytest.mark.parametrize("raw", [
+    # AriaTextConfig's defaults, written out
+    {"model_type": "aria_text", "architectures": ["AriaTextForCausalLM"], "vocab_size": 32000, "hidden_size": 4096,
+     "intermediate_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "moe_num_experts": 8,
+     "moe_topk": 2, "moe_num_shared_experts": 2, "max_position_embeddings": 2048},
+], ids=lambda raw: raw["model_type"])
+def test_the_table_adds_up_on_the_class_defaults(raw):
+    _adds_up(raw, raw["model_type"])

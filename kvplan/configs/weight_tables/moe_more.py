@@ -2,9 +2,10 @@
 K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
 (granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
 AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe), Hunyuan 3 (hy_v3), Cohere2-MoE
-(cohere2_moe) and FlexOlmo (flex_olmo), each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe,
-olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo;
-params.minicpm5_moe; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
+(cohere2_moe), FlexOlmo (flex_olmo) and Aria's text model (aria_text), each mirroring its counter term by term
+(params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3,
+cohere2_moe, flex_olmo, aria_text; params.minicpm5_moe; bailing.moe_params) and naming modules as the checkpoints'
+safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -24,6 +25,9 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
   (OLMoE's q_norm over hidden_size and k_norm over the KV projection: whole); fusers/moe.py MoEBlockFuser.gate
   rebuilds a router whose only state is `weight` as a GateLinear (OLMoE's mlp.gate), and HunYuan's gate.wg, an
   nn.Linear inside its gate module, becomes a ReplicatedLinear: whole either way.
+- Aria: vLLM 0.34 runs AriaForConditionalGeneration on its Transformers backend (registry.py
+  _TRANSFORMERS_SUPPORTED_MODELS: TransformersMultiModalMoEForCausalLM), and a bare AriaTextForCausalLM falls back
+  to it (as dots1): AriaTextConfig's base_model_tp_plan splits the projections; the norms and the router stay whole.
 - FlexOlmo: vLLM 0.34 runs it on its Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS), as OLMoE:
   q/k/v_proj colwise_gather_output and o_proj rowwise_split_input (split), q_norm and k_norm over the whole
   projections (whole), the router a GateLinear (whole).
@@ -469,9 +473,41 @@ def flex_olmo(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Aria's text model (params_moe.aria_text) ------------------------------------------------------------------
+
+def aria_text(f: Fields, layers: list, dims) -> list[Module]:
+    """AriaTextForCausalLM (Aria's text model; transformers 5.25 modeling_aria.py), named as the checkpoints are
+    (conversion_mapping "aria_text" renames the experts' fc1 / fc2 on load; the Aria wrapper puts the text model
+    under language_model.): per layer self_attn.q_proj / k_proj / v_proj / o_proj (attention_bias on all four), two
+    norms, the router mlp.router [E, hidden], the experts as two tensors mlp.experts.fc1 [E, hidden, 2 x
+    intermediate] and fc2 [E, intermediate, hidden], and mlp.shared_experts of intermediate_size x
+    moe_num_shared_experts (biases with mlp_bias). Embeddings, final norm, an untied LM head by default."""
+    from ..params_moe import _head_dim
+
+    hidden = f.int("hidden_size", default=4096)
+    heads = f.int("num_attention_heads", default=32)
+    kv = f.int("num_key_value_heads", default=heads)
+    hd = _head_dim(f, hidden, heads, None)
+    inter = f.int("intermediate_size", default=4096)
+    experts = f.int("moe_num_experts", default=8, minimum=0)
+    shared = inter * f.int("moe_num_shared_experts", default=2, minimum=0)
+    out = _ends(f, hidden, False, None)
+    for i in range(len(layers)):
+        m = f"layers.{i}.mlp"
+        out += _qkvo(f"layers.{i}.self_attn", hidden, heads, kv, hd, f.flag("attention_bias"))
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden),
+                _float(f"{m}.router", hidden * experts, "router"),
+                Module(f"{m}.experts.fc1", experts * hidden * 2 * inter, 0, "experts", experts, inputs=hidden),
+                Module(f"{m}.experts.fc2", experts * inter * hidden, 0, "experts", experts, inputs=inter)]
+        if shared:
+            out += _mlp(f"{m}.shared_experts", hidden, shared, "shared experts", f.flag("mlp_bias"))
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
             "solar_open": solar_open, "sarvam_moe": bailing_moe,
             "afmoe": afmoe, "exaone_moe": exaone_moe,
             "minicpm5_moe": minicpm5_moe, "hy_v3": hy_v3,
-            "cohere2_moe": cohere2_moe, "flex_olmo": flex_olmo}
+            "cohere2_moe": cohere2_moe, "flex_olmo": flex_olmo,
+            "aria_text": aria_text}
