@@ -417,6 +417,26 @@ def test_flex_olmo_counts_whole_width_q_k_norms_and_keeps_them_whole():
     assert _per_gpu(model, 32, 4) == 16_634_609_664 + 2_891_776 == 16_637_501_440
 
 
+# -- Mellum ------------------------------------------------------------------------------------------------------
+
+def test_mellum_counts_q_k_norms_and_keeps_them_whole_with_the_router():
+    # MellumConfig's defaults, written out: hidden 2,304, 28 layers (all sparse), 32 heads and 4 KV heads of 128, 64
+    # experts of 896, vocab 98,304, untied. A layer: q/o 2 x 2,304 x 4,096 + k/v 2 x 2,304 x 512 = 21,233,664, q/k
+    # norms 2 x 128 (uncounted before), two norms 4,608, router 64 x 2,304 = 147,456, experts 64 x 3 x 2,304 x 896
+    # = 396,361,728: 417,747,712. Embeddings and head 2 x 98,304 x 2,304 = 452,984,832, final norm 2,304
+    raw = {"model_type": "mellum", "architectures": ["MellumForCausalLM"], "vocab_size": 98304, "hidden_size": 2304,
+           "intermediate_size": 7168, "num_hidden_layers": 28, "num_attention_heads": 32, "num_key_value_heads": 4,
+           "head_dim": 128, "moe_intermediate_size": 896, "num_experts": 64, "num_experts_per_tok": 8,
+           "max_position_embeddings": 131072}
+    model = build_model(raw, "mellum")
+    assert model.param_count == 28 * 417_747_712 + 452_984_832 + 2_304 == 12_149_923_072
+    _adds_up(raw, "mellum")
+    # whole: 28 x (4,608 + 256 + 147,456) + 2,304 = 4,267,264 parameters
+    assert model.weight_replicated_bytes == 2 * (28 * 152_320 + 2_304) == 8_534_528
+    # TP 4: (24,299,846,144 - 8,534,528) / 4 + 8,534,528
+    assert _per_gpu(model, 28, 4) == 6_072_827_904 + 8_534_528 == 6_081_362_432
+
+
 # -- the other tables add up to their counts on their config classes' defaults -----------------------------------
 
 @pytest.mark.parametrize("raw", [

@@ -520,7 +520,27 @@ def flex_olmo(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total - len(layers) * (experts - top_k) * per_expert
 
 
+def mellum(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """MellumForCausalLM (transformers 5.25 modeling_mellum.py): embed_tokens, norm, lm_head (tie_word_embeddings,
+    default False). Each MellumDecoderLayer: MellumAttention (q/k/v/o_proj, all four biased with attention_bias;
+    q_norm and k_norm over head_dim), two RMSNorms; by mlp_layer_types (else every layer sparse) a
+    MellumSparseMoeBlock (gate: weight num_experts x hidden; MellumExperts of moe_intermediate_size) or a MellumMLP
+    of intermediate_size. Defaults: MellumConfig's."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=2304)
+    experts = f.int("num_experts", "num_local_experts", default=64, minimum=0)
+    top_k = f.int("num_experts_per_tok", default=8, minimum=0)
+    per_expert = 3 * hidden * f.int("moe_intermediate_size", default=896)
+    kinds = mlp_layer_types(f, len(layers), lambda i: "sparse")
+    return moe_stack(embeddings(f, hidden, False, 98304) + hidden,
+                     _attn(hidden, heads, kv, hd, f.flag("attention_bias")) + 2 * hd + 2 * hidden, kinds,
+                     hidden * experts + experts * per_expert,
+                     gated_mlp(hidden, f.int("intermediate_size", default=7168)),
+                     (experts - top_k) * per_expert)
+
+
 COUNTERS = {
+    "mellum": mellum,
     "flex_olmo": flex_olmo,
     "cohere2_moe": cohere2_moe,
     "solar_open": solar_open,

@@ -2,10 +2,10 @@
 K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
 (granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
 AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe), Hunyuan 3 (hy_v3), Cohere2-MoE
-(cohere2_moe), FlexOlmo (flex_olmo) and Aria's text model (aria_text), each mirroring its counter term by term
-(params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3,
-cohere2_moe, flex_olmo, aria_text; params.minicpm5_moe; bailing.moe_params) and naming modules as the checkpoints'
-safetensors do.
+(cohere2_moe), FlexOlmo (flex_olmo), Aria's text model (aria_text) and Mellum (mellum), each mirroring its counter
+term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe,
+hy_v3, cohere2_moe, flex_olmo, aria_text, mellum; params.minicpm5_moe; bailing.moe_params) and naming modules as
+the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -28,6 +28,9 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
 - Aria: vLLM 0.34 runs AriaForConditionalGeneration on its Transformers backend (registry.py
   _TRANSFORMERS_SUPPORTED_MODELS: TransformersMultiModalMoEForCausalLM), and a bare AriaTextForCausalLM falls back
   to it (as dots1): AriaTextConfig's base_model_tp_plan splits the projections; the norms and the router stay whole.
+- Mellum: vLLM 0.34 runs it on its Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS), whose
+  MellumConfig base_model_tp_plan splits q/k/v/o_proj and the dense MLPs; the RMSNorms (q_norm / k_norm of
+  head_dim too) and the router (GateLinear) stay whole.
 - FlexOlmo: vLLM 0.34 runs it on its Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS), as OLMoE:
   q/k/v_proj colwise_gather_output and o_proj rowwise_split_input (split), q_norm and k_norm over the whole
   projections (whole), the router a GateLinear (whole).
@@ -504,10 +507,33 @@ def aria_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Mellum (params_moe.mellum) --------------------------------------------------------------------------------
+
+def mellum(f: Fields, layers: list, dims) -> list[Module]:
+    """MellumForCausalLM (transformers 5.25 modeling_mellum.py; conversion_mapping "mellum" -> "qwen2_moe" folds the
+    experts only): per layer self_attn.q_proj / k_proj / v_proj / o_proj (attention_bias on all four),
+    self_attn.q_norm / k_norm (head_dim), two norms; by mlp_layer_types (else every layer sparse) the router
+    mlp.gate [E, hidden] and the experts mlp.experts.N of moe_intermediate_size, or mlp.gate_proj / up_proj /
+    down_proj of intermediate_size. Embeddings, final norm, an untied LM head by default (MellumConfig's
+    defaults, as the count reads them)."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=2304)
+    experts = f.int("num_experts", "num_local_experts", default=64, minimum=0)
+    moe_inter = f.int("moe_intermediate_size", default=896)
+    inter = f.int("intermediate_size", default=7168)
+    out = _ends(f, hidden, False, 98304)
+    for i, kind in enumerate(mlp_layer_types(f, len(layers), lambda i: "sparse")):
+        a = f"layers.{i}.self_attn"
+        out += _qkvo(a, hidden, heads, kv, hd, f.flag("attention_bias"))
+        out += [_float(f"{a}.q_norm", hd), _float(f"{a}.k_norm", hd)]
+        out += _norms_and_ffn(i, hidden, kind == "sparse", experts, moe_inter, 0, inter, score_bias=False)
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
             "solar_open": solar_open, "sarvam_moe": bailing_moe,
             "afmoe": afmoe, "exaone_moe": exaone_moe,
             "minicpm5_moe": minicpm5_moe, "hy_v3": hy_v3,
             "cohere2_moe": cohere2_moe, "flex_olmo": flex_olmo,
-            "aria_text": aria_text}
+            "aria_text": aria_text, "mellum": mellum}
