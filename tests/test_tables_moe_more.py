@@ -437,6 +437,27 @@ def test_mellum_counts_q_k_norms_and_keeps_them_whole_with_the_router():
     assert _per_gpu(model, 28, 4) == 6_072_827_904 + 8_534_528 == 6_081_362_432
 
 
+# -- Doge --------------------------------------------------------------------------------------------------------
+
+def test_doge_moe_holds_its_expert_embeddings_whole():
+    # DogeConfig's defaults with is_moe: hidden 1,024, 32 layers, 8 heads and 8 KV heads of 128, MLP 2,048, 16,384
+    # experts, vocab 32,768, untied. A layer: q/k/v/o 4 x 1,024 x 1,024 = 4,194,304, A 8, dt_proj 1,024 x 8 =
+    # 8,192, q/k norms 256, two norms and two residual scales 4,096; the shared MLP 3 x 1,024 x 2,048 = 6,291,456,
+    # router_gate 1,024 x 2 x floor(sqrt(16,384)) = 262,144, down_embed and up_embed 2 x 16,384 x 1,024 =
+    # 33,554,432: 44,314,888. Embeddings and head 2 x 32,768 x 1,024, final norm 1,024
+    raw = {"model_type": "doge", "architectures": ["DogeForCausalLM"], "vocab_size": 32768, "hidden_size": 1024,
+           "intermediate_size": 2048, "num_hidden_layers": 32, "num_attention_heads": 8, "is_moe": True,
+           "num_experts": 16384, "num_experts_per_tok": 64, "max_position_embeddings": 2048}
+    model = build_model(raw, "doge")
+    assert model.param_count == 32 * 44_314_888 + 2 * 32_768 * 1_024 + 1_024 == 1_485_186_304
+    _adds_up(raw, "doge")
+    # whole on vLLM's Transformers backend: A, the q/k norms, norms and residual scales, and the two expert
+    # embedding tables (nn.Embedding, which recursive_replace leaves as they are): 32 x 33,558,792 + 1,024
+    assert model.weight_replicated_bytes == 2 * (32 * 33_558_792 + 1_024) == 2_147_764_736
+    # TP 2: (2,970,372,608 - 2,147,764,736) / 2 + 2,147,764,736
+    assert _per_gpu(model, 32, 2) == 411_303_936 + 2_147_764_736 == 2_559_068_672
+
+
 # -- the other tables add up to their counts on their config classes' defaults -----------------------------------
 
 @pytest.mark.parametrize("raw", [

@@ -2,10 +2,10 @@
 K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
 (granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
 AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe), Hunyuan 3 (hy_v3), Cohere2-MoE
-(cohere2_moe), FlexOlmo (flex_olmo), Aria's text model (aria_text) and Mellum (mellum), each mirroring its counter
-term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe,
-hy_v3, cohere2_moe, flex_olmo, aria_text, mellum; params.minicpm5_moe; bailing.moe_params) and naming modules as
-the checkpoints' safetensors do.
+(cohere2_moe), FlexOlmo (flex_olmo), Aria's text model (aria_text), Mellum (mellum) and Doge (doge), each
+mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open,
+afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo, aria_text, mellum; params.minicpm5_moe; params_dense.doge;
+bailing.moe_params) and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -28,6 +28,7 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
 - Aria: vLLM 0.34 runs AriaForConditionalGeneration on its Transformers backend (registry.py
   _TRANSFORMERS_SUPPORTED_MODELS: TransformersMultiModalMoEForCausalLM), and a bare AriaTextForCausalLM falls back
   to it (as dots1): AriaTextConfig's base_model_tp_plan splits the projections; the norms and the router stay whole.
+- Doge: see doge().
 - Mellum: vLLM 0.34 runs it on its Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS), whose
   MellumConfig base_model_tp_plan splits q/k/v/o_proj and the dense MLPs; the RMSNorms (q_norm / k_norm of
   head_dim too) and the router (GateLinear) stay whole.
@@ -530,10 +531,56 @@ def mellum(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Doge (params_dense.doge) ----------------------------------------------------------------------------------
+
+def doge(f: Fields, layers: list, dims) -> list[Module]:
+    """DogeForCausalLM (transformers 5.25 modeling_doge.py, no renames on load), per layer: self_attn.q_proj /
+    k_proj / v_proj / o_proj (attention_bias on all four), the dynamic mask's self_attn.A (one a KV head) and
+    self_attn.dt_proj (KV heads x head_dim -> KV heads, attention_bias), self_attn.q_norm / k_norm (head_dim),
+    input_layernorm, post_attention_layernorm and the residual scales input_residual / post_attention_residual
+    (hidden each); mlp.gate_proj / up_proj / down_proj (mlp_bias), and with is_moe the cross-domain MoE's
+    mlp.router_gate (hidden -> 2 x floor(sqrt(num_experts))) and its experts as two embedding tables
+    mlp.down_embed / up_embed (num_experts x hidden each). Embeddings, final norm, an untied head by default.
+    vLLM 0.34 registers no Doge model; it falls back to the Transformers backend (as dots1), where DogeConfig's
+    base_model_tp_plan splits the projections, dt_proj (rowwise: its bias whole) and router_gate
+    (colwise_gather_output), but names nn.Embedding styles that recursive_replace does not apply (it replaces only
+    the vocabulary embedding): A, the residual scales, the norms and down_embed / up_embed stay whole."""
+    import math
+
+    vocab = f.int("vocab_size", default=32768)
+    hidden = f.int("hidden_size", default=1024)
+    inter = f.int("intermediate_size", default=2048, maximum=10**9)
+    heads = f.int("num_attention_heads", default=8)
+    kv = f.int("num_key_value_heads", default=heads)
+    hd = f.int("head_dim", default=hidden // heads)
+    abias, mbias = f.flag("attention_bias", default=False), f.flag("mlp_bias", default=False)
+    out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("norm", hidden)]
+    if not f.flag("tie_word_embeddings", default=False):
+        out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
+    moe = f.flag("is_moe", default=False)
+    experts = f.int("num_experts", default=16384) if moe else 0
+    for i in range(len(layers)):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += _qkvo(a, hidden, heads, kv, hd, abias)
+        out += [Module(f"{a}.A", 0, kv, "attention", whole=True),
+                _linear(f"{a}.dt_proj", kv * hd, kv, "attention", abias, row=True),
+                _float(f"{a}.q_norm", hd), _float(f"{a}.k_norm", hd),
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.input_residual", hidden),
+                _float(f"layers.{i}.post_attention_layernorm", hidden),
+                _float(f"layers.{i}.post_attention_residual", hidden)]
+        out += _mlp(m, hidden, inter, "mlp", mbias)
+        if moe:
+            out += [_linear(f"{m}.router_gate", hidden, 2 * math.floor(math.sqrt(experts)), "router"),
+                    Module(f"{m}.down_embed", 0, experts * hidden, "experts", whole=True),
+                    Module(f"{m}.up_embed", 0, experts * hidden, "experts", whole=True)]
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
             "solar_open": solar_open, "sarvam_moe": bailing_moe,
             "afmoe": afmoe, "exaone_moe": exaone_moe,
             "minicpm5_moe": minicpm5_moe, "hy_v3": hy_v3,
             "cohere2_moe": cohere2_moe, "flex_olmo": flex_olmo,
-            "aria_text": aria_text, "mellum": mellum}
+            "aria_text": aria_text, "mellum": mellum,
+            "doge": doge}
