@@ -187,7 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
-             "dots1", "hunyuan_v1_moe", "olmoe", "phimoe", "granitemoe", "granitemoeshared", "granitemoe_swa", "jetmoe", "solar_open", "afmoe", "exaone_moe", "minicpm5_moe", "hy_v3", "cohere2_moe", "flex_olmo", "aria_text", "mellum", "doge",  # moe_more
+             "dots1", "hunyuan_v1_moe", "olmoe", "phimoe", "granitemoe", "granitemoeshared", "granitemoe_swa", "jetmoe", "solar_open", "afmoe", "exaone_moe", "minicpm5_moe", "hy_v3", "cohere2_moe", "flex_olmo", "aria_text", "mellum", "doge", "beam",  # moe_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters

@@ -458,6 +458,28 @@ def test_doge_moe_holds_its_expert_embeddings_whole():
     assert _per_gpu(model, 32, 2) == 411_303_936 + 2_147_764_736 == 2_559_068_672
 
 
+# -- Beam --------------------------------------------------------------------------------------------------------
+
+def test_beam_keeps_four_norms_q_k_norms_router_and_score_bias_whole():
+    # BeamConfig's defaults, written out: hidden 5,120, 52 layers (the first 3 dense), 48 heads and 8 KV heads of 128,
+    # dense 20,480, 256 experts of 2,560, vocab 151,936, untied. A layer: q/o 2 x 5,120 x 6,144 + k/v 2 x 5,120 x
+    # 1,024 = 73,400,320, q/k norms 256, gate_proj 5,120 x 6,144 = 31,457,280, gate_bias 48, four norms 20,480:
+    # 104,878,384. Dense MLP 3 x 5,120 x 20,480 = 314,572,800; MoE: experts 256 x 3 x 5,120 x 2,560 =
+    # 10,066,329,600, router 1,310,720, e_score_correction_bias 256: 10,067,640,576
+    raw = {"model_type": "beam", "architectures": ["BeamForCausalLM"], "vocab_size": 151936, "hidden_size": 5120,
+           "intermediate_size": 20480, "num_hidden_layers": 52, "num_attention_heads": 48, "num_key_value_heads": 8,
+           "head_dim": 128, "moe_intermediate_size": 2560, "num_experts": 256, "num_experts_per_tok": 8, "sliding_window": 512,
+           "max_position_embeddings": 8192}
+    model = build_model(raw, "beam")
+    total = 52 * 104_878_384 + 3 * 314_572_800 + 49 * 10_067_640_576 + 2 * 151_936 * 5_120 + 5_120
+    assert model.param_count == total == 501_267_612_352
+    _adds_up(raw, "beam")
+    # whole: 52 x (20,480 + 256) + 49 x (1,310,720 + 256) + 5,120 = 65,321,216 parameters (gate_bias splits)
+    assert model.weight_replicated_bytes == 2 * (52 * 20_736 + 49 * 1_310_976 + 5_120) == 130_642_432
+    # TP 8: (1,002,535,224,704 - 130,642,432) / 8 + 130,642,432
+    assert _per_gpu(model, 52, 8) == 125_300_572_784 + 130_642_432 == 125_431_215_216
+
+
 # -- the other tables add up to their counts on their config classes' defaults -----------------------------------
 
 @pytest.mark.parametrize("raw", [

@@ -2,10 +2,10 @@
 K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
 (granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
 AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe), Hunyuan 3 (hy_v3), Cohere2-MoE
-(cohere2_moe), FlexOlmo (flex_olmo), Aria's text model (aria_text), Mellum (mellum) and Doge (doge), each
-mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open,
-afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo, aria_text, mellum; params.minicpm5_moe; params_dense.doge;
-bailing.moe_params) and naming modules as the checkpoints' safetensors do.
+(cohere2_moe), FlexOlmo (flex_olmo), Aria's text model (aria_text), Mellum (mellum), Doge (doge) and Beam (beam),
+each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe,
+solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo, aria_text, mellum, beam; params.minicpm5_moe;
+params_dense.doge; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -29,6 +29,11 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
   _TRANSFORMERS_SUPPORTED_MODELS: TransformersMultiModalMoEForCausalLM), and a bare AriaTextForCausalLM falls back
   to it (as dots1): AriaTextConfig's base_model_tp_plan splits the projections; the norms and the router stay whole.
 - Doge: see doge().
+- Beam (vLLM 0.34 vllm/models/beam/nvidia: model.py, attention.py, moe.py): the four RMSNorms a layer, q_norm /
+  k_norm (head_dim), the router (BeamSparseMoeBlock.gate: GateLinear, float32) and its e_score_correction_bias
+  (float32), which kvplan counts at the checkpoint's dtype (configs/param_fp32.py has no Beam rule); gate_bias
+  splits with the heads (sharded_weight_loader), the output gate is a ColumnParallelLinear; no biases on the
+  projections there.
 - Mellum: vLLM 0.34 runs it on its Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS), whose
   MellumConfig base_model_tp_plan splits q/k/v/o_proj and the dense MLPs; the RMSNorms (q_norm / k_norm of
   head_dim too) and the router (GateLinear) stay whole.
@@ -576,6 +581,40 @@ def doge(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Beam (params_moe.beam) ------------------------------------------------------------------------------------
+
+def beam(f: Fields, layers: list, dims) -> list[Module]:
+    """BeamForCausalLM (transformers 5.25 modeling_beam.py; conversion_mapping "beam" -> "qwen2_moe" folds the
+    experts only): per layer self_attn.q_proj / k_proj / v_proj / o_proj (attention_bias on all four),
+    self_attn.q_norm / k_norm (head_dim), the output gate self_attn.gate_proj (hidden -> heads x head_dim, no bias)
+    and self_attn.gate_bias (one a head), input_layernorm, post_attention_layernorm, pre_feedforward_layernorm and
+    post_feedforward_layernorm; by mlp_layer_types (else the first min(3, layers) dense) mlp.gate_proj / up_proj /
+    down_proj of intermediate_size, or mlp.gate [E, hidden] with mlp.gate.e_score_correction_bias [E] and the
+    experts mlp.experts.N of moe_intermediate_size (no shared expert). Defaults: BeamConfig's, as the count reads
+    them."""
+    from ..params_moe import _head_dim
+
+    n = len(layers)
+    hidden = f.int("hidden_size", default=5120)
+    heads = f.int("num_attention_heads", default=48)
+    kv = f.int("num_key_value_heads", default=8)
+    hd = _head_dim(f, hidden, heads, 128)
+    inter = f.int("intermediate_size", default=20480)
+    moe_inter = f.int("moe_intermediate_size", default=2560)
+    experts = f.int("num_experts", default=256, minimum=0)
+    out = _ends(f, hidden, False, None)
+    for i, kind in enumerate(mlp_layer_types(f, n, dense_first(min(3, n)))):
+        a = f"layers.{i}.self_attn"
+        out += _qkvo(a, hidden, heads, kv, hd, f.flag("attention_bias"))
+        out += [_float(f"{a}.q_norm", hd), _float(f"{a}.k_norm", hd),
+                _linear(f"{a}.gate_proj", hidden, heads * hd, "attention"),
+                _float(f"{a}.gate_bias", heads, "attention"),  # split with the heads in vLLM
+                _float(f"layers.{i}.pre_feedforward_layernorm", hidden),
+                _float(f"layers.{i}.post_feedforward_layernorm", hidden)]
+        out += _norms_and_ffn(i, hidden, kind == "sparse", experts, moe_inter, 0, inter)
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
             "solar_open": solar_open, "sarvam_moe": bailing_moe,
@@ -583,4 +622,4 @@ MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "p
             "minicpm5_moe": minicpm5_moe, "hy_v3": hy_v3,
             "cohere2_moe": cohere2_moe, "flex_olmo": flex_olmo,
             "aria_text": aria_text, "mellum": mellum,
-            "doge": doge}
+            "doge": doge, "beam": beam}
