@@ -468,7 +468,8 @@ def test_beam_keeps_four_norms_q_k_norms_router_and_score_bias_whole():
     # 10,066,329,600, router 1,310,720, e_score_correction_bias 256: 10,067,640,576
     raw = {"model_type": "beam", "architectures": ["BeamForCausalLM"], "vocab_size": 151936, "hidden_size": 5120,
            "intermediate_size": 20480, "num_hidden_layers": 52, "num_attention_heads": 48, "num_key_value_heads": 8,
-           "head_dim": 128, "moe_intermediate_size": 2560, "num_experts": 256, "num_experts_per_tok": 8, "sliding_window": 512,
+           "head_dim": 128, "moe_intermediate_size": 2560, "num_experts": 256, "num_experts_per_tok": 8,
+           "sliding_window": 512,
            "max_position_embeddings": 8192}
     model = build_model(raw, "beam")
     total = 52 * 104_878_384 + 3 * 314_572_800 + 49 * 10_067_640_576 + 2 * 151_936 * 5_120 + 5_120
@@ -480,7 +481,29 @@ def test_beam_keeps_four_norms_q_k_norms_router_and_score_bias_whole():
     assert _per_gpu(model, 52, 8) == 125_300_572_784 + 130_642_432 == 125_431_215_216
 
 
-# -- the other tables add up to their counts on their config classes' defaults -----------------------------------
+# -- Flint -------------------------------------------------------------------------------------------------------
+
+def test_flint_splits_its_sinks_with_the_heads_and_keeps_the_router_whole():
+    # FlintConfig's defaults, written out: hidden 2,048, 49 layers (0 and 1 dense: mlp_only_layers), 32 heads and 4
+    # KV heads of 128, dense 6,144, 256 experts of 512 and a shared expert of 1,024, vocab 150,144, untied. A layer:
+    # q/o 2 x 2,048 x 4,096 + k/v 2 x 2,048 x 512 = 18,874,368, q/k norms 256, 32 sinks, two norms 4,096:
+    # 18,878,752. Dense MLP 3 x 2,048 x 6,144 = 37,748,736; MoE: experts 256 x 3 x 2,048 x 512 = 805,306,368,
+    # router 524,288, shared 3 x 2,048 x 1,024 = 6,291,456: 812,122,112
+    raw = {"model_type": "flint", "architectures": ["FlintForCausalLM"], "vocab_size": 150144, "hidden_size": 2048,
+           "intermediate_size": 6144, "num_hidden_layers": 49, "num_attention_heads": 32, "num_key_value_heads": 4,
+           "head_dim": 128, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 1024,
+           "num_experts": 256, "num_experts_per_tok": 6, "sliding_window": 513, "max_position_embeddings": 262144}
+    model = build_model(raw, "flint")
+    total = 49 * 18_878_752 + 2 * 37_748_736 + 47 * 812_122_112 + 2 * 150_144 * 2_048 + 2_048
+    assert model.param_count == total == 39_785_287_456
+    _adds_up(raw, "flint")
+    # whole: 49 x (4,096 + 256) + 47 x 524,288 + 2,048 = 24,856,832 parameters
+    assert model.weight_replicated_bytes == 2 * (49 * 4_352 + 47 * 524_288 + 2_048) == 49_713_664
+    # TP 4: (79,570,574,912 - 49,713,664) / 4 + 49,713,664
+    assert _per_gpu(model, 49, 4) == 19_880_215_312 + 49_713_664 == 19_929_928_976
+
+
+# -- the other tables add up to their counts on their config classes' defaults -------------------------------
 
 @pytest.mark.parametrize("raw", [
     # AriaTextConfig's defaults, written out

@@ -2,10 +2,10 @@
 K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
 (granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
 AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe), Hunyuan 3 (hy_v3), Cohere2-MoE
-(cohere2_moe), FlexOlmo (flex_olmo), Aria's text model (aria_text), Mellum (mellum), Doge (doge) and Beam (beam),
-each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe,
-solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo, aria_text, mellum, beam; params.minicpm5_moe;
-params_dense.doge; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
+(cohere2_moe), FlexOlmo (flex_olmo), Aria's text model (aria_text), Mellum (mellum), Doge (doge), Beam (beam) and
+Flint (flint), each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe,
+jetmoe, solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo, aria_text, mellum, beam, flint;
+params.minicpm5_moe; params_dense.doge; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -29,6 +29,9 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
   _TRANSFORMERS_SUPPORTED_MODELS: TransformersMultiModalMoEForCausalLM), and a bare AriaTextForCausalLM falls back
   to it (as dots1): AriaTextConfig's base_model_tp_plan splits the projections; the norms and the router stay whole.
 - Doge: see doge().
+- Flint (vLLM 0.34 vllm/models/flint/model.py): the norms, q_norm / k_norm, the router (GateLinear,
+  quant_config=None); the sinks (softmax_offset: make_attention_sink of the rank's heads, float32) split with the
+  heads; the shared expert splits (FlintMLP).
 - Beam (vLLM 0.34 vllm/models/beam/nvidia: model.py, attention.py, moe.py): the four RMSNorms a layer, q_norm /
   k_norm (head_dim), the router (BeamSparseMoeBlock.gate: GateLinear, float32) and its e_score_correction_bias
   (float32), which kvplan counts at the checkpoint's dtype (configs/param_fp32.py has no Beam rule); gate_bias
@@ -615,6 +618,45 @@ def beam(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Flint (params_moe.flint) ----------------------------------------------------------------------------------
+
+def flint(f: Fields, layers: list, dims) -> list[Module]:
+    """FlintForCausalLM (transformers 5.25 modeling_flint.py), named as the checkpoints are (conversion_mapping
+    "flint" folds the experts and renames self_attn.softmax_offset to sinks on load): per layer
+    self_attn.q_proj / k_proj / v_proj / o_proj (attention_bias on all four), self_attn.q_norm / k_norm (head_dim),
+    self_attn.softmax_offset (one sink a query head), two norms; a layer outside mlp_only_layers ([0, 1]) with
+    (i + 1) % decoder_sparse_step == 0 the router mlp.gate [E, hidden], the experts mlp.experts.N of
+    moe_intermediate_size and an ungated mlp.shared_expert of shared_expert_intermediate_size; else a dense mlp of
+    intermediate_size. Defaults: FlintConfig's, as the count reads them."""
+    from ..params_moe import _head_dim
+
+    hidden = f.int("hidden_size", default=2048)
+    heads = f.int("num_attention_heads", default=32)
+    kv = f.int("num_key_value_heads", default=4)
+    hd = _head_dim(f, hidden, heads, 128)
+    inter = f.int("intermediate_size", default=6144)
+    moe_inter = f.int("moe_intermediate_size", default=512)
+    shared = f.int("shared_expert_intermediate_size", default=1024, minimum=0)
+    experts = f.int("num_experts", default=256, minimum=0)
+    step = f.int("decoder_sparse_step", default=1)
+    only = f.int_list("mlp_only_layers", minimum=0, maximum=10**6)
+    only = [0, 1] if only is None else only
+    out = _ends(f, hidden, False, None)
+    for i in range(len(layers)):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += _qkvo(a, hidden, heads, kv, hd, f.flag("attention_bias"))
+        out += [_float(f"{a}.q_norm", hd), _float(f"{a}.k_norm", hd),
+                _float(f"{a}.softmax_offset", heads, "attention"),  # split with the heads in vLLM
+                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if i in only or not experts or (i + 1) % step:
+            out += _mlp(m, hidden, inter, "mlp")
+            continue
+        out += _experts(m, experts, hidden, moe_inter) + [_float(f"{m}.gate", hidden * experts, "router")]
+        if shared:
+            out += _mlp(f"{m}.shared_expert", hidden, shared, "shared experts")
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
             "solar_open": solar_open, "sarvam_moe": bailing_moe,
@@ -622,4 +664,5 @@ MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "p
             "minicpm5_moe": minicpm5_moe, "hy_v3": hy_v3,
             "cohere2_moe": cohere2_moe, "flex_olmo": flex_olmo,
             "aria_text": aria_text, "mellum": mellum,
-            "doge": doge, "beam": beam}
+            "doge": doge, "beam": beam,
+            "flint": flint}
