@@ -187,7 +187,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
-             "dots1", "hunyuan_v1_moe", "olmoe", "phimoe", "granitemoe", "granitemoeshared", "granitemoe_swa", "jetmoe", "solar_open", "afmoe", "exaone_moe", "minicpm5_moe", "hy_v3", "cohere2_moe", "flex_olmo", "aria_text", "mellum", "doge", "beam", "flint",  # moe_more
+             "dots1", "hunyuan_v1_moe", "olmoe", "phimoe", "granitemoe", "granitemoeshared", "granitemoe_swa", "jetmoe", "solar_open", "afmoe", "exaone_moe", "minicpm5_moe", "hy_v3", "cohere2_moe", "flex_olmo", "aria_text", "mellum", "doge", "beam", "flint", "kolibri1",  # moe_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -256,8 +256,12 @@ _RENAMED["exaone_moe"] = ((".mlp.e_score_correction_bias", ".mlp.gate.e_score_co
 _RENAMED["minicpm5_moe"] = ((".self_attn.q_proj", ".self_attn.q_gate_proj"),)
 # Hunyuan 3's router, router bias and shared MLP under their checkpoint names (conversion_mapping.py "hy_v3")
 # Aria's expert tensors, fc1 / fc2 in the checkpoints (conversion_mapping.py "aria_text")
-_RENAMED["aria_text"] = ((".mlp.experts.fc1", ".mlp.experts.gate_up_proj"), (".mlp.experts.fc2", ".mlp.experts.down_proj"))
+_RENAMED["aria_text"] = ((".mlp.experts.fc1", ".mlp.experts.gate_up_proj"),
+                         (".mlp.experts.fc2", ".mlp.experts.down_proj"))
 _RENAMED["flint"] = ((".self_attn.softmax_offset", ".self_attn.sinks"),)  # conversion_mapping.py "flint"
+# Kolibri 1's checkpoint names, which transformers renames on load (conversion_mapping.py "kolibri1")
+_RENAMED["kolibri1"] = ((".post_attn_norm", ".post_self_attn_layernorm"), (".post_ffn_norm", ".post_mlp_layernorm"),
+                        (".moe.router.expert_bias", ".mlp.gate.e_score_correction_bias"))
 _RENAMED["hy_v3"] = ((".mlp.router.gate", ".mlp.gate"), (".mlp.expert_bias", ".mlp.e_score_correction_bias"),
                      (".mlp.shared_mlp.", ".mlp.shared_experts."))
 _RENAMED.update(dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), (

@@ -503,6 +503,27 @@ def test_flint_splits_its_sinks_with_the_heads_and_keeps_the_router_whole():
     assert _per_gpu(model, 49, 4) == 19_880_215_312 + 49_713_664 == 19_929_928_976
 
 
+# -- Kolibri 1 ---------------------------------------------------------------------------------------------------
+
+def test_kolibri1_counts_four_norms_q_k_norms_and_the_score_bias():
+    # Kolibri1Config's defaults, written out: hidden 2,560, 50 layers (all MoE), 48 heads and 4 KV heads of 128, 384
+    # experts of 512 and a shared expert of 512, vocab 128,000, untied. A layer: q/o 2 x 2,560 x 6,144 + k/v 2 x
+    # 2,560 x 512 = 34,078,720, q/k norms 256, four norms 10,240, router 384 x 2,560 = 983,040 and its bias 384,
+    # experts 384 x 3 x 2,560 x 512 = 1,509,949,440, shared 3 x 2,560 x 512 = 3,932,160 (no gate: the old count's
+    # hidden-wide shared_expert_gate is not built): 1,548,954,240
+    raw = {"model_type": "kolibri1", "architectures": ["Kolibri1ForCausalLM"], "vocab_size": 128000,
+           "hidden_size": 2560, "num_hidden_layers": 50, "num_attention_heads": 48, "num_key_value_heads": 4,
+           "head_dim": 128, "moe_intermediate_size": 512, "num_experts": 384, "num_experts_per_tok": 6,
+           "shared_expert_intermediate_size": 512, "sliding_window": 513, "max_position_embeddings": 262144}
+    model = build_model(raw, "kolibri1")
+    assert model.param_count == 50 * 1_548_954_240 + 2 * 128_000 * 2_560 + 2_560 == 78_103_074_560
+    _adds_up(raw, "kolibri1")
+    # whole: 50 x (10,240 + 256 + 983,040 + 384) + 2,560 = 49,698,560 parameters
+    assert model.weight_replicated_bytes == 2 * (50 * 993_920 + 2_560) == 99_397_120
+    # TP 4: (156,206,149,120 - 99,397,120) / 4 + 99,397,120
+    assert _per_gpu(model, 50, 4) == 39_026_688_000 + 99_397_120 == 39_126_085_120
+
+
 # -- the other tables add up to their counts on their config classes' defaults -------------------------------
 
 @pytest.mark.parametrize("raw", [

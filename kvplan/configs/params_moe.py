@@ -539,7 +539,26 @@ def mellum(f: Fields, layers: list, dims) -> tuple[int, int]:
                      (experts - top_k) * per_expert)
 
 
+def kolibri1(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Kolibri1ForCausalLM (transformers 5.25 modeling_kolibri1.py): embed_tokens, norm, lm_head
+    (tie_word_embeddings, default False). Each Kolibri1DecoderLayer: Kolibri1Attention (q/k/v/o_proj without
+    biases; q_norm and k_norm over head_dim), input_layernorm, post_attention_layernorm, post_self_attn_layernorm
+    and post_mlp_layernorm, Kolibri1SparseMoeBlock on every layer: gate (weight num_experts x hidden, and its
+    e_score_correction_bias buffer), Kolibri1Experts of moe_intermediate_size, shared_experts a Kolibri1MLP of
+    shared_expert_intermediate_size (no gate). Defaults: Kolibri1Config's."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=2560)
+    experts = f.int("num_experts", "num_local_experts", default=384)
+    top_k = f.int("num_experts_per_tok", default=6)
+    per_expert = 3 * hidden * f.int("moe_intermediate_size", default=512)
+    block = (_attn(hidden, heads, kv, hd) + 2 * hd + 4 * hidden + hidden * experts + experts + experts * per_expert
+             + gated_mlp(hidden, f.int("shared_expert_intermediate_size", default=512, minimum=0)))
+    total = embeddings(f, hidden, False, 128000) + hidden + len(layers) * block
+    return total, total - len(layers) * (experts - top_k) * per_expert
+
+
 COUNTERS = {
+    "kolibri1": kolibri1,
     "mellum": mellum,
     "flex_olmo": flex_olmo,
     "cohere2_moe": cohere2_moe,

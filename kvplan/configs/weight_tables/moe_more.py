@@ -2,10 +2,11 @@
 K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), PhiMoE (phimoe), the Granite MoEs
 (granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
 AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe), Hunyuan 3 (hy_v3), Cohere2-MoE
-(cohere2_moe), FlexOlmo (flex_olmo), Aria's text model (aria_text), Mellum (mellum), Doge (doge), Beam (beam) and
-Flint (flint), each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe,
-jetmoe, solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo, aria_text, mellum, beam, flint;
-params.minicpm5_moe; params_dense.doge; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
+(cohere2_moe), FlexOlmo (flex_olmo), Aria's text model (aria_text), Mellum (mellum), Doge (doge), Beam (beam),
+Flint (flint) and Kolibri 1 (kolibri1), each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe,
+olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo, aria_text, mellum,
+beam, flint, kolibri1; params.minicpm5_moe; params_dense.doge; bailing.moe_params) and naming modules as the
+checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -37,6 +38,9 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
   (float32), which kvplan counts at the checkpoint's dtype (configs/param_fp32.py has no Beam rule); gate_bias
   splits with the heads (sharded_weight_loader), the output gate is a ColumnParallelLinear; no biases on the
   projections there.
+- Kolibri 1: vLLM 0.34 runs it on its Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS), whose
+  Kolibri1Config base_model_tp_plan splits q/k/v/o_proj and the shared experts; the four norms a layer, q_norm /
+  k_norm and the router with its bias (GateLinear) stay whole.
 - Mellum: vLLM 0.34 runs it on its Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS), whose
   MellumConfig base_model_tp_plan splits q/k/v/o_proj and the dense MLPs; the RMSNorms (q_norm / k_norm of
   head_dim too) and the router (GateLinear) stay whole.
@@ -657,6 +661,36 @@ def flint(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Kolibri 1 (params_moe.kolibri1) ---------------------------------------------------------------------------
+
+def kolibri1(f: Fields, layers: list, dims) -> list[Module]:
+    """Kolibri1ForCausalLM (transformers 5.25 modeling_kolibri1.py), per layer: self_attn.q_proj / k_proj / v_proj /
+    o_proj (no biases), self_attn.q_norm / k_norm (head_dim), input_layernorm, post_attention_layernorm and the
+    checkpoints' post_attn_norm / post_ffn_norm (post_self_attn_layernorm / post_mlp_layernorm in transformers), the
+    router mlp.gate [E, hidden] with its bias moe.router.expert_bias [E] (the checkpoints' name as transformers'
+    rename to mlp.gate.e_score_correction_bias implies: conversion_mapping "kolibri1"; not read in a checkpoint),
+    the experts mlp.experts.N of moe_intermediate_size and mlp.shared_experts of shared_expert_intermediate_size.
+    Embeddings, final norm, an untied LM head by default."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=2560)
+    experts = f.int("num_experts", "num_local_experts", default=384)
+    moe_inter = f.int("moe_intermediate_size", default=512)
+    shared = f.int("shared_expert_intermediate_size", default=512, minimum=0)
+    out = _ends(f, hidden, False, 128000)
+    for i in range(len(layers)):
+        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+        out += _qkvo(a, hidden, heads, kv, hd)
+        out += [_float(f"{a}.q_norm", hd), _float(f"{a}.k_norm", hd)]
+        out += [_float(f"layers.{i}.{n}", hidden) for n in ("input_layernorm", "post_attention_layernorm",
+                                                             "post_attn_norm", "post_ffn_norm")]
+        out += [_float(f"{m}.gate", hidden * experts, "router"),
+                _float(f"layers.{i}.moe.router.expert_bias", experts, "router")]
+        out += _experts(m, experts, hidden, moe_inter)
+        if shared:
+            out += _mlp(f"{m}.shared_experts", hidden, shared, "shared experts")
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
             "solar_open": solar_open, "sarvam_moe": bailing_moe,
@@ -665,4 +699,4 @@ MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "p
             "cohere2_moe": cohere2_moe, "flex_olmo": flex_olmo,
             "aria_text": aria_text, "mellum": mellum,
             "doge": doge, "beam": beam,
-            "flint": flint}
+            "flint": flint, "kolibri1": kolibri1}
