@@ -187,7 +187,12 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker", "mllama", "gemma3n", "mimo_v2_flash",  # wrap
              "falcon", "stablelm", "gpt_bigcode", "gpt_neox", "mpt", "bloom", "opt", "gptj", "gpt2", "persimmon", "xglm",  # classic
              "mamba", "falcon_mamba", "mamba2", "olmo_hybrid", "zamba", "gpt_neo", "recurrent_gemma", "lfm3",  # rest
-             "dots1", "hunyuan_v1_moe", "olmoe", "phimoe", "granitemoe", "granitemoeshared", "granitemoe_swa", "jetmoe", "solar_open", "afmoe", "exaone_moe", "minicpm5_moe", "hy_v3", "cohere2_moe", "flex_olmo", "aria_text", "mellum", "doge", "beam", "flint", "kolibri1",  # moe_more
+             "cohere", "starcoder2", "phi", "olmo2", "olmo", "seed_oss", "smollm3", "ministral3", "ministral", "exaone", "nemotron", "apertus", "arcee", "helium", "vaultgemma", "cwm", "iquestcoder", "jais2", "nanochat", "granite_swa", "hunyuan_v1_dense", "diffllama", "bitnet", "apertus1p5_text",  # dense_more
+             "sarvam_mla", "youtu", "mistral_large4", "hy_v4", "axk1",
+             "dots3_note_text", "axk2", "kolibri1_1", "dory",  # mla_more
+             "dots1", "hunyuan_v1_moe", "olmoe", "phimoe", "granitemoe", "granitemoeshared", "granitemoe_swa",
+             "jetmoe", "solar_open", "afmoe", "exaone_moe", "minicpm5_moe", "hy_v3", "cohere2_moe",
+             "flex_olmo", "aria_text", "mellum", "doge", "beam", "flint", "kolibri1",  # moe_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -246,6 +251,51 @@ _RENAMED.update({"olmo_hybrid": ((".attention_layer_norm", ".input_layernorm"),
                                  (".feedforward_layer_norm", ".post_attention_layernorm"),
                                  *((f".{c}_conv1d", ".conv1d") for c in "qkv")),
                  "lfm3": ((".self_attn.gate_proj", ".self_attn.g_proj"),), "zamba": ((".dt_proj_bias", ".dt_proj"),)})
+# EXAONE 3 / 3.5's checkpoint names, which transformers renames on load (conversion_mapping.py "exaone")
+_RENAMED["exaone"] = (("transformer.wte", "model.embed_tokens"), ("transformer.ln_f", "model.norm"),
+                      ("transformer.h.", "model.layers."), (".attn.attention.out_proj", ".self_attn.o_proj"),
+                      (".attn.attention.", ".self_attn."), (".ln_1", ".input_layernorm"),
+                      (".ln_2", ".post_attention_layernorm"), (".mlp.c_fc_0", ".mlp.gate_proj"),
+                      (".mlp.c_fc_1", ".mlp.up_proj"), (".mlp.c_proj", ".mlp.down_proj"))
+
+# Mistral Large 4's checkpoints keep Mistral's own names at the top, which transformers 5.25 renames on load
+# (conversion_mapping.py "mistral_large4", "mistral_large4_text"); its text model is built inside the wrapper only
+_IN_WRAPPER += ("mistral_large4",)
+_CHECKPOINT_NAMES["mistral_large4"] = (
+    (r"^tok_embeddings$", "model.embed_tokens"), (r"^output$", "lm_head"), (r"^norm$", "model.norm"),
+    (r"^lerope\.alpha$", "model.rotary_emb.alpha"), (r"^layers\.", "model.layers."),
+    (r"\.attention_norm$", ".input_layernorm"), (r"\.ffn_norm$", ".post_attention_layernorm"),
+    (r"\.attention\.", ".self_attn."), (r"\.wq$", ".q_proj"), (r"\.wkv_a_with_mqa$", ".kv_a_proj_with_mqa"),
+    (r"\.kv_a_norm$", ".kv_a_layernorm"), (r"\.wkv_b$", ".kv_b_proj"), (r"\.wo$", ".o_proj"),
+    (r"\.ssmax_scaling\.s$", ".softmax_scaling.scale"), (r"\.ssmax_scaling\.b$", ".softmax_scaling"),
+    (r"\.(feed_forward|shared_experts)\.w1$", r".\1.gate_proj"),
+    (r"\.(feed_forward|shared_experts)\.w3$", r".\1.up_proj"),
+    (r"\.(feed_forward|shared_experts)\.w2$", r".\1.down_proj"), (r"\.feed_forward\.", ".mlp."),
+    (r"\.shared_experts\.", ".mlp.shared_experts."), (r"\.gate$", ".mlp.gate"), (r"\.experts\.", ".mlp.experts."))
+# HY-V4's checkpoint names (conversion_mapping.py "hy_v4")
+_CHECKPOINT_NAMES["hy_v4"] = (
+    (r"\.hc_pre\.hc_", ".hc_"), (r"\.hc_attn_layer\.hc_", ".attn_hc."), (r"\.hc_mlp_layer\.hc_", ".ffn_hc."),
+    (r"\.hc_head\.hc_head_", ".hc_head.hc_"), (r"\.linear_gate$", ".gate_proj"), (r"\.learnable_sink_param$", ".sinks"))
+
+# A.X-K1's checkpoints keep post_mlp_layernorm at the decoder layer (conversion_mapping.py "axk1")
+_RENAMED["axk1"] = ((".post_mlp_layernorm", ".mlp.post_mlp_layernorm"),)
+
+# A.X-K2's checkpoint names (conversion_mapping.py "axk2")
+_RENAMED["axk2"] = ((".self_attn.q_b_proj", ".self_attn.q_gate_proj"), (".W_down", ".mlp.fc1"), (".W_up", ".mlp.fc2"))
+
+# Kolibri 1.1's checkpoint names (conversion_mapping.py "kolibri1")
+_RENAMED["kolibri1_1"] = ((".moe.router.expert_bias", ".mlp.gate.e_score_correction_bias"),
+                          (".post_attn_norm", ".post_self_attn_layernorm"), (".post_ffn_norm", ".post_mlp_layernorm"))
+
+# Dory's checkpoints store decoder layer i as layers.{2i} (attention) and layers.{2i+1} (MLP) under backbone.
+# (conversion_mapping.py "dory" LayerPairCollapse): the index halved, mixer the block it is
+_CHECKPOINT_NAMES["dory"] = (
+    (r"^backbone\.layers\.(\d+)\.mixer\.",
+     lambda m: f"model.layers.{int(m[1]) // 2}.{('self_attn', 'mlp')[int(m[1]) % 2]}."),
+    (r"^backbone\.layers\.(\d+)\.(attn|mlp)_alpha$",
+     lambda m: f"model.layers.{int(m[1]) // 2}.lambda_{1 if m[2] == 'attn' else 2}"),
+    (r"\.self_attn\.g_proj$", ".self_attn.gate_proj"), (r"^backbone\.embeddings$", "model.embed_tokens"))
+
 # configs/weight_tables/moe_more.py: PhiMoE's router, block_sparse_moe.gate in the checkpoints (conversion_mapping.py
 # "phimoe"); the Granite MoE checkpoints' experts and router (conversion_mapping.py "granitemoe", which
 # granitemoeshared and granitemoe_swa reuse; _as_transformers has made block_sparse_moe mlp)
@@ -254,7 +304,6 @@ _RENAMED["phimoe"] = ((".mlp.gate", ".mlp.router"),)
 _RENAMED["exaone_moe"] = ((".mlp.e_score_correction_bias", ".mlp.gate.e_score_correction_bias"),)
 # MiniCPM5-MoE's query-and-gate projection, self_attn.q_proj in the checkpoints (conversion_mapping.py)
 _RENAMED["minicpm5_moe"] = ((".self_attn.q_proj", ".self_attn.q_gate_proj"),)
-# Hunyuan 3's router, router bias and shared MLP under their checkpoint names (conversion_mapping.py "hy_v3")
 # Aria's expert tensors, fc1 / fc2 in the checkpoints (conversion_mapping.py "aria_text")
 _RENAMED["aria_text"] = ((".mlp.experts.fc1", ".mlp.experts.gate_up_proj"),
                          (".mlp.experts.fc2", ".mlp.experts.down_proj"))
@@ -262,6 +311,7 @@ _RENAMED["flint"] = ((".self_attn.softmax_offset", ".self_attn.sinks"),)  # conv
 # Kolibri 1's checkpoint names, which transformers renames on load (conversion_mapping.py "kolibri1")
 _RENAMED["kolibri1"] = ((".post_attn_norm", ".post_self_attn_layernorm"), (".post_ffn_norm", ".post_mlp_layernorm"),
                         (".moe.router.expert_bias", ".mlp.gate.e_score_correction_bias"))
+# Hunyuan 3's router, router bias and shared MLP under their checkpoint names (conversion_mapping.py "hy_v3")
 _RENAMED["hy_v3"] = ((".mlp.router.gate", ".mlp.gate"), (".mlp.expert_bias", ".mlp.e_score_correction_bias"),
                      (".mlp.shared_mlp.", ".mlp.shared_experts."))
 _RENAMED.update(dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), (

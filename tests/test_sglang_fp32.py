@@ -6,11 +6,15 @@ the parameter (the 0.5.23 wheel's python/sglang/srt/models, 0.5.9's sdist where 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from kvplan.engines.sglang_fp32 import upcast
 from kvplan.sources import load_model
+
+CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
+SPECS = Path(__file__).resolve().parent.parent / "model_specs"
 
 
 def _figures(up):
@@ -100,8 +104,47 @@ def test_families_sglang_builds_in_the_model_dtype():
 
     assert "ernie4_5_moe" in VLLM_FP32 and "ernie4_5_moe" not in SGLANG_FP32
     # one record for a module both engines hold in float32, not a copy
-    assert SGLANG_FP32["longcat_flash"] == VLLM_FP32["longcat_flash"] == FP32_RULES["longcat_flash"]
+    assert SGLANG_FP32["lfm2_moe"] == VLLM_FP32["lfm2_moe"] == FP32_RULES["lfm2_moe"]
     assert SGLANG_FP32["deepseek_v3"][0] is VLLM_FP32["deepseek_v3"][0]
+
+
+def _model(path: Path, tmp_path: Path, **changes):
+    """The model of the config at `path` with `changes` (None: the key left out), read from a file as a user's
+    local config is (the engines' float32 additions read the config's own file)."""
+    raw = json.loads(path.read_text())
+    for key, value in changes.items():
+        if value is None:
+            raw.pop(key, None)
+        else:
+            raw[key] = value
+    out = tmp_path / f"{path.stem}-{len(list(tmp_path.iterdir()))}.json"
+    out.write_text(json.dumps(raw))
+    return load_model(str(out))
+
+
+def test_longcat_router_follows_rounter_params_dtype(tmp_path):
+    # longcat_flash.py LongcatFlashMoE (0.5.9 and 0.5.23): `if config.rounter_params_dtype == "float32"` float32,
+    # else torch.bfloat16; the bundled config leaves it out (SGLang's LongcatFlashConfig default "float32": the test
+    # above). Named "bfloat16": nothing in float32. vLLM 0.34 sets torch.float32 whatever the config says.
+    from kvplan.engines.vllm_fp32 import upcast as vllm_upcast
+
+    model = _model(SPECS / "longcat-flash-chat.json", tmp_path, rounter_params_dtype="bfloat16")
+    assert upcast(model, "0.5.23", tp=8) is None and upcast(model, "0.5.9", tp=8) is None
+    assert vllm_upcast(model, "0.34.0").whole_params == 132_142_080
+
+
+def test_mimo_v2_router_follows_moe_router_dtype(tmp_path):
+    # MiMo-V2.6-Flash: 48 layers, moe_layer_freq [0, 1 x 47]: 47 MoE layers, gate [256, 4096] = 1,048,576 and
+    # e_score_correction_bias [256] (topk_method noaux_tc); the config's moe_router_dtype "bfloat16".
+    # SGLang 0.5.23 mimo_v2.py MoEGate: the gate in moe_router_dtype (bf16), the bias float32: 47 x 256 = 12,032
+    # parameters, + 2 B each, whole: 24,064 B. 0.5.9 mimo_v2_flash.py MoEGate: both float32 whatever the config says:
+    # 47 x 1,048,832 = 49,295,104 parameters, 98,590,208 B on every GPU
+    model = _model(CONFIGS / "mimo-v2.6-flash.json", tmp_path)
+    assert _figures(upcast(model, "0.5.23", tp=8)) == (12_032, 2, (24_064,))
+    assert _figures(upcast(model, "0.5.9", tp=8)) == (49_295_104, 2, (98_590_208,))
+    # moe_router_dtype left out: float32 in both releases
+    model = _model(CONFIGS / "mimo-v2.6-flash.json", tmp_path, moe_router_dtype=None)
+    assert _figures(upcast(model, "0.5.23", tp=8)) == (49_295_104, 2, (98_590_208,))
 
 
 def test_kimi_linear_kda_state_parameters_split_over_tp():

@@ -185,3 +185,28 @@ def test_mamba_mixers_hold_a_in_float32():
     # 8,192 B
     model = load_model("mamba-codestral-7b")
     assert _profile_weights(model, tp=2)[0] - config_weights_per_gpu(model, 2) == 8_192
+
+
+def test_mimo_v2_gate_and_score_bias_by_moe_router_dtype_and_release(tmp_path):
+    # mimo_v2.py MiMoV2MoE (mimo_v2_flash.py MiMoV2FlashMoE in 0.14-0.20): the gate in moe_router_dtype (float32 where
+    # the config leaves it out) and e_score_correction_bias in the gate's dtype up to 0.30, in GateLinear's
+    # out_dtype float32 from 0.31.0. MiMo-V2.6-Flash: 47 MoE layers (moe_layer_freq [0, 1 x 47]), gate [256, 4096],
+    # bias [256]; both whole on every rank (nn.Linear / GateLinear), + 2 B a parameter
+    from kvplan.engines.vllm_fp32 import upcast
+
+    raw = json.loads((CONFIGS / "mimo-v2.6-flash.json").read_text())
+    assert raw["moe_router_dtype"] == "bfloat16"
+    model = load_model(str(CONFIGS / "mimo-v2.6-flash.json"))
+    # "bfloat16": the bias alone from 0.31 (47 x 256 = 12,032), nothing up to 0.30
+    up = upcast(model, "0.34.0")
+    assert (up.whole_params, up.split_params, up.extra_bytes_per_param) == (12_032, 0, 2)
+    assert up.per_gpu_bytes(tp=8) == 24_064
+    assert upcast(model, "0.30.0") is None
+    # left out: gate and bias in float32 from 0.14.0 (47 x 1,048,832 = 49,295,104), none before (no MiMo-V2 file)
+    raw.pop("moe_router_dtype")
+    (tmp_path / "mimo.json").write_text(json.dumps(raw))
+    model = load_model(str(tmp_path / "mimo.json"))
+    for version in ("0.14.0", "0.30.0", "0.34.0"):
+        up = upcast(model, version)
+        assert (up.whole_params, up.split_params) == (49_295_104, 0)
+    assert upcast(model, "0.13.0") is None

@@ -34,9 +34,9 @@ from benchmark_scripts import load_script, write_source
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_table_reads_every_release_with_an_sdist():
-    # PyPI has no sdist of 0.15.0 and 0.15.1 (wheels only): every other release of the registry table is read
-    assert set(RELEASES) - set(PP_RELEASES) == {"0.15.0", "0.15.1"}
+def test_the_table_reads_every_release():
+    # 0.15.0 and 0.15.1 (wheels only on PyPI) were read from their wheels' model sources
+    assert set(RELEASES) == set(PP_RELEASES)
 
 
 @pytest.mark.parametrize("arch", ["LlamaForCausalLM", "GemmaForCausalLM"])
@@ -51,10 +51,22 @@ def test_classes_without_supportspp_are_listed(arch):
     assert pipeline_support(arch, "0.34").supported is False
 
 
-def test_a_release_not_read_is_not_known():
-    # 0.15.0 registers Zamba2ForCausalLM (native from 0.11.0) but its sources were not read for PP
+def test_a_release_not_read_is_not_known(monkeypatch):
+    # a release in the registry table whose model sources were not read (as 0.15.0 was until Dec 2026)
+    from kvplan.engines import vllm_registry_data
+
+    monkeypatch.setattr(vllm_registry_data, "PP_RELEASES", tuple(r for r in PP_RELEASES if r != "0.15.0"))
     found = pipeline_support("Zamba2ForCausalLM", "0.15.0")
     assert found.supported is None and "not known" in found.note and "0.15.0" in found.note
+
+
+def test_0_15_wheels_read():
+    # vLLM 0.15.0's zamba2.py: class Zamba2ForCausalLM(nn.Module, HasInnerState, IsHybrid,
+    # SupportsMambaPrefixCaching), no SupportsPP; llama.py's LlamaForCausalLM has it; 0.15.1 adds step3p5_mtp.py's
+    # Step3p5MTP(nn.Module), which 0.15.0 does not register
+    assert pipeline_support("Zamba2ForCausalLM", "0.15.0").supported is False
+    assert pipeline_support("LlamaForCausalLM", "0.15.1").supported is True
+    assert pipeline_support("Step3p5MTP", "0.15.1").supported is False
 
 
 def test_cli_refuses_pp_for_a_class_without_supportspp():
@@ -67,10 +79,10 @@ def test_cli_refuses_pp_for_a_class_without_supportspp():
     assert kvplan("estimate", "zamba2-2.7b", "--engine", "vllm", "--gpu", "h100").returncode == 0
 
 
-def test_cli_notes_a_release_it_did_not_read():
+def test_cli_refuses_pp_under_a_release_read_from_its_wheel():
     out = kvplan("estimate", "zamba2-2.7b", "--engine", "vllm@0.15.0", "--gpu", "h100", "--pp", "2")
-    assert out.returncode == 0
-    assert "whether vLLM 0.15.0 runs Zamba2ForCausalLM with pipeline parallelism is not known" in out.stdout
+    assert out.returncode == 2
+    assert "vLLM 0.15.0" in out.stderr and "Zamba2ForCausalLM" in out.stderr
 
 
 def test_fit_leaves_pp_out_for_a_class_without_supportspp():

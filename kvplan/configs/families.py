@@ -170,9 +170,13 @@ _ROWS: list[Family] = [
            rules=("K/V on every layer; sliding_window (when set) on every layer; LlamaConfig defaults fill a "
                   "sparse text_config",)),
     Family(("mixtral", "phi3", "phi4_multimodal", "granite", "olmo2", "starcoder2", "internlm2",
-            "exaone", "phi", "gemma", "glm4_moe", "ministral", "qwen3_vl_text"),
+            "phi", "gemma", "glm4_moe", "ministral", "qwen3_vl_text"),
            kinds=ATTN, params=params.by_type,
            rules=("K/V on every layer; sliding_window (when set) on every layer",)),
+    # EXAONE 3.0 / 3.5's config.json writes num_layers (its remote ExaoneConfig; transformers 5.25 ExaoneConfig's
+    # attribute_map reads it as num_hidden_layers)
+    Family(("exaone",), kinds=ATTN, params=params.by_type, aliases={"num_hidden_layers": ("num_layers",)},
+           rules=("K/V on every layer; sliding_window (when set) on every layer; num_layers is the layer count",)),
     # decoders whose cache follows transformers' generic rule exactly (layer_types, else sliding_window on
     # every layer, else full), each checked against the cache transformers builds by tests/parity
     Family(("afmoe", "apertus", "apertus1p5_text", "arcee", "aria_text", "beam", "biogpt", "bitnet", "cohere", "cwm",
@@ -661,7 +665,7 @@ _ROWS: list[Family] = [
                   "(default 1: full), the rest full when (i + 1) % sliding_window_pattern == 0 (default 4); "
                   "head_dim 128 and sliding_window 4096 by default; a sliding layer keeps sliding_window + 1 tokens "
                   "(vLLM 0.33 cohere2_moe.py Cohere2MoeAttention)",)),
-    *(Family((name,), kinds=ATTN, derive=first_of_four_full, params=params.by_type,  # granitemoe_swa: params_moe
+    *(Family((name,), kinds=ATTN, derive=first_of_four_full, params=params.by_type,  # granite_swa's sinks
              defaults={"sliding_window": 128, **kv},
              rules=("layer_types; else layer i full when i % 4 == 0, the rest sliding (sliding_window 128 by "
                     f"default); KV heads {kv_text} by default (the attention sink is a weight, not cached)",))
@@ -954,7 +958,7 @@ _ROWS: list[Family] = [
            rules=("MLA latent on every layer; indexer keys only where indexer_types is 'full' (absent: layer 0 "
                   "and every layer with (i - 1) % 4 == 0)",)),
     Family(("mistral_large4",), text="mistral_large4_text", rules=("text model in text_config",)),
-    Family(("mistral_large4_text",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.latent,
+    Family(("mistral_large4_text",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.by_type,
            derive=lambda f, n: [K.INDEXED] * n, refine=mistral_large4_indexers, per_layer=mistral_large4_rope,
            defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64, "index_head_dim": 128},
            rules=("as glm_moe_dsa: MLA latent on every layer, indexer keys where indexer_types is 'full'; NoPE "

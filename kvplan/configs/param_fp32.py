@@ -20,11 +20,15 @@ vllm/models/*):
   first release (0.11.1); the gate itself in the model dtype;
 - GLM-4.5 / 4.6 / 4.7 and GLM-4.7-Flash: glm4_moe.py Glm4MoE gate (params_dtype float32; an nn.Linear of dtype
   float32 in 0.11) and gate.e_score_correction_bias; glm4_moe_lite.py Glm4MoeLite inherits it
-  (in 0.16.0, the first release read that has the file: 0.14.0 lacks it, 0.15 has no sdist);
+  (from 0.15.0, the file's first release: 0.14.0 lacks it; read in the 0.15.0 wheel and 0.16.0);
 - MiniMax-M2: minimax_m2.py MiniMaxM2MoE gate (params_dtype float32) and e_score_correction_bias (built only with
   use_routing_bias), from 0.11.1;
 - Laguna: laguna.py LagunaMoE's e_score_correction_bias (float32 "regardless of model dtype"), from its first
   release, 0.21.0 (0.20.2 has no laguna.py);
+- MiMo-V2-Flash / MiMo-V2.x: mimo_v2.py MiMoV2MoE (mimo_v2_flash.py up to 0.20; from 0.14.0, its first release)
+  builds the gate (an nn.Linear up to 0.30, GateLinear from 0.31) in the config's moe_router_dtype, float32 where
+  the config leaves it out, and its e_score_correction_bias in the gate's dtype up to 0.30, in float32 whatever
+  moe_router_dtype says from 0.31.0 (read in the 0.14.0, 0.20.0, 0.21.0, 0.26.0, 0.30.0, 0.31.0 wheels and 0.34.0);
 - DeepSeek-V3, Kimi-K2, DeepSeek-V3.2, GLM-5: deepseek_v2.py DeepseekV2MoE gate.e_score_correction_bias, built only
   where the config's topk_method is "noaux_tc" (0.11.0); the DSA indexer's k_norm (a LayerNorm, weight and bias)
   from 0.32.0 (deepseek_v32/attention.py DeepseekV32Indexer, deepseek_v2.py Indexer: LayerNorm(dtype=float32));
@@ -55,9 +59,11 @@ dtype as in vLLM (MoEGate: float32 only with the config's router_fp32, which no 
 gate float32 from 0.5.23 only (0.5.9: the bias alone); Nemotron-H's gate float32 in 0.5.9 only (0.5.23:
 ReplicatedLinear in the model dtype, on every GPU); Laguna's gate float32 as well as its bias; and, beyond vLLM's
 rules, Kimi-Linear's KDA conv1d, dt_bias and A_log, the Mamba-2 mixers' A (MambaMixer2: Nemotron-H, Falcon-H1,
-Granite 4.0-H), Gated DeltaNet's A_log (Qwen3-Next; Qwen3.5 from 0.5.23), MiMo-V2's router and score bias, and
-Ling's router (router_dtype "fp32") and expert_bias, and Ling / Ring 2.5's LM head (bailing_moe_linear.py
-ParallelLMHead params_dtype float32; vLLM builds it in the model dtype). The same everywhere else read:
+Granite 4.0-H), Gated DeltaNet's A_log (Qwen3-Next; Qwen3.5 from 0.5.23), and Ling's router (router_dtype "fp32") and expert_bias, and Ling / Ring 2.5's LM head (bailing_moe_linear.py
+ParallelLMHead params_dtype float32; vLLM builds it in the model dtype). Both SGLang releases read a config field
+vLLM 0.34 ignores for LongCat-Flash: its router is float32 only where rounter_params_dtype is "float32" or left out
+(longcat_flash.py LongcatFlashMoE, bfloat16 otherwise); MiMo-V2's gate follows moe_router_dtype in 0.5.23 as in
+vLLM, and is float32 whatever it says in 0.5.9 (mimo_v2_flash.py MoEGate). The same everywhere else read:
 LongCat-Flash, LFM2-MoE, MiniMax-M2, DeepSeek's noaux_tc bias and DSA indexer k_norm, Ling / Ring 2.5's router and
 expert_bias. Not covered: the float32
 routers and biases of families kvplan has no per-module table for (grok.py, step3p5.py, exaone_moe.py,
@@ -165,6 +171,9 @@ _DEEPSEEK = (_rules((0, 11, 0), "deepseek_v2.py DeepseekV2MoE", "mlp.gate.e_scor
                       "RMSNorm in the model dtype where index_k_norm_type is \"rms\"; 0.5.9 nsa/nsa_indexer.py)"))
 _MAMBA2 = "layers/attention/mamba/mamba.py MambaMixer2 (A, loaded from A_log: float32, split by heads)"
 _NONE = "kvplan's vLLM profile adds nothing for it (vLLM's class not checked for it here)"
+_MIMO = "mimo_v2.py MiMoV2MoE (mimo_v2_flash.py MiMoV2FlashMoE up to 0.20): the gate in moe_router_dtype"
+# a config's moe_router_dtype that leaves the router in float32 (left out: float32)
+_ROUTER_FP32 = ("moe_router_dtype", (None, "float32"))
 
 # the Mamba mixers' A (the checkpoints' A_log, loaded as -exp(A_log)): vLLM's layers/mamba/mamba_mixer.py MambaMixer
 # and mamba_mixer2.py MambaMixer2 build it with dtype=torch.float32 (0.11.0, 0.33.0, 0.34.0), split over TP
@@ -177,10 +186,14 @@ FP32_RULES: dict[str, tuple[Fp32Rule, ...]] = {
     # SGLang's ernie4.py MoEGate builds both in the model dtype (0.5.9, 0.5.23)
     "ernie4_5_moe": _rules((0, 11, 1), "ernie45_moe.py Ernie4_5_MoeMoE", "mlp.gate",
                            "mlp.moe_statics.e_score_correction_bias"),
-    # SGLang: its own LongcatFlashConfig's rounter_params_dtype, "float32" unless the config says otherwise
-    "longcat_flash": _rules((0, 11, 0), "longcat_flash.py LongcatMoe / LongcatRouter", "router.classifier",
-                            "router.e_score_correction_bias", sglang=SGLANG_BOTH,
-                            sglang_source="longcat_flash.py LongcatFlashRouter (rounter_params_dtype)"),
+    # vLLM: float32 whatever the config says (LongcatMoe sets router_params_dtype = torch.float32). SGLang 0.5.9 and
+    # 0.5.23: its LongcatFlashMoE reads the config's rounter_params_dtype (its own LongcatFlashConfig's default
+    # "float32"): float32 where it is "float32" or left out, bfloat16 otherwise
+    "longcat_flash": (_rules((0, 11, 0), "longcat_flash.py LongcatMoe / LongcatRouter", "router.classifier",
+                             "router.e_score_correction_bias")
+                      + _rules(None, _NONE, "router.classifier", "router.e_score_correction_bias",
+                               only_if=("rounter_params_dtype", (None, "float32")), sglang=SGLANG_BOTH,
+                               sglang_source="longcat_flash.py LongcatFlashRouter (rounter_params_dtype)")),
     "lfm2_moe": _rules((0, 11, 1), "lfm2_moe.py Lfm2MoeSparseMoeBlock", "feed_forward.expert_bias",
                        sglang=SGLANG_BOTH, sglang_source="lfm2_moe.py Lfm2MoeSparseMoeBlock (use_expert_bias)"),
     "glm4_moe": _GLM,
@@ -220,9 +233,19 @@ FP32_RULES: dict[str, tuple[Fp32Rule, ...]] = {
                            sglang_source="qwen3_5.py Qwen3_5GatedDeltaNet (0.5.9: the model dtype)"),
     "qwen3_5_moe_text": _rules(None, _NONE, "linear_attn.A_log", sglang=SGLANG_NEW,
                                sglang_source="qwen3_5.py Qwen3_5GatedDeltaNet (0.5.9: the model dtype)"),
-    # the router in moe_router_dtype, float32 unless the config names another (0.5.9: always float32)
-    "mimo_v2": (_rules(None, _NONE, "mlp.gate", sglang=SGLANG_BOTH,
-                       sglang_source="mimo_v2.py MoEGate (moe_router_dtype; 0.5.9 mimo_v2_flash.py)")
+    # MiMo-V2: vLLM from 0.14.0 (mimo_v2_flash.py; mimo_v2.py from 0.21.0) builds the gate in the config's
+    # moe_router_dtype, float32 where it is left out, and its e_score_correction_bias in the gate's dtype, from 0.31.0
+    # in GateLinear's out_dtype float32 whatever moe_router_dtype says. SGLang 0.5.23 mimo_v2.py MoEGate: the gate in
+    # moe_router_dtype (float32 where left out); 0.5.9 mimo_v2_flash.py MoEGate: float32 always; both the bias
+    # (noaux_tc) in float32
+    "mimo_v2": (_rules((0, 14, 0), _MIMO, "mlp.gate", only_if=_ROUTER_FP32, sglang=SGLANG_NEW,
+                       sglang_source="mimo_v2.py MoEGate (moe_router_dtype)")
+                + _rules(None, _NONE, "mlp.gate", sglang=("0.5.9",),
+                         sglang_source="mimo_v2_flash.py MoEGate (float32 whatever moe_router_dtype says)")
+                + _rules((0, 14, 0), f"{_MIMO} (its e_score_correction_bias in the gate's dtype)",
+                         "mlp.gate.e_score_correction_bias", only_if=_ROUTER_FP32)
+                + _rules((0, 31, 0), "mimo_v2.py MiMoV2MoE (e_score_correction_bias in GateLinear's out_dtype "
+                         "float32)", "mlp.gate.e_score_correction_bias")
                 + _rules(None, _NONE, "mlp.gate.e_score_correction_bias", only_if=("topk_method", "noaux_tc"),
                          sglang=SGLANG_BOTH, sglang_source="mimo_v2.py MoEGate")),
     # Ling / Ring 2.0 and 3.0: the router in float32 where router_dtype is "fp32", its expert_bias always

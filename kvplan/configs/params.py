@@ -164,6 +164,8 @@ def _is_moe_layer(f: Fields, i: int) -> bool:
             return False
         step = f.int("decoder_sparse_step", default=1)
         return (i + 1) % step == 0
+    if mt == "mistral4":  # transformers 5.25 modeling_mistral4.py Mistral4DecoderLayer: a MoE from
+        return i >= f.int("first_k_dense_replace", default=0, minimum=0)  # first_k_dense_replace on (no freq)
     if mt == "jamba":
         period = f.int("expert_layer_period", default=2)
         offset = f.int("expert_layer_offset", default=1, minimum=0)
@@ -1023,6 +1025,13 @@ def dory(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total
 
 
+def kolibri_dense_layers(f: Fields, n: int) -> set[int]:
+    """Kolibri 1.1's layers with a dense MLP: mlp_only_layers, else (absent or null) layers 0 and 1
+    (Kolibri1_1Config.__post_init__)."""
+    written = f.int_list("mlp_only_layers", minimum=0)
+    return set(written) if written is not None else {i for i in (0, 1) if i < n}
+
+
 def kolibri1_1(f: Fields, layers: list, dims) -> tuple[int, int]:
     """Kolibri 1.1 as transformers 5.25 builds it: q and o projections and a q norm on every layer, k and v
     projections and a k norm only on layers that keep their own K/V; four norms a layer; a dense MLP on
@@ -1030,8 +1039,10 @@ def kolibri1_1(f: Fields, layers: list, dims) -> tuple[int, int]:
     the checkpoint holds) and a shared expert."""
     heads, kv, head, _ = dims
     hidden, vocab = f.int("hidden_size"), f.int("vocab_size")
-    experts, top_k, inter = f.int("num_local_experts"), f.int("num_experts_per_tok"), f.int("moe_intermediate_size")
-    dense_layers = set(f.int_list("mlp_only_layers", minimum=0) or [])
+    # Kolibri1_1Config.attribute_map reads num_experts as num_local_experts: a file may write either
+    experts = f.int("num_local_experts", "num_experts")
+    top_k, inter = f.int("num_experts_per_tok"), f.int("moe_intermediate_size")
+    dense_layers = kolibri_dense_layers(f, len(layers))
     moe = experts * 3 * hidden * inter + experts * hidden + experts + 3 * hidden * f.int("shared_expert_intermediate_size")
     total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden
     moe_layers = 0
@@ -1067,16 +1078,18 @@ def lara_mini(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 
 def hy_v4(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """HY-V4 as transformers 5.25 builds it (HYV4ForCausalLM): MLA with low-rank q, an output gate and per-head
-    sinks; the indexer (q from the q latent, one key projection with a LayerNorm, head weights) only on layers
-    that keep index keys; two hyper-connections a layer (hc_mult streams) and the head's; a dense MLP on the
-    mlp_layer_types "dense" layers (absent: layer 0), else routed experts with a router (and its
-    e_score_correction_bias, which the checkpoint holds), and shared experts."""
+    """HY-V4 as transformers 5.25 builds it (HYV4ForCausalLM): MLA with low-rank q (attention_bias on q_a_proj,
+    kv_a_proj_with_mqa and o_proj), an output gate and per-head sinks; the indexer (q from the q latent, one key
+    projection with a LayerNorm, head weights) only on layers that keep index keys; two hyper-connections a layer
+    (hc_mult streams) and the head's; a dense MLP on the mlp_layer_types "dense" layers (absent: layer 0), else
+    routed experts with a router (and its e_score_correction_bias, which the checkpoint holds), and shared experts."""
     hidden, vocab, heads = f.int("hidden_size"), f.int("vocab_size"), f.int("num_attention_heads")
     q, r = f.int("q_lora_rank"), f.int("kv_lora_rank")
     nope, rope, v = f.int("qk_nope_head_dim"), f.int("qk_rope_head_dim"), f.int("v_head_dim")
     attention = (hidden * q + q + q * heads * (nope + rope) + hidden * (r + rope) + r + r * heads * (nope + v)
                  + 2 * heads * v * hidden + heads)
+    if f.flag("attention_bias"):  # HYV4Attention: biases on q_a_proj, kv_a_proj_with_mqa and o_proj
+        attention += q + r + rope + hidden
     index_heads, index = f.int("index_n_heads", default=16), f.int("index_head_dim", default=128)
     indexer = q * index_heads * index + hidden * index + 2 * index + hidden * index_heads
     hc = f.int("hc_mult", default=4)
@@ -1106,7 +1119,7 @@ _PLAIN_DECODERS = {
                       position_offset=2),
     "starcoder2": decoder(mlp="plain", qkv_bias=("use_bias", True), o_bias=("use_bias", True),
                           mlp_bias=("use_bias", True)),
-    "phi": decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, norms=1, head_bias=True, tied=False),
+    # phi: params_dense_more.py (its q/k layernorms)
 }
 
 
@@ -1130,10 +1143,11 @@ _PLAIN_DECODERS["apertus1p5_text"] = apertus1p5_text
 def by_type(f: Fields, layers: list, dims) -> tuple[int, int]:
     """The model_type's own counter (its modules as transformers builds them: params_moe, params_mla, the plain
     decoders above) where a family record holds types whose modules differ, else attention_decoder."""
-    from . import params_dense, params_hybrid, params_mla, params_moe
+    from . import params_dense, params_dense_more, params_hybrid, params_mla, params_moe
 
     counters = {**_PLAIN_DECODERS, **params_moe.COUNTERS, **params_mla.COUNTERS, **params_dense.COUNTERS,
                 **params_hybrid.COUNTERS}
+    counters.update(params_dense_more.COUNTERS)  # dense_more: Cohere, OLMo, OLMo 2, Seed-OSS, Phi
     return counters.get(f.model_type, attention_decoder)(f, layers, dims)
 
 

@@ -380,26 +380,17 @@ def _dots3_overrides(f: Fields, types: list[str]) -> dict[int, dict]:
     return {i: swa for i, t in enumerate(types) if t == "sliding_attention"}
 
 
-def dots3_note(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """dots3-note's text model (modeling_dots3_note.py, Dots3NoteForCausalLM; no vision or audio tower):
-    embed_tokens, final norm, lm_head (tie default False). Each layer: Dots3NoteTextAttention built from the
-    layer's own config (per_layer_config overrides, else swa_* for sliding layers): q_a_proj (+bias),
-    q_a_layernorm, q_b_proj (a query LoRA is required), kv_a_proj_with_mqa (+bias), kv_a_layernorm,
-    kv_b_proj, o_proj (+bias), k_rope_only_layernorm (qk_rope_head_dim), g_proj (hidden -> heads) and, on
-    'indexed_attention' layers, a Dots3NoteTextIndexer (wq_b, wk, k_norm LayerNorm, weights_proj); two
-    RMSNorms; by mlp_layer_types (else first_k_dense_replace 1 / moe_layer_freq, an int or a 0/1 list) a
-    Dots3NoteTextMLP(intermediate_size) or Dots3NoteTextMoE (experts, gate weight + e_score_correction_bias,
-    shared_experts of shared_experts_intermediate_size (moe_shared_expert_intermediate_size) x
-    n_shared_experts)."""
+def dots3_note_parts(f: Fields, n: int) -> dict:
+    """What dots3_note counts, read once (the per-layer table, configs/weight_tables/mla_more.py, reads the same):
+    hidden, the layer types, each layer's attention widths (per_layer_config / swa_* overrides on the global
+    ones), attention_bias, the MLP kinds and widths."""
     hidden = f.int("hidden_size", default=5120)
-    n = len(layers)
     types = _dots3_layer_types(f, n)
     overrides = _dots3_overrides(f, types)
     glob = {name: f.int(name, default=default, minimum=0) for name, default in _DOTS3_ATTN.items()}
     glob["q_lora_rank"] = _need_rank(f, "q_lora_rank", _DOTS3_ATTN["q_lora_rank"])
-    bias = f.flag("attention_bias")
 
-    def attention(i: int) -> int:
+    def widths(i: int) -> dict:
         cfg = dict(glob)
         for name, value in overrides.get(i, {}).items():
             if name in cfg:
@@ -407,19 +398,8 @@ def dots3_note(f: Fields, layers: list, dims) -> tuple[int, int]:
                     raise ConfigError(f"{f.source}: per-layer {name!r} of layer {i} is null; transformers' "
                                       f"dots3 attention needs it (model_type {f.model_type!r})", "fix the config")
                 cfg[name] = f.check_int(f"per_layer_config.{i}.{name}", value, minimum=0)
-        h, heads, rope = cfg["hidden_size"], cfg["num_attention_heads"], cfg["qk_rope_head_dim"]
-        out = _mla(h, heads, cfg["q_lora_rank"], cfg["kv_lora_rank"], rope, cfg["qk_nope_head_dim"],
-                   cfg["v_head_dim"], bias)
-        out += rope + h * heads  # k_rope_only_layernorm, g_proj
-        if types[i] == "indexed_attention":
-            out += _indexer(h, cfg["q_lora_rank"], cfg["index_head_dim"], cfg["index_n_heads"])
-        return out
+        return cfg
 
-    inter = f.int("intermediate_size", default=13824, minimum=0)
-    shared_inter = _int(f, "moe_shared_expert_intermediate_size", "shared_experts_intermediate_size", default=1536)
-    moe_t, moe_a = _routed_moe(hidden, _experts(f, 256), f.int("moe_intermediate_size", default=1536, minimum=0),
-                               f.int("num_experts_per_tok", default=8),
-                               shared_inter * f.int("n_shared_experts", default=1, minimum=0))
     first_k = f.int("first_k_dense_replace", default=1, minimum=0)
     freq = f.get("moe_layer_freq", default=1)
     if isinstance(freq, list):
@@ -431,12 +411,107 @@ def dots3_note(f: Fields, layers: list, dims) -> tuple[int, int]:
     else:
         step = f.int("moe_layer_freq", default=1)
         rule = lambda i: "sparse" if i >= first_k and i % step == 0 else "dense"  # noqa: E731
+    return {"hidden": hidden, "types": types, "attention": [widths(i) for i in range(n)],
+            "bias": f.flag("attention_bias"), "inter": f.int("intermediate_size", default=13824, minimum=0),
+            "shared_inter": _int(f, "moe_shared_expert_intermediate_size", "shared_experts_intermediate_size",
+                                 default=1536) * f.int("n_shared_experts", default=1, minimum=0),
+            "experts": _experts(f, 256), "moe_inter": f.int("moe_intermediate_size", default=1536, minimum=0),
+            "top_k": f.int("num_experts_per_tok", default=8), "kinds": mlp_layer_types(f, n, rule)}
+
+
+def dots3_note(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """dots3-note's text model (modeling_dots3_note.py, Dots3NoteForCausalLM; no vision or audio tower):
+    embed_tokens, final norm, lm_head (tie default False). Each layer: Dots3NoteTextAttention built from the
+    layer's own config (per_layer_config overrides, else swa_* for sliding layers): q_a_proj (+bias),
+    q_a_layernorm, q_b_proj (a query LoRA is required), kv_a_proj_with_mqa (+bias), kv_a_layernorm,
+    kv_b_proj, o_proj (+bias), k_rope_only_layernorm (qk_rope_head_dim), g_proj (hidden -> heads) and, on
+    'indexed_attention' layers, a Dots3NoteTextIndexer (wq_b, wk, k_norm LayerNorm, weights_proj); two
+    RMSNorms; by mlp_layer_types (else first_k_dense_replace 1 / moe_layer_freq, an int or a 0/1 list) a
+    Dots3NoteTextMLP(intermediate_size) or Dots3NoteTextMoE (experts, gate weight + e_score_correction_bias,
+    shared_experts of shared_experts_intermediate_size (moe_shared_expert_intermediate_size) x
+    n_shared_experts)."""
+    w = dots3_note_parts(f, len(layers))
+    hidden, bias = w["hidden"], w["bias"]
+
+    def attention(i: int) -> int:
+        cfg = w["attention"][i]
+        h, heads, rope = cfg["hidden_size"], cfg["num_attention_heads"], cfg["qk_rope_head_dim"]
+        out = _mla(h, heads, cfg["q_lora_rank"], cfg["kv_lora_rank"], rope, cfg["qk_nope_head_dim"],
+                   cfg["v_head_dim"], bias)
+        out += rope + h * heads  # k_rope_only_layernorm, g_proj
+        if w["types"][i] == "indexed_attention":
+            out += _indexer(h, cfg["q_lora_rank"], cfg["index_head_dim"], cfg["index_n_heads"])
+        return out
+
+    moe_t, moe_a = _routed_moe(hidden, w["experts"], w["moe_inter"], w["top_k"], w["shared_inter"])
     total = active = embeddings(f, hidden, False, 152064) + hidden
-    for i, kind in enumerate(mlp_layer_types(f, n, rule)):
+    for i, kind in enumerate(w["kinds"]):
         base = attention(i) + 2 * hidden
-        t, a = (moe_t, moe_a) if kind == "sparse" else (gated_mlp(hidden, inter),) * 2
+        t, a = (moe_t, moe_a) if kind == "sparse" else (gated_mlp(hidden, w["inter"]),) * 2
         total += base + t
         active += base + a
+    return total, active
+
+
+# -- Mistral Large 4's text model (transformers 5.25 modeling_mistral_large4.py) ----------------------------------
+
+def mistral_large4_fields(f: Fields, n: int) -> dict:
+    """MistralLarge4TextConfig's widths (its defaults where the file is silent) and per-layer choices: "rope" (1:
+    the layer applies RoPE, no_rope_layers; absent: all but every no_rope_layer_interval-th, 4) and "sparse" (a MoE,
+    mlp_layer_types; absent: all but the first first_k_dense_replace, 1)."""
+    flags = f.int_list("no_rope_layers", n, minimum=0, maximum=1)
+    if flags is None:
+        interval = f.int("no_rope_layer_interval", default=4, minimum=1)
+        flags = [int((i + 1) % interval != 0) for i in range(n)]
+    return {
+        "hidden": f.int("hidden_size", default=6144), "heads": f.int("num_attention_heads", default=64),
+        "rank": f.int("kv_lora_rank", default=512), "rope": f.int("qk_rope_head_dim", default=64),
+        "nope": f.int("qk_nope_head_dim", default=64), "v": f.int("v_head_dim", default=128),
+        "bias": f.flag("attention_bias"), "inter": f.int("intermediate_size", default=24576, minimum=0),
+        "moe_inter": f.int("moe_intermediate_size", default=6144, minimum=0),
+        "experts": _int(f, "num_local_experts", "num_experts", "n_routed_experts", default=128),
+        "shared": f.int("n_shared_experts", default=1, minimum=0), "top_k": f.int("num_experts_per_tok", default=4),
+        "index_heads": f.int("index_n_heads", default=32), "index_dim": f.int("index_head_dim", default=128),
+        "rope_flags": flags[:n],
+        "sparse": mlp_layer_types(f, n, dense_first(f.int("first_k_dense_replace", default=1, minimum=0))),
+    }
+
+
+def mistral_large4_text(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """MistralLarge4TextModel and the wrapper's lm_head (tie_word_embeddings, default False). Per layer:
+    MistralLarge4TextAttention, DSA attention without a query LoRA: q_proj (hidden -> heads x (qk_nope + qk_rope)),
+    kv_a_proj_with_mqa (hidden -> kv_lora_rank + qk_rope_head_dim, kv_lora_rank alone on a NoPE layer; attention_bias),
+    kv_a_layernorm, kv_b_proj (kv_lora_rank -> heads x (qk_nope + v_head_dim), a NoPE layer's nope width taking the
+    rope dims too), o_proj (attention_bias), softmax_scaling (scale and bias, one a head); on layers whose indexer
+    is not "shared" (the layers keeping index keys) a MistralLarge4TextIndexer: q_input_norm (LayerNorm over
+    hidden, weight and bias), wq_b (hidden -> index heads x index_head_dim: the queries come from the hidden
+    states, not a query LoRA), wk (hidden -> index_head_dim), k_norm (LayerNorm), weights_proj (hidden -> index
+    heads), softmax_scaling (two a head); input_layernorm and post_attention_layernorm; the MLP (intermediate_size),
+    or the MoE: experts.gate_up_proj / down_proj, the router gate.weight [experts, hidden] (float32, no
+    e_score_correction_bias) and shared_experts (moe_intermediate_size x n_shared_experts). The model: embed_tokens,
+    norm and the rotary embedding's LeRoPE alpha (a parameter, one a rotary frequency: qk_rope_head_dim / 2, which
+    the config makes the head_dim the rotary embedding reads). KV sharing between layers (kv_source_layers) is
+    refused by the family (markers.mistral_large4_indexers), so every layer owns kv_a_proj_with_mqa here."""
+    n = len(layers)
+    w = mistral_large4_fields(f, n)
+    hidden, heads, rank, rope, nope, v = (w[k] for k in ("hidden", "heads", "rank", "rope", "nope", "v"))
+    ih, nh = w["index_dim"], w["index_heads"]
+    indexer = hidden * nh * ih + hidden * ih + 2 * ih + hidden * nh + 2 * hidden + 2 * nh
+    per_expert = 3 * hidden * w["moe_inter"]
+    moe = w["experts"] * per_expert + w["experts"] * hidden + gated_mlp(hidden, w["moe_inter"] * w["shared"])
+    idle = (w["experts"] - min(w["top_k"], w["experts"])) * per_expert
+    total = active = embeddings(f, hidden, False, 204800) + hidden + rope // 2
+    for i, layer in enumerate(layers):
+        rope_i = rope if w["rope_flags"][i] else 0
+        kv_a = hidden * (rank + rope_i) + ((rank + rope_i) if w["bias"] else 0) + rank
+        attn = (hidden * heads * (nope + rope) + 2 * heads + kv_a + rank * heads * (nope + rope - rope_i + v)
+                + heads * v * hidden + (hidden if w["bias"] else 0))
+        if any(c.kind == "indexer" for c in layer.caches):
+            attn += indexer
+        sparse = w["sparse"][i] == "sparse"
+        mlp = moe if sparse else gated_mlp(hidden, w["inter"])
+        total += attn + 2 * hidden + mlp
+        active += attn + 2 * hidden + mlp - (idle if sparse else 0)
     return total, active
 
 
@@ -450,6 +525,7 @@ COUNTERS = {
     "mimo_v2_flash": mimo_v2_flash,
     "dots3_note": dots3_note,
     "dots3_note_text": dots3_note,
-    "mimo_v2": mimo_v2_flash,  # vLLM's MiMoV2ForCausalLM subclasses the Flash model: the same modules
+    "mimo_v2": mimo_v2_flash,
+    "mistral_large4_text": mistral_large4_text,  # vLLM's MiMoV2ForCausalLM subclasses the Flash model: the same modules
 }
 

@@ -422,13 +422,17 @@ from .moe import MOE  # noqa: E402 (MiniMax-Text-01 / M1, Ling / Ring 2.0 and 3.
 from .wrap import WRAP  # noqa: E402 (wrappers' text models, TeleChat3, Gemma 3n, MiMo-V2)
 from .classic import CLASSIC  # noqa: E402 (InternLM2, Falcon, ChatGLM, GPT-2, OPT, BLOOM, ...)
 from .rest import REST  # noqa: E402 (Nemotron-NAS, Mamba, Mamba-2, OLMo Hybrid, Zamba, GPT-Neo, ...)
+from .dense_more import DENSE_MORE  # noqa: E402 (Command R, StarCoder2, Phi, OLMo, OLMo 2, Seed-OSS, ...)
+from .mla_more import MLA_MORE  # noqa: E402 (Sarvam-MLA, Mistral Small 4, Youtu-LLM, ...: latent attention)
 from .moe_more import MOE_MORE  # noqa: E402 (dots.llm1, HunYuan-MoE, OLMoE, PhiMoE, Granite MoE, ...)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
           **GLM_OSS, **MORE, **VL, **DENSE, **MLA, **HYBRID, **WRAP,
           **MOE, **CLASSIC, **REST,
-          **MOE_MORE}  # moe_more.py
+          **DENSE_MORE,  # dense decoders (dense_more.py)
+          **MLA_MORE,  # latent-attention / sparse decoders (mla_more.py)
+          **MOE_MORE}  # mixture-of-experts decoders with ordinary K/V attention (moe_more.py)
 
 
 def checked_table(raw: dict, source: str):
