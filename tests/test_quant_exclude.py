@@ -192,7 +192,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "dots3_note_text", "axk2", "kolibri1_1", "dory",  # mla_more
              "dots1", "hunyuan_v1_moe", "olmoe", "phimoe", "granitemoe", "granitemoeshared", "granitemoe_swa",
              "jetmoe", "solar_open", "afmoe", "exaone_moe", "minicpm5_moe", "hy_v3", "cohere2_moe",
-             "flex_olmo", "aria_text", "mellum", "doge", "beam", "flint", "kolibri1",  # moe_more
+             "flex_olmo", "aria_text", "mellum", "doge", "beam", "flint", "kolibri1", "ergo",  # moe_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -314,6 +314,22 @@ _RENAMED["kolibri1"] = ((".post_attn_norm", ".post_self_attn_layernorm"), (".pos
 # Hunyuan 3's router, router bias and shared MLP under their checkpoint names (conversion_mapping.py "hy_v3")
 _RENAMED["hy_v3"] = ((".mlp.router.gate", ".mlp.gate"), (".mlp.expert_bias", ".mlp.e_score_correction_bias"),
                      (".mlp.shared_mlp.", ".mlp.shared_experts."))
+# Ergo's checkpoint names, from the top, which transformers renames on load (conversion_mapping.py "ergo")
+_CHECKPOINT_NAMES["ergo"] = (
+    (r"^tok_embeddings$", "model.embed_tokens"), (r"^output$", "lm_head"), (r"^norm$", "model.norm"),
+    (r"^layers\.", "model.layers."), (r"\.attention_norm$", ".input_layernorm"),
+    (r"\.post_attention_norm$", ".post_attention_layernorm"), (r"\.ffn_norm$", ".pre_feedforward_layernorm"),
+    (r"\.post_ffn_norm$", ".post_feedforward_layernorm"), (r"\.post_attention_residual$", ".attention_residual_gate"),
+    (r"\.post_ffn_residual$", ".feedforward_residual_gate"), (r"\.attention\.wqkv$", ".self_attn.qkv_proj"),
+    (r"\.attention\.wo$", ".self_attn.o_proj"), (r"\.attention\.(q|k)_norm$", r".self_attn.\1_norm"),
+    (r"\.feed_forward\.up$", ".mlp.up_proj"), (r"\.feed_forward\.down$", ".mlp.down_proj"),
+    (r"\.feed_forward\.gate_kernel$", ".mlp.gate.linear"),
+    (r"\.feed_forward\.router_bias$", ".mlp.gate.e_score_correction_bias"),
+    (r"\.feed_forward\.up_proj$", ".mlp.experts.up_proj"), (r"\.feed_forward\.down_proj$", ".mlp.experts.down_proj"),
+    (r"\.feed_forward\.expert_output_norm$", ".mlp.experts.post_expert_norm"),
+    (r"\.feed_forward\.shared_up_proj$", ".mlp.shared_experts.up_proj"),
+    (r"\.feed_forward\.shared_down_proj$", ".mlp.shared_experts.down_proj"),
+    (r"\.feed_forward\.shared_expert_output_norm$", ".mlp.shared_experts.norm"))
 _RENAMED.update(dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), (
     (".mlp.input_linear", ".block_sparse_moe.experts.gate_up_proj"),
     (".mlp.output_linear", ".block_sparse_moe.experts.down_proj"),

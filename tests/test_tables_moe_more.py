@@ -524,6 +524,29 @@ def test_kolibri1_counts_four_norms_q_k_norms_and_the_score_bias():
     assert _per_gpu(model, 50, 4) == 39_026_688_000 + 99_397_120 == 39_126_085_120
 
 
+# -- Ergo --------------------------------------------------------------------------------------------------------
+
+def test_ergo_names_its_checkpoint_tensors_from_the_top_and_counts_the_router_bias():
+    # transformers 5.25 ErgoConfig's defaults (tests/data/configs/transformers-5.25-defaults.json): hidden 8,192, 64
+    # layers (layer 0 dense), 64 heads and 8 KV heads of 128, dense 32,768, 256 experts of 4,096, shared 8,192, vocab
+    # 262,144, untied. A layer: wqkv 8,192 x 80 x 128 = 83,886,080, wo 8,192 x 8,192 = 67,108,864, q/k norms 256,
+    # four norms and two residual gates 49,152: 151,044,352. Dense up / down 2 x 8,192 x 32,768 = 536,870,912; MoE:
+    # experts 256 x (2 x 8,192 x 4,096 + an output norm 8,192) = 17,181,966,336, router 2,097,152 and its bias 256
+    # (uncounted before), shared up / down 2 x 8,192 x 8,192 and its norm 8,192: 17,318,289,664
+    defaults = json.loads((Path(__file__).parent / "data/configs/transformers-5.25-defaults.json").read_text())
+    raw = dict(defaults["ergo"], architectures=["ErgoForCausalLM"])
+    model = build_model(raw, "ergo")
+    total = 64 * 151_044_352 + 536_870_912 + 63 * 17_318_289_664 + 2 * 262_144 * 8_192 + 8_192
+    assert model.param_count == total == 1_105_550_933_760
+    modules = _adds_up(raw, "ergo")
+    assert {"layers.1.feed_forward.gate_kernel", "tok_embeddings", "output"} <= {m.name for m in modules}
+    # whole: 64 x (256 + 49,152) + 63 x (router 2,097,152 + bias 256 + expert norms 256 x 8,192 + shared norm 8,192)
+    # + 8,192 = 267,943,680 parameters
+    assert model.weight_replicated_bytes == 2 * (64 * 49_408 + 63 * 4_202_752 + 8_192) == 535_887_360
+    # TP 8: (2,211,101,867,520 - 535,887,360) / 8 + 535,887,360
+    assert _per_gpu(model, 64, 8) == 276_320_747_520 + 535_887_360 == 276_856_634_880
+
+
 # -- the other tables add up to their counts on their config classes' defaults -------------------------------
 
 @pytest.mark.parametrize("raw", [

@@ -974,13 +974,14 @@ def qwen4_exp(f: Fields, layers: list, dims) -> tuple[int, int]:
 def ergo(f: Fields, layers: list, dims) -> tuple[int, int]:
     """Ergo as transformers 5.25 builds it: fused qkv, q/k norms, four norms and two residual gates a layer;
     two-matrix MLPs (up, down): a dense one on the dense layers, else routed experts each with its own output
-    norm, a router and a normed shared expert."""
+    norm, a router with its e_score_correction_bias (ErgoTopKRouter: a buffer of num_experts, the checkpoints'
+    feed_forward.router_bias) and a normed shared expert."""
     heads, kv, head_dim, _ = dims
     hidden, vocab = f.int("hidden_size"), f.int("vocab_size")
     attention = (heads + 2 * kv) * head_dim * hidden + heads * head_dim * hidden + 2 * head_dim + 6 * hidden
     experts, top_k = f.int("num_experts"), f.int("num_experts_per_tok")
     expert = 2 * hidden * f.int("moe_intermediate_size") + hidden  # up, down and its post-expert norm
-    sparse = experts * expert + experts * hidden + 2 * hidden * f.int("shared_intermediate_size") + hidden
+    sparse = experts * expert + experts * hidden + experts + 2 * hidden * f.int("shared_intermediate_size") + hidden
     dense = 2 * hidden * f.int("first_dense_intermediate_size")
     kinds = mlp_layer_types(f, len(layers), dense_first(f.int("num_dense_blocks", default=1, minimum=0)))
     total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden

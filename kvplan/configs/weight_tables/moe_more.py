@@ -3,10 +3,10 @@ K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), P
 (granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
 AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe), Hunyuan 3 (hy_v3), Cohere2-MoE
 (cohere2_moe), FlexOlmo (flex_olmo), Aria's text model (aria_text), Mellum (mellum), Doge (doge), Beam (beam),
-Flint (flint) and Kolibri 1 (kolibri1), each mirroring its counter term by term (params_moe.dots1, hunyuan_v1_moe,
-olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo, aria_text, mellum,
-beam, flint, kolibri1; params.minicpm5_moe; params_dense.doge; bailing.moe_params) and naming modules as the
-checkpoints' safetensors do.
+Flint (flint), Kolibri 1 (kolibri1) and Ergo (ergo), each mirroring its counter term by term (params_moe.dots1,
+hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo,
+aria_text, mellum, beam, flint, kolibri1; params.minicpm5_moe, params.ergo; params_dense.doge; bailing.moe_params)
+and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -29,7 +29,7 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
 - Aria: vLLM 0.34 runs AriaForConditionalGeneration on its Transformers backend (registry.py
   _TRANSFORMERS_SUPPORTED_MODELS: TransformersMultiModalMoEForCausalLM), and a bare AriaTextForCausalLM falls back
   to it (as dots1): AriaTextConfig's base_model_tp_plan splits the projections; the norms and the router stay whole.
-- Doge: see doge().
+- Doge: see doge(). Ergo: see ergo().
 - Flint (vLLM 0.34 vllm/models/flint/model.py): the norms, q_norm / k_norm, the router (GateLinear,
   quant_config=None); the sinks (softmax_offset: make_attention_sink of the rank's heads, float32) split with the
   heads; the shared expert splits (FlintMLP).
@@ -691,6 +691,59 @@ def kolibri1(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Ergo (params.ergo) ----------------------------------------------------------------------------------------
+
+def ergo(f: Fields, layers: list, dims) -> list[Module]:
+    """ErgoForCausalLM (transformers 5.25 modeling_ergo.py), under its checkpoints' own names, from the top
+    (conversion_mapping "ergo" renames them all on load and transposes the router and shared expert):
+    tok_embeddings, norm, output (the LM head, untied unless tie_word_embeddings); per layer layers.N.attention.wqkv
+    ((heads + 2 x KV heads) x head_dim outputs), attention.wo, attention.q_norm / k_norm (head_dim), attention_norm,
+    post_attention_norm, ffn_norm, post_ffn_norm and the residual gates post_attention_residual /
+    post_ffn_residual (a scale of hidden each); below num_dense_blocks (1) feed_forward.up / down
+    (first_dense_intermediate_size, no gate), else the router feed_forward.gate_kernel [hidden, E] and
+    router_bias [E], the routed experts as two tensors feed_forward.up_proj [E, hidden, moe_intermediate] and
+    down_proj [E, moe_intermediate, hidden] with each expert's output norm expert_output_norm [E, hidden], and the
+    shared expert shared_up_proj / shared_down_proj (shared_intermediate_size) with shared_expert_output_norm.
+    vLLM 0.34 registers no Ergo model; its Transformers backend fallback (as dots1) would find no
+    base_model_tp_plan in ErgoConfig, so each nn.Linear becomes a ReplicatedLinear and the expert tensors stay
+    plain parameters: there every layer may be held whole on every rank (not modelled; this table splits the
+    projections and experts as a TP-aware engine would, the norms, residual gates and router whole)."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size")
+    vocab = f.int("vocab_size")
+    experts = f.int("num_experts")
+    moe_inter, shared = f.int("moe_intermediate_size"), f.int("shared_intermediate_size")
+    dense = f.int("first_dense_intermediate_size")
+    kinds = mlp_layer_types(f, len(layers), dense_first(f.int("num_dense_blocks", default=1, minimum=0)))
+    out = [Module("tok_embeddings", 0, vocab * hidden, "embeddings", top=True),
+           Module("norm", 0, hidden, "norms", top=True)]
+    if not f.flag("tie_word_embeddings"):
+        out.append(Module("output", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
+    for i, kind in enumerate(kinds):
+        layer, a, ff = f"layers.{i}", f"layers.{i}.attention", f"layers.{i}.feed_forward"
+        out += [_linear(f"{a}.wqkv", hidden, (heads + 2 * kv) * hd, "attention", top=True, kv_heads=kv,
+                        kv_outputs=2 * kv * hd),
+                _linear(f"{a}.wo", heads * hd, hidden, "attention", row=True, top=True)]
+        out += [Module(f"{a}.{n}", 0, hd, "norms", top=True) for n in ("q_norm", "k_norm")]
+        out += [Module(f"{layer}.{n}", 0, hidden, "norms", top=True)
+                for n in ("attention_norm", "post_attention_norm", "ffn_norm", "post_ffn_norm",
+                          "post_attention_residual", "post_ffn_residual")]
+        if kind != "sparse":
+            out += [_linear(f"{ff}.up", hidden, dense, "mlp", top=True),
+                    _linear(f"{ff}.down", dense, hidden, "mlp", row=True, top=True)]
+            continue
+        out += [Module(f"{ff}.gate_kernel", 0, hidden * experts, "router", top=True),
+                Module(f"{ff}.router_bias", 0, experts, "router", top=True),
+                Module(f"{ff}.up_proj", experts * hidden * moe_inter, 0, "experts", experts, top=True, inputs=hidden),
+                Module(f"{ff}.down_proj", experts * moe_inter * hidden, 0, "experts", experts, top=True,
+                       inputs=moe_inter),
+                Module(f"{ff}.expert_output_norm", 0, experts * hidden, "norms", top=True),
+                _linear(f"{ff}.shared_up_proj", hidden, shared, "shared experts", top=True),
+                _linear(f"{ff}.shared_down_proj", shared, hidden, "shared experts", row=True, top=True),
+                Module(f"{ff}.shared_expert_output_norm", 0, hidden, "norms", top=True)]
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
             "solar_open": solar_open, "sarvam_moe": bailing_moe,
@@ -699,4 +752,4 @@ MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "p
             "cohere2_moe": cohere2_moe, "flex_olmo": flex_olmo,
             "aria_text": aria_text, "mellum": mellum,
             "doge": doge, "beam": beam,
-            "flint": flint, "kolibri1": kolibri1}
+            "flint": flint, "kolibri1": kolibri1, "ergo": ergo}
