@@ -547,6 +547,29 @@ def test_ergo_names_its_checkpoint_tensors_from_the_top_and_counts_the_router_bi
     assert _per_gpu(model, 64, 8) == 276_320_747_520 + 535_887_360 == 276_856_634_880
 
 
+# -- Param2 ------------------------------------------------------------------------------------------------------
+
+def test_param2moe_reads_under_sarvams_checkpoint_names():
+    # transformers 5.25 Param2MoeConfig's defaults (tests/data/configs/transformers-5.25-defaults.json): hidden 2,048,
+    # 21 layers (layer 0 dense), 32 heads and 8 KV heads of 64, dense 9,216, 64 experts of 2,048 and 2 shared,
+    # vocab 128,000, the head tied. A layer: attention.query_key_value 2,048 x 48 x 64 = 6,291,456, attention.dense
+    # 2,048 x 2,048 = 4,194,304, query / key_layernorm 128, two norms 4,096: 10,489,984. Dense MLP 3 x 2,048 x
+    # 9,216 = 56,623,104; MoE: experts 64 x 3 x 2,048 x 2,048 = 805,306,368, router 131,072, expert_bias 64,
+    # shared 3 x 2,048 x 4,096 = 25,165,824: 830,603,328
+    defaults = json.loads((Path(__file__).parent / "data/configs/transformers-5.25-defaults.json").read_text())
+    raw = dict(defaults["param2moe"], architectures=["Param2MoEForCausalLM"])
+    model = build_model(raw, "param2")
+    total = 21 * 10_489_984 + 56_623_104 + 20 * 830_603_328 + 128_000 * 2_048 + 2_048
+    assert model.param_count == total == 17_151_125_376
+    modules = _adds_up(raw, "param2")
+    assert {"word_embeddings", "layers.1.attention.query_key_value", "layers.1.mlp.gate.expert_bias"} <= {
+        m.name for m in modules}
+    # whole: 21 x (4,096 + 128) + 20 x (131,072 + 64) + 2,048 = 2,713,472 parameters
+    assert model.weight_replicated_bytes == 2 * (21 * 4_224 + 20 * 131_136 + 2_048) == 5_426_944
+    # TP 8: (34,302,250,752 - 5,426,944) / 8 + 5,426,944
+    assert _per_gpu(model, 21, 8) == 4_287_102_976 + 5_426_944 == 4_292_529_920
+
+
 # -- the other tables add up to their counts on their config classes' defaults -------------------------------
 
 @pytest.mark.parametrize("raw", [

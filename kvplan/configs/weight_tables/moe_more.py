@@ -3,10 +3,10 @@ K/V attention: dots.llm1 (dots1), HunYuan-MoE (hunyuan_v1_moe), OLMoE (olmoe), P
 (granitemoe, granitemoeshared, granitemoe_swa), JetMoE (jetmoe), Solar Open (solar_open), Sarvam-MoE (sarvam_moe),
 AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe), Hunyuan 3 (hy_v3), Cohere2-MoE
 (cohere2_moe), FlexOlmo (flex_olmo), Aria's text model (aria_text), Mellum (mellum), Doge (doge), Beam (beam),
-Flint (flint), Kolibri 1 (kolibri1) and Ergo (ergo), each mirroring its counter term by term (params_moe.dots1,
-hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3, cohere2_moe, flex_olmo,
-aria_text, mellum, beam, flint, kolibri1; params.minicpm5_moe, params.ergo; params_dense.doge; bailing.moe_params)
-and naming modules as the checkpoints' safetensors do.
+Flint (flint), Kolibri 1 (kolibri1), Ergo (ergo) and Param2 (param2moe), each mirroring its counter term by term
+(params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3,
+cohere2_moe, flex_olmo, aria_text, mellum, beam, flint, kolibri1; params.minicpm5_moe, params.ergo,
+params.count_params; params_dense.doge; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -30,6 +30,9 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
   _TRANSFORMERS_SUPPORTED_MODELS: TransformersMultiModalMoEForCausalLM), and a bare AriaTextForCausalLM falls back
   to it (as dots1): AriaTextConfig's base_model_tp_plan splits the projections; the norms and the router stay whole.
 - Doge: see doge(). Ergo: see ergo().
+- Param2 (vLLM 0.34 param2moe.py): the norms, query_layernorm / key_layernorm (RMSNorm of head_dim), the router
+  (Param2MoEMoEBlock.gate: GateLinear, float32) and expert_bias (float32; kvplan counts both at the checkpoint's
+  dtype, configs/param_fp32.py has no Param2 rule), dense's bias with use_bias (RowParallelLinear).
 - Flint (vLLM 0.34 vllm/models/flint/model.py): the norms, q_norm / k_norm, the router (GateLinear,
   quant_config=None); the sinks (softmax_offset: make_attention_sink of the rank's heads, float32) split with the
   heads; the shared expert splits (FlintMLP).
@@ -744,6 +747,54 @@ def ergo(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
+# -- Param2 (params.count_params: transformers runs it as GLM-4-MoE) -----------------------------------------------
+
+def param2moe(f: Fields, layers: list, dims) -> list[Module]:
+    """Param2MoEForCausalLM, named as the checkpoints are (Sarvam's / Ling's names: transformers 5.25 runs it as
+    GLM-4-MoE and renames them on load, conversion_mapping "param2moe" = "sarvam_moe"; vLLM 0.34 param2moe.py
+    Param2MoEModel.hf_to_vllm_mapper reads them): word_embeddings, norm, lm_head (tied by default); per layer
+    attention.query_key_value ((heads + 2 x KV heads) x head_dim outputs, a bias with attention_bias),
+    attention.dense (no bias), attention.query_layernorm / key_layernorm (head_dim) with use_qk_norm, two norms;
+    a MoE from first_k_dense_replace on every moe_layer_freq-th layer: mlp.gate [E, hidden], mlp.gate.expert_bias
+    [E] (unless topk_method names another method than noaux_tc), the experts mlp.experts.N of
+    moe_intermediate_size and mlp.shared_experts of moe_intermediate_size x n_shared_experts; else a dense mlp of
+    intermediate_size: as params.count_params counts GLM-4-MoE. vLLM 0.34 biases query_key_value with use_qkv_bias
+    and dense with use_bias instead of attention_bias (the released configs set neither)."""
+    from .. import params as P
+
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", "n_embd")
+    inter = f.int("intermediate_size", "n_inner", default=4 * hidden, maximum=10**8)
+    experts = f.int("num_local_experts", "num_experts", "n_routed_experts", default=0, minimum=0)
+    n_shared = f.int("n_shared_experts", default=0, minimum=0)
+    if f.int("shared_expert_intermediate_size", default=0, minimum=0) and not n_shared:
+        return []  # a Qwen-style gated shared expert the checkpoints' names do not give
+    bias = f.flag("attention_bias")
+    score_bias = "topk_method" not in f.raw or f.raw["topk_method"] == "noaux_tc"
+    vocab = f.int("vocab_size", default=0, minimum=0)
+    out = [_float("word_embeddings", vocab * hidden, "embeddings"), _float("norm", hidden)]
+    if not f.flag("tie_word_embeddings", default=True):
+        out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
+    for i in range(len(layers)):
+        a, m = f"layers.{i}.attention", f"layers.{i}.mlp"
+        out += [_linear(f"{a}.query_key_value", hidden, (heads + 2 * kv) * hd, "attention", bias, kv_heads=kv,
+                        kv_outputs=2 * kv * hd),
+                _linear(f"{a}.dense", heads * hd, hidden, "attention", row=True)]
+        if f.flag("use_qk_norm"):
+            out += [_float(f"{a}.query_layernorm", hd), _float(f"{a}.key_layernorm", hd)]
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if not (experts and P._is_moe_layer(f, i)):
+            out += _mlp(m, hidden, inter, "mlp")
+            continue
+        moe_inter = f.int("moe_intermediate_size", "intermediate_size")
+        out += _experts(m, experts, hidden, moe_inter) + [_float(f"{m}.gate", hidden * experts, "router")]
+        if score_bias:
+            out.append(_float(f"{m}.gate.expert_bias", experts, "router"))
+        if n_shared:
+            out += _mlp(f"{m}.shared_experts", hidden, n_shared * moe_inter, "shared experts")
+    return out
+
+
 MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "phimoe": phimoe,
             **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe), "jetmoe": jetmoe,
             "solar_open": solar_open, "sarvam_moe": bailing_moe,
@@ -752,4 +803,5 @@ MOE_MORE = {"dots1": dots1, "hunyuan_v1_moe": hunyuan_v1_moe, "olmoe": olmoe, "p
             "cohere2_moe": cohere2_moe, "flex_olmo": flex_olmo,
             "aria_text": aria_text, "mellum": mellum,
             "doge": doge, "beam": beam,
-            "flint": flint, "kolibri1": kolibri1, "ergo": ergo}
+            "flint": flint, "kolibri1": kolibri1, "ergo": ergo,
+            "param2moe": param2moe}
