@@ -49,8 +49,12 @@ def test_minicpm5_moe_caches_gqa_on_every_layer():
 
 
 @pytest.mark.parametrize("model_type, transformers_count, extra", [
-    ("ergo", 1_105_550_917_632, 0),
-    ("minicpm5_moe", 15_002_552_320, 0),
+    # Ergo: kvplan also counts the 63 sparse layers' e_score_correction_bias (256 each: a buffer, the checkpoints'
+    # feed_forward.router_bias, which transformers' count leaves out)
+    ("ergo", 1_105_550_917_632, 63 * 256),
+    # MiniCPM5-MoE: kvplan also counts the 27 sparse layers' e_score_correction_bias (160 each: a buffer the
+    # checkpoints hold, which transformers' count leaves out)
+    ("minicpm5_moe", 15_002_552_320, 27 * 160),
     # Param2 runs GLM-4-MoE's model; kvplan also counts each MoE router's e_score_correction_bias (one value
     # per routed expert), a buffer transformers' count leaves out
     ("param2moe", 17_151_124_096, 20 * 64),

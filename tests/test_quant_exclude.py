@@ -193,6 +193,9 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "qwen2_vl", "glm4v", "glm_ocr", "ernie4_5_vl_moe", "minimax_m3_vl", "molmo2", "paddleocr_vl", "granite4_vision", "phi4_multimodal", "hyperclovax", "cosmos3_edge", "glm_image", "cohere_compass", "muse_glimmer", "higgs_audio_v2", "codegen", "hrm_text", "gpt_neox_japanese", "ctrl", "biogpt", "modernbert-decoder", "git", "emu3", "granite_docling", "deepseek_ocr2", "kosmos-2", "kosmos-2.5",  # vl_more
              "bamba", "qwen4_exp_text", "glm5_next", "inkling_text", "inkling2", "inkling2_loop",  # hybrid_more
              "lara_mini", "zaya", "rwkv",  # hybrid_more
+             "dots1", "hunyuan_v1_moe", "olmoe", "phimoe", "granitemoe", "granitemoeshared", "granitemoe_swa",
+             "jetmoe", "solar_open", "afmoe", "exaone_moe", "minicpm5_moe", "hy_v3", "cohere2_moe",
+             "flex_olmo", "aria_text", "mellum", "doge", "beam", "flint", "kolibri1", "ergo",  # moe_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -360,6 +363,44 @@ _RENAMED["glm5_next"] = (*((f".self_attn.{p}", f".self_attn.forget_gate.{p}") fo
                                                                                          "dt_bias", "A_log")),
                          *((f".self_attn.{c}_conv1d", ".self_attn.conv1d") for c in "qkv"),
                          *((f".hc_{h}_{p}", f".{h}_hc.{p}") for h in ("attn", "ffn") for p in ("fn", "base", "scale")))
+# configs/weight_tables/moe_more.py: PhiMoE's router, block_sparse_moe.gate in the checkpoints (conversion_mapping.py
+# "phimoe"); the Granite MoE checkpoints' experts and router (conversion_mapping.py "granitemoe", which
+# granitemoeshared and granitemoe_swa reuse; _as_transformers has made block_sparse_moe mlp)
+_RENAMED["phimoe"] = ((".mlp.gate", ".mlp.router"),)
+# EXAONE MoE's router bias, mlp.e_score_correction_bias in the checkpoints (conversion_mapping.py "exaone_moe")
+_RENAMED["exaone_moe"] = ((".mlp.e_score_correction_bias", ".mlp.gate.e_score_correction_bias"),)
+# MiniCPM5-MoE's query-and-gate projection, self_attn.q_proj in the checkpoints (conversion_mapping.py)
+_RENAMED["minicpm5_moe"] = ((".self_attn.q_proj", ".self_attn.q_gate_proj"),)
+# Aria's expert tensors, fc1 / fc2 in the checkpoints (conversion_mapping.py "aria_text")
+_RENAMED["aria_text"] = ((".mlp.experts.fc1", ".mlp.experts.gate_up_proj"),
+                         (".mlp.experts.fc2", ".mlp.experts.down_proj"))
+_RENAMED["flint"] = ((".self_attn.softmax_offset", ".self_attn.sinks"),)  # conversion_mapping.py "flint"
+# Kolibri 1's checkpoint names, which transformers renames on load (conversion_mapping.py "kolibri1")
+_RENAMED["kolibri1"] = ((".post_attn_norm", ".post_self_attn_layernorm"), (".post_ffn_norm", ".post_mlp_layernorm"),
+                        (".moe.router.expert_bias", ".mlp.gate.e_score_correction_bias"))
+# Hunyuan 3's router, router bias and shared MLP under their checkpoint names (conversion_mapping.py "hy_v3")
+_RENAMED["hy_v3"] = ((".mlp.router.gate", ".mlp.gate"), (".mlp.expert_bias", ".mlp.e_score_correction_bias"),
+                     (".mlp.shared_mlp.", ".mlp.shared_experts."))
+# Ergo's checkpoint names, from the top, which transformers renames on load (conversion_mapping.py "ergo")
+_CHECKPOINT_NAMES["ergo"] = (
+    (r"^tok_embeddings$", "model.embed_tokens"), (r"^output$", "lm_head"), (r"^norm$", "model.norm"),
+    (r"^layers\.", "model.layers."), (r"\.attention_norm$", ".input_layernorm"),
+    (r"\.post_attention_norm$", ".post_attention_layernorm"), (r"\.ffn_norm$", ".pre_feedforward_layernorm"),
+    (r"\.post_ffn_norm$", ".post_feedforward_layernorm"), (r"\.post_attention_residual$", ".attention_residual_gate"),
+    (r"\.post_ffn_residual$", ".feedforward_residual_gate"), (r"\.attention\.wqkv$", ".self_attn.qkv_proj"),
+    (r"\.attention\.wo$", ".self_attn.o_proj"), (r"\.attention\.(q|k)_norm$", r".self_attn.\1_norm"),
+    (r"\.feed_forward\.up$", ".mlp.up_proj"), (r"\.feed_forward\.down$", ".mlp.down_proj"),
+    (r"\.feed_forward\.gate_kernel$", ".mlp.gate.linear"),
+    (r"\.feed_forward\.router_bias$", ".mlp.gate.e_score_correction_bias"),
+    (r"\.feed_forward\.up_proj$", ".mlp.experts.up_proj"), (r"\.feed_forward\.down_proj$", ".mlp.experts.down_proj"),
+    (r"\.feed_forward\.expert_output_norm$", ".mlp.experts.post_expert_norm"),
+    (r"\.feed_forward\.shared_up_proj$", ".mlp.shared_experts.up_proj"),
+    (r"\.feed_forward\.shared_down_proj$", ".mlp.shared_experts.down_proj"),
+    (r"\.feed_forward\.shared_expert_output_norm$", ".mlp.shared_experts.norm"))
+_RENAMED.update(dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), (
+    (".mlp.input_linear", ".block_sparse_moe.experts.gate_up_proj"),
+    (".mlp.output_linear", ".block_sparse_moe.experts.down_proj"),
+    (".mlp.router.layer", ".block_sparse_moe.router"))))
 
 # MiniMax-M3's checkpoint names (conversion_mapping.py "minimax_m3_vl"): the indexer's index_* projections and norms,
 # the score bias beside the router, and the MLPs' gate_proj and up_proj, which transformers fuses into gate_up_proj

@@ -663,7 +663,7 @@ _ROWS: list[Family] = [
     Family(("gemma3n_text",), kinds=ATTN, derive=pattern_default(5), params=params.gemma3n,
            defaults={"num_kv_shared_layers": 15},
            rules=("full every 5th layer; the last num_kv_shared_layers reuse an earlier layer's cache",)),
-    Family(("cohere2_moe",), kinds=ATTN, derive=cohere2_moe_windows, params=params.attention_decoder,
+    Family(("cohere2_moe",), kinds=ATTN, derive=cohere2_moe_windows, params=params.by_type,
            defaults={"head_dim": 128, "sliding_window": 4096}, window=window_plus_one,
            rules=("layer_types; else the first first_k_dense_replace layers by prefix_dense_sliding_window_pattern "
                   "(default 1: full), the rest full when (i + 1) % sliding_window_pattern == 0 (default 4); "

@@ -1001,13 +1001,14 @@ def qwen4_exp(f: Fields, layers: list, dims) -> tuple[int, int]:
 def ergo(f: Fields, layers: list, dims) -> tuple[int, int]:
     """Ergo as transformers 5.25 builds it: fused qkv, q/k norms, four norms and two residual gates a layer;
     two-matrix MLPs (up, down): a dense one on the dense layers, else routed experts each with its own output
-    norm, a router and a normed shared expert."""
+    norm, a router with its e_score_correction_bias (ErgoTopKRouter: a buffer of num_experts, the checkpoints'
+    feed_forward.router_bias) and a normed shared expert."""
     heads, kv, head_dim, _ = dims
     hidden, vocab = f.int("hidden_size"), f.int("vocab_size")
     attention = (heads + 2 * kv) * head_dim * hidden + heads * head_dim * hidden + 2 * head_dim + 6 * hidden
     experts, top_k = f.int("num_experts"), f.int("num_experts_per_tok")
     expert = 2 * hidden * f.int("moe_intermediate_size") + hidden  # up, down and its post-expert norm
-    sparse = experts * expert + experts * hidden + 2 * hidden * f.int("shared_intermediate_size") + hidden
+    sparse = experts * expert + experts * hidden + experts + 2 * hidden * f.int("shared_intermediate_size") + hidden
     dense = 2 * hidden * f.int("first_dense_intermediate_size")
     kinds = mlp_layer_types(f, len(layers), dense_first(f.int("num_dense_blocks", default=1, minimum=0)))
     total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden
@@ -1016,14 +1017,18 @@ def ergo(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 
 def minicpm5_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """MiniCPM5-MoE as transformers 5.25 builds it: gated attention (q_gate_proj: query and gate), GQA K/V, two
-    norms a layer; gated MLPs: a dense one on the dense layers, else routed experts, a router and
-    n_shared_experts shared experts."""
+    """MiniCPM5-MoE as transformers 5.25 builds it (modeling_minicpm5_moe.py): gated attention (q_gate_proj: query
+    and gate), GQA K/V, all four projections biased with attention_bias, two norms a layer; gated MLPs: a dense one
+    on the dense layers, else routed experts, a router with its e_score_correction_bias (MiniCPM5MoeTopkRouter: a
+    buffer of n_routed_experts, which the checkpoints hold) and n_shared_experts shared experts."""
     heads, kv, head_dim, _ = dims
     hidden, vocab = f.int("hidden_size"), f.int("vocab_size")
     attention = 2 * heads * head_dim * hidden + 2 * kv * head_dim * hidden + heads * head_dim * hidden + 2 * hidden
+    if f.flag("attention_bias"):
+        attention += 2 * heads * head_dim + 2 * kv * head_dim + hidden
     experts, top_k, inter = f.int("n_routed_experts"), f.int("num_experts_per_tok"), f.int("moe_intermediate_size")
-    sparse = experts * 3 * hidden * inter + experts * hidden + f.int("n_shared_experts", default=1) * 3 * hidden * inter
+    sparse = (experts * 3 * hidden * inter + experts * hidden + experts
+              + f.int("n_shared_experts", default=1) * 3 * hidden * inter)
     dense = 3 * hidden * f.int("intermediate_size")
     kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=1, minimum=0)))
     total = vocab * hidden * (1 if f.flag("tie_word_embeddings") else 2) + hidden

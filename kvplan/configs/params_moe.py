@@ -119,6 +119,14 @@ def ernie4_5_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
                      (experts - top_k) * per_expert)
 
 
+def hunyuan_per_layer(f: Fields, n: int, name: str, alias: str, default: int) -> list[int]:
+    """HunYuan-MoE's per-layer value of a field that may be one number or a list (a layer past its end: default)."""
+    if isinstance(f.get(name, alias), list):
+        values = f.int_list(f.where(name, alias), minimum=0, maximum=10**6)
+        return [values[i] if i < len(values) else default for i in range(n)]
+    return [f.int(name, alias, default=default, minimum=0)] * n
+
+
 def hunyuan_v1_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
     """HunYuanMoEV1ForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default False). Every
     HunYuanMoEV1DecoderLayer: HunYuanMoEV1Attention (q/k/v/o_proj with attention_bias, query_layernorm and
@@ -133,15 +141,8 @@ def hunyuan_v1_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
     attn = _attn(hidden, heads, kv, hd, f.flag("attention_bias")) + 2 * hd
     inter = f.int("intermediate_size", default=11008)
     per_expert = 3 * hidden * inter
-
-    def per_layer(name: str, alias: str, default: int) -> list[int]:
-        if isinstance(f.get(name, alias), list):
-            values = f.int_list(f.where(name, alias), minimum=0, maximum=10**6)
-            return [values[i] if i < len(values) else default for i in range(n)]
-        return [f.int(name, alias, default=default, minimum=0)] * n
-
-    experts = per_layer("num_experts", "num_local_experts", 1)
-    top_k = per_layer("moe_topk", "num_experts_per_tok", 1)
+    experts = hunyuan_per_layer(f, n, "num_experts", "num_local_experts", 1)
+    top_k = hunyuan_per_layer(f, n, "moe_topk", "num_experts_per_tok", 1)
     total = embeddings(f, hidden, False) + hidden
     active = total
     for i in range(n):
@@ -369,7 +370,204 @@ def aria_text(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
+def dots1(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Dots1ForCausalLM (dots.llm1; transformers 5.25 modeling_dots1.py): embed_tokens, norm, lm_head
+    (tie_word_embeddings, default False). Each Dots1DecoderLayer: Dots1Attention (q/k/v/o_proj, all four biased
+    with attention_bias; q_norm and k_norm over head_dim), two RMSNorms; below first_k_dense_replace (default 0) a
+    Dots1MLP of intermediate_size, else Dots1MoE: gate (Dots1TopkRouter, weight n_routed_experts x hidden, and its
+    e_score_correction_bias buffer of n_routed_experts, which the checkpoints hold), Dots1Experts of
+    moe_intermediate_size, shared_experts a Dots1MLP of moe_intermediate_size x n_shared_experts. vLLM's dots1.py
+    (last served in 0.23.0: 0.34 registry.py _PREVIOUSLY_SUPPORTED_MODELS) builds the same modules, the bias only for
+    topk_method noaux_tc (not counted where a config names another), and every layer dense without
+    n_routed_experts; a moe_layer_freq other than 1, which vLLM reads and transformers does not, is refused."""
+    from ..errors import ConfigError
+
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size")
+    if f.int("moe_layer_freq", default=1) != 1:
+        raise ConfigError(f"{f.source}: moe_layer_freq {f.int('moe_layer_freq')}: vLLM's dots1.py places MoE "
+                          "layers by it and transformers' Dots1DecoderLayer does not (model_type 'dots1')",
+                          "give --weights")
+    attn = _attn(hidden, heads, kv, hd, f.flag("attention_bias")) + 2 * hd + 2 * hidden
+    dense = gated_mlp(hidden, f.int("intermediate_size", default=10944))
+    experts = f.opt_int("n_routed_experts")
+    n = len(layers)
+    if not experts:
+        total = embeddings(f, hidden, False) + hidden + n * (attn + dense)
+        return total, total
+    moe_inter = f.int("moe_intermediate_size", default=1408)
+    top_k = f.int("num_experts_per_tok", default=2)
+    bias = 0 if f.get("topk_method", default="noaux_tc") != "noaux_tc" else experts
+    moe = (experts * 3 * hidden * moe_inter + hidden * experts + bias
+           + gated_mlp(hidden, moe_inter * f.int("n_shared_experts", default=0, minimum=0)))
+    kinds = [dense_first(f.int("first_k_dense_replace", default=0, minimum=0))(i) for i in range(n)]
+    return moe_stack(embeddings(f, hidden, False) + hidden, attn, kinds, moe, dense,
+                     (experts - top_k) * 3 * hidden * moe_inter)
+
+
+def olmoe(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """OlmoeForCausalLM (transformers 5.25 modeling_olmoe.py): embed_tokens, norm, lm_head (tie_word_embeddings,
+    default False). Each OlmoeDecoderLayer: OlmoeAttention (q/k/v/o_proj, all four biased with attention_bias;
+    q_norm an RMSNorm over hidden_size, k_norm over hidden_size // heads x KV heads: the whole projections, not
+    one head), two RMSNorms, OlmoeSparseMoeBlock: gate (OlmoeTopKRouter, weight num_experts x hidden) and
+    OlmoeExperts of intermediate_size (no biases). Defaults: OlmoeConfig's."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=2048)
+    experts = f.int("num_experts", default=64)
+    top_k = f.int("num_experts_per_tok", default=8)
+    per_expert = 3 * hidden * f.int("intermediate_size", default=2048)
+    block = (_attn(hidden, heads, kv, hd, f.flag("attention_bias")) + hidden + hidden // heads * kv + 2 * hidden
+             + hidden * experts + experts * per_expert)
+    total = embeddings(f, hidden, False, 50304) + hidden + len(layers) * block
+    return total, total - len(layers) * (experts - top_k) * per_expert
+
+
+def phimoe(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """PhimoeForCausalLM (Phi-3.5-MoE; transformers 5.25 modeling_phimoe.py): embed_tokens, norm (an nn.LayerNorm:
+    weight and bias), lm_head (tie_word_embeddings, default False; a bias with lm_head_bias). Each
+    PhimoeDecoderLayer: PhimoeAttention (q/k/v/o_proj, all four biased with attention_bias), input_layernorm and
+    post_attention_layernorm (nn.LayerNorm: weight and bias each), PhimoeSparseMoeBlock: router
+    (PhimoeTopKRouter, an nn.Linear num_local_experts x hidden without bias) and PhimoeExperts of
+    intermediate_size (no biases). Defaults: PhimoeConfig's."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=4096)
+    experts = f.int("num_local_experts", default=16)
+    top_k = f.int("num_experts_per_tok", default=2)
+    per_expert = 3 * hidden * f.int("intermediate_size", default=6400)
+    block = (_attn(hidden, heads, kv, hd, f.flag("attention_bias")) + 4 * hidden + hidden * experts
+             + experts * per_expert)
+    total = (embeddings(f, hidden, False, 32064, head_bias=f.flag("lm_head_bias")) + 2 * hidden
+             + len(layers) * block)
+    return total, total - len(layers) * (experts - top_k) * per_expert
+
+
+def granitemoe(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM and GraniteMoeSWAForCausalLM (transformers 5.25
+    modeling_granitemoe.py, modeling_granitemoeshared.py, modeling_granitemoe_swa.py): embed_tokens, norm, lm_head
+    (tie_word_embeddings, default False). Each decoder layer: q/k/v/o_proj (all four biased with attention_bias),
+    GraniteMoe-SWA's sinks (one a query head, on every layer), two RMSNorms, block_sparse_moe: router
+    (weight num_local_experts x hidden) and the experts of intermediate_size (no biases); GraniteMoe-Shared's and
+    -SWA's shared_mlp (input_linear hidden -> 2 x shared_intermediate_size, output_linear back, no biases) where
+    shared_intermediate_size is not 0 (GraniteMoeConfig has no shared MLP). Defaults: the config classes'."""
+    heads, kv, hd = dims[:3]
+    mt = f.model_type
+    hidden = f.int("hidden_size", default=4096)
+    experts = f.int("num_local_experts", default=8)
+    top_k = f.int("num_experts_per_tok", default=2)
+    per_expert = 3 * hidden * f.int("intermediate_size", default=11008)
+    shared = 0 if mt == "granitemoe" else f.int("shared_intermediate_size", default=0, minimum=0)
+    block = (_attn(hidden, heads, kv, hd, f.flag("attention_bias")) + (heads if mt == "granitemoe_swa" else 0)
+             + 2 * hidden + hidden * experts + experts * per_expert + 3 * hidden * shared)
+    total = embeddings(f, hidden, False, 32000) + hidden + len(layers) * block
+    return total, total - len(layers) * (experts - top_k) * per_expert
+
+
+def solar_open(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """SolarOpenForCausalLM (Solar Open; transformers 5.25 modeling_solar_open.py): embed_tokens, norm, lm_head
+    (tie_word_embeddings, default False). Every SolarOpenDecoderLayer: SolarOpenAttention (q/k/v_proj biased with
+    attention_bias, o_proj never), two RMSNorms, SolarOpenMoE: gate (SolarOpenTopkRouter, weight n_routed_experts x
+    hidden, and its e_score_correction_bias buffer), SolarOpenExperts of moe_intermediate_size, shared_experts a
+    SolarOpenMLP of moe_intermediate_size x n_shared_experts. Defaults: SolarOpenConfig's."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=4096)
+    experts = f.int("n_routed_experts", "num_local_experts", default=128)
+    top_k = f.int("num_experts_per_tok", default=8)
+    moe_inter = f.int("moe_intermediate_size", default=1280)
+    per_expert = 3 * hidden * moe_inter
+    block = (_attn(hidden, heads, kv, hd, f.flag("attention_bias"), o_bias=False) + 2 * hidden
+             + experts * per_expert + hidden * experts + experts
+             + gated_mlp(hidden, moe_inter * f.int("n_shared_experts", default=1, minimum=0)))
+    total = embeddings(f, hidden, False, 196608) + hidden + len(layers) * block
+    return total, total - len(layers) * (experts - top_k) * per_expert
+
+
+def cohere2_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Cohere2MoeForCausalLM (transformers 5.25 modeling_cohere2_moe.py): embed_tokens, norm, lm_head (tied by
+    default: Cohere2MoeConfig). Each Cohere2MoeDecoderLayer is a parallel block: Cohere2MoeAttention (q/k/v/o_proj,
+    all four biased with attention_bias) and one input_layernorm (an RMSNorm with rms_norm_eps, else a bias-free
+    LayerNorm: a weight of hidden either way); by mlp_layer_types (else the first first_k_dense_replace, default 0,
+    dense) a Cohere2MoeMLP of prefix_dense_intermediate_size (None: intermediate_size), or Cohere2MoeSparseMoeBlock:
+    gate (weight num_experts x hidden), Cohere2MoeExperts of intermediate_size, shared_experts of intermediate_size x
+    num_shared_experts when that is above 0. Defaults: Cohere2MoeConfig's."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=8192)
+    inter = f.int("intermediate_size", default=22528)
+    experts = f.int("num_experts", default=8, minimum=0)
+    top_k = f.int("num_experts_per_tok", default=2, minimum=0)
+    per_expert = 3 * hidden * inter
+    moe = hidden * experts + experts * per_expert + gated_mlp(hidden, inter * f.int("num_shared_experts", default=0,
+                                                                                    minimum=0))
+    dense = gated_mlp(hidden, f.opt_int("prefix_dense_intermediate_size") or inter)
+    kinds = mlp_layer_types(f, len(layers), dense_first(f.int("first_k_dense_replace", default=0, minimum=0)))
+    return moe_stack(embeddings(f, hidden, True, 256000) + hidden,
+                     _attn(hidden, heads, kv, hd, f.flag("attention_bias")) + hidden, kinds, moe, dense,
+                     (experts - top_k) * per_expert)
+
+
+def flex_olmo(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """FlexOlmoForCausalLM (FlexOlmo; transformers 5.25 modeling_flex_olmo.py): embed_tokens, norm, lm_head
+    (tie_word_embeddings, default False). Each FlexOlmoDecoderLayer: FlexOlmoAttention (q/k/v/o_proj, all four
+    biased with attention_bias; q_norm an RMSNorm over heads x head_dim, k_norm over KV heads x head_dim),
+    post_attention_layernorm and post_feedforward_layernorm, FlexOlmoSparseMoeBlock: gate (weight num_experts x
+    hidden) and FlexOlmoExperts of intermediate_size (no biases). Defaults: FlexOlmoConfig's."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=4096)
+    experts = f.int("num_experts", default=7)
+    top_k = f.int("num_experts_per_tok", default=5)
+    per_expert = 3 * hidden * f.int("intermediate_size", default=11008)
+    block = (_attn(hidden, heads, kv, hd, f.flag("attention_bias")) + (heads + kv) * hd + 2 * hidden
+             + hidden * experts + experts * per_expert)
+    total = embeddings(f, hidden, False, 100352) + hidden + len(layers) * block
+    return total, total - len(layers) * (experts - top_k) * per_expert
+
+
+def mellum(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """MellumForCausalLM (transformers 5.25 modeling_mellum.py): embed_tokens, norm, lm_head (tie_word_embeddings,
+    default False). Each MellumDecoderLayer: MellumAttention (q/k/v/o_proj, all four biased with attention_bias;
+    q_norm and k_norm over head_dim), two RMSNorms; by mlp_layer_types (else every layer sparse) a
+    MellumSparseMoeBlock (gate: weight num_experts x hidden; MellumExperts of moe_intermediate_size) or a MellumMLP
+    of intermediate_size. Defaults: MellumConfig's."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=2304)
+    experts = f.int("num_experts", "num_local_experts", default=64, minimum=0)
+    top_k = f.int("num_experts_per_tok", default=8, minimum=0)
+    per_expert = 3 * hidden * f.int("moe_intermediate_size", default=896)
+    kinds = mlp_layer_types(f, len(layers), lambda i: "sparse")
+    return moe_stack(embeddings(f, hidden, False, 98304) + hidden,
+                     _attn(hidden, heads, kv, hd, f.flag("attention_bias")) + 2 * hd + 2 * hidden, kinds,
+                     hidden * experts + experts * per_expert,
+                     gated_mlp(hidden, f.int("intermediate_size", default=7168)),
+                     (experts - top_k) * per_expert)
+
+
+def kolibri1(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Kolibri1ForCausalLM (transformers 5.25 modeling_kolibri1.py): embed_tokens, norm, lm_head
+    (tie_word_embeddings, default False). Each Kolibri1DecoderLayer: Kolibri1Attention (q/k/v/o_proj without
+    biases; q_norm and k_norm over head_dim), input_layernorm, post_attention_layernorm, post_self_attn_layernorm
+    and post_mlp_layernorm, Kolibri1SparseMoeBlock on every layer: gate (weight num_experts x hidden, and its
+    e_score_correction_bias buffer), Kolibri1Experts of moe_intermediate_size, shared_experts a Kolibri1MLP of
+    shared_expert_intermediate_size (no gate). Defaults: Kolibri1Config's."""
+    heads, kv, hd = dims[:3]
+    hidden = f.int("hidden_size", default=2560)
+    experts = f.int("num_experts", "num_local_experts", default=384)
+    top_k = f.int("num_experts_per_tok", default=6)
+    per_expert = 3 * hidden * f.int("moe_intermediate_size", default=512)
+    block = (_attn(hidden, heads, kv, hd) + 2 * hd + 4 * hidden + hidden * experts + experts + experts * per_expert
+             + gated_mlp(hidden, f.int("shared_expert_intermediate_size", default=512, minimum=0)))
+    total = embeddings(f, hidden, False, 128000) + hidden + len(layers) * block
+    return total, total - len(layers) * (experts - top_k) * per_expert
+
+
 COUNTERS = {
+    "kolibri1": kolibri1,
+    "mellum": mellum,
+    "flex_olmo": flex_olmo,
+    "cohere2_moe": cohere2_moe,
+    "solar_open": solar_open,
+    "olmoe": olmoe,
+    "phimoe": phimoe,
+    **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoe_swa"), granitemoe),
+    "dots1": dots1,
     "afmoe": afmoe,
     "ernie4_5_moe": ernie4_5_moe,
     "hunyuan_v1_moe": hunyuan_v1_moe,

@@ -426,6 +426,7 @@ from .dense_more import DENSE_MORE  # noqa: E402 (Command R, StarCoder2, Phi, OL
 from .mla_more import MLA_MORE  # noqa: E402 (Sarvam-MLA, Mistral Small 4, Youtu-LLM, ...: latent attention)
 from .vl_more import VL_MORE  # noqa: E402 (more wrappers' text models: Qwen2-VL, GLM-4.1V, GLM-OCR, ...)
 from .hybrid_more import HYBRID_MORE  # noqa: E402 (Bamba, ...: more hybrid and recurrent models)
+from .moe_more import MOE_MORE  # noqa: E402 (dots.llm1, HunYuan-MoE, OLMoE, PhiMoE, Granite MoE, ...)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
@@ -434,7 +435,8 @@ TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_d
           **DENSE_MORE,  # dense decoders (dense_more.py)
           **MLA_MORE,  # latent-attention / sparse decoders (mla_more.py)
           **VL_MORE,  # configs/weight_tables/vl_more.py
-          **HYBRID_MORE}  # more hybrid and recurrent models (hybrid_more.py)
+          **HYBRID_MORE,  # more hybrid and recurrent models (hybrid_more.py)
+          **MOE_MORE}  # mixture-of-experts decoders with ordinary K/V attention (moe_more.py)
 
 
 def checked_table(raw: dict, source: str):
