@@ -303,6 +303,76 @@ FP32_RULES["glm5_next_text"] = (
     + _rules((0, 33, 0), f"{_GLM5N}kda.py Glm5NextLinearAttention", "self_attn.dt_bias", "self_attn.A_log",
              "self_attn.q_conv1d", "self_attn.k_conv1d", "self_attn.v_conv1d"))
 
+# configs/weight_tables/moe_more.py and vl_more.py families, bisected in the wheels of every release of
+# engines/vllm_registry_data.py RELEASES (each model file read from its first release to 0.34.0)
+# EXAONE MoE: exaone_moe.py ExaoneMoe builds e_score_correction_bias (nn.Parameter dtype=torch.float32) from 0.14.0,
+# the file's first release; its gate (ReplicatedLinear up to 0.30, GateLinear from 0.31, no params_dtype) in the
+# model dtype throughout. SGLang 0.5.9 and 0.5.23 exaone_moe.py ExaoneMoeSparseMoeBlock the same (bias only)
+FP32_RULES["exaone_moe"] = _rules((0, 14, 0), "exaone_moe.py ExaoneMoe (its gate in the model dtype)",
+                                  "mlp.e_score_correction_bias", sglang=SGLANG_BOTH,
+                                  sglang_source="exaone_moe.py (e_score_correction_bias float32; the gate in the "
+                                  "model dtype)")
+# AFMoE (Arcee Trinity): afmoe.py AfmoeMoE from 0.11.1, its first release: the router (nn.Linear dtype=torch.float32
+# up to 0.30, GateLinear params_dtype=torch.float32 from 0.31; the checkpoint's mlp.router.gate) and expert_bias
+# (float32). SGLang 0.5.9 / 0.5.23 afmoe.py: expert_bias float32, the gate (ReplicatedLinear) in the model dtype
+_AFMOE = "afmoe.py AfmoeMoE"
+FP32_RULES["afmoe"] = (_rules((0, 11, 1), f"{_AFMOE} (gate: nn.Linear / GateLinear float32)", "mlp.router.gate")
+                       + _rules((0, 11, 1), _AFMOE, "mlp.expert_bias", sglang=SGLANG_BOTH,
+                                sglang_source="afmoe.py (expert_bias float32; the gate in the model dtype)"))
+# Hunyuan 3: hy_v3.py HYV3MoEFused's gate (GateLinear params_dtype=torch.float32) from 0.20.0, the file's first
+# release; its expert_bias in the model dtype 0.20.0-0.25.1 (torch.empty without a dtype), float32 from 0.26.0.
+# Left out: from 0.30.0 HYV3Attention builds q_norm / k_norm in float32 where HpcRopeNorm.support() holds (the
+# optional `hpc` kernel package installed and the head layout it takes), else in the model dtype: kvplan cannot see
+# the install (2 x head_dim a layer, e.g. 256 parameters, 512 B). SGLang 0.5.23 hunyuan_v3.py HYV3MoEFused: both
+# gate (ReplicatedLinear params_dtype float32) and expert_bias float32 (0.5.9 has no Hunyuan 3 model)
+_HYV3 = "hy_v3.py HYV3MoEFused"
+_SG_HYV3 = "hunyuan_v3.py HYV3MoEFused (gate params_dtype float32, expert_bias float32)"
+FP32_RULES["hy_v3"] = (_rules((0, 20, 0), f"{_HYV3} (GateLinear params_dtype float32)", "mlp.router.gate",
+                              sglang=SGLANG_NEW, sglang_source=_SG_HYV3)
+                       + _rules((0, 26, 0), f"{_HYV3} (expert_bias float32; model dtype 0.20-0.25)",
+                                "mlp.expert_bias", sglang=SGLANG_NEW, sglang_source=_SG_HYV3))
+# Param2: param2moe.py Param2MoEMoEBlock builds gate.e_score_correction_bias (the checkpoint's mlp.gate.expert_bias)
+# in float32 from 0.20.0, the file's first release, where the config's moe_router_enable_expert_bias is true or left
+# out; its gate an nn.Linear in the model dtype 0.20.0-0.30.0 (cast to float32 in forward), GateLinear
+# params_dtype=torch.float32 from 0.31.0. SGLang 0.5.9 / 0.5.23 have no Param2 model
+_P2 = "param2moe.py Param2MoEMoEBlock"
+FP32_RULES["param2moe"] = (_rules((0, 31, 0), f"{_P2} (GateLinear params_dtype float32; nn.Linear 0.20-0.30)",
+                                  "mlp.gate")
+                           + _rules((0, 20, 0), f"{_P2} (gate.e_score_correction_bias)", "mlp.gate.expert_bias",
+                                    only_if=("moe_router_enable_expert_bias", (None, True))))
+# Beam: vllm/models/beam/nvidia/moe.py BeamSparseMoeBlock, the gate (GateLinear params_dtype=torch.float32) and
+# gate.e_score_correction_bias (float32), from 0.33.0, the first release with vllm/models/beam. SGLang 0.5.23 beam.py
+# the same (ReplicatedLinear params_dtype float32, the bias float32; 0.5.9 has no Beam model)
+FP32_RULES["beam"] = _rules((0, 33, 0), "models/beam/nvidia/moe.py BeamSparseMoeBlock", "mlp.gate",
+                            "mlp.gate.e_score_correction_bias", sglang=SGLANG_NEW,
+                            sglang_source="beam.py (gate params_dtype float32, e_score_correction_bias float32)")
+# MiniMax-M3's text model: vllm/models/minimax_m3/nvidia/model.py MiniMaxM3MoE (CUDA), the router (GateLinear
+# params_dtype=torch.float32) and e_score_correction_bias (float32, whatever use_routing_bias says), from 0.24.0, the
+# first release with vllm/models/minimax_m3 (read in 0.24.0 to 0.34.0); its norms in the model dtype. SGLang 0.5.23
+# minimax_m3.py MiniMaxM3MoE: the bias float32 only with the config's use_routing_bias; the router float32 only with
+# SGLANG_OPT_USE_BF16_ROUTER_GEMM off (environ.py: on by default, so bfloat16: not added); 0.5.9 has no MiniMax-M3
+_M3 = "models/minimax_m3/nvidia/model.py MiniMaxM3MoE"
+FP32_RULES["minimax_m3_vl_text"] = (
+    _rules((0, 24, 0), _M3, "block_sparse_moe.gate", "block_sparse_moe.e_score_correction_bias")
+    + _rules(None, _NONE, "block_sparse_moe.e_score_correction_bias", only_if=("use_routing_bias", True),
+             sglang=SGLANG_NEW, sglang_source="minimax_m3.py MiniMaxM3MoE (use_routing_bias)"))
+
+# Sarvam-MoE (Ling's table, configs/weight_tables/moe_more.py): vLLM's SarvamMoEForCausalLM is bailing_moe.py's
+# BailingMoeForCausalLM (sarvam.py, from 0.18.0, its first release): BailingMoE builds the router in the config's
+# router_dtype (nn.Linear dtype=router_dtype up to 0.30, GateLinear params_dtype=router_dtype from 0.31: float32 only
+# where it is "fp32"; left out: the model dtype) and gate.expert_bias in float32, built only where the config says
+# moe_router_enable_expert_bias true (getattr(config, ..., False): transformers 5.25's SarvamMoeConfig has no such
+# field, so a config.json that leaves it out gets none in vLLM, whatever kvplan's table counts). SGLang 0.5.23
+# sarvam_moe.py SarvamMoEForCausalLM is bailing_moe.py's BailingMoEForCausalLM, whose BailingMoESparseMoeBlock /
+# BailingMoEGate build the same router and expert_bias (the same two conditions); 0.5.9 has no Sarvam-MoE model
+_SARVAM = "bailing_moe.py BailingMoE (sarvam.py SarvamMoEForCausalLM)"
+FP32_RULES["sarvam_moe"] = (
+    _rules((0, 18, 0), f"{_SARVAM} (router_dtype)", "mlp.gate", only_if=("router_dtype", "fp32"),
+           sglang=SGLANG_NEW, sglang_source="bailing_moe.py BailingMoEGate (router_dtype; sarvam_moe.py)")
+    + _rules((0, 18, 0), f"{_SARVAM} (gate.expert_bias float32)", "mlp.gate.expert_bias",
+             only_if=("moe_router_enable_expert_bias", True), sglang=SGLANG_NEW,
+             sglang_source="bailing_moe.py BailingMoEGate (expert_bias; sarvam_moe.py)"))
+
 # what vLLM builds in float32 (engines/vllm_fp32.py) and what SGLang does (engines/sglang_fp32.py)
 VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {
     t: tuple(r for r in rules if r.first is not None) for t, rules in FP32_RULES.items()
