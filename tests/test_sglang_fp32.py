@@ -245,3 +245,13 @@ def test_sarvam_moe_as_ling_from_0_5_23(tmp_path):
     model = _load(tmp_path, raw, "sarvam")
     assert _figures(upcast(model, "0.5.23", tp=2)) == (9_439_488, 2, (18_878_976,))
     assert upcast(model, "0.5.9", tp=2) is None
+
+
+def test_inkling_gate_bias_and_global_scale_from_0_5_23(tmp_path):
+    # inkling_common/moe.py InklingGate: bias float32 with use_gate_bias, global_scale float32 with use_global_scale:
+    # 40 MoE layers x (256 + 1) = 10,280 -> 20,560 B a GPU; 0.5.9 has no Inkling
+    from test_tables_hybrid_more import _inkling
+
+    model = _load(tmp_path, {**_inkling(), "use_gate_bias": True, "use_global_scale": True}, "inkling")
+    assert _figures(upcast(model, "0.5.23", tp=8)) == (10_280, 2, (20_560,))
+    assert upcast(model, "0.5.9", tp=8) is None

@@ -386,3 +386,39 @@ def test_sarvam_moe_router_with_fp32_router_dtype_and_bias_with_its_flag(tmp_pat
     model = _load(tmp_path, {**raw, "router_dtype": "bf16", "moe_router_enable_expert_bias": True}, "sarvam-bf16")
     assert _figures(upcast(model, "0.34.0")) == (2_304, 0, 2)
     assert upcast(_load(tmp_path, raw, "sarvam-plain"), "0.34.0") is None
+
+
+@pytest.mark.parametrize("name, params", [
+    # dots.llm1: 62 layers, first_k_dense_replace 1: 61 MoE layers x 128 experts
+    ("DOTS_LLM1", 61 * 128),
+    # Solar Open 100B: 48 layers, all MoE, x 128 experts
+    ("SOLAR_OPEN_100B", 48 * 128),
+])
+def test_transformers_backend_keeps_the_score_bias_in_float32_from_0_28(tmp_path, name, params):
+    # vLLM's Transformers backend: fusers/moe.py MoEBlockFuser.gate keeps the HF gate's e_score_correction_bias as
+    # a buffer of its GateLinear, and from 0.28.0 transformers/base.py keep_in_fp32 upcasts it (the HF class's
+    # _keep_in_fp32_modules_strict names it); the GateLinear weight stays bf16. Whole on every GPU, + 2 B each.
+    # Before 0.28 nothing is added (dots1.py up to 0.23.0 built it in the model dtype; 0.24-0.27 not settled)
+    import test_tables_moe_more
+
+    model = _load(tmp_path, getattr(test_tables_moe_more, name), name)
+    assert _figures(upcast(model, "0.34.0")) == (params, 0, 2)
+    assert upcast(model, "0.28.0").per_gpu_bytes(tp=4) == 2 * params
+    assert upcast(model, "0.27.1") is None
+
+
+def test_inkling_gate_bias_and_global_scale_only_with_their_flags(tmp_path):
+    # models/inkling/nvidia/moe.py InklingGate (0.26.0, the first release with vllm/models/inkling, to 0.34.0): bias
+    # [n_routed_experts] float32 with use_gate_bias, global_scale [1] float32 with use_global_scale; vLLM's
+    # InklingModelConfig leaves both false. tests/test_tables_hybrid_more.py's Inkling: 40 MoE layers (dense_mlp_idx
+    # 2 of 42) x (256 + 1) = 10,280 parameters, whole, + 2 B each = 20,560 B on every GPU
+    from test_tables_hybrid_more import _inkling
+
+    model = _load(tmp_path, {**_inkling(), "use_gate_bias": True, "use_global_scale": True}, "inkling")
+    assert _figures(upcast(model, "0.34.0")) == (10_280, 0, 2)
+    assert upcast(model, "0.26.0").per_gpu_bytes(tp=8) == 20_560
+    assert upcast(model, "0.25.1") is None
+    # the bias alone: 40 x 256 = 10,240
+    model = _load(tmp_path, {**_inkling(), "use_gate_bias": True}, "inkling-bias")
+    assert _figures(upcast(model, "0.34.0")) == (10_240, 0, 2)
+    assert upcast(_load(tmp_path, _inkling(), "inkling-plain"), "0.34.0") is None

@@ -373,6 +373,30 @@ FP32_RULES["sarvam_moe"] = (
              only_if=("moe_router_enable_expert_bias", True), sglang=SGLANG_NEW,
              sglang_source="bailing_moe.py BailingMoEGate (expert_bias; sarvam_moe.py)"))
 
+# dots.llm1, Solar Open, MiniCPM5-MoE: vLLM runs them on its Transformers backend (dots1.py, 0.11.0-0.23.0, built
+# the score bias in the model dtype: torch.empty without a dtype; 0.24+ has no dots1.py). From 0.28.0 transformers/
+# base.py TransformersBase.keep_in_fp32 upcasts every tensor without a weight_loader whose name matches the HF
+# class's _keep_in_fp32_modules_strict (transformers 5.25's modeling_dots1 / solar_open / minicpm5_moe name
+# "e_score_correction_bias" and "gate.weight"): fusers/moe.py MoEBlockFuser.gate keeps the HF score bias as a
+# buffer of the GateLinear, so it is float32, while the gate's weight (a vLLM parameter) stays in the model dtype.
+# 0.24.0-0.27.1 (no keep_in_fp32) are left out: there the buffer keeps the dtype the installed transformers builds it
+# in (float32 in 5.25's modeling files), which kvplan does not settle. SGLang 0.5.9 / 0.5.23 have none of these models
+_TF_KEEP = "transformers/base.py keep_in_fp32, fusers/moe.py MoEBlockFuser.gate (the HF score bias)"
+FP32_RULES.update(dict.fromkeys(("dots1", "solar_open", "minicpm5_moe"),
+                                _rules((0, 28, 0), _TF_KEEP, "mlp.gate.e_score_correction_bias")))
+# Inkling's text model: vllm/models/inkling/nvidia/moe.py InklingGate builds its score bias (the table's
+# mlp.gate.e_score_correction_bias) and global_scale in float32 where the config's use_gate_bias / use_global_scale
+# are true (vLLM's own InklingModelConfig: false by default, and then it builds neither), from 0.26.0, the first
+# release with vllm/models/inkling; the gate weight and the dense MLP's global_scale in the model dtype. SGLang 0.5.23
+# inkling_common/moe.py InklingGate the same (0.5.9 has no Inkling)
+_INK = "models/inkling/nvidia/moe.py InklingGate"
+_SG_INK = "inkling_common/moe.py InklingGate (use_gate_bias / use_global_scale)"
+FP32_RULES["inkling_text"] = (
+    _rules((0, 26, 0), f"{_INK} (bias)", "mlp.gate.e_score_correction_bias", only_if=("use_gate_bias", True),
+           sglang=SGLANG_NEW, sglang_source=_SG_INK)
+    + _rules((0, 26, 0), f"{_INK} (global_scale)", "mlp.gate.global_scale", only_if=("use_global_scale", True),
+             sglang=SGLANG_NEW, sglang_source=_SG_INK))
+
 # what vLLM builds in float32 (engines/vllm_fp32.py) and what SGLang does (engines/sglang_fp32.py)
 VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {
     t: tuple(r for r in rules if r.first is not None) for t, rules in FP32_RULES.items()
