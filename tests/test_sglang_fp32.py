@@ -255,3 +255,25 @@ def test_inkling_gate_bias_and_global_scale_from_0_5_23(tmp_path):
     model = _load(tmp_path, {**_inkling(), "use_gate_bias": True, "use_global_scale": True}, "inkling")
     assert _figures(upcast(model, "0.5.23", tp=8)) == (10_280, 2, (20_560,))
     assert upcast(model, "0.5.9", tp=8) is None
+
+
+def test_glm5_next_hyper_connections_score_bias_and_kda_from_0_5_23(tmp_path):
+    # glm5_next.py (0.5.23; 0.5.9 has no GLM-5-Next): whole in float32 the hyper-connections (hc_* nn.Parameters)
+    # 45 x 786,486 = 35,391,870 and DeepseekV2MoE's score biases 42 x 256 = 10,752 (35,402,622); split, KDA's
+    # dt_bias 64 x 128, A_log 64 and qkv_conv1d 3 x 8,192 x 4 on 34 layers: 34 x (8,192 + 64 + 98,304) = 3,623,040
+    # (the indexer's parameters not read in SGLang: left out). TP 8: 2 B x (35,402,622 + 3,623,040 / 8) = 71,711,004
+    from test_tables_hybrid_more import _glm53
+
+    model = _glm53(tmp_path)
+    assert _figures(upcast(model, "0.5.23", tp=8)) == (35_402_622 + 3_623_040, 2, (71_711_004,))
+    assert upcast(model, "0.5.9", tp=8) is None
+    # mhc false: neither engine builds the hyper-connections (SGLang's Glm5NextTextConfig defaults it so); vLLM's
+    # whole float32 are then the score biases 10,752, the k-pool ape 5,632 and indexer k_norm 2,816 = 19,200
+    from kvplan.engines.vllm_fp32 import upcast as vllm_upcast
+
+    raw = json.loads((tmp_path / "config.json").read_text())
+    raw["text_config"]["mhc"] = False
+    model = _load(tmp_path, raw, "glm53-no-mhc")
+    assert _figures(upcast(model, "0.5.23", tp=8)) == (10_752 + 3_623_040, 2, (2 * (10_752 + 452_880),))
+    up = vllm_upcast(model, "0.34.0")
+    assert (up.whole_params, up.split_params) == (19_200, 3_623_040)

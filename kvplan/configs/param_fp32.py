@@ -294,14 +294,23 @@ FP32_RULES.update({"bamba": _rules((0, 11, 0), _VLLM_MAMBA2, "mamba.A_log"), "qw
 # Glm5NextDecoderLayer's hyper-connection fn / base / scale and Glm5NextMoE's e_score_correction_bias (whole);
 # attention.py Indexer's index_kpool_compress_ape and k_norm (LayerNorm dtype float32; whole); kda.py
 # Glm5NextLinearAttention's dt_bias, A_log and q/k/v convolutions (split by heads)
+# Both engines build the hc_* only where the config's mhc is true (vLLM's Glm5NextDecoderLayer reads config.mhc, which
+# transformers 5.25's config lacks; SGLang's Glm5NextTextConfig defaults it to false), so the rule asks for it.
+# SGLang 0.5.23 glm5_next.py (0.5.9 has no GLM-5-Next): Glm5NextDecoderLayer's hc_* (float32 nn.Parameters), Glm5NextMoE (deepseek_v2.py DeepseekV2MoE: MoEGate's e_score_correction_bias float32 under
+# noaux_tc), Glm5NextLinearAttention's dt_bias, A_log and qkv_conv1d (MergedColumnParallelLinear params_dtype
+# float32: the checkpoint's q/k/v_conv1d), split over TP; its indexer (DeepseekV2AttentionMLA's) not read for them
 _GLM5N = "glm5next/common/"
+_SG_GLM5N = "glm5_next.py Glm5NextDecoderLayer / Glm5NextMoE / Glm5NextLinearAttention"
 FP32_RULES["glm5_next_text"] = (
     _rules((0, 33, 0), f"{_GLM5N}model.py Glm5NextDecoderLayer", *(f"hc_{h}_{p}" for h in ("attn", "ffn")
-                                                                    for p in ("fn", "base", "scale")))
-    + _rules((0, 33, 0), f"{_GLM5N}model.py Glm5NextMoE", "mlp.gate.e_score_correction_bias")
+                                                                    for p in ("fn", "base", "scale")),
+           only_if=("mhc", True), sglang=SGLANG_NEW, sglang_source=_SG_GLM5N)
+    + _rules((0, 33, 0), f"{_GLM5N}model.py Glm5NextMoE", "mlp.gate.e_score_correction_bias", sglang=SGLANG_NEW,
+             sglang_source=_SG_GLM5N)
     + _rules((0, 33, 0), f"{_GLM5N}attention.py Indexer", "indexer.index_kpool_compress_ape", "indexer.k_norm")
     + _rules((0, 33, 0), f"{_GLM5N}kda.py Glm5NextLinearAttention", "self_attn.dt_bias", "self_attn.A_log",
-             "self_attn.q_conv1d", "self_attn.k_conv1d", "self_attn.v_conv1d"))
+             "self_attn.q_conv1d", "self_attn.k_conv1d", "self_attn.v_conv1d", sglang=SGLANG_NEW,
+             sglang_source=_SG_GLM5N))
 
 # configs/weight_tables/moe_more.py and vl_more.py families, bisected in the wheels of every release of
 # engines/vllm_registry_data.py RELEASES (each model file read from its first release to 0.34.0)
