@@ -316,9 +316,9 @@ def test_afmoe_router_and_expert_bias_in_float32_from_0_11_1(tmp_path):
 
 def test_hy_v3_gate_from_0_20_and_expert_bias_from_0_26(tmp_path):
     # hy_v3.py HYV3MoEFused: gate = GateLinear(params_dtype=torch.float32) from 0.20.0 (the file's first release);
-    # expert_bias torch.empty(num_experts) in the model dtype up to 0.25.1, dtype=torch.float32 from 0.26.0. HYV3Config's
-    # defaults: 80 layers, layer 0 dense, 79 MoE layers: gates 79 x 192 x 4,096 = 62,128,128, biases 79 x 192 =
-    # 15,168; whole on every GPU, + 2 B each
+    # expert_bias torch.empty(num_experts) in the model dtype up to 0.25.1, dtype=torch.float32 from 0.26.0.
+    # HYV3Config's defaults: 80 layers, layer 0 dense, 79 MoE layers: gates 79 x 192 x 4,096 = 62,128,128, biases
+    # 79 x 192 = 15,168; whole on every GPU, + 2 B each
     model = _load(tmp_path, HY_V3, "hy-v3")
     assert _figures(upcast(model, "0.34.0")) == (62_143_296, 0, 2)
     assert upcast(model, "0.34.0").per_gpu_bytes(tp=8) == 124_286_592  # 62,143,296 x 2
