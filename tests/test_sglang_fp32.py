@@ -187,3 +187,93 @@ def test_sglang_holds_whole_what_vllm_does_and_no_float32_for_qwen3_moe(cli):
     assert rc == 0, err
     t0 = driver_total_bytes(lookup("h100")) - PRELOAD_BYTES - PRELOAD_TP_BYTES
     assert json.loads(out)["engine"]["kv_memory_bytes"] == int(t0 * 0.8) - 7_680_585_728
+
+
+# -- the families of configs/weight_tables/moe_more.py and vl_more.py (configs of tests/test_vllm_fp32.py) ------
+
+def _load(tmp_path, raw: dict, name: str):
+    (tmp_path / f"{name}.json").write_text(json.dumps(raw))
+    return load_model(str(tmp_path / f"{name}.json"))
+
+
+def test_exaone_moe_and_afmoe_score_biases_alone(tmp_path):
+    # exaone_moe.py (0.5.9, 0.5.23): e_score_correction_bias float32, the gate (ReplicatedLinear) in the model dtype:
+    # 3 MoE layers x 128 = 384 parameters -> 768 B a GPU. afmoe.py (both): expert_bias float32 (torch.zeros
+    # dtype=torch.float32), the gate ReplicatedLinear in the model dtype: Trinity Nano's 54 MoE layers x 128 = 6,912
+    # -> 13,824 B a GPU
+    from test_tables_moe_more import TRINITY_NANO
+    from test_vllm_fp32 import EXAONE_MOE
+
+    exaone = _load(tmp_path, EXAONE_MOE, "exaone-moe")
+    afmoe = _load(tmp_path, TRINITY_NANO, "trinity-nano")
+    for release in ("0.5.9", "0.5.23"):
+        assert _figures(upcast(exaone, release, tp=4)) == (384, 2, (768,))
+        assert _figures(upcast(afmoe, release, tp=2)) == (6_912, 2, (13_824,))
+
+
+def test_hy_v3_and_beam_routers_in_float32_from_0_5_23(tmp_path):
+    # hunyuan_v3.py HYV3MoEFused: gate ReplicatedLinear(params_dtype=torch.float32) and expert_bias float32: 79 x
+    # (192 x 4,096 + 192) = 62,143,296 -> 124,286,592 B. beam.py: gate ReplicatedLinear(params_dtype=torch.float32)
+    # and gate.e_score_correction_bias float32: 49 x (256 x 5,120 + 256) = 64,237,824 -> 128,475,648 B. 0.5.9 has
+    # neither model
+    from test_vllm_fp32 import BEAM, HY_V3
+
+    hy = _load(tmp_path, HY_V3, "hy-v3")
+    beam = _load(tmp_path, BEAM, "beam")
+    assert _figures(upcast(hy, "0.5.23", tp=8)) == (62_143_296, 2, (124_286_592,))
+    assert _figures(upcast(beam, "0.5.23", tp=8)) == (64_237_824, 2, (128_475_648,))
+    assert upcast(hy, "0.5.9", tp=8) is None and upcast(beam, "0.5.9", tp=8) is None
+
+
+def test_minimax_m3_score_bias_only_with_use_routing_bias(tmp_path):
+    # minimax_m3.py MiniMaxM3MoE: e_score_correction_bias float32 only with use_routing_bias; the router bfloat16
+    # under SGLANG_OPT_USE_BF16_ROUTER_GEMM (on by default): 60 layers x 128 = 7,680 -> 15,360 B a GPU
+    from test_tables_vl_more import M3
+
+    assert upcast(_load(tmp_path, M3, "m3"), "0.5.23", tp=4) is None
+    model = _load(tmp_path, {**M3, "use_routing_bias": True}, "m3-bias")
+    assert _figures(upcast(model, "0.5.23", tp=4)) == (7_680, 2, (15_360,))
+
+
+def test_sarvam_moe_as_ling_from_0_5_23(tmp_path):
+    # sarvam_moe.py SarvamMoEForCausalLM is bailing_moe.py's BailingMoEForCausalLM: router in float32 with router_dtype
+    # "fp32", expert_bias float32 with moe_router_enable_expert_bias; SarvamMoeConfig's defaults: 18 MoE layers x
+    # (128 x 4,096 + 128) = 9,439,488 -> 18,878,976 B. 0.5.9 has no Sarvam-MoE
+    defaults = json.loads((CONFIGS / "transformers-5.25-defaults.json").read_text())
+    raw = dict(defaults["sarvam_moe"], architectures=["SarvamMoEForCausalLM"], router_dtype="fp32",
+               moe_router_enable_expert_bias=True)
+    model = _load(tmp_path, raw, "sarvam")
+    assert _figures(upcast(model, "0.5.23", tp=2)) == (9_439_488, 2, (18_878_976,))
+    assert upcast(model, "0.5.9", tp=2) is None
+
+
+def test_inkling_gate_bias_and_global_scale_from_0_5_23(tmp_path):
+    # inkling_common/moe.py InklingGate: bias float32 with use_gate_bias, global_scale float32 with use_global_scale:
+    # 40 MoE layers x (256 + 1) = 10,280 -> 20,560 B a GPU; 0.5.9 has no Inkling
+    from test_tables_hybrid_more import _inkling
+
+    model = _load(tmp_path, {**_inkling(), "use_gate_bias": True, "use_global_scale": True}, "inkling")
+    assert _figures(upcast(model, "0.5.23", tp=8)) == (10_280, 2, (20_560,))
+    assert upcast(model, "0.5.9", tp=8) is None
+
+
+def test_glm5_next_hyper_connections_score_bias_and_kda_from_0_5_23(tmp_path):
+    # glm5_next.py (0.5.23; 0.5.9 has no GLM-5-Next): whole in float32 the hyper-connections (hc_* nn.Parameters)
+    # 45 x 786,486 = 35,391,870 and DeepseekV2MoE's score biases 42 x 256 = 10,752 (35,402,622); split, KDA's
+    # dt_bias 64 x 128, A_log 64 and qkv_conv1d 3 x 8,192 x 4 on 34 layers: 34 x (8,192 + 64 + 98,304) = 3,623,040
+    # (the indexer's parameters not read in SGLang: left out). TP 8: 2 B x (35,402,622 + 3,623,040 / 8) = 71,711,004
+    from test_tables_hybrid_more import _glm53
+
+    model = _glm53(tmp_path)
+    assert _figures(upcast(model, "0.5.23", tp=8)) == (35_402_622 + 3_623_040, 2, (71_711_004,))
+    assert upcast(model, "0.5.9", tp=8) is None
+    # mhc false: neither engine builds the hyper-connections (SGLang's Glm5NextTextConfig defaults it so); vLLM's
+    # whole float32 are then the score biases 10,752, the k-pool ape 5,632 and indexer k_norm 2,816 = 19,200
+    from kvplan.engines.vllm_fp32 import upcast as vllm_upcast
+
+    raw = json.loads((tmp_path / "config.json").read_text())
+    raw["text_config"]["mhc"] = False
+    model = _load(tmp_path, raw, "glm53-no-mhc")
+    assert _figures(upcast(model, "0.5.23", tp=8)) == (10_752 + 3_623_040, 2, (2 * (10_752 + 452_880),))
+    up = vllm_upcast(model, "0.34.0")
+    assert (up.whole_params, up.split_params) == (19_200, 3_623_040)

@@ -12,6 +12,7 @@ import pytest
 
 from kvplan.configs.build import _read
 from kvplan.configs.weight_tables import table
+from kvplan.engines.vllm_fp32 import upcast
 from kvplan.engines.vllm_profile import config_weights_per_gpu, predict_available, rope_bytes
 from kvplan.sources import load_model
 from kvplan.units import GIB
@@ -249,3 +250,175 @@ def test_ernie_4_5_vl_routers_and_score_bias_in_float32(tmp_path):
     for release in ("0.5.9", "0.5.23"):
         sg = sglang_upcast(model, release, tp=4)
         assert (sg.params, sg.stage_bytes) == (8_850_816, (17_701_632,))
+
+
+# -- the families of configs/weight_tables/moe_more.py and vl_more.py (each model file read in every release's wheel)
+
+def _load(tmp_path, raw: dict, name: str):
+    (tmp_path / f"{name}.json").write_text(json.dumps(raw))
+    return load_model(str(tmp_path / f"{name}.json"))
+
+
+def _figures(up):
+    return None if up is None else (up.whole_params, up.split_params, up.extra_bytes_per_param)
+
+
+# the configs of tests/test_tables_moe_more.py (there each table's sizes are worked by hand)
+EXAONE_MOE = {"architectures": ["ExaoneMoEForCausalLM"], "model_type": "exaone_moe", "first_k_dense_replace": 1,
+              "head_dim": 128, "hidden_act": "silu", "hidden_size": 6144, "intermediate_size": 18432,
+              "layer_types": ["sliding_attention"] * 3 + ["full_attention"], "max_position_embeddings": 262144,
+              "moe_intermediate_size": 2048, "num_attention_heads": 64, "num_experts": 128, "num_experts_per_tok": 8,
+              "num_hidden_layers": 4, "num_key_value_heads": 8, "num_shared_experts": 1, "sliding_window": 4,
+              "tie_word_embeddings": False, "topk_method": "noaux_tc", "vocab_size": 153600}
+HY_V3 = {"model_type": "hy_v3", "architectures": ["HYV3ForCausalLM"], "vocab_size": 120832, "hidden_size": 4096,
+         "intermediate_size": 13312, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+         "head_dim": 128, "num_experts": 192, "num_experts_per_tok": 8, "num_shared_experts": 1,
+         "moe_intermediate_size": 1536, "max_position_embeddings": 131072}
+BEAM = {"model_type": "beam", "architectures": ["BeamForCausalLM"], "vocab_size": 151936, "hidden_size": 5120,
+        "intermediate_size": 20480, "num_hidden_layers": 52, "num_attention_heads": 48, "num_key_value_heads": 8,
+        "head_dim": 128, "moe_intermediate_size": 2560, "num_experts": 256, "num_experts_per_tok": 8,
+        "sliding_window": 512, "max_position_embeddings": 8192}
+
+
+def _defaults(model_type: str, arch: str) -> dict:
+    defaults = json.loads((CONFIGS / "transformers-5.25-defaults.json").read_text())
+    return dict(defaults[model_type], architectures=[arch])
+
+
+def test_exaone_moe_score_bias_in_float32_from_0_14(tmp_path):
+    # exaone_moe.py ExaoneMoe: e_score_correction_bias = nn.Parameter(torch.empty(num_experts, dtype=torch.float32))
+    # (0.14.0, the file's first release, to 0.34.0); the gate (ReplicatedLinear, GateLinear from 0.31) has no
+    # params_dtype: the model dtype. 4 layers, layer 0 dense: 3 MoE layers x 128 = 384 parameters, + 2 B each =
+    # 768 B on every GPU (whole), whatever the TP
+    model = _load(tmp_path, EXAONE_MOE, "exaone-moe")
+    assert _figures(upcast(model, "0.34.0")) == (384, 0, 2)
+    assert _figures(upcast(model, "0.14.0")) == (384, 0, 2)
+    for tp in (1, 8):
+        weights, _ = _profile_weights(model, tp=tp)
+        assert weights - config_weights_per_gpu(model, tp) == 768
+    assert upcast(model, "0.13.0") is None  # no exaone_moe.py
+
+
+def test_afmoe_router_and_expert_bias_in_float32_from_0_11_1(tmp_path):
+    # afmoe.py AfmoeMoE (0.11.1, its first release, to 0.34.0): the router (nn.Linear dtype=torch.float32, GateLinear
+    # params_dtype=torch.float32 from 0.31; the checkpoint's mlp.router.gate) and expert_bias float32. Trinity Nano:
+    # 56 layers, 2 dense, 54 x (128 x 1,024 + 128) = 54 x 131,200 = 7,084,800 parameters, whole, + 2 B each =
+    # 14,169,600 B on every GPU
+    from test_tables_moe_more import TRINITY_NANO
+
+    model = _load(tmp_path, TRINITY_NANO, "trinity-nano")
+    assert _figures(upcast(model, "0.34.0")) == (7_084_800, 0, 2)
+    assert _figures(upcast(model, "0.11.1")) == (7_084_800, 0, 2)
+    weights, _ = _profile_weights(model, tp=2)
+    assert weights - config_weights_per_gpu(model, 2) == 14_169_600
+    assert upcast(model, "0.11.0") is None  # no afmoe.py
+
+
+def test_hy_v3_gate_from_0_20_and_expert_bias_from_0_26(tmp_path):
+    # hy_v3.py HYV3MoEFused: gate = GateLinear(params_dtype=torch.float32) from 0.20.0 (the file's first release);
+    # expert_bias torch.empty(num_experts) in the model dtype up to 0.25.1, dtype=torch.float32 from 0.26.0.
+    # HYV3Config's defaults: 80 layers, layer 0 dense, 79 MoE layers: gates 79 x 192 x 4,096 = 62,128,128, biases
+    # 79 x 192 = 15,168; whole on every GPU, + 2 B each
+    model = _load(tmp_path, HY_V3, "hy-v3")
+    assert _figures(upcast(model, "0.34.0")) == (62_143_296, 0, 2)
+    assert upcast(model, "0.34.0").per_gpu_bytes(tp=8) == 124_286_592  # 62,143,296 x 2
+    assert _figures(upcast(model, "0.26.0")) == (62_143_296, 0, 2)
+    assert _figures(upcast(model, "0.25.1")) == (62_128_128, 0, 2)
+    assert _figures(upcast(model, "0.20.0")) == (62_128_128, 0, 2)
+    assert upcast(model, "0.19.1") is None  # no hy_v3.py
+
+
+def test_param2_score_bias_from_0_20_and_gate_from_0_31(tmp_path):
+    # param2moe.py Param2MoEMoEBlock: gate.e_score_correction_bias (the checkpoint's mlp.gate.expert_bias) float32
+    # from 0.20.0 (the file's first release) where moe_router_enable_expert_bias is true or left out; the gate an
+    # nn.Linear in the model dtype up to 0.30.0, GateLinear(params_dtype=torch.float32) from 0.31.0. Param2MoeConfig's
+    # defaults: 21 layers, layer 0 dense, 20 x 64 experts: biases 1,280, gates 20 x 64 x 2,048 = 2,621,440
+    raw = _defaults("param2moe", "Param2MoEForCausalLM")
+    model = _load(tmp_path, raw, "param2")
+    assert _figures(upcast(model, "0.34.0")) == (2_622_720, 0, 2)
+    assert upcast(model, "0.31.0").per_gpu_bytes(tp=4) == 5_245_440  # 2,622,720 x 2, whole
+    assert _figures(upcast(model, "0.30.0")) == (1_280, 0, 2)
+    assert _figures(upcast(model, "0.20.0")) == (1_280, 0, 2)
+    assert upcast(model, "0.19.1") is None  # no param2moe.py
+    # moe_router_enable_expert_bias false: no score bias (vLLM sets gate.e_score_correction_bias = None)
+    model = _load(tmp_path, {**raw, "moe_router_enable_expert_bias": False}, "param2-no-bias")
+    assert _figures(upcast(model, "0.34.0")) == (2_621_440, 0, 2)
+    assert upcast(model, "0.30.0") is None
+
+
+def test_beam_router_and_score_bias_in_float32_from_0_33(tmp_path):
+    # vllm/models/beam/nvidia/moe.py BeamSparseMoeBlock: gate = GateLinear(params_dtype=torch.float32) and
+    # gate.e_score_correction_bias float32, from 0.33.0 (the first release with vllm/models/beam). BeamConfig's
+    # defaults: 52 layers, 3 dense, 49 x (256 x 5,120 + 256) = 49 x 1,310,976 = 64,237,824 parameters, whole,
+    # + 2 B each = 128,475,648 B on every GPU
+    model = _load(tmp_path, BEAM, "beam")
+    assert _figures(upcast(model, "0.34.0")) == (64_237_824, 0, 2)
+    assert _figures(upcast(model, "0.33.0")) == (64_237_824, 0, 2)
+    weights, _ = _profile_weights(model, tp=8)
+    assert weights - config_weights_per_gpu(model, 8) == 128_475_648
+    assert upcast(model, "0.32.0") is None
+
+
+def test_minimax_m3_router_and_score_bias_in_float32_from_0_24(tmp_path):
+    # vllm/models/minimax_m3/nvidia/model.py MiniMaxM3MoE: e_score_correction_bias float32 (whatever
+    # use_routing_bias says) and gate = GateLinear(params_dtype=torch.float32), from 0.24.0 (the first release with
+    # vllm/models/minimax_m3). tests/test_tables_vl_more.py's M3: 60 MoE layers x (128 x 6,144 + 128) = 60 x
+    # 786,560 = 47,193,600 parameters, whole, + 2 B each = 94,387,200 B on every GPU
+    from test_tables_vl_more import M3
+
+    model = _load(tmp_path, M3, "minimax-m3")
+    assert _figures(upcast(model, "0.34.0")) == (47_193_600, 0, 2)
+    assert upcast(model, "0.24.0").per_gpu_bytes(tp=4) == 94_387_200
+    assert upcast(model, "0.23.0") is None
+
+
+def test_sarvam_moe_router_with_fp32_router_dtype_and_bias_with_its_flag(tmp_path):
+    # bailing_moe.py BailingMoE (sarvam.py SarvamMoEForCausalLM, from 0.18.0): the router in router_dtype (nn.Linear
+    # dtype=, GateLinear params_dtype= from 0.31: float32 where "fp32"), gate.expert_bias float32 with
+    # moe_router_enable_expert_bias. SarvamMoeConfig's defaults: 19 layers, layer 0 dense, 18 x 128 experts: gates
+    # 18 x 128 x 4,096 = 9,437,184, biases 18 x 128 = 2,304
+    raw = _defaults("sarvam_moe", "SarvamMoEForCausalLM")
+    model = _load(tmp_path, {**raw, "router_dtype": "fp32", "moe_router_enable_expert_bias": True}, "sarvam")
+    assert _figures(upcast(model, "0.34.0")) == (9_439_488, 0, 2)
+    assert _figures(upcast(model, "0.18.0")) == (9_439_488, 0, 2)
+    assert upcast(model, "0.17.1") is None  # no SarvamMoEForCausalLM
+    # router_dtype "bf16": the bias alone; neither field: nothing
+    model = _load(tmp_path, {**raw, "router_dtype": "bf16", "moe_router_enable_expert_bias": True}, "sarvam-bf16")
+    assert _figures(upcast(model, "0.34.0")) == (2_304, 0, 2)
+    assert upcast(_load(tmp_path, raw, "sarvam-plain"), "0.34.0") is None
+
+
+@pytest.mark.parametrize("name, params", [
+    # dots.llm1: 62 layers, first_k_dense_replace 1: 61 MoE layers x 128 experts
+    ("DOTS_LLM1", 61 * 128),
+    # Solar Open 100B: 48 layers, all MoE, x 128 experts
+    ("SOLAR_OPEN_100B", 48 * 128),
+])
+def test_transformers_backend_keeps_the_score_bias_in_float32_from_0_28(tmp_path, name, params):
+    # vLLM's Transformers backend: fusers/moe.py MoEBlockFuser.gate keeps the HF gate's e_score_correction_bias as
+    # a buffer of its GateLinear, and from 0.28.0 transformers/base.py keep_in_fp32 upcasts it (the HF class's
+    # _keep_in_fp32_modules_strict names it); the GateLinear weight stays bf16. Whole on every GPU, + 2 B each.
+    # Before 0.28 nothing is added (dots1.py up to 0.23.0 built it in the model dtype; 0.24-0.27 not settled)
+    import test_tables_moe_more
+
+    model = _load(tmp_path, getattr(test_tables_moe_more, name), name)
+    assert _figures(upcast(model, "0.34.0")) == (params, 0, 2)
+    assert upcast(model, "0.28.0").per_gpu_bytes(tp=4) == 2 * params
+    assert upcast(model, "0.27.1") is None
+
+
+def test_inkling_gate_bias_and_global_scale_only_with_their_flags(tmp_path):
+    # models/inkling/nvidia/moe.py InklingGate (0.26.0, the first release with vllm/models/inkling, to 0.34.0): bias
+    # [n_routed_experts] float32 with use_gate_bias, global_scale [1] float32 with use_global_scale; vLLM's
+    # InklingModelConfig leaves both false. tests/test_tables_hybrid_more.py's Inkling: 40 MoE layers (dense_mlp_idx
+    # 2 of 42) x (256 + 1) = 10,280 parameters, whole, + 2 B each = 20,560 B on every GPU
+    from test_tables_hybrid_more import _inkling
+
+    model = _load(tmp_path, {**_inkling(), "use_gate_bias": True, "use_global_scale": True}, "inkling")
+    assert _figures(upcast(model, "0.34.0")) == (10_280, 0, 2)
+    assert upcast(model, "0.26.0").per_gpu_bytes(tp=8) == 20_560
+    assert upcast(model, "0.25.1") is None
+    # the bias alone: 40 x 256 = 10,240
+    model = _load(tmp_path, {**_inkling(), "use_gate_bias": True}, "inkling-bias")
+    assert _figures(upcast(model, "0.34.0")) == (10_240, 0, 2)
+    assert upcast(_load(tmp_path, _inkling(), "inkling-plain"), "0.34.0") is None

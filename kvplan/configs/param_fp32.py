@@ -46,11 +46,48 @@ vllm/models/*):
   0.34.0; Gated DeltaNet's A_log (Qwen3-Next, Qwen3.5) likewise from 0.19.0 (layers/mamba/gdn_linear_attn.py, from
   0.22.0 gdn/qwen_gdn_linear_attn.py; in the model dtype 0.11.1-0.18.1; read in the wheels of 0.11.0 to 0.32.0).
 
+The families of configs/weight_tables/moe_more.py, vl_more.py and hybrid_more.py, each model file read in the wheel
+of every release of engines/vllm_registry_data.py RELEASES from its first to 0.34.0:
+
+- EXAONE MoE: exaone_moe.py ExaoneMoe's e_score_correction_bias from 0.14.0 (the file's first release); its gate in
+  the model dtype in every release;
+- AFMoE: afmoe.py AfmoeMoE's router (the checkpoint's mlp.router.gate: nn.Linear dtype float32, GateLinear
+  params_dtype float32 from 0.31) and expert_bias, from 0.11.1 (its first release);
+- Hunyuan 3: hy_v3.py HYV3MoEFused's gate (GateLinear params_dtype float32) from 0.20.0 (its first release) and its
+  expert_bias from 0.26.0 (0.20.0-0.25.1 in the model dtype); from 0.30.0 its q_norm / k_norm are float32 where the
+  optional HPC rope kernel runs (HpcRopeNorm.support: whether the `hpc` package is installed), which kvplan cannot
+  see: not added (2 x head_dim a layer);
+- Param2: param2moe.py Param2MoEMoEBlock's gate.e_score_correction_bias (the checkpoint's mlp.gate.expert_bias;
+  with moe_router_enable_expert_bias true or left out) from 0.20.0 (its first release), and its gate from 0.31.0
+  (GateLinear params_dtype float32; an nn.Linear in the model dtype before);
+- Beam: vllm/models/beam/nvidia/moe.py BeamSparseMoeBlock's gate and gate.e_score_correction_bias from 0.33.0
+  (the first release with vllm/models/beam);
+- MiniMax-M3's text model: vllm/models/minimax_m3/nvidia/model.py MiniMaxM3MoE's router (GateLinear params_dtype
+  float32) and e_score_correction_bias, from 0.24.0 (the first release with vllm/models/minimax_m3);
+- Sarvam-MoE: bailing_moe.py BailingMoE (sarvam.py SarvamMoEForCausalLM, from 0.18.0): the router where
+  router_dtype is "fp32" (nn.Linear dtype=, GateLinear params_dtype= from 0.31) and gate.expert_bias with
+  moe_router_enable_expert_bias true;
+- dots.llm1, Solar Open, MiniCPM5-MoE on the Transformers backend: the HF gate's e_score_correction_bias, a buffer
+  that transformers/base.py keep_in_fp32 keeps in float32 from 0.28.0 (the HF classes' _keep_in_fp32_modules_strict,
+  transformers 5.25); dots1.py (0.11.0-0.23.0) built it in the model dtype; 0.24.0-0.27.1 left out (the buffer keeps
+  whatever dtype the installed transformers builds it in);
+- Inkling's text model: vllm/models/inkling/nvidia/moe.py InklingGate's bias (the table's
+  mlp.gate.e_score_correction_bias) and global_scale, each only with the config's use_gate_bias / use_global_scale,
+  from 0.26.0 (the first release with vllm/models/inkling);
+- GLM-5-Next, Qwen4-Exp and Bamba: see FP32_RULES below (GLM-5-Next's hyper-connections only with mhc true).
+
 Searched in 0.34 (float32 parameters, buffers and params_dtype, GateLinear's arguments) and found in the model
 dtype: Llama (and InternLM3), Mistral, Qwen2 / 2.5-VL, Qwen3 (MoE, VL, Next, 3.5), Mixtral, Llama 4, Gemma 2 / 3 /
 4 / 4 Unified, gpt-oss (its sinks: make_attention_sink in the default dtype), Phi-3, ERNIE-4.5 dense, MiMo, Granite,
 Cohere2, EXAONE 4, GLM-4, LFM2, MiniCPM3, and the Mamba families but for their mixers' A (above); Gemma, GLM and
-OLMo 3 vLLM 0.34 serves through its Transformers backend (registry.py), not read.
+OLMo 3 vLLM 0.34 serves through its Transformers backend (registry.py), not read. Read in every release from the
+model file's first and found in the model dtype: Cohere2-MoE (cohere2_moe.py, 0.21.0+: Cohere2Moe's GateLinear
+without params_dtype), HunYuan-MoE (hunyuan_v1.py up to 0.28.0; from 0.29.0 the Transformers backend, whose
+ReplicatedLinear for the HF gate.wg, an nn.Linear of dtype float32 in transformers, takes the model dtype, and whose
+keep_in_fp32 has nothing to keep: HunYuanMoEV1's class names no _keep_in_fp32_modules_strict), Qwen4-Exp but for its
+Gated DeltaNet A_log (hyper-connections in bfloat16 whatever the checkpoint's dtype). ZAYA1: zaya.py ZayaRouter's
+balancing_biases is a float32 buffer (num_experts + 1 a MoE layer, whole) that no checkpoint tensor fills and
+kvplan's table does not count: not added.
 Not covered: the MTP drafters (engines/vllm_draft_weights.py), whose MoE layers reuse these classes. DeepSeek-V4's
 float32 parameters are stored in float32 by its checkpoint and sized by configs/compressed.py.
 
@@ -68,12 +105,18 @@ vLLM 0.34 ignores for LongCat-Flash: its router is float32 only where rounter_pa
 (longcat_flash.py LongcatFlashMoE, bfloat16 otherwise); MiMo-V2's gate follows moe_router_dtype in 0.5.23 as in
 vLLM, and is float32 whatever it says in 0.5.9 (mimo_v2_flash.py MoEGate). The same everywhere else read:
 LongCat-Flash, LFM2-MoE, MiniMax-M2, DeepSeek's noaux_tc bias and DSA indexer k_norm, Ling / Ring 2.5's router and
-expert_bias. Not covered: the float32
-routers and biases of families kvplan has no per-module table for (grok.py, step3p5.py, llada2.py, minimax_m3.py,
-ernie45_moe_vl.py, iquest_q1.py), and of those whose tables (configs/weight_tables/moe_more.py) came without a
-rule: exaone_moe.py, afmoe.py, hy_v3.py, param2moe.py and vllm/models/beam, which vLLM 0.34 builds in float32 (read
-in 0.34 only, not bisected, so not added); ROCm builds (aiter keeps some of these in bf16); and the MTP / NextN
-drafters.
+expert_bias. For the families of
+weight_tables/moe_more.py, vl_more.py and hybrid_more.py: EXAONE MoE's score bias (exaone_moe.py, both releases; its
+gate in the model dtype), AFMoE's expert_bias (afmoe.py, both; the gate, which vLLM holds in float32, in the model
+dtype), Hunyuan 3's gate and expert_bias (hunyuan_v3.py, 0.5.23), Beam's gate and score bias (beam.py, 0.5.23),
+MiniMax-M3's score bias only with use_routing_bias and its router in bfloat16 under SGLANG_OPT_USE_BF16_ROUTER_GEMM
+(minimax_m3.py, 0.5.23: on by default, so not added), Sarvam-MoE as Ling 2.0 (sarvam_moe.py, 0.5.23), Inkling's gate
+bias and global_scale with their flags (inkling_common/moe.py, 0.5.23), GLM-5-Next's hyper-connections, score bias
+and KDA parameters (glm5_next.py, 0.5.23; its indexer not read); for Param2, dots.llm1, Solar Open and MiniCPM5-MoE
+SGLang has no model file of its own (its Transformers fallback not read); HunYuan-MoE's gate (hunyuan.py) and
+Cohere2-MoE's (cohere2_moe.py) in the model dtype. Not covered: the float32 routers and biases of families kvplan has
+no per-module table for (grok.py, step3p5.py, llada2.py, iquest_q1.py); ROCm builds (aiter keeps some of these in
+bf16); and the MTP / NextN drafters.
 """
 
 from __future__ import annotations
@@ -294,14 +337,118 @@ FP32_RULES.update({"bamba": _rules((0, 11, 0), _VLLM_MAMBA2, "mamba.A_log"), "qw
 # Glm5NextDecoderLayer's hyper-connection fn / base / scale and Glm5NextMoE's e_score_correction_bias (whole);
 # attention.py Indexer's index_kpool_compress_ape and k_norm (LayerNorm dtype float32; whole); kda.py
 # Glm5NextLinearAttention's dt_bias, A_log and q/k/v convolutions (split by heads)
+# Both engines build the hc_* only where the config's mhc is true (vLLM's Glm5NextDecoderLayer reads config.mhc, which
+# transformers 5.25's config lacks; SGLang's Glm5NextTextConfig defaults it to false), so the rule asks for it.
+# SGLang 0.5.23 glm5_next.py (0.5.9 has no GLM-5-Next): Glm5NextDecoderLayer's hc_* (float32 nn.Parameters),
+# Glm5NextMoE (deepseek_v2.py DeepseekV2MoE: MoEGate's e_score_correction_bias float32 under noaux_tc),
+# Glm5NextLinearAttention's dt_bias, A_log and qkv_conv1d (MergedColumnParallelLinear params_dtype float32: the
+# checkpoint's q/k/v_conv1d), split over TP; its indexer (DeepseekV2AttentionMLA's) not read for them
 _GLM5N = "glm5next/common/"
+_SG_GLM5N = "glm5_next.py Glm5NextDecoderLayer / Glm5NextMoE / Glm5NextLinearAttention"
 FP32_RULES["glm5_next_text"] = (
     _rules((0, 33, 0), f"{_GLM5N}model.py Glm5NextDecoderLayer", *(f"hc_{h}_{p}" for h in ("attn", "ffn")
-                                                                    for p in ("fn", "base", "scale")))
-    + _rules((0, 33, 0), f"{_GLM5N}model.py Glm5NextMoE", "mlp.gate.e_score_correction_bias")
+                                                                    for p in ("fn", "base", "scale")),
+           only_if=("mhc", True), sglang=SGLANG_NEW, sglang_source=_SG_GLM5N)
+    + _rules((0, 33, 0), f"{_GLM5N}model.py Glm5NextMoE", "mlp.gate.e_score_correction_bias", sglang=SGLANG_NEW,
+             sglang_source=_SG_GLM5N)
     + _rules((0, 33, 0), f"{_GLM5N}attention.py Indexer", "indexer.index_kpool_compress_ape", "indexer.k_norm")
     + _rules((0, 33, 0), f"{_GLM5N}kda.py Glm5NextLinearAttention", "self_attn.dt_bias", "self_attn.A_log",
-             "self_attn.q_conv1d", "self_attn.k_conv1d", "self_attn.v_conv1d"))
+             "self_attn.q_conv1d", "self_attn.k_conv1d", "self_attn.v_conv1d", sglang=SGLANG_NEW,
+             sglang_source=_SG_GLM5N))
+
+# configs/weight_tables/moe_more.py and vl_more.py families, bisected in the wheels of every release of
+# engines/vllm_registry_data.py RELEASES (each model file read from its first release to 0.34.0)
+# EXAONE MoE: exaone_moe.py ExaoneMoe builds e_score_correction_bias (nn.Parameter dtype=torch.float32) from 0.14.0,
+# the file's first release; its gate (ReplicatedLinear up to 0.30, GateLinear from 0.31, no params_dtype) in the
+# model dtype throughout. SGLang 0.5.9 and 0.5.23 exaone_moe.py ExaoneMoeSparseMoeBlock the same (bias only)
+FP32_RULES["exaone_moe"] = _rules((0, 14, 0), "exaone_moe.py ExaoneMoe (its gate in the model dtype)",
+                                  "mlp.e_score_correction_bias", sglang=SGLANG_BOTH,
+                                  sglang_source="exaone_moe.py (e_score_correction_bias float32; the gate in the "
+                                  "model dtype)")
+# AFMoE (Arcee Trinity): afmoe.py AfmoeMoE from 0.11.1, its first release: the router (nn.Linear dtype=torch.float32
+# up to 0.30, GateLinear params_dtype=torch.float32 from 0.31; the checkpoint's mlp.router.gate) and expert_bias
+# (float32). SGLang 0.5.9 / 0.5.23 afmoe.py: expert_bias float32, the gate (ReplicatedLinear) in the model dtype
+_AFMOE = "afmoe.py AfmoeMoE"
+FP32_RULES["afmoe"] = (_rules((0, 11, 1), f"{_AFMOE} (gate: nn.Linear / GateLinear float32)", "mlp.router.gate")
+                       + _rules((0, 11, 1), _AFMOE, "mlp.expert_bias", sglang=SGLANG_BOTH,
+                                sglang_source="afmoe.py (expert_bias float32; the gate in the model dtype)"))
+# Hunyuan 3: hy_v3.py HYV3MoEFused's gate (GateLinear params_dtype=torch.float32) from 0.20.0, the file's first
+# release; its expert_bias in the model dtype 0.20.0-0.25.1 (torch.empty without a dtype), float32 from 0.26.0.
+# Left out: from 0.30.0 HYV3Attention builds q_norm / k_norm in float32 where HpcRopeNorm.support() holds (the
+# optional `hpc` kernel package installed and the head layout it takes), else in the model dtype: kvplan cannot see
+# the install (2 x head_dim a layer, e.g. 256 parameters, 512 B). SGLang 0.5.23 hunyuan_v3.py HYV3MoEFused: both
+# gate (ReplicatedLinear params_dtype float32) and expert_bias float32 (0.5.9 has no Hunyuan 3 model)
+_HYV3 = "hy_v3.py HYV3MoEFused"
+_SG_HYV3 = "hunyuan_v3.py HYV3MoEFused (gate params_dtype float32, expert_bias float32)"
+FP32_RULES["hy_v3"] = (_rules((0, 20, 0), f"{_HYV3} (GateLinear params_dtype float32)", "mlp.router.gate",
+                              sglang=SGLANG_NEW, sglang_source=_SG_HYV3)
+                       + _rules((0, 26, 0), f"{_HYV3} (expert_bias float32; model dtype 0.20-0.25)",
+                                "mlp.expert_bias", sglang=SGLANG_NEW, sglang_source=_SG_HYV3))
+# Param2: param2moe.py Param2MoEMoEBlock builds gate.e_score_correction_bias (the checkpoint's mlp.gate.expert_bias)
+# in float32 from 0.20.0, the file's first release, where the config's moe_router_enable_expert_bias is true or left
+# out; its gate an nn.Linear in the model dtype 0.20.0-0.30.0 (cast to float32 in forward), GateLinear
+# params_dtype=torch.float32 from 0.31.0. SGLang 0.5.9 / 0.5.23 have no Param2 model
+_P2 = "param2moe.py Param2MoEMoEBlock"
+FP32_RULES["param2moe"] = (_rules((0, 31, 0), f"{_P2} (GateLinear params_dtype float32; nn.Linear 0.20-0.30)",
+                                  "mlp.gate")
+                           + _rules((0, 20, 0), f"{_P2} (gate.e_score_correction_bias)", "mlp.gate.expert_bias",
+                                    only_if=("moe_router_enable_expert_bias", (None, True))))
+# Beam: vllm/models/beam/nvidia/moe.py BeamSparseMoeBlock, the gate (GateLinear params_dtype=torch.float32) and
+# gate.e_score_correction_bias (float32), from 0.33.0, the first release with vllm/models/beam. SGLang 0.5.23 beam.py
+# the same (ReplicatedLinear params_dtype float32, the bias float32; 0.5.9 has no Beam model)
+FP32_RULES["beam"] = _rules((0, 33, 0), "models/beam/nvidia/moe.py BeamSparseMoeBlock", "mlp.gate",
+                            "mlp.gate.e_score_correction_bias", sglang=SGLANG_NEW,
+                            sglang_source="beam.py (gate params_dtype float32, e_score_correction_bias float32)")
+# MiniMax-M3's text model: vllm/models/minimax_m3/nvidia/model.py MiniMaxM3MoE (CUDA), the router (GateLinear
+# params_dtype=torch.float32) and e_score_correction_bias (float32, whatever use_routing_bias says), from 0.24.0, the
+# first release with vllm/models/minimax_m3 (read in 0.24.0 to 0.34.0); its norms in the model dtype. SGLang 0.5.23
+# minimax_m3.py MiniMaxM3MoE: the bias float32 only with the config's use_routing_bias; the router float32 only with
+# SGLANG_OPT_USE_BF16_ROUTER_GEMM off (environ.py: on by default, so bfloat16: not added); 0.5.9 has no MiniMax-M3
+_M3 = "models/minimax_m3/nvidia/model.py MiniMaxM3MoE"
+FP32_RULES["minimax_m3_vl_text"] = (
+    _rules((0, 24, 0), _M3, "block_sparse_moe.gate", "block_sparse_moe.e_score_correction_bias")
+    + _rules(None, _NONE, "block_sparse_moe.e_score_correction_bias", only_if=("use_routing_bias", True),
+             sglang=SGLANG_NEW, sglang_source="minimax_m3.py MiniMaxM3MoE (use_routing_bias)"))
+
+# Sarvam-MoE (Ling's table, configs/weight_tables/moe_more.py): vLLM's SarvamMoEForCausalLM is bailing_moe.py's
+# BailingMoeForCausalLM (sarvam.py, from 0.18.0, its first release): BailingMoE builds the router in the config's
+# router_dtype (nn.Linear dtype=router_dtype up to 0.30, GateLinear params_dtype=router_dtype from 0.31: float32 only
+# where it is "fp32"; left out: the model dtype) and gate.expert_bias in float32, built only where the config says
+# moe_router_enable_expert_bias true (getattr(config, ..., False): transformers 5.25's SarvamMoeConfig has no such
+# field, so a config.json that leaves it out gets none in vLLM, whatever kvplan's table counts). SGLang 0.5.23
+# sarvam_moe.py SarvamMoEForCausalLM is bailing_moe.py's BailingMoEForCausalLM, whose BailingMoESparseMoeBlock /
+# BailingMoEGate build the same router and expert_bias (the same two conditions); 0.5.9 has no Sarvam-MoE model
+_SARVAM = "bailing_moe.py BailingMoE (sarvam.py SarvamMoEForCausalLM)"
+FP32_RULES["sarvam_moe"] = (
+    _rules((0, 18, 0), f"{_SARVAM} (router_dtype)", "mlp.gate", only_if=("router_dtype", "fp32"),
+           sglang=SGLANG_NEW, sglang_source="bailing_moe.py BailingMoEGate (router_dtype; sarvam_moe.py)")
+    + _rules((0, 18, 0), f"{_SARVAM} (gate.expert_bias float32)", "mlp.gate.expert_bias",
+             only_if=("moe_router_enable_expert_bias", True), sglang=SGLANG_NEW,
+             sglang_source="bailing_moe.py BailingMoEGate (expert_bias; sarvam_moe.py)"))
+
+# dots.llm1, Solar Open, MiniCPM5-MoE: vLLM runs them on its Transformers backend (dots1.py, 0.11.0-0.23.0, built
+# the score bias in the model dtype: torch.empty without a dtype; 0.24+ has no dots1.py). From 0.28.0 transformers/
+# base.py TransformersBase.keep_in_fp32 upcasts every tensor without a weight_loader whose name matches the HF
+# class's _keep_in_fp32_modules_strict (transformers 5.25's modeling_dots1 / solar_open / minicpm5_moe name
+# "e_score_correction_bias" and "gate.weight"): fusers/moe.py MoEBlockFuser.gate keeps the HF score bias as a
+# buffer of the GateLinear, so it is float32, while the gate's weight (a vLLM parameter) stays in the model dtype.
+# 0.24.0-0.27.1 (no keep_in_fp32) are left out: there the buffer keeps the dtype the installed transformers builds it
+# in (float32 in 5.25's modeling files), which kvplan does not settle. SGLang 0.5.9 / 0.5.23 have none of these models
+_TF_KEEP = "transformers/base.py keep_in_fp32, fusers/moe.py MoEBlockFuser.gate (the HF score bias)"
+FP32_RULES.update(dict.fromkeys(("dots1", "solar_open", "minicpm5_moe"),
+                                _rules((0, 28, 0), _TF_KEEP, "mlp.gate.e_score_correction_bias")))
+# Inkling's text model: vllm/models/inkling/nvidia/moe.py InklingGate builds its score bias (the table's
+# mlp.gate.e_score_correction_bias) and global_scale in float32 where the config's use_gate_bias / use_global_scale
+# are true (vLLM's own InklingModelConfig: false by default, and then it builds neither), from 0.26.0, the first
+# release with vllm/models/inkling; the gate weight and the dense MLP's global_scale in the model dtype. SGLang 0.5.23
+# inkling_common/moe.py InklingGate the same (0.5.9 has no Inkling)
+_INK = "models/inkling/nvidia/moe.py InklingGate"
+_SG_INK = "inkling_common/moe.py InklingGate (use_gate_bias / use_global_scale)"
+FP32_RULES["inkling_text"] = (
+    _rules((0, 26, 0), f"{_INK} (bias)", "mlp.gate.e_score_correction_bias", only_if=("use_gate_bias", True),
+           sglang=SGLANG_NEW, sglang_source=_SG_INK)
+    + _rules((0, 26, 0), f"{_INK} (global_scale)", "mlp.gate.global_scale", only_if=("use_global_scale", True),
+             sglang=SGLANG_NEW, sglang_source=_SG_INK))
 
 # what vLLM builds in float32 (engines/vllm_fp32.py) and what SGLang does (engines/sglang_fp32.py)
 VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {

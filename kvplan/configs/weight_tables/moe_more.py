@@ -32,13 +32,13 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
 - Doge: see doge(). Ergo: see ergo().
 - Param2 (vLLM 0.34 param2moe.py): the norms, query_layernorm / key_layernorm (RMSNorm of head_dim), the router
   (Param2MoEMoEBlock.gate: GateLinear, float32) and expert_bias (float32; kvplan counts both at the checkpoint's
-  dtype, configs/param_fp32.py has no Param2 rule), dense's bias with use_bias (RowParallelLinear).
+  dtype; configs/param_fp32.py adds vLLM's float32 bytes), dense's bias with use_bias (RowParallelLinear).
 - Flint (vLLM 0.34 vllm/models/flint/model.py): the norms, q_norm / k_norm, the router (GateLinear,
   quant_config=None); the sinks (softmax_offset: make_attention_sink of the rank's heads, float32) split with the
   heads; the shared expert splits (FlintMLP).
 - Beam (vLLM 0.34 vllm/models/beam/nvidia: model.py, attention.py, moe.py): the four RMSNorms a layer, q_norm /
   k_norm (head_dim), the router (BeamSparseMoeBlock.gate: GateLinear, float32) and its e_score_correction_bias
-  (float32), which kvplan counts at the checkpoint's dtype (configs/param_fp32.py has no Beam rule); gate_bias
+  (float32), which kvplan counts at the checkpoint's dtype (configs/param_fp32.py adds vLLM's); gate_bias
   splits with the heads (sharded_weight_loader), the output gate is a ColumnParallelLinear; no biases on the
   projections there.
 - Kolibri 1: vLLM 0.34 runs it on its Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS), whose
@@ -60,18 +60,18 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
 - JetMoE: vLLM 0.34 registers no JetMoE model: see jetmoe().
 - AFMoE (vLLM 0.34 afmoe.py): the four RMSNorms a layer, q_norm / k_norm (head_dim), the router (AfmoeMoE.gate, a
   GateLinear) and expert_bias, both built in float32 (params_dtype=torch.float32), which kvplan counts at the
-  checkpoint's dtype (configs/param_fp32.py has no AFMoE rule: not bisected); the output gate self_attn.gate_proj
+  checkpoint's dtype (configs/param_fp32.py adds vLLM's float32 bytes); the output gate self_attn.gate_proj
   is a ColumnParallelLinear (split); qkv_proj and o_proj have no bias whatever attention_bias says.
 - EXAONE MoE (vLLM 0.34 exaone_moe.py): the norms, q_norm / k_norm (head_dim), the router (ExaoneMoe.gate, a
-  GateLinear) and e_score_correction_bias, built in float32 (kvplan counts it at the checkpoint's dtype:
-  configs/param_fp32.py has no EXAONE MoE rule); o_proj's bias with attention_bias (the count has none).
+  GateLinear in the model dtype) and e_score_correction_bias, built in float32 (kvplan counts it at the checkpoint's
+  dtype: configs/param_fp32.py adds vLLM's); o_proj's bias with attention_bias (the count has none).
 - MiniCPM5-MoE: vLLM 0.34 registers no MiniCPM5MoeForCausalLM; it falls back to the Transformers backend (as
   dots1), where fusers/qkv.py QKVFuser takes q_gate_proj, k_proj and v_proj as one q/k/v triple (the largest the
   query) into a QKVParallelLinear and o_proj is rowwise, GLUFuser splits the MLPs, and the norms and the router
   with its e_score_correction_bias (GateLinear) stay whole.
 - Hunyuan 3 (vLLM 0.34 hy_v3.py): the norms, q_norm / k_norm (RMSNorm of head_dim; float32 where its HPC rope kernel
   runs), the router (HYV3MoEFused.gate: GateLinear, float32) and expert_bias (float32), which kvplan counts at the
-  checkpoint's dtype (configs/param_fp32.py has no Hunyuan 3 rule); qkv_proj, o_proj and the MLPs have no biases
+  checkpoint's dtype (configs/param_fp32.py adds vLLM's); qkv_proj, o_proj and the MLPs have no biases
   there (vLLM sizes shared_mlp by expert_hidden_dim x num_shared_experts and builds none for 0 shared experts,
   where transformers builds one of intermediate_size: the table follows transformers, as the count does).
 - Cohere2-MoE (vLLM 0.34 cohere2_moe.py): the one norm a layer and the final norm (make_norm: RMSNorm, or

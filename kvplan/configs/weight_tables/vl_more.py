@@ -92,8 +92,8 @@ def ernie4_5_vl_moe_text(f: Fields, layers: list, dims) -> list[Module]:
 
     vLLM 0.34 (ernie45_vl_moe.py) holds whole on every TP rank the RMSNorms, the two routers (text_experts_gate,
     vision_experts_gate: ReplicatedLinear, params_dtype float32) and e_score_correction_bias (float32), both counted
-    here at the checkpoint's dtype (configs/param_fp32.py has no rule for ernie45_vl_moe.py: vLLM's profile adds
-    nothing for them); it splits the experts (FusedMoE), the shared experts and the attention (o_proj a
+    here at the checkpoint's dtype (configs/param_fp32.py adds vLLM's float32 bytes for them, from 0.11.1); it
+    splits the experts (FusedMoE), the shared experts and the attention (o_proj a
     RowParallelLinear without bias). A config with use_bias (transformers biases q/k/v/o and the MLPs, vLLM's
     o_proj has none) gets no table. The MTP layers (vLLM's loader skips "mtp" names) are not in the table or the
     count."""
@@ -139,7 +139,7 @@ def minimax_m3_vl_text(f: Fields, layers: list, dims) -> list[Module]:
     vLLM 0.34 (vllm/models/minimax_m3/nvidia/model.py, registered for MiniMaxM3SparseForConditionalGeneration)
     holds whole on every TP rank the RMSNorms (MiniMAXGemmaRMSNorm: the layer norms, q/k norms, index q/k norms),
     the router (GateLinear, float32) and e_score_correction_bias (float32): both counted here at the checkpoint's
-    dtype (configs/param_fp32.py has no rule for minimax_m3: vLLM's profile adds nothing for them); and the index
+    dtype (configs/param_fp32.py adds vLLM's float32 bytes for them, from 0.24.0); and the index
     key projection, a single head replicated to every rank (layers/linear.py MinimaxM3QKVParallelLinearWithIndexer:
     "index_k is a single shared head, replicated to every rank"). The index query heads shard as the KV heads do
     (index_n_heads must equal num_key_value_heads), replicated above that TP size. The shared experts are split
