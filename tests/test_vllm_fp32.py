@@ -422,3 +422,26 @@ def test_inkling_gate_bias_and_global_scale_only_with_their_flags(tmp_path):
     model = _load(tmp_path, {**_inkling(), "use_gate_bias": True}, "inkling-bias")
     assert _figures(upcast(model, "0.34.0")) == (10_240, 0, 2)
     assert upcast(_load(tmp_path, _inkling(), "inkling-plain"), "0.34.0") is None
+
+
+def test_ling_2_0_router_and_expert_bias_by_config_flags(tmp_path):
+    # bailing_moe.py BailingMoE (vLLM 0.11.0-0.34.0 alike): gate.expert_bias [E] float32 where
+    # moe_router_enable_expert_bias is true; the gate [E, hidden] float32 only where router_dtype is "fp32".
+    # Ling-flash-2.0 (the handwritten test config): 32 layers, the first dense (first_k_dense_replace 1): 31 MoE
+    # layers, 256 experts, hidden 4,096, the flag true, router_dtype left out: 31 x 256 = 7,936 parameters, whole
+    from kvplan.engines.vllm_fp32 import upcast
+
+    path = CONFIGS / "ling-flash-2.0-handwritten.json"
+    up = upcast(load_model(str(path)), "0.11.0")
+    assert (up.whole_params, up.split_params, up.extra_bytes_per_param) == (7_936, 0, 2)
+    # router_dtype "fp32": + 31 x 256 x 4,096 = 32,505,856 router parameters
+    raw = json.loads(path.read_text())
+    raw["router_dtype"] = "fp32"
+    (tmp_path / "ling.json").write_text(json.dumps(raw))
+    up = upcast(load_model(str(tmp_path / "ling.json")), "0.34.0")
+    assert up.whole_params == 7_936 + 32_505_856
+    # the flag off: nothing
+    raw.pop("router_dtype")
+    raw["moe_router_enable_expert_bias"] = False
+    (tmp_path / "ling-off.json").write_text(json.dumps(raw))
+    assert upcast(load_model(str(tmp_path / "ling-off.json")), "0.34.0") is None

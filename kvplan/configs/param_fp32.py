@@ -64,6 +64,8 @@ of every release of engines/vllm_registry_data.py RELEASES from its first to 0.3
   (the first release with vllm/models/beam);
 - MiniMax-M3's text model: vllm/models/minimax_m3/nvidia/model.py MiniMaxM3MoE's router (GateLinear params_dtype
   float32) and e_score_correction_bias, from 0.24.0 (the first release with vllm/models/minimax_m3);
+- Ling / Ring 2.0 (bailing_moe): bailing_moe.py BailingMoE, the same in every release from 0.11.0: the router where
+  router_dtype is "fp32" and gate.expert_bias with moe_router_enable_expert_bias true (False where left out);
 - Sarvam-MoE: bailing_moe.py BailingMoE (sarvam.py SarvamMoEForCausalLM, from 0.18.0): the router where
   router_dtype is "fp32" (nn.Linear dtype=, GateLinear params_dtype= from 0.31) and gate.expert_bias with
   moe_router_enable_expert_bias true;
@@ -99,7 +101,8 @@ dtype as in vLLM (MoEGate: float32 only with the config's router_fp32, which no 
 gate float32 from 0.5.23 only (0.5.9: the bias alone); Nemotron-H's gate float32 in 0.5.9 only (0.5.23:
 ReplicatedLinear in the model dtype, on every GPU); Laguna's gate float32 as well as its bias; and, beyond vLLM's
 rules, Kimi-Linear's KDA conv1d, dt_bias and A_log, the Mamba-2 mixers' A (MambaMixer2: Nemotron-H, Falcon-H1,
-Granite 4.0-H), Gated DeltaNet's A_log (Qwen3-Next; Qwen3.5 from 0.5.23), and Ling's router (router_dtype "fp32") and expert_bias, and Ling / Ring 2.5's LM head (bailing_moe_linear.py
+Granite 4.0-H), Gated DeltaNet's A_log (Qwen3-Next; Qwen3.5 from 0.5.23), Ling 3.0's router (router_dtype "fp32")
+and expert_bias, and Ling / Ring 2.5's LM head (bailing_moe_linear.py
 ParallelLMHead params_dtype float32; vLLM builds it in the model dtype). Both SGLang releases read a config field
 vLLM 0.34 ignores for LongCat-Flash: its router is float32 only where rounter_params_dtype is "float32" or left out
 (longcat_flash.py LongcatFlashMoE, bfloat16 otherwise); MiMo-V2's gate follows moe_router_dtype in 0.5.23 as in
@@ -308,10 +311,14 @@ FP32_RULES: dict[str, tuple[Fp32Rule, ...]] = {
                          "float32)", "mlp.gate.e_score_correction_bias")
                 + _rules(None, _NONE, "mlp.gate.e_score_correction_bias", only_if=("topk_method", "noaux_tc"),
                          sglang=SGLANG_BOTH, sglang_source="mimo_v2.py MoEGate")),
-    # Ling / Ring 2.0 and 3.0: the router in float32 where router_dtype is "fp32", its expert_bias always
-    "bailing_moe": (_rules(None, _NONE, "mlp.gate", only_if=("router_dtype", "fp32"), sglang=SGLANG_BOTH,
+    # Ling / Ring 2.0: vLLM (bailing_moe.py BailingMoE, the same in every release 0.11.0-0.34.0): the gate (nn.Linear,
+    # GateLinear from 0.2x) in float32 where router_dtype is "fp32" (bfloat16 where it names another, the model dtype
+    # where left out), its expert_bias float32 where moe_router_enable_expert_bias is true (False where left out)
+    "bailing_moe": (_rules((0, 11, 0), "bailing_moe.py BailingMoE (router_dtype)", "mlp.gate",
+                           only_if=("router_dtype", "fp32"), sglang=SGLANG_BOTH,
                            sglang_source="bailing_moe.py BailingMoEGate (router_dtype)")
-                    + _rules(None, _NONE, "mlp.gate.expert_bias", sglang=SGLANG_BOTH,
+                    + _rules((0, 11, 0), "bailing_moe.py BailingMoE (gate.expert_bias float32)", "mlp.gate.expert_bias",
+                             only_if=("moe_router_enable_expert_bias", True), sglang=SGLANG_BOTH,
                              sglang_source="bailing_moe.py BailingMoEGate (moe_router_enable_expert_bias)")),
     # Ling 3.0 (BailingMoeV3ForCausalLM, or no architecture)
     "bailing_hybrid": (_rules(None, _NONE, "mlp.gate", only_if=("router_dtype", "fp32"), sglang=SGLANG_NEW,
