@@ -56,9 +56,21 @@ def test_unregistered_architecture_falls_back_to_transformers():
     assert (s.served, s.by, s.release) == (True, "transformers backend", "0.34.0")
     assert "transformers 5.22.2's Dots1ForCausalLM, with _supports_attention_backend" in s.reason
     assert "follows its config's base_model_tp_plan" in s.reason
+    assert "kvplan splits the weights by its per-module table of dots1" in s.reason  # weight_tables/moe_more.py
     # 0.33 pins transformers < 5.21.0, not read: the old answer stays
     old = _check(DOTS1, "0.33")
     assert old.served is False and "unless its Transformers backend can load it" in old.reason
+
+
+def test_no_tp_plan_leaves_the_split_to_the_fusers():
+    # transformers 5.22.2 modeling_persimmon.py PersimmonPreTrainedModel: _supports_attention_backend = True;
+    # configuration_persimmon.py names no base_model_tp_plan; vLLM registers Persimmon natively until 0.25.1 only
+    from kvplan.sources import load_model
+
+    model = load_model("persimmon-8b-base")
+    s = check(model.registry_names, "0.34", model)
+    assert (s.served, s.by) == (True, "transformers backend")
+    assert "whose config has no base_model_tp_plan, so at TP > 1 the backend's fusers shard" in s.reason
 
 
 def test_transformers_class_wins_over_auto_map():
@@ -84,11 +96,10 @@ def test_remote_code_class_is_not_known():
 
 
 def test_layers_without_attention_fail_in_the_backend():
-    from kvplan.engines.vllm_served import check as served_check
     from kvplan.sources import load_model
 
     model = load_model("bamba-9b")
-    s = served_check(model.registry_names, "0.34", model)
+    s = check(model.registry_names, "0.34", model)
     assert s.served is False
     assert "29 of its 32 layers (layer 0 first) have no attention" in s.reason
     assert "create_attention_instances" in s.reason

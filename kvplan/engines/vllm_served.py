@@ -59,7 +59,8 @@ def check(architectures, release: str, model=None) -> Served:
     found = first_served(architectures, lambda name: _check_one(name, release))
     if found.served is False and found.release == FALLBACK_RELEASE:
         names = [architectures] if isinstance(architectures, str) else list(architectures)
-        served = _fallback(names[0], found, model.config_model_code if model is not None else None)
+        served = _fallback(names[0], found, model.config_model_code if model is not None else None,
+                           model.model_type if model is not None else None)
         return _layers_fit(served, model, found) if served.served and model is not None else served
     return found
 
@@ -87,7 +88,7 @@ def _layers_fit(served: Served, model, refused: Served) -> Served:
     return served
 
 
-def _fallback(architecture: str, refused: Served, model_code: str | None) -> Served:
+def _fallback(architecture: str, refused: Served, model_code: str | None, model_type: str | None) -> Served:
     """vLLM 0.34 registry.py _try_resolve_transformers under --model-impl auto, for an architecture it does not
     register (`refused`, whose reason starts with why)."""
     from .vllm_tf_backend_data import ARCHITECTURES, TRANSFORMERS_RELEASE as tf
@@ -135,11 +136,18 @@ def _fallback(architecture: str, refused: Served, model_code: str | None) -> Ser
                     "recognise and replicate the rest (transformers/base.py)",
              None: "whose split (its config's base_model_tp_plan) is not read"}[plan]
     history = why[why.index(" ("):] if why.endswith(")") and " (" in why else ""
+    if model_type is None:
+        ours = "kvplan's weight split is its own"
+    else:
+        from ..configs.weight_tables import TABLES
+
+        ours = (f"kvplan splits the weights by its per-module table of {model_type} (configs/weight_tables)"
+                if model_type in TABLES else f"kvplan splits the weights evenly over TP (no per-module table of "
+                f"{model_type})")
     return Served(True, "transformers backend", release, (
         f"vLLM {release} serves {architecture} through its Transformers backend: it has no implementation of its "
         f"own{history}, so --model-impl auto falls back (registry.py _try_resolve_transformers) to transformers "
-        f"{tf}'s {architecture}, {how}; kvplan's weight split is its own, not checked against the backend's, "
-        f"{split}"))
+        f"{tf}'s {architecture}, {how}; {ours}, not checked here against the backend's, {split}"))
 
 
 def first_served(architectures, check_one) -> Served:
