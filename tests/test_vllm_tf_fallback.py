@@ -168,3 +168,4 @@ def test_table_script_reads_classes(tmp_path):
 def test_table_script_bad_folder_one_line(tmp_path):
     r = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert "is not a transformers source folder (no modeling_utils.py)" in r.stderr
