@@ -45,7 +45,8 @@ def _history(spans) -> str:
 
 
 # the release whose Transformers-backend fallback is modelled: its registry.py _try_resolve_transformers (the
-# _can_set_attn_implementation alternative is there from 0.30 on) with the transformers release of the table
+# _can_set_attn_implementation alternative is there from 0.30.0, read in the wheels; 0.11.0-0.29.0 test
+# is_backend_compatible() alone; TransformersMoEForCausalLM is registered from 0.11.1) with the table's transformers
 FALLBACK_RELEASE = "0.34.0"
 _REFUSE = "it would refuse the model unless its Transformers backend can load it; the figures are what-if"
 
@@ -82,9 +83,10 @@ def _layers_fit(served: Served, model, refused: Served) -> Served:
             "have no attention, and the backend raises for a layer that does not dispatch through the "
             "Transformers attention interface (transformers/base.py create_attention_instances); the figures are "
             "what-if"))
-    if any(layer.state is not None for layer in layers):
-        return replace(served, reason=served.reason + "; its layers' recurrent state is not one the backend "
-                       "allocates (it makes attention caches only): whether it serves them correctly is not known")
+    if any(layer.state is not None for layer in layers):  # nothing under transformers/ handles a Mamba state
+        return replace(served, served=None, by=None, reason=served.reason + "; but its layers also keep a "
+                       "recurrent state, which the backend does not allocate (it makes attention layers only): "
+                       "whether it serves the model is not known")
     return served
 
 
