@@ -169,3 +169,14 @@ def test_table_script_bad_folder_one_line(tmp_path):
     r = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert "is not a transformers source folder (no modeling_utils.py)" in r.stderr
+
+
+def test_attention_layers_with_a_recurrent_state_are_not_known():
+    # a layer with an attention cache and a Mamba state (a parallel hybrid): create_attention_instances finds its
+    # attention, but nothing under vLLM 0.34 model_executor/models/transformers/ allocates a recurrent state
+    from types import SimpleNamespace
+
+    layer = SimpleNamespace(caches=("kv",), shares_cache_of=None, state="mamba")
+    model = SimpleNamespace(config_model_code="", model_type="dots1", layers=[layer, layer])
+    s = check(["Dots1ForCausalLM"], "0.34", model)
+    assert s.served is None and "also keep a recurrent state" in s.reason
