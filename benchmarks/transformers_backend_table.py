@@ -18,7 +18,8 @@ PreTrainedModel through its bases, the script reads both, following bases and im
 reads whether the class's config class (its `config: XConfig` annotation or `config_class`) has a non-empty
 `base_model_tp_plan`, which the backend follows to shard its linears (vLLM 0.34 transformers/base.py
 _recursive_replace; linears it does not name are replicated, and with no plan at TP > 1 the fusers decide), and
-whether it has sub-configs (`sub_configs_defaults` or `sub_configs`: a multimodal wrapper, whose plan is left unread: None).
+whether it has sub-configs (`sub_configs_defaults` or `sub_configs`: a multimodal wrapper, whose plan is left
+unread: None).
 
 Without --out it prints a summary.
 """
