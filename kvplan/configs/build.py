@@ -592,6 +592,14 @@ def _architectures(raw: dict) -> tuple[str, ...]:
     return tuple(n.strip() for n in names if isinstance(n, str) and n.strip()) if isinstance(names, list) else ()
 
 
+def _model_code(raw: dict) -> str:
+    """The class the config's auto_map names for its first AutoModel* key ("" where none): vLLM 0.34
+    model_executor/models/registry.py _try_resolve_transformers tries the AutoModel* entries in order."""
+    auto_map = raw.get("auto_map")
+    items = auto_map.items() if isinstance(auto_map, dict) else ()
+    return next((code for key, code in items if key.startswith("AutoModel") and isinstance(code, str)), "")
+
+
 def _read(raw: dict, source: str) -> tuple[Family, Fields, str, list[LayerSpec], tuple | None]:
     """(family, fields, reading, layers, attention dims) of a config dict: steps 1-4 but the parameter count."""
     family, f, reading = resolve(raw, source)
@@ -758,4 +766,5 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         checkpoint_kv_cache=quant_bytes.modelopt_kv_cache(_quantization_config(raw, f)) or _latent_fp8(f),
         config_model_type=raw["model_type"],
         config_ships_code=isinstance(raw.get("auto_map"), dict) and "AutoConfig" in raw["auto_map"],
+        config_model_code=_model_code(raw),
     )

@@ -63,6 +63,10 @@ class ModelSpec:
     # which transformers runs only with trust_remote_code): engines.vllm_remote_code decides the flag from both
     config_model_type: str = ""
     config_ships_code: bool = False
+    # the class its auto_map names for the first AutoModel* key ("" none; None: not read), which vLLM's
+    # Transformers-backend fallback loads, with --trust-remote-code, when transformers has no class of the
+    # architecture's name (engines.vllm_served)
+    config_model_code: str | None = None
     # the tokenizer's own code: tokenizer_config.json's auto_map AutoTokenizer class (the fast one where it names
     # one, as transformers 5 prefers), "" where the file names none, None where no tokenizer_config.json was read
     # (kvplan.sources.tokenizer_code); engines.remote_code adds --trust-remote-code for it

@@ -284,7 +284,7 @@ def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_mo
     rules = rules or LATEST
     argv, skipped, notes = command(result, techniques, kv_dtype_name, max_model_len_tokens, rules, max_num_seqs,
                                    enforce_eager, speculation, pool, context_tokens)
-    served = check(result.plan.model.registry_names, release or rules.version)
+    served = check(result.plan.model.registry_names, release or rules.version, result.plan.model)
     if served.reason:
         notes.insert(0, served.reason)
     dep = result.deployment

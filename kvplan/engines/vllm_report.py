@@ -133,7 +133,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
                     draft_model=draft, gpu=gpu.name if gpu else None, release=release)
     if reserved is not None:  # the log's "Available" line: the reserved capacity, not the pool after warmup
         pool = replace(pool, reserved_bytes=reserved)
-    served = check(plan.model.registry_names, release or rules.version)
+    served = check(plan.model.registry_names, release or rules.version, plan.model)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([how] if how else []) \
         + list(pool.notes)
     checkpoint_kv = checkpoint_kv_note(plan.model, pool.kv_cache_dtype, rules)
