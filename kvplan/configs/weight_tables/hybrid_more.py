@@ -244,18 +244,6 @@ def glm5_next_text(f: Fields, layers: list, dims) -> list[Module]:
 
 # -- Inkling (params_hybrid.inkling_text) ----------------------------------------------------------------------
 
-def _inkling_widths(f: Fields):
-    """The counter's reading of InklingTextConfig (params_hybrid.inkling_text): (hidden, kernel, d_rel, full sizes,
-    sliding sizes), each sizes (heads, KV heads, head_dim, rel extent)."""
-    hidden = f.int("hidden_size", default=6144)
-    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
-    full = (f.int("num_attention_heads", default=64), f.int("num_key_value_heads", default=8),
-            f.int("head_dim", default=128), f.int("rel_extent", default=1024))
-    swa = (f.int("swa_num_attention_heads", default=64), f.int("swa_num_key_value_heads", default=16),
-           f.int("swa_head_dim", default=128), f.int("sliding_window_size", "sliding_window", default=512))
-    return hidden, kernel, f.int("d_rel", default=16), full, swa
-
-
 def inkling_text(f: Fields, layers: list, dims) -> list[Module]:
     """InklingForCausalLM as transformers 5.25 builds and names it (modeling_inkling.py; a checkpoint of model_type
     inkling_text is one transformers wrote: conversion_mapping.py renames only the multimodal inkling_mm_model's
@@ -281,18 +269,11 @@ def inkling_text(f: Fields, layers: list, dims) -> list[Module]:
     shared experts (InklingSinkExperts: the intermediate dim split over TP), attn_sconv / mlp_sconv (hidden //
     tp_size channels a rank)."""
     from ..param_parts import dense_first, mlp_layer_types
-    from ..params_hybrid import _sliding_layer
+    from ..params_hybrid import _sliding_layer, inkling_mlp, inkling_widths
     from . import _linear
 
-    hidden, kernel, d_rel, full, swa = _inkling_widths(f)
-    if f.has("dense_intermediate_size"):
-        moe_inter = f.int("intermediate_size", default=24576)
-        dense_inter = f.int("dense_intermediate_size")
-    else:
-        moe_inter = f.int("moe_intermediate_size", default=3072)
-        dense_inter = f.int("intermediate_size", default=24576)
-    experts = f.int("n_routed_experts", "num_local_experts", default=256)
-    shared = f.int("n_shared_experts", default=2)
+    hidden, kernel, d_rel, full, swa = inkling_widths(f)
+    moe_inter, dense_inter, experts, shared = inkling_mlp(f)
     kinds = mlp_layer_types(f, len(layers), dense_first(f.int("dense_mlp_idx", default=0, minimum=0)))
     vocab = f.int("vocab_size", default=201024)
     out = [Module("embed_tokens", 0, vocab * hidden, "embeddings", whole=True),
