@@ -96,7 +96,7 @@ def qwen4_exp_text(f: Fields, layers: list, dims) -> list[Module]:
     cannot mark; and a ple_embedding_dtype (nvfp4, float8_e4m3fn) stores the n-gram tables in a format of their
     own, which the table counts as float embeddings."""
     from .. import params as P
-    from . import _gdn_after_inputs, _linear
+    from . import _linear, _qwen3_5_gdn
 
     if f.flag("attention_bias"):
         raise ConfigError("attention_bias: kvplan's Qwen4-Exp count has not read its biases")
@@ -135,11 +135,7 @@ def qwen4_exp_text(f: Fields, layers: list, dims) -> list[Module]:
                         _float(f"{a}.indexer.q_layernorm", index), _float(f"{a}.indexer.k_layernorm", index)]
         else:
             a = f"{n}.linear_attn"
-            out += [_linear(f"{a}.in_proj_qkv", hidden, 2 * key_dim + value_dim, "linear attention"),
-                    _linear(f"{a}.in_proj_z", hidden, value_dim, "linear attention"),
-                    _linear(f"{a}.in_proj_b", hidden, vh, "linear attention"),
-                    _linear(f"{a}.in_proj_a", hidden, vh, "linear attention"),
-                    *_gdn_after_inputs(a, key_dim, value_dim, vh, vd, kernel, hidden)]
+            out += _qwen3_5_gdn(a, key_dim, value_dim, vh, vd, kernel, hidden)
         m = f"{n}.mlp"
         out += _experts(m, experts, hidden, inter) + [_float(f"{m}.gate", hidden * experts, "router")]
         out += _mlp(f"{m}.shared_expert", hidden, shared, "shared experts")
