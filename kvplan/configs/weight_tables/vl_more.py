@@ -236,23 +236,16 @@ def phi4_multimodal(f: Fields, layers: list, dims) -> list[Module]:
     until 0.12.0; the remote-code phi4mm is served, configs/weight_tables/wrap.py): the table follows transformers,
     and what a TP rank holds whole follows vLLM's rule for the same modules in phi4mm.py's LlamaModel (the RMSNorms
     whole, the fused projections split)."""
-    vocab = f.int("vocab_size", default=200_064)
+    from .more import phi3_layer
+
     hidden = f.int("hidden_size", default=3072)
     inter = f.int("intermediate_size", default=8192, maximum=10**9)
     heads = f.int("num_attention_heads", default=32)
     kv = f.int("num_key_value_heads", default=heads)
     head_dim = f.int("head_dim", default=hidden // heads)
-    out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("norm", hidden)]
-    if not f.flag("tie_word_embeddings", default=False):
-        out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
+    out = _ends(f, hidden, False, 200_064)
     for i in range(len(layers)):
-        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
-        out += [_linear(f"{a}.qkv_proj", hidden, (heads + 2 * kv) * head_dim, "attention", kv_heads=kv,
-                        kv_outputs=2 * kv * head_dim),
-                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", row=True),
-                _linear(f"{m}.gate_up_proj", hidden, 2 * inter, "mlp"),
-                _linear(f"{m}.down_proj", inter, hidden, "mlp", row=True),
-                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        out += phi3_layer(i, hidden, heads, kv, head_dim, inter)
     return out
 
 
