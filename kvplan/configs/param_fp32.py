@@ -73,8 +73,8 @@ routers and biases of families kvplan has no per-module table for (grok.py, step
 and of those whose tables (configs/weight_tables/moe_more.py, vl_more.py) came without a rule: exaone_moe.py,
 afmoe.py, hy_v3.py, param2moe.py, vllm/models/beam and MiniMax-M3's text model (vllm/models/minimax_m3/nvidia/
 model.py MiniMaxM3MoE: the GateLinear router and e_score_correction_bias; SGLang's minimax_m3.py not read), which
-vLLM 0.34 builds in float32 (read in 0.34 only, not bisected, so not added); ROCm builds (aiter keeps some of these in bf16); and the MTP / NextN
-drafters.
+vLLM 0.34 builds in float32 (read in 0.34 only, not bisected, so not added); ROCm builds (aiter keeps some of these in
+bf16); and the MTP / NextN drafters.
 """
 
 from __future__ import annotations

@@ -9,10 +9,15 @@ modeling_inkling2.py, modeling_inkling2_loop.py, modeling_lara_mini.py, modeling
 conversion_mapping.py renames; the names vLLM's load_weights takes).
 What vLLM holds whole on every TP rank: the builders' docstrings.
 
-Bamba: vLLM 0.34 does not serve BambaForCausalLM (models/registry.py _PREVIOUSLY_SUPPORTED_MODELS: "supported
-until v0.23.0"); the last release with models/bamba.py is 0.23.0 (0.24.0's sdist has none), and what each TP
-rank holds whole is read there (bamba.py, layers/mamba/mamba_mixer2.py MambaMixer2, which 0.34 builds the same
-way): the RMSNorms (input_layernorm, pre_ff_layernorm, final_layernorm), and of the Mamba-2 mixer with one group
+Bamba: vLLM 0.34 has no model class for BambaForCausalLM (models/registry.py lists it in
+_PREVIOUSLY_SUPPORTED_MODELS, "supported until v0.23.0"; that message is raised only when nothing else resolves:
+registry.py inspect_model_cls first falls back, model_impl auto, to the Transformers backend, which
+_try_resolve_transformers grants Bamba because modeling_bamba.py's attention dispatches through
+ALL_ATTENTION_FUNCTIONS.get_interface (_can_set_attn_implementation); that backend has no Mamba state handling in
+0.34 (model_executor/models/transformers/ names none), and whether it loads or runs Bamba was not tried). The last
+release with models/bamba.py is 0.23.0 (0.24.0's sdist has none), and what each TP rank holds whole is read there
+(bamba.py, layers/mamba/mamba_mixer2.py MambaMixer2, which 0.34 builds the same way): the RMSNorms (input_layernorm,
+pre_ff_layernorm, final_layernorm), and of the Mamba-2 mixer with one group
 the B and C rows of in_proj and channels of conv1d (configs/weight_tables/hybrid.py _mamba2); the rest split over
 TP (QKVParallelLinear, MergedColumnParallelLinear gate_up_proj, RowParallelLinear o_proj / down_proj / out_proj,
 all without biases in 0.23.0's BambaAttentionDecoderLayer and BambaMLP).

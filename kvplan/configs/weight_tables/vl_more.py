@@ -13,6 +13,18 @@ Checkpoint names (each builder's docstring gives its own where they differ): the
 Qwen2VLForConditionalGeneration.hf_to_vllm_mapper, glm4_1v.py Glm4vForConditionalGeneration.hf_to_vllm_mapper:
 "model.language_model." -> "language_model.model.", "lm_head." -> "language_model.lm_head."; glm_ocr.py
 GlmOcrForConditionalGeneration subclasses the latter).
+
+"vLLM 0.34 does not serve X" below means vLLM 0.34 has no model class of its own for X (registry.py). It does not
+mean a `vllm serve` of X is refused: where no class is registered, registry.py inspect_model_cls falls back
+(model_impl auto) to the Transformers modeling backend for any transformers class that is_backend_compatible()
+(_supports_attention_backend) or whose module passes _can_set_attn_implementation() (_try_resolve_transformers).
+In transformers 5.25 that holds for Phi-4-multimodal, GLM-Image, Higgs Audio v2, CodeGen, CTRL, BioGPT,
+ModernBERT-decoder, GIT, Kosmos-2 / 2.5 and Granite Docling (not for GPT-NeoX-Japanese). On that backend every
+linear its config's base_model_tp_plan does not name becomes a ReplicatedLinear (transformers/base.py
+recursive_replace: "replicate" by default; CTRL, BioGPT, ModernBERT-decoder, GIT and Kosmos-2 / 2.5 name none), so
+those models may be held whole on every TP rank there. kvplan does not model that backend for these types
+(engines/vllm_registry_data.py says the same) and nobody has tried serving them: the tables follow transformers'
+modules and vLLM's rule for the same kinds of module elsewhere.
 """
 
 from __future__ import annotations
@@ -519,10 +531,10 @@ def deepseek_ocr2_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- old single-purpose decoders vLLM 0.34 does not serve (registry.py has none of these classes; nor GIT's text
-# decoder, git(), nor Kosmos-2's, kosmos_2_text(), below): transformers 5.25's modules under the checkpoints'
-# names, and vLLM's rule for the same module kinds in its GPT-2 / OPT / GPT-NeoX files (LayerNorms,
-# RowParallelLinear biases and learned positions whole; the rest split)
+# -- old single-purpose decoders vLLM 0.34 has no class for (registry.py has none of these classes; nor GIT's text
+# decoder, git(), nor Kosmos-2's, kosmos_2_text(), below; its Transformers-backend fallback: the module docstring):
+# transformers 5.25's modules under the checkpoints' names, and vLLM's rule for the same module kinds in its GPT-2 /
+# OPT / GPT-NeoX files (LayerNorms, RowParallelLinear biases and learned positions whole; the rest split)
 
 def gpt_neox_japanese(f: Fields, layers: list, dims) -> list[Module]:
     """GPTNeoXJapaneseForCausalLM (transformers 5.25 modeling_gpt_neox_japanese.py), as params_dense.gpt_neox_japanese
