@@ -341,17 +341,10 @@ def inkling2_text(f: Fields, layers: list, dims) -> list[Module]:
     attention-residual queries and the full layers' static convolution taps (plain parameters, not split by
     any layer vLLM has) whole; the projections, the experts, the clip scales (per head) and the short
     convolutions split."""
-    from ..params_hybrid import _sliding_layer
+    from ..params_hybrid import INKLING2_DEFAULTS, _sliding_layer, inkling_widths
     from . import _linear
 
-    hidden = f.int("hidden_size", default=4608)
-    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
-    d_rel = f.int("d_rel", default=16)
-    window = f.int("sliding_window_size", "sliding_window", default=1024)
-    full = (f.int("num_attention_heads", default=48), f.int("num_key_value_heads", default=8),
-            f.int("head_dim", default=128), f.int("rel_extent", default=1024))
-    swa = (f.int("swa_num_attention_heads", default=48), f.int("swa_num_key_value_heads", default=8),
-           f.int("swa_head_dim", default=128), window)
+    hidden, kernel, d_rel, full, swa = inkling_widths(f, **INKLING2_DEFAULTS)
     experts = f.int("n_routed_experts", "num_local_experts", default=384)
     inter = f.int("moe_intermediate_size", "intermediate_size", default=2304)
     vocab = f.int("vocab_size", default=201024)
