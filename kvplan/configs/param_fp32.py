@@ -69,12 +69,11 @@ vLLM 0.34 ignores for LongCat-Flash: its router is float32 only where rounter_pa
 vLLM, and is float32 whatever it says in 0.5.9 (mimo_v2_flash.py MoEGate). The same everywhere else read:
 LongCat-Flash, LFM2-MoE, MiniMax-M2, DeepSeek's noaux_tc bias and DSA indexer k_norm, Ling / Ring 2.5's router and
 expert_bias. Not covered: the float32
-routers and biases of families kvplan has no per-module table for (grok.py, step3p5.py, llada2.py, iquest_q1.py),
-and of those whose tables (configs/weight_tables/moe_more.py, vl_more.py) came without a rule: exaone_moe.py,
-afmoe.py, hy_v3.py, param2moe.py, vllm/models/beam and MiniMax-M3's text model (vllm/models/minimax_m3/nvidia/
-model.py MiniMaxM3MoE: the GateLinear router and e_score_correction_bias; SGLang's minimax_m3.py not read), which
-vLLM 0.34 builds in float32 (read in 0.34 only, not bisected, so not added); ROCm builds (aiter keeps some of these in
-bf16); and the MTP / NextN drafters.
+routers and biases of families kvplan has no per-module table for (grok.py, step3p5.py, llada2.py, minimax_m3.py,
+ernie45_moe_vl.py, iquest_q1.py), and of those whose tables (configs/weight_tables/moe_more.py) came without a
+rule: exaone_moe.py, afmoe.py, hy_v3.py, param2moe.py and vllm/models/beam, which vLLM 0.34 builds in float32 (read
+in 0.34 only, not bisected, so not added); ROCm builds (aiter keeps some of these in bf16); and the MTP / NextN
+drafters.
 """
 
 from __future__ import annotations

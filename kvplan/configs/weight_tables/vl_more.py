@@ -104,8 +104,8 @@ def ernie4_5_vl_moe_text(f: Fields, layers: list, dims) -> list[Module]:
 
     vLLM 0.34 (ernie45_vl_moe.py) holds whole on every TP rank the RMSNorms, the two routers (text_experts_gate,
     vision_experts_gate: ReplicatedLinear, params_dtype float32) and e_score_correction_bias (float32), both counted
-    here at the checkpoint's dtype (vLLM's profile adds their float32 width: configs/param_fp32.py
-    ernie4_5_vl_moe_text, from 0.11.1); it splits the experts (FusedMoE), the shared experts and the attention (o_proj a
+    here at the checkpoint's dtype (configs/param_fp32.py has no rule for ernie45_vl_moe.py: vLLM's profile adds
+    nothing for them); it splits the experts (FusedMoE), the shared experts and the attention (o_proj a
     RowParallelLinear without bias). A config with use_bias (transformers biases q/k/v/o and the MLPs, vLLM's
     o_proj has none) gets no table. The MTP layers (vLLM's loader skips "mtp" names) are not in the table or the
     count."""
