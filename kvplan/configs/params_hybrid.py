@@ -455,6 +455,36 @@ def lfm3(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 # -- Inkling ----------------------------------------------------------------------------------------------
 
+def inkling_widths(f: Fields, hidden: int = 6144, heads: int = 64, swa_kv: int = 16, window: int = 512):
+    """InklingTextConfig's attention fields as inkling_text reads them (and weight_tables/hybrid_more.py's table;
+    Inkling2's with Inkling2TextConfig's defaults: hidden 4,608, 48 heads, 8 sliding KV heads, window 1,024):
+    (hidden, kernel, d_rel, full sizes, sliding sizes), each sizes (heads, KV heads, head_dim, rel extent)."""
+    hidden = f.int("hidden_size", default=hidden)
+    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
+    full = (f.int("num_attention_heads", default=heads), f.int("num_key_value_heads", default=8),
+            f.int("head_dim", default=128), f.int("rel_extent", default=1024))
+    swa = (f.int("swa_num_attention_heads", default=heads), f.int("swa_num_key_value_heads", default=swa_kv),
+           f.int("swa_head_dim", default=128), f.int("sliding_window_size", "sliding_window", default=window))
+    return hidden, kernel, f.int("d_rel", default=16), full, swa
+
+
+# Inkling2TextConfig's defaults where they differ from Inkling's (inkling_widths)
+INKLING2_DEFAULTS = {"hidden": 4608, "heads": 48, "swa_kv": 8, "window": 1024}
+
+
+def inkling_mlp(f: Fields) -> tuple[int, int, int, int]:
+    """InklingTextConfig's MLP fields as inkling_text reads them: (experts' width, dense width, routed experts,
+    shared experts); a checkpoint's dense_intermediate_size makes intermediate_size the experts' width."""
+    if f.has("dense_intermediate_size"):
+        moe_inter = f.int("intermediate_size", default=24576)
+        dense_inter = f.int("dense_intermediate_size")
+    else:
+        moe_inter = f.int("moe_intermediate_size", default=3072)
+        dense_inter = f.int("intermediate_size", default=24576)
+    return (moe_inter, dense_inter, f.int("n_routed_experts", "num_local_experts", default=256),
+            f.int("n_shared_experts", default=2))
+
+
 def inkling_text(f: Fields, layers: list, dims) -> tuple[int, int]:
     """InklingForCausalLM (modeling_inkling.py): embed_tokens with its embed_norm, final norm, an lm_head never
     tied (_tied_weights_keys is empty); every layer input/post-attention RMSNorms, attn_sconv and mlp_sconv
@@ -469,29 +499,15 @@ def inkling_text(f: Fields, layers: list, dims) -> tuple[int, int]:
       and InklingSharedExperts (n_shared_experts x gate, up, down), all of moe_intermediate_size; 'dense':
       InklingMLP (gate, up, down of intermediate_size) with a global_scale. A checkpoint's
       dense_intermediate_size makes intermediate_size the experts' width, as InklingTextConfig converts it."""
-    hidden = f.int("hidden_size", default=6144)
+    hidden, kernel, d_rel, full, swa = inkling_widths(f)
     n = len(layers)
-    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
-    d_rel = f.int("d_rel", default=16)
-    window = f.int("sliding_window_size", "sliding_window", default=512)
-    full = (f.int("num_attention_heads", default=64), f.int("num_key_value_heads", default=8),
-            f.int("head_dim", default=128), f.int("rel_extent", default=1024))
-    swa = (f.int("swa_num_attention_heads", default=64), f.int("swa_num_key_value_heads", default=16),
-           f.int("swa_head_dim", default=128), window)
 
     def attention(sizes) -> int:
         heads, kv, head_dim, extent = sizes
         return (2 * heads * head_dim * hidden + 2 * kv * head_dim * hidden + hidden * heads * d_rel
                 + 2 * kv * head_dim * kernel + 2 * head_dim + d_rel * extent)
 
-    if f.has("dense_intermediate_size"):
-        moe_inter = f.int("intermediate_size", default=24576)
-        dense_inter = f.int("dense_intermediate_size")
-    else:
-        moe_inter = f.int("moe_intermediate_size", default=3072)
-        dense_inter = f.int("intermediate_size", default=24576)
-    experts = f.int("n_routed_experts", "num_local_experts", default=256)
-    shared = f.int("n_shared_experts", default=2)
+    moe_inter, dense_inter, experts, shared = inkling_mlp(f)
     top_k = f.int("num_experts_per_tok", default=6)
     per_expert = 3 * hidden * moe_inter
     moe = ((experts + shared) * hidden + 1 + experts  # router weight, global_scale, e_score_correction_bias
@@ -521,14 +537,7 @@ def inkling2_text(f: Fields, layers: list, dims) -> tuple[int, int]:
     - full layers: Inkling2FullAttention, the same but k_sconv / v_sconv are dynamic (static_weight kernel x
       KV heads x head_dim, weight_proj hidden -> KV heads x kernel) and rel extent rel_extent; q/k/v input
       norms and the post-attention norm; attention_input with three queries after layer 0."""
-    hidden = f.int("hidden_size", default=4608)
-    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
-    d_rel = f.int("d_rel", default=16)
-    window = f.int("sliding_window_size", "sliding_window", default=1024)
-    full = (f.int("num_attention_heads", default=48), f.int("num_key_value_heads", default=8),
-            f.int("head_dim", default=128), f.int("rel_extent", default=1024))
-    swa = (f.int("swa_num_attention_heads", default=48), f.int("swa_num_key_value_heads", default=8),
-           f.int("swa_head_dim", default=128), window)
+    hidden, kernel, d_rel, full, swa = inkling_widths(f, **INKLING2_DEFAULTS)
 
     def attention(sizes, dynamic: bool) -> int:
         heads, kv, head_dim, extent = sizes

@@ -332,6 +332,17 @@ def _gdn_after_inputs(a: str, key_dim: int, value_dim: int, value_heads: int, va
             _linear(f"{a}.out_proj", value_dim, hidden, "linear attention")]
 
 
+def _qwen3_5_gdn(a: str, key_dim: int, value_dim: int, value_heads: int, value_head_dim: int, kernel: int,
+                 hidden: int) -> list:
+    """Qwen3.5's Gated DeltaNet (Qwen4-Exp's too): its four input projections stored apart (in_proj_qkv, in_proj_z,
+    in_proj_b, in_proj_a; Qwen3-Next fuses them as in_proj_qkvz / in_proj_ba), then _gdn_after_inputs."""
+    return [_linear(f"{a}.in_proj_qkv", hidden, 2 * key_dim + value_dim, "linear attention"),
+            _linear(f"{a}.in_proj_z", hidden, value_dim, "linear attention"),
+            _linear(f"{a}.in_proj_b", hidden, value_heads, "linear attention"),
+            _linear(f"{a}.in_proj_a", hidden, value_heads, "linear attention"),
+            *_gdn_after_inputs(a, key_dim, value_dim, value_heads, value_head_dim, kernel, hidden)]
+
+
 def _qwen_sparse_moe(f: Fields, m: str, experts: int, hidden: int, inter: int) -> list:
     """Qwen2-MoE / Qwen3-Next / Qwen3.5's sparse block: the routed experts, the router mlp.gate, and a
     shared_expert with its one-output shared_expert_gate where shared_expert_intermediate_size is set."""
@@ -362,11 +373,7 @@ def _qwen3_5(f: Fields, layers: list, dims) -> list:
             out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
         else:
             a = f"layers.{i}.linear_attn"
-            out += [_linear(f"{a}.in_proj_qkv", hidden, 2 * key_dim + value_dim, "linear attention"),
-                    _linear(f"{a}.in_proj_z", hidden, value_dim, "linear attention"),
-                    _linear(f"{a}.in_proj_b", hidden, vh, "linear attention"),
-                    _linear(f"{a}.in_proj_a", hidden, vh, "linear attention"),
-                    *_gdn_after_inputs(a, key_dim, value_dim, vh, vd, kernel, hidden)]
+            out += _qwen3_5_gdn(a, key_dim, value_dim, vh, vd, kernel, hidden)
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         m = f"layers.{i}.mlp"
         if experts:

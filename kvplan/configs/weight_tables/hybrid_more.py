@@ -9,10 +9,15 @@ modeling_inkling2.py, modeling_inkling2_loop.py, modeling_lara_mini.py, modeling
 conversion_mapping.py renames; the names vLLM's load_weights takes).
 What vLLM holds whole on every TP rank: the builders' docstrings.
 
-Bamba: vLLM 0.34 does not serve BambaForCausalLM (models/registry.py _PREVIOUSLY_SUPPORTED_MODELS: "supported
-until v0.23.0"); the last release with models/bamba.py is 0.23.0 (0.24.0's sdist has none), and what each TP
-rank holds whole is read there (bamba.py, layers/mamba/mamba_mixer2.py MambaMixer2, which 0.34 builds the same
-way): the RMSNorms (input_layernorm, pre_ff_layernorm, final_layernorm), and of the Mamba-2 mixer with one group
+Bamba: vLLM 0.34 has no model class for BambaForCausalLM (models/registry.py lists it in
+_PREVIOUSLY_SUPPORTED_MODELS, "supported until v0.23.0"; that message is raised only when nothing else resolves:
+registry.py inspect_model_cls first falls back, model_impl auto, to the Transformers backend, which
+_try_resolve_transformers grants Bamba because modeling_bamba.py's attention dispatches through
+ALL_ATTENTION_FUNCTIONS.get_interface (_can_set_attn_implementation); that backend has no Mamba state handling in
+0.34 (model_executor/models/transformers/ names none), and whether it loads or runs Bamba was not tried). The last
+release with models/bamba.py is 0.23.0 (0.24.0's sdist has none), and what each TP rank holds whole is read there
+(bamba.py, layers/mamba/mamba_mixer2.py MambaMixer2, which 0.34 builds the same way): the RMSNorms (input_layernorm,
+pre_ff_layernorm, final_layernorm), and of the Mamba-2 mixer with one group
 the B and C rows of in_proj and channels of conv1d (configs/weight_tables/hybrid.py _mamba2); the rest split over
 TP (QKVParallelLinear, MergedColumnParallelLinear gate_up_proj, RowParallelLinear o_proj / down_proj / out_proj,
 all without biases in 0.23.0's BambaAttentionDecoderLayer and BambaMLP).
@@ -96,7 +101,7 @@ def qwen4_exp_text(f: Fields, layers: list, dims) -> list[Module]:
     cannot mark; and a ple_embedding_dtype (nvfp4, float8_e4m3fn) stores the n-gram tables in a format of their
     own, which the table counts as float embeddings."""
     from .. import params as P
-    from . import _gdn_after_inputs, _linear
+    from . import _linear, _qwen3_5_gdn
 
     if f.flag("attention_bias"):
         raise ConfigError("attention_bias: kvplan's Qwen4-Exp count has not read its biases")
@@ -135,11 +140,7 @@ def qwen4_exp_text(f: Fields, layers: list, dims) -> list[Module]:
                         _float(f"{a}.indexer.q_layernorm", index), _float(f"{a}.indexer.k_layernorm", index)]
         else:
             a = f"{n}.linear_attn"
-            out += [_linear(f"{a}.in_proj_qkv", hidden, 2 * key_dim + value_dim, "linear attention"),
-                    _linear(f"{a}.in_proj_z", hidden, value_dim, "linear attention"),
-                    _linear(f"{a}.in_proj_b", hidden, vh, "linear attention"),
-                    _linear(f"{a}.in_proj_a", hidden, vh, "linear attention"),
-                    *_gdn_after_inputs(a, key_dim, value_dim, vh, vd, kernel, hidden)]
+            out += _qwen3_5_gdn(a, key_dim, value_dim, vh, vd, kernel, hidden)
         m = f"{n}.mlp"
         out += _experts(m, experts, hidden, inter) + [_float(f"{m}.gate", hidden * experts, "router")]
         out += _mlp(f"{m}.shared_expert", hidden, shared, "shared experts")
@@ -244,18 +245,6 @@ def glm5_next_text(f: Fields, layers: list, dims) -> list[Module]:
 
 # -- Inkling (params_hybrid.inkling_text) ----------------------------------------------------------------------
 
-def _inkling_widths(f: Fields):
-    """The counter's reading of InklingTextConfig (params_hybrid.inkling_text): (hidden, kernel, d_rel, full sizes,
-    sliding sizes), each sizes (heads, KV heads, head_dim, rel extent)."""
-    hidden = f.int("hidden_size", default=6144)
-    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
-    full = (f.int("num_attention_heads", default=64), f.int("num_key_value_heads", default=8),
-            f.int("head_dim", default=128), f.int("rel_extent", default=1024))
-    swa = (f.int("swa_num_attention_heads", default=64), f.int("swa_num_key_value_heads", default=16),
-           f.int("swa_head_dim", default=128), f.int("sliding_window_size", "sliding_window", default=512))
-    return hidden, kernel, f.int("d_rel", default=16), full, swa
-
-
 def inkling_text(f: Fields, layers: list, dims) -> list[Module]:
     """InklingForCausalLM as transformers 5.25 builds and names it (modeling_inkling.py; a checkpoint of model_type
     inkling_text is one transformers wrote: conversion_mapping.py renames only the multimodal inkling_mm_model's
@@ -281,18 +270,11 @@ def inkling_text(f: Fields, layers: list, dims) -> list[Module]:
     shared experts (InklingSinkExperts: the intermediate dim split over TP), attn_sconv / mlp_sconv (hidden //
     tp_size channels a rank)."""
     from ..param_parts import dense_first, mlp_layer_types
-    from ..params_hybrid import _sliding_layer
+    from ..params_hybrid import _sliding_layer, inkling_mlp, inkling_widths
     from . import _linear
 
-    hidden, kernel, d_rel, full, swa = _inkling_widths(f)
-    if f.has("dense_intermediate_size"):
-        moe_inter = f.int("intermediate_size", default=24576)
-        dense_inter = f.int("dense_intermediate_size")
-    else:
-        moe_inter = f.int("moe_intermediate_size", default=3072)
-        dense_inter = f.int("intermediate_size", default=24576)
-    experts = f.int("n_routed_experts", "num_local_experts", default=256)
-    shared = f.int("n_shared_experts", default=2)
+    hidden, kernel, d_rel, full, swa = inkling_widths(f)
+    moe_inter, dense_inter, experts, shared = inkling_mlp(f)
     kinds = mlp_layer_types(f, len(layers), dense_first(f.int("dense_mlp_idx", default=0, minimum=0)))
     vocab = f.int("vocab_size", default=201024)
     out = [Module("embed_tokens", 0, vocab * hidden, "embeddings", whole=True),
@@ -359,17 +341,10 @@ def inkling2_text(f: Fields, layers: list, dims) -> list[Module]:
     attention-residual queries and the full layers' static convolution taps (plain parameters, not split by
     any layer vLLM has) whole; the projections, the experts, the clip scales (per head) and the short
     convolutions split."""
-    from ..params_hybrid import _sliding_layer
+    from ..params_hybrid import INKLING2_DEFAULTS, _sliding_layer, inkling_widths
     from . import _linear
 
-    hidden = f.int("hidden_size", default=4608)
-    kernel = f.int("conv_kernel_size", "sconv_kernel_size", default=4)
-    d_rel = f.int("d_rel", default=16)
-    window = f.int("sliding_window_size", "sliding_window", default=1024)
-    full = (f.int("num_attention_heads", default=48), f.int("num_key_value_heads", default=8),
-            f.int("head_dim", default=128), f.int("rel_extent", default=1024))
-    swa = (f.int("swa_num_attention_heads", default=48), f.int("swa_num_key_value_heads", default=8),
-           f.int("swa_head_dim", default=128), window)
+    hidden, kernel, d_rel, full, swa = inkling_widths(f, **INKLING2_DEFAULTS)
     experts = f.int("n_routed_experts", "num_local_experts", default=384)
     inter = f.int("moe_intermediate_size", "intermediate_size", default=2304)
     vocab = f.int("vocab_size", default=201024)

@@ -562,16 +562,13 @@ def doge(f: Fields, layers: list, dims) -> list[Module]:
     the vocabulary embedding): A, the residual scales, the norms and down_embed / up_embed stay whole."""
     import math
 
-    vocab = f.int("vocab_size", default=32768)
     hidden = f.int("hidden_size", default=1024)
     inter = f.int("intermediate_size", default=2048, maximum=10**9)
     heads = f.int("num_attention_heads", default=8)
     kv = f.int("num_key_value_heads", default=heads)
     hd = f.int("head_dim", default=hidden // heads)
     abias, mbias = f.flag("attention_bias", default=False), f.flag("mlp_bias", default=False)
-    out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("norm", hidden)]
-    if not f.flag("tie_word_embeddings", default=False):
-        out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
+    out = _ends(f, hidden, False, 32768)
     moe = f.flag("is_moe", default=False)
     experts = f.int("num_experts", default=16384) if moe else 0
     for i in range(len(layers)):

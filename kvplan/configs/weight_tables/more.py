@@ -46,14 +46,20 @@ def phi3(f: Fields, layers: list, dims) -> list[Module]:
     inter = f.int("intermediate_size", default=4 * hidden, maximum=10**8)
     out = _ends(f, hidden, False, 0)
     for i in range(len(layers)):
-        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
-        out += [_linear(f"{a}.qkv_proj", hidden, (heads + 2 * kv) * head_dim, "attention", kv_heads=kv,
-                        kv_outputs=2 * kv * head_dim),
-                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
-                _linear(f"{m}.gate_up_proj", hidden, 2 * inter, "mlp"),
-                _linear(f"{m}.down_proj", inter, hidden, "mlp"),
-                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        out += phi3_layer(i, hidden, heads, kv, head_dim, inter)
     return out
+
+
+def phi3_layer(i: int, hidden: int, heads: int, kv: int, head_dim: int, inter: int) -> list[Module]:
+    """One Phi-3 decoder layer (no biases): the fused self_attn.qkv_proj, o_proj, the fused mlp.gate_up_proj,
+    down_proj, two norms. Phi-4-multimodal's text model has the same (weight_tables/vl_more.py)."""
+    a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
+    return [_linear(f"{a}.qkv_proj", hidden, (heads + 2 * kv) * head_dim, "attention", kv_heads=kv,
+                    kv_outputs=2 * kv * head_dim),
+            _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention"),
+            _linear(f"{m}.gate_up_proj", hidden, 2 * inter, "mlp"),
+            _linear(f"{m}.down_proj", inter, hidden, "mlp"),
+            _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
 
 
 def qwen3_next(f: Fields, layers: list, dims) -> list[Module]:

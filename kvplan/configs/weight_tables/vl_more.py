@@ -13,6 +13,18 @@ Checkpoint names (each builder's docstring gives its own where they differ): the
 Qwen2VLForConditionalGeneration.hf_to_vllm_mapper, glm4_1v.py Glm4vForConditionalGeneration.hf_to_vllm_mapper:
 "model.language_model." -> "language_model.model.", "lm_head." -> "language_model.lm_head."; glm_ocr.py
 GlmOcrForConditionalGeneration subclasses the latter).
+
+"vLLM 0.34 does not serve X" below means vLLM 0.34 has no model class of its own for X (registry.py). It does not
+mean a `vllm serve` of X is refused: where no class is registered, registry.py inspect_model_cls falls back
+(model_impl auto) to the Transformers modeling backend for any transformers class that is_backend_compatible()
+(_supports_attention_backend) or whose module passes _can_set_attn_implementation() (_try_resolve_transformers).
+In transformers 5.25 that holds for Phi-4-multimodal, GLM-Image, Higgs Audio v2, CodeGen, CTRL, BioGPT,
+ModernBERT-decoder, GIT, Kosmos-2 / 2.5 and Granite Docling (not for GPT-NeoX-Japanese). On that backend every
+linear its config's base_model_tp_plan does not name becomes a ReplicatedLinear (transformers/base.py
+recursive_replace: "replicate" by default; CTRL, BioGPT, ModernBERT-decoder, GIT and Kosmos-2 / 2.5 name none), so
+those models may be held whole on every TP rank there. kvplan does not model that backend for these types
+(engines/vllm_registry_data.py says the same) and nobody has tried serving them: the tables follow transformers'
+modules and vLLM's rule for the same kinds of module elsewhere.
 """
 
 from __future__ import annotations
@@ -236,23 +248,16 @@ def phi4_multimodal(f: Fields, layers: list, dims) -> list[Module]:
     until 0.12.0; the remote-code phi4mm is served, configs/weight_tables/wrap.py): the table follows transformers,
     and what a TP rank holds whole follows vLLM's rule for the same modules in phi4mm.py's LlamaModel (the RMSNorms
     whole, the fused projections split)."""
-    vocab = f.int("vocab_size", default=200_064)
+    from .more import phi3_layer
+
     hidden = f.int("hidden_size", default=3072)
     inter = f.int("intermediate_size", default=8192, maximum=10**9)
     heads = f.int("num_attention_heads", default=32)
     kv = f.int("num_key_value_heads", default=heads)
     head_dim = f.int("head_dim", default=hidden // heads)
-    out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("norm", hidden)]
-    if not f.flag("tie_word_embeddings", default=False):
-        out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
+    out = _ends(f, hidden, False, 200_064)
     for i in range(len(layers)):
-        a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
-        out += [_linear(f"{a}.qkv_proj", hidden, (heads + 2 * kv) * head_dim, "attention", kv_heads=kv,
-                        kv_outputs=2 * kv * head_dim),
-                _linear(f"{a}.o_proj", heads * head_dim, hidden, "attention", row=True),
-                _linear(f"{m}.gate_up_proj", hidden, 2 * inter, "mlp"),
-                _linear(f"{m}.down_proj", inter, hidden, "mlp", row=True),
-                _float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        out += phi3_layer(i, hidden, heads, kv, head_dim, inter)
     return out
 
 
@@ -526,10 +531,10 @@ def deepseek_ocr2_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- old single-purpose decoders vLLM 0.34 does not serve (registry.py has none of these classes; nor GIT's text
-# decoder, git(), nor Kosmos-2's, kosmos_2_text(), below): transformers 5.25's modules under the checkpoints'
-# names, and vLLM's rule for the same module kinds in its GPT-2 / OPT / GPT-NeoX files (LayerNorms,
-# RowParallelLinear biases and learned positions whole; the rest split)
+# -- old single-purpose decoders vLLM 0.34 has no class for (registry.py has none of these classes; nor GIT's text
+# decoder, git(), nor Kosmos-2's, kosmos_2_text(), below; its Transformers-backend fallback: the module docstring):
+# transformers 5.25's modules under the checkpoints' names, and vLLM's rule for the same module kinds in its GPT-2 /
+# OPT / GPT-NeoX files (LayerNorms, RowParallelLinear biases and learned positions whole; the rest split)
 
 def gpt_neox_japanese(f: Fields, layers: list, dims) -> list[Module]:
     """GPTNeoXJapaneseForCausalLM (transformers 5.25 modeling_gpt_neox_japanese.py), as params_dense.gpt_neox_japanese
