@@ -360,16 +360,20 @@ def test_beam_router_and_score_bias_in_float32_from_0_33(tmp_path):
 
 
 def test_minimax_m3_router_and_score_bias_in_float32_from_0_24(tmp_path):
-    # vllm/models/minimax_m3/nvidia/model.py MiniMaxM3MoE: e_score_correction_bias float32 (whatever
-    # use_routing_bias says) and gate = GateLinear(params_dtype=torch.float32), from 0.24.0 (the first release with
-    # vllm/models/minimax_m3). tests/test_tables_vl_more.py's M3: 60 MoE layers x (128 x 6,144 + 128) = 60 x
-    # 786,560 = 47,193,600 parameters, whole, + 2 B each = 94,387,200 B on every GPU
+    # vllm/models/minimax_m3/nvidia/model.py MiniMaxM3MoE: gate = GateLinear(params_dtype=torch.float32) from 0.24.0
+    # (the first release with vllm/models/minimax_m3); e_score_correction_bias float32, built only with the config's
+    # use_routing_bias in 0.24.0-0.33.0 and always (torch.zeros) from 0.34.0. tests/test_tables_vl_more.py's M3
+    # (use_routing_bias left out): 60 MoE layers x (128 x 6,144 + 128) = 60 x 786,560 = 47,193,600 parameters in
+    # 0.34, whole; 0.24.0: the routers alone, 60 x 786,432 = 47,185,920, + 2 B each = 94,371,840 B on every GPU
     from test_tables_vl_more import M3
 
     model = _load(tmp_path, M3, "minimax-m3")
     assert _figures(upcast(model, "0.34.0")) == (47_193_600, 0, 2)
-    assert upcast(model, "0.24.0").per_gpu_bytes(tp=4) == 94_387_200
+    assert upcast(model, "0.24.0").per_gpu_bytes(tp=4) == 94_371_840
     assert upcast(model, "0.23.0") is None
+    # use_routing_bias true: the bias from 0.24.0 too, 47,193,600 x 2 B = 94,387,200 B
+    model = _load(tmp_path, {**M3, "use_routing_bias": True}, "minimax-m3-bias")
+    assert upcast(model, "0.24.0").per_gpu_bytes(tp=4) == 94_387_200
 
 
 def test_sarvam_moe_router_with_fp32_router_dtype_and_bias_with_its_flag(tmp_path):

@@ -63,7 +63,8 @@ of every release of engines/vllm_registry_data.py RELEASES from its first to 0.3
 - Beam: vllm/models/beam/nvidia/moe.py BeamSparseMoeBlock's gate and gate.e_score_correction_bias from 0.33.0
   (the first release with vllm/models/beam);
 - MiniMax-M3's text model: vllm/models/minimax_m3/nvidia/model.py MiniMaxM3MoE's router (GateLinear params_dtype
-  float32) and e_score_correction_bias, from 0.24.0 (the first release with vllm/models/minimax_m3);
+  float32), from 0.24.0 (the first release with vllm/models/minimax_m3), and its e_score_correction_bias, built with
+  use_routing_bias in 0.24.0-0.33.0 and always from 0.34.0;
 - Ling / Ring 2.0 (bailing_moe): bailing_moe.py BailingMoE, the same in every release from 0.11.0: the router where
   router_dtype is "fp32" and gate.expert_bias with moe_router_enable_expert_bias true (False where left out);
 - Sarvam-MoE: bailing_moe.py BailingMoE (sarvam.py SarvamMoEForCausalLM, from 0.18.0): the router where
@@ -407,13 +408,18 @@ FP32_RULES["beam"] = _rules((0, 33, 0), "models/beam/nvidia/moe.py BeamSparseMoe
                             "mlp.gate.e_score_correction_bias", sglang=SGLANG_NEW,
                             sglang_source="beam.py (gate params_dtype float32, e_score_correction_bias float32)")
 # MiniMax-M3's text model: vllm/models/minimax_m3/nvidia/model.py MiniMaxM3MoE (CUDA), the router (GateLinear
-# params_dtype=torch.float32) and e_score_correction_bias (float32, whatever use_routing_bias says), from 0.24.0, the
-# first release with vllm/models/minimax_m3 (read in 0.24.0 to 0.34.0); its norms in the model dtype. SGLang 0.5.23
+# params_dtype=torch.float32) from 0.24.0, the first release with vllm/models/minimax_m3 (read in 0.24.0 to 0.34.0),
+# and e_score_correction_bias in float32, built where the config's use_routing_bias is true in 0.24.0-0.33.0 and
+# always from 0.34.0 (torch.zeros where the checkpoint has none; read in the 0.24.0, 0.30.0, 0.33.0 and 0.34.0
+# wheels); its norms in the model dtype. SGLang 0.5.23
 # minimax_m3.py MiniMaxM3MoE: the bias float32 only with the config's use_routing_bias; the router float32 only with
 # SGLANG_OPT_USE_BF16_ROUTER_GEMM off (environ.py: on by default, so bfloat16: not added); 0.5.9 has no MiniMax-M3
 _M3 = "models/minimax_m3/nvidia/model.py MiniMaxM3MoE"
 FP32_RULES["minimax_m3_vl_text"] = (
-    _rules((0, 24, 0), _M3, "block_sparse_moe.gate", "block_sparse_moe.e_score_correction_bias")
+    _rules((0, 24, 0), _M3, "block_sparse_moe.gate")
+    + _rules((0, 24, 0), f"{_M3} (use_routing_bias)", "block_sparse_moe.e_score_correction_bias",
+             only_if=("use_routing_bias", True))
+    + _rules((0, 34, 0), f"{_M3} (always)", "block_sparse_moe.e_score_correction_bias")
     + _rules(None, _NONE, "block_sparse_moe.e_score_correction_bias", only_if=("use_routing_bias", True),
              sglang=SGLANG_NEW, sglang_source="minimax_m3.py MiniMaxM3MoE (use_routing_bias)"))
 
