@@ -26,6 +26,7 @@ from . import speech_wrappers
 from . import zaya_layout
 from . import params_classic  # StableLM, ChatGLM, OPT counters (helper tabclassic)
 from . import vllm34_text  # vLLM 0.34's new text architectures (helper vllm34reg)
+from . import params_step  # Step-3.5 counter (helper step35)
 from .params_moondream import moondream3_params
 from .hybrid import (gated_deltanet_state, inkling_conv_state, inkling_mtp, kda_state, lightning_state,
                      mamba1_state, mamba2_state, nemotron_h_mtp_attention, olmo_hybrid_state, rg_lru_state,
@@ -723,7 +724,7 @@ _ROWS: list[Family] = [
     Family(("step3p7",), text="step3p5", rules=("text model in text_config (step3p5 by default)",)),
     # num_attention_groups: the hub configs' name, which Step3p7TextConfig's attribute_map reads as num_key_value_heads
     Family(("step3p5",), kinds=ATTN, derive=step3p5_kinds, per_layer=per_layer_config_dims,
-           trailing="num_nextn_predict_layers", params=params.attention_decoder, mtp=step3p5_mtp,
+           trailing="num_nextn_predict_layers", params=params_step.step3p5, mtp=step3p5_mtp,
            defaults={"num_key_value_heads": 8, "head_dim": 128},
            aliases={"num_key_value_heads": ("num_attention_groups",)},
            rules=("layer_types (legacy files: trailing num_nextn_predict_layers MTP entries dropped; absent: all "
