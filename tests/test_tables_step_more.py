@@ -1,0 +1,157 @@
+"""Per-module tables of configs/weight_tables/step_more.py (Step-3.5 / 3.7's text model, step3p5) and the
+parameter counts they mirror (configs/params_step.py). Figures worked out by hand from the config and the module
+shapes of transformers 5.25 models/step3p7/modeling_step3p7.py and vLLM 0.34 model_executor/models/step3p5.py;
+what vLLM holds whole on every TP rank: the table module's docstring."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvplan.capacity.weights import stage_weight_bytes
+from kvplan.configs import build_model
+from kvplan.configs.build import _read
+from kvplan.configs.weight_tables import checked_table, table
+from kvplan.engines.vllm_profile import config_weights_per_gpu
+from kvplan.weights.estimate import estimated
+
+# Step-3.5-Flash (stepfun-ai/Step-3.5-Flash) in its hub config's shape. No verbatim copy of the hub's config.json
+# was found with the search tools; the fields below are those public files agree on: the vLLM recipes'
+# StepFun/Step-3.5-Flash.md (196B parameters, 11B active), the Step3p5Config defaults vendored in public ports
+# (hidden 4,096, intermediate 11,264, 64 heads, 8 attention groups, 45 layers, moe_intermediate_size 1,280,
+# 288 experts, top 8), test configs of public ports quoting the Step-3.5/3.7-Flash text config (vocab 128,896,
+# head_dim 128, share_expert_dim 1,280, attention_other_setting of 96 heads on sliding layers,
+# use_head_wise_attn_gate, full attention on every 4th layer, moe_layers_enum 3.., 3 MTP layers)
+TYPES = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(48)]
+STEP35_FLASH = {
+    "architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "hidden_size": 4096, "num_hidden_layers": 45,
+    "num_attention_heads": 64, "num_attention_groups": 8, "head_dim": 128, "intermediate_size": 11264,
+    "attention_other_setting": {"attention_type": "sliding_attention", "num_attention_heads": 96,
+                                "num_attention_groups": 8, "head_dim": 128},
+    "use_head_wise_attn_gate": True, "moe_layers_enum": ",".join(str(i) for i in range(3, 48)),
+    "sliding_window": 512, "layer_types": TYPES, "num_nextn_predict_layers": 3, "max_position_embeddings": 262144,
+    "vocab_size": 128896, "moe_num_experts": 288, "moe_top_k": 8, "moe_intermediate_size": 1280,
+    "share_expert_dim": 1280, "use_moe_router_bias": True, "need_fp32_gate": True, "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16"}
+
+# One layer of each kind (no biases):
+# full (i % 4 == 0: 12 layers): q/o 2 x 4,096 x 64 x 128 = 67,108,864, k/v 2 x 4,096 x 8 x 128 = 8,388,608,
+#   q_norm + k_norm 2 x 128, g_proj 4,096 x 64 = 262,144: 75,759,872
+# sliding (33 layers): q/o 2 x 4,096 x 96 x 128 = 100,663,296, k/v 8,388,608, norms 256, g_proj 4,096 x 96 =
+#   393,216: 109,445,376
+# dense MLP (layers 0-2): 3 x 4,096 x 11,264 = 138,412,032
+# MoE (layers 3-44, 42): experts 288 x 3 x 4,096 x 1,280 = 4,529,848,320, router 288 x 4,096 = 1,179,648 and its
+#   bias 288, shared expert 3 x 4,096 x 1,280 = 15,728,640: 4,546,756,896
+# two norms a layer 8,192; embeddings and the untied head 2 x 128,896 x 4,096 = 1,055,916,032; final norm 4,096
+TOTAL = 12 * 75_759_872 + 33 * 109_445_376 + 45 * 8_192 + 3 * 138_412_032 + 42 * 4_546_756_896 + 1_055_916_032 + 4_096
+# held whole on every TP rank: per layer two norms + q_norm / k_norm 8,448, the final norm, the 42 routers and biases
+WHOLE = 45 * 8_448 + 4_096 + 42 * (1_179_648 + 288)
+
+
+def _per_gpu(model, layers: int, tp: int) -> int:
+    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
+
+
+def _adds_up(raw: dict, source: str) -> list:
+    family, f, _, layers, dims = _read(raw, source)
+    modules = table(f, layers, dims)
+    assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
+    assert checked_table(raw, source) is not None
+    return modules
+
+
+def test_step35_flash_counts_sliding_heads_the_head_gate_the_moe_layers_and_the_shared_expert():
+    # (Before: the generic counter read no expert count under moe_num_experts and no sliding heads:
+    # 10,682,216,448 parameters, every layer a 64-head layer with a dense MLP)
+    model = build_model(STEP35_FLASH, "step-3.5-flash")
+    assert TOTAL == 196_956_130_368 and model.param_count == TOTAL
+    # active: 8 of 288 experts, 8 x 3 x 4,096 x 1,280 = 125,829,120 instead of 4,529,848,320 in each MoE layer
+    assert model.active_param_count == TOTAL - 42 * (4_529_848_320 - 125_829_120) == 11_987_323_968
+    _adds_up(STEP35_FLASH, "step-3.5-flash")
+
+
+def test_step35_flash_keeps_norms_and_routers_whole_and_splits_the_rest():
+    model = build_model(STEP35_FLASH, "step-3.5-flash")
+    assert WHOLE == 49_941_568 and model.weight_replicated_bytes == 2 * WHOLE == 99_883_136
+    # TP 4: (196,956,130,368 - 49,941,568) x 2 B / 4 = 98,453,094,400 split, plus the whole 99,883,136
+    assert _per_gpu(model, 45, 4) == 98_453_094_400 + 99_883_136 == 98_552_977_536
+    assert config_weights_per_gpu(model, 4, 1, "0.34.0") == 98_552_977_536
+    # TP 16 > 8 KV heads: each rank holds one KV head of k_proj / v_proj (1/8 of them, not 1/16): the KV share
+    # 45 x 2 x 4,096 x 1,024 = 377,487,360 parameters, 2 B each
+    kv = 45 * 2 * 4_096 * 1_024
+    split = (TOTAL - WHOLE - kv) * 2 // 16
+    assert _per_gpu(model, 45, 16) == split + kv * 2 // 8 + 2 * WHOLE == 24_760_342_656
+
+
+def test_step35_names_its_modules_as_the_checkpoint_does():
+    family, f, _, layers, dims = _read(STEP35_FLASH, "step-3.5-flash")
+    names = {m.name: m for m in table(f, layers, dims)}
+    # layer 3: the first MoE layer (sliding: 96 heads); its experts are one stacked tensor a projection
+    assert names["layers.3.moe.gate_proj"].weight == 288 * 4_096 * 1_280 and names["layers.3.moe.gate_proj"].experts == 288
+    assert names["layers.3.moe.gate"].other == 288 * 4_096 and names["layers.3.moe.router_bias"].other == 288
+    assert names["layers.3.share_expert.down_proj"].weight == 1_280 * 4_096
+    assert names["layers.3.self_attn.g_proj"].weight == 4_096 * 96
+    assert names["layers.4.self_attn.q_proj"].weight == 4_096 * 64 * 128  # a full layer: 64 heads
+    assert "layers.2.mlp.gate_proj" in names and "layers.2.moe.gate" not in names
+    assert not any(n.startswith("layers.45.") for n in names)  # the MTP layers are not the decoder's
+
+
+def test_step35_without_the_head_wise_gate_and_with_per_layer_config():
+    # use_head_wise_attn_gate false: vLLM 0.34 Step3p5Attention builds no g_proj: 12 x 262,144 + 33 x 393,216 fewer
+    raw = dict(STEP35_FLASH, use_head_wise_attn_gate=False)
+    assert build_model(raw, "no-gate").param_count == TOTAL - 12 * 262_144 - 33 * 393_216 == 196_940_008_512
+    _adds_up(raw, "no-gate")
+    # a per_layer_config (transformers' saved form) wins over attention_other_setting: layer 1 at 32 heads,
+    # every other layer at num_attention_heads 64: the 33 sliding layers lose 32 heads each, layer 1 64
+    per_layer = dict(STEP35_FLASH, per_layer_config={"1": {"num_attention_heads": 32}})
+    sliding_64 = 2 * 4_096 * 64 * 128 + 2 * 4_096 * 8 * 128 + 256 + 4_096 * 64
+    sliding_32 = 2 * 4_096 * 32 * 128 + 2 * 4_096 * 8 * 128 + 256 + 4_096 * 32
+    want = TOTAL - 33 * 109_445_376 + 32 * sliding_64 + sliding_32
+    assert want == 195_810_823_232
+    assert build_model(per_layer, "per-layer").param_count == want
+    _adds_up(per_layer, "per-layer")
+
+
+def test_step35_an_unreadable_moe_layers_enum_is_said_not_guessed():
+    # the counter names the field; the plan says the parameters were not counted (no table either)
+    model = build_model(dict(STEP35_FLASH, moe_layers_enum="3,x"), "bad")
+    assert model.param_count == 0 and any("moe_layers_enum" in note for note in model.notes)
+    assert checked_table(dict(STEP35_FLASH, moe_layers_enum="3,x"), "bad") is None
+
+
+def test_step35_counter_matches_transformers_on_the_meta_device():
+    # a small hub-form config (legacy layer_types with one trailing MTP entry, attention_other_setting, a
+    # moe_layers_enum that skips layer 3), with and without biases, tied or not: transformers 5.25's
+    # Step3p7TextModel (plus an LM head of vocab x hidden unless tied) against the counter
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import warnings
+
+    from transformers import Step3p7TextConfig
+    from transformers.models.step3p7.modeling_step3p7 import Step3p7TextModel
+
+    raw = {"model_type": "step3p5", "hidden_size": 64, "num_hidden_layers": 7, "num_attention_heads": 4,
+           "num_attention_groups": 2, "head_dim": 16, "intermediate_size": 96, "vocab_size": 100,
+           "moe_num_experts": 4, "moe_top_k": 2, "moe_intermediate_size": 32, "share_expert_dim": 24,
+           "moe_layers_enum": "1,2,4,5,6,7", "num_nextn_predict_layers": 1, "sliding_window": 8,
+           "layer_types": ["full_attention"] + ["sliding_attention"] * 3 + ["full_attention"]
+           + ["sliding_attention"] * 3,
+           "attention_other_setting": {"attention_type": "sliding_attention", "num_attention_heads": 6},
+           "use_head_wise_attn_gate": True}
+    for extra in ({}, {"attention_bias": True, "mlp_bias": True}, {"tie_word_embeddings": True}):
+        one = {**raw, **extra}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            config = Step3p7TextConfig(**{k: v for k, v in one.items() if k != "model_type"})
+            saved = json.loads(config.to_json_string(use_diff=True))
+            with torch.device("meta"):
+                model = Step3p7TextModel(config)
+        theirs = sum(p.numel() for p in model.parameters()) + sum(
+            b.numel() for n, b in model.named_buffers() if n.endswith("e_score_correction_bias"))
+        theirs += 0 if config.tie_word_embeddings else 100 * 64
+        assert [layer.self_attn.num_heads for layer in model.layers] == [4, 6, 6, 6, 4, 6, 6]
+        for form in (one, saved):  # the hub's form and transformers' saved form (per_layer_config)
+            family, f, _, layers, dims = _read(form, "tiny")
+            assert family.params(f, layers, dims)[0] == theirs
+            _adds_up(form, "tiny")
