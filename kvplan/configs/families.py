@@ -26,7 +26,7 @@ from . import speech_wrappers
 from . import zaya_layout
 from . import params_classic  # StableLM, ChatGLM, OPT counters (helper tabclassic)
 from . import vllm34_text  # vLLM 0.34's new text architectures (helper vllm34reg)
-from . import params_step  # Step-3.5 counter (helper step35)
+from . import params_muse, params_step  # Muse Spark's and Step-3.5's counters (helper step35)
 from .params_moondream import moondream3_params
 from .hybrid import (gated_deltanet_state, inkling_conv_state, inkling_mtp, kda_state, lightning_state,
                      mamba1_state, mamba2_state, nemotron_h_mtp_attention, olmo_hybrid_state, rg_lru_state,
@@ -854,7 +854,8 @@ _ROWS: list[Family] = [
     Family(("deepseek_ocr2_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params.attention_decoder,
            rules=("full attention; num_key_value_heads (default num_attention_heads) heads of hidden_size / heads "
                   "(DeepseekOcr2TextConfig overwrites head_dim with it)",)),
-    *(Family((name,), kinds=ATTN, derive=last_of_four_full, defaults=defaults, params=params.attention_decoder,
+    *(Family((name,), kinds=ATTN, derive=last_of_four_full, defaults=defaults,
+             params=params_muse.muse_spark_text if name == "muse_spark_text" else params.attention_decoder,
              rules=("layer_types; else full when (n - 1 - i) % 4 == 0 (every 4th counted back from the last), "
                     f"the rest sliding ({defaults['sliding_window']}); {defaults['num_key_value_heads']} KV heads of "
                     f"{defaults['head_dim']} by default",))

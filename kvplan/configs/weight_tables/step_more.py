@@ -1,5 +1,6 @@
-"""Per-module parameter tables (configs/weight_tables/__init__.py) of StepFun's text models: Step-3.5 / Step-3.7's
-text model (step3p5), mirroring its counter (params_step.step3p5) term by term.
+"""Per-module parameter tables (configs/weight_tables/__init__.py) of the last MoE text models kvplan read without one:
+Step-3.5 / Step-3.7's text model (step3p5) and Muse Spark's (muse_spark_text: _muse_spark_text), each mirroring its
+counter (params_step.step3p5, params_muse.muse_spark_text) term by term. Step-3.5 below.
 
 Names: the checkpoints' (Step-3.5-Flash; Step-3.7-Flash keeps the same names under its wrapper, conversion_mapping.py
 "step3p7"), which transformers 5.25 renames on load: the routed experts stacked per layer as moe.gate_proj /
@@ -60,4 +61,45 @@ def _step3p5(f: Fields, layers: list, dims) -> list:
     return out
 
 
-STEP_MORE = {"step3p5": _step3p5}
+def _muse_spark_text(f: Fields, layers: list, dims) -> list:
+    """Muse Spark's text model (params_muse.muse_spark_text), named as the checkpoints (transformers' names, which
+    vLLM 0.34 vllm/models/muse_spark/common/omni.py OMNI_WEIGHTS_MAPPER maps to its own). What vLLM 0.34 holds
+    whole on every TP rank (vllm/models/muse_spark/nvidia/model.py, common/layers.py): the norms
+    (input_layernorm as pre_qkv_proj_norm, pre_ / post_feedforward_layernorm, the MoE's pre_expert_norm and
+    post_expert_norm, the final norm), the two residual gates (MuseSparkNormPreservingResidualConnection.gate, of
+    hidden_size), the router (MuseSparkMoE.router: GateLinear, float32) and its expert_bias (a float32 buffer), and
+    the MoE's pooler and unpooler (mlp.pre_expert_proj / post_expert_proj): ReplicatedLinear with
+    quant_config=None, so whole and never quantized; MuseSparkMoE splits their output columns over TP only under
+    its TEP optimisations (one data-parallel rank, tokens replicated over TP, a Blackwell GPU, ...) and then
+    still keeps the full weights loaded on every rank ("The full weights stay loaded"). Split: q/k/v/gate_proj
+    (MuseSparkQKVOGateParallelLinear, by heads), o_proj (RowParallelLinear), the dense MLP (LlamaMLP), the routed
+    experts (FusedMoE), the embeddings and LM head (by vocab)."""
+    from ..params_muse import muse_spark_fields
+
+    s = muse_spark_fields(f, len(layers))
+    h, m, e, hd = s.hidden, s.moe_hidden, s.experts, s.head_dim
+    out = _ends(f, h, False, 202048)
+    for i, sparse in enumerate(s.sparse):
+        a = f"layers.{i}.self_attn"
+        out += [_linear(f"{a}.q_proj", h, s.heads * hd, "attention", s.bias),
+                _linear(f"{a}.k_proj", h, s.kv * hd, "attention", s.bias, kv_heads=s.kv),
+                _linear(f"{a}.v_proj", h, s.kv * hd, "attention", s.bias, kv_heads=s.kv),
+                _linear(f"{a}.o_proj", s.heads * hd, h, "attention", s.bias, row=True),
+                _linear(f"{a}.gate_proj", h, s.heads * hd, "attention")]
+        out += [_float(f"layers.{i}.{n}", h) for n in ("input_layernorm", "pre_feedforward_layernorm",
+                                                         "post_feedforward_layernorm", "post_attention_residual_gate.gate",
+                                                         "post_feedforward_residual_gate.gate")]
+        p = f"layers.{i}.mlp"
+        if sparse:
+            out += [_float(f"{p}.gate", e * h, "router"), _float(f"{p}.gate.e_score_correction_bias", e, "router"),
+                    _linear(f"{p}.pre_expert_proj", h, m, "experts", whole=True), _float(f"{p}.pre_expert_norm", m),
+                    Module(f"{p}.experts.gate_up_proj", e * 2 * s.moe_inter * m, 0, "experts", e, inputs=m),
+                    Module(f"{p}.experts.down_proj", e * m * s.moe_inter, 0, "experts", e, inputs=s.moe_inter),
+                    _float(f"{p}.experts.post_expert_norm", m),
+                    _linear(f"{p}.post_expert_proj", m, h, "experts", whole=True)]
+        else:
+            out += _mlp(p, h, s.inter, "mlp")
+    return out
+
+
+STEP_MORE = {"step3p5": _step3p5, "muse_spark_text": _muse_spark_text}
