@@ -155,3 +155,59 @@ def test_step35_counter_matches_transformers_on_the_meta_device():
             family, f, _, layers, dims = _read(form, "tiny")
             assert family.params(f, layers, dims)[0] == theirs
             _adds_up(form, "tiny")
+
+
+# -- Muse Spark's text model (muse_spark_text) ------------------------------------------------------------------
+
+# No public Muse Spark config was found with the search tools: MuseSparkTextConfig's defaults (transformers 5.25
+# configuration_muse_spark.py, whose docstring ties output_multiplier to "the released checkpoint"), written out
+MUSE_SPARK_TEXT = {
+    "model_type": "muse_spark_text", "hidden_size": 8192, "num_hidden_layers": 62, "num_attention_heads": 128,
+    "num_key_value_heads": 16, "head_dim": 64, "intermediate_size": 16384, "vocab_size": 202048,
+    "num_local_experts": 256, "num_experts_per_tok": 8, "moe_intermediate_size": 4096, "moe_hidden_size": 4096,
+    "sliding_window": 2048, "tie_word_embeddings": False}
+# per layer: q_proj, gate_proj, o_proj 3 x 8,192 x 128 x 64 = 201,326,592, k/v_proj 2 x 8,192 x 16 x 64 =
+# 16,777,216 (qk_norm / o_norm have no weight); input / pre_ / post_feedforward_layernorm and the two residual
+# gates 5 x 8,192 = 40,960; the MoE: router 256 x 8,192 = 2,097,152 and its bias 256, pre_expert_proj and
+# post_expert_proj 2 x 8,192 x 4,096 = 67,108,864, pre_expert_norm and post_expert_norm 2 x 4,096 = 8,192, the
+# experts at width 4,096: 256 x 3 x 4,096 x 4,096 = 12,884,901,888. Together 13,172,261,120 a layer
+MUSE_LAYER = 201_326_592 + 16_777_216 + 40_960 + 2_097_152 + 256 + 67_108_864 + 8_192 + 12_884_901_888
+# embeddings and the untied head 2 x 202,048 x 8,192 = 3,310,354,432, the final norm 8,192
+MUSE_TOTAL = 62 * MUSE_LAYER + 3_310_354_432 + 8_192
+# whole on every TP rank: the five vectors, the router and bias, pooler and unpooler, the two expert norms a
+# layer (40,960 + 2,097,408 + 67,108,864 + 8,192 = 69,255,424), the final norm
+MUSE_WHOLE = 62 * 69_255_424 + 8_192
+
+
+def test_muse_spark_text_counts_the_pooled_moe_and_the_output_gate():
+    # (Before: the generic counter, 2,325,824 against transformers' 2,087,992 on the harness's shrunk config)
+    model = build_model(MUSE_SPARK_TEXT, "muse-spark")
+    assert MUSE_LAYER == 13_172_261_120 and MUSE_TOTAL == 819_990_552_064 and model.param_count == MUSE_TOTAL
+    # active: 8 of 256 experts, 8 x 3 x 4,096 x 4,096 = 402,653,184 instead of 12,884,901,888 a layer
+    assert model.active_param_count == MUSE_TOTAL - 62 * (12_884_901_888 - 402_653_184) == 46_091_132_416
+    _adds_up(MUSE_SPARK_TEXT, "muse-spark")
+    # the wrapper reads the same text model
+    wrapped = build_model({"model_type": "muse_spark", "text_config": MUSE_SPARK_TEXT}, "muse-spark-wrapped")
+    assert wrapped.param_count == MUSE_TOTAL
+
+
+def test_muse_spark_text_keeps_the_pooler_and_unpooler_whole():
+    model = build_model(MUSE_SPARK_TEXT, "muse-spark")
+    assert MUSE_WHOLE == 4_293_844_480 and model.weight_replicated_bytes == 2 * MUSE_WHOLE == 8_587_688_960
+    # TP 8: (819,990,552,064 - 4,293,844,480) x 2 B / 8 = 203,924,176,896 split, plus the whole 8,587,688,960
+    assert _per_gpu(model, 62, 8) == 203_924_176_896 + 8_587_688_960 == 212_511_865_856
+    assert config_weights_per_gpu(model, 8, 1, "0.34.0") == 212_511_865_856
+    family, f, _, layers, dims = _read(MUSE_SPARK_TEXT, "muse-spark")
+    names = {m.name: m for m in table(f, layers, dims)}
+    pooler = names["layers.0.mlp.pre_expert_proj"]
+    assert pooler.whole and pooler.weight == 8_192 * 4_096 and names["layers.0.mlp.post_expert_proj"].whole
+    assert names["layers.0.mlp.experts.gate_up_proj"].weight == 256 * 2 * 4_096 * 4_096
+
+
+def test_muse_spark_text_dense_layers():
+    # mlp_layer_types: a dense layer holds gate/up/down_proj of intermediate_size, 3 x 8,192 x 16,384 =
+    # 402,653,184, instead of the MoE's 69,214,464 + 12,884,901,888
+    raw = dict(MUSE_SPARK_TEXT, mlp_layer_types=["dense"] + ["sparse"] * 61)
+    want = MUSE_TOTAL - (2_097_408 + 67_108_864 + 8_192 + 12_884_901_888) + 402_653_184
+    assert build_model(raw, "muse-dense").param_count == want == 807_439_088_896
+    _adds_up(raw, "muse-dense")
