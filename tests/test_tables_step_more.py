@@ -6,6 +6,7 @@ what vLLM holds whole on every TP rank: the table module's docstring."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -211,3 +212,89 @@ def test_muse_spark_text_dense_layers():
     want = MUSE_TOTAL - (2_097_408 + 67_108_864 + 8_192 + 12_884_901_888) + 402_653_184
     assert build_model(raw, "muse-dense").param_count == want == 807_439_088_896
     _adds_up(raw, "muse-dense")
+
+
+# -- Inkling under vLLM's own config type (inkling_model) ------------------------------------------------------
+
+INKLING = json.loads((Path(__file__).parent / "data" / "configs" / "inkling-small-text-quoted.json").read_text())
+# its text_config: hidden 4,096, 42 layers (35 local: local_layer_ids; full: 5, 11, ..., 41), 32 heads and 8 KV
+# heads of 128 on both kinds, d_rel 16, rel_extent 1,024 (local: sliding_window_size 512), kernel 4; layers 0-1
+# dense (dense_intermediate_size 16,384), the rest MoE (256 routed + 2 sink experts of intermediate_size 2,048);
+# vocab 201,024; use_global_scale / use_gate_bias / use_embed_norm absent (InklingModelConfig: False)
+# a layer's attention and its vectors: wq_du / wo_ud 2 x 4,096 x 4,096 = 33,554,432, wk_dv / wv_dv 2 x 4,096 x
+# 1,024 = 8,388,608, wr_du 4,096 x 32 x 16 = 2,097,152, q/k_norm 256, k/v_sconv 2 x 1,024 x 4 = 8,192,
+# attn_norm + mlp_norm 8,192, attn_sconv + mlp_sconv 2 x 4,096 x 4 = 32,768: 44,089,600, plus
+# rel_logits_proj.proj 16 x 1,024 = 16,384 (full) or 16 x 512 = 8,192 (local)
+INK_FULL, INK_LOCAL = 44_089_600 + 16_384, 44_089_600 + 8_192
+INK_DENSE = 3 * 4_096 * 16_384  # w13_dn + w2_md: 201,326,592
+# gate 258 x 4,096 = 1,056,768, experts 256 x 3 x 4,096 x 2,048 = 6,442,450,944, sinks 2 x 3 x 4,096 x 2,048 =
+# 50,331,648
+INK_MOE = 1_056_768 + 6_442_450_944 + 50_331_648
+INK_TOTAL = 7 * INK_FULL + 35 * INK_LOCAL + 2 * INK_DENSE + 40 * INK_MOE + 2 * 201_024 * 4_096 + 4_096
+# whole: q/k_norm, attn/mlp_norm and rel_logits_proj a layer (24,832 full, 16,640 local), the 40 gates, the
+# replicated embed 823,394,304 (InklingReplicatedEmbedding), the final norm
+INK_WHOLE = 7 * 24_832 + 35 * 16_640 + 40 * 1_056_768 + 201_024 * 4_096 + 4_096
+
+
+def test_inkling_model_names_the_tml_tensors_and_adds_up():
+    model = build_model(INKLING, "inkling")
+    assert INK_TOTAL == 263_655_184_896 and model.param_count == INK_TOTAL
+    modules = _adds_up(INKLING, "inkling")
+    names = {m.name: m for m in modules}
+    assert names["layers.5.attn.rel_logits_proj.proj"].other == 16 * 1_024
+    assert names["layers.0.mlp.w13_dn"].weight == 4_096 * 2 * 16_384
+    assert names["layers.2.mlp.experts.w13_weight"].weight == 256 * 2 * 2_048 * 4_096
+    assert names["layers.2.mlp.shared_experts.shared_w2_weight"].weight == 2 * 4_096 * 2_048
+    assert names["model.llm.unembed"].top and "layers.2.mlp.gate.bias" not in names
+    # a checkpoint's own name matches under model.llm.
+    assert "model.llm.layers.3.attn.wq_du" in names["layers.3.attn.wq_du"].names()
+
+
+def test_inkling_model_holds_the_embedding_norms_and_gates_whole():
+    model = build_model(INKLING, "inkling")
+    assert INK_WHOLE == 866_425_344 and model.weight_replicated_bytes == 2 * INK_WHOLE
+    # TP 8: (263,655,184,896 - 866,425,344) x 2 B / 8 = 65,697,189,888 split, plus 1,732,850,688 whole
+    assert _per_gpu(model, 42, 8) == 65_697_189_888 + 1_732_850_688 == 67_430_040_576
+    # the flags add the gates' global_scale and bias, each dense MLP's global_scale and embed_norm, all whole
+    flagged = dict(INKLING, text_config=dict(INKLING["text_config"], use_global_scale=True, use_gate_bias=True,
+                                             use_embed_norm=True))
+    extra = 40 * (1 + 256) + 2 * 1 + 4_096
+    assert build_model(flagged, "inkling-flags").weight_replicated_bytes == 2 * (INK_WHOLE + extra)
+    _adds_up(flagged, "inkling-flags")
+
+
+# transformers 5.25 conversion_mapping.py "inkling_mm_model": the TML names -> transformers' (gate / up halves of
+# the fused w13 tensors summed under one name)
+_TML_TO_TRANSFORMERS = (
+    ("embed_norm", "embed_tokens.embed_norm"), ("attn.wq_du", "self_attn.q_proj"), ("attn.wk_dv", "self_attn.k_proj"),
+    ("attn.wv_dv", "self_attn.v_proj"), ("attn.wr_du", "self_attn.r_proj"), ("attn.wo_ud", "self_attn.o_proj"),
+    (".attn.q_norm", ".self_attn.q_norm"), (".attn.k_norm", ".self_attn.k_norm"),
+    (".attn.k_sconv", ".self_attn.k_sconv.conv1d"), (".attn.v_sconv", ".self_attn.v_sconv.conv1d"),
+    (".attn.rel_logits_proj", ".self_attn.rel_logits_proj"), ("attn_sconv", "attn_sconv.conv1d"),
+    ("mlp_sconv", "mlp_sconv.conv1d"), ("mlp_norm", "post_attention_layernorm"), ("attn_norm", "input_layernorm"),
+    ("mlp.experts.w13_weight", "mlp.experts.gate_up_proj"), ("mlp.experts.w2_weight", "mlp.experts.down_proj"),
+    ("mlp.shared_experts.shared_w13_weight", "mlp.shared_experts.gate_up"),
+    ("mlp.shared_experts.shared_w2_weight", "mlp.shared_experts.down_proj"), ("mlp.w13_dn", "mlp.gate_up"),
+    ("mlp.w2_md", "mlp.down_proj"), ("mlp.gate.bias", "mlp.gate.e_score_correction_bias"))
+
+
+def test_inkling_model_renamed_as_transformers_renames_it_is_the_inkling_text_table():
+    # with the three flags on (transformers always builds what they switch on), the same widths read as
+    # inkling_text: hybrid_more.py's table, checked against transformers' modules by test_quant_exclude.py
+    import re
+
+    text = dict(INKLING["text_config"], use_global_scale=True, use_gate_bias=True, use_embed_norm=True)
+    family, f, _, layers, dims = _read(text, "inkling")
+    ours: dict[str, int] = {}
+    for m in table(f, layers, dims):
+        name = "lm_head" if m.name == "model.llm.unembed" else m.name
+        for old, new in _TML_TO_TRANSFORMERS:
+            name = name.replace(old, new)
+        name = "embed_tokens" if name == "embed" else name
+        ours[name] = ours.get(name, 0) + m.weight + m.other
+    family, f, _, layers, dims = _read(dict(text, model_type="inkling_text", conv_kernel_size=4), "inkling-text")
+    theirs: dict[str, int] = {}
+    for m in table(f, layers, dims):
+        name = re.sub(r"\.(gate_proj|up_proj)$", ".gate_up", m.name)
+        theirs[name] = theirs.get(name, 0) + m.weight + m.other
+    assert ours == theirs

@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
 # the Qwen-Omni thinkers' and Qwen3-ASR's checkpoints: `thinker.model.layers.N...`, `thinker.lm_head` (vLLM 0.34
 # qwen2_5_omni_thinker.py, qwen3_omni_moe_thinker.py, qwen3_asr.py hf_to_vllm_mapper: configs/weight_tables/wrap.py)
-ROOTS = ("model.", "model.language_model.", "language_model.model.", "thinker.model.")
+ROOTS = ("model.", "model.language_model.", "language_model.model.", "thinker.model.",
+         "model.llm.")  # Inkling's TML checkpoints (inkling_model: configs/weight_tables/step_more.py)
 TOP_ROOTS = ("", "language_model.", "thinker.")
 
 

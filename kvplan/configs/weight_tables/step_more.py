@@ -102,4 +102,81 @@ def _muse_spark_text(f: Fields, layers: list, dims) -> list:
     return out
 
 
-STEP_MORE = {"step3p5": _step3p5, "muse_spark_text": _muse_spark_text}
+def _inkling_model(f: Fields, layers: list, dims) -> list:
+    """Inkling under vLLM's own config type (inkling_model: models/inkling/configs.py InklingModelConfig; the
+    text_config of the public inkling_mm_model checkpoints), mirroring configs/vllm_own.py inkling_model_params and
+    named as those checkpoints name their tensors (TML names, under model.llm.: the names vLLM 0.34
+    nvidia/model.py _TmlForCausalLMBase.hf_to_vllm_mapper and moe.py InklingMoE.load_expert_weight read, and
+    transformers 5.25 conversion_mapping.py "inkling_mm_model" renames; configs/weight_tables/hybrid_more.py
+    inkling_text names the transformers form). Per layer attn.wq_du / wk_dv / wv_dv / wr_du (vLLM's qkvr), attn.wo_ud,
+    attn.q_norm / k_norm, attn.k_sconv / v_sconv, attn.rel_logits_proj.proj, attn_norm, mlp_norm, attn_sconv,
+    mlp_sconv; a MoE layer's mlp.gate (its global_scale with use_global_scale, its bias with use_gate_bias),
+    mlp.experts.w13_weight / w2_weight (stacked), mlp.shared_experts.shared_w13_weight / shared_w2_weight; a dense
+    layer's mlp.w13_dn / w2_md (and global_scale); embed, embed_norm (use_embed_norm), norm, unembed (the LM head).
+
+    Whole on every TP rank in vLLM 0.34 (nvidia/model.py, attention.py, moe.py, mlp.py): embed
+    (InklingReplicatedEmbedding: all padded_vocab_size rows on every rank; the LM head stays split), the norms
+    (InklingRMSNorm: embed_norm, attn_norm, mlp_norm, q_norm, k_norm, norm), rel_logits_proj.proj (a plain
+    Parameter), the gate (InklingGate: its weight padded to a multiple of 8 rows on the GPU, beyond the checkpoint's
+    and not added here), global_scale and bias (float32), the dense MLP's global_scale, and wo_ud's bias
+    (RowParallelLinear) with o_bias. Split: qkvr (MergedColumnParallelLinear; K and V sized to max(KV heads, TP)
+    heads, so a rank holds one whole KV head above the KV heads: Module.kv_heads), k_sconv / v_sconv (by KV
+    channel), attn_sconv / mlp_sconv (hidden_size // TP channels a rank), the routed experts, the sink experts
+    (InklingSinkExperts: the intermediate dim over TP), w13_dn / w2_md."""
+    from ..vllm_own import _kernel, _local_ids, inkling_model_sizes
+
+    hidden, kernel, d_rel = f.int("hidden_size"), _kernel(f), f.int("d_rel")
+    n = len(layers)
+    local = _local_ids(f, max(n, f.int("num_hidden_layers")))
+    inter = f.int("intermediate_size")
+    dense_inter = f.opt_int("dense_intermediate_size")
+    moe_inter = f.opt_int("moe_intermediate_size")
+    if moe_inter is not None and dense_inter is None:  # transformers' naming, converted as InklingModelConfig does
+        dense_inter, inter = inter, moe_inter
+    dense_inter = inter if dense_inter is None else dense_inter
+    routed, shared = f.int("n_routed_experts", minimum=0), f.int("n_shared_experts", minimum=0)
+    scale, gate_bias, q_bias, o_bias = (f.flag("use_global_scale"), f.flag("use_gate_bias"), f.flag("q_bias"),
+                                        f.flag("o_bias"))
+    vocab = f.int("padded_vocab_size", default=f.int("vocab_size"))
+    out = [Module("embed", 0, vocab * hidden, "embeddings", whole=True), _float("norm", hidden),
+           Module("model.llm.unembed", vocab * hidden, 0, "lm_head", top=True, inputs=hidden)]
+    if f.flag("use_embed_norm"):
+        out.append(_float("embed_norm", hidden))
+    dense_layers = f.int("dense_mlp_idx", minimum=0)
+    for i in range(n):
+        heads, kv, hd = inkling_model_sizes(f, i in local)
+        extent = f.int("sliding_window_size") if i in local else f.int("rel_extent")
+        a, m = f"layers.{i}.attn", f"layers.{i}.mlp"
+        out += [_linear(f"{a}.wq_du", hidden, heads * hd, "attention", q_bias),
+                _linear(f"{a}.wk_dv", hidden, kv * hd, "attention", q_bias, kv_heads=kv),
+                _linear(f"{a}.wv_dv", hidden, kv * hd, "attention", q_bias, kv_heads=kv),
+                _linear(f"{a}.wr_du", hidden, heads * d_rel, "attention", q_bias),
+                _linear(f"{a}.wo_ud", heads * hd, hidden, "attention", o_bias, row=True),
+                _float(f"{a}.q_norm", hd), _float(f"{a}.k_norm", hd),
+                *[Module(f"{a}.{x}_sconv", 0, kv * hd * kernel, "attention", kv_heads=kv, kv_other=kv * hd * kernel)
+                  for x in "kv"],
+                Module(f"{a}.rel_logits_proj.proj", 0, d_rel * extent, "attention", whole=True),
+                _float(f"layers.{i}.attn_norm", hidden), _float(f"layers.{i}.mlp_norm", hidden),
+                _float(f"layers.{i}.attn_sconv", hidden * kernel, "other"),
+                _float(f"layers.{i}.mlp_sconv", hidden * kernel, "other")]
+        if i < dense_layers:
+            out += [_linear(f"{m}.w13_dn", hidden, 2 * dense_inter, "mlp"),
+                    _linear(f"{m}.w2_md", dense_inter, hidden, "mlp", row=True)]
+            if scale:
+                out.append(_float(f"{m}.global_scale", 1, "router"))
+            continue
+        out.append(_float(f"{m}.gate", (routed + shared) * hidden, "router"))
+        if scale:
+            out.append(_float(f"{m}.gate.global_scale", 1, "router"))
+        if gate_bias:
+            out.append(_float(f"{m}.gate.bias", routed, "router"))
+        out += [Module(f"{m}.experts.w13_weight", routed * 2 * inter * hidden, 0, "experts", routed, inputs=hidden),
+                Module(f"{m}.experts.w2_weight", routed * hidden * inter, 0, "experts", routed, inputs=inter),
+                Module(f"{m}.shared_experts.shared_w13_weight", shared * 2 * inter * hidden, 0, "shared experts",
+                       inputs=hidden),
+                Module(f"{m}.shared_experts.shared_w2_weight", shared * hidden * inter, 0, "shared experts",
+                       inputs=inter)]
+    return out
+
+
+STEP_MORE = {"step3p5": _step3p5, "muse_spark_text": _muse_spark_text, "inkling_model": _inkling_model}
