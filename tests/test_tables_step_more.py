@@ -298,3 +298,31 @@ def test_inkling_model_renamed_as_transformers_renames_it_is_the_inkling_text_ta
         name = re.sub(r"\.(gate_proj|up_proj)$", ".gate_up", m.name)
         theirs[name] = theirs.get(name, 0) + m.weight + m.other
     assert ours == theirs
+
+
+# -- Step-5: a counter only (no per-module table yet) ----------------------------------------------------------
+
+def test_step5_preview_counts_what_its_safetensors_headers_hold():
+    # tests/data/configs/step-5-preview-reconstructed.json; the shapes below are those a public study of
+    # rene98c/Step-5-Preview-BF16's safetensors headers lists (every shard's header read; 2,449 tensors), which
+    # match vLLM 0.34 models/step5/nvidia/model.py's modules:
+    # every layer: q_proj / o_proj [12288, 4096] (64 heads x 192), k_proj / v_proj [768, 4096], g_proj [64, 4096],
+    #   q_norm / k_norm [192], two norms [4096]: 107,225,472
+    # the 23 full_attention layers (3, 7, ..., 91) add the sparse indexer: sparse_indexer_q [4096, 4096],
+    #   sparse_indexer_k / _z [256, 4096], sparse_indexer_w [16, 4096], ssmax_s [64], sparse_indexer_q_norm [256],
+    #   sparse_indexer_k_norm weight and bias [256]: 18,940,736
+    # MoE layers 3-90 (88): moe.gate [352, 4096], moe.router_bias [352], moe.gate_proj / up_proj [352, 1536, 4096],
+    #   moe.down_proj [352, 4096, 1536], share_expert 3 x 1,536 x 4,096: 6,664,094,048
+    # dense layers 0-2 and 91: mlp 3 x 13,824 x 4,096 = 169,869,312
+    # embed_tokens and lm_head 2 x 128,896 x 4,096 = 1,055,916,032, norm 4,096; the 3 MTP layers not counted
+    # (Before: no count at all: "parameters not counted")
+    raw = json.loads((Path(__file__).parent / "data" / "configs" / "step-5-preview-reconstructed.json").read_text())
+    total = 92 * 107_225_472 + 23 * 18_940_736 + 88 * 6_664_094_048 + 4 * 169_869_312 + 1_055_916_032 + 4_096
+    model = build_model(raw, "step-5")
+    assert model.param_count == total == 598_476_053_952
+    # active: 8 of 352 experts a MoE layer
+    assert model.active_param_count == total - 88 * (352 - 8) * 3 * 1_536 * 4_096 == 27_111_185_856
+    # a DSA layer without the head-wise gate is one vLLM 0.34 refuses: not counted, said in a note
+    ungated = dict(raw, text_config=dict(raw["text_config"], use_head_wise_attn_gate=False))
+    model = build_model(ungated, "step-5-ungated")
+    assert model.param_count == 0 and any("use_head_wise_attn_gate" in note for note in model.notes)

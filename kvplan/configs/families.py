@@ -278,7 +278,7 @@ _ROWS: list[Family] = [
                   "vLLM 0.33's Step3TextForCausalLM keeps it",)),
     Family(("step5_vl",), text="step5", rules=("Step-5: its text model in text_config",)),
     Family(("step5",), kinds=frozenset({K.FULL, K.SLIDING}), derive=step5.default_kinds, layers=step5.layers,
-           trailing="num_nextn_predict_layers",
+           trailing="num_nextn_predict_layers", params=params_step.step5,
            rules=("layer_types (else even layers sliding); K/V of num_attention_groups x head_dim, sliding over "
                   "sliding_window; the full_attention layers are DSA: one 256-B FP8 region summary per 8 tokens and "
                   "a per-request ring of the open region's 7 index rows (bf16), as vLLM 0.33 keeps them; a step "

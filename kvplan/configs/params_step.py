@@ -1,5 +1,6 @@
-"""Parameter counters of StepFun's text models that the generic attention counter (params.count_params) cannot
-count: Step-3.5 / Step-3.7's text model (model_type step3p5).
+"""Parameter counters of StepFun's text models: Step-3.5 / Step-3.7's text model (model_type step3p5), which the
+generic attention counter (params.count_params) miscounted, and Step-5 (step5, vLLM's own config type), which had
+no counter.
 
 Read from transformers 5.25 models/step3p7 (configuration_step3p7.py Step3p7TextConfig, modeling_step3p7.py
 Step3p7TextModel / Step3p7DecoderLayer / Step3p7Attention / Step3p7SparseMoeBlock / Step3p7MLP) and vLLM 0.34
@@ -141,3 +142,85 @@ def step3p5(f: Fields, layers: list, dims) -> tuple[int, int]:
             total += attn + norms + dense
             active += attn + norms + dense
     return total, active
+
+
+def step5(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """(total, active) parameters of Step-5's text model as vLLM 0.34 builds it (models/step5/nvidia/model.py;
+    transformers has no Step-5 model; the module shapes agree with a public study of the Step-5-Preview BF16
+    checkpoint's safetensors headers, tests/test_tables_step_more.py), with vLLM's Step5Config defaults
+    (transformers_utils/configs/step5.py):
+    embed_tokens, norm, lm_head (tie_word_embeddings, default False); per layer Step5Attention: q_proj / o_proj of
+    num_attention_heads (a sliding layer: swa_num_attention_heads where given) x head_dim (else hidden /
+    heads), k_proj / v_proj of num_attention_groups, q_norm / k_norm of head_dim, g_proj (one gate a head) with
+    use_head_wise_attn_gate; a full_attention layer (sparse_config.apply_to_layer_types) is a DSA layer, which
+    adds the sparse indexer: sparse_indexer_q (hidden -> sparse_indexer_num_heads x proxy_dim), sparse_indexer_k
+    and sparse_indexer_z (hidden -> sparse_indexer_num_k_heads x proxy_dim each), sparse_indexer_w (hidden ->
+    sparse_indexer_num_heads), ssmax_s (one a head, registered though unused), sparse_indexer_q_norm (RMSNorm of
+    proxy_dim) and sparse_indexer_k_norm (LayerNorm of proxy_dim with its bias); input_layernorm and
+    post_attention_layernorm; a layer in moe_layers_enum (else moe_layer_list, else layers 1 to n - 1) holds
+    Step5MoE: the router (GateLinear, moe_num_experts x hidden) and router_bias, the routed experts (gate, up,
+    down of moe_intermediate_size) and share_expert (Step5MLP of share_expert_dim, default moe_intermediate_size
+    x moe_top_k); else Step5MLP of intermediate_size. Active: moe_top_k routed experts. The trailing MTP layers
+    are not counted. The Preview checkpoint stores its norms, sparse_indexer_w, ssmax_s and router_bias in
+    float32 (norm_dtype "float32": 2,350,528 parameters), which a plan sizes at the model dtype like the rest
+    (a few MB low); kvplan has no per-module table of Step-5 yet, so its weights split evenly over TP."""
+    n = len(layers)
+    hidden = f.int("hidden_size", default=5120)
+    heads = f.int("num_attention_heads", default=40)
+    kv = f.int("num_attention_groups", default=8)
+    head_dim = f.int("head_dim", default=hidden // heads)
+    swa_heads = f.int("swa_num_attention_heads", default=heads)
+    gated = f.flag("use_head_wise_attn_gate")
+    moe_inter = f.int("moe_intermediate_size", default=10240)
+    experts, top_k = f.int("moe_num_experts", default=16), f.int("moe_top_k", default=4)
+    shared = f.int("share_expert_dim", default=moe_inter * top_k, minimum=0)
+    inter = f.int("intermediate_size", default=13312)
+    sparse = f.obj("sparse_config") or {}
+    proxy = f.check_int("sparse_config.proxy_dim", sparse.get("proxy_dim", 256))
+    index_heads = f.check_int("sparse_config.sparse_indexer_num_heads", sparse.get("sparse_indexer_num_heads", 16))
+    index_kv = f.check_int("sparse_config.sparse_indexer_num_k_heads", sparse.get("sparse_indexer_num_k_heads", 1))
+    applied = sparse.get("apply_to_layer_types", ["full_attention"])
+    types = f.get("layer_types")
+    types = types[:n] if isinstance(types, list) else ["sliding_attention" if i % 2 == 0 else "full_attention"
+                                                        for i in range(n)]
+    types = types + ["full_attention"] * (n - len(types))
+    sliding_window = f.get("sliding_window")
+    moe = _step5_moe_layers(f, n)
+    total = active = embeddings(f, hidden, False, 65536) + hidden
+    for i in range(n):
+        sliding = types[i] == "sliding_attention" and sliding_window is not None
+        h = swa_heads if sliding else heads
+        attn = 2 * hidden * h * head_dim + 2 * hidden * kv * head_dim + 2 * head_dim + (hidden * h if gated else 0)
+        if types[i] in applied and not sliding:  # Step5Attention: DSA where sparse_config is given and no window
+            if not gated:
+                raise ConfigError(f"{f.source}: a Step-5 DSA layer needs use_head_wise_attn_gate (vLLM 0.34 "
+                                  f"Step5Attention refuses it otherwise) (model_type {f.model_type!r})")
+            attn += (hidden * (index_heads + 2 * index_kv) * proxy + hidden * index_heads + h + proxy + 2 * proxy)
+        base = attn + 2 * hidden
+        if moe[i]:
+            router = hidden * experts + experts
+            total += base + router + experts * 3 * hidden * moe_inter + gated_mlp(hidden, shared)
+            active += base + router + min(top_k, experts) * 3 * hidden * moe_inter + gated_mlp(hidden, shared)
+        else:
+            total += base + gated_mlp(hidden, inter)
+            active += base + gated_mlp(hidden, inter)
+    return total, active
+
+
+def _step5_moe_layers(f: Fields, n: int) -> list[bool]:
+    """vLLM 0.34 step5/nvidia/model.py _get_step5_moe_layer_indices: moe_layers_enum, else moe_layer_list
+    (comma-separated strings or lists of indices), else layers 1 to num_hidden_layers - 1."""
+    for name in ("moe_layers_enum", "moe_layer_list"):
+        value = f.get(name)
+        if value is None:
+            continue
+        items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else None
+        try:
+            chosen = {int(i) for i in items if str(i).strip()} if items is not None else None
+        except (TypeError, ValueError):
+            chosen = None
+        if chosen is None:
+            raise ConfigError(f"{f.source}: {name} must list layer indices (\"1,2,3\") (model_type "
+                              f"{f.model_type!r})")
+        return [i in chosen for i in range(n)]
+    return [i >= 1 for i in range(n)]
