@@ -326,3 +326,24 @@ def test_step5_preview_counts_what_its_safetensors_headers_hold():
     ungated = dict(raw, text_config=dict(raw["text_config"], use_head_wise_attn_gate=False))
     model = build_model(ungated, "step-5-ungated")
     assert model.param_count == 0 and any("use_head_wise_attn_gate" in note for note in model.notes)
+
+
+def test_step5_preview_whole_parts_and_the_index_provider_split():
+    raw = json.loads((Path(__file__).parent / "data" / "configs" / "step-5-preview-reconstructed.json").read_text())
+    modules = _adds_up(raw, "step-5")
+    # whole on every rank: q/k_norm and the two norms a layer 8,576 (x 92); on the 23 DSA layers the single index
+    # key head sparse_indexer_k and sparse_indexer_z 2 x 256 x 4,096 = 2,097,152, ssmax_s 64, the indexer's q_norm
+    # 256 and LayerNorm k_norm 512: 2,097,984; the 88 routers 352 x 4,096 + 352 = 1,442,144; the final norm
+    whole = 92 * 8_576 + 23 * 2_097_984 + 88 * 1_442_144 + 4_096
+    model = build_model(raw, "step-5")
+    assert whole == 175_955_392 and model.weight_replicated_bytes == 2 * whole
+    # shares split over min(TP, 4): k/v_proj by the 4 KV heads (92 x 2 x 768 x 4,096 = 578,813,952), and the
+    # indexer's sparse_indexer_q (23 x 4,096 x 4,096 = 385,875,968) and sparse_indexer_w (23 x 16 x 4,096 =
+    # 1,507,328) by the 4 index providers
+    shares = 578_813_952 + 385_875_968 + 1_507_328
+    split = 598_476_053_952 - whole - shares
+    assert _per_gpu(model, 92, 4) == split * 2 // 4 + shares * 2 // 4 + 2 * whole == 299_501_960_064
+    assert _per_gpu(model, 92, 8) == split * 2 // 8 + shares * 2 // 4 + 2 * whole == 150_168_484_736
+    names = {m.name for m in modules}
+    assert "layers.3.self_attn.sparse_indexer_w" in names and "layers.4.self_attn.sparse_indexer_w" not in names
+    assert "layers.7.moe.router_bias" in names and "layers.91.mlp.down_proj" in names

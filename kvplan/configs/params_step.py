@@ -144,6 +144,60 @@ def step3p5(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
+@dataclass(frozen=True)
+class Step5Fields:
+    hidden: int
+    kv: int
+    head_dim: int
+    gated: bool
+    moe_inter: int
+    experts: int
+    top_k: int
+    shared: int
+    inter: int
+    proxy: int
+    index_heads: int
+    index_kv: int
+    index_groups: int  # sparse_config.index_tp_size (the checkpoints' num_provider_groups), default 4
+    layers: tuple[tuple[int, bool, bool], ...]  # (query heads, a DSA layer, a MoE layer)
+
+
+def step5_fields(f: Fields, n: int) -> Step5Fields:
+    """What the counter and the table read, with vLLM's Step5Config / Step5SparseConfig defaults."""
+    hidden = f.int("hidden_size", default=5120)
+    heads = f.int("num_attention_heads", default=40)
+    swa_heads = f.int("swa_num_attention_heads", default=heads)
+    gated = f.flag("use_head_wise_attn_gate")
+    moe_inter, top_k = f.int("moe_intermediate_size", default=10240), f.int("moe_top_k", default=4)
+    sparse = f.obj("sparse_config") or {}
+    groups = sparse.get("index_tp_size", sparse.get("num_provider_groups", 4))
+    applied = sparse.get("apply_to_layer_types", ["full_attention"])
+    types = f.get("layer_types")
+    types = types[:n] if isinstance(types, list) else ["sliding_attention" if i % 2 == 0 else "full_attention"
+                                                        for i in range(n)]
+    types = types + ["full_attention"] * (n - len(types))
+    window = f.get("sliding_window") is not None
+    moe = _step5_moe_layers(f, n)
+    layers = []
+    for i in range(n):
+        sliding = types[i] == "sliding_attention" and window
+        dsa = types[i] in applied and not sliding  # Step5Attention: DSA where sparse_config is given and no window
+        if dsa and not gated:
+            raise ConfigError(f"{f.source}: a Step-5 DSA layer needs use_head_wise_attn_gate (vLLM 0.34 "
+                              f"Step5Attention refuses it otherwise) (model_type {f.model_type!r})")
+        layers.append((swa_heads if sliding else heads, dsa, moe[i]))
+    return Step5Fields(hidden, f.int("num_attention_groups", default=8),
+                       f.int("head_dim", default=hidden // heads), gated, moe_inter,
+                       f.int("moe_num_experts", default=16), top_k,
+                       f.int("share_expert_dim", default=moe_inter * top_k, minimum=0),
+                       f.int("intermediate_size", default=13312),
+                       f.check_int("sparse_config.proxy_dim", sparse.get("proxy_dim", 256)),
+                       f.check_int("sparse_config.sparse_indexer_num_heads", sparse.get("sparse_indexer_num_heads", 16)),
+                       f.check_int("sparse_config.sparse_indexer_num_k_heads",
+                                   sparse.get("sparse_indexer_num_k_heads", 1)),
+                       f.check_int("sparse_config.index_tp_size", groups), tuple(layers))
+
+
 def step5(f: Fields, layers: list, dims) -> tuple[int, int]:
     """(total, active) parameters of Step-5's text model as vLLM 0.34 builds it (models/step5/nvidia/model.py;
     transformers has no Step-5 model; the module shapes agree with a public study of the Step-5-Preview BF16
@@ -164,46 +218,24 @@ def step5(f: Fields, layers: list, dims) -> tuple[int, int]:
     are not counted. The Preview checkpoint stores its norms, sparse_indexer_w, ssmax_s and router_bias in
     float32 (norm_dtype "float32": 2,350,528 parameters), which a plan sizes at the model dtype like the rest
     (a few MB low); kvplan has no per-module table of Step-5 yet, so its weights split evenly over TP."""
-    n = len(layers)
-    hidden = f.int("hidden_size", default=5120)
-    heads = f.int("num_attention_heads", default=40)
-    kv = f.int("num_attention_groups", default=8)
-    head_dim = f.int("head_dim", default=hidden // heads)
-    swa_heads = f.int("swa_num_attention_heads", default=heads)
-    gated = f.flag("use_head_wise_attn_gate")
-    moe_inter = f.int("moe_intermediate_size", default=10240)
-    experts, top_k = f.int("moe_num_experts", default=16), f.int("moe_top_k", default=4)
-    shared = f.int("share_expert_dim", default=moe_inter * top_k, minimum=0)
-    inter = f.int("intermediate_size", default=13312)
-    sparse = f.obj("sparse_config") or {}
-    proxy = f.check_int("sparse_config.proxy_dim", sparse.get("proxy_dim", 256))
-    index_heads = f.check_int("sparse_config.sparse_indexer_num_heads", sparse.get("sparse_indexer_num_heads", 16))
-    index_kv = f.check_int("sparse_config.sparse_indexer_num_k_heads", sparse.get("sparse_indexer_num_k_heads", 1))
-    applied = sparse.get("apply_to_layer_types", ["full_attention"])
-    types = f.get("layer_types")
-    types = types[:n] if isinstance(types, list) else ["sliding_attention" if i % 2 == 0 else "full_attention"
-                                                        for i in range(n)]
-    types = types + ["full_attention"] * (n - len(types))
-    sliding_window = f.get("sliding_window")
-    moe = _step5_moe_layers(f, n)
+    s = step5_fields(f, len(layers))
+    hidden = s.hidden
     total = active = embeddings(f, hidden, False, 65536) + hidden
-    for i in range(n):
-        sliding = types[i] == "sliding_attention" and sliding_window is not None
-        h = swa_heads if sliding else heads
-        attn = 2 * hidden * h * head_dim + 2 * hidden * kv * head_dim + 2 * head_dim + (hidden * h if gated else 0)
-        if types[i] in applied and not sliding:  # Step5Attention: DSA where sparse_config is given and no window
-            if not gated:
-                raise ConfigError(f"{f.source}: a Step-5 DSA layer needs use_head_wise_attn_gate (vLLM 0.34 "
-                                  f"Step5Attention refuses it otherwise) (model_type {f.model_type!r})")
-            attn += (hidden * (index_heads + 2 * index_kv) * proxy + hidden * index_heads + h + proxy + 2 * proxy)
+    per_expert = 3 * hidden * s.moe_inter
+    for heads, dsa, moe in s.layers:
+        attn = (2 * hidden * heads * s.head_dim + 2 * hidden * s.kv * s.head_dim + 2 * s.head_dim
+                + (hidden * heads if s.gated else 0))
+        if dsa:
+            attn += (hidden * (s.index_heads + 2 * s.index_kv) * s.proxy + hidden * s.index_heads + heads
+                     + 3 * s.proxy)
         base = attn + 2 * hidden
-        if moe[i]:
-            router = hidden * experts + experts
-            total += base + router + experts * 3 * hidden * moe_inter + gated_mlp(hidden, shared)
-            active += base + router + min(top_k, experts) * 3 * hidden * moe_inter + gated_mlp(hidden, shared)
+        if moe:
+            router = hidden * s.experts + s.experts
+            total += base + router + s.experts * per_expert + gated_mlp(hidden, s.shared)
+            active += base + router + min(s.top_k, s.experts) * per_expert + gated_mlp(hidden, s.shared)
         else:
-            total += base + gated_mlp(hidden, inter)
-            active += base + gated_mlp(hidden, inter)
+            total += base + gated_mlp(hidden, s.inter)
+            active += base + gated_mlp(hidden, s.inter)
     return total, active
 
 

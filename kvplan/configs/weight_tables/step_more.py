@@ -1,6 +1,8 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of the last MoE text models kvplan read without one:
-Step-3.5 / Step-3.7's text model (step3p5) and Muse Spark's (muse_spark_text: _muse_spark_text), each mirroring its
-counter (params_step.step3p5, params_muse.muse_spark_text) term by term. Step-3.5 below.
+Step-3.5 / Step-3.7's text model (step3p5), Muse Spark's (muse_spark_text: _muse_spark_text), Inkling under vLLM's
+own config type (inkling_model: _inkling_model) and Step-5 (step5: _step5), each mirroring its counter
+(params_step.step3p5, params_muse.muse_spark_text, vllm_own.inkling_model_params, params_step.step5) term by term.
+Step-3.5 below.
 
 Names: the checkpoints' (Step-3.5-Flash; Step-3.7-Flash keeps the same names under its wrapper, conversion_mapping.py
 "step3p7"), which transformers 5.25 renames on load: the routed experts stacked per layer as moe.gate_proj /
@@ -179,4 +181,60 @@ def _inkling_model(f: Fields, layers: list, dims) -> list:
     return out
 
 
-STEP_MORE = {"step3p5": _step3p5, "muse_spark_text": _muse_spark_text, "inkling_model": _inkling_model}
+def _step5(f: Fields, layers: list, dims) -> list:
+    """Step-5 (params_step.step5), named as the Step-5-Preview checkpoint names its tensors (a public study of its
+    safetensors headers: model.layers.N.self_attn.{q,k,v,o,g}_proj, q_norm, k_norm, sparse_indexer_{q,k,z,w},
+    sparse_indexer_q_norm, sparse_indexer_k_norm, ssmax_s; moe.gate, moe.router_bias, moe.{gate,up,down}_proj
+    stacked over the experts, share_expert.*; mlp.*; embed_tokens, norm, lm_head), which vLLM 0.34
+    models/step5/nvidia/model.py loads into its fused modules (stacked_params_mapping: qkv_indexer_proj on DSA
+    layers, qkvg_proj or qkv_proj + g_proj elsewhere).
+
+    What each TP rank holds (model.py): whole: the norms (Step5RMSNorm; the indexer's k_norm a LayerNorm with its
+    bias), ssmax_s (a Parameter of all the heads, loaded though unused), the indexer's single key head
+    sparse_indexer_k and its sparse_indexer_z (Step5FusedQKVIndexerLinear: one index KV head, replicated on every
+    rank), the router (GateLinear, float32) and router_bias (float32). Split by the index providers
+    (sparse_config.index_tp_size, the checkpoints' num_provider_groups, 4): sparse_indexer_q (in the fused
+    qkv_indexer_proj) and sparse_indexer_w (Step5SparseIndexerIndexTPLinear) are sharded over min(TP, 4)
+    groups and replicated above them, so a rank holds 1 / min(TP, 4) of them: the arithmetic of a KV share,
+    which the table gives them through Module.kv_heads (= index_tp_size). The rest splits over TP: q / g / o_proj
+    by heads, k / v_proj by KV head (kv_heads), the MLPs and the shared expert (Step5MLP), the routed experts,
+    the embeddings and LM head (by vocab). The checkpoint's float32 tensors (norms, sparse_indexer_w, ssmax_s,
+    router_bias) are sized at the model dtype like the rest."""
+    from ..params_step import step5_fields
+
+    s = step5_fields(f, len(layers))
+    hidden, kv, hd, e = s.hidden, s.kv, s.head_dim, s.experts
+    out = _ends(f, hidden, False, 65536)
+    for i, (heads, dsa, moe) in enumerate(s.layers):
+        a = f"layers.{i}.self_attn"
+        out += [_linear(f"{a}.q_proj", hidden, heads * hd, "attention"),
+                _linear(f"{a}.k_proj", hidden, kv * hd, "attention", kv_heads=kv),
+                _linear(f"{a}.v_proj", hidden, kv * hd, "attention", kv_heads=kv),
+                _linear(f"{a}.o_proj", heads * hd, hidden, "attention", row=True),
+                _float(f"{a}.q_norm", hd), _float(f"{a}.k_norm", hd)]
+        if s.gated:
+            out.append(_linear(f"{a}.g_proj", hidden, heads, "attention"))
+        if dsa:
+            w = hidden * s.index_heads
+            out += [_linear(f"{a}.sparse_indexer_q", hidden, s.index_heads * s.proxy, "attention",
+                            kv_heads=s.index_groups),
+                    _linear(f"{a}.sparse_indexer_k", hidden, s.index_kv * s.proxy, "attention", whole=True),
+                    _linear(f"{a}.sparse_indexer_z", hidden, s.index_kv * s.proxy, "attention", whole=True),
+                    Module(f"{a}.sparse_indexer_w", 0, w, "attention", kv_heads=s.index_groups, kv_other=w),
+                    Module(f"{a}.ssmax_s", 0, heads, "attention", whole=True),
+                    _float(f"{a}.sparse_indexer_q_norm", s.proxy), _float(f"{a}.sparse_indexer_k_norm", 2 * s.proxy)]
+        out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
+        if moe:
+            m = f"layers.{i}.moe"
+            out += [_float(f"{m}.gate", hidden * e, "router"), _float(f"{m}.router_bias", e, "router"),
+                    Module(f"{m}.gate_proj", e * hidden * s.moe_inter, 0, "experts", e, inputs=hidden),
+                    Module(f"{m}.up_proj", e * hidden * s.moe_inter, 0, "experts", e, inputs=hidden),
+                    Module(f"{m}.down_proj", e * s.moe_inter * hidden, 0, "experts", e, inputs=s.moe_inter)]
+            out += _mlp(f"layers.{i}.share_expert", hidden, s.shared, "shared experts")
+        else:
+            out += _mlp(f"layers.{i}.mlp", hidden, s.inter, "mlp")
+    return out
+
+
+STEP_MORE = {"step3p5": _step3p5, "muse_spark_text": _muse_spark_text, "inkling_model": _inkling_model,
+             "step5": _step5}
