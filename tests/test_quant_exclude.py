@@ -196,6 +196,7 @@ _TF_TYPES = ["llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "qwen2_moe", "mi
              "dots1", "hunyuan_v1_moe", "olmoe", "phimoe", "granitemoe", "granitemoeshared", "granitemoe_swa",
              "jetmoe", "solar_open", "afmoe", "exaone_moe", "minicpm5_moe", "hy_v3", "cohere2_moe",
              "flex_olmo", "aria_text", "mellum", "doge", "beam", "flint", "kolibri1", "ergo",  # moe_more
+             "step3p7", "muse_spark",  # step_more
              ]
 # image-text wrappers whose text model transformers 5.25 builds only inside the wrapper (no *ForCausalLM for
 # qwen3_vl_text, qwen3_vl_moe_text, qwen2_5_vl_text): the whole model is built and its text model's parameters
@@ -221,6 +222,13 @@ _THEIRS_MERGED = {"ernie4_5_vl_moe": ((r"\.(text|vision)_moe\.gate\.moe_statics\
                                (r"\.mlp\.(gate|up)_proj$", ".mlp.gate_up_proj"))}
 # GLM-5-Next likewise (transformers 5.25 has no causal LM for glm5_next_text: configs/weight_tables/hybrid_more.py)
 _IN_WRAPPER += ("glm5_next", "inkling2", "inkling2_loop")
+# Step-3.7's wrapper builds Step-3.5's text model (no causal LM for step3p5 in transformers 5.25), whose checkpoint
+# names it renames on load (conversion_mapping.py "step3p7": configs/weight_tables/step_more.py)
+_IN_WRAPPER += ("step3p7", "muse_spark")
+_STEP3P5_NAMES = ((".moe.gate_proj", ".mlp.experts.gate_up_proj"), (".moe.up_proj", ".mlp.experts.gate_up_proj"),
+                  (".moe.down_proj", ".mlp.experts.down_proj"),
+                  (".moe.router_bias", ".mlp.gate.e_score_correction_bias"), (".moe.gate", ".mlp.gate"),
+                  (".share_expert.", ".mlp.shared_experts."))
 # transformers 5 renames Laguna's checkpoint names on load (conversion_mapping.py)
 _RENAMED = {"laguna": ((".mlp.shared_expert.", ".mlp.shared_experts."),
                        (".mlp.experts.e_score_correction_bias", ".mlp.gate.e_score_correction_bias")),
@@ -366,6 +374,7 @@ _RENAMED["glm5_next"] = (*((f".self_attn.{p}", f".self_attn.forget_gate.{p}") fo
 # configs/weight_tables/moe_more.py: PhiMoE's router, block_sparse_moe.gate in the checkpoints (conversion_mapping.py
 # "phimoe"); the Granite MoE checkpoints' experts and router (conversion_mapping.py "granitemoe", which
 # granitemoeshared and granitemoe_swa reuse; _as_transformers has made block_sparse_moe mlp)
+_RENAMED["step3p7"] = _STEP3P5_NAMES
 _RENAMED["phimoe"] = ((".mlp.gate", ".mlp.router"),)
 # EXAONE MoE's router bias, mlp.e_score_correction_bias in the checkpoints (conversion_mapping.py "exaone_moe")
 _RENAMED["exaone_moe"] = ((".mlp.e_score_correction_bias", ".mlp.gate.e_score_correction_bias"),)

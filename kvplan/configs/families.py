@@ -26,6 +26,7 @@ from . import speech_wrappers
 from . import zaya_layout
 from . import params_classic  # StableLM, ChatGLM, OPT counters (helper tabclassic)
 from . import vllm34_text  # vLLM 0.34's new text architectures (helper vllm34reg)
+from . import params_muse, params_step  # Muse Spark's and Step-3.5's counters (helper step35)
 from .params_moondream import moondream3_params
 from .hybrid import (gated_deltanet_state, inkling_conv_state, inkling_mtp, kda_state, lightning_state,
                      mamba1_state, mamba2_state, nemotron_h_mtp_attention, olmo_hybrid_state, rg_lru_state,
@@ -277,7 +278,7 @@ _ROWS: list[Family] = [
                   "vLLM 0.33's Step3TextForCausalLM keeps it",)),
     Family(("step5_vl",), text="step5", rules=("Step-5: its text model in text_config",)),
     Family(("step5",), kinds=frozenset({K.FULL, K.SLIDING}), derive=step5.default_kinds, layers=step5.layers,
-           trailing="num_nextn_predict_layers",
+           trailing="num_nextn_predict_layers", params=params_step.step5,
            rules=("layer_types (else even layers sliding); K/V of num_attention_groups x head_dim, sliding over "
                   "sliding_window; the full_attention layers are DSA: one 256-B FP8 region summary per 8 tokens and "
                   "a per-request ring of the open region's 7 index rows (bf16), as vLLM 0.33 keeps them; a step "
@@ -723,7 +724,7 @@ _ROWS: list[Family] = [
     Family(("step3p7",), text="step3p5", rules=("text model in text_config (step3p5 by default)",)),
     # num_attention_groups: the hub configs' name, which Step3p7TextConfig's attribute_map reads as num_key_value_heads
     Family(("step3p5",), kinds=ATTN, derive=step3p5_kinds, per_layer=per_layer_config_dims,
-           trailing="num_nextn_predict_layers", params=params.attention_decoder, mtp=step3p5_mtp,
+           trailing="num_nextn_predict_layers", params=params_step.step3p5, mtp=step3p5_mtp,
            defaults={"num_key_value_heads": 8, "head_dim": 128},
            aliases={"num_key_value_heads": ("num_attention_groups",)},
            rules=("layer_types (legacy files: trailing num_nextn_predict_layers MTP entries dropped; absent: all "
@@ -853,7 +854,8 @@ _ROWS: list[Family] = [
     Family(("deepseek_ocr2_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params.attention_decoder,
            rules=("full attention; num_key_value_heads (default num_attention_heads) heads of hidden_size / heads "
                   "(DeepseekOcr2TextConfig overwrites head_dim with it)",)),
-    *(Family((name,), kinds=ATTN, derive=last_of_four_full, defaults=defaults, params=params.attention_decoder,
+    *(Family((name,), kinds=ATTN, derive=last_of_four_full, defaults=defaults,
+             params=params_muse.muse_spark_text if name == "muse_spark_text" else params.attention_decoder,
              rules=("layer_types; else full when (n - 1 - i) % 4 == 0 (every 4th counted back from the last), "
                     f"the rest sliding ({defaults['sliding_window']}); {defaults['num_key_value_heads']} KV heads of "
                     f"{defaults['head_dim']} by default",))

@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
 # the Qwen-Omni thinkers' and Qwen3-ASR's checkpoints: `thinker.model.layers.N...`, `thinker.lm_head` (vLLM 0.34
 # qwen2_5_omni_thinker.py, qwen3_omni_moe_thinker.py, qwen3_asr.py hf_to_vllm_mapper: configs/weight_tables/wrap.py)
-ROOTS = ("model.", "model.language_model.", "language_model.model.", "thinker.model.")
+ROOTS = ("model.", "model.language_model.", "language_model.model.", "thinker.model.",
+         "model.llm.")  # Inkling's TML checkpoints (inkling_model: configs/weight_tables/step_more.py)
 TOP_ROOTS = ("", "language_model.", "thinker.")
 
 
@@ -434,6 +435,7 @@ from .mla_more import MLA_MORE  # noqa: E402 (Sarvam-MLA, Mistral Small 4, Youtu
 from .vl_more import VL_MORE  # noqa: E402 (more wrappers' text models: Qwen2-VL, GLM-4.1V, GLM-OCR, ...)
 from .hybrid_more import HYBRID_MORE  # noqa: E402 (Bamba, ...: more hybrid and recurrent models)
 from .moe_more import MOE_MORE  # noqa: E402 (dots.llm1, HunYuan-MoE, OLMoE, PhiMoE, Granite MoE, ...)
+from .step_more import STEP_MORE  # noqa: E402 (Step-3.5 / 3.7's text model, ...)
 
 TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_dsa": _glm_moe_dsa,
           "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5, "laguna": _laguna, **WRAPPED,
@@ -443,7 +445,8 @@ TABLES = {**{t: _gqa for t in _GQA}, **{t: _latent for t in _LATENT}, "glm_moe_d
           **MLA_MORE,  # latent-attention / sparse decoders (mla_more.py)
           **VL_MORE,  # configs/weight_tables/vl_more.py
           **HYBRID_MORE,  # more hybrid and recurrent models (hybrid_more.py)
-          **MOE_MORE}  # mixture-of-experts decoders with ordinary K/V attention (moe_more.py)
+          **MOE_MORE,  # mixture-of-experts decoders with ordinary K/V attention (moe_more.py)
+          **STEP_MORE}  # StepFun's and the last MoE text models (step_more.py)
 
 
 def checked_table(raw: dict, source: str):
