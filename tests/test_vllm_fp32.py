@@ -449,3 +449,43 @@ def test_ling_2_0_router_and_expert_bias_by_config_flags(tmp_path):
     raw["moe_router_enable_expert_bias"] = False
     (tmp_path / "ling-off.json").write_text(json.dumps(raw))
     assert upcast(load_model(str(tmp_path / "ling-off.json")), "0.34.0") is None
+
+
+def test_step_3_5_step_5_and_muse_spark_routers_in_float32(tmp_path):
+    # routers (GateLinear params_dtype float32) and their biases (float32), whole on every rank, + 2 B each
+    from kvplan.engines.sglang_fp32 import upcast as sglang_upcast
+    from kvplan.engines.vllm_fp32 import upcast
+    from test_tables_step_more import MUSE_SPARK_TEXT, STEP35_FLASH
+
+    # Step-3.5-Flash (vLLM step3p5.py from 0.15.1): 42 MoE layers x (288 x 4,096 + 288) = 42 x 1,179,936 = 49,557,312; SGLang
+    # (step3p5.py Step3p5MoEMLP) the router_bias alone, 42 x 288 = 12,096
+    model = _load(tmp_path, STEP35_FLASH, "step35")
+    assert _figures(upcast(model, "0.34.0")) == (49_557_312, 0, 2)
+    assert _figures(upcast(model, "0.15.1")) == (49_557_312, 0, 2)
+    assert upcast(model, "0.15.0") is None
+    assert sglang_upcast(model, "0.5.9", tp=4).stage_bytes == (24_192,)
+    # Step-5 Preview (models/step5 from 0.33.0): 88 MoE layers x (352 x 4,096 + 352) = 126,908,672
+    model = load_model(str(CONFIGS / "step-5-preview-reconstructed.json"))
+    assert _figures(upcast(model, "0.33.0")) == (126_908_672, 0, 2)
+    assert upcast(model, "0.32.0") is None
+    # Muse Spark's text model (models/muse_spark from 0.33.0; SGLang 0.5.23): 62 MoE layers x (256 x 8,192 + 256) =
+    # 130,039,296
+    model = _load(tmp_path, MUSE_SPARK_TEXT, "muse")
+    assert _figures(upcast(model, "0.34.0")) == (130_039_296, 0, 2)
+    assert upcast(model, "0.32.0") is None
+    assert sglang_upcast(model, "0.5.23", tp=8).params == 130_039_296
+    assert sglang_upcast(model, "0.5.9", tp=8) is None
+
+
+def test_inkling_model_gate_bias_and_scale_with_their_flags(tmp_path):
+    # models/inkling/nvidia/moe.py InklingGate (vLLM 0.26+; SGLang 0.5.23 inkling_common/moe.py): its bias [routed]
+    # with use_gate_bias and its global_scale [1] with use_global_scale, both float32 (off by default: nothing).
+    # The quoted Inkling config (vLLM's own inkling_model): 40 MoE layers, 256 routed experts: 40 x 257 = 10,280
+    from kvplan.engines.vllm_fp32 import upcast
+
+    raw = json.loads((CONFIGS / "inkling-small-text-quoted.json").read_text())
+    assert upcast(_load(tmp_path, raw, "inkling"), "0.34.0") is None
+    raw["text_config"] = dict(raw["text_config"], use_gate_bias=True, use_global_scale=True)
+    model = _load(tmp_path, raw, "inkling-flags")
+    assert _figures(upcast(model, "0.26.0")) == (10_280, 0, 2)
+    assert upcast(model, "0.25.1") is None

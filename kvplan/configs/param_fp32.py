@@ -118,9 +118,10 @@ MiniMax-M3's score bias only with use_routing_bias and its router in bfloat16 un
 bias and global_scale with their flags (inkling_common/moe.py, 0.5.23), GLM-5-Next's hyper-connections, score bias
 and KDA parameters (glm5_next.py, 0.5.23; its indexer not read); for Param2, dots.llm1, Solar Open and MiniCPM5-MoE
 SGLang has no model file of its own (its Transformers fallback not read); HunYuan-MoE's gate (hunyuan.py) and
-Cohere2-MoE's (cohere2_moe.py) in the model dtype. Not covered: the float32 routers and biases of families kvplan has
-no per-module table for (grok.py, step3p5.py, llada2.py, iquest_q1.py); ROCm builds (aiter keeps some of these in
-bf16); and the MTP / NextN drafters.
+Cohere2-MoE's (cohere2_moe.py) in the model dtype. Step-3.5, Step-5, Muse Spark's text model and vLLM's own Inkling
+config (inkling_model) have their rules below the table's others (their tables came last). Not covered: the float32
+routers and biases of families kvplan has no per-module table for (grok.py, llada2.py, iquest_q1.py); ROCm builds
+(aiter keeps some of these in bf16); and the MTP / NextN drafters.
 """
 
 from __future__ import annotations
@@ -462,6 +463,37 @@ FP32_RULES["inkling_text"] = (
            sglang=SGLANG_NEW, sglang_source=_SG_INK)
     + _rules((0, 26, 0), f"{_INK} (global_scale)", "mlp.gate.global_scale", only_if=("use_global_scale", True),
              sglang=SGLANG_NEW, sglang_source=_SG_INK))
+
+# vLLM's own Inkling config (inkling_model, the TML checkpoints' names: configs/weight_tables/step_more.py): the same
+# InklingGate as inkling_text's, its bias named mlp.gate.bias
+FP32_RULES["inkling_model"] = (
+    _rules((0, 26, 0), f"{_INK} (bias)", "mlp.gate.bias", only_if=("use_gate_bias", True), sglang=SGLANG_NEW,
+           sglang_source=_SG_INK)
+    + _rules((0, 26, 0), f"{_INK} (global_scale)", "mlp.gate.global_scale", only_if=("use_global_scale", True),
+             sglang=SGLANG_NEW, sglang_source=_SG_INK))
+
+# Step-3.5 (step3p5; Step-3.7's text model): vLLM step3p5.py's MoE block (FusedMoEBlock; 0.15.1, the file's first
+# release, its own float32 gate class) builds the router with params_dtype float32 and router_bias an nn.Parameter of
+# moe_num_experts in float32 (read in the 0.15.1, 0.16.0, 0.32.0 wheels and 0.34.0; need_fp32_gate and
+# use_moe_router_bias are asserted true). SGLang 0.5.9 / 0.5.23 step3p5.py Step3p5MoEMLP: the gate a ReplicatedLinear
+# in the model dtype, router_bias float32 where use_moe_router_bias is true
+_S35 = "step3p5.py FusedMoEBlock (router GateLinear params_dtype float32, router_bias float32)"
+FP32_RULES["step3p5"] = (
+    _rules((0, 15, 1), _S35, "moe.gate")
+    + _rules((0, 15, 1), _S35, "moe.router_bias", only_if=("use_moe_router_bias", True), sglang=SGLANG_BOTH,
+             sglang_source="step3p5.py Step3p5MoEMLP (router_bias float32; the gate in the model dtype)"))
+# Step-5: vllm/models/step5/nvidia/model.py Step5MoE, the router (GateLinear params_dtype float32) and router_bias
+# (float32), from 0.33.0, the first release with vllm/models/step5 (read in 0.33.0 and 0.34.0); SGLang has no Step-5
+FP32_RULES["step5"] = _rules((0, 33, 0), "models/step5/nvidia/model.py Step5MoE (router and router_bias float32)",
+                             "moe.gate", "moe.router_bias")
+# Muse Spark's text model: vllm/models/muse_spark/nvidia/model.py MuseSparkMoE, the router (GateLinear params_dtype
+# float32) and its expert_bias (a float32 buffer; the checkpoint's mlp.gate.e_score_correction_bias), from 0.33.0, the
+# first release with vllm/models/muse_spark (read in 0.33.0 and 0.34.0); SGLang 0.5.23 muse_spark.py the same
+# (router_in_fp32, e_score_correction_bias float32), 0.5.9 has no Muse Spark
+FP32_RULES["muse_spark_text"] = _rules(
+    (0, 33, 0), "models/muse_spark/nvidia/model.py MuseSparkMoE (router float32, expert_bias float32)", "mlp.gate",
+    "mlp.gate.e_score_correction_bias", sglang=SGLANG_NEW,
+    sglang_source="muse_spark.py (router_in_fp32; e_score_correction_bias float32)")
 
 # what vLLM builds in float32 (engines/vllm_fp32.py) and what SGLang does (engines/sglang_fp32.py)
 VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {
