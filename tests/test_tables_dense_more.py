@@ -128,8 +128,8 @@ def test_command_r_keeps_its_one_norm_a_layer_whole():
 
 
 def test_cohere_q_and_k_norms_split_with_the_heads_and_k_norm_by_kv_head():
-    # 8 KV heads at TP 16 (vLLM's commandr.py: q_norm [64 / 16, 128] a rank; k_norm [max(1, 8 / 16), 128], one KV
-    # head's row a rank, as k_proj and v_proj). Whole: the norms, 671,744 B, as above. The KV share vLLM keeps one
+    # 8 KV heads at TP 16, kvplan's own plan (vLLM's commandr.py: q_norm [64 / 16, 128] a rank; k_norm [max(1, 8 / 16),
+    # 128], one KV head's row a rank, as k_proj and v_proj; vLLM 0.34 itself fails to load it there: the test below). Whole: the norms, 671,744 B, as above. The KV share vLLM keeps one
     # whole head of a rank: k, v 2 x 8,192 x 1,024 + k_norm 1,024 a layer, 40 x 16,778,240 x 2 B = 1,342,259,200 B, of
     # which each rank holds 1 / 8 = 167,782,400 B; the rest, 60,567,158,784 - 671,744 - 1,342,259,200 =
     # 59,224,227,840 B, splits 16 ways: 3,701,514,240 B
@@ -341,3 +341,23 @@ def test_apertus_1_5_prunes_its_head_to_output_vocab_size():
     head = [m for m in table(f, layers, dims) if m.name == "lm_head"]
     assert [(m.weight, m.top) for m in head] == [(600 * 256, True)]
     assert build_model(raw, "apertus1p5").param_count == 1_431_044 - 400 * 256 == 1_328_644
+
+
+def test_vllm_refuses_command_r_with_qk_norm_above_its_kv_heads(tmp_path):
+    # vLLM 0.34 commandr.py: k_norm = norm_cls(param_shape=(max(1, 8 // 16) = 1, head_dim)); row_parallel_weight_loader
+    # narrows the checkpoint's [8, 128] k_norm at tp_rank x 1: ranks 8-15 start past its 8 rows, so the load fails.
+    # At TP 8 (one KV head a rank) it loads; without use_qk_norm there is no k_norm.
+    import json
+
+    from kvplan_inprocess import kvplan
+
+    path = tmp_path / "command-r-qk.json"
+    path.write_text(json.dumps(COHERE_QK := dict(COMMAND_R, num_key_value_heads=8, use_qk_norm=True)))
+    out = kvplan("estimate", str(path), "--engine", "vllm", "--gpu", "h100", "--tp", "16", "--context", "8k")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "use_qk_norm" in out.stderr and "8 to 15" in out.stderr
+    assert kvplan("estimate", str(path), "--engine", "vllm", "--gpu", "h100", "--tp", "8",
+                  "--context", "8k").returncode == 0
+    path.write_text(json.dumps({**COHERE_QK, "use_qk_norm": False}))
+    assert kvplan("estimate", str(path), "--engine", "vllm", "--gpu", "h100", "--tp", "16",
+                  "--context", "8k").returncode == 0

@@ -827,6 +827,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
                          "plan it with --engine ideal")
     if replaced := linear_replacement(model):  # DeciLMDecoderLayer (nemotron_nas.py) has no replace_with_linear branch
         raise UsageError(f"vLLM cannot serve {model.name}: {replaced}", "plan it with --engine ideal")
+    if model.model_type == "cohere" and tp > 1 and (refusal := cohere_qk_norm_refusal(model, tp)):
+        raise UsageError(refusal, "use a --tp no larger than its KV heads (with --pp for more GPUs)")
     if model.family == "dory" and tp > 1:
         raise UsageError("vLLM serves Dory at TP 1 only (model_executor/models/dory.py)", "use --tp 1")
     if draft_model is not None and (draft_layers or is_deepseek_v4(model)):
@@ -987,3 +989,20 @@ def add_to_report(*args, **kwargs):
 
 __all__ = ["PageSpec", "CacheGroup", "VllmPool", "simulate", "layer_specs", "kv_cache_groups", "engine_model",
            "default_max_num_batched_tokens", "serving_storage", "VERSION_MODELLED", "add_to_report"]
+
+
+def cohere_qk_norm_refusal(model, tp: int) -> str | None:
+    """Why vLLM cannot load a Command R config with use_qk_norm at a TP above its KV heads, else None (or where the
+    config cannot be read again). vLLM 0.34 commandr.py CohereAttention builds k_norm of [max(1, KV heads / TP),
+    head_dim] and loads it with row_parallel_weight_loader (model_loader/weight_utils.py), which narrows the
+    checkpoint's [KV heads, head_dim] at tp_rank x rows: a rank at or past the KV heads narrows outside the tensor."""
+    from .vllm_profile import raw_config
+
+    raw = raw_config(model) or {}
+    kv = raw.get("num_key_value_heads") or raw.get("num_attention_heads")
+    if not raw.get("use_qk_norm") or not isinstance(kv, int) or kv <= 0 or tp <= kv:
+        return None
+    return (f"vLLM cannot load {model.name} at --tp {tp}: with use_qk_norm its k_norm holds {kv} KV heads' rows, and "
+            f"vLLM 0.34 commandr.py loads them with row_parallel_weight_loader, one row a rank at rank x 1, so ranks "
+            f"{kv} to {tp - 1} read past the tensor")
+

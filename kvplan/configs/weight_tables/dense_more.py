@@ -13,8 +13,10 @@ What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params), r
   LayerNorm input_layernorm and the final norm (one weight of hidden_size, loaded by model_loader/weight_utils.py
   row_parallel_weight_loader, which narrows only parameters of more than one dimension). With use_qk_norm,
   CohereAttention builds q_norm of [heads / TP, head_dim] and k_norm of [max(1, KV heads / TP), head_dim], both
-  narrowed along the heads by that loader: q_norm splits with the query heads and k_norm by KV head (each rank one
-  whole KV head's row above the KV heads, as the keys), so neither is whole. vLLM builds qkv_proj and o_proj without
+  narrowed along the heads by that loader: q_norm splits with the query heads and k_norm by KV head, so neither is
+  whole. Above the KV heads the loader narrows k_norm at tp_rank x 1 row, past the tensor for ranks at or above the KV
+  heads: vLLM cannot load such a config (kvplan's engine refuses it: engines/vllm.py cohere_qk_norm_refusal); the
+  table keeps one whole KV head's row a rank there, as the keys, for kvplan's own plan. vLLM builds qkv_proj and o_proj without
   biases whatever attention_bias says; the table counts the checkpoint's. mistral.py (Ministral3ForCausalLM),
   llama.py (IQuestCoderForCausalLM), exaone.py, nemotron.py, apertus.py and granite.py (GraniteSWAForCausalLM):
   their norms (RMSNorm; Nemotron's NemotronLayerNorm1P weight and bias), the biases of their RowParallelLinear
