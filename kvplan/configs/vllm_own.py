@@ -98,6 +98,18 @@ def inkling_model_state(f: Fields, kind: str):
     return inkling_short_convs(f, kv, head_dim, _kernel(f))
 
 
+def inkling_model_widths(f: Fields) -> tuple[int, int]:
+    """(an expert's intermediate width, the dense MLP's): intermediate_size and dense_intermediate_size (else
+    intermediate_size); a checkpoint in transformers' naming (moe_intermediate_size with intermediate_size) is
+    converted as InklingModelConfig converts it (the dense width intermediate_size, the experts' moe_intermediate_size)."""
+    inter = f.int("intermediate_size")
+    dense_inter = f.opt_int("dense_intermediate_size")
+    moe_inter = f.opt_int("moe_intermediate_size")
+    if moe_inter is not None and dense_inter is None:
+        dense_inter, inter = inter, moe_inter
+    return inter, inter if dense_inter is None else dense_inter
+
+
 def inkling_model_params(f: Fields, layers: list, dims) -> tuple[int, int]:
     """The text model as vLLM 0.34 builds it (nvidia/model.py _TmlForCausalLMBase._build, InklingModel,
     InklingDecoderLayer; attention.py; mlp.py; moe.py): embed_tokens and an untied lm_head of padded_vocab_size
@@ -115,12 +127,7 @@ def inkling_model_params(f: Fields, layers: list, dims) -> tuple[int, int]:
     hidden, kernel, d_rel = f.int("hidden_size"), _kernel(f), f.int("d_rel")
     n = len(layers)
     local = _local_ids(f, max(n, f.int("num_hidden_layers")))
-    inter = f.int("intermediate_size")
-    dense_inter = f.opt_int("dense_intermediate_size")
-    moe_inter = f.opt_int("moe_intermediate_size")
-    if moe_inter is not None and dense_inter is None:
-        dense_inter, inter = inter, moe_inter
-    dense_inter = inter if dense_inter is None else dense_inter
+    inter, dense_inter = inkling_model_widths(f)
 
     def attention(is_local: bool) -> int:
         heads, kv, head_dim = inkling_model_sizes(f, is_local)

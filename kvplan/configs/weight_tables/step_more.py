@@ -125,17 +125,12 @@ def _inkling_model(f: Fields, layers: list, dims) -> list:
     heads, so a rank holds one whole KV head above the KV heads: Module.kv_heads), k_sconv / v_sconv (by KV
     channel), attn_sconv / mlp_sconv (hidden_size // TP channels a rank), the routed experts, the sink experts
     (InklingSinkExperts: the intermediate dim over TP), w13_dn / w2_md."""
-    from ..vllm_own import _kernel, _local_ids, inkling_model_sizes
+    from ..vllm_own import _kernel, _local_ids, inkling_model_sizes, inkling_model_widths
 
     hidden, kernel, d_rel = f.int("hidden_size"), _kernel(f), f.int("d_rel")
     n = len(layers)
     local = _local_ids(f, max(n, f.int("num_hidden_layers")))
-    inter = f.int("intermediate_size")
-    dense_inter = f.opt_int("dense_intermediate_size")
-    moe_inter = f.opt_int("moe_intermediate_size")
-    if moe_inter is not None and dense_inter is None:  # transformers' naming, converted as InklingModelConfig does
-        dense_inter, inter = inter, moe_inter
-    dense_inter = inter if dense_inter is None else dense_inter
+    inter, dense_inter = inkling_model_widths(f)
     routed, shared = f.int("n_routed_experts", minimum=0), f.int("n_shared_experts", minimum=0)
     scale, gate_bias, q_bias, o_bias = (f.flag("use_global_scale"), f.flag("use_gate_bias"), f.flag("q_bias"),
                                         f.flag("o_bias"))
