@@ -489,3 +489,15 @@ def test_inkling_model_gate_bias_and_scale_with_their_flags(tmp_path):
     model = _load(tmp_path, raw, "inkling-flags")
     assert _figures(upcast(model, "0.26.0")) == (10_280, 0, 2)
     assert upcast(model, "0.25.1") is None
+
+
+def test_mistral_large_4_indexer_k_norm_in_float32_from_0_34(tmp_path):
+    # vllm/models/mistral/nvidia/indexer.py MistralIndexer: k_norm = LayerNorm(head_dim 128, dtype=torch.float32),
+    # weight and bias, whole; tests/test_tables_mla_more.py's config has indexers on layers 0 and 4: 2 x 256 = 512
+    # parameters, + 2 B each
+    from kvplan.engines.vllm_fp32 import upcast
+    from test_tables_mla_more import LARGE4
+
+    model = _load(tmp_path, LARGE4, "mistral-large-4")
+    assert _figures(upcast(model, "0.34.0")) == (512, 0, 2)
+    assert upcast(model, "0.33.0") is None

@@ -495,6 +495,13 @@ FP32_RULES["muse_spark_text"] = _rules(
     "mlp.gate.e_score_correction_bias", sglang=SGLANG_NEW,
     sglang_source="muse_spark.py (router_in_fp32; e_score_correction_bias float32)")
 
+# Mistral Large 4's text model: vllm/models/mistral/nvidia/indexer.py MistralIndexer builds k_norm as a LayerNorm of
+# dtype torch.float32 (weight and bias), from 0.34.0, the first release with vllm/models/mistral (0.33.0 has none);
+# SGLang not read for it. Its wk_weights_proj is built unquantized (quant_config=None), a load-time difference for a
+# quantized checkpoint that is not modelled
+FP32_RULES["mistral_large4_text"] = _rules(
+    (0, 34, 0), "models/mistral/nvidia/indexer.py MistralIndexer (k_norm LayerNorm dtype float32)", "indexer.k_norm")
+
 # what vLLM builds in float32 (engines/vllm_fp32.py) and what SGLang does (engines/sglang_fp32.py)
 VLLM_FP32: dict[str, tuple[Fp32Rule, ...]] = {
     t: tuple(r for r in rules if r.first is not None) for t, rules in FP32_RULES.items()
