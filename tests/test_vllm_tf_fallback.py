@@ -180,3 +180,19 @@ def test_attention_layers_with_a_recurrent_state_are_not_known():
     model = SimpleNamespace(config_model_code="", model_type="dots1", layers=[layer, layer])
     s = check(["Dots1ForCausalLM"], "0.34", model)
     assert s.served is None and "also keep a recurrent state" in s.reason
+
+
+def test_pooling_suffix_is_converted_from_the_registered_decoder():
+    # vLLM 0.34 config/model.py: no name registered, so _get_default_runner_type / _get_default_convert_type read
+    # the suffix: "ForSequenceClassification" -> ("pooling", "classify"). inspect_model_cls then skips its first
+    # Transformers-backend fallback (convert_type is not "none") and _normalize_arch swaps the suffix for
+    # "ForCausalLM" first: LlamaForCausalLM / GraniteForCausalLM are registered (llama.py, granite.py), so vLLM
+    # serves a reward model such as Skywork-Reward-Llama-3.1-8B natively, converted (adapters.py).
+    for name, base in (("LlamaForSequenceClassification", "LlamaForCausalLM"),
+                       ("GraniteForSequenceClassification", "GraniteForCausalLM")):
+        served = check(name, "0.34.0")
+        assert served.served is True and served.by == "vllm", served
+        assert base in served.reason and "classify" in served.reason
+    # GPTNeoForCausalLM (and every other suffix) is not registered: the last fallback, transformers' own
+    # GPTNeoForSequenceClassification, is not backend-compatible (as GPTNeoForCausalLM above): refused
+    assert check("GPTNeoForSequenceClassification", "0.34.0").served is False
