@@ -196,3 +196,20 @@ def test_pooling_suffix_is_converted_from_the_registered_decoder():
     # GPTNeoForCausalLM (and every other suffix) is not registered: the last fallback, transformers' own
     # GPTNeoForSequenceClassification, is not backend-compatible (as GPTNeoForCausalLM above): refused
     assert check("GPTNeoForSequenceClassification", "0.34.0").served is False
+
+
+def test_mllama_cross_attention_layers_are_not_layers_without_attention():
+    # transformers 5.22.2 models/mllama/modeling_mllama.py: MllamaTextModel builds a MllamaCrossAttentionDecoderLayer
+    # on each of cross_attention_layers ([3, 8, ..., 38] by default: 8 of 40), whose MllamaTextCrossAttention sets
+    # self.layer_idx and calls ALL_ATTENTION_FUNCTIONS.get_interface once; vLLM 0.34 fusers/attention.py
+    # AttentionFuser.match / layer_index take it, so create_attention_instances does not raise for those layers.
+    # MllamaForCausalLM is not registered (MllamaForConditionalGeneration was removed in 0.10.2) and
+    # MllamaPreTrainedModel sets _supports_attention_backend = True: the registry falls back; the build is not known.
+    config = {"architectures": ["MllamaForCausalLM"], "model_type": "mllama_text_model", "hidden_size": 4096,
+              "intermediate_size": 14336, "num_hidden_layers": 40, "num_attention_heads": 32,
+              "num_key_value_heads": 8, "vocab_size": 128256, "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38],
+              "max_position_embeddings": 131072, "rope_theta": 500000.0, "torch_dtype": "bfloat16"}
+    model = build_model(config, "mllama-text")
+    served = check(model.registry_names, "0.34.0", model)
+    assert served.served is None, served
+    assert "cross-attention" in served.reason and "layer 3 first" in served.reason

@@ -119,6 +119,11 @@ def _converted(names: list, release: str) -> Served | None:
     return None
 
 
+# model types whose layers without a per-token cache in kvplan are cross-attention layers that dispatch through
+# the Transformers attention interface (transformers 5.22.2), not layers without attention
+_CROSS_ATTENTION = {"mllama_text_model": "MllamaTextCrossAttention (models/mllama/modeling_mllama.py)"}
+
+
 def _layers_fit(served: Served, model, refused: Served) -> Served:
     """vLLM 0.34 transformers/base.py create_attention_instances gives every decoder layer a vLLM attention
     layer from the one its attention fuser found, and raises ValueError ("Layer N does not dispatch through
@@ -126,6 +131,14 @@ def _layers_fit(served: Served, model, refused: Served) -> Served:
     backend allocates attention caches only."""
     layers = list(model.layers)
     bare = [i for i, layer in enumerate(layers) if not layer.caches and layer.shares_cache_of is None]
+    cross = _CROSS_ATTENTION.get(model.model_type)
+    if bare and cross is not None and all(layers[i].state is None for i in bare):
+        return replace(served, served=None, by=None, reason=served.reason + (
+            f"; but its {len(bare)} layers without a per-token cache here (layer {bare[0]} first) are "
+            f"cross-attention layers whose {cross} has an int layer_idx and one ALL_ATTENTION_FUNCTIONS call, so "
+            "the backend's attention fuser takes them too (transformers/fusers/attention.py) and "
+            "create_attention_instances gives them a decoder attention layer with a per-token cache, which kvplan "
+            "does not count: whether it serves the model, and with what cache, is not known"))
     if bare:
         from .vllm_tf_backend_data import TRANSFORMERS_RELEASE as tf
 
