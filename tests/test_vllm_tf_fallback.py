@@ -213,3 +213,16 @@ def test_mllama_cross_attention_layers_are_not_layers_without_attention():
     served = check(model.registry_names, "0.34.0", model)
     assert served.served is None, served
     assert "cross-attention" in served.reason and "layer 3 first" in served.reason
+
+
+def test_remote_code_with_lightning_layers_names_the_build_check():
+    # bundled minimax-text-01: architectures MiniMaxText01ForCausalLM, which transformers 5.22.2 does not export,
+    # auto_map AutoModelForCausalLM modeling_minimax_text_01.MiniMaxText01ForCausalLM (remote code: not known);
+    # attn_type_list 0 (lightning) x 7 then 1 (softmax), ten times: 80 - 10 = 70 layers without a softmax KV cache,
+    # layer 0 the first, each of which transformers/base.py create_attention_instances must find dispatching
+    from kvplan.sources import load_model
+
+    model = load_model("minimax-text-01")
+    served = check(model.registry_names, "0.34.0", model)
+    assert served.served is None
+    assert "70 of its 80 layers (layer 0 first)" in served.reason and "create_attention_instances" in served.reason

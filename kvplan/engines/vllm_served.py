@@ -65,8 +65,24 @@ def check(architectures, release: str, model=None) -> Served:
             return converted
         served = _fallback(names[0], found, model.config_model_code if model is not None else None,
                            model.model_type if model is not None else None)
+        if served.served is None and model is not None and model.config_model_code:
+            return _remote_layers(served, model)
         return _layers_fit(served, model, found) if served.served and model is not None else served
     return found
+
+
+def _remote_layers(served: Served, model) -> Served:
+    """A remote-code class (not read) that the registry fallback would take still meets transformers/base.py
+    create_attention_instances, which raises for a layer without a module that dispatches through the
+    Transformers attention interface: say which layers kvplan models without attention or per-token cache."""
+    layers = list(model.layers)
+    bare = [i for i, layer in enumerate(layers) if not layer.caches and layer.shares_cache_of is None]
+    if not bare:
+        return served
+    return replace(served, reason=served.reason.removesuffix(": the figures are what-if") + (
+        f"; and even then {len(bare)} of its {len(layers)} layers (layer {bare[0]} first) have no attention cache "
+        "here, and the backend raises (transformers/base.py create_attention_instances) unless that code gives each "
+        "of them a module dispatching through the Transformers attention interface: the figures are what-if"))
 
 
 # vLLM 0.34 config/model.py _SUFFIX_TO_DEFAULTS: an architecture's suffix -> (runner, convert), in its order
