@@ -192,7 +192,7 @@ def test_pooling_suffix_is_converted_from_the_registered_decoder():
                        ("GraniteForSequenceClassification", "GraniteForCausalLM")):
         served = check(name, "0.34.0")
         assert served.served is True and served.by == "vllm", served
-        assert base in served.reason and "classify" in served.reason
+        assert base in served.reason and "--convert classify" in served.reason
     # GPTNeoForCausalLM (and every other suffix) is not registered: the last fallback, transformers' own
     # GPTNeoForSequenceClassification, is not backend-compatible (as GPTNeoForCausalLM above): refused
     assert check("GPTNeoForSequenceClassification", "0.34.0").served is False

@@ -130,7 +130,7 @@ def _converted(names: list, release: str) -> Served | None:
                 return Served(True, one.by, one.release, (
                     f"vLLM {one.release} registers no {name}, but its suffix sets --runner pooling --convert "
                     f"{convert} (config/model.py _get_default_convert_type), and registry.py _normalize_arch then "
-                    f"loads {how} {base}, converted to a {convert} model (model_executor/models/adapters.py); "
+                    f"loads {how} {base}, converted for that task (model_executor/models/adapters.py); "
                     "kvplan's figures are for the decoder it converts"))
     return None
 
