@@ -180,3 +180,49 @@ def test_attention_layers_with_a_recurrent_state_are_not_known():
     model = SimpleNamespace(config_model_code="", model_type="dots1", layers=[layer, layer])
     s = check(["Dots1ForCausalLM"], "0.34", model)
     assert s.served is None and "also keep a recurrent state" in s.reason
+
+
+def test_pooling_suffix_is_converted_from_the_registered_decoder():
+    # vLLM 0.34 config/model.py: no name registered, so _get_default_runner_type / _get_default_convert_type read
+    # the suffix: "ForSequenceClassification" -> ("pooling", "classify"). inspect_model_cls then skips its first
+    # Transformers-backend fallback (convert_type is not "none") and _normalize_arch swaps the suffix for
+    # "ForCausalLM" first: LlamaForCausalLM / GraniteForCausalLM are registered (llama.py, granite.py), so vLLM
+    # serves a reward model such as Skywork-Reward-Llama-3.1-8B natively, converted (adapters.py).
+    for name, base in (("LlamaForSequenceClassification", "LlamaForCausalLM"),
+                       ("GraniteForSequenceClassification", "GraniteForCausalLM")):
+        served = check(name, "0.34.0")
+        assert served.served is True and served.by == "vllm", served
+        assert base in served.reason and "--convert classify" in served.reason
+    # GPTNeoForCausalLM (and every other suffix) is not registered: the last fallback, transformers' own
+    # GPTNeoForSequenceClassification, is not backend-compatible (as GPTNeoForCausalLM above): refused
+    assert check("GPTNeoForSequenceClassification", "0.34.0").served is False
+
+
+def test_mllama_cross_attention_layers_are_not_layers_without_attention():
+    # transformers 5.22.2 models/mllama/modeling_mllama.py: MllamaTextModel builds a MllamaCrossAttentionDecoderLayer
+    # on each of cross_attention_layers ([3, 8, ..., 38] by default: 8 of 40), whose MllamaTextCrossAttention sets
+    # self.layer_idx and calls ALL_ATTENTION_FUNCTIONS.get_interface once; vLLM 0.34 fusers/attention.py
+    # AttentionFuser.match / layer_index take it, so create_attention_instances does not raise for those layers.
+    # MllamaForCausalLM is not registered (MllamaForConditionalGeneration was removed in 0.10.2) and
+    # MllamaPreTrainedModel sets _supports_attention_backend = True: the registry falls back; the build is not known.
+    config = {"architectures": ["MllamaForCausalLM"], "model_type": "mllama_text_model", "hidden_size": 4096,
+              "intermediate_size": 14336, "num_hidden_layers": 40, "num_attention_heads": 32,
+              "num_key_value_heads": 8, "vocab_size": 128256, "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38],
+              "max_position_embeddings": 131072, "rope_theta": 500000.0, "torch_dtype": "bfloat16"}
+    model = build_model(config, "mllama-text")
+    served = check(model.registry_names, "0.34.0", model)
+    assert served.served is None, served
+    assert "cross-attention" in served.reason and "layer 3 first" in served.reason
+
+
+def test_remote_code_with_lightning_layers_names_the_build_check():
+    # bundled minimax-text-01: architectures MiniMaxText01ForCausalLM, which transformers 5.22.2 does not export,
+    # auto_map AutoModelForCausalLM modeling_minimax_text_01.MiniMaxText01ForCausalLM (remote code: not known);
+    # attn_type_list 0 (lightning) x 7 then 1 (softmax), ten times: 80 - 10 = 70 layers without a softmax KV cache,
+    # layer 0 the first, each of which transformers/base.py create_attention_instances must find dispatching
+    from kvplan.sources import load_model
+
+    model = load_model("minimax-text-01")
+    served = check(model.registry_names, "0.34.0", model)
+    assert served.served is None
+    assert "70 of its 80 layers (layer 0 first)" in served.reason and "create_attention_instances" in served.reason

@@ -60,10 +60,84 @@ def check(architectures, release: str, model=None) -> Served:
     found = first_served(architectures, lambda name: _check_one(name, release))
     if found.served is False and found.release == FALLBACK_RELEASE:
         names = [architectures] if isinstance(architectures, str) else list(architectures)
+        converted = _converted(names, release)
+        if converted is not None:
+            return converted
         served = _fallback(names[0], found, model.config_model_code if model is not None else None,
                            model.model_type if model is not None else None)
+        if served.served is None and model is not None and model.config_model_code:
+            return _remote_layers(served, model)
         return _layers_fit(served, model, found) if served.served and model is not None else served
     return found
+
+
+def _remote_layers(served: Served, model) -> Served:
+    """A remote-code class (not read) that the registry fallback would take still meets transformers/base.py
+    create_attention_instances, which raises for a layer without a module that dispatches through the
+    Transformers attention interface: say which layers kvplan models without attention or per-token cache."""
+    layers = list(model.layers)
+    bare = [i for i, layer in enumerate(layers) if not layer.caches and layer.shares_cache_of is None]
+    if not bare:
+        return served
+    return replace(served, reason=served.reason.removesuffix(": the figures are what-if") + (
+        f"; and even then {len(bare)} of its {len(layers)} layers (layer {bare[0]} first) have no attention cache "
+        "here, and the backend raises (transformers/base.py create_attention_instances) unless that code gives each "
+        "of them a module dispatching through the Transformers attention interface: the figures are what-if"))
+
+
+# vLLM 0.34 config/model.py _SUFFIX_TO_DEFAULTS: an architecture's suffix -> (runner, convert), in its order
+_SUFFIX_DEFAULTS = (("ForCausalLM", ("generate", "none")), ("ForConditionalGeneration", ("generate", "none")),
+                    ("ChatModel", ("generate", "none")), ("LMHeadModel", ("generate", "none")),
+                    ("ForTextEncoding", ("pooling", "embed")), ("EmbeddingModel", ("pooling", "embed")),
+                    ("ForSequenceClassification", ("pooling", "classify")),
+                    ("ForTokenClassification", ("pooling", "classify")),
+                    ("ForAudioClassification", ("pooling", "classify")),
+                    ("ForImageClassification", ("pooling", "classify")),
+                    ("ForVideoClassification", ("pooling", "classify")),
+                    ("ClassificationModel", ("pooling", "classify")), ("ForRewardModeling", ("pooling", "embed")),
+                    ("RewardModel", ("pooling", "embed")), ("Model", ("pooling", "embed")))
+
+
+def _match(name: str, runner=None, convert=None):
+    """config/model.py try_match_architecture_defaults: the first suffix of `name` (with those defaults)."""
+    return next(((suffix, rc) for suffix, rc in _SUFFIX_DEFAULTS if (runner is None or rc[0] == runner)
+                 and (convert is None or rc[1] == convert) and name.endswith(suffix)), None)
+
+
+def _converted(names: list, release: str) -> Served | None:
+    """vLLM 0.34 for architectures it registers none of, with --runner / --convert auto (the defaults):
+    config/model.py _get_default_runner_type / _get_default_convert_type take the runner and the conversion from
+    the first name with a known suffix (none registered); a pooling conversion ("classify", "embed") skips the
+    Transformers-backend fallback that inspect_model_cls tries first, and _normalize_arch then swaps the suffix
+    for each default suffix in turn (ForCausalLM first) and takes the first architecture it registers, which
+    model_executor/models/adapters.py converts to a pooling model. None: no conversion, or no such name (the
+    Transformers-backend fallback follows; with convert "none" it comes before _normalize_arch, which kvplan does
+    not model then)."""
+    runner = next((m[1][0] for m in map(_match, names) if m), "generate")
+    convert = next((m[1][1] for m in (_match(name, runner) for name in names) if m),
+                   "embed" if runner == "pooling" else "none")
+    if convert == "none":
+        return None
+    for name in names:
+        match = _match(name, runner, convert)
+        if match is None:
+            continue
+        for suffix, _ in _SUFFIX_DEFAULTS:
+            base = name.replace(match[0], suffix)
+            one = _check_one(base, release)
+            if one.served:
+                how = "its own implementation of" if one.by == "vllm" else "its Transformers backend for"
+                return Served(True, one.by, one.release, (
+                    f"vLLM {one.release} registers no {name}, but its suffix sets --runner pooling --convert "
+                    f"{convert} (config/model.py _get_default_convert_type), and registry.py _normalize_arch then "
+                    f"loads {how} {base}, converted for that task (model_executor/models/adapters.py); "
+                    "kvplan's figures are for the decoder it converts"))
+    return None
+
+
+# model types whose layers without a per-token cache in kvplan are cross-attention layers that dispatch through
+# the Transformers attention interface (transformers 5.22.2), not layers without attention
+_CROSS_ATTENTION = {"mllama_text_model": "MllamaTextCrossAttention (models/mllama/modeling_mllama.py)"}
 
 
 def _layers_fit(served: Served, model, refused: Served) -> Served:
@@ -73,6 +147,14 @@ def _layers_fit(served: Served, model, refused: Served) -> Served:
     backend allocates attention caches only."""
     layers = list(model.layers)
     bare = [i for i, layer in enumerate(layers) if not layer.caches and layer.shares_cache_of is None]
+    cross = _CROSS_ATTENTION.get(model.model_type)
+    if bare and cross is not None and all(layers[i].state is None for i in bare):
+        return replace(served, served=None, by=None, reason=served.reason + (
+            f"; but its {len(bare)} layers without a per-token cache here (layer {bare[0]} first) are "
+            f"cross-attention layers whose {cross} has an int layer_idx and one ALL_ATTENTION_FUNCTIONS call, so "
+            "the backend's attention fuser takes them too (transformers/fusers/attention.py) and "
+            "create_attention_instances gives them a decoder attention layer with a per-token cache, which kvplan "
+            "does not count: whether it serves the model, and with what cache, is not known"))
     if bare:
         from .vllm_tf_backend_data import TRANSFORMERS_RELEASE as tf
 
