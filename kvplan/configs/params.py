@@ -727,6 +727,19 @@ def lfm2(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
+def gemma3n_fields(f: Fields, n: int) -> tuple[int, list[int], int, int, int, int]:
+    """(hidden_size, the n layers' MLP widths (a list or one width), hidden_size_per_layer_input, altup_num_inputs,
+    laurel_rank, num_kv_shared_layers) as Gemma 3n's count reads them (its per-module table, weight_tables/wrap.py,
+    reads them here too)."""
+    if isinstance(f.get("intermediate_size"), list):
+        inters = f.int_list("intermediate_size", n, minimum=1, maximum=10**8)
+    else:
+        inters = [f.int("intermediate_size")] * n
+    return (f.int("hidden_size"), inters, f.int("hidden_size_per_layer_input", default=256),
+            f.int("altup_num_inputs", default=4), f.int("laurel_rank", default=64),
+            f.int("num_kv_shared_layers", default=0, minimum=0, maximum=n))
+
+
 def gemma3n(f: Fields, layers: list, dims) -> tuple[int, int]:
     """Gemma 3n text model: besides attention (q/k norms; the last num_kv_shared_layers have no k/v
     projections) and a GeGLU MLP of the layer's width, each layer holds LAuReL (a rank-laurel_rank
@@ -734,16 +747,8 @@ def gemma3n(f: Fields, layers: list, dims) -> tuple[int, int]:
     holds a second embedding table of hidden_size_per_layer_input per layer (vocab_size_per_layer_input
     rows), its projection from the hidden state, and the AltUp (un)embedding projections."""
     heads, kv, head_dim, _ = dims
-    hidden = f.int("hidden_size")
     n = len(layers)
-    if isinstance(f.get("intermediate_size"), list):
-        inters = f.int_list("intermediate_size", n, minimum=1, maximum=10**8)
-    else:
-        inters = [f.int("intermediate_size")] * n
-    per_input = f.int("hidden_size_per_layer_input", default=256)
-    altup = f.int("altup_num_inputs", default=4)
-    rank = f.int("laurel_rank", default=64)
-    shared = f.int("num_kv_shared_layers", default=0, minimum=0, maximum=n)
+    hidden, inters, per_input, altup, rank, shared = gemma3n_fields(f, n)
     total = embeddings(f, hidden, True, 0) + hidden
     total += f.int("vocab_size_per_layer_input", default=262144) * n * per_input + hidden * n * per_input + per_input
     total += 2 * (altup - 1) * hidden * hidden

@@ -270,6 +270,25 @@ def _nemotron_blocks(f: Fields) -> list[str]:
     return ["linear_attention", "moe", "full_attention", "mlp"]
 
 
+def nemotron_blocks_of(f: Fields, n: int) -> list[str]:
+    """The n layers' block types (_nemotron_blocks), refused where the config lists another number of blocks."""
+    blocks = _nemotron_blocks(f)
+    if len(blocks) != n:
+        raise ConfigError(f"{f.source}: layers_block_type lists {len(blocks)} blocks for {n} layers "
+                          f"(model_type {f.model_type!r})", "fix the config's layers_block_type")
+    return blocks
+
+
+def nemotron_mixer(f: Fields) -> tuple[int, int, int, int, int, bool, bool]:
+    """(mamba heads, inner width, groups, state size, conv kernel, conv bias, projection bias) of Nemotron-H's
+    Mamba-2 mixer (the older mamba_n_groups / mamba_d_conv / mamba_conv_bias names win, as NemotronHConfig pops
+    them): the count below and its per-module table (weight_tables/hybrid.py) read them here."""
+    m_heads = f.int("mamba_num_heads", default=128)
+    return (m_heads, m_heads * f.int("mamba_head_dim", default=64), f.int("mamba_n_groups", "n_groups", default=8),
+            f.int("ssm_state_size", default=128), f.int("mamba_d_conv", "conv_kernel", default=4),
+            f.flag("mamba_conv_bias", default=f.flag("use_conv_bias", default=True)), f.flag("use_bias"))
+
+
 def nemotron_h(f: Fields, layers: list, dims) -> tuple[int, int]:
     """NemotronHForCausalLM (modeling_nemotron_h.py): embeddings, norm_f, untied lm_head (_tied_weights_keys
     is empty); each block one RMSNorm and one mixer:
@@ -283,20 +302,11 @@ def nemotron_h(f: Fields, layers: list, dims) -> tuple[int, int]:
       e_score_correction_bias, shared_experts MLP (moe_shared_expert_intermediate_size, or intermediate_size
       when that is 0), fc1/fc2_latent_proj [+bias mlp_bias] when moe_latent_size."""
     hidden = f.int("hidden_size", default=4096)
-    blocks = _nemotron_blocks(f)
-    if len(blocks) != len(layers):
-        raise ConfigError(f"{f.source}: layers_block_type lists {len(blocks)} blocks for {len(layers)} layers "
-                          f"(model_type {f.model_type!r})", "fix the config's layers_block_type")
+    blocks = nemotron_blocks_of(f, len(layers))
     mlp_bias = f.flag("mlp_bias")
 
     # Mamba-2 mixer
-    m_heads = f.int("mamba_num_heads", default=128)
-    inner = m_heads * f.int("mamba_head_dim", default=64)
-    groups = f.int("mamba_n_groups", "n_groups", default=8)
-    state = f.int("ssm_state_size", default=128)
-    kernel = f.int("mamba_d_conv", "conv_kernel", default=4)
-    conv_bias = f.flag("mamba_conv_bias", default=f.flag("use_conv_bias", default=True))
-    proj_bias = f.flag("use_bias")
+    m_heads, inner, groups, state, kernel, conv_bias, proj_bias = nemotron_mixer(f)
     conv_dim = inner + 2 * groups * state
     mamba = (hidden * (inner + conv_dim + m_heads) + ((inner + conv_dim + m_heads) if proj_bias else 0)
              + conv_dim * kernel + (conv_dim if conv_bias else 0)

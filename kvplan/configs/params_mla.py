@@ -283,6 +283,21 @@ def longcat_flash(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
+def mimo_v2_fields(f: Fields, n: int) -> tuple[int, int, int, int, int, bool, list]:
+    """(hidden_size, heads, KV heads, head_dim, v_head_dim, attention_bias, layer types of the n layers) as MiMo-V2
+    reads them (MiMoV2FlashConfig's defaults; layer_types, else all sliding but layer 0 and every 6th): the count
+    below and its per-module table (weight_tables/wrap.py) read them here."""
+    layer_types = f.list("layer_types")
+    if layer_types is None:
+        layer_types = ["full_attention" if i == 0 or (i + 1) % 6 == 0 else "sliding_attention" for i in range(n)]
+    if len(layer_types) < n:
+        raise ConfigError(f"{f.source}: 'layer_types' lists {len(layer_types)} entries for {n} layers "
+                          f"(model_type {f.model_type!r})", "fix the config or pass --set layer_types=[...]")
+    return (f.int("hidden_size", default=4096), f.int("num_attention_heads", default=64),
+            f.int("num_key_value_heads", default=4), f.int("head_dim", default=192),
+            f.int("v_head_dim", default=128), f.flag("attention_bias"), layer_types)
+
+
 def mimo_v2_flash(f: Fields, layers: list, dims) -> tuple[int, int]:
     """MiMo-V2-Flash (modeling_mimo_v2_flash.py): embed_tokens, final norm, lm_head (tie default False).
     Each layer: MiMoV2FlashAttention = q_proj (heads x head_dim), k_proj (kv x head_dim), v_proj (kv x
@@ -290,18 +305,8 @@ def mimo_v2_flash(f: Fields, layers: list, dims) -> tuple[int, int]:
     all but layer 0 and every 6th) have 2 x num_key_value_heads and per-head `sinks`; two RMSNorms; by
     mlp_layer_types (else layer 0 dense, the rest sparse) MiMoV2FlashMLP(intermediate_size) or
     MiMoV2FlashMoE (experts, gate weight + e_score_correction_bias, NO shared experts)."""
-    hidden = f.int("hidden_size", default=4096)
-    heads = f.int("num_attention_heads", default=64)
-    kv = f.int("num_key_value_heads", default=4)
-    head_dim, v_dim = f.int("head_dim", default=192), f.int("v_head_dim", default=128)
-    bias = f.flag("attention_bias")
+    hidden, heads, kv, head_dim, v_dim, bias, layer_types = mimo_v2_fields(f, len(layers))
     n = len(layers)
-    layer_types = f.list("layer_types")
-    if layer_types is None:
-        layer_types = ["full_attention" if i == 0 or (i + 1) % 6 == 0 else "sliding_attention" for i in range(n)]
-    if len(layer_types) < n:
-        raise ConfigError(f"{f.source}: 'layer_types' lists {len(layer_types)} entries for {n} layers "
-                          f"(model_type {f.model_type!r})", "fix the config or pass --set layer_types=[...]")
 
     def attention(sliding: bool) -> int:
         k = 2 * kv if sliding else kv

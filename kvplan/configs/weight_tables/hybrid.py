@@ -93,20 +93,12 @@ def nemotron_h(f: Fields, layers: list, dims) -> list[Module]:
     then embeddings, norm_f and the untied lm_head. vLLM 0.34 nemotron_h.py builds the MLPs as
     ColumnParallelLinear up_proj and RowParallelLinear down_proj, the router as GateLinear and the latent
     projections as ReplicatedLinear."""
-    from ..params_hybrid import _first_int, _nemotron_blocks
+    from ..params_hybrid import _first_int, nemotron_blocks_of, nemotron_mixer
 
     hidden = f.int("hidden_size", default=4096)
-    blocks = _nemotron_blocks(f)
-    if len(blocks) != len(layers):
-        raise ConfigError("layers_block_type does not match the layers")
+    blocks = nemotron_blocks_of(f, len(layers))
     mlp_bias = f.flag("mlp_bias")
-    m_heads = f.int("mamba_num_heads", default=128)
-    inner = m_heads * f.int("mamba_head_dim", default=64)
-    groups = f.int("mamba_n_groups", "n_groups", default=8)
-    state = f.int("ssm_state_size", default=128)
-    kernel = f.int("mamba_d_conv", "conv_kernel", default=4)
-    conv_bias = f.flag("mamba_conv_bias", default=f.flag("use_conv_bias", default=True))
-    proj_bias = f.flag("use_bias")
+    m_heads, inner, groups, state, kernel, conv_bias, proj_bias = nemotron_mixer(f)
     heads = f.int("num_attention_heads", default=32)
     kv = f.int("num_key_value_heads", default=heads)
     head_dim = f.int("head_dim", default=128)

@@ -125,17 +125,11 @@ def gemma3n_text(f: Fields, layers: list, dims) -> list[Module]:
     per_layer_projection (ReplicatedLinear). laurel's linear_left / linear_right, the MLP, the attention, the
     per-layer model projection and the AltUp projections are split. params.gemma3n reads num_kv_shared_layers
     with a default of 0 where Gemma3nTextConfig's is 15; the table follows the counter."""
+    from ..params import gemma3n_fields
+
     heads, kv, head_dim, _ = dims
     n = len(layers)
-    hidden = f.int("hidden_size")
-    if isinstance(f.get("intermediate_size"), list):
-        inters = f.int_list("intermediate_size", n, minimum=1, maximum=10**8)
-    else:
-        inters = [f.int("intermediate_size")] * n
-    per_input = f.int("hidden_size_per_layer_input", default=256)
-    altup = f.int("altup_num_inputs", default=4)
-    rank = f.int("laurel_rank", default=64)
-    shared = f.int("num_kv_shared_layers", default=0, minimum=0, maximum=n)
+    hidden, inters, per_input, altup, rank, shared = gemma3n_fields(f, n)
     out = _ends(f, hidden, True, 0)
     out += [_float("embed_tokens_per_layer", f.int("vocab_size_per_layer_input", default=262144) * n * per_input,
                    "embeddings"),
@@ -188,18 +182,10 @@ def mimo_v2(f: Fields, layers: list, dims) -> list[Module]:
     it); a config whose moe_layer_freq list disagrees with the counter's dense / sparse layers, or that sets
     add_swa_attention_sink_bias false, gets no table."""
     from ..param_parts import dense_first, mlp_layer_types
+    from ..params_mla import mimo_v2_fields
 
-    hidden = f.int("hidden_size", default=4096)
-    heads = f.int("num_attention_heads", default=64)
-    kv = f.int("num_key_value_heads", default=4)
-    head_dim, v_dim = f.int("head_dim", default=192), f.int("v_head_dim", default=128)
-    bias = f.flag("attention_bias")
     n = len(layers)
-    layer_types = f.list("layer_types")
-    if layer_types is None:
-        layer_types = ["full_attention" if i == 0 or (i + 1) % 6 == 0 else "sliding_attention" for i in range(n)]
-    if len(layer_types) < n:
-        raise ConfigError("layer_types lists fewer entries than layers")
+    hidden, heads, kv, head_dim, v_dim, bias, layer_types = mimo_v2_fields(f, n)
     kinds = mlp_layer_types(f, n, dense_first(1))
     freq = f.get("moe_layer_freq")
     if isinstance(freq, list) and [bool(x) for x in freq[:n]] != [k == "sparse" for k in kinds]:
