@@ -197,6 +197,28 @@ def kimi_linear(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 # -- Bailing hybrid (Ling 3.0) ----------------------------------------------------------------------------
 
+def bailing_hybrid_fields(f: Fields) -> tuple:
+    """(hidden_size, attention_bias, heads, kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim, q_lora_rank
+    (None: no query LoRA, as DeepseekV3Attention / vLLM's BailingMoeV3MLAAttention), the output gate's width a token,
+    linear heads, linear head width, linear conv kernel) as Ling 3.0's count below reads them (its per-module table,
+    weight_tables/moe.py, reads them here too). The gate g_proj: hidden -> heads ("head_wise", BailingHybridConfig's
+    default; vLLM's BailingMoeV3TextConfig for the VL model defaults to none), heads x v_head_dim ("element_wise"),
+    none (null)."""
+    heads, v_dim = f.int("num_attention_heads", default=32), f.int("v_head_dim", default=128)
+    name = "gated_attention_proj_granularity_type"
+    kind = f.raw[name] if name in f.raw else f.defaults.get(name, "head_wise")
+    gate = {"head_wise": heads, "element_wise": heads * v_dim, None: 0}.get(kind, -1) \
+        if isinstance(kind, (str, type(None))) else -1
+    if gate < 0:
+        raise ConfigError(f"{f.source}: gated_attention_proj_granularity_type must be 'head_wise', 'element_wise' "
+                          f"or null, got {kind!r} (model_type {f.model_type!r})", "fix the config")
+    return (f.int("hidden_size", default=2560), f.flag("attention_bias"), heads, f.int("kv_lora_rank", default=512),
+            f.int("qk_rope_head_dim", default=64), f.int("qk_nope_head_dim", default=128), v_dim,
+            f.opt_int("q_lora_rank"), gate, f.int("linear_num_heads", default=heads),
+            f.int("linear_head_dim", "head_dim", default=128),
+            f.int("linear_conv_kernel_dim", "short_conv_kernel_size", default=4))
+
+
 def bailing_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
     """BailingHybridForCausalLM (modeling_bailing_hybrid.py): embed_tokens, final norm, untied lm_head
     (_tied_weights_keys is empty; the MTP modules are not built); per layer two RMSNorms and
@@ -212,31 +234,12 @@ def bailing_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
       router weight + e_score_correction_bias, shared_experts MLP (moe_shared_expert_intermediate_size, which
       vLLM 0.33's BailingMoeV3MoE reads, else moe_intermediate_size, x num_shared_experts); 'dense': MLP of
       intermediate_size."""
-    hidden = f.int("hidden_size", default=2560)
-    bias = f.flag("attention_bias")
-    heads = f.int("num_attention_heads", default=32)
-    rank = f.int("kv_lora_rank", default=512)
-    rope = f.int("qk_rope_head_dim", default=64)
-    nope = f.int("qk_nope_head_dim", default=128)
-    v_dim = f.int("v_head_dim", default=128)
-    q_lora = f.opt_int("q_lora_rank")  # DeepseekV3Attention / vLLM's BailingMoeV3MLAAttention: q LoRA when set
+    hidden, bias, heads, rank, rope, nope, v_dim, q_lora, gate, lin_heads, lin_dim, kernel = bailing_hybrid_fields(f)
     q = (hidden * q_lora + (q_lora if bias else 0) + q_lora + q_lora * heads * (nope + rope)) if q_lora \
         else hidden * heads * (nope + rope)
-    # the output gate g_proj: hidden -> heads ("head_wise", BailingHybridConfig's default; vLLM's
-    # BailingMoeV3TextConfig for the VL model defaults to none), heads x v_head_dim ("element_wise"), none (null)
-    name = "gated_attention_proj_granularity_type"
-    kind = f.raw[name] if name in f.raw else f.defaults.get(name, "head_wise")
-    gate = {"head_wise": heads, "element_wise": heads * v_dim, None: 0}.get(kind, -1) \
-        if isinstance(kind, (str, type(None))) else -1
-    if gate < 0:
-        raise ConfigError(f"{f.source}: gated_attention_proj_granularity_type must be 'head_wise', 'element_wise' "
-                          f"or null, got {kind!r} (model_type {f.model_type!r})", "fix the config")
     mla = (q + hidden * (rank + rope) + (rank + rope if bias else 0) + rank
            + rank * heads * (nope + v_dim) + heads * v_dim * hidden + (hidden if bias else 0) + hidden * gate)
 
-    lin_heads = f.int("linear_num_heads", default=heads)
-    lin_dim = f.int("linear_head_dim", "head_dim", default=128)
-    kernel = f.int("linear_conv_kernel_dim", "short_conv_kernel_size", default=4)
     qkv = lin_heads * lin_dim
     kda = (3 * hidden * qkv + 3 * qkv * kernel
            + lin_heads + qkv + hidden * qkv  # forget gate: A_log, dt_bias, f_proj

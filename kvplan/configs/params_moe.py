@@ -83,6 +83,25 @@ def afmoe(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
+def ernie4_5_moe_fields(f: Fields, n: int) -> tuple:
+    """(hidden_size, heads, KV heads, head_dim, use_bias, intermediate_size, moe_intermediate_size, experts, shared
+    experts, each of the n layers' kind "sparse" / "dense") as ERNIE-4.5-MoE's count below reads them (its per-module
+    table, weight_tables/vl.py, reads them here too): a layer i is sparse where (i + 1) % moe_layer_interval == 0 and
+    moe_layer_start_index <= i <= moe_layer_end_index (-1: the last layer)."""
+    hidden = f.int("hidden_size", default=2560)
+    heads = f.int("num_attention_heads", default=20)
+    start = f.int("moe_layer_start_index", default=1, minimum=-(10**6))
+    end = f.int("moe_layer_end_index", default=-1, minimum=-(10**6))
+    end = n - 1 if end == -1 else end
+    interval = f.int("moe_layer_interval", default=1)
+    kinds = ["sparse" if (i + 1) % interval == 0 and start <= i <= end else "dense" for i in range(n)]
+    return (hidden, heads, f.int("num_key_value_heads", default=4), _head_dim(f, hidden, heads, None),
+            f.flag("use_bias"), f.int("intermediate_size", default=12288),
+            f.int("moe_intermediate_size", default=1536),
+            f.int("moe_num_experts", "num_experts", default=64, minimum=0),
+            f.int("moe_num_shared_experts", default=2, minimum=0), kinds)
+
+
 def ernie4_5_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
     """Ernie4_5_MoeForCausalLM: embed_tokens, norm, lm_head (bias when use_bias; weight tied by default,
     tie_word_embeddings True). Each Ernie4_5_MoeDecoderLayer: Ernie4_5_MoeAttention (q/k/v/o_proj, biases
@@ -92,29 +111,15 @@ def ernie4_5_moe(f: Fields, layers: list, dims) -> tuple[int, int]:
     moe_statics.e_score_correction_bias 1 x num_experts, a parameter), Ernie4_5_MoeExperts (no biases),
     shared_experts Ernie4_5_MoeMLP of moe_intermediate_size x moe_num_shared_experts (when > 0, biases with
     use_bias); the others an Ernie4_5_MoeMLP of intermediate_size (biases with use_bias)."""
-    n = len(layers)
-    hidden = f.int("hidden_size", default=2560)
-    heads = f.int("num_attention_heads", default=20)
-    kv = f.int("num_key_value_heads", default=4)
-    hd = _head_dim(f, hidden, heads, None)
-    bias = f.flag("use_bias")
+    hidden, heads, kv, hd, bias, inter, moe_inter, experts, shared, kinds = ernie4_5_moe_fields(f, len(layers))
     attn = _attn(hidden, heads, kv, hd, bias)
     norms = 2 * hidden
-    inter = f.int("intermediate_size", default=12288)
-    moe_inter = f.int("moe_intermediate_size", default=1536)
-    experts = f.int("moe_num_experts", "num_experts", default=64, minimum=0)
     top_k = f.int("moe_k", "num_experts_per_tok", default=6, minimum=0)
-    shared = f.int("moe_num_shared_experts", default=2, minimum=0)
-    start = f.int("moe_layer_start_index", default=1, minimum=-(10**6))
-    end = f.int("moe_layer_end_index", default=-1, minimum=-(10**6))
-    end = n - 1 if end == -1 else end
-    interval = f.int("moe_layer_interval", default=1)
     per_expert = 3 * hidden * moe_inter
     moe = hidden * experts + experts + experts * per_expert
     if shared > 0:
         moe += gated_mlp(hidden, moe_inter * shared, bias)
     dense = gated_mlp(hidden, inter, bias)
-    kinds = ["sparse" if (i + 1) % interval == 0 and start <= i <= end else "dense" for i in range(n)]
     return moe_stack(embeddings(f, hidden, True, head_bias=bias) + hidden, attn + norms, kinds, moe, dense,
                      (experts - top_k) * per_expert)
 

@@ -224,27 +224,11 @@ def bailing_hybrid(f: Fields, layers: list, dims) -> list[Module]:
     vLLM replicates a head_wise g_proj under block FP8 when its heads fit one scale block (replicate_g_proj), which
     this table does not model. Ling / Ring 2.5 (BailingMoeV2_5ForCausalLM) has its own table (ling25)."""
     from .. import bailing as B
-    from ..params_hybrid import _attention_layer, latent_delta_moe
+    from ..params_hybrid import _attention_layer, bailing_hybrid_fields, latent_delta_moe
 
     if B.architecture(f) == B.V25:
         return ling25(f, layers, dims)
-    hidden = f.int("hidden_size", default=2560)
-    bias = f.flag("attention_bias")
-    heads = f.int("num_attention_heads", default=32)
-    rank = f.int("kv_lora_rank", default=512)
-    rope = f.int("qk_rope_head_dim", default=64)
-    nope = f.int("qk_nope_head_dim", default=128)
-    v_dim = f.int("v_head_dim", default=128)
-    q_lora = f.opt_int("q_lora_rank")
-    name = "gated_attention_proj_granularity_type"  # as params_hybrid.bailing_hybrid reads it
-    kind = f.raw[name] if name in f.raw else f.defaults.get(name, "head_wise")
-    gate = {"head_wise": heads, "element_wise": heads * v_dim, None: 0}.get(kind, -1) \
-        if isinstance(kind, (str, type(None))) else -1
-    if gate < 0:
-        raise ConfigError(f"{name} {kind!r}")
-    lin_heads = f.int("linear_num_heads", default=heads)
-    lin_dim = f.int("linear_head_dim", "head_dim", default=128)
-    kernel = f.int("linear_conv_kernel_dim", "short_conv_kernel_size", default=4)
+    hidden, bias, heads, rank, rope, nope, v_dim, q_lora, gate, lin_heads, lin_dim, kernel = bailing_hybrid_fields(f)
     qkv = lin_heads * lin_dim
     m = latent_delta_moe(f, len(layers), {
         "experts": 512, "moe_intermediate_size": 768, "intermediate_size": 6144, "first_k_dense_replace": 2,

@@ -62,22 +62,10 @@ def ernie4_5_moe(f: Fields, layers: list, dims) -> list[Module]:
     _keep_in_fp32_modules_strict), which this table sizes at the checkpoint's float dtype: 27 x (64 x 2,560 +
     64) parameters of ERNIE-4.5-21B-A3B, 8,850,816 B a GPU more than in BF16, which vLLM's profile adds
     (configs/param_fp32.py)."""
-    from ..params_moe import _head_dim
+    from ..params_moe import ernie4_5_moe_fields
 
     n = len(layers)
-    hidden = f.int("hidden_size", default=2560)
-    heads = f.int("num_attention_heads", default=20)
-    kv = f.int("num_key_value_heads", default=4)
-    hd = _head_dim(f, hidden, heads, None)
-    bias = f.flag("use_bias")
-    inter = f.int("intermediate_size", default=12288)
-    moe_inter = f.int("moe_intermediate_size", default=1536)
-    experts = f.int("moe_num_experts", "num_experts", default=64, minimum=0)
-    shared = f.int("moe_num_shared_experts", default=2, minimum=0)
-    start = f.int("moe_layer_start_index", default=1, minimum=-(10**6))
-    end = f.int("moe_layer_end_index", default=-1, minimum=-(10**6))
-    end = n - 1 if end == -1 else end
-    interval = f.int("moe_layer_interval", default=1)
+    hidden, heads, kv, hd, bias, inter, moe_inter, experts, shared, kinds = ernie4_5_moe_fields(f, n)
     vocab = f.int("vocab_size", minimum=0)
     out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("norm", hidden)]
     tied = f.flag("tie_word_embeddings", default=True)
@@ -89,7 +77,7 @@ def ernie4_5_moe(f: Fields, layers: list, dims) -> list[Module]:
         a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
         out += _qkvo(a, hidden, heads, kv, hd, bias)
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
-        if (i + 1) % interval == 0 and start <= i <= end:
+        if kinds[i] == "sparse":
             out += [_float(f"{m}.gate", hidden * experts, "router"),
                     _float(f"{m}.moe_statics.e_score_correction_bias", experts, "router")]
             out += _experts(m, experts, hidden, moe_inter)
