@@ -354,6 +354,21 @@ def nemotron_h(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 # -- OLMo hybrid ------------------------------------------------------------------------------------------
 
+def olmo_hybrid_fields(f: Fields) -> tuple:
+    """(hidden_size, heads, KV heads, head_dim, linear value heads, linear value head width, key width, value width,
+    conv kernel) as OLMo Hybrid's count below reads them (its per-module table, weight_tables/rest.py, reads them here
+    too): head_dim defaults to hidden / heads; the linear heads to num_attention_heads, the key head width to
+    int(0.75 x hidden / key heads), the value head width to twice the key's."""
+    hidden = f.int("hidden_size", default=3840)
+    heads = f.int("num_attention_heads", default=30)
+    k_heads = f.int("linear_num_key_heads", default=heads)
+    v_heads = f.int("linear_num_value_heads", default=heads)
+    k_dim = f.int("linear_key_head_dim", default=int(0.75 * hidden / k_heads))
+    v_dim = f.int("linear_value_head_dim", default=2 * k_dim)
+    return (hidden, heads, f.int("num_key_value_heads", default=heads), f.int("head_dim", default=hidden // heads),
+            v_heads, v_dim, k_heads * k_dim, v_heads * v_dim, f.int("linear_conv_kernel_dim", default=4))
+
+
 def olmo_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
     """OlmoHybridForCausalLM (modeling_olmo_hybrid.py): embed_tokens, final norm, lm_head (tied when
     tie_word_embeddings); every layer a SwiGLU MLP of intermediate_size and two RMSNorms, and
@@ -363,20 +378,10 @@ def olmo_hybrid(f: Fields, layers: list, dims) -> tuple[int, int]:
       (value heads), o_proj, depthwise conv1d over 2 x key_dim + value_dim (no bias), A_log, dt_bias,
       o_norm (linear_value_head_dim); head counts default to num_attention_heads, key head dim to
       int(0.75 x hidden / key heads), value head dim to twice the key's."""
-    hidden = f.int("hidden_size", default=3840)
-    heads = f.int("num_attention_heads", default=30)
-    kv = f.int("num_key_value_heads", default=heads)
-    head_dim = f.int("head_dim", default=hidden // heads)
+    hidden, heads, kv, head_dim, v_heads, v_dim, key_dim, value_dim, kernel = olmo_hybrid_fields(f)
     bias = f.flag("attention_bias")
     attention = (2 * heads * head_dim * hidden + 2 * kv * head_dim * hidden
                  + ((heads + 2 * kv) * head_dim + hidden if bias else 0) + heads * head_dim + kv * head_dim)
-
-    k_heads = f.int("linear_num_key_heads", default=heads)
-    v_heads = f.int("linear_num_value_heads", default=heads)
-    k_dim = f.int("linear_key_head_dim", default=int(0.75 * hidden / k_heads))
-    v_dim = f.int("linear_value_head_dim", default=2 * k_dim)
-    key_dim, value_dim = k_heads * k_dim, v_heads * v_dim
-    kernel = f.int("linear_conv_kernel_dim", default=4)
     gdn = (2 * hidden * key_dim + 2 * hidden * value_dim + 2 * hidden * v_heads + value_dim * hidden
            + (2 * key_dim + value_dim) * kernel + 2 * v_heads + v_dim)
 

@@ -244,6 +244,17 @@ def glm_moe_dsa(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
+def longcat_mla_fields(f: Fields) -> tuple:
+    """(hidden_size, qk_nope_head_dim, qk_rope_head_dim, qk_head_dim, heads, q_lora_rank, kv_lora_rank, v_head_dim,
+    attention_bias) of LongCat-Flash's MLA sublayers as its count below reads them (its per-module table,
+    weight_tables/mla.py, reads them here too); qk_head_dim defaults to qk_nope + qk_rope, and a query LoRA rank is
+    required."""
+    nope, rope = f.int("qk_nope_head_dim", default=128), f.int("qk_rope_head_dim", default=64)
+    return (f.int("hidden_size", default=6144), nope, rope, f.int("qk_head_dim", default=nope + rope),
+            f.int("num_attention_heads", default=64), _need_rank(f, "q_lora_rank", 1536),
+            f.int("kv_lora_rank", default=512), f.int("v_head_dim", default=128), f.flag("attention_bias"))
+
+
 def longcat_flash(f: Fields, layers: list, dims) -> tuple[int, int]:
     """LongCat-Flash (modeling_longcat_flash.py): embed_tokens, final norm, lm_head (tie default False).
     kvplan's layers are the 2 x num_layers MLA sublayers. Each sublayer: LongcatFlashMLA (always a query LoRA:
@@ -255,12 +266,7 @@ def longcat_flash(f: Fields, layers: list, dims) -> tuple[int, int]:
     n_routed_experts is 0). transformers also allocates gate_up rows for the zero (identity) experts, which
     hold no weights and which the checkpoints leave out: not counted. active leaves out the unused routed
     experts."""
-    hidden = f.int("hidden_size", default=6144)
-    nope, rope = f.int("qk_nope_head_dim", default=128), f.int("qk_rope_head_dim", default=64)
-    qk_head = f.int("qk_head_dim", default=nope + rope)
-    heads = f.int("num_attention_heads", default=64)
-    q_lora = _need_rank(f, "q_lora_rank", 1536)
-    rank, v_dim, bias = f.int("kv_lora_rank", default=512), f.int("v_head_dim", default=128), f.flag("attention_bias")
+    hidden, nope, rope, qk_head, heads, q_lora, rank, v_dim, bias = longcat_mla_fields(f)
     mla = _mla(hidden, heads, q_lora, rank, rope, nope, v_dim, bias) - q_lora * heads * (nope + rope)
     mla += q_lora * heads * qk_head  # q_b_proj reads the settable qk_head_dim
     inter = _int(f, "intermediate_size", "ffn_hidden_size", default=12288)

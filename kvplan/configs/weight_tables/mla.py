@@ -248,14 +248,9 @@ def longcat_flash(f: Fields, layers: list, dims) -> list[Module]:
     (GateLinear(bias=False)), so the module carries it as Module.vllm_delta (configs/param_vllm_load.py) and
     vLLM's profile leaves it out. The dense mlps and the experts split."""
     from ..params_mla import _experts as routed_experts
-    from ..params_mla import _int, _need_rank
+    from ..params_mla import _int, longcat_mla_fields
 
-    hidden = f.int("hidden_size", default=6144)
-    nope, rope = f.int("qk_nope_head_dim", default=128), f.int("qk_rope_head_dim", default=64)
-    qk_head = f.int("qk_head_dim", default=nope + rope)
-    heads = f.int("num_attention_heads", default=64)
-    q_lora = _need_rank(f, "q_lora_rank", 1536)
-    rank, v_dim, bias = f.int("kv_lora_rank", default=512), f.int("v_head_dim", default=128), f.flag("attention_bias")
+    hidden, nope, rope, qk_head, heads, q_lora, rank, v_dim, bias = longcat_mla_fields(f)
     inter = _int(f, "intermediate_size", "ffn_hidden_size", default=12288)
     experts = routed_experts(f, 512)
     routed = experts + f.int("zero_expert_num", default=256, minimum=0)

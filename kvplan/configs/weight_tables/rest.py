@@ -173,20 +173,13 @@ def olmo_hybrid(f: Fields, layers: list, dims) -> list[Module]:
     mlp.gate/up/down_proj; embed_tokens, norm, lm_head. vLLM builds no attention biases and heads of
     hidden_size / num_attention_heads (q_norm over hidden_size): a config with attention_bias, or a head_dim
     other than that, gets no table."""
-    hidden = f.int("hidden_size", default=3840)
-    heads = f.int("num_attention_heads", default=30)
-    kv = f.int("num_key_value_heads", default=heads)
-    head_dim = f.int("head_dim", default=hidden // heads)
+    from ..params_hybrid import olmo_hybrid_fields
+
+    hidden, heads, kv, head_dim, v_heads, v_dim, key_dim, value_dim, kernel = olmo_hybrid_fields(f)
     if f.flag("attention_bias"):
         raise ConfigError("attention_bias: vLLM 0.34 olmo_hybrid.py builds no attention biases")
     if heads * head_dim != hidden:
         raise ConfigError("head_dim: vLLM 0.34 olmo_hybrid.py takes hidden_size / num_attention_heads")
-    k_heads = f.int("linear_num_key_heads", default=heads)
-    v_heads = f.int("linear_num_value_heads", default=heads)
-    k_dim = f.int("linear_key_head_dim", default=int(0.75 * hidden / k_heads))
-    v_dim = f.int("linear_value_head_dim", default=2 * k_dim)
-    key_dim, value_dim = k_heads * k_dim, v_heads * v_dim
-    kernel = f.int("linear_conv_kernel_dim", default=4)
     inter = f.int("intermediate_size", default=11008)
     gdn = "linear attention"
     out = _ends(f, hidden, False, 100352)
