@@ -526,7 +526,9 @@ def _meets(value, only_if) -> bool:
 
 
 def matching(m, rules: list):
-    """The rule whose suffix ends m's name, or None."""
+    """The first rule (in FP32_RULES' order) whose suffix ends m's name, or None. A module may have two rules, a
+    conditional one from an earlier release listed before an unconditional one from a later release (MiMo-V2's and
+    MiniMax-M3's score biases): where the config meets the first's condition (live), it wins."""
     return next((r for r in rules if m.name == r.suffix or m.name.endswith("." + r.suffix)), None)
 
 

@@ -289,6 +289,35 @@ def doge(f: Fields, layers, dims) -> tuple[int, int]:
 
 # -- Falcon ----------------------------------------------------------------------------------------------
 
+def falcon_fields(f: Fields) -> tuple:
+    """(hidden_size, vocab, bias, KV heads, query_key_value's outputs, ffn_hidden_size, the layer's LayerNorm names) as
+    Falcon's count below reads them (its per-module table, weight_tables/classic.py, reads them here too). KV heads as
+    vLLM 0.34 falcon.py FalconAttention reads them: num_kv_heads under new_decoder_architecture, one with multi_query,
+    else every head; the queries take heads x head_dim of query_key_value, keys and values the rest. Norms:
+    input_layernorm and post_attention_layernorm without parallel_attn; ln_attn and ln_mlp with
+    num_ln_in_parallel_attn 2 (the default of new_decoder_architecture); else input_layernorm."""
+    hidden = f.int("n_embed") if f.has("n_embed") else f.int("hidden_size", default=4544)
+    heads = f.int("num_attention_heads", default=71)
+    hd = hidden // heads
+    new_arch = f.flag("new_decoder_architecture", default=False)
+    if new_arch:
+        kv = f.int("num_kv_heads", "n_head_kv", default=heads)
+        qkv_out = (2 * kv + heads) * hd
+    elif f.flag("multi_query", default=True):
+        kv, qkv_out = 1, hidden + 2 * hd
+    else:
+        kv, qkv_out = heads, 3 * hidden
+    num_ln = f.opt_int("num_ln_in_parallel_attn")
+    if num_ln is None and new_arch:
+        num_ln = 2
+    if not f.flag("parallel_attn", default=True):
+        norms = ("input_layernorm", "post_attention_layernorm")
+    else:
+        norms = ("ln_attn", "ln_mlp") if num_ln == 2 else ("input_layernorm",)
+    return (hidden, f.int("vocab_size", default=65024), f.flag("bias", default=False), kv, qkv_out,
+            f.int("ffn_hidden_size", default=4 * hidden, maximum=10**9), norms)
+
+
 def falcon(f: Fields, layers, dims) -> tuple[int, int]:
     """FalconForCausalLM (models/falcon/modeling_falcon.py): word_embeddings; per FalconDecoderLayer:
     FalconAttention query_key_value ((num_kv_heads x 2 + heads) x head_dim with new_decoder_architecture,
@@ -298,29 +327,10 @@ def falcon(f: Fields, layers, dims) -> tuple[int, int]:
     num_ln_in_parallel_attn is 2 (its default under new_decoder_architecture: ln_attn, ln_mlp) else one;
     ln_f; lm_head (tied by default). head_dim = hidden // heads; n_embed is an alias of hidden_size; the
     KV heads are num_kv_heads (n_head_kv in older files), default num_attention_heads."""
-    hidden = f.int("n_embed") if f.has("n_embed") else f.int("hidden_size", default=4544)
-    vocab = f.int("vocab_size", default=65024)
-    heads = f.int("num_attention_heads", default=71)
-    hd = hidden // heads
-    bias = f.flag("bias", default=False)
-    new_arch = f.flag("new_decoder_architecture", default=False)
-    if new_arch:
-        qkv_out = (2 * f.int("num_kv_heads", "n_head_kv", default=heads) + heads) * hd
-    elif f.flag("multi_query", default=True):
-        qkv_out = hidden + 2 * hd
-    else:
-        qkv_out = 3 * hidden
-    ffn = f.int("ffn_hidden_size", default=4 * hidden, maximum=10**9)
+    hidden, vocab, bias, _, qkv_out, ffn, norms = falcon_fields(f)
     per_layer = _linear(hidden, qkv_out, bias) + _linear(hidden, hidden, bias)
     per_layer += _linear(hidden, ffn, bias) + _linear(ffn, hidden, bias)
-    num_ln = f.opt_int("num_ln_in_parallel_attn")
-    if num_ln is None and new_arch:
-        num_ln = 2
-    if not f.flag("parallel_attn", default=True):
-        norms = 2
-    else:
-        norms = 2 if num_ln == 2 else 1
-    per_layer += norms * _layernorm(hidden)
+    per_layer += len(norms) * _layernorm(hidden)
     total = vocab * hidden + _head(f, vocab, hidden, True) + _layernorm(hidden) + _n_layers(layers) * per_layer
     return total, total
 

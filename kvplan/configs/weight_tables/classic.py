@@ -213,29 +213,10 @@ def falcon(f: Fields, layers: list, dims) -> list[Module]:
     post_attention_layernorm without parallel_attn; ln_attn and ln_mlp with num_ln_in_parallel_attn 2, the
     default of new_decoder_architecture; else input_layernorm); transformer.ln_f; lm_head unless tied (the
     default)."""
-    hidden = f.int("n_embed") if f.has("n_embed") else f.int("hidden_size", default=4544)
-    vocab = f.int("vocab_size", default=65024)
-    heads = f.int("num_attention_heads", default=71)
-    hd = hidden // heads
-    bias = f.flag("bias", default=False)
-    new_arch = f.flag("new_decoder_architecture", default=False)
-    # KV heads as vLLM 0.34 falcon.py FalconAttention reads them: num_kv_heads under new_decoder_architecture, one
-    # with multi_query, else every head; the queries take heads x head_dim of query_key_value, keys and values the rest
-    if new_arch:
-        kv = f.int("num_kv_heads", "n_head_kv", default=heads)
-        qkv_out = (2 * kv + heads) * hd
-    elif f.flag("multi_query", default=True):
-        kv, qkv_out = 1, hidden + 2 * hd
-    else:
-        kv, qkv_out = heads, 3 * hidden
-    ffn = f.int("ffn_hidden_size", default=4 * hidden, maximum=10**9)
-    num_ln = f.opt_int("num_ln_in_parallel_attn")
-    if num_ln is None and new_arch:
-        num_ln = 2
-    if not f.flag("parallel_attn", default=True):
-        norms = ("input_layernorm", "post_attention_layernorm")
-    else:
-        norms = ("ln_attn", "ln_mlp") if num_ln == 2 else ("input_layernorm",)
+    from ..params_dense import falcon_fields
+
+    hidden, vocab, bias, kv, qkv_out, ffn, norms = falcon_fields(f)
+    hd = hidden // f.int("num_attention_heads", default=71)
     out = [_embed("transformer.word_embeddings", vocab, hidden, top=True), _norm("transformer.ln_f", hidden, top=True)]
     if not f.flag("tie_word_embeddings", default=True):
         out.append(Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden))
