@@ -71,12 +71,18 @@ def check(architectures, release: str, model=None) -> Served:
     return found
 
 
+def _bare_layers(model) -> tuple[list, list[int]]:
+    """(the model's layers, the indices of those kvplan models without attention: no per-token cache of their own
+    and none shared)."""
+    layers = list(model.layers)
+    return layers, [i for i, layer in enumerate(layers) if not layer.caches and layer.shares_cache_of is None]
+
+
 def _remote_layers(served: Served, model) -> Served:
     """A remote-code class (not read) that the registry fallback would take still meets transformers/base.py
     create_attention_instances, which raises for a layer without a module that dispatches through the
     Transformers attention interface: say which layers kvplan models without attention or per-token cache."""
-    layers = list(model.layers)
-    bare = [i for i, layer in enumerate(layers) if not layer.caches and layer.shares_cache_of is None]
+    layers, bare = _bare_layers(model)
     if not bare:
         return served
     return replace(served, reason=served.reason.removesuffix(": the figures are what-if") + (
@@ -145,8 +151,7 @@ def _layers_fit(served: Served, model, refused: Served) -> Served:
     layer from the one its attention fuser found, and raises ValueError ("Layer N does not dispatch through
     the Transformers attention interface and vLLM has no other way to handle it") for a layer without one; the
     backend allocates attention caches only."""
-    layers = list(model.layers)
-    bare = [i for i, layer in enumerate(layers) if not layer.caches and layer.shares_cache_of is None]
+    layers, bare = _bare_layers(model)
     cross = _CROSS_ATTENTION.get(model.model_type)
     if bare and cross is not None and all(layers[i].state is None for i in bare):
         return replace(served, served=None, by=None, reason=served.reason + (
