@@ -27,7 +27,9 @@ The terms, and where each comes from:
   builds the rotary cos/sin tables, whole on every rank (vllm_rope_cache:
   32 MiB for Llama-3.1-8B, whose 0.6.4 load logs 14.9888 GiB for 14.9575 GiB
   of parameters; 0.56 GiB for Gemma 3 4B's two ropes; rows that changed between
-  releases follow `version`, MiniMax's follow `max_model_len`); they are added
+  releases follow `version`, MiniMax's follow `max_model_len`); so does a DSA
+  model's top-k indices buffer, max_num_batched_tokens x index_topk int32, and
+  from 0.30 its sparse MLA index groups (vllm_load_buffers); they are added
   to a checkpoint's or parameter count's bytes, not to a logged load.
 - peak activation: the larger of the forward pass and the sampler run, since
   the sampler runs after the forward's activations are freed:
