@@ -7,7 +7,6 @@ start (tests/data/vllm_logs/v0260_glm52_dummy_32gb_pocketinfer.log)."""
 import json
 from pathlib import Path
 
-import pytest
 from test_calibrate import calibrate, figures
 
 from kvplan import load_model

@@ -420,7 +420,7 @@ def rope_bytes(model, version: str | None = None, max_model_len: int | None = No
 
 
 def load_buffers(model, version: str | None, max_num_batched_tokens: int, tp: int = 1,
-                 max_num_seqs: int = 1024) -> tuple[int, str, list[str]]:
+                 max_num_seqs: int = 1024, pp: int = 1, speculative: bool = False) -> tuple[int, str, list[str]]:
     """(bytes, what, notes): the buffers vLLM `version` allocates on each GPU while building a DSA `model`
     (vllm_load_buffers): the top-k indices buffer and the sparse MLA index groups' workspaces; notes say what
     is not modelled. (0, "", []) for a model without them."""
@@ -450,6 +450,13 @@ def load_buffers(model, version: str | None, max_num_batched_tokens: int, tp: in
             total += group
             what.append(f"{group / 2**20:,.0f} MiB for {groups} sparse MLA index groups "
                         f"(min({max_num_batched_tokens:,}, {max_num_seqs:,} sequences) + 1 rows each)")
+            if pp > 1:
+                notes.append(f"the sparse MLA index groups of all {groups} indexer layers are counted on every PP "
+                             "stage; each stage builds only its own layers' (an upper bound)")
+            if speculative:
+                notes.append("the sparse MLA index groups are sized for one-token decodes; speculative decoding "
+                             "widens them to max_num_seqs x (1 + draft tokens) rows (get_sparse_mla_index_group_"
+                             "max_rows), not modelled")
     return total, ", + ".join(what) + (" (vllm_load_buffers)" if what else ""), notes
 
 
@@ -732,7 +739,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             per_gpu += rope
             weights_from += f", + {rope / 2**20:,.0f} MiB of rotary cos/sin tables (vllm_rope_cache)"
         seqs = max_num_seqs if max_num_seqs is not None else (V0_MAX_NUM_SEQS if v0_engine else 1024)
-        built, built_what, built_notes = load_buffers(model, version, max_num_batched_tokens, tp, seqs)
+        built, built_what, built_notes = load_buffers(model, version, max_num_batched_tokens, tp, seqs, pp,
+                                                      drafter is not None)
         per_gpu += built
         weights_from += f", + {built_what}" if built_what else ""
         notes.extend(built_notes)
