@@ -81,8 +81,10 @@ _V32 = ("model_executor/models/deepseek_v2.py DeepseekV2Model.__init__ when the 
         "0.16.0, 0.20.0, 0.24.0, 0.26.0: registry.py sends both architectures there); models/deepseek_v32/nvidia/"
         "model.py DeepseekV32Model.__init__, where 0.33.0 and 0.34.0 send them on CUDA")
 _MINIMAX = Buffer("models/minimax_m3/nvidia/model.py MiniMaxM3Model.__init__ (0.24.0, 0.27.0-0.30.0, 0.33.0, "
-                  "0.34.0): (max(1, index heads // TP), max_num_batched_tokens rounded up to 4, topk blocks) up to "
-                  "0.33, token-major from 0.34: the same bytes; only with sparse layers", (0, 24, 0),
+                  "0.34.0): max(1, index heads // TP) x max_num_batched_tokens rounded up to 4 x topk blocks, head-"
+                  "major in 0.24.0, token-major in 0.33.0 and 0.34.0 (the same bytes); allocated when the config has "
+                  "sparse_attention_config (0.24.0-0.33.0) or a minimax_m3_sparse layer (0.34.0), which kvplan "
+                  "takes as: some layer is sparse", (0, 24, 0),
                   columns=_minimax_columns, index_heads=_minimax_heads, row_multiple=4)
 
 BUFFERS: dict[str, Buffer] = {
