@@ -13,7 +13,7 @@ import pytest
 from kvplan.configs.build import _read
 from kvplan.configs.weight_tables import table
 from kvplan.engines.vllm_fp32 import upcast
-from kvplan.engines.vllm_profile import config_weights_per_gpu, predict_available, rope_bytes
+from kvplan.engines.vllm_profile import config_weights_per_gpu, load_buffers, predict_available, rope_bytes
 from kvplan.sources import load_model
 from kvplan.units import GIB
 from kvplan.weights.record import DtypeBytes, Weights
@@ -24,10 +24,11 @@ ERNIE = str(CONFIGS / "ernie-4.5-21b-a3b-quoted.json")
 
 
 def _profile_weights(model, tp=1, pp=1, version="0.34.0", weights=None, gpu="h200") -> int:
-    """(vLLM's per-GPU weight bytes less the rotary tables, the estimate)."""
+    """(vLLM's per-GPU weight bytes less the rotary tables and DSA load buffers, the estimate)."""
     est = predict_available(model, total_bytes=int(140 * GIB), gpu_memory_utilization=0.9, tp=tp, pp=pp,
                             max_model_len=8192, version=version, gpu=gpu, weights=weights)
-    return est.weight_bytes - (rope_bytes(model, version, 8192) or 0), est
+    built = load_buffers(model, version, 8192, tp)[0]
+    return est.weight_bytes - (rope_bytes(model, version, 8192) or 0) - built, est
 
 
 def test_longcat_flash_router_in_float32_at_tp_8():

@@ -27,7 +27,9 @@ The terms, and where each comes from:
   builds the rotary cos/sin tables, whole on every rank (vllm_rope_cache:
   32 MiB for Llama-3.1-8B, whose 0.6.4 load logs 14.9888 GiB for 14.9575 GiB
   of parameters; 0.56 GiB for Gemma 3 4B's two ropes; rows that changed between
-  releases follow `version`, MiniMax's follow `max_model_len`); they are added
+  releases follow `version`, MiniMax's follow `max_model_len`); so does a DSA
+  model's top-k indices buffer, max_num_batched_tokens x index_topk int32, and
+  from 0.30 its sparse MLA index groups (vllm_load_buffers); they are added
   to a checkpoint's or parameter count's bytes, not to a logged load.
 - peak activation: the larger of the forward pass and the sampler run, since
   the sampler runs after the forward's activations are freed:
@@ -392,13 +394,10 @@ def checkpoint_weights(model):
     return with_config_replicated(with_mtp_estimate(record, model, raw), model) if record is not None else None
 
 
-def rope_bytes(model, version: str | None = None, max_model_len: int | None = None) -> int | None:
-    """The rotary cos/sin tables vLLM `version` builds while loading `model` for `max_model_len`, whole
-    on every rank (vllm_rope_cache); None where the family's rope is not read, or its rows depend on
-    the release and none is given."""
+def config_fields(model):
+    """The model's config as kvplan.configs Fields (family defaults filled), or None without a readable one."""
     from ..configs.build import resolve
     from ..errors import KvplanError
-    from .vllm_rope_cache import rope_cache_bytes
 
     raw = raw_config(model)
     if raw is None:
@@ -407,7 +406,58 @@ def rope_bytes(model, version: str | None = None, max_model_len: int | None = No
         _, fields, _ = resolve(raw, model.source or model.name)
     except KvplanError:
         return None
-    return rope_cache_bytes(fields, version=version, max_model_len=max_model_len)
+    return fields
+
+
+def rope_bytes(model, version: str | None = None, max_model_len: int | None = None) -> int | None:
+    """The rotary cos/sin tables vLLM `version` builds while loading `model` for `max_model_len`, whole
+    on every rank (vllm_rope_cache); None where the family's rope is not read, or its rows depend on
+    the release and none is given."""
+    from .vllm_rope_cache import rope_cache_bytes
+
+    fields = config_fields(model)
+    return None if fields is None else rope_cache_bytes(fields, version=version, max_model_len=max_model_len)
+
+
+def load_buffers(model, version: str | None, max_num_batched_tokens: int, tp: int = 1,
+                 max_num_seqs: int = 1024, pp: int = 1, speculative: bool = False) -> tuple[int, str, list[str]]:
+    """(bytes, what, notes): the buffers vLLM `version` allocates on each GPU while building a DSA `model`
+    (vllm_load_buffers): the top-k indices buffer and the sparse MLA index groups' workspaces; notes say what
+    is not modelled. (0, "", []) for a model without them."""
+    from .vllm_load_buffers import BUFFERS, index_group_bytes, topk_buffer
+
+    fields = config_fields(model)
+    if fields is None:  # no config to size them from: only a family that has them goes unmodelled
+        missing = model.model_type in BUFFERS
+        return 0, "", ["vLLM's DSA top-k indices buffer (counted in its load) is not modelled: no config"] if missing else []
+    total, what, notes = 0, [], []
+    topk = topk_buffer(fields, max_num_batched_tokens, version, tp)
+    if topk is None:
+        notes.append("vLLM's DSA top-k indices buffer (max_num_batched_tokens rows, counted in its load) is not "
+                     "modelled for this family (vllm_load_buffers)")
+    elif topk.bytes:
+        total += topk.bytes
+        what.append(f"{topk.bytes / 2**20:,.0f} MiB top-k indices buffer ({topk.describe()})")
+        layers = model.layers
+        indexed = sum(1 for layer in layers if any(c.kind == "indexer" for c in layer.caches))
+        groups = indexed + (1 if indexed and layers and not any(c.kind == "indexer" for c in layers[0].caches) else 0)
+        group = index_group_bytes(fields.model_type, groups, topk.columns, max_num_batched_tokens, max_num_seqs,
+                                  version)
+        if group is None:
+            notes.append("vLLM's sparse MLA index-group workspaces (index_group.py, counted in its load) are not "
+                         "modelled for this family" + ("" if version else " without the vLLM release"))
+        elif group:
+            total += group
+            what.append(f"{group / 2**20:,.0f} MiB for {groups} sparse MLA index groups "
+                        f"(min({max_num_batched_tokens:,}, {max_num_seqs:,} sequences) + 1 rows each)")
+            if pp > 1:
+                notes.append(f"the sparse MLA index groups of all {groups} indexer layers are counted on every PP "
+                             "stage; each stage builds only its own layers' (an upper bound)")
+            if speculative:
+                notes.append("the sparse MLA index groups are sized for one-token decodes; speculative decoding "
+                             "widens them to max_num_seqs x (1 + draft tokens) rows (get_sparse_mla_index_group_"
+                             "max_rows), not modelled")
+    return total, ", + ".join(what) + (" (vllm_load_buffers)" if what else ""), notes
 
 
 def served_from_float32(model) -> bool:
@@ -688,6 +738,12 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         elif rope:
             per_gpu += rope
             weights_from += f", + {rope / 2**20:,.0f} MiB of rotary cos/sin tables (vllm_rope_cache)"
+        seqs = max_num_seqs if max_num_seqs is not None else (V0_MAX_NUM_SEQS if v0_engine else 1024)
+        built, built_what, built_notes = load_buffers(model, version, max_num_batched_tokens, tp, seqs, pp,
+                                                      drafter is not None)
+        per_gpu += built
+        weights_from += f", + {built_what}" if built_what else ""
+        notes.extend(built_notes)
     tokens = max_num_batched_tokens
     if v0_engine and max_model_len:
         tokens = max(max_model_len, max_num_batched_tokens)

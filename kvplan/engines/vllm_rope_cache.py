@@ -210,6 +210,11 @@ FAMILY_RULES: dict[str, Rule] = {
     "deepseek_v32": Rule("deepseek_v2.py (0.11.0: the indexer shares the MLA rope; 0.12.0-0.33.0: its own, neox "
                          "unless indexer_rope_interleave, so a second table)", kind="mla",
                          indexer_rope_from=(0, 12, 0)),
+    "glm_moe_dsa": Rule("GlmMoeDsaForCausalLM: deepseek_v2.py DeepseekV2MLAAttention (0.16.0, 0.20.0, 0.24.0, 0.26.0), "
+                        "models/deepseek_v32/attention.py (0.33.0, 0.34.0 on CUDA): the MLA rope (is_neox_style "
+                        "False) and the indexer's indexer_rope_emb (is_neox_style = not indexer_rope_interleave), "
+                        "one get_rope instance when the flag is true, a second table otherwise", kind="mla",
+                        indexer_rope_from=(0, 16, 0)),
     # -- no rotary embedding
     "gpt2": Rule("gpt2.py (0.10.2, 0.19.0, 0.33.0): learned positions", kind="none"),
     "opt": Rule("opt.py (0.10.2, 0.19.0, 0.33.0): learned positions", kind="none"),
