@@ -378,8 +378,10 @@ class GraphEstimate:
 
 def estimate(version, *, max_num_seqs: int, max_num_batched_tokens: int, layers: int, gpu: str | None = None,
              enforce_eager: bool = False, architecture: str | None = None, is_moe: bool = False,
-             is_hybrid: bool = False, is_quantized: bool = False, attention_cg_never: bool = False) -> GraphEstimate:
-    """What vLLM `version` subtracts for CUDA graphs by default, with the line that explains it."""
+             is_hybrid: bool = False, is_quantized: bool = False, attention_cg_never: bool = False,
+             pooling: bool = False) -> GraphEstimate:
+    """What vLLM `version` subtracts for CUDA graphs by default, with the line that explains it (pooling: a
+    model the pooling runner serves, PIECEWISE graphs only; kvplan.engines.vllm_pooling)."""
     if not _at_least(version, CUDA_GRAPH_ESTIMATE_FROM):
         return GraphEstimate(0, None, "")
     if enforce_eager:
@@ -387,7 +389,7 @@ def estimate(version, *, max_num_seqs: int, max_num_batched_tokens: int, layers:
     v2 = bool(uses_model_runner_v2(version, architecture, is_moe=is_moe, is_hybrid=is_hybrid,
                                    is_quantized=is_quantized))
     plan = graph_plan(version, max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens, gpu=gpu,
-                      attention_cg_never=attention_cg_never, model_runner_v2=v2)
+                      attention_cg_never=attention_cg_never, pooling=pooling, model_runner_v2=v2)
     if v2 and not _at_least(version, RUNNER_V2_PROFILES_FROM):
         return GraphEstimate(0, plan, f"vLLM {version} runs {architecture or 'this model'} in Model Runner V2, whose "
                                       "profile_cudagraph_memory returns 0 before 0.29: no CUDA-graph estimate")

@@ -698,7 +698,10 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     buffers, buffers_from = 0, []
     kind = model_kind(model)
     v2 = not v0_engine and runs_model_runner_v2(version, kind)
-    if vocab:
+    pooling = None if v0_engine else _pooling_runner(model, version, notes)
+    if pooling is not None:  # no sampler: the pooler's dummy run and no penalty bin counts (vllm_pooling)
+        activation, activation_from = _with_pooler(pooling, model, tokens, rows, forward, notes)
+    elif vocab:
         if v2:
             sampler, sampler_from = v2_sampler_bytes(rows, vocab, version)
         elif v0_engine:
@@ -727,11 +730,12 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         from .vllm_cudagraph import estimate as graph_estimate
 
         modelled = graph_estimate(version, max_num_seqs=rows, max_num_batched_tokens=max_num_batched_tokens,
-                                  layers=model.num_layers, gpu=gpu, enforce_eager=enforce_eager, **kind)
+                                  layers=model.num_layers, gpu=gpu, enforce_eager=enforce_eager,
+                                  pooling=pooling is not None, **kind)
         graphs, graphs_from = modelled.bytes, "modelled, empirical"
         if modelled.note:
             notes.append(modelled.note + (f"; fitted at TP 1, not checked at TP {tp}" if graphs and tp > 1 else ""))
-    if v2 and vocab:
+    if v2 and vocab and pooling is None:
         notes.append(f"vLLM {version} runs Model Runner V2: its sampler profile is read from source, "
                      "not checked against a log")
     if max(tp, 1) > 1 and is_pcie_only(gpu, pcie_only):
@@ -752,13 +756,53 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                      "vLLM's first snapshot (from 0.11), its point-to-point ones at the first send, after the profile")
     extensible = None
     if not v0_engine and (extensible_kv_cache if extensible_kv_cache is not None else extensible_by_default(version)):
+        # v1/worker/gpu/model_runner.py profile_cudagraph_memory (0.34.0) returns 0 with the extensible KV cache:
+        # no estimate is subtracted; the graphs (the modelled estimate stands for the captured pool) are resident
+        # when the pool is measured after capture (vllm_extensible)
         extensible = extensible_pool(total_bytes=total_bytes, utilization=gpu_memory_utilization, tp=ranks,
                                      pcie_only=is_pcie_only(gpu, pcie_only), weight_bytes=per_gpu,
                                      non_torch_bytes=non_torch, buffer_bytes=buffers, activation_bytes=activation,
-                                     cuda_graph_bytes=graphs)
+                                     captured_graph_bytes=graphs)
+        if graphs:
+            notes.append(f"no CUDA-graph estimate is subtracted: vLLM {version} with the extensible KV cache skips it "
+                         "(profile_cudagraph_memory returns 0) and measures the captured graphs after warmup; the "
+                         f"{graphs / GIB:.2f} GiB above stand for the captured pool in the measured pool only")
+        graphs, graphs_from = 0, ""
     return ProfileEstimate(total_bytes, gpu_memory_utilization, per_gpu, activation, non_torch, graphs, tokens,
                            weights_from, activation_from, tuple(notes), graphs_from, buffers,
                            " + ".join(buffers_from), extensible)
+
+
+def _pooling_runner(model, version, notes: list):
+    """The pooling runner vLLM `version` gives the model (kvplan.engines.vllm_pooling), None for a generate model
+    or a release whose pooling profile is not read (then a note: the sampler is kept)."""
+    from .vllm_pooling import pooling_of, profiles_pooler
+
+    raw = raw_config(model) or {}
+    names = raw.get("architectures") or nested_text(raw).get("architectures") or [getattr(model, "architecture", None)]
+    pooling = pooling_of(names, version)
+    if pooling is None or profiles_pooler(version):
+        return pooling
+    notes.append(f"{pooling.architecture} runs vLLM's pooling runner ({pooling.how}), whose profile runs the pooler "
+                 f"instead of the sampler; that path is read from 0.29.0, so for vLLM {version} the sampler is "
+                 "counted as for a generate model")
+    return None
+
+
+def _with_pooler(pooling, model, tokens: int, rows: int, forward: int, notes: list) -> tuple[int, str]:
+    """(activation, what) of a pooling model's profile: the larger of the forward and the pooler's dummy run."""
+    from .vllm_pooling import pooler_peak_bytes
+
+    pooler = pooler_peak_bytes(pooling.kind, tokens, model.hidden_size or 0, rows)
+    tasks = "token_embed + embed" if pooling.kind == "embed" else "token_classify + classify"
+    notes.append(f"pooling runner ({pooling.how}): the profile runs the pooler's dummy run ({tasks}, "
+                 f"{pooler / GIB:.2f} GiB at its peak, the hidden states included) instead of the sampler, and "
+                 "builds no sampler, so no sampler warm-up and no penalty bin counts (v1/worker/gpu/model_runner.py "
+                 "profile_run and load_model, read in 0.29-0.34; kvplan.engines.vllm_pooling); CUDA graphs "
+                 "PIECEWISE only")
+    if pooler > forward:
+        return pooler, f"pooler dummy run ({tasks})"
+    return forward, "forward"
 
 
 def pp_stage_buffer_bytes(tokens: int, hidden_size: int) -> int:
