@@ -92,3 +92,20 @@ def test_releases_before_0_29_keep_the_sampler_and_say_so(tmp_path):
     # 311,164,928 B, above the forward; the pooling path of 0.28 is not read, so it is kept, with a note
     assert est.activation_bytes == 311_164_928
     assert any("read from 0.29.0" in n for n in est.notes)
+
+
+def test_a_converted_model_loads_no_lm_head_and_a_float32_score(tmp_path):
+    # models/adapters.py _create_pooling_model_cls builds the converted class with no_init_weights over ParallelLMHead
+    # and LogitsProcessor (no lm_head), and as_seq_cls_model adds score = ReplicatedLinear(hidden, num_labels,
+    # params_dtype=head_dtype float32). The same shapes untied, served as generation and as classification, from
+    # the config (no checkpoint): lm_head 151,936 x 1,024 x 2 B = 311,164,928 B less, score 1 x 1,024 x 4 B = 4,096 B
+    # more
+    def weights(architecture):
+        path = tmp_path / architecture / "config.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({**SEQ_CLS, "architectures": [architecture], "tie_word_embeddings": False}))
+        return predict_available(load_model(str(path)), total_bytes=80 * GIB, gpu_memory_utilization=0.9,
+                                 version="0.34.0", gpu="h100-sxm", max_num_seqs=1024,
+                                 extensible_kv_cache=False).weight_bytes
+
+    assert weights("Qwen3ForSequenceClassification") - weights("Qwen3ForCausalLM") == -311_164_928 + 4_096

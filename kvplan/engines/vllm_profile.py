@@ -619,6 +619,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     weight_tp = 1 if model.model_type in TP_REPLICATED else max(tp, 1)  # every rank loads the whole model
     ranks = weight_tp * max(pp, 1)
     notes = []
+    pooling = None if v0_engine else _pooling_runner(model, version, notes)
     extra = 0
     if drafter is not None and weight_bytes is None:
         if drafter.bytes_per_gpu is None:
@@ -654,6 +655,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             weights_from = "parameter count x 2 B: a float32 checkpoint, served in bf16 (vLLM's dtype auto)"
             per_gpu, weights_from = _with_fp32(model, version, gpu, True, weight_tp, pp, per_gpu, weights_from, notes)
             per_gpu, weights_from = _with_load_delta(model, version, True, weight_tp, pp, per_gpu, weights_from, notes)
+            per_gpu, weights_from = _with_pooling_heads(model, pooling, True, weight_tp, pp, per_gpu, weights_from,
+                                                        notes)
         else:
             per_gpu = config_weights_per_gpu(model, weight_tp, pp, version) + extra
             weights_from = "parameter count x dtype"
@@ -662,6 +665,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             per_gpu, weights_from = _with_fp32(model, version, gpu, False, weight_tp, pp, per_gpu, weights_from, notes)
             per_gpu, weights_from = _with_load_delta(model, version, False, weight_tp, pp, per_gpu, weights_from,
                                                      notes)
+            per_gpu, weights_from = _with_pooling_heads(model, pooling, False, weight_tp, pp, per_gpu, weights_from,
+                                                        notes)
         if extra:
             weights_from += (f", + {extra / GIB:,.2f} GiB of drafter weights on the last stage's GPUs "
                              f"({drafter.how})")
@@ -698,7 +703,6 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     buffers, buffers_from = 0, []
     kind = model_kind(model)
     v2 = not v0_engine and runs_model_runner_v2(version, kind)
-    pooling = None if v0_engine else _pooling_runner(model, version, notes)
     if pooling is not None:  # no sampler: the pooler's dummy run and no penalty bin counts (vllm_pooling)
         activation, activation_from = _with_pooler(pooling, model, tokens, rows, forward, notes)
     elif vocab:
@@ -787,6 +791,37 @@ def _pooling_runner(model, version, notes: list):
                  f"instead of the sampler; that path is read from 0.29.0, so for vLLM {version} the sampler is "
                  "counted as for a generate model")
     return None
+
+
+def _with_pooling_heads(model, pooling, halve: bool, tp: int, pp: int, per_gpu: int, weights_from: str,
+                        notes: list) -> tuple[int, str]:
+    """(per_gpu, weights_from) of config-sized weights for a generation class vLLM converts to a pooling model
+    (vllm_pooling: no lm_head built, a float32 score head for classification), spread over the ranks as
+    config_weights_per_gpu spreads the count; unchanged for any other model."""
+    if pooling is None or not pooling.converted:
+        return per_gpu, weights_from
+    from ..configs.build import float_width_bytes
+    from .vllm_pooling import converted_head_params
+
+    checked = module_table(model)
+    if checked is None:
+        notes.append(f"vLLM builds {pooling.architecture} without its lm_head (models/adapters.py "
+                     "_create_pooling_model_cls); kvplan has no per-module table for it, so an untied lm_head is "
+                     "still in the weights")
+        return per_gpu, weights_from
+    fields, table = checked
+    width = 2 if halve else float_width_bytes(fields)
+    lm_head = sum(m.weight + m.other for m in table if m.role == "lm_head") * width
+    head = converted_head_params(raw_config(model) or {}, model.hidden_size or 0, pooling.kind) * 4
+    if not lm_head and not head:
+        return per_gpu, weights_from
+    per_gpu = per_gpu - lm_head // (tp * pp) + head
+    what = []
+    if lm_head:
+        what.append(f"- {lm_head / GIB:.2f} GiB of untied lm_head vLLM's pooling adapter does not build")
+    if head:
+        what.append(f"+ {head:,} B of float32 score head (as_seq_cls_model)")
+    return per_gpu, weights_from + ", " + " ".join(what)
 
 
 def _with_pooler(pooling, model, tokens: int, rows: int, forward: int, notes: list) -> tuple[int, str]:
