@@ -116,9 +116,13 @@ The terms, and where each comes from:
 - vLLM 0.34's extensible KV cache (on by default on CUDA; kvplan.engines.vllm_extensible): the profile
   above only sizes the reserved capacity the log's "Available KV cache memory" prints, at the resolved
   utilization (1.0 by default with it); the pool is measured after warmup and the real graph capture:
-  min(requested - resident, total - pre-snapshot - resident - margin) - (peak activation + the graph
-  estimate), resident = weights + non-torch + kept buffers + the graphs captured (taken as the estimate),
-  margin = max(1 GiB, 0.75 x that peak). ProfileEstimate.pool_bytes is the pool either way.
+  min(requested - resident, total - pre-snapshot - resident - margin) - peak activation, resident = weights +
+  non-torch + kept buffers + the graphs captured (the modelled estimate stands for them), margin = max(1 GiB,
+  0.75 x that peak). No graph estimate is subtracted with it (V2's profile_cudagraph_memory returns 0 under the
+  extensible cache). ProfileEstimate.pool_bytes is the pool either way.
+- pooling models (embedding, classification, reward; kvplan.engines.vllm_pooling, read in 0.29-0.34): no sampler
+  is built, so the profile runs the pooler's dummy run (below the forward) and keeps no bin counts; PIECEWISE
+  graphs only; a generation class vLLM converts loads no lm_head (config-sized weights follow).
 docs/engines.md lists the error per collected log.
 """
 
@@ -605,7 +609,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     MXFP4 load layout. gpu: the catalog name (h100-sxm, a100-80gb, ...), for the MXFP4 kernel
     vLLM picks by compute capability (kvplan.weights.vllm_mxfp4).
     cuda_graph_bytes: vLLM's logged "Estimated CUDA graph memory"; else, from CUDA_GRAPH_ESTIMATE_FROM on
-    the v1 engine, the modelled estimate (kvplan.engines.vllm_cudagraph; enforce_eager: none).
+    the v1 engine, the modelled estimate (kvplan.engines.vllm_cudagraph; enforce_eager: none). With the
+    extensible KV cache it stands for the graphs captured (resident in the pool), and nothing is subtracted.
     pcie_only: whether the TP group has no NVLink (a log's custom all-reduce warning says so); None: the
     catalog GPU's usual form (PCIE_ONLY_GPUS).
     drafter: speculative decoding's drafter weights (vllm_draft_weights.DrafterWeights), loaded on the
