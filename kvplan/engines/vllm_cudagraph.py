@@ -14,7 +14,9 @@ measures depends on the runner:
 - Model Runner V2 (v1/worker/gpu/model_runner.py): returns 0 up to 0.28.0 ("TBD whether we keep
   this API", confirmed by vLLM issue #49224); from 0.29.0 v1/worker/gpu/cudagraph_utils.py
   profile_cudagraph_memory captures every PIECEWISE graph and the two largest FULL graphs and
-  extrapolates FULL as first + (graphs - 1) x second.
+  extrapolates FULL as first + (graphs - 1) x second; 0.34.0 returns 0 again under its extensible KV cache
+  (on by default), which measures the captured graphs after warmup instead (vllm_extensible: the modelled
+  figure then stands for the captured pool, and vllm_profile subtracts nothing).
 
 Which runner serves a model is a per-release rule (config/vllm.py VllmConfig.use_v2_model_runner,
 uses_model_runner_v2 below). The number of graphs per mode and the largest size follow from the
