@@ -80,14 +80,17 @@ def test_predict_available_sizes_the_pool_after_warmup_from_0_34():
     ext = est.extensible
     assert ext is not None
     # the pool from the estimate's own terms (measure_kv_cache_bytes with utilization 1.0):
-    # total - pre-snapshot - (weights + non-torch + kept buffers + graphs) - max(1 GiB, 0.75 P) - P,
-    # P = peak activation + the CUDA-graph estimate (peak_activation_memory)
-    peak = est.activation_bytes + est.cuda_graph_bytes
-    resident = est.weight_bytes + est.non_torch_bytes + est.buffer_bytes + est.cuda_graph_bytes
+    # total - pre-snapshot - (weights + non-torch + kept buffers + graphs captured) - max(1 GiB, 0.75 P) - P,
+    # P = peak_activation_memory = the profile's transient headroom + the CUDA-graph estimate, and the estimate is 0
+    # under the extensible cache (v1/worker/gpu/model_runner.py profile_cudagraph_memory, 0.34.0)
+    assert est.cuda_graph_bytes == 0 and ext.captured_graph_bytes > 0
+    peak = est.activation_bytes
+    resident = est.weight_bytes + est.non_torch_bytes + est.buffer_bytes + ext.captured_graph_bytes
     assert ext.transient_peak_bytes == peak and ext.resident_bytes == resident
     assert est.pool_bytes == 80 * GIB - PRE_SNAPSHOT_BYTES - resident - max(GIB, int(0.75 * peak)) - peak
-    # the log's "Available KV cache memory" stays the profile's figure (the reserved capacity), requested 80 GiB
-    assert est.available_bytes == 80 * GIB - resident - est.activation_bytes
+    # the log's "Available KV cache memory" stays the profile's figure (the reserved capacity), requested 80 GiB:
+    # requested - consumed - transient headroom, no graphs in it
+    assert est.available_bytes == 80 * GIB - (resident - ext.captured_graph_bytes) - est.activation_bytes
     assert est.pool_bytes < est.available_bytes
     assert "extensible KV cache" in est.lines()[0]
 
@@ -95,11 +98,11 @@ def test_predict_available_sizes_the_pool_after_warmup_from_0_34():
 def test_0_33_and_an_explicit_off_keep_the_available_figure():
     for est in (_llama("0.33.0", 0.92), _llama("0.34.0", 0.92, extensible_kv_cache=False)):
         assert est.extensible is None and est.pool_bytes == est.available_bytes
-    # with it on and 0.92 given, the requested memory binds: 0.92 x 80 - resident - P (the same terms as 0.33
-    # plus the graphs captured, which 0.34 counts resident besides the estimate in the peak)
+    # with it on and 0.92 given, the requested memory binds: 0.92 x 80 - resident - P (the same terms as 0.33,
+    # the graphs captured resident in place of 0.33's estimate)
     est = _llama("0.34.0", 0.92)
-    peak = est.activation_bytes + est.cuda_graph_bytes
-    resident = est.weight_bytes + est.non_torch_bytes + est.buffer_bytes + est.cuda_graph_bytes
+    peak = est.activation_bytes
+    resident = est.weight_bytes + est.non_torch_bytes + est.buffer_bytes + est.extensible.captured_graph_bytes
     # request_memory: ceil(80 GiB x 0.92) = ceil(79,027,398,246.4) = 79,027,398,247 B
     assert est.pool_bytes == 79_027_398_247 - resident - peak
 
@@ -172,3 +175,30 @@ def test_calibrate_takes_0_92_where_the_log_turned_the_extensible_cache_off():
     # the smallest count over the workers (finalize_extensible_kv_cache), with that worker's own figures
     assert (on.warmup_kv_blocks, on.warmup_kv_gib, on.transient_kept_gib) == (480, 7.5, 1.5)
     assert resolved_utilization(V0_34, on.extensible_kv_cache) == 1.0
+
+
+def test_no_graph_estimate_under_the_extensible_cache_by_hand():
+    # vLLM 0.34.0 v1/worker/gpu/model_runner.py profile_cudagraph_memory: `if
+    # self.cache_config.enable_extensible_kv_cache: return 0` ("The extensible KV cache measures the capture
+    # footprint after warmup"), so gpu_worker.py determine_available_memory subtracts no estimate and
+    # peak_activation_memory (the transient peak the cache keeps free) holds none; the graphs captured before
+    # measure_kv_cache_blocks are resident. Llama-3.1-8B, 80 GiB, utilization 1.0, 1,024 sequences, 8,192 tokens,
+    # weights 15 GiB and 0.5 GiB of graphs given:
+    #   peak activation: the V2 warm-up sampler pass, 1,024 x 128,256 x 14 B = 1,838,678,016 B (the forward,
+    #     8,192 x 4,096 x 26 B = 872,415,232 B, is smaller); penalty bin counts 1,024 x 128,256 x 4 = 525,336,576 B
+    #   reserved capacity ("Available KV cache memory") = 85,899,345,920 - 16,106,127,360 - 1,838,678,016
+    #     - non-torch - 525,336,576 (no graph term)
+    #   pool = total - pre-snapshot - resident - margin - peak, resident = weights + non-torch + bin counts
+    #     + 536,870,912 B of graphs, margin = max(1 GiB, 0.75 x 1,838,678,016 = 1,379,008,512)
+    from kvplan.engines.vllm_non_torch import NON_TORCH_BYTES_V1
+
+    est = _llama("0.34.0", 1.0, weight_bytes=15 * GIB, cuda_graph_bytes=GIB // 2)
+    assert est.activation_bytes == 1_838_678_016 and est.buffer_bytes == 525_336_576
+    assert est.cuda_graph_bytes == 0
+    assert est.available_bytes == 85_899_345_920 - 16_106_127_360 - 1_838_678_016 - NON_TORCH_BYTES_V1 - 525_336_576
+    resident = 16_106_127_360 + NON_TORCH_BYTES_V1 + 525_336_576 + 536_870_912
+    assert est.extensible.transient_peak_bytes == 1_838_678_016
+    assert est.pool_bytes == 85_899_345_920 - PRE_SNAPSHOT_BYTES - resident - 1_379_008_512 - 1_838_678_016
+    # with the cache turned off (e.g. a driver without VMM) the estimate is taken as in 0.33
+    off = _llama("0.34.0", 0.92, weight_bytes=15 * GIB, cuda_graph_bytes=GIB // 2, extensible_kv_cache=False)
+    assert off.cuda_graph_bytes == GIB // 2

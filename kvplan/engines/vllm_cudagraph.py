@@ -14,7 +14,9 @@ measures depends on the runner:
 - Model Runner V2 (v1/worker/gpu/model_runner.py): returns 0 up to 0.28.0 ("TBD whether we keep
   this API", confirmed by vLLM issue #49224); from 0.29.0 v1/worker/gpu/cudagraph_utils.py
   profile_cudagraph_memory captures every PIECEWISE graph and the two largest FULL graphs and
-  extrapolates FULL as first + (graphs - 1) x second.
+  extrapolates FULL as first + (graphs - 1) x second; 0.34.0 returns 0 again under its extensible KV cache
+  (on by default), which measures the captured graphs after warmup instead (vllm_extensible: the modelled
+  figure then stands for the captured pool, and vllm_profile subtracts nothing).
 
 Which runner serves a model is a per-release rule (config/vllm.py VllmConfig.use_v2_model_runner,
 uses_model_runner_v2 below). The number of graphs per mode and the largest size follow from the
@@ -378,8 +380,10 @@ class GraphEstimate:
 
 def estimate(version, *, max_num_seqs: int, max_num_batched_tokens: int, layers: int, gpu: str | None = None,
              enforce_eager: bool = False, architecture: str | None = None, is_moe: bool = False,
-             is_hybrid: bool = False, is_quantized: bool = False, attention_cg_never: bool = False) -> GraphEstimate:
-    """What vLLM `version` subtracts for CUDA graphs by default, with the line that explains it."""
+             is_hybrid: bool = False, is_quantized: bool = False, attention_cg_never: bool = False,
+             pooling: bool = False) -> GraphEstimate:
+    """What vLLM `version` subtracts for CUDA graphs by default, with the line that explains it (pooling: a
+    model the pooling runner serves, PIECEWISE graphs only; kvplan.engines.vllm_pooling)."""
     if not _at_least(version, CUDA_GRAPH_ESTIMATE_FROM):
         return GraphEstimate(0, None, "")
     if enforce_eager:
@@ -387,7 +391,7 @@ def estimate(version, *, max_num_seqs: int, max_num_batched_tokens: int, layers:
     v2 = bool(uses_model_runner_v2(version, architecture, is_moe=is_moe, is_hybrid=is_hybrid,
                                    is_quantized=is_quantized))
     plan = graph_plan(version, max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens, gpu=gpu,
-                      attention_cg_never=attention_cg_never, model_runner_v2=v2)
+                      attention_cg_never=attention_cg_never, pooling=pooling, model_runner_v2=v2)
     if v2 and not _at_least(version, RUNNER_V2_PROFILES_FROM):
         return GraphEstimate(0, plan, f"vLLM {version} runs {architecture or 'this model'} in Model Runner V2, whose "
                                       "profile_cudagraph_memory returns 0 before 0.29: no CUDA-graph estimate")

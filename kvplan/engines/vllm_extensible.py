@@ -27,8 +27,12 @@ What changes for the memory model:
        pool        = min(requested - non_kv_used, headroom - margin) - max(transient peak, reserve growth)
 
    The transient peak (`ExtensibleKVCache.reserved_headroom_bytes`) starts as the worker's
-   `peak_activation_memory`, which is the profile's transient headroom **plus the CUDA-graph estimate**
-   (gpu_worker.py `initialize_from_config`), and grows to any larger allocated peak of the sizing warmup
+   `peak_activation_memory`, the profile's transient headroom plus the CUDA-graph estimate (gpu_worker.py
+   `determine_available_memory`, `initialize_from_config`); **with the extensible cache that estimate is 0**:
+   Model Runner V2's `profile_cudagraph_memory` (v1/worker/gpu/model_runner.py, 0.34.0) returns 0 when
+   `cache_config.enable_extensible_kv_cache` ("The extensible KV cache measures the capture footprint after
+   warmup"), so neither the reserved capacity of point 2 nor the transient peak holds it. The peak then grows
+   to any larger allocated peak of the sizing warmup
    (v1/worker/gpu/warmup.py `run_kv_cache_sizing_warmup`: a full `max_num_batched_tokens` step with
    attention, prompt logprobs on one prompt in chunks of 1,024 rows). The reserve growth is how far a sizing
    step grows torch's reservation from an emptied cache (fragmentation).
@@ -44,8 +48,8 @@ estimate for these):
 
 so at the default utilization 1.0 the pool is total - pre-snapshot - resident - margin - transient peak, and
 at an explicit utilization well under 1 (0.92 on an 80 GB card leaves 6.4 GiB) it is requested - resident -
-transient peak. Either way the CUDA graphs are taken twice: the captured pool is resident and the estimate
-is inside the transient peak vLLM keeps free.
+transient peak. The CUDA graphs are taken once, as the captured pool resident when the pool is measured (until
+Dec 2026 kvplan also put its estimate in the transient peak and in the reserved capacity, which 0.34 does not).
 
 Not modelled (the line says so): the sizing warmup's own peak where it exceeds the profile's (read in
 source, it is the bf16 logits of 1,024 prompt rows plus the forward with attention, below the sampler
@@ -166,28 +170,33 @@ class ExtensiblePool:
     margin_bytes: int
     transient_peak_bytes: int
     resident_bytes: int
+    captured_graph_bytes: int = 0  # the CUDA graphs captured before the measurement, inside resident_bytes
 
     def line(self) -> str:
         g = GIB
         return (f"extensible KV cache (vLLM 0.34+): the pool is measured after warmup and graph capture, "
                 f"{self.pool_bytes / g:.2f} GiB = min(requested, total - {self.pre_snapshot_bytes / g:.2f} GiB in use "
                 f"before vLLM's first snapshot (empirical) - margin {self.margin_bytes / g:.2f} GiB) - resident "
-                f"{self.resident_bytes / g:.2f} GiB (weights, non-torch, kept buffers, the graphs captured, "
-                f"taken as the estimate) - transient peak {self.transient_peak_bytes / g:.2f} GiB (peak activation + "
-                "the CUDA-graph estimate); the sizing warmup's own peak, torch's reserve growth and the page "
+                f"{self.resident_bytes / g:.2f} GiB (weights, non-torch, kept buffers, the CUDA graphs captured "
+                f"{self.captured_graph_bytes / g:.2f} GiB, modelled) - transient peak "
+                f"{self.transient_peak_bytes / g:.2f} GiB (the profile's peak activation; 0.34 takes no CUDA-graph "
+                "estimate with this cache); the sizing warmup's own peak, torch's reserve growth and the page "
                 "granularity are not modelled, and no 0.34 log checks it")
 
 
 def extensible_pool(*, total_bytes: int, utilization: float, tp: int, pcie_only: bool, weight_bytes: int,
                     non_torch_bytes: int, buffer_bytes: int, activation_bytes: int,
-                    cuda_graph_bytes: int) -> ExtensiblePool:
-    """The pool of a 0.34+ start with the extensible KV cache, from kvplan's profile terms."""
+                    captured_graph_bytes: int) -> ExtensiblePool:
+    """The pool of a 0.34+ start with the extensible KV cache, from kvplan's profile terms; captured_graph_bytes:
+    the CUDA graphs captured before the measurement (resident then; no estimate is in the transient peak)."""
     pre = pre_snapshot_bytes(tp, pcie_only)
-    resident = weight_bytes + non_torch_bytes + buffer_bytes + cuda_graph_bytes
-    peak = activation_bytes + cuda_graph_bytes  # gpu_worker.py: peak_activation_memory holds the estimate
+    resident = weight_bytes + non_torch_bytes + buffer_bytes + captured_graph_bytes
+    # gpu_worker.py: peak_activation_memory = transient headroom + the CUDA-graph estimate, which V2's
+    # profile_cudagraph_memory returns as 0 under this cache (module doc)
+    peak = activation_bytes
     pool = measured_pool_bytes(total_bytes=total_bytes, utilization=utilization, pre_snapshot=pre,
                                resident_bytes=resident, transient_peak_bytes=peak)
-    return ExtensiblePool(pool, pre, margin_bytes(peak), peak, resident)
+    return ExtensiblePool(pool, pre, margin_bytes(peak), peak, resident, captured_graph_bytes)
 
 
 __all__ = ["UTILIZATION_WITHOUT_EXTENSIBLE", "resolved_utilization",

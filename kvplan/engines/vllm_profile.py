@@ -118,9 +118,13 @@ The terms, and where each comes from:
 - vLLM 0.34's extensible KV cache (on by default on CUDA; kvplan.engines.vllm_extensible): the profile
   above only sizes the reserved capacity the log's "Available KV cache memory" prints, at the resolved
   utilization (1.0 by default with it); the pool is measured after warmup and the real graph capture:
-  min(requested - resident, total - pre-snapshot - resident - margin) - (peak activation + the graph
-  estimate), resident = weights + non-torch + kept buffers + the graphs captured (taken as the estimate),
-  margin = max(1 GiB, 0.75 x that peak). ProfileEstimate.pool_bytes is the pool either way.
+  min(requested - resident, total - pre-snapshot - resident - margin) - peak activation, resident = weights +
+  non-torch + kept buffers + the graphs captured (the modelled estimate stands for them), margin = max(1 GiB,
+  0.75 x that peak). No graph estimate is subtracted with it (V2's profile_cudagraph_memory returns 0 under the
+  extensible cache). ProfileEstimate.pool_bytes is the pool either way.
+- pooling models (embedding, classification, reward; kvplan.engines.vllm_pooling, read in 0.29-0.34): no sampler
+  is built, so the profile runs the pooler's dummy run (below the forward) and keeps no bin counts; PIECEWISE
+  graphs only; a generation class vLLM converts loads no lm_head (config-sized weights follow).
 docs/engines.md lists the error per collected log.
 """
 
@@ -655,7 +659,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     MXFP4 load layout. gpu: the catalog name (h100-sxm, a100-80gb, ...), for the MXFP4 kernel
     vLLM picks by compute capability (kvplan.weights.vllm_mxfp4).
     cuda_graph_bytes: vLLM's logged "Estimated CUDA graph memory"; else, from CUDA_GRAPH_ESTIMATE_FROM on
-    the v1 engine, the modelled estimate (kvplan.engines.vllm_cudagraph; enforce_eager: none).
+    the v1 engine, the modelled estimate (kvplan.engines.vllm_cudagraph; enforce_eager: none). With the
+    extensible KV cache it stands for the graphs captured (resident in the pool), and nothing is subtracted.
     pcie_only: whether the TP group has no NVLink (a log's custom all-reduce warning says so); None: the
     catalog GPU's usual form (PCIE_ONLY_GPUS).
     drafter: speculative decoding's drafter weights (vllm_draft_weights.DrafterWeights), loaded on the
@@ -669,6 +674,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     weight_tp = 1 if model.model_type in TP_REPLICATED else max(tp, 1)  # every rank loads the whole model
     ranks = weight_tp * max(pp, 1)
     notes = []
+    pooling = None if v0_engine else _pooling_runner(model, version, notes)
     extra = 0
     if drafter is not None and weight_bytes is None:
         if drafter.bytes_per_gpu is None:
@@ -704,6 +710,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             weights_from = "parameter count x 2 B: a float32 checkpoint, served in bf16 (vLLM's dtype auto)"
             per_gpu, weights_from = _with_fp32(model, version, gpu, True, weight_tp, pp, per_gpu, weights_from, notes)
             per_gpu, weights_from = _with_load_delta(model, version, True, weight_tp, pp, per_gpu, weights_from, notes)
+            per_gpu, weights_from = _with_pooling_heads(model, pooling, True, weight_tp, pp, per_gpu, weights_from,
+                                                        notes)
         else:
             per_gpu = config_weights_per_gpu(model, weight_tp, pp, version) + extra
             weights_from = "parameter count x dtype"
@@ -712,6 +720,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             per_gpu, weights_from = _with_fp32(model, version, gpu, False, weight_tp, pp, per_gpu, weights_from, notes)
             per_gpu, weights_from = _with_load_delta(model, version, False, weight_tp, pp, per_gpu, weights_from,
                                                      notes)
+            per_gpu, weights_from = _with_pooling_heads(model, pooling, False, weight_tp, pp, per_gpu, weights_from,
+                                                        notes)
         if extra:
             weights_from += (f", + {extra / GIB:,.2f} GiB of drafter weights on the last stage's GPUs "
                              f"({drafter.how})")
@@ -754,7 +764,9 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     buffers, buffers_from = 0, []
     kind = model_kind(model)
     v2 = not v0_engine and runs_model_runner_v2(version, kind)
-    if vocab:
+    if pooling is not None:  # no sampler: the pooler's dummy run and no penalty bin counts (vllm_pooling)
+        activation, activation_from = _with_pooler(pooling, model, tokens, rows, forward, notes)
+    elif vocab:
         if v2:
             sampler, sampler_from = v2_sampler_bytes(rows, vocab, version)
         elif v0_engine:
@@ -783,11 +795,12 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         from .vllm_cudagraph import estimate as graph_estimate
 
         modelled = graph_estimate(version, max_num_seqs=rows, max_num_batched_tokens=max_num_batched_tokens,
-                                  layers=model.num_layers, gpu=gpu, enforce_eager=enforce_eager, **kind)
+                                  layers=model.num_layers, gpu=gpu, enforce_eager=enforce_eager,
+                                  pooling=pooling is not None, **kind)
         graphs, graphs_from = modelled.bytes, "modelled, empirical"
         if modelled.note:
             notes.append(modelled.note + (f"; fitted at TP 1, not checked at TP {tp}" if graphs and tp > 1 else ""))
-    if v2 and vocab:
+    if v2 and vocab and pooling is None:
         notes.append(f"vLLM {version} runs Model Runner V2: its sampler profile is read from source, "
                      "not checked against a log")
     if max(tp, 1) > 1 and is_pcie_only(gpu, pcie_only):
@@ -808,13 +821,84 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                      "vLLM's first snapshot (from 0.11), its point-to-point ones at the first send, after the profile")
     extensible = None
     if not v0_engine and (extensible_kv_cache if extensible_kv_cache is not None else extensible_by_default(version)):
+        # v1/worker/gpu/model_runner.py profile_cudagraph_memory (0.34.0) returns 0 with the extensible KV cache:
+        # no estimate is subtracted; the graphs (the modelled estimate stands for the captured pool) are resident
+        # when the pool is measured after capture (vllm_extensible)
         extensible = extensible_pool(total_bytes=total_bytes, utilization=gpu_memory_utilization, tp=ranks,
                                      pcie_only=is_pcie_only(gpu, pcie_only), weight_bytes=per_gpu,
                                      non_torch_bytes=non_torch, buffer_bytes=buffers, activation_bytes=activation,
-                                     cuda_graph_bytes=graphs)
+                                     captured_graph_bytes=graphs)
+        if graphs:
+            notes.append(f"no CUDA-graph estimate is subtracted: vLLM {version} with the extensible KV cache skips it "
+                         "(profile_cudagraph_memory returns 0) and measures the captured graphs after warmup; the "
+                         f"{graphs / GIB:.2f} GiB above stand for the captured pool in the measured pool only")
+        graphs, graphs_from = 0, ""
     return ProfileEstimate(total_bytes, gpu_memory_utilization, per_gpu, activation, non_torch, graphs, tokens,
                            weights_from, activation_from, tuple(notes), graphs_from, buffers,
                            " + ".join(buffers_from), extensible)
+
+
+def _pooling_runner(model, version, notes: list):
+    """The pooling runner vLLM `version` gives the model (kvplan.engines.vllm_pooling), None for a generate model
+    or a release whose pooling profile is not read (then a note: the sampler is kept)."""
+    from .vllm_pooling import pooling_of, profiles_pooler
+
+    raw = raw_config(model) or {}
+    names = raw.get("architectures") or nested_text(raw).get("architectures") or [getattr(model, "architecture", None)]
+    pooling = pooling_of(names, version)
+    if pooling is None or profiles_pooler(version):
+        return pooling
+    notes.append(f"{pooling.architecture} runs vLLM's pooling runner ({pooling.how}), whose profile runs the pooler "
+                 f"instead of the sampler; that path is read from 0.29.0, so for vLLM {version} the sampler is "
+                 "counted as for a generate model")
+    return None
+
+
+def _with_pooling_heads(model, pooling, halve: bool, tp: int, pp: int, per_gpu: int, weights_from: str,
+                        notes: list) -> tuple[int, str]:
+    """(per_gpu, weights_from) of config-sized weights for a generation class vLLM converts to a pooling model
+    (vllm_pooling: no lm_head built, a float32 score head for classification), spread over the ranks as
+    config_weights_per_gpu spreads the count; unchanged for any other model."""
+    if pooling is None or not pooling.converted:
+        return per_gpu, weights_from
+    from ..configs.build import float_width_bytes
+    from .vllm_pooling import converted_head_params
+
+    checked = module_table(model)
+    if checked is None:
+        notes.append(f"vLLM builds {pooling.architecture} without its lm_head (models/adapters.py "
+                     "_create_pooling_model_cls); kvplan has no per-module table for it, so an untied lm_head is "
+                     "still in the weights")
+        return per_gpu, weights_from
+    fields, table = checked
+    width = 2 if halve else float_width_bytes(fields)
+    lm_head = sum(m.weight + m.other for m in table if m.role == "lm_head") * width
+    head = converted_head_params(raw_config(model) or {}, model.hidden_size or 0, pooling.kind) * 4
+    if not lm_head and not head:
+        return per_gpu, weights_from
+    per_gpu = per_gpu - lm_head // (tp * pp) + head
+    what = []
+    if lm_head:
+        what.append(f"- {lm_head / GIB:.2f} GiB of untied lm_head vLLM's pooling adapter does not build")
+    if head:
+        what.append(f"+ {head:,} B of float32 score head (as_seq_cls_model)")
+    return per_gpu, weights_from + ", " + " ".join(what)
+
+
+def _with_pooler(pooling, model, tokens: int, rows: int, forward: int, notes: list) -> tuple[int, str]:
+    """(activation, what) of a pooling model's profile: the larger of the forward and the pooler's dummy run."""
+    from .vllm_pooling import pooler_peak_bytes
+
+    pooler = pooler_peak_bytes(pooling.kind, tokens, model.hidden_size or 0, rows)
+    tasks = "token_embed + embed" if pooling.kind == "embed" else "token_classify + classify"
+    notes.append(f"pooling runner ({pooling.how}): the profile runs the pooler's dummy run ({tasks}, "
+                 f"{pooler / GIB:.2f} GiB at its peak, the hidden states included) instead of the sampler, and "
+                 "builds no sampler, so no sampler warm-up and no penalty bin counts (v1/worker/gpu/model_runner.py "
+                 "profile_run and load_model, read in 0.29-0.34; kvplan.engines.vllm_pooling); CUDA graphs "
+                 "PIECEWISE only")
+    if pooler > forward:
+        return pooler, f"pooler dummy run ({tasks})"
+    return forward, "forward"
 
 
 def pp_stage_buffer_bytes(tokens: int, hidden_size: int) -> int:
