@@ -566,6 +566,15 @@ def test_vllm_034_transformers_backend_figures_by_hand(tmp_path):
         2_960_119_046, 599_744_512, 208_083_136]
 
 
+@pytest.mark.parametrize("multi_query", [True, False])
+def test_vllm_034_gpt_bigcode_without_multi_query_fails_above_tp_1(tmp_path, multi_query):
+    # without multi_query c_attn's packed split is three head_dim widths, which PackedQKVFuser does not take, so
+    # c_attn and attn.c_proj are whole while the attention keeps heads / TP; with it they are fused and split
+    raw = {"model_type": "gpt_bigcode", "architectures": ["GPTBigCodeForCausalLM"], "vocab_size": 96,
+           "n_embd": 64, "n_head": 4, "n_layer": 2, "n_positions": 64, "multi_query": multi_query}
+    assert ("would fail at start-up" in _vllm_weights(tmp_path, raw, 2, "0.34.0")[1]) == (not multi_query)
+
+
 def test_git_text_decoder_keeps_positions_layernorms_and_row_biases_whole():
     # microsoft/git-base's text decoder: 6 layers, hidden 768, 12 heads, mlp 3,072, vocab 30,522, 1,024 positions,
     # the output head untied (with its bias). A layer: query/key/value 3 x (768^2 + 768), attention.output.dense
