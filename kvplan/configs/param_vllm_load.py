@@ -44,6 +44,11 @@ held as the module is (whole on every TP rank, split, or one KV head a rank abov
   BioGPT, GPTBigCode without multi_query), layers/attention/attention.py Attention.forward returns heads / TP heads'
   width (output_shape from self.num_heads) into a ReplicatedLinear built for all heads: at TP > 1 the first forward
   (the start-up profile run) raises a shape error (LoadDelta.breaks_tp).
+- Inkling (vLLM's own inkling_model config): vllm/models/inkling/nvidia/moe.py InklingGate builds its weight with
+  n_routed_experts + n_shared_experts rows rounded up to a multiple of 8 (padded_experts; _load_weight zeroes the
+  parameter and copies the checkpoint's rows into the first ones), in the model dtype, whole on every TP rank as the
+  router is: (-(routed + shared) % 8) x hidden_size more parameters a MoE layer. Read in 0.26.0 (the first release
+  with vllm/models/inkling), 0.27.0, 0.27.1, 0.28.0, 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0.
 """
 
 from __future__ import annotations
@@ -98,6 +103,18 @@ def longcat_router_bias(routed: int) -> LoadDelta:
                      "(GateLinear(bias=False); load_weights skips the checkpoint's .bias)")
 
 
+INKLING_GATE_PAD_FROM = (0, 26, 0)
+
+
+def inkling_gate_rows(experts: int, hidden: int) -> tuple[LoadDelta, ...]:
+    """The zero rows vLLM adds to an Inkling gate of `experts` rows (routed + shared) to reach a multiple of 8."""
+    pad = -experts % 8
+    if not pad:
+        return ()
+    return (LoadDelta(pad * hidden, INKLING_GATE_PAD_FROM,
+                      "models/inkling/nvidia/moe.py InklingGate (rows padded to a multiple of 8)"),)
+
+
 _NAMES = {"gpt_bigcode": "GPTBigCode", "ctrl": "CTRL", "biogpt": "BioGPT", "modernbert-decoder": "ModernBERT-decoder"}
 
 
@@ -113,4 +130,5 @@ def replicated_by_transformers_backend(weight: int, bias: int, model_type: str =
     return out
 
 
-__all__ = ["LoadDelta", "gemma4_v_copy", "longcat_router_bias", "replicated_by_transformers_backend"]
+__all__ = ["LoadDelta", "gemma4_v_copy", "longcat_router_bias", "replicated_by_transformers_backend",
+           "inkling_gate_rows"]

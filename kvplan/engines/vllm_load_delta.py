@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..configs.param_vllm_load import TRANSFORMERS_BACKEND_FROM
 
 # the model types whose tables carry a Module.vllm_delta (configs/param_vllm_load.py)
-TYPES = ("gemma4_text", "gemma4_unified_text", "longcat_flash") + tuple(TRANSFORMERS_BACKEND_FROM)
+TYPES = ("gemma4_text", "gemma4_unified_text", "longcat_flash", "inkling_model") + tuple(TRANSFORMERS_BACKEND_FROM)
 
 
 @dataclass(frozen=True)
