@@ -55,8 +55,8 @@ of every release of engines/vllm_registry_data.py RELEASES from its first to 0.3
   params_dtype float32 from 0.31) and expert_bias, from 0.11.1 (its first release);
 - Hunyuan 3: hy_v3.py HYV3MoEFused's gate (GateLinear params_dtype float32) from 0.20.0 (its first release) and its
   expert_bias from 0.26.0 (0.20.0-0.25.1 in the model dtype); from 0.30.0 its q_norm / k_norm are float32 where the
-  optional HPC rope kernel runs (HpcRopeNorm.support: whether the `hpc` package is installed), which kvplan cannot
-  see: not added (2 x head_dim a layer);
+  optional HPC rope kernel runs (HpcRopeNorm.support: only with --attention-backend HPC_ATTN, never a default, and
+  a head layout it takes), which kvplan's default-backend profile does not plan: not added (2 x head_dim a layer);
 - Param2: param2moe.py Param2MoEMoEBlock's gate.e_score_correction_bias (the checkpoint's mlp.gate.expert_bias;
   with moe_router_enable_expert_bias true or left out) from 0.20.0 (its first release), and its gate from 0.31.0
   (GateLinear params_dtype float32; an nn.Linear in the model dtype before);
@@ -383,9 +383,13 @@ FP32_RULES["afmoe"] = (_rules((0, 11, 1), f"{_AFMOE} (gate: nn.Linear / GateLine
                                 sglang_source="afmoe.py (expert_bias float32; the gate in the model dtype)"))
 # Hunyuan 3: hy_v3.py HYV3MoEFused's gate (GateLinear params_dtype=torch.float32) from 0.20.0, the file's first
 # release; its expert_bias in the model dtype 0.20.0-0.25.1 (torch.empty without a dtype), float32 from 0.26.0.
-# Left out: from 0.30.0 HYV3Attention builds q_norm / k_norm in float32 where HpcRopeNorm.support() holds (the
-# optional `hpc` kernel package installed and the head layout it takes), else in the model dtype: kvplan cannot see
-# the install (2 x head_dim a layer, e.g. 256 parameters, 512 B). SGLang 0.5.23 hunyuan_v3.py HYV3MoEFused: both
+# Not a default: from 0.30.0 HYV3Attention builds q_norm / k_norm in float32 only where HpcRopeNorm.support() holds
+# (layers/hpc/rope_norm.py, read in 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0): first of all
+# attention_config.backend == HPC_ATTN, which only --attention-backend HPC_ATTN sets (no platform's priority list
+# names it: HPC_ATTN appears only in v1/attention/backends/registry.py and hpc_attn.py; no model's
+# verify_and_update_config picks it), then head_dim 128, 4 or 8 query heads per KV head and an fp8_e4m3 / auto /
+# bfloat16 KV cache. kvplan's vLLM profile plans the default backend, on every GPU, so the norms stay in the model
+# dtype (with the flag: 2 x head_dim a layer more, e.g. 256 parameters, 512 B). SGLang 0.5.23 hunyuan_v3.py HYV3MoEFused: both
 # gate (ReplicatedLinear params_dtype float32) and expert_bias float32 (0.5.9 has no Hunyuan 3 model)
 _HYV3 = "hy_v3.py HYV3MoEFused"
 _SG_HYV3 = "hunyuan_v3.py HYV3MoEFused (gate params_dtype float32, expert_bias float32)"
