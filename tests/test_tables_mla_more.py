@@ -137,6 +137,30 @@ def test_mistral_large_4_holds_its_latent_projections_indexers_and_routers_whole
     assert _per_gpu(model, 8, 8) == (89_925_013_056 - 309_509_696) // 8 + 309_509_696 == 11_511_447_616
 
 
+# An FP8 block-quantized checkpoint (128 x 128 blocks: 1 + 4 / 16,384 B a quantized weight). vLLM 0.34 builds
+# kv_a_proj_with_mqa, kv_b_proj (models/mistral/nvidia/attention.py MistralMLAAttention) and the indexer's
+# wk_weights_proj (indexer.py MistralIndexer) with quant_config=None, so they stay 16-bit; quantized: wq
+# (8 x 176,160,768), wo (8 x 117,440,512), the indexers' wq_b (2 x 58,720,256), the dense MLP (352,321,536), the
+# routed experts (7 x 5,637,144,576) and the shared experts (7 x 88,080,384): 42,895,147,008 weights, every dim a
+# multiple of 128. The other 2,067,359,520 parameters (embeddings, head, latent projections, norms, routers...) at 2 B.
+LARGE4_FP8_QUANTIZED = (8 * 176_160_768 + 8 * 117_440_512 + 2 * 58_720_256 + 352_321_536 + 7 * 5_637_144_576
+                        + 7 * 88_080_384)
+
+
+def test_mistral_large_4_fp8_keeps_its_latent_projections_and_indexer_keys_in_bf16():
+    model = build_model({**LARGE4, "quantization_config": {"quant_method": "fp8", "activation_scheme": "dynamic",
+                                                           "weight_block_size": [128, 128]}}, "large4")
+    assert LARGE4_FP8_QUANTIZED == 42_895_147_008
+    total = LARGE4_FP8_QUANTIZED + LARGE4_FP8_QUANTIZED // 4_096 + 2 * (LARGE4_TOTAL - LARGE4_FP8_QUANTIZED)
+    # before: 31,195,136 latent down-, 150,994,944 latent up- and 1,835,008 indexer key weights counted as FP8
+    # (46,856,358,336 B)
+    assert model.weight_bytes == total == 47_040_338_496
+    # whole on every rank: the whole modules of LARGE4_WHOLE at 2 B, but wq_b (2 x 58,720,256) in FP8
+    whole = 2 * (LARGE4_WHOLE - 2 * 58_720_256) + 2 * 58_720_256 * (4_096 + 1) // 4_096
+    assert model.weight_replicated_bytes == whole == 192_097_856
+    assert _per_gpu(model, 8, 4) == (total - whole) // 4 + whole == 11_904_158_016
+
+
 def test_mistral_large_4_names_modules_as_its_checkpoint_does():
     family, f, _, layers, dims = _read(LARGE4, "large4")
     names = {m.name for m in table(f, layers, dims)}

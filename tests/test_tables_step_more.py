@@ -250,6 +250,20 @@ def test_inkling_model_names_the_tml_tensors_and_adds_up():
     assert "model.llm.layers.3.attn.wq_du" in names["layers.3.attn.wq_du"].names()
 
 
+@pytest.mark.parametrize("version, more", [("0.25.0", 0), ("0.26.0", 1_966_080), ("0.34.0", 1_966_080)])
+def test_vllm_pads_inkling_gate_rows_to_a_multiple_of_8(version, more):
+    # models/inkling/nvidia/moe.py InklingGate (0.26.0 to 0.34.0): 256 routed + 2 sink experts = 258 rows, padded
+    # to 264: 6 x 4,096 more a MoE layer, 40 layers, BF16, whole on every rank: 1,966,080 B a GPU at TP 8 over the
+    # checkpoint's 67,430,040,576 (0.25.0 has no vllm/models/inkling: nothing added)
+    from kvplan.engines.vllm_profile import predict_available
+    from kvplan.sources import load_model
+
+    model = load_model(str(Path(__file__).parent / "data" / "configs" / "inkling-small-text-quoted.json"))
+    est = predict_available(model, total_bytes=141 * 2**30, gpu_memory_utilization=0.9, tp=8, version=version)
+    assert 6 * 4_096 * 40 * 2 == 1_966_080
+    assert est.weight_bytes == 67_430_040_576 + more
+
+
 def test_inkling_model_holds_the_embedding_norms_and_gates_whole():
     model = build_model(INKLING, "inkling")
     assert INK_WHOLE == 866_425_344 and model.weight_replicated_bytes == 2 * INK_WHOLE

@@ -514,6 +514,67 @@ def test_modernbert_decoder_keeps_its_layernorms_whole():
     assert _per_gpu(model, 22, 2) == 149_619_904 + 70_656 == 149_690_560
 
 
+# -- vLLM 0.34's Transformers backend without a tensor-parallel plan (configs/param_vllm_load.py) -------------------
+# transformers/base.py makes every nn.Linear no fuser claims a ReplicatedLinear. CTRL: no fuser matches (q, k, v are
+# three inputs; a plain MLP): every block's Wq, Wk, Wv (with biases), dense and ffn.2 (weights; their biases are
+# whole already) and ffn.0 (with its bias) whole: 3 x (1,280^2 + 1,280) + 1,280^2 + 1,280 x 8,192 + 8,192 +
+# 8,192 x 1,280 = 27,537,152 a block. BioGPT: k_proj and v_proj merged and split (MergedColumnParallelFuser), q_proj
+# (1,024^2 + 1,024), out_proj (1,024^2), fc1 (1,024 x 4,096 + 4,096) and fc2 (4,096 x 1,024) whole: 10,490,880 a
+# layer. ModernBERT-decoder: q/k/v and Wo fused and split (QKVFuser), the MLP's Wi (768 x 2,304) and Wo
+# (1,152 x 768) whole: 2,654,208 a layer. At TP 2 each rank holds half of these more, in BF16: the parameters x 2 B / 2.
+BACKEND = {
+    "ctrl": ({"model_type": "ctrl", "architectures": ["CTRLLMHeadModel"], "vocab_size": 246534, "n_embd": 1280,
+              "n_layer": 48, "n_head": 16, "dff": 8192, "n_positions": 50000}, 1_638_335_750, 48 * 27_537_152),
+    "biogpt": ({"model_type": "biogpt", "architectures": ["BioGptForCausalLM"], "vocab_size": 42384,
+                "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16, "intermediate_size": 4096,
+                "max_position_embeddings": 1024}, 347_963_392, 24 * 10_490_880),
+    "modernbert-decoder": ({"model_type": "modernbert-decoder", "architectures": ["ModernBertDecoderForCausalLM"],
+                            "vocab_size": 50368, "hidden_size": 768, "num_hidden_layers": 22,
+                            "num_attention_heads": 12, "intermediate_size": 1152, "max_position_embeddings": 8192},
+                           149_690_560, 22 * 2_654_208),
+}
+
+
+def _vllm_weights(tmp_path, raw: dict, tp: int, version: str):
+    import json
+
+    from kvplan.engines.vllm_profile import predict_available
+    from kvplan.sources import load_model
+
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    model = load_model(str(tmp_path))
+    est = predict_available(model, total_bytes=80 * 2**30, gpu_memory_utilization=0.9, tp=tp, version=version)
+    return est.weight_bytes, " ".join(est.notes)
+
+
+@pytest.mark.parametrize("name", list(BACKEND))
+def test_vllm_034_transformers_backend_holds_unfused_linears_whole(tmp_path, name):
+    raw, split_per_gpu, whole_params = BACKEND[name]
+    # the per-GPU split of the tests above (the checkpoint's layout), which vLLM 0.33 (no such fallback modelled) keeps
+    assert _vllm_weights(tmp_path, raw, 2, "0.33.0")[0] == split_per_gpu
+    got, notes = _vllm_weights(tmp_path, raw, 2, "0.34.0")
+    assert got == split_per_gpu + whole_params * 2 // 2
+    # the attention output projection whole while vLLM's attention keeps heads / TP: start-up fails at TP > 1
+    assert ("would fail at start-up" in notes) == (name != "modernbert-decoder")
+    assert "would fail" not in _vllm_weights(tmp_path, raw, 1, "0.34.0")[1]
+
+
+def test_vllm_034_transformers_backend_figures_by_hand(tmp_path):
+    # CTRL at TP 2: 1,638,335,750 + 1,321,783,296; BioGPT 347,963,392 + 251,781,120; ModernBERT-decoder
+    # 149,690,560 + 58,392,576
+    assert [_vllm_weights(tmp_path, BACKEND[n][0], 2, "0.34.0")[0] for n in BACKEND] == [
+        2_960_119_046, 599_744_512, 208_083_136]
+
+
+@pytest.mark.parametrize("multi_query", [True, False])
+def test_vllm_034_gpt_bigcode_without_multi_query_fails_above_tp_1(tmp_path, multi_query):
+    # without multi_query c_attn's packed split is three head_dim widths, which PackedQKVFuser does not take, so
+    # c_attn and attn.c_proj are whole while the attention keeps heads / TP; with it they are fused and split
+    raw = {"model_type": "gpt_bigcode", "architectures": ["GPTBigCodeForCausalLM"], "vocab_size": 96,
+           "n_embd": 64, "n_head": 4, "n_layer": 2, "n_positions": 64, "multi_query": multi_query}
+    assert ("would fail at start-up" in _vllm_weights(tmp_path, raw, 2, "0.34.0")[1]) == (not multi_query)
+
+
 def test_git_text_decoder_keeps_positions_layernorms_and_row_biases_whole():
     # microsoft/git-base's text decoder: 6 layers, hidden 768, 12 heads, mlp 3,072, vocab 30,522, 1,024 positions,
     # the output head untied (with its bias). A layer: query/key/value 3 x (768^2 + 768), attention.output.dense

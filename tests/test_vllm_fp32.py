@@ -399,17 +399,21 @@ def test_sarvam_moe_router_with_fp32_router_dtype_and_bias_with_its_flag(tmp_pat
     # Solar Open 100B: 48 layers, all MoE, x 128 experts
     ("SOLAR_OPEN_100B", 48 * 128),
 ])
-def test_transformers_backend_keeps_the_score_bias_in_float32_from_0_28(tmp_path, name, params):
+def test_transformers_backend_keeps_the_score_bias_in_float32_from_0_24(tmp_path, name, params):
     # vLLM's Transformers backend: fusers/moe.py MoEBlockFuser.gate keeps the HF gate's e_score_correction_bias as
     # a buffer of its GateLinear, and from 0.28.0 transformers/base.py keep_in_fp32 upcasts it (the HF class's
     # _keep_in_fp32_modules_strict names it); the GateLinear weight stays bf16. Whole on every GPU, + 2 B each.
-    # Before 0.28 nothing is added (dots1.py up to 0.23.0 built it in the model dtype; 0.24-0.27 not settled)
+    # 0.24.0-0.27.1 (transformers>=5.5.3, unbounded: the newest installs) keep the HF class's buffer, which
+    # transformers 5.24+ builds with dtype=torch.float32 (Solar Open in every release); dots1.py up to 0.23.0 built
+    # it in the model dtype
     import test_tables_moe_more
 
     model = _load(tmp_path, getattr(test_tables_moe_more, name), name)
     assert _figures(upcast(model, "0.34.0")) == (params, 0, 2)
     assert upcast(model, "0.28.0").per_gpu_bytes(tp=4) == 2 * params
-    assert upcast(model, "0.27.1") is None
+    assert upcast(model, "0.27.1").per_gpu_bytes(tp=4) == 2 * params
+    assert upcast(model, "0.24.0").per_gpu_bytes(tp=4) == 2 * params
+    assert upcast(model, "0.23.0") is None
 
 
 def test_inkling_gate_bias_and_global_scale_only_with_their_flags(tmp_path):

@@ -55,8 +55,8 @@ of every release of engines/vllm_registry_data.py RELEASES from its first to 0.3
   params_dtype float32 from 0.31) and expert_bias, from 0.11.1 (its first release);
 - Hunyuan 3: hy_v3.py HYV3MoEFused's gate (GateLinear params_dtype float32) from 0.20.0 (its first release) and its
   expert_bias from 0.26.0 (0.20.0-0.25.1 in the model dtype); from 0.30.0 its q_norm / k_norm are float32 where the
-  optional HPC rope kernel runs (HpcRopeNorm.support: whether the `hpc` package is installed), which kvplan cannot
-  see: not added (2 x head_dim a layer);
+  optional HPC rope kernel runs (HpcRopeNorm.support: only with --attention-backend HPC_ATTN, never a default, and
+  a head layout it takes), which kvplan's default-backend profile does not plan: not added (2 x head_dim a layer);
 - Param2: param2moe.py Param2MoEMoEBlock's gate.e_score_correction_bias (the checkpoint's mlp.gate.expert_bias;
   with moe_router_enable_expert_bias true or left out) from 0.20.0 (its first release), and its gate from 0.31.0
   (GateLinear params_dtype float32; an nn.Linear in the model dtype before);
@@ -72,8 +72,9 @@ of every release of engines/vllm_registry_data.py RELEASES from its first to 0.3
   moe_router_enable_expert_bias true;
 - dots.llm1, Solar Open, MiniCPM5-MoE on the Transformers backend: the HF gate's e_score_correction_bias, a buffer
   that transformers/base.py keep_in_fp32 keeps in float32 from 0.28.0 (the HF classes' _keep_in_fp32_modules_strict,
-  transformers 5.25); dots1.py (0.11.0-0.23.0) built it in the model dtype; 0.24.0-0.27.1 left out (the buffer keeps
-  whatever dtype the installed transformers builds it in);
+  transformers 5.25), and that the newest transformers builds in float32 in 0.24.0-0.27.1 (no keep_in_fp32 there:
+  the buffer keeps the installed class's dtype; FP32_RULES below); dots1.py (0.11.0-0.23.0) built it in the model
+  dtype;
 - Inkling's text model: vllm/models/inkling/nvidia/moe.py InklingGate's bias (the table's
   mlp.gate.e_score_correction_bias) and global_scale, each only with the config's use_gate_bias / use_global_scale,
   from 0.26.0 (the first release with vllm/models/inkling);
@@ -383,9 +384,13 @@ FP32_RULES["afmoe"] = (_rules((0, 11, 1), f"{_AFMOE} (gate: nn.Linear / GateLine
                                 sglang_source="afmoe.py (expert_bias float32; the gate in the model dtype)"))
 # Hunyuan 3: hy_v3.py HYV3MoEFused's gate (GateLinear params_dtype=torch.float32) from 0.20.0, the file's first
 # release; its expert_bias in the model dtype 0.20.0-0.25.1 (torch.empty without a dtype), float32 from 0.26.0.
-# Left out: from 0.30.0 HYV3Attention builds q_norm / k_norm in float32 where HpcRopeNorm.support() holds (the
-# optional `hpc` kernel package installed and the head layout it takes), else in the model dtype: kvplan cannot see
-# the install (2 x head_dim a layer, e.g. 256 parameters, 512 B). SGLang 0.5.23 hunyuan_v3.py HYV3MoEFused: both
+# Not a default: from 0.30.0 HYV3Attention builds q_norm / k_norm in float32 only where HpcRopeNorm.support() holds
+# (layers/hpc/rope_norm.py, read in 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0): first of all
+# attention_config.backend == HPC_ATTN, which only --attention-backend HPC_ATTN sets (no platform's priority list
+# names it: HPC_ATTN appears only in v1/attention/backends/registry.py and hpc_attn.py; no model's
+# verify_and_update_config picks it), then head_dim 128, 4 or 8 query heads per KV head and an fp8_e4m3 / auto /
+# bfloat16 KV cache. kvplan's vLLM profile plans the default backend, on every GPU, so the norms stay in the model
+# dtype (with the flag: 2 x head_dim a layer more, e.g. 256 parameters, 512 B). SGLang 0.5.23 hunyuan_v3.py HYV3MoEFused: both
 # gate (ReplicatedLinear params_dtype float32) and expert_bias float32 (0.5.9 has no Hunyuan 3 model)
 _HYV3 = "hy_v3.py HYV3MoEFused"
 _SG_HYV3 = "hunyuan_v3.py HYV3MoEFused (gate params_dtype float32, expert_bias float32)"
@@ -446,11 +451,23 @@ FP32_RULES["sarvam_moe"] = (
 # class's _keep_in_fp32_modules_strict (transformers 5.25's modeling_dots1 / solar_open / minicpm5_moe name
 # "e_score_correction_bias" and "gate.weight"): fusers/moe.py MoEBlockFuser.gate keeps the HF score bias as a
 # buffer of the GateLinear, so it is float32, while the gate's weight (a vLLM parameter) stays in the model dtype.
-# 0.24.0-0.27.1 (no keep_in_fp32) are left out: there the buffer keeps the dtype the installed transformers builds it
-# in (float32 in 5.25's modeling files), which kvplan does not settle. SGLang 0.5.9 / 0.5.23 have none of these models
-_TF_KEEP = "transformers/base.py keep_in_fp32, fusers/moe.py MoEBlockFuser.gate (the HF score bias)"
+# 0.24.0-0.27.1 have no keep_in_fp32: the HF gate's buffer keeps the dtype the installed transformers' class builds it
+# in (0.24.0-0.26.0 leave the HF gate as it is; 0.27.x MoEBlockFuser.gate re-registers the same buffer), and
+# AutoModel.from_config(dtype=the model dtype) makes the default dtype the model's while it builds. Those releases
+# require transformers>=5.5.3 (0.29.0 and 0.30.0 >=5.10.4) with no upper bound (the wheels' METADATA), so the newest
+# transformers is what installs, as kvplan assumes for 0.34 (the newest it accepts: engines/vllm_served.py). Read
+# in transformers 5.5.3, 5.8.0, 5.10.4, 5.12.1, 5.13.1, 5.14.1, 5.15.1, 5.16.1, 5.18.0, 5.20.2, 5.21.1, 5.22.2, 5.23.0,
+# 5.24.0 and 5.25.0: Solar Open's buffer is torch.zeros(..., dtype=torch.float32) in all of them; dots1's is
+# torch.zeros(n) (the model dtype under from_config) up to 5.23.0 and dtype=torch.float32 from 5.24.0; minicpm5_moe
+# exists only in 5.25.0 (float32). So all three are float32 from 0.24.0 with the newest transformers (dots1 with
+# transformers < 5.24 in 0.24-0.27: the model dtype, not modelled). Not modelled either: from 5.24.0 the classes'
+# _keep_in_fp32_modules_strict also name "gate.weight", which 0.28.0-0.30.0 (unbounded) would then keep in float32
+# where the gate is not a vLLM layer; 0.31+ cap transformers below 5.24 (0.34: < 5.23.0). SGLang 0.5.9 / 0.5.23 have
+# none of these models
+_TF_KEEP = ("transformers/base.py keep_in_fp32, fusers/moe.py MoEBlockFuser.gate (the HF score bias; 0.24-0.27: "
+            "the HF class's float32 buffer)")
 FP32_RULES.update(dict.fromkeys(("dots1", "solar_open", "minicpm5_moe"),
-                                _rules((0, 28, 0), _TF_KEEP, "mlp.gate.e_score_correction_bias")))
+                                _rules((0, 24, 0), _TF_KEEP, "mlp.gate.e_score_correction_bias")))
 # Inkling's text model: vllm/models/inkling/nvidia/moe.py InklingGate builds its score bias (the table's
 # mlp.gate.e_score_correction_bias) and global_scale in float32 where the config's use_gate_bias / use_global_scale
 # are true (vLLM's own InklingModelConfig: false by default, and then it builds neither), from 0.26.0, the first

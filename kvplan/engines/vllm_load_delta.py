@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..configs.param_vllm_load import TRANSFORMERS_BACKEND_FROM
+
 # the model types whose tables carry a Module.vllm_delta (configs/param_vllm_load.py)
-TYPES = ("gemma4_text", "gemma4_unified_text", "longcat_flash", "gpt_bigcode")
+TYPES = ("gemma4_text", "gemma4_unified_text", "longcat_flash", "inkling_model") + tuple(TRANSFORMERS_BACKEND_FROM)
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,7 @@ class HeldDelta:
     unsized: int  # weight parameters of a quantized checkpoint, not sized
     sources: tuple[str, ...]
     rehomed: int = 0  # parameters the checkpoint's layout splits over TP and vLLM holds whole on every rank
+    breaks_tp: str | None = None  # an attention output projection held whole (LoadDelta.breaks_tp): its module
 
     @property
     def params(self) -> int:
@@ -65,10 +68,13 @@ def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
     whole = split = unsized = rehomed = 0
     kv: dict[int, int] = {}
     sources = []
+    breaks = None
     for m in modules:
         for d in m.vllm_delta:
             if not d.held(version):
                 continue
+            if d.breaks_tp and breaks is None:
+                breaks = m.name
             if d.source not in sources:
                 sources.append(d.source)
             if d.weight and quantized:
@@ -85,7 +91,19 @@ def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
         return None
     width = 2 if halve else float_width_bytes(f)
     return HeldDelta(whole, split, tuple(sorted((n, h) for h, n in kv.items())), width, unsized, tuple(sources),
-                     rehomed)
+                     rehomed, breaks)
+
+
+def tp_failure_note(d: HeldDelta | None, tp: int) -> str | None:
+    """At TP > 1, where vLLM holds an attention output projection whole while its attention layer keeps heads / TP
+    (configs/param_vllm_load.py LoadDelta.breaks_tp): one line saying that vLLM fails at start-up."""
+    if d is None or d.breaks_tp is None or tp <= 1:
+        return None
+    return (f"at TP {tp} vLLM would fail at start-up: its Transformers backend (no tensor-parallel plan) holds "
+            f"{d.breaks_tp} whole (a ReplicatedLinear for all heads) while the attention layer it feeds is built for "
+            "heads / TP (layers/attention/attention.py Attention.forward), so the profile run's first forward raises "
+            "a shape error (configs/param_vllm_load.py); serve it at TP 1 (with PP or data parallelism): the figures "
+            "are what-if")
 
 
 def describe(d: HeldDelta, tp: int = 1, pp: int = 1) -> str:
@@ -122,4 +140,4 @@ def table_note(d: HeldDelta, source: str) -> str:
             f"{source}, do not count that")
 
 
-__all__ = ["HeldDelta", "load_delta", "describe", "unsized_note", "table_note", "TYPES"]
+__all__ = ["HeldDelta", "load_delta", "describe", "unsized_note", "table_note", "tp_failure_note", "TYPES"]

@@ -578,27 +578,29 @@ def _with_load_delta(model, version, halve: bool, tp: int, pp: int, per_gpu: int
                      notes: list) -> tuple[int, str]:
     """(per_gpu, weights_from) with what vLLM `version` holds beyond a config-sized checkpoint, or below it, where
     it builds modules otherwise than the checkpoint stores them (vllm_load_delta; configs/param_vllm_load.py)."""
-    from .vllm_load_delta import describe, load_delta, unsized_note
+    from .vllm_load_delta import describe, load_delta, tp_failure_note, unsized_note
 
     d = load_delta(model, version, halve)
     if d is None:
         return per_gpu, weights_from
-    line = unsized_note(d)
-    if line is not None:
-        notes.append(line)
+    for line in (tp_failure_note(d, tp), unsized_note(d)):
+        if line is not None:
+            notes.append(line)
     if d.params == d.unsized and not d.rehomed:
         return per_gpu, weights_from
     return per_gpu + d.per_gpu_bytes(tp, pp), weights_from + describe(d, tp, pp)
 
 
-def _note_load_delta(model, version, source: str, notes: list) -> None:
+def _note_load_delta(model, version, source: str, notes: list, tp: int = 1) -> None:
     """Weights from a record (`source`: a tensor table, a total, a size given): say what vLLM holds otherwise than
     the checkpoint, which is not counted."""
-    from .vllm_load_delta import load_delta, table_note
+    from .vllm_load_delta import load_delta, table_note, tp_failure_note
 
     d = load_delta(model, version)
     if d is not None:
         notes.append(table_note(d, source))
+        if (line := tp_failure_note(d, tp)) is not None:
+            notes.append(line)
 
 
 def weights_per_gpu(model, weights, tp: int = 1, pp: int = 1, last_stage_extra: int = 0) -> int:
@@ -704,7 +706,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             per_gpu = weights_per_gpu(model, record, weight_tp, pp, extra)
             per_gpu, weights_from = _with_fp32(model, version, gpu, served_from_float32(model), weight_tp, pp,
                                                per_gpu, weights_from, notes, record)
-            _note_load_delta(model, version, record.source, notes)
+            _note_load_delta(model, version, record.source, notes, weight_tp)
         elif served_from_float32(model):  # 4 B per parameter as stored, 2 B as vLLM loads it
             per_gpu = config_weights_per_gpu(model, weight_tp, pp, version, halve=True) + extra
             weights_from = "parameter count x 2 B: a float32 checkpoint, served in bf16 (vLLM's dtype auto)"

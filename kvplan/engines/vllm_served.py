@@ -230,9 +230,14 @@ def _fallback(architecture: str, refused: Served, model_code: str | None, model_
     else:
         from ..configs.weight_tables import TABLES
 
+        from ..configs.param_vllm_load import TRANSFORMERS_BACKEND_FROM
+
         ours = (f"kvplan splits the weights by its per-module table of {model_type} (configs/weight_tables)"
                 if model_type in TABLES else f"kvplan splits the weights evenly over TP (no per-module table of "
                 f"{model_type})")
+        if model_type in TRANSFORMERS_BACKEND_FROM:
+            ours += (" and, in vLLM's profile, holds whole the linears the backend replicates "
+                     "(configs/param_vllm_load.py, read in transformers/base.py and its fusers)")
     return Served(True, "transformers backend", release, (
         f"vLLM {release} serves {architecture} through its Transformers backend: it has no implementation of its "
         f"own{history}, so --model-impl auto falls back (registry.py _try_resolve_transformers) to transformers "

@@ -256,19 +256,22 @@ def gpt_bigcode(f: Fields, layers: list, dims) -> list[Module]:
                 _backend_whole(_lin(f"{b}.attn.c_attn", hidden, hidden + 2 * kv_width, "attention", True, top=True,
                                     kv_heads=1 if multi_query else 0, kv_outputs=2 * kv_width), not multi_query),
                 _backend_whole(_lin(f"{b}.attn.c_proj", hidden, hidden, "attention", True, row=True, top=True),
-                               not multi_query),
+                               not multi_query, breaks_tp=True),
                 _backend_whole(_lin(f"{b}.mlp.c_fc", hidden, inner, "mlp", True, top=True), True),
                 _backend_whole(_lin(f"{b}.mlp.c_proj", inner, hidden, "mlp", True, row=True, top=True), True)]
     return out
 
 
-def _backend_whole(m: Module, whole: bool) -> Module:
+def _backend_whole(m: Module, whole: bool = True, model_type: str = "gpt_bigcode", breaks_tp: bool = False) -> Module:
     """m split as the checkpoint's layout (and SGLang, and vLLM's own gpt_bigcode.py before 0.25) splits it; where
-    `whole`, vLLM 0.25+'s Transformers backend holds it whole on every rank (Module.vllm_delta: its weight, and its
-    bias unless a RowParallelLinear bias, whole already)."""
+    `whole`, vLLM's Transformers backend (0.25+ for GPTBigCode; param_vllm_load.TRANSFORMERS_BACKEND_FROM) holds it
+    whole on every rank (Module.vllm_delta: its weight, and its bias unless a RowParallelLinear bias, whole
+    already). breaks_tp: an attention output projection whose being whole makes vLLM fail at TP > 1
+    (LoadDelta.breaks_tp)."""
     if not whole:
         return m
-    return replace(m, vllm_delta=replicated_by_transformers_backend(m.weight, 0 if m.whole_bias else m.other))
+    return replace(m, vllm_delta=replicated_by_transformers_backend(m.weight, 0 if m.whole_bias else m.other,
+                                                                    model_type, breaks_tp))
 
 
 # -- the dense decoders of params.decoder -----------------------------------------------------------------------

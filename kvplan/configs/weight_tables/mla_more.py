@@ -97,7 +97,16 @@ def mistral_large4_text(f: Fields, layers: list, dims) -> list[Module]:
     moe.py MistralMoE the router gate (GateLinear, whole), the experts (FusedMoE) and shared_experts (MistralMLP,
     split); mlp.py MistralMLP split; the RMSNorms whole; lerope.alpha is copied into the rotary embedding, whole on
     every rank. vLLM builds the two SSMax scalings only with ssmax_scaling / indexer_ssmax_scaling, which
-    transformers' config does not have: transformers always builds them, and so does the table."""
+    transformers' config does not have: transformers always builds them, and so does the table.
+
+    Never quantized, whatever the checkpoint's quantization: kv_a_proj_with_mqa, kv_b_proj (attention.py
+    MistralMLAAttention: quant_config=None for both; the AMD twin models/mistral/amd/attention.py the same) and
+    wk_weights_proj (indexer.py MistralIndexer: quant_config=None), so each is a plain 16-bit parameter in vLLM 0.34,
+    the only release with models/mistral (0.33.0 has none), and its loader (mistral_large4/nvidia/model.py
+    _load_weights: default_weight_loader, no scale parameter to load a weight_scale_inv into) takes these
+    checkpoint tensors only in the float dtype. The table therefore gives wkv_a_with_mqa, wkv_b and the indexer's
+    wk no quantized weight (Module.weight 0): a quantized checkpoint holds them at the float width. wq_b
+    (quant_config=vllm_config.quant_config), wq, wo, the MLPs and experts are quantized."""
     from ..params_mla import mistral_large4_fields
     from ..param_parts import embeddings
 
@@ -114,10 +123,9 @@ def mistral_large4_text(f: Fields, layers: list, dims) -> list[Module]:
         a, n = f"layers.{i}.attention", f"layers.{i}"
         rope_i = rope if w["rope_flags"][i] else 0
         out += [_top(f"{a}.wq", hidden * heads * (nope + rope), inputs=hidden),
-                _top(f"{a}.wkv_a_with_mqa", hidden * (rank + rope_i), (rank + rope_i) if bias else 0, whole=True,
-                     inputs=hidden),
+                _top(f"{a}.wkv_a_with_mqa", 0, (hidden + (1 if bias else 0)) * (rank + rope_i), whole=True),
                 _top(f"{a}.kv_a_norm", 0, rank, "norms"),
-                _top(f"{a}.wkv_b", rank * heads * (nope + rope - rope_i + v), inputs=rank),
+                _top(f"{a}.wkv_b", 0, rank * heads * (nope + rope - rope_i + v)),
                 Module(f"{a}.wo", heads * v * hidden, hidden if bias else 0, "attention", top=True,
                        inputs=heads * v, whole_bias=bias),
                 _top(f"{a}.ssmax_scaling.s", 0, heads), _top(f"{a}.ssmax_scaling.b", 0, heads)]
@@ -125,7 +133,7 @@ def mistral_large4_text(f: Fields, layers: list, dims) -> list[Module]:
             x = f"{a}.indexer"
             out += [_top(f"{x}.q_input_norm", 0, 2 * hidden, "norms"),
                     _top(f"{x}.wq_b", hidden * nh * ih, whole=True, inputs=hidden),
-                    _top(f"{x}.wk", hidden * ih, whole=True, inputs=hidden),
+                    _top(f"{x}.wk", 0, hidden * ih, whole=True),
                     _top(f"{x}.k_norm", 0, 2 * ih, "norms"),
                     _top(f"{x}.weights_proj", 0, hidden * nh, whole=True),
                     _top(f"{x}.ssmax_scaling.s", 0, nh, whole=True), _top(f"{x}.ssmax_scaling.b", 0, nh, whole=True)]

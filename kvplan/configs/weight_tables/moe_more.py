@@ -69,8 +69,8 @@ What vLLM holds whole on every TP rank (weight_tables.replicated_params), read i
   dots1), where fusers/qkv.py QKVFuser takes q_gate_proj, k_proj and v_proj as one q/k/v triple (the largest the
   query) into a QKVParallelLinear and o_proj is rowwise, GLUFuser splits the MLPs, and the norms and the router
   with its e_score_correction_bias (GateLinear) stay whole.
-- Hunyuan 3 (vLLM 0.34 hy_v3.py): the norms, q_norm / k_norm (RMSNorm of head_dim; float32 where its HPC rope kernel
-  runs), the router (HYV3MoEFused.gate: GateLinear, float32) and expert_bias (float32), which kvplan counts at the
+- Hunyuan 3 (vLLM 0.34 hy_v3.py): the norms, q_norm / k_norm (RMSNorm of head_dim; float32 only with --attention-backend
+  HPC_ATTN), the router (HYV3MoEFused.gate: GateLinear, float32) and expert_bias (float32), which kvplan counts at the
   checkpoint's dtype (configs/param_fp32.py adds vLLM's); qkv_proj, o_proj and the MLPs have no biases
   there (vLLM sizes shared_mlp by expert_hidden_dim x num_shared_experts and builds none for 0 shared experts,
   where transformers builds one of intermediate_size: the table follows transformers, as the count does).

@@ -119,12 +119,13 @@ def _inkling_model(f: Fields, layers: list, dims) -> list:
     Whole on every TP rank in vLLM 0.34 (nvidia/model.py, attention.py, moe.py, mlp.py): embed
     (InklingReplicatedEmbedding: all padded_vocab_size rows on every rank; the LM head stays split), the norms
     (InklingRMSNorm: embed_norm, attn_norm, mlp_norm, q_norm, k_norm, norm), rel_logits_proj.proj (a plain
-    Parameter), the gate (InklingGate: its weight padded to a multiple of 8 rows on the GPU, beyond the checkpoint's
-    and not added here), global_scale and bias (float32), the dense MLP's global_scale, and wo_ud's bias
+    Parameter), the gate (InklingGate: its weight padded to a multiple of 8 rows on the GPU, beyond the checkpoint's:
+    vLLM's profile adds them, Module.vllm_delta, configs/param_vllm_load.py), global_scale and bias (float32), the dense MLP's global_scale, and wo_ud's bias
     (RowParallelLinear) with o_bias. Split: qkvr (MergedColumnParallelLinear; K and V sized to max(KV heads, TP)
     heads, so a rank holds one whole KV head above the KV heads: Module.kv_heads), k_sconv / v_sconv (by KV
     channel), attn_sconv / mlp_sconv (hidden_size // TP channels a rank), the routed experts, the sink experts
     (InklingSinkExperts: the intermediate dim over TP), w13_dn / w2_md."""
+    from ..param_vllm_load import inkling_gate_rows
     from ..vllm_own import _kernel, _local_ids, inkling_model_sizes, inkling_model_widths
 
     hidden, kernel, d_rel = f.int("hidden_size"), _kernel(f), f.int("d_rel")
@@ -162,7 +163,8 @@ def _inkling_model(f: Fields, layers: list, dims) -> list:
             if scale:
                 out.append(_float(f"{m}.global_scale", 1, "router"))
             continue
-        out.append(_float(f"{m}.gate", (routed + shared) * hidden, "router"))
+        out.append(Module(f"{m}.gate", 0, (routed + shared) * hidden, "router",
+                          vllm_delta=inkling_gate_rows(routed + shared, hidden)))
         if scale:
             out.append(_float(f"{m}.gate.global_scale", 1, "router"))
         if gate_bias:

@@ -583,14 +583,22 @@ def ctrl(f: Fields, layers: list, dims) -> list[Module]:
     out += _head(f, "lm_head", hidden, True, vocab_default=246_534, bias=True)
     for i in range(len(layers)):
         b, a = f"{t}.h.{i}", f"{t}.h.{i}.multi_head_attention"
-        out += [_lin(f"{a}.Wq", hidden, hidden, "attention", True, top=True),
-                _lin(f"{a}.Wk", hidden, hidden, "attention", True, top=True, kv_heads=heads),
-                _lin(f"{a}.Wv", hidden, hidden, "attention", True, top=True, kv_heads=heads),
-                _lin(f"{a}.dense", hidden, hidden, "attention", True, row=True, top=True),
-                _lin(f"{b}.ffn.0", hidden, dff, "mlp", True, top=True),
-                _lin(f"{b}.ffn.2", dff, hidden, "mlp", True, row=True, top=True),
+        out += [_whole(_lin(f"{a}.Wq", hidden, hidden, "attention", True, top=True), "ctrl"),
+                _whole(_lin(f"{a}.Wk", hidden, hidden, "attention", True, top=True, kv_heads=heads), "ctrl"),
+                _whole(_lin(f"{a}.Wv", hidden, hidden, "attention", True, top=True, kv_heads=heads), "ctrl"),
+                _whole(_lin(f"{a}.dense", hidden, hidden, "attention", True, row=True, top=True), "ctrl", True),
+                _whole(_lin(f"{b}.ffn.0", hidden, dff, "mlp", True, top=True), "ctrl"),
+                _whole(_lin(f"{b}.ffn.2", dff, hidden, "mlp", True, row=True, top=True), "ctrl"),
                 _norm(f"{b}.layernorm1", hidden, top=True), _norm(f"{b}.layernorm2", hidden, top=True)]
     return out
+
+
+def _whole(m: Module, model_type: str, breaks_tp: bool = False) -> Module:
+    """m as the checkpoint's layout splits it, held whole by vLLM 0.34's Transformers backend (no tensor-parallel
+    plan, no fuser for it: configs/param_vllm_load.py)."""
+    from .classic import _backend_whole
+
+    return _backend_whole(m, model_type=model_type, breaks_tp=breaks_tp)
 
 
 def biogpt(f: Fields, layers: list, dims) -> list[Module]:
@@ -611,13 +619,14 @@ def biogpt(f: Fields, layers: list, dims) -> list[Module]:
     out += _head(f, "output_projection", hidden, True)
     for i in range(len(layers)):
         b = f"{t}.layers.{i}"
-        out += [_lin(f"{b}.self_attn.q_proj", hidden, q, "attention", True, top=True),
+        out += [_whole(_lin(f"{b}.self_attn.q_proj", hidden, q, "attention", True, top=True), "biogpt"),
                 _lin(f"{b}.self_attn.k_proj", hidden, k, "attention", True, top=True, kv_heads=kv),
                 _lin(f"{b}.self_attn.v_proj", hidden, k, "attention", True, top=True, kv_heads=kv),
-                _lin(f"{b}.self_attn.out_proj", q, hidden, "attention", True, row=True, top=True),
+                _whole(_lin(f"{b}.self_attn.out_proj", q, hidden, "attention", True, row=True, top=True), "biogpt",
+                       True),
                 _norm(f"{b}.self_attn_layer_norm", hidden, top=True),
-                _lin(f"{b}.fc1", hidden, width, "mlp", True, top=True),
-                _lin(f"{b}.fc2", width, hidden, "mlp", True, row=True, top=True),
+                _whole(_lin(f"{b}.fc1", hidden, width, "mlp", True, top=True), "biogpt"),
+                _whole(_lin(f"{b}.fc2", width, hidden, "mlp", True, row=True, top=True), "biogpt"),
                 _norm(f"{b}.final_layer_norm", hidden, top=True)]
     return out
 
@@ -691,8 +700,8 @@ def modernbert_decoder(f: Fields, layers: list, dims) -> list[Module]:
                 _lin(f"{b}.attn.v_proj", hidden, width, "attention", attn_bias, kv_heads=heads),
                 _lin(f"{b}.attn.Wo", hidden, hidden, "attention", attn_bias, row=True),
                 _norm(f"{b}.mlp_norm", hidden, nb),
-                _lin(f"{b}.mlp.Wi", hidden, 2 * inter, "mlp", mlp_bias),
-                _lin(f"{b}.mlp.Wo", inter, hidden, "mlp", mlp_bias, row=True)]
+                _whole(_lin(f"{b}.mlp.Wi", hidden, 2 * inter, "mlp", mlp_bias), "modernbert-decoder"),
+                _whole(_lin(f"{b}.mlp.Wo", inter, hidden, "mlp", mlp_bias, row=True), "modernbert-decoder")]
     return out
 
 
