@@ -229,3 +229,16 @@ def test_blocks_in_the_pool_sit_under_the_pool_they_divide(cli, where):
     assert names[names.index("blocks in the pool") + 1] == "tokens in the pool"
     if "--kv-memory" in where:
         assert "| blocks in the pool | 65,536 |" in out
+
+
+def test_decode_floor_names_the_sequences_it_counts_under_offload(cli):
+    # offload:active=2 keeps 2 of the 8 sequences on the GPU; the floor reads the weights and those 2 caches, as a
+    # batch of 2 without offload does, but the row said "batch 8"
+    def floor(*args):
+        code, out, err = cli("estimate", "llama-3.1-8b", "-c", "8k", "--gpu", "h100", *args, "--format", "markdown")
+        assert code == 0, err
+        return next(line for line in out.splitlines() if line.startswith("| decode floor"))
+
+    offloaded = floor("--batch", "8", "-t", "offload:cpu=256GiB,active=2")
+    assert offloaded.startswith("| decode floor, batch 2 (6 offloaded) |")
+    assert offloaded.split("|")[2] == floor("--batch", "2").split("|")[2]
