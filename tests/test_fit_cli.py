@@ -175,3 +175,10 @@ def test_fit_under_vllm_sizes_the_pool_at_the_utilization_estimate_uses(cli, eng
     assert option["kv_pool_bytes_per_gpu"] == estimate["capacity"]["pool_bytes"]
     if engine != "ideal":
         assert option["engine_max_concurrency"] == pytest.approx(estimate["engine"]["max_concurrency"])
+
+
+def test_a_mistyped_gpu_gets_the_same_suggestion_as_in_estimate(cli):
+    # estimate said "did you mean h800 or h200?" for h1000; fit dropped the suggestion and listed the catalog only
+    code, out, err = cli("fit", "llama-3.1-8b", "--gpu", "h100,h2000")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "unknown GPU 'h2000' (did you mean h200" in err and err.rstrip().endswith(", or all)")
