@@ -62,6 +62,11 @@ class PlanResult:
     def gpu_bytes(self) -> int:
         return self.steps[-1].gpu_bytes
 
+    @property
+    def decoding(self) -> int:
+        """The sequences the decode floor counts: those whose cache stays on the GPUs (at least one)."""
+        return max(self.estimate.batch - (self.offload.sessions_on_cpu if self.offload is not None else 0), 1)
+
 
 def _sequence_total(b: BatchBytes) -> int:
     return b.kv_bytes_per_sequence + b.state_bytes_per_sequence

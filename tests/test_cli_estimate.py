@@ -214,3 +214,31 @@ def test_capacity_table_says_it_is_kvplans_plan_when_an_engine_is_given(cli, eng
     code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "h100")
     assert code == 0, err
     assert "\ncapacity" in out and "kvplan's own plan" not in out
+
+
+@pytest.mark.parametrize("where", [["--gpu", "h200"], ["--kv-memory", "80GiB"]])
+def test_blocks_in_the_pool_sit_under_the_pool_they_divide(cli, where):
+    # the blocks row was inserted at a fixed index, written before the "memory per GPU" row existed: with a GPU it
+    # landed between the weights and the pool. Llama-3.1-70B at TP 4: 80 layers x 2 of the 8 KV heads x (128 + 128)
+    # x 2 B = 81,920 B/token per GPU; 80 GiB in blocks of 16 tokens: 80 x 2^30 / (16 x 81,920) = 65,536
+    code, out, err = cli("estimate", "llama-3.1-70b", "-c", "128k", "--tp", "4", *where, "-t", "page:16",
+                         "--format", "markdown")
+    assert code == 0, err
+    names = [line.split("|")[1].strip() for line in out.splitlines() if line.startswith("| ")]
+    assert names[names.index("KV pool per GPU") + 1] == "blocks in the pool"
+    assert names[names.index("blocks in the pool") + 1] == "tokens in the pool"
+    if "--kv-memory" in where:
+        assert "| blocks in the pool | 65,536 |" in out
+
+
+def test_decode_floor_names_the_sequences_it_counts_under_offload(cli):
+    # offload:active=2 keeps 2 of the 8 sequences on the GPU; the floor reads the weights and those 2 caches, as a
+    # batch of 2 without offload does, but the row said "batch 8"
+    def floor(*args):
+        code, out, err = cli("estimate", "llama-3.1-8b", "-c", "8k", "--gpu", "h100", *args, "--format", "markdown")
+        assert code == 0, err
+        return next(line for line in out.splitlines() if line.startswith("| decode floor"))
+
+    offloaded = floor("--batch", "8", "-t", "offload:cpu=256GiB,active=2")
+    assert offloaded.startswith("| decode floor, batch 2 (6 offloaded) |")
+    assert offloaded.split("|")[2] == floor("--batch", "2").split("|")[2]

@@ -61,6 +61,15 @@ def test_max_num_seqs_from_capacity():
     assert flag(out["argv"], "--max-num-seqs") == "10"
 
 
+@pytest.mark.parametrize("engine", [[], ["--engine", "vllm"]])
+def test_a_pool_that_holds_no_sequence_is_a_warning_not_a_note(engine):
+    # 1 GiB pool, 128 KiB/token x 16,384 tokens = 2 GiB per sequence: none fits, and the emitted command would not
+    # serve one; that was a plain note among the others, unlike every other "would not start" of --emit
+    out = emit("llama-3.1-8b", "--context", "16k", "--kv-memory", "1GiB", *engine)
+    assert "--max-num-seqs" not in out["argv"]
+    assert [n for n in out["notes"] if "not one sequence" in n][0].startswith("warning: not one sequence")
+
+
 def test_fp8_e5m2():
     assert flag(emit("llama-3.1-8b", "-t", "fp8:e5m2")["argv"], "--kv-cache-dtype") == "fp8_e5m2"
 

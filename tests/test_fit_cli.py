@@ -36,8 +36,9 @@ def test_every_top_option_passes_kvplan_estimate(cli, r):
 
 
 def test_json_options_ranked_with_the_listed_keys(cli):
+    # at utilization 0.9, where test_fit.py works out the 7 GPUs (vLLM 0.34's own default, 1.0, fits it on 6)
     code, out, err = cli("fit", "llama-3.1-70b", "-c", "128k", "-n", "16", "--gpu", "h200", "--engine", "vllm",
-                         "--format", "json", "--explain")
+                         "--mem-util", "0.9", "--format", "json", "--explain")
     assert code == 0, err
     data = json.loads(out)
     options = data["options"]
@@ -150,3 +151,34 @@ def test_options_table_names_the_gpus_in_one_column_and_drops_a_column_of_none(c
     code, out, err = cli("fit", "llama-3.1-70b", "-c", "128k", "-n", "16", "--gpu", "h200", "--top", "6",
                          "--format", "markdown")
     assert "| quality |" in out and "kv fp8_e4m3: quality risk" in out
+
+
+@pytest.mark.parametrize("engine, utilization", [
+    # vLLM's own gpu_memory_utilization default when the server is started without it: 0.92 from 0.20.0
+    # (config/cache.py CacheConfig, 0.33.0: Field(default=0.92)); 0.34.0 leaves it unset and resolves it to 1.0
+    # under the extensible KV cache (CacheConfig.resolved_gpu_memory_utilization); the ideal plan's default is 0.9
+    ("vllm@0.24", 0.92), ("vllm", 1.0), ("ideal", 0.9)])
+def test_fit_under_vllm_sizes_the_pool_at_the_utilization_estimate_uses(cli, engine, utilization):
+    # `kvplan fit --engine vllm` planned at 0.9 while `kvplan estimate --engine vllm` of the same deployment took
+    # the release's default, so fit refused 2 x H100 for Llama-3.1-70B at 32K where estimate's vLLM pool held 2
+    code, out, err = cli("fit", "llama-3.1-8b", "-c", "32k", "-n", "2", "--gpu", "h100", "--max-gpus", "1",
+                         "--kv-dtype", "auto", "--engine", engine, "--format", "json")
+    assert code == 0, err
+    fit = json.loads(out)
+    assert fit["settings"]["mem_util"] == utilization
+    option = fit["options"][0]
+    code, out, err = cli("estimate", "llama-3.1-8b", "-c", "32k", "--gpu", "h100", "--engine", engine,
+                         "--format", "json")
+    assert code == 0, err
+    estimate = json.loads(out)
+    assert estimate["capacity"]["mem_util"] == utilization
+    assert option["kv_pool_bytes_per_gpu"] == estimate["capacity"]["pool_bytes"]
+    if engine != "ideal":
+        assert option["engine_max_concurrency"] == pytest.approx(estimate["engine"]["max_concurrency"])
+
+
+def test_a_mistyped_gpu_gets_the_same_suggestion_as_in_estimate(cli):
+    # estimate said "did you mean h800 or h200?" for h1000; fit dropped the suggestion and listed the catalog only
+    code, out, err = cli("fit", "llama-3.1-8b", "--gpu", "h100,h2000")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "unknown GPU 'h2000' (did you mean h200" in err and err.rstrip().endswith(", or all)")

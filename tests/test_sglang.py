@@ -11,7 +11,7 @@ import pytest
 
 from kvplan.engines.sglang import cell, pool
 from kvplan.engines.sglang_rules import RULES, memory_defaults
-from kvplan.errors import UsageError
+from kvplan.errors import PlanError, UsageError
 from kvplan.sources import load_model
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
@@ -87,7 +87,7 @@ def test_hybrid_sliding_window_split():
 def test_refusals():
     with pytest.raises(UsageError, match="compressor state"):  # DeepSeek-V4's compressed attention
         cell(load_model("deepseek-v4-flash"))
-    with pytest.raises(UsageError, match="no KV cache tokens"):
+    with pytest.raises(PlanError, match="no KV cache tokens"):
         pool059(load_model("llama-3.1-8b"), rest_bytes=-GIB, context_len=8192)
 
 
@@ -319,3 +319,14 @@ def test_pipeline_stages_each_size_a_pool_and_take_the_smallest(cli):
         engine = json.loads(out)["engine"]
         assert engine["max_total_num_tokens"] == 10 * GIB // 45_056 == 238_312
         assert any("stages of 10, 11, 11 layers" in n and "262,144, 238,312, 238,312" in n for n in engine["notes"])
+
+
+def test_no_room_for_sglangs_pool_exits_1_as_a_plan_that_does_not_fit(cli):
+    # Llama-3.1-70B (141.1 GB of bf16 weights) on 2 x H100: 65.7 GiB a GPU fits the planner's 0.9 x 79.18 GiB but
+    # not SGLang's mem_fraction_static share, so SGLang has no KV pool. That is a deployment that does not fit (exit
+    # 1, as the weights exceeding one H100), not a bad option (exit 2, which it was)
+    rc, out, err = cli("estimate", "llama-3.1-70b", "--gpu", "h100", "--tp", "2", "--context", "32k",
+                       "--engine", "sglang")
+    assert rc == 1 and "SGLang would have no KV cache tokens" in err and len(err.strip().splitlines()) == 1
+    rc, out, err = cli("estimate", "llama-3.1-70b", "--gpu", "h100", "--context", "32k", "--engine", "sglang")
+    assert rc == 1 and "does not fit on 1 x h100-sxm" in err

@@ -12,7 +12,7 @@ import pytest
 
 from kvplan.engines.sglang import Speculation, cell, pool
 from kvplan.engines.sglang_rules import RULES, memory_defaults, prefill_graph_sizes
-from kvplan.errors import UsageError
+from kvplan.errors import PlanError, UsageError
 from kvplan.sources import load_model
 
 GIB = 2**30
@@ -272,7 +272,7 @@ def test_a_state_pool_too_small_for_one_request_does_not_start():
     # 0.5.23 resolve_max_num_reqs raises when max_mamba_cache_size // ratio is 0: Qwen3-Next at TP 2 (38,633,472 B
     # a request) with B = 5.5 states' worth: K = int((B - per) // per) = 4, 4 // 5 = 0 requests
     per = 38_633_472
-    with pytest.raises(UsageError, match="would not serve: its state pool holds 4 states"):
+    with pytest.raises(PlanError, match="would not serve: its state pool holds 4 states"):
         pool(load_model("qwen3-next-80b-a3b"), rest_bytes=int(5.5 * per * 1.9 / 0.9), context_len=4096, tp=2,
              rules=R0523)
 

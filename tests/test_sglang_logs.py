@@ -225,3 +225,12 @@ def test_calibrate_under_another_sglang_release(cli):
     assert tokens["logged"] == "444,500" and tokens["within_rounding"] is True
     rc, out, err = cli("calibrate", str(LOGS / "v041_llama31_8b_h100_docs.log"), "--version", "0.6")
     assert rc == 2 and "SGLang 0.6 is not a release kvplan models (0.5.9, 0.5.23)" in err
+
+
+@pytest.mark.parametrize("flag, value", [("--num-speculative-tokens", "1"), ("--draft-model", "llama-3.1-8b"),
+                                         ("--prefix-caching", "on"), ("--set", "num_hidden_layers=8")])
+def test_a_vllm_only_calibrate_option_on_an_sglang_log_is_named_as_typed(cli, flag, value):
+    # the refusal named the option by its parameter: "--spec-tokens", an option calibrate does not have
+    rc, out, err = cli("calibrate", str(LOGS / "v041_llama31_8b_h100_docs.log"), flag, value)
+    assert rc == 2 and err.strip().splitlines() == [err.strip()]
+    assert f"error: {flag} is a vLLM calibrate option" in err, err

@@ -50,8 +50,8 @@ def calibrate_command(
     check_format(fmt)
     if sniff(log):
         _sglang(log, model, tp, mem_fraction_static, gpu, fmt, kv_dtype, max_model_len, block_size, version,
-                as_version=what_if_version, spec_tokens=spec_tokens, draft_model=draft_model,
-                prefix_caching=prefix_caching, set_=set_)
+                {"--as-version": what_if_version, "--num-speculative-tokens": spec_tokens,
+                 "--draft-model": draft_model, "--prefix-caching": prefix_caching, "--set": set_})
         return
     if mem_fraction_static is not None:
         from ..errors import UsageError
@@ -71,14 +71,14 @@ def calibrate_command(
 
 
 def _sglang(log, model, tp, mem_fraction_static, gpu, fmt, kv_dtype, max_model_len, block_size, version,
-            **vllm_only) -> None:
-    """An SGLang log: its reproduction (the vLLM what-ifs and settings do not apply)."""
+            vllm_only: dict) -> None:
+    """An SGLang log: its reproduction (the vLLM what-ifs and settings, by flag, do not apply)."""
     from ..engines.sglang_calibrate import calibrate_workflow
     from ..errors import UsageError
 
-    given = [name for name, value in vllm_only.items() if value not in (None, [], ())]
+    given = [flag for flag, value in vllm_only.items() if value not in (None, [], ())]
     if given:
-        flag = "--" + given[0].replace("_", "-").replace("as-version", "as-version").rstrip("-")
+        flag = given[0]
         raise UsageError(f"{flag} is a vLLM calibrate option; this log reads as SGLang's",
                          "SGLang logs take --model, --tp, --gpu, --mem-fraction-static, --version and the what-ifs -t, "
                          "--max-model-len and --block-size")

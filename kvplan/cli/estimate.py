@@ -53,7 +53,7 @@ def estimate_command(
 
       kvplan estimate qwen3-8b --gpu h100 --context 32k -t fp8 -t prefix:tokens=2000,requests=32
 
-      kvplan estimate ./config.json --set num_key_value_heads=64 --format json
+      kvplan estimate ./config.json --set num_key_value_heads=32 --format json
     """
     from ..request import EstimateRequest
     from ..workflows import estimate_workflow

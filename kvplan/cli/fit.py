@@ -29,7 +29,7 @@ def fit_command(
     price: Annotated[Optional[List[str]], typer.Option("--price", help="USD per GPU hour, overriding the catalog: h100=2.49 (repeatable).")] = None,
     max_kv_gib: Annotated[Optional[float], typer.Option("--max-kv-gib", help="Budget: most KV cache per GPU (GiB) for the batch.")] = None,
     max_decode_ms: Annotated[Optional[float], typer.Option("--max-decode-ms", help="Budget: slowest memory-bound decode floor per output token (ms).")] = None,
-    mem_util: Annotated[Optional[float], typer.Option("--mem-util", help="Fraction of GPU memory the engine may use (default 0.9; with --engine sglang, SGLang's own mem_fraction_static for each card unless given).")] = None,
+    mem_util: Annotated[Optional[float], typer.Option("--mem-util", help="Fraction of GPU memory the engine may use (default 0.9; with --engine vllm, that release's gpu_memory_utilization default; with --engine sglang, SGLang's own mem_fraction_static for each card).")] = None,
     reserve: ReserveOpt = "2GiB",
     weights: WeightsOpt = "auto",
     quality_first: Annotated[bool, typer.Option("--quality-first/--any-quality", help="Rank options without quality caveats first (default), or by the objective alone.")] = True,

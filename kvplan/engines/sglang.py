@@ -79,7 +79,7 @@ from dataclasses import dataclass, field
 
 from ..configs.nemotron_nas import linear_replacement
 from ..core.model import ModelSpec
-from ..errors import UsageError
+from ..errors import PlanError, UsageError
 from .sglang_bailing import LING3, LING25, check_ling3, check_ling25
 from .sglang_mtp import DRAFTS as MTP_DRAFTS
 from .sglang_zaya import ZAYA, zaya_shape
@@ -492,7 +492,7 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
             swa = int(full * swa_full_tokens_ratio) // page_size * page_size
             tokens = full // page_size * page_size
     if tokens <= 0:
-        raise UsageError(f"SGLang would have no KV cache tokens on this GPU ({rest_bytes / GIB:.2f} GiB for the pool)",
+        raise PlanError(f"SGLang would have no KV cache tokens on this GPU ({rest_bytes / GIB:.2f} GiB for the pool)",
                          "raise --mem-util (SGLang's --mem-fraction-static), add GPUs (--tp), or use a smaller model")
     # max_running_requests (0.5.9 model_runner.init_memory_pool; 0.5.23 kv_cache_configurator.resolve_max_num_reqs):
     # the estimate from the profiled tokens (0.5.23: the final ones), at most half the pool's tokens
@@ -504,7 +504,7 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
     if states is not None:
         requests = min(requests, states // ratio)
         if requests <= 0:  # 0.5.23 resolve_max_num_reqs raises ("state cache is too small to serve any requests")
-            raise UsageError(f"SGLang {rules.release} would not serve: its state pool holds {states} states of "
+            raise PlanError(f"SGLang {rules.release} would not serve: its state pool holds {states} states of "
                              f"{c.state.bytes / 2**20:,.1f} MiB, {ratio} a request, so no request can run"
                              + (" (it refuses to start)" if rules.requests_on_final_tokens else ""),
                              "raise --mem-util (SGLang's --mem-fraction-static) or add GPUs (--tp)")

@@ -183,7 +183,7 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             notes.append(_fit_warning(fit, rules, default_seqs, cap.max_concurrency if cap is not None else None,
                                       capped=context_tokens is not None and fit.context_tokens < context_tokens))
         else:
-            notes.append(f"not one sequence of {fit.context_tokens:,} tokens keeps decoding in vLLM's pool "
+            notes.append(f"warning: not one sequence of {fit.context_tokens:,} tokens keeps decoding in vLLM's pool "
                          f"({fit.usable_blocks:,} blocks, {fit.blocks_per_request:,} a request): vLLM would "
                          "preempt it or refuse to start")
     elif cap is not None:
@@ -198,7 +198,7 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
                          "pool decide "
                          f"(vLLM {rules.version}'s default is {default_seqs})")
         else:
-            notes.append("not one sequence of --context fits the KV pool: vLLM would refuse to start")
+            notes.append("warning: not one sequence of --context fits the KV pool: vLLM would refuse to start")
     if enforce_eager:
         argv.append("--enforce-eager")
     if layers:

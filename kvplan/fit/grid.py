@@ -85,7 +85,7 @@ def parse_gpus(text: str | None) -> list[Gpu]:
         try:
             gpu = lookup(name)
         except UsageError as exc:
-            raise UsageError(f"--gpu: {exc.message}", f"known GPUs: {', '.join(CATALOG)}, or all") from None
+            raise UsageError(f"--gpu: {exc.message}", f"{exc.hint}, or all") from None  # lookup's: close names, the catalog
         if gpu in out:
             raise UsageError(f"--gpu {text!r}: {gpu.name} is given twice")
         out.append(gpu)

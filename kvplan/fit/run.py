@@ -8,7 +8,7 @@ from ..capacity.hardware import DEFAULT_MEM_UTIL
 from ..errors import BudgetExceeded, UsageError
 from ..render import Report
 from ..units import check_number, parse_positive_int, parse_size, parse_tokens
-from ..request import DEFAULT_CONTEXT_TOKENS, Speculation
+from ..request import DEFAULT_CONTEXT_TOKENS, Speculation, engine_family
 from .grid import list_items, parse_gpus, parse_prices, split_allow
 from .search import OBJECTIVES, FitRequest, FitResult, closest, search
 
@@ -22,7 +22,12 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
     if objective not in OBJECTIVES:
         raise UsageError(f"--objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
     mem_util_given = mem_util is not None
-    mem_util = DEFAULT_MEM_UTIL if mem_util is None else mem_util
+    if mem_util is None:  # as `kvplan estimate`: under --engine vllm, that release's gpu_memory_utilization default
+        mem_util = DEFAULT_MEM_UTIL
+        if engine_family(engine) == "vllm":
+            from ..engines.vllm_rules import parse_engine
+
+            mem_util = parse_engine(engine)[1].gpu_memory_utilization
     if not 0 < mem_util <= 1:
         raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
     check_number(max_kv_gib, "--max-kv-gib", strict=True)

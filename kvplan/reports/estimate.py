@@ -223,10 +223,13 @@ def data_extra(result: PlanResult, data: dict, tables: list, lines: list, engine
             ["tokens in the pool", "-" if cap.pool_tokens is None else f"{cap.pool_tokens:,}"],
             [f"max concurrent sequences at {format_tokens(result.estimate.context_tokens)}", f"{cap.max_concurrency:,}"],
         ]
-        if cap.pool_blocks is not None:
-            rows.insert(4, ["blocks in the pool", f"{cap.pool_blocks:,}"])
+        if cap.pool_blocks is not None:  # right under the pool it divides
+            at = next(i for i, row in enumerate(rows) if row[0] == "KV pool per GPU") + 1
+            rows.insert(at, ["blocks in the pool", f"{cap.pool_blocks:,}"])
         if dec is not None:
-            rows.append([f"decode floor, batch {result.estimate.batch}", f"{dec.step_ms:.2f} ms/token, {dec.tokens_per_s:,.0f} tokens/s"])
+            moved = result.estimate.batch - result.decoding  # offloaded sequences are not decoding
+            rows.append([f"decode floor, batch {result.decoding}" + (f" ({moved:,} offloaded)" if moved > 0 else ""),
+                         f"{dec.step_ms:.2f} ms/token, {dec.tokens_per_s:,.0f} tokens/s"])
         title = f"capacity (kvplan's own plan; {engine}'s figures below)" if engine else "capacity"
         tables.append(Table(title, ["quantity", "value"], rows))
     if dec is not None:
