@@ -89,8 +89,8 @@ ENVIRONMENT = [
 ]
 
 
-def run_cli(argv: list[str]) -> tuple[int, str]:
-    """Run `kvplan ARGS` in-process; (exit code, stdout + stderr)."""
+def run_cli(argv: list[str], columns: int = DOC_COLUMNS) -> tuple[int, str]:
+    """Run `kvplan ARGS` in-process at a terminal `columns` wide; (exit code, stdout + stderr)."""
     from .cli import common
     from .cli.app import app
 
@@ -99,8 +99,8 @@ def run_cli(argv: list[str]) -> tuple[int, str]:
     buf = io.StringIO()
     old = sys.argv, sys.stdout, sys.stderr
     old_columns = os.environ.get("COLUMNS")
-    # the documented examples print at a fixed 120 columns, whatever the terminal
-    os.environ["COLUMNS"] = str(DOC_COLUMNS)
+    # the documented examples print at a fixed width (120 columns), whatever the terminal
+    os.environ["COLUMNS"] = str(columns)
     sys.argv, sys.stdout, sys.stderr = ["kvplan", *argv], buf, buf
     try:
         code = common.run(app)
