@@ -160,7 +160,8 @@ _STRUCTURAL = re.compile(
     r"attn_type|hybrid|recurrent|rnn|lru|compress|global_head|global_key_value|kv_lora|v_head_dim|"
     r"kv_channels|query_group|kv_n_heads|n_head_kv|num_kv_heads|multi_query|layers_block|window_size|"
     r"sliding_window_|attention_window|kv_heads|_idxs|layer_period|layer_offset|attention_groups|share_q_dim|"
-    r"sink|v_channels|qk_nope_dim|qk_rope_dim"  # openPangu's sink attention (K and V of different widths)
+    r"sink|v_channels|qk_nope_dim|qk_rope_dim|"  # openPangu's sink attention (K and V of different widths)
+    r"cla_share|use_cla"  # cross-layer attention (Hunyuan-Large's remote HunYuanConfig: layers share K/V in groups)
 )
 
 

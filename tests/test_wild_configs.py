@@ -1,0 +1,74 @@
+"""Real config.json files from the Hub (the sweep of benchmarks/wild_configs.py) that kvplan read wrongly or
+refused: each figure is worked out by hand from the config, and each source is named where the file is used.
+
+tests/data/configs/:
+- yayi2-30b-guanaco-llama-fp32.json: https://huggingface.co/mzbac/yayi2-30b-guanaco/blob/main/config.json
+  (verbatim)
+- tencent-hunyuan-large.json: https://huggingface.co/tencent/Tencent-Hunyuan-Large/blame/
+  e264dea96ac935475166a9060b6fff94691de97e/config.json (verbatim)
+- llama-3-8b-instruct-fp8-compression-config-trimmed.json: https://huggingface.co/nm-testing/
+  Meta-llama3-8b-Instruct-quant-FP8/blob/e1dbda601e5750c980a670171b4bd3f87c8f7592/config.json, trimmed (its
+  _name_or_path, pretraining_tp, rope_scaling, transformers_version and use_cache left out); its
+  rms_norm_eps, rope_theta, tie_word_embeddings and vocab_size are meta-llama/Meta-Llama-3-8B-Instruct's
+  config.json, the model it quantizes
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.kvplan_inprocess import kvplan
+
+CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
+YAYI2 = str(CONFIGS / "yayi2-30b-guanaco-llama-fp32.json")
+HUNYUAN_LARGE = str(CONFIGS / "tencent-hunyuan-large.json")
+LLAMA3_FP8_OLD = str(CONFIGS / "llama-3-8b-instruct-fp8-compression-config-trimmed.json")
+
+
+def _json(*args: str) -> dict:
+    out = kvplan("estimate", *args, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_sglang_sizes_a_float32_checkpoint_at_16_bits_before_the_fit_check():
+    # Llama, 64 layers, hidden 7168, 64 heads of 112, 1 K/V head, intermediate 16384, vocab 81920, untied:
+    #   per layer q, o 7168 x 7168 (51,380,224 each), k, v 7168 x 112 (802,816 each), gate/up/down 3 x 7168 x 16384
+    #   (352,321,536), 2 norms of 7168: 456,701,952; x 64 = 29,228,924,928; + embeddings and head
+    #   2 x 81920 x 7168 = 1,174,405,120; + the final norm 7168 = 30,403,337,216 parameters (transformers 5.25
+    #   builds the same count on the meta device)
+    # torch_dtype float32: 121.6 GB as stored, which SGLang 0.5.23's dtype "auto" loads in float16 (2 B a
+    # parameter: engines/sglang_report.served_16bit): 60,806,674,432 B, which fits one H100. kvplan refused it:
+    # "does not fit on 1 x h100-sxm: weights 113.26 GiB" (the float32 figure; --engine vllm already used 2 B)
+    d = _json(YAYI2, "--gpu", "h100", "--engine", "sglang")
+    assert d["model"]["param_count"] == 30_403_337_216
+    assert d["capacity"]["weight_bytes_per_gpu"] == 30_403_337_216 * 2
+    assert d["engine"]["fits"] is True
+    # K/V: 2 x 64 layers x 1 head x 112 x 2 B = 28,672 B a token, SGLang's MHA pool cell too
+    assert d["bytes_per_token"] == d["engine"]["cell_bytes"] == 28_672
+    assert any("float32 checkpoint served in float16 (SGLang" in n for n in d["model"]["weights"]["notes"])
+
+
+def test_unknown_type_with_cross_layer_attention_is_refused_not_read_flat():
+    # Hunyuan-Large (model_type "hunyuan", remote code; neither transformers 5.25 nor vLLM 0.34 has the class)
+    # writes use_cla: true, cla_share_factor: 2: pairs of layers share one K/V cache. The generic reading kept K/V
+    # on all 64 layers, 2 x 64 x 8 x 80 x 2 B = 163,840 B a token, twice what 32 caching layers keep
+    out = kvplan("estimate", HUNYUAN_LARGE)
+    assert out.returncode == 1
+    assert out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unknown model_type 'hunyuan' carries 'cla_share_factor'" in lines[0]
+
+
+def test_compression_config_is_the_quantization_of_an_older_compressed_tensors_checkpoint():
+    # compressed-tensors FP8 (float-quantized, per-tensor weights) under "compression_config", read by vLLM 0.34
+    # when there is no quantization_config. Llama-3-8B: per layer q 4096 x 4096, k, v 4096 x 1024, o 4096 x 4096,
+    # gate, up, down 3 x 4096 x 14336 = 218,103,808 linear weights; x 32 = 6,979,321,856 at 1 B (the Linear
+    # targets; lm_head ignored); embeddings and head 2 x 128256 x 4096 = 1,050,673,152 and 65 norms of 4096
+    # (266,240) at 2 B = 2,101,878,784; total 9,081,200,640 B (as bf16 it was 16,060,522,496 B)
+    d = _json(LLAMA3_FP8_OLD)
+    w = d["model"]["weights"]
+    assert d["model"]["param_count"] == 8_030_261_248
+    assert w["total_bytes"] == 6_979_321_856 + 2_101_878_784
+    assert w["quantization"].startswith("compressed-tensors float-quantized")
