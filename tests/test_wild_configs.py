@@ -11,6 +11,9 @@ tests/data/configs/:
   _name_or_path, pretraining_tp, rope_scaling, transformers_version and use_cache left out); its
   rms_norm_eps, rope_theta, tie_word_embeddings and vocab_size are meta-llama/Meta-Llama-3-8B-Instruct's
   config.json, the model it quantizes
+- tulu-13b-awq-float32-config.json: https://huggingface.co/TheBloke/tulu-13B-AWQ/commit/
+  6d746e849071e6e983ad66059b867dd3892d8fe0 (the config.json it adds, verbatim); the repo's model.safetensors is
+  7.25 GB (https://huggingface.co/TheBloke/tulu-13B-AWQ/tree/main)
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
 YAYI2 = str(CONFIGS / "yayi2-30b-guanaco-llama-fp32.json")
 HUNYUAN_LARGE = str(CONFIGS / "tencent-hunyuan-large.json")
 LLAMA3_FP8_OLD = str(CONFIGS / "llama-3-8b-instruct-fp8-compression-config-trimmed.json")
+TULU_AWQ = str(CONFIGS / "tulu-13b-awq-float32-config.json")
 
 
 def _json(*args: str) -> dict:
@@ -72,3 +76,17 @@ def test_compression_config_is_the_quantization_of_an_older_compressed_tensors_c
     assert d["model"]["param_count"] == 8_030_261_248
     assert w["total_bytes"] == 6_979_321_856 + 2_101_878_784
     assert w["quantization"].startswith("compressed-tensors float-quantized")
+
+
+def test_awq_checkpoint_of_a_float32_config_stores_its_float_tensors_in_float16():
+    # Llama-13B: 40 layers, hidden 5120, 40 heads (K/V 40), intermediate 13824, vocab 32001, untied.
+    # Quantized: per layer q, k, v, o 4 x 5120 x 5120 + gate, up, down 3 x 5120 x 13824 = 317,194,240; x 40 =
+    # 12,687,769,600 weights at AWQ int4 group 128 with zero points: 1/2 + (2 B scale + 1/2 B zero) / 128 =
+    # 0.51953125 B -> 6,591,692,800 B. Kept: embeddings and head 2 x 32001 x 5120 = 327,690,240, 81 norms of 5120
+    # (414,720): 328,104,960 at 2 B (AutoAWQ's float16, not the config's float32) = 656,209,920 B.
+    # Total 7,247,902,720 B: the 7.25 GB of the repo's model.safetensors (kvplan said 7,904,112,640 B, the kept
+    # tensors at 4 B)
+    d = _json(TULU_AWQ)
+    assert d["model"]["param_count"] == 12_687_769_600 + 328_104_960
+    assert d["model"]["weights"]["total_bytes"] == 6_591_692_800 + 656_209_920
+    assert d["model"]["weight_dtype"] == "int4 + float16"

@@ -402,6 +402,8 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         return dtype, plain_bytes, plain_bytes, 0, (), (whole, 0, 0, 0, kv)
     try:
         q = quant_bytes.read(quant, f.model_type)
+        if dtype == "float32" and q.float32_stored_as is not None:  # e.g. AWQ: 16-bit whatever the config says
+            dtype, plain_bytes = q.float32_stored_as, 2.0
         split = (_module_split(f, q, layers, dims, total) if q.exclusions is not None
                  else None if q.experts_only else _whole_split(f, q, layers, dims, total))
         if split is None and q.experts_bytes_per_weight is not None:
