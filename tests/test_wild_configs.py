@@ -14,6 +14,8 @@ tests/data/configs/:
 - tulu-13b-awq-float32-config.json: https://huggingface.co/TheBloke/tulu-13B-AWQ/commit/
   6d746e849071e6e983ad66059b867dd3892d8fe0 (the config.json it adds, verbatim); the repo's model.safetensors is
   7.25 GB (https://huggingface.co/TheBloke/tulu-13B-AWQ/tree/main)
+- phi-2-bigdl-mixed-fp4.json: https://huggingface.co/unrahul/phi-2-mixed_fp4/blob/
+  a34019c6d1e398a67dda027a44fff63e3b174b5e/config.json (verbatim)
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ YAYI2 = str(CONFIGS / "yayi2-30b-guanaco-llama-fp32.json")
 HUNYUAN_LARGE = str(CONFIGS / "tencent-hunyuan-large.json")
 LLAMA3_FP8_OLD = str(CONFIGS / "llama-3-8b-instruct-fp8-compression-config-trimmed.json")
 TULU_AWQ = str(CONFIGS / "tulu-13b-awq-float32-config.json")
+PHI2_BIGDL = str(CONFIGS / "phi-2-bigdl-mixed-fp4.json")
 
 
 def _json(*args: str) -> dict:
@@ -90,3 +93,18 @@ def test_awq_checkpoint_of_a_float32_config_stores_its_float_tensors_in_float16(
     assert d["model"]["param_count"] == 12_687_769_600 + 328_104_960
     assert d["model"]["weights"]["total_bytes"] == 6_591_692_800 + 656_209_920
     assert d["model"]["weight_dtype"] == "int4 + float16"
+
+
+def test_bigdl_low_bit_checkpoint_is_not_sized_as_its_float32_config():
+    # ipex-llm's save_low_bit writes "bigdl_transformers_low_bit": qtype into config.json and its own low-bit
+    # tensors beside it; the config still says float32, which kvplan sized as 2,779,683,840 x 4 B = 11.12 GB and
+    # --engine vllm planned (vLLM has no BigDL method). Phi-2's K/V are still read: 2 x 32 layers x 32 heads x
+    # 80 x 2 B = 327,680 B a token
+    d = _json(PHI2_BIGDL)
+    assert d["bytes_per_token"] == 2 * 32 * 32 * 80 * 2
+    assert d["model"]["param_count"] == 2_779_683_840
+    assert d["model"]["weight_bytes"] == 0  # kvplan's "not known" (capacity.weights.require_known)
+    out = kvplan("estimate", PHI2_BIGDL, "--gpu", "h100", "--engine", "vllm")
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bigdl_transformers_low_bit 'mixed_fp4'" in lines[0]

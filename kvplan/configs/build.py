@@ -392,6 +392,12 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
     if misshapen is not None and total:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: its quantization_config is a {misshapen}, not a JSON "
                                  "object; give them with --weights, or point --weights at the checkpoint's folder",), (0, 0, 0, 0, None)
+    low_bit = raw.get("bigdl_transformers_low_bit")
+    if low_bit and total:  # ipex-llm's save_low_bit writes its qtype here and its own low-bit tensors beside it
+        return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: a BigDL / ipex-llm low-bit checkpoint "
+                                 f"(bigdl_transformers_low_bit {low_bit!r}): its tensors are in ipex-llm's own "
+                                 "low-bit layout, which the config does not size and vLLM 0.34 has no method for; "
+                                 "give them with --weights",), (0, 0, 0, 0, None)
     mlx = quant_mlx.block(raw) if total else None
     if mlx is not None:  # mlx-lm's "quantization" (and its copy as quantization_config): no quant_method
         return _mlx_format(f, mlx, total, layers, dims, dtype, plain_bytes)
