@@ -14,6 +14,8 @@ tests/data/configs/:
 - tulu-13b-awq-float32-config.json: https://huggingface.co/TheBloke/tulu-13B-AWQ/commit/
   6d746e849071e6e983ad66059b867dd3892d8fe0 (the config.json it adds, verbatim); the repo's model.safetensors is
   7.25 GB (https://huggingface.co/TheBloke/tulu-13B-AWQ/tree/main)
+- gemma-2-9b-it-mlx-8bit.json: https://huggingface.co/mlx-community/gemma-2-9b-it-8bit/blob/
+  70ae221feec7f6f73816efc50894b5d0a9f829e7/config.json (verbatim)
 - phi-2-bigdl-mixed-fp4.json: https://huggingface.co/unrahul/phi-2-mixed_fp4/blob/
   a34019c6d1e398a67dda027a44fff63e3b174b5e/config.json (verbatim)
 """
@@ -31,6 +33,7 @@ HUNYUAN_LARGE = str(CONFIGS / "tencent-hunyuan-large.json")
 LLAMA3_FP8_OLD = str(CONFIGS / "llama-3-8b-instruct-fp8-compression-config-trimmed.json")
 TULU_AWQ = str(CONFIGS / "tulu-13b-awq-float32-config.json")
 PHI2_BIGDL = str(CONFIGS / "phi-2-bigdl-mixed-fp4.json")
+GEMMA2_MLX = str(CONFIGS / "gemma-2-9b-it-mlx-8bit.json")
 
 
 def _json(*args: str) -> dict:
@@ -108,3 +111,15 @@ def test_bigdl_low_bit_checkpoint_is_not_sized_as_its_float32_config():
     assert out.returncode == 2 and out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "bigdl_transformers_low_bit 'mixed_fp4'" in lines[0]
+
+
+def test_gemma2_mlx_checkpoint_is_sized_as_mlx_lm_stores_it():
+    # mlx-lm gemma2.py (ml-explore/mlx-lm d78bf58): nn.Linear q/k/v/o_proj, gate/up/down_proj (no biases),
+    # nn.Embedding, the head tied (embed_tokens.as_linear), 4 RMSNorms a layer + the final one. 8-bit affine,
+    # group 64, bfloat16 scales and biases: 1 + 2 x 2 / 64 = 1.0625 B a quantized weight.
+    # Per layer q 3584 x 4096, k, v 3584 x 2048, o 4096 x 3584, gate, up 3584 x 14336, down 14336 x 3584 =
+    # 198,180,864; x 42 = 8,323,596,288; + embeddings 256000 x 3584 = 917,504,000: 9,241,100,288 quantized
+    # (every input width divides by 64) = 9,818,669,056 B; norms (42 x 4 + 1) x 3584 = 605,696 at 2 B = 1,211,392
+    d = _json(GEMMA2_MLX)
+    assert d["model"]["param_count"] == 9_241_100_288 + 605_696
+    assert d["model"]["weight_bytes"] == 9_241_100_288 * 17 // 16 + 605_696 * 2 == 9_819_880_448
