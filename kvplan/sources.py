@@ -164,6 +164,20 @@ def with_hf_quant_config(raw: dict, quant: dict | None) -> dict:
     return {**raw, "quantization_config": quant}
 
 
+def with_compression_config(raw: dict) -> dict:
+    """raw with its "compression_config" as the quantization_config when it has none (nor its text_config):
+    compressed-tensors' checkpoints of 2024 wrote it under that key, and vLLM reads it there when the config has no
+    quantization_config (vLLM 0.34 model_loader/weight_utils.py get_quant_config, after the config's and its
+    text_config's quantization_config; transformers_utils/model_arch_config_convertor.py
+    _normalize_quantization_config)."""
+    compression = raw.get("compression_config")
+    text = raw.get("text_config")
+    if (not isinstance(compression, dict) or raw.get("quantization_config") is not None
+            or isinstance(text, dict) and text.get("quantization_config") is not None):
+        return raw
+    return {**raw, "quantization_config": compression}
+
+
 def read_config_file(path: Path) -> dict:
     """A config file; a config.json gets the hf_quant_config.json beside it when it has no quantization_config."""
     raw = read_json_file(path)
@@ -175,7 +189,7 @@ def read_config_file(path: Path) -> dict:
         beside = path.parent / HF_QUANT_CONFIG
         if beside.is_file():
             raw = with_hf_quant_config(raw, read_json_file(beside))
-    return raw
+    return with_compression_config(raw)
 
 
 TOKENIZER_CONFIG = "tokenizer_config.json"
@@ -255,6 +269,7 @@ def _hub_config(repo_id: str, revision: str | None) -> Loaded:
         quant = side_file_text(repo_id, revision, HF_QUANT_CONFIG, answered)
         if quant is not None:
             raw = with_hf_quant_config(raw, parse_json_text(quant, f"{source}/{HF_QUANT_CONFIG}"))
+    raw = with_compression_config(raw)
     where = f"{source}/{TOKENIZER_CONFIG}"
     code = _tokenizer_text(side_file_text(repo_id, revision, TOKENIZER_CONFIG, answered), where)
     return Loaded(raw, repo_id, source, code, where if code is not None else None)

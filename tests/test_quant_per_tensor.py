@@ -83,9 +83,10 @@ def test_a_family_without_a_per_module_count_keeps_the_old_estimate_and_says_so(
     awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": True}
     model = build_model(_spec("rwkv-4-430m-pile", awq), "rwkv-awq")
     assert model.param_count == 24 * (4_199_424 + 9_439_232 + 4_096) + 2 * 50_277 * 1_024 + 4_096 == 430_397_440
-    # AWQ keeps the embeddings and head in the checkpoint's float32 (102,967,296 at 4 B); everything else, norms
-    # included, at 1/2 + (2 + 1/2) / 128 B = 133/256 B: 327,430,144 x 133 / 256 = 170,110,192 B
-    assert model.weight_bytes == 327_430_144 * 133 // 256 + 102_967_296 * 4 == 581_979_376
+    # AWQ keeps the embeddings and head in float16 (102,967,296 at 2 B: AutoAWQ quantizes a float16 model whatever
+    # the config's float32 says, quant_bytes._awq); everything else, norms included, at 1/2 + (2 + 1/2) / 128 B =
+    # 133/256 B: 327,430,144 x 133 / 256 = 170,110,192 B
+    assert model.weight_bytes == 327_430_144 * 133 // 256 + 102_967_296 * 2 == 376_044_784
     assert "norms, biases and routers counted at the quantized width" in _note(model)
     assert "no per-module count of model_type 'rwkv'" in _note(model)
 

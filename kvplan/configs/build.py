@@ -160,7 +160,8 @@ _STRUCTURAL = re.compile(
     r"attn_type|hybrid|recurrent|rnn|lru|compress|global_head|global_key_value|kv_lora|v_head_dim|"
     r"kv_channels|query_group|kv_n_heads|n_head_kv|num_kv_heads|multi_query|layers_block|window_size|"
     r"sliding_window_|attention_window|kv_heads|_idxs|layer_period|layer_offset|attention_groups|share_q_dim|"
-    r"sink|v_channels|qk_nope_dim|qk_rope_dim"  # openPangu's sink attention (K and V of different widths)
+    r"sink|v_channels|qk_nope_dim|qk_rope_dim|"  # openPangu's sink attention (K and V of different widths)
+    r"cla_share|use_cla"  # cross-layer attention (Hunyuan-Large's remote HunYuanConfig: layers share K/V in groups)
 )
 
 
@@ -391,6 +392,12 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
     if misshapen is not None and total:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: its quantization_config is a {misshapen}, not a JSON "
                                  "object; give them with --weights, or point --weights at the checkpoint's folder",), (0, 0, 0, 0, None)
+    low_bit = raw.get("bigdl_transformers_low_bit")
+    if low_bit and total:  # ipex-llm's save_low_bit writes its qtype here and its own low-bit tensors beside it
+        return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: a BigDL / ipex-llm low-bit checkpoint "
+                                 f"(bigdl_transformers_low_bit {low_bit!r}): its tensors are in ipex-llm's own "
+                                 "low-bit layout, which the config does not size and vLLM 0.34 has no method for; "
+                                 "give them with --weights",), (0, 0, 0, 0, None)
     mlx = quant_mlx.block(raw) if total else None
     if mlx is not None:  # mlx-lm's "quantization" (and its copy as quantization_config): no quant_method
         return _mlx_format(f, mlx, total, layers, dims, dtype, plain_bytes)
@@ -401,6 +408,8 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         return dtype, plain_bytes, plain_bytes, 0, (), (whole, 0, 0, 0, kv)
     try:
         q = quant_bytes.read(quant, f.model_type)
+        if dtype == "float32" and q.float32_stored_as is not None:  # e.g. AWQ: 16-bit whatever the config says
+            dtype, plain_bytes = q.float32_stored_as, 2.0
         split = (_module_split(f, q, layers, dims, total) if q.exclusions is not None
                  else None if q.experts_only else _whole_split(f, q, layers, dims, total))
         if split is None and q.experts_bytes_per_weight is not None:

@@ -79,6 +79,9 @@ class QuantBytes:
     # store_dtype "mxfp4": 17/32), with its short name; None: at bytes_per_weight like every quantized linear
     experts_bytes_per_weight: float | None = None
     experts_dtype: str = ""
+    # the 16-bit dtype the format's tool stores the unquantized tensors in when the config's torch_dtype says
+    # float32 (a value copied from the source model's config); None: torch_dtype as written
+    float32_stored_as: str | None = None
 
 
 class Unsized(Exception):
@@ -153,7 +156,12 @@ def _awq(q: dict) -> QuantBytes:
         raise Unsized(f"AWQ version {version!r}: kvplan knows the gemm, gemv and exllama layouts")
     _kept(q.get("modules_to_not_convert"), "AWQ")
     zero = q.get("zero_point", True) is not False
-    return QuantBytes(f"AWQ int{bits}, group {group}", f"int{bits}", _grouped(bits, group, 2, zero))
+    # AutoAWQ loads the model to quantize in float16 (awq/models/base.py BaseAWQForCausalLM.from_pretrained,
+    # torch_dtype=torch.float16: "May not work with other values than float16") and saves its tensors as loaded,
+    # while the config keeps the source's torch_dtype: TheBloke/tulu-13B-AWQ's config says float32 and its
+    # model.safetensors is 7.25 GB, the embeddings, head and norms at 2 B
+    return QuantBytes(f"AWQ int{bits}, group {group}", f"int{bits}", _grouped(bits, group, 2, zero),
+                      float32_stored_as="float16")
 
 
 def _gptq(q: dict) -> QuantBytes:

@@ -36,8 +36,9 @@ from .quant_bytes import Unsized
 
 # mlx_lm/models/<name>.py read: llama.py (mistral maps to it: utils.py MODEL_REMAPPING), qwen2.py, qwen3.py,
 # telechat3.py (nn.Linear q/k/v/o_proj, gate/up/down_proj, nn.Embedding, lm_head nn.Linear), qwen3_moe.py and
-# mixtral.py (the same, with an nn.Linear router and SwitchGLU experts)
-FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "telechat3", "qwen3_moe", "mixtral")
+# mixtral.py (the same, with an nn.Linear router and SwitchGLU experts), gemma2.py (nn.Linear q/k/v/o_proj and
+# gate/up/down_proj without biases, nn.Embedding, the head tied: embed_tokens.as_linear; four RMSNorms a layer)
+FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "telechat3", "qwen3_moe", "mixtral", "gemma2")
 # mlx/python/mlx/nn/layers/quantized.py _defaults_for_mode and mlx/ops.cpp fp_quantize / affine_quantize
 _MODES = {"affine": (64, 4), "mxfp4": (32, 4), "nvfp4": (16, 4), "mxfp8": (32, 8)}
 _SETTINGS = ("group_size", "bits", "mode")

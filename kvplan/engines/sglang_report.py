@@ -197,7 +197,7 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
     if record is not None and served_16bit(result):
         from .vllm_profile import downcast_float32
 
-        record = downcast_float32(record)[0]
+        record = downcast_float32(record, FLOAT32_SERVED_AS)[0]
     if record is not None:
         out = stage_weight_bytes(record, model.num_layers, dep.tp, dep.pp,
                                  bounds=sglang_stage_bounds(model.num_layers, dep.pp))
@@ -209,6 +209,10 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
     if up is not None:
         out = [n + extra for n, extra in zip(out, up.stage_bytes)]
     return out
+
+
+# how SGLang's dtype "auto" serves a float32 checkpoint (served_16bit), as the weights note says it
+FLOAT32_SERVED_AS = "float16 (SGLang's dtype auto; bfloat16 for Gemma)"
 
 
 def served_16bit(result) -> bool:

@@ -472,8 +472,9 @@ def served_from_float32(model) -> bool:
     return getattr(model, "float_dtype", None) in ("float32", "fp32")
 
 
-def downcast_float32(record):
-    """(record as vLLM loads a float32 checkpoint: F32 tensors at 2 B, note)."""
+def downcast_float32(record, served_as: str = "bf16 (vLLM's dtype auto)"):
+    """(record as vLLM loads a float32 checkpoint: F32 tensors at 2 B, note); served_as names the 16-bit dtype
+    and who chose it (SGLang: engines/sglang_report.served_16bit)."""
     from dataclasses import replace
 
     from ..weights.record import DtypeBytes
@@ -487,7 +488,7 @@ def downcast_float32(record):
     exact = f32 == record.total_bytes  # all float32: every role halves exactly
     parts = tuple((role, layer, n // 2 if exact else n * total // record.total_bytes)
                   for role, layer, n in record.parts)
-    note = (f"float32 checkpoint served in bf16 (vLLM's dtype auto): its {f32 / 2**30:,.2f} GiB of F32 tensors "
+    note = (f"float32 checkpoint served in {served_as}: its {f32 / 2**30:,.2f} GiB of F32 tensors "
             f"load as {f32 / 2 / 2**30:,.2f} GiB" + ("" if exact else ", split over the roles in proportion"))
     mtp_parts = tuple((role, layer, n // 2 if exact else n * total // record.total_bytes)
                       for role, layer, n in record.mtp_parts)
@@ -508,11 +509,11 @@ def downcast_float32(record):
                    against_role=against, kv_split=kv, replicated=replicated, notes=record.notes + (note,)), note
 
 
-def vllm_loaded(model, record):
+def vllm_loaded(model, record, served_as: str = "bf16 (vLLM's dtype auto)"):
     """(record as vLLM's dtype auto loads it, note or None): a float32 checkpoint's F32 tensors at 2 B."""
     if record is None or not served_from_float32(model):
         return record, None
-    return downcast_float32(record)
+    return downcast_float32(record, served_as)
 
 
 # vLLM drops every checkpoint tensor named *.g_idx at load (base_config.py QuantizationConfig.
