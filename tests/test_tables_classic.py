@@ -300,8 +300,9 @@ def test_sglang_serves_float32_starcoder_in_16_bits_with_its_mlp_split(cli):
     # _get_and_verify_dtype: "we use float16 for float32 models"; Gemma in bfloat16), and its gpt_bigcode.py splits
     # c_fc / c_proj (ColumnParallelLinear, RowParallelLinear). At TP 2 the checkpoint's layout holds on a GPU
     # (62,069,825,536 - 207,273,984 - 251,699,200) / 2 + 207,273,984 + 251,699,200 = 31,264,399,360 B as stored
-    # (float32), 15,632,199,680 B in 16 bits. Pool: int(T0 x mem_fraction_static) - the weights (kvplan took the
-    # float32 bytes, 51.62 GiB a GPU with a whole MLP, before)
+    # (float32), 15,632,199,680 B in 16 bits, which kvplan's own plan under --engine sglang counts too (as under
+    # --engine vllm). Pool: int(T0 x mem_fraction_static) - the weights (kvplan took the float32 bytes, 51.62 GiB
+    # a GPU with a whole MLP, before)
     from kvplan.capacity.gpus import lookup
     from kvplan.engines.sglang_report import PRELOAD_BYTES, PRELOAD_TP_BYTES
     from kvplan.engines.vllm_profile import driver_total_bytes
@@ -310,6 +311,6 @@ def test_sglang_serves_float32_starcoder_in_16_bits_with_its_mlp_split(cli):
                        "4k", "--mem-util", "0.85", "--format", "json")
     assert rc == 0, err
     data = json.loads(out)
-    assert data["capacity"]["weight_bytes_per_gpu"] == 31_264_399_360  # kvplan's own plan: as stored
+    assert data["capacity"]["weight_bytes_per_gpu"] == 15_632_199_680  # the plan: as SGLang serves it
     t0 = driver_total_bytes(lookup("h100")) - PRELOAD_BYTES - PRELOAD_TP_BYTES
     assert data["engine"]["kv_memory_bytes"] == int(t0 * 0.85) - 15_632_199_680

@@ -109,3 +109,12 @@ def test_a_converted_model_loads_no_lm_head_and_a_float32_score(tmp_path):
                                  extensible_kv_cache=False).weight_bytes
 
     assert weights("Qwen3ForSequenceClassification") - weights("Qwen3ForCausalLM") == -311_164_928 + 4_096
+
+
+def test_a_config_whose_architectures_is_not_a_list_is_not_a_pooling_model():
+    # a fuzzed config (architectures=true) crashed pooling_of with "'bool' object is not iterable"
+    from kvplan.engines.vllm_pooling import pooling_of
+
+    assert pooling_of(True, "0.34.0") is None
+    assert pooling_of({"a": 1}, "0.34.0") is None
+    assert pooling_of([None, 3, "LlamaForCausalLM"], "0.34.0") is None

@@ -97,9 +97,11 @@ def pooling_of(architectures, release) -> Pooling | None:
 
     if release_key(release) is None:
         return None
-    names = [architectures] if isinstance(architectures, str) else list(architectures or ())
+    # a config's architectures may be anything (a bool, a dict): only its names are looked up
+    names = [architectures] if isinstance(architectures, str) else (
+        list(architectures) if isinstance(architectures, (list, tuple)) else [])
     for name in names:
-        if not name:
+        if not name or not isinstance(name, str):
             continue
         if _check_one(name, str(release)).served:
             kind = "embed" if name in EMBED_ARCHS else "classify" if name in CLASSIFY_ARCHS else None
