@@ -158,11 +158,18 @@ def _built(name: str, entry: tuple, refused: Served, why: str, model, tp: int | 
                 f"{why}, and its Transformers fallback refuses transformers {tf}'s {name} at any TP: its config's "
                 f"base_model_tp_plan names the style(s) {', '.join(unknown)}, for which models/transformers.py "
                 "_normalize_tp_style raises ValueError (\"Unsupported TP style\"); the figures are what-if"))
-    if not plan and tp is not None and tp > 1 and plan is not None:
+    if plan is False and tp is not None and tp > 1:
         return replace(refused, reason=(
             f"{why}, and its Transformers fallback refuses transformers {tf}'s {name} at TP {tp}: its config has "
             "no base_model_tp_plan, so models/transformers.py raises ValueError (\"does not support tensor parallel "
             "yet\"); it would load at TP 1; the figures are what-if"))
+    whole = [s for s in styles or () if s not in ("colwise", "rowwise")]
+    if release == "0.5.9" and whole and tp is not None and tp > 1:
+        return replace(refused, served=None, reason=(
+            f"{why}; its Transformers fallback would take transformers {tf}'s {name}, but at TP {tp} it replicates "
+            f"the linears its config's base_model_tp_plan names {', '.join(whole)} (models/transformers.py "
+            "replace_linear_class splits only colwise and rowwise) while each RadixAttention takes the heads / TP: "
+            "whether it runs, and with what weights per GPU, is not known; the figures are what-if"))
     if model is not None:
         layers, bare = _bare_layers(model)
         if bare or any(layer.state is not None for layer in layers):
@@ -176,21 +183,20 @@ def _built(name: str, entry: tuple, refused: Served, why: str, model, tp: int | 
     return Served(True, "transformers backend", release, (
         f"SGLang {release} serves {name} through its Transformers fallback: it registers no {name}, so "
         f"--model-impl auto loads transformers {tf}'s {name} (model_loader/utils.py resolve_transformers_arch; "
-        f"_supports_attention_backend); {_split(release, plan, styles, tp)}"))
+        f"_supports_attention_backend); {_split(release, plan, styles)}"))
 
 
-def _split(release: str, plan: bool | None, styles: tuple | None, tp: int | None) -> str:
+def _split(release: str, plan: bool | None, styles: tuple | None) -> str:
     """How the fallback holds the weights over TP, beside kvplan's figure (its own split, not the fallback's)."""
     ours = "kvplan's weights per GPU are its own split over TP, not checked against the fallback's"
     if plan is None or styles is None:
         return f"{ours}: its config's base_model_tp_plan is not read"
     if not plan:
-        at = "it refuses TP > 1" if tp is None else f"at TP {tp} it holds every weight whole"
-        return f"its config has no base_model_tp_plan, so {at} (models/transformers.py); {ours}"
+        return f"its config has no base_model_tp_plan, so it refuses TP > 1 (models/transformers.py); {ours}"
     if release == "0.5.9":  # TransformersForCausalLM.tensor_parallel / replace_linear_class
         whole = [s for s in styles if s not in ("colwise", "rowwise")]
         named = (f", and the linears it names {', '.join(whole)}, which 0.5.9 replicates (replace_linear_class "
-                 "splits only colwise and rowwise)") if whole else ""
+                 "splits only colwise and rowwise; whether that runs at TP > 1 is not known)") if whole else ""
     else:  # TransformersBase.recursive_replace; MoE experts become a FusedMoE (MoEMixin)
         whole = [s for s in styles if _STYLE_0523.get(s, s) == "replicate" and s not in
                  ("moe_tp_experts", "embedding_rowwise")]
