@@ -23,9 +23,10 @@ whether it has sub-configs (`sub_configs_defaults` or `sub_configs`: a multimoda
 unread: None).
 
 With --styles each row also names the styles of that plan (sorted) and whether the config class defines
-num_key_value_heads (an attribute_map key, a class attribute, or `self.num_key_value_heads =` in a method): SGLang's
-Transformers fallback reads both, and pins other transformers releases (kvplan.engines.sglang_served: 0.5.9 transformers 4.57.1, 0.5.23
-5.19.0, each read from a wheel's transformers/ folder, which holds the same sources as the sdist).
+num_key_value_heads (an attribute_map key, a class attribute, or `self.num_key_value_heads =` in a method):
+SGLang's Transformers fallback reads both, and pins other transformers releases (kvplan.engines.sglang_served:
+0.5.9 transformers 4.57.1, 0.5.23 5.19.0, each read from a wheel's transformers/ folder, which holds the same
+sources as the sdist; 4.x spells the config base PretrainedConfig).
 
 Without --out it prints a summary.
 """
@@ -286,7 +287,7 @@ def write(version: str, table: dict, out: Path, styles: bool = False) -> None:
         "",
         "ARCHITECTURES: class name -> (model folder, _supports_attention_backend, _can_set_attn_implementation,",
         "a non-empty base_model_tp_plan on its config, non-empty sub_configs on its config"
-        + (", the styles that plan names (sorted),\nwhether the config class defines num_key_value_heads)" if styles
+        + (",\nthe styles that plan names (sorted), whether the config class defines num_key_value_heads)" if styles
            else ")") + " for every",
         "PreTrainedModel class a models/*/modeling_*.py exports; None where the script could not read a value.",
         '"""',
