@@ -1,6 +1,7 @@
 """Which model classes a transformers release exports, and whether vLLM's Transformers backend would take each.
 
     python benchmarks/transformers_backend_table.py SRC [--out kvplan/engines/vllm_tf_backend_data.py]
+    python benchmarks/transformers_backend_table.py SRC --styles --out kvplan/engines/tf_classes_5_19_0.py
 
 SRC is an unpacked transformers sdist's src/transformers folder (transformers is never imported: every file is
 read with `ast`). vLLM 0.34 model_executor/models/registry.py ModelRegistry._try_resolve_transformers falls back,
@@ -21,6 +22,12 @@ _recursive_replace; linears it does not name are replicated, and with no plan at
 whether it has sub-configs (`sub_configs_defaults` or `sub_configs`: a multimodal wrapper, whose plan is left
 unread: None).
 
+With --styles each row also names the styles of that plan (sorted) and whether the config class defines
+num_key_value_heads (an attribute_map key, a class attribute, or `self.num_key_value_heads =` in a method):
+SGLang's Transformers fallback reads both, and pins other transformers releases (kvplan.engines.sglang_served:
+0.5.9 transformers 4.57.1, 0.5.23 5.19.0, each read from a wheel's transformers/ folder, which holds the same
+sources as the sdist; 4.x spells the config base PretrainedConfig).
+
 Without --out it prints a summary.
 """
 
@@ -33,7 +40,9 @@ import sys
 from pathlib import Path
 
 BASE = ("transformers.modeling_utils", "PreTrainedModel")
-CONFIG_BASE = ("transformers.configuration_utils", "PreTrainedConfig")
+# PreTrainedConfig; transformers 4.x spells it PretrainedConfig
+CONFIG_BASES = {("transformers.configuration_utils", "PreTrainedConfig"),
+                ("transformers.configuration_utils", "PretrainedConfig")}
 ATTENTION_CLASS = re.compile(r"^class \w*Attention\w*\(nn\.Module\):", re.M)  # modeling_utils.py's heuristic
 INTERFACE = "ALL_ATTENTION_FUNCTIONS.get_interface("
 
@@ -127,7 +136,8 @@ def _method(node: ast.ClassDef, name: str):
 
 
 def read_class(sources: Sources, ref: tuple[str, str]):
-    """(is a PreTrainedModel, _supports_attention_backend, _can_set_attn_implementation, tp plan) of a class;
+    """(is a PreTrainedModel, _supports_attention_backend, _can_set_attn_implementation, tp plan, sub_configs, the
+    plan's styles, num_key_value_heads on the config) of a class;
     None where a value cannot be read."""
     chain = list(sources.mro(ref))
     refs = [r for r, _, _ in chain]
@@ -158,7 +168,8 @@ def read_class(sources: Sources, ref: tuple[str, str]):
             if value is not None and not config_done:
                 config, config_done = sources.resolve(module, value), True
     return (True, backend, can_set, tp_plan(sources, config) if config else None,
-            wrapper(sources, config) if config else None)
+            wrapper(sources, config) if config else None, plan_styles(sources, config) if config else None,
+            kv_heads(sources, config) if config else None)
 
 
 def _sub_configs(node: ast.ClassDef):
@@ -172,7 +183,7 @@ def wrapper(sources: Sources, ref: tuple[str, str]) -> bool | None:
     """Whether a config class has non-empty sub_configs (a multimodal wrapper: vLLM's hf_text_config is then
     another config, config/model.py _get_transformers_backend_cls picks TransformersMultiModal*)."""
     for r, module, node in sources.mro(ref):
-        if r == CONFIG_BASE:
+        if r in CONFIG_BASES:
             return False
         if node is None:
             return None
@@ -182,10 +193,11 @@ def wrapper(sources: Sources, ref: tuple[str, str]) -> bool | None:
     return None
 
 
-def tp_plan(sources: Sources, ref: tuple[str, str]) -> bool | None:
-    """Whether a config class has a non-empty base_model_tp_plan (None: a wrapper with sub_configs, or unread)."""
+def _plan(sources: Sources, ref: tuple[str, str]):
+    """A config class's own base_model_tp_plan, the first along its bases: an ast.Dict, False (none: None, or
+    PreTrainedConfig's), or None (a wrapper with sub_configs, or unread)."""
     for r, module, node in sources.mro(ref):
-        if r == CONFIG_BASE:
+        if r in CONFIG_BASES:
             return False
         if node is None:
             return None
@@ -195,14 +207,60 @@ def tp_plan(sources: Sources, ref: tuple[str, str]) -> bool | None:
         value = _assigned(node, "base_model_tp_plan")
         if value is not None:
             if isinstance(value, ast.Dict):
-                return bool(value.keys)
+                return value
             if isinstance(value, ast.Constant) and value.value is None:
                 return False
             return None
     return None
 
 
-def build(root: Path) -> tuple[str, dict[str, tuple[str, bool | None, bool | None, bool | None]]]:
+def tp_plan(sources: Sources, ref: tuple[str, str]) -> bool | None:
+    """Whether a config class has a non-empty base_model_tp_plan (None: a wrapper with sub_configs, or unread)."""
+    plan = _plan(sources, ref)
+    return bool(plan.keys) if isinstance(plan, ast.Dict) else plan
+
+
+def plan_styles(sources: Sources, ref: tuple[str, str]) -> tuple[str, ...] | None:
+    """The styles a config class's base_model_tp_plan names, sorted (() none; None: a wrapper, a value that is not
+    a string, or unread). SGLang's Transformers fallback reads them: 0.5.23 srt/models/transformers.py
+    _normalize_tp_style raises for a style it does not know, 0.5.9 TransformersForCausalLM.tensor_parallel shards
+    "colwise" and "rowwise" only."""
+    plan = _plan(sources, ref)
+    if not isinstance(plan, ast.Dict):
+        return () if plan is False else None
+    if not all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in plan.values):
+        return None
+    return tuple(sorted({v.value for v in plan.values}))
+
+
+def kv_heads(sources: Sources, ref: tuple[str, str]) -> bool | None:
+    """Whether a config class gives its instances num_key_value_heads whatever config.json holds (SGLang 0.5.9
+    srt/models/transformers.py TransformersForCausalLM.__init__ reads config.num_key_value_heads): an attribute_map
+    key, a class attribute or annotation, or a `self.num_key_value_heads =` in any of its methods, along its bases
+    (None: a base not read)."""
+    name = "num_key_value_heads"
+    for r, module, node in sources.mro(ref):
+        if r in CONFIG_BASES:
+            return False
+        if node is None:
+            return None
+        mapped = _assigned(node, "attribute_map")
+        if isinstance(mapped, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == name for k in mapped.keys):
+            return True
+        if _assigned(node, name) is not None:
+            return True
+        for sub in ast.walk(node):
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(
+                sub, (ast.AnnAssign, ast.AugAssign)) else []
+            if any(isinstance(t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name)
+                   and t.value.id == "self" for t in targets):
+                return True
+    return None
+
+
+def build(root: Path, styles: bool = False) -> tuple[str, dict[str, tuple]]:
+    """(transformers release, class name -> its row); styles: add the columns SGLang's fallback reads (the plan's
+    styles, num_key_value_heads on the config)."""
     version = re.search(r'^__version__\s*=\s*"([^"]+)"', (root / "__init__.py").read_text(), re.M).group(1)
     sources = Sources(root)
     table = {}
@@ -215,20 +273,22 @@ def build(root: Path) -> tuple[str, dict[str, tuple[str, bool | None, bool | Non
             read = read_class(sources, (name, exported))
             if read is None:
                 continue
-            _, backend, can_set, plan, wrapped = read
+            _, backend, can_set, plan, wrapped, named, kv = read
             if exported in table:
                 sys.exit(f"{exported} is exported by two modules")
-            table[exported] = (path.parent.name, backend, can_set, plan, wrapped)
+            table[exported] = (path.parent.name, backend, can_set, plan, wrapped) + ((named, kv) if styles else ())
     return version, table
 
 
-def write(version: str, table: dict, out: Path) -> None:
+def write(version: str, table: dict, out: Path, styles: bool = False) -> None:
     lines = [
         '"""Generated by benchmarks/transformers_backend_table.py from the transformers '
         f'{version} sources: do not edit.',
         "",
         "ARCHITECTURES: class name -> (model folder, _supports_attention_backend, _can_set_attn_implementation,",
-        "a non-empty base_model_tp_plan on its config, non-empty sub_configs on its config) for every",
+        "a non-empty base_model_tp_plan on its config, non-empty sub_configs on its config"
+        + (",\nthe styles that plan names (sorted), whether the config class defines num_key_value_heads)" if styles
+           else ")") + " for every",
         "PreTrainedModel class a models/*/modeling_*.py exports; None where the script could not read a value.",
         '"""',
         "",
@@ -245,15 +305,18 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("src", type=Path, help="an unpacked transformers sdist's src/transformers")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--styles", action="store_true",
+                        help="add what SGLang's fallback reads: the styles of the config's base_model_tp_plan and "
+                        "whether the config class defines num_key_value_heads")
     args = parser.parse_args(argv)
     if not (args.src / "modeling_utils.py").is_file():
         print(f"{args.src} is not a transformers source folder (no modeling_utils.py)", file=sys.stderr)
         return 2
-    version, table = build(args.src)
+    version, table = build(args.src, args.styles)
     if args.out:
-        write(version, table, args.out)
-    compatible = sum(1 for _, b, c, _, _ in table.values() if b or c)
-    unread = sum(1 for _, b, c, _, _ in table.values() if not (b or c) and None in (b, c))
+        write(version, table, args.out, args.styles)
+    compatible = sum(1 for _, b, c, *_ in table.values() if b or c)
+    unread = sum(1 for _, b, c, *_ in table.values() if not (b or c) and None in (b, c))
     print(f"transformers {version}: {len(table)} model classes, {compatible} backend-compatible, "
           f"{unread} unread")
     return 0

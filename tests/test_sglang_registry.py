@@ -56,8 +56,10 @@ def test_check():
     assert (s.served, s.by, s.release, s.reason) == (True, "sglang", "0.5.23", None)
     s = check("TeleChat2ForCausalLM", "0.5.23")
     assert s.served is False and s.by is None
-    assert s.reason == ("SGLang 0.5.23 registers no TeleChat2ForCausalLM: it would refuse the model unless its "
-                        "Transformers fallback can load it; the figures are what-if")
+    assert s.reason == ("SGLang 0.5.23 registers no TeleChat2ForCausalLM: transformers 5.19.0 (which it pins) has "
+                        "no class TeleChat2ForCausalLM, so it would refuse the model unless config.json's auto_map "
+                        "names an \"AutoModel\" class (not read) that its Transformers fallback can load; the "
+                        "figures are what-if")
     s = check("Gemma4ForConditionalGeneration", "0.5.9")
     assert s.served is False and "registers no Gemma4ForConditionalGeneration (SGLang 0.5.23 does)" in s.reason
     assert check(None, "0.5.23").served is None and "not checked" in check(None, "0.5.23").reason
@@ -85,7 +87,9 @@ def test_estimate_and_emit_not_served(engine):
     e = doc["engine"]
     release = engine.partition("@")[2] or "0.5.23"
     assert (e["served"], e["served_by"], e["registry_release"]) == (False, None, release)
-    assert e["served_reason"].startswith(f"SGLang {release} registers no Phi3VForCausalLM: it would refuse")
+    # its auto_map has AutoModelForCausalLM but no "AutoModel", the one key resolve_transformers_arch loads
+    assert e["served_reason"].startswith(f"SGLang {release} registers no Phi3VForCausalLM, and its Transformers "
+                                         "fallback cannot load it either")
     assert e["notes"][0] == e["served_reason"] and e["max_total_num_tokens"] > 0  # still sized (what-if)
     assert doc["emit"]["served"] is False and doc["emit"]["notes"][0] == e["served_reason"]
 

@@ -148,11 +148,11 @@ def add_to_report(report: Report, result, techniques, context_len: int,
 
     argv, skipped, notes = command(result, techniques, context_len, mem_fraction_static, speculation,
                                    max_running_requests, release)
-    model = result.plan.model
-    served = check(model.registry_names, release or LATEST, model.config_model_type or model.model_type)
+    model, dep = result.plan.model, result.deployment
+    served = check(model.registry_names, release or LATEST, model.config_model_type or model.model_type, model,
+                   dep.tp if dep is not None else None)
     if served.reason:
         notes.insert(0, served.reason)
-    dep = result.deployment
     if dep is not None and dep.pp > 1:  # --engine sglang refuses it (engines.sglang_pp); the emitted command says so
         from ..errors import UsageError
         from .sglang_pp import check_pp

@@ -436,7 +436,8 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     got, pp_note = stage_pool(result, rest, context_len, rules, tp=dep.tp if dep else 1,
                               page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes,
                               nsa_fp8=nsa_fp8(dep), speculation=spec, max_running_requests=max_running_requests)
-    served = check(plan.model.registry_names, rules.release, plan.model.config_model_type or plan.model.model_type)
+    served = check(plan.model.registry_names, rules.release, plan.model.config_model_type or plan.model.model_type,
+                   plan.model, dep.tp if dep else None)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([long_note] if long_note else []) + ([how] if how else []) + list(got.notes) \
         + ([pp_note] if pp_note else []) + pp_notes
     page_refusal = page_size_refusal(rules, plan.model, plan.block_size, spec is not None)
