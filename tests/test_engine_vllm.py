@@ -506,3 +506,20 @@ def test_default_context_is_capped_at_a_short_models_maximum(cli):
     code, out, err = cli("estimate", "llama-3.1-8b", "--format", "json")
     data = json.loads(out)
     assert data["context_tokens"] == 4096 and data["context_from"] == "default"
+
+
+def test_a_release_modelled_with_older_rules_keeps_its_name(cli):
+    # vLLM 0.24 changed no rule kvplan models since 0.23 (vllm_rules: the version table), so vllm@0.24 runs the
+    # 0.23 rules; the report used to call the result "vLLM 0.23" and engine.version "0.23"
+    code, out, err = cli("estimate", "llama-3.1-8b", "--engine", "vllm@0.24", "--kv-memory", "10GiB",
+                         "--max-model-len", "8192", "--format", "json")
+    assert code == 0, err
+    engine = json.loads(out)["engine"]
+    assert engine["version"] == "0.24" and engine["version_modelled"] == "0.23"
+    code, text, err = cli("estimate", "llama-3.1-8b", "--engine", "vllm@0.24", "--kv-memory", "10GiB",
+                          "--max-model-len", "8192")
+    assert code == 0, err
+    assert "vLLM 0.24 (modelled with the rules of 0.23) would log:" in text
+    code, out, err = cli("estimate", "llama-3.1-8b", "--engine", "vllm@0.34.0", "--kv-memory", "10GiB",
+                         "--format", "json")
+    assert json.loads(out)["engine"]["version"] == "0.34"  # the rules' own release, however it is spelled

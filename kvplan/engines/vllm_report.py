@@ -157,9 +157,10 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
             "blocks_per_request": cdiv(g.spec.max_memory_bytes(pool.max_model_len, pool.in_flight_tokens),
                                        g.spec.page_bytes),
         })
+    asked = asked_release(release, rules.version)
     report.data["engine"] = {
         "name": "vllm",
-        "version": rules.version,
+        "version": asked,
         "version_modelled": rules.version,
         "architecture": plan.model.architecture,
         "served": served.served,
@@ -196,14 +197,28 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     }
     rows = [[r["kind"], r["layers"], r["padding_layers"], r["block_size"], format_bytes(r["page_bytes"]),
              r["blocks_per_request"]] for r in group_rows]
-    report.tables.append(Table(f"vLLM {rules.version} KV cache groups ({pool.num_blocks:,} blocks)",
+    older = f" with the rules of {rules.version}" if asked != rules.version else ""
+    report.tables.append(Table(f"vLLM {asked} KV cache groups ({pool.num_blocks:,} blocks{older and ';' + older})",
                                ["group", "layers", "padding", "block", "page", "blocks/request"], rows, {1, 2, 3, 5}))
-    report.lines.append(f"vLLM {rules.version} (modelled) would log:")
+    report.lines.append(f"vLLM {asked} (modelled{older}) would log:")
     report.lines.extend(f"  {line}" for line in pool.log_lines())
     if not pool.fits:
         report.lines.append(f"  vLLM would refuse to start: {pool.refusal}")
     report.lines.extend(f"  note: {n}" for n in notes)
     return pool
+
+
+def asked_release(release: str | None, modelled: str) -> str:
+    """The release to name: the one asked for (vllm@0.24), or the rules' own where none was asked or it is the
+    same release ("0.33.0" for the 0.33 rules); a release modelled with an older release's rules keeps its name
+    (engine.version 0.24, engine.version_modelled 0.23)."""
+    from .vllm_release import release_key
+
+    key, own = release_key(release), release_key(modelled)
+    if key is None or own is None:
+        return modelled
+    width = max(len(key), len(own))
+    return modelled if key + (0,) * (width - len(key)) == own + (0,) * (width - len(own)) else str(release)
 
 
 def profile_terms_table(rows) -> Table:
