@@ -175,11 +175,13 @@ register("estimate", _estimate_samples, title="kvplan estimate --format json",
                 "model.architecture": STR_OR_NULL, "engine.architecture": STR_OR_NULL,
                 "engine.served": {"type": ["boolean", "null"]}, "engine.served_by": STR_OR_NULL,
                 "engine.served_reason": STR_OR_NULL, "engine.registry_release": STR_OR_NULL,
-                "engine.swa_tokens": INT_OR_NULL},
+                "engine.swa_tokens": INT_OR_NULL,
+                "model.weight_bytes": INT_OR_NULL},  # null: weights the config does not size
          numbers=("bytes_per_token", "layer_kinds[].bytes_per_token"))
 register("plan", _plan_samples, title="kvplan plan --format json",
          maps=("scenarios[].plan.model.weights.by_role", "scenarios[].plan.emit.env"),
-         types={"scenarios[].plan.layer_kinds[].cap_tokens": INT_OR_NULL},
+         types={"scenarios[].plan.layer_kinds[].cap_tokens": INT_OR_NULL,
+                "scenarios[].plan.model.weight_bytes": INT_OR_NULL},
          numbers=("scenarios[].plan.bytes_per_token", "scenarios[].plan.layer_kinds[].bytes_per_token"))
 register("sweep", _sweep_samples, title="kvplan sweep --format json (and --out FILE.json)")
 register("bench", _bench_samples, title="kvplan bench --json FILE", maps=("summary",),

@@ -28,6 +28,8 @@ def test_committed_schema_is_the_generated_one(name):
     ["estimate", "mistral-7b-v0.1", "-c", "32k"],
     ["estimate", "deepseek-v3", "-c", "8k", "-b", "4", "--gpu", "h200", "--tp", "8", "-t", "fp8", "--explain"],
     ["estimate", "llama-3.1-8b", "-c", "64k", "-b", "32", "-t", "offload:cpu=100GiB,active=8", "--gpu", "a100"],
+    # weights the config does not size (a BigDL low-bit checkpoint): model.weight_bytes is null
+    ["estimate", str(Path(__file__).parent / "data" / "configs" / "phi-2-bigdl-mixed-fp4.json")],
 ])
 def test_other_estimate_runs_validate(argv):
     jsonschema.validate(schemas.run_json(*argv), _schema("estimate"))

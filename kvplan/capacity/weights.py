@@ -71,7 +71,7 @@ def mtp_bytes(weights: Weights, num_layers: int) -> int:
 def require_known(weights: Weights, name: str = "") -> None:
     """A GPU's pool is its memory less the weights: refuse to plan one with weights nobody counted (a family
     whose parameter count kvplan lacks, or a config without a field the count needs)."""
-    if weights.total_bytes <= 0 and weights.source == "estimated from config":
+    if not weights.known:
         why = next((n for n in weights.notes if n.startswith(("parameters not counted", "weights not sized"))), "")
         raise UsageError(f"the weights of {name or weights.origin} are not known from its config"
                          + (f": {why.split('; give')[0].removeprefix('weights not sized from the config: ')}"

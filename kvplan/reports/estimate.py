@@ -92,7 +92,7 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False, engine: s
             "param_count": model.param_count,
             "active_param_count": model.active_param_count,
             "weight_dtype": model.weight_dtype,
-            "weight_bytes": weights.total_bytes,
+            "weight_bytes": weights.total_bytes if weights.known else None,  # null: not known from the config
             "mtp_weight_bytes": mtp_bytes(weights, model.num_layers),  # in weight_bytes, not loaded (see capacity.weights)
             "weights": weights.to_json(),
             "max_context_tokens": model.max_context_tokens,

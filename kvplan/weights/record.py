@@ -65,6 +65,12 @@ class Weights:
     g_idx: Weights | None = field(default=None, compare=False, repr=False)
 
     @property
+    def known(self) -> bool:
+        """Whether the bytes were counted: a config estimate of 0 B is a family or format kvplan cannot size from the
+        config (capacity.weights.require_known refuses a GPU plan on it; the JSON says null, not 0)."""
+        return not (self.total_bytes <= 0 and self.source == "estimated from config")
+
+    @property
     def replicated_bytes(self) -> int:
         whole = self.replicated
         return whole if isinstance(whole, int) else whole()

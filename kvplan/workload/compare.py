@@ -31,7 +31,7 @@ def _column(name: str, spec, chain, tokens: int, batch: int, deployment, weights
         "bytes_per_sequence": est.bytes_per_sequence,
         "total_bytes": result.batch.total_bytes,
         "read_bytes_per_step": est.read_bytes_per_step,
-        "weight_bytes": result.weights.total_bytes,
+        "weight_bytes": result.weights.total_bytes if result.weights.known else None,
         "weights_source": result.weights.source,
         "weight_bytes_per_gpu": cap.weight_bytes_per_gpu if cap else None,
         "pool_bytes": cap.pool_bytes if cap else None,
