@@ -133,3 +133,19 @@ def test_calibrate_shows_the_breakdown_once(cli):
     predicted = [f for f in data["figures"] if f["kind"] == "prediction"]
     assert all("requested 79.25 GiB x 0.92 = 72.91 GiB" in f["explanation"] for f in predicted)
     assert all("brief" not in f for f in data["figures"])
+
+
+def test_the_refusal_names_each_term_in_one_short_line(cli):
+    # Llama-3.1-8B on an L4 at --mem-util 0.7 (vllm@0.33, the L4's defaults: 256 sequences, 2,048 tokens):
+    # requested 22.03 GiB x 0.7 = 15.42; weights 16,094,076,928 B = 14.99; the V2 warm-up sampler pass
+    # 256 x 128,256 x 14 B = 459,669,504 B = 0.43 (the forward 2,048 x 4,096 x 26 B = 218,103,808 B is
+    # smaller); non-torch 0.13; bin counts 131,334,144 B = 0.12; graphs 51 PIECEWISE + 35 FULL as above, 0.54:
+    # 15.42 - 14.99 - 0.43 - 0.13 - 0.12 - 0.54 = -0.79 GiB
+    assert (f"{459_669_504 / GIB:.2f}", f"{GRAPHS / GIB:.2f}") == ("0.43", "0.54")
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "l4", "--mem-util", "0.7", "--reserve", "0",
+                         "--engine", "vllm@0.33")
+    assert code == 2
+    line = err.strip()
+    assert ("requested 15.42 GiB (total 22.03 GiB x 0.7) - weights 14.99 - peak activation 0.43 - non-torch 0.13 "
+            "- kept after the profile 0.12 - CUDA graphs (subtracted) 0.54 = available -0.79 GiB") in line
+    assert "\n" not in line and len(line) < 400

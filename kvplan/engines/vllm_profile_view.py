@@ -65,6 +65,19 @@ def profile_rows(est) -> list[ProfileRow]:
     return rows
 
 
+def summary(est) -> str:
+    """The profile in one short line, GiB (an error message): requested - each term subtracted = available."""
+    rows = profile_rows(est)
+    subtracted = [r for r in rows if r.key in ("weights", "activation", "non_torch", "kept")
+                  or (r.key == "cuda_graphs" and est.cuda_graph_bytes)]
+    line = (f"requested {_gib(est.requested_bytes)} GiB (total {_gib(est.total_bytes)} GiB x "
+            f"{est.gpu_memory_utilization:g})" + "".join(f" - {r.term} {_gib(r.bytes)}" for r in subtracted)
+            + f" = available {_gib(est.available_bytes)} GiB")
+    if est.extensible is not None:
+        line += f"; KV pool after warmup {_gib(est.pool_bytes)} GiB"
+    return line
+
+
 def profile_json(est) -> dict:
     """engine.profile (docs/json.md): the terms in bytes and where each comes from."""
     ext = est.extensible
@@ -124,4 +137,4 @@ def short_notes(est, lead: str = "KV memory predicted from the GPU by vLLM's pro
     return lines + [n for n in est.notes if not (est.extensible is not None and n.startswith(EXTENSIBLE_GRAPHS_NOTE))]
 
 
-__all__ = ["ProfileRow", "profile_rows", "profile_json", "profile_table", "short_notes", "graphs_row"]
+__all__ = ["ProfileRow", "profile_rows", "summary", "profile_json", "profile_table", "short_notes", "graphs_row"]

@@ -10,7 +10,7 @@ from ..errors import UsageError
 from ..render import Report, Table
 from ..units import GIB, format_bytes
 from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
-from .vllm_profile_view import profile_json, profile_table, short_notes
+from .vllm_profile_view import profile_json, profile_table, short_notes, summary
 from .vllm_rules import LATEST, VllmRules
 from .vllm_served import check
 from .vllm_speculative import check_mtp_release, resolve_speculation
@@ -55,7 +55,7 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                 max_num_seqs=max_num_seqs or rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
                                 gpu=dep.gpu.name, enforce_eager=enforce_eager, drafter=drafter)
         if est.pool_bytes <= 0:
-            raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {est.lines()[0]}",
+            raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {summary(est)}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
         return KvMemory(est.pool_bytes, "available KV memory predicted from the GPU: " + est.lines()[0],
                         est.available_bytes if est.extensible is not None else None, est)
