@@ -1,0 +1,133 @@
+"""The head a pooling architecture carries in place of the LM head, for the config-sized weight count.
+
+Which architectures: those vLLM runs on its pooling runner by default (kvplan.engines.vllm_pooling.pooling_of, with
+the newest release kvplan's registry table reads): a registered pooling class, or an unregistered name whose suffix
+sets --runner pooling (config/model.py _SUFFIX_TO_DEFAULTS, kvplan.engines.vllm_served._match). A registered
+generation class with such a suffix (LlamaModel, Qwen2Model, ChatGLMModel) keeps its LM head: vLLM builds it.
+
+What they hold (transformers 5.25; vLLM 0.34 model_executor/models/adapters.py for the converted classes):
+- no LM head: transformers' *ForSequenceClassification / *ForTokenClassification / *Model wrap the base model
+  (modeling_layers.py GenericForSequenceClassification / GenericForTokenClassification: AutoModel.from_config; the
+  decoders' own classes, modeling_gpt2.py GPT2ForSequenceClassification and the like, the same), and vLLM's adapter
+  builds the generation class with no_init_weights over ParallelLMHead (_create_pooling_model_cls). A tied head is
+  the embedding table, so nothing is dropped then;
+- *ForSequenceClassification: `score`, nn.Linear(hidden, num_labels, bias=False) (GenericForSequenceClassification,
+  and every decoder's own class read: GPT-2, GPT-BigCode, GPT-Neo, GPT-NeoX, Bloom, Falcon, MPT, BioGPT; vLLM's
+  as_seq_cls_model: ReplicatedLinear(hidden, num_labels, bias=False));
+- *ForTokenClassification: `score`, nn.Linear(hidden, num_labels, bias=config.token_classification_bias, True when
+  left out) (GenericForTokenClassification; vLLM's as_seq_cls_model loads a checkpoint's score.bias too,
+  auto_set_score_bias);
+- the embedding runner (*Model, *EmbeddingModel, *ForTextEncoding, and the unregistered *RewardModel /
+  *ForRewardModeling, which vLLM converts for embedding): no head (adapters.py as_embedding_model builds none);
+- a registered classification class with a head of its own (Qwen2ForRewardModel's two-layer score, InternLM2's
+  reward head): not counted (a note says so);
+- *ForQuestionAnswering (transformers: qa_outputs, nn.Linear(hidden, 2) with a bias, GenericForQuestionAnswering) is
+  not a pooling architecture for vLLM (no suffix of _SUFFIX_TO_DEFAULTS): not changed.
+
+num_labels as transformers 5.25 reads it (configuration_utils.py PreTrainedConfig.__init__ and its num_labels
+property): the length of id2label when the config has one, else num_labels, else 2.
+
+vLLM builds the converted score in float32 (config/model.py _get_head_dtype for the pooling runner), which its
+profile adds (engines/vllm_profile.py); the plan sizes it as the checkpoint stores it, in its float dtype.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+from .fields import Fields
+
+DEFAULT_LABELS = 2  # transformers 5.25 PreTrainedConfig: num_labels when the config has neither id2label nor num_labels
+
+
+@dataclass(frozen=True)
+class PoolingHead:
+    architecture: str
+    kind: str  # vllm_pooling's: "embed" | "classify"
+    converted: bool  # vLLM converts the generation class (models/adapters.py): its score is float32
+    weight: int  # the head's weight parameters (0: no head)
+    bias: int  # its bias parameters
+    known: bool  # False: a registered class whose head kvplan has not read (not counted)
+    labels: int | None = None
+
+    @property
+    def params(self) -> int:
+        return self.weight + self.bias
+
+    def describe(self, lm_head: int) -> str:
+        """The note a plan carries: what the count dropped and added."""
+        dropped = f"no untied lm_head ({lm_head:,} parameters)" if lm_head else "no lm_head (tied: nothing dropped)"
+        if not self.known:
+            head = "its own head, which kvplan has not read, not counted"
+        elif self.weight:
+            head = (f"+ score, {self.labels} labels x hidden{' + bias' if self.bias else ''} "
+                    f"({self.params:,} parameters)")
+        else:
+            head = "no head (an embedding model)"
+        return (f"parameters counted for {self.architecture}, a pooling architecture: {dropped}, {head} "
+                "(transformers 5.25 modeling_layers.py Generic*Classification; vLLM models/adapters.py; "
+                "configs/pooling_heads.py)")
+
+
+def num_labels(f: Fields) -> int:
+    """The config's label count as transformers 5.25 reads it (module doc)."""
+    id2label = f.raw.get("id2label")
+    if id2label is not None:
+        if not isinstance(id2label, dict):
+            raise ConfigError(f"{f.source}: 'id2label' is a {type(id2label).__name__}, not a JSON object "
+                              f"(model_type {f.model_type!r})", "fix the config or pass --set id2label=null")
+        return len(id2label)
+    return f.int("num_labels", default=DEFAULT_LABELS, minimum=0, maximum=10**8)
+
+
+def _names(architectures) -> list[str]:
+    names = [architectures] if isinstance(architectures, str) else (
+        list(architectures) if isinstance(architectures, (list, tuple)) else [])
+    return [n for n in names if n and isinstance(n, str)]
+
+
+def pooling_head(f: Fields) -> PoolingHead | None:
+    """The pooling head of the config's architecture (module doc), None for any other architecture."""
+    from ..engines.vllm_pooling import CLASSIFY_ARCHS, EMBED_ARCHS, pooling_of
+    from ..engines.vllm_served import _match
+
+    names = _names(f.raw.get("architectures"))
+    # a suffix check first: a causal LM's config never reads vLLM's registry table here
+    if not any(n in EMBED_ARCHS or n in CLASSIFY_ARCHS or (_match(n) or ("", ("generate",)))[1][0] == "pooling"
+               for n in names):
+        return None
+    from ..engines.vllm_registry_data import RELEASES
+
+    pooling = pooling_of(names, RELEASES[-1])
+    if pooling is None:
+        return None
+    name = pooling.architecture
+    if pooling.kind == "embed":
+        return PoolingHead(name, "embed", pooling.converted, 0, 0, True)
+    hidden = f.int("hidden_size", "n_embd")
+    if name.endswith("ForSequenceClassification"):
+        labels = num_labels(f)
+        return PoolingHead(name, "classify", pooling.converted, labels * hidden, 0, True, labels)
+    if name.endswith("ForTokenClassification"):
+        labels = num_labels(f)
+        bias = labels if f.flag("token_classification_bias", default=True) else 0
+        return PoolingHead(name, "classify", pooling.converted, labels * hidden, bias, True, labels)
+    return PoolingHead(name, "classify", pooling.converted, 0, 0, False)
+
+
+def config_pooling_head(raw: dict | None, source: str) -> tuple[PoolingHead | None, Fields | None]:
+    """(pooling_head, the Fields it was read from) of a config dict; (None, None) where it does not read."""
+    from ..errors import KvplanError
+    from .build import _read
+
+    if not isinstance(raw, dict):
+        return None, None
+    try:
+        f = _read(raw, source)[1]
+        return pooling_head(f), f
+    except KvplanError:
+        return None, None
+
+
+__all__ = ["PoolingHead", "pooling_head", "config_pooling_head", "num_labels", "DEFAULT_LABELS"]
