@@ -1,8 +1,8 @@
 """The head a pooling architecture carries in place of the LM head, for the config-sized weight count.
 
 Which architectures: those vLLM runs on its pooling runner by default (kvplan.engines.vllm_pooling.pooling_of, with
-the newest release kvplan's registry table reads): a registered pooling class, or an unregistered name whose suffix
-sets --runner pooling (config/model.py _SUFFIX_TO_DEFAULTS, kvplan.engines.vllm_served._match). A registered
+the newest release kvplan's registry table reads): a registered pooling class, or a name no release registers whose
+suffix sets --runner pooling (config/model.py _SUFFIX_TO_DEFAULTS, kvplan.engines.vllm_served._match). A registered
 generation class with such a suffix (LlamaModel, Qwen2Model, ChatGLMModel) keeps its LM head: vLLM builds it.
 
 What they hold (transformers 5.25; vLLM 0.34 model_executor/models/adapters.py for the converted classes):
@@ -97,11 +97,11 @@ def pooling_head(f: Fields) -> PoolingHead | None:
     if not any(n in EMBED_ARCHS or n in CLASSIFY_ARCHS or (_match(n) or ("", ("generate",)))[1][0] == "pooling"
                for n in names):
         return None
-    from ..engines.vllm_registry_data import RELEASES
+    from ..engines.vllm_registry_data import REGISTRY, RELEASES
 
     pooling = pooling_of(names, RELEASES[-1])
-    if pooling is None:
-        return None
+    if pooling is None or (pooling.converted and pooling.architecture in REGISTRY):
+        return None  # a generate model; or a name some release registers as a generation class (PEagleDraftModel)
     name = pooling.architecture
     if pooling.kind == "embed":
         return PoolingHead(name, "embed", pooling.converted, 0, 0, True)
