@@ -61,7 +61,8 @@ class PoolingHead:
         if not self.known:
             head = "its own head, which kvplan has not read, not counted"
         elif self.weight:
-            head = (f"+ score, {self.labels} labels x hidden{' + bias' if self.bias else ''} "
+            labels = f"{self.labels} label" + ("" if self.labels == 1 else "s")
+            head = (f"+ score, {labels} x hidden{' + bias' if self.bias else ''} "
                     f"({self.params:,} parameters)")
         else:
             head = "no head (an embedding model)"
