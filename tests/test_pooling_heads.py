@@ -129,3 +129,48 @@ def test_the_counts_are_transformers_on_the_meta_device(tmp_path, base, architec
         theirs = getattr(transformers, architecture)._from_config(config)
     assert sum(p.numel() for p in theirs.parameters()) == expected
     assert _model(tmp_path, base, architecture, extra).param_count == expected
+
+
+# Qwen2.5-72B's shapes (Qwen2.5-Math-RM-72B): hidden 8,192, 80 layers, 64 heads x 128, 8 KV heads, MLP 29,568,
+# vocabulary 152,064, untied. A layer: q, o 8,192 x 8,192 each + k, v 8,192 x 1,024 each + q/k/v biases 10,240 =
+# 151,005,184; MLP 3 x 8,192 x 29,568 = 726,663,168; norms 16,384: 877,684,736, x 80 = 70,214,778,880; embeddings
+# 152,064 x 8,192 = 1,245,708,288 and the final norm 8,192: 71,460,495,360 (72,706,203,648 with the lm_head).
+QWEN2_72B = {"model_type": "qwen2", "hidden_size": 8192, "intermediate_size": 29568, "num_attention_heads": 64,
+             "num_key_value_heads": 8, "num_hidden_layers": 80, "vocab_size": 152064, "max_position_embeddings": 4096,
+             "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+# internlm2-1_8b's shapes: hidden 2,048, 24 layers, 16 heads, 8 KV heads, MLP 8,192, vocabulary 92,544, untied. A
+# layer: wqkv 2,048 x 4,096 + wo 2,048 x 2,048 + MLP 3 x 2,048 x 8,192 + norms 4,096 = 62,918,656, x 24 =
+# 1,510,047,744; tok_embeddings 92,544 x 2,048 = 189,530,112, norm 2,048: 1,699,579,904 (1,889,110,016 with output)
+INTERNLM2 = {"model_type": "internlm2", "hidden_size": 2048, "intermediate_size": 8192, "num_attention_heads": 16,
+             "num_key_value_heads": 8, "num_hidden_layers": 24, "vocab_size": 92544, "max_position_embeddings": 32768,
+             "rms_norm_eps": 1e-5, "rope_theta": 1000000, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+
+
+def test_the_registered_reward_heads_read_from_vllm(tmp_path):
+    # vLLM 0.34 qwen2_rm.py: score.0 ColumnParallelLinear(8,192, 8,192) + bias, score.2 RowParallelLinear(8,192,
+    # num_labels) + bias; Qwen2ForRewardModel sets 1 label: 67,108,864 + 8,192 + 8,192 + 1 = 67,125,249;
+    # Qwen2ForProcessRewardModel 2: 67,108,864 + 8,192 + 16,384 + 2 = 67,133,442
+    assert _model(tmp_path, QWEN2_72B, "Qwen2ForCausalLM", {}).param_count == 72_706_203_648
+    assert _model(tmp_path, QWEN2_72B, "Qwen2ForRewardModel", {}).param_count == 71_460_495_360 + 67_125_249
+    assert _model(tmp_path, QWEN2_72B, "Qwen2ForProcessRewardModel", {}).param_count == 71_460_495_360 + 67_133_442
+    # internlm2.py InternLM2ForRewardModel: no `output`, v_head RowParallelLinear(2,048, 1, bias=False)
+    assert _model(tmp_path, INTERNLM2, "InternLM2ForCausalLM", {}).param_count == 1_889_110_016
+    assert _model(tmp_path, INTERNLM2, "InternLM2ForRewardModel", {}).param_count == 1_699_579_904 + 2_048
+
+
+def test_vllm_holds_a_split_reward_head_in_float32_per_rank(tmp_path):
+    from kvplan.engines.vllm_profile import predict_available
+
+    def profiled(architecture):
+        model = _model(tmp_path, QWEN2_72B, architecture, {})
+        est = predict_available(model, total_bytes=80 * 2**30, gpu_memory_utilization=0.9, version="0.34.0",
+                                gpu="h100-sxm", tp=4, max_num_seqs=256, extensible_kv_cache=False)
+        return est.weight_bytes, model
+
+    (rm, rm_model), (lm, lm_model) = profiled("Qwen2ForRewardModel"), profiled("Qwen2ForCausalLM")
+    # the plan at TP 4: score.2's bias (1) whole with the norms, the rest split; vLLM's float32 head (qwen2_rm.py
+    # params_dtype=head_dtype) adds 2 B a parameter a rank: (67,108,864 + 8,192) / 4 + 8,192 / 4 + 1 = 16,781,313
+    # parameters, 33,562,626 B
+    assert rm_model.weight_replicated_bytes - lm_model.weight_replicated_bytes == 2
+    plan = stage_weight_bytes(estimated(rm_model), 80, tp=4)[0] - stage_weight_bytes(estimated(lm_model), 80, tp=4)[0]
+    assert rm - lm == plan + 33_562_626

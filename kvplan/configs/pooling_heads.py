@@ -19,16 +19,19 @@ What they hold (transformers 5.25; vLLM 0.34 model_executor/models/adapters.py f
   auto_set_score_bias);
 - the embedding runner (*Model, *EmbeddingModel, *ForTextEncoding, and the unregistered *RewardModel /
   *ForRewardModeling, which vLLM converts for embedding): no head (adapters.py as_embedding_model builds none);
-- a registered classification class with a head of its own (Qwen2ForRewardModel's two-layer score, InternLM2's
-  reward head): not counted (a note says so);
+- the registered reward classes whose heads were read: Qwen2ForRewardModel / Qwen2ForProcessRewardModel (a
+  two-layer score) and InternLM2ForRewardModel (v_head) (_reward_heads); any other registered classification class
+  with a head of its own: not counted (a note says so);
 - *ForQuestionAnswering (transformers: qa_outputs, nn.Linear(hidden, 2) with a bias, GenericForQuestionAnswering) is
   not a pooling architecture for vLLM (no suffix of _SUFFIX_TO_DEFAULTS): not changed.
 
 num_labels as transformers 5.25 reads it (configuration_utils.py PreTrainedConfig.__init__ and its num_labels
 property): the length of id2label when the config has one, else num_labels, else 2.
 
-vLLM builds the converted score in float32 (config/model.py _get_head_dtype for the pooling runner), which its
-profile adds (engines/vllm_profile.py); the plan sizes it as the checkpoint stores it, in its float dtype.
+vLLM builds every one of these heads in float32 (config/model.py _get_head_dtype for the pooling runner: the
+converted score's params_dtype, gpt2.py / jamba.py nn.Linear dtype, qwen2_rm.py and internlm2.py params_dtype),
+which its profile adds (engines/vllm_profile.py); the plan sizes the head as the checkpoint stores it, in its float
+dtype.
 """
 
 from __future__ import annotations
@@ -42,33 +45,74 @@ DEFAULT_LABELS = 2  # transformers 5.25 PreTrainedConfig: num_labels when the co
 
 
 @dataclass(frozen=True)
-class PoolingHead:
-    architecture: str
-    kind: str  # vllm_pooling's: "embed" | "classify"
-    converted: bool  # vLLM converts the generation class (models/adapters.py): its score is float32
-    weight: int  # the head's weight parameters (0: no head)
-    bias: int  # its bias parameters
-    known: bool  # False: a registered class whose head kvplan has not read (not counted)
-    labels: int | None = None
+class HeadPart:
+    """One linear layer of a pooling head, as vLLM holds it under TP: "whole" on every rank (ReplicatedLinear,
+    nn.Linear), "column" split by outputs with its bias (ColumnParallelLinear), "row" split by inputs with its
+    bias whole (RowParallelLinear)."""
+
+    name: str  # the checkpoint's name, from the top ("score", "score.0", "v_head")
+    inputs: int
+    outputs: int
+    bias: bool
+    split: str = "whole"
 
     @property
     def params(self) -> int:
-        return self.weight + self.bias
+        return self.inputs * self.outputs + (self.outputs if self.bias else 0)
+
+    def per_rank(self, tp: int) -> int:
+        """Its parameters on one TP rank of `tp`."""
+        tp = max(tp, 1)
+        if self.split == "whole":
+            return self.params
+        if self.split == "column":
+            return self.params // tp
+        return self.inputs * self.outputs // tp + (self.outputs if self.bias else 0)
+
+
+@dataclass(frozen=True)
+class PoolingHead:
+    architecture: str
+    kind: str  # vllm_pooling's: "embed" | "classify"
+    parts: tuple[HeadPart, ...]  # () for an embedding model, or a head kvplan has not read
+    known: bool  # False: a registered class whose head kvplan has not read (not counted)
+    labels: int | None = None
+    source: str = "transformers 5.25 modeling_layers.py Generic*Classification; vLLM models/adapters.py"
+
+    @property
+    def params(self) -> int:
+        return sum(p.params for p in self.parts)
+
+    def per_rank(self, tp: int) -> int:
+        return sum(p.per_rank(tp) for p in self.parts)
 
     def describe(self, lm_head: int) -> str:
         """The note a plan carries: what the count dropped and added."""
         dropped = f"no untied lm_head ({lm_head:,} parameters)" if lm_head else "no lm_head (tied: nothing dropped)"
         if not self.known:
             head = "its own head, which kvplan has not read, not counted"
-        elif self.weight:
+        elif self.parts:
             labels = f"{self.labels} label" + ("" if self.labels == 1 else "s")
-            head = (f"+ score, {labels} x hidden{' + bias' if self.bias else ''} "
-                    f"({self.params:,} parameters)")
+            head = f"+ {' + '.join(p.name for p in self.parts)}, {labels} ({self.params:,} parameters)"
         else:
             head = "no head (an embedding model)"
         return (f"parameters counted for {self.architecture}, a pooling architecture: {dropped}, {head} "
-                "(transformers 5.25 modeling_layers.py Generic*Classification; vLLM models/adapters.py; "
-                "configs/pooling_heads.py)")
+                f"({self.source}; configs/pooling_heads.py)")
+
+
+def _reward_heads(hidden: int) -> dict:
+    """The registered reward classes whose heads were read (vLLM 0.34): Qwen2's (qwen2_rm.py Qwen2RewardBaseModel:
+    score = Sequential(ColumnParallelLinear(hidden, hidden), ReLU, RowParallelLinear(hidden, num_labels)), both
+    with their default bias; Qwen2ForRewardModel sets num_labels 1, Qwen2ForProcessRewardModel 2) and InternLM2's
+    (internlm2.py InternLM2ForRewardModel: v_head = RowParallelLinear(hidden, 1, bias=False)). -> (labels, parts,
+    source)."""
+    def qwen2(labels):
+        return labels, (HeadPart("score.0", hidden, hidden, True, "column"),
+                        HeadPart("score.2", hidden, labels, True, "row")), "vLLM 0.34 qwen2_rm.py Qwen2RewardBaseModel"
+
+    return {"Qwen2ForRewardModel": qwen2(1), "Qwen2ForProcessRewardModel": qwen2(2),
+            "InternLM2ForRewardModel": (1, (HeadPart("v_head", hidden, 1, False, "row"),),
+                                        "vLLM 0.34 internlm2.py InternLM2ForRewardModel")}
 
 
 def num_labels(f: Fields) -> int:
@@ -105,16 +149,22 @@ def pooling_head(f: Fields) -> PoolingHead | None:
         return None  # a generate model; or a name some release registers as a generation class (PEagleDraftModel)
     name = pooling.architecture
     if pooling.kind == "embed":
-        return PoolingHead(name, "embed", pooling.converted, 0, 0, True)
+        return PoolingHead(name, "embed", (), True)
     hidden = f.int("hidden_size", "n_embd")
     if name.endswith("ForSequenceClassification"):
         labels = num_labels(f)
-        return PoolingHead(name, "classify", pooling.converted, labels * hidden, 0, True, labels)
+        return PoolingHead(name, "classify", (HeadPart("score", hidden, labels, False),) if labels else (), True,
+                           labels)
     if name.endswith("ForTokenClassification"):
         labels = num_labels(f)
-        bias = labels if f.flag("token_classification_bias", default=True) else 0
-        return PoolingHead(name, "classify", pooling.converted, labels * hidden, bias, True, labels)
-    return PoolingHead(name, "classify", pooling.converted, 0, 0, False)
+        bias = f.flag("token_classification_bias", default=True)
+        return PoolingHead(name, "classify", (HeadPart("score", hidden, labels, bias),) if labels else (), True,
+                           labels)
+    reward = _reward_heads(hidden).get(name)
+    if reward is not None:
+        labels, parts, source = reward
+        return PoolingHead(name, "classify", parts, True, labels, source)
+    return PoolingHead(name, "classify", (), False)
 
 
 def config_pooling_head(raw: dict | None, source: str) -> tuple[PoolingHead | None, Fields | None]:
@@ -131,4 +181,4 @@ def config_pooling_head(raw: dict | None, source: str) -> tuple[PoolingHead | No
         return None, None
 
 
-__all__ = ["PoolingHead", "pooling_head", "config_pooling_head", "num_labels", "DEFAULT_LABELS"]
+__all__ = ["HeadPart", "PoolingHead", "pooling_head", "config_pooling_head", "num_labels", "DEFAULT_LABELS"]

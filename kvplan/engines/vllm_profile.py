@@ -859,12 +859,12 @@ def _pooling_runner(model, version, notes: list):
 
 def _with_pooling_heads(model, pooling, halve: bool, tp: int, pp: int, per_gpu: int, weights_from: str,
                         notes: list) -> tuple[int, str]:
-    """(per_gpu, weights_from) of config-sized weights for a generation class vLLM converts to a classification
-    model: the plan's count already has no lm_head and the score head at the checkpoint's width
-    (configs/pooling_heads.py, vllm_pooling); vLLM builds that head in float32 (models/adapters.py as_seq_cls_model:
-    ReplicatedLinear params_dtype=head_dtype, whole on every rank), so + (4 - width) B a parameter. Unchanged for
-    any other model."""
-    if pooling is None or not pooling.converted or pooling.kind != "classify":
+    """(per_gpu, weights_from) of config-sized weights for a classification model on vLLM's pooling runner: the
+    plan's count already has no lm_head and the head at the checkpoint's width (configs/pooling_heads.py,
+    vllm_pooling); vLLM builds the head in float32 (config/model.py _get_head_dtype; adapters.py as_seq_cls_model
+    params_dtype=head_dtype, the registered classes' likewise), so + (4 - width) B a parameter on each rank, whole
+    or split as it holds the head (HeadPart.split). Unchanged for any other model."""
+    if pooling is None or pooling.kind != "classify":
         return per_gpu, weights_from
     from ..configs.build import float_width_bytes
     from ..configs.pooling_heads import config_pooling_head
@@ -872,10 +872,10 @@ def _with_pooling_heads(model, pooling, halve: bool, tp: int, pp: int, per_gpu: 
     head, f = config_pooling_head(raw_config(model), model.source or model.name)
     if head is None or not head.params:
         return per_gpu, weights_from
-    extra = head.params * (4 - (2 if halve else float_width_bytes(f)))
+    extra = head.per_rank(tp) * (4 - (2 if halve else float_width_bytes(f)))
     if not extra:
         return per_gpu, weights_from
-    return per_gpu + extra, weights_from + f", + {extra:,} B for the score head vLLM holds in float32 (as_seq_cls_model)"
+    return per_gpu + extra, weights_from + f", + {extra:,} B for the pooling head vLLM holds in float32 (head_dtype)"
 
 
 def _with_pooler(pooling, model, tokens: int, rows: int, forward: int, notes: list) -> tuple[int, str]:

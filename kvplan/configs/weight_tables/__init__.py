@@ -491,18 +491,17 @@ def causal_table(f: Fields, layers: list, dims) -> list[Module]:
 
 
 def pooled(f: Fields, modules: list[Module]) -> list[Module]:
-    """modules with a pooling architecture's head in place of the LM head (configs/pooling_heads.py): the
-    `score` vLLM builds whole on every TP rank (adapters.py as_seq_cls_model: ReplicatedLinear); unchanged for
-    any other architecture."""
+    """modules with a pooling architecture's head in place of the LM head (configs/pooling_heads.py), each part
+    whole or split over TP as vLLM builds it (HeadPart.split); unchanged for any other architecture."""
     from ..pooling_heads import pooling_head
 
     head = pooling_head(f)
     if head is None:
         return modules
     out = [m for m in modules if m.role != "lm_head"]
-    if head.weight:
-        out.append(Module("score", head.weight, head.bias, "other", top=True, inputs=head.weight // head.labels,
-                          whole=True))
+    for p in head.parts:
+        out.append(Module(p.name, p.inputs * p.outputs, p.outputs if p.bias else 0, "other", top=True,
+                          inputs=p.inputs, whole=p.split == "whole", whole_bias=p.split == "row" and p.bias))
     return out
 
 
