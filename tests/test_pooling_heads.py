@@ -70,6 +70,12 @@ def test_a_tied_config_drops_nothing_and_generation_classes_keep_their_head(tmp_
     # "generate" by default: vllm_pooling), which builds its lm_head: unchanged, 7,504,924,672 + 525,336,576
     assert _model(tmp_path, LLAMA, "LlamaModel", {}).param_count == 8_030_261_248
     assert _model(tmp_path, LLAMA, "LlamaForCausalLM", {}).param_count == 8_030_261_248
+    # a name with a generate suffix is never looked up in vLLM's registry (pooling_heads' shortcut, which keeps the
+    # engines out of a causal LM's estimate): no registered pooling class has one
+    from kvplan.configs.vllm_suffixes import match
+    from kvplan.engines.vllm_pooling import CLASSIFY_ARCHS, EMBED_ARCHS
+
+    assert not [n for n in EMBED_ARCHS | CLASSIFY_ARCHS if (match(n) or ("", ("",)))[1][0] == "generate"]
 
 
 def test_the_plan_holds_the_score_whole_under_tp_and_fit_agrees(tmp_path):

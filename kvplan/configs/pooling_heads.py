@@ -2,8 +2,9 @@
 
 Which architectures: those vLLM runs on its pooling runner by default (kvplan.engines.vllm_pooling.pooling_of, with
 the newest release kvplan's registry table reads): a registered pooling class, or a name no release registers whose
-suffix sets --runner pooling (config/model.py _SUFFIX_TO_DEFAULTS, kvplan.engines.vllm_served._match). A registered
-generation class with such a suffix (LlamaModel, Qwen2Model, ChatGLMModel) keeps its LM head: vLLM builds it.
+suffix sets --runner pooling (config/model.py _SUFFIX_TO_DEFAULTS: configs/vllm_suffixes.py, which
+kvplan.engines.vllm_served reads too). A registered generation class with such a suffix (LlamaModel, Qwen2Model,
+ChatGLMModel) keeps its LM head: vLLM builds it.
 
 What they hold (transformers 5.25; vLLM 0.34 model_executor/models/adapters.py for the converted classes):
 - no LM head: transformers' *ForSequenceClassification / *ForTokenClassification / *Model wrap the base model
@@ -134,14 +135,14 @@ def _names(architectures) -> list[str]:
 
 def pooling_head(f: Fields) -> PoolingHead | None:
     """The pooling head of the config's architecture (module doc), None for any other architecture."""
-    from ..engines.vllm_pooling import CLASSIFY_ARCHS, EMBED_ARCHS, pooling_of
-    from ..engines.vllm_served import _match
+    from .vllm_suffixes import match
 
     names = _names(f.raw.get("architectures"))
-    # a suffix check first: a causal LM's config never reads vLLM's registry table here
-    if not any(n in EMBED_ARCHS or n in CLASSIFY_ARCHS or (_match(n) or ("", ("generate",)))[1][0] == "pooling"
-               for n in names):
+    # a suffix check first: a config whose every name has a generate suffix (no registered pooling class has one:
+    # vllm_pooling EMBED_ARCHS, CLASSIFY_ARCHS) loads neither the engines nor vLLM's registry table here
+    if all((match(n) or ("", ("pooling",)))[1][0] == "generate" for n in names):
         return None
+    from ..engines.vllm_pooling import pooling_of
     from ..engines.vllm_registry_data import REGISTRY, RELEASES
 
     pooling = pooling_of(names, RELEASES[-1])
