@@ -686,6 +686,28 @@ def kv_modules(raw: dict | None, source: str = "config") -> dict[str, tuple[int,
             for m in modules if m.kv_heads and not m.whole and (m.weight or m.other) for name in m.names()}
 
 
+def counted_params(family: Family, f: Fields, layers: list, dims) -> tuple[int, int, tuple[str, ...]]:
+    """(total, active, notes) of the config's weights: the family's count (Family.params) for its causal LM, and
+    for a pooling architecture (configs/pooling_heads.py) that count less the untied LM head (from the family's
+    per-module table where it adds up, else vocab x hidden: params.embedding_params) and with the pooling head,
+    a note saying so. The one place the count is assembled: the tables (weight_tables.table) follow the same
+    rule, so they add up to it."""
+    from . import weight_tables
+    from .pooling_heads import pooling_head
+
+    total, active = family.params(f, layers, dims)
+    head = pooling_head(f) if total else None
+    if head is None:
+        return total, active, ()
+    modules = weight_tables.causal_table(f, layers, dims)
+    if modules and sum(m.weight + m.other for m in modules) == total:
+        lm_head = sum(m.weight + m.other for m in modules if m.role == "lm_head")
+    else:
+        lm_head = params.embedding_params(f)[1]
+    delta = head.params - lm_head
+    return total + delta, active + delta, (head.describe(lm_head),)
+
+
 def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     """The per-layer description of the model a config dict describes."""
     source = source or name
@@ -696,7 +718,8 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     try:
         if family.params is None:
             raise ConfigError(f"kvplan has no parameter count for model_type {f.model_type!r}")
-        total, active = family.params(f, layers, dims)
+        total, active, pooled = counted_params(family, f, layers, dims)
+        notes += pooled
     except ConfigError as exc:  # the cache is read; only the weights estimate lacks a field
         total = active = 0
         notes += (f"parameters not counted ({exc.message}); {exc.hint or 'give the weights with --weights'}",)

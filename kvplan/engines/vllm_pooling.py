@@ -36,8 +36,9 @@ v1/worker/gpu/model_runner.py; the pooling models are not among _get_v2_model_ru
 - the sampler warm-up after capture (gpu_worker.py compile_or_warm_up_model) is skipped for pooling models;
 - the weights: a generation class converted by models/adapters.py (_create_pooling_model_cls) is built without its
   lm_head (no_init_weights over ParallelLMHead and LogitsProcessor), and a classification conversion adds a
-  float32 score head (converted_head_params). A checkpoint's tensors already say so (a converted checkpoint stores
-  score.weight, no lm_head); kvplan's config-sized weights drop the untied lm_head and add the head.
+  float32 score head. A checkpoint's tensors already say so (a converted checkpoint stores score.weight, no
+  lm_head); kvplan's config-sized count does the same for every plan (configs/pooling_heads.py, read by
+  configs/build.py counted_params), and the profile adds only the score's float32 upcast.
 
 Both pooler peaks are below the forward pass kvplan models (26 B per token per hidden unit, vllm_profile), so the
 forward decides the activation term of a pooling model; what changes is that the sampler's peak and its buffers
@@ -128,21 +129,10 @@ def pooler_peak_bytes(kind: str, tokens: int, hidden_size: int, max_num_seqs: in
     return tokens * hidden_size * HIDDEN_BYTES + math.ceil(tokens / reqs) * hidden_size * HEAD_BYTES
 
 
-def converted_head_params(raw: dict, hidden_size: int, kind: str) -> int:
-    """The float32 score head models/adapters.py as_seq_cls_model builds for a converted classification model:
-    ReplicatedLinear(hidden, num_labels, params_dtype=head_dtype), no bias, whole on every rank; num_labels as
-    _resolve_num_labels reads it (the config's num_labels, else its id2label, else transformers' default of 2).
-    An embedding conversion builds no head."""
-    if kind != "classify":
-        return 0
-    labels = raw.get("num_labels") or len(raw.get("id2label") or {}) or 2
-    return int(labels) * hidden_size
-
-
 def profiles_pooler(release) -> bool:
     """Whether kvplan models `release`'s pooling profile (read from 0.29.0); before, the sampler is kept."""
     return at_least(release, POOLING_READ_FROM)
 
 
-__all__ = ["Pooling", "pooling_of", "converted_head_params", "pooler_peak_bytes", "profiles_pooler", "POOLING_READ_FROM", "EMBED_ARCHS",
+__all__ = ["Pooling", "pooling_of", "pooler_peak_bytes", "profiles_pooler", "POOLING_READ_FROM", "EMBED_ARCHS",
            "CLASSIFY_ARCHS", "EMBED_BYTES_PER_TOKEN_PER_HIDDEN"]

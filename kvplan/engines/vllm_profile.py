@@ -861,33 +861,23 @@ def _pooling_runner(model, version, notes: list):
 
 def _with_pooling_heads(model, pooling, halve: bool, tp: int, pp: int, per_gpu: int, weights_from: str,
                         notes: list) -> tuple[int, str]:
-    """(per_gpu, weights_from) of config-sized weights for a generation class vLLM converts to a pooling model
-    (vllm_pooling: no lm_head built, a float32 score head for classification), spread over the ranks as
-    config_weights_per_gpu spreads the count; unchanged for any other model."""
-    if pooling is None or not pooling.converted:
+    """(per_gpu, weights_from) of config-sized weights for a classification model on vLLM's pooling runner: the
+    plan's count already has no lm_head and the head at the checkpoint's width (configs/pooling_heads.py,
+    vllm_pooling); vLLM builds the head in float32 (config/model.py _get_head_dtype; adapters.py as_seq_cls_model
+    params_dtype=head_dtype, the registered classes' likewise), so + (4 - width) B a parameter on each rank, whole
+    or split as it holds the head (HeadPart.split). Unchanged for any other model."""
+    if pooling is None or pooling.kind != "classify":
         return per_gpu, weights_from
     from ..configs.build import float_width_bytes
-    from .vllm_pooling import converted_head_params
+    from ..configs.pooling_heads import config_pooling_head
 
-    checked = module_table(model)
-    if checked is None:
-        notes.append(f"vLLM builds {pooling.architecture} without its lm_head (models/adapters.py "
-                     "_create_pooling_model_cls); kvplan has no per-module table for it, so an untied lm_head is "
-                     "still in the weights")
+    head, f = config_pooling_head(raw_config(model), model.source or model.name)
+    if head is None or not head.params:
         return per_gpu, weights_from
-    fields, table = checked
-    width = 2 if halve else float_width_bytes(fields)
-    lm_head = sum(m.weight + m.other for m in table if m.role == "lm_head") * width
-    head = converted_head_params(raw_config(model) or {}, model.hidden_size or 0, pooling.kind) * 4
-    if not lm_head and not head:
+    extra = head.per_rank(tp) * (4 - (2 if halve else float_width_bytes(f)))
+    if not extra:
         return per_gpu, weights_from
-    per_gpu = per_gpu - lm_head // (tp * pp) + head
-    what = []
-    if lm_head:
-        what.append(f"- {lm_head / GIB:.2f} GiB of untied lm_head vLLM's pooling adapter does not build")
-    if head:
-        what.append(f"+ {head:,} B of float32 score head (as_seq_cls_model)")
-    return per_gpu, weights_from + ", " + " ".join(what)
+    return per_gpu + extra, weights_from + f", + {extra:,} B for the pooling head vLLM holds in float32 (head_dtype)"
 
 
 def _with_pooler(pooling, model, tokens: int, rows: int, forward: int, notes: list) -> tuple[int, str]:

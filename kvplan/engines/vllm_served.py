@@ -91,23 +91,9 @@ def _remote_layers(served: Served, model) -> Served:
         "of them a module dispatching through the Transformers attention interface: the figures are what-if"))
 
 
-# vLLM 0.34 config/model.py _SUFFIX_TO_DEFAULTS: an architecture's suffix -> (runner, convert), in its order
-_SUFFIX_DEFAULTS = (("ForCausalLM", ("generate", "none")), ("ForConditionalGeneration", ("generate", "none")),
-                    ("ChatModel", ("generate", "none")), ("LMHeadModel", ("generate", "none")),
-                    ("ForTextEncoding", ("pooling", "embed")), ("EmbeddingModel", ("pooling", "embed")),
-                    ("ForSequenceClassification", ("pooling", "classify")),
-                    ("ForTokenClassification", ("pooling", "classify")),
-                    ("ForAudioClassification", ("pooling", "classify")),
-                    ("ForImageClassification", ("pooling", "classify")),
-                    ("ForVideoClassification", ("pooling", "classify")),
-                    ("ClassificationModel", ("pooling", "classify")), ("ForRewardModeling", ("pooling", "embed")),
-                    ("RewardModel", ("pooling", "embed")), ("Model", ("pooling", "embed")))
-
-
-def _match(name: str, runner=None, convert=None):
-    """config/model.py try_match_architecture_defaults: the first suffix of `name` (with those defaults)."""
-    return next(((suffix, rc) for suffix, rc in _SUFFIX_DEFAULTS if (runner is None or rc[0] == runner)
-                 and (convert is None or rc[1] == convert) and name.endswith(suffix)), None)
+# vLLM 0.34 config/model.py _SUFFIX_TO_DEFAULTS and try_match_architecture_defaults: in configs/vllm_suffixes.py,
+# which the config-sized weight count reads too (configs/pooling_heads.py) without loading the engines
+from ..configs.vllm_suffixes import SUFFIX_DEFAULTS as _SUFFIX_DEFAULTS, match as _match  # noqa: E402
 
 
 def _converted(names: list, release: str) -> Served | None:

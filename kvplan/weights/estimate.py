@@ -16,7 +16,8 @@ def estimated(model: ModelSpec, quantization: str = "none", note: str | None = N
     if note:
         notes += (note,)
     notes += tuple(n for n in model.notes if n.startswith(("parameters not counted", "weights not sized",
-                                                           "weights estimated as", "parameter count approximate")))
+                                                           "weights estimated as", "parameter count approximate",
+                                                           "parameters counted for")))
     if " experts + " in model.weight_dtype:  # DeepSeek-V4: the routed experts in their own dtype
         quantization = f"{quantization}; routed experts {model.weight_dtype.split()[0]}"
     return Weights(

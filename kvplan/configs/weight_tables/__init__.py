@@ -454,13 +454,13 @@ def checked_table(raw: dict, source: str):
     own parameter count, else None (nor for a config kvplan cannot read): what the engines' additions beyond the
     checkpoint (engines/vllm_fp32.py, sglang_fp32.py, vllm_load_delta.py) are sized from."""
     from ...errors import KvplanError
-    from ..build import _read
+    from ..build import _read, counted_params
 
     try:
         family, f, _, layers, dims = _read(raw, source)
         modules = table(f, layers, dims)
-        if not modules or family.params is None or sum(m.weight + m.other for m in modules) != family.params(
-                f, layers, dims)[0]:
+        if not modules or family.params is None or sum(m.weight + m.other for m in modules) != counted_params(
+                family, f, layers, dims)[0]:
             return None
     except KvplanError:
         return None
@@ -469,7 +469,16 @@ def checked_table(raw: dict, source: str):
 
 def table(f: Fields, layers: list, dims) -> list[Module]:
     """The model's modules, or [] where kvplan has no per-module count of its model_type; those vLLM builds in
-    float32 marked (Module.vllm_fp32)."""
+    float32 marked (Module.vllm_fp32); a pooling architecture's with no lm_head and its head (pooled)."""
+    modules = causal_table(f, layers, dims)
+    try:
+        return pooled(f, modules) if modules else modules
+    except ConfigError:
+        return []
+
+
+def causal_table(f: Fields, layers: list, dims) -> list[Module]:
+    """The family's modules as its causal LM builds them (table, before a pooling architecture's head)."""
     from ..param_fp32 import mark
 
     build = TABLES.get(f.model_type)
@@ -479,6 +488,21 @@ def table(f: Fields, layers: list, dims) -> list[Module]:
         return mark(f, build(f, layers, dims))
     except ConfigError:
         return []
+
+
+def pooled(f: Fields, modules: list[Module]) -> list[Module]:
+    """modules with a pooling architecture's head in place of the LM head (configs/pooling_heads.py), each part
+    whole or split over TP as vLLM builds it (HeadPart.split); unchanged for any other architecture."""
+    from ..pooling_heads import pooling_head
+
+    head = pooling_head(f)
+    if head is None:
+        return modules
+    out = [m for m in modules if m.role != "lm_head"]
+    for p in head.parts:
+        out.append(Module(p.name, p.inputs * p.outputs, p.outputs if p.bias else 0, "other", top=True,
+                          inputs=p.inputs, whole=p.split == "whole", whole_bias=p.split == "row" and p.bias))
+    return out
 
 
 def replicated_params(modules: list[Module]) -> int:
