@@ -10,9 +10,10 @@ doc (GiB = 2**30 B; a logged x GiB enters as int(x x GiB) bytes):
 
 Model Runner V2 serves both (every model from 0.29): forward = 26 B x hidden x max_num_batched_tokens, above V2's one
 default sampler pass (rows x vocab x 2 B, 0.22-0.32); bin counts = max_num_seqs x vocab x 4 B and the int32 prompt
-bin mask and grammar bitmask = 2 x max_num_seqs x cdiv(vocab, 32) x 4 B (both counted in "consumed" from 0.27); the graph estimate = 380,807,580 B + 74,828 B x layers x (PIECEWISE + FULL graphs - 2), the graphs
-being vLLM's capture sizes up to min(2 x max_num_seqs, 512) for 0.30 serve defaults (1, 2, 4, then steps of 8 to 256
-and of 16 beyond: 51 sizes at 512) and max_cudagraph_capture_size where the log prints it.
+bin mask and grammar bitmask = 2 x max_num_seqs x cdiv(vocab, 32) x 4 B (both counted in "consumed" from 0.27); the
+graph estimate = 380,807,580 B + 74,828 B x layers x (PIECEWISE + FULL graphs - 2), the graphs being vLLM's capture
+sizes up to min(2 x max_num_seqs, 512) for 0.30 serve defaults (1, 2, 4, then steps of 8 to 256 and of 16 beyond:
+51 sizes at 512) and max_cudagraph_capture_size where the log prints it.
 """
 
 from __future__ import annotations
@@ -95,10 +96,10 @@ def test_v031_qwen3_32b_nvfp4_b200(cli, tmp_path):
 def test_v031_qwen3_32b_mxfp4_b200(cli, tmp_path):
     # the same session's MXFP4 start: weights 16,577,986,560 (the study's measured bytes) + 3,125,488,768 bf16 and rotary
     # = 19,701,475,328 B (18.35 GiB); 172,361,332,555 - 19,701,475,328 - 2,181,038,080 - 139,586,437 - 311,164,928
-    # - 19,447,808 - 1,012,954,524 = 148,995,665,450 B = 138.76 GiB vs 136.79 logged: +1.4%. The MX start left 0.44 GiB more for
-    # the KV cache than the NV one although its checkpoint is 0.91 GiB smaller: 0.47 GiB more went elsewhere in the
-    # MX start (no breakdown is printed; the fused NVFP4 activation quantization runs only in NV, by the study's
-    # notes), which kvplan, giving both the same profile, does not see.
+    # - 19,447,808 - 1,012,954,524 = 148,995,665,450 B = 138.76 GiB vs 136.79 logged: +1.4%. The MX start left
+    # 0.44 GiB more for the KV cache than the NV one although its checkpoint is 0.91 GiB smaller: 0.47 GiB more went
+    # elsewhere in the MX start (no breakdown is printed; the fused NVFP4 activation quantization runs only in NV, by
+    # the study's notes), which kvplan, giving both the same profile, does not see.
     assert MX_WEIGHTS == 19_701_475_328
     code, data, err = calibrate(cli, "v031_qwen3_32b_mxfp4_b200_fp4bench.log", "--model",
                                 _fp4_config(tmp_path, "mxfp4", 32, "group"), "--gpu", "b200")

@@ -553,8 +553,9 @@ def test_estimate_takes_max_num_seqs_and_enforce_eager(cli):
     # the warm-up sampler pass 256 x 128,256 x 14 = 459,669,504 B falls below the forward 8,192 x 4,096 x 26 =
     # 872,415,232; bin counts 256 x 128,256 x 4 = 131,334,144; bitmasks 2 x 256 x 4,008 x 4 = 8,208,384;
     # 76,516,989,861 - 16,060,522,496 - 872,415,232 - 131,334,144 - 8,208,384 - 139,586,437 = 59,304,923,168 B,
-    # less the rotary table 33,554,432 B (131,072 rows x 128 x 2 B) = 59,271,368,736 B before the graphs: 51 PIECEWISE (sizes to min(2 x 256,
-    # 512)) + 35 FULL (<= 256) -> 84 beyond the first of each mode. --enforce-eager: no graphs at all.
+    # less the rotary table 33,554,432 B (131,072 rows x 128 x 2 B) = 59,271,368,736 B before the graphs:
+    # 51 PIECEWISE (sizes to min(2 x 256, 512)) + 35 FULL (<= 256) -> 84 beyond the first of each mode.
+    # --enforce-eager: no graphs at all.
     from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
 
     base = ("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm@0.33", "--max-model-len", "8192",

@@ -986,4 +986,5 @@ __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_
            "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "driver_total_bytes", "V0_MAX_NUM_SEQS",
            "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "rope_bytes", "served_from_float32", "downcast_float32", "vllm_loaded", "weights_per_gpu", "forward_bytes",
-           "pp_stage_buffer_bytes", "PP_STAGE_BUFFER_TENSORS", "sampler_bytes", "v1_sampler_bytes", "v2_sampler_bytes", "v2_kept_sampler_bytes", "subtracts_cuda_graphs", "version_key"]
+           "pp_stage_buffer_bytes", "PP_STAGE_BUFFER_TENSORS", "sampler_bytes", "v1_sampler_bytes", "v2_sampler_bytes",
+           "v2_kept_sampler_bytes", "subtracts_cuda_graphs", "version_key"]
