@@ -112,7 +112,7 @@ def test_v0271_qwen3_32b_pp2_first_stage(cli, tmp_path):
     # measured, so counted in "consumed" from 0.27). vLLM sizes every stage to the smallest block count
     # (v1/core/kv_cache_utils.py get_kv_cache_configs), so the log's 56,640 tokens (3,540 blocks of 2 MiB at
     # 32 layers x 8 KV heads x 128 x 2 x 2 B x 16) say the last stage had at least 6.914 GiB too.
-    # 43,458,905,757 - int(30.52 GiB) 32,770,597,191 - 1,090,519,040 - 139,586,437 - (622,329,856 + 38,895,616
+    # 43,458,905,757 - int(30.52 GiB) 32,770,600,468 - 1,090,519,040 - 139,586,437 - (622,329,856 + 38,895,616
     # + 167,772,160) = 8,629,202,180 B = 8.0366 GiB against 6.92: +16.14%. The stage held 40.47 - 30.52 - 6.92
     # = 3.03 GiB beside its weights (the post's figure) against kvplan's 1.92 for the last stage; by the source the
     # first stage holds less than the last (no sampler, bin counts, bitmasks or buffer), so the 1.1-1.9 GiB is not a

@@ -650,3 +650,29 @@ def test_estimate_under_vllm_plans_a_float32_checkpoint_at_its_served_bytes(cli)
                          "--format", "json")
     served = json.loads(out)["capacity"]["weight_bytes_per_gpu"]
     assert code == 0 and stored == 2 * served and abs(served / 2 / 15.5e9 - 1) < 0.01, err
+
+
+def test_model_runner_v2_keeps_two_bitmasks_beside_the_bin_counts(tmp_path):
+    # Model Runner V2's load_model builds, on the last stage with the sampler, three int32 tensors that stay after
+    # the profile (read in the 0.26.0-0.32.0 wheels and the 0.33.0 / 0.34.0 sdists): PenaltiesState.output_bin_counts
+    # (max_num_reqs, vocab), PenaltiesState.prompt_bin_mask (max_num_reqs, cdiv(vocab, 32)) and
+    # StructuredOutputsWorker.grammar_bitmask (max_num_reqs x decode_query_len, cdiv(vocab, 32)), one row a
+    # sequence without speculative decoding. A vocabulary of 32,001 (not a multiple of 32) at 100 sequences:
+    # bin counts 100 x 32,001 x 4 = 12,800,400 B; each bitmask 100 x ceil(32,001 / 32) = 100 x 1,001 words x 4 B
+    # = 400,400 B, two = 800,800 B; kept: 13,601,200 B, counted inside "consumed" from 0.27.0 and not before
+    # (0.26's profile sees only its own peak); the v1 runner (0.21) keeps none of them.
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(dict(QWEN25_05B, vocab_size=32001)), encoding="utf-8")
+    spec = load_model(str(config))
+    kwargs = dict(total_bytes=24 * GIB, gpu_memory_utilization=0.9, max_num_batched_tokens=2048, max_num_seqs=100,
+                  weight_bytes=GIB, gpu="rtx-4090", enforce_eager=True)
+    kept = {v: predict_available(spec, version=v, **kwargs) for v in ("0.21.0", "0.26.0", "0.27.0", "0.31.0",
+                                                                       "0.34.0")}
+    assert kept["0.21.0"].buffer_bytes == 0 and kept["0.26.0"].buffer_bytes == 0
+    for version in ("0.27.0", "0.31.0", "0.34.0"):
+        est = kept[version]
+        assert est.buffer_bytes == 12_800_400 + 800_800 == 13_601_200, version
+        assert "grammar bitmask" in est.buffers_from
+    est = kept["0.27.0"]  # no graph estimate (eager), no extensible cache before 0.34
+    assert est.available_bytes == (int(24 * GIB * 0.9) - GIB - est.activation_bytes - est.non_torch_bytes
+                                   - 13_601_200)
