@@ -142,7 +142,8 @@ def _estimate_samples() -> list[dict]:
                  "-t", "prefix:tokens=2000,requests=8", "--gpu", "h100", "--tp", "4"),
         run_json("estimate", "qwen3-8b", "-c", "32k", "-b", "64", "-t", "kivi", "-t", "offload:cpu=64GiB",
                  "--gpu", "h100", "--engine", "vllm", "--emit", "vllm", "--max-kv-gib", "1000"),
-        run_json("estimate", "gemma-3-27b", "-c", "64k", "--kv-memory", "20GiB", "--min-concurrency", "1"),
+        run_json("estimate", "gemma-3-27b", "-c", "64k", "--kv-memory", "20GiB", "--min-concurrency", "1",
+                 "--engine", "vllm"),
         run_json("estimate", "falcon-h1-7b", "-c", "16k", "--gpu", "a100", "--engine", "vllm@0.11"),
         run_json("estimate", "gpt-oss-120b", "-c", "32k", "--gpu", "h200", "--engine", "sglang"),
     ]

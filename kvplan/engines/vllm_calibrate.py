@@ -80,6 +80,9 @@ class Figure:
     within_rounding: bool | None
     explanation: str = ""
     kind: str = "reproduction"  # reproduction | prediction (from the GPU, item 6: not a rounding check)
+    # the terminal's "why" where the explanation is the profile's whole breakdown, shown once in its own table
+    # (not in the JSON, whose figures[].explanation keeps the breakdown)
+    brief: str | None = None
 
 
 @dataclass
@@ -99,6 +102,8 @@ class Calibration:
     hints: list[str] = field(default_factory=list)  # reasons found by trying what the log does not print
     draft: object | None = None  # the ModelSpec of the log's separate draft checkpoint, when kvplan read it
     draft_unmodelled: bool = False  # speculative decoding is on, and its draft's cache is not in kvplan's pool
+    # (column label, vllm_profile.ProfileEstimate) of each prediction from the GPU, for the profile table
+    profiles: list = field(default_factory=list)
 
 
 def _rules_for(log: VllmLog, version: str | None) -> tuple[VllmRules | None, list[str]]:
@@ -349,11 +354,11 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
 
     drafter = drafter_weights(spec, None, draft_layers=draft_layers(spec, log), draft=cal.draft, tp=log.tp or 1,
                               pp=log.pp or 1, release=version or rules.version) if rules is not None else None
-    runs = [("from the GPU and the model", None)]
+    runs = [("from the GPU and the model", "model's weights", None)]
     if log.weights_gib is not None:
-        runs.append(("from the GPU and the logged weights", int(log.weights_gib * GIB)))
+        runs.append(("from the GPU and the logged weights", "logged weights", int(log.weights_gib * GIB)))
     est = None
-    for label, weights in runs:
+    for label, column, weights in runs:
         est = predict_available(spec, total_bytes=total, gpu_memory_utilization=util, tp=log.tp or 1,
                                 pp=log.pp or 1, max_num_batched_tokens=batched, max_model_len=log.max_model_len,
                                 weight_bytes=weights, v0_engine=v0, max_num_seqs=seqs, version=version, gpu=name,
@@ -363,13 +368,16 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
         gib = est.available_bytes / GIB
         dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
         cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",
-                                  f"{gib:.2f} GiB", dev, None, est.lines()[0], kind="prediction"))
+                                  f"{gib:.2f} GiB", dev, None, est.lines()[0], kind="prediction",
+                                  brief="profile table below, 'available'"))
+        cal.profiles.append((column, est))
         if est.extensible is not None and log.warmup_kv_gib is not None:
             # 0.34+: the log's "Available" line is the reserved capacity; the pool is measured after warmup
             pool = est.pool_bytes / GIB
             cal.figures.append(Figure(f"KV pool after warmup ({label})", f"{log.warmup_kv_gib:.2f} GiB",
                                       f"{pool:.2f} GiB", _pct(log.warmup_kv_gib, pool), None,
-                                      est.extensible.line(), kind="prediction"))
+                                      est.extensible.line(), kind="prediction",
+                                      brief="profile table below, 'KV pool after warmup'"))
         if weights is None:
             cal.predicted_available_gib = round(gib, 3)
     _compare_terms(cal, est)
@@ -717,7 +725,7 @@ def build_report(cal: Calibration) -> Report:
         "model": cal.model_alias,
         "engine": {"name": "vllm", "version": cal.rules.version if cal.rules else "v0"},
         "kv_memory_bytes": cal.kv_memory_bytes,
-        "figures": [f.__dict__ for f in cal.figures],
+        "figures": [{k: v for k, v in f.__dict__.items() if k != "brief"} for f in cal.figures],
         "reproduced": (all(f.within_rounding for f in cal.figures if f.kind == "reproduction")
                        if any(f.kind == "reproduction" for f in cal.figures) else False),
         "predicted_available_gib": cal.predicted_available_gib,
@@ -737,10 +745,15 @@ def build_report(cal: Calibration) -> Report:
     if cal.figures:
         rows = [[f.name, f.logged, f.predicted,
                  "" if f.deviation_pct is None else f"{f.deviation_pct:+.3f}%",
-                 {True: "yes", False: "NO", None: "(prediction)"}[f.within_rounding], f.explanation]
+                 {True: "yes", False: "NO", None: "(prediction)"}[f.within_rounding],
+                 f.explanation if f.brief is None else f.brief]
                 for f in cal.figures]
         report.tables.append(Table("logged vs kvplan", ["figure", "logged", "kvplan", "deviation",
                                                         "within rounding", "why"], rows))
+    if cal.profiles:
+        from .vllm_profile_view import profile_table
+
+        report.tables.append(profile_table("vLLM profile predicted by kvplan (GiB per GPU)", cal.profiles))
     if cal.terms:
         from .vllm_report import profile_terms_table
 
@@ -752,6 +765,11 @@ def build_report(cal: Calibration) -> Report:
             report.lines.append(f"  and refuse to start: {cal.what_if['start_refusal']}")
         report.lines.extend(f"  note: {n}" for n in cal.what_if["notes"])
     report.lines.extend(f"note: {n}" for n in cal.notes)
+    if cal.profiles:  # the profile's own caveats (in the JSON: figures[].explanation)
+        from .vllm_profile_view import short_notes
+
+        report.lines.extend(f"note: {n}" for n in dict.fromkeys(
+            n for _, est in cal.profiles for n in short_notes(est, lead="vLLM profile predicted by kvplan")))
     return report
 
 

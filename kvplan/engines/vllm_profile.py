@@ -200,6 +200,8 @@ V1_TRITON_BYTES_PER_LOGIT = 2 + 3 * 4
 # Three public 0.10.1.1 starts that print the line (A100 80 GB, Qwen2-7B) land within 2% with it, 4-19% low with
 # the sort's 9.6 copies.
 V1_FLASHINFER_BYTES_PER_LOGIT = 2 + 3 * 4
+# how the note on the CUDA graphs under 0.34's extensible cache begins (vllm_profile_view's table row says the same)
+EXTENSIBLE_GRAPHS_NOTE = "no CUDA-graph estimate is subtracted"
 
 
 def driver_total_bytes(gpu) -> int:
@@ -855,7 +857,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                                      non_torch_bytes=non_torch, buffer_bytes=buffers, activation_bytes=activation,
                                      captured_graph_bytes=graphs)
         if graphs:
-            notes.append(f"no CUDA-graph estimate is subtracted: vLLM {version} with the extensible KV cache skips it "
+            notes.append(f"{EXTENSIBLE_GRAPHS_NOTE}: vLLM {version} with the extensible KV cache skips it "
                          "(profile_cudagraph_memory returns 0) and measures the captured graphs after warmup; the "
                          f"{graphs / GIB:.2f} GiB above stand for the captured pool in the measured pool only")
         graphs, graphs_from = 0, ""

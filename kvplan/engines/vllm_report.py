@@ -10,6 +10,7 @@ from ..errors import UsageError
 from ..render import Report, Table
 from ..units import GIB, format_bytes
 from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
+from .vllm_profile_view import profile_json, profile_table, short_notes, summary
 from .vllm_rules import LATEST, VllmRules
 from .vllm_served import check
 from .vllm_speculative import check_mtp_release, resolve_speculation
@@ -20,6 +21,8 @@ class KvMemory(NamedTuple):
     how: str | None  # how it was found (None: given)
     # with the extensible KV cache (0.34+), the reserved capacity the "Available KV cache memory" line prints
     reserved_bytes: int | None = None
+    # the profile predicted from the GPU (kvplan.engines.vllm_profile.ProfileEstimate), None where given
+    profile: object | None = None
 
 
 def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
@@ -52,10 +55,10 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                 max_num_seqs=max_num_seqs or rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
                                 gpu=dep.gpu.name, enforce_eager=enforce_eager, drafter=drafter)
         if est.pool_bytes <= 0:
-            raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {est.lines()[0]}",
+            raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {summary(est)}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
         return KvMemory(est.pool_bytes, "available KV memory predicted from the GPU: " + est.lines()[0],
-                        est.available_bytes if est.extensible is not None else None)
+                        est.available_bytes if est.extensible is not None else None, est)
     if result.capacity is not None:
         return KvMemory(result.capacity.pool_bytes, None)
     raise UsageError("--engine vllm needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
@@ -120,8 +123,8 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     draft_layers, spec_tokens, draft = resolve_speculation(plan.model, speculation)
     if draft_layers:
         check_mtp_release(plan.model, release or rules.version)
-    kv_memory, how, reserved = kv_memory_of(result, rules, mnbt, release, max_num_seqs, enforce_eager, draft_layers,
-                                            draft)
+    kv_memory, how, reserved, profile = kv_memory_of(result, rules, mnbt, release, max_num_seqs, enforce_eager,
+                                                     draft_layers, draft)
     gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
     pool = simulate(plan.model, kv_memory_bytes=kv_memory, max_model_len=max_model_len_tokens,
                     block_tokens=plan.block_size, tp=dep.tp if dep else 1, pp=dep.pp if dep else 1,
@@ -134,15 +137,22 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     if reserved is not None:  # the log's "Available" line: the reserved capacity, not the pool after warmup
         pool = replace(pool, reserved_bytes=reserved)
     served = check(plan.model.registry_names, release or rules.version, plan.model)
-    notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([how] if how else []) \
-        + list(pool.notes)
+    # the JSON keeps the profile's one-line form in engine.notes; the text shows it as a table and short notes
+    head = ([served.reason] if served.reason else []) + ([note] if note else [])
+    notes = head + ([how] if how else []) + list(pool.notes)
+    text_notes = head + (short_notes(profile) if profile is not None else [how] if how else []) + list(pool.notes)
     checkpoint_kv = checkpoint_kv_note(plan.model, pool.kv_cache_dtype, rules)
     if checkpoint_kv:
         notes.append(checkpoint_kv)
+        text_notes.append(checkpoint_kv)
     refused = quantization_note(plan.model, release or rules.version)
     if refused:
         notes.append(refused)
+        text_notes.append(refused)
     if how is not None and rules.extensible_kv_cache:
+        text_notes.append(f"vLLM {rules.version} sizes the pool after warmup by default (the extensible KV cache, "
+                          "gpu_memory_utilization 1.0 unless given); --kv-memory (--kv-cache-memory-bytes) gives "
+                          "the pool exactly")
         notes.append(f"vLLM {rules.version} sizes the KV cache after warmup by default (the extensible KV cache, "
                      "gpu_memory_utilization 1.0 unless given): 'Available KV cache memory' is the capacity it "
                      f"reserves, and the pool, {pool.kv_memory_bytes / GIB:.2f} GiB here, is the one it would measure "
@@ -175,6 +185,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
         "kv_memory_bytes": pool.kv_memory_bytes,
         "reserved_kv_memory_bytes": pool.reserved_bytes,
         "kv_memory_source": "--kv-memory" if how is None else "predicted from the GPU (vLLM profile model)",
+        "profile": profile_json(profile) if profile is not None else None,
         "max_model_len": pool.max_model_len,
         "max_num_batched_tokens": mnbt,
         "gpu_memory_utilization_default": rules.gpu_memory_utilization,
@@ -198,13 +209,16 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     rows = [[r["kind"], r["layers"], r["padding_layers"], r["block_size"], format_bytes(r["page_bytes"]),
              r["blocks_per_request"]] for r in group_rows]
     older = f" with the rules of {rules.version}" if asked != rules.version else ""
+    if profile is not None:
+        report.tables.append(profile_table(f"vLLM {asked} memory profile predicted from the GPU (per GPU)",
+                                           [("GiB", profile)]))
     report.tables.append(Table(f"vLLM {asked} KV cache groups ({pool.num_blocks:,} blocks{older and ';' + older})",
                                ["group", "layers", "padding", "block", "page", "blocks/request"], rows, {1, 2, 3, 5}))
     report.lines.append(f"vLLM {asked} (modelled{older}) would log:")
     report.lines.extend(f"  {line}" for line in pool.log_lines())
     if not pool.fits:
         report.lines.append(f"  vLLM would refuse to start: {pool.refusal}")
-    report.lines.extend(f"  note: {n}" for n in notes)
+    report.lines.extend(f"  note: {n}" for n in text_notes)
     return pool
 
 
