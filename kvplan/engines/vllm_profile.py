@@ -163,8 +163,9 @@ CONSUMED_FROM = (0, 27, 0)
 V2_BIN_COUNT_BYTES = 4  # PenaltiesState.output_bin_counts: int32, max_num_reqs x vocab
 # Beside the bin counts Model Runner V2 keeps two int32 bitmasks of max_num_reqs rows x cdiv(vocab, 32) words, both
 # built in load_model on the last stage only (`if self.is_last_pp_rank and not self.is_pooling_model`), after the
-# weights are measured and before the profile, so counted inside "consumed" from CONSUMED_FROM as the bin counts
-# are; read in 0.26.0, 0.27.0, 0.28.0, 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0:
+# weights are measured and before the profile but after the first snapshot (gpu_worker.py init_device, read in 0.27.0
+# and 0.34.0), so counted inside "consumed" from CONSUMED_FROM as the bin counts are. Read in 0.26.0, 0.27.0, 0.28.0,
+# 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0, the same shapes in each:
 # * v1/worker/gpu/sample/penalties.py PenaltiesState.__init__: prompt_bin_mask (max_num_reqs, cdiv(vocab, 32));
 # * v1/worker/gpu/structured_outputs.py StructuredOutputsWorker.__init__: grammar_bitmask (max_num_logits,
 #   cdiv(vocab, 32)), max_num_logits = max_num_reqs x decode_query_len (model_runner.py load_model), one row per
