@@ -220,9 +220,10 @@ def test_estimate_with_a_gpu_predicts_the_pool(cli):
     # 0.33 (the latest rules) runs Model Runner V2 (0.29+): its dummy sampler, read in source, keeps the bf16
     # logits, their fp32 copy and FlashInfer's masked fp32 logits and fp32 probs: 1,024 x 128,256 x 14 B =
     # 1,838,678,016 B (> the forward, 8,192 x 4,096 x 26 = 872,415,232), plus the int32 penalty bin counts
-    # 1,024 x 128,256 x 4 = 525,336,576 B -> 76,516,989,861 - 16,060,522,496 - 1,838,678,016 - 525,336,576
-    # - 139,586,437 = 57,952,866,336 B, less the rotary table vLLM's load builds (131,072 rows x 128 x 2 B =
-    # 33,554,432 B): 57,919,311,904 B before the CUDA graphs.
+    # 1,024 x 128,256 x 4 = 525,336,576 B and the two int32 bitmasks (prompt bin mask, grammar bitmask)
+    # 2 x 1,024 x cdiv(128,256, 32) x 4 = 2 x 1,024 x 4,008 x 4 = 32,833,536 B -> 76,516,989,861 - 16,060,522,496
+    # - 1,838,678,016 - 525,336,576 - 32,833,536 - 139,586,437 = 57,920,032,800 B, less the rotary table vLLM's load
+    # builds (131,072 rows x 128 x 2 B = 33,554,432 B): 57,886,478,368 B before the CUDA graphs.
     # It also subtracts the CUDA-graph estimate (0.20+): 51 PIECEWISE + 51 FULL graphs on an H100 at 1,024
     # sequences (sizes up to 512), 100 beyond the first of each mode, modelled as first capture + 32 layers x
     # 100 x per layer-graph (kvplan.engines.vllm_cudagraph)
@@ -233,8 +234,8 @@ def test_estimate_with_a_gpu_predicts_the_pool(cli):
                          "8192", "--mem-util", "0.9", "--format", "json")
     assert code == 0, err
     engine = json.loads(out)["engine"]
-    assert engine["kv_memory_bytes"] == 57_919_311_904 - graphs
-    assert engine["num_blocks"] == (57_919_311_904 - graphs) // (2 * 2**20)
+    assert engine["kv_memory_bytes"] == 57_886_478_368 - graphs
+    assert engine["num_blocks"] == (57_886_478_368 - graphs) // (2 * 2**20)
     assert engine["kv_memory_source"].startswith("predicted")
     # the v1 runner (llm-d-benchmark's H100 log of this model, a release before both V2 and the graph
     # estimate) printed 51.38 GiB; the v1 sampler, 9.6 x 1,024 x 128,256 x 4 B = 5,043,231,129 B, gives

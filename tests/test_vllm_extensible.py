@@ -186,17 +186,19 @@ def test_no_graph_estimate_under_the_extensible_cache_by_hand():
     # weights 15 GiB and 0.5 GiB of graphs given:
     #   peak activation: the V2 warm-up sampler pass, 1,024 x 128,256 x 14 B = 1,838,678,016 B (the forward,
     #     8,192 x 4,096 x 26 B = 872,415,232 B, is smaller); penalty bin counts 1,024 x 128,256 x 4 = 525,336,576 B
+    #     and the int32 prompt bin mask and grammar bitmask 2 x 1,024 x cdiv(128,256, 32) x 4 = 2 x 1,024 x 4,008
+    #     x 4 = 32,833,536 B: 558,170,112 B kept
     #   reserved capacity ("Available KV cache memory") = 85,899,345,920 - 16,106,127,360 - 1,838,678,016
-    #     - non-torch - 525,336,576 (no graph term)
-    #   pool = total - pre-snapshot - resident - margin - peak, resident = weights + non-torch + bin counts
+    #     - non-torch - 558,170,112 (no graph term)
+    #   pool = total - pre-snapshot - resident - margin - peak, resident = weights + non-torch + kept buffers
     #     + 536,870,912 B of graphs, margin = max(1 GiB, 0.75 x 1,838,678,016 = 1,379,008,512)
     from kvplan.engines.vllm_non_torch import NON_TORCH_BYTES_V1
 
     est = _llama("0.34.0", 1.0, weight_bytes=15 * GIB, cuda_graph_bytes=GIB // 2)
-    assert est.activation_bytes == 1_838_678_016 and est.buffer_bytes == 525_336_576
+    assert est.activation_bytes == 1_838_678_016 and est.buffer_bytes == 558_170_112
     assert est.cuda_graph_bytes == 0
-    assert est.available_bytes == 85_899_345_920 - 16_106_127_360 - 1_838_678_016 - NON_TORCH_BYTES_V1 - 525_336_576
-    resident = 16_106_127_360 + NON_TORCH_BYTES_V1 + 525_336_576 + 536_870_912
+    assert est.available_bytes == 85_899_345_920 - 16_106_127_360 - 1_838_678_016 - NON_TORCH_BYTES_V1 - 558_170_112
+    resident = 16_106_127_360 + NON_TORCH_BYTES_V1 + 558_170_112 + 536_870_912
     assert est.extensible.transient_peak_bytes == 1_838_678_016
     assert est.pool_bytes == 85_899_345_920 - PRE_SNAPSHOT_BYTES - resident - 1_379_008_512 - 1_838_678_016
     # with the cache turned off (e.g. a driver without VMM) the estimate is taken as in 0.33

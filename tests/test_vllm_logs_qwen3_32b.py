@@ -7,6 +7,7 @@ Every expected figure is worked out by hand below from the logged numbers and th
 module doc (GiB = 2**30 B; a logged x GiB enters as int(x x GiB) bytes):
 
     available = int(driver total x utilization) - weights - peak activation - non-torch - V2's penalty bin counts
+                - V2's two int32 bitmasks (prompt bin mask, grammar bitmask: max_num_seqs x cdiv(vocab, 32) x 4 B each)
 
 Qwen3-32B's fields (Qwen/Qwen3-32B's config.json: 64 layers of 64 query and 8 KV heads of 128, hidden 5,120,
 intermediate 25,600, vocabulary 151,936, untied head, 40,960 positions), as the blog quotes them and a public
@@ -37,6 +38,9 @@ QWEN3_32B = {"architectures": ["Qwen3ForCausalLM"], "attention_bias": False, "he
 REQUESTED_0426 = 43_458_905_757  # int(int(95.01 GiB) = 102,016,210,698 B x 0.426): 40.47 GiB, the post's budget
 FORWARD_8192 = 8192 * 5120 * 26  # 1,090,519,040 B, above V2's sampler pass 1,024 x 151,936 x 2 B = 311,164,928
 BINS_1024 = 1024 * 151936 * 4  # 622,329,856 B: V2's int32 penalty bin counts, counted in "consumed" from 0.27
+# + V2's int32 prompt bin mask and grammar bitmask, 1,024 x cdiv(151,936, 32) = 1,024 x 4,748 words each, counted alike:
+# 2 x 1,024 x 4,748 x 4 = 38,895,616 B
+BITMASKS_1024 = 2 * 1024 * 4748 * 4
 NON_TORCH = 139_586_437  # int(0.13 GiB)
 PP_BUFFER = 2 * 8192 * 5120 * 2  # 167,772,160 B: a later PP stage's IntermediateTensors (hidden_states, residual)
 PCIE_TP = 53_687_091  # int(0.05 GiB): TP over PCIe only (the catalog's RTX PRO 6000 has no NVLink; topo: SYS)
@@ -54,25 +58,26 @@ def _available(data, label):
 
 def test_v0271_qwen3_32b_tp2_two_rtx_pro_6000(cli, tmp_path):
     # TP 2 over PCIe: 43,458,905,757 - int(30.59 GiB) 32,845,762,396 - 1,090,519,040 - (139,586,437 + 53,687,091)
-    # - 622,329,856 = 8,707,020,937 B = 8.109 GiB vs 8.22 logged: -1.35%. What the start leaves beside the weights,
-    # 40.47 - 30.59 - 8.22 = 1.66 GiB (the post's own "1.66 GiB of overhead per card"), against kvplan's
-    # 1.02 + 0.18 + 0.58 = 1.78. With the NVLink TP term (int(0.41 GiB), what kvplan takes without the card)
-    # it would be 7.75 GiB, -5.7%: the card matters.
+    # - 622,329,856 - 38,895,616 = 8,668,125,321 B = 8.073 GiB vs 8.22 logged: -1.79%. What the start leaves beside
+    # the weights, 40.47 - 30.59 - 8.22 = 1.66 GiB (the post's own "1.66 GiB of overhead per card"), against kvplan's
+    # 1.02 + 0.18 + 0.62 = 1.81. With the NVLink TP term (int(0.41 GiB), what kvplan takes without the card)
+    # it would be 7.71 GiB, -6.2%: the card matters.
     code, data, err = calibrate(cli, "v0271_qwen3_32b_tp2_rtxpro6000_blog.log", "--model",
                                 _config(tmp_path, QWEN3_32B), "--version", "0.27.1", "--gpu", "rtx-pro-6000")
     assert code == 0, err
-    assert REQUESTED_0426 - int(30.59 * GIB) - FORWARD_8192 - NON_TORCH - PCIE_TP - BINS_1024 == 8_707_020_937
+    assert (REQUESTED_0426 - int(30.59 * GIB) - FORWARD_8192 - NON_TORCH - PCIE_TP - BINS_1024 - BITMASKS_1024
+            == 8_668_125_321)
     logged = _available(data, "from the GPU and the logged weights")
-    assert logged["logged"] == "8.22 GiB" and logged["predicted"] == "8.11 GiB"
-    assert -1.45 < logged["deviation_pct"] < -1.25
+    assert logged["logged"] == "8.22 GiB" and logged["predicted"] == "8.07 GiB"
+    assert -1.85 < logged["deviation_pct"] < -1.75
     assert "over PCIe only" in logged["explanation"] and "no CUDA-graph estimate" in logged["explanation"]
     # kvplan's weights, one rank: the linears and the vocabulary-parallel embedding and head halved, the norms and the
     # rotary table (40,960 x 128 x 2 B = 10,485,760) whole: (31,205,621,760 / 2 + 777,912,320) x 2 B
     # + 665,344 x 2 B + 10,485,760 = 32,773,285,888 B = 30.52 GiB, 0.07 under the load's 30.59 (the PP 2 start below
     # loads 30.52 per stage). 43,458,905,757 - 32,773,285,888 - 1,090,519,040 - 193,273,528 - 622,329,856
-    # = 8,779,497,445 B = 8.18 GiB, -0.5%
+    # - 38,895,616 = 8,740,601,829 B = 8.14 GiB, -0.97%
     model = _available(data, "from the GPU and the model")
-    assert model["predicted"] == "8.18 GiB" and -0.6 < model["deviation_pct"] < -0.4
+    assert model["predicted"] == "8.14 GiB" and -1.05 < model["deviation_pct"] < -0.9
     # the pool in tokens: 2 x 64 layers x 4 KV heads x 128 x 2 B = 131,072 B a token per GPU; 8.215-8.225 GiB is
     # 67,296-67,376 tokens in blocks of 16, holding the logged 67,296; 67,296 / 32,768 = 2.05x
     tokens = figures(data)["GPU KV cache size (tokens)"]
@@ -81,45 +86,46 @@ def test_v0271_qwen3_32b_tp2_two_rtx_pro_6000(cli, tmp_path):
 
 def test_v0271_qwen3_32b_tp1_that_cannot_fit(cli, tmp_path):
     # One card, the whole checkpoint: 43,458,905,757 - int(61.03 GiB) 65,529,869,107 - 1,090,519,040 - 139,586,437
-    # - 622,329,856 = -23,923,993,094 B = -22.28 GiB against the logged -24.42: both refuse (vLLM raises "No
-    # available memory for the cache blocks"), but the start held 40.47 + 24.42 - 61.03 = 3.86 GiB beside its
-    # weights, against 1.66 at TP 2 and kvplan's 1.73: kvplan leaves 2.14 GiB more. No breakdown is printed
+    # - 622,329,856 - 38,895,616 = -23,962,888,710 B = -22.32 GiB against the logged -24.42: both refuse (vLLM raises
+    # "No available memory for the cache blocks"), but the start held 40.47 + 24.42 - 61.03 = 3.86 GiB beside its
+    # weights, against 1.66 at TP 2 and kvplan's 1.76: kvplan leaves 2.10 GiB more. No breakdown is printed
     # (a refused start never reaches it), so which term holds it is not known (docs/engines.md, "Plainly").
     code, data, err = calibrate(cli, "v0271_qwen3_32b_tp1_rtxpro6000_no_memory_blog.log", "--model",
                                 _config(tmp_path, QWEN3_32B), "--version", "0.27.1", "--gpu", "rtx-pro-6000")
     assert code == 0, err
-    assert REQUESTED_0426 - int(61.03 * GIB) - FORWARD_8192 - NON_TORCH - BINS_1024 == -23_923_993_094
+    assert REQUESTED_0426 - int(61.03 * GIB) - FORWARD_8192 - NON_TORCH - BINS_1024 - BITMASKS_1024 == -23_962_888_710
     f = figures(data)
     assert f["start check"]["predicted"] == "refused: no memory for the cache blocks"
     logged = _available(data, "from the GPU and the logged weights")
-    assert logged["logged"] == "-24.42 GiB" and logged["predicted"] == "-22.28 GiB"
-    # calibrate's deviation is relative to the logged figure: (-22.28 + 24.42) / -24.42 = -8.8% (a pool below zero,
-    # so the sign says only that kvplan leaves 2.14 GiB more than the start did)
-    assert -9.0 < logged["deviation_pct"] < -8.5
+    assert logged["logged"] == "-24.42 GiB" and logged["predicted"] == "-22.32 GiB"
+    # calibrate's deviation is relative to the logged figure: (-22.317 + 24.42) / -24.42 = -8.6% (a pool below zero,
+    # so the sign says only that kvplan leaves 2.10 GiB more than the start did)
+    assert -8.7 < logged["deviation_pct"] < -8.5
 
 
 def test_v0271_qwen3_32b_pp2_first_stage(cli, tmp_path):
     # PP 2, the first stage's figure (the only one quoted). kvplan's figure is the last stage's (0.27.1 Model Runner
-    # V2, v1/worker/gpu/model_runner.py load_model: the sampler and its bin counts on the last stage only, and on
-    # every stage but the first the received-activation buffer, IntermediateTensors "hidden_states" and
+    # V2, v1/worker/gpu/model_runner.py load_model: the sampler, its bin counts and bitmasks on the last stage only,
+    # and on every stage but the first the received-activation buffer, IntermediateTensors "hidden_states" and
     # "residual" of max_num_batched_tokens x hidden in bf16 (models/qwen2.py make_empty_intermediate_tensors,
     # which Qwen3Model inherits): 2 x 8,192 x 5,120 x 2 B = 167,772,160 B, allocated after the weights are
     # measured, so counted in "consumed" from 0.27). vLLM sizes every stage to the smallest block count
     # (v1/core/kv_cache_utils.py get_kv_cache_configs), so the log's 56,640 tokens (3,540 blocks of 2 MiB at
     # 32 layers x 8 KV heads x 128 x 2 x 2 B x 16) say the last stage had at least 6.914 GiB too.
-    # 43,458,905,757 - int(30.52 GiB) 32,770,597,191 - 1,090,519,040 - 139,586,437 - (622,329,856 + 167,772,160)
-    # = 8,668,097,796 B = 8.0728 GiB against 6.92: +16.66%. The stage held 40.47 - 30.52 - 6.92 = 3.03 GiB beside
-    # its weights (the post's figure) against kvplan's 1.89 for the last stage; by the source the first stage
-    # holds less than the last (no sampler, bin counts or buffer), so the 1.1-1.9 GiB is not a first-stage
-    # buffer; docs/engines.md "Plainly" says what was ruled out.
+    # 43,458,905,757 - int(30.52 GiB) 32,770,600,468 - 1,090,519,040 - 139,586,437 - (622,329,856 + 38,895,616
+    # + 167,772,160) = 8,629,202,180 B = 8.0366 GiB against 6.92: +16.14%. The stage held 40.47 - 30.52 - 6.92
+    # = 3.03 GiB beside its weights (the post's figure) against kvplan's 1.92 for the last stage; by the source the
+    # first stage holds less than the last (no sampler, bin counts, bitmasks or buffer), so the 1.1-1.9 GiB is not a
+    # first-stage buffer; docs/engines.md "Plainly" says what was ruled out.
     code, data, err = calibrate(cli, "v0271_qwen3_32b_pp2_rtxpro6000_blog.log", "--model",
                                 _config(tmp_path, QWEN3_32B), "--version", "0.27.1", "--gpu", "rtx-pro-6000")
     assert code == 0, err
-    assert REQUESTED_0426 - int(30.52 * GIB) - FORWARD_8192 - NON_TORCH - BINS_1024 - PP_BUFFER == 8_668_097_796
+    assert (REQUESTED_0426 - int(30.52 * GIB) - FORWARD_8192 - NON_TORCH - BINS_1024 - BITMASKS_1024 - PP_BUFFER
+            == 8_629_202_180)
     logged = _available(data, "from the GPU and the logged weights")
-    assert logged["logged"] == "6.92 GiB" and logged["predicted"] == "8.07 GiB"
-    # (8,668,097,796 / 2**30 - 6.92) / 6.92 = (8.07280 - 6.92) / 6.92 = +16.66%
-    assert 16.6 < logged["deviation_pct"] < 16.7
+    assert logged["logged"] == "6.92 GiB" and logged["predicted"] == "8.04 GiB"
+    # (8,629,202,180 / 2**30 - 6.92) / 6.92 = (8.03657 - 6.92) / 6.92 = +16.14%
+    assert 16.1 < logged["deviation_pct"] < 16.2
     assert "last stage's" in logged["explanation"] and "+ 0.16 GiB" in logged["explanation"]
     assert "before vLLM's first snapshot" in logged["explanation"]
     # 3,540 blocks x 2 MiB = 6.9140625 GiB: the last stage's pool at least that
@@ -174,9 +180,10 @@ def test_v0280_qwen3_32b_awq_tp2_two_rtx_4090_warm_boot(tmp_path):
     # over the ranks, the norms halved: 676,864 B under).
     # total: the catalog's RTX 4090, int(23.99 GiB) = 25,759,066,357 B x 0.85 = 21,895,206,403 B
     # V2 (0.28 runs a dense model there, quantized or not): forward 5,120 x 5,120 x 26 = 681,574,400 B above the
-    # sampler pass 72 x 151,936 x 2 B; bin counts 72 x 151,936 x 4 = 43,757,568 B; no graph estimate before 0.29;
+    # sampler pass 72 x 151,936 x 2 B; bin counts 72 x 151,936 x 4 = 43,757,568 B and the two int32 bitmasks
+    # 2 x 72 x 4,748 x 4 = 2,734,848 B, 46,492,416 B kept; no graph estimate before 0.29;
     # non-torch 139,586,437 + 53,687,091 (PCIe only) = 193,273,528 B.
-    # 21,895,206,403 - 9,673,811,968 - 681,574,400 - 193,273,528 - 43,757,568 = 11,302,788,939 B = 10.53 GiB
+    # 21,895,206,403 - 9,673,811,968 - 681,574,400 - 193,273,528 - 46,492,416 = 11,300,054,091 B = 10.52 GiB
     # vs 10.38: +1.4%. The same thread's cold boots at another shape lost 245 blocks (0.47 GiB, 4.5%) to the
     # torch.compile cache miss, which no term models.
     from kvplan.engines.vllm_profile import predict_available
@@ -187,9 +194,9 @@ def test_v0280_qwen3_32b_awq_tp2_two_rtx_4090_warm_boot(tmp_path):
     est = predict_available(spec, total_bytes=int(23.99 * GIB), gpu_memory_utilization=0.85, tp=2,
                             max_num_batched_tokens=5120, max_num_seqs=72, max_model_len=8192, version="0.28.0",
                             gpu="rtx-4090")
-    assert est.activation_bytes == 681_574_400 and est.buffer_bytes == 43_757_568
+    assert est.activation_bytes == 681_574_400 and est.buffer_bytes == 43_757_568 + 2_734_848
     assert est.non_torch_bytes == 193_273_528 and est.cuda_graph_bytes == 0
     assert spec.weight_bytes == 16_212_295_680 + 2 * 777_912_320 * 2 + 1_353_728 == 19_325_298_688
     assert est.weight_bytes == 9_673_811_968
-    assert est.available_bytes == 11_302_788_939
+    assert est.available_bytes == 11_300_054_091
     assert 1.3 < 100 * (est.available_bytes / GIB - 10.38) / 10.38 < 1.5

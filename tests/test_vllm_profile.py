@@ -360,8 +360,9 @@ def test_estimate_uses_the_exact_checkpoint(cli):
     # 51 + 51 - 2 modes = 100 further graphs, 36 layers: first capture + 36 x 100 x per layer-graph.
     # Model Runner V2's sampler (read in source) replaces the v1 runner's 7,907,101,900 B: 1,024 x 201,088 x
     # 14 B (bf16 logits, fp32 copy, FlashInfer's masked logits and probs) = 2,882,797,568 B (> the forward,
-    # 8,192 x 2,880 x 26 = 613,416,960) + int32 bin counts 1,024 x 201,088 x 4 = 823,656,448 B:
-    # 3,009,149,140 + 7,907,101,900 - 2,882,797,568 - 823,656,448 = 7,209,797,024 B before the graphs.
+    # 8,192 x 2,880 x 26 = 613,416,960) + int32 bin counts 1,024 x 201,088 x 4 = 823,656,448 B
+    # + V2's two int32 bitmasks 2 x 1,024 x cdiv(201,088, 32) x 4 = 2 x 1,024 x 6,284 x 4 = 51,478,528 B:
+    # 3,009,149,140 + 7,907,101,900 - 2,882,797,568 - 823,656,448 - 51,478,528 = 7,158,318,496 B before the graphs.
     # (3,221,485,780 is the figure before the rotary table: 3,187,931,348 + 33,554,432.)
     from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
 
@@ -370,10 +371,10 @@ def test_estimate_uses_the_exact_checkpoint(cli):
                          "8192", "--mem-util", "0.9", "--format", "json")
     assert code == 0, err
     engine = json.loads(out)["engine"]
-    assert engine["kv_memory_bytes"] == 7_209_797_024 - 33_554_432 - graphs
+    assert engine["kv_memory_bytes"] == 7_158_318_496 - 33_554_432 - graphs
     code, out, err = cli("estimate", "gpt-oss-120b", "--gpu", "h100", "--engine", "vllm@0.33", "--max-model-len",
                          "8192", "--format", "json")
-    assert json.loads(out)["engine"]["kv_memory_bytes"] == 7_209_797_024 - 33_554_432 + 1_700_377_553 - graphs
+    assert json.loads(out)["engine"]["kv_memory_bytes"] == 7_158_318_496 - 33_554_432 + 1_700_377_553 - graphs
     assert any("51 PIECEWISE, 51 FULL" in n for n in engine["notes"])
     assert any("checkpoint, bundled" in n and "Triton" in n for n in engine["notes"])
 
@@ -460,9 +461,11 @@ def test_model_runner_v2_sampler_by_release():
     # forward 8,192 x 4,096 x 26 = 872,415,232 B.
     # 0.28 (V2 for every dense model from 0.25): one default pass, bf16 logits 1,024 x 128,256 x 2 =
     # 262,668,288 B < the forward, so the forward decides; the int32 bin counts 1,024 x 128,256 x 4 =
-    # 525,336,576 B, a buffer kept from before the profile, count from 0.27 (inside "consumed")
+    # 525,336,576 B and V2's two int32 bitmasks (prompt_bin_mask, grammar_bitmask) 2 x 1,024 x
+    # cdiv(128,256, 32) x 4 = 2 x 1,024 x 4,008 x 4 = 32,833,536 B, 558,170,112 B kept from before the
+    # profile, count from 0.27 (inside "consumed")
     # 0.26: the same pass, but the bin counts are not measured (the profile sees only its own peak) -> forward
-    # 0.33: the warm-up pass, 1,024 x 128,256 x 14 = 1,838,678,016 B, + the bin counts
+    # 0.33: the warm-up pass, 1,024 x 128,256 x 14 = 1,838,678,016 B, + the same 558,170,112 B kept
     # 0.21 (no V2 default): the v1 runner, top-k/top-p masked in place by Triton from 0.17: 1,024 x 128,256
     # x 14 B = 1,838,678,016 B; 0.16: its sort pipeline's fitted 9.6 x 1,024 x 128,256 x 4 = 5,043,231,129 B
     spec = load_model("llama-3.1-8b")
@@ -473,11 +476,11 @@ def test_model_runner_v2_sampler_by_release():
     assert act["0.21.0"].activation_bytes == 1_838_678_016 and "Triton" in act["0.21.0"].activation_from
     assert act["0.26.0"].activation_bytes == 872_415_232 and act["0.26.0"].activation_from == "forward"
     assert act["0.26.0"].buffer_bytes == 0
-    assert act["0.28.0"].activation_bytes == 872_415_232 and act["0.28.0"].buffer_bytes == 525_336_576
-    assert act["0.33.0"].activation_bytes == 1_838_678_016 and act["0.33.0"].buffer_bytes == 525_336_576
+    assert act["0.28.0"].activation_bytes == 872_415_232 and act["0.28.0"].buffer_bytes == 558_170_112
+    assert act["0.33.0"].activation_bytes == 1_838_678_016 and act["0.33.0"].buffer_bytes == 558_170_112
     # available: everything subtracted, the buffer included
     a = act["0.33.0"]
-    assert a.available_bytes == (a.requested_bytes - 16_060_522_496 - 1_838_678_016 - 525_336_576
+    assert a.available_bytes == (a.requested_bytes - 16_060_522_496 - 1_838_678_016 - 558_170_112
                                  - a.non_torch_bytes - a.cuda_graph_bytes)
     assert "V2 sampler warm-up pass" in act["0.33.0"].activation_from
     assert any("Model Runner V2" in n and "not checked" in n for n in act["0.33.0"].notes)
@@ -499,11 +502,12 @@ def test_model_runner_v2_logs_qwen25_05b_0271(cli, tmp_path):
     # total int(23.99 GiB) = 25,759,066,357 B (the breakdown's driver figure), x 0.85 = 21,895,206,403;
     # weights int(0.93 GiB) = 998,579,896 (logged); V2's one default sampler pass: the bf16 logits,
     # 256 x 151,936 x 2 = 77,791,232 B (> the forward 2,048 x 896 x 26 = 47,710,208); the int32 penalty bin
-    # counts 256 x 151,936 x 4 = 155,582,464 B (counted from 0.27); non-torch 139,586,437; no CUDA-graph
+    # counts 256 x 151,936 x 4 = 155,582,464 B and the two int32 bitmasks 2 x 256 x cdiv(151,936, 32) x 4 =
+    # 2 x 256 x 4,748 x 4 = 9,723,904 B (counted from 0.27); non-torch 139,586,437; no CUDA-graph
     # estimate (V2 profiles none before 0.29): 21,895,206,403 - 998,579,896 - 77,791,232 - 155,582,464
-    # - 139,586,437 = 20,523,666,374 B = 19.11 GiB against the logged 18.65: +2.5%.
+    # - 9,723,904 - 139,586,437 = 20,513,942,470 B = 19.11 GiB against the logged 18.65: +2.4%.
     # The breakdown: peak activation 0.25 logged, 0.07 modelled; consumed - weights 0.56 logged, 0.13 +
-    # 0.14 modelled. With the v1 runner's 9.6 sort copies (1.39 GiB) it would be -3.8%: the V2 reading's
+    # 0.15 modelled. With the v1 runner's 9.6 sort copies (1.39 GiB) it would be -3.8%: the V2 reading's
     # activation is the closer one (0.25 logged).
     config = tmp_path / "config.json"
     config.write_text(json.dumps(QWEN25_05B), encoding="utf-8")
@@ -513,7 +517,7 @@ def test_model_runner_v2_logs_qwen25_05b_0271(cli, tmp_path):
     assert pred["predicted"] == "19.11 GiB" and 2 < pred["deviation_pct"] < 3
     terms = {t["name"]: t for t in data["profile_terms"]}
     assert terms["peak activation"]["predicted_gib"] == round(77_791_232 / GIB, 3)
-    assert terms["non-torch"]["predicted_gib"] == round((139_586_437 + 155_582_464) / GIB, 3)
+    assert terms["non-torch"]["predicted_gib"] == round((139_586_437 + 155_582_464 + 9_723_904) / GIB, 3)
 
 
 def test_model_runner_v2_log_llama31_8b_a100_031(cli):
@@ -521,8 +525,9 @@ def test_model_runner_v2_log_llama31_8b_a100_031(cli):
     # vLLM's defaults below H100 class, 256 sequences and 2,048 batched tokens.
     # total int(79.25 GiB) = 85,094,039,552 B, x 0.92 = 78,286,516,387; weights int(15.0 GiB) =
     # 16,106,127,360 (logged); V2's default pass 256 x 128,256 x 2 = 65,667,072 B < the forward
-    # 2,048 x 4,096 x 26 = 218,103,808; bin counts 256 x 128,256 x 4 = 131,334,144; non-torch 139,586,437
-    # -> 61,691,364,638 B before the CUDA-graph estimate, which 0.29+'s V2 profiles: modelled for
+    # 2,048 x 4,096 x 26 = 218,103,808; bin counts 256 x 128,256 x 4 = 131,334,144; bitmasks 2 x 256 x
+    # cdiv(128,256, 32) x 4 = 2 x 256 x 4,008 x 4 = 8,208,384; non-torch 139,586,437
+    # -> 61,683,156,254 B before the CUDA-graph estimate, which 0.29+'s V2 profiles: modelled for
     # 51 PIECEWISE + 35 FULL graphs (sizes to min(2 x 256, 512), FULL <= 256), 84 beyond the first of
     # each mode, 32 layers.
     from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
@@ -532,24 +537,25 @@ def test_model_runner_v2_log_llama31_8b_a100_031(cli):
                                 "--gpu", "a100-80gb", "--version", "0.31.0")
     assert code == 0, err
     pred = figures(data)["Available KV cache memory (from the GPU and the logged weights)"]
-    assert pred["predicted"] == f"{(61_691_364_638 - graphs) / GIB:.2f} GiB"
-    # 56.91 against the logged 56.21: +1.2%. The breakdown's peak activation (1.44 GiB, the graph estimate
+    assert pred["predicted"] == f"{(61_683_156_254 - graphs) / GIB:.2f} GiB"
+    # 56.90 against the logged 56.21: +1.2%. The breakdown's peak activation (1.44 GiB, the graph estimate
     # inside) is 0.57 GiB above the forward + graphs kvplan models; consumed - weights agrees (0.26 logged,
     # 0.13 + 0.12 modelled). The v1 runner's 9.6 copies (1.17 GiB at 256 sequences) would land at -0.3%:
     # at 256 sequences this log cannot tell the two sampler readings apart.
     assert 0 < pred["deviation_pct"] < 2
     terms = {t["name"]: t for t in data["profile_terms"]}
     assert terms["non-torch"]["logged_gib"] == 0.26
-    assert abs(terms["non-torch"]["predicted_gib"] - (139_586_437 + 131_334_144) / GIB) < 0.001
+    assert abs(terms["non-torch"]["predicted_gib"] - (139_586_437 + 131_334_144 + 8_208_384) / GIB) < 0.001
 
 
 def test_estimate_takes_max_num_seqs_and_enforce_eager(cli):
     # `kvplan estimate llama-3.1-8b --gpu h100 --engine vllm --mem-util 0.9 --max-num-seqs 256` (0.33, V2):
     # the warm-up sampler pass 256 x 128,256 x 14 = 459,669,504 B falls below the forward 8,192 x 4,096 x 26 =
-    # 872,415,232; bin counts 256 x 128,256 x 4 = 131,334,144; 76,516,989,861 - 16,060,522,496 - 872,415,232
-    # - 131,334,144 - 139,586,437 = 59,313,131,552 B, less the rotary table 33,554,432 B (131,072 rows x 128
-    # x 2 B) = 59,279,577,120 B before the graphs: 51 PIECEWISE (sizes to min(2 x 256,
-    # 512)) + 35 FULL (<= 256) -> 84 beyond the first of each mode. --enforce-eager: no graphs at all.
+    # 872,415,232; bin counts 256 x 128,256 x 4 = 131,334,144; bitmasks 2 x 256 x 4,008 x 4 = 8,208,384;
+    # 76,516,989,861 - 16,060,522,496 - 872,415,232 - 131,334,144 - 8,208,384 - 139,586,437 = 59,304,923,168 B,
+    # less the rotary table 33,554,432 B (131,072 rows x 128 x 2 B) = 59,271,368,736 B before the graphs:
+    # 51 PIECEWISE (sizes to min(2 x 256, 512)) + 35 FULL (<= 256) -> 84 beyond the first of each mode.
+    # --enforce-eager: no graphs at all.
     from kvplan.engines.vllm_cudagraph import GRAPH_FIRST_BYTES, GRAPH_PER_LAYER_GRAPH_BYTES
 
     base = ("estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm@0.33", "--max-model-len", "8192",
@@ -558,9 +564,9 @@ def test_estimate_takes_max_num_seqs_and_enforce_eager(cli):
     assert code == 0, err
     engine = json.loads(out)["engine"]
     assert engine["max_num_seqs"] == 256
-    assert engine["kv_memory_bytes"] == 59_279_577_120 - (GRAPH_FIRST_BYTES + 32 * 84 * GRAPH_PER_LAYER_GRAPH_BYTES)
+    assert engine["kv_memory_bytes"] == 59_271_368_736 - (GRAPH_FIRST_BYTES + 32 * 84 * GRAPH_PER_LAYER_GRAPH_BYTES)
     code, out, err = cli(*base, "--enforce-eager")
-    assert json.loads(out)["engine"]["kv_memory_bytes"] == 59_279_577_120
+    assert json.loads(out)["engine"]["kv_memory_bytes"] == 59_271_368_736
     # a vLLM setting without --engine vllm is a usage error (exit 2), as is a count below 1
     code, out, err = cli("estimate", "llama-3.1-8b", "--enforce-eager")
     assert code == 2 and "--engine vllm" in err
@@ -644,3 +650,29 @@ def test_estimate_under_vllm_plans_a_float32_checkpoint_at_its_served_bytes(cli)
                          "--format", "json")
     served = json.loads(out)["capacity"]["weight_bytes_per_gpu"]
     assert code == 0 and stored == 2 * served and abs(served / 2 / 15.5e9 - 1) < 0.01, err
+
+
+def test_model_runner_v2_keeps_two_bitmasks_beside_the_bin_counts(tmp_path):
+    # Model Runner V2's load_model builds, on the last stage with the sampler, three int32 tensors that stay after
+    # the profile (read in the 0.26.0-0.32.0 wheels and the 0.33.0 / 0.34.0 sdists): PenaltiesState.output_bin_counts
+    # (max_num_reqs, vocab), PenaltiesState.prompt_bin_mask (max_num_reqs, cdiv(vocab, 32)) and
+    # StructuredOutputsWorker.grammar_bitmask (max_num_reqs x decode_query_len, cdiv(vocab, 32)), one row a
+    # sequence without speculative decoding. A vocabulary of 32,001 (not a multiple of 32) at 100 sequences:
+    # bin counts 100 x 32,001 x 4 = 12,800,400 B; each bitmask 100 x ceil(32,001 / 32) = 100 x 1,001 words x 4 B
+    # = 400,400 B, two = 800,800 B; kept: 13,601,200 B, counted inside "consumed" from 0.27.0 and not before
+    # (0.26's profile sees only its own peak); the v1 runner (0.21) keeps none of them.
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(dict(QWEN25_05B, vocab_size=32001)), encoding="utf-8")
+    spec = load_model(str(config))
+    kwargs = dict(total_bytes=24 * GIB, gpu_memory_utilization=0.9, max_num_batched_tokens=2048, max_num_seqs=100,
+                  weight_bytes=GIB, gpu="rtx-4090", enforce_eager=True)
+    kept = {v: predict_available(spec, version=v, **kwargs) for v in ("0.21.0", "0.26.0", "0.27.0", "0.31.0",
+                                                                       "0.34.0")}
+    assert kept["0.21.0"].buffer_bytes == 0 and kept["0.26.0"].buffer_bytes == 0
+    for version in ("0.27.0", "0.31.0", "0.34.0"):
+        est = kept[version]
+        assert est.buffer_bytes == 12_800_400 + 800_800 == 13_601_200, version
+        assert "grammar bitmask" in est.buffers_from
+    est = kept["0.27.0"]  # no graph estimate (eager), no extensible cache before 0.34
+    assert est.available_bytes == (int(24 * GIB * 0.9) - GIB - est.activation_bytes - est.non_torch_bytes
+                                   - 13_601_200)

@@ -87,8 +87,10 @@ The terms, and where each comes from:
     (topk_topp_sampler.flashinfer_sample), which keeps a masked fp32 copy and
     its fp32 softmax alive together: 2 + 3 x 4 = 14 B per logit
     (V2_WARMUP_BYTES_PER_LOGIT);
-  * and a persistent buffer, PenaltiesState.output_bin_counts (int32, rows x
-    vocab), allocated with the sampler: vLLM counts it from 0.27.0, when the
+  * and persistent buffers allocated with the sampler, PenaltiesState.output_bin_counts
+    (int32, rows x vocab) and two int32 bitmasks of rows x cdiv(vocab, 32)
+    (PenaltiesState.prompt_bin_mask, StructuredOutputsWorker.grammar_bitmask;
+    V2_BITMASKS): vLLM counts them from 0.27.0, when the
     profile measures everything consumed since its first snapshot
     (utils/mem_utils.py memory_profiling: total_consumed).
 - pipeline parallelism (v1 engine): the figure is the last stage's, the one
@@ -133,7 +135,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..configs.build import nested_text
-from ..units import GIB
+from ..units import GIB, cdiv
 from .vllm_cudagraph import CUDA_GRAPH_ESTIMATE_FROM, MODEL_RUNNER_V2_DEFAULT_FROM
 from .vllm_extensible import ExtensiblePool, extensible_by_default, extensible_pool
 from .vllm_inkling import INKLING_ARCHS
@@ -159,6 +161,18 @@ V2_WARMUP_BYTES_PER_LOGIT = 2 + 3 * 4  # bf16 logits + fp32 copy + FlashInfer's 
 # count; the log's breakdown says "consumed memory (weights + non-torch)" from then on
 CONSUMED_FROM = (0, 27, 0)
 V2_BIN_COUNT_BYTES = 4  # PenaltiesState.output_bin_counts: int32, max_num_reqs x vocab
+# Beside the bin counts Model Runner V2 keeps two int32 bitmasks of max_num_reqs rows x cdiv(vocab, 32) words, both
+# built in load_model on the last stage only (`if self.is_last_pp_rank and not self.is_pooling_model`), after the
+# weights are measured and before the profile but after the first snapshot (gpu_worker.py init_device, read in 0.27.0
+# and 0.34.0), so counted inside "consumed" from CONSUMED_FROM as the bin counts are. Read in 0.26.0, 0.27.0, 0.28.0,
+# 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0, the same shapes in each:
+# * v1/worker/gpu/sample/penalties.py PenaltiesState.__init__: prompt_bin_mask (max_num_reqs, cdiv(vocab, 32));
+# * v1/worker/gpu/structured_outputs.py StructuredOutputsWorker.__init__: grammar_bitmask (max_num_logits,
+#   cdiv(vocab, 32)), max_num_logits = max_num_reqs x decode_query_len (model_runner.py load_model), one row per
+#   sequence without speculative decoding, 1 + num_speculative_tokens with it (not modelled: kvplan counts one).
+V2_BITMASKS = 2
+V2_BITMASK_TOKENS_PER_WORD = 32
+V2_BITMASK_WORD_BYTES = 4
 # Pipeline parallelism: every stage but the first keeps a buffer for the activations it receives,
 # IntermediateTensors of max_num_batched_tokens x hidden_size per key in the model dtype (model_executor/models/
 # utils.py make_empty_intermediate_tensors_factory; Llama, Qwen2 and Qwen3 build two keys, "hidden_states" and
@@ -223,6 +237,13 @@ def v1_sampler_bytes(rows: int, vocab: int, version: str | None,
     return sampler_bytes(rows, vocab), "sampler"
 
 
+def v2_kept_sampler_bytes(rows: int, vocab: int) -> int:
+    """What Model Runner V2's last stage keeps of its sampler after the profile (counted from CONSUMED_FROM): the
+    int32 penalty bin counts and the two int32 bitmasks (V2_BITMASKS)."""
+    words = cdiv(vocab, V2_BITMASK_TOKENS_PER_WORD)
+    return rows * vocab * V2_BIN_COUNT_BYTES + V2_BITMASKS * rows * words * V2_BITMASK_WORD_BYTES
+
+
 def v2_sampler_bytes(rows: int, vocab: int, version: str | None) -> tuple[int, str]:
     """Model Runner V2's dummy sampler peak (see the module doc) and what it is."""
     if _at_least(version, V2_WARMUP_PASS_FROM):
@@ -244,7 +265,7 @@ class ProfileEstimate:
     notes: tuple[str, ...] = field(default=())
     cuda_graph_from: str = ""  # "given" (a logged estimate) or "modelled, empirical" (vllm_cudagraph)
     # buffers that stay allocated after the profile run, which vLLM counts from 0.27 (inside "consumed"):
-    # Model Runner V2's penalty bin counts, the fused-MoE workspace (vllm_moe_workspace)
+    # Model Runner V2's penalty bin counts and bitmasks, the fused-MoE workspace (vllm_moe_workspace)
     buffer_bytes: int = 0
     buffers_from: str = ""
     # vLLM 0.34+'s extensible KV cache (vllm_extensible): the pool measured after warmup and graph capture;
@@ -781,8 +802,11 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         if sampler > forward:
             activation, activation_from = sampler, f"{sampler_from} over {rows:,} x {vocab:,} logits"
         if v2 and _at_least(version, CONSUMED_FROM):
-            buffers = rows * vocab * V2_BIN_COUNT_BYTES
-            buffers_from.append("V2's penalty bin counts")
+            buffers = v2_kept_sampler_bytes(rows, vocab)
+            buffers_from.append("V2's penalty bin counts, prompt bin mask and grammar bitmask")
+            if drafter is not None:
+                notes.append("speculative decoding: V2's grammar bitmask holds 1 + num_speculative_tokens rows per "
+                             "sequence; kvplan counts one (structured_outputs.py StructuredOutputsWorker)")
     else:
         notes.append("the sampler's peak is not modelled: the model's vocabulary is unknown (no config file)")
     if kind["is_moe"]:
@@ -955,4 +979,5 @@ __all__ = ["predict_available", "ProfileEstimate", "PROFILE_BYTES_PER_TOKEN_PER_
            "nvls_bytes", "tp_non_torch_bytes", "snapshot_before_dist_init",
            "NON_TORCH_BYTES_V1", "SAMPLER_LOGIT_COPIES", "driver_total_bytes", "V0_MAX_NUM_SEQS",
            "CUDA_GRAPH_ESTIMATE_FROM", "MODEL_RUNNER_V2_DEFAULT_FROM", "model_kind", "runs_model_runner_v2", "vocab_size", "raw_config", "checkpoint_weights", "rope_bytes", "served_from_float32", "downcast_float32", "vllm_loaded", "weights_per_gpu", "forward_bytes",
-           "pp_stage_buffer_bytes", "PP_STAGE_BUFFER_TENSORS", "sampler_bytes", "v1_sampler_bytes", "v2_sampler_bytes", "subtracts_cuda_graphs", "version_key"]
+           "pp_stage_buffer_bytes", "PP_STAGE_BUFFER_TENSORS", "sampler_bytes", "v1_sampler_bytes", "v2_sampler_bytes",
+           "v2_kept_sampler_bytes", "subtracts_cuda_graphs", "version_key"]
