@@ -156,3 +156,32 @@ def test_glm52_dummy_against_the_public_log(cli):
     assert code == 0, err
     tokens = figures(data)["GPU KV cache size (tokens)"]
     assert tokens["logged"] == "990,144" and tokens["within_rounding"]
+
+
+# -- speculative decoding by MTP: the MTP layers' own top-k buffers ---------------------------------------------
+
+def test_mtp_layers_allocate_their_own_topk_buffer():
+    # deepseek_mtp.py DeepSeekMultiTokenPredictorLayer.__init__ (0.11.0, 0.16.0, 0.26.0, 0.30.0, 0.33.0, 0.34.0) and
+    # models/deepseek_v32/nvidia/mtp.py (0.33.0, 0.34.0): each of the config's num_nextn_predict_layers MTP layers
+    # allocates torch.empty(max_num_batched_tokens, index_topk, int32) of its own, inside the load that measures
+    # the drafter with the model. DeepSeek-V3.2-Exp: 1 MTP layer x 8,192 x 2,048 x 4 B = 67,108,864 B more than
+    # the target's 579,563,764 B (0.34.0) and 67,108,864 B (0.26.0)
+    model = load_model("deepseek-v3.2-exp")
+    assert load_buffers(model, "0.34.0", 8192, tp=8, speculative=True, mtp=True)[0] == 579_563_764 + 67_108_864
+    assert load_buffers(model, "0.26.0", 8192, tp=8, speculative=True, mtp=True)[0] == 2 * 67_108_864
+    # a separate draft model or an EAGLE head (speculative, no MTP): the target's buffers only
+    assert load_buffers(model, "0.26.0", 8192, tp=8, speculative=True)[0] == 67_108_864
+    assert load_buffers(model, "0.10.2", 8192, tp=8, speculative=True, mtp=True)[0] == 0
+
+
+def test_profile_with_an_mtp_drafter_adds_its_buffer():
+    # the profile's weights term with an MTP drafter: the drafter's weights (given here, 1 GiB) + the MTP layer's
+    # top-k buffer, 2,048 tokens x 2,048 x 4 B = 16,777,216 B, on 0.26.0
+    from kvplan.engines.vllm_draft_weights import DrafterWeights
+
+    model = load_model("deepseek-v3.2-exp")
+    common = dict(total_bytes=141 * GIB, gpu_memory_utilization=0.9, tp=8, max_num_batched_tokens=2048,
+                  max_model_len=4096, version="0.26.0", max_num_seqs=256, enforce_eager=True)
+    plain = predict_available(model, **common).weight_bytes
+    drafted = predict_available(model, drafter=DrafterWeights(GIB, "an MTP module", True), **common).weight_bytes
+    assert drafted - plain == GIB + 2048 * 2048 * 4

@@ -447,11 +447,13 @@ def rope_bytes(model, version: str | None = None, max_model_len: int | None = No
 
 
 def load_buffers(model, version: str | None, max_num_batched_tokens: int, tp: int = 1,
-                 max_num_seqs: int = 1024, pp: int = 1, speculative: bool = False) -> tuple[int, str, list[str]]:
+                 max_num_seqs: int = 1024, pp: int = 1, speculative: bool = False,
+                 mtp: bool = False) -> tuple[int, str, list[str]]:
     """(bytes, what, notes): the buffers vLLM `version` allocates on each GPU while building a DSA `model`
-    (vllm_load_buffers): the top-k indices buffer and the sparse MLA index groups' workspaces; notes say what
-    is not modelled. (0, "", []) for a model without them."""
-    from .vllm_load_buffers import BUFFERS, index_group_bytes, topk_buffer
+    (vllm_load_buffers): the top-k indices buffer and the sparse MLA index groups' workspaces, and with
+    speculative decoding by MTP (`mtp`) the MTP layers' own top-k buffers, on the last stage's GPUs, whose figure
+    the profile's is; notes say what is not modelled. (0, "", []) for a model without them."""
+    from .vllm_load_buffers import BUFFERS, index_group_bytes, mtp_topk_bytes, topk_buffer
 
     fields = config_fields(model)
     if fields is None:  # no config to size them from: only a family that has them goes unmodelled
@@ -465,6 +467,13 @@ def load_buffers(model, version: str | None, max_num_batched_tokens: int, tp: in
     elif topk.bytes:
         total += topk.bytes
         what.append(f"{topk.bytes / 2**20:,.0f} MiB top-k indices buffer ({topk.describe()})")
+        drafted = mtp_topk_bytes(fields, topk.columns, max_num_batched_tokens, version) if mtp else 0
+        if drafted is None:
+            notes.append("the MTP layers' own top-k indices buffers (counted in vLLM's load) are not modelled: the "
+                         "config does not give num_nextn_predict_layers")
+        elif drafted:
+            total += drafted
+            what.append(f"{drafted / 2**20:,.0f} MiB of the MTP layers' own top-k indices buffers")
         layers = model.layers
         indexed = sum(1 for layer in layers if any(c.kind == "indexer" for c in layer.caches))
         groups = indexed + (1 if indexed and layers and not any(c.kind == "indexer" for c in layers[0].caches) else 0)
@@ -483,7 +492,8 @@ def load_buffers(model, version: str | None, max_num_batched_tokens: int, tp: in
             if speculative:
                 notes.append("the sparse MLA index groups are sized for one-token decodes; speculative decoding "
                              "widens them to max_num_seqs x (1 + draft tokens) rows (get_sparse_mla_index_group_"
-                             "max_rows), not modelled")
+                             "max_rows), not modelled" + ("; nor is the MTP layers' own index group"
+                                                          if mtp else ""))
     return total, ", + ".join(what) + (" (vllm_load_buffers)" if what else ""), notes
 
 
@@ -776,7 +786,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             weights_from += f", + {rope / 2**20:,.0f} MiB of rotary cos/sin tables (vllm_rope_cache)"
         seqs = max_num_seqs if max_num_seqs is not None else (V0_MAX_NUM_SEQS if v0_engine else 1024)
         built, built_what, built_notes = load_buffers(model, version, max_num_batched_tokens, tp, seqs, pp,
-                                                      drafter is not None)
+                                                      drafter is not None, getattr(drafter, "mtp", False))
         per_gpu += built
         weights_from += f", + {built_what}" if built_what else ""
         notes.extend(built_notes)
