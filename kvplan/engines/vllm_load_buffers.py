@@ -26,7 +26,10 @@ From 0.30.0 the sparse MLA layers of DeepSeek-V3.2, GLM-5 and Mistral Large 4 al
 SparseMLAIndexGroupBuilder (v1/attention/backends/mla/index_group.py) while they are built: each index-producing
 layer's group allocates `physical_topk_indices` (max_decode_rows + 1, index_topk) int32 and `valid_topk_counts`
 (max_decode_rows + 1) int32, with max_decode_rows = min(max_num_batched_tokens, max_num_seqs x the widest decode
-query, 1 + speculative tokens) (get_sparse_mla_index_group_max_rows); see index_group_bytes.
+query) (get_sparse_mla_index_group_max_rows): 1 without speculative decoding, 1 + num_speculative_tokens with an MTP
+drafter (0.30.0: 1 + k x (2 with parallel_drafting, off by default); 0.33.0 and 0.34.0 v1/attention/backend.py
+max_decode_query_len: 1 + k + max_num_new_slots_for_drafting, which only a draft model's input raises); see
+index_group_bytes.
 """
 
 from __future__ import annotations
@@ -137,9 +140,10 @@ PER_LAYER_GROUP_TYPES = ("dots3_note_text", "hy_v4", "hy_v4_vl_text")
 
 
 def index_group_bytes(model_type: str, groups: int, index_topk: int, max_num_batched_tokens: int,
-                      max_num_seqs: int, version=None) -> int | None:
+                      max_num_seqs: int, version=None, decode_width: int = 1) -> int | None:
     """The index groups' workspaces one GPU allocates in the load: 0 where the family or release has none, None
-    where they are not modelled (a release-dependent family without a release, or per-layer builders)."""
+    where they are not modelled (a release-dependent family without a release, or per-layer builders).
+    decode_width: the widest decode query (module doc; 1 + num_speculative_tokens under MTP)."""
     key = release_key(version)
     if model_type in PER_LAYER_GROUP_TYPES:
         return None if key is None or key >= INDEX_GROUP_FROM else 0
@@ -150,7 +154,7 @@ def index_group_bytes(model_type: str, groups: int, index_topk: int, max_num_bat
         return None
     if key < first:
         return 0
-    rows = min(max_num_batched_tokens, max_num_seqs)
+    rows = min(max_num_batched_tokens, max_num_seqs * max(decode_width, 1))
     per_group = (rows + 1) * index_topk * INT32_BYTES + (rows + 1) * INT32_BYTES
     if INDEX_GROUP_REQUEST_IDS[0] <= key < INDEX_GROUP_REQUEST_IDS[1]:
         per_group += rows * INT32_BYTES

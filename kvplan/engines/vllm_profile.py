@@ -448,11 +448,12 @@ def rope_bytes(model, version: str | None = None, max_model_len: int | None = No
 
 def load_buffers(model, version: str | None, max_num_batched_tokens: int, tp: int = 1,
                  max_num_seqs: int = 1024, pp: int = 1, speculative: bool = False,
-                 mtp: bool = False) -> tuple[int, str, list[str]]:
+                 mtp: bool = False, speculative_tokens: int = 0) -> tuple[int, str, list[str]]:
     """(bytes, what, notes): the buffers vLLM `version` allocates on each GPU while building a DSA `model`
     (vllm_load_buffers): the top-k indices buffer and the sparse MLA index groups' workspaces, and with
     speculative decoding by MTP (`mtp`) the MTP layers' own top-k buffers, on the last stage's GPUs, whose figure
-    the profile's is; notes say what is not modelled. (0, "", []) for a model without them."""
+    the profile's is, and index groups widened to 1 + `speculative_tokens` rows a sequence; notes say what is not
+    modelled. (0, "", []) for a model without them."""
     from .vllm_load_buffers import BUFFERS, index_group_bytes, mtp_topk_bytes, topk_buffer
 
     fields = config_fields(model)
@@ -477,23 +478,26 @@ def load_buffers(model, version: str | None, max_num_batched_tokens: int, tp: in
         layers = model.layers
         indexed = sum(1 for layer in layers if any(c.kind == "indexer" for c in layer.caches))
         groups = indexed + (1 if indexed and layers and not any(c.kind == "indexer" for c in layers[0].caches) else 0)
+        width = 1 + speculative_tokens if mtp and speculative_tokens > 0 else 1
         group = index_group_bytes(fields.model_type, groups, topk.columns, max_num_batched_tokens, max_num_seqs,
-                                  version)
+                                  version, width)
         if group is None:
             notes.append("vLLM's sparse MLA index-group workspaces (index_group.py, counted in its load) are not "
                          "modelled for this family" + ("" if version else " without the vLLM release"))
         elif group:
             total += group
             what.append(f"{group / 2**20:,.0f} MiB for {groups} sparse MLA index groups "
-                        f"(min({max_num_batched_tokens:,}, {max_num_seqs:,} sequences) + 1 rows each)")
+                        f"(min({max_num_batched_tokens:,}, {max_num_seqs:,} sequences"
+                        + (f" x {width}" if width > 1 else "") + ") + 1 rows each)")
             if pp > 1:
                 notes.append(f"the sparse MLA index groups of all {groups} indexer layers are counted on every PP "
                              "stage; each stage builds only its own layers' (an upper bound)")
-            if speculative:
+            if mtp:
+                notes.append("the MTP layers' own sparse MLA index group (counted in vLLM's load) is not modelled")
+            if speculative and width == 1:
                 notes.append("the sparse MLA index groups are sized for one-token decodes; speculative decoding "
                              "widens them to max_num_seqs x (1 + draft tokens) rows (get_sparse_mla_index_group_"
-                             "max_rows), not modelled" + ("; nor is the MTP layers' own index group"
-                                                          if mtp else ""))
+                             "max_rows), modelled only for an MTP drafter with its draft tokens")
     return total, ", + ".join(what) + (" (vllm_load_buffers)" if what else ""), notes
 
 
@@ -684,7 +688,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                       cuda_graph_bytes: int | None = None, gpu: str | None = None,
                       enforce_eager: bool = False, pcie_only: bool | None = None,
                       drafter=None, flashinfer_sampler: bool | None = None,
-                      extensible_kv_cache: bool | None = None) -> ProfileEstimate:
+                      extensible_kv_cache: bool | None = None, speculative_tokens: int = 0) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
@@ -701,6 +705,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     catalog GPU's usual form (PCIE_ONLY_GPUS).
     drafter: speculative decoding's drafter weights (vllm_draft_weights.DrafterWeights), loaded on the
     last stage's GPUs beside the model; a given weight_bytes (a log's load) already holds them.
+    speculative_tokens: num_speculative_tokens, which widens an MTP drafter's sparse MLA index groups (load_buffers).
     flashinfer_sampler: whether the v1 runner samples with FlashInfer (a log's "Using FlashInfer for top-p &
     top-k sampling"); None or False: the sort pipeline before 0.17 (V1_FLASHINFER_BYTES_PER_LOGIT).
     extensible_kv_cache: whether vLLM sizes the pool after warmup (vllm_extensible; None: the release's default,
@@ -786,7 +791,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             weights_from += f", + {rope / 2**20:,.0f} MiB of rotary cos/sin tables (vllm_rope_cache)"
         seqs = max_num_seqs if max_num_seqs is not None else (V0_MAX_NUM_SEQS if v0_engine else 1024)
         built, built_what, built_notes = load_buffers(model, version, max_num_batched_tokens, tp, seqs, pp,
-                                                      drafter is not None, getattr(drafter, "mtp", False))
+                                                      drafter is not None, getattr(drafter, "mtp", False),
+                                                      speculative_tokens)
         per_gpu += built
         weights_from += f", + {built_what}" if built_what else ""
         notes.extend(built_notes)
