@@ -168,8 +168,10 @@ V2_BIN_COUNT_BYTES = 4  # PenaltiesState.output_bin_counts: int32, max_num_reqs 
 # 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0, the same shapes in each:
 # * v1/worker/gpu/sample/penalties.py PenaltiesState.__init__: prompt_bin_mask (max_num_reqs, cdiv(vocab, 32));
 # * v1/worker/gpu/structured_outputs.py StructuredOutputsWorker.__init__: grammar_bitmask (max_num_logits,
-#   cdiv(vocab, 32)), max_num_logits = max_num_reqs x decode_query_len (model_runner.py load_model), one row per
-#   sequence without speculative decoding, 1 + num_speculative_tokens with it (not modelled: kvplan counts one).
+#   cdiv(vocab, 32)), max_num_logits = max_num_reqs x decode_query_len (model_runner.py load_model:
+#   num_speculative_tokens + model_state.num_new_sampled_tokens_per_step, 1 for every model state but a diffusion
+#   model's; read in 0.27.0, 0.33.0 and 0.34.0), one row per sequence without speculative decoding, 1 +
+#   num_speculative_tokens with it (predict_available's speculative_tokens; kvplan takes 1 + k for every drafter).
 V2_BITMASKS = 2
 V2_BITMASK_TOKENS_PER_WORD = 32
 V2_BITMASK_WORD_BYTES = 4
@@ -237,11 +239,13 @@ def v1_sampler_bytes(rows: int, vocab: int, version: str | None,
     return sampler_bytes(rows, vocab), "sampler"
 
 
-def v2_kept_sampler_bytes(rows: int, vocab: int) -> int:
+def v2_kept_sampler_bytes(rows: int, vocab: int, decode_query_len: int = 1) -> int:
     """What Model Runner V2's last stage keeps of its sampler after the profile (counted from CONSUMED_FROM): the
-    int32 penalty bin counts and the two int32 bitmasks (V2_BITMASKS)."""
+    int32 penalty bin counts and the two int32 bitmasks (V2_BITMASKS), the grammar bitmask `decode_query_len` rows
+    a sequence (1 + num_speculative_tokens)."""
     words = cdiv(vocab, V2_BITMASK_TOKENS_PER_WORD)
-    return rows * vocab * V2_BIN_COUNT_BYTES + V2_BITMASKS * rows * words * V2_BITMASK_WORD_BYTES
+    prompt_mask, grammar = rows * words, rows * max(decode_query_len, 1) * words
+    return rows * vocab * V2_BIN_COUNT_BYTES + (prompt_mask + grammar) * V2_BITMASK_WORD_BYTES
 
 
 def v2_sampler_bytes(rows: int, vocab: int, version: str | None) -> tuple[int, str]:
@@ -818,11 +822,14 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         if sampler > forward:
             activation, activation_from = sampler, f"{sampler_from} over {rows:,} x {vocab:,} logits"
         if v2 and _at_least(version, CONSUMED_FROM):
-            buffers = v2_kept_sampler_bytes(rows, vocab)
-            buffers_from.append("V2's penalty bin counts, prompt bin mask and grammar bitmask")
-            if drafter is not None:
+            width = 1 + speculative_tokens if drafter is not None and speculative_tokens > 0 else 1
+            buffers = v2_kept_sampler_bytes(rows, vocab, width)
+            buffers_from.append("V2's penalty bin counts, prompt bin mask and grammar bitmask"
+                                + (f" ({width} rows a sequence: 1 + num_speculative_tokens)" if width > 1 else ""))
+            if drafter is not None and width == 1:
                 notes.append("speculative decoding: V2's grammar bitmask holds 1 + num_speculative_tokens rows per "
-                             "sequence; kvplan counts one (structured_outputs.py StructuredOutputsWorker)")
+                             "sequence; kvplan counts one, the draft tokens not given (structured_outputs.py "
+                             "StructuredOutputsWorker)")
     else:
         notes.append("the sampler's peak is not modelled: the model's vocabulary is unknown (no config file)")
     if kind["is_moe"]:
