@@ -19,8 +19,8 @@ Speculative decoding by MTP: each MTP layer vLLM builds (config num_nextn_predic
 target's shape of its own, not shared with the target's, inside the same load (gpu_model_runner.py / v1/worker/gpu/
 model_runner.py load_model measure the drafter with the model): deepseek_mtp.py DeepSeekMultiTokenPredictorLayer.
 __init__ (`if self.is_v32`: hasattr(config, "index_topk")), read in 0.11.0, 0.16.0, 0.26.0, 0.30.0, 0.33.0 and
-0.34.0, and from 0.33.0 models/deepseek_v32/nvidia/mtp.py (config/speculative.py use_v32_mtp for deepseek_v32 and
-glm_moe_dsa); mtp_topk_bytes. The MTP layer's own sparse MLA index group (0.30+) is not modelled.
+0.34.0 (config/speculative.py hf_config_override sends deepseek_v32 and glm_moe_dsa there: 0.16.0, 0.34.0), and from
+0.33.0 models/deepseek_v32/nvidia/mtp.py (use_v32_mtp for the same two); mtp_topk_bytes. The MTP layer's own sparse MLA index group (0.30+) is not modelled.
 
 From 0.30.0 the sparse MLA layers of DeepSeek-V3.2, GLM-5 and Mistral Large 4 also join a
 SparseMLAIndexGroupBuilder (v1/attention/backends/mla/index_group.py) while they are built: each index-producing
