@@ -231,7 +231,7 @@ def csa_section():
 def recurrent_section():
     H, dk, dv = 16, 128, 128  # e.g. a Gated-DeltaNet-sized layer (memory only)
     Hkv, D = 2, 256  # Qwen3-Next full-attention layer shape
-    print(f"\n== Recurrent state vs KV cache (one sequence, one layer)")
+    print("\n== Recurrent state vs KV cache (one sequence, one layer)")
     print(f"state {H} heads x {dk} x {dv} fp32 = {recurrent_state_bytes(H, dk, dv) / 2**20:.2f} MiB at any context")
     for n in (1024, 8192, 32768, 131072):
         print(f"  context {n:7d}: KV (Hkv {Hkv}, D {D}, bf16) {kv_cache_bytes(n, Hkv, D, 2) / 2**20:8.1f} MiB"

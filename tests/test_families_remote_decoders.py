@@ -25,7 +25,6 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.configs import kinds as K
 from kvplan.configs.build import build_model
 from kvplan.core.estimate import estimate
 from kvplan.errors import ConfigError

@@ -171,11 +171,16 @@ def test_the_profile_subtracts_mimo_ernie_and_nemotron_h_drafters(cli, tmp_path)
         assert rc == 0, err
         return json.loads(out)["engine"]["kv_memory_bytes"]
 
-    assert available(CONFIGS / "mimo-7b.json") - available(CONFIGS / "mimo-7b.json", "--mtp") == 421_580_800
-    assert available(ernie) - available(ernie, "--mtp") == 246_435_840
+    # beside the drafter, Model Runner V2's grammar bitmask holds 1 + num_speculative_tokens rows a sequence
+    # (model_runner.py load_model, decode_query_len): one MTP layer, 1 draft token, so 1,024 sequences (vLLM 0.34's
+    # default on an H100) x 1 row more x cdiv(vocab, 32) words x 4 B: MiMo 151,680 -> 4,740 words, 19,415,040 B;
+    # ERNIE 103,424 -> 3,232, 13,238,272 B; Nemotron-H 131,072 -> 4,096, 16,777,216 B
+    assert available(CONFIGS / "mimo-7b.json") - available(CONFIGS / "mimo-7b.json", "--mtp") \
+        == 421_580_800 + 1024 * 4740 * 4
+    assert available(ernie) - available(ernie, "--mtp") == 246_435_840 + 1024 * 3232 * 4
     nemotron = tmp_path / "nemotron-mtp.json"
     nemotron.write_text(json.dumps(_nemotron_mtp()[1]))
-    assert available(nemotron) - available(nemotron, "--mtp") == 1_284_743_200
+    assert available(nemotron) - available(nemotron, "--mtp") == 1_284_743_200 + 1024 * 4096 * 4
 
 
 # Nemotron-H-8B (nemotron-h-8b-tf5.json: hidden 4,096, 32 heads, 8 KV heads x 128, mtp_layers_block_type
@@ -235,7 +240,9 @@ def test_mimo_v2_drafter_by_hand(cli):
         assert rc == 0, err
         return json.loads(out)["engine"]["kv_memory_bytes"]
 
-    assert available() - available("--mtp") == per_gpu
+    # + V2's grammar bitmask, one row more a sequence for the one draft token (model_runner.py decode_query_len):
+    # 1,024 sequences x cdiv(152,576, 32) = 4,768 words x 4 B = 19,529,728 B
+    assert available() - available("--mtp") == per_gpu + 1024 * 4768 * 4
     # from a tensor table: the checkpoint's model.mtp.layers.1 and .2 are not loaded (one layer built)
     parts = (("embeddings", NO_LAYER, 1000), ("mtp", 0, 800), ("mtp", 1, 800), ("mtp", 2, 800))
     record = Weights(total_bytes=3400, source="safetensors", parts=parts)
@@ -380,8 +387,10 @@ def test_the_profile_reads_an_ernie_drafter_from_the_safetensors_beside_its_conf
         assert rc == 0, err
         return json.loads(out)["engine"]["kv_memory_bytes"]
 
-    # TP 1: the module's 64 x 64 + 64 x 128 fp16 and two 64-entry fp32 norms, not the config's 246,435,840 B estimate
-    assert available() - available("--mtp") == 64 * 64 * 2 + 64 * 128 * 2 + 2 * 64 * 4 == 25_088
+    # TP 1: the module's 64 x 64 + 64 x 128 fp16 and two 64-entry fp32 norms, not the config's 246,435,840 B estimate;
+    # + V2's grammar bitmask row for the draft token, 1,024 x cdiv(103,424, 32) x 4 = 13,238,272 B
+    assert available() - available("--mtp") == 64 * 64 * 2 + 64 * 128 * 2 + 2 * 64 * 4 + 1024 * 3232 * 4 \
+        == 25_088 + 13_238_272
 
 
 # Step-3.5 (vLLM 0.34.0 step3p5_mtp.py Step3p5AMultiTokenPredictorLayer, step3p5.py Step3p5DecoderLayer / Step3p5MLP):

@@ -156,3 +156,70 @@ def test_glm52_dummy_against_the_public_log(cli):
     assert code == 0, err
     tokens = figures(data)["GPU KV cache size (tokens)"]
     assert tokens["logged"] == "990,144" and tokens["within_rounding"]
+
+
+# -- speculative decoding by MTP: the MTP layers' own top-k buffers ---------------------------------------------
+
+def test_mtp_layers_allocate_their_own_topk_buffer():
+    # deepseek_mtp.py DeepSeekMultiTokenPredictorLayer.__init__ (0.11.0, 0.16.0, 0.26.0, 0.30.0, 0.33.0, 0.34.0) and
+    # models/deepseek_v32/nvidia/mtp.py (0.33.0, 0.34.0): each of the config's num_nextn_predict_layers MTP layers
+    # allocates torch.empty(max_num_batched_tokens, index_topk, int32) of its own, inside the load that measures
+    # the drafter with the model. DeepSeek-V3.2-Exp: 1 MTP layer x 8,192 x 2,048 x 4 B = 67,108,864 B more than
+    # the target's 579,563,764 B (0.34.0) and 67,108,864 B (0.26.0)
+    model = load_model("deepseek-v3.2-exp")
+    assert load_buffers(model, "0.34.0", 8192, tp=8, speculative=True, mtp=True)[0] == 579_563_764 + 67_108_864
+    assert load_buffers(model, "0.26.0", 8192, tp=8, speculative=True, mtp=True)[0] == 2 * 67_108_864
+    # a separate draft model or an EAGLE head (speculative, no MTP): the target's buffers only
+    assert load_buffers(model, "0.26.0", 8192, tp=8, speculative=True)[0] == 67_108_864
+    assert load_buffers(model, "0.10.2", 8192, tp=8, speculative=True, mtp=True)[0] == 0
+
+
+def test_profile_with_an_mtp_drafter_adds_its_buffer():
+    # the profile's weights term with an MTP drafter: the drafter's weights (given here, 1 GiB) + the MTP layer's
+    # top-k buffer, 2,048 tokens x 2,048 x 4 B = 16,777,216 B, on 0.26.0
+    from kvplan.engines.vllm_draft_weights import DrafterWeights
+
+    model = load_model("deepseek-v3.2-exp")
+    common = dict(total_bytes=141 * GIB, gpu_memory_utilization=0.9, tp=8, max_num_batched_tokens=2048,
+                  max_model_len=4096, version="0.26.0", max_num_seqs=256, enforce_eager=True)
+    plain = predict_available(model, **common).weight_bytes
+    drafted = predict_available(model, drafter=DrafterWeights(GIB, "an MTP module", True), **common).weight_bytes
+    assert drafted - plain == GIB + 2048 * 2048 * 4
+
+
+def test_mtp_draft_tokens_widen_the_index_groups():
+    # get_sparse_mla_index_group_max_rows: min(max_num_batched_tokens, max_num_seqs x the widest decode query), which
+    # an MTP drafter of k draft tokens makes 1 + k (0.30.0: 1 + k, parallel_drafting off; 0.33.0 / 0.34.0
+    # max_decode_query_len: 1 + k + max_num_new_slots_for_drafting, 0 for MTP). DeepSeek-V3.2-Exp, 1,024
+    # sequences, 8,192 tokens, k = 1: min(8,192, 2,048) = 2,048 rows, 61 x (2,049 x 2,048 x 4 + 2,049 x 4) =
+    # 61 x 16,793,604 = 1,024,409,844 B, beside the target's and the MTP layer's top-k buffers (2 x 67,108,864)
+    model = load_model("deepseek-v3.2-exp")
+    assert load_buffers(model, "0.34.0", 8192, tp=8, speculative=True, mtp=True, speculative_tokens=1)[0] \
+        == 1_024_409_844 + 2 * 67_108_864
+    # k = 3: 1,024 x 4 = 4,096 rows: 61 x (4,097 x 2,048 x 4 + 4,097 x 4) = 2,048,319,732 B
+    assert index_group_bytes("deepseek_v32", 61, 2048, 8192, 1024, "0.34.0", 4) == 2_048_319_732
+    # 0.30.x keeps request_ids (rows,) int32 too: + 61 x 2,048 x 4 = 499,712 B
+    assert index_group_bytes("deepseek_v32", 61, 2048, 8192, 1024, "0.30.0", 2) == 1_024_909_556
+    # a separate draft model or EAGLE head: not widened (a note says so)
+    total, _, notes = load_buffers(model, "0.34.0", 8192, tp=8, speculative=True, speculative_tokens=1)
+    assert total == 579_563_764 and any("modelled only for an MTP drafter" in n for n in notes)
+
+
+def test_estimate_with_mtp_counts_the_widened_groups(cli):
+    # kvplan estimate --engine vllm@0.34 --mtp on 8 x H200 (vLLM's defaults above 70 GiB: 1,024 sequences, 8,192
+    # batched tokens): DeepSeek-V3.2-Exp's one MTP layer gives num_speculative_tokens 1, so the load holds the MTP layer's top-k buffer (67,108,864 B) and the 61 index
+    # groups at 2,048 rows instead of 1,024 (1,024,409,844 - 512,454,900 = 511,954,944 B more) beside the run without
+    code, out, err = cli("estimate", "deepseek-v3.2-exp", "--gpu", "h200", "--tp", "8", "--engine", "vllm@0.34",
+                         "--context", "32768", "--format", "json")
+    assert code == 0, err
+    plain = json.loads(out)["engine"]["profile"]["weight_bytes"]
+    code, out, err = cli("estimate", "deepseek-v3.2-exp", "--gpu", "h200", "--tp", "8", "--engine", "vllm@0.34",
+                         "--context", "32768", "--mtp", "--format", "json")
+    assert code == 0, err
+    profile = json.loads(out)["engine"]["profile"]
+    assert "64 MiB of the MTP layers' own top-k indices buffers" in profile["weights_from"]
+    # the drafter's weights are vllm_draft_weights' (tested there); the buffers come on top of them
+    from kvplan.engines.vllm_draft_weights import drafter_weights
+
+    mtp = drafter_weights(load_model("deepseek-v3.2-exp"), None, draft_layers=1, tp=8, release="0.34").bytes_per_gpu
+    assert profile["weight_bytes"] - plain == mtp + 67_108_864 + 511_954_944

@@ -676,3 +676,24 @@ def test_model_runner_v2_keeps_two_bitmasks_beside_the_bin_counts(tmp_path):
     est = kept["0.27.0"]  # no graph estimate (eager), no extensible cache before 0.34
     assert est.available_bytes == (int(24 * GIB * 0.9) - GIB - est.activation_bytes - est.non_torch_bytes
                                    - 13_601_200)
+
+
+def test_v2_grammar_bitmask_holds_the_draft_tokens(tmp_path):
+    # model_runner.py load_model (0.27.0, 0.33.0, 0.34.0): decode_query_len = num_speculative_tokens +
+    # model_state.num_new_sampled_tokens_per_step (1), and StructuredOutputsWorker(max_num_logits=max_num_reqs x
+    # decode_query_len): with 3 draft tokens the grammar bitmask has 100 x 4 rows of 1,001 words, 1,601,600 B,
+    # where one row a sequence is 400,400 B: kept 12,800,400 + 400,400 + 1,601,600 = 14,802,400 B
+    from kvplan.engines.vllm_draft_weights import DrafterWeights
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(dict(QWEN25_05B, vocab_size=32001)), encoding="utf-8")
+    spec = load_model(str(config))
+    kwargs = dict(total_bytes=24 * GIB, gpu_memory_utilization=0.9, max_num_batched_tokens=2048, max_num_seqs=100,
+                  weight_bytes=GIB, gpu="rtx-4090", enforce_eager=True, version="0.34.0",
+                  drafter=DrafterWeights(None, "a draft model"))
+    est = predict_available(spec, speculative_tokens=3, **kwargs)
+    assert est.buffer_bytes == 12_800_400 + 400_400 + 100 * 4 * 1_001 * 4 == 14_802_400
+    assert "4 rows a sequence" in est.buffers_from
+    # the draft tokens not given: one row, and a note says so
+    est = predict_available(spec, **kwargs)
+    assert est.buffer_bytes == 13_601_200 and any("kvplan counts one" in n for n in est.notes)

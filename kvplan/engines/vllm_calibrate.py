@@ -364,7 +364,8 @@ def _predict_from_gpu(cal: Calibration, spec, gpu: str | None, rules: VllmRules 
                                 weight_bytes=weights, v0_engine=v0, max_num_seqs=seqs, version=version, gpu=name,
                                 enforce_eager=log.enforce_eager, pcie_only=log.pcie_only, drafter=drafter,
                                 flashinfer_sampler=log.flashinfer_sampler,
-                                extensible_kv_cache=log.extensible_kv_cache)
+                                extensible_kv_cache=log.extensible_kv_cache,
+                                speculative_tokens=speculative_tokens(spec, log) if drafter is not None else 0)
         gib = est.available_bytes / GIB
         dev = _pct(log.available_kv_gib, gib) if log.available_kv_gib else None
         cal.figures.append(Figure(f"Available KV cache memory ({label})", f"{log.available_kv_gib:.2f} GiB",

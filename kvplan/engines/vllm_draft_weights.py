@@ -34,9 +34,10 @@ EagleProposer.load_model; 0.11.1-0.19 eagle.py and 0.20+ llm_base_proposer.py `_
   (torch.equal): with the head's safetensors beside its config they are counted whole, an upper bound;
   from a config alone they are not modelled.
 
-Not modelled: DeepSeek-V3.2's MTP top-k index buffer (max_num_batched_tokens x index_topk x 4 B,
-shared with the target's in recent releases), LongCat-Flash's MTP module, the drafter's own CUDA graphs
-and profiling forward.
+Not here: the top-k indices buffer each DeepSeek-V3.2 / GLM-5 MTP layer allocates of its own (not shared with
+the target's; max_num_batched_tokens x index_topk x 4 B), a load buffer beside the weights:
+vllm_load_buffers.mtp_topk_bytes. Not modelled: LongCat-Flash's MTP module, the drafter's own CUDA graphs and
+profiling forward.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ OWN_HEADS = frozenset({"step3p5"})  # layouts whose per-layer heads vLLM keeps (
 class DrafterWeights:
     bytes_per_gpu: int | None  # on each GPU of the last stage; None: not modelled
     how: str
+    mtp: bool = False  # the target's own MTP layers (their buffers: vllm_load_buffers.mtp_topk_bytes)
 
 
 def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, tp: int = 1, pp: int = 1,
@@ -67,7 +69,7 @@ def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, t
     engine's (embedding shared, head shared, why) in place of vLLM's rules."""
     layout = LAYOUTS.get(model.model_type, (None,))[0]
     if layout is None:
-        return DrafterWeights(None, f"the weights of {model.model_type}'s MTP module are not modelled")
+        return DrafterWeights(None, f"the weights of {model.model_type}'s MTP module are not modelled", True)
     tp = max(tp, 1)
     if shares is None:
         embedding_shared = pp == 1
@@ -91,11 +93,11 @@ def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, t
                 other = against.get((role, layer), 0)
                 whole = n - other if _whole(role, layout) else other
                 total += whole + cdiv(n - whole, tp)
-            return DrafterWeights(total, f"MTP module from the checkpoint's tensor table; {rule}")
+            return DrafterWeights(total, f"MTP module from the checkpoint's tensor table; {rule}", True)
     # MiMo-V2: mimo_v2_mtp.py MiMoV2MultiTokenPredictor builds one layer (num_mtp_layers = 1), whatever the config
     module = mtp_module(model, raw, 1 if layout == "mimo_v2" else None)
     if module is None:
-        return DrafterWeights(None, f"{model.name}'s MTP module could not be sized from its config")
+        return DrafterWeights(None, f"{model.name}'s MTP module could not be sized from its config", True)
     total = (cdiv(module.decoder_bytes - module.decoder_whole_bytes, tp) + module.decoder_whole_bytes
              + module.norm_bytes + module.whole_bytes)
     total += module.proj_bytes if layout in PROJ_WHOLE else cdiv(module.proj_bytes, tp)
@@ -105,7 +107,7 @@ def mtp_drafter(model: ModelSpec, raw: dict | None, record: Weights | None, *, t
         total += cdiv(module.layers * module.copy_bytes, tp)  # shared_head.head per layer
     whole = (f"; {module.decoder_whole_bytes:,} B of the decoder layer (its norms, router and MLA latent "
              "down-projections) whole on every TP rank" if module.decoder_whole_bytes and tp > 1 else "")
-    return DrafterWeights(total, f"{module.how}{whole}; {rule}")
+    return DrafterWeights(total, f"{module.how}{whole}; {rule}", True)
 
 
 def _mtp_table(record: Weights, num_layers: int) -> list[tuple[str, int, int]]:

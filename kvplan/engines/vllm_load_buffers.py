@@ -10,15 +10,26 @@ builds the model class). Its rows are the scheduler's max_num_batched_tokens, th
 BUFFERS below holds one entry per model_type: the vLLM file and function that allocate it, the first release that
 does (each family's first vLLM release: vllm_registry_data.py), and its columns (and rows where they differ).
 Releases read: 0.11.0 (DeepSeek-V3.2's arrival), 0.16.0, 0.20.0, 0.24.0, 0.26.0, 0.27.0-0.30.0, 0.33.0, 0.34.0.
-A model_type not in BUFFERS allocates none (a grep of 0.34.0 for `topk_indices_buffer = torch.empty` finds only
-these families' files and their MTP / DSpark drafters, whose buffers are the drafter's: vllm_draft_weights); an
-"unread" entry returns None (its width is not read through).
+A model_type not in BUFFERS allocates none (a grep of 0.34.0 for `topk_indices_buffer = torch.empty` finds these
+families' files, their MTP / DSpark drafters (MTP_BUFFER_FROM below), glm4_moe_lite.py (only for a config with
+index_topk, which GLM-4.7-Flash's has not) and models/kimi_k3 (only with a dsa_config, which kvplan refuses:
+configs/vllm34_text.py)); an "unread" entry returns None (its width is not read through).
+
+Speculative decoding by MTP: each MTP layer vLLM builds (config num_nextn_predict_layers) allocates a buffer of the
+target's shape of its own, not shared with the target's, inside the same load (gpu_model_runner.py / v1/worker/gpu/
+model_runner.py load_model measure the drafter with the model): deepseek_mtp.py DeepSeekMultiTokenPredictorLayer.
+__init__ (`if self.is_v32`: hasattr(config, "index_topk")), read in 0.11.0, 0.16.0, 0.26.0, 0.30.0, 0.33.0 and
+0.34.0 (config/speculative.py hf_config_override sends deepseek_v32 and glm_moe_dsa there: 0.16.0, 0.34.0), and from
+0.33.0 models/deepseek_v32/nvidia/mtp.py (use_v32_mtp for the same two); mtp_topk_bytes. The MTP layer's own sparse MLA index group (0.30+) is not modelled.
 
 From 0.30.0 the sparse MLA layers of DeepSeek-V3.2, GLM-5 and Mistral Large 4 also join a
 SparseMLAIndexGroupBuilder (v1/attention/backends/mla/index_group.py) while they are built: each index-producing
 layer's group allocates `physical_topk_indices` (max_decode_rows + 1, index_topk) int32 and `valid_topk_counts`
 (max_decode_rows + 1) int32, with max_decode_rows = min(max_num_batched_tokens, max_num_seqs x the widest decode
-query, 1 + speculative tokens) (get_sparse_mla_index_group_max_rows); see index_group_bytes.
+query) (get_sparse_mla_index_group_max_rows): 1 without speculative decoding, 1 + num_speculative_tokens with an MTP
+drafter (0.30.0: 1 + k x (2 with parallel_drafting, off by default); 0.33.0 and 0.34.0 v1/attention/backend.py
+max_decode_query_len: 1 + k + max_num_new_slots_for_drafting, which only a draft model's input raises); see
+index_group_bytes.
 """
 
 from __future__ import annotations
@@ -129,9 +140,10 @@ PER_LAYER_GROUP_TYPES = ("dots3_note_text", "hy_v4", "hy_v4_vl_text")
 
 
 def index_group_bytes(model_type: str, groups: int, index_topk: int, max_num_batched_tokens: int,
-                      max_num_seqs: int, version=None) -> int | None:
+                      max_num_seqs: int, version=None, decode_width: int = 1) -> int | None:
     """The index groups' workspaces one GPU allocates in the load: 0 where the family or release has none, None
-    where they are not modelled (a release-dependent family without a release, or per-layer builders)."""
+    where they are not modelled (a release-dependent family without a release, or per-layer builders).
+    decode_width: the widest decode query (module doc; 1 + num_speculative_tokens under MTP)."""
     key = release_key(version)
     if model_type in PER_LAYER_GROUP_TYPES:
         return None if key is None or key >= INDEX_GROUP_FROM else 0
@@ -142,7 +154,7 @@ def index_group_bytes(model_type: str, groups: int, index_topk: int, max_num_bat
         return None
     if key < first:
         return 0
-    rows = min(max_num_batched_tokens, max_num_seqs)
+    rows = min(max_num_batched_tokens, max_num_seqs * max(decode_width, 1))
     per_group = (rows + 1) * index_topk * INT32_BYTES + (rows + 1) * INT32_BYTES
     if INDEX_GROUP_REQUEST_IDS[0] <= key < INDEX_GROUP_REQUEST_IDS[1]:
         per_group += rows * INT32_BYTES
@@ -163,6 +175,25 @@ class LoadBuffer:
     def describe(self) -> str:
         heads = f"{self.index_heads:,} x " if self.index_heads > 1 else ""
         return f"{heads}{self.rows:,} x {self.columns:,} x {self.dtype_bytes} B"
+
+
+# the families whose MTP layers allocate their own top-k indices buffer (module doc): the first release (the family's)
+MTP_BUFFER_FROM = {"deepseek_v32": (0, 11, 0), "glm_moe_dsa": (0, 16, 0)}
+
+
+def mtp_topk_bytes(fields, columns: int, max_num_batched_tokens: int, version=None) -> int | None:
+    """The top-k indices buffers of the MTP layers vLLM `version` builds for speculative decoding by MTP, on each
+    last-stage GPU: num_nextn_predict_layers x max_num_batched_tokens x `columns` (the target's) x 4 B; 0 for a
+    family without them, None where the config does not say how many MTP layers."""
+    first = MTP_BUFFER_FROM.get(fields.model_type)
+    key = release_key(version)
+    if first is None or columns <= 0 or (key is not None and key < first):
+        return 0
+    try:
+        layers = fields.int("num_nextn_predict_layers", minimum=0)
+    except ConfigError:
+        return None
+    return layers * max_num_batched_tokens * columns * INT32_BYTES
 
 
 def topk_buffer(fields, max_num_batched_tokens: int, version=None, tp: int = 1) -> LoadBuffer | None:
@@ -186,5 +217,5 @@ def topk_buffer(fields, max_num_batched_tokens: int, version=None, tp: int = 1) 
     return LoadBuffer(-(-max_num_batched_tokens // m) * m, columns, heads)
 
 
-__all__ = ["Buffer", "BUFFERS", "LoadBuffer", "topk_buffer", "INT32_BYTES", "index_group_bytes", "INDEX_GROUP_FROM",
+__all__ = ["Buffer", "BUFFERS", "LoadBuffer", "topk_buffer", "mtp_topk_bytes", "MTP_BUFFER_FROM", "INT32_BYTES", "index_group_bytes", "INDEX_GROUP_FROM",
            "SHARED_GROUP_TYPES", "PER_LAYER_GROUP_TYPES"]

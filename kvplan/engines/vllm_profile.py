@@ -168,8 +168,10 @@ V2_BIN_COUNT_BYTES = 4  # PenaltiesState.output_bin_counts: int32, max_num_reqs 
 # 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0, the same shapes in each:
 # * v1/worker/gpu/sample/penalties.py PenaltiesState.__init__: prompt_bin_mask (max_num_reqs, cdiv(vocab, 32));
 # * v1/worker/gpu/structured_outputs.py StructuredOutputsWorker.__init__: grammar_bitmask (max_num_logits,
-#   cdiv(vocab, 32)), max_num_logits = max_num_reqs x decode_query_len (model_runner.py load_model), one row per
-#   sequence without speculative decoding, 1 + num_speculative_tokens with it (not modelled: kvplan counts one).
+#   cdiv(vocab, 32)), max_num_logits = max_num_reqs x decode_query_len (model_runner.py load_model:
+#   num_speculative_tokens + model_state.num_new_sampled_tokens_per_step, 1 for every model state but a diffusion
+#   model's; read in 0.27.0, 0.33.0 and 0.34.0), one row per sequence without speculative decoding, 1 +
+#   num_speculative_tokens with it (predict_available's speculative_tokens; kvplan takes 1 + k for every drafter).
 V2_BITMASKS = 2
 V2_BITMASK_TOKENS_PER_WORD = 32
 V2_BITMASK_WORD_BYTES = 4
@@ -237,11 +239,13 @@ def v1_sampler_bytes(rows: int, vocab: int, version: str | None,
     return sampler_bytes(rows, vocab), "sampler"
 
 
-def v2_kept_sampler_bytes(rows: int, vocab: int) -> int:
+def v2_kept_sampler_bytes(rows: int, vocab: int, decode_query_len: int = 1) -> int:
     """What Model Runner V2's last stage keeps of its sampler after the profile (counted from CONSUMED_FROM): the
-    int32 penalty bin counts and the two int32 bitmasks (V2_BITMASKS)."""
+    int32 penalty bin counts and the two int32 bitmasks (V2_BITMASKS), the grammar bitmask `decode_query_len` rows
+    a sequence (1 + num_speculative_tokens)."""
     words = cdiv(vocab, V2_BITMASK_TOKENS_PER_WORD)
-    return rows * vocab * V2_BIN_COUNT_BYTES + V2_BITMASKS * rows * words * V2_BITMASK_WORD_BYTES
+    prompt_mask, grammar = rows * words, rows * max(decode_query_len, 1) * words
+    return rows * vocab * V2_BIN_COUNT_BYTES + (prompt_mask + grammar) * V2_BITMASK_WORD_BYTES
 
 
 def v2_sampler_bytes(rows: int, vocab: int, version: str | None) -> tuple[int, str]:
@@ -447,11 +451,14 @@ def rope_bytes(model, version: str | None = None, max_model_len: int | None = No
 
 
 def load_buffers(model, version: str | None, max_num_batched_tokens: int, tp: int = 1,
-                 max_num_seqs: int = 1024, pp: int = 1, speculative: bool = False) -> tuple[int, str, list[str]]:
+                 max_num_seqs: int = 1024, pp: int = 1, speculative: bool = False,
+                 mtp: bool = False, speculative_tokens: int = 0) -> tuple[int, str, list[str]]:
     """(bytes, what, notes): the buffers vLLM `version` allocates on each GPU while building a DSA `model`
-    (vllm_load_buffers): the top-k indices buffer and the sparse MLA index groups' workspaces; notes say what
-    is not modelled. (0, "", []) for a model without them."""
-    from .vllm_load_buffers import BUFFERS, index_group_bytes, topk_buffer
+    (vllm_load_buffers): the top-k indices buffer and the sparse MLA index groups' workspaces, and with
+    speculative decoding by MTP (`mtp`) the MTP layers' own top-k buffers, on the last stage's GPUs, whose figure
+    the profile's is, and index groups widened to 1 + `speculative_tokens` rows a sequence; notes say what is not
+    modelled. (0, "", []) for a model without them."""
+    from .vllm_load_buffers import BUFFERS, index_group_bytes, mtp_topk_bytes, topk_buffer
 
     fields = config_fields(model)
     if fields is None:  # no config to size them from: only a family that has them goes unmodelled
@@ -465,25 +472,36 @@ def load_buffers(model, version: str | None, max_num_batched_tokens: int, tp: in
     elif topk.bytes:
         total += topk.bytes
         what.append(f"{topk.bytes / 2**20:,.0f} MiB top-k indices buffer ({topk.describe()})")
+        drafted = mtp_topk_bytes(fields, topk.columns, max_num_batched_tokens, version) if mtp else 0
+        if drafted is None:
+            notes.append("the MTP layers' own top-k indices buffers (counted in vLLM's load) are not modelled: the "
+                         "config does not give num_nextn_predict_layers")
+        elif drafted:
+            total += drafted
+            what.append(f"{drafted / 2**20:,.0f} MiB of the MTP layers' own top-k indices buffers")
         layers = model.layers
         indexed = sum(1 for layer in layers if any(c.kind == "indexer" for c in layer.caches))
         groups = indexed + (1 if indexed and layers and not any(c.kind == "indexer" for c in layers[0].caches) else 0)
+        width = 1 + speculative_tokens if mtp and speculative_tokens > 0 else 1
         group = index_group_bytes(fields.model_type, groups, topk.columns, max_num_batched_tokens, max_num_seqs,
-                                  version)
+                                  version, width)
         if group is None:
             notes.append("vLLM's sparse MLA index-group workspaces (index_group.py, counted in its load) are not "
                          "modelled for this family" + ("" if version else " without the vLLM release"))
         elif group:
             total += group
             what.append(f"{group / 2**20:,.0f} MiB for {groups} sparse MLA index groups "
-                        f"(min({max_num_batched_tokens:,}, {max_num_seqs:,} sequences) + 1 rows each)")
+                        f"(min({max_num_batched_tokens:,}, {max_num_seqs:,} sequences"
+                        + (f" x {width}" if width > 1 else "") + ") + 1 rows each)")
             if pp > 1:
                 notes.append(f"the sparse MLA index groups of all {groups} indexer layers are counted on every PP "
                              "stage; each stage builds only its own layers' (an upper bound)")
-            if speculative:
+            if mtp:
+                notes.append("the MTP layers' own sparse MLA index group (counted in vLLM's load) is not modelled")
+            if speculative and width == 1:
                 notes.append("the sparse MLA index groups are sized for one-token decodes; speculative decoding "
                              "widens them to max_num_seqs x (1 + draft tokens) rows (get_sparse_mla_index_group_"
-                             "max_rows), not modelled")
+                             "max_rows), modelled only for an MTP drafter with its draft tokens")
     return total, ", + ".join(what) + (" (vllm_load_buffers)" if what else ""), notes
 
 
@@ -674,7 +692,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                       cuda_graph_bytes: int | None = None, gpu: str | None = None,
                       enforce_eager: bool = False, pcie_only: bool | None = None,
                       drafter=None, flashinfer_sampler: bool | None = None,
-                      extensible_kv_cache: bool | None = None) -> ProfileEstimate:
+                      extensible_kv_cache: bool | None = None, speculative_tokens: int = 0) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
@@ -691,6 +709,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     catalog GPU's usual form (PCIE_ONLY_GPUS).
     drafter: speculative decoding's drafter weights (vllm_draft_weights.DrafterWeights), loaded on the
     last stage's GPUs beside the model; a given weight_bytes (a log's load) already holds them.
+    speculative_tokens: num_speculative_tokens, which widens an MTP drafter's sparse MLA index groups (load_buffers).
     flashinfer_sampler: whether the v1 runner samples with FlashInfer (a log's "Using FlashInfer for top-p &
     top-k sampling"); None or False: the sort pipeline before 0.17 (V1_FLASHINFER_BYTES_PER_LOGIT).
     extensible_kv_cache: whether vLLM sizes the pool after warmup (vllm_extensible; None: the release's default,
@@ -776,7 +795,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             weights_from += f", + {rope / 2**20:,.0f} MiB of rotary cos/sin tables (vllm_rope_cache)"
         seqs = max_num_seqs if max_num_seqs is not None else (V0_MAX_NUM_SEQS if v0_engine else 1024)
         built, built_what, built_notes = load_buffers(model, version, max_num_batched_tokens, tp, seqs, pp,
-                                                      drafter is not None)
+                                                      drafter is not None, getattr(drafter, "mtp", False),
+                                                      speculative_tokens)
         per_gpu += built
         weights_from += f", + {built_what}" if built_what else ""
         notes.extend(built_notes)
@@ -802,11 +822,14 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         if sampler > forward:
             activation, activation_from = sampler, f"{sampler_from} over {rows:,} x {vocab:,} logits"
         if v2 and _at_least(version, CONSUMED_FROM):
-            buffers = v2_kept_sampler_bytes(rows, vocab)
-            buffers_from.append("V2's penalty bin counts, prompt bin mask and grammar bitmask")
-            if drafter is not None:
+            width = 1 + speculative_tokens if drafter is not None and speculative_tokens > 0 else 1
+            buffers = v2_kept_sampler_bytes(rows, vocab, width)
+            buffers_from.append("V2's penalty bin counts, prompt bin mask and grammar bitmask"
+                                + (f" ({width} rows a sequence: 1 + num_speculative_tokens)" if width > 1 else ""))
+            if drafter is not None and width == 1:
                 notes.append("speculative decoding: V2's grammar bitmask holds 1 + num_speculative_tokens rows per "
-                             "sequence; kvplan counts one (structured_outputs.py StructuredOutputsWorker)")
+                             "sequence; kvplan counts one, the draft tokens not given (structured_outputs.py "
+                             "StructuredOutputsWorker)")
     else:
         notes.append("the sampler's peak is not modelled: the model's vocabulary is unknown (no config file)")
     if kind["is_moe"]:

@@ -27,12 +27,13 @@ class KvMemory(NamedTuple):
 
 def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                  release: str | None = None, max_num_seqs: int | None = None,
-                 enforce_eager: bool = False, draft_layers: int = 0, draft=None) -> KvMemory:
+                 enforce_eager: bool = False, draft_layers: int = 0, draft=None, draft_tokens: int = 0) -> KvMemory:
     """(KV memory per GPU, how it was found, the reserved capacity): --kv-memory, else vLLM's profile
     predicted from the GPU (kvplan.engines.vllm_profile). release: the vLLM release asked for
     (its runner and CUDA-graph rules are per release, finer than the rules' objects); else rules.version.
     draft_layers / draft: speculative decoding's MTP layers or draft checkpoint, whose weights the
-    profile subtracts beside the model's (kvplan.engines.vllm_draft_weights)."""
+    profile subtracts beside the model's (kvplan.engines.vllm_draft_weights); draft_tokens: num_speculative_tokens
+    (an MTP drafter's load buffers: vllm_profile.load_buffers)."""
     dep = result.deployment
     if dep is not None and dep.kv_memory_bytes is not None:
         return KvMemory(dep.kv_memory_bytes, None)
@@ -53,7 +54,8 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                                                                             dep.gpu.name),
                                 weight_bytes=per_gpu, weights=record, version=version,
                                 max_num_seqs=max_num_seqs or rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
-                                gpu=dep.gpu.name, enforce_eager=enforce_eager, drafter=drafter)
+                                gpu=dep.gpu.name, enforce_eager=enforce_eager, drafter=drafter,
+                                speculative_tokens=draft_tokens)
         if est.pool_bytes <= 0:
             raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {summary(est)}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
@@ -124,7 +126,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     if draft_layers:
         check_mtp_release(plan.model, release or rules.version)
     kv_memory, how, reserved, profile = kv_memory_of(result, rules, mnbt, release, max_num_seqs, enforce_eager,
-                                                     draft_layers, draft)
+                                                     draft_layers, draft, spec_tokens)
     gpu = dep.gpu if dep is not None and dep.gpu is not None and dep.gpu.memory_bytes else None
     pool = simulate(plan.model, kv_memory_bytes=kv_memory, max_model_len=max_model_len_tokens,
                     block_tokens=plan.block_size, tp=dep.tp if dep else 1, pp=dep.pp if dep else 1,

@@ -253,9 +253,9 @@ class _Engine:
         memory_key = (deployment.gpu.name, deployment.tp, deployment.pp, mnbt)
         kv_memory = self._memory.get(memory_key)
         if kv_memory is None:
-            drafts, _, draft = self.drafted  # the profile subtracts the drafter's weights too
+            drafts, tokens, draft = self.drafted  # the profile subtracts the drafter's weights too
             kv_memory = kv_memory_of(SimpleNamespace(deployment=deployment, plan=plan, capacity=None), self.rules,
-                                     mnbt, draft_layers=drafts, draft=draft).bytes
+                                     mnbt, draft_layers=drafts, draft=draft, draft_tokens=tokens).bytes
             self._memory[memory_key] = kv_memory
         pool_key = (key, mnbt, deployment.gpu.name)  # the GPU picks DeepSeek-V4.1's layout
         pool = self._pools.get(pool_key)
