@@ -18,6 +18,9 @@ tests/data/configs/:
   70ae221feec7f6f73816efc50894b5d0a9f829e7/config.json (verbatim)
 - phi-2-bigdl-mixed-fp4.json: https://huggingface.co/unrahul/phi-2-mixed_fp4/blob/
   a34019c6d1e398a67dda027a44fff63e3b174b5e/config.json (verbatim)
+- qwen2.5-vl-7b-tf4531-saved-text-encoder.json: Qwen2.5-VL-7B-Instruct's config as transformers 4.53.1 saves it
+  (the root says bfloat16, the nested text_config float32), embedded verbatim in a HunyuanImage-2.1 text-encoder
+  loader (QWEN2_5_VL_CONFIG_JSON; code index id 1959876389); re-indented, values unchanged
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ LLAMA3_FP8_OLD = str(CONFIGS / "llama-3-8b-instruct-fp8-compression-config-trimm
 TULU_AWQ = str(CONFIGS / "tulu-13b-awq-float32-config.json")
 PHI2_BIGDL = str(CONFIGS / "phi-2-bigdl-mixed-fp4.json")
 GEMMA2_MLX = str(CONFIGS / "gemma-2-9b-it-mlx-8bit.json")
+QWEN25VL_TF453 = str(CONFIGS / "qwen2.5-vl-7b-tf4531-saved-text-encoder.json")
 
 
 def _json(*args: str) -> dict:
@@ -123,3 +127,14 @@ def test_gemma2_mlx_checkpoint_is_sized_as_mlx_lm_stores_it():
     d = _json(GEMMA2_MLX)
     assert d["model"]["param_count"] == 9_241_100_288 + 605_696
     assert d["model"]["weight_bytes"] == 9_241_100_288 * 17 // 16 + 605_696 * 2 == 9_819_880_448
+
+
+def test_wrapper_root_dtype_sizes_the_checkpoint_not_the_nested_text_configs():
+    # The root says bfloat16, text_config float32: vLLM 0.34 get_torch_dtype reads the root's first. Text model
+    # (Qwen2.5-7B): embeddings and untied head 2 x 152064 x 3584 = 1,089,994,752; a layer q 3584 x 3584 + 3584,
+    # k and v 3584 x 512 + 512 each, o 3584 x 3584, MLP 3 x 3584 x 18944, 2 norms x 3584 = 233,057,792, x 28 =
+    # 6,525,618,176; final norm 3584: 7,615,616,512 parameters at 2 B (it said 30.46 GB, at 4 B)
+    d = _json(QWEN25VL_TF453)
+    assert d["model"]["param_count"] == 7_615_616_512
+    assert d["model"]["weight_bytes"] == 7_615_616_512 * 2
+    assert d["bytes_per_token"] == 2 * 28 * 4 * 128 * 2
