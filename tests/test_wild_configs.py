@@ -21,6 +21,8 @@ tests/data/configs/:
 - qwen2.5-vl-7b-tf4531-saved-text-encoder.json: Qwen2.5-VL-7B-Instruct's config as transformers 4.53.1 saves it
   (the root says bfloat16, the nested text_config float32), embedded verbatim in a HunyuanImage-2.1 text-encoder
   loader (QWEN2_5_VL_CONFIG_JSON; code index id 1959876389); re-indented, values unchanged
+- phi-3-small-8k-instruct.json: microsoft/Phi-3-small-8k-instruct's config.json as onnx-tool's llm builder copies it
+  (Phi_3_small_8k_instruct; code index id 4881146369), its added "name" key left out
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ TULU_AWQ = str(CONFIGS / "tulu-13b-awq-float32-config.json")
 PHI2_BIGDL = str(CONFIGS / "phi-2-bigdl-mixed-fp4.json")
 GEMMA2_MLX = str(CONFIGS / "gemma-2-9b-it-mlx-8bit.json")
 QWEN25VL_TF453 = str(CONFIGS / "qwen2.5-vl-7b-tf4531-saved-text-encoder.json")
+PHI3_SMALL = str(CONFIGS / "phi-3-small-8k-instruct.json")
 
 
 def _json(*args: str) -> dict:
@@ -138,3 +141,16 @@ def test_wrapper_root_dtype_sizes_the_checkpoint_not_the_nested_text_configs():
     assert d["model"]["param_count"] == 7_615_616_512
     assert d["model"]["weight_bytes"] == 7_615_616_512 * 2
     assert d["bytes_per_token"] == 2 * 28 * 4 * 128 * 2
+
+
+def test_phi3_small_is_read_as_sglang_builds_it_not_guessed():
+    # SGLang 0.5.23 phi3_small.py: RadixAttention on every layer (the blocksparse ones too), 8 KV heads of
+    # 4096 / 32 = 128. Parameters (biased query_key_value, dense, up_proj, down_proj; LayerNorms with a bias; head
+    # tied): a layer 4096 x 6144 + 6144 + 4096 x 4096 + 4096 + 4096 x 28672 + 28672 + 14336 x 4096 + 4096 + 4 x 4096
+    # = 218,163,200, x 32 = 6,981,222,400; embeddings 100352 x 4096 = 411,041,792; final LayerNorm 8192:
+    # 7,392,272,384 (the model card's 7.39B); it was guessed at 8,606,978,048
+    d = _json(PHI3_SMALL)
+    assert d["model"]["reading"] == "exact"
+    assert d["bytes_per_token"] == 2 * 32 * 8 * 128 * 2
+    assert d["model"]["param_count"] == 7_392_272_384
+    assert d["model"]["weight_bytes"] == 7_392_272_384 * 2
