@@ -18,6 +18,11 @@ tests/data/configs/:
   70ae221feec7f6f73816efc50894b5d0a9f829e7/config.json (verbatim)
 - phi-2-bigdl-mixed-fp4.json: https://huggingface.co/unrahul/phi-2-mixed_fp4/blob/
   a34019c6d1e398a67dda027a44fff63e3b174b5e/config.json (verbatim)
+- qwen2.5-vl-7b-tf4531-saved-text-encoder.json: Qwen2.5-VL-7B-Instruct's config as transformers 4.53.1 saves it
+  (the root says bfloat16, the nested text_config float32), embedded verbatim in a HunyuanImage-2.1 text-encoder
+  loader (QWEN2_5_VL_CONFIG_JSON; code index id 1959876389); re-indented, values unchanged
+- phi-3-small-8k-instruct.json: microsoft/Phi-3-small-8k-instruct's config.json as onnx-tool's llm builder copies it
+  (Phi_3_small_8k_instruct; code index id 4881146369), its added "name" key left out
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ LLAMA3_FP8_OLD = str(CONFIGS / "llama-3-8b-instruct-fp8-compression-config-trimm
 TULU_AWQ = str(CONFIGS / "tulu-13b-awq-float32-config.json")
 PHI2_BIGDL = str(CONFIGS / "phi-2-bigdl-mixed-fp4.json")
 GEMMA2_MLX = str(CONFIGS / "gemma-2-9b-it-mlx-8bit.json")
+QWEN25VL_TF453 = str(CONFIGS / "qwen2.5-vl-7b-tf4531-saved-text-encoder.json")
+PHI3_SMALL = str(CONFIGS / "phi-3-small-8k-instruct.json")
 
 
 def _json(*args: str) -> dict:
@@ -123,3 +130,27 @@ def test_gemma2_mlx_checkpoint_is_sized_as_mlx_lm_stores_it():
     d = _json(GEMMA2_MLX)
     assert d["model"]["param_count"] == 9_241_100_288 + 605_696
     assert d["model"]["weight_bytes"] == 9_241_100_288 * 17 // 16 + 605_696 * 2 == 9_819_880_448
+
+
+def test_wrapper_root_dtype_sizes_the_checkpoint_not_the_nested_text_configs():
+    # The root says bfloat16, text_config float32: vLLM 0.34 get_torch_dtype reads the root's first. Text model
+    # (Qwen2.5-7B): embeddings and untied head 2 x 152064 x 3584 = 1,089,994,752; a layer q 3584 x 3584 + 3584,
+    # k and v 3584 x 512 + 512 each, o 3584 x 3584, MLP 3 x 3584 x 18944, 2 norms x 3584 = 233,057,792, x 28 =
+    # 6,525,618,176; final norm 3584: 7,615,616,512 parameters at 2 B (it said 30.46 GB, at 4 B)
+    d = _json(QWEN25VL_TF453)
+    assert d["model"]["param_count"] == 7_615_616_512
+    assert d["model"]["weight_bytes"] == 7_615_616_512 * 2
+    assert d["bytes_per_token"] == 2 * 28 * 4 * 128 * 2
+
+
+def test_phi3_small_is_read_as_sglang_builds_it_not_guessed():
+    # SGLang 0.5.23 phi3_small.py: RadixAttention on every layer (the blocksparse ones too), 8 KV heads of
+    # 4096 / 32 = 128. Parameters (biased query_key_value, dense, up_proj, down_proj; LayerNorms with a bias; head
+    # tied): a layer 4096 x 6144 + 6144 + 4096 x 4096 + 4096 + 4096 x 28672 + 28672 + 14336 x 4096 + 4096 + 4 x 4096
+    # = 218,163,200, x 32 = 6,981,222,400; embeddings 100352 x 4096 = 411,041,792; final LayerNorm 8192:
+    # 7,392,272,384 (the model card's 7.39B); it was guessed at 8,606,978,048
+    d = _json(PHI3_SMALL)
+    assert d["model"]["reading"] == "exact"
+    assert d["bytes_per_token"] == 2 * 32 * 8 * 128 * 2
+    assert d["model"]["param_count"] == 7_392_272_384
+    assert d["model"]["weight_bytes"] == 7_392_272_384 * 2

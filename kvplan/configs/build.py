@@ -37,6 +37,7 @@ from .latent import indexer_cache, latent_cache
 from .markers import MARKERS, marker_length, normalise
 
 _INHERITED = ("torch_dtype", "dtype", "quantization_config", "tie_word_embeddings", "architectures")
+_DTYPE_NAMES = ("torch_dtype", "dtype")
 
 
 def resolve(raw: dict, source: str) -> tuple[Family, Fields, str]:
@@ -111,6 +112,13 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
                               f"text model (model_type {model_type!r})",
                               f"set {key}'s model_type to the text model's (qwen2, llama ...)")
         merged = dict(nested)
+        if any(raw.get(name) is not None for name in _DTYPE_NAMES):
+            # the wrapper's own dtype is the checkpoint's: vLLM 0.34 ModelArchConfigConvertorBase.get_torch_dtype
+            # (transformers_utils/model_arch_config_convertor.py) reads hf_config.dtype first and the text config's
+            # only when the root names none; transformers >= 4.53 saves a text_config with its own torch_dtype
+            # (float32 in Qwen2.5-VL fine-tunes whose root says bfloat16)
+            for name in _DTYPE_NAMES:
+                merged.pop(name, None)
         for inherited in _INHERITED:
             if inherited in raw and inherited not in merged:
                 merged[inherited] = raw[inherited]

@@ -895,6 +895,10 @@ _ROWS: list[Family] = [
                     "intermediate_size": ("ffn_hidden_size",), "vocab_size": ("padded_vocab_size",),
                     "max_position_embeddings": ("seq_length",)},
            rules=("KV heads = multi_query_group_num when multi_query_attention; head width kv_channels",)),
+    Family(("phi3small",), kinds=FULL_ONLY, params=params_classic.phi3small,
+           aliases={"intermediate_size": ("ff_intermediate_size",), "rope_theta": ("rope_embedding_base",)},
+           rules=("Phi-3-small (remote code; SGLang 0.5.23 phi3_small.py): RadixAttention on every layer, the "
+                  "blocksparse ones too: K/V of num_key_value_heads x hidden_size / heads on every layer",)),
     # -- latent attention (MLA)
     Family(("deepseek_v2", "deepseek_v3", "kimi_k2", "mistral4"), kinds=FULL_ONLY, attention="latent",
            params=params.latent, rules=("one latent of kv_lora_rank + qk_rope_head_dim per token and layer",)),

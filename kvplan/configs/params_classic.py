@@ -53,6 +53,22 @@ def chatglm(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, total
 
 
+def phi3small(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """Phi-3-small (remote code Phi3SmallForCausalLM; SGLang 0.5.23 models/phi3_small.py Phi3SmallSelfAttention,
+    Phi3SmallMLP, Phi3SmallDecoderLayer, Phi3SmallModel): self_attn.query_key_value (queries, keys and values,
+    biased) and self_attn.dense (biased); mlp.up_proj (2 x ff_intermediate_size, biased) and mlp.down_proj
+    (biased); input_layernorm, post_attention_layernorm and model.final_layernorm are LayerNorms with a bias;
+    embed_tokens, the LM head tied to it unless tie_word_embeddings is false (Phi3SmallForCausalLM)."""
+    heads, kv, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    ffn = f.int("intermediate_size", maximum=10**8)
+    q, k = heads * head_dim, kv * head_dim
+    attn = hidden * (q + 2 * k) + (q + 2 * k) + q * hidden + hidden
+    mlp = hidden * 2 * ffn + 2 * ffn + ffn * hidden + hidden
+    total = embeddings(f, hidden, True, None) + 2 * hidden + len(layers) * (attn + mlp + 4 * hidden)
+    return total, total
+
+
 def opt_widths(f: Fields) -> tuple[int, int, bool, int]:
     """(hidden, word_embed_proj_dim, enable_bias, parameters of one LayerNorm) as OPTConfig reads them."""
     hidden = f.int("hidden_size")
