@@ -70,7 +70,8 @@ def predicted(model, gpu: str, tp: int, rules, drafts: int) -> tuple[int, int | 
     profile would find them."""
     from kvplan.capacity.gpus import lookup
     from kvplan.engines.vllm_draft_weights import drafter_weights
-    from kvplan.engines.vllm_profile import checkpoint_weights, predict_available
+    from kvplan.engines.vllm_profile import predict_available
+    from kvplan.engines.vllm_load import checkpoint_weights
 
     card = lookup(gpu)
     record = checkpoint_weights(model)

@@ -78,14 +78,14 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     spec, weight_record, applied = request.model.load()
     cast_note = None
     if request.engine.name == "vllm":  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
-        from .engines.vllm_profile import vllm_loaded
+        from .engines.vllm_load import vllm_loaded
 
         weight_record, cast_note = vllm_loaded(spec, weight_record)
     elif request.engine.name == "sglang":
         # SGLang too loads a float32 checkpoint in 16 bits (engines/sglang_report.served_16bit): its pool is sized
         # after those weights, so the fit check sees them at 2 B as well
         from .engines.sglang_report import FLOAT32_SERVED_AS
-        from .engines.vllm_profile import vllm_loaded
+        from .engines.vllm_load import vllm_loaded
 
         weight_record, cast_note = vllm_loaded(spec, weight_record, FLOAT32_SERVED_AS)
     spec, dtype_name = apply_kv_dtype(spec, request.kv_dtype)

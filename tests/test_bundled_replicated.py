@@ -45,7 +45,7 @@ def test_deepseek_v3_bundled_total_with_mtp_and_headers_keeps_mla_projections_wh
     # split, ceil(673,164,352,021 / 8) = 84,145,544,003)
     assert _per_gpu("deepseek-v3", 8) == 84_003_219_373 + 1_138_597_040 == 85_141_816_413
     model = load_model("deepseek-v3")
-    from kvplan.engines.vllm_profile import checkpoint_weights
+    from kvplan.engines.vllm_load import checkpoint_weights
 
     record = checkpoint_weights(model)
     assert record.replicated_bytes == whole and record.mtp_estimated_bytes == mtp

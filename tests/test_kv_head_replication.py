@@ -14,7 +14,7 @@ import pytest
 
 from kvplan.capacity.weights import kv_note, stage_weight_bytes
 from kvplan.configs import build_model
-from kvplan.engines.vllm_profile import config_weights_per_gpu
+from kvplan.engines.vllm_load import config_weights_per_gpu
 from kvplan.sources import load_model_and_weights
 from kvplan.weights.estimate import estimated
 from kvplan.weights.load import from_safetensors

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
-from kvplan.engines.vllm_profile import config_weights_per_gpu
+from kvplan.engines.vllm_load import config_weights_per_gpu
 from kvplan.weights.estimate import estimated
 from kvplan_inprocess import kvplan
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model, weight_tables
-from kvplan.engines.vllm_profile import config_weights_per_gpu, predict_available, rope_bytes
+from kvplan.engines.vllm_profile import predict_available
+from kvplan.engines.vllm_load import config_weights_per_gpu, rope_bytes
 from kvplan.sources import load_model
 from kvplan.weights.estimate import estimated
 from kvplan_inprocess import kvplan

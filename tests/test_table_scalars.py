@@ -16,7 +16,8 @@ from pathlib import Path
 
 from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
-from kvplan.engines.vllm_profile import predict_available, rope_bytes
+from kvplan.engines.vllm_profile import predict_available
+from kvplan.engines.vllm_load import rope_bytes
 from kvplan.weights.load import from_safetensors
 
 from safetensors_files import write_safetensors

@@ -147,9 +147,9 @@ def test_starcoder_keeps_its_one_kv_head_on_every_rank_and_vllm_025_its_mlp():
 
     assert weights("0.34.0") == 7_930_843_136 + 18_120_867_840 == 26_051_710_976
     assert weights("0.24.0") == 7_930_843_136
-    # a float32 record as vLLM loads it (vllm_profile.downcast_float32): what each rank holds whole halves with the
+    # a float32 record as vLLM loads it (vllm_load.downcast_float32): what each rank holds whole halves with the
     # rest (it stayed at 4 B, and a GPU's share came out above the whole bf16 model once the MLP was whole)
-    from kvplan.engines.vllm_profile import downcast_float32
+    from kvplan.engines.vllm_load import downcast_float32
 
     loaded, _ = downcast_float32(estimated(model))
     assert loaded.total_bytes == 31_034_912_768 and loaded.replicated_bytes == 207_273_984 // 2

@@ -14,7 +14,7 @@ from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
 from kvplan.configs.weight_tables import table
-from kvplan.engines.vllm_profile import config_weights_per_gpu
+from kvplan.engines.vllm_load import config_weights_per_gpu
 from kvplan.weights.estimate import estimated
 
 SPECS = Path(__file__).resolve().parent.parent / "model_specs"

@@ -367,7 +367,7 @@ def test_lara_mini_table_adds_up_to_its_count_by_hand():
 # tied embeddings
 
 def test_zaya_keeps_all_but_the_experts_and_embeddings_whole_as_vllm_0_34_does():
-    from kvplan.engines.vllm_profile import config_weights_per_gpu
+    from kvplan.engines.vllm_load import config_weights_per_gpu
 
     raw = {"model_type": "zaya", "architectures": ["ZayaForCausalLM"], "hidden_size": 2048, "num_hidden_layers": 40,
            "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128, "cca_time0": 2, "cca_time1": 2,

@@ -16,7 +16,7 @@ from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
 from kvplan.configs.weight_tables import checked_table, table
-from kvplan.engines.vllm_profile import config_weights_per_gpu
+from kvplan.engines.vllm_load import config_weights_per_gpu
 from kvplan.weights.estimate import estimated
 
 # rednote-hilab/dots.llm1.inst, as the trimmed config.json of its MLX conversion (dots.llm1.inst-mixed-4-6bit) is

@@ -13,7 +13,8 @@ import pytest
 from kvplan.configs.build import _read
 from kvplan.configs.weight_tables import table
 from kvplan.engines.vllm_fp32 import upcast
-from kvplan.engines.vllm_profile import config_weights_per_gpu, load_buffers, predict_available, rope_bytes
+from kvplan.engines.vllm_profile import predict_available
+from kvplan.engines.vllm_load import config_weights_per_gpu, load_buffers, rope_bytes
 from kvplan.sources import load_model
 from kvplan.units import GIB
 from kvplan.weights.record import DtypeBytes, Weights
@@ -167,7 +168,7 @@ def _record(model, dtypes) -> Weights:
 
 
 def test_a_float32_checkpoint_keeps_them_at_4_bytes(tmp_path):
-    # a float32 checkpoint is served in bf16 (vllm_profile.served_from_float32): every other float loads at 2 B,
+    # a float32 checkpoint is served in bf16 (vllm_load.served_from_float32): every other float loads at 2 B,
     # the router and score bias at 4 B, the stored width: 8,850,816 B a GPU above the halved config split
     raw = json.loads(Path(ERNIE).read_text())
     path = tmp_path / "config.json"

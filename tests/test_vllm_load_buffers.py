@@ -12,7 +12,8 @@ from test_calibrate import calibrate, figures
 from kvplan import load_model
 from kvplan.configs.build import resolve
 from kvplan.engines.vllm_load_buffers import index_group_bytes, topk_buffer
-from kvplan.engines.vllm_profile import load_buffers, predict_available
+from kvplan.engines.vllm_profile import predict_available
+from kvplan.engines.vllm_load import load_buffers
 from kvplan.engines.vllm_rope_cache import rope_cache_bytes, rope_tables
 
 GIB = 2**30

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kvplan.engines.vllm_profile import config_weights_per_gpu, predict_available, rope_bytes
+from kvplan.engines.vllm_profile import predict_available
+from kvplan.engines.vllm_load import config_weights_per_gpu, rope_bytes
 from kvplan.sources import load_model
 from kvplan.units import GIB
 

@@ -15,18 +15,8 @@ import json
 
 import pytest
 
-from kvplan.engines.vllm_profile import (
-    CUDA_GRAPH_ESTIMATE_FROM,
-    NON_TORCH_TP_BYTES,
-    V0_MAX_NUM_SEQS,
-    checkpoint_weights,
-    nvls_bytes,
-    predict_available,
-    subtracts_cuda_graphs,
-    tp_non_torch_bytes,
-    version_key,
-    weights_per_gpu,
-)
+from kvplan.engines.vllm_profile import CUDA_GRAPH_ESTIMATE_FROM, NON_TORCH_TP_BYTES, V0_MAX_NUM_SEQS, nvls_bytes, predict_available, subtracts_cuda_graphs, tp_non_torch_bytes, version_key
+from kvplan.engines.vllm_load import checkpoint_weights, weights_per_gpu
 from kvplan.sources import load_model
 from kvplan.weights.estimate import given
 from test_calibrate import calibrate, figures

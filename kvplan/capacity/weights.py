@@ -39,7 +39,7 @@ that follow the output rows: 1 / kv_heads of that share, not 1 / tp. The
 record's kv_parts (Weights.kv_split: a tensor table's k/v tensors and the KV
 rows of fused qkv tensors, or the config estimate's) say which bytes;
 kv_held applies the rule, for kvplan's plan and for vLLM's profile alike
-(engines.vllm_profile.config_weights_per_gpu). Where they are not known (no
+(engines.vllm_load.config_weights_per_gpu). Where they are not known (no
 per-module table of the family, a GGUF, a given size) kv_note says so.
 """
 

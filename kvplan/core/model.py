@@ -73,7 +73,7 @@ class ModelSpec:
     tokenizer_code: str | None = None
     tokenizer_source: str | None = None  # where that file was read (a path, a Hub repo, model_specs/index.json)
     # the --set / --set-new applied to its config (kvplan.sources.Override), which the engine models replay on
-    # the config they read again (engines.vllm_profile.raw_config); not part of the model's identity
+    # the config they read again (engines.vllm_load.raw_config); not part of the model's identity
     overrides: tuple = field(default=(), compare=False, repr=False)
 
     @property

@@ -48,7 +48,7 @@ _HINT = "use --engine vllm or ideal for this model"
 
 
 def _raw(model: ModelSpec) -> dict | None:
-    from .vllm_profile import raw_config
+    from .vllm_load import raw_config
 
     return raw_config(model)
 

@@ -43,7 +43,7 @@ def _unsupported(technique) -> str | None:
 
 def _limit(model) -> int | None:
     """The context length SGLang derives for the model (kvplan.engines.sglang.context_limit), else the model's."""
-    from .vllm_profile import raw_config
+    from .vllm_load import raw_config
 
     limit, _ = context_limit(raw_config(model))
     return limit or model.max_context_tokens

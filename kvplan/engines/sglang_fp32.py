@@ -55,7 +55,7 @@ def upcast(model, release: str, tp: int = 1, pp: int = 1, served_16bit: bool = F
     from ..configs import weight_tables
     from ..configs.build import float_width_bytes
     from ..configs.param_fp32 import SGLANG_FP32, live, matching
-    from .vllm_profile import module_table
+    from .vllm_load import module_table
 
     checked = module_table(model) if model.model_type in SGLANG_FP32 else None
     if checked is None:

@@ -30,7 +30,7 @@ def resolve_speculation(model, speculation) -> Speculation | None:
 
     local, sliding = None, False
     if speculation.mtp and is_sglang_mtp(model):  # SGLang 0.5.23's own drafts (kvplan.engines.sglang_mtp.DRAFTS)
-        from .vllm_profile import raw_config
+        from .vllm_load import raw_config
 
         algorithm, layers, draft = "EAGLE", draft_layers(model, raw_config(model)), None
         sliding = model.model_type in MULTI_LAYER
@@ -63,7 +63,7 @@ def draft_weights(result, spec: Speculation | None, rules: Rules) -> tuple[int, 
     (deepseek_nextn.py: its own VocabParallelEmbedding and ParallelLMHead, eh_proj replicated) counts whole, and a
     STANDALONE draft checkpoint too. 0 with a note where it is not modelled; 0.5.9 sized the pool first."""
     from .vllm_draft_weights import draft_checkpoint_drafter, mtp_drafter
-    from .vllm_profile import checkpoint_weights, raw_config
+    from .vllm_load import checkpoint_weights, raw_config
     from .vllm_speculative import load_draft
     from ..weights.mtp import LAYOUTS
 
@@ -123,7 +123,8 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
     the default fraction of a multimodal model is scaled for its vision tower (adjust_mem_fraction_for_vlm), and
     0.5.23 also takes its cache (mm_runtime_reservation_gb)."""
     rules = rules or rules_for(None)
-    from .vllm_profile import driver_total_bytes, raw_config
+    from .vllm_profile import driver_total_bytes
+    from .vllm_load import raw_config
 
     dep = result.deployment
     if dep is not None and dep.kv_memory_bytes is not None:
@@ -195,7 +196,7 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
     record = getattr(result, "weights", None) or dep.weights
     model = result.plan.model
     if record is not None and served_16bit(result):
-        from .vllm_profile import downcast_float32
+        from .vllm_load import downcast_float32
 
         record = downcast_float32(record, FLOAT32_SERVED_AS)[0]
     if record is not None:
@@ -219,7 +220,7 @@ def served_16bit(result) -> bool:
     """A float32 checkpoint SGLang loads in 16 bits: its dtype "auto" serves a float32 config in float16 (Gemma's in
     bfloat16), 2 B a parameter (0.5.23 configs/model_config.py _get_and_verify_dtype; the same in 0.5.9). Not for
     weights given as a figure (a log's, --weight-bytes)."""
-    from .vllm_profile import served_from_float32
+    from .vllm_load import served_from_float32
 
     dep = result.deployment
     record = getattr(result, "weights", None) or dep.weights
@@ -296,7 +297,7 @@ def ssm_bytes_of(model) -> tuple[int, str | None]:
     import os
 
     from .sglang_rules import SSM_DTYPE_ENV, SSM_DTYPE_FROM_CONFIG_ARCHS, SSM_DTYPE_WIDTHS, ssm_state_bytes
-    from .vllm_profile import raw_config
+    from .vllm_load import raw_config
 
     if not any(layer.state is not None for layer in model.layers):
         return 4, None
@@ -322,7 +323,7 @@ def fp8_kv_in_config(model) -> bool:
     (kv_cache_quant_algo FP8, or a kv_cache_scheme of 8-bit floats: modelopt_quant.py from_config); in
     hf_quant_config.json's layout (kvplan.sources), kv_cache_quant_algo under "quantization", which SGLang reads
     from that file too (configs/model_config.py, 0.5.9 and 0.5.23)."""
-    from .vllm_profile import raw_config
+    from .vllm_load import raw_config
 
     raw = raw_config(model) or {}
     text = hf_text_config(raw, flat=False)
@@ -343,7 +344,7 @@ def check_context(model, context_len: int) -> str | None:
     import os
 
     from .sglang_rules import LONG_CONTEXT_ENV, context_limit
-    from .vllm_profile import raw_config
+    from .vllm_load import raw_config
 
     limit, exact = context_limit(raw_config(model))
     if limit is None:
@@ -402,7 +403,7 @@ def refuse_unread(model, dep, rules: Rules) -> None:
     """What kvplan's SGLang model refuses beyond the pool's own checks: a DSA config pooling its index
     keys (index_kpool > 1: page_size 64 x index_kpool and ceil(132 / index_kpool) B a layer in 0.5.23, not read)."""
     from .sglang import is_nsa
-    from .vllm_profile import raw_config
+    from .vllm_load import raw_config
 
     raw = raw_config(model) or {}
     text = hf_text_config(raw)

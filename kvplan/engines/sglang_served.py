@@ -55,10 +55,10 @@ def check(architectures, release: str, model_type: str | None = None, model=None
 
 
 def _raw(model) -> dict | None:
-    """config.json as a dict, read again (engines.vllm_profile.raw_config); None: a bare name, or not re-readable."""
+    """config.json as a dict, read again (engines.vllm_load.raw_config); None: a bare name, or not re-readable."""
     if model is None:
         return None
-    from .vllm_profile import raw_config
+    from .vllm_load import raw_config
 
     return raw_config(model)
 

@@ -47,7 +47,7 @@ def zaya_shape(model: ModelSpec, tp: int, release: str) -> tuple[int, int, int, 
     SGLang 0.5.23 reads its config; refused where SGLang would not start or reads a K/V other than kvplan's, and
     for a release without ZayaConfig (0.5.9: no configs/zaya.py, no state pool for it to read)."""
     from .sglang_registry_data import REGISTRY
-    from .vllm_profile import raw_config
+    from .vllm_load import raw_config
 
     if release not in REGISTRY.get(ZAYA, ()):
         raise UsageError(f"SGLang {release} registers no {ZAYA} and has no ZayaConfig to pool its CCA state with",

@@ -996,7 +996,7 @@ def cohere_qk_norm_refusal(model, tp: int) -> str | None:
     config cannot be read again). vLLM 0.34 commandr.py CohereAttention builds k_norm of [max(1, KV heads / TP),
     head_dim] and loads it with row_parallel_weight_loader (model_loader/weight_utils.py), which narrows the
     checkpoint's [KV heads, head_dim] at tp_rank x rows: a rank at or past the KV heads narrows outside the tensor."""
-    from .vllm_profile import raw_config
+    from .vllm_load import raw_config
 
     raw = raw_config(model) or {}
     kv = raw.get("num_key_value_heads") or raw.get("num_attention_heads")

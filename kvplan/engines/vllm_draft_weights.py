@@ -160,7 +160,7 @@ def drafter_weights(model: ModelSpec, record: Weights | None, *, draft_layers: i
     """The drafter's weights per last-stage GPU for MTP draft layers or a separate draft checkpoint (None:
     no speculative decoding). record: the target's weights record (its tensor table sizes an MTP module
     exactly); else the checkpoint kvplan can read offline."""
-    from .vllm_profile import checkpoint_weights, raw_config
+    from .vllm_load import checkpoint_weights, raw_config
     from .vllm_speculative import draft_method
 
     if draft_layers:

@@ -61,11 +61,11 @@ def fp32_params(modules: list, version=None, capability: tuple[int, int] | None 
 def upcast(model, version=None, halve: bool = False, gpu: str | None = None) -> Fp32Upcast | None:
     """What vLLM `version` holds in float32 of `model` on `gpu` (a catalog name) beyond kvplan's plan; None where
     kvplan cannot say (no config, no per-module table that adds up) or vLLM holds nothing in float32. halve: a
-    float32 checkpoint served in bf16 (vllm_profile.served_from_float32), whose other floats load at 2 B."""
+    float32 checkpoint served in bf16 (vllm_load.served_from_float32), whose other floats load at 2 B."""
     from ..configs.build import float_width_bytes
     from ..configs.param_fp32 import VLLM_FP32
     from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
-    from .vllm_profile import module_table
+    from .vllm_load import module_table
 
     checked = module_table(model) if model.model_type in VLLM_FP32 else None
     if checked is None or checked[0].model_type not in VLLM_FP32:

@@ -58,7 +58,7 @@ def load_delta(model, version=None, halve: bool = False) -> HeldDelta | None:
     None where kvplan has no such case for the model or cannot read its table."""
     from ..configs import weight_tables
     from ..configs.build import float_width_bytes
-    from .vllm_profile import module_table
+    from .vllm_load import module_table
 
     checked = module_table(model) if model.model_type in TYPES else None
     if checked is None:

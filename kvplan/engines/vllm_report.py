@@ -33,7 +33,7 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
     (its runner and CUDA-graph rules are per release, finer than the rules' objects); else rules.version.
     draft_layers / draft: speculative decoding's MTP layers or draft checkpoint, whose weights the
     profile subtracts beside the model's (kvplan.engines.vllm_draft_weights); draft_tokens: num_speculative_tokens
-    (an MTP drafter's load buffers: vllm_profile.load_buffers)."""
+    (an MTP drafter's load buffers: vllm_load.load_buffers)."""
     dep = result.deployment
     if dep is not None and dep.kv_memory_bytes is not None:
         return KvMemory(dep.kv_memory_bytes, None)
@@ -74,7 +74,7 @@ def quantization_note(model, version: str) -> str | None:
     """Where vLLM `version` would not load the checkpoint's quantization (kvplan.engines.vllm_quant_support), read
     from a bundled or local config."""
     from ..configs.build import nested_text
-    from .vllm_profile import raw_config
+    from .vllm_load import raw_config
     from .vllm_quant_support import unsupported_note
 
     if model.weight_dtype in ("bfloat16", "float16", "float32"):  # no quantization_config was read

@@ -455,7 +455,7 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
                                  "(its forward takes no pp_proxy_tensors)")
         engine.pp_note = pp.note
     if engine.on:  # vLLM holds (and reads) a float32 checkpoint's weights in bf16
-        from ..engines.vllm_profile import vllm_loaded
+        from ..engines.vllm_load import vllm_loaded
 
         record, _ = vllm_loaded(base, record)
     tokens, need = req.context_tokens, req.concurrency
