@@ -8,6 +8,8 @@ with the original config.json or transformers' to_dict of it, then every tensor'
   checkpoint: 107,710,933,120 parameters in 46 safetensors files
 - mimo-v2.5-fp8-trimmed.json: XiaomiMiMo/MiMo-V2.5's original config.json (code index id 62758385424), its
   processor_config and vision_config.vit_window_attn_types left out
+- mimo-v2.5-pro-fp8.json: XiaomiMiMo/MiMo-V2.5-Pro's original config.json (code index id 62727537601), verbatim
+  but for key order
 - minimax-m3-mxfp8.json: MiniMax-M3-MXFP8's original config.json (code index id 62550018882), verbatim but for
   key order; the report's checkpoint: 413.27 GiB in 31 files
 """
@@ -23,6 +25,7 @@ CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
 GLM45V = str(CONFIGS / "glm-4.5v-transformers5.json")
 MIMO_V25 = str(CONFIGS / "mimo-v2.5-fp8-trimmed.json")
 MINIMAX_M3 = str(CONFIGS / "minimax-m3-mxfp8.json")
+MIMO_V25_PRO = str(CONFIGS / "mimo-v2.5-pro-fp8.json")
 
 
 def _json(*args: str) -> dict:
@@ -81,3 +84,25 @@ def test_mxfp8_checkpoint_is_sized_as_vllm_loads_it():
     d = _json(MINIMAX_M3)
     assert d["model"]["weight_bytes"] == 441_918_272_256
     assert d["model"]["weights"]["quantization"] == "mxfp8"
+
+
+def test_mimo_v2_reads_hybrid_layer_pattern_and_swa_heads_as_vllm_does():
+    # model_type "mimo_v2" is remote code (transformers 5.25 has only mimo_v2_flash); vLLM 0.34 mimo_v2.py
+    # MiMoV2DecoderLayer reads hybrid_layer_pattern (1: sliding) and builds sliding layers with
+    # swa_num_key_value_heads. MiMo-V2.5-Pro: full layers 0, 7, 15, 23, 31, 39, 47, 55, 62, 69 (10 of 70), KV
+    # heads 8 on both kinds. kvplan refused it (the pattern is not MiMo-V2-Flash's every-6th rule, and 8 is not
+    # 2 x 8). K/V per token: 70 layers x 8 heads x (192 + 128) x 2 B = 358,400 B.
+    # Weights (block FP8 128 x 128, 1 + 1/4096 B; o_proj in ignored_layers, bf16), by the report's tensors:
+    #   embeddings + head 2 x 152576 x 6144 x 2 B                          3,749,707,776
+    #   qkv_proj 70 x 27136 x 6144 (FP8)                                   11,673,500,160
+    #   o_proj 70 x 6144 x 16384 x 2 B                                     14,092,861,440
+    #   layer 0's gate/up/down 3 x 16384 x 6144 (FP8)                      302,063,616
+    #   69 x 384 experts x 3 x 2048 x 6144 (FP8)                           1,000,434,696,192
+    #   routers 69 x 384 x 6144, score biases 69 x 384, 60 x 128 sinks, 141 norms of 6144, at 2 B
+    #                                                                      325,582,848 + 52,992 + 15,360 + 1,732,608
+    # = 1,030,580,212,992 B
+    d = _json(MIMO_V25_PRO)
+    assert d["bytes_per_token"] == 70 * 8 * 320 * 2
+    kinds = {k["kind"]: k["layers"] for k in d["layer_kinds"]}
+    assert sorted(kinds.values()) == [10, 60]
+    assert d["model"]["weight_bytes"] == 1_030_580_212_992
