@@ -52,8 +52,9 @@ def main() -> None:
             line += outcome
         else:
             m = d["model"]
+            weights = "no figure" if m["weight_bytes"] is None else f"{m['weight_bytes'] / 1e9:.2f} GB"
             line += (f"{m.get('reading', 'exact')}, {d['bytes_per_token']:,} B/token, {m['param_count']:,} parameters, "
-                     f"weights {m['weight_bytes'] / 1e9:.2f} GB ({m['weights']['quantization']})")
+                     f"weights {weights} ({m['weights']['quantization']})")
             if args.meta:
                 line += f", {_meta_params(path)}"
         for engine in ("vllm", "sglang"):

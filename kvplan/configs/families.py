@@ -681,7 +681,8 @@ _ROWS: list[Family] = [
            defaults={"num_key_value_heads": 4, "head_dim": 192, "value_head_dim": 128, "sliding_window": 129},
            rules=("layer_types; else layer 0 and every 6th layer full, the rest sliding; sliding layers keep "
                   "2 x num_key_value_heads; K head_dim (192) and V v_head_dim (128) wide; window "
-                  "sliding_window_size + 1 when given, else sliding_window (129)",)),
+                  "sliding_window_size + 1 when given, else sliding_window (129); mimo_v2 (MiMo-V2.x, remote code) "
+                  "as vLLM 0.34 mimo_v2.py reads it: hybrid_layer_pattern (1 sliding) and swa_num_key_value_heads",)),
     Family(("laguna",), kinds=ATTN, derive=lambda f, n: [K.FULL] * n, params=params.by_type,
            defaults={"num_key_value_heads": 8, "head_dim": 128, "sliding_window": 512},
            rules=("layer_types (absent: every layer full); sliding layers keep sliding_window (512 by default); "

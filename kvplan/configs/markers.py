@@ -477,30 +477,58 @@ def gemma4_layer_dims(f: Fields, index: int, kind: str) -> dict:
     return out
 
 
-def mimo_v2_flash_kinds(f: Fields, n: int) -> list[str]:
-    """MiMo-V2-Flash with no layer_types (MiMoV2FlashConfig): layer 0 and every 6th layer ((i + 1) % 6 == 0)
-    full, the rest sliding. Hub files also write hybrid_layer_pattern (1 sliding, 0 full), which transformers
-    does not read: it must agree with that rule, or the reading would depend on the engine."""
-    kinds = [K.FULL if i == 0 or (i + 1) % 6 == 0 else K.SLIDING for i in range(n)]
-    if f.has("hybrid_layer_pattern"):
-        pattern = f.int_list("hybrid_layer_pattern", n, minimum=0, maximum=1)
-        if [K.SLIDING if v else K.FULL for v in pattern] != kinds:
-            raise _bad(f, "hybrid_layer_pattern", "disagrees with transformers' rule for this family (layer 0 and "
-                       "every 6th layer full), which ignores it; give layer_types to say which layers slide")
-    return kinds
+def mimo_v2_sliding(f: Fields, n: int) -> list[bool]:
+    """Which of the n layers slide, with no layer_types. MiMo-V2-Flash (MiMoV2FlashConfig): layer 0 and every 6th
+    layer ((i + 1) % 6 == 0) full, the rest sliding; hub files also write hybrid_layer_pattern (1 sliding, 0 full),
+    which transformers does not read: it must agree with that rule, or the reading would depend on the engine.
+    MiMo-V2.x (model_type "mimo_v2", remote code; transformers 5.25 has no such type) is served by vLLM 0.34
+    mimo_v2.py, whose MiMoV2DecoderLayer.is_compressed_softmax_layer reads hybrid_layer_pattern[i] == 1: its
+    pattern is the reading (MiMo-V2.5-Pro's full layers are 0, 7, 15, ..., 69)."""
+    rule = [not (i == 0 or (i + 1) % 6 == 0) for i in range(n)]
+    if not f.has("hybrid_layer_pattern"):
+        return rule
+    pattern = [v == 1 for v in f.int_list("hybrid_layer_pattern", n, minimum=0, maximum=1)]
+    if f.model_type == "mimo_v2":
+        return pattern
+    if pattern != rule:
+        raise _bad(f, "hybrid_layer_pattern", "disagrees with transformers' rule for this family (layer 0 and "
+                   "every 6th layer full), which ignores it; give layer_types to say which layers slide")
+    return rule
 
 
-def mimo_v2_flash_dims(f: Fields, index: int, kind: str) -> dict:
-    """MiMo-V2-Flash's sliding layers have twice num_key_value_heads (MiMoV2FlashAttention); hub files also
+def mimo_v2_swa_kv(f: Fields) -> int:
+    """K/V heads of a sliding layer. MiMo-V2-Flash: 2 x num_key_value_heads (MiMoV2FlashAttention); hub files also
     write swa_num_key_value_heads / swa_head_dim / swa_v_head_dim, which transformers does not read: each must
-    agree with what it builds."""
-    expected = {"swa_num_key_value_heads": 2 * f.int("num_key_value_heads"), "swa_head_dim": f.int("head_dim"),
+    agree with what it builds. MiMo-V2.x ("mimo_v2"): vLLM 0.34 mimo_v2.py MiMoV2DecoderLayer builds the sliding
+    layers with swa_num_key_value_heads (MiMo-V2.5-Pro: 8, num_key_value_heads 8) and swa_num_attention_heads /
+    swa_head_dim / swa_v_head_dim, which kvplan reads only where they equal the full layers' widths."""
+    kv = f.int("num_key_value_heads")
+    if f.model_type == "mimo_v2":
+        same = {"swa_num_attention_heads": f.int("num_attention_heads"), "swa_head_dim": f.int("head_dim"),
+                "swa_v_head_dim": f.int("value_head_dim")}
+        for name, value in same.items():
+            if f.has(name) and f.int(name) != value:
+                raise _bad(f, name, f"is {f.int(name)}, not the full layers' {value}: kvplan sizes both kinds "
+                           "of layer with one width")
+        return f.int("swa_num_key_value_heads", default=2 * kv)
+    expected = {"swa_num_key_value_heads": 2 * kv, "swa_head_dim": f.int("head_dim"),
                 "swa_v_head_dim": f.int("value_head_dim")}
     for name, value in expected.items():
         if f.has(name) and f.int(name) != value:
             raise _bad(f, name, f"is {f.int(name)}, but transformers builds the sliding layers with {value} "
                        "(it does not read this field); kvplan cannot tell which one the checkpoint holds")
-    return {"num_key_value_heads": expected["swa_num_key_value_heads"]} if kind == K.SLIDING else {}
+    return 2 * kv
+
+
+def mimo_v2_flash_kinds(f: Fields, n: int) -> list[str]:
+    """MiMo-V2-Flash / MiMo-V2.x with no layer_types: sliding where mimo_v2_sliding says so, else full."""
+    return [K.SLIDING if s else K.FULL for s in mimo_v2_sliding(f, n)]
+
+
+def mimo_v2_flash_dims(f: Fields, index: int, kind: str) -> dict:
+    """A sliding layer's K/V heads (mimo_v2_swa_kv)."""
+    swa = mimo_v2_swa_kv(f)
+    return {"num_key_value_heads": swa} if kind == K.SLIDING else {}
 
 
 def inkling_kinds(f: Fields, n: int) -> list[str]:

@@ -108,7 +108,11 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
 
 
 GLM_DENSE = ("glm", "glm4")  # GLM-4-9B-chat-hf (GlmForCausalLM), GLM-4-0414 (Glm4ForCausalLM)
-GLM4_MOE = ("glm4_moe", "param2moe")  # Param2 runs transformers' GLM-4-MoE model (Sarvam-MoE: configs/sarvam.py)
+GLM4_MOE = ("glm4_moe", "param2moe",  # Param2 runs transformers' GLM-4-MoE model (Sarvam-MoE: configs/sarvam.py)
+            # GLM-4.5V's text model: transformers 5.25 modeling_glm4v_moe.py Glm4vMoeTextDecoderLayer (a dense MLP
+            # below first_k_dense_replace), Glm4vMoeTextAttention (o_proj without bias); vLLM 0.34 glm4_1v.py runs
+            # it as Glm4MoeForCausalLM
+            "glm4v_moe_text")
 # q/k/v projections biased, o_proj not (dots_ocr: a flat Qwen2Config, vLLM 0.33 dots_ocr.py runs Qwen2ForCausalLM)
 # Kimi-Audio: a flat Qwen2Config, run as Qwen2ForCausalLM (vLLM 0.33 kimi_audio.py)
 _QKV_BIAS_ONLY = ("qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text", "dots_ocr", "qwen2_5_omni_text", "kimi_audio",

@@ -291,11 +291,13 @@ def longcat_flash(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 def mimo_v2_fields(f: Fields, n: int) -> tuple[int, int, int, int, int, bool, list]:
     """(hidden_size, heads, KV heads, head_dim, v_head_dim, attention_bias, layer types of the n layers) as MiMo-V2
-    reads them (MiMoV2FlashConfig's defaults; layer_types, else all sliding but layer 0 and every 6th): the count
-    below and its per-module table (weight_tables/wrap.py) read them here."""
+    reads them (MiMoV2FlashConfig's defaults; layer_types, else markers.mimo_v2_sliding): the count below and its
+    per-module table (weight_tables/wrap.py) read them here; a sliding layer's K/V heads: markers.mimo_v2_swa_kv."""
+    from .markers import mimo_v2_sliding
+
     layer_types = f.list("layer_types")
     if layer_types is None:
-        layer_types = ["full_attention" if i == 0 or (i + 1) % 6 == 0 else "sliding_attention" for i in range(n)]
+        layer_types = ["sliding_attention" if s else "full_attention" for s in mimo_v2_sliding(f, n)]
     if len(layer_types) < n:
         raise ConfigError(f"{f.source}: 'layer_types' lists {len(layer_types)} entries for {n} layers "
                           f"(model_type {f.model_type!r})", "fix the config or pass --set layer_types=[...]")
@@ -311,11 +313,14 @@ def mimo_v2_flash(f: Fields, layers: list, dims) -> tuple[int, int]:
     all but layer 0 and every 6th) have 2 x num_key_value_heads and per-head `sinks`; two RMSNorms; by
     mlp_layer_types (else layer 0 dense, the rest sparse) MiMoV2FlashMLP(intermediate_size) or
     MiMoV2FlashMoE (experts, gate weight + e_score_correction_bias, NO shared experts)."""
+    from .markers import mimo_v2_swa_kv
+
     hidden, heads, kv, head_dim, v_dim, bias, layer_types = mimo_v2_fields(f, len(layers))
     n = len(layers)
+    swa_kv = mimo_v2_swa_kv(f)
 
     def attention(sliding: bool) -> int:
-        k = 2 * kv if sliding else kv
+        k = swa_kv if sliding else kv
         out = hidden * heads * head_dim + hidden * k * head_dim + hidden * k * v_dim + heads * v_dim * hidden
         if bias:
             out += heads * head_dim + k * head_dim + k * v_dim

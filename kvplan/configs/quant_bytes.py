@@ -17,7 +17,8 @@ own code writes them (per weight of a linear layer with `in` inputs, group g):
                                     dtype; fp8 for FP4) per group + weight_zero_point (packed b-bit)
                                     when asymmetric; int-/float-quantized: 1 B + its scales;
                                     nvfp4-pack-quantized: 1/2 + an fp8 scale per 16; mxfp4: 1/2 + 1/32
-  ModelOpt                          NVFP4: 1/2 + an F8_E4M3 scale per 16 (+ two F32 scalars); FP8: 1 B
+  ModelOpt                          NVFP4: 1/2 + an F8_E4M3 scale per 16 (+ two F32 scalars); FP8: 1 B;
+                                    MXFP8 (also quant_method "mxfp8", MiniMax-M3): 1 B + a uint8 E8M0 scale per 32
   bitsandbytes                      4-bit: 1/2 + absmax per 64 (float32, or with double quantization
                                     uint8 plus a float32 per 256 blocks); 8-bit: 1 B + SCB per row
   MXFP4 (gpt-oss)                   the routed experts' weights only: 16 B of FP4 + one E8M0 scale
@@ -203,10 +204,13 @@ STORE_DTYPE_EXPERT_BYTES = {"mxfp4": 17 / 32}
 
 def _store_dtype(q: dict) -> dict:
     store = q.get("store_dtype")
-    if store is None:
+    # "fp8" (XiaomiMiMo/MiMo-V2.5's config): the experts in FP8 like every other linear; vLLM 0.34 reads no other
+    # value than "mxfp4", so its Fp8MoEMethod loads them at the block-scaled FP8 bytes
+    if store is None or store == "fp8":
         return {}
     if store not in STORE_DTYPE_EXPERT_BYTES:
-        raise Unsized(f"FP8 store_dtype {store!r}: kvplan knows 'mxfp4' (vLLM 0.34 Fp8Config reads that value only)")
+        raise Unsized(f"FP8 store_dtype {store!r}: kvplan knows 'mxfp4' and 'fp8' (vLLM 0.34 Fp8Config reads 'mxfp4' "
+                      "only)")
     return {"experts_bytes_per_weight": STORE_DTYPE_EXPERT_BYTES[store], "experts_dtype": store}
 
 
@@ -291,7 +295,26 @@ def _modelopt(q: dict) -> QuantBytes:
         # weight_scale and input_scale, float32 each (modelopt.py's per-tensor static FP8 scheme, both slots)
         return QuantBytes(f"FP8 (modelopt{where})", "fp8", 1.0, keeps_lm_head=head, exclusions=exclusions,
                           per_tensor_bytes=8, kv_scale_bytes=kv_bytes, unsized=kv_unsized)
-    raise Unsized(f"ModelOpt quant_algo {algo or None!r}: kvplan knows NVFP4 and FP8")
+    if algo == "MXFP8":
+        # vLLM 0.34 modelopt.py LINEAR_ALGOS "MXFP8" (ModelOptMxFp8Config): e4m3 weights with one uint8 E8M0 scale
+        # per 32 inputs (utils/mxfp8_utils.py MXFP8_VALUE_DTYPE / MXFP8_SCALE_DTYPE / MXFP8_BLOCK_SIZE; the MoE's
+        # ModelOptMxFp8FusedMoE.create_weights makes w13 / w2 so), no per-tensor scale
+        if inner.get("moe_quant_algo"):
+            raise Unsized(f"ModelOpt MXFP8 with moe_quant_algo {inner.get('moe_quant_algo')!r}: kvplan has not read "
+                          "how those experts are stored")
+        head, exclusions = _ignored(excluded, "ModelOpt", False)
+        return QuantBytes(f"MXFP8 (modelopt{where})", "mxfp8", 1 + 1 / 32, keeps_lm_head=head, exclusions=exclusions,
+                          kv_scale_bytes=kv_bytes, unsized=kv_unsized)
+    raise Unsized(f"ModelOpt quant_algo {algo or None!r}: kvplan knows NVFP4, FP8 and MXFP8")
+
+
+def _mxfp8(q: dict) -> QuantBytes:
+    """quant_method "mxfp8" (MiniMax-M3's checkpoints): vLLM 0.34 quantization/__init__.py maps it to
+    ModelOptMxFp8Config, whose from_config rewrites it as ModelOpt's MXFP8 with ignored_layers for
+    exclude_modules and its kv_cache_quant_algo and moe_quant_algo; read as that."""
+    return _modelopt({"quant_method": "modelopt", "quantization": {
+        "quant_algo": "MXFP8", "kv_cache_quant_algo": q.get("kv_cache_quant_algo"),
+        "exclude_modules": q.get("ignored_layers") or [], "moe_quant_algo": q.get("moe_quant_algo")}})
 
 
 def _modelopt_kv_scales(quant: dict) -> tuple[int, str]:
@@ -380,4 +403,6 @@ def read(quant: dict, model_type: str) -> QuantBytes:
         return _bitsandbytes(quant)
     if method == "mxfp4":
         return _mxfp4(quant, model_type)
+    if method == "mxfp8":
+        return _mxfp8(quant)
     raise Unsized(f"quant_method {method or None!r} is not a format whose bytes kvplan knows")

@@ -182,10 +182,12 @@ def mimo_v2(f: Fields, layers: list, dims) -> list[Module]:
     it); a config whose moe_layer_freq list disagrees with the counter's dense / sparse layers, or that sets
     add_swa_attention_sink_bias false, gets no table."""
     from ..param_parts import dense_first, mlp_layer_types
+    from ..markers import mimo_v2_swa_kv
     from ..params_mla import mimo_v2_fields
 
     n = len(layers)
     hidden, heads, kv, head_dim, v_dim, bias, layer_types = mimo_v2_fields(f, n)
+    swa_kv = mimo_v2_swa_kv(f)
     kinds = mlp_layer_types(f, n, dense_first(1))
     freq = f.get("moe_layer_freq")
     if isinstance(freq, list) and [bool(x) for x in freq[:n]] != [k == "sparse" for k in kinds]:
@@ -200,7 +202,7 @@ def mimo_v2(f: Fields, layers: list, dims) -> list[Module]:
     for i, (kind, ltype) in enumerate(zip(kinds, layer_types[:n])):
         a, m = f"layers.{i}.self_attn", f"layers.{i}.mlp"
         sliding = ltype == "sliding_attention"
-        k = 2 * kv if sliding else kv
+        k = swa_kv if sliding else kv
         if fused:
             out.append(_linear(f"{a}.qkv_proj", hidden, heads * head_dim + k * (head_dim + v_dim), "attention", bias,
                                kv_heads=k, kv_outputs=k * (head_dim + v_dim)))
