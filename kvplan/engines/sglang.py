@@ -63,7 +63,8 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   (calculate_mla_kv_cache_dim) where the profile counts 576, and the indexer whole pages of n + page + 1.
 
 Not modelled (refused or said): other recurrent states (MiniMax's lightning attention, Mamba-1 and pure SSM
-models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4, FP4 and MXFP8 KV,
+models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4 outside 0.5.23's CUDA defaults
+(kvplan.engines.sglang_dsv4: no speculation, fp8_e4m3, no V4.1 layout), FP4 and MXFP8 KV,
 pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
 (kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative draft pool (said beside, not
 subtracted: it comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report), an EAGLE head's weights
@@ -547,7 +548,7 @@ def _dsv4_pool(model: ModelSpec, rest_bytes: int, context_len: int, kv_cache_dty
     notes = [f"SGLang {rules.release} sizes DeepSeek-V4's pool with DSV4PoolConfigurator (pool_configurator.py): "
              "fp8_e4m3 latents in KVLayout.V4 pages (584 B a token, pages padded to 576 B), page_size 256, "
              "swa_full_tokens_ratio 0.1, max_running_requests 256 unless given (model_overrides/deepseek_v4.py, "
-             "deepseek_v4_hook.py); the flashmla backend of CUDA below SM 10's V4.1 layouts",
+             "deepseek_v4_hook.py); read for CUDA's flashmla backend (ROCm's DeepSeek-V4 hooks not read)",
              "DeepSeekV4TokenToKVPool's own allocation lines are not read: left out"]
     if page_size not in (1, DSV4_PAGE_SIZE):
         notes.append(f"SGLang sets page_size {DSV4_PAGE_SIZE} for DeepSeek-V4 on CUDA (model_overrides/deepseek_v4.py)")

@@ -81,6 +81,11 @@ def is_dsv4(model: ModelSpec) -> bool:
 
 def shape(model: ModelSpec) -> Dsv4Shape:
     """The per-layer ratios and widths from kvplan's DeepSeek-V4 layers (kvplan.configs.compressed)."""
+    if model.config_model_type == "deepseek_v41" or any(layer.borrows for layer in model.layers):
+        # deepseek_v41 (ratios 1 / 2, kv_source_layer_ids, cap-mode SWA sizing) is not read
+        raise UsageError(f"SGLang: {model.name} is a DeepSeek-V4.1 layout (layers reading other layers' compressed "
+                         "caches), whose DSV4PoolConfigurator sizing kvplan has not read",
+                         "use --engine vllm or ideal for this model")
     ratios, heads, ropes, index, windows = [], set(), set(), set(), set()
     for layer in model.layers:
         latent = next((c for c in layer.caches if c.kind == "latent"), None)
