@@ -63,7 +63,8 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   (calculate_mla_kv_cache_dim) where the profile counts 576, and the indexer whole pages of n + page + 1.
 
 Not modelled (refused or said): other recurrent states (MiniMax's lightning attention, Mamba-1 and pure SSM
-models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4, FP4 and MXFP8 KV,
+models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4 outside 0.5.23's CUDA defaults
+(kvplan.engines.sglang_dsv4: no speculation, fp8_e4m3, no V4.1 layout), FP4 and MXFP8 KV,
 pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
 (kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative draft pool (said beside, not
 subtracted: it comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report), an EAGLE head's weights
@@ -76,6 +77,7 @@ class (said), and models whose layers differ in heads or width outside the hybri
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..configs.nemotron_nas import linear_replacement
 from ..core.model import ModelSpec
@@ -83,10 +85,13 @@ from ..errors import PlanError, UsageError
 from .sglang_bailing import LING3, LING25, check_ling3, check_ling25
 from .sglang_mtp import DRAFTS as MTP_DRAFTS
 from .sglang_zaya import ZAYA, zaya_shape
-from .sglang_rules import (GIB, KV_DTYPES, LATEST, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
+from .sglang_rules import (DSV4_ARCHS, GIB, KV_DTYPES, LATEST, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
                            MAMBA_EXTRA_BUFFER_SLOTS, MAMBA_FULL_MEMORY_RATIO, NSA_ARCHS, NSA_PAGE_SIZE, NSA_QUANT_BLOCK,
                            RULES, SPEC_MAX_RUNNING_REQUESTS, STATE_ARCHS, SWA_FULL_TOKENS_RATIO, Rules,
                            radix_off_reason)
+
+if TYPE_CHECKING:
+    from .sglang_dsv4 import Dsv4Pool
 
 @dataclass(frozen=True)
 class Speculation:
@@ -343,6 +348,7 @@ class SglangPool:
     state_slots_per_request: int = 0  # a state model's states a request holds (init_memory_pool's ratio: 1, 3, 5)
     states_from_requests: bool = False  # 0.5.9 radix cache off: max_running_requests sized the state pool
     spec_draft_tokens: int = 0  # speculative_num_draft_tokens (0: no speculation)
+    dsv4: "Dsv4Pool | None" = None  # 0.5.23 DSV4PoolConfigurator's figures (kvplan.engines.sglang_dsv4)
 
     @property
     def max_concurrency(self) -> float:
@@ -364,7 +370,9 @@ class SglangPool:
                 return f"{label}KV Cache is allocated. dtype: {self.torch_dtype}, #tokens: {tokens}, {sizes}"
             return f"KV Cache is allocated. #tokens: {tokens}, {sizes}"
 
-        if c.kind == "mla":
+        if self.dsv4 is not None:  # its pool's "KV Cache is allocated" lines are not read: left out
+            lines = self.dsv4.log_lines()
+        elif c.kind == "mla":
             lines = [] if (c.index_bytes and labelled) else [
                 allocated("", n, f"KV size: {c.mla_buffer_bytes(n, page) / GIB:.2f} GB")]
         elif c.kind == "mha":
@@ -416,6 +424,9 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
     rules = rules or RULES[LATEST]
     if page_size < 1:
         raise UsageError(f"--block-size {page_size}: SGLang's page_size must be 1 or more")
+    if (model.architecture or "") in DSV4_ARCHS:
+        return _dsv4_pool(model, rest_bytes, context_len, kv_cache_dtype, page_size, max_total_tokens,
+                          max_running_requests, mem_fraction_static, speculation, rules)
     dtype, kv_bytes = kv_dtype_bytes(model, kv_cache_dtype)
     if nsa_fp8 and dtype == "auto" and is_nsa(model):
         dtype, kv_bytes = "fp8_e4m3", 1
@@ -514,6 +525,39 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
                       draft + int(swa_full_tokens_ratio * c.swa_per_token * d_swa), ratio if states is not None else 0,
                       given,
                       speculation.draft_tokens if speculation is not None else 0)
+
+
+def _dsv4_pool(model: ModelSpec, rest_bytes: int, context_len: int, kv_cache_dtype: str | None, page_size: int,
+               max_total_tokens: int | None, max_running_requests: int | None, mem_fraction_static: float | None,
+               speculation: Speculation | None, rules: Rules) -> SglangPool:
+    """DeepSeek-V4's pool in the releases that serve it (kvplan.engines.sglang_dsv4: 0.5.23's DSV4PoolConfigurator
+    at its defaults); what it was not read for is refused."""
+    from .sglang_dsv4 import DSV4_MAX_RUNNING_REQUESTS, DSV4_PAGE_SIZE, sizes
+
+    arch = model.architecture
+    if arch not in rules.dsv4_pool_archs:
+        raise UsageError(f"SGLang {rules.release} registers no {arch}: kvplan models its DeepSeek-V4 pool for 0.5.23",
+                         "use --engine sglang (0.5.23), vllm or ideal for this model")
+    if kv_cache_dtype not in (None, "auto", "fp8_e4m3"):
+        raise UsageError(f"SGLang {rules.release}: a {kv_cache_dtype} DeepSeek-V4 cache is not modelled (kvplan read "
+                         "the fp8_e4m3 default, _deepseek_v4_kv_cache_dtype)", "use --kv-cache-dtype auto or fp8_e4m3")
+    if speculation is not None:
+        raise UsageError(f"SGLang {rules.release}: DeepSeek-V4 with speculative decoding is not modelled (its compress "
+                         "state rings grow to 16 / 256 rows and DSV4PoolConfigurator inflates the cell by "
+                         "(layers + 1) / layers: not read into kvplan)", "plan it without a draft")
+    notes = [f"SGLang {rules.release} sizes DeepSeek-V4's pool with DSV4PoolConfigurator (pool_configurator.py): "
+             "fp8_e4m3 latents in KVLayout.V4 pages (584 B a token, pages padded to 576 B), page_size 256, "
+             "swa_full_tokens_ratio 0.1, max_running_requests 256 unless given (model_overrides/deepseek_v4.py, "
+             "deepseek_v4_hook.py); read for CUDA's flashmla backend (ROCm's DeepSeek-V4 hooks not read)",
+             "DeepSeekV4TokenToKVPool's own allocation lines are not read: left out"]
+    if page_size not in (1, DSV4_PAGE_SIZE):
+        notes.append(f"SGLang sets page_size {DSV4_PAGE_SIZE} for DeepSeek-V4 on CUDA (model_overrides/deepseek_v4.py)")
+    p = sizes(model, rest_bytes, max_running_requests, max_total_tokens)
+    requests = min(DSV4_MAX_RUNNING_REQUESTS if max_running_requests is None else max_running_requests,
+                   p.full_tokens // 2)  # kv_cache_configurator.resolve_max_num_reqs
+    c = Cell(round(p.bytes_per_full_token), "dsv4", 1, len(model.layers))
+    return SglangPool(c, "fp8_e4m3", rest_bytes, p.full_tokens, p.swa_tokens, None, DSV4_PAGE_SIZE, context_len,
+                      requests, mem_fraction_static, tuple(notes), rules.release, TORCH_DTYPES["fp8_e4m3"], dsv4=p)
 
 
 def _states(c: Cell, rest_bytes: int, rules: Rules, model: ModelSpec, speculation: Speculation | None,

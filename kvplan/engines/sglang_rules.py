@@ -53,6 +53,8 @@ from dataclasses import dataclass
 from ..errors import ConfigError, UsageError
 from .sglang_mtp import DRAFTS as MTP_DRAFTS
 
+DSV4_ARCHS = frozenset({"DeepseekV4ForCausalLM"})  # 0.5.23 DSV4PoolConfigurator (kvplan.engines.sglang_dsv4)
+
 
 GIB = 2**30
 # configs/model_config.py is_hybrid_swa_model (0.5.9), and the architectures kvplan reads of 0.5.23's list (with
@@ -217,6 +219,9 @@ class Rules:
     # model_config._config_draft_model: the target architectures whose own MTP draft class kvplan read
     # (kvplan.engines.sglang_mtp: MiMo-7B, ERNIE-4.5 MoE, Nemotron-H, MiMo-V2, read in 0.5.23 only)
     mtp_targets: frozenset = frozenset()
+    # the architectures whose DeepSeek-V4 pool (model_executor/pool_configurator.py DSV4PoolConfigurator) kvplan
+    # read (kvplan.engines.sglang_dsv4; 0.5.9 registers no DeepseekV4ForCausalLM)
+    dsv4_pool_archs: frozenset = frozenset()
 
 
 RULES = {
@@ -228,7 +233,8 @@ RULES = {
     "0.5.23": Rules("0.5.23", DEFAULTS_BY_MEMORY_0523, {}, True, HYBRID_SWA_ARCHS_0523, True,
                     MAMBA_EXTRA_BUFFER_ARCHS_0523, True, True, True, True, VLM_CACHE_MIB, MULTIMODAL_ARCHS_0523,
                     HYBRID_SWA_COMPRESS_0523, True, True, bailing_kda_by_conv=True,
-                    mtp_targets=frozenset().union(*(targets for _, targets in MTP_DRAFTS.values()))),
+                    mtp_targets=frozenset().union(*(targets for _, targets in MTP_DRAFTS.values())),
+                    dsv4_pool_archs=DSV4_ARCHS),
 }
 LATEST = "0.5.23"
 RELEASE = LATEST  # what --engine sglang models
