@@ -113,6 +113,8 @@ def test_vllm_alias_names_size_as_their_format(alias, canonical):
     ({"quant_method": "torchao", "quant_type": {"default": {"_type": "Int4WeightOnlyConfig"}}}, "torchao tensor"),
     ({"quant_method": "w4afp8"}, "expert scales' dtype"),
     (_quark(MXFP4, None, [], {"*mlp*": {"weight": FP8_STATIC, "input_tensors": FP8_STATIC}}), "'*mlp*'"),
+    # amd/GLM-5.2-MXFP4's form (cited in vLLM 0.34 quark/utils.py should_ignore_layer): a wildcard over experts
+    (_quark(MXFP4, None, ["lm_head", "model.layers.31.mlp.experts.*.down_proj"]), "a wildcard"),
     ({"quant_method": "auto-round", "bits": 4, "group_size": 128, "packing_format": "mlx"}, "'mlx'"),
     ({"quant_method": "auto-round", "bits": 4, "group_size": 128,
       "extra_config": {"model.layers.0.mlp.down_proj": {"bits": 8}}}, "mixed-precision"),

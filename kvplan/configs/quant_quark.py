@@ -29,7 +29,9 @@ weight and scale tensors per expert). The LM head is quantized unless `exclude` 
 
 from __future__ import annotations
 
-from .quant_bytes import QuantBytes, Unsized, _group, _grouped, _ignored, _positive_int
+import re
+
+from .quant_bytes import _HARMLESS, _HEAD, QuantBytes, Unsized, _group, _grouped, _ignored, _positive_int
 from .quant_exclude import QUARK  # its exclude list, matched as vLLM's should_ignore_layer does
 _MX_BITS = {"fp4": 4, "fp6_e2m3": 6, "fp6_e3m2": 6, "fp8_e4m3": 8}  # OCP MX element dtypes (ocp_mx_utils.py)
 
@@ -51,6 +53,7 @@ def read(q: dict) -> QuantBytes:
     if g.get("bias") or g.get("output_tensors"):  # vLLM 0.34 refuses these too (NotImplementedError)
         raise Unsized("Quark with quantized bias or output tensors, which vLLM 0.34 does not load")
     label, dtype, size, scalars, rows, unsized = _scheme(g.get("weight"), g.get("input_tensors"))
+    _wildcards(q.get("exclude"))
     head, exclusions = _ignored(q.get("exclude"), QUARK, False)
     export = q.get("export") if isinstance(q.get("export"), dict) else {}
     kv = 8 if export.get("kv_cache_group") else 0
@@ -60,6 +63,19 @@ def read(q: dict) -> QuantBytes:
         unsized = "; ".join(x for x in (unsized, "the int8 input_rotation matrices of its rotation algo_config") if x)
     return QuantBytes(f"Quark {label}", dtype, size, keeps_lm_head=head, exclusions=exclusions,
                       per_tensor_bytes=scalars, per_output_row_bytes=rows, kv_scale_bytes=kv, unsized=unsized)
+
+
+def _wildcards(names) -> None:
+    """A shell wildcard in an exclude entry (not `re:`) is matched two ways: Quark's quantizer reads it with fnmatch
+    when it decides what to leave unquantized, vLLM 0.34 as an exact name (should_ignore_layer, no fnmatch), or for
+    routed experts as a child of the layer (check_children). Which modules the checkpoint keeps then is not certain
+    from the config unless the entry names only what the estimate keeps anyway (routers, norms, the head)."""
+    for name in names if isinstance(names, list) else []:
+        if (isinstance(name, str) and not name.startswith("re:") and re.search(r"[*?\[]", name)
+                and not (_HEAD.search(name) or _HARMLESS.search(name))):
+            raise Unsized(f"Quark leaves {name!r} unquantized: a wildcard, which Quark matches with fnmatch and vLLM "
+                          "0.34 as an exact name (quark/utils.py should_ignore_layer), so the modules it keeps are "
+                          "not certain")
 
 
 def _static(spec) -> bool:
