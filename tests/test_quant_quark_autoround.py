@@ -95,6 +95,14 @@ def test_auto_round_extra_config_keeping_a_linear_in_16_bits():
     assert model.weight_bytes == expected - packed + down * 2
 
 
+def test_auto_round_mxfp4_by_its_tensors():
+    quant = {"quant_method": "auto-round", "bits": 4, "group_size": 32, "sym": True, "data_type": "mx_fp",
+             "act_bits": 4, "act_data_type": "mx_fp", "act_dynamic": True}
+    # vLLM 0.34 inc_mxfp4_linear.py: uint8 weight_packed [out, in / 2] + uint8 E8M0 weight_scale [out, in / 32]
+    model = build_model(_llama8b_with(quant), "ar-mxfp4")
+    assert model.weight_bytes == _layout_bytes(lambda i, o: o * (i // 2) + o * (i // 32))
+
+
 @pytest.mark.parametrize("alias, canonical", [("auto_gptq", "gptq"), ("gptq_marlin", "gptq"), ("auto_awq", "awq"),
                                               ("awq_marlin", "awq")])
 def test_vllm_alias_names_size_as_their_format(alias, canonical):

@@ -203,6 +203,9 @@ def _auto_round(q: dict) -> QuantBytes:
     head, kept = _auto_round_extra(q.get("extra_config"), (bits, group, sym))
     _, exclusions = _ignored(kept, "AutoRound", True)
     if "mx_fp" in kind:
+        if q.get("packing_format") not in (None, "auto_round:llm_compressor"):
+            raise Unsized(f"AutoRound mx_fp with packing_format {q.get('packing_format')!r}: vLLM 0.34 reads "
+                          "auto_round:llm_compressor only")
         if bits not in (4, 8) or group != 32:
             raise Unsized(f"AutoRound mx_fp with {bits} bits, group {group}: vLLM 0.34 reads 4 or 8 bits, group 32")
         return QuantBytes(f"AutoRound MXFP{bits}", f"mxfp{bits}", bits / 8 + 1 / 32, keeps_lm_head=not head,
