@@ -55,6 +55,20 @@ def test_quark_mxfp4_with_an_exclude_list_of_exact_names():
     assert model.weight_bytes == expected
 
 
+@pytest.mark.parametrize("weight, inputs, per_linear", [
+    # QuarkW8A8Fp8 per_channel: F8_E4M3 weight + float32 weight_scale [out]; dynamic input: no input_scale
+    (dict(FP8_STATIC, qscheme="per_channel", ch_axis=0), dict(FP8_STATIC, qscheme="per_channel", is_dynamic=True),
+     lambda i, o: i * o + o * 4),
+    # QuarkW8A8Fp8PerBlock 128 x 128: float32 weight_scale [ceil(out / 128), ceil(in / 128)]
+    (dict(FP8_STATIC, qscheme="per_block", block_size=[128, 128]),
+     dict(FP8_STATIC, qscheme="per_group", group_size=128, is_dynamic=True),
+     lambda i, o: i * o + (o // 128) * (i // 128) * 4),
+])
+def test_quark_fp8_per_channel_and_per_block_by_their_tensors(weight, inputs, per_linear):
+    model = build_model(_llama8b_with(_quark(weight, inputs, ["lm_head"])), "fp8")
+    assert model.weight_bytes == _layout_bytes(per_linear)
+
+
 def test_quark_int4_asymmetric_groups_by_its_tensors():
     weight = {"dtype": "uint4", "qscheme": "per_group", "group_size": 128, "symmetric": False, "is_dynamic": False,
               "ch_axis": 1}

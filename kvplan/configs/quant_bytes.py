@@ -214,7 +214,8 @@ def _auto_round(q: dict) -> QuantBytes:
         raise Unsized(f"AutoRound data_type {kind!r}: kvplan has read the int and mx_fp layouts")
     packing = str(q.get("packing_format") or "auto_round:auto_gptq")
     if packing not in ("auto_round:auto_gptq", "auto_round:auto_awq"):
-        raise Unsized(f"AutoRound packing_format {packing!r}: kvplan knows auto_round:auto_gptq and auto_round:auto_awq")
+        raise Unsized(f"AutoRound packing_format {packing!r}: kvplan knows auto_round:auto_gptq and "
+                      "auto_round:auto_awq")
     if bits not in (2, 4, 8) or group is None:
         raise Unsized(f"AutoRound int{bits}, group {group}: kvplan has read 2-, 4- and 8-bit packing (32 / bits values "
                       "an int32) with one group size")

@@ -20,8 +20,9 @@ The schemes (_get_scheme_cls_from_config) and what each linear stores, per the s
                                 float32 weight_scale_2 and input_scale_2 per tensor
   int4 / uint4 per_group g      QuarkW4A16Int4: int32 weight [in, out / 8], weight_scale [in / g, out] in the model
                                 dtype, int32 weight_zero_point [in / g, out / 8] used when asymmetric
-  kv_cache_group (FP8 KV)       k_proj.output_scale and v_proj.output_scale per attention layer (get_cache_scale_mapper),
-                                float32 scalars as vLLM holds them (kv_cache.py BaseKVCacheMethod)
+  kv_cache_group (FP8 KV)       k_proj.output_scale and v_proj.output_scale per attention layer
+                                (get_cache_scale_mapper), float32 scalars as vLLM holds them (kv_cache.py
+                                BaseKVCacheMethod); the checkpoint's scale dtypes are taken from vLLM's create_weights
 
 The routed experts follow the same specs (quark_moe.py QuarkW8A8Fp8MoEMethod, QuarkOCP_MX_MoEMethod ...: the same
 weight and scale tensors per expert). The LM head is quantized unless `exclude` names it.
@@ -33,6 +34,7 @@ import re
 
 from .quant_bytes import _HARMLESS, _HEAD, QuantBytes, Unsized, _group, _grouped, _ignored, _positive_int
 from .quant_exclude import QUARK  # its exclude list, matched as vLLM's should_ignore_layer does
+
 _MX_BITS = {"fp4": 4, "fp6_e2m3": 6, "fp6_e3m2": 6, "fp8_e4m3": 8}  # OCP MX element dtypes (ocp_mx_utils.py)
 
 
