@@ -21,6 +21,8 @@ own code writes them (per weight of a linear layer with `in` inputs, group g):
                                     MXFP8 (also quant_method "mxfp8", MiniMax-M3): 1 B + a uint8 E8M0 scale per 32
   bitsandbytes                      4-bit: 1/2 + absmax per 64 (float32, or with double quantization
                                     uint8 plus a float32 per 256 blocks); 8-bit: 1 B + SCB per row
+  Quark, AutoRound (inc)            configs/quant_quark.py, configs/quant_autoround.py: FP8, OCP MX (MXFP4/6/8),
+                                    NVFP4 and int4 group schemes; GPTQ / AWQ packing without g_idx, MXFP4 / MXFP8
   MXFP4 (gpt-oss)                   the routed experts' weights only: 16 B of FP4 + one E8M0 scale
                                     per 32 (17/32 B); their biases and every other tensor in BF16
   FP8 with store_dtype "mxfp4"      the linear layers FP8 as above, the routed experts MXFP4 (17/32 B):
@@ -174,6 +176,23 @@ def _gptq(q: dict) -> QuantBytes:
     _kept(q.get("modules_to_not_convert"), "GPTQ")
     return QuantBytes(f"GPTQ int{bits}, group {group}", f"int{bits}", _grouped(bits, group, 2, True),
                       keeps_lm_head=q.get("lm_head") is not True, per_input_row_bytes=4)
+
+
+# quant_method values vLLM 0.34 accepts (quantization/__init__.py) whose bytes the config cannot give, and why
+_NOT_FROM_CONFIG = {
+    "experts_int8": "vLLM quantizes a float checkpoint's routed experts to int8 when it loads them (experts_int8.py "
+                    "ExpertsInt8Config: Int8OnlineMoEMethod, the linear layers unquantized), so the checkpoint holds "
+                    "them in its float dtype; vLLM then holds them at 1 B a weight plus a float32 scale per output row",
+    "online": "vLLM quantizes a float checkpoint when it loads it, and 0.34 refuses it in a checkpoint's config "
+              "(online/base.py OnlineQuantizationConfig.from_config raises)",
+    "moe_wna16": "vLLM's kernel for a GPTQ or AWQ checkpoint's experts, not a checkpoint format: 0.34 moe_wna16.py "
+                 "MoeWNA16Config.from_config reads the format from quant_method, which must be gptq or awq",
+    "torchao": "the checkpoint stores torchao tensor subclasses, whose layout follows the config's quant_type class "
+               "and version (vLLM 0.34 torchao.py hands quant_type to torchao's config_from_dict); kvplan has not "
+               "read them",
+    "w4afp8": "FP8 block-scaled linears and int4 routed experts packed two a byte (vLLM 0.34 w4afp8.py W4AFP8Config, "
+              "group_size per expert scale), whose expert scales' dtype the config does not give",
+}
 
 
 def _fp8(q: dict) -> QuantBytes:
@@ -386,10 +405,20 @@ def _mxfp4(q: dict, model_type: str) -> QuantBytes:
 def read(quant: dict, model_type: str) -> QuantBytes:
     """The bytes of the format a quantization_config names; Unsized with the reason when kvplan cannot say."""
     method = str(quant.get("quant_method") or "").lower()
-    if method == "awq":
+    # vLLM 0.34 quantization/__init__.py get_quantization_config: "auto_awq" and "awq_marlin" are AutoAWQConfig,
+    # "auto_gptq" and "gptq_marlin" AutoGPTQConfig; the checkpoints are the same
+    if method in ("awq", "auto_awq", "awq_marlin"):
         return _awq(quant)
-    if method == "gptq":
+    if method in ("gptq", "auto_gptq", "gptq_marlin"):
         return _gptq(quant)
+    if method == "quark":
+        from . import quant_quark
+        return quant_quark.read(quant)
+    if method in ("auto-round", "inc"):
+        from . import quant_autoround
+        return quant_autoround.read(quant)
+    if method in _NOT_FROM_CONFIG:
+        raise Unsized(f"quant_method {method!r}: {_NOT_FROM_CONFIG[method]}")
     if method in ("fp8", "fbgemm_fp8"):
         return _fp8(quant)
     if method == "compressed-tensors":
@@ -401,7 +430,7 @@ def read(quant: dict, model_type: str) -> QuantBytes:
         return _modelopt(quant)
     if method == "bitsandbytes" or "load_in_4bit" in quant or "load_in_8bit" in quant:
         return _bitsandbytes(quant)
-    if method == "mxfp4":
+    if method in ("mxfp4", "gpt_oss_mxfp4"):  # vLLM 0.34 mxfp4.py GptOssMxfp4Config: gpt-oss's "mxfp4", renamed
         return _mxfp4(quant, model_type)
     if method == "mxfp8":
         return _mxfp8(quant)

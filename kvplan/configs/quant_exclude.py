@@ -15,6 +15,11 @@ the shared experts. The config lists them, and each format reads its list its ow
                      reads them in that order): module names; vLLM matches them exactly (quant_utils.py
                      is_layer_skipped), and short names such as `gate` or `lm_head` at a component boundary
                      (its "suffix" match mode), which is what checkpoints that write short names mean.
+  Quark              `exclude`: `re:` + a regular expression matched from the start of the name, else the exact
+                     name (vLLM 0.34 quark/utils.py should_ignore_layer -> config_utils.py find_matching_patterns
+                     -> is_equal_or_regex_match, without fnmatch); Quark's exporter writes exact module names.
+  AutoRound (inc)    `extra_config` entries of 16 bits or more: the exact name, or a short name at a component
+                     boundary (vLLM 0.34 inc/config_parser.py _resolve_raw: `layer_name.endswith("." + key)`), as FP8's.
 
 A `Matcher` answers for one full module name. What it cannot answer exactly it says at construction: a name
 that picks single experts out of a layer, a class name, a broken regular expression (kvplan.configs.quant_bytes
@@ -28,7 +33,7 @@ import re
 
 from .quant_bytes import Unsized
 
-MODELOPT, COMPRESSED_TENSORS, FP8 = "ModelOpt", "compressed-tensors", "FP8"
+MODELOPT, COMPRESSED_TENSORS, FP8, QUARK, AUTO_ROUND = "ModelOpt", "compressed-tensors", "FP8", "Quark", "AutoRound"
 
 _WILDCARD = re.compile(r"[*?\[]")
 # a name or pattern that picks single routed experts (experts.7 / experts\.7 / experts.[0-3]): the per-module
@@ -48,10 +53,10 @@ class Matcher:
             if _SINGLE_EXPERT.search(name):
                 raise Unsized(f"{style} leaves {name!r} unquantized: single routed experts, which kvplan's "
                               "per-module count holds as one block per layer")
-            if style == COMPRESSED_TENSORS:
+            if style in (COMPRESSED_TENSORS, QUARK):
                 if name.startswith("re:"):
                     patterns.append(name[3:])
-                elif "." not in name and name[:1].isupper():
+                elif style == COMPRESSED_TENSORS and "." not in name and name[:1].isupper():
                     raise Unsized(f"{style} leaves the module class {name!r} unquantized, which kvplan's "
                                   "per-module count does not map to module names")
                 else:
@@ -79,7 +84,7 @@ class Matcher:
     def __call__(self, name: str) -> bool:
         if name in self.exact:
             return True
-        if self.style == FP8:  # a short name at a component boundary
+        if self.style in (FP8, AUTO_ROUND):  # a short name at a component boundary
             parts = name.split(".")
             return any(".".join(parts[i:]) in self.exact for i in range(1, len(parts)))
         return self.regex is not None and self.regex.match(name) is not None
