@@ -37,6 +37,15 @@ from .latent import indexer_cache, latent_cache
 from .markers import MARKERS, marker_length, normalise
 
 _INHERITED = ("torch_dtype", "dtype", "quantization_config", "tie_word_embeddings", "architectures")
+# Fields where the wrapper's own value, when it writes one, beats the nested text config's. tie_word_embeddings:
+# the head is the wrapper's (transformers 5.25 PreTrainedModel.get_expanded_tied_weights_keys reads the config of
+# the class holding lm_head and _tied_weights_keys, e.g. Qwen3VLMoeForConditionalGeneration with Qwen3VLMoeConfig);
+# vLLM 0.34 VllmConfig.with_hf_config (config/vllm.py) copies a multimodal hf_config's tie_word_embeddings into the
+# text config the language model is built from; SGLang 0.5.23 Qwen3VLForConditionalGeneration.__init__
+# (models/qwen3_vl.py) does the same for Qwen3-VL-MoE / Qwen3-Omni. transformers 5 dumps of Qwen3-VL-MoE write
+# text_config.tie_word_embeddings true (Qwen3VLMoeTextConfig's default) beside the wrapper's false, and the
+# checkpoint ships lm_head.weight.
+_WRAPPER_WINS = ("tie_word_embeddings",)
 _DTYPE_NAMES = ("torch_dtype", "dtype")
 
 
@@ -120,7 +129,7 @@ def _text_model(family: Family, raw: dict, source: str, model_type: str) -> tupl
             for name in _DTYPE_NAMES:
                 merged.pop(name, None)
         for inherited in _INHERITED:
-            if inherited in raw and inherited not in merged:
+            if inherited in raw and (inherited not in merged or inherited in _WRAPPER_WINS):
                 merged[inherited] = raw[inherited]
         if text_family.wraps:  # a wrapper in a wrapper (Qwen-Omni's thinker_config, which keeps text_config)
             return _text_model(text_family, merged, source, text_type)

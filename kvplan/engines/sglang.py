@@ -87,8 +87,8 @@ from .sglang_mtp import DRAFTS as MTP_DRAFTS
 from .sglang_zaya import ZAYA, zaya_shape
 from .sglang_rules import (DSV4_ARCHS, GIB, KV_DTYPES, LATEST, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
                            MAMBA_EXTRA_BUFFER_SLOTS, MAMBA_FULL_MEMORY_RATIO, NSA_ARCHS, NSA_PAGE_SIZE, NSA_QUANT_BLOCK,
-                           RULES, SPEC_MAX_RUNNING_REQUESTS, STATE_ARCHS, SWA_FULL_TOKENS_RATIO, Rules,
-                           radix_off_reason)
+                           RULES, SPEC_MAX_RUNNING_REQUESTS, STATE_ARCHS, SWA_FULL_TOKENS_RATIO,
+                           WINDOW_FIELD_ONE_LESS, Rules, radix_off_reason)
 
 if TYPE_CHECKING:
     from .sglang_dsv4 import Dsv4Pool
@@ -312,6 +312,17 @@ def state_cell(model: ModelSpec, tp: int, ssm_bytes: int = 4, rules: Rules | Non
     return StateCell(conv, ssm, len(states))
 
 
+def config_window(model: ModelSpec) -> int | None:
+    """The sliding window SGLang 0.5.23's pool configurator reads (ModelConfig.sliding_window_size: the config's
+    sliding_window_size, else sliding_window), from the sliding layers kvplan read: their window, one less for
+    WINDOW_FIELD_ONE_LESS (MiMo-V2: 128, where kvplan's plan keeps 129). None without sliding layers."""
+    windows = [c.policy.window_tokens for layer in model.layers for c in layer.caches
+               if c.policy.window_tokens is not None]
+    if not windows:
+        return None
+    return max(windows) - (1 if model.model_type in WINDOW_FIELD_ONE_LESS else 0)
+
+
 def _local(cache) -> bool:
     return cache.policy.window_tokens is not None or cache.policy.chunk_tokens is not None
 
@@ -490,6 +501,12 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
             full = min(full, max_total_tokens)
         tokens = raw = full // page_size * page_size
         swa = int(tokens * swa_full_tokens_ratio) // page_size * page_size
+        window = config_window(model)
+        if window is not None and window + page_size >= swa:  # pool_configurator.py validate_swa_pool_size
+            raise PlanError(f"SGLang {rules.release} would not start: its sliding-window pool holds {swa} tokens, "
+                            f"not more than the sliding window ({window}) + page_size ({page_size}) a prefill "
+                            "takes, so no request could ever be admitted",
+                            "raise --mem-util (SGLang's --mem-fraction-static) or add GPUs (--tp)")
     else:
         tokens = raw = rest_bytes // (c.bytes + draft)
         if max_total_tokens is not None:

@@ -82,6 +82,14 @@ NSA_PAGE_SIZE = 64
 NSA_QUANT_BLOCK = 128  # NSATokenToKVPool.quant_block_size
 SM10_GPUS = frozenset({"b200", "rtx-pro-6000"})  # catalog cards of compute capability 10 and above
 SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py
+
+# model types whose config's sliding_window_size is one less than the window kvplan reads (transformers 5.25
+# MiMoV2FlashConfig: sliding_window = sliding_window_size + 1): SGLang 0.5.23 ModelConfig._get_sliding_window_size
+# (configs/model_config.py) reads sliding_window_size before sliding_window, so its pool configurator's window is
+# 128 there. Its attention keeps kvplan's 129: mimo_v2.py gives RadixAttention sliding_window_size = 128 and
+# FlashAttentionBackend uses window_size = (128, 0), 128 earlier tokens and the query (vLLM instead keeps 128 in
+# all: vllm_rules.WINDOW_ONE_LESS, the same model types)
+WINDOW_FIELD_ONE_LESS = frozenset(("mimo_v2", "mimo_v2_flash"))
 MAMBA_FULL_MEMORY_RATIO = 0.9  # server_args.py
 MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3  # model_runner_kv_cache_mixin.py
 # architectures SGLang gives a state pool (model_runner.mambaish_config: hybrid_gdn_config, mamba2_config),

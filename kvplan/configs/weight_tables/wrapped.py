@@ -235,10 +235,17 @@ def kimi_k3(f: Fields, layers: list, dims) -> list[Module]:
             if shared:
                 out += _mlp(f"{m}.shared_experts", hidden, moe_inter * shared, "shared experts")
             if latent:
-                out.append(_linear(f"{m}.routed_expert_down_proj", hidden, latent, "latent MoE"))
+                # never quantized, whole on every TP rank: moonshotai/Kimi-K3's MXFP4 checkpoint stores both in
+                # bf16 (routed_expert_down_proj.weight [3584, 7168], routed_expert_up_proj.weight [7168, 3584])
+                # although its compressed-tensors `ignore` names no pattern that matches them; SGLang 0.5.23
+                # models/kimi_k3.py KimiMoE builds them as ReplicatedLinear with quant_config=None unless the
+                # quantization config sets supports_kimi_k3_quantized_latent_projections (compressed-tensors does
+                # not). vLLM 0.34 models/kimi_k3/nvidia/model.py builds the same ReplicatedLinear with the
+                # checkpoint's quant_config (see docs/weights.md)
+                out.append(Module(f"{m}.routed_expert_down_proj", 0, hidden * latent, "latent MoE", whole=True))
                 if f.flag("latent_moe_use_norm"):
                     out.append(_float(f"{m}.routed_expert_norm", latent))
-                out.append(_linear(f"{m}.routed_expert_up_proj", latent, hidden, "latent MoE"))
+                out.append(Module(f"{m}.routed_expert_up_proj", 0, latent * hidden, "latent MoE", whole=True))
         else:
             out += _mlp(f"layers.{i}.mlp", hidden, f.int("intermediate_size", default=11008), "mlp")
     return out
