@@ -64,7 +64,7 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
 
 Not modelled (refused or said): other recurrent states (MiniMax's lightning attention, Mamba-1 and pure SSM
 models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4 outside 0.5.23's CUDA defaults
-(kvplan.engines.sglang_dsv4: no speculation, fp8_e4m3, no V4.1 layout), FP4 and MXFP8 KV,
+(kvplan.engines.sglang_dsv4: no speculation, fp8_e4m3, V4.1 below SM100 only), FP4 and MXFP8 KV,
 pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
 (kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative draft pool (said beside, not
 subtracted: it comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report), an EAGLE head's weights
