@@ -161,6 +161,8 @@ def test_v41_max_total_tokens_keeps_the_cap(v41):
 def test_v41_refusals(v41):
     with pytest.raises(UsageError, match="chunked_prefill_size"):
         pool(v41, rest_bytes=100 * GIB, context_len=4096, tp=8, rules=R0523)
+    with pytest.raises(UsageError, match="DeepSeek-V4.1 on an SM >= 10 card is not modelled"):
+        pool(v41, rest_bytes=100 * GIB, context_len=4096, tp=8, rules=R0523, chunked_prefill_size=8192, nsa_fp8=True)
     with pytest.raises(UsageError, match="0.5.9 registers no DeepseekV41ForCausalLM"):
         pool(v41, rest_bytes=100 * GIB, context_len=4096, tp=8, rules=R059, chunked_prefill_size=8192)
 

@@ -428,7 +428,8 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
         raise UsageError(f"--block-size {page_size}: SGLang's page_size must be 1 or more")
     if (model.architecture or "") in DSV4_ARCHS:
         return _dsv4_pool(model, rest_bytes, context_len, kv_cache_dtype, page_size, max_total_tokens,
-                          max_running_requests, mem_fraction_static, speculation, rules, chunked_prefill_size)
+                          max_running_requests, mem_fraction_static, speculation, rules, chunked_prefill_size,
+                          nsa_fp8)
     dtype, kv_bytes = kv_dtype_bytes(model, kv_cache_dtype)
     if nsa_fp8 and dtype == "auto" and is_nsa(model):
         dtype, kv_bytes = "fp8_e4m3", 1
@@ -531,7 +532,8 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
 
 def _dsv4_pool(model: ModelSpec, rest_bytes: int, context_len: int, kv_cache_dtype: str | None, page_size: int,
                max_total_tokens: int | None, max_running_requests: int | None, mem_fraction_static: float | None,
-               speculation: Speculation | None, rules: Rules, chunked_prefill_size: int | None = None) -> SglangPool:
+               speculation: Speculation | None, rules: Rules, chunked_prefill_size: int | None = None,
+               sm10: bool = False) -> SglangPool:
     """DeepSeek-V4's pool in the releases that serve it (kvplan.engines.sglang_dsv4: 0.5.23's DSV4PoolConfigurator
     at its defaults); what it was not read for is refused."""
     from .sglang_dsv4 import DSV4_MAX_RUNNING_REQUESTS, DSV4_PAGE_SIZE, sizes
@@ -547,6 +549,10 @@ def _dsv4_pool(model: ModelSpec, rest_bytes: int, context_len: int, kv_cache_dty
         raise UsageError(f"SGLang {rules.release}: DeepSeek-V4 with speculative decoding is not modelled (its compress "
                          "state rings grow to 16 / 256 rows and DSV4PoolConfigurator inflates the cell by "
                          "(layers + 1) / layers: not read into kvplan)", "plan it without a draft")
+    if sm10 and model.config_model_type == "deepseek_v41":
+        raise UsageError(f"SGLang {rules.release}: DeepSeek-V4.1 on an SM >= 10 card is not modelled (flashmla_mega's "
+                         "V4.1 layouts, index pages of 128 with Blackwell's DeepGEMM: select_dsv4_kv_layout, "
+                         "dsv41_index_page_size); kvplan read it below SM100", "plan it on an H100 / H200")
     notes = [f"SGLang {rules.release} sizes DeepSeek-V4's pool with DSV4PoolConfigurator (pool_configurator.py): "
              "fp8_e4m3 latents in KVLayout.V4 pages (584 B a token, pages padded to 576 B), page_size 256, "
              + ("" if model.config_model_type == "deepseek_v41" else "swa_full_tokens_ratio 0.1, ")
