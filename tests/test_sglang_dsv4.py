@@ -104,3 +104,85 @@ def test_cli_refuses_059_in_one_line(cli):
     rc, out, err = cli("estimate", "deepseek-v4-flash", "--engine", "sglang@0.5.9", "--gpu", "h200", "--tp", "8")
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert "SGLang 0.5.9 registers no DeepseekV4ForCausalLM" in err
+
+
+# DeepSeek-V4.1-Flash (model_type deepseek_v41, served as DeepseekV4ForCausalLM), worked by hand from
+# pool_configurator.py DSV4PoolConfigurator (0.5.23) on CUDA below SM100 (KVLayout.V4 for every ratio), no speculation,
+# radix cache and overlap schedule on, chunked prefill 8,192 (a card of 60-160 GiB), max_running_requests 256:
+#   40 layers, compress_ratios 2 x 0, 18 x 2, 20 x 1; kv_source_layer_ids [2, 8, 14, 20]: owners c2 = 3 (2, 8, 14),
+#   c1 = 1 (20) (collect_sources_by_ratio); V(256) = V(128) = 585; fp4 index keys 128 / 2 + 128 / 32 = 68 B
+#   SWA token: 40 x 585 = 23,400 B (no c4 state); full token (cap mode: no SWA share):
+#     c1 (585 + 68) x 1 + c2 (585 + 68) / 2 x 3 = 653 + 979.5 = 1,632.5 B
+#   c2 state: (257 x 2 + 2 + 1 = 517 rows -> 518, padded to 2) x 2 x 512 x 4 B x 3 = 6,365,184 B
+#   SWA cap: per request 128 + 128 x 1 + 256 (trailing) + 256 (decode) = 768; 768 x 256 + 2 x 8,192 + 256 = 213,248;
+#     headroom 4 x 256 = 1,024 tails x (128 + 256) = 393,216; 606,464 tokens (2,369 pages) x 23,400 = 14,191,257,600 B
+#   padding at a page-aligned full F: 4 x 256 x 585 (a reserved latent page per source) + 68 x (320 c1 index slots
+#     past F: (F + 256) + 64 rounded up to 64; + 3 x 192 c2 slots: (F + 256) / 2 + 64 - F / 2) = 659,968 B
+# At 100 GiB: 107,374,182,400 - 6,365,184 - 14,191,257,600 = 93,176,559,616 B for tokens;
+#   int(/ 1,632.5) = 57,076,201 -> 57,075,968; 57,075,968 x 1,632.5 + 659,968 exceeds it by 618,112 B, 57,075,712 by
+#   200,192: two pages off, full 57,075,456; c4 14,268,864, c128 445,902 (the log's full // 4, // 128)
+# 64 requests: cap 768 x 64 + 16,384 + 256 + 256 x 384 = 164,096; c2 (65 x 2 + 3 -> 134) x 4,096 x 3 = 1,646,592;
+#   107,374,182,400 - 1,646,592 - 164,096 x 23,400 = 103,532,689,408 -> 63,419,648 -> (loop) 63,419,136
+
+
+@pytest.fixture(scope="module")
+def v41():
+    return load_model("deepseek-v4.1-flash")
+
+
+def test_v41_at_100_gib(v41):
+    got = pool(v41, rest_bytes=100 * GIB, context_len=4096, tp=8, rules=R0523, chunked_prefill_size=8192)
+    d = got.dsv4
+    assert (d.bytes_per_swa_token, d.bytes_per_full_token, d.c128_state_fixed_bytes, d.c2_state_fixed_bytes) == (
+        23_400, 1_632.5, 0, 6_365_184)
+    assert (d.swa_cap_tokens, d.prefix_tails, d.swa_fixed_bytes) == (606_464, 1_024, 14_191_257_600)
+    assert (got.max_total_num_tokens, got.swa_tokens, d.c4_tokens, d.c128_tokens, d.c4_state_pool_size) == (
+        57_075_456, 606_464, 14_268_864, 445_902, 0)
+    lines = got.log_lines()
+    assert lines[0] == "DSV4 SWA sizing: mode=cap, swa_tokens=606464, request_cap+headroom=606464, prefix_tails=1024"
+    assert "c2_state_fixed=0.01 GB, swa_fixed=13.22 GB" in lines[1] and "full_token=57075456" in lines[1]
+    assert "bytes_per_full_token=1632.50" in lines[1]
+
+
+def test_v41_given_requests(v41):
+    got = pool(v41, rest_bytes=100 * GIB, context_len=4096, tp=8, rules=R0523, chunked_prefill_size=8192,
+               max_running_requests=64)
+    assert (got.dsv4.swa_cap_tokens, got.dsv4.prefix_tails, got.dsv4.c2_state_fixed_bytes) == (164_096, 256, 1_646_592)
+    assert (got.max_total_num_tokens, got.swa_tokens, got.max_running_requests) == (63_419_136, 164_096, 64)
+
+
+def test_v41_max_total_tokens_keeps_the_cap(v41):
+    # calculate_pool_sizes_from_max_tokens: the full count capped to pages, the SWA pool still the cap
+    got = pool(v41, rest_bytes=100 * GIB, context_len=4096, tp=8, rules=R0523, chunked_prefill_size=8192,
+               max_total_tokens=1_000_000)
+    assert (got.max_total_num_tokens, got.swa_tokens) == (999_936, 606_464)
+
+
+def test_v41_refusals(v41):
+    with pytest.raises(UsageError, match="chunked_prefill_size"):
+        pool(v41, rest_bytes=100 * GIB, context_len=4096, tp=8, rules=R0523)
+    with pytest.raises(UsageError, match="DeepSeek-V4.1 on an SM >= 10 card is not modelled"):
+        pool(v41, rest_bytes=100 * GIB, context_len=4096, tp=8, rules=R0523, chunked_prefill_size=8192, nsa_fp8=True)
+    with pytest.raises(UsageError, match="0.5.9 registers no DeepseekV41ForCausalLM"):
+        pool(v41, rest_bytes=100 * GIB, context_len=4096, tp=8, rules=R059, chunked_prefill_size=8192)
+
+
+def test_v41_served_as_v4():
+    from kvplan.engines.sglang_served import looked_up
+
+    assert looked_up("DeepseekV41ForCausalLM", "deepseek_v41", "0.5.23") == "DeepseekV4ForCausalLM"
+
+
+def test_v41_estimate_h200_tp8(cli):
+    """The CLI's figure is the hand formula applied to the pool memory it reports (H200: chunked prefill 8,192)."""
+    rc, out, err = cli("estimate", "deepseek-v4.1-flash", "--engine", "sglang", "--gpu", "h200", "--tp", "8",
+                       "--format", "json")
+    assert rc == 0, err
+    engine = json.loads(out)["engine"]
+    for_tokens = engine["kv_memory_bytes"] - 6_365_184 - 14_191_257_600
+    full = int(for_tokens / 1_632.5) // 256 * 256
+    while full * 1_632.5 + 659_968 > for_tokens:
+        full -= 256
+    assert full > 40_000_000 and engine["max_total_num_tokens"] == full and engine["swa_tokens"] == 606_464
+    assert any("mode=cap, swa_tokens=606464" in line for line in engine["log"])
+    assert engine["served"] is True and not any("registers no" in note for note in engine["notes"])

@@ -64,7 +64,7 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
 
 Not modelled (refused or said): other recurrent states (MiniMax's lightning attention, Mamba-1 and pure SSM
 models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4 outside 0.5.23's CUDA defaults
-(kvplan.engines.sglang_dsv4: no speculation, fp8_e4m3, no V4.1 layout), FP4 and MXFP8 KV,
+(kvplan.engines.sglang_dsv4: no speculation, fp8_e4m3, V4.1 below SM100 only), FP4 and MXFP8 KV,
 pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
 (kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative draft pool (said beside, not
 subtracted: it comes out of what mem_fraction_static leaves; kvplan.engines.sglang_report), an EAGLE head's weights
@@ -424,10 +424,12 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
          page_size: int = 1, max_total_tokens: int | None = None, max_running_requests: int | None = None,
          mem_fraction_static: float | None = None, ssm_bytes: int = 4, nsa_fp8: bool = False,
          speculation: Speculation | None = None,
-         swa_full_tokens_ratio: float = SWA_FULL_TOKENS_RATIO, rules: Rules | None = None) -> SglangPool:
+         swa_full_tokens_ratio: float = SWA_FULL_TOKENS_RATIO, rules: Rules | None = None,
+         chunked_prefill_size: int | None = None) -> SglangPool:
     """SGLang's pool from the memory it sizes it from (profile_max_num_token's rest, in bytes). ssm_bytes:
     a hybrid recurrent model's temporal state width (ssm_state_bytes). nsa_fp8: the GPU is SM >= 10, where
-    SGLang's KV dtype auto is fp8_e4m3 for DeepSeek's sparse attention. rules: the release (default the newest)."""
+    SGLang's KV dtype auto is fp8_e4m3 for DeepSeek's sparse attention. rules: the release (default the newest).
+    chunked_prefill_size: the card's default (memory_defaults), which DeepSeek-V4.1's SWA pool is sized from."""
     from ..configs.quant_mlx import refusal
 
     if mlx := refusal(model, "SGLang"):
@@ -437,7 +439,8 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
         raise UsageError(f"--block-size {page_size}: SGLang's page_size must be 1 or more")
     if (model.architecture or "") in DSV4_ARCHS:
         return _dsv4_pool(model, rest_bytes, context_len, kv_cache_dtype, page_size, max_total_tokens,
-                          max_running_requests, mem_fraction_static, speculation, rules)
+                          max_running_requests, mem_fraction_static, speculation, rules, chunked_prefill_size,
+                          nsa_fp8)
     dtype, kv_bytes = kv_dtype_bytes(model, kv_cache_dtype)
     if nsa_fp8 and dtype == "auto" and is_nsa(model):
         dtype, kv_bytes = "fp8_e4m3", 1
@@ -546,7 +549,8 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
 
 def _dsv4_pool(model: ModelSpec, rest_bytes: int, context_len: int, kv_cache_dtype: str | None, page_size: int,
                max_total_tokens: int | None, max_running_requests: int | None, mem_fraction_static: float | None,
-               speculation: Speculation | None, rules: Rules) -> SglangPool:
+               speculation: Speculation | None, rules: Rules, chunked_prefill_size: int | None = None,
+               sm10: bool = False) -> SglangPool:
     """DeepSeek-V4's pool in the releases that serve it (kvplan.engines.sglang_dsv4: 0.5.23's DSV4PoolConfigurator
     at its defaults); what it was not read for is refused."""
     from .sglang_dsv4 import DSV4_MAX_RUNNING_REQUESTS, DSV4_PAGE_SIZE, sizes
@@ -562,14 +566,32 @@ def _dsv4_pool(model: ModelSpec, rest_bytes: int, context_len: int, kv_cache_dty
         raise UsageError(f"SGLang {rules.release}: DeepSeek-V4 with speculative decoding is not modelled (its compress "
                          "state rings grow to 16 / 256 rows and DSV4PoolConfigurator inflates the cell by "
                          "(layers + 1) / layers: not read into kvplan)", "plan it without a draft")
+    if sm10 and model.config_model_type == "deepseek_v41":
+        raise UsageError(f"SGLang {rules.release}: DeepSeek-V4.1 on an SM >= 10 card is not modelled (flashmla_mega's "
+                         "V4.1 layouts, index pages of 128 with Blackwell's DeepGEMM: select_dsv4_kv_layout, "
+                         "dsv41_index_page_size); kvplan read it below SM100", "plan it on an H100 / H200")
     notes = [f"SGLang {rules.release} sizes DeepSeek-V4's pool with DSV4PoolConfigurator (pool_configurator.py): "
              "fp8_e4m3 latents in KVLayout.V4 pages (584 B a token, pages padded to 576 B), page_size 256, "
-             "swa_full_tokens_ratio 0.1, max_running_requests 256 unless given (model_overrides/deepseek_v4.py, "
+             + ("" if model.config_model_type == "deepseek_v41" else "swa_full_tokens_ratio 0.1, ")
+             + "max_running_requests 256 unless given (model_overrides/deepseek_v4.py, "
              "deepseek_v4_hook.py); read for CUDA's flashmla backend (ROCm's DeepSeek-V4 hooks not read)",
              "DeepSeekV4TokenToKVPool's own allocation lines are not read: left out"]
     if page_size not in (1, DSV4_PAGE_SIZE):
         notes.append(f"SGLang sets page_size {DSV4_PAGE_SIZE} for DeepSeek-V4 on CUDA (model_overrides/deepseek_v4.py)")
-    p = sizes(model, rest_bytes, max_running_requests, max_total_tokens)
+    p = sizes(model, rest_bytes, max_running_requests, max_total_tokens, chunked_prefill_size=chunked_prefill_size)
+    if p.swa_cap_tokens is not None:
+        notes.append(f"DeepSeek-V4.1: the model override leaves swa_full_tokens_ratio unset, so the SWA pool is the "
+                     f"request cap plus {p.prefix_tails} radix prefix tails ({p.swa_cap_tokens:,} tokens, "
+                     f"{p.swa_fixed_bytes / GIB:.2f} GiB) taken first (_resolve_swa_cap_tokens, chunked prefill "
+                     f"{chunked_prefill_size:,}); read with the radix cache and overlap schedule on")
+    if model.config_model_type == "deepseek_v41":
+        from .vllm_load import raw_config
+
+        vision = (raw_config(model) or {}).get("vision_config")
+        if isinstance(vision, dict) and vision.get("num_hidden_layers"):
+            notes.append("SGLang 0.5.23 serves a DeepSeek-V4.1 with vision layers as multimodal (model_config.py "
+                         "has_dsv41_vision): its default fraction's vision adjustment (adjust_mem_fraction_for_vlm) "
+                         "and multimodal cache are not taken from the pool memory here, so it may be high")
     requests = min(DSV4_MAX_RUNNING_REQUESTS if max_running_requests is None else max_running_requests,
                    p.full_tokens // 2)  # kv_cache_configurator.resolve_max_num_reqs
     c = Cell(round(p.bytes_per_full_token), "dsv4", 1, len(model.layers))

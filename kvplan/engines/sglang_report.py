@@ -115,6 +115,19 @@ def _fc_module(model, raw: dict | None, tp: int, rules: Rules) -> tuple[int, str
                    "is sized")
 
 
+def _smi_mib(gpu) -> float:
+    """nvidia-smi's figure for the card (the catalog's smi_mib), else its bytes (a card without a known nvidia-smi
+    figure, or --gpu-memory)."""
+    return gpu.smi_mib or gpu.memory_bytes / 2**20
+
+
+def chunked_prefill_of(dep, rules: Rules) -> int | None:
+    """SGLang's default chunked_prefill_size on the deployment's card (memory_defaults); None without a card."""
+    if dep is None or dep.gpu is None or not dep.gpu.memory_bytes:
+        return None
+    return memory_defaults(_smi_mib(dep.gpu), dep.tp, dep.pp, rules=rules).chunked_prefill_size
+
+
 def memory_of(result, mem_fraction_static: float | None, speculative: str | None = None, rules: Rules | None = None,
               max_running_requests: int | None = None,
               draft: tuple[int, str | None] = (0, None)) -> tuple[int, str | None, float | None]:
@@ -132,9 +145,7 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
     if dep is None or dep.gpu is None or not dep.gpu.memory_bytes:
         raise UsageError("--engine sglang needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
     total = driver_total_bytes(dep.gpu)  # torch's total for the card, which the free memory counts from
-    # nvidia-smi's figure for the card (the catalog's smi_mib), else its bytes (a card without a known
-    # nvidia-smi figure, or --gpu-memory)
-    smi_mib = dep.gpu.smi_mib or dep.gpu.memory_bytes / 2**20
+    smi_mib = _smi_mib(dep.gpu)
     arch = result.plan.model.architecture or ""
     multimodal = arch in rules.multimodal_archs
     defaults = memory_defaults(smi_mib, dep.tp, dep.pp, speculative, rules, mla=_is_mla(result.plan.model),
@@ -436,7 +447,8 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     ssm_bytes, ssm_note = ssm_bytes_of(plan.model)
     got, pp_note = stage_pool(result, rest, context_len, rules, tp=dep.tp if dep else 1,
                               page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes,
-                              nsa_fp8=nsa_fp8(dep), speculation=spec, max_running_requests=max_running_requests)
+                              nsa_fp8=nsa_fp8(dep), speculation=spec, max_running_requests=max_running_requests,
+                              chunked_prefill_size=chunked_prefill_of(dep, rules))
     served = check(plan.model.registry_names, rules.release, plan.model.config_model_type or plan.model.model_type,
                    plan.model, dep.tp if dep else None)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([long_note] if long_note else []) + ([how] if how else []) + list(got.notes) \

@@ -53,7 +53,9 @@ from dataclasses import dataclass
 from ..errors import ConfigError, UsageError
 from .sglang_mtp import DRAFTS as MTP_DRAFTS
 
-DSV4_ARCHS = frozenset({"DeepseekV4ForCausalLM"})  # 0.5.23 DSV4PoolConfigurator (kvplan.engines.sglang_dsv4)
+# 0.5.23 DSV4PoolConfigurator (kvplan.engines.sglang_dsv4); configs/deepseek_v41.py normalize_deepseek_v41_config
+# serves DeepseekV41ForCausalLM as DeepseekV4ForCausalLM
+DSV4_ARCHS = frozenset({"DeepseekV4ForCausalLM", "DeepseekV41ForCausalLM"})
 
 
 GIB = 2**30

@@ -38,7 +38,14 @@ def looked_up(architecture: str | None, model_type: str | None, release: str) ->
     from .sglang_registry_data import CONFIG_ARCHITECTURES
 
     renamed, releases = CONFIG_ARCHITECTURES.get(model_type, (None, ()))
-    return renamed if release in releases else architecture
+    if release in releases:
+        return renamed
+    return _NORMALIZED.get((model_type, architecture, release), architecture)
+
+
+# Renames a config class makes outside its __init__ (so the generated CONFIG_ARCHITECTURES misses them): 0.5.23
+# configs/deepseek_v41.py normalize_deepseek_v41_config serves DeepseekV41ForCausalLM as DeepseekV4ForCausalLM
+_NORMALIZED = {("deepseek_v41", "DeepseekV41ForCausalLM", "0.5.23"): "DeepseekV4ForCausalLM"}
 
 
 def check(architectures, release: str, model_type: str | None = None, model=None, tp: int | None = None) -> Served:

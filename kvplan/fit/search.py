@@ -276,8 +276,8 @@ class _Engine:
     def _sglang_concurrency(self, plan, deployment: Deployment, key) -> float:
         """SGLang's requests of the context its pool holds (kvplan.engines.sglang), the pool sized as
         `kvplan estimate --engine sglang` sizes it."""
-        from ..engines.sglang_report import (check_context, draft_weights, memory_of, nsa_fp8, refuse_unread,
-                                             resolve_speculation, ssm_bytes_of, stage_pool)
+        from ..engines.sglang_report import (check_context, chunked_prefill_of, draft_weights, memory_of, nsa_fp8,
+                                             refuse_unread, resolve_speculation, ssm_bytes_of, stage_pool)
         from ..engines.sglang_rules import rules_for
 
         rules = rules_for(self.release)
@@ -299,7 +299,8 @@ class _Engine:
             got = self._pools[pool_key] = stage_pool(result, rest, self.tokens, rules, tp=deployment.tp,
                                                 page_size=plan.block_size or 1,
                                                 ssm_bytes=ssm_bytes_of(plan.model)[0], nsa_fp8=nsa_fp8(deployment),
-                                                speculation=spec)[0]
+                                                speculation=spec,
+                                                chunked_prefill_size=chunked_prefill_of(deployment, rules))[0]
         return got.max_concurrency
 
 
