@@ -11,6 +11,8 @@ not get right are listed in PARAM_GAPS with what is off; their configs read with
 
 from __future__ import annotations
 
+import copy
+
 import warnings
 
 import pytest
@@ -59,6 +61,12 @@ def _transformers_count(top) -> int:
     from transformers import AutoModelForCausalLM
 
     text = top.get_text_config(decoder=True)  # kvplan counts the text model: a vision or audio tower is apart
+    if text is not top and getattr(top, "tie_word_embeddings", None) is not None:
+        # the wrapper class holds the head and ties it by its own config's flag (modeling_utils.py
+        # get_expanded_tied_weights_keys reads self.config), as kvplan reads it (configs/build.py _WRAPPER_WINS):
+        # MossTranscribeDiarizeConfig ties (True) over its Qwen3 text config's False
+        text = copy.deepcopy(text)
+        text.tie_word_embeddings = top.tie_word_embeddings
     with warnings.catch_warnings(), torch.device("meta"):
         warnings.simplefilter("ignore")
         model = AutoModelForCausalLM.from_config(text if text is not top else top)
