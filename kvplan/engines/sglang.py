@@ -62,8 +62,14 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   dtype auto = fp8_e4m3 on SM >= 10, bfloat16 below; at fp8 a layer stores 656 B of latent
   (calculate_mla_kv_cache_dim) where the profile counts 576, and the indexer whole pages of n + page + 1.
 
-Not modelled (refused or said): other recurrent states (MiniMax's lightning attention, Mamba-1 and pure SSM
-models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4 outside 0.5.23's CUDA defaults
+- Pure state-space models, 0.5.23 only (Mamba, Falcon-Mamba, Mamba-2: sglang_rules.PURE_SSM_ARCHS): no attention
+  layer, a zero cell, so the token pool is --max-total-tokens, else context_len (pool_configurator
+  DefaultPoolConfigurator._zero_kv_max_tokens), and the state pool as above (3 slots a request); Mamba-1's state
+  Mamba2StateShape.create_full_rank: conv intermediate_size / TP x (kernel - 1), temporal intermediate_size / TP x
+  state_size (head_dim 1). Gemma 3n (0.5.9 and 0.5.23): its KV-sharing layers are pooled like the others (cell).
+
+Not modelled (refused or said): other recurrent states (MiniMax's lightning attention, Jamba, Bamba, Zamba: SGLang
+registers none, and the refusal leads with that, kvplan.engines.sglang_served.registry_verdict), DeepSeek-V4 outside 0.5.23's CUDA defaults
 (kvplan.engines.sglang_dsv4: no speculation, fp8_e4m3, no V4.1 layout), FP4 and MXFP8 KV,
 pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
 (kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative draft pool (said beside, not
