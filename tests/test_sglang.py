@@ -193,10 +193,16 @@ def test_deepseek_sparse_attention_pool():
     assert pool059(model, rest_bytes=40 * GIB, context_len=8192).kv_cache_dtype == "auto"  # bf16 below SM 10
 
 
-def test_kv_sharing_models_are_refused():
-    # Gemma 3n reuses earlier layers' KV; how SGLang's pool counts those layers is not read: refused, not guessed
+def test_kv_sharing_models_are_refused_outside_gemma3n(tmp_path):
+    # Gemma 3n's shared layers are pooled as SGLang allocates them (tests/test_sglang_pure_ssm.py); another
+    # architecture's KV sharing is not read: refused, not guessed
+    from kvplan.sources import bundled_config, bundled_index
+
+    raw = {**bundled_config(bundled_index()["gemma-3n-e4b"]), "architectures": ["Gemma3nForCausalLMX"]}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
     with pytest.raises(UsageError, match="reuses earlier layers"):
-        cell(load_model("gemma-3n-e4b"))
+        cell(load_model(str(path)))
 
 
 def test_emit_sglang(cli):

@@ -53,7 +53,8 @@ def mamba1_state(f: Fields) -> RecurrentState:
     d_state = f.int("mamba_d_state", "state_size", "d_state", default=16)
     d_conv = f.int("mamba_d_conv", "conv_kernel", "d_conv", default=4)
     conv, ssm = _dtypes(f)
-    return RecurrentState("mamba", (d_conv - 1) * d_inner, d_inner * d_state, conv, ssm)
+    return RecurrentState("mamba", (d_conv - 1) * d_inner, d_inner * d_state, conv, ssm, d_state=d_state,
+                          d_inner=d_inner, conv_kernel=d_conv)
 
 
 def mamba2_state(f: Fields, prefix: str = "mamba_") -> RecurrentState:

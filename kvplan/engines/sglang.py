@@ -62,8 +62,14 @@ What changed in 0.5.23, the release tables and the memory defaults: kvplan.engin
   dtype auto = fp8_e4m3 on SM >= 10, bfloat16 below; at fp8 a layer stores 656 B of latent
   (calculate_mla_kv_cache_dim) where the profile counts 576, and the indexer whole pages of n + page + 1.
 
-Not modelled (refused or said): other recurrent states (MiniMax's lightning attention, Mamba-1 and pure SSM
-models, Jamba, Bamba, Zamba; 0.5.23 pools some of them, kvplan has not read how), DeepSeek-V4 outside 0.5.23's CUDA defaults
+- Pure state-space models, 0.5.23 only (Mamba, Falcon-Mamba, Mamba-2: sglang_rules.PURE_SSM_ARCHS): no attention
+  layer, a zero cell, so the token pool is --max-total-tokens, else context_len (pool_configurator
+  DefaultPoolConfigurator._zero_kv_max_tokens), and the state pool as above (3 slots a request); Mamba-1's state
+  Mamba2StateShape.create_full_rank: conv intermediate_size / TP x (kernel - 1), temporal intermediate_size / TP x
+  state_size (head_dim 1). Gemma 3n (0.5.9 and 0.5.23): its KV-sharing layers are pooled like the others (cell).
+
+Not modelled (refused or said): other recurrent states (MiniMax's lightning attention, Jamba, Bamba, Zamba: SGLang
+registers none, and the refusal leads with that, kvplan.engines.sglang_served.registry_verdict), DeepSeek-V4 outside 0.5.23's CUDA defaults
 (kvplan.engines.sglang_dsv4: no speculation, fp8_e4m3, V4.1 below SM100 only), FP4 and MXFP8 KV,
 pipeline parallelism with states, speculation or a 0.5.9 sliding-window pool
 (kvplan.engines.sglang_report.stage_pool), DP attention, 0.5.9's speculative draft pool (said beside, not
@@ -84,11 +90,12 @@ from ..core.model import ModelSpec
 from ..errors import PlanError, UsageError
 from .sglang_bailing import LING3, LING25, check_ling3, check_ling25
 from .sglang_mtp import DRAFTS as MTP_DRAFTS
+from .sglang_served import registry_verdict
 from .sglang_zaya import ZAYA, zaya_shape
-from .sglang_rules import (DSV4_ARCHS, GIB, KV_DTYPES, LATEST, MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
-                           MAMBA_EXTRA_BUFFER_SLOTS, MAMBA_FULL_MEMORY_RATIO, NSA_ARCHS, NSA_PAGE_SIZE, NSA_QUANT_BLOCK,
-                           RULES, SPEC_MAX_RUNNING_REQUESTS, STATE_ARCHS, SWA_FULL_TOKENS_RATIO,
-                           WINDOW_FIELD_ONE_LESS, Rules, radix_off_reason)
+from .sglang_rules import (DSV4_ARCHS, GIB, KV_DTYPES, KV_SHARED_POOLED_ARCHS, LATEST,
+                           MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO, MAMBA_EXTRA_BUFFER_SLOTS, MAMBA_FULL_MEMORY_RATIO,
+                           NSA_ARCHS, NSA_PAGE_SIZE, NSA_QUANT_BLOCK, PURE_SSM_ARCHS, RULES, SPEC_MAX_RUNNING_REQUESTS,
+                           STATE_ARCHS, SWA_FULL_TOKENS_RATIO, WINDOW_FIELD_ONE_LESS, Rules, radix_off_reason)
 
 if TYPE_CHECKING:
     from .sglang_dsv4 import Dsv4Pool
@@ -181,7 +188,8 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
                          "it registers no Qwen2_5Omni* class", "use --engine vllm, which serves its thinker")
     if replaced := linear_replacement(model):  # DeciLMDecoderLayer (srt/models/nemotron_nas.py) has no replace_with_linear branch
         raise UsageError(f"SGLang cannot serve {model.name}: {replaced}", "plan it with --engine ideal")
-    if any(layer.shares_cache_of is not None for layer in model.layers):
+    shared = sum(1 for layer in model.layers if layer.shares_cache_of is not None)
+    if shared and (model.architecture or "") not in KV_SHARED_POOLED_ARCHS:
         raise UsageError(f"SGLang: {model.name} reuses earlier layers' KV (num_kv_shared_layers), which kvplan has "
                          "not read in SGLang's pool", "use --engine vllm or ideal for this model")
     if any(layer.borrows for layer in model.layers):
@@ -197,7 +205,12 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
         per_token = kv_heads * head_dim * layers * kv_bytes
         return Cell(2 * per_token, "mha", kv_bytes, layers, k_per_token=per_token, notes=notes,
                     state=StateCell(state_bytes, 0, layers))
-    owners = model.layers
+    # Gemma 3n (0.5.9 and 0.5.23 models/gemma3n_causal.py Gemma3nAttention): its last num_kv_shared_layers layers
+    # attend with the RadixAttention layer_id of an earlier layer and save_kv_cache=False, but the pool is built for
+    # num_effective_layers = max(num_hidden_layers, num_attention_layers) (0.5.9 model_runner; 0.5.23
+    # layer_setup._compute_model_num_layers), so every layer holds a (never written) row of the source's shape
+    owners = [layer if layer.shares_cache_of is None else model.layers[layer.shares_cache_of]
+              for layer in model.layers]
     state = state_cell(model, tp, ssm_bytes, rules) if any(layer.state is not None for layer in model.layers) \
         else None
     caches = [c for layer in owners for c in layer.caches]
@@ -247,12 +260,21 @@ def cell(model: ModelSpec, tp: int = 1, kv_bytes: int = 2, ssm_bytes: int = 4, r
                         f[0] * kv_bytes, len(swa), s[0] * kv_bytes,
                         (f[1] * len(full) + s[1] * len(swa)) * kv_bytes,
                         full_k_per_token=f[1] * kv_bytes, swa_k_per_token=s[1] * kv_bytes)
+    if state is not None and not attn and (model.architecture or "") in PURE_SSM_ARCHS:
+        # configs/model_config.py _derive_model_shapes: head_dim 0, no KV heads; pool_configurator
+        # DefaultPoolConfigurator counts mambaish_config.full_attention_layer_ids (none): a zero cell (0.5.23)
+        return Cell(0, "mha", kv_bytes, 0, state=state, notes=(
+            f"SGLang {rules.release} keeps no KV for {model.name} (no attention layer): its token pool's size is "
+            "--max-total-tokens, else the context length (pool_configurator.DefaultPoolConfigurator, a zero cell), "
+            "and it bounds the running requests' tokens together; a larger --max-total-tokens costs no pool memory",))
     if state is not None and not attn:
         raise UsageError(f"SGLang: {model.name} has no attention layer for its token pool", "use --engine vllm")
     per_token, k = _uniform(model, [c for _, c in attn], tp)
-    notes = ()
+    notes = ((f"SGLang {rules.release} allocates KV for all {len(attn)} layers of {model.name}, though its last "
+              f"{shared} reuse earlier layers' KV and write none (Gemma3nAttention save_kv_cache=False): the pool "
+              "is sized as if each layer stored its own",) if shared else ())
     if any(_local(c) for _, c in attn):
-        notes = (f"SGLang {rules.release} pools every layer of {model.name} as full attention: its sliding windows "
+        notes += (f"SGLang {rules.release} pools every layer of {model.name} as full attention: its sliding windows "
                  "(or chunks) save nothing there (only the architectures of is_hybrid_swa_model get a sliding-window "
                  "pool)",)
     return Cell(per_token * len(attn) * kv_bytes, "mha", kv_bytes, len(attn), k_per_token=k * len(attn) * kv_bytes,
@@ -271,8 +293,18 @@ def state_cell(model: ModelSpec, tp: int, ssm_bytes: int = 4, rules: Rules | Non
     states = [layer.state for layer in model.layers if layer.state is not None]
     kinds = {s.kind for s in states}
     lightning = model.architecture == LING25 and kinds == {"lightning"}
-    if (model.architecture or "") not in STATE_ARCHS or not (
-            kinds <= {"gated_deltanet", "mamba2", "short_conv", "kda"} or lightning):
+    arch = model.architecture or ""
+    pure = arch in PURE_SSM_ARCHS  # Mamba-1 ("mamba") only there: configs/mamba.py _mamba1_cache_params
+    unread = arch not in STATE_ARCHS or not (
+        kinds <= {"gated_deltanet", "mamba2", "short_conv", "kda", *(("mamba",) if pure else ())} or lightning)
+    if unread or pure:  # an architecture SGLang does not register leads with that (kvplan.engines.sglang_served)
+        verdict = registry_verdict(model.registry_names, rules.release, model.config_model_type or model.model_type)
+        if verdict:
+            raise UsageError(f"{verdict}, and its Transformers fallback keeps no recurrent state between steps "
+                             "(models/transformers.py runs the layers with use_cache=False): kvplan does not plan "
+                             f"{model.name}'s {', '.join(sorted(kinds))} state for SGLang {rules.release}",
+                             "use --engine vllm or ideal for this model")
+    if unread:
         raise UsageError(f"SGLang: the {', '.join(sorted(kinds))} state of {model.name} ({model.architecture}) is not "
                          "modelled for SGLang: kvplan reads SGLang's state pool only for "
                          f"{', '.join(sorted(STATE_ARCHS))}", "use --engine vllm or ideal for this model")
@@ -283,7 +315,17 @@ def state_cell(model: ModelSpec, tp: int, ssm_bytes: int = 4, rules: Rules | Non
         return StateCell(0, len(states) * heads // tp * head_dim * head_dim * ssm_bytes, len(states))
     conv = ssm = 0
     for s in states:
-        if s.kind == "short_conv":
+        if s.kind == "mamba":  # Mamba2StateShape.create_full_rank: conv over intermediate_size only, temporal
+            # (intermediate_size / TP, 1, state_size); it asserts intermediate_size % TP == 0. intermediate_size:
+            # config.json's where written (transformers 5.19's PreTrainedConfig.__post_init__ sets the leftover
+            # kwargs after MambaConfig's expand x hidden_size), as kvplan's d_inner reads it
+            if None in (s.d_inner, s.d_state, s.conv_kernel):
+                raise UsageError(f"SGLang: {model.name}'s state shape is not known to kvplan", "use --engine vllm")
+            if s.d_inner % tp:
+                raise UsageError(f"SGLang: --tp {tp} does not divide {model.name}'s intermediate_size {s.d_inner} "
+                                 "(Mamba2StateShape.create_full_rank asserts it)", "use a TP that divides it")
+            channels, temporal = s.d_inner, s.d_inner * s.d_state
+        elif s.kind == "short_conv":
             if None in (s.conv_channels, s.conv_kernel):
                 raise UsageError(f"SGLang: {model.name}'s state shape is not known to kvplan", "use --engine vllm")
             channels, temporal = s.conv_channels, 0
@@ -386,6 +428,8 @@ class SglangPool:
         elif c.kind == "mla":
             lines = [] if (c.index_bytes and labelled) else [
                 allocated("", n, f"KV size: {c.mla_buffer_bytes(n, page) / GIB:.2f} GB")]
+        elif c.kind == "mha" and not c.full_layers:  # a pure state-space model: its KV pool's line is not read
+            lines = []
         elif c.kind == "mha":
             k = (n + page) * c.k_per_token
             v = (n + page) * c.bytes - k
@@ -453,6 +497,10 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
         raise UsageError(f"SGLang {rules.release}: the MTP draft of {model.name} ({model.architecture}) is not "
                          f"modelled: kvplan read SGLang 0.5.23's {MTP_DRAFTS[model.model_type][0]} "
                          "(kvplan.engines.sglang_mtp), not this release's", "use --engine sglang (0.5.23)")
+    if speculation is not None and (model.architecture or "") in PURE_SSM_ARCHS:
+        raise UsageError(f"SGLang {rules.release}: speculative decoding on a pure state-space model ({model.name}) is "
+                         "not modelled (its draft's pool and the intermediate states were not read for it)",
+                         "plan it without a draft")
     if speculation is not None and model.architecture == ZAYA:
         raise UsageError(f"SGLang {rules.release} does not refuse speculative decoding on {model.name} ({ZAYA}), but "
                          "kvplan has not read how it keeps the CCA state's draft-token conv windows "
@@ -511,7 +559,9 @@ def pool(model: ModelSpec, *, rest_bytes: int, context_len: int, tp: int = 1, kv
                             "takes, so no request could ever be admitted",
                             "raise --mem-util (SGLang's --mem-fraction-static) or add GPUs (--tp)")
     else:
-        tokens = raw = rest_bytes // (c.bytes + draft)
+        # a pure state-space model's zero cell (DefaultPoolConfigurator.calculate_pool_sizes): --max-total-tokens,
+        # else model_config.context_len (_zero_kv_max_tokens), page-aligned
+        tokens = raw = rest_bytes // (c.bytes + draft) if c.bytes else (max_total_tokens or context_len)
         if max_total_tokens is not None:
             tokens = min(tokens, max_total_tokens)
         tokens = tokens // page_size * page_size

@@ -94,6 +94,16 @@ SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py
 WINDOW_FIELD_ONE_LESS = frozenset(("mimo_v2", "mimo_v2_flash"))
 MAMBA_FULL_MEMORY_RATIO = 0.9  # server_args.py
 MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3  # model_runner_kv_cache_mixin.py
+# architectures whose KV-sharing layers (num_kv_shared_layers) SGLang pools like any other layer: Gemma 3n
+# (kvplan.engines.sglang.cell; 0.5.9 and 0.5.23 models/gemma3n_causal.py, gemma3n_mm.py)
+KV_SHARED_POOLED_ARCHS = frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"})
+# pure state-space models, 0.5.23 only (0.5.9 registers none): configs/model_config.py PURE_SSM_ARCHITECTURES, no
+# attention layer (full_attention_layer_ids [], AttentionArch.SSM, no KV heads); configs/hybrid_arch.py mamba2_config
+# takes their MambaConfig / FalconMambaConfig (configs/mamba.py _mamba1_cache_params:
+# Mamba2StateShape.create_full_rank) and Mamba2Config (configs/mamba2.py: Mamba2StateShape.create); none is in
+# arg_groups/overrides.py _MAMBA_RADIX_CACHE_ARCHS or _MAMBA_EXTRA_BUFFER_ARCHS: the radix cache stays on
+# (MambaRadixCache, mem_cache/kv_cache_builder.uses_ssm_state), 3 state slots a request
+PURE_SSM_ARCHS = frozenset({"MambaForCausalLM", "FalconMambaForCausalLM", "Mamba2ForCausalLM"})
 # architectures SGLang gives a state pool (model_runner.mambaish_config: hybrid_gdn_config, mamba2_config),
 # whose state kvplan sizes
 STATE_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
@@ -113,7 +123,7 @@ STATE_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneratio
                          "BailingMoeV2_5ForCausalLM",
                          # 0.5.23 only: mamba2_config takes a ZayaConfig; its CCA state and layer split:
                          # kvplan.engines.sglang_zaya
-                         "ZayaForCausalLM"})
+                         "ZayaForCausalLM"}) | PURE_SSM_ARCHS
 # the configs whose state params read the config's mamba_ssm_dtype (mamba2_state_dtype(self)); the others
 # (GraniteMoeHybrid, Kimi Linear: mamba2_state_dtype(None)) keep the float32 default
 SSM_DTYPE_FROM_CONFIG_ARCHS = frozenset({"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration",
@@ -170,8 +180,8 @@ VLM_CACHE_MIB = 100  # 0.5.23 environ.py SGLANG_VLM_CACHE_SIZE_MB, taken from a 
 # (BailingMoeV3ForCausalLM and BailingMoeV2_5ForCausalLM are listed; NemotronH_Nano_VL_V2 is in neither that list nor _MAMBA_RADIX_CACHE_ARCHS: its
 # strategy stays "auto", mamba_extra_buffer_of false, the radix cache on, so 3 slots a request; ZayaForCausalLM is in
 # _MAMBA_RADIX_CACHE_ARCHS only: no_buffer, 3 slots)
-MAMBA_EXTRA_BUFFER_ARCHS_0523 = STATE_ARCHS - {"Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "NemotronH_Nano_VL_V2",
-                                              "ZayaForCausalLM"}
+MAMBA_EXTRA_BUFFER_ARCHS_0523 = STATE_ARCHS - PURE_SSM_ARCHS - {"Lfm2ForCausalLM", "Lfm2MoeForCausalLM",
+                                                                 "NemotronH_Nano_VL_V2", "ZayaForCausalLM"}
 MAMBA_EXTRA_BUFFER_SLOTS = 2
 # 0.5.9 server_args._handle_model_specific_adjustments: the state architectures kvplan pools whose branch calls
 # _handle_mamba_radix_cache with support_mamba_cache=True (Qwen3-Next and Qwen3.5's two ForConditionalGeneration

@@ -61,6 +61,16 @@ def check(architectures, release: str, model_type: str | None = None, model=None
     return _fallback([looked_up(name, model_type, release) for name in names], found, model, tp)
 
 
+def registry_verdict(architectures, release: str, model_type: str | None = None) -> str | None:
+    """"SGLang `release` registers no X (SGLang R does)" where its own registry (ModelRegistry.resolve_model_cls)
+    has none of `architectures`, before its Transformers fallback is asked; None where it registers one (or the
+    config names none, or the release is not one read)."""
+    found = first_served(architectures, lambda name: _check_one(name, release, model_type))
+    if found.served is not False:
+        return None
+    return found.reason.removesuffix(f": {_REFUSE}")
+
+
 def _raw(model) -> dict | None:
     """config.json as a dict, read again (engines.vllm_load.raw_config); None: a bare name, or not re-readable."""
     if model is None:
@@ -231,4 +241,4 @@ def _check_one(architecture: str | None, release: str, model_type: str | None) -
                   "Transformers fallback can load it; the figures are what-if")
 
 
-__all__ = ["check", "looked_up"]
+__all__ = ["check", "looked_up", "registry_verdict"]
