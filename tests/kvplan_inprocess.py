@@ -33,3 +33,12 @@ def kvplan(*args: str) -> subprocess.CompletedProcess:
     finally:
         sys.argv, sys.stdout, sys.stderr = old
     return subprocess.CompletedProcess(["kvplan", *args], code, out.getvalue(), err.getvalue())
+
+
+def estimate_json(*args: str) -> dict:
+    """`kvplan estimate ARGS --format json`, which must succeed, as a dict."""
+    import json
+
+    out = kvplan("estimate", *args, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)

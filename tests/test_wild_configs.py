@@ -27,10 +27,9 @@ tests/data/configs/:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tests.kvplan_inprocess import kvplan
+from tests.kvplan_inprocess import estimate_json, kvplan
 
 CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
 YAYI2 = str(CONFIGS / "yayi2-30b-guanaco-llama-fp32.json")
@@ -43,12 +42,6 @@ QWEN25VL_TF453 = str(CONFIGS / "qwen2.5-vl-7b-tf4531-saved-text-encoder.json")
 PHI3_SMALL = str(CONFIGS / "phi-3-small-8k-instruct.json")
 
 
-def _json(*args: str) -> dict:
-    out = kvplan("estimate", *args, "--format", "json")
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
-
-
 def test_sglang_sizes_a_float32_checkpoint_at_16_bits_before_the_fit_check():
     # Llama, 64 layers, hidden 7168, 64 heads of 112, 1 K/V head, intermediate 16384, vocab 81920, untied:
     #   per layer q, o 7168 x 7168 (51,380,224 each), k, v 7168 x 112 (802,816 each), gate/up/down 3 x 7168 x 16384
@@ -58,7 +51,7 @@ def test_sglang_sizes_a_float32_checkpoint_at_16_bits_before_the_fit_check():
     # torch_dtype float32: 121.6 GB as stored, which SGLang 0.5.23's dtype "auto" loads in float16 (2 B a
     # parameter: engines/sglang_report.served_16bit): 60,806,674,432 B, which fits one H100. kvplan refused it:
     # "does not fit on 1 x h100-sxm: weights 113.26 GiB" (the float32 figure; --engine vllm already used 2 B)
-    d = _json(YAYI2, "--gpu", "h100", "--engine", "sglang")
+    d = estimate_json(YAYI2, "--gpu", "h100", "--engine", "sglang")
     assert d["model"]["param_count"] == 30_403_337_216
     assert d["capacity"]["weight_bytes_per_gpu"] == 30_403_337_216 * 2
     assert d["engine"]["fits"] is True
@@ -84,7 +77,7 @@ def test_compression_config_is_the_quantization_of_an_older_compressed_tensors_c
     # gate, up, down 3 x 4096 x 14336 = 218,103,808 linear weights; x 32 = 6,979,321,856 at 1 B (the Linear
     # targets; lm_head ignored); embeddings and head 2 x 128256 x 4096 = 1,050,673,152 and 65 norms of 4096
     # (266,240) at 2 B = 2,101,878,784; total 9,081,200,640 B (as bf16 it was 16,060,522,496 B)
-    d = _json(LLAMA3_FP8_OLD)
+    d = estimate_json(LLAMA3_FP8_OLD)
     w = d["model"]["weights"]
     assert d["model"]["param_count"] == 8_030_261_248
     assert w["total_bytes"] == 6_979_321_856 + 2_101_878_784
@@ -99,7 +92,7 @@ def test_awq_checkpoint_of_a_float32_config_stores_its_float_tensors_in_float16(
     # (414,720): 328,104,960 at 2 B (AutoAWQ's float16, not the config's float32) = 656,209,920 B.
     # Total 7,247,902,720 B: the 7.25 GB of the repo's model.safetensors (kvplan said 7,904,112,640 B, the kept
     # tensors at 4 B)
-    d = _json(TULU_AWQ)
+    d = estimate_json(TULU_AWQ)
     assert d["model"]["param_count"] == 12_687_769_600 + 328_104_960
     assert d["model"]["weights"]["total_bytes"] == 6_591_692_800 + 656_209_920
     assert d["model"]["weight_dtype"] == "int4 + float16"
@@ -110,7 +103,7 @@ def test_bigdl_low_bit_checkpoint_is_not_sized_as_its_float32_config():
     # tensors beside it; the config still says float32, which kvplan sized as 2,779,683,840 x 4 B = 11.12 GB and
     # --engine vllm planned (vLLM has no BigDL method). Phi-2's K/V are still read: 2 x 32 layers x 32 heads x
     # 80 x 2 B = 327,680 B a token
-    d = _json(PHI2_BIGDL)
+    d = estimate_json(PHI2_BIGDL)
     assert d["bytes_per_token"] == 2 * 32 * 32 * 80 * 2
     assert d["model"]["param_count"] == 2_779_683_840
     assert d["model"]["weight_bytes"] is None  # not known (capacity.weights.require_known); it said 0 B before
@@ -127,7 +120,7 @@ def test_gemma2_mlx_checkpoint_is_sized_as_mlx_lm_stores_it():
     # Per layer q 3584 x 4096, k, v 3584 x 2048, o 4096 x 3584, gate, up 3584 x 14336, down 14336 x 3584 =
     # 198,180,864; x 42 = 8,323,596,288; + embeddings 256000 x 3584 = 917,504,000: 9,241,100,288 quantized
     # (every input width divides by 64) = 9,818,669,056 B; norms (42 x 4 + 1) x 3584 = 605,696 at 2 B = 1,211,392
-    d = _json(GEMMA2_MLX)
+    d = estimate_json(GEMMA2_MLX)
     assert d["model"]["param_count"] == 9_241_100_288 + 605_696
     assert d["model"]["weight_bytes"] == 9_241_100_288 * 17 // 16 + 605_696 * 2 == 9_819_880_448
 
@@ -137,7 +130,7 @@ def test_wrapper_root_dtype_sizes_the_checkpoint_not_the_nested_text_configs():
     # (Qwen2.5-7B): embeddings and untied head 2 x 152064 x 3584 = 1,089,994,752; a layer q 3584 x 3584 + 3584,
     # k and v 3584 x 512 + 512 each, o 3584 x 3584, MLP 3 x 3584 x 18944, 2 norms x 3584 = 233,057,792, x 28 =
     # 6,525,618,176; final norm 3584: 7,615,616,512 parameters at 2 B (it said 30.46 GB, at 4 B)
-    d = _json(QWEN25VL_TF453)
+    d = estimate_json(QWEN25VL_TF453)
     assert d["model"]["param_count"] == 7_615_616_512
     assert d["model"]["weight_bytes"] == 7_615_616_512 * 2
     assert d["bytes_per_token"] == 2 * 28 * 4 * 128 * 2
@@ -149,7 +142,7 @@ def test_phi3_small_is_read_as_sglang_builds_it_not_guessed():
     # tied): a layer 4096 x 6144 + 6144 + 4096 x 4096 + 4096 + 4096 x 28672 + 28672 + 14336 x 4096 + 4096 + 4 x 4096
     # = 218,163,200, x 32 = 6,981,222,400; embeddings 100352 x 4096 = 411,041,792; final LayerNorm 8192:
     # 7,392,272,384 (the model card's 7.39B); it was guessed at 8,606,978,048
-    d = _json(PHI3_SMALL)
+    d = estimate_json(PHI3_SMALL)
     assert d["model"]["reading"] == "exact"
     assert d["bytes_per_token"] == 2 * 32 * 8 * 128 * 2
     assert d["model"]["param_count"] == 7_392_272_384

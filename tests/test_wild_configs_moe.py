@@ -16,22 +16,15 @@ with the original config.json or transformers' to_dict of it, then every tensor'
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tests.kvplan_inprocess import kvplan
+from tests.kvplan_inprocess import estimate_json
 
 CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
 GLM45V = str(CONFIGS / "glm-4.5v-transformers5.json")
 MIMO_V25 = str(CONFIGS / "mimo-v2.5-fp8-trimmed.json")
 MINIMAX_M3 = str(CONFIGS / "minimax-m3-mxfp8.json")
 MIMO_V25_PRO = str(CONFIGS / "mimo-v2.5-pro-fp8.json")
-
-
-def _json(*args: str) -> dict:
-    out = kvplan("estimate", *args, "--format", "json")
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
 
 
 def test_glm45v_text_model_keeps_its_first_layer_dense():
@@ -43,7 +36,7 @@ def test_glm45v_text_model_keeps_its_first_layer_dense():
     # 858,681,856 = 106,852,251,264: layer 0 a dense MLP of 3 x 4096 x 10944 (first_k_dense_replace 1), layers
     # 1-45 128 experts + a shared one of 1408. kvplan built all 46 layers as MoE (108,950,372,352: + 2,232,446,976
     # - 134,479,872 - the o_proj biases and score biases it got wrong)
-    d = _json(GLM45V)
+    d = estimate_json(GLM45V)
     assert d["model"]["param_count"] == 106_852_251_264
     # K/V: 2 x 46 layers x 8 heads x 128 x 2 B
     assert d["bytes_per_token"] == 2 * 46 * 8 * 128 * 2
@@ -62,7 +55,7 @@ def test_fp8_store_dtype_fp8_is_plain_block_fp8():
     #   97 norms of 4096 and 39 x 64 attention sinks at 2 B                         794,624 + 4,992
     # = 311,763,666,048 B. (The files store the routers in float32, + 98,590,208 B, which vLLM's profile adds
     # from configs/param_fp32.py; their qkv scales pad q, k and v to 128 rows each, + 2,304 B.)
-    d = _json(MIMO_V25)
+    d = estimate_json(MIMO_V25)
     assert d["model"]["weight_bytes"] == 311_763_666_048
     # K/V per token: 9 full layers x 4 heads x (192 + 128) x 2 B + 39 sliding layers x 8 heads x (192 + 128) x 2 B
     assert d["bytes_per_token"] == 9 * 4 * 320 * 2 + 39 * 8 * 320 * 2
@@ -81,7 +74,7 @@ def test_mxfp8_checkpoint_is_sized_as_vllm_loads_it():
     #   120 norms of 6144 + 1, 120 q/k norms and 114 index norms of 128 at 2 B     1,486,848 + 30,720 + 29,184
     # = 441,918,272,256 B; vLLM holds the routers and score biases in float32 (+ 89,667,840 B), which gives
     # 442,007,940,096 B, the report's language-model tensors to the byte
-    d = _json(MINIMAX_M3)
+    d = estimate_json(MINIMAX_M3)
     assert d["model"]["weight_bytes"] == 441_918_272_256
     assert d["model"]["weights"]["quantization"] == "mxfp8"
 
@@ -101,7 +94,7 @@ def test_mimo_v2_reads_hybrid_layer_pattern_and_swa_heads_as_vllm_does():
     #   routers 69 x 384 x 6144, score biases 69 x 384, 60 x 128 sinks, 141 norms of 6144, at 2 B
     #                                                                      325,582,848 + 52,992 + 15,360 + 1,732,608
     # = 1,030,580,212,992 B
-    d = _json(MIMO_V25_PRO)
+    d = estimate_json(MIMO_V25_PRO)
     assert d["bytes_per_token"] == 70 * 8 * 320 * 2
     kinds = {k["kind"]: k["layers"] for k in d["layer_kinds"]}
     assert sorted(kinds.values()) == [10, 60]

@@ -17,16 +17,10 @@ from kvplan.engines.sglang import pool
 from kvplan.engines.sglang_rules import LATEST, RULES
 from kvplan.errors import PlanError
 from kvplan.sources import load_model
-from tests.kvplan_inprocess import kvplan
+from tests.kvplan_inprocess import estimate_json
 
 CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
 QWEN3_VL_TF5 = CONFIGS / "qwen3-vl-30b-a3b-instruct-transformers5.json"
-
-
-def _json(*args: str) -> dict:
-    out = kvplan("estimate", *args, "--format", "json")
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
 
 
 def test_qwen3_vl_moe_head_follows_the_wrapper_flag():
@@ -37,7 +31,7 @@ def test_qwen3_vl_moe_head_follows_the_wrapper_flag():
     # embeddings and an own head 151,936 x 2,048 each, the final norm. kvplan tied the head (30,220,957,696)
     layer = 2 * 2048 * 4096 + 2 * 2048 * 512 + 2 * 128 + 2048 * 128 + 128 * 3 * 2048 * 768 + 2 * 2048
     assert layer == 623_120_640
-    d = _json(str(QWEN3_VL_TF5))
+    d = estimate_json(str(QWEN3_VL_TF5))
     assert d["model"]["param_count"] == 48 * layer + 2 * 151936 * 2048 + 2048 == 30_532_122_624
 
 
@@ -51,7 +45,7 @@ def test_qwen3_vl_moe_engines_load_the_same_head_from_both_config_forms(engine, 
     original = tmp_path / "qwen3-vl-original.json"
     original.write_text(json.dumps(raw))
     args = ("--gpu", "h100", "--tp", "2", "--engine", engine)
-    tf5, orig = _json(str(QWEN3_VL_TF5), *args), _json(str(original), *args)
+    tf5, orig = estimate_json(str(QWEN3_VL_TF5), *args), estimate_json(str(original), *args)
     assert tf5["engine"]["gpu_kv_cache_tokens"] == orig["engine"]["gpu_kv_cache_tokens"]
     assert tf5["capacity"]["weight_bytes_per_gpu"] == orig["capacity"]["weight_bytes_per_gpu"]
 
