@@ -453,11 +453,16 @@ def sized_pool(result, context_len: int, rules: Rules, *, mem_fraction_static: f
                   max_running_requests=max_running_requests, chunked_prefill_size=chunked_prefill_of(dep, rules))
     got, pp_note = stage_pool(result, rest, context_len, rules, **kwargs)
     if batch is not None and state_model_tokens(got, batch) is not None:
-        # the requests the state pool runs once the token pool holds the batch, then the tokens for those
-        wide, _ = stage_pool(result, rest, context_len, rules, max_total_tokens=batch * context_len, **kwargs)
-        got, pp_note = stage_pool(result, rest, context_len, rules,
-                                  max_total_tokens=state_model_tokens(wide, batch), **kwargs)
+        got, pp_note = state_model_pool(result, rest, context_len, rules, batch, **kwargs)
     return got, rest, how, frac, (ssm_bytes, ssm_note), pp_note, spec, drafted
+
+
+def state_model_pool(result, rest: int, context_len: int, rules: Rules, batch: int, **kwargs):
+    """stage_pool for a pure state-space model whose --max-total-tokens is sized for `batch` requests
+    (state_model_tokens): the requests its state pool runs once the token pool holds the batch, then the tokens
+    for those."""
+    wide, _ = stage_pool(result, rest, context_len, rules, max_total_tokens=batch * context_len, **kwargs)
+    return stage_pool(result, rest, context_len, rules, max_total_tokens=state_model_tokens(wide, batch), **kwargs)
 
 
 def add_to_report(report: Report, result, context_len: int, *, mem_fraction_static: float | None = None,
@@ -558,4 +563,4 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     return got
 
 
-__all__ = ["add_to_report", "memory_of", "sized_pool", "state_model_tokens", "nsa_fp8", "refuse_unread", "ssm_bytes_of", "stage_pool"]
+__all__ = ["add_to_report", "memory_of", "sized_pool", "state_model_pool", "state_model_tokens", "nsa_fp8", "refuse_unread", "ssm_bytes_of", "stage_pool"]
