@@ -77,6 +77,10 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
     if limit and context_len > limit:
         notes.append(f"--context-length {context_len:,} is above the model's {limit:,} tokens: SGLang refuses it "
                      f"unless {LONG_CONTEXT_ENV}=1 (set in the command)")
+    state_model = (model.architecture or "") in PURE_SSM_ARCHS  # a zero cell: the token pool costs no memory
+    if dep is None and state_model:
+        notes.append(f"{model.name} keeps no KV in SGLang: its token pool is --max-total-tokens, else "
+                     "--context-length (one request at a time); give --gpu or --kv-memory to size it for --batch")
     if dep is not None:
         if dep.tp > 1:
             argv += ["--tp-size", str(dep.tp)]
@@ -85,10 +89,10 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
         if mem_fraction_static is not None:
             argv += ["--mem-fraction-static", f"{mem_fraction_static:g}"]
         state_tokens = _state_model_tokens(result, context_len, rules, mem_fraction_static, speculation,
-                                           max_running_requests, batch, notes)
+                                           max_running_requests, batch, notes) if state_model else None
         if state_tokens is not None:
             argv += ["--max-total-tokens", str(state_tokens)]
-        elif mem_fraction_static is not None:
+        elif mem_fraction_static is not None or state_model:  # a state model's failure is noted already
             pass
         elif dep.kv_memory_bytes is not None:
             from .sglang import pool
@@ -133,8 +137,6 @@ def _state_model_tokens(result, context_len: int, rules, mem_fraction_static, sp
     from .sglang_report import sized_pool
 
     model = result.plan.model
-    if (model.architecture or "") not in PURE_SSM_ARCHS:  # the zero cell's architectures (sglang.cell)
-        return None
     try:
         got = sized_pool(result, context_len, rules, mem_fraction_static=mem_fraction_static, speculation=speculation,
                          max_running_requests=max_running_requests, batch=batch)[0]
