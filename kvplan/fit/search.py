@@ -225,7 +225,9 @@ class _Engine:
         self.pp_refused: str | None = None
         self.pp_note: str | None = None
         self.tokens = tokens
-        self.need = need  # the requests asked for: a pure state-space model's SGLang token pool is sized for them
+        # --batch (default --concurrency): a pure state-space model's SGLang token pool is sized for those requests,
+        # as `kvplan estimate --batch N --emit sglang` sizes it (the check command fit prints)
+        self.need = need
         self.last_kv_dtype: str | None = None  # the KV dtype of the pool the last concurrency() read
         self.allow_long = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
         self._pools: dict = {}
@@ -435,7 +437,7 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
 
         req = replace(req, context_tokens=longest)  # as `kvplan estimate` does without --context
     engine = _Engine(req.engine, req.context_tokens, req.speculation,
-                     req.mem_util if req.mem_util_given else None, req.concurrency)
+                     req.mem_util if req.mem_util_given else None, req.batch_size)
     # once, before the search, by the selected engine's rules: a model without a draft that engine serves is refused
     # (techniques change neither the MTP layers nor the draft checkpoint)
     if engine.speculation is not None and engine.name == "sglang":
@@ -650,7 +652,7 @@ def _verify(req, base, record, engine, passing, top):
                 pool = sglang_report.add_to_report(Report({}), result, req.context_tokens,
                                                    mem_fraction_static=engine.mem_fraction_static,
                                                    speculation=engine.speculation, release=engine.release,
-                                                   batch=req.concurrency)
+                                                   batch=req.batch_size)
             except KvplanError as exc:
                 dropped.append((c, f"SGLang: {exc.message}"))
                 continue
