@@ -206,6 +206,7 @@ register("fit", _fit_samples, title="kvplan fit --format json",
          types={"options[].engine_max_concurrency": NUMBER_OR_NULL, "options[].decode_ms_per_token": NUMBER_OR_NULL,
                 "options[].usd_per_hour": NUMBER_OR_NULL, "options[].usd_per_gpu_hour": NUMBER_OR_NULL,
                 "options[].price_source": {"type": ["string", "null"]}, "engine.version": {"type": "string"},
+                "options[].engine_kv_dtype": {"type": ["string", "null"]},
                 "budgets.max_kv_gib_per_gpu": NUMBER_OR_NULL, "budgets.max_decode_ms_per_token": NUMBER_OR_NULL})
 
 

@@ -143,7 +143,9 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         pool = sglang_report.add_to_report(report, result, request.engine_tokens,
                                            mem_fraction_static=engine.mem_fraction_static,
                                            speculation=engine.speculation, max_running_requests=engine.max_num_seqs,
-                                           release=engine.release)
+                                           release=engine.release,
+                                           batch=request.batch if engine.emit == "sglang"
+                                           and engine.emit_release == engine.release else None)
         if request.engine_tokens == tokens:  # SGLang's requests of context_len = --context
             vllm_concurrency = pool.max_concurrency
     if engine.emit == "sglang":
@@ -151,7 +153,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
 
         sglang_flags.add_to_report(report, result, chain, request.engine_tokens,
                                    mem_fraction_static=engine.mem_fraction_static, speculation=engine.speculation,
-                                   max_running_requests=engine.max_num_seqs, release=engine.emit_release)
+                                   max_running_requests=engine.max_num_seqs, release=engine.emit_release,
+                                   batch=request.batch)
     if engine.emit == "vllm":
         from .engines import vllm_flags
 

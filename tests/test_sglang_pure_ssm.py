@@ -123,3 +123,29 @@ def test_gemma3n_pools_every_layer(rules, tp, cell_bytes, tokens):
     # requests: min(max(min(int(tokens / 4,096 x 512), 4,096), 2,048), tokens // 2) = 4,096
     assert (got.max_total_num_tokens, got.max_running_requests) == (tokens, 4096)
     assert any("last 15 reuse earlier layers' KV" in n for n in got.notes)
+
+
+def _emit_json(*args):
+    r = CliRunner().invoke(app, ["estimate", "mamba-2.8b", "--engine", "sglang", "--kv-memory", "100GiB", "-c", "4k",
+                                 "--emit", "sglang", "--format", "json", *args])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
+
+
+@pytest.mark.parametrize("batch,tokens,held", [
+    # 100 GiB: 2,216 states (test_mamba1_pool_at_100_gib), 3 a request: the state pool runs 2,216 // 3 = 738 requests.
+    # --batch 64: 64 x 4,096 = 262,144 tokens (requests min(4,096, 131,072, 738) = 738 >= 64): 64 held at once.
+    (64, 262_144, 64),
+    # --batch 1,000 is above 738: 738 x 4,096 = 3,022,848 tokens, 738 held at once
+    (1000, 3_022_848, 738),
+])
+def test_emit_sizes_max_total_tokens_for_the_batch(batch, tokens, held):
+    # kv_cache_configurator._apply_token_constraints keeps the flag: the zero cell's capacity is the flag itself
+    # (pool_configurator._zero_kv_max_tokens), so min(flag, flag) = flag
+    data = _emit_json("-b", str(batch))
+    argv = data["emit"]["argv"]
+    assert argv[argv.index("--max-total-tokens") + 1] == str(tokens)
+    eng = data["engine"]  # the estimate with the emitted flag: the token pool and requests it holds
+    assert (eng["max_total_num_tokens"], eng["max_running_requests"], eng["concurrent_requests"]) == (tokens, 738, held)
+    assert eng["mamba_cache_size"] == 2216  # the state pool does not move: the token pool costs no memory
+    assert any("costs no memory" in n and f"lets {held:,} requests" in n for n in data["emit"]["notes"])

@@ -19,7 +19,7 @@ from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
 from . import remote_code
 from .sglang import kv_dtype_bytes
-from .sglang_rules import (LATEST, LONG_CONTEXT_ENV, SPEC_MAX_RUNNING_REQUESTS, context_limit, page_size_refusal,
+from .sglang_rules import (LATEST, LONG_CONTEXT_ENV, PURE_SSM_ARCHS, SPEC_MAX_RUNNING_REQUESTS, context_limit, page_size_refusal,
                            radix_off_reason, rules_for)
 from .vllm_flags import NotApplied
 
@@ -51,10 +51,11 @@ def _limit(model) -> int | None:
 
 def command(result, techniques, context_len: int, mem_fraction_static: float | None = None,
             speculation=None, max_running_requests: int | None = None,
-            release: str | None = None) -> tuple[list[str], list[NotApplied], list[str]]:
+            release: str | None = None, batch: int = 1) -> tuple[list[str], list[NotApplied], list[str]]:
     """(argv of `python -m sglang.launch_server`, techniques SGLang cannot apply, notes). speculation:
     kvplan.request.Speculation: the checkpoint's MTP layers (--speculative-algorithm NEXTN) or a draft
-    checkpoint (EAGLE / EAGLE3 / STANDALONE with --speculative-draft-model-path)."""
+    checkpoint (EAGLE / EAGLE3 / STANDALONE with --speculative-draft-model-path). batch: the requests a pure
+    state-space model's --max-total-tokens is sized for (_state_model_tokens)."""
     plan, dep = result.plan, result.deployment
     model = plan.model
     rules = rules_for(release)
@@ -76,6 +77,10 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
     if limit and context_len > limit:
         notes.append(f"--context-length {context_len:,} is above the model's {limit:,} tokens: SGLang refuses it "
                      f"unless {LONG_CONTEXT_ENV}=1 (set in the command)")
+    state_model = (model.architecture or "") in PURE_SSM_ARCHS  # a zero cell: the token pool costs no memory
+    if dep is None and state_model:
+        notes.append(f"{model.name} keeps no KV in SGLang: its token pool is --max-total-tokens, else "
+                     "--context-length (one request at a time); give --gpu or --kv-memory to size it for --batch")
     if dep is not None:
         if dep.tp > 1:
             argv += ["--tp-size", str(dep.tp)]
@@ -83,6 +88,12 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
             argv += ["--pp-size", str(dep.pp)]
         if mem_fraction_static is not None:
             argv += ["--mem-fraction-static", f"{mem_fraction_static:g}"]
+        state_tokens = _state_model_tokens(result, context_len, rules, mem_fraction_static, speculation,
+                                           max_running_requests, batch, notes) if state_model else None
+        if state_tokens is not None:
+            argv += ["--max-total-tokens", str(state_tokens)]
+        elif mem_fraction_static is not None or state_model:  # a state model's failure is noted already
+            pass
         elif dep.kv_memory_bytes is not None:
             from .sglang import pool
             from .sglang_report import resolve_speculation
@@ -119,6 +130,31 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
     return argv, skipped, notes
 
 
+def _state_model_tokens(result, context_len: int, rules, mem_fraction_static, speculation, max_running_requests,
+                        batch: int, notes: list[str]) -> int | None:
+    """A pure state-space model's --max-total-tokens: `batch` requests of context_len, at most the requests its state
+    pool runs (sglang_report.state_model_tokens); None for any other model, or where the pool cannot be read (said)."""
+    from .sglang_report import sized_pool
+
+    model = result.plan.model
+    try:
+        got = sized_pool(result, context_len, rules, mem_fraction_static=mem_fraction_static, speculation=speculation,
+                         max_running_requests=max_running_requests, batch=batch)[0]
+    except KvplanError as exc:
+        notes.append(f"no --max-total-tokens: {exc.message}")
+        return None
+    if got.cell.bytes or got.cell.state is None:
+        return None
+    requests = got.max_total_num_tokens // context_len
+    notes.append(f"{model.name} keeps no KV in SGLang {rules.release}: its token pool is --max-total-tokens, else "
+                 f"--context-length ({context_len:,}: one request at a time), and costs no memory; "
+                 f"--max-total-tokens {got.max_total_num_tokens:,} lets {requests:,} requests of {context_len:,} tokens "
+                 "run at once"
+                 + (f" (--batch {batch:,} is above the {got.max_running_requests:,} requests its state pool runs)"
+                    if requests < batch else ""))
+    return got.max_total_num_tokens
+
+
 def _speculative_flags(model, speculation, notes: list[str], max_running_requests: int | None) -> list[str]:
     from .sglang_report import resolve_speculation
 
@@ -142,12 +178,12 @@ def _speculative_flags(model, speculation, notes: list[str], max_running_request
 
 def add_to_report(report: Report, result, techniques, context_len: int,
                   mem_fraction_static: float | None = None, speculation=None,
-                  max_running_requests: int | None = None, release: str | None = None) -> None:
+                  max_running_requests: int | None = None, release: str | None = None, batch: int = 1) -> None:
     """`--emit sglang`: the command under report.data["emit"] and as lines."""
     from .sglang_served import check
 
     argv, skipped, notes = command(result, techniques, context_len, mem_fraction_static, speculation,
-                                   max_running_requests, release)
+                                   max_running_requests, release, batch)
     model, dep = result.plan.model, result.deployment
     served = check(model.registry_names, release or LATEST, model.config_model_type or model.model_type, model,
                    dep.tp if dep is not None else None)

@@ -423,12 +423,55 @@ def refuse_unread(model, dep, rules: Rules) -> None:
                          "indexer keys) is not modelled", "use --engine vllm or ideal for this model")
 
 
+def state_model_tokens(got: SglangPool, batch: int) -> int | None:
+    """A pure state-space model's --max-total-tokens for `batch` requests of context_len (None for any other model).
+    Its cell is zero, so SGLang 0.5.23 sizes the token pool at --max-total-tokens, else context_len, at no memory cost
+    (pool_configurator.DefaultPoolConfigurator._zero_kv_max_tokens / calculate_pool_sizes), and
+    kv_cache_configurator._apply_token_constraints keeps it (min of the flag and the same flag). The requests are
+    at most what the state pool runs: got.max_running_requests (min of --max-running-requests or 2,048-4,096, the
+    tokens // 2, the states // 3 of resolve_max_num_reqs), read from `got`, a pool of at least that many tokens.
+    Rounded up to the page."""
+    if got.cell.bytes or got.cell.state is None:
+        return None
+    requests = min(batch, got.max_running_requests)
+    return -(-requests * got.context_len // got.page_size) * got.page_size
+
+
+def sized_pool(result, context_len: int, rules: Rules, *, mem_fraction_static: float | None = None, speculation=None,
+               max_running_requests: int | None = None, batch: int | None = None):
+    """(SGLang's pool, the memory it is sized from, how that was found, mem_fraction_static, the ssm state bytes and its note, the PP note,
+    the resolved speculation, the draft's weights) as --engine sglang reports it. batch: a pure state-space model's
+    token pool sized for that many requests (state_model_tokens: what --emit sglang sets with --max-total-tokens)."""
+    dep, plan = result.deployment, result.plan
+    spec = resolve_speculation(plan.model, speculation)
+    drafted = draft_weights(result, spec, rules) if (dep is not None and dep.kv_memory_bytes is None) else (0, None)
+    rest, how, frac = memory_of(result, mem_fraction_static, spec.algorithm if spec else None, rules,
+                                max_running_requests, drafted)
+    ssm_bytes, ssm_note = ssm_bytes_of(plan.model)
+    kwargs = dict(tp=dep.tp if dep else 1, page_size=plan.block_size or 1, mem_fraction_static=frac,
+                  ssm_bytes=ssm_bytes, nsa_fp8=nsa_fp8(dep), speculation=spec,
+                  max_running_requests=max_running_requests, chunked_prefill_size=chunked_prefill_of(dep, rules))
+    got, pp_note = stage_pool(result, rest, context_len, rules, **kwargs)
+    if batch is not None and state_model_tokens(got, batch) is not None:
+        got, pp_note = state_model_pool(result, rest, context_len, rules, batch, **kwargs)
+    return got, rest, how, frac, (ssm_bytes, ssm_note), pp_note, spec, drafted
+
+
+def state_model_pool(result, rest: int, context_len: int, rules: Rules, batch: int, **kwargs):
+    """stage_pool for a pure state-space model whose --max-total-tokens is sized for `batch` requests
+    (state_model_tokens): the requests its state pool runs once the token pool holds the batch, then the tokens
+    for those."""
+    wide, _ = stage_pool(result, rest, context_len, rules, max_total_tokens=batch * context_len, **kwargs)
+    return stage_pool(result, rest, context_len, rules, max_total_tokens=state_model_tokens(wide, batch), **kwargs)
+
+
 def add_to_report(report: Report, result, context_len: int, *, mem_fraction_static: float | None = None,
                   note: str | None = None, speculation=None, max_running_requests: int | None = None,
-                  release: str | None = None) -> SglangPool:
+                  release: str | None = None, batch: int | None = None) -> SglangPool:
     """SGLang's pool under report.data["engine"] and as log lines. speculation: kvplan.request.Speculation;
     max_running_requests: SGLang's --max-running-requests (kvplan's --max-num-seqs); release: the SGLang release
-    (None: the newest modelled)."""
+    (None: the newest modelled); batch: with --emit sglang, a pure state-space model's token pool is the
+    --max-total-tokens it emits for that many requests (sized_pool)."""
     rules = rules_for(release)
     dep = result.deployment
     refuse_unread(result.plan.model, dep, rules)
@@ -440,15 +483,9 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
         check_pp(plan.model.registry_names, rules.release, dep.pp, dep.tp, pp_notes,
                  plan.model.config_model_type or plan.model.model_type)
     long_note = check_context(plan.model, context_len)
-    spec = resolve_speculation(plan.model, speculation)
-    drafted = draft_weights(result, spec, rules) if (dep is not None and dep.kv_memory_bytes is None) else (0, None)
-    rest, how, frac = memory_of(result, mem_fraction_static, spec.algorithm if spec else None, rules,
-                                max_running_requests, drafted)
-    ssm_bytes, ssm_note = ssm_bytes_of(plan.model)
-    got, pp_note = stage_pool(result, rest, context_len, rules, tp=dep.tp if dep else 1,
-                              page_size=plan.block_size or 1, mem_fraction_static=frac, ssm_bytes=ssm_bytes,
-                              nsa_fp8=nsa_fp8(dep), speculation=spec, max_running_requests=max_running_requests,
-                              chunked_prefill_size=chunked_prefill_of(dep, rules))
+    got, rest, how, frac, (ssm_bytes, ssm_note), pp_note, spec, drafted = sized_pool(
+        result, context_len, rules, mem_fraction_static=mem_fraction_static, speculation=speculation,
+        max_running_requests=max_running_requests, batch=batch)
     served = check(plan.model.registry_names, rules.release, plan.model.config_model_type or plan.model.model_type,
                    plan.model, dep.tp if dep else None)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([long_note] if long_note else []) + ([how] if how else []) + list(got.notes) \
@@ -473,6 +510,11 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
                      + f"), {got.state_slots_per_request} a request")
         if ssm_note:
             notes.append(ssm_note)
+    if got.cell.bytes == 0 and got.cell.state is not None:  # a pure state-space model (state_model_tokens)
+        notes.append(f"--max-total-tokens {got.max_total_num_tokens:,} (as --emit sglang sets it for --batch {batch}) "
+                     "sizes the token pool" if batch is not None else
+                     "--emit sglang sets --max-total-tokens to --batch x --context (at most the state pool's "
+                     "requests), which these figures would then show")
     fp32_note = fp32_upcast(result, rules.release)[1] if how is not None else None
     if fp32_note:
         notes.append(fp32_note)
@@ -521,4 +563,4 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     return got
 
 
-__all__ = ["add_to_report", "memory_of", "nsa_fp8", "refuse_unread", "ssm_bytes_of", "stage_pool"]
+__all__ = ["add_to_report", "memory_of", "sized_pool", "state_model_pool", "state_model_tokens", "nsa_fp8", "refuse_unread", "ssm_bytes_of", "stage_pool"]

@@ -83,6 +83,7 @@ class Candidate:
     constraint: str | None = None  # its short name: heads | weights | engine | pool | kv | decode
     max_concurrency: int | None = None
     engine_concurrency: float | None = None
+    engine_kv_dtype: str | None = None  # the KV dtype the engine's pool stores (its own layout for some models)
     kv_bytes_per_gpu: int | None = None
     weight_bytes_per_gpu: int | None = None
     pool_bytes_per_gpu: int | None = None
@@ -203,7 +204,8 @@ def objective_value(c: Candidate, objective: str) -> float:
 class _Engine:
     """vLLM's accounting for the screen, cached per (plan, split, batched tokens)."""
 
-    def __init__(self, engine: str, tokens: int, speculation=None, mem_fraction_static: float | None = None):
+    def __init__(self, engine: str, tokens: int, speculation=None, mem_fraction_static: float | None = None,
+                 need: int = 1):
         from ..engines.vllm_rules import parse_engine
         from ..request import _sglang_release, engine_family
 
@@ -223,6 +225,10 @@ class _Engine:
         self.pp_refused: str | None = None
         self.pp_note: str | None = None
         self.tokens = tokens
+        # --batch (default --concurrency): a pure state-space model's SGLang token pool is sized for those requests,
+        # as `kvplan estimate --batch N --emit sglang` sizes it (the check command fit prints)
+        self.need = need
+        self.last_kv_dtype: str | None = None  # the KV dtype of the pool the last concurrency() read
         self.allow_long = os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").lower() in ("1", "true")
         self._pools: dict = {}
         self._memory: dict = {}
@@ -271,13 +277,15 @@ class _Engine:
             # a start refusal that is not about memory (a model with Mamba layers whose max_num_seqs exceeds the
             # blocks, 0.20+): the planner refuses the candidate, so the screen does too
             raise UsageError(pool.refusal or "vLLM would refuse to start")
+        self.last_kv_dtype = getattr(pool, "kv_cache_dtype", None)
         return (kv_memory // pool.bytes_per_block) / pool.blocks_per_request
 
     def _sglang_concurrency(self, plan, deployment: Deployment, key) -> float:
         """SGLang's requests of the context its pool holds (kvplan.engines.sglang), the pool sized as
         `kvplan estimate --engine sglang` sizes it."""
         from ..engines.sglang_report import (check_context, chunked_prefill_of, draft_weights, memory_of, nsa_fp8,
-                                             refuse_unread, resolve_speculation, ssm_bytes_of, stage_pool)
+                                             refuse_unread, resolve_speculation, ssm_bytes_of, stage_pool,
+                                             state_model_pool, state_model_tokens)
         from ..engines.sglang_rules import rules_for
 
         rules = rules_for(self.release)
@@ -296,11 +304,14 @@ class _Engine:
         pool_key = (key, deployment.gpu.name)  # the pool is what the GPU's memory leaves, so one per GPU kind
         got = self._pools.get(pool_key)
         if got is None:
-            got = self._pools[pool_key] = stage_pool(result, rest, self.tokens, rules, tp=deployment.tp,
-                                                page_size=plan.block_size or 1,
-                                                ssm_bytes=ssm_bytes_of(plan.model)[0], nsa_fp8=nsa_fp8(deployment),
-                                                speculation=spec,
-                                                chunked_prefill_size=chunked_prefill_of(deployment, rules))[0]
+            kwargs = dict(tp=deployment.tp, page_size=plan.block_size or 1, ssm_bytes=ssm_bytes_of(plan.model)[0],
+                          nsa_fp8=nsa_fp8(deployment), speculation=spec,
+                          chunked_prefill_size=chunked_prefill_of(deployment, rules))
+            got = stage_pool(result, rest, self.tokens, rules, **kwargs)[0]
+            if state_model_tokens(got, self.need) is not None:  # the --max-total-tokens --emit sglang sets
+                got = state_model_pool(result, rest, self.tokens, rules, self.need, **kwargs)[0]
+            self._pools[pool_key] = got
+        self.last_kv_dtype = got.kv_cache_dtype
         return got.max_concurrency
 
 
@@ -426,7 +437,7 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
 
         req = replace(req, context_tokens=longest)  # as `kvplan estimate` does without --context
     engine = _Engine(req.engine, req.context_tokens, req.speculation,
-                     req.mem_util if req.mem_util_given else None)
+                     req.mem_util if req.mem_util_given else None, req.batch_size)
     # once, before the search, by the selected engine's rules: a model without a draft that engine serves is refused
     # (techniques change neither the MTP layers nor the draft checkpoint)
     if engine.speculation is not None and engine.name == "sglang":
@@ -468,10 +479,17 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
     skipped: list[tuple[str, str]] = []
     seen_dtypes = []
     weights_by_split: dict = {}
+    seen_caches: dict = {}  # every cache's storage under a dtype searched -> that dtype
     for dtype_text in req.kv_dtypes:
         model, dtype = apply_kv_dtype(base, dtype_text)
         if dtype in seen_dtypes:
             continue
+        caches = tuple(c.storage for layer in model.layers for c in layer.caches)
+        if caches in seen_caches:  # no K/V or latent cache to store in it (a pure state-space model)
+            skipped.append((f"kv {dtype}", f"{base.name} keeps no K/V cache for it to change: the same options as "
+                                           f"kv {seen_caches[caches]}"))
+            continue
+        seen_caches[caches] = dtype
         seen_dtypes.append(dtype)
         dtype_caveat = Caveat(f"kv {dtype}", kv_dtype_caveat(dtype))
         for tset in sets:
@@ -572,6 +590,7 @@ def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> No
     dep = Deployment(c.gpu, c.tp, c.pp, req.mem_util, req.reserve_bytes, record.total_bytes, None, record)
     try:
         c.engine_concurrency = engine.concurrency(plan, dep, (id(plan), c.tp, c.pp))
+        c.engine_kv_dtype = engine.last_kv_dtype
     except KvplanError as exc:
         c.misses = (("engine", 0.0, req.concurrency), *c.misses)
         c.reason, c.constraint = f"{engine.label} would not start: {exc.message}", "engine"
@@ -632,7 +651,8 @@ def _verify(req, base, record, engine, passing, top):
             try:
                 pool = sglang_report.add_to_report(Report({}), result, req.context_tokens,
                                                    mem_fraction_static=engine.mem_fraction_static,
-                                                   speculation=engine.speculation, release=engine.release)
+                                                   speculation=engine.speculation, release=engine.release,
+                                                   batch=req.batch_size)
             except KvplanError as exc:
                 dropped.append((c, f"SGLang: {exc.message}"))
                 continue

@@ -37,6 +37,7 @@ def option_data(c: Candidate, rank: int, req) -> dict:
         "techniques": list(c.techniques),
         "max_concurrency": c.max_concurrency,
         "engine_max_concurrency": None if c.engine_concurrency is None else round(c.engine_concurrency, 6),
+        "engine_kv_dtype": c.engine_kv_dtype,
         "kv_bytes_per_gpu": c.kv_bytes_per_gpu,
         "kv_pool_bytes_per_gpu": c.pool_bytes_per_gpu,
         "weight_bytes_per_gpu": c.weight_bytes_per_gpu,
@@ -54,6 +55,33 @@ def _size(n: int) -> str:
     return f"{n // GIB}GiB" if n % GIB == 0 else f"{n}B"
 
 
+def engine_layout_note(label: str, model_name: str, options) -> str | None:
+    """Where the engine stores K/V in one dtype of its own for several of the options' kv dtypes (SGLang 0.5.23's
+    fp8_e4m3 KVLayout.V4 and vLLM's fp8_ds_mla for DeepSeek-V4, whatever the plan's dtype: engines.sglang._dsv4_pool,
+    engines.vllm_dsv4), the engine's column does not move with the kv column: said once."""
+    by_engine: dict[str, list[str]] = {}
+    for c in options:
+        if c.engine_kv_dtype is not None and c.kv_dtype not in by_engine.setdefault(c.engine_kv_dtype, []):
+            by_engine[c.engine_kv_dtype].append(c.kv_dtype)
+    for engine_dtype, planned in by_engine.items():
+        if len(planned) > 1:
+            kinds = " and ".join(f"kv {d}" for d in planned)
+            return (f"{label} stores {model_name}'s cache in its own {engine_dtype} layout whatever the kv dtype: "
+                    f"its column is the same for {kinds} (the kv, conc and KV/GPU columns are the planner's)")
+    return None
+
+
+def sglang_state_model(req, c: Candidate) -> bool:
+    """Whether fit's SGLang figure for `c` is a pure state-space model's, its token pool sized for the requests asked
+    for (engines.sglang_report.state_model_tokens: the --max-total-tokens that --emit sglang sets)."""
+    from ..engines.sglang_rules import PURE_SSM_ARCHS
+    from ..request import engine_family
+
+    plan = getattr(c, "_plan", None)
+    return (engine_family(req.engine) == "sglang" and plan is not None
+            and (plan.model.architecture or "") in PURE_SSM_ARCHS)
+
+
 def estimate_argv(req, c: Candidate) -> list[str]:
     """The `kvplan estimate` arguments that plan this option with the same settings and check its concurrency."""
     from ..request import engine_family
@@ -69,6 +97,8 @@ def estimate_argv(req, c: Candidate) -> list[str]:
         argv += ["-t", t]
     if req.engine != "ideal":
         argv += ["--engine", req.engine]
+    if sglang_state_model(req, c):  # its token pool is the --max-total-tokens --emit sglang sizes for --batch
+        argv += ["--emit", "sglang"]
     spec = req.speculation
     if spec is not None:
         argv += ["--mtp"] if spec.mtp else ["--draft-model", spec.draft_model]
@@ -163,6 +193,10 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
     if options:
         report.lines.append("each option was evaluated by the planner of `kvplan estimate`; check the first with: "
                             + estimate_command(req, options[0]))
+    same = engine_layout_note(label, result.model_name, options)
+    if same:
+        report.lines.append(f"note: {same}")
+        data["engine"]["same_kv_layout"] = same
     if getattr(result.engine, "pp_refused", None):
         report.lines.append(f"pipeline-parallel splits left out: {result.engine.pp_refused}; only pp 1 is searched")
     if getattr(result.engine, "pp_note", None):
