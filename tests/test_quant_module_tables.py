@@ -72,8 +72,11 @@ def test_llama4_scout_fp8_dynamic_keeps_attention_and_the_head_in_bf16():
     # the whole text model, as published: the BF16 original holds 108,641,793,536 parameters, of which the vision
     # encoder and projector are 871,932,416 (a public study of the checkpoint, code-index id 56747956596)
     assert model.param_count == quantized + plain == 108_641_793_536 - 871_932_416
-    # FP8 per channel: 1 B a weight (its bf16 scale per output row, 17,547,264 of them, is under 0.04%)
-    assert model.weight_bytes == quantized * 1 + plain * 2 == 112_863_160_320
+    # FP8 per channel: 1 B a weight and a scale per output row, 48 x 17 x (8,192 + 8,192 + 5,120) = 17,547,264 of
+    # them, sized at 4 B as vLLM 0.34 holds them (float32 [rows, 1]; the checkpoint stores them in bf16)
+    rows = 48 * 17 * (8192 + 8192 + 5120)
+    assert rows == 17_547_264
+    assert model.weight_bytes == quantized * 1 + rows * 4 + plain * 2 == 112_933_349_376
     assert "lm_head 1,034,485,760; attention 3,019,898,880" in _note(model)
 
 
@@ -92,7 +95,9 @@ def test_llama4_maverick_reads_interleaved_dense_and_moe_layers():
     assert dense == 6_039_797_760 and shared == 3_019_898_880
     plain = 2 * TABLE + ATTENTION + dense + shared + 48 * 2 * 5120 + 5120 + 24 * 5120 * 128
     assert model.param_count == experts + plain == 400_711_848_960
-    assert model.weight_bytes == experts + plain * 2
+    # and a float32 scale per output row of each routed expert's gate, up (8,192) and down (5,120) projections
+    rows = 24 * 128 * (8192 + 8192 + 5120)
+    assert model.weight_bytes == experts + rows * 4 + plain * 2
     assert "lm_head 1,034,485,760; attention 3,019,898,880; mlp 6,039,797,760; shared experts 3,019,898,880" \
         in _note(model)
 

@@ -114,8 +114,9 @@ def test_kimi_linear_48b_fp8_quantizes_the_routed_experts():
               + 26 * (2304 * 256 + 256))
     assert floats == 394_027_904
     assert model.param_count == experts + kept + floats == 49_122_681_728
-    # FP8 per channel: 1 B a weight (the scale per output row is left out, as for Llama 4 Scout FP8)
-    assert model.weight_bytes == experts + (kept + floats) * 2 == 51_134_940_928
+    # FP8 per channel: 1 B a weight and a float32 scale per output row, 26 x 256 x (1,024 + 1,024 + 2,304) rows
+    rows = 26 * 256 * (1024 + 1024 + 2304)
+    assert model.weight_bytes == experts + rows * 4 + (kept + floats) * 2 == 51_250_808_576
     assert ("lm_head 377,487,360; linear attention 789,217,280; mlp 63,700,992; shared experts 184,025,088; "
             "attention 203,800,576") in _note(model)
 

@@ -198,7 +198,7 @@ def test_granite_fp8_keeps_routers_norms_and_embeddings_in_bf16():
     # ignore list (lm_head and re:.*block_sparse_moe.router, as its granite4 examples write it): a config written
     # here, not a published checkpoint's. Quantized: 32 x (6,291,456 + 94,371,840) = 3,221,225,472 weights at 1 B;
     # in BF16 the tied embeddings 75,502,080, the norms 32 x 3,072 + 1,536 and the routers 32 x 61,440: 77,568,000
-    # (kvplan leaves the per-channel float32 scales out: quant_bytes.py's table)
+    # and a float32 scale per output row: 32 x (q 1,536 + k 512 + v 512 + o 1,536 + 40 experts x (1,024 + 1,536))
     quant = {"quant_method": "compressed-tensors", "format": "float-quantized",
              "ignore": ["lm_head", "re:.*block_sparse_moe.router"],
              "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
@@ -207,7 +207,8 @@ def test_granite_fp8_keeps_routers_norms_and_embeddings_in_bf16():
                                        "symmetric": True}}}}
     model = build_model(dict(GRANITE_31_3B, quantization_config=quant), "granite-fp8")
     assert model.param_count == 3_221_225_472 + 77_568_000
-    assert model.weight_bytes == 3_221_225_472 + 2 * 77_568_000 == 3_376_361_472
+    rows = 32 * (1536 + 512 + 512 + 1536 + 40 * (1024 + 1536))
+    assert model.weight_bytes == 3_221_225_472 + rows * 4 + 2 * 77_568_000 == 3_389_992_960
     assert any("read module by module" in n for n in model.notes)
     assert model.weight_replicated_bytes == 4_131_840
 

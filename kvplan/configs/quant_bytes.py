@@ -15,7 +15,8 @@ own code writes them (per weight of a linear layer with `in` inputs, group g):
   FP8 per-tensor / per-channel      1 B + one float32 scale per tensor / output row (< 0.1%)
   compressed-tensors (0.20)         pack-quantized: weight_packed b/8 + weight_scale (the model's
                                     dtype; fp8 for FP4) per group + weight_zero_point (packed b-bit)
-                                    when asymmetric; int-/float-quantized: 1 B + its scales;
+                                    when asymmetric; int-/float-quantized: 1 B + its scales (channel:
+                                    one float32 per output row);
                                     nvfp4-pack-quantized: 1/2 + an fp8 scale per 16; mxfp4: 1/2 + 1/32
   ModelOpt                          NVFP4: 1/2 + an F8_E4M3 scale per 16 (+ two F32 scalars); FP8: 1 B;
                                     MXFP8 (also quant_method "mxfp8", MiniMax-M3): 1 B + a uint8 E8M0 scale per 32
@@ -74,7 +75,8 @@ class QuantBytes:
     # bytes stored once per attention layer for the KV cache: ModelOpt's k_scale and v_scale (float32 scalars,
     # self_attn.k_proj.k_scale / v_proj.v_scale) when its kv_cache_quant_algo is FP8
     kv_scale_bytes: int = 0
-    # bytes stored once per output row of each quantized tensor: bitsandbytes 8-bit's float32 SCB
+    # bytes stored once per output row of each quantized tensor: bitsandbytes 8-bit's float32 SCB, a channel
+    # scale (compressed-tensors' and Quark's per-channel weight_scale)
     per_output_row_bytes: int = 0
     # what such a checkpoint also stores that the config does not size, for the note ("" when nothing)
     unsized: str = ""
@@ -248,16 +250,26 @@ def _compressed_tensors(q: dict) -> QuantBytes:
         w = group.get("weights")
         if not isinstance(w, dict):
             raise Unsized("compressed-tensors: a config group without weights")
-        sizes.add(_ct_weight(fmt, w) + (_ct_per_tensor(fmt, group),))
+        sizes.add(_ct_weight(fmt, w) + (_ct_per_tensor(fmt, group), _ct_per_row(fmt, w)))
     if len(sizes) != 1:
         raise Unsized("compressed-tensors: config groups of different sizes")
-    label, dtype, size, scalars = sizes.pop()
+    label, dtype, size, scalars, rows = sizes.pop()
     head, exclusions = _ignored(q.get("ignore"), "compressed-tensors", False)
     # a kv_cache_scheme stores k_scale / v_scale (and zero points) per attention layer, whose dtype and shape
     # depend on the producer (vLLM 0.34 CompressedTensorsKVCacheMethod takes one or num_kv_heads values)
     unsized = "the KV-cache scales of its kv_cache_scheme" if isinstance(q.get("kv_cache_scheme"), dict) else ""
     return QuantBytes(f"compressed-tensors {fmt} ({label})", dtype, size, keeps_lm_head=head, exclusions=exclusions,
-                      per_tensor_bytes=scalars, unsized=unsized)
+                      per_tensor_bytes=scalars, per_output_row_bytes=rows, unsized=unsized)
+
+
+def _ct_per_row(fmt: str, w: dict) -> int:
+    """Bytes an 8-bit int- / float-quantized group with strategy "channel" stores per output row: one float32
+    weight_scale [out, 1] a quantized tensor, as vLLM 0.34 creates it (compressed_tensors_w8a8_fp8.py
+    CompressedTensorsW8A8Fp8.create_weights -> utils/fp8_utils.py create_fp8_scale_parameter, float32 unless
+    told; compressed_tensors_w8a8_int8.py CompressedTensorsW8A8Int8.create_weights) and llm-compressor saves it
+    (GLM-4.5-FP8: float32 [rows, 1] scales, 0.13% of its bytes, its down_proj experts 0.26%)."""
+    quantized = fmt in ("int-quantized", "naive-quantized", "float-quantized")
+    return 4 if quantized and str(w.get("strategy") or "tensor") == "channel" else 0
 
 
 def _ct_per_tensor(fmt: str, group: dict) -> int:

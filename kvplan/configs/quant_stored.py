@@ -5,7 +5,8 @@ per-module table (configs/weight_tables/__init__.py Split), and which of it each
                          bitsandbytes 4-bit quant_map (+ nested_quant_map), bitsandbytes 8-bit weight_format
   per input row          QuantBytes.per_input_row_bytes: GPTQ's int32 g_idx (AutoGPTQ QuantLinear: g_idx
                          [in_features], saved whatever desc_act says)
-  per output row         QuantBytes.per_output_row_bytes: bitsandbytes 8-bit's float32 SCB
+  per output row         QuantBytes.per_output_row_bytes: bitsandbytes 8-bit's float32 SCB, per-channel
+                         weight scales (compressed-tensors and Quark int8 / FP8 "channel")
   per attention layer    QuantBytes.kv_scale_bytes: ModelOpt's float32 k_scale and v_scale with an FP8 KV cache,
                          counted in the layers whose k_proj and v_proj are both quantized (the layout read);
                          elsewhere (attention kept unquantized, Gemma 4's k_eq_v layers) named as not counted
@@ -42,7 +43,7 @@ def stored(q, split) -> Stored:
         parts.append(f"{tensors:,} quantized tensors with {q.per_tensor_bytes} B each of per-tensor scales, "
                      f"maps or shapes ({per_tensor:,} B)")
     g_idx = _rows(split.input_rows, q.per_input_row_bytes, "GPTQ's int32 g_idx, one per input row", parts, unsized)
-    scb = _rows(split.output_rows, q.per_output_row_bytes, "bitsandbytes' float32 SCB, one per output row", parts,
+    scb = _rows(split.output_rows, q.per_output_row_bytes, "float32 scales, one per output row (bitsandbytes' SCB, a channel scale)", parts,
                 unsized)
     kv = split.kv_layers * q.kv_scale_bytes
     if kv:
