@@ -58,3 +58,15 @@ def test_readme_example_prints_what_the_readme_shows(command, shown, monkeypatch
     got = {_norm(line) for line in output.splitlines()}
     missing = [line for line in shown if _norm(line) not in got]
     assert not missing, f"{command}: README lines no longer printed:\n" + "\n".join(missing[:10])
+
+
+def test_the_readme_counts_the_model_types_kvplan_lists():
+    # "kvplan reads N model_types exactly": the rows of `kvplan models --family` (it said 275, then 362, each time
+    # a family was added without the README)
+    import json
+
+    code, output = run_cli(["models", "--family", "--format", "json"])
+    assert code == 0, output[-2000:]
+    listed = len(json.loads(output)["families"])
+    said = re.search(r"kvplan reads (\d+) model_types exactly", README.read_text(encoding="utf-8"))
+    assert said is not None and int(said.group(1)) == listed
