@@ -84,7 +84,8 @@ LLAMA = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_
 
 def _fp8_linear(t: dict, name: str, outputs: int, inputs: int) -> None:
     t[name + ".weight"] = np.zeros((outputs, inputs), np.uint8)  # 1 B a weight
-    t[name + ".weight_scale"] = np.ones((outputs, 1), np.float32)  # per output channel: splits with the rows
+    # per output channel: splits with the rows, but whole on every rank for a row-parallel o_proj / down_proj
+    t[name + ".weight_scale"] = np.ones((outputs, 1), np.float32)
     t[name + ".input_scale"] = np.ones(1, np.float32)  # a scalar: whole on every rank
 
 
@@ -105,16 +106,18 @@ def test_a_tensor_table_keeps_one_kv_head_of_k_v_proj_and_their_channel_scales(t
     save_file(t, str(tmp_path / "model.safetensors"))
     (tmp_path / "config.json").write_text(json.dumps(LLAMA))
     record = from_safetensors(tmp_path, LLAMA)
-    # a layer's attention: q and o 4,096 + 256 + 4, k and v 2,048 + 128 + 4: 13,072 B; the 4 input scales whole
-    # (16 B); k and v's weights and channel scales 2 x 2,176 = 4,352 B, one of the 2 KV heads a rank at TP 4:
-    # 16 + 4,352 / 2 + (13,072 - 16 - 4,352) / 4 = 4,368 (before: 16 + 13,056 / 4 = 3,280).
-    # MLP: 3 x 8,192 + scales 512 + 512 + 256 + 3 scalars 12 = 25,868: 12 + 25,856 / 4 = 6,476. Norms 512 whole.
-    # Two layers: 2 x (4,368 + 6,476 + 512) = 22,712; embeddings and head 12,800 / 4 each, the final norm 256.
+    # a layer's attention: q and o 4,096 + 256 + 4, k and v 2,048 + 128 + 4: 13,072 B; the 4 input scales and
+    # o_proj's channel scales (RowParallelLinear: whole on every rank) whole (16 + 256 B); k and v's weights and
+    # channel scales 2 x 2,176 = 4,352 B, one of the 2 KV heads a rank at TP 4:
+    # 272 + 4,352 / 2 + (13,072 - 272 - 4,352) / 4 = 4,560 (before KV heads: 16 + 13,056 / 4 = 3,280).
+    # MLP: 3 x 8,192 + scales 512 + 512 + 256 + 3 scalars 12 = 25,868, down_proj's scales whole:
+    # 268 + 25,600 / 4 = 6,668. Norms 512 whole.
+    # Two layers: 2 x (4,560 + 6,668 + 512) = 23,480; embeddings and head 12,800 / 4 each, the final norm 256.
     assert [(role, layer, n, heads) for role, layer, n, heads in record.kv_parts] == [
         ("attention", 0, 4_352, 2), ("attention", 1, 4_352, 2)]
-    assert stage_weight_bytes(record, 2, tp=4) == [22_712 + 3_200 + 3_200 + 256] == [29_368]  # before: 27,192
-    assert stage_weight_bytes(record, 2, tp=2) == [  # TP 2 = the KV heads: the even split, as before
-        2 * (16 + (13_072 - 16) // 2 + 12 + 25_856 // 2 + 512) + 6_400 + 6_400 + 256]
+    assert stage_weight_bytes(record, 2, tp=4) == [23_480 + 3_200 + 3_200 + 256] == [30_136]
+    assert stage_weight_bytes(record, 2, tp=2) == [  # TP 2 = the KV heads: the even split
+        2 * (272 + (13_072 - 272) // 2 + 268 + (25_868 - 268) // 2 + 512) + 6_400 + 6_400 + 256]
 
 
 FALCON = {"model_type": "falcon", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,

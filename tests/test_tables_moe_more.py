@@ -210,7 +210,9 @@ def test_granite_fp8_keeps_routers_norms_and_embeddings_in_bf16():
     rows = 32 * (1536 + 512 + 512 + 1536 + 40 * (1024 + 1536))
     assert model.weight_bytes == 3_221_225_472 + rows * 4 + 2 * 77_568_000 == 3_389_992_960
     assert any("read module by module" in n for n in model.notes)
-    assert model.weight_replicated_bytes == 4_131_840
+    # whole on every TP rank: the BF16 norms and routers (4,131,840 B, as unquantized) and the channel scales of the
+    # row-parallel o_proj and the experts' output_linear (vLLM's FusedMoE w2): 32 x (1,536 + 40 x 1,536) x 4 B
+    assert model.weight_replicated_bytes == 4_131_840 + 4 * 32 * (1536 + 40 * 1536) == 12_192_768
 
 
 # -- JetMoE ------------------------------------------------------------------------------------------------------

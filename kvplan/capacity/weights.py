@@ -5,7 +5,8 @@ REPLICATED (norms, MoE routers), which each rank holds whole; embeddings and
 lm_head are vocabulary-parallel (vLLM's VocabParallelEmbedding / ParallelLMHead).
 Tensors vLLM holds otherwise than their role (Weights.against_role, read by
 name: MLA's q_a_proj / kv_a_proj_with_mqa, the DSA indexer's wq_b / wk /
-weights_proj, o_proj biases and one-element per-tensor / KV scales whole;
+weights_proj, o_proj biases, one-element per-tensor / KV scales and the
+per-output-row scales of row-parallel modules (roles.ROW_PARALLEL) whole;
 MiniMax-M2's q/k norms split) follow vLLM.
 PP: a decoder layer's tensors sit on the stage that runs the layer (the split
 of capacity/shard.stage_bounds); the embeddings, vision tower and anything
@@ -26,8 +27,8 @@ config (Weights.mtp_estimated_bytes, kvplan.weights.mtp) and leaves that out.
 A record with no tensor table (a given size, an index total, the config
 estimate) is split evenly: (total - MTP estimate) / (tp x pp), rounded up;
 for the config estimate under TP the bytes each TP rank holds whole
-(Weights.replicated_bytes: norms, routers, RowParallelLinear biases,
-per-tensor and KV scales, from the family's per-module count) are divided by
+(Weights.replicated_bytes: norms, routers, RowParallelLinear biases and
+per-row scales, per-tensor and KV scales, from the family's per-module count) are divided by
 pp only.
 
 KV heads: vLLM builds k_proj / v_proj (or a fused qkv) as a QKVParallelLinear

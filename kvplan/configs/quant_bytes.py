@@ -78,6 +78,10 @@ class QuantBytes:
     # bytes stored once per output row of each quantized tensor: bitsandbytes 8-bit's float32 SCB, a channel
     # scale (compressed-tensors' and Quark's per-channel weight_scale)
     per_output_row_bytes: int = 0
+    # those per-row scales sit whole on every TP rank for row-parallel modules (weights.roles.ROW_PARALLEL), as vLLM
+    # 0.34 loads a channel scale (ChannelQuantScaleParameter: compressed-tensors, Quark); False: split with their rows
+    # (bitsandbytes 8-bit's SCB, which vLLM 0.34 does not load: no load_in_8bit anywhere in it)
+    row_scales_whole: bool = True
     # what such a checkpoint also stores that the config does not size, for the note ("" when nothing)
     unsized: str = ""
     # the routed experts' bytes per weight where the format stores them in a format of their own (FP8's
@@ -404,7 +408,8 @@ def _bitsandbytes(q: dict) -> QuantBytes:
     if q.get("load_in_8bit"):
         # Linear8bitLt._save_to_state_dict: the int8 weight, SCB (one float32 per output row) and weight_format,
         # a uint8 scalar
-        return QuantBytes("bitsandbytes 8-bit", "int8", 1.0, per_output_row_bytes=4, per_tensor_bytes=1)
+        return QuantBytes("bitsandbytes 8-bit", "int8", 1.0, per_output_row_bytes=4, per_tensor_bytes=1,
+                          row_scales_whole=False)
     raise Unsized("bitsandbytes without load_in_4bit or load_in_8bit")
 
 

@@ -6,14 +6,16 @@ per-module table (configs/weight_tables/__init__.py Split), and which of it each
   per input row          QuantBytes.per_input_row_bytes: GPTQ's int32 g_idx (AutoGPTQ QuantLinear: g_idx
                          [in_features], saved whatever desc_act says)
   per output row         QuantBytes.per_output_row_bytes: bitsandbytes 8-bit's float32 SCB, per-channel
-                         weight scales (compressed-tensors and Quark int8 / FP8 "channel")
+                         weight scales (compressed-tensors and Quark int8 / FP8 "channel"); those of row-parallel
+                         modules (o_proj, down_proj, the experts' w2) and whole ones sit whole on every TP rank
+                         (weights/roles.py ROW_PARALLEL says where vLLM 0.34 loads them so)
   per attention layer    QuantBytes.kv_scale_bytes: ModelOpt's float32 k_scale and v_scale with an FP8 KV cache,
                          counted in the layers whose k_proj and v_proj are both quantized (the layout read);
                          elsewhere (attention kept unquantized, Gemma 4's k_eq_v layers) named as not counted
 
 Scalars (per tensor, per attention layer) sit whole on every TP rank: vLLM creates them per layer, unsharded
 (vLLM 0.34 parameter.py PerTensorScaleParameter; kv_cache.py BaseKVCacheMethod.create_weights, scalars); the
-per-row tensors split with their weight. vLLM 0.31.0 and later drop every `.g_idx` at load
+per-row tensors split with their weight, but a row-parallel module's per-output-row scales stay whole. vLLM 0.31.0 and later drop every `.g_idx` at load
 (base_config.py QuantizationConfig.get_checkpoint_weight_mapper; read in 0.31.0-0.34.0, 0.29.0 still loads it),
 so g_idx_bytes is kept apart for the vLLM profile.
 """
@@ -53,7 +55,9 @@ def stored(q, split) -> Stored:
                        "k_proj and v_proj (attention kept unquantized, or no v_proj)")
     elif q.kv_scale_bytes and not split.kv_layers:
         unsized.append("the KV-cache scales (kvplan's table of this family has no attention k_proj to count)")
-    return Stored(per_tensor + g_idx + scb + kv, per_tensor + kv, g_idx, tuple(parts), tuple(unsized))
+    # the per-row scales of row-parallel and whole modules, held whole on every TP rank (Split.whole_output_rows)
+    rows_whole = (split.whole_output_rows or 0) * q.per_output_row_bytes if scb and q.row_scales_whole else 0
+    return Stored(per_tensor + g_idx + scb + kv, per_tensor + kv + rows_whole, g_idx, tuple(parts), tuple(unsized))
 
 
 def _rows(rows: int | None, each: int, what: str, parts: list, unsized: list) -> int:

@@ -52,6 +52,16 @@ _TP_WHOLE = re.compile(r"\.(?:q_a_proj|kv_a_proj_with_mqa|fused_qkv_a_proj(?:_wi
 # input_global_scale), and the KV-cache scales (kv_cache.py KVCacheScaleParameter: a 0-dim tensor on every rank)
 _SCALAR_SCALES = (".weight_scale", ".weight_scale_2", ".input_scale", ".weight_global_scale", ".input_global_scale",
                   ".q_scale", ".k_scale", ".v_scale", ".prob_scale")
+# modules vLLM 0.34 builds as a RowParallelLinear, split over TP by input only: o_proj and down_proj (llama.py,
+# qwen2.py, qwen3_moe.py, glm4_moe.py, deepseek_v2.py ...; every family's o_proj but ZAYA's, as _TP_WHOLE's bias), and
+# a FusedMoE's w2 (the experts' down_proj, Mixtral's w2, Granite MoE's output_linear: granitemoe.py
+# GraniteMoeModel.hf_to_vllm_mapper maps it to experts.down_proj). Their per-output-row weight scales sit whole on every rank:
+# layers/linear.py RowParallelLinear.__init__ sets output_size_per_partition = output_size, and its weight_loader_v2
+# calls load_row_parallel_weight, which for a parameter.py ChannelQuantScaleParameter (a _ColumnvLLMParameter, no
+# input_dim) is BasevLLMParameter's: the tensor copied as it is (compressed-tensors' create_fp8_scale_parameter,
+# Quark's quark_w8a8_fp8 / _int8); the MoE's w2_weight_scale is [num_experts, hidden_size, 1], unsplit
+# (compressed_tensors_moe_w8a8_fp8.py create_weights, strategy CHANNEL), while w13's has the rank's 2 x intermediate
+ROW_PARALLEL = re.compile(r"(?:^|\.)(?:o_proj|down_proj|w2|output_linear)$")
 # GPTQ's activation-order index (int32 per input row), which vLLM 0.31.0 and later drop at load (base_config.py
 # QuantizationConfig.get_checkpoint_weight_mapper); the tensor table keeps it apart (Weights.g_idx)
 G_IDX_SUFFIX = ".g_idx"
@@ -87,15 +97,26 @@ def is_scalar_scale(name: str, elements: int) -> bool:
     return elements == 1 and name.lower().endswith(_SCALAR_SCALES)
 
 
-def against_role(name: str, role: str, family: str = "", elements: int | None = None) -> bool:
+def is_row_scale(name: str, shape: tuple[int, ...]) -> bool:
+    """A per-output-row weight scale ([rows, 1], [experts, rows, 1] or [rows]) of a row-parallel module
+    (ROW_PARALLEL), which vLLM holds whole on every TP rank."""
+    low = name.lower()
+    if not low.endswith(".weight_scale") or not ROW_PARALLEL.search(low[: -len(".weight_scale")]):
+        return False
+    return (len(shape) >= 2 and shape[-1] == 1 and shape[-2] > 1) or (len(shape) == 1 and shape[0] > 1)
+
+
+def against_role(name: str, role: str, family: str = "", elements: int | None = None,
+                 shape: tuple[int, ...] = ()) -> bool:
     """vLLM splits this tensor over TP though its role is held whole (REPLICATED), or holds it whole though its
-    role is split (_TP_WHOLE, a one-element scale: is_scalar_scale, _TP_SPLIT_NORMS). elements: the tensor's
-    element count, where known."""
+    role is split (_TP_WHOLE, a one-element scale: is_scalar_scale, a row-parallel module's per-row scale:
+    is_row_scale, _TP_SPLIT_NORMS). elements, shape: the tensor's element count and shape, where known."""
     low = name.lower()
     if role in REPLICATED:
         split = _TP_SPLIT_NORMS.get(family)
         return bool(split and split.search(low))
-    return role not in ("vision", "mtp") and (bool(_TP_WHOLE.search(low)) or is_scalar_scale(low, elements or 0))
+    return role not in ("vision", "mtp") and (bool(_TP_WHOLE.search(low)) or is_scalar_scale(low, elements or 0)
+                                              or is_row_scale(low, shape))
 
 
 def mtp_role_of(name: str) -> str:
@@ -189,7 +210,7 @@ def _sums(entries: list[TensorEntry], family: str, kv_modules: dict | None = Non
         has_embed |= role == "embeddings"
         layer = NO_LAYER if role in ("vision", "mtp") else layer_of(t.name)
         parts[(role, layer)] = parts.get((role, layer), 0) + t.bytes
-        held_against = against_role(t.name, role, family, t.elements)
+        held_against = against_role(t.name, role, family, t.elements, t.shape)
         if held_against:
             against[(role, layer)] = against.get((role, layer), 0) + t.bytes
         # split over TP (a split role, or a whole one held against it: MiniMax-M2's k_norm), so perhaps by KV head

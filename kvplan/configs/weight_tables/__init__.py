@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import ConfigError
 from ...weights.record import REPLICATED
+from ...weights.roles import ROW_PARALLEL
 from ..fields import Fields
 from ..param_parts import dense_first, embeddings, mlp_layer_types
 from ..quant_bytes import Unsized
@@ -568,12 +569,15 @@ class Split:
     # the KV shares vLLM splits by KV head (Module.kv_heads): (KV heads, parameters quantized, parameters kept in
     # the float dtype: biases, and the weights the list keeps)
     kv: tuple[tuple[int, int, int], ...] = ()
+    # of output_rows, those of row-parallel modules (weights.roles.ROW_PARALLEL) and of modules vLLM builds whole
+    # (Module.whole): their per-row scales sit whole on every TP rank (QuantBytes.row_scales_whole)
+    whole_output_rows: int | None = 0
 
 
 def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
     """The quantized parameters of a module table under a list of unquantized modules (excluded(name) -> bool:
     a quant_exclude.Matcher). Routed experts: the list must name all or none of a layer's experts."""
-    quantized, kept, tensors, rows, outs, whole_quantized = 0, {}, 0, 0, 0, 0
+    quantized, kept, tensors, rows, outs, whole_quantized, whole_outs = 0, {}, 0, 0, 0, 0, 0
     experts = expert_tensors = 0
     replicated = replicated_params(modules)  # less the whole modules' weights the format quantizes, below
     attention = {m.name[: -len(".k_proj")] for m in modules if _kv_scale_holder(m)}
@@ -612,7 +616,9 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
                 kv_quantized[m.name[: -len(".k_proj")]] = kv_quantized.get(m.name[: -len(".k_proj")], 0) + 1
             rows = rows + (m.experts or 1) * m.inputs if rows is not None and m.inputs else None
             outs = outs + m.weight // m.inputs if outs is not None and m.inputs else None
+            if m.whole or ROW_PARALLEL.search(m.name):
+                whole_outs = whole_outs + m.weight // m.inputs if whole_outs is not None and m.inputs else None
     kv_layers = sum(1 for n in kv_quantized.values() if n == 2)
     return Split(quantized, kept, tensors, rows, outs, replicated - whole_quantized, kv_layers,
                  len(attention) - kv_layers, whole_quantized, experts, expert_tensors,
-                 tuple((heads, q, f) for heads, (q, f) in sorted(kv_shares.items())))
+                 tuple((heads, q, f) for heads, (q, f) in sorted(kv_shares.items())), whole_outs)
