@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
 from kvplan.configs.weight_tables import table
 from kvplan.engines.vllm_load import config_weights_per_gpu
-from kvplan.weights.estimate import estimated
+from tests.weight_table_checks import per_gpu as _per_gpu
 
 SPECS = Path(__file__).resolve().parent.parent / "model_specs"
 DENSE_TYPES = {"gemma", "gemma2", "cohere2", "exaone4", "glm", "glm4", "olmo3", "lfm2", "lfm2_moe"}
@@ -93,10 +92,6 @@ def test_cohere2_counts_the_attention_biases_attention_bias_gives():
 
 
 # -- what each TP rank holds whole (BF16: 2 B a parameter) -------------------------------------------------------
-
-def _per_gpu(model, layers: int, tp: int) -> int:
-    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
-
 
 def test_gemma_2_9b_keeps_four_norms_a_layer_whole():
     model = build_model(_raw("gemma-2-9b"), "gemma2")

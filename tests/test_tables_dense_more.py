@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import pytest
 
-from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
 from kvplan.configs.weight_tables import table
-from kvplan.weights.estimate import estimated
+from tests.weight_table_checks import per_gpu as _per_gpu
 
 COMMAND_R = {"architectures": ["CohereForCausalLM"], "model_type": "cohere", "hidden_size": 8192,
              "intermediate_size": 22528, "num_hidden_layers": 40, "num_attention_heads": 64, "num_key_value_heads": 64,
@@ -53,10 +52,6 @@ SEED_OSS = {"architectures": ["SeedOssForCausalLM"], "model_type": "seed_oss", "
             "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
             "head_dim": 64, "vocab_size": 1000, "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}
 CONFIGS = [COMMAND_R, STARCODER2_3B, PHI_2, OLMO_2_7B, OLMO_7B, SEED_OSS]
-
-
-def _per_gpu(model, layers: int, tp: int) -> int:
-    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
 
 
 @pytest.mark.parametrize("raw", CONFIGS, ids=lambda raw: raw["model_type"])

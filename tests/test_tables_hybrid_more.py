@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.weight_tables import checked_table
 from kvplan.engines import vllm_fp32
 from kvplan.sources import load_model
-from kvplan.weights.estimate import estimated
+from tests.weight_table_checks import per_gpu as _per_gpu
 
 SPECS = Path(__file__).resolve().parent.parent / "model_specs"
 DATA = Path(__file__).resolve().parent / "data" / "configs"
@@ -26,10 +25,6 @@ def _bamba() -> dict:
 
 def _qwen38() -> dict:
     return json.loads((DATA / "qwen3.8-flash-next.json").read_text())
-
-
-def _per_gpu(model, layers: int, tp: int) -> int:
-    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
 
 
 # -- Bamba-9B ------------------------------------------------------------------------------------------------------

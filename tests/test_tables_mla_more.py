@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import pytest
 
-from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
 from kvplan.configs.weight_tables import table
-from kvplan.weights.estimate import estimated
+from tests.weight_table_checks import per_gpu as _per_gpu
 
 LARGE4_TEXT = {
     "model_type": "mistral_large4_text", "num_hidden_layers": 8, "hidden_size": 7168, "num_attention_heads": 128,
@@ -81,10 +80,6 @@ YOUTU = {"model_type": "youtu", "architectures": ["YoutuForCausalLM"], "vocab_si
          "intermediate_size": 6144, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16,
          "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
          "qk_nope_head_dim": 128, "tie_word_embeddings": True}
-
-
-def _per_gpu(model, layers: int, tp: int) -> int:
-    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
 
 
 @pytest.mark.parametrize("raw", [LARGE4, SMALL4, SARVAM, YOUTU, dict(YOUTU, attention_bias=True, q_lora_rank=None),

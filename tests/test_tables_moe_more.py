@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
-from kvplan.configs.weight_tables import checked_table, table
+from kvplan.configs.weight_tables import table
 from kvplan.engines.vllm_load import config_weights_per_gpu
-from kvplan.weights.estimate import estimated
+from tests.weight_table_checks import adds_up as _adds_up, per_gpu as _per_gpu
 
 # rednote-hilab/dots.llm1.inst, as the trimmed config.json of its MLX conversion (dots.llm1.inst-mixed-4-6bit) is
 # quoted in a public test file, the MLX quantization block left out
@@ -55,18 +54,6 @@ GRANITE_31_3B = {
     "max_position_embeddings": 131072, "model_type": "granitemoe", "num_attention_heads": 24,
     "num_experts_per_tok": 8, "num_hidden_layers": 32, "num_key_value_heads": 8, "num_local_experts": 40,
     "rope_theta": 10000000.0, "tie_word_embeddings": True, "vocab_size": 49155}
-
-
-def _per_gpu(model, layers: int, tp: int) -> int:
-    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
-
-
-def _adds_up(raw: dict, source: str) -> list:
-    family, f, _, layers, dims = _read(raw, source)
-    modules = table(f, layers, dims)
-    assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
-    assert checked_table(raw, source) is not None
-    return modules
 
 
 # -- dots.llm1 ---------------------------------------------------------------------------------------------------

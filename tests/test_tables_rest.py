@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
 from kvplan.configs.weight_tables import table
-from kvplan.weights.estimate import estimated
+from tests.weight_table_checks import per_gpu as _per_gpu
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS, DATA = ROOT / "model_specs", ROOT / "tests" / "data" / "configs"
@@ -34,10 +33,6 @@ def _configs() -> list:
             ("llama-3.3-nemotron-super-49b-v1", "iquest-coder-v1-40b-loop", "lfm3-audio-training-export-handwritten",
              "domyn-edge-defaults-handwritten", "moondream3-preview-shape")]
     return bundled + test
-
-
-def _per_gpu(model, layers: int, tp: int) -> int:
-    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
 
 
 @pytest.mark.parametrize("raw", _configs(), ids=lambda raw: str(raw.get("model_type")))

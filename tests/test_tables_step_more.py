@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
 from kvplan.configs.weight_tables import checked_table, table
 from kvplan.engines.vllm_load import config_weights_per_gpu
-from kvplan.weights.estimate import estimated
+from tests.weight_table_checks import adds_up as _adds_up, per_gpu as _per_gpu
 
 # Step-3.5-Flash (stepfun-ai/Step-3.5-Flash) in its hub config's shape. No verbatim copy of the hub's config.json
 # was found with the search tools; the fields below are those public files agree on: the vLLM recipes'
@@ -48,18 +47,6 @@ STEP35_FLASH = {
 TOTAL = 12 * 75_759_872 + 33 * 109_445_376 + 45 * 8_192 + 3 * 138_412_032 + 42 * 4_546_756_896 + 1_055_916_032 + 4_096
 # held whole on every TP rank: per layer two norms + q_norm / k_norm 8,448, the final norm, the 42 routers and biases
 WHOLE = 45 * 8_448 + 4_096 + 42 * (1_179_648 + 288)
-
-
-def _per_gpu(model, layers: int, tp: int) -> int:
-    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
-
-
-def _adds_up(raw: dict, source: str) -> list:
-    family, f, _, layers, dims = _read(raw, source)
-    modules = table(f, layers, dims)
-    assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
-    assert checked_table(raw, source) is not None
-    return modules
 
 
 def test_step35_flash_counts_sliding_heads_the_head_gate_the_moe_layers_and_the_shared_expert():

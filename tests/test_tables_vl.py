@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
 from kvplan.configs.weight_tables import table
-from kvplan.weights.estimate import estimated
+from tests.weight_table_checks import per_gpu as _per_gpu
 
 SPECS = Path(__file__).resolve().parent.parent / "model_specs"
 CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
@@ -33,10 +32,6 @@ def test_the_table_adds_up_to_the_parameter_count(name):
     family, f, _, layers, dims = _read(_raw(name), name)
     modules = table(f, layers, dims)
     assert modules and sum(m.weight + m.other for m in modules) == family.params(f, layers, dims)[0]
-
-
-def _per_gpu(model, layers: int, tp: int) -> int:
-    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
 
 
 def test_qwen3_vl_8b_keeps_norms_and_qk_norms_whole():

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from kvplan.capacity.weights import stage_weight_bytes
 from kvplan.configs import build_model
 from kvplan.configs.build import _read
 from kvplan.configs.weight_tables import table
-from kvplan.weights.estimate import estimated
+from tests.weight_table_checks import per_gpu as _per_gpu
 
 QWEN2_VL_7B = {"model_type": "qwen2_vl", "architectures": ["Qwen2VLForConditionalGeneration"], "hidden_size": 3584,
                "intermediate_size": 18944, "num_attention_heads": 28, "num_hidden_layers": 28,
@@ -50,10 +49,6 @@ GLM_OCR = {"architectures": ["GlmOcrForConditionalGeneration"], "model_type": "g
                                                "rope_theta": 10000, "rope_type": "default"},
                            "vocab_size": 59392},
            "vision_config": {"depth": 24, "hidden_size": 1024, "model_type": "glm_ocr_vision", "num_heads": 16}}
-
-
-def _per_gpu(model, layers: int, tp: int) -> int:
-    return stage_weight_bytes(estimated(model), layers, tp=tp)[0]
 
 
 @pytest.mark.parametrize("raw", [QWEN2_VL_7B, QWEN2_VL_2B_AWQ, GLM_41V, GLM_OCR,
