@@ -221,6 +221,16 @@ def flint(f: Fields, layers: list, dims) -> tuple[int, int]:
     return total, active
 
 
+def beam_fields(f: Fields) -> tuple[int, int, int, int, int, int, int]:
+    """(hidden, heads, KV heads, head_dim, intermediate, moe intermediate, experts) with BeamConfig's defaults; read
+    once for the counter below and the per-module table (weight_tables.moe_more.beam)."""
+    hidden = f.int("hidden_size", default=5120)
+    heads = f.int("num_attention_heads", default=48)
+    return (hidden, heads, f.int("num_key_value_heads", default=8), _head_dim(f, hidden, heads, 128),
+            f.int("intermediate_size", default=20480), f.int("moe_intermediate_size", default=2560),
+            f.int("num_experts", default=256, minimum=0))
+
+
 def beam(f: Fields, layers: list, dims) -> tuple[int, int]:
     """BeamForCausalLM: embed_tokens, norm, lm_head (tie_word_embeddings, default False). Each
     BeamDecoderLayer: BeamAttention (q/k/v/o_proj with attention_bias, q_norm/k_norm over head_dim,
@@ -230,15 +240,9 @@ def beam(f: Fields, layers: list, dims) -> tuple[int, int]:
     hidden, e_score_correction_bias buffer of num_experts), no shared expert; else a BeamMLP of
     intermediate_size."""
     n = len(layers)
-    hidden = f.int("hidden_size", default=5120)
-    heads = f.int("num_attention_heads", default=48)
-    kv = f.int("num_key_value_heads", default=8)
-    hd = _head_dim(f, hidden, heads, 128)
+    hidden, heads, kv, hd, inter, moe_inter, experts = beam_fields(f)
     attn = _attn(hidden, heads, kv, hd, f.flag("attention_bias")) + 2 * hd + hidden * heads * hd + heads
     norms = 4 * hidden
-    inter = f.int("intermediate_size", default=20480)
-    moe_inter = f.int("moe_intermediate_size", default=2560)
-    experts = f.int("num_experts", default=256, minimum=0)
     top_k = f.int("num_experts_per_tok", default=8, minimum=0)
     per_expert = 3 * hidden * moe_inter
     moe = experts * per_expert + hidden * experts + experts

@@ -599,16 +599,10 @@ def beam(f: Fields, layers: list, dims) -> list[Module]:
     down_proj of intermediate_size, or mlp.gate [E, hidden] with mlp.gate.e_score_correction_bias [E] and the
     experts mlp.experts.N of moe_intermediate_size (no shared expert). Defaults: BeamConfig's, as the count reads
     them."""
-    from ..params_moe import _head_dim
+    from ..params_moe import beam_fields
 
     n = len(layers)
-    hidden = f.int("hidden_size", default=5120)
-    heads = f.int("num_attention_heads", default=48)
-    kv = f.int("num_key_value_heads", default=8)
-    hd = _head_dim(f, hidden, heads, 128)
-    inter = f.int("intermediate_size", default=20480)
-    moe_inter = f.int("moe_intermediate_size", default=2560)
-    experts = f.int("num_experts", default=256, minimum=0)
+    hidden, heads, kv, hd, inter, moe_inter, experts = beam_fields(f)
     out = _ends(f, hidden, False, None)
     for i, kind in enumerate(mlp_layer_types(f, n, dense_first(min(3, n)))):
         a = f"layers.{i}.self_attn"
