@@ -127,17 +127,12 @@ def num_labels(f: Fields) -> int:
     return f.int("num_labels", default=DEFAULT_LABELS, minimum=0, maximum=10**8)
 
 
-def _names(architectures) -> list[str]:
-    names = [architectures] if isinstance(architectures, str) else (
-        list(architectures) if isinstance(architectures, (list, tuple)) else [])
-    return [n for n in names if n and isinstance(n, str)]
-
-
 def pooling_head(f: Fields) -> PoolingHead | None:
     """The pooling head of the config's architecture (module doc), None for any other architecture."""
+    from .build import _architectures
     from .vllm_suffixes import match
 
-    names = _names(f.raw.get("architectures"))
+    names = list(_architectures(f.raw))
     # a suffix check first: a config whose every name has a generate suffix (no registered pooling class has one:
     # vllm_pooling EMBED_ARCHS, CLASSIFY_ARCHS) loads neither the engines nor vLLM's registry table here
     if all((match(n) or ("", ("pooling",)))[1][0] == "generate" for n in names):
