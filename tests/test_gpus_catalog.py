@@ -196,14 +196,16 @@ def test_gpus_command_lists_the_new_cards(cli):
     assert code == 0 and "h100-nvl,94.0,93.1,3900.0,64.0,835.5," in out
 
 
-# NVIDIA's CUDA GPU list (developer.nvidia.com/cuda-gpus): Hopper 9.0, B200 10.0, RTX PRO 6000 Blackwell 12.0,
+# NVIDIA's CUDA GPU list (developer.nvidia.com/cuda-gpus): Hopper 9.0, B200 10.0, B300 10.3 (public nvidia-smi
+# rows print "NVIDIA B300 SXM6 AC, 275040 MiB, 10.3"), RTX PRO 6000 Blackwell and RTX 5090 12.0,
 # A100 / A800 (GA100) 8.0, GA102 cards (A40, A10, RTX A5000 / A6000, RTX 3090) 8.6, Ada cards 8.9
 CAPABILITY = {
     "h100-sxm": (9, 0), "h100-pcie": (9, 0), "h100-nvl": (9, 0), "h800": (9, 0), "h20": (9, 0), "gh200": (9, 0),
     "gh200-144g": (9, 0), "h200": (9, 0), "b200": (10, 0), "a100-40gb": (8, 0), "a100-80gb": (8, 0),
     "a800-80gb": (8, 0), "l40s": (8, 9), "l40": (8, 9), "l20": (8, 9), "l4": (8, 9), "a40": (8, 6),
     "rtx-a5000": (8, 6), "rtx-a6000": (8, 6), "rtx-6000-ada": (8, 9), "rtx-4090": (8, 9), "a10": (8, 6),
-    "rtx-3090": (8, 6), "rtx-pro-6000": (12, 0), "mi300x": None, "mi325x": None,
+    "rtx-3090": (8, 6), "rtx-pro-6000": (12, 0), "mi300x": None, "mi325x": None, "b300": (10, 3),
+    "rtx-5090": (12, 0),
 }
 
 
@@ -224,7 +226,7 @@ def test_the_engine_rules_read_the_capability_of_every_catalog_card():
     for name in ("h20", "h800", "h100-nvl", "gh200", "gh200-144g"):
         assert backend((0, 34, 0), name) == "triton-freed", name
     assert backend((0, 34, 0), "mi325x") is None
-    assert SM10_GPUS == {"b200", "rtx-pro-6000"} and SM100_FAMILY == {"b200"}
+    assert SM10_GPUS == {"b200", "b300", "rtx-pro-6000", "rtx-5090"} and SM100_FAMILY == {"b200", "b300"}
 
 
 def test_gpt_oss_on_an_a40_is_held_in_marlins_layout(cli):
@@ -258,3 +260,22 @@ def test_pcie_only_cards_take_the_pcie_tp_term():
     for name in ("l40", "l20", "a10", "rtx-6000-ada", "l40s"):
         assert tp_non_torch_bytes(2, name, "0.34.0") == NON_TORCH_TP_BYTES_PCIE, name
     assert tp_non_torch_bytes(2, "h100-sxm", "0.34.0") > NON_TORCH_TP_BYTES_PCIE
+
+
+def test_rtx_5090_plan_from_the_driver_total(cli):
+    # int(31.36 GiB) = 33,672,543,600 B x 0.9 = 30,305,289,240 B; minus Llama-3.1-8B's 16,060,522,496 B of weights
+    # and the 2 GiB reserve: 12,097,283,096 B; at 131,072 B a token: 92,294.9 -> 92,294 tokens
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "5090", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["capacity"]["gpu_memory_bytes"] == 33_672_543_600
+    assert data["pool_tokens"] == 92_294
+
+
+def test_b300_plans_from_nvidia_smis_total():
+    # nvidia-smi's 275040 MiB: 275,040 x 2**20 = 288,400,343,040 B (no torch total is sourced)
+    g = lookup("b300")
+    assert g.usable_bytes == 275_040 * 2**20 == 288_400_343_040
+    assert g.smi_mib == 275_040 and g.hbm_gbps == 8000 and g.bf16_tflops == 2250
+    assert match_device_name("NVIDIA B300 SXM6 AC") == "b300"
+    assert match_device_name("NVIDIA GeForce RTX 5090") == "rtx-5090"

@@ -97,6 +97,14 @@ CATALOG = {
              "a vLLM 0.10.2 start on 2 x H200: 'Free memory on device (139.21/139.81 GiB)'", 143771, cap=(9, 0)),
         _gpu("b200", 180, 8000, 64, 2250, "B200 HGX 180GB", 178.36,
              "vLLM PR #21489's B200 start: 'Free memory on device (177.66/178.36 GiB)'", 183359, cap=(10, 0)),
+        # B300 (Blackwell Ultra, HGX): 288 GB HBM3e (decimal: nvidia-smi prints 275040 MiB = 268.59 GiB), 8 TB/s,
+        # 36 PFLOPS FP16/BF16 with sparsity for 8 GPUs (the HGX B300 table): 2,250 dense a GPU; SM 10.3. The GPU's own
+        # link is PCIe Gen6, but it reaches the host through ConnectX-8's switch on Gen5 x86 hosts: 64 GB/s a
+        # direction. No public log found prints torch's total, so plans use nvidia-smi's 268.59 GiB, which a B200
+        # exceeds its torch total by 0.70 GiB (183359 MiB against 178.36 GiB); NCCL's NVLS buffers are not counted
+        _gpu("b300", 275040 / 1024, 8000, 64, 2250,
+             "B300 HGX 288GB HBM3e (SM 10.3); memory is nvidia-smi's 275040 MiB, torch reports about 0.7 GiB less",
+             smi_mib=275040, cap=(10, 3)),
         _gpu("a100-40gb", 40, 1555, 32, 312, "A100 SXM4 40GB, PCIe Gen4 host link", 39.50,
              "vLLM issue #12330: 'total_gpu_memory (39.50GiB)'", 40960, cap=(8, 0)),
         _gpu("a100-80gb", 80, 2039, 32, 312, "A100 SXM4 80GB", 79.25,
@@ -150,6 +158,12 @@ CATALOG = {
         # NVIDIA A10 datasheet: 24 GB GDDR6 at 600 GB/s, PCIe Gen4, 125 dense BF16 tensor TFLOPS
         _gpu("a10", 24, 600, 32, 125, "A10 24GB GDDR6 (ECC on)", 22.18,
              "OpenBMB/MiniCPM-V issue #640, one A10: 'GPU 0 has a total capacity of 22.18 GiB'", cap=(8, 6), pcie_only=True),
+        # RTX 5090: 32 GB GDDR7 at 1,792 GB/s, PCIe Gen5 x16, no NVLink; 838.4 FP16 tensor TFLOPS with sparsity and
+        # FP16 accumulate, halved for FP32 accumulate on GeForce and halved again for dense: 209.5; SM 12.0
+        _gpu("rtx-5090", 32, 1792, 64, 209.5, "GeForce RTX 5090 32GB GDDR7 (bf16 with fp32 accumulate)", 31.36,
+             "torch's total on RTX 5090s: '31.36 GiB usable' with get_device_capability() (12, 0) (code-index file id "
+             "61228942590) and 'NVIDIA GeForce RTX 5090 (31.36 GiB)' (id 53445870722); other hosts print 31.32-31.35",
+             32607, cap=(12, 0), pcie_only=True),
         # GA102 whitepaper: 936 GB/s GDDR6X, 71 dense FP16/BF16 tensor TFLOPS with FP32 accumulate (GeForce rate)
         _gpu("rtx-3090", 24, 936, 32, 71, "GeForce RTX 3090 24GB GDDR6X (bf16 with fp32 accumulate)", 23.58,
              "vLLM issue #10517's RTX 3090 starts: 'total_gpu_memory=23.58GiB'", cap=(8, 6), pcie_only=True),
@@ -200,7 +214,7 @@ LIST_PRICES = {
 }
 
 _ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "4090": "rtx-4090", "rtx4090": "rtx-4090",
-            "3090": "rtx-3090", "rtx3090": "rtx-3090", "a5000": "rtx-a5000", "rtxa5000": "rtx-a5000",
+            "3090": "rtx-3090", "rtx3090": "rtx-3090", "5090": "rtx-5090", "rtx5090": "rtx-5090", "a5000": "rtx-a5000", "rtxa5000": "rtx-a5000",
             "rtxpro6000": "rtx-pro-6000", "rtx-pro-6000-blackwell": "rtx-pro-6000",
             "a6000": "rtx-a6000", "rtxa6000": "rtx-a6000", "6000ada": "rtx-6000-ada", "rtx6000ada": "rtx-6000-ada",
             "h100nvl": "h100-nvl", "a800": "a800-80gb", "gh200-96gb": "gh200",
