@@ -584,6 +584,9 @@ def _module_split(f: Fields, q, layers: list, dims, total: int):
 
     style, names = q.exclusions
     modules = table(f, layers, dims)
+    if not modules and style == "torchao":
+        raise quant_bytes.Unsized("torchao quantizes linear layers only, not the routed experts, which kvplan reads "
+                                  f"module by module, and it has no per-module count of model_type {f.model_type!r}")
     if not modules:
         try:
             quant_bytes._kept(list(names), style)
