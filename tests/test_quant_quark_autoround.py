@@ -166,7 +166,7 @@ def test_vllm_alias_names_size_as_their_format(alias, canonical):
     ({"quant_method": "moe_wna16", "bits": 4}, "must be gptq or awq"),
     # no "_version": torchao's config_from_dict reads version 1, a layout kvplan has not read
     ({"quant_method": "torchao", "quant_type": {"default": {"_type": "Int4WeightOnlyConfig"}}}, "version 1"),
-    ({"quant_method": "w4afp8"}, "expert scales' dtype"),
+    ({"quant_method": "w4afp8"}, "expert scales' dtype is the producer's"),
     (_quark(MXFP4, None, [], {"*mlp*": {"weight": FP8_STATIC, "input_tensors": FP8_STATIC}}), "'*mlp*'"),
     (_quark(dict(INT8, qscheme="per_group", group_size=128), INT8, ["lm_head"]), "per_channel only"),
     (_quark(dict(INT8, qscheme="per_channel"), None, ["lm_head"]), "weight-only int8"),

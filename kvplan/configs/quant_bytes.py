@@ -196,8 +196,16 @@ _NOT_FROM_CONFIG = {
               "(online/base.py OnlineQuantizationConfig.from_config raises)",
     "moe_wna16": "vLLM's kernel for a GPTQ or AWQ checkpoint's experts, not a checkpoint format: 0.34 moe_wna16.py "
                  "MoeWNA16Config.from_config reads the format from quant_method, which must be gptq or awq",
-    "w4afp8": "FP8 block-scaled linears and int4 routed experts packed two a byte (vLLM 0.34 w4afp8.py W4AFP8Config, "
-              "group_size per expert scale), whose expert scales' dtype the config does not give",
+    # vLLM 0.34 w4afp8.py W4AFP8Config.get_checkpoint_weight_mapper: each routed expert projection is stored as an
+    # int8 `weight` (two int4 a byte) with a `weight_scale_inv` per 128 inputs and an `input_scale` (dropped); the
+    # scales' dtype is not fixed by either reader: vLLM 0.34 CompressedTensorsW4A8Fp8MoEMethod.create_weights holds
+    # them in the model dtype, SGLang 0.5.23 W4AFp8MoEMethod.create_weights in float32, and both copy_ (cast) what
+    # the file has; PhalaCloud/GLM-5.2-W4AFP8 is reported (by a third-party converter, not a listing read here) to
+    # ship BF16, and no published tensor listing settles other producers'
+    "w4afp8": "FP8 block-scaled 128 x 128 linears and int4 routed experts packed two a byte with a weight_scale_inv "
+              "per 128 inputs and an input_scale each (vLLM 0.34 w4afp8.py); the expert scales' dtype is the "
+              "producer's, not the config's (vLLM 0.34 loads them into the model dtype, SGLang 0.5.23 into float32, "
+              "both casting), so an expert weight is 1/2 + 2/128 or 1/2 + 4/128 B",
 }
 
 
