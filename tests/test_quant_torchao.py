@@ -61,6 +61,18 @@ def test_torchao_modules_to_not_convert_read_as_vllm_should_skip():
     assert model.weight_bytes == _layout_bytes(per_tensor) + layer0
 
 
+def test_torchao_module_fqn_to_config_with_a_default_and_none_entries():
+    # vLLM 0.34 TorchAOConfig: None entries leave the module unquantized (an exact name via should_skip, a `re:`
+    # pattern by re.fullmatch); every other linear takes "_default"
+    default = {"_type": "Float8DynamicActivationFloat8WeightConfig", "_version": 2,
+               "_data": {"granularity": [_per_row(), _per_row()]}}
+    table = {"_default": default, "model.layers.31.mlp.down_proj": None, r"re:model\.layers\.1\.self_attn\..*": None}
+    model = build_model(_llama8b_with(_torchao("ModuleFqnToConfig", {"module_fqn_to_config": table})), "fqn")
+    per_row = lambda i, o: i * o + o * 4
+    kept = [LINEARS[6]] + LINEARS[:4]  # layer 31's down_proj; layer 1's q, k, v, o
+    assert model.weight_bytes == _layout_bytes(per_row) + sum(i * o * 2 - per_row(i, o) for i, o in kept)
+
+
 def test_torchao_keeps_the_routed_experts():
     # Qwen3-30B-A3B: attention quantized (Int8Tensor per row); the 128 routed experts (FusedMoE in vLLM, fused 3-D
     # parameters in transformers), the router, norms, embeddings and head in BF16
@@ -80,7 +92,12 @@ def test_torchao_keeps_the_routed_experts():
      "multiple of 1024"),
     # a version-1 config, as published configs of torchao <= 0.13 spell it
     (_torchao("Int8WeightOnlyConfig", {"group_size": None}, version=1), "version 1"),
-    (_torchao("ModuleFqnToConfig", {"module_fqn_to_config": {}}), "a config per module"),
+    (_torchao("ModuleFqnToConfig", {"module_fqn_to_config": {"model.layers.0.mlp.down_proj": {
+        "_type": "Int8WeightOnlyConfig", "_version": 2, "_data": {}}}}), "without a '_default'"),
+    (_torchao("ModuleFqnToConfig", {"module_fqn_to_config": {
+        "_default": {"_type": "Int8WeightOnlyConfig", "_version": 2, "_data": {}},
+        "model.layers.0.mlp.down_proj": {"_type": "Int4WeightOnlyConfig", "_version": 2, "_data": INT4_PLAIN}}}),
+     "a config of its own"),
     ({"quant_method": "torchao", "quant_type": "int4_weight_only"}, "one key, 'default'"),
 ])
 def test_torchao_layouts_kvplan_has_not_read_say_why(tmp_path, quant, reason):

@@ -26,8 +26,9 @@ the shared experts. The config lists them, and each format reads its list its ow
                      experts' name leaves the whole block unquantized); the checkpoint's bytes follow Quark.
   torchao            `modules_to_not_convert`: the exact name, or a run of whole components anywhere in it
                      (vLLM 0.34 torchao.py should_skip: `f".{s}." in f".{prefix}."`, so `layers.1` is layer 1 and
-                     `visual` any module under it); the routed experts are always kept (TorchAOConfig
-                     .get_quant_method quantizes LinearBase layers only, not FusedMoE).
+                     `visual` any module under it); a ModuleFqnToConfig's `re:` entry of None by re.fullmatch;
+                     the routed experts are always kept (TorchAOConfig.get_quant_method quantizes LinearBase
+                     layers only, not FusedMoE).
   AutoRound (inc)    `extra_config` entries of 16 bits or more: the exact name, or a short name at a component
                      boundary (vLLM 0.34 inc/config_parser.py _resolve_raw: `layer_name.endswith("." + key)`), as FP8's.
 
@@ -64,7 +65,9 @@ class Matcher:
             if _SINGLE_EXPERT.search(name):
                 raise Unsized(f"{style} leaves {name!r} unquantized: single routed experts, which kvplan's "
                               "per-module count holds as one block per layer")
-            if style in (COMPRESSED_TENSORS, QUARK):
+            if style == TORCHAO and name.startswith("re:"):  # a ModuleFqnToConfig pattern: re.fullmatch
+                patterns.append(name[3:] + r"\Z")
+            elif style in (COMPRESSED_TENSORS, QUARK):
                 if name.startswith("re:"):
                     patterns.append(name[3:])
                 elif style == QUARK and _WILDCARD.search(name):
@@ -99,7 +102,8 @@ class Matcher:
             return True
         if self.style == TORCHAO:  # whole components anywhere in the name; routed experts never quantized
             dotted = f".{name}."
-            return ".experts." in dotted or any(f".{s}." in dotted for s in self.exact)
+            return (".experts." in dotted or any(f".{s}." in dotted for s in self.exact)
+                    or (self.regex is not None and self.regex.match(name) is not None))
         if self.style in (FP8, AUTO_ROUND):  # a short name at a component boundary
             parts = name.split(".")
             return any(".".join(parts[i:]) in self.exact for i in range(1, len(parts)))

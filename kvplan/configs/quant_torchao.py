@@ -20,12 +20,14 @@ config_to_dict: "_version" is the config's `version`). Layouts read from torchao
 Refused: version 1 configs (torchao's AffineQuantizedTensor layouts, removed from these configs by 0.18.0), the
 other int4 packing formats (tile_packed_to_4d pads each weight to a multiple of 1024 inputs and ntile outputs,
 so its bytes follow each module's shape; preshuffled and plain_int32 are kernel-specific layouts kvplan has not
-read), the other configs, and ModuleFqnToConfig tables.
+read), the other configs, and a ModuleFqnToConfig table that gives some modules a config other than its "_default"
+(one whose entries are all "_default"'s config or None is read as that config with those modules kept).
 
 Which modules: vLLM 0.34 TorchAOConfig.get_quant_method quantizes LinearBase layers only, so the routed experts
 (FusedMoE), the embeddings and the LM head (VocabParallelEmbedding) stay in the float dtype; transformers likewise
 quantizes nn.Linear weights only (TorchAoHfQuantizer.param_needs_quantization; MoE experts are fused 3-D parameters
-there). modules_to_not_convert is matched as vLLM's should_skip does (configs/quant_exclude.py). A linear whose shape
+there). modules_to_not_convert and a ModuleFqnToConfig's None entries are matched as vLLM 0.34 matches them
+(configs/quant_exclude.py). A linear whose shape
 the config cannot take (Int4: in not a multiple of g, _int4_weight_only_quantize_tensor; Float8: _fp8_mm_compat)
 is left unquantized by torchao; kvplan counts every linear as quantized.
 """
@@ -45,8 +47,11 @@ def read(q: dict) -> QuantBytes:
     cfg = types["default"]
     kind, version = cfg.get("_type"), cfg.get("_version", 1)
     data = cfg.get("_data") if isinstance(cfg.get("_data"), dict) else {}
+    skip: list[str] = []
     if kind in ("ModuleFqnToConfig", "FqnToConfig"):
-        raise Unsized(f"torchao {kind}: a config per module, which kvplan does not split")
+        cfg, skip = _one_config(kind, data)
+        kind, version = cfg.get("_type"), cfg.get("_version", 1)
+        data = cfg.get("_data") if isinstance(cfg.get("_data"), dict) else {}
     if kind not in _SIZED:
         raise Unsized(f"torchao {kind!r}: kvplan has read Int8WeightOnlyConfig, "
                       "Float8DynamicActivationFloat8WeightConfig and Int4WeightOnlyConfig (torchao 0.18.0)")
@@ -54,13 +59,39 @@ def read(q: dict) -> QuantBytes:
         raise Unsized(f"torchao {kind} version {version!r}: kvplan has read version 2's tensor layouts (version 1 "
                       "stored torchao's AffineQuantizedTensor, which 0.18.0 no longer makes)")
     label, dtype, size, scalars, rows = _SIZED[kind](data)
-    skip = q.get("modules_to_not_convert") or []
-    if not isinstance(skip, list) or not all(isinstance(n, str) for n in skip):
+    listed = q.get("modules_to_not_convert") or []
+    if not isinstance(listed, list) or not all(isinstance(n, str) for n in listed):
         raise Unsized("torchao: modules_to_not_convert is not a list of names")
+    skip = listed + skip
     # the head is never quantized by vLLM 0.34 (not a LinearBase); the list is read module by module, as the routed
     # experts stay unquantized too (quant_exclude.Matcher, style TORCHAO)
     return QuantBytes(f"torchao {label}", dtype, size, keeps_lm_head=True, exclusions=(TORCHAO, tuple(skip)),
                       per_tensor_bytes=scalars, per_output_row_bytes=rows)
+
+
+def _one_config(kind: str, data: dict) -> tuple[dict, list[str]]:
+    """(the one config, the names it leaves unquantized) of a ModuleFqnToConfig (torchao 0.18.0 FqnToConfig: the table
+    is fqn_to_config, or module_fqn_to_config for the older name), read as vLLM 0.34 TorchAOConfig does: a module
+    takes its exact name's entry, else the first `re:` pattern that fully matches it, else "_default"; an entry of None
+    leaves the module unquantized (from_config adds the name to skip_modules). Sized when every entry is "_default"'s
+    config or None."""
+    table = data.get("fqn_to_config") or data.get("module_fqn_to_config")
+    if not isinstance(table, dict) or not isinstance(table.get("_default"), dict):
+        raise Unsized(f"torchao {kind} without a '_default' config: it quantizes only the modules it names, which "
+                      "kvplan does not split")
+    default = table["_default"]
+    skip = []
+    for name, cfg in table.items():
+        if cfg is None:
+            skip.append(name)
+        elif cfg != default:
+            raise Unsized(f"torchao {kind} gives {name!r} a config of its own, and kvplan sizes one config for every "
+                          "quantized linear")
+    # an exact entry, or an earlier pattern, with a config wins over a None pattern in vLLM: not read
+    if any(n.startswith("re:") for n in skip) and any(c is not None and n != "_default" for n, c in table.items()):
+        raise Unsized(f"torchao {kind} mixes `re:` entries of None with entries that quantize, whose precedence "
+                      "(exact name, then the first full match) kvplan does not follow")
+    return default, skip
 
 
 def _granularity(value, default: str) -> tuple[str, dict]:
