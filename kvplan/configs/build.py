@@ -450,7 +450,9 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
                   + beside.total_bytes)
         kept = "; ".join(f"{role} {n:,}" for role, n in split.kept.items())
         if q.exclusions is not None:
-            what = (f"the linear weights its list of unquantized modules keeps ({kept or 'no linear weights'}), read "
+            keeps = ("torchao leaves unquantized (linear layers only: not the routed experts; its "
+                     "modules_to_not_convert)" if q.exclusions[0] == "torchao" else "its list of unquantized modules keeps")
+            what = (f"the linear weights {keeps} ({kept or 'no linear weights'}), read "
                     "module by module, and the embeddings, norms, routers and biases")
         else:  # the head, when kept, is the only linear weight in the float dtype
             what = f"read module by module: {'the LM head, ' if kept else ''}the embeddings, norms, routers and biases"
