@@ -130,7 +130,9 @@ def _int8(weight: dict, inputs) -> tuple[str, str, float, int, int, str]:
     weight_zero_point per output row, per_tensor one of each a tensor; a static input adds a float32 input_scale and an
     int8 input_zero_point a tensor. vLLM 0.34 loads every one of them (default_loader.py: on a quantized model each
     parameter must come from the checkpoint), and Quark's exporter writes a zero point for every int dtype
-    (export/nn/modules/realquantizer.py StaticScaledRealQuantizer)."""
+    (export/nn/modules/realquantizer.py StaticScaledRealQuantizer). Not counted: the int8 input zero points the MoE
+    method registers per expert even for a dynamic input (w13_input_zero_point [E, 2], w2_input_zero_point [E]: 1 B an
+    expert projection; whether Quark's export carries them for a dynamic input is not read here)."""
     scheme = weight.get("qscheme")
     if scheme not in ("per_tensor", "per_channel"):
         raise Unsized(f"Quark int8 {scheme!r} weights: vLLM 0.34 quark.py _is_w8a8_int8 reads per_tensor and "
