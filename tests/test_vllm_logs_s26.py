@@ -130,7 +130,8 @@ GEMMA_SAMPLER = 256 * 262144 * 14
 
 
 def _gemma4_26b_a4b(tmp_path):
-    config = json.loads((ROOT / "tests" / "data" / "configs" / "gemma-4-26b-a4b-nvfp4.json").read_text(encoding="utf-8"))
+    source = ROOT / "tests" / "data" / "configs" / "gemma-4-26b-a4b-nvfp4.json"
+    config = json.loads(source.read_text(encoding="utf-8"))
     config.pop("quantization_config")
     return _write(tmp_path, "gemma-4-26b-a4b.json", config)
 
