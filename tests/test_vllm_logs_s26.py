@@ -52,8 +52,10 @@ def _qwen3_8b_awq(tmp_path):
 # awq_marlin --max-model-len 16384 --gpu-memory-utilization 0.80, xgrammar structured outputs, nothing else that
 # sizes memory, so `vllm serve`'s defaults below 70 GiB: 2,048 batched tokens, 256 sequences
 # (engine/arg_utils.py get_batch_defaults). The card is the project's RTX 5070 Ti ("16.3GB"; nvidia-smi 16,303 MiB
-# in public tables). Its CUDA total is not printed; 15.92 GiB is what vLLM prints for the RTX 5080, the same
-# 16,303 MiB part (vLLM #30707: 'Free memory on device (14.55/15.92 GiB)'): an inference from the sibling card.
+# in public tables). Its CUDA total is not printed, so the row is judged at both ends of what it can be: 15.92 GiB,
+# what vLLM prints for the RTX 5080, the same 16,303 MiB part, under WSL2 (vLLM #30707: 'Free memory on device
+# (14.55/15.92 GiB)'), and 15.47 GiB, a native Blackwell GeForce holding back about 0.48 GiB of its nvidia-smi total
+# as the catalog's RTX 5090 does (31.36 GiB of 32,607 MiB) and as public 16 GB prints of 15.47 GiB suggest.
 TOTAL_5070TI = int(15.92 * GIB)  # 17,093,969,838 B
 REQUESTED_5070TI = 13_675_175_870  # int(17,093,969,838 x 0.8)
 # weights by hand: 36 layers x (4,096 x (4,096 + 1,024 + 1,024 + 4,096) + 3 x 4,096 x 12,288) = 6,945,767,424
@@ -84,6 +86,13 @@ def test_v030_qwen3_8b_awq_rtx5070ti_terms_by_hand(tmp_path):
     assert est.non_torch_bytes == NON_TORCH and est.cuda_graph_bytes == GRAPHS_5070TI
     assert est.available_bytes == AVAILABLE_5070TI
     assert 62 < 100 * (est.available_bytes / GIB - 3.67) / 3.67 < 65
+    # at 15.47 GiB: int(int(15.47 GiB) x 0.8) = 13,288,628,813 B requested, the other terms unchanged:
+    # 6,049,579,884 B = 5.63 GiB, +53%; above 5% at either end
+    low = predict_available(spec, total_bytes=int(15.47 * GIB), gpu_memory_utilization=0.8,
+                            max_num_batched_tokens=2048, max_num_seqs=256, max_model_len=16384, version="0.30.0")
+    assert int(int(15.47 * GIB) * 0.8) == 13_288_628_813
+    assert low.available_bytes == 13_288_628_813 - (REQUESTED_5070TI - AVAILABLE_5070TI) == 6_049_579_884
+    assert 52 < 100 * (low.available_bytes / GIB - 3.67) / 3.67 < 55
 
 
 def test_v030_qwen3_8b_awq_rtx5070ti_from_the_cli(cli, tmp_path):
