@@ -72,11 +72,12 @@ AVAILABLE_5070TI = REQUESTED_5070TI - AWQ_WEIGHTS - FORWARD_2048 - NON_TORCH - K
 
 def test_v030_qwen3_8b_awq_rtx5070ti_terms_by_hand(tmp_path):
     # 13,675,175,870 - 6,108,964,864 - 218,103,808 - 139,586,437 - 165,306,368 - 607,087,452 = 6,436,126,941 B
-    # = 5.99 GiB against the logged 3.67: +63%, the worst row. Two measured effects of the same project explain
-    # about 2.2 GiB of the gap (2.32 GiB here, 1.96 at 15.47 GiB) but are not modelled: the figure is a cold start (its 0.31.0 bump, same flags plus
-    # EAGLE-3: 4.34 GiB cold, 5.47 GiB after each warm restart: 1.13 GiB to the torch.compile cache miss), and
-    # 0.31.0 kept 1.09 GiB more than 0.30.0 cold with identical flags (3.25 -> 4.34 GiB), which kvplan's one rule
-    # set for 0.29-0.31 does not show (docs/engines.md says what was read)
+    # = 5.99 GiB against the logged 3.67: +63%. Two effects the same project measured account for about 2.2 GiB
+    # of the gap (2.32 GiB here, 1.96 at 15.47 GiB) and are not modelled: the figure is a cold start (its 0.31.0
+    # bump, same flags plus EAGLE-3: 4.34 GiB cold, 5.47 GiB after each warm restart: 1.13 GiB to the
+    # torch.compile cache miss), and 0.31.0 kept 1.09 GiB more than 0.30.0 cold with identical flags (3.25 ->
+    # 4.34 GiB), where 0.31.0's gpu_worker.py determine_available_memory first limits allocator splitting around
+    # the profile run (docs/engines.md)
     assert AWQ_WEIGHTS == 6_108_964_864 and AVAILABLE_5070TI == 6_436_126_941
     spec = load_model(_qwen3_8b_awq(tmp_path))
     est = predict_available(spec, total_bytes=TOTAL_5070TI, gpu_memory_utilization=0.8, max_num_batched_tokens=2048,
