@@ -100,6 +100,9 @@ _ROW_PARALLEL_BY_FAMILY = {
     # 0.5.23 srt/layers/attention/mamba/mamba1.py MambaMixer1 likewise)
     **{t: re.compile(r"\.x_proj$") for t in ("mamba", "falcon_mamba", "jamba")},
     "moondream3": re.compile(r"\.attn\.proj$"),  # moondream3.py load_weights: .attn.proj. -> .attn.out_proj.
+    # Inkling's TML checkpoints: the dense MLP's w2_md (vllm/models/inkling/nvidia/model.py hf_to_vllm_mapper:
+    # .w2_md -> .down_proj, InklingDenseMLP.down_proj a RowParallelLinear; SGLang 0.5.23 inkling.py the same)
+    "inkling_model": re.compile(r"\.mlp\.w2_md$"),
     # a wrapper's text model under both model_types (a tensor table reads the top config's, a per-module count the
     # text config's): gemma3n.py Gemma3nLaurelBlock.linear_right; molmo2.py hf_to_vllm_mapper attn_out -> o_proj,
     # ff_out -> down_proj (Molmo2Attention, LanguageModelMLP); cosmos3_edge.py .self_attn.to_out. -> .self_attn.o_proj.
