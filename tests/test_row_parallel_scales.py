@@ -3,9 +3,10 @@ is_row_parallel): whole on every TP rank, per family, as vLLM 0.34 and SGLang 0.
 RowParallelLinear (output_size_per_partition = output_size; ChannelQuantScaleParameter copied as it is).
 
 Each config is a small one built here; the figures are summed by hand from the architecture's modules (transformers
-5.25 modeling_gpt_neox.py, modeling_phi.py, modeling_falcon.py), a compressed-tensors "channel" checkpoint storing
-one int8 / FP8 byte a linear weight and one float32 scale a output row (compressed_tensors_w8a8_int8.py /
-_fp8.py create_weights: ChannelQuantScaleParameter [rows, 1] float32), the rest in bfloat16. On one GPU of TP t
+5.25 modeling_gpt_neox.py, modeling_phi.py, modeling_falcon.py, modeling_persimmon.py), a compressed-tensors
+"channel" checkpoint storing one int8 / FP8 byte a linear weight and one float32 scale an output row
+(compressed_tensors_w8a8_int8.py / _fp8.py create_weights: ChannelQuantScaleParameter [rows, 1] float32), the rest
+in bfloat16. On one GPU of TP t
 kvplan's config estimate holds whole the norms, the row-parallel biases and the row-parallel scales and splits the
 rest evenly (rounded up).
 """
@@ -100,6 +101,28 @@ def test_falcon_self_attention_dense_and_dense_4h_to_h_scales_whole_at_tp2(tmp_p
     whole = 2 * norms + 4 * LAYERS * (64 + 64)
     assert _per_gpu(tmp_path, config, 2) == (total, -(-(total - whole) // 2) + whole) == (234_752, 118_272)
     # before: 117,760 B a GPU
+
+
+def test_persimmon_dense_scales_whole_as_sglang_builds_it_at_tp2(tmp_path):
+    # PersimmonForCausalLM (SGLang 0.5.23 persimmon.py: PersimmonAttention.dense and PersimmonMLP.dense_4h_to_h are
+    # RowParallelLinear; vLLM no longer registers it): per layer self_attn.query_key_value 64 -> 192 and
+    # self_attn.dense 64 -> 64, mlp.dense_h_to_4h 64 -> 256 and dense_4h_to_h 256 -> 64, all biased; q_layernorm and
+    # k_layernorm over head_dim 16 and input_layernorm, post_attention_layernorm (LayerNorms: weight and bias);
+    # final_layernorm; embed_tokens and an untied lm_head 1,024 x 64 (kept in bfloat16: ignore list)
+    config = {"model_type": "persimmon", "architectures": ["PersimmonForCausalLM"], "hidden_size": H,
+              "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "intermediate_size": INTER,
+              "vocab_size": VOCAB, "max_position_embeddings": 2048, "partial_rotary_factor": 0.5,
+              "qk_layernorm": True, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+              "quantization_config": _channel("int", "lm_head")}
+    int8 = LAYERS * (64 * 192 + 64 * 64 + 64 * 256 + 256 * 64)
+    rows = LAYERS * (192 + 64 + 256 + 64)
+    biases = LAYERS * (192 + 64 + 256 + 64)
+    norms = LAYERS * (2 * 2 * 16 + 2 * 2 * 64) + 2 * 64
+    total = int8 + 4 * rows + 2 * (biases + norms + 2 * VOCAB * 64)
+    assert total == 368_896
+    whole = 2 * (norms + LAYERS * (64 + 64)) + 4 * LAYERS * (64 + 64)
+    assert _per_gpu(tmp_path, config, 2) == (total, -(-(total - whole) // 2) + whole) == (368_896, 185_984)
+    # before: 185,472 B a GPU
 
 
 def test_a_dense_scale_is_whole_only_where_the_family_builds_dense_row_parallel():
