@@ -63,12 +63,13 @@ def test_gpt_neox_attention_dense_and_dense_4h_to_h_scales_whole_at_tp2(tmp_path
 
 def test_phi_dense_and_fc2_scales_whole_at_tp4(tmp_path):
     # PhiForCausalLM, FP8 per channel: per layer self_attn.q/k/v_proj 64 -> 64 and self_attn.dense 64 -> 64, mlp.fc1
-    # 64 -> 256 and mlp.fc2 256 -> 64, all biased; one input_layernorm (weight, bias); model.final_layernorm; embed_tokens
-    # and lm_head 1,024 x 64, lm_head with a 1,024 bias (kept in bfloat16: ignore list)
+    # 64 -> 256 and mlp.fc2 256 -> 64, all biased; one input_layernorm (weight, bias); model.final_layernorm;
+    # embed_tokens and lm_head 1,024 x 64, lm_head with a 1,024 bias (kept in bfloat16: ignore list)
     config = {"model_type": "phi", "architectures": ["PhiForCausalLM"], "hidden_size": H,
               "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "intermediate_size": INTER,
               "vocab_size": VOCAB, "max_position_embeddings": 2048, "partial_rotary_factor": 0.5,
-              "tie_word_embeddings": False, "torch_dtype": "bfloat16", "quantization_config": _channel("float", "lm_head")}
+              "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+              "quantization_config": _channel("float", "lm_head")}
     fp8 = LAYERS * (4 * 64 * 64 + 64 * 256 + 256 * 64)
     rows = LAYERS * (4 * 64 + 256 + 64)
     biases = LAYERS * (4 * 64 + 256 + 64)
@@ -127,9 +128,9 @@ def test_persimmon_dense_scales_whole_as_sglang_builds_it_at_tp2(tmp_path):
 
 def test_a_dense_scale_is_whole_only_where_the_family_builds_dense_row_parallel():
     # a tensor table (safetensors names, one float32 weight_scale [rows, 1] a quantized weight): GPT-NeoX's
-    # attention.dense is row-parallel (scale whole), its mlp.dense_h_to_4h column-parallel (split); a `dense` of a family
-    # without that rule (BERT's intermediate.dense, a ColumnParallelLinear in vLLM 0.34 bert.py BertIntermediate) and
-    # Falcon's column-parallel query_key_value stay split with their rows
+    # attention.dense is row-parallel (scale whole), its mlp.dense_h_to_4h column-parallel (split); a `dense` of a
+    # family without that rule (BERT's intermediate.dense, a ColumnParallelLinear in vLLM 0.34 bert.py
+    # BertIntermediate) and Falcon's column-parallel query_key_value stay split with their rows
     from kvplan.capacity.weights import stage_weight_bytes
     from kvplan.weights.roles import TensorEntry, fold
 
