@@ -194,3 +194,88 @@ def test_gpus_command_lists_the_new_cards(cli):
     assert rows["l20"]["driver_gib"] is None and rows["h800"]["driver_gib"] is None
     code, out, err = cli("gpus", "--format", "csv")
     assert code == 0 and "h100-nvl,94.0,93.1,3900.0,64.0,835.5," in out
+
+
+# NVIDIA's CUDA GPU list (developer.nvidia.com/cuda-gpus): Hopper 9.0, B200 10.0, B300 10.3 (public nvidia-smi
+# rows print "NVIDIA B300 SXM6 AC, 275040 MiB, 10.3"), RTX PRO 6000 Blackwell and RTX 5090 12.0,
+# A100 / A800 (GA100) 8.0, GA102 cards (A40, A10, RTX A5000 / A6000, RTX 3090) 8.6, Ada cards 8.9
+CAPABILITY = {
+    "h100-sxm": (9, 0), "h100-pcie": (9, 0), "h100-nvl": (9, 0), "h800": (9, 0), "h20": (9, 0), "gh200": (9, 0),
+    "gh200-144g": (9, 0), "h200": (9, 0), "b200": (10, 0), "a100-40gb": (8, 0), "a100-80gb": (8, 0),
+    "a800-80gb": (8, 0), "l40s": (8, 9), "l40": (8, 9), "l20": (8, 9), "l4": (8, 9), "a40": (8, 6),
+    "rtx-a5000": (8, 6), "rtx-a6000": (8, 6), "rtx-6000-ada": (8, 9), "rtx-4090": (8, 9), "a10": (8, 6),
+    "rtx-3090": (8, 6), "rtx-pro-6000": (12, 0), "mi300x": None, "mi325x": None, "b300": (10, 3),
+    "rtx-5090": (12, 0),
+}
+
+
+def test_every_card_has_its_compute_capability_in_the_catalog():
+    assert {name: g.cuda_capability for name, g in CATALOG.items()} == CAPABILITY
+
+
+def test_the_engine_rules_read_the_capability_of_every_catalog_card():
+    # vLLM 0.34's MXFP4 MoE: Marlin below SM 9, the bundled triton_kernels on Hopper (scales freed from 0.25);
+    # before, only ten catalog cards had a capability and the others (A40, H20, H800, GH200, ...) fell back to the
+    # checkpoint's layout
+    from kvplan.engines.sglang_rules import SM10_GPUS
+    from kvplan.engines.vllm_cudagraph import SM100_FAMILY
+    from kvplan.weights.vllm_mxfp4 import backend
+
+    for name in ("a40", "a10", "rtx-3090", "rtx-a5000", "rtx-a6000", "l40", "l20", "rtx-6000-ada", "a800-80gb"):
+        assert backend((0, 34, 0), name) == "marlin", name
+    for name in ("h20", "h800", "h100-nvl", "gh200", "gh200-144g"):
+        assert backend((0, 34, 0), name) == "triton-freed", name
+    assert backend((0, 34, 0), "mi325x") is None
+    assert SM10_GPUS == {"b200", "b300", "rtx-pro-6000", "rtx-5090"} and SM100_FAMILY == {"b200", "b300"}
+
+
+def test_gpt_oss_on_an_a40_is_held_in_marlins_layout(cli):
+    # the A40 (SM 8.6) runs vLLM's Marlin MXFP4 path, as the L40S (SM 8.9) does: the same weights a GPU, not the
+    # checkpoint's 13,761,264,768 B
+    weights = {}
+    for gpu in ("a40", "l40s"):
+        code, out, err = cli("estimate", "gpt-oss-20b", "--gpu", gpu, "--engine", "vllm", "-c", "32k", "-f", "json")
+        assert code == 0, err
+        weights[gpu] = json.loads(out)["engine"]["profile"]["weight_bytes"]
+    assert weights["a40"] == weights["l40s"]
+    assert weights["a40"] > 13_761_264_768
+
+
+def test_deepseek_v41_plans_on_an_h20_as_on_an_h100(cli):
+    # the H20 is a Hopper card (SM 9.0): vLLM's DeepSeek-V4.1 layout is the H100's (it was refused as a card of
+    # unknown capability)
+    got = []
+    for gpu in ("h20", "h100"):
+        code, out, err = cli("estimate", "deepseek-v4.1-flash", "--gpu", gpu, "--tp", "8", "--engine", "vllm",
+                             "--kv-memory", "40GiB", "-c", "64k", "-f", "json")
+        assert code == 0, err
+        got.append(json.loads(out)["engine"]["num_blocks"])
+    assert got[0] == got[1] > 0
+
+
+def test_pcie_only_cards_take_the_pcie_tp_term():
+    # the L40, L20, A10 and RTX 6000 Ada have no NVLink (datasheets); TP 2 adds the PCIe-only non-torch figure
+    from kvplan.engines.vllm_non_torch import NON_TORCH_TP_BYTES_PCIE, tp_non_torch_bytes
+
+    for name in ("l40", "l20", "a10", "rtx-6000-ada", "l40s"):
+        assert tp_non_torch_bytes(2, name, "0.34.0") == NON_TORCH_TP_BYTES_PCIE, name
+    assert tp_non_torch_bytes(2, "h100-sxm", "0.34.0") > NON_TORCH_TP_BYTES_PCIE
+
+
+def test_rtx_5090_plan_from_the_driver_total(cli):
+    # int(31.36 GiB) = 33,672,543,600 B x 0.9 = 30,305,289,240 B; minus Llama-3.1-8B's 16,060,522,496 B of weights
+    # and the 2 GiB reserve: 12,097,283,096 B; at 131,072 B a token: 92,294.9 -> 92,294 tokens
+    code, out, err = cli("estimate", "llama-3.1-8b", "--gpu", "5090", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["capacity"]["gpu_memory_bytes"] == 33_672_543_600
+    assert data["pool_tokens"] == 92_294
+
+
+def test_b300_plans_from_nvidia_smis_total():
+    # nvidia-smi's 275040 MiB: 275,040 x 2**20 = 288,400,343,040 B (no torch total is sourced)
+    g = lookup("b300")
+    assert g.usable_bytes == 275_040 * 2**20 == 288_400_343_040
+    assert g.smi_mib == 275_040 and g.hbm_gbps == 8000 and g.bf16_tflops == 2250
+    assert match_device_name("NVIDIA B300 SXM6 AC") == "b300"
+    assert match_device_name("NVIDIA GeForce RTX 5090") == "rtx-5090"

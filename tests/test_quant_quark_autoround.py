@@ -79,6 +79,38 @@ def test_quark_int4_asymmetric_groups_by_its_tensors():
     assert model.weight_bytes == expected
 
 
+# Quark's int8 templates (amd/Quark quantize_quark.py --quant_scheme w_int8_a_int8_per_tensor_sym and
+# w_int8_a_int8_per_token_dynamic): int8 symmetric weights, int8 input_tensors
+INT8 = {"dtype": "int8", "qscheme": "per_tensor", "is_dynamic": False, "symmetric": True, "ch_axis": None,
+        "group_size": None, "observer_cls": "PerTensorMinMaxObserver"}
+
+
+@pytest.mark.parametrize("weight, inputs, per_linear", [
+    # QuarkW8A8Int8 per_tensor, static input: int8 weight [out, in] + float32 weight_scale and int8
+    # weight_zero_point per tensor + float32 input_scale and int8 input_zero_point per tensor
+    (INT8, INT8, lambda i, o: i * o + 4 + 1 + 4 + 1),
+    # per_channel weight, dynamic per-token input: float32 weight_scale [out] + int8 weight_zero_point [out]
+    (dict(INT8, qscheme="per_channel", ch_axis=0), dict(INT8, qscheme="per_channel", ch_axis=1, is_dynamic=True),
+     lambda i, o: i * o + o * 4 + o),
+    # per_channel weight, static per-tensor input
+    (dict(INT8, qscheme="per_channel", ch_axis=0), INT8, lambda i, o: i * o + o * 4 + o + 4 + 1),
+])
+def test_quark_int8_by_its_tensors(weight, inputs, per_linear):
+    model = build_model(_llama8b_with(_quark(weight, inputs, ["lm_head"])), "int8")
+    assert model.weight_bytes == _layout_bytes(per_linear)
+    assert model.weight_dtype == "int8 + bfloat16"
+
+
+def test_quark_wildcard_exclude_read_as_quark_matches_it():
+    # fnmatch's * crosses dots: layers 3, 30 and 31's MLPs stay in BF16 (Quark model_transformation.py
+    # setup_config_per_layer / file2file_utils.py match_modules), the rest MXFP4, the head excluded
+    quant = _quark(MXFP4, None, ["lm_head", "model.layers.3*.mlp.*"])
+    model = build_model(_llama8b_with(quant), "mxfp4-wild")
+    mlp = sum(i * o for i, o in LINEARS[4:])
+    expected = _layout_bytes(lambda i, o: i * o // 2 + i * o // 32) + 3 * (mlp * 2 - mlp * 17 // 32)
+    assert model.weight_bytes == expected
+
+
 def test_quark_quantizes_the_head_unless_excluded():
     model = build_model(_llama8b_with(_quark(MXFP4, None, [])), "mxfp4-head")
     head = HIDDEN * 128256
@@ -132,11 +164,12 @@ def test_vllm_alias_names_size_as_their_format(alias, canonical):
     ({"quant_method": "experts_int8"}, "in its float dtype"),
     ({"quant_method": "online"}, "refuses it"),
     ({"quant_method": "moe_wna16", "bits": 4}, "must be gptq or awq"),
-    ({"quant_method": "torchao", "quant_type": {"default": {"_type": "Int4WeightOnlyConfig"}}}, "torchao tensor"),
-    ({"quant_method": "w4afp8"}, "expert scales' dtype"),
+    # no "_version": torchao's config_from_dict reads version 1, a layout kvplan has not read
+    ({"quant_method": "torchao", "quant_type": {"default": {"_type": "Int4WeightOnlyConfig"}}}, "version 1"),
+    ({"quant_method": "w4afp8"}, "expert scales' dtype is the producer's"),
     (_quark(MXFP4, None, [], {"*mlp*": {"weight": FP8_STATIC, "input_tensors": FP8_STATIC}}), "'*mlp*'"),
-    # amd/GLM-5.2-MXFP4's form (cited in vLLM 0.34 quark/utils.py should_ignore_layer): a wildcard over experts
-    (_quark(MXFP4, None, ["lm_head", "model.layers.31.mlp.experts.*.down_proj"]), "a wildcard"),
+    (_quark(dict(INT8, qscheme="per_group", group_size=128), INT8, ["lm_head"]), "per_channel only"),
+    (_quark(dict(INT8, qscheme="per_channel"), None, ["lm_head"]), "weight-only int8"),
     ({"quant_method": "auto-round", "bits": 4, "group_size": 128, "packing_format": "mlx"}, "'mlx'"),
     ({"quant_method": "auto-round", "bits": 4, "group_size": 128,
       "extra_config": {"model.layers.0.mlp.down_proj": {"bits": 8}}}, "mixed-precision"),

@@ -35,6 +35,13 @@ class Gpu:
     # nvidia-smi's memory.total (MiB) as public nvidia-smi outputs print it, which SGLang sizes its default
     # mem_fraction_static from (utils/common.py get_nvgpu_memory_capacity)
     smi_mib: int | None = None
+    # CUDA compute capability (NVIDIA's CUDA GPU list), which picks engines' kernels and layouts; None: not a CUDA
+    # card (the AMD Instinct cards run ROCm, whose paths kvplan has not read)
+    cuda_capability: tuple[int, int] | None = None
+    # no NVLink between the cards in their usual form: NCCL rings over PCIe, and vLLM turns its custom all-reduce
+    # off above two such GPUs. Cards whose NVLink bridge is optional and joins pairs only (A40, RTX A5000 / A6000,
+    # RTX 3090, H100 PCIe) count as PCIe-only, as cloud instances run them
+    pcie_only: bool = False
 
     @property
     def usable_bytes(self) -> int:
@@ -43,17 +50,18 @@ class Gpu:
         return self.driver_bytes or self.memory_bytes
 
 
-def _gpu(name, memory_gib, hbm, link, tflops, note="", driver_gib=None, driver_from="", smi_mib=None):
+def _gpu(name, memory_gib, hbm, link, tflops, note="", driver_gib=None, driver_from="", smi_mib=None, *, cap=None,
+         pcie_only=False):
     # a driver total is printed to 0.01 GiB; int(x * GIB) is the figure a log's own arithmetic uses
     return Gpu(name, int(memory_gib * GIB), float(hbm), float(link), float(tflops), note,
-               int(driver_gib * GIB) if driver_gib else None, driver_from, smi_mib)
+               int(driver_gib * GIB) if driver_gib else None, driver_from, smi_mib, cap, pcie_only)
 
 
 CATALOG = {
     g.name: g
     for g in (
         _gpu("h100-sxm", 80, 3350, 64, 989, "H100 SXM5 80GB, PCIe Gen5 host link", 79.18,
-             "llm-d-benchmark H100 logs: 'Free memory on device (78.57/79.18 GiB)'", 81559),
+             "llm-d-benchmark H100 logs: 'Free memory on device (78.57/79.18 GiB)'", 81559, cap=(9, 0)),
         # H100 PCIe: torch's device properties on one print total_memory=81008MB (MiB, floored: 79.109-79.110 GiB,
         # which vLLM prints as 79.11). That log is torch 2.0.1 on an older driver: H100 SXM cards print 79.11 on
         # driver 535 (vLLM #27508) and 79.18 on newer ones, so a PCIe card on a current driver may report up to
@@ -61,96 +69,110 @@ CATALOG = {
         _gpu("h100-pcie", 80, 2000, 64, 756, "H100 PCIe 80GB", 79.11,
              "torch.cuda.get_device_properties on an H100 PCIe (torch 2.0.1): 'total_memory=81008MB' = 79.11 GiB "
              "(code-index file id 33356850601; an older driver: the SXM card prints 79.11 on driver 535, 79.18 on "
-             "newer ones)", 81559),
+             "newer ones)", 81559, cap=(9, 0), pcie_only=True),
         # H100 NVL datasheet (per GPU): 94 GB HBM3 at 3.9 TB/s, PCIe Gen5 x16; NVIDIA quotes 1,671 BF16 tensor TFLOPS
         # with sparsity, so dense bf16 is 1,671 / 2 = 835.5
         _gpu("h100-nvl", 94, 3900, 64, 835.5, "H100 NVL 94GB HBM3 (PCIe); bf16 derived from 1,671 sparse TFLOPS", 93.10,
              "torch's total on H100 NVLs: 'H100 NVL, 93.10 GiB' in a 2026 research log on one (code-index file id "
              "68399705480) and vLLM issue #34877's 'NVIDIA H100 94GB (93.10 GiB)'; an older driver printed 93.11 "
-             "(ESMFold on Lambda's H100 NVL, id 53789465788)", 95830),
+             "(ESMFold on Lambda's H100 NVL, id 53789465788)", 95830, cap=(9, 0)),
         # H800 SXM: the H100 SXM's die and memory (80 GB HBM3, 3.35 TB/s, 989 dense bf16 TFLOPS) with NVLink cut to
         # 400 GB/s; nvidia-smi prints the H100's 81559 MiB (a public 8 x H800 nvidia-smi table), but no public log
         # found prints torch's two-decimal total, so the plan uses the datasheet's 80
-        _gpu("h800", 80, 3350, 64, 989, "H800 SXM 80GB HBM3 (export H100, NVLink 400 GB/s)", smi_mib=81559),
+        _gpu("h800", 80, 3350, 64, 989, "H800 SXM 80GB HBM3 (export H100, NVLink 400 GB/s)", smi_mib=81559, cap=(9, 0)),
         # H20 (the 96 GB card): 96 GB HBM3 at 4.0 TB/s, PCIe Gen5 x16, 148 dense FP16/BF16 tensor TFLOPS (NVIDIA's
         # H20 spec sheet; 296 with FP8). A 141 GB HBM3e H20 also exists (nvidia-smi 143771 MiB): not this row
         _gpu("h20", 96, 4000, 64, 148, "H20 96GB HBM3 (export Hopper, 78 SMs)", 95.08,
              "sglang issue #10736 on a single H20: 'GPU 0 has a total capacity of 95.08 GiB' (an older driver's "
              "torch.cuda.get_device_properties prints total_memory=97285MB, 95.00 GiB: code-index file id "
-             "15982154570)", 97871),
+             "15982154570)", 97871, cap=(9, 0)),
         # GH200 Grace Hopper datasheet: 96 GB HBM3 at 4 TB/s (or 144 GB HBM3e at 4.9 TB/s), 1,979 BF16 TFLOPS with
         # sparsity (989 dense), and the host link is NVLink-C2C, 900 GB/s both ways: 450 one direction
         _gpu("gh200", 96, 4000, 450, 989, "GH200 96GB HBM3 (NVLink-C2C 900 GB/s to Grace)", 95.00,
              "NVIDIA's blog 'Accelerate Large-Scale LLM Inference and KV Cache Offload with CPU-GPU Memory Sharing' "
-             "(2025-09-05), on a GH200: 'GPU 0 has a total capacity of 95.00 GiB' (nvidia-smi 97.871 GB)", 97871),
+             "(2025-09-05), on a GH200: 'GPU 0 has a total capacity of 95.00 GiB' (nvidia-smi 97.871 GB)", 97871, cap=(9, 0)),
         _gpu("gh200-144g", 144, 4900, 450, 989,
-             "GH200 144G HBM3e (NVLink-C2C 900 GB/s to Grace); no public log of its driver total was found"),
+             "GH200 144G HBM3e (NVLink-C2C 900 GB/s to Grace); no public log of its driver total was found", cap=(9, 0)),
         _gpu("h200", 141, 4800, 64, 989, "H200 SXM 141GB HBM3e", 139.81,
-             "a vLLM 0.10.2 start on 2 x H200: 'Free memory on device (139.21/139.81 GiB)'", 143771),
+             "a vLLM 0.10.2 start on 2 x H200: 'Free memory on device (139.21/139.81 GiB)'", 143771, cap=(9, 0)),
         _gpu("b200", 180, 8000, 64, 2250, "B200 HGX 180GB", 178.36,
-             "vLLM PR #21489's B200 start: 'Free memory on device (177.66/178.36 GiB)'", 183359),
+             "vLLM PR #21489's B200 start: 'Free memory on device (177.66/178.36 GiB)'", 183359, cap=(10, 0)),
+        # B300 (Blackwell Ultra, HGX): 288 GB HBM3e (decimal: nvidia-smi prints 275040 MiB = 268.59 GiB), 8 TB/s,
+        # 36 PFLOPS FP16/BF16 with sparsity for 8 GPUs (the HGX B300 table): 2,250 dense a GPU; SM 10.3. The GPU's own
+        # link is PCIe Gen6, but it reaches the host through ConnectX-8's switch on Gen5 x86 hosts: 64 GB/s a
+        # direction. No public log found prints torch's total, so plans use nvidia-smi's 268.59 GiB, which a B200
+        # exceeds its torch total by 0.70 GiB (183359 MiB against 178.36 GiB); NCCL's NVLS buffers are not counted
+        _gpu("b300", 275040 / 1024, 8000, 64, 2250,
+             "B300 HGX 288GB HBM3e (SM 10.3); memory is nvidia-smi's 275040 MiB, torch reports about 0.7 GiB less",
+             smi_mib=275040, cap=(10, 3)),
         _gpu("a100-40gb", 40, 1555, 32, 312, "A100 SXM4 40GB, PCIe Gen4 host link", 39.50,
-             "vLLM issue #12330: 'total_gpu_memory (39.50GiB)'", 40960),
+             "vLLM issue #12330: 'total_gpu_memory (39.50GiB)'", 40960, cap=(8, 0)),
         _gpu("a100-80gb", 80, 2039, 32, 312, "A100 SXM4 80GB", 79.25,
-             "a vLLM 0.31.0 start: 'Free memory on device (78.84/79.25 GiB)'", 81920),
+             "a vLLM 0.31.0 start: 'Free memory on device (78.84/79.25 GiB)'", 81920, cap=(8, 0)),
         # A800 SXM4 80GB: the A100 80GB's figures (80 GB HBM2e at 2,039 GB/s, 312 dense bf16 TFLOPS) with NVLink cut
         # to 400 GB/s; nvidia-smi 81920 MiB (dexbotic issue #41's A800-SXM4-80GB table)
         _gpu("a800-80gb", 80, 2039, 32, 312, "A800 SXM4 80GB (export A100, NVLink 400 GB/s)", 79.33,
              "A800 reports print 'GPU 0 has a total capacity of 79.33 GiB': vLLM issue #13067 (8 x A800), PB-LLM "
              "issue #3 (A800-80G) and Kimi-VL issue #51 (8 x A800); a vLLM 0.8.2 start on 4 x A800 prints "
-             "'total_gpu_memory (79.33GiB)' (code-index file id 12053131581)", 81920),
+             "'total_gpu_memory (79.33GiB)' (code-index file id 12053131581)", 81920, cap=(8, 0)),
         _gpu("l40s", 48, 864, 32, 362, "L40S 48GB GDDR6 (ECC on)", 44.42,
-             "a vLLM 0.10.2 start on 8 x L40S: 'Free memory on device (43.93/44.42 GiB)'"),
+             "a vLLM 0.10.2 start on 8 x L40S: 'Free memory on device (43.93/44.42 GiB)'", cap=(8, 9), pcie_only=True),
         # L4 driver total: a vLLM 0.29 start on an L4 (nvidia-smi 23034 MiB in the same write-up); an L4 torch
         # OOM prints the same 22.03, while other public L4 logs print 22.04 and vLLM's CI L4s 22.05 (driver versions)
         # L40 datasheet: 48 GB GDDR6 with ECC at 864 GB/s, PCIe Gen4 x16, BF16 tensor 181.05 dense (362.1 sparse)
         _gpu("l40", 48, 864, 32, 181.05, "L40 48GB GDDR6 (ECC on)", 44.40,
              "QwenLM/Qwen3-VL issue #2097, one L40: 'GPU 0 has a total capacity of 44.40 GiB' (the same report is "
              "NVlabs/Eagle issue #68: one source; L40S logs print 44.39-44.42); nvidia-smi 46068 MiB in "
-             "InternLM/lmdeploy issue #1459's L40", 46068),
+             "InternLM/lmdeploy issue #1459's L40", 46068, cap=(8, 9), pcie_only=True),
         # L20: 48 GB GDDR6 at 864 GB/s, PCIe Gen4 x16 (AD102, 92 SMs, 368 tensor cores, 2,520 MHz boost). No NVIDIA
         # dense bf16 figure was found; derived at the L40's rate per tensor core and clock (181.05 TFLOPS / (568 x
         # 2.49 GHz) = 128 FLOP per clock): 368 x 128 x 2.52 GHz = 118.7. nvidia-smi 46068 MiB (ECC on) in public
         # tables; no public log found prints torch's total, so the plan uses the datasheet's 48
         _gpu("l20", 48, 864, 32, 118.7, "L20 48GB GDDR6 (ECC on); bf16 derived from tensor cores x clock",
-             smi_mib=46068),
+             smi_mib=46068, cap=(8, 9), pcie_only=True),
         _gpu("l4", 24, 300, 32, 121, "L4 24GB GDDR6 (ECC on)", 22.03,
              "a vLLM 0.29 start on an L4: 'Free memory on device (21.84/22.03 GiB)' (code-index file id 69494016274; "
-             "other L4 logs print 22.04-22.05)", 23034),
+             "other L4 logs print 22.04-22.05)", 23034, cap=(8, 9), pcie_only=True),
         # NVIDIA A40 datasheet: 48 GB GDDR6 with ECC at 696 GB/s, PCIe Gen4 x16, 149.7 dense BF16 tensor TFLOPS
         _gpu("a40", 48, 696, 32, 149.7, "A40 48GB GDDR6 (ECC on)", 44.34,
              "two A40 OOM reports print 'GPU 0 has a total capacity of 44.34 GiB': vLLM on RunPod A40s (code-index "
-             "file id 19543808360) and TGI on Exoscale's A40 (camptocamp/self-hosted-llm-models-tests README)", 46068),
+             "file id 19543808360) and TGI on Exoscale's A40 (camptocamp/self-hosted-llm-models-tests README)", 46068, cap=(8, 6), pcie_only=True),
         # RTX A5000 datasheet: 24 GB GDDR6 (ECC off as shipped) at 768 GB/s, PCIe Gen4 x16; NVIDIA quotes 222.2 tensor
         # TFLOPS with sparsity, so dense bf16 is 222.2 / 2 = 111.1 (256 tensor cores x 256 FLOP/clock x 1.695 GHz)
         _gpu("rtx-a5000", 24, 768, 32, 111.1, "RTX A5000 24GB GDDR6 (ECC off); bf16 derived from 222.2 sparse TFLOPS",
              23.67, "torch's total on RTX A5000s: 'Total: 23.67' (code-index file ids 66464995957, 13191757707; one "
-             "more report prints 23.68, a 2025 RunPod note 23.57)", 24564),
+             "more report prints 23.68, a 2025 RunPod note 23.57)", 24564, cap=(8, 6), pcie_only=True),
         # RTX A6000 datasheet: 48 GB GDDR6 with ECC (off as shipped) at 768 GB/s, PCIe Gen4 x16; NVIDIA quotes 309.7
         # tensor TFLOPS with sparsity, so dense bf16 is 309.7 / 2 = 154.8 (336 tensor cores x 256 FLOP/clock x 1.8 GHz)
         _gpu("rtx-a6000", 48, 768, 32, 154.8, "RTX A6000 48GB GDDR6 (ECC off); bf16 derived from 309.7 sparse TFLOPS",
              47.54, "vLLM issue #1201 on an RTX A6000 (nvidia-smi 49140MiB, ECC off): '47.54 GiB total capacity'; "
-             "vLLM issue #4417 on 8 x RTX A6000: 'GPU 0 has a total capacity of 47.54 GiB'", 49140),
+             "vLLM issue #4417 on 8 x RTX A6000: 'GPU 0 has a total capacity of 47.54 GiB'", 49140, cap=(8, 6), pcie_only=True),
         # RTX 6000 Ada datasheet: 48 GB GDDR6 with ECC at 960 GB/s, PCIe Gen4 x16; NVIDIA quotes 1,457 tensor TFLOPS
         # (FP8 with sparsity), so dense bf16 is 1,457 / 2 (sparsity) / 2 (FP8 -> bf16) = 364.2
         _gpu("rtx-6000-ada", 48, 960, 32, 364.2,
              "RTX 6000 Ada 48GB GDDR6 (ECC on as logged); bf16 derived from 1,457 FP8 sparse TFLOPS", 44.43,
              "DINGYANB/MTVCrafter issue #21 on an RTX 6000 Ada (nvidia-smi 46068MiB, ECC on): 'GPU 0 has a total "
-             "capacity of 44.43 GiB' (one report; with ECC off the card shows 49140 MiB and reports more)", 46068),
+             "capacity of 44.43 GiB' (one report; with ECC off the card shows 49140 MiB and reports more)", 46068, cap=(8, 9), pcie_only=True),
         _gpu("rtx-4090", 24, 1008, 32, 165, "GeForce RTX 4090 24GB (bf16 with fp32 accumulate)", 23.99,
-             "a vLLM 0.27.1 start on an RTX 4090: 'Free memory on device (22.45/23.99 GiB)'", 24564),
+             "a vLLM 0.27.1 start on an RTX 4090: 'Free memory on device (22.45/23.99 GiB)'", 24564, cap=(8, 9), pcie_only=True),
         # NVIDIA A10 datasheet: 24 GB GDDR6 at 600 GB/s, PCIe Gen4, 125 dense BF16 tensor TFLOPS
         _gpu("a10", 24, 600, 32, 125, "A10 24GB GDDR6 (ECC on)", 22.18,
-             "OpenBMB/MiniCPM-V issue #640, one A10: 'GPU 0 has a total capacity of 22.18 GiB'"),
+             "OpenBMB/MiniCPM-V issue #640, one A10: 'GPU 0 has a total capacity of 22.18 GiB'", cap=(8, 6), pcie_only=True),
+        # RTX 5090: 32 GB GDDR7 at 1,792 GB/s, PCIe Gen5 x16, no NVLink; 838.4 FP16 tensor TFLOPS with sparsity and
+        # FP16 accumulate, halved for FP32 accumulate on GeForce and halved again for dense: 209.5; SM 12.0
+        _gpu("rtx-5090", 32, 1792, 64, 209.5, "GeForce RTX 5090 32GB GDDR7 (bf16 with fp32 accumulate)", 31.36,
+             "torch's total on RTX 5090s: '31.36 GiB usable' with get_device_capability() (12, 0) (code-index file id "
+             "61228942590) and 'NVIDIA GeForce RTX 5090 (31.36 GiB)' (id 53445870722); other hosts print 31.32-31.35",
+             32607, cap=(12, 0), pcie_only=True),
         # GA102 whitepaper: 936 GB/s GDDR6X, 71 dense FP16/BF16 tensor TFLOPS with FP32 accumulate (GeForce rate)
         _gpu("rtx-3090", 24, 936, 32, 71, "GeForce RTX 3090 24GB GDDR6X (bf16 with fp32 accumulate)", 23.58,
-             "vLLM issue #10517's RTX 3090 starts: 'total_gpu_memory=23.58GiB'"),
+             "vLLM issue #10517's RTX 3090 starts: 'total_gpu_memory=23.58GiB'", cap=(8, 6), pcie_only=True),
         # 96 GB GDDR7 at 1,792 GB/s, PCIe Gen5 x16 (NVIDIA's announcement, GTC 2025); NVIDIA quotes 4,000 AI TOPS
         # (FP4 with sparsity), so dense bf16 is derived: 4,000 / 2 (sparsity) / 4 (FP4 -> bf16) = 500
         _gpu("rtx-pro-6000", 96, 1792, 64, 500,
              "RTX PRO 6000 Blackwell 96GB GDDR7 (SM120, no NVLink); bf16 derived from 4,000 FP4 sparse TOPS", 95.01,
              "a vLLM 0.27 runbook on 4 x RTX PRO 6000: 'Free memory on device (94.05/95.01 GiB)' (other public "
-             "logs of the card print 94.97)"),
+             "logs of the card print 94.97)", cap=(12, 0), pcie_only=True),
         _gpu("mi300x", 192, 5300, 64, 1307, "AMD Instinct MI300X 192GB", 191.98,
              "a vLLM (ROCm) start on 8 x MI300X: 'Free memory on device cuda:N (0.79/191.98 GiB)' (code-index file id "
              "57926334775; a HIP OOM on MI300X prints 'total capacity of 191.98 GiB', id 62923531134)"),
@@ -161,6 +183,11 @@ CATALOG = {
              "255.98 GiB'"),
     )
 }
+# what the engine rules look up by catalog name (an edited card keeps its name: capacity/hardware.py)
+CUDA_CAPABILITY = {g.name: g.cuda_capability for g in CATALOG.values() if g.cuda_capability is not None}
+PCIE_ONLY_GPUS = tuple(g.name for g in CATALOG.values() if g.pcie_only)
+
+
 @record
 class Price:
     usd_per_gpu_hour: float
@@ -187,7 +214,7 @@ LIST_PRICES = {
 }
 
 _ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "4090": "rtx-4090", "rtx4090": "rtx-4090",
-            "3090": "rtx-3090", "rtx3090": "rtx-3090", "a5000": "rtx-a5000", "rtxa5000": "rtx-a5000",
+            "3090": "rtx-3090", "rtx3090": "rtx-3090", "5090": "rtx-5090", "rtx5090": "rtx-5090", "a5000": "rtx-a5000", "rtxa5000": "rtx-a5000",
             "rtxpro6000": "rtx-pro-6000", "rtx-pro-6000-blackwell": "rtx-pro-6000",
             "a6000": "rtx-a6000", "rtxa6000": "rtx-a6000", "6000ada": "rtx-6000-ada", "rtx6000ada": "rtx-6000-ada",
             "h100nvl": "h100-nvl", "a800": "a800-80gb", "gh200-96gb": "gh200",

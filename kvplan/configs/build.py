@@ -450,7 +450,9 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
                   + beside.total_bytes)
         kept = "; ".join(f"{role} {n:,}" for role, n in split.kept.items())
         if q.exclusions is not None:
-            what = (f"the linear weights its list of unquantized modules keeps ({kept or 'no linear weights'}), read "
+            keeps = ("torchao leaves unquantized (linear layers only: not the routed experts; its "
+                     "modules_to_not_convert)" if q.exclusions[0] == "torchao" else "its list of unquantized modules keeps")
+            what = (f"the linear weights {keeps} ({kept or 'no linear weights'}), read "
                     "module by module, and the embeddings, norms, routers and biases")
         else:  # the head, when kept, is the only linear weight in the float dtype
             what = f"read module by module: {'the LM head, ' if kept else ''}the embeddings, norms, routers and biases"
@@ -584,6 +586,9 @@ def _module_split(f: Fields, q, layers: list, dims, total: int):
 
     style, names = q.exclusions
     modules = table(f, layers, dims)
+    if not modules and style == "torchao":
+        raise quant_bytes.Unsized("torchao quantizes linear layers only, not the routed experts, which kvplan reads "
+                                  f"module by module, and it has no per-module count of model_type {f.model_type!r}")
     if not modules:
         try:
             quant_bytes._kept(list(names), style)

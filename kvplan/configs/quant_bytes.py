@@ -23,7 +23,10 @@ own code writes them (per weight of a linear layer with `in` inputs, group g):
   bitsandbytes                      4-bit: 1/2 + absmax per 64 (float32, or with double quantization
                                     uint8 plus a float32 per 256 blocks); 8-bit: 1 B + SCB per row
   Quark, AutoRound (inc)            configs/quant_quark.py, configs/quant_autoround.py: FP8, OCP MX (MXFP4/6/8),
-                                    NVFP4 and int4 group schemes; GPTQ / AWQ packing without g_idx, MXFP4 / MXFP8
+                                    NVFP4, W8A8 int8 and int4 group schemes; GPTQ / AWQ packing without g_idx, MXFP4 /
+                                    MXFP8
+  torchao                           configs/quant_torchao.py: Int8WeightOnly, Float8 dynamic activation + float8
+                                    weight, Int4WeightOnly (plain); linear layers only (routed experts kept)
   MXFP4 (gpt-oss)                   the routed experts' weights only: 16 B of FP4 + one E8M0 scale
                                     per 32 (17/32 B); their biases and every other tensor in BF16
   FP8 with store_dtype "mxfp4"      the linear layers FP8 as above, the routed experts MXFP4 (17/32 B):
@@ -193,11 +196,16 @@ _NOT_FROM_CONFIG = {
               "(online/base.py OnlineQuantizationConfig.from_config raises)",
     "moe_wna16": "vLLM's kernel for a GPTQ or AWQ checkpoint's experts, not a checkpoint format: 0.34 moe_wna16.py "
                  "MoeWNA16Config.from_config reads the format from quant_method, which must be gptq or awq",
-    "torchao": "the checkpoint stores torchao tensor subclasses, whose layout follows the config's quant_type class "
-               "and version (vLLM 0.34 torchao.py hands quant_type to torchao's config_from_dict); kvplan has not "
-               "read them",
-    "w4afp8": "FP8 block-scaled linears and int4 routed experts packed two a byte (vLLM 0.34 w4afp8.py W4AFP8Config, "
-              "group_size per expert scale), whose expert scales' dtype the config does not give",
+    # vLLM 0.34 w4afp8.py W4AFP8Config.get_checkpoint_weight_mapper: each routed expert projection is stored as an
+    # int8 `weight` (two int4 a byte) with a `weight_scale_inv` per 128 inputs and an `input_scale` (dropped); the
+    # scales' dtype is not fixed by either reader: vLLM 0.34 CompressedTensorsW4A8Fp8MoEMethod.create_weights holds
+    # them in the model dtype, SGLang 0.5.23 W4AFp8MoEMethod.create_weights in float32, and both copy_ (cast) what
+    # the file has; PhalaCloud/GLM-5.2-W4AFP8 is reported (by a third-party converter, not a listing read here) to
+    # ship BF16, and no published tensor listing settles other producers'
+    "w4afp8": "FP8 block-scaled 128 x 128 linears and int4 routed experts packed two a byte with a weight_scale_inv "
+              "per 128 inputs and an input_scale each (vLLM 0.34 w4afp8.py); the expert scales' dtype is the "
+              "producer's, not the config's (vLLM 0.34 loads them into the model dtype, SGLang 0.5.23 into float32, "
+              "both casting), so an expert weight is 1/2 + 2/128 or 1/2 + 4/128 B",
 }
 
 
@@ -434,6 +442,9 @@ def read(quant: dict, model_type: str) -> QuantBytes:
     if method in ("auto-round", "inc"):
         from . import quant_autoround
         return quant_autoround.read(quant)
+    if method == "torchao":
+        from . import quant_torchao
+        return quant_torchao.read(quant)
     if method in _NOT_FROM_CONFIG:
         raise Unsized(f"quant_method {method!r}: {_NOT_FROM_CONFIG[method]}")
     if method in ("fp8", "fbgemm_fp8"):

@@ -17,7 +17,18 @@ the shared experts. The config lists them, and each format reads its list its ow
                      (its "suffix" match mode), which is what checkpoints that write short names mean.
   Quark              `exclude`: `re:` + a regular expression matched from the start of the name, else the exact
                      name (vLLM 0.34 quark/utils.py should_ignore_layer -> config_utils.py find_matching_patterns
-                     -> is_equal_or_regex_match, without fnmatch); Quark's exporter writes exact module names.
+                     -> is_equal_or_regex_match, without fnmatch); an entry with a shell wildcard (* ? [) is read
+                     with fnmatch, as Quark's quantizer decides with it what it leaves unquantized (amd/Quark
+                     quantization/model_transformation.py setup_config_per_layer, which then writes the exact names
+                     it matched; file2file_utils.py match_modules, whose file-to-file flow keeps the pattern:
+                     amd/GLM-5.2-MXFP4's `model.layers.78.mlp.experts.*.down_proj`). vLLM 0.34 reads such an
+                     entry only for routed experts (should_ignore_layer check_children: any entry under the
+                     experts' name leaves the whole block unquantized); the checkpoint's bytes follow Quark.
+  torchao            `modules_to_not_convert`: the exact name, or a run of whole components anywhere in it
+                     (vLLM 0.34 torchao.py should_skip: `f".{s}." in f".{prefix}."`, so `layers.1` is layer 1 and
+                     `visual` any module under it); a ModuleFqnToConfig's `re:` entry of None by re.fullmatch;
+                     the routed experts are always kept (TorchAOConfig.get_quant_method quantizes LinearBase
+                     layers only, not FusedMoE).
   AutoRound (inc)    `extra_config` entries of 16 bits or more: the exact name, or a short name at a component
                      boundary (vLLM 0.34 inc/config_parser.py _resolve_raw: `layer_name.endswith("." + key)`), as FP8's.
 
@@ -34,6 +45,7 @@ import re
 from .quant_bytes import Unsized
 
 MODELOPT, COMPRESSED_TENSORS, FP8, QUARK, AUTO_ROUND = "ModelOpt", "compressed-tensors", "FP8", "Quark", "AutoRound"
+TORCHAO = "torchao"
 
 _WILDCARD = re.compile(r"[*?\[]")
 # a name or pattern that picks single routed experts (experts.7 / experts\.7 / experts.[0-3]): the per-module
@@ -53,9 +65,13 @@ class Matcher:
             if _SINGLE_EXPERT.search(name):
                 raise Unsized(f"{style} leaves {name!r} unquantized: single routed experts, which kvplan's "
                               "per-module count holds as one block per layer")
-            if style in (COMPRESSED_TENSORS, QUARK):
+            if style == TORCHAO and name.startswith("re:"):  # a ModuleFqnToConfig pattern: re.fullmatch
+                patterns.append(name[3:] + r"\Z")
+            elif style in (COMPRESSED_TENSORS, QUARK):
                 if name.startswith("re:"):
                     patterns.append(name[3:])
+                elif style == QUARK and _WILDCARD.search(name):
+                    patterns.append(fnmatch.translate(name))
                 elif style == COMPRESSED_TENSORS and "." not in name and name[:1].isupper():
                     raise Unsized(f"{style} leaves the module class {name!r} unquantized, which kvplan's "
                                   "per-module count does not map to module names")
@@ -84,6 +100,10 @@ class Matcher:
     def __call__(self, name: str) -> bool:
         if name in self.exact:
             return True
+        if self.style == TORCHAO:  # whole components anywhere in the name; routed experts never quantized
+            dotted = f".{name}."
+            return (".experts." in dotted or any(f".{s}." in dotted for s in self.exact)
+                    or (self.regex is not None and self.regex.match(name) is not None))
         if self.style in (FP8, AUTO_ROUND):  # a short name at a component boundary
             parts = name.split(".")
             return any(".".join(parts[i:]) in self.exact for i in range(1, len(parts)))

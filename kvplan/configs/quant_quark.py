@@ -18,6 +18,9 @@ The schemes (_get_scheme_cls_from_config) and what each linear stores, per the s
                                 E8M0 weight_scale [out, in / 32]; (QuarkW4A8_MXFP4_FP8 adds a float32 input_scale)
   NVFP4 [fp4 per_group 16, fp8_e4m3 per_tensor]  QuarkNVFP4: uint8 [out, in / 2] + F8_E4M3 weight_scale per 16 +
                                 float32 weight_scale_2 and input_scale_2 per tensor
+  int8 per_tensor / per_channel  QuarkW8A8Int8 (static symmetric weight; input static per_tensor or dynamic
+                                per_channel): int8 weight, float32 weight_scale + int8 weight_zero_point per tensor /
+                                per output row, float32 input_scale + int8 input_zero_point per tensor when static
   int4 / uint4 per_group g      QuarkW4A16Int4: int32 weight [in, out / 8], weight_scale [in / g, out] in the model
                                 dtype, int32 weight_zero_point [in / g, out / 8] used when asymmetric
   kv_cache_group (FP8 KV)       k_proj.output_scale and v_proj.output_scale per attention layer
@@ -25,15 +28,14 @@ The schemes (_get_scheme_cls_from_config) and what each linear stores, per the s
                                 BaseKVCacheMethod); the checkpoint's scale dtypes are taken from vLLM's create_weights
 
 The routed experts follow the same specs (quark_moe.py QuarkW8A8Fp8MoEMethod, QuarkOCP_MX_MoEMethod ...: the same
-weight and scale tensors per expert). The LM head is quantized unless `exclude` names it.
+weight and scale tensors per expert). The LM head is quantized unless `exclude` names it; a wildcard `exclude`
+entry is read as Quark's quantizer matches it (configs/quant_exclude.py).
 """
 
 from __future__ import annotations
 
-import re
-
-from .quant_bytes import _HARMLESS, _HEAD, QuantBytes, Unsized, _group, _grouped, _ignored, _positive_int
-from .quant_exclude import QUARK  # its exclude list, matched as vLLM's should_ignore_layer does
+from .quant_bytes import QuantBytes, Unsized, _group, _grouped, _ignored, _positive_int
+from .quant_exclude import QUARK  # its exclude list, matched as Quark writes it (quant_exclude.py)
 
 _MX_BITS = {"fp4": 4, "fp6_e2m3": 6, "fp6_e3m2": 6, "fp8_e4m3": 8}  # OCP MX element dtypes (ocp_mx_utils.py)
 
@@ -55,7 +57,6 @@ def read(q: dict) -> QuantBytes:
     if g.get("bias") or g.get("output_tensors"):  # vLLM 0.34 refuses these too (NotImplementedError)
         raise Unsized("Quark with quantized bias or output tensors, which vLLM 0.34 does not load")
     label, dtype, size, scalars, rows, unsized = _scheme(g.get("weight"), g.get("input_tensors"))
-    _wildcards(q.get("exclude"))
     head, exclusions = _ignored(q.get("exclude"), QUARK, False)
     export = q.get("export") if isinstance(q.get("export"), dict) else {}
     kv = 8 if export.get("kv_cache_group") else 0
@@ -65,19 +66,6 @@ def read(q: dict) -> QuantBytes:
         unsized = "; ".join(x for x in (unsized, "the int8 input_rotation matrices of its rotation algo_config") if x)
     return QuantBytes(f"Quark {label}", dtype, size, keeps_lm_head=head, exclusions=exclusions,
                       per_tensor_bytes=scalars, per_output_row_bytes=rows, kv_scale_bytes=kv, unsized=unsized)
-
-
-def _wildcards(names) -> None:
-    """A shell wildcard in an exclude entry (not `re:`) is matched two ways: Quark's quantizer reads it with fnmatch
-    when it decides what to leave unquantized, vLLM 0.34 as an exact name (should_ignore_layer, no fnmatch), or for
-    routed experts as a child of the layer (check_children). Which modules the checkpoint keeps then is not certain
-    from the config unless the entry names only what the estimate keeps anyway (routers, norms, the head)."""
-    for name in names if isinstance(names, list) else []:
-        if (isinstance(name, str) and not name.startswith("re:") and re.search(r"[*?\[]", name)
-                and not (_HEAD.search(name) or _HARMLESS.search(name))):
-            raise Unsized(f"Quark leaves {name!r} unquantized: a wildcard, which Quark matches with fnmatch and vLLM "
-                          "0.34 as an exact name (quark/utils.py should_ignore_layer), so the modules it keeps are "
-                          "not certain")
 
 
 def _static(spec) -> bool:
@@ -119,6 +107,8 @@ def _scheme(weight, inputs) -> tuple[str, str, float, int, int, str]:
         if scheme == "per_tensor":
             return "FP8 per-tensor", "fp8", 1.0, 4 + static, 0, ""
         return "FP8 per-channel", "fp8", 1.0, static, 4, ""
+    if dtype == "int8":
+        return _int8(weight, inputs)
     if dtype in ("int4", "uint4") and scheme == "per_group" and inputs is None:
         group = _group(weight.get("group_size"), "Quark")
         symmetric = weight.get("symmetric")
@@ -130,3 +120,35 @@ def _scheme(weight, inputs) -> tuple[str, str, float, int, int, str]:
         return f"{dtype} group {group}{'' if symmetric else ' asymmetric'}", "int4", size, 0, 0, unsized
     raise Unsized(f"Quark weight {dtype!r} {scheme!r}: not a scheme kvplan has read (vLLM 0.34 quark.py "
                   "_get_scheme_cls_from_config)")
+
+
+def _int8(weight: dict, inputs) -> tuple[str, str, float, int, int, str]:
+    """Quark W8A8 int8, as vLLM 0.34 quark.py QuarkConfig._is_w8a8_int8 accepts it: a static symmetric int8 weight
+    per_tensor or per_channel with an int8 input, static per_tensor or dynamic per_channel (per token). What each
+    linear stores (schemes/quark_w8a8_int8.py QuarkW8A8Int8.create_weights; the routed experts the same per expert,
+    quark_moe.py QuarkW8A8Int8MoEMethod): an int8 weight [out, in]; per_channel a float32 weight_scale and an int8
+    weight_zero_point per output row, per_tensor one of each a tensor; a static input adds a float32 input_scale and an
+    int8 input_zero_point a tensor. vLLM 0.34 loads every one of them (default_loader.py: on a quantized model each
+    parameter must come from the checkpoint), and Quark's exporter writes a zero point for every int dtype
+    (export/nn/modules/realquantizer.py StaticScaledRealQuantizer). Not counted: the int8 input zero points the MoE
+    method registers per expert even for a dynamic input (w13_input_zero_point [E, 2], w2_input_zero_point [E]: 1 B an
+    expert projection; whether Quark's export carries them for a dynamic input is not read here)."""
+    scheme = weight.get("qscheme")
+    if scheme not in ("per_tensor", "per_channel"):
+        raise Unsized(f"Quark int8 {scheme!r} weights: vLLM 0.34 quark.py _is_w8a8_int8 reads per_tensor and "
+                      "per_channel only")
+    if weight.get("symmetric") is not True or weight.get("is_dynamic"):
+        raise Unsized("Quark int8 with an asymmetric or dynamic weight: vLLM 0.34 quark.py _is_w8a8_int8 reads a "
+                      "static symmetric weight only")
+    if not isinstance(inputs, dict) or inputs.get("dtype") != "int8":
+        raise Unsized("Quark int8 weights without int8 input_tensors (weight-only int8): no vLLM 0.34 Quark scheme "
+                      "reads them (quark.py _get_scheme_cls_from_config)")
+    static = inputs.get("qscheme") == "per_tensor" and not inputs.get("is_dynamic")
+    if not static and not (inputs.get("qscheme") == "per_channel" and inputs.get("is_dynamic") is True):
+        raise Unsized(f"Quark int8 with {inputs.get('qscheme')!r} input_tensors (is_dynamic "
+                      f"{inputs.get('is_dynamic')!r}): vLLM 0.34 reads static per_tensor or dynamic per_channel")
+    inputs_bytes = 4 + 1 if static else 0  # float32 input_scale + int8 input_zero_point
+    label = f"int8 {scheme.replace('_', '-')}, {'static per-tensor' if static else 'dynamic per-token'} input"
+    if scheme == "per_channel":
+        return f"W8A8 {label}", "int8", 1.0, inputs_bytes, 4 + 1, ""
+    return f"W8A8 {label}", "int8", 1.0, 4 + 1 + inputs_bytes, 0, ""

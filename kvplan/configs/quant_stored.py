@@ -6,10 +6,11 @@ per-module table (configs/weight_tables/__init__.py Split), and which of it each
   per input row          QuantBytes.per_input_row_bytes: GPTQ's int32 g_idx (AutoGPTQ QuantLinear: g_idx
                          [in_features], saved whatever desc_act says)
   per output row         QuantBytes.per_output_row_bytes: bitsandbytes 8-bit's float32 SCB, per-channel
-                         weight scales (compressed-tensors and Quark int8 / FP8 "channel"); those of row-parallel
-                         modules (o_proj, down_proj, the experts' w2, GPT-NeoX's attention.dense, ... per family)
-                         and whole ones sit whole on every TP rank (weights/roles.py is_row_parallel says where
-                         vLLM 0.34 and SGLang 0.5.23 load them so)
+                         weight scales (compressed-tensors and Quark int8 / FP8 "channel"; Quark int8 and torchao
+                         Int8WeightOnly add an int8 zero point per row); those of row-parallel modules (o_proj,
+                         down_proj, the experts' w2, GPT-NeoX's attention.dense, ... per family) and whole ones sit
+                         whole on every TP rank (weights/roles.py is_row_parallel says where vLLM 0.34 and SGLang
+                         0.5.23 load them so)
   per attention layer    QuantBytes.kv_scale_bytes: ModelOpt's float32 k_scale and v_scale with an FP8 KV cache,
                          counted in the layers whose k_proj and v_proj are both quantized (the layout read);
                          elsewhere (attention kept unquantized, Gemma 4's k_eq_v layers) named as not counted
@@ -46,8 +47,10 @@ def stored(q, split) -> Stored:
         parts.append(f"{tensors:,} quantized tensors with {q.per_tensor_bytes} B each of per-tensor scales, "
                      f"maps or shapes ({per_tensor:,} B)")
     g_idx = _rows(split.input_rows, q.per_input_row_bytes, "GPTQ's int32 g_idx, one per input row", parts, unsized)
-    scb = _rows(split.output_rows, q.per_output_row_bytes, "float32 scales, one per output row (bitsandbytes' SCB, a channel scale)", parts,
-                unsized)
+    # 4 B: a float32 scale (bitsandbytes' SCB, a channel scale); 5 B: with an int8 zero point (Quark int8, torchao)
+    what = ("float32 scales, one per output row (bitsandbytes' SCB, a channel scale)" if q.per_output_row_bytes == 4
+            else f"a scale and an int8 zero point per output row ({q.per_output_row_bytes} B a row)")
+    scb = _rows(split.output_rows, q.per_output_row_bytes, what, parts, unsized)
     kv = split.kv_layers * q.kv_scale_bytes
     if kv:
         parts.append(f"float32 k_scale and v_scale in {split.kv_layers:,} attention layers ({kv:,} B)")

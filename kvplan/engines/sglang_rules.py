@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..capacity.gpus import CUDA_CAPABILITY
 from ..errors import ConfigError, UsageError
 from .sglang_mtp import DRAFTS as MTP_DRAFTS
 
@@ -82,7 +83,7 @@ NSA_ARCHS = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "Mistr
                        "GlmMoeDsaForCausalLM"})
 NSA_PAGE_SIZE = 64
 NSA_QUANT_BLOCK = 128  # NSATokenToKVPool.quant_block_size
-SM10_GPUS = frozenset({"b200", "rtx-pro-6000"})  # catalog cards of compute capability 10 and above
+SM10_GPUS = frozenset(name for name, cap in CUDA_CAPABILITY.items() if cap >= (10, 0))  # catalog cards of SM >= 10
 SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py
 
 # model types whose config's sliding_window_size is one less than the window kvplan reads (transformers 5.25

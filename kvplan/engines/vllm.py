@@ -844,8 +844,8 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         if draft_model is not None:
             raise UsageError(f"vLLM: a separate draft model is not modelled for {label}", "drop the draft")
         if gpu is not None and gpu not in CUDA_CAPABILITY:
-            raise UsageError(f"--engine vllm: kvplan does not know the compute capability of {gpu}, which decides "
-                             f"vLLM's {label} layout", "give --gpu h100, h200 or b200")
+            raise UsageError(f"--engine vllm: {gpu} is not a CUDA card, and kvplan has read vLLM's {label} layout for "
+                             "CUDA compute capabilities only", "give an NVIDIA --gpu (h100, h200, b200, ...)")
         seqs = max_num_seqs if max_num_seqs is not None else rules.max_num_seqs(None)
         return pool_of(model, kv_memory_bytes=kv_memory_bytes, max_model_len=max_model_len, block_tokens=block_tokens,
                        tp=tp, pp=pp, mnbt=mnbt, rules=rules, kv_cache_dtype=kv_cache_dtype, max_num_seqs=seqs,

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..capacity.gpus import CUDA_CAPABILITY
 from ..units import GIB, MIB
 from .vllm_release import at_least as _at_least, release_key as _key
 
@@ -49,7 +50,7 @@ CUDA_GRAPH_ESTIMATE_FROM = (0, 20, 0)  # envs.py: VLLM_MEMORY_PROFILER_ESTIMATE_
 APPEND_MAX_TOKENS_FROM = (0, 20, 1)
 # _set_cudagraph_sizes: default_max_graph_size 1024 on is_device_capability_family(100) from 0.28.0, else 512
 BLACKWELL_1024_FROM = (0, 28, 0)
-SM100_FAMILY = frozenset({"b200", "gb200", "b300", "gb300"})  # compute capability 10.x (RTX 50xx is 12.x)
+SM100_FAMILY = frozenset(name for name, cap in CUDA_CAPABILITY.items() if cap[0] == 10)  # 10.x (RTX 50xx is 12.x)
 # _set_cudagraph_sizes: uniform_decode_sizes = [max_num_seqs] when it fits the ceiling (0.31.0 and later)
 APPEND_MAX_SEQS_FROM = (0, 31, 0)
 # v1/worker/gpu/model_runner.py profile_cudagraph_memory: "return 0" up to 0.28.0

@@ -35,6 +35,7 @@ are not modelled.
 
 from __future__ import annotations
 
+from ..capacity.gpus import PCIE_ONLY_GPUS
 from ..units import GIB
 from .vllm_release import release_key
 
@@ -54,8 +55,6 @@ NON_TORCH_TP_BYTES_EARLY = int(1.25 * GIB)
 # buffer counts) prints 0.17-0.21 GiB of non-torch per GPU, 0.18 on rank 0, against 1.38 on 2 x H200 (NVLink).
 # One log: the figure is its rank 0 less the TP 1 base, used for both snapshot regimes.
 NON_TORCH_TP_BYTES_PCIE = int(0.05 * GIB)
-# catalog GPUs without NVLink in their usual form (the datasheets: H100 PCIe, L40S, L4, RTX 4090, RTX PRO 6000)
-PCIE_ONLY_GPUS = ("h100-pcie", "l40s", "l4", "rtx-4090", "rtx-pro-6000")
 SNAPSHOT_AFTER_DIST_INIT_FROM = (0, 11, 0)  # v1/worker/gpu_worker.py init_device: init_snapshot moved below
 # NCCL NVLS (NVLink SHARP) buffers, from NCCL's src/transport/nvls.cc (2.21 and later): only with more
 # than 2 GPUs on an NVSwitch system that supports multicast (H100/H200/B200 SXM); per communicator

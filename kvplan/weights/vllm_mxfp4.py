@@ -44,14 +44,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..capacity.gpus import CUDA_CAPABILITY  # the catalog cards' compute capability, by name
 from .record import Weights
 
-# compute capability of the catalog's CUDA GPUs (NVIDIA's CUDA GPU list)
-CUDA_CAPABILITY = {
-    "h100-sxm": (9, 0), "h100-pcie": (9, 0), "h200": (9, 0), "b200": (10, 0),
-    "a100-40gb": (8, 0), "a100-80gb": (8, 0), "l40s": (8, 9), "l4": (8, 9), "rtx-4090": (8, 9),
-    "rtx-pro-6000": (12, 0),
-}
 MXFP4_READ_FROM = (0, 10, 1)  # first release with mxfp4.py
 # read up to 0.33.0 and in the 0.34.0 sdist: oracle/mxfp4.py's Triton path now backs each param and its swizzled
 # triton_kernels tensor by one storage (store_params_in_triton) where 0.25-0.33 deleted the originals: the same
