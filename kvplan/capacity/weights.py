@@ -6,7 +6,7 @@ lm_head are vocabulary-parallel (vLLM's VocabParallelEmbedding / ParallelLMHead)
 Tensors vLLM holds otherwise than their role (Weights.against_role, read by
 name: MLA's q_a_proj / kv_a_proj_with_mqa, the DSA indexer's wq_b / wk /
 weights_proj, o_proj biases, one-element per-tensor / KV scales and the
-per-output-row scales of row-parallel modules (roles.ROW_PARALLEL) whole;
+per-output-row scales of row-parallel modules (roles.is_row_parallel) whole;
 MiniMax-M2's q/k norms split) follow vLLM.
 PP: a decoder layer's tensors sit on the stage that runs the layer (the split
 of capacity/shard.stage_bounds); the embeddings, vision tower and anything

@@ -575,7 +575,7 @@ def _whole_split(f: Fields, q, layers: list, dims, total: int):
     modules = table(f, layers, dims)
     if not modules or sum(m.weight + m.other for m in modules) != total:
         return None
-    return split(modules, lambda name: False, quantizes_head=not q.keeps_lm_head)
+    return split(modules, lambda name: False, quantizes_head=not q.keeps_lm_head, family=f.model_type)
 
 
 def _module_split(f: Fields, q, layers: list, dims, total: int):
@@ -600,7 +600,7 @@ def _module_split(f: Fields, q, layers: list, dims, total: int):
         raise quant_bytes.Unsized(f"{style} keeps modules unquantized, and kvplan's per-module count of model_type "
                                   f"{f.model_type!r} ({counted:,} parameters) differs from its parameter count "
                                   f"({total:,}) for this config")
-    return split(modules, Matcher(style, names), quantizes_head=not q.keeps_lm_head)
+    return split(modules, Matcher(style, names), quantizes_head=not q.keeps_lm_head, family=f.model_type)
 
 
 def _architecture(raw: dict) -> str | None:

@@ -81,7 +81,7 @@ class QuantBytes:
     # bytes stored once per output row of each quantized tensor: bitsandbytes 8-bit's float32 SCB, a channel
     # scale (compressed-tensors' and Quark's per-channel weight_scale)
     per_output_row_bytes: int = 0
-    # those per-row scales sit whole on every TP rank for row-parallel modules (weights.roles.ROW_PARALLEL), as vLLM
+    # those per-row scales sit whole on every TP rank for row-parallel modules (weights.roles.is_row_parallel), as vLLM
     # 0.34 loads a channel scale (ChannelQuantScaleParameter: compressed-tensors, Quark); False: split with their rows
     # (bitsandbytes 8-bit's SCB, which vLLM 0.34 does not load: no load_in_8bit anywhere in it)
     row_scales_whole: bool = True

@@ -7,9 +7,10 @@ per-module table (configs/weight_tables/__init__.py Split), and which of it each
                          [in_features], saved whatever desc_act says)
   per output row         QuantBytes.per_output_row_bytes: bitsandbytes 8-bit's float32 SCB, per-channel
                          weight scales (compressed-tensors and Quark int8 / FP8 "channel"; Quark int8 and torchao
-                         Int8WeightOnly add an int8 zero point per row); those of row-parallel
-                         modules (o_proj, down_proj, the experts' w2) and whole ones sit whole on every TP rank
-                         (weights/roles.py ROW_PARALLEL says where vLLM 0.34 loads them so)
+                         Int8WeightOnly add an int8 zero point per row); those of row-parallel modules (o_proj,
+                         down_proj, the experts' w2, GPT-NeoX's attention.dense, ... per family) and whole ones sit
+                         whole on every TP rank (weights/roles.py is_row_parallel says where vLLM 0.34 and SGLang
+                         0.5.23 load them so)
   per attention layer    QuantBytes.kv_scale_bytes: ModelOpt's float32 k_scale and v_scale with an FP8 KV cache,
                          counted in the layers whose k_proj and v_proj are both quantized (the layout read);
                          elsewhere (attention kept unquantized, Gemma 4's k_eq_v layers) named as not counted

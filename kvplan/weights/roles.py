@@ -52,16 +52,65 @@ _TP_WHOLE = re.compile(r"\.(?:q_a_proj|kv_a_proj_with_mqa|fused_qkv_a_proj(?:_wi
 # input_global_scale), and the KV-cache scales (kv_cache.py KVCacheScaleParameter: a 0-dim tensor on every rank)
 _SCALAR_SCALES = (".weight_scale", ".weight_scale_2", ".input_scale", ".weight_global_scale", ".input_global_scale",
                   ".q_scale", ".k_scale", ".v_scale", ".prob_scale")
-# modules vLLM 0.34 builds as a RowParallelLinear, split over TP by input only: o_proj and down_proj (llama.py,
-# qwen2.py, qwen3_moe.py, glm4_moe.py, deepseek_v2.py ...; every family's o_proj but ZAYA's, as _TP_WHOLE's bias), and
-# a FusedMoE's w2 (the experts' down_proj, Mixtral's w2, Granite MoE's output_linear: granitemoe.py
-# GraniteMoeModel.hf_to_vllm_mapper maps it to experts.down_proj). Their per-output-row weight scales sit whole on every rank:
+# modules vLLM 0.34 builds as a RowParallelLinear (split over TP by input only) or as a FusedMoE's w2, under the
+# names the checkpoints give them. Their per-output-row weight scales sit whole on every rank:
 # layers/linear.py RowParallelLinear.__init__ sets output_size_per_partition = output_size, and its weight_loader_v2
 # calls load_row_parallel_weight, which for a parameter.py ChannelQuantScaleParameter (a _ColumnvLLMParameter, no
 # input_dim) is BasevLLMParameter's: the tensor copied as it is (compressed-tensors' create_fp8_scale_parameter,
 # Quark's quark_w8a8_fp8 / _int8); the MoE's w2_weight_scale is [num_experts, hidden_size, 1], unsplit
-# (compressed_tensors_moe_w8a8_fp8.py create_weights, strategy CHANNEL), while w13's has the rank's 2 x intermediate
-ROW_PARALLEL = re.compile(r"(?:^|\.)(?:o_proj|down_proj|w2|output_linear)$")
+# (compressed_tensors_moe_w8a8_fp8.py create_weights, strategy CHANNEL), while w13's has the rank's 2 x intermediate.
+# SGLang 0.5.23 does the same (srt/layers/linear.py RowParallelLinear.__init__ passes output_partition_sizes
+# [output_size]; its weight_loader_v2 falls back to BasevLLMParameter.load_row_parallel_weight, a plain copy, for a
+# ChannelQuantScaleParameter, which is no RowvLLMParameter: srt/layers/parameter.py).
+# ROW_PARALLEL: the names that are row-parallel (or whole: ZAYA's ReplicatedLinear o_proj, down_proj, out_proj, fc2)
+# in every family kvplan sizes that has them, and column-parallel in none of vLLM 0.34's model files:
+#   o_proj, down_proj          llama.py, qwen2.py, qwen3_moe.py, glm4_moe.py, deepseek_v2.py ... (every family's)
+#   w2, output_linear          FusedMoE w2 (Mixtral's block_sparse_moe.experts.N.w2; Granite MoE's output_linear:
+#                              granitemoe.py hf_to_vllm_mapper to experts.down_proj); InternLM2's feed_forward.w2
+#                              (internlm2.py InternLM2MLP), Granite MoE shared's shared_mlp.output_linear
+#   out_proj                   the Mamba mixers (layers/mamba/mamba_mixer.py, mamba_mixer2.py, short_conv.py: LFM2),
+#                              MiniMax's linear attention (mamba/linear/minimax_linear_attn.py), Qwen3-Next's and
+#                              Qwen3.5's Gated DeltaNet (mamba/gdn/qwen_gdn_linear_attn.py), OPT (opt.py), DBRX
+#                              (dbrx.py DbrxAttention), Moondream 3 (moondream3.py)
+#   c_proj, dense_4h_to_h      GPT-2 (gpt2.py attn.c_proj, mlp.c_proj), BLOOM, Falcon, ChatGLM (bloom.py, falcon.py,
+#                              chatglm.py), GPT-NeoX (transformers 5.25 GPTNeoXConfig.base_model_tp_plan "rowwise",
+#                              which vLLM 0.34's Transformers backend builds as a RowParallelLinear: transformers/
+#                              utils.py replace_linear_class; SGLang 0.5.23 models/transformers.py the same)
+#   fc2, fc_out                OPT (opt.py), Phi (PhiConfig.base_model_tp_plan mlp.fc2 "rowwise"), Moondream 3,
+#                              GPT-J (gpt_j.py fc_out)
+#   wo, wo_b, wo_ud            InternLM2's attention.wo (internlm2.py), ModernBERT's Wo (modernbert.py), DeepSeek-V4's
+#                              wo_b (vllm/models/deepseek_v4/attention.py; wo_a is column-parallel), Inkling's wo_ud
+#                              (vllm/models/inkling/nvidia/attention.py)
+ROW_PARALLEL = re.compile(r"(?:^|\.)(?:o_proj|down_proj|w2|output_linear|out_proj|c_proj|dense_4h_to_h|fc2|fc_out|wo"
+                          r"|wo_b|wo_ud)$", re.IGNORECASE)
+# names row-parallel in some families only (by model_type), where the same name is column-parallel or something else
+# in another: `dense` (BERT-style intermediate.dense and GIT's are column-parallel, a head's dense whole)
+_ATTENTION_DENSE = re.compile(r"\.(?:attention|self_attention|self_attn)\.dense$")
+_ROW_PARALLEL_BY_FAMILY = {
+    # the attention output projection: bloom.py BloomAttention.dense, falcon.py FalconAttention.dense, chatglm.py
+    # GLMAttention.dense, bailing_moe.py BailingAttention.dense (Ling 2.0, and Sarvam-MoE: sarvam.py
+    # SarvamMoEForCausalLM subclasses it), bailing_moe_v3.py / mamba/linear/bailing_linear_attn.py (Ling 3.0's dense),
+    # param2moe.py (hf_to_vllm_mapper .attention.dense. -> .self_attn.o_proj.), GPT-NeoX and Phi through the
+    # Transformers backend (base_model_tp_plan layers.*.attention.dense / self_attn.dense "rowwise"; SGLang 0.5.23
+    # phi.py PhiAttention.dense); Persimmon, which vLLM no longer registers from 0.26.0 on, as SGLang 0.5.23 builds it
+    # (persimmon.py PersimmonAttention.dense)
+    **{t: _ATTENTION_DENSE for t in ("bloom", "falcon", "chatglm", "bailing_moe", "sarvam_moe", "bailing_hybrid",
+                                     "param2moe", "gpt_neox", "phi", "persimmon")},
+    # Mamba-1's x_proj (layers/mamba/mamba_mixer.py MambaMixer: a RowParallelLinear; mamba.py, jamba.py; SGLang
+    # 0.5.23 srt/layers/attention/mamba/mamba1.py MambaMixer1 likewise)
+    **{t: re.compile(r"\.x_proj$") for t in ("mamba", "falcon_mamba", "jamba")},
+    "moondream3": re.compile(r"\.attn\.proj$"),  # moondream3.py load_weights: .attn.proj. -> .attn.out_proj.
+    # Inkling's TML checkpoints: the dense MLP's w2_md (vllm/models/inkling/nvidia/model.py hf_to_vllm_mapper:
+    # .w2_md -> .down_proj, InklingDenseMLP.down_proj a RowParallelLinear; SGLang 0.5.23 inkling.py the same)
+    "inkling_model": re.compile(r"\.mlp\.w2_md$"),
+    # a wrapper's text model under both model_types (a tensor table reads the top config's, a per-module count the
+    # text config's): gemma3n.py Gemma3nLaurelBlock.linear_right; molmo2.py hf_to_vllm_mapper attn_out -> o_proj,
+    # ff_out -> down_proj (Molmo2Attention, LanguageModelMLP); cosmos3_edge.py .self_attn.to_out. -> .self_attn.o_proj.
+    **{t: re.compile(r"\.laurel\.linear_right$") for t in ("gemma3n", "gemma3n_text")},
+    **{t: re.compile(r"\.(?:attn_out|ff_out)$") for t in ("molmo2", "molmo2_text")},
+    **{t: re.compile(r"\.self_attn\.to_out$") for t in ("cosmos3_edge", "cosmos3_edge_text")},
+}
+
 # GPTQ's activation-order index (int32 per input row), which vLLM 0.31.0 and later drop at load (base_config.py
 # QuantizationConfig.get_checkpoint_weight_mapper); the tensor table keeps it apart (Weights.g_idx)
 G_IDX_SUFFIX = ".g_idx"
@@ -97,11 +146,21 @@ def is_scalar_scale(name: str, elements: int) -> bool:
     return elements == 1 and name.lower().endswith(_SCALAR_SCALES)
 
 
-def is_row_scale(name: str, shape: tuple[int, ...]) -> bool:
-    """A per-output-row weight scale ([rows, 1], [experts, rows, 1] or [rows]) of a row-parallel module
-    (ROW_PARALLEL), which vLLM holds whole on every TP rank."""
+def is_row_parallel(module: str, family: str = "") -> bool:
+    """The module (its name without .weight / .weight_scale) is built as a RowParallelLinear or a FusedMoE's w2 by
+    vLLM 0.34 and SGLang 0.5.23 in the family (the config's model_type): ROW_PARALLEL, _ROW_PARALLEL_BY_FAMILY."""
+    low = module.lower()
+    if ROW_PARALLEL.search(low):
+        return True
+    rule = _ROW_PARALLEL_BY_FAMILY.get(family)
+    return bool(rule and rule.search(low))
+
+
+def is_row_scale(name: str, shape: tuple[int, ...], family: str = "") -> bool:
+    """A per-output-row weight scale ([rows, 1], [experts, rows, 1] or [rows]) of a row-parallel module of the family
+    (is_row_parallel), which vLLM holds whole on every TP rank."""
     low = name.lower()
-    if not low.endswith(".weight_scale") or not ROW_PARALLEL.search(low[: -len(".weight_scale")]):
+    if not low.endswith(".weight_scale") or not is_row_parallel(low[: -len(".weight_scale")], family):
         return False
     return (len(shape) >= 2 and shape[-1] == 1 and shape[-2] > 1) or (len(shape) == 1 and shape[0] > 1)
 
@@ -116,7 +175,7 @@ def against_role(name: str, role: str, family: str = "", elements: int | None = 
         split = _TP_SPLIT_NORMS.get(family)
         return bool(split and split.search(low))
     return role not in ("vision", "mtp") and (bool(_TP_WHOLE.search(low)) or is_scalar_scale(low, elements or 0)
-                                              or is_row_scale(low, shape))
+                                              or is_row_scale(low, shape, family))
 
 
 def mtp_role_of(name: str) -> str:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import ConfigError
 from ...weights.record import REPLICATED
-from ...weights.roles import ROW_PARALLEL
+from ...weights.roles import is_row_parallel
 from ..fields import Fields
 from ..param_parts import dense_first, embeddings, mlp_layer_types
 from ..quant_bytes import Unsized
@@ -569,14 +569,15 @@ class Split:
     # the KV shares vLLM splits by KV head (Module.kv_heads): (KV heads, parameters quantized, parameters kept in
     # the float dtype: biases, and the weights the list keeps)
     kv: tuple[tuple[int, int, int], ...] = ()
-    # of output_rows, those of row-parallel modules (weights.roles.ROW_PARALLEL) and of modules vLLM builds whole
-    # (Module.whole): their per-row scales sit whole on every TP rank (QuantBytes.row_scales_whole)
+    # of output_rows, those of row-parallel modules of the family (weights.roles.is_row_parallel) and of modules vLLM
+    # builds whole (Module.whole): their per-row scales sit whole on every TP rank (QuantBytes.row_scales_whole)
     whole_output_rows: int | None = 0
 
 
-def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
+def split(modules: list[Module], excluded, quantizes_head: bool, family: str = "") -> Split:
     """The quantized parameters of a module table under a list of unquantized modules (excluded(name) -> bool:
-    a quant_exclude.Matcher). Routed experts: the list must name all or none of a layer's experts."""
+    a quant_exclude.Matcher). Routed experts: the list must name all or none of a layer's experts. family: the
+    config's model_type, which decides which modules are row-parallel (weights.roles.is_row_parallel)."""
     quantized, kept, tensors, rows, outs, whole_quantized, whole_outs = 0, {}, 0, 0, 0, 0, 0
     experts = expert_tensors = 0
     replicated = replicated_params(modules)  # less the whole modules' weights the format quantizes, below
@@ -616,7 +617,7 @@ def split(modules: list[Module], excluded, quantizes_head: bool) -> Split:
                 kv_quantized[m.name[: -len(".k_proj")]] = kv_quantized.get(m.name[: -len(".k_proj")], 0) + 1
             rows = rows + (m.experts or 1) * m.inputs if rows is not None and m.inputs else None
             outs = outs + m.weight // m.inputs if outs is not None and m.inputs else None
-            if m.whole or ROW_PARALLEL.search(m.name):
+            if m.whole or is_row_parallel(m.name, family):
                 whole_outs = whole_outs + m.weight // m.inputs if whole_outs is not None and m.inputs else None
     kv_layers = sum(1 for n in kv_quantized.values() if n == 2)
     return Split(quantized, kept, tensors, rows, outs, replicated - whole_quantized, kv_layers,
