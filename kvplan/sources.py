@@ -441,11 +441,12 @@ def load_model_with_overrides(name: str, *, revision: str | None = None, overrid
 
 
 def load_model_and_weights(name: str, *, revision: str | None = None, overrides=(), new=(),
-                           weights: str | None = "auto"):
+                           weights: str | None = "auto", quantization: tuple[str, str] | None = None):
     """(ModelSpec, Weights): the cache description and the checkpoint's exact
     bytes (kvplan.weights chooses the reader: GGUF, safetensors, index, bundled,
     Hub headers, else the config estimate)."""
-    spec, record_, _ = load_everything(name, revision=revision, overrides=overrides, new=new, weights=weights)
+    spec, record_, _ = load_everything(name, revision=revision, overrides=overrides, new=new, weights=weights,
+                                       quantization=quantization)
     return spec, record_
 
 
@@ -489,6 +490,7 @@ def _online(loaded: Loaded, raw: dict, spec: ModelSpec, quantization: tuple[str,
     if raw_q is None:
         return None
     online = replace(build_model(raw_q, loaded.display, loaded.source), online_quantization=value,
+                     online_float_bytes=spec.weight_bytes,
                      tokenizer_code=spec.tokenizer_code, tokenizer_source=spec.tokenizer_source,
                      overrides=spec.overrides)
     how = f"{scheme.label}, online ({ENGINES[engine]} --quantization {value}" + (

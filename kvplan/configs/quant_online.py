@@ -168,4 +168,22 @@ def load_note(engine: str, float_bytes: int) -> str:
             "'Model loading took' and the profile do not count")
 
 
-__all__ = ["Scheme", "ENGINES", "values", "check", "scheme", "apply", "load_note"]
+def sglang_load_warning(model, deployment) -> str | None:
+    """SGLang 0.5.23 holds the whole float checkpoint before it quantizes (load_note): a line where a GPU's share of
+    it (the checkpoint's bytes over TP x PP) is more than the GPU's memory, so the load runs out of memory; None
+    where it fits, or without --quantization or a GPU."""
+    gpu = getattr(deployment, "gpu", None)
+    if not model.online_quantization or not model.online_float_bytes or gpu is None:
+        return None
+    share = model.online_float_bytes // (deployment.tp * deployment.pp)
+    if share <= gpu.usable_bytes:
+        return None
+    return (f"warning: SGLang 0.5.23 would run out of memory loading with --quantization {model.online_quantization}: "
+            f"it holds the {model.weight_dtype.rpartition(' + ')[2]} checkpoint before quantizing it, "
+            f"{share / 2**30:,.2f} GiB a GPU at TP {deployment.tp} x PP {deployment.pp}, more than the {gpu.name}'s "
+            f"{gpu.usable_bytes / 2**30:,.2f} GiB (loader.py DefaultModelLoader.load_weights_and_postprocess); use "
+            "more GPUs, vLLM (which quantizes module by module), or an FP8 checkpoint")
+
+
+__all__ = ["Scheme", "ENGINES", "READ_RELEASES", "values", "check", "scheme", "apply", "load_note",
+           "sglang_load_warning"]
