@@ -489,6 +489,8 @@ def _online(loaded: Loaded, raw: dict, spec: ModelSpec, quantization: tuple[str,
     raw_q, scheme, _ = apply(raw, value, engine)
     if raw_q is None:
         return None
+    if spec.float_dtype == "float32":  # both engines' dtype auto serve it in bf16, then quantize (configs/quant_online.py)
+        raw_q = _dtype_set(raw_q, "bfloat16")
     online = replace(build_model(raw_q, loaded.display, loaded.source), online_quantization=value,
                      online_float_bytes=spec.weight_bytes,
                      tokenizer_code=spec.tokenizer_code, tokenizer_source=spec.tokenizer_source,
@@ -498,6 +500,18 @@ def _online(loaded: Loaded, raw: dict, spec: ModelSpec, quantization: tuple[str,
     note = (f"{ENGINES[engine]} quantizes this {spec.weight_dtype} checkpoint ({spec.weight_bytes:,} B) as it loads "
             f"(--quantization {value}): weights sized as it holds them; " + load_note(engine, spec.weight_bytes))
     return online, estimated(online, how, note)
+
+
+def _dtype_set(raw: dict, dtype: str) -> dict:
+    """A copy of raw whose torch_dtype / dtype say `dtype`, at the top and in the text model's section."""
+    from .configs.build import nested_text_path
+
+    out = {**raw, **{k: dtype for k in ("torch_dtype", "dtype") if k in raw}}
+    path = nested_text_path(raw)
+    nested = raw.get(path[0]) if len(path) == 1 else None
+    if isinstance(nested, dict):
+        out[path[0]] = {**nested, **{k: dtype for k in ("torch_dtype", "dtype") if k in nested}}
+    return out
 
 
 def _checkpoint_params(loaded: Loaded) -> int | None:
