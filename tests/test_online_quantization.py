@@ -65,6 +65,18 @@ def test_mixtral_vllm_fp8_quantizes_the_experts_and_keeps_the_router(cli):
     assert d["capacity"]["weight_bytes_per_gpu"] == (whole - replicated) // 2 + replicated
 
 
+def test_mixtral_vllm_experts_int8_quantizes_the_experts_only(cli):
+    # experts_int8 (vLLM 0.34 ExpertsInt8Config): the routed experts int8 with a float32 scale per output row of each
+    # expert (online/int8.py: w13_scale [E, 2 x 14336], w2_scale [E, 4096]); attention, router, norms, embeddings and
+    # head stay bf16
+    experts, vocab = 8, 32000
+    expert_weights = L * experts * 3 * H * I
+    rows = L * experts * (2 * I + H)
+    plain = L * (H * H + 2 * H * KV + H * H) + 2 * vocab * H + L * H * experts + L * 2 * H + H
+    d = _json(cli, "estimate", "mixtral-8x7b", "-c", "4k", "--emit", "vllm", "--quantization", "experts_int8")
+    assert d["model"]["weight_bytes"] == expert_weights + 4 * rows + 2 * plain == 48_341_983_232
+
+
 def test_sglang_fp8_is_per_channel(cli):
     # SGLang 0.5.23 Fp8LinearMethod on CUDA: per_token_group_quant_fp8 over whole rows, a float32 scale per row
     scales = L * sum(ROWS) * 4

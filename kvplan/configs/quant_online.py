@@ -16,6 +16,9 @@ _ONLINE_SHORTHANDS, layers/quantization/online/fp8.py):
                   ([out, 1]); a row-parallel module's rows are whole, so its scales sit whole on each TP rank
   fp8_per_block   Fp8PerBlockOnlineLinearMethod / MoEMethod: FP8 with a float32 scale per 128 x 128 block (the
                   MoE method pads hidden and intermediate sizes to 128: not counted)
+  experts_int8    experts_int8.py ExpertsInt8Config: LinearBase unquantized, the routed experts
+                  (Int8OnlineMoEMethod, online/int8.py _quantize_weights) int8 with float32 w13_scale / w2_scale
+                  [experts, rows]: a scale per output row of each expert
   Not quantized: VocabParallelEmbedding and ParallelLMHead (not LinearBase: base_config.py resolve_quant_method),
   norms. The load: OnlineLinearBase creates each weight on the meta device and reload/layerwise.py
   _layerwise_process materializes one module in the checkpoint's dtype, loads it, quantizes it and frees the
@@ -56,6 +59,13 @@ _PER_CHANNEL = {"quant_method": "compressed-tensors", "format": "float-quantized
                 "config_groups": {"online": {"targets": ["Linear"],
                                              "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}}
 
+# the routed experts only, int8 with a float32 scale per output row; every other module (linear layers, routers,
+# shared experts) unquantized: the regex keeps every module outside a routed expert (".experts." in its name)
+_EXPERTS_INT8 = {"quant_method": "compressed-tensors", "format": "int-quantized",
+                 "ignore": ["lm_head", r"re:^(?!.*\.experts\.)"],
+                 "config_groups": {"online": {"targets": ["Linear"],
+                                              "weights": {"num_bits": 8, "type": "int", "strategy": "channel"}}}}
+
 
 @dataclass(frozen=True)
 class Scheme:
@@ -68,6 +78,7 @@ _VLLM = {
     "fp8_per_tensor": Scheme("fp8_per_tensor", _PER_TENSOR, "FP8 per-tensor"),
     "fp8_per_channel": Scheme("fp8_per_channel", _PER_CHANNEL, "FP8 per-channel"),
     "fp8_per_block": Scheme("fp8_per_block", _PER_BLOCK, "FP8 block-scaled 128x128"),
+    "experts_int8": Scheme("experts_int8", _EXPERTS_INT8, "int8 routed experts (per-channel), the rest unquantized"),
 }
 _VLLM_ALIASES = {"fp8": "fp8_per_tensor"}  # vLLM 0.34 weight_utils.py get_quant_config
 _SGLANG = {"fp8": Scheme("fp8 (per-channel linears)", _PER_CHANNEL, "FP8 per-channel")}
@@ -84,6 +95,9 @@ def values(engine: str) -> tuple[str, ...]:
 def check(value: str, engine: str) -> str:
     """The value, lower-cased (as both engines read it), or UsageError in one line."""
     text = str(value).strip().lower()
+    if text == "bitsandbytes" and engine == "vllm":  # engines/vllm_quant_support.py BITSANDBYTES_REMOVED_IN
+        raise UsageError("--quantization bitsandbytes: vLLM 0.34 has none (removed in 0.28.0: 'Unknown quantization "
+                         "method: bitsandbytes')", f"its online methods are {', '.join(values(engine))}")
     if text not in values(engine):
         raise UsageError(f"--quantization {value!r}: kvplan sizes {ENGINES[engine]}'s online "
                          f"{', '.join(values(engine))} on a float checkpoint",
