@@ -133,3 +133,14 @@ def test_a_checkpoint_already_so_is_served_as_stored(cli):
         assert d["model"]["weight_bytes"] == plain["model"]["weight_bytes"]
         assert d["model"]["online_quantization"] is None
         assert "no online quantization" in d["model"]["weights"]["notes"][-1]
+
+
+def test_vllm_profile_takes_the_moe_kernels_of_the_online_layout(cli):
+    # Mixtral's bf16 experts run vLLM 0.34's unquantized TritonExperts with a persistent workspace; once quantized
+    # online to per-tensor FP8 they run the FP8 oracle's kernel (online/fp8.py Fp8PerTensorOnlineMoEMethod:
+    # select_fp8_moe_backend), whose workspace kvplan has not read: not the bf16 one
+    args = ("estimate", "mixtral-8x7b", "-c", "4k", "--gpu", "h100", "--tp", "2", "--engine", "vllm")
+    plain = _json(cli, *args)["engine"]["profile"]
+    fp8 = _json(cli, *args, "--quantization", "fp8")["engine"]["profile"]
+    assert "fused-MoE workspace" in plain["kept_from"] and "fused-MoE workspace" not in fp8["kept_from"]
+    assert any("fp8 MoE kernels are not read" in n for n in fp8["notes"])
