@@ -174,11 +174,11 @@ def apply(raw: dict, value: str, engine: str) -> tuple[dict | None, Scheme | Non
 def load_note(engine: str, float_bytes: int) -> str:
     """What the load holds beside the resident weights, in words (float_bytes: the checkpoint as stored)."""
     if engine == "sglang":
-        return (f"SGLang 0.5.23 loads the whole checkpoint in its float dtype ({float_bytes / 2**30:,.2f} GiB, each "
-                "GPU its TP / PP share) before it quantizes (loader.py load_weights_and_postprocess): each GPU must "
-                "hold that share at load")
-    return ("vLLM 0.34 quantizes module by module as it loads (online/fp8.py OnlineLinearBase on the meta device, "
-            "reload/layerwise.py): the load's peak is the FP8 weights plus one module in the float dtype, which "
+        return (f"it loads the whole checkpoint in its float dtype ({float_bytes / 2**30:,.2f} GiB, each GPU its "
+                "TP / PP share) before it quantizes (loader.py load_weights_and_postprocess): each GPU must hold that "
+                "share at load")
+    return ("it quantizes module by module as the tensors arrive (online/fp8.py OnlineLinearBase on the meta device, "
+            "reload/layerwise.py): the load's peak is the quantized weights plus one module in the float dtype, which "
             "'Model loading took' and the profile do not count")
 
 
