@@ -200,17 +200,20 @@ def test_phi_2_awq_keeps_biases_norms_and_the_head_in_fp16():
 
 # -- the Llama-shaped types ------------------------------------------------------------------------------------
 
-def test_smollm3_with_mlp_bias_and_ministral_with_attention_bias_get_no_table():
+def test_smollm3_with_mlp_bias_and_ministral_with_attention_bias():
     small = {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
              "num_key_value_heads": 2, "vocab_size": 1000, "max_position_embeddings": 4096}
-    for raw in ({"model_type": "smollm3", "mlp_bias": True, **small},
-                {"model_type": "ministral", "attention_bias": True, **small}):
-        _, f, _, layers, dims = _read(raw, raw["model_type"])
-        assert table(f, layers, dims) == []
+    raw = {"model_type": "ministral", "attention_bias": True, **small}
+    _, f, _, layers, dims = _read(raw, raw["model_type"])
+    assert table(f, layers, dims) == []
     _, f, _, layers, dims = _read({"model_type": "smollm3", **small}, "smollm3")
     # SmolLM3 ties its head by default: embeddings 256,000 + final norm 256 + 2 layers of q, o 2 x 65,536 + k, v
     # 2 x 32,768 + mlp 3 x 131,072 + 2 norms 512
     assert sum(m.weight + m.other for m in table(f, layers, dims)) == 256_000 + 256 + 2 * (196_608 + 393_216 + 512)
+    # mlp_bias (SmolLM3MLP: nn.Linear(..., bias=config.mlp_bias)): gate and up 2 x 512, down 256 a layer more
+    _, f, _, layers, dims = _read({"model_type": "smollm3", "mlp_bias": True, **small}, "smollm3")
+    assert sum(m.weight + m.other for m in table(f, layers, dims)) == (256_000 + 256
+                                                                       + 2 * (196_608 + 393_216 + 512 + 1_280))
 
 
 # -- EXAONE, Nemotron, Granite SWA, Apertus (configs written here, of the shapes their checkpoints have) -----------
