@@ -29,3 +29,53 @@ def test_llama_mlp_bias_is_counted():
     # before: the MLP biases were left out (737,280 parameters, 1,474,560 B, 0.021% under)
     assert m["param_count"] == params
     assert m["weight_bytes"] == 6_965_007_360
+
+
+def _vision_qwen3_5(out_hidden: int) -> int:
+    """Qwen3.5's vision tower (vision_config: depth 27, hidden 1,152, MLP 4,304, patch 16 x 16 x 2 frames, 2,304
+    positions, 2 x 2 merge), by hand: patch_embed Conv3d 3 x 2 x 16 x 16 -> 1,152 with bias, pos_embed; a block:
+    two LayerNorms (weight, bias), qkv and proj, linear_fc1 / fc2, all biased; merger: a LayerNorm over 1,152,
+    linear_fc1 4,608 -> 4,608 and linear_fc2 4,608 -> out_hidden, biased."""
+    block = 4 * 1152 + (1152 * 3456 + 3456) + (1152 * 1152 + 1152) + (1152 * 4304 + 4304) + (4304 * 1152 + 1152)
+    merger = 2 * 1152 + (4608 * 4608 + 4608) + (4608 * out_hidden + out_hidden)
+    return (3 * 2 * 16 * 16 * 1152 + 1152) + 2304 * 1152 + 27 * block + merger
+
+
+def test_qwen3_5_mlx_is_sized_as_mlx_lm_stores_it():
+    # leo-kreisman/Qwen3.5-9B-MLX-8bit (commit 57b661376e13233dcd17a91f69f6fd00ada7f1c6): config.json (its
+    # layer_types list written on one line) and model.safetensors.index.json, total_size 10,426,433,504 B. The
+    # index holds the vision tower in bf16 (vision_tower.*, no scales), which kvplan leaves out, and the text
+    # model's linear layers and embeddings as MLX 8-bit (weight, scales, biases): 1 + 2 x 2 / 64 B a weight.
+    vision = _vision_qwen3_5(4096)
+    assert vision == 456_010_480
+    # By hand: embed_tokens and lm_head 248,320 x 4,096; 8 full-attention layers: q_proj 4,096 -> 16 x 256 x 2
+    # (the output gate), k/v_proj -> 4 x 256, o_proj 4,096 -> 4,096, q/k norms 256 each; 24 Gated DeltaNet
+    # layers: in_proj_qkv 4,096 -> 2 x 2,048 + 4,096, in_proj_z -> 4,096, in_proj_b / in_proj_a -> 32, out_proj
+    # 4,096 -> 4,096; conv1d 8,192 x 4, dt_bias and A_log 32, norm 128; MLP 3 x 4,096 x 12,288; two norms a layer
+    quantized = (2 * 248320 * 4096 + 8 * (4096 * 8192 + 2 * 4096 * 1024 + 4096 * 4096)
+                 + 24 * (4096 * 8192 + 4096 * 4096 + 2 * 4096 * 32 + 4096 * 4096) + 32 * 3 * 4096 * 12288)
+    floats = 8 * 512 + 24 * (8192 * 4 + 32 + 32 + 128) + 32 * 2 * 4096 + 4096
+    text = quantized * 17 // 16 + 2 * floats
+    # the index's total: the text model, the vision tower at 2 B, and A_log, which mlx-lm's qwen3_5.py
+    # cast_predicate leaves in the source checkpoint's dtype (float32: 24 x 32 x 2 B more than kvplan's 2 B)
+    assert text + 2 * vision + 24 * 32 * 2 == 10_426_433_504
+    m = estimate_json(str(CONFIGS / "qwen3.5-9b-mlx-8bit.json"))["model"]
+    # before: no figure (qwen3_5's mlx-lm layout not read)
+    assert m["weight_bytes"] == text == 9_514_411_008
+    assert m["weight_dtype"] == "mlx-int8 + bfloat16"
+
+
+def test_qwen3_5_mlx_entries_name_the_language_model(tmp_path):
+    # mlx-lm's per-module entries name Qwen3.5's modules under its wrapper (qwen3_5.py Model.language_model), as
+    # Arp1tMoga/fast_qwen's config (commit 0d831f79f3973cedf6ce8179ccde739ba488d5cd) writes them:
+    # "language_model.lm_head", "language_model.model.layers.N.mlp.down_proj". The head at 4 bits, group 64
+    # (0.5 + 4 / 64 B a weight) instead of 8 (1.0625 B): 248,320 x 4,096 x 0.5 B less
+    import json
+
+    raw = json.loads((CONFIGS / "qwen3.5-9b-mlx-8bit.json").read_text())
+    for key in ("quantization", "quantization_config"):
+        raw[key] = dict(raw[key], **{"language_model.lm_head": {"bits": 4, "group_size": 64}})
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    m = estimate_json(str(path))["model"]
+    assert m["weight_bytes"] == 9_514_411_008 - 248320 * 4096 // 2
