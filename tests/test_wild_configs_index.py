@@ -79,3 +79,38 @@ def test_qwen3_5_mlx_entries_name_the_language_model(tmp_path):
     path.write_text(json.dumps(raw))
     m = estimate_json(str(path))["model"]
     assert m["weight_bytes"] == 9_514_411_008 - 248320 * 4096 // 2
+
+
+def test_qwen3_5_moe_mlx_routers_at_their_entries(tmp_path):
+    # A small Qwen3.5 MoE as mlx-lm quantizes it (mlx_lm/models/qwen3_5.py TextModel.quant_predicate: mlp.gate and
+    # mlp.shared_expert_gate at 8 bits, group 64, written as per-module entries under `language_model.`; the rest
+    # at the default 4 bits, group 64: 0.5625 B a weight in bf16, 8 bits 1.0625 B). Counted by hand: hidden 256;
+    # layers 0-2 Gated DeltaNet (in_proj_qkv 256 -> 256, in_proj_z -> 128, in_proj_b / a -> 4, out_proj 128 -> 256;
+    # conv1d 256 x 4, dt_bias and A_log 4, norm 32), layer 3 attention (q_proj 256 -> 2 x 64 x 2, k/v_proj -> 64,
+    # o_proj 128 -> 256, q/k norms 64); each layer 4 experts and a shared expert of 3 x 256 x 128, a router 256 x 4,
+    # a shared_expert_gate 256 x 1, two norms; embed_tokens and lm_head 1,024 x 256; the final norm
+    import json
+
+    text = {"model_type": "qwen3_5_moe_text", "hidden_size": 256, "num_hidden_layers": 4,
+            "layer_types": ["linear_attention"] * 3 + ["full_attention"], "full_attention_interval": 4,
+            "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 64, "attn_output_gate": True,
+            "linear_num_key_heads": 2, "linear_key_head_dim": 32, "linear_num_value_heads": 4,
+            "linear_value_head_dim": 32, "linear_conv_kernel_dim": 4, "num_experts": 4, "num_experts_per_tok": 2,
+            "moe_intermediate_size": 128, "shared_expert_intermediate_size": 128, "vocab_size": 1024,
+            "max_position_embeddings": 4096, "tie_word_embeddings": False, "dtype": "bfloat16"}
+    q = {"group_size": 64, "bits": 4, "mode": "affine"}
+    for i in range(4):
+        for m in ("mlp.gate", "mlp.shared_expert_gate"):
+            q[f"language_model.model.layers.{i}.{m}"] = {"group_size": 64, "bits": 8}
+    raw = {"model_type": "qwen3_5_moe", "architectures": ["Qwen3_5MoeForConditionalGeneration"],
+           "text_config": text, "tie_word_embeddings": False, "quantization": q, "quantization_config": q}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    four_bit = (2 * 1024 * 256 + 3 * (256 * 256 + 256 * 128 + 2 * 256 * 4 + 128 * 256)
+                + (256 * 256 + 2 * 256 * 64 + 128 * 256) + 4 * 5 * 3 * 256 * 128)
+    eight_bit = 4 * (256 * 4 + 256)
+    floats = 3 * (256 * 4 + 4 + 4 + 32) + 2 * 64 + 4 * 2 * 256 + 256
+    expected = four_bit * 9 // 16 + eight_bit * 17 // 16 + 2 * floats
+    assert expected == 1_715_888
+    m = estimate_json(str(path))["model"]
+    assert m["weight_bytes"] == expected  # before: no figure (qwen3_5_moe's mlx-lm layout not read)
