@@ -114,3 +114,37 @@ def test_qwen3_5_moe_mlx_routers_at_their_entries(tmp_path):
     assert expected == 1_715_888
     m = estimate_json(str(path))["model"]
     assert m["weight_bytes"] == expected  # before: no figure (qwen3_5_moe's mlx-lm layout not read)
+
+
+def test_qwen1_as_sglang_serves_it():
+    # Qwen (1), model_type "qwen" (remote QWenConfig), was refused as an unknown type. SGLang 0.5.23 qwen.py
+    # (QWenLMHeadModel; vLLM served it until 0.23) builds multi-head attention of hidden / heads, c_attn with a bias,
+    # c_proj, w1 / w2 of intermediate_size // 2 and mlp.c_proj, two RMSNorms, an untied head.
+    # Qwen-7B-Chat-Cantonese's index (same commit) gives total_size 15,442,649,088 B, float16. By hand: wte and
+    # lm_head 2 x 151,936 x 4,096; a layer c_attn 4,096 x 12,288 + 12,288, c_proj 4,096 x 4,096, w1 / w2
+    # 2 x 4,096 x 11,008, mlp.c_proj 11,008 x 4,096, ln_1 / ln_2 2 x 4,096; ln_f 4,096
+    layer = 4096 * 12288 + 12288 + 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096
+    params = 2 * 151936 * 4096 + 32 * layer + 4096
+    assert 2 * params == 15_442_649_088
+    path = str(CONFIGS / "qwen-7b-chat-cantonese.json")
+    d = estimate_json(path)
+    m = d["model"]
+    assert m["reading"] == "exact" and m["param_count"] == params and m["weight_bytes"] == 15_442_649_088
+    # K/V: 32 layers x 2 x 32 heads x 128 x 2 B
+    assert d["bytes_per_token"] == 2 * 32 * 2 * 32 * 128 == 524_288
+
+
+def test_qwen1_72b(tmp_path):
+    # mapengAdam/qianwen-72B (commit 3334bfe3d6d9d445cbe54185cd6aaef7e1e3c068): Qwen-72B's config, of the 7B's
+    # fields but hidden 8,192, intermediate 49,152, 80 layers, 64 heads, vocab 152,064, bfloat16; its index gives
+    # total_size 144,575,840,256 B
+    import json
+
+    raw = json.loads((CONFIGS / "qwen-7b-chat-cantonese.json").read_text())
+    raw.update(hidden_size=8192, intermediate_size=49152, num_hidden_layers=80, num_attention_heads=64,
+               vocab_size=152064, torch_dtype="bfloat16")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    layer = 8192 * 3 * 8192 + 3 * 8192 + 8192 * 8192 + 3 * 8192 * 24576 + 2 * 8192
+    assert 2 * (2 * 152064 * 8192 + 80 * layer + 8192) == 144_575_840_256
+    assert estimate_json(str(path))["model"]["weight_bytes"] == 144_575_840_256
