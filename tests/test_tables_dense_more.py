@@ -254,6 +254,18 @@ def test_exaone_3_names_its_modules_as_its_checkpoints_and_keeps_its_rms_norms_w
     assert _per_gpu(model, 32, 2) == 7_818_182_656 + 532_480 == 7_818_715_136
 
 
+def test_exaone_3_counts_mlp_bias():
+    # ExaoneConfig's mlp_bias (transformers 5.25 builds LlamaForCausalLM: LlamaMLP bias=config.mlp_bias; vLLM 0.34
+    # exaone.py ExaoneGatedMLP bias=mlp_bias): c_fc_0, c_fc_1 2 x 14,336 and c_proj 4,096 a layer more, 32 layers;
+    # the module table (which refused such a config) adds up to the same count
+    model = build_model(dict(EXAONE, mlp_bias=True), "exaone-mlp-bias")
+    assert model.param_count == 7_818_448_896 + 32 * (2 * 14_336 + 4_096) == 7_819_497_472
+    _, f, _, layers, dims = _read(dict(EXAONE, mlp_bias=True), "exaone")
+    modules = table(f, layers, dims)
+    assert sum(m.weight + m.other for m in modules) == 7_819_497_472
+    assert next(m for m in modules if m.name == "transformer.h.0.mlp.c_proj").other == 4_096
+
+
 def test_nemotron_keeps_its_layer_norm_weights_and_biases_whole():
     model = build_model(NEMOTRON, "nemotron")
     # a layer: q, o 2 x 3,072 x 3,072 + k, v 2 x 3,072 x 1,024 + the relu2 MLP's up and down 2 x 3,072 x 9,216 +

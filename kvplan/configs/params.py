@@ -109,11 +109,12 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
 
 # the counter's types whose dense MLP biases gate/up/down_proj under mlp_bias (transformers 5.25: LlamaMLP,
 # GraniteMLP, GraniteSWAMLP, SmolLM3MLP, HeliumMLP, CwmMLP, HyperCLOVAXMLP, Emu3MLP, GraniteDoclingTextMLP:
-# nn.Linear(..., bias=config.mlp_bias); IQuest-Coder builds LlamaForCausalLM; vLLM 0.34 llama.py LlamaMLP,
-# granite.py GraniteMLP, hyperclovax.py: bias=mlp_bias). granite-3b-code-instruct-128k (a llama config with
-# mlp_bias: true) ships mlp.{gate,up,down}_proj.bias on all 32 layers.
+# nn.Linear(..., bias=config.mlp_bias); IQuest-Coder and EXAONE 3 build LlamaForCausalLM, ExaoneConfig has
+# mlp_bias; vLLM 0.34 llama.py LlamaMLP, granite.py GraniteMLP, hyperclovax.py, exaone.py ExaoneGatedMLP:
+# bias=mlp_bias). granite-3b-code-instruct-128k (a llama config with mlp_bias: true) ships
+# mlp.{gate,up,down}_proj.bias on all 32 layers.
 _MLP_BIAS = ("llama", "granite", "granite_swa", "smollm3", "helium", "cwm", "hyperclovax", "emu3_text_model",
-             "granite_docling_text", "iquestcoder")
+             "granite_docling_text", "iquestcoder", "exaone")
 
 
 def dense_mlp_bias(f: Fields) -> bool:

@@ -63,11 +63,6 @@ def _ends_layer_norm(f: Fields, hidden: int, tied_default: bool, norm: str = "no
     return [_layer_norm(norm, hidden, bias) if m.name == "norm" else m for m in _ends(f, hidden, tied_default, 0)]
 
 
-def _no_mlp_bias(f: Fields, why: str) -> None:
-    if f.flag("mlp_bias"):
-        raise ConfigError(f"mlp_bias: {why}")
-
-
 # -- Command R / R+ (params_dense_more.cohere) -------------------------------------------------------------------
 
 def cohere(f: Fields, layers: list, dims) -> list[Module]:
@@ -262,9 +257,8 @@ def exaone(f: Fields, layers: list, dims) -> list[Module]:
     them under their own names: transformer.wte, transformer.h.N.ln_1 / ln_2 (RMSNorm, whole),
     attn.attention.q_proj / k_proj / v_proj (its QKVParallelLinear) and out_proj (RowParallelLinear: its bias,
     with attention_bias, whole), mlp.c_fc_0 / c_fc_1 (gate_up_proj) and c_proj, transformer.ln_f, lm_head. The
-    table is Llama's (weight_tables._gqa) under those names, untied unless tie_word_embeddings; mlp_bias (MLP
-    biases params.count_params does not count) gets no table."""
-    _no_mlp_bias(f, "params.count_params does not count the MLP biases ExaoneGatedMLP builds with it")
+    table is Llama's (weight_tables._gqa) under those names, untied unless tie_word_embeddings; MLP biases with
+    mlp_bias (params.dense_mlp_bias; ExaoneGatedMLP bias=mlp_bias)."""
     return [m if m.top else replace(m, name=_exaone_name(m.name), top=True) for m in _gqa(f, layers, dims)]
 
 
