@@ -144,3 +144,47 @@ def test_vllm_profile_takes_the_moe_kernels_of_the_online_layout(cli):
     fp8 = _json(cli, *args, "--quantization", "fp8")["engine"]["profile"]
     assert "fused-MoE workspace" in plain["kept_from"] and "fused-MoE workspace" not in fp8["kept_from"]
     assert any("fp8 MoE kernels are not read" in n for n in fp8["notes"])
+
+
+def test_an_emitted_engine_takes_the_flag_too(cli):
+    # the command --emit prints passes --quantization on: SGLang 0.5.23 has no fp8_per_block
+    # (layers/quantization/__init__.py BASE_QUANTIZATION_METHODS), and vLLM 0.33's online quantization is not read
+    line = _error(cli, "estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--emit", "sglang",
+                  "--quantization", "fp8_per_block")
+    assert "'fp8_per_block'" in line and "SGLang 0.5.23" in line
+    line = _error(cli, "estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--emit", "vllm@0.33",
+                  "--quantization", "fp8")
+    assert "not 0.33" in line and "--emit" in line
+
+
+def test_deepseek_v41_fp8_is_served_as_stored_whatever_the_flag(cli):
+    # vLLM 0.34 on CUDA takes models/deepseek_v41/quant_config.py's DeepseekV4FP8Config for deepseek_v4_fp8, whose
+    # override_quantization_method claims an fp8 checkpoint of model_type deepseek_v41(_text) whatever --quantization
+    # says (config/model.py _verify_quantization then takes its answer): no "does not match" refusal
+    plain = _json(cli, "estimate", "deepseek-v4.1-flash", "-c", "4k")
+    for value in ("fp8_per_tensor", "experts_int8"):
+        d = _json(cli, "estimate", "deepseek-v4.1-flash", "-c", "4k", "--quantization", value)
+        assert d["model"]["weight_bytes"] == plain["model"]["weight_bytes"]
+        assert d["model"]["online_quantization"] is None
+        assert "deepseek_v4_fp8" in d["model"]["weights"]["notes"][-1]
+
+
+def test_a_float32_checkpoint_loads_in_16_bits(cli):
+    # yayi2-30b (float32, Llama layout): hidden 7168, 64 layers, 64 query heads of 112 and one KV head, intermediate
+    # 16384, vocab 81920, untied. Both engines' dtype auto serve float32 in 16 bits (SGLang 0.5.23 model_config.py
+    # _get_and_verify_dtype: float16 for a non-Gemma model), so SGLang's load holds 2 B a parameter before it
+    # quantizes, not the float32 file's 4
+    h, layers, kv, inter, vocab = 7168, 64, 112, 16384, 81920
+    params = 2 * vocab * h + h + layers * (2 * h * h + 2 * h * kv + 3 * h * inter + 2 * h)
+    assert params == 30_403_337_216
+    held = 2 * params  # 56.63 GiB: within an H100's 79.18 GiB at TP 1 (the float32 file's 113.26 GiB is not)
+    d = _json(cli, "estimate", "tests/data/configs/yayi2-30b-guanaco-llama-fp32.json", "-c", "4k", "--gpu", "h100",
+              "--engine", "sglang", "--quantization", "fp8")
+    notes = d["model"]["weights"]["notes"]
+    assert not any("would run out of memory loading" in n for n in notes)
+    assert any(f"in float16 ({held / 2**30:,.2f} GiB" in n for n in notes), notes
+    # an A100 40GB (39.50 GiB) cannot hold that at TP 1: the warning gives the 16-bit share
+    d = _json(cli, "estimate", "tests/data/configs/yayi2-30b-guanaco-llama-fp32.json", "-c", "4k", "--gpu",
+              "a100-40gb", "--engine", "sglang", "--quantization", "fp8")
+    warning = [n for n in d["model"]["weights"]["notes"] if "would run out of memory loading" in n]
+    assert len(warning) == 1 and f"{held / 2**30:,.2f} GiB a GPU at TP 1" in warning[0] and "float16" in warning[0]

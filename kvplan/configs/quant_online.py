@@ -28,8 +28,9 @@ _ONLINE_SHORTHANDS, layers/quantization/online/fp8.py):
   Refused: a checkpoint whose config names another quant_method ("Quantization method specified in the model
   config (X) does not match ...": config/model.py _verify_quantization); a checkpoint already "fp8" with
   --quantization fp8, and those whose method's override_quantization_method ignores the user's value (ModelOpt,
-  auto-round, gpt-oss's mxfp4, DeepSeek-V4's fp8: _vllm_keeps), are served as stored (no online step). Minimum capability 75 (OnlineQuantizationConfig):
-  every GPU of kvplan's catalog has it.
+  auto-round, gpt-oss's mxfp4, DeepSeek-V4 / V4.1's fp8: _vllm_keeps), are served as stored (no online step).
+  Minimum capability 75 (OnlineQuantizationConfig), 80 for experts_int8 (ExpertsInt8Config.get_min_capability):
+  every CUDA GPU of kvplan's catalog has both.
 
 SGLang 0.5.23 (srt/layers/quantization/fp8.py, srt/model_loader/loader.py):
   fp8             Fp8Config with is_checkpoint_fp8_serialized False: Fp8LinearMethod.create_weights builds the
@@ -131,11 +132,16 @@ def _method(q: dict) -> str:
     return method or "unknown"
 
 
+# the model types whose fp8 checkpoint vLLM 0.34 claims as deepseek_v4_fp8 on CUDA: get_quantization_config takes the
+# V4.1 class there (layers/quantization/__init__.py), models/deepseek_v41/quant_config.py override_quantization_method
+_DEEPSEEK_V4_TYPES = frozenset({"deepseek_v4", "deepseek_v4_text", "deepseek_v41", "deepseek_v41_text"})
+
+
 def _vllm_keeps(q: dict, method: str, model_type: str) -> str | None:
     """The method vLLM 0.34 serves this checkpoint with whatever --quantization says: the overrides that do not read
     the user's value (config/model.py _verify_quantization runs override_quantization_method and takes its answer):
     modelopt.py ModelOpt{Fp8,NvFp4,MxFp8,MixedPrecision}Config (by quant_algo), inc.py INCConfig (auto-round),
-    mxfp4.py GptOssMxfp4Config (gpt-oss's mxfp4), models/deepseek_v4/quant_config.py (DeepSeek-V4's fp8)."""
+    mxfp4.py GptOssMxfp4Config (gpt-oss's mxfp4), models/deepseek_v41/quant_config.py (DeepSeek-V4 / V4.1's fp8)."""
     if method.startswith("modelopt"):
         inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
         algo = str(inner.get("quant_algo") or "").upper()
@@ -145,7 +151,7 @@ def _vllm_keeps(q: dict, method: str, model_type: str) -> str | None:
         return "inc"
     if method in ("mxfp4", "gpt_oss_mxfp4") and model_type == "gpt_oss":
         return "gpt_oss_mxfp4"
-    if method in ("fp8", "deepseek_v4_fp8") and model_type == "deepseek_v4":
+    if method in ("fp8", "deepseek_v4_fp8") and model_type in _DEEPSEEK_V4_TYPES:
         return "deepseek_v4_fp8"
     return None
 
@@ -171,20 +177,34 @@ def apply(raw: dict, value: str, engine: str) -> tuple[dict | None, Scheme | Non
     return {**raw, "quantization_config": dict(s.config)}, s, ""
 
 
-def load_note(engine: str, float_bytes: int) -> str:
-    """What the load holds beside the resident weights, in words (float_bytes: the checkpoint as stored)."""
+def served_float32_as(engine: str, raw: dict) -> str:
+    """The 16-bit dtype the engine's dtype "auto" serves a float32 checkpoint in, which it then quantizes: vLLM 0.34
+    config/model.py _get_and_verify_dtype downcasts float32 to the platform's preferred dtype (bfloat16 on the
+    catalog's CUDA cards); SGLang 0.5.23 configs/model_config.py _get_and_verify_dtype (on hf_text_config) to float16,
+    bfloat16 for a model_type starting with "gemma"."""
+    from .build import nested_text
+
+    if engine != "sglang":
+        return "bfloat16"
+    text = nested_text(raw) or raw
+    return "bfloat16" if str(text.get("model_type") or "").startswith("gemma") else "float16"
+
+
+def load_note(engine: str, held_bytes: int, dtype: str) -> str:
+    """What the load holds beside the resident weights, in words (held_bytes: the checkpoint in the dtype the engine
+    serves it in, `dtype`)."""
     if engine == "sglang":
-        return (f"it loads the whole checkpoint in its float dtype ({float_bytes / 2**30:,.2f} GiB, each GPU its "
+        return (f"it loads the whole checkpoint in {dtype} ({held_bytes / 2**30:,.2f} GiB, each GPU its "
                 "TP / PP share) before it quantizes (loader.py load_weights_and_postprocess): each GPU must hold that "
                 "share at load")
     return ("it quantizes module by module as the tensors arrive (online/fp8.py OnlineLinearBase on the meta device, "
-            "reload/layerwise.py): the load's peak is the quantized weights plus one module in the float dtype, which "
+            f"reload/layerwise.py): the load's peak is the quantized weights plus one module in {dtype}, which "
             "'Model loading took' and the profile do not count")
 
 
 def sglang_load_warning(model, deployment) -> str | None:
     """SGLang 0.5.23 holds the whole float checkpoint before it quantizes (load_note): a line where a GPU's share of
-    it (the checkpoint's bytes over TP x PP) is more than the GPU's memory, so the load runs out of memory; None
+    it (its bytes in the dtype SGLang serves it in, over TP x PP) is more than the GPU's memory, so the load runs out of memory; None
     where it fits, or without --quantization or a GPU."""
     gpu = getattr(deployment, "gpu", None)
     if not model.online_quantization or not model.online_float_bytes or gpu is None:
@@ -199,5 +219,5 @@ def sglang_load_warning(model, deployment) -> str | None:
             "more GPUs, vLLM (which quantizes module by module), or an FP8 checkpoint")
 
 
-__all__ = ["Scheme", "ENGINES", "READ_RELEASES", "values", "check", "scheme", "apply", "load_note",
+__all__ = ["Scheme", "ENGINES", "READ_RELEASES", "values", "check", "scheme", "apply", "served_float32_as", "load_note",
            "sglang_load_warning"]
