@@ -188,3 +188,20 @@ def test_a_float32_checkpoint_loads_in_16_bits(cli):
               "a100-40gb", "--engine", "sglang", "--quantization", "fp8")
     warning = [n for n in d["model"]["weights"]["notes"] if "would run out of memory loading" in n]
     assert len(warning) == 1 and f"{held / 2**30:,.2f} GiB a GPU at TP 1" in warning[0] and "float16" in warning[0]
+
+
+def test_fit_under_sglang_leaves_out_what_its_load_cannot_hold(cli):
+    # EXAONE-4.0-32B (bundled config): hidden 5120, 64 layers, 40 query and 8 KV heads of 128, intermediate 27392,
+    # vocab 102400, untied; per layer two norms and q_norm / k_norm of 128. In bf16: 64.0 GB = 59.61 GiB, more than
+    # an L40S's 44.42 GiB; SGLang 0.5.23 holds it all before quantizing (loader.py load_weights_and_postprocess),
+    # while the FP8 weights alone (~30.8 GiB) fit one card. The one-GPU options must fail, as the estimate warns
+    h, layers, heads, kv, inter, vocab = 5120, 64, 40, 8, 27392, 102400
+    params = 2 * vocab * h + h + layers * (2 * h * heads * 128 + 2 * h * kv * 128 + 3 * h * inter + 2 * h + 2 * 128)
+    assert 2 * params / 2**30 > 44.42 and 2 * params / 2 / 2**30 < 44.42
+    d = _json(cli, "fit", "exaone-4.0-32b", "-c", "4k", "-n", "1", "--gpu", "l40s", "--max-gpus", "2",
+              "--engine", "sglang", "--quantization", "fp8")
+    assert d["options"] and all(o["gpus"] == 2 for o in d["options"])
+    assert d["settings"]["quantization"] == "fp8"
+    argv = d["options"][0]["estimate_command"].split()[1:]
+    e = _json(cli, *argv)
+    assert not any("would run out of memory loading" in n for n in e["model"]["weights"]["notes"])
