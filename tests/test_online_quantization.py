@@ -205,3 +205,20 @@ def test_fit_under_sglang_leaves_out_what_its_load_cannot_hold(cli):
     argv = d["options"][0]["estimate_command"].split()[1:]
     e = _json(cli, *argv)
     assert not any("would run out of memory loading" in n for n in e["model"]["weights"]["notes"])
+
+
+def test_sglang_serves_a_modelopt_checkpoint_as_stored(cli, tmp_path):
+    # SGLang 0.5.23 names a ModelOpt checkpoint modelopt_fp8 / modelopt_fp4 (model_config.py
+    # _parse_modelopt_quant_config) and its override returns that name whatever --quantization says
+    # (base_config.py _modelopt_override_quantization_method): no "does not match" refusal, no online step
+    from test_weights_quantized_config import _llama8b_with
+
+    for algo in ("FP8", "NVFP4"):
+        path = tmp_path / f"{algo}.json"
+        path.write_text(json.dumps(_llama8b_with({"quant_method": "modelopt", "quant_algo": algo, "group_size": 16,
+                                                  "exclude_modules": ["lm_head"]})))
+        plain = _json(cli, "estimate", str(path), "-c", "4k")
+        d = _json(cli, "estimate", str(path), "-c", "4k", "--gpu", "h100", "--engine", "sglang", "--quantization", "fp8")
+        assert d["model"]["weight_bytes"] == plain["model"]["weight_bytes"]
+        assert d["model"]["online_quantization"] is None
+        assert f"as modelopt_fp{4 if algo == 'NVFP4' else 8}" in d["model"]["weights"]["notes"][-1]

@@ -43,7 +43,8 @@ SGLang 0.5.23 (srt/layers/quantization/fp8.py, srt/model_loader/loader.py):
                   layout): for an MoE model the experts' scales are overstated (0.3% of Qwen3-30B-A3B's bytes).
                   The load holds the whole model in BF16 first (its share on each GPU), then the FP8 weights.
   Refused as vLLM does (model_config.py _verify_quantization: the same message; fp8 with a "fp8" checkpoint is
-  served as stored). Minimum capability 80 (Fp8Config.get_min_capability).
+  served as stored, and so is a ModelOpt FP8 / FP4 / mixed NVFP4 one, whose override ignores the flag:
+  _sglang_keeps). Minimum capability 80 (Fp8Config.get_min_capability).
 """
 
 from __future__ import annotations
@@ -156,6 +157,29 @@ def _vllm_keeps(q: dict, method: str, model_type: str) -> str | None:
     return None
 
 
+def _sglang_keeps(q: dict, method: str) -> str | None:
+    """The method SGLang 0.5.23 serves this checkpoint with whatever --quantization fp8 says: a ModelOpt checkpoint,
+    which configs/model_config.py _parse_modelopt_quant_config names modelopt_fp8 (quant_algo FP8), modelopt_fp4
+    (FP4 / NVFP4) or modelopt_mixed (MIXED_PRECISION with NVFP4 layers), and whose override takes that name
+    (layers/quantization/base_config.py _modelopt_override_quantization_method, modelopt_quant.py
+    ModelOptMixedPrecisionConfig.override_quantization_method; _verify_quantization then takes its answer)."""
+    if method in ("modelopt_fp8", "modelopt_fp4", "modelopt_mixed"):
+        return method
+    if method != "modelopt":
+        return None
+    inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
+    algo = str(inner.get("quant_algo") or "").upper()
+    if algo == "FP8":
+        return "modelopt_fp8"
+    if "FP4" in algo:
+        return "modelopt_fp4"
+    layers = inner.get("quantized_layers") if isinstance(inner.get("quantized_layers"), dict) else {}
+    if algo == "MIXED_PRECISION" and any(isinstance(v, dict) and str(v.get("quant_algo") or "").upper()
+                                         in ("NVFP4", "W4A16_NVFP4") for v in layers.values()):
+        return "modelopt_mixed"
+    return None
+
+
 def apply(raw: dict, value: str, engine: str) -> tuple[dict | None, Scheme | None, str]:
     """(the config with the quantization_config the engine's online layout amounts to, or None where the checkpoint
     is served as stored; the scheme; a note). UsageError where the engine refuses the flag for this checkpoint."""
@@ -166,7 +190,8 @@ def apply(raw: dict, value: str, engine: str) -> tuple[dict | None, Scheme | Non
         if stored == value:  # e.g. an FP8 checkpoint with --quantization fp8: loaded as stored, nothing online
             return None, None, (f"--quantization {value}: the checkpoint is {stored} already, and {name} loads it as "
                                 "stored (no online quantization)")
-        kept = _vllm_keeps(q, stored, str(raw.get("model_type") or "")) if engine == "vllm" else None
+        kept = (_vllm_keeps(q, stored, str(raw.get("model_type") or "")) if engine == "vllm" else
+                _sglang_keeps(q, stored))
         if kept is not None:
             return None, None, (f"--quantization {value}: {name} serves this {stored} checkpoint as {kept} whatever the "
                                 "flag says (its override of the method), as stored: no online quantization")
