@@ -229,8 +229,8 @@ def load_note(engine: str, held_bytes: int, dtype: str) -> str:
 
 def sglang_load_warning(model, deployment) -> str | None:
     """SGLang 0.5.23 holds the whole float checkpoint before it quantizes (load_note): a line where a GPU's share of
-    it (its bytes in the dtype SGLang serves it in, over TP x PP) is more than the GPU's memory, so the load runs out of memory; None
-    where it fits, or without --quantization or a GPU."""
+    it (its bytes in the dtype SGLang serves it in, over TP x PP) is more than the GPU's memory, so the load runs out
+    of memory; None where it fits, or without --quantization or a GPU."""
     gpu = getattr(deployment, "gpu", None)
     if not model.online_quantization or not model.online_float_bytes or gpu is None:
         return None
