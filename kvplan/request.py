@@ -217,13 +217,13 @@ def _asked_release(engine: str) -> str | None:
 def _online_targets(engine: EngineRequest) -> list[tuple[str, str | None]]:
     """(engine, release) pairs whose --quantization rule applies: the engine modelled first (none: the one emitted, or
     vLLM's newest), then the engine --emit names where it differs."""
-    def vllm_release(rules) -> str | None:
-        return rules.version if rules is not None else None
+    def vllm_release(asked: str | None, rules) -> str | None:  # the release asked (vllm@0.34.1), as fit checks it
+        return asked if asked is not None else rules.version if rules is not None else None
 
     modelled = (("sglang", engine.release) if engine.name == "sglang" else
-                ("vllm", vllm_release(engine.rules)) if engine.name == "vllm" else None)
+                ("vllm", vllm_release(engine.release, engine.rules)) if engine.name == "vllm" else None)
     emitted = (("sglang", engine.emit_release) if engine.emit == "sglang" else
-               ("vllm", vllm_release(engine.emit_rules)) if engine.emit == "vllm" else None)
+               ("vllm", vllm_release(engine.emit_release, engine.emit_rules)) if engine.emit == "vllm" else None)
     targets = [t for t in (modelled, emitted) if t is not None] or [("vllm", None)]
     return targets[:1] + [t for t in targets[1:] if t != targets[0]]
 

@@ -155,6 +155,10 @@ def test_an_emitted_engine_takes_the_flag_too(cli):
     line = _error(cli, "estimate", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--emit", "vllm@0.33",
                   "--quantization", "fp8")
     assert "not 0.33" in line and "--emit" in line
+    # a release kvplan has not read, modelled with 0.34's rules: refused by estimate as by fit (fit/run.py _online)
+    for command in ("estimate", "fit"):
+        assert "not 0.34.1" in _error(cli, command, "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm@0.34.1",
+                                      "--quantization", "fp8")
 
 
 def test_deepseek_v41_fp8_is_served_as_stored_whatever_the_flag(cli):
