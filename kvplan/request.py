@@ -58,14 +58,9 @@ def online_quantization(value: str | None, engine: str, release: str | None) -> 
     if value is None:
         return None
     from .configs.quant_online import READ_RELEASES, check
+    from .engines.vllm_release import release_key  # "0.34" and "0.34.0" are one release
 
-    def key(text: str) -> tuple:  # "0.34" and "0.34.0" are one release
-        parts = [p for p in text.strip().lstrip("v").split(".")]
-        while len(parts) > 2 and parts[-1] == "0":
-            parts.pop()
-        return tuple(parts)
-
-    if release is not None and key(release) != key(READ_RELEASES[engine]):
+    if release is not None and release_key(release) != release_key(READ_RELEASES[engine]):
         raise UsageError(f"--quantization {value}: kvplan has read the online quantization of "
                          f"{engine} {READ_RELEASES[engine]} only, not {release}",
                          f"name {engine} without a release in --engine / --emit (its newest), or leave "
