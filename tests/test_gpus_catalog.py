@@ -137,6 +137,7 @@ def test_aliases(alias, key):
     ("NVIDIA L40S", "l40s"),
     ("NVIDIA L20", "l20"),
     ("AMD Instinct MI325X", "mi325x"),
+    ("NVIDIA GeForce RTX 5090 D v2", None),  # 24 GB on 384 bits (Tom's Hardware, 2025-08-12), not the 5090's 32
 ])
 def test_new_device_names(device_name, key):
     assert match_device_name(device_name) == key
