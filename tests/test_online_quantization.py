@@ -230,3 +230,12 @@ def test_sglang_serves_a_modelopt_checkpoint_as_stored(cli, tmp_path):
         assert d["model"]["weight_bytes"] == plain["model"]["weight_bytes"]
         assert d["model"]["online_quantization"] is None
         assert f"as modelopt_fp{4 if algo == 'NVFP4' else 8}" in d["model"]["weights"]["notes"][-1]
+
+
+def test_the_weights_note_names_the_online_layout(cli):
+    # the per-channel layout is sized as a compressed-tensors checkpoint of the same bytes; the note says which
+    # layout it is (vLLM 0.34's online fp8_per_channel), not only the stand-in format
+    notes = _json(cli, "estimate", "llama-3.1-8b", "-c", "4k", "--quantization", "fp8_per_channel")["model"]["weights"]
+    line = next(n for n in notes["notes"] if n.startswith("weights estimated as"))
+    assert line.startswith("weights estimated as FP8 per-channel, online (sized as the checkpoint format "
+                           "compressed-tensors")
