@@ -496,8 +496,9 @@ def _online(loaded: Loaded, raw: dict, spec: ModelSpec, quantization: tuple[str,
         held_bytes = build_model(_dtype_set(raw, served), loaded.display, loaded.source).weight_bytes
     built = build_model(raw_q, loaded.display, loaded.source)
     # the config estimate names the checkpoint format that stands for the engine's layout: say which layout it is
-    notes = tuple(f"weights estimated as {scheme.label}, online (sized as the checkpoint format {n[len('weights estimated as '):]}"
-                  .replace(": ", "): ", 1) if n.startswith("weights estimated as ") else n for n in built.notes)
+    head = "weights estimated as "
+    notes = tuple(f"{head}{scheme.label}, online (sized as the checkpoint format {n[len(head):]}".replace(": ", "): ", 1)
+                  if n.startswith(head) else n for n in built.notes)
     online = replace(built, notes=notes, online_quantization=value, online_float_bytes=held_bytes,
                      tokenizer_code=spec.tokenizer_code, tokenizer_source=spec.tokenizer_source,
                      overrides=spec.overrides)
