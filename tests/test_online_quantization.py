@@ -239,3 +239,16 @@ def test_the_weights_note_names_the_online_layout(cli):
     line = next(n for n in notes["notes"] if n.startswith("weights estimated as"))
     assert line.startswith("weights estimated as FP8 per-channel, online (sized as the checkpoint format "
                            "compressed-tensors")
+
+
+def test_granite_moe_routed_experts_are_quantized_by_experts_int8(cli):
+    # granite-4.0-h-tiny (bundled): hidden 1536, 40 layers each with 64 routed experts of intermediate 512, stored as
+    # block_sparse_moe.input_linear [64, 2 x 512, 1536] and output_linear [64, 1536, 512]: a FusedMoE in vLLM 0.34
+    # (granitemoehybrid.py), so experts_int8's Int8OnlineMoEMethod quantizes them, though no ".experts." is in their
+    # names. Its 6,939,037,248 parameters in bf16 (the plain estimate) less the experts' stay at 2 B
+    params, layers, experts, hidden, inter = 6_939_037_248, 40, 64, 1536, 512
+    assert _json(cli, "estimate", "granite-4.0-h-tiny", "-c", "4k")["model"]["weight_bytes"] == 2 * params
+    expert_weights = layers * experts * 3 * hidden * inter
+    rows = layers * experts * (2 * inter + hidden)  # a float32 scale per output row of each expert's tensor
+    d = _json(cli, "estimate", "granite-4.0-h-tiny", "-c", "4k", "--quantization", "experts_int8")
+    assert d["model"]["weight_bytes"] == 2 * (params - expert_weights) + expert_weights + 4 * rows == 7_864_491_136

@@ -52,6 +52,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UsageError
+from .quant_bytes import ROUTED_EXPERTS_ONLY_KEY
 
 _PER_TENSOR = {"quant_method": "fp8", "activation_scheme": "dynamic"}
 _PER_BLOCK = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
@@ -62,9 +63,10 @@ _PER_CHANNEL = {"quant_method": "compressed-tensors", "format": "float-quantized
                                              "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}}
 
 # the routed experts only, int8 with a float32 scale per output row; every other module (linear layers, routers,
-# shared experts) unquantized: the regex keeps every module outside a routed expert (".experts." in its name)
-_EXPERTS_INT8 = {"quant_method": "compressed-tensors", "format": "int-quantized",
-                 "ignore": ["lm_head", r"re:^(?!.*\.experts\.)"],
+# shared experts) unquantized: found by the per-module count's routed-expert entries (Module.experts), as names do
+# not tell them (Granite MoE's block_sparse_moe.input_linear / output_linear are routed experts)
+_EXPERTS_INT8 = {"quant_method": "compressed-tensors", "format": "int-quantized", "ignore": ["lm_head"],
+                 ROUTED_EXPERTS_ONLY_KEY: True,
                  "config_groups": {"online": {"targets": ["Linear"],
                                               "weights": {"num_bits": 8, "type": "int", "strategy": "channel"}}}}
 
