@@ -7,7 +7,9 @@ Tensors vLLM holds otherwise than their role (Weights.against_role, read by
 name: MLA's q_a_proj / kv_a_proj_with_mqa, the DSA indexer's wq_b / wk /
 weights_proj, o_proj biases, one-element per-tensor / KV scales and the
 per-output-row scales of row-parallel modules (roles.is_row_parallel) whole;
-MiniMax-M2's q/k norms split) follow vLLM.
+MiniMax-M2's q/k norms split; and, where kvplan has the family's per-module
+table, what that table holds whole or splits otherwise than the name's role:
+roles.table_whole_bytes) follow vLLM.
 PP: a decoder layer's tensors sit on the stage that runs the layer (the split
 of capacity/shard.stage_bounds); the embeddings, vision tower and anything
 outside the layers sit on the first stage, the final norm and lm_head on the

@@ -685,11 +685,9 @@ def last_layer_whole_params(raw: dict, source: str) -> int:
     return weight_tables.replicated_params(whole) - weight_tables.replicated_params(before)
 
 
-def kv_modules(raw: dict | None, source: str = "config") -> dict[str, tuple[int, int, int]] | None:
-    """The k/v modules of the config's per-module table (weight_tables/__init__.py Module.kv_heads), by every name a
-    checkpoint may give them (Module.names), as (KV heads, parameters of the KV share, parameters of the weight):
-    what a tensor table's KV shares are read by (weights.roles.fold). {} where the table has none (MLA); None where
-    kvplan has no table of the family, or the config does not read."""
+def _module_table(raw: dict | None, source: str) -> list | None:
+    """The config's per-module table (weight_tables.table), or None where kvplan has no table of the family, or the
+    config does not read: what kv_modules and whole_modules read."""
     from . import weight_tables
 
     if not isinstance(raw, dict):
@@ -702,11 +700,41 @@ def kv_modules(raw: dict | None, source: str = "config") -> dict[str, tuple[int,
         return None
     if f.model_type not in weight_tables.TABLES:
         return None
-    modules = weight_tables.table(f, layers, dims)
-    if not modules:
+    return weight_tables.table(f, layers, dims) or None
+
+
+def kv_modules(raw: dict | None, source: str = "config") -> dict[str, tuple[int, int, int]] | None:
+    """The k/v modules of the config's per-module table (weight_tables/__init__.py Module.kv_heads), by every name a
+    checkpoint may give them (Module.names), as (KV heads, parameters of the KV share, parameters of the weight):
+    what a tensor table's KV shares are read by (weights.roles.fold). {} where the table has none (MLA); None where
+    kvplan has no table of the family, or the config does not read."""
+    modules = _module_table(raw, source)
+    if modules is None:
         return None
     return {name: (m.kv_heads, m.kv_weight, m.weight) if m.weight else (m.kv_heads, m.kv_other, m.other)
             for m in modules if m.kv_heads and not m.whole and (m.weight or m.other) for name in m.names()}
+
+
+def whole_modules(raw: dict | None, source: str = "config") -> dict[str, tuple[int, int, int, int]] | None:
+    """Every module of the config's per-module table by every name a checkpoint may give it (Module.names), as
+    (weight parameters held whole on every TP rank, weight parameters, float parameters held whole, float
+    parameters): weight_tables.held_whole, the rule the config estimate sums (replicated_params). What a tensor
+    table's whole tensors are read by beyond the names weights.roles._TP_WHOLE knows (weights.roles.fold), so that
+    both paths follow the one table; None where kvplan has no table of the family."""
+    from .weight_tables import held_whole
+
+    modules = _module_table(raw, source)
+    if modules is None:
+        return None
+    out: dict[str, tuple[int, int, int, int]] = {}
+    for m in modules:
+        if "{e}" in m.name:  # routed experts: split over TP, never whole
+            continue
+        weight, other = held_whole(m)
+        for name in m.names():
+            a, b, c, d = out.get(name, (0, 0, 0, 0))
+            out[name] = (a + weight, b + m.weight, c + other, d + m.other)
+    return out
 
 
 def counted_params(family: Family, f: Fields, layers: list, dims) -> tuple[int, int, tuple[str, ...]]:

@@ -512,8 +512,15 @@ def replicated_params(modules: list[Module]) -> int:
     ReplicatedLinear, or its subclass fused_moe/router/gate_linear.py GateLinear), RowParallelLinear biases
     (Module.whole_bias) and the modules vLLM builds whole (Module.whole: MLA's q_a_proj / kv_a_proj_with_mqa, the
     DSA indexer's wq_b / wk / weights_proj), and the parts of modules vLLM holds whole (Module.whole_weight)."""
-    return (sum(m.weight + m.other if m.whole else m.other for m in modules if _whole_floats(m))
-            + sum(m.whole_weight for m in modules if not m.whole))
+    return sum(sum(held_whole(m)) for m in modules)
+
+
+def held_whole(m: Module) -> tuple[int, int]:
+    """(parameters of m.weight, parameters of m.other) each TP rank holds whole: all of a module vLLM builds whole
+    (Module.whole), the floats of a norm or router (REPLICATED) and a RowParallelLinear's bias (_whole_floats), the
+    whole part of a module split in part (Module.whole_weight). The one rule replicated_params sums for the config
+    estimate and configs.build.whole_modules applies to a checkpoint's tensors."""
+    return (m.weight if m.whole else m.whole_weight), (m.other if _whole_floats(m) else 0)
 
 
 def kv_params(modules: list[Module]) -> dict[int, int]:
