@@ -76,7 +76,9 @@ def test_llama4_scout_fp8_dynamic_keeps_attention_and_the_head_in_bf16():
     # them, sized at 4 B as vLLM 0.34 holds them (float32 [rows, 1]; the checkpoint stores them in bf16)
     rows = 48 * 17 * (8192 + 8192 + 5120)
     assert rows == 17_547_264
-    assert model.weight_bytes == quantized * 1 + rows * 4 + plain * 2 == 112_933_349_376
+    # and the BF16 vision tower, 871,932,416 parameters (hand-counted in tests/test_vision_towers.py)
+    assert model.weight_vision[1] == 2 * 871_932_416
+    assert model.weight_bytes == quantized * 1 + rows * 4 + plain * 2 + 2 * 871_932_416 == 114_677_214_208
     assert "lm_head 1,034,485,760; attention 3,019,898,880" in _note(model)
 
 
@@ -97,7 +99,7 @@ def test_llama4_maverick_reads_interleaved_dense_and_moe_layers():
     assert model.param_count == experts + plain == 400_711_848_960
     # and a float32 scale per output row of each routed expert's gate, up (8,192) and down (5,120) projections
     rows = 24 * 128 * (8192 + 8192 + 5120)
-    assert model.weight_bytes == experts + rows * 4 + plain * 2
+    assert model.weight_bytes == experts + rows * 4 + plain * 2 + model.weight_vision[1]  # + the tower (tests/test_vision_towers.py)
     assert "lm_head 1,034,485,760; attention 3,019,898,880; mlp 6,039,797,760; shared experts 3,019,898,880" \
         in _note(model)
 

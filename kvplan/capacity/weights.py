@@ -136,7 +136,11 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
         mtp, whole = weights.mtp_estimated_bytes, weights.replicated_bytes if tp > 1 else 0
         kv = (weights.kv_parts or ()) if tp > 1 else ()  # read only under TP, as replicated_bytes
         taken, held = kv_held(((n, heads) for _, _, n, heads in kv), tp, pp)
-        out = [_ceil_div(weights.total_bytes - mtp - whole - taken, tp * pp) + _ceil_div(whole, pp) + held] * pp
+        # the config estimate's vision tower (in total, its whole part in replicated_bytes): on the first stage
+        vision, vision_whole = weights.vision[0], weights.vision[1] if tp > 1 else 0
+        out = [_ceil_div(weights.total_bytes - mtp - whole - taken - (vision - vision_whole), tp * pp)
+               + _ceil_div(whole - vision_whole, pp) + held] * pp
+        out[0] += vision_whole + _ceil_div(vision - vision_whole, tp)
         if include_mtp and mtp:
             out[-1] += _ceil_div(mtp, tp)
         return out

@@ -241,14 +241,18 @@ def config_weights_per_gpu(model, tp: int = 1, pp: int = 1, version: str | None 
 
     whole = model.weight_replicated_bytes if tp > 1 else 0
     split = model.weight_bytes - whole
+    # the vision tower (configs/vision_towers.py), on the first stage only (models/interfaces.py
+    # _mark_tower_model): its whole part with the stage's, the rest split over the stage's TP ranks
+    vision, vision_whole = model.weight_vision[1], model.weight_vision[2] if tp > 1 else 0
+    whole, split = whole - vision_whole, split - (vision - vision_whole)
     if model.weight_g_idx_bytes and _at_least(version, G_IDX_DROPPED_FROM):
         split -= model.weight_g_idx_bytes
     # the KV shares (model.weight_kv_bytes) that vLLM holds one whole KV head a rank of when TP exceeds their heads
     kv = tuple((n // 2 if halve else n, heads) for heads, n in (model.weight_kv_bytes or ())) if tp > 1 else ()
     if halve:
-        whole, split = whole // 2, split // 2
+        whole, split, vision, vision_whole = whole // 2, split // 2, vision // 2, vision_whole // 2
     taken, held = kv_held(kv, tp, pp)
-    return (split - taken) // (tp * pp) + whole // pp + held
+    return (split - taken) // (tp * pp) + whole // pp + held + vision_whole + (vision - vision_whole) // tp
 
 
 def with_fp32(model, version, gpu, halve: bool, tp: int, pp: int, per_gpu: int, weights_from: str,
