@@ -40,13 +40,36 @@ class ModelRef:
     overrides: tuple[str, ...] = ()
     new_overrides: tuple[str, ...] = ()
     weights: str | None = "auto"  # "auto", a size, or a checkpoint path (kvplan.weights)
+    # (--quantization value, "vllm" or "sglang"): the engine quantizes the float checkpoint as it loads
+    # (configs/quant_online.py); None: served as stored
+    quantization: tuple[str, str] | None = None
 
     def load(self):
         """(ModelSpec, Weights, overrides applied)."""
         from .sources import load_everything
 
         return load_everything(self.name, revision=self.revision, overrides=self.overrides,
-                               new=self.new_overrides, weights=self.weights)
+                               new=self.new_overrides, weights=self.weights, quantization=self.quantization)
+
+
+def online_quantization(value: str | None, engine: str, release: str | None) -> tuple[str, str] | None:
+    """--quantization checked against the engine whose rule sizes it (engine: "vllm" or "sglang", the release it
+    is modelled at; None: the newest): (value, engine), or UsageError in one line."""
+    if value is None:
+        return None
+    from .configs.quant_online import READ_RELEASES, check
+
+    def key(text: str) -> tuple:  # "0.34" and "0.34.0" are one release
+        parts = [p for p in text.strip().lstrip("v").split(".")]
+        while len(parts) > 2 and parts[-1] == "0":
+            parts.pop()
+        return tuple(parts)
+
+    if release is not None and key(release) != key(READ_RELEASES[engine]):
+        raise UsageError(f"--quantization {value}: kvplan has read the online quantization of "
+                         f"{engine} {READ_RELEASES[engine]} only, not {release}",
+                         f"use --engine {engine} (its newest release) or leave --quantization out")
+    return check(value, engine), engine
 
 
 @record
@@ -216,7 +239,7 @@ class EstimateRequest:
                      enforce_eager=False, mtp=False, num_speculative_tokens=None, draft_model=None,
                      max_kv_gib=None,
                      min_concurrency=None, emit=None, overrides=(), new_overrides=(), revision=None,
-                     explain=False) -> EstimateRequest:
+                     explain=False, quantization=None) -> EstimateRequest:
         """Command-line strings parsed and checked (exit 2 on a bad one), nothing loaded yet."""
         tokens = parse_tokens(context if context is not None else str(DEFAULT_CONTEXT_TOKENS), "--context")
         batch_n = parse_positive_int(batch, "--batch")
@@ -243,7 +266,14 @@ class EstimateRequest:
             gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
             hbm_gbps=hbm_gbps, tp=tp, pp=pp, mem_util=mem_util, reserve_bytes=reserve_bytes,
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None)
-        return cls(ModelRef(model, revision, tuple(overrides or ()), tuple(new_overrides or ()), weights),
+        # --quantization: SGLang's rule where SGLang is the engine (or, with no engine, the one emitted), else vLLM's
+        sglang = engine_request.name == "sglang" or (engine_request.name == "ideal" and engine_request.emit == "sglang")
+        rules = engine_request.rules if engine_request.name == "vllm" else engine_request.emit_rules
+        online = online_quantization(quantization, "sglang" if sglang else "vllm",
+                                     (engine_request.release if engine_request.name == "sglang" else
+                                      engine_request.emit_release) if sglang else
+                                     rules.version if rules is not None else None)
+        return cls(ModelRef(model, revision, tuple(overrides or ()), tuple(new_overrides or ()), weights, online),
                    tokens, batch_n, kv_dtype, tuple(techniques or ()), deployment, engine_request,
                    Budgets(max_kv_gib, min_concurrency), explain, context_given=context is not None)
 

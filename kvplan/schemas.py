@@ -146,6 +146,7 @@ def _estimate_samples() -> list[dict]:
                  "--engine", "vllm"),
         run_json("estimate", "falcon-h1-7b", "-c", "16k", "--gpu", "a100", "--engine", "vllm@0.11"),
         run_json("estimate", "gpt-oss-120b", "-c", "32k", "--gpu", "h200", "--engine", "sglang"),
+        run_json("estimate", "llama-3.1-70b", "-c", "8k", "--gpu", "h100", "--engine", "vllm", "--quantization", "fp8"),
     ]
 
 
@@ -177,12 +178,14 @@ register("estimate", _estimate_samples, title="kvplan estimate --format json",
                 "engine.served": {"type": ["boolean", "null"]}, "engine.served_by": STR_OR_NULL,
                 "engine.served_reason": STR_OR_NULL, "engine.registry_release": STR_OR_NULL,
                 "engine.swa_tokens": INT_OR_NULL,
-                "model.weight_bytes": INT_OR_NULL},  # null: weights the config does not size
+                "model.weight_bytes": INT_OR_NULL,  # null: weights the config does not size
+                "model.online_quantization": STR_OR_NULL},  # null: no --quantization
          numbers=("bytes_per_token", "layer_kinds[].bytes_per_token"))
 register("plan", _plan_samples, title="kvplan plan --format json",
          maps=("scenarios[].plan.model.weights.by_role", "scenarios[].plan.emit.env"),
          types={"scenarios[].plan.layer_kinds[].cap_tokens": INT_OR_NULL,
-                "scenarios[].plan.model.weight_bytes": INT_OR_NULL},
+                "scenarios[].plan.model.weight_bytes": INT_OR_NULL,
+                "scenarios[].plan.model.online_quantization": STR_OR_NULL},
          numbers=("scenarios[].plan.bytes_per_token", "scenarios[].plan.layer_kinds[].bytes_per_token"))
 register("sweep", _sweep_samples, title="kvplan sweep --format json (and --out FILE.json)")
 register("bench", _bench_samples, title="kvplan bench --json FILE", maps=("summary",),

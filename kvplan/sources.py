@@ -441,22 +441,77 @@ def load_model_with_overrides(name: str, *, revision: str | None = None, overrid
 
 
 def load_model_and_weights(name: str, *, revision: str | None = None, overrides=(), new=(),
-                           weights: str | None = "auto"):
+                           weights: str | None = "auto", quantization: tuple[str, str] | None = None):
     """(ModelSpec, Weights): the cache description and the checkpoint's exact
     bytes (kvplan.weights chooses the reader: GGUF, safetensors, index, bundled,
     Hub headers, else the config estimate)."""
-    spec, record_, _ = load_everything(name, revision=revision, overrides=overrides, new=new, weights=weights)
+    spec, record_, _ = load_everything(name, revision=revision, overrides=overrides, new=new, weights=weights,
+                                       quantization=quantization)
     return spec, record_
 
 
-def load_everything(name: str, *, revision: str | None = None, overrides=(), new=(), weights: str | None = "auto"):
-    """(ModelSpec, Weights, overrides applied): what an estimate reports."""
+def load_everything(name: str, *, revision: str | None = None, overrides=(), new=(), weights: str | None = "auto",
+                    quantization: tuple[str, str] | None = None):
+    """(ModelSpec, Weights, overrides applied): what an estimate reports. quantization: (the engine's --quantization
+    value, "vllm" or "sglang"), which quantizes a float checkpoint as it loads (configs/quant_online.py)."""
     from .weights.load import resolve
 
     loaded, raw, spec, applied = _load_built(name, revision, overrides, new)
+    if quantization is not None:
+        online = _online(loaded, raw, spec, quantization, weights)
+        if online is not None:
+            return online + (applied,)
     base = _checkpoint_params(loaded) if applied else None
-    return spec, resolve(weights, model=spec, raw=raw, source=loaded.source, revision=revision,
-                         checkpoint_param_count=base), applied
+    record = resolve(weights, model=spec, raw=raw, source=loaded.source, revision=revision,
+                     checkpoint_param_count=base)
+    if quantization is not None:  # a checkpoint quantized as the flag asks already: served as stored
+        from dataclasses import replace
+
+        from .configs.quant_online import apply
+
+        record = replace(record, notes=record.notes + (apply(raw, *quantization)[2],))
+    return spec, record, applied
+
+
+def _online(loaded: Loaded, raw: dict, spec: ModelSpec, quantization: tuple[str, str], weights: str | None):
+    """(ModelSpec, Weights) as the engine holds a float checkpoint it quantizes while loading: the config with the
+    quantization_config of the engine's layout, sized module by module (configs/quant_online.py); None where the
+    checkpoint is quantized that way already. UsageError where the engine refuses the flag."""
+    from dataclasses import replace
+
+    from .configs.quant_online import ENGINES, apply, load_note
+    from .weights.estimate import estimated
+
+    value, engine = quantization
+    if weights not in (None, "auto"):
+        raise UsageError(f"--quantization {value} with --weights {weights}: kvplan sizes the weights {ENGINES[engine]} "
+                         "quantizes from the config", "leave --weights out")
+    raw_q, scheme, _ = apply(raw, value, engine)
+    if raw_q is None:
+        return None
+    if spec.float_dtype == "float32":  # both engines' dtype auto serve it in bf16, then quantize (configs/quant_online.py)
+        raw_q = _dtype_set(raw_q, "bfloat16")
+    online = replace(build_model(raw_q, loaded.display, loaded.source), online_quantization=value,
+                     online_float_bytes=spec.weight_bytes,
+                     tokenizer_code=spec.tokenizer_code, tokenizer_source=spec.tokenizer_source,
+                     overrides=spec.overrides)
+    how = f"{scheme.label}, online ({ENGINES[engine]} --quantization {value}" + (
+        f" = {scheme.name})" if scheme.name != value else ")")
+    note = (f"{ENGINES[engine]} quantizes this {spec.weight_dtype} checkpoint ({spec.weight_bytes:,} B) as it loads "
+            f"(--quantization {value}): weights sized as it holds them; " + load_note(engine, spec.weight_bytes))
+    return online, estimated(online, how, note)
+
+
+def _dtype_set(raw: dict, dtype: str) -> dict:
+    """A copy of raw whose torch_dtype / dtype say `dtype`, at the top and in the text model's section."""
+    from .configs.build import nested_text_path
+
+    out = {**raw, **{k: dtype for k in ("torch_dtype", "dtype") if k in raw}}
+    path = nested_text_path(raw)
+    nested = raw.get(path[0]) if len(path) == 1 else None
+    if isinstance(nested, dict):
+        out[path[0]] = {**nested, **{k: dtype for k in ("torch_dtype", "dtype") if k in nested}}
+    return out
 
 
 def _checkpoint_params(loaded: Loaded) -> int | None:

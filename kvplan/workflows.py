@@ -148,6 +148,12 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
                                            and engine.emit_release == engine.release else None)
         if request.engine_tokens == tokens:  # SGLang's requests of context_len = --context
             vllm_concurrency = pool.max_concurrency
+        from .configs.quant_online import sglang_load_warning
+
+        line = sglang_load_warning(spec, deployment)
+        if line is not None:  # its load holds the float checkpoint first (configs/quant_online.py)
+            report.lines.append(line)
+            report.data["model"]["weights"]["notes"].append(line)
     if engine.emit == "sglang":
         from .engines import sglang_flags
 

@@ -200,17 +200,20 @@ def test_phi_2_awq_keeps_biases_norms_and_the_head_in_fp16():
 
 # -- the Llama-shaped types ------------------------------------------------------------------------------------
 
-def test_smollm3_with_mlp_bias_and_ministral_with_attention_bias_get_no_table():
+def test_smollm3_with_mlp_bias_and_ministral_with_attention_bias():
     small = {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
              "num_key_value_heads": 2, "vocab_size": 1000, "max_position_embeddings": 4096}
-    for raw in ({"model_type": "smollm3", "mlp_bias": True, **small},
-                {"model_type": "ministral", "attention_bias": True, **small}):
-        _, f, _, layers, dims = _read(raw, raw["model_type"])
-        assert table(f, layers, dims) == []
+    raw = {"model_type": "ministral", "attention_bias": True, **small}
+    _, f, _, layers, dims = _read(raw, raw["model_type"])
+    assert table(f, layers, dims) == []
     _, f, _, layers, dims = _read({"model_type": "smollm3", **small}, "smollm3")
     # SmolLM3 ties its head by default: embeddings 256,000 + final norm 256 + 2 layers of q, o 2 x 65,536 + k, v
     # 2 x 32,768 + mlp 3 x 131,072 + 2 norms 512
     assert sum(m.weight + m.other for m in table(f, layers, dims)) == 256_000 + 256 + 2 * (196_608 + 393_216 + 512)
+    # mlp_bias (SmolLM3MLP: nn.Linear(..., bias=config.mlp_bias)): gate and up 2 x 512, down 256 a layer more
+    _, f, _, layers, dims = _read({"model_type": "smollm3", "mlp_bias": True, **small}, "smollm3")
+    assert sum(m.weight + m.other for m in table(f, layers, dims)) == (256_000 + 256
+                                                                       + 2 * (196_608 + 393_216 + 512 + 1_280))
 
 
 # -- EXAONE, Nemotron, Granite SWA, Apertus (configs written here, of the shapes their checkpoints have) -----------
@@ -249,6 +252,18 @@ def test_exaone_3_names_its_modules_as_its_checkpoints_and_keeps_its_rms_norms_w
     # whole: 32 x 2 RMSNorms of 4,096 + ln_f: 266,240 parameters; TP 2: (15,636,897,792 - 532,480) / 2 + 532,480
     assert model.weight_replicated_bytes == (32 * 2 * 4_096 + 4_096) * 2 == 532_480
     assert _per_gpu(model, 32, 2) == 7_818_182_656 + 532_480 == 7_818_715_136
+
+
+def test_exaone_3_counts_mlp_bias():
+    # ExaoneConfig's mlp_bias (transformers 5.25 builds LlamaForCausalLM: LlamaMLP bias=config.mlp_bias; vLLM 0.34
+    # exaone.py ExaoneGatedMLP bias=mlp_bias): c_fc_0, c_fc_1 2 x 14,336 and c_proj 4,096 a layer more, 32 layers;
+    # the module table (which refused such a config) adds up to the same count
+    model = build_model(dict(EXAONE, mlp_bias=True), "exaone-mlp-bias")
+    assert model.param_count == 7_818_448_896 + 32 * (2 * 14_336 + 4_096) == 7_819_497_472
+    _, f, _, layers, dims = _read(dict(EXAONE, mlp_bias=True), "exaone")
+    modules = table(f, layers, dims)
+    assert sum(m.weight + m.other for m in modules) == 7_819_497_472
+    assert next(m for m in modules if m.name == "transformer.h.0.mlp.c_proj").other == 4_096
 
 
 def test_nemotron_keeps_its_layer_norm_weights_and_biases_whole():

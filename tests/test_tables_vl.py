@@ -128,7 +128,7 @@ def test_internlm3_and_granite_keep_their_norms_whole():
 
 
 def test_biases_the_counters_leave_out_get_no_table():
-    # ERNIE's use_bias, Granite's mlp_bias, InternLM3's qkv_bias / bias put biases count_params does not count:
+    # ERNIE's use_bias, InternLM3's qkv_bias / bias put biases count_params does not count:
     # no table (an even split), rather than a table that agrees with a wrong count
     def modules(raw: dict) -> list:
         family, f, _, layers, dims = _read(raw, "edited")
@@ -137,10 +137,12 @@ def test_biases_the_counters_leave_out_get_no_table():
     for name, key in (("ernie-4.5-0.3b", "use_bias"), ("internlm3-8b-instruct", "qkv_bias"),
                       ("internlm3-8b-instruct", "bias")):
         assert modules(_raw(name)) and modules(dict(_raw(name), **{key: True})) == []
+    # Granite's mlp_bias (GraniteMLP: gate/up/down_proj biased) is counted: the table holds the 40 layers' biases,
+    # 2 x 4,096 (gate, up) + 2,048 (down) each
     raw = _raw("granite-speech-4.0-1b-quoted")
-    assert modules(raw)
+    plain = sum(m.weight + m.other for m in modules(raw))
     raw["text_config"] = dict(raw["text_config"], mlp_bias=True)
-    assert modules(raw) == []
+    assert sum(m.weight + m.other for m in modules(raw)) == plain + 40 * (2 * 4096 + 2048)
 
 
 def test_qwen3_vl_moe_reads_mlp_only_layers_and_decoder_sparse_step():

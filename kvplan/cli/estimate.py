@@ -7,7 +7,8 @@ import typer
 from .common import check_format, emit
 from .options import (
     BatchOpt, ContextOrDefaultOpt, EnforceEagerOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt,
-    KvMemoryOpt, MaxModelLenOpt, MaxNumSeqsOpt, ModelArg, MtpOpt, SpecTokensOpt, DraftModelOpt, PpOpt, ReserveOpt, RevisionOpt, SetNewOpt, SetOpt,
+    KvMemoryOpt, MaxModelLenOpt, MaxNumSeqsOpt, ModelArg, MtpOpt, SpecTokensOpt, DraftModelOpt, PpOpt, QuantizationOpt, ReserveOpt,
+    RevisionOpt, SetNewOpt, SetOpt,
     TechniqueOpt, TpOpt, WeightsOpt,
 )
 
@@ -26,6 +27,7 @@ def estimate_command(
     mem_util: Annotated[Optional[float], typer.Option("--mem-util", help="Fraction of GPU memory the engine may use (default: 0.9; with --engine vllm, that release's gpu_memory_utilization default).")] = None,
     reserve: ReserveOpt = "2GiB",
     weights: WeightsOpt = "auto",
+    quantization: QuantizationOpt = None,
     kv_memory: KvMemoryOpt = None,
     engine: EngineOpt = "ideal",
     max_model_len: MaxModelLenOpt = None,
@@ -65,7 +67,7 @@ def estimate_command(
         weights=weights, kv_memory=kv_memory, engine=engine, max_model_len=max_model_len,
         max_num_seqs=max_num_seqs, enforce_eager=enforce_eager, mtp=mtp,
         num_speculative_tokens=num_speculative_tokens, draft_model=draft_model, max_kv_gib=max_kv_gib, min_concurrency=min_concurrency, emit=emit_flags, overrides=set_ or [],
-        revision=revision, explain=explain, new_overrides=set_new or [],
+        revision=revision, explain=explain, new_overrides=set_new or [], quantization=quantization,
     )
     report, budgets_failed = estimate_workflow(request)
     emit(report, fmt)

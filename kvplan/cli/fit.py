@@ -8,8 +8,8 @@ import typer
 
 from .common import check_format, emit
 from .options import (
-    ContextOrDefaultOpt, DraftModelOpt, EngineOpt, FormatOpt, ModelArg, MtpOpt, ReserveOpt, RevisionOpt,
-    SetOpt, SpecTokensOpt, WeightsOpt,
+    ContextOrDefaultOpt, DraftModelOpt, EngineOpt, FormatOpt, ModelArg, MtpOpt, QuantizationOpt, ReserveOpt,
+    RevisionOpt, SetOpt, SpecTokensOpt, WeightsOpt,
 )
 
 
@@ -32,6 +32,7 @@ def fit_command(
     mem_util: Annotated[Optional[float], typer.Option("--mem-util", help="Fraction of GPU memory the engine may use (default 0.9; with --engine vllm, that release's gpu_memory_utilization default; with --engine sglang, SGLang's own mem_fraction_static for each card).")] = None,
     reserve: ReserveOpt = "2GiB",
     weights: WeightsOpt = "auto",
+    quantization: QuantizationOpt = None,
     quality_first: Annotated[bool, typer.Option("--quality-first/--any-quality", help="Rank options without quality caveats first (default), or by the objective alone.")] = True,
     top: Annotated[int, typer.Option("--top", help="Options to print (0: all that pass; each is evaluated again, slow on a large grid).")] = 10,
     explain: Annotated[bool, typer.Option("--explain", help="Say why each cheaper option failed (its binding constraint).")] = False,
@@ -59,6 +60,6 @@ def fit_command(
         model=model, context=context, concurrency=concurrency, gpu=gpu, max_gpus=max_gpus, allow=allow,
         kv_dtypes=kv_dtype, engine=engine, objective=objective, prices=price, max_kv_gib=max_kv_gib,
         max_decode_ms=max_decode_ms, mem_util=mem_util, reserve=reserve, weights=weights, overrides=set_,
-        revision=revision, quality_first=quality_first, mtp=mtp, draft_model=draft_model,
+        revision=revision, quantization=quantization, quality_first=quality_first, mtp=mtp, draft_model=draft_model,
         num_speculative_tokens=num_speculative_tokens)
     emit(fit_report(req, explain=explain, top=top, plot=plot, force=force), fmt)

@@ -515,7 +515,8 @@ def _mlx_format(f: Fields, mlx: dict, total: int, layers: list, dims, dtype: str
         if not modules or sum(m.weight + m.other for m in modules) != total:
             raise quant_bytes.Unsized(f"an MLX checkpoint ({q.default.label}), and kvplan's per-module count of "
                                       f"model_type {f.model_type!r} does not add up to its parameter count")
-        sized = quant_mlx.size(q, modules, f.int("hidden_size"), int(plain_bytes))
+        sized = quant_mlx.size(q, modules, f.int("hidden_size"), int(plain_bytes),
+                               quant_mlx.PATH_PREFIX.get(f.model_type, ""))
     except quant_bytes.Unsized as exc:
         return dtype, 0.0, 0.0, 0, (f"{WEIGHTS_NOT_SIZED}: {exc}; give them with --weights, or point --weights "
                                  "at the checkpoint's folder or hf://REPO to read its tensors",), (0, 0, 0, 0, None)

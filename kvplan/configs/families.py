@@ -220,6 +220,10 @@ _ROWS: list[Family] = [
     Family(("orion",), kinds=ATTN, dims=gqa_from_hidden, params=remote_decoders.orion_params,
            rules=("vLLM 0.33 orion.py: K/V of num_key_value_heads x hidden_size / num_attention_heads on every "
                   "layer (sliding_window, when set, on every layer)",)),
+    Family(("qwen",), kinds=FULL_ONLY, dims=remote_decoders.qwen_dims, params=remote_decoders.qwen_params,
+           rules=("Qwen (1), remote QWenConfig, as SGLang 0.5.23 qwen.py serves it (vLLM until 0.23): K/V of "
+                  "num_attention_heads x hidden_size / num_attention_heads on every layer, no window (kv_channels, "
+                  "use_dynamic_ntk and use_logn_attn change no cache; use_cache_quantization is not read)",)),
     Family(("solar",), kinds=ATTN, params=remote_decoders.llama_params,
            rules=("vLLM 0.33 solar.py: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every "
                   "layer (sliding_window, when set, on every layer); the bskcn_* skip connections cache nothing",)),

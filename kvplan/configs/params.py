@@ -107,6 +107,22 @@ def _attention(f: Fields, hidden: int, heads: int, kv: int, head_dim: int) -> in
     return n
 
 
+# the counter's types whose dense MLP biases gate/up/down_proj under mlp_bias (transformers 5.25: LlamaMLP,
+# GraniteMLP, GraniteSWAMLP, SmolLM3MLP, HeliumMLP, CwmMLP, HyperCLOVAXMLP, Emu3MLP, GraniteDoclingTextMLP:
+# nn.Linear(..., bias=config.mlp_bias); IQuest-Coder and EXAONE 3 build LlamaForCausalLM, ExaoneConfig has
+# mlp_bias; vLLM 0.34 llama.py LlamaMLP, granite.py GraniteMLP, hyperclovax.py, exaone.py ExaoneGatedMLP:
+# bias=mlp_bias). granite-3b-code-instruct-128k (a llama config with mlp_bias: true) ships
+# mlp.{gate,up,down}_proj.bias on all 32 layers.
+_MLP_BIAS = ("llama", "granite", "granite_swa", "smollm3", "helium", "cwm", "hyperclovax", "emu3_text_model",
+             "granite_docling_text", "iquestcoder", "exaone")
+
+
+def dense_mlp_bias(f: Fields) -> bool:
+    """Whether count_params' dense gated MLP (and weight_tables._gqa's) carries biases: mlp_bias, for the types
+    whose MLP reads it."""
+    return f.text_type in _MLP_BIAS and f.flag("mlp_bias")
+
+
 GLM_DENSE = ("glm", "glm4")  # GLM-4-9B-chat-hf (GlmForCausalLM), GLM-4-0414 (Glm4ForCausalLM)
 GLM4_MOE = ("glm4_moe", "param2moe",  # Param2 runs transformers' GLM-4-MoE model (Sarvam-MoE: configs/sarvam.py)
             # GLM-4.5V's text model: transformers 5.25 modeling_glm4v_moe.py Glm4vMoeTextDecoderLayer (a dense MLP
@@ -219,7 +235,7 @@ def count_params(f: Fields, num_layers: int, heads: int, kv: int, head_dim: int)
             total += attn + norms + moe_total
             active += attn + norms + moe_active
         else:
-            dense = gated_mlp(hidden, int(inters[i]))
+            dense = gated_mlp(hidden, int(inters[i]), dense_mlp_bias(f))
             total += attn + norms + dense
             active += attn + norms + dense
     return total, active

@@ -38,7 +38,19 @@ from .quant_bytes import Unsized
 # telechat3.py (nn.Linear q/k/v/o_proj, gate/up/down_proj, nn.Embedding, lm_head nn.Linear), qwen3_moe.py and
 # mixtral.py (the same, with an nn.Linear router and SwitchGLU experts), gemma2.py (nn.Linear q/k/v/o_proj and
 # gate/up/down_proj without biases, nn.Embedding, the head tied: embed_tokens.as_linear; four RMSNorms a layer)
-FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "telechat3", "qwen3_moe", "mixtral", "gemma2")
+# qwen3_5.py (Qwen3.5 / 3.6 dense, the text model of model_type "qwen3_5"): nn.Linear q/k/v/o_proj (qwen3_next.py
+# Qwen3NextAttention, q_proj doubled for the output gate), GatedDeltaNet's in_proj_qkv / in_proj_z / in_proj_b /
+# in_proj_a / out_proj, gate/up/down_proj (Qwen3NextMLP), nn.Embedding, lm_head nn.Linear; conv1d (nn.Conv1d),
+# dt_bias, A_log and the RMSNorms stay in the float dtype (A_log in the source checkpoint's: cast_predicate);
+# qwen3_5_moe.py (the same Model) builds qwen3_next.py Qwen3NextSparseMoeBlock: the router mlp.gate and the
+# one-output shared_expert_gate as nn.Linear (TextModel.quant_predicate gives both 8 bits, group 64, written into
+# the config's entries), SwitchGLU experts, a Qwen3NextMLP shared_expert.
+FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "telechat3", "qwen3_moe", "mixtral", "gemma2", "qwen3_5_text",
+            "qwen3_5_moe_text")
+# the MLX module path before a family's `model.` / top-level names, where mlx-lm's class wraps them: qwen3_5.py
+# Model holds TextModel as `language_model` (the per-module entries read "language_model.model.layers.N...",
+# "language_model.lm_head")
+PATH_PREFIX = {"qwen3_5_text": "language_model.", "qwen3_5_moe_text": "language_model."}
 # mlx/python/mlx/nn/layers/quantized.py _defaults_for_mode and mlx/ops.cpp fp_quantize / affine_quantize
 _MODES = {"affine": (64, 4), "mxfp4": (32, 4), "nvfp4": (16, 4), "mxfp8": (32, 8)}
 _SETTINGS = ("group_size", "bits", "mode")
@@ -129,9 +141,10 @@ class Sized:
     whole_bytes: float = 0.0
 
 
-def size(q: MlxQuant, modules: list, hidden: int, float_bytes: int) -> Sized:
+def size(q: MlxQuant, modules: list, hidden: int, float_bytes: int, prefix: str = "") -> Sized:
     """The bytes of an MLX checkpoint of these modules (a configs/weight_tables/__init__.py table of one of FAMILIES):
-    linear weights, routers and embeddings quantized as MLX does, the rest at float_bytes."""
+    linear weights, routers and embeddings quantized as MLX does, the rest at float_bytes; prefix: the family's
+    PATH_PREFIX, before the MLX module paths the config's per-module entries name."""
     from .weight_tables import ROOTS, _whole_floats
 
     named = dict(q.overrides)
@@ -149,7 +162,7 @@ def size(q: MlxQuant, modules: list, hidden: int, float_bytes: int) -> Sized:
         inputs = m.inputs if linear else hidden
         if not inputs:
             raise Unsized(f"MLX: kvplan's table does not give the input width of {m.name}")
-        paths = [m.name] if m.top else [root + m.name for root in ROOTS[:1]]
+        paths = [prefix + m.name] if m.top else [prefix + root + m.name for root in ROOTS[:1]]
         hits = [p for p in paths if p in named]
         setting = q.default
         if m.experts:  # MLX names the stacked experts mlp.switch_mlp.*, which no entry here can name

@@ -134,6 +134,34 @@ def orion_params(f: Fields, layers: list, dims) -> tuple[int, int]:
     return _decoder(f, layers, dims, tied_default=None, norm_bias=True)
 
 
+# -- Qwen (1) (SGLang 0.5.23 qwen.py QWenLMHeadModel; vLLM served it until 0.23) --------------------------------
+
+def qwen_dims(f: Fields) -> tuple[int, int, int, int]:
+    """QWenAttention: num_attention_heads K/V heads (multi-head: RadixAttention num_kv_heads=num_heads) of
+    hidden_size // num_attention_heads (kv_channels is not read)."""
+    heads = f.int("num_attention_heads")
+    hidden = f.int("hidden_size")
+    if hidden % heads:
+        raise ConfigError(f"{f.source}: hidden_size {hidden} is not divisible by num_attention_heads {heads} "
+                          f"(model_type {f.model_type!r})")
+    return heads, heads, hidden // heads, hidden // heads
+
+
+def qwen_params(f: Fields, layers: list, dims) -> tuple[int, int]:
+    """QWenLMHeadModel: transformer.wte and an lm_head of its own (never tied; vocab_size rounded up to 64, which
+    the released 151,936 already is), per layer ln_1 and ln_2 (RMSNorm), attn.c_attn (hidden -> 3 x hidden, with
+    bias) and attn.c_proj (no bias), mlp.w1 / w2 (hidden -> intermediate_size // 2 each, no bias) and mlp.c_proj;
+    transformer.ln_f."""
+    heads, _, head_dim, _ = dims
+    hidden = f.int("hidden_size")
+    width = f.int("intermediate_size", maximum=2 * 10**8) // 2
+    vocab = -(-f.int("vocab_size") // 64) * 64
+    q = heads * head_dim
+    layer = hidden * 3 * q + 3 * q + q * hidden + 3 * hidden * width + 2 * hidden
+    total = 2 * vocab * hidden + hidden + len(layers) * layer
+    return total, total
+
+
 # -- Solar (solar.py SolarForCausalLM), TeleFLM (teleflm.py: LlamaForCausalLM) ------------------------------
 
 def llama_params(f: Fields, layers: list, dims) -> tuple[int, int]:

@@ -79,6 +79,10 @@ class ModelSpec:
     # the --set / --set-new applied to its config (kvplan.sources.Override), which the engine models replay on
     # the config they read again (engines.vllm_load.raw_config); not part of the model's identity
     overrides: tuple = field(default=(), compare=False, repr=False)
+    # the engine's --quantization VALUE that quantizes this float checkpoint as it loads (configs/quant_online.py;
+    # the weights above are then what the engine holds), "" for a checkpoint served as stored
+    online_quantization: str = ""
+    online_float_bytes: int = 0  # with it, the checkpoint's bytes as stored (its config estimate), which a load may hold
 
     @property
     def registry_names(self) -> tuple[str, ...]:

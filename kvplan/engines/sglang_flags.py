@@ -70,6 +70,8 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
         dtype, _ = kv_dtype_bytes(model, None)
     except KvplanError:  # a KV dtype SGLang does not have: listed as not applied, the cache left at auto
         dtype = "auto"
+    if model.online_quantization:  # the engine quantizes the float checkpoint as it loads (configs/quant_online.py)
+        argv += ["--quantization", model.online_quantization]
     argv += ["--kv-cache-dtype", dtype]
     if plan.block_size is not None:
         argv += ["--page-size", str(plan.block_size)]

@@ -141,6 +141,8 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
     if trust:
         argv.append("--trust-remote-code")
     notes += remote_notes
+    if model.online_quantization:  # the engine quantizes the float checkpoint as it loads (configs/quant_online.py)
+        argv += ["--quantization", model.online_quantization]
     argv += ["--kv-cache-dtype", dtype]
     if skip_windows:
         if not rules.kv_cache_dtype_skip_layers:

@@ -681,6 +681,11 @@ def _with_moe_workspace(model, version, gpu, tp, tokens, activation, activation_
     from .vllm_moe_workspace import workspace
 
     raw = raw_config(model)
+    if raw is not None and getattr(model, "online_quantization", ""):
+        # the experts as --quantization makes them (configs/quant_online.py): the kernels of that layout
+        from ..configs.quant_online import scheme
+
+        raw = {**raw, "quantization_config": scheme(model.online_quantization, "vllm").config}
     ws = workspace(version, gpu, raw, tp=tp, tokens=tokens) if raw is not None else None
     if ws is None:
         return activation, activation_from, buffers

@@ -18,7 +18,7 @@ MAX_GPUS_LIMIT = 1024  # most GPUs in one replica (tp x pp) that --max-gpus may 
 def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, kv_dtypes, engine, objective, prices,
                          max_kv_gib, max_decode_ms, mem_util, reserve, weights, overrides, revision,
                          quality_first, mtp: bool = False, draft_model: str | None = None,
-                         num_speculative_tokens: int | None = None) -> FitRequest:
+                         num_speculative_tokens: int | None = None, quantization: str | None = None) -> FitRequest:
     if objective not in OBJECTIVES:
         raise UsageError(f"--objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
     mem_util_given = mem_util is not None
@@ -53,7 +53,15 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
         mem_util_given=mem_util_given,
         reserve_bytes=parse_size(reserve, "--reserve", allow_zero=True), weights=weights,
         max_kv_gib=max_kv_gib, max_decode_ms=max_decode_ms, prices=parse_prices(prices), overrides=tuple(overrides or ()),
-        revision=revision)
+        revision=revision, quantization=_online(quantization, engine))
+
+
+def _online(quantization: str | None, engine: str):
+    """--quantization by the rule of the engine searched (SGLang's under --engine sglang, else vLLM's)."""
+    from ..request import _asked_release, online_quantization
+
+    kind = "sglang" if engine_family(engine) == "sglang" else "vllm"
+    return online_quantization(quantization, kind, _asked_release(engine) if kind == engine_family(engine) else None)
 
 
 def nothing_meets(result: FitResult) -> BudgetExceeded:

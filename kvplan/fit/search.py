@@ -62,6 +62,9 @@ class FitRequest:
     prices: dict = field(default_factory=dict)  # --price overrides: catalog name -> USD per GPU hour
     overrides: tuple[str, ...] = ()
     revision: str | None = None
+    # (--quantization value, "vllm" or "sglang"): the engine quantizes the float checkpoint as it loads
+    # (configs/quant_online.py; request.online_quantization)
+    quantization: tuple[str, str] | None = None
     batch: int | None = None  # sequences planned for KV per GPU and decode (default: concurrency)
     context_given: bool = True  # False: the default 4,096 tokens, capped at the model's maximum once it is read
 
@@ -428,7 +431,7 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
         raise UsageError(f"--objective {req.objective!r} is not one of {', '.join(OBJECTIVES)}")
     _check_grid_size(req)
     base, record = load_model_and_weights(req.model, revision=req.revision, overrides=list(req.overrides),
-                                          weights=req.weights)
+                                          weights=req.weights, quantization=req.quantization)
     require_known(record, base.name)  # every deployment's pool is its GPUs' memory less the weights
     longest = base.max_context_tokens
     if (not req.context_given and isinstance(longest, int) and not isinstance(longest, bool)

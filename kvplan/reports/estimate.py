@@ -95,6 +95,9 @@ def build(result: PlanResult, *, kv_dtype: str, explain: bool = False, engine: s
             "weight_bytes": weights.total_bytes if weights.known else None,  # null: not known from the config
             "mtp_weight_bytes": mtp_bytes(weights, model.num_layers),  # in weight_bytes, not loaded (see capacity.weights)
             "weights": weights.to_json(),
+            # the engine's --quantization that quantizes the float checkpoint as it loads (configs/quant_online.py):
+            # the weights are then sized as the engine holds them; null: served as stored
+            "online_quantization": model.online_quantization or None,
             "max_context_tokens": model.max_context_tokens,
             "family": model.family,
             "architecture": model.architecture,

@@ -93,6 +93,8 @@ def estimate_argv(req, c: Candidate) -> list[str]:
             *([] if sglang_default else ["--mem-util", f"{req.mem_util:g}"]),
             "--reserve", _size(req.reserve_bytes), "--weights", req.weights,
             "--min-concurrency", str(req.concurrency)]
+    if req.quantization is not None:  # the engine's online quantization (configs/quant_online.py)
+        argv += ["--quantization", req.quantization[0]]
     for t in c.techniques:
         argv += ["-t", t]
     if req.engine != "ideal":

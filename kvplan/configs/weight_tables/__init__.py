@@ -183,7 +183,7 @@ def _gqa(f: Fields, layers: list, dims) -> list:
                 elif f.int("n_shared_experts", default=0, minimum=0):
                     return []  # a shared-expert block these types do not build: no table
         else:
-            out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp")
+            out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp", P.dense_mlp_bias(f))
     return out
 
 

@@ -63,11 +63,6 @@ def _ends_layer_norm(f: Fields, hidden: int, tied_default: bool, norm: str = "no
     return [_layer_norm(norm, hidden, bias) if m.name == "norm" else m for m in _ends(f, hidden, tied_default, 0)]
 
 
-def _no_mlp_bias(f: Fields, why: str) -> None:
-    if f.flag("mlp_bias"):
-        raise ConfigError(f"mlp_bias: {why}")
-
-
 # -- Command R / R+ (params_dense_more.cohere) -------------------------------------------------------------------
 
 def cohere(f: Fields, layers: list, dims) -> list[Module]:
@@ -199,11 +194,9 @@ def seed_oss(f: Fields, layers: list, dims) -> list[Module]:
 def llama_shaped(f: Fields, layers: list, dims) -> list[Module]:
     """SmolLM3ForCausalLM, Ministral3ForCausalLM and MinistralForCausalLM (modeling_smollm3.py,
     modeling_ministral3.py, modeling_ministral.py): Llama's modules under Llama's names (weight_tables._gqa), the
-    head tied by default for SmolLM3 (SmolLM3Config) and untied for the Ministrals. SmolLM3's MLP takes mlp_bias,
-    which params.count_params does not count: such a config gets no table (none is published); the Ministrals build
-    no attention biases whatever attention_bias says, so a config with it (which the counter would count) gets none
-    either."""
-    _no_mlp_bias(f, "params.count_params does not count the MLP biases SmolLM3MLP builds with it")
+    head tied by default for SmolLM3 (SmolLM3Config) and untied for the Ministrals. SmolLM3's MLP takes mlp_bias
+    (params.dense_mlp_bias); the Ministrals build no attention biases whatever attention_bias says, so a config with
+    it (which the counter would count) gets no table."""
     if f.model_type != "smollm3" and f.flag("attention_bias"):
         raise ConfigError("attention_bias: transformers' Ministral attention builds no biases")
     return _gqa(f, layers, dims)
@@ -217,29 +210,25 @@ def _no_attention_bias(f: Fields, why: str) -> None:
 def iquestcoder(f: Fields, layers: list, dims) -> list[Module]:
     """IQuest-Coder-V1 (iquestcoder): transformers 5.25 builds LlamaForCausalLM for it (modeling_auto.py) and vLLM
     0.34 runs llama.py (registry.py IQuestCoderForCausalLM): Llama's modules and names, untied by default
-    (IQuestCoderConfig). mlp_bias adds MLP biases params.count_params does not count: such a config gets no
-    table."""
-    _no_mlp_bias(f, "params.count_params does not count the MLP biases LlamaMLP builds with it")
+    (IQuestCoderConfig); MLP biases with mlp_bias (params.dense_mlp_bias)."""
     return _gqa(f, layers, dims)
 
 
 def cwm(f: Fields, layers: list, dims) -> list[Module]:
     """CwmForCausalLM (Code World Model; modeling_cwm.py): Llama's modules and names, q/k/v/o_proj never biased
-    (bias=False whatever attention_bias says), the gated MLP (mlp_bias); untied by default. A config with either
-    flag (which params.count_params would count, or miss) gets no table."""
+    (bias=False whatever attention_bias says), the gated MLP (mlp_bias: params.dense_mlp_bias); untied by default.
+    A config with attention_bias (which params.count_params would count) gets no table."""
     _no_attention_bias(f, "CwmAttention builds no biases")
-    _no_mlp_bias(f, "params.count_params does not count the MLP biases CwmMLP builds with it")
     return _gqa(f, layers, dims)
 
 
 def helium(f: Fields, layers: list, dims) -> list[Module]:
     """HeliumForCausalLM (modeling_helium.py): Llama's modules and names, but o_proj is hidden x hidden and never
     biased (HeliumAttention), q/k/v_proj biased with attention_bias, the MLP with mlp_bias; untied by default.
-    params.count_params counts o_proj as heads x head_dim -> hidden, biased with attention_bias, and no MLP biases:
-    a config where that differs (attention_bias, mlp_bias, heads x head_dim != hidden) gets no table."""
+    params.count_params counts o_proj as heads x head_dim -> hidden, biased with attention_bias: a config where
+    that differs (attention_bias, heads x head_dim != hidden) gets no table."""
     heads, _, head_dim = dims[:3]
     _no_attention_bias(f, "HeliumAttention's o_proj has no bias, which params.count_params would count")
-    _no_mlp_bias(f, "params.count_params does not count the MLP biases HeliumMLP builds with it")
     if heads * head_dim != f.int("hidden_size"):
         raise ConfigError("Helium's o_proj is hidden_size wide on both sides; this config's heads x head_dim is not")
     return _gqa(f, layers, dims)
@@ -268,9 +257,8 @@ def exaone(f: Fields, layers: list, dims) -> list[Module]:
     them under their own names: transformer.wte, transformer.h.N.ln_1 / ln_2 (RMSNorm, whole),
     attn.attention.q_proj / k_proj / v_proj (its QKVParallelLinear) and out_proj (RowParallelLinear: its bias,
     with attention_bias, whole), mlp.c_fc_0 / c_fc_1 (gate_up_proj) and c_proj, transformer.ln_f, lm_head. The
-    table is Llama's (weight_tables._gqa) under those names, untied unless tie_word_embeddings; mlp_bias (MLP
-    biases params.count_params does not count) gets no table."""
-    _no_mlp_bias(f, "params.count_params does not count the MLP biases ExaoneGatedMLP builds with it")
+    table is Llama's (weight_tables._gqa) under those names, untied unless tie_word_embeddings; MLP biases with
+    mlp_bias (params.dense_mlp_bias; ExaoneGatedMLP bias=mlp_bias)."""
     return [m if m.top else replace(m, name=_exaone_name(m.name), top=True) for m in _gqa(f, layers, dims)]
 
 
@@ -398,10 +386,9 @@ def granite_swa(f: Fields, layers: list, dims) -> list[Module]:
     with attention_bias, two RMSNorms, the gated MLP; untied by default) and self_attn.sinks, one logit a query head
     (GraniteSWAAttention). vLLM 0.34 granite.py (GraniteSWAForCausalLM) builds sinks of the rank's heads (its
     loader sharded_weight_loader(0): split with the heads), and only where layer_types is set or attention_sinks
-    says so (granite_layer_attn_params); the table counts the checkpoint's. mlp_bias (MLP biases
-    params.count_params does not count) gets no table."""
+    says so (granite_layer_attn_params); the table counts the checkpoint's. MLP biases with mlp_bias
+    (params.dense_mlp_bias)."""
     heads = dims[0]
-    _no_mlp_bias(f, "params.count_params does not count the MLP biases GraniteSWAMLP builds with it")
     out = _gqa(f, layers, dims)
     return out + [Module(f"layers.{i}.self_attn.sinks", 0, heads, "attention") for i in range(len(layers))]
 

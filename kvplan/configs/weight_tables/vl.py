@@ -94,10 +94,7 @@ def granite(f: Fields, layers: list, dims) -> list[Module]:
     """GraniteForCausalLM (transformers 5.25 modeling_granite.py; vLLM 0.34 granite.py): Llama's modules under
     Llama's names, q/k/v/o_proj biased with attention_bias (o_proj's a RowParallelLinear bias, whole on every TP
     rank), two norms; untied by default (GraniteConfig). Granite's multipliers are scalars, not parameters.
-    count_params does not count the MLP biases mlp_bias adds (gate/up/down_proj in transformers and vLLM): such a
-    config gets no table."""
-    if f.flag("mlp_bias"):
-        raise ConfigError("mlp_bias: the MLP biases are not in kvplan's count of granite")
+    mlp_bias biases gate/up/down_proj in transformers and vLLM (params.dense_mlp_bias)."""
     return _gqa(f, layers, dims)
 
 

@@ -266,10 +266,8 @@ def hyperclovax(f: Fields, layers: list, dims) -> list[Module]:
     2 too): Llama's modules and names (weight_tables._gqa: q/k/v/o_proj biased with attention_bias, the gated mlp,
     two norms) and, with use_post_norm (HyperCLOVAXConfig's default true), post_norm1 / post_norm2 a layer. vLLM
     0.34 hyperclovax.py HyperCLOVAXDecoderLayer builds the same: RMSNorms whole on every TP rank, o_proj a
-    RowParallelLinear whose attention_bias bias is whole. mlp_bias biases gate/up/down_proj in transformers and vLLM,
-    which count_params does not count: such a config gets no table."""
-    if f.flag("mlp_bias"):
-        raise ConfigError("mlp_bias: the MLP biases are not in kvplan's count of hyperclovax")
+    RowParallelLinear whose attention_bias bias is whole. mlp_bias biases gate/up/down_proj in transformers and vLLM
+    (params.dense_mlp_bias)."""
     hidden = f.int("hidden_size", "n_embd")
     out = _gqa(f, layers, dims)
     if f.flag("use_post_norm", default=True):
@@ -457,8 +455,8 @@ def hrm_text(f: Fields, layers: list, dims) -> list[Module]:
 def emu3_text_model(f: Fields, layers: list, dims) -> list[Module]:
     """Emu3's text model (emu3_text_model; transformers 5.25 modeling_emu3.py Emu3TextModel, whose attention and
     MLP are Llama's code): Llama's modules and names (weight_tables._gqa: q/k/v/o_proj biased with attention_bias,
-    the gated mlp, two RMSNorms; untied by default), as params.count_params counts them; mlp_bias, which the counter
-    does not count, gets no table. Emu3-Chat-hf's checkpoint stores the text model under `text_model.model.` and the
+    the gated mlp, biased with mlp_bias, two RMSNorms; untied by default), as params.count_params counts them.
+    Emu3-Chat-hf's checkpoint stores the text model under `text_model.model.` and the
     head at `text_model.lm_head` (conversion_mapping.py "emu3"), which weight_tables.ROOTS does not hold: a list of
     unquantized modules naming them exactly is not matched.
 
@@ -468,8 +466,6 @@ def emu3_text_model(f: Fields, layers: list, dims) -> list[Module]:
     fusers/qkv.py fuses q/k/v_proj into a QKVParallelLinear and makes o_proj a RowParallelLinear, fusers/glu.py
     gate/up_proj into a MergedColumnParallelLinear and down_proj a RowParallelLinear), and replaces the RMSNorms
     with vLLM's, whole on every TP rank. Read from the source for Llama-shaped code, not run on Emu3."""
-    if f.flag("mlp_bias"):
-        raise ConfigError("mlp_bias: the MLP biases are not in kvplan's count of emu3_text_model")
     return _gqa(f, layers, dims)
 
 
@@ -477,15 +473,13 @@ def granite_docling_text(f: Fields, layers: list, dims) -> list[Module]:
     """Granite Docling's text model in transformers 5.25's format (granite_docling_text; modeling_granite_docling.py
     GraniteDoclingTextModel under `model.text_model.`): Llama's modules (weight_tables._gqa: q/k/v/o_proj biased with
     attention_bias, the gated mlp, two RMSNorms; tied by default), named `text_model.layers.N...` (ROOTS add
-    `model.`); mlp_bias, which count_params does not count, gets no table. vLLM 0.34 does not serve this architecture
+    `model.`; MLP biases with mlp_bias). vLLM 0.34 does not serve this architecture
     (registry.py has no GraniteDocling class; ibm-granite/granite-docling-258M is an Idefics3 checkpoint): what a TP
     rank holds whole follows vLLM's rule for the same modules in llama.py (the RMSNorms; o_proj's attention_bias
     bias). Its layers are not named `layers.N` at the decoder's top, so ModelOpt KV-cache scales
     (weight_tables._kv_scale_holder) are not looked for on them."""
     from dataclasses import replace
 
-    if f.flag("mlp_bias"):
-        raise ConfigError("mlp_bias: the MLP biases are not in kvplan's count of granite_docling_text")
     return [m if m.top else replace(m, name=f"text_model.{m.name}") for m in _gqa(f, layers, dims)]
 
 

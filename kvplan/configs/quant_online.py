@@ -1,0 +1,203 @@
+"""Online quantization: an engine's `--quantization fp8` on a float (BF16 / FP16) checkpoint, which the engine
+quantizes while it loads it. Its resident bytes are those of a checkpoint stored in the same layout, so the rule
+names that layout as a quantization_config and configs/quant_bytes.py sizes it module by module
+(configs/weight_tables: linear layers and routed experts quantized; embeddings, LM head, norms, biases and
+routers kept at 2 B) like any quantized config.
+
+vLLM 0.34.0 (the rules read; model_executor/model_loader/weight_utils.py get_quant_config, config/quantization.py
+_ONLINE_SHORTHANDS, layers/quantization/online/fp8.py):
+  fp8             deprecated alias of fp8_per_tensor ("--quantization fp8 is deprecated for online quantization";
+                  Fp8Config itself refuses a float checkpoint)
+  fp8_per_tensor  Fp8PerTensorOnlineLinearMethod: every LinearBase's weight in FP8 with one float32 weight_scale
+                  per module (fused qkv_proj / gate_up_proj: one); Fp8PerTensorOnlineMoEMethod: the routed experts
+                  in FP8 with float32 w13 / w2 scales per expert. kvplan counts 4 B per checkpoint tensor (q, k, v
+                  apart; three per expert): a few KB more than vLLM holds
+  fp8_per_channel Fp8PtpcOnlineLinearMethod / Fp8PtpcOnlineMoEMethod: FP8 with a float32 scale per output row
+                  ([out, 1]); a row-parallel module's rows are whole, so its scales sit whole on each TP rank
+  fp8_per_block   Fp8PerBlockOnlineLinearMethod / MoEMethod: FP8 with a float32 scale per 128 x 128 block (the
+                  MoE method pads hidden and intermediate sizes to 128: not counted)
+  experts_int8    experts_int8.py ExpertsInt8Config: LinearBase unquantized, the routed experts
+                  (Int8OnlineMoEMethod, online/int8.py _quantize_weights) int8 with float32 w13_scale / w2_scale
+                  [experts, rows]: a scale per output row of each expert
+  Not quantized: VocabParallelEmbedding and ParallelLMHead (not LinearBase: base_config.py resolve_quant_method),
+  norms. The load: OnlineLinearBase creates each weight on the meta device and reload/layerwise.py
+  _layerwise_process materializes one module in the checkpoint's dtype, loads it, quantizes it and frees the
+  16-bit copy, so the load's peak is the FP8 weights plus one module in BF16; "Model loading took" counts what is
+  allocated after the load (utils/mem_utils.py DeviceMemoryProfiler) and the profile starts after empty_cache, so
+  neither the KV budget nor the weights term holds the transient.
+  Refused: a checkpoint whose config names another quant_method ("Quantization method specified in the model
+  config (X) does not match ...": config/model.py _verify_quantization); a checkpoint already "fp8" with
+  --quantization fp8, and those whose method's override_quantization_method ignores the user's value (ModelOpt,
+  auto-round, gpt-oss's mxfp4, DeepSeek-V4's fp8: _vllm_keeps), are served as stored (no online step). Minimum capability 75 (OnlineQuantizationConfig):
+  every GPU of kvplan's catalog has it.
+
+SGLang 0.5.23 (srt/layers/quantization/fp8.py, srt/model_loader/loader.py):
+  fp8             Fp8Config with is_checkpoint_fp8_serialized False: Fp8LinearMethod.create_weights builds the
+                  weights in the checkpoint's dtype, and after the whole model has loaded
+                  (DefaultModelLoader.load_weights_and_postprocess: load_weights_only, then postprocess_weights)
+                  process_weights_after_loading quantizes each module: per output row (per_token_group_quant_fp8
+                  with the whole row a group, a float32 scale a row) where CUTLASS FP8 or Marlin runs (CUDA), the
+                  routed experts (Fp8MoEMethod) with one float32 scale per expert for w13 and for w2. kvplan
+                  counts every quantized tensor at a scale per output row, experts too (vLLM's per-channel
+                  layout): for an MoE model the experts' scales are overstated (0.3% of Qwen3-30B-A3B's bytes).
+                  The load holds the whole model in BF16 first (its share on each GPU), then the FP8 weights.
+  Refused as vLLM does (model_config.py _verify_quantization: the same message; fp8 with a "fp8" checkpoint is
+  served as stored). Minimum capability 80 (Fp8Config.get_min_capability).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UsageError
+
+_PER_TENSOR = {"quant_method": "fp8", "activation_scheme": "dynamic"}
+_PER_BLOCK = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
+# one float32 scale per output row of every linear layer and expert (compressed-tensors' float "channel" layout,
+# which configs/quant_bytes.py reads); the LM head kept, as neither engine quantizes it
+_PER_CHANNEL = {"quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
+                "config_groups": {"online": {"targets": ["Linear"],
+                                             "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}}
+
+# the routed experts only, int8 with a float32 scale per output row; every other module (linear layers, routers,
+# shared experts) unquantized: the regex keeps every module outside a routed expert (".experts." in its name)
+_EXPERTS_INT8 = {"quant_method": "compressed-tensors", "format": "int-quantized",
+                 "ignore": ["lm_head", r"re:^(?!.*\.experts\.)"],
+                 "config_groups": {"online": {"targets": ["Linear"],
+                                              "weights": {"num_bits": 8, "type": "int", "strategy": "channel"}}}}
+
+
+@dataclass(frozen=True)
+class Scheme:
+    name: str  # what the engine runs: fp8_per_tensor ...
+    config: dict  # a checkpoint quantization_config stored in the layout the engine holds
+    label: str  # the weights in words
+
+
+_VLLM = {
+    "fp8_per_tensor": Scheme("fp8_per_tensor", _PER_TENSOR, "FP8 per-tensor"),
+    "fp8_per_channel": Scheme("fp8_per_channel", _PER_CHANNEL, "FP8 per-channel"),
+    "fp8_per_block": Scheme("fp8_per_block", _PER_BLOCK, "FP8 block-scaled 128x128"),
+    "experts_int8": Scheme("experts_int8", _EXPERTS_INT8, "int8 routed experts (per-channel), the rest unquantized"),
+}
+_VLLM_ALIASES = {"fp8": "fp8_per_tensor"}  # vLLM 0.34 weight_utils.py get_quant_config
+_SGLANG = {"fp8": Scheme("fp8 (per-channel linears)", _PER_CHANNEL, "FP8 per-channel")}
+
+ENGINES = {"vllm": "vLLM 0.34", "sglang": "SGLang 0.5.23"}
+READ_RELEASES = {"vllm": "0.34.0", "sglang": "0.5.23"}  # the releases whose online quantization was read
+
+
+def values(engine: str) -> tuple[str, ...]:
+    """The --quantization values kvplan sizes for this engine ("vllm", "sglang")."""
+    return tuple(sorted(_SGLANG)) if engine == "sglang" else tuple(sorted({*_VLLM, *_VLLM_ALIASES}))
+
+
+def check(value: str, engine: str) -> str:
+    """The value, lower-cased (as both engines read it), or UsageError in one line."""
+    text = str(value).strip().lower()
+    if text == "bitsandbytes" and engine == "vllm":  # engines/vllm_quant_support.py BITSANDBYTES_REMOVED_IN
+        raise UsageError("--quantization bitsandbytes: vLLM 0.34 has none (removed in 0.28.0: 'Unknown quantization "
+                         "method: bitsandbytes')", f"its online methods are {', '.join(values(engine))}")
+    if text not in values(engine):
+        raise UsageError(f"--quantization {value!r}: kvplan sizes {ENGINES[engine]}'s online "
+                         f"{', '.join(values(engine))} on a float checkpoint",
+                         "leave it out to serve the checkpoint as stored")
+    return text
+
+
+def scheme(value: str, engine: str) -> Scheme:
+    if engine == "sglang":
+        return _SGLANG[value]
+    return _VLLM[_VLLM_ALIASES.get(value, value)]
+
+
+def _checkpoint_config(raw: dict) -> dict | None:
+    """The checkpoint's own quantization config, where the engines read it (config.json's quantization_config or
+    compression_config, a multimodal text_config's), None for a float checkpoint."""
+    from .build import nested_text
+
+    for holder in (raw, nested_text(raw) or {}):
+        for key in ("quantization_config", "compression_config"):
+            q = holder.get(key)
+            if isinstance(q, dict) and q:
+                return q
+    return None
+
+
+def _method(q: dict) -> str:
+    method = str(q.get("quant_method") or "").lower()
+    if not method and isinstance(q.get("quantization"), dict):  # hf_quant_config.json's layout: ModelOpt's
+        method = "modelopt"
+    return method or "unknown"
+
+
+def _vllm_keeps(q: dict, method: str, model_type: str) -> str | None:
+    """The method vLLM 0.34 serves this checkpoint with whatever --quantization says: the overrides that do not read
+    the user's value (config/model.py _verify_quantization runs override_quantization_method and takes its answer):
+    modelopt.py ModelOpt{Fp8,NvFp4,MxFp8,MixedPrecision}Config (by quant_algo), inc.py INCConfig (auto-round),
+    mxfp4.py GptOssMxfp4Config (gpt-oss's mxfp4), models/deepseek_v4/quant_config.py (DeepSeek-V4's fp8)."""
+    if method.startswith("modelopt"):
+        inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
+        algo = str(inner.get("quant_algo") or "").upper()
+        if algo in ("FP8", "MIXED_PRECISION") or "FP4" in algo or "MXFP8" in algo:
+            return f"modelopt ({algo})"
+    if method == "auto-round":
+        return "inc"
+    if method in ("mxfp4", "gpt_oss_mxfp4") and model_type == "gpt_oss":
+        return "gpt_oss_mxfp4"
+    if method in ("fp8", "deepseek_v4_fp8") and model_type == "deepseek_v4":
+        return "deepseek_v4_fp8"
+    return None
+
+
+def apply(raw: dict, value: str, engine: str) -> tuple[dict | None, Scheme | None, str]:
+    """(the config with the quantization_config the engine's online layout amounts to, or None where the checkpoint
+    is served as stored; the scheme; a note). UsageError where the engine refuses the flag for this checkpoint."""
+    name = ENGINES[engine]
+    q = _checkpoint_config(raw)
+    if q is not None:
+        stored = _method(q)
+        if stored == value:  # e.g. an FP8 checkpoint with --quantization fp8: loaded as stored, nothing online
+            return None, None, (f"--quantization {value}: the checkpoint is {stored} already, and {name} loads it as "
+                                "stored (no online quantization)")
+        kept = _vllm_keeps(q, stored, str(raw.get("model_type") or "")) if engine == "vllm" else None
+        if kept is not None:
+            return None, None, (f"--quantization {value}: {name} serves this {stored} checkpoint as {kept} whatever the "
+                                "flag says (its override of the method), as stored: no online quantization")
+        raise UsageError(f"--quantization {value}: {name} refuses this checkpoint: 'Quantization method specified in "
+                         f"the model config ({stored}) does not match the quantization method specified in the "
+                         f"`quantization` argument ({value})'", "online quantization needs a float checkpoint")
+    s = scheme(value, engine)
+    return {**raw, "quantization_config": dict(s.config)}, s, ""
+
+
+def load_note(engine: str, float_bytes: int) -> str:
+    """What the load holds beside the resident weights, in words (float_bytes: the checkpoint as stored)."""
+    if engine == "sglang":
+        return (f"it loads the whole checkpoint in its float dtype ({float_bytes / 2**30:,.2f} GiB, each GPU its "
+                "TP / PP share) before it quantizes (loader.py load_weights_and_postprocess): each GPU must hold that "
+                "share at load")
+    return ("it quantizes module by module as the tensors arrive (online/fp8.py OnlineLinearBase on the meta device, "
+            "reload/layerwise.py): the load's peak is the quantized weights plus one module in the float dtype, which "
+            "'Model loading took' and the profile do not count")
+
+
+def sglang_load_warning(model, deployment) -> str | None:
+    """SGLang 0.5.23 holds the whole float checkpoint before it quantizes (load_note): a line where a GPU's share of
+    it (the checkpoint's bytes over TP x PP) is more than the GPU's memory, so the load runs out of memory; None
+    where it fits, or without --quantization or a GPU."""
+    gpu = getattr(deployment, "gpu", None)
+    if not model.online_quantization or not model.online_float_bytes or gpu is None:
+        return None
+    share = model.online_float_bytes // (deployment.tp * deployment.pp)
+    if share <= gpu.usable_bytes:
+        return None
+    return (f"warning: SGLang 0.5.23 would run out of memory loading with --quantization {model.online_quantization}: "
+            f"it holds the {model.weight_dtype.rpartition(' + ')[2]} checkpoint before quantizing it, "
+            f"{share / 2**30:,.2f} GiB a GPU at TP {deployment.tp} x PP {deployment.pp}, more than the {gpu.name}'s "
+            f"{gpu.usable_bytes / 2**30:,.2f} GiB (loader.py DefaultModelLoader.load_weights_and_postprocess); use "
+            "more GPUs, vLLM (which quantizes module by module), or an FP8 checkpoint")
+
+
+__all__ = ["Scheme", "ENGINES", "READ_RELEASES", "values", "check", "scheme", "apply", "load_note",
+           "sglang_load_warning"]

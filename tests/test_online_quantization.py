@@ -1,0 +1,146 @@
+"""--quantization: vLLM 0.34's and SGLang 0.5.23's online FP8 of a float checkpoint (kvplan/configs/quant_online.py),
+its bytes worked out by hand from the configs' shapes."""
+
+from __future__ import annotations
+
+import json
+
+# Llama-3.1-8B (bundled config): hidden 4096, 32 layers, 32 heads and 8 KV heads of 128, intermediate 14336,
+# vocab 128256, untied LM head
+H, L, KV, I, V = 4096, 32, 8 * 128, 14336, 128256
+ROWS = (H, KV, KV, H, I, I, H)  # output rows of q, k, v, o, gate, up, down
+LINEAR = L * (H * H + H * KV + H * KV + H * H + 3 * H * I)  # every decoder linear weight: FP8, 1 B each
+PLAIN = 2 * V * H + L * 2 * H + H  # embeddings and LM head (VocabParallelEmbedding / ParallelLMHead: not
+#                                     LinearBase, so not quantized), two norms a layer and the final one: 2 B each
+# vLLM fp8_per_tensor: a float32 weight_scale per quantized module; kvplan counts one per checkpoint tensor (7 a
+# layer), vLLM holds one per fused module (qkv_proj, o_proj, gate_up_proj, down_proj: 4 a layer)
+LLAMA_VLLM = LINEAR + 2 * PLAIN + L * 7 * 4
+LLAMA_BF16 = 16_060_522_496  # the published total of the BF16 checkpoint (model_specs/weights.json)
+
+
+def _json(cli, *args):
+    code, out, err = cli(*args, "--format", "json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _error(cli, *args) -> str:
+    code, out, err = cli(*args)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("kvplan: error:"), (code, out, err)
+    return lines[0]
+
+
+def test_llama_8b_vllm_fp8_is_linears_at_1_byte_and_the_rest_at_2(cli):
+    assert LINEAR == 6_979_321_856 and PLAIN == 525_336_576 * 2 + 266_240
+    assert LLAMA_VLLM == 9_081_201_536
+    assert abs(LLAMA_VLLM - (LINEAR + 2 * PLAIN + L * 4 * 4)) < 1024  # vLLM's own count of scales, within 1 KiB
+    d = _json(cli, "estimate", "llama-3.1-8b", "-c", "8k", "--gpu", "h100", "--engine", "vllm", "--quantization", "fp8")
+    assert d["model"]["weight_bytes"] == LLAMA_VLLM
+    assert d["capacity"]["weight_bytes_per_gpu"] == LLAMA_VLLM
+    assert d["model"]["online_quantization"] == "fp8"
+    assert "online" in d["model"]["weights"]["quantization"] and "fp8_per_tensor" in d["model"]["weights"]["quantization"]
+    # vLLM's profile holds the FP8 bytes in its weights term instead of the BF16 checkpoint's (its other terms alike)
+    bf16 = _json(cli, "estimate", "llama-3.1-8b", "-c", "8k", "--gpu", "h100", "--engine", "vllm")
+    assert bf16["model"]["online_quantization"] is None
+    assert (bf16["engine"]["profile"]["weight_bytes"] - d["engine"]["profile"]["weight_bytes"]
+            == LLAMA_BF16 - LLAMA_VLLM)
+
+
+def test_mixtral_vllm_fp8_quantizes_the_experts_and_keeps_the_router(cli):
+    # Mixtral-8x7B: hidden 4096, 32 layers, 8 KV heads of 128, 8 experts of 14336, vocab 32000, untied; its router
+    # is a GateLinear built without quant_config (vLLM 0.34 mixtral.py), so it stays in bf16
+    experts, vocab = 8, 32000
+    linear = L * (H * H + 2 * H * KV + H * H + experts * 3 * H * I)
+    router, norms = L * H * experts, L * 2 * H + H
+    plain = 2 * vocab * H + router + norms
+    tensors = L * (4 + experts * 3)  # q, k, v, o and each expert's w1, w3, w2: a float32 scale each
+    whole = linear + 2 * plain + 4 * tensors
+    assert whole == 46_966_255_104
+    d = _json(cli, "estimate", "mixtral-8x7b", "-c", "4k", "--gpu", "h100", "--tp", "2", "--engine", "vllm",
+              "--quantization", "fp8")
+    assert d["model"]["weight_bytes"] == whole
+    # TP 2: the router, the norms and the per-tensor scales whole on each rank, the rest (8 KV heads) halved
+    replicated = 2 * (router + norms) + 4 * tensors
+    assert d["capacity"]["weight_bytes_per_gpu"] == (whole - replicated) // 2 + replicated
+
+
+def test_mixtral_vllm_experts_int8_quantizes_the_experts_only(cli):
+    # experts_int8 (vLLM 0.34 ExpertsInt8Config): the routed experts int8 with a float32 scale per output row of each
+    # expert (online/int8.py: w13_scale [E, 2 x 14336], w2_scale [E, 4096]); attention, router, norms, embeddings and
+    # head stay bf16
+    experts, vocab = 8, 32000
+    expert_weights = L * experts * 3 * H * I
+    rows = L * experts * (2 * I + H)
+    plain = L * (H * H + 2 * H * KV + H * H) + 2 * vocab * H + L * H * experts + L * 2 * H + H
+    d = _json(cli, "estimate", "mixtral-8x7b", "-c", "4k", "--emit", "vllm", "--quantization", "experts_int8")
+    assert d["model"]["weight_bytes"] == expert_weights + 4 * rows + 2 * plain == 48_341_983_232
+
+
+def test_sglang_fp8_is_per_channel(cli):
+    # SGLang 0.5.23 Fp8LinearMethod on CUDA: per_token_group_quant_fp8 over whole rows, a float32 scale per row
+    scales = L * sum(ROWS) * 4
+    d = _json(cli, "estimate", "llama-3.1-8b", "-c", "8k", "--gpu", "h100", "--engine", "sglang",
+              "--quantization", "fp8")
+    assert d["model"]["weight_bytes"] == LINEAR + 2 * PLAIN + scales == 9_086_705_664
+
+
+def test_sglang_load_holds_the_bf16_checkpoint(cli):
+    # 70B in bf16 is 141,107,412,992 B (published): more than an H100's 79.18 GiB at TP 1, within it at TP 2
+    d = _json(cli, "estimate", "llama-3.1-70b", "-c", "4k", "--gpu", "h100", "--engine", "sglang", "--mem-util", "0.97",
+              "--quantization", "fp8")
+    assert any("would run out of memory loading" in n for n in d["model"]["weights"]["notes"])
+    d = _json(cli, "estimate", "llama-3.1-70b", "-c", "4k", "--gpu", "h100", "--tp", "2", "--engine", "sglang",
+              "--quantization", "fp8")
+    assert not any("would run out of memory loading" in n for n in d["model"]["weights"]["notes"])
+
+
+def test_emit_passes_the_flag_on(cli):
+    d = _json(cli, "estimate", "llama-3.1-8b", "-c", "8k", "--quantization", "fp8_per_block", "--emit", "vllm")
+    argv = d["emit"]["argv"]
+    assert argv[argv.index("--quantization") + 1] == "fp8_per_block"
+    d = _json(cli, "estimate", "llama-3.1-8b", "-c", "8k", "--quantization", "fp8", "--emit", "sglang")
+    argv = d["emit"]["argv"]
+    assert argv[argv.index("--quantization") + 1] == "fp8"
+    assert d["model"]["weight_bytes"] == LINEAR + 2 * PLAIN + L * sum(ROWS) * 4  # SGLang's rule: the one emitted
+
+
+def test_fit_sizes_the_quantized_weights(cli):
+    d = _json(cli, "fit", "llama-3.1-8b", "-c", "8k", "-n", "1", "--gpu", "h100", "--max-gpus", "1", "--engine", "vllm",
+              "--quantization", "fp8", "--kv-dtype", "auto")
+    first = d["options"][0]
+    assert first["gpus"] == 1 and first["weight_bytes_per_gpu"] == LLAMA_VLLM
+    assert "--quantization fp8" in first["estimate_command"]
+
+
+def test_refusals(cli):
+    line = _error(cli, "estimate", "llama-3.1-8b", "--quantization", "int4")
+    assert "--quantization 'int4'" in line and "fp8_per_tensor" in line
+    assert "SGLang" in _error(cli, "estimate", "llama-3.1-8b", "--engine", "sglang", "--quantization", "fp8_per_block")
+    # an FP8 checkpoint with another method: vLLM's "does not match" (config/model.py _verify_quantization)
+    line = _error(cli, "estimate", "deepseek-v3", "--quantization", "fp8_per_tensor")
+    assert "(fp8) does not match" in line and "(fp8_per_tensor)" in line
+    assert "does not match" in _error(cli, "estimate", "gpt-oss-20b", "--engine", "sglang", "--quantization", "fp8")
+    assert "0.34" in _error(cli, "estimate", "llama-3.1-8b", "--engine", "vllm@0.33", "--quantization", "fp8")
+    assert "--weights" in _error(cli, "estimate", "llama-3.1-8b", "--weights", "10GB", "--quantization", "fp8")
+
+
+def test_a_checkpoint_already_so_is_served_as_stored(cli):
+    # DeepSeek-V3 is FP8 already: --quantization fp8 changes nothing; gpt-oss's mxfp4 overrides the flag in vLLM
+    for model in ("deepseek-v3", "gpt-oss-20b"):
+        plain = _json(cli, "estimate", model, "-c", "4k")
+        d = _json(cli, "estimate", model, "-c", "4k", "--quantization", "fp8")
+        assert d["model"]["weight_bytes"] == plain["model"]["weight_bytes"]
+        assert d["model"]["online_quantization"] is None
+        assert "no online quantization" in d["model"]["weights"]["notes"][-1]
+
+
+def test_vllm_profile_takes_the_moe_kernels_of_the_online_layout(cli):
+    # Mixtral's bf16 experts run vLLM 0.34's unquantized TritonExperts with a persistent workspace; once quantized
+    # online to per-tensor FP8 they run the FP8 oracle's kernel (online/fp8.py Fp8PerTensorOnlineMoEMethod:
+    # select_fp8_moe_backend), whose workspace kvplan has not read: not the bf16 one
+    args = ("estimate", "mixtral-8x7b", "-c", "4k", "--gpu", "h100", "--tp", "2", "--engine", "vllm")
+    plain = _json(cli, *args)["engine"]["profile"]
+    fp8 = _json(cli, *args, "--quantization", "fp8")["engine"]["profile"]
+    assert "fused-MoE workspace" in plain["kept_from"] and "fused-MoE workspace" not in fp8["kept_from"]
+    assert any("fp8 MoE kernels are not read" in n for n in fp8["notes"])
