@@ -196,3 +196,28 @@ def test_a_text_only_class_on_a_wrapper_config_counts_no_tower():
     raw = dict(load_config("gemma-3-27b")[0], architectures=["Gemma3ForCausalLM"])
     assert build_model(raw, "g").weight_vision == (0, 0, 0)
     assert build_model(load_config("gemma-3-27b")[0], "g").weight_vision[0] == 423_060_336
+
+
+def test_gemma4_tower_is_whole_on_every_rank():
+    # Gemma4Config's vision_config is optional (no tower without it: the bundled gemma-4-31b); with
+    # Gemma4VisionConfig's defaults, against transformers' modules on the meta device, and by hand: input_proj
+    # 3 x 16^2 x 768, position table 2 x 10,240 x 768, 16 layers of q/k/v/o 4 x 768 x 768, q/k norms 2 x 64, MLP
+    # 3 x 768 x 3,072 and four norms, embed_vision 768 x 5,376 (the text hidden). vLLM 0.34 gemma4_mm.py replaces
+    # every linear of the tower by a ReplicatedLinear: all of it on every TP rank
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.gemma4.modeling_gemma4 import Gemma4MultimodalEmbedder, Gemma4VisionModel
+
+    from kvplan.configs.build import build_model
+    from kvplan.engines.vllm_load import config_weights_per_gpu
+
+    raw = dict(load_config("gemma-4-31b")[0], vision_config={"model_type": "gemma4_vision"})
+    config = transformers.AutoConfig.for_model(**raw)
+    expected = _meta_params(lambda: (Gemma4VisionModel(config.vision_config),
+                                     Gemma4MultimodalEmbedder(config.vision_config, config.text_config)))
+    hand = 3 * 256 * 768 + 2 * 10240 * 768 + 16 * (4 * 768 * 768 + 2 * 64 + 3 * 768 * 3072 + 4 * 768) + 768 * 5376
+    assert expected == hand == 171_493_376
+    text, model = load_model("gemma-4-31b"), build_model(raw, "g4")
+    assert text.weight_vision == (0, 0, 0)
+    assert model.weight_vision == (hand, 2 * hand, 2 * hand)
+    assert model.weight_bytes == text.weight_bytes + 2 * hand
+    assert config_weights_per_gpu(model, tp=4) == config_weights_per_gpu(text, tp=4) + 2 * hand

@@ -8,7 +8,7 @@ its default `mm_encoder_tp_mode` "weights" (config/multimodal.py): the tower's l
 MergedColumnParallelLinear / ColumnParallelLinear (split, bias too) and RowParallelLinear (weight split, bias
 whole: layers/linear.py); patch convolutions (layers/conv.py Conv2dLayer / Conv3dLayer), position embeddings,
 class embeddings, LayerNorm / RMSNorm weights and any nn.Linear / ReplicatedLinear are whole. With
-`--mm-encoder-tp-mode data`, or where the tower's heads do not divide by TP (models/vision.py
+`--mm-encoder-tp-mode data`, or where a family passes its vision heads and TP does not divide them (models/vision.py
 is_vit_use_data_parallel falls back to data parallelism), every tower linear is whole on every rank: not modelled.
 
 vLLM 0.34 skips the modules a model builds under `_mark_tower_model` (models/interfaces.py SupportsMultiModal:
@@ -17,9 +17,9 @@ StageMissingLayer) when `--limit-mm-per-prompt` is 0 for every image modality or
 Every family here builds its tower and projector under it. Plan such a start with `--set vision_config=null`
 (docs/weights.md): a config without a vision_config counts no tower.
 
-A wrapper whose config has no vision_config object (kvplan's bundled gemma-4-31b keeps only text_config) counts
-none: transformers would build its config class's default tower, which a checkpoint saved by save_pretrained
-always writes out.
+A wrapper whose config has no vision_config object counts none: Gemma4Config's is optional (no tower; kvplan's
+bundled gemma-4-31b keeps only text_config), and for the others a checkpoint saved by save_pretrained always writes
+the one its class builds.
 """
 
 from __future__ import annotations
@@ -38,9 +38,11 @@ class Tower:
     what: str  # the modules, for notes
 
     def note(self, bytes_per_param: float) -> str:
+        held = ("holds all of them whole on every TP rank" if self.whole == self.params else
+                f"holds {self.whole:,} of them whole on every TP rank and splits the rest")
         return (f"vision tower counted: {self.what}, {self.params:,} parameters at {bytes_per_param:g} B; vLLM 0.34 "
-                f"holds {self.whole:,} of them whole on every TP rank and splits the rest, and skips the tower with "
-                "--language-model-only or --limit-mm-per-prompt 0 for images (plan that with --set vision_config=null)")
+                f"{held}, and skips the tower with --language-model-only or --limit-mm-per-prompt 0 for images (plan "
+                "that with --set vision_config=null)")
 
 
 class _Count:
@@ -308,9 +310,39 @@ def mistral3(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     return c, "PixtralVisionModel + Mistral3MultiModalProjector"
 
 
+# -- Gemma 4 ---------------------------------------------------------------------------------------------------
+
+# transformers 5.25 gemma4/configuration_gemma4.py Gemma4VisionConfig
+_GEMMA4 = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 16, "num_attention_heads": 12,
+           "num_key_value_heads": 12, "head_dim": 64, "patch_size": 16, "position_embedding_size": 10 * 1024}
+
+
+def gemma4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """Gemma4VisionModel and embed_vision (transformers 5.25 modeling_gemma4.py): patch_embedder.input_proj
+    (3 x patch^2 -> hidden, no bias) and its position_embedding_table [2, position_embedding_size, hidden]; layers
+    of q/k/v/o_proj (no bias), q_norm / k_norm over head_dim (v_norm has no weight), a gated MLP without bias and
+    four RMSNorms; Gemma4MultimodalEmbedder's embedding_projection (output_proj_dims, else hidden -> text hidden;
+    its norm has no weight). The clipped linears' min / max and the standardize buffers are not parameters and are
+    not counted (a few kB). vLLM 0.34 gemma4_mm.py builds the tower with transformers' AutoModel and replaces every
+    nn.Linear in it by a ReplicatedLinear (transformers/utils.py recursive_replace_linear, "replicate"), and
+    embedding_projection is a ReplicatedLinear: the whole tower sits on every TP rank. An audio tower
+    (audio_config) is not counted."""
+    v = Fields(v.raw, v.source, _GEMMA4)
+    c = _Count()
+    h, inter, patch, hd = v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size"), v.int("head_dim")
+    heads, kv = v.int("num_attention_heads"), v.int("num_key_value_heads")
+    c.held(3 * patch * patch * h + 2 * v.int("position_embedding_size") * h)
+    for _ in range(v.int("num_hidden_layers")):
+        c.held(h * heads * hd + 2 * h * kv * hd + heads * hd * h + 2 * hd + 3 * h * inter + 4 * h)
+    c.held(v.int("output_proj_dims", default=h) * f.int("hidden_size"))
+    audio = " (audio tower not counted)" if isinstance(raw.get("audio_config"), dict) else ""
+    return c, "Gemma4VisionModel + embed_vision" + audio
+
+
 # the wrapper's model_type -> its counter; a wrapper not listed keeps the text model's count, with a note
 VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] = {
     "gemma3": gemma3,
+    "gemma4": gemma4,
     "qwen2_5_vl": qwen2_5_vl,
     "qwen3_vl": qwen3_vl,
     "qwen3_vl_moe": qwen3_vl,
@@ -333,7 +365,8 @@ def vision_tower(raw: dict, f: Fields) -> Tower | None:
     if counter is None or not isinstance(nested, dict):
         return None
     arch = raw.get("architectures")
-    if isinstance(arch, list) and arch and isinstance(arch[0], str) and not arch[0].endswith("ForConditionalGeneration"):
+    first = arch[0] if isinstance(arch, list) and arch else None
+    if isinstance(first, str) and not first.endswith("ForConditionalGeneration"):
         return None
     defaults = _SIGLIP if raw.get("model_type") == "gemma3" else None
     v = Fields(nested, f.source, defaults, model_type=str(nested.get("model_type", raw.get("model_type"))))
