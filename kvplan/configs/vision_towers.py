@@ -314,7 +314,8 @@ def mistral3(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
 
 # transformers 5.25 gemma4/configuration_gemma4.py Gemma4VisionConfig
 _GEMMA4 = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 16, "num_attention_heads": 12,
-           "num_key_value_heads": 12, "head_dim": 64, "patch_size": 16, "position_embedding_size": 10 * 1024}
+           "num_key_value_heads": 12, "head_dim": 64, "patch_size": 16, "position_embedding_size": 10 * 1024,
+           "standardize": False, "use_clipped_linears": False}
 
 
 def gemma4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
@@ -322,8 +323,9 @@ def gemma4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     (3 x patch^2 -> hidden, no bias) and its position_embedding_table [2, position_embedding_size, hidden]; layers
     of q/k/v/o_proj (no bias), q_norm / k_norm over head_dim (v_norm has no weight), a gated MLP without bias and
     four RMSNorms; Gemma4MultimodalEmbedder's embedding_projection (output_proj_dims, else hidden -> text hidden;
-    its norm has no weight). The clipped linears' min / max and the standardize buffers are not parameters and are
-    not counted (a few kB). vLLM 0.34 gemma4_mm.py builds the tower with transformers' AutoModel and replaces every
+    its norm has no weight); and the checkpoint's buffers: std_bias / std_scale [hidden] with standardize, and
+    with use_clipped_linears the four one-element input / output min / max of each of a layer's 7 linears.
+    vLLM 0.34 gemma4_mm.py builds the tower with transformers' AutoModel and replaces every
     nn.Linear in it by a ReplicatedLinear (transformers/utils.py recursive_replace_linear, "replicate"), and
     embedding_projection is a ReplicatedLinear: the whole tower sits on every TP rank. An audio tower
     (audio_config) is not counted."""
@@ -332,9 +334,10 @@ def gemma4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     h, inter, patch, hd = v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size"), v.int("head_dim")
     heads, kv = v.int("num_attention_heads"), v.int("num_key_value_heads")
     c.held(3 * patch * patch * h + 2 * v.int("position_embedding_size") * h)
+    clips = 7 * 4 if v.flag("use_clipped_linears") else 0
     for _ in range(v.int("num_hidden_layers")):
-        c.held(h * heads * hd + 2 * h * kv * hd + heads * hd * h + 2 * hd + 3 * h * inter + 4 * h)
-    c.held(v.int("output_proj_dims", default=h) * f.int("hidden_size"))
+        c.held(h * heads * hd + 2 * h * kv * hd + heads * hd * h + 2 * hd + 3 * h * inter + 4 * h + clips)
+    c.held((2 * h if v.flag("standardize") else 0) + v.int("output_proj_dims", default=h) * f.int("hidden_size"))
     audio = " (audio tower not counted)" if isinstance(raw.get("audio_config"), dict) else ""
     return c, "Gemma4VisionModel + embed_vision" + audio
 
