@@ -29,7 +29,8 @@ estimate) is split evenly: (total - MTP estimate) / (tp x pp), rounded up;
 for the config estimate under TP the bytes each TP rank holds whole
 (Weights.replicated_bytes: norms, routers, RowParallelLinear biases and
 per-row scales, per-tensor and KV scales, from the family's per-module count) are divided by
-pp only.
+pp only, and a vision tower the estimate counts (Weights.vision: configs/vision_towers.py) sits on the first
+stage, its whole part whole and the rest over the TP ranks.
 
 KV heads: vLLM builds k_proj / v_proj (or a fused qkv) as a QKVParallelLinear
 (0.11.0 to 0.34.0 layers/linear.py QKVParallelLinear.__init__: `if tp_size >=

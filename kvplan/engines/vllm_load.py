@@ -205,7 +205,8 @@ def downcast_float32(record, served_as: str = "bf16 (vLLM's dtype auto)"):
     whole = record.replicated
     replicated = (lambda: loaded(whole())) if callable(whole) else loaded(whole)
     return replace(record, total_bytes=total, by_dtype=by_dtype, parts=parts, mtp_parts=mtp_parts,
-                   against_role=against, kv_split=kv, replicated=replicated, notes=record.notes + (note,)), note
+                   against_role=against, kv_split=kv, replicated=replicated,
+                   vision=tuple(loaded(n) for n in record.vision), notes=record.notes + (note,)), note
 
 
 def vllm_loaded(model, record, served_as: str = "bf16 (vLLM's dtype auto)"):
@@ -235,8 +236,9 @@ def config_weights_per_gpu(model, tp: int = 1, pp: int = 1, version: str | None 
     """Bytes on one GPU of a config-sized checkpoint (no tensor table) under (tp, pp): what each TP rank holds
     whole (model.weight_replicated_bytes: norms, routers, RowParallelLinear biases, per-tensor and KV scales;
     read only under TP) spread over the stages, the k/v projections' KV shares one KV head a rank where TP exceeds
-    the KV heads (capacity.weights.kv_held), the rest over every GPU; GPTQ's g_idx left out where vLLM
-    `version` drops it. halve: a float32 checkpoint served in bf16."""
+    the KV heads (capacity.weights.kv_held), the rest over every GPU; a counted vision tower
+    (model.weight_vision) on the first stage, the fullest: its whole part there whole, the rest over its TP ranks;
+    GPTQ's g_idx left out where vLLM `version` drops it. halve: a float32 checkpoint served in bf16."""
     from ..capacity.weights import kv_held
 
     whole = model.weight_replicated_bytes if tp > 1 else 0
