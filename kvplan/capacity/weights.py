@@ -31,7 +31,8 @@ estimate) is split evenly: (total - MTP estimate) / (tp x pp), rounded up;
 for the config estimate under TP the bytes each TP rank holds whole
 (Weights.replicated_bytes: norms, routers, RowParallelLinear biases and
 per-row scales, per-tensor and KV scales, from the family's per-module count) are divided by
-pp only.
+pp only, and a vision tower the estimate counts (Weights.vision: configs/vision_towers.py) sits on the first
+stage, its whole part whole and the rest over the TP ranks.
 
 KV heads: vLLM builds k_proj / v_proj (or a fused qkv) as a QKVParallelLinear
 (0.11.0 to 0.34.0 layers/linear.py QKVParallelLinear.__init__: `if tp_size >=
@@ -138,7 +139,11 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
         mtp, whole = weights.mtp_estimated_bytes, weights.replicated_bytes if tp > 1 else 0
         kv = (weights.kv_parts or ()) if tp > 1 else ()  # read only under TP, as replicated_bytes
         taken, held = kv_held(((n, heads) for _, _, n, heads in kv), tp, pp)
-        out = [_ceil_div(weights.total_bytes - mtp - whole - taken, tp * pp) + _ceil_div(whole, pp) + held] * pp
+        # the config estimate's vision tower (in total, its whole part in replicated_bytes): on the first stage
+        vision, vision_whole = weights.vision[0], weights.vision[1] if tp > 1 else 0
+        out = [_ceil_div(weights.total_bytes - mtp - whole - taken - (vision - vision_whole), tp * pp)
+               + _ceil_div(whole - vision_whole, pp) + held] * pp
+        out[0] += vision_whole + _ceil_div(vision - vision_whole, tp)
         if include_mtp and mtp:
             out[-1] += _ceil_div(mtp, tp)
         return out

@@ -759,6 +759,31 @@ def counted_params(family: Family, f: Fields, layers: list, dims) -> tuple[int, 
     return total + delta, active + delta, (head.describe(lm_head),)
 
 
+def _with_vision_tower(raw: dict, f: Fields, whole):
+    """(the bytes each TP rank holds whole, ModelSpec.weight_vision, notes) of an image-text wrapper whose vision
+    tower and projector kvplan counts (configs/vision_towers.py): the tower's parameters and bytes at the
+    checkpoint's float dtype (a quantized checkpoint is taken to keep its tower unquantized, as the note says), and
+    its part vLLM holds whole added to `whole`; a wrapper kvplan does not count gets a note saying so."""
+    from .vision_towers import vision_tower
+
+    try:
+        tower = vision_tower(raw, f)
+    except ConfigError as exc:
+        return whole, (0, 0, 0), (f"vision tower not counted ({exc.message}): the weights are the text model's; "
+                                  "give --weights for the checkpoint's",)
+    if tower is None:
+        if isinstance(raw.get("vision_config"), dict):
+            return whole, (0, 0, 0), (
+                f"vision tower not counted: kvplan has no count of model_type {raw.get('model_type')!r}'s image "
+                "encoder and projector, which the checkpoint holds and an engine serving images loads; the weights "
+                "are the text model's (give --weights, or the checkpoint's folder or hf://REPO)",)
+        return whole, (0, 0, 0), ()
+    width = float_width_bytes(f)
+    extra = tower.whole * width
+    whole = (lambda base=whole: base() + extra) if callable(whole) else whole + extra
+    return whole, (tower.params, tower.params * width, extra), (tower.note(width),)
+
+
 def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     """The per-layer description of the model a config dict describes."""
     source = source or name
@@ -766,6 +791,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         raise ConfigError(f"{source}: the config is not a JSON object")
     family, f, reading, layers, dims = _read(raw, source)
     notes: tuple[str, ...] = ()
+    vision = (0, 0, 0)
     try:
         if family.params is None:
             raise ConfigError(f"kvplan has no parameter count for model_type {f.model_type!r}")
@@ -796,6 +822,9 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         expert_params = expert_bytes = 0
         weight_notes = tuple(n for n in weight_notes if n.startswith(WEIGHTS_NOT_SIZED))
     notes += weight_notes
+    if total and bytes_per_param:  # the text model's weights sized: add the tower's
+        whole_bytes, vision, vision_notes = _with_vision_tower(raw, f, whole_bytes)
+        notes += vision_notes
     if family.notes is not None:
         notes += family.notes(f)
     heads = f.opt_int("num_attention_heads") or 0
@@ -834,6 +863,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_expert_params=expert_params,
         weight_expert_bytes=expert_bytes,
         weight_dtype=weight_dtype,
+        weight_vision=vision,
         max_context_tokens=f.opt_int("max_position_embeddings"),
         hidden_size=f.opt_int("hidden_size") or 0,
         num_attention_heads=heads,
