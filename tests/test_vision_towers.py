@@ -221,3 +221,15 @@ def test_gemma4_tower_is_whole_on_every_rank():
     assert model.weight_vision == (hand, 2 * hand, 2 * hand)
     assert model.weight_bytes == text.weight_bytes + 2 * hand
     assert config_weights_per_gpu(model, tp=4) == config_weights_per_gpu(text, tp=4) + 2 * hand
+
+
+def test_a_decode_step_reads_the_text_model_not_the_tower(cli):
+    # Qwen2.5-VL-7B's language model is Qwen2.5-7B's 7,615,616,512 parameters (published), 15,231,233,024 B in
+    # bf16; the tower runs once per image at prefill, so a decode step at batch 1 reads those bytes only, while
+    # the weights held (the plan's pool) include the tower
+    code, out, err = cli("estimate", "qwen2.5-vl-7b", "--gpu", "h100", "-f", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    vision = data["model"]["weights"]["by_role"]["vision"]
+    assert data["model"]["weight_bytes"] == 15_231_233_024 + vision
+    assert data["decode"]["weight_read_bytes_per_gpu"] == 15_231_233_024

@@ -72,6 +72,19 @@ def mtp_bytes(weights: Weights, num_layers: int) -> int:
     return sum(n for role, layer, n in weights.parts if is_mtp_part(role, layer, num_layers))
 
 
+def vision_bytes(weights: Weights) -> int:
+    """Bytes of the image encoder (vision tower and projector): the tensor table's "vision" parts, else the config
+    estimate's (Weights.vision). A decode step never reads them: the tower runs once per image, at prefill."""
+    if not weights.parts:
+        return weights.vision[0]
+    return sum(n for role, _, n in weights.parts if role == "vision")
+
+
+def decode_read_bytes(weights: Weights, num_layers: int) -> int:
+    """The weights a decode step reads (before MoE routing): what the engine loads less the image encoder."""
+    return served_bytes(weights, num_layers) - vision_bytes(weights)
+
+
 def require_known(weights: Weights, name: str = "") -> None:
     """A GPU's pool is its memory less the weights: refuse to plan one with weights nobody counted (a family
     whose parameter count kvplan lacks, or a config without a field the count needs)."""

@@ -26,7 +26,7 @@ from ..capacity.gpus import Gpu, LIST_PRICES
 from ..capacity.hardware import Deployment, make_deployment
 from ..capacity.pool import batch_bytes
 from ..capacity.shard import shard
-from ..capacity.weights import require_known, served_bytes, stage_weight_bytes
+from ..capacity.weights import decode_read_bytes, require_known, stage_weight_bytes
 from ..errors import KvplanError, UsageError
 from ..planner import PlanResult, compose, evaluate
 from ..techniques.registry import build_all
@@ -556,7 +556,7 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
                     table = layers_by_tp[tp] = _Layers(plan, tokens, tp)
                     # the decode bytes per GPU do not depend on pp: every stage's reads are summed
                     unit = decode_cost(model, Deployment(gpu=replace(gpu, hbm_gbps=1.0), tp=tp, pp=1, weights=record),
-                                       tokens, max(resident, 1), served_bytes(record, model.num_layers))
+                                       tokens, max(resident, 1), decode_read_bytes(record, model.num_layers))
                     read_by_tp[tp] = unit.weight_read_bytes_per_gpu + unit.kv_read_bytes_per_gpu
                 stages = table.stages(pp)
                 kv_gpu = max(table.batch_total(st, resident) for st in stages)
