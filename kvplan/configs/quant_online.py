@@ -182,22 +182,36 @@ def load_note(engine: str, float_bytes: int) -> str:
             "'Model loading took' and the profile do not count")
 
 
-def sglang_load_warning(model, deployment) -> str | None:
-    """SGLang 0.5.23 holds the whole float checkpoint before it quantizes (load_note): a line where a GPU's share of
-    it (the checkpoint's bytes over TP x PP) is more than the GPU's memory, so the load runs out of memory; None
-    where it fits, or without --quantization or a GPU."""
-    gpu = getattr(deployment, "gpu", None)
-    if not model.online_quantization or not model.online_float_bytes or gpu is None:
+def sglang_load_excess(model, gpu, tp: int, pp: int) -> int | None:
+    """SGLang 0.5.23 holds the whole float checkpoint before it quantizes (load_note): a GPU's share of it (the
+    checkpoint's bytes over TP x PP) where that is more than the GPU's memory, so the load runs out of memory; None
+    where it fits, or without --quantization. The one rule `estimate` warns by and `fit` screens by."""
+    if not model.online_quantization or not model.online_float_bytes:
         return None
-    share = model.online_float_bytes // (deployment.tp * deployment.pp)
-    if share <= gpu.usable_bytes:
+    share = model.online_float_bytes // (tp * pp)
+    return share if share > gpu.usable_bytes else None
+
+
+def sglang_load_refusal(model, gpu, tp: int, pp: int) -> str | None:
+    """Why SGLang 0.5.23's load runs out of memory on this split (sglang_load_excess), in words; None where not."""
+    share = sglang_load_excess(model, gpu, tp, pp)
+    if share is None:
         return None
-    return (f"warning: SGLang 0.5.23 would run out of memory loading with --quantization {model.online_quantization}: "
+    return (f"SGLang 0.5.23 would run out of memory loading with --quantization {model.online_quantization}: "
             f"it holds the {model.weight_dtype.rpartition(' + ')[2]} checkpoint before quantizing it, "
-            f"{share / 2**30:,.2f} GiB a GPU at TP {deployment.tp} x PP {deployment.pp}, more than the {gpu.name}'s "
-            f"{gpu.usable_bytes / 2**30:,.2f} GiB (loader.py DefaultModelLoader.load_weights_and_postprocess); use "
-            "more GPUs, vLLM (which quantizes module by module), or an FP8 checkpoint")
+            f"{share / 2**30:,.2f} GiB a GPU at TP {tp} x PP {pp}, more than the {gpu.name}'s "
+            f"{gpu.usable_bytes / 2**30:,.2f} GiB (loader.py DefaultModelLoader.load_weights_and_postprocess)")
+
+
+def sglang_load_warning(model, deployment) -> str | None:
+    """estimate's warning line where SGLang 0.5.23's load of the float checkpoint does not fit (sglang_load_refusal);
+    None where it fits, or without --quantization or a GPU."""
+    gpu = getattr(deployment, "gpu", None)
+    line = None if gpu is None else sglang_load_refusal(model, gpu, deployment.tp, deployment.pp)
+    if line is None:
+        return None
+    return (f"warning: {line}; use more GPUs, vLLM (which quantizes module by module), or an FP8 checkpoint")
 
 
 __all__ = ["Scheme", "ENGINES", "READ_RELEASES", "values", "check", "scheme", "apply", "load_note",
-           "sglang_load_warning"]
+           "sglang_load_excess", "sglang_load_refusal", "sglang_load_warning"]
