@@ -107,3 +107,52 @@ def test_fit_under_sglang_drops_a_split_whose_bf16_share_does_not_fit(cli):
     # vLLM quantizes module by module: one H100 serves it
     d = _json(cli, *args[:-4], "--engine", "vllm", "--quantization", "fp8", "--kv-dtype", "auto", "--max-gpus", "1")
     assert d["options"][0]["gpus"] == 1
+
+
+# Qwen3-30B-A3B (bundled config): hidden 2048, 48 layers, 32 heads and 4 KV heads of 128, 128 experts of 768, vocab
+# 151936, untied; q_norm and k_norm of 128 beside the two layer norms. 61,064,245,248 B in bf16 (published)
+QH, QL, QE, QI, QV = 2048, 48, 128, 768, 151936
+Q_ATTN = QH * 4096 + 2 * QH * 512 + 4096 * QH  # q, k, v, o weights of a layer
+Q_EXPERTS = QE * 3 * QH * QI  # a layer's routed experts
+Q_ROUTER = QE * QH  # mlp.gate
+Q_NORMS = QL * (2 * QH + 2 * 128) + QH
+Q_ENDS = 2 * QV * QH  # embeddings and LM head, never quantized
+
+
+def test_sglang_fp8_moe_keeps_one_scale_per_expert_per_projection(cli):
+    # SGLang 0.5.23 fp8.py: Fp8LinearMethod a float32 scale per output row of q, k, v, o; Fp8MoEMethod on a float
+    # checkpoint re-makes w13_weight_scale [experts] and keeps w2_weight_scale [experts]: 2 float32 per expert; the
+    # router stays bf16 (qwen3_moe.py: quant_config None)
+    assert 2 * (QL * (Q_ATTN + Q_EXPERTS + Q_ROUTER) + Q_NORMS + Q_ENDS) == 61_064_245_248  # the table adds up
+    rows = QL * (4096 + 512 + 512 + 2048)
+    experts = QL * QE * 2 * 4
+    plain = QL * Q_ROUTER + Q_NORMS + Q_ENDS
+    whole = QL * (Q_ATTN + Q_EXPERTS) + 2 * plain + 4 * rows + experts
+    assert whole == 31_168_671_744  # was 31,256,702,976 with a scale per expert row (0.28% more)
+    args = ("estimate", "qwen3-30b-a3b", "-c", "4k", "--gpu", "h100", "--engine", "sglang", "--quantization", "fp8")
+    assert _json(cli, *args)["model"]["weight_bytes"] == whole
+    # TP 2: norms, router, o_proj's row scales and the experts' scales whole on each rank (every rank holds every
+    # expert under TP), the rest halved
+    replicated = 2 * (Q_NORMS + QL * Q_ROUTER) + 4 * QL * 2048 + experts
+    d = _json(cli, *args, "--tp", "2")
+    assert d["capacity"]["weight_bytes_per_gpu"] == (whole - replicated) // 2 + replicated
+
+
+def test_vllm_fp8_quantizes_the_qwen3_moe_router(cli):
+    # vLLM 0.34 qwen3_moe.py builds mlp.gate as GateLinear(..., quant_config=quant_config), a LinearBase the online
+    # config quantizes: the router at 1 B with a float32 scale (fp8_per_tensor), the experts with 2 scales each
+    # (Fp8PerTensorOnlineMoEMethod), attention with one per checkpoint tensor (4 a layer)
+    linear = QL * (Q_ATTN + Q_EXPERTS + Q_ROUTER)
+    plain = Q_NORMS + Q_ENDS
+    per_tensor = linear + 2 * plain + QL * 5 * 4 + QL * QE * 2 * 4
+    assert per_tensor == 31_154_713_536
+    args = ("estimate", "qwen3-30b-a3b", "-c", "4k", "--emit", "vllm", "--quantization")
+    assert _json(cli, *args, "fp8")["model"]["weight_bytes"] == per_tensor
+    # fp8_per_block: 1 B a weight plus a float32 scale per 128 x 128 block, router included
+    assert _json(cli, *args, "fp8_per_block")["model"]["weight_bytes"] == linear + linear * 4 // 128**2 + 2 * plain
+    # fp8_per_channel: a float32 scale per output row, the router's 128 rows too
+    rows = QL * (4096 + 512 + 512 + 2048 + QE * (2 * QI + QH) + QE)
+    assert _json(cli, *args, "fp8_per_channel")["model"]["weight_bytes"] == linear + 2 * plain + 4 * rows
+    # experts_int8 leaves every LinearBase unquantized, the router too
+    int8 = QL * Q_EXPERTS + 4 * QL * QE * (2 * QI + QH) + 2 * (QL * (Q_ATTN + Q_ROUTER) + plain)
+    assert _json(cli, *args, "experts_int8")["model"]["weight_bytes"] == int8

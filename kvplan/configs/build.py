@@ -576,6 +576,10 @@ def _whole_split(f: Fields, q, layers: list, dims, total: int):
     modules = table(f, layers, dims)
     if not modules or sum(m.weight + m.other for m in modules) != total:
         return None
+    if f.model_type in q.quantized_router_families:  # the engine quantizes the router too (configs/quant_online.py)
+        from .weight_tables import quantized_routers
+
+        modules = quantized_routers(modules, f.int("hidden_size"))
     return split(modules, lambda name: False, quantizes_head=not q.keeps_lm_head, family=f.model_type)
 
 
