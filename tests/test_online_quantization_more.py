@@ -156,3 +156,15 @@ def test_vllm_fp8_quantizes_the_qwen3_moe_router(cli):
     # experts_int8 leaves every LinearBase unquantized, the router too
     int8 = QL * Q_EXPERTS + 4 * QL * QE * (2 * QI + QH) + 2 * (QL * (Q_ATTN + Q_ROUTER) + plain)
     assert _json(cli, *args, "experts_int8")["model"]["weight_bytes"] == int8
+
+
+def test_vllm_fp8_quantizes_the_lfm2_moe_router_too(cli):
+    # LFM2-8B-A1B (bundled config): hidden 2048, 24 layers (6 attention with q / k layernorms of 64, 18 short convs
+    # with a [2048, 1, 3] conv weight), 2 dense layers then 22 MoE layers of 32 experts with an expert_bias, vocab
+    # 65536, tied. vLLM 0.34 lfm2_moe.py builds the gate GateLinear(..., quant_config=quant_config): quantized; the
+    # expert_bias (e_score_correction_bias), conv weights, norms and the embeddings stay bf16
+    plain = 65536 * 2048 + 18 * 2048 * 3 + 24 * 2 * 2048 + 6 * 2 * 64 + 22 * 32 + 2048
+    d = _json(cli, "estimate", "lfm2-8b-a1b", "-c", "4k", "--emit", "vllm", "--quantization", "fp8")
+    by_dtype = {e["dtype"]: e["elements"] for e in d["model"]["weights"]["by_dtype"]}
+    assert by_dtype["bfloat16"] == plain  # the routers' 22 x 32 x 2048 weights are not among them
+    assert by_dtype["fp8"] + plain == d["model"]["param_count"]

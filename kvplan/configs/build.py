@@ -455,7 +455,9 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
             what = (f"the linear weights {keeps} ({kept or 'no linear weights'}), read "
                     "module by module, and the embeddings, norms, routers and biases")
         else:  # the head, when kept, is the only linear weight in the float dtype
-            what = f"read module by module: {'the LM head, ' if kept else ''}the embeddings, norms, routers and biases"
+            routers = ("norms and biases (the routers quantized, as the engine builds them)"
+                       if f.model_type in q.quantized_router_families else "norms, routers and biases")
+            what = f"read module by module: {'the LM head, ' if kept else ''}the embeddings, {routers}"
         note = (f"weights estimated as {q.label}: {q.bytes_per_weight:.4g} B per quantized weight with its scales, "
                 f"{plain:,} parameters at {plain_bytes:g} B: {what}")
         if experts:

@@ -25,7 +25,7 @@ DomynEdge's and Moondream 3's in configs/weight_tables/rest.py.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ...errors import ConfigError
@@ -642,6 +642,6 @@ def quantized_routers(modules: list[Module], hidden: int) -> list[Module]:
     """The table with each MoE router (a `.gate` float module of role router, [experts, hidden]) as a linear weight
     the format quantizes, held whole on every TP rank (a ReplicatedLinear): where the engine builds the router with
     the quantization config (QuantBytes.quantized_router_families, configs/quant_online.py)."""
-    return [Module(m.name, m.other, 0, "router", top=m.top, inputs=hidden, whole=True)
+    return [replace(m, weight=m.other, other=0, inputs=hidden, whole=True)
             if m.role == "router" and not m.weight and m.name.endswith(".gate") and hidden and m.other % hidden == 0
             else m for m in modules]
