@@ -455,7 +455,9 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
             what = (f"the linear weights {keeps} ({kept or 'no linear weights'}), read "
                     "module by module, and the embeddings, norms, routers and biases")
         else:  # the head, when kept, is the only linear weight in the float dtype
-            what = f"read module by module: {'the LM head, ' if kept else ''}the embeddings, norms, routers and biases"
+            routers = ("norms and biases (the routers quantized, as the engine builds them)"
+                       if f.model_type in q.quantized_router_families else "norms, routers and biases")
+            what = f"read module by module: {'the LM head, ' if kept else ''}the embeddings, {routers}"
         note = (f"weights estimated as {q.label}: {q.bytes_per_weight:.4g} B per quantized weight with its scales, "
                 f"{plain:,} parameters at {plain_bytes:g} B: {what}")
         if experts:
@@ -576,6 +578,10 @@ def _whole_split(f: Fields, q, layers: list, dims, total: int):
     modules = table(f, layers, dims)
     if not modules or sum(m.weight + m.other for m in modules) != total:
         return None
+    if f.model_type in q.quantized_router_families:  # the engine quantizes the router too (configs/quant_online.py)
+        from .weight_tables import quantized_routers
+
+        modules = quantized_routers(modules, f.int("hidden_size"))
     return split(modules, lambda name: False, quantizes_head=not q.keeps_lm_head, family=f.model_type)
 
 
