@@ -160,9 +160,10 @@ def evaluate(
         cap = capacity(final, deployment, tokens)
         if deployment.gpu is not None and deployment.gpu.hbm_gbps:
             from .capacity.costs import decode_cost
-            from .capacity.weights import served_bytes
+            from .capacity.weights import decode_read_bytes
 
-            dec = decode_cost(final.model, deployment, tokens, max(resident, 1), served_bytes(weights, final.model.num_layers))
+            dec = decode_cost(final.model, deployment, tokens, max(resident, 1),
+                              decode_read_bytes(weights, final.model.num_layers))
     if final.offload is not None:
         resume = None
         if deployment is not None and deployment.gpu is not None and deployment.gpu.bf16_tflops:

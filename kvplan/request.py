@@ -68,6 +68,12 @@ def online_quantization(value: str | None, engine: str, release: str | None) -> 
     return check(value, engine), engine
 
 
+def online_without_engine(value: str | None) -> tuple[str, str] | None:
+    """--quantization of the commands and files that model no engine (compare, sweep, a scenario's
+    deployment.quantization): vLLM 0.34's rule, as `kvplan estimate` takes it without --engine or --emit."""
+    return online_quantization(value, "vllm", None)
+
+
 @record
 class DeploymentRequest:
     gpu: str | None = None

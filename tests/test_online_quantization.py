@@ -54,14 +54,17 @@ def test_mixtral_vllm_fp8_quantizes_the_experts_and_keeps_the_router(cli):
     linear = L * (H * H + 2 * H * KV + H * H + experts * 3 * H * I)
     router, norms = L * H * experts, L * 2 * H + H
     plain = 2 * vocab * H + router + norms
-    tensors = L * (4 + experts * 3)  # q, k, v, o and each expert's w1, w3, w2: a float32 scale each
-    whole = linear + 2 * plain + 4 * tensors
-    assert whole == 46_966_255_104
+    # a float32 scale per quantized checkpoint tensor of attention (q, k, v, o; vLLM holds one per fused qkv_proj: a
+    # few KB), and per expert one for its fused w13 and one for its w2 (online/fp8.py Fp8PerTensorOnlineMoEMethod:
+    # w13_scale / w2_scale [experts])
+    scales = L * 4 * 4 + L * experts * 2 * 4
+    whole = linear + 2 * plain + scales
+    assert whole == 46_966_254_080
     d = _json(cli, "estimate", "mixtral-8x7b", "-c", "4k", "--gpu", "h100", "--tp", "2", "--engine", "vllm",
               "--quantization", "fp8")
     assert d["model"]["weight_bytes"] == whole
     # TP 2: the router, the norms and the per-tensor scales whole on each rank, the rest (8 KV heads) halved
-    replicated = 2 * (router + norms) + 4 * tensors
+    replicated = 2 * (router + norms) + scales
     assert d["capacity"]["weight_bytes_per_gpu"] == (whole - replicated) // 2 + replicated
 
 

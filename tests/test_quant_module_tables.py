@@ -76,7 +76,9 @@ def test_llama4_scout_fp8_dynamic_keeps_attention_and_the_head_in_bf16():
     # them, sized at 4 B as vLLM 0.34 holds them (float32 [rows, 1]; the checkpoint stores them in bf16)
     rows = 48 * 17 * (8192 + 8192 + 5120)
     assert rows == 17_547_264
-    assert model.weight_bytes == quantized * 1 + rows * 4 + plain * 2 == 112_933_349_376
+    # and the BF16 vision tower, 871,932,416 parameters (hand-counted in tests/test_vision_towers.py)
+    assert model.weight_vision[1] == 2 * 871_932_416
+    assert model.weight_bytes == quantized * 1 + rows * 4 + plain * 2 + 2 * 871_932_416 == 114_677_214_208
     assert "lm_head 1,034,485,760; attention 3,019,898,880" in _note(model)
 
 
@@ -97,7 +99,7 @@ def test_llama4_maverick_reads_interleaved_dense_and_moe_layers():
     assert model.param_count == experts + plain == 400_711_848_960
     # and a float32 scale per output row of each routed expert's gate, up (8,192) and down (5,120) projections
     rows = 24 * 128 * (8192 + 8192 + 5120)
-    assert model.weight_bytes == experts + rows * 4 + plain * 2
+    assert model.weight_bytes == experts + rows * 4 + plain * 2 + model.weight_vision[1]  # + the tower (tests/test_vision_towers.py)
     assert "lm_head 1,034,485,760; attention 3,019,898,880; mlp 6,039,797,760; shared experts 3,019,898,880" \
         in _note(model)
 
@@ -125,7 +127,11 @@ def test_gemma4_26b_a4b_nvfp4_quantizes_the_routed_experts_only():
     assert model.param_count == 25_805_936_206 - 30 - 1_145_588_832 // 2
     # NVFP4: 1/2 B + an fp8 scale per 16 = 0.5625 B a weight, + weight_scale_2 and input_scale (F32 each: vLLM 0.34
     # modelopt.py KNvfp4Static / KNvfp4Dynamic) per expert tensor, 30 x 128 x 3 = 11,520 of them
-    assert model.weight_bytes == experts * 9 // 16 + 11_520 * 8 + (attention + mlp + floats) * 2 == 17_636_771_840
+    # and the BF16 vision tower and embedder (the NVFP4 checkpoint ignores them), the published 1,145,588,832 B
+    # (configs/vision_towers.py; was 17,636,771,840 B, the text model alone)
+    assert model.weight_vision[1] == 1_145_588_832
+    assert model.weight_bytes == (experts * 9 // 16 + 11_520 * 8 + (attention + mlp + floats) * 2
+                                  + 1_145_588_832) == 18_782_360_672
     assert "attention 1,110,179,840; mlp 535,265,280" in _note(model)
 
 
@@ -142,7 +148,8 @@ def test_gemma4_31b_nvfp4_keeps_attention_in_bf16():
     assert model.param_count == attention + mlp + floats == 30_697_345_280
     text_bytes = mlp * 9 // 16 + (attention + floats) * 2
     # + weight_scale_2 and input_scale (F32 each) of the 60 x 3 quantized MLP tensors
-    assert model.weight_bytes == text_bytes + 180 * 8 == 31_481_767_840
+    # + the vision tower and embedder in BF16 (575,743,536 parameters, below; was 31,481,767,840 B without them)
+    assert model.weight_bytes == text_bytes + 180 * 8 + 2 * (572_794_416 + 1152 * (5376 - 2816)) == 32_633_254_912
     # published (LilaRest/gemma-4-31B-it-NVFP4-turbo's model card, vLLM on an RTX PRO 6000): this checkpoint takes
     # 31 GiB of GPU memory, google/gemma-4-31B-it 58.9 GiB. The BF16 one is 31,273,088,876 parameters x 2 B =
     # 58.25 GiB, so the loader adds about 0.65 GiB. The same here: text, plus the vision tower and embedder in

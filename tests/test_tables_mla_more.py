@@ -193,9 +193,17 @@ def test_mistral_small_4_holds_its_latent_down_projections_norms_and_routers_who
     # a layer: q_a_proj 4,194,304 + q_a_layernorm 1,024 + kv_a_proj_with_mqa 1,310,720 + kv_a_layernorm 256 + two
     # norms 8,192 + router 524,288 = 6,038,784; 36 layers and the final norm
     whole = 36 * 6_038_784 + 4_096
-    assert model.weight_replicated_bytes == 2 * whole == 434_800_640
-    # TP 8: (237,945,653,248 - 434,800,640) / 8 + 434,800,640 (before: no table, an even split, 29,743,206,656)
-    assert _per_gpu(model, 36, 8) == (237_945_653_248 - 434_800_640) // 8 + 434_800_640 == 30_123_657_216
+    # and PixtralVisionConfig's default tower with Mistral3's projector (configs/vision_towers.py): patch conv
+    # 3 x 16^2 x 1,024 = 786,432, ln_pre 1,024, 24 layers of 4 x 1,024^2 + 3 x 1,024 x 4,096 + 2 x 1,024 =
+    # 16,779,264, the projector's norm 1,024, patch merger 4 x 1,024 x 1,024, linear_1 1,024 x 4,096 and linear_2
+    # 4,096 x 4,096: 428,656,640 parameters; held whole: the conv, the norms and the merger, 5,031,936
+    tower = 786_432 + 1_024 + 24 * 16_779_264 + 1_024 + 4 * 1_024 * 1_024 + 1_024 * 4_096 + 4_096 * 4_096
+    tower_whole = 786_432 + 1_024 + 24 * 2 * 1_024 + 1_024 + 4 * 1_024 * 1_024
+    assert (tower, tower_whole) == (428_656_640, 5_031_936) and model.weight_vision[:2] == (tower, 2 * tower)
+    assert model.weight_replicated_bytes == 2 * whole + 2 * tower_whole == 434_800_640 + 10_063_872
+    # TP 8: (237,945,653,248 + 857,313,280 - 444,864,512) / 8 + 444,864,512 (before the tower: 30,123,657,216; before
+    # the table: an even split, 29,743,206,656)
+    assert _per_gpu(model, 36, 8) == (238_802_966_528 - 444_864_512) // 8 + 444_864_512 == 30_239_627_264
 
 
 # -- Sarvam-MLA (sarvam_mla: DeepSeek-V3's modules) ------------------------------------------------------------------

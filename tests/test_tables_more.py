@@ -44,9 +44,12 @@ def test_gemma_3_27b_bf16_keeps_its_six_norms_a_layer_whole():
     assert model.param_count == total == 27_009_346_304
     # whole: 62 x (4 x 5,376 + 2 x 128) + 5,376 = 1,354,496 parameters x 2 B
     whole = (62 * (4 * 5_376 + 2 * 128) + 5_376) * 2
-    assert model.weight_replicated_bytes == whole == 2_708_992
-    # TP 2: (54,018,692,608 - 2,708,992) / 2 + 2,708,992 (before: an even split, 27,009,346,304)
-    assert stage_weight_bytes(estimated(model), 62, tp=2) == [27_007_991_808 + 2_708_992] == [27_010_700_800]
+    # and the SigLIP tower's whole part, 11,780,352 parameters (tests/test_weights_bundled.py), of its 423,060,336
+    tower, tower_whole = 2 * 423_060_336, 2 * 11_780_352
+    assert model.weight_replicated_bytes == whole + tower_whole and whole == 2_708_992
+    # TP 2: (54,018,692,608 - 2,708,992) / 2 + 2,708,992 (before: an even split, 27,009,346,304), + the tower's whole
+    # part and half the rest (configs/vision_towers.py)
+    assert stage_weight_bytes(estimated(model), 62, tp=2) == [27_010_700_800 + tower_whole + (tower - tower_whole) // 2]
 
 
 def test_phi_4_bf16_keeps_two_norms_a_layer_whole():

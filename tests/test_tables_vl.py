@@ -43,9 +43,12 @@ def test_qwen3_vl_8b_keeps_norms_and_qk_norms_whole():
     assert total == 8_190_735_360 and model.param_count == total
     # whole on every TP rank: the two norms, q_norm and k_norm a layer, the final norm; BF16
     whole = 36 * (2 * 4096 + 2 * 128) + 4096
-    assert whole == 308_224 and model.weight_replicated_bytes == 2 * whole
+    # and the vision tower's part held whole (hand-counted in tests/test_vision_towers.py: 4,657,792 x 2 B)
+    assert whole == 308_224 and model.weight_replicated_bytes == 2 * whole + model.weight_vision[2]
+    assert model.weight_vision[2] == 2 * 4_657_792
     # TP 2: (16,381,470,720 - 616,448) / 2 + 616,448 = 8,191,043,584 B a GPU (308,224 B above an even split)
-    assert _per_gpu(model, 36, 2) == 8_191_043_584
+    # + the tower on the first stage: its whole part and half the rest (576,388,336 parameters, 4,657,792 whole)
+    assert _per_gpu(model, 36, 2) == 8_191_043_584 + 2 * 4_657_792 + (2 * 576_388_336 - 2 * 4_657_792) // 2
 
 
 def test_qwen3_vl_30b_a3b_keeps_norms_and_routers_whole():
@@ -59,9 +62,10 @@ def test_qwen3_vl_30b_a3b_keeps_norms_and_routers_whole():
     assert total == 30_532_122_624 and model.param_count == total
     # whole: 48 x (2 norms + q/k norms + router) + the final norm = 12,793,856; BF16
     whole = 48 * (2 * 2048 + 2 * 128 + 128 * 2048) + 2048
-    assert whole == 12_793_856 and model.weight_replicated_bytes == 2 * whole
+    assert whole == 12_793_856 and model.weight_replicated_bytes == 2 * whole + model.weight_vision[2]  # + the tower (tests/test_vision_towers.py)
     # TP 4: (61,064,245,248 - 25,587,712) / 4 + 25,587,712 = 15,285,252,096 B a GPU
-    assert _per_gpu(model, 48, 4) == 15_285_252_096
+    # + the tower (538,631,408 parameters, 4,649,600 whole: tests/test_vision_towers.py)
+    assert _per_gpu(model, 48, 4) == 15_285_252_096 + 2 * 4_649_600 + (2 * 538_631_408 - 2 * 4_649_600) // 4
 
 
 def test_qwen2_5_vl_7b_flat_config_keeps_its_norms_whole():
@@ -72,9 +76,10 @@ def test_qwen2_5_vl_7b_flat_config_keeps_its_norms_whole():
     total = 2 * 152064 * 3584 + 3584 + 28 * layer
     assert total == 7_615_616_512 and model.param_count == total
     whole = 28 * 2 * 3584 + 3584
-    assert whole == 204_288 and model.weight_replicated_bytes == 2 * whole
+    assert whole == 204_288 and model.weight_replicated_bytes == 2 * whole + model.weight_vision[2]  # + the tower (tests/test_vision_towers.py)
     # TP 2: (15,231,233,024 - 408,576) / 2 + 408,576 = 7,615,820,800 B a GPU
-    assert _per_gpu(model, 28, 2) == 7_615_820_800
+    # + the tower (676,550,144 parameters, 1,673,984 whole: tests/test_vision_towers.py)
+    assert _per_gpu(model, 28, 2) == 7_615_820_800 + 2 * 1_673_984 + (2 * 676_550_144 - 2 * 1_673_984) // 2
 
 
 def test_ernie_4_5_moe_keeps_norms_routers_and_score_biases_whole():
@@ -153,7 +158,8 @@ def test_qwen3_vl_moe_reads_mlp_only_layers_and_decoder_sparse_step():
     total = 2 * 151936 * 2048 + 2048 + 48 * attention + 24 * sparse + 24 * dense
     assert total == 16_936_286_208 and model.param_count == total
     # whole: norms and q/k norms of 48 layers, 24 routers, the final norm
-    assert model.weight_replicated_bytes == 2 * (48 * (2 * 2048 + 2 * 128) + 24 * 128 * 2048 + 2048)
+    assert model.weight_replicated_bytes == 2 * (48 * (2 * 2048 + 2 * 128) + 24 * 128 * 2048 + 2048) \
+        + model.weight_vision[2]  # + the tower (tests/test_vision_towers.py)
 
 
 def test_ernie_4_5_without_tie_word_embeddings_is_tied():
@@ -196,11 +202,17 @@ def test_qwen3_vl_30b_a3b_int8_awq_splits_module_by_module():
     # 1 B a weight (eight bits packed four to an int32) + one BF16 scale a group of 32, + each quantized tensor's
     # weight_shape (2 x int64 = 16 B): 48 x (4 + 384) = 18,624 tensors
     tensors = 48 * (4 + 128 * 3)
-    assert model.weight_bytes == quantized + quantized // 32 * 2 + tensors * 16 + 2 * plain == 33_036_106_752
+    # and the BF16 vision tower, 538,631,408 parameters (hand-counted in tests/test_vision_towers.py)
+    assert model.weight_vision[1] == 2 * 538_631_408
+    assert model.weight_bytes == (quantized + quantized // 32 * 2 + tensors * 16 + 2 * plain
+                                  + 2 * 538_631_408) == 34_113_369_568
     # whole on every TP rank: the BF16 norms and routers (as in BF16), and the 16 B a tensor kvplan keeps whole
-    assert model.weight_replicated_bytes == 2 * (48 * (2 * 2048 + 2 * 128 + 128 * 2048) + 2048) + tensors * 16
-    # TP 2: (33,036,106,752 - 25,885,696) / 2 + 25,885,696 = 16,530,996,224 B a GPU
-    assert _per_gpu(model, 48, 2) == 16_530_996_224
+    # and the BF16 tower's whole part (4,649,600 parameters: tests/test_vision_towers.py)
+    assert model.weight_replicated_bytes == (2 * (48 * (2 * 2048 + 2 * 128 + 128 * 2048) + 2048) + tensors * 16
+                                             + 2 * 4_649_600)
+    # TP 2: (33,036,106,752 - 25,885,696) / 2 + 25,885,696 = 16,530,996,224 B a GPU, + the tower's whole part and
+    # half the rest
+    assert _per_gpu(model, 48, 2) == 16_530_996_224 + 2 * 4_649_600 + (2 * 538_631_408 - 2 * 4_649_600) // 2
 
 
 def test_mimo_names_and_sizes_the_modules_of_qwen2():

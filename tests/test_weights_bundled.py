@@ -59,11 +59,12 @@ def _reference(alias: str) -> tuple[int, float, float]:
     text = model.param_count * 2
     if alias.startswith("gpt-oss"):
         return _mxfp4_bytes(alias), 1 - 1e-3, 1 + 1e-3  # bias and sink rounding only
-    if alias == "gemma-3-27b":
+    if alias == "gemma-3-27b":  # the estimate holds the SigLIP tower and projector (configs/vision_towers.py)
         vision = _siglip_params(load_config(alias)[0]["vision_config"])
+        assert model.weight_vision[:2] == (vision, 2 * vision)
         return text + 2 * vision, 1.0, 1 + 10 * PPM  # + shard headers of the weight files
-    if alias == "llama-4-scout":
-        return text, 1.0, 1.01  # vision encoder in the files, not in the text count
+    if alias == "llama-4-scout":  # the estimate holds the vision encoder and projector (configs/vision_towers.py)
+        return text + model.weight_vision[1], 1.0, 1 + 10 * PPM  # + shard headers of the weight files
     if alias == "kimi-k2":
         return model.param_count, 1.0, 1.01  # FP8 at 1 B, + BF16 embeddings/head/norms + F32 scales
     if alias == "deepseek-v3":
@@ -125,11 +126,23 @@ def test_an_entry_without_a_role_split_divides_evenly_under_tp_and_pp(cli):
     assert data["capacity"]["weight_bytes_per_gpu"] == (total - 2_637_824) // 4 + 2_637_824 // 2 == 35_277_512_704
 
 
-def test_multimodal_total_is_split_evenly_vision_tower_included(cli):
+def test_multimodal_total_holds_the_counted_tower_on_the_first_stage(cli):
+    # Gemma 3 27B's files (54,864,980,440 B) are its count x 2 B (27,432,406,640 parameters with the SigLIP tower and
+    # projector) + 167,160 B of shard headers, so the plan takes the count's split (weights/estimate.py
+    # with_config_replicated). Held whole on each TP rank (vLLM 0.34), by hand from the config: the text model's
+    # RMSNorms, 62 layers x (4 x 5,376 + q_norm / k_norm 2 x 128) + the final 5,376 = 1,354,496 parameters; the
+    # tower's patch conv 3 x 14^2 x 1,152 + 1,152 = 678,528, position table (896 / 14)^2 x 1,152 = 4,718,592, 27
+    # layers x (two LayerNorms 4 x 1,152 + out_proj and fc2 biases 2 x 1,152) = 186,624, post_layernorm 2,304 and
+    # the projector 1,152 x 5,376 + 1,152 = 6,194,304: 11,780,352. The tower (846,120,672 B: _siglip_params x 2)
+    # sits on the first stage only (vLLM 0.34 interfaces.py _mark_tower_model), its whole part whole, the rest by TP.
     code, out, err = cli("weights", "gemma-3-27b", "--tp", "2", "--pp", "2", "--format", "json")
     assert code == 0, err
     data = json.loads(out)
-    assert data["weight_bytes_per_gpu_by_stage"] == [-(-PUBLISHED["gemma-3-27b"] // 4)] * 2
+    total, vision = PUBLISHED["gemma-3-27b"], 2 * _siglip_params(load_config("gemma-3-27b")[0]["vision_config"])
+    text_whole, vision_whole = 2 * 1_354_496, 2 * 11_780_352
+    assert vision == 846_120_672
+    rest = -(-(total - text_whole - vision) // 4) + text_whole // 2
+    assert data["weight_bytes_per_gpu_by_stage"] == [rest + vision_whole + (vision - vision_whole) // 2, rest]
 
 
 def test_a_set_that_changes_the_parameters_drops_the_bundled_bytes_for_the_estimate():

@@ -129,10 +129,11 @@ def test_wrapper_root_dtype_sizes_the_checkpoint_not_the_nested_text_configs():
     # The root says bfloat16, text_config float32: vLLM 0.34 get_torch_dtype reads the root's first. Text model
     # (Qwen2.5-7B): embeddings and untied head 2 x 152064 x 3584 = 1,089,994,752; a layer q 3584 x 3584 + 3584,
     # k and v 3584 x 512 + 512 each, o 3584 x 3584, MLP 3 x 3584 x 18944, 2 norms x 3584 = 233,057,792, x 28 =
-    # 6,525,618,176; final norm 3584: 7,615,616,512 parameters at 2 B (it said 30.46 GB, at 4 B)
+    # 6,525,618,176; final norm 3584: 7,615,616,512 parameters at 2 B (it said 30.46 GB, at 4 B); the vision tower
+    # (676,550,144 parameters: tests/test_vision_towers.py) at the root's 2 B too, not its vision_config's float32
     d = estimate_json(QWEN25VL_TF453)
     assert d["model"]["param_count"] == 7_615_616_512
-    assert d["model"]["weight_bytes"] == 7_615_616_512 * 2
+    assert d["model"]["weight_bytes"] == (7_615_616_512 + 676_550_144) * 2
     assert d["bytes_per_token"] == 2 * 28 * 4 * 128 * 2
 
 

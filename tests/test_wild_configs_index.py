@@ -44,8 +44,9 @@ def _vision_qwen3_5(out_hidden: int) -> int:
 def test_qwen3_5_mlx_is_sized_as_mlx_lm_stores_it():
     # leo-kreisman/Qwen3.5-9B-MLX-8bit (commit 57b661376e13233dcd17a91f69f6fd00ada7f1c6): config.json (its
     # layer_types list written on one line) and model.safetensors.index.json, total_size 10,426,433,504 B. The
-    # index holds the vision tower in bf16 (vision_tower.*, no scales), which kvplan leaves out, and the text
-    # model's linear layers and embeddings as MLX 8-bit (weight, scales, biases): 1 + 2 x 2 / 64 B a weight.
+    # index holds the vision tower in bf16 (vision_tower.*, no scales), which kvplan counts at the float dtype
+    # (configs/vision_towers.py), and the text model's linear layers and embeddings as MLX 8-bit (weight, scales,
+    # biases): 1 + 2 x 2 / 64 B a weight.
     vision = _vision_qwen3_5(4096)
     assert vision == 456_010_480
     # By hand: embed_tokens and lm_head 248,320 x 4,096; 8 full-attention layers: q_proj 4,096 -> 16 x 256 x 2
@@ -60,8 +61,10 @@ def test_qwen3_5_mlx_is_sized_as_mlx_lm_stores_it():
     # cast_predicate leaves in the source checkpoint's dtype (float32: 24 x 32 x 2 B more than kvplan's 2 B)
     assert text + 2 * vision + 24 * 32 * 2 == 10_426_433_504
     m = estimate_json(str(CONFIGS / "qwen3.5-9b-mlx-8bit.json"))["model"]
-    # before: no figure (qwen3_5's mlx-lm layout not read)
-    assert m["weight_bytes"] == text == 9_514_411_008
+    # before: no figure (qwen3_5's mlx-lm layout not read), then the text model alone (9,514,411,008 B); now the
+    # index's total less A_log's 1,536 B
+    assert text == 9_514_411_008
+    assert m["weight_bytes"] == text + 2 * vision == 10_426_433_504 - 24 * 32 * 2
     assert m["weight_dtype"] == "mlx-int8 + bfloat16"
 
 
@@ -78,7 +81,7 @@ def test_qwen3_5_mlx_entries_name_the_language_model(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(raw))
     m = estimate_json(str(path))["model"]
-    assert m["weight_bytes"] == 9_514_411_008 - 248320 * 4096 // 2
+    assert m["weight_bytes"] == 9_514_411_008 - 248320 * 4096 // 2 + 2 * _vision_qwen3_5(4096)
 
 
 def test_qwen3_5_moe_mlx_routers_at_their_entries(tmp_path):

@@ -7,7 +7,9 @@ Tensors vLLM holds otherwise than their role (Weights.against_role, read by
 name: MLA's q_a_proj / kv_a_proj_with_mqa, the DSA indexer's wq_b / wk /
 weights_proj, o_proj biases, one-element per-tensor / KV scales and the
 per-output-row scales of row-parallel modules (roles.is_row_parallel) whole;
-MiniMax-M2's q/k norms split) follow vLLM.
+MiniMax-M2's q/k norms split; and, where kvplan has the family's per-module
+table, what that table holds whole or splits otherwise than the name's role:
+roles.table_whole_bytes) follow vLLM.
 PP: a decoder layer's tensors sit on the stage that runs the layer (the split
 of capacity/shard.stage_bounds); the embeddings, vision tower and anything
 outside the layers sit on the first stage, the final norm and lm_head on the
@@ -29,7 +31,8 @@ estimate) is split evenly: (total - MTP estimate) / (tp x pp), rounded up;
 for the config estimate under TP the bytes each TP rank holds whole
 (Weights.replicated_bytes: norms, routers, RowParallelLinear biases and
 per-row scales, per-tensor and KV scales, from the family's per-module count) are divided by
-pp only.
+pp only, and a vision tower the estimate counts (Weights.vision: configs/vision_towers.py) sits on the first
+stage, its whole part whole and the rest over the TP ranks.
 
 KV heads: vLLM builds k_proj / v_proj (or a fused qkv) as a QKVParallelLinear
 (0.11.0 to 0.34.0 layers/linear.py QKVParallelLinear.__init__: `if tp_size >=
@@ -67,6 +70,19 @@ def mtp_bytes(weights: Weights, num_layers: int) -> int:
     if not weights.parts:
         return weights.mtp_estimated_bytes
     return sum(n for role, layer, n in weights.parts if is_mtp_part(role, layer, num_layers))
+
+
+def vision_bytes(weights: Weights) -> int:
+    """Bytes of the image encoder (vision tower and projector): the tensor table's "vision" parts, else the config
+    estimate's (Weights.vision). A decode step never reads them: the tower runs once per image, at prefill."""
+    if not weights.parts:
+        return weights.vision[0]
+    return sum(n for role, _, n in weights.parts if role == "vision")
+
+
+def decode_read_bytes(weights: Weights, num_layers: int) -> int:
+    """The weights a decode step reads (before MoE routing): what the engine loads less the image encoder."""
+    return served_bytes(weights, num_layers) - vision_bytes(weights)
 
 
 def require_known(weights: Weights, name: str = "") -> None:
@@ -136,7 +152,11 @@ def stage_weight_bytes(weights: Weights, num_layers: int, tp: int = 1, pp: int =
         mtp, whole = weights.mtp_estimated_bytes, weights.replicated_bytes if tp > 1 else 0
         kv = (weights.kv_parts or ()) if tp > 1 else ()  # read only under TP, as replicated_bytes
         taken, held = kv_held(((n, heads) for _, _, n, heads in kv), tp, pp)
-        out = [_ceil_div(weights.total_bytes - mtp - whole - taken, tp * pp) + _ceil_div(whole, pp) + held] * pp
+        # the config estimate's vision tower (in total, its whole part in replicated_bytes): on the first stage
+        vision, vision_whole = weights.vision[0], weights.vision[1] if tp > 1 else 0
+        out = [_ceil_div(weights.total_bytes - mtp - whole - taken - (vision - vision_whole), tp * pp)
+               + _ceil_div(whole - vision_whole, pp) + held] * pp
+        out[0] += vision_whole + _ceil_div(vision - vision_whole, tp)
         if include_mtp and mtp:
             out[-1] += _ceil_div(mtp, tp)
         return out

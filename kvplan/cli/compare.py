@@ -7,7 +7,9 @@ from typing import Annotated
 import typer
 
 from .common import check_format, emit
-from .options import BatchOpt, ContextOpt, FormatOpt, KvDtypeOpt, MemUtilOpt, PpOpt, TechniqueOpt, TpOpt
+from .options import (
+    BatchOpt, ContextOpt, FormatOpt, KvDtypeOpt, MemUtilOpt, PpOpt, QuantizationOpt, TechniqueOpt, TpOpt,
+)
 
 
 def compare_command(
@@ -20,6 +22,7 @@ def compare_command(
     tp: TpOpt = 1,
     pp: PpOpt = 1,
     mem_util: MemUtilOpt = 0.9,
+    quantization: QuantizationOpt = None,
     fmt: FormatOpt = "table",
 ) -> None:
     """Compare models on the same workload: bytes per token, per sequence, KV pool
@@ -39,4 +42,4 @@ def compare_command(
 
     check_format(fmt)
     emit(compare_workflow(models=models, context=context, batch=batch, kv_dtype=kv_dtype, techniques=technique or [],
-                          gpu=gpu, tp=tp, pp=pp, mem_util=mem_util), fmt)
+                          gpu=gpu, tp=tp, pp=pp, mem_util=mem_util, quantization=quantization), fmt)

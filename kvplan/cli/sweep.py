@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from .common import check_format, emit
-from .options import BatchOpt, FormatOpt, KvDtypeOpt, MemUtilOpt, ModelArg, PpOpt, TpOpt
+from .options import BatchOpt, FormatOpt, KvDtypeOpt, MemUtilOpt, ModelArg, PpOpt, QuantizationOpt, TpOpt
 
 
 def sweep_command(
@@ -21,6 +21,7 @@ def sweep_command(
     kv_dtype: KvDtypeOpt = "auto",
     batch: BatchOpt = "1",
     mem_util: MemUtilOpt = 0.9,
+    quantization: QuantizationOpt = None,
     out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write the table to FILE.csv, FILE.parquet or FILE.json instead of printing it.")] = None,
     plot: Annotated[Optional[str], typer.Option("--plot", help="Draw memory and concurrency against context to FILE.png or FILE.svg (needs matplotlib).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --out/--plot files that exist.")] = False,
@@ -45,7 +46,7 @@ def sweep_command(
     report = sweep_workflow(
         model=model, context=context, points=points, techniques=technique or [], gpu=gpu, tp=tp, pp=pp,
         kv_dtype=kv_dtype, batch=parse_positive_int(batch, "--batch"), mem_util=mem_util, out=out, plot=plot,
-        force=force, fmt=fmt,
+        force=force, fmt=fmt, quantization=quantization,
     )
     if report is not None:
         emit(report, fmt)

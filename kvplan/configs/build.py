@@ -457,7 +457,9 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
             what = (f"the linear weights {keeps} ({kept or 'no linear weights'}), read "
                     "module by module, and the embeddings, norms, routers and biases")
         else:  # the head, when kept, is the only linear weight in the float dtype
-            what = f"read module by module: {'the LM head, ' if kept else ''}the embeddings, norms, routers and biases"
+            routers = ("norms and biases (the routers quantized, as the engine builds them)"
+                       if f.model_type in q.quantized_router_families else "norms, routers and biases")
+            what = f"read module by module: {'the LM head, ' if kept else ''}the embeddings, {routers}"
         note = (f"weights estimated as {q.label}: {q.bytes_per_weight:.4g} B per quantized weight with its scales, "
                 f"{plain:,} parameters at {plain_bytes:g} B: {what}")
         if experts:
@@ -578,6 +580,10 @@ def _whole_split(f: Fields, q, layers: list, dims, total: int):
     modules = table(f, layers, dims)
     if not modules or sum(m.weight + m.other for m in modules) != total:
         return None
+    if f.model_type in q.quantized_router_families:  # the engine quantizes the router too (configs/quant_online.py)
+        from .weight_tables import quantized_routers
+
+        modules = quantized_routers(modules, f.int("hidden_size"))
     return split(modules, lambda name: False, quantizes_head=not q.keeps_lm_head, family=f.model_type)
 
 
@@ -694,11 +700,9 @@ def last_layer_whole_params(raw: dict, source: str) -> int:
     return weight_tables.replicated_params(whole) - weight_tables.replicated_params(before)
 
 
-def kv_modules(raw: dict | None, source: str = "config") -> dict[str, tuple[int, int, int]] | None:
-    """The k/v modules of the config's per-module table (weight_tables/__init__.py Module.kv_heads), by every name a
-    checkpoint may give them (Module.names), as (KV heads, parameters of the KV share, parameters of the weight):
-    what a tensor table's KV shares are read by (weights.roles.fold). {} where the table has none (MLA); None where
-    kvplan has no table of the family, or the config does not read."""
+def _module_table(raw: dict | None, source: str) -> list | None:
+    """The config's per-module table (weight_tables.table), or None where kvplan has no table of the family, or the
+    config does not read: what kv_modules and whole_modules read."""
     from . import weight_tables
 
     if not isinstance(raw, dict):
@@ -711,11 +715,41 @@ def kv_modules(raw: dict | None, source: str = "config") -> dict[str, tuple[int,
         return None
     if f.model_type not in weight_tables.TABLES:
         return None
-    modules = weight_tables.table(f, layers, dims)
-    if not modules:
+    return weight_tables.table(f, layers, dims) or None
+
+
+def kv_modules(raw: dict | None, source: str = "config") -> dict[str, tuple[int, int, int]] | None:
+    """The k/v modules of the config's per-module table (weight_tables/__init__.py Module.kv_heads), by every name a
+    checkpoint may give them (Module.names), as (KV heads, parameters of the KV share, parameters of the weight):
+    what a tensor table's KV shares are read by (weights.roles.fold). {} where the table has none (MLA); None where
+    kvplan has no table of the family, or the config does not read."""
+    modules = _module_table(raw, source)
+    if modules is None:
         return None
     return {name: (m.kv_heads, m.kv_weight, m.weight) if m.weight else (m.kv_heads, m.kv_other, m.other)
             for m in modules if m.kv_heads and not m.whole and (m.weight or m.other) for name in m.names()}
+
+
+def whole_modules(raw: dict | None, source: str = "config") -> dict[str, tuple[int, int, int, int]] | None:
+    """Every module of the config's per-module table by every name a checkpoint may give it (Module.names), as
+    (weight parameters held whole on every TP rank, weight parameters, float parameters held whole, float
+    parameters): weight_tables.held_whole, the rule the config estimate sums (replicated_params). What a tensor
+    table's whole tensors are read by beyond the names weights.roles._TP_WHOLE knows (weights.roles.fold), so that
+    both paths follow the one table; None where kvplan has no table of the family."""
+    from .weight_tables import held_whole
+
+    modules = _module_table(raw, source)
+    if modules is None:
+        return None
+    out: dict[str, tuple[int, int, int, int]] = {}
+    for m in modules:
+        if "{e}" in m.name:  # routed experts: split over TP, never whole
+            continue
+        weight, other = held_whole(m)
+        for name in m.names():
+            a, b, c, d = out.get(name, (0, 0, 0, 0))
+            out[name] = (a + weight, b + m.weight, c + other, d + m.other)
+    return out
 
 
 def counted_params(family: Family, f: Fields, layers: list, dims) -> tuple[int, int, tuple[str, ...]]:
@@ -740,6 +774,31 @@ def counted_params(family: Family, f: Fields, layers: list, dims) -> tuple[int, 
     return total + delta, active + delta, (head.describe(lm_head),)
 
 
+def _with_vision_tower(raw: dict, f: Fields, whole):
+    """(the bytes each TP rank holds whole, ModelSpec.weight_vision, notes) of an image-text wrapper whose vision
+    tower and projector kvplan counts (configs/vision_towers.py): the tower's parameters and bytes at the
+    checkpoint's float dtype (a quantized checkpoint is taken to keep its tower unquantized, as the note says), and
+    its part vLLM holds whole added to `whole`; a wrapper kvplan does not count gets a note saying so."""
+    from .vision_towers import vision_tower
+
+    try:
+        tower = vision_tower(raw, f)
+    except ConfigError as exc:
+        return whole, (0, 0, 0), (f"vision tower not counted ({exc.message}): the weights are the text model's; "
+                                  "give --weights for the checkpoint's",)
+    if tower is None:
+        if isinstance(raw.get("vision_config"), dict):
+            return whole, (0, 0, 0), (
+                f"vision tower not counted: kvplan has no count of model_type {raw.get('model_type')!r}'s image "
+                "encoder and projector, which the checkpoint holds and an engine serving images loads; the weights "
+                "are the text model's (give --weights, or the checkpoint's folder or hf://REPO)",)
+        return whole, (0, 0, 0), ()
+    width = float_width_bytes(f)
+    extra = tower.whole * width
+    whole = (lambda base=whole: base() + extra) if callable(whole) else whole + extra
+    return whole, (tower.params, tower.params * width, extra), (tower.note(width),)
+
+
 def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
     """The per-layer description of the model a config dict describes."""
     source = source or name
@@ -747,6 +806,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         raise ConfigError(f"{source}: the config is not a JSON object")
     family, f, reading, layers, dims = _read(raw, source)
     notes: tuple[str, ...] = ()
+    vision = (0, 0, 0)
     try:
         if family.params is None:
             raise ConfigError(f"kvplan has no parameter count for model_type {f.model_type!r}")
@@ -777,6 +837,9 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         expert_params = expert_bytes = 0
         weight_notes = tuple(n for n in weight_notes if n.startswith(WEIGHTS_NOT_SIZED))
     notes += weight_notes
+    if total and bytes_per_param:  # the text model's weights sized: add the tower's
+        whole_bytes, vision, vision_notes = _with_vision_tower(raw, f, whole_bytes)
+        notes += vision_notes
     if family.notes is not None:
         notes += family.notes(f)
     heads = f.opt_int("num_attention_heads") or 0
@@ -815,6 +878,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_expert_params=expert_params,
         weight_expert_bytes=expert_bytes,
         weight_dtype=weight_dtype,
+        weight_vision=vision,
         max_context_tokens=f.opt_int("max_position_embeddings"),
         hidden_size=f.opt_int("hidden_size") or 0,
         num_attention_heads=heads,

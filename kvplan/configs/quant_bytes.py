@@ -94,6 +94,27 @@ class QuantBytes:
     # the 16-bit dtype the format's tool stores the unquantized tensors in when the config's torch_dtype says
     # float32 (a value copied from the source model's config); None: torch_dtype as written
     float32_stored_as: str | None = None
+    # bytes of scales per routed expert in place of the experts' per-tensor and per-row scales: an engine's online FP8
+    # that keeps one float32 scale for each expert's fused w13 and one for its w2 (configs/quant_online.py); every TP
+    # rank holds them whole. None: the experts' scales as the format's other tensors'
+    expert_scale_bytes: int | None = None
+    # model_types whose MoE router (the `.gate` linear) the engine quantizes like any linear layer
+    # (configs/quant_online.py); elsewhere routers stay in the float dtype
+    quantized_router_families: tuple[str, ...] = ()
+
+
+# a key configs/quant_online.py adds to the quantization_config it names for an engine's online layout (never in a
+# checkpoint): {"expert_scale_bytes": int, "quantized_router_families": [model_type, ...]}, read into QuantBytes
+ONLINE_KEY = "kvplan_online"
+
+
+def _online(q: dict) -> dict:
+    """QuantBytes fields of an engine's online layout (ONLINE_KEY); {} for a checkpoint's own config."""
+    extra = q.get(ONLINE_KEY)
+    if not isinstance(extra, dict):
+        return {}
+    return {"expert_scale_bytes": extra.get("expert_scale_bytes"),
+            "quantized_router_families": tuple(extra.get("quantized_router_families") or ())}
 
 
 class Unsized(Exception):
@@ -219,10 +240,11 @@ def _fp8(q: dict) -> QuantBytes:
         a, b = (_positive_int(x, "weight_block_size", "FP8") for x in block)
         scale = 1 if str(q.get("scale_fmt", "")).lower() == "ue8m0" else 4  # UE8M0 exponents, else float32
         return QuantBytes(f"FP8 block-scaled {a}x{b}", "fp8", 1 + scale / (a * b), exclusions=exclusions,
-                          **experts)
+                          **experts, **_online(q))
     # vLLM's Fp8LinearMethod: a float32 weight_scale per tensor, and an input_scale when activation_scheme is static
     static = str(q.get("activation_scheme") or "").lower() == "static"
-    return QuantBytes("FP8", "fp8", 1.0, exclusions=exclusions, per_tensor_bytes=8 if static else 4, **experts)
+    return QuantBytes("FP8", "fp8", 1.0, exclusions=exclusions, per_tensor_bytes=8 if static else 4, **experts,
+                      **_online(q))
 
 
 # FP8's store_dtype: the format the routed experts are stored in. vLLM 0.24.0-0.34.0 fp8.py Fp8Config.from_config
@@ -271,7 +293,7 @@ def _compressed_tensors(q: dict) -> QuantBytes:
     # depend on the producer (vLLM 0.34 CompressedTensorsKVCacheMethod takes one or num_kv_heads values)
     unsized = "the KV-cache scales of its kv_cache_scheme" if isinstance(q.get("kv_cache_scheme"), dict) else ""
     return QuantBytes(f"compressed-tensors {fmt} ({label})", dtype, size, keeps_lm_head=head, exclusions=exclusions,
-                      per_tensor_bytes=scalars, per_output_row_bytes=rows, unsized=unsized)
+                      per_tensor_bytes=scalars, per_output_row_bytes=rows, unsized=unsized, **_online(q))
 
 
 def _ct_per_row(fmt: str, w: dict) -> int:

@@ -10,8 +10,9 @@ _ONLINE_SHORTHANDS, layers/quantization/online/fp8.py):
                   Fp8Config itself refuses a float checkpoint)
   fp8_per_tensor  Fp8PerTensorOnlineLinearMethod: every LinearBase's weight in FP8 with one float32 weight_scale
                   per module (fused qkv_proj / gate_up_proj: one); Fp8PerTensorOnlineMoEMethod: the routed experts
-                  in FP8 with float32 w13 / w2 scales per expert. kvplan counts 4 B per checkpoint tensor (q, k, v
-                  apart; three per expert): a few KB more than vLLM holds
+                  in FP8 with float32 w13 / w2 scales per expert (_EXPERT_SCALES, counted so). kvplan counts 4 B
+                  per checkpoint tensor of the linear layers (q, k, v apart): a few KB more than vLLM holds (the
+                  fused modules are the model class's packed_modules_mapping, not one place in kvplan)
   fp8_per_channel Fp8PtpcOnlineLinearMethod / Fp8PtpcOnlineMoEMethod: FP8 with a float32 scale per output row
                   ([out, 1]); a row-parallel module's rows are whole, so its scales sit whole on each TP rank
   fp8_per_block   Fp8PerBlockOnlineLinearMethod / MoEMethod: FP8 with a float32 scale per 128 x 128 block (the
@@ -20,11 +21,17 @@ _ONLINE_SHORTHANDS, layers/quantization/online/fp8.py):
                   (Int8OnlineMoEMethod, online/int8.py _quantize_weights) int8 with float32 w13_scale / w2_scale
                   [experts, rows]: a scale per output row of each expert
   Not quantized: VocabParallelEmbedding and ParallelLMHead (not LinearBase: base_config.py resolve_quant_method),
-  norms. The load: OnlineLinearBase creates each weight on the meta device and reload/layerwise.py
+  norms, and MoE routers but those of VLLM_QUANTIZED_ROUTERS (a GateLinear built with the quant_config is a
+  LinearBase like any other: fp8 schemes quantize it; experts_int8 leaves every LinearBase unquantized).
+  The load: OnlineLinearBase creates each weight on the meta device and reload/layerwise.py
   _layerwise_process materializes one module in the checkpoint's dtype, loads it, quantizes it and frees the
   16-bit copy, so the load's peak is the FP8 weights plus one module in BF16; "Model loading took" counts what is
   allocated after the load (utils/mem_utils.py DeviceMemoryProfiler) and the profile starts after empty_cache, so
-  neither the KV budget nor the weights term holds the transient.
+  neither the KV budget nor the weights term holds the transient; the start check (gpu_worker.py init_device,
+  request_memory: free memory against gpu_memory_utilization) runs before the load, and DeviceMemoryProfiler's
+  get_current_memory_usage (platforms/cuda.py) resets the peak before it reads, so nothing vLLM checks sees it:
+  a note, not a term (only a CUDA out-of-memory during the load, one module's bf16 copy beyond what the FP8
+  weights leave of the GPU, could fail on it; the planner leaves (1 - mem_util) x memory + reserve).
   Refused: a checkpoint whose config names another quant_method ("Quantization method specified in the model
   config (X) does not match ...": config/model.py _verify_quantization); a checkpoint already "fp8" with
   --quantization fp8, and those whose method's override_quantization_method ignores the user's value (ModelOpt,
@@ -38,10 +45,10 @@ SGLang 0.5.23 (srt/layers/quantization/fp8.py, srt/model_loader/loader.py):
                   (DefaultModelLoader.load_weights_and_postprocess: load_weights_only, then postprocess_weights)
                   process_weights_after_loading quantizes each module: per output row (per_token_group_quant_fp8
                   with the whole row a group, a float32 scale a row) where CUTLASS FP8 or Marlin runs (CUDA), the
-                  routed experts (Fp8MoEMethod) with one float32 scale per expert for w13 and for w2. kvplan
-                  counts every quantized tensor at a scale per output row, experts too (vLLM's per-channel
-                  layout): for an MoE model the experts' scales are overstated (0.3% of Qwen3-30B-A3B's bytes).
-                  The load holds the whole model in BF16 first (its share on each GPU), then the FP8 weights.
+                  routed experts (Fp8MoEMethod) with one float32 scale per expert for w13 and for w2
+                  (_EXPERT_SCALES); routers kept (qwen3_moe.py, mixtral.py build the gate without quant_config).
+                  The load holds the whole model in BF16 first (its share on each GPU), then the FP8 weights:
+                  estimate warns and fit drops the splits where a GPU's share does not fit (sglang_load_excess).
   Refused as vLLM does (model_config.py _verify_quantization: the same message; fp8 with a "fp8" checkpoint is
   served as stored, and so is a ModelOpt FP8 / FP4 / mixed NVFP4 one, whose override ignores the flag:
   _sglang_keeps). Minimum capability 80 (Fp8Config.get_min_capability).
@@ -52,10 +59,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from .quant_bytes import ROUTED_EXPERTS_ONLY_KEY
+from .quant_bytes import ONLINE_KEY
 
-_PER_TENSOR = {"quant_method": "fp8", "activation_scheme": "dynamic"}
-_PER_BLOCK = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
+# model_types whose MoE router vLLM 0.34 builds with the quant_config, so that its online FP8 quantizes the router like
+# any LinearBase (online/base.py OnlineQuantizationConfig.resolve_quant_method_cls: every LinearBase not ignored):
+# qwen3_moe.py Qwen3MoeSparseMoeBlock (GateLinear(..., quant_config=quant_config); qwen3_vl_moe.py's text layers are
+# Qwen3MoeDecoderLayer) and lfm2_moe.py Lfm2MoeSparseMoeBlock. Every other family kvplan sizes builds its GateLinear
+# without one (mixtral.py, qwen2_moe.py, qwen3_next.py, deepseek_v2.py, glm4_moe.py, minimax_m2.py, gemma4.py's
+# Gemma4Router.proj ...) and keeps it in the float dtype; k2_horizon.py passes it too (kvplan has no table of it)
+VLLM_QUANTIZED_ROUTERS = ("qwen3_moe", "qwen3_vl_moe_text", "lfm2_moe")
+# one float32 scale for each routed expert's fused w13 and one for its w2: vLLM 0.34 online/fp8.py
+# Fp8PerTensorOnlineMoEMethod.process_weights_after_loading (w13_scale / w2_scale [local_num_experts]) and SGLang
+# 0.5.23 fp8.py Fp8MoEMethod.process_weights_after_loading on a float checkpoint (w13_weight_scale re-made
+# [num_local_experts], w2_weight_scale [num_experts]); under TP every rank holds every expert's
+_EXPERT_SCALES = 2 * 4
+
+_PER_TENSOR = {"quant_method": "fp8", "activation_scheme": "dynamic",
+               ONLINE_KEY: {"expert_scale_bytes": _EXPERT_SCALES, "quantized_router_families": VLLM_QUANTIZED_ROUTERS}}
+_PER_BLOCK = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128],
+              ONLINE_KEY: {"quantized_router_families": VLLM_QUANTIZED_ROUTERS}}
 # one float32 scale per output row of every linear layer and expert (compressed-tensors' float "channel" layout,
 # which configs/quant_bytes.py reads); the LM head kept, as neither engine quantizes it
 _PER_CHANNEL = {"quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
@@ -65,8 +87,13 @@ _PER_CHANNEL = {"quant_method": "compressed-tensors", "format": "float-quantized
 # the routed experts only, int8 with a float32 scale per output row; every other module (linear layers, routers,
 # shared experts) unquantized: found by the per-module count's routed-expert entries (Module.experts), as names do
 # not tell them (Granite MoE's block_sparse_moe.input_linear / output_linear are routed experts)
+_VLLM_PER_CHANNEL = {**_PER_CHANNEL, ONLINE_KEY: {"quantized_router_families": VLLM_QUANTIZED_ROUTERS}}
+# SGLang 0.5.23: per-channel linears, one scale per expert per projection; its routers stay in the float dtype
+# (qwen3_moe.py: the gate's quant_config is None but for modelslim; mixtral.py quant_config=None)
+_SGLANG_FP8 = {**_PER_CHANNEL, ONLINE_KEY: {"expert_scale_bytes": _EXPERT_SCALES}}
+
 _EXPERTS_INT8 = {"quant_method": "compressed-tensors", "format": "int-quantized", "ignore": ["lm_head"],
-                 ROUTED_EXPERTS_ONLY_KEY: True,
+                 ONLINE_KEY: {"routed_experts_only": True},
                  "config_groups": {"online": {"targets": ["Linear"],
                                               "weights": {"num_bits": 8, "type": "int", "strategy": "channel"}}}}
 
@@ -80,12 +107,12 @@ class Scheme:
 
 _VLLM = {
     "fp8_per_tensor": Scheme("fp8_per_tensor", _PER_TENSOR, "FP8 per-tensor"),
-    "fp8_per_channel": Scheme("fp8_per_channel", _PER_CHANNEL, "FP8 per-channel"),
+    "fp8_per_channel": Scheme("fp8_per_channel", _VLLM_PER_CHANNEL, "FP8 per-channel"),
     "fp8_per_block": Scheme("fp8_per_block", _PER_BLOCK, "FP8 block-scaled 128x128"),
     "experts_int8": Scheme("experts_int8", _EXPERTS_INT8, "int8 routed experts (per-channel), the rest unquantized"),
 }
 _VLLM_ALIASES = {"fp8": "fp8_per_tensor"}  # vLLM 0.34 weight_utils.py get_quant_config
-_SGLANG = {"fp8": Scheme("fp8 (per-channel linears)", _PER_CHANNEL, "FP8 per-channel")}
+_SGLANG = {"fp8": Scheme("fp8 (per-channel linears)", _SGLANG_FP8, "FP8 per-channel")}
 
 ENGINES = {"vllm": "vLLM 0.34", "sglang": "SGLang 0.5.23"}
 READ_RELEASES = {"vllm": "0.34.0", "sglang": "0.5.23"}  # the releases whose online quantization was read
@@ -229,22 +256,37 @@ def load_note(engine: str, held_bytes: int, dtype: str) -> str:
             "'Model loading took' and the profile do not count")
 
 
-def sglang_load_warning(model, deployment) -> str | None:
-    """SGLang 0.5.23 holds the whole float checkpoint before it quantizes (load_note): a line where a GPU's share of
-    it (its bytes in the dtype SGLang serves it in, over TP x PP) is more than the GPU's memory, so the load runs out
-    of memory; None where it fits, or without --quantization or a GPU."""
-    gpu = getattr(deployment, "gpu", None)
-    if not model.online_quantization or not model.online_float_bytes or gpu is None:
+def sglang_load_excess(model, gpu, tp: int, pp: int) -> int | None:
+    """SGLang 0.5.23 holds the whole float checkpoint before it quantizes (load_note): a GPU's share of it (its
+    bytes in the 16-bit dtype SGLang serves it in, over TP x PP) where that is more than the GPU's memory, so the
+    load runs out of memory; None where it fits, or without --quantization. The one rule `estimate` warns by and
+    `fit` screens by."""
+    if not model.online_quantization or not model.online_float_bytes:
         return None
-    share = model.online_float_bytes // (deployment.tp * deployment.pp)
-    if share <= gpu.usable_bytes:
+    share = model.online_float_bytes // (tp * pp)
+    return share if share > gpu.usable_bytes else None
+
+
+def sglang_load_refusal(model, gpu, tp: int, pp: int) -> str | None:
+    """Why SGLang 0.5.23's load runs out of memory on this split (sglang_load_excess), in words; None where not."""
+    share = sglang_load_excess(model, gpu, tp, pp)
+    if share is None:
         return None
-    return (f"warning: SGLang 0.5.23 would run out of memory loading with --quantization {model.online_quantization}: "
+    return (f"SGLang 0.5.23 would run out of memory loading with --quantization {model.online_quantization}: "
             f"it holds the {model.weight_dtype.rpartition(' + ')[2]} checkpoint before quantizing it, "
-            f"{share / 2**30:,.2f} GiB a GPU at TP {deployment.tp} x PP {deployment.pp}, more than the {gpu.name}'s "
-            f"{gpu.usable_bytes / 2**30:,.2f} GiB (loader.py DefaultModelLoader.load_weights_and_postprocess); use "
-            "more GPUs, vLLM (which quantizes module by module), or an FP8 checkpoint")
+            f"{share / 2**30:,.2f} GiB a GPU at TP {tp} x PP {pp}, more than the {gpu.name}'s "
+            f"{gpu.usable_bytes / 2**30:,.2f} GiB (loader.py DefaultModelLoader.load_weights_and_postprocess)")
 
 
-__all__ = ["Scheme", "ENGINES", "READ_RELEASES", "values", "check", "scheme", "apply", "served_float32_as", "load_note",
-           "sglang_load_warning"]
+def sglang_load_warning(model, deployment) -> str | None:
+    """estimate's warning line where SGLang 0.5.23's load of the float checkpoint does not fit (sglang_load_refusal);
+    None where it fits, or without --quantization or a GPU."""
+    gpu = getattr(deployment, "gpu", None)
+    line = None if gpu is None else sglang_load_refusal(model, gpu, deployment.tp, deployment.pp)
+    if line is None:
+        return None
+    return (f"warning: {line}; use more GPUs, vLLM (which quantizes module by module), or an FP8 checkpoint")
+
+
+__all__ = ["Scheme", "ENGINES", "READ_RELEASES", "values", "check", "scheme", "apply", "served_float32_as",
+           "load_note", "sglang_load_excess", "sglang_load_refusal", "sglang_load_warning"]

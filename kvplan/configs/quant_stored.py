@@ -11,6 +11,9 @@ per-module table (configs/weight_tables/__init__.py Split), and which of it each
                          down_proj, the experts' w2, GPT-NeoX's attention.dense, ... per family) and whole ones sit
                          whole on every TP rank (weights/roles.py is_row_parallel says where vLLM 0.34 and SGLang
                          0.5.23 load them so)
+  per routed expert      QuantBytes.expert_scale_bytes: an engine's online FP8 with one float32 scale for each
+                         expert's w13 and one for its w2 (configs/quant_online.py), in place of the experts'
+                         per-tensor and per-row scales; whole on every TP rank
   per attention layer    QuantBytes.kv_scale_bytes: ModelOpt's float32 k_scale and v_scale with an FP8 KV cache,
                          counted in the layers whose k_proj and v_proj are both quantized (the layout read);
                          elsewhere (attention kept unquantized, Gemma 4's k_eq_v layers) named as not counted
@@ -41,7 +44,9 @@ def stored(q, split) -> Stored:
     parts, unsized = [], [q.unsized] if q.unsized else []
     # routed experts stored in a format of their own (FP8's store_dtype "mxfp4": Mxfp4MoEMethod creates no
     # per-tensor scale) have none of the per-tensor scalars of the other quantized tensors
-    tensors = split.tensors - (split.expert_tensors if q.experts_bytes_per_weight is not None else 0)
+    # so have the experts of a layout with scales of their own per expert (QuantBytes.expert_scale_bytes)
+    own = q.experts_bytes_per_weight is not None or q.expert_scale_bytes is not None
+    tensors = split.tensors - (split.expert_tensors if own else 0)
     per_tensor = tensors * q.per_tensor_bytes
     if per_tensor:
         parts.append(f"{tensors:,} quantized tensors with {q.per_tensor_bytes} B each of per-tensor scales, "
@@ -52,7 +57,15 @@ def stored(q, split) -> Stored:
     what = ("float32 scales, one per output row (bitsandbytes' SCB or a per-channel weight scale)"
             if q.per_output_row_bytes == 4 else
             f"a scale and an int8 zero point per output row ({q.per_output_row_bytes} B a row)")
-    scb = _rows(split.output_rows, q.per_output_row_bytes, what, parts, unsized)
+    per_expert = q.expert_scale_bytes is not None
+    rows = split.output_rows
+    if per_expert and rows is not None:
+        rows = None if split.expert_output_rows is None else rows - split.expert_output_rows
+    scb = _rows(rows, q.per_output_row_bytes, what, parts, unsized)
+    experts = split.expert_blocks * q.expert_scale_bytes if per_expert else 0
+    if experts:
+        parts.append(f"float32 scales of {split.expert_blocks:,} routed experts, {q.expert_scale_bytes} B each "
+                     f"(one for its w13, one for its w2: {experts:,} B)")
     kv = split.kv_layers * q.kv_scale_bytes
     if kv:
         parts.append(f"float32 k_scale and v_scale in {split.kv_layers:,} attention layers ({kv:,} B)")
@@ -62,8 +75,10 @@ def stored(q, split) -> Stored:
     elif q.kv_scale_bytes and not split.kv_layers:
         unsized.append("the KV-cache scales (kvplan's table of this family has no attention k_proj to count)")
     # the per-row scales of row-parallel and whole modules, held whole on every TP rank (Split.whole_output_rows)
-    rows_whole = (split.whole_output_rows or 0) * q.per_output_row_bytes if scb and q.row_scales_whole else 0
-    return Stored(per_tensor + g_idx + scb + kv, per_tensor + kv + rows_whole, g_idx, tuple(parts), tuple(unsized))
+    whole_rows = (split.whole_output_rows or 0) - ((split.expert_whole_output_rows or 0) if per_expert else 0)
+    rows_whole = whole_rows * q.per_output_row_bytes if scb and q.row_scales_whole else 0
+    return Stored(per_tensor + g_idx + scb + kv + experts, per_tensor + kv + rows_whole + experts, g_idx, tuple(parts),
+                  tuple(unsized))
 
 
 def _rows(rows: int | None, each: int, what: str, parts: list, unsized: list) -> int:

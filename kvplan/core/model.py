@@ -39,6 +39,10 @@ class ModelSpec:
     weight_expert_params: int = 0
     weight_expert_bytes: int = 0
     weight_dtype: str = "bfloat16"
+    # an image-text wrapper's vision tower and projector (configs/vision_towers.py), outside param_count (the text
+    # model's) but in weight_bytes, as (parameters, bytes, bytes vLLM holds whole on every TP rank); (0, 0, 0) where
+    # none is counted. vLLM builds them on the first pipeline stage only (capacity.weights.stage_weight_bytes)
+    weight_vision: tuple[int, int, int] = (0, 0, 0)
     max_context_tokens: int | None = None
     hidden_size: int = 0
     num_attention_heads: int = 0
@@ -143,7 +147,7 @@ class ModelSpec:
 
     @property
     def weight_bytes(self) -> int:
-        return int(round(self.param_count * self.weight_bytes_per_param))
+        return int(round(self.param_count * self.weight_bytes_per_param)) + self.weight_vision[1]
 
     def attention_shape(self) -> tuple[int, int] | None:
         """(kv_heads, head_dim) of the first attention cache, for listings."""

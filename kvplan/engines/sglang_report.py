@@ -220,7 +220,22 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
     up, _ = fp32_upcast(result, release)
     if up is not None:
         out = [n + extra for n, extra in zip(out, up.stage_bytes)]
+    whole = sglang_whole(result)
+    if whole is not None:
+        out = [n + extra for n, extra in zip(out, whole.stage_bytes)]
     return out
+
+
+def sglang_whole(result):
+    """What SGLang holds whole (or split) otherwise than vLLM, whose split kvplan's weights follow
+    (engines/sglang_whole.py); nothing where the weights were given (a log's figure, --weight-bytes)."""
+    from .sglang_whole import whole_delta
+
+    dep = result.deployment
+    record = getattr(result, "weights", None) or dep.weights
+    if dep.weight_bytes is not None and record is None or record is not None and record.source == "given":
+        return None
+    return whole_delta(result.plan.model, dep.tp, dep.pp, served_16bit(result))
 
 
 # how SGLang's dtype "auto" serves a float32 checkpoint (served_16bit), as the weights note says it
@@ -518,6 +533,9 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     fp32_note = fp32_upcast(result, rules.release)[1] if how is not None else None
     if fp32_note:
         notes.append(fp32_note)
+    whole = sglang_whole(result) if how is not None else None
+    if whole is not None:
+        notes.append(whole.note)
     if how is not None:
         notes.append("weights as the checkpoint stores them"
                      + (" (but the float32 parameters above)" if fp32_note and fp32_note.startswith("weights include")

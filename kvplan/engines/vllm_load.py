@@ -205,7 +205,8 @@ def downcast_float32(record, served_as: str = "bf16 (vLLM's dtype auto)"):
     whole = record.replicated
     replicated = (lambda: loaded(whole())) if callable(whole) else loaded(whole)
     return replace(record, total_bytes=total, by_dtype=by_dtype, parts=parts, mtp_parts=mtp_parts,
-                   against_role=against, kv_split=kv, replicated=replicated, notes=record.notes + (note,)), note
+                   against_role=against, kv_split=kv, replicated=replicated,
+                   vision=tuple(loaded(n) for n in record.vision), notes=record.notes + (note,)), note
 
 
 def vllm_loaded(model, record, served_as: str = "bf16 (vLLM's dtype auto)"):
@@ -235,20 +236,25 @@ def config_weights_per_gpu(model, tp: int = 1, pp: int = 1, version: str | None 
     """Bytes on one GPU of a config-sized checkpoint (no tensor table) under (tp, pp): what each TP rank holds
     whole (model.weight_replicated_bytes: norms, routers, RowParallelLinear biases, per-tensor and KV scales;
     read only under TP) spread over the stages, the k/v projections' KV shares one KV head a rank where TP exceeds
-    the KV heads (capacity.weights.kv_held), the rest over every GPU; GPTQ's g_idx left out where vLLM
-    `version` drops it. halve: a float32 checkpoint served in bf16."""
+    the KV heads (capacity.weights.kv_held), the rest over every GPU; a counted vision tower
+    (model.weight_vision) on the first stage, the fullest: its whole part there whole, the rest over its TP ranks;
+    GPTQ's g_idx left out where vLLM `version` drops it. halve: a float32 checkpoint served in bf16."""
     from ..capacity.weights import kv_held
 
     whole = model.weight_replicated_bytes if tp > 1 else 0
     split = model.weight_bytes - whole
+    # the vision tower (configs/vision_towers.py), on the first stage only (models/interfaces.py
+    # _mark_tower_model): its whole part with the stage's, the rest split over the stage's TP ranks
+    vision, vision_whole = model.weight_vision[1], model.weight_vision[2] if tp > 1 else 0
+    whole, split = whole - vision_whole, split - (vision - vision_whole)
     if model.weight_g_idx_bytes and _at_least(version, G_IDX_DROPPED_FROM):
         split -= model.weight_g_idx_bytes
     # the KV shares (model.weight_kv_bytes) that vLLM holds one whole KV head a rank of when TP exceeds their heads
     kv = tuple((n // 2 if halve else n, heads) for heads, n in (model.weight_kv_bytes or ())) if tp > 1 else ()
     if halve:
-        whole, split = whole // 2, split // 2
+        whole, split, vision, vision_whole = whole // 2, split // 2, vision // 2, vision_whole // 2
     taken, held = kv_held(kv, tp, pp)
-    return (split - taken) // (tp * pp) + whole // pp + held
+    return (split - taken) // (tp * pp) + whole // pp + held + vision_whole + (vision - vision_whole) // tp
 
 
 def with_fp32(model, version, gpu, halve: bool, tp: int, pp: int, per_gpu: int, weights_from: str,

@@ -53,10 +53,10 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
         mem_util_given=mem_util_given,
         reserve_bytes=parse_size(reserve, "--reserve", allow_zero=True), weights=weights,
         max_kv_gib=max_kv_gib, max_decode_ms=max_decode_ms, prices=parse_prices(prices), overrides=tuple(overrides or ()),
-        revision=revision, quantization=_online(quantization, engine))
+        revision=revision, quantization=online_of_engine(quantization, engine))
 
 
-def _online(quantization: str | None, engine: str):
+def online_of_engine(quantization: str | None, engine: str):
     """--quantization by the rule of the engine searched (SGLang's under --engine sglang, else vLLM's)."""
     from ..request import _asked_release, online_quantization
 

@@ -26,7 +26,7 @@ from ..capacity.gpus import Gpu, LIST_PRICES
 from ..capacity.hardware import Deployment, make_deployment
 from ..capacity.pool import batch_bytes
 from ..capacity.shard import shard
-from ..capacity.weights import require_known, served_bytes, stage_weight_bytes
+from ..capacity.weights import decode_read_bytes, require_known, stage_weight_bytes
 from ..errors import KvplanError, UsageError
 from ..planner import PlanResult, compose, evaluate
 from ..techniques.registry import build_all
@@ -83,7 +83,7 @@ class Candidate:
     caveats: tuple[Caveat, ...]
     price_per_gpu_hour: float | None
     reason: str | None = None  # the binding constraint when the candidate fails
-    constraint: str | None = None  # its short name: heads | weights | engine | pool | kv | decode
+    constraint: str | None = None  # its short name: heads | weights | load | engine | pool | kv | decode
     max_concurrency: int | None = None
     engine_concurrency: float | None = None
     engine_kv_dtype: str | None = None  # the KV dtype the engine's pool stores (its own layout for some models)
@@ -410,6 +410,9 @@ def _miss_text(name: str, actual: float, limit: float, engine: str = "vLLM") -> 
         return f"KV per GPU {actual:,.2f} GiB is {actual - limit:,.2f} GiB above the budget {limit:,.2f} GiB"
     if name == "engine":
         return f"{engine}'s pool holds {actual:,.2f} sequences, {limit - actual:,.2f} short of {limit:,.0f}"
+    if name == "load":
+        return (f"{engine}'s load holds the float checkpoint first: {actual:,.2f} GiB per GPU, more than the "
+                f"{limit:,.2f} GiB a GPU has by {actual - limit:,.2f} GiB")
     return f"decode floor {actual:,.2f} ms/token is {actual - limit:,.2f} ms above the budget {limit:,.2f} ms"
 
 
@@ -555,13 +558,23 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
                 c.constraint = "weights"
                 c.misses = (("weights", (heaviest + req.reserve_bytes) / GIB, budget / GIB),)
                 continue
+            if engine.name == "sglang" and model.online_quantization:
+                from ..configs.quant_online import sglang_load_excess, sglang_load_refusal
+
+                # SGLang holds the float checkpoint's share before it quantizes: a split whose share does not fit
+                # the GPU cannot start (configs/quant_online.py), whatever the quantized weights leave
+                share = sglang_load_excess(model, gpu, tp, pp)
+                if share is not None:
+                    c.reason, c.constraint = sglang_load_refusal(model, gpu, tp, pp), "load"
+                    c.misses = (("load", share / GIB, gpu.usable_bytes / GIB),)
+                    continue
             if stages is None:
                 table = layers_by_tp.get(tp)
                 if table is None:
                     table = layers_by_tp[tp] = _Layers(plan, tokens, tp)
                     # the decode bytes per GPU do not depend on pp: every stage's reads are summed
                     unit = decode_cost(model, Deployment(gpu=replace(gpu, hbm_gbps=1.0), tp=tp, pp=1, weights=record),
-                                       tokens, max(resident, 1), served_bytes(record, model.num_layers))
+                                       tokens, max(resident, 1), decode_read_bytes(record, model.num_layers))
                     read_by_tp[tp] = unit.weight_read_bytes_per_gpu + unit.kv_read_bytes_per_gpu
                 stages = table.stages(pp)
                 kv_gpu = max(table.batch_total(st, resident) for st in stages)
@@ -692,7 +705,7 @@ def closest(result: FitResult) -> Candidate | None:
     pool = [c for c in result.candidates if c.misses and c.constraint not in ("heads", "split")]
     if not pool:
         return None
-    fits = [c for c in pool if c.constraint != "weights"]
+    fits = [c for c in pool if c.constraint not in ("weights", "load")]
     pick = fits or pool
     return min(pick, key=lambda c: (score(c), rank_key(c, result.request.objective, result.request.quality_first)))
 

@@ -11,6 +11,7 @@ CONSTRAINTS = {
     "heads": "heads not divisible",
     "split": "split not possible",
     "weights": "weights do not fit",
+    "load": "float checkpoint does not fit at load",  # SGLang --quantization (configs/quant_online.py)
     "pool": "pool too small",
     "engine": "vLLM's pool too small",
     "kv": "KV per GPU above budget",

@@ -11,13 +11,15 @@ from .record import NO_LAYER, DtypeBytes, Weights
 def estimated(model: ModelSpec, quantization: str = "none", note: str | None = None) -> Weights:
     """Parameter count x bytes per parameter (kvplan/configs/params.py), the last resort."""
     total = model.weight_bytes
-    notes = (f"parameter count {model.param_count:,} x {model.weight_bytes_per_param:g} B ({model.weight_dtype});"
-             " not read from a checkpoint",)
+    vision_params, vision_bytes, _ = model.weight_vision
+    tower = (f" + vision tower {vision_params:,} x {vision_bytes // vision_params:g} B" if vision_params else "")
+    notes = (f"parameter count {model.param_count:,} x {model.weight_bytes_per_param:g} B ({model.weight_dtype})"
+             f"{tower}; not read from a checkpoint",)
     if note:
         notes += (note,)
     notes += tuple(n for n in model.notes if n.startswith(("parameters not counted", "weights not sized",
                                                            "weights estimated as", "parameter count approximate",
-                                                           "parameters counted for")))
+                                                           "parameters counted for", "vision tower")))
     if " experts + " in model.weight_dtype:  # DeepSeek-V4: the routed experts in their own dtype
         quantization = f"{quantization}; routed experts {model.weight_dtype.split()[0]}"
     return Weights(
@@ -29,6 +31,7 @@ def estimated(model: ModelSpec, quantization: str = "none", note: str | None = N
         notes=notes,
         replicated=model.weight_replicated,  # a counter stays one: read only under TP
         kv_split=config_kv_split(model),
+        vision=model.weight_vision[1:],
     )
 
 
@@ -67,7 +70,8 @@ def with_config_replicated(record: Weights, model: ModelSpec) -> Weights:
     if not 0 <= left <= headers:
         return record
     if not left and not record.mtp_estimated_bytes:
-        return replace(record, replicated=model.weight_replicated, kv_split=config_kv_split(model))
+        return replace(record, replicated=model.weight_replicated, kv_split=config_kv_split(model),
+                       vision=model.weight_vision[1:])
     pieces = [f"{model.weight_bytes:,} B config estimate"]
     if record.mtp_estimated_bytes:
         pieces.append(f"{record.mtp_estimated_bytes:,} B MTP module estimate")
@@ -77,6 +81,7 @@ def with_config_replicated(record: Weights, model: ModelSpec) -> Weights:
             + "), so each TP rank holds the estimate's norms, routers, biases and latent projections whole, and "
             "its KV-head share of the k/v projections")
     return replace(record, replicated=model.weight_replicated, kv_split=config_kv_split(model),
+                   vision=model.weight_vision[1:],
                    notes=record.notes + (note,))
 
 
@@ -89,9 +94,15 @@ def _by_dtype(model: ModelSpec, total: int) -> tuple[DtypeBytes, ...]:
     store_dtype, "mxfp4 experts + fp8 + bfloat16"): theirs first."""
     quantized, _, plain_dtype = model.weight_dtype.rpartition(" + ")
     plain = model.weight_plain_params
+    vision_params, vision_bytes, _ = model.weight_vision  # the tower, in the float dtype (configs/vision_towers.py)
     if not plain or plain_dtype not in FLOAT_BYTES:
-        return (DtypeBytes(model.weight_dtype, total, model.param_count, 0),)
-    plain_bytes = plain * FLOAT_BYTES[plain_dtype]
+        if vision_params and model.weight_dtype not in FLOAT_BYTES:  # quantized throughout: the tower a float row
+            return (DtypeBytes(model.weight_dtype, total - vision_bytes, model.param_count, 0),
+                    DtypeBytes("float32" if vision_bytes == 4 * vision_params else "bfloat16", vision_bytes,
+                               vision_params, 0))
+        return (DtypeBytes(model.weight_dtype, total, model.param_count + vision_params, 0),)
+    plain_bytes = plain * FLOAT_BYTES[plain_dtype] + vision_bytes
+    plain += vision_params
     rows = ()
     experts, experts_bytes = model.weight_expert_params, model.weight_expert_bytes
     if experts and " experts + " in quantized:  # FP8's store_dtype: the routed experts in their own row

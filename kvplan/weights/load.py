@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from ..configs.build import kv_modules, nested_text
+from ..configs.build import kv_modules, nested_text, whole_modules
 from ..core.model import ModelSpec
 from ..errors import UsageError, WeightsError
 from ..files import check_path_name
@@ -74,7 +74,8 @@ def _headers(files: list[Path], origin: str, raw: dict | None, declared: int | N
         raise WeightsError(f"{origin}: no tensors in {'its' if len(files) == 1 else 'any'} safetensors header",
                            "give the checkpoint's weight files, or pass --weights SIZE")
     w = fold(entries, source="safetensors", origin=origin, quantization=identify(_quant_config(raw), entries), files=len(files),
-             family=_family(raw), kv_modules=kv_modules(raw))
+             family=_family(raw), kv_modules=kv_modules(raw),
+             whole_modules=whole_modules(raw))
     if isinstance(declared, int) and declared != w.total_bytes:
         w = _note(w, f"{index_name} declares total_size {declared:,}; the shard headers sum to {w.total_bytes:,} (used)")
     return w
@@ -183,7 +184,8 @@ def from_hub(repo_id: str, revision: str | None, raw: dict | None) -> Weights | 
         return None
     entries, files, meta = found
     w = fold(entries, source="safetensors", origin=where, quantization=identify(_quant_config(raw), entries), files=files,
-             notes=("shard headers read over HTTP range requests",), family=_family(raw), kv_modules=kv_modules(raw))
+             notes=("shard headers read over HTTP range requests",), family=_family(raw), kv_modules=kv_modules(raw),
+             whole_modules=whole_modules(raw))
     declared = (meta or {}).get("total_size")
     if isinstance(declared, int) and declared != w.total_bytes:
         w = _note(w, f"{INDEX_NAME} declares total_size {declared:,}; the shard headers sum to {w.total_bytes:,} (used)")

@@ -63,6 +63,10 @@ class Weights:
     # a tensor table's GPTQ `*.g_idx` tensors, folded as a record of their own (roles.fold), which an engine that
     # drops them at load takes away (less); None without a table or without g_idx; not in the JSON
     g_idx: Weights | None = field(default=None, compare=False, repr=False)
+    # a record without a tensor table: of total_bytes, the config estimate's vision tower and projector as (bytes,
+    # bytes vLLM holds whole on every TP rank) (ModelSpec.weight_vision), on the first pipeline stage only; by_role
+    # names it "vision" (a tensor table's vision tensors are its "vision" parts)
+    vision: tuple[int, int] = (0, 0)
 
     @property
     def known(self) -> bool:
@@ -85,6 +89,8 @@ class Weights:
         out: dict[str, int] = {}
         for role, _, n in self.parts:
             out[role] = out.get(role, 0) + n
+        if self.vision[0] and not self.parts:
+            out["vision"] = self.vision[0]
         return {role: out[role] for role in ROLES if role in out}
 
     def to_json(self) -> dict:

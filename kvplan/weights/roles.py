@@ -39,7 +39,9 @@ _MOE_GATE = re.compile(r"\.(?:mlp|block_sparse_moe|moe|mixer)\.gate\.(?:weight|b
 # q_a_proj -> blk.N.attn_q_a, kv_a_proj_with_mqa -> attn_kv_a_mqa, indexer wq_b / wk / weights_proj ->
 # indexer.attn_q_b / attn_k / proj, o_proj -> attn_output); vLLM builds its own model classes for a GGUF and
 # maps these names onto their modules (0.22.0 model_loader/gguf_loader.py _get_gguf_weights_map, deepseek_v2 /
-# v3 as gguf's deepseek2 through gguf.get_tensor_name_map; in 0.34.0 the out-of-tree vllm-gguf-plugin, not read)
+# v3 as gguf's deepseek2 through gguf.get_tensor_name_map; in 0.34.0 the out-of-tree vllm-gguf-plugin, not read).
+# These names hold for any family (and a GGUF); where kvplan has the family's per-module table, the modules it holds
+# whole (configs/weight_tables Module.whole, held_whole) are read from it as well (table_whole_bytes)
 _TP_WHOLE = re.compile(r"\.(?:q_a_proj|kv_a_proj_with_mqa|fused_qkv_a_proj(?:_with_mqa)?)\."
                        r"|\.indexer\.(?:wq_b|wk|weights_proj)\.|\.o_proj\.bias$"
                        r"|^blk\.\d+\.(?:attn_q_a|attn_kv_a_mqa|indexer\.(?:attn_q_b|attn_k|proj))\."
@@ -247,19 +249,55 @@ def kv_module_of(name: str, kv_modules: dict) -> tuple[int, int, int] | None:
     return None
 
 
+def table_whole_bytes(name: str, size: int, whole_modules: dict | None) -> int | None:
+    """Of a tensor's size bytes, those vLLM holds whole on every TP rank by the family's per-module table
+    (configs.build.whole_modules), the tensor read as the deepest module of the table its name falls in (its name,
+    or less one to three trailing components: `.weight`, `.weight_scale`, `.weight.absmax`): a linear module's
+    `.bias` as its float parameters, its other tensors as its weight, a float module's (a norm, an nn.Parameter)
+    as its float parameters; None where the table names no such module."""
+    if not whole_modules:
+        return None
+    parts = name.split(".")
+    for cut in range(4):
+        found = whole_modules.get(".".join(parts[:len(parts) - cut]))
+        if found is not None:
+            held_weight, weight, held_other, other = found
+            if weight and not (cut and parts[-1] == "bias"):
+                return size * held_weight // weight
+            return size * held_other // other if other else 0
+    return None
+
+
+def _table_against(t: TensorEntry, role: str, whole_modules: dict | None) -> int:
+    """Bytes of t held otherwise than its role by the family's per-module table (table_whole_bytes): of a split
+    role, what the table holds whole (Gemma 3n's altup.*, DeepSeek-V4's wq_a / wkv / hc_*_fn, Kimi-Linear's KDA
+    f_a_proj); of a whole role (a norm by its name), a float module the table splits (Nemotron-H's mixer.norm,
+    MambaMixer2's Mixer2RMSNormGated: full_hidden_size // tp a rank in vLLM 0.34 layers/mamba/mamba_mixer2.py)."""
+    if role in ("vision", "mtp"):
+        return 0
+    held = table_whole_bytes(t.name, t.bytes, whole_modules)
+    if held is None:
+        return 0
+    return t.bytes - held if role in REPLICATED else held
+
+
 def fold(entries: list[TensorEntry], *, source: str, origin: str, quantization: str, files: int,
-         notes: tuple[str, ...] = (), family: str = "", kv_modules: dict | None = None) -> Weights:
+         notes: tuple[str, ...] = (), family: str = "", kv_modules: dict | None = None,
+         whole_modules: dict | None = None) -> Weights:
     """One Weights record from a tensor table: totals by dtype, by (role, layer), and the MTP module's by
     (role inside it, its layer); GPTQ's g_idx tensors again as a record of their own (Weights.g_idx). family: the
     config's model_type (see role_of). kv_modules: the k/v modules of the family's per-module table by name
-    (configs.build.kv_modules), which give the KV shares (Weights.kv_split); None: not known."""
+    (configs.build.kv_modules), which give the KV shares (Weights.kv_split); None: not known. whole_modules: the
+    family's per-module table's whole parameters by name (configs.build.whole_modules), which add to what
+    against_role reads by name (table_whole_bytes)."""
     g_idx = [t for t in entries if t.name.lower().endswith(G_IDX_SUFFIX)]
-    sums = _sums(entries, family, kv_modules)
+    sums = _sums(entries, family, kv_modules, whole_modules)
     return Weights(source=source, origin=origin, quantization=quantization, files=files, notes=notes, **sums,
                    g_idx=Weights(source=source, origin=origin, **_sums(g_idx, family)) if g_idx else None)
 
 
-def _sums(entries: list[TensorEntry], family: str, kv_modules: dict | None = None) -> dict:
+def _sums(entries: list[TensorEntry], family: str, kv_modules: dict | None = None,
+          whole_modules: dict | None = None) -> dict:
     dtypes: dict[str, list[int]] = {}
     parts: dict[tuple[str, int], int] = {}
     mtp: dict[tuple[str, int], int] = {}
@@ -280,10 +318,12 @@ def _sums(entries: list[TensorEntry], family: str, kv_modules: dict | None = Non
         layer = NO_LAYER if role in ("vision", "mtp") else layer_of(t.name)
         parts[(role, layer)] = parts.get((role, layer), 0) + t.bytes
         held_against = against_role(t.name, role, family, t.elements, t.shape)
-        if held_against:
-            against[(role, layer)] = against.get((role, layer), 0) + t.bytes
+        # held otherwise by the family's table (in part: Mamba-2's one-group B and C rows of in_proj)
+        by_table = 0 if held_against else _table_against(t, role, whole_modules)
+        if held_against or by_table:
+            against[(role, layer)] = against.get((role, layer), 0) + (t.bytes if held_against else by_table)
         # split over TP (a split role, or a whole one held against it: MiniMax-M2's k_norm), so perhaps by KV head
-        if (kv_modules and (role in REPLICATED) == held_against and role not in ("vision", "mtp")
+        if (kv_modules and (role in REPLICATED) == held_against and not by_table and role not in ("vision", "mtp")
                 and not t.name.lower().endswith(_KV_NOT_ROWS)):
             found = kv_module_of(t.name, kv_modules)
             if found is not None:  # the keys' and values' rows of it: all of a k_proj, a share of a fused qkv

@@ -7,6 +7,7 @@ from ..capacity.hardware import make_deployment
 from ..errors import PlanError, UsageError
 from ..planner import as_number, evaluate
 from ..render import Report, Table
+from ..request import online_without_engine
 from ..sources import load_model_and_weights
 from ..techniques.registry import build_all
 from ..units import format_bytes, format_tokens, parse_positive_int, parse_tokens
@@ -69,7 +70,8 @@ def _rows_per_model(title: str, cols: list[dict], ctx: str, batch_n: int) -> Tab
                  set(range(1, len(columns))))
 
 
-def compare_workflow(*, models, context, batch, kv_dtype, techniques, gpu, tp, pp, mem_util) -> Report:
+def compare_workflow(*, models, context, batch, kv_dtype, techniques, gpu, tp, pp, mem_util,
+                     quantization: str | None = None) -> Report:
     if len(models) < 2:
         raise UsageError(f"compare needs at least two models, got {len(models)}", "for example: kvplan compare llama-3.1-8b qwen3-8b")
     tokens = parse_tokens(context, "--context")
@@ -77,9 +79,10 @@ def compare_workflow(*, models, context, batch, kv_dtype, techniques, gpu, tp, p
     chain = build_all(techniques)
     check_prefix_within(chain, tokens)
     deployment = make_deployment(gpu, tp=tp, pp=pp, mem_util=mem_util)
+    online = online_without_engine(quantization)  # each float checkpoint quantized as vLLM 0.34 loads it
     cols = []
     for name in models:
-        spec, weights = load_model_and_weights(name)
+        spec, weights = load_model_and_weights(name, quantization=online)
         spec, dtype = apply_kv_dtype(spec, kv_dtype)
         warn_above_max_context(spec, tokens)
         check_tp_after(spec, chain, tp)
@@ -111,6 +114,8 @@ def compare_workflow(*, models, context, batch, kv_dtype, techniques, gpu, tp, p
     title = f"same workload: {ctx} tokens, batch {batch_n}, {deployment.gpus} x {deployment.gpu.name} (tp {tp}, pp {pp})"
     if techniques:
         title += ", techniques " + ", ".join(techniques)
+    if quantization is not None:
+        title += f", --quantization {online[0]}"
     if len(cols) <= SIDE_BY_SIDE_MOST:
         table = Table(title, ["quantity", *[c["model"] for c in cols]], rows, set(range(1, len(cols) + 1)))
     else:  # a column per model stops being readable: a row per model, the quantities across

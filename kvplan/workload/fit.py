@@ -17,13 +17,16 @@ from ..render import Report
 
 def request_for(scenario, *, gpu: str | None = None, max_gpus: int = 8, objective: str = "gpus",
                 engine: str = "ideal") -> FitRequest:
+    from ..fit.run import online_of_engine
+
     s = scenario
     return FitRequest(
         model=s.model, context_tokens=s.context_tokens, concurrency=s.min_concurrency or s.concurrency,
         batch=s.concurrency, gpus=tuple(parse_gpus(gpu)), max_gpus=max_gpus, kv_dtypes=(s.kv_dtype,),
         base_techniques=tuple(s.technique_specs), engine=engine, objective=objective, mem_util=s.mem_util,
         reserve_bytes=s.reserve_bytes, weights=f"{s.weight_bytes}B" if s.weight_bytes is not None else "auto",
-        max_kv_gib=s.max_kv_gib_per_gpu, max_decode_ms=s.max_tpot_ms)
+        max_kv_gib=s.max_kv_gib_per_gpu, max_decode_ms=s.max_tpot_ms,
+        quantization=online_of_engine(s.quantization, engine))
 
 
 def fit_workflow(refs: list[str], *, explain: bool = False, top: int = 10) -> Report:

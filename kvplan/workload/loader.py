@@ -29,7 +29,7 @@ from ..errors import KvplanError
 from ..sources import load_model_and_weights
 from ..techniques.base import Plan, Technique
 from ..techniques.registry import build_all, check_unique
-from ..request import DeploymentRequest
+from ..request import DeploymentRequest, online_without_engine
 from ..workflows import apply_kv_dtype
 from .schema import Scenario, ScenarioError, build_scenario
 
@@ -256,7 +256,7 @@ class Resolved:
 
 
 # the command-line flags the shared checks name, as a scenario names the same settings
-_FLAG_KEYS = re.compile(r"--(tp|pp|kv-dtype|gpu-memory|gpu|mem-util|reserve|weights)\b")
+_FLAG_KEYS = re.compile(r"--(tp|pp|kv-dtype|gpu-memory|gpu|mem-util|reserve|weights|quantization)\b")
 
 
 def scenario_words(message: str) -> str:
@@ -286,9 +286,15 @@ def _beside_the_file(scenario: Scenario) -> str | None:
 
 def resolve(scenario: Scenario) -> Resolved:
     """Build the model, the techniques and the deployment; errors name their line."""
-    try:
-        model, weights = load_model_and_weights(scenario.model)
+    try:  # deployment.quantization: checked as `kvplan estimate --quantization` without --engine
+        online = online_without_engine(scenario.quantization)
     except KvplanError as exc:
+        raise _rewrap(scenario, "deployment.quantization", exc) from None
+    try:
+        model, weights = load_model_and_weights(scenario.model, quantization=online)
+    except KvplanError as exc:
+        if online is not None and "--quantization" in exc.message:  # the engine refuses it for this checkpoint
+            raise _rewrap(scenario, "deployment.quantization", exc) from None
         beside = _beside_the_file(scenario)
         if beside is not None:  # "cfg.json: no such file" of the config the user sees next to the scenario
             raise ScenarioError(f"{scenario.where('model')}: model: {scenario.model}: no such file in the working "

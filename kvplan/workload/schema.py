@@ -58,6 +58,7 @@ SCHEMA: dict[str, Field] = {
         "reserve": Field("size0", "Activations and CUDA graphs per GPU, kept out of the KV pool.", default="2GiB"),
         "weights": Field("weights", "Weight bytes of the whole model: auto (read from the checkpoint, else parameters x dtype) or a size.", default="auto"),
         "gpu_memory": Field("size", "Memory per GPU, overriding the catalog (for example nvidia-smi's figure)."),
+        "quantization": Field("text", "The engine's online quantization of a float checkpoint, as `kvplan estimate --quantization` takes it without --engine (vLLM 0.34's fp8, fp8_per_tensor, fp8_per_channel, fp8_per_block, experts_int8): the weights sized as vLLM holds them."),
     }),
     "workload": Field("section", "What the requests look like.", required=True, children={
         "prompt_tokens": Field("tokens", "Prompt tokens per request, shared prefix included.", required=True),
@@ -89,6 +90,7 @@ class Scenario:
     reserve_bytes: int = 2 * 1024**3
     weight_bytes: int | None = None
     gpu_memory_bytes: int | None = None
+    quantization: str | None = None  # deployment.quantization as written (checked against vLLM's rule on load)
     prompt_tokens: int = 0
     output_tokens: int = 0
     concurrency: int = 1
@@ -271,6 +273,7 @@ def build_scenario(data, source: str, lines: dict[str, int], default_name: str) 
         reserve_bytes=parse_size(dep["reserve"], "deployment.reserve") if isinstance(dep["reserve"], str) else dep["reserve"],
         weight_bytes=None if dep["weights"] == "auto" else dep["weights"],
         gpu_memory_bytes=dep["gpu_memory"],
+        quantization=dep["quantization"],
         prompt_tokens=work["prompt_tokens"],
         output_tokens=work["output_tokens"],
         concurrency=work["concurrency"],

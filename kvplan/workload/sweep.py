@@ -26,7 +26,7 @@ from .._record import record
 from ..capacity.shard import check_tp
 from ..errors import KvplanError, UsageError
 from ..planner import compose
-from ..request import DeploymentRequest
+from ..request import DeploymentRequest, online_without_engine
 from ..sources import load_model_and_weights
 from ..units import parse_tokens
 from ..workflows import apply_kv_dtype, warn_above_max_context
@@ -135,14 +135,17 @@ class SweepResult:
 
 
 def sweep_columns(model_name: str, *, low: int, high: int, points: int = 32, series=(), gpu: str = "h100",
-                  tp: int = 1, pp: int = 1, kv_dtype: str = "auto", batch: int = 1, mem_util: float = 0.9) -> SweepResult:
-    """The sweep's numbers (see the module docstring for the columns)."""
+                  tp: int = 1, pp: int = 1, kv_dtype: str = "auto", batch: int = 1, mem_util: float = 0.9,
+                  quantization: str | None = None) -> SweepResult:
+    """The sweep's numbers (see the module docstring for the columns). quantization: vLLM 0.34's --quantization
+    of a float checkpoint (request.online_without_engine), which sizes the weights the pool is left beside."""
     from . import vector
 
     if batch < 1:
         raise UsageError(f"--batch must be a positive integer, got {batch}")
+    online = online_without_engine(quantization)
     n = context_points(low, high, points)
-    spec, weights = load_model_and_weights(model_name)
+    spec, weights = load_model_and_weights(model_name, quantization=online)
     spec, dtype = apply_kv_dtype(spec, kv_dtype)
     warn_above_max_context(spec, high, "--context (high end)")
     deployment = DeploymentRequest(gpu=gpu, tp=tp, pp=pp, mem_util=mem_util).build(weights)
@@ -361,7 +364,8 @@ def _check_int64(plan, high: int, batch: int, series: str) -> None:
                          "the sweep's 64-bit columns hold", "lower --batch or the high end of --context")
 
 
-def sweep_workflow(*, model, context, points, techniques, gpu, tp, pp, kv_dtype, batch, mem_util, out, plot, force, fmt):
+def sweep_workflow(*, model, context, points, techniques, gpu, tp, pp, kv_dtype, batch, mem_util, out, plot, force, fmt,
+                   quantization: str | None = None):
     """Run the sweep; write --out / --plot; return the Report to print (None when writing files)."""
     import sys
 
@@ -375,7 +379,7 @@ def sweep_workflow(*, model, context, points, techniques, gpu, tp, pp, kv_dtype,
     if out_path is not None and out_path.suffix.lower() == ".parquet":  # before the sweep, as matplotlib is
         require_pyarrow(out_path)
     result = sweep_columns(model, low=low, high=high, points=points, series=techniques, gpu=gpu, tp=tp, pp=pp,
-                           kv_dtype=kv_dtype, batch=batch, mem_util=mem_util)
+                           kv_dtype=kv_dtype, batch=batch, mem_util=mem_util, quantization=quantization)
     if out_path is not None:
         write_out(result, out_path)
         sys.stderr.write(f"kvplan: wrote {result.rows:,} rows ({len(result.series)} series x {len(result.contexts):,} "

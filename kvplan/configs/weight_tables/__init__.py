@@ -25,7 +25,7 @@ DomynEdge's and Moondream 3's in configs/weight_tables/rest.py.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ...errors import ConfigError
@@ -512,8 +512,15 @@ def replicated_params(modules: list[Module]) -> int:
     ReplicatedLinear, or its subclass fused_moe/router/gate_linear.py GateLinear), RowParallelLinear biases
     (Module.whole_bias) and the modules vLLM builds whole (Module.whole: MLA's q_a_proj / kv_a_proj_with_mqa, the
     DSA indexer's wq_b / wk / weights_proj), and the parts of modules vLLM holds whole (Module.whole_weight)."""
-    return (sum(m.weight + m.other if m.whole else m.other for m in modules if _whole_floats(m))
-            + sum(m.whole_weight for m in modules if not m.whole))
+    return sum(sum(held_whole(m)) for m in modules)
+
+
+def held_whole(m: Module) -> tuple[int, int]:
+    """(parameters of m.weight, parameters of m.other) each TP rank holds whole: all of a module vLLM builds whole
+    (Module.whole), the floats of a norm or router (REPLICATED) and a RowParallelLinear's bias (_whole_floats), the
+    whole part of a module split in part (Module.whole_weight). The one rule replicated_params sums for the config
+    estimate and configs.build.whole_modules applies to a checkpoint's tensors."""
+    return (m.weight if m.whole else m.whole_weight), (m.other if _whole_floats(m) else 0)
 
 
 def kv_params(modules: list[Module]) -> dict[int, int]:
@@ -572,6 +579,12 @@ class Split:
     # of output_rows, those of row-parallel modules of the family (weights.roles.is_row_parallel) and of modules vLLM
     # builds whole (Module.whole): their per-row scales sit whole on every TP rank (QuantBytes.row_scales_whole)
     whole_output_rows: int | None = 0
+    # of output_rows and whole_output_rows, the routed experts' (QuantBytes.expert_scale_bytes replaces their scales)
+    expert_output_rows: int | None = 0
+    expert_whole_output_rows: int | None = 0
+    # routed experts counted once per MoE block (a layer's experts, whatever their projections): the experts whose
+    # scales QuantBytes.expert_scale_bytes counts
+    expert_blocks: int = 0
 
 
 def split(modules: list[Module], excluded, quantizes_head: bool, family: str = "",
@@ -582,6 +595,7 @@ def split(modules: list[Module], excluded, quantizes_head: bool, family: str = "
     routed_experts_only: every module but the routed experts (Module.experts) is kept, whatever its name."""
     quantized, kept, tensors, rows, outs, whole_quantized, whole_outs = 0, {}, 0, 0, 0, 0, 0
     experts = expert_tensors = 0
+    expert_outs, expert_whole_outs, blocks = 0, 0, {}
     replicated = replicated_params(modules)  # less the whole modules' weights the format quantizes, below
     attention = {m.name[: -len(".k_proj")] for m in modules if _kv_scale_holder(m)}
     kv_quantized: dict[str, int] = {}
@@ -616,6 +630,11 @@ def split(modules: list[Module], excluded, quantizes_head: bool, family: str = "
             if m.experts:
                 experts += m.weight
                 expert_tensors += m.experts
+                blocks[m.name.split(".experts")[0]] = m.experts
+                expert_outs = expert_outs + m.weight // m.inputs if expert_outs is not None and m.inputs else None
+                if is_row_parallel(m.name, family):
+                    expert_whole_outs = (expert_whole_outs + m.weight // m.inputs
+                                         if expert_whole_outs is not None and m.inputs else None)
             whole_quantized += m.weight if m.whole else m.whole_weight
             if m.name.endswith((".k_proj", ".v_proj")) and m.name[: -len(".k_proj")] in attention:
                 kv_quantized[m.name[: -len(".k_proj")]] = kv_quantized.get(m.name[: -len(".k_proj")], 0) + 1
@@ -626,4 +645,14 @@ def split(modules: list[Module], excluded, quantizes_head: bool, family: str = "
     kv_layers = sum(1 for n in kv_quantized.values() if n == 2)
     return Split(quantized, kept, tensors, rows, outs, replicated - whole_quantized, kv_layers,
                  len(attention) - kv_layers, whole_quantized, experts, expert_tensors,
-                 tuple((heads, q, f) for heads, (q, f) in sorted(kv_shares.items())), whole_outs)
+                 tuple((heads, q, f) for heads, (q, f) in sorted(kv_shares.items())), whole_outs, expert_outs,
+                 expert_whole_outs, sum(blocks.values()))
+
+
+def quantized_routers(modules: list[Module], hidden: int) -> list[Module]:
+    """The table with each MoE router (a `.gate` float module of role router, [experts, hidden]) as a linear weight
+    the format quantizes, held whole on every TP rank (a ReplicatedLinear): where the engine builds the router with
+    the quantization config (QuantBytes.quantized_router_families, configs/quant_online.py)."""
+    return [replace(m, weight=m.other, other=0, inputs=hidden, whole=True)
+            if m.role == "router" and not m.weight and m.name.endswith(".gate") and hidden and m.other % hidden == 0
+            else m for m in modules]

@@ -62,7 +62,9 @@ def gemma4(f: Fields, layers: list, dims, unified: bool = False) -> list[Module]
     KV-shared layers; no v_proj on full layers with attention_k_eq_v, whose k_proj vLLM also holds as its V shard:
     Module.vllm_delta, configs/param_vllm_load.py), o_proj, with head_dim and KV heads per layer
     as the counter reads them; the dense mlp (doubled on shared layers with use_double_wide_mlp); four norms; the
-    per-layer-input gate, projection and norm; with enable_moe_block the router (proj, scale, per_expert_scale),
+    per-layer-input gate, projection and norm (the gate and projection whole on every TP rank: vLLM 0.34
+    gemma4.py Gemma4DecoderLayer per_layer_input_gate / per_layer_projection are ReplicatedLinear, while
+    per_layer_model_projection is a ColumnParallelLinear); with enable_moe_block the router (proj, scale, per_expert_scale),
     the routed experts beside the dense MLP and three more norms. The model's embed_tokens_per_layer,
     per_layer_model_projection and per_layer_projection_norm, final norm and LM head (tied by default). unified:
     Gemma 4 Unified's text model, read as gemma4_fields(f, unified=True) reads it (no per-layer inputs, no MoE)."""
@@ -93,9 +95,9 @@ def gemma4(f: Fields, layers: list, dims, unified: bool = False) -> list[Module]
         out += [_float(f"{layer}.{norm}", hidden) for norm in
                 ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
                  "post_feedforward_layernorm")]
-        if ple:
-            out += [_linear(f"{layer}.per_layer_input_gate", hidden, ple, "per-layer inputs"),
-                    _linear(f"{layer}.per_layer_projection", ple, hidden, "per-layer inputs"),
+        if ple:  # whole on every TP rank: vLLM 0.34 gemma4.py Gemma4DecoderLayer builds both as ReplicatedLinear
+            out += [_linear(f"{layer}.per_layer_input_gate", hidden, ple, "per-layer inputs", whole=True),
+                    _linear(f"{layer}.per_layer_projection", ple, hidden, "per-layer inputs", whole=True),
                     _float(f"{layer}.post_per_layer_input_norm", hidden)]
         if g.moe:
             out += [_float(f"{layer}.router.proj", hidden * g.experts, "router"),
@@ -124,7 +126,11 @@ def kimi_linear(f: Fields, layers: list, dims) -> list[Module]:
     a cache: q_proj or q_a_proj / q_a_layernorm / q_b_proj, kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj,
     with attention_bias' biases) or KDA under self_attn (q/k/v_proj, g_a/g_b_proj, f_a/f_b_proj, b_proj, dt_bias,
     q/k/v_conv1d, A_log, o_norm, o_proj), two norms, then block_sparse_moe (gate, gate.e_score_correction_bias,
-    routed experts, shared_experts) or a dense mlp. KDA's conv1d, dt_bias, A_log and o_norm are never quantized."""
+    routed experts, shared_experts) or a dense mlp. KDA's conv1d, dt_bias, A_log and o_norm are never quantized.
+    Whole on every TP rank besides MLA's (_mla_widths) and the norms and router: KDA's f_a_proj, shard 4 of
+    in_proj_qkvgfab, a _KimiGDNMergedColumnParallelLinear with replicated_shard_id=4 that loads that shard from
+    rank 0 on every rank, and g_a_proj, a ReplicatedLinear (vLLM 0.34 layers/mamba/gdn/kimi_gdn_linear_attn.py
+    KimiLinearGatedDeltaNetAttention); the other KDA projections are split."""
     from . import _mla_widths
     from ..params_hybrid import KIMI_LINEAR_DEFAULTS as D, kimi_linear_fields, latent_delta_moe
     from ..params_kimi_k3 import uses_k3_fields
@@ -143,9 +149,9 @@ def kimi_linear(f: Fields, layers: list, dims) -> list[Module]:
             out += _mla_widths(a, hidden, k.heads, k.q_lora, k.bias, k.rank, k.rope, k.nope, k.v_dim)
         else:
             out += [_linear(f"{a}.{x}_proj", hidden, p, "linear attention") for x in "qkv"] + [
-                _linear(f"{a}.g_a_proj", hidden, k.lin_dim, "linear attention"),
+                _linear(f"{a}.g_a_proj", hidden, k.lin_dim, "linear attention", whole=True),
                 _linear(f"{a}.g_b_proj", k.lin_dim, p, "linear attention"),
-                _linear(f"{a}.f_a_proj", hidden, k.lin_dim, "linear attention"),
+                _linear(f"{a}.f_a_proj", hidden, k.lin_dim, "linear attention", whole=True),
                 _linear(f"{a}.f_b_proj", k.lin_dim, p, "linear attention"),
                 _linear(f"{a}.b_proj", hidden, k.lin_heads, "linear attention"),
                 _float(f"{a}.dt_bias", p, "linear attention")]
@@ -175,7 +181,15 @@ def kimi_k3(f: Fields, layers: list, dims) -> list[Module]:
     residual norms and hidden -> 1 projections (built with quant_config=None), then block_sparse_moe (gate and its
     e_score_correction_bias, routed experts at routed_expert_hidden_size, shared_experts, the latent MoE's
     routed_expert_down_proj / routed_expert_norm / routed_expert_up_proj) or a dense mlp. KDA's conv1d (float32),
-    dt_bias, A_log and o_norm are never quantized. Kimi-Linear configs without K3's fields: kimi_linear above."""
+    dt_bias, A_log and o_norm are never quantized. Kimi-Linear configs without K3's fields: kimi_linear above.
+    Whole on every TP rank (vLLM 0.34 models/kimi_k3/nvidia): MLA's q_a_proj and kv_a_proj_with_mqa (mla.py: in
+    fused_qkv_a_proj, disable_tp=True, or in KimiK3MergedQKVGateLinear, whose latent shards are loaded from rank 0
+    on every rank while its g_proj shard is split), KDA's f_a_proj (kda.py KimiK3DeltaAttention in_proj_qkvgfab,
+    replicated_shard_id=4) and, without a full-rank gate, g_a_proj (a ReplicatedLinear: kimi_linear above), the
+    hidden -> 1 attention-residual projections (model.py self_attention_res_proj, mlp_res_proj,
+    output_attn_res_proj: ReplicatedLinear), and the latent MoE's routed_expert_down_proj / _up_proj (below). The
+    dense and shared-expert MLPs (KimiMLP) are whole only under sequence parallelism (expert parallel with data
+    parallel or the mega-MoE backend), which kvplan does not plan: split here."""
     from ...errors import ConfigError
     from . import _mla
     from ..params_kimi_k3 import uses_k3_fields
@@ -202,7 +216,7 @@ def kimi_k3(f: Fields, layers: list, dims) -> list[Module]:
     out = [_float("embed_tokens", vocab * hidden, "embeddings"), _float("norm", hidden),
            Module("lm_head", vocab * hidden, 0, "lm_head", top=True, inputs=hidden)]
     if attn_res:
-        out += [_float("output_attn_res_norm", hidden), _float("output_attn_res_proj", hidden)]
+        out += [_float("output_attn_res_norm", hidden), Module("output_attn_res_proj", 0, hidden, "other", whole=True)]
     for i, layer in enumerate(layers):
         a = f"layers.{i}.self_attn"
         if layer.caches:
@@ -211,10 +225,10 @@ def kimi_k3(f: Fields, layers: list, dims) -> list[Module]:
                 out.append(_linear(f"{a}.g_proj", hidden, heads * f.int("v_head_dim"), "attention"))
         else:
             gate = ([_linear(f"{a}.g_proj", hidden, p, "linear attention")] if full_gate else
-                    [_linear(f"{a}.g_a_proj", hidden, kda_dim, "linear attention"),
+                    [_linear(f"{a}.g_a_proj", hidden, kda_dim, "linear attention", whole=True),
                      _linear(f"{a}.g_b_proj", kda_dim, p, "linear attention")])
             out += [_linear(f"{a}.{x}_proj", hidden, p, "linear attention") for x in "qkv"] + gate + [
-                _linear(f"{a}.f_a_proj", hidden, kda_dim, "linear attention"),
+                _linear(f"{a}.f_a_proj", hidden, kda_dim, "linear attention", whole=True),
                 _linear(f"{a}.b_proj", hidden, kda_heads, "linear attention"),
                 _linear(f"{a}.f_b_proj", kda_dim, p, "linear attention"),
                 _float(f"{a}.dt_bias", p, "linear attention")]
@@ -222,8 +236,11 @@ def kimi_k3(f: Fields, layers: list, dims) -> list[Module]:
             out += [_float(f"{a}.A_log", kda_heads, "linear attention"), _float(f"{a}.o_norm", kda_dim),
                     _linear(f"{a}.o_proj", p, hidden, "linear attention")]
         norms = ("input_layernorm", "post_attention_layernorm") + (
-            ("self_attention_res_norm", "mlp_res_norm", "self_attention_res_proj", "mlp_res_proj") if attn_res else ())
+            ("self_attention_res_norm", "mlp_res_norm") if attn_res else ())
         out += [_float(f"layers.{i}.{norm}", hidden) for norm in norms]
+        if attn_res:
+            out += [Module(f"layers.{i}.{x}", 0, hidden, "other", whole=True)
+                    for x in ("self_attention_res_proj", "mlp_res_proj")]
         if experts is not None and i >= first_dense and i % freq == 0:
             m = f"layers.{i}.block_sparse_moe"
             moe_inter = f.int("moe_intermediate_size")

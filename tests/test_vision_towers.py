@@ -1,0 +1,235 @@
+"""The vision tower and projector of image-text wrappers in the config estimate (kvplan/configs/vision_towers.py).
+
+Each family's count is checked against the modules transformers 5.25 builds on the meta device from the bundled
+config's vision_config (the tower class and the projector class alone, not the text model), and a few are also
+counted by hand from the shapes; the estimate's weight bytes and the per-GPU split are re-derived by hand."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+from kvplan.sources import load_config, load_model
+
+
+def _meta_params(build) -> int:
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        modules = build()
+    return sum(p.numel() for m in modules for p in m.parameters())
+
+
+def _gemma3(c):
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3MultiModalProjector
+    from transformers.models.siglip.modeling_siglip import SiglipVisionModel
+    return SiglipVisionModel(c.vision_config), Gemma3MultiModalProjector(c)
+
+
+def _qwen2_5_vl(c):
+    from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import Qwen2_5_VisionTransformerPretrainedModel
+    return (Qwen2_5_VisionTransformerPretrainedModel._from_config(c.vision_config),)
+
+
+def _qwen3_vl_moe(c):
+    from transformers.models.qwen3_vl_moe.modeling_qwen3_vl_moe import Qwen3VLMoeVisionModel
+    return (Qwen3VLMoeVisionModel._from_config(c.vision_config),)
+
+
+def _qwen3_vl(c):
+    from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLVisionModel
+    return (Qwen3VLVisionModel._from_config(c.vision_config),)
+
+
+def _qwen3_5_moe(c):
+    from transformers.models.qwen3_5_moe.modeling_qwen3_5_moe import Qwen3_5MoeVisionModel
+    return (Qwen3_5MoeVisionModel._from_config(c.vision_config),)
+
+
+def _llama4(c):
+    from transformers.models.llama4.modeling_llama4 import Llama4MultiModalProjector, Llama4VisionModel
+    return Llama4VisionModel(c.vision_config), Llama4MultiModalProjector(c)
+
+
+def _mistral3(c):
+    from transformers.models.mistral3.modeling_mistral3 import Mistral3MultiModalProjector
+    from transformers.models.pixtral.modeling_pixtral import PixtralVisionModel
+    return PixtralVisionModel(c.vision_config), Mistral3MultiModalProjector(c)
+
+
+def _llava(c):
+    from transformers.models.clip.modeling_clip import CLIPVisionModel
+    from transformers.models.llava.modeling_llava import LlavaMultiModalProjector
+    return CLIPVisionModel(c.vision_config), LlavaMultiModalProjector(c)
+
+
+TOWERS = {"gemma-3-27b": _gemma3, "gemma-3-4b": _gemma3, "qwen2.5-vl-7b": _qwen2_5_vl,
+          "qwen3-vl-8b": _qwen3_vl, "qwen3-vl-30b-a3b": _qwen3_vl_moe, "qwen3.5-35b-a3b": _qwen3_5_moe,
+          "llama-4-scout": _llama4, "mistral-small-3.1-24b": _mistral3, "llava-1.5-7b": _llava}
+
+
+@pytest.mark.parametrize("alias", sorted(TOWERS))
+def test_tower_and_projector_match_transformers_modules(alias):
+    transformers = pytest.importorskip("transformers")
+    raw = load_config(alias)[0]
+    config = transformers.AutoConfig.for_model(**raw)
+    expected = _meta_params(lambda: TOWERS[alias](config))
+    model = load_model(alias)
+    width = 4 if model.float_dtype == "float32" else 2
+    assert model.weight_vision[0] == expected and model.weight_vision[1] == width * expected
+
+
+# -- by hand from the shapes -------------------------------------------------------------------------------------
+
+def _qwen3_vl_hand(out: int) -> tuple[int, int]:
+    """Qwen3-VL-8B / 30B-A3B's tower (hidden 1,152, MLP 4,304, 27 blocks, patch 16, 2 frames, 2,304 positions, merge
+    2, three deepstack mergers): (parameters, those vLLM 0.34 holds whole on every TP rank)."""
+    h, i, m = 1152, 4304, 1152 * 4
+    patch = 3 * 2 * 16 * 16 * h + h  # Conv3d with bias: whole
+    pos = 2304 * h  # nn.Embedding: whole
+    block = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)
+    block_whole = 4 * h + 2 * h  # two LayerNorms, the proj and linear_fc2 biases
+    merger = 2 * h + (m * m + m) + (m * out + out)
+    deepstack = 2 * m + (m * m + m) + (m * out + out)
+    total = patch + pos + 27 * block + merger + 3 * deepstack
+    whole = patch + pos + 27 * block_whole + (2 * h + out) + 3 * (2 * m + out)
+    return total, whole
+
+
+def test_qwen3_vl_towers_by_hand():
+    assert _qwen3_vl_hand(4096) == (576_388_336, 4_657_792)
+    assert load_model("qwen3-vl-8b").weight_vision == (576_388_336, 2 * 576_388_336, 2 * 4_657_792)
+    assert _qwen3_vl_hand(2048) == (538_631_408, 4_649_600)
+    assert load_model("qwen3-vl-30b-a3b").weight_vision == (538_631_408, 2 * 538_631_408, 2 * 4_649_600)
+
+
+def test_qwen2_5_vl_tower_by_hand():
+    # hidden 1,280, MLP 3,420, 32 blocks, patch 14 on 2 frames, merge 2, out 3,584: the Conv3d (no bias), a block's
+    # two RMSNorms, qkv and proj with biases, a gated MLP with biases; the merger's RMSNorm and two biased linears
+    h, i, m = 1280, 3420, 1280 * 4
+    block = 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + (2 * h * i + 2 * i) + (i * h + h)
+    total = 3 * 2 * 14 * 14 * h + 32 * block + h + (m * m + m) + (m * 3584 + 3584)
+    # whole: the Conv3d, the norms, the proj / down_proj biases and the merger's norm and second bias
+    whole = 3 * 2 * 14 * 14 * h + 32 * (2 * h + 2 * h) + h + 3584
+    assert (total, whole) == (676_550_144, 1_673_984)
+    assert load_model("qwen2.5-vl-7b").weight_vision == (total, 2 * total, 2 * whole)
+
+
+def test_llama4_scout_tower_by_hand():
+    # hidden 1,408, MLP 5,632, 34 layers, patch 14 on 336: the unfold linear 3 x 14^2 x 1,408; class embedding,
+    # 577 positions and two LayerNorms; a layer: two LayerNorms, q/k/v/o and fc1 / fc2 with biases; the adapter
+    # 5,632 x 4,096 and 4,096 x 4,096; the projector 4,096 x 5,120 (text hidden)
+    h, i = 1408, 5632
+    layer = 4 * h + 4 * (h * h + h) + (h * i + i) + (i * h + h)
+    total = 3 * 196 * h + h + 577 * h + 4 * h + 34 * layer + i * 4096 + 4096 * 4096 + 4096 * 5120
+    assert total == 871_932_416
+    # whole: the class and position embeddings, the four outer LayerNorm vectors, and a layer's two LayerNorms with
+    # the o_proj and fc2 biases (RowParallelLinear); the unfold linear, fc1s and the projector are column-parallel
+    whole = h + 577 * h + 4 * h + 34 * (4 * h + 2 * h)
+    assert load_model("llama-4-scout").weight_vision == (total, 2 * total, 2 * whole)
+
+
+# Mistral Small 3.1's text model, by hand: 40 layers of q / o 5,120 x 4,096, k / v 5,120 x 1,024, MLP 3 x 5,120 x
+# 32,768 and two norms, untied embeddings and head 2 x 131,072 x 5,120, the final norm
+MISTRAL_TEXT = 40 * (2 * 5120 * 4096 + 2 * 5120 * 1024 + 3 * 5120 * 32768 + 2 * 5120) + 2 * 131072 * 5120 + 5120
+# its Pixtral tower (hidden 1,024, MLP 4,096, 24 layers, patch 14): patch conv 3 x 14^2 x 1,024, ln_pre, a layer of
+# q/k/v/o 1,024 x 1,024, a gated MLP 3 x 1,024 x 4,096 and two RMSNorms; the projector's norm, patch merger
+# 4 x 1,024 x 1,024, linear_1 1,024 x 5,120 and linear_2 5,120 x 5,120 (no biases)
+MISTRAL_TOWER = (3 * 196 * 1024 + 1024 + 24 * (4 * 1024 * 1024 + 3 * 1024 * 4096 + 2 * 1024)
+                 + 1024 + 4 * 1024 * 1024 + 1024 * 5120 + 5120 * 5120)
+# held whole on every TP rank: the text model's norms; the conv, ln_pre, the layers' norms, the projector's norm and
+# patch merger (an nn.Linear in vLLM 0.34 mistral3.py)
+MISTRAL_WHOLE = 40 * 2 * 5120 + 5120 + 3 * 196 * 1024 + 1024 + 24 * 2 * 1024 + 1024 + 4 * 1024 * 1024
+
+
+def test_bundled_mistral_small_estimate_before_and_after(cli):
+    assert MISTRAL_TEXT == 23_572_403_200 and MISTRAL_TOWER == 438_958_080
+    code, out, err = cli("estimate", "mistral-small-3.1-24b", "--gpu", "h100", "--engine", "vllm", "-f", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    w = data["model"]["weights"]
+    assert w["source"] == "estimated from config"
+    # was 47,144,806,400 B (the text model only)
+    assert w["total_bytes"] == 2 * (MISTRAL_TEXT + MISTRAL_TOWER) == 48_022_722_560
+    assert w["by_role"] == {"vision": 2 * MISTRAL_TOWER}
+    assert any(n.startswith("vision tower counted: PixtralVisionModel") for n in w["notes"])
+    assert data["capacity"]["weight_bytes_per_gpu"] == 48_022_722_560
+
+
+def test_tp_holds_the_towers_whole_part_on_every_rank(cli):
+    from kvplan.engines.vllm_load import config_weights_per_gpu
+
+    model = load_model("mistral-small-3.1-24b")
+    total, whole = 2 * (MISTRAL_TEXT + MISTRAL_TOWER), 2 * MISTRAL_WHOLE
+    # TP 2 (8 KV heads: no KV-head replication): the whole part on each rank, the rest halved
+    assert config_weights_per_gpu(model, tp=2) == (total - whole) // 2 + whole
+    # TP 2 x PP 2: the tower on the first stage only (vLLM 0.34 interfaces.py _mark_tower_model)
+    text_whole, tower, tower_whole = 2 * (40 * 2 * 5120 + 5120), 2 * MISTRAL_TOWER, whole - 2 * (40 * 2 * 5120 + 5120)
+    rest = -(-(total - text_whole - tower) // 4) + text_whole // 2
+    code, out, err = cli("weights", "mistral-small-3.1-24b", "--tp", "2", "--pp", "2", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["weight_bytes_per_gpu_by_stage"] == [rest + tower_whole + (tower - tower_whole) // 2, rest]
+
+
+def test_a_config_without_its_vision_config_plans_the_text_model_alone(cli):
+    # vLLM 0.34 skips the tower with --language-model-only; kvplan plans that with --set vision_config=null
+    totals = []
+    for extra in ((), ("--set", "vision_config=null")):
+        code, out, err = cli("estimate", "mistral-small-3.1-24b", *extra, "-f", "json")
+        assert code == 0, err
+        totals.append(json.loads(out)["model"]["weights"]["total_bytes"])
+    assert totals == [2 * (MISTRAL_TEXT + MISTRAL_TOWER), 2 * MISTRAL_TEXT]
+
+
+def test_a_wrapper_kvplan_does_not_count_says_so():
+    model = load_model("llama-3.2-11b-vision")
+    assert model.weight_vision == (0, 0, 0)
+    assert any(n.startswith("vision tower not counted: kvplan has no count of model_type 'mllama'")
+               for n in model.notes)
+
+
+def test_a_text_only_class_on_a_wrapper_config_counts_no_tower():
+    from kvplan.configs.build import build_model
+
+    raw = dict(load_config("gemma-3-27b")[0], architectures=["Gemma3ForCausalLM"])
+    assert build_model(raw, "g").weight_vision == (0, 0, 0)
+    assert build_model(load_config("gemma-3-27b")[0], "g").weight_vision[0] == 423_060_336
+
+
+def test_gemma4_tower_is_whole_on_every_rank():
+    # Gemma4Config's vision_config is optional (no tower without it: the bundled gemma-4-31b); with
+    # Gemma4VisionConfig's defaults, against transformers' modules on the meta device, and by hand: input_proj
+    # 3 x 16^2 x 768, position table 2 x 10,240 x 768, 16 layers of q/k/v/o 4 x 768 x 768, q/k norms 2 x 64, MLP
+    # 3 x 768 x 3,072 and four norms, embed_vision 768 x 5,376 (the text hidden). vLLM 0.34 gemma4_mm.py replaces
+    # every linear of the tower by a ReplicatedLinear: all of it on every TP rank
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.gemma4.modeling_gemma4 import Gemma4MultimodalEmbedder, Gemma4VisionModel
+
+    from kvplan.configs.build import build_model
+    from kvplan.engines.vllm_load import config_weights_per_gpu
+
+    raw = dict(load_config("gemma-4-31b")[0], vision_config={"model_type": "gemma4_vision"})
+    config = transformers.AutoConfig.for_model(**raw)
+    expected = _meta_params(lambda: (Gemma4VisionModel(config.vision_config),
+                                     Gemma4MultimodalEmbedder(config.vision_config, config.text_config)))
+    hand = 3 * 256 * 768 + 2 * 10240 * 768 + 16 * (4 * 768 * 768 + 2 * 64 + 3 * 768 * 3072 + 4 * 768) + 768 * 5376
+    assert expected == hand == 171_493_376
+    text, model = load_model("gemma-4-31b"), build_model(raw, "g4")
+    assert text.weight_vision == (0, 0, 0)
+    assert model.weight_vision == (hand, 2 * hand, 2 * hand)
+    assert model.weight_bytes == text.weight_bytes + 2 * hand
+    assert config_weights_per_gpu(model, tp=4) == config_weights_per_gpu(text, tp=4) + 2 * hand
+
+
+def test_a_decode_step_reads_the_text_model_not_the_tower(cli):
+    # Qwen2.5-VL-7B's language model is Qwen2.5-7B's 7,615,616,512 parameters (published), 15,231,233,024 B in
+    # bf16; the tower runs once per image at prefill, so a decode step at batch 1 reads those bytes only, while
+    # the weights held (the plan's pool) include the tower
+    code, out, err = cli("estimate", "qwen2.5-vl-7b", "--gpu", "h100", "-f", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    vision = data["model"]["weights"]["by_role"]["vision"]
+    assert data["model"]["weight_bytes"] == 15_231_233_024 + vision
+    assert data["decode"]["weight_read_bytes_per_gpu"] == 15_231_233_024
