@@ -104,7 +104,8 @@ class QuantBytes:
 
 
 # a key configs/quant_online.py adds to the quantization_config it names for an engine's online layout (never in a
-# checkpoint): {"expert_scale_bytes": int, "quantized_router_families": [model_type, ...]}, read into QuantBytes
+# checkpoint): {"expert_scale_bytes": int, "quantized_router_families": [model_type, ...], "routed_experts_only":
+# bool}, read into QuantBytes
 ONLINE_KEY = "kvplan_online"
 
 
@@ -449,19 +450,18 @@ def _mxfp4(q: dict, model_type: str) -> QuantBytes:
     return QuantBytes("MXFP4 (MoE experts; the rest BF16)", "mxfp4", 17 / 32, experts_only=True)
 
 
-# a key only configs/quant_online.py writes, into the config that stands for an online layout: the format below
-# quantizes the routed experts only (quant_exclude.ROUTED_EXPERTS_ONLY), whatever its own list says
-ROUTED_EXPERTS_ONLY_KEY = "kvplan_routed_experts_only"
-
-
 def read(quant: dict, model_type: str) -> QuantBytes:
     """The bytes of the format a quantization_config names; Unsized with the reason when kvplan cannot say."""
-    if quant.get(ROUTED_EXPERTS_ONLY_KEY) is True:
+    online = quant.get(ONLINE_KEY)
+    if isinstance(online, dict) and online.get("routed_experts_only") is True:
+        # an online layout that quantizes the routed experts only (quant_exclude.ROUTED_EXPERTS_ONLY), whatever the
+        # format's own list says: configs/quant_online.py experts_int8
         from dataclasses import replace
 
         from .quant_exclude import ROUTED_EXPERTS_ONLY
 
-        inner = read({k: v for k, v in quant.items() if k != ROUTED_EXPERTS_ONLY_KEY}, model_type)
+        rest = {k: v for k, v in online.items() if k != "routed_experts_only"}
+        inner = read({**quant, ONLINE_KEY: rest}, model_type)
         return replace(inner, exclusions=(ROUTED_EXPERTS_ONLY, ()))
     method = str(quant.get("quant_method") or "").lower()
     # vLLM 0.34 quantization/__init__.py get_quantization_config: "auto_awq" and "awq_marlin" are AutoAWQConfig,

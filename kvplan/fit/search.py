@@ -293,11 +293,6 @@ class _Engine:
 
         rules = rules_for(self.release)
         refuse_unread(plan.model, deployment, rules)
-        from ..configs.quant_online import sglang_load_warning
-
-        oom = sglang_load_warning(plan.model, deployment)
-        if oom is not None:  # --quantization: its load holds the float checkpoint first, and runs out of memory
-            raise UsageError(oom.removeprefix("warning: "))
         check_context(plan.model, self.tokens)  # a --context-length above the model's: SGLang refuses to start
         if self.sglang_spec is None and self.speculation is not None:  # once per search
             self.sglang_spec = resolve_speculation(plan.model, self.speculation)
