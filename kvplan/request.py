@@ -58,17 +58,13 @@ def online_quantization(value: str | None, engine: str, release: str | None) -> 
     if value is None:
         return None
     from .configs.quant_online import READ_RELEASES, check
+    from .engines.vllm_release import release_key  # "0.34" and "0.34.0" are one release
 
-    def key(text: str) -> tuple:  # "0.34" and "0.34.0" are one release
-        parts = [p for p in text.strip().lstrip("v").split(".")]
-        while len(parts) > 2 and parts[-1] == "0":
-            parts.pop()
-        return tuple(parts)
-
-    if release is not None and key(release) != key(READ_RELEASES[engine]):
+    if release is not None and release_key(release) != release_key(READ_RELEASES[engine]):
         raise UsageError(f"--quantization {value}: kvplan has read the online quantization of "
                          f"{engine} {READ_RELEASES[engine]} only, not {release}",
-                         f"use --engine {engine} (its newest release) or leave --quantization out")
+                         f"name {engine} without a release in --engine / --emit (its newest), or leave "
+                         "--quantization out")
     return check(value, engine), engine
 
 
@@ -219,6 +215,20 @@ def _asked_release(engine: str) -> str | None:
     return asked if asked and asked != "latest" else None
 
 
+def _online_targets(engine: EngineRequest) -> list[tuple[str, str | None]]:
+    """(engine, release) pairs whose --quantization rule applies: the engine modelled first (none: the one emitted, or
+    vLLM's newest), then the engine --emit names where it differs."""
+    def vllm_release(asked: str | None, rules) -> str | None:  # the release asked (vllm@0.34.1), as fit checks it
+        return asked if asked is not None else rules.version if rules is not None else None
+
+    modelled = (("sglang", engine.release) if engine.name == "sglang" else
+                ("vllm", vllm_release(engine.release, engine.rules)) if engine.name == "vllm" else None)
+    emitted = (("sglang", engine.emit_release) if engine.emit == "sglang" else
+               ("vllm", vllm_release(engine.emit_release, engine.emit_rules)) if engine.emit == "vllm" else None)
+    targets = [t for t in (modelled, emitted) if t is not None] or [("vllm", None)]
+    return targets[:1] + [t for t in targets[1:] if t != targets[0]]
+
+
 @record
 class Budgets:
     max_kv_gib: float | None = None
@@ -272,13 +282,12 @@ class EstimateRequest:
             gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
             hbm_gbps=hbm_gbps, tp=tp, pp=pp, mem_util=mem_util, reserve_bytes=reserve_bytes,
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None)
-        # --quantization: SGLang's rule where SGLang is the engine (or, with no engine, the one emitted), else vLLM's
-        sglang = engine_request.name == "sglang" or (engine_request.name == "ideal" and engine_request.emit == "sglang")
-        rules = engine_request.rules if engine_request.name == "vllm" else engine_request.emit_rules
-        online = online_quantization(quantization, "sglang" if sglang else "vllm",
-                                     (engine_request.release if engine_request.name == "sglang" else
-                                      engine_request.emit_release) if sglang else
-                                     rules.version if rules is not None else None)
+        # --quantization: the rule of the engine modelled (with none, the one emitted; else vLLM's) sizes it, and an
+        # --emit of another engine or release must take the flag too, as the command it prints passes it on
+        targets = _online_targets(engine_request)
+        online = online_quantization(quantization, *targets[0])
+        for kind, release in targets[1:]:
+            online_quantization(quantization, kind, release)
         return cls(ModelRef(model, revision, tuple(overrides or ()), tuple(new_overrides or ()), weights, online),
                    tokens, batch_n, kv_dtype, tuple(techniques or ()), deployment, engine_request,
                    Budgets(max_kv_gib, min_concurrency), explain, context_given=context is not None)

@@ -210,7 +210,8 @@ register("fit", _fit_samples, title="kvplan fit --format json",
                 "options[].usd_per_hour": NUMBER_OR_NULL, "options[].usd_per_gpu_hour": NUMBER_OR_NULL,
                 "options[].price_source": {"type": ["string", "null"]}, "engine.version": {"type": "string"},
                 "options[].engine_kv_dtype": {"type": ["string", "null"]},
-                "budgets.max_kv_gib_per_gpu": NUMBER_OR_NULL, "budgets.max_decode_ms_per_token": NUMBER_OR_NULL})
+                "budgets.max_kv_gib_per_gpu": NUMBER_OR_NULL, "budgets.max_decode_ms_per_token": NUMBER_OR_NULL,
+                "settings.quantization": STR_OR_NULL})  # null: no --quantization
 
 
 def _load_extras() -> None:

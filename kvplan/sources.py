@@ -479,7 +479,7 @@ def _online(loaded: Loaded, raw: dict, spec: ModelSpec, quantization: tuple[str,
     checkpoint is quantized that way already. UsageError where the engine refuses the flag."""
     from dataclasses import replace
 
-    from .configs.quant_online import ENGINES, apply, load_note
+    from .configs.quant_online import ENGINES, apply, load_note, served_float32_as
     from .weights.estimate import estimated
 
     value, engine = quantization
@@ -489,16 +489,23 @@ def _online(loaded: Loaded, raw: dict, spec: ModelSpec, quantization: tuple[str,
     raw_q, scheme, _ = apply(raw, value, engine)
     if raw_q is None:
         return None
-    if spec.float_dtype == "float32":  # both engines' dtype auto serve it in bf16, then quantize (configs/quant_online.py)
-        raw_q = _dtype_set(raw_q, "bfloat16")
-    online = replace(build_model(raw_q, loaded.display, loaded.source), online_quantization=value,
-                     online_float_bytes=spec.weight_bytes,
+    served, held_bytes = spec.float_dtype, spec.weight_bytes
+    if served == "float32":  # the engine's dtype auto serves it in 16 bits, then quantizes (configs/quant_online.py)
+        served = served_float32_as(engine, raw)
+        raw_q = _dtype_set(raw_q, served)
+        held_bytes = build_model(_dtype_set(raw, served), loaded.display, loaded.source).weight_bytes
+    built = build_model(raw_q, loaded.display, loaded.source)
+    # the config estimate names the checkpoint format that stands for the engine's layout: say which layout it is
+    head = "weights estimated as "
+    notes = tuple(f"{head}{scheme.label}, online (sized as the checkpoint format {n[len(head):]}".replace(": ", "): ", 1)
+                  if n.startswith(head) else n for n in built.notes)
+    online = replace(built, notes=notes, online_quantization=value, online_float_bytes=held_bytes,
                      tokenizer_code=spec.tokenizer_code, tokenizer_source=spec.tokenizer_source,
                      overrides=spec.overrides)
     how = f"{scheme.label}, online ({ENGINES[engine]} --quantization {value}" + (
         f" = {scheme.name})" if scheme.name != value else ")")
     note = (f"{ENGINES[engine]} quantizes this {spec.weight_dtype} checkpoint ({spec.weight_bytes:,} B) as it loads "
-            f"(--quantization {value}): weights sized as it holds them; " + load_note(engine, spec.weight_bytes))
+            f"(--quantization {value}): weights sized as it holds them; " + load_note(engine, held_bytes, served))
     return online, estimated(online, how, note)
 
 

@@ -137,6 +137,7 @@ def test_aliases(alias, key):
     ("NVIDIA L40S", "l40s"),
     ("NVIDIA L20", "l20"),
     ("AMD Instinct MI325X", "mi325x"),
+    ("NVIDIA GeForce RTX 5090 D v2", None),  # 24 GB on 384 bits (Tom's Hardware, 2025-08-12), not the 5090's 32
 ])
 def test_new_device_names(device_name, key):
     assert match_device_name(device_name) == key
@@ -279,3 +280,14 @@ def test_b300_plans_from_nvidia_smis_total():
     assert g.smi_mib == 275_040 and g.hbm_gbps == 8000 and g.bf16_tflops == 2250
     assert match_device_name("NVIDIA B300 SXM6 AC") == "b300"
     assert match_device_name("NVIDIA GeForce RTX 5090") == "rtx-5090"
+
+
+def test_gpus_table_names_amds_link_as_infinity_fabric():
+    # the AMD Instinct MI300X / MI325X join their GPUs with Infinity Fabric (xGMI), not NVLink
+    from kvplan.reports.catalogs import gpus_report
+
+    table = gpus_report().tables[0]
+    link = table.columns.index("GPU link")
+    rows = {row[0]: row[link] for row in table.rows}
+    assert rows["mi300x"] == rows["mi325x"] == "Infinity Fabric"
+    assert rows["h100-sxm"] == "NVLink" and rows["l40s"] == "PCIe"

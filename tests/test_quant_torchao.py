@@ -99,6 +99,7 @@ def test_torchao_keeps_the_routed_experts():
         "model.layers.0.mlp.down_proj": {"_type": "Int4WeightOnlyConfig", "_version": 2, "_data": INT4_PLAIN}}}),
      "a config of its own"),
     ({"quant_method": "torchao", "quant_type": "int4_weight_only"}, "one key, 'default'"),
+    (_torchao("Int4WeightOnlyConfig", [128]), "not a table"),  # read as no fields (group 128, plain) before
 ])
 def test_torchao_layouts_kvplan_has_not_read_say_why(tmp_path, quant, reason):
     path = tmp_path / "q.json"

@@ -153,3 +153,17 @@ def test_a_dense_scale_is_whole_only_where_the_family_builds_dense_row_parallel(
     assert is_row_parallel("layers.0.attention.dense", "gpt_neox")
     assert not is_row_parallel("layers.0.attention.dense", "bert")
     assert not is_row_parallel("encoder.layer.0.intermediate.dense", "gpt_neox")
+
+
+def test_qwen1_w2_is_column_parallel():
+    # Qwen (1): SGLang 0.5.23 qwen.py stacks mlp.w2 as shard 0 and mlp.w1 as shard 1 of gate_up_proj (a
+    # MergedColumnParallelLinear); mlp.c_proj and attn.c_proj are its RowParallelLinears. A per-channel scale of w2
+    # (11,008 rows, 44,032 B) splits with its rows; c_proj's (4,096 rows, 16,384 B) sits whole on each rank
+    from kvplan.capacity.weights import stage_weight_bytes
+    from kvplan.weights.roles import TensorEntry, fold
+
+    rows = {"transformer.h.0.mlp.w2.weight_scale": 11_008, "transformer.h.0.mlp.w1.weight_scale": 11_008,
+            "transformer.h.0.mlp.c_proj.weight_scale": 4_096}
+    entries = [TensorEntry(n, "F32", r, 4 * r, (r, 1)) for n, r in rows.items()]
+    record = fold(entries, source="safetensors", origin="hand", quantization="", files=1, family="qwen")
+    assert stage_weight_bytes(record, 1, tp=2)[0] == 2 * 44_032 // 2 + 16_384 == 60_416  # before: 82_432

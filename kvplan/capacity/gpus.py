@@ -236,8 +236,10 @@ def lookup(name: str, *, custom_hint: bool = False) -> Gpu:
 # key tokens a device name must hold as whole words, beyond the model token: "NVIDIA RTX 6000 Ada Generation"
 # is not the "NVIDIA RTX PRO 6000 Blackwell ...", and a Turing "Quadro RTX 6000" is not the RTX 6000 Ada
 _REQUIRED_WORDS = ("pro", "ada")
-# words of a device name that make it another card than a key without them: an "RTX 3090 Ti" is not a 3090
-_VARIANT_WORDS = ("ti", "super")
+# words of a device name that make it another card than a key without them: an "RTX 3090 Ti" is not a 3090, and
+# the "RTX 5090 D v2" has 24 GB on a 384-bit bus, not the 5090's 32 GB (Tom's Hardware, 2025-08-12: "Nvidia RTX
+# 5090D V2 limits AI performance even more with 25% less VRAM and bandwidth"; the 5090 D keeps 32 GB)
+_VARIANT_WORDS = ("ti", "super", "v2")
 
 
 def match_device_name(device_name: str) -> str | None:

@@ -451,7 +451,9 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         kept = "; ".join(f"{role} {n:,}" for role, n in split.kept.items())
         if q.exclusions is not None:
             keeps = ("torchao leaves unquantized (linear layers only: not the routed experts; its "
-                     "modules_to_not_convert)" if q.exclusions[0] == "torchao" else "its list of unquantized modules keeps")
+                     "modules_to_not_convert)" if q.exclusions[0] == "torchao" else
+                     "outside the routed experts" if q.exclusions[0] == "routed experts only" else
+                     "its list of unquantized modules keeps")
             what = (f"the linear weights {keeps} ({kept or 'no linear weights'}), read "
                     "module by module, and the embeddings, norms, routers and biases")
         else:  # the head, when kept, is the only linear weight in the float dtype
@@ -591,11 +593,16 @@ def _module_split(f: Fields, q, layers: list, dims, total: int):
     from .weight_tables import split, table
     from .quant_exclude import Matcher
 
+    from .quant_exclude import ROUTED_EXPERTS_ONLY
+
     style, names = q.exclusions
     modules = table(f, layers, dims)
     if not modules and style == "torchao":
         raise quant_bytes.Unsized("torchao quantizes linear layers only, not the routed experts, which kvplan reads "
                                   f"module by module, and it has no per-module count of model_type {f.model_type!r}")
+    if not modules and style == ROUTED_EXPERTS_ONLY:
+        raise quant_bytes.Unsized("only the routed experts are quantized, which kvplan finds module by module, and it "
+                                  f"has no per-module count of model_type {f.model_type!r}")
     if not modules:
         try:
             quant_bytes._kept(list(names), style)
@@ -607,6 +614,8 @@ def _module_split(f: Fields, q, layers: list, dims, total: int):
         raise quant_bytes.Unsized(f"{style} keeps modules unquantized, and kvplan's per-module count of model_type "
                                   f"{f.model_type!r} ({counted:,} parameters) differs from its parameter count "
                                   f"({total:,}) for this config")
+    if style == ROUTED_EXPERTS_ONLY:
+        return split(modules, lambda name: False, quantizes_head=False, family=f.model_type, routed_experts_only=True)
     return split(modules, Matcher(style, names), quantizes_head=not q.keeps_lm_head, family=f.model_type)
 
 

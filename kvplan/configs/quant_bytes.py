@@ -104,7 +104,8 @@ class QuantBytes:
 
 
 # a key configs/quant_online.py adds to the quantization_config it names for an engine's online layout (never in a
-# checkpoint): {"expert_scale_bytes": int, "quantized_router_families": [model_type, ...]}, read into QuantBytes
+# checkpoint): {"expert_scale_bytes": int, "quantized_router_families": [model_type, ...], "routed_experts_only":
+# bool}, read into QuantBytes
 ONLINE_KEY = "kvplan_online"
 
 
@@ -451,6 +452,17 @@ def _mxfp4(q: dict, model_type: str) -> QuantBytes:
 
 def read(quant: dict, model_type: str) -> QuantBytes:
     """The bytes of the format a quantization_config names; Unsized with the reason when kvplan cannot say."""
+    online = quant.get(ONLINE_KEY)
+    if isinstance(online, dict) and online.get("routed_experts_only") is True:
+        # an online layout that quantizes the routed experts only (quant_exclude.ROUTED_EXPERTS_ONLY), whatever the
+        # format's own list says: configs/quant_online.py experts_int8
+        from dataclasses import replace
+
+        from .quant_exclude import ROUTED_EXPERTS_ONLY
+
+        rest = {k: v for k, v in online.items() if k != "routed_experts_only"}
+        inner = read({**quant, ONLINE_KEY: rest}, model_type)
+        return replace(inner, exclusions=(ROUTED_EXPERTS_ONLY, ()))
     method = str(quant.get("quant_method") or "").lower()
     # vLLM 0.34 quantization/__init__.py get_quantization_config: "auto_awq" and "awq_marlin" are AutoAWQConfig,
     # "auto_gptq" and "gptq_marlin" AutoGPTQConfig; the checkpoints are the same

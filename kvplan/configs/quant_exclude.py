@@ -46,6 +46,10 @@ from .quant_bytes import Unsized
 
 MODELOPT, COMPRESSED_TENSORS, FP8, QUARK, AUTO_ROUND = "ModelOpt", "compressed-tensors", "FP8", "Quark", "AutoRound"
 TORCHAO = "torchao"
+# not a list a format writes: vLLM 0.34's online experts_int8 (configs/quant_online.py) quantizes the routed experts
+# only (ExpertsInt8Config: RoutedExperts int8, every LinearBase unquantized), which the per-module count reads by
+# each module's routed-expert count (weight_tables.split routed_experts_only), not by name
+ROUTED_EXPERTS_ONLY = "routed experts only"
 
 _WILDCARD = re.compile(r"[*?\[]")
 # a name or pattern that picks single routed experts (experts.7 / experts\.7 / experts.[0-3]): the per-module

@@ -35,8 +35,9 @@ _ONLINE_SHORTHANDS, layers/quantization/online/fp8.py):
   Refused: a checkpoint whose config names another quant_method ("Quantization method specified in the model
   config (X) does not match ...": config/model.py _verify_quantization); a checkpoint already "fp8" with
   --quantization fp8, and those whose method's override_quantization_method ignores the user's value (ModelOpt,
-  auto-round, gpt-oss's mxfp4, DeepSeek-V4's fp8: _vllm_keeps), are served as stored (no online step). Minimum capability 75 (OnlineQuantizationConfig):
-  every GPU of kvplan's catalog has it.
+  auto-round, gpt-oss's mxfp4, DeepSeek-V4 / V4.1's fp8: _vllm_keeps), are served as stored (no online step).
+  Minimum capability 75 (OnlineQuantizationConfig), 80 for experts_int8 (ExpertsInt8Config.get_min_capability):
+  every CUDA GPU of kvplan's catalog has both.
 
 SGLang 0.5.23 (srt/layers/quantization/fp8.py, srt/model_loader/loader.py):
   fp8             Fp8Config with is_checkpoint_fp8_serialized False: Fp8LinearMethod.create_weights builds the
@@ -49,7 +50,8 @@ SGLang 0.5.23 (srt/layers/quantization/fp8.py, srt/model_loader/loader.py):
                   The load holds the whole model in BF16 first (its share on each GPU), then the FP8 weights:
                   estimate warns and fit drops the splits where a GPU's share does not fit (sglang_load_excess).
   Refused as vLLM does (model_config.py _verify_quantization: the same message; fp8 with a "fp8" checkpoint is
-  served as stored). Minimum capability 80 (Fp8Config.get_min_capability).
+  served as stored, and so is a ModelOpt FP8 / FP4 / mixed NVFP4 one, whose override ignores the flag:
+  _sglang_keeps). Minimum capability 80 (Fp8Config.get_min_capability).
 """
 
 from __future__ import annotations
@@ -83,14 +85,15 @@ _PER_CHANNEL = {"quant_method": "compressed-tensors", "format": "float-quantized
                                              "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}}
 
 # the routed experts only, int8 with a float32 scale per output row; every other module (linear layers, routers,
-# shared experts) unquantized: the regex keeps every module outside a routed expert (".experts." in its name)
+# shared experts) unquantized: found by the per-module count's routed-expert entries (Module.experts), as names do
+# not tell them (Granite MoE's block_sparse_moe.input_linear / output_linear are routed experts)
 _VLLM_PER_CHANNEL = {**_PER_CHANNEL, ONLINE_KEY: {"quantized_router_families": VLLM_QUANTIZED_ROUTERS}}
 # SGLang 0.5.23: per-channel linears, one scale per expert per projection; its routers stay in the float dtype
 # (qwen3_moe.py: the gate's quant_config is None but for modelslim; mixtral.py quant_config=None)
 _SGLANG_FP8 = {**_PER_CHANNEL, ONLINE_KEY: {"expert_scale_bytes": _EXPERT_SCALES}}
 
-_EXPERTS_INT8 = {"quant_method": "compressed-tensors", "format": "int-quantized",
-                 "ignore": ["lm_head", r"re:^(?!.*\.experts\.)"],
+_EXPERTS_INT8 = {"quant_method": "compressed-tensors", "format": "int-quantized", "ignore": ["lm_head"],
+                 ONLINE_KEY: {"routed_experts_only": True},
                  "config_groups": {"online": {"targets": ["Linear"],
                                               "weights": {"num_bits": 8, "type": "int", "strategy": "channel"}}}}
 
@@ -159,11 +162,16 @@ def _method(q: dict) -> str:
     return method or "unknown"
 
 
+# the model types whose fp8 checkpoint vLLM 0.34 claims as deepseek_v4_fp8 on CUDA: get_quantization_config takes the
+# V4.1 class there (layers/quantization/__init__.py), models/deepseek_v41/quant_config.py override_quantization_method
+_DEEPSEEK_V4_TYPES = frozenset({"deepseek_v4", "deepseek_v4_text", "deepseek_v41", "deepseek_v41_text"})
+
+
 def _vllm_keeps(q: dict, method: str, model_type: str) -> str | None:
     """The method vLLM 0.34 serves this checkpoint with whatever --quantization says: the overrides that do not read
     the user's value (config/model.py _verify_quantization runs override_quantization_method and takes its answer):
     modelopt.py ModelOpt{Fp8,NvFp4,MxFp8,MixedPrecision}Config (by quant_algo), inc.py INCConfig (auto-round),
-    mxfp4.py GptOssMxfp4Config (gpt-oss's mxfp4), models/deepseek_v4/quant_config.py (DeepSeek-V4's fp8)."""
+    mxfp4.py GptOssMxfp4Config (gpt-oss's mxfp4), models/deepseek_v41/quant_config.py (DeepSeek-V4 / V4.1's fp8)."""
     if method.startswith("modelopt"):
         inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
         algo = str(inner.get("quant_algo") or "").upper()
@@ -173,8 +181,31 @@ def _vllm_keeps(q: dict, method: str, model_type: str) -> str | None:
         return "inc"
     if method in ("mxfp4", "gpt_oss_mxfp4") and model_type == "gpt_oss":
         return "gpt_oss_mxfp4"
-    if method in ("fp8", "deepseek_v4_fp8") and model_type == "deepseek_v4":
+    if method in ("fp8", "deepseek_v4_fp8") and model_type in _DEEPSEEK_V4_TYPES:
         return "deepseek_v4_fp8"
+    return None
+
+
+def _sglang_keeps(q: dict, method: str) -> str | None:
+    """The method SGLang 0.5.23 serves this checkpoint with whatever --quantization fp8 says: a ModelOpt checkpoint,
+    which configs/model_config.py _parse_modelopt_quant_config names modelopt_fp8 (quant_algo FP8), modelopt_fp4
+    (FP4 / NVFP4) or modelopt_mixed (MIXED_PRECISION with NVFP4 layers), and whose override takes that name
+    (layers/quantization/base_config.py _modelopt_override_quantization_method, modelopt_quant.py
+    ModelOptMixedPrecisionConfig.override_quantization_method; _verify_quantization then takes its answer)."""
+    if method in ("modelopt_fp8", "modelopt_fp4", "modelopt_mixed"):
+        return method
+    if method != "modelopt":
+        return None
+    inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
+    algo = str(inner.get("quant_algo") or "").upper()
+    if algo == "FP8":
+        return "modelopt_fp8"
+    if "FP4" in algo:
+        return "modelopt_fp4"
+    layers = inner.get("quantized_layers") if isinstance(inner.get("quantized_layers"), dict) else {}
+    if algo == "MIXED_PRECISION" and any(isinstance(v, dict) and str(v.get("quant_algo") or "").upper()
+                                         in ("NVFP4", "W4A16_NVFP4") for v in layers.values()):
+        return "modelopt_mixed"
     return None
 
 
@@ -188,7 +219,8 @@ def apply(raw: dict, value: str, engine: str) -> tuple[dict | None, Scheme | Non
         if stored == value:  # e.g. an FP8 checkpoint with --quantization fp8: loaded as stored, nothing online
             return None, None, (f"--quantization {value}: the checkpoint is {stored} already, and {name} loads it as "
                                 "stored (no online quantization)")
-        kept = _vllm_keeps(q, stored, str(raw.get("model_type") or "")) if engine == "vllm" else None
+        kept = (_vllm_keeps(q, stored, str(raw.get("model_type") or "")) if engine == "vllm" else
+                _sglang_keeps(q, stored))
         if kept is not None:
             return None, None, (f"--quantization {value}: {name} serves this {stored} checkpoint as {kept} whatever the "
                                 "flag says (its override of the method), as stored: no online quantization")
@@ -199,21 +231,36 @@ def apply(raw: dict, value: str, engine: str) -> tuple[dict | None, Scheme | Non
     return {**raw, "quantization_config": dict(s.config)}, s, ""
 
 
-def load_note(engine: str, float_bytes: int) -> str:
-    """What the load holds beside the resident weights, in words (float_bytes: the checkpoint as stored)."""
+def served_float32_as(engine: str, raw: dict) -> str:
+    """The 16-bit dtype the engine's dtype "auto" serves a float32 checkpoint in, which it then quantizes: vLLM 0.34
+    config/model.py _get_and_verify_dtype downcasts float32 to the platform's preferred dtype (bfloat16 on the
+    catalog's CUDA cards); SGLang 0.5.23 configs/model_config.py _get_and_verify_dtype (on hf_text_config) to float16,
+    bfloat16 for a model_type starting with "gemma"."""
+    from .build import nested_text
+
+    if engine != "sglang":
+        return "bfloat16"
+    text = nested_text(raw) or raw
+    return "bfloat16" if str(text.get("model_type") or "").startswith("gemma") else "float16"
+
+
+def load_note(engine: str, held_bytes: int, dtype: str) -> str:
+    """What the load holds beside the resident weights, in words (held_bytes: the checkpoint in the dtype the engine
+    serves it in, `dtype`)."""
     if engine == "sglang":
-        return (f"it loads the whole checkpoint in its float dtype ({float_bytes / 2**30:,.2f} GiB, each GPU its "
+        return (f"it loads the whole checkpoint in {dtype} ({held_bytes / 2**30:,.2f} GiB, each GPU its "
                 "TP / PP share) before it quantizes (loader.py load_weights_and_postprocess): each GPU must hold that "
                 "share at load")
     return ("it quantizes module by module as the tensors arrive (online/fp8.py OnlineLinearBase on the meta device, "
-            "reload/layerwise.py): the load's peak is the quantized weights plus one module in the float dtype, which "
+            f"reload/layerwise.py): the load's peak is the quantized weights plus one module in {dtype}, which "
             "'Model loading took' and the profile do not count")
 
 
 def sglang_load_excess(model, gpu, tp: int, pp: int) -> int | None:
-    """SGLang 0.5.23 holds the whole float checkpoint before it quantizes (load_note): a GPU's share of it (the
-    checkpoint's bytes over TP x PP) where that is more than the GPU's memory, so the load runs out of memory; None
-    where it fits, or without --quantization. The one rule `estimate` warns by and `fit` screens by."""
+    """SGLang 0.5.23 holds the whole float checkpoint before it quantizes (load_note): a GPU's share of it (its
+    bytes in the 16-bit dtype SGLang serves it in, over TP x PP) where that is more than the GPU's memory, so the
+    load runs out of memory; None where it fits, or without --quantization. The one rule `estimate` warns by and
+    `fit` screens by."""
     if not model.online_quantization or not model.online_float_bytes:
         return None
     share = model.online_float_bytes // (tp * pp)
@@ -241,5 +288,5 @@ def sglang_load_warning(model, deployment) -> str | None:
     return (f"warning: {line}; use more GPUs, vLLM (which quantizes module by module), or an FP8 checkpoint")
 
 
-__all__ = ["Scheme", "ENGINES", "READ_RELEASES", "values", "check", "scheme", "apply", "load_note",
-           "sglang_load_excess", "sglang_load_refusal", "sglang_load_warning"]
+__all__ = ["Scheme", "ENGINES", "READ_RELEASES", "values", "check", "scheme", "apply", "served_float32_as",
+           "load_note", "sglang_load_excess", "sglang_load_refusal", "sglang_load_warning"]

@@ -52,9 +52,11 @@ def stored(q, split) -> Stored:
         parts.append(f"{tensors:,} quantized tensors with {q.per_tensor_bytes} B each of per-tensor scales, "
                      f"maps or shapes ({per_tensor:,} B)")
     g_idx = _rows(split.input_rows, q.per_input_row_bytes, "GPTQ's int32 g_idx, one per input row", parts, unsized)
-    # 4 B: a float32 scale (bitsandbytes' SCB, a channel scale); 5 B: with an int8 zero point (Quark int8, torchao)
-    what = ("float32 scales, one per output row (bitsandbytes' SCB, a channel scale)" if q.per_output_row_bytes == 4
-            else f"a scale and an int8 zero point per output row ({q.per_output_row_bytes} B a row)")
+    # 4 B: a float32 scale (bitsandbytes' SCB or a per-channel weight scale); 5 B: with an int8 zero point (Quark
+    # int8, torchao)
+    what = ("float32 scales, one per output row (bitsandbytes' SCB or a per-channel weight scale)"
+            if q.per_output_row_bytes == 4 else
+            f"a scale and an int8 zero point per output row ({q.per_output_row_bytes} B a row)")
     per_expert = q.expert_scale_bytes is not None
     rows = split.output_rows
     if per_expert and rows is not None:

@@ -45,13 +45,11 @@ def read(q: dict) -> QuantBytes:
         raise Unsized(f"torchao quant_type {types!r}: vLLM 0.34 reads a table with one key, 'default', holding a "
                       "serialized torchao config")
     cfg = types["default"]
-    kind, version = cfg.get("_type"), cfg.get("_version", 1)
-    data = cfg.get("_data") if isinstance(cfg.get("_data"), dict) else {}
+    kind, version, data = cfg.get("_type"), cfg.get("_version", 1), _data(cfg)
     skip: list[str] = []
     if kind in ("ModuleFqnToConfig", "FqnToConfig"):
         cfg, skip = _one_config(kind, data)
-        kind, version = cfg.get("_type"), cfg.get("_version", 1)
-        data = cfg.get("_data") if isinstance(cfg.get("_data"), dict) else {}
+        kind, version, data = cfg.get("_type"), cfg.get("_version", 1), _data(cfg)
     if kind not in _SIZED:
         raise Unsized(f"torchao {kind!r}: kvplan has read Int8WeightOnlyConfig, "
                       "Float8DynamicActivationFloat8WeightConfig and Int4WeightOnlyConfig (torchao 0.18.0)")
@@ -67,6 +65,14 @@ def read(q: dict) -> QuantBytes:
     # experts stay unquantized too (quant_exclude.Matcher, style TORCHAO)
     return QuantBytes(f"torchao {label}", dtype, size, keeps_lm_head=True, exclusions=(TORCHAO, tuple(skip)),
                       per_tensor_bytes=scalars, per_output_row_bytes=rows)
+
+
+def _data(cfg: dict) -> dict:
+    """A serialized config's fields ("_data", a table: torchao core/config.py config_to_dict); absent: none set."""
+    data = cfg.get("_data", {})
+    if not isinstance(data, dict):
+        raise Unsized(f"torchao {cfg.get('_type')!r} _data {data!r} is not a table of the config's fields")
+    return data
 
 
 def _one_config(kind: str, data: dict) -> tuple[dict, list[str]]:

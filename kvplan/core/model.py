@@ -82,7 +82,8 @@ class ModelSpec:
     # the engine's --quantization VALUE that quantizes this float checkpoint as it loads (configs/quant_online.py;
     # the weights above are then what the engine holds), "" for a checkpoint served as stored
     online_quantization: str = ""
-    online_float_bytes: int = 0  # with it, the checkpoint's bytes as stored (its config estimate), which a load may hold
+    # with it, the checkpoint's bytes in the dtype the engine loads it in before quantizing (a float32 one: 16-bit)
+    online_float_bytes: int = 0
 
     @property
     def registry_names(self) -> tuple[str, ...]:

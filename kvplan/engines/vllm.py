@@ -330,7 +330,7 @@ def kimi_k3_checkpoints(model: ModelSpec, rules: VllmRules, gpu: str | None, not
     from .vllm_dsv4 import require_read
 
     require_read("Kimi K3", rules, "kvplan read Kimi K3's KDA pages in vLLM 0.33 and 0.34 only")
-    from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
+    from ..capacity.gpus import CUDA_CAPABILITY
 
     capability = CUDA_CAPABILITY.get(gpu or "")
     if capability is None:
@@ -837,7 +837,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
     if model.family in PACKED_POOLS:
         import importlib
 
-        from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
+        from ..capacity.gpus import CUDA_CAPABILITY
 
         label, module, function = PACKED_POOLS[model.family]
         pool_of = getattr(importlib.import_module(f".{module}", __package__), function)
@@ -891,7 +891,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         notes.append(TP_REPLICATED[model.model_type])
     ranked = shard(fixed, 1 if model.model_type in TP_REPLICATED else tp, 1)[0]  # one TP rank's, all layers
     kda_checkpoints = kimi_k3_checkpoints(model, rules, gpu, notes)
-    from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
+    from ..capacity.gpus import CUDA_CAPABILITY
 
     capability = CUDA_CAPABILITY.get(gpu or "")
     pairs, spec_notes, kv_dtype = layer_specs(ranked, block_tokens, max_model_len, hybrid_manager, rules,

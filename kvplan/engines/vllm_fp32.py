@@ -64,7 +64,7 @@ def upcast(model, version=None, halve: bool = False, gpu: str | None = None) -> 
     float32 checkpoint served in bf16 (vllm_load.served_from_float32), whose other floats load at 2 B."""
     from ..configs.build import float_width_bytes
     from ..configs.param_fp32 import VLLM_FP32
-    from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
+    from ..capacity.gpus import CUDA_CAPABILITY
     from .vllm_load import module_table
 
     checked = module_table(model) if model.model_type in VLLM_FP32 else None

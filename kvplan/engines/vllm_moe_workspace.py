@@ -66,7 +66,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..configs.build import nested_text
-from ..weights.vllm_mxfp4 import CUDA_CAPABILITY
+from ..capacity.gpus import CUDA_CAPABILITY
 from .vllm_release import release_key
 
 READ_FROM = (0, 10, 1)
@@ -89,7 +89,7 @@ MARLIN_HIDDEN_PAD = 256
 TRITON_MXFP4_INTERMEDIATE_PAD = 64
 DTYPE_BYTES = 2  # workspace_dtype: the activations' dtype (bf16 / fp16)
 
-# compute capability by the catalog's GPU names: kvplan.weights.vllm_mxfp4.CUDA_CAPABILITY
+# compute capability by the catalog's GPU names: kvplan.capacity.gpus.CUDA_CAPABILITY
 
 
 @dataclass(frozen=True)

@@ -681,16 +681,22 @@ def _with_moe_workspace(model, version, gpu, tp, tokens, activation, activation_
     from .vllm_moe_workspace import workspace
 
     raw = raw_config(model)
+    online = None
     if raw is not None and getattr(model, "online_quantization", ""):
         # the experts as --quantization makes them (configs/quant_online.py): the kernels of that layout
         from ..configs.quant_online import scheme
 
-        raw = {**raw, "quantization_config": scheme(model.online_quantization, "vllm").config}
+        online = scheme(model.online_quantization, "vllm")
+        raw = {**raw, "quantization_config": online.config}
     ws = workspace(version, gpu, raw, tp=tp, tokens=tokens) if raw is not None else None
     if ws is None:
         return activation, activation_from, buffers
     if ws.bytes is None:
-        notes.append(f"fused-MoE workspace not modelled: {ws.path}")
+        # the online layout's kernels are the engine's own (online/fp8.py select_fp8_moe_backend, online/int8.py
+        # Int8OnlineMoEMethod), not those of the checkpoint format that stands for its bytes
+        why = (ws.path if online is None else f"the MoE kernels of vLLM 0.34's online {online.name} are not read "
+               "(online/fp8.py select_fp8_moe_backend, online/int8.py)")
+        notes.append(f"fused-MoE workspace not modelled: {why}")
         return activation, activation_from, buffers
     gib = ws.bytes / GIB
     if ws.persistent and _at_least(version, CONSUMED_FROM):

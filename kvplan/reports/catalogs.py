@@ -87,7 +87,8 @@ def gpus_report() -> Report:
         item["driver_source"] = g.driver_from or None
         sm = f"{g.cuda_capability[0]}.{g.cuda_capability[1]}" if g.cuda_capability else None
         row.insert(7, sm or "ROCm")
-        row.insert(8, "PCIe" if g.pcie_only else "NVLink")
+        # AMD's Instinct cards link over Infinity Fabric (xGMI), not NVLink
+        row.insert(8, "PCIe" if g.pcie_only else "NVLink" if g.cuda_capability else "Infinity Fabric")
         item["cuda_capability"] = sm
         item["pcie_only"] = g.pcie_only
     columns = ["name", "memory GiB", "driver GiB", "HBM GB/s", "host link GB/s", "bf16 TFLOP/s", "USD/GPU hour", "SM",
@@ -96,7 +97,7 @@ def gpus_report() -> Report:
              "the datasheet's memory, which the driver reports less of; give --gpu-memory)",
              "USD/GPU hour: on-demand list prices, sources and dates in docs/fit.md; kvplan fit --price GPU=USD overrides",
              "SM: the CUDA compute capability, which picks the engines' kernels and layouts (ROCm cards: not modelled); "
-             "GPU link: NVLink, or PCIe only (no NVLink in the card's usual form: NCCL over PCIe, vLLM's custom "
-             "all-reduce off above two GPUs)"]
+             "GPU link: NVLink (AMD's cards: Infinity Fabric), or PCIe only (no NVLink in the card's usual form: NCCL "
+             "over PCIe, vLLM's custom all-reduce off above two GPUs)"]
     return Report({"gpus": data}, [Table("GPU catalog", columns, rows, {1, 2, 3, 4, 5, 6})], lines,
                   tidy=tidy.catalog("gpus", data))

@@ -162,7 +162,9 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
                     "max_decode_ms_per_token": req.max_decode_ms},
         "settings": {"mem_util": req.mem_util, "reserve_bytes": req.reserve_bytes, "weights": req.weights,
                      "max_gpus": req.max_gpus, "gpus": [g.name for g in req.gpus], "kv_dtypes": list(req.kv_dtypes),
-                     "allowed": list(req.allowed), "base_techniques": list(req.base_techniques)},
+                     "allowed": list(req.allowed), "base_techniques": list(req.base_techniques),
+                     # the engine's online quantization of the float checkpoint (configs/quant_online.py); null: none
+                     "quantization": req.quantization[0] if req.quantization is not None else None},
         "searched": len(result.candidates),
         "passing": len(result.passing),
         "options": [option_data(c, i + 1, req) for i, c in enumerate(options)],
@@ -193,6 +195,9 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         rows = [r[:-1] for r in rows]
         title += " (none with a quality caveat)"
     report = Report(data, [Table(title, columns, rows, numeric)], [], headline)
+    if req.quantization is not None:
+        report.lines.append(f"weights: as {'SGLang' if req.quantization[1] == 'sglang' else 'vLLM'} holds them once "
+                            f"--quantization {req.quantization[0]} has quantized the float checkpoint at load")
     if options:
         report.lines.append("each option was evaluated by the planner of `kvplan estimate`; check the first with: "
                             + estimate_command(req, options[0]))

@@ -148,10 +148,20 @@ def is_scalar_scale(name: str, elements: int) -> bool:
     return elements == 1 and name.lower().endswith(_SCALAR_SCALES)
 
 
+# names of ROW_PARALLEL that a family builds column-parallel: Qwen (1)'s mlp.w2 is shard 0 of its gate_up_proj, a
+# MergedColumnParallelLinear (SGLang 0.5.23 qwen.py QWenMLP, load_weights stacked_params_mapping ("gate_up_proj", "w2",
+# 0); vLLM's qwen.py the same until 0.23)
+_COLUMN_PARALLEL_BY_FAMILY = {"qwen": re.compile(r"\.mlp\.w2$")}
+
+
 def is_row_parallel(module: str, family: str = "") -> bool:
     """The module (its name without .weight / .weight_scale) is built as a RowParallelLinear or a FusedMoE's w2 by
-    vLLM 0.34 and SGLang 0.5.23 in the family (the config's model_type): ROW_PARALLEL, _ROW_PARALLEL_BY_FAMILY."""
+    vLLM 0.34 and SGLang 0.5.23 in the family (the config's model_type): ROW_PARALLEL, _ROW_PARALLEL_BY_FAMILY, less
+    _COLUMN_PARALLEL_BY_FAMILY."""
     low = module.lower()
+    column = _COLUMN_PARALLEL_BY_FAMILY.get(family)
+    if column is not None and column.search(low):
+        return False
     if ROW_PARALLEL.search(low):
         return True
     rule = _ROW_PARALLEL_BY_FAMILY.get(family)

@@ -587,10 +587,12 @@ class Split:
     expert_blocks: int = 0
 
 
-def split(modules: list[Module], excluded, quantizes_head: bool, family: str = "") -> Split:
+def split(modules: list[Module], excluded, quantizes_head: bool, family: str = "",
+          routed_experts_only: bool = False) -> Split:
     """The quantized parameters of a module table under a list of unquantized modules (excluded(name) -> bool:
     a quant_exclude.Matcher). Routed experts: the list must name all or none of a layer's experts. family: the
-    config's model_type, which decides which modules are row-parallel (weights.roles.is_row_parallel)."""
+    config's model_type, which decides which modules are row-parallel (weights.roles.is_row_parallel).
+    routed_experts_only: every module but the routed experts (Module.experts) is kept, whatever its name."""
     quantized, kept, tensors, rows, outs, whole_quantized, whole_outs = 0, {}, 0, 0, 0, 0, 0
     experts = expert_tensors = 0
     expert_outs, expert_whole_outs, blocks = 0, 0, {}
@@ -612,6 +614,8 @@ def split(modules: list[Module], excluded, quantizes_head: bool, family: str = "
             out = hits.pop()
         else:
             out = any(excluded(n) for n in m.names())
+        if routed_experts_only and not m.experts:
+            out = True
         if m.role == "lm_head" and not quantizes_head:
             out = True
         if m.kv_heads and not m.whole:
