@@ -5,23 +5,19 @@ from __future__ import annotations
 
 import json
 
-from typer.testing import CliRunner
-
-from kvplan.cli.app import app
+import pytest
 
 
-def run(*args):
-    r = CliRunner().invoke(app, list(args))
-    return r
+@pytest.fixture
+def emit_argv(cli):
+    def emit(*args, release="vllm"):
+        code, out, err = cli("estimate", *args, "--emit", release, "--format", "json")
+        assert code == 0, err
+        return json.loads(out)["emit"]
+    return emit
 
 
-def emit_argv(*args, release="vllm"):
-    r = run("estimate", *args, "--emit", release, "--format", "json")
-    assert r.exit_code == 0, r.output
-    return json.loads(r.stdout)["emit"]
-
-
-def test_text_only_plan_emits_language_model_only():
+def test_text_only_plan_emits_language_model_only(emit_argv):
     # docs/weights.md: a text-only start is planned with --set vision_config=null; vLLM builds the tower unless
     # --language-model-only (vllm/engine/arg_utils.py, present in 0.17.0, absent in 0.16.0)
     text_only = emit_argv("qwen2.5-vl-7b", "--context", "8192", "--gpu", "h100", "--set", "vision_config=null")
@@ -30,8 +26,38 @@ def test_text_only_plan_emits_language_model_only():
     assert "--language-model-only" not in with_tower["argv"]
 
 
-def test_text_only_plan_on_a_release_without_the_flag_says_so():
+def test_text_only_plan_on_a_release_without_the_flag_says_so(emit_argv):
     out = emit_argv("qwen2.5-vl-7b", "--context", "8192", "--gpu", "h100", "--set", "vision_config=null",
                     release="vllm@0.16")
     assert "--language-model-only" not in out["argv"]
     assert any(n.startswith("--language-model-only is not a vLLM") for n in out["notes"])
+
+
+def test_a_batch_larger_than_the_pool_is_a_warning(cli):
+    # Llama-3.1-8B at 128K: 32 layers x 8 KV heads x (128 + 128) x 2 B x 131,072 tokens = 16 GiB a sequence; one
+    # H100 (79.18 GiB reported) x 0.9 = 71.26 GiB, less the 14.96 GiB bf16 checkpoint (16.06 GB) and the 2 GiB
+    # reserve: 54.3 GiB, so 3 sequences fit and a batch of 8 does not
+    code, out, err = cli("estimate", "llama-3.1-8b", "--context", "128k", "--gpu", "h100", "--batch", "8")
+    assert code == 0, err
+    assert "warning: --batch 8 does not fit: kvplan's KV pool holds 3 sequences of 128K" in out
+    code, out, err = cli("estimate", "llama-3.1-8b", "--context", "128k", "--gpu", "h100", "--batch", "3")
+    assert code == 0, err
+    assert "does not fit" not in out
+
+
+def test_fit_warns_above_the_models_maximum_context(cli):
+    # Qwen3-30B-A3B's config.json: max_position_embeddings 40,960; 64K = 65,536 is above it
+    code, out, err = cli("fit", "qwen3-30b-a3b", "--context", "64k", "--concurrency", "1", "--gpu", "h200", "--top", "1")
+    assert code == 0, err
+    assert "kvplan: warning: --context 65,536 tokens is above the maximum context of Qwen/Qwen3-30B-A3B, 40,960" in err
+    code, out, err = cli("fit", "qwen3-30b-a3b", "--context", "32k", "--concurrency", "1", "--gpu", "h200", "--top", "1")
+    assert code == 0 and "maximum context" not in err
+
+
+def test_weights_that_do_not_fit_point_at_online_quantization(cli):
+    # Llama-3.1-70B's bf16 checkpoint (141.11 GB) exceeds one H100: vLLM's --quantization fp8 is the flag that
+    # serves it on one card (README)
+    code, out, err = cli("estimate", "llama-3.1-70b", "--context", "8k", "--gpu", "h100")
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kvplan: error: ") and "--quantization fp8" in lines[0]
