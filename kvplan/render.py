@@ -186,7 +186,10 @@ def _rich(report: Report, stream) -> None:
     if report.headline:
         console.print(printable(report.headline), markup=False)
     for table in report.tables:
-        rt = RichTable(title=escape(printable(table.title)), title_justify="left")
+        # the title is a line of its own, wrapped (if at all) at the terminal's width: as rich's table title it
+        # wrapped at the table's, splitting "(budget 16)" over two lines above a narrow table
+        console.print(printable(table.title), markup=False)
+        rt = RichTable()
         cells = [[_cell(v) for v in row] for row in table.rows]
         widths = _column_widths(table, cells, console.width)
         for i, col in enumerate(table.columns):

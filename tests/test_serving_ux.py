@@ -61,3 +61,19 @@ def test_weights_that_do_not_fit_point_at_online_quantization(cli):
     assert code == 1
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kvplan: error: ") and "--quantization fp8" in lines[0]
+
+
+def test_a_table_title_wider_than_its_table_stays_on_one_line(monkeypatch):
+    # fit's Pareto title is longer than its seven narrow columns; on a 140-column terminal it must not wrap at the
+    # table's width ("(budget" / "16)")
+    import io
+
+    from kvplan.render import Report, Table, render
+
+    monkeypatch.setenv("COLUMNS", "140")
+    title = "Pareto: GPUs against achievable concurrency by technique set (budget 16)"
+    buf = io.StringIO()
+    render(Report({}, [Table(title, ["set", "gpus"], [["kv bf16", 2]], {1})]), "table", buf)
+    lines = buf.getvalue().splitlines()
+    assert lines[0] == title
+    assert lines[1].startswith("┏") and len(lines[1]) < len(title)
