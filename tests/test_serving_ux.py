@@ -77,3 +77,16 @@ def test_a_table_title_wider_than_its_table_stays_on_one_line(monkeypatch):
     lines = buf.getvalue().splitlines()
     assert lines[0] == title
     assert lines[1].startswith("┏") and len(lines[1]) < len(title)
+
+
+def test_the_weights_row_names_the_vision_tower_it_counts(cli):
+    # Qwen2.5-VL-7B's vision_config (transformers 5.25 modeling_qwen2_5_vl.py): Conv3d patch embed 3 x 2 x 14 x 14
+    # x 1,280; 32 blocks of two RMSNorms, qkv 1,280 -> 3,840 and proj 1,280 -> 1,280 (biased), a gated MLP
+    # 1,280 -> 3,420 -> 1,280 (biased); the merger's RMSNorm and MLP 5,120 -> 5,120 -> 3,584 (biased):
+    # 676,550,144 parameters x 2 B (bf16) = 1,353,100,288 B = 1.26 GiB (1.35 GB)
+    code, out, err = cli("estimate", "qwen2.5-vl-7b", "--gpu", "h100", "--format", "markdown")
+    assert code == 0, err
+    assert "of it, 1.26 GiB (1.35 GB) is the vision tower, which --set vision_config=null leaves out" in out
+    code, out, err = cli("estimate", "qwen2.5-vl-7b", "--gpu", "h100", "--format", "markdown",
+                         "--set", "vision_config=null")
+    assert code == 0 and "vision tower" not in out

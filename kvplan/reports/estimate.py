@@ -3,7 +3,7 @@ docs/json.md) and the tables people read."""
 
 from __future__ import annotations
 
-from ..capacity.weights import mtp_bytes
+from ..capacity.weights import mtp_bytes, vision_bytes
 from ..planner import PlanResult, as_number
 from ..render import Report, Table
 from ..units import GIB, format_bytes, format_tokens
@@ -272,6 +272,11 @@ def _weights_origin(result: PlanResult) -> str:
         return "estimated from config"
     total = format_bytes(w.total_bytes)
     mtp = mtp_bytes(w, result.plan.model.num_layers)
-    est = " (estimated)" if w.mtp_estimated_bytes else ""
-    served = f" ({format_bytes(mtp)}{est} MTP module not loaded: only MTP speculative decoding loads it)" if mtp else ""
-    return f"{total}, {w.source}" + (f", {w.quantization}" if w.quantization not in ("none", "") else "") + served
+    est = "an estimated " if w.mtp_estimated_bytes else ""
+    served = (f"; of it, {est}{format_bytes(mtp)} is the MTP module, which only MTP speculative decoding loads"
+              if mtp else "")
+    vision = vision_bytes(w)  # in the total, on the first pipeline stage (capacity.weights.stage_weight_bytes)
+    tower = (f"; of it, {format_bytes(vision)} is the vision tower, which --set vision_config=null leaves out "
+             "(text only)" if vision else "")
+    return (f"{total}, {w.source}" + (f", {w.quantization}" if w.quantization not in ("none", "") else "")
+            + served + tower)
