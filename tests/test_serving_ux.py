@@ -90,3 +90,16 @@ def test_the_weights_row_names_the_vision_tower_it_counts(cli):
     code, out, err = cli("estimate", "qwen2.5-vl-7b", "--gpu", "h100", "--format", "markdown",
                          "--set", "vision_config=null")
     assert code == 0 and "vision tower" not in out
+
+
+def test_fit_pareto_says_its_concurrency_is_capped_by_the_engine(cli):
+    # under --engine vllm the options table shows the planner's conc and vLLM's apart; the Pareto view's conc is
+    # the lower of the two (fit.search.achievable), which its title must say
+    args = ("fit", "llama-3.1-8b", "--context", "32k", "--concurrency", "8", "--gpu", "l40s", "--max-gpus", "2",
+            "--format", "markdown")
+    code, out, err = cli(*args, "--engine", "vllm")
+    assert code == 0, err
+    assert "(budget 8; conc: the planner's, at most vLLM 0.34's)" in out
+    code, out, err = cli(*args)
+    assert code == 0, err
+    assert "(budget 8)" in out and "at most" not in out

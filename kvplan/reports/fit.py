@@ -278,8 +278,12 @@ def _pareto(report: Report, result: FitResult) -> None:
                          "meets" if conc >= result.request.concurrency else "below"])
             data[label].append({"gpu": c.gpu.name, "gpus": c.gpus, "tp": c.tp, "pp": c.pp, "max_concurrency": conc,
                                 "usd_per_hour": c.cost_per_hour})
+    # under an engine, conc is fit.search.achievable: the planner's, capped at the engine's (the options table
+    # shows the two apart), which the title says
+    capped = (f"; conc: the planner's, at most {result.engine_label} {result.rules_version}'s"
+              if result.rules_version is not None else "")
     title = (f"Pareto: {'cost' if axis == 'cost' else 'GPUs'} against achievable concurrency by technique set "
-             f"(budget {result.request.concurrency})")
+             f"(budget {result.request.concurrency}{capped})")
     report.tables.append(Table(title, ["set", "gpu", "gpus", "tp x pp", "conc", "$/hour", "budget"], rows, {2, 4, 5}))
     report.data["pareto"] = {"x": axis, "budget": result.request.concurrency, "sets": data}
 
