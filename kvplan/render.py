@@ -55,6 +55,12 @@ class Report:
     tidy: Table | None = None
 
 
+def note_line(text: str, indent: str = "  ") -> str:
+    """A plain line under a report section: "note: ..." unless the text is a warning already ("warning: ...",
+    which then prints as it is, not as "note: warning: ...")."""
+    return f"{indent}{text}" if text.startswith("warning: ") else f"{indent}note: {text}"
+
+
 def _json_default(value):
     if isinstance(value, Fraction):
         return int(value) if value.denominator == 1 else float(value)

@@ -103,3 +103,17 @@ def test_fit_pareto_says_its_concurrency_is_capped_by_the_engine(cli):
     code, out, err = cli(*args)
     assert code == 0, err
     assert "(budget 8)" in out and "at most" not in out
+
+
+def test_engine_and_emit_notes_neither_stack_warning_nor_repeat(cli):
+    # a warning among the notes prints as "warning: ...", not "note: warning: ..."; under --engine vllm the log
+    # section already says vLLM 0.34 sizes the pool after warmup, so --emit's note keeps only the flags
+    code, out, err = cli("estimate", "llama-3.1-8b", "--context", "128k", "--gpu", "h100", "--engine", "vllm",
+                         "--emit", "vllm")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert not any("note: warning:" in line for line in lines)
+    assert any(line.startswith("  warning: --max-num-seqs ") for line in lines)
+    assert sum("sizes the pool after warmup" in line or "sizes the KV cache from the memory free after warmup" in line
+               for line in lines) == 1
+    assert any("--no-enable-extensible-kv-cache" in line for line in lines)

@@ -21,7 +21,7 @@ import shlex
 
 from .._record import record
 from ..core.model import ModelSpec
-from ..render import Report
+from ..render import Report, note_line
 from ..techniques.architecture import HybridWhatIf, LatentWhatIf, RegroupHeads, ShareLayers
 from ..techniques.quantize import Quantize
 from ..techniques.serving import OffloadTier
@@ -246,7 +246,11 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
                              "(config/vllm.py _resolve_extensible_kv_cache): the pool is this size, as planned")
         elif dep.gpu is not None:
             argv += ["--gpu-memory-utilization", f"{dep.mem_util:g}"]
-            if rules.extensible_kv_cache:
+            if rules.extensible_kv_cache and pool is not None:  # --engine vllm's notes above said the rest
+                notes.append("the pool is sized after warmup (notes above): pass --kv-cache-memory-bytes to fix its "
+                             "size, or --no-enable-extensible-kv-cache for the estimate-based sizing (at 0.92 unless "
+                             "given)")
+            elif rules.extensible_kv_cache:
                 notes.append(f"vLLM {rules.version} sizes the KV cache from the memory free after warmup and CUDA-graph "
                              "capture (the extensible KV cache, on by default on CUDA; unset its "
                              "gpu_memory_utilization is 1.0): kvplan predicts that pool from its profile terms, "
@@ -340,7 +344,7 @@ def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_mo
     report.lines.append(f"  {text}")
     for s in skipped:
         report.lines.append(f"  not applied by vLLM: {s.spec}: {s.reason}")
-    report.lines.extend(f"  note: {n}" for n in notes)
+    report.lines.extend(note_line(n) for n in notes)
 
 
 __all__ = ["command", "add_to_report", "NotApplied"]
