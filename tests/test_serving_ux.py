@@ -117,3 +117,12 @@ def test_engine_and_emit_notes_neither_stack_warning_nor_repeat(cli):
     assert sum("sizes the pool after warmup" in line or "sizes the KV cache from the memory free after warmup" in line
                for line in lines) == 1
     assert any("--no-enable-extensible-kv-cache" in line for line in lines)
+
+
+def test_compare_engine_is_one_line_pointing_at_estimate(cli):
+    # compare has no engine accounting; click's own answer to --engine was "Possible options: --technique"
+    code, out, err = cli("compare", "deepseek-v3", "qwen3-8b", "--gpu", "h200", "--tp", "8", "--engine", "sglang")
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kvplan: error: compare has no --engine")
+    assert "kvplan estimate MODEL --engine sglang" in lines[0]
