@@ -126,3 +126,14 @@ def test_compare_engine_is_one_line_pointing_at_estimate(cli):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kvplan: error: compare has no --engine")
     assert "kvplan estimate MODEL --engine sglang" in lines[0]
+
+
+def test_b300_memory_is_said_to_be_nvidia_smis_not_the_datasheets(cli):
+    # the catalog's B300 total is nvidia-smi's memory.total, 275,040 MiB = 268.59 GiB (capacity/gpus.py), not the
+    # 288 GB of its datasheet; the H800's is its datasheet's 80 GiB
+    code, out, err = cli("estimate", "qwen3-8b", "--gpu", "b300", "--format", "json")
+    assert code == 0, err
+    cap = json.loads(out)["capacity"]
+    assert cap["gpu_memory_bytes"] == 275_040 * 2**20 and cap["gpu_memory_from"] == "nvidia-smi"
+    code, out, err = cli("estimate", "qwen3-8b", "--gpu", "b300", "--format", "markdown")
+    assert "| memory per GPU | 268.59 GiB (288.40 GB) x 0.9 (nvidia-smi's total;" in out

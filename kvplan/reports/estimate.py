@@ -187,7 +187,10 @@ def _memory_source(gpu) -> str:
 
     if gpu.driver_bytes:
         return "driver"
-    return "datasheet" if gpu.name in CATALOG and gpu.memory_bytes == CATALOG[gpu.name].memory_bytes else "--gpu-memory"
+    if gpu.name not in CATALOG or gpu.memory_bytes != CATALOG[gpu.name].memory_bytes:
+        return "--gpu-memory"
+    # a card whose catalog total is nvidia-smi's memory.total (the B300), not the datasheet's
+    return "nvidia-smi" if gpu.smi_mib and gpu.memory_bytes == gpu.smi_mib * 1024**2 else "datasheet"
 
 
 def _gpu_memory_text(dep) -> str:
@@ -198,6 +201,9 @@ def _gpu_memory_text(dep) -> str:
         return text + f" (what the driver reports of the {gpu.memory_bytes / GIB:g} GiB on the datasheet)"
     if source == "datasheet":
         return text + " (the datasheet's; the driver reports less: give --gpu-memory for an exact pool)"
+    if source == "nvidia-smi":
+        return text + (" (nvidia-smi's total; the driver's, which engines size from, is a little less: give "
+                       "--gpu-memory for an exact pool)")
     return text + " (--gpu-memory)"
 
 
