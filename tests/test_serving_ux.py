@@ -137,3 +137,13 @@ def test_b300_memory_is_said_to_be_nvidia_smis_not_the_datasheets(cli):
     assert cap["gpu_memory_bytes"] == 275_040 * 2**20 and cap["gpu_memory_from"] == "nvidia-smi"
     code, out, err = cli("estimate", "qwen3-8b", "--gpu", "b300", "--format", "markdown")
     assert "| memory per GPU | 268.59 GiB (288.40 GB) x 0.9 (nvidia-smi's total;" in out
+
+
+def test_fit_names_the_engine_column_and_the_flag_that_prints_the_command(cli):
+    # the engine's column is its "Maximum concurrency" beside the planner's conc; fit has no --emit, so its check
+    # line says which flag of estimate prints the serving command
+    code, out, err = cli("fit", "llama-3.1-8b", "--context", "32k", "--concurrency", "8", "--gpu", "l40s",
+                         "--max-gpus", "2", "--engine", "vllm", "--format", "markdown")
+    assert code == 0, err
+    assert "| # | GPUs | tp x pp | kv | conc | vLLM 0.34 conc |" in out
+    assert "--engine vllm (add --emit vllm for the serving command)" in out

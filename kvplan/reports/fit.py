@@ -179,7 +179,7 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
     # one column for the GPUs ("3 x h200"): the table fits 80 columns with its headers whole
     columns = ["#", "GPUs", "tp x pp", "kv", "techniques", "conc"]
     if engine:
-        columns.append(f"{label} {result.rules_version}")
+        columns.append(f"{label} {result.rules_version} conc")  # the engine's own "Maximum concurrency" (x)
     columns += ["KV/GPU GiB", "W/GPU GiB", "decode ms", "$/hour", "quality"]
     numeric = set(range(len(columns) - 1)) - {1, 2, 3, 4}
     rows = [_option_row(i + 1, c, engine) for i, c in enumerate(options)]
@@ -194,8 +194,9 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         title += " (none with a quality caveat)"
     report = Report(data, [Table(title, columns, rows, numeric)], [], headline)
     if options:
+        emit = f"--emit {label.lower()}" if engine else "--emit vllm or --emit sglang"
         report.lines.append("each option was evaluated by the planner of `kvplan estimate`; check the first with: "
-                            + estimate_command(req, options[0]))
+                            + estimate_command(req, options[0]) + f" (add {emit} for the serving command)")
     same = engine_layout_note(label, result.model_name, options)
     if same:
         report.lines.append(f"note: {same}")
