@@ -147,3 +147,15 @@ def test_fit_names_the_engine_column_and_the_flag_that_prints_the_command(cli):
     assert code == 0, err
     assert "| # | GPUs | tp x pp | kv | conc | vLLM 0.34 conc |" in out
     assert "--engine vllm (add --emit vllm for the serving command)" in out
+
+
+def test_a_batch_that_fits_kvplan_but_not_the_engine_is_a_warning_too(cli):
+    # Llama-3.1-70B, --quantization fp8 (FP8 linears, ~70.55e9 x 1 B, plus bf16 embeddings and head, 2 x 128,256
+    # x 8,192 x 2 B: ~72.7 GB = 67.7 GiB), TP 2 on H100s at vLLM 0.34's utilization 1.0: 79.18 - 33.8 - 2 GiB =
+    # 43.3 GiB a GPU; an fp8 sequence of 32K is 80 x 4 KV heads x 256 x 1 B x 32,768 = 2.5 GiB a GPU: 17 fit
+    # kvplan's pool, and vLLM's own pool (its profile terms, block rounding) holds fewer than 16
+    code, out, err = cli("estimate", "llama-3.1-70b", "--context", "32k", "--batch", "16", "--gpu", "h100", "--tp",
+                         "2", "--engine", "vllm", "--quantization", "fp8", "--kv-dtype", "fp8")
+    assert code == 0, err
+    line = next(line for line in out.splitlines() if line.startswith("warning: --batch 16 does not fit"))
+    assert "kvplan's KV pool holds 17 sequences of 32K, vLLM's 15." in line

@@ -241,11 +241,6 @@ def data_extra(result: PlanResult, data: dict, tables: list, lines: list, engine
                          f"{dec.step_ms:.2f} ms/token, {dec.tokens_per_s:,.0f} tokens/s"])
         title = f"capacity (kvplan's own plan; {engine}'s figures below)" if engine else "capacity"
         tables.append(Table(title, ["quantity", "value"], rows))
-        batch = result.estimate.batch
-        if off is None and batch > cap.max_concurrency:  # offloading moves the rest to the CPU (its own line)
-            lines.append(f"warning: --batch {batch:,} does not fit: kvplan's KV pool holds {cap.max_concurrency:,} "
-                         f"sequences of {format_tokens(result.estimate.context_tokens)}; the batch totals and decode "
-                         f"floor above are for all {batch:,} (--min-concurrency {batch:,} makes this an error)")
     if dec is not None:
         data["decode"] = {
             "weight_read_bytes_per_gpu": dec.weight_read_bytes_per_gpu,
