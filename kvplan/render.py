@@ -55,6 +55,12 @@ class Report:
     tidy: Table | None = None
 
 
+def note_line(text: str, indent: str = "  ") -> str:
+    """A plain line under a report section: "note: ..." unless the text is a warning already ("warning: ...",
+    which then prints as it is, not as "note: warning: ...")."""
+    return f"{indent}{text}" if text.startswith("warning: ") else f"{indent}note: {text}"
+
+
 def _json_default(value):
     if isinstance(value, Fraction):
         return int(value) if value.denominator == 1 else float(value)
@@ -186,7 +192,10 @@ def _rich(report: Report, stream) -> None:
     if report.headline:
         console.print(printable(report.headline), markup=False)
     for table in report.tables:
-        rt = RichTable(title=escape(printable(table.title)), title_justify="left")
+        # the title is a line of its own, wrapped (if at all) at the terminal's width: as rich's table title it
+        # wrapped at the table's, splitting "(budget 16)" over two lines above a narrow table
+        console.print(printable(table.title), markup=False)
+        rt = RichTable()
         cells = [[_cell(v) for v in row] for row in table.rows]
         widths = _column_widths(table, cells, console.width)
         for i, col in enumerate(table.columns):

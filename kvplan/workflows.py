@@ -173,12 +173,34 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         report.lines.append(f"note: --context {tokens:,} is above --max-model-len {engine.max_model_len:,}: the engine "
                             f"refuses longer requests, so its figures are for requests of {engine.max_model_len:,} "
                             "tokens, the planner's for --context")
+    label = "SGLang" if engine.name == "sglang" else "vLLM"
+    if request.budgets.min_concurrency is None:  # that budget says it already
+        warn_batch(report, result, vllm_concurrency, label)
     failed = check_budgets(report, result, request.budgets.max_kv_gib, request.budgets.min_concurrency,
-                           vllm_concurrency, "SGLang" if engine.name == "sglang" else "vLLM")
+                           vllm_concurrency, label)
     from .reports import tidy
 
     report.tidy = tidy.estimate(report.data)
     return report, failed
+
+
+def warn_batch(report: Report, result, engine_concurrency=None, engine_label: str = "vLLM") -> None:
+    """A line when --batch is more sequences of --context than the pool holds: kvplan's, or the engine's own
+    (engine_concurrency, as --min-concurrency reads it), where the totals and decode floor are still for the
+    whole batch. With offloading the rest waits on the CPU (its own line)."""
+    from .units import format_tokens
+
+    cap, batch = result.capacity, result.estimate.batch
+    if cap is None or result.offload is not None:
+        return
+    engine_short = engine_concurrency is not None and engine_concurrency < batch
+    if batch <= cap.max_concurrency and not engine_short:
+        return
+    held = f"kvplan's KV pool holds {cap.max_concurrency:,} sequences of {format_tokens(result.estimate.context_tokens)}"
+    if engine_concurrency is not None:
+        held += f", {engine_label}'s {engine_concurrency:,.2f}"
+    report.lines.append(f"warning: --batch {batch:,} does not fit: {held}; the batch totals and decode floor above "
+                        f"are for all {batch:,} (--min-concurrency {batch:,} makes this an error)")
 
 
 def check_budgets(report: Report, result, max_kv_gib, min_concurrency, vllm_concurrency=None,

@@ -106,7 +106,8 @@ def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int],
             f"{model.name} does not fit on {deployment.gpus} x {gpu.name}: weights {format_bytes(stage_weights[worst])} "
             f"+ reserve {format_bytes(deployment.reserve_bytes)} per GPU{stage} exceed the usable "
             f"{format_bytes(budget)} by {format_bytes(-pools[worst])}",
-            "use more GPUs (--tp/--pp), a bigger GPU, quantized weights (--weights), or a lower --reserve",
+            "use more GPUs (--tp/--pp), a bigger GPU, quantized weights (a quantized checkpoint, the engine's "
+            "--quantization fp8 for a float one, or --weights SIZE), or a lower --reserve",
         )
     return pools, stage_weights
 

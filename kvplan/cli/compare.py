@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -24,6 +24,7 @@ def compare_command(
     mem_util: MemUtilOpt = 0.9,
     quantization: QuantizationOpt = None,
     fmt: FormatOpt = "table",
+    engine: Annotated[Optional[str], typer.Option("--engine", hidden=True)] = None,
 ) -> None:
     """Compare models on the same workload: bytes per token, per sequence, KV pool
     tokens and max concurrency on the same GPUs.
@@ -31,6 +32,10 @@ def compare_command(
     Models whose weights do not fit still get their byte counts; their capacity
     cells stay empty and a line says why. Up to four models are columns side by
     side; more are listed a row each (JSON and CSV keep every field).
+
+    The figures are kvplan's own accounting. For one model under vLLM's and
+    SGLang's, run 'kvplan estimate MODEL --engine vllm' and '--engine sglang'
+    with the same --gpu and --tp.
 
     Examples:
 
@@ -40,6 +45,12 @@ def compare_command(
     """
     from ..workload.compare import compare_workflow
 
+    if engine is not None:  # a common first try; click's own answer suggested --technique
+        from ..errors import UsageError
+
+        raise UsageError("compare has no --engine: it compares models under kvplan's own accounting",
+                         f"for one model under an engine's, run 'kvplan estimate MODEL --engine {engine}' "
+                         "with the same --gpu and --tp")
     check_format(fmt)
     emit(compare_workflow(models=models, context=context, batch=batch, kv_dtype=kv_dtype, techniques=technique or [],
                           gpu=gpu, tp=tp, pp=pp, mem_util=mem_util, quantization=quantization), fmt)

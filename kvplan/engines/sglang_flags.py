@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 
 from ..errors import KvplanError
-from ..render import Report
+from ..render import Report, note_line
 from ..techniques.architecture import HybridWhatIf, LatentWhatIf, RegroupHeads, ShareLayers
 from ..techniques.quantize import Quantize
 from ..techniques.serving import OffloadTier
@@ -210,7 +210,7 @@ def add_to_report(report: Report, result, techniques, context_len: int,
     report.lines.append(f"  {text}")
     for s in skipped:
         report.lines.append(f"  not applied by SGLang: {s.spec}: {s.reason}")
-    report.lines.extend(f"  note: {n}" for n in notes)
+    report.lines.extend(note_line(n) for n in notes)
 
 
 __all__ = ["command", "add_to_report"]

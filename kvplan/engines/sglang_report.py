@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from ..render import Report
+from ..render import Report, note_line
 from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
 from .sglang_mtp import MULTI_LAYER, draft_layers, is_sglang_mtp, local_draft_layers, module_weights
@@ -577,7 +577,7 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     report.lines.extend(f"  {line}" for line in got.log_lines())
     report.lines.append(f"  requests of {context_len:,} tokens held at once: {got.concurrent_requests:,} "
                         f"({got.max_concurrency:.2f}x)")
-    report.lines.extend(f"  note: {n}" for n in notes)
+    report.lines.extend(note_line(n) for n in notes)
     return got
 
 

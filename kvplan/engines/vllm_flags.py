@@ -21,13 +21,14 @@ import shlex
 
 from .._record import record
 from ..core.model import ModelSpec
-from ..render import Report
+from ..render import Report, note_line
 from ..techniques.architecture import HybridWhatIf, LatentWhatIf, RegroupHeads, ShareLayers
 from ..techniques.quantize import Quantize
 from ..techniques.serving import OffloadTier
 from ..techniques.tokens import CompressedSparse, Evict, Pyramid, Quest, Window
 from ..units import GIB
 from . import remote_code
+from .vllm_release import at_least
 from .vllm_rules import LATEST, VllmRules
 from .vllm_speculative import draft_location, draft_method, resolve_speculation
 
@@ -37,6 +38,10 @@ TRAINED = "needs a checkpoint trained for it; vLLM serves the architecture a che
 UPTRAINED = "needs an uptrained checkpoint with fewer KV heads (GQA/MQA)"
 NO_ENGINE = "needs engine support that vLLM does not have"
 NOT_A_DTYPE = "is not a vLLM {version} KV cache dtype (vLLM {version} offers {offered})"
+# --language-model-only (vllm/engine/arg_utils.py EngineArgs.language_model_only -> MultiModalConfig): in 0.17.0's
+# arg_utils.py, not in 0.16.0's; it makes get_limit_per_prompt answer 0, so the tower is not built
+# (configs/vision_towers.py)
+LANGUAGE_MODEL_ONLY_FROM = (0, 17, 0)
 
 
 @record
@@ -141,6 +146,7 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
     if trust:
         argv.append("--trust-remote-code")
     notes += remote_notes
+    notes += _text_only(model, argv, rules)
     if model.online_quantization:  # the engine quantizes the float checkpoint as it loads (configs/quant_online.py)
         argv += ["--quantization", model.online_quantization]
     argv += ["--kv-cache-dtype", dtype]
@@ -240,7 +246,11 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
                              "(config/vllm.py _resolve_extensible_kv_cache): the pool is this size, as planned")
         elif dep.gpu is not None:
             argv += ["--gpu-memory-utilization", f"{dep.mem_util:g}"]
-            if rules.extensible_kv_cache:
+            if rules.extensible_kv_cache and pool is not None:  # --engine vllm's notes above said the rest
+                notes.append("the pool is sized after warmup (notes above): pass --kv-cache-memory-bytes to fix its "
+                             "size, or --no-enable-extensible-kv-cache for the estimate-based sizing (at 0.92 unless "
+                             "given)")
+            elif rules.extensible_kv_cache:
                 notes.append(f"vLLM {rules.version} sizes the KV cache from the memory free after warmup and CUDA-graph "
                              "capture (the extensible KV cache, on by default on CUDA; unset its "
                              "gpu_memory_utilization is 1.0): kvplan predicts that pool from its profile terms, "
@@ -251,6 +261,26 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
         source = "vLLM's pool as planned" if fit is not None else "kvplan's capacity"
         notes.append(f"--max-num-seqs comes from {source}, which counts the techniques vLLM does not apply")
     return argv, skipped, notes
+
+
+def drops_vision_tower(model: ModelSpec) -> bool:
+    """Whether the plan is of a text-only start: `--set vision_config=null` on an image-text wrapper's config
+    (docs/weights.md), which counts no vision tower."""
+    return any(o.key == "vision_config" and o.value is None and not o.section and not o.new
+               for o in model.overrides)
+
+
+def _text_only(model: ModelSpec, argv: list[str], rules: VllmRules) -> list[str]:
+    """--language-model-only where the plan leaves the vision tower out (appended to argv), else nothing."""
+    if not drops_vision_tower(model):
+        return []
+    if at_least(rules.version, LANGUAGE_MODEL_ONLY_FROM):
+        argv.append("--language-model-only")
+        return ["--language-model-only: the plan leaves the vision tower out (--set vision_config=null), so vLLM "
+                "must not build it; the server then takes text only"]
+    return [f"--language-model-only is not a vLLM {rules.version} flag (from 0.17): the plan leaves the vision "
+            "tower out (--set vision_config=null), which this release may still load; kvplan has not read whether "
+            "--limit-mm-per-prompt 0 skips it there"]
 
 
 def _fit_warning(fit, rules: VllmRules, default_seqs: int, planned: int | None, capped: bool = False) -> str:
@@ -314,7 +344,7 @@ def add_to_report(report: Report, result, techniques, kv_dtype_name: str, max_mo
     report.lines.append(f"  {text}")
     for s in skipped:
         report.lines.append(f"  not applied by vLLM: {s.spec}: {s.reason}")
-    report.lines.extend(f"  note: {n}" for n in notes)
+    report.lines.extend(note_line(n) for n in notes)
 
 
 __all__ = ["command", "add_to_report", "NotApplied"]

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from ..errors import UsageError
-from ..render import Report, Table
+from ..render import Report, Table, note_line
 from ..units import GIB, format_bytes
 from .vllm import VllmPool, cdiv, default_max_num_batched_tokens, simulate
 from .vllm_profile_view import profile_json, profile_table, short_notes, summary
@@ -220,7 +220,7 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     report.lines.extend(f"  {line}" for line in pool.log_lines())
     if not pool.fits:
         report.lines.append(f"  vLLM would refuse to start: {pool.refusal}")
-    report.lines.extend(f"  note: {n}" for n in text_notes)
+    report.lines.extend(note_line(n) for n in text_notes)
     return pool
 
 

@@ -442,6 +442,9 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
         from dataclasses import replace
 
         req = replace(req, context_tokens=longest)  # as `kvplan estimate` does without --context
+    from ..workflows import warn_above_max_context
+
+    warn_above_max_context(base, req.context_tokens)  # as `kvplan estimate` warns
     engine = _Engine(req.engine, req.context_tokens, req.speculation,
                      req.mem_util if req.mem_util_given else None, req.batch_size)
     # once, before the search, by the selected engine's rules: a model without a draft that engine serves is refused

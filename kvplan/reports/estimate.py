@@ -3,7 +3,7 @@ docs/json.md) and the tables people read."""
 
 from __future__ import annotations
 
-from ..capacity.weights import mtp_bytes
+from ..capacity.weights import mtp_bytes, vision_bytes
 from ..planner import PlanResult, as_number
 from ..render import Report, Table
 from ..units import GIB, format_bytes, format_tokens
@@ -187,7 +187,10 @@ def _memory_source(gpu) -> str:
 
     if gpu.driver_bytes:
         return "driver"
-    return "datasheet" if gpu.name in CATALOG and gpu.memory_bytes == CATALOG[gpu.name].memory_bytes else "--gpu-memory"
+    if gpu.name not in CATALOG or gpu.memory_bytes != CATALOG[gpu.name].memory_bytes:
+        return "--gpu-memory"
+    # a card whose catalog total is nvidia-smi's memory.total (the B300), not the datasheet's
+    return "nvidia-smi" if gpu.smi_mib and gpu.memory_bytes == gpu.smi_mib * 1024**2 else "datasheet"
 
 
 def _gpu_memory_text(dep) -> str:
@@ -198,6 +201,9 @@ def _gpu_memory_text(dep) -> str:
         return text + f" (what the driver reports of the {gpu.memory_bytes / GIB:g} GiB on the datasheet)"
     if source == "datasheet":
         return text + " (the datasheet's; the driver reports less: give --gpu-memory for an exact pool)"
+    if source == "nvidia-smi":
+        return text + (" (nvidia-smi's total; the driver's, which engines size from, is a little less: give "
+                       "--gpu-memory for an exact pool)")
     return text + " (--gpu-memory)"
 
 
@@ -267,6 +273,11 @@ def _weights_origin(result: PlanResult) -> str:
         return "estimated from config"
     total = format_bytes(w.total_bytes)
     mtp = mtp_bytes(w, result.plan.model.num_layers)
-    est = " (estimated)" if w.mtp_estimated_bytes else ""
-    served = f" ({format_bytes(mtp)}{est} MTP module not loaded: only MTP speculative decoding loads it)" if mtp else ""
-    return f"{total}, {w.source}" + (f", {w.quantization}" if w.quantization not in ("none", "") else "") + served
+    est = "an estimated " if w.mtp_estimated_bytes else ""
+    served = (f"; of it, {est}{format_bytes(mtp)} is the MTP module, which only MTP speculative decoding loads"
+              if mtp else "")
+    vision = vision_bytes(w)  # in the total, on the first pipeline stage (capacity.weights.stage_weight_bytes)
+    tower = (f"; of it, {format_bytes(vision)} is the vision tower, which --set vision_config=null leaves out "
+             "(text only)" if vision else "")
+    return (f"{total}, {w.source}" + (f", {w.quantization}" if w.quantization not in ("none", "") else "")
+            + served + tower)

@@ -181,7 +181,7 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
     # one column for the GPUs ("3 x h200"): the table fits 80 columns with its headers whole
     columns = ["#", "GPUs", "tp x pp", "kv", "techniques", "conc"]
     if engine:
-        columns.append(f"{label} {result.rules_version}")
+        columns.append(f"{label} {result.rules_version} conc")  # the engine's own "Maximum concurrency" (x)
     columns += ["KV/GPU GiB", "W/GPU GiB", "decode ms", "$/hour", "quality"]
     numeric = set(range(len(columns) - 1)) - {1, 2, 3, 4}
     rows = [_option_row(i + 1, c, engine) for i, c in enumerate(options)]
@@ -199,8 +199,9 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         report.lines.append(f"weights: as {'SGLang' if req.quantization[1] == 'sglang' else 'vLLM'} holds them once "
                             f"--quantization {req.quantization[0]} has quantized the float checkpoint at load")
     if options:
+        emit = f"--emit {label.lower()}" if engine else "--emit vllm or --emit sglang"
         report.lines.append("each option was evaluated by the planner of `kvplan estimate`; check the first with: "
-                            + estimate_command(req, options[0]))
+                            + estimate_command(req, options[0]) + f" (add {emit} for the serving command)")
     same = engine_layout_note(label, result.model_name, options)
     if same:
         report.lines.append(f"note: {same}")
@@ -283,8 +284,12 @@ def _pareto(report: Report, result: FitResult) -> None:
                          "meets" if conc >= result.request.concurrency else "below"])
             data[label].append({"gpu": c.gpu.name, "gpus": c.gpus, "tp": c.tp, "pp": c.pp, "max_concurrency": conc,
                                 "usd_per_hour": c.cost_per_hour})
+    # under an engine, conc is fit.search.achievable: the planner's, capped at the engine's (the options table
+    # shows the two apart), which the title says
+    capped = (f"; conc: the planner's, at most {result.engine_label} {result.rules_version}'s"
+              if result.rules_version is not None else "")
     title = (f"Pareto: {'cost' if axis == 'cost' else 'GPUs'} against achievable concurrency by technique set "
-             f"(budget {result.request.concurrency})")
+             f"(budget {result.request.concurrency}{capped})")
     report.tables.append(Table(title, ["set", "gpu", "gpus", "tp x pp", "conc", "$/hour", "budget"], rows, {2, 4, 5}))
     report.data["pareto"] = {"x": axis, "budget": result.request.concurrency, "sets": data}
 
