@@ -495,8 +495,12 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         whole = int(split.replicated * plain_bytes + split.replicated_quantized * q.bytes_per_weight) \
             + beside.replicated_bytes
         # the KV shares vLLM splits by KV head: quantized weights at the format's rate with their scales and zero
-        # points (which follow the same output rows), biases and kept weights in the float dtype
-        kv = tuple((heads, int(quantized * q.bytes_per_weight + kept * plain_bytes)) for heads, quantized, kept in split.kv)
+        # points (which follow the same output rows: per group in bytes_per_weight, per row in per_output_row_bytes,
+        # as a QKVParallelLinear loads a ChannelQuantScaleParameter by KV head like its weight: vLLM 0.34 parameter.py
+        # _ColumnvLLMParameter.load_qkv_weight, tp_rank // num_kv_head_replicas), biases and kept
+        # weights in the float dtype
+        kv = tuple((heads, int(quantized * q.bytes_per_weight + rows * q.per_output_row_bytes + kept * plain_bytes))
+                   for heads, quantized, kept, rows in split.kv)
         label = f"{q.experts_dtype} experts + {q.dtype} + {dtype}" if experts else f"{q.dtype} + {dtype}"
         return (label, stored / total, q.bytes_per_weight, plain, (note,),
                 (whole, beside.g_idx_bytes, experts, round(experts_bytes), kv))
