@@ -63,7 +63,8 @@ def test_quark_int8_per_channel_zero_points_whole_on_row_parallel_ranks(tmp_path
 
 
 def test_quark_int8_per_tensor_zero_points_whole_on_every_rank(tmp_path):
-    # per_tensor weight: a one-element float32 weight_scale and int8 weight_zero_point a linear (PerTensorScaleParameter)
+    # per_tensor weight: a one-element float32 weight_scale and int8 weight_zero_point a linear
+    # (PerTensorScaleParameter)
     tensors = dict(NORMS)
     for stem, (rows, inputs) in LINEARS.items():
         tensors |= {stem + ".weight": ("I8", [rows, inputs], 1), stem + ".weight_scale": ("F32", [], 4),

@@ -8,8 +8,8 @@ q_proj 64 x 64, k_proj and v_proj 32 x 64, o_proj 64 x 64, gate_proj and up_proj
 (the head kept: Quark's exclude, and vLLM 0.34 TorchAOConfig quantizes LinearBase layers only).
 Per GPU at TP t, worked by hand: norms, one-element scalars and the per-row tensors of o_proj / down_proj
 (RowParallelLinear: ChannelQuantScaleParameter copied whole, quark_w8a8_int8.py; torchao 0.18.0's Int8Tensor and
-Float8Tensor aten.slice leave a per-row or one-element scale and zero point whole on an input slice) whole; k_proj / v_proj with their per-row tensors by KV head (QKVParallelLinear: at TP 4 two KV heads give
-each rank one, half the k/v bytes; parameter.py _ColumnvLLMParameter.load_qkv_weight narrows a channel scale by
+Float8Tensor aten.slice leave a per-row or one-element scale and zero point whole on an input slice) whole;
+k_proj / v_proj with their per-row tensors by KV head (QKVParallelLinear: at TP 4 two KV heads give each rank one, half the k/v bytes; parameter.py _ColumnvLLMParameter.load_qkv_weight narrows a channel scale by
 tp_rank // num_kv_head_replicas like the weight); the rest / t.
 """
 
