@@ -53,8 +53,8 @@ SGLang 0.5.23 (srt/layers/quantization/fp8.py, srt/model_loader/loader.py):
                   estimate warns and fit drops the splits where a GPU's share does not fit (sglang_load_excess).
   Refused as vLLM does (model_config.py _verify_quantization: the same message; an empty quantization_config
   passes that check, the flag taken as its method, and fails in Fp8Config.from_config, which finds no
-  quant_method; fp8 with a "fp8" checkpoint is served as stored, and so is a ModelOpt FP8 / FP4 / mixed NVFP4 one, whose override ignores the flag:
-  _sglang_keeps). Minimum capability 80 (Fp8Config.get_min_capability).
+  quant_method; fp8 with a "fp8" checkpoint is served as stored, and so is a ModelOpt FP8 / FP4 / mixed NVFP4
+  one, whose override ignores the flag: _sglang_keeps). Minimum capability 80 (Fp8Config.get_min_capability).
 """
 
 from __future__ import annotations
