@@ -348,12 +348,31 @@ def share_last_layers(layers: list[LayerSpec], kinds: list[str], shared: int, f:
 WEIGHTS_NOT_SIZED = "weights not sized from the config"
 
 
+def checkpoint_quantization_config(raw: dict, text: dict | None = None) -> dict | None:
+    """The checkpoint's quantization config where the engines find it, the one reading kvplan takes of it: the
+    config's quantization_config, else its compression_config, else its text model's (text, or nested_text(raw)) in
+    the same order; the first that is not None (or absent) is taken, and a value that is no JSON object is none (the
+    misshapen config is refused where the weights are sized: _misshapen_quantization_config). vLLM 0.34
+    transformers_utils/model_arch_config_convertor.py get_quantization_config / _normalize_quantization_config (the
+    text_config only when the top config has neither); SGLang 0.5.23 model_loader/checkpoint_quantization.py
+    _select_hf_quant_metadata (`is not None` likewise). An empty `quantization_config: {}` is taken, and hides the
+    others: it names no method, so vLLM 0.34 serves the checkpoint unquantized (config/model.py _verify_quantization:
+    quant_method "" is None) and refuses an online --quantization against it ("... model config (None) does not
+    match ..."); SGLang 0.5.23 finds no quant_method in it (configs/model_config.py _verify_quantization: "Unknown
+    quantization method: " without the flag; with --quantization fp8, fp8.py Fp8Config.from_config: "Cannot find
+    any of ['quant_method'] in the model's quantization config")."""
+    for holder in (raw, nested_text(raw) if text is None else text):
+        for key in ("quantization_config", "compression_config"):
+            quant = holder.get(key) if isinstance(holder, dict) else None
+            if quant is not None:
+                return quant if isinstance(quant, dict) else None
+    return None
+
+
 def _quantization_config(raw: dict, f: Fields) -> dict | None:
-    """The config's quantization_config, else its text model's (as vLLM looks: hf_config, then text_config)."""
-    quant = raw.get("quantization_config") if isinstance(raw.get("quantization_config"), dict) else None
-    if quant is None and isinstance(f.raw.get("quantization_config"), dict):
-        quant = f.raw["quantization_config"]
-    return quant
+    """The checkpoint's quantization config (checkpoint_quantization_config), the text model's fields read as f has
+    them."""
+    return checkpoint_quantization_config(raw, f.raw)
 
 
 def _misshapen_quantization_config(raw: dict, f: Fields) -> str | None:
@@ -476,8 +495,12 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         whole = int(split.replicated * plain_bytes + split.replicated_quantized * q.bytes_per_weight) \
             + beside.replicated_bytes
         # the KV shares vLLM splits by KV head: quantized weights at the format's rate with their scales and zero
-        # points (which follow the same output rows), biases and kept weights in the float dtype
-        kv = tuple((heads, int(quantized * q.bytes_per_weight + kept * plain_bytes)) for heads, quantized, kept in split.kv)
+        # points (which follow the same output rows: per group in bytes_per_weight, per row in per_output_row_bytes,
+        # as a QKVParallelLinear loads a ChannelQuantScaleParameter by KV head like its weight: vLLM 0.34 parameter.py
+        # _ColumnvLLMParameter.load_qkv_weight, tp_rank // num_kv_head_replicas), biases and kept
+        # weights in the float dtype
+        kv = tuple((heads, int(quantized * q.bytes_per_weight + rows * q.per_output_row_bytes + kept * plain_bytes))
+                   for heads, quantized, kept, rows in split.kv)
         label = f"{q.experts_dtype} experts + {q.dtype} + {dtype}" if experts else f"{q.dtype} + {dtype}"
         return (label, stored / total, q.bytes_per_weight, plain, (note,),
                 (whole, beside.g_idx_bytes, experts, round(experts_bytes), kv))
