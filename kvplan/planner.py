@@ -158,7 +158,9 @@ def evaluate(
     cap = dec = off = None
     if deployment is not None and (deployment.gpu is not None or deployment.kv_memory_bytes is not None):
         cap = capacity(final, deployment, tokens)
-        if deployment.gpu is not None and deployment.gpu.hbm_gbps:
+        # under data / expert parallelism a step reads the rank's own weights and the experts its tokens are sent
+        # to on other ranks: the floor is not modelled there (capacity.experts)
+        if deployment.gpu is not None and deployment.gpu.hbm_gbps and deployment.dp == 1 and not deployment.ep:
             from .capacity.costs import decode_cost
             from .capacity.weights import decode_read_bytes
 

@@ -107,6 +107,10 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     check_prefix_within(chain, tokens)
     deployment = request.deployment.build(weight_record)
     check_tp_after(spec, chain, request.deployment.tp)
+    if request.deployment.dp > 1 or request.deployment.ep:  # the weights' share is checked with the pool
+        from .capacity.experts import check_placement
+
+        check_placement(spec, None, request.deployment.dp, request.deployment.ep, request.deployment.pp)
     result = evaluate(spec, chain, tokens, request.batch, deployment, weights=weight_record)
     engine_label = {"vllm": "vLLM", "sglang": "SGLang"}.get(request.engine.name)
     report = estimate_report.build(result, kv_dtype=dtype_name, explain=request.explain, engine=engine_label)
