@@ -140,7 +140,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
                                          enforce_eager=engine.enforce_eager, speculation=engine.speculation)
         vllm_pool = pool
         if request.engine_tokens == tokens:  # vLLM's sequences of max_model_len = --context
-            vllm_concurrency = pool.max_concurrency
+            # one pool a DP rank (each rank's engine core logs its own): the replica serves dp x
+            vllm_concurrency = pool.max_concurrency * (deployment.dp if deployment is not None else 1)
     elif engine.name == "sglang":
         from .engines import sglang_report
 
