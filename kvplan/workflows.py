@@ -129,6 +129,12 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         if line is not None:
             report.lines.append(f"weights: {line}")
             report.data["model"]["weights"]["notes"].append(line)  # in the JSON too, as the record's own notes
+    if deployment is not None and (deployment.dp > 1 or deployment.ep):
+        from .capacity.experts import placement_note
+
+        line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp)
+        if line is not None:
+            report.lines.append(f"note: {line}")
     engine = request.engine
     vllm_concurrency = None
     vllm_pool = None  # --engine vllm's pool, for --emit vllm's --max-num-seqs

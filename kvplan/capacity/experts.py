@@ -98,3 +98,17 @@ def routed_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool
     else:
         held = _ceil_div(total, ranks)
     return _ceil_div(total, tp) - held
+
+
+def placement_note(model: ModelSpec, dp: int, ep: bool, tp: int) -> str | None:
+    """The line a data / expert parallel plan of a MoE model prints: what it leaves out."""
+    if not is_moe(model) or (dp == 1 and not ep):
+        return None
+    line = ("routed experts " + (f"split by expert over EP {dp * tp} GPUs" if ep else f"split over dp x tp = {dp * tp} GPUs")
+            + " (vLLM 0.34 FusedMoEParallelConfig.make); not counted: EPLB's redundant experts, the all-to-all "
+              "buffers (DeepEP, allgather / reduce-scatter) and the DP / EP groups' NCCL memory")
+    if ep and dp > 1 and tp > 1:
+        line += ("; and with EP, dp > 1 and tp > 1 vLLM runs the MoE sequence-parallel (config/parallel.py "
+                 "use_sequence_parallel_moe, under the default all2all backend) and holds DeepSeek-style shared "
+                 "experts whole on every TP rank (DeepseekV2MLP disable_tp), which kvplan splits over the TP ranks")
+    return line
