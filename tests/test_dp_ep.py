@@ -107,3 +107,26 @@ def test_refusals_one_line_each():
     assert "enable-dp-attention" in _refused("deepseek-v3", "--gpu", "h200", "--dp", "8", "--engine", "sglang")
     assert "enable-dp-attention" in _refused("deepseek-v3", "--gpu", "h200", "--dp", "8", "--emit", "sglang")
     assert "not known" in _refused("deepseek-v3", "--gpu", "h200", "--dp", "8", "--ep", "--weights", "700GB")
+
+
+def test_tensor_table_experts_parts_placed_and_mtp_left_out():
+    # a tensor table's "experts" parts: DeepSeek-V2-Lite's 64 routed experts a layer (27 layers, the MTP-free
+    # config), 6,400 B of them in layer 1 and 640 B in a layer past the 27 (an MTP module, which vLLM loads only for
+    # MTP decoding). DP 4 + EP 4: 16 experts a GPU, 6,400 x 16 / 64 = 1,600 B held, so 4,800 B less than TP 1;
+    # EP 6 (dp 3 x tp 2): 64 = 6 x 10 + 4, 11 experts on the fullest GPU: 6,400 x 11 / 64 = 1,100 B held against
+    # the 3,200 B a TP 2 rank holds, 2,100 B less
+    import json
+    from pathlib import Path
+
+    from kvplan.capacity.experts import routed_bytes, routed_saving
+    from kvplan.configs import build_model
+    from kvplan.weights.record import Weights
+
+    raw = json.loads((Path(__file__).resolve().parent.parent / "model_specs" / "deepseek-v2-lite.json").read_text())
+    model = build_model(raw, "deepseek-v2-lite")
+    assert model.weight_routed_params[0] == 64
+    table = Weights(total_bytes=9_040, source="safetensors",
+                    parts=(("attention", 1, 2_000), ("experts", 1, 6_400), ("experts", 27, 640)))
+    assert routed_bytes(model, table) == 6_400
+    assert routed_saving(model, table, tp=1, dp=4, ep=True) == 4_800
+    assert routed_saving(model, table, tp=2, dp=3, ep=True) == 2_100

@@ -59,6 +59,8 @@ def routed_bytes(model: ModelSpec, weights: Weights) -> int | None:
         return None
     if model.weight_expert_params:
         return model.weight_expert_bytes
+    if " experts + " in model.weight_dtype:  # DeepSeek-V4's experts in their own dtype, not split out of the total
+        return None
     return int(routed[1] * (model.weight_linear_bytes_per_param or model.weight_bytes_per_param))
 
 
@@ -76,10 +78,13 @@ def check_placement(model: ModelSpec, weights: Weights | None, dp: int, ep: bool
             raise UsageError(f"--dp / --ep: kvplan cannot place the routed experts of {model.name}: it has no per-module "
                              f"count of model_type {model.model_type!r} that finds them", "leave --dp and --ep out")
         if weights is not None and routed_bytes(model, weights) is None:
+            why = ("a size given" if weights.source == "given" else
+                   f"the config estimate of model_type {model.model_type!r} does not split its routed experts' own "
+                   "format out" if " experts + " in model.weight_dtype else
+                   f"a {weights.source} total kvplan does not match to the config estimate")
             raise UsageError(f"--dp / --ep: the routed experts' share of the weights of {model.name} is not known "
-                             f"({weights.source}: {weights.origin or 'no tensor table'})",
-                             "give the checkpoint (--weights FOLDER or hf://REPO) or leave --weights out for the "
-                             "config estimate")
+                             f"({why})", "give the checkpoint's tensor table (--weights FOLDER or hf://REPO)"
+                             + (" or leave --weights out" if weights.source == "given" else ""))
 
 
 def routed_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool) -> int:
