@@ -58,6 +58,10 @@ def test_dp8_pool_is_per_rank_and_the_replica_holds_eight_times():
     assert tp8["max_concurrency"] == 14
     assert dp8["max_concurrency"] == 8 * 14
     assert dp8["capacity"]["gpus"] == 8 and dp8["capacity"]["dp"] == 8 and dp8["capacity"]["ep"] is True
+    # a batch of 16 spreads over the 8 ranks: the fullest GPU holds 2 sequences' latents, at TP 8 all 16
+    batch = ("--context", "32k", "--kv-memory", "32GiB", "--batch", "16")
+    assert estimate_json("deepseek-v3", *batch, "--dp", "8", "--ep")["kv_bytes_per_gpu"] == 2 * 32_768 * 70_272
+    assert estimate_json("deepseek-v3", *batch, "--tp", "8")["kv_bytes_per_gpu"] == 16 * 32_768 * 70_272
 
 
 def test_vllm_emits_dp_ep_and_max_num_seqs_per_rank():

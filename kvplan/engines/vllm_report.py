@@ -77,8 +77,8 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
 def dp_note(dep, pool: VllmPool) -> str:
     """What vLLM's log lines mean under --data-parallel-size, and what this prediction leaves out."""
     return (f"--data-parallel-size {dep.dp}: each of the {dep.dp} DP ranks (one engine core each, profiling its own "
-            f"GPUs: v1/engine/core.py EngineCore._initialize_kv_caches, DPEngineCoreProc) logs these lines for its own pool and its own max_num_seqs "
-            f"({pool.max_num_seqs}); the replica serves {dep.dp} x {pool.max_concurrency:.2f} = "
+            "GPUs: v1/engine/core.py EngineCore._initialize_kv_caches, DPEngineCoreProc) logs these lines for its own "
+            f"pool and its own max_num_seqs ({pool.max_num_seqs}); the replica serves {dep.dp} x {pool.max_concurrency:.2f} = "
             f"{dep.dp * pool.max_concurrency:.2f} requests of max_model_len. Not modelled: the DP / EP groups' NCCL "
             "and all-to-all buffers (DeepEP, the allgather / reduce-scatter workspace), EPLB's redundant experts, "
             "the MoE kernel's workspace under EP (sized here as under TP)")
