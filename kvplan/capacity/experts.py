@@ -70,9 +70,10 @@ def check_placement(model: ModelSpec, weights: Weights | None, dp: int, ep: bool
         raise UsageError(f"--ep: {model.name} has no routed experts",
                          "vLLM 0.34 refuses --enable-expert-parallel for a model without experts "
                          "(ModelConfig._verify_with_expert_parallelism); leave --ep out (--dp alone runs replicas)")
-    if dp > 1 and pp > 1:
-        raise UsageError(f"--dp {dp} with --pp {pp}: kvplan does not model pipeline stages inside data-parallel "
-                         "ranks", "use --dp with --tp only")
+    if (dp > 1 or ep) and pp > 1:
+        what = f"--dp {dp}" if dp > 1 else "--ep"
+        raise UsageError(f"{what} with --pp {pp}: kvplan does not model pipeline stages inside data-parallel or "
+                         "expert-parallel ranks", f"use {what} with --tp only")
     if (dp > 1 or ep) and is_moe(model):
         if model.weight_routed_params is None:
             raise UsageError(f"--dp / --ep: kvplan cannot place the routed experts of {model.name}: it has no per-module "
