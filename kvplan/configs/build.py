@@ -594,6 +594,27 @@ def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: 
     return functools.cache(count), functools.cache(kv)
 
 
+def _routed_counter(f: Fields, layers: list, dims, total: int):
+    """A counter of the routed experts (experts per MoE layer, their parameters over every layer) from the family's
+    per-module table (weight_tables: the modules with Module.experts), built on first call (only a data / expert
+    parallel plan reads it: capacity.experts); it answers None where kvplan has no table that adds up to the count
+    or the table has no routed experts."""
+    from . import weight_tables
+
+    if f.model_type not in weight_tables.TABLES:
+        return None
+
+    @functools.cache
+    def count() -> tuple[int, int] | None:
+        found = weight_tables.table(f, layers, dims)
+        if not found or sum(m.weight + m.other for m in found) != total:
+            return None
+        routed = [m for m in found if m.experts]
+        return (max(m.experts for m in routed), sum(m.weight for m in routed)) if routed else None
+
+    return count
+
+
 def _whole_split(f: Fields, q, layers: list, dims, total: int):
     """The parameters q's format quantizes when it keeps no linear layer but perhaps the head: every linear
     weight of the family's per-module count (configs/weight_tables/__init__.py); None where kvplan has no such count, or
@@ -900,6 +921,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_g_idx_bytes=g_idx_bytes,
         weight_expert_params=expert_params,
         weight_expert_bytes=expert_bytes,
+        weight_routed=_routed_counter(f, layers, dims, total) if total else None,
         weight_dtype=weight_dtype,
         weight_vision=vision,
         max_context_tokens=f.opt_int("max_position_embeddings"),
