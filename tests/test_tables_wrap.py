@@ -62,10 +62,17 @@ def test_llama_3_2_11b_vision_counts_its_cross_attention_layers_and_keeps_their_
     assert model.param_count == total
     # whole on every TP rank: 40 x 2 norms, the final norm, 8 x (q_norm + k_norm + 2 gates); BF16
     whole = 40 * 2 * 4096 + 4096 + 8 * (2 * 128 + 2)
-    assert whole == 333_840 and model.weight_replicated_bytes == 2 * whole
-    # TP 2: (19,550,384,160 - 667,680) / 2 + 667,680 B a GPU
-    assert stage_weight_bytes(estimated(model), 40, tp=2) == [(2 * total - 2 * whole) // 2 + 2 * whole]
-    assert (2 * total - 2 * whole) // 2 + 2 * whole == 9_775_525_920
+    assert whole == 333_840
+    # the checkpoint's vision tower and projector, 895,028,755 parameters of which 107,639,315 are held whole on
+    # every TP rank (tests/test_vision_towers.py counts both by hand), add to the text model's
+    tower, tower_whole = 895_028_755, 107_639_315
+    assert model.weight_replicated_bytes == 2 * (whole + tower_whole)
+    # TP 2: the text model's (19,550,384,160 - 667,680) / 2 + 667,680 B a GPU, and the tower's split part halved
+    # with its whole part added
+    text_gpu = (2 * total - 2 * whole) // 2 + 2 * whole
+    assert text_gpu == 9_775_525_920
+    assert stage_weight_bytes(estimated(model), 40, tp=2) == [text_gpu + (2 * tower - 2 * tower_whole) // 2
+                                                              + 2 * tower_whole]
 
 
 def test_qwen3_omni_thinker_keeps_its_routers_and_qk_norms_whole():

@@ -65,7 +65,12 @@ def _llava(c):
     return CLIPVisionModel(c.vision_config), LlavaMultiModalProjector(c)
 
 
-TOWERS = {"gemma-3-27b": _gemma3, "gemma-3-4b": _gemma3, "qwen2.5-vl-7b": _qwen2_5_vl,
+def _mllama(c):
+    from transformers.models.mllama.modeling_mllama import MllamaModel, MllamaVisionModel
+    return MllamaVisionModel(c.vision_config), MllamaModel(c).multi_modal_projector
+
+
+TOWERS = {"llama-3.2-11b-vision": _mllama, "gemma-3-27b": _gemma3, "gemma-3-4b": _gemma3, "qwen2.5-vl-7b": _qwen2_5_vl,
           "qwen3-vl-8b": _qwen3_vl, "qwen3-vl-30b-a3b": _qwen3_vl_moe, "qwen3.5-35b-a3b": _qwen3_5_moe,
           "llama-4-scout": _llama4, "mistral-small-3.1-24b": _mistral3, "llava-1.5-7b": _llava}
 
@@ -184,10 +189,45 @@ def test_a_config_without_its_vision_config_plans_the_text_model_alone(cli):
 
 
 def test_a_wrapper_kvplan_does_not_count_says_so():
-    model = load_model("llama-3.2-11b-vision")
+    model = load_model("deepseek-v4.1-flash")
     assert model.weight_vision == (0, 0, 0)
-    assert any(n.startswith("vision tower not counted: kvplan has no count of model_type 'mllama'")
+    assert any(n.startswith("vision tower not counted: kvplan has no count of model_type 'deepseek_v41'")
                for n in model.notes)
+
+
+# Llama 3.2 11B Vision's tower, by hand (hidden 1,280, MLP 5,120, 32 local + 8 global layers, patch 14 on 560, 4
+# tiles, 8 aspect ratios: 9 embedding rows, 40^2 + 1 = 1,601 positions): the patch conv 3 x 14^2 x 1,280 (no bias),
+# class embedding, the position gate and table, the tile position table 9 x 4 x 1,601 x 1,280, pre / post tile
+# tables 9 x 4 x 1,280 with a gate each, layernorm_pre / post; a layer: two LayerNorms, q/k/v/o 1,280 x 1,280 (no
+# biases), fc1 / fc2 with biases; a global layer's two gates; the projector 7,680 x 4,096 with bias
+MLLAMA_EMBED = 1280 + 1 + 1601 * 1280 + 9 * 4 * 1601 * 1280 + 2 * (9 * 4 * 1280 + 1) + 4 * 1280
+MLLAMA_LAYER = 4 * 1280 + 4 * 1280 * 1280 + (1280 * 5120 + 5120) + (5120 * 1280 + 1280)
+MLLAMA_TOWER = 3 * 196 * 1280 + MLLAMA_EMBED + 40 * MLLAMA_LAYER + 8 * 2 + 7680 * 4096 + 4096
+# whole on every TP rank (SGLang 0.5.23 mllama.py: vLLM 0.34 builds no Mllama): the embeddings, gates and
+# LayerNorms, each fc2 bias (RowParallelLinear) and the projector (ReplicatedLinear); the patch linear, q/k/v/o and
+# fc1 are split
+MLLAMA_WHOLE = MLLAMA_EMBED + 40 * (4 * 1280 + 1280) + 8 * 2 + 7680 * 4096 + 4096
+MLLAMA_TEXT = 9_775_192_080  # MllamaForCausalLM on the meta device (tests/test_tables_wrap.py counts it by hand)
+
+
+def test_mllama_tower_by_hand_and_the_published_total():
+    assert (MLLAMA_TOWER, MLLAMA_WHOLE) == (895_028_755, 107_639_315)
+    # Llama-3.2-11B-Vision's checkpoint: 10,670,220,835 parameters (its model card's 10.6B; the safetensors total)
+    assert MLLAMA_TEXT + MLLAMA_TOWER == 10_670_220_835
+    model = load_model("llama-3.2-11b-vision")
+    assert model.param_count == MLLAMA_TEXT
+    assert model.weight_vision == (MLLAMA_TOWER, 2 * MLLAMA_TOWER, 2 * MLLAMA_WHOLE)
+    assert any(n.startswith("vision tower counted: MllamaVisionModel") and "SGLang 0.5.23 mllama.py" in n
+               for n in model.notes)
+
+
+def test_bundled_llama_3_2_vision_estimate_before_and_after(cli):
+    code, out, err = cli("estimate", "llama-3.2-11b-vision", "--gpu", "h100", "--engine", "vllm", "-f", "json")
+    assert code == 0, err
+    w = json.loads(out)["model"]["weights"]
+    # was 19,550,384,160 B (the text model only)
+    assert w["total_bytes"] == 2 * (MLLAMA_TEXT + MLLAMA_TOWER) == 21_340_441_670
+    assert w["by_role"] == {"vision": 2 * MLLAMA_TOWER}
 
 
 def test_a_text_only_class_on_a_wrapper_config_counts_no_tower():

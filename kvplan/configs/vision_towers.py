@@ -14,7 +14,8 @@ is_vit_use_data_parallel falls back to data parallelism), every tower linear is 
 vLLM 0.34 skips the modules a model builds under `_mark_tower_model` (models/interfaces.py SupportsMultiModal:
 StageMissingLayer) when `--limit-mm-per-prompt` is 0 for every image modality or `--language-model-only` is set
 (config/multimodal.py MultiModalConfig.get_limit_per_prompt answers 0), and on every pipeline stage but the first.
-Every family here builds its tower and projector under it. Plan such a start with `--set vision_config=null`
+Every family here builds its tower and projector under it. Llama 3.2 Vision (mllama), which no vLLM after 0.10.1
+builds, is split as SGLang 0.5.23 builds it (SPLIT_BY). Plan such a start with `--set vision_config=null`
 (docs/weights.md): a config without a vision_config counts no tower.
 
 A wrapper whose config has no vision_config object counts none: Gemma4Config's is optional (no tower; kvplan's
@@ -36,10 +37,14 @@ class Tower:
     params: int  # the vision tower and the projector, as transformers 5.25 builds them
     whole: int  # of params, what vLLM 0.34 holds whole on every TP rank (mm_encoder_tp_mode "weights")
     what: str  # the modules, for notes
+    split_by: str = ""  # the engine whose TP split `whole` follows where it is not vLLM 0.34 (SPLIT_BY)
 
     def note(self, bytes_per_param: float) -> str:
         held = ("holds all of them whole on every TP rank" if self.whole == self.params else
                 f"holds {self.whole:,} of them whole on every TP rank and splits the rest")
+        if self.split_by:
+            return (f"vision tower counted: {self.what}, {self.params:,} parameters at {bytes_per_param:g} B; "
+                    f"{self.split_by} {held} (plan a text-only start with --set vision_config=null)")
         return (f"vision tower counted: {self.what}, {self.params:,} parameters at {bytes_per_param:g} B; vLLM 0.34 "
                 f"{held}, and skips the tower with --language-model-only or --limit-mm-per-prompt 0 for images (plan "
                 "that with --set vision_config=null)")
@@ -342,6 +347,47 @@ def gemma4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     return c, "Gemma4VisionModel + embed_vision" + audio
 
 
+# -- Llama 3.2 Vision (mllama) -----------------------------------------------------------------------------------
+
+# transformers 5.25 mllama/configuration_mllama.py MllamaVisionConfig (supported_aspect_ratios: the 8 of max_num_tiles
+# 4 when absent)
+_MLLAMA = {"hidden_size": 1280, "intermediate_size": 5120, "num_hidden_layers": 32, "num_global_layers": 8,
+           "num_channels": 3, "image_size": 448, "patch_size": 14, "max_num_tiles": 4, "vision_output_dim": 7680,
+           "supported_aspect_ratios": [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]]}
+
+
+def mllama(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """MllamaVisionModel and multi_modal_projector (transformers 5.25 modeling_mllama.py): patch_embedding Conv2d
+    without bias, class_embedding, gated_positional_embedding (a gate, (image_size / patch_size)^2 + 1 positions and
+    a tile_embedding of len(supported_aspect_ratios) + 1 rows of max_num_tiles x positions x hidden), pre / post
+    tile embeddings (len(supported_aspect_ratios) + 1 rows of max_num_tiles x hidden and a gate each),
+    layernorm_pre / layernorm_post, num_hidden_layers local and num_global_layers global layers (two LayerNorms,
+    q/k/v/o_proj without biases, fc1 / fc2 with biases; a global layer adds gate_attn and gate_ffn), and the
+    projector nn.Linear(vision_output_dim, text hidden) with bias. No vLLM release after 0.10.1 builds Mllama
+    (vLLM 0.34 registry.py _PREVIOUSLY_SUPPORTED_MODELS: 0.10.2); the TP split is SGLang 0.5.23's mllama.py (the
+    port of vLLM's): the patch embedding a ColumnParallelLinear (ColumnParallelConv2dPatch), qkv_proj
+    QKVParallelLinear and proj RowParallelLinear (VisionAttention), fc1 ColumnParallelLinear, fc2
+    RowParallelLinear, the embeddings, gates and LayerNorms whole, and multi_modal_projector a ReplicatedLinear
+    (whole). SGLang's VisionAttention also builds qkv and proj biases the checkpoint lacks: not counted."""
+    v = Fields(v.raw, v.source, _MLLAMA)
+    c = _Count()
+    h, inter, patch, image = (v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size"),
+                              v.int("image_size"))
+    tiles, ratios = v.int("max_num_tiles"), len(v.list("supported_aspect_ratios"))
+    positions = (image // patch) ** 2 + 1
+    c.split(v.int("num_channels") * patch * patch, h)
+    c.held(h + 1 + positions * h + (ratios + 1) * tiles * positions * h + 2 * ((ratios + 1) * tiles * h + 1) + 4 * h)
+    for gated in [False] * v.int("num_hidden_layers") + [True] * v.int("num_global_layers", minimum=0):
+        c.held(4 * h + (2 if gated else 0))
+        c.split(h, 3 * h)
+        c.row(h, h)
+        c.split(h, inter, bias=True)
+        c.row(inter, h, bias=True)
+    out = v.int("vision_output_dim")
+    c.held(out * f.int("hidden_size") + f.int("hidden_size"))
+    return c, "MllamaVisionModel + multi_modal_projector"
+
+
 # the wrapper's model_type -> its counter; a wrapper not listed keeps the text model's count, with a note
 VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] = {
     "gemma3": gemma3,
@@ -355,7 +401,11 @@ VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] =
     "mistral3": mistral3,
     "llava": llava,
     "llava_next": llava,
+    "mllama": mllama,
 }
+
+# a wrapper vLLM 0.34 does not build -> the engine whose TP split its `whole` follows, for the note
+SPLIT_BY = {"mllama": "vLLM 0.34 builds no Mllama (registry.py: last in 0.10.1); SGLang 0.5.23 mllama.py"}
 
 
 def vision_tower(raw: dict, f: Fields) -> Tower | None:
@@ -374,4 +424,4 @@ def vision_tower(raw: dict, f: Fields) -> Tower | None:
     defaults = _SIGLIP if raw.get("model_type") == "gemma3" else None
     v = Fields(nested, f.source, defaults, model_type=str(nested.get("model_type", raw.get("model_type"))))
     c, what = counter(raw, f, v)
-    return Tower(c.params, c.whole, what)
+    return Tower(c.params, c.whole, what, SPLIT_BY.get(raw.get("model_type"), ""))
