@@ -273,3 +273,69 @@ def test_a_decode_step_reads_the_text_model_not_the_tower(cli):
     vision = data["model"]["weights"]["by_role"]["vision"]
     assert data["model"]["weight_bytes"] == 15_231_233_024 + vision
     assert data["decode"]["weight_read_bytes_per_gpu"] == 15_231_233_024
+
+
+# -- InternVL ------------------------------------------------------------------------------------------------------
+
+INTERNVL3_1B = "tests/data/configs/internvl3-1b-pretrained.json"
+
+
+def _internvl_hf(chat: dict) -> dict:
+    """The transformers-format (InternVL3-1B-hf style) config of the same checkpoint: InternVLVisionConfig names
+    qkv_bias attention_bias and qk_normalization use_qk_norm; the converted tower has no final norm
+    (use_mean_pooling) and the same tensors."""
+    v = chat["vision_config"]
+    vision = {"model_type": "internvl_vision", "hidden_size": v["hidden_size"],
+              "intermediate_size": v["intermediate_size"], "num_hidden_layers": v["num_hidden_layers"],
+              "num_attention_heads": v["num_attention_heads"], "attention_bias": v["qkv_bias"],
+              "use_qk_norm": v["qk_normalization"], "norm_type": v["norm_type"],
+              "image_size": [v["image_size"]] * 2, "patch_size": [v["patch_size"]] * 2, "use_mean_pooling": True}
+    return {"model_type": "internvl", "architectures": ["InternVLForConditionalGeneration"],
+            "downsample_ratio": chat["downsample_ratio"], "torch_dtype": "bfloat16", "vision_config": vision,
+            "text_config": chat["llm_config"]}
+
+
+def test_internvl_towers_match_transformers_modules_and_split_as_vllm():
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.internvl.modeling_internvl import InternVLMultiModalProjector, InternVLVisionModel
+
+    from kvplan.configs.build import build_model
+
+    chat = load_config(INTERNVL3_1B)[0]
+    hf = _internvl_hf(chat)
+    config = transformers.AutoConfig.for_model(**hf)
+    expected = _meta_params(lambda: (InternVLVisionModel(config.vision_config),
+                                     InternVLMultiModalProjector(config)))
+    # InternViT-300M by hand (hidden 1,024, MLP 4,096, 24 layers, patch 14 on 448: 1,025 positions): class
+    # embedding, the patch conv with bias, positions; a layer: two LayerNorms, ls1 / ls2, qkv and proj with
+    # biases, fc1 / fc2 with biases; mlp1: LayerNorm over 4 x 1,024, 4,096 x 896 and 896 x 896 with biases
+    h, i = 1024, 4096
+    layer = 4 * h + 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)
+    vit = h + (3 * 196 * h + h) + 1025 * h + 24 * layer
+    mlp1 = 2 * 4096 + (4096 * 896 + 896) + (896 * 896 + 896)
+    assert vit == 304_012_288  # InternViT-300M-448px's published 304M
+    assert expected == vit + mlp1 == 308_495_104
+    # vLLM 0.34 intern_vit.py: qkv / fc1 split, proj / fc2 row-parallel (biases whole), embeddings, norms, ls and
+    # mlp1 (nn.Linear) whole; interns1_vit.py (the transformers format): q/k/v and projection_layer nn.Linear, whole
+    chat_whole = h + (3 * 196 * h + h) + 1025 * h + 24 * (4 * h + 2 * h + h + h) + mlp1
+    hf_whole = chat_whole + 24 * ((h * 3 * h + 3 * h) + h * h)
+    assert load_model(INTERNVL3_1B).weight_vision == (expected, 2 * expected, 2 * chat_whole)
+    assert build_model(hf, "internvl3-1b-hf").weight_vision == (expected, 2 * expected, 2 * hf_whole)
+
+
+def test_internvit_6b_attention_is_whole_under_tp():
+    # InternViT-6B's 25 heads: vLLM 0.34 InternParallelAttention falls back to data parallelism when TP does not
+    # divide them, so qkv and proj are whole on every rank at any even TP; InternMLP still splits
+    from kvplan.configs.build import build_model
+
+    raw = load_config(INTERNVL3_1B)[0]
+    raw = dict(raw, vision_config=dict(raw["vision_config"], hidden_size=3200, intermediate_size=12800,
+                                       num_attention_heads=25, num_hidden_layers=45, norm_type="rms_norm",
+                                       qk_normalization=True, qkv_bias=False))
+    h, i = 3200, 12800
+    layer = 2 * h + 2 * h + 2 * h + 3 * h * h + (h * h + h) + (h * i + i) + (i * h + h)
+    mlp1 = 2 * 4 * h + (4 * h * 896 + 896) + (896 * 896 + 896)
+    embed = h + (3 * 196 * h + h) + 1025 * h
+    total = embed + 45 * layer + mlp1
+    whole = embed + 45 * (layer - (h * i + i) - i * h) + mlp1
+    assert build_model(raw, "internvl-6b").weight_vision == (total, 2 * total, 2 * whole)

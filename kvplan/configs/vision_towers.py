@@ -388,6 +388,90 @@ def mllama(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     return c, "MllamaVisionModel + multi_modal_projector"
 
 
+# -- InternVL ----------------------------------------------------------------------------------------------------
+
+# transformers 5.25 internvl/configuration_internvl.py InternVLVisionConfig (internvl_chat's remote-code
+# InternVisionConfig has no defaults here: its configs write every field read below)
+_INTERNVL = {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24, "num_attention_heads": 16,
+             "attention_bias": False, "use_qk_norm": False, "norm_type": "layer_norm", "image_size": 448,
+             "patch_size": 14, "num_channels": 3, "use_mask_token": False,
+             "use_absolute_position_embeddings": True, "use_mean_pooling": True}
+
+
+def _side(v: Fields, name: str) -> int:
+    """image_size / patch_size as an int or a square [h, w] (InternVLVisionConfig writes a pair)."""
+    value = v.get(name)
+    if isinstance(value, list) and len(value) == 2 and value[0] == value[1]:
+        return v.check_int(name, value[0])
+    return v.int(name)
+
+
+def _need(v: Fields, *names: str) -> None:
+    for name in names:
+        if v.get(name) is None:
+            raise ConfigError(f"vision_config has no {name!r}")
+
+
+def internvl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """InternViT and its projector (mlp1: a LayerNorm over vision hidden x (1 / downsample_ratio)^2, a biased linear
+    to the text hidden and one text hidden -> text hidden), as vLLM 0.34 builds them.
+
+    internvl_chat (remote code; vLLM 0.34 internvl.py InternVLChatModel, intern_vit.py InternVisionModel): class
+    embedding, patch embedding (Conv2dLayer with bias, 3 channels), (image_size / patch_size)^2 + 1 positions;
+    layers of norm1 / norm2 (norm_type layer_norm: weight and bias; rms_norm: weight), ls1 / ls2, qkv
+    (QKVParallelLinear, biased with qkv_bias), q_norm / k_norm over hidden with qk_normalization (RMSNorm, whole),
+    proj (RowParallelLinear with bias), fc1 / fc2 with biases (Column / RowParallelLinear); no final norm; mlp1 of
+    nn.LayerNorm and nn.Linear, whole on every rank. InternParallelAttention falls back to data parallelism where TP
+    does not divide the heads: for an odd count (InternViT-6B's 25) qkv and proj are whole at any even TP, counted
+    so here (InternMLP still splits).
+
+    internvl (transformers 5.25 modeling_internvl.py InternVLVisionModel + InternVLMultiModalProjector; vLLM 0.34
+    registry.py builds it as interns1.py InternS1ForConditionalGeneration, interns1_vit.py): cls_token,
+    mask_token with use_mask_token, patch Conv2d with bias, position_embeddings with
+    use_absolute_position_embeddings; layers of layernorm_before / after, lambda_1 / lambda_2, q/k/v_proj (biased
+    with attention_bias), q_norm / k_norm over hidden with use_qk_norm, projection_layer with bias, fc1 / fc2 with
+    biases; a final LayerNorm unless use_mean_pooling. vLLM's attention linears are nn.Linear (whole), fc1 / fc2
+    Column / RowParallelLinear, the projector nn.Linear (whole).
+
+    vLLM builds the tower only up to select_layer / vision_feature_layer (-1, every layer, in InternVL 2.5 and 3):
+    the count is the checkpoint's."""
+    chat = raw.get("model_type") == "internvl_chat"
+    if chat:
+        _need(v, "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "image_size",
+              "patch_size", "qkv_bias", "qk_normalization", "norm_type")
+    else:
+        v = Fields(v.raw, v.source, _INTERNVL)
+    w = Fields(raw, f.source, {"downsample_ratio": 0.5})
+    c = _Count()
+    h, inter, heads = v.int("hidden_size"), v.int("intermediate_size"), v.int("num_attention_heads")
+    patch, image = _side(v, "patch_size"), _side(v, "image_size")
+    norm = v.text("norm_type")
+    if norm not in ("layer_norm", "rms_norm"):
+        raise ConfigError(f"vision_config norm_type {norm!r} is not layer_norm or rms_norm")
+    norm_params = 2 * h if norm == "layer_norm" else h
+    bias = v.flag("qkv_bias" if chat else "attention_bias")
+    qk_norm = v.flag("qk_normalization" if chat else "use_qk_norm")
+    c.held(h * (2 if not chat and v.flag("use_mask_token") else 1))
+    _conv(c, 3 if chat else v.int("num_channels"), patch * patch, h, bias=True)
+    if chat or v.flag("use_absolute_position_embeddings", default=True):
+        c.held(((image // patch) ** 2 + 1) * h)
+    for _ in range(v.int("num_hidden_layers")):
+        c.held(2 * norm_params + 2 * h + (2 * h if qk_norm else 0))
+        if chat and heads % 2 == 0:
+            c.split(h, 3 * h, bias)
+            c.row(h, h, bias=True)
+        else:
+            c.held(3 * h * h + (3 * h if bias else 0) + h * h + h)
+        c.split(h, inter, bias=True)
+        c.row(inter, h, bias=True)
+    if not chat and not v.flag("use_mean_pooling", default=True):
+        c.held(2 * h)
+    ratio = w.number("downsample_ratio")
+    m, th = h * int(1 / ratio) ** 2, f.int("hidden_size")
+    c.held(2 * m + m * th + th + th * th + th)
+    return c, ("InternViT + mlp1" if chat else "InternVLVisionModel + InternVLMultiModalProjector")
+
+
 # the wrapper's model_type -> its counter; a wrapper not listed keeps the text model's count, with a note
 VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] = {
     "gemma3": gemma3,
@@ -402,7 +486,12 @@ VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] =
     "llava": llava,
     "llava_next": llava,
     "mllama": mllama,
+    "internvl_chat": internvl,
+    "internvl": internvl,
 }
+
+# wrapper architectures whose names do not end in ForConditionalGeneration (vLLM 0.34 registry.py)
+_WRAPPER_CLASSES = {"InternVLChatModel"}
 
 # a wrapper vLLM 0.34 does not build -> the engine whose TP split its `whole` follows, for the note
 SPLIT_BY = {"mllama": "vLLM 0.34 builds no Mllama (registry.py: last in 0.10.1); SGLang 0.5.23 mllama.py"}
@@ -419,7 +508,7 @@ def vision_tower(raw: dict, f: Fields) -> Tower | None:
         return None
     arch = raw.get("architectures")
     first = arch[0] if isinstance(arch, list) and arch else None
-    if isinstance(first, str) and not first.endswith("ForConditionalGeneration"):
+    if isinstance(first, str) and not first.endswith("ForConditionalGeneration") and first not in _WRAPPER_CLASSES:
         return None
     defaults = _SIGLIP if raw.get("model_type") == "gemma3" else None
     v = Fields(nested, f.source, defaults, model_type=str(nested.get("model_type", raw.get("model_type"))))
