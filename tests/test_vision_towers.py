@@ -339,3 +339,35 @@ def test_internvit_6b_attention_is_whole_under_tp():
     total = embed + 45 * layer + mlp1
     whole = embed + 45 * (layer - (h * i + i) - i * h) + mlp1
     assert build_model(raw, "internvl-6b").weight_vision == (total, 2 * total, 2 * whole)
+
+
+def test_kimi_vl_moonvit_by_hand():
+    # transformers 5.25 has no Kimi-VL classes: MoonViT by hand from vLLM 0.34 moonvit.py (hidden 1,152, MLP 4,304,
+    # 27 blocks, patch 14, a 64 x 64 position table): the patch conv with bias; a block's two LayerNorms, wqkv and
+    # wo with biases, fc0 / fc1 with biases; the final LayerNorm. The projector (kimi_vl.py): pre_norm over 1,152,
+    # linear_1 4,608 x 4,608 and linear_2 4,608 x 2,048 (text hidden), biased
+    h, i, m = 1152, 4304, 4 * 1152
+    block = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)
+    vit = (3 * 196 * h + h) + 64 * 64 * h + 27 * block + 2 * h
+    projector = 2 * h + (m * m + m) + (m * 2048 + 2048)
+    assert (vit, projector) == (416_866_032, 30_679_808)
+    # whole: the patch conv and position table, a block's LayerNorms and wo / fc1 biases, the final LayerNorm and
+    # the projector (ReplicatedLinear)
+    whole = (3 * 196 * h + h) + 64 * 64 * h + 27 * (4 * h + 2 * h) + 2 * h + projector
+    model = load_model("tests/data/configs/kimi-vl-a3b-instruct.json")
+    assert model.weight_vision == (vit + projector, 2 * (vit + projector), 2 * whole)
+    # Kimi-VL-A3B-Instruct is published as 16.4B parameters (its Hugging Face page)
+    assert abs(model.param_count + vit + projector - 16.4e9) < 0.05e9
+
+
+def test_an_internvl_vision_config_missing_a_field_is_a_note_not_a_guess(cli, tmp_path):
+    # the remote-code InternVisionConfig's defaults are not read here: a config without qkv_bias counts no tower
+    raw = load_config(INTERNVL3_1B)[0]
+    del raw["vision_config"]["qkv_bias"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    code, out, err = cli("weights", str(path), "--format", "json")
+    assert code == 0 and "Traceback" not in err
+    w = json.loads(out)["weights"]
+    assert w["total_bytes"] == 2 * 629_697_920  # the text model (tests/test_vl_wrappers.py counts it by hand)
+    assert any(n.startswith("vision tower not counted (vision_config has no 'qkv_bias')") for n in w["notes"])

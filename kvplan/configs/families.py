@@ -323,7 +323,8 @@ _ROWS: list[Family] = [
     Family(("kimi_vl",), text="deepseek_v2", text_rule=vl_wrappers.nested_only("text_config", "kimi_vl", "deepseek_v2"),
            rules=("Kimi-VL: text model in text_config, a DeepseekV2Config (vLLM 0.33 configs/kimi_vl.py; kimi_vl.py "
                   "builds DeepseekV2ForCausalLM): one MLA latent of kv_lora_rank + qk_rope_head_dim per token and "
-                  "layer; parameters: the text model only (MoonViT and its projector not counted)",)),
+                  "layer; parameters: the text model only; the weights add MoonViT and its projector "
+                  "(configs/vision_towers.py)",)),
     Family(("deepseek_vl_v2",), text="deepseek_v2", text_key="language_config", text_rule=vl_wrappers.deepseek_vl2_text,
            rules=("DeepSeek-VL2: text model in language_config, a DeepseekV2Config (vLLM 0.33 configs/deepseek_vl2.py "
                   "DeepseekVLV2TextConfig): one MLA latent of kv_lora_rank + qk_rope_head_dim per token and layer; "

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import ConfigError
-from .fields import Fields
+from .fields import MAX_LAYERS, Fields
 
 
 @dataclass(frozen=True)
@@ -373,11 +373,12 @@ def mllama(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     c = _Count()
     h, inter, patch, image = (v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size"),
                               v.int("image_size"))
-    tiles, ratios = v.int("max_num_tiles"), len(v.list("supported_aspect_ratios"))
+    tiles, ratios = v.int("max_num_tiles"), len(v.list("supported_aspect_ratios") or _MLLAMA["supported_aspect_ratios"])
     positions = (image // patch) ** 2 + 1
     c.split(v.int("num_channels") * patch * patch, h)
     c.held(h + 1 + positions * h + (ratios + 1) * tiles * positions * h + 2 * ((ratios + 1) * tiles * h + 1) + 4 * h)
-    for gated in [False] * v.int("num_hidden_layers") + [True] * v.int("num_global_layers", minimum=0):
+    local, glob = v.int("num_hidden_layers"), v.int("num_global_layers", minimum=0, maximum=MAX_LAYERS)
+    for gated in [False] * local + [True] * glob:
         c.held(4 * h + (2 if gated else 0))
         c.split(h, 3 * h)
         c.row(h, h)
@@ -472,6 +473,38 @@ def internvl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     return c, ("InternViT + mlp1" if chat else "InternVLVisionModel + InternVLMultiModalProjector")
 
 
+# -- Kimi-VL (MoonViT) -------------------------------------------------------------------------------------------
+
+# vLLM 0.34 transformers_utils/configs/moonvit.py MoonViTConfig (transformers 5.25 has no Kimi-VL classes)
+_MOONVIT = {"patch_size": 14, "init_pos_emb_height": 64, "init_pos_emb_width": 64, "num_hidden_layers": 27,
+            "hidden_size": 1152, "intermediate_size": 4304, "merge_kernel_size": [2, 2]}
+
+
+def kimi_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """MoonViT and KimiVLMultiModalProjector as vLLM 0.34 builds them (moonvit.py MoonVitPretrainedModel,
+    kimi_vl.py): patch_embed.proj (Conv2dLayer with bias, 3 channels) and pos_emb [init_pos_emb_height,
+    init_pos_emb_width, hidden] (Learnable2DInterpPosEmb), both whole; blocks of norm0 / norm1 (LayerNorm), wqkv
+    (QKVParallelLinear with bias), wo (RowParallelLinear with bias), mlp.fc0 / fc1 (Column / RowParallelLinear with
+    biases); final_layernorm; the projector's pre_norm (LayerNorm over the vision hidden), linear_1 (hidden x
+    merge^2 -> the same) and linear_2 (-> text hidden), both ReplicatedLinear with biases: whole. The rotary table
+    (Rope2DPosEmb) is computed, not loaded."""
+    v = Fields(v.raw, v.source, _MOONVIT)
+    c = _Count()
+    h, inter, patch = v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size")
+    kernel = v.int_list("merge_kernel_size", 2, minimum=1) or _MOONVIT["merge_kernel_size"]
+    _conv(c, 3, patch * patch, h, bias=True)
+    c.held(v.int("init_pos_emb_height") * v.int("init_pos_emb_width") * h)
+    for _ in range(v.int("num_hidden_layers")):
+        c.held(4 * h)
+        c.split(h, 3 * h, bias=True)
+        c.row(h, h, bias=True)
+        c.split(h, inter, bias=True)
+        c.row(inter, h, bias=True)
+    m, th = h * kernel[0] * kernel[1], f.int("hidden_size")
+    c.held(2 * h + 2 * h + m * m + m + m * th + th)
+    return c, "MoonViT + KimiVLMultiModalProjector"
+
+
 # the wrapper's model_type -> its counter; a wrapper not listed keeps the text model's count, with a note
 VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] = {
     "gemma3": gemma3,
@@ -488,6 +521,7 @@ VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] =
     "mllama": mllama,
     "internvl_chat": internvl,
     "internvl": internvl,
+    "kimi_vl": kimi_vl,
 }
 
 # wrapper architectures whose names do not end in ForConditionalGeneration (vLLM 0.34 registry.py)
