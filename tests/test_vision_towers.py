@@ -70,7 +70,13 @@ def _mllama(c):
     return MllamaVisionModel(c.vision_config), MllamaModel(c).multi_modal_projector
 
 
-TOWERS = {"llama-3.2-11b-vision": _mllama, "gemma-3-27b": _gemma3, "gemma-3-4b": _gemma3, "qwen2.5-vl-7b": _qwen2_5_vl,
+def _glm4v_moe(c):
+    from transformers.models.glm4v_moe.modeling_glm4v_moe import Glm4vMoeVisionModel
+    return (Glm4vMoeVisionModel._from_config(c.vision_config),)
+
+
+GLM_4_5V = "tests/data/configs/glm-4.5v-transformers5.json"
+TOWERS = {"llama-3.2-11b-vision": _mllama, GLM_4_5V: _glm4v_moe, "gemma-3-27b": _gemma3, "gemma-3-4b": _gemma3, "qwen2.5-vl-7b": _qwen2_5_vl,
           "qwen3-vl-8b": _qwen3_vl, "qwen3-vl-30b-a3b": _qwen3_vl_moe, "qwen3.5-35b-a3b": _qwen3_5_moe,
           "llama-4-scout": _llama4, "mistral-small-3.1-24b": _mistral3, "llava-1.5-7b": _llava}
 
@@ -371,3 +377,50 @@ def test_an_internvl_vision_config_missing_a_field_is_a_note_not_a_guess(cli, tm
     w = json.loads(out)["weights"]
     assert w["total_bytes"] == 2 * 629_697_920  # the text model (tests/test_vl_wrappers.py counts it by hand)
     assert any(n.startswith("vision tower not counted (vision_config has no 'qkv_bias')") for n in w["notes"])
+
+
+def test_glm_4_5v_tower_whole_part_by_hand(cli):
+    # GLM-4.5V (hidden 1,536, 24 blocks, patch 14 on 2 frames, 336 / 14 = 24: 576 positions, merge 2, out 4,096):
+    # vLLM 0.34 glm4_1v.py holds the Conv3d with bias, the position embedding, the blocks' RMSNorms,
+    # post_conv_layernorm / post_layernorm, the downsample Conv2d (1,536 x 2^2 -> 4,096, biased) and the merger's
+    # LayerNorm whole; every linear (qkv, proj, the MLPs, the merger's proj) is split
+    h, o = 1536, 4096
+    whole = (3 * 2 * 196 * h + h) + 576 * h + 24 * 2 * h + 2 * h + (h * 4 * o + o) + 2 * o
+    model = load_model(GLM_4_5V)
+    assert model.weight_vision[0] == 858_681_856 and model.weight_vision[2] == 2 * whole == 55_895_040
+    # GLM-4.5V is published as 108B parameters (its Hugging Face page): the text model and the tower
+    assert abs(model.param_count + model.weight_vision[0] - 108e9) < 0.5e9
+    code, out, err = cli("weights", GLM_4_5V, "--format", "json")
+    assert code == 0, err
+    # was 213,704,502,528 B: the text model only, 106,852,251,264 parameters (tests/test_wild_configs_moe.py)
+    assert json.loads(out)["weights"]["total_bytes"] == 2 * (106_852_251_264 + 858_681_856) == 215_421_866_240
+
+
+def test_glm_4_1v_tower_matches_transformers_modules():
+    # GLM-4.1V (glm4v): Glm4vVisionConfig's defaults (GLM-4.1V-9B's tower), against transformers' Glm4vVisionModel
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.glm4v.modeling_glm4v import Glm4vVisionModel
+
+    from kvplan.configs.build import build_model
+
+    text = {"model_type": "glm4v_text", "num_hidden_layers": 40, "hidden_size": 4096, "num_attention_heads": 32,
+            "num_key_value_heads": 2, "intermediate_size": 13696, "vocab_size": 151552}
+    raw = {"model_type": "glm4v", "architectures": ["Glm4vForConditionalGeneration"], "text_config": text,
+           "vision_config": {"model_type": "glm4v_vision"}}
+    config = transformers.AutoConfig.for_model(**raw)
+    expected = _meta_params(lambda: (Glm4vVisionModel._from_config(config.vision_config),))
+    assert build_model(raw, "glm-4.1v").weight_vision[:2] == (expected, 2 * expected)
+
+
+@pytest.mark.parametrize("alias, field", [("qwen2.5-vl-7b", "depth"), (GLM_4_5V, "depth"),
+                                          ("llama-3.2-11b-vision", "num_global_layers")])
+def test_a_huge_tower_depth_is_a_note_not_a_hang(alias, field):
+    # a tower's layer count is held to kvplan's layer maximum (configs/fields.py MAX_LAYERS), as the text model's
+    # num_hidden_layers is: before, 10^12 blocks were counted one by one (or listed: MemoryError)
+    from kvplan.configs.build import build_model
+
+    raw = load_config(alias)[0]
+    raw = dict(raw, vision_config=dict(raw["vision_config"], **{field: 10**12}))
+    model = build_model(raw, "huge")
+    assert model.weight_vision == (0, 0, 0)
+    assert any(n.startswith("vision tower not counted (") and "10,000" in n for n in model.notes)

@@ -196,7 +196,7 @@ def qwen2_5_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     h, inter, merge = v.int("hidden_size"), v.int("intermediate_size"), v.int("spatial_merge_size")
     patch = v.int("patch_size")
     _conv(c, v.int("in_channels") * v.int("temporal_patch_size"), patch * patch, h, bias=False)
-    for _ in range(v.int("depth")):
+    for _ in range(v.int("depth", maximum=MAX_LAYERS)):
         c.held(2 * h)
         c.split(h, 3 * h, bias=True)
         c.row(h, h, bias=True)
@@ -223,7 +223,7 @@ def qwen3_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     patch = v.int("patch_size")
     _conv(c, v.int("in_channels") * v.int("temporal_patch_size"), patch * patch, h, bias=True)
     c.held(v.int("num_position_embeddings") * h)
-    for _ in range(v.int("depth")):
+    for _ in range(v.int("depth", maximum=MAX_LAYERS)):
         c.held(4 * h)
         c.split(h, 3 * h, bias=True)
         c.row(h, h, bias=True)
@@ -505,6 +505,48 @@ def kimi_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     return c, "MoonViT + KimiVLMultiModalProjector"
 
 
+# -- GLM-4.1V / GLM-4.5V (glm4v, glm4v_moe) ------------------------------------------------------------------------
+
+# transformers 5.25 glm4v/configuration_glm4v.py Glm4vVisionConfig (Glm4vMoeVisionConfig has the same defaults)
+_GLM4V = {"depth": 24, "hidden_size": 1536, "num_heads": 12, "in_channels": 3, "image_size": 336, "patch_size": 14,
+          "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 4096, "intermediate_size": 13696,
+          "attention_bias": False}
+
+
+def glm4v(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """Glm4vVisionModel (transformers 5.25 modeling_glm4v.py; Glm4vMoeVisionModel in modeling_glm4v_moe.py the
+    same): patch_embed Conv3d with bias (in_channels x temporal_patch_size x patch^2 -> hidden), a position
+    embedding of (image_size / patch_size)^2 rows; `depth` blocks of two RMSNorms, qkv (biased with
+    attention_bias) and proj without bias, a gated MLP hidden -> out_hidden_size -> hidden without biases;
+    post_conv_layernorm and post_layernorm (RMSNorm), downsample (Conv2d hidden -> out_hidden_size over
+    spatial_merge_size^2, with bias) and the merger (proj out x out, a LayerNorm, a gated MLP out ->
+    intermediate_size -> out, no biases). vLLM 0.34 glm4_1v.py Glm4vVisionTransformer: Conv3dLayer / Conv2dLayer,
+    nn.Embedding, RMSNorms and the merger's LayerNorm whole; qkv QKVParallelLinear (built without bias: a config
+    with attention_bias is refused), proj and down_proj RowParallelLinear, gate_up_proj MergedColumnParallelLinear,
+    the merger's proj ColumnParallelLinear."""
+    v = Fields(v.raw, v.source, _GLM4V)
+    if v.flag("attention_bias"):
+        raise ConfigError("attention_bias: vLLM 0.34 glm4_1v.py builds the vision qkv without the bias transformers adds")
+    c = _Count()
+    h, out, inter = v.int("hidden_size"), v.int("out_hidden_size"), v.int("intermediate_size")
+    patch, merge = v.int("patch_size"), v.int("spatial_merge_size")
+    _conv(c, v.int("in_channels") * v.int("temporal_patch_size"), patch * patch, h, bias=True)
+    c.held((v.int("image_size") // patch) ** 2 * h)
+    for _ in range(v.int("depth", maximum=MAX_LAYERS)):
+        c.held(2 * h)
+        c.split(h, 3 * h)
+        c.row(h, h)
+        c.split(h, 2 * out)
+        c.row(out, h)
+    c.held(2 * h)
+    _conv(c, h, merge * merge, out, bias=True)
+    c.split(out, out)
+    c.held(2 * out)
+    c.split(out, 2 * inter)
+    c.row(inter, out)
+    return c, "Glm4vVisionModel (ViT + downsample + merger)"
+
+
 # the wrapper's model_type -> its counter; a wrapper not listed keeps the text model's count, with a note
 VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] = {
     "gemma3": gemma3,
@@ -522,6 +564,8 @@ VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] =
     "internvl_chat": internvl,
     "internvl": internvl,
     "kimi_vl": kimi_vl,
+    "glm4v": glm4v,
+    "glm4v_moe": glm4v,
 }
 
 # wrapper architectures whose names do not end in ForConditionalGeneration (vLLM 0.34 registry.py)
