@@ -405,7 +405,7 @@ _ROWS: list[Family] = [
                   "LlamaForCausalLM: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every "
                   "layer; without layer_types its attention takes the model-level sliding_window "
                   "(cache_config.sliding_window, layers/attention/attention.py) on every layer; parameters: the "
-                  "text model only (CLIP tower and projection not counted)",)),
+                  "text model only; the weights add the CLIP tower and projection (configs/vision_towers.py)",)),
     Family(("molmo",), kinds=ATTN, dims=gqa_from_hidden,
            rules=("Molmo (remote code, saved flat): vLLM 0.33 molmo.py MolmoAttention keeps K/V of "
                   "num_key_value_heads (null or absent: num_attention_heads) x hidden_size / heads on every layer "

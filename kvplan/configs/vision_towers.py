@@ -38,16 +38,17 @@ class Tower:
     whole: int  # of params, what vLLM 0.34 holds whole on every TP rank (mm_encoder_tp_mode "weights")
     what: str  # the modules, for notes
     split_by: str = ""  # the engine whose TP split `whole` follows where it is not vLLM 0.34 (SPLIT_BY)
+    key: str = "vision_config"  # the config key whose absence drops the tower (NESTED_KEY)
 
     def note(self, bytes_per_param: float) -> str:
         held = ("holds all of them whole on every TP rank" if self.whole == self.params else
                 f"holds {self.whole:,} of them whole on every TP rank and splits the rest")
         if self.split_by:
             return (f"vision tower counted: {self.what}, {self.params:,} parameters at {bytes_per_param:g} B; "
-                    f"{self.split_by} {held} (plan a text-only start with --set vision_config=null)")
+                    f"{self.split_by} {held} (plan a text-only start with --set {self.key}=null)")
         return (f"vision tower counted: {self.what}, {self.params:,} parameters at {bytes_per_param:g} B; vLLM 0.34 "
                 f"{held}, and skips the tower with --language-model-only or --limit-mm-per-prompt 0 for images (plan "
-                "that with --set vision_config=null)")
+                f"that with --set {self.key}=null)")
 
 
 class _Count:
@@ -547,6 +548,25 @@ def glm4v(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     return c, "Glm4vVisionModel (ViT + downsample + merger)"
 
 
+# -- Phi-3 / 3.5-vision ------------------------------------------------------------------------------------------
+
+# vLLM 0.34 phi3v.py CLIP_VIT_LARGE_PATCH14_336_CONFIG: the tower's shape is fixed, not read from the config
+_CLIP_L_336 = {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24, "num_channels": 3,
+               "image_size": 336, "patch_size": 14}
+
+
+def phi3_v(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """Phi3HDImageEmbedding (vLLM 0.34 phi3v.py; the remote code's the same): a CLIP ViT-L/14 at 336 (clip(),
+    CLIP_VIT_LARGE_PATCH14_336_CONFIG), glb_GN and sub_GN of 4 x img_processor.image_dim_out, and img_projection:
+    nn.Linear(4 x image_dim_out, text hidden) and nn.Linear(text hidden, text hidden), biased (nn.Linear: whole
+    on every rank, as the GN parameters). vLLM builds the CLIP only up to img_processor.layer_idx (-2: 23 of its
+    24 layers, without post_layernorm), which is not modelled: the count is the checkpoint's."""
+    c = clip(Fields({}, v.source, _CLIP_L_336))
+    dim, th = v.int("image_dim_out"), f.int("hidden_size")
+    c.held(2 * 4 * dim + 4 * dim * th + th + th * th + th)
+    return c, "CLIP ViT-L/14-336 + Phi-3-vision image projection"
+
+
 # the wrapper's model_type -> its counter; a wrapper not listed keeps the text model's count, with a note
 VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] = {
     "gemma3": gemma3,
@@ -566,10 +586,14 @@ VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] =
     "kimi_vl": kimi_vl,
     "glm4v": glm4v,
     "glm4v_moe": glm4v,
+    "phi3_v": phi3_v,
 }
 
 # wrapper architectures whose names do not end in ForConditionalGeneration (vLLM 0.34 registry.py)
-_WRAPPER_CLASSES = {"InternVLChatModel"}
+_WRAPPER_CLASSES = {"InternVLChatModel", "Phi3VForCausalLM"}
+
+# a wrapper whose tower's settings are not in vision_config -> the key that holds them (Phi-3-vision: img_processor)
+NESTED_KEY = {"phi3_v": "img_processor"}
 
 # a wrapper vLLM 0.34 does not build -> the engine whose TP split its `whole` follows, for the note
 SPLIT_BY = {"mllama": "vLLM 0.34 builds no Mllama (registry.py: last in 0.10.1); SGLang 0.5.23 mllama.py"}
@@ -581,7 +605,8 @@ def vision_tower(raw: dict, f: Fields) -> Tower | None:
     Gemma3ForCausalLM on a gemma3 config builds no tower). Raises ConfigError for a vision_config it cannot
     count."""
     counter = VISION_TOWERS.get(raw.get("model_type"))
-    nested = raw.get("vision_config")
+    key = NESTED_KEY.get(raw.get("model_type"), "vision_config")
+    nested = raw.get(key)
     if counter is None or not isinstance(nested, dict):
         return None
     arch = raw.get("architectures")
@@ -591,4 +616,4 @@ def vision_tower(raw: dict, f: Fields) -> Tower | None:
     defaults = _SIGLIP if raw.get("model_type") == "gemma3" else None
     v = Fields(nested, f.source, defaults, model_type=str(nested.get("model_type", raw.get("model_type"))))
     c, what = counter(raw, f, v)
-    return Tower(c.params, c.whole, what, SPLIT_BY.get(raw.get("model_type"), ""))
+    return Tower(c.params, c.whole, what, SPLIT_BY.get(raw.get("model_type"), ""), key)
