@@ -452,3 +452,45 @@ def test_phi3_vision_tower_matches_transformers_clip_and_the_published_total(cli
         assert code == 0, err
         totals.append(json.loads(out)["weights"]["total_bytes"])
     assert totals == [2 * (3_821_079_552 + clip + extra), 2 * 3_821_079_552]
+
+
+# MiniCPM-V 2.6 (openbmb/MiniCPM-V-2_6's config.json, the fields read): Qwen2-7B's text model, SigLIP-400M at 980
+MINICPMV_2_6 = {"architectures": ["MiniCPMV"], "model_type": "minicpmv", "version": 2.6, "hidden_size": 3584,
+                "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+                "intermediate_size": 18944, "vocab_size": 151666, "tie_word_embeddings": False,
+                "torch_dtype": "bfloat16", "query_num": 64, "drop_vision_last_layer": False,
+                "vision_config": {"hidden_size": 1152, "image_size": 980, "intermediate_size": 4304,
+                                  "model_type": "siglip", "num_attention_heads": 16, "num_hidden_layers": 27,
+                                  "patch_size": 14}}
+
+
+def test_minicpmv_tower_matches_transformers_siglip_and_the_resampler_by_hand():
+    # vLLM 0.34 minicpmv.py: Idefics2VisionTransformer is SigLIP's tower without its head (transformers'
+    # SiglipVisionModel with vision_use_head false, on the meta device), less its last layer with
+    # drop_vision_last_layer (the remote MiniCPMVConfig's default True); Resampler2_5: query 64 x 3,584, kv_proj
+    # 1,152 x 3,584, nn.MultiheadAttention(3,584) (torch on the meta device), ln_q / ln_kv / ln_post, proj
+    # 3,584 x 3,584; all of the resampler whole on every rank
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.siglip.modeling_siglip import SiglipVisionModel
+
+    from kvplan.configs.build import build_model
+
+    def siglip(layers):
+        config = transformers.SiglipVisionConfig(**dict(MINICPMV_2_6["vision_config"], num_hidden_layers=layers,
+                                                        vision_use_head=False))
+        return _meta_params(lambda: (SiglipVisionModel(config),))
+
+    attention = _meta_params(lambda: (torch.nn.MultiheadAttention(3584, 28),))
+    resampler = 64 * 3584 + 1152 * 3584 + attention + 3 * 2 * 3584 + 3584 * 3584
+    model = build_model(MINICPMV_2_6, "minicpm-v-2.6")
+    assert model.weight_vision[:2] == (siglip(27) + resampler, 2 * (siglip(27) + resampler))
+    # MiniCPM-V 2.6 is published as 8.1B parameters (its Hugging Face page)
+    assert round((model.param_count + model.weight_vision[0]) / 1e8) == 81
+    # without drop_vision_last_layer in the config, the remote default (True) drops one layer
+    raw = {k: v for k, v in MINICPMV_2_6.items() if k != "drop_vision_last_layer"}
+    assert build_model(raw, "minicpm-v").weight_vision[0] == siglip(26) + resampler
+    # MiniCPM-V 2.0 (no version, hidden 2,304, 64 queries) builds a timm tower kvplan does not count
+    raw = dict(MINICPMV_2_6, hidden_size=2304, num_attention_heads=36, num_key_value_heads=36, version=None)
+    notes = build_model(raw, "minicpm-v-2").notes
+    assert any(n.startswith("vision tower not counted (MiniCPM-V version 2.0") for n in notes)

@@ -398,7 +398,8 @@ _ROWS: list[Family] = [
            rules=("MiniCPM-V (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
                   "(minicpmv.py): 2.0 minicpm, 2.5 and 4.0 llama, 2.6 qwen2, 4.5 qwen3; no version: 2.0 when "
                   "hidden_size 2304 and query_num 64, else 2.5; the flat fields are read by that family; "
-                  "parameters: the text model only (SigLIP tower and resampler not counted), with the text model's "
+                  "parameters: the text model only (the weights add the SigLIP tower and resampler from 2.5 on: "
+                  "configs/vision_towers.py), with the text model's "
                   "modules (Qwen2's q/k/v biases for 2.6, Qwen3's q/k norms for 4.5)",)),
     Family(("phi3_v",), kinds=ATTN, params=params.attention_decoder,
            rules=("Phi-3/3.5-vision (remote code, saved flat): vLLM 0.33 phi3v.py runs the text model as "

@@ -567,6 +567,43 @@ def phi3_v(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     return c, "CLIP ViT-L/14-336 + Phi-3-vision image projection"
 
 
+# -- MiniCPM-V 2.5 / 2.6 / 4.0 / 4.5 ------------------------------------------------------------------------------
+
+# the remote code's MiniCPMVConfig (MiniCPM-V 2.6, 4.0): drop_vision_last_layer defaults to True, and vision_config
+# is a transformers SiglipVisionConfig (its defaults below, as in _SIGLIP)
+_MINICPMV = {"drop_vision_last_layer": True, "query_num": 64}
+
+
+def minicpmv(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """MiniCPM-V's vpm and resampler as vLLM 0.34 minicpmv.py builds them for 2.5, 2.6, 4.0 and 4.5 (the version by
+    get_version_by_config: `version`, else 2.0 for hidden_size 2304 with query_num 64, else 2.5):
+    Idefics2VisionTransformer (idefics2_vision_model.py: patch Conv2dLayer with bias, a position nn.Embedding of
+    (image_size / patch_size)^2 rows, SigLIP's encoder layers, post_layernorm; the last layer dropped with
+    drop_vision_last_layer, as the checkpoint saved it) and Resampler2_5 / Resampler4_5 (layers/resampler.py
+    BaseResampler, whole on every rank: query [query_num, text hidden], kv_proj a ReplicatedLinear from the vision
+    hidden without bias, nn.MultiheadAttention over the text hidden (in_proj and out_proj with biases), ln_q /
+    ln_kv / ln_post and proj [text hidden, text hidden]; its sin-cos positions are computed). MiniCPM-V 2.0's
+    timm tower is not counted."""
+    w = Fields(raw, f.source, _MINICPMV)
+    version = raw.get("version")
+    if version is None:
+        old = f.int("hidden_size") == 2304 and w.int("query_num") == 64
+        version = 2.0 if old else 2.5
+    if str(version) not in ("2.5", "2.6", "4.0", "4.5"):  # vLLM: tuple(int(x) for x in str(version).split("."))
+        raise ConfigError(f"MiniCPM-V version {version!r}: kvplan counts the towers of 2.5, 2.6, 4.0 and 4.5")
+    v = Fields(v.raw, v.source, _SIGLIP)
+    c = _Count()
+    h, patch = v.int("hidden_size"), v.int("patch_size")
+    _conv(c, v.int("num_channels"), patch * patch, h, bias=True)
+    c.held((v.int("image_size") // patch) ** 2 * h)
+    _encoder_layers(c, h, v.int("intermediate_size"), v.int("num_hidden_layers") - w.flag("drop_vision_last_layer",
+                                                                                              default=True))
+    c.held(2 * h)
+    e = f.int("hidden_size")
+    c.held(w.int("query_num") * e + (h * e if h != e else 0) + 3 * e * e + 3 * e + e * e + e + 3 * 2 * e + e * e)
+    return c, f"SigLIP + Resampler (MiniCPM-V {version})"
+
+
 # the wrapper's model_type -> its counter; a wrapper not listed keeps the text model's count, with a note
 VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] = {
     "gemma3": gemma3,
@@ -587,10 +624,11 @@ VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] =
     "glm4v": glm4v,
     "glm4v_moe": glm4v,
     "phi3_v": phi3_v,
+    "minicpmv": minicpmv,
 }
 
 # wrapper architectures whose names do not end in ForConditionalGeneration (vLLM 0.34 registry.py)
-_WRAPPER_CLASSES = {"InternVLChatModel", "Phi3VForCausalLM"}
+_WRAPPER_CLASSES = {"InternVLChatModel", "Phi3VForCausalLM", "MiniCPMV"}
 
 # a wrapper whose tower's settings are not in vision_config -> the key that holds them (Phi-3-vision: img_processor)
 NESTED_KEY = {"phi3_v": "img_processor"}
