@@ -494,3 +494,36 @@ def test_minicpmv_tower_matches_transformers_siglip_and_the_resampler_by_hand():
     raw = dict(MINICPMV_2_6, hidden_size=2304, num_attention_heads=36, num_key_value_heads=36, version=None)
     notes = build_model(raw, "minicpm-v-2").notes
     assert any(n.startswith("vision tower not counted (MiniCPM-V version 2.0") for n in notes)
+
+
+def test_gemma4_audio_tower_matches_transformers_checkpoint_tensors():
+    # Gemma 4 E2B / E4B carry an audio_config: Gemma4AudioModel and embed_audio, against transformers' modules on
+    # the meta device; their state_dict (parameters and the persistent input / output min / max buffers of the
+    # clipped linears, which the checkpoint holds). vLLM 0.34 gemma4_mm.py holds all of it whole on every rank
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.gemma4.modeling_gemma4 import Gemma4AudioModel, Gemma4MultimodalEmbedder
+
+    from kvplan.configs.build import build_model
+
+    raw = dict(load_config("gemma-4-31b")[0], vision_config={"model_type": "gemma4_vision"})
+    vision = build_model(raw, "g4").weight_vision
+    raw["audio_config"] = {"model_type": "gemma4_audio"}
+    config = transformers.AutoConfig.for_model(**raw)
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        modules = (Gemma4AudioModel(config.audio_config),
+                   Gemma4MultimodalEmbedder(config.audio_config, config.text_config))
+    audio = sum(t.numel() for m in modules for t in m.state_dict().values())
+    # by hand, Gemma4AudioConfig's defaults (hidden 1,024, 12 layers, 8 heads of 128, channels 128 / 32, kernel 5,
+    # clipped linears, output 1,536) and the text hidden 5,376: a layer's two feed-forwards (1,024 -> 4,096 ->
+    # 1,024, two norms each), q/k/v/post and relative_k_proj, per_dim_scale, the light conv (linear_start 2 x
+    # 1,024^2, linear_end, a depthwise kernel of 5, two norms), three norms, and 4 clip bounds for each of its 10
+    # clippable linears (2 + 2 feed-forward, q/k/v/post, linear_start / end)
+    h = 1024
+    layer = 2 * (8 * h * h + 2 * h) + 4 * h * h + h * h + 128 + 3 * h * h + 5 * h + 2 * h + 3 * h + 10 * 4
+    hand = (9 * 128 + 128 + 9 * 128 * 32 + 32 + 32 * 32 * h) + 12 * layer + (h * 1536 + 1536) + 1536 * 5376
+    assert audio == hand
+    model = build_model(raw, "g4-audio")
+    assert model.weight_vision == (vision[0] + audio, 2 * (vision[0] + audio), 2 * (vision[0] + audio))
+    assert any("Gemma4AudioModel" in n and "--set audio_config=null" in n for n in model.notes)

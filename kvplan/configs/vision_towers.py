@@ -334,7 +334,7 @@ def gemma4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     vLLM 0.34 gemma4_mm.py builds the tower with transformers' AutoModel and replaces every
     nn.Linear in it by a ReplicatedLinear (transformers/utils.py recursive_replace_linear, "replicate"), and
     embedding_projection is a ReplicatedLinear: the whole tower sits on every TP rank. An audio tower
-    (audio_config) is not counted."""
+    (audio_config) is counted with it (_gemma4_audio), whole as well."""
     v = Fields(v.raw, v.source, _GEMMA4)
     c = _Count()
     h, inter, patch, hd = v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size"), v.int("head_dim")
@@ -344,8 +344,39 @@ def gemma4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     for _ in range(v.int("num_hidden_layers")):
         c.held(h * heads * hd + 2 * h * kv * hd + heads * hd * h + 2 * hd + 3 * h * inter + 4 * h + clips)
     c.held((2 * h if v.flag("standardize") else 0) + v.int("output_proj_dims", default=h) * f.int("hidden_size"))
-    audio = " (audio tower not counted)" if isinstance(raw.get("audio_config"), dict) else ""
-    return c, "Gemma4VisionModel + embed_vision" + audio
+    audio = raw.get("audio_config")
+    if not isinstance(audio, dict):
+        return c, "Gemma4VisionModel + embed_vision"
+    c.held(_gemma4_audio(Fields(audio, v.source, _GEMMA4_AUDIO), f.int("hidden_size")))
+    return c, ("Gemma4VisionModel + embed_vision, and Gemma4AudioModel + embed_audio (vLLM 0.34 skips the audio "
+               "tower with --limit-mm-per-prompt 0 for audio: plan that with --set audio_config=null)")
+
+
+# transformers 5.25 gemma4/configuration_gemma4.py Gemma4AudioConfig
+_GEMMA4_AUDIO = {"hidden_size": 1024, "num_hidden_layers": 12, "num_attention_heads": 8,
+                 "subsampling_conv_channels": [128, 32], "conv_kernel_size": 5, "use_clipped_linears": True,
+                 "output_proj_dims": 1536}
+
+
+def _gemma4_audio(a: Fields, text_hidden: int) -> int:
+    """Gemma4AudioModel and embed_audio (transformers 5.25 modeling_gemma4.py), the checkpoint's tensors:
+    subsample_conv_projection (two 3 x 3 Conv2d without bias, 1 -> c0 -> c1 channels, each with a LayerNorm weight,
+    and input_proj_linear (c0 / 4) x c1 -> hidden); per layer two feed-forwards (hidden -> 4 hidden -> hidden, two
+    RMSNorms), q/k/v/post (hidden x hidden), relative_k_proj and per_dim_scale [head_dim], the light conv
+    (linear_start hidden -> 2 hidden, linear_end, a depthwise Conv1d of conv_kernel_size, two RMSNorms) and three
+    RMSNorms; with use_clipped_linears the four one-element input / output min / max of each of a layer's 10
+    Gemma4ClippableLinear; output_proj (hidden -> output_proj_dims, biased); embed_audio.embedding_projection
+    (output_proj_dims -> text hidden; its norm has no weight). vLLM 0.34 gemma4_mm.py builds the tower with
+    AutoModel and replaces its linears by ReplicatedLinear (recursive_replace_linear), and embedding_projection is
+    a ReplicatedLinear: all of it whole on every TP rank, under _mark_tower_model(..., "audio")."""
+    h, heads, kernel = a.int("hidden_size"), a.int("num_attention_heads"), a.int("conv_kernel_size")
+    c0, c1 = a.int_list("subsampling_conv_channels", 2, minimum=1) or _GEMMA4_AUDIO["subsampling_conv_channels"]
+    hd, out = h // heads, a.int("output_proj_dims")
+    clips = 10 * 4 if a.flag("use_clipped_linears", default=True) else 0
+    layer = (2 * (8 * h * h + 2 * h) + 4 * h * heads * hd + h * heads * hd + hd
+             + 3 * h * h + h * kernel + 2 * h + 3 * h + clips)
+    subsample = 9 * c0 + c0 + 9 * c0 * c1 + c1 + (c0 // 4) * c1 * h
+    return subsample + a.int("num_hidden_layers") * layer + h * out + out + out * text_hidden
 
 
 # -- Llama 3.2 Vision (mllama) -----------------------------------------------------------------------------------
