@@ -527,3 +527,18 @@ def test_gemma4_audio_tower_matches_transformers_checkpoint_tensors():
     model = build_model(raw, "g4-audio")
     assert model.weight_vision == (vision[0] + audio, 2 * (vision[0] + audio), 2 * (vision[0] + audio))
     assert any("Gemma4AudioModel" in n and "--set audio_config=null" in n for n in model.notes)
+
+
+def test_phi4_multimodal_remote_code_encoders_say_they_are_not_counted(cli, tmp_path):
+    # Phi-4-multimodal's remote-code config keeps its image and audio encoders' settings under embd_layer, not
+    # vision_config: the weights are its text model's, which the note must say (it said nothing)
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "configs"
+    raw = json.loads((data / "phi-4-multimodal-instruct-text.json").read_text())
+    raw["embd_layer"] = {"embedding_cls": "image", "image_embd_layer": {}, "audio_embd_layer": {}}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    code, out, err = cli("estimate", str(path), "-f", "json")
+    assert code == 0, err
+    assert any(n.startswith("vision tower not counted") for n in json.loads(out)["model"]["weights"]["notes"])

@@ -831,7 +831,8 @@ def _with_vision_tower(raw: dict, f: Fields, whole):
         return whole, (0, 0, 0), (f"vision tower not counted ({exc.message}): the weights are the text model's; "
                                   "give --weights for the checkpoint's",)
     if tower is None:
-        if isinstance(raw.get("vision_config"), dict):
+        # a vision_config, or Phi-4-multimodal's remote-code embd_layer (its image and audio encoders' settings)
+        if isinstance(raw.get("vision_config"), dict) or isinstance(raw.get("embd_layer"), dict):
             return whole, (0, 0, 0), (
                 f"vision tower not counted: kvplan has no count of model_type {raw.get('model_type')!r}'s image "
                 "encoder and projector, which the checkpoint holds and an engine serving images loads; the weights "
