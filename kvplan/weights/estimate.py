@@ -101,8 +101,8 @@ def _by_dtype(model: ModelSpec, total: int) -> tuple[DtypeBytes, ...]:
                     DtypeBytes("float32" if vision_bytes == 4 * vision_params else "bfloat16", vision_bytes,
                                vision_params, 0))
         return (DtypeBytes(model.weight_dtype, total, model.param_count + vision_params, 0),)
+    # the tower is outside param_count (the text model's): its parameters join the float row, not the quantized one
     plain_bytes = plain * FLOAT_BYTES[plain_dtype] + vision_bytes
-    plain += vision_params
     rows = ()
     experts, experts_bytes = model.weight_expert_params, model.weight_expert_bytes
     if experts and " experts + " in quantized:  # FP8's store_dtype: the routed experts in their own row
@@ -111,7 +111,7 @@ def _by_dtype(model: ModelSpec, total: int) -> tuple[DtypeBytes, ...]:
     else:
         experts = experts_bytes = 0
     return rows + (DtypeBytes(quantized, total - plain_bytes - experts_bytes, model.param_count - plain - experts, 0),
-                   DtypeBytes(plain_dtype, plain_bytes, plain, 0))
+                   DtypeBytes(plain_dtype, plain_bytes, plain + vision_params, 0))
 
 
 def given(total_bytes: int, origin: str = "--weights") -> Weights:

@@ -1,0 +1,28 @@
+"""Second review of the vision / onlineq2 merges: the tower where a quantized or online-quantized estimate meets it,
+and malformed vision_configs. Figures are worked by hand from the bundled configs' shapes (tests/test_vision_towers.py
+derives Qwen2.5-VL-7B's tower, 676,550,144 parameters, the same way)."""
+
+from __future__ import annotations
+
+from kvplan.configs.build import build_model
+from kvplan.sources import load_config
+from kvplan.weights.estimate import estimated
+
+# Qwen2.5-VL-7B's ViT and merger (hidden 1,280, MLP 3,420, 32 blocks, merger 5,120 -> 3,584), by hand in
+# tests/test_vision_towers.py::test_qwen2_5_vl_tower_by_hand
+QWEN2_5_VL_7B_TOWER = 676_550_144
+QWEN2_5_VL_7B_TEXT = 7_615_616_512  # the text model's parameters (Qwen2.5-7B with its untied head)
+
+_AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
+
+
+def test_a_quantized_estimate_keeps_the_towers_parameters_in_its_float_row():
+    # an AWQ checkpoint of Qwen2.5-VL-7B: the text model's linears int4, the tower kept in bf16 (the estimate's rule);
+    # the dtype rows hold every parameter once: the text model's and the tower's
+    raw = dict(load_config("qwen2.5-vl-7b")[0], quantization_config=_AWQ)
+    model = build_model(raw, "q")
+    assert model.param_count == QWEN2_5_VL_7B_TEXT
+    rows = {r.dtype: r for r in estimated(model).by_dtype}
+    assert sum(r.elements for r in rows.values()) == QWEN2_5_VL_7B_TEXT + QWEN2_5_VL_7B_TOWER
+    assert rows["bfloat16"].elements == model.weight_plain_params + QWEN2_5_VL_7B_TOWER
+    assert rows["bfloat16"].bytes == 2 * rows["bfloat16"].elements
