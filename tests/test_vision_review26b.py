@@ -26,3 +26,31 @@ def test_a_quantized_estimate_keeps_the_towers_parameters_in_its_float_row():
     assert sum(r.elements for r in rows.values()) == QWEN2_5_VL_7B_TEXT + QWEN2_5_VL_7B_TOWER
     assert rows["bfloat16"].elements == model.weight_plain_params + QWEN2_5_VL_7B_TOWER
     assert rows["bfloat16"].bytes == 2 * rows["bfloat16"].elements
+
+
+def _one_line_error(cli, *args):
+    code, out, err = cli(*args)
+    assert code != 0 and "Traceback" not in out + err
+    lines = [line for line in err.splitlines() if line.startswith("kvplan: error:")]
+    assert len(lines) == 1
+    return lines[0]
+
+
+def test_a_vision_config_that_is_not_an_object_is_refused(cli):
+    # transformers 5.25 refuses it too (Qwen2_5_VLConfig's vision_config is a dict or a config); it used to plan the
+    # text model alone without a word
+    line = _one_line_error(cli, "estimate", "qwen2.5-vl-7b", "--gpu", "h100", "--set", "vision_config=5")
+    assert "'vision_config' must be an object, or null for no tower, got 5" in line
+
+
+def test_a_malformed_vision_config_field_is_an_error_naming_the_vision_config(cli):
+    # a negative depth used to become a note ("vision tower not counted ...") and a text-only estimate
+    line = _one_line_error(cli, "estimate", "qwen2.5-vl-7b", "--set", 'vision_config={"depth": -3}')
+    assert "vision_config: 'depth' must be >= 1, got -3 (model_type 'qwen2_5_vl')" in line
+    assert "--set vision_config=null" in line and "--set depth=" not in line
+    # a valid tower kvplan does not count (SigLIP with its pooling head under LLaVA) stays a note on the text model
+    raw = dict(load_config("llava-1.5-7b")[0], vision_config={"model_type": "siglip_vision_model"})
+    model = build_model(raw, "l")
+    assert model.weight_vision == (0, 0, 0)
+    assert any(n.startswith("vision tower not counted (vision_use_head") for n in model.notes)
+

@@ -779,11 +779,11 @@ def _with_vision_tower(raw: dict, f: Fields, whole):
     tower and projector kvplan counts (configs/vision_towers.py): the tower's parameters and bytes at the
     checkpoint's float dtype (a quantized checkpoint is taken to keep its tower unquantized, as the note says), and
     its part vLLM holds whole added to `whole`; a wrapper kvplan does not count gets a note saying so."""
-    from .vision_towers import vision_tower
+    from .vision_towers import NotCounted, vision_tower
 
     try:
-        tower = vision_tower(raw, f)
-    except ConfigError as exc:
+        tower = vision_tower(raw, f)  # a malformed vision_config: its ConfigError, one line
+    except NotCounted as exc:
         return whole, (0, 0, 0), (f"vision tower not counted ({exc.message}): the weights are the text model's; "
                                   "give --weights for the checkpoint's",)
     if tower is None:

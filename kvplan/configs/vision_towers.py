@@ -67,6 +67,17 @@ class _Count:
         self.whole += n
 
 
+class NotCounted(ConfigError):
+    """A valid vision_config whose tower kvplan does not count (a pooling head, adapter biases, a tower class it has no
+    count of): the estimate keeps the text model's weights, with a note. A malformed value (a negative depth, a
+    string where a number goes) is a ConfigError like any other field's."""
+
+
+def _with(v: Fields, defaults: dict) -> Fields:
+    """The vision_config's fields over a tower class's defaults, keeping its model_type for messages."""
+    return Fields(v.raw, v.source, defaults, model_type=v.model_type)
+
+
 def _conv(c: _Count, channels: int, kernel: int, out: int, bias: bool) -> None:
     c.held(channels * kernel * out + (out if bias else 0))
 
@@ -107,7 +118,7 @@ def siglip(v: Fields) -> _Count:
     _encoder_layers(c, h, inter, v.int("num_hidden_layers"))
     c.held(2 * h)
     if v.flag("vision_use_head", default=True):
-        raise ConfigError("vision_use_head: the SigLIP pooling head is not in kvplan's count of the tower")
+        raise NotCounted("vision_use_head: the SigLIP pooling head is not in kvplan's count of the tower")
     return c
 
 
@@ -156,11 +167,13 @@ def llava(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     _get_num_hidden_layers: 23 of LLaVA-1.5's 24 CLIP layers, no post_layernorm), which is not modelled: the count
     is the checkpoint's."""
     if v.model_type == "siglip_vision_model":
-        c, name, v = siglip(Fields(v.raw, v.source, _SIGLIP)), "SigLIP", Fields(v.raw, v.source, _SIGLIP)
+        v = _with(v, _SIGLIP)
+        c, name = siglip(v), "SigLIP"
     elif v.model_type in ("clip_vision_model", raw.get("model_type")):  # LlavaConfig's default tower is CLIP's
-        c, name, v = clip(Fields(v.raw, v.source, _CLIP)), "CLIP", Fields(v.raw, v.source, _CLIP)
+        v = _with(v, _CLIP)
+        c, name = clip(v), "CLIP"
     else:
-        raise ConfigError(f"vision_config model_type {v.model_type!r} is not one kvplan counts (CLIP, SigLIP)")
+        raise NotCounted(f"vision_config model_type {v.model_type!r} is not one kvplan counts (CLIP, SigLIP)")
     _llava_projector(c, raw, f, v.int("hidden_size"))
     if raw.get("model_type") == "llava_next":
         c.held(f.int("hidden_size"))
@@ -186,7 +199,7 @@ def qwen2_5_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     hidden x spatial_merge_size^2 to out_hidden_size). vLLM 0.34 qwen2_5_vl.py: Conv3dLayer, qkv
     QKVParallelLinear, proj and down_proj RowParallelLinear, gate_up_proj MergedColumnParallelLinear, the merger's
     first linear ColumnParallelLinear and its second RowParallelLinear."""
-    v = Fields(v.raw, v.source, _QWEN2_5_VL)
+    v = _with(v, _QWEN2_5_VL)
     c = _Count()
     h, inter, merge = v.int("hidden_size"), v.int("intermediate_size"), v.int("spatial_merge_size")
     patch = v.int("patch_size")
@@ -212,7 +225,7 @@ def qwen3_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     and one more merger a deepstack_visual_indexes entry (its LayerNorm over hidden x spatial_merge_size^2). vLLM
     0.34 qwen3_vl.py: Conv3dLayer and nn.Embedding whole, qkv QKVParallelLinear, proj / linear_fc2
     RowParallelLinear, linear_fc1 ColumnParallelLinear, in the blocks and the mergers alike."""
-    v = Fields(v.raw, v.source, _QWEN3_VL)
+    v = _with(v, _QWEN3_VL)
     c = _Count()
     h, inter, merge = v.int("hidden_size"), v.int("intermediate_size"), v.int("spatial_merge_size")
     patch = v.int("patch_size")
@@ -252,7 +265,7 @@ def llama4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     qkv_proj QKVParallelLinear, o_proj / fc2 RowParallelLinear; class and position embeddings and LayerNorms
     whole. vLLM biases the adapter by multi_modal_projector_bias (false in Llama 4's configs), transformers
     never."""
-    v = Fields(v.raw, v.source, _LLAMA4)
+    v = _with(v, _LLAMA4)
     c = _Count()
     h, inter, patch, image = (v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size"),
                               v.int("image_size"))
@@ -265,7 +278,7 @@ def llama4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
         c.split(h, inter, bias=True)
         c.row(inter, h, bias=True)
     if v.flag("multi_modal_projector_bias"):
-        raise ConfigError("multi_modal_projector_bias: the adapter biases vLLM adds are not in kvplan's count")
+        raise NotCounted("multi_modal_projector_bias: the adapter biases vLLM adds are not in kvplan's count")
     c.split(inter, v.int("projector_input_dim"))
     c.row(v.int("projector_output_dim"), v.int("projector_output_dim"))
     c.split(v.int("vision_output_dim"), f.int("hidden_size"))
@@ -289,7 +302,7 @@ def mistral3(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     Conv2dLayer and RMSNorms whole, qkv_proj QKVParallelLinear, o_proj / down_proj RowParallelLinear, gate_up_proj
     MergedColumnParallelLinear; mistral3.py Mistral3MultiModalProjector: norm and merging_layer (an nn.Linear)
     whole, linear_1 ColumnParallelLinear, linear_2 RowParallelLinear."""
-    v = Fields(v.raw, v.source, _PIXTRAL)
+    v = _with(v, _PIXTRAL)
     w = Fields(raw, f.source, {"spatial_merge_size": 2, "multimodal_projector_bias": False, "vision_feature_layer": -1})
     c = _Count()
     h, inter, patch = v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size")
@@ -329,7 +342,7 @@ def gemma4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     nn.Linear in it by a ReplicatedLinear (transformers/utils.py recursive_replace_linear, "replicate"), and
     embedding_projection is a ReplicatedLinear: the whole tower sits on every TP rank. An audio tower
     (audio_config) is not counted."""
-    v = Fields(v.raw, v.source, _GEMMA4)
+    v = _with(v, _GEMMA4)
     c = _Count()
     h, inter, patch, hd = v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size"), v.int("head_dim")
     heads, kv = v.int("num_attention_heads"), v.int("num_key_value_heads")
@@ -360,18 +373,30 @@ VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] =
 
 def vision_tower(raw: dict, f: Fields) -> Tower | None:
     """The tower and projector of the wrapper `raw` (f: its text model's fields), None where the config has no
-    vision_config object, the wrapper is not one kvplan counts, or its architecture is a text-only class (a
-    Gemma3ForCausalLM on a gemma3 config builds no tower). Raises ConfigError for a vision_config it cannot
-    count."""
+    vision_config (null), the wrapper is not one kvplan counts, or its architecture is a text-only class (a
+    Gemma3ForCausalLM on a gemma3 config builds no tower). Raises NotCounted for a valid vision_config it does not
+    count, ConfigError for a malformed one (not an object, a field of the wrong type or range)."""
     counter = VISION_TOWERS.get(raw.get("model_type"))
     nested = raw.get("vision_config")
-    if counter is None or not isinstance(nested, dict):
+    if counter is None or nested is None:
         return None
+    if not isinstance(nested, dict):  # transformers 5.25 refuses it too (the config class's vision_config field type)
+        raise ConfigError(f"{f.source}: 'vision_config' must be an object, or null for no tower, got {nested!r} "
+                          f"(model_type {raw.get('model_type')!r})")
     arch = raw.get("architectures")
     first = arch[0] if isinstance(arch, list) and arch else None
     if isinstance(first, str) and not first.endswith("ForConditionalGeneration"):
         return None
     defaults = _SIGLIP if raw.get("model_type") == "gemma3" else None
-    v = Fields(nested, f.source, defaults, model_type=str(nested.get("model_type", raw.get("model_type"))))
-    c, what = counter(raw, f, v)
+    source = f"{f.source}: vision_config"
+    v = Fields(nested, source, defaults, model_type=str(nested.get("model_type", raw.get("model_type"))))
+    try:
+        c, what = counter(raw, f, v)
+    except NotCounted:
+        raise
+    except ConfigError as exc:  # a field of the vision_config: --set reaches it only as the whole object
+        if not exc.message.startswith(source):
+            raise
+        raise ConfigError(exc.message, "fix the config's vision_config, or pass --set vision_config=null to plan the "
+                          "text model alone") from None
     return Tower(c.params, c.whole, what)
