@@ -54,3 +54,53 @@ def test_a_malformed_vision_config_field_is_an_error_naming_the_vision_config(cl
     assert model.weight_vision == (0, 0, 0)
     assert any(n.startswith("vision tower not counted (vision_use_head") for n in model.notes)
 
+
+
+# Qwen2.5-VL-7B's tower linears, weights only: a block's qkv 1,280 x 3,840, proj 1,280 x 1,280, gate_up 1,280 x 6,840
+# and down 3,420 x 1,280 (32 blocks), the merger's 5,120 x 5,120 and 5,120 x 3,584: 130 modules
+_QWEN_LINEARS = 32 * (1280 * 3840 + 1280 * 1280 + 1280 * 6840 + 3420 * 1280) + 5120 * 5120 + 5120 * 3584
+_QWEN_ROWS = 32 * (3840 + 1280 + 6840 + 1280) + 5120 + 3584  # output rows of those modules
+_QWEN_ROW_PARALLEL_ROWS = 32 * (1280 + 1280) + 3584  # proj, down_proj and the merger's second linear
+
+
+def _online(name, value, engine):
+    from kvplan.sources import load_model_and_weights
+
+    return load_model_and_weights(name, quantization=(value, engine))
+
+
+def test_online_fp8_quantizes_the_tower_linears_the_engine_builds_with_its_quant_config():
+    assert _QWEN_LINEARS == 674_529_280
+    # vLLM 0.34 fp8 (= fp8_per_tensor): qwen2_5_vl.py passes the quant_config to every tower linear, so each weight
+    # is 1 B with a float32 scale a module; the other 2,020,864 parameters (conv, norms, biases) stay at 2 B
+    model, record = _online("qwen2.5-vl-7b", "fp8", "vllm")
+    tower = 2 * (QWEN2_5_VL_7B_TOWER - _QWEN_LINEARS) + _QWEN_LINEARS + 130 * 4
+    assert tower == 678_571_528  # was 2 x 676,550,144 = 1,353,100,288 B
+    assert model.weight_vision[:2] == (QWEN2_5_VL_7B_TOWER, tower)
+    assert record.vision[0] == tower
+    rows = {r.dtype: r for r in record.by_dtype}
+    assert sum(r.elements for r in rows.values()) == QWEN2_5_VL_7B_TEXT + QWEN2_5_VL_7B_TOWER
+    assert sum(r.bytes for r in rows.values()) == record.total_bytes
+    # SGLang 0.5.23 fp8 (per-channel): its qwen2_5_vl.py passes the quant_config too; a float32 scale an output row,
+    # the row-parallel modules' whole on every TP rank
+    model, _ = _online("qwen2.5-vl-7b", "fp8", "sglang")
+    whole_bf16 = 2 * 1_673_984  # the tower's whole part (tests/test_vision_towers.py), at 2 B
+    assert model.weight_vision == (QWEN2_5_VL_7B_TOWER, tower - 130 * 4 + 4 * _QWEN_ROWS,
+                                   whole_bf16 + 4 * _QWEN_ROW_PARALLEL_ROWS)
+
+
+def test_which_tower_linears_each_engine_quantizes():
+    # Gemma 3 27B's SigLIP: hidden 1,152, MLP 4,304, 27 layers. vLLM 0.34 siglip.py SiglipMLP builds fc1 / fc2 without
+    # the quant_config (4,304 is not a multiple of 64): only qkv 1,152 x 3,456 and out_proj 1,152 x 1,152 are FP8;
+    # SGLang 0.5.23 siglip.py passes it to fc1 / fc2 as well
+    attention, mlp = 27 * (1152 * 3456 + 1152 * 1152), 27 * 2 * 1152 * 4304
+    vllm, _ = _online("gemma-3-27b", "fp8", "vllm")
+    sglang, _ = _online("gemma-3-27b", "fp8", "sglang")
+    assert vllm.weight_vision_quantized[0] == attention == 143_327_232
+    assert sglang.weight_vision_quantized[0] == attention + mlp
+    # vLLM 0.34 mllama4.py builds Llama 4's vision model and projector with quant_config=None; experts_int8 leaves
+    # every LinearBase unquantized; SGLang 0.5.23 qwen3_vl.py builds Qwen3-VL's tower with quant_config=None
+    for name, value, engine in (("llama-4-scout", "fp8", "vllm"), ("qwen2.5-vl-7b", "experts_int8", "vllm"),
+                                ("qwen3-vl-8b", "fp8", "sglang")):
+        model, _ = _online(name, value, engine)
+        assert model.weight_vision[1] == 2 * model.weight_vision[0], name

@@ -32,15 +32,47 @@ from .fields import Fields
 
 
 @dataclass(frozen=True)
+class Linear:
+    """A tower linear vLLM 0.34 builds as a LinearBase with the model's quant_config (the weight alone; its bias stays
+    in the float dtype): what an engine's online FP8 quantizes (configs/quant_online.py quantized_tower)."""
+    inputs: int
+    outputs: int
+    row_parallel: bool  # a RowParallelLinear: its per-output-row scales are whole on every TP rank
+    aligned: bool = True  # False: vLLM 0.34 siglip.py SiglipMLP builds it without the quant_config (sizes not % 64)
+
+
+@dataclass(frozen=True)
 class Tower:
     params: int  # the vision tower and the projector, as transformers 5.25 builds them
     whole: int  # of params, what vLLM 0.34 holds whole on every TP rank (mm_encoder_tp_mode "weights")
     what: str  # the modules, for notes
+    linears: tuple[Linear, ...] = ()  # of params, the quantizable linears' weights
 
-    def note(self, bytes_per_param: float) -> str:
+    def sized(self, width: int, quant=None, unaligned: bool = False) -> tuple[int, int, int, int]:
+        """(bytes, bytes whole on every TP rank, parameters quantized, their bytes) with the float parameters at
+        `width` B and, under an engine's online quantization (quant: its QuantBytes), the linears' weights in its
+        layout: bytes_per_weight each, per_tensor_bytes a module (whole on every rank, as the text model's), and
+        per_output_row_bytes an output row (whole for a row-parallel module). unaligned: the linears vLLM builds
+        without the quant_config quantized too (the engine's own tower builds them with it)."""
+        if quant is None:
+            return self.params * width, self.whole * width, 0, 0
+        chosen = [m for m in self.linears if m.aligned or unaligned]
+        params = sum(m.inputs * m.outputs for m in chosen)
+        rows = sum(m.outputs for m in chosen)
+        held_rows = sum(m.outputs for m in chosen if m.row_parallel) if quant.row_scales_whole else 0
+        scales = len(chosen) * quant.per_tensor_bytes
+        quantized = int(round(params * quant.bytes_per_weight)) + scales + rows * quant.per_output_row_bytes
+        whole = self.whole * width + scales + held_rows * quant.per_output_row_bytes
+        return (self.params - params) * width + quantized, whole, params, quantized
+
+    def note(self, bytes_per_param: float, quantized: tuple[int, str] | None = None) -> str:
         held = ("holds all of them whole on every TP rank" if self.whole == self.params else
                 f"holds {self.whole:,} of them whole on every TP rank and splits the rest")
-        return (f"vision tower counted: {self.what}, {self.params:,} parameters at {bytes_per_param:g} B; vLLM 0.34 "
+        at = f"at {bytes_per_param:g} B"
+        if quantized:
+            at = f"{quantized[0]:,} of them (linear weights) {quantized[1]}, the rest {at}"
+        at = f": {at}" if quantized else f" {at}"
+        return (f"vision tower counted: {self.what}, {self.params:,} parameters{at}; vLLM 0.34 "
                 f"{held}, and skips the tower with --language-model-only or --limit-mm-per-prompt 0 for images (plan "
                 "that with --set vision_config=null)")
 
@@ -50,16 +82,19 @@ class _Count:
 
     def __init__(self):
         self.params = self.whole = 0
+        self.linears: list[Linear] = []
 
-    def split(self, i: int, o: int, bias: bool = False) -> None:
+    def split(self, i: int, o: int, bias: bool = False, aligned: bool = True) -> None:
         """A column-parallel linear (QKVParallelLinear, MergedColumnParallelLinear, ColumnParallelLinear): weight
         and bias split over the ranks."""
         self.params += i * o + (o if bias else 0)
+        self.linears.append(Linear(i, o, False, aligned))
 
-    def row(self, i: int, o: int, bias: bool = False) -> None:
+    def row(self, i: int, o: int, bias: bool = False, aligned: bool = True) -> None:
         """A RowParallelLinear: weight split, its bias ([output_size]) whole on every rank (layers/linear.py)."""
         self.params += i * o + (o if bias else 0)
         self.whole += o if bias else 0
+        self.linears.append(Linear(i, o, True, aligned))
 
     def held(self, n: int) -> None:
         """Whole on every rank: a norm, a convolution, an embedding, an nn.Parameter, an nn.Linear."""
@@ -92,17 +127,18 @@ _CLIP = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
          "image_size": 224, "patch_size": 32}
 
 
-def _encoder_layers(c: _Count, h: int, inter: int, n: int) -> None:
+def _encoder_layers(c: _Count, h: int, inter: int, n: int, mlp_aligned: bool = True) -> None:
     """n CLIP / SigLIP encoder layers (modeling_siglip.py SiglipEncoderLayer, modeling_clip.py CLIPEncoderLayer):
     layer_norm1 / layer_norm2 (weight and bias), q/k/v_proj and out_proj with biases, fc1 / fc2 with biases.
     vLLM 0.34 siglip.py / clip.py: qkv_proj QKVParallelLinear, out_proj and fc2 RowParallelLinear, fc1
-    ColumnParallelLinear, the LayerNorms whole."""
+    ColumnParallelLinear, the LayerNorms whole. mlp_aligned: False where vLLM's SiglipMLP builds fc1 / fc2 without
+    the quant_config (siglip.py: hidden or intermediate size not a multiple of 64, but for bitsandbytes / torchao)."""
     for _ in range(n):
         c.held(4 * h)
         c.split(h, 3 * h, bias=True)
         c.row(h, h, bias=True)
-        c.split(h, inter, bias=True)
-        c.row(inter, h, bias=True)
+        c.split(h, inter, bias=True, aligned=mlp_aligned)
+        c.row(inter, h, bias=True, aligned=mlp_aligned)
 
 
 def siglip(v: Fields) -> _Count:
@@ -115,7 +151,7 @@ def siglip(v: Fields) -> _Count:
     patch, image = v.int("patch_size"), v.int("image_size")
     _conv(c, v.int("num_channels"), patch * patch, h, bias=True)
     c.held((image // patch) ** 2 * h)
-    _encoder_layers(c, h, inter, v.int("num_hidden_layers"))
+    _encoder_layers(c, h, inter, v.int("num_hidden_layers"), mlp_aligned=h % 64 == 0 and inter % 64 == 0)
     c.held(2 * h)
     if v.flag("vision_use_head", default=True):
         raise NotCounted("vision_use_head: the SigLIP pooling head is not in kvplan's count of the tower")
@@ -399,4 +435,4 @@ def vision_tower(raw: dict, f: Fields) -> Tower | None:
             raise
         raise ConfigError(exc.message, "fix the config's vision_config, or pass --set vision_config=null to plan the "
                           "text model alone") from None
-    return Tower(c.params, c.whole, what)
+    return Tower(c.params, c.whole, what, tuple(c.linears))
