@@ -104,3 +104,21 @@ def test_which_tower_linears_each_engine_quantizes():
                                 ("qwen3-vl-8b", "fp8", "sglang")):
         model, _ = _online(name, value, engine)
         assert model.weight_vision[1] == 2 * model.weight_vision[0], name
+
+
+def _sglang_command(cli, name):
+    code, out, err = cli("estimate", name, "--gpu", "h100", "--set", "vision_config=null", "--emit", "sglang")
+    assert code == 0, err
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("SGLang command"))
+    return lines[at + 1], "\n".join(lines[at + 2:])
+
+
+def test_a_text_only_plan_emits_sglangs_language_model_only_where_its_class_skips_the_tower(cli):
+    # SGLang 0.5.23 arg_groups/fields/disagg.py --language-model-only; qwen3_vl.py Qwen3VLForConditionalGeneration
+    # builds no tower under it (self.visual = None), qwen2_5_vl.py builds its tower whatever it says
+    argv, _ = _sglang_command(cli, "qwen3-vl-8b")
+    assert argv.split()[-1] == "--language-model-only"
+    argv, notes = _sglang_command(cli, "qwen2.5-vl-7b")
+    assert "--language-model-only" not in argv
+    assert "SGLang 0.5.23's Qwen2_5_VLForConditionalGeneration builds it whatever --language-model-only says" in notes
