@@ -4,6 +4,9 @@ derives Qwen2.5-VL-7B's tower, 676,550,144 parameters, the same way)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from kvplan.configs.build import build_model
 from kvplan.sources import load_config
 from kvplan.weights.estimate import estimated
@@ -122,3 +125,26 @@ def test_a_text_only_plan_emits_sglangs_language_model_only_where_its_class_skip
     argv, notes = _sglang_command(cli, "qwen2.5-vl-7b")
     assert "--language-model-only" not in argv
     assert "SGLang 0.5.23's Qwen2_5_VLForConditionalGeneration builds it whatever --language-model-only says" in notes
+
+
+def test_a_gemma4_tensor_table_holds_its_towers_whole_on_every_rank(tmp_path):
+    # vLLM 0.34 gemma4_mm.py: each tower is transformers' AutoModel with every nn.Linear replaced by a ReplicatedLinear
+    # and the embedders' embedding_projection a ReplicatedLinear, so a GPU of TP t holds all of them (the config
+    # estimate's Gemma 4 tower is whole too: tests/test_vision_towers.py); the text model's linears are split
+    from safetensors_files import write_safetensors
+
+    from kvplan.capacity.weights import stage_weight_bytes
+    from kvplan.weights.load import from_safetensors
+
+    write_safetensors(tmp_path / "model.safetensors", {
+        "model.language_model.embed_tokens.weight": ("BF16", [100, 64], 2),                    # 12,800 B, split
+        "model.language_model.layers.0.mlp.down_proj.weight": ("BF16", [64, 128], 2),          # 16,384 B, split
+        "model.vision_tower.encoder.layers.0.self_attn.q_proj.linear.weight": ("BF16", [64, 64], 2),  # 8,192 B
+        "model.embed_vision.embedding_projection.weight": ("BF16", [64, 32], 2),               # 4,096 B
+        "model.audio_tower.layers.0.feed_forward1.ffw_layer_1.linear.weight": ("BF16", [32, 32], 2),  # 2,048 B
+    })
+    raw = json.loads((Path(__file__).resolve().parent.parent / "model_specs" / "gemma-4-31b.json").read_text())
+    w = from_safetensors(tmp_path, raw)
+    # TP 2: (12,800 + 16,384) / 2 + 8,192 + 4,096 + 2,048 = 28,928 B (before: all split, 43,520 / 2 = 21,760)
+    assert stage_weight_bytes(w, 60, tp=2) == [28_928]
+    assert stage_weight_bytes(w, 60, tp=1) == [43_520]
