@@ -148,3 +148,18 @@ def test_a_gemma4_tensor_table_holds_its_towers_whole_on_every_rank(tmp_path):
     # TP 2: (12,800 + 16,384) / 2 + 8,192 + 4,096 + 2,048 = 28,928 B (before: all split, 43,520 / 2 = 21,760)
     assert stage_weight_bytes(w, 60, tp=2) == [28_928]
     assert stage_weight_bytes(w, 60, tp=1) == [43_520]
+
+
+def test_sglangs_whole_gemma4_projection_under_its_online_fp8_is_sized_quantized(tmp_path):
+    # SGLang 0.5.23 gemma4_causal.py builds per_layer_model_projection (64 -> 16, a ReplicatedLinear) with the
+    # quant_config, so --quantization fp8 holds it in FP8 with a float32 scale an output row: 1,024 + 16 x 4 = 1,088 B
+    # whole on each rank, 1,088 - 544 = 544 B more than vLLM's split at TP 2 (not the 16-bit 2,048 - 1,024 = 1,024 B)
+    from test_whole_tp_modules import GEMMA4
+
+    from kvplan.engines.sglang_whole import whole_delta
+    from kvplan.sources import load_model_and_weights
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(GEMMA4))
+    model, _ = load_model_and_weights(str(path), quantization=("fp8", "sglang"))
+    assert whole_delta(model, tp=2).stage_bytes == (544,)
