@@ -154,11 +154,16 @@ def evaluate(
     stages = shard(final.model, tp, pp)
     # the fullest GPU: its shard of every resident sequence (heads replicated past
     # their count, MLA latents on every rank), prefix blocks once
-    per_gpu = max(batch_bytes(final, tokens, resident, stage).total_bytes if resident else 0 for stage in stages)
+    # with data-parallel ranks each GPU holds its own rank's share of the batch (capacity.experts)
+    dp = deployment.dp if deployment is not None else 1
+    rank_seqs = -(-resident // dp)
+    per_gpu = max(batch_bytes(final, tokens, rank_seqs, stage).total_bytes if resident else 0 for stage in stages)
     cap = dec = off = None
     if deployment is not None and (deployment.gpu is not None or deployment.kv_memory_bytes is not None):
         cap = capacity(final, deployment, tokens)
-        if deployment.gpu is not None and deployment.gpu.hbm_gbps:
+        # under data / expert parallelism a step reads the rank's own weights and the experts its tokens are sent
+        # to on other ranks: the floor is not modelled there (capacity.experts)
+        if deployment.gpu is not None and deployment.gpu.hbm_gbps and deployment.dp == 1 and not deployment.ep:
             from .capacity.costs import decode_cost
             from .capacity.weights import decode_read_bytes
 

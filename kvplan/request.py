@@ -85,6 +85,8 @@ class DeploymentRequest:
     reserve_bytes: int = DEFAULT_RESERVE_BYTES
     kv_memory_bytes: int | None = None
     weight_bytes: int | None = None  # a whole-model size given by the user; wins over the checkpoint's
+    dp: int = 1  # data-parallel attention ranks (vLLM --data-parallel-size): capacity.experts
+    ep: bool = False  # the routed experts split by expert over dp x tp GPUs (vLLM --enable-expert-parallel)
 
     @property
     def has_memory(self) -> bool:
@@ -98,14 +100,14 @@ class DeploymentRequest:
         """
         from .capacity.hardware import make_deployment
 
-        if not self.has_memory and self.tp == 1 and self.pp == 1:
+        if not self.has_memory and self.tp == 1 and self.pp == 1 and self.dp == 1 and not self.ep:
             return None
         if not self.has_memory:
-            return make_deployment(None, tp=self.tp, pp=self.pp)
+            return make_deployment(None, tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep)
         deployment = make_deployment(self.gpu, gpu_memory=self.gpu_memory_bytes, hbm_gbps=self.hbm_gbps,
                                      tp=self.tp, pp=self.pp, mem_util=self.mem_util,
                                      reserve_bytes=self.reserve_bytes, weight_bytes=self.weight_bytes,
-                                     kv_memory_bytes=self.kv_memory_bytes)
+                                     kv_memory_bytes=self.kv_memory_bytes, dp=self.dp, ep=self.ep)
         if self.weight_bytes is None and weights is not None:
             deployment = replace(deployment, weights=weights, weight_bytes=weights.total_bytes)
         return deployment
@@ -250,7 +252,7 @@ class EstimateRequest:
 
     @classmethod
     def from_options(cls, *, model, context=None, batch="1", kv_dtype="auto", techniques=(), gpu=None,
-                     gpu_memory=None, hbm_gbps=None, tp=1, pp=1, mem_util=None, reserve="2GiB",
+                     gpu_memory=None, hbm_gbps=None, tp=1, pp=1, dp=1, ep=False, mem_util=None, reserve="2GiB",
                      weights="auto", kv_memory=None, engine="ideal", max_model_len=None, max_num_seqs=None,
                      enforce_eager=False, mtp=False, num_speculative_tokens=None, draft_model=None,
                      max_kv_gib=None,
@@ -274,13 +276,20 @@ class EstimateRequest:
             rules = engine_request.rules
             mem_util = rules.gpu_memory_utilization if rules is not None else DEFAULT_MEM_UTIL
         reserve_bytes = parse_size(reserve, "--reserve", allow_zero=True)
+        if dp < 1:
+            raise UsageError(f"--dp must be a positive integer, got {dp}")
+        if (dp > 1 or ep) and "sglang" in (engine_request.name, engine_request.emit):
+            raise UsageError(f"{'--dp' if dp > 1 else '--ep'} with SGLang: kvplan does not model SGLang's "
+                             "--enable-dp-attention (attention DP inside the TP group, its KV pool per DP rank) nor "
+                             "its --ep-size / --moe-a2a-backend expert placement",
+                             "use --engine vllm, or plan SGLang with --tp")
         if gpu is not None:  # here, where --gpu-memory and --hbm-gbps exist, an unknown GPU's hint names them
             from .capacity.gpus import lookup
 
             lookup(gpu, custom_hint=True)
         deployment = DeploymentRequest(
             gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
-            hbm_gbps=hbm_gbps, tp=tp, pp=pp, mem_util=mem_util, reserve_bytes=reserve_bytes,
+            hbm_gbps=hbm_gbps, tp=tp, pp=pp, dp=dp, ep=ep, mem_util=mem_util, reserve_bytes=reserve_bytes,
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None)
         # --quantization: the rule of the engine modelled (with none, the one emitted; else vLLM's) sizes it, and an
         # --emit of another engine or release must take the flag too, as the command it prints passes it on

@@ -107,6 +107,10 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     check_prefix_within(chain, tokens)
     deployment = request.deployment.build(weight_record)
     check_tp_after(spec, chain, request.deployment.tp)
+    if request.deployment.dp > 1 or request.deployment.ep:  # the weights' share is checked with the pool
+        from .capacity.experts import check_placement
+
+        check_placement(spec, None, request.deployment.dp, request.deployment.ep, request.deployment.pp)
     result = evaluate(spec, chain, tokens, request.batch, deployment, weights=weight_record)
     engine_label = {"vllm": "vLLM", "sglang": "SGLang"}.get(request.engine.name)
     report = estimate_report.build(result, kv_dtype=dtype_name, explain=request.explain, engine=engine_label)
@@ -125,6 +129,12 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         if line is not None:
             report.lines.append(f"weights: {line}")
             report.data["model"]["weights"]["notes"].append(line)  # in the JSON too, as the record's own notes
+    if deployment is not None and (deployment.dp > 1 or deployment.ep):
+        from .capacity.experts import placement_note
+
+        line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp)
+        if line is not None:
+            report.lines.append(f"note: {line}")
     engine = request.engine
     vllm_concurrency = None
     vllm_pool = None  # --engine vllm's pool, for --emit vllm's --max-num-seqs
@@ -136,7 +146,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
                                          enforce_eager=engine.enforce_eager, speculation=engine.speculation)
         vllm_pool = pool
         if request.engine_tokens == tokens:  # vLLM's sequences of max_model_len = --context
-            vllm_concurrency = pool.max_concurrency
+            # one pool a DP rank (each rank's engine core logs its own): the replica serves dp x
+            vllm_concurrency = pool.max_concurrency * (deployment.dp if deployment is not None else 1)
     elif engine.name == "sglang":
         from .engines import sglang_report
 

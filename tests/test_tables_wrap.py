@@ -62,10 +62,17 @@ def test_llama_3_2_11b_vision_counts_its_cross_attention_layers_and_keeps_their_
     assert model.param_count == total
     # whole on every TP rank: 40 x 2 norms, the final norm, 8 x (q_norm + k_norm + 2 gates); BF16
     whole = 40 * 2 * 4096 + 4096 + 8 * (2 * 128 + 2)
-    assert whole == 333_840 and model.weight_replicated_bytes == 2 * whole
-    # TP 2: (19,550,384,160 - 667,680) / 2 + 667,680 B a GPU
-    assert stage_weight_bytes(estimated(model), 40, tp=2) == [(2 * total - 2 * whole) // 2 + 2 * whole]
-    assert (2 * total - 2 * whole) // 2 + 2 * whole == 9_775_525_920
+    assert whole == 333_840
+    # the checkpoint's vision tower and projector, 895,028,755 parameters of which 107,639,315 are held whole on
+    # every TP rank (tests/test_vision_towers.py counts both by hand), add to the text model's
+    tower, tower_whole = 895_028_755, 107_639_315
+    assert model.weight_replicated_bytes == 2 * (whole + tower_whole)
+    # TP 2: the text model's (19,550,384,160 - 667,680) / 2 + 667,680 B a GPU, and the tower's split part halved
+    # with its whole part added
+    text_gpu = (2 * total - 2 * whole) // 2 + 2 * whole
+    assert text_gpu == 9_775_525_920
+    assert stage_weight_bytes(estimated(model), 40, tp=2) == [text_gpu + (2 * tower - 2 * tower_whole) // 2
+                                                              + 2 * tower_whole]
 
 
 def test_qwen3_omni_thinker_keeps_its_routers_and_qk_norms_whole():
@@ -111,8 +118,15 @@ def test_phi_3_vision_names_the_fused_phi3_modules():
     assert {"layers.0.self_attn.qkv_proj", "layers.0.mlp.gate_up_proj"} <= names
     assert "layers.0.self_attn.q_proj" not in names
     model = build_model(_raw(_FILES["phi3_v"]), "phi-3-vision")
-    # hidden 3,072, 32 layers: 32 x 2 norms + the final norm held whole, BF16
-    assert model.weight_replicated_bytes == 2 * (32 * 2 * 3072 + 3072) == 399_360
+    # hidden 3,072, 32 layers: 32 x 2 norms + the final norm held whole, BF16; and the image encoder's whole part
+    # (configs/vision_towers.py, vLLM 0.34 clip.py / phi3v.py): the CLIP ViT-L/14-336's class embedding, patch conv
+    # 3 x 14^2 x 1,024, 577 positions, pre / post LayerNorms, 24 layers of two LayerNorms and the out_proj / fc2
+    # biases; glb_GN / sub_GN 2 x 4,096 and img_projection 4,096 x 3,072 and 3,072 x 3,072 with biases
+    h = 1024
+    tower = (h + 3 * 196 * h + 577 * h + 2 * h + 24 * (4 * h + 2 * h) + 2 * h
+             + 2 * 4096 + 4096 * 3072 + 3072 + 3072 * 3072 + 3072)
+    assert 2 * (32 * 2 * 3072 + 3072) == 399_360
+    assert model.weight_replicated_bytes == 399_360 + 2 * tower
 
 
 def test_omni_checkpoint_names_under_thinker():

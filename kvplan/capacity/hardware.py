@@ -22,10 +22,22 @@ class Deployment:
     weight_bytes: int | None = None  # whole model; None = parameter count x bytes
     kv_memory_bytes: int | None = None  # pool per GPU given directly
     weights: Weights | None = None  # the checkpoint's bytes by role (kvplan.weights); wins over weight_bytes
+    # data-parallel attention ranks, each a (tp, pp) engine with its own KV pool, and whether the routed experts
+    # are split by expert over the dp x tp GPUs (vLLM's --enable-expert-parallel): capacity.experts
+    dp: int = 1
+    ep: bool = False
 
     @property
     def gpus(self) -> int:
-        return self.tp * self.pp
+        return self.tp * self.pp * self.dp
+
+    @property
+    def layout_text(self) -> str:
+        """How the GPUs are split: "tp 8, pp 1", or with data parallelism "dp 8 x tp 1, pp 1, EP 8"."""
+        if self.dp == 1 and not self.ep:
+            return f"tp {self.tp}, pp {self.pp}"
+        head = f"dp {self.dp} x tp {self.tp}, pp {self.pp}"
+        return head + (f", EP {self.dp * self.tp}" if self.ep else ", experts split over dp x tp")
 
 
 def make_deployment(
@@ -41,14 +53,18 @@ def make_deployment(
     reserve_bytes: int = DEFAULT_RESERVE_BYTES,
     weight_bytes: int | None = None,
     kv_memory_bytes: int | None = None,
+    dp: int = 1,
+    ep: bool = False,
 ) -> Deployment:
     if not 0 < mem_util <= 1:
         raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
     if tp < 1 or pp < 1:
         raise UsageError("--tp and --pp must be positive integers")
+    if dp < 1:
+        raise UsageError(f"--dp must be a positive integer, got {dp}")
     base = lookup(gpu) if gpu is not None else None  # --gpu '' is an unknown GPU, not no GPU
     if base is None and gpu_memory is None and kv_memory_bytes is None:
-        return Deployment(None, tp, pp, mem_util, reserve_bytes, weight_bytes, None)
+        return Deployment(None, tp, pp, mem_util, reserve_bytes, weight_bytes, None, dp=dp, ep=ep)
     if base is None:
         base = Gpu("custom", gpu_memory or 0, hbm_gbps or 0.0, link_gbps or 32.0, tflops or 0.0, "from --gpu-memory")
     else:
@@ -64,4 +80,4 @@ def make_deployment(
             link_gbps=link_gbps or base.link_gbps,
             bf16_tflops=tflops or base.bf16_tflops,
         )
-    return Deployment(base, tp, pp, mem_util, reserve_bytes, weight_bytes, kv_memory_bytes)
+    return Deployment(base, tp, pp, mem_util, reserve_bytes, weight_bytes, kv_memory_bytes, dp=dp, ep=ep)

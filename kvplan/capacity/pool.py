@@ -10,6 +10,7 @@ from ..core.model import ModelSpec
 from ..errors import PlanError
 from ..techniques.base import Plan
 from ..units import format_bytes
+from .experts import check_placement, routed_saving
 from .shard import shard
 from .weights import plan_weights, require_known, stage_weight_bytes
 
@@ -84,7 +85,7 @@ class Capacity:
     weight_bytes_per_gpu: int  # weights on the fullest GPU (the largest of the stages)
     pool_tokens: int | None  # tokens the pool holds (None: no growing cache)
     pool_blocks: int | None  # when paged
-    max_concurrency: int  # sequences of `tokens` tokens that fit at once
+    max_concurrency: int  # sequences of `tokens` tokens that fit at once: in the replica, dp x one DP rank's
     binding_stage: int  # pipeline stage that limits concurrency
 
 
@@ -93,6 +94,10 @@ def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int],
     model = plan.model
     weights = plan_weights(model, deployment)
     stage_weights = stage_weight_bytes(weights, model.num_layers, deployment.tp, deployment.pp)
+    if deployment.dp > 1 or deployment.ep:  # the routed experts over dp x tp GPUs (capacity.experts; pp is 1)
+        check_placement(model, weights, deployment.dp, deployment.ep, deployment.pp)
+        stage_weights = [w - routed_saving(model, weights, deployment.tp, deployment.dp, deployment.ep)
+                         for w in stage_weights]
     if deployment.kv_memory_bytes is not None:
         return [deployment.kv_memory_bytes] * len(stage_weights), stage_weights
     require_known(weights, model.name)
@@ -164,4 +169,5 @@ def capacity(plan: Plan, deployment: Deployment, tokens: int) -> Capacity:
             fit = int(usable // unique) if unique else 0
         if concurrency is None or fit < concurrency:
             concurrency, binding = fit, index
-    return Capacity(pool, weights, best_tokens, best_blocks, max(concurrency or 0, 0), binding)
+    # each DP rank has its own pool and its own requests (vLLM: one engine core a rank), so the replica holds dp x
+    return Capacity(pool, weights, best_tokens, best_blocks, max(concurrency or 0, 0) * deployment.dp, binding)

@@ -18,6 +18,8 @@ GpuMemoryOpt = Annotated[Optional[str], typer.Option("--gpu-memory", help="Memor
 HbmOpt = Annotated[Optional[float], typer.Option("--hbm-gbps", help="HBM bandwidth in GB/s, > 0 (overrides the catalog).")]
 TpOpt = Annotated[int, typer.Option("--tp", help="Tensor-parallel GPUs.")]
 PpOpt = Annotated[int, typer.Option("--pp", help="Pipeline-parallel stages.")]
+DpOpt = Annotated[int, typer.Option("--dp", help="Data-parallel attention ranks (vLLM's --data-parallel-size), each --tp GPUs with its own KV pool and requests; a MoE model's routed experts are split over the dp x tp GPUs. Not with --pp or --engine sglang.")]
+EpOpt = Annotated[bool, typer.Option("--ep", "--enable-expert-parallel", help="Split a MoE model's routed experts by expert over the dp x tp GPUs (vLLM's --enable-expert-parallel). Not with --pp or --engine sglang.")]
 MemUtilOpt = Annotated[float, typer.Option("--mem-util", help="Fraction of GPU memory the engine may use.")]
 ReserveOpt = Annotated[str, typer.Option("--reserve", help="Activation/CUDA-graph reserve per GPU.")]
 QuantizationOpt = Annotated[Optional[str], typer.Option("--quantization", help="The engine's online quantization of a float checkpoint, as its own flag names it: vLLM 0.34 fp8 (= fp8_per_tensor), fp8_per_tensor, fp8_per_channel, fp8_per_block, experts_int8; SGLang 0.5.23 fp8 (docs/weights.md). The weights are sized as the engine holds them, and --emit passes the flag on.")]

@@ -348,12 +348,31 @@ def share_last_layers(layers: list[LayerSpec], kinds: list[str], shared: int, f:
 WEIGHTS_NOT_SIZED = "weights not sized from the config"
 
 
+def checkpoint_quantization_config(raw: dict, text: dict | None = None) -> dict | None:
+    """The checkpoint's quantization config where the engines find it, the one reading kvplan takes of it: the
+    config's quantization_config, else its compression_config, else its text model's (text, or nested_text(raw)) in
+    the same order; the first that is not None (or absent) is taken, and a value that is no JSON object is none (the
+    misshapen config is refused where the weights are sized: _misshapen_quantization_config). vLLM 0.34
+    transformers_utils/model_arch_config_convertor.py get_quantization_config / _normalize_quantization_config (the
+    text_config only when the top config has neither); SGLang 0.5.23 model_loader/checkpoint_quantization.py
+    _select_hf_quant_metadata (`is not None` likewise). An empty `quantization_config: {}` is taken, and hides the
+    others: it names no method, so vLLM 0.34 serves the checkpoint unquantized (config/model.py _verify_quantization:
+    quant_method "" is None) and refuses an online --quantization against it ("... model config (None) does not
+    match ..."); SGLang 0.5.23 finds no quant_method in it (configs/model_config.py _verify_quantization: "Unknown
+    quantization method: " without the flag; with --quantization fp8, fp8.py Fp8Config.from_config: "Cannot find
+    any of ['quant_method'] in the model's quantization config")."""
+    for holder in (raw, nested_text(raw) if text is None else text):
+        for key in ("quantization_config", "compression_config"):
+            quant = holder.get(key) if isinstance(holder, dict) else None
+            if quant is not None:
+                return quant if isinstance(quant, dict) else None
+    return None
+
+
 def _quantization_config(raw: dict, f: Fields) -> dict | None:
-    """The config's quantization_config, else its text model's (as vLLM looks: hf_config, then text_config)."""
-    quant = raw.get("quantization_config") if isinstance(raw.get("quantization_config"), dict) else None
-    if quant is None and isinstance(f.raw.get("quantization_config"), dict):
-        quant = f.raw["quantization_config"]
-    return quant
+    """The checkpoint's quantization config (checkpoint_quantization_config), the text model's fields read as f has
+    them."""
+    return checkpoint_quantization_config(raw, f.raw)
 
 
 def _misshapen_quantization_config(raw: dict, f: Fields) -> str | None:
@@ -476,8 +495,12 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         whole = int(split.replicated * plain_bytes + split.replicated_quantized * q.bytes_per_weight) \
             + beside.replicated_bytes
         # the KV shares vLLM splits by KV head: quantized weights at the format's rate with their scales and zero
-        # points (which follow the same output rows), biases and kept weights in the float dtype
-        kv = tuple((heads, int(quantized * q.bytes_per_weight + kept * plain_bytes)) for heads, quantized, kept in split.kv)
+        # points (which follow the same output rows: per group in bytes_per_weight, per row in per_output_row_bytes,
+        # as a QKVParallelLinear loads a ChannelQuantScaleParameter by KV head like its weight: vLLM 0.34 parameter.py
+        # _ColumnvLLMParameter.load_qkv_weight, tp_rank // num_kv_head_replicas), biases and kept
+        # weights in the float dtype
+        kv = tuple((heads, int(quantized * q.bytes_per_weight + rows * q.per_output_row_bytes + kept * plain_bytes))
+                   for heads, quantized, kept, rows in split.kv)
         label = f"{q.experts_dtype} experts + {q.dtype} + {dtype}" if experts else f"{q.dtype} + {dtype}"
         return (label, stored / total, q.bytes_per_weight, plain, (note,),
                 (whole, beside.g_idx_bytes, experts, round(experts_bytes), kv))
@@ -569,6 +592,27 @@ def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: 
             if found else None
 
     return functools.cache(count), functools.cache(kv)
+
+
+def _routed_counter(f: Fields, layers: list, dims, total: int):
+    """A counter of the routed experts (experts per MoE layer, their parameters over every layer) from the family's
+    per-module table (weight_tables: the modules with Module.experts), built on first call (only a data / expert
+    parallel plan reads it: capacity.experts); it answers None where kvplan has no table that adds up to the count
+    or the table has no routed experts."""
+    from . import weight_tables
+
+    if f.model_type not in weight_tables.TABLES:
+        return None
+
+    @functools.cache
+    def count() -> tuple[int, int] | None:
+        found = weight_tables.table(f, layers, dims)
+        if not found or sum(m.weight + m.other for m in found) != total:
+            return None
+        routed = [m for m in found if m.experts]
+        return (max(m.experts for m in routed), sum(m.weight for m in routed)) if routed else None
+
+    return count
 
 
 def _whole_split(f: Fields, q, layers: list, dims, total: int):
@@ -790,7 +834,8 @@ def _with_vision_tower(raw: dict, f: Fields, whole):
         return whole, (0, 0, 0), (0, 0), (f"vision tower not counted ({exc.message}): the weights are the text "
                                           "model's; give --weights for the checkpoint's",)
     if tower is None:
-        if isinstance(raw.get("vision_config"), dict):
+        # a vision_config, or Phi-4-multimodal's remote-code embd_layer (its image and audio encoders' settings)
+        if isinstance(raw.get("vision_config"), dict) or isinstance(raw.get("embd_layer"), dict):
             return whole, (0, 0, 0), (0, 0), (
                 f"vision tower not counted: kvplan has no count of model_type {raw.get('model_type')!r}'s image "
                 "encoder and projector, which the checkpoint holds and an engine serving images loads; the weights "
@@ -882,6 +927,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_g_idx_bytes=g_idx_bytes,
         weight_expert_params=expert_params,
         weight_expert_bytes=expert_bytes,
+        weight_routed=_routed_counter(f, layers, dims, total) if total else None,
         weight_dtype=weight_dtype,
         weight_vision=vision,
         weight_vision_quantized=vision_quantized,

@@ -323,7 +323,8 @@ _ROWS: list[Family] = [
     Family(("kimi_vl",), text="deepseek_v2", text_rule=vl_wrappers.nested_only("text_config", "kimi_vl", "deepseek_v2"),
            rules=("Kimi-VL: text model in text_config, a DeepseekV2Config (vLLM 0.33 configs/kimi_vl.py; kimi_vl.py "
                   "builds DeepseekV2ForCausalLM): one MLA latent of kv_lora_rank + qk_rope_head_dim per token and "
-                  "layer; parameters: the text model only (MoonViT and its projector not counted)",)),
+                  "layer; parameters: the text model only; the weights add MoonViT and its projector "
+                  "(configs/vision_towers.py)",)),
     Family(("deepseek_vl_v2",), text="deepseek_v2", text_key="language_config", text_rule=vl_wrappers.deepseek_vl2_text,
            rules=("DeepSeek-VL2: text model in language_config, a DeepseekV2Config (vLLM 0.33 configs/deepseek_vl2.py "
                   "DeepseekVLV2TextConfig): one MLA latent of kv_lora_rank + qk_rope_head_dim per token and layer; "
@@ -362,7 +363,8 @@ _ROWS: list[Family] = [
     *(Family((name,), text_key="llm_config",
              rules=(f"{who}: text model in llm_config, read by its model_type's family ({texts}); vLLM 0.33 "
                     f"{where} builds it from text_config (renamed from llm_config); parameters: the text model "
-                    f"only ({tower} not counted)",))
+                    + (f"only ({tower} not counted)" if name != "internvl_chat" else
+                       f"only; the weights add {tower} (configs/vision_towers.py)"),))
       for name, who, texts, where, tower in (
           ("internvl_chat", "InternVL 1.5/2/2.5/3 (InternVLChatConfig)", "qwen2, llama, internlm2, phi3, qwen3 ...",
            "internvl.py InternVLChatModel", "InternViT and mlp1"),
@@ -396,14 +398,15 @@ _ROWS: list[Family] = [
            rules=("MiniCPM-V (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
                   "(minicpmv.py): 2.0 minicpm, 2.5 and 4.0 llama, 2.6 qwen2, 4.5 qwen3; no version: 2.0 when "
                   "hidden_size 2304 and query_num 64, else 2.5; the flat fields are read by that family; "
-                  "parameters: the text model only (SigLIP tower and resampler not counted), with the text model's "
+                  "parameters: the text model only (the weights add the SigLIP tower and resampler from 2.5 on: "
+                  "configs/vision_towers.py), with the text model's "
                   "modules (Qwen2's q/k/v biases for 2.6, Qwen3's q/k norms for 4.5)",)),
     Family(("phi3_v",), kinds=ATTN, params=params.attention_decoder,
            rules=("Phi-3/3.5-vision (remote code, saved flat): vLLM 0.33 phi3v.py runs the text model as "
                   "LlamaForCausalLM: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every "
                   "layer; without layer_types its attention takes the model-level sliding_window "
                   "(cache_config.sliding_window, layers/attention/attention.py) on every layer; parameters: the "
-                  "text model only (CLIP tower and projection not counted)",)),
+                  "text model only; the weights add the CLIP tower and projection (configs/vision_towers.py)",)),
     Family(("molmo",), kinds=ATTN, dims=gqa_from_hidden,
            rules=("Molmo (remote code, saved flat): vLLM 0.33 molmo.py MolmoAttention keeps K/V of "
                   "num_key_value_heads (null or absent: num_attention_heads) x hidden_size / heads on every layer "

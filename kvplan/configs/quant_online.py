@@ -36,6 +36,8 @@ _ONLINE_SHORTHANDS, layers/quantization/online/fp8.py):
   config (X) does not match ...": config/model.py _verify_quantization); a checkpoint already "fp8" with
   --quantization fp8, and those whose method's override_quantization_method ignores the user's value (ModelOpt,
   auto-round, gpt-oss's mxfp4, DeepSeek-V4 / V4.1's fp8: _vllm_keeps), are served as stored (no online step).
+  An empty `quantization_config: {}` is a config that names no method (configs/build.py
+  checkpoint_quantization_config, the one reading of where it sits): refused, "(None) does not match".
   Minimum capability 75 (OnlineQuantizationConfig), 80 for experts_int8 (ExpertsInt8Config.get_min_capability):
   every CUDA GPU of kvplan's catalog has both.
 
@@ -49,9 +51,10 @@ SGLang 0.5.23 (srt/layers/quantization/fp8.py, srt/model_loader/loader.py):
                   (_EXPERT_SCALES); routers kept (qwen3_moe.py, mixtral.py build the gate without quant_config).
                   The load holds the whole model in BF16 first (its share on each GPU), then the FP8 weights:
                   estimate warns and fit drops the splits where a GPU's share does not fit (sglang_load_excess).
-  Refused as vLLM does (model_config.py _verify_quantization: the same message; fp8 with a "fp8" checkpoint is
-  served as stored, and so is a ModelOpt FP8 / FP4 / mixed NVFP4 one, whose override ignores the flag:
-  _sglang_keeps). Minimum capability 80 (Fp8Config.get_min_capability).
+  Refused as vLLM does (model_config.py _verify_quantization: the same message; an empty quantization_config
+  passes that check, the flag taken as its method, and fails in Fp8Config.from_config, which finds no
+  quant_method; fp8 with a "fp8" checkpoint is served as stored, and so is a ModelOpt FP8 / FP4 / mixed NVFP4
+  one, whose override ignores the flag: _sglang_keeps). Minimum capability 80 (Fp8Config.get_min_capability).
 """
 
 from __future__ import annotations
@@ -159,24 +162,12 @@ def scheme(value: str, engine: str) -> Scheme:
     return _VLLM[_VLLM_ALIASES.get(value, value)]
 
 
-def _checkpoint_config(raw: dict) -> dict | None:
-    """The checkpoint's own quantization config, where the engines read it (config.json's quantization_config or
-    compression_config, a multimodal text_config's), None for a float checkpoint."""
-    from .build import nested_text
-
-    for holder in (raw, nested_text(raw) or {}):
-        for key in ("quantization_config", "compression_config"):
-            q = holder.get(key)
-            if isinstance(q, dict) and q:
-                return q
-    return None
-
-
 def _method(q: dict) -> str:
+    """The config's quant_method, lower-cased; "" where it names none (an empty `quantization_config: {}`)."""
     method = str(q.get("quant_method") or "").lower()
     if not method and isinstance(q.get("quantization"), dict):  # hf_quant_config.json's layout: ModelOpt's
         method = "modelopt"
-    return method or "unknown"
+    return method
 
 
 # the model types whose fp8 checkpoint vLLM 0.34 claims as deepseek_v4_fp8 on CUDA: get_quantization_config takes the
@@ -229,10 +220,21 @@ def _sglang_keeps(q: dict, method: str) -> str | None:
 def apply(raw: dict, value: str, engine: str) -> tuple[dict | None, Scheme | None, str]:
     """(the config with the quantization_config the engine's online layout amounts to, or None where the checkpoint
     is served as stored; the scheme; a note). UsageError where the engine refuses the flag for this checkpoint."""
+    from .build import checkpoint_quantization_config
+
     name = ENGINES[engine]
-    q = _checkpoint_config(raw)
+    q = checkpoint_quantization_config(raw)
     if q is not None:
         stored = _method(q)
+        if not stored:  # no method named (`quantization_config: {}`): build.checkpoint_quantization_config
+            why = ("'Quantization method specified in the model config (None) does not match the quantization "
+                   f"method specified in the `quantization` argument ({value})' (config/model.py "
+                   "_verify_quantization)" if engine == "vllm" else
+                   "'Cannot find any of ['quant_method'] in the model's quantization config' (fp8.py "
+                   "Fp8Config.from_config)")
+            raise UsageError(f"--quantization {value}: {name} refuses this checkpoint, whose quantization_config "
+                             f"names no quant_method: {why}", "remove the empty quantization_config from "
+                             "config.json for online quantization")
         if stored == value:  # e.g. an FP8 checkpoint with --quantization fp8: loaded as stored, nothing online
             return None, None, (f"--quantization {value}: the checkpoint is {stored} already, and {name} loads it as "
                                 "stored (no online quantization)")

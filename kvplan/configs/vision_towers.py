@@ -14,7 +14,8 @@ is_vit_use_data_parallel falls back to data parallelism), every tower linear is 
 vLLM 0.34 skips the modules a model builds under `_mark_tower_model` (models/interfaces.py SupportsMultiModal:
 StageMissingLayer) when `--limit-mm-per-prompt` is 0 for every image modality or `--language-model-only` is set
 (config/multimodal.py MultiModalConfig.get_limit_per_prompt answers 0), and on every pipeline stage but the first.
-Every family here builds its tower and projector under it. Plan such a start with `--set vision_config=null`
+Every family here builds its tower and projector under it. Llama 3.2 Vision (mllama), which no vLLM after 0.10.1
+builds, is split as SGLang 0.5.23 builds it (SPLIT_BY). Plan such a start with `--set vision_config=null`
 (docs/weights.md): a config without a vision_config counts no tower.
 
 A wrapper whose config has no vision_config object counts none: Gemma4Config's is optional (no tower; kvplan's
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import ConfigError
-from .fields import Fields
+from .fields import MAX_LAYERS, Fields
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class Tower:
     params: int  # the vision tower and the projector, as transformers 5.25 builds them
     whole: int  # of params, what vLLM 0.34 holds whole on every TP rank (mm_encoder_tp_mode "weights")
     what: str  # the modules, for notes
+    split_by: str = ""  # the engine whose TP split `whole` follows where it is not vLLM 0.34 (SPLIT_BY)
+    key: str = "vision_config"  # the config key whose absence drops the tower (NESTED_KEY)
     linears: tuple[Linear, ...] = ()  # of params, the quantizable linears' weights
 
     def sized(self, width: int, quant=None, unaligned: bool = False) -> tuple[int, int, int, int]:
@@ -72,9 +75,12 @@ class Tower:
         if quantized:
             at = f"{quantized[0]:,} of them (linear weights) {quantized[1]}, the rest {at}"
         at = f": {at}" if quantized else f" {at}"
+        if self.split_by:
+            return (f"vision tower counted: {self.what}, {self.params:,} parameters{at}; "
+                    f"{self.split_by} {held} (plan a text-only start with --set {self.key}=null)")
         return (f"vision tower counted: {self.what}, {self.params:,} parameters{at}; vLLM 0.34 "
                 f"{held}, and skips the tower with --language-model-only or --limit-mm-per-prompt 0 for images (plan "
-                "that with --set vision_config=null)")
+                f"that with --set {self.key}=null)")
 
 
 class _Count:
@@ -240,7 +246,7 @@ def qwen2_5_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     h, inter, merge = v.int("hidden_size"), v.int("intermediate_size"), v.int("spatial_merge_size")
     patch = v.int("patch_size")
     _conv(c, v.int("in_channels") * v.int("temporal_patch_size"), patch * patch, h, bias=False)
-    for _ in range(v.int("depth")):
+    for _ in range(v.int("depth", maximum=MAX_LAYERS)):
         c.held(2 * h)
         c.split(h, 3 * h, bias=True)
         c.row(h, h, bias=True)
@@ -267,7 +273,7 @@ def qwen3_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     patch = v.int("patch_size")
     _conv(c, v.int("in_channels") * v.int("temporal_patch_size"), patch * patch, h, bias=True)
     c.held(v.int("num_position_embeddings") * h)
-    for _ in range(v.int("depth")):
+    for _ in range(v.int("depth", maximum=MAX_LAYERS)):
         c.held(4 * h)
         c.split(h, 3 * h, bias=True)
         c.row(h, h, bias=True)
@@ -377,7 +383,7 @@ def gemma4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     vLLM 0.34 gemma4_mm.py builds the tower with transformers' AutoModel and replaces every
     nn.Linear in it by a ReplicatedLinear (transformers/utils.py recursive_replace_linear, "replicate"), and
     embedding_projection is a ReplicatedLinear: the whole tower sits on every TP rank. An audio tower
-    (audio_config) is not counted."""
+    (audio_config) is counted with it (_gemma4_audio), whole as well."""
     v = _with(v, _GEMMA4)
     c = _Count()
     h, inter, patch, hd = v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size"), v.int("head_dim")
@@ -387,8 +393,295 @@ def gemma4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     for _ in range(v.int("num_hidden_layers")):
         c.held(h * heads * hd + 2 * h * kv * hd + heads * hd * h + 2 * hd + 3 * h * inter + 4 * h + clips)
     c.held((2 * h if v.flag("standardize") else 0) + v.int("output_proj_dims", default=h) * f.int("hidden_size"))
-    audio = " (audio tower not counted)" if isinstance(raw.get("audio_config"), dict) else ""
-    return c, "Gemma4VisionModel + embed_vision" + audio
+    audio = raw.get("audio_config")
+    if not isinstance(audio, dict):
+        return c, "Gemma4VisionModel + embed_vision"
+    c.held(_gemma4_audio(Fields(audio, v.source, _GEMMA4_AUDIO), f.int("hidden_size")))
+    return c, ("Gemma4VisionModel + embed_vision, and Gemma4AudioModel + embed_audio (vLLM 0.34 skips the audio "
+               "tower with --limit-mm-per-prompt 0 for audio: plan that with --set audio_config=null)")
+
+
+# transformers 5.25 gemma4/configuration_gemma4.py Gemma4AudioConfig
+_GEMMA4_AUDIO = {"hidden_size": 1024, "num_hidden_layers": 12, "num_attention_heads": 8,
+                 "subsampling_conv_channels": [128, 32], "conv_kernel_size": 5, "use_clipped_linears": True,
+                 "output_proj_dims": 1536}
+
+
+def _gemma4_audio(a: Fields, text_hidden: int) -> int:
+    """Gemma4AudioModel and embed_audio (transformers 5.25 modeling_gemma4.py), the checkpoint's tensors:
+    subsample_conv_projection (two 3 x 3 Conv2d without bias, 1 -> c0 -> c1 channels, each with a LayerNorm weight,
+    and input_proj_linear (c0 / 4) x c1 -> hidden); per layer two feed-forwards (hidden -> 4 hidden -> hidden, two
+    RMSNorms), q/k/v/post (hidden x hidden), relative_k_proj and per_dim_scale [head_dim], the light conv
+    (linear_start hidden -> 2 hidden, linear_end, a depthwise Conv1d of conv_kernel_size, two RMSNorms) and three
+    RMSNorms; with use_clipped_linears the four one-element input / output min / max of each of a layer's 10
+    Gemma4ClippableLinear; output_proj (hidden -> output_proj_dims, biased); embed_audio.embedding_projection
+    (output_proj_dims -> text hidden; its norm has no weight). vLLM 0.34 gemma4_mm.py builds the tower with
+    AutoModel and replaces its linears by ReplicatedLinear (recursive_replace_linear), and embedding_projection is
+    a ReplicatedLinear: all of it whole on every TP rank, under _mark_tower_model(..., "audio")."""
+    h, heads, kernel = a.int("hidden_size"), a.int("num_attention_heads"), a.int("conv_kernel_size")
+    c0, c1 = a.int_list("subsampling_conv_channels", 2, minimum=1) or _GEMMA4_AUDIO["subsampling_conv_channels"]
+    hd, out = h // heads, a.int("output_proj_dims")
+    clips = 10 * 4 if a.flag("use_clipped_linears", default=True) else 0
+    layer = (2 * (8 * h * h + 2 * h) + 4 * h * heads * hd + h * heads * hd + hd
+             + 3 * h * h + h * kernel + 2 * h + 3 * h + clips)
+    subsample = 9 * c0 + c0 + 9 * c0 * c1 + c1 + (c0 // 4) * c1 * h
+    return subsample + a.int("num_hidden_layers") * layer + h * out + out + out * text_hidden
+
+
+# -- Llama 3.2 Vision (mllama) -----------------------------------------------------------------------------------
+
+# transformers 5.25 mllama/configuration_mllama.py MllamaVisionConfig (supported_aspect_ratios: the 8 of max_num_tiles
+# 4 when absent)
+_MLLAMA = {"hidden_size": 1280, "intermediate_size": 5120, "num_hidden_layers": 32, "num_global_layers": 8,
+           "num_channels": 3, "image_size": 448, "patch_size": 14, "max_num_tiles": 4, "vision_output_dim": 7680,
+           "supported_aspect_ratios": [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]]}
+
+
+def mllama(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """MllamaVisionModel and multi_modal_projector (transformers 5.25 modeling_mllama.py): patch_embedding Conv2d
+    without bias, class_embedding, gated_positional_embedding (a gate, (image_size / patch_size)^2 + 1 positions and
+    a tile_embedding of len(supported_aspect_ratios) + 1 rows of max_num_tiles x positions x hidden), pre / post
+    tile embeddings (len(supported_aspect_ratios) + 1 rows of max_num_tiles x hidden and a gate each),
+    layernorm_pre / layernorm_post, num_hidden_layers local and num_global_layers global layers (two LayerNorms,
+    q/k/v/o_proj without biases, fc1 / fc2 with biases; a global layer adds gate_attn and gate_ffn), and the
+    projector nn.Linear(vision_output_dim, text hidden) with bias. No vLLM release after 0.10.1 builds Mllama
+    (vLLM 0.34 registry.py _PREVIOUSLY_SUPPORTED_MODELS: 0.10.2); the TP split is SGLang 0.5.23's mllama.py (the
+    port of vLLM's): the patch embedding a ColumnParallelLinear (ColumnParallelConv2dPatch), qkv_proj
+    QKVParallelLinear and proj RowParallelLinear (VisionAttention), fc1 ColumnParallelLinear, fc2
+    RowParallelLinear, the embeddings, gates and LayerNorms whole, and multi_modal_projector a ReplicatedLinear
+    (whole). SGLang's VisionAttention also builds qkv and proj biases the checkpoint lacks: not counted."""
+    v = _with(v, _MLLAMA)
+    c = _Count()
+    h, inter, patch, image = (v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size"),
+                              v.int("image_size"))
+    tiles, ratios = v.int("max_num_tiles"), len(v.list("supported_aspect_ratios") or _MLLAMA["supported_aspect_ratios"])
+    positions = (image // patch) ** 2 + 1
+    c.split(v.int("num_channels") * patch * patch, h)
+    c.held(h + 1 + positions * h + (ratios + 1) * tiles * positions * h + 2 * ((ratios + 1) * tiles * h + 1) + 4 * h)
+    local, glob = v.int("num_hidden_layers"), v.int("num_global_layers", minimum=0, maximum=MAX_LAYERS)
+    for gated in [False] * local + [True] * glob:
+        c.held(4 * h + (2 if gated else 0))
+        c.split(h, 3 * h)
+        c.row(h, h)
+        c.split(h, inter, bias=True)
+        c.row(inter, h, bias=True)
+    out = v.int("vision_output_dim")
+    c.held(out * f.int("hidden_size") + f.int("hidden_size"))
+    return c, "MllamaVisionModel + multi_modal_projector"
+
+
+# -- InternVL ----------------------------------------------------------------------------------------------------
+
+# transformers 5.25 internvl/configuration_internvl.py InternVLVisionConfig (internvl_chat's remote-code
+# InternVisionConfig has no defaults here: its configs write every field read below)
+_INTERNVL = {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24, "num_attention_heads": 16,
+             "attention_bias": False, "use_qk_norm": False, "norm_type": "layer_norm", "image_size": 448,
+             "patch_size": 14, "num_channels": 3, "use_mask_token": False,
+             "use_absolute_position_embeddings": True, "use_mean_pooling": True}
+
+
+def _side(v: Fields, name: str) -> int:
+    """image_size / patch_size as an int or a square [h, w] (InternVLVisionConfig writes a pair)."""
+    value = v.get(name)
+    if isinstance(value, list) and len(value) == 2 and value[0] == value[1]:
+        return v.check_int(name, value[0])
+    return v.int(name)
+
+
+def _need(v: Fields, *names: str) -> None:
+    for name in names:
+        if v.get(name) is None:
+            raise NotCounted(f"vision_config has no {name!r}")
+
+
+def internvl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """InternViT and its projector (mlp1: a LayerNorm over vision hidden x (1 / downsample_ratio)^2, a biased linear
+    to the text hidden and one text hidden -> text hidden), as vLLM 0.34 builds them.
+
+    internvl_chat (remote code; vLLM 0.34 internvl.py InternVLChatModel, intern_vit.py InternVisionModel): class
+    embedding, patch embedding (Conv2dLayer with bias, 3 channels), (image_size / patch_size)^2 + 1 positions;
+    layers of norm1 / norm2 (norm_type layer_norm: weight and bias; rms_norm: weight), ls1 / ls2, qkv
+    (QKVParallelLinear, biased with qkv_bias), q_norm / k_norm over hidden with qk_normalization (RMSNorm, whole),
+    proj (RowParallelLinear with bias), fc1 / fc2 with biases (Column / RowParallelLinear); no final norm; mlp1 of
+    nn.LayerNorm and nn.Linear, whole on every rank. InternParallelAttention falls back to data parallelism where TP
+    does not divide the heads: for an odd count (InternViT-6B's 25) qkv and proj are whole at any even TP, counted
+    so here (InternMLP still splits).
+
+    internvl (transformers 5.25 modeling_internvl.py InternVLVisionModel + InternVLMultiModalProjector; vLLM 0.34
+    registry.py builds it as interns1.py InternS1ForConditionalGeneration, interns1_vit.py): cls_token,
+    mask_token with use_mask_token, patch Conv2d with bias, position_embeddings with
+    use_absolute_position_embeddings; layers of layernorm_before / after, lambda_1 / lambda_2, q/k/v_proj (biased
+    with attention_bias), q_norm / k_norm over hidden with use_qk_norm, projection_layer with bias, fc1 / fc2 with
+    biases; a final LayerNorm unless use_mean_pooling. vLLM's attention linears are nn.Linear (whole), fc1 / fc2
+    Column / RowParallelLinear, the projector nn.Linear (whole).
+
+    vLLM builds the tower only up to select_layer / vision_feature_layer (-1, every layer, in InternVL 2.5 and 3):
+    the count is the checkpoint's."""
+    chat = raw.get("model_type") == "internvl_chat"
+    if chat:
+        _need(v, "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "image_size",
+              "patch_size", "qkv_bias", "qk_normalization", "norm_type")
+    else:
+        v = _with(v, _INTERNVL)
+    w = Fields(raw, f.source, {"downsample_ratio": 0.5})
+    c = _Count()
+    h, inter, heads = v.int("hidden_size"), v.int("intermediate_size"), v.int("num_attention_heads")
+    patch, image = _side(v, "patch_size"), _side(v, "image_size")
+    norm = v.text("norm_type")
+    if norm not in ("layer_norm", "rms_norm"):
+        raise NotCounted(f"vision_config norm_type {norm!r} is not layer_norm or rms_norm")
+    norm_params = 2 * h if norm == "layer_norm" else h
+    bias = v.flag("qkv_bias" if chat else "attention_bias")
+    qk_norm = v.flag("qk_normalization" if chat else "use_qk_norm")
+    c.held(h * (2 if not chat and v.flag("use_mask_token") else 1))
+    _conv(c, 3 if chat else v.int("num_channels"), patch * patch, h, bias=True)
+    if chat or v.flag("use_absolute_position_embeddings", default=True):
+        c.held(((image // patch) ** 2 + 1) * h)
+    for _ in range(v.int("num_hidden_layers")):
+        c.held(2 * norm_params + 2 * h + (2 * h if qk_norm else 0))
+        if chat and heads % 2 == 0:
+            c.split(h, 3 * h, bias)
+            c.row(h, h, bias=True)
+        else:
+            c.held(3 * h * h + (3 * h if bias else 0) + h * h + h)
+        c.split(h, inter, bias=True)
+        c.row(inter, h, bias=True)
+    if not chat and not v.flag("use_mean_pooling", default=True):
+        c.held(2 * h)
+    ratio = w.number("downsample_ratio")
+    m, th = h * int(1 / ratio) ** 2, f.int("hidden_size")
+    c.held(2 * m + m * th + th + th * th + th)
+    return c, ("InternViT + mlp1" if chat else "InternVLVisionModel + InternVLMultiModalProjector")
+
+
+# -- Kimi-VL (MoonViT) -------------------------------------------------------------------------------------------
+
+# vLLM 0.34 transformers_utils/configs/moonvit.py MoonViTConfig (transformers 5.25 has no Kimi-VL classes)
+_MOONVIT = {"patch_size": 14, "init_pos_emb_height": 64, "init_pos_emb_width": 64, "num_hidden_layers": 27,
+            "hidden_size": 1152, "intermediate_size": 4304, "merge_kernel_size": [2, 2]}
+
+
+def kimi_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """MoonViT and KimiVLMultiModalProjector as vLLM 0.34 builds them (moonvit.py MoonVitPretrainedModel,
+    kimi_vl.py): patch_embed.proj (Conv2dLayer with bias, 3 channels) and pos_emb [init_pos_emb_height,
+    init_pos_emb_width, hidden] (Learnable2DInterpPosEmb), both whole; blocks of norm0 / norm1 (LayerNorm), wqkv
+    (QKVParallelLinear with bias), wo (RowParallelLinear with bias), mlp.fc0 / fc1 (Column / RowParallelLinear with
+    biases); final_layernorm; the projector's pre_norm (LayerNorm over the vision hidden), linear_1 (hidden x
+    merge^2 -> the same) and linear_2 (-> text hidden), both ReplicatedLinear with biases: whole. The rotary table
+    (Rope2DPosEmb) is computed, not loaded."""
+    v = _with(v, _MOONVIT)
+    c = _Count()
+    h, inter, patch = v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size")
+    kernel = v.int_list("merge_kernel_size", 2, minimum=1) or _MOONVIT["merge_kernel_size"]
+    _conv(c, 3, patch * patch, h, bias=True)
+    c.held(v.int("init_pos_emb_height") * v.int("init_pos_emb_width") * h)
+    for _ in range(v.int("num_hidden_layers")):
+        c.held(4 * h)
+        c.split(h, 3 * h, bias=True)
+        c.row(h, h, bias=True)
+        c.split(h, inter, bias=True)
+        c.row(inter, h, bias=True)
+    m, th = h * kernel[0] * kernel[1], f.int("hidden_size")
+    c.held(2 * h + 2 * h + m * m + m + m * th + th)
+    return c, "MoonViT + KimiVLMultiModalProjector"
+
+
+# -- GLM-4.1V / GLM-4.5V (glm4v, glm4v_moe) ------------------------------------------------------------------------
+
+# transformers 5.25 glm4v/configuration_glm4v.py Glm4vVisionConfig (Glm4vMoeVisionConfig has the same defaults)
+_GLM4V = {"depth": 24, "hidden_size": 1536, "num_heads": 12, "in_channels": 3, "image_size": 336, "patch_size": 14,
+          "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 4096, "intermediate_size": 13696,
+          "attention_bias": False}
+
+
+def glm4v(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """Glm4vVisionModel (transformers 5.25 modeling_glm4v.py; Glm4vMoeVisionModel in modeling_glm4v_moe.py the
+    same): patch_embed Conv3d with bias (in_channels x temporal_patch_size x patch^2 -> hidden), a position
+    embedding of (image_size / patch_size)^2 rows; `depth` blocks of two RMSNorms, qkv (biased with
+    attention_bias) and proj without bias, a gated MLP hidden -> out_hidden_size -> hidden without biases;
+    post_conv_layernorm and post_layernorm (RMSNorm), downsample (Conv2d hidden -> out_hidden_size over
+    spatial_merge_size^2, with bias) and the merger (proj out x out, a LayerNorm, a gated MLP out ->
+    intermediate_size -> out, no biases). vLLM 0.34 glm4_1v.py Glm4vVisionTransformer: Conv3dLayer / Conv2dLayer,
+    nn.Embedding, RMSNorms and the merger's LayerNorm whole; qkv QKVParallelLinear (built without bias: a config
+    with attention_bias is refused), proj and down_proj RowParallelLinear, gate_up_proj MergedColumnParallelLinear,
+    the merger's proj ColumnParallelLinear."""
+    v = _with(v, _GLM4V)
+    if v.flag("attention_bias"):
+        raise NotCounted("attention_bias: vLLM 0.34 glm4_1v.py builds the vision qkv without the bias transformers adds")
+    c = _Count()
+    h, out, inter = v.int("hidden_size"), v.int("out_hidden_size"), v.int("intermediate_size")
+    patch, merge = v.int("patch_size"), v.int("spatial_merge_size")
+    _conv(c, v.int("in_channels") * v.int("temporal_patch_size"), patch * patch, h, bias=True)
+    c.held((v.int("image_size") // patch) ** 2 * h)
+    for _ in range(v.int("depth", maximum=MAX_LAYERS)):
+        c.held(2 * h)
+        c.split(h, 3 * h)
+        c.row(h, h)
+        c.split(h, 2 * out)
+        c.row(out, h)
+    c.held(2 * h)
+    _conv(c, h, merge * merge, out, bias=True)
+    c.split(out, out)
+    c.held(2 * out)
+    c.split(out, 2 * inter)
+    c.row(inter, out)
+    return c, "Glm4vVisionModel (ViT + downsample + merger)"
+
+
+# -- Phi-3 / 3.5-vision ------------------------------------------------------------------------------------------
+
+# vLLM 0.34 phi3v.py CLIP_VIT_LARGE_PATCH14_336_CONFIG: the tower's shape is fixed, not read from the config
+_CLIP_L_336 = {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24, "num_channels": 3,
+               "image_size": 336, "patch_size": 14}
+
+
+def phi3_v(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """Phi3HDImageEmbedding (vLLM 0.34 phi3v.py; the remote code's the same): a CLIP ViT-L/14 at 336 (clip(),
+    CLIP_VIT_LARGE_PATCH14_336_CONFIG), glb_GN and sub_GN of 4 x img_processor.image_dim_out, and img_projection:
+    nn.Linear(4 x image_dim_out, text hidden) and nn.Linear(text hidden, text hidden), biased (nn.Linear: whole
+    on every rank, as the GN parameters). vLLM builds the CLIP only up to img_processor.layer_idx (-2: 23 of its
+    24 layers, without post_layernorm), which is not modelled: the count is the checkpoint's."""
+    c = clip(Fields({}, v.source, _CLIP_L_336))
+    dim, th = v.int("image_dim_out"), f.int("hidden_size")
+    c.held(2 * 4 * dim + 4 * dim * th + th + th * th + th)
+    return c, "CLIP ViT-L/14-336 + Phi-3-vision image projection"
+
+
+# -- MiniCPM-V 2.5 / 2.6 / 4.0 / 4.5 ------------------------------------------------------------------------------
+
+# the remote code's MiniCPMVConfig (MiniCPM-V 2.6, 4.0): drop_vision_last_layer defaults to True, and vision_config
+# is a transformers SiglipVisionConfig (its defaults below, as in _SIGLIP)
+_MINICPMV = {"drop_vision_last_layer": True, "query_num": 64}
+
+
+def minicpmv(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """MiniCPM-V's vpm and resampler as vLLM 0.34 minicpmv.py builds them for 2.5, 2.6, 4.0 and 4.5 (the version by
+    get_version_by_config: `version`, else 2.0 for hidden_size 2304 with query_num 64, else 2.5):
+    Idefics2VisionTransformer (idefics2_vision_model.py: patch Conv2dLayer with bias, a position nn.Embedding of
+    (image_size / patch_size)^2 rows, SigLIP's encoder layers, post_layernorm; the last layer dropped with
+    drop_vision_last_layer, as the checkpoint saved it) and Resampler2_5 / Resampler4_5 (layers/resampler.py
+    BaseResampler, whole on every rank: query [query_num, text hidden], kv_proj a ReplicatedLinear from the vision
+    hidden without bias, nn.MultiheadAttention over the text hidden (in_proj and out_proj with biases), ln_q /
+    ln_kv / ln_post and proj [text hidden, text hidden]; its sin-cos positions are computed). MiniCPM-V 2.0's
+    timm tower is not counted."""
+    w = Fields(raw, f.source, _MINICPMV)
+    version = raw.get("version")
+    if version is None:
+        old = f.int("hidden_size") == 2304 and w.int("query_num") == 64
+        version = 2.0 if old else 2.5
+    if str(version) not in ("2.5", "2.6", "4.0", "4.5"):  # vLLM: tuple(int(x) for x in str(version).split("."))
+        raise NotCounted(f"MiniCPM-V version {version!r}: kvplan counts the towers of 2.5, 2.6, 4.0 and 4.5")
+    v = _with(v, _SIGLIP)
+    c = _Count()
+    h, patch = v.int("hidden_size"), v.int("patch_size")
+    _conv(c, v.int("num_channels"), patch * patch, h, bias=True)
+    c.held((v.int("image_size") // patch) ** 2 * h)
+    _encoder_layers(c, h, v.int("intermediate_size"), v.int("num_hidden_layers") - w.flag("drop_vision_last_layer",
+                                                                                              default=True))
+    c.held(2 * h)
+    e = f.int("hidden_size")
+    c.held(w.int("query_num") * e + (h * e if h != e else 0) + 3 * e * e + 3 * e + e * e + e + 3 * 2 * e + e * e)
+    return c, f"SigLIP + Resampler (MiniCPM-V {version})"
 
 
 # the wrapper's model_type -> its counter; a wrapper not listed keeps the text model's count, with a note
@@ -404,7 +697,24 @@ VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] =
     "mistral3": mistral3,
     "llava": llava,
     "llava_next": llava,
+    "mllama": mllama,
+    "internvl_chat": internvl,
+    "internvl": internvl,
+    "kimi_vl": kimi_vl,
+    "glm4v": glm4v,
+    "glm4v_moe": glm4v,
+    "phi3_v": phi3_v,
+    "minicpmv": minicpmv,
 }
+
+# wrapper architectures whose names do not end in ForConditionalGeneration (vLLM 0.34 registry.py)
+_WRAPPER_CLASSES = {"InternVLChatModel", "Phi3VForCausalLM", "MiniCPMV"}
+
+# a wrapper whose tower's settings are not in vision_config -> the key that holds them (Phi-3-vision: img_processor)
+NESTED_KEY = {"phi3_v": "img_processor"}
+
+# a wrapper vLLM 0.34 does not build -> the engine whose TP split its `whole` follows, for the note
+SPLIT_BY = {"mllama": "vLLM 0.34 builds no Mllama (registry.py: last in 0.10.1); SGLang 0.5.23 mllama.py"}
 
 
 def vision_tower(raw: dict, f: Fields) -> Tower | None:
@@ -413,18 +723,19 @@ def vision_tower(raw: dict, f: Fields) -> Tower | None:
     Gemma3ForCausalLM on a gemma3 config builds no tower). Raises NotCounted for a valid vision_config it does not
     count, ConfigError for a malformed one (not an object, a field of the wrong type or range)."""
     counter = VISION_TOWERS.get(raw.get("model_type"))
-    nested = raw.get("vision_config")
+    key = NESTED_KEY.get(raw.get("model_type"), "vision_config")
+    nested = raw.get(key)
     if counter is None or nested is None:
         return None
-    if not isinstance(nested, dict):  # transformers 5.25 refuses it too (the config class's vision_config field type)
-        raise ConfigError(f"{f.source}: 'vision_config' must be an object, or null for no tower, got {nested!r} "
+    if not isinstance(nested, dict):  # transformers 5.25 refuses it too (the config class's field type)
+        raise ConfigError(f"{f.source}: {key!r} must be an object, or null for no tower, got {nested!r} "
                           f"(model_type {raw.get('model_type')!r})")
     arch = raw.get("architectures")
     first = arch[0] if isinstance(arch, list) and arch else None
-    if isinstance(first, str) and not first.endswith("ForConditionalGeneration"):
+    if isinstance(first, str) and not first.endswith("ForConditionalGeneration") and first not in _WRAPPER_CLASSES:
         return None
     defaults = _SIGLIP if raw.get("model_type") == "gemma3" else None
-    source = f"{f.source}: vision_config"
+    source = f"{f.source}: {key}"
     v = Fields(nested, source, defaults, model_type=str(nested.get("model_type", raw.get("model_type"))))
     try:
         c, what = counter(raw, f, v)
@@ -433,6 +744,6 @@ def vision_tower(raw: dict, f: Fields) -> Tower | None:
     except ConfigError as exc:  # a field of the vision_config: --set reaches it only as the whole object
         if not exc.message.startswith(source):
             raise
-        raise ConfigError(exc.message, "fix the config's vision_config, or pass --set vision_config=null to plan the "
-                          "text model alone") from None
-    return Tower(c.params, c.whole, what, tuple(c.linears))
+        raise ConfigError(exc.message, f"fix the config's {key}, or pass --set {key}=null to plan the text model "
+                          "alone") from None
+    return Tower(c.params, c.whole, what, SPLIT_BY.get(raw.get("model_type"), ""), key, tuple(c.linears))

@@ -38,6 +38,11 @@ class ModelSpec:
     # "mxfp4": configs/quant_bytes.py), their parameters and bytes (in weight_bytes); 0 otherwise
     weight_expert_params: int = 0
     weight_expert_bytes: int = 0
+    # the routed experts as the family's per-module count gives them (configs/weight_tables: the modules with
+    # Module.experts): a counter answering (experts per MoE layer, their parameters, all layers) or None where
+    # kvplan has no table that adds up to param_count; None: a model without one. Read it as weight_routed_params;
+    # capacity.experts places them under data / expert parallelism
+    weight_routed: Callable[[], tuple[int, int] | None] | None = field(default=None, compare=False, repr=False)
     weight_dtype: str = "bfloat16"
     # an image-text wrapper's vision tower and projector (configs/vision_towers.py), outside param_count (the text
     # model's) but in weight_bytes, as (parameters, bytes, bytes vLLM holds whole on every TP rank); (0, 0, 0) where
@@ -133,6 +138,10 @@ class ModelSpec:
     def weight_replicated_bytes(self) -> int:
         whole = self.weight_replicated
         return whole if isinstance(whole, int) else whole()
+
+    @property
+    def weight_routed_params(self) -> tuple[int, int] | None:
+        return self.weight_routed() if self.weight_routed is not None else None
 
     @property
     def weight_kv_bytes(self) -> tuple[tuple[int, int], ...] | None:

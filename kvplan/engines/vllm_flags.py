@@ -139,6 +139,10 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
     decoding (kvplan.engines.vllm_decode); without it, kvplan's own capacity at --context."""
     rules = rules or LATEST
     plan, dep, cap = result.plan, result.deployment, result.capacity
+    if cap is not None and dep is not None and dep.dp > 1:  # vLLM's max_num_seqs is one DP rank's (capacity.experts)
+        from dataclasses import replace
+
+        cap = replace(cap, max_concurrency=cap.max_concurrency // dep.dp)
     model = plan.model
     argv = ["vllm", "serve", model.name]
     dtype, skip_windows, notes = _kv_cache_dtype(model, kv_dtype_name, rules)
@@ -239,6 +243,10 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             argv += ["--tensor-parallel-size", str(dep.tp)]
         if dep.pp > 1:
             argv += ["--pipeline-parallel-size", str(dep.pp)]
+        if dep.dp > 1:  # one engine core a DP rank; --max-num-seqs above is one rank's (capacity.experts)
+            argv += ["--data-parallel-size", str(dep.dp)]
+        if dep.ep:
+            argv.append("--enable-expert-parallel")
         if dep.kv_memory_bytes is not None:
             argv += ["--kv-cache-memory-bytes", str(dep.kv_memory_bytes)]
             if rules.extensible_kv_cache:

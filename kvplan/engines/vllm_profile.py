@@ -394,7 +394,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                       cuda_graph_bytes: int | None = None, gpu: str | None = None,
                       enforce_eager: bool = False, pcie_only: bool | None = None,
                       drafter=None, flashinfer_sampler: bool | None = None,
-                      extensible_kv_cache: bool | None = None, speculative_tokens: int = 0) -> ProfileEstimate:
+                      extensible_kv_cache: bool | None = None, speculative_tokens: int = 0,
+                      experts_elsewhere: int = 0) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
@@ -412,6 +413,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     drafter: speculative decoding's drafter weights (vllm_draft_weights.DrafterWeights), loaded on the
     last stage's GPUs beside the model; a given weight_bytes (a log's load) already holds them.
     speculative_tokens: num_speculative_tokens, which widens an MTP drafter's sparse MLA index groups (load_buffers).
+    experts_elsewhere: under data / expert parallelism, the routed experts' bytes the (tp, pp) split gives a GPU
+    that sit on the other DP ranks' GPUs (capacity.experts.routed_saving), taken from the weights term.
     flashinfer_sampler: whether the v1 runner samples with FlashInfer (a log's "Using FlashInfer for top-p &
     top-k sampling"); None or False: the sort pipeline before 0.17 (V1_FLASHINFER_BYTES_PER_LOGIT).
     extensible_kv_cache: whether vLLM sizes the pool after warmup (vllm_extensible; None: the release's default,
@@ -469,6 +472,10 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                                                      notes)
             per_gpu, weights_from = _with_pooling_heads(model, pooling, False, weight_tp, pp, per_gpu, weights_from,
                                                         notes)
+        if experts_elsewhere:
+            per_gpu -= experts_elsewhere
+            weights_from += (f", less {experts_elsewhere / GIB:,.2f} GiB of routed experts on the other DP ranks' "
+                             "GPUs (capacity.experts)")
         if extra:
             weights_from += (f", + {extra / GIB:,.2f} GiB of drafter weights on the last stage's GPUs "
                              f"({drafter.how})")

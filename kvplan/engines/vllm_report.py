@@ -48,6 +48,14 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                   tp=dep.tp, pp=dep.pp, release=version)
         ranks = dep.tp * dep.pp
         per_gpu = dep.weight_bytes // ranks if record is None and dep.weight_bytes is not None else None
+        elsewhere = 0
+        if dep.dp > 1 or dep.ep:  # the routed experts over dp x tp GPUs (capacity.experts)
+            from ..capacity.experts import check_placement, routed_saving
+            from ..capacity.weights import plan_weights
+
+            placed = record if record is not None else plan_weights(result.plan.model, dep)
+            check_placement(result.plan.model, placed, dep.dp, dep.ep, dep.pp)
+            elsewhere = routed_saving(result.plan.model, placed, dep.tp, dep.dp, dep.ep)
         est = predict_available(result.plan.model, total_bytes=driver_total_bytes(dep.gpu),
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
                                 max_num_batched_tokens=mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes,
@@ -55,7 +63,7 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                 weight_bytes=per_gpu, weights=record, version=version,
                                 max_num_seqs=max_num_seqs or rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
                                 gpu=dep.gpu.name, enforce_eager=enforce_eager, drafter=drafter,
-                                speculative_tokens=draft_tokens)
+                                speculative_tokens=draft_tokens, experts_elsewhere=elsewhere)
         if est.pool_bytes <= 0:
             raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {summary(est)}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
@@ -64,6 +72,16 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
     if result.capacity is not None:
         return KvMemory(result.capacity.pool_bytes, None)
     raise UsageError("--engine vllm needs the KV memory per GPU", "give --kv-memory, or --gpu / --gpu-memory")
+
+
+def dp_note(dep, pool: VllmPool) -> str:
+    """What vLLM's log lines mean under --data-parallel-size, and what this prediction leaves out."""
+    return (f"--data-parallel-size {dep.dp}: each of the {dep.dp} DP ranks (one engine core each, profiling its own "
+            "GPUs: v1/engine/core.py EngineCore._initialize_kv_caches, DPEngineCoreProc) logs these lines for its own "
+            f"pool and its own max_num_seqs ({pool.max_num_seqs}); the replica serves {dep.dp} x {pool.max_concurrency:.2f} = "
+            f"{dep.dp * pool.max_concurrency:.2f} requests of max_model_len. Not modelled: the DP / EP groups' NCCL "
+            "and all-to-all buffers (DeepEP, the allgather / reduce-scatter workspace), EPLB's redundant experts, "
+            "the MoE kernel's workspace under EP (sized here as under TP)")
 
 
 def _mixed_label(pool: VllmPool) -> str:
@@ -147,6 +165,10 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     if checkpoint_kv:
         notes.append(checkpoint_kv)
         text_notes.append(checkpoint_kv)
+    if dep is not None and dep.dp > 1:
+        line = dp_note(dep, pool)
+        notes.append(line)
+        text_notes.append(line)
     refused = quantization_note(plan.model, release or rules.version)
     if refused:
         notes.append(refused)

@@ -216,7 +216,7 @@ def data_extra(result: PlanResult, data: dict, tables: list, lines: list, engine
         data["max_concurrency"] = cap.max_concurrency
         data["capacity"] = {
             "gpu": dep.gpu.name if dep.gpu else None,
-            "gpus": dep.gpus, "tp": dep.tp, "pp": dep.pp,
+            "gpus": dep.gpus, "tp": dep.tp, "pp": dep.pp, "dp": dep.dp, "ep": dep.ep,
             "mem_util": dep.mem_util, "reserve_bytes": dep.reserve_bytes,
             **_gpu_memory(dep),
             "weight_bytes_per_gpu": cap.weight_bytes_per_gpu,
@@ -224,7 +224,7 @@ def data_extra(result: PlanResult, data: dict, tables: list, lines: list, engine
             "max_concurrency": cap.max_concurrency, "binding_stage": cap.binding_stage,
         }
         rows = [
-            ["GPUs", f"{dep.gpus} x {dep.gpu.name if dep.gpu else 'given pool'} (tp {dep.tp}, pp {dep.pp})"],
+            ["GPUs", f"{dep.gpus} x {dep.gpu.name if dep.gpu else 'given pool'} ({dep.layout_text})"],
             *([["memory per GPU", _gpu_memory_text(dep)]] if dep.gpu and dep.kv_memory_bytes is None else []),
             ["weights (whole model)", _weights_origin(result)],
             ["weights per GPU", format_bytes(cap.weight_bytes_per_gpu)],
@@ -232,6 +232,11 @@ def data_extra(result: PlanResult, data: dict, tables: list, lines: list, engine
             ["tokens in the pool", "-" if cap.pool_tokens is None else f"{cap.pool_tokens:,}"],
             [f"max concurrent sequences at {format_tokens(result.estimate.context_tokens)}", f"{cap.max_concurrency:,}"],
         ]
+        if dep.dp > 1:  # each DP rank its own pool and requests (capacity.experts)
+            rows[-2][0] = "tokens in the pool (one DP rank)"
+            rows[-1][1] += f" ({dep.dp} DP ranks x {cap.max_concurrency // dep.dp:,})"
+            if cap.pool_tokens is not None:
+                rows.insert(len(rows) - 1, [f"tokens in the {dep.dp} DP ranks' pools", f"{cap.pool_tokens * dep.dp:,}"])
         if cap.pool_blocks is not None:  # right under the pool it divides
             at = next(i for i, row in enumerate(rows) if row[0] == "KV pool per GPU") + 1
             rows.insert(at, ["blocks in the pool", f"{cap.pool_blocks:,}"])

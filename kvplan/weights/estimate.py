@@ -55,6 +55,22 @@ def config_kv_split(model: ModelSpec):
 HEADER_SHARE = 10_000
 
 
+def holds_config_estimate(record: Weights, model: ModelSpec) -> bool:
+    """Whether a record without a tensor table holds the modules the config counts: the config estimate itself,
+    or a checkpoint total (bundled, an index's total_size) that is the estimate to the byte, less the MTP module
+    estimated in it and, for a bundled total of safetensors files, up to 1 / HEADER_SHARE for the files' headers
+    (a float32 checkpoint is not: vLLM serves it in bf16). The one test with_config_replicated and the routed
+    experts' placement (capacity.experts) read."""
+    if record.parts:
+        return False
+    if record.source == "estimated from config":
+        return True
+    if record.source not in ("bundled", "index") or model.float_dtype == "float32":
+        return False
+    left = record.total_bytes - record.mtp_estimated_bytes - model.weight_bytes
+    return 0 <= left <= (record.total_bytes // HEADER_SHARE if record.source == "bundled" else 0)
+
+
 def with_config_replicated(record: Weights, model: ModelSpec) -> Weights:
     """A checkpoint total without a tensor table (a bundled total, an index's total_size) whose bytes are the
     config estimate's, less the MTP module estimated in it (kvplan.weights.mtp: apply with_mtp_estimate first)
@@ -63,13 +79,9 @@ def with_config_replicated(record: Weights, model: ModelSpec) -> Weights:
     (ModelSpec.weight_replicated, counted on first use under TP), and a note says what is assumed where the total
     is not the estimate to the byte. Any other total is left to an even split. A float32 checkpoint is left as it
     is (vLLM serves it in bf16, halving the total but not this count)."""
-    if (record.parts or record.source not in ("bundled", "index") or record.replicated
-            or model.float_dtype == "float32"):
+    if record.replicated or record.source not in ("bundled", "index") or not holds_config_estimate(record, model):
         return record
     left = record.total_bytes - record.mtp_estimated_bytes - model.weight_bytes
-    headers = record.total_bytes // HEADER_SHARE if record.source == "bundled" else 0
-    if not 0 <= left <= headers:
-        return record
     if not left and not record.mtp_estimated_bytes:
         return replace(record, replicated=model.weight_replicated, kv_split=config_kv_split(model),
                        vision=model.weight_vision[1:])

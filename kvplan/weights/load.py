@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from ..configs.build import kv_modules, nested_text, whole_modules
+from ..configs.build import checkpoint_quantization_config, kv_modules, nested_text, whole_modules
 from ..core.model import ModelSpec
 from ..errors import UsageError, WeightsError
 from ..files import check_path_name
@@ -44,10 +44,7 @@ def _quant_config(raw: dict | None) -> dict | None:
     mlx = block(raw)  # mlx-lm's "quantization" (configs/quant_mlx.py)
     if mlx is not None:
         return mlx
-    q = raw.get("quantization_config")
-    if q is None:
-        q = nested_text(raw).get("quantization_config")
-    return q if isinstance(q, dict) else None
+    return checkpoint_quantization_config(raw)
 
 
 def from_safetensors(path: Path, raw: dict | None = None) -> Weights:

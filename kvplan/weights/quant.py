@@ -11,11 +11,13 @@ Formats and the tensors that mark them:
   compressed-tensors weight_packed (I32) or F8 weights + weight_scale; the config's `format` names it
   bitsandbytes       4-bit: U8 weight + absmax + quant_map (+ quant_state); 8-bit: I8 weight + SCB
   MLX (mlx-lm)       U32 packed weight + scales (+ biases, affine mode); the config's "quantization" names it
+  torchao            <module>._weight_qdata + _weight_scale (+ _weight_zero_point): torchao's tensor subclasses as
+                     flatten_tensor_state_dict writes them (roles.param_name); the config's quant_type names the layout
 """
 
 from __future__ import annotations
 
-from .roles import TensorEntry
+from .roles import TensorEntry, is_torchao_flat
 
 
 def _from_config(q: dict) -> str | None:
@@ -88,6 +90,8 @@ def _from_tensors(entries: list[TensorEntry]) -> str | None:
     dtypes = {t.name: t.dtype for t in entries}
     if any(n.endswith("_blocks") and n[: -len("_blocks")] + "_scales" in names for n in names):
         return "MXFP4"
+    if any(is_torchao_flat(n) for n in names):
+        return "torchao"
     if any(n.endswith(("weight_scale_2", "weight_global_scale")) for n in names) and any(
         dtypes[n] == "U8" and n.endswith(".weight") or n.endswith(".weight_packed") for n in names
     ):

@@ -4,7 +4,7 @@ the fold of a tensor table into a Weights record."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .record import NO_LAYER, REPLICATED, DtypeBytes, Weights
 
@@ -51,9 +51,18 @@ _TP_WHOLE = re.compile(r"\.(?:q_a_proj|kv_a_proj_with_mqa|fused_qkv_a_proj(?:_wi
 # row-parallel layers, one a logical shard of a merged layer; a FusedMoE's per-expert ones hold every local
 # expert's: modelopt.py w13_weight_scale_2 [num_experts, 2]) of FP8 (weight_scale, input_scale), ModelOpt NVFP4
 # (weight_scale_2) and compressed-tensors NVFP4 (compressed_tensors_w4a4_nvfp4.py weight_global_scale,
-# input_global_scale), and the KV-cache scales (kv_cache.py KVCacheScaleParameter: a 0-dim tensor on every rank)
+# input_global_scale), the KV-cache scales (kv_cache.py KVCacheScaleParameter: a 0-dim tensor on every rank), and
+# per-tensor int8 zero points (quark/schemes/quark_w8a8_int8.py QuarkW8A8Int8.create_weights: weight_zero_point a
+# PerTensorScaleParameter like its weight_scale, a static input's input_zero_point a one-element BasevLLMParameter
+# loaded as it is; torchao 0.18.0 quantize_/workflows/int8/int8_tensor.py Int8Tensor's aten.slice keeps a
+# one-element scale and zero_point whole)
 _SCALAR_SCALES = (".weight_scale", ".weight_scale_2", ".input_scale", ".weight_global_scale", ".input_global_scale",
-                  ".q_scale", ".k_scale", ".v_scale", ".prob_scale")
+                  ".q_scale", ".k_scale", ".v_scale", ".prob_scale", ".weight_zero_point", ".input_zero_point")
+# a linear's per-output-row tensors beside its weight: the weight scale, and an int8 zero point made the same way
+# (quark_w8a8_int8.py create_weights per_channel: weight_zero_point a ChannelQuantScaleParameter [rows, 1] like
+# weight_scale; compressed_tensors_wNa16.py channelwise and asymmetric: a PackedColumnParameter [rows / 8, 1], no
+# input dim; torchao's Int8Tensor slices zero_point as it slices scale: int8_tensor.py aten.slice)
+_ROW_SCALE_SUFFIXES = (".weight_scale", ".weight_zero_point")
 # modules vLLM 0.34 builds as a RowParallelLinear (split over TP by input only) or as a FusedMoE's w2, under the
 # names the checkpoints give them. Their per-output-row weight scales sit whole on every rank:
 # layers/linear.py RowParallelLinear.__init__ sets output_size_per_partition = output_size, and its weight_loader_v2
@@ -121,6 +130,30 @@ G_IDX_SUFFIX = ".g_idx"
 _TP_SPLIT_NORMS = {"minimax_m2": re.compile(r"\.self_attn\.[qk]_norm\.")}
 
 
+# torchao's flattened tensor-subclass weights: transformers (5.x quantizers/quantizer_torchao.py) saves a torchao
+# model through torchao's flatten_tensor_state_dict (0.18.0 prototype/safetensors/safetensors_support.py), which
+# writes a module's `weight` (an Int8Tensor, Float8Tensor, Int4Tensor ...) as one tensor per set tensor-data
+# attribute, `<module>._weight_<attribute>`: qdata (the quantized values), scale, zero_point, act_pre_scale ...
+_TORCHAO_FLAT = re.compile(r"\._weight_([a-z0-9_]+)$")
+
+
+def param_name(name: str) -> str:
+    """The tensor's name as the module parameter it stands for: a torchao flattened weight's
+    (`<module>._weight_qdata` -> `<module>.weight`, `._weight_scale` -> `.weight_scale`, `._weight_zero_point` ->
+    `.weight_zero_point`), so that roles, KV shares and what TP holds whole read it as any checkpoint's; any other
+    name as it is."""
+    m = _TORCHAO_FLAT.search(name)
+    if m is None:
+        return name
+    attribute = m.group(1)
+    return name[: m.start()] + (".weight" if attribute == "qdata" else f".weight_{attribute}")
+
+
+def is_torchao_flat(name: str) -> bool:
+    """A torchao flattened weight's quantized values (`<module>._weight_qdata`: param_name)."""
+    return name.endswith("._weight_qdata")
+
+
 @dataclass(frozen=True)
 class TensorEntry:
     name: str
@@ -169,10 +202,11 @@ def is_row_parallel(module: str, family: str = "") -> bool:
 
 
 def is_row_scale(name: str, shape: tuple[int, ...], family: str = "") -> bool:
-    """A per-output-row weight scale ([rows, 1], [experts, rows, 1] or [rows]) of a row-parallel module of the family
-    (is_row_parallel), which vLLM holds whole on every TP rank."""
+    """A per-output-row weight scale or zero point (_ROW_SCALE_SUFFIXES: [rows, 1], [experts, rows, 1] or [rows]) of a
+    row-parallel module of the family (is_row_parallel), which vLLM holds whole on every TP rank."""
     low = name.lower()
-    if not low.endswith(".weight_scale") or not is_row_parallel(low[: -len(".weight_scale")], family):
+    suffix = next((s for s in _ROW_SCALE_SUFFIXES if low.endswith(s)), None)
+    if suffix is None or not is_row_parallel(low[: -len(suffix)], family):
         return False
     return (len(shape) >= 2 and shape[-1] == 1 and shape[-2] > 1) or (len(shape) == 1 and shape[0] > 1)
 
@@ -315,6 +349,9 @@ def _sums(entries: list[TensorEntry], family: str, kv_modules: dict | None = Non
     kv: dict[tuple[str, int, int], int] = {}
     has_head = has_embed = False
     for t in entries:
+        name = param_name(t.name)  # torchao's flattened names read as the parameters they stand for
+        if name != t.name:
+            t = replace(t, name=name)
         d = dtypes.setdefault(t.dtype, [0, 0, 0])
         d[0] += t.bytes
         d[1] += t.elements

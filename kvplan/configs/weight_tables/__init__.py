@@ -574,8 +574,9 @@ class Split:
     experts: int = 0
     expert_tensors: int = 0
     # the KV shares vLLM splits by KV head (Module.kv_heads): (KV heads, parameters quantized, parameters kept in
-    # the float dtype: biases, and the weights the list keeps)
-    kv: tuple[tuple[int, int, int], ...] = ()
+    # the float dtype: biases, and the weights the list keeps, output rows of the quantized ones: their per-row
+    # scales and zero points follow the KV heads too)
+    kv: tuple[tuple[int, int, int, int], ...] = ()
     # of output_rows, those of row-parallel modules of the family (weights.roles.is_row_parallel) and of modules vLLM
     # builds whole (Module.whole): their per-row scales sit whole on every TP rank (QuantBytes.row_scales_whole)
     whole_output_rows: int | None = 0
@@ -603,7 +604,7 @@ def split(modules: list[Module], excluded, quantizes_head: bool, family: str = "
     for m in modules:
         if not m.weight:
             if m.kv_heads and not m.whole and m.kv_other:  # a float module split by KV head (MiniMax-M2's k_norm)
-                kv_shares.setdefault(m.kv_heads, [0, 0])[1] += m.kv_other
+                kv_shares.setdefault(m.kv_heads, [0, 0, 0])[1] += m.kv_other
             continue
         if m.experts:
             samples = sorted({0, 1, m.experts // 2, m.experts - 1} & set(range(m.experts)))
@@ -619,9 +620,11 @@ def split(modules: list[Module], excluded, quantizes_head: bool, family: str = "
         if m.role == "lm_head" and not quantizes_head:
             out = True
         if m.kv_heads and not m.whole:
-            share = kv_shares.setdefault(m.kv_heads, [0, 0])
+            share = kv_shares.setdefault(m.kv_heads, [0, 0, 0])
             share[0 if not out else 1] += m.kv_weight
             share[1] += m.kv_other
+            if not out and m.inputs:
+                share[2] += m.kv_weight // m.inputs
         if out:
             kept[m.role] = kept.get(m.role, 0) + m.weight
         else:
@@ -645,7 +648,7 @@ def split(modules: list[Module], excluded, quantizes_head: bool, family: str = "
     kv_layers = sum(1 for n in kv_quantized.values() if n == 2)
     return Split(quantized, kept, tensors, rows, outs, replicated - whole_quantized, kv_layers,
                  len(attention) - kv_layers, whole_quantized, experts, expert_tensors,
-                 tuple((heads, q, f) for heads, (q, f) in sorted(kv_shares.items())), whole_outs, expert_outs,
+                 tuple((heads, q, f, r) for heads, (q, f, r) in sorted(kv_shares.items())), whole_outs, expert_outs,
                  expert_whole_outs, sum(blocks.values()))
 
 

@@ -1,0 +1,120 @@
+"""Data-parallel attention with the routed experts split over every GPU (vLLM's --data-parallel-size with or without
+--enable-expert-parallel): what one GPU holds.
+
+vLLM 0.34 runs one engine core per DP rank (--data-parallel-size N), each a TP group of --tensor-parallel-size GPUs
+that profiles its own GPUs and sizes its own KV pool; the requests are spread over the ranks, so a replica serves
+dp x the sequences one rank's pool holds. Attention, the dense layers, the shared experts, the embeddings and the
+LM head are built per DP rank and split over its TP ranks as without DP (VocabParallelEmbedding and the linear
+layers use the TP group). Only the FusedMoE layers' routed experts span the DP ranks
+(model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make):
+
+- without --enable-expert-parallel, TP is flattened across DP (flatten_tp_across_dp_and_pcp): every expert is
+  split over the dp x tp GPUs, each holding 1 / (dp x tp) of the routed experts' bytes;
+- with it, EP = dp x tp (ep_size = the flattened tp_size, the MoE layers' tp_size 1), and every GPU holds whole
+  experts: fused_moe/expert_map_manager.py determine_expert_map gives each rank num_experts // EP, the first
+  num_experts % EP ranks one more ("linear" and "round_robin" placement alike), so an uneven split is allowed and
+  the fullest GPU holds ceil(num_experts / EP) of them.
+
+vLLM refuses --enable-expert-parallel for a model without experts (config/model.py
+ModelConfig._verify_with_expert_parallelism). Not modelled: EPLB's redundant experts (--num-redundant-experts adds
+whole experts to every rank), the all-to-all backend's buffers (DeepEP, the allgather / reduce-scatter workspace),
+the MoE kernel workspace under EP (its tokens are those dispatched to the rank), and the shared experts held whole on
+every TP rank where vLLM runs sequence-parallel MoE (config/parallel.py use_sequence_parallel_moe: EP with
+tp > 1 and dp > 1; DeepseekV2MLP disable_tp), which this module counts split over the TP ranks.
+"""
+
+from __future__ import annotations
+
+from ..core.model import ModelSpec
+from ..errors import UsageError
+from ..weights.estimate import holds_config_estimate
+from ..weights.record import Weights
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def is_moe(model: ModelSpec) -> bool:
+    """A model with routed experts: some weights a token does not pass through (params.py's active count)."""
+    return 0 < model.active_param_count < model.param_count
+
+
+def experts_per_rank(num_experts: int, ep: int) -> int:
+    """Experts on the fullest EP rank (determine_expert_map: num_experts // ep, the first num_experts % ep ranks
+    one more)."""
+    return _ceil_div(num_experts, ep)
+
+
+def routed_bytes(model: ModelSpec, weights: Weights) -> int | None:
+    """Bytes of the routed experts the engine loads: a tensor table's "experts" parts of the decoder layers (the MTP
+    module's are left out, as the engine loads it only for MTP decoding), else for a record that holds the config
+    estimate (weights.estimate.holds_config_estimate) the family table's routed parameters at the checkpoint's
+    bytes per linear weight (the experts' own format where it stores them so: FP8's store_dtype); None where not
+    known (a size given, a total kvplan does not match, a family without a per-module table)."""
+    if weights.parts:
+        return sum(n for role, layer, n in weights.parts if role == "experts" and 0 <= layer < model.num_layers)
+    routed = model.weight_routed_params
+    if routed is None or not holds_config_estimate(weights, model):
+        return None
+    if model.weight_expert_params:
+        return model.weight_expert_bytes
+    if " experts + " in model.weight_dtype:  # DeepSeek-V4's experts in their own dtype, not split out of the total
+        return None
+    return int(routed[1] * (model.weight_linear_bytes_per_param or model.weight_bytes_per_param))
+
+
+def check_placement(model: ModelSpec, weights: Weights | None, dp: int, ep: bool, pp: int) -> None:
+    """Refuse what vLLM refuses or kvplan does not model, one line each."""
+    if ep and not is_moe(model):
+        raise UsageError(f"--ep: {model.name} has no routed experts",
+                         "vLLM 0.34 refuses --enable-expert-parallel for a model without experts "
+                         "(ModelConfig._verify_with_expert_parallelism); leave --ep out (--dp alone runs replicas)")
+    if (dp > 1 or ep) and pp > 1:
+        what = f"--dp {dp}" if dp > 1 else "--ep"
+        raise UsageError(f"{what} with --pp {pp}: kvplan does not model pipeline stages inside data-parallel or "
+                         "expert-parallel ranks", f"use {what} with --tp only")
+    if (dp > 1 or ep) and is_moe(model):
+        if model.weight_routed_params is None:
+            raise UsageError(f"--dp / --ep: kvplan cannot place the routed experts of {model.name}: it has no per-module "
+                             f"count of model_type {model.model_type!r} that finds them", "leave --dp and --ep out")
+        if weights is not None and routed_bytes(model, weights) is None:
+            why = ("a size given" if weights.source == "given" else
+                   f"the config estimate of model_type {model.model_type!r} does not split its routed experts' own "
+                   "format out" if " experts + " in model.weight_dtype else
+                   f"a {weights.source} total kvplan does not match to the config estimate")
+            raise UsageError(f"--dp / --ep: the routed experts' share of the weights of {model.name} is not known "
+                             f"({why})", "give the checkpoint's tensor table (--weights FOLDER or hf://REPO)"
+                             + (" or leave --weights out" if weights.source == "given" else ""))
+
+
+def routed_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool) -> int:
+    """Bytes one GPU holds less than the (tp, pp = 1) split gives it (capacity.weights.stage_weight_bytes divides
+    the routed experts over the TP ranks): the routed experts over dp x tp GPUs (1 / (dp x tp) of each without EP,
+    ceil(experts / EP) whole experts with it); 0 for a dense model or without DP or EP."""
+    ranks = dp * tp
+    if not is_moe(model) or ranks == 1 or (dp == 1 and not ep):
+        return 0
+    total = routed_bytes(model, weights)
+    if total is None:  # check_placement refuses it first
+        return 0
+    if ep:
+        experts = model.weight_routed_params[0]
+        held = _ceil_div(total * experts_per_rank(experts, ranks), experts)
+    else:
+        held = _ceil_div(total, ranks)
+    return _ceil_div(total, tp) - held
+
+
+def placement_note(model: ModelSpec, dp: int, ep: bool, tp: int) -> str | None:
+    """The line a data / expert parallel plan of a MoE model prints: what it leaves out."""
+    if not is_moe(model) or (dp == 1 and not ep):
+        return None
+    line = ("routed experts " + (f"split by expert over EP {dp * tp} GPUs" if ep else f"split over dp x tp = {dp * tp} GPUs")
+            + " (vLLM 0.34 FusedMoEParallelConfig.make); not counted: EPLB's redundant experts, the all-to-all "
+              "buffers (DeepEP, allgather / reduce-scatter) and the DP / EP groups' NCCL memory")
+    if ep and dp > 1 and tp > 1:
+        line += ("; and with EP, dp > 1 and tp > 1 vLLM runs the MoE sequence-parallel (config/parallel.py "
+                 "use_sequence_parallel_moe, under the default all2all backend) and holds DeepSeek-style shared "
+                 "experts whole on every TP rank (DeepseekV2MLP disable_tp), which kvplan splits over the TP ranks")
+    return line
