@@ -607,7 +607,8 @@ def glm4v(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     the merger's proj ColumnParallelLinear."""
     v = _with(v, _GLM4V)
     if v.flag("attention_bias"):
-        raise NotCounted("attention_bias: vLLM 0.34 glm4_1v.py builds the vision qkv without the bias transformers adds")
+        raise NotCounted("attention_bias: vLLM 0.34 glm4_1v.py builds the vision qkv without the bias transformers "
+                         "adds")
     c = _Count()
     h, out, inter = v.int("hidden_size"), v.int("out_hidden_size"), v.int("intermediate_size")
     patch, merge = v.int("patch_size"), v.int("spatial_merge_size")

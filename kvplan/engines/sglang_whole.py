@@ -20,7 +20,8 @@ ReplicatedLinear or with disable_tp=True (docs/weights.md):
   checkpoints only, which kvplan has no per-module table of (sglang_zaya.py), so nothing is corrected there.
 
 Sized from the family's per-module table where it adds up (engines/vllm_load.module_table), at the checkpoint's float
-width, or in SGLang's online layout under --quantization (_sized): for a quantized checkpoint nothing is corrected (the module's stored width is not known here) and a note says so.
+width, or in SGLang's online layout under --quantization (_sized): for a quantized checkpoint nothing is corrected
+(the module's stored width is not known here) and a note says so.
 """
 
 from __future__ import annotations
