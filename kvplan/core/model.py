@@ -48,6 +48,9 @@ class ModelSpec:
     # model's) but in weight_bytes, as (parameters, bytes, bytes vLLM holds whole on every TP rank); (0, 0, 0) where
     # none is counted. vLLM builds them on the first pipeline stage only (capacity.weights.stage_weight_bytes)
     weight_vision: tuple[int, int, int] = (0, 0, 0)
+    # of weight_vision, (parameters, bytes) in the quantized dtype: the tower linears an engine's online quantization
+    # quantizes (configs/quant_online.py quantized_tower); (0, 0) where the tower is all in the float dtype
+    weight_vision_quantized: tuple[int, int] = (0, 0)
     max_context_tokens: int | None = None
     hidden_size: int = 0
     num_attention_heads: int = 0
