@@ -278,11 +278,14 @@ class EstimateRequest:
         reserve_bytes = parse_size(reserve, "--reserve", allow_zero=True)
         if dp < 1:
             raise UsageError(f"--dp must be a positive integer, got {dp}")
-        if (dp > 1 or ep) and "sglang" in (engine_request.name, engine_request.emit):
-            raise UsageError(f"{'--dp' if dp > 1 else '--ep'} with SGLang: kvplan does not model SGLang's "
-                             "--enable-dp-attention (attention DP inside the TP group, its KV pool per DP rank) nor "
-                             "its --ep-size / --moe-a2a-backend expert placement",
-                             "use --engine vllm, or plan SGLang with --tp")
+        if dp > 1 and "sglang" in (engine_request.name, engine_request.emit):
+            # SGLang's --tp T --dp N --enable-dp-attention: T GPUs, N attention groups of T / N (engines/sglang_dp.py)
+            if "vllm" in (engine_request.name, engine_request.emit):
+                raise UsageError(f"--dp {dp} means {dp} x --tp GPUs to vLLM but --tp GPUs to SGLang's "
+                                 "--enable-dp-attention", "plan and emit one engine")
+            from .engines.sglang_dp import attention_tp
+
+            tp = attention_tp(tp, dp, pp)
         if gpu is not None:  # here, where --gpu-memory and --hbm-gbps exist, an unknown GPU's hint names them
             from .capacity.gpus import lookup
 
