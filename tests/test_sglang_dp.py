@@ -97,5 +97,30 @@ def test_refusals_one_line_each():
                                               "--engine", "sglang")
     assert "--pp 2" in _refused("deepseek-v3", "--gpu", "h200", "--tp", "8", "--dp", "8", "--pp", "2",
                                 "--engine", "sglang")
+    # DeepSeek-V2: 160 routed experts, 64 GPUs of EP: FusedMoE asserts 160 % 64 == 0 (vLLM would place 3 or 2)
+    assert "must divide the 160 routed experts" in _refused("deepseek-v2", "--gpu", "h200", "--tp", "64", "--dp", "64",
+                                                            "--ep", "--engine", "sglang")
     assert "plan and emit one engine" in _refused("deepseek-v3", "--gpu", "h200", "--tp", "8", "--dp", "8",
                                                   "--engine", "vllm", "--emit", "sglang")
+
+
+def test_tensor_table_mlp_and_head_parts_over_all_gpus():
+    # a tensor table's parts: attention 2,000 B, routed experts 6,400 B and "mlp" (dense MLP and shared experts)
+    # 1,600 B in layer 1, an MTP layer's "mlp" 800 B (past the 27 layers: not loaded), lm_head 4,000 B. At --tp 4
+    # --dp 2 (attention TP 2) the MLP and head, 5,600 B, sit over 4 GPUs: 1,400 B a GPU against 2,800 B over 2
+    import json
+    from pathlib import Path
+
+    from kvplan.capacity.hardware import make_deployment
+    from kvplan.configs import build_model
+    from kvplan.engines.sglang_dp import full_tp_bytes, full_tp_saving
+    from kvplan.weights.record import NO_LAYER, Weights
+
+    raw = json.loads((Path(__file__).resolve().parent.parent / "model_specs" / "deepseek-v2-lite.json").read_text())
+    model = build_model(raw, "deepseek-v2-lite")
+    table = Weights(total_bytes=14_800, source="safetensors",
+                    parts=(("attention", 1, 2_000), ("experts", 1, 6_400), ("mlp", 1, 1_600), ("mlp", 27, 800),
+                           ("lm_head", NO_LAYER, 4_000)))
+    assert full_tp_bytes(model, table) == 5_600
+    dep = make_deployment(None, tp=2, dp=2)
+    assert full_tp_saving(model, table, dep) == 2_800 - 1_400

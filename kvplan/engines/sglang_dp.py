@@ -9,7 +9,10 @@ Read in the sglang 0.5.23 wheel (srt/...):
   the embedding vocab-parallel over the attention TP group (layers/vocab_parallel_embedding.py
   get_embedding_tp_kwargs: use_attn_tp_group under DP attention).
 - the MoE layers over all T GPUs (runtime_context.derive_parallel_widths: moe_tp = T / ep_size): each routed expert
-  split T ways, or with --ep-size T whole experts, T / ... a GPU, as vLLM's flattened TP / EP (capacity.experts).
+  split T ways, or with --ep-size T whole experts, experts / T a GPU (layers/moe/fused_moe_triton/layer.py FusedMoE
+  asserts experts % ep_size == 0: refused otherwise), as vLLM's flattened TP / EP (capacity.experts). DeepSeek-V3's
+  shared expert, fused into the MoE as expert 256 on CUDA without EP (deepseek_v2.py
+  shared_experts_fusion_disable_reason), is split over the T GPUs either way.
 - what SGLang splits over all T GPUs while vLLM splits it over one DP rank's TP ranks (full_tp_saving): the dense MLPs
   (models/deepseek_v2.py DeepseekV2DecoderLayer: parallel_group "tp" unless --moe-dense-tp-size 1,
   layer_boundary/layout.py is_dense_ffn_fully_dp), the shared experts (DeepseekV2MoE: "tp" unless an all-to-all MoE
@@ -122,8 +125,14 @@ def placement_note(model, dp: int, ep: bool, tp: int) -> str | None:
 READ_ARCHS = frozenset({"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"})
 
 
-def check_model(model, dp: int) -> None:
-    """Refuse attention DP for an architecture whose SGLang placement kvplan has not read."""
+def check_model(model, dp: int, ep: bool = False, gpus: int = 1) -> None:
+    """Refuse attention DP for an architecture whose SGLang placement kvplan has not read, and an expert-parallel
+    split SGLang refuses: layers/moe/fused_moe_triton/layer.py FusedMoE asserts routed experts % ep_size == 0."""
+    routed = model.weight_routed_params if ep else None
+    if routed is not None and routed[0] % gpus:
+        raise UsageError(f"--ep with --engine sglang: SGLang's --ep-size {gpus} must divide the {routed[0]} routed "
+                         "experts (FusedMoE asserts it; vLLM gives some ranks one more)",
+                         "choose --tp so that it divides the experts, or use --engine vllm")
     if dp > 1 and (model.architecture or "") not in READ_ARCHS:
         raise UsageError(f"--dp {dp} with --engine sglang: kvplan models SGLang's --enable-dp-attention as "
                          f"models/deepseek_v2.py builds it (DeepSeek-V2 / V3), not {model.architecture or model.model_type}",
