@@ -87,6 +87,7 @@ class DeploymentRequest:
     weight_bytes: int | None = None  # a whole-model size given by the user; wins over the checkpoint's
     dp: int = 1  # data-parallel attention ranks (vLLM --data-parallel-size): capacity.experts
     ep: bool = False  # the routed experts split by expert over dp x tp GPUs (vLLM --enable-expert-parallel)
+    dense_over_all: bool = False  # SGLang's attention DP (engines/sglang_dp.py): capacity.hardware.Deployment
 
     @property
     def has_memory(self) -> bool:
@@ -103,11 +104,13 @@ class DeploymentRequest:
         if not self.has_memory and self.tp == 1 and self.pp == 1 and self.dp == 1 and not self.ep:
             return None
         if not self.has_memory:
-            return make_deployment(None, tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep)
+            return make_deployment(None, tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep,
+                                   dense_over_all=self.dense_over_all)
         deployment = make_deployment(self.gpu, gpu_memory=self.gpu_memory_bytes, hbm_gbps=self.hbm_gbps,
                                      tp=self.tp, pp=self.pp, mem_util=self.mem_util,
                                      reserve_bytes=self.reserve_bytes, weight_bytes=self.weight_bytes,
-                                     kv_memory_bytes=self.kv_memory_bytes, dp=self.dp, ep=self.ep)
+                                     kv_memory_bytes=self.kv_memory_bytes, dp=self.dp, ep=self.ep,
+                                     dense_over_all=self.dense_over_all)
         if self.weight_bytes is None and weights is not None:
             deployment = replace(deployment, weights=weights, weight_bytes=weights.total_bytes)
         return deployment
@@ -293,6 +296,7 @@ class EstimateRequest:
         deployment = DeploymentRequest(
             gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
             hbm_gbps=hbm_gbps, tp=tp, pp=pp, dp=dp, ep=ep, mem_util=mem_util, reserve_bytes=reserve_bytes,
+            dense_over_all=dp > 1 and "sglang" in (engine_request.name, engine_request.emit),
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None)
         # --quantization: the rule of the engine modelled (with none, the one emitted; else vLLM's) sizes it, and an
         # --emit of another engine or release must take the flag too, as the command it prints passes it on

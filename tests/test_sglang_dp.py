@@ -41,9 +41,13 @@ def test_dp8_weights_per_gpu_split_routed_experts_dense_mlp_shared_and_head_over
     split = ROUTED + DENSE_MLP + SHARED + HEAD
     assert split - split // 8 == 577_207_841_728
     big = ("--gpu", "h200", "--gpu-memory", "2TB")  # room for the whole model on one GPU; weights do not depend on it
-    tp1 = _sglang(*big)["engine"]["weight_bytes_per_gpu"]
-    dp8 = _sglang(*big, "--tp", "8", "--dp", "8")["engine"]
+    whole = _sglang(*big)
+    tp1 = whole["engine"]["weight_bytes_per_gpu"]
+    dp8_run = _sglang(*big, "--tp", "8", "--dp", "8")
+    dp8 = dp8_run["engine"]
     assert tp1 - dp8["weight_bytes_per_gpu"] == 577_207_841_728
+    # kvplan's own plan places them the same way under --engine sglang
+    assert whole["capacity"]["weight_bytes_per_gpu"] - dp8_run["capacity"]["weight_bytes_per_gpu"] == 577_207_841_728
     # --ep (--ep-size 8): 32 whole experts a GPU, the same 1/8 of ROUTED
     assert _sglang(*big, "--tp", "8", "--dp", "8", "--ep")["engine"]["weight_bytes_per_gpu"] == \
         dp8["weight_bytes_per_gpu"]
