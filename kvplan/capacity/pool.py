@@ -98,6 +98,10 @@ def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int],
         check_placement(model, weights, deployment.dp, deployment.ep, deployment.pp)
         stage_weights = [w - routed_saving(model, weights, deployment.tp, deployment.dp, deployment.ep)
                          for w in stage_weights]
+    if deployment.dense_over_all:  # SGLang's attention DP: one rule, kept with the engine's
+        from ..engines.sglang_dp import full_tp_saving
+
+        stage_weights = [w - full_tp_saving(model, weights, deployment) for w in stage_weights]
     if deployment.kv_memory_bytes is not None:
         return [deployment.kv_memory_bytes] * len(stage_weights), stage_weights
     require_known(weights, model.name)

@@ -595,7 +595,8 @@ def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: 
 
 
 def _routed_counter(f: Fields, layers: list, dims, total: int):
-    """A counter of the routed experts (experts per MoE layer, their parameters over every layer) from the family's
+    """A counter of the routed experts (experts per MoE layer, their parameters over every layer; then the dense MLP
+    and shared-expert parameters and the LM head's) from the family's
     per-module table (weight_tables: the modules with Module.experts), built on first call (only a data / expert
     parallel plan reads it: capacity.experts); it answers None where kvplan has no table that adds up to the count
     or the table has no routed experts."""
@@ -610,7 +611,13 @@ def _routed_counter(f: Fields, layers: list, dims, total: int):
         if not found or sum(m.weight + m.other for m in found) != total:
             return None
         routed = [m for m in found if m.experts]
-        return (max(m.experts for m in routed), sum(m.weight for m in routed)) if routed else None
+        if not routed:
+            return None
+        # and the parameters SGLang's attention DP splits over the whole TP group (engines/sglang_dp.py): the dense
+        # MLPs and shared experts (weight), the untied LM head
+        ffn = sum(m.weight for m in found if m.role in ("mlp", "shared experts") and not m.top)
+        head = sum(m.weight + m.other for m in found if m.role == "lm_head")
+        return (max(m.experts for m in routed), sum(m.weight for m in routed), ffn, head)
 
     return count
 

@@ -140,7 +140,9 @@ class ModelSpec:
         return whole if isinstance(whole, int) else whole()
 
     @property
-    def weight_routed_params(self) -> tuple[int, int] | None:
+    def weight_routed_params(self) -> tuple[int, ...] | None:
+        """(routed experts a MoE layer, their parameters over every layer, the dense MLP and shared-expert
+        parameters, the LM head's) from the family's per-module count."""
         return self.weight_routed() if self.weight_routed is not None else None
 
     @property

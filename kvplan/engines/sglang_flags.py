@@ -112,8 +112,12 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
         notes.append(f"{model.name} keeps no KV in SGLang: its token pool is --max-total-tokens, else "
                      "--context-length (one request at a time); give --gpu or --kv-memory to size it for --batch")
     if dep is not None:
-        if dep.tp > 1:
-            argv += ["--tp-size", str(dep.tp)]
+        if dep.tp * dep.dp > 1:  # with attention DP, --tp is every GPU (engines/sglang_dp.py)
+            argv += ["--tp-size", str(dep.tp * dep.dp)]
+        if dep.dp > 1:  # 0.5.23's deprecated spelling of --attn-dp-size, which 0.5.9 does not have
+            argv += ["--dp-size", str(dep.dp), "--enable-dp-attention"]
+        if dep.ep:  # whole experts over every GPU (moe_ep_size = tp: capacity.experts)
+            argv += ["--ep-size", str(dep.tp * dep.dp)]
         if dep.pp > 1:
             argv += ["--pp-size", str(dep.pp)]
         if mem_fraction_static is not None:
