@@ -117,7 +117,7 @@ def test_tensor_table_mlp_and_head_parts_over_all_gpus():
 
     from kvplan.capacity.hardware import make_deployment
     from kvplan.configs import build_model
-    from kvplan.engines.sglang_dp import full_tp_bytes, full_tp_saving
+    from kvplan.capacity.experts import full_tp_bytes, full_tp_saving
     from kvplan.weights.record import NO_LAYER, Weights
 
     raw = json.loads((Path(__file__).resolve().parent.parent / "model_specs" / "deepseek-v2-lite.json").read_text())

@@ -118,3 +118,31 @@ def placement_note(model: ModelSpec, dp: int, ep: bool, tp: int) -> str | None:
                  "use_sequence_parallel_moe, under the default all2all backend) and holds DeepSeek-style shared "
                  "experts whole on every TP rank (DeepseekV2MLP disable_tp), which kvplan splits over the TP ranks")
     return line
+
+
+def full_tp_bytes(model, weights) -> int | None:
+    """Bytes of the dense MLPs, shared experts and LM head: a tensor table's "mlp" and "lm_head" parts (roles.py files
+    shared experts under "mlp"), else for a record that holds the config estimate the family table's counts at the
+    checkpoint's bytes per linear weight (the head in its float dtype); None where not known."""
+    if weights.parts:
+        return sum(n for role, layer, n in weights.parts
+                   if (role == "mlp" and 0 <= layer < model.num_layers) or role == "lm_head")
+    counts = model.weight_routed_params
+    if counts is None or len(counts) < 4 or not holds_config_estimate(weights, model):
+        return None
+    from ..weights.estimate import FLOAT_BYTES
+
+    linear = model.weight_linear_bytes_per_param or model.weight_bytes_per_param
+    return int(counts[2] * linear) + counts[3] * FLOAT_BYTES.get(model.float_dtype, 2)
+
+
+def full_tp_saving(model, weights, dep) -> int:
+    """Bytes one GPU holds less than kvplan's split over a DP rank's attn_tp GPUs gives it: the dense MLPs, shared
+    experts and LM head over all dp x tp GPUs instead (Deployment.dense_over_all: SGLang 0.5.23's attention DP,
+    engines/sglang_dp.py)."""
+    if dep.dp <= 1 or weights is None:
+        return 0
+    total = full_tp_bytes(model, weights)
+    if total is None:
+        return 0
+    return -(-total // dep.tp) - -(-total // (dep.tp * dep.dp))

@@ -27,7 +27,7 @@ class Deployment:
     dp: int = 1
     ep: bool = False
     # SGLang's --enable-dp-attention: the dense MLPs, shared experts and LM head over all dp x tp GPUs, not one DP
-    # rank's tp (engines/sglang_dp.py full_tp_saving)
+    # rank's tp (capacity/experts.py full_tp_saving)
     dense_over_all: bool = False
 
     @property

@@ -13,7 +13,7 @@ Read in the sglang 0.5.23 wheel (srt/...):
   asserts experts % ep_size == 0: refused otherwise), as vLLM's flattened TP / EP (capacity.experts). DeepSeek-V3's
   shared expert, fused into the MoE as expert 256 on CUDA without EP (deepseek_v2.py
   shared_experts_fusion_disable_reason), is split over the T GPUs either way.
-- what SGLang splits over all T GPUs while vLLM splits it over one DP rank's TP ranks (full_tp_saving): the dense MLPs
+- what SGLang splits over all T GPUs while vLLM splits it over one DP rank's TP ranks (capacity/experts.py full_tp_saving): the dense MLPs
   (models/deepseek_v2.py DeepseekV2DecoderLayer: parallel_group "tp" unless --moe-dense-tp-size 1,
   layer_boundary/layout.py is_dense_ffn_fully_dp), the shared experts (DeepseekV2MoE: "tp" unless an all-to-all MoE
   backend such as DeepEP replicates them) and the LM head (DeepseekV2ForCausalLM: ParallelLMHead over the whole TP
@@ -64,35 +64,6 @@ def gather_reserve_mib(graph_bs: int, dp: int) -> float:
     if dp <= 1:
         return 0.0
     return graph_bs * dp * GATHER_MIB_PER_GRAPH_BS + (graph_bs * dp * GATHER_MIB_LARGE_BS if graph_bs > LARGE_BS else 0)
-
-
-def full_tp_bytes(model, weights) -> int | None:
-    """Bytes of the dense MLPs, shared experts and LM head: a tensor table's "mlp" and "lm_head" parts (roles.py files
-    shared experts under "mlp"), else for a record that holds the config estimate the family table's counts at the
-    checkpoint's bytes per linear weight (the head in its float dtype); None where not known."""
-    from ..weights.estimate import holds_config_estimate
-
-    if weights.parts:
-        return sum(n for role, layer, n in weights.parts
-                   if (role == "mlp" and 0 <= layer < model.num_layers) or role == "lm_head")
-    counts = model.weight_routed_params
-    if counts is None or len(counts) < 4 or not holds_config_estimate(weights, model):
-        return None
-    from ..weights.estimate import FLOAT_BYTES
-
-    linear = model.weight_linear_bytes_per_param or model.weight_bytes_per_param
-    return int(counts[2] * linear) + counts[3] * FLOAT_BYTES.get(model.float_dtype, 2)
-
-
-def full_tp_saving(model, weights, dep) -> int:
-    """Bytes one GPU holds less than kvplan's split over a DP rank's attn_tp GPUs gives it: the dense MLPs, shared
-    experts and LM head over all T GPUs instead (SGLang's layers above)."""
-    if dep.dp <= 1 or weights is None:
-        return 0
-    total = full_tp_bytes(model, weights)
-    if total is None:
-        return 0
-    return -(-total // dep.tp) - -(-total // launch_tp(dep))
 
 
 def per_rank_requests(max_running_requests: int | None, dep) -> int | None:

@@ -6,7 +6,7 @@ from ..errors import UsageError
 from ..render import Report, note_line
 from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
-from .sglang_dp import full_tp_saving, gather_reserve_mib, launch_tp, per_rank_requests
+from .sglang_dp import gather_reserve_mib, launch_tp, per_rank_requests
 from .sglang_mtp import MULTI_LAYER, draft_layers, is_sglang_mtp, local_draft_layers, module_weights
 from .sglang_served import check
 from .sglang_rules import (MULTIMODAL_PREFILL_GRAPH_0523, SPEC_MAX_RUNNING_REQUESTS, Rules, hf_text_config,
@@ -217,7 +217,7 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
         out = stage_weight_bytes(record, model.num_layers, dep.tp, dep.pp,
                                  bounds=sglang_stage_bounds(model.num_layers, dep.pp))
         if dep.dp > 1 or dep.ep:  # attention DP: the MoE over all --tp GPUs, dense FFNs and head too (sglang_dp)
-            from ..capacity.experts import check_placement, routed_saving
+            from ..capacity.experts import check_placement, full_tp_saving, routed_saving
 
             check_placement(model, record, dep.dp, dep.ep, dep.pp)
             less = routed_saving(model, record, dep.tp, dep.dp, dep.ep) + full_tp_saving(model, record, dep)
