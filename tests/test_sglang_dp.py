@@ -84,7 +84,8 @@ def test_emit_sglang_prints_dp_attention_and_ep_size():
     argv = estimate_json("deepseek-v3", "--context", "32k", "--gpu", "h200", "--tp", "8", "--dp", "8", "--ep",
                          "--emit", "sglang")["emit"]["argv"]
     at = argv.index("--tp-size")
-    assert argv[at:at + 7] == ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention", "--ep-size", "8"]
+    # 0.5.23's --attn-dp-size: its server_args.py deprecates --dp-size N --enable-dp-attention for it
+    assert argv[at:at + 6] == ["--tp-size", "8", "--attn-dp-size", "8", "--ep-size", "8"]
 
 
 def _refused(*args: str) -> str:

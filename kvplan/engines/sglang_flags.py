@@ -114,8 +114,9 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
     if dep is not None:
         if dep.tp * dep.dp > 1:  # with attention DP, --tp is every GPU (engines/sglang_dp.py)
             argv += ["--tp-size", str(dep.tp * dep.dp)]
-        if dep.dp > 1:  # 0.5.23's deprecated spelling of --attn-dp-size, which 0.5.9 does not have
-            argv += ["--dp-size", str(dep.dp), "--enable-dp-attention"]
+        if dep.dp > 1:  # 0.5.23's spelling (server_args.py: --dp-size N --enable-dp-attention is deprecated for it,
+            # "remove the flag and the field after 2026-12-31")
+            argv += ["--attn-dp-size", str(dep.dp)]
         if dep.ep:  # whole experts over every GPU (moe_ep_size = tp: capacity.experts)
             argv += ["--ep-size", str(dep.tp * dep.dp)]
         if dep.pp > 1:
