@@ -135,3 +135,22 @@ def test_tensor_table_experts_parts_placed_and_mtp_left_out():
     assert routed_bytes(model, table) == 6_400
     assert routed_saving(model, table, tp=1, dp=4, ep=True) == 4_800
     assert routed_saving(model, table, tp=2, dp=3, ep=True) == 2_100
+
+
+def test_sequence_parallel_moe_holds_the_shared_experts_whole():
+    # vLLM 0.34: EP with dp 2 > 1 and tp 4 > 1 runs the MoE sequence-parallel (config/parallel.py
+    # use_sequence_parallel_moe, default all2all backend allgather_reducescatter) and DeepseekV2MoE builds its
+    # DeepseekV2MLP shared experts with disable_tp. DeepSeek-V3's one shared expert a MoE layer has the routed
+    # expert's shape (n_shared_experts 1 x moe_intermediate_size 2,048): EXPERT_BYTES a layer, S = 58 x EXPERT_BYTES
+    # over the 58 MoE layers; split over TP 4 a GPU holds S / 4, whole it holds S, 3/4 S = 1.92 GB more
+    shared = 58 * EXPERT_BYTES
+    assert shared == 2_554_954_752 and shared - shared // 4 == 1_916_216_064
+    dp2_tp4 = _per_gpu("--kv-memory", "10GiB", "--dp", "2", "--tp", "4", "--ep")
+    tp8 = _per_gpu("--kv-memory", "10GiB", "--tp", "8")
+    # TP 8 against DP 2 x TP 4 + EP 8: the routed experts 1/8 on both (32 of 256 whole, or 1/8 of each); the rest
+    # (attention, dense layers, embeddings, head) is split 8 ways against 4; the shared experts 1/8 against whole
+    rest = _per_gpu("--kv-memory", "10GiB", "--tp", "4") - R // 4 - shared // 4  # a TP 4 rank less its experts
+    assert dp2_tp4 == rest + R * 32 // 256 + shared
+    # without sequence-parallel MoE (dp 1, or no EP) the shared experts stay split over TP
+    assert _per_gpu("--kv-memory", "10GiB", "--dp", "2", "--tp", "4") == rest + R // 8 + shared // 4
+    assert tp8 < dp2_tp4

@@ -595,8 +595,8 @@ def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: 
 
 
 def _routed_counter(f: Fields, layers: list, dims, total: int):
-    """A counter of the routed experts (experts per MoE layer, their parameters over every layer) from the family's
-    per-module table (weight_tables: the modules with Module.experts), built on first call (only a data / expert
+    """A counter of the routed experts (experts per MoE layer, their parameters over every layer, and the shared
+    experts' linear parameters over every layer) from the family's per-module table (weight_tables: the modules with Module.experts), built on first call (only a data / expert
     parallel plan reads it: capacity.experts); it answers None where kvplan has no table that adds up to the count
     or the table has no routed experts."""
     from . import weight_tables
@@ -610,7 +610,8 @@ def _routed_counter(f: Fields, layers: list, dims, total: int):
         if not found or sum(m.weight + m.other for m in found) != total:
             return None
         routed = [m for m in found if m.experts]
-        return (max(m.experts for m in routed), sum(m.weight for m in routed)) if routed else None
+        shared = sum(m.weight for m in found if m.role == "shared experts")
+        return (max(m.experts for m in routed), sum(m.weight for m in routed), shared) if routed else None
 
     return count
 

@@ -39,10 +39,11 @@ class ModelSpec:
     weight_expert_params: int = 0
     weight_expert_bytes: int = 0
     # the routed experts as the family's per-module count gives them (configs/weight_tables: the modules with
-    # Module.experts): a counter answering (experts per MoE layer, their parameters, all layers) or None where
+    # Module.experts): a counter answering (experts per MoE layer, their parameters, all layers, the shared experts'
+    # parameters, all layers: the modules of role "shared experts") or None where
     # kvplan has no table that adds up to param_count; None: a model without one. Read it as weight_routed_params;
     # capacity.experts places them under data / expert parallelism
-    weight_routed: Callable[[], tuple[int, int] | None] | None = field(default=None, compare=False, repr=False)
+    weight_routed: Callable[[], tuple[int, int, int] | None] | None = field(default=None, compare=False, repr=False)
     weight_dtype: str = "bfloat16"
     # an image-text wrapper's vision tower and projector (configs/vision_towers.py), outside param_count (the text
     # model's) but in weight_bytes, as (parameters, bytes, bytes vLLM holds whole on every TP rank); (0, 0, 0) where
@@ -137,7 +138,7 @@ class ModelSpec:
         return whole if isinstance(whole, int) else whole()
 
     @property
-    def weight_routed_params(self) -> tuple[int, int] | None:
+    def weight_routed_params(self) -> tuple[int, int, int] | None:
         return self.weight_routed() if self.weight_routed is not None else None
 
     @property
