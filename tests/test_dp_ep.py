@@ -154,3 +154,24 @@ def test_sequence_parallel_moe_holds_the_shared_experts_whole():
     # without sequence-parallel MoE (dp 1, or no EP) the shared experts stay split over TP
     assert _per_gpu("--kv-memory", "10GiB", "--dp", "2", "--tp", "4") == rest + R // 8 + shared // 4
     assert tp8 < dp2_tp4
+
+
+def test_shared_experts_whole_or_split_by_family():
+    # DP 2 x TP 4 with EP (sequence-parallel MoE) against DP 2 x TP 4 without (TP flattened across DP, no SP): the
+    # routed experts are 1/8 a GPU both ways (16 / 8 and 64 / 8 whole experts, or 1/8 of each), so the difference
+    # is the shared experts alone, bf16, each layer a gate / up / down of hidden x width.
+    # Llama-4-Scout: vLLM 0.34 llama4.py Llama4MoE builds shared_expert LlamaMLP(disable_tp=is_sequence_parallel):
+    # 48 MoE layers x 3 x 5,120 x 8,192 x 2 B = 12,079,595,520 B whole instead of a quarter: 3/4 of it more
+    def diff(model: str) -> int:
+        return (_per_gpu_of(model, "--dp", "2", "--tp", "4", "--ep")
+                - _per_gpu_of(model, "--dp", "2", "--tp", "4"))
+
+    scout = 48 * 3 * 5_120 * 8_192 * 2
+    assert scout == 12_079_595_520 and diff("llama-4-scout") == scout - scout // 4 == 9_059_696_640
+    # Qwen2-57B-A14B: qwen2_moe.py Qwen2MoeSparseMoeBlock builds its Qwen2MoeMLP shared expert without
+    # is_sequence_parallel: split over TP under EP too
+    assert diff("qwen2-57b-a14b") == 0
+
+
+def _per_gpu_of(model: str, *args: str) -> int:
+    return estimate_json(model, "--context", "8k", "--kv-memory", "10GiB", *args)["capacity"]["weight_bytes_per_gpu"]
