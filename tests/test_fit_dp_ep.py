@@ -39,6 +39,14 @@ def test_fit_proposes_dp8_ep_with_estimates_concurrency():
     assert "--dp 8 --ep" in o["estimate_command"]
     est = estimate_json("deepseek-v3", "--context", "32k", "--gpu", "h200", "--dp", "8", "--ep")
     assert est["max_concurrency"] == o["max_concurrency"]
+    # the option's own check command plans the same layout and passes its budgets
+    import shlex
+
+    own = kvplan(*shlex.split(o["estimate_command"])[1:], "--format", "json")
+    assert own.returncode == 0, own.stderr
+    checked = json.loads(own.stdout)
+    assert checked["budgets"]["ok"] is True and checked["max_concurrency"] == o["max_concurrency"]
+    assert (checked["capacity"]["dp"], checked["capacity"]["ep"]) == (8, True)
 
 
 def test_fit_dp_ep_under_vllm_matches_estimate():

@@ -107,8 +107,8 @@ class Candidate:
 
     @property
     def layout(self) -> str:
-        """"tp 8, pp 1", or "dp 8 x tp 1, EP 8" (each DP rank its own pool, the experts over EP GPUs)."""
-        return f"dp {self.dp} x tp {self.tp}, EP {self.dp * self.tp}" if self.dp > 1 else f"tp {self.tp}, pp {self.pp}"
+        """"tp 8, pp 1", or "dp 8 x tp 1, pp 1, EP 8" (Deployment.layout_text, as `kvplan estimate` prints it)."""
+        return Deployment(tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep).layout_text
 
     @property
     def ok(self) -> bool:

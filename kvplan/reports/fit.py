@@ -210,7 +210,9 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         report.lines.append(f"weights: as {'SGLang' if req.quantization[1] == 'sglang' else 'vLLM'} holds them once "
                             f"--quantization {req.quantization[0]} has quantized the float checkpoint at load")
     if options:
-        emit = f"--emit {label.lower()}" if engine else "--emit vllm or --emit sglang"
+        # SGLang's dp attention is not modelled: a DP + EP option's serving command is vLLM's
+        emit = f"--emit {label.lower()}" if engine else "--emit vllm" if options[0].dp > 1 else \
+            "--emit vllm or --emit sglang"
         report.lines.append("each option was evaluated by the planner of `kvplan estimate`; check the first with: "
                             + estimate_command(req, options[0]) + f" (add {emit} for the serving command)")
     same = engine_layout_note(label, result.model_name, options)
