@@ -97,8 +97,13 @@ def check_placement(model: ModelSpec, weights: Weights | None, dp: int, ep: bool
 
 # vLLM 0.34 architectures whose shared experts are built whole on every TP rank under sequence-parallel MoE (the
 # module docstring cites each class)
-SP_SHARED_WHOLE = frozenset({"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "Llama4ForCausalLM",
-                             "Llama4ForConditionalGeneration", "Qwen3NextForCausalLM", "NemotronHForCausalLM"})
+# (deepseek_v2.py's DeepseekForCausalLM, DeepseekV3ForCausalLM and mistral_large_3.py's MistralLarge3ForCausalLM
+# subclass DeepseekV2ForCausalLM; kimi_k25.py builds a DeepseekV2ForCausalLM language model; models/deepseek_v32
+# (CUDA) builds DeepseekV2MoE with is_sequence_parallel for DeepSeek-V3.2 and GLM-5's GlmMoeDsaForCausalLM)
+SP_SHARED_WHOLE = frozenset({"DeepseekForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
+                             "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM", "MistralLarge3ForCausalLM",
+                             "KimiK25ForConditionalGeneration", "Llama4ForCausalLM", "Llama4ForConditionalGeneration",
+                             "Qwen3NextForCausalLM", "NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"})
 
 
 def sequence_parallel_moe(dp: int, ep: bool, tp: int) -> bool:
