@@ -136,9 +136,12 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
     if deployment is not None and (deployment.dp > 1 or deployment.ep):
         if "sglang" in (request.engine.name, request.engine.emit):
             from .engines.sglang_dp import placement_note
+
+            line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp)
         else:
             from .capacity.experts import placement_note
-        line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp)
+
+            line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp, result.weights)
         if line is not None:
             report.lines.append(f"note: {line}")
     engine = request.engine

@@ -596,7 +596,7 @@ def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: 
 
 def _routed_counter(f: Fields, layers: list, dims, total: int):
     """A counter of the routed experts (experts per MoE layer, their parameters over every layer; then the dense MLP
-    and shared-expert parameters and the LM head's) from the family's
+    and shared-expert parameters, the LM head's, and the shared experts' alone) from the family's
     per-module table (weight_tables: the modules with Module.experts), built on first call (only a data / expert
     parallel plan reads it: capacity.experts); it answers None where kvplan has no table that adds up to the count
     or the table has no routed experts."""
@@ -613,11 +613,13 @@ def _routed_counter(f: Fields, layers: list, dims, total: int):
         routed = [m for m in found if m.experts]
         if not routed:
             return None
-        # and the parameters SGLang's attention DP splits over the whole TP group (engines/sglang_dp.py): the dense
-        # MLPs and shared experts (weight), the untied LM head
+        # and the parameters SGLang's attention DP splits over the whole TP group (capacity.experts.full_tp_bytes): the
+        # dense MLPs and shared experts (weight), the untied LM head; and the shared experts alone (vLLM's
+        # sequence-parallel MoE holds them whole: capacity.experts.shared_bytes)
         ffn = sum(m.weight for m in found if m.role in ("mlp", "shared experts") and not m.top)
         head = sum(m.weight + m.other for m in found if m.role == "lm_head")
-        return (max(m.experts for m in routed), sum(m.weight for m in routed), ffn, head)
+        shared = sum(m.weight for m in found if m.role == "shared experts")
+        return (max(m.experts for m in routed), sum(m.weight for m in routed), ffn, head, shared)
 
     return count
 

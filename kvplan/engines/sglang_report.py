@@ -220,7 +220,8 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
             from ..capacity.experts import check_placement, full_tp_saving, routed_saving
 
             check_placement(model, record, dep.dp, dep.ep, dep.pp)
-            less = routed_saving(model, record, dep.tp, dep.dp, dep.ep) + full_tp_saving(model, record, dep)
+            less = (routed_saving(model, record, dep.tp, dep.dp, dep.ep, vllm_sequence_parallel=False)
+                    + full_tp_saving(model, record, dep))
             out = [n - less for n in out]
     else:
         total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes
