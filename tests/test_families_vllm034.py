@@ -322,6 +322,8 @@ def test_mistral_large_4_fp8_latent_is_noted():
     ({"dsa": {**LARGE4_PARAMS["dsa"], "nope": True}}, "index_nope"),
     ({"dsa": {"n_heads": 64, "head_dim": 128}}, "dsa lacks index_topk"),
     ({"moe": {**LARGE4_PARAMS["moe"], "num_shared_experts": 0}}, "asserts for Mistral DSA"),
+    # a count that is no number (a fuzzed params.json: it was an internal error comparing a list with 0)
+    ({"moe": {**LARGE4_PARAMS["moe"], "num_shared_experts": [1, 2]}}, "num_shared_experts must be a whole number"),
 ])
 def test_mistral_large_4_forms_vllm_refuses_are_one_line(tmp_path, change, words):
     folder = tmp_path / "large4"

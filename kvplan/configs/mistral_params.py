@@ -93,8 +93,11 @@ def to_config(raw: dict, source: str) -> dict:
                "num_shared_experts": 1, "expert_hidden_dim": config.get("intermediate_size"),
                "num_experts_per_tok": 1, "routed_scale": 1.0, "num_expert_groups": 1, "num_expert_groups_per_tok": 1}
     config.pop("moe", None)
+    shared = moe.get("num_shared_experts") or 0
+    if isinstance(shared, bool) or not isinstance(shared, int):
+        raise ConfigError(f"{source}: params.json moe.num_shared_experts must be a whole number, got {shared!r}")
     if raw.get("dsa"):  # Mistral Large 4 (vLLM 0.34 adapt_config_dict: is_dsa, before Mistral Large 3)
-        if not (raw.get("qk_nope_head_dim") and (moe.get("num_shared_experts") or 0) > 0):
+        if not (raw.get("qk_nope_head_dim") and shared > 0):
             raise ConfigError(f"{source}: a params.json with a dsa block but not MLA with a MoE of shared experts, "
                               "which vLLM 0.34 asserts for Mistral DSA (MistralLarge4ForCausalLM)")
         for key, name in _MOE.items():
@@ -102,7 +105,7 @@ def to_config(raw: dict, source: str) -> dict:
                 config[name] = moe[key]
         config.update(topk_method=None, norm_topk_prob=True, scoring_func="softmax")
         return _large4(config, source)
-    if moe and (moe.get("num_shared_experts") or 0) > 0:  # Mistral Large 3
+    if moe and shared > 0:  # Mistral Large 3
         if not isinstance(raw.get("llama_4_scaling"), dict):
             raise ConfigError(f"{source}: a Mistral Large 3 params.json without llama_4_scaling, which vLLM 0.33 "
                               "asserts")
