@@ -134,7 +134,8 @@ _CLIP = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
 
 
 def _encoder_layers(c: _Count, h: int, inter: int, n: int, mlp_aligned: bool = True) -> None:
-    """n CLIP / SigLIP encoder layers (modeling_siglip.py SiglipEncoderLayer, modeling_clip.py CLIPEncoderLayer):
+    """n CLIP / SigLIP encoder layers (modeling_siglip.py SiglipEncoderLayer, modeling_clip.py CLIPEncoderLayer; Llama 4's
+    and MoonViT's layers have the same modules and splits):
     layer_norm1 / layer_norm2 (weight and bias), q/k/v_proj and out_proj with biases, fc1 / fc2 with biases.
     vLLM 0.34 siglip.py / clip.py: qkv_proj QKVParallelLinear, out_proj and fc2 RowParallelLinear, fc1
     ColumnParallelLinear, the LayerNorms whole. mlp_aligned: False where vLLM's SiglipMLP builds fc1 / fc2 without
@@ -313,12 +314,7 @@ def llama4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
                               v.int("image_size"))
     c.split(v.int("num_channels") * patch * patch, h)
     c.held(h + ((image // patch) ** 2 + 1) * h + 4 * h)
-    for _ in range(v.int("num_hidden_layers")):
-        c.held(4 * h)
-        c.split(h, 3 * h, bias=True)
-        c.row(h, h, bias=True)
-        c.split(h, inter, bias=True)
-        c.row(inter, h, bias=True)
+    _encoder_layers(c, h, inter, v.int("num_hidden_layers"))  # the same layer shapes
     if v.flag("multi_modal_projector_bias"):
         raise NotCounted("multi_modal_projector_bias: the adapter biases vLLM adds are not in kvplan's count")
     c.split(inter, v.int("projector_input_dim"))
@@ -575,12 +571,7 @@ def kimi_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     kernel = v.int_list("merge_kernel_size", 2, minimum=1) or _MOONVIT["merge_kernel_size"]
     _conv(c, 3, patch * patch, h, bias=True)
     c.held(v.int("init_pos_emb_height") * v.int("init_pos_emb_width") * h)
-    for _ in range(v.int("num_hidden_layers")):
-        c.held(4 * h)
-        c.split(h, 3 * h, bias=True)
-        c.row(h, h, bias=True)
-        c.split(h, inter, bias=True)
-        c.row(inter, h, bias=True)
+    _encoder_layers(c, h, inter, v.int("num_hidden_layers"))  # the same layer shapes
     m, th = h * kernel[0] * kernel[1], f.int("hidden_size")
     c.held(2 * h + 2 * h + m * m + m + m * th + th)
     return c, "MoonViT + KimiVLMultiModalProjector"
