@@ -825,7 +825,7 @@ _ROWS: list[Family] = [
                     "the thinker whatever its model_type says, and builds a default thinker without it, so such "
                     "a file is refused; the talker"
                     f"{talker} keeps no cache (vLLM does not build it); {sglang}; parameters: the text model "
-                    "only (vision and audio towers, talker and codec not counted)",))
+                    "and the thinker's vision and audio towers (configs/vision_towers.py); talker and codec not counted",))
       for name, thinker, text, who, where, cls, talker, sglang in (
           ("qwen2_5_omni", "qwen2_5_omni_thinker", "qwen2_5_omni_text", "Qwen2.5-Omni",
            "qwen2_5_omni_thinker.py Qwen2_5OmniThinkerForConditionalGeneration builds Qwen2ForCausalLM on it",

@@ -43,6 +43,11 @@ class Tower:
     def note(self, bytes_per_param: float) -> str:
         held = ("holds all of them whole on every TP rank" if self.whole == self.params else
                 f"holds {self.whole:,} of them whole on every TP rank and splits the rest")
+        if self.key == "thinker_config":  # --set reaches the top level and the text model only (sources.py)
+            return (f"vision tower counted: {self.what}, {self.params:,} parameters at {bytes_per_param:g} B; vLLM "
+                    f"0.34 {held}, and skips the audio tower with --limit-mm-per-prompt 0 for audio and the vision "
+                    "tower with 0 for image and video (kvplan cannot plan that start: --set does not reach "
+                    "thinker_config's towers; give --weights)")
         if self.split_by:
             return (f"vision tower counted: {self.what}, {self.params:,} parameters at {bytes_per_param:g} B; "
                     f"{self.split_by} {held} (plan a text-only start with --set {self.key}=null)")
@@ -238,6 +243,75 @@ def qwen3_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
         c.row(m, out, bias=True)
     what = "Qwen3-VL ViT + patch merger" + (f" + {deepstack} deepstack mergers" if deepstack else "")
     return c, what
+
+
+# -- Qwen2.5-Omni, Qwen3-Omni: the thinker's vision and audio towers ----------------------------------------------
+
+# transformers 5.25 qwen2_5_omni/configuration_qwen2_5_omni.py Qwen2_5OmniAudioEncoderConfig and
+# qwen3_omni_moe/configuration_qwen3_omni_moe.py Qwen3OmniMoeAudioEncoderConfig (their vision configs' defaults are
+# Qwen2.5-VL's and Qwen3-VL's: _QWEN2_5_VL, _QWEN3_VL)
+_QWEN2_5_OMNI_AUDIO = {"num_mel_bins": 128, "encoder_layers": 32, "encoder_ffn_dim": 5120, "d_model": 1280,
+                       "output_dim": 3584}
+_QWEN3_OMNI_AUDIO = dict(_QWEN2_5_OMNI_AUDIO, downsample_hidden_size=480)
+
+
+def _audio_layers(c: _Count, h: int, ffn: int, n: int, split: bool, k_bias: bool) -> None:
+    """n Whisper-style audio encoder layers (self_attn_layer_norm, q/k/v/out_proj (k biased with k_bias, the others
+    always), final_layer_norm, fc1 / fc2 with biases): split as vLLM 0.34 builds them (qkv QKVParallelLinear,
+    out_proj / fc2 RowParallelLinear, fc1 ColumnParallelLinear), else all whole (plain nn.Linear)."""
+    for _ in range(n):
+        c.held(4 * h)
+        if split:
+            c.split(h, 3 * h, bias=True)
+            c.row(h, h, bias=True)
+            c.split(h, ffn, bias=True)
+            c.row(ffn, h, bias=True)
+        else:
+            c.held(3 * h * h + (3 if k_bias else 2) * h + h * h + h + h * ffn + ffn + ffn * h + h)
+
+
+def qwen_omni(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """The thinker's visual and audio_tower (v: thinker_config) as vLLM 0.34 builds them, each under
+    _mark_tower_model: skipped with --limit-mm-per-prompt 0 for image and video (visual), for audio (audio_tower).
+
+    qwen2_5_omni (qwen2_5_omni_thinker.py Qwen2_5OmniThinkerForConditionalGeneration): visual is qwen2_5_vl.py's
+    Qwen2_5_VisionTransformer (qwen2_5_vl() above; transformers 5.25 Qwen2_5OmniVisionEncoder the same modules);
+    audio_tower is transformers' own Qwen2_5OmniAudioEncoder, whose nn.Linear / nn.Conv1d vLLM holds whole on every
+    rank: conv1 (num_mel_bins -> d_model, kernel 3) and conv2 (d_model -> d_model, kernel 3), both biased,
+    audio_bos_eos_token [2, output_dim], the layers (k_proj without bias), ln_post and proj (d_model -> output_dim,
+    biased); its sinusoidal positions are a non-persistent buffer.
+
+    qwen3_omni_moe (qwen3_omni_moe_thinker.py): visual is Qwen3Omni_VisionTransformer, Qwen3-VL's tower (qwen3_vl()
+    above; its pos_embed has (image_size / patch_size)^2 rows where transformers' Qwen3OmniMoeVisionEncoder has
+    num_position_embeddings: a config where they differ is refused); audio_tower is vLLM's Qwen3OmniMoeAudioEncoder:
+    conv2d1 (1 -> downsample_hidden_size), conv2d2 / conv2d3 (3 x 3, biased), conv_out (downsample_hidden_size x
+    num_mel_bins / 8 -> d_model, no bias), proj1 (d_model -> d_model) and proj2 (-> output_dim), biased
+    ReplicatedLinear, ln_post: whole; the layers' qkv_proj QKVParallelLinear, out_proj / fc2 RowParallelLinear, fc1
+    ColumnParallelLinear. Those layers are whole where TP does not divide encoder_attention_heads (disable_tp: 20
+    heads at TP 8): not modelled, the count is the split one."""
+    mt = raw.get("model_type")
+    for key in ("vision_config", "audio_config"):
+        if not isinstance(v.get(key), dict):
+            raise ConfigError(f"thinker_config has no {key} object (its config class would build a default one)")
+    vision = Fields(v.raw["vision_config"], v.source, _QWEN2_5_VL if mt == "qwen2_5_omni" else _QWEN3_VL)
+    a = Fields(v.raw["audio_config"], v.source, _QWEN2_5_OMNI_AUDIO if mt == "qwen2_5_omni" else _QWEN3_OMNI_AUDIO)
+    h, ffn, mel, out = a.int("d_model"), a.int("encoder_ffn_dim"), a.int("num_mel_bins"), a.int("output_dim")
+    if mt == "qwen2_5_omni":
+        c, _ = qwen2_5_vl(raw, f, vision)
+        c.held(mel * 3 * h + h + h * 3 * h + h + 2 * out)
+        _audio_layers(c, h, ffn, a.int("encoder_layers", maximum=MAX_LAYERS), split=False, k_bias=False)
+        c.held(2 * h + h * out + out)
+        return c, "Qwen2.5-Omni thinker: Qwen2.5-VL ViT + patch merger and Qwen2_5OmniAudioEncoder"
+    image, patch = vision.opt_int("image_size"), vision.int("patch_size")
+    if image is not None and (image // patch) ** 2 != vision.int("num_position_embeddings"):
+        raise ConfigError("vision_config: (image_size / patch_size)^2 is not num_position_embeddings (vLLM and "
+                          "transformers size the position table by different fields)")
+    c, what = qwen3_vl(raw, f, vision)
+    d = a.int("downsample_hidden_size")
+    c.held(9 * d + d + 2 * (9 * d * d + d) + d * ((((mel + 1) // 2 + 1) // 2 + 1) // 2) * h)
+    _audio_layers(c, h, ffn, a.int("encoder_layers", maximum=MAX_LAYERS), split=True, k_bias=True)
+    c.held(2 * h + h * h + h + h * out + out)
+    return c, f"Qwen3-Omni thinker: {what} and Qwen3OmniMoeAudioEncoder"
 
 
 # -- Llama 4 ---------------------------------------------------------------------------------------------------
@@ -656,13 +730,15 @@ VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] =
     "glm4v_moe": glm4v,
     "phi3_v": phi3_v,
     "minicpmv": minicpmv,
+    "qwen2_5_omni": qwen_omni,
+    "qwen3_omni_moe": qwen_omni,
 }
 
 # wrapper architectures whose names do not end in ForConditionalGeneration (vLLM 0.34 registry.py)
-_WRAPPER_CLASSES = {"InternVLChatModel", "Phi3VForCausalLM", "MiniCPMV"}
+_WRAPPER_CLASSES = {"InternVLChatModel", "Phi3VForCausalLM", "MiniCPMV", "Qwen2_5OmniModel"}
 
 # a wrapper whose tower's settings are not in vision_config -> the key that holds them (Phi-3-vision: img_processor)
-NESTED_KEY = {"phi3_v": "img_processor"}
+NESTED_KEY = {"phi3_v": "img_processor", "qwen2_5_omni": "thinker_config", "qwen3_omni_moe": "thinker_config"}
 
 # a wrapper vLLM 0.34 does not build -> the engine whose TP split its `whole` follows, for the note
 SPLIT_BY = {"mllama": "vLLM 0.34 builds no Mllama (registry.py: last in 0.10.1); SGLang 0.5.23 mllama.py"}
