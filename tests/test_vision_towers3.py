@@ -85,3 +85,77 @@ def test_qwen_omni_estimate_before_and_after(cli):
     model = build_model(raw, "omni")
     assert model.weight_vision == (0, 0, 0)
     assert any(n.startswith("vision tower not counted (thinker_config has no audio_config") for n in model.notes)
+
+
+# -- the InternViT wrappers (NVLM-D, H2OVL, Skywork-R1V) ------------------------------------------------------------
+
+# InternViT-6B-448px-V1-5's vision_config (NVLM-D-72B and Skywork-R1V-38B carry it): hidden 3,200, MLP 12,800, 45
+# layers, 25 heads of 128, RMSNorm, q/k norms, no qkv bias; with a small hand-written Qwen2 text model (hidden 512,
+# MLP 1,024) so that mlp1's shapes are easy to follow
+INTERNVIT_6B = {"hidden_size": 3200, "intermediate_size": 12800, "num_hidden_layers": 45, "num_attention_heads": 25,
+                "image_size": 448, "patch_size": 14, "qkv_bias": False, "qk_normalization": True,
+                "norm_type": "rms_norm"}
+_TEXT = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "hidden_size": 512, "num_hidden_layers": 3,
+         "num_attention_heads": 8, "num_key_value_heads": 2, "intermediate_size": 1024, "vocab_size": 1000,
+         "use_sliding_window": False}
+
+
+def _wrapper(model_type: str, arch: str, **extra) -> dict:
+    return {"model_type": model_type, "architectures": [arch], "downsample_ratio": 0.5, "select_layer": -1,
+            "torch_dtype": "bfloat16", "llm_config": _TEXT, "vision_config": INTERNVIT_6B, **extra}
+
+
+def _internvit_6b_checkpoint() -> int:
+    """InternViT-6B's tensors as transformers 5.25 builds them (InternVLVisionModel, the same tensors as the remote
+    code's; use_mean_pooling: no final norm), on the meta device."""
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.internvl.modeling_internvl import InternVLVisionModel
+
+    config = transformers.InternVLVisionConfig(
+        hidden_size=3200, intermediate_size=12800, num_hidden_layers=45, num_attention_heads=25, image_size=[448, 448],
+        patch_size=[14, 14], attention_bias=False, use_qk_norm=True, norm_type="rms_norm", use_mean_pooling=True)
+    return _meta_params(lambda: (InternVLVisionModel(config),))
+
+
+def test_nvlm_d_tower_holds_its_dummy_heads_and_its_own_mlp1():
+    from kvplan.configs.build import build_model
+
+    h, i, dim = 3200, 12800, 32 * 128
+    # by hand, the checkpoint: class embedding, the patch conv with bias, 1,025 positions; a layer of two RMSNorms,
+    # ls1 / ls2, q/k norms, qkv without bias, proj with bias, fc1 / fc2 with biases
+    layer = 2 * h + 2 * h + 2 * h + 3 * h * h + (h * h + h) + (h * i + i) + (i * h + h)
+    embeddings = h + (3 * 196 * h + h) + 1025 * h
+    assert _internvit_6b_checkpoint() == embeddings + 45 * layer == 5_536_496_000  # the published "5.5B"
+    # vLLM 0.34 nvlm_d.py builds it with num_dummy_heads=7: qkv 3,200 -> 3 x 32 x 128, q/k norms over 4,096 and proj
+    # 4,096 -> 3,200; 32 heads divide TP, so qkv / fc1 split, proj / fc2 row-parallel. mlp1: a LayerNorm over 4 x
+    # 3,200 and 12,800 x 1,024 (the text MLP) and 1,024 x 512 without biases, whole (nn.Linear)
+    vllm_layer = layer + 3 * h * (dim - h) + 2 * (dim - h) + (dim - h) * h
+    mlp1 = 2 * 12800 + 12800 * 1024 + 1024 * 512
+    tower = embeddings + 45 * vllm_layer + mlp1
+    whole = embeddings + 45 * (2 * h + 2 * h + 2 * dim + h + h) + mlp1
+    model = build_model(_wrapper("NVLM_D", "NVLM_D"), "nvlm-d")
+    assert model.weight_vision == (tower, 2 * tower, 2 * whole)
+    # the other InternViT wrappers hold the checkpoint's 25 heads (odd: qkv and proj whole at an even TP) and
+    # InternVL's mlp1 (12,800 x 512 and 512 x 512, biased)
+    mlp1 = 2 * 12800 + (12800 * 512 + 512) + (512 * 512 + 512)
+    tower = embeddings + 45 * layer + mlp1
+    whole = embeddings + 45 * (2 * h + 2 * h + 2 * h + 3 * h * h + h * h + h + h) + mlp1
+    for model_type, arch in (("skywork_chat", "SkyworkR1VChatModel"), ("h2ovl_chat", "H2OVLChatModel")):
+        model = build_model(_wrapper(model_type, arch), model_type)
+        assert model.weight_vision == (tower, 2 * tower, 2 * whole), model_type
+
+
+def test_internvit_wrappers_build_the_tower_up_to_select_layer():
+    # vLLM 0.34 internvl.py / nvlm_d.py / h2ovl.py / skyworkr1v.py _init_vision_model: num_hidden_layers +
+    # select_layer + 1 layers (select_layer -4: 42 of InternViT-6B's 45); the checkpoint's last three are not loaded
+    from kvplan.configs.build import build_model
+
+    h, i = 3200, 12800
+    layer = 2 * h + 2 * h + 2 * h + 3 * h * h + (h * h + h) + (h * i + i) + (i * h + h)
+    for model_type, arch in (("internvl_chat", "InternVLChatModel"), ("skywork_chat", "SkyworkR1VChatModel")):
+        full = build_model(_wrapper(model_type, arch), model_type).weight_vision[0]
+        cut = build_model(_wrapper(model_type, arch, select_layer=-4), model_type).weight_vision[0]
+        assert full - cut == 3 * layer, model_type
+        assert build_model(_wrapper(model_type, arch, select_layer=41), model_type).weight_vision[0] == cut
+    notes = build_model(_wrapper("h2ovl_chat", "H2OVLChatModel", select_layer=45), "h").notes
+    assert any(n.startswith("vision tower not counted (select_layer 45 is not a layer") for n in notes)

@@ -363,7 +363,7 @@ _ROWS: list[Family] = [
     *(Family((name,), text_key="llm_config",
              rules=(f"{who}: text model in llm_config, read by its model_type's family ({texts}); vLLM 0.33 "
                     f"{where} builds it from text_config (renamed from llm_config); parameters: the text model "
-                    + (f"only ({tower} not counted)" if name != "internvl_chat" else
+                    + (f"only ({tower} not counted)" if name not in ("internvl_chat", "NVLM_D", "h2ovl_chat", "skywork_chat") else
                        f"only; the weights add {tower} (configs/vision_towers.py)"),))
       for name, who, texts, where, tower in (
           ("internvl_chat", "InternVL 1.5/2/2.5/3 (InternVLChatConfig)", "qwen2, llama, internlm2, phi3, qwen3 ...",

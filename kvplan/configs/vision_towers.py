@@ -519,6 +519,10 @@ def _need(v: Fields, *names: str) -> None:
             raise ConfigError(f"vision_config has no {name!r}")
 
 
+# the InternViT wrappers vLLM 0.34 builds as InternVLChatModel (remote code: vision_config holds every field)
+_INTERNVIT_CHAT = ("internvl_chat", "NVLM_D", "h2ovl_chat", "skywork_chat")
+
+
 def internvl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     """InternViT and its projector (mlp1: a LayerNorm over vision hidden x (1 / downsample_ratio)^2, a biased linear
     to the text hidden and one text hidden -> text hidden), as vLLM 0.34 builds them.
@@ -540,9 +544,16 @@ def internvl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     biases; a final LayerNorm unless use_mean_pooling. vLLM's attention linears are nn.Linear (whole), fc1 / fc2
     Column / RowParallelLinear, the projector nn.Linear (whole).
 
-    vLLM builds the tower only up to select_layer / vision_feature_layer (-1, every layer, in InternVL 2.5 and 3):
-    the count is the checkpoint's."""
-    chat = raw.get("model_type") == "internvl_chat"
+    The other InternViT wrappers vLLM 0.34 builds as an InternVLChatModel: H2OVL (h2ovl.py H2OVLChatModel, the same
+    modules), NVLM-D (nvlm_d.py NVLM_D_Model: InternVisionModel with num_dummy_heads=7, so qkv, q_norm / k_norm and
+    proj span heads + 7 heads of zeros, which vLLM holds; its mlp1 is a LayerNorm and nn.Linear to the text
+    intermediate_size and back to the text hidden, both without bias) and Skywork-R1V (skyworkr1v.py: mlp1's two
+    linears ReplicatedLinear with biases, the same shapes as InternVL's).
+
+    The remote-code wrappers build InternViT only up to select_layer (internvl.py, h2ovl.py, nvlm_d.py,
+    skyworkr1v.py _init_vision_model: num_hidden_layers + select_layer + 1 layers, InternVLChatConfig's default -1:
+    every layer), and that many are counted; interns1.py builds every layer of the transformers format."""
+    chat = raw.get("model_type") in _INTERNVIT_CHAT
     if chat:
         _need(v, "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "image_size",
               "patch_size", "qkv_bias", "qk_normalization", "norm_type")
@@ -558,24 +569,35 @@ def internvl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     norm_params = 2 * h if norm == "layer_norm" else h
     bias = v.flag("qkv_bias" if chat else "attention_bias")
     qk_norm = v.flag("qk_normalization" if chat else "use_qk_norm")
+    layers = v.int("num_hidden_layers")
+    if chat:  # the layers up to select_layer (vLLM 0.34 internvl.py InternVLChatModel._init_vision_model)
+        select = Fields(raw, f.source, {"select_layer": -1}).get("select_layer")
+        if not isinstance(select, int) or isinstance(select, bool) or not -layers <= select < layers:
+            raise ConfigError(f"select_layer {select!r} is not a layer of the {layers}-layer vision tower")
+        layers = layers + select + 1 if select < 0 else select + 1
+    dim = (heads + (7 if raw.get("model_type") == "NVLM_D" else 0)) * (h // heads)  # nvlm_d.py num_dummy_heads
     c.held(h * (2 if not chat and v.flag("use_mask_token") else 1))
     _conv(c, 3 if chat else v.int("num_channels"), patch * patch, h, bias=True)
     if chat or v.flag("use_absolute_position_embeddings", default=True):
         c.held(((image // patch) ** 2 + 1) * h)
-    for _ in range(v.int("num_hidden_layers")):
-        c.held(2 * norm_params + 2 * h + (2 * h if qk_norm else 0))
-        if chat and heads % 2 == 0:
-            c.split(h, 3 * h, bias)
-            c.row(h, h, bias=True)
+    for _ in range(layers):
+        c.held(2 * norm_params + 2 * h + (2 * dim if qk_norm else 0))
+        if chat and dim // (h // heads) % 2 == 0:
+            c.split(h, 3 * dim, bias)
+            c.row(dim, h, bias=True)
         else:
-            c.held(3 * h * h + (3 * h if bias else 0) + h * h + h)
+            c.held(3 * h * dim + (3 * dim if bias else 0) + dim * h + h)
         c.split(h, inter, bias=True)
         c.row(inter, h, bias=True)
     if not chat and not v.flag("use_mean_pooling", default=True):
         c.held(2 * h)
     ratio = w.number("downsample_ratio")
     m, th = h * int(1 / ratio) ** 2, f.int("hidden_size")
-    c.held(2 * m + m * th + th + th * th + th)
+    if raw.get("model_type") == "NVLM_D":
+        ti = f.int("intermediate_size")
+        c.held(2 * m + m * ti + ti * th)
+    else:
+        c.held(2 * m + m * th + th + th * th + th)
     return c, ("InternViT + mlp1" if chat else "InternVLVisionModel + InternVLMultiModalProjector")
 
 
@@ -725,6 +747,9 @@ VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] =
     "mllama": mllama,
     "internvl_chat": internvl,
     "internvl": internvl,
+    "NVLM_D": internvl,
+    "h2ovl_chat": internvl,
+    "skywork_chat": internvl,
     "kimi_vl": kimi_vl,
     "glm4v": glm4v,
     "glm4v_moe": glm4v,
@@ -735,7 +760,8 @@ VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] =
 }
 
 # wrapper architectures whose names do not end in ForConditionalGeneration (vLLM 0.34 registry.py)
-_WRAPPER_CLASSES = {"InternVLChatModel", "Phi3VForCausalLM", "MiniCPMV", "Qwen2_5OmniModel"}
+_WRAPPER_CLASSES = {"InternVLChatModel", "Phi3VForCausalLM", "MiniCPMV", "Qwen2_5OmniModel", "NVLM_D", "H2OVLChatModel",
+                    "SkyworkR1VChatModel"}
 
 # a wrapper whose tower's settings are not in vision_config -> the key that holds them (Phi-3-vision: img_processor)
 NESTED_KEY = {"phi3_v": "img_processor", "qwen2_5_omni": "thinker_config", "qwen3_omni_moe": "thinker_config"}
