@@ -122,10 +122,11 @@ def test_phi_3_vision_names_the_fused_phi3_modules():
     model = build_model(_raw(_FILES["phi3_v"]), "phi-3-vision")
     # hidden 3,072, 32 layers: 32 x 2 norms + the final norm held whole, BF16; and the image encoder's whole part
     # (configs/vision_towers.py, vLLM 0.34 clip.py / phi3v.py): the CLIP ViT-L/14-336's class embedding, patch conv
-    # 3 x 14^2 x 1,024, 577 positions, pre / post LayerNorms, 24 layers of two LayerNorms and the out_proj / fc2
-    # biases; glb_GN / sub_GN 2 x 4,096 and img_projection 4,096 x 3,072 and 3,072 x 3,072 with biases
+    # 3 x 14^2 x 1,024, 577 positions, the pre LayerNorm, the 23 layers vLLM builds (img_processor.layer_idx -2; no
+    # post LayerNorm then) of two LayerNorms and the out_proj / fc2 biases; glb_GN / sub_GN 2 x 4,096 and
+    # img_projection 4,096 x 3,072 and 3,072 x 3,072 with biases
     h = 1024
-    tower = (h + 3 * 196 * h + 577 * h + 2 * h + 24 * (4 * h + 2 * h) + 2 * h
+    tower = (h + 3 * 196 * h + 577 * h + 2 * h + 23 * (4 * h + 2 * h)
              + 2 * 4096 + 4096 * 3072 + 3072 + 3072 * 3072 + 3072)
     assert 2 * (32 * 2 * 3072 + 3072) == 399_360
     assert model.weight_replicated_bytes == 399_360 + 2 * tower

@@ -159,3 +159,25 @@ def test_internvit_wrappers_build_the_tower_up_to_select_layer():
         assert build_model(_wrapper(model_type, arch, select_layer=41), model_type).weight_vision[0] == cut
     notes = build_model(_wrapper("h2ovl_chat", "H2OVLChatModel", select_layer=45), "h").notes
     assert any(n.startswith("vision tower not counted (select_layer 45 is not a layer") for n in notes)
+
+
+# -- towers vLLM builds only up to the feature layer (LLaVA, Phi-3-vision) ---------------------------------------------
+
+def test_llava_tower_is_built_up_to_its_deepest_feature_layer():
+    # vLLM 0.34 llava.py _get_num_hidden_layers (utils.py get_layer_index: 24 + index + 1 for a negative index, the
+    # index itself otherwise; the deepest of a list) and require_post_norm=False: LLaVA-1.5-7B's CLIP ViT-L/14-336
+    # (hidden 1,024, MLP 4,096) keeps 23 of its 24 layers and no post_layernorm: 12,596,224 + 2,048 parameters fewer
+    # than the checkpoint's 324,487,168 (tests/test_vision_towers.py's count before)
+    from kvplan.configs.build import build_model
+
+    h, i = 1024, 4096
+    layer = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)
+    assert layer == 12_596_224
+    raw = load_config("llava-1.5-7b")[0]
+    assert load_model("llava-1.5-7b").weight_vision[0] == 324_487_168 - layer - 2 * h == 311_888_896
+    # a list: the deepest; a positive index: that many layers (the projector takes 1,024 per feature layer)
+    for feature, layers, n in (([-2, -12], 23, 2), (10, 10, 1)):
+        got = build_model(dict(raw, vision_feature_layer=feature), "llava").weight_vision[0]
+        assert got == 311_888_896 - (23 - layers) * layer + (n - 1) * h * 4096, feature
+    notes = build_model(dict(raw, vision_feature_layer=-30), "llava").notes
+    assert any(n.startswith("vision tower not counted (vision_feature_layer -30 is not a layer") for n in notes)

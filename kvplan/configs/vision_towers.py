@@ -105,27 +105,41 @@ def _encoder_layers(c: _Count, h: int, inter: int, n: int) -> None:
         c.row(inter, h, bias=True)
 
 
-def siglip(v: Fields) -> _Count:
+def _built_layers(n: int, feature_layer: object, what: str) -> int:
+    """The layers of an n-layer tower vLLM 0.34 builds for a feature layer (utils.py get_layer_index: n + index + 1
+    for a negative index, the index itself otherwise; the deepest of a list)."""
+    indexes = feature_layer if isinstance(feature_layer, list) and feature_layer else [feature_layer]
+    if not all(isinstance(i, int) and not isinstance(i, bool) and -n <= i <= n for i in indexes):
+        raise ConfigError(f"{what} {feature_layer!r} is not a layer of the {n}-layer vision tower")
+    built = max(n + i + 1 if i < 0 else i for i in indexes)
+    if built < 1:
+        raise ConfigError(f"{what} {feature_layer!r} builds no layer of the vision tower")
+    return built
+
+
+def siglip(v: Fields, layers: int | None = None, post_norm: bool = True) -> _Count:
     """SiglipVisionModel (transformers 5.25 modeling_siglip.py SiglipVisionTransformer): patch_embedding Conv2d with
     bias, position_embedding of (image_size / patch_size)^2 rows, the encoder layers, post_layernorm, and the
     attention-pooling head when vision_use_head (Gemma 3 turns it off). vLLM 0.34 siglip.py builds the same
-    (Conv2dLayer and nn.Embedding whole)."""
+    (Conv2dLayer and nn.Embedding whole). layers / post_norm: the layers vLLM builds (num_hidden_layers_override)
+    and whether it keeps post_layernorm (require_post_norm)."""
     c = _Count()
     h, inter = v.int("hidden_size"), v.int("intermediate_size")
     patch, image = v.int("patch_size"), v.int("image_size")
     _conv(c, v.int("num_channels"), patch * patch, h, bias=True)
     c.held((image // patch) ** 2 * h)
-    _encoder_layers(c, h, inter, v.int("num_hidden_layers"))
-    c.held(2 * h)
+    _encoder_layers(c, h, inter, layers or v.int("num_hidden_layers"))
+    c.held(2 * h if post_norm else 0)
     if v.flag("vision_use_head", default=True):
         raise ConfigError("vision_use_head: the SigLIP pooling head is not in kvplan's count of the tower")
     return c
 
 
-def clip(v: Fields) -> _Count:
+def clip(v: Fields, layers: int | None = None, post_norm: bool = True) -> _Count:
     """CLIPVisionModel (transformers 5.25 modeling_clip.py CLIPVisionTransformer): class_embedding, patch_embedding
     Conv2d without bias, position_embedding of (image_size / patch_size)^2 + 1 rows, pre_layrnorm, the encoder
-    layers, post_layernorm. vLLM 0.34 clip.py holds the embeddings and norms whole."""
+    layers, post_layernorm. vLLM 0.34 clip.py holds the embeddings and norms whole; layers / post_norm as for
+    siglip()."""
     c = _Count()
     h, inter = v.int("hidden_size"), v.int("intermediate_size")
     patch, image = v.int("patch_size"), v.int("image_size")
@@ -133,8 +147,8 @@ def clip(v: Fields) -> _Count:
     _conv(c, v.int("num_channels"), patch * patch, h, bias=False)
     c.held(((image // patch) ** 2 + 1) * h)
     c.held(2 * h)
-    _encoder_layers(c, h, inter, v.int("num_hidden_layers"))
-    c.held(2 * h)
+    _encoder_layers(c, h, inter, layers or v.int("num_hidden_layers"))
+    c.held(2 * h if post_norm else 0)
     return c
 
 
@@ -164,14 +178,18 @@ def llava(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     """LlavaForConditionalGeneration / LlavaNextForConditionalGeneration: a CLIP (or SigLIP) tower and
     LlavaMultiModalProjector; LLaVA-NeXT adds image_newline [text hidden] (modeling_llava_next.py; vLLM 0.34
     llava_next.py, an nn.Parameter). vLLM 0.34 builds the tower only up to vision_feature_layer (llava.py
-    _get_num_hidden_layers: 23 of LLaVA-1.5's 24 CLIP layers, no post_layernorm), which is not modelled: the count
-    is the checkpoint's."""
+    init_vision_tower_for_llava, _get_num_hidden_layers: 23 of LLaVA-1.5's 24 CLIP layers for -2) and without
+    post_layernorm (require_post_norm=False in llava.py and llava_next.py), and that is what is counted: the
+    checkpoint's later layers are not loaded."""
+    w = Fields(raw, f.source, {"vision_feature_layer": -2})
     if v.model_type == "siglip_vision_model":
-        c, name, v = siglip(Fields(v.raw, v.source, _SIGLIP)), "SigLIP", Fields(v.raw, v.source, _SIGLIP)
+        v, name, build = Fields(v.raw, v.source, _SIGLIP), "SigLIP", siglip
     elif v.model_type in ("clip_vision_model", raw.get("model_type")):  # LlavaConfig's default tower is CLIP's
-        c, name, v = clip(Fields(v.raw, v.source, _CLIP)), "CLIP", Fields(v.raw, v.source, _CLIP)
+        v, name, build = Fields(v.raw, v.source, _CLIP), "CLIP", clip
     else:
         raise ConfigError(f"vision_config model_type {v.model_type!r} is not one kvplan counts (CLIP, SigLIP)")
+    layers = _built_layers(v.int("num_hidden_layers"), w.get("vision_feature_layer"), "vision_feature_layer")
+    c = build(v, layers, post_norm=False)
     _llava_projector(c, raw, f, v.int("hidden_size"))
     if raw.get("model_type") == "llava_next":
         c.held(f.int("hidden_size"))
@@ -686,9 +704,14 @@ def phi3_v(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     """Phi3HDImageEmbedding (vLLM 0.34 phi3v.py; the remote code's the same): a CLIP ViT-L/14 at 336 (clip(),
     CLIP_VIT_LARGE_PATCH14_336_CONFIG), glb_GN and sub_GN of 4 x img_processor.image_dim_out, and img_projection:
     nn.Linear(4 x image_dim_out, text hidden) and nn.Linear(text hidden, text hidden), biased (nn.Linear: whole
-    on every rank, as the GN parameters). vLLM builds the CLIP only up to img_processor.layer_idx (-2: 23 of its
-    24 layers, without post_layernorm), which is not modelled: the count is the checkpoint's."""
-    c = clip(Fields({}, v.source, _CLIP_L_336))
+    on every rank, as the GN parameters). vLLM builds the CLIP only up to img_processor.layer_idx (phi3v.py
+    _init_img_processor: 24 + layer_idx + 1 layers for a negative one, layer_idx + 1 otherwise; -2 by default: 23),
+    and keeps post_layernorm only with every layer (clip.py require_post_norm None): that is what is counted."""
+    index = v.get("layer_idx", default=-2)
+    if not isinstance(index, int) or isinstance(index, bool) or not -24 <= index < 24:
+        raise ConfigError(f"img_processor layer_idx {index!r} is not a layer of the 24-layer CLIP")
+    layers = 24 + index + 1 if index < 0 else index + 1
+    c = clip(Fields({}, v.source, _CLIP_L_336), layers, post_norm=layers == 24)
     dim, th = v.int("image_dim_out"), f.int("hidden_size")
     c.held(2 * 4 * dim + 4 * dim * th + th + th * th + th)
     return c, "CLIP ViT-L/14-336 + Phi-3-vision image projection"
