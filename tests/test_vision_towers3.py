@@ -181,3 +181,54 @@ def test_llava_tower_is_built_up_to_its_deepest_feature_layer():
         assert got == 311_888_896 - (23 - layers) * layer + (n - 1) * h * 4096, feature
     notes = build_model(dict(raw, vision_feature_layer=-30), "llava").notes
     assert any(n.startswith("vision tower not counted (vision_feature_layer -30 is not a layer") for n in notes)
+
+
+# -- MiniCPM-o ------------------------------------------------------------------------------------------------------
+
+# MiniCPM-o 2.6 (openbmb/MiniCPM-o-2_6's config.json, the fields read): Qwen2.5-7B's text model, SigLIP-400M at 980,
+# a Whisper-medium encoder
+MINICPMO_2_6 = {"architectures": ["MiniCPMO"], "model_type": "minicpmo", "version": "2.6", "hidden_size": 3584,
+                "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+                "intermediate_size": 18944, "vocab_size": 151700, "tie_word_embeddings": False,
+                "torch_dtype": "bfloat16", "query_num": 64, "drop_vision_last_layer": False, "audio_pool_step": 2,
+                "vision_config": {"hidden_size": 1152, "image_size": 980, "intermediate_size": 4304,
+                                  "model_type": "siglip_vision_model", "num_attention_heads": 16,
+                                  "num_hidden_layers": 27, "patch_size": 14},
+                "audio_config": {"model_type": "whisper", "d_model": 1024, "encoder_layers": 24,
+                                 "encoder_attention_heads": 16, "encoder_ffn_dim": 4096, "num_mel_bins": 80,
+                                 "max_source_positions": 1500}}
+
+
+def test_minicpmo_counts_siglip_the_resampler_and_the_whisper_encoder():
+    # vLLM 0.34 minicpmo.py MiniCPMO2_6: MiniCPM-V 2.6's SigLIP (transformers' SiglipVisionModel without its head,
+    # on the meta device) and Resampler2_5 (query 64 x 3,584, kv_proj 1,152 x 3,584, nn.MultiheadAttention(3,584),
+    # three LayerNorms, proj 3,584 x 3,584); the apm, transformers' WhisperEncoder (on the meta device), and
+    # audio_projection_layer 1,024 (4,096 / 4) x 3,584 and 3,584 x 3,584 with biases: all but SigLIP's split
+    # linears whole on every rank
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.siglip.modeling_siglip import SiglipVisionModel
+    from transformers.models.whisper.modeling_whisper import WhisperEncoder
+
+    from kvplan.configs.build import build_model
+
+    vision = transformers.SiglipVisionConfig(**dict(MINICPMO_2_6["vision_config"], vision_use_head=False))
+    siglip = _meta_params(lambda: (SiglipVisionModel(vision),))
+    attention = _meta_params(lambda: (torch.nn.MultiheadAttention(3584, 28),))
+    resampler = 64 * 3584 + 1152 * 3584 + attention + 3 * 2 * 3584 + 3584 * 3584
+    whisper = _meta_params(lambda: (WhisperEncoder(transformers.WhisperConfig(**MINICPMO_2_6["audio_config"])),))
+    projection = (1024 * 3584 + 3584) + (3584 * 3584 + 3584)
+    model = build_model(MINICPMO_2_6, "minicpm-o-2.6")
+    total = siglip + resampler + whisper + projection
+    assert model.weight_vision[:2] == (total, 2 * total)
+    # whole: SigLIP's embeddings, norms and out_proj / fc2 biases (27 layers, hidden 1,152), the resampler and the
+    # audio part; a SigLIP layer's q/k/v and fc1 (weights and biases) and out_proj / fc2 weights are split
+    h, i = 1152, 4304
+    split = 27 * ((h * 3 * h + 3 * h) + h * h + (h * i + i) + i * h)
+    assert model.weight_vision[2] == 2 * (total - split)
+    # `version` absent is 2.6 (MiniCPMO.__new__); no audio_config: not counted, and said so
+    raw = {k: v for k, v in MINICPMO_2_6.items() if k != "version"}
+    assert build_model(raw, "minicpm-o").weight_vision == model.weight_vision
+    raw = {k: v for k, v in MINICPMO_2_6.items() if k != "audio_config"}
+    assert any(n.startswith("vision tower not counted (MiniCPM-o has no audio_config")
+               for n in build_model(raw, "minicpm-o").notes)

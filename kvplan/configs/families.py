@@ -417,8 +417,8 @@ _ROWS: list[Family] = [
     Family(("minicpmo",), text="qwen2", text_rule=vl_wrappers.minicpmo_text,
            rules=("MiniCPM-o (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
                   "(minicpmo.py MiniCPMO.__new__): 2.6 (also when absent) qwen2, 4.5 qwen3; the flat fields are read "
-                  "by that family; parameters: the text model only (SigLIP, Whisper encoder, resampler and TTS "
-                  "not counted), with the text model's modules (Qwen2's q/k/v biases for 2.6, Qwen3's q/k norms "
+                  "by that family; parameters: the text model (the weights add SigLIP, the resampler and the Whisper "
+                  "encoder: configs/vision_towers.py; the TTS is not built), with the text model's modules (Qwen2's q/k/v biases for 2.6, Qwen3's q/k norms "
                   "for 4.5)",)),
     Family(("phi4mm",), kinds=ATTN, params=params.attention_decoder,
            rules=("Phi-4-multimodal (remote code, saved flat): vLLM 0.33 phi4mm.py Phi4MMForCausalLM builds a "

@@ -754,6 +754,35 @@ def minicpmv(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     return c, f"SigLIP + Resampler (MiniCPM-V {version})"
 
 
+# transformers 5.25 whisper/configuration_whisper.py WhisperConfig (MiniCPM-o's audio_config)
+_WHISPER = {"num_mel_bins": 80, "encoder_layers": 4, "encoder_ffn_dim": 1536, "d_model": 384,
+            "max_source_positions": 1500}
+
+
+def minicpmo(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """MiniCPM-o as vLLM 0.34 minicpmo.py builds it: MiniCPMO.__new__ picks MiniCPMO2_6 (a MiniCPMV2_6; `version`
+    absent: 2.6) or MiniCPMO4_5 (a MiniCPMV4_5), whose SigLIP tower and resampler minicpmv() counts; under
+    _mark_tower_model(..., "audio") the apm, MiniCPMWhisperEncoder (transformers' WhisperEncoder: conv1
+    num_mel_bins -> d_model and conv2 d_model -> d_model, kernel 3 with biases, embed_positions [max_source_positions,
+    d_model], layers of WhisperAttention (k_proj without bias) and fc1 / fc2 with biases and two LayerNorms, a final
+    layer_norm), and audio_projection_layer (MultiModalProjector: encoder_ffn_dim / 4 -> text hidden -> text
+    hidden, biased nn.Linear); all of the audio part plain nn modules, whole on every rank. The TTS module's
+    weights are dropped (hf_to_vllm_mapper "tts": None), not counted."""
+    version = raw.get("version", 2.6)
+    if str(version) not in ("2.6", "4.5"):
+        raise ConfigError(f"MiniCPM-o version {version!r}: vLLM 0.34 serves 2.6 and 4.5")
+    c, what = minicpmv(dict(raw, version=version), f, v)
+    if not isinstance(raw.get("audio_config"), dict):
+        raise ConfigError("MiniCPM-o has no audio_config object (its config class would build a default Whisper)")
+    a = Fields(raw["audio_config"], v.source, _WHISPER)
+    h, ffn, mel = a.int("d_model"), a.int("encoder_ffn_dim"), a.int("num_mel_bins")
+    c.held(mel * 3 * h + h + h * 3 * h + h + a.int("max_source_positions") * h)
+    _audio_layers(c, h, ffn, a.int("encoder_layers", maximum=MAX_LAYERS), split=False, k_bias=False)
+    e = f.int("hidden_size")
+    c.held(2 * h + (ffn // 4) * e + e + e * e + e)
+    return c, f"{what} and the Whisper encoder + audio projection (MiniCPM-o)"
+
+
 # the wrapper's model_type -> its counter; a wrapper not listed keeps the text model's count, with a note
 VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] = {
     "gemma3": gemma3,
@@ -778,13 +807,14 @@ VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] =
     "glm4v_moe": glm4v,
     "phi3_v": phi3_v,
     "minicpmv": minicpmv,
+    "minicpmo": minicpmo,
     "qwen2_5_omni": qwen_omni,
     "qwen3_omni_moe": qwen_omni,
 }
 
 # wrapper architectures whose names do not end in ForConditionalGeneration (vLLM 0.34 registry.py)
 _WRAPPER_CLASSES = {"InternVLChatModel", "Phi3VForCausalLM", "MiniCPMV", "Qwen2_5OmniModel", "NVLM_D", "H2OVLChatModel",
-                    "SkyworkR1VChatModel"}
+                    "SkyworkR1VChatModel", "MiniCPMO"}
 
 # a wrapper whose tower's settings are not in vision_config -> the key that holds them (Phi-3-vision: img_processor)
 NESTED_KEY = {"phi3_v": "img_processor", "qwen2_5_omni": "thinker_config", "qwen3_omni_moe": "thinker_config"}
