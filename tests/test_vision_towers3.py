@@ -232,3 +232,73 @@ def test_minicpmo_counts_siglip_the_resampler_and_the_whisper_encoder():
     raw = {k: v for k, v in MINICPMO_2_6.items() if k != "audio_config"}
     assert any(n.startswith("vision tower not counted (MiniCPM-o has no audio_config")
                for n in build_model(raw, "minicpm-o").notes)
+
+
+# -- Phi-4-multimodal (phi4mm remote code) ----------------------------------------------------------------------------
+
+def _phi4mm() -> dict:
+    """Phi-4-multimodal-instruct's config.json: the text fields (tests/data/configs) and its encoders' settings
+    (audio_processor, embd_layer, img_processor null), as published."""
+    from pathlib import Path
+
+    raw = json.loads((Path(__file__).parent / "data" / "configs" / "phi-4-multimodal-instruct-text.json").read_text())
+    conformer = {"activation": "swish", "attention_dim": 1024, "attention_heads": 16, "batch_norm": False,
+                 "bias_in_glu": True, "causal": True, "chunk_size": -1, "cnn_layer_norm": True,
+                 "conv_activation": "swish", "conv_glu_type": "swish", "depthwise_multiplier": 1,
+                 "depthwise_seperable_out_channel": 1024, "dropout_rate": 0.0,
+                 "encoder_embedding_config": {"input_size": 80}, "ext_pw_kernel_size": 1, "ext_pw_out_channel": 1024,
+                 "input_layer": "nemo_conv", "input_size": 80, "kernel_size": 3, "left_chunk": 18,
+                 "linear_units": 1536, "nemo_conv_settings": {"conv_channels": 1024}, "num_blocks": 24,
+                 "relative_attention_bias_args": {"t5_bias_max_distance": 500, "type": "t5"}, "time_reduction": 8}
+    audio = {"compression_rate": 8, "downsample_rate": 1, "embedding_cls": "audio", "projection_cls": "mlp",
+             "use_conv_downsample": False, "use_qformer": False}
+    return dict(raw, audio_processor={"name": "cascades", "config": conformer}, img_processor=None,
+                embd_layer={"embedding_cls": "image_audio", "audio_embd_layer": audio,
+                            "image_embd_layer": {"crop_size": 448, "embedding_cls": "tune_image"}})
+
+
+def test_phi4mm_encoders_match_transformers_phi4_multimodal_as_vllm_builds_them(cli, tmp_path):
+    # transformers 5.25's phi4_multimodal modules hold the same checkpoint's encoders: on the meta device, with the
+    # text hidden 3,072 and the t5 bias distance 500. vLLM 0.34 phi4mm.py builds the SigLIP-NaViT up to
+    # img_processor.layer_idx (-2: 26 of its 27 layers) without post_layernorm or head; and its
+    # MeanVarianceNormLayer keeps global_mean / global_invstd (2 x 80) as parameters, buffers in transformers
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.phi4_multimodal import modeling_phi4_multimodal as m
+
+    from kvplan.configs.build import build_model
+
+    config = transformers.Phi4MultimodalConfig(
+        hidden_size=3072, intermediate_size=8192, num_hidden_layers=1, vocab_size=200064,
+        audio_config=transformers.Phi4MultimodalAudioConfig(bias_max_distance=500),
+        vision_config=transformers.Phi4MultimodalVisionConfig())
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        image, audio = m.Phi4MultimodalImageEmbedding(config), m.Phi4MultimodalAudioEmbedding(config)
+
+    def count(*modules):
+        return sum(p.numel() for mod in modules for p in mod.parameters())
+
+    navit = image.img_processor
+    layers = navit.encoder.layers
+    vision = count(image) - count(layers[26], navit.post_layernorm, navit.head)
+    speech = count(audio) + 2 * 80
+    model = build_model(_phi4mm(), "phi-4-multimodal")
+    assert model.weight_vision[:2] == (vision + speech, 2 * (vision + speech))
+    # by hand: the audio encoder 441,238,144 (NeMo subsampling 12,616,704, t5 bias 1,000 x 16, 24 blocks of two
+    # GLU feed-forwards 4,724,736, attention 4 x (1,024^2 + 1,024), conv module 4,206,592, two LayerNorms) and two
+    # projection MLPs 1,024 -> 3,072 -> 3,072
+    block = 2 * 4_724_736 + 4 * (1024 * 1024 + 1024) + 4_206_592 + 4 * 1024
+    assert speech == 12_616_704 + 16_000 + 24 * block + 2 * 80 + 2 * (1024 * 3072 + 3072 + 3072 * 3072 + 3072)
+    # whole on every rank: all of the audio part; of the vision part the embeddings (patch conv and 1,024 positions),
+    # a layer's two LayerNorms and out_proj / fc2 biases, glb_GN / sub_GN and img_projection (nn.Linear)
+    h = 1152
+    whole = (3 * 196 * h + h + 1024 * h) + 26 * 6 * h + 2 * h + (h * 3072 + 3072 + 3072 * 3072 + 3072) + speech
+    assert model.weight_vision[2] == 2 * whole
+    # the estimate adds these 877,486,272 parameters to the text model's (it was the text model's alone)
+    assert vision + speech == 877_486_272
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(_phi4mm()))
+    code, out, err = cli("estimate", str(path), "-f", "json")
+    assert code == 0, err
+    assert json.loads(out)["model"]["weights"]["by_role"] == {"vision": 2 * 877_486_272}

@@ -424,8 +424,8 @@ _ROWS: list[Family] = [
            rules=("Phi-4-multimodal (remote code, saved flat): vLLM 0.33 phi4mm.py Phi4MMForCausalLM builds a "
                   "LlamaModel on the flat config: K/V of num_key_value_heads x head_dim (else hidden_size / "
                   "heads) on every layer; without layer_types its attention takes the model-level sliding_window "
-                  "(cache_config.sliding_window) on every layer; parameters: the text model only (vision and "
-                  "audio encoders, projectors and LoRA adapters not counted)",)),
+                  "(cache_config.sliding_window) on every layer; parameters: the text model (the weights add the "
+                  "image and audio encoders and projectors: configs/vision_towers.py; LoRA adapters not counted)",)),
     Family(("dots_ocr",), text="qwen2",
            rules=("dots.ocr (vLLM 0.33 configs/dotsocr.py DotsOCRConfig, a Qwen2Config, saved flat): dots_ocr.py "
                   "builds Qwen2ForCausalLM on the config itself, so its flat fields are read by qwen2 with "
