@@ -87,6 +87,7 @@ class DeploymentRequest:
     weight_bytes: int | None = None  # a whole-model size given by the user; wins over the checkpoint's
     dp: int = 1  # data-parallel attention ranks (vLLM --data-parallel-size): capacity.experts
     ep: bool = False  # the routed experts split by expert over dp x tp GPUs (vLLM --enable-expert-parallel)
+    dense_over_all: bool = False  # SGLang's attention DP (engines/sglang_dp.py): capacity.hardware.Deployment
 
     @property
     def has_memory(self) -> bool:
@@ -103,11 +104,13 @@ class DeploymentRequest:
         if not self.has_memory and self.tp == 1 and self.pp == 1 and self.dp == 1 and not self.ep:
             return None
         if not self.has_memory:
-            return make_deployment(None, tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep)
+            return make_deployment(None, tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep,
+                                   dense_over_all=self.dense_over_all)
         deployment = make_deployment(self.gpu, gpu_memory=self.gpu_memory_bytes, hbm_gbps=self.hbm_gbps,
                                      tp=self.tp, pp=self.pp, mem_util=self.mem_util,
                                      reserve_bytes=self.reserve_bytes, weight_bytes=self.weight_bytes,
-                                     kv_memory_bytes=self.kv_memory_bytes, dp=self.dp, ep=self.ep)
+                                     kv_memory_bytes=self.kv_memory_bytes, dp=self.dp, ep=self.ep,
+                                     dense_over_all=self.dense_over_all)
         if self.weight_bytes is None and weights is not None:
             deployment = replace(deployment, weights=weights, weight_bytes=weights.total_bytes)
         return deployment
@@ -278,11 +281,14 @@ class EstimateRequest:
         reserve_bytes = parse_size(reserve, "--reserve", allow_zero=True)
         if dp < 1:
             raise UsageError(f"--dp must be a positive integer, got {dp}")
-        if (dp > 1 or ep) and "sglang" in (engine_request.name, engine_request.emit):
-            raise UsageError(f"{'--dp' if dp > 1 else '--ep'} with SGLang: kvplan does not model SGLang's "
-                             "--enable-dp-attention (attention DP inside the TP group, its KV pool per DP rank) nor "
-                             "its --ep-size / --moe-a2a-backend expert placement",
-                             "use --engine vllm, or plan SGLang with --tp")
+        if dp > 1 and "sglang" in (engine_request.name, engine_request.emit):
+            # SGLang's --tp T --dp N --enable-dp-attention: T GPUs, N attention groups of T / N (engines/sglang_dp.py)
+            if "vllm" in (engine_request.name, engine_request.emit):
+                raise UsageError(f"--dp {dp} means {dp} x --tp GPUs to vLLM but --tp GPUs to SGLang's "
+                                 "--enable-dp-attention", "plan and emit one engine")
+            from .engines.sglang_dp import attention_tp
+
+            tp = attention_tp(tp, dp, pp)
         if gpu is not None:  # here, where --gpu-memory and --hbm-gbps exist, an unknown GPU's hint names them
             from .capacity.gpus import lookup
 
@@ -290,6 +296,7 @@ class EstimateRequest:
         deployment = DeploymentRequest(
             gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
             hbm_gbps=hbm_gbps, tp=tp, pp=pp, dp=dp, ep=ep, mem_util=mem_util, reserve_bytes=reserve_bytes,
+            dense_over_all=dp > 1 and "sglang" in (engine_request.name, engine_request.emit),
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None)
         # --quantization: the rule of the engine modelled (with none, the one emitted; else vLLM's) sizes it, and an
         # --emit of another engine or release must take the flag too, as the command it prints passes it on

@@ -111,6 +111,10 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         from .capacity.experts import check_placement
 
         check_placement(spec, None, request.deployment.dp, request.deployment.ep, request.deployment.pp)
+        if "sglang" in (request.engine.name, request.engine.emit):
+            from .engines.sglang_dp import check_model
+
+            check_model(spec, request.deployment.dp, request.deployment.ep, request.deployment.tp * request.deployment.dp)
     result = evaluate(spec, chain, tokens, request.batch, deployment, weights=weight_record)
     engine_label = {"vllm": "vLLM", "sglang": "SGLang"}.get(request.engine.name)
     report = estimate_report.build(result, kv_dtype=dtype_name, explain=request.explain, engine=engine_label)
@@ -130,9 +134,14 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
             report.lines.append(f"weights: {line}")
             report.data["model"]["weights"]["notes"].append(line)  # in the JSON too, as the record's own notes
     if deployment is not None and (deployment.dp > 1 or deployment.ep):
-        from .capacity.experts import placement_note
+        if "sglang" in (request.engine.name, request.engine.emit):
+            from .engines.sglang_dp import placement_note
 
-        line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp)
+            line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp)
+        else:
+            from .capacity.experts import placement_note
+
+            line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp, result.weights)
         if line is not None:
             report.lines.append(f"note: {line}")
     engine = request.engine
@@ -158,7 +167,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
                                            batch=request.batch if engine.emit == "sglang"
                                            and engine.emit_release == engine.release else None)
         if request.engine_tokens == tokens:  # SGLang's requests of context_len = --context
-            vllm_concurrency = pool.max_concurrency
+            # with attention DP one pool a DP rank (engines/sglang_dp.py): the replica serves dp x
+            vllm_concurrency = pool.max_concurrency * (deployment.dp if deployment is not None else 1)
         from .configs.quant_online import sglang_load_warning
 
         line = sglang_load_warning(spec, deployment)

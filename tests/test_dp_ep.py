@@ -135,3 +135,56 @@ def test_tensor_table_experts_parts_placed_and_mtp_left_out():
     assert routed_bytes(model, table) == 6_400
     assert routed_saving(model, table, tp=1, dp=4, ep=True) == 4_800
     assert routed_saving(model, table, tp=2, dp=3, ep=True) == 2_100
+
+
+def test_sequence_parallel_moe_holds_the_shared_experts_whole():
+    # vLLM 0.34: EP with dp 2 > 1 and tp 4 > 1 runs the MoE sequence-parallel (config/parallel.py
+    # use_sequence_parallel_moe, default all2all backend allgather_reducescatter) and DeepseekV2MoE builds its
+    # DeepseekV2MLP shared experts with disable_tp. DeepSeek-V3's one shared expert a MoE layer has the routed
+    # expert's shape (n_shared_experts 1 x moe_intermediate_size 2,048): EXPERT_BYTES a layer, S = 58 x EXPERT_BYTES
+    # over the 58 MoE layers; split over TP 4 a GPU holds S / 4, whole it holds S, 3/4 S = 1.92 GB more
+    shared = 58 * EXPERT_BYTES
+    assert shared == 2_554_954_752 and shared - shared // 4 == 1_916_216_064
+    dp2_tp4 = _per_gpu("--kv-memory", "10GiB", "--dp", "2", "--tp", "4", "--ep")
+    tp8 = _per_gpu("--kv-memory", "10GiB", "--tp", "8")
+    # TP 8 against DP 2 x TP 4 + EP 8: the routed experts 1/8 on both (32 of 256 whole, or 1/8 of each); the rest
+    # (attention, dense layers, embeddings, head) is split 8 ways against 4; the shared experts 1/8 against whole
+    rest = _per_gpu("--kv-memory", "10GiB", "--tp", "4") - R // 4 - shared // 4  # a TP 4 rank less its experts
+    assert dp2_tp4 == rest + R * 32 // 256 + shared
+    # without sequence-parallel MoE (dp 1, or no EP) the shared experts stay split over TP
+    assert _per_gpu("--kv-memory", "10GiB", "--dp", "2", "--tp", "4") == rest + R // 8 + shared // 4
+    assert tp8 < dp2_tp4
+
+
+def test_shared_experts_whole_or_split_by_family():
+    # DP 2 x TP 4 with EP (sequence-parallel MoE) against DP 2 x TP 4 without (TP flattened across DP, no SP): the
+    # routed experts are 1/8 a GPU both ways (16 / 8 and 64 / 8 whole experts, or 1/8 of each), so the difference
+    # is the shared experts alone, bf16, each layer a gate / up / down of hidden x width.
+    # Llama-4-Scout: vLLM 0.34 llama4.py Llama4MoE builds shared_expert LlamaMLP(disable_tp=is_sequence_parallel):
+    # 48 MoE layers x 3 x 5,120 x 8,192 x 2 B = 12,079,595,520 B whole instead of a quarter: 3/4 of it more
+    def diff(model: str) -> int:
+        return (_per_gpu_of(model, "--dp", "2", "--tp", "4", "--ep")
+                - _per_gpu_of(model, "--dp", "2", "--tp", "4"))
+
+    scout = 48 * 3 * 5_120 * 8_192 * 2
+    assert scout == 12_079_595_520 and diff("llama-4-scout") == scout - scout // 4 == 9_059_696_640
+    # Qwen2-57B-A14B: qwen2_moe.py Qwen2MoeSparseMoeBlock builds its Qwen2MoeMLP shared expert without
+    # is_sequence_parallel: split over TP under EP too
+    assert diff("qwen2-57b-a14b") == 0
+
+
+def _per_gpu_of(model: str, *args: str) -> int:
+    return estimate_json(model, "--context", "8k", "--kv-memory", "10GiB", *args)["capacity"]["weight_bytes_per_gpu"]
+
+
+def test_sglangs_attention_dp_splits_the_shared_experts_over_every_gpu():
+    # vLLM's sequence-parallel MoE holds DeepSeek-V3's shared experts whole on every TP rank (3/4 S more a GPU at
+    # DP 2 x TP 4 + EP); SGLang's attention DP splits them over all its --tp GPUs instead (deepseek_v2.py "tp"
+    # group: capacity.experts.full_tp_saving), so its routed-expert saving leaves that vLLM rule out
+    from kvplan.capacity.experts import routed_saving
+    from kvplan.sources import load_model_and_weights
+
+    model, weights = load_model_and_weights("deepseek-v3")
+    vllm = routed_saving(model, weights, 4, 2, True)
+    sglang = routed_saving(model, weights, 4, 2, True, vllm_sequence_parallel=False)
+    assert sglang - vllm == 58 * EXPERT_BYTES - 58 * EXPERT_BYTES // 4 == 1_916_216_064

@@ -111,7 +111,8 @@ def test_qwen2_vl_text_nested_reads_as_the_flat_config():
 # -- GLM-4.1V and GLM-OCR ------------------------------------------------------------------------------------------
 
 def test_glm_4_1v_counts_four_norms_q_k_v_biases_and_no_o_proj_bias():
-    model = build_model(GLM_41V, "glm-4.1v")
+    # the text model's table (the vision tower, counted since, is tests/test_vision_towers.py's)
+    model = build_model({k: v for k, v in GLM_41V.items() if k != "vision_config"}, "glm-4.1v")
     # 40 layers, hidden 4,096, 32 query / 2 KV heads of 128, mlp 13,696, vocab 151,552, untied. A layer: q, o
     # 4,096 x 4,096; k, v 4,096 x 256; q/k/v biases 4,096 + 2 x 256 (o_proj none: Glm4vTextAttention); gate_up_proj
     # 4,096 x 27,392 and down_proj 13,696 x 4,096; four norms 4 x 4,096. Before: two norms and an o_proj bias

@@ -157,8 +157,11 @@ def test_internvit_wrappers_build_the_tower_up_to_select_layer():
         cut = build_model(_wrapper(model_type, arch, select_layer=-4), model_type).weight_vision[0]
         assert full - cut == 3 * layer, model_type
         assert build_model(_wrapper(model_type, arch, select_layer=41), model_type).weight_vision[0] == cut
-    notes = build_model(_wrapper("h2ovl_chat", "H2OVLChatModel", select_layer=45), "h").notes
-    assert any(n.startswith("vision tower not counted (select_layer 45 is not a layer") for n in notes)
+    # a select_layer past the tower is a malformed config: one error naming it
+    from kvplan.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="select_layer 45 is not a layer of the 45-layer vision tower"):
+        build_model(_wrapper("h2ovl_chat", "H2OVLChatModel", select_layer=45), "h")
 
 
 # -- towers vLLM builds only up to the feature layer (LLaVA, Phi-3-vision) ---------------------------------------------
@@ -179,8 +182,10 @@ def test_llava_tower_is_built_up_to_its_deepest_feature_layer():
     for feature, layers, n in (([-2, -12], 23, 2), (10, 10, 1)):
         got = build_model(dict(raw, vision_feature_layer=feature), "llava").weight_vision[0]
         assert got == 311_888_896 - (23 - layers) * layer + (n - 1) * h * 4096, feature
-    notes = build_model(dict(raw, vision_feature_layer=-30), "llava").notes
-    assert any(n.startswith("vision tower not counted (vision_feature_layer -30 is not a layer") for n in notes)
+    from kvplan.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="vision_feature_layer -30 is not a layer of the 24-layer vision tower"):
+        build_model(dict(raw, vision_feature_layer=-30), "llava")
 
 
 # -- MiniCPM-o ------------------------------------------------------------------------------------------------------

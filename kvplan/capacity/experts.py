@@ -18,9 +18,16 @@ layers use the TP group). Only the FusedMoE layers' routed experts span the DP r
 vLLM refuses --enable-expert-parallel for a model without experts (config/model.py
 ModelConfig._verify_with_expert_parallelism). Not modelled: EPLB's redundant experts (--num-redundant-experts adds
 whole experts to every rank), the all-to-all backend's buffers (DeepEP, the allgather / reduce-scatter workspace),
-the MoE kernel workspace under EP (its tokens are those dispatched to the rank), and the shared experts held whole on
-every TP rank where vLLM runs sequence-parallel MoE (config/parallel.py use_sequence_parallel_moe: EP with
-tp > 1 and dp > 1; DeepseekV2MLP disable_tp), which this module counts split over the TP ranks.
+the MoE kernel workspace under EP (its tokens are those dispatched to the rank).
+
+Sequence-parallel MoE: with EP, tp > 1 and dp > 1 vLLM 0.34 runs the MoE sequence-parallel
+(config/parallel.py ParallelConfig.use_sequence_parallel_moe: the all2all backend one of its list, the default
+"allgather_reducescatter" among them), and some families then build their shared experts whole on every TP rank
+(SP_SHARED_WHOLE): deepseek_v2.py DeepseekV2MoE passes is_sequence_parallel to DeepseekV2MLP, whose
+MergedColumnParallelLinear / RowParallelLinear take disable_tp=is_sequence_parallel; llama4.py Llama4MoE's
+shared_expert LlamaMLP(disable_tp=is_sequence_parallel); qwen3_next.py Qwen3NextSparseMoeBlock's Qwen2MoeMLP
+(is_sequence_parallel -> disable_tp); nemotron_h.py NemotronHMoE's NemotronHMLP(is_sequence_parallel). Others keep
+them split over TP: qwen2_moe.py Qwen2MoeSparseMoeBlock and glm4_moe.py Glm4MoE pass no such flag.
 """
 
 from __future__ import annotations
@@ -88,10 +95,55 @@ def check_placement(model: ModelSpec, weights: Weights | None, dp: int, ep: bool
                              + (" or leave --weights out" if weights.source == "given" else ""))
 
 
-def routed_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool) -> int:
+# vLLM 0.34 architectures whose shared experts are built whole on every TP rank under sequence-parallel MoE (the
+# module docstring cites each class)
+# (deepseek_v2.py's DeepseekForCausalLM, DeepseekV3ForCausalLM and mistral_large_3.py's MistralLarge3ForCausalLM
+# subclass DeepseekV2ForCausalLM; kimi_k25.py builds a DeepseekV2ForCausalLM language model; models/deepseek_v32
+# (CUDA) builds DeepseekV2MoE with is_sequence_parallel for DeepSeek-V3.2 and GLM-5's GlmMoeDsaForCausalLM)
+SP_SHARED_WHOLE = frozenset({"DeepseekForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
+                             "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM", "MistralLarge3ForCausalLM",
+                             "KimiK25ForConditionalGeneration", "Llama4ForCausalLM", "Llama4ForConditionalGeneration",
+                             "Qwen3NextForCausalLM", "NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"})
+
+
+def sequence_parallel_moe(dp: int, ep: bool, tp: int) -> bool:
+    """vLLM 0.34 config/parallel.py use_sequence_parallel_moe under its default all2all backend
+    ("allgather_reducescatter", in the list): EP with tp > 1 and dp > 1."""
+    return ep and tp > 1 and dp > 1
+
+
+def shared_whole(model: ModelSpec, dp: int, ep: bool, tp: int) -> bool:
+    """The shared experts are held whole on every TP rank (SP_SHARED_WHOLE under sequence-parallel MoE)."""
+    return (sequence_parallel_moe(dp, ep, tp) and is_moe(model)
+            and any(name in SP_SHARED_WHOLE for name in model.registry_names[:1]))
+
+
+def shared_bytes(model: ModelSpec, weights: Weights) -> int | None:
+    """Bytes of the shared experts (the family table's "shared experts" modules) at the checkpoint's bytes per
+    linear weight, for a record that holds the config estimate; None where not known (a tensor table, whose parts
+    do not tell shared experts from the dense MLPs; a size given; no per-module table)."""
+    routed = model.weight_routed_params
+    if routed is None or weights.parts or not holds_config_estimate(weights, model):
+        return None
+    return int(routed[4] * (model.weight_linear_bytes_per_param or model.weight_bytes_per_param))
+
+
+def shared_extra(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool) -> int:
+    """Bytes one GPU holds more than the TP split counts (stage_weight_bytes divides the shared experts over the
+    TP ranks) where vLLM builds them whole on every TP rank (shared_whole); 0 elsewhere or where not known."""
+    if not shared_whole(model, dp, ep, tp):
+        return 0
+    total = shared_bytes(model, weights)
+    return 0 if total is None else total - _ceil_div(total, tp)
+
+
+def routed_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool,
+                  vllm_sequence_parallel: bool = True) -> int:
     """Bytes one GPU holds less than the (tp, pp = 1) split gives it (capacity.weights.stage_weight_bytes divides
-    the routed experts over the TP ranks): the routed experts over dp x tp GPUs (1 / (dp x tp) of each without EP,
-    ceil(experts / EP) whole experts with it); 0 for a dense model or without DP or EP."""
+    the routed and shared experts over the TP ranks): the routed experts over dp x tp GPUs (1 / (dp x tp) of each
+    without EP, ceil(experts / EP) whole experts with it), less the shared experts' bytes a sequence-parallel MoE
+    holds whole on every TP rank (shared_extra: vLLM's; SGLang's attention DP splits them over all GPUs instead,
+    full_tp_saving, so its callers pass vllm_sequence_parallel False); 0 for a dense model or without DP or EP."""
     ranks = dp * tp
     if not is_moe(model) or ranks == 1 or (dp == 1 and not ep):
         return 0
@@ -103,18 +155,49 @@ def routed_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool
         held = _ceil_div(total * experts_per_rank(experts, ranks), experts)
     else:
         held = _ceil_div(total, ranks)
-    return _ceil_div(total, tp) - held
+    extra = shared_extra(model, weights, tp, dp, ep) if vllm_sequence_parallel else 0
+    return _ceil_div(total, tp) - held - extra
 
 
-def placement_note(model: ModelSpec, dp: int, ep: bool, tp: int) -> str | None:
+def placement_note(model: ModelSpec, dp: int, ep: bool, tp: int, weights: Weights | None = None) -> str | None:
     """The line a data / expert parallel plan of a MoE model prints: what it leaves out."""
     if not is_moe(model) or (dp == 1 and not ep):
         return None
     line = ("routed experts " + (f"split by expert over EP {dp * tp} GPUs" if ep else f"split over dp x tp = {dp * tp} GPUs")
             + " (vLLM 0.34 FusedMoEParallelConfig.make); not counted: EPLB's redundant experts, the all-to-all "
               "buffers (DeepEP, allgather / reduce-scatter) and the DP / EP groups' NCCL memory")
-    if ep and dp > 1 and tp > 1:
-        line += ("; and with EP, dp > 1 and tp > 1 vLLM runs the MoE sequence-parallel (config/parallel.py "
-                 "use_sequence_parallel_moe, under the default all2all backend) and holds DeepSeek-style shared "
-                 "experts whole on every TP rank (DeepseekV2MLP disable_tp), which kvplan splits over the TP ranks")
+    if shared_whole(model, dp, ep, tp) and model.weight_routed_params[4]:
+        line += ("; sequence-parallel MoE (EP with dp > 1 and tp > 1: vLLM 0.34 config/parallel.py "
+                 "use_sequence_parallel_moe, default all2all backend): the shared experts whole on every TP rank "
+                 "(disable_tp)" + ("" if weights is None or shared_bytes(model, weights) is not None else
+                                   ", not counted: their share of a tensor table is not known, kvplan splits them "
+                                   "over the TP ranks"))
     return line
+
+
+def full_tp_bytes(model, weights) -> int | None:
+    """Bytes of the dense MLPs, shared experts and LM head: a tensor table's "mlp" and "lm_head" parts (roles.py files
+    shared experts under "mlp"), else for a record that holds the config estimate the family table's counts at the
+    checkpoint's bytes per linear weight (the head in its float dtype); None where not known."""
+    if weights.parts:
+        return sum(n for role, layer, n in weights.parts
+                   if (role == "mlp" and 0 <= layer < model.num_layers) or role == "lm_head")
+    counts = model.weight_routed_params
+    if counts is None or len(counts) < 4 or not holds_config_estimate(weights, model):
+        return None
+    from ..weights.estimate import FLOAT_BYTES
+
+    linear = model.weight_linear_bytes_per_param or model.weight_bytes_per_param
+    return int(counts[2] * linear) + counts[3] * FLOAT_BYTES.get(model.float_dtype, 2)
+
+
+def full_tp_saving(model, weights, dep) -> int:
+    """Bytes one GPU holds less than kvplan's split over a DP rank's attn_tp GPUs gives it: the dense MLPs, shared
+    experts and LM head over all dp x tp GPUs instead (Deployment.dense_over_all: SGLang 0.5.23's attention DP,
+    engines/sglang_dp.py)."""
+    if dep.dp <= 1 or weights is None:
+        return 0
+    total = full_tp_bytes(model, weights)
+    if total is None:
+        return 0
+    return -(-total // dep.tp) - -(-total // (dep.tp * dep.dp))

@@ -26,6 +26,9 @@ class Deployment:
     # are split by expert over the dp x tp GPUs (vLLM's --enable-expert-parallel): capacity.experts
     dp: int = 1
     ep: bool = False
+    # SGLang's --enable-dp-attention: the dense MLPs, shared experts and LM head over all dp x tp GPUs, not one DP
+    # rank's tp (capacity/experts.py full_tp_saving)
+    dense_over_all: bool = False
 
     @property
     def gpus(self) -> int:
@@ -37,6 +40,8 @@ class Deployment:
         if self.dp == 1 and not self.ep:
             return f"tp {self.tp}, pp {self.pp}"
         head = f"dp {self.dp} x tp {self.tp}, pp {self.pp}"
+        if self.dense_over_all:
+            head = f"SGLang --tp {self.dp * self.tp}: attention dp {self.dp} x tp {self.tp}, pp {self.pp}"
         return head + (f", EP {self.dp * self.tp}" if self.ep else ", experts split over dp x tp")
 
 
@@ -55,6 +60,7 @@ def make_deployment(
     kv_memory_bytes: int | None = None,
     dp: int = 1,
     ep: bool = False,
+    dense_over_all: bool = False,
 ) -> Deployment:
     if not 0 < mem_util <= 1:
         raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
@@ -64,7 +70,8 @@ def make_deployment(
         raise UsageError(f"--dp must be a positive integer, got {dp}")
     base = lookup(gpu) if gpu is not None else None  # --gpu '' is an unknown GPU, not no GPU
     if base is None and gpu_memory is None and kv_memory_bytes is None:
-        return Deployment(None, tp, pp, mem_util, reserve_bytes, weight_bytes, None, dp=dp, ep=ep)
+        return Deployment(None, tp, pp, mem_util, reserve_bytes, weight_bytes, None, dp=dp, ep=ep,
+                          dense_over_all=dense_over_all)
     if base is None:
         base = Gpu("custom", gpu_memory or 0, hbm_gbps or 0.0, link_gbps or 32.0, tflops or 0.0, "from --gpu-memory")
     else:
@@ -80,4 +87,5 @@ def make_deployment(
             link_gbps=link_gbps or base.link_gbps,
             bf16_tflops=tflops or base.bf16_tflops,
         )
-    return Deployment(base, tp, pp, mem_util, reserve_bytes, weight_bytes, kv_memory_bytes, dp=dp, ep=ep)
+    return Deployment(base, tp, pp, mem_util, reserve_bytes, weight_bytes, kv_memory_bytes, dp=dp, ep=ep,
+                      dense_over_all=dense_over_all)

@@ -595,7 +595,8 @@ def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: 
 
 
 def _routed_counter(f: Fields, layers: list, dims, total: int):
-    """A counter of the routed experts (experts per MoE layer, their parameters over every layer) from the family's
+    """A counter of the routed experts (experts per MoE layer, their parameters over every layer; then the dense MLP
+    and shared-expert parameters, the LM head's, and the shared experts' alone) from the family's
     per-module table (weight_tables: the modules with Module.experts), built on first call (only a data / expert
     parallel plan reads it: capacity.experts); it answers None where kvplan has no table that adds up to the count
     or the table has no routed experts."""
@@ -610,7 +611,15 @@ def _routed_counter(f: Fields, layers: list, dims, total: int):
         if not found or sum(m.weight + m.other for m in found) != total:
             return None
         routed = [m for m in found if m.experts]
-        return (max(m.experts for m in routed), sum(m.weight for m in routed)) if routed else None
+        if not routed:
+            return None
+        # and the parameters SGLang's attention DP splits over the whole TP group (capacity.experts.full_tp_bytes): the
+        # dense MLPs and shared experts (weight), the untied LM head; and the shared experts alone (vLLM's
+        # sequence-parallel MoE holds them whole: capacity.experts.shared_bytes)
+        ffn = sum(m.weight for m in found if m.role in ("mlp", "shared experts") and not m.top)
+        head = sum(m.weight + m.other for m in found if m.role == "lm_head")
+        shared = sum(m.weight for m in found if m.role == "shared experts")
+        return (max(m.experts for m in routed), sum(m.weight for m in routed), ffn, head, shared)
 
     return count
 
@@ -819,29 +828,34 @@ def counted_params(family: Family, f: Fields, layers: list, dims) -> tuple[int, 
 
 
 def _with_vision_tower(raw: dict, f: Fields, whole):
-    """(the bytes each TP rank holds whole, ModelSpec.weight_vision, notes) of an image-text wrapper whose vision
-    tower and projector kvplan counts (configs/vision_towers.py): the tower's parameters and bytes at the
-    checkpoint's float dtype (a quantized checkpoint is taken to keep its tower unquantized, as the note says), and
-    its part vLLM holds whole added to `whole`; a wrapper kvplan does not count gets a note saying so."""
-    from .vision_towers import vision_tower
+    """(the bytes each TP rank holds whole, ModelSpec.weight_vision, ModelSpec.weight_vision_quantized, notes) of an
+    image-text wrapper whose vision tower and projector kvplan counts (configs/vision_towers.py): the tower's
+    parameters and bytes at the checkpoint's float dtype (a quantized checkpoint is taken to keep its tower
+    unquantized, as the note says), its linears in the engine's layout where its online quantization quantizes them
+    (configs/quant_online.py quantized_tower), and its part vLLM holds whole added to `whole`; a wrapper kvplan does
+    not count gets a note saying so."""
+    from .quant_online import quantized_tower
+    from .vision_towers import NotCounted, vision_tower
 
     try:
-        tower = vision_tower(raw, f)
-    except ConfigError as exc:
-        return whole, (0, 0, 0), (f"vision tower not counted ({exc.message}): the weights are the text model's; "
-                                  "give --weights for the checkpoint's",)
+        tower = vision_tower(raw, f)  # a malformed vision_config: its ConfigError, one line
+    except NotCounted as exc:
+        return whole, (0, 0, 0), (0, 0), (f"vision tower not counted ({exc.message}): the weights are the text "
+                                          "model's; give --weights for the checkpoint's",)
     if tower is None:
         # a vision_config, or Phi-4-multimodal's remote-code embd_layer (its image and audio encoders' settings)
         if isinstance(raw.get("vision_config"), dict) or isinstance(raw.get("embd_layer"), dict):
-            return whole, (0, 0, 0), (
+            return whole, (0, 0, 0), (0, 0), (
                 f"vision tower not counted: kvplan has no count of model_type {raw.get('model_type')!r}'s image "
                 "encoder and projector, which the checkpoint holds and an engine serving images loads; the weights "
                 "are the text model's (give --weights, or the checkpoint's folder or hf://REPO)",)
-        return whole, (0, 0, 0), ()
+        return whole, (0, 0, 0), (0, 0), ()
     width = float_width_bytes(f)
-    extra = tower.whole * width
+    online = quantized_tower(raw)
+    total, extra, q_params, q_bytes = tower.sized(width, *(online or ()))
     whole = (lambda base=whole: base() + extra) if callable(whole) else whole + extra
-    return whole, (tower.params, tower.params * width, extra), (tower.note(width),)
+    quantized = (q_params, f"in the engine's online {online[0].dtype}") if q_params else None
+    return whole, (tower.params, total, extra), (q_params, q_bytes), (tower.note(width, quantized),)
 
 
 def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
@@ -851,7 +865,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         raise ConfigError(f"{source}: the config is not a JSON object")
     family, f, reading, layers, dims = _read(raw, source)
     notes: tuple[str, ...] = ()
-    vision = (0, 0, 0)
+    vision, vision_quantized = (0, 0, 0), (0, 0)
     try:
         if family.params is None:
             raise ConfigError(f"kvplan has no parameter count for model_type {f.model_type!r}")
@@ -883,7 +897,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_notes = tuple(n for n in weight_notes if n.startswith(WEIGHTS_NOT_SIZED))
     notes += weight_notes
     if total and bytes_per_param:  # the text model's weights sized: add the tower's
-        whole_bytes, vision, vision_notes = _with_vision_tower(raw, f, whole_bytes)
+        whole_bytes, vision, vision_quantized, vision_notes = _with_vision_tower(raw, f, whole_bytes)
         notes += vision_notes
     if family.notes is not None:
         notes += family.notes(f)
@@ -925,6 +939,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_routed=_routed_counter(f, layers, dims, total) if total else None,
         weight_dtype=weight_dtype,
         weight_vision=vision,
+        weight_vision_quantized=vision_quantized,
         max_context_tokens=f.opt_int("max_position_embeddings"),
         hidden_size=f.opt_int("hidden_size") or 0,
         num_attention_heads=heads,

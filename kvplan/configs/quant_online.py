@@ -71,6 +71,22 @@ from .quant_bytes import ONLINE_KEY
 # without one (mixtral.py, qwen2_moe.py, qwen3_next.py, deepseek_v2.py, glm4_moe.py, minimax_m2.py, gemma4.py's
 # Gemma4Router.proj ...) and keeps it in the float dtype; k2_horizon.py passes it too (kvplan has no table of it)
 VLLM_QUANTIZED_ROUTERS = ("qwen3_moe", "qwen3_vl_moe_text", "lfm2_moe")
+# the image-text wrappers whose vision tower and projector linears the engine builds as LinearBase with the model's
+# quant_config, so that its online FP8 quantizes them like the text model's (configs/vision_towers.py Tower.linears).
+# vLLM 0.34: gemma3_mm.py (SiglipVisionModel; siglip.py SiglipMLP leaves fc1 / fc2 without it where the sizes are not
+# multiples of 64, Gemma 3's 1,152 / 4,304; the projector's mm_input_projection_weight is an nn.Parameter),
+# llava.py / llava_next.py (CLIP or SigLIP, LlavaMultiModalProjector), mistral3.py (PixtralHFVisionModel, linear_1 /
+# linear_2; the patch merger's nn.Linear not), qwen2_5_vl.py, qwen3_vl.py / qwen3_vl_moe.py / qwen3_5.py
+# (Qwen2_5_VisionTransformer, Qwen3_VisionTransformer with its mergers). Not: mllama4.py (Llama4VisionModel and its
+# projector built with quant_config=None), gemma4_mm.py (_get_tower_quant_config: a size rule on a transformers tower
+# kvplan counts as whole modules, not read further). SGLang 0.5.23: gemma3_mm.py (its siglip.py passes the
+# quant_config to every linear, fc1 / fc2 too) and qwen2_5_vl.py; its qwen3_vl.py builds the tower with
+# quant_config=None, and the others are not read (their towers kept in the float dtype)
+VLLM_QUANTIZED_TOWERS = ("gemma3", "llava", "llava_next", "mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe",
+                         "qwen3_5", "qwen3_5_moe")
+SGLANG_QUANTIZED_TOWERS = ("gemma3", "qwen2_5_vl")
+_VLLM_TOWERS = {"quantized_towers": VLLM_QUANTIZED_TOWERS}
+_SGLANG_TOWERS = {"quantized_towers": SGLANG_QUANTIZED_TOWERS, "tower_unaligned": True}
 # one float32 scale for each routed expert's fused w13 and one for its w2: vLLM 0.34 online/fp8.py
 # Fp8PerTensorOnlineMoEMethod.process_weights_after_loading (w13_scale / w2_scale [local_num_experts]) and SGLang
 # 0.5.23 fp8.py Fp8MoEMethod.process_weights_after_loading on a float checkpoint (w13_weight_scale re-made
@@ -78,9 +94,10 @@ VLLM_QUANTIZED_ROUTERS = ("qwen3_moe", "qwen3_vl_moe_text", "lfm2_moe")
 _EXPERT_SCALES = 2 * 4
 
 _PER_TENSOR = {"quant_method": "fp8", "activation_scheme": "dynamic",
-               ONLINE_KEY: {"expert_scale_bytes": _EXPERT_SCALES, "quantized_router_families": VLLM_QUANTIZED_ROUTERS}}
+               ONLINE_KEY: {"expert_scale_bytes": _EXPERT_SCALES, "quantized_router_families": VLLM_QUANTIZED_ROUTERS,
+                            **_VLLM_TOWERS}}
 _PER_BLOCK = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128],
-              ONLINE_KEY: {"quantized_router_families": VLLM_QUANTIZED_ROUTERS}}
+              ONLINE_KEY: {"quantized_router_families": VLLM_QUANTIZED_ROUTERS, **_VLLM_TOWERS}}
 # one float32 scale per output row of every linear layer and expert (compressed-tensors' float "channel" layout,
 # which configs/quant_bytes.py reads); the LM head kept, as neither engine quantizes it
 _PER_CHANNEL = {"quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
@@ -90,10 +107,10 @@ _PER_CHANNEL = {"quant_method": "compressed-tensors", "format": "float-quantized
 # the routed experts only, int8 with a float32 scale per output row; every other module (linear layers, routers,
 # shared experts) unquantized: found by the per-module count's routed-expert entries (Module.experts), as names do
 # not tell them (Granite MoE's block_sparse_moe.input_linear / output_linear are routed experts)
-_VLLM_PER_CHANNEL = {**_PER_CHANNEL, ONLINE_KEY: {"quantized_router_families": VLLM_QUANTIZED_ROUTERS}}
+_VLLM_PER_CHANNEL = {**_PER_CHANNEL, ONLINE_KEY: {"quantized_router_families": VLLM_QUANTIZED_ROUTERS, **_VLLM_TOWERS}}
 # SGLang 0.5.23: per-channel linears, one scale per expert per projection; its routers stay in the float dtype
 # (qwen3_moe.py: the gate's quant_config is None but for modelslim; mixtral.py quant_config=None)
-_SGLANG_FP8 = {**_PER_CHANNEL, ONLINE_KEY: {"expert_scale_bytes": _EXPERT_SCALES}}
+_SGLANG_FP8 = {**_PER_CHANNEL, ONLINE_KEY: {"expert_scale_bytes": _EXPERT_SCALES, **_SGLANG_TOWERS}}
 
 _EXPERTS_INT8 = {"quant_method": "compressed-tensors", "format": "int-quantized", "ignore": ["lm_head"],
                  ONLINE_KEY: {"routed_experts_only": True},
@@ -233,6 +250,20 @@ def apply(raw: dict, value: str, engine: str) -> tuple[dict | None, Scheme | Non
     return {**raw, "quantization_config": dict(s.config)}, s, ""
 
 
+def quantized_tower(raw: dict):
+    """(the QuantBytes of the engine's online layout, whether it also quantizes the linears vLLM's SigLIP MLP leaves
+    out) where the engine's online quantization (the quantization_config apply() names) quantizes this wrapper's vision
+    tower linears (VLLM_QUANTIZED_TOWERS, SGLANG_QUANTIZED_TOWERS); None for a checkpoint's own quantization, which is
+    taken to keep its tower in the float dtype, for experts_int8 (LinearBase unquantized) and for other wrappers."""
+    from .quant_bytes import read
+
+    q = raw.get("quantization_config")
+    online = q.get(ONLINE_KEY) if isinstance(q, dict) else None
+    if not isinstance(online, dict) or raw.get("model_type") not in (online.get("quantized_towers") or ()):
+        return None
+    return read(q, str(raw.get("model_type"))), bool(online.get("tower_unaligned"))
+
+
 def served_float32_as(engine: str, raw: dict) -> str:
     """The 16-bit dtype the engine's dtype "auto" serves a float32 checkpoint in, which it then quantizes: vLLM 0.34
     config/model.py _get_and_verify_dtype downcasts float32 to the platform's preferred dtype (bfloat16 on the
@@ -290,5 +321,5 @@ def sglang_load_warning(model, deployment) -> str | None:
     return (f"warning: {line}; use more GPUs, vLLM (which quantizes module by module), or an FP8 checkpoint")
 
 
-__all__ = ["Scheme", "ENGINES", "READ_RELEASES", "values", "check", "scheme", "apply", "served_float32_as",
-           "load_note", "sglang_load_excess", "sglang_load_refusal", "sglang_load_warning"]
+__all__ = ["Scheme", "ENGINES", "READ_RELEASES", "values", "check", "scheme", "apply", "quantized_tower",
+           "served_float32_as", "load_note", "sglang_load_excess", "sglang_load_refusal", "sglang_load_warning"]

@@ -33,25 +33,57 @@ from .fields import MAX_LAYERS, Fields
 
 
 @dataclass(frozen=True)
+class Linear:
+    """A tower linear vLLM 0.34 builds as a LinearBase with the model's quant_config (the weight alone; its bias stays
+    in the float dtype): what an engine's online FP8 quantizes (configs/quant_online.py quantized_tower)."""
+    inputs: int
+    outputs: int
+    row_parallel: bool  # a RowParallelLinear: its per-output-row scales are whole on every TP rank
+    aligned: bool = True  # False: vLLM 0.34 siglip.py SiglipMLP builds it without the quant_config (sizes not % 64)
+
+
+@dataclass(frozen=True)
 class Tower:
     params: int  # the vision tower and the projector, as transformers 5.25 builds them
     whole: int  # of params, what vLLM 0.34 holds whole on every TP rank (mm_encoder_tp_mode "weights")
     what: str  # the modules, for notes
     split_by: str = ""  # the engine whose TP split `whole` follows where it is not vLLM 0.34 (SPLIT_BY)
     key: str = "vision_config"  # the config key whose absence drops the tower (NESTED_KEY)
+    linears: tuple[Linear, ...] = ()  # of params, the quantizable linears' weights
 
-    def note(self, bytes_per_param: float) -> str:
+    def sized(self, width: int, quant=None, unaligned: bool = False) -> tuple[int, int, int, int]:
+        """(bytes, bytes whole on every TP rank, parameters quantized, their bytes) with the float parameters at
+        `width` B and, under an engine's online quantization (quant: its QuantBytes), the linears' weights in its
+        layout: bytes_per_weight each, per_tensor_bytes a module (whole on every rank, as the text model's), and
+        per_output_row_bytes an output row (whole for a row-parallel module). unaligned: the linears vLLM builds
+        without the quant_config quantized too (the engine's own tower builds them with it)."""
+        if quant is None:
+            return self.params * width, self.whole * width, 0, 0
+        chosen = [m for m in self.linears if m.aligned or unaligned]
+        params = sum(m.inputs * m.outputs for m in chosen)
+        rows = sum(m.outputs for m in chosen)
+        held_rows = sum(m.outputs for m in chosen if m.row_parallel) if quant.row_scales_whole else 0
+        scales = len(chosen) * quant.per_tensor_bytes
+        quantized = int(round(params * quant.bytes_per_weight)) + scales + rows * quant.per_output_row_bytes
+        whole = self.whole * width + scales + held_rows * quant.per_output_row_bytes
+        return (self.params - params) * width + quantized, whole, params, quantized
+
+    def note(self, bytes_per_param: float, quantized: tuple[int, str] | None = None) -> str:
         held = ("holds all of them whole on every TP rank" if self.whole == self.params else
                 f"holds {self.whole:,} of them whole on every TP rank and splits the rest")
+        at = f"at {bytes_per_param:g} B"
+        if quantized:
+            at = f"{quantized[0]:,} of them (linear weights) {quantized[1]}, the rest {at}"
+        at = f": {at}" if quantized else f" {at}"
         if self.key == "thinker_config":  # --set reaches the top level and the text model only (sources.py)
-            return (f"vision tower counted: {self.what}, {self.params:,} parameters at {bytes_per_param:g} B; vLLM "
-                    f"0.34 {held}, and skips the audio tower with --limit-mm-per-prompt 0 for audio and the vision "
-                    "tower with 0 for image and video (kvplan cannot plan that start: --set does not reach "
-                    "thinker_config's towers; give --weights)")
+            return (f"vision tower counted: {self.what}, {self.params:,} parameters{at}; vLLM 0.34 {held}, and "
+                    "skips the audio tower with --limit-mm-per-prompt 0 for audio and the vision tower with 0 for "
+                    "image and video (kvplan cannot plan that start: --set does not reach thinker_config's towers; "
+                    "give --weights)")
         if self.split_by:
-            return (f"vision tower counted: {self.what}, {self.params:,} parameters at {bytes_per_param:g} B; "
+            return (f"vision tower counted: {self.what}, {self.params:,} parameters{at}; "
                     f"{self.split_by} {held} (plan a text-only start with --set {self.key}=null)")
-        return (f"vision tower counted: {self.what}, {self.params:,} parameters at {bytes_per_param:g} B; vLLM 0.34 "
+        return (f"vision tower counted: {self.what}, {self.params:,} parameters{at}; vLLM 0.34 "
                 f"{held}, and skips the tower with --language-model-only or --limit-mm-per-prompt 0 for images (plan "
                 f"that with --set {self.key}=null)")
 
@@ -61,21 +93,35 @@ class _Count:
 
     def __init__(self):
         self.params = self.whole = 0
+        self.linears: list[Linear] = []
 
-    def split(self, i: int, o: int, bias: bool = False) -> None:
+    def split(self, i: int, o: int, bias: bool = False, aligned: bool = True) -> None:
         """A column-parallel linear (QKVParallelLinear, MergedColumnParallelLinear, ColumnParallelLinear): weight
         and bias split over the ranks."""
         self.params += i * o + (o if bias else 0)
+        self.linears.append(Linear(i, o, False, aligned))
 
-    def row(self, i: int, o: int, bias: bool = False) -> None:
+    def row(self, i: int, o: int, bias: bool = False, aligned: bool = True) -> None:
         """A RowParallelLinear: weight split, its bias ([output_size]) whole on every rank (layers/linear.py)."""
         self.params += i * o + (o if bias else 0)
         self.whole += o if bias else 0
+        self.linears.append(Linear(i, o, True, aligned))
 
     def held(self, n: int) -> None:
         """Whole on every rank: a norm, a convolution, an embedding, an nn.Parameter, an nn.Linear."""
         self.params += n
         self.whole += n
+
+
+class NotCounted(ConfigError):
+    """A valid vision_config whose tower kvplan does not count (a pooling head, adapter biases, a tower class it has no
+    count of): the estimate keeps the text model's weights, with a note. A malformed value (a negative depth, a
+    string where a number goes) is a ConfigError like any other field's."""
+
+
+def _with(v: Fields, defaults: dict) -> Fields:
+    """The vision_config's fields over a tower class's defaults, keeping its model_type for messages."""
+    return Fields(v.raw, v.source, defaults, model_type=v.model_type)
 
 
 def _conv(c: _Count, channels: int, kernel: int, out: int, bias: bool) -> None:
@@ -92,17 +138,18 @@ _CLIP = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
          "image_size": 224, "patch_size": 32}
 
 
-def _encoder_layers(c: _Count, h: int, inter: int, n: int) -> None:
+def _encoder_layers(c: _Count, h: int, inter: int, n: int, mlp_aligned: bool = True) -> None:
     """n CLIP / SigLIP encoder layers (modeling_siglip.py SiglipEncoderLayer, modeling_clip.py CLIPEncoderLayer):
     layer_norm1 / layer_norm2 (weight and bias), q/k/v_proj and out_proj with biases, fc1 / fc2 with biases.
     vLLM 0.34 siglip.py / clip.py: qkv_proj QKVParallelLinear, out_proj and fc2 RowParallelLinear, fc1
-    ColumnParallelLinear, the LayerNorms whole."""
+    ColumnParallelLinear, the LayerNorms whole. mlp_aligned: False where vLLM's SiglipMLP builds fc1 / fc2 without
+    the quant_config (siglip.py: hidden or intermediate size not a multiple of 64, but for bitsandbytes / torchao)."""
     for _ in range(n):
         c.held(4 * h)
         c.split(h, 3 * h, bias=True)
         c.row(h, h, bias=True)
-        c.split(h, inter, bias=True)
-        c.row(inter, h, bias=True)
+        c.split(h, inter, bias=True, aligned=mlp_aligned)
+        c.row(inter, h, bias=True, aligned=mlp_aligned)
 
 
 def _built_layers(n: int, feature_layer: object, what: str) -> int:
@@ -128,10 +175,10 @@ def siglip(v: Fields, layers: int | None = None, post_norm: bool = True) -> _Cou
     patch, image = v.int("patch_size"), v.int("image_size")
     _conv(c, v.int("num_channels"), patch * patch, h, bias=True)
     c.held((image // patch) ** 2 * h)
-    _encoder_layers(c, h, inter, layers or v.int("num_hidden_layers"))
+    _encoder_layers(c, h, inter, layers or v.int("num_hidden_layers"), mlp_aligned=h % 64 == 0 and inter % 64 == 0)
     c.held(2 * h if post_norm else 0)
     if v.flag("vision_use_head", default=True):
-        raise ConfigError("vision_use_head: the SigLIP pooling head is not in kvplan's count of the tower")
+        raise NotCounted("vision_use_head: the SigLIP pooling head is not in kvplan's count of the tower")
     return c
 
 
@@ -183,12 +230,13 @@ def llava(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     checkpoint's later layers are not loaded."""
     w = Fields(raw, f.source, {"vision_feature_layer": -2})
     if v.model_type == "siglip_vision_model":
-        v, name, build = Fields(v.raw, v.source, _SIGLIP), "SigLIP", siglip
+        v, name, build = _with(v, _SIGLIP), "SigLIP", siglip
     elif v.model_type in ("clip_vision_model", raw.get("model_type")):  # LlavaConfig's default tower is CLIP's
-        v, name, build = Fields(v.raw, v.source, _CLIP), "CLIP", clip
+        v, name, build = _with(v, _CLIP), "CLIP", clip
     else:
-        raise ConfigError(f"vision_config model_type {v.model_type!r} is not one kvplan counts (CLIP, SigLIP)")
-    layers = _built_layers(v.int("num_hidden_layers"), w.get("vision_feature_layer"), "vision_feature_layer")
+        raise NotCounted(f"vision_config model_type {v.model_type!r} is not one kvplan counts (CLIP, SigLIP)")
+    feature = w.get("vision_feature_layer")
+    layers = _built_layers(v.int("num_hidden_layers"), feature, f"{f.source}: vision_feature_layer")
     c = build(v, layers, post_norm=False)
     _llava_projector(c, raw, f, v.int("hidden_size"))
     if raw.get("model_type") == "llava_next":
@@ -215,7 +263,7 @@ def qwen2_5_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     hidden x spatial_merge_size^2 to out_hidden_size). vLLM 0.34 qwen2_5_vl.py: Conv3dLayer, qkv
     QKVParallelLinear, proj and down_proj RowParallelLinear, gate_up_proj MergedColumnParallelLinear, the merger's
     first linear ColumnParallelLinear and its second RowParallelLinear."""
-    v = Fields(v.raw, v.source, _QWEN2_5_VL)
+    v = _with(v, _QWEN2_5_VL)
     c = _Count()
     h, inter, merge = v.int("hidden_size"), v.int("intermediate_size"), v.int("spatial_merge_size")
     patch = v.int("patch_size")
@@ -241,7 +289,7 @@ def qwen3_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     and one more merger a deepstack_visual_indexes entry (its LayerNorm over hidden x spatial_merge_size^2). vLLM
     0.34 qwen3_vl.py: Conv3dLayer and nn.Embedding whole, qkv QKVParallelLinear, proj / linear_fc2
     RowParallelLinear, linear_fc1 ColumnParallelLinear, in the blocks and the mergers alike."""
-    v = Fields(v.raw, v.source, _QWEN3_VL)
+    v = _with(v, _QWEN3_VL)
     c = _Count()
     h, inter, merge = v.int("hidden_size"), v.int("intermediate_size"), v.int("spatial_merge_size")
     patch = v.int("patch_size")
@@ -310,7 +358,7 @@ def qwen_omni(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     mt = raw.get("model_type")
     for key in ("vision_config", "audio_config"):
         if not isinstance(v.get(key), dict):
-            raise ConfigError(f"thinker_config has no {key} object (its config class would build a default one)")
+            raise NotCounted(f"thinker_config has no {key} object (its config class would build a default one)")
     vision = Fields(v.raw["vision_config"], v.source, _QWEN2_5_VL if mt == "qwen2_5_omni" else _QWEN3_VL)
     a = Fields(v.raw["audio_config"], v.source, _QWEN2_5_OMNI_AUDIO if mt == "qwen2_5_omni" else _QWEN3_OMNI_AUDIO)
     h, ffn, mel, out = a.int("d_model"), a.int("encoder_ffn_dim"), a.int("num_mel_bins"), a.int("output_dim")
@@ -322,7 +370,7 @@ def qwen_omni(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
         return c, "Qwen2.5-Omni thinker: Qwen2.5-VL ViT + patch merger and Qwen2_5OmniAudioEncoder"
     image, patch = vision.opt_int("image_size"), vision.int("patch_size")
     if image is not None and (image // patch) ** 2 != vision.int("num_position_embeddings"):
-        raise ConfigError("vision_config: (image_size / patch_size)^2 is not num_position_embeddings (vLLM and "
+        raise NotCounted("vision_config: (image_size / patch_size)^2 is not num_position_embeddings (vLLM and "
                           "transformers size the position table by different fields)")
     c, what = qwen3_vl(raw, f, vision)
     d = a.int("downsample_hidden_size")
@@ -350,7 +398,7 @@ def llama4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     qkv_proj QKVParallelLinear, o_proj / fc2 RowParallelLinear; class and position embeddings and LayerNorms
     whole. vLLM biases the adapter by multi_modal_projector_bias (false in Llama 4's configs), transformers
     never."""
-    v = Fields(v.raw, v.source, _LLAMA4)
+    v = _with(v, _LLAMA4)
     c = _Count()
     h, inter, patch, image = (v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size"),
                               v.int("image_size"))
@@ -363,7 +411,7 @@ def llama4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
         c.split(h, inter, bias=True)
         c.row(inter, h, bias=True)
     if v.flag("multi_modal_projector_bias"):
-        raise ConfigError("multi_modal_projector_bias: the adapter biases vLLM adds are not in kvplan's count")
+        raise NotCounted("multi_modal_projector_bias: the adapter biases vLLM adds are not in kvplan's count")
     c.split(inter, v.int("projector_input_dim"))
     c.row(v.int("projector_output_dim"), v.int("projector_output_dim"))
     c.split(v.int("vision_output_dim"), f.int("hidden_size"))
@@ -387,7 +435,7 @@ def mistral3(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     Conv2dLayer and RMSNorms whole, qkv_proj QKVParallelLinear, o_proj / down_proj RowParallelLinear, gate_up_proj
     MergedColumnParallelLinear; mistral3.py Mistral3MultiModalProjector: norm and merging_layer (an nn.Linear)
     whole, linear_1 ColumnParallelLinear, linear_2 RowParallelLinear."""
-    v = Fields(v.raw, v.source, _PIXTRAL)
+    v = _with(v, _PIXTRAL)
     w = Fields(raw, f.source, {"spatial_merge_size": 2, "multimodal_projector_bias": False, "vision_feature_layer": -1})
     c = _Count()
     h, inter, patch = v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size")
@@ -427,7 +475,7 @@ def gemma4(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     nn.Linear in it by a ReplicatedLinear (transformers/utils.py recursive_replace_linear, "replicate"), and
     embedding_projection is a ReplicatedLinear: the whole tower sits on every TP rank. An audio tower
     (audio_config) is counted with it (_gemma4_audio), whole as well."""
-    v = Fields(v.raw, v.source, _GEMMA4)
+    v = _with(v, _GEMMA4)
     c = _Count()
     h, inter, patch, hd = v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size"), v.int("head_dim")
     heads, kv = v.int("num_attention_heads"), v.int("num_key_value_heads")
@@ -493,7 +541,7 @@ def mllama(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     QKVParallelLinear and proj RowParallelLinear (VisionAttention), fc1 ColumnParallelLinear, fc2
     RowParallelLinear, the embeddings, gates and LayerNorms whole, and multi_modal_projector a ReplicatedLinear
     (whole). SGLang's VisionAttention also builds qkv and proj biases the checkpoint lacks: not counted."""
-    v = Fields(v.raw, v.source, _MLLAMA)
+    v = _with(v, _MLLAMA)
     c = _Count()
     h, inter, patch, image = (v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size"),
                               v.int("image_size"))
@@ -534,7 +582,7 @@ def _side(v: Fields, name: str) -> int:
 def _need(v: Fields, *names: str) -> None:
     for name in names:
         if v.get(name) is None:
-            raise ConfigError(f"vision_config has no {name!r}")
+            raise NotCounted(f"vision_config has no {name!r}")
 
 
 # the InternViT wrappers vLLM 0.34 builds as InternVLChatModel (remote code: vision_config holds every field)
@@ -576,14 +624,14 @@ def internvl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
         _need(v, "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "image_size",
               "patch_size", "qkv_bias", "qk_normalization", "norm_type")
     else:
-        v = Fields(v.raw, v.source, _INTERNVL)
+        v = _with(v, _INTERNVL)
     w = Fields(raw, f.source, {"downsample_ratio": 0.5})
     c = _Count()
     h, inter, heads = v.int("hidden_size"), v.int("intermediate_size"), v.int("num_attention_heads")
     patch, image = _side(v, "patch_size"), _side(v, "image_size")
     norm = v.text("norm_type")
     if norm not in ("layer_norm", "rms_norm"):
-        raise ConfigError(f"vision_config norm_type {norm!r} is not layer_norm or rms_norm")
+        raise NotCounted(f"vision_config norm_type {norm!r} is not layer_norm or rms_norm")
     norm_params = 2 * h if norm == "layer_norm" else h
     bias = v.flag("qkv_bias" if chat else "attention_bias")
     qk_norm = v.flag("qk_normalization" if chat else "use_qk_norm")
@@ -591,7 +639,7 @@ def internvl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     if chat:  # the layers up to select_layer (vLLM 0.34 internvl.py InternVLChatModel._init_vision_model)
         select = Fields(raw, f.source, {"select_layer": -1}).get("select_layer")
         if not isinstance(select, int) or isinstance(select, bool) or not -layers <= select < layers:
-            raise ConfigError(f"select_layer {select!r} is not a layer of the {layers}-layer vision tower")
+            raise ConfigError(f"{f.source}: select_layer {select!r} is not a layer of the {layers}-layer vision tower")
         layers = layers + select + 1 if select < 0 else select + 1
     dim = (heads + (7 if raw.get("model_type") == "NVLM_D" else 0)) * (h // heads)  # nvlm_d.py num_dummy_heads
     c.held(h * (2 if not chat and v.flag("use_mask_token") else 1))
@@ -634,7 +682,7 @@ def kimi_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     biases); final_layernorm; the projector's pre_norm (LayerNorm over the vision hidden), linear_1 (hidden x
     merge^2 -> the same) and linear_2 (-> text hidden), both ReplicatedLinear with biases: whole. The rotary table
     (Rope2DPosEmb) is computed, not loaded."""
-    v = Fields(v.raw, v.source, _MOONVIT)
+    v = _with(v, _MOONVIT)
     c = _Count()
     h, inter, patch = v.int("hidden_size"), v.int("intermediate_size"), v.int("patch_size")
     kernel = v.int_list("merge_kernel_size", 2, minimum=1) or _MOONVIT["merge_kernel_size"]
@@ -670,9 +718,10 @@ def glm4v(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     nn.Embedding, RMSNorms and the merger's LayerNorm whole; qkv QKVParallelLinear (built without bias: a config
     with attention_bias is refused), proj and down_proj RowParallelLinear, gate_up_proj MergedColumnParallelLinear,
     the merger's proj ColumnParallelLinear."""
-    v = Fields(v.raw, v.source, _GLM4V)
+    v = _with(v, _GLM4V)
     if v.flag("attention_bias"):
-        raise ConfigError("attention_bias: vLLM 0.34 glm4_1v.py builds the vision qkv without the bias transformers adds")
+        raise NotCounted("attention_bias: vLLM 0.34 glm4_1v.py builds the vision qkv without the bias transformers "
+                         "adds")
     c = _Count()
     h, out, inter = v.int("hidden_size"), v.int("out_hidden_size"), v.int("intermediate_size")
     patch, merge = v.int("patch_size"), v.int("spatial_merge_size")
@@ -709,7 +758,7 @@ def phi3_v(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     and keeps post_layernorm only with every layer (clip.py require_post_norm None): that is what is counted."""
     index = v.get("layer_idx", default=-2)
     if not isinstance(index, int) or isinstance(index, bool) or not -24 <= index < 24:
-        raise ConfigError(f"img_processor layer_idx {index!r} is not a layer of the 24-layer CLIP")
+        raise ConfigError(f"{v.source} layer_idx {index!r} is not a layer of the 24-layer CLIP")
     layers = 24 + index + 1 if index < 0 else index + 1
     c = clip(Fields({}, v.source, _CLIP_L_336), layers, post_norm=layers == 24)
     dim, th = v.int("image_dim_out"), f.int("hidden_size")
@@ -740,8 +789,8 @@ def minicpmv(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
         old = f.int("hidden_size") == 2304 and w.int("query_num") == 64
         version = 2.0 if old else 2.5
     if str(version) not in ("2.5", "2.6", "4.0", "4.5"):  # vLLM: tuple(int(x) for x in str(version).split("."))
-        raise ConfigError(f"MiniCPM-V version {version!r}: kvplan counts the towers of 2.5, 2.6, 4.0 and 4.5")
-    v = Fields(v.raw, v.source, _SIGLIP)
+        raise NotCounted(f"MiniCPM-V version {version!r}: kvplan counts the towers of 2.5, 2.6, 4.0 and 4.5")
+    v = _with(v, _SIGLIP)
     c = _Count()
     h, patch = v.int("hidden_size"), v.int("patch_size")
     _conv(c, v.int("num_channels"), patch * patch, h, bias=True)
@@ -770,10 +819,10 @@ def minicpmo(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     weights are dropped (hf_to_vllm_mapper "tts": None), not counted."""
     version = raw.get("version", 2.6)
     if str(version) not in ("2.6", "4.5"):
-        raise ConfigError(f"MiniCPM-o version {version!r}: vLLM 0.34 serves 2.6 and 4.5")
+        raise NotCounted(f"MiniCPM-o version {version!r}: vLLM 0.34 serves 2.6 and 4.5")
     c, what = minicpmv(dict(raw, version=version), f, v)
     if not isinstance(raw.get("audio_config"), dict):
-        raise ConfigError("MiniCPM-o has no audio_config object (its config class would build a default Whisper)")
+        raise NotCounted("MiniCPM-o has no audio_config object (its config class would build a default Whisper)")
     a = Fields(raw["audio_config"], v.source, _WHISPER)
     h, ffn, mel = a.int("d_model"), a.int("encoder_ffn_dim"), a.int("num_mel_bins")
     c.held(mel * 3 * h + h + h * 3 * h + h + a.int("max_source_positions") * h)
@@ -812,26 +861,26 @@ def _conformer(a: Fields, text_hidden: int, projection: str) -> int:
     audio_projection d -> text hidden, biased)."""
     for name, value in (("input_layer", "nemo_conv"),):
         if a.get(name, default=value) != value:
-            raise ConfigError(f"audio_processor {name} {a.get(name)!r}: kvplan counts the {value} encoder only")
+            raise NotCounted(f"audio_processor {name} {a.get(name)!r}: kvplan counts the {value} encoder only")
     for name in ("batch_norm", "linear_glu_in_convm"):
         if a.flag(name):
-            raise ConfigError(f"audio_processor {name}: not in kvplan's count of the conformer")
+            raise NotCounted(f"audio_processor {name}: not in kvplan's count of the conformer")
     if a.get("attention_group_size", default=1) != 1 or a.get("attention_inner_dim", default=-1) != -1:
-        raise ConfigError("audio_processor attention_group_size / attention_inner_dim: not in kvplan's count")
+        raise NotCounted("audio_processor attention_group_size / attention_inner_dim: not in kvplan's count")
     bias = a.get("relative_attention_bias_args")
     if not isinstance(bias, dict) or bias.get("type") != "t5" or bias.get("t5_bias_symmetric"):
-        raise ConfigError("audio_processor relative_attention_bias_args: vLLM 0.34 builds the asymmetric t5 bias only")
+        raise NotCounted("audio_processor relative_attention_bias_args: vLLM 0.34 builds the asymmetric t5 bias only")
     distance = bias.get("t5_bias_max_distance", 1000)
     d, heads, ffn = a.int("attention_dim"), a.int("attention_heads"), a.int("linear_units")
     mel, reduction = a.int("input_size"), a.int("time_reduction")
     nemo = a.get("nemo_conv_settings") or {}
     if not isinstance(nemo, dict) or nemo.get("subsampling", "dw_striding") != "dw_striding" or \
             nemo.get("is_causal") or set(nemo) - {"conv_channels", "subsampling"}:
-        raise ConfigError("audio_processor nemo_conv_settings: kvplan counts the default dw_striding subsampling")
+        raise NotCounted("audio_processor nemo_conv_settings: kvplan counts the default dw_striding subsampling")
     ch = a.check_int("nemo_conv_settings.conv_channels", nemo.get("conv_channels", 256))
     steps = reduction.bit_length() - 1
     if reduction != 2 ** steps or steps < 1 or not isinstance(distance, int) or distance < 1:
-        raise ConfigError(f"audio_processor time_reduction {reduction}: not a power of two (NemoConvSubsampling)")
+        raise NotCounted(f"audio_processor time_reduction {reduction}: not a power of two (NemoConvSubsampling)")
     left = mel
     for _ in range(steps):  # phi4mm_utils.py calc_length_int: paddings 2, kernel 3, stride 2, floor
         left = (left - 1) // 2 + 1
@@ -867,20 +916,20 @@ def phi4mm(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     processor = raw.get("audio_processor")
     if not isinstance(processor, dict) or processor.get("name") != "cascades" or \
             not isinstance(processor.get("config"), dict):
-        raise ConfigError("no audio_processor of name 'cascades' with a config (vLLM 0.34 phi4mm_audio.py builds "
+        raise NotCounted("no audio_processor of name 'cascades' with a config (vLLM 0.34 phi4mm_audio.py builds "
                           "that audio encoder only)")
     audio = v.get("audio_embd_layer")
     audio = audio if isinstance(audio, dict) else {}
     for name, default in (("use_qformer", False), ("use_conv_downsample", False), ("downsample_rate", 1)):
         if audio.get(name, default) != default:
-            raise ConfigError(f"embd_layer.audio_embd_layer {name}: not in kvplan's count of the audio embedding")
+            raise NotCounted(f"embd_layer.audio_embd_layer {name}: not in kvplan's count of the audio embedding")
     projection = audio.get("projection_cls", "linear")
     if projection not in ("linear", "mlp"):
-        raise ConfigError(f"embd_layer.audio_embd_layer projection_cls {projection!r} is not linear or mlp")
+        raise NotCounted(f"embd_layer.audio_embd_layer projection_cls {projection!r} is not linear or mlp")
     image = raw.get("img_processor")
     index = image.get("layer_idx", -2) if isinstance(image, dict) else -2
     if not isinstance(index, int) or isinstance(index, bool) or not -27 <= index < 27:
-        raise ConfigError(f"img_processor layer_idx {index!r} is not a layer of the 27-layer SigLIP-NaViT")
+        raise ConfigError(f"{f.source}: img_processor layer_idx {index!r} is not a layer of the 27-layer SigLIP-NaViT")
     layers = 27 + index + 1 if index < 0 else index + 1
     c = siglip(Fields({"vision_use_head": False}, v.source, _PHI4MM_NAVIT), layers, post_norm=False)
     th = f.int("hidden_size")
@@ -924,7 +973,8 @@ _WRAPPER_CLASSES = {"InternVLChatModel", "Phi3VForCausalLM", "MiniCPMV", "Qwen2_
                     "SkyworkR1VChatModel", "MiniCPMO", "Phi4MMForCausalLM"}
 
 # a wrapper whose tower's settings are not in vision_config -> the key that holds them (Phi-3-vision: img_processor)
-NESTED_KEY = {"phi3_v": "img_processor", "phi4mm": "embd_layer", "qwen2_5_omni": "thinker_config", "qwen3_omni_moe": "thinker_config"}
+NESTED_KEY = {"phi3_v": "img_processor", "phi4mm": "embd_layer", "qwen2_5_omni": "thinker_config",
+              "qwen3_omni_moe": "thinker_config"}
 
 # a wrapper vLLM 0.34 does not build -> the engine whose TP split its `whole` follows, for the note
 SPLIT_BY = {"mllama": "vLLM 0.34 builds no Mllama (registry.py: last in 0.10.1); SGLang 0.5.23 mllama.py"}
@@ -932,19 +982,31 @@ SPLIT_BY = {"mllama": "vLLM 0.34 builds no Mllama (registry.py: last in 0.10.1);
 
 def vision_tower(raw: dict, f: Fields) -> Tower | None:
     """The tower and projector of the wrapper `raw` (f: its text model's fields), None where the config has no
-    vision_config object, the wrapper is not one kvplan counts, or its architecture is a text-only class (a
-    Gemma3ForCausalLM on a gemma3 config builds no tower). Raises ConfigError for a vision_config it cannot
-    count."""
+    vision_config (null), the wrapper is not one kvplan counts, or its architecture is a text-only class (a
+    Gemma3ForCausalLM on a gemma3 config builds no tower). Raises NotCounted for a valid vision_config it does not
+    count, ConfigError for a malformed one (not an object, a field of the wrong type or range)."""
     counter = VISION_TOWERS.get(raw.get("model_type"))
     key = NESTED_KEY.get(raw.get("model_type"), "vision_config")
     nested = raw.get(key)
-    if counter is None or not isinstance(nested, dict):
+    if counter is None or nested is None:
         return None
+    if not isinstance(nested, dict):  # transformers 5.25 refuses it too (the config class's field type)
+        raise ConfigError(f"{f.source}: {key!r} must be an object, or null for no tower, got {nested!r} "
+                          f"(model_type {raw.get('model_type')!r})")
     arch = raw.get("architectures")
     first = arch[0] if isinstance(arch, list) and arch else None
     if isinstance(first, str) and not first.endswith("ForConditionalGeneration") and first not in _WRAPPER_CLASSES:
         return None
     defaults = _SIGLIP if raw.get("model_type") == "gemma3" else None
-    v = Fields(nested, f.source, defaults, model_type=str(nested.get("model_type", raw.get("model_type"))))
-    c, what = counter(raw, f, v)
-    return Tower(c.params, c.whole, what, SPLIT_BY.get(raw.get("model_type"), ""), key)
+    source = f"{f.source}: {key}"
+    v = Fields(nested, source, defaults, model_type=str(nested.get("model_type", raw.get("model_type"))))
+    try:
+        c, what = counter(raw, f, v)
+    except NotCounted:
+        raise
+    except ConfigError as exc:  # a field of the vision_config: --set reaches it only as the whole object
+        if not exc.message.startswith(source):
+            raise
+        raise ConfigError(exc.message, f"fix the config's {key}, or pass --set {key}=null to plan the text model "
+                          "alone") from None
+    return Tower(c.params, c.whole, what, SPLIT_BY.get(raw.get("model_type"), ""), key, tuple(c.linears))

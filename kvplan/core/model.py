@@ -39,15 +39,19 @@ class ModelSpec:
     weight_expert_params: int = 0
     weight_expert_bytes: int = 0
     # the routed experts as the family's per-module count gives them (configs/weight_tables: the modules with
-    # Module.experts): a counter answering (experts per MoE layer, their parameters, all layers) or None where
+    # Module.experts): a counter answering (experts per MoE layer, their parameters, all layers, the dense MLP and
+    # shared-expert parameters, the LM head's, the shared experts' alone: role "shared experts") or None where
     # kvplan has no table that adds up to param_count; None: a model without one. Read it as weight_routed_params;
     # capacity.experts places them under data / expert parallelism
-    weight_routed: Callable[[], tuple[int, int] | None] | None = field(default=None, compare=False, repr=False)
+    weight_routed: Callable[[], tuple[int, ...] | None] | None = field(default=None, compare=False, repr=False)
     weight_dtype: str = "bfloat16"
     # an image-text wrapper's vision tower and projector (configs/vision_towers.py), outside param_count (the text
     # model's) but in weight_bytes, as (parameters, bytes, bytes vLLM holds whole on every TP rank); (0, 0, 0) where
     # none is counted. vLLM builds them on the first pipeline stage only (capacity.weights.stage_weight_bytes)
     weight_vision: tuple[int, int, int] = (0, 0, 0)
+    # of weight_vision, (parameters, bytes) in the quantized dtype: the tower linears an engine's online quantization
+    # quantizes (configs/quant_online.py quantized_tower); (0, 0) where the tower is all in the float dtype
+    weight_vision_quantized: tuple[int, int] = (0, 0)
     max_context_tokens: int | None = None
     hidden_size: int = 0
     num_attention_heads: int = 0
@@ -137,7 +141,9 @@ class ModelSpec:
         return whole if isinstance(whole, int) else whole()
 
     @property
-    def weight_routed_params(self) -> tuple[int, int] | None:
+    def weight_routed_params(self) -> tuple[int, ...] | None:
+        """(routed experts a MoE layer, their parameters over every layer, the dense MLP and shared-expert
+        parameters, the LM head's, the shared experts' alone) from the family's per-module count."""
         return self.weight_routed() if self.weight_routed is not None else None
 
     @property

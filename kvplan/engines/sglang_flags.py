@@ -21,7 +21,15 @@ from . import remote_code
 from .sglang import kv_dtype_bytes
 from .sglang_rules import (LATEST, LONG_CONTEXT_ENV, PURE_SSM_ARCHS, SPEC_MAX_RUNNING_REQUESTS, context_limit, page_size_refusal,
                            radix_off_reason, rules_for)
-from .vllm_flags import NotApplied
+from .vllm_flags import NotApplied, drops_vision_tower
+
+# the architectures whose SGLang 0.5.23 class builds no vision tower under --language-model-only (arg_groups/fields/
+# disagg.py; models/qwen3_vl.py Qwen3VLForConditionalGeneration: self.visual = None, which qwen3_vl_moe.py's and
+# qwen3_5.py's classes inherit); qwen2_5_vl.py, gemma3_mm.py, llava.py and mllama4.py build it whatever it says
+SKIPS_TOWER = frozenset({"Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
+                         "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
+_BUILDS_TOWER = frozenset({"Qwen2_5_VLForConditionalGeneration", "Gemma3ForConditionalGeneration",
+                           "LlavaForConditionalGeneration", "Llama4ForConditionalGeneration"})
 
 
 
@@ -49,6 +57,25 @@ def _limit(model) -> int | None:
     return limit or model.max_context_tokens
 
 
+def _text_only(model, argv: list[str], release: str) -> list[str]:
+    """--language-model-only where the plan leaves the vision tower out (--set vision_config=null) and SGLang then
+    builds none (appended to argv); else a note saying the server still holds it."""
+    if not drops_vision_tower(model):
+        return []
+    what = "the plan leaves the vision tower out (--set vision_config=null)"
+    if release != "0.5.23":
+        return [f"{what}; kvplan has not read whether SGLang {release} can skip it"]
+    arch = model.architecture or ""
+    if arch in SKIPS_TOWER:
+        argv.append("--language-model-only")
+        return [f"--language-model-only: {what}, so SGLang must not build it; the server then takes text only"]
+    if arch in _BUILDS_TOWER:
+        return [f"{what}, but SGLang 0.5.23's {arch} builds it whatever --language-model-only says: the server "
+                "holds it beside the plan (plan with the tower to match)"]
+    return [f"{what}; kvplan has not read whether SGLang 0.5.23's {arch or 'class'} skips it under "
+            "--language-model-only"]
+
+
 def command(result, techniques, context_len: int, mem_fraction_static: float | None = None,
             speculation=None, max_running_requests: int | None = None,
             release: str | None = None, batch: int = 1) -> tuple[list[str], list[NotApplied], list[str]]:
@@ -73,6 +100,7 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
     if model.online_quantization:  # the engine quantizes the float checkpoint as it loads (configs/quant_online.py)
         argv += ["--quantization", model.online_quantization]
     argv += ["--kv-cache-dtype", dtype]
+    notes += _text_only(model, argv, rules.release)
     if plan.block_size is not None:
         argv += ["--page-size", str(plan.block_size)]
     limit = _limit(model)
@@ -84,8 +112,13 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
         notes.append(f"{model.name} keeps no KV in SGLang: its token pool is --max-total-tokens, else "
                      "--context-length (one request at a time); give --gpu or --kv-memory to size it for --batch")
     if dep is not None:
-        if dep.tp > 1:
-            argv += ["--tp-size", str(dep.tp)]
+        if dep.tp * dep.dp > 1:  # with attention DP, --tp is every GPU (engines/sglang_dp.py)
+            argv += ["--tp-size", str(dep.tp * dep.dp)]
+        if dep.dp > 1:  # 0.5.23's spelling (server_args.py: --dp-size N --enable-dp-attention is deprecated for it,
+            # "remove the flag and the field after 2026-12-31")
+            argv += ["--attn-dp-size", str(dep.dp)]
+        if dep.ep:  # whole experts over every GPU (moe_ep_size = tp: capacity.experts)
+            argv += ["--ep-size", str(dep.tp * dep.dp)]
         if dep.pp > 1:
             argv += ["--pp-size", str(dep.pp)]
         if mem_fraction_static is not None:

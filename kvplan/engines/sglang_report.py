@@ -6,6 +6,7 @@ from ..errors import UsageError
 from ..render import Report, note_line
 from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
+from .sglang_dp import gather_reserve_mib, launch_tp, per_rank_requests
 from .sglang_mtp import MULTI_LAYER, draft_layers, is_sglang_mtp, local_draft_layers, module_weights
 from .sglang_served import check
 from .sglang_rules import (MULTIMODAL_PREFILL_GRAPH_0523, SPEC_MAX_RUNNING_REQUESTS, Rules, hf_text_config,
@@ -125,7 +126,7 @@ def chunked_prefill_of(dep, rules: Rules) -> int | None:
     """SGLang's default chunked_prefill_size on the deployment's card (memory_defaults); None without a card."""
     if dep is None or dep.gpu is None or not dep.gpu.memory_bytes:
         return None
-    return memory_defaults(_smi_mib(dep.gpu), dep.tp, dep.pp, rules=rules).chunked_prefill_size
+    return memory_defaults(_smi_mib(dep.gpu), launch_tp(dep), dep.pp, rules=rules, dp=dep.dp).chunked_prefill_size
 
 
 def memory_of(result, mem_fraction_static: float | None, speculative: str | None = None, rules: Rules | None = None,
@@ -148,10 +149,10 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
     smi_mib = _smi_mib(dep.gpu)
     arch = result.plan.model.architecture or ""
     multimodal = arch in rules.multimodal_archs
-    defaults = memory_defaults(smi_mib, dep.tp, dep.pp, speculative, rules, mla=_is_mla(result.plan.model),
+    defaults = memory_defaults(smi_mib, launch_tp(dep), dep.pp, speculative, rules, mla=_is_mla(result.plan.model),
                                prefill_graph=(not multimodal or arch in MULTIMODAL_PREFILL_GRAPH_0523)
                                and not _has_kda(result.plan.model),
-                               max_running_requests=max_running_requests)
+                               max_running_requests=max_running_requests, dp=dep.dp)
     frac = mem_fraction_static if mem_fraction_static is not None else defaults.mem_fraction_static
     vision = ""
     if multimodal and mem_fraction_static is None:
@@ -162,7 +163,7 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
         else:
             frac *= factor
             vision = f"; the vision tower's scaling (adjust_mem_fraction_for_vlm): {vision}"
-    preload = PRELOAD_BYTES + (PRELOAD_TP_BYTES if dep.tp * dep.pp > 1 else 0)
+    preload = PRELOAD_BYTES + (PRELOAD_TP_BYTES if launch_tp(dep) * dep.pp > 1 else 0)
     t0 = total - preload
     weights = _weights_per_gpu(result, rules.release)
     vlm = rules.vlm_cache_mib * 2**20 if multimodal else 0  # 0 before 0.5.23
@@ -175,6 +176,8 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
                           f", decode CUDA graphs up to batch {defaults.cuda_graph_max_bs}"
                           + (f", prefill CUDA graphs {defaults.prefill_graph_mib:,.0f} MiB"
                              if defaults.prefill_graph_mib else "")
+                          + (f", DP attention's gather padding {gather_reserve_mib(defaults.cuda_graph_max_bs, dep.dp):,.0f}"
+                             " MiB" if dep.dp > 1 else "")
                           + (f", and {speculative}'s draft" if speculative in rules.spec_reserved_mib else "")
                           + vision + ")"
                           if mem_fraction_static is None else " (--mem-util)")
@@ -213,6 +216,13 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
     if record is not None:
         out = stage_weight_bytes(record, model.num_layers, dep.tp, dep.pp,
                                  bounds=sglang_stage_bounds(model.num_layers, dep.pp))
+        if dep.dp > 1 or dep.ep:  # attention DP: the MoE over all --tp GPUs, dense FFNs and head too (sglang_dp)
+            from ..capacity.experts import check_placement, full_tp_saving, routed_saving
+
+            check_placement(model, record, dep.dp, dep.ep, dep.pp)
+            less = (routed_saving(model, record, dep.tp, dep.dp, dep.ep, vllm_sequence_parallel=False)
+                    + full_tp_saving(model, record, dep))
+            out = [n - less for n in out]
     else:
         total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes
         total = total // 2 if dep.weight_bytes is None and served_16bit(result) else total
@@ -465,7 +475,8 @@ def sized_pool(result, context_len: int, rules: Rules, *, mem_fraction_static: f
     ssm_bytes, ssm_note = ssm_bytes_of(plan.model)
     kwargs = dict(tp=dep.tp if dep else 1, page_size=plan.block_size or 1, mem_fraction_static=frac,
                   ssm_bytes=ssm_bytes, nsa_fp8=nsa_fp8(dep), speculation=spec,
-                  max_running_requests=max_running_requests, chunked_prefill_size=chunked_prefill_of(dep, rules))
+                  max_running_requests=per_rank_requests(max_running_requests, dep),
+                  chunked_prefill_size=chunked_prefill_of(dep, rules))
     got, pp_note = stage_pool(result, rest, context_len, rules, **kwargs)
     if batch is not None and state_model_tokens(got, batch) is not None:
         got, pp_note = state_model_pool(result, rest, context_len, rules, batch, **kwargs)
@@ -577,6 +588,12 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     report.lines.extend(f"  {line}" for line in got.log_lines())
     report.lines.append(f"  requests of {context_len:,} tokens held at once: {got.concurrent_requests:,} "
                         f"({got.max_concurrency:.2f}x)")
+    if how is not None:  # the weights one GPU holds, which the pool was predicted after
+        report.data["engine"]["weight_bytes_per_gpu"] = _weights_per_gpu(result, rules.release)
+    if dep is not None and dep.dp > 1:  # one scheduler and pool a DP rank (engines/sglang_dp.py)
+        report.data["engine"].update(dp=dep.dp, attn_tp=dep.tp, replica_concurrent_requests=dep.dp * got.concurrent_requests)
+        report.lines.append(f"  over the {dep.dp} DP ranks (each its own scheduler and pool of {got.max_total_num_tokens:,} "
+                            f"tokens): {dep.dp * got.concurrent_requests:,} requests of {context_len:,} tokens")
     report.lines.extend(note_line(n) for n in notes)
     return got
 

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 from ..capacity.gpus import CUDA_CAPABILITY
 from ..errors import ConfigError, UsageError
+from .sglang_dp import gather_reserve_mib
 from .sglang_mtp import DRAFTS as MTP_DRAFTS
 
 # 0.5.23 DSV4PoolConfigurator (kvplan.engines.sglang_dsv4); configs/deepseek_v41.py normalize_deepseek_v41_config
@@ -343,13 +344,14 @@ class MemoryDefaults:
 
 def memory_defaults(gpu_mib: float, tp: int = 1, pp: int = 1, speculative: str | None = None,
                     rules: Rules | None = None, *, mla: bool = False, prefill_graph: bool = True,
-                    max_running_requests: int | None = None) -> MemoryDefaults:
+                    max_running_requests: int | None = None, dp: int = 1) -> MemoryDefaults:
     """SGLang's chunked_prefill_size, cuda_graph_max_bs and mem_fraction_static for a card of gpu_mib MiB
     (speculative: the algorithm, whose draft 0.5.9 reserves more for). 0.5.23 (arg_groups/memory_hook.py
     handle_gpu_memory_settings, reserve_for_graph_mb) also reserves for its breakable prefill CUDA graphs, 8 MiB
     a captured size up to chunked_prefill_size (1.5 GiB flat for MLA) unless prefill_graph is False (pipeline
     parallelism, most multimodal models), cuts the decode graphs' batch to a given max_running_requests, and
-    takes the 10 GiB floor after the graph terms."""
+    takes the 10 GiB floor after the graph terms. dp: --enable-dp-attention's groups, whose gather padding
+    reserve_for_graph_mb also reserves for (engines/sglang_dp.py; tp is then the whole --tp)."""
     rules = rules or RULES[LATEST]
     for below, chunked, small_tp, large_tp in rules.defaults_by_memory:
         if below is None or gpu_mib < below:
@@ -361,6 +363,7 @@ def memory_defaults(gpu_mib: float, tp: int = 1, pp: int = 1, speculative: str |
     if rules.prefill_graph_reserve and prefill_graph and pp == 1:
         prefill = 1.5 * 1024 if mla else prefill_graph_sizes(chunked) * 8
     reserved = 512 + max(chunked, 2048) * 1.5 + graph_bs * 2 + tp * pp / 8 * 1024 + prefill
+    reserved += gather_reserve_mib(graph_bs, dp)
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     reserved += rules.spec_reserved_mib.get(speculative, 0)

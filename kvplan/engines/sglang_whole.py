@@ -20,7 +20,8 @@ ReplicatedLinear or with disable_tp=True (docs/weights.md):
   checkpoints only, which kvplan has no per-module table of (sglang_zaya.py), so nothing is corrected there.
 
 Sized from the family's per-module table where it adds up (engines/vllm_load.module_table), at the checkpoint's float
-width: for a quantized checkpoint nothing is corrected (the module's stored width is not known here) and a note says so.
+width, or in SGLang's online layout under --quantization (_sized): for a quantized checkpoint nothing is corrected
+(the module's stored width is not known here) and a note says so.
 """
 
 from __future__ import annotations
@@ -54,6 +55,25 @@ def _layer_of(name: str) -> int | None:
     return int(parts[1]) if len(parts) > 1 and parts[0] == "layers" and parts[1].isdigit() else None
 
 
+def _sized(model, width: int):
+    """Bytes of a table module as SGLang 0.5.23 holds it: at the float width, or under its --quantization fp8 in the
+    online layout (configs/quant_online.py: the weight at bytes_per_weight with a float32 scale an output row, `other`
+    at the float width; gemma4_causal.py builds per_layer_model_projection with the quant_config)."""
+    if not getattr(model, "online_quantization", ""):
+        return lambda m: (m.weight + m.other) * width
+    from ..configs.quant_bytes import read
+    from ..configs.quant_online import scheme
+
+    q = read(scheme(model.online_quantization, "sglang").config, model.model_type)
+
+    def size(m) -> int:
+        rows = m.weight // m.inputs if m.inputs else 0
+        return (int(round(m.weight * q.bytes_per_weight)) + rows * q.per_output_row_bytes
+                + (q.per_tensor_bytes if m.weight else 0) + m.other * width)
+
+    return size
+
+
 def whole_delta(model, tp: int, pp: int = 1, served_16bit: bool = False) -> SglangWhole | None:
     """What SGLang 0.5.23 holds on one GPU of each stage of a (tp, pp) replica beyond kvplan's vLLM-split weights, for
     the modules SGLANG_WHOLE names; None where nothing differs (TP 1, no rule, no table that adds up)."""
@@ -77,12 +97,13 @@ def whole_delta(model, tp: int, pp: int = 1, served_16bit: bool = False) -> Sgla
         return SglangWhole((0,) * pp, f"SGLang 0.5.23 splits over TP otherwise than vLLM ({sources}); not corrected "
                                       "for a quantized checkpoint, whose stored width of the module is not known here")
     width = 2 if served_16bit else float_width_bytes(f)
+    size = _sized(model, width)
     decoder = 1 + max((i for i in map(_layer_of, (m.name for m, _ in hits)) if i is not None), default=0)
     bounds = sglang_stage_bounds(max(decoder, pp), pp)
     stage = {i: s for s, (start, end) in enumerate(bounds) for i in range(start, end)}
     out = [0] * pp
     for m, rule in hits:
-        n = (m.weight + m.other) * width
+        n = size(m)
         moved = n - -(-n // tp)  # whole minus the rank's share
         layer = _layer_of(m.name)
         s = stage.get(layer, 0) if layer is not None else 0

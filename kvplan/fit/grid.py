@@ -60,6 +60,12 @@ def splits(max_gpus: int, tp_limit: int | None = None) -> list[tuple[int, int]]:
     return out
 
 
+def dp_splits(max_gpus: int) -> list[tuple[int, int]]:
+    """Every (dp, tp) with dp >= 2 and dp x tp <= max_gpus, fewest GPUs first: data-parallel attention ranks of
+    tp GPUs each, pp 1 (capacity.experts.check_placement refuses pp > 1 under --dp / --ep)."""
+    return [(dp, n // dp) for n in range(2, max_gpus + 1) for dp in range(2, n + 1) if n % dp == 0]
+
+
 def list_items(text: str, flag: str, unique: bool = True) -> list[str]:
     """A comma-separated option value's items: an empty item (`h100,,h200`, `''`) or (unique) one given twice
     is a usage error, not something to skip or search twice."""

@@ -18,7 +18,8 @@ MAX_GPUS_LIMIT = 1024  # most GPUs in one replica (tp x pp) that --max-gpus may 
 def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, kv_dtypes, engine, objective, prices,
                          max_kv_gib, max_decode_ms, mem_util, reserve, weights, overrides, revision,
                          quality_first, mtp: bool = False, draft_model: str | None = None,
-                         num_speculative_tokens: int | None = None, quantization: str | None = None) -> FitRequest:
+                         num_speculative_tokens: int | None = None, quantization: str | None = None,
+                         dp_ep: bool = False) -> FitRequest:
     if objective not in OBJECTIVES:
         raise UsageError(f"--objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
     mem_util_given = mem_util is not None
@@ -53,7 +54,7 @@ def request_from_options(*, model, context, concurrency, gpu, max_gpus, allow, k
         mem_util_given=mem_util_given,
         reserve_bytes=parse_size(reserve, "--reserve", allow_zero=True), weights=weights,
         max_kv_gib=max_kv_gib, max_decode_ms=max_decode_ms, prices=parse_prices(prices), overrides=tuple(overrides or ()),
-        revision=revision, quantization=online_of_engine(quantization, engine))
+        revision=revision, quantization=online_of_engine(quantization, engine), dp_ep=dp_ep)
 
 
 def online_of_engine(quantization: str | None, engine: str):

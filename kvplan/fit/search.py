@@ -31,7 +31,7 @@ from ..errors import KvplanError, UsageError
 from ..planner import PlanResult, compose, evaluate
 from ..techniques.registry import build_all
 from ..units import GIB
-from .grid import CAVEAT_RANK, Caveat, kv_dtype_caveat, split_reason, splits
+from .grid import CAVEAT_RANK, Caveat, dp_splits, kv_dtype_caveat, split_reason, splits
 
 OBJECTIVES = ("gpus", "cost", "headroom")
 # most deployments one search screens: each is a Candidate in memory (10.5 million took 33 s and 3 GiB;
@@ -67,6 +67,9 @@ class FitRequest:
     quantization: tuple[str, str] | None = None
     batch: int | None = None  # sequences planned for KV per GPU and decode (default: concurrency)
     context_given: bool = True  # False: the default 4,096 tokens, capped at the model's maximum once it is read
+    # --dp-ep: a MoE model's data-parallel attention + expert-parallel splits too (dp x tp GPUs, pp 1, vLLM's
+    # --data-parallel-size N --enable-expert-parallel as `kvplan estimate --dp N --ep` plans them: capacity.experts)
+    dp_ep: bool = False
 
     @property
     def batch_size(self) -> int:
@@ -95,10 +98,17 @@ class Candidate:
     result: PlanResult | None = None  # set once verified through planner.evaluate
     engine_checked: bool = False
     _plan: object = None
+    dp: int = 1  # data-parallel attention ranks of tp GPUs each (pp 1), the routed experts split by expert (ep)
+    ep: bool = False
 
     @property
     def gpus(self) -> int:
-        return self.tp * self.pp
+        return self.tp * self.pp * self.dp
+
+    @property
+    def layout(self) -> str:
+        """"tp 8, pp 1", or "dp 8 x tp 1, pp 1, EP 8" (Deployment.layout_text, as `kvplan estimate` prints it)."""
+        return Deployment(tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep).layout_text
 
     @property
     def ok(self) -> bool:
@@ -122,7 +132,7 @@ class Candidate:
         return "; ".join(f"{c.what}: {c.caveat}" for c in worst) or "none"
 
     def label(self) -> str:
-        return f"{self.gpus} x {self.gpu.name} (tp {self.tp}, pp {self.pp}), {self.set_label}"
+        return f"{self.gpus} x {self.gpu.name} ({self.layout}), {self.set_label}"
 
 
 @dataclass
@@ -136,6 +146,7 @@ class FitResult:
     skipped_sets: list[tuple[str, str]]  # (technique set, why it cannot apply to the model)
     engine: object = None
     record: object = None
+    dp_ep_skipped: str | None = None  # why --dp-ep searched no DP + EP split
 
     @property
     def engine_label(self) -> str:
@@ -165,7 +176,7 @@ def rank_key(c: Candidate, objective: str, quality_first: bool = True):
     tier = c.quality_tier if quality_first else 0
     caveated = sum(1 for x in c.caveats if x.caveat != "none")
     decode = c.decode_ms_per_token if c.decode_ms_per_token is not None else math.inf
-    rest = (c.pp, c.tp, c.gpu.name, c.set_label)
+    rest = (c.pp, c.tp, c.dp, c.gpu.name, c.set_label)
     if objective == "cost":
         return (tier, cost, caveated, c.gpus, conc, decode, *rest)
     if objective == "headroom":
@@ -259,7 +270,7 @@ class _Engine:
 
         mnbt = default_max_num_batched_tokens(deployment.gpu, self.rules)
         # vLLM's profile sees the model's shape and the weights, not the KV techniques: one per GPU and split
-        memory_key = (deployment.gpu.name, deployment.tp, deployment.pp, mnbt)
+        memory_key = (deployment.gpu.name, deployment.tp, deployment.pp, deployment.dp, mnbt)
         kv_memory = self._memory.get(memory_key)
         if kv_memory is None:
             drafts, tokens, draft = self.drafted  # the profile subtracts the drafter's weights too
@@ -415,10 +426,12 @@ def _check_grid_size(req: FitRequest) -> None:
     """Refuse, before any work, a grid larger than MAX_SCREENED (its size is known from the options alone)."""
     from .grid import technique_sets
 
-    sizes = (len(req.gpus), len(splits(req.max_gpus)), len(set(req.kv_dtypes)), len(technique_sets(list(req.allowed))))
+    # --dp-ep's DP + EP splits count as splits (the screen walks them as it walks TP x PP)
+    layouts = len(splits(req.max_gpus)) + (len(dp_splits(req.max_gpus)) if req.dp_ep else 0)
+    sizes = (len(req.gpus), layouts, len(set(req.kv_dtypes)), len(technique_sets(list(req.allowed))))
     if math.prod(sizes) > MAX_SCREENED:
         raise UsageError(f"the search would screen {math.prod(sizes):,} deployments ({sizes[0]} GPU kinds x {sizes[1]:,} "
-                         f"TP/PP splits x {sizes[2]} KV dtypes x {sizes[3]:,} technique sets), above the limit of "
+                         f"{'TP/PP and DP + EP' if req.dp_ep else 'TP/PP'} splits x {sizes[2]} KV dtypes x {sizes[3]:,} technique sets), above the limit of "
                          f"{MAX_SCREENED:,}", "narrow it: fewer GPU kinds (--gpu), a lower --max-gpus, "
                                               "fewer --allow techniques or --kv-dtype values")
 
@@ -483,7 +496,12 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
     from .grid import technique_sets
 
     sets = technique_sets(list(req.allowed))
-    grid = splits(req.max_gpus)
+    grid = [(tp, pp, 1) for tp, pp in splits(req.max_gpus)]
+    dp_skipped = None
+    if req.dp_ep:
+        dp_skipped = _dp_ep_refusal(req, base, record, engine)
+        if dp_skipped is None:
+            grid += [(tp, 1, dp) for dp, tp in dp_splits(req.max_gpus)]
     candidates: list[Candidate] = []
     skipped: list[tuple[str, str]] = []
     seen_dtypes = []
@@ -517,7 +535,26 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
     passing = _ranked(req, engine, record, [c for c in candidates if c.ok], verify_top)
     options, dropped = _verify(req, base, record, engine, passing, verify_top)
     return FitResult(req, base.name, options, candidates, engine.release, dropped, skipped,
-                     engine, record)
+                     engine, record, dp_skipped)
+
+
+def _dp_ep_refusal(req: FitRequest, model, record, engine: "_Engine") -> str | None:
+    """Why --dp-ep searches no DP + EP split of `model` (None: it does)."""
+    from ..capacity.experts import check_placement, is_moe
+
+    if engine.name == "sglang":
+        return ("kvplan does not model SGLang's --enable-dp-attention (attention DP inside the TP group, its KV pool "
+                "per DP rank) nor its --ep-size placement")
+    if not is_moe(model):
+        return f"{model.name} has no routed experts (vLLM 0.34 refuses --enable-expert-parallel for it)"
+    if req.max_decode_ms is not None:
+        return ("--max-decode-ms: the decode floor is not modelled under data / expert parallelism (a step reads "
+                "the experts its tokens are sent to on other ranks)")
+    try:
+        check_placement(model, record, 2, True, 1)
+    except KvplanError as exc:
+        return exc.message
+    return None
 
 
 def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens, need, out, weights_by_split):
@@ -530,22 +567,27 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         resident = batch - _offload(plan, batch_bytes(plan, tokens, batch), batch)[1]
     layers_by_tp: dict[int, _Layers] = {}
     read_by_tp: dict[int, int] = {}
-    for tp, pp in grid:
+    for tp, pp, dp in grid:
         bad = split_reason(model, tp, pp)
         if bad is None and pp > 1 and engine.pp_refused:
             bad = engine.pp_refused
         if bad is not None:
             for gpu in req.gpus:
                 out.append(Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices),
-                                     reason=bad, constraint="heads" if "heads" in bad else "split"))
+                                     reason=bad, constraint="heads" if "heads" in bad else "split", dp=dp, ep=dp > 1))
             continue
-        stage_w = weights_by_split.get((tp, pp))
+        stage_w = weights_by_split.get((tp, pp, dp))
         if stage_w is None:
-            stage_w = weights_by_split[(tp, pp)] = stage_weight_bytes(record, model.num_layers, tp, pp)
+            stage_w = stage_weight_bytes(record, model.num_layers, tp, pp)
+            if dp > 1:  # the routed experts split by expert over dp x tp GPUs (capacity.pool does the same)
+                from ..capacity.experts import routed_saving
+
+                stage_w = [w - routed_saving(model, record, tp, dp, True) for w in stage_w]
+            weights_by_split[(tp, pp, dp)] = stage_w
         heaviest = max(stage_w)
         stages = None
         for gpu in req.gpus:
-            c = Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices))
+            c = Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices), dp=dp, ep=dp > 1)
             out.append(c)
             budget = int(gpu.usable_bytes * req.mem_util)
             pool = budget - heaviest - req.reserve_bytes  # the smallest pool: the heaviest stage's
@@ -575,16 +617,18 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
                                        tokens, max(resident, 1), decode_read_bytes(record, model.num_layers))
                     read_by_tp[tp] = unit.weight_read_bytes_per_gpu + unit.kv_read_bytes_per_gpu
                 stages = table.stages(pp)
-                kv_gpu = max(table.batch_total(st, resident) for st in stages)
-                read_bytes = read_by_tp[tp]
+                # each DP rank holds its own share of the batch (planner.evaluate: ceil(resident / dp))
+                kv_gpu = max(table.batch_total(st, -(-resident // dp)) for st in stages)
+                read_bytes = read_by_tp[tp] if dp == 1 else None  # no decode floor under DP / EP (planner)
                 # stages alike in bytes and weights give the same fit: keep one of each
                 distinct = list({(st.unique, st.shared, st.fixed, st.prefix, w): (st, w)
                                  for st, w in zip(stages, stage_w)}.values())
             c.pool_bytes_per_gpu = pool
-            c.max_concurrency = max(min(_fit(st, budget - w - req.reserve_bytes - st.fixed)
-                                        for st, w in distinct), 0)
+            # a replica of dp ranks holds dp x one rank's sequences (capacity.pool.capacity)
+            c.max_concurrency = dp * max(min(_fit(st, budget - w - req.reserve_bytes - st.fixed)
+                                             for st, w in distinct), 0)
             c.kv_bytes_per_gpu = kv_gpu
-            c.decode_ms_per_token = read_bytes / (gpu.hbm_gbps * 1e9) * 1e3 if gpu.hbm_gbps else None
+            c.decode_ms_per_token = read_bytes / (gpu.hbm_gbps * 1e9) * 1e3 if gpu.hbm_gbps and read_bytes else None
             c._plan = plan  # for the engine check
             misses = []
             if c.max_concurrency < need:
@@ -606,9 +650,10 @@ def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> No
         return
     c.engine_checked = True
     plan = c._plan
-    dep = Deployment(c.gpu, c.tp, c.pp, req.mem_util, req.reserve_bytes, record.total_bytes, None, record)
+    dep = Deployment(c.gpu, c.tp, c.pp, req.mem_util, req.reserve_bytes, record.total_bytes, None, record, c.dp, c.ep)
     try:
-        c.engine_concurrency = engine.concurrency(plan, dep, (id(plan), c.tp, c.pp))
+        # one DP rank's pool (each rank its own engine core): the replica serves dp x its requests
+        c.engine_concurrency = c.dp * engine.concurrency(plan, dep, (id(plan), c.tp, c.pp, c.dp))
         c.engine_kv_dtype = engine.last_kv_dtype
     except KvplanError as exc:
         c.misses = (("engine", 0.0, req.concurrency), *c.misses)
@@ -623,7 +668,7 @@ def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> No
 def deployment_for(req: FitRequest, c: Candidate, record) -> Deployment:
     """The deployment `kvplan estimate --gpu G --tp T --pp P --mem-util --reserve` builds."""
     return make_deployment(c.gpu.name, tp=c.tp, pp=c.pp, mem_util=req.mem_util, reserve_bytes=req.reserve_bytes,
-                           weight_bytes=record.total_bytes)
+                           weight_bytes=record.total_bytes, dp=c.dp, ep=c.ep)
 
 
 def _verify(req, base, record, engine, passing, top):
@@ -661,8 +706,9 @@ def _verify(req, base, record, engine, passing, top):
             except KvplanError as exc:  # the screen passed what the engine model refuses: report, never crash
                 dropped.append((c, f"vLLM: {exc.message}"))
                 continue
-            if abs(pool.max_concurrency - c.engine_concurrency) > 1e-9 or not pool.fits:
-                problems.append(f"vLLM concurrency {pool.max_concurrency:.4f} (screen {c.engine_concurrency:.4f})")
+            if abs(pool.max_concurrency * c.dp - c.engine_concurrency) > 1e-9 or not pool.fits:
+                problems.append(f"vLLM concurrency {pool.max_concurrency * c.dp:.4f} "
+                                f"(screen {c.engine_concurrency:.4f})")
         elif engine.name == "sglang":
             from ..engines import sglang_report
             from ..render import Report

@@ -34,6 +34,8 @@ def option_data(c: Candidate, rank: int, req) -> dict:
         "gpus": c.gpus,
         "tp": c.tp,
         "pp": c.pp,
+        "dp": c.dp,
+        "ep": c.ep,
         "kv_dtype": c.kv_dtype,
         "techniques": list(c.techniques),
         "max_concurrency": c.max_concurrency,
@@ -89,7 +91,8 @@ def estimate_argv(req, c: Candidate) -> list[str]:
 
     sglang_default = engine_family(req.engine) == "sglang" and not req.mem_util_given
     argv = ["estimate", req.model, "--context", str(req.context_tokens), "--batch", str(req.batch_size),
-            "--gpu", c.gpu.name, "--tp", str(c.tp), "--pp", str(c.pp), "--kv-dtype", c.kv_dtype,
+            "--gpu", c.gpu.name, "--tp", str(c.tp), "--pp", str(c.pp),
+            *(["--dp", str(c.dp)] if c.dp > 1 else []), *(["--ep"] if c.ep else []), "--kv-dtype", c.kv_dtype,
             # under SGLang --mem-util is also its mem_fraction_static: left out, SGLang's default for the card
             *([] if sglang_default else ["--mem-util", f"{req.mem_util:g}"]),
             "--reserve", _size(req.reserve_bytes), "--weights", req.weights,
@@ -122,12 +125,17 @@ def estimate_command(req, c: Candidate) -> str:
     return "kvplan " + " ".join(shlex.quote(a) for a in estimate_argv(req, c))
 
 
+def split_text(c: Candidate) -> str:
+    """The "tp x pp" column: "4 x 2", or for a DP + EP option "dp 8 x tp 1 +EP"."""
+    return f"dp {c.dp} x tp {c.tp} +EP" if c.dp > 1 else f"{c.tp} x {c.pp}"
+
+
 def _money(value: float | None) -> str:
     return "-" if value is None else f"${value:,.2f}"
 
 
 def _option_row(i: int, c: Candidate, engine: bool) -> list:
-    row = [i, f"{c.gpus} x {c.gpu.name}", f"{c.tp} x {c.pp}", c.kv_dtype, ", ".join(c.techniques) or "-",
+    row = [i, f"{c.gpus} x {c.gpu.name}", split_text(c), c.kv_dtype, ", ".join(c.techniques) or "-",
            c.max_concurrency]
     if engine:
         row.append(round(c.engine_concurrency, 2) if c.engine_concurrency is not None else None)
@@ -164,11 +172,14 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
                      "max_gpus": req.max_gpus, "gpus": [g.name for g in req.gpus], "kv_dtypes": list(req.kv_dtypes),
                      "allowed": list(req.allowed), "base_techniques": list(req.base_techniques),
                      # the engine's online quantization of the float checkpoint (configs/quant_online.py); null: none
-                     "quantization": req.quantization[0] if req.quantization is not None else None},
+                     "quantization": req.quantization[0] if req.quantization is not None else None,
+                     "dp_ep": req.dp_ep},
         "searched": len(result.candidates),
         "passing": len(result.passing),
         "options": [option_data(c, i + 1, req) for i, c in enumerate(options)],
     }
+    if result.dp_ep_skipped:
+        data["dp_ep_skipped"] = result.dp_ep_skipped
     if result.skipped_sets:
         data["skipped_technique_sets"] = [{"set": s, "why": why} for s, why in result.skipped_sets]
     if result.dropped:
@@ -199,7 +210,9 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         report.lines.append(f"weights: as {'SGLang' if req.quantization[1] == 'sglang' else 'vLLM'} holds them once "
                             f"--quantization {req.quantization[0]} has quantized the float checkpoint at load")
     if options:
-        emit = f"--emit {label.lower()}" if engine else "--emit vllm or --emit sglang"
+        # SGLang's dp attention is not modelled: a DP + EP option's serving command is vLLM's
+        emit = f"--emit {label.lower()}" if engine else "--emit vllm" if options[0].dp > 1 else \
+            "--emit vllm or --emit sglang"
         report.lines.append("each option was evaluated by the planner of `kvplan estimate`; check the first with: "
                             + estimate_command(req, options[0]) + f" (add {emit} for the serving command)")
     same = engine_layout_note(label, result.model_name, options)
@@ -208,6 +221,12 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         data["engine"]["same_kv_layout"] = same
     if getattr(result.engine, "pp_refused", None):
         report.lines.append(f"pipeline-parallel splits left out: {result.engine.pp_refused}; only pp 1 is searched")
+    if result.dp_ep_skipped:
+        report.lines.append(f"--dp-ep: no data-parallel + expert-parallel split searched: {result.dp_ep_skipped}")
+    elif req.dp_ep:
+        report.lines.append("--dp-ep: DP + EP options (dp x tp GPUs, pp 1) hold dp x one rank's sequences; not "
+                            "counted there: the all-to-all buffers, EPLB's redundant experts, the DP / EP groups' NCCL "
+                            "memory; no decode floor (docs/engines.md, --dp / --ep)")
     if getattr(result.engine, "pp_note", None):
         report.lines.append(f"note: {result.engine.pp_note}")
     for c, why in result.dropped:
@@ -235,7 +254,7 @@ def _explain(report: Report, result: FitResult, winner: Candidate, limit: int = 
     counts: dict[str, int] = {}
     for c in failures:
         counts[c.constraint] = counts.get(c.constraint, 0) + 1
-    rows = [[c.gpu.name, c.gpus, f"{c.tp} x {c.pp}", c.set_label, constraints.get(c.constraint, c.constraint), c.reason]
+    rows = [[c.gpu.name, c.gpus, split_text(c), c.set_label, constraints.get(c.constraint, c.constraint), c.reason]
             for c in failures[:limit]]
     what = {"cost": "cost less per hour", "headroom": "use no more GPUs"}.get(result.request.objective, "use fewer GPUs")
     report.tables.append(Table(f"Why the {len(failures):,} options that {what} than the winner fail",
@@ -244,7 +263,7 @@ def _explain(report: Report, result: FitResult, winner: Candidate, limit: int = 
         "winner": winner.label(),
         "cheaper_failed": len(failures),
         "by_constraint": {constraints.get(k, k): v for k, v in sorted(counts.items())},
-        "failures": [{"gpu": c.gpu.name, "gpus": c.gpus, "tp": c.tp, "pp": c.pp, "kv_dtype": c.kv_dtype,
+        "failures": [{"gpu": c.gpu.name, "gpus": c.gpus, "tp": c.tp, "pp": c.pp, "dp": c.dp, "kv_dtype": c.kv_dtype,
                       "techniques": list(c.techniques), "constraint": constraints.get(c.constraint, c.constraint),
                       "reason": c.reason} for c in failures[:limit]],
     }
@@ -280,9 +299,9 @@ def _pareto(report: Report, result: FitResult) -> None:
         data[label] = []
         for c in cands:
             conc = _achievable(c)
-            rows.append([label, c.gpu.name, c.gpus, f"{c.tp} x {c.pp}", conc, _money(c.cost_per_hour),
+            rows.append([label, c.gpu.name, c.gpus, split_text(c), conc, _money(c.cost_per_hour),
                          "meets" if conc >= result.request.concurrency else "below"])
-            data[label].append({"gpu": c.gpu.name, "gpus": c.gpus, "tp": c.tp, "pp": c.pp, "max_concurrency": conc,
+            data[label].append({"gpu": c.gpu.name, "gpus": c.gpus, "tp": c.tp, "pp": c.pp, "dp": c.dp, "max_concurrency": conc,
                                 "usd_per_hour": c.cost_per_hour})
     # under an engine, conc is fit.search.achievable: the planner's, capped at the engine's (the options table
     # shows the two apart), which the title says

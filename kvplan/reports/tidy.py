@@ -104,7 +104,7 @@ def catalog(title: str, items: list[dict]) -> Table:
     return records(title, items, columns)
 
 
-FIT_COLUMNS = ["rank", "gpu", "gpus", "tp", "pp", "kv_dtype", "techniques", "max_concurrency", "engine_max_concurrency",
+FIT_COLUMNS = ["rank", "gpu", "gpus", "tp", "pp", "dp", "ep", "kv_dtype", "techniques", "max_concurrency", "engine_max_concurrency",
                "kv_bytes_per_gpu", "kv_pool_bytes_per_gpu", "weight_bytes_per_gpu", "decode_ms_per_token",
                "usd_per_hour", "usd_per_gpu_hour", "price_source", "quality", "estimate_command"]
 

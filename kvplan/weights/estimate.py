@@ -12,7 +12,8 @@ def estimated(model: ModelSpec, quantization: str = "none", note: str | None = N
     """Parameter count x bytes per parameter (kvplan/configs/params.py), the last resort."""
     total = model.weight_bytes
     vision_params, vision_bytes, _ = model.weight_vision
-    tower = (f" + vision tower {vision_params:,} x {vision_bytes // vision_params:g} B" if vision_params else "")
+    tower = ("" if not vision_params else f" + vision tower {vision_params:,} x {vision_bytes // vision_params:g} B"
+             if not model.weight_vision_quantized[0] else f" + vision tower {vision_params:,} ({vision_bytes:,} B)")
     notes = (f"parameter count {model.param_count:,} x {model.weight_bytes_per_param:g} B ({model.weight_dtype})"
              f"{tower}; not read from a checkpoint",)
     if note:
@@ -106,15 +107,18 @@ def _by_dtype(model: ModelSpec, total: int) -> tuple[DtypeBytes, ...]:
     store_dtype, "mxfp4 experts + fp8 + bfloat16"): theirs first."""
     quantized, _, plain_dtype = model.weight_dtype.rpartition(" + ")
     plain = model.weight_plain_params
-    vision_params, vision_bytes, _ = model.weight_vision  # the tower, in the float dtype (configs/vision_towers.py)
+    vision_params, vision_bytes, _ = model.weight_vision  # the tower (configs/vision_towers.py)
+    # of it, the linears an engine's online quantization holds in the quantized dtype; the rest in the float dtype
+    vision_q_params, vision_q_bytes = model.weight_vision_quantized
+    vision_params, vision_bytes = vision_params - vision_q_params, vision_bytes - vision_q_bytes
     if not plain or plain_dtype not in FLOAT_BYTES:
         if vision_params and model.weight_dtype not in FLOAT_BYTES:  # quantized throughout: the tower a float row
             return (DtypeBytes(model.weight_dtype, total - vision_bytes, model.param_count, 0),
                     DtypeBytes("float32" if vision_bytes == 4 * vision_params else "bfloat16", vision_bytes,
                                vision_params, 0))
         return (DtypeBytes(model.weight_dtype, total, model.param_count + vision_params, 0),)
+    # the tower is outside param_count (the text model's): its parameters join the float row, not the quantized one
     plain_bytes = plain * FLOAT_BYTES[plain_dtype] + vision_bytes
-    plain += vision_params
     rows = ()
     experts, experts_bytes = model.weight_expert_params, model.weight_expert_bytes
     if experts and " experts + " in quantized:  # FP8's store_dtype: the routed experts in their own row
@@ -122,8 +126,9 @@ def _by_dtype(model: ModelSpec, total: int) -> tuple[DtypeBytes, ...]:
         rows = (DtypeBytes(experts_dtype, experts_bytes, experts, 0),)
     else:
         experts = experts_bytes = 0
-    return rows + (DtypeBytes(quantized, total - plain_bytes - experts_bytes, model.param_count - plain - experts, 0),
-                   DtypeBytes(plain_dtype, plain_bytes, plain, 0))
+    return rows + (DtypeBytes(quantized, total - plain_bytes - experts_bytes,
+                              model.param_count - plain - experts + vision_q_params, 0),
+                   DtypeBytes(plain_dtype, plain_bytes, plain + vision_params, 0))
 
 
 def given(total_bytes: int, origin: str = "--weights") -> Weights:

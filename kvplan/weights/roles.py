@@ -211,17 +211,27 @@ def is_row_scale(name: str, shape: tuple[int, ...], family: str = "") -> bool:
     return (len(shape) >= 2 and shape[-1] == 1 and shape[-2] > 1) or (len(shape) == 1 and shape[0] > 1)
 
 
+# the families whose image (and audio) encoders and embedders vLLM 0.34 holds whole on every TP rank: gemma4_mm.py
+# builds each tower with transformers' AutoModel and recursive_replace_linear (every nn.Linear a ReplicatedLinear)
+# and Gemma4MultimodalEmbedder's embedding_projection as a ReplicatedLinear, as the config estimate counts it
+# (configs/vision_towers.py gemma4); elsewhere a checkpoint's "vision" tensors are split over TP
+_VISION_WHOLE_FAMILIES = frozenset({"gemma4"})
+
+
 def against_role(name: str, role: str, family: str = "", elements: int | None = None,
                  shape: tuple[int, ...] = ()) -> bool:
     """vLLM splits this tensor over TP though its role is held whole (REPLICATED), or holds it whole though its
     role is split (_TP_WHOLE, a one-element scale: is_scalar_scale, a row-parallel module's per-row scale:
-    is_row_scale, _TP_SPLIT_NORMS). elements, shape: the tensor's element count and shape, where known."""
+    is_row_scale, _TP_SPLIT_NORMS), or an image encoder's tensor a family holds whole (_VISION_WHOLE_FAMILIES).
+    elements, shape: the tensor's element count and shape, where known."""
     low = name.lower()
     if role in REPLICATED:
         split = _TP_SPLIT_NORMS.get(family)
         return bool(split and split.search(low))
-    return role not in ("vision", "mtp") and (bool(_TP_WHOLE.search(low)) or is_scalar_scale(low, elements or 0)
-                                              or is_row_scale(low, shape, family))
+    if role == "vision":
+        return family in _VISION_WHOLE_FAMILIES
+    return role != "mtp" and (bool(_TP_WHOLE.search(low)) or is_scalar_scale(low, elements or 0)
+                              or is_row_scale(low, shape, family))
 
 
 def mtp_role_of(name: str) -> str:

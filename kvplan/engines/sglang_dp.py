@@ -1,0 +1,110 @@
+"""SGLang 0.5.23's data-parallel attention: `launch_server --tp T --dp N --enable-dp-attention` (the spelling 0.5.23
+deprecates for `--attn-dp-size N`, arg_groups/parallel_hook.py handle_deprecated_dp_attention: attn_dp_size = N,
+dp_size = 1). The T GPUs stay one TP group; only the attention runs data parallel.
+
+Read in the sglang 0.5.23 wheel (srt/...):
+- placement: runtime_context.derive_attn_tp_size: attn_tp = T / N (attention CP 1), so kvplan plans it as N DP ranks
+  of attn_tp GPUs each (capacity.hardware.Deployment dp = N, tp = T / N: T GPUs). The attention and its KV heads
+  split over attn_tp (pool_configurator / kv_cache_configurator get_num_kv_heads(attn_tp_size); MLA's latent whole);
+  the embedding vocab-parallel over the attention TP group (layers/vocab_parallel_embedding.py
+  get_embedding_tp_kwargs: use_attn_tp_group under DP attention).
+- the MoE layers over all T GPUs (runtime_context.derive_parallel_widths: moe_tp = T / ep_size): each routed expert
+  split T ways, or with --ep-size T whole experts, experts / T a GPU (layers/moe/fused_moe_triton/layer.py FusedMoE
+  asserts experts % ep_size == 0: refused otherwise), as vLLM's flattened TP / EP (capacity.experts). DeepSeek-V3's
+  shared expert, fused into the MoE as expert 256 on CUDA without EP (deepseek_v2.py
+  shared_experts_fusion_disable_reason), is split over the T GPUs either way.
+- what SGLang splits over all T GPUs while vLLM splits it over one DP rank's TP ranks (capacity/experts.py full_tp_saving): the dense MLPs
+  (models/deepseek_v2.py DeepseekV2DecoderLayer: parallel_group "tp" unless --moe-dense-tp-size 1,
+  layer_boundary/layout.py is_dense_ffn_fully_dp), the shared experts (DeepseekV2MoE: "tp" unless an all-to-all MoE
+  backend such as DeepEP replicates them) and the LM head (DeepseekV2ForCausalLM: ParallelLMHead over the whole TP
+  group unless --enable-dp-lm-head).
+- each DP rank runs its own scheduler and KV pool (parallel.py num_dp_ranks = dp_size x attn_dp_size), sized from
+  its own GPU's memory as without DP; a given --max-running-requests is the server's, each rank taking
+  max(1, requests // N) (kv_cache_configurator.resolve_max_num_reqs), so the replica serves N x one rank's.
+- the memory reserved (arg_groups/memory_hook.py reserve_for_graph_mb): + cuda_graph_max_bs x N x 3 MiB, and
+  x 1.5 more above a decode graph batch of 300, for the DP gather padding; the tp term of the reserve is T's.
+  The gathered hidden-state buffers (layers/dp_attention.py _DpGatheredBufferWrapper) are per-forward activations
+  inside that reserve, not a pool term.
+- refused: tp % attn_dp_size (parallel_hook._handle_data_parallelism asserts it).
+
+Not modelled: the DP group's chunked prefill (chunked_prefill_size // N per rank, which moves no memory term),
+DeepEP / --moe-a2a-backend (replicated shared experts, its 2 GiB reserve: reserve_for_deepep_a2a_mb), EPLB's
+redundant experts, --enable-dp-lm-head, --moe-dense-tp-size, the fused shared expert slots.
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+
+GATHER_MIB_PER_GRAPH_BS = 3  # reserve_for_graph_mb: max_bs x attn_dp_size x 3 MiB
+GATHER_MIB_LARGE_BS = 1.5  # and x 1.5 more when max_bs > LARGE_BS
+LARGE_BS = 300
+
+
+def attention_tp(tp: int, dp: int, pp: int) -> int:
+    """The attention TP size of `--tp tp --dp dp --enable-dp-attention`: one line for what SGLang refuses or kvplan
+    does not model."""
+    if tp % dp:
+        raise UsageError(f"--dp {dp} with --engine sglang: SGLang's --enable-dp-attention splits the --tp {tp} GPUs "
+                         f"into {dp} attention groups, and {dp} does not divide {tp}",
+                         "give --tp a multiple of --dp (SGLang asserts tp_size % attn_dp_size == 0)")
+    if pp > 1:
+        raise UsageError(f"--dp {dp} with --pp {pp} under --engine sglang: kvplan does not model pipeline stages "
+                         "with data-parallel attention", "use --dp with --tp only")
+    return tp // dp
+
+
+def launch_tp(dep) -> int:
+    """SGLang's --tp: every GPU of the deployment's TP group (kvplan's dp x tp)."""
+    return dep.tp * dep.dp
+
+
+def gather_reserve_mib(graph_bs: int, dp: int) -> float:
+    """What reserve_for_graph_mb adds for data-parallel attention."""
+    if dp <= 1:
+        return 0.0
+    return graph_bs * dp * GATHER_MIB_PER_GRAPH_BS + (graph_bs * dp * GATHER_MIB_LARGE_BS if graph_bs > LARGE_BS else 0)
+
+
+def per_rank_requests(max_running_requests: int | None, dep) -> int | None:
+    """One DP rank's share of a given --max-running-requests (resolve_max_num_reqs: max(1, requests // N))."""
+    if max_running_requests is None or dep is None or dep.dp <= 1:
+        return max_running_requests
+    return max(1, max_running_requests // dep.dp)
+
+
+def placement_note(model, dp: int, ep: bool, tp: int) -> str | None:
+    """The line an SGLang plan with attention DP (or --ep) prints: how it places the model, what it leaves out."""
+    from ..capacity.experts import is_moe
+
+    if dp == 1 and not ep:
+        return None
+    gpus = dp * tp
+    line = (f"SGLang --tp {gpus}" + (f" --dp {dp} --enable-dp-attention: {dp} attention groups of attention TP {tp} "
+                                    f"(KV heads and the embedding split over {tp}, MLA's latent whole), each its own "
+                                    "scheduler and KV pool" if dp > 1 else ""))
+    if is_moe(model):
+        line += ("; routed experts " + (f"whole, over EP {gpus} (--ep-size {gpus})" if ep else f"split over all {gpus} GPUs"))
+    if dp > 1:
+        line += (f"; dense MLPs, shared experts and the LM head split over all {gpus} GPUs (deepseek_v2.py)")
+    return line + ("; not counted: DeepEP / --moe-a2a-backend (shared experts whole, its buffers), EPLB's redundant "
+                   "experts, the DP groups' NCCL memory")
+
+
+# the architectures whose SGLang 0.5.23 model file was read for the placement above (models/deepseek_v2.py); others
+# differ (models/llama.py LlamaAttention splits its heads over the whole --tp even with attention DP)
+READ_ARCHS = frozenset({"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"})
+
+
+def check_model(model, dp: int, ep: bool = False, gpus: int = 1) -> None:
+    """Refuse attention DP for an architecture whose SGLang placement kvplan has not read, and an expert-parallel
+    split SGLang refuses: layers/moe/fused_moe_triton/layer.py FusedMoE asserts routed experts % ep_size == 0."""
+    routed = model.weight_routed_params if ep else None
+    if routed is not None and routed[0] % gpus:
+        raise UsageError(f"--ep with --engine sglang: SGLang's --ep-size {gpus} must divide the {routed[0]} routed "
+                         "experts (FusedMoE asserts it; vLLM gives some ranks one more)",
+                         "choose --tp so that it divides the experts, or use --engine vllm")
+    if dp > 1 and (model.architecture or "") not in READ_ARCHS:
+        raise UsageError(f"--dp {dp} with --engine sglang: kvplan models SGLang's --enable-dp-attention as "
+                         f"models/deepseek_v2.py builds it (DeepSeek-V2 / V3), not {model.architecture or model.model_type}",
+                         "plan SGLang with --tp, or use --engine vllm")
