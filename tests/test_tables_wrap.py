@@ -85,9 +85,11 @@ def test_qwen3_omni_thinker_keeps_its_routers_and_qk_norms_whole():
     assert total == 30_532_646_912 and model.param_count == total
     # whole: 48 x (2 norms + q_norm + k_norm + router) + the final norm; BF16
     whole = 48 * (2 * 2048 + 2 * 128 + 128 * 2048) + 2048
-    assert whole == 12_793_856 and model.weight_replicated_bytes == 2 * whole
-    # TP 4: (61,065,293,824 - 25,587,712) / 4 + 25,587,712 = 15,285,514,240 B a GPU
-    assert stage_weight_bytes(estimated(model), 48, tp=4) == [15_285_514_240]
+    # with the thinker's towers (tests/test_vision_towers3.py): 1,186,558,576 parameters, 23,144,448 of them whole
+    assert whole == 12_793_856 and model.weight_replicated_bytes == 2 * (whole + 23_144_448) == 71_876_608
+    # TP 4: (2 x (30,532,646,912 + 1,186,558,576) - 71,876,608) / 4 + 71,876,608 = 15,913,510,200 B a GPU (it was
+    # 15,285,514,240 B without the towers)
+    assert stage_weight_bytes(estimated(model), 48, tp=4) == [15_913_510_200]
 
 
 def test_qwen3_omni_thinker_reads_mlp_only_layers():
@@ -98,8 +100,8 @@ def test_qwen3_omni_thinker_reads_mlp_only_layers():
     # in place of 128 experts and the router
     total = 30_532_646_912 - (128 * 3 * 2048 * 768 + 128 * 2048) + 3 * 2048 * 768
     assert model.param_count == total == 29_933_123_584
-    # one router fewer held whole
-    assert model.weight_replicated_bytes == 2 * (12_793_856 - 128 * 2048)
+    # one router fewer held whole (and the thinker's towers' 23,144,448 whole, as above)
+    assert model.weight_replicated_bytes == 2 * (12_793_856 - 128 * 2048 + 23_144_448)
 
 
 def test_kimi_audio_keeps_norms_whole_and_splits_the_qkv_biases():
@@ -120,10 +122,11 @@ def test_phi_3_vision_names_the_fused_phi3_modules():
     model = build_model(_raw(_FILES["phi3_v"]), "phi-3-vision")
     # hidden 3,072, 32 layers: 32 x 2 norms + the final norm held whole, BF16; and the image encoder's whole part
     # (configs/vision_towers.py, vLLM 0.34 clip.py / phi3v.py): the CLIP ViT-L/14-336's class embedding, patch conv
-    # 3 x 14^2 x 1,024, 577 positions, pre / post LayerNorms, 24 layers of two LayerNorms and the out_proj / fc2
-    # biases; glb_GN / sub_GN 2 x 4,096 and img_projection 4,096 x 3,072 and 3,072 x 3,072 with biases
+    # 3 x 14^2 x 1,024, 577 positions, the pre LayerNorm, the 23 layers vLLM builds (img_processor.layer_idx -2; no
+    # post LayerNorm then) of two LayerNorms and the out_proj / fc2 biases; glb_GN / sub_GN 2 x 4,096 and
+    # img_projection 4,096 x 3,072 and 3,072 x 3,072 with biases
     h = 1024
-    tower = (h + 3 * 196 * h + 577 * h + 2 * h + 24 * (4 * h + 2 * h) + 2 * h
+    tower = (h + 3 * 196 * h + 577 * h + 2 * h + 23 * (4 * h + 2 * h)
              + 2 * 4096 + 4096 * 3072 + 3072 + 3072 * 3072 + 3072)
     assert 2 * (32 * 2 * 3072 + 3072) == 399_360
     assert model.weight_replicated_bytes == 399_360 + 2 * tower

@@ -60,9 +60,13 @@ def _mistral3(c):
 
 
 def _llava(c):
+    # vLLM 0.34 llava.py builds CLIP only up to vision_feature_layer (-2: 23 of its 24 layers) and without
+    # post_layernorm (require_post_norm=False): transformers' CLIP of 23 layers, less its post_layernorm
     from transformers.models.clip.modeling_clip import CLIPVisionModel
     from transformers.models.llava.modeling_llava import LlavaMultiModalProjector
-    return CLIPVisionModel(c.vision_config), LlavaMultiModalProjector(c)
+    c.vision_config.num_hidden_layers = 24 + c.vision_feature_layer + 1
+    tower = CLIPVisionModel(c.vision_config)
+    return tower.embeddings, tower.pre_layrnorm, tower.encoder, LlavaMultiModalProjector(c)
 
 
 def _mllama(c):
@@ -431,21 +435,26 @@ PHI3_V = "tests/data/configs/phi-3-vision-128k-instruct.json"
 
 
 def test_phi3_vision_tower_matches_transformers_clip_and_the_published_total(cli):
-    # vLLM 0.34 phi3v.py builds a fixed CLIP ViT-L/14 at 336 (CLIP_VIT_LARGE_PATCH14_336_CONFIG): against
-    # transformers' CLIPVisionModel on the meta device; then glb_GN / sub_GN (4 x 1,024 each) and img_projection
-    # 4,096 x 3,072 and 3,072 x 3,072 with biases (the text hidden 3,072), all whole on every rank (nn.Linear)
+    # vLLM 0.34 phi3v.py builds a fixed CLIP ViT-L/14 at 336 (CLIP_VIT_LARGE_PATCH14_336_CONFIG) up to
+    # img_processor.layer_idx (-2: 23 of its 24 layers) and without post_layernorm (clip.py drops it when a layer is
+    # left out): against transformers' CLIPVisionModel on the meta device; then glb_GN / sub_GN (4 x 1,024 each)
+    # and img_projection 4,096 x 3,072 and 3,072 x 3,072 with biases (the text hidden 3,072), all whole on every
+    # rank (nn.Linear)
     transformers = pytest.importorskip("transformers")
     from transformers.models.clip.modeling_clip import CLIPVisionModel
 
-    config = transformers.CLIPVisionConfig(hidden_size=1024, image_size=336, intermediate_size=4096,
-                                           num_attention_heads=16, num_hidden_layers=24, patch_size=14)
-    clip = _meta_params(lambda: (CLIPVisionModel(config),))
+    def built(layers):
+        config = transformers.CLIPVisionConfig(hidden_size=1024, image_size=336, intermediate_size=4096,
+                                               num_attention_heads=16, num_hidden_layers=layers, patch_size=14)
+        return _meta_params(lambda: (CLIPVisionModel(config),))
+
+    clip = built(23) - 2 * 1024
     extra = 2 * 4096 + (4096 * 3072 + 3072) + (3072 * 3072 + 3072)
     model = load_model(PHI3_V)
     assert model.weight_vision[:2] == (clip + extra, 2 * (clip + extra))
-    # Phi-3-vision-128k-instruct is published as 4.15B parameters (its Hugging Face page); the text model is
-    # Phi-3-mini's 3,821,079,552 (tests/test_vl_wrappers.py)
-    assert model.param_count == 3_821_079_552 and round((model.param_count + clip + extra) / 1e7) == 415
+    # Phi-3-vision-128k-instruct is published as 4.15B parameters (its Hugging Face page): the checkpoint's whole
+    # CLIP; the text model is Phi-3-mini's 3,821,079,552 (tests/test_vl_wrappers.py)
+    assert model.param_count == 3_821_079_552 and round((model.param_count + built(24) + extra) / 1e7) == 415
     # vLLM skips it with the image limit at 0: planned by dropping img_processor, where its settings live
     totals = []
     for extra_args in ((), ("--set", "img_processor=null")):

@@ -363,7 +363,7 @@ _ROWS: list[Family] = [
     *(Family((name,), text_key="llm_config",
              rules=(f"{who}: text model in llm_config, read by its model_type's family ({texts}); vLLM 0.33 "
                     f"{where} builds it from text_config (renamed from llm_config); parameters: the text model "
-                    + (f"only ({tower} not counted)" if name != "internvl_chat" else
+                    + (f"only ({tower} not counted)" if name not in ("internvl_chat", "NVLM_D", "h2ovl_chat", "skywork_chat") else
                        f"only; the weights add {tower} (configs/vision_towers.py)"),))
       for name, who, texts, where, tower in (
           ("internvl_chat", "InternVL 1.5/2/2.5/3 (InternVLChatConfig)", "qwen2, llama, internlm2, phi3, qwen3 ...",
@@ -417,15 +417,15 @@ _ROWS: list[Family] = [
     Family(("minicpmo",), text="qwen2", text_rule=vl_wrappers.minicpmo_text,
            rules=("MiniCPM-o (remote code, saved flat): its version picks the text model vLLM 0.33 builds "
                   "(minicpmo.py MiniCPMO.__new__): 2.6 (also when absent) qwen2, 4.5 qwen3; the flat fields are read "
-                  "by that family; parameters: the text model only (SigLIP, Whisper encoder, resampler and TTS "
-                  "not counted), with the text model's modules (Qwen2's q/k/v biases for 2.6, Qwen3's q/k norms "
+                  "by that family; parameters: the text model (the weights add SigLIP, the resampler and the Whisper "
+                  "encoder: configs/vision_towers.py; the TTS is not built), with the text model's modules (Qwen2's q/k/v biases for 2.6, Qwen3's q/k norms "
                   "for 4.5)",)),
     Family(("phi4mm",), kinds=ATTN, params=params.attention_decoder,
            rules=("Phi-4-multimodal (remote code, saved flat): vLLM 0.33 phi4mm.py Phi4MMForCausalLM builds a "
                   "LlamaModel on the flat config: K/V of num_key_value_heads x head_dim (else hidden_size / "
                   "heads) on every layer; without layer_types its attention takes the model-level sliding_window "
-                  "(cache_config.sliding_window) on every layer; parameters: the text model only (vision and "
-                  "audio encoders, projectors and LoRA adapters not counted)",)),
+                  "(cache_config.sliding_window) on every layer; parameters: the text model (the weights add the "
+                  "image and audio encoders and projectors: configs/vision_towers.py; LoRA adapters not counted)",)),
     Family(("dots_ocr",), text="qwen2",
            rules=("dots.ocr (vLLM 0.33 configs/dotsocr.py DotsOCRConfig, a Qwen2Config, saved flat): dots_ocr.py "
                   "builds Qwen2ForCausalLM on the config itself, so its flat fields are read by qwen2 with "
@@ -825,7 +825,7 @@ _ROWS: list[Family] = [
                     "the thinker whatever its model_type says, and builds a default thinker without it, so such "
                     "a file is refused; the talker"
                     f"{talker} keeps no cache (vLLM does not build it); {sglang}; parameters: the text model "
-                    "only (vision and audio towers, talker and codec not counted)",))
+                    "and the thinker's vision and audio towers (configs/vision_towers.py); talker and codec not counted",))
       for name, thinker, text, who, where, cls, talker, sglang in (
           ("qwen2_5_omni", "qwen2_5_omni_thinker", "qwen2_5_omni_text", "Qwen2.5-Omni",
            "qwen2_5_omni_thinker.py Qwen2_5OmniThinkerForConditionalGeneration builds Qwen2ForCausalLM on it",

@@ -75,6 +75,11 @@ class Tower:
         if quantized:
             at = f"{quantized[0]:,} of them (linear weights) {quantized[1]}, the rest {at}"
         at = f": {at}" if quantized else f" {at}"
+        if self.key == "thinker_config":  # --set reaches the top level and the text model only (sources.py)
+            return (f"vision tower counted: {self.what}, {self.params:,} parameters{at}; vLLM 0.34 {held}, and "
+                    "skips the audio tower with --limit-mm-per-prompt 0 for audio and the vision tower with 0 for "
+                    "image and video (kvplan cannot plan that start: --set does not reach thinker_config's towers; "
+                    "give --weights)")
         if self.split_by:
             return (f"vision tower counted: {self.what}, {self.params:,} parameters{at}; "
                     f"{self.split_by} {held} (plan a text-only start with --set {self.key}=null)")
@@ -148,27 +153,41 @@ def _encoder_layers(c: _Count, h: int, inter: int, n: int, mlp_aligned: bool = T
         c.row(inter, h, bias=True, aligned=mlp_aligned)
 
 
-def siglip(v: Fields) -> _Count:
+def _built_layers(n: int, feature_layer: object, what: str) -> int:
+    """The layers of an n-layer tower vLLM 0.34 builds for a feature layer (utils.py get_layer_index: n + index + 1
+    for a negative index, the index itself otherwise; the deepest of a list)."""
+    indexes = feature_layer if isinstance(feature_layer, list) and feature_layer else [feature_layer]
+    if not all(isinstance(i, int) and not isinstance(i, bool) and -n <= i <= n for i in indexes):
+        raise ConfigError(f"{what} {feature_layer!r} is not a layer of the {n}-layer vision tower")
+    built = max(n + i + 1 if i < 0 else i for i in indexes)
+    if built < 1:
+        raise ConfigError(f"{what} {feature_layer!r} builds no layer of the vision tower")
+    return built
+
+
+def siglip(v: Fields, layers: int | None = None, post_norm: bool = True) -> _Count:
     """SiglipVisionModel (transformers 5.25 modeling_siglip.py SiglipVisionTransformer): patch_embedding Conv2d with
     bias, position_embedding of (image_size / patch_size)^2 rows, the encoder layers, post_layernorm, and the
     attention-pooling head when vision_use_head (Gemma 3 turns it off). vLLM 0.34 siglip.py builds the same
-    (Conv2dLayer and nn.Embedding whole)."""
+    (Conv2dLayer and nn.Embedding whole). layers / post_norm: the layers vLLM builds (num_hidden_layers_override)
+    and whether it keeps post_layernorm (require_post_norm)."""
     c = _Count()
     h, inter = v.int("hidden_size"), v.int("intermediate_size")
     patch, image = v.int("patch_size"), v.int("image_size")
     _conv(c, v.int("num_channels"), patch * patch, h, bias=True)
     c.held((image // patch) ** 2 * h)
-    _encoder_layers(c, h, inter, v.int("num_hidden_layers"), mlp_aligned=h % 64 == 0 and inter % 64 == 0)
-    c.held(2 * h)
+    _encoder_layers(c, h, inter, layers or v.int("num_hidden_layers"), mlp_aligned=h % 64 == 0 and inter % 64 == 0)
+    c.held(2 * h if post_norm else 0)
     if v.flag("vision_use_head", default=True):
         raise NotCounted("vision_use_head: the SigLIP pooling head is not in kvplan's count of the tower")
     return c
 
 
-def clip(v: Fields) -> _Count:
+def clip(v: Fields, layers: int | None = None, post_norm: bool = True) -> _Count:
     """CLIPVisionModel (transformers 5.25 modeling_clip.py CLIPVisionTransformer): class_embedding, patch_embedding
     Conv2d without bias, position_embedding of (image_size / patch_size)^2 + 1 rows, pre_layrnorm, the encoder
-    layers, post_layernorm. vLLM 0.34 clip.py holds the embeddings and norms whole."""
+    layers, post_layernorm. vLLM 0.34 clip.py holds the embeddings and norms whole; layers / post_norm as for
+    siglip()."""
     c = _Count()
     h, inter = v.int("hidden_size"), v.int("intermediate_size")
     patch, image = v.int("patch_size"), v.int("image_size")
@@ -176,8 +195,8 @@ def clip(v: Fields) -> _Count:
     _conv(c, v.int("num_channels"), patch * patch, h, bias=False)
     c.held(((image // patch) ** 2 + 1) * h)
     c.held(2 * h)
-    _encoder_layers(c, h, inter, v.int("num_hidden_layers"))
-    c.held(2 * h)
+    _encoder_layers(c, h, inter, layers or v.int("num_hidden_layers"))
+    c.held(2 * h if post_norm else 0)
     return c
 
 
@@ -207,16 +226,19 @@ def llava(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     """LlavaForConditionalGeneration / LlavaNextForConditionalGeneration: a CLIP (or SigLIP) tower and
     LlavaMultiModalProjector; LLaVA-NeXT adds image_newline [text hidden] (modeling_llava_next.py; vLLM 0.34
     llava_next.py, an nn.Parameter). vLLM 0.34 builds the tower only up to vision_feature_layer (llava.py
-    _get_num_hidden_layers: 23 of LLaVA-1.5's 24 CLIP layers, no post_layernorm), which is not modelled: the count
-    is the checkpoint's."""
+    init_vision_tower_for_llava, _get_num_hidden_layers: 23 of LLaVA-1.5's 24 CLIP layers for -2) and without
+    post_layernorm (require_post_norm=False in llava.py and llava_next.py), and that is what is counted: the
+    checkpoint's later layers are not loaded."""
+    w = Fields(raw, f.source, {"vision_feature_layer": -2})
     if v.model_type == "siglip_vision_model":
-        v = _with(v, _SIGLIP)
-        c, name = siglip(v), "SigLIP"
+        v, name, build = _with(v, _SIGLIP), "SigLIP", siglip
     elif v.model_type in ("clip_vision_model", raw.get("model_type")):  # LlavaConfig's default tower is CLIP's
-        v = _with(v, _CLIP)
-        c, name = clip(v), "CLIP"
+        v, name, build = _with(v, _CLIP), "CLIP", clip
     else:
         raise NotCounted(f"vision_config model_type {v.model_type!r} is not one kvplan counts (CLIP, SigLIP)")
+    feature = w.get("vision_feature_layer")
+    layers = _built_layers(v.int("num_hidden_layers"), feature, f"{f.source}: vision_feature_layer")
+    c = build(v, layers, post_norm=False)
     _llava_projector(c, raw, f, v.int("hidden_size"))
     if raw.get("model_type") == "llava_next":
         c.held(f.int("hidden_size"))
@@ -288,6 +310,75 @@ def qwen3_vl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
         c.row(m, out, bias=True)
     what = "Qwen3-VL ViT + patch merger" + (f" + {deepstack} deepstack mergers" if deepstack else "")
     return c, what
+
+
+# -- Qwen2.5-Omni, Qwen3-Omni: the thinker's vision and audio towers ----------------------------------------------
+
+# transformers 5.25 qwen2_5_omni/configuration_qwen2_5_omni.py Qwen2_5OmniAudioEncoderConfig and
+# qwen3_omni_moe/configuration_qwen3_omni_moe.py Qwen3OmniMoeAudioEncoderConfig (their vision configs' defaults are
+# Qwen2.5-VL's and Qwen3-VL's: _QWEN2_5_VL, _QWEN3_VL)
+_QWEN2_5_OMNI_AUDIO = {"num_mel_bins": 128, "encoder_layers": 32, "encoder_ffn_dim": 5120, "d_model": 1280,
+                       "output_dim": 3584}
+_QWEN3_OMNI_AUDIO = dict(_QWEN2_5_OMNI_AUDIO, downsample_hidden_size=480)
+
+
+def _audio_layers(c: _Count, h: int, ffn: int, n: int, split: bool, k_bias: bool) -> None:
+    """n Whisper-style audio encoder layers (self_attn_layer_norm, q/k/v/out_proj (k biased with k_bias, the others
+    always), final_layer_norm, fc1 / fc2 with biases): split as vLLM 0.34 builds them (qkv QKVParallelLinear,
+    out_proj / fc2 RowParallelLinear, fc1 ColumnParallelLinear), else all whole (plain nn.Linear)."""
+    for _ in range(n):
+        c.held(4 * h)
+        if split:
+            c.split(h, 3 * h, bias=True)
+            c.row(h, h, bias=True)
+            c.split(h, ffn, bias=True)
+            c.row(ffn, h, bias=True)
+        else:
+            c.held(3 * h * h + (3 if k_bias else 2) * h + h * h + h + h * ffn + ffn + ffn * h + h)
+
+
+def qwen_omni(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """The thinker's visual and audio_tower (v: thinker_config) as vLLM 0.34 builds them, each under
+    _mark_tower_model: skipped with --limit-mm-per-prompt 0 for image and video (visual), for audio (audio_tower).
+
+    qwen2_5_omni (qwen2_5_omni_thinker.py Qwen2_5OmniThinkerForConditionalGeneration): visual is qwen2_5_vl.py's
+    Qwen2_5_VisionTransformer (qwen2_5_vl() above; transformers 5.25 Qwen2_5OmniVisionEncoder the same modules);
+    audio_tower is transformers' own Qwen2_5OmniAudioEncoder, whose nn.Linear / nn.Conv1d vLLM holds whole on every
+    rank: conv1 (num_mel_bins -> d_model, kernel 3) and conv2 (d_model -> d_model, kernel 3), both biased,
+    audio_bos_eos_token [2, output_dim], the layers (k_proj without bias), ln_post and proj (d_model -> output_dim,
+    biased); its sinusoidal positions are a non-persistent buffer.
+
+    qwen3_omni_moe (qwen3_omni_moe_thinker.py): visual is Qwen3Omni_VisionTransformer, Qwen3-VL's tower (qwen3_vl()
+    above; its pos_embed has (image_size / patch_size)^2 rows where transformers' Qwen3OmniMoeVisionEncoder has
+    num_position_embeddings: a config where they differ is refused); audio_tower is vLLM's Qwen3OmniMoeAudioEncoder:
+    conv2d1 (1 -> downsample_hidden_size), conv2d2 / conv2d3 (3 x 3, biased), conv_out (downsample_hidden_size x
+    num_mel_bins / 8 -> d_model, no bias), proj1 (d_model -> d_model) and proj2 (-> output_dim), biased
+    ReplicatedLinear, ln_post: whole; the layers' qkv_proj QKVParallelLinear, out_proj / fc2 RowParallelLinear, fc1
+    ColumnParallelLinear. Those layers are whole where TP does not divide encoder_attention_heads (disable_tp: 20
+    heads at TP 8): not modelled, the count is the split one."""
+    mt = raw.get("model_type")
+    for key in ("vision_config", "audio_config"):
+        if not isinstance(v.get(key), dict):
+            raise NotCounted(f"thinker_config has no {key} object (its config class would build a default one)")
+    vision = Fields(v.raw["vision_config"], v.source, _QWEN2_5_VL if mt == "qwen2_5_omni" else _QWEN3_VL)
+    a = Fields(v.raw["audio_config"], v.source, _QWEN2_5_OMNI_AUDIO if mt == "qwen2_5_omni" else _QWEN3_OMNI_AUDIO)
+    h, ffn, mel, out = a.int("d_model"), a.int("encoder_ffn_dim"), a.int("num_mel_bins"), a.int("output_dim")
+    if mt == "qwen2_5_omni":
+        c, _ = qwen2_5_vl(raw, f, vision)
+        c.held(mel * 3 * h + h + h * 3 * h + h + 2 * out)
+        _audio_layers(c, h, ffn, a.int("encoder_layers", maximum=MAX_LAYERS), split=False, k_bias=False)
+        c.held(2 * h + h * out + out)
+        return c, "Qwen2.5-Omni thinker: Qwen2.5-VL ViT + patch merger and Qwen2_5OmniAudioEncoder"
+    image, patch = vision.opt_int("image_size"), vision.int("patch_size")
+    if image is not None and (image // patch) ** 2 != vision.int("num_position_embeddings"):
+        raise NotCounted("vision_config: (image_size / patch_size)^2 is not num_position_embeddings (vLLM and "
+                          "transformers size the position table by different fields)")
+    c, what = qwen3_vl(raw, f, vision)
+    d = a.int("downsample_hidden_size")
+    c.held(9 * d + d + 2 * (9 * d * d + d) + d * ((((mel + 1) // 2 + 1) // 2 + 1) // 2) * h)
+    _audio_layers(c, h, ffn, a.int("encoder_layers", maximum=MAX_LAYERS), split=True, k_bias=True)
+    c.held(2 * h + h * h + h + h * out + out)
+    return c, f"Qwen3-Omni thinker: {what} and Qwen3OmniMoeAudioEncoder"
 
 
 # -- Llama 4 ---------------------------------------------------------------------------------------------------
@@ -490,6 +581,10 @@ def _need(v: Fields, *names: str) -> None:
             raise NotCounted(f"vision_config has no {name!r}")
 
 
+# the InternViT wrappers vLLM 0.34 builds as InternVLChatModel (remote code: vision_config holds every field)
+_INTERNVIT_CHAT = ("internvl_chat", "NVLM_D", "h2ovl_chat", "skywork_chat")
+
+
 def internvl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     """InternViT and its projector (mlp1: a LayerNorm over vision hidden x (1 / downsample_ratio)^2, a biased linear
     to the text hidden and one text hidden -> text hidden), as vLLM 0.34 builds them.
@@ -511,9 +606,16 @@ def internvl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     biases; a final LayerNorm unless use_mean_pooling. vLLM's attention linears are nn.Linear (whole), fc1 / fc2
     Column / RowParallelLinear, the projector nn.Linear (whole).
 
-    vLLM builds the tower only up to select_layer / vision_feature_layer (-1, every layer, in InternVL 2.5 and 3):
-    the count is the checkpoint's."""
-    chat = raw.get("model_type") == "internvl_chat"
+    The other InternViT wrappers vLLM 0.34 builds as an InternVLChatModel: H2OVL (h2ovl.py H2OVLChatModel, the same
+    modules), NVLM-D (nvlm_d.py NVLM_D_Model: InternVisionModel with num_dummy_heads=7, so qkv, q_norm / k_norm and
+    proj span heads + 7 heads of zeros, which vLLM holds; its mlp1 is a LayerNorm and nn.Linear to the text
+    intermediate_size and back to the text hidden, both without bias) and Skywork-R1V (skyworkr1v.py: mlp1's two
+    linears ReplicatedLinear with biases, the same shapes as InternVL's).
+
+    The remote-code wrappers build InternViT only up to select_layer (internvl.py, h2ovl.py, nvlm_d.py,
+    skyworkr1v.py _init_vision_model: num_hidden_layers + select_layer + 1 layers, InternVLChatConfig's default -1:
+    every layer), and that many are counted; interns1.py builds every layer of the transformers format."""
+    chat = raw.get("model_type") in _INTERNVIT_CHAT
     if chat:
         _need(v, "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "image_size",
               "patch_size", "qkv_bias", "qk_normalization", "norm_type")
@@ -529,24 +631,35 @@ def internvl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     norm_params = 2 * h if norm == "layer_norm" else h
     bias = v.flag("qkv_bias" if chat else "attention_bias")
     qk_norm = v.flag("qk_normalization" if chat else "use_qk_norm")
+    layers = v.int("num_hidden_layers")
+    if chat:  # the layers up to select_layer (vLLM 0.34 internvl.py InternVLChatModel._init_vision_model)
+        select = Fields(raw, f.source, {"select_layer": -1}).get("select_layer")
+        if not isinstance(select, int) or isinstance(select, bool) or not -layers <= select < layers:
+            raise ConfigError(f"{f.source}: select_layer {select!r} is not a layer of the {layers}-layer vision tower")
+        layers = layers + select + 1 if select < 0 else select + 1
+    dim = (heads + (7 if raw.get("model_type") == "NVLM_D" else 0)) * (h // heads)  # nvlm_d.py num_dummy_heads
     c.held(h * (2 if not chat and v.flag("use_mask_token") else 1))
     _conv(c, 3 if chat else v.int("num_channels"), patch * patch, h, bias=True)
     if chat or v.flag("use_absolute_position_embeddings", default=True):
         c.held(((image // patch) ** 2 + 1) * h)
-    for _ in range(v.int("num_hidden_layers")):
-        c.held(2 * norm_params + 2 * h + (2 * h if qk_norm else 0))
-        if chat and heads % 2 == 0:
-            c.split(h, 3 * h, bias)
-            c.row(h, h, bias=True)
+    for _ in range(layers):
+        c.held(2 * norm_params + 2 * h + (2 * dim if qk_norm else 0))
+        if chat and dim // (h // heads) % 2 == 0:
+            c.split(h, 3 * dim, bias)
+            c.row(dim, h, bias=True)
         else:
-            c.held(3 * h * h + (3 * h if bias else 0) + h * h + h)
+            c.held(3 * h * dim + (3 * dim if bias else 0) + dim * h + h)
         c.split(h, inter, bias=True)
         c.row(inter, h, bias=True)
     if not chat and not v.flag("use_mean_pooling", default=True):
         c.held(2 * h)
     ratio = w.number("downsample_ratio")
     m, th = h * int(1 / ratio) ** 2, f.int("hidden_size")
-    c.held(2 * m + m * th + th + th * th + th)
+    if raw.get("model_type") == "NVLM_D":
+        ti = f.int("intermediate_size")
+        c.held(2 * m + m * ti + ti * th)
+    else:
+        c.held(2 * m + m * th + th + th * th + th)
     return c, ("InternViT + mlp1" if chat else "InternVLVisionModel + InternVLMultiModalProjector")
 
 
@@ -631,9 +744,14 @@ def phi3_v(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     """Phi3HDImageEmbedding (vLLM 0.34 phi3v.py; the remote code's the same): a CLIP ViT-L/14 at 336 (clip(),
     CLIP_VIT_LARGE_PATCH14_336_CONFIG), glb_GN and sub_GN of 4 x img_processor.image_dim_out, and img_projection:
     nn.Linear(4 x image_dim_out, text hidden) and nn.Linear(text hidden, text hidden), biased (nn.Linear: whole
-    on every rank, as the GN parameters). vLLM builds the CLIP only up to img_processor.layer_idx (-2: 23 of its
-    24 layers, without post_layernorm), which is not modelled: the count is the checkpoint's."""
-    c = clip(Fields({}, v.source, _CLIP_L_336))
+    on every rank, as the GN parameters). vLLM builds the CLIP only up to img_processor.layer_idx (phi3v.py
+    _init_img_processor: 24 + layer_idx + 1 layers for a negative one, layer_idx + 1 otherwise; -2 by default: 23),
+    and keeps post_layernorm only with every layer (clip.py require_post_norm None): that is what is counted."""
+    index = v.get("layer_idx", default=-2)
+    if not isinstance(index, int) or isinstance(index, bool) or not -24 <= index < 24:
+        raise ConfigError(f"{v.source} layer_idx {index!r} is not a layer of the 24-layer CLIP")
+    layers = 24 + index + 1 if index < 0 else index + 1
+    c = clip(Fields({}, v.source, _CLIP_L_336), layers, post_norm=layers == 24)
     dim, th = v.int("image_dim_out"), f.int("hidden_size")
     c.held(2 * 4 * dim + 4 * dim * th + th + th * th + th)
     return c, "CLIP ViT-L/14-336 + Phi-3-vision image projection"
@@ -676,6 +794,141 @@ def minicpmv(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     return c, f"SigLIP + Resampler (MiniCPM-V {version})"
 
 
+# transformers 5.25 whisper/configuration_whisper.py WhisperConfig (MiniCPM-o's audio_config)
+_WHISPER = {"num_mel_bins": 80, "encoder_layers": 4, "encoder_ffn_dim": 1536, "d_model": 384,
+            "max_source_positions": 1500}
+
+
+def minicpmo(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """MiniCPM-o as vLLM 0.34 minicpmo.py builds it: MiniCPMO.__new__ picks MiniCPMO2_6 (a MiniCPMV2_6; `version`
+    absent: 2.6) or MiniCPMO4_5 (a MiniCPMV4_5), whose SigLIP tower and resampler minicpmv() counts; under
+    _mark_tower_model(..., "audio") the apm, MiniCPMWhisperEncoder (transformers' WhisperEncoder: conv1
+    num_mel_bins -> d_model and conv2 d_model -> d_model, kernel 3 with biases, embed_positions [max_source_positions,
+    d_model], layers of WhisperAttention (k_proj without bias) and fc1 / fc2 with biases and two LayerNorms, a final
+    layer_norm), and audio_projection_layer (MultiModalProjector: encoder_ffn_dim / 4 -> text hidden -> text
+    hidden, biased nn.Linear); all of the audio part plain nn modules, whole on every rank. The TTS module's
+    weights are dropped (hf_to_vllm_mapper "tts": None), not counted."""
+    version = raw.get("version", 2.6)
+    if str(version) not in ("2.6", "4.5"):
+        raise NotCounted(f"MiniCPM-o version {version!r}: vLLM 0.34 serves 2.6 and 4.5")
+    c, what = minicpmv(dict(raw, version=version), f, v)
+    if not isinstance(raw.get("audio_config"), dict):
+        raise NotCounted("MiniCPM-o has no audio_config object (its config class would build a default Whisper)")
+    a = Fields(raw["audio_config"], v.source, _WHISPER)
+    h, ffn, mel = a.int("d_model"), a.int("encoder_ffn_dim"), a.int("num_mel_bins")
+    c.held(mel * 3 * h + h + h * 3 * h + h + a.int("max_source_positions") * h)
+    _audio_layers(c, h, ffn, a.int("encoder_layers", maximum=MAX_LAYERS), split=False, k_bias=False)
+    e = f.int("hidden_size")
+    c.held(2 * h + (ffn // 4) * e + e + e * e + e)
+    return c, f"{what} and the Whisper encoder + audio projection (MiniCPM-o)"
+
+
+# -- Phi-4-multimodal (phi4mm remote code) ----------------------------------------------------------------------------
+
+# vLLM 0.34 phi4mm_audio.py ConformerEncoder's defaults for the fields kvplan reads (num_lang, chunk settings and
+# dropouts shape nothing)
+_CONFORMER = {"attention_dim": 256, "attention_heads": 4, "linear_units": 2048, "num_blocks": 6,
+              "ext_pw_out_channel": 0, "ext_pw_kernel_size": 1, "depthwise_seperable_out_channel": 256,
+              "depthwise_multiplier": 1, "kernel_size": 3, "time_reduction": 4, "input_layer": "nemo_conv"}
+# phi4mm.py get_navit_vision_model: the SigLIP-NaViT tower's fixed shape
+_PHI4MM_NAVIT = {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27, "image_size": 448,
+                 "patch_size": 14, "num_channels": 3}
+
+
+def _conformer(a: Fields, text_hidden: int, projection: str) -> int:
+    """AudioEmbedding with a "cascades" ConformerEncoder (vLLM 0.34 phi4mm_audio.py, phi4mm_utils.py): every module
+    is a plain nn.Conv / nn.Linear / nn.Embedding / nn.Parameter, whole on every rank. embed: NemoConvSubsampling
+    "dw_striding" (a 3 x 3 stride-2 Conv2d 1 -> conv_channels, then log2(time_reduction) - 1 times a depthwise 3 x 3
+    stride-2 Conv2d and a pointwise one, all biased, and `out` conv_channels x the input_size left after the strides
+    -> attention_dim, biased); relative_attention_bias_layer (T5RelativeAttentionLogitBias: an nn.Embedding of 2 x
+    t5_bias_max_distance rows, asymmetric, by heads); encoder_embedding (MeanVarianceNormLayer: global_mean and
+    global_invstd [input_size]); per block two FeedForwards (a LayerNorm, GLULinear d -> 2 x linear_units biased
+    with bias_in_glu, linear_units -> d biased), MultiHeadedAttention (linear_q/k/v/out with biases), ConvModule (a
+    LayerNorm; ext_pw_conv_1d d -> ext_pw_out_channel and GLUPointWiseConv's own d -> 2 x ext_pw_out_channel, each
+    kernel ext_pw_kernel_size and biased, and its b1 / b2 [ext_pw_out_channel] with bias_in_glu; ln1 where those
+    differ from d; the depthwise conv (kernel_size, multiplier) and pointwise conv to depthwise_seperable_out_channel,
+    biased; ln2 where that differs from d), two LayerNorms; and the projection (projection_cls "mlp":
+    audio_projection and audio_projection_for_vision, d -> text hidden -> text hidden, biased; "linear":
+    audio_projection d -> text hidden, biased)."""
+    for name, value in (("input_layer", "nemo_conv"),):
+        if a.get(name, default=value) != value:
+            raise NotCounted(f"audio_processor {name} {a.get(name)!r}: kvplan counts the {value} encoder only")
+    for name in ("batch_norm", "linear_glu_in_convm"):
+        if a.flag(name):
+            raise NotCounted(f"audio_processor {name}: not in kvplan's count of the conformer")
+    if a.get("attention_group_size", default=1) != 1 or a.get("attention_inner_dim", default=-1) != -1:
+        raise NotCounted("audio_processor attention_group_size / attention_inner_dim: not in kvplan's count")
+    bias = a.get("relative_attention_bias_args")
+    if not isinstance(bias, dict) or bias.get("type") != "t5" or bias.get("t5_bias_symmetric"):
+        raise NotCounted("audio_processor relative_attention_bias_args: vLLM 0.34 builds the asymmetric t5 bias only")
+    distance = bias.get("t5_bias_max_distance", 1000)
+    d, heads, ffn = a.int("attention_dim"), a.int("attention_heads"), a.int("linear_units")
+    mel, reduction = a.int("input_size"), a.int("time_reduction")
+    nemo = a.get("nemo_conv_settings") or {}
+    if not isinstance(nemo, dict) or nemo.get("subsampling", "dw_striding") != "dw_striding" or \
+            nemo.get("is_causal") or set(nemo) - {"conv_channels", "subsampling"}:
+        raise NotCounted("audio_processor nemo_conv_settings: kvplan counts the default dw_striding subsampling")
+    ch = a.check_int("nemo_conv_settings.conv_channels", nemo.get("conv_channels", 256))
+    steps = reduction.bit_length() - 1
+    if reduction != 2 ** steps or steps < 1 or not isinstance(distance, int) or distance < 1:
+        raise NotCounted(f"audio_processor time_reduction {reduction}: not a power of two (NemoConvSubsampling)")
+    left = mel
+    for _ in range(steps):  # phi4mm_utils.py calc_length_int: paddings 2, kernel 3, stride 2, floor
+        left = (left - 1) // 2 + 1
+    total = 9 * ch + ch + (steps - 1) * (9 * ch + ch + ch * ch + ch) + ch * left * d + d
+    total += 2 * distance * heads + 2 * mel
+    ext, sep = a.int("ext_pw_out_channel", minimum=0), a.int("depthwise_seperable_out_channel", minimum=0)
+    mult, kernel, pw_kernel = a.int("depthwise_multiplier"), a.int("kernel_size"), a.int("ext_pw_kernel_size")
+    glu_bias = a.flag("bias_in_glu", default=True)
+    feed_forward = 2 * d + d * 2 * ffn + (2 * ffn if glu_bias else 0) + ffn * d + d
+    conv = 2 * d
+    if ext:
+        conv += d * ext * pw_kernel + ext + d * 2 * ext * pw_kernel + 2 * ext + (2 * ext if glu_bias else 0)
+        conv += ext * d + d if ext != d else 0
+    else:
+        conv += 6  # pw_conv_simplify_w / _b
+    conv += d * mult * kernel + d * mult
+    if sep:
+        conv += d * mult * sep + sep + (sep * d + d if sep != d else 0)
+    elif mult != 1:
+        conv += d * mult * d + d
+    total += a.int("num_blocks", maximum=MAX_LAYERS) * (2 * feed_forward + 4 * (d * d + d) + conv + 4 * d)
+    th = text_hidden
+    return total + (2 * (d * th + th + th * th + th) if projection == "mlp" else d * th + th)
+
+
+def phi4mm(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """Phi4MMForCausalLM's encoders as vLLM 0.34 phi4mm.py builds them (v: embd_layer): under
+    _mark_tower_model(..., {"image", "video"}) Phi4MMImageEncoder, get_navit_vision_model's fixed SigLIP-NaViT
+    (Idefics2VisionTransformer of 1,152 hidden, 27 layers at 448 / 14, built up to img_processor.layer_idx (-2 without
+    one: 26 layers) without post_layernorm; split as SigLIP's), glb_GN / sub_GN [1,152] and img_projection (1,152 ->
+    text hidden -> text hidden, biased nn.Linear, whole); under _mark_tower_model(..., "audio") AudioEmbedding
+    (_conformer) from audio_processor.config, whole, with embd_layer.audio_embd_layer's projection_cls."""
+    processor = raw.get("audio_processor")
+    if not isinstance(processor, dict) or processor.get("name") != "cascades" or \
+            not isinstance(processor.get("config"), dict):
+        raise NotCounted("no audio_processor of name 'cascades' with a config (vLLM 0.34 phi4mm_audio.py builds "
+                          "that audio encoder only)")
+    audio = v.get("audio_embd_layer")
+    audio = audio if isinstance(audio, dict) else {}
+    for name, default in (("use_qformer", False), ("use_conv_downsample", False), ("downsample_rate", 1)):
+        if audio.get(name, default) != default:
+            raise NotCounted(f"embd_layer.audio_embd_layer {name}: not in kvplan's count of the audio embedding")
+    projection = audio.get("projection_cls", "linear")
+    if projection not in ("linear", "mlp"):
+        raise NotCounted(f"embd_layer.audio_embd_layer projection_cls {projection!r} is not linear or mlp")
+    image = raw.get("img_processor")
+    index = image.get("layer_idx", -2) if isinstance(image, dict) else -2
+    if not isinstance(index, int) or isinstance(index, bool) or not -27 <= index < 27:
+        raise ConfigError(f"{f.source}: img_processor layer_idx {index!r} is not a layer of the 27-layer SigLIP-NaViT")
+    layers = 27 + index + 1 if index < 0 else index + 1
+    c = siglip(Fields({"vision_use_head": False}, v.source, _PHI4MM_NAVIT), layers, post_norm=False)
+    th = f.int("hidden_size")
+    c.held(2 * 1152 + 1152 * th + th + th * th + th)
+    c.held(_conformer(Fields(processor["config"], v.source, _CONFORMER), th, projection))
+    return c, "SigLIP-NaViT + image projection and the Conformer audio encoder + projections (Phi-4-multimodal)"
+
+
 # the wrapper's model_type -> its counter; a wrapper not listed keeps the text model's count, with a note
 VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] = {
     "gemma3": gemma3,
@@ -692,18 +945,27 @@ VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] =
     "mllama": mllama,
     "internvl_chat": internvl,
     "internvl": internvl,
+    "NVLM_D": internvl,
+    "h2ovl_chat": internvl,
+    "skywork_chat": internvl,
     "kimi_vl": kimi_vl,
     "glm4v": glm4v,
     "glm4v_moe": glm4v,
     "phi3_v": phi3_v,
     "minicpmv": minicpmv,
+    "minicpmo": minicpmo,
+    "phi4mm": phi4mm,
+    "qwen2_5_omni": qwen_omni,
+    "qwen3_omni_moe": qwen_omni,
 }
 
 # wrapper architectures whose names do not end in ForConditionalGeneration (vLLM 0.34 registry.py)
-_WRAPPER_CLASSES = {"InternVLChatModel", "Phi3VForCausalLM", "MiniCPMV"}
+_WRAPPER_CLASSES = {"InternVLChatModel", "Phi3VForCausalLM", "MiniCPMV", "Qwen2_5OmniModel", "NVLM_D", "H2OVLChatModel",
+                    "SkyworkR1VChatModel", "MiniCPMO", "Phi4MMForCausalLM"}
 
 # a wrapper whose tower's settings are not in vision_config -> the key that holds them (Phi-3-vision: img_processor)
-NESTED_KEY = {"phi3_v": "img_processor"}
+NESTED_KEY = {"phi3_v": "img_processor", "phi4mm": "embd_layer", "qwen2_5_omni": "thinker_config",
+              "qwen3_omni_moe": "thinker_config"}
 
 # a wrapper vLLM 0.34 does not build -> the engine whose TP split its `whole` follows, for the note
 SPLIT_BY = {"mllama": "vLLM 0.34 builds no Mllama (registry.py: last in 0.10.1); SGLang 0.5.23 mllama.py"}
