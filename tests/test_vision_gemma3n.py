@@ -86,3 +86,13 @@ def test_a_gemma3n_tower_other_than_mobilenetv5_300m_reads_as_not_counted(cli, t
     assert code == 0, err
     notes = json.loads(out)["model"]["weights"]["notes"]
     assert any(n.startswith("vision tower not counted") and "mobilenetv5_300m_enc" in n for n in notes), notes
+
+
+def test_a_malformed_gemma3n_audio_config_is_one_line_naming_audio_config(cli, tmp_path):
+    raw = _spec()
+    raw["audio_config"]["conf_num_hidden_layers"] = -3
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    code, out, err = cli("estimate", str(path))
+    assert code != 0 and "Traceback" not in err
+    assert "audio_config: 'conf_num_hidden_layers' must be >= 1" in err and "--set audio_config=null" in err

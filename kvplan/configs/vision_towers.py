@@ -550,7 +550,12 @@ def gemma3n(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     if not isinstance(audio, dict):
         return c, "MobileNetV5 (timm mobilenetv5_300m_enc) + embed_vision"
     a = Fields(audio, f"{f.source}: audio_config", GEMMA3N_AUDIO, model_type="gemma3n_audio")
-    encoder = audio_encoder_params(a)
+    try:
+        encoder = audio_encoder_params(a)
+        a.int("vocab_size")
+    except ConfigError as exc:  # --set reaches audio_config only as the whole object
+        raise ConfigError(exc.message, "fix the config's audio_config, or pass --set audio_config=null to plan "
+                          "without the audio tower") from None
     if encoder is None:
         raise NotCounted(f"{a.source}: Gemma 3n audio subsampling convs other than 3 x 3 stride 2")
     c.held(encoder)
