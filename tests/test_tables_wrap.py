@@ -159,9 +159,15 @@ def test_gemma_3n_e4b_keeps_altup_and_the_per_layer_input_projections_whole():
     shared_whole = (4 * 2048 + 256 + 2048 + 2048 + 2048 + 2048  # norms, q_norm, laurel, scale, router_norm, PLE norm
                     + 16 + 64 + 2048 * 4 + 2 * 2048 * 256)
     whole = 20 * (shared_whole + 256) + 15 * shared_whole + 2048 + 256
-    assert whole == 37_579_504 and model.weight_replicated_bytes == 2 * whole
-    # TP 2, BF16: (13,670,471,136 - 75,159,008) / 2 + 75,159,008
-    assert stage_weight_bytes(estimated(model), 35, tp=2) == [6_872_815_072]
+    # the spec's vision and audio towers (tests/test_vision_gemma3n.py): 983,281,504 parameters, of which
+    # 975,482,720 whole on every rank (MobileNetV5 294,126,912, the audio encoder 681,348,640, four embedder norms)
+    tower, tower_whole = 983_281_504, 294_126_912 + 681_348_640 + 2 * 2048 + 2 * 1536
+    assert tower_whole == 975_482_720
+    assert whole == 37_579_504 and model.weight_replicated_bytes == 2 * whole + 2 * tower_whole
+    # TP 2, BF16: (13,670,471,136 + 1,966,563,008 - 2,026,124,448) / 2 + 2,026,124,448 (before the towers:
+    # (13,670,471,136 - 75,159,008) / 2 + 75,159,008 = 6,872,815,072)
+    assert stage_weight_bytes(estimated(model), 35, tp=2) == [(2 * (total + tower) - 2 * (whole + tower_whole)) // 2
+                                                              + 2 * (whole + tower_whole)] == [8_831_579_296]
 
 
 def test_mimo_v2_6_flash_fp8_keeps_its_ignored_o_proj_module_by_module():

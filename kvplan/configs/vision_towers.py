@@ -30,6 +30,7 @@ from typing import Callable
 
 from ..errors import ConfigError
 from .fields import MAX_LAYERS, Fields
+from .vision_gemma3n import GEMMA3N_AUDIO, audio_encoder_params, mobilenetv5_300m_params
 
 
 @dataclass(frozen=True)
@@ -515,6 +516,55 @@ def _gemma4_audio(a: Fields, text_hidden: int) -> int:
     return subsample + a.int("num_hidden_layers") * layer + h * out + out + out * text_hidden
 
 
+# -- Gemma 3n (timm MobileNetV5, Conformer audio encoder: configs/vision_gemma3n.py) ----------------------------
+
+# transformers 5.25 gemma3n/configuration_gemma3n.py Gemma3nVisionConfig
+_GEMMA3N_VISION = {"architecture": "mobilenetv5_300m_enc", "hidden_size": 2048, "vocab_size": 128}
+
+
+def _gemma3n_embedder(c: _Count, m: Fields, text_hidden: int) -> None:
+    """Gemma3nMultimodalEmbedder as vLLM 0.34 gemma3n_mm.py builds it: embedding a VocabParallelEmbedding
+    (vocab_size x hidden, split over the ranks), hard / soft_embedding_norm RMSNorms [hidden] (whole),
+    embedding_projection a RowParallelLinear hidden -> text hidden without bias and without the quant_config
+    (split), embedding_post_projection_norm without a weight. transformers 5.25 builds the same tensors."""
+    h = m.int("hidden_size")
+    c.params += m.int("vocab_size") * h  # VocabParallelEmbedding: split like a column-parallel weight
+    c.held(2 * h)
+    c.row(h, text_hidden, aligned=False)
+
+
+def gemma3n(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
+    """Gemma3nModel's vision_tower + embed_vision, and with an audio_config its audio_tower + embed_audio. The
+    tower is timm's mobilenetv5_300m_enc (vision_gemma3n.py; another architecture or timm model_args are not
+    counted); vLLM 0.34 gemma3n_mm.py builds both towers with transformers' AutoModel (every tensor whole on every
+    TP rank, the audio one under _mark_tower_model(..., "audio")) and the embedders as _gemma3n_embedder."""
+    v = _with(v, _GEMMA3N_VISION)
+    arch = v.text("architecture", default="mobilenetv5_300m_enc")
+    if arch != "mobilenetv5_300m_enc" or v.get("model_args") is not None:
+        raise NotCounted(f"{v.source}: a Gemma 3n vision tower other than timm's mobilenetv5_300m_enc "
+                         f"(architecture {arch!r}, model_args {v.get('model_args')!r})")
+    c = _Count()
+    c.held(mobilenetv5_300m_params())
+    _gemma3n_embedder(c, v, f.int("hidden_size"))
+    audio = raw.get("audio_config")
+    if not isinstance(audio, dict):
+        return c, "MobileNetV5 (timm mobilenetv5_300m_enc) + embed_vision"
+    a = Fields(audio, f"{f.source}: audio_config", GEMMA3N_AUDIO, model_type="gemma3n_audio")
+    try:
+        encoder = audio_encoder_params(a)
+        a.int("vocab_size")
+    except ConfigError as exc:  # --set reaches audio_config only as the whole object
+        raise ConfigError(exc.message, "fix the config's audio_config, or pass --set audio_config=null to plan "
+                          "without the audio tower") from None
+    if encoder is None:
+        raise NotCounted(f"{a.source}: Gemma 3n audio subsampling convs other than 3 x 3 stride 2")
+    c.held(encoder)
+    _gemma3n_embedder(c, a, f.int("hidden_size"))
+    return c, ("MobileNetV5 (timm mobilenetv5_300m_enc) + embed_vision, and Gemma3nAudioEncoder + embed_audio "
+               "(vLLM 0.34 skips the audio tower with --limit-mm-per-prompt 0 for audio: plan that with --set "
+               "audio_config=null)")
+
+
 # -- Llama 3.2 Vision (mllama) -----------------------------------------------------------------------------------
 
 # transformers 5.25 mllama/configuration_mllama.py MllamaVisionConfig (supported_aspect_ratios: the 8 of max_num_tiles
@@ -933,6 +983,7 @@ def phi4mm(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
 VISION_TOWERS: dict[str, Callable[[dict, Fields, Fields], tuple[_Count, str]]] = {
     "gemma3": gemma3,
     "gemma4": gemma4,
+    "gemma3n": gemma3n,
     "qwen2_5_vl": qwen2_5_vl,
     "qwen3_vl": qwen3_vl,
     "qwen3_vl_moe": qwen3_vl,
