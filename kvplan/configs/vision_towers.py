@@ -971,13 +971,18 @@ NESTED_KEY = {"phi3_v": "img_processor", "phi4mm": "embd_layer", "qwen2_5_omni":
 SPLIT_BY = {"mllama": "vLLM 0.34 builds no Mllama (registry.py: last in 0.10.1); SGLang 0.5.23 mllama.py"}
 
 
+def tower_key(model_type: object) -> str:
+    """The config key a wrapper's tower is read from, whose null drops it (`--set KEY=null`)."""
+    return NESTED_KEY.get(model_type, "vision_config")
+
+
 def vision_tower(raw: dict, f: Fields) -> Tower | None:
     """The tower and projector of the wrapper `raw` (f: its text model's fields), None where the config has no
     vision_config (null), the wrapper is not one kvplan counts, or its architecture is a text-only class (a
     Gemma3ForCausalLM on a gemma3 config builds no tower). Raises NotCounted for a valid vision_config it does not
     count, ConfigError for a malformed one (not an object, a field of the wrong type or range)."""
     counter = VISION_TOWERS.get(raw.get("model_type"))
-    key = NESTED_KEY.get(raw.get("model_type"), "vision_config")
+    key = tower_key(raw.get("model_type"))
     nested = raw.get(key)
     if counter is None or nested is None:
         return None
