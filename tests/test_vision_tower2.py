@@ -35,3 +35,39 @@ def test_a_text_only_plan_on_a_nested_tower_key_emits_language_model_only(cli, t
 def test_sglangs_text_only_note_names_the_key_that_dropped_the_tower(cli):
     notes = _emit(cli, PHI3_V, "--set", "img_processor=null", engine="sglang")["notes"]
     assert any("the plan leaves the vision tower out (--set img_processor=null)" in n for n in notes)
+
+
+def _vllm_fp8(path):
+    from kvplan.sources import load_model_and_weights
+
+    model, _ = load_model_and_weights(path, quantization=("fp8", "vllm"))
+    return model
+
+
+def test_vllm_online_fp8_quantizes_the_towers_its_model_files_build_with_the_quant_config():
+    # vLLM 0.34 fp8: each tower linear built with the quant_config is 1 B a weight and a float32 scale a module
+    # phi3v.py _init_img_processor passes it to the CLIP ViT-L/14-336, built to layer_idx -2: 23 layers of qkv
+    # 1,024 x 3,072, out_proj 1,024^2, fc1 / fc2 1,024 x 4,096; 312,943,616 parameters in all (docs/weights.md)
+    linears = 23 * 1024 * (3072 + 1024 + 4096 + 4096)
+    assert linears == 289_406_976
+    model = _vllm_fp8(PHI3_V)
+    assert model.weight_vision_quantized == (linears, linears + 23 * 4 * 4)
+    assert model.weight_vision[:2] == (312_943_616, 2 * (312_943_616 - linears) + linears + 23 * 4 * 4)  # was 2 B each
+    # glm4_1v.py Glm4vVisionTransformer(quant_config): GLM-4.5V's 24 blocks (hidden 1,536: qkv x 3, proj, gate_up to
+    # 2 x 4,096, down) and the merger (proj 4,096^2, gate_up to 2 x 10,944, down)
+    blocks = 24 * (1536 * 4608 + 1536 * 1536 + 1536 * 8192 + 4096 * 1536)
+    merger = 4096 * 4096 + 4096 * 21888 + 10944 * 4096
+    model = _vllm_fp8("tests/data/configs/glm-4.5v-transformers5.json")
+    assert model.weight_vision_quantized == (blocks + merger, blocks + merger + (24 * 4 + 3) * 4)
+    # intern_vit.py InternVisionModel (qkv, proj, fc1 / fc2 with the quant_config): InternVL3-1B's 24 layers, hidden
+    # 1,024, MLP 4,096
+    model = _vllm_fp8("tests/data/configs/internvl3-1b-pretrained.json")
+    assert model.weight_vision_quantized == (24 * 1024 * 12288, 24 * 1024 * 12288 + 24 * 4 * 4)
+    # qwen3_omni_moe_thinker.py: visual takes the quant_config (27 blocks of hidden 1,152 / MLP 4,304, the merger and
+    # 3 deepstack mergers 4,608 -> 4,608 -> 2,048); Qwen3OmniMoeAudioEncoder does not: its 32 layers stay at 2 B
+    vision = 27 * 1152 * (3456 + 1152 + 4304 + 4304) + 4 * (4608 * 4608 + 4608 * 2048)
+    model = _vllm_fp8("tests/data/configs/qwen3-omni-30b-a3b-instruct-tf5-trimmed.json")
+    assert model.weight_vision_quantized == (vision, vision + (27 * 4 + 4 * 2) * 4)
+    # kimi_vl.py builds MoonViT and its projector without one: all at 2 B
+    model = _vllm_fp8("tests/data/configs/kimi-vl-a3b-instruct.json")
+    assert model.weight_vision_quantized == (0, 0) and model.weight_vision[1] == 2 * model.weight_vision[0]
