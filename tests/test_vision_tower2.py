@@ -71,3 +71,57 @@ def test_vllm_online_fp8_quantizes_the_towers_its_model_files_build_with_the_qua
     # kimi_vl.py builds MoonViT and its projector without one: all at 2 B
     model = _vllm_fp8("tests/data/configs/kimi-vl-a3b-instruct.json")
     assert model.weight_vision_quantized == (0, 0) and model.weight_vision[1] == 2 * model.weight_vision[0]
+
+
+def _table(tmp_path, spec, tensors):
+    from pathlib import Path
+
+    from safetensors_files import write_safetensors
+
+    from kvplan.weights.load import from_safetensors
+
+    write_safetensors(tmp_path / "model.safetensors", tensors)
+    raw = json.loads((Path(__file__).resolve().parent.parent / "model_specs" / spec).read_text())
+    return from_safetensors(tmp_path, raw)
+
+
+def test_a_checkpoints_tower_tensors_are_split_by_module_as_the_config_estimate_counts_them(tmp_path):
+    # vLLM 0.34 siglip.py / gemma3_mm.py: q/k/v_proj (QKVParallelLinear) and fc1 (Column) split with their biases,
+    # out_proj / fc2 (RowParallelLinear) split but for their biases; the patch Conv2dLayer, the position nn.Embedding,
+    # the LayerNorms, mm_input_projection_weight (an nn.Parameter) and mm_soft_emb_norm whole on every rank
+    from kvplan.capacity.weights import stage_weight_bytes
+
+    layer = "vision_tower.vision_model.encoder.layers.0."
+    w = _table(tmp_path, "gemma-3-27b.json", {
+        "language_model.model.layers.0.mlp.down_proj.weight": ("BF16", [64, 128], 2),          # 16,384 split
+        "vision_tower.vision_model.embeddings.patch_embedding.weight": ("BF16", [64, 3, 14, 14], 2),  # 75,264 whole
+        "vision_tower.vision_model.embeddings.position_embedding.weight": ("BF16", [16, 64], 2),      # 2,048 whole
+        layer + "layer_norm1.weight": ("BF16", [64], 2),                                        # 128 whole
+        layer + "self_attn.q_proj.weight": ("BF16", [64, 64], 2),                               # 8,192 split
+        layer + "self_attn.q_proj.bias": ("BF16", [64], 2),                                     # 128 split
+        layer + "self_attn.out_proj.weight": ("BF16", [64, 64], 2),                             # 8,192 split
+        layer + "self_attn.out_proj.bias": ("BF16", [64], 2),                                   # 128 whole
+        layer + "mlp.fc1.weight": ("BF16", [128, 64], 2),                                       # 16,384 split
+        layer + "mlp.fc1.bias": ("BF16", [128], 2),                                             # 256 split
+        layer + "mlp.fc2.weight": ("BF16", [64, 128], 2),                                       # 16,384 split
+        layer + "mlp.fc2.bias": ("BF16", [64], 2),                                              # 128 whole
+        "multi_modal_projector.mm_input_projection_weight": ("BF16", [64, 32], 2),              # 4,096 whole
+        "multi_modal_projector.mm_soft_emb_norm.weight": ("BF16", [64], 2),                     # 128 whole
+    })
+    split = 16_384 + 8_192 + 128 + 8_192 + 16_384 + 256 + 16_384
+    whole = 75_264 + 2_048 + 128 + 128 + 128 + 4_096 + 128
+    assert (split, whole) == (65_920, 81_920)
+    assert stage_weight_bytes(w, 62, tp=1) == [split + whole]
+    assert stage_weight_bytes(w, 62, tp=2) == [split // 2 + whole]  # 114,880 (before: all split, 73,920)
+    # qwen2_5_vl.py: the patch Conv3dLayer and merger.ln_q whole, attn.proj's and merger.mlp.2's biases whole,
+    # merger.mlp.0 (ColumnParallelLinear) split with its bias
+    w = _table(tmp_path, "qwen2.5-vl-7b.json", {
+        "visual.patch_embed.proj.weight": ("BF16", [64, 3, 2, 14, 14], 2),                      # 150,528 whole
+        "visual.blocks.0.attn.proj.weight": ("BF16", [64, 64], 2),                              # 8,192 split
+        "visual.blocks.0.attn.proj.bias": ("BF16", [64], 2),                                    # 128 whole
+        "visual.merger.ln_q.weight": ("BF16", [64], 2),                                         # 128 whole
+        "visual.merger.mlp.0.weight": ("BF16", [256, 256], 2),                                  # 131,072 split
+        "visual.merger.mlp.0.bias": ("BF16", [256], 2),                                         # 512 split
+        "visual.merger.mlp.2.bias": ("BF16", [64], 2),                                          # 128 whole
+    })
+    assert stage_weight_bytes(w, 28, tp=4) == [(8_192 + 131_072 + 512) // 4 + 150_528 + 128 + 128 + 128]
