@@ -81,7 +81,8 @@ def _table(tmp_path, spec, tensors):
     from kvplan.weights.load import from_safetensors
 
     write_safetensors(tmp_path / "model.safetensors", tensors)
-    raw = json.loads((Path(__file__).resolve().parent.parent / "model_specs" / spec).read_text())
+    root = Path(__file__).resolve().parent.parent
+    raw = json.loads((root / (spec if "/" in spec else f"model_specs/{spec}")).read_text())
     return from_safetensors(tmp_path, raw)
 
 
@@ -125,3 +126,20 @@ def test_a_checkpoints_tower_tensors_are_split_by_module_as_the_config_estimate_
         "visual.merger.mlp.2.bias": ("BF16", [64], 2),                                          # 128 whole
     })
     assert stage_weight_bytes(w, 28, tp=4) == [(8_192 + 131_072 + 512) // 4 + 150_528 + 128 + 128 + 128]
+    # glm4_1v.py: the merger's proj is a ColumnParallelLinear (split), its post_projection_norm and the downsample
+    # Conv2dLayer whole, down_proj split
+    w = _table(tmp_path, "tests/data/configs/glm-4.5v-transformers5.json", {
+        "model.visual.downsample.weight": ("BF16", [32, 64, 2, 2], 2),                          # 16,384 whole
+        "model.visual.merger.proj.weight": ("BF16", [32, 32], 2),                               # 2,048 split
+        "model.visual.merger.post_projection_norm.weight": ("BF16", [32], 2),                   # 64 whole
+        "model.visual.merger.down_proj.weight": ("BF16", [32, 64], 2),                          # 4,096 split
+    })
+    assert stage_weight_bytes(w, 46, tp=2) == [(2_048 + 4_096) // 2 + 16_384 + 64]
+    # phi3v.py: the CLIP's q_proj split, img_projection.0 (nn.Linear) and glb_GN whole
+    w = _table(tmp_path, PHI3_V, {
+        "model.vision_embed_tokens.img_processor.vision_model.encoder.layers.0.self_attn.q_proj.weight":
+            ("BF16", [64, 64], 2),                                                              # 8,192 split
+        "model.vision_embed_tokens.img_projection.0.weight": ("BF16", [32, 64], 2),             # 4,096 whole
+        "model.vision_embed_tokens.glb_GN": ("BF16", [1, 1, 64], 2),                            # 128 whole
+    })
+    assert stage_weight_bytes(w, 32, tp=2) == [8_192 // 2 + 4_096 + 128]

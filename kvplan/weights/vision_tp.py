@@ -15,10 +15,13 @@ import re
 # pixtral.py (attention q/k/v_proj, o_proj; feed_forward gate_proj / up_proj, down_proj) and mistral3.py's projector
 # (linear_1 / linear_2 as LLaVA's; patch_merger.merging_layer an nn.Linear); qwen2_5_vl.py (attn.qkv QKVParallelLinear,
 # attn.proj Row; mlp gate_proj / up_proj into gate_up_proj, down_proj Row; merger.mlp.0 Column, merger.mlp.2 Row);
-# qwen3_vl.py (attn.qkv / attn.proj, mlp.linear_fc1 / linear_fc2, the mergers' linear_fc1 / linear_fc2)
+# qwen3_vl.py (attn.qkv / attn.proj, mlp.linear_fc1 / linear_fc2, the mergers' linear_fc1 / linear_fc2);
+# glm4_1v.py (attn.qkv / attn.proj, mlp gate_proj / up_proj, down_proj; Glm4vPatchMerger proj ColumnParallelLinear,
+# gate_proj / up_proj, down_proj; the downsample Conv2dLayer whole); phi3v.py (clip.py's names; img_projection.0 / .2
+# nn.Linear, glb_GN / sub_GN whole)
 RULE_FAMILIES = frozenset({"gemma3", "llava", "llava_next", "mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe",
-                           "qwen3_5", "qwen3_5_moe"})
-_COLUMN = re.compile(r"\.(?:q_proj|k_proj|v_proj|attn\.qkv|fc1|gate_proj|up_proj|linear_fc1|merger\.mlp\.0"
+                           "qwen3_5", "qwen3_5_moe", "glm4v", "glm4v_moe", "phi3_v"})
+_COLUMN = re.compile(r"\.(?:q_proj|k_proj|v_proj|attn\.qkv|fc1|gate_proj|up_proj|linear_fc1|merger\.mlp\.0|merger\.proj"
                      r"|multi_modal_projector\.linear_1)$")
 _ROW = re.compile(r"\.(?:out_proj|o_proj|attn\.proj|fc2|down_proj|linear_fc2|merger\.mlp\.2"
                   r"|multi_modal_projector\.linear_2)$")
