@@ -68,6 +68,14 @@ def test_vllm_online_fp8_quantizes_the_towers_its_model_files_build_with_the_qua
     vision = 27 * 1152 * (3456 + 1152 + 4304 + 4304) + 4 * (4608 * 4608 + 4608 * 2048)
     model = _vllm_fp8("tests/data/configs/qwen3-omni-30b-a3b-instruct-tf5-trimmed.json")
     assert model.weight_vision_quantized == (vision, vision + (27 * 4 + 4 * 2) * 4)
+    # SGLang 0.5.23 glm4v_moe.py builds Glm4vVisionModel with the quant_config (the same linears); its internvl.py
+    # builds InternVisionModel without one
+    from kvplan.sources import load_model_and_weights
+
+    model, _ = load_model_and_weights("tests/data/configs/glm-4.5v-transformers5.json", quantization=("fp8", "sglang"))
+    assert model.weight_vision_quantized[0] == blocks + merger
+    model, _ = load_model_and_weights("tests/data/configs/internvl3-1b-pretrained.json", quantization=("fp8", "sglang"))
+    assert model.weight_vision_quantized == (0, 0)
     # kimi_vl.py builds MoonViT and its projector without one: all at 2 B
     model = _vllm_fp8("tests/data/configs/kimi-vl-a3b-instruct.json")
     assert model.weight_vision_quantized == (0, 0) and model.weight_vision[1] == 2 * model.weight_vision[0]

@@ -88,12 +88,14 @@ VLLM_QUANTIZED_ROUTERS = ("qwen3_moe", "qwen3_vl_moe_text", "lfm2_moe")
 # none), phi4mm.py (get_navit_vision_model builds the Idefics2VisionTransformer without it), minicpmv.py (not added:
 # its resampler's kv_proj ReplicatedLinear takes it, and kvplan counts the resampler whole), gemma4_mm.py (_get_tower_quant_config: a size rule on a transformers tower
 # kvplan counts as whole modules, not read further). SGLang 0.5.23: gemma3_mm.py (its siglip.py passes the
-# quant_config to every linear, fc1 / fc2 too) and qwen2_5_vl.py; its qwen3_vl.py builds the tower with
-# quant_config=None, and the others are not read (their towers kept in the float dtype)
+# quant_config to every linear, fc1 / fc2 too), qwen2_5_vl.py and glm4v.py / glm4v_moe.py (Glm4vVisionModel with it:
+# VisionAttention, the MLPs, the merger, whose proj is a ReplicatedLinear there); its qwen3_vl.py builds the tower
+# with quant_config=None, as internvl.py its InternVisionModel (InternMLP's fc1 / fc2 quant_config=None), and the
+# others are not read (their towers kept in the float dtype)
 VLLM_QUANTIZED_TOWERS = ("gemma3", "llava", "llava_next", "mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe",
                          "qwen3_5", "qwen3_5_moe", "internvl_chat", "internvl", "NVLM_D", "h2ovl_chat", "skywork_chat",
                          "glm4v", "glm4v_moe", "phi3_v", "qwen2_5_omni", "qwen3_omni_moe")
-SGLANG_QUANTIZED_TOWERS = ("gemma3", "qwen2_5_vl")
+SGLANG_QUANTIZED_TOWERS = ("gemma3", "qwen2_5_vl", "glm4v", "glm4v_moe")
 _VLLM_TOWERS = {"quantized_towers": VLLM_QUANTIZED_TOWERS}
 _SGLANG_TOWERS = {"quantized_towers": SGLANG_QUANTIZED_TOWERS, "tower_unaligned": True}
 # one float32 scale for each routed expert's fused w13 and one for its w2: vLLM 0.34 online/fp8.py
