@@ -40,7 +40,9 @@ class Linear:
     inputs: int
     outputs: int
     row_parallel: bool  # a RowParallelLinear: its per-output-row scales are whole on every TP rank
-    aligned: bool = True  # False: vLLM 0.34 siglip.py SiglipMLP builds it without the quant_config (sizes not % 64)
+    # False: vLLM 0.34 builds it without the quant_config: siglip.py SiglipMLP (sizes not % 64, which SGLang's
+    # siglip.py quantizes: tower_unaligned), qwen3_omni_moe_thinker.py Qwen3OmniMoeAudioEncoder's layers
+    aligned: bool = True
 
 
 @dataclass(frozen=True)
@@ -326,14 +328,15 @@ _QWEN3_OMNI_AUDIO = dict(_QWEN2_5_OMNI_AUDIO, downsample_hidden_size=480)
 def _audio_layers(c: _Count, h: int, ffn: int, n: int, split: bool, k_bias: bool) -> None:
     """n Whisper-style audio encoder layers (self_attn_layer_norm, q/k/v/out_proj (k biased with k_bias, the others
     always), final_layer_norm, fc1 / fc2 with biases): split as vLLM 0.34 builds them (qkv QKVParallelLinear,
-    out_proj / fc2 RowParallelLinear, fc1 ColumnParallelLinear), else all whole (plain nn.Linear)."""
+    out_proj / fc2 RowParallelLinear, fc1 ColumnParallelLinear; qwen3_omni_moe_thinker.py builds them without the
+    quant_config: aligned=False), else all whole (plain nn.Linear)."""
     for _ in range(n):
         c.held(4 * h)
         if split:
-            c.split(h, 3 * h, bias=True)
-            c.row(h, h, bias=True)
-            c.split(h, ffn, bias=True)
-            c.row(ffn, h, bias=True)
+            c.split(h, 3 * h, bias=True, aligned=False)
+            c.row(h, h, bias=True, aligned=False)
+            c.split(h, ffn, bias=True, aligned=False)
+            c.row(ffn, h, bias=True, aligned=False)
         else:
             c.held(3 * h * h + (3 if k_bias else 2) * h + h * h + h + h * ffn + ffn + ffn * h + h)
 
@@ -1022,13 +1025,18 @@ NESTED_KEY = {"phi3_v": "img_processor", "phi4mm": "embd_layer", "qwen2_5_omni":
 SPLIT_BY = {"mllama": "vLLM 0.34 builds no Mllama (registry.py: last in 0.10.1); SGLang 0.5.23 mllama.py"}
 
 
+def tower_key(model_type: object) -> str:
+    """The config key a wrapper's tower is read from, whose null drops it (`--set KEY=null`)."""
+    return NESTED_KEY.get(model_type, "vision_config")
+
+
 def vision_tower(raw: dict, f: Fields) -> Tower | None:
     """The tower and projector of the wrapper `raw` (f: its text model's fields), None where the config has no
     vision_config (null), the wrapper is not one kvplan counts, or its architecture is a text-only class (a
     Gemma3ForCausalLM on a gemma3 config builds no tower). Raises NotCounted for a valid vision_config it does not
     count, ConfigError for a malformed one (not an object, a field of the wrong type or range)."""
     counter = VISION_TOWERS.get(raw.get("model_type"))
-    key = NESTED_KEY.get(raw.get("model_type"), "vision_config")
+    key = tower_key(raw.get("model_type"))
     nested = raw.get(key)
     if counter is None or nested is None:
         return None

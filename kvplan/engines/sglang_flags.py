@@ -21,7 +21,7 @@ from . import remote_code
 from .sglang import kv_dtype_bytes
 from .sglang_rules import (LATEST, LONG_CONTEXT_ENV, PURE_SSM_ARCHS, SPEC_MAX_RUNNING_REQUESTS, context_limit, page_size_refusal,
                            radix_off_reason, rules_for)
-from .vllm_flags import NotApplied, drops_vision_tower
+from .vllm_flags import NotApplied, dropped_tower_key
 
 # the architectures whose SGLang 0.5.23 class builds no vision tower under --language-model-only (arg_groups/fields/
 # disagg.py; models/qwen3_vl.py Qwen3VLForConditionalGeneration: self.visual = None, which qwen3_vl_moe.py's and
@@ -58,11 +58,12 @@ def _limit(model) -> int | None:
 
 
 def _text_only(model, argv: list[str], release: str) -> list[str]:
-    """--language-model-only where the plan leaves the vision tower out (--set vision_config=null) and SGLang then
+    """--language-model-only where the plan leaves the vision tower out (--set KEY=null) and SGLang then
     builds none (appended to argv); else a note saying the server still holds it."""
-    if not drops_vision_tower(model):
+    key = dropped_tower_key(model)
+    if key is None:
         return []
-    what = "the plan leaves the vision tower out (--set vision_config=null)"
+    what = f"the plan leaves the vision tower out (--set {key}=null)"
     if release != "0.5.23":
         return [f"{what}; kvplan has not read whether SGLang {release} can skip it"]
     arch = model.architecture or ""

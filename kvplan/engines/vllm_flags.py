@@ -20,6 +20,7 @@ import json
 import shlex
 
 from .._record import record
+from ..configs.vision_towers import tower_key
 from ..core.model import ModelSpec
 from ..render import Report, note_line
 from ..techniques.architecture import HybridWhatIf, LatentWhatIf, RegroupHeads, ShareLayers
@@ -271,23 +272,26 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
     return argv, skipped, notes
 
 
-def drops_vision_tower(model: ModelSpec) -> bool:
-    """Whether the plan is of a text-only start: `--set vision_config=null` on an image-text wrapper's config
-    (docs/weights.md), which counts no vision tower."""
-    return any(o.key == "vision_config" and o.value is None and not o.section and not o.new
-               for o in model.overrides)
+def dropped_tower_key(model: ModelSpec) -> str | None:
+    """The `--set KEY=null` that makes the plan a text-only start (docs/weights.md): KEY is the config key the
+    wrapper's tower is read from (configs/vision_towers.py tower_key: vision_config, Phi-3-vision's img_processor,
+    Phi-4-multimodal's embd_layer, an Omni model's thinker_config), whose null counts no tower. None: no such --set."""
+    key = tower_key(model.config_model_type or model.model_type)
+    dropped = any(o.key == key and o.value is None and not o.section and not o.new for o in model.overrides)
+    return key if dropped else None
 
 
 def _text_only(model: ModelSpec, argv: list[str], rules: VllmRules) -> list[str]:
     """--language-model-only where the plan leaves the vision tower out (appended to argv), else nothing."""
-    if not drops_vision_tower(model):
+    key = dropped_tower_key(model)
+    if key is None:
         return []
     if at_least(rules.version, LANGUAGE_MODEL_ONLY_FROM):
         argv.append("--language-model-only")
-        return ["--language-model-only: the plan leaves the vision tower out (--set vision_config=null), so vLLM "
+        return [f"--language-model-only: the plan leaves the vision tower out (--set {key}=null), so vLLM "
                 "must not build it; the server then takes text only"]
     return [f"--language-model-only is not a vLLM {rules.version} flag (from 0.17): the plan leaves the vision "
-            "tower out (--set vision_config=null), which this release may still load; kvplan has not read whether "
+            f"tower out (--set {key}=null), which this release may still load; kvplan has not read whether "
             "--limit-mm-per-prompt 0 skips it there"]
 
 

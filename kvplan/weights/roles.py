@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, replace
 
 from .record import NO_LAYER, REPLICATED, DtypeBytes, Weights
+from .vision_tp import vision_whole
 
 _LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks|blk|layer|decoder_layers)\.(\d+)\.")
 _VISION = ("vision", "visual", "image_", "mm_projector", "multi_modal_projector", "audio")
@@ -214,7 +215,8 @@ def is_row_scale(name: str, shape: tuple[int, ...], family: str = "") -> bool:
 # the families whose image (and audio) encoders and embedders vLLM 0.34 holds whole on every TP rank: gemma4_mm.py
 # builds each tower with transformers' AutoModel and recursive_replace_linear (every nn.Linear a ReplicatedLinear)
 # and Gemma4MultimodalEmbedder's embedding_projection as a ReplicatedLinear, as the config estimate counts it
-# (configs/vision_towers.py gemma4); elsewhere a checkpoint's "vision" tensors are split over TP
+# (configs/vision_towers.py gemma4); the towers of weights/vision_tp.py RULE_FAMILIES by module, as the config
+# estimate counts them; elsewhere a checkpoint's "vision" tensors are split over TP
 _VISION_WHOLE_FAMILIES = frozenset({"gemma4"})
 
 
@@ -229,7 +231,8 @@ def against_role(name: str, role: str, family: str = "", elements: int | None = 
         split = _TP_SPLIT_NORMS.get(family)
         return bool(split and split.search(low))
     if role == "vision":
-        return family in _VISION_WHOLE_FAMILIES
+        by_module = vision_whole(name, family, elements, shape)
+        return family in _VISION_WHOLE_FAMILIES if by_module is None else by_module
     return role != "mtp" and (bool(_TP_WHOLE.search(low)) or is_scalar_scale(low, elements or 0)
                               or is_row_scale(low, shape, family))
 
