@@ -42,3 +42,11 @@ def estimate_json(*args: str) -> dict:
     out = kvplan("estimate", *args, "--format", "json")
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
+
+
+def refused_line(*args: str) -> str:
+    """`kvplan estimate ARGS`'s one error line, asserting a usage refusal (exit 2, one `kvplan: error:` line)."""
+    out = kvplan("estimate", *args)
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and lines[0].startswith("kvplan: error:"), out.stderr
+    return lines[0]

@@ -15,7 +15,7 @@ over 256 experts and 58 MoE layers the routed experts hold R = 654,068,416,512 B
 
 from __future__ import annotations
 
-from kvplan_inprocess import estimate_json, kvplan
+from kvplan_inprocess import estimate_json, refused_line as _refused
 
 EXPERT_BYTES = 3 * (7_168 * 2_048 + (2_048 // 128) * (7_168 // 128) * 4)  # one expert, one layer
 R = 58 * 256 * EXPERT_BYTES
@@ -94,13 +94,6 @@ def test_dense_dp_is_replicas():
     four = estimate_json("llama-3.1-8b", "--context", "8k", "--kv-memory", "16GiB", "--dp", "4")
     assert four["capacity"]["weight_bytes_per_gpu"] == one["capacity"]["weight_bytes_per_gpu"]
     assert one["max_concurrency"] == 16 and four["max_concurrency"] == 64
-
-
-def _refused(*args: str) -> str:
-    out = kvplan("estimate", *args)
-    lines = out.stderr.strip().splitlines()
-    assert out.returncode == 2 and len(lines) == 1 and lines[0].startswith("kvplan: error:"), out.stderr
-    return lines[0]
 
 
 def test_refusals_one_line_each():

@@ -15,7 +15,7 @@ expert and 256 routed ones in each of the 58 MoE layers, vocab 129,280, untied h
 
 from __future__ import annotations
 
-from kvplan_inprocess import estimate_json, kvplan
+from kvplan_inprocess import estimate_json, refused_line as _refused
 
 
 def _fp8(rows: int, cols: int) -> int:  # one FP8 matrix with its block scales
@@ -86,13 +86,6 @@ def test_emit_sglang_prints_dp_attention_and_ep_size():
     at = argv.index("--tp-size")
     # 0.5.23's --attn-dp-size: its server_args.py deprecates --dp-size N --enable-dp-attention for it
     assert argv[at:at + 6] == ["--tp-size", "8", "--attn-dp-size", "8", "--ep-size", "8"]
-
-
-def _refused(*args: str) -> str:
-    out = kvplan("estimate", *args)
-    lines = out.stderr.strip().splitlines()
-    assert out.returncode == 2 and len(lines) == 1 and lines[0].startswith("kvplan: error:"), out.stderr
-    return lines[0]
 
 
 def test_refusals_one_line_each():

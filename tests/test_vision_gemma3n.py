@@ -5,10 +5,10 @@ transformers 5.25 on the meta device, and vLLM 0.34's TP split by hand."""
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 
 import pytest
+from meta_params import meta_params as _meta_params
 
 from kvplan.sources import load_model
 
@@ -20,14 +20,6 @@ MOBILENETV5_300M_MEASURED = 294_126_912
 
 def _spec() -> dict:
     return json.loads((Path(__file__).parents[1] / "model_specs" / "gemma-3n-e4b.json").read_text())
-
-
-def _meta_params(build) -> int:
-    torch = pytest.importorskip("torch")
-    with warnings.catch_warnings(), torch.device("meta"):
-        warnings.simplefilter("ignore")
-        modules = build()
-    return sum(p.numel() for m in modules for p in m.parameters())
 
 
 def test_mobilenetv5_300m_enc_counted_by_hand_matches_the_figure_measured_with_timm():

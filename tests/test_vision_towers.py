@@ -10,16 +10,9 @@ import json
 import warnings
 
 import pytest
+from meta_params import meta_params as _meta_params
 
 from kvplan.sources import load_config, load_model
-
-
-def _meta_params(build) -> int:
-    torch = pytest.importorskip("torch")
-    with warnings.catch_warnings(), torch.device("meta"):
-        warnings.simplefilter("ignore")
-        modules = build()
-    return sum(p.numel() for m in modules for p in m.parameters())
 
 
 def _gemma3(c):

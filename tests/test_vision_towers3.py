@@ -8,19 +8,12 @@ import json
 import warnings
 
 import pytest
+from meta_params import meta_params as _meta_params
 
 from kvplan.sources import load_config, load_model
 
 QWEN2_5_OMNI = "tests/data/configs/qwen2.5-omni-7b-trimmed.json"
 QWEN3_OMNI = "tests/data/configs/qwen3-omni-30b-a3b-instruct-tf5-trimmed.json"
-
-
-def _meta_params(build) -> int:
-    torch = pytest.importorskip("torch")
-    with warnings.catch_warnings(), torch.device("meta"):
-        warnings.simplefilter("ignore")
-        modules = build()
-    return sum(p.numel() for m in modules for p in m.parameters())
 
 
 def test_qwen2_5_omni_thinker_towers_match_transformers_and_the_split_by_hand():
