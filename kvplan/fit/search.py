@@ -68,7 +68,8 @@ class FitRequest:
     batch: int | None = None  # sequences planned for KV per GPU and decode (default: concurrency)
     context_given: bool = True  # False: the default 4,096 tokens, capped at the model's maximum once it is read
     # --dp-ep: a MoE model's data-parallel attention + expert-parallel splits too (dp x tp GPUs, pp 1, vLLM's
-    # --data-parallel-size N --enable-expert-parallel as `kvplan estimate --dp N --ep` plans them: capacity.experts)
+    # --data-parallel-size N --enable-expert-parallel as `kvplan estimate --dp N --ep` plans them: capacity.experts;
+    # under --engine sglang SGLang's --tp (dp x tp) --dp dp --enable-dp-attention: engines/sglang_dp.py)
     dp_ep: bool = False
 
     @property
