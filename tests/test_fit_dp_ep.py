@@ -84,14 +84,6 @@ def test_dp_ep_splits_count_in_the_search_limit():
     assert 2 * tp_pp * sets <= 4_000_000 < 2 * (tp_pp + dp_ep) * sets
 
 
-def test_sglang_leaves_the_dp_splits_out_with_a_line():
-    out = kvplan("fit", "deepseek-v3", "--context", "32k", "--gpu", "h200", "--concurrency", "8", "--dp-ep",
-                 "--engine", "sglang")
-    assert out.returncode == 0, out.stderr
-    assert "--dp-ep: no data-parallel + expert-parallel split searched" in out.stdout
-    assert "dp 8" not in out.stdout
-
-
 def test_dense_model_dp_ep_says_why():
     out = kvplan("fit", "llama-3.1-8b", "--context", "8k", "--gpu", "h100", "--dp-ep")
     assert out.returncode == 0, out.stderr

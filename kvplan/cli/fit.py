@@ -19,7 +19,7 @@ def fit_command(
     concurrency: Annotated[str, typer.Option("--concurrency", "-n", help="Sequences of --context that must fit at once.")] = "1",
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU kinds to search, comma separated (h100,h200,b200,mi300x), or all (default).")] = None,
     max_gpus: Annotated[str, typer.Option("--max-gpus", help="Most GPUs in one replica (tp x pp, or dp x tp with --dp-ep).")] = "8",
-    dp_ep: Annotated[bool, typer.Option("--dp-ep", help="Also search a MoE model's data-parallel attention + expert-parallel splits (dp x tp GPUs, pp 1: vLLM's --data-parallel-size N --enable-expert-parallel, as 'kvplan estimate --dp N --ep' plans them). Not with --engine sglang.")] = False,
+    dp_ep: Annotated[bool, typer.Option("--dp-ep", help="Also search a MoE model's data-parallel attention + expert-parallel splits (dp x tp GPUs, pp 1: vLLM's --data-parallel-size N --enable-expert-parallel, as 'kvplan estimate --dp N --ep' plans them; under --engine sglang SGLang's attention DP, 'kvplan estimate --tp T --dp N [--ep]', DeepSeek-V2/V3 only).")] = False,
     allow: Annotated[Optional[List[str]], typer.Option("--allow", help="Techniques the search may add, comma separated or repeated: fp8,kivi,evict:0.5,offload:cpu=256GiB (see 'kvplan techniques').")] = None,
     kv_dtype: Annotated[str, typer.Option("--kv-dtype", help="KV dtypes to search, comma separated (auto = the model's dtype).")] = "auto,fp8",
     engine: EngineOpt = "ideal",

@@ -68,7 +68,8 @@ class FitRequest:
     batch: int | None = None  # sequences planned for KV per GPU and decode (default: concurrency)
     context_given: bool = True  # False: the default 4,096 tokens, capped at the model's maximum once it is read
     # --dp-ep: a MoE model's data-parallel attention + expert-parallel splits too (dp x tp GPUs, pp 1, vLLM's
-    # --data-parallel-size N --enable-expert-parallel as `kvplan estimate --dp N --ep` plans them: capacity.experts)
+    # --data-parallel-size N --enable-expert-parallel as `kvplan estimate --dp N --ep` plans them: capacity.experts;
+    # under --engine sglang SGLang's --tp (dp x tp) --dp dp --enable-dp-attention: engines/sglang_dp.py)
     dp_ep: bool = False
 
     @property
@@ -100,6 +101,9 @@ class Candidate:
     _plan: object = None
     dp: int = 1  # data-parallel attention ranks of tp GPUs each (pp 1), the routed experts split by expert (ep)
     ep: bool = False
+    # SGLang's --tp (dp x tp) --dp dp --enable-dp-attention: tp is the attention TP, the dense MLPs, shared experts and
+    # LM head over all dp x tp GPUs (Deployment.dense_over_all, engines/sglang_dp.py)
+    dense_over_all: bool = False
 
     @property
     def gpus(self) -> int:
@@ -108,7 +112,7 @@ class Candidate:
     @property
     def layout(self) -> str:
         """"tp 8, pp 1", or "dp 8 x tp 1, pp 1, EP 8" (Deployment.layout_text, as `kvplan estimate` prints it)."""
-        return Deployment(tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep).layout_text
+        return Deployment(tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep, dense_over_all=self.dense_over_all).layout_text
 
     @property
     def ok(self) -> bool:
@@ -309,7 +313,8 @@ class _Engine:
             self.sglang_spec = resolve_speculation(plan.model, self.speculation)
         spec = self.sglang_spec
         result = SimpleNamespace(deployment=deployment, plan=plan, weights=deployment.weights)
-        memory_key = (deployment.gpu.name, deployment.tp, deployment.pp)
+        # attention DP adds its gather padding to the reserve (sglang_dp.gather_reserve_mib): one memory per dp
+        memory_key = (deployment.gpu.name, deployment.tp, deployment.pp, deployment.dp, deployment.ep)
         rest = self._memory.get(memory_key)
         if rest is None:
             rest, _, _ = memory_of(result, self.mem_fraction_static, spec.algorithm if spec else None, rules,
@@ -542,9 +547,13 @@ def _dp_ep_refusal(req: FitRequest, model, record, engine: "_Engine") -> str | N
     """Why --dp-ep searches no DP + EP split of `model` (None: it does)."""
     from ..capacity.experts import check_placement, is_moe
 
-    if engine.name == "sglang":
-        return ("kvplan does not model SGLang's --enable-dp-attention (attention DP inside the TP group, its KV pool "
-                "per DP rank) nor its --ep-size placement")
+    if engine.name == "sglang":  # SGLang's attention DP, as `kvplan estimate --tp T --dp N --engine sglang` plans it
+        from ..engines.sglang_dp import check_model
+
+        try:
+            check_model(model, 2)
+        except KvplanError as exc:
+            return exc.message
     if not is_moe(model):
         return f"{model.name} has no routed experts (vLLM 0.34 refuses --enable-expert-parallel for it)"
     if req.max_decode_ms is not None:
@@ -574,7 +583,8 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         if bad is not None:
             for gpu in req.gpus:
                 out.append(Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices),
-                                     reason=bad, constraint="heads" if "heads" in bad else "split", dp=dp, ep=dp > 1))
+                                     reason=bad, constraint="heads" if "heads" in bad else "split", dp=dp,
+                                     ep=_ep_of(engine, model, tp, dp), dense_over_all=dp > 1 and engine.name == "sglang"))
             continue
         stage_w = weights_by_split.get((tp, pp, dp))
         if stage_w is None:
@@ -582,12 +592,19 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
             if dp > 1:  # the routed experts split by expert over dp x tp GPUs (capacity.pool does the same)
                 from ..capacity.experts import routed_saving
 
-                stage_w = [w - routed_saving(model, record, tp, dp, True) for w in stage_w]
+                ep = _ep_of(engine, model, tp, dp)
+                stage_w = [w - routed_saving(model, record, tp, dp, ep, vllm_sequence_parallel=engine.name != "sglang")
+                           for w in stage_w]
+                if engine.name == "sglang":  # capacity.pool does the same under Deployment.dense_over_all
+                    from ..capacity.experts import full_tp_saving
+
+                    stage_w = [w - full_tp_saving(model, record, Deployment(tp=tp, dp=dp)) for w in stage_w]
             weights_by_split[(tp, pp, dp)] = stage_w
         heaviest = max(stage_w)
         stages = None
         for gpu in req.gpus:
-            c = Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices), dp=dp, ep=dp > 1)
+            c = Candidate(gpu, tp, pp, dtype, techniques, caveats, price_of(gpu, req.prices), dp=dp,
+                          ep=_ep_of(engine, model, tp, dp), dense_over_all=dp > 1 and engine.name == "sglang")
             out.append(c)
             budget = int(gpu.usable_bytes * req.mem_util)
             pool = budget - heaviest - req.reserve_bytes  # the smallest pool: the heaviest stage's
@@ -643,6 +660,18 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
                 c.reason = _miss_text(*misses[0])
 
 
+def _ep_of(engine: "_Engine", model, tp: int, dp: int) -> bool:
+    """Whether a DP split (dp > 1) places the routed experts whole by expert: always under vLLM (--dp-ep's
+    --enable-expert-parallel); under SGLang --ep-size dp x tp where it divides the routed experts (FusedMoE asserts
+    experts % ep_size == 0: sglang_dp.check_model), else the experts split over all dp x tp GPUs (MoE TP)."""
+    if dp <= 1:
+        return False
+    if engine.name != "sglang":
+        return True
+    routed = model.weight_routed_params
+    return routed is not None and routed[0] % (dp * tp) == 0
+
+
 def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> None:
     """vLLM's accounting for a candidate the planner passed (lazy: the screen
     runs it only on the candidates it ranks, explains or draws)."""
@@ -650,7 +679,8 @@ def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> No
         return
     c.engine_checked = True
     plan = c._plan
-    dep = Deployment(c.gpu, c.tp, c.pp, req.mem_util, req.reserve_bytes, record.total_bytes, None, record, c.dp, c.ep)
+    dep = Deployment(c.gpu, c.tp, c.pp, req.mem_util, req.reserve_bytes, record.total_bytes, None, record, c.dp, c.ep,
+                     c.dense_over_all)
     try:
         # one DP rank's pool (each rank its own engine core): the replica serves dp x its requests
         c.engine_concurrency = c.dp * engine.concurrency(plan, dep, (id(plan), c.tp, c.pp, c.dp))
@@ -668,7 +698,7 @@ def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> No
 def deployment_for(req: FitRequest, c: Candidate, record) -> Deployment:
     """The deployment `kvplan estimate --gpu G --tp T --pp P --mem-util --reserve` builds."""
     return make_deployment(c.gpu.name, tp=c.tp, pp=c.pp, mem_util=req.mem_util, reserve_bytes=req.reserve_bytes,
-                           weight_bytes=record.total_bytes, dp=c.dp, ep=c.ep)
+                           weight_bytes=record.total_bytes, dp=c.dp, ep=c.ep, dense_over_all=c.dense_over_all)
 
 
 def _verify(req, base, record, engine, passing, top):
@@ -721,8 +751,9 @@ def _verify(req, base, record, engine, passing, top):
             except KvplanError as exc:
                 dropped.append((c, f"SGLang: {exc.message}"))
                 continue
-            if abs(pool.max_concurrency - c.engine_concurrency) > 1e-9:
-                problems.append(f"SGLang concurrency {pool.max_concurrency:.4f} (screen {c.engine_concurrency:.4f})")
+            if abs(pool.max_concurrency * c.dp - c.engine_concurrency) > 1e-9:  # one DP rank's pool, as vLLM's
+                problems.append(f"SGLang concurrency {pool.max_concurrency * c.dp:.4f} "
+                                f"(screen {c.engine_concurrency:.4f})")
         if result.decode is not None and c.decode_ms_per_token is not None \
                 and abs(result.decode.step_ms - c.decode_ms_per_token) > 1e-6 * max(1.0, c.decode_ms_per_token):
             problems.append(f"decode {result.decode.step_ms} ms (screen {c.decode_ms_per_token})")

@@ -91,7 +91,8 @@ def estimate_argv(req, c: Candidate) -> list[str]:
 
     sglang_default = engine_family(req.engine) == "sglang" and not req.mem_util_given
     argv = ["estimate", req.model, "--context", str(req.context_tokens), "--batch", str(req.batch_size),
-            "--gpu", c.gpu.name, "--tp", str(c.tp), "--pp", str(c.pp),
+            # SGLang's --tp is every GPU of the attention-DP group (engines/sglang_dp.launch_tp)
+            "--gpu", c.gpu.name, "--tp", str(c.tp * c.dp if c.dense_over_all else c.tp), "--pp", str(c.pp),
             *(["--dp", str(c.dp)] if c.dp > 1 else []), *(["--ep"] if c.ep else []), "--kv-dtype", c.kv_dtype,
             # under SGLang --mem-util is also its mem_fraction_static: left out, SGLang's default for the card
             *([] if sglang_default else ["--mem-util", f"{req.mem_util:g}"]),
@@ -127,7 +128,7 @@ def estimate_command(req, c: Candidate) -> str:
 
 def split_text(c: Candidate) -> str:
     """The "tp x pp" column: "4 x 2", or for a DP + EP option "dp 8 x tp 1 +EP"."""
-    return f"dp {c.dp} x tp {c.tp} +EP" if c.dp > 1 else f"{c.tp} x {c.pp}"
+    return f"dp {c.dp} x tp {c.tp}{' +EP' if c.ep else ''}" if c.dp > 1 else f"{c.tp} x {c.pp}"
 
 
 def _money(value: float | None) -> str:
