@@ -83,3 +83,46 @@ def test_a_projector_named_at_the_checkpoints_top_splits(tmp_path):
     })
     # 24,832 (before: the projector's linear_1 and linear_2 whole, 41,344)
     assert stage_weight_bytes(w, 32, tp=2) == [(16_384 + 16_384 + 256 + 16_384) // 2 + 128]
+
+
+def test_vllm_online_fp8_quantizes_minicpmv_and_skyworks_replicated_linears(tmp_path):
+    # vLLM 0.34 minicpmv.py MiniCPMV2_6 init_vision_module: Idefics2VisionTransformer with the quant_config
+    # (idefics2_vision_model.py: qkv_proj, out_proj, fc1 / fc2 all take it); init_resampler: Resampler2_5, whose
+    # kv_proj (layers/resampler.py BaseResampler) is a ReplicatedLinear with it: whole on every rank, 1 B a weight;
+    # the nn.MultiheadAttention and proj stay at 2 B. MiniCPM-V 2.6: 27 SigLIP layers (hidden 1,152, MLP 4,304),
+    # kv_proj 1,152 -> 3,584
+    import json
+
+    from test_vision_tower2 import _vllm_fp8
+    from test_vision_towers import MINICPMV_2_6
+
+    h, e = 1152, 3584
+    kv = h * e
+    linears = 27 * h * (3 * h + h + 4304 + 4304) + kv
+    scales = (27 * 4 + 1) * 4
+    resampler = 64 * e + kv + (3 * e * e + 3 * e) + (e * e + e) + 3 * 2 * e + e * e
+    siglip_whole = (3 * 14 * 14 * h + h) + (980 // 14) ** 2 * h + 27 * (4 * h + h + h) + 2 * h
+    layer = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * 4304 + 4304) + (4304 * h + h)
+    total = (3 * 14 * 14 * h + h) + (980 // 14) ** 2 * h + 27 * layer + 2 * h + resampler
+    path = tmp_path / "minicpmv.json"
+    path.write_text(json.dumps(MINICPMV_2_6))
+    model = _vllm_fp8(str(path))
+    assert model.weight_vision_quantized == (linears, linears + scales)  # before: (0, 0)
+    assert model.weight_vision == (total, 2 * (total - linears) + linears + scales,
+                                   2 * (siglip_whole + resampler - kv) + kv + scales)
+    # skyworkr1v.py _init_mlp1: two biased ReplicatedLinears with the quant_config (InternViT-6B's 45 layers, 25
+    # heads: qkv / proj whole, counted at 2 B; fc1 / fc2 3,200 x 12,800 quantized), 12,800 -> 512 and 512 -> 512
+    from test_vision_towers3 import _wrapper
+
+    from kvplan.sources import load_model_and_weights
+
+    mlp1 = 12800 * 512 + 512 * 512
+    path = tmp_path / "skywork.json"
+    path.write_text(json.dumps(_wrapper("skywork_chat", "SkyworkR1VChatModel")))
+    model, _ = load_model_and_weights(str(path), quantization=("fp8", "vllm"))
+    fc = 45 * 2 * 3200 * 12800
+    assert model.weight_vision_quantized == (fc + mlp1, fc + mlp1 + (90 + 2) * 4)  # before: fc alone
+    path.write_text(json.dumps(_wrapper("h2ovl_chat", "H2OVLChatModel")))  # its mlp1 nn.Linear: 2 B, whole
+    h2ovl, _ = load_model_and_weights(str(path), quantization=("fp8", "vllm"))
+    assert h2ovl.weight_vision_quantized == (fc, fc + 90 * 4)
+    assert model.weight_vision[2] == h2ovl.weight_vision[2] - mlp1 + 2 * 4
