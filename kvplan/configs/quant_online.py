@@ -78,15 +78,17 @@ VLLM_QUANTIZED_ROUTERS = ("qwen3_moe", "qwen3_vl_moe_text", "lfm2_moe")
 # llava.py / llava_next.py (CLIP or SigLIP, LlavaMultiModalProjector), mistral3.py (PixtralHFVisionModel, linear_1 /
 # linear_2; the patch merger's nn.Linear not), qwen2_5_vl.py, qwen3_vl.py / qwen3_vl_moe.py / qwen3_5.py
 # (Qwen2_5_VisionTransformer, Qwen3_VisionTransformer with its mergers); internvl.py / h2ovl.py / nvlm_d.py /
-# skyworkr1v.py _init_vision_model (intern_vit.py InternVisionModel: qkv, proj, fc1 / fc2; mlp1 is counted whole, so
-# Skywork-R1V's ReplicatedLinear mlp1, built with it too, is kept in the float dtype here), interns1.py
+# skyworkr1v.py _init_vision_model (intern_vit.py InternVisionModel: qkv, proj, fc1 / fc2; InternVL's mlp1 is nn.Linear,
+# Skywork-R1V's two ReplicatedLinears built with it: whole and quantized), interns1.py
 # (interns1_vit.py: fc1 / fc2; its attention is nn.Linear), glm4_1v.py (Glm4vVisionTransformer, its merger too),
 # phi3v.py (_init_img_processor: CLIPVisionModel; img_projection is nn.Linear), qwen2_5_omni_thinker.py and
-# qwen3_omni_moe_thinker.py (visual; their audio_tower is built without it: vision_towers.py _audio_layers).
+# qwen3_omni_moe_thinker.py (visual; their audio_tower is built without it: vision_towers.py _audio_layers),
+# minicpmv.py / minicpmo.py (init_vision_module: Idefics2VisionTransformer, fc1 / fc2 too; init_resampler: the
+# resampler's kv_proj, a ReplicatedLinear, whole and quantized; its nn.MultiheadAttention and proj stay float; the
+# MiniCPM-o apm and audio projection are plain nn modules).
 # Not: mllama4.py (Llama4VisionModel and its
 # projector built with quant_config=None), kimi_vl.py (moonvit.py MoonVitPretrainedModel and the projector take
-# none), phi4mm.py (get_navit_vision_model builds the Idefics2VisionTransformer without it), minicpmv.py (not added:
-# its resampler's kv_proj ReplicatedLinear takes it, and kvplan counts the resampler whole), gemma4_mm.py (_get_tower_quant_config: a size rule on a transformers tower
+# none), phi4mm.py (get_navit_vision_model builds the Idefics2VisionTransformer without it), gemma4_mm.py (_get_tower_quant_config: a size rule on a transformers tower
 # kvplan counts as whole modules, not read further). SGLang 0.5.23: gemma3_mm.py (its siglip.py passes the
 # quant_config to every linear, fc1 / fc2 too), qwen2_5_vl.py and glm4v.py / glm4v_moe.py (Glm4vVisionModel with it:
 # VisionAttention, the MLPs, the merger, whose proj is a ReplicatedLinear there); its qwen3_vl.py builds the tower
@@ -94,7 +96,7 @@ VLLM_QUANTIZED_ROUTERS = ("qwen3_moe", "qwen3_vl_moe_text", "lfm2_moe")
 # others are not read (their towers kept in the float dtype)
 VLLM_QUANTIZED_TOWERS = ("gemma3", "llava", "llava_next", "mistral3", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe",
                          "qwen3_5", "qwen3_5_moe", "internvl_chat", "internvl", "NVLM_D", "h2ovl_chat", "skywork_chat",
-                         "glm4v", "glm4v_moe", "phi3_v", "qwen2_5_omni", "qwen3_omni_moe")
+                         "glm4v", "glm4v_moe", "phi3_v", "qwen2_5_omni", "qwen3_omni_moe", "minicpmv", "minicpmo")
 SGLANG_QUANTIZED_TOWERS = ("gemma3", "qwen2_5_vl", "glm4v", "glm4v_moe")
 _VLLM_TOWERS = {"quantized_towers": VLLM_QUANTIZED_TOWERS}
 _SGLANG_TOWERS = {"quantized_towers": SGLANG_QUANTIZED_TOWERS, "tower_unaligned": True}

@@ -43,6 +43,7 @@ class Linear:
     # False: vLLM 0.34 builds it without the quant_config: siglip.py SiglipMLP (sizes not % 64, which SGLang's
     # siglip.py quantizes: tower_unaligned), qwen3_omni_moe_thinker.py Qwen3OmniMoeAudioEncoder's layers
     aligned: bool = True
+    replicated: bool = False  # a ReplicatedLinear: weight and scales whole on every TP rank
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,11 @@ class Tower:
         held_rows = sum(m.outputs for m in chosen if m.row_parallel) if quant.row_scales_whole else 0
         scales = len(chosen) * quant.per_tensor_bytes
         quantized = int(round(params * quant.bytes_per_weight)) + scales + rows * quant.per_output_row_bytes
-        whole = self.whole * width + scales + held_rows * quant.per_output_row_bytes
+        replicated = [m for m in chosen if m.replicated]  # counted in self.whole at `width`: at the quantized size
+        whole_params = sum(m.inputs * m.outputs for m in replicated)
+        held_rows += sum(m.outputs for m in replicated)
+        whole = ((self.whole - whole_params) * width + int(round(whole_params * quant.bytes_per_weight)) + scales
+                 + held_rows * quant.per_output_row_bytes)
         return (self.params - params) * width + quantized, whole, params, quantized
 
     def note(self, bytes_per_param: float, quantized: tuple[int, str] | None = None) -> str:
@@ -109,6 +114,12 @@ class _Count:
         self.params += i * o + (o if bias else 0)
         self.whole += o if bias else 0
         self.linears.append(Linear(i, o, True, aligned))
+
+    def replicated(self, i: int, o: int) -> None:
+        """A ReplicatedLinear built with the quant_config, without bias: whole on every rank, and quantized."""
+        self.params += i * o
+        self.whole += i * o
+        self.linears.append(Linear(i, o, False, replicated=True))
 
     def held(self, n: int) -> None:
         """Whole on every rank: a norm, a convolution, an embedding, an nn.Parameter, an nn.Linear."""
@@ -711,6 +722,10 @@ def internvl(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
     if raw.get("model_type") == "NVLM_D":
         ti = f.int("intermediate_size")
         c.held(2 * m + m * ti + ti * th)
+    elif raw.get("model_type") == "skywork_chat":  # skyworkr1v.py _init_mlp1: ReplicatedLinears with the quant_config
+        c.held(2 * m + th + th)
+        c.replicated(m, th)
+        c.replicated(th, th)
     else:
         c.held(2 * m + m * th + th + th * th + th)
     return c, ("InternViT + mlp1" if chat else "InternVLVisionModel + InternVLMultiModalProjector")
@@ -843,7 +858,9 @@ def minicpmv(raw: dict, f: Fields, v: Fields) -> tuple[_Count, str]:
                                                                                               default=True))
     c.held(2 * h)
     e = f.int("hidden_size")
-    c.held(w.int("query_num") * e + (h * e if h != e else 0) + 3 * e * e + 3 * e + e * e + e + 3 * 2 * e + e * e)
+    if h != e:  # resampler.py BaseResampler: kv_proj a ReplicatedLinear with the quant_config (minicpmv.py passes it)
+        c.replicated(h, e)
+    c.held(w.int("query_num") * e + 3 * e * e + 3 * e + e * e + e + 3 * 2 * e + e * e)
     return c, f"SigLIP + Resampler (MiniCPM-V {version})"
 
 
