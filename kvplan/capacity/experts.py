@@ -36,10 +36,7 @@ from ..core.model import ModelSpec
 from ..errors import UsageError
 from ..weights.estimate import holds_config_estimate
 from ..weights.record import Weights
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
+from .shard import _ceil_div
 
 
 def is_moe(model: ModelSpec) -> bool:
@@ -68,7 +65,7 @@ def routed_bytes(model: ModelSpec, weights: Weights) -> int | None:
         return model.weight_expert_bytes
     if " experts + " in model.weight_dtype:  # DeepSeek-V4's experts in their own dtype, not split out of the total
         return None
-    return int(routed[1] * (model.weight_linear_bytes_per_param or model.weight_bytes_per_param))
+    return int(routed[1] * model.linear_weight_bytes)
 
 
 def check_placement(model: ModelSpec, weights: Weights | None, dp: int, ep: bool, pp: int) -> None:
@@ -125,7 +122,7 @@ def shared_bytes(model: ModelSpec, weights: Weights) -> int | None:
     routed = model.weight_routed_params
     if routed is None or weights.parts or not holds_config_estimate(weights, model):
         return None
-    return int(routed[4] * (model.weight_linear_bytes_per_param or model.weight_bytes_per_param))
+    return int(routed[4] * model.linear_weight_bytes)
 
 
 def shared_extra(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool) -> int:
@@ -187,7 +184,7 @@ def full_tp_bytes(model, weights) -> int | None:
         return None
     from ..weights.estimate import FLOAT_BYTES
 
-    linear = model.weight_linear_bytes_per_param or model.weight_bytes_per_param
+    linear = model.linear_weight_bytes
     return int(counts[2] * linear) + counts[3] * FLOAT_BYTES.get(model.float_dtype, 2)
 
 

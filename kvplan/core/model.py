@@ -147,6 +147,11 @@ class ModelSpec:
         return self.weight_routed() if self.weight_routed is not None else None
 
     @property
+    def linear_weight_bytes(self) -> float:
+        """Bytes of one decoder-layer linear weight: weight_linear_bytes_per_param, else the average."""
+        return self.weight_linear_bytes_per_param or self.weight_bytes_per_param
+
+    @property
     def weight_kv_bytes(self) -> tuple[tuple[int, int], ...] | None:
         kv = self.weight_kv
         return kv() if callable(kv) else kv

@@ -131,7 +131,7 @@ def mtp_module(model: ModelSpec, raw: dict | None, layers: int | None = None) ->
     if not layers:
         return None
     whole_bytes = decoder_whole = 0
-    width = model.weight_linear_bytes_per_param or model.weight_bytes_per_param
+    width = model.linear_weight_bytes
     plain = 4 if model.float_dtype in ("float32", "fp32") else 2  # unquantized tensors
     decoder_params = None  # all the layers' parameters where they differ layer by layer
     if kind == "step3p5":
