@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, replace
 
 from .record import NO_LAYER, REPLICATED, DtypeBytes, Weights
-from .vision_tp import vision_whole
+from .vision_tp import per_output_row, vision_whole
 
 _LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks|blk|layer|decoder_layers)\.(\d+)\.")
 _VISION = ("vision", "visual", "image_", "mm_projector", "multi_modal_projector", "audio")
@@ -209,7 +209,7 @@ def is_row_scale(name: str, shape: tuple[int, ...], family: str = "") -> bool:
     suffix = next((s for s in _ROW_SCALE_SUFFIXES if low.endswith(s)), None)
     if suffix is None or not is_row_parallel(low[: -len(suffix)], family):
         return False
-    return (len(shape) >= 2 and shape[-1] == 1 and shape[-2] > 1) or (len(shape) == 1 and shape[0] > 1)
+    return per_output_row(shape)
 
 
 # the families whose image (and audio) encoders and embedders vLLM 0.34 holds whole on every TP rank: gemma4_mm.py

@@ -40,6 +40,11 @@ RULE_FAMILIES = frozenset(_RULES)
 _SUFFIX = re.compile(r"\.(?:weight|bias|weight_scale|weight_scale_inv|input_scale|weight_zero_point)$")
 
 
+def per_output_row(shape: tuple[int, ...]) -> bool:
+    """A scale or zero point with one entry per output row: [rows], [rows, 1] or [experts, rows, 1] (rows > 1)."""
+    return (len(shape) >= 2 and shape[-1] == 1 and shape[-2] > 1) or (len(shape) == 1 and shape[0] > 1)
+
+
 def vision_whole(name: str, family: str, elements: int | None = None, shape: tuple[int, ...] = ()) -> bool | None:
     """Whether vLLM 0.34 holds this vision tensor whole on every TP rank (True) or splits it (False); None where the
     family's tower names are not read here (RULE_FAMILIES). A one-element tensor (a per-tensor scale) is whole."""
@@ -56,6 +61,5 @@ def vision_whole(name: str, family: str, elements: int | None = None, shape: tup
         return False
     if row.search(module):  # the weight split by input; the bias and a per-output-row scale [rows] / [rows, 1] whole
         kind = suffix.group(0) if suffix else ""
-        return kind == ".bias" or (kind in (".weight_scale", ".weight_zero_point") and bool(shape)
-                                   and (len(shape) == 1 or shape[-1] == 1))
+        return kind == ".bias" or (kind in (".weight_scale", ".weight_zero_point") and per_output_row(shape))
     return True
