@@ -192,9 +192,21 @@ def full_tp_saving(model, weights, dep) -> int:
     """Bytes one GPU holds less than kvplan's split over a DP rank's attn_tp GPUs gives it: the dense MLPs, shared
     experts and LM head over all dp x tp GPUs instead (Deployment.dense_over_all: SGLang 0.5.23's attention DP,
     engines/sglang_dp.py)."""
-    if dep.dp <= 1 or weights is None:
+    return 0 if weights is None else _full_tp_less(model, weights, dep.tp, dep.dp)
+
+
+def _full_tp_less(model: ModelSpec, weights: Weights, tp: int, dp: int) -> int:
+    total = full_tp_bytes(model, weights) if dp > 1 else None
+    return 0 if total is None else _ceil_div(total, tp) - _ceil_div(total, tp * dp)
+
+
+def placement_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool,
+                     dense_over_all: bool = False) -> int:
+    """Bytes one GPU holds less than the (tp, pp) split gives it under data / expert parallelism: the routed experts
+    over dp x tp GPUs (routed_saving: vLLM's placement, its sequence-parallel shared experts included), or under
+    SGLang's attention DP (dense_over_all) the routed experts and, over all dp x tp GPUs, the dense MLPs, shared
+    experts and LM head (full_tp_saving). 0 without DP or EP."""
+    if dp <= 1 and not ep:
         return 0
-    total = full_tp_bytes(model, weights)
-    if total is None:
-        return 0
-    return -(-total // dep.tp) - -(-total // (dep.tp * dep.dp))
+    saving = routed_saving(model, weights, tp, dp, ep, vllm_sequence_parallel=not dense_over_all)
+    return saving + (_full_tp_less(model, weights, tp, dp) if dense_over_all else 0)

@@ -10,7 +10,7 @@ from ..core.model import ModelSpec
 from ..errors import PlanError
 from ..techniques.base import Plan
 from ..units import format_bytes
-from .experts import check_placement, full_tp_saving, routed_saving
+from .experts import check_placement, placement_saving
 from .shard import shard
 from .weights import plan_weights, require_known, stage_weight_bytes
 
@@ -96,11 +96,9 @@ def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int],
     stage_weights = stage_weight_bytes(weights, model.num_layers, deployment.tp, deployment.pp)
     if deployment.dp > 1 or deployment.ep:  # the routed experts over dp x tp GPUs (capacity.experts; pp is 1)
         check_placement(model, weights, deployment.dp, deployment.ep, deployment.pp)
-        stage_weights = [w - routed_saving(model, weights, deployment.tp, deployment.dp, deployment.ep,
-                                           vllm_sequence_parallel=not deployment.dense_over_all)
-                         for w in stage_weights]
-    if deployment.dense_over_all:  # SGLang's attention DP (engines/sglang_dp.py)
-        stage_weights = [w - full_tp_saving(model, weights, deployment) for w in stage_weights]
+        saving = placement_saving(model, weights, deployment.tp, deployment.dp, deployment.ep,
+                                  deployment.dense_over_all)  # SGLang's attention DP: engines/sglang_dp.py
+        stage_weights = [w - saving for w in stage_weights]
     if deployment.kv_memory_bytes is not None:
         return [deployment.kv_memory_bytes] * len(stage_weights), stage_weights
     require_known(weights, model.name)

@@ -217,11 +217,10 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
         out = stage_weight_bytes(record, model.num_layers, dep.tp, dep.pp,
                                  bounds=sglang_stage_bounds(model.num_layers, dep.pp))
         if dep.dp > 1 or dep.ep:  # attention DP: the MoE over all --tp GPUs, dense FFNs and head too (sglang_dp)
-            from ..capacity.experts import check_placement, full_tp_saving, routed_saving
+            from ..capacity.experts import check_placement, placement_saving
 
             check_placement(model, record, dep.dp, dep.ep, dep.pp)
-            less = (routed_saving(model, record, dep.tp, dep.dp, dep.ep, vllm_sequence_parallel=False)
-                    + full_tp_saving(model, record, dep))
+            less = placement_saving(model, record, dep.tp, dep.dp, dep.ep, dense_over_all=dep.dp > 1)
             out = [n - less for n in out]
     else:
         total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes

@@ -414,7 +414,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     last stage's GPUs beside the model; a given weight_bytes (a log's load) already holds them.
     speculative_tokens: num_speculative_tokens, which widens an MTP drafter's sparse MLA index groups (load_buffers).
     experts_elsewhere: under data / expert parallelism, the routed experts' bytes the (tp, pp) split gives a GPU
-    that sit on the other DP ranks' GPUs (capacity.experts.routed_saving), taken from the weights term.
+    that sit on the other DP ranks' GPUs (capacity.experts.placement_saving), taken from the weights term.
     flashinfer_sampler: whether the v1 runner samples with FlashInfer (a log's "Using FlashInfer for top-p &
     top-k sampling"); None or False: the sort pipeline before 0.17 (V1_FLASHINFER_BYTES_PER_LOGIT).
     extensible_kv_cache: whether vLLM sizes the pool after warmup (vllm_extensible; None: the release's default,

@@ -589,16 +589,12 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         stage_w = weights_by_split.get((tp, pp, dp))
         if stage_w is None:
             stage_w = stage_weight_bytes(record, model.num_layers, tp, pp)
-            if dp > 1:  # the routed experts split by expert over dp x tp GPUs (capacity.pool does the same)
-                from ..capacity.experts import routed_saving
+            if dp > 1:  # the routed experts split by expert over dp x tp GPUs, as capacity.pool places them
+                from ..capacity.experts import placement_saving
 
-                ep = _ep_of(engine, model, tp, dp)
-                stage_w = [w - routed_saving(model, record, tp, dp, ep, vllm_sequence_parallel=engine.name != "sglang")
-                           for w in stage_w]
-                if engine.name == "sglang":  # capacity.pool does the same under Deployment.dense_over_all
-                    from ..capacity.experts import full_tp_saving
-
-                    stage_w = [w - full_tp_saving(model, record, Deployment(tp=tp, dp=dp)) for w in stage_w]
+                saving = placement_saving(model, record, tp, dp, _ep_of(engine, model, tp, dp),
+                                          dense_over_all=engine.name == "sglang")
+                stage_w = [w - saving for w in stage_w]
             weights_by_split[(tp, pp, dp)] = stage_w
         heaviest = max(stage_w)
         stages = None
