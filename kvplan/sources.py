@@ -494,7 +494,7 @@ def _online(loaded: Loaded, raw: dict, spec: ModelSpec, quantization: tuple[str,
         served = served_float32_as(engine, raw)
         raw_q = _dtype_set(raw_q, served)
         held_bytes = build_model(_dtype_set(raw, served), loaded.display, loaded.source).weight_bytes
-    built = build_model(raw_q, loaded.display, loaded.source)
+    built = build_model(raw_q, loaded.display, loaded.source, online=scheme.layout)
     # the config estimate names the checkpoint format that stands for the engine's layout: say which layout it is
     head = "weights estimated as "
     notes = tuple(f"{head}{scheme.label}, online (sized as the checkpoint format {n[len(head):]}".replace(": ", "): ", 1)

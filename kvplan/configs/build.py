@@ -410,7 +410,7 @@ _QUANTIZED_NAME = re.compile(r"(?i)(?:^|[-_./])(?:fp8|nvfp4|mxfp4|fp4|awq|gptq|i
                              r"(?:$|[-_./])")
 
 
-def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tuple:
+def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims, online=None) -> tuple:
     """(weight dtype, average bytes per parameter, bytes of one decoder-layer linear weight, parameters kept in
     the float dtype, notes, (bytes each TP rank holds whole, or for an unquantized config a counter of them that
     runs on first use, bytes of GPTQ g_idx, the routed experts' parameters and bytes where the format stores them
@@ -444,6 +444,8 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims) -> tupl
         return dtype, plain_bytes, plain_bytes, 0, (), (whole, 0, 0, 0, kv)
     try:
         q = quant_bytes.read(quant, f.model_type)
+        if online is not None:  # an engine's online layout: what it holds beyond that format (quant_online.OnlineLayout)
+            q = online.applied(q)
         if dtype == "float32" and q.float32_stored_as is not None:  # e.g. AWQ: 16-bit whatever the config says
             dtype, plain_bytes = q.float32_stored_as, 2.0
         split = (_module_split(f, q, layers, dims, total) if q.exclusions is not None
@@ -827,7 +829,7 @@ def counted_params(family: Family, f: Fields, layers: list, dims) -> tuple[int, 
     return total + delta, active + delta, (head.describe(lm_head),)
 
 
-def _with_vision_tower(raw: dict, f: Fields, whole):
+def _with_vision_tower(raw: dict, f: Fields, whole, online=None):
     """(the bytes each TP rank holds whole, ModelSpec.weight_vision, ModelSpec.weight_vision_quantized, notes) of an
     image-text wrapper whose vision tower and projector kvplan counts (configs/vision_towers.py): the tower's
     parameters and bytes at the checkpoint's float dtype (a quantized checkpoint is taken to keep its tower
@@ -851,15 +853,16 @@ def _with_vision_tower(raw: dict, f: Fields, whole):
                 "are the text model's (give --weights, or the checkpoint's folder or hf://REPO)",)
         return whole, (0, 0, 0), (0, 0), ()
     width = float_width_bytes(f)
-    online = quantized_tower(raw)
-    total, extra, q_params, q_bytes = tower.sized(width, *(online or ()))
+    tower_q = quantized_tower(raw, online)
+    total, extra, q_params, q_bytes = tower.sized(width, *(tower_q or ()))
     whole = (lambda base=whole: base() + extra) if callable(whole) else whole + extra
-    quantized = (q_params, f"in the engine's online {online[0].dtype}") if q_params else None
+    quantized = (q_params, f"in the engine's online {tower_q[0].dtype}") if q_params else None
     return whole, (tower.params, total, extra), (q_params, q_bytes), (tower.note(width, quantized),)
 
 
-def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
-    """The per-layer description of the model a config dict describes."""
+def build_model(raw: dict, name: str, source: str | None = None, online=None) -> ModelSpec:
+    """The per-layer description of the model a config dict describes; online: an engine's online quantization
+    layout (configs/quant_online.py OnlineLayout) that raw's quantization_config stands for."""
     source = source or name
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config is not a JSON object")
@@ -880,7 +883,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
                   "checkpoint's folder or hf://REPO, for exact bytes",)
     weight_dtype, bytes_per_param, linear_bytes, plain, weight_notes, (whole_bytes, g_idx_bytes, expert_params,
                                                                        expert_bytes, kv_bytes) = _weight_format(
-        f, raw, total, layers, dims)
+        f, raw, total, layers, dims, online)
     dtype_note = _float_dtype(f)[1]
     if dtype_note:
         weight_notes += (dtype_note,)
@@ -897,7 +900,7 @@ def build_model(raw: dict, name: str, source: str | None = None) -> ModelSpec:
         weight_notes = tuple(n for n in weight_notes if n.startswith(WEIGHTS_NOT_SIZED))
     notes += weight_notes
     if total and bytes_per_param:  # the text model's weights sized: add the tower's
-        whole_bytes, vision, vision_quantized, vision_notes = _with_vision_tower(raw, f, whole_bytes)
+        whole_bytes, vision, vision_quantized, vision_notes = _with_vision_tower(raw, f, whole_bytes, online)
         notes += vision_notes
     if family.notes is not None:
         notes += family.notes(f)

@@ -103,21 +103,6 @@ class QuantBytes:
     quantized_router_families: tuple[str, ...] = ()
 
 
-# a key configs/quant_online.py adds to the quantization_config it names for an engine's online layout (never in a
-# checkpoint): {"expert_scale_bytes": int, "quantized_router_families": [model_type, ...], "routed_experts_only":
-# bool}, read into QuantBytes
-ONLINE_KEY = "kvplan_online"
-
-
-def _online(q: dict) -> dict:
-    """QuantBytes fields of an engine's online layout (ONLINE_KEY); {} for a checkpoint's own config."""
-    extra = q.get(ONLINE_KEY)
-    if not isinstance(extra, dict):
-        return {}
-    return {"expert_scale_bytes": extra.get("expert_scale_bytes"),
-            "quantized_router_families": tuple(extra.get("quantized_router_families") or ())}
-
-
 class Unsized(Exception):
     """The config names a quantization whose bytes kvplan cannot work out from the config alone."""
 
@@ -241,11 +226,10 @@ def _fp8(q: dict) -> QuantBytes:
         a, b = (_positive_int(x, "weight_block_size", "FP8") for x in block)
         scale = 1 if str(q.get("scale_fmt", "")).lower() == "ue8m0" else 4  # UE8M0 exponents, else float32
         return QuantBytes(f"FP8 block-scaled {a}x{b}", "fp8", 1 + scale / (a * b), exclusions=exclusions,
-                          **experts, **_online(q))
+                          **experts)
     # vLLM's Fp8LinearMethod: a float32 weight_scale per tensor, and an input_scale when activation_scheme is static
     static = str(q.get("activation_scheme") or "").lower() == "static"
-    return QuantBytes("FP8", "fp8", 1.0, exclusions=exclusions, per_tensor_bytes=8 if static else 4, **experts,
-                      **_online(q))
+    return QuantBytes("FP8", "fp8", 1.0, exclusions=exclusions, per_tensor_bytes=8 if static else 4, **experts)
 
 
 # FP8's store_dtype: the format the routed experts are stored in. vLLM 0.24.0-0.34.0 fp8.py Fp8Config.from_config
@@ -294,7 +278,7 @@ def _compressed_tensors(q: dict) -> QuantBytes:
     # depend on the producer (vLLM 0.34 CompressedTensorsKVCacheMethod takes one or num_kv_heads values)
     unsized = "the KV-cache scales of its kv_cache_scheme" if isinstance(q.get("kv_cache_scheme"), dict) else ""
     return QuantBytes(f"compressed-tensors {fmt} ({label})", dtype, size, keeps_lm_head=head, exclusions=exclusions,
-                      per_tensor_bytes=scalars, per_output_row_bytes=rows, unsized=unsized, **_online(q))
+                      per_tensor_bytes=scalars, per_output_row_bytes=rows, unsized=unsized)
 
 
 def _ct_per_row(fmt: str, w: dict) -> int:
@@ -452,17 +436,6 @@ def _mxfp4(q: dict, model_type: str) -> QuantBytes:
 
 def read(quant: dict, model_type: str) -> QuantBytes:
     """The bytes of the format a quantization_config names; Unsized with the reason when kvplan cannot say."""
-    online = quant.get(ONLINE_KEY)
-    if isinstance(online, dict) and online.get("routed_experts_only") is True:
-        # an online layout that quantizes the routed experts only (quant_exclude.ROUTED_EXPERTS_ONLY), whatever the
-        # format's own list says: configs/quant_online.py experts_int8
-        from dataclasses import replace
-
-        from .quant_exclude import ROUTED_EXPERTS_ONLY
-
-        rest = {k: v for k, v in online.items() if k != "routed_experts_only"}
-        inner = read({**quant, ONLINE_KEY: rest}, model_type)
-        return replace(inner, exclusions=(ROUTED_EXPERTS_ONLY, ()))
     method = str(quant.get("quant_method") or "").lower()
     # vLLM 0.34 quantization/__init__.py get_quantization_config: "auto_awq" and "awq_marlin" are AutoAWQConfig,
     # "auto_gptq" and "gptq_marlin" AutoGPTQConfig; the checkpoints are the same

@@ -59,10 +59,10 @@ SGLang 0.5.23 (srt/layers/quantization/fp8.py, srt/model_loader/loader.py):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import UsageError
-from .quant_bytes import ONLINE_KEY
+from .quant_bytes import QuantBytes
 
 # model_types whose MoE router vLLM 0.34 builds with the quant_config, so that its online FP8 quantizes the router like
 # any LinearBase (online/base.py OnlineQuantizationConfig.resolve_quant_method_cls: every LinearBase not ignored):
@@ -98,19 +98,14 @@ VLLM_QUANTIZED_TOWERS = ("gemma3", "llava", "llava_next", "mistral3", "qwen2_5_v
                          "qwen3_5", "qwen3_5_moe", "internvl_chat", "internvl", "NVLM_D", "h2ovl_chat", "skywork_chat",
                          "glm4v", "glm4v_moe", "phi3_v", "qwen2_5_omni", "qwen3_omni_moe", "minicpmv", "minicpmo")
 SGLANG_QUANTIZED_TOWERS = ("gemma3", "qwen2_5_vl", "glm4v", "glm4v_moe")
-_VLLM_TOWERS = {"quantized_towers": VLLM_QUANTIZED_TOWERS}
-_SGLANG_TOWERS = {"quantized_towers": SGLANG_QUANTIZED_TOWERS, "tower_unaligned": True}
 # one float32 scale for each routed expert's fused w13 and one for its w2: vLLM 0.34 online/fp8.py
 # Fp8PerTensorOnlineMoEMethod.process_weights_after_loading (w13_scale / w2_scale [local_num_experts]) and SGLang
 # 0.5.23 fp8.py Fp8MoEMethod.process_weights_after_loading on a float checkpoint (w13_weight_scale re-made
 # [num_local_experts], w2_weight_scale [num_experts]); under TP every rank holds every expert's
 _EXPERT_SCALES = 2 * 4
 
-_PER_TENSOR = {"quant_method": "fp8", "activation_scheme": "dynamic",
-               ONLINE_KEY: {"expert_scale_bytes": _EXPERT_SCALES, "quantized_router_families": VLLM_QUANTIZED_ROUTERS,
-                            **_VLLM_TOWERS}}
-_PER_BLOCK = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128],
-              ONLINE_KEY: {"quantized_router_families": VLLM_QUANTIZED_ROUTERS, **_VLLM_TOWERS}}
+_PER_TENSOR = {"quant_method": "fp8", "activation_scheme": "dynamic"}
+_PER_BLOCK = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
 # one float32 scale per output row of every linear layer and expert (compressed-tensors' float "channel" layout,
 # which configs/quant_bytes.py reads); the LM head kept, as neither engine quantizes it
 _PER_CHANNEL = {"quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
@@ -118,17 +113,33 @@ _PER_CHANNEL = {"quant_method": "compressed-tensors", "format": "float-quantized
                                              "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}}
 
 # the routed experts only, int8 with a float32 scale per output row; every other module (linear layers, routers,
-# shared experts) unquantized: found by the per-module count's routed-expert entries (Module.experts), as names do
-# not tell them (Granite MoE's block_sparse_moe.input_linear / output_linear are routed experts)
-_VLLM_PER_CHANNEL = {**_PER_CHANNEL, ONLINE_KEY: {"quantized_router_families": VLLM_QUANTIZED_ROUTERS, **_VLLM_TOWERS}}
-# SGLang 0.5.23: per-channel linears, one scale per expert per projection; its routers stay in the float dtype
-# (qwen3_moe.py: the gate's quant_config is None but for modelslim; mixtral.py quant_config=None)
-_SGLANG_FP8 = {**_PER_CHANNEL, ONLINE_KEY: {"expert_scale_bytes": _EXPERT_SCALES, **_SGLANG_TOWERS}}
-
+# shared experts) unquantized (OnlineLayout.routed_experts_only): found by the per-module count's routed-expert entries
+# (Module.experts), as names do not tell them (Granite MoE's block_sparse_moe.input_linear / output_linear are routed
+# experts)
 _EXPERTS_INT8 = {"quant_method": "compressed-tensors", "format": "int-quantized", "ignore": ["lm_head"],
-                 ONLINE_KEY: {"routed_experts_only": True},
                  "config_groups": {"online": {"targets": ["Linear"],
                                               "weights": {"num_bits": 8, "type": "int", "strategy": "channel"}}}}
+
+
+@dataclass(frozen=True)
+class OnlineLayout:
+    """What an engine's online layout holds beyond the checkpoint format that stands for its bytes (Scheme.config),
+    applied by configs/build.py to the QuantBytes that format reads to."""
+    expert_scale_bytes: int | None = None  # QuantBytes.expert_scale_bytes: the scales of each routed expert
+    quantized_router_families: tuple[str, ...] = ()  # QuantBytes.quantized_router_families
+    routed_experts_only: bool = False  # the routed experts quantized, every other module kept (experts_int8)
+    quantized_towers: tuple[str, ...] = ()  # wrapper model_types whose vision tower linears it quantizes
+    tower_unaligned: bool = False  # also the tower linears vLLM's SigLIP MLP leaves out (SGLang quantizes them)
+
+    def applied(self, q: QuantBytes) -> QuantBytes:
+        """The format's QuantBytes with this layout's additions."""
+        q = replace(q, expert_scale_bytes=self.expert_scale_bytes,
+                    quantized_router_families=self.quantized_router_families)
+        if self.routed_experts_only:  # whatever the format's own list says (quant_exclude.ROUTED_EXPERTS_ONLY)
+            from .quant_exclude import ROUTED_EXPERTS_ONLY
+
+            q = replace(q, exclusions=(ROUTED_EXPERTS_ONLY, ()))
+        return q
 
 
 @dataclass(frozen=True)
@@ -136,16 +147,24 @@ class Scheme:
     name: str  # what the engine runs: fp8_per_tensor ...
     config: dict  # a checkpoint quantization_config stored in the layout the engine holds
     label: str  # the weights in words
+    layout: OnlineLayout = OnlineLayout()  # what it holds beyond that format
 
 
+_VLLM_LAYOUT = OnlineLayout(quantized_router_families=VLLM_QUANTIZED_ROUTERS, quantized_towers=VLLM_QUANTIZED_TOWERS)
 _VLLM = {
-    "fp8_per_tensor": Scheme("fp8_per_tensor", _PER_TENSOR, "FP8 per-tensor"),
-    "fp8_per_channel": Scheme("fp8_per_channel", _VLLM_PER_CHANNEL, "FP8 per-channel"),
-    "fp8_per_block": Scheme("fp8_per_block", _PER_BLOCK, "FP8 block-scaled 128x128"),
-    "experts_int8": Scheme("experts_int8", _EXPERTS_INT8, "int8 routed experts (per-channel), the rest unquantized"),
+    "fp8_per_tensor": Scheme("fp8_per_tensor", _PER_TENSOR, "FP8 per-tensor",
+                             replace(_VLLM_LAYOUT, expert_scale_bytes=_EXPERT_SCALES)),
+    "fp8_per_channel": Scheme("fp8_per_channel", _PER_CHANNEL, "FP8 per-channel", _VLLM_LAYOUT),
+    "fp8_per_block": Scheme("fp8_per_block", _PER_BLOCK, "FP8 block-scaled 128x128", _VLLM_LAYOUT),
+    "experts_int8": Scheme("experts_int8", _EXPERTS_INT8, "int8 routed experts (per-channel), the rest unquantized",
+                           OnlineLayout(routed_experts_only=True)),
 }
 _VLLM_ALIASES = {"fp8": "fp8_per_tensor"}  # vLLM 0.34 weight_utils.py get_quant_config
-_SGLANG = {"fp8": Scheme("fp8 (per-channel linears)", _SGLANG_FP8, "FP8 per-channel")}
+# SGLang 0.5.23: per-channel linears, one scale per expert per projection; its routers stay in the float dtype
+# (qwen3_moe.py: the gate's quant_config is None but for modelslim; mixtral.py quant_config=None)
+_SGLANG = {"fp8": Scheme("fp8 (per-channel linears)", _PER_CHANNEL, "FP8 per-channel",
+                         OnlineLayout(expert_scale_bytes=_EXPERT_SCALES, quantized_towers=SGLANG_QUANTIZED_TOWERS,
+                                      tower_unaligned=True))}
 
 ENGINES = {"vllm": "vLLM 0.34", "sglang": "SGLang 0.5.23"}
 READ_RELEASES = {"vllm": "0.34.0", "sglang": "0.5.23"}  # the releases whose online quantization was read
@@ -263,7 +282,7 @@ def apply(raw: dict, value: str, engine: str) -> tuple[dict | None, Scheme | Non
     return {**raw, "quantization_config": dict(s.config)}, s, ""
 
 
-def quantized_tower(raw: dict):
+def quantized_tower(raw: dict, layout: OnlineLayout | None):
     """(the QuantBytes of the engine's online layout, whether it also quantizes the linears vLLM's SigLIP MLP leaves
     out) where the engine's online quantization (the quantization_config apply() names) quantizes this wrapper's vision
     tower linears (VLLM_QUANTIZED_TOWERS, SGLANG_QUANTIZED_TOWERS); None for a checkpoint's own quantization, which is
@@ -271,10 +290,9 @@ def quantized_tower(raw: dict):
     from .quant_bytes import read
 
     q = raw.get("quantization_config")
-    online = q.get(ONLINE_KEY) if isinstance(q, dict) else None
-    if not isinstance(online, dict) or raw.get("model_type") not in (online.get("quantized_towers") or ()):
+    if layout is None or not isinstance(q, dict) or raw.get("model_type") not in layout.quantized_towers:
         return None
-    return read(q, str(raw.get("model_type"))), bool(online.get("tower_unaligned"))
+    return layout.applied(read(q, str(raw.get("model_type")))), layout.tower_unaligned
 
 
 def served_float32_as(engine: str, raw: dict) -> str:
