@@ -256,7 +256,7 @@ def test_offloaded_sequences_leave_shared_prefix_blocks_behind():
     ("Quadro RTX 6000", None),  # Turing, 24 GB: not the Ada card
     ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"),
     ("NVIDIA A10", "a10"),
-    ("NVIDIA A10G", None),  # AWS's variant: another card
+    ("NVIDIA A10G", "a10g"),  # AWS's variant: its own catalog card (Dec 2026)
     ("NVIDIA GeForce RTX 3090", "rtx-3090"),
     ("NVIDIA GeForce RTX 3090 Ti", None),  # another card: more bandwidth
     ("NVIDIA GeForce RTX 4090 SUPER", None),

@@ -207,6 +207,11 @@ CAPABILITY = {
     "rtx-a5000": (8, 6), "rtx-a6000": (8, 6), "rtx-6000-ada": (8, 9), "rtx-4090": (8, 9), "a10": (8, 6),
     "rtx-3090": (8, 6), "rtx-pro-6000": (12, 0), "mi300x": None, "mi325x": None, "b300": (10, 3),
     "rtx-5090": (12, 0),
+    # added with their cards (tests/test_gpus_old_cards.py): T4 (TU104) 7.5, V100 (GV100) 7.0, A10G and RTX 3080 /
+    # 3060 (GA10x) 8.6, RTX 4080 / 4080 SUPER / 4070 Ti SUPER (AD10x) 8.9, RTX 5080 / 5070 Ti (GB20x) 12.0
+    "a10g": (8, 6), "t4": (7, 5), "v100-16gb": (7, 0), "v100-32gb": (7, 0), "rtx-4080": (8, 9),
+    "rtx-4080-super": (8, 9), "rtx-4070-ti-super": (8, 9), "rtx-3080": (8, 6), "rtx-3060": (8, 6),
+    "rtx-5080": (12, 0), "rtx-5070-ti": (12, 0), "mi355x": None,
 }
 
 
@@ -227,7 +232,8 @@ def test_the_engine_rules_read_the_capability_of_every_catalog_card():
     for name in ("h20", "h800", "h100-nvl", "gh200", "gh200-144g"):
         assert backend((0, 34, 0), name) == "triton-freed", name
     assert backend((0, 34, 0), "mi325x") is None
-    assert SM10_GPUS == {"b200", "b300", "rtx-pro-6000", "rtx-5090"} and SM100_FAMILY == {"b200", "b300"}
+    assert SM10_GPUS == {"b200", "b300", "rtx-pro-6000", "rtx-5090", "rtx-5080", "rtx-5070-ti"}
+    assert SM100_FAMILY == {"b200", "b300"}
 
 
 def test_gpt_oss_on_an_a40_is_held_in_marlins_layout(cli):

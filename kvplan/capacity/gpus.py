@@ -173,6 +173,61 @@ CATALOG = {
              "RTX PRO 6000 Blackwell 96GB GDDR7 (SM120, no NVLink); bf16 derived from 4,000 FP4 sparse TOPS", 95.01,
              "a vLLM 0.27 runbook on 4 x RTX PRO 6000: 'Free memory on device (94.05/95.01 GiB)' (other public "
              "logs of the card print 94.97)", cap=(12, 0), pcie_only=True),
+        # A10G (AWS G5): GA102 with 24 GB GDDR6 (ECC on) at 600 GB/s, PCIe Gen4 x16, 80 SMs at 1.71 GHz. NVIDIA publishes no
+        # A10G datasheet; its tensor cores run at the GeForce rate (Baseten's "NVIDIA A10 vs A10G": the A10 leads on
+        # tensor compute, the A10G on CUDA cores): dense bf16 derived as 80 SMs x 512 FLOP/clock x 1.71 GHz = 70.0
+        _gpu("a10g", 24, 600, 32, 70.0, "A10G 24GB GDDR6 (AWS G5, ECC on); bf16 derived from SMs x clock", 21.99,
+             "a vLLM (DJL LMI) OOM on an ml.g5.4xlarge (one A10G): 'GPU 0 has a total capacity of 21.99 GiB' "
+             "(code-index file id 45023115869)", cap=(8, 6), pcie_only=True),
+        # T4 datasheet: 16 GB GDDR6 (ECC on) at 320 GB/s, PCIe Gen3 x16 (16 GB/s a direction), 65 FP16 tensor TFLOPS
+        # (mixed precision); Turing has no bf16, so the rate is fp16's (vLLM serves bf16 checkpoints in float16 there)
+        _gpu("t4", 16, 320, 16, 65, "Tesla T4 16GB GDDR6 (ECC on, SM 7.5); fp16 tensor rate, no bf16", 14.74,
+             "a vLLM 0.8.2 start on Colab's T4 (compute capability 7.5): 'total_gpu_memory (14.74GiB)' (code-index "
+             "file id 7884883735); Kaggle T4 OOMs print 'total capacity of 14.74 GiB' (id 29760867128)", 15360,
+             cap=(7, 5), pcie_only=True),
+        # V100 SXM2 datasheet: 16 or 32 GB HBM2 at 900 GB/s, 125 tensor TFLOPS (fp16; the PCIe card 112), NVLink 300 GB/s,
+        # PCIe Gen3 host link; no bf16 on Volta (SM 7.0)
+        _gpu("v100-16gb", 16, 900, 16, 125, "Tesla V100 SXM2 16GB HBM2 (SM 7.0); fp16 tensor rate, no bf16", 15.77,
+             "Azure NCv3 (V100 16GB) OOMs: '(GPU 0; 15.77 GiB total capacity; ...)' (code-index file id 7048187110; "
+             "an older driver printed 15.78, kchengiva/Shift-GCN issue #34 on a 16G V100)", cap=(7, 0)),
+        _gpu("v100-32gb", 32, 900, 16, 125, "Tesla V100 SXM2 32GB HBM2 (SM 7.0); fp16 tensor rate, no bf16", 31.74,
+             "a vLLM 0.8.5 start on a V100 (dtype float16): 'total_gpu_memory (31.74GiB)' (code-index file id "
+             "33435952071); a Tesla V100-SXM2-32GB OOM prints 'total capacity of 31.74 GiB' (id 56934688327)",
+             cap=(7, 0)),
+        # Ada whitepaper: RTX 4080 16 GB GDDR6X at 716.8 GB/s, PCIe Gen4 x16, 97.5 dense FP16/BF16 tensor TFLOPS with FP32
+        # accumulate. GeForce 16 GB cards report 15.5-16.0 GiB by OS and driver (Windows / WSL2 hosts the most)
+        _gpu("rtx-4080", 16, 716.8, 32, 97.5, "GeForce RTX 4080 16GB GDDR6X (bf16 with fp32 accumulate)", 15.99,
+             "torch's total on an RTX 4080 (Windows driver 596.49): 'NVIDIA GeForce RTX 4080 (15.992 GiB)' (code-index "
+             "file id 60026105091); a Linux host may report less (an RTX 4080 SUPER on Linux prints 15.6 GiB)", 16376,
+             cap=(8, 9), pcie_only=True),
+        # RTX 4080 SUPER: 80 SMs at 2.55 GHz, 23 Gbps on 256 bits = 736 GB/s; bf16 (FP32 accumulate) at the Ada GeForce
+        # 512 FLOP per SM-clock (the 4090's 165.2 / (128 x 2.52 GHz)): 80 x 512 x 2.55 GHz = 104.4
+        _gpu("rtx-4080-super", 16, 736, 32, 104.4,
+             "GeForce RTX 4080 SUPER 16GB GDDR6X; bf16 derived from SMs x clock; no driver total found: public logs "
+             "print 15.6 GiB (Linux, id 70428138726) to 15.99 (Windows, id 52799557589)", smi_mib=16376, cap=(8, 9),
+             pcie_only=True),
+        # RTX 4070 Ti SUPER: 66 SMs at 2.61 GHz, 21 Gbps on 256 bits = 672 GB/s: 66 x 512 x 2.61 GHz = 88.2
+        _gpu("rtx-4070-ti-super", 16, 672, 32, 88.2,
+             "GeForce RTX 4070 Ti SUPER 16GB GDDR6X; bf16 derived from SMs x clock; no driver total found (public logs "
+             "print 15.56-15.99 with unclear units)", cap=(8, 9), pcie_only=True),
+        # GA102 whitepaper: RTX 3080 10 GB GDDR6X at 760 GB/s, 59.5 dense FP16 tensor TFLOPS with FP32 accumulate
+        _gpu("rtx-3080", 10, 760, 32, 59.5, "GeForce RTX 3080 10GB GDDR6X (bf16 with fp32 accumulate)", 9.77,
+             "an RTX 3080 training OOM: '(GPU 0; 9.77 GiB total capacity; ...)' (code-index file id 12439663263)",
+             cap=(8, 6), pcie_only=True),
+        # RTX 3060 12 GB: GDDR6 at 360 GB/s (15 Gbps, 192 bits), 28 SMs at 1.777 GHz: 28 x 512 x 1.777 GHz = 25.5
+        _gpu("rtx-3060", 12, 360, 32, 25.5, "GeForce RTX 3060 12GB GDDR6; bf16 derived from SMs x clock", 11.63,
+             "an RTX 3060 (12 GiB) OOM: 'GPU 0 has a total capacity of 11.63 GiB' (code-index file id 58322896488); "
+             "one on a Vast.ai RTX 3060 prints 11.76 (id 57181620855)", cap=(8, 6), pcie_only=True),
+        # RTX 5080: 16 GB GDDR7 at 960 GB/s (30 Gbps, 256 bits), PCIe Gen5 x16, 84 SMs at 2.617 GHz; bf16 (FP32 accumulate)
+        # at the 5090's 512 FLOP per SM-clock (209.5 / (170 x 2.407 GHz)): 84 x 512 x 2.617 GHz = 112.6; SM 12.0
+        _gpu("rtx-5080", 16, 960, 64, 112.6, "GeForce RTX 5080 16GB GDDR7; bf16 derived from SMs x clock", 15.92,
+             "vLLM issue #30707 on an RTX 5080 (WSL2, driver 591.44): 'Free memory on device (14.55/15.92 GiB)'",
+             cap=(12, 0), pcie_only=True),
+        # RTX 5070 Ti: 16 GB GDDR7 at 896 GB/s (28 Gbps, 256 bits), 70 SMs at 2.452 GHz: 70 x 512 x 2.452 GHz = 87.9
+        _gpu("rtx-5070-ti", 16, 896, 64, 87.9,
+             "GeForce RTX 5070 Ti 16GB GDDR7; bf16 derived from SMs x clock; no driver total found: public logs print "
+             "15.47 GiB (Linux, torch 2.13, id 59192148213) to 15.92 (Windows, id 67180222591)", cap=(12, 0),
+             pcie_only=True),
         _gpu("mi300x", 192, 5300, 64, 1307, "AMD Instinct MI300X 192GB", 191.98,
              "a vLLM (ROCm) start on 8 x MI300X: 'Free memory on device cuda:N (0.79/191.98 GiB)' (code-index file id "
              "57926334775; a HIP OOM on MI300X prints 'total capacity of 191.98 GiB', id 62923531134)"),
@@ -181,6 +236,11 @@ CATALOG = {
         _gpu("mi325x", 256, 6000, 64, 1307.4, "AMD Instinct MI325X 256GB HBM3E", 255.98,
              "vLLM issue #41962 on 8 x MI325X: '255.98 GiB HBM each' and 'HIP out of memory ... total capacity of "
              "255.98 GiB'"),
+        # MI355X: 288 GB HBM3E at 8 TB/s, PCIe Gen5 x16; 2,516.6 dense FP16/BF16 TFLOPS (AMD's MI355X spec page: 2.5 PF,
+        # 5.0 with sparsity; 256 CUs x 4,096 FLOP/clock x 2.4 GHz)
+        _gpu("mi355x", 288, 8000, 64, 2516.6, "AMD Instinct MI355X 288GB HBM3E", 287.98,
+             "vLLM on MI355X nodes: 'Free memory on device cuda:N (272.0-272.4/287.98 GiB)' (code-index file id "
+             "60288493720); a 288 GB Instinct node reports 309,220,868,096 B total (id 69068205465)"),
     )
 }
 # what the engine rules look up by catalog name (an edited card keeps its name: capacity/hardware.py)
@@ -218,7 +278,8 @@ _ALIASES = {"h100": "h100-sxm", "a100": "a100-80gb", "4090": "rtx-4090", "rtx409
             "rtxpro6000": "rtx-pro-6000", "rtx-pro-6000-blackwell": "rtx-pro-6000",
             "a6000": "rtx-a6000", "rtxa6000": "rtx-a6000", "6000ada": "rtx-6000-ada", "rtx6000ada": "rtx-6000-ada",
             "h100nvl": "h100-nvl", "a800": "a800-80gb", "gh200-96gb": "gh200",
-            "gh200-144gb": "gh200-144g"}
+            "gh200-144gb": "gh200-144g",
+            "tesla-t4": "t4", "4080": "rtx-4080", "3080": "rtx-3080", "3060": "rtx-3060", "5080": "rtx-5080"}
 
 
 def lookup(name: str, *, custom_hint: bool = False) -> Gpu:

@@ -808,6 +808,14 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         raise UsageError("--max-model-len must be positive")
     mnbt = max_num_batched_tokens or rules.max_num_batched_tokens(None)
     notes: list[str] = []
+    if gpu is not None:  # Turing / Volta: float16 serving, Triton attention, the refusals (vllm_sm7.py)
+        from ..capacity.gpus import CUDA_CAPABILITY
+        from .vllm_sm7 import check_pre_ampere
+
+        kv_caches = [c for layer in model.layers for c in layer.caches if c.kind in ("attention", "latent")]
+        check_pre_ampere(model.model_type, model.float_dtype, CUDA_CAPABILITY.get(gpu), release or rules.version,
+                         kv_cache_dtype or (vllm_kv_dtype_for(kv_caches[0], rules)[0] if kv_caches else None),
+                         any(c.kind == "latent" for c in kv_caches), notes)
     if pp > 1:  # vLLM refuses PP for a class without SupportsPP (config/model.py verify_with_parallel_config)
         from .vllm_pp import check_pp
 

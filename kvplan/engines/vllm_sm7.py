@@ -1,0 +1,61 @@
+"""vLLM on cards below SM 8.0 (Turing T4 at 7.5, Volta V100 at 7.0), read in vLLM 0.34.0.
+
+  dtype        vllm/platforms/cuda.py CudaPlatformBase.supported_dtypes: [float16, float32] from SM 6.0 to 7.x (no
+               bfloat16); vllm/config/model.py _resolve_auto_dtype (--dtype auto): a bfloat16 checkpoint is not in
+               that list, so it falls back to the first supported dtype, float16 ("Your device ... doesn't support
+               torch.bfloat16. Falling back to torch.float16"): 2 bytes an element as before, so weights and KV
+               bytes are unchanged. The model types in _FLOAT16_NOT_SUPPORTED_MODELS (gemma2, gemma3, gemma3_text,
+               glm4) are left with float32 only (_is_valid_dtype), 4 bytes an element, which kvplan does not model:
+               refused. An explicit --dtype bfloat16 stops at worker start (platforms/cuda.py check_if_supports_dtype).
+  attention    platforms/cuda.py _get_backend_priorities (not MLA, not SM 10): FLASH_ATTN, FLASHINFER, TRITON_ATTN, ...;
+               FLASH_ATTN needs SM 8.0 (flash_attn.py supports_compute_capability) and so does FLASHINFER in 0.34
+               (flashinfer.py: raised from 7.5 while FlashInfer is broken on Turing), so TRITON_ATTN serves:
+               get_supported_kernel_block_sizes [MultipleOf(16)] keeps the default block (64 in 0.34,
+               interface.py update_block_size_for_backend). TritonAttentionImpl.__init__ refuses an fp8 KV cache
+               below SM 8.9 and a bfloat16 one below SM 8.0.
+  SM 7.0       the PyPI wheel of 0.34.0 depends on cu13 packages (METADATA: nvidia-cutlass-dsl[cu13]), and its
+               CMakeLists.txt lists CUDA_SUPPORTED_ARCHS from 7.5 for CUDA >= 12.8 ("7.0;..." only below 12.8): the
+               published wheel carries no kernels for a V100; a source build with CUDA < 12.8 does.
+
+Other releases were not read for these cards: their plans say so in a note.
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+
+READ_IN = "0.34"
+FLOAT16_REFUSED = ("gemma2", "gemma3", "gemma3_text", "glm4")  # config/model.py _FLOAT16_NOT_SUPPORTED_MODELS
+
+
+def check_pre_ampere(model_type: str, float_dtype: str, capability: tuple[int, int] | None, version: str,
+                     kv_cache_dtype: str | None, use_mla: bool, notes: list[str]) -> None:
+    """Refuse what vLLM refuses on a card below SM 8.0 and note what it changes there (see the module doc);
+    nothing for other cards or an unknown one."""
+    if capability is None or capability >= (8, 0):
+        return
+    sm = f"SM {capability[0]}.{capability[1]}"
+    if not version.startswith(READ_IN):
+        notes.append(f"vLLM {version} on an {sm} card: kvplan read vLLM's rules for cards below SM 8.0 in "
+                     f"{READ_IN}.0 only (bfloat16 served as float16, Triton attention)")
+        return
+    if model_type in FLOAT16_REFUSED:
+        raise UsageError(f"vLLM {version} serves {model_type} on an {sm} card in float32 (no bfloat16 below SM 8.0, "
+                         "platforms/cuda.py supported_dtypes; float16 refused for it, config/model.py "
+                         "_FLOAT16_NOT_SUPPORTED_MODELS), which kvplan does not model",
+                         "plan it on a card of SM 8.0 or newer")
+    kv = (kv_cache_dtype or "auto").lower()
+    if not use_mla and kv.startswith("fp8"):
+        raise UsageError(f"vLLM {version} refuses --kv-cache-dtype {kv_cache_dtype} on an {sm} card: its Triton "
+                         "attention needs SM 8.9 for an fp8 KV cache (v1/attention/backends/triton_attn.py "
+                         "TritonAttentionImpl)", "plan the default KV dtype (vLLM's auto: float16 there)")
+    if kv in ("bfloat16", "bf16"):
+        raise UsageError(f"vLLM {version} refuses a bfloat16 KV cache on an {sm} card (bfloat16 needs SM 8.0: "
+                         "triton_attn.py TritonAttentionImpl)", "plan the default KV dtype (vLLM's auto: float16 there)")
+    if float_dtype in ("bfloat16", "bf16", ""):
+        notes.append(f"vLLM {version} on an {sm} card serves this bfloat16 checkpoint in float16 (config/model.py "
+                     "_resolve_auto_dtype: no bfloat16 below SM 8.0): the same 2 bytes an element")
+    if capability < (7, 5):
+        notes.append(f"vLLM {version}'s PyPI wheel is built with CUDA 13, whose arch list (CMakeLists.txt "
+                     "CUDA_SUPPORTED_ARCHS) starts at SM 7.5: it has no kernels for this SM 7.0 card; only a "
+                     "source build with CUDA < 12.8 serves it")
