@@ -88,6 +88,7 @@ class DeploymentRequest:
     dp: int = 1  # data-parallel attention ranks (vLLM --data-parallel-size): capacity.experts
     ep: bool = False  # the routed experts split by expert over dp x tp GPUs (vLLM --enable-expert-parallel)
     dense_over_all: bool = False  # SGLang's attention DP (engines/sglang_dp.py): capacity.hardware.Deployment
+    a2a: str | None = None  # the MoE all-to-all backend (engines/vllm_a2a.py, engines/sglang_a2a.py)
 
     @property
     def has_memory(self) -> bool:
@@ -105,12 +106,12 @@ class DeploymentRequest:
             return None
         if not self.has_memory:
             return make_deployment(None, tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep,
-                                   dense_over_all=self.dense_over_all)
+                                   dense_over_all=self.dense_over_all, a2a=self.a2a)
         deployment = make_deployment(self.gpu, gpu_memory=self.gpu_memory_bytes, hbm_gbps=self.hbm_gbps,
                                      tp=self.tp, pp=self.pp, mem_util=self.mem_util,
                                      reserve_bytes=self.reserve_bytes, weight_bytes=self.weight_bytes,
                                      kv_memory_bytes=self.kv_memory_bytes, dp=self.dp, ep=self.ep,
-                                     dense_over_all=self.dense_over_all)
+                                     dense_over_all=self.dense_over_all, a2a=self.a2a)
         if self.weight_bytes is None and weights is not None:
             deployment = replace(deployment, weights=weights, weight_bytes=weights.total_bytes)
         return deployment
@@ -260,7 +261,8 @@ class EstimateRequest:
                      enforce_eager=False, mtp=False, num_speculative_tokens=None, draft_model=None,
                      max_kv_gib=None,
                      min_concurrency=None, emit=None, overrides=(), new_overrides=(), revision=None,
-                     explain=False, quantization=None) -> EstimateRequest:
+                     explain=False, quantization=None, all2all_backend=None,
+                     moe_a2a_backend=None) -> EstimateRequest:
         """Command-line strings parsed and checked (exit 2 on a bad one), nothing loaded yet."""
         tokens = parse_tokens(context if context is not None else str(DEFAULT_CONTEXT_TOKENS), "--context")
         batch_n = parse_positive_int(batch, "--batch")
@@ -293,10 +295,11 @@ class EstimateRequest:
             from .capacity.gpus import lookup
 
             lookup(gpu, custom_hint=True)
+        a2a = _a2a_backend(all2all_backend, moe_a2a_backend, engine_request, dp, ep)
         deployment = DeploymentRequest(
             gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
             hbm_gbps=hbm_gbps, tp=tp, pp=pp, dp=dp, ep=ep, mem_util=mem_util, reserve_bytes=reserve_bytes,
-            dense_over_all=dp > 1 and "sglang" in (engine_request.name, engine_request.emit),
+            dense_over_all=dp > 1 and "sglang" in (engine_request.name, engine_request.emit), a2a=a2a,
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None)
         # --quantization: the rule of the engine modelled (with none, the one emitted; else vLLM's) sizes it, and an
         # --emit of another engine or release must take the flag too, as the command it prints passes it on
@@ -312,6 +315,27 @@ class EstimateRequest:
     def engine_tokens(self) -> int:
         """vLLM's max_model_len: --max-model-len, else the context."""
         return self.engine.max_model_len or self.context_tokens
+
+
+def _a2a_backend(vllm_name, sglang_name, engine: EngineRequest, dp: int, ep: bool) -> str | None:
+    """--all2all-backend (vLLM's) or --moe-a2a-backend (SGLang's) checked against the engine planned or emitted
+    (engines/vllm_a2a.py, engines/sglang_a2a.py); None where neither is given."""
+    engines = (engine.name, engine.emit)
+    if vllm_name is not None:
+        if "vllm" not in engines or "sglang" in engines or sglang_name is not None:
+            raise UsageError("--all2all-backend is vLLM's flag: it needs --engine vllm or --emit vllm (and no SGLang)",
+                             "SGLang's is --moe-a2a-backend")
+        from .engines.vllm_a2a import check_backend
+
+        return check_backend(vllm_name, dp, ep)
+    if sglang_name is not None:
+        if "sglang" not in engines or "vllm" in engines:
+            raise UsageError("--moe-a2a-backend is SGLang's flag: it needs --engine sglang or --emit sglang (and no "
+                             "vLLM)", "vLLM's is --all2all-backend")
+        from .engines.sglang_a2a import check_backend as check_sglang
+
+        return check_sglang(sglang_name, ep)
+    return None
 
 
 def _warn_unused_with_kv_memory(mem_util, reserve) -> None:

@@ -29,6 +29,9 @@ class Deployment:
     # SGLang's --enable-dp-attention: the dense MLPs, shared experts and LM head over all dp x tp GPUs, not one DP
     # rank's tp (capacity/experts.py full_tp_saving)
     dense_over_all: bool = False
+    # the engine's MoE all-to-all backend as resolved (vLLM's --all2all-backend, SGLang's --moe-a2a-backend;
+    # engines/vllm_a2a.py, engines/sglang_a2a.py); None: the engine's default
+    a2a: str | None = None
 
     @property
     def gpus(self) -> int:
@@ -61,6 +64,7 @@ def make_deployment(
     dp: int = 1,
     ep: bool = False,
     dense_over_all: bool = False,
+    a2a: str | None = None,
 ) -> Deployment:
     if not 0 < mem_util <= 1:
         raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
@@ -71,7 +75,7 @@ def make_deployment(
     base = lookup(gpu) if gpu is not None else None  # --gpu '' is an unknown GPU, not no GPU
     if base is None and gpu_memory is None and kv_memory_bytes is None:
         return Deployment(None, tp, pp, mem_util, reserve_bytes, weight_bytes, None, dp=dp, ep=ep,
-                          dense_over_all=dense_over_all)
+                          dense_over_all=dense_over_all, a2a=a2a)
     if base is None:
         base = Gpu("custom", gpu_memory or 0, hbm_gbps or 0.0, link_gbps or 32.0, tflops or 0.0, "from --gpu-memory")
     else:
@@ -88,4 +92,4 @@ def make_deployment(
             bf16_tflops=tflops or base.bf16_tflops,
         )
     return Deployment(base, tp, pp, mem_util, reserve_bytes, weight_bytes, kv_memory_bytes, dp=dp, ep=ep,
-                      dense_over_all=dense_over_all)
+                      dense_over_all=dense_over_all, a2a=a2a)

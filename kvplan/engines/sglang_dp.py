@@ -28,8 +28,7 @@ Read in the sglang 0.5.23 wheel (srt/...):
 - refused: tp % attn_dp_size (parallel_hook._handle_data_parallelism asserts it).
 
 Not modelled: the DP group's chunked prefill (chunked_prefill_size // N per rank, which moves no memory term),
-DeepEP / --moe-a2a-backend (replicated shared experts, its 2 GiB reserve: reserve_for_deepep_a2a_mb), EPLB's
-redundant experts, --enable-dp-lm-head, --moe-dense-tp-size, the fused shared expert slots.
+EPLB's redundant experts, --enable-dp-lm-head, --moe-dense-tp-size, the fused shared expert slots.
 """
 
 from __future__ import annotations
@@ -87,8 +86,8 @@ def placement_note(model, dp: int, ep: bool, tp: int) -> str | None:
         line += ("; routed experts " + (f"whole, over EP {gpus} (--ep-size {gpus})" if ep else f"split over all {gpus} GPUs"))
     if dp > 1:
         line += (f"; dense MLPs, shared experts and the LM head split over all {gpus} GPUs (deepseek_v2.py)")
-    return line + ("; not counted: DeepEP / --moe-a2a-backend (shared experts whole, its buffers), EPLB's redundant "
-                   "experts, the DP groups' NCCL memory")
+    return line + ("; not counted: EPLB's redundant experts, the DP groups' NCCL memory (--moe-a2a-backend: "
+                   "engines/sglang_a2a.py)")
 
 
 # the architectures whose SGLang 0.5.23 model file was read for the placement above (models/deepseek_v2.py); others

@@ -120,6 +120,8 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
             argv += ["--attn-dp-size", str(dep.dp)]
         if dep.ep:  # whole experts over every GPU (moe_ep_size = tp: capacity.experts)
             argv += ["--ep-size", str(dep.tp * dep.dp)]
+        if dep.a2a is not None:  # the MoE all-to-all backend asked for (engines/sglang_a2a.py)
+            argv += ["--moe-a2a-backend", dep.a2a]
         if dep.pp > 1:
             argv += ["--pp-size", str(dep.pp)]
         if mem_fraction_static is not None:

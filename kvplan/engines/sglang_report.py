@@ -6,6 +6,7 @@ from ..errors import UsageError
 from ..render import Report, note_line
 from ..units import GIB
 from .sglang import SglangPool, Speculation, pool
+from .sglang_a2a import buffer_note, reserve_mib, shared_extra
 from .sglang_dp import gather_reserve_mib, launch_tp, per_rank_requests
 from .sglang_mtp import MULTI_LAYER, draft_layers, is_sglang_mtp, local_draft_layers, module_weights
 from .sglang_served import check
@@ -152,7 +153,8 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
     defaults = memory_defaults(smi_mib, launch_tp(dep), dep.pp, speculative, rules, mla=_is_mla(result.plan.model),
                                prefill_graph=(not multimodal or arch in MULTIMODAL_PREFILL_GRAPH_0523)
                                and not _has_kda(result.plan.model),
-                               max_running_requests=max_running_requests, dp=dep.dp)
+                               max_running_requests=max_running_requests, dp=dep.dp,
+                               a2a_mib=reserve_mib(dep.a2a))
     frac = mem_fraction_static if mem_fraction_static is not None else defaults.mem_fraction_static
     vision = ""
     if multimodal and mem_fraction_static is None:
@@ -178,6 +180,7 @@ def memory_of(result, mem_fraction_static: float | None, speculative: str | None
                              if defaults.prefill_graph_mib else "")
                           + (f", DP attention's gather padding {gather_reserve_mib(defaults.cuda_graph_max_bs, dep.dp):,.0f}"
                              " MiB" if dep.dp > 1 else "")
+                          + (f", DeepEP's all-to-all {reserve_mib(dep.a2a):,.0f} MiB" if reserve_mib(dep.a2a) else "")
                           + (f", and {speculative}'s draft" if speculative in rules.spec_reserved_mib else "")
                           + vision + ")"
                           if mem_fraction_static is None else " (--mem-util)")
@@ -221,6 +224,7 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
 
             check_placement(model, record, dep.dp, dep.ep, dep.pp)
             less = placement_saving(model, record, dep.tp, dep.dp, dep.ep, dense_over_all=dep.dp > 1)
+            less -= shared_extra(model, record, dep)[0]  # DeepEP: the shared experts whole (sglang_a2a)
             out = [n - less for n in out]
     else:
         total = dep.weight_bytes if dep.weight_bytes is not None else model.weight_bytes
@@ -546,6 +550,9 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     whole = sglang_whole(result) if how is not None else None
     if whole is not None:
         notes.append(whole.note)
+    if how is not None and dep is not None and dep.a2a is not None:  # the all-to-all backend (engines/sglang_a2a.py)
+        record = getattr(result, "weights", None) or dep.weights
+        notes.extend(n for n in (shared_extra(plan.model, record, dep)[1], buffer_note(plan.model, dep)) if n)
     if how is not None:
         notes.append("weights as the checkpoint stores them"
                      + (" (but the float32 parameters above)" if fp32_note and fp32_note.startswith("weights include")

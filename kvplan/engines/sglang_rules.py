@@ -344,14 +344,15 @@ class MemoryDefaults:
 
 def memory_defaults(gpu_mib: float, tp: int = 1, pp: int = 1, speculative: str | None = None,
                     rules: Rules | None = None, *, mla: bool = False, prefill_graph: bool = True,
-                    max_running_requests: int | None = None, dp: int = 1) -> MemoryDefaults:
+                    max_running_requests: int | None = None, dp: int = 1, a2a_mib: float = 0) -> MemoryDefaults:
     """SGLang's chunked_prefill_size, cuda_graph_max_bs and mem_fraction_static for a card of gpu_mib MiB
     (speculative: the algorithm, whose draft 0.5.9 reserves more for). 0.5.23 (arg_groups/memory_hook.py
     handle_gpu_memory_settings, reserve_for_graph_mb) also reserves for its breakable prefill CUDA graphs, 8 MiB
     a captured size up to chunked_prefill_size (1.5 GiB flat for MLA) unless prefill_graph is False (pipeline
     parallelism, most multimodal models), cuts the decode graphs' batch to a given max_running_requests, and
     takes the 10 GiB floor after the graph terms. dp: --enable-dp-attention's groups, whose gather padding
-    reserve_for_graph_mb also reserves for (engines/sglang_dp.py; tp is then the whole --tp)."""
+    reserve_for_graph_mb also reserves for (engines/sglang_dp.py; tp is then the whole --tp). a2a_mib: what
+    reserve_for_deepep_a2a_mb adds after the floor (engines/sglang_a2a.py)."""
     rules = rules or RULES[LATEST]
     for below, chunked, small_tp, large_tp in rules.defaults_by_memory:
         if below is None or gpu_mib < below:
@@ -366,6 +367,7 @@ def memory_defaults(gpu_mib: float, tp: int = 1, pp: int = 1, speculative: str |
     reserved += gather_reserve_mib(graph_bs, dp)
     if gpu_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
+    reserved += a2a_mib
     reserved += rules.spec_reserved_mib.get(speculative, 0)
     return MemoryDefaults(chunked, graph_bs, round((gpu_mib - reserved) / gpu_mib, 3), reserved, prefill)
 

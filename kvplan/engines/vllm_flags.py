@@ -248,6 +248,8 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
             argv += ["--data-parallel-size", str(dep.dp)]
         if dep.ep:
             argv.append("--enable-expert-parallel")
+        if dep.a2a is not None:  # the MoE all-to-all backend asked for (engines/vllm_a2a.py)
+            argv += ["--all2all-backend", dep.a2a]
         if dep.kv_memory_bytes is not None:
             argv += ["--kv-cache-memory-bytes", str(dep.kv_memory_bytes)]
             if rules.extensible_kv_cache:

@@ -395,7 +395,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                       enforce_eager: bool = False, pcie_only: bool | None = None,
                       drafter=None, flashinfer_sampler: bool | None = None,
                       extensible_kv_cache: bool | None = None, speculative_tokens: int = 0,
-                      experts_elsewhere: int = 0) -> ProfileEstimate:
+                      experts_elsewhere: int = 0, all2all=None) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
@@ -415,6 +415,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     speculative_tokens: num_speculative_tokens, which widens an MTP drafter's sparse MLA index groups (load_buffers).
     experts_elsewhere: under data / expert parallelism, the routed experts' bytes the (tp, pp) split gives a GPU
     that sit on the other DP ranks' GPUs (capacity.experts.placement_saving), taken from the weights term.
+    all2all: the MoE all-to-all backend's buffers under EP (vllm_a2a.A2ATerm), kept after the profile.
     flashinfer_sampler: whether the v1 runner samples with FlashInfer (a log's "Using FlashInfer for top-p &
     top-k sampling"); None or False: the sort pipeline before 0.17 (V1_FLASHINFER_BYTES_PER_LOGIT).
     extensible_kv_cache: whether vLLM sizes the pool after warmup (vllm_extensible; None: the release's default,
@@ -544,6 +545,10 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     if kind["is_moe"]:
         activation, activation_from, buffers = _with_moe_workspace(
             model, version, gpu, tp, tokens, activation, activation_from, buffers, buffers_from, notes)
+    if all2all is not None:  # allocated after the first snapshot, outside torch: consumed (engines/vllm_a2a.py)
+        buffers += all2all.bytes
+        buffers_from += [all2all.what] if all2all.bytes else []
+        notes.extend(all2all.notes)
     if max(pp, 1) > 1 and not v0_engine:
         activation, activation_from, buffers = _with_pp_stage_buffer(
             model, version, pp, v2, tokens, activation, activation_from, buffers, buffers_from, notes)

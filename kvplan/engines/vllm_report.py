@@ -48,22 +48,25 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                   tp=dep.tp, pp=dep.pp, release=version)
         ranks = dep.tp * dep.pp
         per_gpu = dep.weight_bytes // ranks if record is None and dep.weight_bytes is not None else None
-        elsewhere = 0
+        elsewhere, all2all = 0, None
+        mnbt = mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes, dep.gpu.name)
         if dep.dp > 1 or dep.ep:  # the routed experts over dp x tp GPUs (capacity.experts)
             from ..capacity.experts import check_placement, placement_saving
             from ..capacity.weights import plan_weights
+            from .vllm_a2a import a2a_of
 
             placed = record if record is not None else plan_weights(result.plan.model, dep)
             check_placement(result.plan.model, placed, dep.dp, dep.ep, dep.pp)
             elsewhere = placement_saving(result.plan.model, placed, dep.tp, dep.dp, dep.ep)
+            all2all, shared_split = a2a_of(result.plan.model, placed, dep, mnbt)
+            elsewhere += shared_split
         est = predict_available(result.plan.model, total_bytes=driver_total_bytes(dep.gpu),
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
-                                max_num_batched_tokens=mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes,
-                                                                                            dep.gpu.name),
+                                max_num_batched_tokens=mnbt,
                                 weight_bytes=per_gpu, weights=record, version=version,
                                 max_num_seqs=max_num_seqs or rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
                                 gpu=dep.gpu.name, enforce_eager=enforce_eager, drafter=drafter,
-                                speculative_tokens=draft_tokens, experts_elsewhere=elsewhere)
+                                speculative_tokens=draft_tokens, experts_elsewhere=elsewhere, all2all=all2all)
         if est.pool_bytes <= 0:
             raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {summary(est)}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
@@ -80,8 +83,8 @@ def dp_note(dep, pool: VllmPool) -> str:
             "GPUs: v1/engine/core.py EngineCore._initialize_kv_caches, DPEngineCoreProc) logs these lines for its own "
             f"pool and its own max_num_seqs ({pool.max_num_seqs}); the replica serves {dep.dp} x {pool.max_concurrency:.2f} = "
             f"{dep.dp * pool.max_concurrency:.2f} requests of max_model_len. Not modelled: the DP / EP groups' NCCL "
-            "and all-to-all buffers (DeepEP, the allgather / reduce-scatter workspace), EPLB's redundant experts, "
-            "the MoE kernel's workspace under EP (sized here as under TP)")
+            "memory, EPLB's redundant experts, the MoE kernel's workspace under EP (sized here as under TP); the "
+            "all-to-all backend's buffers: engines/vllm_a2a.py (--all2all-backend)")
 
 
 def _mixed_label(pool: VllmPool) -> str:
@@ -138,6 +141,10 @@ def add_to_report(report: Report, result, max_model_len_tokens: int, *, max_num_
     dep = result.deployment
     plan = result.plan
     mnbt = max_num_batched_tokens or default_max_num_batched_tokens(dep.gpu if dep else None, rules)
+    if max_num_batched_tokens is None and dep is not None and dep.dp > 1 and dep.ep:
+        from .vllm_a2a import default_tokens  # DeepEP low-latency / NIXL EP: vLLM's batched-DP default (256)
+
+        mnbt = default_tokens(dep.a2a) or mnbt
     if hybrid_manager is None:  # a KV connector (CPU offloading) turns the hybrid manager off
         hybrid_manager = plan.offload is None
     draft_layers, spec_tokens, draft = resolve_speculation(plan.model, speculation)

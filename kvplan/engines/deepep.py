@@ -1,0 +1,102 @@
+"""DeepEP's buffer sizes (deepseek-ai/DeepEP), shared by the vLLM and SGLang all-to-all models
+(kvplan.engines.vllm_a2a, kvplan.engines.sglang_a2a).
+
+Read at DeepEP commit 73b6ea4 (2025-10-17), the commit vLLM's tools/ep_kernels/install_python_libraries.sh pins
+(DEEPEP_COMMIT_HASH); SGLang 0.5.23 builds against fzyzcjy/DeepEP on CUDA 12 (token_dispatcher/deepep.py), a fork
+kvplan has not read, whose sizes are taken to be the same:
+
+- deep_ep.cpp Buffer::Buffer: one cudaMalloc of num_nvl_bytes + barrier_signal_bytes (NUM_MAX_NVL_PEERS x int) +
+  buffer_ptr_bytes (NUM_MAX_NVL_PEERS x void*) + barrier_signal_ptr_bytes (NUM_MAX_NVL_PEERS x int*) when
+  num_nvl_bytes > 0, and one cudaMalloc of NUM_WORKSPACE_BYTES (kernels/configs.cuh: 32 MiB) always;
+  Buffer::sync: with num_rdma_bytes > 0, NVSHMEM is initialised and internode::alloc(num_rdma_bytes) takes the RDMA
+  buffer from NVSHMEM's symmetric heap (deep_ep/buffer.py sets NVSHMEM_CUMEM_GRANULARITY = 2**29 first).
+  All of it outside torch's allocator.
+- config.hpp get_low_latency_rdma_size_hint (LowLatencyLayout): two (odd / even) send, receive and signaling
+  buffers; a dispatch message 16 B + max(hidden x 2, hidden + hidden / 128 x 4), a combine message
+  hidden / 128 x 4 + hidden x 2; send max(tokens x dispatch, experts x tokens x combine), receive
+  experts x tokens x max(dispatch, combine), signaling experts x 4 aligned to 128 B; the total rounded up past the
+  next NUM_BUFFER_ALIGNMENT_BYTES (128) boundary.
+- config.hpp Config::get_nvl_buffer_size_hint (the high-throughput NVLink buffer, SGLang's normal mode) with the
+  Config of deep_ep/buffer.py get_dispatch_config / get_combine_config (num_sms 20; 256 NVLink receive tokens for
+  2, 4 and 8 ranks); get_rdma_buffer_size_hint is 0 up to NUM_MAX_NVL_PEERS (8) ranks.
+
+Not sized (notes say so): NVSHMEM's own memory (its bootstrap, QPs and the heap mapped in
+NVSHMEM_CUMEM_GRANULARITY steps of 512 MiB), the driver's rounding of each cudaMalloc.
+"""
+
+from __future__ import annotations
+
+from .._record import record
+
+NUM_MAX_NVL_PEERS = 8  # kernels/configs.cuh
+NUM_WORKSPACE_BYTES = 32 * 1024 * 1024  # kernels/configs.cuh
+NUM_BUFFER_ALIGNMENT_BYTES = 128  # kernels/configs.cuh
+# deep_ep.cpp Buffer::Buffer: barrier signals (int), buffer pointers (void*), barrier signal pointers (int*)
+NVL_TAIL_BYTES = NUM_MAX_NVL_PEERS * (4 + 8 + 8)
+NUM_SMS = 20  # deep_ep/buffer.py Buffer.num_sms
+# deep_ep/buffer.py get_dispatch_config / get_combine_config: num_max_nvl_chunked_recv_tokens by rank count (the
+# dispatch and combine configs agree for these)
+NVL_RECV_TOKENS = {2: 256, 4: 256, 8: 256}
+SOURCE_META_BYTES = 8  # kernels/internode.cu SourceMeta: two ints
+MAX_TOPK = 128  # config.hpp get_nvl_buffer_size_hint kNumMaxTopK
+MAX_SCALES = 128  # kNumMaxScales
+NVSHMEM_GRANULARITY_BYTES = 2**29  # deep_ep/buffer.py NVSHMEM_CUMEM_GRANULARITY
+
+
+def _align(n: int, to: int) -> int:
+    return -(-n // to) * to
+
+
+def low_latency_rdma_bytes(tokens: int, hidden: int, experts: int) -> int:
+    """config.hpp get_low_latency_rdma_size_hint(num_max_dispatch_tokens_per_rank, hidden, num_ranks, num_experts)
+    (num_ranks is not used by the layout)."""
+    scales = hidden // 128
+    dispatch = 16 + max(hidden * 2, hidden + scales * 4)
+    combine = scales * 4 + hidden * 2
+    send = max(tokens * dispatch, experts * tokens * combine)
+    recv = max(experts * tokens * dispatch, experts * tokens * combine)
+    signaling = _align(experts * 4, 128)
+    total = 2 * send + 2 * recv + 2 * signaling
+    return (total + NUM_BUFFER_ALIGNMENT_BYTES) // NUM_BUFFER_ALIGNMENT_BYTES * NUM_BUFFER_ALIGNMENT_BYTES
+
+
+def normal_nvl_bytes(hidden_bytes: int, ranks: int) -> int | None:
+    """config.hpp Config::get_nvl_buffer_size_hint for DeepEP's own dispatch / combine Config of `ranks` (intranode:
+    2, 4 or 8 ranks); None where kvplan has not read the config (more ranks: internode)."""
+    recv = NVL_RECV_TOKENS.get(ranks)
+    if recv is None:
+        return None
+    channels, nvl_ranks, rdma_ranks = NUM_SMS // 2, min(ranks, NUM_MAX_NVL_PEERS), max(ranks // NUM_MAX_NVL_PEERS, 1)
+    rows = channels * nvl_ranks * recv
+    n = channels * nvl_ranks * (2 * rdma_ranks + 3) * 4
+    n += rows * (hidden_bytes + SOURCE_META_BYTES + MAX_TOPK * 8 + MAX_TOPK * 4 + MAX_SCALES * 4)
+    return _align(n, 128)
+
+
+@record
+class DeepEPBuffer:
+    """What one process's deep_ep.Buffer allocates outside torch."""
+
+    nvl_bytes: int  # num_nvl_bytes (cudaMalloc, with its pointer / barrier tail when > 0)
+    rdma_bytes: int  # num_rdma_bytes (NVSHMEM symmetric heap)
+
+    @property
+    def cuda_malloc_bytes(self) -> int:
+        return (self.nvl_bytes + NVL_TAIL_BYTES if self.nvl_bytes else 0) + NUM_WORKSPACE_BYTES
+
+    @property
+    def total_bytes(self) -> int:
+        return self.cuda_malloc_bytes + self.rdma_bytes
+
+    def parts_text(self) -> str:
+        mib = 2**20
+        text = (f"DeepEP buffer: {self.nvl_bytes / mib:,.2f} MiB NVLink + {NVL_TAIL_BYTES} B + 32 MiB workspace "
+                "(cudaMalloc)")
+        if self.rdma_bytes:
+            text += f" + {self.rdma_bytes / mib:,.2f} MiB RDMA (NVSHMEM)"
+        return text
+
+
+NVSHMEM_NOTE = ("not counted: NVSHMEM's own memory (bootstrap, QPs; DeepEP sets NVSHMEM_CUMEM_GRANULARITY to 512 "
+                "MiB, so the heap may map up to that much beyond the RDMA buffer) and the driver's rounding of each "
+                "cudaMalloc")
