@@ -155,3 +155,47 @@ def test_vllm_034_refusals_on_a_t4(cli):
 def test_older_releases_say_the_rule_was_not_read(cli):
     notes = " ".join(_notes(cli, "phi-3-mini-4k", "--gpu", "t4", "--engine", "vllm@0.33")["engine"]["notes"])
     assert "kvplan read vLLM's rules for cards below SM 8.0 in 0.34.0 only" in notes
+
+
+def _awq_config(tmp_path):
+    """Phi-3-mini's shape with an AWQ int4 quantization_config (vLLM 0.34: auto_awq.py AutoAWQConfig claims
+    quant_method "awq", get_min_capability 75)."""
+    from kvplan.sources import bundled_config, bundled_index
+
+    raw = dict(bundled_config(bundled_index()["phi-3-mini-4k"]))
+    raw["quantization_config"] = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True,
+                                  "version": "gemm"}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw))
+    return str(path)
+
+
+@pytest.mark.parametrize("args, refused", [
+    # gpt-oss's mxfp4: GptOssMxfp4Config (mxfp4.py Mxfp4Config.get_min_capability 80) > the T4's 75
+    (("gpt-oss-20b", "--gpu", "t4", "--weights", "10GiB"), "the gpt_oss_mxfp4 quantization on an SM 7.5 card: "
+     "'Minimum capability: 80. Current capability: 75'"),
+    # --quantization experts_int8: ExpertsInt8Config 80 > 75
+    (("lfm2-8b-a1b", "--gpu", "t4", "--quantization", "experts_int8"), "Minimum capability: 80. Current capability: 75"),
+    # --quantization fp8 on a V100: Fp8Config 75 > 70
+    (("phi-3-mini-4k", "--gpu", "v100-32gb", "--quantization", "fp8"), "the fp8 quantization on an SM 7.0 card: "
+     "'Minimum capability: 75. Current capability: 70'"),
+    # ... and on a T4 it starts: 75 = 75
+    (("phi-3-mini-4k", "--gpu", "t4", "--quantization", "fp8"), None),
+    # experts_int8 on an A10G (SM 8.6): 86 >= 80
+    (("lfm2-8b-a1b", "--gpu", "a10g", "--quantization", "experts_int8"), None),
+])
+def test_vllm_034_refuses_a_quantization_above_the_cards_capability(cli, args, refused):
+    code, out, err = cli("estimate", *args, "--engine", "vllm", "--format", "json")
+    if refused is None:
+        assert code == 0, err
+        return
+    assert code != 0 and refused in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_awq_checkpoint_starts_on_a_t4_not_on_a_v100(cli, tmp_path):
+    config = _awq_config(tmp_path)
+    code, _, err = cli("estimate", config, "--gpu", "t4", "--engine", "vllm", "--format", "json")
+    assert code == 0, err
+    code, _, err = cli("estimate", config, "--gpu", "v100-32gb", "--engine", "vllm")
+    assert code != 0 and "the auto_awq quantization on an SM 7.0 card: 'Minimum capability: 75. Current " \
+        "capability: 70'" in err

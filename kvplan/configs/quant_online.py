@@ -39,7 +39,7 @@ _ONLINE_SHORTHANDS, layers/quantization/online/fp8.py):
   An empty `quantization_config: {}` is a config that names no method (configs/build.py
   checkpoint_quantization_config, the one reading of where it sits): refused, "(None) does not match".
   Minimum capability 75 (OnlineQuantizationConfig), 80 for experts_int8 (ExpertsInt8Config.get_min_capability):
-  every CUDA GPU of kvplan's catalog has both.
+  refused below it as vLLM refuses the start (engines/vllm_sm7.py, the catalog's T4 and V100 cards).
 
 SGLang 0.5.23 (srt/layers/quantization/fp8.py, srt/model_loader/loader.py):
   fp8             Fp8Config with is_checkpoint_fp8_serialized False: Fp8LinearMethod.create_weights builds the
@@ -224,6 +224,33 @@ def _vllm_keeps(q: dict, method: str, model_type: str) -> str | None:
     if method in ("fp8", "deepseek_v4_fp8") and model_type in _DEEPSEEK_V4_TYPES:
         return "deepseek_v4_fp8"
     return None
+
+
+# vLLM 0.34 layers/quantization/modelopt.py: the ModelOpt config whose override_quantization_method claims a quant_algo
+# (ModelOptFp8Config "FP8", ModelOptNvFp4Config "NVFP4" / "FP4", ModelOptMxFp8Config "MXFP8", ModelOptMixedPrecision
+# "MIXED_PRECISION"), in the order get_quantization_config tries them
+_VLLM_MODELOPT_NAMES = (("MXFP8", "modelopt_mxfp8"), ("FP4", "modelopt_fp4"))
+
+
+def vllm_method(q: dict | None, model_type: str) -> str | None:
+    """The name of the QuantizationConfig vLLM 0.34 builds for a checkpoint's quantization_config (its
+    get_quantization_config key after override_quantization_method: AWQ as auto_awq, gpt-oss's mxfp4 as
+    gpt_oss_mxfp4, ModelOpt by quant_algo, auto-round as inc); None for no config or one naming no method."""
+    if not isinstance(q, dict):
+        return None
+    method = _method(q)
+    if not method:
+        return None
+    if method.startswith("modelopt"):
+        inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
+        algo = str(inner.get("quant_algo") or "").upper()
+        if algo == "MIXED_PRECISION":
+            return "modelopt_mixed"
+        return next((name for key, name in _VLLM_MODELOPT_NAMES if key in algo), "modelopt")
+    if method == "awq":  # auto_awq.py AutoAWQConfig.override_quantization_method
+        return "auto_awq"
+    kept = _vllm_keeps(q, method, model_type)
+    return kept or method
 
 
 def _sglang_keeps(q: dict, method: str) -> str | None:

@@ -813,7 +813,7 @@ def simulate(model: ModelSpec, *, kv_memory_bytes: int, max_model_len: int, bloc
         from .vllm_sm7 import check_pre_ampere
 
         kv_caches = [c for layer in model.layers for c in layer.caches if c.kind in ("attention", "latent")]
-        check_pre_ampere(model.model_type, model.float_dtype, CUDA_CAPABILITY.get(gpu), release or rules.version,
+        check_pre_ampere(model, CUDA_CAPABILITY.get(gpu), release or rules.version,
                          kv_cache_dtype or (vllm_kv_dtype_for(kv_caches[0], rules)[0] if kv_caches else None),
                          any(c.kind == "latent" for c in kv_caches), notes)
     if pp > 1:  # vLLM refuses PP for a class without SupportsPP (config/model.py verify_with_parallel_config)

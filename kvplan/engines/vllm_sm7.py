@@ -17,6 +17,13 @@
                CMakeLists.txt lists CUDA_SUPPORTED_ARCHS from 7.5 for CUDA >= 12.8 ("7.0;..." only below 12.8): the
                published wheel carries no kernels for a V100; a source build with CUDA < 12.8 does.
 
+  quantization config/vllm.py VllmConfig._get_quantization_config: a start whose quantization method's
+               get_min_capability is above the card's capability stops ("The quantization method X is not supported
+               for the current GPU. Minimum capability: N"); the minimum of each method is QUANT_MIN_CAPABILITY,
+               for the method the checkpoint is served with (configs/quant_online.py vllm_method) or the online
+               --quantization. Only cards below SM 8.0 are below any of them. The schemes inside compressed-tensors
+               and Quark check their own kernels (not read): only the config's 70 is applied to them.
+
 Other releases were not read for these cards: their plans say so in a note.
 """
 
@@ -27,9 +34,49 @@ from ..errors import UsageError
 READ_IN = "0.34"
 FLOAT16_REFUSED = ("gemma2", "gemma3", "gemma3_text", "glm4")  # config/model.py _FLOAT16_NOT_SUPPORTED_MODELS
 
+# get_min_capability of the QuantizationConfig vLLM 0.34 builds for each method name (layers/quantization/__init__.py
+# get_quantization_config's method_to_config; the online shorthands all take online/base.py OnlineQuantizationConfig)
+_AT_60 = ("gptq", "gptq_marlin", "auto_gptq", "inc")  # auto_gptq.py AutoGPTQConfig, inc/inc.py INCConfig
+_AT_70 = ("compressed-tensors", "quark", "moe_wna16")  # CompressedTensorsConfig, QuarkConfig, MoeWNA16Config
+# auto_awq.py AutoAWQConfig; fp8.py Fp8Config, which W4AFP8Config and DeepSeek-V4's DeepseekV4FP8Config inherit;
+# torchao.py TorchAOConfig; humming.py HummingConfig; modelopt.py ModelOptNvFp4Config / ModelOptMixedPrecisionConfig;
+# online/base.py OnlineQuantizationConfig and its shorthands (config/quantization.py _ONLINE_SHORTHANDS)
+_AT_75 = ("awq", "awq_marlin", "auto_awq", "fp8", "w4afp8", "deepseek_v4_fp8", "torchao", "humming", "modelopt_fp4",
+          "modelopt_mixed", "online", "fp8_per_tensor", "fp8_per_block", "fp8_per_channel",
+          "int8_per_channel_weight_only", "nvfp4_per_token", "lut_b_moe", "mxfp4_hadamard32")
+# experts_int8.py ExpertsInt8Config, fbgemm_fp8.py FBGEMMFp8Config, modelopt.py ModelOptFp8Config /
+# ModelOptMxFp8Config (also "mxfp8"), mxfp4.py Mxfp4Config and GptOssMxfp4Config
+_AT_80 = ("experts_int8", "fbgemm_fp8", "modelopt", "modelopt_mxfp8", "mxfp8", "mxfp4", "gpt_oss_mxfp4")
+QUANT_MIN_CAPABILITY = {name: cap for cap, names in ((60, _AT_60), (70, _AT_70), (75, _AT_75), (80, _AT_80))
+                        for name in names}
 
-def check_pre_ampere(model_type: str, float_dtype: str, capability: tuple[int, int] | None, version: str,
-                     kv_cache_dtype: str | None, use_mla: bool, notes: list[str]) -> None:
+
+def served_quantization(model) -> str | None:
+    """The vLLM 0.34 quantization method this plan starts with: the online --quantization, else the checkpoint's
+    (read from its config.json: configs/quant_online.py vllm_method); None for a float checkpoint or an unread one."""
+    if getattr(model, "online_quantization", ""):
+        return model.online_quantization  # vLLM's message names the flag's value; "fp8" is Fp8Config's 75 too
+    if model.weight_dtype in ("bfloat16", "float16", "float32"):
+        return None
+    from ..configs.build import checkpoint_quantization_config
+    from ..configs.quant_online import vllm_method
+    from .vllm_load import raw_config
+
+    raw = raw_config(model)
+    return vllm_method(checkpoint_quantization_config(raw), str(raw.get("model_type") or "")) if raw else None
+
+
+def _check_quantization(method: str | None, capability: tuple[int, int], version: str, sm: str) -> None:
+    need = QUANT_MIN_CAPABILITY.get(method or "")
+    if need is not None and capability[0] * 10 + capability[1] < need:
+        raise UsageError(f"vLLM {version} refuses the {method} quantization on an {sm} card: 'Minimum capability: "
+                         f"{need}. Current capability: {capability[0]}{capability[1]}' (config/vllm.py "
+                         "_get_quantization_config)", f"plan it on a card of SM {need // 10}.{need % 10} or newer, or "
+                         "serve a checkpoint whose method runs there (GPTQ from SM 6.0, compressed-tensors from 7.0)")
+
+
+def check_pre_ampere(model, capability: tuple[int, int] | None, version: str, kv_cache_dtype: str | None,
+                     use_mla: bool, notes: list[str]) -> None:
     """Refuse what vLLM refuses on a card below SM 8.0 and note what it changes there (see the module doc);
     nothing for other cards or an unknown one."""
     if capability is None or capability >= (8, 0):
@@ -39,6 +86,8 @@ def check_pre_ampere(model_type: str, float_dtype: str, capability: tuple[int, i
         notes.append(f"vLLM {version} on an {sm} card: kvplan read vLLM's rules for cards below SM 8.0 in "
                      f"{READ_IN}.0 only (bfloat16 served as float16, Triton attention)")
         return
+    model_type, float_dtype = model.model_type, model.float_dtype
+    _check_quantization(served_quantization(model), capability, version, sm)
     if model_type in FLOAT16_REFUSED:
         raise UsageError(f"vLLM {version} serves {model_type} on an {sm} card in float32 (no bfloat16 below SM 8.0, "
                          "platforms/cuda.py supported_dtypes; float16 refused for it, config/model.py "
