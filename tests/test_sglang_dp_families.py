@@ -15,6 +15,8 @@ experts and LM head (all bf16, 2 B a parameter, config.json shapes):
   expert, vocab 151,936 untied; 4 KV heads of 128.
 - Qwen2-57B-A14B: hidden 3,584, moe_intermediate 2,560, 64 experts in each of 28 layers, shared_expert_intermediate
   20,480, vocab 151,936 untied; 4 KV heads of 128.
+- Qwen3-8B (dense, models/qwen3.py: Qwen3Attention on "attn_tp", Qwen3MLP = qwen2.Qwen2MLP on "tp"): hidden 4,096,
+  intermediate 12,288, 36 layers, vocab 151,936 untied; 8 KV heads of 128.
 - GLM-4.5-Air: hidden 4,096, layer 0 dense (intermediate 10,944), 45 MoE layers of 128 experts and 1 shared expert
   (moe_intermediate 1,408), vocab 151,552 untied; 46 layers of 8 KV heads of 128 (the MTP layer not loaded).
 """
@@ -68,6 +70,14 @@ def test_qwen2_moe_dp8_shared_expert_over_all_eight():
 def test_glm4_moe_dp8_dense_layer_and_shared_expert_over_all_eight():
     assert GLM_SPLIT == 202_380_935_168 and GLM_SPLIT % 8 == 0
     assert _saving("glm-4.5-air") == (177_083_318_272,) * 2  # 202,380,935,168 - 25,297,616,896
+
+
+def test_dense_qwen3_dp8_mlps_and_head_over_all_eight():
+    split = 36 * 3 * 4_096 * 12_288 * 2 + 151_936 * 4_096 * 2  # 10,871,635,968 + 1,244,659,712 B
+    assert split == 12_116_295_680 and split - split // 8 == 10_601_758_720
+    assert _saving("qwen3-8b") == (10_601_758_720,) * 2
+    cell = estimate_json("qwen3-8b", *BIG, "--tp", "8", "--dp", "8")["engine"]["cell_bytes"]
+    assert cell == 36 * 8 * 128 * 2 * 2 == 147_456  # all 8 KV heads in each rank's pool
 
 
 def test_emit_sglang_prints_attn_dp_size_for_qwen3_moe():

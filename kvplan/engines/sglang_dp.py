@@ -135,6 +135,10 @@ DP_FAMILIES: dict[str, tuple[str, str]] = {
     "Qwen3NextForCausalLM": ("models/qwen3_next.py", "Qwen3GatedDeltaNet and Qwen3HybridAttentionDecoderLayer "
                              "(\"attn_tp\"), qwen2_moe.Qwen2MoeSparseMoeBlock (shared expert \"tp\" or fused into "
                              "the MoE), Qwen3NextModel, Qwen3NextForCausalLM"),
+    # dense: Qwen3Model(qwen2.Qwen2Model) builds the embedding on attention TP; a tied head is that embedding
+    # (Qwen3ForCausalLM: lm_head = embed_tokens, and the per-module count has no head then)
+    "Qwen3ForCausalLM": ("models/qwen3.py", "Qwen3Attention (\"attn_tp\"), Qwen3DecoderLayer (Qwen3MLP = "
+                         "qwen2.Qwen2MLP, \"tp\"), Qwen3Model, Qwen3ForCausalLM"),
     # mllama4.py Llama4ForConditionalGeneration builds llama4.Llama4ForCausalLM(LlamaForCausalLM: ParallelLMHead
     # use_attn_tp_group=enable_dp_lm_head); its Llama4VisionModel (use_data_parallel False: ColumnParallelLinear on
     # "tp") is split over all --tp GPUs, which kvplan splits over the attention TP group: see VISION_NOTE
