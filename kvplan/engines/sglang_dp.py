@@ -157,9 +157,13 @@ VISION_NOTE = ("the vision tower counted split over the attention TP group (SGLa
                "splits it over all GPUs: kvplan overcounts it)")
 
 
-def check_model(model, dp: int, ep: bool = False, gpus: int = 1) -> None:
+def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1) -> None:
     """Refuse attention DP for an architecture whose SGLang placement kvplan has not read, and an expert-parallel
-    split SGLang refuses: layers/moe/fused_moe_triton/layer.py FusedMoE asserts routed experts % ep_size == 0."""
+    split SGLang refuses: layers/moe/fused_moe_triton/layer.py FusedMoE asserts routed experts % ep_size == 0;
+    and --ep with --pp, which kvplan has not read for SGLang (attention_tp refuses --dp with --pp)."""
+    if ep and pp > 1:
+        raise UsageError(f"--ep with --pp {pp} under --engine sglang: kvplan does not model SGLang's pipeline stages "
+                         "with expert parallelism", "use --ep with --tp only, or --engine vllm")
     routed = model.weight_routed_params if ep else None
     if routed is not None and routed[0] % gpus:
         raise UsageError(f"--ep with --engine sglang: SGLang's --ep-size {gpus} must divide the {routed[0]} routed "
