@@ -114,7 +114,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         if "sglang" in (request.engine.name, request.engine.emit):
             from .engines.sglang_dp import check_model
 
-            check_model(spec, request.deployment.dp, request.deployment.ep, request.deployment.tp * request.deployment.dp)
+            check_model(spec, request.deployment.dp, request.deployment.ep, request.deployment.tp * request.deployment.dp,
+                        request.deployment.pp)
     result = evaluate(spec, chain, tokens, request.batch, deployment, weights=weight_record)
     engine_label = {"vllm": "vLLM", "sglang": "SGLang"}.get(request.engine.name)
     report = estimate_report.build(result, kv_dtype=dtype_name, explain=request.explain, engine=engine_label)

@@ -69,15 +69,12 @@ def routed_bytes(model: ModelSpec, weights: Weights) -> int | None:
 
 
 def check_placement(model: ModelSpec, weights: Weights | None, dp: int, ep: bool, pp: int) -> None:
-    """Refuse what vLLM refuses or kvplan does not model, one line each."""
+    """Refuse what vLLM refuses or kvplan does not model, one line each. pp > 1 is planned (capacity.experts_pp:
+    vLLM 0.34 takes --data-parallel-size and --enable-expert-parallel with --pipeline-parallel-size)."""
     if ep and not is_moe(model):
         raise UsageError(f"--ep: {model.name} has no routed experts",
                          "vLLM 0.34 refuses --enable-expert-parallel for a model without experts "
                          "(ModelConfig._verify_with_expert_parallelism); leave --ep out (--dp alone runs replicas)")
-    if (dp > 1 or ep) and pp > 1:
-        what = f"--dp {dp}" if dp > 1 else "--ep"
-        raise UsageError(f"{what} with --pp {pp}: kvplan does not model pipeline stages inside data-parallel or "
-                         "expert-parallel ranks", f"use {what} with --tp only")
     if (dp > 1 or ep) and is_moe(model):
         if model.weight_routed_params is None:
             raise UsageError(f"--dp / --ep: kvplan cannot place the routed experts of {model.name}: it has no per-module "

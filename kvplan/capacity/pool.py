@@ -10,7 +10,8 @@ from ..core.model import ModelSpec
 from ..errors import PlanError
 from ..techniques.base import Plan
 from ..units import format_bytes
-from .experts import check_placement, placement_saving
+from .experts import check_placement
+from .experts_pp import stage_savings
 from .shard import shard
 from .weights import plan_weights, require_known, stage_weight_bytes
 
@@ -94,11 +95,11 @@ def pool_bytes_per_stage(plan: Plan, deployment: Deployment) -> tuple[list[int],
     model = plan.model
     weights = plan_weights(model, deployment)
     stage_weights = stage_weight_bytes(weights, model.num_layers, deployment.tp, deployment.pp)
-    if deployment.dp > 1 or deployment.ep:  # the routed experts over dp x tp GPUs (capacity.experts; pp is 1)
+    if deployment.dp > 1 or deployment.ep:  # the routed experts over a stage's dp x tp GPUs (capacity.experts_pp)
         check_placement(model, weights, deployment.dp, deployment.ep, deployment.pp)
-        saving = placement_saving(model, weights, deployment.tp, deployment.dp, deployment.ep,
-                                  deployment.dense_over_all)  # SGLang's attention DP: engines/sglang_dp.py
-        stage_weights = [w - saving for w in stage_weights]
+        savings = stage_savings(model, weights, deployment.tp, deployment.dp, deployment.ep, deployment.pp,
+                                deployment.dense_over_all)  # SGLang's attention DP: engines/sglang_dp.py
+        stage_weights = [w - saving for w, saving in zip(stage_weights, savings)]
     if deployment.kv_memory_bytes is not None:
         return [deployment.kv_memory_bytes] * len(stage_weights), stage_weights
     require_known(weights, model.name)

@@ -601,7 +601,7 @@ def _routed_counter(f: Fields, layers: list, dims, total: int):
     and shared-expert parameters, the LM head's, and the shared experts' alone) from the family's
     per-module table (weight_tables: the modules with Module.experts), built on first call (only a data / expert
     parallel plan reads it: capacity.experts); it answers None where kvplan has no table that adds up to the count
-    or the table has no routed experts."""
+    (a dense model: 0 experts and 0 parameters, the MLPs and head counted for SGLang's attention DP)."""
     from . import weight_tables
 
     if f.model_type not in weight_tables.TABLES:
@@ -613,15 +613,13 @@ def _routed_counter(f: Fields, layers: list, dims, total: int):
         if not found or sum(m.weight + m.other for m in found) != total:
             return None
         routed = [m for m in found if m.experts]
-        if not routed:
-            return None
         # and the parameters SGLang's attention DP splits over the whole TP group (capacity.experts.full_tp_bytes): the
         # dense MLPs and shared experts (weight), the untied LM head; and the shared experts alone (vLLM's
         # sequence-parallel MoE holds them whole: capacity.experts.shared_bytes)
         ffn = sum(m.weight for m in found if m.role in ("mlp", "shared experts") and not m.top)
         head = sum(m.weight + m.other for m in found if m.role == "lm_head")
         shared = sum(m.weight for m in found if m.role == "shared experts")
-        return (max(m.experts for m in routed), sum(m.weight for m in routed), ffn, head, shared)
+        return (max((m.experts for m in routed), default=0), sum(m.weight for m in routed), ffn, head, shared)
 
     return count
 

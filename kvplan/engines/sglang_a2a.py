@@ -14,8 +14,10 @@ Read in the sglang 0.5.23 wheel (srt/...):
 - models/deepseek_v2.py DeepseekV2MoE: the shared experts are a DeepseekV2MLP with parallel_group "replicated"
   (whole on every GPU) under the backends of _shared_expert_use_tp1 (REPLICATED_SHARED); with deepep / deepep_v2
   (is_deepep_class_backend) shared_experts_fusion_disable_reason keeps them out of the fused MoE by default
-  ("DeepEP: fusion off by default"), so kvplan counts them whole for those two (DeepSeek-V2 / V3, the
-  architectures sglang_dp.READ_ARCHS names).
+  ("DeepEP: fusion off by default"), so kvplan counts them whole for those two. Read in deepseek_v2.py (DeepSeek-V2
+  / V3 / V3.2, GLM-5); qwen2_moe.py and glm4_moe.py also leave the "tp" group for their shared experts under an
+  all-to-all backend (sglang_dp.DP_FAMILIES), and the same rule is applied to them; their fusion default was not
+  read.
 - layers/moe/token_dispatcher/deepep.py DeepEPBuffer.get_deepep_buffer: one Buffer a process, made at the first
   dispatch (the dispatchers' _get_buffer), after the KV pool is sized: it lives in the reserve above, not in a
   pool term. Its sizes (deepep_mode auto: both): normal, num_nvl_bytes = get_nvl_buffer_size_hint(hidden x 2 B,

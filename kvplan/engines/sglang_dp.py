@@ -17,7 +17,8 @@ Read in the sglang 0.5.23 wheel (srt/...):
   (models/deepseek_v2.py DeepseekV2DecoderLayer: parallel_group "tp" unless --moe-dense-tp-size 1,
   layer_boundary/layout.py is_dense_ffn_fully_dp), the shared experts (DeepseekV2MoE: "tp" unless an all-to-all MoE
   backend such as DeepEP replicates them) and the LM head (DeepseekV2ForCausalLM: ParallelLMHead over the whole TP
-  group unless --enable-dp-lm-head).
+  group unless --enable-dp-lm-head). The other families read (DP_FAMILIES: Qwen2 / Qwen3 MoE, Qwen3-Next, GLM-4.5+,
+  gpt-oss, MiniMax-M2, Llama 4, DeepSeek-V3.2, GLM-5) build theirs the same way, each file cited in the table.
 - each DP rank runs its own scheduler and KV pool (parallel.py num_dp_ranks = dp_size x attn_dp_size), sized from
   its own GPU's memory as without DP; a given --max-running-requests is the server's, each rank taking
   max(1, requests // N) (kv_cache_configurator.resolve_max_num_reqs), so the replica serves N x one rank's.
@@ -25,7 +26,8 @@ Read in the sglang 0.5.23 wheel (srt/...):
   x 1.5 more above a decode graph batch of 300, for the DP gather padding; the tp term of the reserve is T's.
   The gathered hidden-state buffers (layers/dp_attention.py _DpGatheredBufferWrapper) are per-forward activations
   inside that reserve, not a pool term.
-- refused: tp % attn_dp_size (parallel_hook._handle_data_parallelism asserts it).
+- refused: tp % attn_dp_size (parallel_hook._handle_data_parallelism asserts it); an architecture outside
+  DP_FAMILIES (models/llama.py and qwen2.py split the attention heads over the whole --tp).
 
 Not modelled: the DP group's chunked prefill (chunked_prefill_size // N per rank, which moves no memory term),
 EPLB's redundant experts, --enable-dp-lm-head, --moe-dense-tp-size, the fused shared expert slots.
@@ -85,25 +87,89 @@ def placement_note(model, dp: int, ep: bool, tp: int) -> str | None:
     if is_moe(model):
         line += ("; routed experts " + (f"whole, over EP {gpus} (--ep-size {gpus})" if ep else f"split over all {gpus} GPUs"))
     if dp > 1:
-        line += (f"; dense MLPs, shared experts and the LM head split over all {gpus} GPUs (deepseek_v2.py)")
+        path, _ = DP_FAMILIES.get(model.architecture or "", ("", ""))
+        line += f"; dense MLPs, shared experts and the LM head split over all {gpus} GPUs ({path.rpartition('/')[2]})"
+        if model.architecture == "Llama4ForConditionalGeneration":
+            line += "; " + VISION_NOTE
     return line + ("; not counted: EPLB's redundant experts, the DP groups' NCCL memory (--moe-a2a-backend: "
                    "engines/sglang_a2a.py)")
 
 
-# the architectures whose SGLang 0.5.23 model file was read for the placement above (models/deepseek_v2.py); others
-# differ (models/llama.py LlamaAttention splits its heads over the whole --tp even with attention DP)
-READ_ARCHS = frozenset({"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"})
+# The architectures whose SGLang 0.5.23 model file was read for the placement above, each with the file and
+# classes read (the plan's note names them). Each builds its attention and KV heads over the attention TP group
+# (parallel_group="attn_tp", num_kv_heads = kv_heads // attn_tp_size), its embedding with
+# use_attn_tp_group=is_dp_attention_enabled(), and its routed experts (FusedMoE: moe_tp / moe_ep), dense MLPs, shared
+# experts and LM head over the whole TP group: their linears take parallel_group "tp" (the default; layers/linear.py
+# _resolve_linear_group: the TP group, all --tp GPUs), ParallelLMHead use_attn_tp_group only under
+# --enable-dp-lm-head. The same rule for every family, so one table of sources; what a family adds is in its note.
+# Not read or differing: models/llama.py LlamaAttention and qwen2.py Qwen2Attention split their heads over the whole
+# --tp (get_parallel().tp_size) even with attention DP; kimi_k25.py's vision tower, mllama4.py's aside (below).
+_DSV2 = ("models/deepseek_v2.py", "DeepseekV2AttentionMLA, DeepseekV2DecoderLayer (dense MLP \"tp\" unless "
+         "--moe-dense-tp-size 1), DeepseekV2MoE (shared experts \"tp\" unless an all-to-all backend), "
+         "DeepseekV2ForCausalLM")
+DP_FAMILIES: dict[str, tuple[str, str]] = {
+    "DeepseekV2ForCausalLM": _DSV2,
+    "DeepseekV3ForCausalLM": _DSV2,  # deepseek_v2.py DeepseekV3ForCausalLM(DeepseekV2ForCausalLM): pass (Kimi-K2 too)
+    # deepseek_v2.py DeepseekV32ForCausalLM(DeepseekV2ForCausalLM): pass; its DSA indexer (layers/attention/dsa/
+    # dsa_indexer.py Indexer: wq_b, wk, weights_proj ReplicatedLinear) whole on every GPU with or without DP
+    "DeepseekV32ForCausalLM": _DSV2,
+    # glm4_moe.py GlmMoeDsaForCausalLM(DeepseekV2ForCausalLM) (GLM-5)
+    "GlmMoeDsaForCausalLM": _DSV2,
+    "Qwen2MoeForCausalLM": ("models/qwen2_moe.py", "Qwen2MoeAttention (\"attn_tp\"), Qwen2MoeSparseMoeBlock "
+                            "(shared_expert Qwen2MoeMLP \"tp\" unless an all-to-all backend), Qwen2MoeDecoderLayer "
+                            "(dense Qwen2MoeMLP \"tp\"), Qwen2MoeModel, Qwen2MoeForCausalLM"),
+    "Qwen3MoeForCausalLM": ("models/qwen3_moe.py", "Qwen3MoeAttention (\"attn_tp\"), Qwen3MoeSparseMoeBlock, "
+                            "Qwen3MoeDecoderLayer (dense qwen2_moe.Qwen2MoeMLP \"tp\"), Qwen3MoeModel(Qwen2MoeModel), "
+                            "Qwen3MoeForCausalLM"),
+    "Glm4MoeForCausalLM": ("models/glm4_moe.py", "Glm4MoeAttention (\"attn_tp\"), Glm4MoeSparseMoeBlock (shared "
+                           "experts \"tp\" unless an all-to-all backend), Glm4MoeDecoderLayer (dense Glm4MoeMLP \"tp\" "
+                           "unless --moe-dense-tp-size 1), Glm4MoeModel, Glm4MoeForCausalLM"),
+    "GptOssForCausalLM": ("models/gpt_oss.py", "GptOssAttention (\"attn_tp\", its sinks sliced by attn_tp rank), "
+                          "GptOssSparseMoeBlock (no shared expert), GptOssModel, GptOssForCausalLM"),
+    "MiniMaxM2ForCausalLM": ("models/minimax_m2.py", "MiniMaxM2Attention (\"attn_tp\", q/k norms over attn_tp), "
+                             "MiniMaxM2MoE (no shared expert), MiniMaxM2Model, MiniMaxM2ForCausalLM (ParallelLMHead over "
+                             "the TP group even with --enable-dp-lm-head)"),
+    # the Gated DeltaNet layers and their state over the attention TP group too (configs/qwen3_next.py
+    # mamba2_cache_params: tp_world_size=linear_attn_tp_size(), "attn_tp" unless CP-TP group sharing)
+    "Qwen3NextForCausalLM": ("models/qwen3_next.py", "Qwen3GatedDeltaNet and Qwen3HybridAttentionDecoderLayer "
+                             "(\"attn_tp\"), qwen2_moe.Qwen2MoeSparseMoeBlock (shared expert \"tp\" or fused into "
+                             "the MoE), Qwen3NextModel, Qwen3NextForCausalLM"),
+    # dense: Qwen3Model(qwen2.Qwen2Model) builds the embedding on attention TP; a tied head is that embedding
+    # (Qwen3ForCausalLM: lm_head = embed_tokens, and the per-module count has no head then)
+    "Qwen3ForCausalLM": ("models/qwen3.py", "Qwen3Attention (\"attn_tp\"), Qwen3DecoderLayer (Qwen3MLP = "
+                         "qwen2.Qwen2MLP, \"tp\"), Qwen3Model, Qwen3ForCausalLM"),
+    # mllama4.py Llama4ForConditionalGeneration builds llama4.Llama4ForCausalLM(LlamaForCausalLM: ParallelLMHead
+    # use_attn_tp_group=enable_dp_lm_head); its Llama4VisionModel (use_data_parallel False: ColumnParallelLinear on
+    # "tp") is split over all --tp GPUs, which kvplan splits over the attention TP group: see VISION_NOTE
+    "Llama4ForConditionalGeneration": ("models/llama4.py", "Llama4Attention (\"attn_tp\"), Llama4MoE (shared_expert "
+                                       "LlamaMLP \"tp\"), Llama4DecoderLayer (dense LlamaMLP \"tp\"), Llama4Model, "
+                                       "Llama4ForCausalLM; mllama4.py Llama4ForConditionalGeneration"),
+}
+# the reason an architectures SGLang builds otherwise is refused, appended to the refusal
+_REFUSED = {
+    "LlamaForCausalLM": ": models/llama.py LlamaAttention splits its heads over the whole --tp (get_parallel().tp_size), "
+                        "not the attention TP group",
+    "Qwen2ForCausalLM": ": models/qwen2.py Qwen2Attention splits its heads over the whole --tp (get_parallel().tp_size), "
+                        "not the attention TP group",
+}
+VISION_NOTE = ("the vision tower counted split over the attention TP group (SGLang's mllama4.py Llama4VisionModel "
+               "splits it over all GPUs: kvplan overcounts it)")
 
 
-def check_model(model, dp: int, ep: bool = False, gpus: int = 1) -> None:
+def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1) -> None:
     """Refuse attention DP for an architecture whose SGLang placement kvplan has not read, and an expert-parallel
-    split SGLang refuses: layers/moe/fused_moe_triton/layer.py FusedMoE asserts routed experts % ep_size == 0."""
+    split SGLang refuses: layers/moe/fused_moe_triton/layer.py FusedMoE asserts routed experts % ep_size == 0;
+    and --ep with --pp, which kvplan has not read for SGLang (attention_tp refuses --dp with --pp)."""
+    if ep and pp > 1:
+        raise UsageError(f"--ep with --pp {pp} under --engine sglang: kvplan does not model SGLang's pipeline stages "
+                         "with expert parallelism", "use --ep with --tp only, or --engine vllm")
     routed = model.weight_routed_params if ep else None
     if routed is not None and routed[0] % gpus:
         raise UsageError(f"--ep with --engine sglang: SGLang's --ep-size {gpus} must divide the {routed[0]} routed "
                          "experts (FusedMoE asserts it; vLLM gives some ranks one more)",
                          "choose --tp so that it divides the experts, or use --engine vllm")
-    if dp > 1 and (model.architecture or "") not in READ_ARCHS:
-        raise UsageError(f"--dp {dp} with --engine sglang: kvplan models SGLang's --enable-dp-attention as "
-                         f"models/deepseek_v2.py builds it (DeepSeek-V2 / V3), not {model.architecture or model.model_type}",
+    if dp > 1 and (model.architecture or "") not in DP_FAMILIES:
+        raise UsageError(f"--dp {dp} with --engine sglang: kvplan models SGLang's --enable-dp-attention only for the "
+                         f"architectures whose SGLang 0.5.23 model file it read ({', '.join(DP_FAMILIES)}), not "
+                         f"{model.architecture or model.model_type}" + _REFUSED.get(model.architecture or "", ""),
                          "plan SGLang with --tp, or use --engine vllm")

@@ -51,15 +51,21 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
         elsewhere, all2all = 0, None
         mnbt = mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes, dep.gpu.name)
         if dep.dp > 1 or dep.ep:  # the routed experts over dp x tp GPUs (capacity.experts)
-            from ..capacity.experts import check_placement, placement_saving
-            from ..capacity.weights import plan_weights
+            from ..capacity.experts import check_placement
+            from ..capacity.experts_pp import stage_savings
+            from ..capacity.weights import plan_weights, stage_weight_bytes
             from .vllm_a2a import a2a_of
 
-            placed = record if record is not None else plan_weights(result.plan.model, dep)
-            check_placement(result.plan.model, placed, dep.dp, dep.ep, dep.pp)
-            elsewhere = placement_saving(result.plan.model, placed, dep.tp, dep.dp, dep.ep)
-            all2all, shared_split = a2a_of(result.plan.model, placed, dep, mnbt)
-            elsewhere += shared_split
+            model = result.plan.model
+            placed = record if record is not None else plan_weights(model, dep)
+            check_placement(model, placed, dep.dp, dep.ep, dep.pp)
+            savings = stage_savings(model, placed, dep.tp, dep.dp, dep.ep, dep.pp)
+            # the profile's weights are the fullest stage's: what that GPU holds less (each stage's own saving)
+            stages = stage_weight_bytes(placed, model.num_layers, dep.tp, dep.pp)
+            elsewhere = max(stages) - max(w - s for w, s in zip(stages, savings))
+            all2all, shared_split = a2a_of(model, placed, dep, mnbt)
+            # the shared experts a backend outside the sequence-parallel list keeps split: an even share a stage
+            elsewhere += shared_split // dep.pp
         est = predict_available(result.plan.model, total_bytes=driver_total_bytes(dep.gpu),
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
                                 max_num_batched_tokens=mnbt,

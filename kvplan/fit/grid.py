@@ -62,7 +62,7 @@ def splits(max_gpus: int, tp_limit: int | None = None) -> list[tuple[int, int]]:
 
 def dp_splits(max_gpus: int) -> list[tuple[int, int]]:
     """Every (dp, tp) with dp >= 2 and dp x tp <= max_gpus, fewest GPUs first: data-parallel attention ranks of
-    tp GPUs each, pp 1 (capacity.experts.check_placement refuses pp > 1 under --dp / --ep)."""
+    tp GPUs each, pp 1 (estimate plans vLLM's DP with PP, capacity.experts_pp; fit does not search it)."""
     return [(dp, n // dp) for n in range(2, max_gpus + 1) for dp in range(2, n + 1) if n % dp == 0]
 
 

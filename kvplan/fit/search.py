@@ -665,7 +665,7 @@ def _ep_of(engine: "_Engine", model, tp: int, dp: int) -> bool:
     if engine.name != "sglang":
         return True
     routed = model.weight_routed_params
-    return routed is not None and routed[0] % (dp * tp) == 0
+    return routed is not None and routed[0] > 0 and routed[0] % (dp * tp) == 0  # 0: a dense model
 
 
 def check_engine(req: FitRequest, engine: "_Engine", c: Candidate, record) -> None:
