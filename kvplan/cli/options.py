@@ -19,6 +19,7 @@ HbmOpt = Annotated[Optional[float], typer.Option("--hbm-gbps", help="HBM bandwid
 TpOpt = Annotated[int, typer.Option("--tp", help="Tensor-parallel GPUs.")]
 PpOpt = Annotated[int, typer.Option("--pp", help="Pipeline-parallel stages.")]
 DpOpt = Annotated[int, typer.Option("--dp", help="Data-parallel attention ranks (vLLM's --data-parallel-size), each --tp GPUs with its own KV pool and requests; a MoE model's routed experts are split over the dp x tp GPUs. Under --engine sglang, SGLang's --enable-dp-attention: --tp GPUs in all, attention TP tp / dp (DeepSeek-V2 / V3). Not with --pp.")]
+RedundantExpertsOpt = Annotated[Optional[int], typer.Option("--redundant-experts", help="EPLB's redundant experts (with --ep): experts + R physical experts over the EP GPUs, (experts + R) / EP a GPU, which must divide. vLLM's --enable-eplb --eplb-config '{\"num_redundant_experts\": R}' (MixtureOfExperts model classes), SGLang's --ep-num-redundant-experts R.")]
 EpOpt = Annotated[bool, typer.Option("--ep", "--enable-expert-parallel", help="Split a MoE model's routed experts by expert over the dp x tp GPUs (vLLM's --enable-expert-parallel; SGLang's --ep-size). Not with --pp.")]
 MemUtilOpt = Annotated[float, typer.Option("--mem-util", help="Fraction of GPU memory the engine may use.")]
 ReserveOpt = Annotated[str, typer.Option("--reserve", help="Activation/CUDA-graph reserve per GPU.")]

@@ -28,8 +28,9 @@ Read in the sglang 0.5.23 wheel (srt/...):
 - refused: tp % attn_dp_size (parallel_hook._handle_data_parallelism asserts it).
 
 Not modelled: the DP group's chunked prefill (chunked_prefill_size // N per rank, which moves no memory term),
-DeepEP / --moe-a2a-backend (replicated shared experts, its 2 GiB reserve: reserve_for_deepep_a2a_mb), EPLB's
-redundant experts, --enable-dp-lm-head, --moe-dense-tp-size, the fused shared expert slots.
+DeepEP / --moe-a2a-backend (replicated shared experts, its 2 GiB reserve: reserve_for_deepep_a2a_mb),
+--enable-dp-lm-head, --moe-dense-tp-size, the fused shared expert slots, EPLB's recorder and manager state.
+EPLB's redundant experts (--ep-num-redundant-experts R) are modelled: capacity/eplb.py.
 """
 
 from __future__ import annotations
@@ -73,8 +74,9 @@ def per_rank_requests(max_running_requests: int | None, dep) -> int | None:
     return max(1, max_running_requests // dep.dp)
 
 
-def placement_note(model, dp: int, ep: bool, tp: int) -> str | None:
+def placement_note(model, dp: int, ep: bool, tp: int, redundant: int | None = None) -> str | None:
     """The line an SGLang plan with attention DP (or --ep) prints: how it places the model, what it leaves out."""
+    from ..capacity.eplb import eplb_text
     from ..capacity.experts import is_moe
 
     if dp == 1 and not ep:
@@ -84,11 +86,12 @@ def placement_note(model, dp: int, ep: bool, tp: int) -> str | None:
                                     f"(KV heads and the embedding split over {tp}, MLA's latent whole), each its own "
                                     "scheduler and KV pool" if dp > 1 else ""))
     if is_moe(model):
-        line += ("; routed experts " + (f"whole, over EP {gpus} (--ep-size {gpus})" if ep else f"split over all {gpus} GPUs"))
+        line += ("; routed experts " + (f"whole, over EP {gpus} (--ep-size {gpus})" if ep else f"split over all {gpus} GPUs")
+                 + eplb_text(model, gpus, redundant, "sglang"))
     if dp > 1:
         line += (f"; dense MLPs, shared experts and the LM head split over all {gpus} GPUs (deepseek_v2.py)")
-    return line + ("; not counted: DeepEP / --moe-a2a-backend (shared experts whole, its buffers), EPLB's redundant "
-                   "experts, the DP groups' NCCL memory")
+    return line + ("; not counted: DeepEP / --moe-a2a-backend (shared experts whole, its buffers), EPLB's recorder "
+                   "state, the DP groups' NCCL memory")
 
 
 # the architectures whose SGLang 0.5.23 model file was read for the placement above (models/deepseek_v2.py); others
@@ -96,10 +99,11 @@ def placement_note(model, dp: int, ep: bool, tp: int) -> str | None:
 READ_ARCHS = frozenset({"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"})
 
 
-def check_model(model, dp: int, ep: bool = False, gpus: int = 1) -> None:
+def check_model(model, dp: int, ep: bool = False, gpus: int = 1, redundant: int | None = None) -> None:
     """Refuse attention DP for an architecture whose SGLang placement kvplan has not read, and an expert-parallel
-    split SGLang refuses: layers/moe/fused_moe_triton/layer.py FusedMoE asserts routed experts % ep_size == 0."""
-    routed = model.weight_routed_params if ep else None
+    split SGLang refuses: layers/moe/fused_moe_triton/layer.py FusedMoE asserts routed experts % ep_size == 0 (with
+    redundant experts, the physical ones: capacity/eplb.py check_redundant)."""
+    routed = model.weight_routed_params if ep and redundant is None else None
     if routed is not None and routed[0] % gpus:
         raise UsageError(f"--ep with --engine sglang: SGLang's --ep-size {gpus} must divide the {routed[0]} routed "
                          "experts (FusedMoE asserts it; vLLM gives some ranks one more)",

@@ -120,6 +120,8 @@ def command(result, techniques, context_len: int, mem_fraction_static: float | N
             argv += ["--attn-dp-size", str(dep.dp)]
         if dep.ep:  # whole experts over every GPU (moe_ep_size = tp: capacity.experts)
             argv += ["--ep-size", str(dep.tp * dep.dp)]
+        if dep.redundant_experts is not None:  # EPLB's redundant experts (capacity/eplb.py): static, as placed
+            argv += ["--ep-num-redundant-experts", str(dep.redundant_experts)]
         if dep.pp > 1:
             argv += ["--pp-size", str(dep.pp)]
         if mem_fraction_static is not None:

@@ -55,7 +55,12 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
 
             placed = record if record is not None else plan_weights(result.plan.model, dep)
             check_placement(result.plan.model, placed, dep.dp, dep.ep, dep.pp)
-            elsewhere = placement_saving(result.plan.model, placed, dep.tp, dep.dp, dep.ep)
+            from ..capacity.eplb import vllm_state_bytes
+
+            elsewhere = placement_saving(result.plan.model, placed, dep.tp, dep.dp, dep.ep,
+                                         redundant=dep.redundant_experts)
+            # EPLB's state, allocated at load before the profile, taken from the pool with the weights (capacity/eplb.py)
+            elsewhere -= vllm_state_bytes(result.plan.model, placed, dep.tp * dep.dp, dep.redundant_experts)
         est = predict_available(result.plan.model, total_bytes=driver_total_bytes(dep.gpu),
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
                                 max_num_batched_tokens=mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes,
@@ -80,7 +85,7 @@ def dp_note(dep, pool: VllmPool) -> str:
             "GPUs: v1/engine/core.py EngineCore._initialize_kv_caches, DPEngineCoreProc) logs these lines for its own "
             f"pool and its own max_num_seqs ({pool.max_num_seqs}); the replica serves {dep.dp} x {pool.max_concurrency:.2f} = "
             f"{dep.dp * pool.max_concurrency:.2f} requests of max_model_len. Not modelled: the DP / EP groups' NCCL "
-            "and all-to-all buffers (DeepEP, the allgather / reduce-scatter workspace), EPLB's redundant experts, "
+            "and all-to-all buffers (DeepEP, the allgather / reduce-scatter workspace), "
             "the MoE kernel's workspace under EP (sized here as under TP)")
 
 
