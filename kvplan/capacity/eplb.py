@@ -139,5 +139,8 @@ def eplb_text(model, ep_size: int, redundant: int | None, engine: str) -> str:
     physical = routed[0] + redundant
     flags = (f"--ep-num-redundant-experts {redundant}" if engine == "sglang" else
              f"--enable-eplb, num_redundant_experts {redundant}")
-    return (f"; EPLB ({flags}): {routed[0]} + {redundant} = {physical} physical experts, {physical // ep_size} on each "
+    line = (f"; EPLB ({flags}): {routed[0]} + {redundant} = {physical} physical experts, {physical // ep_size} on each "
             f"of the {ep_size} GPUs")
+    return line + ("" if engine == "sglang" else
+                   " (vLLM's EPLB state, its load window and one MoE layer's local experts as the rearrangement "
+                   "buffer, is counted under --engine vllm only)")
