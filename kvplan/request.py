@@ -89,6 +89,7 @@ class DeploymentRequest:
     ep: bool = False  # the routed experts split by expert over dp x tp GPUs (vLLM --enable-expert-parallel)
     dense_over_all: bool = False  # SGLang's attention DP (engines/sglang_dp.py): capacity.hardware.Deployment
     a2a: str | None = None  # the MoE all-to-all backend (engines/vllm_a2a.py, engines/sglang_a2a.py)
+    redundant_experts: int | None = None  # EPLB's redundant experts (--redundant-experts): capacity/eplb.py
 
     @property
     def has_memory(self) -> bool:
@@ -106,12 +107,14 @@ class DeploymentRequest:
             return None
         if not self.has_memory:
             return make_deployment(None, tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep,
-                                   dense_over_all=self.dense_over_all, a2a=self.a2a)
+                                   dense_over_all=self.dense_over_all, a2a=self.a2a,
+                                   redundant_experts=self.redundant_experts)
         deployment = make_deployment(self.gpu, gpu_memory=self.gpu_memory_bytes, hbm_gbps=self.hbm_gbps,
                                      tp=self.tp, pp=self.pp, mem_util=self.mem_util,
                                      reserve_bytes=self.reserve_bytes, weight_bytes=self.weight_bytes,
                                      kv_memory_bytes=self.kv_memory_bytes, dp=self.dp, ep=self.ep,
-                                     dense_over_all=self.dense_over_all, a2a=self.a2a)
+                                     dense_over_all=self.dense_over_all, a2a=self.a2a,
+                                     redundant_experts=self.redundant_experts)
         if self.weight_bytes is None and weights is not None:
             deployment = replace(deployment, weights=weights, weight_bytes=weights.total_bytes)
         return deployment
@@ -256,7 +259,8 @@ class EstimateRequest:
 
     @classmethod
     def from_options(cls, *, model, context=None, batch="1", kv_dtype="auto", techniques=(), gpu=None,
-                     gpu_memory=None, hbm_gbps=None, tp=1, pp=1, dp=1, ep=False, mem_util=None, reserve="2GiB",
+                     gpu_memory=None, hbm_gbps=None, tp=1, pp=1, dp=1, ep=False, redundant_experts=None, mem_util=None,
+                     reserve="2GiB",
                      weights="auto", kv_memory=None, engine="ideal", max_model_len=None, max_num_seqs=None,
                      enforce_eager=False, mtp=False, num_speculative_tokens=None, draft_model=None,
                      max_kv_gib=None,
@@ -283,6 +287,10 @@ class EstimateRequest:
         reserve_bytes = parse_size(reserve, "--reserve", allow_zero=True)
         if dp < 1:
             raise UsageError(f"--dp must be a positive integer, got {dp}")
+        if redundant_experts is not None and not ep:  # the rest: capacity/eplb.py check_redundant, model known
+            from .capacity.eplb import check_redundant
+
+            check_redundant(None, redundant_experts, ep, 1, engine_request.name)
         if dp > 1 and "sglang" in (engine_request.name, engine_request.emit):
             # SGLang's --tp T --dp N --enable-dp-attention: T GPUs, N attention groups of T / N (engines/sglang_dp.py)
             if "vllm" in (engine_request.name, engine_request.emit):
@@ -298,7 +306,8 @@ class EstimateRequest:
         a2a = _a2a_backend(all2all_backend, moe_a2a_backend, engine_request, dp, ep)
         deployment = DeploymentRequest(
             gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
-            hbm_gbps=hbm_gbps, tp=tp, pp=pp, dp=dp, ep=ep, mem_util=mem_util, reserve_bytes=reserve_bytes,
+            hbm_gbps=hbm_gbps, tp=tp, pp=pp, dp=dp, ep=ep, redundant_experts=redundant_experts, mem_util=mem_util,
+            reserve_bytes=reserve_bytes,
             dense_over_all=dp > 1 and "sglang" in (engine_request.name, engine_request.emit), a2a=a2a,
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None)
         # --quantization: the rule of the engine modelled (with none, the one emitted; else vLLM's) sizes it, and an

@@ -146,7 +146,8 @@ def _estimate_samples() -> list[dict]:
                  "--engine", "vllm"),
         run_json("estimate", "falcon-h1-7b", "-c", "16k", "--gpu", "a100", "--engine", "vllm@0.11"),
         run_json("estimate", "gpt-oss-120b", "-c", "32k", "--gpu", "h200", "--engine", "sglang"),
-        run_json("estimate", "deepseek-v3", "-c", "32k", "--gpu", "h200", "--tp", "8", "--dp", "8", "--engine", "sglang"),
+        run_json("estimate", "deepseek-v3", "-c", "32k", "--gpu", "h200", "--tp", "8", "--dp", "8", "--engine", "sglang",
+                 "--ep", "--redundant-experts", "32"),
         run_json("estimate", "llama-3.1-70b", "-c", "8k", "--gpu", "h100", "--engine", "vllm", "--quantization", "fp8"),
     ]
 

@@ -115,7 +115,12 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
             from .engines.sglang_dp import check_model
 
             check_model(spec, request.deployment.dp, request.deployment.ep, request.deployment.tp * request.deployment.dp,
-                        request.deployment.pp)
+                        request.deployment.pp, request.deployment.redundant_experts)
+        from .capacity.eplb import check_redundant
+
+        for name in {request.engine.name, request.engine.emit or request.engine.name}:  # SGLang's rule or vLLM's
+            check_redundant(spec, request.deployment.redundant_experts, request.deployment.ep,
+                            request.deployment.tp * request.deployment.dp, name)
     result = evaluate(spec, chain, tokens, request.batch, deployment, weights=weight_record)
     engine_label = {"vllm": "vLLM", "sglang": "SGLang"}.get(request.engine.name)
     report = estimate_report.build(result, kv_dtype=dtype_name, explain=request.explain, engine=engine_label)
@@ -138,11 +143,12 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         if "sglang" in (request.engine.name, request.engine.emit):
             from .engines.sglang_dp import placement_note
 
-            line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp)
+            line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp, deployment.redundant_experts)
         else:
             from .capacity.experts import placement_note
 
-            line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp, result.weights)
+            line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp, result.weights,
+                                  deployment.redundant_experts)
         if line is not None:
             report.lines.append(f"note: {line}")
     engine = request.engine

@@ -16,9 +16,14 @@ layers use the TP group). Only the FusedMoE layers' routed experts span the DP r
   the fullest GPU holds ceil(num_experts / EP) of them.
 
 vLLM refuses --enable-expert-parallel for a model without experts (config/model.py
-ModelConfig._verify_with_expert_parallelism). Not modelled: EPLB's redundant experts (--num-redundant-experts adds
-whole experts to every rank), the all-to-all backend's buffers (DeepEP, the allgather / reduce-scatter workspace),
-the MoE kernel workspace under EP (its tokens are those dispatched to the rank).
+ModelConfig._verify_with_expert_parallelism). The all-to-all backend's buffers are engines/vllm_a2a.py's (a vLLM
+profile term). Not modelled: the MoE kernel workspace under EP (its tokens are those dispatched to the rank).
+
+EPLB's redundant experts (--redundant-experts R: vLLM's --enable-eplb --eplb-config '{"num_redundant_experts": R}',
+SGLang's --ep-num-redundant-experts R; capacity/eplb.py): the EP ranks hold logical + R physical experts
+(vLLM fused_moe/layer.py determine_expert_counts: global_num_experts = num_experts + num_redundant_experts; SGLang
+eplb/expert_location.py num_physical_experts), each rank physical / EP of them, each the bytes of one logical
+expert.
 
 Sequence-parallel MoE: with EP, tp > 1 and dp > 1 vLLM 0.34 runs the MoE sequence-parallel
 (config/parallel.py ParallelConfig.use_sequence_parallel_moe: the all2all backend one of its list, the default
@@ -132,12 +137,14 @@ def shared_extra(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool)
 
 
 def routed_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool,
-                  vllm_sequence_parallel: bool = True) -> int:
+                  vllm_sequence_parallel: bool = True, redundant: int = 0) -> int:
     """Bytes one GPU holds less than the (tp, pp = 1) split gives it (capacity.weights.stage_weight_bytes divides
     the routed and shared experts over the TP ranks): the routed experts over dp x tp GPUs (1 / (dp x tp) of each
     without EP, ceil(experts / EP) whole experts with it), less the shared experts' bytes a sequence-parallel MoE
     holds whole on every TP rank (shared_extra: vLLM's; SGLang's attention DP splits them over all GPUs instead,
-    full_tp_saving, so its callers pass vllm_sequence_parallel False); 0 for a dense model or without DP or EP."""
+    full_tp_saving, so its callers pass vllm_sequence_parallel False); 0 for a dense model or without DP or EP.
+    redundant: EPLB's redundant experts (with ep), whole copies of logical experts: the EP ranks hold experts +
+    redundant physical experts, each the bytes of one logical expert (capacity/eplb.py)."""
     ranks = dp * tp
     if not is_moe(model) or ranks == 1 or (dp == 1 and not ep):
         return 0
@@ -146,20 +153,24 @@ def routed_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool
         return 0
     if ep:
         experts = model.weight_routed_params[0]
-        held = _ceil_div(total * experts_per_rank(experts, ranks), experts)
+        held = _ceil_div(total * experts_per_rank(experts + redundant, ranks), experts)
     else:
         held = _ceil_div(total, ranks)
     extra = shared_extra(model, weights, tp, dp, ep) if vllm_sequence_parallel else 0
     return _ceil_div(total, tp) - held - extra
 
 
-def placement_note(model: ModelSpec, dp: int, ep: bool, tp: int, weights: Weights | None = None) -> str | None:
+def placement_note(model: ModelSpec, dp: int, ep: bool, tp: int, weights: Weights | None = None,
+                   redundant: int | None = None) -> str | None:
     """The line a data / expert parallel plan of a MoE model prints: what it leaves out."""
     if not is_moe(model) or (dp == 1 and not ep):
         return None
+    from .eplb import eplb_text
+
     line = ("routed experts " + (f"split by expert over EP {dp * tp} GPUs" if ep else f"split over dp x tp = {dp * tp} GPUs")
-            + " (vLLM 0.34 FusedMoEParallelConfig.make); not counted: EPLB's redundant experts, the all-to-all "
-              "buffers (DeepEP, allgather / reduce-scatter) and the DP / EP groups' NCCL memory")
+            + " (vLLM 0.34 FusedMoEParallelConfig.make)" + eplb_text(model, dp * tp, redundant, "vllm")
+            + "; not counted here: the all-to-all backend's buffers (in vLLM's profile: engines/vllm_a2a.py) and the "
+              "DP / EP groups' NCCL memory")
     if shared_whole(model, dp, ep, tp) and model.weight_routed_params[4]:
         line += ("; sequence-parallel MoE (EP with dp > 1 and tp > 1: vLLM 0.34 config/parallel.py "
                  "use_sequence_parallel_moe, default all2all backend): the shared experts whole on every TP rank "
@@ -198,12 +209,14 @@ def _full_tp_less(model: ModelSpec, weights: Weights, tp: int, dp: int) -> int:
 
 
 def placement_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool,
-                     dense_over_all: bool = False) -> int:
+                     dense_over_all: bool = False, redundant: int | None = None) -> int:
     """Bytes one GPU holds less than the (tp, pp) split gives it under data / expert parallelism: the routed experts
     over dp x tp GPUs (routed_saving: vLLM's placement, its sequence-parallel shared experts included), or under
     SGLang's attention DP (dense_over_all) the routed experts and, over all dp x tp GPUs, the dense MLPs, shared
-    experts and LM head (full_tp_saving). 0 without DP or EP."""
+    experts and LM head (full_tp_saving). 0 without DP or EP. redundant: EPLB's redundant experts (None: no EPLB),
+    held as more whole experts a rank (routed_saving)."""
     if dp <= 1 and not ep:
         return 0
-    saving = routed_saving(model, weights, tp, dp, ep, vllm_sequence_parallel=not dense_over_all)
+    saving = routed_saving(model, weights, tp, dp, ep, vllm_sequence_parallel=not dense_over_all,
+                           redundant=redundant or 0)
     return saving + (_full_tp_less(model, weights, tp, dp) if dense_over_all else 0)

@@ -32,6 +32,9 @@ class Deployment:
     # the engine's MoE all-to-all backend as resolved (vLLM's --all2all-backend, SGLang's --moe-a2a-backend;
     # engines/vllm_a2a.py, engines/sglang_a2a.py); None: the engine's default
     a2a: str | None = None
+    # EPLB's redundant experts (with ep): experts + R physical experts over the EP ranks (capacity/eplb.py); None:
+    # no EPLB
+    redundant_experts: int | None = None
 
     @property
     def gpus(self) -> int:
@@ -45,7 +48,8 @@ class Deployment:
         head = f"dp {self.dp} x tp {self.tp}, pp {self.pp}"
         if self.dense_over_all:
             head = f"SGLang --tp {self.dp * self.tp}: attention dp {self.dp} x tp {self.tp}, pp {self.pp}"
-        return head + (f", EP {self.dp * self.tp}" if self.ep else ", experts split over dp x tp")
+        eplb = f" + {self.redundant_experts} redundant experts" if self.redundant_experts is not None else ""
+        return head + (f", EP {self.dp * self.tp}{eplb}" if self.ep else ", experts split over dp x tp")
 
 
 def make_deployment(
@@ -65,6 +69,7 @@ def make_deployment(
     ep: bool = False,
     dense_over_all: bool = False,
     a2a: str | None = None,
+    redundant_experts: int | None = None,
 ) -> Deployment:
     if not 0 < mem_util <= 1:
         raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
@@ -75,7 +80,7 @@ def make_deployment(
     base = lookup(gpu) if gpu is not None else None  # --gpu '' is an unknown GPU, not no GPU
     if base is None and gpu_memory is None and kv_memory_bytes is None:
         return Deployment(None, tp, pp, mem_util, reserve_bytes, weight_bytes, None, dp=dp, ep=ep,
-                          dense_over_all=dense_over_all, a2a=a2a)
+                          dense_over_all=dense_over_all, a2a=a2a, redundant_experts=redundant_experts)
     if base is None:
         base = Gpu("custom", gpu_memory or 0, hbm_gbps or 0.0, link_gbps or 32.0, tflops or 0.0, "from --gpu-memory")
     else:
@@ -92,4 +97,4 @@ def make_deployment(
             bf16_tflops=tflops or base.bf16_tflops,
         )
     return Deployment(base, tp, pp, mem_util, reserve_bytes, weight_bytes, kv_memory_bytes, dp=dp, ep=ep,
-                      dense_over_all=dense_over_all, a2a=a2a)
+                      dense_over_all=dense_over_all, a2a=a2a, redundant_experts=redundant_experts)

@@ -7,7 +7,7 @@ import typer
 from .common import check_format, emit
 from .options import (
     All2AllOpt, BatchOpt, ContextOrDefaultOpt, DpOpt, EnforceEagerOpt, EpOpt, EngineOpt, FormatOpt, GpuMemoryOpt, GpuOpt, HbmOpt, KvDtypeOpt,
-    KvMemoryOpt, MaxModelLenOpt, MaxNumSeqsOpt, ModelArg, MoeA2AOpt, MtpOpt, SpecTokensOpt, DraftModelOpt, PpOpt, QuantizationOpt, ReserveOpt,
+    KvMemoryOpt, MaxModelLenOpt, MaxNumSeqsOpt, ModelArg, MoeA2AOpt, MtpOpt, RedundantExpertsOpt, SpecTokensOpt, DraftModelOpt, PpOpt, QuantizationOpt, ReserveOpt,
     RevisionOpt, SetNewOpt, SetOpt,
     TechniqueOpt, TpOpt, WeightsOpt,
 )
@@ -28,6 +28,7 @@ def estimate_command(
     ep: EpOpt = False,
     all2all_backend: All2AllOpt = None,
     moe_a2a_backend: MoeA2AOpt = None,
+    redundant_experts: RedundantExpertsOpt = None,
     mem_util: Annotated[Optional[float], typer.Option("--mem-util", help="Fraction of GPU memory the engine may use (default: 0.9; with --engine vllm, that release's gpu_memory_utilization default).")] = None,
     reserve: ReserveOpt = "2GiB",
     weights: WeightsOpt = "auto",
@@ -67,7 +68,8 @@ def estimate_command(
     check_format(fmt)
     request = EstimateRequest.from_options(
         model=model, context=context, batch=batch, kv_dtype=kv_dtype, techniques=technique or [],
-        gpu=gpu, gpu_memory=gpu_memory, hbm_gbps=hbm_gbps, tp=tp, pp=pp, dp=dp, ep=ep, mem_util=mem_util,
+        gpu=gpu, gpu_memory=gpu_memory, hbm_gbps=hbm_gbps, tp=tp, pp=pp, dp=dp, ep=ep,
+        redundant_experts=redundant_experts, mem_util=mem_util,
         reserve=reserve, weights=weights, kv_memory=kv_memory, engine=engine, max_model_len=max_model_len,
         max_num_seqs=max_num_seqs, enforce_eager=enforce_eager, mtp=mtp,
         num_speculative_tokens=num_speculative_tokens, draft_model=draft_model, max_kv_gib=max_kv_gib, min_concurrency=min_concurrency, emit=emit_flags, overrides=set_ or [],

@@ -598,7 +598,7 @@ def _replicated_counter(f: Fields, layers: list, dims, total: int, plain_bytes: 
 
 def _routed_counter(f: Fields, layers: list, dims, total: int):
     """A counter of the routed experts (experts per MoE layer, their parameters over every layer; then the dense MLP
-    and shared-expert parameters, the LM head's, and the shared experts' alone) from the family's
+    and shared-expert parameters, the LM head's, the shared experts' alone, the MoE layers) from the family's
     per-module table (weight_tables: the modules with Module.experts), built on first call (only a data / expert
     parallel plan reads it: capacity.experts); it answers None where kvplan has no table that adds up to the count
     (a dense model: 0 experts and 0 parameters, the MLPs and head counted for SGLang's attention DP)."""
@@ -619,7 +619,11 @@ def _routed_counter(f: Fields, layers: list, dims, total: int):
         ffn = sum(m.weight for m in found if m.role in ("mlp", "shared experts") and not m.top)
         head = sum(m.weight + m.other for m in found if m.role == "lm_head")
         shared = sum(m.weight for m in found if m.role == "shared experts")
-        return (max((m.experts for m in routed), default=0), sum(m.weight for m in routed), ffn, head, shared)
+        # and the MoE layers: the decoder layers ("layers.N.") with routed experts (EPLB's per-layer state:
+        # capacity/eplb.py)
+        moe_layers = len({m.name.split(".")[1] for m in routed if m.name.startswith("layers.") and not m.top})
+        return (max((m.experts for m in routed), default=0), sum(m.weight for m in routed), ffn, head, shared,
+                moe_layers)
 
     return count
 

@@ -40,7 +40,7 @@ class ModelSpec:
     weight_expert_bytes: int = 0
     # the routed experts as the family's per-module count gives them (configs/weight_tables: the modules with
     # Module.experts): a counter answering (experts per MoE layer, their parameters, all layers, the dense MLP and
-    # shared-expert parameters, the LM head's, the shared experts' alone: role "shared experts") or None where
+    # shared-expert parameters, the LM head's, the shared experts' alone: role "shared experts", the MoE layers) or None where
     # kvplan has no table that adds up to param_count; None: a model without one. Read it as weight_routed_params;
     # capacity.experts places them under data / expert parallelism
     weight_routed: Callable[[], tuple[int, ...] | None] | None = field(default=None, compare=False, repr=False)
@@ -143,7 +143,7 @@ class ModelSpec:
     @property
     def weight_routed_params(self) -> tuple[int, ...] | None:
         """(routed experts a MoE layer, their parameters over every layer, the dense MLP and shared-expert
-        parameters, the LM head's, the shared experts' alone) from the family's per-module count."""
+        parameters, the LM head's, the shared experts' alone, the MoE layers) from the family's per-module count."""
         return self.weight_routed() if self.weight_routed is not None else None
 
     @property

@@ -30,7 +30,9 @@ Read in the sglang 0.5.23 wheel (srt/...):
   DP_FAMILIES (models/llama.py and qwen2.py split the attention heads over the whole --tp).
 
 Not modelled: the DP group's chunked prefill (chunked_prefill_size // N per rank, which moves no memory term),
-EPLB's redundant experts, --enable-dp-lm-head, --moe-dense-tp-size, the fused shared expert slots.
+--enable-dp-lm-head, --moe-dense-tp-size, the fused shared expert slots, EPLB's recorder and manager state.
+EPLB's redundant experts (--ep-num-redundant-experts R) are modelled: capacity/eplb.py; --moe-a2a-backend:
+engines/sglang_a2a.py.
 """
 
 from __future__ import annotations
@@ -74,8 +76,9 @@ def per_rank_requests(max_running_requests: int | None, dep) -> int | None:
     return max(1, max_running_requests // dep.dp)
 
 
-def placement_note(model, dp: int, ep: bool, tp: int) -> str | None:
+def placement_note(model, dp: int, ep: bool, tp: int, redundant: int | None = None) -> str | None:
     """The line an SGLang plan with attention DP (or --ep) prints: how it places the model, what it leaves out."""
+    from ..capacity.eplb import eplb_text
     from ..capacity.experts import is_moe
 
     if dp == 1 and not ep:
@@ -85,13 +88,14 @@ def placement_note(model, dp: int, ep: bool, tp: int) -> str | None:
                                     f"(KV heads and the embedding split over {tp}, MLA's latent whole), each its own "
                                     "scheduler and KV pool" if dp > 1 else ""))
     if is_moe(model):
-        line += ("; routed experts " + (f"whole, over EP {gpus} (--ep-size {gpus})" if ep else f"split over all {gpus} GPUs"))
+        line += ("; routed experts " + (f"whole, over EP {gpus} (--ep-size {gpus})" if ep else f"split over all {gpus} GPUs")
+                 + eplb_text(model, gpus, redundant, "sglang"))
     if dp > 1:
         path, _ = DP_FAMILIES.get(model.architecture or "", ("", ""))
         line += f"; dense MLPs, shared experts and the LM head split over all {gpus} GPUs ({path.rpartition('/')[2]})"
         if model.architecture == "Llama4ForConditionalGeneration":
             line += "; " + VISION_NOTE
-    return line + ("; not counted: EPLB's redundant experts, the DP groups' NCCL memory (--moe-a2a-backend: "
+    return line + ("; not counted: EPLB's recorder state, the DP groups' NCCL memory (--moe-a2a-backend: "
                    "engines/sglang_a2a.py)")
 
 
@@ -156,14 +160,15 @@ VISION_NOTE = ("the vision tower counted split over the attention TP group (SGLa
                "splits it over all GPUs: kvplan overcounts it)")
 
 
-def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1) -> None:
+def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1, redundant: int | None = None) -> None:
     """Refuse attention DP for an architecture whose SGLang placement kvplan has not read, and an expert-parallel
-    split SGLang refuses: layers/moe/fused_moe_triton/layer.py FusedMoE asserts routed experts % ep_size == 0;
-    and --ep with --pp, which kvplan has not read for SGLang (attention_tp refuses --dp with --pp)."""
+    split SGLang refuses: layers/moe/fused_moe_triton/layer.py FusedMoE asserts routed experts % ep_size == 0 (with
+    redundant experts, the physical ones: capacity/eplb.py check_redundant); and --ep with --pp, which kvplan has not
+    read for SGLang (attention_tp refuses --dp with --pp)."""
     if ep and pp > 1:
         raise UsageError(f"--ep with --pp {pp} under --engine sglang: kvplan does not model SGLang's pipeline stages "
                          "with expert parallelism", "use --ep with --tp only, or --engine vllm")
-    routed = model.weight_routed_params if ep else None
+    routed = model.weight_routed_params if ep and redundant is None else None
     if routed is not None and routed[0] % gpus:
         raise UsageError(f"--ep with --engine sglang: SGLang's --ep-size {gpus} must divide the {routed[0]} routed "
                          "experts (FusedMoE asserts it; vLLM gives some ranks one more)",

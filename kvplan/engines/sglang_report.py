@@ -223,7 +223,8 @@ def _stage_weights(result, release: str | None = None) -> list[int]:
             from ..capacity.experts import check_placement, placement_saving
 
             check_placement(model, record, dep.dp, dep.ep, dep.pp)
-            less = placement_saving(model, record, dep.tp, dep.dp, dep.ep, dense_over_all=dep.dp > 1)
+            less = placement_saving(model, record, dep.tp, dep.dp, dep.ep, dense_over_all=dep.dp > 1,
+                                    redundant=dep.redundant_experts)
             less -= shared_extra(model, record, dep)[0]  # DeepEP: the shared experts whole (sglang_a2a)
             out = [n - less for n in out]
     else:

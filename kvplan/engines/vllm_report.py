@@ -56,16 +56,20 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
             from ..capacity.weights import plan_weights, stage_weight_bytes
             from .vllm_a2a import a2a_of
 
+            from ..capacity.eplb import vllm_state_bytes
+
             model = result.plan.model
             placed = record if record is not None else plan_weights(model, dep)
             check_placement(model, placed, dep.dp, dep.ep, dep.pp)
-            savings = stage_savings(model, placed, dep.tp, dep.dp, dep.ep, dep.pp)
+            savings = stage_savings(model, placed, dep.tp, dep.dp, dep.ep, dep.pp, redundant=dep.redundant_experts)
             # the profile's weights are the fullest stage's: what that GPU holds less (each stage's own saving)
             stages = stage_weight_bytes(placed, model.num_layers, dep.tp, dep.pp)
             elsewhere = max(stages) - max(w - s for w, s in zip(stages, savings))
             all2all, shared_split = a2a_of(model, placed, dep, mnbt)
             # the shared experts a backend outside the sequence-parallel list keeps split: an even share a stage
             elsewhere += shared_split // dep.pp
+            # EPLB's state, allocated at load before the profile, taken from the pool with the weights (capacity/eplb.py)
+            elsewhere -= vllm_state_bytes(model, placed, dep.tp * dep.dp, dep.redundant_experts)
         est = predict_available(result.plan.model, total_bytes=driver_total_bytes(dep.gpu),
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
                                 max_num_batched_tokens=mnbt,
@@ -89,8 +93,8 @@ def dp_note(dep, pool: VllmPool) -> str:
             "GPUs: v1/engine/core.py EngineCore._initialize_kv_caches, DPEngineCoreProc) logs these lines for its own "
             f"pool and its own max_num_seqs ({pool.max_num_seqs}); the replica serves {dep.dp} x {pool.max_concurrency:.2f} = "
             f"{dep.dp * pool.max_concurrency:.2f} requests of max_model_len. Not modelled: the DP / EP groups' NCCL "
-            "memory, EPLB's redundant experts, the MoE kernel's workspace under EP (sized here as under TP); the "
-            "all-to-all backend's buffers: engines/vllm_a2a.py (--all2all-backend)")
+            "memory, the MoE kernel's workspace under EP (sized here as under TP); the all-to-all backend's buffers: "
+            "engines/vllm_a2a.py (--all2all-backend); EPLB: capacity/eplb.py (--redundant-experts)")
 
 
 def _mixed_label(pool: VllmPool) -> str:

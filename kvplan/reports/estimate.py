@@ -217,6 +217,7 @@ def data_extra(result: PlanResult, data: dict, tables: list, lines: list, engine
         data["capacity"] = {
             "gpu": dep.gpu.name if dep.gpu else None,
             "gpus": dep.gpus, "tp": dep.tp, "pp": dep.pp, "dp": dep.dp, "ep": dep.ep,
+            "redundant_experts": dep.redundant_experts,  # EPLB's (capacity/eplb.py); null without EPLB
             "mem_util": dep.mem_util, "reserve_bytes": dep.reserve_bytes,
             **_gpu_memory(dep),
             "weight_bytes_per_gpu": cap.weight_bytes_per_gpu,

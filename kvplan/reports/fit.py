@@ -226,8 +226,9 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
         report.lines.append(f"--dp-ep: no data-parallel + expert-parallel split searched: {result.dp_ep_skipped}")
     elif req.dp_ep:
         report.lines.append("--dp-ep: DP + EP options (dp x tp GPUs, pp 1) hold dp x one rank's sequences; not "
-                            "counted there: the all-to-all buffers, EPLB's redundant experts, the DP / EP groups' NCCL "
-                            "memory; no decode floor (docs/engines.md, --dp / --ep)")
+                            "counted there: the all-to-all buffers, the DP / EP groups' NCCL memory; searched without EPLB's "
+                            "redundant experts (kvplan estimate --redundant-experts); no decode floor (docs/engines.md, "
+                            "--dp / --ep)")
     if getattr(result.engine, "pp_note", None):
         report.lines.append(f"note: {result.engine.pp_note}")
     for c, why in result.dropped:
