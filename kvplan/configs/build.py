@@ -839,7 +839,8 @@ def _with_vision_tower(raw: dict, f: Fields, whole, online=None):
     (configs/quant_online.py quantized_tower), and its part vLLM holds whole added to `whole`; a wrapper kvplan does
     not count gets a note saying so."""
     from .quant_online import quantized_tower
-    from .vision_towers import NotCounted, vision_tower
+    from .vision_count import NotCounted
+    from .vision_towers import vision_tower
 
     try:
         tower = vision_tower(raw, f)  # a malformed vision_config: its ConfigError, one line
