@@ -12,7 +12,7 @@ import pytest
 
 from kvplan.configs import build_model
 from kvplan.configs.families import FAMILIES
-from kvplan.configs.params import _TIED_BY_DEFAULT
+from kvplan.configs.param_embeddings import _TIED_BY_DEFAULT
 
 SPECS = Path(__file__).resolve().parent.parent / "model_specs"
 

@@ -26,7 +26,9 @@ from ..core.model import ModelSpec
 from ..core.transform import intern
 from ..errors import ConfigError
 from . import kinds as K
-from . import params, quant_bytes, quant_mlx, quant_stored
+from . import quant_bytes, quant_mlx, quant_stored
+from .param_embeddings import embedding_params
+from .params_generic import gpt_oss_expert_weights
 from .attention import attention_cache, head_dims
 from .family import Family
 from .block_sparse import block_sparse_caches
@@ -459,7 +461,7 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims, online=
                                  "at the checkpoint's folder or hf://REPO to read its tensors",), (0, 0, 0, 0, None)
     head_note = ""
     if q.keeps_lm_head and not q.experts_only and not f.has("tie_word_embeddings"):
-        head = params.embedding_params(f)[1]
+        head = embedding_params(f)[1]
         head_note = f"; the config has no tie_word_embeddings, so the head is taken as {'separate' if head else 'tied'}"
     if split is not None:
         plain = total - split.quantized
@@ -506,11 +508,11 @@ def _weight_format(f: Fields, raw: dict, total: int, layers: list, dims, online=
         label = f"{q.experts_dtype} experts + {q.dtype} + {dtype}" if experts else f"{q.dtype} + {dtype}"
         return (label, stored / total, q.bytes_per_weight, plain, (note,),
                 (whole, beside.g_idx_bytes, experts, round(experts_bytes), kv))
-    embed, head = params.embedding_params(f)
+    embed, head = embedding_params(f)
     plain = embed + (head if q.keeps_lm_head else 0)
     whole, kv = 0, None
     if q.experts_only:
-        plain = total - params.gpt_oss_expert_weights(f, len(layers))
+        plain = total - gpt_oss_expert_weights(f, len(layers))
         # all but the experts stays in the float dtype, so what each TP rank holds whole (norms, routers, o_proj
         # biases) and the KV shares are the unquantized checkpoint's, from the per-module count where it adds up
         counter, kv_counter = _replicated_counter(f, layers, dims, total, plain_bytes)
@@ -812,8 +814,8 @@ def whole_modules(raw: dict | None, source: str = "config") -> dict[str, tuple[i
 def counted_params(family: Family, f: Fields, layers: list, dims) -> tuple[int, int, tuple[str, ...]]:
     """(total, active, notes) of the config's weights: the family's count (Family.params) for its causal LM, and
     for a pooling architecture (configs/pooling_heads.py) that count less the untied LM head (from the family's
-    per-module table where it adds up, else vocab x hidden: params.embedding_params) and with the pooling head,
-    a note saying so. The one place the count is assembled: the tables (weight_tables.table) follow the same
+    per-module table where it adds up, else vocab x hidden: param_embeddings.embedding_params) and with the pooling
+    head, a note saying so. The one place the count is assembled: the tables (weight_tables.table) follow the same
     rule, so they add up to it."""
     from . import weight_tables
     from .pooling_heads import pooling_head
@@ -826,7 +828,7 @@ def counted_params(family: Family, f: Fields, layers: list, dims) -> tuple[int, 
     if modules and sum(m.weight + m.other for m in modules) == total:
         lm_head = sum(m.weight + m.other for m in modules if m.role == "lm_head")
     else:
-        lm_head = params.embedding_params(f)[1]
+        lm_head = embedding_params(f)[1]
     delta = head.params - lm_head
     return total + delta, active + delta, (head.describe(lm_head),)
 
@@ -839,7 +841,8 @@ def _with_vision_tower(raw: dict, f: Fields, whole, online=None):
     (configs/quant_online.py quantized_tower), and its part vLLM holds whole added to `whole`; a wrapper kvplan does
     not count gets a note saying so."""
     from .quant_online import quantized_tower
-    from .vision_towers import NotCounted, vision_tower
+    from .vision_count import NotCounted
+    from .vision_towers import vision_tower
 
     try:
         tower = vision_tower(raw, f)  # a malformed vision_config: its ConfigError, one line

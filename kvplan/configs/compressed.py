@@ -33,7 +33,7 @@ from ..core.layers import LayerSpec, RecurrentState, TokenCache, TokenPolicy
 from ..core.storage import FP32
 from ..errors import ConfigError
 from . import kinds as K
-from . import params
+from .param_embeddings import embedding_params
 from .fields import Fields
 
 # transformers' _COMPRESS_RATIO_TO_LAYER_TYPE and default_compress_rates
@@ -201,6 +201,6 @@ def _by_share(f: Fields, total: int, num_layers: int, expert_dtype: str, rest_dt
     say of V4-Flash and V4-Pro: 'MoE expert weights in FP4, most other parameters in FP8'), the embeddings and
     head in BF16, the rest as the quantization_config says."""
     experts = num_layers * f.int("n_routed_experts") * 3 * f.int("hidden_size") * f.int("moe_intermediate_size")
-    tables = sum(params.embedding_params(f))  # embeddings and LM head: BF16
+    tables = sum(embedding_params(f))  # embeddings and LM head: BF16
     average = (experts * EXPERT_BYTES[expert_dtype] + tables * 2 + (total - experts - tables) * rest_bytes) / total
     return f"{expert_dtype} experts + {rest_dtype}", average

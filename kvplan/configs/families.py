@@ -14,6 +14,8 @@ from . import kinds as K
 from . import (audio_wrappers, bailing, block_sparse, compressed, deepseek_moe, domyn_edge, k2_horizon, kolibri,
                looped, nemotron_nas, openpangu, params, remote_decoders, rnj1, step5, pooled_sparse, qsa,
                shared_compressed, vl_wrappers, vla_wrappers, vllm_own)
+from . import (params_decoder, params_dense_special, params_generic, params_linear_mixers, params_mla_more,
+               params_moe_more, params_ssm)
 from .attention import (chatglm_kv_heads, decompressed_latent_dims, explicit_head_dim, falcon_kv_heads,
                         gqa_from_hidden, jetmoe_dims, mha_from_hidden, mimo_v2_flash_window, mpt_dims,
                         multi_query_kv_heads, step3_kv_heads, window_plus_one, zamba_dims)
@@ -50,7 +52,7 @@ MAMBA_HYBRID = frozenset({K.FULL, K.LINEAR, K.NONE})
 GENERIC = Family(
     types=("(unknown)",),
     kinds=ATTN_CHUNKED,
-    params=params.attention_decoder,
+    params=params_generic.attention_decoder,
     # vLLM's ModelConfig.get_hf_config_sliding_window: an explicit use_sliding_window false means no window
     # (MiMo, other Qwen2 derivatives that keep sliding_window beside it)
     window_gate="use_sliding_window", window_gate_default=True,
@@ -165,7 +167,7 @@ _SPEECH_V034_ROWS: list[Family] = [
 
 _ROWS: list[Family] = [
     # -- decoders with one window for all layers or none (transformers' generic rule)
-    Family(("llama",), kinds=ATTN, params=params.attention_decoder,
+    Family(("llama",), kinds=ATTN, params=params_generic.attention_decoder,
            nested_defaults={"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
                             "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 2048},
            rules=("K/V on every layer; sliding_window (when set) on every layer; LlamaConfig defaults fill a "
@@ -192,10 +194,10 @@ _ROWS: list[Family] = [
     Family(("ergo",), kinds=ATTN, aliases={"sliding_window": ("local_attention_window",)},
            defaults={"sliding_window": 512},
            derive=every_period("global_attention_every_n_layers", 4, hit=K.FULL, miss=K.SLIDING, one_based=True),
-           params=params.ergo,
+           params=params_moe_more.ergo,
            rules=("layer_types; else full every global_attention_every_n_layers-th layer (4), sliding_window (512; "
                   "the checkpoints write local_attention_window) elsewhere",)),
-    Family(("minicpm5_moe",), kinds=FULL_ONLY, defaults={"head_dim": 128}, params=params.minicpm5_moe,
+    Family(("minicpm5_moe",), kinds=FULL_ONLY, defaults={"head_dim": 128}, params=params_moe_more.minicpm5_moe,
            rules=("K/V of num_key_value_heads x head_dim on every layer, no window",)),
     # -- Llama-like decoders vLLM 0.33 serves through remote-code configs (remote_decoders.py: heads, widths, parameters)
     Family(("minicpm",), kinds=ATTN, dims=remote_decoders.minicpm_dims, params=remote_decoders.minicpm_params,
@@ -261,18 +263,19 @@ _ROWS: list[Family] = [
                   "num_attention_heads on every layer, ALiBi positions (sliding_window, when set, on every "
                   "layer)",)),
     Family(("dory",), kinds=frozenset({K.FULL, K.SLIDING, K.NONE}), derive=looped.default_kinds, layers=looped.layers,
-           defaults={"head_dim": 256, "sliding_window": 1024, "num_key_value_heads": 4}, params=params.dory,
+           defaults={"head_dim": 256, "sliding_window": 1024, "num_key_value_heads": 4},
+           params=params_dense_special.dory,
            rules=("layer_types (released configs interleave 'mlp' blocks); else sliding, sliding, sliding, full "
                   "repeated. The n_recurrent_layers after n_input_layers run n_recurrent_loops times: per_loop "
                   "(default) keeps a cache per loop, last_loop one cache read by every loop",)),
     Family(("kolibri1_1",), kinds=frozenset({K.SLIDING, K.INDEXED}), derive=kolibri.default_kinds,
-           layers=kolibri.layers, params=params.kolibri1_1, defaults={"sliding_window": 513, "head_dim": 128},
+           layers=kolibri.layers, params=params_moe_more.kolibri1_1, defaults={"sliding_window": 513, "head_dim": 128},
            rules=("layer_types; else every 5th layer indexed_attention, the rest sliding (sliding_window 513). "
                   "indexed_attention here is plain NoPE K/V of every token (no latent, no index keys), shared by "
                   "the layers kv_source_layers points at an earlier one; a step attends to index_topk + local + "
                   "sink tokens (2,184)",)),
     Family(("iquestloopcoder",), kinds=FULL_ONLY, dims=gqa_from_hidden, repeat=looped.iquest_loops,
-           params=params.iquest_loop,
+           params=params_dense_special.iquest_loop,
            rules=("the stack runs loop_num (2) times: loop 0 keeps K/V of every token (num_key_value_heads x "
                   "hidden / heads), each later loop its own K/V over loop_window_size (64) tokens and reads loop 0's",)),
     Family(("step3_vl",), text="step3_text", rules=("Step-3: its text model in text_config",)),
@@ -288,7 +291,7 @@ _ROWS: list[Family] = [
                   "a per-request ring of the open region's 7 index rows (bf16), as vLLM 0.33 keeps them; a step "
                   "reads the top sparse_config.topk regions plus the open one",)),
     Family(("nemotron-nas",), kinds=frozenset({K.FULL, K.NONE}), derive=nemotron_nas.kinds, dims=nemotron_nas.dims,
-           per_layer=nemotron_nas.layer_dims, params=params.nemotron_nas, notes=nemotron_nas.notes,
+           per_layer=nemotron_nas.layer_dims, params=params_dense_special.nemotron_nas, notes=nemotron_nas.notes,
            refuse=(("layer_types", "neither the remote code nor vLLM reads it: block_configs gives each layer"),),
            rules=("block_configs, one a layer (DeciLMForCausalLM's remote code, vLLM's nemotron_nas.py): K/V of "
                   "num_attention_heads // n_heads_in_group heads x head_dim (else hidden / heads) on every "
@@ -299,7 +302,7 @@ _ROWS: list[Family] = [
            rules=("K/V of every token on every layer (sliding_window, when set, on every layer); keep_window_size "
                   "only picks which cached keys a query attends to (dynamic mask attention), it evicts nothing",)),
     Family(("smollm3",), kinds=ATTN, window_gate="use_sliding_window", derive=smollm3_windows,
-           params=params.attention_decoder,
+           params=params_generic.attention_decoder,
            rules=("with use_sliding_window the NoPE layers (every no_rope_layer_interval-th) slide",)),
     Family(("fuyu",), text="persimmon", rules=("text model (persimmon) in text_config, or flat",)),
     # image-text wrappers: the text model in text_config is read by its own family (its model_type, or the
@@ -401,7 +404,7 @@ _ROWS: list[Family] = [
                   "parameters: the text model only (the weights add the SigLIP tower and resampler from 2.5 on: "
                   "configs/vision_towers.py), with the text model's "
                   "modules (Qwen2's q/k/v biases for 2.6, Qwen3's q/k norms for 4.5)",)),
-    Family(("phi3_v",), kinds=ATTN, params=params.attention_decoder,
+    Family(("phi3_v",), kinds=ATTN, params=params_generic.attention_decoder,
            rules=("Phi-3/3.5-vision (remote code, saved flat): vLLM 0.33 phi3v.py runs the text model as "
                   "LlamaForCausalLM: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every "
                   "layer; without layer_types its attention takes the model-level sliding_window "
@@ -420,7 +423,7 @@ _ROWS: list[Family] = [
                   "by that family; parameters: the text model (the weights add SigLIP, the resampler and the Whisper "
                   "encoder: configs/vision_towers.py; the TTS is not built), with the text model's modules (Qwen2's q/k/v biases for 2.6, Qwen3's q/k norms "
                   "for 4.5)",)),
-    Family(("phi4mm",), kinds=ATTN, params=params.attention_decoder,
+    Family(("phi4mm",), kinds=ATTN, params=params_generic.attention_decoder,
            rules=("Phi-4-multimodal (remote code, saved flat): vLLM 0.33 phi4mm.py Phi4MMForCausalLM builds a "
                   "LlamaModel on the flat config: K/V of num_key_value_heads x head_dim (else hidden_size / "
                   "heads) on every layer; without layer_types its attention takes the model-level sliding_window "
@@ -481,7 +484,7 @@ _ROWS: list[Family] = [
            rules=("Qwen3-ASR's thinker (Qwen3ASRThinkerConfig): text_config read as Qwen3ASRTextConfig whatever its "
                   "model_type says (absent: that class's defaults alone)",)),
     Family(("qwen3_asr_text",), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
-           defaults=audio_wrappers.QWEN3_ASR_TEXT_DEFAULTS, params=params.attention_decoder,
+           defaults=audio_wrappers.QWEN3_ASR_TEXT_DEFAULTS, params=params_generic.attention_decoder,
            rules=("Qwen3ASRTextConfig (defaults: 32 layers, 32 KV heads of head_dim 128) run as Qwen3ForCausalLM: "
                   "K/V of num_key_value_heads x head_dim on every layer; the class defines no window, so one counts "
                   "only where the file adds qwen3's use_sliding_window",)),
@@ -494,7 +497,7 @@ _ROWS: list[Family] = [
                   "own block-pooled sliding-window K/V in the pool) is refused; parameters: the text model only "
                   "(Whisper encoder and adapter not counted)",)),
     Family(("kimi_audio", "moonshot_kimia"), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
-           defaults=audio_wrappers.KIMI_AUDIO_DEFAULTS, params=params.attention_decoder,
+           defaults=audio_wrappers.KIMI_AUDIO_DEFAULTS, params=params_generic.attention_decoder,
            rules=("Kimi-Audio (model_type moonshot_kimia, as moonshotai/Kimi-Audio-7B-Instruct's config.json writes "
                   "it by a public guide that quotes the file; kimi_audio read alike; vLLM 0.33 has no config class "
                   "of its own and loads the remote code KimiAudioConfig, a Qwen2Config saved flat; kimi_audio.py builds "
@@ -548,50 +551,50 @@ _ROWS: list[Family] = [
                   "read by phi3: K/V of num_key_value_heads x head_dim (else hidden_size / heads) on every layer (sliding_window, "
                   "when set, on every layer); parameters: the text model only (SigLIP2 tower and projector not "
                   "counted)",)),
-    Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params.attention_decoder,
+    Family(("mistral",), kinds=ATTN, defaults={"sliding_window": 4096}, params=params_generic.attention_decoder,
            rules=("MistralConfig's default window is 4096 on every layer; an explicit null means none",)),
-    Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params.attention_decoder,
+    Family(("ministral3",), kinds=ATTN, defaults={"head_dim": 128}, params=params_generic.attention_decoder,
            rules=("as mistral, with no default window",)),
     # GlmConfig's and Glm4Config's defaults (transformers 5.25 configuration_glm.py, configuration_glm4.py)
-    Family(("glm", "glm4"), kinds=FULL_ONLY, params=params.attention_decoder,
+    Family(("glm", "glm4"), kinds=FULL_ONLY, params=params_generic.attention_decoder,
            defaults={"num_key_value_heads": 2, "head_dim": 128, "vocab_size": 151552, "intermediate_size": 13696,
                      "attention_bias": True},
            rules=("GQA; an absent num_key_value_heads means 2 (GlmConfig)",)),
     Family(("internlm3",), kinds=FULL_ONLY, defaults={"num_key_value_heads": 2, "head_dim": 128},
-           params=params.attention_decoder, rules=("an absent num_key_value_heads means 2 (InternLM3Config)",)),
+           params=params_generic.attention_decoder, rules=("an absent num_key_value_heads means 2 (InternLM3Config)",)),
     Family(("minimax_m2",), kinds=FULL_ONLY, defaults={"head_dim": 128}, markers=("attn_type_list",),
-           params=params.attention_decoder,
+           params=params_generic.attention_decoder,
            rules=("full attention everywhere (attn_type_list must be all 1); head_dim 128 by default",)),
     # -- MHA families whose attention reads neither num_key_value_heads nor head_dim
     # gpt-sw3: transformers 5.20 configuration_auto.py maps it to GPT2Config and modeling_auto.py to GPT2LMHeadModel;
     # vLLM 0.33 serves that architecture natively (registry.py GPT2LMHeadModel -> gpt2.py)
     Family(("gpt2", "gpt-sw3"), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden, refuse=(CROSS_ATTENTION,),
-           params=params.decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True,
-                                 positions="max_position_embeddings"),
+           params=params_decoder.decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True,
+                                         positions="max_position_embeddings"),
            rules=("MHA: n_head heads of n_embd / n_head (gpt-sw3 is GPT2Config with GPT-SW3's tokenizer)",)),
     Family(("gptj", "codegen"), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden,
-           params=params.decoder(mlp="plain", mlp_bias=True, norms=1, head_bias=True, tied=False),
+           params=params_decoder.decoder(mlp="plain", mlp_bias=True, norms=1, head_bias=True, tied=False),
            rules=("MHA: n_head heads of n_embd / n_head",)),
     Family(("ctrl",), kinds=FULL_ONLY, aliases=GPT2_NAMES, dims=mha_from_hidden,
            params=params.by_type, rules=("MHA: n_head heads of n_embd / n_head",)),
     Family(("gpt_neox",), kinds=FULL_ONLY, dims=mha_from_hidden,
            # GPTNeoXAttention: query_key_value and dense biased with attention_bias (default true)
-           params=params.decoder(mlp="plain", qkv_bias=("attention_bias", True), o_bias=("attention_bias", True),
-                                 mlp_bias=True, tied=False),
+           params=params_decoder.decoder(mlp="plain", qkv_bias=("attention_bias", True),
+                                         o_bias=("attention_bias", True), mlp_bias=True, tied=False),
            rules=("MHA: num_attention_heads heads of hidden_size / heads",)),
     Family(("opt",), kinds=FULL_ONLY, dims=mha_from_hidden, params=params_classic.opt,
            rules=("MHA: num_attention_heads heads of hidden_size / heads",)),
     Family(("persimmon",), kinds=FULL_ONLY, dims=mha_from_hidden, params=params_classic.persimmon,
            rules=("MHA: num_attention_heads heads of hidden_size / heads",)),
-    Family(("baichuan",), kinds=FULL_ONLY, dims=mha_from_hidden, params=params.attention_decoder,
+    Family(("baichuan",), kinds=FULL_ONLY, dims=mha_from_hidden, params=params_generic.attention_decoder,
            aliases={"max_position_embeddings": ("model_max_length",)},
            rules=("MHA (fused W_pack); remote code",)),
     Family(("bloom",), kinds=FULL_ONLY, dims=mha_from_hidden,
-           params=params.decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, embed_norm=True),
+           params=params_decoder.decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, embed_norm=True),
            aliases={"num_hidden_layers": ("n_layer",), "num_attention_heads": ("n_head",), "hidden_size": ("n_embed",)},
            rules=("MHA with ALiBi: no position limit",)),
     Family(("xglm",), kinds=FULL_ONLY, dims=mha_from_hidden, refuse=(CROSS_ATTENTION,),
-           params=params.decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True),
+           params=params_decoder.decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True),
            aliases={"num_hidden_layers": ("num_layers",), "num_attention_heads": ("attention_heads",),
                     "hidden_size": ("d_model",), "intermediate_size": ("ffn_dim",)},
            rules=("MHA: attention_heads heads of d_model / heads",)),
@@ -615,7 +618,7 @@ _ROWS: list[Family] = [
                   "parameters: the text model and its head (the vision model and image-to-text projection not "
                   "counted)",)),
     Family(("gpt_neo",), kinds=ATTN, dims=mha_from_hidden, derive=gpt_neo_attention_types,
-           params=params.decoder(mlp="plain", o_bias=True, mlp_bias=True, positions="max_position_embeddings"),
+           params=params_decoder.decoder(mlp="plain", o_bias=True, mlp_bias=True, positions="max_position_embeddings"),
            aliases={"num_hidden_layers": ("num_layers",), "num_attention_heads": ("num_heads",),
                     "sliding_window": ("window_size",)},
            defaults={"sliding_window": 256},
@@ -624,11 +627,11 @@ _ROWS: list[Family] = [
     Family(("stablelm",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params_classic.stablelm,
            rules=("GQA; width hidden_size / heads (a head_dim key is not read)",)),
     Family(("mpt",), kinds=FULL_ONLY, dims=mpt_dims,
-           params=params.decoder(mlp="plain", norm_bias=False, inter=(), expansion="expansion_ratio"),
+           params=params_decoder.decoder(mlp="plain", norm_bias=False, inter=(), expansion="expansion_ratio"),
            aliases={"num_hidden_layers": ("n_layers",), "num_attention_heads": ("n_heads",), "hidden_size": ("d_model",),
                     "max_position_embeddings": ("max_seq_len",)},
            rules=("KV heads attn_config.kv_n_heads when set (vLLM), else n_heads; width d_model / n_heads",)),
-    Family(("dbrx",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params.dbrx,
+    Family(("dbrx",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params_moe_more.dbrx,
            aliases={"num_hidden_layers": ("n_layers",), "num_attention_heads": ("n_heads",), "hidden_size": ("d_model",),
                     "max_position_embeddings": ("max_seq_len",), "num_key_value_heads": ("attn_config.kv_n_heads",)},
            defaults={"num_key_value_heads": 1},
@@ -640,35 +643,35 @@ _ROWS: list[Family] = [
     # null), and Qwen3Config's head_dim to 128, which vLLM 0.33's Qwen3Attention reads from the config
     Family(("qwen2",),
            kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
-           defaults={"num_key_value_heads": 32}, params=params.attention_decoder,
+           defaults={"num_key_value_heads": 32}, params=params_generic.attention_decoder,
            rules=("sliding_window counts only with use_sliding_window; then layers >= max_window_layers slide",)),
     Family(("qwen3",),
            kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
-           defaults={"num_key_value_heads": 32, "head_dim": 128}, params=params.attention_decoder,
+           defaults={"num_key_value_heads": 32, "head_dim": 128}, params=params_generic.attention_decoder,
            rules=("sliding_window counts only with use_sliding_window; then layers >= max_window_layers slide; "
                   "Qwen3Config's head_dim 128 when the config leaves it out",)),
     Family(("qwen2_moe",), kinds=ATTN, window_gate="use_sliding_window", derive=qwen2_moe_windows,
-           params=params.attention_decoder,
+           params=params_generic.attention_decoder,
            rules=("with use_sliding_window: even layers below max_window_layers slide, the rest are full",)),
-    Family(("qwen3_moe",), kinds=ATTN, window_gate="use_sliding_window", params=params.attention_decoder,
+    Family(("qwen3_moe",), kinds=ATTN, window_gate="use_sliding_window", params=params_generic.attention_decoder,
            rules=("with use_sliding_window every layer slides (max_window_layers is not read)",)),
     Family(("exaone4", "exaone_moe"), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
            params=params.by_type,
            rules=("sliding_window_pattern (int, or letters L local / G global); no window: all full",)),
-    Family(("olmo3",), kinds=ATTN, derive=olmo3_windows, params=params.attention_decoder,
+    Family(("olmo3",), kinds=ATTN, derive=olmo3_windows, params=params_generic.attention_decoder,
            rules=("layer_types; by default every 4th layer full, the rest sliding",)),
-    Family(("gemma2",), kinds=ATTN, derive=alternate_sliding_first, params=params.attention_decoder,
+    Family(("gemma2",), kinds=ATTN, derive=alternate_sliding_first, params=params_generic.attention_decoder,
            rules=("even layers slide, odd layers are full",)),
-    Family(("gpt_oss",), kinds=ATTN, derive=alternate_sliding_first, params=params.attention_decoder,
+    Family(("gpt_oss",), kinds=ATTN, derive=alternate_sliding_first, params=params_generic.attention_decoder,
            defaults={"attention_bias": True},  # GptOssConfig's default
            rules=("layer_types; even layers slide (window 128), odd layers are full",)),
     Family(("gemma3_text",), kinds=ATTN, defaults=GEMMA3_TEXT_DEFAULTS, markers=("sliding_window_pattern",),
-           derive=pattern_default(6), params=params.attention_decoder,
+           derive=pattern_default(6), params=params_generic.attention_decoder,
            rules=("layer i is full when (i + 1) % sliding_window_pattern == 0 (default 6), else sliding",
                   "a config naming Rnj1ForCausalLM is read by vLLM 0.33's rnj1.py rule instead (BY_ARCHITECTURE: "
                   "only chunked_attention layers keep a window)")),
     # Gemma3nTextConfig's num_kv_shared_layers defaults to 15 (transformers 5.25 configuration_gemma3n.py)
-    Family(("gemma3n_text",), kinds=ATTN, derive=pattern_default(5), params=params.gemma3n,
+    Family(("gemma3n_text",), kinds=ATTN, derive=pattern_default(5), params=params_dense_special.gemma3n,
            defaults={"num_kv_shared_layers": 15},
            rules=("full every 5th layer; the last num_kv_shared_layers reuse an earlier layer's cache",)),
     Family(("cohere2_moe",), kinds=ATTN, derive=cohere2_moe_windows, params=params.by_type,
@@ -697,8 +700,8 @@ _ROWS: list[Family] = [
                   "head_dim (128) on every layer",)),
     Family(("cohere2",), kinds=ATTN, markers=("sliding_window_pattern",), derive=pattern_default(4),
            # Cohere2Attention: q/k/v/o_proj biased with attention_bias (transformers 5.25 modeling_cohere2.py)
-           params=params.decoder(norm_bias=False, norms=1, qkv_bias=("attention_bias", False),
-                                 o_bias=("attention_bias", False)), window=window_plus_one,
+           params=params_decoder.decoder(norm_bias=False, norms=1, qkv_bias=("attention_bias", False),
+                                         o_bias=("attention_bias", False)), window=window_plus_one,
            rules=("layer i is full when (i + 1) % sliding_window_pattern == 0; a sliding layer keeps sliding_window "
                   "+ 1 tokens (vLLM 0.33 commandr.py CohereAttention: it sees [pos - sliding_window, pos])",)),
     # Cohere Compass (North Vision): vLLM 0.34 cohere_compass.py CohereCompassForConditionalGeneration (0.30+) builds
@@ -709,8 +712,8 @@ _ROWS: list[Family] = [
            rules=("Cohere Compass: the text model in text_config (cohere_compass_text by default); the vision tower "
                   "and its deepstack features keep no cache",)),
     Family(("cohere_compass_text",), kinds=ATTN, derive=lambda f, n: [K.FULL] * n, dims=gqa_from_hidden,
-           params=params.decoder(qkv_bias=("attention_bias", False), o_bias=("attention_bias", False),
-                                 norm_bias=False, norms=1),
+           params=params_decoder.decoder(qkv_bias=("attention_bias", False), o_bias=("attention_bias", False),
+                                         norm_bias=False, norms=1),
            rules=("layer_types (absent: every layer full, sliding_window_pattern is not read); a sliding layer "
                   "keeps sliding_window tokens (4096 by default); K/V of num_key_value_heads (default: the heads) x "
                   "hidden_size / heads (a head_dim key is overwritten); parameters: the text model with its LM "
@@ -752,7 +755,7 @@ _ROWS: list[Family] = [
                   "index_head_dim (128) per token and read the index_topk_blocks (16) best blocks of "
                   "index_block_size (128) tokens, the current block among them",)),
     Family(("recurrent_gemma",), kinds=frozenset({K.SLIDING, K.LINEAR}), state=rg_lru_state,
-           markers=("block_types", "_block_types"), params=params.recurrent_gemma,
+           markers=("block_types", "_block_types"), params=params_ssm.recurrent_gemma,
            aliases={"sliding_window": ("attention_window_size",)},
            defaults={"block_types": ["recurrent", "recurrent", "attention"], "sliding_window": 2048},
            rules=("block_types tiled over the layers: 'recurrent' RG-LRU state, 'attention' local attention "
@@ -764,7 +767,7 @@ _ROWS: list[Family] = [
     Family(("qwen2_5_vl",), text="qwen2_5_vl_text", rules=("text model in text_config, or flat",)),
     Family(("qwen2_vl",), text="qwen2_vl_text", rules=("text model in text_config, or flat",)),
     Family(("qwen2_5_vl_text", "qwen2_vl_text"), kinds=ATTN, window_gate="use_sliding_window",
-           derive=from_max_window_layers, dims=gqa_from_hidden, params=params.attention_decoder,
+           derive=from_max_window_layers, dims=gqa_from_hidden, params=params_generic.attention_decoder,
            defaults={"max_window_layers": 80},
            rules=("qwen2 window rules (max_window_layers 80 by default); width hidden_size / heads (a head_dim "
                   "key is not read)",)),
@@ -783,14 +786,14 @@ _ROWS: list[Family] = [
                   "parameters: the text model and its lm_head of vision_vocab_size rows (vision encoder and "
                   "VQ-VAE not counted)",)),
     Family(("glm4v_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, defaults={"num_key_value_heads": 2},
-           params=params.attention_decoder,
+           params=params_generic.attention_decoder,
            rules=("full attention; num_key_value_heads (2 by default) heads of hidden_size / heads (a head_dim key "
                   "is not read)",)),
     *(Family((name,), text=f"{name}_text", rules=(f"text model in text_config ({name}_text by default)",))
       for name in ("glm4v_moe", "glm_ocr", "ernie4_5_vl_moe", "granite4_vision", "granite_docling", "paddleocr_vl",
                    "hunyuan_vl")),
     # params.by_type: ERNIE-4.5-VL's text and vision experts (params_moe.ernie4_5_vl_moe_text), the others
-    # params.attention_decoder
+    # params_generic.attention_decoder
     *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.by_type,
              rules=(f"full attention; num_key_value_heads ({kv} by default) heads of head_dim "
                     f"({dim} by default)",))
@@ -801,7 +804,7 @@ _ROWS: list[Family] = [
           ("granite4_vision_text", {}, "num_attention_heads", "hidden_size / heads"),
           ("granite_docling_text", {"num_key_value_heads": 4}, "4", "hidden_size / heads"),
           ("paddleocr_vl_text", {"num_key_value_heads": 2, "head_dim": 128}, "2", "128"))),
-    Family(("hunyuan_vl_text",), kinds=FULL_ONLY, dims=explicit_head_dim, params=params.attention_decoder,
+    Family(("hunyuan_vl_text",), kinds=FULL_ONLY, dims=explicit_head_dim, params=params_generic.attention_decoder,
            rules=("full attention; num_key_value_heads (default num_attention_heads) heads of head_dim, which "
                   "the config must give (transformers' attention reads it and has no fallback)",)),
     Family(("aria",), text="aria_text", rules=("text model in text_config (aria_text by default)",)),
@@ -837,11 +840,11 @@ _ROWS: list[Family] = [
            "SGLang 0.5.23 (qwen3_omni_moe.py, enable_talker False) builds the thinker alone too, on "
            "thinker_config.text_config as its get_hf_text_config picks it"))),
     Family(("qwen2_5_omni_text",), kinds=ATTN, window_gate="use_sliding_window", derive=from_max_window_layers,
-           params=params.attention_decoder,  # transformers Qwen2_5OmniTextConfig's defaults
+           params=params_generic.attention_decoder,  # transformers Qwen2_5OmniTextConfig's defaults
            defaults={"num_key_value_heads": 4, "max_window_layers": 28, "intermediate_size": 18944,
                      "vocab_size": 152064, "tie_word_embeddings": True},
            rules=("qwen2 window rules (max_window_layers 28 by default); 4 KV heads by default",)),
-    # params.by_type: Molmo2's own counter (params_dense.molmo2_text), the others params.attention_decoder
+    # params.by_type: Molmo2's own counter (params_dense.molmo2_text), the others params_generic.attention_decoder
     *(Family((name,), kinds=FULL_ONLY, defaults=defaults, params=params.by_type,
              rules=(f"full attention (the attention reads no window); num_key_value_heads ({kv} by default) heads "
                     f"of head_dim ({dim} by default)",))
@@ -854,16 +857,16 @@ _ROWS: list[Family] = [
            defaults={"num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 28, "num_attention_heads": 16,
                      "hidden_size": 2048, "intermediate_size": 9216, "vocab_size": 131072,
                      "max_position_embeddings": 131072},
-           params=params.decoder(mlp="plain", mlp_bias=("mlp_bias", False), norm_bias=False, tied=False),
+           params=params_decoder.decoder(mlp="plain", mlp_bias=("mlp_bias", False), norm_bias=False, tied=False),
            rules=("Cosmos3-Edge's text model (vLLM 0.33 cosmos3_edge.py: Nemotron-H attention and MLP layers, "
                   "NemotronHAttention K/V of num_key_value_heads (8) x head_dim (128) on every layer, no window); "
                   "Cosmos3EdgeTextConfig's defaults fill a sparse text_config; parameters: un-gated relu2 MLP "
                   "(up and down), no attention biases, untied head by default",)),
-    Family(("deepseek_ocr2_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params.attention_decoder,
+    Family(("deepseek_ocr2_text",), kinds=FULL_ONLY, dims=gqa_from_hidden, params=params_generic.attention_decoder,
            rules=("full attention; num_key_value_heads (default num_attention_heads) heads of hidden_size / heads "
                   "(DeepseekOcr2TextConfig overwrites head_dim with it)",)),
     *(Family((name,), kinds=ATTN, derive=last_of_four_full, defaults=defaults,
-             params=params_muse.muse_spark_text if name == "muse_spark_text" else params.attention_decoder,
+             params=params_muse.muse_spark_text if name == "muse_spark_text" else params_generic.attention_decoder,
              rules=("layer_types; else full when (n - 1 - i) % 4 == 0 (every 4th counted back from the last), "
                     f"the rest sliding ({defaults['sliding_window']}); {defaults['num_key_value_heads']} KV heads of "
                     f"{defaults['head_dim']} by default",))
@@ -872,13 +875,13 @@ _ROWS: list[Family] = [
           ("muse_glimmer_text", {"num_key_value_heads": 2, "head_dim": 128, "sliding_window": 2048}))),
     Family(("qwen3_vl",), text="qwen3_vl_text", rules=("text model in text_config",)),
     Family(("qwen3_vl_moe",), text="qwen3_vl_moe_text", rules=("text model in text_config",)),
-    Family(("qwen3_vl_moe_text",), kinds=FULL_ONLY, params=params.attention_decoder,
+    Family(("qwen3_vl_moe_text",), kinds=FULL_ONLY, params=params_generic.attention_decoder,
            rules=("full attention on every layer (the config's sliding_window is forced to None)",)),
     Family(("llava_next",), text="llama", rules=("text model in text_config (llama by default)",)),
     Family(("llava_onevision",), text="qwen2", rules=("text model in text_config (qwen2 by default)",)),
     Family(("llama4",), text="llama4_text", rules=("text model in text_config",)),
     Family(("llama4_text",), kinds=frozenset({K.FULL, K.CHUNKED}), derive=llama4_kinds,
-           params=params.llama4,
+           params=params_moe_more.llama4,
            defaults={"num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
                      "hidden_size": 5120, "attention_chunk_size": 8192},
            rules=("RoPE layers keep the current chunk of attention_chunk_size tokens; every "
@@ -893,7 +896,7 @@ _ROWS: list[Family] = [
     Family(("falcon",), kinds=FULL_ONLY, kv_rule=falcon_kv_heads, params=params.by_type,
            aliases={"num_hidden_layers": ("n_layer",), "num_attention_heads": ("n_head",)},
            rules=("KV heads: num_kv_heads only with new_decoder_architecture; multi_query means 1",)),
-    Family(("gpt_bigcode",), kinds=FULL_ONLY, kv_rule=multi_query_kv_heads, params=params.bigcode,
+    Family(("gpt_bigcode",), kinds=FULL_ONLY, kv_rule=multi_query_kv_heads, params=params_decoder.bigcode,
            aliases={"num_hidden_layers": ("n_layer",), "num_attention_heads": ("n_head",), "hidden_size": ("n_embd",),
                     "max_position_embeddings": ("n_positions",), "intermediate_size": ("n_inner",)},
            rules=("multi_query (default true): one KV head",)),
@@ -909,7 +912,7 @@ _ROWS: list[Family] = [
                   "blocksparse ones too: K/V of num_key_value_heads x hidden_size / heads on every layer",)),
     # -- latent attention (MLA)
     Family(("deepseek_v2", "deepseek_v3", "kimi_k2", "mistral4"), kinds=FULL_ONLY, attention="latent",
-           params=params.latent, rules=("one latent of kv_lora_rank + qk_rope_head_dim per token and layer",)),
+           params=params_generic.latent, rules=("one latent of kv_lora_rank + qk_rope_head_dim per token and layer",)),
     Family(("deepseek",), kinds=ATTN, dims=gqa_from_hidden, params=deepseek_moe.params,
            refuse=(("rswa_window", "vLLM 0.33's DeepseekAttention then builds RSWAAttention, which kvplan does not "
                                    "size"),),
@@ -921,11 +924,11 @@ _ROWS: list[Family] = [
                   "kv_lora_rank + qk_rope_head_dim per token and layer (MLAAttentionSpec), no window; a config "
                   "without kv_lora_rank / qk_nope_head_dim / qk_rope_head_dim / v_head_dim is refused (vLLM "
                   "would build sink or plain attention instead)",)),
-    Family(("sarvam_mla",), kinds=FULL_ONLY, attention="latent", params=params.latent, aliases=SARVAM_NAMES,
+    Family(("sarvam_mla",), kinds=FULL_ONLY, attention="latent", params=params_generic.latent, aliases=SARVAM_NAMES,
            rules=("DeepSeek-V3's MLA (transformers runs it as DeepseekV3ForCausalLM): one latent of kv_lora_rank + "
                   "qk_rope_head_dim per token and layer; the original configs' num_experts / num_shared_experts "
                   "are read as n_routed_experts / n_shared_experts",)),
-    Family(("param2moe",), kinds=ATTN, params=params.attention_decoder, aliases=SARVAM_NAMES,
+    Family(("param2moe",), kinds=ATTN, params=params_generic.attention_decoder, aliases=SARVAM_NAMES,
            rules=("GLM-4-MoE's model (GQA K/V on every layer); Sarvam's original num_experts / num_shared_experts "
                   "are read as n_routed_experts / n_shared_experts",)),
     Family(("sarvam_moe",), kinds=FULL_ONLY, dims=sarvam.dims, params=bailing.moe_params, defaults=sarvam.DEFAULTS,
@@ -940,12 +943,12 @@ _ROWS: list[Family] = [
     Family(("youtu", "axk1"), kinds=FULL_ONLY, attention="latent", params=params.by_type,
            defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64},
            rules=("one latent of kv_lora_rank (512) + qk_rope_head_dim (64) per token and layer",)),
-    Family(("deepseek_v32",), kinds=frozenset({K.INDEXED}), attention="latent", params=params.latent,
+    Family(("deepseek_v32",), kinds=frozenset({K.INDEXED}), attention="latent", params=params_generic.latent,
            derive=lambda f, n: [K.INDEXED] * n,
            rules=("MLA latent plus indexer keys (index_head_dim, fp8 + fp32 scale per 128) on every layer",)),
     Family(("deepseek_v4",), kinds=frozenset({K.SLIDING, K.CSA, K.HCA}), attention="compressed",
            markers=("compress_ratios",), derive=compressed.default_kinds, trailing="num_nextn_predict_layers",
-           defaults=compressed.DEFAULTS, params=params.deepseek_v4,
+           defaults=compressed.DEFAULTS, params=params_mla_more.deepseek_v4,
            weight_format=compressed.weight_format,
            rules=("one shared K/V head (head_dim, rope in its last qk_rope_head_dim columns) for the newest "
                   "sliding_window tokens on every layer; compressed sparse layers (compress_ratios 4) add one "
@@ -955,7 +958,7 @@ _ROWS: list[Family] = [
     Family(("deepseek_v41",), text="deepseek_v41_text", rules=("text model in text_config",)),
     Family(("deepseek_v41_text",), kinds=frozenset({K.SLIDING, K.CSA}), attention="compressed",
            derive=shared_compressed.kinds, layers=shared_compressed.layers, defaults=shared_compressed.DEFAULTS,
-           params=params.deepseek_v41, weight_format=shared_compressed.weight_format,
+           params=params_mla_more.deepseek_v41, weight_format=shared_compressed.weight_format,
            notes=shared_compressed.engram_note,
            rules=("one shared K/V head (head_dim) for the newest sliding_window tokens on every layer; "
                   "compress_ratios 1 or 2: the KV sources (kv_source_layer_ids) store one entry per 1 or 2 tokens "
@@ -973,7 +976,8 @@ _ROWS: list[Family] = [
     Family(("glm_moe_dsa",), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.by_type,
            derive=lambda f, n: [K.INDEXED] * n, refine=glm_dsa_indexers,
            rules=("MLA latent on every layer; indexer keys only on layers whose indexer_types is 'full'",)),
-    Family(("hy_v4", "hy_v4_vl_text"), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent", params=params.hy_v4,
+    Family(("hy_v4", "hy_v4_vl_text"), kinds=frozenset({K.INDEXED, K.FULL}), attention="latent",
+           params=params_mla_more.hy_v4,
            derive=lambda f, n: [K.INDEXED] * n, refine=hy_v4_indexers,
            defaults={"kv_lora_rank": 512, "qk_rope_head_dim": 64, "index_head_dim": 128},
            rules=("MLA latent on every layer; indexer keys only where indexer_types is 'full' (absent: layer 0 "
@@ -997,13 +1001,13 @@ _ROWS: list[Family] = [
            aliases={"intermediate_size": ("ffn_hidden_size",), "moe_intermediate_size": ("expert_ffn_hidden_size",),
                     "num_experts_per_tok": ("moe_topk",)},
            rules=("two MLA sublayers per decoder layer: 2 x num_layers latent caches",)),
-    Family(("minicpm3",), kinds=FULL_ONLY, dims=decompressed_latent_dims, params=params.minicpm3,
+    Family(("minicpm3",), kinds=FULL_ONLY, dims=decompressed_latent_dims, params=params_mla_more.minicpm3,
            rules=("vLLM decompresses the latent: K and V of heads x (qk_nope + qk_rope) per token "
                   "(transformers caches the 288-wide latent: a parity rule)",)),
     Family(("glm5_next",), text="glm5_next_text", rules=("GLM-5-Next: its text model in text_config",)),
     Family(("glm5_next_text",), kinds=frozenset({K.LINEAR, K.INDEXED}), attention="latent",
            derive=pooled_sparse.require_layer_types, layers=pooled_sparse.layers, state=kda_state,
-           params=params.glm5_next,
+           params=params_linear_mixers.glm5_next,
            rules=("layer_types: linear_attention = Kimi Delta Attention (conv in the model dtype, float32 "
                   "heads x head_dim^2 state, from linear_attn_config); deepseek_sparse_attention = an MLA latent "
                   "(kv_lora_rank + qk_rope_head_dim) per token, one fp8 index key (index_head_dim + an fp32 scale) "
@@ -1049,20 +1053,20 @@ _ROWS: list[Family] = [
                   "norm change no cache; the MTP layers (num_nextn_predict_layers) are not built",)),
     Family(("minimax", "minimax_m1", "minimax_text_01"), kinds=frozenset({K.FULL, K.LINEAR}), state=lightning_state,
            markers=("attn_type_list",), derive=lambda f, n: [K.FULL if i % 2 == 0 else K.LINEAR for i in range(n)],
-           params=params.minimax,
+           params=params_linear_mixers.minimax,
            rules=("layer_types or attn_type_list (1 softmax, 0 lightning); lightning keeps heads x head_dim^2",)),
     # -- hybrids and recurrent models
-    Family(("qwen3_next",), kinds=MAMBA_HYBRID, state=gated_deltanet_state, params=params.hybrid,
+    Family(("qwen3_next",), kinds=MAMBA_HYBRID, state=gated_deltanet_state, params=params_ssm.hybrid,
            derive=every_period("full_attention_interval", 4, hit=K.FULL, one_based=True),
            rules=("full attention when (i + 1) % full_attention_interval == 0, else Gated DeltaNet state",)),
     Family(("lara_mini",), kinds=frozenset({K.LINEAR, K.SLIDING, K.FULL}),
-           state=lambda f: gated_deltanet_state(f, fp32_state=True), params=params.lara_mini,
+           state=lambda f: gated_deltanet_state(f, fp32_state=True), params=params_linear_mixers.lara_mini,
            derive=lambda f, n: [(K.LINEAR, K.SLIDING, K.LINEAR, K.FULL, K.SLIDING)[i % 5] for i in range(n)],
            defaults={"sliding_window": 512, "head_dim": 128, "tie_word_embeddings": True},
            rules=("layer_types; else linear, sliding, linear, full, sliding repeated. Linear layers keep a Gated "
                   "DeltaNet state (conv in the model dtype, the recurrent state in float32, as transformers' kernels "
                   "keep it); sliding layers sliding_window tokens (512); full layers (NoPE) every token",)),
-    Family(("jamba",), kinds=frozenset({K.FULL, K.LINEAR}), state=mamba1_state, params=params.hybrid,
+    Family(("jamba",), kinds=frozenset({K.FULL, K.LINEAR}), state=mamba1_state, params=params_ssm.hybrid,
            derive=every_period("attn_layer_period", 8, "attn_layer_offset", 4),
            rules=("attention (always full: JambaConfig reads no sliding_window) when "
                   "i % attn_layer_period == attn_layer_offset, else Mamba state",)),
@@ -1070,7 +1074,7 @@ _ROWS: list[Family] = [
            rules=("Qwen4-Exp (Qwen3.8-Flash-Next): its text model in text_config",)),
     Family(("qwen4_exp_text", "qwen3_8_flash_next_text"), kinds=frozenset({K.LINEAR, K.FULL, K.INDEXED}),
            derive=every_period("full_attention_interval", 4, hit=K.INDEXED, one_based=True),
-           layers=qsa.layers, state=gated_deltanet_state, params=params.qwen4_exp,
+           layers=qsa.layers, state=gated_deltanet_state, params=params_linear_mixers.qwen4_exp,
            rules=("layer_types; else indexed (QSA) every full_attention_interval-th layer (4), Gated DeltaNet "
                   "state elsewhere. QSA: K/V of num_key_value_heads x head_dim per token, one bf16 index key of "
                   "indexer_head_dim per indexer_compress_ratio tokens and a per-request ring of the open group's "
@@ -1079,7 +1083,8 @@ _ROWS: list[Family] = [
                   "short conv (hc_count x hidden_size channels, (ple_conv_kernel_size - 1) x ngram_size rows), "
                   "whole on every TP rank",)),
     Family(("qwen3_5", "qwen3_5_moe"), text="qwen3_5_text", rules=("text model in text_config",)),
-    Family(("qwen3_5_text", "qwen3_5_moe_text"), kinds=MAMBA_HYBRID, state=gated_deltanet_state, params=params.qwen3_5,
+    Family(("qwen3_5_text", "qwen3_5_moe_text"), kinds=MAMBA_HYBRID, state=gated_deltanet_state,
+           params=params_linear_mixers.qwen3_5,
            derive=every_period("full_attention_interval", 4, hit=K.FULL, one_based=True),
            nested_defaults={"num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 4,
                             "head_dim": 256, "hidden_size": 4096, "linear_conv_kernel_dim": 4,
@@ -1088,7 +1093,7 @@ _ROWS: list[Family] = [
            rules=("layer_types; full every full_attention_interval-th layer, Gated DeltaNet state elsewhere "
                   "(its SSM dtype from mamba_ssm_dtype)",)),
     Family(("lfm2", "lfm2_moe"), kinds=frozenset({K.FULL, K.CONV}), conv=short_conv_state, derive=lfm2_kinds,
-           params=params.lfm2,
+           params=params_linear_mixers.lfm2,
            rules=("layer_types 'conv' / 'full_attention', or full_attn_idxs; conv layers keep a short-conv "
                   "state of (conv_L_cache - 1) x hidden_size",)),
     Family(("lfm3",), kinds=frozenset({K.FULL, K.SLIDING, K.CONV}), conv=short_conv_state, derive=lfm3_kinds,
@@ -1101,12 +1106,12 @@ _ROWS: list[Family] = [
            params=params.by_type,
            rules=("layer_types; by default full attention where i % 4 == 3, Gated DeltaNet (fp32 state) elsewhere",)),
     Family(("zamba",), kinds=frozenset({K.LINEAR, K.HYBRID}), state=mamba1_state, dims=zamba_dims,
-           markers=("layers_block_type",), derive=zamba_default, params=params.zamba,
+           markers=("layers_block_type",), derive=zamba_default, params=params_ssm.zamba,
            aliases={"head_dim": ("attention_head_dim",)},
            rules=("a Mamba state on every layer; 'hybrid' layers also keep K/V of the shared attention block "
                   "(each its own cache), heads attention_head_dim = 2 x hidden / heads wide",)),
     Family(("zamba2",), kinds=frozenset({K.LINEAR, K.HYBRID}), state=lambda f: mamba2_state(f, "mamba_"),
-           dims=zamba_dims, markers=("layers_block_type",), derive=zamba2_default, params=params.zamba2,
+           dims=zamba_dims, markers=("layers_block_type",), derive=zamba2_default, params=params_ssm.zamba2,
            aliases={"head_dim": ("attention_head_dim",), "mamba_n_heads": ("n_mamba_heads",),
                     "mamba_d_head": ("mamba_headdim",), "mamba_n_groups": ("mamba_ngroups",)},
            defaults={"mamba_d_head": "auto", "n_mamba_heads": 8, "mamba_d_state": 64, "mamba_d_conv": 4,
@@ -1151,15 +1156,15 @@ _ROWS: list[Family] = [
                   "loop_num_passes (3) times, each pass with its own K/V and conv states",)),
     Family(("inkling2_loop",), text="inkling2_loop_text", rules=("text model in text_config",)),
     Family(("rwkv",), kinds=frozenset({K.LINEAR}), state=rwkv_state, derive=lambda f, n: [K.LINEAR] * n,
-           aliases={"max_position_embeddings": ("context_length",)}, params=params.rwkv,
+           aliases={"max_position_embeddings": ("context_length",)}, params=params_ssm.rwkv,
            rules=("no KV cache: per layer two token-shift vectors (model dtype) and the WKV numerator, "
                   "denominator and max (float32)",)),
-    Family(("falcon_mamba",), kinds=frozenset({K.LINEAR}), state=mamba1_state, params=params.hybrid,
+    Family(("falcon_mamba",), kinds=frozenset({K.LINEAR}), state=mamba1_state, params=params_ssm.hybrid,
            aliases={"mamba_d_inner": ("intermediate_size",), "mamba_expand": ("expand",)},
            derive=lambda f, n: [K.LINEAR] * n,
            rules=("a Mamba state on every layer; d_inner = intermediate_size when set (not expand x hidden)",)),
     Family(("falcon_h1",), kinds=frozenset({K.HYBRID}), state=lambda f: mamba2_state(f, "mamba_"),
-           params=params.hybrid, derive=lambda f, n: [K.HYBRID] * n,
+           params=params_ssm.hybrid, derive=lambda f, n: [K.HYBRID] * n,
            rules=("every layer keeps attention K/V and a Mamba-2 state side by side",)),
     Family(("nemotron_h",), kinds=MAMBA_HYBRID, state=lambda f: mamba2_state(f, "mamba_"), params=params.by_type,
            markers=("layers_block_type", "hybrid_override_pattern"),
@@ -1168,16 +1173,16 @@ _ROWS: list[Family] = [
            rules=("layers_block_type (or the older hybrid_override_pattern: M Mamba-2, * attention, - MLP, E MoE); "
                   "NemotronHConfig's default SSM cache dtype is float32",)),
     Family(("granitemoehybrid",), kinds=MAMBA_HYBRID, state=lambda f: mamba2_state(f, "mamba_"),
-           params=params.granite_hybrid,
+           params=params_ssm.granite_hybrid,
            derive=lambda f, n: [K.LINEAR] * n, defaults=MAMBA2_MIXER_DEFAULTS,
            rules=("layer_types 'mamba' / 'attention'; absent: every layer Mamba-2",)),
-    Family(("bamba",), kinds=MAMBA_HYBRID, state=lambda f: mamba2_state(f, "mamba_"), params=params.bamba,
+    Family(("bamba",), kinds=MAMBA_HYBRID, state=lambda f: mamba2_state(f, "mamba_"), params=params_ssm.bamba,
            markers=("attn_layer_indices",), derive=lambda f, n: [K.LINEAR] * n, defaults=MAMBA2_MIXER_DEFAULTS,
            rules=("attention on attn_layer_indices, Mamba-2 elsewhere",)),
-    Family(("mamba",), kinds=frozenset({K.LINEAR}), state=mamba1_state, params=params.hybrid,
+    Family(("mamba",), kinds=frozenset({K.LINEAR}), state=mamba1_state, params=params_ssm.hybrid,
            aliases={"mamba_d_inner": ("intermediate_size",), "mamba_expand": ("expand",)},
            derive=lambda f, n: [K.LINEAR] * n, rules=("a Mamba state on every layer",)),
-    Family(("mamba2",), kinds=frozenset({K.LINEAR}), state=lambda f: mamba2_state(f, ""), params=params.hybrid,
+    Family(("mamba2",), kinds=frozenset({K.LINEAR}), state=lambda f: mamba2_state(f, ""), params=params_ssm.hybrid,
            derive=lambda f, n: [K.LINEAR] * n, rules=("a Mamba-2 state on every layer",)),
     # -- model_types vLLM 0.34 reads with config classes of its own (configs/vllm_own.py)
     *vllm_own.ROWS,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..core.layers import LayerSpec
 from ..errors import ConfigError
 from .fields import Fields
 
@@ -66,3 +67,32 @@ def mla(hidden: int, heads: int, q_lora: int | None, rank: int, rope: int, nope:
     n += rank * heads * (nope + v_dim)
     n += heads * v_dim * hidden + (hidden if bias else 0)
     return n
+
+
+def _kinds_of(layers: list[LayerSpec]) -> list[str]:
+    """'attention', 'state' or 'none' per layer, from what it caches."""
+    return ["attention" if layer.caches else "state" if layer.state is not None else "none" for layer in layers]
+
+
+def _attention_plain(hidden: int, heads: int, kv: int, head_dim: int) -> int:
+    return hidden * heads * head_dim + 2 * hidden * kv * head_dim + heads * head_dim * hidden
+
+
+def _ffn_moe(hidden: int, experts: int, top_k: int, inter: int, *, matrices: int = 3, router_bias: int = 0,
+             shared: int = 0) -> tuple[int, int]:
+    """(total, active) of a routed MoE block: experts of `matrices` hidden x inter matrices, a router
+    (hidden x experts, plus `router_bias` extra vectors such as e_score_correction_bias), and `shared`
+    parameters that every token uses."""
+    per_expert = matrices * hidden * inter
+    router = hidden * experts + router_bias
+    return experts * per_expert + router + shared, top_k * per_expert + router + shared
+
+
+def _gdn_block(f: Fields, hidden: int) -> int:
+    """Gated DeltaNet mixer (Qwen3-Next, Qwen3.5): qkv, z, b, a projections, conv, dt_bias, A_log, gated norm, out."""
+    kh, vh = f.int("linear_num_key_heads"), f.int("linear_num_value_heads")
+    kd, vd = f.int("linear_key_head_dim"), f.int("linear_value_head_dim")
+    kernel = f.int("linear_conv_kernel_dim", default=4)
+    key_dim, value_dim = kh * kd, vh * vd
+    n = hidden * (2 * key_dim + 2 * value_dim) + hidden * 2 * vh
+    return n + (2 * key_dim + value_dim) * kernel + 2 * vh + vd + value_dim * hidden

@@ -549,7 +549,7 @@ def mllama_text(f: Fields, layers, dims) -> tuple[int, int]:
     head of vocab_size (untied by default: MllamaTextConfig); each layer of cross_attention_layers is a
     MllamaCrossAttentionDecoderLayer, whose cross_attn adds q_norm and k_norm over head_dim and which holds two
     one-element gates (cross_attn_attn_gate, cross_attn_mlp_gate)."""
-    from .params import count_params
+    from .params_generic import count_params
 
     heads, kv, head_dim, _ = dims
     n = len(layers)

@@ -1,15 +1,16 @@
 """Parameter counters of dense attention decoders whose modules are not Llama's, found while writing their per-module
 tables (configs/weight_tables/dense_more.py) and checked against the modules transformers 5.25 builds on the meta
-device (tests/test_quant_exclude.py). Each was counted before by params.count_params (Llama's modules), which
+device (tests/test_quant_exclude.py). Each was counted before by params_generic.count_params (Llama's modules), which
 passed tests/parity/test_param_parity.py only because what it missed is under that test's 0.5% tolerance.
 
-Each counter is `count(f, layers, dims) -> (total, active)` and reads the fields params.decoder reads (an absent
+Each counter is `count(f, layers, dims) -> (total, active)` and reads the fields params_decoder.decoder reads (an absent
 intermediate_size is 4 x hidden_size, an absent vocab_size 0), besides the flags named."""
 
 from __future__ import annotations
 
 from .fields import Fields
-from .params import count_params, decoder
+from .params_decoder import decoder
+from .params_generic import count_params
 
 
 def cohere(f: Fields, layers: list, dims) -> tuple[int, int]:
@@ -40,7 +41,7 @@ def olmo2(f: Fields, layers: list, dims) -> tuple[int, int]:
     """Olmo2ForCausalLM (OLMo 2; modeling_olmo2.py): Llama's modules (q/k/v/o_proj biased with attention_bias,
     the gated MLP, post_attention_layernorm and post_feedforward_layernorm) and Olmo2Attention's q_norm over the
     whole query projection (heads x head_dim) and k_norm over the whole key projection (KV heads x head_dim), as
-    OLMo 3 (params._attention). Before: the q/k norms uncounted."""
+    OLMo 3 (params_generic._attention). Before: the q/k norms uncounted."""
     heads, kv, head_dim = dims[:3]
     total = decoder(qkv_bias=("attention_bias", False), o_bias=("attention_bias", False), norm_bias=False,
                     tied=False)(f, layers, dims)[0]
@@ -62,7 +63,7 @@ _PHI = decoder(mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, norms=1, 
 
 
 def phi(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """PhiForCausalLM (Phi-1, Phi-1.5, Phi-2; modeling_phi.py): params.decoder's plain MLP, biases everywhere,
+    """PhiForCausalLM (Phi-1, Phi-1.5, Phi-2; modeling_phi.py): params_decoder.decoder's plain MLP, biases everywhere,
     one LayerNorm (weight and bias) a layer, a biased head; with qk_layernorm, PhiAttention's q_layernorm and
     k_layernorm, LayerNorms (weight and bias) over hidden_size // num_attention_heads. Before: those uncounted."""
     total = _PHI(f, layers, dims)[0]
@@ -72,14 +73,14 @@ def phi(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 
 def granite_swa(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """GraniteSWAForCausalLM (modeling_granite_swa.py): Granite's modules (params.count_params) and
+    """GraniteSWAForCausalLM (modeling_granite_swa.py): Granite's modules (params_generic.count_params) and
     GraniteSWAAttention's sinks, one learnable logit a query head a layer. Before: the sinks uncounted."""
     total = count_params(f, len(layers), *dims[:3])[0] + len(layers) * dims[0]
     return total, total
 
 
 def hunyuan_v1_dense(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """HunYuanDenseV1ForCausalLM (modeling_hunyuan_v1_dense.py): Llama's modules (params.count_params) and
+    """HunYuanDenseV1ForCausalLM (modeling_hunyuan_v1_dense.py): Llama's modules (params_generic.count_params) and
     HunYuanDenseV1Attention's query_layernorm and key_layernorm, RMSNorms over head_dim, on every layer whatever
     use_qk_norm says. Before: those uncounted."""
     total = count_params(f, len(layers), *dims[:3])[0] + len(layers) * 2 * dims[2]
@@ -87,7 +88,8 @@ def hunyuan_v1_dense(f: Fields, layers: list, dims) -> tuple[int, int]:
 
 
 def diffllama(f: Fields, layers: list, dims) -> tuple[int, int]:
-    """DiffLlamaForCausalLM (modeling_diffllama.py): Llama's modules (params.count_params) and DiffLlamaAttention's
+    """DiffLlamaForCausalLM (modeling_diffllama.py): Llama's modules (params_generic.count_params) and
+    DiffLlamaAttention's
     four lambda vectors (lambda_q1, lambda_k1, lambda_q2, lambda_k2) of head_dim; its groupnorm holds no weight
     (elementwise_affine=False). Before: the lambdas uncounted."""
     total = count_params(f, len(layers), *dims[:3])[0] + len(layers) * 4 * dims[2]

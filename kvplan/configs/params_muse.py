@@ -1,5 +1,5 @@
 """The parameter counter of Muse Spark's text model (muse_spark_text), which the generic attention counter
-(params.count_params) miscounts: it has no q/k norm weights, a per-head output gate (self_attn.gate_proj), five
+(params_generic.count_params) miscounts: it has no q/k norm weights, a per-head output gate (self_attn.gate_proj), five
 per-layer vectors (three norms and two residual gates) and a MoE block that pools the hidden state down to
 moe_hidden_size before the routed experts and back up after them.
 

@@ -1,6 +1,6 @@
 """Parameter counters of StepFun's text models: Step-3.5 / Step-3.7's text model (model_type step3p5), which the
-generic attention counter (params.count_params) miscounted, and Step-5 (step5, vLLM's own config type), which had
-no counter.
+generic attention counter (params_generic.count_params) miscounted, and Step-5 (step5, vLLM's own config type), which
+had no counter.
 
 Read from transformers 5.25 models/step3p7 (configuration_step3p7.py Step3p7TextConfig, modeling_step3p7.py
 Step3p7TextModel / Step3p7DecoderLayer / Step3p7Attention / Step3p7SparseMoeBlock / Step3p7MLP) and vLLM 0.34

@@ -72,7 +72,7 @@ from .quant_bytes import QuantBytes
 # Gemma4Router.proj ...) and keeps it in the float dtype; k2_horizon.py passes it too (kvplan has no table of it)
 VLLM_QUANTIZED_ROUTERS = ("qwen3_moe", "qwen3_vl_moe_text", "lfm2_moe")
 # the image-text wrappers whose vision tower and projector linears the engine builds as LinearBase with the model's
-# quant_config, so that its online FP8 quantizes them like the text model's (configs/vision_towers.py Tower.linears).
+# quant_config, so that its online FP8 quantizes them like the text model's (configs/vision_count.py Tower.linears).
 # vLLM 0.34: gemma3_mm.py (SiglipVisionModel; siglip.py SiglipMLP leaves fc1 / fc2 without it where the sizes are not
 # multiples of 64, Gemma 3's 1,152 / 4,304; the projector's mm_input_projection_weight is an nn.Parameter),
 # llava.py / llava_next.py (CLIP or SigLIP, LlavaMultiModalProjector), mistral3.py (PixtralHFVisionModel, linear_1 /
@@ -82,7 +82,7 @@ VLLM_QUANTIZED_ROUTERS = ("qwen3_moe", "qwen3_vl_moe_text", "lfm2_moe")
 # Skywork-R1V's two ReplicatedLinears built with it: whole and quantized), interns1.py
 # (interns1_vit.py: fc1 / fc2; its attention is nn.Linear), glm4_1v.py (Glm4vVisionTransformer, its merger too),
 # phi3v.py (_init_img_processor: CLIPVisionModel; img_projection is nn.Linear), qwen2_5_omni_thinker.py and
-# qwen3_omni_moe_thinker.py (visual; their audio_tower is built without it: vision_towers.py _audio_layers),
+# qwen3_omni_moe_thinker.py (visual; their audio_tower is built without it: vision_count.py _audio_layers),
 # minicpmv.py / minicpmo.py (init_vision_module: Idefics2VisionTransformer, fc1 / fc2 too; init_resampler: the
 # resampler's kv_proj, a ReplicatedLinear, whole and quantized; its nn.MultiheadAttention and proj stay float; the
 # MiniCPM-o apm and audio projection are plain nn modules).

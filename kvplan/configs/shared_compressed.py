@@ -36,7 +36,7 @@ from ..errors import ConfigError
 from . import kinds as K
 from .compressed import EXPERT_BYTES, _by_module, _nvfp4_experts, _shared_kv
 from .fields import Fields
-from .params import deepseek_v41_parts
+from .params_mla_more import deepseek_v41_parts
 
 DEFAULTS = {"head_dim": 512, "qk_rope_head_dim": 64, "sliding_window": 128, "index_head_dim": 128,
             "index_topk": 512, "num_key_value_heads": 1}
@@ -140,7 +140,7 @@ def weight_format(f: Fields, layers: list, total: int, rest_dtype: str, rest_byt
     32, UE8M0: 1 B), the rest in bf16 and float32 as vLLM allocates them. Module by module from kvplan's table
     (configs/weight_tables/mla.py deepseek_v41, sized as DeepSeek-V4's: compressed._by_module) where the experts'
     dtype is one it sizes and the table adds up to `total`, which also gives the bytes vLLM holds whole on every
-    TP rank; else by dtype from params.deepseek_v41_parts, with nothing counted whole."""
+    TP rank; else by dtype from params_mla_more.deepseek_v41_parts, with nothing counted whole."""
     if not total:
         return rest_dtype, rest_bytes, 0
     quant = f.get("quantization_config")

@@ -6,7 +6,7 @@ timm 1.0.31 models/mobilenetv5.py (_gen_mobilenet_v5, MobileNetV5Encoder, Mobile
 the blocks models/_efficientnet_builder.py decodes (_decode_block_str) into models/_efficientnet_blocks.py
 (EdgeResidual, UniversalInvertedResidual, MobileAttention) and layers/attention2d.py MultiQueryAttention2d.
 The audio encoder is transformers 5.25 gemma3n/modeling_gemma3n.py Gemma3nAudioEncoder. Both return parameter
-counts; configs/vision_towers.py gemma3n adds the embedders and vLLM 0.34's TP split.
+counts; configs/vision_gemma.py gemma3n adds the embedders and vLLM 0.34's TP split.
 """
 
 from __future__ import annotations

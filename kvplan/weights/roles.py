@@ -215,7 +215,7 @@ def is_row_scale(name: str, shape: tuple[int, ...], family: str = "") -> bool:
 # the families whose image (and audio) encoders and embedders vLLM 0.34 holds whole on every TP rank: gemma4_mm.py
 # builds each tower with transformers' AutoModel and recursive_replace_linear (every nn.Linear a ReplicatedLinear)
 # and Gemma4MultimodalEmbedder's embedding_projection as a ReplicatedLinear, as the config estimate counts it
-# (configs/vision_towers.py gemma4); the towers of weights/vision_tp.py RULE_FAMILIES by module, as the config
+# (configs/vision_gemma.py gemma4); the towers of weights/vision_tp.py RULE_FAMILIES by module, as the config
 # estimate counts them; elsewhere a checkpoint's "vision" tensors are split over TP
 _VISION_WHOLE_FAMILIES = frozenset({"gemma4"})
 

@@ -1,5 +1,5 @@
 """Which of a checkpoint's vision-tower tensors vLLM 0.34 holds whole on every TP rank: the per-module rule the config
-estimate counts (configs/vision_towers.py _Count: a column-parallel linear split, bias too; a RowParallelLinear's
+estimate counts (configs/vision_count.py _Count: a column-parallel linear split, bias too; a RowParallelLinear's
 weight split, its bias and per-output-row scales whole; convolutions, position / class embeddings, norms,
 nn.Parameters and nn.Linear / ReplicatedLinear projectors whole), read from the tensor names the checkpoints give
 the modules. The families whose names are read here (RULE_FAMILIES); a tower of another family is split over TP

@@ -131,7 +131,7 @@ def _ends(f: Fields, hidden: int, tied_default: bool, vocab_default: int | None,
     return out
 
 
-# -- attention decoders (params.count_params) ------------------------------------------------------------------
+# -- attention decoders (params_generic.count_params) ------------------------------------------------------------------
 
 # the counter's model types whose modules every checkpoint names as below; MoE blocks: mlp.experts.N.gate_proj
 # (Qwen) or block_sparse_moe.experts.N.w1 / w3 / w2 (Mixtral, MiniMax-M2)
@@ -140,22 +140,23 @@ _BLOCK_SPARSE = ("mixtral", "minimax_m2")
 
 
 def _gqa(f: Fields, layers: list, dims) -> list:
-    from .. import params as P
+    from ..param_embeddings import _TIED_BY_DEFAULT
+    from ..params_generic import _QKV_BIAS_ONLY, _QK_NORM, _is_moe_layer, dense_mlp_bias
 
     heads, kv, head_dim, _ = dims
     mt = f.model_type
     hidden = f.int("hidden_size", "n_embd")
     inter = f.int("intermediate_size", "n_inner", default=4 * hidden, maximum=10**8)
-    qkv_bias = f.flag("attention_bias") or mt in P._QKV_BIAS_ONLY
-    o_bias = f.flag("attention_bias") and mt not in P._QKV_BIAS_ONLY
-    out = _ends(f, hidden, mt in P._TIED_BY_DEFAULT, 0)
+    qkv_bias = f.flag("attention_bias") or mt in _QKV_BIAS_ONLY
+    o_bias = f.flag("attention_bias") and mt not in _QKV_BIAS_ONLY
+    out = _ends(f, hidden, mt in _TIED_BY_DEFAULT, 0)
     # read once, not per layer (a table is built for every quantized config and for the TP split of every config)
     experts = f.int("num_local_experts", "num_experts", "n_routed_experts", default=0, minimum=0)
     moe_inter = None
     for i in range(len(layers)):
         a = f"layers.{i}.self_attn"
         out += _qkvo(a, hidden, heads, kv, head_dim, qkv_bias, o_bias=o_bias)
-        if mt in P._QK_NORM:
+        if mt in _QK_NORM:
             out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
         if mt == "minimax_m2":  # MiniMaxM2Attention: RMSNorms over all heads' queries and keys, which vLLM 0.34
             # splits over TP with the heads (minimax_m2.py: MiniMaxText01RMSNormTP, hidden_size // tp a rank); above
@@ -164,7 +165,7 @@ def _gqa(f: Fields, layers: list, dims) -> list:
             out += [_float(f"{a}.q_norm", heads * head_dim, "attention"),
                     Module(f"{a}.k_norm", 0, kv * head_dim, "attention", kv_heads=kv, kv_other=kv * head_dim)]
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
-        if experts and P._is_moe_layer(f, i):
+        if experts and _is_moe_layer(f, i):
             moe_inter = moe_inter or f.int("moe_intermediate_size", "intermediate_size")
             if mt in _BLOCK_SPARSE:
                 m = f"layers.{i}.block_sparse_moe"
@@ -183,11 +184,11 @@ def _gqa(f: Fields, layers: list, dims) -> list:
                 elif f.int("n_shared_experts", default=0, minimum=0):
                     return []  # a shared-expert block these types do not build: no table
         else:
-            out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp", P.dense_mlp_bias(f))
+            out += _mlp(f"layers.{i}.mlp", hidden, inter, "mlp", dense_mlp_bias(f))
     return out
 
 
-# -- DeepSeek-V2/V3 MLA (params.count_latent_params) -----------------------------------------------------------
+# -- DeepSeek-V2/V3 MLA (params_generic.count_latent_params) -----------------------------------------------------------
 
 _LATENT = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32")
 
@@ -246,7 +247,7 @@ def _norms_and_ffn(i: int, hidden: int, sparse: bool, experts: int, moe_inter: i
 
 
 def _latent(f: Fields, layers: list, dims) -> list:
-    from .. import params as P
+    from ..params_generic import _is_moe_layer
 
     hidden, heads = f.int("hidden_size"), f.int("num_attention_heads")
     q_lora = f.int("q_lora_rank", default=0, minimum=0)
@@ -262,7 +263,7 @@ def _latent(f: Fields, layers: list, dims) -> list:
         out += _mla_widths(a, hidden, heads, q_lora, False, *widths)
         if index:
             out += _indexer(a, hidden, q_lora, *index)
-        sparse = bool(experts) and P._is_moe_layer(f, i)
+        sparse = bool(experts) and _is_moe_layer(f, i)
         moe_inter = f.int("moe_intermediate_size", "intermediate_size") if sparse else 0
         shared = f.int("n_shared_experts", default=0, minimum=0) * moe_inter if sparse else 0
         out += _norms_and_ffn(i, hidden, sparse, experts, moe_inter, shared, inter,
@@ -307,7 +308,7 @@ class _Defaults:
         return self.f.int(name, default=self.defaults[name], **kw)
 
 
-# -- Qwen3.5 / 3.6 (params.qwen3_5) ----------------------------------------------------------------------------
+# -- Qwen3.5 / 3.6 (params_linear_mixers.qwen3_5) ----------------------------------------------------------------------
 
 def _qkvo(a: str, hidden: int, heads: int, kv: int, head_dim: int, bias: bool = False, q_width: int | None = None,
           o_bias: bool | None = None, inputs: int | None = None) -> list:
@@ -357,7 +358,7 @@ def _qwen_sparse_moe(f: Fields, m: str, experts: int, hidden: int, inter: int) -
 
 
 def _qwen3_5(f: Fields, layers: list, dims) -> list:
-    from .. import params as P
+    from ..param_parts import _kinds_of
 
     heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
     hidden = f.int("hidden_size")
@@ -368,7 +369,7 @@ def _qwen3_5(f: Fields, layers: list, dims) -> list:
     kernel = f.int("linear_conv_kernel_dim", default=4)
     key_dim, value_dim = kh * kd, vh * vd
     out = _ends(f, hidden, False, 0)
-    for i, kind in enumerate(P._kinds_of(layers)):
+    for i, kind in enumerate(_kinds_of(layers)):
         if kind == "attention":
             a = f"layers.{i}.self_attn"
             out += _qkvo(a, hidden, heads, kv, head_dim, q_width=heads * head_dim * gate)

@@ -89,7 +89,7 @@ def _embed(name: str, rows: int, hidden: int, top: bool = False, whole: bool = F
     return Module(name, 0, rows * hidden, "embeddings", top=top, whole=whole)
 
 
-# -- InternLM2 (params.count_params) ---------------------------------------------------------------------------
+# -- InternLM2 (params_generic.count_params) ---------------------------------------------------------------------------
 
 def internlm2(f: Fields, layers: list, dims) -> list[Module]:
     """InternLM2ForCausalLM (remote modeling_internlm2.py; vLLM 0.34 internlm2.py InternLM2Attention, InternLM2MLP,
@@ -119,7 +119,7 @@ def internlm2(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- Baichuan (params.count_params) ----------------------------------------------------------------------------
+# -- Baichuan (params_generic.count_params) ----------------------------------------------------------------------------
 
 def baichuan(f: Fields, layers: list, dims) -> list[Module]:
     """BaichuanForCausalLM (Baichuan / Baichuan2 remote modeling_baichuan.py: BaichuanAttention W_pack, the fused
@@ -231,10 +231,10 @@ def falcon(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- GPTBigCode (params.bigcode) --------------------------------------------------------------------------------
+# -- GPTBigCode (params_decoder.bigcode) -------------------------------------------------------------------------------
 
 def gpt_bigcode(f: Fields, layers: list, dims) -> list[Module]:
-    """GPTBigCodeForCausalLM (transformers 5.25 modeling_gpt_bigcode.py), as params._bigcode_params counts it:
+    """GPTBigCodeForCausalLM (transformers 5.25 modeling_gpt_bigcode.py), as params_decoder._bigcode_params counts it:
     transformer.wte, transformer.wpe (n_positions rows); per layer ln_1, attn.c_attn (queries, then one key and
     one value head with multi_query, the default, else all heads; biased), attn.c_proj, ln_2, mlp.c_fc and
     mlp.c_proj (biased); transformer.ln_f; lm_head unless tied (the default). Whole on each rank under vLLM 0.34's
@@ -274,10 +274,10 @@ def _backend_whole(m: Module, whole: bool = True, model_type: str = "gpt_bigcode
                                                                     model_type, breaks_tp))
 
 
-# -- the dense decoders of params.decoder -----------------------------------------------------------------------
+# -- the dense decoders of params_decoder.decoder ----------------------------------------------------------------------
 
 def _widths(f: Fields, dims) -> tuple[int, int, int, int]:
-    """(hidden, query width, KV width, MLP width) as params.decoder reads them (intermediate_size, else 4 x
+    """(hidden, query width, KV width, MLP width) as params_decoder.decoder reads them (intermediate_size, else 4 x
     hidden)."""
     heads, kv, head_dim, _ = dims
     hidden = f.int("hidden_size")
@@ -309,7 +309,7 @@ def gpt_neox(f: Fields, layers: list, dims) -> list[Module]:
 
 def mpt(f: Fields, layers: list, dims) -> list[Module]:
     """MptForCausalLM (transformers 5.25 modeling_mpt.py; MPT's remote code names them alike), as the family's
-    params.decoder counts it: transformer.wte; per block norm_1 and norm_2 (LayerNorms whose bias transformers
+    params_decoder.decoder counts it: transformer.wte; per block norm_1 and norm_2 (LayerNorms whose bias transformers
     drops), attn.Wqkv (queries, then keys and values of attn_config.kv_n_heads where set), attn.out_proj,
     ffn.up_proj and ffn.down_proj of expansion_ratio x d_model, none biased; transformer.norm_f (weight only);
     lm_head unless tied (the default)."""

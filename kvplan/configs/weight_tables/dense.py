@@ -1,7 +1,8 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of dense attention decoders: Gemma (gemma), Gemma 2
 (gemma2), Command R7B (cohere2), EXAONE 4.0 (exaone4), GLM-4-9B-chat-hf (glm), GLM-4-0414 (glm4) and OLMo 3
-(olmo3); and LFM2 / LFM2-MoE (lfm2, lfm2_moe: short convolutions and attention, see lfm2()). Each mirrors its counter term by term (params.count_params for all but cohere2, whose counter is
-params.decoder(norm_bias=False, norms=1, ...) in families.py) and names modules as the checkpoints'
+(olmo3); and LFM2 / LFM2-MoE (lfm2, lfm2_moe: short convolutions and attention, see lfm2()). Each mirrors its counter
+term by term (params_generic.count_params for all but cohere2, whose counter is
+params_decoder.decoder(norm_bias=False, norms=1, ...) in families.py) and names modules as the checkpoints'
 safetensors do (transformers 5.25 modeling_gemma.py, modeling_gemma2.py, modeling_cohere2.py,
 modeling_exaone4.py, modeling_glm.py, modeling_glm4.py, modeling_olmo3.py): q/k/v/o_proj apart, and the MLP's
 gate_proj / up_proj / down_proj, but for GLM-4 and GLM-4-0414, whose checkpoints store the fused
@@ -52,7 +53,7 @@ def _layer(i: int, hidden: int, dims, inter: int, *, bias: bool, o_bias: bool, n
 
 
 def _width(f: Fields, hidden: int) -> int:
-    """The MLP width as params.count_params reads it (4 x hidden when the config and family give none)."""
+    """The MLP width as params_generic.count_params reads it (4 x hidden when the config and family give none)."""
     return f.int("intermediate_size", "n_inner", default=4 * hidden, maximum=10**8)
 
 
@@ -79,7 +80,8 @@ def cohere2(f: Fields, layers: list, dims) -> list[Module]:
     parameter."""
     heads, _, head_dim = dims[:3]
     hidden = f.int("hidden_size")
-    width = f.int("intermediate_size", default=None, maximum=10**8)  # params.decoder(inter=("intermediate_size",))
+    # params_decoder.decoder(inter=("intermediate_size",))
+    width = f.int("intermediate_size", default=None, maximum=10**8)
     inter = 4 * hidden if width is None else width
     bias = f.flag("attention_bias")
     out = _ends(f, hidden, True, 0)
@@ -140,11 +142,12 @@ def olmo3(f: Fields, layers: list, dims) -> list[Module]:
 
 def lfm2(f: Fields, layers: list, dims) -> list[Module]:
     """Lfm2ForCausalLM and Lfm2MoeForCausalLM (transformers 5.25 modeling_lfm2.py, modeling_lfm2_moe.py), as
-    params.lfm2 counts them: per layer either attention under self_attn (q/k/v_proj, out_proj, q_layernorm and
+    params_linear_mixers.lfm2 counts them: per layer either attention under self_attn (q/k/v_proj, out_proj,
+    q_layernorm and
     k_layernorm over head_dim; no biases) or the short convolution under conv (in_proj to 3 x hidden, the
     depthwise conv.conv [hidden, 1, conv_L_cache], out_proj; biases on all three with conv_bias); operator_norm
-    and ffn_norm; feed_forward's w1 / w3 / w2 (params.lfm2_dense_width), or after num_dense_layers (LFM2-MoE)
-    the routed experts feed_forward.experts.N.w1 / w3 / w2, the router feed_forward.gate [E, hidden] and its
+    and ffn_norm; feed_forward's w1 / w3 / w2 (params_linear_mixers.lfm2_dense_width), or after num_dense_layers
+    (LFM2-MoE) the routed experts feed_forward.experts.N.w1 / w3 / w2, the router feed_forward.gate [E, hidden] and its
     expert_bias [E] with use_expert_bias (a float32 buffer in transformers, counted here at the checkpoint's
     float width like the rest); the final norm is embedding_norm, the head tied unless tie_word_embeddings is
     false.
@@ -154,7 +157,7 @@ def lfm2(f: Fields, layers: list, dims) -> list[Module]:
     configs/param_fp32.py), and
     conv's out_proj bias (a RowParallelLinear); it splits the conv weight and bias by channel (conv is a
     ColumnParallelLinear built without a quantization method) and in_proj (MergedColumnParallelLinear)."""
-    from ..params import lfm2_dense_width
+    from ..params_linear_mixers import lfm2_dense_width
 
     heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
     hidden = f.int("hidden_size")

@@ -4,8 +4,9 @@ Llama-shaped SmolLM3, Ministral 3, Ministral, IQuest-Coder, CWM and Helium, EXAO
 checkpoints' own names), Nemotron-4 / Minitron (nemotron), Hunyuan dense (hunyuan_v1_dense), Apertus and Apertus 1.5
 (apertus, apertus1p5_text), Arcee (AFM), VaultGemma, Jais-2, NanoChat, Granite SWA (granite_swa), DiffLlama and
 BitNet. Each mirrors its counter term by term (params_dense_more.py for cohere, olmo, olmo2, seed_oss, phi,
-granite_swa, hunyuan_v1_dense and diffllama; params.decoder for starcoder2, nemotron, jais2, arcee, nanochat and
-apertus; params.apertus1p5_text; params_dense.bitnet; params.count_params for the rest) and names modules as the checkpoints' safetensors do (transformers 5.25
+granite_swa, hunyuan_v1_dense and diffllama; params_decoder.decoder for starcoder2, nemotron, jais2, arcee, nanochat and
+apertus; params_decoder.apertus1p5_text; params_dense.bitnet; params_generic.count_params for the rest) and names
+modules as the checkpoints' safetensors do (transformers 5.25
 models/<type>/modeling_<type>.py; of these transformers renames only EXAONE's on load: conversion_mapping.py).
 
 What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params), read in vLLM 0.34.0:
@@ -48,7 +49,7 @@ from . import Module, _ends, _float, _gqa, _linear, _mlp, _qkvo
 
 
 def _width(f: Fields, hidden: int) -> int:
-    """The MLP width as params.decoder reads it: intermediate_size, else 4 x hidden_size."""
+    """The MLP width as params_decoder.decoder reads it: intermediate_size, else 4 x hidden_size."""
     width = f.int("intermediate_size", default=None, maximum=10**8)
     return 4 * hidden if width is None else width
 
@@ -87,7 +88,7 @@ def cohere(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- StarCoder2 (params.decoder) ----------------------------------------------------------------------------------
+# -- StarCoder2 (params_decoder.decoder) -------------------------------------------------------------------------------
 
 def starcoder2(f: Fields, layers: list, dims) -> list[Module]:
     """Starcoder2ForCausalLM (modeling_starcoder2.py): q/k/v/o_proj and the plain MLP's mlp.c_fc / mlp.c_proj, all
@@ -189,14 +190,14 @@ def seed_oss(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- Llama-shaped: SmolLM3, Ministral 3, Ministral (params.count_params) -----------------------------------------
+# -- Llama-shaped: SmolLM3, Ministral 3, Ministral (params_generic.count_params) ---------------------------------------
 
 def llama_shaped(f: Fields, layers: list, dims) -> list[Module]:
     """SmolLM3ForCausalLM, Ministral3ForCausalLM and MinistralForCausalLM (modeling_smollm3.py,
     modeling_ministral3.py, modeling_ministral.py): Llama's modules under Llama's names (weight_tables._gqa), the
     head tied by default for SmolLM3 (SmolLM3Config) and untied for the Ministrals. SmolLM3's MLP takes mlp_bias
-    (params.dense_mlp_bias); the Ministrals build no attention biases whatever attention_bias says, so a config with
-    it (which the counter would count) gets no table."""
+    (params_generic.dense_mlp_bias); the Ministrals build no attention biases whatever attention_bias says, so a config
+    with it (which the counter would count) gets no table."""
     if f.model_type != "smollm3" and f.flag("attention_bias"):
         raise ConfigError("attention_bias: transformers' Ministral attention builds no biases")
     return _gqa(f, layers, dims)
@@ -210,14 +211,14 @@ def _no_attention_bias(f: Fields, why: str) -> None:
 def iquestcoder(f: Fields, layers: list, dims) -> list[Module]:
     """IQuest-Coder-V1 (iquestcoder): transformers 5.25 builds LlamaForCausalLM for it (modeling_auto.py) and vLLM
     0.34 runs llama.py (registry.py IQuestCoderForCausalLM): Llama's modules and names, untied by default
-    (IQuestCoderConfig); MLP biases with mlp_bias (params.dense_mlp_bias)."""
+    (IQuestCoderConfig); MLP biases with mlp_bias (params_generic.dense_mlp_bias)."""
     return _gqa(f, layers, dims)
 
 
 def cwm(f: Fields, layers: list, dims) -> list[Module]:
     """CwmForCausalLM (Code World Model; modeling_cwm.py): Llama's modules and names, q/k/v/o_proj never biased
-    (bias=False whatever attention_bias says), the gated MLP (mlp_bias: params.dense_mlp_bias); untied by default.
-    A config with attention_bias (which params.count_params would count) gets no table."""
+    (bias=False whatever attention_bias says), the gated MLP (mlp_bias: params_generic.dense_mlp_bias); untied by
+    default. A config with attention_bias (which params_generic.count_params would count) gets no table."""
     _no_attention_bias(f, "CwmAttention builds no biases")
     return _gqa(f, layers, dims)
 
@@ -225,7 +226,7 @@ def cwm(f: Fields, layers: list, dims) -> list[Module]:
 def helium(f: Fields, layers: list, dims) -> list[Module]:
     """HeliumForCausalLM (modeling_helium.py): Llama's modules and names, but o_proj is hidden x hidden and never
     biased (HeliumAttention), q/k/v_proj biased with attention_bias, the MLP with mlp_bias; untied by default.
-    params.count_params counts o_proj as heads x head_dim -> hidden, biased with attention_bias: a config where
+    params_generic.count_params counts o_proj as heads x head_dim -> hidden, biased with attention_bias: a config where
     that differs (attention_bias, heads x head_dim != hidden) gets no table."""
     heads, _, head_dim = dims[:3]
     _no_attention_bias(f, "HeliumAttention's o_proj has no bias, which params.count_params would count")
@@ -234,7 +235,7 @@ def helium(f: Fields, layers: list, dims) -> list[Module]:
     return _gqa(f, layers, dims)
 
 
-# -- EXAONE 3 / 3.5 (params.count_params), under the checkpoints' own names ----------------------------------------
+# -- EXAONE 3 / 3.5 (params_generic.count_params), under the checkpoints' own names ------------------------------------
 
 _EXAONE_ENDS = {"embed_tokens": "transformer.wte", "norm": "transformer.ln_f"}
 _EXAONE_LAYERS = (("layers.", "transformer.h."), (".self_attn.o_proj", ".attn.attention.out_proj"),
@@ -258,11 +259,11 @@ def exaone(f: Fields, layers: list, dims) -> list[Module]:
     attn.attention.q_proj / k_proj / v_proj (its QKVParallelLinear) and out_proj (RowParallelLinear: its bias,
     with attention_bias, whole), mlp.c_fc_0 / c_fc_1 (gate_up_proj) and c_proj, transformer.ln_f, lm_head. The
     table is Llama's (weight_tables._gqa) under those names, untied unless tie_word_embeddings; MLP biases with
-    mlp_bias (params.dense_mlp_bias; ExaoneGatedMLP bias=mlp_bias)."""
+    mlp_bias (params_generic.dense_mlp_bias; ExaoneGatedMLP bias=mlp_bias)."""
     return [m if m.top else replace(m, name=_exaone_name(m.name), top=True) for m in _gqa(f, layers, dims)]
 
 
-# -- plain (non-gated) MLPs: Nemotron, Jais-2, Arcee, NanoChat, Apertus (params.decoder) ---------------------------
+# -- plain (non-gated) MLPs: Nemotron, Jais-2, Arcee, NanoChat, Apertus (params_decoder.decoder) -----------------------
 
 def _plain_layer(i: int, hidden: int, dims, inter: int, *, bias: bool, mlp_bias: bool, norms: tuple[str, ...],
                  norm_bias: bool, up: str = "up_proj", down: str = "down_proj") -> list[Module]:
@@ -304,7 +305,7 @@ def jais2(f: Fields, layers: list, dims) -> list[Module]:
 
 def arcee(f: Fields, layers: list, dims) -> list[Module]:
     """ArceeForCausalLM (AFM; modeling_arcee.py): q/k/v/o_proj, the plain MLP's up_proj / down_proj with mlp_bias,
-    two RMSNorms; untied by default. q/k/v/o_proj take attention_bias, which params.decoder("arcee") does not
+    two RMSNorms; untied by default. q/k/v/o_proj take attention_bias, which params_decoder.decoder("arcee") does not
     count: such a config gets no table."""
     _no_attention_bias(f, "params.decoder('arcee') does not count the attention biases ArceeAttention builds")
     hidden = f.int("hidden_size")
@@ -318,7 +319,7 @@ def arcee(f: Fields, layers: list, dims) -> list[Module]:
 def nanochat(f: Fields, layers: list, dims) -> list[Module]:
     """NanoChatForCausalLM (modeling_nanochat.py): q/k/v/o_proj and the plain MLP's fc1 / fc2 without biases;
     NanoChatRMSNorm holds no weight, so no norm appears (nor q_norm / k_norm); untied by default. q/k/v/o_proj take
-    attention_bias, which params.decoder("nanochat") does not count: such a config gets no table."""
+    attention_bias, which params_decoder.decoder("nanochat") does not count: such a config gets no table."""
     _no_attention_bias(f, "params.decoder('nanochat') does not count the attention biases NanoChatAttention builds")
     hidden = f.int("hidden_size")
     out = [m for m in _ends(f, hidden, False, 0) if m.name != "norm"]
@@ -332,7 +333,7 @@ def apertus(f: Fields, layers: list, dims) -> list[Module]:
     """ApertusForCausalLM (modeling_apertus.py; vLLM 0.34 apertus.py): q/k/v/o_proj, q_norm and k_norm over
     head_dim, attention_layernorm and feedforward_layernorm (RMSNorm), the plain MLP's up_proj / down_proj and the
     xIELU activation's two one-element parameters mlp.act_fn.alpha_p / alpha_n (plain nn.Parameters in vLLM's XIELU:
-    whole on every rank); untied by default. params.decoder("apertus") counts the xIELU scalars whatever the
+    whole on every rank); untied by default. params_decoder.decoder("apertus") counts the xIELU scalars whatever the
     activation and no attention biases: a config with attention_bias or another hidden_act (which vLLM 0.34's
     ApertusMLP refuses) gets no table."""
     heads, kv, head_dim = dims[:3]
@@ -353,7 +354,7 @@ def apertus(f: Fields, layers: list, dims) -> list[Module]:
 
 def apertus1p5_text(f: Fields, layers: list, dims) -> list[Module]:
     """Apertus1p5TextForCausalLM (modeling_apertus1p5.py: Apertus' decoder under the same names) as
-    params.apertus1p5_text counts it: Apertus' table, with an lm_head of output_vocab_size rows where the config
+    params_decoder.apertus1p5_text counts it: Apertus' table, with an lm_head of output_vocab_size rows where the config
     prunes the head and does not tie it. vLLM 0.34 registers no Apertus 1.5 model: the table follows apertus.py's
     rule for the same modules (norms and the xIELU scalars whole), not read for Apertus 1.5."""
     out = apertus(f, layers, dims)
@@ -364,7 +365,7 @@ def apertus1p5_text(f: Fields, layers: list, dims) -> list[Module]:
     return [replace(m, weight=rows * hidden) if m.name == "lm_head" else m for m in out]
 
 
-# -- VaultGemma, Granite SWA (params.count_params) -----------------------------------------------------------------
+# -- VaultGemma, Granite SWA (params_generic.count_params) -------------------------------------------------------------
 
 def vaultgemma(f: Fields, layers: list, dims) -> list[Module]:
     """VaultGemmaForCausalLM (modeling_vaultgemma.py): q/k/v/o_proj biased with attention_bias, two norms a layer
@@ -387,7 +388,7 @@ def granite_swa(f: Fields, layers: list, dims) -> list[Module]:
     (GraniteSWAAttention). vLLM 0.34 granite.py (GraniteSWAForCausalLM) builds sinks of the rank's heads (its
     loader sharded_weight_loader(0): split with the heads), and only where layer_types is set or attention_sinks
     says so (granite_layer_attn_params); the table counts the checkpoint's. MLP biases with mlp_bias
-    (params.dense_mlp_bias)."""
+    (params_generic.dense_mlp_bias)."""
     heads = dims[0]
     out = _gqa(f, layers, dims)
     return out + [Module(f"layers.{i}.self_attn.sinks", 0, heads, "attention") for i in range(len(layers))]

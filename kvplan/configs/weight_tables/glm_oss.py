@@ -1,6 +1,6 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of GLM-4.5 / 4.6 / 4.7 (glm4_moe), GLM-4.7-Flash
 (glm4_moe_lite) and gpt-oss (gpt_oss), named as their checkpoints' safetensors are (`model.layers.N...`,
-`lm_head`). Each mirrors its counter term by term: params.count_params (glm4_moe, gpt_oss) and
+`lm_head`). Each mirrors its counter term by term: params_generic.count_params (glm4_moe, gpt_oss) and
 params_mla.glm4_moe_lite. The multi-token-prediction layers (num_nextn_predict_layers) are not in them, as the
 counters leave them out.
 
@@ -19,7 +19,7 @@ from . import Module, _ends, _float, _mla_widths, _norms_and_ffn, _qkvo
 from ..param_parts import dense_first, mlp_layer_types
 
 
-# -- GLM-4.5 / 4.6 / 4.7 (params.count_params) -----------------------------------------------------------------
+# -- GLM-4.5 / 4.6 / 4.7 (params_generic.count_params) -----------------------------------------------------------------
 
 def glm4_moe(f: Fields, layers: list, dims) -> list[Module]:
     """Glm4MoeForCausalLM (transformers 5.25 modeling_glm4_moe.py Glm4MoeAttention / Glm4MoeMoE; vLLM 0.34
@@ -28,14 +28,14 @@ def glm4_moe(f: Fields, layers: list, dims) -> list[Module]:
     from first_k_dense_replace (every moe_layer_freq-th) the routed experts, mlp.gate (weight [E, hidden]) and
     mlp.gate.e_score_correction_bias [E], and mlp.shared_experts of n_shared_experts x moe_intermediate_size;
     the other layers a dense mlp of intermediate_size."""
-    from .. import params as P
+    from ..params_generic import _is_moe_layer
 
     heads, kv, head_dim, _ = dims
     hidden = f.int("hidden_size")
     inter = f.int("intermediate_size", default=4 * hidden, maximum=10**8)
     bias = f.flag("attention_bias")
     experts = f.int("num_local_experts", "num_experts", "n_routed_experts", default=0, minimum=0)
-    # params._moe: no e_score_correction_bias where a config names a topk_method other than noaux_tc
+    # params_generic._moe: no e_score_correction_bias where a config names a topk_method other than noaux_tc
     score_bias = f.raw.get("topk_method", "noaux_tc") == "noaux_tc"
     out = _ends(f, hidden, False, 0)
     for i in range(len(layers)):
@@ -43,7 +43,7 @@ def glm4_moe(f: Fields, layers: list, dims) -> list[Module]:
         out += _qkvo(a, hidden, heads, kv, head_dim, bias, o_bias=False)
         if f.flag("use_qk_norm"):
             out += [_float(f"{a}.q_norm", head_dim), _float(f"{a}.k_norm", head_dim)]
-        sparse = bool(experts) and P._is_moe_layer(f, i)
+        sparse = bool(experts) and _is_moe_layer(f, i)
         moe_inter = f.int("moe_intermediate_size", "intermediate_size") if sparse else 0
         shared = f.int("n_shared_experts", default=0, minimum=0) * moe_inter if sparse else 0
         out += _norms_and_ffn(i, hidden, sparse, experts, moe_inter, shared, inter, score_bias)
@@ -77,7 +77,7 @@ def glm4_moe_lite(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- gpt-oss (params.count_params) -----------------------------------------------------------------------------
+# -- gpt-oss (params_generic.count_params) -----------------------------------------------------------------------------
 
 def gpt_oss(f: Fields, layers: list, dims) -> list[Module]:
     """GptOssForCausalLM (transformers 5.25 modeling_gpt_oss.py GptOssAttention / GptOssExperts /

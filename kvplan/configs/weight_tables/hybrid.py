@@ -1,7 +1,7 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of the Mamba hybrids: Nemotron-H (nemotron_h),
 Granite 4.0-H (granitemoehybrid), Falcon-H1 (falcon_h1), Jamba (jamba) and Zamba2 (zamba2). Each mirrors its counter
-term by term (params_hybrid.nemotron_h, params.granite_hybrid, params._hybrid_params for falcon_h1 and jamba,
-params.zamba2) and names the modules as the checkpoints' safetensors do (transformers 5.25 modeling_nemotron_h.py,
+term by term (params_hybrid.nemotron_h, params_ssm.granite_hybrid, params_ssm._hybrid_params for falcon_h1 and jamba,
+params_ssm.zamba2) and names the modules as the checkpoints' safetensors do (transformers 5.25 modeling_nemotron_h.py,
 modeling_granitemoehybrid.py, modeling_falcon_h1.py, modeling_jamba.py, modeling_zamba2.py; the names vLLM 0.34's
 load_weights takes). Bamba's table is in configs/weight_tables/hybrid_more.py, read in vLLM 0.23.0 (0.34 no longer
 builds BambaForCausalLM: models/registry.py _PREVIOUSLY_SUPPORTED_MODELS, supported until 0.23.0).
@@ -140,10 +140,10 @@ def nemotron_h(f: Fields, layers: list, dims) -> list[Module]:
     return [_backbone(m) for m in out]
 
 
-# -- Granite 4.0-H (params.granite_hybrid) ---------------------------------------------------------------------
+# -- Granite 4.0-H (params_ssm.granite_hybrid) ---------------------------------------------------------------------
 
 def _mamba2_fields(f: Fields, hidden: int) -> tuple[int, int, int, int, int]:
-    """(heads, inner, groups, state, kernel) as params._mamba2_mixer reads them."""
+    """(heads, inner, groups, state, kernel) as params_ssm._mamba2_mixer reads them."""
     nh = f.int("mamba_n_heads", "mamba_num_heads", "num_heads")
     if f.get("mamba_d_head") == "auto":
         hd = int(f.number("mamba_expand", default=2) * hidden) // nh
@@ -188,10 +188,11 @@ def granitemoehybrid(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- Falcon-H1 (params._hybrid_params) -------------------------------------------------------------------------
+# -- Falcon-H1 (params_ssm._hybrid_params) -------------------------------------------------------------------------
 
 def _hybrid_ends(f: Fields, hidden: int) -> list[Module]:
-    """embed_tokens, final_layernorm and an LM head of its own unless tied (Falcon-H1, Jamba: params._vocab_embed)."""
+    """embed_tokens, final_layernorm and an LM head of its own unless tied (Falcon-H1, Jamba:
+    param_embeddings._vocab_embed)."""
     out = _ends(f, hidden, False, 0)
     return [_float("final_layernorm", hidden) if m.name == "norm" else m for m in out]
 
@@ -229,7 +230,7 @@ def falcon_h1(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- Jamba (params._hybrid_params) -----------------------------------------------------------------------------
+# -- Jamba (params_ssm._hybrid_params) -----------------------------------------------------------------------------
 
 def _mamba1(a: str, hidden: int, inner: int, state: int, kernel: int, dt_rank: int, conv_bias: bool,
             proj_bias: bool) -> list[Module]:
@@ -256,7 +257,7 @@ def jamba(f: Fields, layers: list, dims) -> list[Module]:
     without a quantization method (JambaMambaDecoderLayer passes no quant_config to MambaMixer): the table counts
     them as linear weights a format quantizes unless its list keeps them, as the checkpoint would store them;
     vLLM would not load a checkpoint that quantized them."""
-    from .. import params as P
+    from ..params_generic import _is_moe_layer
 
     heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
     hidden = f.int("hidden_size", "d_model")
@@ -276,7 +277,7 @@ def jamba(f: Fields, layers: list, dims) -> list[Module]:
                            f.flag("mamba_conv_bias", default=True), f.flag("mamba_proj_bias"))
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.pre_ff_layernorm", hidden)]
         m = f"layers.{i}.feed_forward"
-        if experts > 1 and P._is_moe_layer(f, i):
+        if experts > 1 and _is_moe_layer(f, i):
             moe_inter = f.int("moe_intermediate_size", "intermediate_size")
             out += _experts(m, experts, hidden, moe_inter) + [_float(f"{m}.router", hidden * experts, "router")]
         elif inter:
@@ -284,7 +285,7 @@ def jamba(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- Zamba2 (params.zamba2) ------------------------------------------------------------------------------------
+# -- Zamba2 (params_ssm.zamba2) ------------------------------------------------------------------------------------
 
 def zamba2(f: Fields, layers: list, dims) -> list[Module]:
     """Zamba2ForCausalLM (transformers 5.25 modeling_zamba2.py; vLLM 0.34 zamba2.py): every layer a Mamba-2 mixer

@@ -1,9 +1,11 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of more hybrid and recurrent models: Bamba
 (bamba), Qwen4-Exp (qwen4_exp_text, Qwen3.8-Flash-Next), GLM-5-Next (glm5_next_text, GLM-5.3-Flash), Inkling
 (inkling_text), Inkling2 and Inkling2-Loop (inkling2_text, inkling2_loop_text, under their TML names), Lara mini
-(lara_mini), ZAYA1 (zaya) and RWKV-4 (rwkv). Each mirrors its counter term by term (params.bamba,
-params.qwen4_exp, params.glm5_next, params_hybrid.inkling_text / inkling2_text / inkling2_loop_text,
-params.lara_mini, params_hybrid.zaya, params.rwkv) and names the modules as the checkpoints' safetensors do
+(lara_mini), ZAYA1 (zaya) and RWKV-4 (rwkv). Each mirrors its counter term by term (params_ssm.bamba,
+params_linear_mixers.qwen4_exp, params_linear_mixers.glm5_next, params_hybrid.inkling_text / inkling2_text /
+inkling2_loop_text,
+params_linear_mixers.lara_mini, params_hybrid.zaya, params_ssm.rwkv) and names the modules as the checkpoints'
+safetensors do
 (transformers 5.25 modeling_bamba.py, modeling_qwen4_exp.py, modeling_glm5_next.py, modeling_inkling.py,
 modeling_inkling2.py, modeling_inkling2_loop.py, modeling_lara_mini.py, modeling_zaya.py, modeling_rwkv.py and the
 conversion_mapping.py renames; the names vLLM's load_weights takes).
@@ -33,7 +35,7 @@ from . import Module, _experts, _float, _mlp, _qkvo
 from .hybrid import _hybrid_ends, _mamba2, _mamba2_fields
 
 
-# -- Bamba (params.bamba) --------------------------------------------------------------------------------------
+# -- Bamba (params_ssm.bamba) --------------------------------------------------------------------------------------
 
 def bamba(f: Fields, layers: list, dims) -> list[Module]:
     """BambaForCausalLM (transformers 5.25 BambaDecoderLayer): per layer the Mamba-2 mixer (layers.N.mamba: in_proj
@@ -61,7 +63,7 @@ def bamba(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- Qwen4-Exp (params.qwen4_exp) -------------------------------------------------------------------------------
+# -- Qwen4-Exp (params_linear_mixers.qwen4_exp) ------------------------------------------------------------------------
 
 def _gated_residual(r: str, hc: int, hidden: int, low: int, inject: bool) -> list[Module]:
     """One hyper-connection mixer (transformers Qwen4ExpTextGatedResidual): hc_norm over hc x hidden, the low-rank
@@ -100,7 +102,7 @@ def qwen4_exp_text(f: Fields, layers: list, dims) -> list[Module]:
     (qwen3_next.py _should_replicate_misaligned_shared_expert), which a table that does not know the TP size
     cannot mark; and a ple_embedding_dtype (nvfp4, float8_e4m3fn) stores the n-gram tables in a format of their
     own, which the table counts as float embeddings."""
-    from .. import params as P
+    from ..params_linear_mixers import _ngram_rows
     from . import _linear, _qwen3_5_gdn
 
     if f.flag("attention_bias"):
@@ -147,7 +149,7 @@ def qwen4_exp_text(f: Fields, layers: list, dims) -> list[Module]:
         out.append(_float(f"{m}.shared_expert_gate", hidden, "router"))
         if i + 1 in ple_ids:
             p = f"{n}.ple"
-            rows = P._ngram_rows(f, ple_ids.index(i + 1))
+            rows = _ngram_rows(f, ple_ids.index(i + 1))
             out += [Module(f"{p}.ple_embedding.ngram_embedding", 0, rows * (width // ngram_heads), "embeddings"),
                     _linear(f"{p}.key_proj", width, streams, "other", whole=True),
                     _linear(f"{p}.value_proj", width, hidden, "other", whole=True),
@@ -157,7 +159,7 @@ def qwen4_exp_text(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- GLM-5-Next (params.glm5_next) -----------------------------------------------------------------------------
+# -- GLM-5-Next (params_linear_mixers.glm5_next) -----------------------------------------------------------------------
 
 def _kda(a: str, hidden: int, heads: int, head_dim: int, kernel: int) -> list[Module]:
     """GLM-5-Next's KDA under its checkpoints' names (transformers 5.25 conversion_mapping.py "glm5_next" renames
@@ -202,7 +204,7 @@ def glm5_next_text(f: Fields, layers: list, dims) -> list[Module]:
     index_topk_pattern / index_topk_freq) has layers reuse another's indexer: transformers builds no indexer
     there, vLLM 0.34 builds one on every MLA layer, and the count follows neither; nor for attention_bias, whose
     biases the count does not hold."""
-    from .. import params as P
+    from ..params_linear_mixers import glm5_next_kda_widths
     from . import _indexer, _mla_widths, _norms_and_ffn
     from ..param_parts import dense_first, mlp_layer_types
 
@@ -212,7 +214,7 @@ def glm5_next_text(f: Fields, layers: list, dims) -> list[Module]:
     if "shared" in types or f.get("index_topk_pattern") is not None or f.get("index_topk_freq") not in (None, 1):
         raise ConfigError("indexer_types with shared layers: transformers and vLLM 0.34 build their indexers apart")
     hidden, heads = f.int("hidden_size"), f.int("num_attention_heads")
-    lin_heads, lin_dim, kernel = P.glm5_next_kda_widths(f)
+    lin_heads, lin_dim, kernel = glm5_next_kda_widths(f)
     q_rank = f.int("q_lora_rank")
     widths = (f.int("kv_lora_rank"), f.int("qk_rope_head_dim", default=0, minimum=0), f.int("qk_nope_head_dim"),
               f.int("v_head_dim"))
@@ -419,7 +421,7 @@ def inkling2_loop_text(f: Fields, layers: list, dims) -> list[Module]:
     return out + [_tml(m) for m in extra]
 
 
-# -- Lara mini (params.lara_mini) -------------------------------------------------------------------------------
+# -- Lara mini (params_linear_mixers.lara_mini) ------------------------------------------------------------------------
 
 def lara_mini(f: Fields, layers: list, dims) -> list[Module]:
     """LaraMiniForCausalLM (transformers 5.25 modeling_lara_mini.py), named as its checkpoints are
@@ -537,7 +539,7 @@ def zaya(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- RWKV-4 (params.rwkv) ---------------------------------------------------------------------------------------
+# -- RWKV-4 (params_ssm.rwkv) ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class _Rwkv(Module):

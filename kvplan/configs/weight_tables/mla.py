@@ -1,7 +1,8 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of DeepSeek-V4 (deepseek_v4), DeepSeek-V4.1
 (deepseek_v41_text), MiniCPM3 (minicpm3) and LongCat-Flash (longcat_flash), named as the checkpoints'
-safetensors are. Each mirrors its family's counter term by term (params.deepseek_v4, params.deepseek_v41_parts,
-params.minicpm3, params_mla.longcat_flash); DeepSeek-V4.1's, MiniCPM3's and LongCat-Flash's say what vLLM 0.34
+safetensors are. Each mirrors its family's counter term by term (params_mla_more.deepseek_v4,
+params_mla_more.deepseek_v41_parts,
+params_mla_more.minicpm3, params_mla.longcat_flash); DeepSeek-V4.1's, MiniCPM3's and LongCat-Flash's say what vLLM 0.34
 holds whole in their docstrings. DeepSeek-V4.1 shares V4's attention, MoE and mixer modules (_v4_attention,
 _v4_ffn, _v4_layer_rest) and differs in its compressors, indexers, Engram, router biases and hc_head
 (deepseek_v41); both are sized module by module in their stored dtypes (compressed._by_module).
@@ -103,7 +104,8 @@ def _v4_layer_rest(i: int, hidden: int, hc: int) -> list[Module]:
 
 
 def deepseek_v4(f: Fields, layers: list, dims) -> list[Module]:
-    """DeepseekV4ForCausalLM as params.deepseek_v4 counts it, under the checkpoint's names (module docstring)."""
+    """DeepseekV4ForCausalLM as params_mla_more.deepseek_v4 counts it, under the checkpoint's names (module
+    docstring)."""
     hidden, heads, head = f.int("hidden_size"), f.int("num_attention_heads"), f.int("head_dim")
     q_rank, o_rank, groups = f.int("q_lora_rank"), f.int("o_lora_rank"), f.int("o_groups")
     experts, inter = f.int("n_routed_experts"), f.int("moe_intermediate_size")
@@ -111,7 +113,7 @@ def deepseek_v4(f: Fields, layers: list, dims) -> list[Module]:
     hc = f.int("hc_mult", default=4)
     index, index_heads = f.int("index_head_dim"), f.int("index_n_heads", default=64)
     vocab = f.int("vocab_size")
-    from ..params import deepseek_v4_hashed
+    from ..params_mla_more import deepseek_v4_hashed
 
     by_hash = deepseek_v4_hashed(f, len(layers))
     out = [Module("embed", 0, vocab * hidden, "embeddings", top=True), _norm("norm", hidden),
@@ -137,10 +139,10 @@ def deepseek_v4(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- DeepSeek-V4.1 (params.deepseek_v41_parts) ------------------------------------------------------------------
+# -- DeepSeek-V4.1 (params_mla_more.deepseek_v41_parts) ----------------------------------------------------------------
 
 def deepseek_v41(f: Fields, layers: list, dims) -> list[Module]:
-    """DeepSeek-V4.1's text model (deepseek_v41_text) as params.deepseek_v41_parts counts it, under the
+    """DeepSeek-V4.1's text model (deepseek_v41_text) as params_mla_more.deepseek_v41_parts counts it, under the
     checkpoint's names, which are V4's (vLLM 0.34 models/deepseek_v41/nvidia/model.py
     _make_deepseek_v4_weights_mapper: the same layers. / embed / head / norm names and the packed
     fused_wqa_wkv = wq_a + wkv, fused_wkv_wgate = wkv + wgate). Per layer: V4's attention modules
@@ -201,7 +203,7 @@ def deepseek_v41(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- MiniCPM3 (params.minicpm3) -------------------------------------------------------------------------------
+# -- MiniCPM3 (params_mla_more.minicpm3) -------------------------------------------------------------------------------
 
 def minicpm3(f: Fields, layers: list, dims) -> list[Module]:
     """MiniCPM3ForCausalLM (transformers 5.25 modeling_minicpm3.py MiniCPM3Attention, MiniCPM3MLP; checkpoint

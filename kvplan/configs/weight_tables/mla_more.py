@@ -2,8 +2,9 @@
 Sarvam-MLA (sarvam_mla), Mistral Small 4's text model (mistral4), Youtu-LLM (youtu), Mistral Large 4's text model
 (mistral_large4_text), HY-V4 (hy_v4, hy_v4_vl_text), dots3-note's text model (dots3_note_text), A.X-K1 (axk1),
 A.X-K2 (axk2) and Kolibri 1.1 (kolibri1_1), named as their checkpoints' safetensors are and each mirroring its
-family's counter term by term (params.count_latent_params for sarvam_mla and mistral4, params.hy_v4,
-params.kolibri1_1, params_mla's for the rest). Each builder's docstring says what vLLM 0.34 holds whole on every
+family's counter term by term (params_generic.count_latent_params for sarvam_mla and mistral4, params_mla_more.hy_v4,
+params_moe_more.kolibri1_1, params_mla's for the rest). Each builder's docstring says what vLLM 0.34 holds whole on
+every
 TP rank and which vLLM class makes it so; the three below share one layout.
 
 What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params) of sarvam_mla, youtu and mistral4:
@@ -43,7 +44,7 @@ def mistral4(f: Fields, layers: list, dims) -> list[Module]:
     """Mistral4ForCausalLM (transformers 5.25 modeling_mistral4.py: Mistral4Attention is DeepSeek-V2's MLA,
     Mistral4MoE the routed experts, the router mlp.gate (Mistral4TopkRouter, no e_score_correction_bias) and
     shared_experts of moe_intermediate_size x n_shared_experts; a dense Mistral4MLP below first_k_dense_replace):
-    DeepSeek-V3's table without the router's score bias, which params._moe leaves out for this type too."""
+    DeepSeek-V3's table without the router's score bias, which params_generic._moe leaves out for this type too."""
     return [m for m in _latent(f, layers, dims) if not m.name.endswith(".gate.e_score_correction_bias")]
 
 
@@ -156,11 +157,12 @@ def _mistral_mlp(prefix: str, hidden: int, inter: int, role: str) -> list[Module
             _top(f"{prefix}.w2", inter * hidden, role=role, inputs=inter)]
 
 
-# -- HY-V4 (params.hy_v4) -----------------------------------------------------------------------------------------
+# -- HY-V4 (params_mla_more.hy_v4) -------------------------------------------------------------------------------------
 
 def hy_v4(f: Fields, layers: list, dims) -> list[Module]:
     """HYV4ForCausalLM (transformers 5.25 modeling_hy_v4.py), and HY-V4-VL's text model (hy_v4_vl_text, under
-    `model.language_model.`), as params.hy_v4 counts it, under the checkpoints' names (conversion_mapping.py "hy_v4"
+    `model.language_model.`), as params_mla_more.hy_v4 counts it, under the checkpoints' names (conversion_mapping.py
+    "hy_v4"
     renames them on load; vLLM 0.34 models/hy_v4/nvidia/model.py load_weights reads the same): per layer DeepSeek's
     MLA modules with a query LoRA (attention_bias on q_a_proj, kv_a_proj_with_mqa and o_proj), the output gate
     self_attn.linear_gate (hidden -> heads x v_head_dim; gate_proj in transformers), the sinks
@@ -354,10 +356,11 @@ def axk2(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- Kolibri 1.1 (params.kolibri1_1) -----------------------------------------------------------------------------
+# -- Kolibri 1.1 (params_moe_more.kolibri1_1) --------------------------------------------------------------------------
 
 def kolibri1_1(f: Fields, layers: list, dims) -> list[Module]:
-    """Kolibri1_1ForCausalLM (transformers 5.25 modeling_kolibri1_1.py) as params.kolibri1_1 counts it, under the
+    """Kolibri1_1ForCausalLM (transformers 5.25 modeling_kolibri1_1.py) as params_moe_more.kolibri1_1 counts it, under
+    the
     checkpoints' names (conversion_mapping.py "kolibri1", which "kolibri1_1" copies, renames post_attn_norm,
     post_ffn_norm and moe.router.expert_bias on load): per layer q_proj, q_norm, and on the layers that keep their
     own K/V (the others read an earlier layer's) k_proj, v_proj and k_norm; o_proj; input_layernorm,
@@ -375,7 +378,7 @@ def kolibri1_1(f: Fields, layers: list, dims) -> list[Module]:
     heads, kv, head, _ = dims
     hidden = f.int("hidden_size")
     experts, inter = f.int("num_local_experts", "num_experts"), f.int("moe_intermediate_size")
-    from ..params import kolibri_dense_layers
+    from ..params_moe_more import kolibri_dense_layers
 
     dense_layers = kolibri_dense_layers(f, len(layers))
     out = _ends(f, hidden, False, None)
@@ -398,10 +401,11 @@ def kolibri1_1(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- Dory (params.dory) ------------------------------------------------------------------------------------------
+# -- Dory (params_dense_special.dory) ----------------------------------------------------------------------------------
 
 def dory(f: Fields, layers: list, dims) -> list[Module]:
-    """DoryForCausalLM (transformers 5.25 modeling_dory.py) as params.dory counts it, under its checkpoints' names:
+    """DoryForCausalLM (transformers 5.25 modeling_dory.py) as params_dense_special.dory counts it, under its
+    checkpoints' names:
     each decoder layer is two checkpoint layers (conversion_mapping.py "dory" LayerPairCollapse and renames; vLLM 0.34
     dory.py DoryDecoderLayer loads the same names): backbone.layers.{2i} the attention (mixer.q_proj / k_proj /
     v_proj / o_proj with attention_bias, the output gate mixer.g_proj, the scales mixer.sqk and mixer.s_gate, and

@@ -1,8 +1,9 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of MiniMax-Text-01 / MiniMax-M1 (minimax_text_01,
 minimax_m1, and the transformers-format minimax), Ling / Ring 1.x and 2.0 (bailing_moe), DBRX (dbrx),
 DeepSeek-MoE v1 (deepseek), Ling 3.0 (bailing_hybrid with BailingMoeV3ForCausalLM) and Ling / Ring 2.5 (bailing_hybrid
-with BailingMoeV2_5ForCausalLM), each mirroring its counter term by term (params.minimax, bailing.moe_params,
-params.dbrx, deepseek_moe.params, params_hybrid.bailing_hybrid, bailing.v25_params)
+with BailingMoeV2_5ForCausalLM), each mirroring its counter term by term (params_linear_mixers.minimax,
+bailing.moe_params,
+params_moe_more.dbrx, deepseek_moe.params, params_hybrid.bailing_hybrid, bailing.v25_params)
 and naming modules as the checkpoints' safetensors do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
@@ -33,7 +34,7 @@ from ..fields import Fields
 from . import Module, _deepseek_moe, _ends, _experts, _float, _linear, _mlp, _qkvo
 
 
-# -- MiniMax-Text-01 / M1 (params.minimax) ---------------------------------------------------------------------
+# -- MiniMax-Text-01 / M1 (params_linear_mixers.minimax) ---------------------------------------------------------------
 
 def minimax(f: Fields, layers: list, dims) -> list[Module]:
     """MiniMaxText01ForCausalLM / MiniMaxM1ForCausalLM (remote modeling_minimax_text_01.py; transformers 5.25
@@ -139,7 +140,7 @@ def _ling_moe(f: Fields, m: str, hidden: int, experts: int, bias: bool) -> list[
     return out
 
 
-# -- DBRX (params.dbrx) ----------------------------------------------------------------------------------------
+# -- DBRX (params_moe_more.dbrx) ---------------------------------------------------------------------------------------
 
 def dbrx(f: Fields, layers: list, dims) -> list[Module]:
     """DbrxForCausalLM (transformers 5.25 modeling_dbrx.py; vLLM 0.34 dbrx.py), named as the checkpoints are, from

@@ -5,8 +5,9 @@ AFMoE (afmoe), EXAONE MoE (exaone_moe), MiniCPM5-MoE (minicpm5_moe), Hunyuan 3 (
 (cohere2_moe), FlexOlmo (flex_olmo), Aria's text model (aria_text), Mellum (mellum), Doge (doge), Beam (beam),
 Flint (flint), Kolibri 1 (kolibri1), Ergo (ergo) and Param2 (param2moe), each mirroring its counter term by term
 (params_moe.dots1, hunyuan_v1_moe, olmoe, phimoe, granitemoe, jetmoe, solar_open, afmoe, exaone_moe, hy_v3,
-cohere2_moe, flex_olmo, aria_text, mellum, beam, flint, kolibri1; params.minicpm5_moe, params.ergo,
-params.count_params; params_dense.doge; bailing.moe_params) and naming modules as the checkpoints' safetensors do.
+cohere2_moe, flex_olmo, aria_text, mellum, beam, flint, kolibri1; params_moe_more.minicpm5_moe, params_moe_more.ergo,
+params_generic.count_params; params_dense.doge; bailing.moe_params) and naming modules as the checkpoints' safetensors
+do.
 
 What vLLM holds whole on every TP rank (weight_tables.replicated_params), read in each model file:
 - dots.llm1: vLLM 0.34 has no dots1.py any more (registry.py _PREVIOUSLY_SUPPORTED_MODELS: Dots1ForCausalLM last
@@ -376,7 +377,7 @@ def exaone_moe(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- MiniCPM5-MoE (params.minicpm5_moe) ------------------------------------------------------------------------
+# -- MiniCPM5-MoE (params_moe_more.minicpm5_moe) -----------------------------------------------------------------------
 
 def minicpm5_moe(f: Fields, layers: list, dims) -> list[Module]:
     """MiniCPM5MoeForCausalLM (transformers 5.25 modeling_minicpm5_moe.py), named as the checkpoints are
@@ -685,7 +686,7 @@ def kolibri1(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- Ergo (params.ergo) ----------------------------------------------------------------------------------------
+# -- Ergo (params_moe_more.ergo) ---------------------------------------------------------------------------------------
 
 def ergo(f: Fields, layers: list, dims) -> list[Module]:
     """ErgoForCausalLM (transformers 5.25 modeling_ergo.py), under its checkpoints' own names, from the top
@@ -738,7 +739,7 @@ def ergo(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- Param2 (params.count_params: transformers runs it as GLM-4-MoE) -----------------------------------------------
+# -- Param2 (params_generic.count_params: transformers runs it as GLM-4-MoE) -------------------------------------------
 
 def param2moe(f: Fields, layers: list, dims) -> list[Module]:
     """Param2MoEForCausalLM, named as the checkpoints are (Sarvam's / Ling's names: transformers 5.25 runs it as
@@ -749,9 +750,10 @@ def param2moe(f: Fields, layers: list, dims) -> list[Module]:
     a MoE from first_k_dense_replace on every moe_layer_freq-th layer: mlp.gate [E, hidden], mlp.gate.expert_bias
     [E] (unless topk_method names another method than noaux_tc), the experts mlp.experts.N of
     moe_intermediate_size and mlp.shared_experts of moe_intermediate_size x n_shared_experts; else a dense mlp of
-    intermediate_size: as params.count_params counts GLM-4-MoE. vLLM 0.34 biases query_key_value with use_qkv_bias
+    intermediate_size: as params_generic.count_params counts GLM-4-MoE. vLLM 0.34 biases query_key_value with
+    use_qkv_bias
     and dense with use_bias instead of attention_bias (the released configs set neither)."""
-    from .. import params as P
+    from ..params_generic import _is_moe_layer
 
     heads, kv, hd = dims[:3]
     hidden = f.int("hidden_size", "n_embd")
@@ -774,7 +776,7 @@ def param2moe(f: Fields, layers: list, dims) -> list[Module]:
         if f.flag("use_qk_norm"):
             out += [_float(f"{a}.query_layernorm", hd), _float(f"{a}.key_layernorm", hd)]
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
-        if not (experts and P._is_moe_layer(f, i)):
+        if not (experts and _is_moe_layer(f, i)):
             out += _mlp(m, hidden, inter, "mlp")
             continue
         moe_inter = f.int("moe_intermediate_size", "intermediate_size")

@@ -1,5 +1,6 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of Gemma 3, Phi-3 and Qwen3-Next, each mirroring its
-counter term by term (params.count_params for gemma3_text and phi3, params._hybrid_params for qwen3_next) and
+counter term by term (params_generic.count_params for gemma3_text and phi3, params_ssm._hybrid_params for qwen3_next)
+and
 naming modules as the checkpoints' safetensors do (transformers 5.25 modeling_gemma3.py, modeling_phi3.py,
 modeling_qwen3_next.py; a Gemma 3 wrapper's text model under `language_model.model.` or `model.language_model.`,
 weight_tables.ROOTS). What vLLM 0.34 holds whole on every TP rank (weight_tables.replicated_params): the norms
@@ -70,7 +71,7 @@ def qwen3_next(f: Fields, layers: list, dims) -> list[Module]:
     shared_expert_gate) or, on mlp_only_layers, a dense mlp, which the counter leaves out (such a config's table
     does not add up, and is not used). Gated DeltaNet's conv1d, dt_bias and A_log stay in the float dtype and
     are split over TP with the value heads (vLLM 0.34 mamba/gdn/qwen_gdn_linear_attn.py)."""
-    from .. import params as P
+    from ..params_generic import _is_moe_layer
 
     heads, kv, head_dim = dims[:3] if dims else (0, 0, 0)
     hidden = f.int("hidden_size")
@@ -95,7 +96,7 @@ def qwen3_next(f: Fields, layers: list, dims) -> list[Module]:
                     *_gdn_after_inputs(a, key_dim, value_dim, vh, vd, kernel, hidden)]
         out += [_float(f"layers.{i}.input_layernorm", hidden), _float(f"layers.{i}.post_attention_layernorm", hidden)]
         m = f"layers.{i}.mlp"
-        if experts and P._is_moe_layer(f, i):
+        if experts and _is_moe_layer(f, i):
             out += _qwen_sparse_moe(f, m, experts, hidden, f.int("moe_intermediate_size", "intermediate_size"))
         else:
             out += _mlp(m, hidden, f.int("intermediate_size"), "mlp")

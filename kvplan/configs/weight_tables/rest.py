@@ -1,9 +1,10 @@
 """Per-module parameter tables (configs/weight_tables/__init__.py) of the remaining families: Nemotron-NAS (nemotron-nas),
 the pure Mamba models (mamba, falcon_mamba, mamba2), OLMo Hybrid (olmo_hybrid), Zamba v1 (zamba), GPT-Neo (gpt_neo),
 RecurrentGemma (recurrent_gemma), IQuest-Coder-V1-Loop (iquestloopcoder), LFM3 (lfm3), DomynEdge (domynedge) and
-Moondream 3 (moondream3). Each mirrors its counter term by term (params.nemotron_nas, params._hybrid_params for the
-Mamba models, params_hybrid.olmo_hybrid, params.zamba, the params.decoder row of gpt_neo in families.py,
-params.recurrent_gemma, params.iquest_loop, params_hybrid.lfm3, domyn_edge.params,
+Moondream 3 (moondream3). Each mirrors its counter term by term (params_dense_special.nemotron_nas,
+params_ssm._hybrid_params for the
+Mamba models, params_hybrid.olmo_hybrid, params_ssm.zamba, the params_decoder.decoder row of gpt_neo in families.py,
+params_ssm.recurrent_gemma, params_dense_special.iquest_loop, params_hybrid.lfm3, domyn_edge.params,
 params_moondream.moondream3_params) and names the modules as the checkpoints' safetensors do (transformers 5.25
 modeling_<type>.py and conversion_mapping.py; Nemotron-NAS's remote modeling_decilm.py and the other families
 transformers does not build as the vLLM 0.34 model file loads them; each function says which).
@@ -49,7 +50,7 @@ from ...errors import ConfigError
 from ..fields import Fields
 from . import Module, _ends, _float, _linear, _mlp, _qkvo
 from .hybrid import MIXER, _mamba2
-from ..params import _TIED_BY_DEFAULT
+from ..param_embeddings import _TIED_BY_DEFAULT
 from ..param_parts import embeddings
 
 
@@ -58,7 +59,7 @@ def _top(prefix: str, modules: list[Module]) -> list[Module]:
     return [replace(m, name=prefix + m.name, top=True) for m in modules]
 
 
-# -- Nemotron-NAS (params.nemotron_nas) ------------------------------------------------------------------------
+# -- Nemotron-NAS (params_dense_special.nemotron_nas) ------------------------------------------------------------------
 
 def nemotron_nas(f: Fields, layers: list, dims) -> list[Module]:
     """DeciLMForCausalLM (vLLM 0.34 nemotron_nas.py DeciLMDecoderLayer; the remote modeling_decilm.py), layer by
@@ -95,7 +96,7 @@ def nemotron_nas(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- Mamba, Falcon-Mamba, Mamba-2 (params._hybrid_params) ------------------------------------------------------
+# -- Mamba, Falcon-Mamba, Mamba-2 (params_ssm._hybrid_params) ------------------------------------------------------
 
 def _backbone_ends(f: Fields, hidden: int, tied_default: bool) -> list[Module]:
     """backbone.embeddings, backbone.norm_f and lm_head (none where tied)."""
@@ -205,7 +206,7 @@ def olmo_hybrid(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- Zamba v1 (params.zamba) -----------------------------------------------------------------------------------
+# -- Zamba v1 (params_ssm.zamba) -----------------------------------------------------------------------------------
 
 def zamba(f: Fields, layers: list, dims) -> list[Module]:
     """ZambaForCausalLM (transformers 5.25 modeling_zamba.py; no vLLM model file): every layer a Mamba mixer
@@ -250,7 +251,7 @@ def zamba(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- GPT-Neo (families.py: params.decoder(mlp="plain", o_bias=True, mlp_bias=True, positions=...)) -------------
+# -- GPT-Neo (families.py: params_decoder.decoder(mlp="plain", o_bias=True, mlp_bias=True, positions=...)) -------------
 
 def gpt_neo(f: Fields, layers: list, dims) -> list[Module]:
     """GPTNeoForCausalLM (transformers 5.25 modeling_gpt_neo.py; no vLLM model file), named from the top:
@@ -281,7 +282,7 @@ def gpt_neo(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- RecurrentGemma (params.recurrent_gemma) -------------------------------------------------------------------
+# -- RecurrentGemma (params_ssm.recurrent_gemma) -------------------------------------------------------------------
 
 def recurrent_gemma(f: Fields, layers: list, dims) -> list[Module]:
     """RecurrentGemmaForCausalLM (transformers 5.25 modeling_recurrent_gemma.py; no vLLM model file): per layer
@@ -319,7 +320,7 @@ def recurrent_gemma(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- IQuest-Coder-V1-Loop (params.iquest_loop) ------------------------------------------------------------------
+# -- IQuest-Coder-V1-Loop (params_dense_special.iquest_loop) -----------------------------------------------------------
 
 def iquest_loop(f: Fields, layers: list, dims) -> list[Module]:
     """IQuestLoopCoderForCausalLM as vLLM 0.34 iquest_loopcoder.py builds and loads it (transformers 5.25 has no

@@ -3,7 +3,7 @@ Qwen3-VL-MoE (qwen3_vl_moe_text) and Qwen2.5-VL (qwen2_5_vl_text), of ERNIE 4.5 
 MiMo-7B (mimo), Granite 3 (granite) and InternLM3 (internlm3), each mirroring its counter term by term.
 
 The three Qwen VL text models are Qwen3, Qwen3-MoE and Qwen2 decoders under a wrapper, counted by
-params.count_params with the same rules (Qwen3's q_norm / k_norm, Qwen2's q/k/v biases): their table is
+params_generic.count_params with the same rules (Qwen3's q_norm / k_norm, Qwen2's q/k/v biases): their table is
 weight_tables' own `_gqa`, not a copy. Their checkpoints name the text model `model.language_model.layers.N...`
 and the head `lm_head` (vLLM 0.34 qwen3_vl.py Qwen3VLForConditionalGeneration.hf_to_vllm_mapper:
 "model.language_model." -> "language_model.model.", "lm_head." -> "language_model.lm_head."); Qwen2.5-VL's
@@ -33,7 +33,7 @@ from ..fields import Fields
 from . import Module, _ends, _experts, _float, _gqa, _mlp, _qkvo
 
 
-# -- ERNIE 4.5 dense (params.count_params) ---------------------------------------------------------------------
+# -- ERNIE 4.5 dense (params_generic.count_params) ---------------------------------------------------------------------
 
 def ernie4_5(f: Fields, layers: list, dims) -> list[Module]:
     """Ernie4_5ForCausalLM (transformers 5.25 modeling_ernie4_5.py; vLLM 0.34 ernie45.py, a LlamaForCausalLM):
@@ -88,13 +88,13 @@ def ernie4_5_moe(f: Fields, layers: list, dims) -> list[Module]:
     return out
 
 
-# -- Granite 3 and InternLM3 (params.count_params) -------------------------------------------------------------
+# -- Granite 3 and InternLM3 (params_generic.count_params) -------------------------------------------------------------
 
 def granite(f: Fields, layers: list, dims) -> list[Module]:
     """GraniteForCausalLM (transformers 5.25 modeling_granite.py; vLLM 0.34 granite.py): Llama's modules under
     Llama's names, q/k/v/o_proj biased with attention_bias (o_proj's a RowParallelLinear bias, whole on every TP
     rank), two norms; untied by default (GraniteConfig). Granite's multipliers are scalars, not parameters.
-    mlp_bias biases gate/up/down_proj in transformers and vLLM (params.dense_mlp_bias)."""
+    mlp_bias biases gate/up/down_proj in transformers and vLLM (params_generic.dense_mlp_bias)."""
     return _gqa(f, layers, dims)
 
 

@@ -4,7 +4,8 @@
 (molmo2_text), PaddleOCR-VL's (paddleocr_vl_text), Granite 4.0 Vision's, Phi-4-multimodal's, HyperCLOVA X's,
 Cosmos3-Edge's, GLM-Image's, Cohere Compass's and Muse Glimmer's; Higgs Audio v2; and a few old single-purpose
 decoders (CodeGen, HRM-Text, GPT-NeoX-Japanese, CTRL, BioGPT, ModernBERT-decoder). Each mirrors its family's
-counter (params.count_params, params.decoder; params_moe.ernie4_5_vl_moe_text; params_hybrid.minimax_m3_vl_text;
+counter (params_generic.count_params, params_decoder.decoder; params_moe.ernie4_5_vl_moe_text;
+params_hybrid.minimax_m3_vl_text;
 params_dense's) term by term; the vision towers are not counted, as the counters leave them out.
 
 Checkpoint names (each builder's docstring gives its own where they differ): the wrappers' text model under
@@ -45,7 +46,7 @@ def qwen2_vl_text(f: Fields, layers: list, dims) -> list[Module]:
     tie_word_embeddings. vLLM 0.34 qwen2_vl.py builds Qwen2ForCausalLM on it (architectures=["Qwen2ForCausalLM"]):
     qwen2.py Qwen2Attention's qkv_proj (QKVParallelLinear, bias=True) and o_proj (RowParallelLinear, bias=False),
     so each TP rank holds only the RMSNorms whole. weight_tables._gqa, as Qwen2.5-VL's (configs/weight_tables/vl.py):
-    params._QKV_BIAS_ONLY names qwen2_vl and qwen2_vl_text."""
+    params_generic._QKV_BIAS_ONLY names qwen2_vl and qwen2_vl_text."""
     return _gqa(f, layers, dims)
 
 
@@ -267,7 +268,7 @@ def hyperclovax(f: Fields, layers: list, dims) -> list[Module]:
     two norms) and, with use_post_norm (HyperCLOVAXConfig's default true), post_norm1 / post_norm2 a layer. vLLM
     0.34 hyperclovax.py HyperCLOVAXDecoderLayer builds the same: RMSNorms whole on every TP rank, o_proj a
     RowParallelLinear whose attention_bias bias is whole. mlp_bias biases gate/up/down_proj in transformers and vLLM
-    (params.dense_mlp_bias)."""
+    (params_generic.dense_mlp_bias)."""
     hidden = f.int("hidden_size", "n_embd")
     out = _gqa(f, layers, dims)
     if f.flag("use_post_norm", default=True):
@@ -277,7 +278,8 @@ def hyperclovax(f: Fields, layers: list, dims) -> list[Module]:
 
 
 def cosmos3_edge_text(f: Fields, layers: list, dims) -> list[Module]:
-    """Cosmos3-Edge's text model (cosmos3_edge_text), as its counter counts it (families.py: params.decoder with a
+    """Cosmos3-Edge's text model (cosmos3_edge_text), as its counter counts it (families.py: params_decoder.decoder
+    with a
     plain MLP, mlp_bias, no attention biases, RMSNorms without bias, untied by default), under the checkpoints'
     Diffusers names at the top of the file (vLLM 0.34 cosmos3_edge.py _cosmos3_edge_diffusers_prefix_map and
     hf_to_vllm_mapper; transformers 5.25 conversion_mapping.py "cosmos3_edge" renames them): embed_tokens, norm,
@@ -337,7 +339,7 @@ def glm_image_text(f: Fields, layers: list, dims) -> list[Module]:
 
 def muse_glimmer_text(f: Fields, layers: list, dims) -> list[Module]:
     """Muse Glimmer's text model (muse_glimmer_text; transformers 5.25 modeling_muse_glimmer.py), as
-    params.count_params counts it, under the canonical checkpoints' names (`model.language_model.layers.N...`):
+    params_generic.count_params counts it, under the canonical checkpoints' names (`model.language_model.layers.N...`):
     per layer q/k/v/o_proj (no biases), the attention's output gate self_attn.gate_proj (hidden -> heads x
     head_dim), input / post_attention / pre_feedforward / post_feedforward_layernorm, the gated mlp; embeddings,
     final norm, the head (untied by default). The q/k norms have no weight.
@@ -393,7 +395,8 @@ def higgs_audio_v2(f: Fields, layers: list, dims) -> list[Module]:
 
 
 def codegen(f: Fields, layers: list, dims) -> list[Module]:
-    """CodeGenForCausalLM (transformers 5.25 modeling_codegen.py), as its family's counter counts it (params.decoder
+    """CodeGenForCausalLM (transformers 5.25 modeling_codegen.py), as its family's counter counts it
+    (params_decoder.decoder
     as GPT-J's: families.py "gptj", "codegen"): GPT-J's modules (configs/weight_tables/classic.py gptj) but for
     attention's one fused attn.qkv_proj (hidden -> 3 x hidden, no bias; its rows grouped in 4 blocks of query,
     value, key); transformer.wte, ln_1 a block, mlp.fc_in / fc_out (biased), transformer.ln_f, lm_head with a bias,
@@ -455,7 +458,7 @@ def hrm_text(f: Fields, layers: list, dims) -> list[Module]:
 def emu3_text_model(f: Fields, layers: list, dims) -> list[Module]:
     """Emu3's text model (emu3_text_model; transformers 5.25 modeling_emu3.py Emu3TextModel, whose attention and
     MLP are Llama's code): Llama's modules and names (weight_tables._gqa: q/k/v/o_proj biased with attention_bias,
-    the gated mlp, biased with mlp_bias, two RMSNorms; untied by default), as params.count_params counts them.
+    the gated mlp, biased with mlp_bias, two RMSNorms; untied by default), as params_generic.count_params counts them.
     Emu3-Chat-hf's checkpoint stores the text model under `text_model.model.` and the
     head at `text_model.lm_head` (conversion_mapping.py "emu3"), which weight_tables.ROOTS does not hold: a list of
     unquantized modules naming them exactly is not matched.
@@ -485,7 +488,8 @@ def granite_docling_text(f: Fields, layers: list, dims) -> list[Module]:
 
 def deepseek_ocr2_text(f: Fields, layers: list, dims) -> list[Module]:
     """DeepSeek-OCR-2's text model in transformers 5.25's format (deepseek_ocr2_text; modeling_deepseek_ocr2.py), as
-    params.count_params counts it, under the checkpoint's names (`model.layers.N...`, the routed experts one module
+    params_generic.count_params counts it, under the checkpoint's names (`model.layers.N...`, the routed experts one
+    module
     each: mlp.experts.N.gate_proj / up_proj / down_proj, which conversion_mapping.py "deepseek_ocr2" fuses on load):
     per layer q/k/v/o_proj (MHA, no biases), two norms; where mlp_layer_types says "sparse" the router mlp.gate
     [E, hidden] (greedy top-k: no score bias), the routed experts of moe_intermediate_size and mlp.shared_experts of
@@ -596,7 +600,8 @@ def _whole(m: Module, model_type: str, breaks_tp: bool = False) -> Module:
 
 
 def biogpt(f: Fields, layers: list, dims) -> list[Module]:
-    """BioGptForCausalLM (transformers 5.25 modeling_biogpt.py), as its counter counts it (params.decoder: plain MLP,
+    """BioGptForCausalLM (transformers 5.25 modeling_biogpt.py), as its counter counts it (params_decoder.decoder:
+    plain MLP,
     every projection biased, learned positions of max_position_embeddings + 2): biogpt.embed_tokens,
     biogpt.embed_positions (whole, as OPT's learned positions in vLLM), per layer self_attn.q/k/v_proj and out_proj,
     self_attn_layer_norm, fc1, fc2, final_layer_norm; biogpt.layer_norm; output_projection, tied by default."""
@@ -749,7 +754,8 @@ VL_MORE = {"qwen2_vl": qwen2_vl_text, "qwen2_vl_text": qwen2_vl_text, "glm4v_tex
            "hyperclovax": hyperclovax, "cosmos3_edge_text": cosmos3_edge_text,
            "glm_image_text": glm_image_text,
            # Cohere Compass's text model: Command R7B's parallel block (one LayerNorm weight a layer, q/k/v/o biased
-           # with attention_bias, the gated mlp; tied), as params.decoder(norms=1, norm_bias=False) counts it; vLLM
+           # with attention_bias, the gated mlp; tied), as params_decoder.decoder(norms=1, norm_bias=False) counts it;
+           # vLLM
            # 0.34 cohere_compass.py CohereCompassDecoderLayer (commandr.py LayerNorm, whole on every rank; o_proj a
            # RowParallelLinear whose attention_bias bias is whole), under `model.language_model.`:
            # configs/weight_tables/dense.py cohere2

@@ -5,8 +5,10 @@ Phi-4-multimodal (phi4mm), dots.ocr (dots_ocr), the Qwen2.5-Omni and Qwen3-Omni 
 TeleChat3 (telechat3), Llama 3.2 Vision's and Gemma 3n's text models (mllama_text_model, gemma3n_text) and MiMo-V2
 (mimo_v2, mimo_v2_flash).
 
-Each mirrors the counter the family uses (params.count_params, but TeleChat3's remote_decoders.llama_params, Llama
-3.2 Vision's params_dense.mllama_text, Gemma 3n's params.gemma3n and MiMo-V2's params_mla.mimo_v2_flash), term by
+Each mirrors the counter the family uses (params_generic.count_params, but TeleChat3's remote_decoders.llama_params,
+Llama
+3.2 Vision's params_dense.mllama_text, Gemma 3n's params_dense_special.gemma3n and MiMo-V2's params_mla.mimo_v2_flash),
+term by
 term; where the decoder is the same, the table is the existing one:
 - phi3_v, phi4mm: vLLM 0.34 phi3v.py builds LlamaForCausalLM and phi4mm.py a LlamaModel on the flat config, but
   both checkpoints keep Phi-3's fused modules (`model.layers.N.self_attn.qkv_proj`, `mlp.gate_up_proj`: phi4mm.py
@@ -17,7 +19,7 @@ term; where the decoder is the same, the table is the existing one:
   kimi_audio.py build Qwen2ForCausalLM): q/k/v biases, o_proj without; weight_tables._gqa.
 - qwen3_asr_text: Qwen3ForCausalLM (qwen3_asr.py): q_norm / k_norm; _gqa.
 - qwen3_omni_moe_text: Qwen3MoeForCausalLM (qwen3_omni_moe_thinker.py Qwen3MoeLLMForCausalLM): _gqa, whose MoE
-  layers follow mlp_only_layers and decoder_sparse_step (params._is_moe_layer, as transformers 5.25
+  layers follow mlp_only_layers and decoder_sparse_step (params_generic._is_moe_layer, as transformers 5.25
   Qwen3OmniMoeThinkerTextDecoderLayer and vLLM qwen3_moe.py Qwen3MoeDecoderLayer read them).
 The Omni thinkers' and Qwen3-ASR's checkpoints put the text model under `thinker.model.` and the head at
 `thinker.lm_head` (their hf_to_vllm_mapper: "thinker.model." -> "language_model.model."): weight_tables.ROOTS and
@@ -108,7 +110,8 @@ def mllama_text(f: Fields, layers: list, dims) -> list[Module]:
 
 
 def gemma3n_text(f: Fields, layers: list, dims) -> list[Module]:
-    """Gemma 3n's text model (transformers 5.25 modeling_gemma3n.py Gemma3nTextModel, counted by params.gemma3n),
+    """Gemma 3n's text model (transformers 5.25 modeling_gemma3n.py Gemma3nTextModel, counted by
+    params_dense_special.gemma3n),
     under the checkpoints' `model.language_model.` (google/gemma-3n-E4B): embed_tokens (the head tied unless
     tie_word_embeddings is false), final norm, embed_tokens_per_layer (vocab_size_per_layer_input x layers x
     hidden_size_per_layer_input), per_layer_model_projection, per_layer_projection_norm, and altup_projections.K /
@@ -123,9 +126,10 @@ def gemma3n_text(f: Fields, layers: list, dims) -> list[Module]:
     prediction_coefs and modality_router (ReplicatedLinear) and correct_output_scale (an nn.Parameter, float32 in
     vLLM: counted here at the checkpoint's dtype); Gemma3nDecoderLayer's per_layer_input_gate and
     per_layer_projection (ReplicatedLinear). laurel's linear_left / linear_right, the MLP, the attention, the
-    per-layer model projection and the AltUp projections are split. params.gemma3n reads num_kv_shared_layers
+    per-layer model projection and the AltUp projections are split. params_dense_special.gemma3n reads
+    num_kv_shared_layers
     with a default of 0 where Gemma3nTextConfig's is 15; the table follows the counter."""
-    from ..params import gemma3n_fields
+    from ..params_dense_special import gemma3n_fields
 
     heads, kv, head_dim, _ = dims
     n = len(layers)

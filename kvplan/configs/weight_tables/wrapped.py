@@ -4,7 +4,8 @@ checkpoints put the text model under a multimodal wrapper: `language_model.model
 gemma4_unified.py hf_to_vllm_mapper takes the same names); weight_tables.ROOTS carries both prefixes; and of
 Kimi-Linear and Kimi K3 (`model.layers.N...`, `language_model.model.layers.N...`).
 
-Each table mirrors its counter term by term (params.llama4, params_dense._gemma4_family, params_hybrid.kimi_linear,
+Each table mirrors its counter term by term (params_moe_more.llama4, params_dense._gemma4_family,
+params_hybrid.kimi_linear,
 params_kimi_k3.kimi_k3_text) and names modules as the
 quantized checkpoints' safetensors do. Routed experts are named one expert at a time
 (`feed_forward.experts.7.gate_proj`, `experts.7.gate_proj`): the layout llm-compressor and ModelOpt write for these
@@ -22,10 +23,10 @@ from dataclasses import replace
 from ..fields import Fields
 from . import Module, _ends, _experts, _float, _linear, _mlp, _qkvo
 from ..param_vllm_load import gemma4_v_copy
-from ..params import llama4_moe_layers
+from ..params_moe_more import llama4_moe_layers
 
 
-# -- Llama 4 (params.llama4) -----------------------------------------------------------------------------------
+# -- Llama 4 (params_moe_more.llama4) ----------------------------------------------------------------------------------
 
 def llama4(f: Fields, layers: list, dims) -> list[Module]:
     """Llama4ForConditionalGeneration's text model (transformers modeling_llama4.py, vLLM llama4.py): per layer
