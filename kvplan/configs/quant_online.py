@@ -276,6 +276,19 @@ def _sglang_keeps(q: dict, method: str) -> str | None:
     return None
 
 
+def sglang_method_below_sm80(q: dict | None, model_type: str = "") -> str | None:
+    """The QUANTIZATION_METHODS key SGLang 0.5.23 serves a checkpoint's quantization_config with on a card below SM
+    8.0 (configs/model_config.py _verify_quantization after override_quantization_method): ModelOpt by its algo
+    (_sglang_keeps), else the config's quant_method. AWQ and GPTQ keep their names there: AWQMarlinConfig /
+    GPTQMarlinConfig claim them only where Marlin runs, SM 8.0 on (marlin_utils.py query_marlin_supported_quant_types
+    returns no type below 80). None for no config or one naming no method. model_type: unused (no SGLang override
+    reads it), for the shape vllm_method has."""
+    if not isinstance(q, dict):
+        return None
+    method = _method(q)
+    return (_sglang_keeps(q, method) or method) if method else None
+
+
 def apply(raw: dict, value: str, engine: str) -> tuple[dict | None, Scheme | None, str]:
     """(the config with the quantization_config the engine's online layout amounts to, or None where the checkpoint
     is served as stored; the scheme; a note). UsageError where the engine refuses the flag for this checkpoint."""
