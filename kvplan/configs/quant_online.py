@@ -54,7 +54,8 @@ SGLang 0.5.23 (srt/layers/quantization/fp8.py, srt/model_loader/loader.py):
   Refused as vLLM does (model_config.py _verify_quantization: the same message; an empty quantization_config
   passes that check, the flag taken as its method, and fails in Fp8Config.from_config, which finds no
   quant_method; fp8 with a "fp8" checkpoint is served as stored, and so is a ModelOpt FP8 / FP4 / mixed NVFP4
-  one, whose override ignores the flag: _sglang_keeps). Minimum capability 80 (Fp8Config.get_min_capability).
+  one, whose override ignores the flag: _sglang_keeps). Minimum capability 80 (Fp8Config.get_min_capability):
+  refused below it as SGLang refuses the load (engines/sglang_sm7.py, the catalog's T4 and V100 cards).
 """
 
 from __future__ import annotations
