@@ -54,7 +54,8 @@ SGLang 0.5.23 (srt/layers/quantization/fp8.py, srt/model_loader/loader.py):
   Refused as vLLM does (model_config.py _verify_quantization: the same message; an empty quantization_config
   passes that check, the flag taken as its method, and fails in Fp8Config.from_config, which finds no
   quant_method; fp8 with a "fp8" checkpoint is served as stored, and so is a ModelOpt FP8 / FP4 / mixed NVFP4
-  one, whose override ignores the flag: _sglang_keeps). Minimum capability 80 (Fp8Config.get_min_capability).
+  one, whose override ignores the flag: _sglang_keeps). Minimum capability 80 (Fp8Config.get_min_capability):
+  refused below it as SGLang refuses the load (engines/sglang_sm7.py, the catalog's T4 and V100 cards).
 """
 
 from __future__ import annotations
@@ -274,6 +275,19 @@ def _sglang_keeps(q: dict, method: str) -> str | None:
                                          in ("NVFP4", "W4A16_NVFP4") for v in layers.values()):
         return "modelopt_mixed"
     return None
+
+
+def sglang_method_below_sm80(q: dict | None, model_type: str = "") -> str | None:
+    """The QUANTIZATION_METHODS key SGLang 0.5.23 serves a checkpoint's quantization_config with on a card below SM
+    8.0 (configs/model_config.py _verify_quantization after override_quantization_method): ModelOpt by its algo
+    (_sglang_keeps), else the config's quant_method. AWQ and GPTQ keep their names there: AWQMarlinConfig /
+    GPTQMarlinConfig claim them only where Marlin runs, SM 8.0 on (marlin_utils.py query_marlin_supported_quant_types
+    returns no type below 80). None for no config or one naming no method. model_type: unused (no SGLang override
+    reads it), for the shape vllm_method has."""
+    if not isinstance(q, dict):
+        return None
+    method = _method(q)
+    return (_sglang_keeps(q, method) or method) if method else None
 
 
 def apply(raw: dict, value: str, engine: str) -> tuple[dict | None, Scheme | None, str]:

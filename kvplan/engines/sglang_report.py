@@ -439,17 +439,29 @@ def nsa_fp8(dep) -> bool:
     return dep is not None and dep.gpu is not None and dep.gpu.name in SM10_GPUS
 
 
-def refuse_unread(model, dep, rules: Rules) -> None:
+def refuse_unread(model, dep, rules: Rules) -> list[str]:
     """What kvplan's SGLang model refuses beyond the pool's own checks: a DSA config pooling its index
-    keys (index_kpool > 1: page_size 64 x index_kpool and ceil(132 / index_kpool) B a layer in 0.5.23, not read)."""
+    keys (index_kpool > 1: page_size 64 x index_kpool and ceil(132 / index_kpool) B a layer in 0.5.23, not read),
+    and on a card below SM 8.0 what SGLang refuses there (engines/sglang_sm7.py), whose notes it returns."""
     from .sglang import is_nsa
     from .vllm_load import raw_config
+
+    notes: list[str] = []
+    if dep is not None and dep.gpu is not None:  # Turing / Volta: bfloat16 kept, the quantization refusals
+        from ..capacity.gpus import CUDA_CAPABILITY
+        from .sglang import kv_dtype_bytes
+        from .sglang_sm7 import check_pre_ampere
+
+        kv = kv_dtype_bytes(model, None)[0]
+        check_pre_ampere(model, CUDA_CAPABILITY.get(dep.gpu.name), rules.release,
+                         "fp8_e4m3" if kv == "auto" and fp8_kv_in_config(model) else kv, notes)
 
     raw = raw_config(model) or {}
     text = hf_text_config(raw)
     if is_nsa(model) and text.get("index_kpool", 1) not in (1, None):
         raise UsageError(f"SGLang {rules.release}: {model.name}'s index_kpool {text.get('index_kpool')} (pooled "
                          "indexer keys) is not modelled", "use --engine vllm or ideal for this model")
+    return notes
 
 
 def state_model_tokens(got: SglangPool, batch: int) -> int | None:
@@ -504,7 +516,7 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     --max-total-tokens it emits for that many requests (sized_pool)."""
     rules = rules_for(release)
     dep = result.deployment
-    refuse_unread(result.plan.model, dep, rules)
+    card_notes = refuse_unread(result.plan.model, dep, rules)
     plan = result.plan
     pp_notes: list[str] = []
     if dep is not None and dep.pp > 1:  # ModelRunner asserts support_pp (kvplan.engines.sglang_pp)
@@ -519,7 +531,7 @@ def add_to_report(report: Report, result, context_len: int, *, mem_fraction_stat
     served = check(plan.model.registry_names, rules.release, plan.model.config_model_type or plan.model.model_type,
                    plan.model, dep.tp if dep else None)
     notes = ([served.reason] if served.reason else []) + ([note] if note else []) + ([long_note] if long_note else []) + ([how] if how else []) + list(got.notes) \
-        + ([pp_note] if pp_note else []) + pp_notes
+        + ([pp_note] if pp_note else []) + pp_notes + card_notes
     page_refusal = page_size_refusal(rules, plan.model, plan.block_size, spec is not None)
     if page_refusal:
         notes.insert(0, page_refusal)

@@ -30,6 +30,7 @@ Other releases were not read for these cards: their plans say so in a note.
 from __future__ import annotations
 
 from ..errors import UsageError
+from .pre_ampere import refuse_below_min_capability, served_quantization, sm_label
 
 READ_IN = "0.34"
 FLOAT16_REFUSED = ("gemma2", "gemma3", "gemma3_text", "glm4")  # config/model.py _FLOAT16_NOT_SUPPORTED_MODELS
@@ -51,43 +52,24 @@ QUANT_MIN_CAPABILITY = {name: cap for cap, names in ((60, _AT_60), (70, _AT_70),
                         for name in names}
 
 
-def served_quantization(model) -> str | None:
-    """The vLLM 0.34 quantization method this plan starts with: the online --quantization, else the checkpoint's
-    (read from its config.json: configs/quant_online.py vllm_method); None for a float checkpoint or an unread one."""
-    if getattr(model, "online_quantization", ""):
-        return model.online_quantization  # vLLM's message names the flag's value; "fp8" is Fp8Config's 75 too
-    if model.weight_dtype in ("bfloat16", "float16", "float32"):
-        return None
-    from ..configs.build import checkpoint_quantization_config
-    from ..configs.quant_online import vllm_method
-    from .vllm_load import raw_config
-
-    raw = raw_config(model)
-    return vllm_method(checkpoint_quantization_config(raw), str(raw.get("model_type") or "")) if raw else None
-
-
-def _check_quantization(method: str | None, capability: tuple[int, int], version: str, sm: str) -> None:
-    need = QUANT_MIN_CAPABILITY.get(method or "")
-    if need is not None and capability[0] * 10 + capability[1] < need:
-        raise UsageError(f"vLLM {version} refuses the {method} quantization on an {sm} card: 'Minimum capability: "
-                         f"{need}. Current capability: {capability[0]}{capability[1]}' (config/vllm.py "
-                         "_get_quantization_config)", f"plan it on a card of SM {need // 10}.{need % 10} or newer, or "
-                         "serve a checkpoint whose method runs there (GPTQ from SM 6.0, compressed-tensors from 7.0)")
-
-
 def check_pre_ampere(model, capability: tuple[int, int] | None, version: str, kv_cache_dtype: str | None,
                      use_mla: bool, notes: list[str]) -> None:
     """Refuse what vLLM refuses on a card below SM 8.0 and note what it changes there (see the module doc);
     nothing for other cards or an unknown one."""
     if capability is None or capability >= (8, 0):
         return
-    sm = f"SM {capability[0]}.{capability[1]}"
+    sm = sm_label(capability)
     if not version.startswith(READ_IN):
         notes.append(f"vLLM {version} on an {sm} card: kvplan read vLLM's rules for cards below SM 8.0 in "
                      f"{READ_IN}.0 only (bfloat16 served as float16, Triton attention)")
         return
     model_type, float_dtype = model.model_type, model.float_dtype
-    _check_quantization(served_quantization(model), capability, version, sm)
+    from ..configs.quant_online import vllm_method
+
+    # the online --quantization's own name is in the table ("fp8": Fp8Config's 75, like the shorthands')
+    refuse_below_min_capability(f"vLLM {version}", served_quantization(model, vllm_method), QUANT_MIN_CAPABILITY,
+                                capability, "config/vllm.py _get_quantization_config", "serve a checkpoint whose "
+                                "method runs there (GPTQ from SM 6.0, compressed-tensors from 7.0)")
     if model_type in FLOAT16_REFUSED:
         raise UsageError(f"vLLM {version} serves {model_type} on an {sm} card in float32 (no bfloat16 below SM 8.0, "
                          "platforms/cuda.py supported_dtypes; float16 refused for it, config/model.py "
