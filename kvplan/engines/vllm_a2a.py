@@ -137,7 +137,10 @@ def a2a_of(model, weights, dep, max_tokens: int) -> tuple[A2ATerm | None, int]:
         return None, 0
     backend = dep.a2a or DEFAULT
     split = 0 if backend in SEQUENCE_PARALLEL else shared_extra(model, weights, dep.tp, dep.dp, dep.ep)
-    found = term(backend, hidden=model.hidden_size or 0, experts=model.weight_routed_params[0],
+    # FusedMoEConfig.num_experts is global_num_experts: the logical experts + EPLB's redundant ones (fused_moe/
+    # layer.py determine_expert_counts), what all2all_utils passes DeepEP as num_global_experts
+    found = term(backend, hidden=model.hidden_size or 0,
+                 experts=model.weight_routed_params[0] + (dep.redundant_experts or 0),
                  ep_size=dep.dp * dep.tp, max_tokens=max_tokens)
     if split:
         found = A2ATerm(found.backend, found.bytes, found.what, found.notes + (
