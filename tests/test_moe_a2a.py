@@ -159,3 +159,22 @@ def test_deepep_low_latency_counts_the_redundant_experts(engine_json):
     deepep = engine_json("--tp", "8", "--ep", "--engine", "sglang", "--moe-a2a-backend", "deepep",
                          "--redundant-experts", "8")
     assert any("= 2.18 GiB" in n and "264 experts" in n for n in deepep["notes"])
+
+
+@pytest.mark.parametrize("pp", ["1", "2"])
+def test_vllm_backend_outside_the_sequence_parallel_list_in_kvplans_own_plan(run, pp):
+    # config/parallel.py use_sequence_parallel_moe: moonep is not in its list, so DeepSeek-V3's shared experts stay
+    # split over the 8 TP ranks instead of whole on each (deepseek_v2.py disable_tp=is_sequence_parallel): 58 MoE
+    # layers x 44,050,944 B = 2,554,954,752 B whole vs 319,369,344 B an eighth: 2,235,585,408 B a GPU less, in
+    # kvplan's own plan (capacity.pool) as in vLLM's profile; at PP 2 (no tensor table: an even half a stage)
+    # 1,117,792,704 B
+    def weights(*args):
+        code, out, err = run("--tp", "8", "--pp", pp, "--dp", "2", "--ep", "--engine", "vllm", *args,
+                             "--format", "json")
+        assert code == 0, err
+        data = json.loads(out)
+        return data["capacity"]["weight_bytes_per_gpu"], data["engine"]["profile"]["weight_bytes"]
+
+    (plan_sp, profile_sp), (plan_split, profile_split) = weights(), weights("--all2all-backend", "moonep")
+    assert plan_sp - plan_split == 2_235_585_408 // int(pp)
+    assert profile_sp - profile_split == 2_235_585_408 // int(pp)

@@ -61,13 +61,13 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
             model = result.plan.model
             placed = record if record is not None else plan_weights(model, dep)
             check_placement(model, placed, dep.dp, dep.ep, dep.pp)
-            savings = stage_savings(model, placed, dep.tp, dep.dp, dep.ep, dep.pp, redundant=dep.redundant_experts)
+            # a backend outside use_sequence_parallel_moe's list keeps the shared experts split (vllm_a2a)
+            savings = stage_savings(model, placed, dep.tp, dep.dp, dep.ep, dep.pp, redundant=dep.redundant_experts,
+                                    a2a=dep.a2a)
             # the profile's weights are the fullest stage's: what that GPU holds less (each stage's own saving)
             stages = stage_weight_bytes(placed, model.num_layers, dep.tp, dep.pp)
             elsewhere = max(stages) - max(w - s for w, s in zip(stages, savings))
-            all2all, shared_split = a2a_of(model, placed, dep, mnbt)
-            # the shared experts a backend outside the sequence-parallel list keeps split: an even share a stage
-            elsewhere += shared_split // dep.pp
+            all2all, _ = a2a_of(model, placed, dep, mnbt)
             # EPLB's state, allocated at load before the profile, taken from the pool with the weights (capacity/eplb.py)
             elsewhere -= vllm_state_bytes(model, placed, dep.tp * dep.dp, dep.redundant_experts)
         est = predict_available(result.plan.model, total_bytes=driver_total_bytes(dep.gpu),
