@@ -107,3 +107,9 @@ def test_refusals():
     assert "EPLB requires tensor, prefill-context, or data parallelism" in _refused(
         "deepseek-v2-lite", "--ep", "--redundant-experts", "0")
     assert "must be 0 or more" in _refused("deepseek-v3", "--dp", "8", "--ep", "--redundant-experts", "-1")
+
+
+def test_vllm_refuses_more_than_1023_redundant_experts():
+    # eplb_state.py EplbState.add_model: MAX_EXPERT_REDUNDANCY = 1023, asserted; 256 + 1,024 = 1,280 divides EP 32
+    # (40 a GPU), so only the cap refuses it
+    assert "at most 1023" in _refused("deepseek-v3", "--dp", "32", "--ep", "--redundant-experts", "1024")

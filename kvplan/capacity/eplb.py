@@ -60,6 +60,7 @@ SGLANG_REDUNDANT_ARCHS = frozenset({
     "K2HorizonForCausalLM"})
 
 WINDOW_STEPS = 1000  # EPLBConfig.window_size default: the expert load window's steps
+VLLM_MAX_REDUNDANT = 1023  # eplb_state.py EplbState.add_model MAX_EXPERT_REDUNDANCY (asserted)
 INT32_BYTES, INT64_BYTES = 4, 8
 
 
@@ -92,6 +93,10 @@ def check_redundant(model, redundant: int | None, ep: bool, ep_size: int, engine
     if arch not in VLLM_EPLB_ARCHS:
         raise UsageError(f"--redundant-experts: vLLM 0.34's {arch} is no MixtureOfExperts model class, so "
                          "--enable-eplb places no redundant experts for it", "leave --redundant-experts out")
+    if redundant > VLLM_MAX_REDUNDANT:
+        raise UsageError(f"--redundant-experts {redundant}: vLLM 0.34 takes at most {VLLM_MAX_REDUNDANT} (eplb_state.py "
+                         "EplbState.add_model asserts num_redundant_experts <= MAX_EXPERT_REDUNDANCY)",
+                         f"choose R up to {VLLM_MAX_REDUNDANT}")
     if ep_size <= 1:
         raise UsageError("--redundant-experts with one GPU: vLLM 0.34 EPLB requires tensor, prefill-context, or data "
                          "parallelism (an EP group above 1)", "add --dp or --tp")
