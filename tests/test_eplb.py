@@ -62,8 +62,10 @@ def test_vllm_counts_the_eplb_state_allocated_before_the_profile():
     assert state == 467_632_384
     args = ("deepseek-v3", "--context", "32k", "--gpu", "h200", "--dp", "32", "--ep", "--engine", "vllm")
     plain = estimate_json(*args)["engine"]["kv_memory_bytes"]
-    eplb = estimate_json(*args, "--redundant-experts", "32")["engine"]["kv_memory_bytes"]
-    assert plain - eplb == EXPERT_BYTES + state == 3_022_587_136
+    data = estimate_json(*args, "--redundant-experts", "32")["engine"]
+    assert plain - data["kv_memory_bytes"] == EXPERT_BYTES + state == 3_022_587_136
+    # the profile's weights term names the state (467,632,384 B = 0.436 GiB), not folded into the experts' saving
+    assert "+ 0.44 GiB of EPLB state" in data["profile"]["weights_from"]
 
 
 def test_emitted_flags():
