@@ -176,5 +176,9 @@ def test_vllm_backend_outside_the_sequence_parallel_list_in_kvplans_own_plan(run
         return data["capacity"]["weight_bytes_per_gpu"], data["engine"]["profile"]["weight_bytes"]
 
     (plan_sp, profile_sp), (plan_split, profile_split) = weights(), weights("--all2all-backend", "moonep")
+    # and the plan's placement note no longer says they are whole under moonep
+    code, out, err = run("--tp", "8", "--pp", pp, "--dp", "2", "--ep", "--engine", "vllm", "--all2all-backend",
+                         "moonep")
+    assert code == 0 and "routed experts split by expert" in out and "sequence-parallel MoE (" not in out, err
     assert plan_sp - plan_split == 2_235_585_408 // int(pp)
     assert profile_sp - profile_split == 2_235_585_408 // int(pp)

@@ -168,8 +168,9 @@ def routed_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool
 
 
 def placement_note(model: ModelSpec, dp: int, ep: bool, tp: int, weights: Weights | None = None,
-                   redundant: int | None = None) -> str | None:
-    """The line a data / expert parallel plan of a MoE model prints: what it leaves out."""
+                   redundant: int | None = None, a2a: str | None = None) -> str | None:
+    """The line a data / expert parallel plan of a MoE model prints: what it leaves out (a2a: vLLM's all2all
+    backend, placement_saving's)."""
     if not is_moe(model) or (dp == 1 and not ep):
         return None
     from .eplb import eplb_text
@@ -178,9 +179,10 @@ def placement_note(model: ModelSpec, dp: int, ep: bool, tp: int, weights: Weight
             + " (vLLM 0.34 FusedMoEParallelConfig.make)" + eplb_text(model, dp * tp, redundant, "vllm")
             + "; not counted here: the all-to-all backend's buffers (in vLLM's profile: engines/vllm_a2a.py) and the "
               "DP / EP groups' NCCL memory")
-    if shared_whole(model, dp, ep, tp) and model.weight_routed_params[4]:
+    if (shared_whole(model, dp, ep, tp) and model.weight_routed_params[4]
+            and (a2a is None or a2a in SEQUENCE_PARALLEL_BACKENDS)):
         line += ("; sequence-parallel MoE (EP with dp > 1 and tp > 1: vLLM 0.34 config/parallel.py "
-                 "use_sequence_parallel_moe, default all2all backend): the shared experts whole on every TP rank "
+                 f"use_sequence_parallel_moe, all2all backend {a2a or 'allgather_reducescatter'}): the shared experts whole on every TP rank "
                  "(disable_tp)" + ("" if weights is None or shared_bytes(model, weights) is not None else
                                    ", not counted: their share of a tensor table is not known, kvplan splits them "
                                    "over the TP ranks"))

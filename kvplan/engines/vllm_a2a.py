@@ -145,5 +145,5 @@ def a2a_of(model, weights, dep, max_tokens: int) -> tuple[A2ATerm | None, int]:
     if split:
         found = A2ATerm(found.backend, found.bytes, found.what, found.notes + (
             f"all2all backend {backend} is not in use_sequence_parallel_moe's list: the shared experts stay split over "
-            f"TP ({split / 2**30:.2f} GiB a GPU less than the sequence-parallel note above says)",))
+            f"TP ({split / 2**30:.2f} GiB a GPU less than under a sequence-parallel backend)",))
     return found, split
