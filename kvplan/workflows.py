@@ -148,7 +148,7 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
             from .capacity.experts import placement_note
 
             line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp, result.weights,
-                                  deployment.redundant_experts)
+                                  deployment.redundant_experts, deployment.a2a)
         if line is not None:
             report.lines.append(f"note: {line}")
     engine = request.engine

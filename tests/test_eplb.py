@@ -62,8 +62,10 @@ def test_vllm_counts_the_eplb_state_allocated_before_the_profile():
     assert state == 467_632_384
     args = ("deepseek-v3", "--context", "32k", "--gpu", "h200", "--dp", "32", "--ep", "--engine", "vllm")
     plain = estimate_json(*args)["engine"]["kv_memory_bytes"]
-    eplb = estimate_json(*args, "--redundant-experts", "32")["engine"]["kv_memory_bytes"]
-    assert plain - eplb == EXPERT_BYTES + state == 3_022_587_136
+    data = estimate_json(*args, "--redundant-experts", "32")["engine"]
+    assert plain - data["kv_memory_bytes"] == EXPERT_BYTES + state == 3_022_587_136
+    # the profile's weights term names the state (467,632,384 B = 0.436 GiB), not folded into the experts' saving
+    assert "+ 0.44 GiB of EPLB state" in data["profile"]["weights_from"]
 
 
 def test_emitted_flags():
@@ -107,3 +109,23 @@ def test_refusals():
     assert "EPLB requires tensor, prefill-context, or data parallelism" in _refused(
         "deepseek-v2-lite", "--ep", "--redundant-experts", "0")
     assert "must be 0 or more" in _refused("deepseek-v3", "--dp", "8", "--ep", "--redundant-experts", "-1")
+
+
+def test_vllm_refuses_more_than_1023_redundant_experts():
+    # eplb_state.py EplbState.add_model: MAX_EXPERT_REDUNDANCY = 1023, asserted; 256 + 1,024 = 1,280 divides EP 32
+    # (40 a GPU), so only the cap refuses it
+    assert "at most 1023" in _refused("deepseek-v3", "--dp", "32", "--ep", "--redundant-experts", "1024")
+
+
+# one bf16 expert over the MoE layers: gate, up, down of hidden x moe_intermediate_size x 2 B, 48 layers each
+# (Qwen3-Next-80B-A3B: hidden 2,048, moe_intermediate_size 512, 512 experts; Qwen3-VL-30B-A3B: 2,048, 768, 128)
+@pytest.mark.parametrize("model, expert_bytes", [("qwen3-next-80b-a3b", 48 * 3 * 2_048 * 512 * 2),
+                                                 ("qwen3-vl-30b-a3b", 48 * 3 * 2_048 * 768 * 2)])
+def test_sglang_families_that_reuse_a_redundant_moe_block(model, expert_bytes):
+    # SGLang 0.5.23 qwen3_next.py builds qwen2_moe.Qwen2MoeSparseMoeBlock (FusedMoE of num_experts +
+    # ep_num_redundant_experts), qwen3_vl_moe.py builds qwen3_moe.Qwen3MoeModel (the same in Qwen3MoeSparseMoeBlock):
+    # R = 4 over --ep-size 4 adds one whole expert a GPU (516 / 4 = 129 vs 128, 132 / 4 = 33 vs 32)
+    args = (model, "--context", "8k", "--gpu", "h200", "--tp", "4", "--ep", "--engine", "sglang")
+    plain = estimate_json(*args)["capacity"]["weight_bytes_per_gpu"]
+    eplb = estimate_json(*args, "--redundant-experts", "4")["capacity"]["weight_bytes_per_gpu"]
+    assert eplb - plain == expert_bytes

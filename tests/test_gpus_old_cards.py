@@ -152,6 +152,19 @@ def test_vllm_034_refusals_on_a_t4(cli):
     assert not any("SM 8.9 card" in n for n in data["engine"]["notes"])
 
 
+def test_vllm_034_refuses_an_fp8_mla_cache_on_a_v100(cli):
+    # platforms/cuda.py _get_backend_priorities for MLA: FLASH_ATTN_MLA (SM 9 only), FLASHMLA (SM 9 / 10),
+    # FLASHINFER_MLA (SM 10), TRITON_MLA: below SM 9 only TRITON_MLA runs, and mla/triton_mla.py TritonMLAImpl
+    # refuses an fp8 KV cache below SM 8.9 ("native FP8 (fp8e4nv) requires SM89+")
+    code, _, err = cli("estimate", "deepseek-v2-lite", "--gpu", "v100-32gb", "--tp", "2", "--engine", "vllm",
+                       "--kv-dtype", "fp8")
+    assert code != 0 and "refuses --kv-cache-dtype fp8 on an SM 7.0 card" in err and "triton_mla.py" in err
+    assert len(err.strip().splitlines()) == 1
+    # the default KV dtype (auto: float16 there) still plans
+    code, _, err = cli("estimate", "deepseek-v2-lite", "--gpu", "v100-32gb", "--tp", "2", "--engine", "vllm")
+    assert code == 0, err
+
+
 def test_older_releases_say_the_rule_was_not_read(cli):
     notes = " ".join(_notes(cli, "phi-3-mini-4k", "--gpu", "t4", "--engine", "vllm@0.33")["engine"]["notes"])
     assert "kvplan read vLLM's rules for cards below SM 8.0 in 0.34.0 only" in notes

@@ -141,3 +141,44 @@ def test_sglang_deepep_reserve_and_shared_experts(engine_json):
     # the buffer SGLang makes at the first dispatch, inside the reserve: 335,709,824 + 160 + 32 MiB + 1,908,410,496
     # = 2,277,674,912 B = 2.12 GiB (above the 2 GiB it reserves)
     assert any("= 2.12 GiB" in n for n in deepep["notes"])
+
+
+def test_deepep_low_latency_counts_the_redundant_experts(engine_json):
+    # vLLM 0.34 fused_moe/layer.py: FusedMoEConfig(num_experts=global_num_experts = 256 + R), which all2all_utils
+    # passes DeepEP as num_global_experts. R = 32: 288 experts at T = 256: combine 288 x 256 x 14,560 =
+    # 1,073,479,680 = send = recv; signaling 288 x 4 = 1,152 (a multiple of 128); total 4 x 1,073,479,680 + 2,304 =
+    # 4,293,921,024 -> + 128 = 4,293,921,152 B = 4,095.0002 MiB (256 experts: 3,640.00 MiB)
+    ll = engine_json("--tp", "8", "--dp", "2", "--ep", "--engine", "vllm", "--all2all-backend", "deepep_low_latency",
+                     "--redundant-experts", "32")
+    assert "4,095.00 MiB RDMA" in ll["profile"]["kept_from"]
+    assert any("hidden 7168, 288 experts" in n for n in ll["profile"]["notes"])
+    # SGLang 0.5.23 fused_moe_triton/layer.py: the dispatcher's num_experts = 256 + R. R = 8 at T = 128: combine
+    # 264 x 128 x 14,560 = 492,011,520 = send = recv; signaling 264 x 4 = 1,056 -> 1,152; total 4 x 492,011,520 +
+    # 2,304 = 1,968,048,384 -> 1,968,048,512; with the NVLink hint 335,709,824 + 160 + 32 MiB: 2,337,312,928 B =
+    # 2.177 GiB (2.12 GiB without the redundant experts)
+    deepep = engine_json("--tp", "8", "--ep", "--engine", "sglang", "--moe-a2a-backend", "deepep",
+                         "--redundant-experts", "8")
+    assert any("= 2.18 GiB" in n and "264 experts" in n for n in deepep["notes"])
+
+
+@pytest.mark.parametrize("pp", ["1", "2"])
+def test_vllm_backend_outside_the_sequence_parallel_list_in_kvplans_own_plan(run, pp):
+    # config/parallel.py use_sequence_parallel_moe: moonep is not in its list, so DeepSeek-V3's shared experts stay
+    # split over the 8 TP ranks instead of whole on each (deepseek_v2.py disable_tp=is_sequence_parallel): 58 MoE
+    # layers x 44,050,944 B = 2,554,954,752 B whole vs 319,369,344 B an eighth: 2,235,585,408 B a GPU less, in
+    # kvplan's own plan (capacity.pool) as in vLLM's profile; at PP 2 (no tensor table: an even half a stage)
+    # 1,117,792,704 B
+    def weights(*args):
+        code, out, err = run("--tp", "8", "--pp", pp, "--dp", "2", "--ep", "--engine", "vllm", *args,
+                             "--format", "json")
+        assert code == 0, err
+        data = json.loads(out)
+        return data["capacity"]["weight_bytes_per_gpu"], data["engine"]["profile"]["weight_bytes"]
+
+    (plan_sp, profile_sp), (plan_split, profile_split) = weights(), weights("--all2all-backend", "moonep")
+    # and the plan's placement note no longer says they are whole under moonep
+    code, out, err = run("--tp", "8", "--pp", pp, "--dp", "2", "--ep", "--engine", "vllm", "--all2all-backend",
+                         "moonep")
+    assert code == 0 and "routed experts split by expert" in out and "sequence-parallel MoE (" not in out, err
+    assert plan_sp - plan_split == 2_235_585_408 // int(pp)
+    assert profile_sp - profile_split == 2_235_585_408 // int(pp)

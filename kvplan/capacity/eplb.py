@@ -49,8 +49,12 @@ VLLM_EPLB_ARCHS = frozenset({
 # SGLang 0.5.23 EntryClass architectures of the model files that add ep_num_redundant_experts to their FusedMoE's
 # experts (models/deepseek_v2.py, glm4_moe.py, glm4_moe_lite.py, gpt_oss.py, qwen2_moe.py, qwen3_moe.py,
 # minimax_m2.py, minimax_m3.py, bailing_moe.py, mimo_v2.py, nemotron_h.py, step3p5.py, exaone_moe.py, sarvam_moe.py,
-# gemma4_causal.py, laguna.py, xllm.py); a subclass in another file is not listed
+# gemma4_causal.py, laguna.py, xllm.py), and those whose file builds one of their MoE blocks or models: qwen3_next.py
+# and qwen3_5.py (qwen2_moe.Qwen2MoeSparseMoeBlock), qwen3_vl_moe.py (qwen3_moe.Qwen3MoeModel), kimi_k25.py
+# (deepseek_v2.DeepseekV3ForCausalLM), glm4v_moe.py (glm4_moe.Glm4MoeModel); other files' subclasses are not listed
 SGLANG_REDUNDANT_ARCHS = frozenset({
+    "Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
+    "KimiK25ForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
     "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "Glm4MoeForCausalLM",
     "GlmMoeDsaForCausalLM", "Glm4MoeLiteForCausalLM", "GptOssForCausalLM", "Qwen2MoeForCausalLM",
     "Qwen3MoeForCausalLM", "MiniMaxM2ForCausalLM", "MiniMaxM3SparseForCausalLM", "BailingMoEForCausalLM",
@@ -60,6 +64,7 @@ SGLANG_REDUNDANT_ARCHS = frozenset({
     "K2HorizonForCausalLM"})
 
 WINDOW_STEPS = 1000  # EPLBConfig.window_size default: the expert load window's steps
+VLLM_MAX_REDUNDANT = 1023  # eplb_state.py EplbState.add_model MAX_EXPERT_REDUNDANCY (asserted)
 INT32_BYTES, INT64_BYTES = 4, 8
 
 
@@ -92,6 +97,10 @@ def check_redundant(model, redundant: int | None, ep: bool, ep_size: int, engine
     if arch not in VLLM_EPLB_ARCHS:
         raise UsageError(f"--redundant-experts: vLLM 0.34's {arch} is no MixtureOfExperts model class, so "
                          "--enable-eplb places no redundant experts for it", "leave --redundant-experts out")
+    if redundant > VLLM_MAX_REDUNDANT:
+        raise UsageError(f"--redundant-experts {redundant}: vLLM 0.34 takes at most {VLLM_MAX_REDUNDANT} (eplb_state.py "
+                         "EplbState.add_model asserts num_redundant_experts <= MAX_EXPERT_REDUNDANCY)",
+                         f"choose R up to {VLLM_MAX_REDUNDANT}")
     if ep_size <= 1:
         raise UsageError("--redundant-experts with one GPU: vLLM 0.34 EPLB requires tensor, prefill-context, or data "
                          "parallelism (an EP group above 1)", "add --dp or --tp")

@@ -105,6 +105,13 @@ SP_SHARED_WHOLE = frozenset({"DeepseekForCausalLM", "DeepseekV2ForCausalLM", "De
                              "Qwen3NextForCausalLM", "NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"})
 
 
+# config/parallel.py use_sequence_parallel_moe's all2all backends (vLLM's --all2all-backend: engines/vllm_a2a.py); the
+# others (flashinfer_nvlink_two_sided, moonep) keep the shared experts split over TP
+SEQUENCE_PARALLEL_BACKENDS = frozenset({"allgather_reducescatter", "deepep_high_throughput", "deepep_low_latency",
+                                        "deepep_v2", "flashinfer_nvlink_one_sided", "mori_high_throughput",
+                                        "mori_low_latency", "mori", "nixl_ep"})
+
+
 def sequence_parallel_moe(dp: int, ep: bool, tp: int) -> bool:
     """vLLM 0.34 config/parallel.py use_sequence_parallel_moe under its default all2all backend
     ("allgather_reducescatter", in the list): EP with tp > 1 and dp > 1."""
@@ -161,8 +168,9 @@ def routed_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool
 
 
 def placement_note(model: ModelSpec, dp: int, ep: bool, tp: int, weights: Weights | None = None,
-                   redundant: int | None = None) -> str | None:
-    """The line a data / expert parallel plan of a MoE model prints: what it leaves out."""
+                   redundant: int | None = None, a2a: str | None = None) -> str | None:
+    """The line a data / expert parallel plan of a MoE model prints: what it leaves out (a2a: vLLM's all2all
+    backend, placement_saving's)."""
     if not is_moe(model) or (dp == 1 and not ep):
         return None
     from .eplb import eplb_text
@@ -171,9 +179,10 @@ def placement_note(model: ModelSpec, dp: int, ep: bool, tp: int, weights: Weight
             + " (vLLM 0.34 FusedMoEParallelConfig.make)" + eplb_text(model, dp * tp, redundant, "vllm")
             + "; not counted here: the all-to-all backend's buffers (in vLLM's profile: engines/vllm_a2a.py) and the "
               "DP / EP groups' NCCL memory")
-    if shared_whole(model, dp, ep, tp) and model.weight_routed_params[4]:
+    if (shared_whole(model, dp, ep, tp) and model.weight_routed_params[4]
+            and (a2a is None or a2a in SEQUENCE_PARALLEL_BACKENDS)):
         line += ("; sequence-parallel MoE (EP with dp > 1 and tp > 1: vLLM 0.34 config/parallel.py "
-                 "use_sequence_parallel_moe, default all2all backend): the shared experts whole on every TP rank "
+                 f"use_sequence_parallel_moe, all2all backend {a2a or 'allgather_reducescatter'}): the shared experts whole on every TP rank "
                  "(disable_tp)" + ("" if weights is None or shared_bytes(model, weights) is not None else
                                    ", not counted: their share of a tensor table is not known, kvplan splits them "
                                    "over the TP ranks"))
@@ -209,14 +218,16 @@ def _full_tp_less(model: ModelSpec, weights: Weights, tp: int, dp: int) -> int:
 
 
 def placement_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool,
-                     dense_over_all: bool = False, redundant: int | None = None) -> int:
+                     dense_over_all: bool = False, redundant: int | None = None, a2a: str | None = None) -> int:
     """Bytes one GPU holds less than the (tp, pp) split gives it under data / expert parallelism: the routed experts
     over dp x tp GPUs (routed_saving: vLLM's placement, its sequence-parallel shared experts included), or under
     SGLang's attention DP (dense_over_all) the routed experts and, over all dp x tp GPUs, the dense MLPs, shared
     experts and LM head (full_tp_saving). 0 without DP or EP. redundant: EPLB's redundant experts (None: no EPLB),
-    held as more whole experts a rank (routed_saving)."""
+    held as more whole experts a rank (routed_saving). a2a: vLLM's all2all backend (None: its default); one outside
+    SEQUENCE_PARALLEL_BACKENDS runs no sequence-parallel MoE, so the shared experts stay split over TP."""
     if dp <= 1 and not ep:
         return 0
-    saving = routed_saving(model, weights, tp, dp, ep, vllm_sequence_parallel=not dense_over_all,
+    sequence_parallel = not dense_over_all and (a2a is None or a2a in SEQUENCE_PARALLEL_BACKENDS)
+    saving = routed_saving(model, weights, tp, dp, ep, vllm_sequence_parallel=sequence_parallel,
                            redundant=redundant or 0)
     return saving + (_full_tp_less(model, weights, tp, dp) if dense_over_all else 0)

@@ -23,9 +23,10 @@ Read in the sglang 0.5.23 wheel (srt/...):
   pool term. Its sizes (deepep_mode auto: both): normal, num_nvl_bytes = get_nvl_buffer_size_hint(hidden x 2 B,
   EP ranks) of DeepEP's dispatch / combine Config; low latency, num_rdma_bytes =
   get_low_latency_rdma_size_hint(SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK (environ.py: 128), hidden, EP
-  ranks, experts) (kvplan.engines.deepep). kvplan prints it beside the 2 GiB reserve.
+  ranks, experts) (kvplan.engines.deepep), its experts the FusedMoE's num_experts (fused_moe_triton/layer.py:
+  with EPLB's --ep-num-redundant-experts R, the logical experts + R). kvplan prints it beside the 2 GiB reserve.
 Not modelled: the other backends' buffers (mooncake, nixl, mori, flashinfer, megamoe, pplx, ...), deepep_v2's
-ElasticBuffer, --deepep-mode normal, EPLB's redundant experts.
+ElasticBuffer, --deepep-mode normal.
 """
 
 from __future__ import annotations
@@ -89,7 +90,10 @@ def buffer_note(model, dep) -> str | None:
     """The DeepEP buffer SGLang makes at the first dispatch, beside the reserve it is taken from."""
     if dep is None or dep.a2a != "deepep" or model.weight_routed_params is None:
         return None
-    ranks, hidden, experts = dep.tp * dep.dp, model.hidden_size or 0, model.weight_routed_params[0]
+    # the dispatcher's num_experts is the FusedMoE's, the logical experts + --ep-num-redundant-experts
+    # (fused_moe_triton/layer.py moe_runner_config.num_experts; capacity/eplb.py)
+    ranks, hidden = dep.tp * dep.dp, model.hidden_size or 0
+    experts = model.weight_routed_params[0] + (dep.redundant_experts or 0)
     nvl = normal_nvl_bytes(hidden * PARAM_BYTES, ranks)
     rdma = low_latency_rdma_bytes(LL_DISPATCH_TOKENS, hidden, experts)
     line = (f"--moe-a2a-backend deepep: mem_fraction_static reserves {DEEPEP_RESERVE_MIB:,} MiB more "

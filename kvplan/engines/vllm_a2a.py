@@ -42,6 +42,7 @@ Nodes: kvplan has no node count; it takes 8 GPUs a node (EP > 8 GPUs: across nod
 from __future__ import annotations
 
 from .._record import record
+from ..capacity.experts import SEQUENCE_PARALLEL_BACKENDS
 from ..errors import UsageError
 from .deepep import NVSHMEM_NOTE, DeepEPBuffer, low_latency_rdma_bytes
 
@@ -52,10 +53,9 @@ BACKENDS = ("naive", "pplx", "deepep_high_throughput", "deepep_low_latency", "de
             "flashinfer_nvlink_two_sided", "flashinfer_nvlink_one_sided")
 RENAMED = {"naive": DEFAULT, "pplx": DEFAULT,  # _validate_parallel_config: removed, falls back with a warning
            "flashinfer_all2allv": "flashinfer_nvlink_two_sided"}  # cuda_communicator.py: deprecated alias
-# config/parallel.py use_sequence_parallel_moe's list (passthrough is not a CLI choice)
-SEQUENCE_PARALLEL = frozenset({"allgather_reducescatter", "deepep_high_throughput", "deepep_low_latency",
-                               "deepep_v2", "flashinfer_nvlink_one_sided", "mori_high_throughput",
-                               "mori_low_latency", "mori", "nixl_ep"})
+# config/parallel.py use_sequence_parallel_moe's list (passthrough is not a CLI choice): capacity.experts places the
+# shared experts by it (placement_saving's a2a)
+SEQUENCE_PARALLEL = SEQUENCE_PARALLEL_BACKENDS
 BATCHED_DP = frozenset({"deepep_low_latency", "nixl_ep"})  # use_batched_dp_moe
 BATCHED_DP_TOKENS = 256  # SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS_FOR_BATCHED_DP
 DEEPEP_BUFFER_BYTES = 1024 * 2**20  # envs.py VLLM_DEEPEP_BUFFER_SIZE_MB default 1024
@@ -137,10 +137,13 @@ def a2a_of(model, weights, dep, max_tokens: int) -> tuple[A2ATerm | None, int]:
         return None, 0
     backend = dep.a2a or DEFAULT
     split = 0 if backend in SEQUENCE_PARALLEL else shared_extra(model, weights, dep.tp, dep.dp, dep.ep)
-    found = term(backend, hidden=model.hidden_size or 0, experts=model.weight_routed_params[0],
+    # FusedMoEConfig.num_experts is global_num_experts: the logical experts + EPLB's redundant ones (fused_moe/
+    # layer.py determine_expert_counts), what all2all_utils passes DeepEP as num_global_experts
+    found = term(backend, hidden=model.hidden_size or 0,
+                 experts=model.weight_routed_params[0] + (dep.redundant_experts or 0),
                  ep_size=dep.dp * dep.tp, max_tokens=max_tokens)
     if split:
         found = A2ATerm(found.backend, found.bytes, found.what, found.notes + (
             f"all2all backend {backend} is not in use_sequence_parallel_moe's list: the shared experts stay split over "
-            f"TP ({split / 2**30:.2f} GiB a GPU less than the sequence-parallel note above says)",))
+            f"TP ({split / 2**30:.2f} GiB a GPU less than under a sequence-parallel backend)",))
     return found, split

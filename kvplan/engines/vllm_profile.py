@@ -395,7 +395,7 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                       enforce_eager: bool = False, pcie_only: bool | None = None,
                       drafter=None, flashinfer_sampler: bool | None = None,
                       extensible_kv_cache: bool | None = None, speculative_tokens: int = 0,
-                      experts_elsewhere: int = 0, all2all=None) -> ProfileEstimate:
+                      experts_elsewhere: int = 0, all2all=None, eplb_bytes: int = 0) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
@@ -416,6 +416,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     experts_elsewhere: under data / expert parallelism, the routed experts' bytes the (tp, pp) split gives a GPU
     that sit on the other DP ranks' GPUs (capacity.experts.placement_saving), taken from the weights term.
     all2all: the MoE all-to-all backend's buffers under EP (vllm_a2a.A2ATerm), kept after the profile.
+    eplb_bytes: EPLB's state, allocated at load before the profile (capacity.eplb.vllm_state_bytes), added to the
+    weights term.
     flashinfer_sampler: whether the v1 runner samples with FlashInfer (a log's "Using FlashInfer for top-p &
     top-k sampling"); None or False: the sort pipeline before 0.17 (V1_FLASHINFER_BYTES_PER_LOGIT).
     extensible_kv_cache: whether vLLM sizes the pool after warmup (vllm_extensible; None: the release's default,
@@ -477,6 +479,10 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
             per_gpu -= experts_elsewhere
             weights_from += (f", less {experts_elsewhere / GIB:,.2f} GiB of routed experts on the other DP ranks' "
                              "GPUs (capacity.experts)")
+        if eplb_bytes:
+            per_gpu += eplb_bytes
+            weights_from += (f", + {eplb_bytes / GIB:,.2f} GiB of EPLB state allocated at load (eplb_state.py "
+                             "EplbState.add_model: one MoE layer's local experts, the load window, the maps)")
         if extra:
             weights_from += (f", + {extra / GIB:,.2f} GiB of drafter weights on the last stage's GPUs "
                              f"({drafter.how})")

@@ -48,7 +48,7 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                   tp=dep.tp, pp=dep.pp, release=version)
         ranks = dep.tp * dep.pp
         per_gpu = dep.weight_bytes // ranks if record is None and dep.weight_bytes is not None else None
-        elsewhere, all2all = 0, None
+        elsewhere, all2all, eplb = 0, None, 0
         mnbt = mnbt or rules.max_num_batched_tokens(dep.gpu.memory_bytes, dep.gpu.name)
         if dep.dp > 1 or dep.ep:  # the routed experts over dp x tp GPUs (capacity.experts)
             from ..capacity.experts import check_placement
@@ -61,22 +61,23 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
             model = result.plan.model
             placed = record if record is not None else plan_weights(model, dep)
             check_placement(model, placed, dep.dp, dep.ep, dep.pp)
-            savings = stage_savings(model, placed, dep.tp, dep.dp, dep.ep, dep.pp, redundant=dep.redundant_experts)
+            # a backend outside use_sequence_parallel_moe's list keeps the shared experts split (vllm_a2a)
+            savings = stage_savings(model, placed, dep.tp, dep.dp, dep.ep, dep.pp, redundant=dep.redundant_experts,
+                                    a2a=dep.a2a)
             # the profile's weights are the fullest stage's: what that GPU holds less (each stage's own saving)
             stages = stage_weight_bytes(placed, model.num_layers, dep.tp, dep.pp)
             elsewhere = max(stages) - max(w - s for w, s in zip(stages, savings))
-            all2all, shared_split = a2a_of(model, placed, dep, mnbt)
-            # the shared experts a backend outside the sequence-parallel list keeps split: an even share a stage
-            elsewhere += shared_split // dep.pp
+            all2all, _ = a2a_of(model, placed, dep, mnbt)
             # EPLB's state, allocated at load before the profile, taken from the pool with the weights (capacity/eplb.py)
-            elsewhere -= vllm_state_bytes(model, placed, dep.tp * dep.dp, dep.redundant_experts)
+            eplb = vllm_state_bytes(model, placed, dep.tp * dep.dp, dep.redundant_experts)
         est = predict_available(result.plan.model, total_bytes=driver_total_bytes(dep.gpu),
                                 gpu_memory_utilization=dep.mem_util, tp=dep.tp, pp=dep.pp,
                                 max_num_batched_tokens=mnbt,
                                 weight_bytes=per_gpu, weights=record, version=version,
                                 max_num_seqs=max_num_seqs or rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
                                 gpu=dep.gpu.name, enforce_eager=enforce_eager, drafter=drafter,
-                                speculative_tokens=draft_tokens, experts_elsewhere=elsewhere, all2all=all2all)
+                                speculative_tokens=draft_tokens, experts_elsewhere=elsewhere, all2all=all2all,
+                                eplb_bytes=eplb)
         if est.pool_bytes <= 0:
             raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {summary(est)}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")

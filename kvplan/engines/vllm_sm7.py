@@ -12,7 +12,9 @@
                (flashinfer.py: raised from 7.5 while FlashInfer is broken on Turing), so TRITON_ATTN serves:
                get_supported_kernel_block_sizes [MultipleOf(16)] keeps the default block (64 in 0.34,
                interface.py update_block_size_for_backend). TritonAttentionImpl.__init__ refuses an fp8 KV cache
-               below SM 8.9 and a bfloat16 one below SM 8.0.
+               below SM 8.9 and a bfloat16 one below SM 8.0. MLA: TRITON_MLA is the only MLA backend there
+               (FLASH_ATTN_MLA needs SM 9, FLASHMLA SM 9 / 10, FLASHINFER_MLA SM 10), and
+               mla/triton_mla.py TritonMLAImpl.__init__ refuses the same two KV dtypes.
   SM 7.0       the PyPI wheel of 0.34.0 depends on cu13 packages (METADATA: nvidia-cutlass-dsl[cu13]), and its
                CMakeLists.txt lists CUDA_SUPPORTED_ARCHS from 7.5 for CUDA >= 12.8 ("7.0;..." only below 12.8): the
                published wheel carries no kernels for a V100; a source build with CUDA < 12.8 does.
@@ -76,13 +78,17 @@ def check_pre_ampere(model, capability: tuple[int, int] | None, version: str, kv
                          "_FLOAT16_NOT_SUPPORTED_MODELS), which kvplan does not model",
                          "plan it on a card of SM 8.0 or newer")
     kv = (kv_cache_dtype or "auto").lower()
-    if not use_mla and kv.startswith("fp8"):
+    # MLA: TRITON_MLA is the one MLA backend below SM 9.0 (platforms/cuda.py _get_backend_priorities; FLASH_ATTN_MLA
+    # needs SM 9, FLASHMLA SM 9 / 10, FLASHINFER_MLA SM 10), and TritonMLAImpl.__init__ refuses the same two dtypes
+    impl = ("v1/attention/backends/mla/triton_mla.py TritonMLAImpl" if use_mla else
+            "v1/attention/backends/triton_attn.py TritonAttentionImpl")
+    if kv.startswith("fp8"):
         raise UsageError(f"vLLM {version} refuses --kv-cache-dtype {kv_cache_dtype} on an {sm} card: its Triton "
-                         "attention needs SM 8.9 for an fp8 KV cache (v1/attention/backends/triton_attn.py "
-                         "TritonAttentionImpl)", "plan the default KV dtype (vLLM's auto: float16 there)")
+                         f"{'MLA ' if use_mla else ''}attention needs SM 8.9 for an fp8 KV cache ({impl})",
+                         "plan the default KV dtype (vLLM's auto: float16 there)")
     if kv in ("bfloat16", "bf16"):
         raise UsageError(f"vLLM {version} refuses a bfloat16 KV cache on an {sm} card (bfloat16 needs SM 8.0: "
-                         "triton_attn.py TritonAttentionImpl)", "plan the default KV dtype (vLLM's auto: float16 there)")
+                         f"{impl})", "plan the default KV dtype (vLLM's auto: float16 there)")
     if float_dtype in ("bfloat16", "bf16", ""):
         notes.append(f"vLLM {version} on an {sm} card serves this bfloat16 checkpoint in float16 (config/model.py "
                      "_resolve_auto_dtype: no bfloat16 below SM 8.0): the same 2 bytes an element")
