@@ -90,6 +90,7 @@ class DeploymentRequest:
     dense_over_all: bool = False  # SGLang's attention DP (engines/sglang_dp.py): capacity.hardware.Deployment
     a2a: str | None = None  # the MoE all-to-all backend (engines/vllm_a2a.py, engines/sglang_a2a.py)
     redundant_experts: int | None = None  # EPLB's redundant experts (--redundant-experts): capacity/eplb.py
+    redundant_auto: bool = False  # --redundant-experts auto: vLLM's default R, resolved once the model is known
 
     @property
     def has_memory(self) -> bool:
@@ -108,13 +109,13 @@ class DeploymentRequest:
         if not self.has_memory:
             return make_deployment(None, tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep,
                                    dense_over_all=self.dense_over_all, a2a=self.a2a,
-                                   redundant_experts=self.redundant_experts)
+                                   redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto)
         deployment = make_deployment(self.gpu, gpu_memory=self.gpu_memory_bytes, hbm_gbps=self.hbm_gbps,
                                      tp=self.tp, pp=self.pp, mem_util=self.mem_util,
                                      reserve_bytes=self.reserve_bytes, weight_bytes=self.weight_bytes,
                                      kv_memory_bytes=self.kv_memory_bytes, dp=self.dp, ep=self.ep,
                                      dense_over_all=self.dense_over_all, a2a=self.a2a,
-                                     redundant_experts=self.redundant_experts)
+                                     redundant_experts=self.redundant_experts, eplb_default=self.redundant_auto)
         if self.weight_bytes is None and weights is not None:
             deployment = replace(deployment, weights=weights, weight_bytes=weights.total_bytes)
         return deployment
@@ -287,9 +288,13 @@ class EstimateRequest:
         reserve_bytes = parse_size(reserve, "--reserve", allow_zero=True)
         if dp < 1:
             raise UsageError(f"--dp must be a positive integer, got {dp}")
-        if redundant_experts is not None and not ep:  # the rest: capacity/eplb.py check_redundant, model known
-            from .capacity.eplb import check_redundant
+        from .capacity.eplb import check_redundant, parse_redundant
 
+        redundant_experts, redundant_auto = parse_redundant(redundant_experts, engine_request.name, engine_request.emit)
+        if redundant_auto and not ep:
+            raise UsageError("--redundant-experts auto without --ep: vLLM's EPLB places redundant experts over the EP "
+                             "ranks (\"enable_expert_parallel must be True to use EPLB\")", "add --ep")
+        if redundant_experts is not None and not ep:  # the rest: capacity/eplb.py check_redundant, model known
             check_redundant(None, redundant_experts, ep, 1, engine_request.name)
         if dp > 1 and "sglang" in (engine_request.name, engine_request.emit):
             # SGLang's --tp T --dp N --enable-dp-attention: T GPUs, N attention groups of T / N (engines/sglang_dp.py)
@@ -306,7 +311,8 @@ class EstimateRequest:
         a2a = _a2a_backend(all2all_backend, moe_a2a_backend, engine_request, dp, ep)
         deployment = DeploymentRequest(
             gpu=gpu, gpu_memory_bytes=parse_size(gpu_memory, "--gpu-memory") if gpu_memory else None,
-            hbm_gbps=hbm_gbps, tp=tp, pp=pp, dp=dp, ep=ep, redundant_experts=redundant_experts, mem_util=mem_util,
+            hbm_gbps=hbm_gbps, tp=tp, pp=pp, dp=dp, ep=ep, redundant_experts=redundant_experts,
+            redundant_auto=redundant_auto, mem_util=mem_util,
             reserve_bytes=reserve_bytes,
             dense_over_all=dp > 1 and "sglang" in (engine_request.name, engine_request.emit), a2a=a2a,
             kv_memory_bytes=parse_size(kv_memory, "--kv-memory") if kv_memory else None)

@@ -105,6 +105,14 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
         request = replace(request, context_tokens=tokens)
     warn_above_max_context(spec, tokens)
     check_prefix_within(chain, tokens)
+    if request.deployment.redundant_auto:  # vLLM's default R, now that the experts are known (capacity/eplb.py)
+        from dataclasses import replace
+
+        from .capacity.eplb import vllm_default_redundant
+
+        auto = vllm_default_redundant(spec, request.deployment.tp * request.deployment.dp)
+        request = replace(request, deployment=replace(request.deployment, redundant_experts=auto,
+                                                      redundant_auto=auto is not None))
     deployment = request.deployment.build(weight_record)
     check_tp_after(spec, chain, request.deployment.tp)
     if request.deployment.dp > 1 or request.deployment.ep:  # the weights' share is checked with the pool
@@ -148,7 +156,8 @@ def estimate_workflow(request: EstimateRequest) -> tuple[Report, bool]:
             from .capacity.experts import placement_note
 
             line = placement_note(spec, deployment.dp, deployment.ep, deployment.tp, result.weights,
-                                  deployment.redundant_experts, deployment.a2a)
+                                  deployment.redundant_experts, deployment.a2a,
+                                  redundant_default=deployment.eplb_default)
         if line is not None:
             report.lines.append(f"note: {line}")
     engine = request.engine

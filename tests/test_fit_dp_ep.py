@@ -64,15 +64,18 @@ def test_without_the_option_fit_searches_no_dp_split():
     assert all("--dp" not in o["estimate_command"] for o in data["options"])
     # 8 GPUs at most: 20 TP x PP splits (sum of the divisors of 1..8) x 2 KV dtypes (auto, fp8) on one GPU kind
     assert data["searched"] == 20 * 2
-    # with it: the DP + EP splits dp >= 2, dp x tp <= 8 (n = 2..8: 1 + 1 + 2 + 1 + 3 + 1 + 3 = 12 divisors >= 2)
-    assert _fit("--concurrency", "100", "--dp-ep", "--top", "0")["searched"] == (20 + 12) * 2
+    # with it: the DP + EP splits dp >= 2, dp x tp x pp = n <= 8, each dp | n with the d(n / dp) (tp, pp) splits of
+    # the rest: n = 2..8: 1 + 1 + (2 + 1) + 1 + (2 + 2 + 1) + 1 + (3 + 2 + 1) = 18 (12 of them pp 1)
+    assert _fit("--concurrency", "100", "--dp-ep", "--top", "0")["searched"] == (20 + 18) * 2
 
 
 def test_dp_ep_splits_count_in_the_search_limit():
-    # --max-gpus 1024: the TP x PP splits are the divisors of each n <= 1024, the DP + EP splits its divisors >= 2
+    # --max-gpus 1024: the TP x PP splits are the divisors of each n <= 1024, the DP + EP splits each divisor dp >= 2
+    # of n with every (tp, pp) split of n / dp (vLLM's DP with PP; 6,238 of them pp 1)
     tp_pp = sum(1 for n in range(1, 1025) for d in range(1, n + 1) if n % d == 0)
-    dp_ep = sum(1 for n in range(2, 1025) for d in range(2, n + 1) if n % d == 0)
-    assert (tp_pp, dp_ep) == (7_262, 6_238)
+    dp_ep = sum(1 for n in range(2, 1025) for d in range(2, n + 1) if n % d == 0
+                for pp in range(1, n // d + 1) if (n // d) % pp == 0)
+    assert tp_pp == 7_262
     allow = ("--allow", "kivi,evict,window,pyramid,prefix,offload,page,quest,gqa")
     # without --dp-ep this grid is 2 x 7,262 x its technique sets; with it the DP + EP splits count too and the
     # product passes the 4,000,000 limit: refused before any work, one line

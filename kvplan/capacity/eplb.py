@@ -6,7 +6,7 @@ engine/arg_utils.py adds only --enable-eplb and --eplb-config):
 - config/parallel.py ParallelConfig._validate_parallel_config: EPLB needs enable_expert_parallel ("enable_expert_parallel
   must be True to use EPLB") and an EP group above 1 (TP x PCP x DP > 1); num_redundant_experts other than 0 without
   --enable-eplb is refused. Unset, compute_eplb_num_redundant_experts takes the least R that makes logical + R
-  divisible by EP (kvplan asks R explicitly).
+  divisible by EP: (EP - E % EP) % EP (kvplan's `--redundant-experts auto`: vllm_default_redundant).
 - model_executor/layers/fused_moe/layer.py determine_expert_counts: global_num_experts = num_experts +
   num_redundant_experts; FusedMoEFactory raises unless global_num_experts % ep_size == 0 ("EPLB currently only
   supports even distribution"), so every rank holds (experts + R) / EP (expert_map_manager.py determine_expert_map).
@@ -29,6 +29,8 @@ expert-distribution recorder and EPLB manager state.
 """
 
 from __future__ import annotations
+
+import re
 
 from ..errors import UsageError
 from .shard import _ceil_div
@@ -66,6 +68,35 @@ SGLANG_REDUNDANT_ARCHS = frozenset({
 WINDOW_STEPS = 1000  # EPLBConfig.window_size default: the expert load window's steps
 VLLM_MAX_REDUNDANT = 1023  # eplb_state.py EplbState.add_model MAX_EXPERT_REDUNDANCY (asserted)
 INT32_BYTES, INT64_BYTES = 4, 8
+
+
+AUTO = "auto"  # --redundant-experts auto: vLLM's --enable-eplb without num_redundant_experts
+
+
+def parse_redundant(text: str | int | None, engine: str | None, emit: str | None) -> tuple[int | None, bool]:
+    """(R, whether it is vLLM's default) for `--redundant-experts`: None, an integer, or "auto" (vLLM only: SGLang's
+    --ep-num-redundant-experts defaults to 0, with or without --enable-eplb)."""
+    if text is None:
+        return None, False
+    raw = str(text).strip().lower()
+    if raw == AUTO:
+        if "sglang" in (engine, emit):
+            raise UsageError("--redundant-experts auto is vLLM's default R (compute_eplb_num_redundant_experts); "
+                             "SGLang 0.5.23's --ep-num-redundant-experts defaults to 0", "give R for SGLang")
+        return None, True
+    if not re.fullmatch(r"[+-]?\d{1,9}", raw):
+        raise UsageError(f"--redundant-experts: expected an integer or auto, got {text!r}")
+    return int(raw), False
+
+
+def vllm_default_redundant(model, ep_size: int) -> int | None:
+    """vLLM 0.34's num_redundant_experts when --enable-eplb leaves it unset (config/parallel.py ParallelConfig.
+    compute_eplb_num_redundant_experts, called by config/vllm.py with model_config.get_num_experts(); EP = TP x PCP x
+    DP): the least R that makes experts + R divide by EP, (EP - E % EP) % EP. None without routed experts."""
+    routed = model.weight_routed_params
+    if routed is None:
+        return None
+    return (ep_size - routed[0] % ep_size) % ep_size
 
 
 def check_redundant(model, redundant: int | None, ep: bool, ep_size: int, engine: str) -> None:
@@ -140,14 +171,16 @@ def vllm_state_bytes(model, weights, ep_size: int, redundant: int | None) -> int
     return buffer + tables
 
 
-def eplb_text(model, ep_size: int, redundant: int | None, engine: str) -> str:
-    """The note's clause for EPLB: the physical experts a rank holds; "" without it."""
+def eplb_text(model, ep_size: int, redundant: int | None, engine: str, default: bool = False) -> str:
+    """The note's clause for EPLB: the physical experts a rank holds; "" without it. default: R is vLLM's own
+    (--redundant-experts auto)."""
     routed = model.weight_routed_params
     if redundant is None or routed is None:
         return ""
     physical = routed[0] + redundant
     flags = (f"--ep-num-redundant-experts {redundant}" if engine == "sglang" else
-             f"--enable-eplb, num_redundant_experts {redundant}")
+             f"--enable-eplb, vLLM's default num_redundant_experts (EP - {routed[0]} % EP) % EP = {redundant}"
+             if default else f"--enable-eplb, num_redundant_experts {redundant}")
     line = (f"; EPLB ({flags}): {routed[0]} + {redundant} = {physical} physical experts, {physical // ep_size} on each "
             f"of the {ep_size} GPUs")
     return line + ("" if engine == "sglang" else

@@ -168,15 +168,15 @@ def routed_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: bool
 
 
 def placement_note(model: ModelSpec, dp: int, ep: bool, tp: int, weights: Weights | None = None,
-                   redundant: int | None = None, a2a: str | None = None) -> str | None:
+                   redundant: int | None = None, a2a: str | None = None, redundant_default: bool = False) -> str | None:
     """The line a data / expert parallel plan of a MoE model prints: what it leaves out (a2a: vLLM's all2all
-    backend, placement_saving's)."""
+    backend, placement_saving's; redundant_default: R is vLLM's default, --redundant-experts auto)."""
     if not is_moe(model) or (dp == 1 and not ep):
         return None
     from .eplb import eplb_text
 
     line = ("routed experts " + (f"split by expert over EP {dp * tp} GPUs" if ep else f"split over dp x tp = {dp * tp} GPUs")
-            + " (vLLM 0.34 FusedMoEParallelConfig.make)" + eplb_text(model, dp * tp, redundant, "vllm")
+            + " (vLLM 0.34 FusedMoEParallelConfig.make)" + eplb_text(model, dp * tp, redundant, "vllm", redundant_default)
             + "; not counted here: the all-to-all backend's buffers (in vLLM's profile: engines/vllm_a2a.py) and the "
               "DP / EP groups' NCCL memory")
     if (shared_whole(model, dp, ep, tp) and model.weight_routed_params[4]

@@ -35,6 +35,7 @@ class Deployment:
     # EPLB's redundant experts (with ep): experts + R physical experts over the EP ranks (capacity/eplb.py); None:
     # no EPLB
     redundant_experts: int | None = None
+    eplb_default: bool = False  # R is vLLM's default (--redundant-experts auto): --emit vllm prints --enable-eplb alone
 
     @property
     def gpus(self) -> int:
@@ -70,6 +71,7 @@ def make_deployment(
     dense_over_all: bool = False,
     a2a: str | None = None,
     redundant_experts: int | None = None,
+    eplb_default: bool = False,
 ) -> Deployment:
     if not 0 < mem_util <= 1:
         raise UsageError(f"--mem-util must be in (0, 1], got {mem_util}")
@@ -80,7 +82,8 @@ def make_deployment(
     base = lookup(gpu) if gpu is not None else None  # --gpu '' is an unknown GPU, not no GPU
     if base is None and gpu_memory is None and kv_memory_bytes is None:
         return Deployment(None, tp, pp, mem_util, reserve_bytes, weight_bytes, None, dp=dp, ep=ep,
-                          dense_over_all=dense_over_all, a2a=a2a, redundant_experts=redundant_experts)
+                          dense_over_all=dense_over_all, a2a=a2a, redundant_experts=redundant_experts,
+                          eplb_default=eplb_default)
     if base is None:
         base = Gpu("custom", gpu_memory or 0, hbm_gbps or 0.0, link_gbps or 32.0, tflops or 0.0, "from --gpu-memory")
     else:
@@ -97,4 +100,5 @@ def make_deployment(
             bf16_tflops=tflops or base.bf16_tflops,
         )
     return Deployment(base, tp, pp, mem_util, reserve_bytes, weight_bytes, kv_memory_bytes, dp=dp, ep=ep,
-                      dense_over_all=dense_over_all, a2a=a2a, redundant_experts=redundant_experts)
+                      dense_over_all=dense_over_all, a2a=a2a, redundant_experts=redundant_experts,
+                          eplb_default=eplb_default)

@@ -26,7 +26,7 @@ Read in the vllm 0.34.0 wheel:
   (kvplan.engines.vllm_profile buffer_bytes) are; the extensible KV cache measures after it too.
 - distributed/device_communicators/all2all.py, each manager:
   - AgRsAll2AllManager (allgather_reducescatter): no buffer of its own; the all-gathered tokens are the forward's
-    activations (the MoE's, sized as under TP here).
+    activations: the fused-MoE workspace is sized for the gathered tokens (vllm_moe_workspace.moe_parallel).
   - DeepEPHTAll2AllManager (deepep_high_throughput): num_nvl_bytes = VLLM_DEEPEP_BUFFER_SIZE_MB (envs.py: 1024)
     MiB; num_rdma_bytes the same across nodes, else 0.
   - DeepEPLLAll2AllManager (deepep_low_latency): num_nvl_bytes the same 1024 MiB; num_rdma_bytes =
@@ -102,7 +102,7 @@ def term(backend: str, *, hidden: int, experts: int, ep_size: int, max_tokens: i
     internode = ep_size > GPUS_PER_NODE
     if backend == DEFAULT:
         return A2ATerm(backend, 0, "", (f"all2all backend {backend}: no buffer of its own (AgRsAll2AllManager); the "
-                                        "all-gathered tokens are the MoE's activations, sized as under TP",))
+                                        "all-gathered tokens are the MoE's activations (the fused-MoE workspace is sized for them)",))
     if backend == "deepep_high_throughput":
         buf = DeepEPBuffer(DEEPEP_BUFFER_BYTES, DEEPEP_BUFFER_BYTES if internode else 0)
         node = (f"EP {ep_size} > {GPUS_PER_NODE} GPUs taken as across nodes: the RDMA buffer too" if internode else

@@ -251,7 +251,8 @@ def command(result, techniques, kv_dtype_name: str, max_model_len_tokens: int,
         if dep.a2a is not None:  # the MoE all-to-all backend asked for (engines/vllm_a2a.py)
             argv += ["--all2all-backend", dep.a2a]
         if dep.redundant_experts is not None:  # EPLB (capacity/eplb.py): 0.34's spelling, engine/arg_utils.py
-            argv += ["--enable-eplb", "--eplb-config", json.dumps({"num_redundant_experts": dep.redundant_experts})]
+            argv += ["--enable-eplb"] + ([] if dep.eplb_default else  # vLLM's default R: the flag alone
+                                         ["--eplb-config", json.dumps({"num_redundant_experts": dep.redundant_experts})])
             if rules.version != LATEST.version:
                 notes.append(f"--enable-eplb / --eplb-config as vLLM {LATEST.version} spells them; kvplan has not read "
                              f"vLLM {rules.version}'s EPLB flags")

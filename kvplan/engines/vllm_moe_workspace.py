@@ -8,7 +8,8 @@ v1/worker/workspace.py, in the wheels of 0.10.1.1, 0.10.2, 0.11.0, 0.12.0, 0.13.
 0.17.0, 0.19.0, 0.26.0, 0.27.1, 0.31.0 and 0.33.0, and the 0.34.0 sdist. A rule holds over a range whose read releases agree;
 the releases between two read ones (0.15, 0.18, 0.20-0.25, 0.28-0.30, 0.32) are taken to follow it
 where both neighbours do, and 0.18 is not used where the chunking (0.17) and its removal (0.19) differ.
-TP only (no expert parallelism, no data-parallel all-to-all), default environment.
+Under TP as below; under data / expert parallelism (--dp, --ep) the rule further down ("Under DP / EP"),
+read in 0.34 only. Default environment.
 
 Paths, per release (M = the dummy run's tokens, topk = experts per token, I = intermediate size per
 TP rank, H = hidden size; model dtype, 2 B):
@@ -59,6 +60,35 @@ live when the sampler runs after the forward: peak = workspace + max(forward, sa
 (vllm_profile.CONSUMED_FROM) the profile counts what stays allocated after the run as "consumed", and
 its printed peak is the transient headroom: the workspace moves there. A transient one only matters
 where it is larger than the forward and the sampler.
+
+Under DP / EP (vLLM 0.34.0 wheel; moe_parallel()):
+- the MoE's split: fused_moe/config.py FusedMoEParallelConfig.make flattens TP over DP (moe tp = tp x dp); with
+  --enable-expert-parallel it sets tp_size=1 (each rank holds whole experts: I is not split) and ep_size = tp x dp.
+  TritonExperts.workspace_shapes does not depend on the experts' count (local or global), so only M and I change.
+- the tokens the kernel sees (M = modular_kernel.py _fused_experts' M_full = a1q.size(0) after prepare):
+  * dp > 1, all2all backend allgather_reducescatter (the default; also the fallback for DP without EP,
+    all2all_utils.maybe_make_prepare_finalize, made with allow_new_interface by oracle/base.py make_moe_kernel):
+    prepare_finalize/naive_dp_ep.py MoEPrepareAndFinalizeNaiveDPEPModular.prepare -> the EP group's dispatch ->
+    distributed/device_communicators/all2all.py AgRsAll2AllManager.dispatch: all_gatherv of every rank's tokens
+    over the DP group, or over the EP group (dp x tp ranks) under sequence-parallel MoE (config/parallel.py
+    use_sequence_parallel_moe: EP, tp > 1, dp > 1), each TP rank then holding ceil(n / tp) of its DP rank's n
+    tokens (forward_context.py _compute_sp_num_tokens). The profile runs max_num_batched_tokens on every DP rank
+    (v1/worker/gpu/model_runner.py profile_run -> _dummy_run(self.max_num_tokens); dp_utils.py
+    dispatch_cg_and_sync_dp agrees the counts), so M = dp x max_num_batched_tokens, or dp x tp x ceil(mnbt / tp)
+    under sequence parallelism. 0.34 has no DP chunking (no VLLM_MOE_DP_CHUNK_SIZE; M_full is one chunk).
+    (A model class that does not build its MoE sequence-parallel gathers over the DP group: dp x mnbt, the same
+    figure wherever tp divides max_num_batched_tokens.)
+  * dp = 1 with EP over TP: no all-to-all (use_all2all_kernels needs dp > 1): M = max_num_batched_tokens.
+  * any other all2all backend (DeepEP, MoRI, NIXL, FlashInfer NVLink, MoonEP): the kernels see what the backend
+    dispatches (routed tokens, or a batched E x T layout): not read.
+- the kernel: the unquantized oracle (oracle/unquantized.py _get_priority_backends) keeps TRITON first on
+  Hopper and moves FlashInfer CUTLASS back when dp > 1, and TritonExperts._supports_parallel_config refuses only
+  the FlashInfer NVLink backends: TritonExperts, persistent, as under TP. FP8 block: on Hopper with ep_size > 1 the
+  FP8 oracle (oracle/fp8.py) moves FlashInfer CUTLASS to the front (not read); on SM120 the order has no EP rule
+  (VLLM_CUTLASS takes no block scales): TritonExperts, DeepGEMM off. MXFP4 under DP / EP: not read.
+- the combine input (naive_dp_ep.py allocate_fused_expert_output) is a NCCL symmetric buffer only with
+  VLLM_USE_NCCL_SYMM_MEM (envs.py, default off), and _allocate_buffers keeps the output's share of the workspace
+  even when it is aliased: nothing more is kept.
 """
 
 from __future__ import annotations
@@ -79,6 +109,8 @@ FP8_SM120_MODULAR_FROM = (0, 14, 0)  # 0.13: fused_experts; 0.14: oracle/fp8.py 
 FP8_HOPPER_TRITON_FROM = (0, 17, 0)  # oracle/fp8.py: TRITON moved to the front on SM90 (block FP8, no EP)
 MARLIN_MODULAR_FROM = (0, 17, 0)  # 0.16: fused_marlin_moe; 0.17: FusedMoEKernel(MarlinExperts)
 TRITON_MXFP4_FROM = (0, 12, 0)  # vllm_mxfp4.TRITON_BUNDLED_FROM
+PARALLEL_READ = ((0, 34, 0), (0, 35, 0))  # the DP / EP rule: read in the 0.34.0 wheel only
+AGRS_BACKEND = "allgather_reducescatter"  # vllm_a2a.DEFAULT
 UNCHUNKED_FROM = (0, 19, 0)  # 0.19 passes M_full as the chunk; 0.17 chunks; 0.18 not read
 CHUNK_SMALLER_FROM = (0, 12, 0)  # envs.py VLLM_FUSED_MOE_CHUNK_SIZE: 32,768 to 0.11, 16,384 from 0.12
 CHUNK_TOKENS_EARLY = 32768
@@ -194,9 +226,40 @@ def _none(why: str) -> MoeWorkspace:
     return MoeWorkspace(None, False, why)
 
 
-def workspace(version, gpu: str | None, config: dict, *, tp: int = 1, tokens: int) -> MoeWorkspace | None:
+@dataclass(frozen=True)
+class MoeRanks:
+    tp: int  # the MoE's TP split of I (1 under EP)
+    tokens: int  # M: the tokens the kernel sees on one rank
+    how: str  # "" under plain TP, else where M and the split come from
+
+
+def moe_parallel(tp: int, dp: int, ep: bool, tokens: int, a2a: str | None) -> MoeRanks | str:
+    """The MoE's TP split and the tokens its kernel sees on one rank in vLLM 0.34's profile (module doc, "Under
+    DP / EP"), or why not read."""
+    if dp <= 1 and not ep:
+        return MoeRanks(tp, tokens, "")
+    moe_tp = 1 if ep else tp * dp  # FusedMoEParallelConfig.make: tp_size=1 under EP, else TP flattened over DP
+    split = "experts whole (EP)" if ep else f"I split over tp x dp = {moe_tp}"
+    if dp <= 1:
+        return MoeRanks(moe_tp, tokens, f"EP over TP, no all-to-all: {tokens:,} tokens, {split}")
+    backend = (a2a or AGRS_BACKEND) if ep else AGRS_BACKEND
+    if backend != AGRS_BACKEND:
+        return (f"under all2all backend {backend} the MoE kernels see the tokens it dispatches (its own layout), "
+                "not read")
+    if ep and tp > 1:  # use_sequence_parallel_moe: ceil(n / tp) a TP rank, gathered over the dp x tp EP ranks
+        m = dp * tp * -(-tokens // tp)
+        how = f"{dp} x {tp} x ceil({tokens:,} / {tp}) tokens all-gathered over the EP group (sequence-parallel MoE)"
+    else:
+        m = dp * tokens
+        how = f"{dp} x {tokens:,} tokens all-gathered over the DP group"
+    return MoeRanks(moe_tp, m, f"{how} (allgather_reducescatter), {split}")
+
+
+def workspace(version, gpu: str | None, config: dict, *, tp: int = 1, tokens: int, dp: int = 1, ep: bool = False,
+              a2a: str | None = None) -> MoeWorkspace | None:
     """The fused-MoE workspace of one rank in vLLM's profiling run (see the module doc); None for a config
-    without routed experts; bytes None (with why) where the path is not read."""
+    without routed experts; bytes None (with why) where the path is not read. dp, ep, a2a: vLLM's
+    --data-parallel-size, --enable-expert-parallel and --all2all-backend (None: its default)."""
     shape = moe_shape(config)
     if shape is None:
         return None
@@ -207,6 +270,22 @@ def workspace(version, gpu: str | None, config: dict, *, tp: int = 1, tokens: in
     if cap is None:
         return _none("the fused-MoE kernel depends on the GPU, which is not known here")
     tp = max(tp, 1)
+    if max(dp, 1) > 1 or ep:
+        if not PARALLEL_READ[0] <= key < PARALLEL_READ[1]:
+            return _none("the fused-MoE workspace under DP / EP is read in vLLM 0.34 only")
+        ranks = moe_parallel(tp, max(dp, 1), ep, tokens, a2a)
+        if isinstance(ranks, str):
+            return _none(ranks)
+        found = _workspace(key, cap, gpu, shape, ranks.tp, ranks.tokens, ep=ep, parallel=True)
+        if found.bytes is None:
+            return found
+        return MoeWorkspace(found.bytes, found.persistent, f"{found.path}; {ranks.how}")
+    return _workspace(key, cap, gpu, shape, tp, tokens)
+
+
+def _workspace(key, cap, gpu, shape: MoeShape, tp: int, tokens: int, *, ep: bool = False,
+               parallel: bool = False) -> MoeWorkspace:
+    """workspace() for one MoE split (tp) and the tokens its kernel sees; parallel: under DP / EP (0.34)."""
     if shape.intermediate % tp:
         return _none("the experts' intermediate size does not split evenly over the TP ranks")
     chunk = CHUNK_TOKENS_EARLY if key < CHUNK_SMALLER_FROM else CHUNK_TOKENS
@@ -214,6 +293,8 @@ def workspace(version, gpu: str | None, config: dict, *, tp: int = 1, tokens: in
     if (0, 18, 0) <= key < UNCHUNKED_FROM and tokens > chunk:
         return _none("vLLM 0.18's MoE chunking is not read (0.17 chunks at 16,384 tokens, 0.19 does not)")
     if shape.quant == "mxfp4":
+        if parallel:
+            return _none("the MXFP4 MoE kernels under DP / EP are not read")
         from ..weights.vllm_mxfp4 import backend
 
         kind = backend(key, gpu)
@@ -245,6 +326,9 @@ def workspace(version, gpu: str | None, config: dict, *, tp: int = 1, tokens: in
             return MoeWorkspace(fused_experts_impl_bytes(tokens, shape, tp, chunk), False,
                                 "fused_experts (FP8 block), per call")
         if cap == (9, 0):
+            if ep:
+                return _none("FP8 block MoE under EP on Hopper: the FP8 oracle puts FlashInfer CUTLASS first "
+                             "(oracle/fp8.py _get_priority_backends, ep_size > 1), not read")
             if key >= FP8_HOPPER_TRITON_FROM:
                 return MoeWorkspace(triton_experts_bytes(tokens, shape, tp, modular_chunk), True,
                                     "TritonExperts (FP8 block), modular kernel's persistent workspace")
@@ -253,6 +337,6 @@ def workspace(version, gpu: str | None, config: dict, *, tp: int = 1, tokens: in
     return _none(f"the {shape.quant} MoE kernels are not read")
 
 
-__all__ = ["MoeShape", "MoeWorkspace", "moe_shape", "workspace", "triton_experts_bytes", "marlin_experts_bytes",
+__all__ = ["MoeShape", "MoeWorkspace", "MoeRanks", "moe_parallel", "moe_shape", "workspace", "triton_experts_bytes", "marlin_experts_bytes",
            "fused_experts_impl_bytes", "fused_marlin_moe_bytes", "triton_kernels_mxfp4_bytes", "CUDA_CAPABILITY",
            "WORKSPACE_ALIGN_BYTES"]

@@ -395,7 +395,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
                       enforce_eager: bool = False, pcie_only: bool | None = None,
                       drafter=None, flashinfer_sampler: bool | None = None,
                       extensible_kv_cache: bool | None = None, speculative_tokens: int = 0,
-                      experts_elsewhere: int = 0, all2all=None, eplb_bytes: int = 0) -> ProfileEstimate:
+                      experts_elsewhere: int = 0, all2all=None, eplb_bytes: int = 0, dp: int = 1,
+                      ep: bool = False) -> ProfileEstimate:
     """vLLM's available KV memory per GPU for `model` under these settings (see the module doc).
 
     weight_bytes: the bytes one GPU holds (a log's "Model loading took", or --weights split
@@ -418,6 +419,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
     all2all: the MoE all-to-all backend's buffers under EP (vllm_a2a.A2ATerm), kept after the profile.
     eplb_bytes: EPLB's state, allocated at load before the profile (capacity.eplb.vllm_state_bytes), added to the
     weights term.
+    dp, ep: --data-parallel-size and --enable-expert-parallel, for the fused-MoE workspace (vllm_moe_workspace: the
+    tokens the DP ranks gather, the experts whole under EP; the backend from all2all, else the default).
     flashinfer_sampler: whether the v1 runner samples with FlashInfer (a log's "Using FlashInfer for top-p &
     top-k sampling"); None or False: the sort pipeline before 0.17 (V1_FLASHINFER_BYTES_PER_LOGIT).
     extensible_kv_cache: whether vLLM sizes the pool after warmup (vllm_extensible; None: the release's default,
@@ -550,7 +553,8 @@ def predict_available(model, *, total_bytes: int, gpu_memory_utilization: float,
         notes.append("the sampler's peak is not modelled: the model's vocabulary is unknown (no config file)")
     if kind["is_moe"]:
         activation, activation_from, buffers = _with_moe_workspace(
-            model, version, gpu, tp, tokens, activation, activation_from, buffers, buffers_from, notes)
+            model, version, gpu, tp, tokens, activation, activation_from, buffers, buffers_from, notes,
+            dp=dp, ep=ep, a2a=all2all.backend if all2all is not None else None)
     if all2all is not None:  # allocated after the first snapshot, outside torch: consumed (engines/vllm_a2a.py)
         buffers += all2all.bytes
         buffers_from += [all2all.what] if all2all.bytes else []
@@ -692,7 +696,7 @@ def _with_pp_stage_buffer(model, version, pp, v2, tokens, activation, activation
 
 
 def _with_moe_workspace(model, version, gpu, tp, tokens, activation, activation_from, buffers, buffers_from,
-                        notes):
+                        notes, *, dp: int = 1, ep: bool = False, a2a: str | None = None):
     """The activation and kept buffers with the fused-MoE workspace of the profiling run (vllm_moe_workspace):
     a persistent one is live beside the sampler (before 0.27) or stays allocated into "consumed" (0.27+);
     a transient one only counts where it is larger than the forward and the sampler."""
@@ -706,7 +710,7 @@ def _with_moe_workspace(model, version, gpu, tp, tokens, activation, activation_
 
         online = scheme(model.online_quantization, "vllm")
         raw = {**raw, "quantization_config": online.config}
-    ws = workspace(version, gpu, raw, tp=tp, tokens=tokens) if raw is not None else None
+    ws = workspace(version, gpu, raw, tp=tp, tokens=tokens, dp=dp, ep=ep, a2a=a2a) if raw is not None else None
     if ws is None:
         return activation, activation_from, buffers
     if ws.bytes is None:

@@ -77,7 +77,7 @@ def kv_memory_of(result, rules: VllmRules = LATEST, mnbt: int | None = None,
                                 max_num_seqs=max_num_seqs or rules.max_num_seqs(dep.gpu.memory_bytes, dep.gpu.name),
                                 gpu=dep.gpu.name, enforce_eager=enforce_eager, drafter=drafter,
                                 speculative_tokens=draft_tokens, experts_elsewhere=elsewhere, all2all=all2all,
-                                eplb_bytes=eplb)
+                                eplb_bytes=eplb, dp=dep.dp, ep=dep.ep)
         if est.pool_bytes <= 0:
             raise UsageError(f"vLLM would have no memory for the KV cache on {dep.gpu.name}: {summary(est)}",
                              "raise --mem-util, add GPUs (--tp), or give --weights for a quantized checkpoint")
@@ -94,8 +94,9 @@ def dp_note(dep, pool: VllmPool) -> str:
             "GPUs: v1/engine/core.py EngineCore._initialize_kv_caches, DPEngineCoreProc) logs these lines for its own "
             f"pool and its own max_num_seqs ({pool.max_num_seqs}); the replica serves {dep.dp} x {pool.max_concurrency:.2f} = "
             f"{dep.dp * pool.max_concurrency:.2f} requests of max_model_len. Not modelled: the DP / EP groups' NCCL "
-            "memory, the MoE kernel's workspace under EP (sized here as under TP); the all-to-all backend's buffers: "
-            "engines/vllm_a2a.py (--all2all-backend); EPLB: capacity/eplb.py (--redundant-experts)")
+            "memory. Modelled: the MoE kernel's workspace for the gathered tokens (engines/vllm_moe_workspace.py, "
+            "allgather_reducescatter); the all-to-all backend's buffers: engines/vllm_a2a.py (--all2all-backend); "
+            "EPLB: capacity/eplb.py (--redundant-experts)")
 
 
 def _mixed_label(pool: VllmPool) -> str:

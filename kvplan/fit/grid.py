@@ -60,10 +60,12 @@ def splits(max_gpus: int, tp_limit: int | None = None) -> list[tuple[int, int]]:
     return out
 
 
-def dp_splits(max_gpus: int) -> list[tuple[int, int]]:
-    """Every (dp, tp) with dp >= 2 and dp x tp <= max_gpus, fewest GPUs first: data-parallel attention ranks of
-    tp GPUs each, pp 1 (estimate plans vLLM's DP with PP, capacity.experts_pp; fit does not search it)."""
-    return [(dp, n // dp) for n in range(2, max_gpus + 1) for dp in range(2, n + 1) if n % dp == 0]
+def dp_splits(max_gpus: int, with_pp: bool = False) -> list[tuple[int, int, int]]:
+    """Every (dp, tp, pp) with dp >= 2 and dp x tp x pp <= max_gpus, fewest GPUs first, then fewest stages:
+    data-parallel attention ranks of tp x pp GPUs each; pp 1 unless with_pp (vLLM 0.34 takes --data-parallel-size
+    with --pipeline-parallel-size: capacity.experts_pp)."""
+    return [(dp, n // pp // dp, pp) for n in range(2, max_gpus + 1) for pp in range(1, n // 2 + 1)
+            if n % pp == 0 and (pp == 1 or with_pp) for dp in range(2, n // pp + 1) if (n // pp) % dp == 0]
 
 
 def list_items(text: str, flag: str, unique: bool = True) -> list[str]:

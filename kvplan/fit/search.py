@@ -67,9 +67,10 @@ class FitRequest:
     quantization: tuple[str, str] | None = None
     batch: int | None = None  # sequences planned for KV per GPU and decode (default: concurrency)
     context_given: bool = True  # False: the default 4,096 tokens, capped at the model's maximum once it is read
-    # --dp-ep: a MoE model's data-parallel attention + expert-parallel splits too (dp x tp GPUs, pp 1, vLLM's
-    # --data-parallel-size N --enable-expert-parallel as `kvplan estimate --dp N --ep` plans them: capacity.experts;
-    # under --engine sglang SGLang's --tp (dp x tp) --dp dp --enable-dp-attention: engines/sglang_dp.py)
+    # --dp-ep: a MoE model's data-parallel attention + expert-parallel splits too (dp x tp x pp GPUs, vLLM's
+    # --data-parallel-size N --enable-expert-parallel [--pipeline-parallel-size P] as `kvplan estimate --dp N --ep
+    # [--pp P]` plans them: capacity.experts, capacity.experts_pp; under --engine sglang, pp 1 only, SGLang's --tp
+    # (dp x tp) --dp dp --enable-dp-attention: engines/sglang_dp.py)
     dp_ep: bool = False
 
     @property
@@ -99,7 +100,7 @@ class Candidate:
     result: PlanResult | None = None  # set once verified through planner.evaluate
     engine_checked: bool = False
     _plan: object = None
-    dp: int = 1  # data-parallel attention ranks of tp GPUs each (pp 1), the routed experts split by expert (ep)
+    dp: int = 1  # data-parallel attention ranks of tp x pp GPUs each, the routed experts split by expert (ep)
     ep: bool = False
     # SGLang's --tp (dp x tp) --dp dp --enable-dp-attention: tp is the attention TP, the dense MLPs, shared experts and
     # LM head over all dp x tp GPUs (Deployment.dense_over_all, engines/sglang_dp.py)
@@ -432,7 +433,7 @@ def _check_grid_size(req: FitRequest) -> None:
     from .grid import technique_sets
 
     # --dp-ep's DP + EP splits count as splits (the screen walks them as it walks TP x PP)
-    layouts = len(splits(req.max_gpus)) + (len(dp_splits(req.max_gpus)) if req.dp_ep else 0)
+    layouts = len(splits(req.max_gpus)) + (len(dp_splits(req.max_gpus, _dp_with_pp(req))) if req.dp_ep else 0)
     sizes = (len(req.gpus), layouts, len(set(req.kv_dtypes)), len(technique_sets(list(req.allowed))))
     if math.prod(sizes) > MAX_SCREENED:
         raise UsageError(f"the search would screen {math.prod(sizes):,} deployments ({sizes[0]} GPU kinds x {sizes[1]:,} "
@@ -506,7 +507,7 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
     if req.dp_ep:
         dp_skipped = _dp_ep_refusal(req, base, record, engine)
         if dp_skipped is None:
-            grid += [(tp, 1, dp) for dp, tp in dp_splits(req.max_gpus)]
+            grid += [(tp, pp, dp) for dp, tp, pp in dp_splits(req.max_gpus, _dp_with_pp(req))]
     candidates: list[Candidate] = []
     skipped: list[tuple[str, str]] = []
     seen_dtypes = []
@@ -541,6 +542,14 @@ def search(req: FitRequest, *, verify_top: int | None = 20) -> FitResult:
     options, dropped = _verify(req, base, record, engine, passing, verify_top)
     return FitResult(req, base.name, options, candidates, engine.release, dropped, skipped,
                      engine, record, dp_skipped)
+
+
+def _dp_with_pp(req: FitRequest) -> bool:
+    """Whether --dp-ep searches DP + EP splits with pipeline stages: vLLM's and the ideal accounting (capacity.
+    experts_pp plans vLLM 0.34's DP with PP); not SGLang's, whose --dp / --ep with --pp kvplan has not read."""
+    from ..request import engine_family
+
+    return engine_family(req.engine) != "sglang"
 
 
 def _dp_ep_refusal(req: FitRequest, model, record, engine: "_Engine") -> str | None:
@@ -589,12 +598,12 @@ def _screen(req, plan, record, engine, grid, dtype, techniques, caveats, tokens,
         stage_w = weights_by_split.get((tp, pp, dp))
         if stage_w is None:
             stage_w = stage_weight_bytes(record, model.num_layers, tp, pp)
-            if dp > 1:  # the routed experts split by expert over dp x tp GPUs, as capacity.pool places them
-                from ..capacity.experts import placement_saving
+            if dp > 1:  # each stage's routed experts split by expert over its dp x tp GPUs, as capacity.pool does
+                from ..capacity.experts_pp import stage_savings
 
-                saving = placement_saving(model, record, tp, dp, _ep_of(engine, model, tp, dp),
-                                          dense_over_all=engine.name == "sglang")
-                stage_w = [w - saving for w in stage_w]
+                savings = stage_savings(model, record, tp, dp, _ep_of(engine, model, tp, dp), pp,
+                                        dense_over_all=engine.name == "sglang")
+                stage_w = [w - saving for w, saving in zip(stage_w, savings)]
             weights_by_split[(tp, pp, dp)] = stage_w
         heaviest = max(stage_w)
         stages = None

@@ -127,8 +127,10 @@ def estimate_command(req, c: Candidate) -> str:
 
 
 def split_text(c: Candidate) -> str:
-    """The "tp x pp" column: "4 x 2", or for a DP + EP option "dp 8 x tp 1 +EP"."""
-    return f"dp {c.dp} x tp {c.tp}{' +EP' if c.ep else ''}" if c.dp > 1 else f"{c.tp} x {c.pp}"
+    """The "tp x pp" column: "4 x 2", or for a DP + EP option "dp 8 x tp 1 +EP" ("dp 2 x tp 2 x pp 2 +EP")."""
+    if c.dp == 1:
+        return f"{c.tp} x {c.pp}"
+    return f"dp {c.dp} x tp {c.tp}{f' x pp {c.pp}' if c.pp > 1 else ''}{' +EP' if c.ep else ''}"
 
 
 def _money(value: float | None) -> str:
@@ -225,7 +227,8 @@ def build(result: FitResult, *, explain: bool = False, top: int = 10, pareto_vie
     if result.dp_ep_skipped:
         report.lines.append(f"--dp-ep: no data-parallel + expert-parallel split searched: {result.dp_ep_skipped}")
     elif req.dp_ep:
-        report.lines.append("--dp-ep: DP + EP options (dp x tp GPUs, pp 1) hold dp x one rank's sequences; not "
+        report.lines.append("--dp-ep: DP + EP options (dp x tp x pp GPUs; pp 1 under SGLang) hold dp x one rank's "
+                            "sequences; not "
                             "counted there: the all-to-all buffers, the DP / EP groups' NCCL memory; searched without EPLB's "
                             "redundant experts (kvplan estimate --redundant-experts); no decode floor (docs/engines.md, "
                             "--dp / --ep)")
