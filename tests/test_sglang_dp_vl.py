@@ -10,6 +10,9 @@ Read in the sglang 0.5.23 wheel (python/sglang/srt/...):
   (_resolve_vision_parallel_group), pos_embed a VocabParallelEmbedding over the attention TP group, the Conv3dLayer
   and LayerNorms whole. The text model is qwen3_moe.py's.
 - models/kimi_k25.py: a DeepseekV3ForCausalLM language model; its tower is not counted by kvplan.
+- models/glm4v_moe.py (glm4v.py Glm4vVisionModel): blocks and merger MLP on "attn_tp" under DP attention
+  (_glm4v_vision_parallel_group), the merger's proj a ReplicatedLinear (whole; vLLM splits it), the vision heads
+  padded with dummy heads to a multiple of the attention TP size (vision_utils.update_vit_attn_dummy_heads_config).
 
 Shapes (the bundled config.json's vision_config; bf16, 2 B a parameter):
 Llama-4-Scout: hidden 1,408, intermediate 5,632, 34 layers, patch 14, image 336 (577 positions), 3 channels,
@@ -32,6 +35,15 @@ deepstack mergers, patch 16, temporal 2, 3 channels: 538,631,408 parameters.
   --tp 8 --dp 2 (attention TP 4): 2 x 1,995,392 + 2 x 533,981,808 / 4 + 2 x 576 x 1,152 = 3,990,784 + 266,990,904
   + 1,327,104 = 272,308,792 B (before: 9,299,200 + 266,990,904 = 276,290,104 B, pos_embed whole).
   --tp 4 --dp 2 (attention TP 2): 3,990,784 + 533,981,808 + 2 x 1,152 x 1,152 = 540,626,800 B.
+GLM-4.5V (tests/data/configs/glm-4.5v-transformers5.json): hidden 1,536, 12 heads of 128, depth 24, out 4,096,
+intermediate 10,944, patch 14, image 336, temporal 2, merge 2: 858,681,856 parameters.
+  vLLM's whole: Conv3d 1,176 x 1,536 + 1,536 = 1,807,872, positions 576 x 1,536 = 884,736, 24 x 2 RMSNorms 73,728,
+  post norms 3,072, downsample 1,536 x 4 x 4,096 + 4,096 = 25,169,920, merger LayerNorm 8,192: 27,947,520; SGLang
+  also the merger's proj 4,096 x 4,096 = 16,777,216: 44,724,736; the rest 813,957,120 over the attention TP group.
+  attention TP 4 (no dummy heads): kvplan 2 x 27,947,520 + 2 x 830,734,336 / 4 = 471,262,208 B, SGLang
+  2 x 44,724,736 + 2 x 813,957,120 / 4 = 496,428,032 B: 25,165,824 B more.
+  attention TP 8: 4 dummy heads, 24 x 4 x 4 x 128 x 1,536 = 75,497,472 more parameters split: SGLang 89,449,472 +
+  2 x 889,454,592 / 8 = 311,813,120 B, kvplan 55,895,040 + 207,683,584 = 263,578,624 B: 48,234,496 B more.
 """
 
 from __future__ import annotations
@@ -112,3 +124,17 @@ def test_kimi_k25_planned_as_deepseek_v3_tower_not_counted_noted():
     assert out.returncode == 0, out.stderr
     note = next(line for line in out.stdout.splitlines() if "--enable-dp-attention:" in line)
     assert "over all 8 GPUs (deepseek_v2.py)" in note and "kimi_k25.py" in note
+
+
+@pytest.mark.parametrize("attn_tp,more", [(4, 25_165_824), (8, 48_234_496)])
+def test_glm45v_tower_merger_proj_whole_dummy_heads(attn_tp, more):
+    from kvplan.engines.sglang_dp_vision import tower_saving
+    from kvplan.sources import load_model_and_weights
+
+    assert 2 * 44_724_736 + 2 * 813_957_120 // 4 - 471_262_208 == 25_165_824
+    assert 89_449_472 + 2 * 889_454_592 // 8 - 263_578_624 == 48_234_496
+    model, weights = load_model_and_weights("tests/data/configs/glm-4.5v-transformers5.json")
+    assert tower_saving(model, weights, attn_tp, 2) == -more
+    # kvplan has no per-module count of its text model's experts: refused before the tower
+    line = refused_line("tests/data/configs/glm-4.5v-transformers5.json", *BIG, "--tp", "8", "--dp", "2")
+    assert "no per-module count of model_type 'glm4v_moe_text'" in line

@@ -18,7 +18,7 @@ Read in the sglang 0.5.23 wheel (srt/...):
   layer_boundary/layout.py is_dense_ffn_fully_dp), the shared experts (DeepseekV2MoE: "tp" unless an all-to-all MoE
   backend such as DeepEP replicates them) and the LM head (DeepseekV2ForCausalLM: ParallelLMHead over the whole TP
   group unless --enable-dp-lm-head). The other families read (DP_FAMILIES: Qwen2 / Qwen3 MoE, Qwen3-Next, GLM-4.5+,
-  gpt-oss, MiniMax-M2, Llama 4, Qwen3-VL-MoE, Kimi-K2.5, DeepSeek-V3.2, GLM-5) build theirs the same way, each file
+  gpt-oss, MiniMax-M2, Llama 4, Qwen3-VL-MoE, Kimi-K2.5, GLM-4.5V, DeepSeek-V3.2, GLM-5) build theirs the same way, each file
   cited in the table; their vision towers as engines/sglang_dp_vision.py places them (Llama 4's refused at
   1 < attention TP < --tp).
 - each DP rank runs its own scheduler and KV pool (parallel.py num_dp_ranks = dp_size x attn_dp_size), sized from
@@ -158,6 +158,11 @@ DP_FAMILIES: dict[str, tuple[str, str]] = {
                                            "qwen3_vl.py Qwen3VLForConditionalGeneration (lm_head)"),
     # kimi_k25.py KimiK25ForConditionalGeneration builds deepseek_v2.DeepseekV3ForCausalLM as its language model
     "KimiK25ForConditionalGeneration": ("models/deepseek_v2.py", _DSV2[1] + "; kimi_k25.py KimiK25ForConditionalGeneration"),
+    # glm4v_moe.py Glm4vMoeForConditionalGeneration builds glm4_moe.Glm4MoeModel and a ParallelLMHead
+    # (use_attn_tp_group=enable_dp_lm_head)
+    "Glm4vMoeForConditionalGeneration": ("models/glm4_moe.py", "Glm4MoeAttention (\"attn_tp\"), Glm4MoeSparseMoeBlock, "
+                                         "Glm4MoeDecoderLayer, Glm4MoeModel; glm4v_moe.py "
+                                         "Glm4vMoeForConditionalGeneration (lm_head)"),
 }
 # the reason an architectures SGLang builds otherwise is refused, appended to the refusal
 _REFUSED = {

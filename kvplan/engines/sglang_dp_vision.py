@@ -32,6 +32,14 @@ in the 0.5.23 wheel (python/sglang/srt/...):
   LayerNorms whole. kvplan has no count of that tower (configs/vision_towers.py), so nothing is corrected: the note
   says so.
 
+- GLM-4.5V (models/glm4v_moe.py Glm4vMoeForConditionalGeneration, its tower glm4v.py Glm4vVisionModel):
+  _glm4v_vision_parallel_group gives "attn_tp" under DP attention, and the blocks' VisionAttention and
+  Glm4vVisionMLP, and the merger's gate_up_proj / down_proj, take it (reducing over the attention TP group);
+  Glm4vPatchMerger.proj is a ReplicatedLinear (whole; vLLM 0.34 glm4_1v.py splits it), the embeddings an
+  nn.Embedding, the downsample an nn.Conv2d, the patch embedding a Conv3dLayer, the norms whole.
+  vision_utils.update_vit_attn_dummy_heads_config pads the vision heads to a multiple of the attention TP size
+  (num_dummy_heads): VisionAttention builds qkv_proj and proj for heads + dummy heads, zero-filled at load.
+
 Not modelled: --mm-enable-dp-encoder (qwen3_vl.py, kimi_k25.py: the tower "replicated", whole on every GPU); a tower
 under engine-side online quantization (its linears' bytes not at the float width: not corrected, noted); the same
 modules without attention DP (SGLang's plain --tp plan keeps vLLM's split: Llama 4's projector split, Qwen3-VL's
@@ -63,7 +71,7 @@ def _fields(model, key: str, defaults: dict):
     return Fields(nested, f"{model.name}: {key}", defaults) if isinstance(nested, dict) else None
 
 
-def _llama4(model) -> DpTower | None:
+def _llama4(model, attn_tp: int) -> DpTower | None:
     """At attention TP 1: the VisionAttention modules (qkv_proj with bias, proj) and the projector's linear_1 whole
     beside what vLLM holds whole; the rest over all GPUs (see the module docstring)."""
     from ..configs.vision_towers import _LLAMA4
@@ -79,7 +87,7 @@ def _llama4(model) -> DpTower | None:
     return DpTower(whole, 0, params - whole)
 
 
-def _qwen3_vl(model) -> DpTower | None:
+def _qwen3_vl(model, attn_tp: int) -> DpTower | None:
     """pos_embed vocab-parallel over the attention TP group, the rest as vLLM splits it (attention TP)."""
     from ..configs.vision_towers import _QWEN3_VL
 
@@ -94,11 +102,35 @@ def _qwen3_vl(model) -> DpTower | None:
     return DpTower(whole, params - whole_bytes // width + padded * h, 0)
 
 
-# architecture -> (the tower's placement, or None where kvplan does not count the tower; the SGLang file read)
+def _glm4v(model, attn_tp: int) -> DpTower | None:
+    """The merger's proj whole, the rest as vLLM splits it (attention TP), each block's qkv / proj padded with the
+    dummy heads that make the vision heads a multiple of the attention TP size."""
+    from ..configs.vision_towers import _GLM4V
+
+    v = _fields(model, "vision_config", _GLM4V)
+    if v is None:
+        return None
+    params, _, whole_bytes = model.weight_vision
+    width = model.weight_vision[1] // params
+    h, heads, out = v.int("hidden_size"), v.int("num_heads"), v.int("out_hidden_size")
+    dummy = _ceil_div(heads, attn_tp) * attn_tp - heads  # vision_utils.update_vit_attn_dummy_heads_config
+    padding = v.int("depth") * 4 * dummy * (h // heads) * h  # q, k, v rows and proj columns of the dummy heads
+    whole = whole_bytes // width + out * out  # Glm4vPatchMerger.proj: ReplicatedLinear, no bias
+    return DpTower(whole, params - whole + padding, 0)
+
+
+_NOT_DP_ENCODER = " (--mm-enable-dp-encoder, which holds it whole on every GPU, not modelled)"
+# architecture -> (the tower's placement, or None where kvplan does not count the tower; the SGLang file read; what
+# the note says, {tp}: the attention TP size, {gpus}: all --tp GPUs)
 DP_TOWERS = {
-    "Llama4ForConditionalGeneration": (_llama4, "mllama4.py"),
-    "Qwen3VLMoeForConditionalGeneration": (_qwen3_vl, "qwen3_vl.py Qwen3VLMoeVisionModel"),
-    "KimiK25ForConditionalGeneration": (None, "kimi_k25.py"),
+    "Llama4ForConditionalGeneration": (_llama4, "mllama4.py", "its attention whole on every GPU, its MLPs, patch "
+                                       "linear and adapter over all {gpus} GPUs, the projector whole"),
+    "Qwen3VLMoeForConditionalGeneration": (_qwen3_vl, "qwen3_vl.py Qwen3VLMoeVisionModel", "over the attention TP "
+                                           "group of {tp}, pos_embed vocab-parallel there too" + _NOT_DP_ENCODER),
+    "KimiK25ForConditionalGeneration": (None, "kimi_k25.py", ""),
+    "Glm4vMoeForConditionalGeneration": (_glm4v, "glm4v.py Glm4vVisionModel", "over the attention TP group of {tp}, "
+                                         "its heads padded to a multiple of {tp} with dummy heads, the merger's proj "
+                                         "whole" + _NOT_DP_ENCODER),
 }
 
 
@@ -136,8 +168,8 @@ def tower_saving(model, weights, tp: int, dp: int) -> int:
     whose vision bytes are not the config estimate's)."""
     if dp <= 1 or not model.weight_vision[0] or model.weight_vision_quantized[0]:
         return 0
-    family, _ = DP_TOWERS.get(model.architecture or "", (None, ""))
-    placed = family(model) if family is not None else None
+    family = DP_TOWERS.get(model.architecture or "", (None,))[0]
+    placed = family(model, tp) if family is not None else None
     if placed is None:
         return 0
     from ..capacity.weights import vision_bytes
@@ -157,19 +189,15 @@ def tower_note(model, tp: int, dp: int) -> str:
     arch = model.architecture or ""
     if arch not in DP_TOWERS:
         return ""
-    family, source = DP_TOWERS[arch]
+    family, source, where = DP_TOWERS[arch]
     if family is None:
         return (f"the vision tower, which SGLang's {source} builds with its attention over the attention TP group "
                 "and its MLPs and projector whole on every GPU, is not placed so: kvplan has no count of it from the "
                 "config, and splits a tensor table's vision tensors over the attention TP group")
     if not model.weight_vision[0]:
         return ""
-    if model.weight_vision_quantized[0] or family(model) is None:
+    if model.weight_vision_quantized[0] or family(model, tp) is None:
         why = "under online quantization" if model.weight_vision_quantized[0] else "without the config.json at hand"
         return (f"the vision tower's SGLang placement ({source}) not corrected {why}: split over the attention TP "
                 "group as vLLM splits it")
-    where = ("its attention whole on every GPU, its MLPs, patch linear and adapter over all "
-             f"{tp * dp} GPUs, the projector whole" if arch == "Llama4ForConditionalGeneration" else
-             f"over the attention TP group of {tp}, pos_embed vocab-parallel there too (--mm-enable-dp-encoder, "
-             "which holds it whole on every GPU, not modelled)")
-    return f"the vision tower as SGLang's {source} places it: {where}"
+    return f"the vision tower as SGLang's {source} places it: " + where.format(tp=tp, gpus=tp * dp)
