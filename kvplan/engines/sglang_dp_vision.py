@@ -144,11 +144,9 @@ def refusal(model, attn_tp: int, dp: int) -> str | None:
                 f"{attn_tp} of --tp {attn_tp * dp} (mllama4.py builds its VisionAttention on the attention TP group "
                 "without use_dp_attention_reduce: dp_attention.reject_attn_tp_shard_with_tp_reduce raises)")
     if arch == "Qwen3VLMoeForConditionalGeneration":
-        from ..configs.vision_towers import _QWEN3_VL
-
-        v = _fields(model, "vision_config", dict(_QWEN3_VL, num_heads=16))
-        heads = v.int("num_heads") if v is not None else 0
-        if heads and heads % attn_tp:
+        v = _fields(model, "vision_config", {})
+        heads = v.raw.get("num_heads") if v is not None else None  # a config without it: not checked
+        if isinstance(heads, int) and heads > 0 and heads % attn_tp:
             return (f"--dp {dp} with --engine sglang: attention TP {attn_tp} does not divide the {heads} vision heads "
                     "(SGLang 0.5.23 qwen3_vl.py builds VisionAttention over the attention TP group: divide asserts)")
     return None
