@@ -74,7 +74,7 @@ def _fields(model, key: str, defaults: dict):
 def _llama4(model, attn_tp: int) -> DpTower | None:
     """At attention TP 1: the VisionAttention modules (qkv_proj with bias, proj) and the projector's linear_1 whole
     beside what vLLM holds whole; the rest over all GPUs (see the module docstring)."""
-    from ..configs.vision_towers import _LLAMA4
+    from ..configs.vision_llama import _LLAMA4
 
     v = _fields(model, "vision_config", _LLAMA4)
     if v is None:
@@ -89,7 +89,7 @@ def _llama4(model, attn_tp: int) -> DpTower | None:
 
 def _qwen3_vl(model, attn_tp: int) -> DpTower | None:
     """pos_embed vocab-parallel over the attention TP group, the rest as vLLM splits it (attention TP)."""
-    from ..configs.vision_towers import _QWEN3_VL
+    from ..configs.vision_qwen import _QWEN3_VL
 
     v = _fields(model, "vision_config", _QWEN3_VL)
     if v is None:
@@ -105,7 +105,7 @@ def _qwen3_vl(model, attn_tp: int) -> DpTower | None:
 def _glm4v(model, attn_tp: int) -> DpTower | None:
     """The merger's proj whole, the rest as vLLM splits it (attention TP), each block's qkv / proj padded with the
     dummy heads that make the vision heads a multiple of the attention TP size."""
-    from ..configs.vision_towers import _GLM4V
+    from ..configs.vision_qwen import _GLM4V
 
     v = _fields(model, "vision_config", _GLM4V)
     if v is None:
