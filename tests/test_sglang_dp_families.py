@@ -96,7 +96,7 @@ def test_read_families_planned_with_their_source_named(model, source):
     assert out.returncode == 0, out.stderr
     note = next(line for line in out.stdout.splitlines() if "--enable-dp-attention:" in line)
     assert f"over all 8 GPUs ({source})" in note
-    assert ("vision tower counted split over the attention TP group" in note) == (model == "llama-4-scout")
+    assert ("the vision tower as SGLang's mllama4.py places it" in note) == (model == "llama-4-scout")
 
 
 def test_kimi_k2_is_deepseek_v3_and_planned():

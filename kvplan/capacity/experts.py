@@ -222,12 +222,17 @@ def placement_saving(model: ModelSpec, weights: Weights, tp: int, dp: int, ep: b
     """Bytes one GPU holds less than the (tp, pp) split gives it under data / expert parallelism: the routed experts
     over dp x tp GPUs (routed_saving: vLLM's placement, its sequence-parallel shared experts included), or under
     SGLang's attention DP (dense_over_all) the routed experts and, over all dp x tp GPUs, the dense MLPs, shared
-    experts and LM head (full_tp_saving). 0 without DP or EP. redundant: EPLB's redundant experts (None: no EPLB),
-    held as more whole experts a rank (routed_saving). a2a: vLLM's all2all backend (None: its default); one outside
+    experts and LM head (full_tp_saving), and the vision tower as SGLang places it (engines/sglang_dp_vision.py
+    tower_saving). 0 without DP or EP. redundant: EPLB's redundant experts (None: no EPLB), held as more whole
+    experts a rank (routed_saving). a2a: vLLM's all2all backend (None: its default); one outside
     SEQUENCE_PARALLEL_BACKENDS runs no sequence-parallel MoE, so the shared experts stay split over TP."""
     if dp <= 1 and not ep:
         return 0
     sequence_parallel = not dense_over_all and (a2a is None or a2a in SEQUENCE_PARALLEL_BACKENDS)
     saving = routed_saving(model, weights, tp, dp, ep, vllm_sequence_parallel=sequence_parallel,
                            redundant=redundant or 0)
-    return saving + (_full_tp_less(model, weights, tp, dp) if dense_over_all else 0)
+    if not dense_over_all:
+        return saving
+    from ..engines.sglang_dp_vision import tower_saving  # the vision tower as SGLang places it
+
+    return saving + _full_tp_less(model, weights, tp, dp) + tower_saving(model, weights, tp, dp)

@@ -18,7 +18,9 @@ Read in the sglang 0.5.23 wheel (srt/...):
   layer_boundary/layout.py is_dense_ffn_fully_dp), the shared experts (DeepseekV2MoE: "tp" unless an all-to-all MoE
   backend such as DeepEP replicates them) and the LM head (DeepseekV2ForCausalLM: ParallelLMHead over the whole TP
   group unless --enable-dp-lm-head). The other families read (DP_FAMILIES: Qwen2 / Qwen3 MoE, Qwen3-Next, GLM-4.5+,
-  gpt-oss, MiniMax-M2, Llama 4, DeepSeek-V3.2, GLM-5) build theirs the same way, each file cited in the table.
+  gpt-oss, MiniMax-M2, Llama 4, Qwen3-VL-MoE, Kimi-K2.5, GLM-4.5V, DeepSeek-V3.2, GLM-5) build theirs the same way, each file
+  cited in the table; their vision towers as engines/sglang_dp_vision.py places them (Llama 4's refused at
+  1 < attention TP < --tp).
 - each DP rank runs its own scheduler and KV pool (parallel.py num_dp_ranks = dp_size x attn_dp_size), sized from
   its own GPU's memory as without DP; a given --max-running-requests is the server's, each rank taking
   max(1, requests // N) (kv_cache_configurator.resolve_max_num_reqs), so the replica serves N x one rank's.
@@ -93,8 +95,10 @@ def placement_note(model, dp: int, ep: bool, tp: int, redundant: int | None = No
     if dp > 1:
         path, _ = DP_FAMILIES.get(model.architecture or "", ("", ""))
         line += f"; dense MLPs, shared experts and the LM head split over all {gpus} GPUs ({path.rpartition('/')[2]})"
-        if model.architecture == "Llama4ForConditionalGeneration":
-            line += "; " + VISION_NOTE
+        from .sglang_dp_vision import tower_note
+
+        tower = tower_note(model, tp, dp)
+        line += f"; {tower}" if tower else ""
     return line + ("; not counted: EPLB's recorder state, the DP groups' NCCL memory (--moe-a2a-backend: "
                    "engines/sglang_a2a.py)")
 
@@ -107,7 +111,7 @@ def placement_note(model, dp: int, ep: bool, tp: int, redundant: int | None = No
 # _resolve_linear_group: the TP group, all --tp GPUs), ParallelLMHead use_attn_tp_group only under
 # --enable-dp-lm-head. The same rule for every family, so one table of sources; what a family adds is in its note.
 # Not read or differing: models/llama.py LlamaAttention and qwen2.py Qwen2Attention split their heads over the whole
-# --tp (get_parallel().tp_size) even with attention DP; kimi_k25.py's vision tower, mllama4.py's aside (below).
+# --tp (get_parallel().tp_size) even with attention DP. The vision towers: engines/sglang_dp_vision.py.
 _DSV2 = ("models/deepseek_v2.py", "DeepseekV2AttentionMLA, DeepseekV2DecoderLayer (dense MLP \"tp\" unless "
          "--moe-dense-tp-size 1), DeepseekV2MoE (shared experts \"tp\" unless an all-to-all backend), "
          "DeepseekV2ForCausalLM")
@@ -143,11 +147,22 @@ DP_FAMILIES: dict[str, tuple[str, str]] = {
     "Qwen3ForCausalLM": ("models/qwen3.py", "Qwen3Attention (\"attn_tp\"), Qwen3DecoderLayer (Qwen3MLP = "
                          "qwen2.Qwen2MLP, \"tp\"), Qwen3Model, Qwen3ForCausalLM"),
     # mllama4.py Llama4ForConditionalGeneration builds llama4.Llama4ForCausalLM(LlamaForCausalLM: ParallelLMHead
-    # use_attn_tp_group=enable_dp_lm_head); its Llama4VisionModel (use_data_parallel False: ColumnParallelLinear on
-    # "tp") is split over all --tp GPUs, which kvplan splits over the attention TP group: see VISION_NOTE
+    # use_attn_tp_group=enable_dp_lm_head); its vision tower: engines/sglang_dp_vision.py
     "Llama4ForConditionalGeneration": ("models/llama4.py", "Llama4Attention (\"attn_tp\"), Llama4MoE (shared_expert "
                                        "LlamaMLP \"tp\"), Llama4DecoderLayer (dense LlamaMLP \"tp\"), Llama4Model, "
                                        "Llama4ForCausalLM; mllama4.py Llama4ForConditionalGeneration"),
+    # qwen3_vl_moe.py Qwen3VLMoeForConditionalGeneration: qwen3_moe.Qwen3MoeModel / Qwen3MoeDecoderLayer as the text
+    # model, qwen3_vl.py Qwen3VLForConditionalGeneration's ParallelLMHead (use_attn_tp_group=enable_dp_lm_head)
+    "Qwen3VLMoeForConditionalGeneration": ("models/qwen3_moe.py", "Qwen3MoeAttention (\"attn_tp\"), Qwen3MoeSparseMoeBlock, "
+                                           "Qwen3MoeDecoderLayer, Qwen3MoeModel; qwen3_vl_moe.py Qwen3MoeLLMModel, "
+                                           "qwen3_vl.py Qwen3VLForConditionalGeneration (lm_head)"),
+    # kimi_k25.py KimiK25ForConditionalGeneration builds deepseek_v2.DeepseekV3ForCausalLM as its language model
+    "KimiK25ForConditionalGeneration": ("models/deepseek_v2.py", _DSV2[1] + "; kimi_k25.py KimiK25ForConditionalGeneration"),
+    # glm4v_moe.py Glm4vMoeForConditionalGeneration builds glm4_moe.Glm4MoeModel and a ParallelLMHead
+    # (use_attn_tp_group=enable_dp_lm_head)
+    "Glm4vMoeForConditionalGeneration": ("models/glm4_moe.py", "Glm4MoeAttention (\"attn_tp\"), Glm4MoeSparseMoeBlock, "
+                                         "Glm4MoeDecoderLayer, Glm4MoeModel; glm4v_moe.py "
+                                         "Glm4vMoeForConditionalGeneration (lm_head)"),
 }
 # the reason an architectures SGLang builds otherwise is refused, appended to the refusal
 _REFUSED = {
@@ -156,8 +171,6 @@ _REFUSED = {
     "Qwen2ForCausalLM": ": models/qwen2.py Qwen2Attention splits its heads over the whole --tp (get_parallel().tp_size), "
                         "not the attention TP group",
 }
-VISION_NOTE = ("the vision tower counted split over the attention TP group (SGLang's mllama4.py Llama4VisionModel "
-               "splits it over all GPUs: kvplan overcounts it)")
 
 
 def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1, redundant: int | None = None) -> None:
@@ -173,6 +186,10 @@ def check_model(model, dp: int, ep: bool = False, gpus: int = 1, pp: int = 1, re
         raise UsageError(f"--ep with --engine sglang: SGLang's --ep-size {gpus} must divide the {routed[0]} routed "
                          "experts (FusedMoE asserts it; vLLM gives some ranks one more)",
                          "choose --tp so that it divides the experts, or use --engine vllm")
+    if dp > 1 and gpus >= dp and (model.architecture or "") in DP_FAMILIES:  # (fit asks with gpus 1: per split)
+        from .sglang_dp_vision import check_tower
+
+        check_tower(model, gpus // dp, dp)
     if dp > 1 and (model.architecture or "") not in DP_FAMILIES:
         raise UsageError(f"--dp {dp} with --engine sglang: kvplan models SGLang's --enable-dp-attention only for the "
                          f"architectures whose SGLang 0.5.23 model file it read ({', '.join(DP_FAMILIES)}), not "
